@@ -1,0 +1,82 @@
+import path from 'node:path';
+import { PolywaveError } from '../../errors/polywave-error.js';
+import { buildCompletionReport, checkReportTarget, type CompletionReportInput } from '../../protocol/completion-report.js';
+import { agentIdPattern } from '../../protocol/schema/impl-schema.js';
+import { parseYamlSafe, toPlain } from '../../protocol/yaml/index.js';
+import { editImpl } from '../../store/manifest-file.js';
+import { readTextFile } from '../../store/read-text.js';
+import { printJson, type CommandIo, type CommandResult } from '../io.js';
+import { implPathFrom, requireManifest } from './shared.js';
+
+const flagFields: Array<[option: string, field: keyof CompletionReportInput]> = [
+  ['status', 'status'],
+  ['commit', 'commit'],
+  ['worktree', 'worktree'],
+  ['branch', 'branch'],
+  ['filesChanged', 'files_changed'],
+  ['filesCreated', 'files_created'],
+  ['testsAdded', 'tests_added'],
+  ['outOfScopeDeps', 'out_of_scope_deps'],
+  ['verification', 'verification'],
+  ['failureType', 'failure_type'],
+  ['notes', 'notes'],
+  ['repo', 'repo'],
+];
+
+async function readReportFile(source: string, io: CommandIo): Promise<Record<string, unknown>> {
+  const text = source === '-' ? await io.readStdin() : await readTextFile(path.resolve(io.cwd, source));
+  const parsed = parseYamlSafe(text);
+  if (!parsed.ok) {
+    const first = parsed.findings[0];
+    throw new PolywaveError({ code: first?.code ?? 'V046_PARSE_ERROR', message: `report ${source === '-' ? 'from stdin' : source}: ${first?.message ?? 'not valid YAML/JSON'}` });
+  }
+  const duplicate = parsed.findings.find((finding) => finding.severity === 'error');
+  if (duplicate) throw new PolywaveError({ code: duplicate.code, message: `report ${source === '-' ? 'from stdin' : source}: ${duplicate.message}` });
+  const value = toPlain(parsed.document);
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `report ${source === '-' ? 'from stdin' : source} must be a mapping of report fields` });
+  }
+  return value as Record<string, unknown>;
+}
+
+/**
+ * `set-completion <impl> --agent ID --status … [fields] [--file F|-]` — writes
+ * `completion_reports.{ID}` through the locked, format-preserving writer, so any number of
+ * agents can report at the same time without losing one another's reports (I4, I5, E14).
+ */
+export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  const filePath = implPathFrom(args, io);
+  const input: Record<string, unknown> = typeof options.file === 'string' ? await readReportFile(options.file, io) : {};
+  let agentId = typeof options.agent === 'string' ? options.agent.trim() : undefined;
+  for (const key of ['agent', 'agent_id']) {
+    if (key in input) {
+      agentId ??= String(input[key]).trim();
+      delete input[key];
+    }
+  }
+  for (const [option, field] of flagFields) {
+    if (options[option] !== undefined) input[field] = options[option];
+  }
+  if (!agentId) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: '--agent is required (or an `agent:` key in the report file)' });
+  if (!agentIdPattern.test(agentId)) {
+    throw new PolywaveError({ code: 'V009_INVALID_AGENT_ID', message: `agent ID "${agentId}" does not match protocol pattern ^[A-Z][2-9]?$` });
+  }
+  const built = buildCompletionReport(input as CompletionReportInput, { agentId });
+  const blocking = built.findings.filter((finding) => finding.severity === 'error' || finding.severity === 'fatal');
+  if (!built.ok || blocking.length > 0) {
+    const first = blocking[0] ?? built.findings[0];
+    throw new PolywaveError({
+      code: first?.code ?? 'X001_INVALID_INPUT',
+      message: blocking.length > 1 ? `${first?.message} (and ${blocking.length - 1} more: ${blocking.slice(1).map((finding) => finding.message).join('; ')})` : (first?.message ?? 'invalid report'),
+      findings: built.findings,
+    });
+  }
+  await editImpl(filePath, (parsed) => {
+    const manifest = requireManifest(parsed, filePath);
+    const problems = checkReportTarget(manifest, agentId);
+    if (problems.length > 0) throw new PolywaveError({ code: problems[0]!.code, message: problems[0]!.message });
+    return { edits: [{ path: ['completion_reports', agentId], value: built.report }], outcome: undefined };
+  });
+  printJson(io, { agent: agentId, status: built.report.status, saved: true }, { compact: true });
+  return 0;
+}

@@ -1,0 +1,41 @@
+/**
+ * Everything a command may take from the outside world, read once in cli/ and passed down
+ * (DESIGN §3: nothing below cli/ calls process.cwd(), reads env or prints).
+ */
+export interface CommandIo {
+  cwd: string;
+  env: Readonly<Record<string, string | undefined>>;
+  now: () => Date;
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  /** Reads all of standard input (for `--file -`). */
+  readStdin: () => Promise<string>;
+}
+
+/** A command's outcome: the exit code (0 success, 1 "no", 2 bad input/fatal). */
+export type CommandResult = 0 | 1 | 2;
+
+/** Prints a JSON document on stdout: indented like the Go tool, or compact where Go is compact. */
+export function printJson(io: CommandIo, value: unknown, options: { compact?: boolean } = {}): void {
+  io.stdout(`${options.compact ? JSON.stringify(value) : JSON.stringify(value, null, 2)}\n`);
+}
+
+/** Creates the real process-backed io. */
+export function processIo(): CommandIo {
+  return {
+    cwd: process.cwd(),
+    env: process.env,
+    now: () => new Date(),
+    stdout: (text) => {
+      process.stdout.write(text);
+    },
+    stderr: (text) => {
+      process.stderr.write(text);
+    },
+    readStdin: async () => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks).toString('utf8');
+    },
+  };
+}

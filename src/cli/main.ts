@@ -1,0 +1,111 @@
+import { Command, CommanderError, Option } from 'commander';
+import { PolywaveError } from '../errors/polywave-error.js';
+import { commandTable } from './command-table.js';
+import type { CommandSpec, OptionSpec } from './command-spec.js';
+import { processIo, type CommandIo, type CommandResult } from './io.js';
+import { readPackageVersion } from './version.js';
+
+function parseInteger(flag: string) {
+  return (value: string): number => {
+    if (!/^\d+$/.test(value.trim())) {
+      throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `${flag} expects a non-negative integer, got "${value}"` });
+    }
+    return Number(value.trim());
+  };
+}
+
+function collectList(value: string, previous: string[] | undefined): string[] {
+  const items = value.split(',').map((item) => item.trim()).filter((item) => item.length > 0);
+  return [...(previous ?? []), ...items];
+}
+
+function addOption(command: Command, spec: OptionSpec): void {
+  const option = new Option(spec.flags, spec.description);
+  const flag = spec.flags.split(/[ ,]/)[0]!;
+  if (spec.integer) option.argParser(parseInteger(flag));
+  if (spec.list) option.argParser(collectList);
+  if (spec.defaultValue !== undefined) option.default(spec.defaultValue);
+  if (spec.required) option.makeOptionMandatory(true);
+  command.addOption(option);
+}
+
+/** Formats an error as the one line users see: `polywave: error[CODE]: message`. */
+export function formatErrorLine(error: PolywaveError): string {
+  return `polywave: error[${error.code}]: ${error.message.split('\n')[0]}\n`;
+}
+
+function buildProgram(io: CommandIo, setResult: (result: CommandResult) => void): Command {
+  const program = new Command('polywave');
+  program
+    .description('Polywave: run AI coding agents in parallel on one git repository without merge conflicts.\nAlso installed as `polywave-tools` (same commands, flags and JSON as the Go reference).')
+    .version(readPackageVersion(), '-V, --version', 'print the version')
+    .helpOption('-h, --help', 'show help')
+    .showSuggestionAfterError(true)
+    .configureOutput({
+      writeOut: (text) => io.stdout(text),
+      writeErr: (text) => io.stderr(text),
+      // Commander's own error text is printed by main() as our one coded line instead.
+      outputError: () => undefined,
+    })
+    .exitOverride();
+
+  const groups = new Map<string, CommandSpec[]>();
+  for (const spec of commandTable) {
+    const list = groups.get(spec.group) ?? [];
+    list.push(spec);
+    groups.set(spec.group, list);
+  }
+  for (const [group, specs] of groups) {
+    program.commandsGroup(`${group}:`);
+    for (const spec of specs) {
+      const command = program.command(spec.name).description(spec.summary).helpOption('-h, --help', 'show help for this command');
+      for (const argument of spec.arguments ?? []) command.argument(argument);
+      for (const option of spec.options ?? []) addOption(command, option);
+      if (spec.help) command.addHelpText('after', `\n${spec.help}`);
+      command.exitOverride();
+      command.action(async (...actionArgs: unknown[]) => {
+        const commandObject = actionArgs[actionArgs.length - 1] as Command;
+        const positional = commandObject.args;
+        const module = await spec.load();
+        setResult(await module.run(positional, commandObject.opts(), io));
+      });
+    }
+  }
+  return program;
+}
+
+/**
+ * Runs the CLI with `argv` (without node and script) and returns the exit code.
+ * The only place that turns errors into output: PolywaveErrors become one line with their code;
+ * anything else is an internal error (stack only with POLYWAVE_DEBUG=1).
+ */
+export async function main(argv: string[], io: CommandIo = processIo()): Promise<CommandResult> {
+  let result: CommandResult = 0;
+  const program = buildProgram(io, (value) => {
+    result = value;
+  });
+  try {
+    if (argv.length === 0) {
+      program.outputHelp();
+      return 0;
+    }
+    await program.parseAsync(argv, { from: 'user' });
+    return result;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return 0;
+      // Bad flags/arguments: one coded line like every other error (DESIGN §4), exit 2.
+      const message = error.message.replace(/^error: /, '').replace(/\s*\n\s*/g, ' ').trim();
+      io.stderr(formatErrorLine(new PolywaveError({ code: 'X001_INVALID_INPUT', message })));
+      return 2;
+    }
+    if (PolywaveError.isInstance(error)) {
+      io.stderr(formatErrorLine(error));
+      return error.exitCode;
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    io.stderr(`polywave: internal error: ${message}\n`);
+    if (io.env.POLYWAVE_DEBUG === '1' && error instanceof Error && error.stack) io.stderr(`${error.stack}\n`);
+    return 2;
+  }
+}

@@ -1,0 +1,25 @@
+/**
+ * Stable error codes. Where a protocol text names a code we use that name; otherwise the Go
+ * `polywave-tools` registry code so tools that know Go codes keep working (DESIGN §4).
+ * Codes are plain strings in findings; this table documents the ones we emit.
+ */
+export const codes = {
+  // Input / file errors (exit 2)
+  fileNotFound: 'N005_IMPL_NOT_FOUND',
+  fileUnreadable: 'X002_FILE_READ',
+  notAFile: 'X002_FILE_READ',
+  fileTooLarge: 'RESOURCE_EXHAUSTION',
+  binaryInput: 'V046_PARSE_ERROR',
+  invalidEncoding: 'V046_PARSE_ERROR',
+  parseError: 'V046_PARSE_ERROR',
+  nestingTooDeep: 'RESOURCE_EXHAUSTION',
+  aliasBomb: 'RESOURCE_EXHAUSTION',
+  invalidInput: 'X001_INVALID_INPUT',
+  manifestInvalid: 'V001_MANIFEST_INVALID',
+  lockTimeout: 'N094_MANIFEST_SAVE_FAILED',
+  saveFailed: 'N094_MANIFEST_SAVE_FAILED',
+  // Validation
+  duplicateKey: 'E16_DUPLICATE_KEY',
+  unknownKey: 'V013_UNKNOWN_KEY',
+  invalidType: 'V036_INVALID_TYPE',
+} as const;

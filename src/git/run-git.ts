@@ -1,0 +1,46 @@
+import { execFile } from 'node:child_process';
+import { GitError } from './git-error.js';
+import { PolywaveError } from '../errors/polywave-error.js';
+
+export interface RunGitOptions {
+  cwd: string;
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Input written to git's stdin. */
+  input?: string;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+/**
+ * Runs `git <args>` in `cwd` and returns stdout. Throws GitError (args, exit code, stderr) on a
+ * non-zero exit, and a coded error when git is not installed.
+ */
+export function runGit(args: readonly string[], options: RunGitOptions): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      'git',
+      [...args],
+      {
+        cwd: options.cwd,
+        env: { ...(options.env ?? process.env), GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' } as NodeJS.ProcessEnv,
+        maxBuffer: 256 * 1024 * 1024,
+        encoding: 'utf8',
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(options.timeoutMs ? { timeout: options.timeoutMs } : {}),
+      },
+      (error, stdout, stderr) => {
+        if (!error) {
+          resolve(stdout);
+          return;
+        }
+        const spawnError = error as NodeJS.ErrnoException & { code?: string | number };
+        if (spawnError.code === 'ENOENT') {
+          reject(new PolywaveError({ code: 'G000_GIT_MISSING', message: 'git is not installed or not on PATH (polywave needs git >= 2.38)' }));
+          return;
+        }
+        reject(new GitError({ args, exitCode: typeof spawnError.code === 'number' ? spawnError.code : null, stderr: String(stderr ?? ''), cwd: options.cwd }));
+      },
+    );
+    if (options.input !== undefined) child.stdin?.end(options.input);
+  });
+}

@@ -1,0 +1,84 @@
+import type { Document, LineCounter } from 'yaml';
+import type { Finding } from '../errors/finding.js';
+import { implModel, type ImplManifest } from './schema/impl-schema.js';
+import { findUnknownKeys } from './schema/unknown-keys.js';
+import { formatPath, locatePath, parseYamlSafe, toPlain } from './yaml/index.js';
+import { shapeFindings } from './schema/shape-findings.js';
+
+/** Where a field lives in the source text. */
+export type Locate = (path: ReadonlyArray<string | number>) => { line: number; column: number } | undefined;
+
+/** The result of parsing an IMPL manifest text. */
+export interface ImplParseResult {
+  /** The normalized manifest, or null when the text is not a usable manifest. */
+  manifest: ImplManifest | null;
+  /** The plain data as written (unknown keys kept), or null on a syntax error. */
+  data: unknown;
+  /** Every problem found while parsing: syntax, duplicate keys, unknown keys, types. */
+  findings: Finding[];
+  /** True when the text could not be read as YAML at all (syntax, size, depth, binary). */
+  fatal: boolean;
+  /** Position lookup for findings of later rules (line/column of a field path). */
+  locate: Locate;
+  document?: Document.Parsed;
+  lineCounter?: LineCounter;
+}
+
+const noLocation: Locate = () => undefined;
+
+/**
+ * Parses an IMPL manifest (E16 entry point). Pure: text in, manifest and findings out; never
+ * throws for any input. Syntax errors, oversize/over-deep/binary input and alias bombs are fatal
+ * findings (`V046_PARSE_ERROR`, `RESOURCE_EXHAUSTION`); duplicate keys at any depth
+ * (`E16_DUPLICATE_KEY`), unknown keys (`V013_UNKNOWN_KEY`) and wrong types
+ * (`V001_MANIFEST_INVALID`) are reported with their path, line and column.
+ */
+export function parseImpl(text: string): ImplParseResult {
+  const parsed = parseYamlSafe(text);
+  if (!parsed.ok) return { manifest: null, data: null, findings: parsed.findings, fatal: true, locate: noLocation };
+  const { document, lineCounter } = parsed;
+  const locate: Locate = (path) => locatePath(document, lineCounter, [...path]);
+  const findings: Finding[] = [...parsed.findings];
+  let data: unknown;
+  try {
+    data = toPlain(document);
+  } catch (error) {
+    const code = (error as { code?: string }).code ?? 'V046_PARSE_ERROR';
+    return {
+      manifest: null,
+      data: null,
+      findings: [...findings, { code, message: (error as Error).message, severity: 'fatal' }],
+      fatal: true,
+      locate,
+    };
+  }
+  if (data === null || data === undefined) data = {};
+  if (typeof data !== 'object' || Array.isArray(data)) {
+    findings.push({
+      code: 'V001_MANIFEST_INVALID',
+      message: `manifest must be a YAML mapping of fields, got ${Array.isArray(data) ? 'a sequence' : `a ${typeof data}`}`,
+      severity: 'fatal',
+      line: 1,
+      column: 1,
+    });
+    return { manifest: null, data, findings, fatal: true, locate, document, lineCounter };
+  }
+
+  for (const unknown of findUnknownKeys(implModel.manifest, data)) {
+    const where = unknown.path.length === 0 ? 'top level' : formatPath(unknown.path);
+    findings.push({
+      code: 'V013_UNKNOWN_KEY',
+      message: `unknown key '${unknown.key}' at ${where}`,
+      severity: 'error',
+      field: formatPath([...unknown.path, unknown.key]),
+      ...locate([...unknown.path, unknown.key]),
+    });
+  }
+
+  const result = implModel.manifest.safeParse(data);
+  if (!result.success) {
+    findings.push(...shapeFindings(result.error.issues, data, locate));
+    return { manifest: null, data, findings, fatal: false, locate, document, lineCounter };
+  }
+  return { manifest: result.data, data, findings, fatal: false, locate, document, lineCounter };
+}

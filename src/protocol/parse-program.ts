@@ -1,0 +1,113 @@
+import type { Document, LineCounter } from 'yaml';
+import type { Finding } from '../errors/finding.js';
+import type { Locate } from './parse-impl.js';
+import { programModel, type ProgramManifest } from './schema/program-schema.js';
+import { shapeFindings } from './schema/shape-findings.js';
+import { findUnknownKeys } from './schema/unknown-keys.js';
+import { formatPath, locatePath, parseYamlSafe, toPlain } from './yaml/index.js';
+
+/** The result of parsing a PROGRAM manifest text. */
+export interface ProgramParseResult {
+  /** The normalized manifest, or null when the text is not a usable manifest. */
+  manifest: ProgramManifest | null;
+  /** The plain data as written (unknown keys kept), or null on a syntax error. */
+  data: unknown;
+  /** Every problem found while parsing: syntax, duplicate keys, unknown keys, types. */
+  findings: Finding[];
+  /** True when the text could not be read as YAML at all (syntax, size, depth, binary). */
+  fatal: boolean;
+  /** True when the text carries the program-complete marker line (see `parseProgram`). */
+  completeMarker: boolean;
+  /** Position lookup for findings of later rules (line/column of a field path). */
+  locate: Locate;
+  document?: Document.Parsed;
+  lineCounter?: LineCounter;
+}
+
+const noLocation: Locate = () => undefined;
+
+/**
+ * The bare, non-YAML marker line Go's mark-program-complete appends (`polywave:program:complete`;
+ * older builds wrote `SAW:PROGRAM:COMPLETE`, which the corpus still holds). Matched on a whole
+ * line starting in column 0, case-insensitively, trailing blanks allowed.
+ */
+const completeMarkerLine = /^(?:polywave|saw):program:complete[ \t]*\r?$/i;
+
+/**
+ * Turns every program-complete marker line into a YAML comment, so the text parses while every
+ * other line keeps its number and columns (Go deletes the line instead, which shifts positions;
+ * Go also misses a marker on line 1 and the legacy `SAW:` spelling — we accept both).
+ */
+export function neutralizeProgramCompleteMarker(text: string): { text: string; found: boolean } {
+  if (!/program:complete/i.test(text)) return { text, found: false };
+  let found = false;
+  const lines = text.split('\n').map((line) => {
+    if (!completeMarkerLine.test(line)) return line;
+    found = true;
+    return `#${line}`;
+  });
+  return { text: lines.join('\n'), found };
+}
+
+/**
+ * Parses a PROGRAM manifest (program-manifest.txt; Go `ParseProgramManifest`). Pure: text in,
+ * manifest and findings out; never throws for any input. Mirrors `parseImpl`: syntax errors and
+ * resource limits are fatal findings (`V046_PARSE_ERROR`, `RESOURCE_EXHAUSTION`), duplicate keys
+ * are reported by the YAML layer, wrong types are `V001_MANIFEST_INVALID` with path and line.
+ *
+ * Unknown keys are reported as `V013_UNKNOWN_KEY` **warnings** (not errors as for IMPL
+ * manifests): Go decodes PROGRAM files without any unknown-key check, so rejecting them would
+ * fail manifests the reference accepts; we still point at them with their line.
+ */
+export function parseProgram(text: string): ProgramParseResult {
+  const neutralized = neutralizeProgramCompleteMarker(text);
+  const completeMarker = neutralized.found;
+  const parsed = parseYamlSafe(neutralized.text);
+  if (!parsed.ok) return { manifest: null, data: null, findings: parsed.findings, fatal: true, completeMarker, locate: noLocation };
+  const { document, lineCounter } = parsed;
+  const locate: Locate = (path) => locatePath(document, lineCounter, [...path]);
+  const findings: Finding[] = [...parsed.findings];
+  let data: unknown;
+  try {
+    data = toPlain(document);
+  } catch (error) {
+    const code = (error as { code?: string }).code ?? 'V046_PARSE_ERROR';
+    return {
+      manifest: null,
+      data: null,
+      findings: [...findings, { code, message: (error as Error).message, severity: 'fatal' }],
+      fatal: true,
+      completeMarker,
+      locate,
+    };
+  }
+  if (data === null || data === undefined) data = {};
+  if (typeof data !== 'object' || Array.isArray(data)) {
+    findings.push({
+      code: 'V001_MANIFEST_INVALID',
+      message: `manifest must be a YAML mapping of fields, got ${Array.isArray(data) ? 'a sequence' : `a ${typeof data}`}`,
+      severity: 'fatal',
+      line: 1,
+      column: 1,
+    });
+    return { manifest: null, data, findings, fatal: true, completeMarker, locate, document, lineCounter };
+  }
+
+  for (const unknown of findUnknownKeys(programModel.manifest, data)) {
+    const where = unknown.path.length === 0 ? 'top level' : formatPath(unknown.path);
+    findings.push({
+      code: 'V013_UNKNOWN_KEY',
+      message: `unknown key '${unknown.key}' at ${where}`,
+      severity: 'warning',
+      field: formatPath([...unknown.path, unknown.key]),
+      ...locate([...unknown.path, unknown.key]),
+    });
+  }
+
+  const result = programModel.manifest.safeParse(data);
+  if (!result.success) {
+    findings.push(...shapeFindings(result.error.issues, data, locate));
+    return { manifest: null, data, findings, fatal: false, completeMarker, locate, document, lineCounter };
+  }
+  return { manifest: result.data, data, findings, fatal: false, completeMarker, locate, document, lineCounter };
+}

@@ -1,0 +1,28 @@
+/**
+ * The PROGRAM layer of the protocol core (program-manifest.txt, E28A, E30, E32): rules,
+ * import-mode checks and the status report. Parsing lives in `../parse-program.ts`, the schema
+ * in `../schema/program-schema.ts`.
+ */
+export { resolveFreezeAt, tierOfImpl, type FreezePoint } from './freeze-at.js';
+export {
+  completedTiers,
+  frozenProgramContracts,
+  partitionImplsByStatus,
+  reviewedOrLaterStates,
+  validateProgramImport,
+  type ProgramImplDoc,
+  type TierPartition,
+  type ValidateProgramImportOptions,
+} from './import-mode.js';
+export { formatProgramPath, programFinding, type ProgramFieldPath, type ProgramRule, type ProgramRuleContext } from './program-rule.js';
+export { findDependencyCycles, normalizeRelativePath, programCodes, programRules, runProgramRules } from './program-rules.js';
+export {
+  formatProgramStatus,
+  implStateToProgramStatus,
+  programStatus,
+  type ProgramContractStatus,
+  type ProgramImplStatusEntry,
+  type ProgramStatus,
+  type ProgramTierStatus,
+} from './status.js';
+export { validateProgram, type ValidateProgramOptions } from './validate-program.js';

@@ -1,0 +1,72 @@
+import type { Finding } from '../errors/finding.js';
+import { PolywaveError } from '../errors/polywave-error.js';
+import { parseImpl, type ImplParseResult } from '../protocol/parse-impl.js';
+import { applyEdits, type YamlEdit } from '../protocol/yaml/index.js';
+import { readTextFile } from './read-text.js';
+import { updateFileLocked } from './locked-write.js';
+
+/** A parser of manifest text: parseImpl or parseProgram. */
+export type ManifestParser<Result extends { fatal: boolean; findings: Finding[] }> = (text: string) => Result;
+
+/** Formats `file:line:col: message` for the one-line error. */
+export function describeFinding(filePath: string, finding: Finding): string {
+  const where = finding.line ? `${filePath}:${finding.line}${finding.column ? `:${finding.column}` : ''}` : filePath;
+  return `${where}: ${finding.message}`;
+}
+
+/** The error thrown when a manifest cannot be read as YAML at all (exit 2). */
+export function unreadableManifestError(filePath: string, findings: Finding[]): PolywaveError {
+  const first = findings.find((finding) => finding.severity === 'fatal' || finding.severity === 'error') ?? findings[0];
+  return new PolywaveError({
+    code: first?.code ?? 'V046_PARSE_ERROR',
+    message: first ? describeFinding(filePath, first) : `${filePath}: not a readable manifest`,
+    exitCode: 2,
+    findings,
+  });
+}
+
+/** Reads and parses a manifest; throws a coded error (exit 2) when it is not usable YAML. */
+export async function loadManifest<Result extends { fatal: boolean; findings: Finding[] }>(
+  filePath: string,
+  parse: ManifestParser<Result>,
+): Promise<{ text: string; parsed: Result }> {
+  const text = await readTextFile(filePath);
+  const parsed = parse(text);
+  if (parsed.fatal) throw unreadableManifestError(filePath, parsed.findings);
+  return { text, parsed };
+}
+
+/** Reads and parses an IMPL manifest (see loadManifest). */
+export function loadImpl(filePath: string): Promise<{ text: string; parsed: ImplParseResult }> {
+  return loadManifest(filePath, parseImpl);
+}
+
+/**
+ * The one write path for manifests: under the cross-process lock, re-reads the file, parses it,
+ * lets `plan` decide the edits from the *current* content, applies them format-preservingly
+ * (every unchanged byte kept) and renames a temp file over the original. `plan` may throw a
+ * PolywaveError to refuse; then nothing is written.
+ */
+export async function editManifest<Result extends { fatal: boolean; findings: Finding[] }, Outcome>(
+  filePath: string,
+  parse: ManifestParser<Result>,
+  plan: (parsed: Result, text: string) => { edits: YamlEdit[]; outcome: Outcome } | Promise<{ edits: YamlEdit[]; outcome: Outcome }>,
+): Promise<Outcome> {
+  let outcome: Outcome | undefined;
+  await updateFileLocked(filePath, async (current) => {
+    const parsed = parse(current);
+    if (parsed.fatal) throw unreadableManifestError(filePath, parsed.findings);
+    const planned = await plan(parsed, current);
+    outcome = planned.outcome;
+    return planned.edits.length === 0 ? current : applyEdits(current, planned.edits);
+  });
+  return outcome as Outcome;
+}
+
+/** editManifest for IMPL manifests. */
+export function editImpl<Outcome>(
+  filePath: string,
+  plan: (parsed: ImplParseResult, text: string) => { edits: YamlEdit[]; outcome: Outcome } | Promise<{ edits: YamlEdit[]; outcome: Outcome }>,
+): Promise<Outcome> {
+  return editManifest(filePath, parseImpl, plan);
+}

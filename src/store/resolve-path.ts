@@ -1,0 +1,47 @@
+import { existsSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { PolywaveError } from '../errors/polywave-error.js';
+
+export type ResolutionMethod = 'explicit-path' | 'explicit-filename' | 'explicit-slug';
+
+export interface ResolvedManifest {
+  path: string;
+  method: ResolutionMethod;
+}
+
+/**
+ * Resolves an IMPL or PROGRAM reference the way `polywave-tools` does: an existing path
+ * (absolute or relative to `cwd`), a file name inside the docs directory, or a slug
+ * (`docs/IMPL/IMPL-<slug>.yaml`, then `docs/IMPL/complete/…`). Throws N005 (exit 2) when nothing
+ * matches, listing the places it looked.
+ */
+export function resolveManifestPath(reference: string, options: { cwd: string; kind: 'impl' | 'program' }): ResolvedManifest {
+  const trimmed = reference.trim();
+  if (trimmed.length === 0) {
+    throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `a manifest path or slug is required` });
+  }
+  const direct = path.resolve(options.cwd, trimmed);
+  if (existsSync(direct) || trimmed.includes('/') || trimmed.includes(path.sep) || /\.(ya?ml|md)$/.test(trimmed)) {
+    if (existsSync(direct)) return { path: direct, method: trimmed.includes('/') ? 'explicit-path' : 'explicit-filename' };
+    if (trimmed.includes('/') || trimmed.includes(path.sep)) {
+      throw new PolywaveError({ code: 'N005_IMPL_NOT_FOUND', message: `file not found: ${direct}` });
+    }
+  }
+  const prefix = options.kind === 'impl' ? 'IMPL' : 'PROGRAM';
+  const docsDirectories = options.kind === 'impl' ? [path.join('docs', 'IMPL')] : [path.join('docs', 'PROGRAM'), 'docs'];
+  const stem = trimmed.replace(/\.(ya?ml)$/, '');
+  const fileName = stem.startsWith(`${prefix}-`) ? `${stem}.yaml` : `${prefix}-${stem}.yaml`;
+  const candidates: string[] = [];
+  for (const directory of docsDirectories) {
+    candidates.push(path.join(options.cwd, directory, fileName), path.join(options.cwd, directory, 'complete', fileName));
+  }
+  for (const candidate of candidates) {
+    if (existsSync(candidate) && statSync(candidate).isFile()) {
+      return { path: candidate, method: stem.startsWith(`${prefix}-`) ? 'explicit-filename' : 'explicit-slug' };
+    }
+  }
+  throw new PolywaveError({
+    code: 'N005_IMPL_NOT_FOUND',
+    message: `${prefix} doc not found for "${trimmed}" (checked ${candidates.map((candidate) => path.relative(options.cwd, candidate)).join(', ')})`,
+  });
+}

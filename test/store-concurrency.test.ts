@@ -1,0 +1,139 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { parseYamlSafe, toPlain } from '../src/protocol/yaml/index.js';
+import { updateFileLocked } from '../src/store/index.js';
+import { repoRoot } from './support/cli.js';
+import { makeTempDir } from './support/temp.js';
+
+// The children run the compiled store and YAML editor. We compile just that module graph from
+// the current sources into node_modules/.cache (so `yaml` resolves), instead of trusting a
+// possibly stale dist/.
+const buildDirectory = path.join(repoRoot, 'node_modules', '.cache', 'polywave-tests', `store-${process.pid}`);
+const storeUrl = pathToFileURL(path.join(buildDirectory, 'store', 'index.js')).href;
+const yamlUrl = pathToFileURL(path.join(buildDirectory, 'protocol', 'yaml', 'index.js')).href;
+
+function compileForChildren(): void {
+  rmSync(buildDirectory, { recursive: true, force: true });
+  mkdirSync(buildDirectory, { recursive: true });
+  const tsc = path.join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc');
+  const result = spawnSync(
+    process.execPath,
+    [
+      tsc,
+      path.join(repoRoot, 'src', 'store', 'index.ts'),
+      path.join(repoRoot, 'src', 'protocol', 'yaml', 'index.ts'),
+      '--outDir',
+      buildDirectory,
+      '--rootDir',
+      path.join(repoRoot, 'src'),
+      '--module',
+      'NodeNext',
+      '--moduleResolution',
+      'NodeNext',
+      '--target',
+      'ES2023',
+      '--skipLibCheck',
+      '--types',
+      'node',
+    ],
+    { cwd: repoRoot, encoding: 'utf8' },
+  );
+  if (!existsSync(path.join(buildDirectory, 'store', 'index.js'))) {
+    throw new Error(`could not compile the store for child processes:\n${result.stdout}\n${result.stderr}`);
+  }
+}
+
+const childProgram = `
+const { updateFileLocked } = await import(process.env.STORE_URL);
+const { applyEdits } = await import(process.env.YAML_URL);
+const id = process.env.AGENT_ID;
+process.stdout.write('ready\\n');
+await new Promise((resolve) => process.stdin.once('data', resolve));
+await updateFileLocked(process.env.TARGET, async (current) => {
+  // Widen the read-modify-write window so that an unlocked writer would lose updates.
+  await new Promise((resolve) => setTimeout(resolve, Math.random() * 5));
+  return applyEdits(current, [{ path: ['completion_reports', id], value: { status: 'complete', commit: id.toLowerCase(), files_changed: ['pkg/' + id + '.go'] } }]);
+}, { lockTimeoutMs: 60000 });
+process.stdout.write('done\\n');
+process.exit(0);
+`;
+
+function startChild(environment: Record<string, string>, program: string): { child: ChildProcess; ready: Promise<void>; exit: Promise<{ code: number | null; stderr: string }> } {
+  const child = spawn(process.execPath, ['--input-type=module', '-e', program], {
+    env: { ...process.env, ...environment },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  let stdout = '';
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const ready = new Promise<void>((resolve, reject) => {
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+      if (stdout.includes('ready') || stdout.includes('locked')) resolve();
+    });
+    child.once('exit', () => reject(new Error(`child exited before it was ready: ${stderr}`)));
+  });
+  ready.catch(() => undefined);
+  const exit = new Promise<{ code: number | null; stderr: string }>((resolve) => child.once('close', (code) => resolve({ code, stderr })));
+  return { child, ready, exit };
+}
+
+describe('cross-process manifest updates', () => {
+  const directory = makeTempDir('polywave-concurrency-');
+
+  beforeAll(() => {
+    compileForChildren();
+    return () => rmSync(buildDirectory, { recursive: true, force: true });
+  });
+
+  it('50 processes each add a completion report to the same manifest at the same time; none is lost', async () => {
+    const target = path.join(directory, 'IMPL-concurrency.yaml');
+    const original = '# manifest written by the test\ntitle: Concurrency\nfeature_slug: concurrency\nstate: WAVE_EXECUTING\nwaves:\n    - number: 1\n      agents:\n        - id: A\n          task: t\n';
+    writeFileSync(target, original);
+    const ids = Array.from({ length: 50 }, (_, index) => `R${String(index).padStart(2, '0')}`);
+    const children = ids.map((id) => startChild({ STORE_URL: storeUrl, YAML_URL: yamlUrl, AGENT_ID: id, TARGET: target }, childProgram));
+    await Promise.all(children.map((entry) => entry.ready));
+    const start = performance.now();
+    for (const entry of children) entry.child.stdin?.write('go\n');
+    const results = await Promise.all(children.map((entry) => entry.exit));
+    const elapsed = performance.now() - start;
+    for (const result of results) expect(result.code, result.stderr).toBe(0);
+
+    const text = readFileSync(target, 'utf8');
+    expect(text.startsWith(original)).toBe(true);
+    const parsed = parseYamlSafe(text);
+    expect(parsed.ok).toBe(true);
+    if (!parsed.ok) return;
+    expect(parsed.findings).toEqual([]);
+    const reports = (toPlain(parsed.document) as { completion_reports: Record<string, { commit: string }> }).completion_reports;
+    expect(Object.keys(reports).sort()).toEqual(ids);
+    for (const id of ids) expect(reports[id]?.commit).toBe(id.toLowerCase());
+    expect(readdirSync(directory).filter((name) => name !== 'IMPL-concurrency.yaml')).toEqual([]);
+    console.log(`50 concurrent locked updates finished in ${Math.round(elapsed)} ms`);
+  });
+
+  it('breaks the lock of a process that was killed while holding it', async () => {
+    const target = path.join(directory, 'IMPL-stale.yaml');
+    writeFileSync(target, 'state: WAVE_PENDING\n');
+    const holder = startChild(
+      { STORE_URL: storeUrl, TARGET: target },
+      `const { withFileLock } = await import(process.env.STORE_URL);
+       await withFileLock(process.env.TARGET, async () => { process.stdout.write('locked\\n'); await new Promise(() => setInterval(() => {}, 1000)); });`,
+    );
+    await holder.ready;
+    expect(existsSync(`${target}.lock`)).toBe(true);
+    holder.child.kill('SIGKILL');
+    await holder.exit;
+    expect(existsSync(`${target}.lock`)).toBe(true);
+
+    const start = performance.now();
+    const result = await updateFileLocked(target, (current) => current.replace('WAVE_PENDING', 'WAVE_EXECUTING'), { lockTimeoutMs: 5000 });
+    expect(performance.now() - start).toBeLessThan(2000);
+    expect(result.changed).toBe(true);
+    expect(readFileSync(target, 'utf8')).toBe('state: WAVE_EXECUTING\n');
+    expect(existsSync(`${target}.lock`)).toBe(false);
+  });
+});
