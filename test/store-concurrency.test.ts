@@ -61,11 +61,14 @@ process.stdout.write('done\\n');
 process.exit(0);
 `;
 
+const spawned = new Set<ChildProcess>();
+
 function startChild(environment: Record<string, string>, program: string): { child: ChildProcess; ready: Promise<void>; exit: Promise<{ code: number | null; stderr: string }> } {
   const child = spawn(process.execPath, ['--input-type=module', '-e', program], {
     env: { ...process.env, ...environment },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
+  spawned.add(child);
   let stderr = '';
   let stdout = '';
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
@@ -86,8 +89,12 @@ describe('cross-process manifest updates', () => {
 
   beforeAll(() => {
     compileForChildren();
-    return () => rmSync(buildDirectory, { recursive: true, force: true });
-  });
+    return () => {
+      // A failed or timed-out test must not leave writers running.
+      for (const child of spawned) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      rmSync(buildDirectory, { recursive: true, force: true });
+    };
+  }, 180_000);
 
   it('50 processes each add a completion report to the same manifest at the same time; none is lost', async () => {
     const target = path.join(directory, 'IMPL-concurrency.yaml');
@@ -113,7 +120,31 @@ describe('cross-process manifest updates', () => {
     for (const id of ids) expect(reports[id]?.commit).toBe(id.toLowerCase());
     expect(readdirSync(directory).filter((name) => name !== 'IMPL-concurrency.yaml')).toEqual([]);
     console.log(`50 concurrent locked updates finished in ${Math.round(elapsed)} ms`);
-  });
+  }, 300_000);
+
+  it('8 processes incrementing one counter 40 times each lose no increment (lock churn)', async () => {
+    const target = path.join(directory, 'counter.txt');
+    writeFileSync(target, '0\n');
+    const program = `
+      const { updateFileLocked } = await import(process.env.STORE_URL);
+      process.stdout.write('ready\\n');
+      await new Promise((resolve) => process.stdin.once('data', resolve));
+      for (let index = 0; index < 40; index += 1) {
+        await updateFileLocked(process.env.TARGET, async (current) => {
+          const value = Number(current.trim());
+          if (Math.random() < 0.3) await new Promise((resolve) => setTimeout(resolve, Math.random() * 3));
+          return String(value + 1) + '\\n';
+        }, { lockTimeoutMs: 60000 });
+      }
+      process.exit(0);`;
+    const children = Array.from({ length: 8 }, () => startChild({ STORE_URL: storeUrl, TARGET: target }, program));
+    await Promise.all(children.map((entry) => entry.ready));
+    for (const entry of children) entry.child.stdin?.write('go\n');
+    const results = await Promise.all(children.map((entry) => entry.exit));
+    for (const result of results) expect(result.code, result.stderr).toBe(0);
+    expect(readFileSync(target, 'utf8')).toBe('320\n');
+    expect(readdirSync(directory).filter((name) => name.startsWith('counter'))).toEqual(['counter.txt']);
+  }, 300_000);
 
   it('breaks the lock of a process that was killed while holding it', async () => {
     const target = path.join(directory, 'IMPL-stale.yaml');
@@ -135,5 +166,5 @@ describe('cross-process manifest updates', () => {
     expect(result.changed).toBe(true);
     expect(readFileSync(target, 'utf8')).toBe('state: WAVE_EXECUTING\n');
     expect(existsSync(`${target}.lock`)).toBe(false);
-  });
+  }, 60_000);
 });

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { GitError } from './git-error.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 
@@ -34,6 +35,10 @@ export function runGit(args: readonly string[], options: RunGitOptions): Promise
           return;
         }
         const spawnError = error as NodeJS.ErrnoException & { code?: string | number };
+        if (spawnError.code === 'ENOENT' && !existsSync(options.cwd)) {
+          reject(new PolywaveError({ code: 'G000_NOT_A_REPOSITORY', message: `directory does not exist: ${options.cwd}` }));
+          return;
+        }
         if (spawnError.code === 'ENOENT') {
           reject(new PolywaveError({ code: 'G000_GIT_MISSING', message: 'git is not installed or not on PATH (polywave needs git >= 2.38)' }));
           return;

@@ -90,6 +90,25 @@ describe('updateFileLocked', () => {
     expect(new Set(lines).size).toBe(20);
   });
 
+  it('keeps waiting while the lock changes hands (a queue is progress), timing out only on a stuck holder', async () => {
+    const file = freshFile('');
+    const start = performance.now();
+    await Promise.all(
+      Array.from({ length: 8 }, (_, index) =>
+        updateFileLocked(
+          file,
+          async (current) => {
+            await new Promise((resolve) => setTimeout(resolve, 80));
+            return `${current}entry ${index}\n`;
+          },
+          { lockTimeoutMs: 300 },
+        ),
+      ),
+    );
+    expect(performance.now() - start).toBeGreaterThan(600);
+    expect(readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(8);
+  });
+
   it('breaks a lock whose owner process is dead', async () => {
     const file = freshFile();
     writeLock(`${file}.lock`, { pid: deadPid() });
@@ -106,11 +125,16 @@ describe('updateFileLocked', () => {
     await updateFileLocked(file, (current) => `${current}x: 1\n`, { lockTimeoutMs: 2000, staleLockMs: 30_000 });
     expect(readFileSync(file, 'utf8')).toContain('x: 1');
 
+    // A lock without an owner record (not written by us) is broken once a waiter has seen it
+    // unchanged for the grace period (min(5 s, staleLockMs)).
     writeFileSync(`${file}.lock`, '');
     const old = new Date(Date.now() - 60_000);
     utimesSync(`${file}.lock`, old, old);
-    await updateFileLocked(file, (current) => `${current}y: 2\n`, { lockTimeoutMs: 2000 });
+    const start = performance.now();
+    await updateFileLocked(file, (current) => `${current}y: 2\n`, { lockTimeoutMs: 2000, staleLockMs: 300 });
+    expect(performance.now() - start).toBeGreaterThanOrEqual(250);
     expect(readFileSync(file, 'utf8')).toContain('y: 2');
+    expect(leftovers()).toEqual([]);
   });
 
   it('waits for a live lock and times out with N094 naming the lock file', async () => {

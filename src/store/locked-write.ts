@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, link, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { chmod, link, open, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -16,7 +16,11 @@ const unreadableLockGraceMs = 5_000;
 
 /** Options of {@link withFileLock} and {@link updateFileLocked}. */
 export interface FileLockOptions {
-  /** How long to wait for the lock. Default 30 s. */
+  /**
+   * How long to wait while the lock stays with the same holder. Default 30 s. The wait
+   * restarts when the lock changes hands (a queue of writers is progress), up to 10 times
+   * this in total.
+   */
   lockTimeoutMs?: number;
   /**
    * Age after which a lock is broken regardless of its owner. Default 10 min. A lock whose
@@ -47,12 +51,14 @@ interface HeldLock {
 }
 
 /**
- * Runs `action` while holding the cross-process lock `<path>.lock` (created exclusively,
- * holding pid, hostname, timestamp and a random token). Waits with randomized backoff; breaks a
- * lock whose owner is dead on this host or that is older than `staleLockMs`, by moving it aside
- * atomically and checking it is still the lock judged stale. Always releases in `finally`
- * (only a lock carrying our token is removed). On timeout throws a PolywaveError
- * `N094_MANIFEST_SAVE_FAILED` (exit 2) naming the lock file and its holder.
+ * Runs `action` while holding the cross-process lock `<path>.lock`. The lock file is created
+ * exclusively and complete (pid, hostname, timestamp, random token). Waiters retry with
+ * randomized backoff; a lock whose owner process is dead on this host, or that is older than
+ * `staleLockMs`, is broken (serialised through `<lock>.break`, and only if it is still exactly
+ * the lock judged stale). Always releases in `finally`, removing only a lock carrying our
+ * token. When one holder keeps the lock for `lockTimeoutMs` (or the total wait exceeds 10×
+ * that) throws a PolywaveError `N094_MANIFEST_SAVE_FAILED` (exit 2) naming the lock file and
+ * its holder.
  */
 export async function withFileLock<Result>(filePath: string, action: () => Promise<Result> | Result, options: FileLockOptions = {}): Promise<Result> {
   const lock = await acquireLock(`${filePath}.lock`, options);
@@ -158,49 +164,125 @@ async function syncDirectory(directory: string): Promise<void> {
   }
 }
 
+/** Waiters look at the lock file (staleness, who holds it) at most this often. */
+const inspectIntervalMs = 100;
+/** However much progress others make, a waiter gives up after this many lock timeouts. */
+const hardCapFactor = 10;
+/** A `.break` lock (a breaker crashed mid-break) is ignored after this long. */
+const breakLockStaleMs = 30_000;
+
+interface LockSnapshot {
+  raw: string;
+  owner: LockOwner | undefined;
+  identity: string;
+  mtimeMs: number;
+}
+
 async function acquireLock(lockPath: string, options: FileLockOptions): Promise<HeldLock> {
   const timeoutMs = options.lockTimeoutMs ?? defaultLockTimeoutMs;
   const staleLockMs = options.staleLockMs ?? defaultStaleLockMs;
-  const deadline = Date.now() + timeoutMs;
+  const start = Date.now();
   const token = randomBytes(12).toString('hex');
+  const observed = new Map<string, number>();
   let delayMs = 4;
+  let lastInspection = 0;
+  let holder: string | undefined;
+  let holderSeenAt = start;
   for (;;) {
     const owner: LockOwner = { pid: process.pid, hostname: os.hostname(), createdAt: new Date().toISOString(), token };
-    try {
-      const handle = await open(lockPath, 'wx', 0o644);
-      try {
-        await handle.writeFile(`${JSON.stringify(owner)}\n`, 'utf8');
-      } finally {
-        await handle.close();
-      }
-      return { lockPath, token };
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
-        const reason = (error as NodeJS.ErrnoException).code ?? String(error);
-        throw new PolywaveError({ code: codes.saveFailed, message: `cannot create lock file ${lockPath}: ${reason}`, exitCode: 2, cause: error });
+    if (await createExclusive(lockPath, `${JSON.stringify(owner)}\n`)) return { lockPath, token };
+    const now = Date.now();
+    if (now - lastInspection >= inspectIntervalMs) {
+      lastInspection = now;
+      const inspection = await inspectLock(lockPath, staleLockMs, observed);
+      if (inspection.retryNow) continue;
+      // The timeout measures lack of progress: it restarts whenever another process takes over.
+      if (inspection.holder !== holder) {
+        holder = inspection.holder;
+        holderSeenAt = now;
       }
     }
-    if (await breakStaleLock(lockPath, staleLockMs)) continue;
-    if (Date.now() >= deadline) {
-      const holder = await describeHolder(lockPath);
+    if (now - holderSeenAt >= timeoutMs || now - start >= timeoutMs * hardCapFactor) {
+      const description = await describeHolder(lockPath);
       throw new PolywaveError({
         code: codes.lockTimeout,
-        message: `timed out after ${Math.round(timeoutMs / 1000)}s waiting for lock ${lockPath}${holder}`,
+        message: `timed out after ${Math.round((now - start) / 1000)}s waiting for lock ${lockPath}${description}`,
         exitCode: 2,
         details: { lockPath },
       });
     }
-    await sleep(Math.min(delayMs * (0.5 + Math.random()), Math.max(1, deadline - Date.now())));
+    await sleep(delayMs * (0.5 + Math.random()));
     delayMs = Math.min(delayMs * 1.5, 100);
   }
 }
 
+/**
+ * Creates `filePath` with `content` only if it does not exist. The content is written to a
+ * temp file first and hard-linked into place, so the file never exists half-written (a reader
+ * never mistakes a lock being created for an abandoned empty one). Falls back to
+ * `open(..., 'wx')` where hard links are not supported.
+ */
+async function createExclusive(filePath: string, content: string): Promise<boolean> {
+  const temporary = `${filePath}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  try {
+    await writeFile(temporary, content, { flag: 'wx', mode: 0o644 });
+  } catch (error) {
+    throw lockFileError(filePath, error);
+  }
+  try {
+    await link(temporary, filePath);
+    return true;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return false;
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw lockFileError(filePath, error);
+  } finally {
+    await unlink(temporary).catch(() => undefined);
+  }
+  try {
+    const handle = await open(filePath, 'wx', 0o644);
+    try {
+      await handle.writeFile(content, 'utf8');
+    } finally {
+      await handle.close();
+    }
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw lockFileError(filePath, error);
+  }
+}
+
+function lockFileError(filePath: string, error: unknown): PolywaveError {
+  const reason = (error as NodeJS.ErrnoException).code ?? String(error);
+  return new PolywaveError({ code: codes.saveFailed, message: `cannot create lock file ${filePath}: ${reason}`, exitCode: 2, cause: error });
+}
+
 async function releaseLock(lock: HeldLock): Promise<void> {
   try {
-    const owner = parseOwner(await readFile(lock.lockPath, 'utf8'));
-    if (owner?.token === lock.token) await unlink(lock.lockPath);
+    const snapshot = await readLockSnapshot(lock.lockPath);
+    if (snapshot?.owner?.token === lock.token) await unlink(lock.lockPath);
   } catch {
     // Already gone (broken as stale by someone else): nothing to release.
+  }
+}
+
+/** Content and identity of a lock file, read through one descriptor; undefined if absent. */
+async function readLockSnapshot(lockPath: string): Promise<LockSnapshot | undefined> {
+  let handle;
+  try {
+    handle = await open(lockPath, 'r');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  try {
+    const stats = await handle.stat();
+    const raw = await handle.readFile('utf8');
+    const owner = parseOwner(raw);
+    return { raw, owner, identity: owner?.token ?? `${stats.dev}:${stats.ino}:${stats.mtimeMs}:${stats.size}:${raw}`, mtimeMs: stats.mtimeMs };
+  } finally {
+    await handle.close();
   }
 }
 
@@ -226,51 +308,66 @@ function isProcessAlive(pid: number): boolean {
   }
 }
 
-/**
- * Removes the lock at `lockPath` if it is stale. Returns true when the caller should retry at
- * once (the lock was removed or is already gone).
- */
-async function breakStaleLock(lockPath: string, staleLockMs: number): Promise<boolean> {
-  let raw: string;
-  let before;
-  try {
-    before = await stat(lockPath);
-    raw = await readFile(lockPath, 'utf8');
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ENOENT';
-  }
-  const owner = parseOwner(raw);
-  const now = Date.now();
-  let stale: boolean;
+/** True when the lock snapshot belongs to an abandoned lock. */
+function isStale(snapshot: LockSnapshot, staleLockMs: number, observed: Map<string, number>, now: number): boolean {
+  const owner = snapshot.owner;
   if (owner === undefined) {
-    stale = now - before.mtimeMs > Math.min(unreadableLockGraceMs, staleLockMs);
-  } else {
-    const createdAt = Date.parse(owner.createdAt);
-    const age = now - (Number.isNaN(createdAt) ? before.mtimeMs : createdAt);
-    stale = (owner.hostname === os.hostname() && !isProcessAlive(owner.pid)) || age > staleLockMs;
+    // Not written by us (locks appear complete): judge by how long *we* have seen it unchanged.
+    const firstSeen = observed.get(snapshot.identity) ?? now;
+    observed.set(snapshot.identity, firstSeen);
+    return now - firstSeen > Math.min(unreadableLockGraceMs, staleLockMs);
   }
-  if (!stale) return false;
+  if (owner.hostname === os.hostname() && !isProcessAlive(owner.pid)) return true;
+  const createdAt = Date.parse(owner.createdAt);
+  return now - (Number.isNaN(createdAt) ? snapshot.mtimeMs : createdAt) > staleLockMs;
+}
 
-  // Move it aside atomically, then make sure we moved the lock we judged (not a fresh one that
-  // replaced it in between); if not, put that one back.
-  const aside = `${lockPath}.stale.${process.pid}.${randomBytes(6).toString('hex')}`;
+/**
+ * Looks at the lock at `lockPath`: removes it if it is stale (`retryNow`), else reports an
+ * identity of its holder so waiters can tell whether the lock changed hands. Breaking is
+ * serialised through `<lock>.break` and confirmed by re-reading the lock: only the exact lock
+ * judged stale (same unique token) is removed.
+ */
+async function inspectLock(lockPath: string, staleLockMs: number, observed: Map<string, number>): Promise<{ retryNow: boolean; holder?: string }> {
+  let snapshot: LockSnapshot | undefined;
   try {
-    await rename(lockPath, aside);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ENOENT';
-  }
-  let same: boolean;
-  try {
-    const moved = await stat(aside);
-    same = moved.ino === before.ino && moved.dev === before.dev && (await readFile(aside, 'utf8')) === raw;
+    snapshot = await readLockSnapshot(lockPath);
   } catch {
-    same = false;
+    return { retryNow: false };
   }
-  if (!same) {
-    await link(aside, lockPath).catch(() => undefined);
+  if (snapshot === undefined) return { retryNow: true };
+  if (!isStale(snapshot, staleLockMs, observed, Date.now())) return { retryNow: false, holder: snapshot.identity };
+
+  const breakPath = `${lockPath}.break`;
+  const breakToken = randomBytes(12).toString('hex');
+  const breaker: LockOwner = { pid: process.pid, hostname: os.hostname(), createdAt: new Date().toISOString(), token: breakToken };
+  if (!(await createExclusive(breakPath, `${JSON.stringify(breaker)}\n`))) {
+    await clearAbandonedBreakLock(breakPath);
+    return { retryNow: false, holder: snapshot.identity };
   }
-  await unlink(aside).catch(() => undefined);
-  return same;
+  try {
+    const again = await readLockSnapshot(lockPath);
+    if (again === undefined) return { retryNow: true };
+    if (again.raw !== snapshot.raw || again.identity !== snapshot.identity) return { retryNow: false, holder: again.identity };
+    // The judged lock's owner is gone and other breakers wait for .break: nobody else can
+    // replace the file between the check above and this unlink.
+    await unlink(lockPath).catch(() => undefined);
+    return { retryNow: true };
+  } finally {
+    const current = await readLockSnapshot(breakPath).catch(() => undefined);
+    if (current?.owner?.token === breakToken) await unlink(breakPath).catch(() => undefined);
+  }
+}
+
+async function clearAbandonedBreakLock(breakPath: string): Promise<void> {
+  const snapshot = await readLockSnapshot(breakPath).catch(() => undefined);
+  if (snapshot === undefined) return;
+  const owner = snapshot.owner;
+  const deadHere = owner !== undefined && owner.hostname === os.hostname() && !isProcessAlive(owner.pid);
+  if (deadHere || Date.now() - snapshot.mtimeMs > breakLockStaleMs) {
+    const again = await readLockSnapshot(breakPath).catch(() => undefined);
+    if (again?.identity === snapshot.identity) await unlink(breakPath).catch(() => undefined);
+  }
 }
 
 async function describeHolder(lockPath: string): Promise<string> {

@@ -1,7 +1,7 @@
 import type { Finding } from '../errors/finding.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { parseImpl, type ImplParseResult } from '../protocol/parse-impl.js';
-import { applyEdits, type YamlEdit } from '../protocol/yaml/index.js';
+import { applyEdits, type ApplyEditsOptions, type YamlEdit } from '../protocol/yaml/index.js';
 import { readTextFile } from './read-text.js';
 import { updateFileLocked } from './locked-write.js';
 
@@ -58,7 +58,12 @@ export async function editManifest<Result extends { fatal: boolean; findings: Fi
     if (parsed.fatal) throw unreadableManifestError(filePath, parsed.findings);
     const planned = await plan(parsed, current);
     outcome = planned.outcome;
-    return planned.edits.length === 0 ? current : applyEdits(current, planned.edits);
+    if (planned.edits.length === 0) return current;
+    // Reuse the parse we already have: keeps the time the lock is held short.
+    const document = (parsed as { document?: unknown }).document;
+    const lineCounter = (parsed as { lineCounter?: unknown }).lineCounter;
+    const options = document && lineCounter ? { parsed: { ok: true, document, lineCounter, findings: parsed.findings } as unknown as ApplyEditsOptions['parsed'] } : {};
+    return applyEdits(current, planned.edits, options);
   });
   return outcome as Outcome;
 }

@@ -300,6 +300,9 @@ describe('applyEdits', () => {
     expect(plainOf(result)).toEqual({ a: 1, values });
     expect(result).toContain(`    "yes": "yes"\n`);
     expect(result).toContain('    date: "2026-03-25"\n');
+    // Go yaml.v3 writes agent IDs Y and N quoted (YAML 1.1 booleans) but E2 plain.
+    const ids = applyEdits('a: 1\n', [{ path: ['reports'], value: { Y: 1, N: 2, E2: 3, A: 4, '1_000': 5, '1:20': 6 } }]);
+    expect(ids).toBe('a: 1\nreports:\n    "Y": 1\n    "N": 2\n    E2: 3\n    A: 4\n    "1_000": 5\n    "1:20": 6\n');
     expect(result).toContain('    commit: "0123"\n');
   });
 
@@ -447,6 +450,12 @@ describe('applyEdits', () => {
     const result = applyEdits(text, [{ path: ['c'], value: 2 }]);
     expect(result).toBe('b: 1\na: |+\n    x\n\n\nc: 2\n');
     expect(plainOf(result)).toEqual({ b: 1, a: 'x\n\n\n', c: 2 });
+  });
+
+  it('accepts an existing parse of the text', () => {
+    const parsed = parseYamlSafe(goStyle);
+    if (!parsed.ok) throw new Error('parse failed');
+    expect(applyEdits(goStyle, [{ path: ['state'], value: 'X' }], { parsed })).toBe(goStyle.replace('state: WAVE_PENDING', 'state: X'));
   });
 
   it('keeps a byte order mark', () => {

@@ -2,7 +2,7 @@ import { Document, isAlias, isMap, isScalar, isSeq, visit, type Pair, type Scala
 import { codes } from '../../errors/codes.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { formatPath, resolvePath, type PathResolution, type YamlPath } from './locate.js';
-import { defaultMaxYamlDepth, parseYamlSafe, type ParseYamlOptions } from './safe-parse.js';
+import { defaultMaxYamlDepth, parseYamlSafe, type ParseYamlOptions, type YamlParseResult } from './safe-parse.js';
 import { nodeToPlain, plainKeyOf, setOwnProperty, toPlain } from './to-plain.js';
 
 /** Sets the value at `path` (creating missing mappings) or deletes the key/item at `path`. */
@@ -29,9 +29,15 @@ export interface ApplyEditsOptions extends ParseYamlOptions {
   indent?: number;
   /** Override the detected sequence indentation. */
   indentSequences?: boolean;
+  /**
+   * The successful result of `parseYamlSafe(text)` (same text, default options) when the
+   * caller already has it: saves parsing the text again.
+   */
+  parsed?: ParsedYaml;
 }
 
-type ParsedDocument = Extract<ReturnType<typeof parseYamlSafe>, { ok: true }>['document'];
+type ParsedYaml = Extract<YamlParseResult, { ok: true }>;
+type ParsedDocument = ParsedYaml['document'];
 
 interface NormalizedEdit {
   path: Array<string | number>;
@@ -58,7 +64,10 @@ interface NormalizedEdit {
 export function applyEdits(text: string, edits: ReadonlyArray<YamlEdit>, options: ApplyEditsOptions = {}): string {
   if (edits.length === 0) return text;
   // Offsets and columns are computed without a byte order mark; it is put back unchanged.
-  if (text.charCodeAt(0) === 0xfeff) return `\uFEFF${applyEdits(text.slice(1), edits, options)}`;
+  if (text.charCodeAt(0) === 0xfeff) {
+    const { parsed: _offsetsDiffer, ...rest } = options;
+    return `\uFEFF${applyEdits(text.slice(1), edits, rest)}`;
+  }
   const parseOptions: ParseYamlOptions = {
     ...(options.maxBytes !== undefined ? { maxBytes: options.maxBytes } : {}),
     ...(options.maxDepth !== undefined ? { maxDepth: options.maxDepth } : {}),
@@ -67,7 +76,7 @@ export function applyEdits(text: string, edits: ReadonlyArray<YamlEdit>, options
   const maxDepth = options.maxDepth ?? defaultMaxYamlDepth;
   const normalized = edits.map((edit) => normalizeEdit(edit, maxDepth));
 
-  const initial = parseYamlSafe(text, parseOptions);
+  const initial = options.parsed ?? parseYamlSafe(text, parseOptions);
   if (!initial.ok) {
     const first = initial.findings[0];
     throw new PolywaveError({
@@ -550,17 +559,22 @@ function renderWholeDocument(value: unknown, style: YamlStyle): string {
 let ambiguousTests: RegExp[] | undefined;
 
 /**
- * Regexes of the implicit types of YAML 1.2 core and YAML 1.1: a string matching one of them
- * would read back as another type (here or in Go), so it is double-quoted as yaml.v3 does.
+ * Patterns of plain scalars that do not read back as strings, here (YAML 1.2 core) or in Go's
+ * yaml.v3 (which also resolves timestamps, `_` in numbers, base-60 numbers and YAML 1.1
+ * booleans such as `y`/`N`/`on`): such strings are double-quoted, as yaml.v3 writes them.
  */
 function ambiguousStringTests(): RegExp[] {
   if (ambiguousTests === undefined) {
-    ambiguousTests = [];
-    for (const version of ['1.1', '1.2'] as const) {
-      const schema = new Document(null, { version }).schema;
-      for (const tag of schema.tags) {
-        if (tag.default === true && tag.test instanceof RegExp) ambiguousTests.push(tag.test);
-      }
+    ambiguousTests = [
+      /^(?:y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF)$/,
+      /^\d{4}-\d{1,2}-\d{1,2}(?:(?:[Tt]|[ \t]+)\d{1,2}:\d{2}:\d{2}(?:\.\d*)?(?:[ \t]*(?:Z|[-+]\d{1,2}(?::\d{2})?))?)?$/,
+      /^[-+]?(?:0b[01_]+|0o?[0-7_]+|0x[0-9a-fA-F_]+|[0-9][0-9_]*)$/,
+      /^[-+]?(?:\.[0-9_]+|[0-9][0-9_]*(?:\.[0-9_]*)?)(?:[eE][-+]?[0-9]+)?$/,
+      /^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$/,
+    ];
+    const schema = new Document(null, { version: '1.2' }).schema;
+    for (const tag of schema.tags) {
+      if (tag.default === true && tag.test instanceof RegExp) ambiguousTests.push(tag.test);
     }
   }
   return ambiguousTests;

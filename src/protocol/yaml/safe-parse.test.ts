@@ -81,7 +81,8 @@ describe('parseYamlSafe', () => {
 
   it('rejects oversize text before parsing', () => {
     const message = expectFailure(`a: ${'x'.repeat(2000)}\n`, 'RESOURCE_EXHAUSTION', { maxBytes: 1000 });
-    expect(message).toBe('YAML text is 2004 bytes, larger than the limit of 1000 bytes');
+    expect(message).toBe('YAML text is at least 2004 bytes, larger than the limit of 1000 bytes');
+    expect(expectFailure(`a: ${'ü'.repeat(600)}\n`, 'RESOURCE_EXHAUSTION', { maxBytes: 1000 })).toBe('YAML text is 1204 bytes, larger than the limit of 1000 bytes');
     // Counted in UTF-8 bytes, not UTF-16 units.
     expect(parseYamlSafe('a: ü\n', { maxBytes: 6 }).ok).toBe(true);
     expect(parseYamlSafe('a: üü\n', { maxBytes: 6 }).ok).toBe(false);

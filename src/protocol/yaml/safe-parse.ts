@@ -62,6 +62,10 @@ function parseUnguarded(text: string, options: ParseYamlOptions): YamlParseResul
   const maxDepth = options.maxDepth ?? defaultMaxYamlDepth;
   const maxAliasCount = options.maxAliasCount ?? defaultMaxAliasCount;
 
+  if (text.length > maxBytes) {
+    // Every character is at least one byte: no need to count them all.
+    return fail(codes.fileTooLarge, `YAML text is at least ${text.length} bytes, larger than the limit of ${maxBytes} bytes`);
+  }
   const size = utf8ByteLengthOver(text, maxBytes);
   if (size !== undefined) {
     return fail(codes.fileTooLarge, `YAML text is ${size} bytes, larger than the limit of ${maxBytes} bytes`);

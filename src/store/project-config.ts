@@ -1,0 +1,254 @@
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { Finding } from '../errors/finding.js';
+import { PolywaveError } from '../errors/polywave-error.js';
+import { codes } from '../errors/codes.js';
+import { writeFileAtomic } from './locked-write.js';
+import { readTextFile } from './read-text.js';
+
+/** The file name shared with the Go tool (reference/engine-cli.md §8.1). */
+export const projectConfigFileName = 'polywave.config.json';
+
+/** How many directories {@link locateProjectConfig} walks up by default (the Go `config.Load` limit). */
+export const defaultConfigSearchLevels = 10;
+
+/** Config codes of the Go registry. */
+export const configCodes = {
+  notFound: 'N013_CONFIG_NOT_FOUND',
+  invalid: 'N014_CONFIG_INVALID',
+} as const;
+
+/** One configured repository (`repos[]`); `build_command`/`test_command` are the E21B per-repo baseline. */
+export interface ProjectRepoEntry {
+  name: string;
+  path: string;
+  build_command?: string;
+  test_command?: string;
+  [key: string]: unknown;
+}
+
+/**
+ * polywave.config.json as both tools read it. Unknown keys (providers, autonomy, quality,
+ * appearance, …) are kept as they are. Command keys: the snake_case ones are ours and Go's
+ * gate discovery's; `buildCommand`/`testCommand`/`lintCommand` are what the Go extractor reads;
+ * `build`/`test` objects are what the Go `init` writes.
+ */
+export interface ProjectConfig {
+  repos?: ProjectRepoEntry[];
+  /** Legacy single-repo form, migrated to `repos[0]` when `repos` is empty. */
+  repo?: { path: string; name?: string };
+  build_command?: string;
+  test_command?: string;
+  lint_command?: string;
+  format_command?: string;
+  buildCommand?: string;
+  testCommand?: string;
+  lintCommand?: string;
+  build?: { command: string; detected?: boolean };
+  test?: { command: string; detected?: boolean };
+  [key: string]: unknown;
+}
+
+/** The outcome of {@link parseProjectConfig}; `config` is undefined when the text is not a usable config. */
+export interface ProjectConfigParse {
+  config: ProjectConfig | undefined;
+  /** Shape problems (error) and notices (warning, e.g. no repos configured). */
+  findings: Finding[];
+}
+
+const stringKeys = ['build_command', 'test_command', 'lint_command', 'format_command', 'buildCommand', 'testCommand', 'lintCommand'] as const;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function typeName(value: unknown): string {
+  return value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
+}
+
+/**
+ * Pure: parses and checks the text of a polywave.config.json; never throws. Not JSON or not an
+ * object → `N014_CONFIG_INVALID` (fatal) and no config. Wrong types of the keys both tools read
+ * (`repos[]` entries with string `name`/`path`, the command keys, `repo`, `build`/`test`,
+ * `agent`) → `N014_CONFIG_INVALID` errors with the field path; the config is still returned.
+ * No repository configured → a warning.
+ */
+export function parseProjectConfig(text: string): ProjectConfigParse {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return { config: undefined, findings: [{ code: configCodes.invalid, message: `not valid JSON: ${(error as Error).message}`, severity: 'fatal' }] };
+  }
+  if (!isRecord(value)) {
+    return { config: undefined, findings: [{ code: configCodes.invalid, message: `must be a JSON object, found ${typeName(value)}`, severity: 'fatal' }] };
+  }
+  const findings: Finding[] = [];
+  const problem = (field: string, message: string): void => {
+    findings.push({ code: configCodes.invalid, message: `${field}: ${message}`, severity: 'error', field });
+  };
+
+  if (value.repos !== undefined && value.repos !== null) {
+    if (!Array.isArray(value.repos)) problem('repos', `must be an array of {name, path}, found ${typeName(value.repos)}`);
+    else {
+      value.repos.forEach((entry: unknown, index) => {
+        const field = `repos[${index}]`;
+        if (!isRecord(entry)) {
+          problem(field, `must be an object {name, path}, found ${typeName(entry)}`);
+          return;
+        }
+        for (const key of ['name', 'path'] as const) {
+          if (typeof entry[key] !== 'string' || (entry[key] as string).trim() === '') problem(`${field}.${key}`, 'must be a non-empty string');
+        }
+        for (const key of ['build_command', 'test_command'] as const) {
+          if (entry[key] !== undefined && typeof entry[key] !== 'string') problem(`${field}.${key}`, `must be a string, found ${typeName(entry[key])}`);
+        }
+      });
+    }
+  }
+  if (value.repo !== undefined && value.repo !== null) {
+    if (!isRecord(value.repo)) problem('repo', `must be an object {path, name?}, found ${typeName(value.repo)}`);
+    else {
+      if (value.repo.path !== undefined && typeof value.repo.path !== 'string') problem('repo.path', 'must be a string');
+      if (value.repo.name !== undefined && typeof value.repo.name !== 'string') problem('repo.name', 'must be a string');
+    }
+  }
+  for (const key of stringKeys) {
+    if (value[key] !== undefined && value[key] !== null && typeof value[key] !== 'string') problem(key, `must be a string, found ${typeName(value[key])}`);
+  }
+  for (const key of ['build', 'test'] as const) {
+    const entry = value[key];
+    if (entry === undefined || entry === null) continue;
+    if (!isRecord(entry)) problem(key, `must be an object {command, detected}, found ${typeName(entry)}`);
+    else {
+      if (entry.command !== undefined && typeof entry.command !== 'string') problem(`${key}.command`, 'must be a string');
+      if (entry.detected !== undefined && typeof entry.detected !== 'boolean') problem(`${key}.detected`, 'must be a boolean');
+    }
+  }
+  if (value.agent !== undefined && value.agent !== null) {
+    if (!isRecord(value.agent)) problem('agent', `must be an object, found ${typeName(value.agent)}`);
+    else for (const [key, model] of Object.entries(value.agent)) if (typeof model !== 'string') problem(`agent.${key}`, 'must be a string');
+  }
+  const config = value as ProjectConfig;
+  if (findings.length === 0 && configuredRepos(config, '/').length === 0) {
+    findings.push({ code: configCodes.invalid, message: 'no repos configured (run: polywave init)', severity: 'warning', field: 'repos' });
+  }
+  return { config, findings };
+}
+
+/** A configured repository with its path made absolute. */
+export interface ResolvedRepo {
+  name: string;
+  /** The path as written in the config. */
+  configuredPath: string;
+  /** Absolute path: `~/` expanded with `homeDir`, relative paths resolved against the config's directory. */
+  path: string;
+}
+
+/**
+ * The repositories of a config: `repos[]` entries with a usable name and path, or the legacy
+ * `repo.path` when `repos` is empty (as the Go `config.Load` migrates it).
+ */
+export function configuredRepos(config: ProjectConfig, configDir: string, homeDir?: string): ResolvedRepo[] {
+  const resolve = (configured: string): string => {
+    if (homeDir && (configured === '~' || configured.startsWith('~/'))) return path.join(homeDir, configured.slice(1));
+    return path.resolve(configDir, configured);
+  };
+  const repos: ResolvedRepo[] = [];
+  if (Array.isArray(config.repos)) {
+    for (const entry of config.repos as unknown[]) {
+      if (!isRecord(entry) || typeof entry.path !== 'string' || entry.path.trim() === '') continue;
+      const name = typeof entry.name === 'string' && entry.name.trim() !== '' ? entry.name : path.basename(entry.path);
+      repos.push({ name, configuredPath: entry.path, path: resolve(entry.path) });
+    }
+  }
+  if (repos.length === 0 && isRecord(config.repo) && typeof config.repo.path === 'string' && config.repo.path.trim() !== '') {
+    const name = typeof config.repo.name === 'string' && config.repo.name !== '' ? config.repo.name : path.basename(config.repo.path);
+    repos.push({ name, configuredPath: config.repo.path, path: resolve(config.repo.path) });
+  }
+  return repos;
+}
+
+/** The project commands of a config, unifying the three Go spellings (snake_case first). */
+export function configuredCommands(config: ProjectConfig): { build?: string; test?: string; lint?: string; format?: string } {
+  const pick = (...values: unknown[]): string | undefined => values.find((value): value is string => typeof value === 'string' && value.trim() !== '');
+  const commands: { build?: string; test?: string; lint?: string; format?: string } = {};
+  const build = pick(config.build_command, config.buildCommand, isRecord(config.build) ? config.build.command : undefined);
+  const test = pick(config.test_command, config.testCommand, isRecord(config.test) ? config.test.command : undefined);
+  const lint = pick(config.lint_command, config.lintCommand);
+  const format = pick(config.format_command);
+  if (build) commands.build = build;
+  if (test) commands.test = test;
+  if (lint) commands.lint = lint;
+  if (format) commands.format = format;
+  return commands;
+}
+
+/**
+ * Finds polywave.config.json in `startDir` or one of its parents (at most `maxLevels`
+ * directories, default 10 as in Go). Returns the absolute path or undefined.
+ */
+export async function locateProjectConfig(startDir: string, options: { maxLevels?: number } = {}): Promise<string | undefined> {
+  let directory = path.resolve(startDir);
+  const maxLevels = options.maxLevels ?? defaultConfigSearchLevels;
+  for (let level = 0; level < maxLevels; level += 1) {
+    const candidate = path.join(directory, projectConfigFileName);
+    try {
+      if ((await stat(candidate)).isFile()) return candidate;
+    } catch {
+      // not here
+    }
+    const parent = path.dirname(directory);
+    if (parent === directory) break;
+    directory = parent;
+  }
+  return undefined;
+}
+
+/** A config read from disk. */
+export interface LoadedProjectConfig extends ProjectConfigParse {
+  path: string;
+}
+
+/**
+ * Reads and checks polywave.config.json at `filePath`. Throws a PolywaveError (exit 2):
+ * `N013_CONFIG_NOT_FOUND` when it does not exist; the read-text codes for a directory, binary or
+ * oversize file (1 MiB cap). Invalid JSON or shape comes back as findings, not a throw.
+ */
+export async function readProjectConfig(filePath: string): Promise<LoadedProjectConfig> {
+  let text: string;
+  try {
+    text = await readTextFile(filePath, { maxBytes: 1024 * 1024 });
+  } catch (error) {
+    if (PolywaveError.isInstance(error) && error.code === codes.fileNotFound) {
+      throw new PolywaveError({ code: configCodes.notFound, message: `${filePath} does not exist (run: polywave init)`, exitCode: 2, cause: error });
+    }
+    throw error;
+  }
+  return { path: filePath, ...parseProjectConfig(text) };
+}
+
+/** Pure: the file text for a config (2-space JSON and a final newline, as the Go tool writes it). */
+export function serializeProjectConfig(config: ProjectConfig): string {
+  return `${JSON.stringify(config, null, 2)}\n`;
+}
+
+/**
+ * Writes a config atomically (temp file + rename). A new file gets mode 0600 as in Go (it may
+ * hold API keys); an existing file keeps its mode.
+ */
+export async function writeProjectConfig(filePath: string, config: ProjectConfig): Promise<void> {
+  const exists = await stat(filePath).then(
+    (stats) => stats.isFile(),
+    () => false,
+  );
+  await writeFileAtomic(filePath, serializeProjectConfig(config), exists ? {} : { mode: 0o600 });
+}
+
+/**
+ * Pure: `updates` merged over `existing` at the top level — keys of `existing` keep their order
+ * and every key `updates` does not set is kept (as the Go `config.Save` preserves unknown keys).
+ */
+export function mergeProjectConfig(existing: Record<string, unknown> | undefined, updates: ProjectConfig): ProjectConfig {
+  return { ...(existing ?? {}), ...updates };
+}
