@@ -104,8 +104,9 @@ describe('parseProgram', () => {
     expect(list.findings[0]).toMatchObject({ code: 'V001_MANIFEST_INVALID', severity: 'fatal' });
 
     const empty = parseProgram('');
-    expect(empty.fatal).toBe(false);
-    expect(empty.manifest).toMatchObject({ impls: [], tiers: [] });
+    expect(empty.fatal).toBe(true);
+    expect(empty.manifest).toBeNull();
+    expect(empty.findings[0]).toMatchObject({ code: 'V001_MANIFEST_INVALID', line: 1 });
   });
 
   it('duplicate keys are reported', () => {

@@ -81,7 +81,11 @@ export function parseProgram(text: string): ProgramParseResult {
       locate,
     };
   }
-  if (data === null || data === undefined) data = {};
+  if (data === null || data === undefined) {
+    // An empty (or comments-only) file is not a manifest: a coded error, not a silent zero manifest.
+    findings.push({ code: 'V001_MANIFEST_INVALID', message: 'the file is empty: no PROGRAM manifest fields found', severity: 'fatal', line: 1, column: 1 });
+    return { manifest: null, data: null, findings, fatal: true, completeMarker, locate, document, lineCounter };
+  }
   if (typeof data !== 'object' || Array.isArray(data)) {
     findings.push({
       code: 'V001_MANIFEST_INVALID',
