@@ -1,0 +1,216 @@
+import path from 'node:path';
+import { computeWorkspaceFingerprint, gateCacheKey, type GitRunner, type WorkspaceFingerprint } from './cache-key.js';
+import { resolveGateRepo, type RepoRegistry } from './config.js';
+import { detectFormatter } from './detect-formatter.js';
+import type { GateCache } from './gate-cache.js';
+import type { OutputLimits } from './output.js';
+import { runShellCommand } from './run-command.js';
+import type { GatePhase, GateResult, GateSpec, GateTiming } from './types.js';
+
+/** The gate events of the engine bus (src/engine/events.ts); `EventBus` satisfies {@link GateEventSink}. */
+export type GateEvent =
+  | { v: 1; type: 'gate-start'; gate: string; command: string; cwd: string }
+  | { v: 1; type: 'gate-result'; gate: string; command: string; passed: boolean; from_cache: boolean; duration_ms: number };
+
+/** Where gate events go (an `EventBus`). */
+export interface GateEventSink {
+  emit(event: GateEvent): void;
+}
+
+/** A gate after normalization: defaults applied, ready to run. */
+export interface PlannedGate {
+  /** Position among the gates of this run (declaration order after the timing filter). */
+  index: number;
+  spec: GateSpec;
+  type: string;
+  command: string;
+  required: boolean;
+  phase: GatePhase;
+  timing: GateTiming;
+  parallelGroup?: string;
+  repo?: string;
+  fix: boolean;
+  timeoutMs: number;
+  /** File name stem for the full-output log. */
+  logName: string;
+}
+
+/** Everything one run shares between its gates. */
+export interface GateRunContext {
+  repoDir: string;
+  registry: () => Promise<RepoRegistry>;
+  cache: GateCache | undefined;
+  /** Workspace fingerprints per directory, computed once per run (cleared after a fix gate). */
+  fingerprints: Map<string, Promise<WorkspaceFingerprint | undefined>>;
+  now: () => Date;
+  signal: AbortSignal | undefined;
+  events: GateEventSink | undefined;
+  env: Readonly<Record<string, string | undefined>> | undefined;
+  outputLimits: Partial<OutputLimits> | undefined;
+  git: GitRunner | undefined;
+  docsOnly: boolean;
+  killGraceMs: number | undefined;
+  /** Timestamp shared by the log files of this run. */
+  logStamp: string;
+}
+
+/** Gate types that a docs-only wave skips (reference §4.3 step 3). */
+const sourceGateTypes = new Set(['build', 'test', 'tests', 'lint', 'format']);
+
+export const docsOnlySkipReason = 'docs-only wave: no compilable source files changed';
+
+/** The result skeleton of a gate (a failure that never ran, until filled in). */
+export function baseResult(plan: PlannedGate, cwd: string): GateResult {
+  return {
+    type: plan.type,
+    command: plan.command,
+    ...(plan.spec.description ? { description: plan.spec.description } : {}),
+    required: plan.required,
+    phase: plan.phase,
+    ...(plan.parallelGroup ? { parallel_group: plan.parallelGroup } : {}),
+    timing: plan.timing,
+    ...(plan.repo ? { repo: plan.repo } : {}),
+    cwd,
+    exit_code: -1,
+    signal: null,
+    timed_out: false,
+    canceled: false,
+    duration_ms: 0,
+    passed: false,
+    skipped: false,
+    from_cache: false,
+    output: '',
+    output_truncated: false,
+  };
+}
+
+/** A gate that was not run, with the reason (`passed` says whether that counts as a pass). */
+export function skippedResult(plan: PlannedGate, cwd: string, reason: string, options: { passed: boolean; canceled?: boolean }): GateResult {
+  return { ...baseResult(plan, cwd), passed: options.passed, skipped: true, skip_reason: reason, canceled: options.canceled ?? false };
+}
+
+/**
+ * Runs one gate and returns its result — never throws. Order: resolve `repo:` (E21 routing),
+ * docs-only skip, E38 cache lookup (pre-merge, non-fix gates only), the command itself, then
+ * store a passing result in the cache; a fix-mode gate invalidates the cache afterwards (E21).
+ */
+export async function executeGate(plan: PlannedGate, context: GateRunContext): Promise<GateResult> {
+  const start = performance.now();
+  const finish = (result: GateResult): GateResult => {
+    context.events?.emit({ v: 1, type: 'gate-result', gate: result.type, command: result.command, passed: result.passed, from_cache: result.from_cache, duration_ms: result.duration_ms });
+    return result;
+  };
+  const elapsed = (): number => Math.round(performance.now() - start);
+
+  let cwd = context.repoDir;
+  if (plan.repo) {
+    const resolution = await resolveGateRepo(plan.repo, await context.registry(), context.repoDir);
+    if (!resolution.ok) {
+      context.events?.emit({ v: 1, type: 'gate-start', gate: plan.type, command: plan.command, cwd });
+      return finish({ ...baseResult(plan, cwd), duration_ms: elapsed(), output: `${resolution.message}\n`, error: resolution.message });
+    }
+    cwd = resolution.dir;
+  }
+
+  if (context.docsOnly && sourceGateTypes.has(plan.type)) {
+    return finish(skippedResult(plan, cwd, docsOnlySkipReason, { passed: true }));
+  }
+  if (context.signal?.aborted) return finish(skippedResult(plan, cwd, 'run canceled', { passed: false, canceled: true }));
+
+  let command = plan.command;
+  if (command.trim() === '') {
+    if (plan.type !== 'format') {
+      const message = 'gate has no command';
+      return finish({ ...baseResult(plan, cwd), output: `${message}\n`, error: message });
+    }
+    const formatter = await detectFormatter(cwd);
+    if (!formatter) return finish(skippedResult(plan, cwd, 'no formatter detected', { passed: true }));
+    command = plan.fix ? formatter.fixCommand : formatter.checkCommand;
+  }
+
+  context.events?.emit({ v: 1, type: 'gate-start', gate: plan.type, command, cwd });
+
+  // E38: only pre-merge, non-fix gates use the cache; post-merge gates always run fresh (E21).
+  const cacheable = context.cache !== undefined && plan.timing === 'pre-merge' && !plan.fix;
+  let key: string | undefined;
+  let fingerprint: WorkspaceFingerprint | undefined;
+  if (cacheable) {
+    fingerprint = await fingerprintOf(cwd, context);
+    if (fingerprint) {
+      key = gateCacheKey(fingerprint, command, cwd);
+      const hit = await context.cache!.get(key);
+      if (hit?.passed) {
+        return finish({
+          ...baseResult(plan, cwd),
+          command,
+          exit_code: hit.exit_code,
+          duration_ms: elapsed(),
+          passed: true,
+          from_cache: true,
+          skip_reason: `cached at SHA ${hit.head}`,
+          output: hit.output,
+          output_truncated: hit.output_truncated,
+          ...(hit.full_output_path ? { full_output_path: hit.full_output_path } : {}),
+        });
+      }
+    }
+  }
+
+  const logPath = path.join(context.repoDir, '.polywave-state', 'gates', `${context.logStamp}-${plan.logName}.log`);
+  const run = await runShellCommand(command, {
+    cwd,
+    timeoutMs: plan.timeoutMs,
+    logPath,
+    ...(context.signal ? { signal: context.signal } : {}),
+    ...(context.env ? { env: context.env } : {}),
+    ...(context.outputLimits ? { outputLimits: context.outputLimits } : {}),
+    ...(context.killGraceMs === undefined ? {} : { killGraceMs: context.killGraceMs }),
+  });
+  let output = run.output;
+  if (run.error) output = `${output}${output === '' || output.endsWith('\n') ? '' : '\n'}[polywave: ${run.error}]\n`;
+  const passed = run.exitCode === 0 && !run.timedOut && !run.canceled && !run.error;
+  const result: GateResult = {
+    ...baseResult(plan, cwd),
+    command,
+    exit_code: run.exitCode,
+    signal: run.signal,
+    timed_out: run.timedOut,
+    canceled: run.canceled,
+    duration_ms: elapsed(),
+    passed,
+    output,
+    output_truncated: run.outputTruncated,
+    ...(run.fullOutputPath ? { full_output_path: run.fullOutputPath } : {}),
+    ...(run.error ? { error: run.error } : {}),
+  };
+
+  if (plan.fix) {
+    // E21: a fix-mode gate rewrote files; later gates must not see results of the old tree.
+    context.fingerprints.clear();
+    await context.cache?.invalidate();
+  } else if (passed && cacheable && key && fingerprint) {
+    await context.cache!.put(key, {
+      gate_type: plan.type,
+      command,
+      cwd,
+      head: fingerprint.head,
+      passed: true,
+      exit_code: run.exitCode,
+      output: result.output,
+      output_truncated: result.output_truncated,
+      ...(result.full_output_path ? { full_output_path: result.full_output_path } : {}),
+      duration_ms: result.duration_ms,
+    });
+  }
+  return finish(result);
+}
+
+function fingerprintOf(cwd: string, context: GateRunContext): Promise<WorkspaceFingerprint | undefined> {
+  let pending = context.fingerprints.get(cwd);
+  if (!pending) {
+    // Not a git repository (or git failed): run without the cache rather than fail the gate.
+    pending = computeWorkspaceFingerprint(cwd, context.git ? { git: context.git } : {}).catch(() => undefined);
+    context.fingerprints.set(cwd, pending);
+  }
+  return pending;
+}
