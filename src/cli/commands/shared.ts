@@ -51,11 +51,12 @@ export function requireProgram<Manifest>(parsed: { manifest: Manifest | null; fi
 }
 
 /**
- * An empty file (or one holding only blank lines and YAML comments) is not a manifest: refuse it
- * as bad input (exit 2) instead of validating an empty mapping.
+ * An empty file (or one holding only blank lines and `#` lines: YAML comments, markdown headings)
+ * is neither a manifest nor an IMPL doc: refuse it as bad input (exit 2) instead of validating an
+ * empty mapping or a document without blocks.
  */
 export function requireContent(text: string, filePath: string): void {
   if (text.split('\n').every((line) => /^\s*(?:#.*)?$/.test(line))) {
-    throw new PolywaveError({ code: 'V001_MANIFEST_INVALID', message: `${filePath}: the file is empty — a manifest is a YAML mapping of fields` });
+    throw new PolywaveError({ code: 'V001_MANIFEST_INVALID', message: `${filePath}: the file is empty (only blank lines and comments) — a manifest is a YAML mapping of fields` });
   }
 }

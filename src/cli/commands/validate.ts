@@ -43,6 +43,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const resolved = resolveManifestPath(args[0] ?? '', { cwd: io.cwd, kind: 'impl' });
   const filePath = resolved.path;
   const text = await readTextFile(filePath);
+  requireContent(text, filePath);
 
   if (isMarkdownImplDoc(text)) {
     // E16A–C: markdown IMPL docs with typed blocks.
@@ -51,7 +52,6 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     printJson(io, { ...summary, fixed: 0 });
     return summary.valid ? 0 : 1;
   }
-  requireContent(text, filePath);
 
   let fixed = 0;
   const fixes: string[] = [];
