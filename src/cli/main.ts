@@ -104,7 +104,7 @@ export async function main(argv: string[], io: CommandIo = processIo()): Promise
       return error.exitCode;
     }
     const message = error instanceof Error ? error.message : String(error);
-    io.stderr(`polywave: internal error: ${message}\n`);
+    io.stderr(`polywave: error[INTERNAL]: ${message.split("\n")[0]} (set POLYWAVE_DEBUG=1 for details)\n`);
     if (io.env.POLYWAVE_DEBUG === '1' && error instanceof Error && error.stack) io.stderr(`${error.stack}\n`);
     return 2;
   }

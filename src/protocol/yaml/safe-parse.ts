@@ -1,4 +1,4 @@
-import { CST, isAlias, isMap, isPair, isScalar, isSeq, Lexer, LineCounter, parseDocument, type Document, type Pair } from 'yaml';
+import { Composer, CST, isAlias, isMap, isPair, isScalar, isSeq, Lexer, LineCounter, Parser, type Document, type Pair } from 'yaml';
 import { codes } from '../../errors/codes.js';
 import type { Finding } from '../../errors/finding.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
@@ -77,19 +77,42 @@ function parseUnguarded(text: string, options: ParseYamlOptions): YamlParseResul
     const what = code === 0 ? 'NUL byte' : `control character U+${code.toString(16).toUpperCase().padStart(4, '0')}`;
     return fail(codes.binaryInput, `binary content: ${what} at line ${line}, column ${column}`, { line, column });
   }
-  const scan = scanTokens(text, maxDepth);
-  if (scan.tooDeepAt !== undefined) {
-    const { line, column } = lineAndColumn(text, scan.tooDeepAt);
-    return fail(codes.nestingTooDeep, `YAML nesting is deeper than the limit of ${maxDepth} levels (at line ${line})`, { line, column });
+  // Flow-bracket floods are refused by the early-exit token scan before anything is built;
+  // ordinary text skips it and is tokenized only once, by the parser below.
+  let hasAliases = false;
+  if (roughFlowDepth(text) > maxDepth / 2) {
+    const scan = scanTokens(text, maxDepth);
+    if (scan.tooDeepAt !== undefined) {
+      const { line, column } = lineAndColumn(text, scan.tooDeepAt);
+      return fail(codes.nestingTooDeep, `YAML nesting is deeper than the limit of ${maxDepth} levels (at line ${line})`, { line, column });
+    }
   }
 
+  // The parser (CST) is iterative; only the composer recurses. So: parse, measure the CST's
+  // nesting without recursion, and compose only shallow input.
   const lineCounter = new LineCounter();
-  const document = parseDocument(text, {
-    keepSourceTokens: true,
-    uniqueKeys: true,
-    prettyErrors: false,
-    lineCounter,
-  });
+  const tokens = Array.from(new Parser(lineCounter.addNewLine).parse(text));
+  const measured = measureCst(tokens, maxDepth);
+  if (measured.tooDeepAt !== undefined) {
+    const { line, column } = lineAndColumn(text, measured.tooDeepAt);
+    return fail(codes.nestingTooDeep, `YAML nesting is deeper than the limit of ${maxDepth} levels (at line ${line})`, { line, column });
+  }
+  hasAliases = measured.hasAliases;
+  const composer = new Composer({ keepSourceTokens: true, uniqueKeys: true, prettyErrors: false });
+  let document: Document.Parsed | undefined;
+  let multipleDocuments = false;
+  for (const composed of composer.compose(tokens, true, text.length)) {
+    if (!document) document = composed as Document.Parsed;
+    else {
+      multipleDocuments = true;
+      break;
+    }
+  }
+  if (!document) return fail(codes.parseError, 'YAML could not be parsed: no document');
+  if (multipleDocuments) {
+    const { line, col } = lineCounter.linePos(document.range[1]);
+    return fail(codes.parseError, `YAML syntax error at line ${line}, column ${col}: the text holds more than one YAML document (--- separators); a manifest is one document`, { line, column: col });
+  }
 
   const syntaxFindings: Finding[] = [];
   for (const error of document.errors) {
@@ -114,7 +137,7 @@ function parseUnguarded(text: string, options: ParseYamlOptions): YamlParseResul
   }
 
   // Alias bombs first: later walks may expand aliases (in complex keys) and must be bounded.
-  if (scan.hasAliases) {
+  if (hasAliases) {
     try {
       toPlain(document, { maxAliasCount });
     } catch (error) {
@@ -172,6 +195,61 @@ function lineAndColumn(text: string, offset: number): { line: number; column: nu
     lineStart = index + 1;
   }
   return { line, column: offset - lineStart + 1 };
+}
+
+/**
+ * A cheap over-the-text estimate of flow nesting (brackets outside nothing in particular):
+ * used only to decide whether the early-exit token scan should run first.
+ */
+function roughFlowDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  for (let index = 0; index < text.length; index += 1) {
+    const code = text.charCodeAt(index);
+    if (code === 0x5b || code === 0x7b) {
+      depth += 1;
+      if (depth > max) max = depth;
+    } else if ((code === 0x5d || code === 0x7d) && depth > 0) depth -= 1;
+  }
+  return max;
+}
+
+interface CstToken {
+  type?: string;
+  offset?: number;
+  value?: unknown;
+  items?: Array<{ start?: unknown; key?: unknown; sep?: unknown; value?: unknown }>;
+}
+
+const collectionTypes = new Set(['block-map', 'block-seq', 'flow-collection']);
+
+/**
+ * Nesting depth of the parsed CST, walked iteratively (no recursion at any depth). Returns the
+ * offset of the first collection nested deeper than `maxDepth`, and whether an alias occurs.
+ */
+function measureCst(tokens: readonly unknown[], maxDepth: number): { tooDeepAt?: number; hasAliases: boolean } {
+  let hasAliases = false;
+  const stack: Array<{ token: CstToken; depth: number }> = [];
+  for (const token of tokens) if (token && typeof token === 'object') stack.push({ token: token as CstToken, depth: 0 });
+  while (stack.length > 0) {
+    const { token, depth } = stack.pop()!;
+    const type = token.type;
+    if (type === 'alias') {
+      hasAliases = true;
+      continue;
+    }
+    const level = type !== undefined && collectionTypes.has(type) ? depth + 1 : depth;
+    if (level > maxDepth) return { tooDeepAt: token.offset ?? 0, hasAliases };
+    const push = (child: unknown): void => {
+      if (child && typeof child === 'object' && !Array.isArray(child)) stack.push({ token: child as CstToken, depth: level });
+    };
+    if (type === 'document') push(token.value);
+    for (const item of token.items ?? []) {
+      push(item.key);
+      push(item.value);
+    }
+  }
+  return { hasAliases };
 }
 
 interface BlockLevel {
