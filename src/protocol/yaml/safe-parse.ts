@@ -79,7 +79,6 @@ function parseUnguarded(text: string, options: ParseYamlOptions): YamlParseResul
   }
   // Flow-bracket floods are refused by the early-exit token scan before anything is built;
   // ordinary text skips it and is tokenized only once, by the parser below.
-  let hasAliases = false;
   if (roughFlowDepth(text) > maxDepth / 2) {
     const scan = scanTokens(text, maxDepth);
     if (scan.tooDeepAt !== undefined) {
@@ -97,7 +96,7 @@ function parseUnguarded(text: string, options: ParseYamlOptions): YamlParseResul
     const { line, column } = lineAndColumn(text, measured.tooDeepAt);
     return fail(codes.nestingTooDeep, `YAML nesting is deeper than the limit of ${maxDepth} levels (at line ${line})`, { line, column });
   }
-  hasAliases = measured.hasAliases;
+  const hasAliases = measured.hasAliases;
   const composer = new Composer({ keepSourceTokens: true, uniqueKeys: true, prettyErrors: false });
   let document: Document.Parsed | undefined;
   let multipleDocuments = false;
