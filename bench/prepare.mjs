@@ -1,0 +1,173 @@
+// bench:prepare — prepare-wave (no gates) against the raw git it has to issue: a plain shell
+// loop of `git worktree add -b <branch> <path> <base>` × N, measured in the same run, each in a
+// fresh repository of the same content. Prints the ratio (target ≤ 1.5× at N ≥ 8) and ms/agent
+// (cost must grow linearly with N). These machines are noisy: read ratios, not absolute times.
+//
+//   npm run bench:prepare                 # N = 1, 8, 32, 100
+//   BENCH_SIZES=8,32 BENCH_FILES=500 npm run bench:prepare
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+const { prepareWave } = await import(path.join(root, 'dist/engine/prepare-wave.js'));
+const { createGit } = await import(path.join(root, 'dist/git/git-cli.js'));
+
+const sizes = (process.env.BENCH_SIZES ?? '1,8,32,100').split(',').map(Number);
+const fileCount = Number(process.env.BENCH_FILES ?? 200);
+const concurrency = process.env.BENCH_CONCURRENCY ? Number(process.env.BENCH_CONCURRENCY) : undefined;
+const env = {
+  ...process.env,
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: os.devNull,
+  GIT_AUTHOR_NAME: 'bench',
+  GIT_AUTHOR_EMAIL: 'bench@polywave.invalid',
+  GIT_COMMITTER_NAME: 'bench',
+  GIT_COMMITTER_EMAIL: 'bench@polywave.invalid',
+};
+delete env.POLYWAVE_ALLOW_MAIN_COMMIT;
+
+function sh(script, cwd) {
+  const result = spawnSync('sh', ['-c', script], { cwd, env, encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`${script.slice(0, 200)}\n${result.stderr}`);
+  return result.stdout;
+}
+
+/** Agent IDs A…Z, A2…Z2, … (E5: ^[A-Z][2-9]?$). */
+function agentIds(count) {
+  const ids = [];
+  for (let generation = 1; ids.length < count; generation += 1) {
+    for (let letter = 0; letter < 26 && ids.length < count; letter += 1) ids.push(`${String.fromCharCode(65 + letter)}${generation === 1 ? '' : generation}`);
+  }
+  return ids;
+}
+
+function implYaml(count) {
+  const ids = agentIds(count);
+  // Two files per agent (one agent owning one file is V047_TRIVIAL_SCOPE).
+  const files = (id) => [`src/agent-${id}/main.ts`, `src/agent-${id}/main.test.ts`];
+  const rows = ids.flatMap((id) => files(id).flatMap((file) => [`    - file: ${file}`, `      agent: ${id}`, '      wave: 1', '      action: new']));
+  const agents = ids.flatMap((id) => [`        - id: ${id}`, `          task: Implement src/agent-${id}/main.ts with tests.`, '          files:', ...files(id).map((file) => `            - ${file}`)]);
+  return [
+    'title: Bench feature',
+    'feature_slug: bench',
+    'verdict: SUITABLE',
+    'state: WAVE_PENDING',
+    'file_ownership:',
+    ...rows,
+    'interface_contracts:',
+    '    - name: Api',
+    '      definition: "export interface Api { run(): void }"',
+    '      location: src/api.ts',
+    'waves:',
+    '    - number: 1',
+    '      agents:',
+    ...agents,
+    'critic_report:',
+    '    verdict: PASS',
+    '    summary: bench',
+    '',
+  ].join('\n');
+}
+
+/** A fresh repository: `fileCount` source files in 10 directories, one commit. */
+function freshRepo(count) {
+  const directory = mkdtempSync(path.join(os.tmpdir(), 'polywave-bench-'));
+  const repo = path.join(directory, 'repo');
+  sh(`git init -q -b main "${repo}"`, directory);
+  for (let index = 0; index < fileCount; index += 1) {
+    const file = path.join(repo, 'src', `dir${index % 10}`, `file${index}.ts`);
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, `export const value${index} = ${index};\n`.repeat(20));
+  }
+  mkdirSync(path.join(repo, 'docs', 'IMPL'), { recursive: true });
+  writeFileSync(path.join(repo, 'docs', 'IMPL', 'IMPL-bench.yaml'), implYaml(count));
+  sh('git add -A && git commit -q --no-verify -m init', repo);
+  return { directory, repo };
+}
+
+async function timePrepare(count) {
+  const { directory, repo } = freshRepo(count);
+  try {
+    const start = performance.now();
+    const result = await prepareWave({
+      implPath: path.join(repo, 'docs', 'IMPL', 'IMPL-bench.yaml'),
+      wave: 1,
+      env,
+      gitAt: (dir) => createGit(dir, { env }),
+      ...(concurrency ? { concurrency } : {}),
+    });
+    const ms = performance.now() - start;
+    if (!result.success) throw new Error(`prepare-wave failed: ${JSON.stringify(result.steps.find((step) => step.status === 'failed'))}`);
+    if (result.worktrees.length !== count) throw new Error(`expected ${count} worktrees, got ${result.worktrees.length}`);
+    const steps = Object.fromEntries(result.steps.map((step) => [step.step, step.duration_ms]));
+    return { ms, steps };
+  } finally {
+    rmSync(directory, { recursive: true, force: true });
+  }
+}
+
+function timeShellLoop(count) {
+  const { directory, repo } = freshRepo(count);
+  try {
+    const base = sh('git rev-parse HEAD', repo).trim();
+    const lines = agentIds(count).map((id) => `git worktree add -q -b polywave/bench/wave1-agent-${id} .claude/worktrees/polywave/bench/wave1-agent-${id} ${base}`);
+    const script = lines.join('\n');
+    const start = performance.now();
+    sh(script, repo);
+    return performance.now() - start;
+  } finally {
+    rmSync(directory, { recursive: true, force: true });
+  }
+}
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+// Warm-up (module loading and JIT are not what we measure).
+await timePrepare(2);
+
+console.log(`bench:prepare — ${os.cpus().length} CPUs, git ${sh('git --version', root).trim().replace('git version ', '')}, repo of ${fileCount} files, load ${os.loadavg()[0].toFixed(1)}; prepare-wave${concurrency ? ` (concurrency ${concurrency})` : ''} without gates (in-process API) vs a shell loop of git worktree add -b`);
+console.log('    N | shell loop ms | ms/agent | prepare-wave ms | ms/agent | ratio (median of per-round ratios)');
+const rows = [];
+for (const count of sizes) {
+  const rounds = Number(process.env.BENCH_ROUNDS ?? (count <= 8 ? 5 : 3));
+  const shell = [];
+  const ours = [];
+  let steps;
+  for (let round = 0; round < rounds; round += 1) {
+    // Alternate which runs first, so a load change within a round does not always favour one side.
+    if (round % 2 === 1) shell.push(timeShellLoop(count));
+    const measured = await timePrepare(count);
+    ours.push(measured.ms);
+    steps = measured.steps;
+    if (round % 2 === 0) shell.push(timeShellLoop(count));
+  }
+  // Rounds interleave the two measurements; on a shared machine the load drifts, so the ratio
+  // is taken per round (two runs close in time) and the median of those ratios is reported.
+  const shellMs = median(shell);
+  const oursMs = median(ours);
+  const ratio = median(ours.map((ms, index) => ms / shell[index]));
+  rows.push({ count, shellMs, oursMs, steps, ratio });
+  if (process.env.BENCH_VERBOSE) console.log(`      samples shell ${shell.map((ms) => ms.toFixed(0)).join(' ')} | ours ${ours.map((ms) => ms.toFixed(0)).join(' ')}`);
+  console.log(
+    `${String(count).padStart(5)} | ${shellMs.toFixed(0).padStart(13)} | ${(shellMs / count).toFixed(1).padStart(8)} | ${oursMs.toFixed(0).padStart(15)} | ${(oursMs / count).toFixed(1).padStart(8)} | ${ratio.toFixed(2)}× (${rounds} round${rounds === 1 ? '' : 's'})`,
+  );
+}
+for (const row of rows) {
+  const top = Object.entries(row.steps).sort((left, right) => right[1] - left[1]).slice(0, 6);
+  console.log(`slowest steps at N=${row.count}: ${top.map(([name, ms]) => `${name} ${ms} ms`).join(', ')}`);
+}
+const target = rows.filter((row) => row.count >= 8);
+if (target.length > 0) {
+  const worst = Math.max(...target.map((row) => row.ratio));
+  console.log(`worst ratio at N ≥ 8: ${worst.toFixed(2)}× (target ≤ 1.5×) — ${worst <= 1.5 ? 'OK' : 'ABOVE TARGET'}`);
+}
+if (rows.length >= 2) {
+  const [small, big] = [rows.find((row) => row.count >= 8) ?? rows[0], rows[rows.length - 1]];
+  console.log(`linearity: ms/agent ${(small.oursMs / small.count).toFixed(1)} at N=${small.count} → ${(big.oursMs / big.count).toFixed(1)} at N=${big.count} (shell loop: ${(small.shellMs / small.count).toFixed(1)} → ${(big.shellMs / big.count).toFixed(1)})`);
+}

@@ -1,0 +1,73 @@
+import path from 'node:path';
+import { prepareWave } from '../../engine/prepare-wave.js';
+import type { StepResult } from '../../engine/step.js';
+import { PolywaveError } from '../../errors/polywave-error.js';
+import { loadImpl } from '../../store/manifest-file.js';
+import { printJson, type CommandIo, type CommandResult } from '../io.js';
+import { implPathFrom, requireManifest } from './shared.js';
+
+/** Reads `--wave` (commander already parsed it as a non-negative integer). */
+export function waveOption(options: Record<string, unknown>): number {
+  const wave = options.wave;
+  if (typeof wave !== 'number' || wave < 1) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: '--wave is required (a wave number >= 1)' });
+  return wave;
+}
+
+/** `--repo-dir` resolved against the command's cwd, if given. */
+export function repoDirOption(options: Record<string, unknown>, io: CommandIo): string | undefined {
+  return typeof options.repoDir === 'string' && options.repoDir.trim() !== '' ? path.resolve(io.cwd, options.repoDir) : undefined;
+}
+
+/** Progress line on stderr: `prepare-wave: [step] status — detail`. */
+export function progressPrinter(command: string, io: CommandIo): (step: StepResult) => void {
+  return (step) => io.stderr(`${command}: [${step.step}] ${step.status} — ${step.detail}\n`);
+}
+
+/** An AbortSignal fired by Ctrl-C (the steps record why they stopped). */
+export function interruptSignal(): { signal: AbortSignal; dispose: () => void } {
+  const controller = new AbortController();
+  const onSignal = () => controller.abort(new Error('interrupted (SIGINT)'));
+  process.once('SIGINT', onSignal);
+  return { signal: controller.signal, dispose: () => process.off('SIGINT', onSignal) };
+}
+
+/**
+ * `prepare-wave <impl> --wave N [--merge-target B] [--commit-state|--no-commit-state] [--no-cache]
+ * [--skip-critic] [--json-only] [--repo-dir D] [--concurrency K]` — prints the PrepareWaveResult
+ * JSON (also on failure, exit 1); progress lines go to stderr unless --json-only.
+ */
+export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  const implPath = implPathFrom(args, io);
+  const wave = waveOption(options);
+  requireManifest((await loadImpl(implPath)).parsed, implPath);
+  const jsonOnly = options.jsonOnly === true;
+  const interrupt = interruptSignal();
+  try {
+    const repoDir = repoDirOption(options, io);
+    const result = await prepareWave({
+      implPath,
+      wave,
+      ...(repoDir ? { repoDir } : {}),
+      ...(typeof options.mergeTarget === 'string' && options.mergeTarget.trim() !== '' ? { mergeTarget: options.mergeTarget.trim() } : {}),
+      commitState: options.commitState !== false,
+      noCache: options.cache === false,
+      skipCritic: options.skipCritic === true,
+      ...(typeof options.concurrency === 'number' && options.concurrency > 0 ? { concurrency: options.concurrency } : {}),
+      env: io.env,
+      now: io.now,
+      signal: interrupt.signal,
+      ...(jsonOnly ? {} : { onStep: progressPrinter('prepare-wave', io) }),
+    });
+    printJson(io, result);
+    if (!result.success && !jsonOnly) {
+      const failed = result.steps.find((step) => step.status === 'failed');
+      const failing = (failed?.step === 'baseline_gates' ? (failed.data as { failing?: Array<{ type: string; command: string; exit_code: number; output: string }> } | undefined)?.failing : undefined) ?? [];
+      for (const gate of failing) {
+        io.stderr(`\nbaseline gate failed (E21A): ${gate.type} \`${gate.command}\` (exit ${gate.exit_code})\n${gate.output.split('\n').slice(-40).join('\n')}\n`);
+      }
+    }
+    return result.success ? 0 : 1;
+  } finally {
+    interrupt.dispose();
+  }
+}

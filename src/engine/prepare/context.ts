@@ -1,0 +1,142 @@
+import type { Git, WorktreeEntry } from '../../git/git-port.js';
+import type { ImplParseResult } from '../../protocol/parse-impl.js';
+import type { Agent, ImplManifest } from '../../protocol/schema/impl-schema.js';
+import type { EventBus } from '../events.js';
+import type { StepResult } from '../step.js';
+import type { HookInstallResult } from '../isolation-hook.js';
+import type { EnsuredWorktree, WorktreeInfo } from '../worktrees.js';
+
+/** Options of prepare-wave (and of the commands built from its steps). */
+export interface PrepareWaveOptions {
+  /** Absolute path of the IMPL manifest. */
+  implPath: string;
+  wave: number;
+  /**
+   * The primary repository's root. Default: the top level of the repository holding the
+   * manifest (`<root>/docs/IMPL/IMPL-<slug>.yaml`).
+   */
+  repoDir?: string;
+  /** P5: branch the wave merges into; worktrees start from its tip (default: HEAD). */
+  mergeTarget?: string;
+  /** Commit dirty protocol-owned files (IMPL, docs/IMPL/**, docs/CONTEXT.md, .polywave-state/**). Default true (as Go). */
+  commitState?: boolean;
+  /** Bypass the E38 gate cache for the baseline gates. */
+  noCache?: boolean;
+  /** E37: write a synthetic PASS critic report when the critic gate would block. */
+  skipCritic?: boolean;
+  /** Concurrent `git worktree add` processes (default: idle CPUs, 1–8). */
+  concurrency?: number;
+  /** Environment for git and gate commands (read once by the CLI). Default: this process's. */
+  env?: Readonly<Record<string, string | undefined>>;
+  now?: () => Date;
+  signal?: AbortSignal;
+  events?: EventBus;
+  /** Called after every recorded step (the CLI prints progress to stderr). */
+  onStep?: (step: StepResult) => void;
+  /** Git port factory (default: the git CLI with `env`). */
+  gitAt?: (directory: string) => Git;
+  /** Per-gate timeout for gates without `timeout_seconds` (ms). */
+  gateTimeoutMs?: number;
+}
+
+/** One repository taking part in the wave (the primary one, or a sibling for cross-repo agents). */
+export interface RepoContext {
+  /** Repository key as written in the manifest (`repo:`), '' for the primary repository. */
+  key: string;
+  root: string;
+  git: Git;
+  primary: boolean;
+  /** Current branch of the main checkout (undefined when detached). */
+  currentBranch?: string;
+  /** Branch the wave merges into here: the merge target, else the current branch. */
+  targetBranch?: string;
+  /** Commit every agent branch of this repository starts from. */
+  base?: string;
+  hookInstall?: HookInstallResult;
+  /** Current `worktree list` (set by stale_cleanup when it changed nothing; saves a git call). */
+  worktreeEntries?: WorktreeEntry[];
+}
+
+/** An agent's worktree target together with its repository. */
+export interface AgentTarget extends WorktreeInfo {
+  repoContext: RepoContext;
+  agentData: Agent;
+}
+
+/** Per-agent brief metadata (the Go `AgentBriefInfo` keys, empty optional ones omitted). */
+export interface AgentBriefInfo {
+  agent: string;
+  brief_path: string;
+  brief_length: number;
+  journal_dir: string;
+  /** Number of owned files (an int, as in Go). */
+  files_owned: number;
+  repo?: string;
+  merge_target?: string;
+  journal_context_available?: boolean;
+  journal_context_file?: string;
+  worktree_env_path?: string;
+  ownership_path?: string;
+}
+
+/** The prepare-wave JSON (Go `PrepareWaveResult`), printed on success and on failure. */
+export interface PrepareWaveResult {
+  wave: number;
+  worktrees: WorktreeInfo[];
+  agent_briefs: AgentBriefInfo[];
+  steps: StepResult[];
+  success: boolean;
+  original_branch?: string;
+}
+
+/** How the E2 freeze is handled this run. */
+export type FreezeMode = 'record' | 'enforce' | 'refreeze';
+
+/** State shared by the steps of one prepare-wave run. */
+export interface PrepareContext {
+  options: PrepareWaveOptions;
+  implPath: string;
+  wave: number;
+  now: () => Date;
+  gitAt: (directory: string) => Git;
+  primary: RepoContext;
+  repos: RepoContext[];
+  parsed?: ImplParseResult;
+  manifest?: ImplManifest;
+  slug: string;
+  /** Index of the wave in the manifest's `waves` list (for edits). */
+  waveIndex: number;
+  agents: Agent[];
+  targets: AgentTarget[];
+  /** Wave-N agent branches that already exist (E9 re-entry), branch → tip. */
+  existingBranches: Map<string, string>;
+  freezeMode: FreezeMode;
+  /** Where the primary base came from (for messages). */
+  baseSource: string;
+  ensured: EnsuredWorktree[];
+  result: PrepareWaveResult;
+  /** Read-only run (pre-wave-validate): steps that would write report what they would do. */
+  readOnly: boolean;
+}
+
+/** Requires a loaded manifest (steps after load_manifest). */
+export function manifestOf(context: PrepareContext): ImplManifest {
+  if (!context.manifest) throw new Error('manifest not loaded');
+  return context.manifest;
+}
+
+/** Short form of a commit for messages. */
+export function short(sha: string | undefined): string {
+  return (sha ?? '').slice(0, 12);
+}
+
+/** Message of an unknown error. */
+export function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** A list for a one-line detail: the first `max` items, then "… and N more". */
+export function listForDetail(items: readonly string[], max = 15): string {
+  if (items.length <= max) return items.join(', ');
+  return `${items.slice(0, max).join(', ')} … and ${items.length - max} more`;
+}

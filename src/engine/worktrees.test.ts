@@ -1,0 +1,92 @@
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createGit } from '../git/git-cli.js';
+import { createTestRepo } from '../../test/support/git-repo.js';
+import { ensureInfoExclude, ensureWorktrees, polywaveExcludePatterns, verifyWorktrees } from './worktrees.js';
+
+describe('ensureWorktrees', () => {
+  it('creates, reuses, fast-forwards a lagging branch without own commits, and refuses to touch foreign state', async () => {
+    const repo = await createTestRepo();
+    const old = await repo.git.headCommit();
+    repo.write('next.txt', 'n\n');
+    const base = await repo.commitAll('next');
+    await repo.git.createBranch('lagging', old);
+    await repo.git.createBranch('elsewhere', base);
+    await repo.git.worktreeAdd({ path: repo.sibling('other-place'), branch: 'elsewhere', base, createBranch: false });
+    mkdirSync(repo.sibling('occupied'), { recursive: true });
+    writeFileSync(path.join(repo.sibling('occupied'), 'keep.txt'), 'mine\n');
+
+    const targets = [
+      { agent: 'A', path: repo.sibling('wt-a'), branch: 'fresh-a' },
+      { agent: 'B', path: repo.sibling('wt-b'), branch: 'lagging' },
+      { agent: 'C', path: repo.sibling('wt-c'), branch: 'elsewhere' },
+      { agent: 'D', path: repo.sibling('occupied'), branch: 'fresh-d' },
+    ];
+    const first = await ensureWorktrees({ git: repo.git, targets, base, concurrency: 4 });
+    expect(first.worktrees.map((item) => [item.agent, item.action])).toEqual([['A', 'created'], ['B', 'attached']]);
+    expect(first.worktrees[1]?.note).toContain('fast-forwarded');
+    expect((await repo.run(['rev-parse', 'lagging'])).trim()).toBe(base);
+    expect(first.failures.map((item) => item.agent)).toEqual(['C', 'D']);
+    expect(first.failures[0]?.error).toContain('already checked out');
+    expect(first.failures[1]?.error).toContain('exists and is not a registered worktree');
+    expect(readFileSync(path.join(repo.sibling('occupied'), 'keep.txt'), 'utf8')).toBe('mine\n');
+    // D's branch was not created either (the failure happened before any change).
+    expect(await repo.git.branchExists('fresh-d')).toBe(false);
+
+    const again = await ensureWorktrees({ git: repo.git, targets: targets.slice(0, 2), base });
+    expect(again.worktrees.map((item) => item.action)).toEqual(['reused', 'reused']);
+    expect(await verifyWorktrees(repo.git, targets.slice(0, 2))).toEqual({ ok: true, found: 2, expected: 2, problems: [] });
+    expect((await verifyWorktrees(repo.git, targets)).problems).toHaveLength(2);
+  });
+});
+
+describe('ensureWorktrees in parallel', () => {
+  it('adds 10 worktrees 8 at a time through the port and through the one-shell batch, all verified', async () => {
+    for (const batch of [false, true]) {
+      const repo = await createTestRepo({ files: Object.fromEntries(Array.from({ length: 30 }, (_, index) => [`src/f${index}.ts`, `export const f${index} = ${index};\n`])) });
+      const base = await repo.git.headCommit();
+      const targets = Array.from({ length: 10 }, (_, index) => ({ agent: `A${index}`, path: repo.path(`.claude/worktrees/polywave/p/wave1-agent-${String.fromCharCode(65 + index)}`), branch: `polywave/p/wave1-agent-${String.fromCharCode(65 + index)}` }));
+      const result = await ensureWorktrees({ git: repo.git, targets, base, concurrency: 8, batch, ...(batch ? { env: repo.env } : {}) });
+      expect(result.failures, `batch=${batch}`).toEqual([]);
+      expect(result.worktrees.map((item) => item.action)).toEqual(Array(10).fill('created'));
+      expect(await verifyWorktrees(repo.git, targets)).toMatchObject({ ok: true, found: 10 });
+    }
+  });
+});
+
+describe('ensureWorktrees with vanished directories', () => {
+  it('re-attaches a target branch whose worktree directory was deleted, and leaves other stale registrations alone', async () => {
+    const repo = await createTestRepo();
+    const base = await repo.git.headCommit();
+    const target = { agent: 'A', path: repo.sibling('wt-a'), branch: 'agent-a' };
+    await ensureWorktrees({ git: repo.git, targets: [target], base });
+    writeFileSync(path.join(target.path, 'work.txt'), 'w\n');
+    const gitA = createGit(target.path, { env: repo.env });
+    await gitA.add(['work.txt']);
+    const commit = await gitA.commit({ message: 'work', noVerify: true });
+    rmSync(target.path, { recursive: true, force: true });
+    // Someone else's detached registration with a vanished directory.
+    await repo.run(['worktree', 'add', '--quiet', '--detach', repo.sibling('detached'), base]);
+    rmSync(repo.sibling('detached'), { recursive: true, force: true });
+
+    const again = await ensureWorktrees({ git: repo.git, targets: [target], base });
+    expect(again.worktrees.map((item) => item.action)).toEqual(['attached']);
+    expect(readFileSync(path.join(target.path, 'work.txt'), 'utf8')).toBe('w\n');
+    expect((await repo.run(['rev-parse', 'agent-a'])).trim()).toBe(commit);
+    expect((await repo.git.worktreeList()).some((entry) => entry.path === repo.sibling('detached') && entry.prunable)).toBe(true);
+  });
+});
+
+describe('ensureInfoExclude', () => {
+  it('adds one managed block to the common info/exclude, keeping the user lines, idempotently', async () => {
+    const repo = await createTestRepo();
+    writeFileSync(repo.path('.git/info/exclude'), '# mine\n*.log');
+    expect((await ensureInfoExclude(repo.git)).changed).toBe(true);
+    const text = readFileSync(repo.path('.git/info/exclude'), 'utf8');
+    expect(text.startsWith('# mine\n*.log\n# >>> polywave')).toBe(true);
+    for (const pattern of polywaveExcludePatterns) expect(text).toContain(`\n${pattern}\n`);
+    expect((await ensureInfoExclude(repo.git)).changed).toBe(false);
+    expect(readFileSync(repo.path('.git/info/exclude'), 'utf8')).toBe(text);
+  });
+});
