@@ -1,0 +1,42 @@
+import { amendImpl, type AmendOperation } from '../../engine/amend-impl.js';
+import { PolywaveError } from '../../errors/polywave-error.js';
+import { printJson, type CommandIo, type CommandResult } from '../io.js';
+import { repoDirOption } from './prepare-wave.js';
+import { implPathFrom } from './shared.js';
+
+function invalid(message: string): PolywaveError {
+  return new PolywaveError({ code: 'X001_INVALID_INPUT', message });
+}
+
+async function operationFrom(options: Record<string, unknown>, io: CommandIo): Promise<AmendOperation> {
+  const redirect = typeof options.redirectAgent === 'string' ? options.redirectAgent.trim() : undefined;
+  const chosen = [options.addWave === true, redirect !== undefined, options.extendScope === true].filter(Boolean).length;
+  if (chosen !== 1) throw invalid('exactly one of --add-wave, --redirect-agent <ID> or --extend-scope is required');
+  if (options.addWave === true) return { kind: 'add-wave' };
+  if (options.extendScope === true) return { kind: 'extend-scope' };
+  if (redirect === '') throw invalid('--redirect-agent needs an agent ID');
+  if (typeof options.wave !== 'number' || options.wave < 1) throw invalid('--wave <n> is required with --redirect-agent');
+  const task = typeof options.newTask === 'string' ? options.newTask : await io.readStdin();
+  const newTask = task.replace(/\s+$/, '');
+  if (newTask.trim() === '') throw invalid('the new task is empty: give --new-task <text> or pipe it on stdin');
+  return { kind: 'redirect-agent', agentId: redirect!, wave: options.wave, newTask };
+}
+
+/**
+ * `amend-impl <impl> --add-wave | --redirect-agent ID --wave N [--new-task TEXT] | --extend-scope`
+ * — E36. Prints `{success, operation, new_wave_number?, agent_id?, warnings[]}` (extend-scope
+ * adds the hint `manifest_path`, `message`). A refused amendment (E36 preconditions, E36a
+ * validation, E2 freeze) prints `{success: false, operation, error, code: "P013_AMEND_BLOCKED"}`
+ * and exits 1 with the file unchanged.
+ */
+export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  const implPath = implPathFrom(args, io);
+  const operation = await operationFrom(options, io);
+  const repoDir = repoDirOption(options, io);
+  const result = await amendImpl({ implPath, operation, ...(repoDir ? { repoDir } : {}), env: io.env });
+  for (const warning of result.warnings) io.stderr(`amend-impl: warning: ${warning}\n`);
+  printJson(io, result);
+  if (result.success) return 0;
+  io.stderr(`polywave: error[${result.code ?? 'P013_AMEND_BLOCKED'}]: ${result.error ?? 'amendment blocked'}\n`);
+  return 1;
+}
