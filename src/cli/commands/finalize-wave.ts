@@ -1,0 +1,75 @@
+import { finalizeWave, type FinalizeWaveOptions } from '../../engine/finalize-wave.js';
+import type { MergeProgressEvent } from '../../engine/merge.js';
+import { PolywaveError } from '../../errors/polywave-error.js';
+import { loadImpl } from '../../store/manifest-file.js';
+import { printJson, type CommandIo, type CommandResult } from '../io.js';
+import { interruptSignal, progressPrinter, repoDirOption, waveOption } from './prepare-wave.js';
+import { implPathFrom, requireManifest } from './shared.js';
+
+/**
+ * Test hook for crash safety (read here, in the CLI, and passed down as an option):
+ * `POLYWAVE_TEST_CRASH_AFTER_MERGE=k` SIGKILLs this process right after the k-th merge of the
+ * run has been logged; `k:merged` right after the merge commit, before the log knows it.
+ */
+export function crashHookFromEnv(env: CommandIo['env']): ((event: MergeProgressEvent) => void) | undefined {
+  const value = env.POLYWAVE_TEST_CRASH_AFTER_MERGE?.trim();
+  if (!value) return undefined;
+  const match = /^(\d+)(?::(merged|logged))?$/.exec(value);
+  if (!match) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `POLYWAVE_TEST_CRASH_AFTER_MERGE must be <k> or <k>:merged, got "${value}"` });
+  const count = Number(match[1]);
+  const phase = match[2] ?? 'logged';
+  return (event) => {
+    if (event.count === count && event.phase === phase) process.kill(process.pid, 'SIGKILL');
+  };
+}
+
+/** The finalize options every finalize-family command shares (wave, repo dir, merge target, env, clock, progress). */
+export function finalizeOptionsFrom(command: string, args: string[], options: Record<string, unknown>, io: CommandIo, settings: { waveRequired?: boolean } = {}): FinalizeWaveOptions {
+  const implPath = implPathFrom(args, io);
+  const wave = settings.waveRequired === false && options.wave === undefined ? 0 : waveOption(options);
+  const repoDir = repoDirOption(options, io);
+  const mergeTarget = typeof options.mergeTarget === 'string' && options.mergeTarget.trim() !== '' ? options.mergeTarget.trim() : undefined;
+  return {
+    implPath,
+    wave,
+    ...(repoDir ? { repoDir } : {}),
+    ...(mergeTarget ? { mergeTarget } : {}),
+    env: io.env,
+    now: io.now,
+    ...(options.jsonOnly === true ? {} : { onStep: progressPrinter(command, io) }),
+  };
+}
+
+/**
+ * `finalize-wave <impl> --wave N [--merge-target B] [--skip-merge] [--dry-run] [--no-cache]
+ * [--require-no-stubs] [--enforce-integration] [--json-only] [--repo-dir D]` — verify, predict,
+ * gate, merge, verify the merge, mark, clean up. Prints the FinalizeWaveResult JSON with every
+ * step's status — on failure too (the Go tool prints `null`); exit 1 when a step failed.
+ */
+export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  const base = finalizeOptionsFrom('finalize-wave', args, options, io);
+  requireManifest((await loadImpl(base.implPath)).parsed, base.implPath);
+  const afterMerge = crashHookFromEnv(io.env);
+  const interrupt = interruptSignal();
+  try {
+    const result = await finalizeWave({
+      ...base,
+      skipMerge: options.skipMerge === true,
+      dryRun: options.dryRun === true,
+      noCache: options.cache === false,
+      requireNoStubs: options.requireNoStubs === true,
+      enforceIntegration: options.enforceIntegration === true,
+      ...(afterMerge ? { afterMerge } : {}),
+      signal: interrupt.signal,
+    });
+    printJson(io, result);
+    if (options.jsonOnly !== true) {
+      if (result.stub_report && result.stub_report.hits.length > 0 && result.stub_table) io.stderr(`\n${result.stub_table}\n`);
+      if (!result.success && result.failed_step) io.stderr(`\nfinalize-wave: wave ${result.wave} not finalized — [${result.failed_step.step}] ${result.failed_step.detail}\n`);
+      for (const command of result.recovery ?? []) io.stderr(`recover: ${command}\n`);
+    }
+    return result.success ? 0 : 1;
+  } finally {
+    interrupt.dispose();
+  }
+}

@@ -1,0 +1,23 @@
+import { mergeWave } from '../../engine/finalize-wave.js';
+import { printJson, type CommandIo, type CommandResult } from '../io.js';
+import { crashHookFromEnv, finalizeOptionsFrom } from './finalize-wave.js';
+import { interruptSignal } from './prepare-wave.js';
+
+/**
+ * `merge-agents <impl> --wave N [--merge-target B]` — the merge step alone: WAVE_MERGING, one
+ * `--no-ff` merge per agent in wave order, merge log, E9 skips; a conflict aborts that merge and
+ * sets BLOCKED. Prints `{wave, merges[{agent, branch, success, error?}], next_state, …}` (also on
+ * failure); exit 1 when a merge failed. Verify afterwards with `finalize-wave --skip-merge`.
+ */
+export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  const base = finalizeOptionsFrom('merge-agents', args, options, io);
+  const afterMerge = crashHookFromEnv(io.env);
+  const interrupt = interruptSignal();
+  try {
+    const outcome = await mergeWave({ ...base, ...(afterMerge ? { afterMerge } : {}), signal: interrupt.signal });
+    printJson(io, { ...(outcome.result ?? { wave: base.wave, merges: [] }), next_state: outcome.next_state, success: outcome.success, steps: outcome.steps });
+    return outcome.success ? 0 : 1;
+  } finally {
+    interrupt.dispose();
+  }
+}

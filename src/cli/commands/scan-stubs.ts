@@ -1,0 +1,48 @@
+import path from 'node:path';
+import { formatStubTable, scanStubText, type StubHit } from '../../analysis/index.js';
+import { scanWaveStubs } from '../../engine/finalize-wave.js';
+import { PolywaveError } from '../../errors/polywave-error.js';
+import { editImpl } from '../../store/manifest-file.js';
+import { readTextFile } from '../../store/read-text.js';
+import { printJson, type CommandIo, type CommandResult } from '../io.js';
+import { finalizeOptionsFrom } from './finalize-wave.js';
+import { repoDirOption } from './prepare-wave.js';
+import { implPathFrom, requireManifest } from './shared.js';
+
+/**
+ * `scan-stubs [file…] [--append-impl <impl> --wave N] [--repo-dir D]` — E20 stub patterns.
+ * With files: those files as they are on disk (relative to --repo-dir, else the current
+ * directory). Without files but with --append-impl and --wave: every file each agent of the wave
+ * changed, read from its branch. --append-impl stores `stub_reports.wave{N} = {hits}`.
+ * Prints `{hits[{file, line, pattern, context}]}` (the E20 table on stderr); exit 0 — the scan
+ * is informational (2 for unreadable input).
+ */
+export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  const append = typeof options.appendImpl === 'string' && options.appendImpl.trim() !== '' ? options.appendImpl.trim() : undefined;
+  const wave = typeof options.wave === 'number' && options.wave > 0 ? options.wave : undefined;
+  if (append !== undefined && wave === undefined) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: '--append-impl needs --wave <n>' });
+  if (args.length === 0) {
+    if (append === undefined) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: 'give the files to scan, or --append-impl <impl> --wave <n> to scan the wave’s agent branches' });
+    const result = await scanWaveStubs(finalizeOptionsFrom('scan-stubs', [append], { ...options, jsonOnly: true }, io));
+    printJson(io, { hits: result.hits, ...(result.success ? {} : { steps: result.steps }) });
+    if (result.hits.length > 0) io.stderr(`${result.table}\n`);
+    return result.success ? 0 : 2;
+  }
+  const root = repoDirOption(options, io) ?? io.cwd;
+  const hits: StubHit[] = [];
+  for (const file of args) {
+    const absolute = path.resolve(root, file);
+    const relative = path.relative(root, absolute).split(path.sep).join('/');
+    hits.push(...scanStubText(relative.startsWith('..') ? file : relative, await readTextFile(absolute)));
+  }
+  if (append !== undefined) {
+    const implPath = implPathFrom([append], io);
+    await editImpl(implPath, (parsed) => {
+      requireManifest(parsed, implPath);
+      return { edits: [{ path: ['stub_reports', `wave${wave}`], value: { hits } }], outcome: undefined };
+    });
+  }
+  printJson(io, { hits });
+  if (hits.length > 0) io.stderr(`${formatStubTable(hits, wave === undefined ? {} : { wave })}\n`);
+  return 0;
+}

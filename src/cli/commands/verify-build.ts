@@ -1,0 +1,44 @@
+import path from 'node:path';
+import { classifyCallerCascade, verifyBuild, verifyBuildCommands } from '../../engine/verify-build.js';
+import { PolywaveError } from '../../errors/polywave-error.js';
+import { createGit } from '../../git/git-cli.js';
+import { loadImpl } from '../../store/manifest-file.js';
+import { printJson, type CommandIo, type CommandResult } from '../io.js';
+import { interruptSignal, repoDirOption } from './prepare-wave.js';
+import { implPathFrom, requireManifest } from './shared.js';
+
+/**
+ * `verify-build <impl> [--repo-dir D] [--wave N] [--timeout <seconds>]` — E10/E13: the IMPL's
+ * test_command then lint_command (else its first test/lint gate), unscoped, in the repository
+ * (default: the one holding the IMPL), each with a timeout. Prints `{test_command, lint_command,
+ * test_passed, lint_passed, test_output?, lint_output?, …}`; with --wave a failure is classified
+ * by E47 (`caller_cascade_only`, `caller_cascade_errors`). Exit 1 when either failed.
+ */
+export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  const implPath = implPathFrom(args, io);
+  const manifest = requireManifest((await loadImpl(implPath)).parsed, implPath);
+  const start = repoDirOption(options, io) ?? path.dirname(implPath);
+  const git = createGit(start, { env: io.env });
+  if (!(await git.isRepository())) throw new PolywaveError({ code: 'D011_REPO_ROOT_INVALID', message: `${start} is not inside a git repository (pass --repo-dir)` });
+  const repoDir = await git.topLevel();
+  const { testCommand, lintCommand } = verifyBuildCommands(manifest);
+  const interrupt = interruptSignal();
+  try {
+    const data = await verifyBuild({
+      repoDir,
+      testCommand,
+      lintCommand,
+      env: io.env,
+      now: io.now,
+      signal: interrupt.signal,
+      ...(typeof options.timeout === 'number' && options.timeout > 0 ? { timeoutMs: options.timeout * 1000 } : {}),
+    });
+    const passed = data.test_passed && data.lint_passed;
+    const wave = typeof options.wave === 'number' && options.wave > 0 ? options.wave : undefined;
+    const cascade = !passed && wave !== undefined ? classifyCallerCascade({ output: `${data.test_output ?? ''}\n${data.lint_output ?? ''}`, manifest, wave, repoDir }) : undefined;
+    printJson(io, { ...data, ...(cascade ? { caller_cascade_only: cascade.caller_cascade_only, caller_cascade_errors: cascade.errors, caller_cascade_files: cascade.files } : {}) });
+    return passed ? 0 : 1;
+  } finally {
+    interrupt.dispose();
+  }
+}

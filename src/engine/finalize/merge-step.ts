@@ -1,0 +1,73 @@
+import { isProtocolOwnedPath, normalizeReportedPath } from '../../protocol/conflicts.js';
+import { mergeAgents, mergeLogPath, type PathOwnership } from '../merge.js';
+import type { StepDefinition } from '../step.js';
+import { listForDetail, manifestOf, short, type FinalizeContext } from './context.js';
+import { describeHops, writeState } from './state.js';
+import { ensureTargetCheckout } from './target.js';
+
+/**
+ * Step 4: the IMPL goes to WAVE_MERGING with `merge_state: in_progress` (one locked manifest
+ * edit), then one `git merge --no-ff` per agent in wave declaration order into the target, with
+ * the merge log written after each (see mergeAgents: E9 skips what an interrupted run merged).
+ * A conflict aborts that merge, leaves the target as it was before it, and blocks the wave.
+ */
+export const mergeStep: StepDefinition<FinalizeContext> = {
+  name: 'merge-agents',
+  async run(context) {
+    const manifest = manifestOf(context);
+    const pending = context.agents.filter((agent) => agent.tip !== undefined && !agent.merged);
+    if (context.dryRun) {
+      return { status: 'skipped', detail: `dry run: would merge ${pending.length} agent branch(es) with --no-ff: ${listForDetail(pending.map((agent) => agent.branch), 10)}` };
+    }
+    const write = await writeState(context, 'WAVE_MERGING', 'in_progress');
+    const owners = new Map<string, string[]>();
+    for (const row of manifest.file_ownership ?? []) {
+      if (row.wave !== context.wave || !row.file || !row.agent) continue;
+      const file = normalizeReportedPath(row.file);
+      owners.set(file, [...(owners.get(file) ?? []), row.agent]);
+    }
+    const ownership = (file: string): PathOwnership => ({
+      agents: owners.get(normalizeReportedPath(file)) ?? [],
+      protocolOwned: isProtocolOwnedPath(file) || normalizeReportedPath(file) === 'docs/CONTEXT.md',
+    });
+
+    let merged = 0;
+    let skipped = 0;
+    for (const repo of context.repos) {
+      const candidates = context.agents.filter((agent) => agent.repo === repo && agent.tip !== undefined);
+      if (candidates.length === 0) continue;
+      const git = await ensureTargetCheckout(context, repo);
+      const result = await mergeAgents({
+        git,
+        targetBranch: repo.targetBranch,
+        wave: context.wave,
+        agents: candidates.map((agent) => ({ agent: agent.id, branch: agent.branch, ...(agent.data.task ? { task: agent.data.task } : {}) })),
+        logPath: mergeLogPath(repo.root, context.wave),
+        now: context.now,
+        ownership,
+        ...(context.options.afterMerge ? { afterMerge: context.options.afterMerge } : {}),
+        ...(context.options.signal ? { signal: context.options.signal } : {}),
+      });
+      context.result.merge_result[repo.key] = result;
+      merged += result.merged_count;
+      skipped += result.skipped_count;
+      for (const outcome of result.merges) {
+        const agent = candidates.find((item) => item.id === outcome.agent);
+        if (agent && (outcome.status === 'merged' || outcome.status === 'already-merged')) agent.merged = true;
+      }
+      if (!result.success) {
+        const failed = result.merges.find((outcome) => outcome.status === 'conflict' || outcome.status === 'failed');
+        context.block = { reason: `merge of ${failed?.branch ?? 'an agent branch'} failed`, mergeState: 'failed' };
+        const detail = result.conflict
+          ? `E12: ${result.conflict.explanation}`
+          : `merging ${failed?.branch ?? '?'} failed: ${failed?.error ?? 'unknown error'} — ${repo.targetBranch} is at ${short(result.target_after)}; nothing after it was merged`;
+        return { status: 'failed', detail, data: result };
+      }
+    }
+    return {
+      status: 'success',
+      detail: `${describeHops(write)}; merged ${merged} agent branch(es) with --no-ff into ${context.repos.map((repo) => repo.targetBranch).join(', ')}${skipped > 0 ? `; ${skipped} already merged by an earlier run (E9, skipped)` : ''}`,
+      data: context.result.merge_result,
+    };
+  },
+};
