@@ -1,3 +1,4 @@
+import type { EngineRunOptions } from '../run-options.js';
 import type { GoGateResult } from '../../gates/go-compat.js';
 import type { Git } from '../../git/git-port.js';
 import type { FailureDecision } from '../../protocol/e19.js';
@@ -5,14 +6,13 @@ import type { ImplParseResult } from '../../protocol/parse-impl.js';
 import type { YamlEdit } from '../../protocol/yaml/index.js';
 import type { Agent, CompletionReport, ImplManifest, MergeState } from '../../protocol/schema/impl-schema.js';
 import type { CleanupResult } from '../cleanup.js';
-import type { EventBus } from '../events.js';
 import type { MergeAgentsResult, MergeProgressEvent } from '../merge.js';
 import type { StepResult } from '../step.js';
 import type { CallerCascadeError, VerifyBuildData } from '../verify-build.js';
 import type { DiffEntry } from './git-batch.js';
 
 /** Options of finalize-wave (and of the single-purpose commands built from its steps). */
-export interface FinalizeWaveOptions {
+export interface FinalizeWaveOptions extends EngineRunOptions {
   /** Absolute path of the IMPL manifest. */
   implPath: string;
   wave: number;
@@ -30,17 +30,6 @@ export interface FinalizeWaveOptions {
   requireNoStubs?: boolean;
   /** E25: integration gaps fail the wave instead of being informational. */
   enforceIntegration?: boolean;
-  /** Environment for git, gates and build commands (read once by the CLI). Default: this process's. */
-  env?: Readonly<Record<string, string | undefined>>;
-  now?: () => Date;
-  signal?: AbortSignal;
-  events?: EventBus;
-  /** Called after every recorded step (the CLI prints progress to stderr). */
-  onStep?: (step: StepResult) => void;
-  /** Git port factory (default: the git CLI with `env`). */
-  gitAt?: (directory: string) => Git;
-  /** Per-gate timeout for gates without `timeout_seconds` (ms). */
-  gateTimeoutMs?: number;
   /** Timeout of each verify-build command (ms). */
   buildTimeoutMs?: number;
   /** Agents whose pre-merge gates run at once (default 2). */

@@ -1,13 +1,13 @@
+import type { EngineRunOptions } from '../run-options.js';
 import type { Git, WorktreeEntry } from '../../git/git-port.js';
 import type { ImplParseResult } from '../../protocol/parse-impl.js';
 import type { Agent, ImplManifest } from '../../protocol/schema/impl-schema.js';
-import type { EventBus } from '../events.js';
 import type { StepResult } from '../step.js';
 import type { HookInstallResult } from '../isolation-hook.js';
 import type { EnsuredWorktree, WorktreeInfo } from '../worktrees.js';
 
 /** Options of prepare-wave (and of the commands built from its steps). */
-export interface PrepareWaveOptions {
+export interface PrepareWaveOptions extends EngineRunOptions {
   /** Absolute path of the IMPL manifest. */
   implPath: string;
   wave: number;
@@ -26,17 +26,6 @@ export interface PrepareWaveOptions {
   skipCritic?: boolean;
   /** Concurrent `git worktree add` processes (default: idle CPUs, 1–8). */
   concurrency?: number;
-  /** Environment for git and gate commands (read once by the CLI). Default: this process's. */
-  env?: Readonly<Record<string, string | undefined>>;
-  now?: () => Date;
-  signal?: AbortSignal;
-  events?: EventBus;
-  /** Called after every recorded step (the CLI prints progress to stderr). */
-  onStep?: (step: StepResult) => void;
-  /** Git port factory (default: the git CLI with `env`). */
-  gitAt?: (directory: string) => Git;
-  /** Per-gate timeout for gates without `timeout_seconds` (ms). */
-  gateTimeoutMs?: number;
 }
 
 /** One repository taking part in the wave (the primary one, or a sibling for cross-repo agents). */
