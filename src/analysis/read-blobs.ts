@@ -46,7 +46,7 @@ async function readChunk(git: Git, specs: readonly string[]): Promise<BlobTexts>
   if (specs.length === 0) return result;
   // A random marker opens every header, so content can never be mistaken for one.
   const nonce = `pw${randomBytes(12).toString('hex')}`;
-  const { stdout } = await git.run(['cat-file', `--batch=${nonce} %(objecttype) %(objectsize)`], { input: `${specs.join('\n')}\n` });
+  const { stdout } = await git.run(['cat-file', '--buffer', `--batch=${nonce} %(objecttype) %(objectsize)`], { input: `${specs.join('\n')}\n` });
   // Sizes are bytes. The port decodes stdout as UTF-8, which round-trips exactly for valid UTF-8;
   // a blob with invalid bytes grows when re-encoded, so every entry's end is verified and, when
   // it does not line up, found by searching for the next header instead.

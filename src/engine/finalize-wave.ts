@@ -147,15 +147,24 @@ export async function createFinalizeContext(options: FinalizeWaveOptions): Promi
 
 /** Runs `steps` in order until one fails (advisory steps never stop the run). */
 async function runSteps(context: FinalizeContext, recorder: StepRecorder, steps: ReadonlyArray<StepDefinition<FinalizeContext>>): Promise<boolean> {
-  for (const step of steps) {
-    if (context.options.signal?.aborted) {
-      await recorder.run({ name: step.name, run: () => ({ status: 'failed', detail: `aborted before this step: ${errorText(context.options.signal?.reason ?? 'signal')}` }) }, context);
-      return false;
+  try {
+    for (const step of steps) {
+      if (context.options.signal?.aborted) {
+        await recorder.run({ name: step.name, run: () => ({ status: 'failed', detail: `aborted before this step: ${errorText(context.options.signal?.reason ?? 'signal')}` }) }, context);
+        return false;
+      }
+      if (step.joinsBackground) await recorder.joinBackground();
+      if (step.background?.(context)) {
+        recorder.start(step, context);
+        continue;
+      }
+      const outcome = await recorder.run(step, context);
+      if (outcome?.status === 'failed' && !step.advisory) return false;
     }
-    const outcome = await recorder.run(step, context);
-    if (outcome?.status === 'failed' && !step.advisory) return false;
+    return true;
+  } finally {
+    await recorder.joinBackground();
   }
-  return true;
 }
 
 /**

@@ -47,6 +47,9 @@ async function buildWaveReferenceIndex(context: FinalizeContext): Promise<WaveRe
  */
 export const validateIntegrationStep: StepDefinition<FinalizeContext> = {
   name: 'validate-integration',
+  // Informational E25 cannot stop the merge, so it runs alongside it (the index reads the scratch
+  // merge commit, not the checkout); populate-integration-checklist waits for it.
+  background: (context) => !context.options.enforceIntegration && !context.dryRun,
   async run(context) {
     const manifest = manifestOf(context);
     const { ref, index } = await waveReferenceIndex(context);

@@ -144,6 +144,7 @@ async function createdFiles(context: FinalizeContext, manifest: ImplManifest): P
 /** Step 4.5 (M5, advisory): `post_merge_checklist` gains the wave's integration tasks. */
 export const populateChecklistStep: StepDefinition<FinalizeContext> = {
   name: 'populate-integration-checklist',
+  joinsBackground: true,
   advisory: true,
   async run(context) {
     if (context.dryRun) return { status: 'skipped', detail: 'dry run: post_merge_checklist not updated' };

@@ -57,6 +57,9 @@ export interface StateWrite {
  * (the only write path). Refuses an illegal move with N008_STATE_TRANSITION and writes nothing.
  */
 export async function writeState(context: FinalizeContext, to: ProtocolState, mergeState: MergeState | undefined, extra: YamlEdit[] = []): Promise<StateWrite> {
+  // Background steps (E25/E35) may add edits while this write is in flight: only the edits taken
+  // into this write are removed afterwards.
+  let taken: FinalizeContext['pendingEdits'] = [];
   const outcome = await editImpl(context.implPath, (parsed) => {
     const current = (parsed.manifest?.state ?? '').trim();
     const hops = statePath(current, to);
@@ -74,12 +77,13 @@ export async function writeState(context: FinalizeContext, to: ProtocolState, me
       if (!check.ok) throw new PolywaveError({ code: 'N008_STATE_TRANSITION', message: check.finding.message, exitCode: 1 });
       from = hop;
     }
-    const edits: YamlEdit[] = [...context.pendingEdits.map((pending) => pending.edit), ...extra];
+    taken = [...context.pendingEdits];
+    const edits: YamlEdit[] = [...taken.map((pending) => pending.edit), ...extra];
     if (hops.length > 0) edits.push({ path: ['state'], value: to });
     if (mergeState !== undefined && parsed.manifest?.merge_state !== mergeState) edits.push({ path: ['merge_state'], value: mergeState });
     return { edits, outcome: { from: current, to, hops, ...(mergeState ? { merge_state: mergeState } : {}) } satisfies StateWrite };
   });
-  context.pendingEdits = [];
+  context.pendingEdits = context.pendingEdits.filter((pending) => !taken.includes(pending));
   if (context.manifest) {
     context.manifest.state = to;
     if (mergeState !== undefined) context.manifest.merge_state = mergeState;
@@ -97,8 +101,8 @@ export function describeHops(write: StateWrite): string {
 /** Writes the pending report edits on their own (when no state change takes them along). */
 export async function flushPendingEdits(context: FinalizeContext): Promise<string[]> {
   if (context.pendingEdits.length === 0) return [];
-  const pending = context.pendingEdits;
+  const pending = [...context.pendingEdits];
   await editImpl(context.implPath, () => ({ edits: pending.map((item) => item.edit), outcome: undefined }));
-  context.pendingEdits = [];
+  context.pendingEdits = context.pendingEdits.filter((item) => !pending.includes(item));
   return pending.map((item) => item.what);
 }

@@ -11,6 +11,7 @@ import { waveReferenceIndex } from './integration.js';
 export const validateWiringStep: StepDefinition<FinalizeContext> = {
   name: 'check-wiring-declarations',
   advisory: true,
+  background: (context) => !context.dryRun,
   async run(context) {
     const manifest = manifestOf(context);
     const declarations = (manifest.wiring ?? []).filter((declaration) => declaration.wave === context.wave);
