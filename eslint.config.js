@@ -49,6 +49,27 @@ export default tseslint.config(
     },
   },
   {
+    files: ['src/engine/**/*.ts', 'src/gates/**/*.ts', 'src/analysis/**/*.ts', 'src/git/**/*.ts'],
+    ignores: ['src/**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['**/cli/**', '**/orchestrator/**', '**/agents/**', '**/server/**'], message: 'engine/, gates/, analysis/ and git/ sit below agents/, orchestrator/ and cli/.' }] }],
+    },
+  },
+  {
+    files: ['src/agents/**/*.ts'],
+    ignores: ['src/agents/**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['**/cli/**', '**/orchestrator/**', '**/server/**'], message: 'agents/ sits below orchestrator/ and cli/.' }] }],
+    },
+  },
+  {
+    files: ['src/orchestrator/**/*.ts'],
+    ignores: ['src/orchestrator/**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['**/cli/**', '**/server/**'], message: 'orchestrator/ sits below cli/ and server/.' }] }],
+    },
+  },
+  {
     files: ['src/store/**/*.ts'],
     ignores: ['src/store/**/*.test.ts'],
     rules: {

@@ -10,6 +10,8 @@ export interface CommandIo {
   stderr: (text: string) => void;
   /** Reads all of standard input (for `--file -`). */
   readStdin: () => Promise<string>;
+  /** True when stderr is a terminal (live progress redraws in place). */
+  stderrIsTty?: boolean;
 }
 
 /** A command's outcome: the exit code (0 success, 1 "no", 2 bad input/fatal). */
@@ -26,6 +28,7 @@ export function processIo(): CommandIo {
     cwd: process.cwd(),
     env: process.env,
     now: () => new Date(),
+    stderrIsTty: process.stderr.isTTY === true,
     stdout: (text) => {
       process.stdout.write(text);
     },

@@ -1,14 +1,12 @@
 import path from 'node:path';
 import { PolywaveError } from '../../errors/polywave-error.js';
-import { buildCompletionReport, checkReportTarget, type CompletionReportInput } from '../../protocol/completion-report.js';
-import { agentIdPattern } from '../../protocol/schema/impl-schema.js';
 import { parseYamlSafe, toPlain } from '../../protocol/yaml/index.js';
-import { editImpl } from '../../store/manifest-file.js';
+import { saveCompletionReport } from '../../store/completion-report-file.js';
 import { readTextFile } from '../../store/read-text.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
-import { implPathFrom, requireManifest } from './shared.js';
+import { implPathFrom } from './shared.js';
 
-const flagFields: Array<[option: string, field: keyof CompletionReportInput]> = [
+const flagFields: Array<[option: string, field: string]> = [
   ['status', 'status'],
   ['commit', 'commit'],
   ['worktree', 'worktree'],
@@ -58,25 +56,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     if (options[option] !== undefined) input[field] = options[option];
   }
   if (!agentId) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: '--agent is required (or an `agent:` key in the report file)' });
-  if (!agentIdPattern.test(agentId)) {
-    throw new PolywaveError({ code: 'V009_INVALID_AGENT_ID', message: `agent ID "${agentId}" does not match protocol pattern ^[A-Z][2-9]?$` });
-  }
-  const built = buildCompletionReport(input as CompletionReportInput, { agentId });
-  const blocking = built.findings.filter((finding) => finding.severity === 'error' || finding.severity === 'fatal');
-  if (!built.ok || blocking.length > 0) {
-    const first = blocking[0] ?? built.findings[0];
-    throw new PolywaveError({
-      code: first?.code ?? 'X001_INVALID_INPUT',
-      message: blocking.length > 1 ? `${first?.message} (and ${blocking.length - 1} more: ${blocking.slice(1).map((finding) => finding.message).join('; ')})` : (first?.message ?? 'invalid report'),
-      findings: built.findings,
-    });
-  }
-  await editImpl(filePath, (parsed) => {
-    const manifest = requireManifest(parsed, filePath);
-    const problems = checkReportTarget(manifest, agentId);
-    if (problems.length > 0) throw new PolywaveError({ code: problems[0]!.code, message: problems[0]!.message });
-    return { edits: [{ path: ['completion_reports', agentId], value: built.report }], outcome: undefined };
-  });
-  printJson(io, { agent: agentId, status: built.report.status, saved: true }, { compact: true });
+  const report = await saveCompletionReport(filePath, agentId, input);
+  printJson(io, { agent: agentId, status: report.status, saved: true }, { compact: true });
   return 0;
 }

@@ -1,0 +1,46 @@
+/**
+ * Our own agent tools (used by the ai-sdk and script backends; the claude-code backend uses Claude
+ * Code's tools behind the same jail through hooks). Backend-neutral: a tool is a name, a
+ * description, a zod input schema and an executor that never throws for a refused or failed call —
+ * the result says so, and the text goes back to the model.
+ */
+import type { z } from 'zod';
+import type { AgentEvent, AgentRunRequest, ToolCallRecorder, ToolDenial } from '../contract.js';
+import type { Jail } from '../jail/types.js';
+
+export type AgentToolName = 'read_file' | 'write_file' | 'edit_file' | 'list_dir' | 'glob' | 'grep' | 'bash' | 'git_commit' | 'set_completion';
+
+/** What a tool call returns. `output` is what the model sees (already cut to the output limit). */
+export interface ToolResult {
+  output: string;
+  isError: boolean;
+  denial?: ToolDenial;
+}
+
+/** Per-run context every tool executes with. */
+export interface ToolContext {
+  jail: Jail;
+  /** Environment for bash/git child processes. */
+  env: Readonly<Record<string, string | undefined>>;
+  signal: AbortSignal;
+  toolTimeoutMs: number;
+  maxToolOutputBytes: number;
+  /** Branch git_commit must commit on (when set). */
+  branch?: string;
+  reportCompletion?: AgentRunRequest['reportCompletion'];
+}
+
+export interface AgentTool<Input = Record<string, unknown>> {
+  name: AgentToolName;
+  description: string;
+  inputSchema: z.ZodType<Input>;
+  execute(input: Input, context: ToolContext): Promise<ToolResult>;
+}
+
+/** Hooks around every tool call: journal (E23A) and events. */
+export interface ToolCallObserver {
+  recorder?: ToolCallRecorder;
+  onEvent?: (event: AgentEvent) => void;
+  /** Collects denials for the outcome. */
+  denials?: ToolDenial[];
+}
