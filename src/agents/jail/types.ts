@@ -20,6 +20,12 @@ export interface JailPolicy {
   branch?: string;
   /** Absolute paths outside root that may be read (e.g. the IMPL manifest in the main checkout). Never writable. */
   readablePaths?: readonly string[];
+  /**
+   * Repository-relative files the orchestrator itself writes while the agent runs (the IMPL
+   * manifest when a solo or integration agent works in the main checkout): never the agent's
+   * change, so the audit ignores them; the agent still may not write them.
+   */
+  orchestratorPaths?: readonly string[];
 }
 
 /** Stable jail denial codes. */

@@ -1,0 +1,439 @@
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { checkBashCommand, type BashPolicyOptions } from './bash-policy.js';
+import { listDirectory, resolvePhysicalPath } from './jail.js';
+import type { JailCode, JailDecision } from './types.js';
+
+// A real directory tree (symbolic links are resolved for real); no git needed for the static checker.
+const scratch = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'polywave-bash-policy-')));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+const root = path.join(scratch, 'wt');
+const outside = path.join(scratch, 'outside');
+const mainCheckout = path.join(scratch, 'main');
+for (const directory of [path.join(root, 'src'), path.join(root, '.git', 'hooks'), path.join(root, 'docs'), outside, path.join(mainCheckout, 'docs', 'IMPL')]) mkdirSync(directory, { recursive: true });
+for (const file of ['src/a.ts', 'src/b.ts', 'README.md', 'package.json']) writeFileSync(path.join(root, file), 'x\n');
+writeFileSync(path.join(outside, 'secret'), 'secret\n');
+writeFileSync(path.join(mainCheckout, 'docs', 'IMPL', 'IMPL-demo.yaml'), 'title: demo\n');
+symlinkSync(outside, path.join(root, 'out-link'));
+symlinkSync(path.join(root, 'src'), path.join(root, 'in-link'));
+symlinkSync('../../outside/secret', path.join(root, 'src', 'rel-out'));
+
+const owned = new Set(['src/a.ts', 'src/owned.ts']);
+const checkWritePath = (relative: string): JailDecision =>
+  owned.has(relative) || relative === 'src' || relative === '' ? { allowed: true } : { allowed: false, code: 'JAIL_NOT_OWNED', reason: `"${relative}" is not owned (I1 ownership).` };
+const options: BashPolicyOptions = { root, branch: 'polywave/demo/wave1-agent-A', resolvePath: resolvePhysicalPath, checkWritePath, listDirectory };
+const check = (command: string, extra: Partial<BashPolicyOptions> = {}) => checkBashCommand(command, { ...options, ...extra });
+
+const allowed: string[] = [
+  'npm test',
+  'npx vitest run src/a.test.ts',
+  'npm test 2>&1 | tail -20',
+  'npm run build -- --watch=false',
+  'node -e "console.log(1+1)"',
+  'node -p "[1,2].map((x) => x * 2)"',
+  'python3 -c "print(1)"',
+  'ls src',
+  'ls -la',
+  'cat src/a.ts | grep x',
+  'grep -rn "foo" src',
+  'grep -rn "/api/" src',
+  'rg -n "TODO" src',
+  'git status',
+  'git diff',
+  'git diff HEAD~1 -- src/a.ts',
+  'git diff --stat HEAD~1..HEAD',
+  'git log --oneline -5',
+  'git log --grep=/api main..HEAD',
+  'git show HEAD:src/a.ts',
+  'git add src/a.ts && git commit -m "x"',
+  'git commit -am "msg"',
+  'git commit -m "Add /health route"',
+  'git add -A',
+  'git add .',
+  'git checkout -- src/a.ts',
+  'git checkout HEAD -- src/a.ts',
+  'git restore src/a.ts',
+  'git reset',
+  'git reset HEAD src/a.ts',
+  'git reset -- src/a.ts',
+  'git branch --show-current',
+  'git branch -a',
+  'git config --get user.name',
+  'git rev-parse --show-toplevel',
+  'git ls-files',
+  'git grep -n foo',
+  'git grep "/path/" -- src',
+  'git blame src/a.ts',
+  'git mv src/a.ts src/owned.ts',
+  'git --no-pager log -1',
+  'echo hi > src/owned.ts',
+  'echo hi >> src/a.ts',
+  'echo hi > /dev/null',
+  'npm test > /dev/null 2>&1',
+  'echo oops >&2',
+  'rm src/owned.ts',
+  'touch src/a.ts',
+  'mkdir -p src/util',
+  'cd src && ls',
+  'cd src && cat ../README.md',
+  '(cd src && npm test)',
+  'cd in-link && ls',
+  'cat in-link/a.ts',
+  `cd ${root}/src && ls`,
+  `cat ${root}/src/a.ts`,
+  'for f in src/*.ts; do wc -l "$f"; done',
+  'for i in 1 2 3; do echo $i; done',
+  'while read line; do echo "$line"; done < src/a.ts',
+  'if [ -f src/a.ts ]; then echo yes; else echo no; fi',
+  '[[ -f src/a.ts && -n "$X" ]] && echo ok',
+  'test -d src && echo ok',
+  'case "$1" in a) echo a;; *) echo other;; esac',
+  'find . -name "*.ts" -not -path "./node_modules/*"',
+  'find . -path ./.git -prune -o -type f -print',
+  'find src -type f | xargs wc -l',
+  'find src -name "*.ts" -exec grep -l foo {} \\;',
+  "sed -n '1,20p' src/a.ts",
+  "sed -i 's/foo/bar/g' src/a.ts",
+  "sed -n '/^export/p' src/a.ts",
+  "sed 's|/usr/local|/opt|g; s/new/old/; /here/d' src/a.ts",
+  "sed -n '/start/,/end/{p;}' src/a.ts",
+  "sed -e '1i\\header' -e '$a footer' src/a.ts",
+  "sed 'y/abc/xyz/' src/a.ts",
+  "perl -ne 'print if /foo/' src/a.ts",
+  "node -e \"console.log('abc'.replace(/b/g, 'x'))\"",
+  "awk '{print $1}' src/a.ts",
+  "awk '$3 > 100' src/a.ts",
+  'echo "$?"',
+  'printf "%s\\n" hello',
+  'export FOO=bar && echo $FOO',
+  'FOO=bar npm test',
+  'NODE_OPTIONS=--max-old-space-size=4096 npm test',
+  'timeout 60 npm test',
+  'env NODE_ENV=test npm test',
+  'command -v node',
+  'which node',
+  'true && false || echo recovered',
+  'echo $(date)',
+  'echo `date`',
+  'x=$((1+2)); echo $x',
+  'echo $(( (1 + 2) * 3 ))',
+  '(( (x + 1) > 2 )) && echo big',
+  '((x = 1 + 2)); echo $x',
+  'diff <(cat src/a.ts) <(cat src/b.ts)',
+  '/usr/bin/env node -e "1"',
+  './node_modules/.bin/vitest run',
+  'ls src/*.ts',
+  'cat src/{a,b}.ts',
+  'echo {1..5}',
+  'jq . package.json',
+  'curl -s https://example.com/api',
+  'wc -l src/*.ts | sort -n',
+  "cat <<'EOF' > src/a.ts\nhello $HOME ~ /etc/passwd\nEOF",
+  'cat <<EOF > src/a.ts\nhello $(date)\nEOF\necho done',
+  'echo \'a/../b\'',
+  'bash -c "npm test && echo ok"',
+  'sh scripts/check.sh',
+  'echo ok # cd / in a comment',
+  'git diff --no-index src/a.ts src/b.ts',
+  'ls -a | grep -v "^\\.$"',
+  'npm test -- --reporter=dot; echo "exit $?"',
+  'cat src/a.*',
+  'wc -l src/[ab].ts',
+  'time -p npm test',
+  'npx vitest run',
+  'npm exec -- vitest run',
+  'echo x > src/owned.ts && git add src/owned.ts',
+  'make CC=gcc',
+];
+
+const denied: Array<[string, JailCode?]> = [
+  ['cd /', 'JAIL_BASH_ESCAPE'],
+  ['cd', 'JAIL_BASH_ESCAPE'],
+  ['cd ~', 'JAIL_BASH_ESCAPE'],
+  ['cd ..', 'JAIL_BASH_ESCAPE'],
+  ['cd -', 'JAIL_BASH_ESCAPE'],
+  ['cd $HOME', 'JAIL_BASH_ESCAPE'],
+  ['cd "$HOME/x"', 'JAIL_BASH_ESCAPE'],
+  ['cd /tmp', 'JAIL_BASH_ESCAPE'],
+  ['cd src; cd ..', 'JAIL_BASH_ESCAPE'], // cd src may fail: cd .. then leaves the root
+  ['cd src || cd ..', 'JAIL_BASH_ESCAPE'],
+  ['cd src/../..', 'JAIL_BASH_ESCAPE'],
+  ['cd src && cd ../..', 'JAIL_BASH_ESCAPE'],
+  ['cd out-link', 'JAIL_BASH_ESCAPE'],
+  ['cd .. && touch x', 'JAIL_BASH_ESCAPE'],
+  ['pushd /', 'JAIL_BASH_ESCAPE'],
+  ['cd $X', 'JAIL_BASH_ESCAPE'],
+  ['cat out-link/secret', 'JAIL_BASH_ESCAPE'],
+  ['cat src/rel-out', 'JAIL_BASH_ESCAPE'],
+  ['cat in-link/../../outside/secret', 'JAIL_BASH_ESCAPE'],
+  ['cat /etc/passwd', 'JAIL_BASH_ESCAPE'],
+  ['ls /', 'JAIL_BASH_ESCAPE'],
+  ['cat ../x', 'JAIL_BASH_ESCAPE'],
+  ['echo x > ../x', 'JAIL_BASH_ESCAPE'],
+  ['echo x > /tmp/x', 'JAIL_BASH_ESCAPE'],
+  ['echo x > $HOME/x', 'JAIL_BASH_ESCAPE'],
+  ['echo x > ${TMPDIR}/x', 'JAIL_BASH_ESCAPE'],
+  ['echo x > "$TMPDIR/x"', 'JAIL_BASH_ESCAPE'],
+  ['echo $HOME', 'JAIL_BASH_ESCAPE'],
+  ['touch ~/x', 'JAIL_BASH_ESCAPE'],
+  ['echo x > ~/x', 'JAIL_BASH_ESCAPE'],
+  ['echo x >| ../x', 'JAIL_BASH_ESCAPE'],
+  ['echo x &> /tmp/x', 'JAIL_BASH_ESCAPE'],
+  ['cat < /etc/passwd', 'JAIL_BASH_ESCAPE'],
+  ['cp src/a.ts /tmp/', 'JAIL_BASH_ESCAPE'],
+  ['echo x | tee ../x', 'JAIL_BASH_ESCAPE'],
+  ['ln -s /etc x', 'JAIL_BASH_ESCAPE'],
+  ['ln -s ../.. x', 'JAIL_BASH_ESCAPE'],
+  ['ln -s .. src/owned.ts', 'JAIL_BASH_ESCAPE'],
+  ['cat $(echo /etc/passwd)', 'JAIL_BASH_ESCAPE'],
+  ['cat "$(pwd)/../x"', 'JAIL_BASH_UNSAFE'],
+  ['cat $X/y', 'JAIL_BASH_ESCAPE'],
+  ['rm -rf $X', 'JAIL_BASH_ESCAPE'],
+  ['echo x > $F', 'JAIL_BASH_ESCAPE'],
+  ['X=/etc; cat $X', 'JAIL_BASH_ESCAPE'],
+  ['X=..; ls $X', 'JAIL_BASH_ESCAPE'],
+  ['PATH=~/bin:$PATH npm test', 'JAIL_BASH_ESCAPE'],
+  ["cat $'\\x2fetc\\x2fpasswd'", 'JAIL_BASH_ESCAPE'],
+  ["cat $'\\x2e\\x2e/x'", 'JAIL_BASH_ESCAPE'],
+  ['cat .*/passwd', 'JAIL_BASH_ESCAPE'],
+  ['cat {..,src}/x', 'JAIL_BASH_ESCAPE'],
+  ['echo x > src/b.ts', 'JAIL_NOT_OWNED'],
+  ['rm src/b.ts', 'JAIL_NOT_OWNED'],
+  ["sed -i 's/a/b/' src/b.ts", 'JAIL_NOT_OWNED'],
+  ['mv src/a.ts src/b.ts', 'JAIL_NOT_OWNED'],
+  ['cp src/a.ts src/b.ts', 'JAIL_NOT_OWNED'],
+  ['git add src/b.ts', 'JAIL_NOT_OWNED'],
+  ['git commit -m x src/b.ts', 'JAIL_NOT_OWNED'],
+  ['git checkout main -- src/b.ts', 'JAIL_NOT_OWNED'],
+  ['curl -o src/b.ts https://example.com', 'JAIL_NOT_OWNED'],
+  ['echo x > .git/config', 'JAIL_GIT_INTERNALS'],
+  ['cat .git/config', 'JAIL_GIT_INTERNALS'],
+  ['echo x > .git/hooks/pre-commit', 'JAIL_GIT_INTERNALS'],
+  ['cd .git && echo x > config', 'JAIL_GIT_INTERNALS'],
+  ['ls .g*', 'JAIL_GIT_INTERNALS'],
+  ['eval "ls"', 'JAIL_BASH_UNSAFE'],
+  ['sudo ls', 'JAIL_BASH_UNSAFE'],
+  ['su -c ls', 'JAIL_BASH_UNSAFE'],
+  ['chroot / ls', 'JAIL_BASH_UNSAFE'],
+  ['exec ls', 'JAIL_BASH_UNSAFE'],
+  ['exec 3> /tmp/x', 'JAIL_BASH_UNSAFE'],
+  ['source x.sh', 'JAIL_BASH_UNSAFE'],
+  ['. ./x.sh', 'JAIL_BASH_UNSAFE'],
+  ['$(echo rm) -rf x', 'JAIL_BASH_UNSAFE'],
+  ["echo 'unterminated", 'JAIL_BASH_UNSAFE'],
+  ['echo "unterminated', 'JAIL_BASH_UNSAFE'],
+  ['echo $(ls', 'JAIL_BASH_UNSAFE'],
+  ['cat <<EOF\nno end', 'JAIL_BASH_UNSAFE'],
+  ['cat <<EOF > /tmp/x\nhello\nEOF', 'JAIL_BASH_ESCAPE'],
+  ['bash -c "cd / && ls"', 'JAIL_BASH_ESCAPE'],
+  ["sh -c 'cat /etc/passwd'", 'JAIL_BASH_ESCAPE'],
+  ["bash -c 'bash -c \"cd ..\"'", 'JAIL_BASH_ESCAPE'],
+  ["echo 'cd /' | bash", 'JAIL_BASH_UNSAFE'],
+  ['bash -c "$CMD"', 'JAIL_BASH_UNSAFE'],
+  ['bash -s < script.sh', 'JAIL_BASH_UNSAFE'],
+  [`node -e "require('fs').writeFileSync('/tmp/x','y')"`, 'JAIL_BASH_ESCAPE'],
+  [`node -e "require('child_process').execSync('git push')"`, 'JAIL_BASH_UNSAFE'],
+  [`node -e "process.chdir('..')"`, 'JAIL_BASH_ESCAPE'],
+  [`python3 -c "import os; os.system('ls')"`, 'JAIL_BASH_UNSAFE'],
+  [`python3 -c "open(os.path.expanduser('~/.ssh/id_rsa'))"`, 'JAIL_BASH_ESCAPE'],
+  [`python3 -c "open('../x', 'w')"`, 'JAIL_BASH_ESCAPE'],
+  ['echo "print(1)" | python3', 'JAIL_BASH_UNSAFE'],
+  ['python3 - <<EOF\nprint(1)\nEOF', 'JAIL_BASH_UNSAFE'],
+  ['HOME=/tmp git commit -m x', 'JAIL_BASH_ESCAPE'],
+  ['export HOME=/tmp', 'JAIL_BASH_ESCAPE'],
+  ['unset HOME', 'JAIL_BASH_ESCAPE'],
+  ['GIT_DIR=../repo/.git git log', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['POLYWAVE_ALLOW_MAIN_COMMIT=1 git commit -m x', 'JAIL_BASH_UNSAFE'],
+  ['BASH_ENV=x.sh bash -c ls', 'JAIL_BASH_UNSAFE'],
+  ["PS4='$(rm x)' bash -xc ls", 'JAIL_BASH_UNSAFE'],
+  ['IFS=/ read a b', 'JAIL_BASH_UNSAFE'],
+  ['git stash', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git stash list', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git checkout main', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git checkout -b x', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git checkout --ignore-other-worktrees main', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git checkout -b x -- src/a.ts', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git switch -c other', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git push', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git push origin HEAD:main', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git pull', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git fetch', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git rebase main', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git merge main', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git cherry-pick main', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git reset --hard HEAD~1', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git reset --soft HEAD~1', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git reset HEAD~1', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git reset main', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git branch -f main HEAD', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git branch -D x', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git branch -m x', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git branch newbranch', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git update-ref refs/heads/main HEAD', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git symbolic-ref HEAD refs/heads/main', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git worktree add ../x', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git clean -fd', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git -C ../repo commit -m x', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git --git-dir=../repo/.git log', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git --work-tree=.. status', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git -c core.hooksPath=/dev/null commit -m x', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git config core.hooksPath /dev/null', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git config user.name x', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git config --unset user.name', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git commit --no-verify -m x', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git commit -nm x', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git commit --amend -m x', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git tag v1', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git notes add -m x', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git filter-branch --all', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git replace a b', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git grep -O vim foo', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git some-alias', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['command git push', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['env git push', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['/usr/bin/git push', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['g\\it push', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['"git" push', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['echo | xargs git push', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['find . -exec git push \\;', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['timeout 5 git stash', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['echo $(git stash)', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['find / -name x', 'JAIL_BASH_ESCAPE'],
+  ['find -L . -name x', 'JAIL_BASH_ESCAPE'],
+  ['grep -R x .', 'JAIL_BASH_ESCAPE'],
+  ['timeout 5 cat /etc/passwd', 'JAIL_BASH_ESCAPE'],
+  ['env -C / ls', 'JAIL_BASH_UNSAFE'],
+  ['for i in 1 2; do cd src; done', 'JAIL_BASH_UNSAFE'],
+  ['f() { cd /; }; f', 'JAIL_BASH_UNSAFE'],
+  ['function f { ls; }', 'JAIL_BASH_UNSAFE'],
+  ["trap 'rm -rf x' EXIT", 'JAIL_BASH_UNSAFE'],
+  [`awk 'BEGIN{system("ls")}'`, 'JAIL_BASH_UNSAFE'],
+  [`awk '{print > "/tmp/x"}' src/a.ts`, 'JAIL_BASH_UNSAFE'],
+  ["sed 's/a/b/w /tmp/x' src/a.ts", 'JAIL_BASH_UNSAFE'],
+  ["sed '1e ls' src/a.ts", 'JAIL_BASH_UNSAFE'],
+  ["sed 's|a|b|gw/tmp/x' src/a.ts", 'JAIL_BASH_UNSAFE'],
+  ["sed '/x/w /tmp/out' src/a.ts", 'JAIL_BASH_UNSAFE'],
+  ["sed -e 's/a/b/' -e '1r /etc/passwd' src/a.ts", 'JAIL_BASH_UNSAFE'],
+  ["sed 's/a/b/e' src/a.ts", 'JAIL_BASH_UNSAFE'],
+  ['sed -f script.sed src/a.ts', 'JAIL_BASH_UNSAFE'],
+  ['ruby -e "File.write(%q(/etc/x), 1)"', 'JAIL_BASH_ESCAPE'],
+  ['perl -e "open(F, q(>/etc/x))"', 'JAIL_BASH_ESCAPE'],
+  ["sed -n '1p' /etc/passwd", 'JAIL_BASH_ESCAPE'],
+  ['pkill node', 'JAIL_BASH_UNSAFE'],
+  ['kill -9 -1', 'JAIL_BASH_UNSAFE'],
+  ['nohup npm start &', 'JAIL_BASH_UNSAFE'],
+  ['setsid npm start', 'JAIL_BASH_UNSAFE'],
+  ['shopt -s dotglob', 'JAIL_BASH_UNSAFE'],
+  ['tar -xf x.tar -C /', 'JAIL_BASH_ESCAPE'],
+  ['tar -P -xf x.tar', 'JAIL_BASH_ESCAPE'],
+  ['rsync -e ssh a b', 'JAIL_BASH_UNSAFE'],
+  ['curl -o /tmp/x https://example.com', 'JAIL_BASH_ESCAPE'],
+  ['npm install ..', 'JAIL_BASH_ESCAPE'],
+  ['make -C ..', 'JAIL_BASH_ESCAPE'],
+  ['gcc -o/tmp/x a.c', 'JAIL_BASH_ESCAPE'],
+  ['npm test --prefix=../other', 'JAIL_BASH_ESCAPE'],
+  ['cat ${X:-/etc/passwd}', 'JAIL_BASH_ESCAPE'],
+  ['echo ${X/a/b}', 'JAIL_BASH_ESCAPE'],
+  ['for HOME in /tmp; do ls; done', 'JAIL_BASH_ESCAPE'],
+  ['read -r HOME < src/a.ts', 'JAIL_BASH_ESCAPE'],
+  ['echo x > "$(mktemp)"', 'JAIL_BASH_UNSAFE'],
+  ['cp src/a.ts $(mktemp -d)', 'JAIL_BASH_UNSAFE'],
+  ['ln -s "$(pwd)" x', 'JAIL_BASH_UNSAFE'],
+  ['a=(1 2)', 'JAIL_BASH_UNSAFE'],
+  ['echo ok )', 'JAIL_BASH_UNSAFE'],
+  ['cat /proc/self/environ', 'JAIL_BASH_ESCAPE'],
+  [`echo ${'x'.repeat(100_001)}`, 'JAIL_BASH_UNSAFE'],
+  ['{eval,ls}', 'JAIL_BASH_UNSAFE'],
+  ['((cd .. && touch x) )', 'JAIL_BASH_ESCAPE'], // nested subshells, not arithmetic
+  ['echo $((cd .. && touch x) )', 'JAIL_BASH_ESCAPE'],
+  ['((x = $(cd ..; echo 1)))', 'JAIL_BASH_ESCAPE'],
+  ['gi? push', 'JAIL_BASH_UNSAFE'],
+  ['git reset HEAD {--hard,x}', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['cat src/*', 'JAIL_BASH_ESCAPE'], // src/rel-out points outside
+  ['tee src/*'],
+  ['rm src/*.ts', 'JAIL_NOT_OWNED'],
+  ['ssh localhost ls', 'JAIL_BASH_UNSAFE'],
+  ['vim src/a.ts', 'JAIL_BASH_UNSAFE'],
+  [`npx node -e "require('fs').writeFileSync('/tmp/x','')"`, 'JAIL_BASH_ESCAPE'],
+  [`npm exec -- node -e "require('child_process').execSync('x')"`, 'JAIL_BASH_UNSAFE'],
+  ['npm install -g left-pad', 'JAIL_BASH_ESCAPE'],
+  ['gh pr checkout 1', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git-receive-pack .', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['ln -s .. src/up', 'JAIL_BASH_ESCAPE'],
+  ['ln -s . here', 'JAIL_BASH_ESCAPE'],
+  [`ln -s ${root} here`, 'JAIL_BASH_ESCAPE'],
+  ['declare -n ref=HOME', 'JAIL_BASH_UNSAFE'],
+  ["mapfile -C 'cd /' -c 1 lines < src/a.ts", 'JAIL_BASH_UNSAFE'],
+  ['echo a=~/x', 'JAIL_BASH_ESCAPE'],
+  ['make PREFIX=~/x install', 'JAIL_BASH_ESCAPE'],
+  [`node -e "require('fs').symlinkSync('.', 'l')"`, 'JAIL_BASH_UNSAFE'],
+  ['cat <<EOF\n$(cd /; ls)\nEOF', 'JAIL_BASH_ESCAPE'],
+  ['time -p cd ..', 'JAIL_BASH_ESCAPE'],
+  [': > src/b.ts', 'JAIL_NOT_OWNED'],
+  ['>src/b.ts', 'JAIL_NOT_OWNED'],
+  ['git config --file ../x --get a.b', 'JAIL_BASH_ESCAPE'],
+  ['git add src/*.ts', 'JAIL_NOT_OWNED'],
+];
+
+describe('checkBashCommand: allowed', () => {
+  it.each(allowed)('%s', (command) => {
+    const decision = check(command);
+    expect(decision, JSON.stringify(decision)).toEqual({ allowed: true });
+  });
+});
+
+describe('checkBashCommand: denied', () => {
+  it.each(denied)('%s', (command, code) => {
+    const decision = check(command);
+    expect(decision.allowed, `${command} should be denied`).toBe(false);
+    if (decision.allowed) return;
+    if (code !== undefined) expect(decision.code, decision.reason).toBe(code);
+    // one sentence naming the rule
+    expect(decision.reason).toMatch(/^bash: .+[.)]$/s);
+    expect(decision.reason).toMatch(/E4\/E43|I1|I2|read-only|fail closed|not owned/);
+  });
+});
+
+describe('checkBashCommand: options', () => {
+  it('a read-only role may read but not write', () => {
+    expect(check('cat src/a.ts && ls', { readOnly: true })).toEqual({ allowed: true });
+    expect(check('npm test > /dev/null', { readOnly: true })).toEqual({ allowed: true });
+    expect(check('echo x > src/a.ts', { readOnly: true })).toMatchObject({ allowed: false, code: 'JAIL_READ_ONLY' });
+    expect(check('git commit -m x', { readOnly: true })).toMatchObject({ allowed: false, code: 'JAIL_READ_ONLY' });
+    expect(check('rm src/a.ts', { readOnly: true })).toMatchObject({ allowed: false, code: 'JAIL_READ_ONLY' });
+  });
+
+  it('readable paths outside the root may be read by reading commands, never written', () => {
+    const manifest = path.join(mainCheckout, 'docs', 'IMPL', 'IMPL-demo.yaml');
+    const extra = { readablePaths: [manifest] };
+    expect(check(`cat ${manifest}`, extra)).toEqual({ allowed: true });
+    expect(check(`grep title ${manifest}`, extra)).toEqual({ allowed: true });
+    expect(check(`echo x >> ${manifest}`, extra)).toMatchObject({ allowed: false, code: 'JAIL_BASH_ESCAPE' });
+    expect(check(`sed -i s/a/b/ ${manifest}`, extra)).toMatchObject({ allowed: false, code: 'JAIL_BASH_ESCAPE' });
+    expect(check(`cp ${manifest} src/a.ts`, extra)).toMatchObject({ allowed: false, code: 'JAIL_BASH_ESCAPE' });
+    expect(check(`cat ${manifest}`)).toMatchObject({ allowed: false, code: 'JAIL_BASH_ESCAPE' });
+  });
+
+  it('without the file-system hooks the checks are lexical only', () => {
+    expect(checkBashCommand('cat out-link/secret', { root })).toEqual({ allowed: true });
+    expect(checkBashCommand('echo x > src/b.ts', { root })).toEqual({ allowed: true });
+    expect(checkBashCommand('cat ../x', { root })).toMatchObject({ allowed: false, code: 'JAIL_BASH_ESCAPE' });
+  });
+
+  it('names the command and the rule in the reason', () => {
+    const decision = check('cd /');
+    expect(decision).toMatchObject({ allowed: false });
+    if (!decision.allowed) expect(decision.reason).toBe(`bash: the absolute path "/" in "cd /" is outside the worktree root ${root} (worktree isolation E4/E43).`);
+    const stash = check('git stash');
+    if (!stash.allowed) expect(stash.reason).toBe('bash: "git stash" is forbidden for agents: it hides work outside the agent branch (worktree isolation E4/E43).');
+  });
+
+  it('refuses a relative root and never throws', () => {
+    expect(checkBashCommand('ls', { root: 'relative' })).toMatchObject({ allowed: false, code: 'JAIL_BASH_UNSAFE' });
+    expect(check('((((((((((((((((((((((((x))))))))))))))))))))))))')).toBeDefined();
+    expect(check('$('.repeat(40) + ')'.repeat(40))).toMatchObject({ allowed: false, code: 'JAIL_BASH_UNSAFE' });
+    expect(check('echo {a,b}{c,d}{e,f}{g,h}{i,j}{k,l}{m,n}{o,p}{q,r}')).toMatchObject({ allowed: false, code: 'JAIL_BASH_UNSAFE' });
+  });
+});

@@ -1,0 +1,193 @@
+/**
+ * bash: checked by the jail before it runs, run in its own process group with cwd = root and a
+ * timeout, audited with git after it runs (a change outside ownership or a moved branch is
+ * reported to the model as an error with a denial — the files are not reverted).
+ */
+import { spawn } from 'node:child_process';
+import { z } from 'zod';
+import { createGit } from '../../git/git-cli.js';
+import { denialResult, defineTool, errorMessage, errorResult } from './shared.js';
+import type { AgentTool, ToolResult } from './types.js';
+
+/** Output kept in memory per call: the first and the last half of this. */
+const maxCapturedBytes = 2 * 1024 * 1024;
+/** After SIGTERM, SIGKILL follows after this long. */
+const killGraceMs = 2000;
+
+/** Variables removed from the child environment: they make bash run files or change what `cd` and git do. */
+const strippedVariables = ['BASH_ENV', 'ENV', 'CDPATH', 'PWD', 'OLDPWD', 'SHELLOPTS', 'BASHOPTS', 'GLOBIGNORE', 'PROMPT_COMMAND', 'GIT_DIR', 'GIT_WORK_TREE', 'GIT_COMMON_DIR', 'GIT_INDEX_FILE', 'GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES', 'GIT_NAMESPACE', 'GIT_CEILING_DIRECTORIES', 'GIT_CONFIG_PARAMETERS', 'GIT_CONFIG_COUNT', 'POLYWAVE_ALLOW_MAIN_COMMIT'];
+
+export function bashEnvironment(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined || strippedVariables.includes(name) || name.startsWith('BASH_FUNC_')) continue;
+    out[name] = value;
+  }
+  return out;
+}
+
+interface RunResult {
+  output: string;
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  timedOut: boolean;
+  aborted: boolean;
+  droppedBytes: number;
+  spawnError?: string;
+}
+
+/** Keeps the head and the tail of a stream, counting what falls out in between. */
+class Capture {
+  private head: Buffer[] = [];
+  private headBytes = 0;
+  private tail: Buffer[] = [];
+  private tailBytes = 0;
+  dropped = 0;
+  constructor(private readonly half: number) {}
+  push(chunk: Buffer): void {
+    if (this.headBytes < this.half) {
+      const take = chunk.subarray(0, this.half - this.headBytes);
+      this.head.push(take);
+      this.headBytes += take.length;
+      chunk = chunk.subarray(take.length);
+    }
+    if (chunk.length === 0) return;
+    this.tail.push(chunk);
+    this.tailBytes += chunk.length;
+    while (this.tailBytes > this.half && this.tail.length > 0) {
+      const first = this.tail[0]!;
+      const excess = this.tailBytes - this.half;
+      if (first.length <= excess) {
+        this.tail.shift();
+        this.tailBytes -= first.length;
+        this.dropped += first.length;
+      } else {
+        this.tail[0] = first.subarray(excess);
+        this.tailBytes -= excess;
+        this.dropped += excess;
+      }
+    }
+  }
+  text(): string {
+    const head = Buffer.concat(this.head).toString('utf8');
+    const tail = Buffer.concat(this.tail).toString('utf8');
+    return this.dropped > 0 ? `${head}\n[… ${this.dropped} bytes of output dropped …]\n${tail}` : head + tail;
+  }
+}
+
+function runBash(command: string, options: { cwd: string; env: Record<string, string>; timeoutMs: number; signal: AbortSignal }): Promise<RunResult> {
+  return new Promise((resolve) => {
+    const capture = new Capture(maxCapturedBytes / 2);
+    let timedOut = false;
+    let aborted = false;
+    let settled = false;
+    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    const child = spawn('bash', ['-c', command], { cwd: options.cwd, env: options.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const killGroup = (signal: NodeJS.Signals) => {
+      if (child.pid === undefined) return;
+      try {
+        process.kill(-child.pid, signal);
+      } catch {
+        // the group is gone
+      }
+    };
+    const stop = () => {
+      killGroup('SIGTERM');
+      setTimeout(() => killGroup('SIGKILL'), killGraceMs).unref();
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      stop();
+    }, options.timeoutMs);
+    const onAbort = () => {
+      aborted = true;
+      stop();
+    };
+    if (options.signal.aborted) onAbort();
+    else options.signal.addEventListener('abort', onAbort, { once: true });
+    const finish = (spawnError?: string) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      options.signal.removeEventListener('abort', onAbort);
+      resolve({
+        output: capture.text(),
+        exitCode: exit?.code ?? null,
+        signal: exit?.signal ?? null,
+        timedOut,
+        aborted,
+        droppedBytes: capture.dropped,
+        ...(spawnError !== undefined ? { spawnError } : {}),
+      });
+    };
+    child.stdout.on('data', (chunk: Buffer) => capture.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => capture.push(chunk));
+    child.on('error', (error) => finish(errorMessage(error)));
+    child.on('exit', (code, signal) => {
+      exit = { code, signal };
+      // Background children of the command must not outlive the call.
+      killGroup('SIGKILL');
+      const fallback = setTimeout(() => {
+        child.stdout.destroy();
+        child.stderr.destroy();
+        finish();
+      }, 1000);
+      fallback.unref();
+    });
+    child.on('close', () => finish());
+  });
+}
+
+const bashInput = z.object({
+  command: z.string().min(1).describe('The bash command, run with the worktree root as the working directory.'),
+  timeout_ms: z.number().int().positive().optional().describe('Timeout in milliseconds (capped by the per-tool limit).'),
+  description: z.string().optional().describe('A few words on what the command does (for the journal).'),
+});
+
+export const bashTool: AgentTool = defineTool<z.infer<typeof bashInput>>({
+  name: 'bash',
+  description:
+    'Run a bash command in the worktree (cwd = worktree root). Stay inside the worktree: no cd outside, no ~ or $HOME paths, no git checkout/switch/stash/push/reset --hard. Output is cut to the output limit; the exit status is appended.',
+  inputSchema: bashInput,
+  async execute(input, context): Promise<ToolResult> {
+    const decision = context.jail.checkBash(input.command);
+    if (!decision.allowed) return denialResult('bash', decision, input.command);
+    const root = context.jail.root;
+    const git = createGit(root, { env: context.env });
+    let headBefore: string | undefined;
+    // Files already changed before this call are not this call's doing (the end-of-run E42
+    // audit still judges them): only new changes are blamed on the command.
+    let dirtyBefore = new Set<string>();
+    try {
+      const [head, status] = await Promise.all([git.tryRevParse('HEAD'), git.status()]);
+      headBefore = head;
+      dirtyBefore = new Set(status.flatMap((entry) => (entry.from === undefined ? [entry.path] : [entry.path, entry.from])));
+    } catch {
+      headBefore = undefined;
+    }
+    const timeoutMs = Math.max(1, Math.min(input.timeout_ms ?? context.toolTimeoutMs, context.toolTimeoutMs));
+    const run = await runBash(input.command, { cwd: root, env: bashEnvironment(context.env), timeoutMs, signal: context.signal });
+    if (run.spawnError !== undefined) return errorResult(`cannot run bash: ${run.spawnError}`);
+    let output = run.output;
+    if (output !== '' && !output.endsWith('\n')) output += '\n';
+    if (run.timedOut) output += `[timed out after ${timeoutMs} ms; the process group was killed]`;
+    else if (run.aborted) output += '[aborted; the process group was killed]';
+    else if (run.exitCode !== null) output += `[exit status ${run.exitCode}]`;
+    else output += `[killed by ${run.signal ?? 'a signal'}]`;
+    const failed = run.timedOut || run.aborted || run.exitCode !== 0;
+
+    const audit = await context.jail.audit(headBefore !== undefined ? { baseCommit: headBefore } : {});
+    const violations = audit.violations.filter(
+      (violation) => violation.code === 'JAIL_BRANCH_MOVED' || (violation.code === 'JAIL_UNOWNED_CHANGE' && !(violation.path !== undefined && dirtyBefore.has(violation.path))),
+    );
+    if (violations.length === 0) return { output, isError: failed };
+    const warnings = violations.map((violation) => `WARNING (${violation.code}): ${violation.reason}`);
+    output += `\n${warnings.join('\n')}\nThese changes were NOT reverted. Undo them (restore files you do not own, return to your branch) before you continue.`;
+    const first = violations[0]!;
+    return {
+      output,
+      isError: true,
+      denial: { tool: 'bash', code: first.code, reason: violations.map((violation) => violation.reason).join(' '), target: input.command },
+    };
+  },
+});

@@ -1,0 +1,102 @@
+/**
+ * git_commit (stage owned changes and commit on the agent branch) and set_completion (the
+ * agent's completion report, through the same locked writer as `polywave set-completion`).
+ */
+import { z } from 'zod';
+import { createGit } from '../../git/git-cli.js';
+import { completionStatuses, failureTypes } from '../../protocol/schema/impl-schema.js';
+import { isAgentSupportPath } from '../jail/jail.js';
+import { denialResult, defineTool, errorMessage, errorResult, okResult, plural } from './shared.js';
+import type { AgentTool } from './types.js';
+
+const gitCommitInput = z.object({
+  message: z.string().min(1).describe('The commit message.'),
+  paths: z.array(z.string().min(1)).optional().describe('Files to commit (default: every changed file you own).'),
+});
+
+export const gitCommitTool: AgentTool = defineTool<z.infer<typeof gitCommitInput>>({
+  name: 'git_commit',
+  description: 'Stage and commit your changes on your agent branch: the given paths, or every changed file you own (files you do not own are left alone). Returns the short commit id.',
+  inputSchema: gitCommitInput,
+  async execute(input, context) {
+    const jail = context.jail;
+    const git = createGit(jail.root, { env: context.env });
+    const branch = context.branch ?? jail.policy.branch;
+    try {
+      const current = await git.currentBranch();
+      if (current === undefined || (branch !== undefined && current !== branch)) {
+        const where = current === undefined ? 'HEAD is detached' : `HEAD is on "${current}"`;
+        const reason = branch !== undefined ? `${where}, not on the agent branch "${branch}", so nothing was committed (worktree isolation E4/E43).` : `${where}, so nothing was committed.`;
+        return denialResult('git_commit', { code: 'JAIL_BRANCH_MOVED', reason }, branch ?? 'HEAD');
+      }
+      const files: string[] = [];
+      const skipped: string[] = [];
+      if (input.paths !== undefined && input.paths.length > 0) {
+        for (const requested of input.paths) {
+          const decision = await jail.checkWrite(requested);
+          if (!decision.allowed) return denialResult('git_commit', decision, requested);
+          if (!files.includes(decision.relative)) files.push(decision.relative);
+        }
+      } else {
+        const candidates = new Set<string>();
+        for (const entry of await git.status()) {
+          candidates.add(entry.path);
+          if (entry.from !== undefined) candidates.add(entry.from);
+        }
+        for (const candidate of [...candidates].sort()) {
+          if (isAgentSupportPath(candidate)) continue;
+          const decision = await jail.checkWrite(candidate);
+          if (decision.allowed) files.push(decision.relative);
+          else skipped.push(candidate);
+        }
+      }
+      const skippedNote = skipped.length > 0 ? `\nLeft uncommitted (not yours to commit): ${skipped.join(', ')}.` : '';
+      if (files.length === 0) return errorResult(`Nothing to commit: no changed file you own.${skippedNote}`);
+      await git.add(files);
+      const sha = await git.commit({ message: input.message, paths: files });
+      const short = (await git.run(['rev-parse', '--short', sha])).stdout.trim();
+      return okResult(`Committed ${short} on ${current}: ${plural(files.length, 'file')} (${files.join(', ')}).${skippedNote}`);
+    } catch (error) {
+      return errorResult(`git commit failed: ${errorMessage(error)}`);
+    }
+  },
+});
+
+const interfaceDeviation = z.object({
+  description: z.string(),
+  downstream_action_required: z.boolean().optional(),
+  affects: z.array(z.string()).optional(),
+});
+
+const setCompletionInput = z.object({
+  status: z.enum(completionStatuses).describe('complete, partial or blocked.'),
+  failure_type: z.enum(failureTypes).optional().describe('Required for partial/blocked: transient, fixable, needs_replan, escalate or timeout.'),
+  commit: z.string().optional().describe('The commit holding your work (default: filled in from your branch).'),
+  branch: z.string().optional(),
+  worktree: z.string().optional(),
+  files_changed: z.array(z.string()).optional(),
+  files_created: z.array(z.string()).optional(),
+  tests_added: z.array(z.string()).optional(),
+  interface_deviations: z.array(interfaceDeviation).optional(),
+  out_of_scope_deps: z.array(z.string()).optional(),
+  verification: z.string().optional().describe('What you ran and its result, e.g. "PASS (npm test)".'),
+  notes: z.string().optional(),
+});
+
+export const setCompletionTool: AgentTool = defineTool<z.infer<typeof setCompletionInput>>({
+  name: 'set_completion',
+  description: 'File your completion report (I4/I5) once your work is committed: status complete, partial or blocked (partial/blocked need a failure_type). Errors say what to fix.',
+  inputSchema: setCompletionInput,
+  async execute(input, context) {
+    if (!context.reportCompletion) return errorResult('this role does not file completion reports.');
+    const report: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(input)) if (value !== undefined) report[key] = value;
+    try {
+      const result = await context.reportCompletion(report);
+      if (result.ok) return okResult(`Completion report saved (status: ${result.status}).`);
+      return errorResult(`Completion report refused (${result.code}): ${result.message}`);
+    } catch (error) {
+      return errorResult(`Completion report failed: ${errorMessage(error)}`);
+    }
+  },
+});

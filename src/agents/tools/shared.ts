@@ -1,0 +1,189 @@
+/**
+ * Helpers shared by the agent tools: results, denials, directory walking, glob matching.
+ */
+import type { Dirent } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { JailCode } from '../jail/types.js';
+import type { AgentTool, AgentToolName, ToolResult } from './types.js';
+
+export function okResult(output: string): ToolResult {
+  return { output, isError: false };
+}
+
+export function errorResult(output: string): ToolResult {
+  return { output, isError: true };
+}
+
+/** A jail refusal as a tool result (the text goes back to the model; the denial to the outcome). */
+export function denialResult(tool: AgentToolName, decision: { code: JailCode | string; reason: string }, target?: string): ToolResult {
+  return {
+    output: `Denied (${decision.code}): ${decision.reason}`,
+    isError: true,
+    denial: { tool, code: decision.code, reason: decision.reason, ...(target !== undefined ? { target } : {}) },
+  };
+}
+
+export function errorMessage(error: unknown): string {
+  if (error instanceof Error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code && !error.message.includes(code) ? `${code}: ${error.message}` : error.message;
+  }
+  return String(error);
+}
+
+/** Declares a tool with its precise input type and returns it as a plain AgentTool. */
+export function defineTool<Input>(tool: AgentTool<Input>): AgentTool {
+  return tool as unknown as AgentTool;
+}
+
+/** Directories the walking tools never enter. */
+export const skippedDirectories: ReadonlySet<string> = new Set(['.git', 'node_modules']);
+
+export interface WalkLimits {
+  /** Stop after visiting this many entries. */
+  maxEntries: number;
+  /** Stop at this time (ms since epoch). */
+  deadline: number;
+  signal?: AbortSignal;
+}
+
+export interface WalkEntry {
+  absolute: string;
+  /** Relative to the walk's base, POSIX separators. */
+  relative: string;
+  dirent: Dirent;
+}
+
+/**
+ * Walks a directory tree depth-first in name order, never following symbolic links and skipping
+ * `.git` and `node_modules`. `stopped` says why it ended early (limit, time, abort).
+ */
+export async function walkTree(base: string, limits: WalkLimits, visit: (entry: WalkEntry) => boolean | void | Promise<boolean | void>): Promise<{ visited: number; stopped?: 'entries' | 'time' | 'aborted' }> {
+  let visited = 0;
+  const stack: string[] = [''];
+  while (stack.length > 0) {
+    const relativeDirectory = stack.pop()!;
+    if (limits.signal?.aborted) return { visited, stopped: 'aborted' };
+    if (Date.now() > limits.deadline) return { visited, stopped: 'time' };
+    let entries: Dirent[];
+    try {
+      entries = await readdir(path.join(base, relativeDirectory), { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    entries.sort((left, right) => (left.name < right.name ? -1 : left.name > right.name ? 1 : 0));
+    const subdirectories: string[] = [];
+    for (const dirent of entries) {
+      if (dirent.isDirectory() && skippedDirectories.has(dirent.name)) continue;
+      if (dirent.name === '.git') continue;
+      visited += 1;
+      if (visited > limits.maxEntries) return { visited, stopped: 'entries' };
+      const relative = relativeDirectory === '' ? dirent.name : `${relativeDirectory}/${dirent.name}`;
+      const stop = await visit({ absolute: path.join(base, relative), relative, dirent });
+      if (stop === true) return { visited };
+      if (dirent.isDirectory()) subdirectories.push(relative);
+    }
+    // reverse so that the stack pops them in name order
+    for (let index = subdirectories.length - 1; index >= 0; index -= 1) stack.push(subdirectories[index]!);
+  }
+  return { visited };
+}
+
+/**
+ * Compiles a glob to a RegExp over POSIX relative paths: `**` (a whole segment) matches any
+ * number of segments, `*` and `?` stay inside one segment, `[abc]`/`[!abc]` classes and
+ * `{a,b}` alternatives. Dotfiles are matched like any other name.
+ */
+export function globToRegExp(pattern: string): RegExp {
+  return new RegExp(`^${globSource(pattern)}$`);
+}
+
+function globSource(pattern: string): string {
+  let source = '';
+  let index = 0;
+  while (index < pattern.length) {
+    const c = pattern[index]!;
+    if (c === '*') {
+      if (pattern[index + 1] === '*') {
+        const atStart = index === 0 || pattern[index - 1] === '/';
+        const next = pattern[index + 2];
+        if (atStart && next === '/') {
+          source += '(?:[^/]*/)*';
+          index += 3;
+          continue;
+        }
+        if (atStart && next === undefined) {
+          source += '.*';
+          index += 2;
+          continue;
+        }
+      }
+      source += '[^/]*';
+      index += 1;
+      continue;
+    }
+    if (c === '?') {
+      source += '[^/]';
+      index += 1;
+      continue;
+    }
+    if (c === '[') {
+      const end = pattern.indexOf(']', index + 2);
+      if (end > 0) {
+        let body = pattern.slice(index + 1, end);
+        if (body.startsWith('!')) body = `^${body.slice(1)}`;
+        source += `[${body.replace(/\\/g, '\\\\')}]`;
+        index = end + 1;
+        continue;
+      }
+    }
+    if (c === '{') {
+      let depth = 0;
+      let end = -1;
+      for (let scan = index; scan < pattern.length; scan += 1) {
+        if (pattern[scan] === '{') depth += 1;
+        else if (pattern[scan] === '}') {
+          depth -= 1;
+          if (depth === 0) {
+            end = scan;
+            break;
+          }
+        }
+      }
+      if (end > 0) {
+        const alternatives: string[] = [];
+        let level = 0;
+        let from = index + 1;
+        for (let scan = index + 1; scan < end; scan += 1) {
+          const ch = pattern[scan];
+          if (ch === '{') level += 1;
+          else if (ch === '}') level -= 1;
+          else if (ch === ',' && level === 0) {
+            alternatives.push(pattern.slice(from, scan));
+            from = scan + 1;
+          }
+        }
+        alternatives.push(pattern.slice(from, end));
+        source += `(?:${alternatives.map(globSource).join('|')})`;
+        index = end + 1;
+        continue;
+      }
+    }
+    source += c.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+    index += 1;
+  }
+  return source;
+}
+
+/** A NUL byte in the first 8 KiB means binary. */
+export function looksBinary(buffer: Uint8Array): boolean {
+  const end = Math.min(buffer.length, 8192);
+  for (let index = 0; index < end; index += 1) if (buffer[index] === 0) return true;
+  return false;
+}
+
+/** `s` when count != 1. */
+export function plural(count: number, word: string): string {
+  return `${count} ${word}${count === 1 ? '' : 's'}`;
+}

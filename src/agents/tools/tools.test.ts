@@ -1,0 +1,384 @@
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createTestRepo, type TestRepo } from '../../../test/support/git-repo.js';
+import type { AgentEvent, ToolDenial } from '../contract.js';
+import { createGit } from '../../git/git-cli.js';
+import { createJail } from '../jail/jail.js';
+import type { JailPolicy } from '../jail/types.js';
+import { createAgentTools, runToolCall, truncateOutput } from './index.js';
+import { globToRegExp } from './shared.js';
+import type { AgentTool, AgentToolName, ToolCallObserver, ToolContext } from './types.js';
+
+const branch = 'polywave/demo/wave1-agent-A';
+
+interface Fixture {
+  repo: TestRepo;
+  wt: string;
+  context: ToolContext;
+  observer: ToolCallObserver & { events: AgentEvent[]; denials: ToolDenial[]; journal: unknown[] };
+  call: (tool: AgentToolName, input: unknown) => ReturnType<typeof runToolCall>;
+}
+
+async function fixture(options: { policy?: Partial<JailPolicy>; context?: Partial<ToolContext> } = {}): Promise<Fixture> {
+  const repo = await createTestRepo({
+    files: {
+      'src/a.ts': 'export const a = 1;\nexport const a2 = 1;\n',
+      'src/b.ts': 'export const b = 2;\n',
+      'src/deep/c.ts': 'export const c = 3; // TODO\n',
+      'docs/IMPL/IMPL-demo.yaml': 'title: demo\n',
+      'node_modules/pkg/index.ts': 'export const hidden = 1; // TODO\n',
+      'bin.dat': 'a\0b\0c',
+    },
+  });
+  symlinkSync(repo.dir, repo.path('link-main'));
+  await repo.commitAll('symlink');
+  const wt = repo.sibling('wt');
+  await repo.git.worktreeAdd({ path: wt, branch, base: 'HEAD', createBranch: true });
+  const jail = await createJail({ root: wt, ownedFiles: ['src/a.ts', 'src/new/c.ts', 'src/owned.ts'], branch, ...options.policy }, { env: repo.env });
+  const context: ToolContext = {
+    jail,
+    env: repo.env,
+    signal: new AbortController().signal,
+    toolTimeoutMs: 20_000,
+    maxToolOutputBytes: 30_000,
+    branch,
+    ...options.context,
+  };
+  const events: AgentEvent[] = [];
+  const denials: ToolDenial[] = [];
+  const journal: unknown[] = [];
+  const observer = {
+    events,
+    denials,
+    journal,
+    onEvent: (event: AgentEvent) => events.push(event),
+    recorder: { recordToolUse: (entry: unknown) => journal.push({ use: entry }), recordToolResult: (entry: unknown) => journal.push({ result: entry }) },
+  };
+  const tools = new Map(createAgentTools().map((tool) => [tool.name, tool]));
+  let counter = 0;
+  const call = (tool: AgentToolName, input: unknown) => runToolCall(tools.get(tool)!, input, context, observer, `call-${(counter += 1)}`);
+  return { repo, wt, context, observer, call };
+}
+
+describe('createAgentTools', () => {
+  it('returns every tool by default, or only the included ones, in a fixed order', () => {
+    expect(createAgentTools().map((tool) => tool.name)).toEqual(['read_file', 'write_file', 'edit_file', 'list_dir', 'glob', 'grep', 'bash', 'git_commit', 'set_completion']);
+    expect(createAgentTools({ include: ['bash', 'read_file'] }).map((tool) => tool.name)).toEqual(['read_file', 'bash']);
+    for (const tool of createAgentTools()) {
+      expect(tool.description.length).toBeGreaterThan(20);
+      expect(() => z.toJSONSchema(tool.inputSchema)).not.toThrow();
+    }
+  });
+});
+
+describe('runToolCall', () => {
+  const echoTool = (output: string | (() => never)): AgentTool => ({
+    name: 'bash',
+    description: 'test tool',
+    inputSchema: z.object({ text: z.string() }),
+    execute: async () => (typeof output === 'string' ? { output, isError: false } : output()),
+  });
+
+  it('validates input with the zod schema and never throws', async () => {
+    const f = await fixture();
+    const result = await f.call('read_file', { path: 42 });
+    expect(result.isError).toBe(true);
+    expect(result.output).toMatch(/^invalid input for read_file: .*path/s);
+    const notAnObject = await f.call('bash', 'ls');
+    expect(notAnObject.isError).toBe(true);
+    expect(f.observer.events.map((event) => event.type)).toEqual(['tool-call-start', 'tool-call-end', 'tool-call-start', 'tool-call-end']);
+    expect(f.observer.events[2]).toMatchObject({ type: 'tool-call-start', tool: 'bash', input: { input: 'ls' } });
+  });
+
+  it('turns executor exceptions into error results and survives throwing observers', async () => {
+    const f = await fixture();
+    const throwing = echoTool(() => {
+      throw new Error('boom');
+    });
+    const observer: ToolCallObserver = {
+      onEvent: () => {
+        throw new Error('observer');
+      },
+      recorder: {
+        recordToolUse: () => {
+          throw new Error('recorder');
+        },
+        recordToolResult: () => {},
+      },
+    };
+    expect(await runToolCall(throwing, { text: 'x' }, f.context, observer, 't1')).toEqual({ output: 'bash failed: boom', isError: true });
+  });
+
+  it('journals the full output, gives the model the cut output, and says how much was cut', async () => {
+    const f = await fixture({ context: { maxToolOutputBytes: 1000 } });
+    const long = `${'a'.repeat(5000)}MIDDLE${'z'.repeat(5000)}`;
+    const result = await runToolCall(echoTool(long), { text: 'x' }, f.context, f.observer, 't2');
+    expect(Buffer.byteLength(result.output)).toBeLessThanOrEqual(1000);
+    expect(result.output).toMatch(/^a+\n\[… output truncated: \d+ of 10006 bytes cut \(limit 1000\) …\]\nz+$/);
+    expect(f.observer.journal).toEqual([
+      { use: { toolCallId: 't2', tool: 'bash', input: { text: 'x' } } },
+      { result: { toolCallId: 't2', tool: 'bash', output: long, isError: false } },
+    ]);
+    const end = f.observer.events.find((event) => event.type === 'tool-call-end');
+    expect(end).toMatchObject({ type: 'tool-call-end', toolCallId: 't2', isError: false, output: result.output });
+    expect(typeof (end as { durationMs: number }).durationMs).toBe('number');
+    expect(truncateOutput('short', 1000)).toBe('short');
+    expect(truncateOutput('é'.repeat(2000), 500)).not.toContain('\uFFFD');
+  });
+
+  it('records denials and emits tool-call-deny', async () => {
+    const f = await fixture();
+    const result = await f.call('write_file', { path: '../escape.txt', content: 'x' });
+    expect(result).toMatchObject({ isError: true, denial: { tool: 'write_file', code: 'JAIL_OUTSIDE_ROOT', target: '../escape.txt' } });
+    expect(result.output).toMatch(/^Denied \(JAIL_OUTSIDE_ROOT\): cannot write "..\/escape.txt"/);
+    expect(f.observer.denials).toEqual([result.denial]);
+    expect(f.observer.events.map((event) => event.type)).toEqual(['tool-call-start', 'tool-call-deny', 'tool-call-end']);
+    expect(existsSync(path.join(f.repo.root, 'escape.txt'))).toBe(false);
+  });
+
+  it('does not run a tool once the run is aborted', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    const f = await fixture({ context: { signal: controller.signal } });
+    const result = await f.call('write_file', { path: 'src/a.ts', content: 'x' });
+    expect(result.isError).toBe(true);
+    expect(readFileSync(path.join(f.wt, 'src/a.ts'), 'utf8')).toBe('export const a = 1;\nexport const a2 = 1;\n');
+  });
+});
+
+describe('read_file', () => {
+  it('reads text with offset, limit and optional line numbers', async () => {
+    const f = await fixture();
+    writeFileSync(path.join(f.wt, 'src/a.ts'), 'one\ntwo\nthree\nfour\n');
+    expect(await f.call('read_file', { path: 'src/a.ts' })).toEqual({ output: 'one\ntwo\nthree\nfour', isError: false });
+    expect((await f.call('read_file', { path: 'src/a.ts', offset: 2, limit: 2 })).output).toBe('two\nthree');
+    expect((await f.call('read_file', { path: 'src/a.ts', offset: 3, line_numbers: true })).output).toBe('3\tthree\n4\tfour');
+    expect((await f.call('read_file', { path: 'src/a.ts', offset: 9 })).output).toBe('(src/a.ts has 4 lines; offset 9 is past the end)');
+    expect((await f.call('read_file', { path: path.join(f.wt, 'src/b.ts') })).output).toBe('export const b = 2;');
+  });
+
+  it('caps the output and says how to continue', async () => {
+    const f = await fixture({ context: { maxToolOutputBytes: 600 } });
+    writeFileSync(path.join(f.wt, 'src/a.ts'), Array.from({ length: 200 }, (_, index) => `line ${index + 1}`).join('\n'));
+    const result = await f.call('read_file', { path: 'src/a.ts' });
+    expect(result.isError).toBe(false);
+    expect(result.output).toMatch(/\[read_file: showing lines 1-\d+ of 200; continue with offset=\d+\]$/);
+    expect(Buffer.byteLength(result.output)).toBeLessThanOrEqual(600);
+  });
+
+  it('refuses binaries, directories and paths outside the jail', async () => {
+    const f = await fixture();
+    expect(await f.call('read_file', { path: 'bin.dat' })).toMatchObject({ isError: true, output: expect.stringContaining('binary') });
+    expect(await f.call('read_file', { path: 'src' })).toMatchObject({ isError: true, output: expect.stringContaining('directory') });
+    expect(await f.call('read_file', { path: 'missing.ts' })).toMatchObject({ isError: true, output: expect.stringContaining('ENOENT') });
+    expect(await f.call('read_file', { path: 'link-main/README.md' })).toMatchObject({ isError: true, denial: { code: 'JAIL_OUTSIDE_ROOT' } });
+    expect(await f.call('read_file', { path: '.git' })).toMatchObject({ isError: true, denial: { code: 'JAIL_GIT_INTERNALS' } });
+  });
+});
+
+describe('write_file and edit_file', () => {
+  it('writes owned files, creating parent directories', async () => {
+    const f = await fixture();
+    expect(await f.call('write_file', { path: 'src/new/c.ts', content: 'export const c = 1;\n' })).toEqual({ output: 'Wrote 20 bytes to src/new/c.ts (created).', isError: false });
+    expect(readFileSync(path.join(f.wt, 'src/new/c.ts'), 'utf8')).toBe('export const c = 1;\n');
+    expect((await f.call('write_file', { path: 'src/a.ts', content: '' })).output).toBe('Wrote 0 bytes to src/a.ts (overwritten).');
+  });
+
+  it('refuses unowned and frozen files without touching them', async () => {
+    const f = await fixture({ policy: { frozenPaths: ['src/owned.ts'] } });
+    expect(await f.call('write_file', { path: 'src/b.ts', content: 'x' })).toMatchObject({ isError: true, denial: { code: 'JAIL_NOT_OWNED' } });
+    expect(await f.call('write_file', { path: 'src/owned.ts', content: 'x' })).toMatchObject({ isError: true, denial: { code: 'JAIL_FROZEN' } });
+    expect(readFileSync(path.join(f.wt, 'src/b.ts'), 'utf8')).toBe('export const b = 2;\n');
+    expect(existsSync(path.join(f.wt, 'src/owned.ts'))).toBe(false);
+  });
+
+  it('edits exact text once, or everywhere with replace_all', async () => {
+    const f = await fixture();
+    const file = path.join(f.wt, 'src/a.ts');
+    expect(await f.call('edit_file', { path: 'src/a.ts', old_string: 'a2 = 1', new_string: 'a2 = $& 2' })).toEqual({ output: 'Edited src/a.ts: replaced 1 occurrence.', isError: false });
+    expect(readFileSync(file, 'utf8')).toBe('export const a = 1;\nexport const a2 = $& 2;\n');
+    const ambiguous = await f.call('edit_file', { path: 'src/a.ts', old_string: 'export', new_string: 'declare' });
+    expect(ambiguous).toMatchObject({ isError: true, output: expect.stringContaining('occurs 2 times') });
+    expect((await f.call('edit_file', { path: 'src/a.ts', old_string: 'export', new_string: 'declare', replace_all: true })).output).toBe('Edited src/a.ts: replaced 2 occurrences.');
+    expect(readFileSync(file, 'utf8')).toBe('declare const a = 1;\ndeclare const a2 = $& 2;\n');
+    expect(await f.call('edit_file', { path: 'src/a.ts', old_string: 'nope', new_string: 'x' })).toMatchObject({ isError: true, output: expect.stringContaining('not found') });
+    expect(await f.call('edit_file', { path: 'src/owned.ts', old_string: 'a', new_string: 'b' })).toMatchObject({ isError: true, output: expect.stringContaining('does not exist') });
+    expect(await f.call('edit_file', { path: 'src/a.ts', old_string: 'a', new_string: 'a' })).toMatchObject({ isError: true });
+    expect(await f.call('edit_file', { path: 'src/b.ts', old_string: 'b', new_string: 'c' })).toMatchObject({ isError: true, denial: { code: 'JAIL_NOT_OWNED' } });
+  });
+});
+
+describe('list_dir, glob, grep', () => {
+  it('lists a directory without .git', async () => {
+    const f = await fixture();
+    const root = await f.call('list_dir', {});
+    expect(root.output.split('\n')).toEqual(['README.md', 'bin.dat', 'docs/', `link-main -> ${f.repo.dir}`, 'node_modules/', 'src/']);
+    expect((await f.call('list_dir', { path: 'src' })).output).toBe('a.ts\nb.ts\ndeep/');
+    expect(await f.call('list_dir', { path: '..' })).toMatchObject({ isError: true, denial: { code: 'JAIL_OUTSIDE_ROOT' } });
+    expect(await f.call('list_dir', { path: 'src/a.ts' })).toMatchObject({ isError: true });
+  });
+
+  it('globs with ** and braces, skipping node_modules and not following links', async () => {
+    const f = await fixture();
+    expect((await f.call('glob', { pattern: 'src/**/*.ts' })).output).toBe('src/a.ts\nsrc/b.ts\nsrc/deep/c.ts');
+    expect((await f.call('glob', { pattern: '**/*.ts' })).output).toBe('src/a.ts\nsrc/b.ts\nsrc/deep/c.ts');
+    expect((await f.call('glob', { pattern: '*.md' })).output).toBe('README.md');
+    expect((await f.call('glob', { pattern: '{docs,src}/**/*.{yaml,ts}' })).output).toBe('docs/IMPL/IMPL-demo.yaml\nsrc/a.ts\nsrc/b.ts\nsrc/deep/c.ts');
+    expect((await f.call('glob', { pattern: '*.ts', path: 'src/deep' })).output).toBe('src/deep/c.ts');
+    expect((await f.call('glob', { pattern: `${f.wt}/src/*.ts` })).output).toBe('src/a.ts\nsrc/b.ts');
+    expect((await f.call('glob', { pattern: '*.nothing' })).output).toBe('No files match "*.nothing".');
+    expect(await f.call('glob', { pattern: '/etc/*' })).toMatchObject({ isError: true, denial: { code: 'JAIL_OUTSIDE_ROOT' } });
+    expect(await f.call('glob', { pattern: '../**/*' })).toMatchObject({ isError: true, denial: { code: 'JAIL_OUTSIDE_ROOT' } });
+    expect(await f.call('glob', { pattern: '*', path: '/' })).toMatchObject({ isError: true, denial: { code: 'JAIL_OUTSIDE_ROOT' } });
+    expect(globToRegExp('a/**').test('a/b/c')).toBe(true);
+    expect(globToRegExp('a/*.ts').test('a/b/c.ts')).toBe(false);
+    expect(globToRegExp('[!x]?.ts').test('ab.ts')).toBe(true);
+  });
+
+  it('greps with a JavaScript regex, optional glob and path', async () => {
+    const f = await fixture();
+    expect((await f.call('grep', { pattern: 'TODO' })).output).toBe('src/deep/c.ts:1: export const c = 3; // TODO');
+    expect((await f.call('grep', { pattern: '^export const [ab]\\b' })).output).toBe('src/a.ts:1: export const a = 1;\nsrc/b.ts:1: export const b = 2;');
+    expect((await f.call('grep', { pattern: 'TITLE', ignore_case: true, glob: '*.yaml' })).output).toBe('docs/IMPL/IMPL-demo.yaml:1: title: demo');
+    expect((await f.call('grep', { pattern: 'export', glob: 'src/deep/**' })).output).toBe('src/deep/c.ts:1: export const c = 3; // TODO');
+    expect((await f.call('grep', { pattern: 'const', path: 'src/b.ts' })).output).toBe('src/b.ts:1: export const b = 2;');
+    expect((await f.call('grep', { pattern: 'nothing-here' })).output).toBe('No matches.');
+    expect(await f.call('grep', { pattern: '(' })).toMatchObject({ isError: true, output: expect.stringContaining('invalid regular expression') });
+    expect(await f.call('grep', { pattern: 'x', path: '/' })).toMatchObject({ isError: true, denial: { code: 'JAIL_OUTSIDE_ROOT' } });
+    expect(await f.call('grep', { pattern: 'x', path: 'link-main' })).toMatchObject({ isError: true, denial: { code: 'JAIL_OUTSIDE_ROOT' } });
+  });
+});
+
+describe('bash', () => {
+  it('runs in the root with its exit status appended', async () => {
+    const f = await fixture();
+    expect(await f.call('bash', { command: 'pwd && echo hi >&2' })).toEqual({ output: `${f.wt}\nhi\n[exit status 0]`, isError: false });
+    expect(await f.call('bash', { command: 'echo failing; exit 3' })).toEqual({ output: 'failing\n[exit status 3]', isError: true });
+    expect(await f.call('bash', { command: 'echo changed > src/a.ts && cat src/a.ts' })).toEqual({ output: 'changed\n[exit status 0]', isError: false });
+  });
+
+  it('refuses commands the jail denies, before running them', async () => {
+    const f = await fixture();
+    const result = await f.call('bash', { command: 'cd .. && touch escaped' });
+    expect(result).toMatchObject({ isError: true, denial: { tool: 'bash', code: 'JAIL_BASH_ESCAPE', target: 'cd .. && touch escaped' } });
+    expect(existsSync(path.join(f.repo.root, 'escaped'))).toBe(false);
+  });
+
+  it('kills the whole process group on timeout and does not wait for background children', async () => {
+    const f = await fixture({ context: { toolTimeoutMs: 800 } });
+    const started = Date.now();
+    const result = await f.call('bash', { command: 'sleep 30; echo never' });
+    expect(result.isError).toBe(true);
+    expect(result.output).toBe('[timed out after 800 ms; the process group was killed]');
+    const background = await f.call('bash', { command: '(sleep 30 && echo late > src/a.ts) & echo started' });
+    expect(background.output).toBe('started\n[exit status 0]');
+    expect(Date.now() - started).toBeLessThan(10_000);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(readFileSync(path.join(f.wt, 'src/a.ts'), 'utf8')).not.toContain('late');
+  });
+
+  it('honours the abort signal', async () => {
+    const controller = new AbortController();
+    const f = await fixture({ context: { signal: controller.signal } });
+    setTimeout(() => controller.abort(), 300);
+    const result = await f.call('bash', { command: 'sleep 30' });
+    expect(result).toMatchObject({ isError: true, output: '[aborted; the process group was killed]' });
+  });
+
+  it('does not let BASH_ENV, CDPATH or GIT_DIR from the environment steer the command', async () => {
+    const f = await fixture();
+    const hook = path.join(f.repo.root, 'bash-env.sh');
+    writeFileSync(hook, 'echo BASH_ENV-RAN\n');
+    f.context.env = { ...f.repo.env, BASH_ENV: hook, CDPATH: f.repo.root, GIT_DIR: path.join(f.repo.dir, '.git') };
+    const result = await f.call('bash', { command: 'git rev-parse --abbrev-ref HEAD' });
+    expect(result).toEqual({ output: `${branch}\n[exit status 0]`, isError: false });
+  });
+
+  it('audits after the command: an unowned change is reported with a denial (not reverted)', async () => {
+    const f = await fixture();
+    const result = await f.call('bash', { command: `node -e "require('fs').writeFileSync('src/b.ts', 'pwned')"` });
+    expect(result.isError).toBe(true);
+    expect(result.output).toContain('WARNING (JAIL_UNOWNED_CHANGE): "src/b.ts" changed in the worktree, but the agent does not own it (I1 ownership).');
+    expect(result.denial).toMatchObject({ tool: 'bash', code: 'JAIL_UNOWNED_CHANGE' });
+    expect(f.observer.denials).toHaveLength(1);
+    expect(readFileSync(path.join(f.wt, 'src/b.ts'), 'utf8')).toBe('pwned');
+  });
+
+  it('audits commits made by the command against HEAD before it ran', async () => {
+    const f = await fixture();
+    const result = await f.call('bash', { command: 'git add src/a.ts && node -e "require(\'fs\').appendFileSync(\'src/b.ts\', \'x\')" && git commit -qam sneak' });
+    expect(result.denial).toMatchObject({ code: 'JAIL_UNOWNED_CHANGE', reason: expect.stringContaining('src/b.ts') });
+  });
+});
+
+describe('git_commit', () => {
+  it('commits only owned changes on the agent branch and returns the short sha', async () => {
+    const f = await fixture();
+    writeFileSync(path.join(f.wt, 'src/a.ts'), 'export const a = 42;\n');
+    writeFileSync(path.join(f.wt, 'src/b.ts'), 'unowned change\n');
+    mkdirSync(path.join(f.wt, 'src/new'));
+    writeFileSync(path.join(f.wt, 'src/new/c.ts'), 'export const c = 1;\n');
+    const result = await f.call('git_commit', { message: 'feat: a and c' });
+    expect(result.isError).toBe(false);
+    const git = createGit(f.wt, { env: f.repo.env });
+    const short = (await git.run(['rev-parse', '--short', 'HEAD'])).stdout.trim();
+    expect(result.output).toBe(`Committed ${short} on ${branch}: 2 files (src/a.ts, src/new/c.ts).\nLeft uncommitted (not yours to commit): src/b.ts.`);
+    expect((await git.run(['show', '--name-only', '--format=%s', 'HEAD'])).stdout.trim().split('\n')).toEqual(['feat: a and c', '', 'src/a.ts', 'src/new/c.ts']);
+    expect((await git.status()).map((entry) => entry.path)).toEqual(['src/b.ts']);
+    expect(await f.call('git_commit', { message: 'again' })).toMatchObject({ isError: true, output: expect.stringMatching(/^Nothing to commit/) });
+  });
+
+  it('commits the deletion of an owned file', async () => {
+    const f = await fixture();
+    await f.call('bash', { command: 'rm src/a.ts' });
+    const result = await f.call('git_commit', { message: 'remove a' });
+    expect(result).toMatchObject({ isError: false, output: expect.stringContaining('1 file (src/a.ts)') });
+    const git = createGit(f.wt, { env: f.repo.env });
+    expect((await git.run(['show', '--name-status', '--format=', 'HEAD'])).stdout.trim()).toBe('D\tsrc/a.ts');
+  });
+
+  it('checks explicit paths against ownership', async () => {
+    const f = await fixture();
+    writeFileSync(path.join(f.wt, 'src/b.ts'), 'unowned change\n');
+    expect(await f.call('git_commit', { message: 'x', paths: ['src/b.ts'] })).toMatchObject({ isError: true, denial: { code: 'JAIL_NOT_OWNED' } });
+    writeFileSync(path.join(f.wt, 'src/a.ts'), 'owned change\n');
+    expect(await f.call('git_commit', { message: 'x', paths: ['src/a.ts'] })).toMatchObject({ isError: false, output: expect.stringContaining('1 file (src/a.ts)') });
+  });
+
+  it('refuses to commit when HEAD is not on the agent branch', async () => {
+    const f = await fixture();
+    const git = createGit(f.wt, { env: f.repo.env });
+    await git.run(['checkout', '--quiet', '--ignore-other-worktrees', 'main']);
+    writeFileSync(path.join(f.wt, 'src/a.ts'), 'owned change\n');
+    const mainBefore = await git.revParse('main');
+    const result = await f.call('git_commit', { message: 'x' });
+    expect(result).toMatchObject({ isError: true, denial: { code: 'JAIL_BRANCH_MOVED', reason: `HEAD is on "main", not on the agent branch "${branch}", so nothing was committed (worktree isolation E4/E43).` } });
+    expect(await git.revParse('main')).toBe(mainBefore);
+  });
+});
+
+describe('set_completion', () => {
+  it('needs a completion writer', async () => {
+    const f = await fixture();
+    expect(await f.call('set_completion', { status: 'complete' })).toMatchObject({ isError: true, output: 'this role does not file completion reports.' });
+  });
+
+  it('passes the report on and relays refusals so the model can correct them', async () => {
+    const reports: Array<Record<string, unknown>> = [];
+    const f = await fixture({
+      context: {
+        reportCompletion: async (report) => {
+          reports.push(report);
+          return report.status === 'partial' && report.failure_type === undefined ? { ok: false, code: 'V005_REQUIRED_FIELDS_MISSING', message: 'failure_type is required when status is "partial"' } : { ok: true, status: String(report.status) };
+        },
+      },
+    });
+    expect(await f.call('set_completion', { status: 'complete', files_changed: ['src/a.ts'], verification: 'PASS (npm test)' })).toEqual({ output: 'Completion report saved (status: complete).', isError: false });
+    expect(reports[0]).toEqual({ status: 'complete', files_changed: ['src/a.ts'], verification: 'PASS (npm test)' });
+    expect(await f.call('set_completion', { status: 'partial' })).toEqual({ output: 'Completion report refused (V005_REQUIRED_FIELDS_MISSING): failure_type is required when status is "partial"', isError: true });
+    expect(await f.call('set_completion', { status: 'done' })).toMatchObject({ isError: true, output: expect.stringContaining('invalid input for set_completion') });
+    expect(reports).toHaveLength(2);
+  });
+});
