@@ -1,6 +1,8 @@
 import { PolywaveError } from '../errors/polywave-error.js';
 import { buildCompletionReport, checkReportTarget, type CompletionReportInput, type CompletionReportRecord } from '../protocol/completion-report.js';
 import { agentIdPattern } from '../protocol/schema/impl-schema.js';
+import type { ImplParseResult } from '../protocol/parse-impl.js';
+import type { BatchedImplEditor } from './batched-edit.js';
 import { describeFinding, editImpl } from './manifest-file.js';
 
 /**
@@ -10,7 +12,25 @@ import { describeFinding, editImpl } from './manifest-file.js';
  * reports. Throws a coded PolywaveError (exit 2) for an invalid report or an unknown agent;
  * the manifest is then left as it was.
  */
-export async function saveCompletionReport(implPath: string, agentId: string, input: Record<string, unknown>): Promise<CompletionReportRecord> {
+export async function saveCompletionReport(implPath: string, agentId: string, input: Record<string, unknown>, options: { editor?: BatchedImplEditor } = {}): Promise<CompletionReportRecord> {
+  const report = buildValidReport(agentId, input);
+  const plan = (parsed: ImplParseResult) => {
+    const manifest = parsed.manifest;
+    if (!manifest) {
+      const first = parsed.findings.find((finding) => finding.severity === 'error' || finding.severity === 'fatal');
+      throw new PolywaveError({ code: first?.code ?? 'V001_MANIFEST_INVALID', message: first ? describeFinding(implPath, first) : `${implPath}: manifest is not usable`, findings: parsed.findings });
+    }
+    const problems = checkReportTarget(manifest, agentId);
+    if (problems.length > 0) throw new PolywaveError({ code: problems[0]!.code, message: problems[0]!.message });
+    return { edits: [{ path: ['completion_reports', agentId], value: report }], outcome: undefined };
+  };
+  if (options.editor) await options.editor.submit(plan);
+  else await editImpl(implPath, plan);
+  return report;
+}
+
+/** Validates a report (I4/I5/E14 builder rules); throws a coded error naming every blocking problem. */
+function buildValidReport(agentId: string, input: Record<string, unknown>): CompletionReportRecord {
   if (!agentIdPattern.test(agentId)) {
     throw new PolywaveError({ code: 'V009_INVALID_AGENT_ID', message: `agent ID "${agentId}" does not match protocol pattern ^[A-Z][2-9]?$` });
   }
@@ -24,15 +44,5 @@ export async function saveCompletionReport(implPath: string, agentId: string, in
       findings: built.findings,
     });
   }
-  await editImpl(implPath, (parsed) => {
-    const manifest = parsed.manifest;
-    if (!manifest) {
-      const first = parsed.findings.find((finding) => finding.severity === 'error' || finding.severity === 'fatal');
-      throw new PolywaveError({ code: first?.code ?? 'V001_MANIFEST_INVALID', message: first ? describeFinding(implPath, first) : `${implPath}: manifest is not usable`, findings: parsed.findings });
-    }
-    const problems = checkReportTarget(manifest, agentId);
-    if (problems.length > 0) throw new PolywaveError({ code: problems[0]!.code, message: problems[0]!.message });
-    return { edits: [{ path: ['completion_reports', agentId], value: built.report }], outcome: undefined };
-  });
   return built.report;
 }

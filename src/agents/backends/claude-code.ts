@@ -1,0 +1,623 @@
+/**
+ * The claude-code backend: runs Claude Code itself (the Claude Agent SDK's native CLI) in the
+ * agent's worktree, with polywave's rules enforced IN PROCESS through SDK hook callbacks:
+ *
+ * - PreToolUse → `jail.checkToolUse` for every tool call; the jail is the single authority, so an
+ *   allowed call is answered `permissionDecision: 'allow'` and a refused one `'deny'` with the
+ *   reason (the model receives it as an error tool_result).
+ * - PostToolUse (Bash) → `jail.audit()`: a change the static check could not foresee is reported to
+ *   the model as context and recorded as a denial.
+ * - Stop (wave agents, E42) → refuses to finish while owned files have uncommitted changes or no
+ *   completion report is on record; gives in after {@link maxStopBlocks} refusals.
+ * - `set_completion` → an in-process MCP tool (`mcp__polywave__set_completion`) that calls
+ *   `request.reportCompletion`.
+ *
+ * The SDK is an optional dependency: it is loaded with a dynamic `import()` inside `run`, and a
+ * missing SDK (or native binary) is a `config` failure with an install hint, never a stack trace.
+ * Offline behaviour, environment and pitfalls: reference/claude-agent-sdk-offline.md.
+ */
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import type {
+  HookCallback,
+  HookCallbackMatcher,
+  HookEvent,
+  Options,
+  SDKAssistantMessage,
+  SDKMessage,
+  SDKResultMessage,
+  SDKUserMessage,
+} from '@anthropic-ai/claude-agent-sdk';
+import { createGit } from '../../git/git-cli.js';
+import {
+  agentSpecVersion,
+  classifyProviderError,
+  emptyUsage,
+  type AgentBackend,
+  type AgentFailureKind,
+  type AgentOutcome,
+  type AgentOutcomeStatus,
+  type AgentRunRequest,
+  type AgentUsage,
+  type ToolDenial,
+} from '../contract.js';
+import type { JailDecision } from '../jail/types.js';
+
+type ClaudeAgentSdk = typeof import('@anthropic-ai/claude-agent-sdk');
+
+export interface ClaudeCodeBackendOptions {
+  /** Loads the SDK (tests inject a failing loader; default: dynamic import of the package). */
+  loadSdk?: () => Promise<ClaudeAgentSdk>;
+}
+
+/** The MCP server / tool names the model sees: `mcp__polywave__set_completion`. */
+export const completionServerName = 'polywave';
+export const completionToolName = `mcp__${completionServerName}__set_completion`;
+
+/** How long an aborted run waits for the Claude Code process to exit before returning anyway. */
+export const abortGraceMs = 5_000;
+
+/** How often the E42 Stop check may refuse to let the agent finish before it gives in (no endless loop). */
+export const maxStopBlocks = 2;
+
+export const sdkMissingMessage = 'the claude-code backend needs @anthropic-ai/claude-agent-sdk: npm i @anthropic-ai/claude-agent-sdk';
+
+/** Added to authentication failures: the agent's HOME is isolated, so a `claude login` session is not visible to it. */
+export const authHint =
+  'the claude-code backend runs Claude Code with an isolated HOME, so a `claude login` session is not used: set ANTHROPIC_API_KEY, or CLAUDE_CODE_OAUTH_TOKEN (from `claude setup-token`)';
+
+/** Subagent tools: their calls run in another context we cannot confine, so wave agents never get them. */
+const subagentTools: ReadonlySet<string> = new Set(['Task', 'Agent']);
+
+/**
+ * Claude Code's built-in tools an agent gets: exactly the ones the jail understands. Everything
+ * else Claude Code ships (Workflow, EnterWorktree, Monitor, Cron*, RemoteTrigger, Web*…) stays off,
+ * so a tool we never reviewed cannot become a way around the jail.
+ */
+const confinedTools = ['Read', 'Write', 'Edit', 'NotebookEdit', 'Glob', 'Grep', 'Bash'] as const;
+
+/** Variables copied from request.env (provider credentials and routing, proxies, git identity). */
+const passThroughNames: ReadonlySet<string> = new Set([
+  'ANTHROPIC_API_KEY',
+  'ANTHROPIC_AUTH_TOKEN',
+  'ANTHROPIC_BASE_URL',
+  'ANTHROPIC_CUSTOM_HEADERS',
+  'ANTHROPIC_MODEL',
+  'ANTHROPIC_SMALL_FAST_MODEL',
+  'ANTHROPIC_DEFAULT_OPUS_MODEL',
+  'ANTHROPIC_DEFAULT_SONNET_MODEL',
+  'ANTHROPIC_DEFAULT_HAIKU_MODEL',
+  'ANTHROPIC_BEDROCK_BASE_URL',
+  'ANTHROPIC_VERTEX_BASE_URL',
+  'ANTHROPIC_VERTEX_PROJECT_ID',
+  'CLAUDE_CODE_OAUTH_TOKEN',
+  'CLAUDE_CODE_MAX_RETRIES',
+  'CLAUDE_CODE_USE_BEDROCK',
+  'CLAUDE_CODE_USE_VERTEX',
+  'CLAUDE_CODE_SKIP_BEDROCK_AUTH',
+  'CLAUDE_CODE_SKIP_VERTEX_AUTH',
+  'API_TIMEOUT_MS',
+  'AWS_REGION',
+  'AWS_PROFILE',
+  'AWS_ACCESS_KEY_ID',
+  'AWS_SECRET_ACCESS_KEY',
+  'AWS_SESSION_TOKEN',
+  'AWS_BEARER_TOKEN_BEDROCK',
+  'CLOUD_ML_REGION',
+  'GOOGLE_APPLICATION_CREDENTIALS',
+  'HTTPS_PROXY',
+  'HTTP_PROXY',
+  'NO_PROXY',
+  'https_proxy',
+  'http_proxy',
+  'no_proxy',
+  'NODE_EXTRA_CA_CERTS',
+  'LANG',
+  'LC_ALL',
+  'TZ',
+  // Git identity/config the runner chose (HOME is replaced, so ~/.gitconfig is not seen).
+  // GIT_DIR / GIT_WORK_TREE / GIT_INDEX_FILE are deliberately NOT passed: they would point git elsewhere.
+  'GIT_AUTHOR_NAME',
+  'GIT_AUTHOR_EMAIL',
+  'GIT_COMMITTER_NAME',
+  'GIT_COMMITTER_EMAIL',
+  'GIT_CONFIG_GLOBAL',
+  'GIT_CONFIG_NOSYSTEM',
+  'GIT_CONFIG_SYSTEM',
+]);
+
+/**
+ * The child environment. `options.env` REPLACES Claude Code's environment, so everything it needs
+ * is listed here: PATH, an isolated HOME / CLAUDE_CONFIG_DIR / TMPDIR in the scratch directory
+ * (otherwise it writes ~/.claude/projects, ~/.claude.json and /tmp/claude-<uid>), no
+ * non-essential traffic (update checks, telemetry, title generation), tool limits, provider
+ * variables and the POLYWAVE_* variables from request.env.
+ */
+export function buildClaudeCodeEnv(request: Pick<AgentRunRequest, 'env' | 'scratchDir' | 'limits'>): Record<string, string> {
+  const home = path.join(request.scratchDir, 'home');
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.env)) {
+    if (value === undefined) continue;
+    if (passThroughNames.has(name) || name.startsWith('POLYWAVE_')) env[name] = value;
+  }
+  Object.assign(env, {
+    PATH: request.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+    HOME: home,
+    CLAUDE_CONFIG_DIR: path.join(home, '.claude'),
+    TMPDIR: path.join(request.scratchDir, 'tmp'),
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    CLAUDE_AGENT_SDK_CLIENT_APP: 'polywave',
+    // Bash tool limits (Claude Code reads these): the per-call timeout and the output cut.
+    BASH_DEFAULT_TIMEOUT_MS: String(request.limits.toolTimeoutMs),
+    BASH_MAX_TIMEOUT_MS: String(request.limits.toolTimeoutMs),
+    BASH_MAX_OUTPUT_LENGTH: String(request.limits.maxToolOutputBytes),
+  });
+  return env;
+}
+
+/** Creates the claude-code backend. */
+export function createClaudeCodeBackend(options: ClaudeCodeBackendOptions = {}): AgentBackend {
+  const loadSdk = options.loadSdk ?? (() => import('@anthropic-ai/claude-agent-sdk'));
+  return {
+    specVersion: agentSpecVersion,
+    name: 'claude-code',
+    run: (request) => runClaudeCode(request, loadSdk),
+  };
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The path or command a tool call targets (for denials). */
+function targetOf(input: Record<string, unknown>): string | undefined {
+  for (const key of ['file_path', 'notebook_path', 'path', 'command', 'pattern']) {
+    const value = input[key];
+    if (typeof value === 'string' && value !== '') return value;
+  }
+  return undefined;
+}
+
+/** Text of a tool_result content (string or blocks). */
+function resultText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .map((part) => (isRecord(part) && part.type === 'text' && typeof part.text === 'string' ? part.text : isRecord(part) ? `[${String(part.type)}]` : ''))
+    .join('\n');
+}
+
+/** One line of an error, without a stack. */
+function errorMessage(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  const line = text.split('\n').find((part) => part.trim() !== '') ?? text;
+  return line.length > 600 ? `${line.slice(0, 600)}…` : line;
+}
+
+/** Assistant-message error codes (SDKAssistantMessageError) → failure kind. */
+function kindOfAssistantError(code: string | undefined): AgentFailureKind | undefined {
+  if (!code) return undefined;
+  if (code === 'rate_limit' || code === 'overloaded' || code === 'server_error') return 'transient';
+  if (['authentication_failed', 'oauth_org_not_allowed', 'billing_error', 'model_not_found', 'cloud_credential_error', 'account_on_hold', 'verification_required'].includes(code)) return 'config';
+  return undefined;
+}
+
+function isBinaryProblem(message: string): boolean {
+  return /native binary|executable .*(not found|failed to launch)|spawn .*ENOENT/i.test(message);
+}
+
+const quote = (paths: readonly string[]) => paths.map((file) => `\`${file}\``).join(', ');
+
+async function runClaudeCode(request: AgentRunRequest, loadSdk: () => Promise<ClaudeAgentSdk>): Promise<AgentOutcome> {
+  const started = performance.now();
+  const denials: ToolDenial[] = [];
+  let usage: AgentUsage = emptyUsage();
+  let turns = 0;
+  let text = '';
+  let sessionId: string | undefined;
+
+  const outcome = (status: AgentOutcomeStatus, extra: Partial<AgentOutcome> = {}): AgentOutcome => ({
+    status,
+    text,
+    turns,
+    usage,
+    ...(sessionId ? { sessionId } : {}),
+    durationMs: Math.round(performance.now() - started),
+    denials,
+    ...extra,
+  });
+  const abortedStatus = (): AgentOutcomeStatus => {
+    const reason: unknown = request.signal.reason;
+    return reason instanceof Error && reason.name === 'TimeoutError' ? 'timeout' : 'aborted';
+  };
+  if (request.signal.aborted) return outcome(abortedStatus());
+
+  let sdk: ClaudeAgentSdk;
+  try {
+    sdk = await loadSdk();
+  } catch {
+    return outcome('failed', { failure: { kind: 'config', message: sdkMissingMessage } });
+  }
+
+  const env = buildClaudeCodeEnv(request);
+  try {
+    await mkdir(env.CLAUDE_CONFIG_DIR!, { recursive: true });
+    await mkdir(env.TMPDIR!, { recursive: true });
+  } catch (error) {
+    return outcome('failed', { failure: { kind: 'config', message: `cannot create the agent's scratch directories in ${request.scratchDir}: ${errorMessage(error)}` } });
+  }
+
+  const isWave = request.role === 'wave';
+  const addDenial = (toolCallId: string, denial: ToolDenial) => {
+    denials.push(denial);
+    request.onEvent({ type: 'tool-call-deny', toolCallId, denial });
+  };
+
+  // --- PreToolUse: the jail decides every tool call. ---------------------------------------------
+  const preToolUse: HookCallback = async (input, toolUseId) => {
+    if (input.hook_event_name !== 'PreToolUse') return {};
+    const tool = input.tool_name;
+    const toolInput = isRecord(input.tool_input) ? input.tool_input : {};
+    const callId = toolUseId ?? input.tool_use_id;
+    let decision: JailDecision;
+    if (tool === completionToolName && request.reportCompletion) {
+      // Our own in-process tool: its only effect is the schema-checked, locked report writer.
+      decision = { allowed: true };
+    } else if (isWave && subagentTools.has(tool)) {
+      decision = { allowed: false, code: 'JAIL_BASH_UNSAFE', reason: `${tool}: subagents are disabled for wave agents (their tool calls could not be confined to your worktree)` };
+    } else {
+      try {
+        decision = await request.jail.checkToolUse(tool, toolInput);
+      } catch (error) {
+        // Fail closed: a jail that cannot decide refuses.
+        decision = { allowed: false, code: 'JAIL_BASH_UNSAFE', reason: `the jail could not check this call (${errorMessage(error)})` };
+      }
+    }
+    if (decision.allowed) {
+      // 'allow', not {}: an empty answer hands the call to Claude Code's own permission rules, which
+      // (with no one to ask) refuse e.g. `git add && git commit` that the jail has just allowed.
+      return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow' } };
+    }
+    const target = targetOf(toolInput);
+    addDenial(callId, { tool, code: decision.code, reason: decision.reason, ...(target !== undefined ? { target } : {}) });
+    return {
+      hookSpecificOutput: {
+        hookEventName: 'PreToolUse',
+        permissionDecision: 'deny',
+        permissionDecisionReason: `[polywave jail ${decision.code}] ${decision.reason}`,
+      },
+    };
+  };
+
+  // --- PostToolUse (Bash): audit what the command actually changed. -------------------------------
+  const reportedViolations = new Set<string>();
+  const postToolUse: HookCallback = async (input, toolUseId) => {
+    if (input.hook_event_name !== 'PostToolUse' || input.tool_name !== 'Bash') return {};
+    let fresh: Array<{ code: string; reason: string; path?: string }>;
+    try {
+      const audit = await request.jail.audit(request.baseCommit ? { baseCommit: request.baseCommit } : {});
+      fresh = audit.violations.filter((violation) => {
+        const key = `${violation.code}\0${violation.path ?? violation.reason}`;
+        if (reportedViolations.has(key)) return false;
+        reportedViolations.add(key);
+        return true;
+      });
+    } catch (error) {
+      request.onEvent({ type: 'agent-log', level: 'warn', message: `jail audit after Bash failed: ${errorMessage(error)}` });
+      return {};
+    }
+    if (fresh.length === 0) return {};
+    const command = isRecord(input.tool_input) && typeof input.tool_input.command === 'string' ? input.tool_input.command : undefined;
+    for (const violation of fresh) {
+      const target = violation.path ?? command;
+      addDenial(toolUseId ?? input.tool_use_id, { tool: 'Bash', code: violation.code, reason: violation.reason, ...(target !== undefined ? { target } : {}) });
+    }
+    const lines = fresh.map((violation) => `- ${violation.code}: ${violation.reason}`);
+    return {
+      hookSpecificOutput: {
+        hookEventName: 'PostToolUse',
+        additionalContext: `[polywave jail] That command changed things outside what you may change:\n${lines.join('\n')}\nYou may only modify the files you own, on your branch: these changes fail the wave's ownership check (I1). Do not repeat them, and name them in your completion report's notes.`,
+      },
+    };
+  };
+
+  // --- Stop (E42, wave agents): no finishing with uncommitted owned work or without a report. ------
+  const normalize = (entry: string) => entry.replace(/\\/g, '/').replace(/^(\.\/)+/, '');
+  const owned = new Set(request.jail.policy.ownedFiles.map(normalize));
+  const prefixes = (request.jail.policy.writablePrefixes ?? []).map(normalize);
+  const isOwned = (file: string) => owned.has(file) || prefixes.some((prefix) => (prefix.endsWith('/') ? file.startsWith(prefix) : file === prefix));
+  let stopBlocks = 0;
+  const stop: HookCallback = async (input) => {
+    if (input.hook_event_name !== 'Stop' || stopBlocks >= maxStopBlocks) return {};
+    const problems: string[] = [];
+    try {
+      const status = await createGit(request.cwd, { env: { ...request.env } }).status();
+      const dirty = [...new Set(status.flatMap((entry) => [entry.path, ...(entry.from ? [entry.from] : [])]).filter(isOwned))];
+      if (dirty.length > 0) {
+        problems.push(`your owned files have uncommitted changes: ${quote(dirty)}. Commit them on your branch (git add <files> && git commit -m "…")`);
+      }
+    } catch (error) {
+      request.onEvent({ type: 'agent-log', level: 'warn', message: `E42 stop check: git status failed: ${errorMessage(error)}` });
+    }
+    if (request.hasCompletionReport) {
+      let reported = true;
+      try {
+        reported = await request.hasCompletionReport();
+      } catch (error) {
+        request.onEvent({ type: 'agent-log', level: 'warn', message: `E42 stop check: reading the completion report failed: ${errorMessage(error)}` });
+      }
+      if (!reported) {
+        problems.push(request.reportCompletion
+          ? `no completion report is on record: call the ${completionToolName} tool (after committing) with status complete, partial or blocked`
+          : 'no completion report is on record');
+      }
+    }
+    if (problems.length === 0) return {};
+    stopBlocks++;
+    const reason = `[polywave E42] You cannot finish yet — ${problems.join('; and ')}.`;
+    request.onEvent({ type: 'agent-log', level: 'info', message: `E42 stop refused (${stopBlocks}/${maxStopBlocks}): ${problems.join('; ')}` });
+    return { decision: 'block', reason };
+  };
+
+  const hooks: Partial<Record<HookEvent, HookCallbackMatcher[]>> = {
+    PreToolUse: [{ hooks: [preToolUse] }],
+    PostToolUse: [{ matcher: 'Bash', hooks: [postToolUse] }],
+    ...(isWave ? { Stop: [{ hooks: [stop] }] } : {}),
+  };
+
+  // --- set_completion as an in-process MCP tool. --------------------------------------------------
+  const mcpServers: NonNullable<Options['mcpServers']> = {};
+  const reportCompletion = request.reportCompletion;
+  if (reportCompletion) {
+    const list = z.array(z.string()).optional();
+    const setCompletion = sdk.tool(
+      'set_completion',
+      'Record your completion report (do this last, after committing your work). status: complete | partial | blocked; ' +
+        'for partial/blocked give failure_type (transient | fixable | needs_replan | escalate | timeout) and notes. ' +
+        'verification: "PASS" or "FAIL (<what failed>)". The answer says whether the report was saved or what to fix.',
+      {
+        status: z.string().describe('complete | partial | blocked'),
+        commit: z.string().optional().describe('SHA of your last commit'),
+        worktree: z.string().optional(),
+        branch: z.string().optional(),
+        files_changed: list,
+        files_created: list,
+        interface_deviations: z.array(z.record(z.string(), z.unknown())).optional(),
+        out_of_scope_deps: list,
+        tests_added: list,
+        verification: z.string().optional().describe('PASS or FAIL (<reason>)'),
+        failure_type: z.string().optional(),
+        notes: z.string().optional(),
+      },
+      async (args) => {
+        const report = Object.fromEntries(Object.entries(args).filter(([, value]) => value !== undefined));
+        try {
+          const saved = await reportCompletion(report);
+          return saved.ok
+            ? { content: [{ type: 'text', text: `completion report saved (status: ${saved.status})` }] }
+            : { isError: true, content: [{ type: 'text', text: `completion report NOT saved — ${saved.code}: ${saved.message}` }] };
+        } catch (error) {
+          return { isError: true, content: [{ type: 'text', text: `completion report NOT saved — ${errorMessage(error)}` }] };
+        }
+      },
+    );
+    mcpServers[completionServerName] = sdk.createSdkMcpServer({ name: completionServerName, version: '1.0.0', tools: [setCompletion] });
+  }
+
+  // --- Options. ------------------------------------------------------------------------------------
+  const abortController = new AbortController();
+  const onAbort = () => abortController.abort(request.signal.reason);
+  request.signal.addEventListener('abort', onAbort, { once: true });
+  const stderrTail: string[] = [];
+
+  const spec = request.model.backend === 'claude-code' ? request.model : undefined;
+  const queryOptions: Options = {
+    cwd: request.cwd,
+    env,
+    abortController,
+    // Project/user settings (hooks, permissions, CLAUDE.md, MCP servers of the repository) are not
+    // loaded: the agent runs with exactly the rules below.
+    settingSources: [],
+    strictMcpConfig: true,
+    permissionMode: 'acceptEdits',
+    maxTurns: request.limits.maxTurns,
+    ...(spec?.modelId ? { model: spec.modelId } : {}),
+    // Appended to Claude Code's own preset rather than replacing it: the preset carries the
+    // instructions Claude Code's tools are tuned for (read before edit, how to run Bash, how to
+    // commit), which a replacement would lose; the polywave role prompt (protocol, ownership,
+    // report) only adds to them. CLAUDE.md and settings are off (settingSources: []), so nothing of
+    // the user's own configuration is mixed in.
+    systemPrompt: { type: 'preset', preset: 'claude_code', append: request.systemPrompt },
+    tools: [...confinedTools],
+    ...(isWave ? { disallowedTools: [...subagentTools] } : {}),
+    ...(reportCompletion ? { mcpServers, allowedTools: [completionToolName] } : {}),
+    hooks,
+    ...(request.outputSchema ? { outputFormat: { type: 'json_schema', schema: request.outputSchema } } : {}),
+    stderr: (data) => {
+      for (const line of data.split('\n')) if (line.trim() !== '') stderrTail.push(line.trim());
+      if (stderrTail.length > 20) stderrTail.splice(0, stderrTail.length - 20);
+    },
+  };
+
+  // --- The message stream → events, journal, usage. ------------------------------------------------
+  const toolCalls = new Map<string, { tool: string; startedAt: number }>();
+  const seenMessageIds = new Set<string>();
+  let turnOpen = false;
+  let result: SDKResultMessage | undefined;
+  let lastAssistantError: { code: string; text: string } | undefined;
+  let thrown: unknown;
+
+  const closeTurn = () => {
+    if (!turnOpen) return;
+    turnOpen = false;
+    request.onEvent({ type: 'turn-end', turn: turns, usage: { ...usage } });
+  };
+
+  const onAssistant = (message: SDKAssistantMessage) => {
+    const blocks = Array.isArray(message.message.content) ? message.message.content : [];
+    if (message.error) {
+      const errorText = blocks.map((block) => (block.type === 'text' ? block.text : '')).join('');
+      lastAssistantError = { code: message.error, text: errorText };
+      request.onEvent({ type: 'agent-log', level: 'warn', message: `claude-code: ${errorText || message.error}` });
+      return;
+    }
+    // Claude Code streams one SDK message per content block; blocks of one model call share the id.
+    const id = message.message.id;
+    if (!seenMessageIds.has(id)) {
+      closeTurn();
+      seenMessageIds.add(id);
+      turns++;
+      turnOpen = true;
+      const callUsage = message.message.usage;
+      usage = {
+        inputTokens: usage.inputTokens + (callUsage?.input_tokens ?? 0),
+        outputTokens: usage.outputTokens + (callUsage?.output_tokens ?? 0),
+        cacheReadTokens: usage.cacheReadTokens + (callUsage?.cache_read_input_tokens ?? 0),
+        cacheWriteTokens: usage.cacheWriteTokens + (callUsage?.cache_creation_input_tokens ?? 0),
+      };
+    }
+    for (const block of blocks) {
+      if (block.type === 'text' && block.text !== '') {
+        request.onEvent({ type: 'agent-text', text: block.text });
+      } else if (block.type === 'tool_use') {
+        const input = isRecord(block.input) ? block.input : {};
+        toolCalls.set(block.id, { tool: block.name, startedAt: performance.now() });
+        request.onEvent({ type: 'tool-call-start', toolCallId: block.id, tool: block.name, input });
+        request.recorder?.recordToolUse({ toolCallId: block.id, tool: block.name, input });
+      }
+    }
+  };
+
+  const onUser = (message: SDKUserMessage) => {
+    const content = message.message.content;
+    if (!Array.isArray(content)) return;
+    for (const block of content) {
+      if (block.type === 'tool_result') {
+        closeTurn();
+        const call = toolCalls.get(block.tool_use_id);
+        toolCalls.delete(block.tool_use_id);
+        const tool = call?.tool ?? 'unknown';
+        const output = resultText(block.content);
+        const isError = block.is_error === true;
+        request.onEvent({
+          type: 'tool-call-end',
+          toolCallId: block.tool_use_id,
+          tool,
+          isError,
+          output,
+          durationMs: call ? Math.round(performance.now() - call.startedAt) : 0,
+        });
+        request.recorder?.recordToolResult({ toolCallId: block.tool_use_id, tool, output, isError });
+      } else if (block.type === 'text' && message.isSynthetic && /^Stop hook feedback/.test(block.text)) {
+        request.onEvent({ type: 'agent-log', level: 'info', message: block.text });
+      }
+    }
+  };
+
+  const onMessage = (message: SDKMessage) => {
+    switch (message.type) {
+      case 'system':
+        if (message.subtype === 'init') {
+          sessionId = message.session_id;
+          request.onEvent({ type: 'agent-log', level: 'info', message: `claude-code session ${message.session_id} (model ${message.model}, tools: ${message.tools.join(', ')})` });
+        }
+        break;
+      case 'assistant':
+        onAssistant(message);
+        break;
+      case 'user':
+        onUser(message);
+        break;
+      case 'result':
+        closeTurn();
+        result = message;
+        sessionId = message.session_id;
+        break;
+      default:
+        break;
+    }
+  };
+
+  // On abort the SDK ends its iterator only once the CLI has exited (~2 s, while it may still be
+  // writing its session files in the scratch directory), so the loop races the abort, closes the
+  // query, and then waits for the process to be gone — at most abortGraceMs — before returning:
+  // the caller may remove the worktree and scratch directory as soon as run() resolves.
+  const abortedMarker = Symbol('aborted');
+  const abortedPromise = new Promise<typeof abortedMarker>((resolve) => {
+    if (abortController.signal.aborted) resolve(abortedMarker);
+    else abortController.signal.addEventListener('abort', () => resolve(abortedMarker), { once: true });
+  });
+  try {
+    const stream = sdk.query({ prompt: request.prompt, options: queryOptions });
+    // Reads (and drops) what the stream still yields until it ends (the process is gone then).
+    const drain = async (current: IteratorResult<SDKMessage, void>): Promise<void> => {
+      while (!current.done) current = await stream.next();
+    };
+    for (;;) {
+      const pending = stream.next();
+      const next = await Promise.race([pending, abortedPromise]);
+      if (next === abortedMarker) {
+        try {
+          stream.close();
+        } catch {
+          // already closed
+        }
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        await Promise.race([
+          pending.then(drain).catch(() => undefined),
+          new Promise<void>((resolve) => {
+            timer = setTimeout(resolve, abortGraceMs);
+          }),
+        ]);
+        clearTimeout(timer);
+        break;
+      }
+      if (next.done) break;
+      onMessage(next.value);
+    }
+  } catch (error) {
+    // Pitfall 3: after an error result the iterator THROWS; the result already says why.
+    thrown = error;
+  } finally {
+    request.signal.removeEventListener('abort', onAbort);
+    closeTurn();
+  }
+
+  if (result) {
+    usage = {
+      inputTokens: result.usage.input_tokens ?? 0,
+      outputTokens: result.usage.output_tokens ?? 0,
+      cacheReadTokens: result.usage.cache_read_input_tokens ?? 0,
+      cacheWriteTokens: result.usage.cache_creation_input_tokens ?? 0,
+      ...(typeof result.total_cost_usd === 'number' ? { costUsd: result.total_cost_usd } : {}),
+    };
+    turns = result.num_turns;
+    sessionId = result.session_id;
+    if (result.subtype === 'success') {
+      text = result.result;
+      if (result.structured_output !== undefined) text = JSON.stringify(result.structured_output);
+    }
+  }
+
+  if (request.signal.aborted) return outcome(abortedStatus());
+
+  if (result) {
+    if (result.subtype === 'success' && !result.is_error) {
+      return outcome('finished', result.structured_output !== undefined ? { structured: result.structured_output } : {});
+    }
+    if (result.subtype === 'error_max_turns') return outcome('max-turns');
+    const message = result.subtype === 'success' ? result.result || lastAssistantError?.text || 'the model call failed' : result.errors.join('; ') || result.subtype;
+    const status = result.subtype === 'success' ? result.api_error_status : undefined;
+    const kind = kindOfAssistantError(lastAssistantError?.code) ?? classifyProviderError(status ? `${status} ${message}` : message);
+    const hint = lastAssistantError?.code === 'authentication_failed' ? ` — ${authHint}` : '';
+    return outcome('failed', { failure: { kind, message: `claude-code: ${message}${hint}` } });
+  }
+
+  const message = thrown === undefined ? 'claude-code ended without a result' : errorMessage(thrown);
+  if (isBinaryProblem(message)) {
+    return outcome('failed', {
+      failure: { kind: 'config', message: `the claude-code backend needs the Claude Code native binary (optional package @anthropic-ai/claude-agent-sdk-<platform>; reinstall without --omit=optional): ${message}` },
+    });
+  }
+  const detail = stderrTail.length > 0 ? ` (stderr: ${stderrTail.slice(-2).join(' | ')})` : '';
+  return outcome('failed', { failure: { kind: classifyProviderError(message), message: `claude-code: ${message}${detail}` } });
+}
