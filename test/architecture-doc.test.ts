@@ -23,6 +23,6 @@ describe('documentation stays true', () => {
   it('README.md starts with the two newcomer commands', () => {
     const top = readme.split('\n').slice(0, 30).join('\n');
     expect(top).toContain('npm ci && npm test');
-    expect(top).toMatch(/node bin\/polywave\.js \w+/);
+    expect(top).toMatch(/npx polywave demo/);
   });
 });

@@ -12,6 +12,8 @@ export interface CommandIo {
   readStdin: () => Promise<string>;
   /** True when stderr is a terminal (live progress redraws in place). */
   stderrIsTty?: boolean;
+  /** Asks a question on the terminal; absent when stdin is not a terminal. */
+  ask?: (question: string) => Promise<string>;
 }
 
 /** A command's outcome: the exit code (0 success, 1 "no", 2 bad input/fatal). */
@@ -29,6 +31,19 @@ export function processIo(): CommandIo {
     env: process.env,
     now: () => new Date(),
     stderrIsTty: process.stderr.isTTY === true,
+    ...(process.stdin.isTTY
+      ? {
+          ask: async (question: string) => {
+            const { createInterface } = await import('node:readline/promises');
+            const readline = createInterface({ input: process.stdin, output: process.stderr });
+            try {
+              return await readline.question(question);
+            } finally {
+              readline.close();
+            }
+          },
+        }
+      : {}),
     stdout: (text) => {
       process.stdout.write(text);
     },

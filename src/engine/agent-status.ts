@@ -50,8 +50,9 @@ async function criticRow(manifest: ImplManifest, slug: string, firstWave: Wave |
     const git = repos.gitAt(repos.primaryRoot);
     try {
       const { stdout } = await git.run(['log', '--format=%s', '--end-of-options', `${base}..HEAD`]);
+      // The tag is `[Polywave:critic:<slug>]` (E48); older tools wrote it in lower case.
       const marker = `[polywave:critic:${slug}]`;
-      commitCount = stdout.split('\n').filter((line) => line.includes(marker)).length;
+      commitCount = stdout.split('\n').filter((line) => line.toLowerCase().includes(marker)).length;
     } catch {
       commitCount = -1; // base not in this repository
     }

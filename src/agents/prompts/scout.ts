@@ -183,7 +183,7 @@ NOT_SUITABLE: write only title, feature_slug, verdict: NOT_SUITABLE, suitability
 - \`title\`; \`feature_slug\`: kebab-case, equal to the slug in the output path.
 - \`verdict\`, \`suitability_assessment\`; \`test_command\`, \`lint_command\`: exact shell commands.
 - \`state: SCOUT_PENDING\` (or NOT_SUITABLE).
-- \`file_ownership\`: one row per file: \`file\` (repository-relative), \`agent\`, \`wave\`, \`action\` (new | modify | delete), \`depends_on\` (files this one needs from earlier waves), \`repo\` (multi-repository features only, then on every row: MR01).
+- \`file_ownership\`: one row per file: \`file\` (repository-relative), \`agent\`, \`wave\`, \`action\` (new | modify | delete), \`depends_on\` (IDs of agents in earlier waves whose output this file needs), \`repo\` (multi-repository features only, then on every row: MR01).
 - \`interface_contracts\`: every interface that crosses an agent boundary: \`name\`, \`description\`, \`definition\` (exact code in the project's language: signatures, fields, types), \`location\` (file path).
 - \`scaffolds\` (E45): every type, interface, enum, alias or constant used by two or more agents — including types two same-wave agents need in the same package — gets a scaffold entry: \`file_path\`, \`contents\` (types only, no function bodies), \`import_path\`, \`status: pending\`. Types from external packages, or already present in files nobody owns, need no scaffold.
 - \`waves\`: \`number\` (1, 2, 3…), optional \`type: integration\` for a wiring-only wave (E27), \`agents\`: \`id\`, \`task\`, \`files\`, \`dependencies\`, optional \`model\`.

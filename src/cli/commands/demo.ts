@@ -1,0 +1,49 @@
+import { runDemo } from '../../demo/run-demo.js';
+import { printJson, type CommandIo, type CommandResult } from '../io.js';
+import { interruptSignal } from './prepare-wave.js';
+
+/**
+ * `polywave demo [--dir D] [--json]` — builds a sample library with six scripted agents in two
+ * waves through the whole protocol (no API key), prints each phase, then where to look.
+ */
+export async function run(_args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  const json = options.json === true;
+  const interrupt = interruptSignal();
+  const say = (text: string) => {
+    if (!json) io.stderr(text);
+  };
+  say('polywave demo: a sample library (textkit), an IMPL of 2 waves × 3 agents, scripted agents, the full protocol.\n');
+  try {
+    const result = await runDemo({
+      env: io.env,
+      now: io.now,
+      signal: interrupt.signal,
+      ...(typeof options.dir === 'string' && options.dir.trim() !== '' ? { dir: options.dir } : {}),
+      onPhase: (phase) => say(`  ${phase.phase}${phase.wave ? ` ${phase.wave}` : ''}: ${phase.status} — ${phase.detail} (${(phase.duration_ms / 1000).toFixed(1)} s)\n`),
+    });
+    if (json) {
+      printJson(io, { dir: result.dir, repo: result.repo, success: result.run.success && result.tests.passed, state: result.run.state, merges: result.merges, tests_passed: result.tests.passed, duration_ms: result.duration_ms, phases: result.run.phases, stopped: result.run.stopped });
+    } else {
+      io.stdout(`${result.log}\n`);
+      io.stdout(
+        [
+          `${result.run.success && result.tests.passed ? 'Done' : 'Stopped'} in ${(result.duration_ms / 1000).toFixed(1)} s: state ${result.run.state}, ${result.merges} merge commit(s), tests ${result.tests.passed ? 'pass' : 'FAIL'}.${result.run.stopped ? ` ${result.run.stopped}` : ''}`,
+          '',
+          'Where to look:',
+          `  cd ${result.repo}`,
+          '  git log --graph --oneline          # one --no-ff merge per agent, wave by wave',
+          '  node --test                        # the library the agents wrote',
+          '  cat docs/IMPL/complete/IMPL-textkit.yaml   # the plan, completion reports, gate and integration results',
+          '  cat docs/CONTEXT.md                # what the project learned (E18)',
+          `  cat ${result.script}   # what each scripted agent did`,
+          '',
+          'With a real model: polywave run "<feature>" --model anthropic:claude-sonnet-4-5 (ANTHROPIC_API_KEY), --model ollama:qwen2.5-coder:32b (local), or --model claude-code:.',
+          '',
+        ].join('\n'),
+      );
+    }
+    return result.run.success && result.tests.passed ? 0 : 1;
+  } finally {
+    interrupt.dispose();
+  }
+}

@@ -1,0 +1,70 @@
+import { EventBus } from '../../engine/events.js';
+import { PolywaveError } from '../../errors/polywave-error.js';
+import { runWave } from '../../orchestrator/run-wave.js';
+import { loadImpl } from '../../store/manifest-file.js';
+import { printJson, type CommandIo, type CommandResult } from '../io.js';
+import { createWaveProgress } from '../wave-progress.js';
+import { interruptSignal, repoDirOption, waveOption } from './prepare-wave.js';
+import { implPathFrom, requireManifest } from './shared.js';
+
+function positiveNumber(options: Record<string, unknown>, name: string, flag: string): number | undefined {
+  const value = options[name];
+  if (value === undefined) return undefined;
+  const number = typeof value === 'number' ? value : Number(value);
+  if (!Number.isFinite(number) || number <= 0) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `${flag} must be a positive number (got ${String(value)})` });
+  return number;
+}
+
+/**
+ * `run-wave <impl> --wave N [--model M] [--concurrency K] [--no-prioritize] [--timeout S]
+ * [--max-turns T] [--auto] [--json] [--no-finalize] …` — runs a wave of agents for real:
+ * prepare, launch (E1), E42 on each stop, E19 reactions, finalize. Progress on stderr (a live
+ * table on a terminal); `--json` streams the events as NDJSON on stdout instead, ending with the
+ * result. Exit 0 when the wave is verified, 1 when it is blocked, 2 for bad input.
+ */
+export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  const implPath = implPathFrom(args, io);
+  const wave = waveOption(options);
+  requireManifest((await loadImpl(implPath)).parsed, implPath);
+  const json = options.json === true;
+  const events = new EventBus();
+  const progress = json ? undefined : createWaveProgress(io, { tty: io.stderrIsTty === true });
+  if (json) events.subscribe((event) => io.stdout(`${JSON.stringify(event)}\n`));
+  else events.subscribe(progress!.onEvent);
+  const interrupt = interruptSignal();
+  const timeout = positiveNumber(options, 'timeout', '--timeout');
+  const concurrency = positiveNumber(options, 'concurrency', '--concurrency');
+  const maxTurns = positiveNumber(options, 'maxTurns', '--max-turns');
+  const repoDir = repoDirOption(options, io);
+  try {
+    const result = await runWave({
+      implPath,
+      wave,
+      env: io.env,
+      now: io.now,
+      events,
+      signal: interrupt.signal,
+      ...(repoDir ? { repoDir } : {}),
+      ...(typeof options.mergeTarget === 'string' && options.mergeTarget.trim() !== '' ? { mergeTarget: options.mergeTarget.trim() } : {}),
+      ...(typeof options.model === 'string' && options.model.trim() !== '' ? { model: options.model.trim() } : {}),
+      ...(concurrency ? { concurrency: Math.floor(concurrency) } : {}),
+      prioritize: options.prioritize !== false && io.env.POLYWAVE_NO_PRIORITIZE !== '1',
+      ...(timeout ? { agentTimeoutMs: Math.round(timeout * 1000) } : {}),
+      ...(maxTurns ? { maxTurns: Math.floor(maxTurns) } : {}),
+      auto: options.auto === true,
+      finalize: options.finalize !== false,
+      noCache: options.cache === false,
+      skipCritic: options.skipCritic === true,
+    });
+    if (json) io.stdout(`${JSON.stringify({ v: 1, type: 'run-wave-result', result })}\n`);
+    else printJson(io, result);
+    if (!json && result.blocked) {
+      io.stderr(`run-wave: wave ${wave} BLOCKED — ${result.blocked.reason}\n`);
+      for (const agent of result.blocked.agents) io.stderr(`  ${agent.agent}: ${agent.explanation}\n`);
+    }
+    return result.success ? 0 : 1;
+  } finally {
+    progress?.stop();
+    interrupt.dispose();
+  }
+}

@@ -1,0 +1,92 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { EventBus } from '../../engine/events.js';
+import { runAutopilot, type PlanSummary } from '../../orchestrator/autopilot.js';
+import { printJson, type CommandIo, type CommandResult } from '../io.js';
+import { createWaveProgress } from '../wave-progress.js';
+import { interruptSignal, repoDirOption } from './prepare-wave.js';
+
+function formatPlan(plan: PlanSummary): string {
+  const lines = [`Plan: ${plan.title || plan.slug} — verdict ${plan.verdict || '?'}, ${plan.waves.length} wave(s), ${plan.estimated_agents} agent(s)`];
+  for (const wave of plan.waves) {
+    lines.push(`  wave ${wave.number}${wave.type ? ` (${wave.type})` : ''}:`);
+    for (const agent of wave.agents) lines.push(`    ${agent.id.padEnd(3)} ${agent.files.join(', ')}${agent.task ? `\n        ${agent.task}` : ''}`);
+  }
+  if (plan.contracts.length > 0) lines.push(`  interface contracts: ${plan.contracts.join('; ')}`);
+  if (plan.scaffolds.length > 0) lines.push(`  scaffolds: ${plan.scaffolds.join(', ')}`);
+  lines.push(`  manifest: ${plan.impl_path}`);
+  return `${lines.join('\n')}\n`;
+}
+
+function model(options: Record<string, unknown>, name: string): string | undefined {
+  const value = options[name];
+  return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
+}
+
+/**
+ * `polywave run "<feature>" | <impl> [--auto|--yes] [--model M] [--<role>-model M] …` — the
+ * autopilot: scout → plan (approval) → scaffold → waves → integration → close-impl. Re-running
+ * the same command resumes from the manifest and git state.
+ */
+export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  const target = args[0]?.trim() ?? '';
+  const repoDir = repoDirOption(options, io) ?? io.cwd;
+  const asPath = path.resolve(io.cwd, target);
+  const isImpl = /\.ya?ml$/i.test(target) && existsSync(asPath);
+  const json = options.json === true;
+  const auto = options.auto === true || options.yes === true;
+  const events = new EventBus();
+  const progress = json ? undefined : createWaveProgress(io, { tty: io.stderrIsTty === true });
+  if (json) events.subscribe((event) => io.stdout(`${JSON.stringify(event)}\n`));
+  else events.subscribe(progress!.onEvent);
+  const interrupt = interruptSignal();
+  const timeout = Number(options.timeout);
+  const concurrency = Number(options.concurrency);
+  const maxTurns = Number(options.maxTurns);
+  try {
+    const result = await runAutopilot({
+      ...(isImpl ? { implPath: asPath } : { feature: target }),
+      repoDir,
+      auto,
+      env: io.env,
+      now: io.now,
+      events,
+      signal: interrupt.signal,
+      ...(model(options, 'model') ? { model: model(options, 'model')! } : {}),
+      models: {
+        ...(model(options, 'scoutModel') ? { scout: model(options, 'scoutModel')! } : {}),
+        ...(model(options, 'criticModel') ? { critic: model(options, 'criticModel')! } : {}),
+        ...(model(options, 'scaffoldModel') ? { scaffold: model(options, 'scaffoldModel')! } : {}),
+        ...(model(options, 'waveModel') ? { wave: model(options, 'waveModel')! } : {}),
+        ...(model(options, 'integrationModel') ? { integration: model(options, 'integrationModel')! } : {}),
+      },
+      ...(Number.isFinite(concurrency) && concurrency > 0 ? { concurrency: Math.floor(concurrency) } : {}),
+      ...(Number.isFinite(timeout) && timeout > 0 ? { agentTimeoutMs: Math.round(timeout * 1000) } : {}),
+      ...(Number.isFinite(maxTurns) && maxTurns > 0 ? { maxTurns: Math.floor(maxTurns) } : {}),
+      ...(options.critic === false ? { noCritic: true } : {}),
+      approve: async (plan) => {
+        if (json) return false;
+        io.stderr(formatPlan(plan));
+        if (!io.ask) {
+          io.stderr('Not a terminal: re-run with --yes (or --auto) to approve this plan.\n');
+          return false;
+        }
+        const answer = (await io.ask('Proceed with this plan? [y/N] ')).trim().toLowerCase();
+        return answer === 'y' || answer === 'yes';
+      },
+      onPhase: (phase) => {
+        if (!json) io.stderr(`run: ${phase.phase}${phase.wave ? ` ${phase.wave}` : ''} ${phase.status} — ${phase.detail}\n`);
+      },
+    });
+    if (json) io.stdout(`${JSON.stringify({ v: 1, type: 'run-result', result })}\n`);
+    else {
+      printJson(io, { impl_path: result.impl_path, state: result.state, success: result.success, stopped: result.stopped, phases: result.phases, merged_agents: result.merged_agents, usage: result.usage, duration_ms: result.duration_ms });
+      const cost = result.usage.costUsd === undefined ? 'cost unknown' : `$${result.usage.costUsd.toFixed(2)}`;
+      io.stderr(`run: ${result.success ? 'COMPLETE' : `stopped (${result.state})`} in ${(result.duration_ms / 1000).toFixed(1)} s, ${result.merged_agents.length} agent(s) merged, ${result.usage.inputTokens + result.usage.outputTokens} tokens, ${cost}${result.stopped ? `\n  ${result.stopped}\n  Re-run the same command to resume.` : ''}\n`);
+    }
+    return result.success ? 0 : 1;
+  } finally {
+    progress?.stop();
+    interrupt.dispose();
+  }
+}

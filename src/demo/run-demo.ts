@@ -1,0 +1,94 @@
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { PolywaveError } from '../errors/polywave-error.js';
+import type { EventBus } from '../engine/events.js';
+import { createGit } from '../git/git-cli.js';
+import { runAutopilot, type AutopilotPhase, type AutopilotResult } from '../orchestrator/autopilot.js';
+import { demoBaseFiles, demoManifest, demoScript } from './project.js';
+
+export interface RunDemoOptions {
+  /** Where to create the demo (default: a new temporary directory). Must be empty or absent. */
+  dir?: string;
+  env: Readonly<Record<string, string | undefined>>;
+  now?: () => Date;
+  events?: EventBus;
+  signal?: AbortSignal;
+  onPhase?: (phase: AutopilotPhase) => void;
+  /** Pause inside each scripted agent (ms) so the parallelism is visible; default 150. */
+  stepDelayMs?: number;
+}
+
+export interface DemoResult {
+  dir: string;
+  repo: string;
+  script: string;
+  run: AutopilotResult;
+  /** `node --test` on the final tree. */
+  tests: { passed: boolean; output: string };
+  merges: number;
+  log: string;
+  duration_ms: number;
+}
+
+function runProcess(command: string, args: string[], options: { cwd: string; env: Readonly<Record<string, string | undefined>> }): Promise<{ code: number; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    child.on('error', (error) => resolve({ code: 127, output: error.message }));
+    child.on('close', (code) => resolve({ code: code ?? 1, output }));
+  });
+}
+
+/**
+ * `polywave demo`: a sample library (textkit) in a new git repository, an IMPL manifest of 2 waves
+ * × 3 agents, and scripted agents — then the whole protocol for real with the script backend:
+ * prepare (worktrees, briefs, hooks), six agents in parallel through the jailed tools, E42
+ * checks, gates, one --no-ff merge per agent, the integration agent wiring new helpers into the
+ * entry point (E25/E26), and close-impl. No API key needed.
+ */
+export async function runDemo(options: RunDemoOptions): Promise<DemoResult> {
+  const started = performance.now();
+  const dir = options.dir ? path.resolve(options.dir) : await mkdtemp(path.join(os.tmpdir(), 'polywave-demo-'));
+  await mkdir(dir, { recursive: true });
+  const present = await readdir(dir);
+  if (present.length > 0) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `${dir} is not empty: pass a new or empty directory to --dir` });
+  const repo = path.join(dir, 'textkit');
+  const script = path.join(dir, 'agents.script.yaml');
+  const env = { ...options.env, POLYWAVE_NO_PRIORITIZE: undefined };
+
+  await mkdir(repo, { recursive: true });
+  for (const [file, content] of Object.entries({ ...demoBaseFiles, 'docs/IMPL/IMPL-textkit.yaml': demoManifest() })) {
+    await mkdir(path.dirname(path.join(repo, file)), { recursive: true });
+    await writeFile(path.join(repo, file), content);
+  }
+  await writeFile(script, demoScript(options.stepDelayMs !== undefined ? { stepDelayMs: options.stepDelayMs } : {}));
+  const git = createGit(repo, { env });
+  await git.run(['init', '-q', '-b', 'main']);
+  await git.run(['config', 'user.name', 'polywave demo']);
+  await git.run(['config', 'user.email', 'demo@polywave.invalid']);
+  await git.run(['config', 'commit.gpgsign', 'false']);
+  await git.run(['add', '-A']);
+  await git.run(['commit', '-q', '--no-verify', '-m', 'textkit: empty library and the IMPL plan'], { env: { POLYWAVE_ALLOW_MAIN_COMMIT: '1' } });
+
+  const run = await runAutopilot({
+    implPath: path.join(repo, 'docs', 'IMPL', 'IMPL-textkit.yaml'),
+    repoDir: repo,
+    auto: true,
+    model: `script:${script}`,
+    env,
+    noCritic: true,
+    retryBackoffMs: 100,
+    ...(options.now ? { now: options.now } : {}),
+    ...(options.events ? { events: options.events } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.onPhase ? { onPhase: options.onPhase } : {}),
+  });
+  const tests = await runProcess(process.execPath, ['--test'], { cwd: repo, env });
+  const merges = Number((await git.run(['rev-list', '--merges', '--count', 'HEAD'])).stdout.trim());
+  const log = (await git.run(['log', '--graph', '--oneline', '--decorate=short', '-n', '40'])).stdout;
+  return { dir, repo, script, run, tests: { passed: tests.code === 0, output: tests.output }, merges, log, duration_ms: Math.round(performance.now() - started) };
+}

@@ -1,0 +1,303 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { emptyUsage, type AgentBackend, type AgentUsage } from '../agents/contract.js';
+import { PolywaveError } from '../errors/polywave-error.js';
+import { closeImpl, type CloseImplResult } from '../engine/close-impl.js';
+import type { EventBus } from '../engine/events.js';
+import type { StepResult } from '../engine/step.js';
+import { createGit } from '../git/git-cli.js';
+import type { Git } from '../git/git-port.js';
+import { implSlugFromPath } from '../protocol/names.js';
+import { scaffoldPath, type ImplManifest } from '../protocol/schema/impl-schema.js';
+import { isScaffoldCommitted, isWaveComplete } from '../protocol/waves.js';
+import { loadImpl } from '../store/manifest-file.js';
+import { runWave, type RunWaveResult } from './run-wave.js';
+
+/** The plan shown before anything runs (and approved unless `--auto`). */
+export interface PlanSummary {
+  impl_path: string;
+  slug: string;
+  title: string;
+  verdict: string;
+  state: string;
+  waves: Array<{ number: number; type?: string; agents: Array<{ id: string; files: string[]; task: string }> }>;
+  contracts: string[];
+  scaffolds: string[];
+  estimated_agents: number;
+}
+
+/** One phase of the autopilot, for the final summary. */
+export interface AutopilotPhase {
+  phase: 'scout' | 'review' | 'scaffold' | 'wave' | 'integration' | 'close';
+  wave?: number;
+  status: 'done' | 'skipped' | 'failed' | 'paused';
+  detail: string;
+  duration_ms: number;
+}
+
+export interface AutopilotOptions {
+  /** A feature description (scouted first) or the path of an existing IMPL (resumed). */
+  feature?: string;
+  implPath?: string;
+  repoDir: string;
+  /** Skip the approval of the plan. */
+  auto?: boolean;
+  /** Asked before scaffolding and waves unless `auto`; false stops the run (state stays REVIEWED). */
+  approve?: (plan: PlanSummary) => Promise<boolean>;
+  /** Default model for every role; `models.<role>` overrides it. */
+  model?: string;
+  models?: Partial<Record<'scout' | 'critic' | 'scaffold' | 'wave' | 'integration', string>>;
+  /** Test injection per role (tests pass real backends with mock models). */
+  backends?: Partial<Record<'scout' | 'critic' | 'scaffold' | 'integration', AgentBackend>>;
+  concurrency?: number;
+  agentTimeoutMs?: number;
+  maxTurns?: number;
+  noCritic?: boolean;
+  env: Readonly<Record<string, string | undefined>>;
+  now?: () => Date;
+  events?: EventBus;
+  signal?: AbortSignal;
+  onStep?: (step: StepResult) => void;
+  /** Progress lines ("scout: …", "wave 1: …") for the terminal. */
+  onPhase?: (phase: AutopilotPhase) => void;
+  retryBackoffMs?: number;
+}
+
+export interface AutopilotResult {
+  impl_path: string;
+  slug: string;
+  state: string;
+  success: boolean;
+  /** Why the run stopped early (a human must decide), when it did. */
+  stopped?: string;
+  plan?: PlanSummary;
+  phases: AutopilotPhase[];
+  waves: RunWaveResult[];
+  close?: CloseImplResult;
+  merged_agents: string[];
+  usage: AgentUsage;
+  duration_ms: number;
+}
+
+/** The plan of a manifest, as shown for approval. */
+export function summarizePlan(implPath: string, manifest: ImplManifest): PlanSummary {
+  const waves = (manifest.waves ?? []).map((wave) => ({
+    number: wave.number ?? 0,
+    ...(wave.type ? { type: wave.type } : {}),
+    agents: (wave.agents ?? []).map((agent) => ({ id: agent.id ?? '', files: agent.files ?? [], task: (agent.task ?? '').split('\n')[0]!.slice(0, 160) })),
+  }));
+  return {
+    impl_path: implPath,
+    slug: implSlugFromPath(implPath, manifest),
+    title: manifest.title ?? '',
+    verdict: manifest.verdict ?? '',
+    state: manifest.state ?? '',
+    waves,
+    contracts: (manifest.interface_contracts ?? []).map((contract) => `${contract.name ?? '?'} (${contract.location ?? '?'})`),
+    scaffolds: (manifest.scaffolds ?? []).map(scaffoldPath).filter((file) => file !== ''),
+    estimated_agents: waves.reduce((sum, wave) => sum + wave.agents.length, 0),
+  };
+}
+
+async function readManifest(implPath: string): Promise<ImplManifest> {
+  const { parsed } = await loadImpl(implPath);
+  if (!parsed.manifest) throw new PolywaveError({ code: parsed.findings[0]?.code ?? 'V001_MANIFEST_INVALID', message: `${implPath}: ${parsed.findings[0]?.message ?? 'not a usable IMPL manifest'}` });
+  return parsed.manifest;
+}
+
+function addUsage(total: AgentUsage, usage: AgentUsage | undefined): void {
+  if (!usage) return;
+  total.inputTokens += usage.inputTokens;
+  total.outputTokens += usage.outputTokens;
+  total.cacheReadTokens += usage.cacheReadTokens;
+  total.cacheWriteTokens += usage.cacheWriteTokens;
+  if (usage.costUsd !== undefined) total.costUsd = (total.costUsd ?? 0) + usage.costUsd;
+}
+
+/** `docs/IMPL/IMPL-<slug>.yaml` for a feature description. */
+export function slugOfFeature(feature: string): string {
+  return (
+    feature
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 40)
+      .replace(/-+$/, '') || 'feature'
+  );
+}
+
+/**
+ * `polywave run`: scout → show the plan and wait for approval (unless auto) → scaffold → each wave
+ * (run-wave, then the integration agent when E25/E35 found gaps) → close-impl. Resumable: every
+ * decision is read from the manifest and git each time, so re-running the same command after a
+ * crash or Ctrl-C continues where the work stands — finished waves are skipped, complete agents
+ * are not relaunched (E9), an interrupted merge is finished.
+ */
+export async function runAutopilot(options: AutopilotOptions): Promise<AutopilotResult> {
+  const started = performance.now();
+  const env = options.env;
+  const gitAt = (directory: string): Git => createGit(directory, { env });
+  const phases: AutopilotPhase[] = [];
+  const record = (phase: AutopilotPhase) => {
+    phases.push(phase);
+    options.onPhase?.(phase);
+  };
+  const usage = emptyUsage();
+  const result: AutopilotResult = { impl_path: '', slug: '', state: '', success: false, phases, waves: [], merged_agents: [], usage, duration_ms: 0 };
+  const finish = () => {
+    result.duration_ms = Math.round(performance.now() - started);
+    return result;
+  };
+  const modelFor = (role: 'scout' | 'critic' | 'scaffold' | 'wave' | 'integration') => options.models?.[role] ?? options.model;
+  const base = { env, ...(options.now ? { now: options.now } : {}), ...(options.events ? { events: options.events } : {}), ...(options.signal ? { signal: options.signal } : {}) };
+
+  // 1. Scout (or resume an existing IMPL).
+  let implPath = options.implPath ? path.resolve(options.repoDir, options.implPath) : undefined;
+  if (!implPath) {
+    if (!options.feature?.trim()) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: 'polywave run needs a feature description or an IMPL path' });
+    const slug = slugOfFeature(options.feature);
+    const candidate = path.join(options.repoDir, 'docs', 'IMPL', `IMPL-${slug}.yaml`);
+    const scoutNeeded = !existsSync(candidate) || ['', 'SCOUT_PENDING', 'SCOUT_VALIDATING', 'INTERVIEWING'].includes(((await readManifest(candidate).catch(() => undefined))?.state ?? '').trim());
+    if (scoutNeeded) {
+      const phaseStart = performance.now();
+      const { runScout } = await import('./run-scout.js');
+      const scout = await runScout({
+        feature: options.feature,
+        repoDir: options.repoDir,
+        slug,
+        ...base,
+        ...(modelFor('scout') ? { model: modelFor('scout')! } : {}),
+        ...(options.backends?.scout ? { backend: options.backends.scout } : {}),
+        ...(options.backends?.critic ? { criticBackend: options.backends.critic } : {}),
+        ...(options.noCritic ? { critic: false } : {}),
+        ...(options.auto ? { auto: true } : {}),
+      });
+      addUsage(usage, scout.usage);
+      implPath = scout.impl_path;
+      record({ phase: 'scout', status: scout.success ? 'done' : 'failed', detail: `state ${scout.state} after ${scout.attempts.length} attempt(s)${scout.critic ? `; critic ${scout.critic.verdict}` : ''}`, duration_ms: Math.round(performance.now() - phaseStart) });
+      if (!scout.success) {
+        result.impl_path = implPath;
+        result.state = scout.state;
+        result.stopped = scout.state === 'NOT_SUITABLE' ? `NOT_SUITABLE: ${(scout.not_suitable_reasons ?? []).join('; ')}` : `scout stopped in state ${scout.state}`;
+        return finish();
+      }
+    } else {
+      implPath = candidate;
+      record({ phase: 'scout', status: 'skipped', detail: `resuming ${path.relative(options.repoDir, candidate)}`, duration_ms: 0 });
+    }
+  }
+  result.impl_path = implPath;
+  let manifest = await readManifest(implPath);
+  result.slug = implSlugFromPath(implPath, manifest);
+  result.state = manifest.state ?? '';
+  const plan = summarizePlan(implPath, manifest);
+  result.plan = plan;
+
+  if ((manifest.state ?? '') === 'COMPLETE') {
+    result.success = true;
+    record({ phase: 'close', status: 'skipped', detail: 'already COMPLETE', duration_ms: 0 });
+    return finish();
+  }
+  if (['NOT_SUITABLE', 'BLOCKED'].includes(manifest.state ?? '')) {
+    result.stopped = `the IMPL is ${manifest.state}: a human must decide (see polywave agent-status ${path.relative(options.repoDir, implPath)})`;
+    return finish();
+  }
+
+  // 2. Approval (only before any wave has started).
+  const started_waves = (manifest.waves ?? []).some((wave) => isWaveComplete(manifest, wave)) || ['WAVE_EXECUTING', 'WAVE_MERGING', 'WAVE_VERIFIED'].includes(manifest.state ?? '');
+  if (!options.auto && !started_waves) {
+    const approved = options.approve ? await options.approve(plan) : false;
+    record({ phase: 'review', status: approved ? 'done' : 'paused', detail: approved ? 'plan approved' : 'plan not approved (re-run with --auto/--yes to proceed)', duration_ms: 0 });
+    if (!approved) {
+      result.stopped = 'waiting for approval of the plan';
+      return finish();
+    }
+  }
+
+  // 3. Scaffolds (E22).
+  const pendingScaffolds = (manifest.scaffolds ?? []).filter((scaffold) => !isScaffoldCommitted(scaffold.status));
+  if (pendingScaffolds.length > 0) {
+    const phaseStart = performance.now();
+    const { runScaffold } = await import('./run-scaffold.js');
+    const scaffold = await runScaffold({ implPath, repoDir: options.repoDir, ...base, ...(modelFor('scaffold') ? { model: modelFor('scaffold')! } : {}), ...(options.backends?.scaffold ? { backend: options.backends.scaffold } : {}) });
+    record({ phase: 'scaffold', status: scaffold.success ? 'done' : 'failed', detail: scaffold.scaffolds.map((item) => `${item.file}: ${item.status}`).join('; '), duration_ms: Math.round(performance.now() - phaseStart) });
+    if (!scaffold.success) {
+      result.state = scaffold.state;
+      result.stopped = 'a scaffold failed (E22): fix it and re-run';
+      return finish();
+    }
+  }
+
+  // 4. Waves, in order; finished ones are skipped.
+  manifest = await readManifest(implPath);
+  const waves = [...(manifest.waves ?? [])].sort((left, right) => (left.number ?? 0) - (right.number ?? 0));
+  for (const wave of waves) {
+    const number = wave.number ?? 0;
+    manifest = await readManifest(implPath);
+    if (isWaveComplete(manifest, number) && (await waveMerged(gitAt(options.repoDir), manifest, number, result.slug))) {
+      record({ phase: 'wave', wave: number, status: 'skipped', detail: 'already complete and merged', duration_ms: 0 });
+      continue;
+    }
+    const phaseStart = performance.now();
+    const run = await runWave({
+      implPath,
+      wave: number,
+      repoDir: options.repoDir,
+      ...base,
+      ...(options.onStep ? { onStep: options.onStep } : {}),
+      ...(modelFor('wave') ? { model: modelFor('wave')! } : {}),
+      ...(options.concurrency ? { concurrency: options.concurrency } : {}),
+      ...(options.agentTimeoutMs ? { agentTimeoutMs: options.agentTimeoutMs } : {}),
+      ...(options.maxTurns ? { maxTurns: options.maxTurns } : {}),
+      ...(options.auto ? { auto: true } : {}),
+      ...(options.noCritic ? { skipCritic: true } : {}),
+      ...(options.retryBackoffMs !== undefined ? { retryBackoffMs: options.retryBackoffMs } : {}),
+    });
+    result.waves.push(run);
+    addUsage(usage, run.usage);
+    result.state = run.state;
+    record({
+      phase: 'wave',
+      wave: number,
+      status: run.success ? 'done' : 'failed',
+      detail: run.success ? `${run.agents.length} agent(s) merged (${run.agents.filter((agent) => agent.resumed).length} kept from an earlier run)` : (run.blocked?.reason ?? run.finalize?.failed_step?.detail ?? 'prepare-wave failed'),
+      duration_ms: Math.round(performance.now() - phaseStart),
+    });
+    if (!run.success) {
+      result.stopped = run.blocked
+        ? `wave ${number} BLOCKED: ${run.blocked.agents.map((agent) => `${agent.agent}: ${agent.explanation}`).join('; ')}`
+        : `wave ${number} stopped: ${run.finalize?.failed_step?.detail ?? (run.prepare && 'steps' in run.prepare ? (run.prepare.steps.find((step) => step.status === 'failed')?.detail ?? 'prepare failed') : 'prepare failed')}`;
+      return finish();
+    }
+    result.merged_agents.push(...run.agents.map((agent) => agent.agent));
+
+    // E25/E26: an integration agent wires what the wave left unconnected.
+    if (run.finalize?.integration_action_required) {
+      const phaseStart2 = performance.now();
+      const { runIntegrationAgent } = await import('./run-integration.js');
+      const integration = await runIntegrationAgent({ implPath, repoDir: options.repoDir, wave: number, ...base, ...(modelFor('integration') ? { model: modelFor('integration')! } : {}), ...(options.backends?.integration ? { backend: options.backends.integration } : {}) });
+      record({ phase: 'integration', wave: number, status: integration.success ? 'done' : 'failed', detail: 'skipped' in integration && integration.skipped ? 'no gaps' : `gaps ${integration.gaps_before ?? '?'} → ${integration.gaps_after ?? '?'}`, duration_ms: Math.round(performance.now() - phaseStart2) });
+    }
+  }
+
+  // 5. Close (E15, E18).
+  const phaseStart = performance.now();
+  const date = (options.now ?? (() => new Date()))().toISOString().slice(0, 10);
+  const close = await closeImpl({ implPath, date, repoDir: options.repoDir, env, gitAt });
+  result.close = close;
+  result.impl_path = close.archived_path || implPath;
+  result.state = 'COMPLETE';
+  result.success = close.committed || close.already_complete;
+  record({ phase: 'close', status: result.success ? 'done' : 'failed', detail: result.success ? `archived to ${path.relative(options.repoDir, close.archived_path)}` : (close.commit_error ?? 'close-impl did not commit'), duration_ms: Math.round(performance.now() - phaseStart) });
+  return finish();
+}
+
+/** True when every agent branch of the wave is gone or merged (the wave was finalized). */
+async function waveMerged(git: Git, manifest: ImplManifest, wave: number, slug: string): Promise<boolean> {
+  const state = (manifest.state ?? '').trim();
+  const later = (manifest.waves ?? []).some((item) => (item.number ?? 0) > wave && (item.agents ?? []).some((agent) => manifest.completion_reports?.[agent.id ?? ''] !== undefined));
+  if (later) return true;
+  if (state !== 'WAVE_VERIFIED' && state !== 'COMPLETE') return false;
+  const branches = await git.listBranches(`polywave/${slug}/wave${wave}-`);
+  return branches.length === 0;
+}

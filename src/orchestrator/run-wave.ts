@@ -1,0 +1,524 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { AgentEvent, AgentOutcome, AgentRole, AgentUsage, ModelSpec, ReportCompletionResult } from '../agents/contract.js';
+import { emptyUsage } from '../agents/contract.js';
+import { resolveModelSpec } from '../agents/model-spec.js';
+import { renderRolePrompt } from '../agents/prompts/index.js';
+import type { WaveRetryContext } from '../agents/prompts/wave.js';
+import { runAgent } from '../agents/run-agent.js';
+import { checkAgentStop, type StopCheck } from '../agents/stop-check.js';
+import { createJail } from '../agents/jail/jail.js';
+import { estimateCostUsd } from '../agents/pricing.js';
+import { PolywaveError } from '../errors/polywave-error.js';
+import { ownedFiles, renderAgentBrief } from '../engine/brief.js';
+import type { EventBus } from '../engine/events.js';
+import { finalizeWave, type FinalizeWaveResult } from '../engine/finalize-wave.js';
+import { journalPaths, recoverJournalContext } from '../engine/journal.js';
+import { prepareAgent, prepareWave, type PrepareWaveResult } from '../engine/prepare-wave.js';
+import type { EngineRunOptions } from '../engine/run-options.js';
+import type { StepResult } from '../engine/step.js';
+import { createGit } from '../git/git-cli.js';
+import type { Git } from '../git/git-port.js';
+import { decideFailureAction, type FailureDecision } from '../protocol/e19.js';
+import { launchOrder } from '../protocol/launch-order.js';
+import { implSlugFromPath } from '../protocol/names.js';
+import type { CompletionReportRecord } from '../protocol/completion-report.js';
+import { scaffoldPath, type Agent, type ImplManifest } from '../protocol/schema/impl-schema.js';
+import { checkTransition } from '../protocol/state-machine.js';
+import { findWave, isSoloWave } from '../protocol/waves.js';
+import { createBatchedImplEditor } from '../store/batched-edit.js';
+import { saveCompletionReport } from '../store/completion-report-file.js';
+import { editImpl, loadImpl } from '../store/manifest-file.js';
+import { mapBounded } from '../gates/concurrency.js';
+
+/** Options of {@link runWave}. */
+export interface RunWaveOptions extends EngineRunOptions {
+  /** Absolute path of the IMPL manifest. */
+  implPath: string;
+  wave: number;
+  repoDir?: string;
+  mergeTarget?: string;
+  /** Model for agents without `model:` in the manifest (`--model`). */
+  model?: string;
+  /** Agents running at once per provider (`--concurrency`; default: every agent of the wave, at most 16). */
+  concurrency?: number;
+  /** E1 ordering (default true; `--no-prioritize` → false). */
+  prioritize?: boolean;
+  /** Per-agent wall-clock limit (ms). */
+  agentTimeoutMs?: number;
+  maxTurns?: number;
+  /** E7a `--auto`: fixable failures get up to 2 retries. */
+  auto?: boolean;
+  /** Run finalize-wave when every agent completed (default true). */
+  finalize?: boolean;
+  noCache?: boolean;
+  skipCritic?: boolean;
+  /** First back-off before relaunching after a transient failure (ms, doubled per attempt; default 2000). */
+  retryBackoffMs?: number;
+  /** Keep each agent's scratch HOME/TMPDIR. */
+  keepScratch?: boolean;
+}
+
+/** One launch of one agent. */
+export interface AgentAttempt {
+  attempt: number;
+  outcome: AgentOutcome['status'];
+  failure?: string;
+  report_status?: string;
+  failure_type?: string;
+  stop_check?: Pick<StopCheck, 'ok' | 'problems' | 'commits'>;
+  decision?: FailureDecision;
+  turns: number;
+  usage: AgentUsage;
+  duration_ms: number;
+}
+
+/** How one agent ended up. */
+export interface AgentRunSummary {
+  agent: string;
+  model: string;
+  backend: string;
+  /** complete = reported complete and passed E42; the rest say why not. */
+  status: 'complete' | 'partial' | 'blocked' | 'failed' | 'not-run';
+  attempts: AgentAttempt[];
+  /** The E19 decision that ended the agent's run (when it did not complete). */
+  decision?: FailureDecision;
+  explanation?: string;
+  /** True when a complete report from an earlier run was kept (E9 re-entry). */
+  resumed?: boolean;
+  usage: AgentUsage;
+  turns: number;
+  duration_ms: number;
+}
+
+/** The run-wave result (printed as JSON by the CLI). */
+export interface RunWaveResult {
+  wave: number;
+  slug: string;
+  impl_path: string;
+  success: boolean;
+  state: string;
+  launch_order: string[];
+  launch_reason: string;
+  concurrency: number;
+  prepare?: PrepareWaveResult | { steps: StepResult[]; success: boolean };
+  agents: AgentRunSummary[];
+  finalize?: FinalizeWaveResult;
+  blocked?: { reason: string; agents: Array<{ agent: string; status: string; explanation: string; action?: string }> };
+  usage: AgentUsage;
+  duration_ms: number;
+}
+
+interface AgentPlan {
+  agent: Agent;
+  id: string;
+  cwd: string;
+  branch?: string;
+  base: string;
+  git: Git;
+  spec: ModelSpec;
+  role: AgentRole;
+  solo: boolean;
+  root: string;
+}
+
+function addUsage(total: AgentUsage, usage: AgentUsage): void {
+  total.inputTokens += usage.inputTokens;
+  total.outputTokens += usage.outputTokens;
+  total.cacheReadTokens += usage.cacheReadTokens;
+  total.cacheWriteTokens += usage.cacheWriteTokens;
+  if (usage.costUsd !== undefined) total.costUsd = (total.costUsd ?? 0) + usage.costUsd;
+}
+
+/** The provider key a concurrency bound and back-off apply to. */
+function providerKey(spec: ModelSpec): string {
+  switch (spec.backend) {
+    case 'ai-sdk':
+      return `${spec.provider}${spec.baseURL ? `@${spec.baseURL}` : ''}`;
+    case 'cli':
+      return `cli:${spec.command}`;
+    default:
+      return spec.backend;
+  }
+}
+
+/** A counting semaphore per provider. */
+class ProviderLimiter {
+  private readonly active = new Map<string, number>();
+  private readonly waiting = new Map<string, Array<() => void>>();
+  constructor(private readonly limit: number) {}
+  async acquire(key: string): Promise<() => void> {
+    if ((this.active.get(key) ?? 0) >= this.limit) {
+      await new Promise<void>((resolve) => {
+        const queue = this.waiting.get(key) ?? [];
+        queue.push(resolve);
+        this.waiting.set(key, queue);
+      });
+    }
+    this.active.set(key, (this.active.get(key) ?? 0) + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.active.set(key, (this.active.get(key) ?? 1) - 1);
+      this.waiting.get(key)?.shift()?.();
+    };
+  }
+}
+
+/** Parsed manifests by their exact text: sixteen agents asking "is my report there?" parse the file once per change. */
+const parsedByText = new Map<string, ImplManifest>();
+
+async function readManifest(implPath: string): Promise<ImplManifest> {
+  const text = await readFile(implPath, 'utf8').catch(() => undefined);
+  const cached = text === undefined ? undefined : parsedByText.get(`${implPath}\0${text}`);
+  if (cached) return cached;
+  const { text: loaded, parsed } = await loadImpl(implPath);
+  if (!parsed.manifest) throw new PolywaveError({ code: parsed.findings[0]?.code ?? 'V001_MANIFEST_INVALID', message: `${implPath}: ${parsed.findings[0]?.message ?? 'not a usable IMPL manifest'}` });
+  if (parsedByText.size > 32) parsedByText.clear();
+  parsedByText.set(`${implPath}\0${loaded}`, parsed.manifest);
+  return parsed.manifest;
+}
+
+/** Moves the IMPL's state (legal hops only); a no-op when it is already there. */
+async function moveState(implPath: string, to: 'WAVE_EXECUTING' | 'BLOCKED'): Promise<string> {
+  return editImpl(implPath, (parsed) => {
+    const current = (parsed.manifest?.state ?? '').trim();
+    if (current === to) return { edits: [], outcome: current };
+    const check = checkTransition(current, to);
+    if (!check.ok) throw new PolywaveError({ code: check.finding.code, message: check.finding.message, exitCode: 1 });
+    // A new wave starts with no merge in flight (the previous wave left `completed`, V023).
+    const mergeState = parsed.manifest?.merge_state;
+    const resetMerge = to === 'WAVE_EXECUTING' && mergeState !== undefined && mergeState !== 'idle';
+    return { edits: [{ path: ['state'], value: to }, ...(resetMerge ? [{ path: ['merge_state'], value: 'idle' }] : [])], outcome: to };
+  });
+}
+
+function describeProblems(check: StopCheck): string {
+  return check.problems.map((problem) => problem.message).join('; ');
+}
+
+/** E19 failure type of an attempt that produced no usable report. */
+function failureTypeOfOutcome(outcome: AgentOutcome): string {
+  if (outcome.status === 'timeout' || outcome.status === 'max-turns') return 'timeout';
+  if (outcome.failure?.kind === 'transient') return 'transient';
+  return 'escalate';
+}
+
+/**
+ * run-wave: prepare-wave → launch every agent (E1 order, bounded per provider, one agent's failure
+ * never cancels its siblings) → E42 checks as each stops → E19 reactions (relaunch with the journal's
+ * recovered context and the retry note, or pause) → finalize-wave when every agent completed, else
+ * BLOCKED with a per-agent explanation and nothing merged (E7). Solo waves (I6) and integration
+ * waves (E27) run their agents in the repository root on the merge target, without worktrees.
+ * Never prints; progress goes to `events`.
+ */
+export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
+  const started = performance.now();
+  const env = options.env ?? {};
+  const implPath = options.implPath;
+  const events: EventBus | undefined = options.events;
+  let manifest = await readManifest(implPath);
+  const slug = implSlugFromPath(implPath, manifest);
+  const waveData = findWave(manifest, options.wave);
+  if (!waveData) throw new PolywaveError({ code: 'P011_WAVE_NOT_FOUND', message: `wave ${options.wave} not found in ${path.basename(implPath)}` });
+  const order = launchOrder(manifest, options.wave, { prioritize: options.prioritize !== false });
+  const solo = isSoloWave(manifest, options.wave) || waveData.type === 'integration';
+  const result: RunWaveResult = {
+    wave: options.wave,
+    slug,
+    impl_path: implPath,
+    success: false,
+    state: manifest.state ?? '',
+    launch_order: order.order,
+    launch_reason: order.reason,
+    concurrency: 0,
+    agents: [],
+    usage: emptyUsage(),
+    duration_ms: 0,
+  };
+  const finish = () => {
+    result.duration_ms = Math.round(performance.now() - started);
+    events?.emit({ v: 1, type: 'wave-run-end', slug, wave: options.wave, success: result.success, state: result.state, duration_ms: result.duration_ms, cost_usd: result.usage.costUsd });
+    return result;
+  };
+  const engine = { ...(options.env ? { env: options.env } : {}), ...(options.now ? { now: options.now } : {}), ...(options.signal ? { signal: options.signal } : {}), ...(events ? { events } : {}), ...(options.onStep ? { onStep: options.onStep } : {}), ...(options.gitAt ? { gitAt: options.gitAt } : {}), ...(options.gateTimeoutMs ? { gateTimeoutMs: options.gateTimeoutMs } : {}) };
+  const gitAt = options.gitAt ?? ((directory: string) => createGit(directory, { env }));
+  const repoDir = options.repoDir ?? (await gitAt(path.dirname(implPath)).topLevel());
+
+  // A crash during the merge (E9): the agents are done; finish the merge.
+  if ((manifest.state ?? '').trim() === 'WAVE_MERGING') {
+    const finalized = await finalizeWave({ ...engine, implPath, wave: options.wave, ...(options.repoDir ? { repoDir: options.repoDir } : {}), ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}) });
+    result.finalize = finalized;
+    result.state = finalized.state || result.state;
+    result.success = finalized.success;
+    return finish();
+  }
+
+  // 1. Prepare: worktrees and briefs (or, for solo/integration waves, briefs in the journal dir).
+  const plans: AgentPlan[] = [];
+  const agents = waveData.agents ?? [];
+  const specOf = (agent: Agent) => resolveModelSpec(agent.model?.trim() || options.model, env);
+  if (solo) {
+    const steps: StepResult[] = [];
+    const rootGit = gitAt(repoDir);
+    const base = await rootGit.headCommit();
+    for (const agent of agents) {
+      const prepared = await prepareAgent({ ...engine, implPath, wave: options.wave, agent: agent.id ?? '', noWorktree: true, ...(options.repoDir ? { repoDir: options.repoDir } : {}), ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}) });
+      steps.push(...prepared.steps);
+      if (!prepared.success) {
+        result.prepare = { steps, success: false };
+        return finish();
+      }
+      plans.push({ agent, id: agent.id ?? '', cwd: repoDir, base, git: rootGit, spec: specOf(agent), role: waveData.type === 'integration' ? 'integration' : 'wave', solo: true, root: repoDir, ...((await rootGit.currentBranch()) ? { branch: (await rootGit.currentBranch())! } : {}) });
+    }
+    result.prepare = { steps, success: true };
+  } else {
+    const prepared = await prepareWave({ ...engine, implPath, wave: options.wave, ...(options.repoDir ? { repoDir: options.repoDir } : {}), ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}), ...(options.noCache ? { noCache: true } : {}), ...(options.skipCritic ? { skipCritic: true } : {}) });
+    result.prepare = prepared;
+    if (!prepared.success) return finish();
+    for (const worktree of prepared.worktrees) {
+      const agent = agents.find((item) => item.id === worktree.agent);
+      if (!agent) continue;
+      const git = gitAt(worktree.path);
+      const commonDir = await git.commonDir();
+      const root = path.dirname(path.resolve(worktree.path, commonDir));
+      const mainHead = await gitAt(root).headCommit();
+      const base = (await git.run(['merge-base', 'HEAD', mainHead])).stdout.trim();
+      plans.push({ agent, id: worktree.agent, cwd: worktree.path, branch: worktree.branch, base, git, spec: specOf(agent), role: 'wave', solo: false, root });
+    }
+  }
+  manifest = await readManifest(implPath);
+  result.state = await moveState(implPath, 'WAVE_EXECUTING');
+
+  // 2. Launch (E1 order; bounded per provider; agents of a solo/integration wave share one checkout, so one at a time).
+  const byId = new Map(plans.map((plan) => [plan.id, plan]));
+  const ordered = order.order.map((id) => byId.get(id)).filter((plan): plan is AgentPlan => plan !== undefined);
+  const concurrency = solo ? 1 : Math.max(1, Math.min(options.concurrency ?? Math.min(ordered.length, 16), 64));
+  result.concurrency = concurrency;
+  const limiter = new ProviderLimiter(concurrency);
+  events?.emit({ v: 1, type: 'wave-run-start', slug, wave: options.wave, agents: ordered.map((plan) => plan.id), order: order.order, reordered: order.reordered, concurrency });
+
+  const scaffoldFiles = (manifest.scaffolds ?? []).map(scaffoldPath).filter((file) => file !== '');
+  const gateCommands = (manifest.quality_gates?.gates ?? []).map((gate) => gate.command ?? '').filter((command) => command !== '');
+  const backoffBase = options.retryBackoffMs ?? 2000;
+  // Agents that report at the same moment share one locked write (group commit).
+  const reportEditor = createBatchedImplEditor(implPath);
+
+  const runOne = async (plan: AgentPlan): Promise<AgentRunSummary> => {
+    const summary: AgentRunSummary = { agent: plan.id, model: plan.spec.raw, backend: plan.spec.backend, status: 'not-run', attempts: [], usage: emptyUsage(), turns: 0, duration_ms: 0 };
+    const agentStarted = performance.now();
+    const owned = ownedFiles(manifest, options.wave, plan.id);
+    const journal = journalPaths(plan.root, options.wave, plan.id);
+    let previousReport = JSON.stringify(manifest.completion_reports?.[plan.id] ?? null);
+    let retry: WaveRetryContext | undefined;
+    // E9 re-entry: an agent whose complete report still passes E42 is not launched again.
+    const existing = manifest.completion_reports?.[plan.id] as CompletionReportRecord | undefined;
+    if (existing?.status === 'complete') {
+      const jail = await createJail({ root: plan.cwd, ownedFiles: owned, ...(plan.branch ? { branch: plan.branch } : {}), ...(plan.solo ? { orchestratorPaths: [path.relative(plan.root, implPath).split(path.sep).join('/')] } : {}) }, { env });
+      const check = await checkAgentStop({ git: plan.git, jail, baseCommit: plan.base, report: existing });
+      if (check.ok) {
+        summary.status = 'complete';
+        summary.resumed = true;
+        summary.explanation = 'already complete (E9: not relaunched)';
+        events?.emit({ v: 1, type: 'agent-end', slug, wave: options.wave, agent: plan.id, attempt: 0, status: 'complete', turns: 0, input_tokens: 0, output_tokens: 0, duration_ms: 0, explanation: summary.explanation });
+        return summary;
+      }
+    }
+    for (let attempt = 1; ; attempt += 1) {
+      if (options.signal?.aborted) {
+        summary.status = 'failed';
+        summary.explanation = 'the run was interrupted before this agent finished';
+        break;
+      }
+      const current = await readManifest(implPath);
+      const recovered = await recoverJournalContext(journal, { scaffoldFiles, gateCommands, completionReportWritten: current.completion_reports?.[plan.id] !== undefined });
+      const brief = renderAgentBrief({
+        manifest: current,
+        implPath,
+        wave: options.wave,
+        agent: plan.agent,
+        ...(plan.solo ? {} : { worktreePath: plan.cwd, ...(plan.branch ? { branch: plan.branch } : {}) }),
+        ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}),
+        ...(recovered.markdown ? { recoveredContext: recovered.markdown } : {}),
+      });
+      const reportVia = plan.spec.backend === 'cli' ? 'cli' : 'tool';
+      const prompt = renderRolePrompt('wave', {
+        brief,
+        agentId: plan.id,
+        wave: options.wave,
+        implPath,
+        ownedFiles: owned,
+        ...(plan.solo ? { repoRoot: plan.root } : { worktreePath: plan.cwd, ...(plan.branch ? { branch: plan.branch } : {}) }),
+        reportVia,
+        ...(recovered.markdown ? { recoveredContext: recovered.markdown } : {}),
+        ...(retry ? { retry } : {}),
+      });
+      const release = await limiter.acquire(providerKey(plan.spec));
+      const attemptStarted = performance.now();
+      events?.emit({ v: 1, type: 'agent-launch', slug, wave: options.wave, agent: plan.id, attempt, model: plan.spec.raw, backend: plan.spec.backend });
+      let turns = 0;
+      const usage = emptyUsage();
+      const onEvent = (event: AgentEvent) => {
+        if (event.type === 'turn-end') {
+          turns = event.turn;
+          Object.assign(usage, event.usage);
+          events?.emit({ v: 1, type: 'agent-progress', slug, wave: options.wave, agent: plan.id, attempt, turns, input_tokens: usage.inputTokens, output_tokens: usage.outputTokens, cost_usd: usage.costUsd });
+        } else if (event.type === 'tool-call-end') {
+          events?.emit({ v: 1, type: 'agent-tool-call', slug, wave: options.wave, agent: plan.id, attempt, tool: event.tool, is_error: event.isError, duration_ms: event.durationMs });
+        } else if (event.type === 'tool-call-deny') {
+          events?.emit({ v: 1, type: 'agent-tool-call', slug, wave: options.wave, agent: plan.id, attempt, tool: event.denial.tool, is_error: true, denied: `${event.denial.code}: ${event.denial.reason}`, duration_ms: 0 });
+        }
+      };
+      let outcome: AgentOutcome;
+      try {
+        const run = await runAgent({
+          agentId: plan.id,
+          role: plan.role,
+          wave: options.wave,
+          attempt,
+          model: plan.spec,
+          systemPrompt: prompt.system,
+          prompt: prompt.user,
+          cwd: plan.cwd,
+          ...(plan.branch ? { branch: plan.branch } : {}),
+          baseCommit: plan.base,
+          implPath,
+          policy: {
+            root: plan.cwd,
+            ownedFiles: owned,
+            frozenPaths: scaffoldFiles.filter((file) => !owned.includes(file)),
+            ...(plan.branch ? { branch: plan.branch } : {}),
+            readablePaths: [implPath],
+            // Solo/integration agents share the checkout with the manifest the orchestrator writes.
+            ...(plan.solo ? { orchestratorPaths: [path.relative(plan.root, implPath).split(path.sep).join('/')] } : {}),
+          },
+          limits: { ...(options.agentTimeoutMs ? { timeoutMs: options.agentTimeoutMs } : {}), ...(options.maxTurns ? { maxTurns: options.maxTurns } : {}) },
+          env: { ...env, POLYWAVE_REPO_ROOT: plan.root, ...(plan.solo ? { POLYWAVE_ALLOW_MAIN_COMMIT: '1' } : {}) },
+          ...(options.signal ? { signal: options.signal } : {}),
+          onEvent,
+          journal,
+          reportCompletion: async (input): Promise<ReportCompletionResult> => {
+            try {
+              const report = await saveCompletionReport(implPath, plan.id, { worktree: plan.cwd, ...(plan.branch ? { branch: plan.branch } : {}), ...input }, { editor: reportEditor });
+              return { ok: true, status: report.status ?? '' };
+            } catch (error) {
+              return PolywaveError.isInstance(error) ? { ok: false, code: error.code, message: error.message } : { ok: false, code: 'X001_INVALID_INPUT', message: String(error) };
+            }
+          },
+          hasCompletionReport: async () => JSON.stringify((await readManifest(implPath)).completion_reports?.[plan.id] ?? null) !== previousReport,
+          ...(options.keepScratch ? { keepScratch: true } : {}),
+        });
+        outcome = run.outcome;
+        // E42 whatever the backend: ownership, commit, report, stubs.
+        const after = await readManifest(implPath);
+        const reportValue = after.completion_reports?.[plan.id] as CompletionReportRecord | undefined;
+        const fresh = JSON.stringify(reportValue ?? null) !== previousReport;
+        const report = fresh ? reportValue : undefined;
+        if (fresh) previousReport = JSON.stringify(reportValue ?? null);
+        const check = await checkAgentStop({ git: plan.git, jail: run.jail, baseCommit: plan.base, report });
+        if (outcome.usage.costUsd === undefined && plan.spec.backend === 'ai-sdk') {
+          const cost = estimateCostUsd(plan.spec.provider, plan.spec.modelId, outcome.usage);
+          if (cost !== undefined) outcome = { ...outcome, usage: { ...outcome.usage, costUsd: cost } };
+        }
+        const attemptSummary: AgentAttempt = {
+          attempt,
+          outcome: outcome.status,
+          ...(outcome.failure ? { failure: `${outcome.failure.kind}: ${outcome.failure.message}` } : {}),
+          ...(report?.status ? { report_status: report.status } : {}),
+          ...(report?.failure_type ? { failure_type: report.failure_type } : {}),
+          stop_check: { ok: check.ok, problems: check.problems, commits: check.commits },
+          turns: outcome.turns,
+          usage: outcome.usage,
+          duration_ms: Math.round(performance.now() - attemptStarted),
+        };
+        summary.attempts.push(attemptSummary);
+        addUsage(summary.usage, outcome.usage);
+        summary.turns += outcome.turns;
+
+        // What happened, as an E19 failure type (or success).
+        let failureType: string | undefined;
+        let explanation = '';
+        let fixDetails: string | undefined;
+        if (report?.status === 'complete' && check.ok) {
+          summary.status = 'complete';
+        } else if (report?.status === 'complete') {
+          // The agent claimed completion but E42 refused it: a fixable failure with the problems as the fix.
+          failureType = 'fixable';
+          explanation = `reported complete, but E42 refused it: ${describeProblems(check)}`;
+          fixDetails = explanation;
+        } else if (report && (report.status === 'partial' || report.status === 'blocked')) {
+          failureType = report.failure_type ?? '';
+          explanation = `reported ${report.status}${report.failure_type ? ` (${report.failure_type})` : ''}${report.notes ? `: ${report.notes}` : ''}`;
+          if (!check.ok) explanation += `; E42: ${describeProblems(check)}`;
+        } else {
+          failureType = failureTypeOfOutcome(outcome);
+          explanation = outcome.status === 'finished' ? `stopped without a completion report (E42/I4)${check.ok ? '' : `: ${describeProblems(check)}`}` : `${outcome.status}${outcome.failure ? `: ${outcome.failure.message}` : ''}; no completion report`;
+          if (outcome.status === 'finished') {
+            failureType = 'fixable';
+            fixDetails = 'Your previous run ended without a completion report. Commit your work and call set_completion.';
+          }
+        }
+        events?.emit({ v: 1, type: 'agent-end', slug, wave: options.wave, agent: plan.id, attempt, status: summary.status === 'complete' ? 'complete' : (report?.status ?? outcome.status), ...(failureType !== undefined ? { failure_type: failureType } : {}), turns: outcome.turns, input_tokens: outcome.usage.inputTokens, output_tokens: outcome.usage.outputTokens, cost_usd: outcome.usage.costUsd, duration_ms: attemptSummary.duration_ms, ...(explanation ? { explanation } : {}) });
+        if (summary.status === 'complete') break;
+
+        const decision = decideFailureAction({ failureType, attempt, ...(manifest.reactions ? { reactions: manifest.reactions } : {}), ...(options.auto ? { auto: true } : {}) });
+        attemptSummary.decision = decision;
+        summary.decision = decision;
+        summary.explanation = `${explanation} → E19 ${decision.action}: ${decision.note}`;
+        summary.status = outcome.status === 'finished' || report ? (report?.status === 'blocked' ? 'blocked' : report?.status === 'partial' ? 'partial' : 'failed') : 'failed';
+        if (!decision.retry || options.signal?.aborted) break;
+        const backoff = decision.failureType === 'transient' ? Math.min(30_000, backoffBase * 2 ** (attempt - 1)) : 0;
+        events?.emit({ v: 1, type: 'agent-retry', slug, wave: options.wave, agent: plan.id, attempt, next_attempt: attempt + 1, failure_type: decision.failureType, action: decision.action, note: decision.note, backoff_ms: backoff });
+        retry = {
+          attempt: attempt + 1,
+          failureType: decision.failureType,
+          ...(report?.notes ? { previousNotes: report.notes } : {}),
+          ...(fixDetails || report?.verification ? { details: [fixDetails, report?.verification ? `verification: ${report.verification}` : undefined].filter(Boolean).join('\n') } : {}),
+        };
+        if (backoff > 0) await sleep(backoff, undefined, options.signal ? { signal: options.signal } : {}).catch(() => undefined);
+      } finally {
+        release();
+      }
+    }
+    summary.duration_ms = Math.round(performance.now() - agentStarted);
+    return summary;
+  };
+
+  // One agent failing never cancels the others: runOne returns data; an unexpected error becomes a failed summary.
+  result.agents = await mapBounded(ordered, ordered.length, (plan) =>
+    runOne(plan).catch((error: unknown): AgentRunSummary => ({
+      agent: plan.id,
+      model: plan.spec.raw,
+      backend: plan.spec.backend,
+      status: 'failed',
+      attempts: [],
+      explanation: `orchestrator error: ${error instanceof Error ? error.message : String(error)}`,
+      usage: emptyUsage(),
+      turns: 0,
+      duration_ms: 0,
+    })),
+  );
+  for (const agent of result.agents) addUsage(result.usage, agent.usage);
+
+  // 3. Every agent complete → finalize; else BLOCKED, nothing merged (E7).
+  const incomplete = result.agents.filter((agent) => agent.status !== 'complete');
+  if (incomplete.length > 0) {
+    result.blocked = {
+      reason: `E7: ${incomplete.length} of ${result.agents.length} agent(s) did not complete; nothing was merged`,
+      agents: incomplete.map((agent) => ({ agent: agent.agent, status: agent.status, explanation: agent.explanation ?? agent.status, ...(agent.decision ? { action: agent.decision.action } : {}) })),
+    };
+    result.state = await moveState(implPath, 'BLOCKED').catch(() => result.state);
+    return finish();
+  }
+  if (options.finalize === false) {
+    result.success = true;
+    return finish();
+  }
+  const finalized = await finalizeWave({ ...engine, implPath, wave: options.wave, ...(options.repoDir ? { repoDir: options.repoDir } : {}), ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}), ...(options.noCache ? { noCache: true } : {}) });
+  result.finalize = finalized;
+  result.state = finalized.state || result.state;
+  result.success = finalized.success;
+  return finish();
+}

@@ -1,0 +1,529 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { MockLanguageModelV3 } from 'ai/test';
+import { describe, expect, it } from 'vitest';
+import { createAiSdkBackend } from '../src/agents/backends/ai-sdk.js';
+import { EventBus, type PolywaveEvent } from '../src/engine/events.js';
+import { runCritic } from '../src/orchestrator/run-critic.js';
+import { deriveSlug, runScout } from '../src/orchestrator/run-scout.js';
+import { parseImpl } from '../src/protocol/parse-impl.js';
+import { validateImpl } from '../src/protocol/validate-impl.js';
+import { runPolywave } from './support/closing-fixture.js';
+import { createTestRepo, type TestRepo } from './support/git-repo.js';
+
+// ---- manifests ---------------------------------------------------------------------------------
+
+const slug = 'greeting-formatters';
+const implRelative = `docs/IMPL/IMPL-${slug}.yaml`;
+
+/** A valid two-wave plan: wave 1 has two agents, so E37 does not require a critic. */
+const validManifest = `title: Greeting formatters
+feature_slug: ${slug}
+verdict: SUITABLE
+suitability_assessment: |
+    SUITABLE. Two formatter files with disjoint owners, wired by a third agent in wave 2.
+test_command: npm test
+lint_command: npx tsc --noEmit
+file_ownership:
+    - file: src/plain.ts
+      agent: A
+      wave: 1
+      action: new
+    - file: src/shout.ts
+      agent: B
+      wave: 1
+      action: new
+    - file: src/registry.ts
+      agent: C
+      wave: 2
+      action: new
+      depends_on:
+        - A
+        - B
+interface_contracts:
+    - name: Formatter
+      description: Turns a name into a greeting.
+      definition: "export type Formatter = (name: string) => string;"
+      location: src/plain.ts
+waves:
+    - number: 1
+      agents:
+        - id: A
+          task: Implement the plain formatter in src/plain.ts.
+          files:
+            - src/plain.ts
+        - id: B
+          task: Implement the shouting formatter in src/shout.ts.
+          files:
+            - src/shout.ts
+    - number: 2
+      agents:
+        - id: C
+          task: Map formatter names to the formatters in src/registry.ts.
+          files:
+            - src/registry.ts
+          dependencies:
+            - A
+            - B
+quality_gates:
+    level: standard
+    gates:
+        - type: test
+          command: npm test
+          required: true
+state: SCOUT_PENDING
+`;
+
+/**
+ * The same plan with exactly three errors of three rules: agent B also owns src/plain.ts in
+ * wave 1 (I1, V002), the registry row's action is `create` (E16D, E16_INVALID_ACTION), and the
+ * contract has no definition (E16, V005).
+ */
+const invalidManifest = validManifest
+  .replace('    - file: src/shout.ts\n      agent: B', '    - file: src/plain.ts\n      agent: B')
+  .replace('          files:\n            - src/shout.ts', '          files:\n            - src/plain.ts')
+  .replace('      action: new\n      depends_on', '      action: create\n      depends_on')
+  .replace('      definition: "export type Formatter = (name: string) => string;"\n', '');
+
+const expectedErrors = [
+  { code: 'V002_DISJOINT_OWNERSHIP', field: 'file_ownership[1].file' },
+  { code: 'V005_REQUIRED_FIELDS_MISSING', field: 'interface_contracts[0].definition' },
+  { code: 'E16_INVALID_ACTION', field: 'file_ownership[2].action' },
+];
+
+/** Wave 1 with three agents: E37 requires the critic. */
+const threeAgentManifest = (name: string) =>
+  validManifest
+    .replaceAll(slug, name)
+    .replace('      agent: C\n      wave: 2', '      agent: C\n      wave: 1')
+    .replace('      depends_on:\n        - A\n        - B\n', '')
+    .replace(
+      '    - number: 2\n      agents:\n        - id: C\n          task: Map formatter names to the formatters in src/registry.ts.\n          files:\n            - src/registry.ts\n          dependencies:\n            - A\n            - B\n',
+      '',
+    )
+    .replace('            - src/shout.ts\n', '            - src/shout.ts\n        - id: C\n          task: Map formatter names to the formatters in src/registry.ts.\n          files:\n            - src/registry.ts\n');
+
+const notSuitableManifest = `title: Fix the flaky login test
+feature_slug: fix-the-flaky-login-test
+verdict: NOT_SUITABLE
+suitability_assessment: |
+    NOT_SUITABLE. Precondition 2 (no investigation-first blockers) fails: the root cause of the
+    flaky test is unknown. Investigate first, then re-scout.
+state: NOT_SUITABLE
+`;
+
+function findingsOf(text: string) {
+  const parsed = parseImpl(text);
+  return [...parsed.findings, ...validateImpl({ manifest: parsed.manifest!, locate: parsed.locate })].filter((finding) => finding.severity === 'error' || finding.severity === 'fatal');
+}
+
+// ---- scripted mock model -----------------------------------------------------------------------
+
+type CallOptions = Parameters<MockLanguageModelV3['doGenerate']>[0];
+type GenerateResult = Awaited<ReturnType<MockLanguageModelV3['doGenerate']>>;
+type Step = GenerateResult | ((call: CallOptions) => GenerateResult | Promise<GenerateResult>);
+
+const usage = (): GenerateResult['usage'] => ({
+  inputTokens: { total: 100, noCache: 100, cacheRead: 0, cacheWrite: 0 },
+  outputTokens: { total: 20, text: 20, reasoning: undefined },
+});
+let callCounter = 0;
+const callTool = (toolName: string, input: Record<string, unknown>): GenerateResult => ({
+  content: [{ type: 'tool-call', toolCallId: `call-${++callCounter}`, toolName, input: JSON.stringify(input) }],
+  finishReason: { unified: 'tool-calls', raw: 'tool_use' },
+  usage: usage(),
+  warnings: [],
+});
+const say = (text: string): GenerateResult => ({ content: [{ type: 'text', text }], finishReason: { unified: 'stop', raw: 'end_turn' }, usage: usage(), warnings: [] });
+const writeManifest = (content: string, file = implRelative) => callTool('write_file', { path: file, content });
+
+function scripted(steps: Step[]): MockLanguageModelV3 {
+  let index = 0;
+  return new MockLanguageModelV3({
+    provider: 'mock',
+    modelId: 'mock-model',
+    doGenerate: async (call) => {
+      const step = steps[index++];
+      if (step === undefined) throw new Error(`the mock model was called ${index} times, the script has ${steps.length} steps`);
+      return typeof step === 'function' ? step(call) : step;
+    },
+  });
+}
+
+/** The text of every user message of a call's prompt. */
+function userText(call: CallOptions | undefined): string {
+  return (call?.prompt ?? [])
+    .filter((message) => message.role === 'user')
+    .flatMap((message) => (Array.isArray(message.content) ? message.content : []))
+    .map((part) => (part.type === 'text' ? part.text : ''))
+    .join('\n');
+}
+
+function toolResults(call: CallOptions | undefined): string[] {
+  const results: string[] = [];
+  for (const message of call?.prompt ?? []) {
+    if (message.role !== 'tool') continue;
+    for (const part of message.content) if (part.type === 'tool-result') results.push(part.output.type === 'text' || part.output.type === 'error-text' ? part.output.value : JSON.stringify(part.output));
+  }
+  return results;
+}
+
+const backendFor = (model: MockLanguageModelV3) => createAiSdkBackend({ languageModel: () => model });
+const mockModelString = 'anthropic:mock-model';
+const fixedNow = new Date('2026-05-12T10:00:00.000Z');
+
+async function repository(): Promise<TestRepo> {
+  return createTestRepo({ files: { 'package.json': '{"name":"demo","scripts":{"test":"vitest run","lint":"eslint ."}}\n', 'docs/CONTEXT.md': 'conventions:\n  naming: kebab-case files\n' } });
+}
+
+function collect(bus: EventBus): PolywaveEvent[] {
+  const events: PolywaveEvent[] = [];
+  bus.subscribe((event) => events.push(event));
+  return events;
+}
+
+// ---- tests -------------------------------------------------------------------------------------
+
+describe('run-scout (issue 6): E16 correction loop, critic gate, one commit', () => {
+  it('the fixture manifests: the valid plan has no errors, the invalid one exactly the three chosen', () => {
+    expect(findingsOf(validManifest)).toEqual([]);
+    expect(findingsOf(invalidManifest).map((finding) => ({ code: finding.code, field: finding.field }))).toEqual(expectedErrors);
+    expect(findingsOf(threeAgentManifest('three-agents'))).toEqual([]);
+    expect(findingsOf(notSuitableManifest)).toEqual([]);
+    expect(deriveSlug('Greeting formatters')).toBe(slug);
+    expect(deriveSlug('Add audit logging to the authentication module, with retention!').length).toBeLessThanOrEqual(40);
+    expect(deriveSlug('Add audit logging to the authentication module, with retention!')).toBe('add-audit-logging-to-the-authentication');
+    expect(deriveSlug('¿¡!')).toBe('feature');
+  });
+
+  it('attempt 1 writes three errors, attempt 2 gets a correction section listing each with code, field and line, fixes it → REVIEWED, committed', async () => {
+    const repo = await repository();
+    const errorsWithLines = findingsOf(invalidManifest);
+    const model = scripted([
+      writeManifest(invalidManifest),
+      say('The manifest is written.'),
+      (call) => {
+        expect(userText(call)).toContain('Validation Errors: correction attempt 2 of 3');
+        return writeManifest(validManifest);
+      },
+      say('Corrected.'),
+    ]);
+    const bus = new EventBus();
+    const events = collect(bus);
+    const result = await runScout({ feature: 'Greeting formatters', repoDir: repo.dir, model: mockModelString, env: repo.env, now: () => fixedNow, events: bus, backend: backendFor(model) });
+
+    expect(result.error).toBeUndefined();
+    expect(result).toMatchObject({ slug, state: 'REVIEWED', verdict: 'SUITABLE', success: true, committed: true, impl_path: repo.path(implRelative) });
+    expect(result.attempts.map((attempt) => [attempt.attempt, attempt.outcome, attempt.error_count])).toEqual([
+      [1, 'invalid', 3],
+      [2, 'valid', 0],
+    ]);
+    expect(result.attempts[0]!.errors.map((error) => ({ code: error.code, field: error.field }))).toEqual(expectedErrors);
+    expect(result.attempts[1]!.errors).toEqual([]);
+    expect(result.critic).toBeUndefined();
+    expect(result.usage.inputTokens).toBe(400);
+
+    // Attempt 1's prompt has no correction section; attempt 2's lists every error with code, field and line.
+    expect(model.doGenerateCalls).toHaveLength(4);
+    const first = userText(model.doGenerateCalls[0]);
+    expect(first).not.toContain('Validation Errors');
+    expect(first).toContain(implRelative);
+    expect(first).toContain('naming: kebab-case files'); // E17 docs/CONTEXT.md
+    expect(first).toContain('test: npm run test'); // H2 extract-commands
+    const second = userText(model.doGenerateCalls[2]);
+    expect(second).toContain('failed validation with 3 findings');
+    for (const error of errorsWithLines) {
+      expect(second).toContain(`[${error.code}] field \`${error.field}\`, line ${error.line}:`);
+      expect(second).toContain(error.message);
+    }
+    expect(second.indexOf('Validation Errors')).toBeLessThan(second.indexOf('## Feature'));
+
+    // The manifest: valid, REVIEWED, committed alone; the tree is clean for prepare-wave.
+    const onDisk = repo.read(implRelative);
+    expect(onDisk).toBe(validManifest.replace('state: SCOUT_PENDING', 'state: REVIEWED'));
+    expect((await repo.run(['status', '--porcelain'])).trim()).toBe('');
+    expect((await repo.run(['show', '--name-only', '--format=%s', 'HEAD'])).trim().split('\n')).toEqual([`chore: scout IMPL for ${slug} (REVIEWED) [Polywave:scout:${slug}]`, '', implRelative]);
+    expect((await repo.run(['rev-list', '--count', 'HEAD'])).trim()).toBe('2');
+
+    // Progress: one step-end event per phase, in order.
+    const stepNames = events.flatMap((event) => (event.type === 'step-end' && event.command === 'run-scout' ? [`${event.step.step}:${event.step.status}`] : []));
+    expect(stepNames).toEqual([
+      'automation:success',
+      'scout-attempt-1:success',
+      'validate-attempt-1:failed',
+      'scout-attempt-2:success',
+      'validate-attempt-2:success',
+      'state:success',
+      'critic:skipped',
+      'state:success',
+      'commit:success',
+    ]);
+    expect(events.filter((event) => event.type === 'agent-launch').map((event) => (event.type === 'agent-launch' ? event.attempt : 0))).toEqual([1, 2]);
+  });
+
+  it('three invalid attempts → BLOCKED written into the manifest, not committed, success false', async () => {
+    const repo = await repository();
+    const model = scripted([writeManifest(invalidManifest), say('done'), writeManifest(invalidManifest), say('done'), writeManifest(invalidManifest), say('done')]);
+    const result = await runScout({ feature: 'Greeting formatters', repoDir: repo.dir, model: mockModelString, env: repo.env, backend: backendFor(model) });
+
+    expect(result).toMatchObject({ state: 'BLOCKED', success: false, committed: false, error: { code: 'N056_SCOUT_CORRECTION_EXHAUSTED' } });
+    expect(result.attempts).toHaveLength(3);
+    expect(result.attempts.map((attempt) => attempt.error_count)).toEqual([3, 3, 3]);
+    expect(userText(model.doGenerateCalls[4])).toContain('correction attempt 3 of 3');
+    expect(repo.read(implRelative)).toBe(invalidManifest.replace('state: SCOUT_PENDING', 'state: BLOCKED'));
+    expect((await repo.run(['rev-list', '--count', 'HEAD'])).trim()).toBe('1');
+    expect(result.steps.at(-1)).toMatchObject({ step: 'state', status: 'failed' });
+  });
+
+  it('an unparseable manifest stays as written (BLOCKED in the result); a missing one is fed back as N005', async () => {
+    const repo = await repository();
+    const broken = 'title: [unclosed\nfeature_slug: x\n';
+    const model = scripted([say('I will not write anything.'), writeManifest(broken), say('done')]);
+    const result = await runScout({ feature: 'Greeting formatters', repoDir: repo.dir, model: mockModelString, env: repo.env, backend: backendFor(model), maxAttempts: 2 });
+    expect(result.attempts.map((attempt) => attempt.outcome)).toEqual(['missing', 'invalid']);
+    expect(result.attempts[0]!.errors[0]!.code).toBe('N005_IMPL_NOT_FOUND');
+    expect(userText(model.doGenerateCalls[1])).toContain('[N005_IMPL_NOT_FOUND]');
+    expect(result.attempts[1]!.errors[0]!.code).toBe('V046_PARSE_ERROR');
+    expect(result.state).toBe('BLOCKED');
+    expect(repo.read(implRelative)).toBe(broken);
+  });
+
+  it('a setup failure (no API key) stops after one attempt: no retries, no BLOCKED', async () => {
+    const repo = await repository();
+    const env = { ...repo.env, ANTHROPIC_API_KEY: '', ANTHROPIC_AUTH_TOKEN: '' };
+    const result = await runScout({ feature: 'Greeting formatters', repoDir: repo.dir, model: mockModelString, env, backend: createAiSdkBackend() });
+    expect(result).toMatchObject({ state: 'SCOUT_PENDING', success: false, committed: false, error: { code: 'N020_SCOUT_RUN_FAILED' } });
+    expect(result.error!.message).toContain('ANTHROPIC_API_KEY');
+    expect(result.attempts).toHaveLength(1);
+    expect(result.attempts[0]).toMatchObject({ outcome: 'missing', agent: { status: 'failed' } });
+  });
+
+  it('the Scout is jailed to docs/IMPL/ (I6): a write elsewhere is denied and nothing else changes', async () => {
+    const repo = await repository();
+    const model = scripted([
+      callTool('write_file', { path: 'src/plain.ts', content: 'export {};\n' }),
+      (call) => {
+        expect(toolResults(call).at(-1)).toMatch(/JAIL_NOT_OWNED|not owned|may not/i);
+        return writeManifest(validManifest);
+      },
+      say('done'),
+    ]);
+    const result = await runScout({ feature: 'Greeting formatters', repoDir: repo.dir, model: mockModelString, env: repo.env, backend: backendFor(model) });
+    expect(result.state).toBe('REVIEWED');
+    expect((await repo.run(['status', '--porcelain', '--untracked-files=all'])).trim()).toBe('');
+  });
+
+  it('NOT_SUITABLE: state NOT_SUITABLE with the reasons, committed, success false', async () => {
+    const repo = await repository();
+    const model = scripted([writeManifest(notSuitableManifest, 'docs/IMPL/IMPL-fix-the-flaky-login-test.yaml'), say('Not suitable: investigate first.')]);
+    const result = await runScout({ feature: 'Fix the flaky login test', repoDir: repo.dir, model: mockModelString, env: repo.env, backend: backendFor(model) });
+    expect(result).toMatchObject({ slug: 'fix-the-flaky-login-test', state: 'NOT_SUITABLE', verdict: 'NOT_SUITABLE', success: false, committed: true, error: { code: 'NOT_SUITABLE' } });
+    expect(result.not_suitable_reasons).toHaveLength(1);
+    expect(result.not_suitable_reasons![0]).toContain('Precondition 2 (no investigation-first blockers) fails');
+    expect(result.attempts).toHaveLength(1);
+    expect((await repo.run(['status', '--porcelain'])).trim()).toBe('');
+    expect(repo.read('docs/IMPL/IMPL-fix-the-flaky-login-test.yaml')).toContain('state: NOT_SUITABLE');
+  });
+
+  it('refuses an IMPL already past SCOUT_PENDING (exit-2 error, nothing run)', async () => {
+    const repo = await repository();
+    repo.write(implRelative, validManifest.replace('state: SCOUT_PENDING', 'state: WAVE_EXECUTING'));
+    const model = scripted([]);
+    await expect(runScout({ feature: 'Greeting formatters', repoDir: repo.dir, model: mockModelString, env: repo.env, backend: backendFor(model) })).rejects.toMatchObject({ code: 'N019_SCOUT_INVALID_OPTS', exitCode: 2 });
+    expect(model.doGenerateCalls).toHaveLength(0);
+  });
+
+  it('E37: three agents in wave 1 → the critic runs read-only; PASS → REVIEWED, one commit with the critic_report', async () => {
+    const repo = await repository();
+    const name = 'three-agents';
+    const manifest = threeAgentManifest(name);
+    const scout = scripted([writeManifest(manifest, `docs/IMPL/IMPL-${name}.yaml`), say('done')]);
+    const critic = scripted([
+      callTool('write_file', { path: `docs/IMPL/IMPL-${name}.yaml`, content: 'state: COMPLETE\n' }),
+      (call) => {
+        expect(toolResults(call).at(-1)).toMatch(/JAIL_READ_ONLY|read-only/i);
+        return callTool('final_answer', { verdict: 'PASS', summary: 'All briefs match the code.', agent_reviews: { A: { issues: [] }, B: { issues: [] }, C: { issues: [{ check: 'pattern_accuracy', severity: 'warning', description: 'registry pattern differs slightly' }] } } });
+      },
+    ]);
+    const result = await runScout({ feature: 'Three agents', repoDir: repo.dir, model: mockModelString, env: repo.env, now: () => fixedNow, backend: backendFor(scout), criticBackend: backendFor(critic) });
+    expect(result.error).toBeUndefined();
+    expect(result).toMatchObject({ state: 'REVIEWED', success: true, critic: { verdict: 'PASS', issue_count: 1, error_count: 0, gate_passes: true } });
+    const text = repo.read(`docs/IMPL/IMPL-${name}.yaml`);
+    const parsed = parseImpl(text).manifest!;
+    expect(parsed.state).toBe('REVIEWED');
+    expect(parsed.critic_report).toMatchObject({ verdict: 'PASS', reviewed_at: '2026-05-12T10:00:00Z', issue_count: 1 });
+    expect((await repo.run(['rev-list', '--count', 'HEAD'])).trim()).toBe('2');
+    expect((await repo.run(['log', '-1', '--format=%s'])).trim()).toBe(`chore: scout IMPL for ${name} (REVIEWED, critic PASS) [Polywave:scout:${name}] [Polywave:critic:${name}]`);
+    expect((await repo.run(['status', '--porcelain'])).trim()).toBe('');
+  });
+});
+
+describe('run-scout: an ISSUES verdict with an error does not enter REVIEWED (E37 failure path)', () => {
+  it('state stays SCOUT_VALIDATING, P009, exit-1 result; the manifest with its critic_report is committed (E48)', async () => {
+    const repo = await repository();
+    const name = 'critic-blocks';
+    const scout = scripted([writeManifest(threeAgentManifest(name), `docs/IMPL/IMPL-${name}.yaml`), say('done')]);
+    const critic = scripted([callTool('final_answer', { verdict: 'ISSUES', summary: 'A brief names a missing symbol.', agent_reviews: { A: { issues: [{ check: 'symbol_accuracy', severity: 'error', description: 'parseThing does not exist', symbol: 'parseThing' }] }, B: { issues: [] }, C: { issues: [] } } })]);
+    const result = await runScout({ feature: 'Critic blocks', repoDir: repo.dir, model: mockModelString, env: repo.env, backend: backendFor(scout), criticBackend: backendFor(critic) });
+    expect(result).toMatchObject({ state: 'SCOUT_VALIDATING', success: false, committed: true, error: { code: 'P009_CRITIC_GATE_FAILED' }, critic: { verdict: 'ISSUES', error_count: 1, gate_passes: false } });
+    const manifest = parseImpl(repo.read(`docs/IMPL/IMPL-${name}.yaml`)).manifest!;
+    expect(manifest.state).toBe('SCOUT_VALIDATING');
+    expect(manifest.critic_report?.verdict).toBe('ISSUES');
+    expect((await repo.run(['status', '--porcelain'])).trim()).toBe('');
+  });
+});
+
+describe('run-critic and set-critic-review', () => {
+  async function reviewedRepo(): Promise<{ repo: TestRepo; implPath: string; original: string }> {
+    const repo = await repository();
+    const original = threeAgentManifest('critic-demo').replace('state: SCOUT_PENDING', 'state: SCOUT_VALIDATING');
+    repo.write('docs/IMPL/IMPL-critic-demo.yaml', original);
+    await repo.commitAll('add IMPL');
+    return { repo, implPath: repo.path('docs/IMPL/IMPL-critic-demo.yaml'), original };
+  }
+
+  it('runCritic: the structured report (final_answer) is checked, written as critic_report, committed (E48); an error issue fails the gate', async () => {
+    const { repo, implPath, original } = await reviewedRepo();
+    const model = scripted([
+      callTool('read_file', { path: 'docs/IMPL/IMPL-critic-demo.yaml' }),
+      callTool('final_answer', {
+        // The model claims PASS, but an error issue means ISSUES (E37): the verdict follows the issues.
+        verdict: 'PASS',
+        summary: 'Agent A cites a file that does not exist.',
+        issue_count: 7,
+        agent_reviews: {
+          A: { agent_id: 'A', verdict: 'PASS', issues: [{ check: 'file_existence', severity: 'error', description: 'src/missing.ts does not exist', file: 'src/missing.ts' }] },
+          B: { issues: [] },
+          C: { issues: [{ check: 'complexity_balance', severity: 'info', description: 'fine' }] },
+        },
+      }),
+    ]);
+    const bus = new EventBus();
+    const events = collect(bus);
+    const result = await runCritic({ implPath, env: repo.env, model: mockModelString, backend: backendFor(model), now: () => fixedNow, events: bus });
+
+    expect(result).toMatchObject({ verdict: 'ISSUES', issue_count: 2, error_count: 1, gate_passes: false, committed: true, success: false, reviewed_at: '2026-05-12T10:00:00Z' });
+    expect(model.doGenerateCalls[0]!.tools?.some((tool) => tool.name === 'final_answer')).toBe(true);
+    expect(model.doGenerateCalls[0]!.tools?.some((tool) => tool.name === 'write_file')).toBe(true);
+    expect(userText(model.doGenerateCalls[0])).toContain('Agent C');
+    const text = repo.read('docs/IMPL/IMPL-critic-demo.yaml');
+    expect(text.startsWith(original)).toBe(true); // only critic_report appended, nothing else touched
+    expect(parseImpl(text).manifest!.critic_report).toEqual({
+      verdict: 'ISSUES',
+      summary: 'Agent A cites a file that does not exist.',
+      reviewed_at: '2026-05-12T10:00:00Z',
+      issue_count: 2,
+      agent_reviews: {
+        A: { agent_id: 'A', verdict: 'ISSUES', issues: [{ check: 'file_existence', severity: 'error', description: 'src/missing.ts does not exist', file: 'src/missing.ts', symbol: undefined }] },
+        B: { agent_id: 'B', verdict: 'PASS', issues: [] },
+        C: { agent_id: 'C', verdict: 'PASS', issues: [{ check: 'complexity_balance', severity: 'warning', description: '(info) fine', file: undefined, symbol: undefined }] },
+      },
+    });
+    expect(findingsOf(text)).toEqual([]);
+    expect((await repo.run(['show', '--name-only', '--format=%s', 'HEAD'])).trim().split('\n')).toEqual(['chore: critic report for critic-demo [Polywave:critic:critic-demo]', '', 'docs/IMPL/IMPL-critic-demo.yaml']);
+    expect((await repo.run(['status', '--porcelain'])).trim()).toBe('');
+    expect(events.flatMap((event) => (event.type === 'step-end' ? [event.step.step] : []))).toEqual(['critic-agent', 'critic-report', 'commit']);
+  });
+
+  it('runCritic: no structured answer → no review, manifest untouched, success false', async () => {
+    const { repo, implPath, original } = await reviewedRepo();
+    const model = scripted([say('Looks fine to me.'), say('Still prose.')]);
+    const result = await runCritic({ implPath, env: repo.env, model: mockModelString, backend: backendFor(model) });
+    expect(result).toMatchObject({ success: false, gate_passes: false, committed: false, error: { code: 'N029_AGENT_RUN_FAILED' } });
+    expect(result.verdict).toBeUndefined();
+    expect(repo.read('docs/IMPL/IMPL-critic-demo.yaml')).toBe(original);
+  });
+
+  it('set-critic-review CLI: Go flags (array of agent reviews) write critic_report; compact JSON; --file - works', async () => {
+    const { repo, implPath, original } = await reviewedRepo();
+    const reviews = JSON.stringify([
+      { agent_id: 'A', verdict: 'ISSUES', issues: [{ check: 'symbol_accuracy', severity: 'error', description: 'parseThing does not exist', file: 'src/plain.ts', symbol: 'parseThing' }] },
+      { agent_id: 'B', verdict: 'PASS' },
+    ]);
+    const run = await runPolywave(['set-critic-review', implPath, '--verdict', 'ISSUES', '--summary', 'One wrong symbol.', '--agent-reviews', reviews], { cwd: repo.dir, env: repo.env, now: fixedNow });
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({ verdict: 'ISSUES', issue_count: 1, reviewed_at: '2026-05-12T10:00:00Z', saved: true });
+    expect(run.stdout.trim()).not.toContain('\n'); // compact, as Go
+    const text = repo.read('docs/IMPL/IMPL-critic-demo.yaml');
+    expect(text.startsWith(original)).toBe(true);
+    expect(parseImpl(text).manifest!.critic_report).toMatchObject({ verdict: 'ISSUES', summary: 'One wrong symbol.', issue_count: 1, agent_reviews: { A: { verdict: 'ISSUES' }, B: { verdict: 'PASS' } } });
+    expect(findingsOf(text)).toEqual([]);
+
+    const fromStdin = await runPolywave(['set-critic-review', implPath, '--file', '-'], { cwd: repo.dir, env: repo.env, now: fixedNow, input: JSON.stringify({ verdict: 'PASS', summary: 'Fixed.', agent_reviews: { A: { issues: [] } } }) });
+    expect(fromStdin.code).toBe(0);
+    expect(parseImpl(repo.read('docs/IMPL/IMPL-critic-demo.yaml')).manifest!.critic_report).toMatchObject({ verdict: 'PASS', summary: 'Fixed.', issue_count: 0, agent_reviews: { A: { agent_id: 'A', verdict: 'PASS' } } });
+  });
+
+  it('set-critic-review CLI: bad input → exit 2, one coded line, the manifest byte-for-byte unchanged', async () => {
+    const { repo, implPath } = await reviewedRepo();
+    const before = readFileSync(implPath);
+    const cases: string[][] = [
+      ['--verdict', 'MAYBE', '--summary', 's'],
+      ['--summary', 'no verdict'],
+      ['--verdict', 'PASS', '--agent-reviews', '{not json'],
+      ['--verdict', 'ISSUES', '--agent-reviews', JSON.stringify([{ agent_id: 'A', issues: [{ check: 'x', severity: 'fatal', description: 'd' }] }])],
+      ['--verdict', 'ISSUES', '--agent-reviews', JSON.stringify([{ verdict: 'PASS' }])],
+      ['--verdict', 'PASS', '--issue-count', 'many'],
+      ['--verdict', 'PASS', '--file', path.join(repo.root, 'missing.json')],
+    ];
+    for (const args of cases) {
+      const run = await runPolywave(['set-critic-review', implPath, ...args], { cwd: repo.dir, env: repo.env });
+      expect(run.code, args.join(' ')).toBe(2);
+      expect(run.stdout, args.join(' ')).toBe('');
+      expect(run.stderr, args.join(' ')).toMatch(/^polywave: error\[[A-Z0-9_]+\]: .+\n$/);
+      expect(readFileSync(implPath).equals(before), args.join(' ')).toBe(true);
+    }
+    // A manifest that is not YAML is refused the same way and left alone.
+    writeFileSync(implPath, 'title: [broken\n');
+    const broken = await runPolywave(['set-critic-review', implPath, '--verdict', 'PASS'], { cwd: repo.dir, env: repo.env });
+    expect(broken.code).toBe(2);
+    expect(readFileSync(implPath, 'utf8')).toBe('title: [broken\n');
+  });
+
+  it('run-critic --backend agent-tool prints the assembled prompt (set-critic-review + E48 commit); --skip writes PASS and commits', async () => {
+    const { repo, implPath } = await reviewedRepo();
+    const prompt = await runPolywave(['run-critic', implPath, '--backend', 'agent-tool'], { cwd: repo.dir, env: repo.env });
+    expect(prompt.code).toBe(0);
+    expect(prompt.stdout).toContain('# Role: Polywave Critic');
+    expect(prompt.stdout).toContain(`polywave set-critic-review ${implPath} --verdict`);
+    expect(prompt.stdout).toContain('[Polywave:critic:critic-demo]');
+    expect(prompt.stdout).toContain(`## IMPL Doc Path\n\n\`${implPath}\``);
+    expect(repo.read('docs/IMPL/IMPL-critic-demo.yaml')).not.toContain('critic_report');
+
+    const bad = await runPolywave(['run-critic', implPath, '--backend', 'telepathy'], { cwd: repo.dir, env: repo.env });
+    expect(bad.code).toBe(2);
+
+    const skip = await runPolywave(['run-critic', implPath, '--skip'], { cwd: repo.dir, env: repo.env, now: fixedNow });
+    expect(skip.code).toBe(0);
+    expect(JSON.parse(skip.stdout)).toMatchObject({ verdict: 'PASS', skipped: true, committed: true });
+    expect(parseImpl(repo.read('docs/IMPL/IMPL-critic-demo.yaml')).manifest!.critic_report).toMatchObject({ verdict: 'PASS', summary: 'Skipped by operator' });
+    expect((await repo.run(['status', '--porcelain'])).trim()).toBe('');
+  });
+});
+
+describe('run-scout CLI (script backend)', () => {
+  it('three invalid attempts → exit 1, result JSON on stdout with 3 attempts and state BLOCKED, progress on stderr', async () => {
+    const repo = await repository();
+    const script = repo.sibling('scout-script.yaml');
+    writeFileSync(script, `version: 1\nagents:\n  scout:\n    steps:\n      - write: { path: ${implRelative}, content: ${JSON.stringify(invalidManifest)} }\n      - text: "written"\n`);
+    const run = await runPolywave(['run-scout', 'Greeting formatters', '--repo-dir', repo.dir, '--model', `script:${script}`], { cwd: repo.dir, env: repo.env });
+    expect(run.code).toBe(1);
+    const result = JSON.parse(run.stdout) as { state: string; success: boolean; attempts: Array<{ error_count: number }>; error: { code: string } };
+    expect(result.state).toBe('BLOCKED');
+    expect(result.success).toBe(false);
+    expect(result.attempts.map((attempt) => attempt.error_count)).toEqual([3, 3, 3]);
+    expect(result.error.code).toBe('N056_SCOUT_CORRECTION_EXHAUSTED');
+    expect(run.stderr).toContain('run-scout: [validate-attempt-3] failed');
+    expect(run.stderr).toContain('[N056_SCOUT_CORRECTION_EXHAUSTED]');
+    expect(repo.read(implRelative)).toContain('state: BLOCKED');
+
+    const help = await runPolywave(['run-scout', '--help'], { cwd: repo.dir, env: repo.env });
+    expect(help.code).toBe(0);
+    for (const flag of ['--repo-dir', '--model', '--scout-model', '--critic-model', '--program', '--no-critic', '--slug', '--impl-output-path', '--json']) expect(help.stdout).toContain(flag);
+
+    const again = await runPolywave(['run-scout', 'x', '--repo-dir', repo.dir, '--slug', 'Not A Slug'], { cwd: repo.dir, env: repo.env });
+    expect(again.code).toBe(2);
+    expect(again.stderr).toMatch(/^polywave: error\[V018_INVALID_SLUG_FORMAT\]/);
+  });
+});

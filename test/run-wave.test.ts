@@ -1,0 +1,142 @@
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { EventBus, type PolywaveEvent } from '../src/engine/events.js';
+import { readJournal, journalPaths } from '../src/engine/journal.js';
+import { runWave } from '../src/orchestrator/run-wave.js';
+import { parseImpl } from '../src/protocol/parse-impl.js';
+import { createGit } from '../src/git/git-cli.js';
+import { createTestRepo } from './support/git-repo.js';
+import { runCli } from './support/cli.js';
+
+// run-wave end to end with the script backend on real repositories: real worktrees, real jailed
+// tools, real reports through the locked writer, real merges (issue 5, "What it must show" 3).
+
+const agents = ['A', 'B', 'C', 'D'];
+
+function implYaml(): string {
+  const rows = agents.flatMap((id) => [`    - file: src/${id.toLowerCase()}.ts`, `      agent: ${id}`, '      wave: 1', '      action: new', `    - file: src/${id.toLowerCase()}.test.ts`, `      agent: ${id}`, '      wave: 1', '      action: new']);
+  const wave = agents.flatMap((id) => [`        - id: ${id}`, `          task: Implement src/${id.toLowerCase()}.ts with a test.`, '          files:', `            - src/${id.toLowerCase()}.ts`, `            - src/${id.toLowerCase()}.test.ts`]);
+  return [
+    '# run-wave demo (this comment must survive)',
+    'title: Four letters',
+    'feature_slug: letters',
+    'verdict: SUITABLE',
+    'state: WAVE_PENDING',
+    'test_command: "node -e \\"process.exit(0)\\""',
+    'file_ownership:',
+    ...rows,
+    'interface_contracts:',
+    '    - name: Letter',
+    '      description: A letter constant.',
+    '      definition: "export const x: string"',
+    '      location: src/a.ts',
+    'waves:',
+    '    - number: 1',
+    '      agents:',
+    ...wave,
+    '',
+  ].join('\n');
+}
+
+function agentSteps(id: string): string[] {
+  const lower = id.toLowerCase();
+  return [
+    `      - write: { path: src/${lower}.ts, content: "export const ${lower} = '${lower}';\\n" }`,
+    `      - write: { path: src/${lower}.test.ts, content: "import { ${lower} } from './${lower}';\\nif (${lower} !== '${lower}') throw new Error('bad');\\n" }`,
+    `      - bash: "git status --short"`,
+    `      - commit: "feat(${id}): letter ${lower}"`,
+    '      - report: { status: complete, verification: PASS, notes: "done" }',
+  ];
+}
+
+async function setup(script: string) {
+  const repo = await createTestRepo({ files: { 'docs/IMPL/IMPL-letters.yaml': implYaml(), 'src/index.ts': 'export {};\n' } });
+  const scriptDir = mkdtempSync(path.join(os.tmpdir(), 'pw-script-'));
+  const scriptPath = path.join(scriptDir, 'letters.yaml');
+  writeFileSync(scriptPath, script);
+  return { repo, implPath: repo.path('docs/IMPL/IMPL-letters.yaml'), scriptPath };
+}
+
+describe('run-wave with the script backend', () => {
+  it('runs 4 agents, relaunches a transient failure with its recovered journal, finalizes and merges', async () => {
+    const script = [
+      'version: 1',
+      'agents:',
+      ...agents.flatMap((id) => {
+        if (id !== 'C') return [`  ${id}:`, '    steps:', ...agentSteps(id)];
+        return [
+          '  C:',
+          '    attempts:',
+          '      1:',
+          '        - write: { path: src/c.ts, content: "export const c = \'draft\';\\n" }',
+          '        - fail: { kind: transient, message: "429 overloaded: try again" }',
+          '    steps:',
+          '      - expect_prompt: "Session Context (Recovered from Tool Journal)"',
+          ...agentSteps('C'),
+        ];
+      }),
+      '',
+    ].join('\n');
+    const { repo, implPath, scriptPath } = await setup(script);
+    const events: PolywaveEvent[] = [];
+    const bus = new EventBus();
+    bus.subscribe((event) => events.push(event));
+    const before = await repo.git.headCommit();
+    const result = await runWave({ implPath, wave: 1, model: `script:${scriptPath}`, env: repo.env, events: bus, retryBackoffMs: 10, skipCritic: true, gitAt: (dir) => createGit(dir, { env: repo.env }) });
+
+    expect(result.success, JSON.stringify({ blocked: result.blocked, failed: result.finalize?.failed_step, prepare: result.prepare?.success }, null, 2)).toBe(true);
+    expect(result.state).toBe('WAVE_VERIFIED');
+    const byId = Object.fromEntries(result.agents.map((agent) => [agent.agent, agent]));
+    for (const id of agents) expect(byId[id]?.status).toBe('complete');
+    expect(byId.C?.attempts.map((attempt) => attempt.outcome)).toEqual(['failed', 'finished']);
+    expect(byId.C?.attempts[0]?.decision?.action).toBe('retry');
+    expect(events.some((event) => event.type === 'agent-retry' && event.agent === 'C' && event.failure_type === 'transient')).toBe(true);
+    // The journal kept attempt 1's tool calls and recorded attempt 2's.
+    const journal = await readJournal(journalPaths(repo.dir, 1, 'C').index);
+    expect(journal.filter((entry) => entry.kind === 'tool_use').length).toBeGreaterThanOrEqual(5);
+    // Everyone's work is merged, one --no-ff merge per agent.
+    for (const id of agents) expect(readFileSync(repo.path(`src/${id.toLowerCase()}.ts`), 'utf8')).toContain(`'${id.toLowerCase()}'`);
+    const merges = (await repo.run(['rev-list', '--merges', `${before}..HEAD`])).split('\n').filter(Boolean);
+    expect(merges).toHaveLength(4);
+    const manifest = parseImpl(readFileSync(implPath, 'utf8')).manifest!;
+    expect(manifest.state).toBe('WAVE_VERIFIED');
+    for (const id of agents) expect(manifest.completion_reports?.[id]?.status).toBe('complete');
+    expect(readFileSync(implPath, 'utf8')).toContain('# run-wave demo (this comment must survive)');
+    expect(await repo.git.listBranches('polywave/')).toEqual([]);
+    // Events: start, a launch per attempt, an end per attempt, the end of the run.
+    expect(events.filter((event) => event.type === 'agent-launch')).toHaveLength(5);
+    expect(events.at(-1)?.type).toBe('wave-run-end');
+  }, 120_000);
+
+  it('leaves the wave BLOCKED with nothing merged when an agent reports blocked', async () => {
+    const script = [
+      'version: 1',
+      'agents:',
+      ...agents.flatMap((id) =>
+        id === 'B'
+          ? ['  B:', '    steps:', '      - write: { path: src/b.ts, content: "export const b = 1;\\n" }', '      - commit: "wip(B)"', '      - report: { status: blocked, failure_type: needs_replan, verification: "FAIL (contract Letter cannot hold a number)", notes: "the Letter contract is wrong" }']
+          : [`  ${id}:`, '    steps:', ...agentSteps(id)],
+      ),
+      '',
+    ].join('\n');
+    const { repo, implPath, scriptPath } = await setup(script);
+    const before = await repo.git.headCommit();
+    const cli = await runCli(['run-wave', implPath, '--wave', '1', '--model', `script:${scriptPath}`, '--skip-critic'], { cwd: repo.dir, env: repo.env as Record<string, string>, timeoutMs: 120_000 });
+    expect(cli.code, cli.stderr).toBe(1);
+    const result = JSON.parse(cli.stdout) as { success: boolean; state: string; blocked: { agents: Array<{ agent: string; action?: string; explanation: string }> } };
+    expect(result.success).toBe(false);
+    expect(result.state).toBe('BLOCKED');
+    expect(result.blocked.agents).toEqual([expect.objectContaining({ agent: 'B', action: 'pause' })]);
+    expect(result.blocked.agents[0]!.explanation).toContain('needs_replan');
+    expect(cli.stderr).toContain('BLOCKED');
+    // Nothing merged: no merge commit and no agent's file on main (prepare-wave's own bookkeeping
+    // commits of the IMPL are allowed); every agent's branch still holds its work.
+    expect((await repo.run(['rev-list', '--merges', `${before}..HEAD`])).trim()).toBe('');
+    expect((await repo.run(['diff', '--name-only', before, 'HEAD'])).split('\n').filter(Boolean).every((file) => file.startsWith('docs/IMPL/'))).toBe(true);
+    expect(existsSync(repo.path('src/a.ts'))).toBe(false);
+    expect((await repo.git.listBranches('polywave/')).length).toBe(4);
+    expect(parseImpl(readFileSync(implPath, 'utf8')).manifest!.state).toBe('BLOCKED');
+  }, 120_000);
+});
