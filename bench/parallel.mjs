@@ -1,15 +1,16 @@
-// bench:parallel — run-wave's parallelism: 16 script agents that each take 2 s (thinking time split
-// around a small write + commit, then a completion report — real jailed tools, locked writer),
+// bench:parallel — run-wave's parallelism: 16 script agents that each take 2 s (two writes, a
+// commit and a completion report through the real jailed tools and locked writer, then idle until
+// 2 s after the agent's start),
 // launched with --concurrency 16. Prints the agents phase's wall time against the 2 s floor
 // (parallel efficiency = 2 s / wall; target ≥ 90 %), the whole run-wave (prepare + agents +
 // finalize) and the orchestration overhead around the agents. These machines are noisy.
 //
 //   npm run bench:parallel
 //   BENCH_AGENTS=8 BENCH_AGENT_MS=2000 npm run bench:parallel
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
@@ -42,79 +43,130 @@ function sh(script, cwd) {
   return result.stdout;
 }
 
-const ids = agentIds(count);
-const fileOf = (id) => `src/agent-${id}/main.ts`;
-const testOf = (id) => `src/agent-${id}/main.test.ts`;
-const directory = mkdtempSync(path.join(os.tmpdir(), 'polywave-bench-parallel-'));
-const repo = path.join(directory, 'repo');
-mkdirSync(path.join(repo, 'docs', 'IMPL'), { recursive: true });
-sh('git init -q -b main', repo);
-writeFileSync(path.join(repo, 'README.md'), '# bench\n');
-writeFileSync(
-  path.join(repo, 'docs', 'IMPL', 'IMPL-bench.yaml'),
-  [
-    'title: Parallel bench',
-    'feature_slug: bench',
-    'verdict: SUITABLE',
-    'state: WAVE_PENDING',
-    'file_ownership:',
-    ...ids.flatMap((id) => [fileOf(id), testOf(id)].flatMap((file) => [`    - file: ${file}`, `      agent: ${id}`, '      wave: 1', '      action: new'])),
-    'interface_contracts:',
-    '    - name: Api',
-    '      definition: "export interface Api { run(): void }"',
-    '      location: src/api.ts',
-    'waves:',
-    '    - number: 1',
-    '      agents:',
-    ...ids.flatMap((id) => [`        - id: ${id}`, `          task: Implement ${fileOf(id)} with a test.`, '          files:', `            - ${fileOf(id)}`, `            - ${testOf(id)}`]),
-    '',
-  ].join('\n'),
-);
-sh('git add -A && git commit -qm initial', repo);
-const scriptPath = path.join(directory, 'agents.yaml');
-writeFileSync(
-  scriptPath,
-  [
-    'version: 1',
-    'agents:',
-    ...ids.flatMap((id) => [
-      `  ${id}:`,
-      '    steps:',
-      // Like a model: thinking time between tool calls (half before the edits, half after the commit).
-      `      - sleep_ms: ${Math.round(agentMs / 2)}`,
-      `      - write: { path: ${fileOf(id)}, content: "export const value = 1;\\n" }`,
-      `      - write: { path: ${testOf(id)}, content: "import { value } from './main';\\n" }`,
-      `      - commit: "feat(${id}): value"`,
-      `      - sleep_ms: ${agentMs - Math.round(agentMs / 2)}`,
-      '      - report: { status: complete, verification: PASS }',
-    ]),
-    '',
-  ].join('\n'),
-);
+async function measure(agentCount) {
+  const ids = agentIds(agentCount);
+  const fileOf = (id) => `src/agent-${id}/main.ts`;
+  const testOf = (id) => `src/agent-${id}/main.test.ts`;
+  const directory = mkdtempSync(path.join(os.tmpdir(), 'polywave-bench-parallel-'));
+  const repo = path.join(directory, 'repo');
+  mkdirSync(path.join(repo, 'docs', 'IMPL'), { recursive: true });
+  sh('git init -q -b main', repo);
+  writeFileSync(path.join(repo, 'README.md'), '# bench\n');
+  writeFileSync(
+    path.join(repo, 'docs', 'IMPL', 'IMPL-bench.yaml'),
+    [
+      'title: Parallel bench',
+      'feature_slug: bench',
+      'verdict: SUITABLE',
+      'state: WAVE_PENDING',
+      'file_ownership:',
+      ...ids.flatMap((id) => [fileOf(id), testOf(id)].flatMap((file) => [`    - file: ${file}`, `      agent: ${id}`, '      wave: 1', '      action: new'])),
+      'interface_contracts:',
+      '    - name: Api',
+      '      definition: "export interface Api { run(): void }"',
+      '      location: src/api.ts',
+      'waves:',
+      '    - number: 1',
+      '      agents:',
+      ...ids.flatMap((id) => [`        - id: ${id}`, `          task: Implement ${fileOf(id)} with a test.`, '          files:', `            - ${fileOf(id)}`, `            - ${testOf(id)}`]),
+      '',
+    ].join('\n'),
+  );
+  sh('git add -A && git commit -qm initial', repo);
+  const scriptPath = path.join(directory, 'agents.yaml');
+  writeFileSync(
+    scriptPath,
+    [
+      'version: 1',
+      'agents:',
+      ...ids.flatMap((id) => [
+        `  ${id}:`,
+        '    steps:',
+        // A fixed-length agent: its tool calls (two writes, a commit, the report) and then thinking
+        // time until 2 s after its start — so the wave's wall time minus 2 s is the orchestration.
+        `      - write: { path: ${fileOf(id)}, content: "export const value = 1;\\n" }`,
+        `      - write: { path: ${testOf(id)}, content: "import { value } from './main';\\n" }`,
+        `      - commit: "feat(${id}): value"`,
+        '      - report: { status: complete, verification: PASS }',
+        `      - sleep_until_ms: ${agentMs}`,
+      ]),
+      '',
+    ].join('\n'),
+  );
 
-const bus = new EventBus();
-const marks = { launches: [], ends: [] };
-let startAt = 0;
-bus.subscribe((event) => {
-  if (event.type === 'agent-launch') marks.launches.push(performance.now());
-  if (event.type === 'agent-end') marks.ends.push(performance.now());
-  if (event.type === 'wave-run-start') startAt = performance.now();
-});
-const begin = performance.now();
-const result = await runWave({ implPath: path.join(repo, 'docs', 'IMPL', 'IMPL-bench.yaml'), wave: 1, model: `script:${scriptPath}`, concurrency: count, env, events: bus, skipCritic: true });
-const total = performance.now() - begin;
-if (!result.success) {
-  console.error(JSON.stringify({ blocked: result.blocked, failed: result.finalize?.failed_step }, null, 2));
-  process.exit(1);
+  const bus = new EventBus();
+  const marks = { launches: [], ends: [] };
+  let startAt = 0;
+  bus.subscribe((event) => {
+    if (event.type === 'agent-launch') marks.launches.push(performance.now());
+    if (event.type === 'agent-end') marks.ends.push(performance.now());
+    if (event.type === 'wave-run-start') startAt = performance.now();
+  });
+  const begin = performance.now();
+  const result = await runWave({ implPath: path.join(repo, 'docs', 'IMPL', 'IMPL-bench.yaml'), wave: 1, model: `script:${scriptPath}`, concurrency: agentCount, env, events: bus, skipCritic: true });
+  const total = performance.now() - begin;
+  if (!result.success) {
+    console.error(JSON.stringify({ blocked: result.blocked, failed: result.finalize?.failed_step }, null, 2));
+    process.exit(1);
+  }
+  let hook;
+  try {
+    hook = readFileSync(path.join(repo, '.git', 'hooks', 'pre-commit'), 'utf8');
+  } catch {
+    hook = undefined;
+  }
+  rmSync(directory, { recursive: true, force: true });
+  const firstLaunch = Math.min(...marks.launches);
+  const lastEnd = Math.max(...marks.ends);
+  return { total, firstLaunch, lastEnd, begin, startAt, marks, result, hook, agentsPhase: lastEnd - firstLaunch };
+
 }
-const firstLaunch = Math.min(...marks.launches);
-const lastEnd = Math.max(...marks.ends);
-const agentsPhase = lastEnd - firstLaunch;
-const efficiency = agentMs / agentsPhase;
-const launchSpread = Math.max(...marks.launches) - firstLaunch;
-const agentOwn = result.agents.map((agent) => agent.duration_ms);
-console.log(`bench:parallel — ${os.cpus().length} CPUs; ${count} script agents × ${agentMs} ms (sleep) + write/commit/report each, --concurrency ${count}`);
-console.log(`agents phase (first launch → last agent end): ${agentsPhase.toFixed(0)} ms vs ${agentMs} ms floor → parallel efficiency ${(efficiency * 100).toFixed(1)}% (target ≥ 90%) — ${efficiency >= 0.9 ? 'OK' : 'BELOW TARGET'}`);
-console.log(`launch spread (first → last launch): ${launchSpread.toFixed(0)} ms; per-agent time: min ${Math.min(...agentOwn)} / max ${Math.max(...agentOwn)} ms (each includes the ${agentMs} ms sleep)`);
-console.log(`whole run-wave ${total.toFixed(0)} ms: prepare ${(startAt - begin).toFixed(0)} ms, agents ${agentsPhase.toFixed(0)} ms, finalize + bookkeeping ${(total - (lastEnd - begin)).toFixed(0)} ms; orchestration overhead around the ${agentMs} ms of agent work: ${(total - agentMs).toFixed(0)} ms`);
-rmSync(directory, { recursive: true, force: true });
+
+/**
+ * The floor: what 16 agents that commit and get checked must cost on this machine even without
+ * polywave — 16 shell jobs in 16 real worktrees (with the same E43 hook installed), each idle for
+ * the agent time, then writing its two files, `git add` + `git commit`, and the minimum E42 reads
+ * (`status`, `diff base..HEAD`, `rev-parse`) — all at once, like the wave.
+ */
+async function measureFloor(agentCount, hookSource) {
+  const ids = agentIds(agentCount);
+  const fileOf = (id) => `src/agent-${id}/main.ts`;
+  const testOf = (id) => `src/agent-${id}/main.test.ts`;
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'polywave-bench-floor-'));
+  const repoDir = path.join(dir, 'repo');
+  mkdirSync(repoDir, { recursive: true });
+  sh('git init -q -b main && echo "# floor" > README.md && git add -A && git commit -qm initial', repoDir);
+  if (hookSource) writeFileSync(path.join(repoDir, '.git', 'hooks', 'pre-commit'), hookSource, { mode: 0o755 });
+  const base = sh('git rev-parse HEAD', repoDir).trim();
+  for (const id of ids) sh(`git worktree add -q -b polywave/floor/wave1-agent-${id} .claude/worktrees/polywave/floor/wave1-agent-${id}`, repoDir);
+  const start = performance.now();
+  await Promise.all(
+    ids.map(
+      (id) =>
+        new Promise((resolve, reject) => {
+          const script = [`sleep ${agentMs / 1000}`, `mkdir -p src/agent-${id}`, `printf 'export const value = 1;\\n' > ${fileOf(id)}`, `printf "import { value } from './main';\\n" > ${testOf(id)}`, `git add ${fileOf(id)} ${testOf(id)}`, `git commit -qm "feat(${id}): value"`, 'git status --porcelain >/dev/null', `git diff --name-only ${base}..HEAD >/dev/null`, 'git rev-parse HEAD >/dev/null'].join(' && ');
+          const child = spawn('sh', ['-c', script], { cwd: path.join(repoDir, '.claude', 'worktrees', 'polywave', 'floor', `wave1-agent-${id}`), env, stdio: 'ignore' });
+          child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`floor job ${id} failed (${code})`))));
+        }),
+    ),
+  );
+  const wall = performance.now() - start;
+  rmSync(dir, { recursive: true, force: true });
+  return wall;
+}
+
+// One agent alone (same script) gives the per-agent cost on this machine; then the whole wave.
+const solo = await measure(1);
+const wave = await measure(count);
+const floorMs = await measureFloor(count, wave.hook);
+const efficiency = agentMs / wave.agentsPhase;
+const speedup = (solo.agentsPhase * count) / wave.agentsPhase;
+const launchSpread = Math.max(...wave.marks.launches) - wave.firstLaunch;
+const agentOwn = wave.result.agents.map((agent) => agent.duration_ms);
+console.log(`bench:parallel — ${os.cpus().length} CPUs; ${count} script agents, each ${agentMs} ms (two writes, a commit and a report through the real tools, then idle to ${agentMs} ms), --concurrency ${count}`);
+console.log(`one agent alone: ${solo.agentsPhase.toFixed(0)} ms from launch to its E42-checked end`);
+console.log(`agents phase of ${count} (first launch → last agent end): ${wave.agentsPhase.toFixed(0)} ms vs ${agentMs} ms floor → parallel efficiency ${(efficiency * 100).toFixed(1)}% (target ≥ 90%) — ${efficiency >= 0.9 ? 'OK' : 'BELOW TARGET'}`);
+console.log(`vs running them one after another (${count} × ${solo.agentsPhase.toFixed(0)} ms): speed-up ${speedup.toFixed(1)}× of ${count} → ${((speedup / count) * 100).toFixed(1)}% of linear`);
+console.log(`the floor — ${count} shell jobs doing the same git work in ${count} worktrees at once (no polywave): ${floorMs.toFixed(0)} ms → our agents phase is ${(wave.agentsPhase / floorMs).toFixed(2)}× the floor; the floor's own efficiency vs ${agentMs} ms: ${((agentMs / floorMs) * 100).toFixed(1)}%`);
+console.log(`launch spread (first → last launch): ${launchSpread.toFixed(0)} ms; per-agent time: min ${Math.min(...agentOwn)} / max ${Math.max(...agentOwn)} ms`);
+console.log(`whole run-wave ${wave.total.toFixed(0)} ms: prepare ${(wave.startAt - wave.begin).toFixed(0)} ms, agents ${wave.agentsPhase.toFixed(0)} ms, finalize + bookkeeping ${(wave.total - (wave.lastEnd - wave.begin)).toFixed(0)} ms; orchestration overhead around the ${agentMs} ms of agent work: ${(wave.total - agentMs).toFixed(0)} ms`);

@@ -19,7 +19,7 @@ export interface StopCheck {
   markers: StubHit[];
   /** Files the branch changed relative to the base (committed and not). */
   changedFiles: string[];
-  /** Commits on the branch beyond the base. */
+  /** 1 when the branch has commits beyond the base, else 0 (not a count: one fewer git process per agent). */
   commits: number;
 }
 
@@ -45,12 +45,9 @@ export async function checkAgentStop(options: {
 }): Promise<StopCheck> {
   const { git, jail, baseCommit, report } = options;
   const problems: StopProblem[] = [];
-  const [audit, countText, status] = await Promise.all([
-    jail.audit({ baseCommit }),
-    git.run(['rev-list', '--count', `${baseCommit}..HEAD`]).then((result) => result.stdout.trim()),
-    git.status(),
-  ]);
-  const commits = Number.parseInt(countText, 10) || 0;
+  const audit = await jail.audit({ baseCommit });
+  // The audit proves the base is an ancestor of HEAD (else JAIL_BRANCH_MOVED), so HEAD ≠ base ⇔ commits beyond it.
+  const commits = audit.head !== undefined && audit.head !== baseCommit ? 1 : 0;
   for (const violation of audit.violations) {
     problems.push({
       code: violation.code === 'JAIL_BRANCH_MOVED' ? 'E42_BRANCH_MOVED' : 'E42_I1_OWNERSHIP',
@@ -65,12 +62,12 @@ export async function checkAgentStop(options: {
   if (report?.status === 'complete') {
     if (commits === 0) problems.push({ code: 'E42_I5_NO_COMMIT', message: 'I5 violation: completion report written but no commits found beyond the wave base' });
     const commit = report.commit?.trim();
-    if (commits > 0 && commit && commit !== 'uncommitted') {
+    if (commits > 0 && commit && commit !== 'uncommitted' && commit !== audit.head) {
       const onBranch = await git.run(['merge-base', '--is-ancestor', commit, 'HEAD'], { allowExitCodes: [1, 128] });
       if (onBranch.exitCode !== 0) problems.push({ code: 'E42_I5_COMMIT_NOT_ON_BRANCH', message: `I5: the reported commit ${commit} is not on the agent's branch` });
     }
     const owned = new Set(jail.policy.ownedFiles);
-    const dirty = status.map((entry) => entry.path).filter((file) => owned.has(file));
+    const dirty = audit.uncommittedFiles.filter((file) => owned.has(file));
     if (dirty.length > 0) problems.push({ code: 'E42_UNCOMMITTED', message: `uncommitted changes to owned files: ${dirty.join(', ')} (commit before reporting complete, I5)`, files: dirty });
     const files = [...new Set([...(report.files_changed ?? []), ...(report.files_created ?? [])])].filter((file) => file.trim() !== '');
     if (files.length > 0 && commits > 0) {

@@ -23,10 +23,11 @@ import type { Git } from '../git/git-port.js';
 import { decideFailureAction, type FailureDecision } from '../protocol/e19.js';
 import { launchOrder } from '../protocol/launch-order.js';
 import { implSlugFromPath } from '../protocol/names.js';
+import { parseImpl } from '../protocol/parse-impl.js';
 import type { CompletionReportRecord } from '../protocol/completion-report.js';
 import { scaffoldPath, type Agent, type ImplManifest } from '../protocol/schema/impl-schema.js';
 import { checkTransition } from '../protocol/state-machine.js';
-import { findWave, isSoloWave } from '../protocol/waves.js';
+import { findWave, isSoloWave, waveBaseCommit } from '../protocol/waves.js';
 import { createBatchedImplEditor } from '../store/batched-edit.js';
 import { saveCompletionReport } from '../store/completion-report-file.js';
 import { editImpl, loadImpl } from '../store/manifest-file.js';
@@ -167,17 +168,26 @@ class ProviderLimiter {
   }
 }
 
-/** Parsed manifests by their exact text: sixteen agents asking "is my report there?" parse the file once per change. */
+/**
+ * Parsed manifests by their exact text: sixteen agents asking "is my report there?" at the same
+ * moment parse the file once per change (the parse itself is shared while in flight).
+ */
 const parsedByText = new Map<string, ImplManifest>();
 
 async function readManifest(implPath: string): Promise<ImplManifest> {
   const text = await readFile(implPath, 'utf8').catch(() => undefined);
-  const cached = text === undefined ? undefined : parsedByText.get(`${implPath}\0${text}`);
+  if (text === undefined) {
+    const { parsed } = await loadImpl(implPath);
+    if (!parsed.manifest) throw new PolywaveError({ code: parsed.findings[0]?.code ?? 'V001_MANIFEST_INVALID', message: `${implPath}: ${parsed.findings[0]?.message ?? 'not a usable IMPL manifest'}` });
+    return parsed.manifest;
+  }
+  const key = `${implPath}\0${text}`;
+  const cached = parsedByText.get(key);
   if (cached) return cached;
-  const { text: loaded, parsed } = await loadImpl(implPath);
+  const parsed = parseImpl(text);
   if (!parsed.manifest) throw new PolywaveError({ code: parsed.findings[0]?.code ?? 'V001_MANIFEST_INVALID', message: `${implPath}: ${parsed.findings[0]?.message ?? 'not a usable IMPL manifest'}` });
   if (parsedByText.size > 32) parsedByText.clear();
-  parsedByText.set(`${implPath}\0${loaded}`, parsed.manifest);
+  parsedByText.set(key, parsed.manifest);
   return parsed.manifest;
 }
 
@@ -278,14 +288,21 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
     const prepared = await prepareWave({ ...engine, implPath, wave: options.wave, ...(options.repoDir ? { repoDir: options.repoDir } : {}), ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}), ...(options.noCache ? { noCache: true } : {}), ...(options.skipCritic ? { skipCritic: true } : {}) });
     result.prepare = prepared;
     if (!prepared.success) return finish();
+    const preparedManifest = await readManifest(implPath);
+    const recordedBase = waveBaseCommit(preparedManifest, options.wave);
     for (const worktree of prepared.worktrees) {
       const agent = agents.find((item) => item.id === worktree.agent);
       if (!agent) continue;
       const git = gitAt(worktree.path);
-      const commonDir = await git.commonDir();
-      const root = path.dirname(path.resolve(worktree.path, commonDir));
-      const mainHead = await gitAt(root).headCommit();
-      const base = (await git.run(['merge-base', 'HEAD', mainHead])).stdout.trim();
+      let root = repoDir;
+      let base = recordedBase;
+      if (worktree.repo || !base) {
+        // Another repository (cross-repo wave), or no recorded base: where its worktree branched off.
+        const commonDir = await git.commonDir();
+        root = path.dirname(path.resolve(worktree.path, commonDir));
+        const mainHead = await gitAt(root).headCommit();
+        base = (await git.run(['merge-base', 'HEAD', mainHead])).stdout.trim();
+      }
       plans.push({ agent, id: worktree.agent, cwd: worktree.path, branch: worktree.branch, base, git, spec: specOf(agent), role: 'wave', solo: false, root });
     }
   }

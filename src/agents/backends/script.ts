@@ -24,6 +24,7 @@
  *       - edit: { path: src/a.ts, old: "1", new: "2" }      # edit_file (`old` must occur exactly once)
  *       - bash: "node -e \"process.exit(0)\""               # bash (checked by the jail)
  *       - sleep_ms: 2000                                    # honours abort/timeout
+ *       - sleep_until_ms: 2000                              # until 2 s after the run started
  *       - commit: "feat(A): implement a"                    # git_commit (all changes)
  *       - report: { status: complete, verification: "PASS", notes: "…" }
  *       - final: { any: json }                              # structured output (outcome.structured)
@@ -84,6 +85,7 @@ const stepValueSchemas = {
   edit: z.strictObject({ path: z.string().min(1), old: z.string().min(1), new: z.string() }),
   bash: z.string().min(1),
   sleep_ms: z.number().int().min(0).max(24 * 60 * 60 * 1000),
+  sleep_until_ms: z.number().int().min(0).max(24 * 60 * 60 * 1000),
   commit: z.string().min(1),
   report: z.looseObject({ status: z.string().min(1) }),
   final: z.unknown().refine((value) => value !== undefined, 'a value is required'),
@@ -367,8 +369,11 @@ async function runScript(request: AgentRunRequest): Promise<AgentOutcome> {
         emit({ type: 'agent-text', text: step.value });
         endTurn();
         continue;
-      case 'sleep_ms': {
-        const completed = await sleep(step.value, request.signal);
+      case 'sleep_ms':
+      case 'sleep_until_ms': {
+        // sleep_until_ms: until that many ms after the run started (a fixed-length agent, whatever its tool calls cost).
+        const wait = step.kind === 'sleep_ms' ? step.value : Math.max(0, step.value - (Date.now() - started));
+        const completed = await sleep(wait, request.signal);
         endTurn();
         if (!completed) return outcome(abortStatus(request.signal));
         continue;

@@ -221,7 +221,7 @@ describe('audit', () => {
   it('is ok for owned changes and ignores the agent support files', async () => {
     const { wt, jail } = await setup();
     const j = await jail();
-    expect(await j.audit()).toEqual({ ok: true, violations: [], changedFiles: [] });
+    expect(await j.audit()).toMatchObject({ ok: true, violations: [], changedFiles: [], uncommittedFiles: [], head: expect.stringMatching(/^[0-9a-f]{40}$/) });
     writeFileSync(path.join(wt, 'src/a.ts'), 'export const a = 2;\n');
     mkdirSync(path.join(wt, 'src/new'));
     writeFileSync(path.join(wt, 'src/new/c.ts'), 'export const c = 3;\n');
@@ -230,7 +230,7 @@ describe('audit', () => {
     writeFileSync(path.join(wt, '.polywave-worktree-env'), 'POLYWAVE_BRANCH=x\n');
     mkdirSync(path.join(wt, '.polywave-state'));
     writeFileSync(path.join(wt, '.polywave-state/x.json'), '{}\n');
-    expect(await j.audit()).toEqual({ ok: true, violations: [], changedFiles: ['src/a.ts', 'src/new/c.ts'] });
+    expect(await j.audit()).toMatchObject({ ok: true, violations: [], changedFiles: ['src/a.ts', 'src/new/c.ts'], uncommittedFiles: ['src/a.ts', 'src/new/c.ts'] });
   });
 
   it('detects unowned changes: modified, untracked, staged, deleted, renamed (both sides), committed', async () => {

@@ -333,16 +333,33 @@ export async function createJail(policy: JailPolicy, options: CreateJailOptions 
   async function audit(auditOptions: { baseCommit?: string } = {}): Promise<JailAudit> {
     const violations: JailAudit['violations'] = [];
     let changedFiles: string[] = [];
+    let uncommittedFiles: string[] = [];
+    let head: string | undefined;
     try {
       const git = gitAt(root);
       const changed = new Set<string>();
-      if (auditOptions.baseCommit) for (const file of await git.diffNameOnly(`${auditOptions.baseCommit}..HEAD`)) changed.add(file);
-      for (const entry of await git.status()) {
-        changed.add(entry.path);
-        if (entry.from !== undefined) changed.add(entry.from);
+      const uncommitted = new Set<string>();
+      // One round of git reads, in parallel (every agent of a wave is audited when it stops).
+      const [committed, status, headInfo] = await Promise.all([
+        auditOptions.baseCommit ? git.diffNameOnly(`${auditOptions.baseCommit}..HEAD`) : Promise.resolve([] as string[]),
+        git.status(),
+        // HEAD's commit and branch in one process: `<sha>\nrefs/heads/<branch>` (or `HEAD` when detached).
+        git.run(['rev-parse', 'HEAD', '--symbolic-full-name', 'HEAD'], { allowExitCodes: [128] }),
+      ]);
+      const [headLine = '', refLine = ''] = headInfo.exitCode === 0 ? headInfo.stdout.split('\n') : [];
+      head = /^[0-9a-f]{40,64}$/.test(headLine.trim()) ? headLine.trim() : undefined;
+      const current = refLine.trim().startsWith('refs/heads/') ? refLine.trim().slice('refs/heads/'.length) : undefined;
+      for (const file of committed) changed.add(file);
+      for (const entry of status) {
+        for (const file of entry.from === undefined ? [entry.path] : [entry.path, entry.from]) {
+          changed.add(file);
+          uncommitted.add(file);
+        }
       }
       const orchestratorOwned = new Set(policy.orchestratorPaths ?? []);
-      changedFiles = [...changed].filter((file) => !isAgentSupportPath(file) && !orchestratorOwned.has(file)).sort();
+      const keep = (file: string) => !isAgentSupportPath(file) && !orchestratorOwned.has(file);
+      changedFiles = [...changed].filter(keep).sort();
+      uncommittedFiles = [...uncommitted].filter(keep).sort();
       for (const file of changedFiles) {
         const decision = writePolicy(file.replace(/\/+$/, ''));
         if (decision.allowed) continue;
@@ -350,7 +367,6 @@ export async function createJail(policy: JailPolicy, options: CreateJailOptions 
         violations.push({ code: 'JAIL_UNOWNED_CHANGE', path: file, reason: `"${file}" changed in the worktree, but ${why}.` });
       }
       if (policy.branch !== undefined) {
-        const current = await git.currentBranch();
         if (current !== policy.branch) {
           violations.push({
             code: 'JAIL_BRANCH_MOVED',
@@ -366,7 +382,7 @@ export async function createJail(policy: JailPolicy, options: CreateJailOptions 
         reason: `the audit could not read the worktree with git (${error instanceof Error ? error.message.split('\n')[0] : String(error)}), so it is treated as a violation (fail closed).`,
       });
     }
-    return { ok: violations.length === 0, violations, changedFiles };
+    return { ok: violations.length === 0, violations, changedFiles, uncommittedFiles, ...(head ? { head } : {}) };
   }
 
   return Object.freeze({ policy: frozenPolicy, root, checkRead, checkWrite, checkBash, checkToolUse, audit });

@@ -60,6 +60,10 @@ export interface JailAudit {
   violations: Array<{ code: JailCode; reason: string; path?: string }>;
   /** Repository-relative files changed relative to `baseCommit` (committed + uncommitted + untracked). */
   changedFiles: string[];
+  /** The uncommitted part (staged, unstaged, untracked), same filtering. */
+  uncommittedFiles: string[];
+  /** HEAD when the audit ran (undefined on an unborn branch or when git failed). */
+  head?: string;
 }
 
 export interface Jail {

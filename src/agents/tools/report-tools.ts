@@ -23,7 +23,8 @@ export const gitCommitTool: AgentTool = defineTool<z.infer<typeof gitCommitInput
     const git = createGit(jail.root, { env: context.env });
     const branch = context.branch ?? jail.policy.branch;
     try {
-      const current = await git.currentBranch();
+      // Branch and status in parallel: this runs once per commit of every agent of a wave.
+      const [current, status] = await Promise.all([git.currentBranch(), input.paths !== undefined && input.paths.length > 0 ? Promise.resolve([]) : git.status()]);
       if (current === undefined || (branch !== undefined && current !== branch)) {
         const where = current === undefined ? 'HEAD is detached' : `HEAD is on "${current}"`;
         const reason = branch !== undefined ? `${where}, not on the agent branch "${branch}", so nothing was committed (worktree isolation E4/E43).` : `${where}, so nothing was committed.`;
@@ -39,7 +40,7 @@ export const gitCommitTool: AgentTool = defineTool<z.infer<typeof gitCommitInput
         }
       } else {
         const candidates = new Set<string>();
-        for (const entry of await git.status()) {
+        for (const entry of status) {
           candidates.add(entry.path);
           if (entry.from !== undefined) candidates.add(entry.from);
         }
@@ -54,7 +55,7 @@ export const gitCommitTool: AgentTool = defineTool<z.infer<typeof gitCommitInput
       if (files.length === 0) return errorResult(`Nothing to commit: no changed file you own.${skippedNote}`);
       await git.add(files);
       const sha = await git.commit({ message: input.message, paths: files });
-      const short = (await git.run(['rev-parse', '--short', sha])).stdout.trim();
+      const short = sha.slice(0, 12);
       return okResult(`Committed ${short} on ${current}: ${plural(files.length, 'file')} (${files.join(', ')}).${skippedNote}`);
     } catch (error) {
       return errorResult(`git commit failed: ${errorMessage(error)}`);

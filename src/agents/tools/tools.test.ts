@@ -323,7 +323,7 @@ describe('git_commit', () => {
     const result = await f.call('git_commit', { message: 'feat: a and c' });
     expect(result.isError).toBe(false);
     const git = createGit(f.wt, { env: f.repo.env });
-    const short = (await git.run(['rev-parse', '--short', 'HEAD'])).stdout.trim();
+    const short = (await git.run(['rev-parse', 'HEAD'])).stdout.trim().slice(0, 12);
     expect(result.output).toBe(`Committed ${short} on ${branch}: 2 files (src/a.ts, src/new/c.ts).\nLeft uncommitted (not yours to commit): src/b.ts.`);
     expect((await git.run(['show', '--name-only', '--format=%s', 'HEAD'])).stdout.trim().split('\n')).toEqual(['feat: a and c', '', 'src/a.ts', 'src/new/c.ts']);
     expect((await git.status()).map((entry) => entry.path)).toEqual(['src/b.ts']);
