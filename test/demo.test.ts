@@ -1,0 +1,56 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { repoRoot } from './support/cli.js';
+
+// `polywave demo` through the real CLI binary (bin/polywave.js → dist), exactly as a newcomer runs
+// it after `npm ci` (issue 6, "What it must show" 1): a repository whose history shows both waves
+// and one merge per agent, whose tests pass, and whose IMPL is closed.
+
+const parent = mkdtempSync(path.join(os.tmpdir(), 'polywave-demo-test-'));
+afterAll(() => rmSync(parent, { recursive: true, force: true }));
+
+function git(cwd: string, args: string[]): string {
+  const result = spawnSync('git', args, { cwd, encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`git ${args.join(' ')}: ${result.stderr}`);
+  return result.stdout;
+}
+
+describe('polywave demo', () => {
+  it('builds the sample library with six scripted agents in two waves, merged, tested and closed', () => {
+    const dir = path.join(parent, 'demo');
+    const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1' };
+    delete env.POLYWAVE_MODEL;
+    const started = performance.now();
+    const run = spawnSync(process.execPath, [path.join(repoRoot, 'bin', 'polywave.js'), 'demo', '--dir', dir, '--json'], { env, encoding: 'utf8', timeout: 180_000 });
+    const seconds = (performance.now() - started) / 1000;
+    expect(run.status, `${run.stderr}\n${run.stdout}`).toBe(0);
+    const summary = JSON.parse(run.stdout) as { success: boolean; state: string; merges: number; tests_passed: boolean; repo: string; phases: Array<{ phase: string; status: string }> };
+    expect(summary).toMatchObject({ success: true, state: 'COMPLETE', merges: 6, tests_passed: true });
+    expect(summary.phases.filter((phase) => phase.phase === 'wave').map((phase) => phase.status)).toEqual(['done', 'done']);
+    // Measured, not asserted tightly (machines are noisy): the target is under a minute.
+    console.log(`polywave demo took ${seconds.toFixed(1)} s`);
+    expect(seconds).toBeLessThan(150);
+
+    const repo = summary.repo;
+    // History: each agent's commit merged with --no-ff, wave 1 before wave 2.
+    const merges = git(repo, ['log', '--merges', '--format=%s', '--reverse']).trim().split('\n');
+    expect(merges).toHaveLength(6);
+    for (const agent of ['A', 'B', 'C', 'D', 'E', 'F']) expect(merges.some((subject) => subject.includes(`-agent-${agent}`))).toBe(true);
+    const waveOrder = merges.map((subject) => Number(/wave(\d)/.exec(subject)?.[1]));
+    expect(waveOrder).toEqual([...waveOrder].sort());
+    // The library works: its own tests pass on the merged tree.
+    const tests = spawnSync(process.execPath, ['--test'], { cwd: repo, encoding: 'utf8' });
+    expect(tests.status, tests.stdout + tests.stderr).toBe(0);
+    for (const file of ['src/slugify.js', 'src/truncate.js', 'src/word-count.js', 'src/title-case.js', 'src/summarize.js', 'src/index.js']) expect(existsSync(path.join(repo, file))).toBe(true);
+    // Closed: archived with the marker, CONTEXT.md written, no agent branch or worktree left.
+    const archived = path.join(repo, 'docs', 'IMPL', 'complete', 'IMPL-textkit.yaml');
+    expect(readFileSync(archived, 'utf8')).toMatch(/polywave:complete/);
+    expect(existsSync(path.join(repo, 'docs', 'CONTEXT.md'))).toBe(true);
+    expect(git(repo, ['branch', '--list', 'polywave/*']).trim()).toBe('');
+    expect(git(repo, ['worktree', 'list']).trim().split('\n')).toHaveLength(1);
+    expect(git(repo, ['status', '--porcelain']).trim()).toBe('');
+  }, 200_000);
+});
