@@ -11,6 +11,7 @@ import { implSlugFromPath } from '../protocol/names.js';
 import { scaffoldPath, type ImplManifest } from '../protocol/schema/impl-schema.js';
 import { isScaffoldCommitted, isWaveComplete } from '../protocol/waves.js';
 import { loadImpl } from '../store/manifest-file.js';
+import { deriveSlug } from './run-scout.js';
 import { runWave, type RunWaveResult } from './run-wave.js';
 
 /** The plan shown before anything runs (and approved unless `--auto`). */
@@ -114,16 +115,9 @@ function addUsage(total: AgentUsage, usage: AgentUsage | undefined): void {
   if (usage.costUsd !== undefined) total.costUsd = (total.costUsd ?? 0) + usage.costUsd;
 }
 
-/** `docs/IMPL/IMPL-<slug>.yaml` for a feature description. */
+/** `docs/IMPL/IMPL-<slug>.yaml` for a feature description: the same slug run-scout derives. */
 export function slugOfFeature(feature: string): string {
-  return (
-    feature
-      .toLowerCase()
-      .replace(/[^a-z0-9]+/g, '-')
-      .replace(/^-+|-+$/g, '')
-      .slice(0, 40)
-      .replace(/-+$/, '') || 'feature'
-  );
+  return deriveSlug(feature);
 }
 
 /**
@@ -169,6 +163,7 @@ export async function runAutopilot(options: AutopilotOptions): Promise<Autopilot
         ...(modelFor('scout') ? { model: modelFor('scout')! } : {}),
         ...(options.backends?.scout ? { backend: options.backends.scout } : {}),
         ...(options.backends?.critic ? { criticBackend: options.backends.critic } : {}),
+        ...(modelFor('critic') ? { criticModel: modelFor('critic')! } : {}),
         ...(options.noCritic ? { critic: false } : {}),
         ...(options.auto ? { auto: true } : {}),
       });
@@ -220,6 +215,7 @@ export async function runAutopilot(options: AutopilotOptions): Promise<Autopilot
     const phaseStart = performance.now();
     const { runScaffold } = await import('./run-scaffold.js');
     const scaffold = await runScaffold({ implPath, repoDir: options.repoDir, ...base, ...(modelFor('scaffold') ? { model: modelFor('scaffold')! } : {}), ...(options.backends?.scaffold ? { backend: options.backends.scaffold } : {}) });
+    addUsage(usage, scaffold.agent?.usage);
     record({ phase: 'scaffold', status: scaffold.success ? 'done' : 'failed', detail: scaffold.scaffolds.map((item) => `${item.file}: ${item.status}`).join('; '), duration_ms: Math.round(performance.now() - phaseStart) });
     if (!scaffold.success) {
       result.state = scaffold.state;
@@ -276,6 +272,7 @@ export async function runAutopilot(options: AutopilotOptions): Promise<Autopilot
       const phaseStart2 = performance.now();
       const { runIntegrationAgent } = await import('./run-integration.js');
       const integration = await runIntegrationAgent({ implPath, repoDir: options.repoDir, wave: number, ...base, ...(modelFor('integration') ? { model: modelFor('integration')! } : {}), ...(options.backends?.integration ? { backend: options.backends.integration } : {}) });
+      addUsage(usage, integration.agent?.usage);
       record({ phase: 'integration', wave: number, status: integration.success ? 'done' : 'failed', detail: 'skipped' in integration && integration.skipped ? 'no gaps' : `gaps ${integration.gaps_before ?? '?'} → ${integration.gaps_after ?? '?'}`, duration_ms: Math.round(performance.now() - phaseStart2) });
     }
   }
