@@ -272,7 +272,9 @@ export async function mergeAgents(options: MergeAgentsOptions): Promise<MergeAge
       recoveredEntries = false;
     }
     // One git process per merge on the happy path (the merge commit ids are read once at the end).
-    const attempt = await git.run(['merge', '--no-ff', '--no-stat', '--no-edit', '-m', mergeMessage(candidate), '--end-of-options', candidate.branch], { env: mergeEnvironment, allowExitCodes: [1, 2, 128] });
+    // maintenance.auto=false: git would start `maintenance run --auto` after every merge; one run
+    // after the loop does the same housekeeping (N processes fewer for an N-agent wave).
+    const attempt = await git.run(['-c', 'maintenance.auto=false', 'merge', '--no-ff', '--no-stat', '--no-edit', '-m', mergeMessage(candidate), '--end-of-options', candidate.branch], { env: mergeEnvironment, allowExitCodes: [1, 2, 128] });
     if (attempt.exitCode !== 0) {
       result.success = false;
       const failure = await failedMerge(git, attempt);
@@ -319,6 +321,10 @@ export async function mergeAgents(options: MergeAgentsOptions): Promise<MergeAge
     await saveLog();
   } else if (recoveredEntries) {
     await saveLog();
+  }
+  if (result.merged_count > 0) {
+    // The housekeeping the merges skipped (gc/commit-graph when git's thresholds say so); never fatal.
+    await git.run(['maintenance', 'run', '--auto', '--quiet'], { allowExitCodes: [1, 128] }).catch(() => undefined);
   }
   return result;
 }
