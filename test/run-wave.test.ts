@@ -139,4 +139,25 @@ describe('run-wave with the script backend', () => {
     expect((await repo.git.listBranches('polywave/')).length).toBe(4);
     expect(parseImpl(readFileSync(implPath, 'utf8')).manifest!.state).toBe('BLOCKED');
   }, 120_000);
+
+  it('runs a solo wave (I6: one agent, no worktree, on the merge target) and streams NDJSON with --json', async () => {
+    const yaml = implYaml().replace(/( {4}- file: src\/[bcd]\.(?:test\.)?ts\n {6}agent: [BCD]\n {6}wave: 1\n {6}action: new\n)/g, '').replace(/ {8}- id: [BCD]\n(?: {10}.*\n)+? {12}- src\/[bcd]\.test\.ts\n/g, '');
+    const repo = await createTestRepo({ files: { 'docs/IMPL/IMPL-letters.yaml': yaml, 'src/index.ts': 'export {};\n' } });
+    const implPath = repo.path('docs/IMPL/IMPL-letters.yaml');
+    expect(parseImpl(yaml).manifest?.waves?.[0]?.agents?.map((agent) => agent.id)).toEqual(['A']);
+    const scriptPath = path.join(mkdtempSync(path.join(os.tmpdir(), 'pw-script-')), 'solo.yaml');
+    writeFileSync(scriptPath, ['version: 1', 'agents:', '  A:', '    steps:', ...agentSteps('A'), ''].join('\n'));
+    const before = await repo.git.headCommit();
+    const cli = await runCli(['run-wave', implPath, '--wave', '1', '--model', `script:${scriptPath}`, '--skip-critic', '--json'], { cwd: repo.dir, env: repo.env as Record<string, string>, timeoutMs: 120_000 });
+    expect(cli.code, cli.stderr).toBe(0);
+    const lines = cli.stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string; result?: { success: boolean; state: string } });
+    expect(lines[0]?.type).toBeDefined();
+    expect(lines.map((line) => line.type)).toEqual(expect.arrayContaining(['wave-run-start', 'agent-launch', 'agent-end', 'wave-run-end', 'run-wave-result']));
+    expect(lines.at(-1)).toMatchObject({ type: 'run-wave-result', result: { success: true, state: 'WAVE_VERIFIED' } });
+    // No worktree, no agent branch: the agent committed on main itself, after the wave base.
+    expect(await repo.git.worktreeList()).toHaveLength(1);
+    expect(await repo.git.listBranches('polywave/')).toEqual([]);
+    expect(readFileSync(repo.path('src/a.ts'), 'utf8')).toContain("'a'");
+    expect((await repo.run(['log', '--format=%s', `${before}..HEAD`])).split('\n')).toContain('feat(A): letter a');
+  }, 120_000);
 });
