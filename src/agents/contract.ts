@@ -41,6 +41,23 @@ export interface AgentUsage {
 
 export const emptyUsage = (): AgentUsage => ({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 });
 
+/** Adds `usage` into `total` (cost only when known). */
+export function addUsage(total: AgentUsage, usage: AgentUsage | undefined): void {
+  if (!usage) return;
+  total.inputTokens += usage.inputTokens;
+  total.outputTokens += usage.outputTokens;
+  total.cacheReadTokens += usage.cacheReadTokens;
+  total.cacheWriteTokens += usage.cacheWriteTokens;
+  if (usage.costUsd !== undefined) total.costUsd = (total.costUsd ?? 0) + usage.costUsd;
+}
+
+/** How a run that saw `signal` abort ended: the runner's wall-clock limit aborts with a TimeoutError. */
+export function abortOutcomeStatus(signal: AbortSignal): 'timeout' | 'aborted' {
+  const reason: unknown = signal.reason;
+  const name = typeof reason === 'object' && reason !== null && 'name' in reason ? (reason as { name?: unknown }).name : undefined;
+  return name === 'TimeoutError' ? 'timeout' : 'aborted';
+}
+
 /** A tool call the jail refused. `code` is stable (JAIL_* codes, see jail/types.ts). */
 export interface ToolDenial {
   tool: string;

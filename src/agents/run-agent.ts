@@ -112,7 +112,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
-    controller.abort(new Error(`agent ${options.agentId} exceeded its wall-clock limit of ${Math.round(limits.timeoutMs / 1000)} s`));
+    controller.abort(new DOMException(`agent ${options.agentId} exceeded its wall-clock limit of ${Math.round(limits.timeoutMs / 1000)} s`, 'TimeoutError'));
   }, limits.timeoutMs);
   const onAbort = () => controller.abort(options.signal?.reason ?? new Error('aborted'));
   if (options.signal?.aborted) onAbort();

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { emptyUsage, type AgentBackend, type AgentUsage } from '../agents/contract.js';
+import { addUsage, emptyUsage, type AgentBackend, type AgentUsage } from '../agents/contract.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { closeImpl, type CloseImplResult } from '../engine/close-impl.js';
 import type { EventBus } from '../engine/events.js';
@@ -106,14 +106,6 @@ async function readManifest(implPath: string): Promise<ImplManifest> {
   return parsed.manifest;
 }
 
-function addUsage(total: AgentUsage, usage: AgentUsage | undefined): void {
-  if (!usage) return;
-  total.inputTokens += usage.inputTokens;
-  total.outputTokens += usage.outputTokens;
-  total.cacheReadTokens += usage.cacheReadTokens;
-  total.cacheWriteTokens += usage.cacheWriteTokens;
-  if (usage.costUsd !== undefined) total.costUsd = (total.costUsd ?? 0) + usage.costUsd;
-}
 
 /** `docs/IMPL/IMPL-<slug>.yaml` for a feature description: the same slug run-scout derives. */
 export function slugOfFeature(feature: string): string {

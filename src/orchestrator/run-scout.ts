@@ -24,7 +24,7 @@ import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { extractCommands, type CommandSet } from '../analysis/extract-commands.js';
-import { emptyUsage, type AgentBackend, type AgentEvent, type AgentOutcome, type AgentUsage } from '../agents/contract.js';
+import { addUsage, emptyUsage, type AgentBackend, type AgentEvent, type AgentOutcome, type AgentUsage } from '../agents/contract.js';
 import { resolveModelSpec } from '../agents/model-spec.js';
 import { renderRolePrompt, type PromptFinding } from '../agents/prompts/index.js';
 import type { ScoutProgramContext, ScoutProgramContract } from '../agents/prompts/scout.js';
@@ -143,13 +143,6 @@ export function deriveSlug(feature: string, maxLength = 40): string {
   return slug === '' ? 'feature' : slug;
 }
 
-function addUsage(total: AgentUsage, usage: AgentUsage): void {
-  total.inputTokens += usage.inputTokens;
-  total.outputTokens += usage.outputTokens;
-  total.cacheReadTokens += usage.cacheReadTokens;
-  total.cacheWriteTokens += usage.cacheWriteTokens;
-  if (usage.costUsd !== undefined) total.costUsd = (total.costUsd ?? 0) + usage.costUsd;
-}
 
 function findingRecord(finding: Finding): ScoutFindingRecord {
   return {

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AgentEvent, AgentOutcome, AgentRole, AgentUsage, ModelSpec, ReportCompletionResult } from '../agents/contract.js';
-import { emptyUsage } from '../agents/contract.js';
+import { addUsage, emptyUsage } from '../agents/contract.js';
 import { resolveModelSpec } from '../agents/model-spec.js';
 import { renderRolePrompt } from '../agents/prompts/index.js';
 import type { WaveRetryContext } from '../agents/prompts/wave.js';
@@ -124,13 +124,6 @@ interface AgentPlan {
   root: string;
 }
 
-function addUsage(total: AgentUsage, usage: AgentUsage): void {
-  total.inputTokens += usage.inputTokens;
-  total.outputTokens += usage.outputTokens;
-  total.cacheReadTokens += usage.cacheReadTokens;
-  total.cacheWriteTokens += usage.cacheWriteTokens;
-  if (usage.costUsd !== undefined) total.costUsd = (total.costUsd ?? 0) + usage.costUsd;
-}
 
 /** The provider key a concurrency bound and back-off apply to. */
 function providerKey(spec: ModelSpec): string {

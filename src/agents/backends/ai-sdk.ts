@@ -24,7 +24,7 @@ import {
   type ToolDenial,
 } from '../contract.js';
 import { estimateCostUsd } from '../pricing.js';
-import type { AgentTool, ToolCallObserver, ToolContext, ToolResult } from '../tools/types.js';
+import type { AgentTool, ToolResult } from '../tools/types.js';
 
 /** A model string that the ai-sdk backend runs. */
 export type AiSdkModelSpec = Extract<ModelSpec, { backend: 'ai-sdk' }>;
@@ -221,16 +221,7 @@ async function runAgent(request: AgentRunRequest, options: AiSdkBackendOptions):
     return outcome('failed', { failure: { kind: error instanceof ConfigError ? 'config' : classifyProviderError(message), message } });
   }
 
-  const context: ToolContext = {
-    jail: request.jail,
-    env: request.env,
-    signal: request.signal,
-    toolTimeoutMs: request.limits.toolTimeoutMs,
-    maxToolOutputBytes: request.limits.maxToolOutputBytes,
-    ...(request.branch !== undefined ? { branch: request.branch } : {}),
-    ...(request.reportCompletion ? { reportCompletion: request.reportCompletion } : {}),
-  };
-  const observer: ToolCallObserver = { ...(request.recorder ? { recorder: request.recorder } : {}), onEvent: emit, denials };
+  const { context, observer } = toolsModule.toolRunContext(request, emit, denials);
   const agentTools: AgentTool[] = toolsModule.createAgentTools().filter((tool) => tool.name !== 'set_completion' || request.reportCompletion !== undefined);
   const toolsByName = new Map<string, AgentTool>(agentTools.map((tool) => [tool.name, tool]));
   const asModelText = (result: ToolResult) => (result.isError ? `ERROR: ${result.output}` : result.output);

@@ -11,7 +11,7 @@
  * Built-in templates (prompt = system prompt + "\n\n" + prompt, on stdin):
  * - `claude` → `claude -p --output-format stream-json --verbose [--model M] [--max-turns N]
  *   --permission-mode acceptEdits`; the binary is `POLYWAVE_CLAUDE_BIN` (request env) or `claude` on PATH.
- * - `codex` → `codex exec --json [--model M] -`; the binary is `POLYWAVE_CODEX_BIN` or `codex` on PATH.
+ * - `codex` → `codex exec --json --full-auto [--model M] -`; the binary is `POLYWAVE_CODEX_BIN` or `codex` on PATH.
  *
  * A {@link CliTemplate}'s `command` is an argv with placeholders `{prompt}`, `{model}`,
  * `{max_turns}`, `{cwd}`, `{prompt_file}`. An argument whose placeholder has no value (no model
@@ -28,6 +28,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants as fsConstants, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
+  abortOutcomeStatus,
   agentSpecVersion,
   classifyProviderError,
   emptyUsage,
@@ -66,7 +67,10 @@ export const builtinCliTemplates: Readonly<Record<'claude' | 'codex', Readonly<C
     format: 'claude-stream-json',
   }),
   codex: Object.freeze({
-    command: ['codex', 'exec', '--json', '--model', '{model}', '-'],
+    // --full-auto: codex exec is read-only by default; the agent must write its files and commit
+    // (the worktree's git directory lives outside it, which codex's sandbox may still refuse —
+    // then the agent reports blocked and the post-hoc audit decides as for any CLI agent).
+    command: ['codex', 'exec', '--json', '--full-auto', '--model', '{model}', '-'],
     promptVia: 'stdin',
     format: 'codex-json',
   }),
@@ -156,12 +160,6 @@ function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** Outcome status for an aborted signal: the runner's wall-clock limit aborts with a TimeoutError. */
-function abortStatus(signal: AbortSignal): AgentOutcomeStatus {
-  const reason: unknown = signal.reason;
-  const name = typeof reason === 'object' && reason !== null && 'name' in reason ? (reason as { name?: unknown }).name : undefined;
-  return name === 'TimeoutError' ? 'timeout' : 'aborted';
-}
 
 /** Text of a tool_result `content` (a string or an array of content blocks). */
 function toolResultText(content: unknown): string {
@@ -444,7 +442,7 @@ async function runCli(request: AgentRunRequest, templates: Readonly<Record<strin
   if (!Array.isArray(template.command) || template.command.length === 0 || typeof template.command[0] !== 'string' || template.command[0] === '') {
     return failedOutcome(started, 'config', `agent CLI template "${model.command}": command must be a non-empty argv array`);
   }
-  if (request.signal.aborted) return { status: abortStatus(request.signal), text: '', turns: 0, usage: emptyUsage(), durationMs: Date.now() - started, denials: [] };
+  if (request.signal.aborted) return { status: abortOutcomeStatus(request.signal), text: '', turns: 0, usage: emptyUsage(), durationMs: Date.now() - started, denials: [] };
 
   // The binary: the env override for built-ins, else command[0] on PATH (or a path relative to the worktree).
   const overrideVar = !custom ? binaryEnvVars[model.command] : undefined;
@@ -629,7 +627,7 @@ async function runCli(request: AgentRunRequest, templates: Readonly<Record<strin
   let status: AgentOutcomeStatus = 'finished';
   let failure: AgentOutcome['failure'];
   if (request.signal.aborted) {
-    status = abortStatus(request.signal);
+    status = abortOutcomeStatus(request.signal);
   } else if (state.maxTurnsHit) {
     status = 'max-turns';
   } else if (exit.code !== 0) {

@@ -57,6 +57,7 @@ import { z } from 'zod';
 import { createGit } from '../../git/index.js';
 import { formatPath, parseYamlSafe, toPlain } from '../../protocol/yaml/index.js';
 import {
+  abortOutcomeStatus,
   agentSpecVersion,
   emptyUsage,
   type AgentBackend,
@@ -67,8 +68,8 @@ import {
   type AgentRunRequest,
   type ToolDenial,
 } from '../contract.js';
-import { createAgentTools, runToolCall } from '../tools/index.js';
-import type { AgentTool, AgentToolName, ToolCallObserver, ToolContext, ToolResult } from '../tools/types.js';
+import { createAgentTools, runToolCall, toolRunContext } from '../tools/index.js';
+import type { AgentTool, AgentToolName, ToolResult } from '../tools/types.js';
 
 /** The largest script file read (it is a test fixture, not a data set). */
 const maxScriptBytes = 4 * 1024 * 1024;
@@ -216,11 +217,6 @@ function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-function abortStatus(signal: AbortSignal): AgentOutcomeStatus {
-  const reason: unknown = signal.reason;
-  const name = typeof reason === 'object' && reason !== null && 'name' in reason ? (reason as { name?: unknown }).name : undefined;
-  return name === 'TimeoutError' ? 'timeout' : 'aborted';
-}
 
 /** Waits `ms`; resolves false when `signal` aborts first. */
 function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
@@ -342,19 +338,10 @@ async function runScript(request: AgentRunRequest): Promise<AgentOutcome> {
   }
 
   const tools = new Map<string, AgentTool>(createAgentTools().map((tool) => [tool.name, tool]));
-  const context: ToolContext = {
-    jail: request.jail,
-    env: request.env,
-    signal: request.signal,
-    toolTimeoutMs: request.limits.toolTimeoutMs,
-    maxToolOutputBytes: request.limits.maxToolOutputBytes,
-    ...(request.branch !== undefined ? { branch: request.branch } : {}),
-    ...(request.reportCompletion ? { reportCompletion: request.reportCompletion } : {}),
-  };
-  const observer: ToolCallObserver = { ...(request.recorder ? { recorder: request.recorder } : {}), onEvent: emit, denials };
+  const { context, observer } = toolRunContext(request, emit, denials);
 
   for (const [index, step] of steps.entries()) {
-    if (request.signal.aborted) return outcome(abortStatus(request.signal));
+    if (request.signal.aborted) return outcome(abortOutcomeStatus(request.signal));
     if (turns >= request.limits.maxTurns) {
       emit({ type: 'agent-log', level: 'warn', message: `script stopped after ${turns} turns (limit ${request.limits.maxTurns}); ${steps.length - index} step(s) left` });
       return outcome('max-turns');
@@ -375,7 +362,7 @@ async function runScript(request: AgentRunRequest): Promise<AgentOutcome> {
         const wait = step.kind === 'sleep_ms' ? step.value : Math.max(0, step.value - (Date.now() - started));
         const completed = await sleep(wait, request.signal);
         endTurn();
-        if (!completed) return outcome(abortStatus(request.signal));
+        if (!completed) return outcome(abortOutcomeStatus(request.signal));
         continue;
       }
       case 'expect_prompt':
@@ -418,7 +405,7 @@ async function runScript(request: AgentRunRequest): Promise<AgentOutcome> {
       result = await runToolCall(tool, call.input, context, observer, `script-${request.attempt}-${index + 1}`);
     }
     endTurn();
-    if (request.signal.aborted) return outcome(abortStatus(request.signal));
+    if (request.signal.aborted) return outcome(abortOutcomeStatus(request.signal));
     if (step.expect === 'ok' && result.isError) {
       return outcome('failed', { kind: 'fatal', message: `script ${label} was expected to succeed: ${result.denial ? `${result.denial.code}: ${result.denial.reason}` : result.output.slice(0, 2_000)}` });
     }

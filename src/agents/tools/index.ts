@@ -3,7 +3,7 @@
  * input validation, journal (E23A), events, denials, duration, output limit.
  */
 import { z } from 'zod';
-import type { ToolDenial } from '../contract.js';
+import type { AgentEvent, AgentRunRequest, ToolDenial } from '../contract.js';
 import { bashTool } from './bash-tool.js';
 import { editFileTool, listDirTool, readFileTool, writeFileTool } from './file-tools.js';
 import { gitCommitTool, setCompletionTool } from './report-tools.js';
@@ -86,4 +86,22 @@ export async function runToolCall(tool: AgentTool, rawInput: unknown, context: T
   const durationMs = Math.round(performance.now() - started);
   safely(() => observer.onEvent?.({ type: 'tool-call-end', toolCallId, tool: tool.name, isError: result.isError, output, durationMs }));
   return { ...result, output };
+}
+
+/**
+ * The context and observer every tool call of one agent run uses (ai-sdk and script backends):
+ * the request's jail, environment, signal, limits, branch and report writer; events, journal
+ * and denials go to the run.
+ */
+export function toolRunContext(request: AgentRunRequest, onEvent: (event: AgentEvent) => void, denials: ToolDenial[]): { context: ToolContext; observer: ToolCallObserver } {
+  const context: ToolContext = {
+    jail: request.jail,
+    env: request.env,
+    signal: request.signal,
+    toolTimeoutMs: request.limits.toolTimeoutMs,
+    maxToolOutputBytes: request.limits.maxToolOutputBytes,
+    ...(request.branch !== undefined ? { branch: request.branch } : {}),
+    ...(request.reportCompletion ? { reportCompletion: request.reportCompletion } : {}),
+  };
+  return { context, observer: { ...(request.recorder ? { recorder: request.recorder } : {}), onEvent, denials } };
 }
