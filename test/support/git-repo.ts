@@ -72,7 +72,8 @@ export async function createTestRepo(options: CreateTestRepoOptions = {}): Promi
     if (removed) return;
     removed = true;
     pending.delete(cleanup);
-    rmSync(root, { recursive: true, force: true });
+    // Retries: a process the test stopped (an agent CLI) may still be closing files in there.
+    rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
   };
   try {
     onTestFinished(cleanup);

@@ -56,7 +56,7 @@ export const completionServerName = 'polywave';
 export const completionToolName = `mcp__${completionServerName}__set_completion`;
 
 /** How long an aborted run waits for the Claude Code process to exit before returning anyway. */
-export const abortGraceMs = 5_000;
+export const abortGraceMs = 15_000;
 
 /** How often the E42 Stop check may refuse to let the agent finish before it gives in (no endless loop). */
 export const maxStopBlocks = 2;
