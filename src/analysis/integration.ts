@@ -3,6 +3,7 @@ import type { Git } from '../git/git-port.js';
 import type { ImplManifest } from '../protocol/schema/impl-schema.js';
 import { findWave, waveBaseCommit } from '../protocol/waves.js';
 import { blobSpec, readBlobs } from './read-blobs.js';
+import { grepReferences, maxGrepNames } from './grep-references.js';
 import { buildReferenceIndex, type ReferenceIndex } from './reference-index.js';
 import { codeFamilyOf, isBinaryText, isTestFile, lexSource, type CodeFamily } from './source-lexer.js';
 import { extractMembersFromSource, extractSymbolsFromSource, type MemberSymbol, type TopLevelSymbol } from './symbols.js';
@@ -75,6 +76,14 @@ export interface ValidateIntegrationOptions {
   ref: string;
   /** A reference index of `ref` built earlier in the run (reused, not rebuilt). */
   index?: ReferenceIndex;
+  /** Builds the index on demand — only when a gap needs suggested callers, or without `searchRefs` (default: index `ref`). */
+  loadIndex?: () => Promise<ReferenceIndex>;
+  /**
+   * Find references with one `git grep` over these trees (the target and the agents' tips) instead
+   * of indexing the whole repository first; `searchExclude` = paths some branch deletes.
+   */
+  searchRefs?: readonly string[];
+  searchExclude?: ReadonlySet<string>;
   /** Minimum severity reported; default the manifest's `integration_gap_severity_threshold`, else `warning`. */
   threshold?: IntegrationSeverity;
   /** Commit the wave started from; default `waves[].base_commit`. */
@@ -122,16 +131,14 @@ export async function validateIntegration(options: ValidateIntegrationOptions): 
     return [{ id, readRef: options.agentRefs?.[id] ?? options.ref, files }];
   });
 
-  // The index (one repository walk for the whole run) and the agents' files are read together.
-  const [index, texts] = await Promise.all([
-    options.index ?? buildReferenceIndex({ git, ref: options.ref }),
-    readBlobs(
-      git,
-      agents.flatMap((agent) => agent.files.flatMap((file) => [blobSpec(agent.readRef, file), ...(base ? [blobSpec(base, file)] : [])])),
-    ),
-  ]);
+  const texts = await readBlobs(
+    git,
+    agents.flatMap((agent) => agent.files.flatMap((file) => [blobSpec(agent.readRef, file), ...(base ? [blobSpec(base, file)] : [])])),
+  );
 
-  const gaps: IntegrationGap[] = [];
+  // The new exports that need a caller, before any repository-wide work: most waves have none
+  // or few, and then nothing is indexed.
+  const pending: Array<{ agent: string; file: string; candidate: KeyedCandidate; severity: IntegrationSeverity; fileExports: string[] }> = [];
   for (const agent of agents) {
     for (const file of agent.files) {
       const text = texts.get(blobSpec(agent.readRef, file));
@@ -141,26 +148,48 @@ export async function validateIntegration(options: ValidateIntegrationOptions): 
       const previous = new Set(before === undefined || isBinaryText(before) ? [] : exportsOf(file, before).map((candidate) => candidate.key));
       // Top-level exports only: members (`Name`, `onClick`) would make every file a "caller".
       const fileExports = current.filter((candidate) => !candidate.key.includes('#')).map((candidate) => candidate.name);
-
       for (const candidate of current) {
         if (previous.has(candidate.key)) continue;
         if (candidate.category === 'none' || !integrationRequired(candidate)) continue;
         const severity = severityOf(candidate);
         if (severityOrder[severity] < severityOrder[threshold]) continue;
-        if (index.filesReferencing(candidate.name, { excludeFile: file, excludeTests: true }).length > 0) continue;
-        const suggestions = suggestCallers(index, file, candidate.name, fileExports);
-        gaps.push({
-          export_name: candidate.name,
-          file_path: file,
-          agent_id: agent.id,
-          category: candidate.category,
-          severity,
-          reason: `exported ${candidate.kindWord} ${JSON.stringify(candidate.name)} has no call-sites outside its defining file`,
-          suggested_fix: suggestFix(candidate, suggestions),
-          search_results: suggestions,
-        });
+        pending.push({ agent: agent.id, file, candidate, severity, fileExports });
       }
     }
+  }
+
+  let index = options.index;
+  const loadIndex = options.loadIndex ?? (() => buildReferenceIndex({ git, ref: options.ref }));
+  // The candidates and the other exports of their files (suggested callers use those) in one lookup.
+  const names = [...new Set(pending.flatMap((item) => [item.candidate.name, ...item.fileExports]))];
+  let grepped: Map<string, Set<string>> | undefined;
+  if (pending.length > 0 && index === undefined) {
+    if (options.searchRefs && names.length <= maxGrepNames) {
+      grepped = await grepReferences(git, { refs: options.searchRefs, names, ...(options.searchExclude ? { excludePaths: options.searchExclude } : {}) });
+    } else {
+      index = await loadIndex();
+    }
+  }
+  const callers = (name: string, file: string): string[] => {
+    if (index) return index.filesReferencing(name, { excludeFile: file, excludeTests: true });
+    return [...(grepped?.get(name) ?? [])].filter((other) => other !== file && !isTestFile(other)).sort();
+  };
+
+  const gaps: IntegrationGap[] = [];
+  for (const item of pending) {
+    const { candidate, file } = item;
+    if (callers(candidate.name, file).length > 0) continue;
+    const suggestions = suggestCallers(callers, file, candidate.name, item.fileExports);
+    gaps.push({
+      export_name: candidate.name,
+      file_path: file,
+      agent_id: item.agent,
+      category: candidate.category as IntegrationCategory,
+      severity: item.severity,
+      reason: `exported ${candidate.kindWord} ${JSON.stringify(candidate.name)} has no call-sites outside its defining file`,
+      suggested_fix: suggestFix(candidate, suggestions),
+      search_results: suggestions,
+    });
   }
   const report: IntegrationReport = { wave: options.wave, gaps, valid: gaps.length === 0, summary: '' };
   report.summary = summarize(report);
@@ -250,11 +279,11 @@ function severityOf(candidate: ExportCandidate): IntegrationSeverity {
 }
 
 /** Up to five files that already use other exports of the defining file, most-used first. */
-function suggestCallers(index: ReferenceIndex, file: string, name: string, fileExports: readonly string[]): string[] {
+function suggestCallers(callers: (name: string, file: string) => string[], file: string, name: string, fileExports: readonly string[]): string[] {
   const counts = new Map<string, number>();
   for (const other of new Set(fileExports)) {
     if (other === name) continue;
-    for (const caller of index.filesReferencing(other, { excludeFile: file, excludeTests: true })) counts.set(caller, (counts.get(caller) ?? 0) + 1);
+    for (const caller of callers(other, file)) counts.set(caller, (counts.get(caller) ?? 0) + 1);
   }
   return [...counts.entries()]
     .sort(([leftFile, left], [rightFile, right]) => right - left || (leftFile < rightFile ? -1 : leftFile > rightFile ? 1 : 0))

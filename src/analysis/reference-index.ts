@@ -177,7 +177,8 @@ function groupEntries(entries: readonly TreeEntry[]): TreeEntry[][] {
   return groups;
 }
 
-function indexable(filePath: string, extensions: readonly string[]): boolean {
+/** True when the path is a source file the index (and the grep lookup) considers: code extension, no dot/vendor/node_modules/dist directory. */
+export function indexable(filePath: string, extensions: readonly string[]): boolean {
   const segments = filePath.split('/');
   for (let index = 0; index < segments.length - 1; index += 1) {
     const segment = segments[index]!;

@@ -52,16 +52,23 @@ export const validateIntegrationStep: StepDefinition<FinalizeContext> = {
   background: (context) => !context.options.enforceIntegration && !context.dryRun,
   async run(context) {
     const manifest = manifestOf(context);
-    const { ref, index } = await waveReferenceIndex(context);
+    const repo = context.primary;
     const agentRefs = Object.fromEntries(context.agents.filter((agent) => agent.repo.primary && agent.tip !== undefined).map((agent) => [agent.id, agent.tip!]));
+    // The merged result is the target plus every agent tip still to merge: references are looked
+    // up with one git grep over those trees (a file some branch deletes does not count); the full
+    // index of the scratch merge commit is built only if a gap needs suggested callers.
+    const pending = context.agents.filter((agent) => agent.repo === repo && agent.tip !== undefined && !agent.merged);
+    const deleted = new Set(pending.flatMap((agent) => (agent.diff ?? []).filter((entry) => entry.status.startsWith('D')).map((entry) => entry.path)));
     const report: IntegrationReport = await validateIntegration({
       manifest,
       wave: context.wave,
-      git: context.primary.git,
-      ref,
-      index,
+      git: repo.git,
+      ref: repo.targetTip,
       agentRefs,
-      ...(context.primary.base ? { base: context.primary.base } : {}),
+      searchRefs: [repo.targetTip, ...pending.map((agent) => agent.tip!)],
+      searchExclude: deleted,
+      loadIndex: async () => (await waveReferenceIndex(context)).index,
+      ...(repo.base ? { base: repo.base } : {}),
     });
     context.result.integration_report = report;
     let saved = '';
@@ -69,7 +76,7 @@ export const validateIntegrationStep: StepDefinition<FinalizeContext> = {
       context.pendingEdits.push({ edit: { path: ['integration_reports', `wave${context.wave}`], value: report }, what: `integration_reports.wave${context.wave}` });
       saved = `; recorded in integration_reports.wave${context.wave}`;
     }
-    if (report.gaps.length === 0) return { status: 'success', detail: `E25: ${report.summary || 'no integration gaps'} (index of ${index.stats.files} files)${saved}`, data: report };
+    if (report.gaps.length === 0) return { status: 'success', detail: `E25: ${report.summary || 'no integration gaps'}${saved}`, data: report };
     const gaps = report.gaps.map((gap) => `${gap.export_name} in ${gap.file_path} (${gap.agent_id}, ${gap.severity})`);
     if (context.options.enforceIntegration) {
       context.block = { reason: 'E25: integration gaps', mergeState: 'idle' };
