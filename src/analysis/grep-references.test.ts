@@ -25,5 +25,17 @@ describe('grepReferences', () => {
     // src/uses.ts is deleted on the agent branch: its copy on main must not count.
     const excluded = await grepReferences(repo.git, { refs: [main, tip], names: ['registerA'], excludePaths: new Set(['src/uses.ts']) });
     expect([...excluded.get('registerA')!]).toEqual(['src/a.ts']);
+    // The merged view E25 uses: main's tree minus what the branch touched, plus the branch's files.
+    const merged = await grepReferences(repo.git, {
+      refs: [main],
+      names: ['registerA', 'registerB'],
+      excludePaths: new Set(['src/uses.ts', 'src/b.ts', 'src/caller.py']),
+      files: [
+        { spec: `${tip}:src/b.ts`, path: 'src/b.ts' },
+        { spec: `${tip}:src/caller.py`, path: 'src/caller.py' },
+      ],
+    });
+    expect([...merged.get('registerA')!]).toEqual(['src/a.ts']);
+    expect([...merged.get('registerB')!].sort()).toEqual(['src/b.ts', 'src/caller.py']);
   });
 });

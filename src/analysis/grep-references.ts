@@ -7,26 +7,34 @@ import { identifierPattern, isBinaryText, lexSource } from './source-lexer.js';
 export const maxGrepNames = 400;
 
 /**
- * Where each of `names` occurs as an identifier in code, across several trees at once: ONE
- * `git grep -l -w -F` over all of `refs` (C speed, no index of the whole repository), then only
- * the matching files are read (one `cat-file --batch`) and lexed, so a name in a comment or a
- * string does not count. Paths are repository-relative; `excludePaths` drops paths that some
- * branch deletes (their copy in another tree must not count). Used by E25 when a wave's merged
- * result is the union of the target and the agents' tips.
+ * Where each of `names` occurs as an identifier in code: ONE `git grep -l -w -F` over `refs` (C
+ * speed, no index of the whole repository) plus the given `files`, then only the matching files
+ * are read (one `cat-file --batch`) and lexed, so a name in a comment or a string does not count.
+ * Paths are repository-relative; `excludePaths` drops grep hits on paths whose content comes from
+ * elsewhere. E25 uses it for a wave's merged result: the target tree, minus the paths the agents
+ * changed or deleted, plus each agent's changed files at its tip (I1: no two agents change one file).
  */
 export async function grepReferences(
   git: Git,
-  options: { refs: readonly string[]; names: readonly string[]; excludePaths?: ReadonlySet<string>; extensions?: readonly string[] },
+  options: {
+    refs: readonly string[];
+    names: readonly string[];
+    excludePaths?: ReadonlySet<string>;
+    /** Files read and lexed directly instead of grepped (`spec` for cat-file, repository-relative `path`). */
+    files?: ReadonlyArray<{ spec: string; path: string }>;
+    extensions?: readonly string[];
+  },
 ): Promise<Map<string, Set<string>>> {
   const found = new Map<string, Set<string>>(options.names.map((name) => [name, new Set<string>()]));
   const names = [...new Set(options.names)].filter((name) => /^[A-Za-z_$][\w$]*$/.test(name));
-  if (names.length === 0 || options.refs.length === 0) return found;
+  if (names.length === 0 || (options.refs.length === 0 && (options.files ?? []).length === 0)) return found;
   const extensions = (options.extensions ?? defaultReferenceExtensions).map((extension) => (extension.startsWith('.') ? extension : `.${extension}`).toLowerCase());
-  const args = ['grep', '-l', '-z', '-w', '-F', '-I', ...names.flatMap((name) => ['-e', name]), ...options.refs, '--', ...extensions.map((extension) => `*${extension}`)];
-  const result = await git.run(args, { allowExitCodes: [1] });
-  if (result.exitCode === 1) return found;
-  const hits: Array<{ spec: string; path: string }> = [];
-  for (const record of result.stdout.split('\0')) {
+  const hits: Array<{ spec: string; path: string }> = (options.files ?? []).filter((file) => indexable(file.path, extensions));
+  const result =
+    options.refs.length === 0
+      ? { exitCode: 1, stdout: '' }
+      : await git.run(['grep', '-l', '-z', '-w', '-F', '-I', ...names.flatMap((name) => ['-e', name]), ...options.refs, '--', ...extensions.map((extension) => `*${extension}`)], { allowExitCodes: [1] });
+  for (const record of result.exitCode === 1 ? [] : result.stdout.split('\0')) {
     if (record === '') continue;
     const colon = record.indexOf(':');
     if (colon <= 0) continue;

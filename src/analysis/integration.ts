@@ -84,6 +84,8 @@ export interface ValidateIntegrationOptions {
    */
   searchRefs?: readonly string[];
   searchExclude?: ReadonlySet<string>;
+  /** Files searched directly besides the trees (e.g. each agent's changed files at its tip). */
+  searchFiles?: ReadonlyArray<{ spec: string; path: string }>;
   /** Minimum severity reported; default the manifest's `integration_gap_severity_threshold`, else `warning`. */
   threshold?: IntegrationSeverity;
   /** Commit the wave started from; default `waves[].base_commit`. */
@@ -165,7 +167,7 @@ export async function validateIntegration(options: ValidateIntegrationOptions): 
   let grepped: Map<string, Set<string>> | undefined;
   if (pending.length > 0 && index === undefined) {
     if (options.searchRefs && names.length <= maxGrepNames) {
-      grepped = await grepReferences(git, { refs: options.searchRefs, names, ...(options.searchExclude ? { excludePaths: options.searchExclude } : {}) });
+      grepped = await grepReferences(git, { refs: options.searchRefs, names, ...(options.searchExclude ? { excludePaths: options.searchExclude } : {}), ...(options.searchFiles ? { files: options.searchFiles } : {}) });
     } else {
       index = await loadIndex();
     }

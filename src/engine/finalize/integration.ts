@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { buildReferenceIndex, validateIntegration, type IntegrationReport, type ReferenceIndex } from '../../analysis/index.js';
+import { blobSpec, buildReferenceIndex, validateIntegration, type IntegrationReport, type ReferenceIndex } from '../../analysis/index.js';
 import type { StepDefinition } from '../step.js';
 import { virtualMergeCommit } from './git-batch.js';
 import { listForDetail, manifestOf, type FinalizeContext } from './context.js';
@@ -54,19 +54,22 @@ export const validateIntegrationStep: StepDefinition<FinalizeContext> = {
     const manifest = manifestOf(context);
     const repo = context.primary;
     const agentRefs = Object.fromEntries(context.agents.filter((agent) => agent.repo.primary && agent.tip !== undefined).map((agent) => [agent.id, agent.tip!]));
-    // The merged result is the target plus every agent tip still to merge: references are looked
-    // up with one git grep over those trees (a file some branch deletes does not count); the full
-    // index of the scratch merge commit is built only if a gap needs suggested callers.
+    // The merged result = the target, with each agent's changed files taken from its tip (I1: no
+    // two agents change one file). References: one git grep over the target for the files no agent
+    // touched, plus the agents' changed files read from their tips — no scratch merge commit and
+    // no index of the whole repository (that is built only for a caller that asks for it).
     const pending = context.agents.filter((agent) => agent.repo === repo && agent.tip !== undefined && !agent.merged);
-    const deleted = new Set(pending.flatMap((agent) => (agent.diff ?? []).filter((entry) => entry.status.startsWith('D')).map((entry) => entry.path)));
+    const touched = new Set(pending.flatMap((agent) => (agent.diff ?? []).map((entry) => entry.path)));
+    const changedAtTips = pending.flatMap((agent) => (agent.diff ?? []).filter((entry) => !entry.status.startsWith('D')).map((entry) => ({ spec: blobSpec(agent.tip!, entry.path), path: entry.path })));
     const report: IntegrationReport = await validateIntegration({
       manifest,
       wave: context.wave,
       git: repo.git,
       ref: repo.targetTip,
       agentRefs,
-      searchRefs: [repo.targetTip, ...pending.map((agent) => agent.tip!)],
-      searchExclude: deleted,
+      searchRefs: [repo.targetTip],
+      searchExclude: touched,
+      searchFiles: changedAtTips,
       loadIndex: async () => (await waveReferenceIndex(context)).index,
       ...(repo.base ? { base: repo.base } : {}),
     });
