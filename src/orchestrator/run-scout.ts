@@ -20,7 +20,7 @@
  * `validate-attempt-N`, `state`, `critic`, `commit`) and the agent events of the Scout
  * (`agent-launch`, `agent-tool-call`, `agent-progress`, `agent-end`, wave 0, agent `scout`).
  */
-import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { extractCommands, type CommandSet } from '../analysis/extract-commands.js';
@@ -43,6 +43,7 @@ import { e37Required } from '../protocol/waves.js';
 import { validateImpl } from '../protocol/validate-impl.js';
 import { editImpl, loadManifest } from '../store/manifest-file.js';
 import { readTextFile } from '../store/read-text.js';
+import { repoFileFacts } from '../store/repo-facts.js';
 import { commitManifest, runCritic, type RunCriticResult } from './run-critic.js';
 
 /** Options of {@link runScout}. */
@@ -174,24 +175,6 @@ export function formatCommandSet(set: CommandSet): string {
     .join('\n');
 }
 
-/** File facts for the repository-aware rules (E16_FILE_NOT_FOUND, V048 LOC budget), as `validate --repo-dir`. */
-function repoFacts(root: string) {
-  const resolveIn = (file: string, repo?: string) => {
-    const base = repo && repo !== path.basename(root) ? path.join(path.dirname(root), repo) : root;
-    return path.join(base, file);
-  };
-  return {
-    fileExists: (file: string, repo?: string) => existsSync(resolveIn(file, repo)),
-    countLines: (file: string, repo?: string) => {
-      try {
-        const text = readFileSync(resolveIn(file, repo), 'utf8');
-        return text.length === 0 ? 0 : text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
-      } catch {
-        return undefined;
-      }
-    },
-  };
-}
 
 /** What the Scout left at the IMPL path, validated (parse findings + every IMPL rule). */
 interface ScoutOutput {
@@ -213,7 +196,7 @@ async function inspectScoutOutput(implPath: string, relativePath: string, repoDi
   }
   const parsed = parseImpl(text);
   const findings: Finding[] = [...parsed.findings];
-  if (parsed.manifest) findings.push(...validateImpl({ manifest: parsed.manifest, locate: parsed.locate, ...repoFacts(repoDir) }));
+  if (parsed.manifest) findings.push(...validateImpl({ manifest: parsed.manifest, locate: parsed.locate, ...repoFileFacts(repoDir) }));
   return { exists: true, findings, manifest: parsed.manifest };
 }
 

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Finding } from '../../errors/finding.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
@@ -7,6 +7,7 @@ import { planImplFixes } from '../../protocol/fix-impl.js';
 import { summarizeFindings, validateImpl } from '../../protocol/validate-impl.js';
 import { editImpl, loadImpl } from '../../store/manifest-file.js';
 import { readTextFile } from '../../store/read-text.js';
+import { repoFileFacts } from '../../store/repo-facts.js';
 import { resolveManifestPath } from '../../store/resolve-path.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { requireContent } from './shared.js';
@@ -16,22 +17,7 @@ function repoFacts(repoDir: string) {
   if (!existsSync(root) || !statSync(root).isDirectory()) {
     throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `--repo-dir ${repoDir} is not a directory` });
   }
-  const resolveIn = (file: string, repo?: string) => {
-    // Multi-repo rows name a sibling repository; resolve it next to the given repo.
-    const base = repo && repo !== path.basename(root) ? path.join(path.dirname(root), repo) : root;
-    return path.join(base, file);
-  };
-  return {
-    fileExists: (file: string, repo?: string) => existsSync(resolveIn(file, repo)),
-    countLines: (file: string, repo?: string) => {
-      try {
-        const text = readFileSync(resolveIn(file, repo), 'utf8');
-        return text.length === 0 ? 0 : text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
-      } catch {
-        return undefined;
-      }
-    },
-  };
+  return repoFileFacts(root);
 }
 
 /**
