@@ -172,4 +172,37 @@ describe('corpus round-trip', () => {
       expect(resultLines[index], name).toBe(expectedLine(originalLines[index] as string, 'partial'));
     }
   });
+
+  it('several edits in one call give the same text as one call per edit, on every corpus file', () => {
+    // The batch path plans every edit against the original and verifies once; the result must be
+    // byte-identical to applying the edits one after another (which verifies after each).
+    let batches = 0;
+    for (const { name, text } of validCorpus) {
+      const before = plainOf(text);
+      const edits: YamlEdit[] = [
+        { path: ['state'], value: 'WAVE_MERGING' },
+        { path: ['merge_state'], value: 'in_progress' },
+        { path: ['integration_reports', 'wave9'], value: { gaps: [], summary: 'none: quiet' } },
+        { path: ['stub_reports', 'wave9'], value: { hits: [{ file: 'a.go', line: 3 }] } },
+      ];
+      if (typeof before.title === 'string') edits.push({ path: ['title'], value: `${before.title} (edited)` });
+      const together = applyEdits(text, edits);
+      const oneByOne = edits.reduce((current, edit) => applyEdits(current, [edit]), text);
+      expect(together, name).toBe(oneByOne);
+      batches += 1;
+    }
+    expect(batches).toBeGreaterThan(100);
+  });
+
+  it('an edit that only makes sense after an earlier one of the same call still applies (step by step)', () => {
+    const text = 'title: x\nstate: WAVE_PENDING\nnotes: plain\n';
+    const result = applyEdits(text, [
+      { path: ['notes'], value: { first: 1 } },
+      { path: ['notes', 'second'], value: 2 },
+      { path: ['state'], value: 'BLOCKED' },
+    ]);
+    expect(plainOf(result)).toEqual({ title: 'x', state: 'BLOCKED', notes: { first: 1, second: 2 } });
+    const same = applyEdits(text, [{ path: ['state'], value: 'A' }, { path: ['state'], value: 'B' }]);
+    expect(same).toBe('title: x\nstate: B\nnotes: plain\n');
+  });
 });

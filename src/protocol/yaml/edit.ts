@@ -53,9 +53,10 @@ interface NormalizedEdit {
  * block); a sequence index equal to its length appends; a structured value replaces exactly
  * the old value's lines; delete removes the key's (or item's) lines.
  *
- * New content is rendered by the yaml library and re-indented. Every step is verified by
- * re-parsing: the data must equal the old data with the edit applied, else the next larger
- * rewrite is tried (the parent collection, up to the whole document). The final result is
+ * New content is rendered by the yaml library and re-indented. Several edits whose changes lie
+ * apart (the usual state + report fields) are applied together and verified with one re-parse;
+ * otherwise every step is verified by re-parsing: the data must equal the old data with the edit
+ * applied, else the next larger rewrite is tried (the parent collection, up to the whole document). The final result is
  * verified against all edits; if anything does not mean what was asked, throws a
  * PolywaveError `N094_MANIFEST_SAVE_FAILED` instead of returning text. Invalid requests
  * (bad path, unsupported value, setting a key under a scalar) throw `X001_INVALID_INPUT`;
@@ -97,6 +98,11 @@ export function applyEdits(text: string, edits: ReadonlyArray<YamlEdit>, options
   };
 
   const originalPlain = toPlain(initial.document, parseOptions);
+  let expectedFinal = clonePlain(originalPlain);
+  for (const edit of normalized) expectedFinal = applyPlainEdit(expectedFinal, edit);
+  const batched = splicedBatch(text, initial.document, normalized, style, parseOptions, expectedFinal, countDuplicateFindings(initial.findings));
+  if (batched !== undefined) return batched;
+
   let currentText = text;
   let currentDocument = initial.document;
   let currentPlain = originalPlain;
@@ -136,8 +142,6 @@ export function applyEdits(text: string, edits: ReadonlyArray<YamlEdit>, options
     currentDuplicates = accepted.duplicates;
   }
 
-  let expectedFinal = clonePlain(originalPlain);
-  for (const edit of normalized) expectedFinal = applyPlainEdit(expectedFinal, edit);
   const difference = findDifference(expectedFinal, currentPlain, []);
   if (difference !== undefined) {
     throw new PolywaveError({
@@ -147,6 +151,63 @@ export function applyEdits(text: string, edits: ReadonlyArray<YamlEdit>, options
     });
   }
   return currentText;
+}
+
+/**
+ * Fast path for several edits: each edit's minimal change is planned against the ORIGINAL text,
+ * as a splice (the part of the text it replaces); when the splices are pairwise apart they are
+ * applied together and the result is parsed and verified ONCE (the same final check as the
+ * step-by-step path: the data must equal the original data with every edit applied, and no new
+ * duplicate key). Undefined when the splices touch or overlap, or the check fails: the caller
+ * then goes edit by edit.
+ */
+function splicedBatch(
+  text: string,
+  document: ParsedDocument,
+  edits: readonly NormalizedEdit[],
+  style: YamlStyle,
+  parseOptions: ParseYamlOptions,
+  expected: unknown,
+  duplicates: number,
+): string | undefined {
+  if (edits.length < 2) return undefined;
+  const splices: Array<{ start: number; end: number; insert: string }> = [];
+  for (const edit of edits) {
+    let first: IteratorResult<string>;
+    try {
+      first = candidateTexts(text, document, edit, style).next();
+    } catch {
+      // Maybe valid only after an earlier edit of the batch: the step-by-step path decides.
+      return undefined;
+    }
+    if (first.done) return undefined;
+    const candidate = first.value;
+    if (candidate === text) continue;
+    const limit = Math.min(text.length, candidate.length);
+    let prefix = 0;
+    while (prefix < limit && text.charCodeAt(prefix) === candidate.charCodeAt(prefix)) prefix += 1;
+    let suffix = 0;
+    while (suffix < limit - prefix && text.charCodeAt(text.length - 1 - suffix) === candidate.charCodeAt(candidate.length - 1 - suffix)) suffix += 1;
+    splices.push({ start: prefix, end: text.length - suffix, insert: candidate.slice(prefix, candidate.length - suffix) });
+  }
+  // Stable: insertions at one point (new keys appended to the same mapping) keep the edits' order,
+  // as if each were appended after the one before.
+  splices.sort((left, right) => left.start - right.start);
+  const merged: typeof splices = [];
+  for (const splice of splices) {
+    const previous = merged[merged.length - 1];
+    if (previous !== undefined && previous.start === previous.end && splice.start === splice.end && previous.end === splice.start) {
+      previous.insert += splice.insert;
+      continue;
+    }
+    if (previous !== undefined && previous.end >= splice.start) return undefined;
+    merged.push({ ...splice });
+  }
+  let result = text;
+  for (const splice of merged.reverse()) result = result.slice(0, splice.start) + splice.insert + result.slice(splice.end);
+  const reparsed = parseYamlSafe(result, parseOptions);
+  if (!reparsed.ok || countDuplicateFindings(reparsed.findings) > duplicates) return undefined;
+  return findDifference(expected, toPlain(reparsed.document, parseOptions), []) === undefined ? result : undefined;
 }
 
 function countDuplicateFindings(findings: ReadonlyArray<{ code: string }>): number {
