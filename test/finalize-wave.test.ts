@@ -292,6 +292,28 @@ describe('finalize-wave: failures leave everything recoverable', () => {
     expect(fixture.manifest().state).toBe('WAVE_VERIFIED');
   });
 
+  it('a branch that moves after the checks is merged at the checked tip; the late commit is kept, unmerged', async () => {
+    // The pre-merge gate of agent B commits on B's branch: the checks judged the tip before it.
+    const late = 'case "$PWD" in *agent-B) git -c user.name=late -c user.email=late@example.invalid commit -q --no-verify --allow-empty -m late ;; esac';
+    const fixture = await threeAgentWave({ ...threeAgents, gates: ['        - type: test', `          command: '${late}'`, '          required: true'].join('\n') });
+    const checked = await fixture.repo.git.revParse(fixture.branch('B'));
+    const result = await fixture.finalize(1);
+    expect(result.success, JSON.stringify(failedStep(result))).toBe(true);
+    const moved = await fixture.repo.git.revParse(fixture.branch('B'));
+    expect(moved).not.toBe(checked);
+    const merges = await mergeCommits(fixture.repo);
+    expect(merges).toHaveLength(3);
+    expect(await fixture.repo.git.isAncestor(checked, 'main')).toBe(true);
+    expect(await fixture.repo.git.isAncestor(moved, 'main')).toBe(false);
+    const mergedB = (result.merge_result['.'] as { merges: Array<{ agent: string; tip?: string }> }).merges.find((item) => item.agent === 'B');
+    expect(mergedB?.tip).toBe(checked);
+    // Cleanup keeps what is not in the target: B's branch and worktree stay, with the reason.
+    const cleanup = result.cleanup_result['.'];
+    expect(cleanup?.agents.find((line) => line.agent === 'B')?.kept).toContain('not reachable from main');
+    expect(existsSync(fixture.worktree('B'))).toBe(true);
+    expect(existsSync(fixture.worktree('A'))).toBe(false);
+  });
+
   it('a blocked agent: nothing merges, the E19 decision is shown, the IMPL goes to BLOCKED', async () => {
     const fixture = await createWaveFixture({ ...threeAgents, extra: 'reactions:\n    fixable:\n        action: pause' });
     await fixture.startWave(1);

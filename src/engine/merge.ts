@@ -13,6 +13,11 @@ export interface MergeCandidate {
   branch: string;
   /** The agent's task, for the merge message (first line, 50 characters). */
   task?: string;
+  /**
+   * The branch tip the pre-merge checks judged: this exact commit is merged (a branch that moved
+   * since is not merged unchecked; cleanup then keeps it, unmerged). Default: the tip now.
+   */
+  tip?: string;
 }
 
 /** What the merge log records per merged agent (`.polywave-state/wave{N}/merge-log.json`). */
@@ -80,6 +85,17 @@ export interface MergeAgentsOptions {
   /** Called after each merge commit and after each log write (test hook for crash safety). */
   afterMerge?: (event: MergeProgressEvent) => void | Promise<void>;
   signal?: AbortSignal;
+  /**
+   * What the caller already knows: the target tip it looked at and which branches were in its
+   * history then (E9). Used when HEAD is still there and every candidate has a `tip`: then the
+   * merge needs no branch probes of its own.
+   */
+  known?: { head: string; merged: ReadonlySet<string> };
+  /**
+   * Awaited (with the probes) before anything is changed — e.g. the WAVE_MERGING state write,
+   * which then overlaps the probes. A rejection stops the merge before it starts.
+   */
+  ready?: Promise<unknown>;
 }
 
 /** One agent's line in the result (Go `MergeAgentsData.merges[]` keys plus ours). */
@@ -194,12 +210,16 @@ export async function mergeAgents(options: MergeAgentsOptions): Promise<MergeAge
   const now = options.now ?? (() => new Date());
   // One process: where MERGE_HEAD would be, the target tip, and the branch checked out.
   const branches = options.agents.map((candidate) => candidate.branch);
-  const [probe, tips, merged] = await Promise.all([
-    git.run(['rev-parse', '--path-format=absolute', '--git-path', 'MERGE_HEAD', 'HEAD', '--symbolic-full-name', 'HEAD']).then((output) => output.stdout.trim().split('\n')),
-    branchTips(git, branches),
-    branchesMergedInto(git, 'HEAD', branches),
-  ]);
+  const probing = git.run(['rev-parse', '--path-format=absolute', '--git-path', 'MERGE_HEAD', 'HEAD', '--symbolic-full-name', 'HEAD']).then((output) => output.stdout.trim().split('\n'));
+  const givenTips = options.agents.every((candidate) => candidate.tip !== undefined);
+  const [probe] = await Promise.all([probing, options.ready]);
   const [mergeHeadPath = '', before = '', headRef = ''] = probe;
+  // The caller's knowledge holds while HEAD has not moved (ancestry is a function of the commits).
+  const reuse = givenTips && options.known !== undefined && options.known.head === before;
+  const [tips, merged] = reuse
+    ? [new Map(options.agents.map((candidate) => [candidate.branch, candidate.tip!] as const)), new Set(options.known!.merged)]
+    : await Promise.all([branchTips(git, branches), branchesMergedInto(git, 'HEAD', branches)]);
+  if (!reuse) for (const candidate of options.agents) if (candidate.tip !== undefined && tips.has(candidate.branch)) tips.set(candidate.branch, candidate.tip);
   if (headRef !== `refs/heads/${targetBranch}`) {
     throw new PolywaveError({
       code: 'N002_FINALIZE_WAVE_FAILED',
@@ -274,7 +294,7 @@ export async function mergeAgents(options: MergeAgentsOptions): Promise<MergeAge
     // One git process per merge on the happy path (the merge commit ids are read once at the end).
     // maintenance.auto=false: git would start `maintenance run --auto` after every merge; one run
     // after the loop does the same housekeeping (N processes fewer for an N-agent wave).
-    const attempt = await git.run(['-c', 'maintenance.auto=false', 'merge', '--no-ff', '--no-stat', '--no-edit', '-m', mergeMessage(candidate), '--end-of-options', candidate.branch], { env: mergeEnvironment, allowExitCodes: [1, 2, 128] });
+    const attempt = await git.run(['-c', 'maintenance.auto=false', 'merge', '--no-ff', '--no-stat', '--no-edit', '-m', mergeMessage(candidate), '--end-of-options', tip], { env: mergeEnvironment, allowExitCodes: [1, 2, 128] });
     if (attempt.exitCode !== 0) {
       result.success = false;
       const failure = await failedMerge(git, attempt);

@@ -1,9 +1,25 @@
 import path from 'node:path';
 import { hasCommit } from '../../protocol/completion-report.js';
-import { cleanupWave } from '../cleanup.js';
+import { cleanupWave, probeCleanup } from '../cleanup.js';
 import type { StepDefinition } from '../step.js';
 import { branchesMergedInto } from './git-batch.js';
 import { listForDetail, type FinalizeContext } from './context.js';
+
+/**
+ * Starts cleanup's read-only probes (worktrees, tips, what the target holds) for every repository
+ * — called once the merge is done, so they overlap the state write before cleanup runs.
+ */
+export function startCleanupProbes(context: FinalizeContext): void {
+  if (context.dryRun) return;
+  context.cleanupProbes = new Map();
+  for (const repo of context.repos) {
+    const agents = context.agents.filter((agent) => agent.repo === repo);
+    if (agents.length === 0) continue;
+    const probe = probeCleanup(repo.git, repo.targetBranch, agents.map((agent) => agent.branch));
+    probe.catch(() => undefined);
+    context.cleanupProbes.set(repo.key, probe);
+  }
+}
 
 /**
  * Step 6: each agent's worktree and branch go — only once the branch tip is proven reachable
@@ -35,6 +51,7 @@ export const cleanupStep: StepDefinition<FinalizeContext> = {
         })),
         ...(context.options.signal ? { signal: context.options.signal } : {}),
         ...(context.dryRun ? { dryRun: true } : {}),
+        ...(context.cleanupProbes?.has(repo.key) ? { probe: context.cleanupProbes.get(repo.key)! } : {}),
       });
       context.result.cleanup_result[repo.key] = result;
       if (result.recovery.length > 0) context.result.recovery = [...new Set([...(context.result.recovery ?? []), ...result.recovery])];

@@ -5,7 +5,7 @@ import type { FailureDecision } from '../../protocol/e19.js';
 import type { ImplParseResult } from '../../protocol/parse-impl.js';
 import type { YamlEdit } from '../../protocol/yaml/index.js';
 import type { Agent, CompletionReport, ImplManifest, MergeState } from '../../protocol/schema/impl-schema.js';
-import type { CleanupResult } from '../cleanup.js';
+import type { CleanupProbe, CleanupResult } from '../cleanup.js';
 import type { MergeAgentsResult, MergeProgressEvent } from '../merge.js';
 import type { StepResult } from '../step.js';
 import type { CallerCascadeError, VerifyBuildData } from '../verify-build.js';
@@ -173,6 +173,8 @@ export interface FinalizeContext {
    * the next state change — one locked manifest edit instead of one per report.
    */
   pendingEdits: Array<{ edit: YamlEdit; what: string }>;
+  /** Cleanup's probes per repository key, started when the merge is done (see startCleanupProbes). */
+  cleanupProbes?: Map<string, Promise<CleanupProbe>>;
   /** Every agent's diff and each target's, fetched once (see loadDiffs). */
   diffs?: Promise<Map<string, DiffEntry[]>>;
   result: FinalizeWaveResult;

@@ -20,6 +20,10 @@ import { listForDetail, short, type FinalizeAgent, type FinalizeContext, type Fi
 export const loadManifestStep: StepDefinition<FinalizeContext> = {
   name: 'load-manifest',
   async run(context) {
+    // Two of the primary repository's questions do not need the manifest: asked while it parses.
+    const early = { head: headProbe(context.primary), entries: context.primary.git.worktreeList() };
+    early.head.catch(() => undefined);
+    early.entries.catch(() => undefined);
     const { parsed } = await loadImpl(context.implPath);
     context.parsed = parsed;
     if (!parsed.manifest) {
@@ -91,9 +95,9 @@ export const loadManifestStep: StepDefinition<FinalizeContext> = {
       const names = mine.flatMap((item) => [branchName(context.slug, context.wave, item.id), legacyBranchName(context.wave, item.id)]);
       const requested = context.options.mergeTarget?.trim();
       const [head, tips, entries, base] = await Promise.all([
-        repo.git.run(['rev-parse', 'HEAD', '--symbolic-full-name', 'HEAD'], { allowExitCodes: [128] }).then((output) => (output.exitCode === 0 ? output.stdout.trim().split('\n') : [])),
+        repo === context.primary ? early.head : headProbe(repo),
         branchTips(repo.git, requested ? [...names, requested] : names),
-        repo.git.worktreeList(),
+        repo === context.primary ? early.entries : repo.git.worktreeList(),
         repo.primary && recordedBase !== undefined ? repo.git.tryRevParse(recordedBase) : Promise.resolve(undefined),
       ]);
       const [headTip, headRef = ''] = head;
@@ -155,6 +159,11 @@ export const loadManifestStep: StepDefinition<FinalizeContext> = {
     };
   },
 };
+
+/** `[HEAD commit, HEAD's full ref name]` of a repository's main checkout; `[]` before its first commit. */
+function headProbe(repo: FinalizeRepo): Promise<string[]> {
+  return repo.git.run(['rev-parse', 'HEAD', '--symbolic-full-name', 'HEAD'], { allowExitCodes: [128] }).then((output) => (output.exitCode === 0 ? output.stdout.trim().split('\n') : []));
+}
 
 /**
  * The branch the wave merges into (the merge target, else the main checkout's branch) and the

@@ -19,7 +19,9 @@ export const mergeStep: StepDefinition<FinalizeContext> = {
     if (context.dryRun) {
       return { status: 'skipped', detail: `dry run: would merge ${pending.length} agent branch(es) with --no-ff: ${listForDetail(pending.map((agent) => agent.branch), 10)}` };
     }
-    const write = await writeState(context, 'WAVE_MERGING', 'in_progress');
+    // The state write overlaps the merge's own probes; nothing merges before it is on disk.
+    const writing = writeState(context, 'WAVE_MERGING', 'in_progress');
+    writing.catch(() => undefined);
     const owners = new Map<string, string[]>();
     for (const row of manifest.file_ownership ?? []) {
       if (row.wave !== context.wave || !row.file || !row.agent) continue;
@@ -36,12 +38,16 @@ export const mergeStep: StepDefinition<FinalizeContext> = {
     for (const repo of context.repos) {
       const candidates = context.agents.filter((agent) => agent.repo === repo && agent.tip !== undefined);
       if (candidates.length === 0) continue;
+      if (repo.targetDir === '') await writing;
       const git = await ensureTargetCheckout(context, repo);
       const result = await mergeAgents({
         git,
         targetBranch: repo.targetBranch,
         wave: context.wave,
-        agents: candidates.map((agent) => ({ agent: agent.id, branch: agent.branch, ...(agent.data.task ? { task: agent.data.task } : {}) })),
+        // The tips the pre-merge checks judged are what gets merged.
+        agents: candidates.map((agent) => ({ agent: agent.id, branch: agent.branch, tip: agent.tip!, ...(agent.data.task ? { task: agent.data.task } : {}) })),
+        ready: writing,
+        ...(candidates.every((agent) => agent.merged !== undefined) ? { known: { head: repo.targetTip, merged: new Set(candidates.filter((agent) => agent.merged).map((agent) => agent.branch)) } } : {}),
         logPath: mergeLogPath(repo.root, context.wave),
         now: context.now,
         ownership,
@@ -64,6 +70,7 @@ export const mergeStep: StepDefinition<FinalizeContext> = {
         return { status: 'failed', detail, data: result };
       }
     }
+    const write = await writing;
     return {
       status: 'success',
       detail: `${describeHops(write)}; merged ${merged} agent branch(es) with --no-ff into ${context.repos.map((repo) => repo.targetBranch).join(', ')}${skipped > 0 ? `; ${skipped} already merged by an earlier run (E9, skipped)` : ''}`,
