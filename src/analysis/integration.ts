@@ -90,6 +90,8 @@ export interface ValidateIntegrationOptions {
   threshold?: IntegrationSeverity;
   /** Commit the wave started from; default `waves[].base_commit`. */
   base?: string;
+  /** `base` is a full commit id the caller already resolved (no `rev-parse` to check it again). */
+  baseResolved?: boolean;
   /** Read an agent's files from its own ref (pre-merge: its branch) instead of `ref`. */
   agentRefs?: Readonly<Record<string, string>>;
 }
@@ -121,7 +123,7 @@ export async function validateIntegration(options: ValidateIntegrationOptions): 
   }
   const threshold = options.threshold ?? normalizeSeverity(manifest.integration_gap_severity_threshold) ?? 'warning';
   const baseRef = options.base ?? waveBaseCommit(manifest, options.wave);
-  const base = baseRef === undefined ? undefined : await git.tryRevParse(baseRef);
+  const base = baseRef === undefined ? undefined : options.baseResolved && options.base !== undefined ? options.base : await git.tryRevParse(baseRef);
 
   const agents = (wave.agents ?? []).flatMap((agent) => {
     const id = agent.id ?? '';

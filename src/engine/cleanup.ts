@@ -2,7 +2,6 @@ import { readdir, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Git, WorktreeEntry } from '../git/git-port.js';
 import { GitError } from '../git/git-error.js';
-import { branchesMergedInto } from './finalize/git-batch.js';
 import { mapBounded, retryOnLockContention } from './prepare/parallel.js';
 import { branchTips, canonicalPath, indexWorktrees } from './worktrees.js';
 
@@ -31,25 +30,8 @@ export interface CleanupOptions {
   signal?: AbortSignal;
   /** Report what would be removed without removing anything. */
   dryRun?: boolean;
-  /** The probes, started earlier by the caller (see {@link probeCleanup}); default: run them now. */
-  probe?: Promise<CleanupProbe>;
-}
-
-/** What cleanup looks at before touching anything: the worktrees, the branch tips, which tips the target holds. */
-export interface CleanupProbe {
-  entries: WorktreeEntry[];
-  tips: Map<string, string>;
-  merged: Set<string>;
-}
-
-/**
- * The three read-only questions of a cleanup, in parallel: `worktree list`, the branch tips and
- * which branches are in `targetBranch`'s history. Start it early (e.g. while the state is written
- * after the merge) and pass it as `probe`; it must be started after the merge it judges.
- */
-export async function probeCleanup(git: Git, targetBranch: string, branches: readonly string[]): Promise<CleanupProbe> {
-  const [entries, tips, merged] = await Promise.all([git.worktreeList(), branchTips(git, branches), branchesMergedInto(git, `refs/heads/${targetBranch}`, branches)]);
-  return { entries, tips, merged };
+  /** `git worktree list` when the caller already has it (the agents' worktrees); default: ask git. */
+  worktrees?: readonly WorktreeEntry[];
 }
 
 /** One agent's line (the Go `CleanupData.agents[]` keys plus ours). */
@@ -96,7 +78,13 @@ export async function cleanupWave(options: CleanupOptions): Promise<CleanupResul
   const { git, targetGit, targetBranch } = options;
   const branches = options.agents.map((agent) => agent.branch);
   const targetRef = `refs/heads/${targetBranch}`;
-  const { entries, tips, merged } = await (options.probe ?? probeCleanup(git, targetBranch, branches));
+  // One for-each-ref usually tells both which branches the target holds and their tips (every
+  // branch merged); the tips of the others are asked for only when there are others.
+  const [entries, mergedTips] = await Promise.all([options.worktrees ? [...options.worktrees] : git.worktreeList(), branchTips(git, branches, { mergedInto: targetRef })]);
+  const merged = new Set(mergedTips.keys());
+  const tips = new Map(mergedTips);
+  const rest = branches.filter((branch) => !merged.has(branch));
+  if (rest.length > 0) for (const [branch, tip] of await branchTips(git, rest)) tips.set(branch, tip);
   const byPath = await indexWorktrees(entries);
   const result: CleanupResult = { wave: options.wave, target_branch: targetBranch, agents: [], recovery: [], kept: 0, success: true, ...(options.dryRun ? { dry_run: true } : {}) };
 

@@ -210,10 +210,12 @@ export async function mergeAgents(options: MergeAgentsOptions): Promise<MergeAge
   const now = options.now ?? (() => new Date());
   // One process: where MERGE_HEAD would be, the target tip, and the branch checked out.
   const branches = options.agents.map((candidate) => candidate.branch);
-  const probing = git.run(['rev-parse', '--path-format=absolute', '--git-path', 'MERGE_HEAD', 'HEAD', '--symbolic-full-name', 'HEAD']).then((output) => output.stdout.trim().split('\n'));
+  // …and where the target's loose ref file is (read after each merge: the merge commit's id
+  // without another process).
+  const probing = git.run(['rev-parse', '--path-format=absolute', '--git-path', 'MERGE_HEAD', '--git-path', `refs/heads/${targetBranch}`, 'HEAD', '--symbolic-full-name', 'HEAD']).then((output) => output.stdout.trim().split('\n'));
   const givenTips = options.agents.every((candidate) => candidate.tip !== undefined);
   const [probe] = await Promise.all([probing, options.ready]);
-  const [mergeHeadPath = '', before = '', headRef = ''] = probe;
+  const [mergeHeadPath = '', targetRefPath = '', before = '', headRef = ''] = probe;
   // The caller's knowledge holds while HEAD has not moved (ancestry is a function of the commits).
   const reuse = givenTips && options.known !== undefined && options.known.head === before;
   const [tips, merged] = reuse
@@ -261,7 +263,9 @@ export async function mergeAgents(options: MergeAgentsOptions): Promise<MergeAge
   const mergeEnvironment = { ...options.env, POLYWAVE_ALLOW_MAIN_COMMIT: '1' };
 
   let recoveredEntries = false;
-  for (const candidate of options.agents) {
+  // git's auto-maintenance runs once, after the last merge of the loop (see below).
+  const lastToMerge = options.agents.map((candidate) => tips.has(candidate.branch) && !merged.has(candidate.branch)).lastIndexOf(true);
+  for (const [position, candidate] of options.agents.entries()) {
     const tip = tips.get(candidate.branch);
     if (!result.success) {
       result.merges.push({ agent: candidate.agent, branch: candidate.branch, success: false, status: 'not-attempted', ...(tip ? { tip } : {}) });
@@ -291,10 +295,10 @@ export async function mergeAgents(options: MergeAgentsOptions): Promise<MergeAge
       await saveLog();
       recoveredEntries = false;
     }
-    // One git process per merge on the happy path (the merge commit ids are read once at the end).
-    // maintenance.auto=false: git would start `maintenance run --auto` after every merge; one run
-    // after the loop does the same housekeeping (N processes fewer for an N-agent wave).
-    const attempt = await git.run(['-c', 'maintenance.auto=false', 'merge', '--no-ff', '--no-stat', '--no-edit', '-m', mergeMessage(candidate), '--end-of-options', tip], { env: mergeEnvironment, allowExitCodes: [1, 2, 128] });
+    // One git process per merge on the happy path. maintenance.auto=false on all but the last:
+    // git would start `maintenance run --auto` after every merge; once at the end does the same
+    // housekeeping (N-1 processes fewer for an N-agent wave).
+    const attempt = await git.run([...(position === lastToMerge ? [] : ['-c', 'maintenance.auto=false']), 'merge', '--no-ff', '--no-stat', '--no-edit', '-m', mergeMessage(candidate), '--end-of-options', tip], { env: mergeEnvironment, allowExitCodes: [1, 2, 128] });
     if (attempt.exitCode !== 0) {
       result.success = false;
       const failure = await failedMerge(git, attempt);
@@ -318,17 +322,26 @@ export async function mergeAgents(options: MergeAgentsOptions): Promise<MergeAge
       }
       continue;
     }
+    const mergeSha = await readLooseRef(targetRefPath);
+    if (mergeSha !== undefined && mergeSha === result.target_after) {
+      // "Already up to date": the tip was in the target after all (no merge commit was made).
+      result.skipped_count += 1;
+      result.merges.push({ agent: candidate.agent, branch: candidate.branch, success: true, status: 'already-merged', tip, error: 'already in the target (nothing to merge)' });
+      continue;
+    }
     result.merged_count += 1;
-    result.merges.push({ agent: candidate.agent, branch: candidate.branch, success: true, status: 'merged', tip });
+    result.merges.push({ agent: candidate.agent, branch: candidate.branch, success: true, status: 'merged', tip, ...(mergeSha ? { merge_sha: mergeSha } : {}) });
     await options.afterMerge?.({ agent: candidate.agent, branch: candidate.branch, count: result.merged_count, phase: 'merged' });
     log.merges = log.merges.filter((entry) => !(entry.agent === candidate.agent && entry.tip === tip));
-    log.merges.push({ agent: candidate.agent, branch: candidate.branch, tip, merge_sha: '', timestamp: formatTimestamp(now()) });
+    log.merges.push({ agent: candidate.agent, branch: candidate.branch, tip, merge_sha: mergeSha ?? '', timestamp: formatTimestamp(now()) });
+    if (mergeSha) result.target_after = mergeSha;
     await saveLog();
     await options.afterMerge?.({ agent: candidate.agent, branch: candidate.branch, count: result.merged_count, phase: 'logged' });
   }
-  // The merge commits, identified by their second parent (the agent tip), in one rev-list.
+  // Merge commits not read from the ref file (packed or unusual ref storage, or recovered after a
+  // crash): identified by their second parent (the agent tip), in one rev-list.
   const missing = log.merges.filter((entry) => entry.merge_sha === '').length;
-  if (result.merged_count > 0 || missing > 0) {
+  if (missing > 0) {
     const history = (await git.run(['rev-list', '--parents', '-n', String(log.merges.length * 2 + 50), 'HEAD'])).stdout.split('\n').filter(Boolean);
     result.target_after = history[0]?.split(' ')[0] ?? before;
     const mergeOf = new Map<string, string>();
@@ -337,16 +350,20 @@ export async function mergeAgents(options: MergeAgentsOptions): Promise<MergeAge
       if (second !== undefined && !mergeOf.has(second)) mergeOf.set(second, commit);
     }
     for (const entry of log.merges) if (entry.merge_sha === '' && mergeOf.has(entry.tip)) entry.merge_sha = mergeOf.get(entry.tip)!;
-    for (const item of result.merges) if (item.status === 'merged' && item.tip && mergeOf.has(item.tip)) item.merge_sha = mergeOf.get(item.tip)!;
+    for (const item of result.merges) if (item.status === 'merged' && item.tip && !item.merge_sha && mergeOf.has(item.tip)) item.merge_sha = mergeOf.get(item.tip)!;
     await saveLog();
   } else if (recoveredEntries) {
     await saveLog();
   }
-  if (result.merged_count > 0) {
-    // The housekeeping the merges skipped (gc/commit-graph when git's thresholds say so); never fatal.
-    await git.run(['maintenance', 'run', '--auto', '--quiet'], { allowExitCodes: [1, 128] }).catch(() => undefined);
-  }
   return result;
+}
+
+/** The commit id in a loose ref file; undefined when there is none (packed ref, other ref storage). */
+async function readLooseRef(refPath: string): Promise<string | undefined> {
+  if (refPath === '') return undefined;
+  const text = await readFile(refPath, 'utf8').catch(() => '');
+  const id = text.trim();
+  return /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(id) ? id : undefined;
 }
 
 /**

@@ -80,12 +80,13 @@ export async function indexWorktrees(entries: readonly WorktreeEntry[]): Promise
   return index;
 }
 
-/** Tips of the given local branches (missing ones absent), in one `for-each-ref`. */
-export async function branchTips(git: Git, branches: readonly string[]): Promise<Map<string, string>> {
+/** Tips of the given local branches (missing ones absent), in one `for-each-ref`; with `mergedInto`, only those in that commit's history. */
+export async function branchTips(git: Git, branches: readonly string[], options: { mergedInto?: string } = {}): Promise<Map<string, string>> {
   const tips = new Map<string, string>();
   if (branches.length === 0) return tips;
   const wanted = new Set(branches);
-  const { stdout } = await git.run(['for-each-ref', '--format=%(objectname) %(refname)', ...[...wanted].map((branch) => `refs/heads/${branch}`)]);
+  const merged = options.mergedInto === undefined ? [] : [`--merged=${options.mergedInto}`];
+  const { stdout } = await git.run(['for-each-ref', ...merged, '--format=%(objectname) %(refname)', ...[...wanted].map((branch) => `refs/heads/${branch}`)]);
   for (const line of stdout.split('\n')) {
     const match = /^([0-9a-f]{40,64}) refs\/heads\/(.+)$/.exec(line.trim());
     if (match && wanted.has(match[2]!)) tips.set(match[2]!, match[1]!);

@@ -1,24 +1,46 @@
 import path from 'node:path';
 import { hasCommit } from '../../protocol/completion-report.js';
-import { cleanupWave, probeCleanup } from '../cleanup.js';
+import { cleanupWave, type CleanupResult } from '../cleanup.js';
 import type { StepDefinition } from '../step.js';
 import { branchesMergedInto } from './git-batch.js';
-import { listForDetail, type FinalizeContext } from './context.js';
+import { listForDetail, type FinalizeContext, type FinalizeRepo } from './context.js';
 
-/**
- * Starts cleanup's read-only probes (worktrees, tips, what the target holds) for every repository
- * — called once the merge is done, so they overlap the state write before cleanup runs.
- */
-export function startCleanupProbes(context: FinalizeContext): void {
-  if (context.dryRun) return;
-  context.cleanupProbes = new Map();
+/** One repository's cleanup (see cleanupWave). */
+function cleanupRepo(context: FinalizeContext, repo: FinalizeRepo): Promise<CleanupResult> {
+  const agents = context.agents.filter((agent) => agent.repo === repo);
+  return cleanupWave({
+    git: repo.git,
+    targetGit: repo.targetDir !== '' ? repo.targetGit : repo.git,
+    targetBranch: repo.targetBranch,
+    wave: context.wave,
+    ...(repo.scratchTarget === undefined ? { worktreesDir: path.join(repo.root, '.claude', 'worktrees', 'polywave', context.slug) } : {}),
+    agents: agents.map((agent) => ({
+      agent: agent.id,
+      branch: agent.branch,
+      worktreePath: agent.worktreePath,
+      ...(hasCommit(agent.report?.commit) ? { reportCommit: agent.report!.commit!.trim() } : {}),
+    })),
+    ...(repo.worktrees ? { worktrees: repo.worktrees } : {}),
+    ...(context.options.signal ? { signal: context.options.signal } : {}),
+    ...(context.dryRun ? { dryRun: true } : {}),
+  });
+}
+
+/** Cleans up each repository and records it in the result (`cleanup_result`, `recovery`). */
+async function collectCleanup(context: FinalizeContext): Promise<{ kept: string[]; removed: number; deleted: number }> {
+  const kept: string[] = [];
+  let removed = 0;
+  let deleted = 0;
   for (const repo of context.repos) {
-    const agents = context.agents.filter((agent) => agent.repo === repo);
-    if (agents.length === 0) continue;
-    const probe = probeCleanup(repo.git, repo.targetBranch, agents.map((agent) => agent.branch));
-    probe.catch(() => undefined);
-    context.cleanupProbes.set(repo.key, probe);
+    if (!context.agents.some((agent) => agent.repo === repo)) continue;
+    const result = await cleanupRepo(context, repo);
+    context.result.cleanup_result[repo.key] = result;
+    if (result.recovery.length > 0) context.result.recovery = [...new Set([...(context.result.recovery ?? []), ...result.recovery])];
+    removed += result.agents.filter((line) => line.worktree_removed).length;
+    deleted += result.agents.filter((line) => line.branch_deleted).length;
+    kept.push(...result.agents.filter((line) => line.kept).map((line) => `${line.agent}: ${line.kept}${line.recovery ? ` (recover: ${line.recovery})` : ''}`));
   }
+  return { kept, removed, deleted };
 }
 
 /**
@@ -31,34 +53,7 @@ export const cleanupStep: StepDefinition<FinalizeContext> = {
   name: 'cleanup',
   advisory: true,
   async run(context) {
-    const kept: string[] = [];
-    let removed = 0;
-    let deleted = 0;
-    for (const repo of context.repos) {
-      const agents = context.agents.filter((agent) => agent.repo === repo);
-      if (agents.length === 0) continue;
-      const result = await cleanupWave({
-        git: repo.git,
-        targetGit: repo.targetDir !== '' ? repo.targetGit : repo.git,
-        targetBranch: repo.targetBranch,
-        wave: context.wave,
-        ...(repo.scratchTarget === undefined ? { worktreesDir: path.join(repo.root, '.claude', 'worktrees', 'polywave', context.slug) } : {}),
-        agents: agents.map((agent) => ({
-          agent: agent.id,
-          branch: agent.branch,
-          worktreePath: agent.worktreePath,
-          ...(hasCommit(agent.report?.commit) ? { reportCommit: agent.report!.commit!.trim() } : {}),
-        })),
-        ...(context.options.signal ? { signal: context.options.signal } : {}),
-        ...(context.dryRun ? { dryRun: true } : {}),
-        ...(context.cleanupProbes?.has(repo.key) ? { probe: context.cleanupProbes.get(repo.key)! } : {}),
-      });
-      context.result.cleanup_result[repo.key] = result;
-      if (result.recovery.length > 0) context.result.recovery = [...new Set([...(context.result.recovery ?? []), ...result.recovery])];
-      removed += result.agents.filter((line) => line.worktree_removed).length;
-      deleted += result.agents.filter((line) => line.branch_deleted).length;
-      kept.push(...result.agents.filter((line) => line.kept).map((line) => `${line.agent}: ${line.kept}${line.recovery ? ` (recover: ${line.recovery})` : ''}`));
-    }
+    const { kept, removed, deleted } = await collectCleanup(context);
     if (context.dryRun) return { status: 'skipped', detail: `dry run: ${listForDetail(kept, 10) || 'nothing to clean'}`, data: context.result.cleanup_result };
     if (kept.length > 0) {
       return { status: 'warning', detail: `removed ${removed} worktree(s), deleted ${deleted} branch(es); kept: ${listForDetail(kept, 10)}`, data: context.result.cleanup_result };

@@ -1,11 +1,11 @@
 import type { EngineRunOptions } from '../run-options.js';
 import type { GoGateResult } from '../../gates/go-compat.js';
-import type { Git } from '../../git/git-port.js';
+import type { Git, WorktreeEntry } from '../../git/git-port.js';
 import type { FailureDecision } from '../../protocol/e19.js';
 import type { ImplParseResult } from '../../protocol/parse-impl.js';
 import type { YamlEdit } from '../../protocol/yaml/index.js';
 import type { Agent, CompletionReport, ImplManifest, MergeState } from '../../protocol/schema/impl-schema.js';
-import type { CleanupProbe, CleanupResult } from '../cleanup.js';
+import type { CleanupResult } from '../cleanup.js';
 import type { MergeAgentsResult, MergeProgressEvent } from '../merge.js';
 import type { StepResult } from '../step.js';
 import type { CallerCascadeError, VerifyBuildData } from '../verify-build.js';
@@ -55,6 +55,8 @@ export interface FinalizeRepo {
   scratchTarget?: string;
   /** Target tip when finalize started. */
   targetTip: string;
+  /** `git worktree list` when finalize started (the agents' worktrees; finalize adds none of theirs). */
+  worktrees?: readonly WorktreeEntry[];
   /** The wave's base commit in this repository. */
   base?: string;
   /** Where `base` came from (for messages). */
@@ -173,8 +175,6 @@ export interface FinalizeContext {
    * the next state change — one locked manifest edit instead of one per report.
    */
   pendingEdits: Array<{ edit: YamlEdit; what: string }>;
-  /** Cleanup's probes per repository key, started when the merge is done (see startCleanupProbes). */
-  cleanupProbes?: Map<string, Promise<CleanupProbe>>;
   /** Every agent's diff and each target's, fetched once (see loadDiffs). */
   diffs?: Promise<Map<string, DiffEntry[]>>;
   result: FinalizeWaveResult;

@@ -71,7 +71,8 @@ export const validateIntegrationStep: StepDefinition<FinalizeContext> = {
       searchExclude: touched,
       searchFiles: changedAtTips,
       loadIndex: async () => (await waveReferenceIndex(context)).index,
-      ...(repo.base ? { base: repo.base } : {}),
+      // load-manifest resolved the base to a commit id.
+      ...(repo.base ? { base: repo.base, baseResolved: true } : {}),
     });
     context.result.integration_report = report;
     let saved = '';

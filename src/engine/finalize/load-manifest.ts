@@ -104,6 +104,7 @@ export const loadManifestStep: StepDefinition<FinalizeContext> = {
       if (headTip !== undefined && headRef.startsWith('refs/heads/') && !tips.has(headRef.slice('refs/heads/'.length))) tips.set(headRef.slice('refs/heads/'.length), headTip);
       const problem = resolveTarget(context, repo, { head: headRef, tips, entries });
       if (problem !== undefined) return { status: 'failed', detail: problem };
+      repo.worktrees = entries;
       const byPath = await indexWorktrees(entries);
       for (const item of mine) {
         const modern = branchName(context.slug, context.wave, item.id);

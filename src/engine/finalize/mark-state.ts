@@ -1,5 +1,4 @@
 import { clearActiveWave } from '../isolation-hook.js';
-import { startCleanupProbes } from './cleanup-step.js';
 import type { StepDefinition } from '../step.js';
 import { errorText, type FinalizeContext } from './context.js';
 import { describeHops, flushPendingEdits, writeState } from './state.js';
@@ -14,8 +13,6 @@ export const markVerifiedStep: StepDefinition<FinalizeContext> = {
   name: 'mark-wave-verified',
   async run(context) {
     if (context.dryRun) return { status: 'skipped', detail: 'dry run: state not changed' };
-    // Cleanup comes next: its read-only probes run while the state is written.
-    startCleanupProbes(context);
     const write = await writeState(context, 'WAVE_VERIFIED', 'completed');
     const cleared: string[] = [];
     for (const repo of context.repos) {

@@ -19,8 +19,9 @@ export const mergeStep: StepDefinition<FinalizeContext> = {
     if (context.dryRun) {
       return { status: 'skipped', detail: `dry run: would merge ${pending.length} agent branch(es) with --no-ff: ${listForDetail(pending.map((agent) => agent.branch), 10)}` };
     }
-    // The state write overlaps the merge's own probes; nothing merges before it is on disk.
-    const writing = writeState(context, 'WAVE_MERGING', 'in_progress');
+    // The state write overlaps the merge's own probes; nothing merges before it is on disk. It
+    // carries only the state: report fields wait for the next write (it is on the critical path).
+    const writing = writeState(context, 'WAVE_MERGING', 'in_progress', [], { takePending: false });
     writing.catch(() => undefined);
     const owners = new Map<string, string[]>();
     for (const row of manifest.file_ownership ?? []) {

@@ -53,10 +53,11 @@ export interface StateWrite {
 
 /**
  * Moves the IMPL to `to` (through legal hops only, each checked with the state machine) and sets
- * `merge_state`, plus any `extra` edits — one locked, format-preserving edit of the manifest
+ * `merge_state`, plus any `extra` edits and (unless `takePending: false`) the pending report
+ * fields — one locked, format-preserving edit of the manifest
  * (the only write path). Refuses an illegal move with N008_STATE_TRANSITION and writes nothing.
  */
-export async function writeState(context: FinalizeContext, to: ProtocolState, mergeState: MergeState | undefined, extra: YamlEdit[] = []): Promise<StateWrite> {
+export async function writeState(context: FinalizeContext, to: ProtocolState, mergeState: MergeState | undefined, extra: YamlEdit[] = [], options: { takePending?: boolean } = {}): Promise<StateWrite> {
   // Background steps (E25/E35) may add edits while this write is in flight: only the edits taken
   // into this write are removed afterwards.
   let taken: FinalizeContext['pendingEdits'] = [];
@@ -77,7 +78,7 @@ export async function writeState(context: FinalizeContext, to: ProtocolState, me
       if (!check.ok) throw new PolywaveError({ code: 'N008_STATE_TRANSITION', message: check.finding.message, exitCode: 1 });
       from = hop;
     }
-    taken = [...context.pendingEdits];
+    taken = options.takePending === false ? [] : [...context.pendingEdits];
     const edits: YamlEdit[] = [...taken.map((pending) => pending.edit), ...extra];
     if (hops.length > 0) edits.push({ path: ['state'], value: to });
     if (mergeState !== undefined && parsed.manifest?.merge_state !== mergeState) edits.push({ path: ['merge_state'], value: mergeState });
