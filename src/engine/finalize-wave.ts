@@ -3,6 +3,7 @@ import { PolywaveError } from '../errors/polywave-error.js';
 import { createGit } from '../git/git-cli.js';
 import type { Git } from '../git/git-port.js';
 import { implSlugFromPath } from '../protocol/names.js';
+import { loadImpl } from '../store/manifest-file.js';
 import { absentBranchesStep } from './finalize/absent-branches.js';
 import { cleanupStep, verifyManualMergeStep } from './finalize/cleanup-step.js';
 import { agentStatusesStep, completionReportsStep } from './finalize/completion-reports.js';
@@ -110,6 +111,9 @@ export async function createFinalizeContext(options: FinalizeWaveOptions): Promi
   }
   if (options.implPath.trim() === '') throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: 'the IMPL path is required' });
   const implPath = await canonicalPath(options.implPath);
+  // The manifest is read and parsed while git finds the repository (load-manifest takes it).
+  const manifest = loadImpl(implPath);
+  manifest.catch(() => undefined);
   const gitAt = options.gitAt ?? ((directory: string): Git => createGit(directory, options.env ? { env: options.env } : {}));
   const start = options.repoDir ?? path.dirname(implPath);
   const startGit = gitAt(start);
@@ -141,6 +145,7 @@ export async function createFinalizeContext(options: FinalizeWaveOptions): Promi
     mode: 'full',
     initialState: '',
     pendingEdits: [],
+    loading: manifest,
     result: emptyResult(options, implPath),
   };
 }

@@ -157,6 +157,8 @@ export interface FinalizeContext {
   dryRun: boolean;
   primary: FinalizeRepo;
   repos: FinalizeRepo[];
+  /** The manifest as read when the run started (load-manifest takes it; later reads go to the file). */
+  loading?: Promise<{ parsed: ImplParseResult }>;
   parsed?: ImplParseResult;
   manifest?: ImplManifest;
   slug: string;

@@ -24,7 +24,9 @@ export const loadManifestStep: StepDefinition<FinalizeContext> = {
     const early = { head: headProbe(context.primary), entries: context.primary.git.worktreeList() };
     early.head.catch(() => undefined);
     early.entries.catch(() => undefined);
-    const { parsed } = await loadImpl(context.implPath);
+    const loading = context.loading ?? loadImpl(context.implPath);
+    context.loading = undefined;
+    const { parsed } = await loading;
     context.parsed = parsed;
     if (!parsed.manifest) {
       const errors = parsed.findings.filter(isBlocking);
