@@ -9,9 +9,8 @@ import type { ImplManifest, Wave } from '../protocol/schema/impl-schema.js';
 import { checkTransition, isProtocolState, legalTargets } from '../protocol/state-machine.js';
 import { repoKey } from '../protocol/waves.js';
 import { editImpl, loadImpl } from '../store/manifest-file.js';
-import { configuredRepos, locateProjectConfig, readProjectConfig } from '../store/project-config.js';
 import { mapBounded } from './prepare/parallel.js';
-import { agentRepoKey, resolveRepoRoot } from './prepare/preflight-steps.js';
+import { agentRepoKey, configuredRepositories, resolveRepoRoot } from './prepare/preflight-steps.js';
 import { canonicalPath } from './worktrees.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -101,16 +100,7 @@ export async function resolveAgentRepos(manifest: ImplManifest, options: AgentGi
   }
   const root = primaryRoot;
   let registry: Promise<Array<{ name: string; path: string }>> | undefined;
-  const loadRegistry = async () => {
-    try {
-      const configPath = await locateProjectConfig(root);
-      if (configPath === undefined) return [];
-      const loaded = await readProjectConfig(configPath);
-      return loaded.config ? configuredRepos(loaded.config, path.dirname(configPath)) : [];
-    } catch {
-      return []; // an unreadable config is not this command's business: fall back to siblings
-    }
-  };
+  const loadRegistry = () => configuredRepositories(root);
   const cache = new Map<string, Promise<string | undefined>>();
   const refs = new Map<string, Promise<RepoRefs>>();
   const resolveKey = async (key: string): Promise<string | undefined> => {

@@ -1,4 +1,5 @@
 import { finalizeWave, type FinalizeWaveOptions } from '../../engine/finalize-wave.js';
+import { selectFinalizeRepo } from '../../engine/finalize/cross-repo.js';
 import type { MergeProgressEvent } from '../../engine/merge.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { loadImpl } from '../../store/manifest-file.js';
@@ -48,7 +49,11 @@ export function finalizeOptionsFrom(command: string, args: string[], options: Re
  */
 export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
   const base = finalizeOptionsFrom('finalize-wave', args, options, io);
-  requireManifest((await loadImpl(base.implPath)).parsed, base.implPath);
+  const manifest = requireManifest((await loadImpl(base.implPath)).parsed, base.implPath);
+  // E51: on a cross-repo wave, pick the primary repository (or refuse a --repo-dir owning nothing).
+  const selection = await selectFinalizeRepo({ manifest, implPath: base.implPath, wave: base.wave, ...(base.repoDir ? { repoDir: base.repoDir } : {}), env: io.env });
+  if (selection.repoDir) base.repoDir = selection.repoDir;
+  if (selection.note) io.stderr(`finalize-wave: ${selection.note}\n`);
   const afterMerge = crashHookFromEnv(io.env);
   const interrupt = interruptSignal();
   try {

@@ -70,7 +70,7 @@ export const loadManifestStep: StepDefinition<FinalizeContext> = {
     const planned: Array<{ id: string; data: (typeof agents)[number]; repo: FinalizeRepo }> = [];
     for (const agent of agents) {
       const key = agentRepoKey(manifest, context.wave, agent.id!);
-      const root = await resolveRepoRoot(manifest, key, context.primary.root);
+      const root = await resolveRepoRoot(manifest, key, context.primary.root, path.dirname(context.implPath));
       if (root === undefined) {
         missing.push(`agent ${agent.id}: repository "${key}" not found`);
         continue;

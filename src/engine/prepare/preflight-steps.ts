@@ -8,6 +8,7 @@ import { scaffoldPath, type ImplManifest } from '../../protocol/schema/impl-sche
 import { validateImpl } from '../../protocol/validate-impl.js';
 import { agentsOfWave, criticGatePasses, e37Required, findWave, isScaffoldCommitted, repoKey, waveBaseCommit } from '../../protocol/waves.js';
 import { editImpl, loadImpl } from '../../store/manifest-file.js';
+import { configuredRepos, locateProjectConfig, readProjectConfig, type ResolvedRepo } from '../../store/project-config.js';
 import type { StepDefinition } from '../step.js';
 import { branchTips, canonicalPath } from '../worktrees.js';
 import { listForDetail, manifestOf, short, type PrepareContext, type RepoContext } from './context.js';
@@ -28,11 +29,15 @@ export function agentRepoKey(manifest: ImplManifest, wave: number, agentId: stri
 
 /**
  * Resolves a repository named in the manifest: the primary repository when the name is empty or
- * its basename; an absolute `repositories` entry with that name; else a sibling directory of the
- * primary repository (case-insensitive, like the Go tool).
+ * its basename; a `repos[]` entry of polywave.config.json (found from `configFrom` up — the
+ * manifest's directory; default the primary repository) with that name or directory name (MR01/E51: the configured registry routes gates and merges);
+ * an absolute `repositories` entry with that name; else a sibling directory of the primary
+ * repository (case-insensitive, like the Go tool).
  */
-export async function resolveRepoRoot(manifest: ImplManifest, key: string, primaryRoot: string): Promise<string | undefined> {
+export async function resolveRepoRoot(manifest: ImplManifest, key: string, primaryRoot: string, configFrom: string = primaryRoot): Promise<string | undefined> {
   if (key === '' || key.toLowerCase() === path.basename(primaryRoot).toLowerCase()) return primaryRoot;
+  const configured = (await configuredRepositories(configFrom)).find((repo) => repo.name.toLowerCase() === key.toLowerCase() || repoKey(repo.path).toLowerCase() === key.toLowerCase());
+  if (configured && (await isDirectory(configured.path))) return canonicalPath(configured.path);
   for (const entry of manifest.repositories ?? []) {
     if (path.isAbsolute(entry) && repoKey(entry) === key && (await isDirectory(entry))) return canonicalPath(entry);
   }
@@ -46,6 +51,18 @@ export async function resolveRepoRoot(manifest: ImplManifest, key: string, prima
     // no parent listing: not found
   }
   return undefined;
+}
+
+/** The repositories polywave.config.json lists (searched from `startDir` up); [] when there is none or it is unreadable. */
+export async function configuredRepositories(startDir: string): Promise<ResolvedRepo[]> {
+  try {
+    const configPath = await locateProjectConfig(startDir);
+    if (configPath === undefined) return [];
+    const loaded = await readProjectConfig(configPath);
+    return loaded.config ? configuredRepos(loaded.config, path.dirname(configPath)) : [];
+  } catch {
+    return []; // an unreadable config is reported by verify-install; here it only cannot route
+  }
 }
 
 /** Loads and validates the manifest; finds the wave. */
@@ -109,7 +126,7 @@ export const repoMatchStep: StepDefinition<PrepareContext> = {
     const missing: string[] = [];
     for (const agent of context.agents) {
       const key = agentRepoKey(manifest, context.wave, agent.id!);
-      const root = await resolveRepoRoot(manifest, key, context.primary.root);
+      const root = await resolveRepoRoot(manifest, key, context.primary.root, path.dirname(context.implPath));
       if (root === undefined) {
         missing.push(`agent ${agent.id}: repository "${key}" not found (looked for a \`repositories\` entry and ${path.join(path.dirname(context.primary.root), key)})`);
         continue;
@@ -223,7 +240,7 @@ export const waveSequencingStep: StepDefinition<PrepareContext> = {
         agents.push({ agent: id, status: report?.status ?? null, merged: false, reason: why });
         continue;
       }
-      const root = await resolveRepoRoot(manifest, agentRepoKey(manifest, previous, id), context.primary.root);
+      const root = await resolveRepoRoot(manifest, agentRepoKey(manifest, previous, id), context.primary.root, path.dirname(context.implPath));
       const repo = context.repos.find((item) => item.root === root) ?? (root ? { root, git: context.gitAt(root), base: undefined } : undefined);
       if (repo === undefined) {
         problems.push(`agent ${id}: its repository cannot be found`);
