@@ -390,9 +390,9 @@ export const commandTable: CommandSpec[] = [
       { flags: '--require-no-stubs', description: 'E20: stubs fail the wave instead of being informational' },
       { flags: '--enforce-integration', description: 'E25: integration gaps fail the wave instead of being informational' },
       { flags: '--json-only', description: 'no progress lines on stderr' },
-      { flags: '--repo-dir <dir>', description: 'primary repository root (default: the repository holding the IMPL)' },
+      { flags: '--repo-dir <dir>', description: 'primary repository root (default: the repository holding the IMPL; on a cross-repo wave, the one owning the most files — E51)' },
     ],
-    help: 'Prints the FinalizeWaveResult {wave, verify_commits, conflict_report, collision_reports, stub_report, gate_results, integration_report, wiring_report, merge_result, verify_build, caller_cascade_only?, cleanup_result, blocked_agents?, recovery?, state, merge_state, complete_ready, steps[{step,status,detail,data?}], success} — also on failure.\nExit: 0 verified, 1 a step failed (state BLOCKED when the wave needs a fix), 2 bad input.',
+    help: 'Prints the FinalizeWaveResult {wave, verify_commits, conflict_report, collision_reports, stub_report, gate_results, integration_report, wiring_report, merge_result, verify_build, caller_cascade_only?, cleanup_result, blocked_agents?, recovery?, state, merge_state, complete_ready, steps[{step,status,detail,data?}], success} — also on failure.\nCross-repo waves (E51): each agent is merged in its own repository (polywave.config.json repos[], else the manifest\'s repositories, else a sibling directory); a --repo-dir owning no file of the wave is refused (D012_WRONG_REPO_DIR).\nExit: 0 verified, 1 a step failed (state BLOCKED when the wave needs a fix) or a wrong --repo-dir, 2 bad input.',
     load: () => import('./commands/finalize-wave.js'),
   },
   {
