@@ -128,9 +128,12 @@ describe('finalize-wave on a cross-repo wave (E51)', () => {
     expect(readFileSync(implPath, 'utf8')).toBe(manifestBefore);
     expect([await repo.git.headCommit(), (await otherGit.run(['rev-parse', 'HEAD'])).stdout.trim()]).toEqual(headsBefore);
 
-    // The repository holding the manifest owns a file of the wave: accepted as given.
-    const accepted = await runCli(['finalize-wave', implPath, '--wave', '1', '--repo-dir', repo.dir, '--dry-run'], { cwd: repo.dir, env: repo.env });
-    expect(accepted.code, accepted.stderr).toBe(0);
-    expect(accepted.stderr).not.toContain('E51:');
+    // Repositories owning files of the wave are accepted as given: the manifest's own, and
+    // `other`, whose directory name differs from its name in the config.
+    for (const given of [repo.dir, other]) {
+      const accepted = await runCli(['finalize-wave', implPath, '--wave', '1', '--repo-dir', given, '--dry-run'], { cwd: repo.dir, env: repo.env });
+      expect(accepted.code, accepted.stderr).toBe(0);
+      expect(accepted.stderr).not.toContain('E51:');
+    }
   });
 });

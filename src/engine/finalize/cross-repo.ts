@@ -51,13 +51,17 @@ export async function selectFinalizeRepo(options: SelectRepoOptions): Promise<Re
   }
   const ranked = [...owned.values()].sort((left, right) => right.files - left.files);
   const best = ranked[0];
-  if (best === undefined) return options.repoDir ? { repoDir: options.repoDir } : {};
+  // Every file in the manifest's own repository: nothing to choose.
+  if (best === undefined || (owned.size === 1 && best.name.toLowerCase() === homeName.toLowerCase())) return options.repoDir ? { repoDir: options.repoDir } : {};
   const anchor = home ?? path.dirname(options.implPath);
-  const bestPath = await resolveRepoRoot(options.manifest, best.name, anchor, path.dirname(options.implPath));
+  const locate = (name: string) => resolveRepoRoot(options.manifest, name, anchor, path.dirname(options.implPath));
+  const bestPath = await locate(best.name);
 
   if (options.repoDir !== undefined) {
+    // A repository owns files of the wave when its name or its location is one the rows name.
     const given = (await topLevel(options.repoDir, options.env)) ?? path.resolve(options.repoDir);
     if ((owned.get(path.basename(given).toLowerCase())?.files ?? 0) > 0) return { repoDir: options.repoDir };
+    for (const entry of ranked) if ((await locate(entry.name)) === given) return { repoDir: options.repoDir };
     throw new PolywaveError({
       code: 'D012_WRONG_REPO_DIR',
       message: `IMPL is cross-repo but --repo-dir ${options.repoDir} owns 0 files for wave ${options.wave} -- did you mean --repo-dir ${bestPath ?? best.name}? (E51: ${ranked.map((entry) => `${entry.name} owns ${entry.files}`).join(', ')})`,
