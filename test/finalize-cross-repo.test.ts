@@ -1,4 +1,5 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { prepareWave } from '../src/engine/prepare-wave.js';
@@ -15,6 +16,8 @@ import { createTestRepo, type TestRepo } from './support/git-repo.js';
 // explicit --repo-dir owning no file of the wave is refused before anything changes.
 
 const implRelative = 'docs/IMPL/IMPL-demo.yaml';
+/** The CLI runs with the developer's git config switched off (identities come from each repository). */
+const cliEnv = { GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: os.devNull };
 
 function implYaml(): string {
   const row = (file: string, agent: string, repo: string) => [`    - file: ${file}`, `      agent: ${agent}`, '      wave: 1', '      action: new', `      repo: ${repo}`];
@@ -89,7 +92,7 @@ async function crossRepoWave(): Promise<CrossRepo> {
     const commit = await git.commit({ message: `agent ${worktree.agent}`, noVerify: true });
     const report = await runCli(
       ['set-completion', implPath, '--agent', worktree.agent, '--status', 'complete', '--commit', commit, '--branch', worktree.branch, '--worktree', worktree.path, '--files-created', files.join(','), '--verification', 'PASS'],
-      { cwd: repo.dir, env: repo.env },
+      { cwd: repo.dir, env: cliEnv },
     );
     expect(report.code, report.stderr).toBe(0);
   }
@@ -103,7 +106,7 @@ async function mergesOn(git: Git): Promise<string[]> {
 describe('finalize-wave on a cross-repo wave (E51)', () => {
   it('without --repo-dir picks the repository owning the most files, logs it, and merges every agent in its own repository', async () => {
     const { repo, other, otherGit, implPath } = await crossRepoWave();
-    const result = await runCli(['finalize-wave', implPath, '--wave', '1'], { cwd: repo.dir, env: repo.env });
+    const result = await runCli(['finalize-wave', implPath, '--wave', '1'], { cwd: repo.dir, env: cliEnv });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toContain(`finalize-wave: E51: cross-repo wave 1: primary repository other (${other}) owns 4 of 6 file(s)`);
     const output = JSON.parse(result.stdout) as { success: boolean; cross_repo: boolean; merge_target: Record<string, string> };
@@ -122,7 +125,7 @@ describe('finalize-wave on a cross-repo wave (E51)', () => {
     await createGit(repo.root, { env: repo.env }).run(['init', '--quiet', '--initial-branch', 'main', stranger]);
     const manifestBefore = readFileSync(implPath, 'utf8');
     const headsBefore = [await repo.git.headCommit(), (await otherGit.run(['rev-parse', 'HEAD'])).stdout.trim()];
-    const result = await runCli(['finalize-wave', implPath, '--wave', '1', '--repo-dir', stranger], { cwd: repo.dir, env: repo.env });
+    const result = await runCli(['finalize-wave', implPath, '--wave', '1', '--repo-dir', stranger], { cwd: repo.dir, env: cliEnv });
     const error = expectCodedError(result, { exitCode: 1, code: 'D012_WRONG_REPO_DIR' });
     expect(error.message).toContain(`IMPL is cross-repo but --repo-dir ${stranger} owns 0 files for wave 1 -- did you mean --repo-dir ${other}?`);
     expect(readFileSync(implPath, 'utf8')).toBe(manifestBefore);
@@ -131,7 +134,7 @@ describe('finalize-wave on a cross-repo wave (E51)', () => {
     // Repositories owning files of the wave are accepted as given: the manifest's own, and
     // `other`, whose directory name differs from its name in the config.
     for (const given of [repo.dir, other]) {
-      const accepted = await runCli(['finalize-wave', implPath, '--wave', '1', '--repo-dir', given, '--dry-run'], { cwd: repo.dir, env: repo.env });
+      const accepted = await runCli(['finalize-wave', implPath, '--wave', '1', '--repo-dir', given, '--dry-run'], { cwd: repo.dir, env: cliEnv });
       expect(accepted.code, accepted.stderr).toBe(0);
       expect(accepted.stderr).not.toContain('E51:');
     }
