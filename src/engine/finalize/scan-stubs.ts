@@ -11,9 +11,6 @@ import type { FinalizeContext } from './context.js';
  */
 export const scanStubsStep: StepDefinition<FinalizeContext> = {
   name: 'scan-stubs',
-  // Informational E20 cannot stop the merge, so it runs alongside the steps after it (it reads
-  // the agents' tips, not a checkout); populate-integration-checklist waits for it.
-  background: (context) => !context.options.requireNoStubs && !context.dryRun,
   async run(context) {
     const hits: AgentStubHit[] = [];
     let scanned = 0;
