@@ -26,23 +26,6 @@ function cleanupRepo(context: FinalizeContext, repo: FinalizeRepo): Promise<Clea
   });
 }
 
-/** Cleans up each repository and records it in the result (`cleanup_result`, `recovery`). */
-async function collectCleanup(context: FinalizeContext): Promise<{ kept: string[]; removed: number; deleted: number }> {
-  const kept: string[] = [];
-  let removed = 0;
-  let deleted = 0;
-  for (const repo of context.repos) {
-    if (!context.agents.some((agent) => agent.repo === repo)) continue;
-    const result = await cleanupRepo(context, repo);
-    context.result.cleanup_result[repo.key] = result;
-    if (result.recovery.length > 0) context.result.recovery = [...new Set([...(context.result.recovery ?? []), ...result.recovery])];
-    removed += result.agents.filter((line) => line.worktree_removed).length;
-    deleted += result.agents.filter((line) => line.branch_deleted).length;
-    kept.push(...result.agents.filter((line) => line.kept).map((line) => `${line.agent}: ${line.kept}${line.recovery ? ` (recover: ${line.recovery})` : ''}`));
-  }
-  return { kept, removed, deleted };
-}
-
 /**
  * Step 6: each agent's worktree and branch go — only once the branch tip is proven reachable
  * from the target (E9). Never forced: a worktree with uncommitted changes, an unmerged branch or
@@ -53,7 +36,18 @@ export const cleanupStep: StepDefinition<FinalizeContext> = {
   name: 'cleanup',
   advisory: true,
   async run(context) {
-    const { kept, removed, deleted } = await collectCleanup(context);
+    const kept: string[] = [];
+    let removed = 0;
+    let deleted = 0;
+    for (const repo of context.repos) {
+      if (!context.agents.some((agent) => agent.repo === repo)) continue;
+      const result = await cleanupRepo(context, repo);
+      context.result.cleanup_result[repo.key] = result;
+      if (result.recovery.length > 0) context.result.recovery = [...new Set([...(context.result.recovery ?? []), ...result.recovery])];
+      removed += result.agents.filter((line) => line.worktree_removed).length;
+      deleted += result.agents.filter((line) => line.branch_deleted).length;
+      kept.push(...result.agents.filter((line) => line.kept).map((line) => `${line.agent}: ${line.kept}${line.recovery ? ` (recover: ${line.recovery})` : ''}`));
+    }
     if (context.dryRun) return { status: 'skipped', detail: `dry run: ${listForDetail(kept, 10) || 'nothing to clean'}`, data: context.result.cleanup_result };
     if (kept.length > 0) {
       return { status: 'warning', detail: `removed ${removed} worktree(s), deleted ${deleted} branch(es); kept: ${listForDetail(kept, 10)}`, data: context.result.cleanup_result };

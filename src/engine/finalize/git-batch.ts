@@ -1,4 +1,5 @@
 import type { Git } from '../../git/git-port.js';
+import { branchTips } from '../worktrees.js';
 
 /**
  * Batched git questions for finalize-wave: each answers for every agent of a wave with ONE git
@@ -98,15 +99,7 @@ export async function countCommitsBeyond(git: Git, base: string, tips: readonly 
 
 /** Local branches (of those named) whose tips are reachable from `target`, in one `for-each-ref --merged`. */
 export async function branchesMergedInto(git: Git, target: string, branches: readonly string[]): Promise<Set<string>> {
-  const merged = new Set<string>();
-  if (branches.length === 0) return merged;
-  const wanted = new Set(branches);
-  const { stdout } = await git.run(['for-each-ref', `--merged=${target}`, '--format=%(refname)', ...[...wanted].map((branch) => `refs/heads/${branch}`)]);
-  for (const line of stdout.split('\n')) {
-    const name = line.trim().replace(/^refs\/heads\//, '');
-    if (wanted.has(name)) merged.add(name);
-  }
-  return merged;
+  return new Set((await branchTips(git, branches, { mergedInto: target })).keys());
 }
 
 
