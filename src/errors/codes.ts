@@ -18,6 +18,8 @@ export const codes = {
   manifestInvalid: 'V001_MANIFEST_INVALID',
   lockTimeout: 'N094_MANIFEST_SAVE_FAILED',
   saveFailed: 'N094_MANIFEST_SAVE_FAILED',
+  /** The OS sandbox for agents cannot start (bubblewrap/socat/ripgrep missing, unsupported OS). */
+  sandboxUnavailable: 'SANDBOX_UNAVAILABLE',
   // Validation
   duplicateKey: 'E16_DUPLICATE_KEY',
   unknownKey: 'V013_UNKNOWN_KEY',

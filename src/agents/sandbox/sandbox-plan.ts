@@ -1,0 +1,146 @@
+/**
+ * What one sandboxed process may touch (DESIGN §3.1): the plan is data, built once per agent
+ * (or per gate) and handed to {@link wrapInSandbox} for every command. Paths are absolute.
+ */
+import os from 'node:os';
+import path from 'node:path';
+
+/** The boundary the OS enforces for one agent or gate. */
+export interface SandboxPlan {
+  /** Directories (or files) the process may write: the worktree, a private HOME and TMPDIR, caches. */
+  writable: string[];
+  /** Paths inside a writable one that stay read-only (the worktree's `.git` file, a main checkout's `.git` directory). */
+  readOnlyWithin: string[];
+  /** Paths that cannot be read at all (other worktrees, secrets). */
+  unreadable: string[];
+  /** Hosts the process may reach through the sandbox's proxy (`registry.npmjs.org`, `*.example.com`); empty = no network. */
+  allowedHosts: string[];
+}
+
+/** The `sandbox` section of polywave.config.json (see store/project-config.ts). */
+export interface SandboxSettings {
+  network?: { allow?: readonly string[] };
+  /** Extra writable directories (shared caches such as `~/.npm`), `~/` expanded with the user's home. */
+  writable?: readonly string[];
+}
+
+/** Files of the user's home an agent must never read (credentials of git hosts, clouds, registries). */
+export const homeSecrets: readonly string[] = Object.freeze([
+  '.ssh',
+  '.aws',
+  '.config/gcloud',
+  '.azure',
+  '.docker',
+  '.kube',
+  '.gnupg',
+  '.netrc',
+  '.git-credentials',
+  '.npmrc',
+  '.pypirc',
+  '.config/gh',
+  '.config/hub',
+  '.claude',
+  '.claude.json',
+  '.codex',
+  // sandbox-runtime makes this writable for every command unless a read rule names it
+  '.npm/_logs',
+]);
+
+function expandHome(entry: string, userHome: string): string {
+  if (entry === '~') return userHome;
+  if (entry.startsWith('~/')) return path.join(userHome, entry.slice(2));
+  return path.resolve(entry);
+}
+
+function unique(paths: Iterable<string>): string[] {
+  return [...new Set(paths)];
+}
+
+function isInside(child: string, parent: string): boolean {
+  const relative = path.relative(parent, child);
+  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
+}
+
+/** Input of {@link agentSandboxPlan}. */
+export interface AgentSandboxPlanInput {
+  /** The agent's working directory (its worktree, or the main checkout for solo/integration agents). */
+  root: string;
+  /** The agent's private HOME (language caches live under it). */
+  home: string;
+  /** The agent's private TMPDIR. */
+  tmp: string;
+  /** The repository's common git directory (`git rev-parse --git-common-dir`, absolute). */
+  gitCommonDir: string;
+  /** Every other linked worktree of the repository (not the main checkout, not `root`). */
+  otherWorktrees: readonly string[];
+  /** `sandbox` of polywave.config.json. */
+  config?: SandboxSettings;
+  /** The user's real home, for the secrets list (default: os.homedir()). */
+  userHome?: string;
+  /** The main checkout (default: the parent of `gitCommonDir`); its `.env*` files are unreadable. */
+  mainCheckout?: string;
+  /** `.env*` file names of the main checkout, already listed by the caller (absolute or relative to it). */
+  mainCheckoutEnvFiles?: readonly string[];
+  /** Extra paths inside `root` that stay read-only (e.g. the IMPL manifest when root is the main checkout). */
+  readOnly?: readonly string[];
+}
+
+/**
+ * The plan for an agent: writable = its root + private HOME + TMPDIR (+ `sandbox.writable`);
+ * read-only within: `<root>/.git` (and the common git dir when it lies inside root, i.e. an agent
+ * working in the main checkout); unreadable: every other worktree, the user's credentials and the
+ * main checkout's `.env*` files (unless they are the agent's own root); network: `sandbox.network.allow`.
+ */
+export function agentSandboxPlan(input: AgentSandboxPlanInput): SandboxPlan {
+  const userHome = input.userHome ?? os.homedir();
+  const root = path.resolve(input.root);
+  const mainCheckout = path.resolve(input.mainCheckout ?? path.dirname(input.gitCommonDir));
+  const writable = unique([root, path.resolve(input.home), path.resolve(input.tmp), ...(input.config?.writable ?? []).map((entry) => expandHome(entry, userHome))]);
+  const readOnlyWithin = unique([
+    path.join(root, '.git'),
+    ...(writable.some((entry) => isInside(path.resolve(input.gitCommonDir), entry)) ? [path.resolve(input.gitCommonDir)] : []),
+    ...(input.readOnly ?? []).map((entry) => path.resolve(root, entry)),
+  ]);
+  const envFiles = root === mainCheckout ? [] : (input.mainCheckoutEnvFiles ?? []).map((entry) => path.resolve(mainCheckout, entry));
+  const unreadable = unique([
+    ...input.otherWorktrees.map((entry) => path.resolve(entry)).filter((entry) => entry !== root && !isInside(root, entry)),
+    ...homeSecrets.map((entry) => path.join(userHome, entry)),
+    ...envFiles,
+  ]);
+  return { writable, readOnlyWithin, unreadable, allowedHosts: unique(input.config?.network?.allow ?? []) };
+}
+
+/** Input of {@link gatePlan}. */
+export interface GatePlanInput {
+  /** The directory the gate runs in (a worktree or the main checkout). */
+  directory: string;
+  /** A private TMPDIR for the gate. */
+  tmp: string;
+  /** The repository's common git directory, read-only when it lies inside `directory`. */
+  gitCommonDir?: string;
+  /** Build caches the gate may write (default: {@link defaultBuildCaches} of the user's home). */
+  caches?: readonly string[];
+  config?: SandboxSettings;
+  userHome?: string;
+}
+
+/** The user's build caches a gate may write: npm, pnpm, yarn, Go, Cargo, pip and the XDG cache. */
+export function defaultBuildCaches(userHome: string = os.homedir()): string[] {
+  return ['.npm', '.cache', '.cargo/registry', '.cargo/git', 'go/pkg/mod', '.local/share/pnpm', '.yarn', '.bun/install/cache', '.gradle/caches', '.m2/repository'].map((entry) =>
+    path.join(userHome, entry),
+  );
+}
+
+/**
+ * The plan for a quality gate: its directory, TMPDIR and the build caches writable, `<dir>/.git`
+ * (and the common git dir inside it) read-only, secrets unreadable, network = `sandbox.network.allow`.
+ */
+export function gatePlan(input: GatePlanInput): SandboxPlan {
+  const userHome = input.userHome ?? os.homedir();
+  const directory = path.resolve(input.directory);
+  const writable = unique([directory, path.resolve(input.tmp), ...(input.caches ?? defaultBuildCaches(userHome)), ...(input.config?.writable ?? []).map((entry) => expandHome(entry, userHome))]);
+  const gitCommonDir = input.gitCommonDir !== undefined ? path.resolve(input.gitCommonDir) : undefined;
+  const readOnlyWithin = unique([path.join(directory, '.git'), ...(gitCommonDir !== undefined && isInside(gitCommonDir, directory) ? [gitCommonDir] : [])]);
+  const unreadable = homeSecrets.map((entry) => path.join(userHome, entry));
+  return { writable, readOnlyWithin, unreadable, allowedHosts: unique(input.config?.network?.allow ?? []) };
+}

@@ -1,0 +1,92 @@
+/**
+ * Whether the OS sandbox can run here, asked once per process: the platform, the Linux packages
+ * sandbox-runtime needs (bubblewrap, socat, ripgrep), and a real probe (a command run inside the
+ * sandbox), because bubblewrap can be installed yet unable to create namespaces (containers,
+ * AppArmor user-namespace restrictions).
+ */
+import { spawn } from 'node:child_process';
+
+/** The answer of {@link sandboxStatus}. */
+export interface SandboxStatus {
+  available: boolean;
+  mechanism: 'bubblewrap' | 'seatbelt' | 'none';
+  /** Debian package names that are missing (bubblewrap, socat, ripgrep). */
+  missing: string[];
+  /** One line: what was found, or why it cannot run. */
+  detail: string;
+}
+
+/**
+ * `POLYWAVE_SANDBOX=off` makes {@link sandboxStatus} answer "unavailable" (tests of the refusal,
+ * the `--unsafe-no-sandbox` warning and the demo's notice on a machine that has bubblewrap).
+ */
+export const sandboxOverrideVariable = 'POLYWAVE_SANDBOX';
+
+/** Error texts of sandbox-runtime's dependency check → the Debian package that fixes them. */
+const packageOfError: ReadonlyArray<[RegExp, string]> = [
+  [/bubblewrap|bwrap/i, 'bubblewrap'],
+  [/socat/i, 'socat'],
+  [/ripgrep|\brg\b/i, 'ripgrep'],
+];
+
+const cache = new Map<string, Promise<SandboxStatus>>();
+
+/**
+ * Whether agents can run inside the OS sandbox. Cached per process (per value of the override).
+ * `env` defaults to the process environment; only {@link sandboxOverrideVariable} is read.
+ */
+export function sandboxStatus(options: { env?: Readonly<Record<string, string | undefined>> } = {}): Promise<SandboxStatus> {
+  const override = (options.env ?? process.env)[sandboxOverrideVariable]?.trim().toLowerCase() ?? '';
+  let answer = cache.get(override);
+  if (!answer) {
+    answer = probeSandbox(override);
+    cache.set(override, answer);
+  }
+  return answer;
+}
+
+async function probeSandbox(override: string): Promise<SandboxStatus> {
+  if (['off', '0', 'false', 'no', 'none', 'disabled'].includes(override)) {
+    return { available: false, mechanism: 'none', missing: [], detail: `disabled by ${sandboxOverrideVariable}=${override}` };
+  }
+  const mechanism = process.platform === 'linux' ? 'bubblewrap' : process.platform === 'darwin' ? 'seatbelt' : 'none';
+  if (mechanism === 'none') return { available: false, mechanism, missing: [], detail: `no OS sandbox for ${process.platform} (Linux: bubblewrap, macOS: Seatbelt)` };
+  let runtime: typeof import('@anthropic-ai/sandbox-runtime');
+  try {
+    runtime = await import('@anthropic-ai/sandbox-runtime');
+  } catch (error) {
+    return { available: false, mechanism: 'none', missing: [], detail: `@anthropic-ai/sandbox-runtime cannot load: ${error instanceof Error ? error.message : String(error)}` };
+  }
+  const manager = runtime.SandboxManager;
+  if (!manager.isSupportedPlatform()) return { available: false, mechanism: 'none', missing: [], detail: 'this platform is not supported by the sandbox (WSL1?)' };
+  const check = manager.checkDependencies();
+  if (check.errors.length > 0) {
+    const missing = [...new Set(check.errors.flatMap((error) => packageOfError.filter(([pattern]) => pattern.test(error)).map(([, name]) => name)))];
+    return { available: false, mechanism: 'none', missing, detail: check.errors.join('; ') };
+  }
+  try {
+    const { ensureSandboxManager } = await import('./sandbox-manager.js');
+    await ensureSandboxManager();
+    const { argv } = await manager.wrapWithSandboxArgv('exit 0', 'bash', { filesystem: { allowWrite: [], denyWrite: [], denyRead: [] }, network: { allowedDomains: [], deniedDomains: [] } });
+    const result = await runProbe(argv);
+    if (result.code !== 0) {
+      return { available: false, mechanism: 'none', missing: [], detail: `${mechanism} is installed but cannot start a sandbox here (exit ${result.code}): ${result.stderr.trim().split('\n')[0] ?? ''}` };
+    }
+  } catch (error) {
+    return { available: false, mechanism: 'none', missing: [], detail: `the sandbox failed to start: ${error instanceof Error ? error.message : String(error)}` };
+  }
+  const warnings = check.warnings.length > 0 ? ` (${check.warnings.join('; ')})` : '';
+  return { available: true, mechanism, missing: [], detail: `${mechanism} via @anthropic-ai/sandbox-runtime${warnings}` };
+}
+
+function runProbe(argv: string[]): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      if (stderr.length < 4096) stderr += chunk.toString('utf8');
+    });
+    child.on('error', (error) => resolve({ code: -1, stderr: error.message }));
+    child.on('close', (code) => resolve({ code, stderr }));
+  });
+}

@@ -1,0 +1,71 @@
+/**
+ * Wraps a shell command so that it runs inside the OS sandbox with a {@link SandboxPlan}: the
+ * result is a file, its arguments and the environment to spawn it with (the caller keeps its own
+ * process handling: process group, timeout, output cap).
+ */
+import { randomBytes } from 'node:crypto';
+import type { SandboxPlan } from './sandbox-plan.js';
+import { ensureSandboxManager } from './sandbox-manager.js';
+import { sandboxStatus } from './sandbox-status.js';
+import { sandboxUnavailableError } from './sandbox-unavailable-error.js';
+
+/** A command ready to spawn inside the sandbox. */
+export interface SandboxedCommand {
+  file: string;
+  args: string[];
+  env: Record<string, string>;
+  /**
+   * Forgets the command's network allow-list (registered with the host proxy under an unguessable
+   * id). Call it when the process has exited; calling it twice is harmless.
+   */
+  release(): void;
+}
+
+/** Options of {@link wrapInSandbox}. */
+export interface WrapInSandboxOptions {
+  /** Working directory the caller will spawn the result in. */
+  cwd: string;
+  /** The environment the command sees (the sandbox adds its proxy variables). */
+  env: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+/**
+ * Builds the sandboxed form of `command` (run by bash): writes outside `plan.writable` fail
+ * (read-only file system), `plan.readOnlyWithin` stays read-only, `plan.unreadable` cannot be read,
+ * the network is a separate namespace whose only way out is the host proxy allowing
+ * `plan.allowedHosts`, and the process tree dies with the sandbox (PID namespace).
+ * Throws SANDBOX_UNAVAILABLE when the sandbox cannot run here.
+ */
+export async function wrapInSandbox(plan: SandboxPlan, command: string, options: WrapInSandboxOptions): Promise<SandboxedCommand> {
+  const status = await sandboxStatus({ env: options.env });
+  if (!status.available) throw sandboxUnavailableError(status);
+  const manager = await ensureSandboxManager();
+  const commandId = randomBytes(18).toString('base64url');
+  let released = false;
+  const release = (): void => {
+    if (released) return;
+    released = true;
+    manager.unregisterCommandNetworkLists(commandId);
+  };
+  if (plan.allowedHosts.length > 0) manager.registerCommandNetworkLists(commandId, { allowedDomains: [...plan.allowedHosts] });
+  try {
+    const { argv } = await manager.wrapWithSandboxArgv(
+      command,
+      'bash',
+      {
+        filesystem: { allowWrite: [...plan.writable], denyWrite: [...plan.readOnlyWithin], denyRead: [...plan.unreadable] },
+        network: { allowedDomains: [], deniedDomains: [] },
+      },
+      options.signal,
+      options.cwd,
+      { commandId, commandText: command },
+    );
+    const [file, ...args] = argv;
+    if (file === undefined) throw new Error('sandbox-runtime returned an empty command');
+    return { file, args, env: { ...options.env }, release };
+  } catch (error) {
+    release();
+    throw error;
+  }
+}
