@@ -29,6 +29,9 @@ function addOption(command: Command, spec: OptionSpec): void {
   command.addOption(option);
 }
 
+/** Accepted by every command, like Go's persistent `--repo-dir` (a command's own `--repo-dir` says what it does with it). */
+const globalRepoDir: OptionSpec = { flags: '--repo-dir <dir>', description: 'repository root directory (default: current directory)' };
+
 /** Formats an error as the one line users see: `polywave: error[CODE]: message`. */
 export function formatErrorLine(error: PolywaveError): string {
   return `polywave: error[${error.code}]: ${error.message.split('\n')[0]}\n`;
@@ -41,6 +44,9 @@ function buildProgram(io: CommandIo, setResult: (result: CommandResult) => void)
     .version(readPackageVersion(), '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show help')
     .showSuggestionAfterError(true)
+    // Go's persistent root flag: `polywave --repo-dir D <cmd>` as well as `<cmd> --repo-dir D`.
+    .option(globalRepoDir.flags, globalRepoDir.description)
+    .enablePositionalOptions()
     .configureOutput({
       writeOut: (text) => io.stdout(text),
       writeErr: (text) => io.stderr(text),
@@ -61,13 +67,14 @@ function buildProgram(io: CommandIo, setResult: (result: CommandResult) => void)
       const command = program.command(spec.name).description(spec.summary).helpOption('-h, --help', 'show help for this command');
       for (const argument of spec.arguments ?? []) command.argument(argument);
       for (const option of spec.options ?? []) addOption(command, option);
+      if (!spec.options?.some((option) => option.flags.startsWith('--repo-dir'))) addOption(command, globalRepoDir);
       if (spec.help) command.addHelpText('after', `\n${spec.help}`);
       command.exitOverride();
       command.action(async (...actionArgs: unknown[]) => {
         const commandObject = actionArgs[actionArgs.length - 1] as Command;
         const positional = commandObject.args;
         const module = await spec.load();
-        setResult(await module.run(positional, commandObject.opts(), io));
+        setResult(await module.run(positional, { ...program.opts(), ...commandObject.opts() }, io));
       });
     }
   }
