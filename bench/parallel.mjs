@@ -7,120 +7,15 @@
 //
 //   npm run bench:parallel
 //   BENCH_AGENTS=8 BENCH_AGENT_MS=2000 npm run bench:parallel
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawn, spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-
-const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
-const { runWave } = await import(path.join(root, 'dist/orchestrator/run-wave.js'));
-const { EventBus } = await import(path.join(root, 'dist/engine/events.js'));
+import { spawn } from 'node:child_process';
+import { agentIds, benchEnv as env, fileOf, measureScriptWave, sh, testOf } from './support/script-wave.mjs';
 
 const count = Number(process.env.BENCH_AGENTS ?? 16);
 const agentMs = Number(process.env.BENCH_AGENT_MS ?? 2000);
-const env = {
-  ...process.env,
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_CONFIG_GLOBAL: os.devNull,
-  GIT_AUTHOR_NAME: 'bench',
-  GIT_AUTHOR_EMAIL: 'bench@polywave.invalid',
-  GIT_COMMITTER_NAME: 'bench',
-  GIT_COMMITTER_EMAIL: 'bench@polywave.invalid',
-};
-
-function agentIds(total) {
-  const ids = [];
-  for (let generation = 1; ids.length < total; generation += 1) {
-    for (let letter = 0; letter < 26 && ids.length < total; letter += 1) ids.push(`${String.fromCharCode(65 + letter)}${generation === 1 ? '' : generation}`);
-  }
-  return ids;
-}
-
-function sh(script, cwd) {
-  const result = spawnSync('sh', ['-c', script], { cwd, env, encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`${script}\n${result.stderr}`);
-  return result.stdout;
-}
-
-async function measure(agentCount) {
-  const ids = agentIds(agentCount);
-  const fileOf = (id) => `src/agent-${id}/main.ts`;
-  const testOf = (id) => `src/agent-${id}/main.test.ts`;
-  const directory = mkdtempSync(path.join(os.tmpdir(), 'polywave-bench-parallel-'));
-  const repo = path.join(directory, 'repo');
-  mkdirSync(path.join(repo, 'docs', 'IMPL'), { recursive: true });
-  sh('git init -q -b main', repo);
-  writeFileSync(path.join(repo, 'README.md'), '# bench\n');
-  writeFileSync(
-    path.join(repo, 'docs', 'IMPL', 'IMPL-bench.yaml'),
-    [
-      'title: Parallel bench',
-      'feature_slug: bench',
-      'verdict: SUITABLE',
-      'state: WAVE_PENDING',
-      'file_ownership:',
-      ...ids.flatMap((id) => [fileOf(id), testOf(id)].flatMap((file) => [`    - file: ${file}`, `      agent: ${id}`, '      wave: 1', '      action: new'])),
-      'interface_contracts:',
-      '    - name: Api',
-      '      definition: "export interface Api { run(): void }"',
-      '      location: src/api.ts',
-      'waves:',
-      '    - number: 1',
-      '      agents:',
-      ...ids.flatMap((id) => [`        - id: ${id}`, `          task: Implement ${fileOf(id)} with a test.`, '          files:', `            - ${fileOf(id)}`, `            - ${testOf(id)}`]),
-      '',
-    ].join('\n'),
-  );
-  sh('git add -A && git commit -qm initial', repo);
-  const scriptPath = path.join(directory, 'agents.yaml');
-  writeFileSync(
-    scriptPath,
-    [
-      'version: 1',
-      'agents:',
-      ...ids.flatMap((id) => [
-        `  ${id}:`,
-        '    steps:',
-        // A fixed-length agent: its tool calls (two writes, a commit, the report) and then thinking
-        // time until 2 s after its start — so the wave's wall time minus 2 s is the orchestration.
-        `      - write: { path: ${fileOf(id)}, content: "export const value = 1;\\n" }`,
-        `      - write: { path: ${testOf(id)}, content: "import { value } from './main';\\n" }`,
-        `      - commit: "feat(${id}): value"`,
-        '      - report: { status: complete, verification: PASS }',
-        `      - sleep_until_ms: ${agentMs}`,
-      ]),
-      '',
-    ].join('\n'),
-  );
-
-  const bus = new EventBus();
-  const marks = { launches: [], ends: [] };
-  let startAt = 0;
-  bus.subscribe((event) => {
-    if (event.type === 'agent-launch') marks.launches.push(performance.now());
-    if (event.type === 'agent-end') marks.ends.push(performance.now());
-    if (event.type === 'wave-run-start') startAt = performance.now();
-  });
-  const begin = performance.now();
-  const result = await runWave({ implPath: path.join(repo, 'docs', 'IMPL', 'IMPL-bench.yaml'), wave: 1, model: `script:${scriptPath}`, concurrency: agentCount, env, events: bus, skipCritic: true });
-  const total = performance.now() - begin;
-  if (!result.success) {
-    console.error(JSON.stringify({ blocked: result.blocked, failed: result.finalize?.failed_step }, null, 2));
-    process.exit(1);
-  }
-  let hook;
-  try {
-    hook = readFileSync(path.join(repo, '.git', 'hooks', 'pre-commit'), 'utf8');
-  } catch {
-    hook = undefined;
-  }
-  rmSync(directory, { recursive: true, force: true });
-  const firstLaunch = Math.min(...marks.launches);
-  const lastEnd = Math.max(...marks.ends);
-  return { total, firstLaunch, lastEnd, begin, startAt, marks, result, hook, agentsPhase: lastEnd - firstLaunch };
-
-}
+const measure = (agentCount) => measureScriptWave(agentCount, { agentMs });
 
 /**
  * The floor: what 16 agents that commit and get checked must cost on this machine even without
@@ -130,8 +25,6 @@ async function measure(agentCount) {
  */
 async function measureFloor(agentCount, hookSource) {
   const ids = agentIds(agentCount);
-  const fileOf = (id) => `src/agent-${id}/main.ts`;
-  const testOf = (id) => `src/agent-${id}/main.test.ts`;
   const dir = mkdtempSync(path.join(os.tmpdir(), 'polywave-bench-floor-'));
   const repoDir = path.join(dir, 'repo');
   mkdirSync(repoDir, { recursive: true });
