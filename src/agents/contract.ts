@@ -9,6 +9,8 @@
  * {@link AgentRunRequest.reportCompletion} (the same locked writer as `polywave set-completion`).
  */
 import type { Jail } from './jail/types.js';
+import type { SandboxPlan } from './sandbox/sandbox-plan.js';
+import type { ToolExecutor } from './sandbox/tool-executor.js';
 
 export const agentSpecVersion = 'polywave-agent/v1' as const;
 export type AgentSpecVersion = typeof agentSpecVersion;
@@ -138,6 +140,15 @@ export interface AgentRunRequest {
   hasCompletionReport?: () => Promise<boolean>;
   /** JSON Schema of a structured final answer (scout manifest, critic verdict) where the backend supports it. */
   outputSchema?: Record<string, unknown>;
+  /**
+   * The OS sandbox every process of the agent must run in (DESIGN §3.1): its worktree, private
+   * HOME/TMPDIR writable, `.git` read-only, other worktrees and secrets unreadable, the network
+   * allow-list. Absent only when the sandbox is unavailable and the run was allowed without it
+   * (script agents, or `unsafeNoSandbox`): then the jail's static checks are the only confinement.
+   */
+  sandbox?: SandboxPlan;
+  /** The agent's file-tool executor inside {@link sandbox} (our own tool loops); the runner stops it. */
+  toolExecutor?: ToolExecutor;
 }
 
 /** How a run ended. `finished` = the agent stopped on its own (its report says whether it succeeded). */

@@ -4,10 +4,22 @@
  * process handling: process group, timeout, output cap).
  */
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import type { SandboxPlan } from './sandbox-plan.js';
 import { ensureSandboxManager } from './sandbox-manager.js';
 import { sandboxStatus } from './sandbox-status.js';
 import { sandboxUnavailableError } from './sandbox-unavailable-error.js';
+
+/**
+ * sandbox-runtime's own temp directories: it points TMPDIR there and keeps them writable for every
+ * command of every sandbox, a channel between agents when the directory exists on the host.
+ */
+const runtimeSharedTemp = ['/tmp/claude', '/private/tmp/claude'];
+
+/** Single-quotes `value` for bash. */
+export function shellQuote(value: string): string {
+  return `'${value.replace(/'/g, `'\\''`)}'`;
+}
 
 /** A command ready to spawn inside the sandbox. */
 export interface SandboxedCommand {
@@ -49,12 +61,16 @@ export async function wrapInSandbox(plan: SandboxPlan, command: string, options:
     manager.unregisterCommandNetworkLists(commandId);
   };
   if (plan.allowedHosts.length > 0) manager.registerCommandNetworkLists(commandId, { allowedDomains: [...plan.allowedHosts] });
+  // sandbox-runtime sets TMPDIR to its shared /tmp/claude; the plan's private TMPDIR wins.
+  const tmpdir = options.env.TMPDIR;
+  const inner = tmpdir !== undefined && tmpdir !== '' ? `export TMPDIR=${shellQuote(tmpdir)}; ${command}` : command;
+  const sharedTemp = runtimeSharedTemp.filter((entry) => existsSync(entry));
   try {
     const { argv } = await manager.wrapWithSandboxArgv(
-      command,
+      inner,
       'bash',
       {
-        filesystem: { allowWrite: [...plan.writable], denyWrite: [...plan.readOnlyWithin], denyRead: [...plan.unreadable] },
+        filesystem: { allowWrite: [...plan.writable], denyWrite: [...plan.readOnlyWithin, ...sharedTemp], denyRead: [...plan.unreadable] },
         network: { allowedDomains: [], deniedDomains: [] },
       },
       options.signal,

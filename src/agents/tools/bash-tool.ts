@@ -2,10 +2,17 @@
  * bash: checked by the jail before it runs, run in its own process group with cwd = root and a
  * timeout, audited with git after it runs (a change outside ownership or a moved branch is
  * reported to the model as an error with a denial — the files are not reverted).
+ *
+ * With a sandbox plan in the context the command runs inside the OS sandbox (sandbox/): writes
+ * outside the plan fail with a read-only file system, the network is the plan's allow-list, and
+ * every process the command started dies with it (a PID namespace: `set -m`, `setsid`, `nohup`,
+ * double forks and `disown` included). Refusals the sandbox caused are reported as denials.
  */
 import { spawn } from 'node:child_process';
 import { z } from 'zod';
 import { createGit } from '../../git/git-cli.js';
+import { gitCommitHint, isGitWriteRefusal, sandboxDenialsIn } from '../sandbox/sandbox-denials.js';
+import { wrapInSandbox } from '../sandbox/wrap-in-sandbox.js';
 import { denialResult, defineTool, errorMessage, errorResult } from './shared.js';
 import type { AgentTool, ToolResult } from './types.js';
 
@@ -75,14 +82,14 @@ class Capture {
   }
 }
 
-function runBash(command: string, options: { cwd: string; env: Record<string, string>; timeoutMs: number; signal: AbortSignal }): Promise<RunResult> {
+function runBash(spawnSpec: { file: string; args: string[] }, options: { cwd: string; env: Record<string, string>; timeoutMs: number; signal: AbortSignal }): Promise<RunResult> {
   return new Promise((resolve) => {
     const capture = new Capture(maxCapturedBytes / 2);
     let timedOut = false;
     let aborted = false;
     let settled = false;
     let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-    const child = spawn('bash', ['-c', command], { cwd: options.cwd, env: options.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(spawnSpec.file, spawnSpec.args, { cwd: options.cwd, env: options.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     const killGroup = (signal: NodeJS.Signals) => {
       if (child.pid === undefined) return;
       try {
@@ -150,7 +157,7 @@ export const bashTool: AgentTool = defineTool<z.infer<typeof bashInput>>({
     'Run a bash command in the worktree (cwd = worktree root). Stay inside the worktree: no cd outside, no ~ or $HOME paths, no git checkout/switch/stash/push/reset --hard. Output is cut to the output limit; the exit status is appended.',
   inputSchema: bashInput,
   async execute(input, context): Promise<ToolResult> {
-    const decision = context.jail.checkBash(input.command);
+    const decision = await context.jail.checkBash(input.command);
     if (!decision.allowed) return denialResult('bash', decision, input.command);
     const root = context.jail.root;
     const git = createGit(root, { env: context.env });
@@ -166,7 +173,24 @@ export const bashTool: AgentTool = defineTool<z.infer<typeof bashInput>>({
       headBefore = undefined;
     }
     const timeoutMs = Math.max(1, Math.min(input.timeout_ms ?? context.toolTimeoutMs, context.toolTimeoutMs));
-    const run = await runBash(input.command, { cwd: root, env: bashEnvironment(context.env), timeoutMs, signal: context.signal });
+    const env = bashEnvironment(context.env);
+    let spawnSpec = { file: 'bash', args: ['-c', input.command] };
+    let release = (): void => {};
+    if (context.sandbox) {
+      try {
+        const wrapped = await wrapInSandbox(context.sandbox, input.command, { cwd: root, env, signal: context.signal });
+        spawnSpec = { file: wrapped.file, args: wrapped.args };
+        release = wrapped.release;
+      } catch (error) {
+        return errorResult(`cannot start the sandbox for this command: ${errorMessage(error)}`);
+      }
+    }
+    let run: RunResult;
+    try {
+      run = await runBash(spawnSpec, { cwd: root, env, timeoutMs, signal: context.signal });
+    } finally {
+      release();
+    }
     if (run.spawnError !== undefined) return errorResult(`cannot run bash: ${run.spawnError}`);
     let output = run.output;
     if (output !== '' && !output.endsWith('\n')) output += '\n';
@@ -175,12 +199,18 @@ export const bashTool: AgentTool = defineTool<z.infer<typeof bashInput>>({
     else if (run.exitCode !== null) output += `[exit status ${run.exitCode}]`;
     else output += `[killed by ${run.signal ?? 'a signal'}]`;
     const failed = run.timedOut || run.aborted || run.exitCode !== 0;
+    const sandboxDenials = context.sandbox ? sandboxDenialsIn(run.output) : [];
+    if (context.sandbox && isGitWriteRefusal(input.command, run.output)) output += `\n${gitCommitHint}`;
 
     const audit = await context.jail.audit(headBefore !== undefined ? { baseCommit: headBefore } : {});
     const violations = audit.violations.filter(
       (violation) => violation.code === 'JAIL_BRANCH_MOVED' || (violation.code === 'JAIL_UNOWNED_CHANGE' && !(violation.path !== undefined && dirtyBefore.has(violation.path))),
     );
-    if (violations.length === 0) return { output, isError: failed };
+    if (violations.length === 0) {
+      const sandboxDenial = sandboxDenials[0];
+      if (sandboxDenial === undefined) return { output, isError: failed };
+      return { output, isError: true, denial: { tool: 'bash', code: sandboxDenial.code, reason: sandboxDenials.map((denial) => denial.reason).join(' '), target: input.command } };
+    }
     const warnings = violations.map((violation) => `WARNING (${violation.code}): ${violation.reason}`);
     output += `\n${warnings.join('\n')}\nThese changes were NOT reverted. Undo them (restore files you do not own, return to your branch) before you continue.`;
     const first = violations[0]!;

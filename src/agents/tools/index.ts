@@ -90,8 +90,8 @@ export async function runToolCall(tool: AgentTool, rawInput: unknown, context: T
 
 /**
  * The context and observer every tool call of one agent run uses (ai-sdk and script backends):
- * the request's jail, environment, signal, limits, branch and report writer; events, journal
- * and denials go to the run.
+ * the request's jail, environment, signal, limits, branch, report writer and sandbox (plan and
+ * tool executor); events, journal and denials go to the run.
  */
 export function toolRunContext(request: AgentRunRequest, onEvent: (event: AgentEvent) => void, denials: ToolDenial[]): { context: ToolContext; observer: ToolCallObserver } {
   const context: ToolContext = {
@@ -102,6 +102,8 @@ export function toolRunContext(request: AgentRunRequest, onEvent: (event: AgentE
     maxToolOutputBytes: request.limits.maxToolOutputBytes,
     ...(request.branch !== undefined ? { branch: request.branch } : {}),
     ...(request.reportCompletion ? { reportCompletion: request.reportCompletion } : {}),
+    ...(request.sandbox ? { sandbox: request.sandbox } : {}),
+    ...(request.toolExecutor ? { toolExecutor: request.toolExecutor } : {}),
   };
   return { context, observer: { ...(request.recorder ? { recorder: request.recorder } : {}), onEvent, denials } };
 }

@@ -7,6 +7,8 @@
 import type { z } from 'zod';
 import type { AgentEvent, AgentRunRequest, ToolCallRecorder, ToolDenial } from '../contract.js';
 import type { Jail } from '../jail/types.js';
+import type { SandboxPlan } from '../sandbox/sandbox-plan.js';
+import type { ToolExecutor } from '../sandbox/tool-executor.js';
 
 export type AgentToolName = 'read_file' | 'write_file' | 'edit_file' | 'list_dir' | 'glob' | 'grep' | 'bash' | 'git_commit' | 'set_completion';
 
@@ -28,6 +30,13 @@ export interface ToolContext {
   /** Branch git_commit must commit on (when set). */
   branch?: string;
   reportCompletion?: AgentRunRequest['reportCompletion'];
+  /** The OS sandbox bash commands run in (absent: unsandboxed, the jail's static checks only). */
+  sandbox?: SandboxPlan;
+  /**
+   * The per-agent executor inside the sandbox that does the file tools' reads and writes (no
+   * check-then-open race). Absent: the file tools work in-process (O_NOFOLLOW on the last component).
+   */
+  toolExecutor?: ToolExecutor;
 }
 
 export interface AgentTool<Input = Record<string, unknown>> {
