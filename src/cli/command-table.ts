@@ -14,6 +14,7 @@ export const commandTable: CommandSpec[] = [
     arguments: ['<impl>'],
     options: [
       { flags: '--fix', description: 'auto-fix gate type and action aliases (comments and every protocol field kept)' },
+      { flags: '--solver', description: 'also recompute wave assignments from the dependencies (SOLVER_WAVE_MISMATCH, SOLVER_CYCLE, SOLVER_MISSING_DEP, SOLVER_OVER_SEQUENCED)' },
       { flags: '--repo-dir <dir>', description: 'check file existence (E16_FILE_NOT_FOUND) and LOC budget against this repository' },
       { flags: '--wave <n>', description: 'restrict per-wave checks (LOC budget) to wave N', integer: true },
     ],
@@ -288,9 +289,10 @@ export const commandTable: CommandSpec[] = [
     arguments: ['<impl>'],
     options: [
       { flags: '--wave <n>', description: 'wave number (default: the first incomplete wave)', integer: true },
+      { flags: '--fix', description: 'apply validate --fix first (gate types, action aliases; comments kept)' },
       { flags: '--repo-dir <dir>', description: 'primary repository root' },
     ],
-    help: 'Prints {ready, wave, validation{valid,error_count,errors,warning_count,warnings}, e35_gaps{passed,gaps}, checks[{name,status,message}]}; exit 1 when not ready.',
+    help: 'Prints {ready, wave, validation{valid,error_count,errors,warning_count,warnings,fixed?}, e35_gaps{passed,gaps}, checks[{name,status,message}], pending?}.\nChecks a later protocol step satisfies — the E37 critic before REVIEWED, pending E22 scaffolds — are `pending` (ready stays false) and do not fail the command: it runs at every Scout completion.\nExit: 0 no check failed, 1 a check failed or the manifest is invalid, 2 bad input.',
     load: () => import('./commands/pre-wave-validate.js'),
   },
   {
@@ -536,6 +538,7 @@ export const commandTable: CommandSpec[] = [
     arguments: ['<impl>'],
     options: [
       { flags: '--wave <n>', description: 'wave number', integer: true, required: true },
+      { flags: '--wiring', description: 'run the E35 wiring declaration check (the default)' },
       { flags: '--no-wiring', description: 'skip the E35 wiring declaration check' },
       { flags: '--merge-target <branch>', description: 'branch the wave merges into' },
       { flags: '--repo-dir <dir>', description: 'primary repository root' },
@@ -547,14 +550,16 @@ export const commandTable: CommandSpec[] = [
     name: 'cleanup',
     group: 'State & reports',
     summary: "remove a wave's worktrees and branches once their tips are in the target (E9); never forced, lost work gets a recovery command",
-    arguments: ['<impl>'],
+    arguments: ['[impl]'],
     options: [
-      { flags: '--wave <n>', description: 'wave number', integer: true, required: true },
+      { flags: '--wave <n>', description: 'wave number (with <impl>)', integer: true },
+      { flags: '--slug <slug>', description: 'no manifest: remove the stale worktrees of this IMPL slug (as cleanup-stale --slug)' },
+      { flags: '--all-stale', description: 'no manifest: remove the stale worktrees of every IMPL (as cleanup-stale --all)' },
       { flags: '--merge-target <branch>', description: 'branch the wave merged into (default: the current branch)' },
       { flags: '--force', description: 'accepted for compatibility; polywave never force-removes uncommitted work' },
       { flags: '--repo-dir <dir>', description: 'primary repository root' },
     ],
-    help: 'Prints {wave, agents[{agent, worktree_removed, branch_deleted, kept?, recovery?}], recovery[], kept, success}; exit 1 when something was kept. Stale worktrees of any wave: cleanup-stale.',
+    help: 'Prints {wave, agents[{agent, worktree_removed, branch_deleted, kept?, recovery?}], recovery[], kept, success}; exit 1 when something was kept.\nWith --slug/--all-stale: {detected, cleaned[], skipped[], errors[]} like cleanup-stale (dirty or unmerged worktrees are never removed).',
     load: () => import('./commands/cleanup.js'),
   },
   {

@@ -1,4 +1,5 @@
 import { cleanupWaveWorktrees } from '../../engine/finalize-wave.js';
+import { PolywaveError } from '../../errors/polywave-error.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { finalizeOptionsFrom } from './finalize-wave.js';
 
@@ -9,9 +10,19 @@ import { finalizeOptionsFrom } from './finalize-wave.js';
  * `git branch recover-<id> <sha>` command. `--force` is accepted for compatibility and changes
  * nothing: polywave never force-removes work. Prints `{wave, agents[{agent, worktree_removed,
  * branch_deleted, kept?, recovery?}], recovery[], …}`; exit 1 when something was kept.
- * (Stale worktrees of any wave: `cleanup-stale`.)
+ *
+ * `cleanup --slug S` / `cleanup --all-stale` (no manifest): the E4a stale-worktree cleanup of
+ * `cleanup-stale --slug S` / `cleanup-stale --all` (Go's `cleanup` spelling of it).
  */
 export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  const slug = typeof options.slug === 'string' && options.slug.trim() !== '' ? options.slug.trim() : undefined;
+  if (slug !== undefined || options.allStale === true) {
+    if (slug !== undefined && options.allStale === true) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: 'use either --slug <slug> or --all-stale, not both' });
+    if (args.length > 0 || options.wave !== undefined) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: '--slug/--all-stale clean stale worktrees without a manifest: drop <impl> and --wave' });
+    const stale = await import('./cleanup-stale.js');
+    return stale.run([], { ...(slug ? { slug } : { all: true }), force: options.force === true, ...(typeof options.repoDir === 'string' ? { repoDir: options.repoDir } : {}) }, io);
+  }
+  if (args.length === 0) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: 'cleanup needs <impl> --wave N (or --slug <slug> / --all-stale for stale worktrees)' });
   const outcome = await cleanupWaveWorktrees(finalizeOptionsFrom('cleanup', args, { ...options, jsonOnly: true }, io));
   printJson(io, outcome.result ?? { wave: options.wave, agents: [], steps: outcome.steps });
   return outcome.success ? 0 : 1;

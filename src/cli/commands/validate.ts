@@ -3,13 +3,14 @@ import path from 'node:path';
 import type { Finding } from '../../errors/finding.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { isMarkdownImplDoc, lintImplDoc } from '../../protocol/markdown/index.js';
-import { planImplFixes } from '../../protocol/fix-impl.js';
 import { summarizeFindings, validateImpl } from '../../protocol/validate-impl.js';
-import { editImpl, loadImpl } from '../../store/manifest-file.js';
+import { solverFindings } from '../../protocol/wave-solver.js';
+import { loadImpl } from '../../store/manifest-file.js';
 import { readTextFile } from '../../store/read-text.js';
 import { repoFileFacts } from '../../store/repo-facts.js';
 import { resolveManifestPath } from '../../store/resolve-path.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
+import { applyImplFixes } from './impl-fixes.js';
 import { requireContent } from './shared.js';
 
 function repoFacts(repoDir: string) {
@@ -21,7 +22,7 @@ function repoFacts(repoDir: string) {
 }
 
 /**
- * `validate <impl> [--fix] [--repo-dir DIR] [--wave N]` — E16 (+E16A–D), I1–I6, MR01/MR02, …
+ * `validate <impl> [--fix] [--solver] [--repo-dir DIR] [--wave N]` — E16 (+E16A–D), I1–I6, MR01/MR02, …
  * Prints `{valid, error_count, errors, warning_count, warnings, fixed}`; exit 0 valid, 1 invalid,
  * 2 when the file is not readable YAML (coded one-line error with line and column).
  */
@@ -42,11 +43,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   let fixed = 0;
   const fixes: string[] = [];
   if (options.fix) {
-    const outcome = await editImpl(filePath, (parsed) => {
-      if (!parsed.manifest) return { edits: [], outcome: { fixed: 0, descriptions: [] as string[] } };
-      const plan = planImplFixes(parsed.manifest);
-      return { edits: plan.edits.map(({ path: editPath, value }) => ({ path: editPath, value })), outcome: { fixed: plan.fixed, descriptions: plan.edits.map((edit) => edit.description) } };
-    });
+    const outcome = await applyImplFixes(filePath);
     fixed = outcome.fixed;
     fixes.push(...outcome.descriptions);
   }
@@ -63,6 +60,8 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
         ...(typeof options.wave === 'number' ? { wave: options.wave } : {}),
       }),
     );
+    // --solver: wave assignments recomputed from the dependencies (Go's SOLVER_* findings).
+    if (options.solver) findings.push(...solverFindings(parsed.manifest));
   }
   const summary = summarizeFindings(findings);
   printJson(io, { ...summary, fixed, ...(fixes.length > 0 ? { fixes } : {}) });
