@@ -1,0 +1,110 @@
+// bench:cli — the price of one CLI call, as hooks pay it on every write: `validate`,
+// `check-completion`, `scan-stubs` and `list-impls`, ours (`node bin/polywave.js …`) and the Go
+// reference binary on the same input, interleaved run by run (A B, then B A, …) so that the noise
+// of a shared machine falls on both. Prints median and p95 wall time per command, the ratio of the
+// medians (ours / Go) per command and overall (geometric mean of the four), and the floor: an empty
+// `node` start. Without the Go binary it prints our numbers only.
+//
+//   BENCH_RUNS=N (default 21)   POLYWAVE_GO_TOOLS=path (default ../shared/tools/polywave-tools-go)
+//   POLYWAVE_CORPUS=dir (default ../shared/corpus)
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+const corpus = process.env.POLYWAVE_CORPUS ?? path.resolve(root, '..', 'shared', 'corpus');
+const goBinary = process.env.POLYWAVE_GO_TOOLS ?? path.resolve(root, '..', 'shared', 'tools', 'polywave-tools-go');
+const runs = Number(process.env.BENCH_RUNS ?? 21);
+const implDir = path.join(corpus, 'polywave-go', 'IMPL');
+const largest = path.join(implDir, 'complete', 'IMPL-engine-review-fixes.yaml');
+if (!existsSync(largest)) {
+  console.log(`bench:cli skipped: corpus manifest ${largest} not found`);
+  process.exit(0);
+}
+const haveGo = existsSync(goBinary);
+
+// scan-stubs input: a fixed set of files with E20 hits (TODO/FIXME, which both tools report the
+// same way), given as paths relative to their directory, written once.
+const scratch = mkdtempSync(path.join(tmpdir(), 'polywave-bench-cli-'));
+const stubFiles = [];
+for (let index = 0; index < 8; index += 1) {
+  const file = path.join(scratch, `file${index}.ts`);
+  const lines = [];
+  for (let line = 0; line < 200; line += 1) {
+    lines.push(line % 50 === 7 ? `  // TODO: finish step ${line}` : line % 61 === 3 ? `  // FIXME: check ${line}` : `  const value${line} = compute(${line});`);
+  }
+  writeFileSync(file, `export function work${index}() {\n${lines.join('\n')}\n}\n`);
+  stubFiles.push(path.basename(file));
+}
+
+const cases = [
+  { name: 'validate', args: ['validate', largest] },
+  { name: 'check-completion', args: ['check-completion', largest, '--agent', 'L'] },
+  { name: 'scan-stubs', args: ['scan-stubs', ...stubFiles], cwd: scratch },
+  { name: 'list-impls', args: ['list-impls', '--dir', implDir] },
+];
+// Not in the overall ratio: the same command over the whole archive (143 manifests in one call).
+const extraCases = [{ name: 'list-impls --include-complete', args: ['list-impls', '--dir', implDir, '--include-complete'] }];
+
+const ours = ({ args, cwd }) => ({ command: process.execPath, args: [path.join(root, 'bin', 'polywave.js'), ...args], cwd });
+const go = ({ args, cwd }) => ({ command: goBinary, args, cwd });
+
+function runOnce({ command, args, cwd }) {
+  const start = performance.now();
+  const result = spawnSync(command, args, { encoding: 'utf8', cwd: cwd ?? root, maxBuffer: 64 * 1024 * 1024 });
+  const ms = performance.now() - start;
+  if (result.error) throw result.error;
+  return { ms, code: result.status, stdout: result.stdout };
+}
+
+function quantile(values, q) {
+  const sorted = [...values].sort((left, right) => left - right);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
+}
+
+function measure(testCase) {
+  const samples = { ours: [], go: [] };
+  const codes = { ours: new Set(), go: new Set() };
+  let sameOutput = true;
+  // One untimed warm-up each (file cache), then interleaved runs, alternating who goes first.
+  const warmOurs = runOnce(ours(testCase));
+  const warmGo = haveGo ? runOnce(go(testCase)) : undefined;
+  if (warmGo && warmGo.stdout !== warmOurs.stdout) sameOutput = false;
+  for (let run = 0; run < runs; run += 1) {
+    const order = haveGo ? (run % 2 === 0 ? ['ours', 'go'] : ['go', 'ours']) : ['ours'];
+    for (const who of order) {
+      const result = runOnce(who === 'ours' ? ours(testCase) : go(testCase));
+      samples[who].push(result.ms);
+      codes[who].add(result.code);
+    }
+  }
+  return { samples, codes, sameOutput };
+}
+
+const floor = [];
+for (let run = 0; run < runs; run += 1) floor.push(runOnce({ command: process.execPath, args: ['-e', '0'] }).ms);
+
+const format = (ms) => `${ms.toFixed(1).padStart(7)} ms`;
+console.log(`bench:cli — ${runs} interleaved runs per command; node ${process.version}; Go binary: ${haveGo ? goBinary : 'absent (ours only)'}`);
+console.log(`floor: node -e 0  median ${format(quantile(floor, 0.5))}  p95 ${format(quantile(floor, 0.95))}`);
+console.log('command                         ours median      p95 |   Go median      p95 | ratio  exit ours/Go  same stdout');
+const ratios = [];
+for (const testCase of [...cases, ...extraCases]) {
+  const { samples, codes, sameOutput } = measure(testCase);
+  const oursMedian = quantile(samples.ours, 0.5);
+  const columns = [testCase.name.padEnd(30), format(oursMedian), format(quantile(samples.ours, 0.95))];
+  if (haveGo) {
+    const goMedian = quantile(samples.go, 0.5);
+    const ratio = oursMedian / goMedian;
+    if (cases.includes(testCase)) ratios.push(ratio);
+    columns.push('|', format(goMedian), format(quantile(samples.go, 0.95)), '|', `${ratio.toFixed(2)}×`.padStart(6), `  ${[...codes.ours].join(',')}/${[...codes.go].join(',')}`.padEnd(13), sameOutput ? 'yes' : 'no');
+  }
+  console.log(columns.join(' '));
+}
+if (haveGo) {
+  const overall = Math.exp(ratios.reduce((sum, ratio) => sum + Math.log(ratio), 0) / ratios.length);
+  console.log(`overall (geometric mean of the four ratios): ${overall.toFixed(2)}× (target <= 2)`);
+}
+rmSync(scratch, { recursive: true, force: true });
