@@ -146,6 +146,39 @@ const allowed: string[] = [
   'npm exec -- vitest run',
   'echo x > src/owned.ts && git add src/owned.ts',
   'make CC=gcc',
+  // git configuration that runs nothing (the false positive of the hand-written checker)
+  'git -c user.name=x commit -m msg',
+  'git -c user.name="A B" -c user.email=a@b.c commit -m "msg"',
+  'git -c color.ui=never status',
+  'git -c k=v status',
+  'git -c core.quotepath=off diff --stat',
+  'git --no-pager -c log.showSignature=false log -1',
+  // forms the hand-written lexer refused as "not supported" and the parser now checks
+  'eval "ls"', // eval with literal arguments is re-parsed (was refused outright)
+  'eval ls src',
+  'eval "cd src" && cat ../README.md', // eval runs in this shell: its cd is tracked
+  'function f { ls; }', // function bodies are walked (were refused outright)
+  'f() { ls src; }; f',
+  'a=(1 2)', // array assignments are checked (were refused outright)
+  'declare -a files=(src/a.ts src/b.ts); echo "${files[@]}"',
+  'for ((i = 0; i < 3; i++)); do echo $i; done', // C-style for loops (were refused)
+  'echo ${x:-$(date)}', // a substitution inside ${…} is walked (was refused)
+  'echo "$(echo ")")"',
+  'echo $(case x in a) echo a;; *) echo b;; esac)',
+  'echo $"translated"',
+  'select x in a b; do break; done',
+  'until false; do break; done',
+  '[ -f src/a.ts ] && [[ -n "$X" || ! -d src ]]',
+  'echo {a..c} src/{a,b}.ts',
+  'cat <<EOF | grep x\nhello\nEOF',
+  "cat > src/owned.ts <<'EOF' && npm test\nexport const x = `${a}`;\nEOF",
+  "git commit -m \"$(cat <<'EOF'\nSubject\n\nBody with $HOME and ../x\nEOF\n)\"",
+  'while read -r line; do echo "$line"; done < src/a.ts',
+  'ls | while read -r f; do wc -l "$f"; done',
+  'x=$((1 + 2)) && echo "$x" &',
+  'diff <(git show HEAD:src/a.ts) src/a.ts',
+  '! grep -q foo src/a.ts',
+  'git status 2>&1 >/dev/null src', // bash: git status src
 ];
 
 const denied: Array<[string, JailCode?]> = [
@@ -213,7 +246,6 @@ const denied: Array<[string, JailCode?]> = [
   ['echo x > .git/hooks/pre-commit', 'JAIL_GIT_INTERNALS'],
   ['cd .git && echo x > config', 'JAIL_GIT_INTERNALS'],
   ['ls .g*', 'JAIL_GIT_INTERNALS'],
-  ['eval "ls"', 'JAIL_BASH_UNSAFE'],
   ['sudo ls', 'JAIL_BASH_UNSAFE'],
   ['su -c ls', 'JAIL_BASH_UNSAFE'],
   ['chroot / ls', 'JAIL_BASH_UNSAFE'],
@@ -307,7 +339,6 @@ const denied: Array<[string, JailCode?]> = [
   ['env -C / ls', 'JAIL_BASH_UNSAFE'],
   ['for i in 1 2; do cd src; done', 'JAIL_BASH_UNSAFE'],
   ['f() { cd /; }; f', 'JAIL_BASH_UNSAFE'],
-  ['function f { ls; }', 'JAIL_BASH_UNSAFE'],
   ["trap 'rm -rf x' EXIT", 'JAIL_BASH_UNSAFE'],
   [`awk 'BEGIN{system("ls")}'`, 'JAIL_BASH_UNSAFE'],
   [`awk '{print > "/tmp/x"}' src/a.ts`, 'JAIL_BASH_UNSAFE'],
@@ -341,13 +372,16 @@ const denied: Array<[string, JailCode?]> = [
   ['echo x > "$(mktemp)"', 'JAIL_BASH_UNSAFE'],
   ['cp src/a.ts $(mktemp -d)', 'JAIL_BASH_UNSAFE'],
   ['ln -s "$(pwd)" x', 'JAIL_BASH_UNSAFE'],
-  ['a=(1 2)', 'JAIL_BASH_UNSAFE'],
   ['echo ok )', 'JAIL_BASH_UNSAFE'],
   ['cat /proc/self/environ', 'JAIL_BASH_ESCAPE'],
   [`echo ${'x'.repeat(100_001)}`, 'JAIL_BASH_UNSAFE'],
   ['{eval,ls}', 'JAIL_BASH_UNSAFE'],
-  ['((cd .. && touch x) )', 'JAIL_BASH_ESCAPE'], // nested subshells, not arithmetic
-  ['echo $((cd .. && touch x) )', 'JAIL_BASH_ESCAPE'],
+  // bash reads "((" as nested subshells when it cannot be arithmetic; neither parser follows
+  // that (mvdan/sh: "not valid bash"), so these are refused as unparsable (were JAIL_BASH_ESCAPE)
+  ['((cd .. && touch x) )', 'JAIL_BASH_UNSAFE'],
+  ['echo $((cd .. && touch x) )', 'JAIL_BASH_UNSAFE'],
+  ['( (cd .. && touch x) )', 'JAIL_BASH_ESCAPE'],
+  ['echo $( (cd .. && touch x) )', 'JAIL_BASH_ESCAPE'],
   ['((x = $(cd ..; echo 1)))', 'JAIL_BASH_ESCAPE'],
   ['gi? push', 'JAIL_BASH_UNSAFE'],
   ['git reset HEAD {--hard,x}', 'JAIL_BASH_FORBIDDEN_GIT'],
@@ -375,18 +409,76 @@ const denied: Array<[string, JailCode?]> = [
   ['>src/b.ts', 'JAIL_NOT_OWNED'],
   ['git config --file ../x --get a.b', 'JAIL_BASH_ESCAPE'],
   ['git add src/*.ts', 'JAIL_NOT_OWNED'],
+  // git configuration that runs programs or points git elsewhere
+  ['git -c core.hooksPath=/x commit -m x', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git -c Core.HooksPath=/x commit -m x', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git -c core.fsmonitor=./x status', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git -c core.sshCommand=x status', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git -c alias.st=!sh status', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git -c user.name=x -c alias.x=!id x', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git -c core.pager=./x log', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git -c include.path=../x status', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git -c includeIf.onbranch:x.path=../x status', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git -c diff.x.textconv=./x diff', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git -c filter.x.clean=./x add src/a.ts', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git -c credential.helper=./x status', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git -c gpg.program=./x commit -m x', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git -c core.worktree=.. status', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git -c', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git --config-env=core.hooksPath=X commit -m x', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git -c "$X" status', 'JAIL_BASH_UNSAFE'],
+  ['GIT_CONFIG_PARAMETERS="\'core.hooksPath\'=\'/x\'" git commit -m x', 'JAIL_BASH_FORBIDDEN_GIT'],
+  // eval, functions and arrays are walked now: what they run is checked
+  ['eval "cd /; touch pwned"', 'JAIL_BASH_ESCAPE'],
+  ['eval git stash', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['eval "$CMD"', 'JAIL_BASH_UNSAFE'],
+  ["eval 'cd src'; cat ../../x", 'JAIL_BASH_ESCAPE'],
+  ['f() { git stash; }', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['f() { cd src; }; f; cat ../x', 'JAIL_BASH_UNSAFE'],
+  ['cd src && f() { cat ../README.md; } && cd .. && f', 'JAIL_BASH_ESCAPE'], // a body may run from any directory seen
+  ['f() (cat /etc/passwd)', 'JAIL_BASH_ESCAPE'],
+  ['a=(src/a.ts /etc/passwd)', 'JAIL_BASH_ESCAPE'],
+  ['declare -a a=(~/x)', 'JAIL_BASH_ESCAPE'],
+  ['for ((i = 0; i < $(cd ..; echo 3); i++)); do :; done', 'JAIL_BASH_ESCAPE'],
+  ['for ((HOME = 0; HOME < 1; HOME++)); do :; done', 'JAIL_BASH_ESCAPE'],
+  ['echo ${x:-$(git stash)}', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['echo $(case x in a) git stash;; esac)', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['[[ -f /etc/passwd ]]', 'JAIL_BASH_ESCAPE'],
+  ['[ -f ../x ]', 'JAIL_BASH_ESCAPE'],
+  ['select x in /etc/*; do break; done', 'JAIL_BASH_ESCAPE'],
+  ['x=$(( $(git stash) + 1 ))', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['diff <(cat /etc/passwd) src/a.ts', 'JAIL_BASH_ESCAPE'],
+  ['! cd ..', 'JAIL_BASH_ESCAPE'],
+  ['cd src & cat ../README.md', 'JAIL_BASH_ESCAPE'], // a background cd may not have run
+  // words tree-sitter hangs on a redirection are the command's words in bash
+  ['git > /dev/null push', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['> /dev/null git push', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['git 2>&1 >/dev/null stash', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['cat $"/etc/passwd"', 'JAIL_BASH_ESCAPE'],
+  // here-documents followed by more of the command line
+  ['cat <<EOF && cd ..\nx\nEOF', 'JAIL_BASH_ESCAPE'],
+  ['cat <<EOF | python3\nprint(1)\nEOF', 'JAIL_BASH_UNSAFE'],
+  ['cat <<EOF | cat && cd ..\nx\nEOF', 'JAIL_BASH_UNSAFE'],
+  ['cat <<EOF | tee ../x\nx\nEOF', 'JAIL_BASH_ESCAPE'],
+  ["cat <<'EOF' | sh\ncd /\nEOF", 'JAIL_BASH_UNSAFE'],
+  ['cat <<EOF\n${x:-$(cd ..)}\nEOF', 'JAIL_BASH_ESCAPE'],
+  // not valid bash, or a form the parser does not follow
+  ['fi; echo ok )', 'JAIL_BASH_UNSAFE'],
+  ['a && && b', 'JAIL_BASH_UNSAFE'],
+  ['cat <<EOF; cd ..\nhi\nEOF', 'JAIL_BASH_UNSAFE'],
+  ["bash -c 'echo \"unterminated'", 'JAIL_BASH_UNSAFE'],
 ];
 
 describe('checkBashCommand: allowed', () => {
-  it.each(allowed)('%s', (command) => {
-    const decision = check(command);
+  it.each(allowed)('%s', async (command) => {
+    const decision = await check(command);
     expect(decision, JSON.stringify(decision)).toEqual({ allowed: true });
   });
 });
 
 describe('checkBashCommand: denied', () => {
-  it.each(denied)('%s', (command, code) => {
-    const decision = check(command);
+  it.each(denied)('%s', async (command, code) => {
+    const decision = await check(command);
     expect(decision.allowed, `${command} should be denied`).toBe(false);
     if (decision.allowed) return;
     if (code !== undefined) expect(decision.code, decision.reason).toBe(code);
@@ -397,43 +489,76 @@ describe('checkBashCommand: denied', () => {
 });
 
 describe('checkBashCommand: options', () => {
-  it('a read-only role may read but not write', () => {
-    expect(check('cat src/a.ts && ls', { readOnly: true })).toEqual({ allowed: true });
-    expect(check('npm test > /dev/null', { readOnly: true })).toEqual({ allowed: true });
-    expect(check('echo x > src/a.ts', { readOnly: true })).toMatchObject({ allowed: false, code: 'JAIL_READ_ONLY' });
-    expect(check('git commit -m x', { readOnly: true })).toMatchObject({ allowed: false, code: 'JAIL_READ_ONLY' });
-    expect(check('rm src/a.ts', { readOnly: true })).toMatchObject({ allowed: false, code: 'JAIL_READ_ONLY' });
+  it('a read-only role may read but not write', async () => {
+    expect(await check('cat src/a.ts && ls', { readOnly: true })).toEqual({ allowed: true });
+    expect(await check('npm test > /dev/null', { readOnly: true })).toEqual({ allowed: true });
+    expect(await check('echo x > src/a.ts', { readOnly: true })).toMatchObject({ allowed: false, code: 'JAIL_READ_ONLY' });
+    expect(await check('git commit -m x', { readOnly: true })).toMatchObject({ allowed: false, code: 'JAIL_READ_ONLY' });
+    expect(await check('rm src/a.ts', { readOnly: true })).toMatchObject({ allowed: false, code: 'JAIL_READ_ONLY' });
   });
 
-  it('readable paths outside the root may be read by reading commands, never written', () => {
+  it('readable paths outside the root may be read by reading commands, never written', async () => {
     const manifest = path.join(mainCheckout, 'docs', 'IMPL', 'IMPL-demo.yaml');
     const extra = { readablePaths: [manifest] };
-    expect(check(`cat ${manifest}`, extra)).toEqual({ allowed: true });
-    expect(check(`grep title ${manifest}`, extra)).toEqual({ allowed: true });
-    expect(check(`echo x >> ${manifest}`, extra)).toMatchObject({ allowed: false, code: 'JAIL_BASH_ESCAPE' });
-    expect(check(`sed -i s/a/b/ ${manifest}`, extra)).toMatchObject({ allowed: false, code: 'JAIL_BASH_ESCAPE' });
-    expect(check(`cp ${manifest} src/a.ts`, extra)).toMatchObject({ allowed: false, code: 'JAIL_BASH_ESCAPE' });
-    expect(check(`cat ${manifest}`)).toMatchObject({ allowed: false, code: 'JAIL_BASH_ESCAPE' });
+    expect(await check(`cat ${manifest}`, extra)).toEqual({ allowed: true });
+    expect(await check(`grep title ${manifest}`, extra)).toEqual({ allowed: true });
+    expect(await check(`echo x >> ${manifest}`, extra)).toMatchObject({ allowed: false, code: 'JAIL_BASH_ESCAPE' });
+    expect(await check(`sed -i s/a/b/ ${manifest}`, extra)).toMatchObject({ allowed: false, code: 'JAIL_BASH_ESCAPE' });
+    expect(await check(`cp ${manifest} src/a.ts`, extra)).toMatchObject({ allowed: false, code: 'JAIL_BASH_ESCAPE' });
+    expect(await check(`cat ${manifest}`)).toMatchObject({ allowed: false, code: 'JAIL_BASH_ESCAPE' });
   });
 
-  it('without the file-system hooks the checks are lexical only', () => {
-    expect(checkBashCommand('cat out-link/secret', { root })).toEqual({ allowed: true });
-    expect(checkBashCommand('echo x > src/b.ts', { root })).toEqual({ allowed: true });
-    expect(checkBashCommand('cat ../x', { root })).toMatchObject({ allowed: false, code: 'JAIL_BASH_ESCAPE' });
+  it('without the file-system hooks the checks are lexical only', async () => {
+    expect(await checkBashCommand('cat out-link/secret', { root })).toEqual({ allowed: true });
+    expect(await checkBashCommand('echo x > src/b.ts', { root })).toEqual({ allowed: true });
+    expect(await checkBashCommand('cat ../x', { root })).toMatchObject({ allowed: false, code: 'JAIL_BASH_ESCAPE' });
   });
 
-  it('names the command and the rule in the reason', () => {
-    const decision = check('cd /');
+  it('names the command and the rule in the reason', async () => {
+    const decision = await check('cd /');
     expect(decision).toMatchObject({ allowed: false });
     if (!decision.allowed) expect(decision.reason).toBe(`bash: the absolute path "/" in "cd /" is outside the worktree root ${root} (worktree isolation E4/E43).`);
-    const stash = check('git stash');
+    const stash = await check('git stash');
     if (!stash.allowed) expect(stash.reason).toBe('bash: "git stash" is forbidden for agents: it hides work outside the agent branch (worktree isolation E4/E43).');
   });
 
-  it('refuses a relative root and never throws', () => {
-    expect(checkBashCommand('ls', { root: 'relative' })).toMatchObject({ allowed: false, code: 'JAIL_BASH_UNSAFE' });
-    expect(check('((((((((((((((((((((((((x))))))))))))))))))))))))')).toBeDefined();
-    expect(check('$('.repeat(40) + ')'.repeat(40))).toMatchObject({ allowed: false, code: 'JAIL_BASH_UNSAFE' });
-    expect(check('echo {a,b}{c,d}{e,f}{g,h}{i,j}{k,l}{m,n}{o,p}{q,r}')).toMatchObject({ allowed: false, code: 'JAIL_BASH_UNSAFE' });
+  it('says why an unparsable command is refused: not valid bash (mvdan/sh), or a form the parser does not follow', async () => {
+    const invalid = await check("echo 'unterminated");
+    expect(invalid).toEqual({
+      allowed: false,
+      code: 'JAIL_BASH_UNSAFE',
+      reason: "bash: the command is not valid bash (line 1, column 6: reached EOF without closing quote `'`), so it was refused (fail closed).",
+    });
+    const nested = await check(`bash -c 'echo "unterminated'`);
+    expect(nested).toMatchObject({ allowed: false, code: 'JAIL_BASH_UNSAFE' });
+    if (!nested.allowed) expect(nested.reason).toMatch(/^bash: the command string of "bash -c 'echo "unterminated'" is not valid bash \(line 1, column 6: /);
+    // valid bash (mvdan/sh parses it) that tree-sitter-bash does not follow
+    const unfollowed = await check('cat <<EOF; cd ..\nhi\nEOF');
+    expect(unfollowed).toMatchObject({ allowed: false, code: 'JAIL_BASH_UNSAFE' });
+    if (!unfollowed.allowed) expect(unfollowed.reason).toMatch(/^bash: the command is valid bash in a form the checker's parser does not follow \(line 1, column \d+, near ".*"\); write it more simply/);
+  });
+
+  it('git -c: names the refused configuration key', async () => {
+    expect(await check('git -c core.hooksPath=/x commit -m x')).toEqual({
+      allowed: false,
+      code: 'JAIL_BASH_FORBIDDEN_GIT',
+      reason: 'bash: "git -c core.hooksPath" is forbidden for agents: this configuration can run programs or point git at other files, hooks or repositories (worktree isolation E4/E43).',
+    });
+    // the checks after the global options still apply
+    expect(await check('git -c user.name=x push')).toMatchObject({ allowed: false, code: 'JAIL_BASH_FORBIDDEN_GIT' });
+    expect(await check('git -c user.name=x add src/b.ts')).toMatchObject({ allowed: false, code: 'JAIL_NOT_OWNED' });
+  });
+
+  it('labels a command with a here-document by its first line', async () => {
+    const decision = await check('cat <<EOF > /tmp/x\nhello\nEOF');
+    expect(decision).toMatchObject({ allowed: false, code: 'JAIL_BASH_ESCAPE' });
+    if (!decision.allowed) expect(decision.reason).toBe(`bash: the absolute path "/tmp/x" in "cat <<EOF > /tmp/x EOF" is outside the worktree root ${root} (worktree isolation E4/E43).`);
+  });
+
+  it('refuses a relative root and never throws', async () => {
+    expect(await checkBashCommand('ls', { root: 'relative' })).toMatchObject({ allowed: false, code: 'JAIL_BASH_UNSAFE' });
+    expect(await check('((((((((((((((((((((((((x))))))))))))))))))))))))')).toBeDefined();
+    expect(await check('$('.repeat(40) + ')'.repeat(40))).toMatchObject({ allowed: false, code: 'JAIL_BASH_UNSAFE' });
+    expect(await check('echo {a,b}{c,d}{e,f}{g,h}{i,j}{k,l}{m,n}{o,p}{q,r}')).toMatchObject({ allowed: false, code: 'JAIL_BASH_UNSAFE' });
   });
 });

@@ -1,27 +1,31 @@
 /**
- * The static bash checker of the worktree jail (fails closed).
+ * The static bash check of the worktree jail: a fast usability filter that refuses, before
+ * anything runs and with a clear reason, what an agent must not do from its worktree. It is not
+ * the boundary — the OS sandbox is; programs a command starts (npm scripts, a script file, a
+ * compiled binary) are not inspected, and the jail's post-command audit backstops the worktree.
  *
- * `checkBashCommand` tokenizes a command with a small shell-aware lexer (quotes, escapes, ANSI-C
- * strings, `;` `&&` `||` `|` newlines, `$(…)`, backticks, `<(…)`, subshells, here-documents,
- * brace expansion, `case`, loops) and walks every simple command — including the ones inside
- * command substitutions and `bash -c '…'` strings — before anything runs:
+ * `checkBashCommand` parses the command with a real bash parser (tree-sitter-bash, see
+ * bash-parser.ts; a tree with a syntax error is refused) and walks the syntax tree: every
+ * statement in every nesting (lists, pipelines, subshells, `{ …; }`, if/while/for/case bodies,
+ * function bodies, `$(…)`, backticks, `<(…)`, here-documents, arithmetic) and the command strings
+ * of `bash -c '…'`, `eval '…'`, `watch '…'`, re-parsed. Only literal words are evaluated:
  *
  * - the effective directory is tracked through `cd`/`pushd`/`popd` as a SET of possible
  *   directories (a `cd` may fail), with `&&`/`||` semantics; any possible directory outside the
- *   root is an escape;
+ *   root is an escape; `cd` inside a loop or a function body is refused (not trackable);
  * - every argument is treated as a path unless the command is known to take data there (grep
  *   patterns, sed scripts, commit messages): absolute paths outside the root, `..` that leaves
  *   it, `~`, `$HOME`-like variables and variables/substitutions inside paths are refused;
  *   symbolic links are followed through the optional `resolvePath` hook;
  * - writes (redirections, `tee`, `touch`, `rm`, `mv`, `cp`, `ln`, `sed -i`, `git add/rm/…`) are
  *   checked against the ownership policy through the optional `checkWritePath` hook;
- * - dangerous commands (eval, sudo, exec, source, …) and git commands that leave the agent's
- *   branch or repository are refused.
- *
- * It is a static check: programs the command starts (npm scripts, a script file, a compiled
- * binary) are not inspected. The jail's post-command audit is the backstop for the worktree.
+ * - dangerous commands (sudo, exec, source, …), git commands that leave the agent's branch or
+ *   repository, and git configuration that runs programs (`-c core.hooksPath=…`) are refused;
+ * - what cannot be decided statically (a computed command name, a path built from a
+ *   substitution, a `cd` in a loop) is refused as JAIL_BASH_UNSAFE (fail closed).
  */
 import path from 'node:path';
+import { diagnoseWithMvdanSh, findSyntaxError, loadBashParser, type BashNode, type BashParser } from './bash-parser.js';
 import type { JailCode, JailDecision } from './types.js';
 
 const posix = path.posix;
@@ -61,8 +65,20 @@ class Denied extends Error {
   }
 }
 
-/** The lexer could not make sense of the command: refused as JAIL_BASH_UNSAFE. */
+/** The command cannot be checked (too large, too deep, not trackable): refused as JAIL_BASH_UNSAFE. */
 class ParseFailure extends Error {}
+
+/** The parser found a syntax error in `source` (the command, or a nested command string). */
+class SyntaxFailure extends Error {
+  constructor(
+    readonly source: string,
+    /** "the command", or `the command string of "bash -c …"` */
+    readonly subject: string,
+    readonly location: { line: number; column: number; near: string; missing: boolean },
+  ) {
+    super(`syntax error in ${subject}`);
+  }
+}
 
 const escape = (message: string) => new Denied('JAIL_BASH_ESCAPE', `bash: ${message} (${isolation}).`);
 const unsafe = (message: string) => new Denied('JAIL_BASH_UNSAFE', `bash: ${message}, so the command was refused (fail closed).`);
@@ -70,452 +86,24 @@ const gitInternals = (message: string) => new Denied('JAIL_GIT_INTERNALS', `bash
 const forbiddenGit = (command: string, why: string) =>
   new Denied('JAIL_BASH_FORBIDDEN_GIT', `bash: "${command}" is forbidden for agents: ${why} (${isolation}).`);
 
+const maximumNesting = 16;
+
 // ---------------------------------------------------------------------------------------------
-// Lexer
+// Words: what a word of the syntax tree evaluates to, as far as it is literal
 // ---------------------------------------------------------------------------------------------
 
 type Part =
   | { kind: 'lit'; text: string; quoted: boolean }
-  | { kind: 'param'; name: string; raw: string }
-  | { kind: 'cmdsub'; tokens: Token[] }
-  | { kind: 'arith'; raw: string }
-  | { kind: 'procsub'; tokens: Token[] };
+  /** `$x`, `${…}`: `substitutions` are the `$(…)`/`<(…)` inside a `${…}` (checked as subshells). */
+  | { kind: 'param'; name: string; raw: string; substitutions: BashNode[] }
+  | { kind: 'cmdsub'; node: BashNode }
+  | { kind: 'arith'; raw: string; node: BashNode }
+  | { kind: 'procsub'; node: BashNode };
 
 interface Word {
   parts: Part[];
   /** Source text (for messages). */
   text: string;
-}
-
-interface RedirToken {
-  type: 'redir';
-  op: string;
-  fd: string | undefined;
-  target: Word;
-  /** Here-document body (expansions parsed unless the delimiter was quoted). */
-  body?: Part[];
-}
-
-type Token = { type: 'word'; word: Word } | { type: 'op'; op: string } | RedirToken | { type: 'arith-cmd'; raw: string };
-
-const metaCharacters = new Set([' ', '\t', '\n', ';', '&', '|', '(', ')', '<', '>']);
-const redirectionOperators = ['&>>', '&>', '<<<', '<<-', '<<', '<>', '<&', '>&', '>>', '>|', '<', '>'];
-/** Reserved words after which a command starts. */
-const commandLeadingWords = new Set(['if', 'then', 'elif', 'else', 'do', 'while', 'until', '{', '!', 'time']);
-const maximumNesting = 16;
-
-class Lexer {
-  pos = 0;
-  private readonly pendingHeredocs: Array<{ token: RedirToken; delimiter: string; stripTabs: boolean; quoted: boolean }> = [];
-
-  constructor(
-    private readonly src: string,
-    private readonly nesting: number,
-  ) {
-    if (nesting > maximumNesting) throw new ParseFailure('commands are nested too deeply');
-  }
-
-  /** Tokens up to the end (or up to the `)` closing a `$(` / `<(` when `closer`). */
-  lexList(closer: boolean): Token[] {
-    const src = this.src;
-    const tokens: Token[] = [];
-    let parenDepth = 0;
-    const caseParens: number[] = [];
-    let commandStart = true;
-    for (;;) {
-      this.skipBlanks();
-      if (this.pos >= src.length) {
-        if (closer) throw new ParseFailure('a "$(" or "(" is not closed');
-        if (this.pendingHeredocs.length > 0) throw new ParseFailure('a here-document is not terminated');
-        return tokens;
-      }
-      const c = src[this.pos]!;
-      if (c === '#') {
-        while (this.pos < src.length && src[this.pos] !== '\n') this.pos += 1;
-        continue;
-      }
-      if (c === '\n') {
-        this.pos += 1;
-        tokens.push({ type: 'op', op: '\n' });
-        this.readHeredocBodies();
-        commandStart = true;
-        continue;
-      }
-      if (commandStart && src.startsWith('((', this.pos)) {
-        const raw = this.tryArithmetic(this.pos + 2);
-        if (raw !== undefined) {
-          tokens.push({ type: 'arith-cmd', raw });
-          commandStart = false;
-          continue;
-        }
-        // `((cmd) )`: bash runs nested subshells — lexed as two "(".
-      }
-      if ((c === '<' || c === '>') && src[this.pos + 1] === '(') {
-        this.pos += 2;
-        const inner = this.lexList(true);
-        tokens.push({ type: 'word', word: { parts: [{ kind: 'procsub', tokens: inner }], text: `${c}(…)` } });
-        commandStart = false;
-        continue;
-      }
-      const three = src.slice(this.pos, this.pos + 3);
-      const two = src.slice(this.pos, this.pos + 2);
-      if (three === ';;&') {
-        this.pos += 3;
-        tokens.push({ type: 'op', op: three });
-        commandStart = true;
-        continue;
-      }
-      if (two === ';;' || two === ';&' || two === '&&' || two === '||' || two === '|&') {
-        this.pos += 2;
-        tokens.push({ type: 'op', op: two });
-        commandStart = true;
-        continue;
-      }
-      const redirection = redirectionOperators.find((op) => src.startsWith(op, this.pos));
-      if (redirection !== undefined) {
-        this.pos += redirection.length;
-        tokens.push(this.readRedirection(redirection, undefined));
-        continue;
-      }
-      if (c === ';' || c === '&' || c === '|') {
-        this.pos += 1;
-        tokens.push({ type: 'op', op: c });
-        commandStart = true;
-        continue;
-      }
-      if (c === '(') {
-        this.pos += 1;
-        parenDepth += 1;
-        tokens.push({ type: 'op', op: '(' });
-        commandStart = true;
-        continue;
-      }
-      if (c === ')') {
-        this.pos += 1;
-        if (caseParens.length > 0 && caseParens[caseParens.length - 1] === parenDepth) {
-          tokens.push({ type: 'op', op: 'case)' });
-          commandStart = true;
-          continue;
-        }
-        if (parenDepth > 0) {
-          parenDepth -= 1;
-          tokens.push({ type: 'op', op: ')' });
-          commandStart = false;
-          continue;
-        }
-        if (closer) return tokens;
-        throw new ParseFailure('a ")" has no matching "("');
-      }
-      const word = this.readWord();
-      const literal = literalOf(word);
-      if (literal !== undefined && /^\d+$/.test(literal) && (src[this.pos] === '<' || src[this.pos] === '>') && src[this.pos + 1] !== '(') {
-        const op = redirectionOperators.find((candidate) => src.startsWith(candidate, this.pos))!;
-        this.pos += op.length;
-        tokens.push(this.readRedirection(op, literal));
-        continue;
-      }
-      tokens.push({ type: 'word', word });
-      if (commandStart && literal === 'case') caseParens.push(parenDepth);
-      else if (commandStart && literal === 'esac' && caseParens[caseParens.length - 1] === parenDepth) caseParens.pop();
-      commandStart = literal !== undefined && commandLeadingWords.has(literal);
-    }
-  }
-
-  private skipBlanks(): void {
-    const src = this.src;
-    for (;;) {
-      const c = src[this.pos];
-      if (c === ' ' || c === '\t' || c === '\r') this.pos += 1;
-      else if (c === '\\' && src[this.pos + 1] === '\n') this.pos += 2;
-      else return;
-    }
-  }
-
-  private readRedirection(op: string, fd: string | undefined): RedirToken {
-    this.skipBlanks();
-    if (this.pos >= this.src.length || metaCharacters.has(this.src[this.pos]!)) throw new ParseFailure(`the redirection "${op}" has no target`);
-    const target = this.readWord();
-    const token: RedirToken = { type: 'redir', op, fd, target };
-    if (op === '<<' || op === '<<-') {
-      const delimiter = target.parts.map((part) => (part.kind === 'lit' ? part.text : part.kind === 'param' ? part.raw : '')).join('');
-      const quoted = target.parts.some((part) => part.kind === 'lit' && part.quoted);
-      this.pendingHeredocs.push({ token, delimiter, stripTabs: op === '<<-', quoted });
-    }
-    return token;
-  }
-
-  private readHeredocBodies(): void {
-    const src = this.src;
-    for (const heredoc of this.pendingHeredocs.splice(0)) {
-      const lines: string[] = [];
-      let found = false;
-      while (this.pos < src.length) {
-        const newline = src.indexOf('\n', this.pos);
-        const end = newline < 0 ? src.length : newline;
-        const line = src.slice(this.pos, end);
-        this.pos = newline < 0 ? src.length : newline + 1;
-        if ((heredoc.stripTabs ? line.replace(/^\t+/, '') : line) === heredoc.delimiter) {
-          found = true;
-          break;
-        }
-        lines.push(line);
-      }
-      if (!found) throw new ParseFailure(`the here-document "${heredoc.delimiter}" is not terminated`);
-      const body = lines.join('\n');
-      heredoc.token.body = heredoc.quoted ? [{ kind: 'lit', text: body, quoted: true }] : new Lexer(body, this.nesting + 1).readDoubleQuoted(false);
-    }
-  }
-
-  private readWord(): Word {
-    const src = this.src;
-    const start = this.pos;
-    const parts: Part[] = [];
-    const addLiteral = (text: string, quoted: boolean) => {
-      const last = parts[parts.length - 1];
-      if (last?.kind === 'lit' && last.quoted === quoted) last.text += text;
-      else parts.push({ kind: 'lit', text, quoted });
-    };
-    while (this.pos < src.length) {
-      const c = src[this.pos]!;
-      if (metaCharacters.has(c)) break;
-      if (c === '\\') {
-        const next = src[this.pos + 1];
-        if (next === '\n') {
-          this.pos += 2;
-          continue;
-        }
-        if (next === undefined) {
-          addLiteral('\\', false);
-          this.pos += 1;
-          continue;
-        }
-        addLiteral(next, true);
-        this.pos += 2;
-        continue;
-      }
-      if (c === "'") {
-        const end = src.indexOf("'", this.pos + 1);
-        if (end < 0) throw new ParseFailure('a single quote is not closed');
-        addLiteral(src.slice(this.pos + 1, end), true);
-        this.pos = end + 1;
-        continue;
-      }
-      if (c === '"') {
-        this.pos += 1;
-        for (const part of this.readDoubleQuoted(true)) {
-          if (part.kind === 'lit') addLiteral(part.text, true);
-          else parts.push(part);
-        }
-        continue;
-      }
-      if (c === '$' && src[this.pos + 1] === "'") {
-        addLiteral(this.readAnsiC(), true);
-        continue;
-      }
-      if (c === '$' && src[this.pos + 1] === '"') {
-        this.pos += 2;
-        for (const part of this.readDoubleQuoted(true)) {
-          if (part.kind === 'lit') addLiteral(part.text, true);
-          else parts.push(part);
-        }
-        continue;
-      }
-      if (c === '$') {
-        const part = this.readDollar();
-        if (part.kind === 'lit') addLiteral(part.text, false);
-        else parts.push(part);
-        continue;
-      }
-      if (c === '`') {
-        parts.push(this.readBacktick());
-        continue;
-      }
-      addLiteral(c, false);
-      this.pos += 1;
-    }
-    return { parts, text: src.slice(start, this.pos) };
-  }
-
-  /** Inside double quotes (after the opening quote), or a whole here-document body when `terminated` is false. */
-  readDoubleQuoted(terminated: boolean): Part[] {
-    const src = this.src;
-    const parts: Part[] = [];
-    const addLiteral = (text: string) => {
-      const last = parts[parts.length - 1];
-      if (last?.kind === 'lit') last.text += text;
-      else parts.push({ kind: 'lit', text, quoted: true });
-    };
-    for (;;) {
-      if (this.pos >= src.length) {
-        if (terminated) throw new ParseFailure('a double quote is not closed');
-        return parts;
-      }
-      const c = src[this.pos]!;
-      if (c === '"' && terminated) {
-        this.pos += 1;
-        return parts;
-      }
-      if (c === '\\') {
-        const next = src[this.pos + 1];
-        if (next === '\n') {
-          this.pos += 2;
-        } else if (next !== undefined && '$`"\\'.includes(next)) {
-          addLiteral(next);
-          this.pos += 2;
-        } else {
-          addLiteral('\\');
-          this.pos += 1;
-        }
-        continue;
-      }
-      if (c === '$') {
-        const part = this.readDollar();
-        if (part.kind === 'lit') addLiteral(part.text);
-        else parts.push(part);
-        continue;
-      }
-      if (c === '`') {
-        parts.push(this.readBacktick());
-        continue;
-      }
-      addLiteral(c);
-      this.pos += 1;
-    }
-  }
-
-  private readDollar(): Part {
-    const src = this.src;
-    const next = src[this.pos + 1];
-    if (next === '(') {
-      if (src[this.pos + 2] === '(') {
-        const raw = this.tryArithmetic(this.pos + 3);
-        if (raw !== undefined) return { kind: 'arith', raw };
-        // `$((cmd) )` is a command substitution of a subshell
-      }
-      this.pos += 2;
-      return { kind: 'cmdsub', tokens: this.lexList(true) };
-    }
-    if (next === '{') {
-      let depth = 1;
-      let index = this.pos + 2;
-      while (index < src.length && depth > 0) {
-        const c = src[index]!;
-        if (c === '\\') index += 2;
-        else if (c === "'") {
-          const end = src.indexOf("'", index + 1);
-          if (end < 0) throw new ParseFailure('a single quote inside ${…} is not closed');
-          index = end + 1;
-        } else if (c === '`' || (c === '$' && src[index + 1] === '(')) {
-          throw new ParseFailure('a command substitution inside ${…} cannot be checked');
-        } else {
-          if (c === '{') depth += 1;
-          else if (c === '}') depth -= 1;
-          index += 1;
-        }
-      }
-      if (depth > 0) throw new ParseFailure('a "${" is not closed');
-      const inner = src.slice(this.pos + 2, index - 1);
-      this.pos = index;
-      const name = /^[!#]?([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])/.exec(inner)?.[1] ?? '';
-      return { kind: 'param', name, raw: `\${${inner}}` };
-    }
-    if (next !== undefined && /[A-Za-z_]/.test(next)) {
-      const match = /^[A-Za-z_][A-Za-z0-9_]*/.exec(src.slice(this.pos + 1))!;
-      this.pos += 1 + match[0].length;
-      return { kind: 'param', name: match[0], raw: `$${match[0]}` };
-    }
-    if (next !== undefined && /[0-9@*#?$!-]/.test(next)) {
-      this.pos += 2;
-      return { kind: 'param', name: next, raw: `$${next}` };
-    }
-    this.pos += 1;
-    return { kind: 'lit', text: '$', quoted: false };
-  }
-
-  /**
-   * After `((` / `$((` (at `start`): the arithmetic text when it closes with an adjacent `))` and
-   * holds no quotes, escapes or substitutions (then `pos` moves past it); otherwise undefined —
-   * bash then reads nested subshells / a command substitution, and so does the lexer.
-   */
-  private tryArithmetic(start: number): string | undefined {
-    const src = this.src;
-    let depth = 2;
-    for (let index = start; index < src.length; index += 1) {
-      const c = src[index]!;
-      if (c === "'" || c === '"' || c === '\\' || c === '`' || (c === '$' && src[index + 1] === '(')) return undefined;
-      if (c === '(') depth += 1;
-      else if (c === ')') {
-        depth -= 1;
-        if (depth === 1) {
-          if (src[index + 1] !== ')') return undefined;
-          this.pos = index + 2;
-          return src.slice(start, index);
-        }
-      }
-    }
-    return undefined;
-  }
-
-  private readBacktick(): Part {
-    const src = this.src;
-    let index = this.pos + 1;
-    let content = '';
-    for (;;) {
-      if (index >= src.length) throw new ParseFailure('a backtick is not closed');
-      const c = src[index]!;
-      if (c === '\\' && index + 1 < src.length) {
-        const next = src[index + 1]!;
-        content += '\\`$'.includes(next) ? next : `\\${next}`;
-        index += 2;
-        continue;
-      }
-      if (c === '`') break;
-      content += c;
-      index += 1;
-    }
-    this.pos = index + 1;
-    return { kind: 'cmdsub', tokens: new Lexer(content, this.nesting + 1).lexList(false) };
-  }
-
-  /** `$'…'` with its escapes decoded. */
-  private readAnsiC(): string {
-    const src = this.src;
-    let index = this.pos + 2;
-    let out = '';
-    for (;;) {
-      if (index >= src.length) throw new ParseFailure("a $'…' string is not closed");
-      const c = src[index]!;
-      if (c === "'") break;
-      if (c !== '\\') {
-        out += c;
-        index += 1;
-        continue;
-      }
-      const next = src[index + 1] ?? '';
-      index += 2;
-      const simple: Record<string, string> = { a: '\x07', b: '\b', e: '\x1b', E: '\x1b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', "'": "'", '"': '"', '?': '?' };
-      if (simple[next] !== undefined) {
-        out += simple[next];
-      } else if (next === 'x' || next === 'u' || next === 'U') {
-        const size = next === 'x' ? 2 : next === 'u' ? 4 : 8;
-        const digits = /^[0-9a-fA-F]+/.exec(src.slice(index, index + size))?.[0] ?? '';
-        index += digits.length;
-        out += digits === '' ? `\\${next}` : String.fromCodePoint(Math.min(Number.parseInt(digits, 16), 0x10ffff));
-      } else if (/[0-7]/.test(next)) {
-        const digits = next + (/^[0-7]{0,2}/.exec(src.slice(index, index + 2))?.[0] ?? '');
-        index += digits.length - 1;
-        out += String.fromCharCode(Number.parseInt(digits, 8) & 0xff);
-      } else if (next === 'c') {
-        const control = src[index] ?? '';
-        index += 1;
-        out += String.fromCharCode(control.toUpperCase().charCodeAt(0) ^ 0x40);
-      } else {
-        out += `\\${next}`;
-      }
-    }
-    this.pos = index + 1;
-    return out;
-  }
 }
 
 /** The word's value when it has no expansions. */
@@ -526,6 +114,211 @@ function literalOf(word: Word): string | undefined {
     text += part.text;
   }
   return text;
+}
+
+const expansionTypes = new Set(['simple_expansion', 'expansion', 'command_substitution', 'process_substitution', 'arithmetic_expansion']);
+const substitutionTypes = new Set(['command_substitution', 'process_substitution']);
+/** Leaves whose text is taken as an unquoted literal (patterns, operators, names, `{1..3}`). */
+const literalLeafTypes = new Set(['extglob_pattern', 'regex', 'test_operator', 'variable_name', 'special_variable_name', 'file_descriptor', 'brace_expression', 'number']);
+
+function addLiteral(parts: Part[], text: string, quoted: boolean): void {
+  if (text === '') return;
+  const last = parts[parts.length - 1];
+  if (last?.kind === 'lit' && last.quoted === quoted) last.text += text;
+  else parts.push({ kind: 'lit', text, quoted });
+}
+
+/** Unquoted text: a backslash quotes the next character, backslash-newline disappears. */
+function addUnquoted(parts: Part[], text: string): void {
+  for (let index = 0; index < text.length; index += 1) {
+    const c = text[index]!;
+    if (c !== '\\') {
+      addLiteral(parts, c, false);
+      continue;
+    }
+    const next = text[index + 1];
+    index += 1;
+    if (next === undefined) addLiteral(parts, '\\', false);
+    else if (next !== '\n') addLiteral(parts, next, true);
+  }
+}
+
+/** Inside double quotes (and unquoted here-documents) a backslash only escapes $ ` " \ and newline. */
+function addDoubleQuoted(parts: Part[], text: string): void {
+  let out = '';
+  for (let index = 0; index < text.length; index += 1) {
+    const c = text[index]!;
+    const next = text[index + 1];
+    if (c === '\\' && next !== undefined && '$`"\\\n'.includes(next)) {
+      if (next !== '\n') out += next;
+      index += 1;
+    } else out += c;
+  }
+  addLiteral(parts, out, true);
+}
+
+/** The value of a `$'…'` string (its text between the quotes) with its escapes decoded. */
+function decodeAnsiC(text: string): string {
+  const simple: Record<string, string> = { a: '\x07', b: '\b', e: '\x1b', E: '\x1b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', "'": "'", '"': '"', '?': '?' };
+  let out = '';
+  for (let index = 0; index < text.length; ) {
+    const c = text[index]!;
+    if (c !== '\\') {
+      out += c;
+      index += 1;
+      continue;
+    }
+    const next = text[index + 1] ?? '';
+    index += 2;
+    if (simple[next] !== undefined) {
+      out += simple[next];
+    } else if (next === 'x' || next === 'u' || next === 'U') {
+      const size = next === 'x' ? 2 : next === 'u' ? 4 : 8;
+      const digits = /^[0-9a-fA-F]+/.exec(text.slice(index, index + size))?.[0] ?? '';
+      index += digits.length;
+      out += digits === '' ? `\\${next}` : String.fromCodePoint(Math.min(Number.parseInt(digits, 16), 0x10ffff));
+    } else if (/[0-7]/.test(next)) {
+      const digits = next + (/^[0-7]{0,2}/.exec(text.slice(index, index + 2))?.[0] ?? '');
+      index += digits.length - 1;
+      out += String.fromCharCode(Number.parseInt(digits, 8) & 0xff);
+    } else if (next === 'c') {
+      out += String.fromCharCode((text[index] ?? '').toUpperCase().charCodeAt(0) ^ 0x40);
+      index += 1;
+    } else {
+      out += `\\${next}`;
+    }
+  }
+  return out;
+}
+
+/** The outermost `$(…)`, backticks and `<(…)` below a node (they run as subshells). */
+function substitutionsIn(node: BashNode): BashNode[] {
+  const found: BashNode[] = [];
+  const visit = (current: BashNode) => {
+    for (const child of current.namedChildren) {
+      if (substitutionTypes.has(child.type)) found.push(child);
+      else visit(child);
+    }
+  };
+  visit(node);
+  return found;
+}
+
+/** The children of `node` in order, with the source text between them (`gap`) handed to `onGap`. */
+function forEachChildWithGaps(node: BashNode, from: number, to: number, onChild: (child: BashNode) => void, onGap: (text: string) => void): void {
+  const text = node.text;
+  const base = node.startIndex;
+  let position = from;
+  for (const child of node.children) {
+    if (child.endIndex <= from || child.startIndex >= to) continue;
+    if (child.startIndex > position) onGap(text.slice(position - base, child.startIndex - base));
+    onChild(child);
+    position = child.endIndex;
+  }
+  if (position < to) onGap(text.slice(position - base, to - base));
+}
+
+function addExpansion(parts: Part[], node: BashNode): void {
+  switch (node.type) {
+    case 'simple_expansion':
+      parts.push({ kind: 'param', name: node.text.slice(1), raw: node.text, substitutions: [] });
+      return;
+    case 'expansion': {
+      const nameNode = node.namedChildren.find((child) => child.type === 'variable_name' || child.type === 'special_variable_name' || child.type === 'subscript');
+      const name = nameNode?.type === 'subscript' ? (nameNode.childForFieldName('name')?.text ?? '') : (nameNode?.text ?? '');
+      parts.push({ kind: 'param', name, raw: node.text, substitutions: substitutionsIn(node) });
+      return;
+    }
+    case 'command_substitution':
+      parts.push({ kind: 'cmdsub', node });
+      return;
+    case 'process_substitution':
+      parts.push({ kind: 'procsub', node });
+      return;
+    case 'arithmetic_expansion':
+      parts.push({ kind: 'arith', raw: node.text, node });
+      return;
+  }
+}
+
+/** Appends what one node of a word contributes. Unknown forms are refused (fail closed). */
+function addWordNode(parts: Part[], node: BashNode): void {
+  const type = node.type;
+  if (!node.isNamed || type === 'word') {
+    addUnquoted(parts, node.text);
+    return;
+  }
+  if (expansionTypes.has(type)) {
+    addExpansion(parts, node);
+    return;
+  }
+  switch (type) {
+    case 'raw_string':
+      addLiteral(parts, node.text.slice(1, -1), true);
+      return;
+    case 'ansi_c_string':
+      addLiteral(parts, decodeAnsiC(node.text.slice(2, -1)), true);
+      return;
+    case 'string':
+      forEachChildWithGaps(
+        node,
+        node.startIndex + 1,
+        node.endIndex - 1,
+        (child) => {
+          if (expansionTypes.has(child.type)) addExpansion(parts, child);
+          else if (child.type === 'string_content' || !child.isNamed) addDoubleQuoted(parts, child.text);
+          else throw unsafe(`the string ${node.text} contains ${child.type.replace(/_/g, ' ')}, which the checker does not know`);
+        },
+        (gap) => addDoubleQuoted(parts, gap),
+      );
+      return;
+    case 'translated_string': {
+      const inner = node.namedChildren.find((child) => child.type === 'string');
+      if (inner) addWordNode(parts, inner);
+      return;
+    }
+    case 'concatenation':
+    case 'command_name':
+      forEachChildWithGaps(
+        node,
+        node.startIndex,
+        node.endIndex,
+        (child) => addWordNode(parts, child),
+        (gap) => addUnquoted(parts, gap),
+      );
+      return;
+  }
+  if (literalLeafTypes.has(type)) {
+    if (type === 'number' && node.namedChildCount > 0) {
+      forEachChildWithGaps(node, node.startIndex, node.endIndex, (child) => addWordNode(parts, child), (gap) => addUnquoted(parts, gap));
+    } else addUnquoted(parts, node.text);
+    return;
+  }
+  throw unsafe(`the word ${JSON.stringify(node.text.slice(0, 60))} has a form (${type.replace(/_/g, ' ')}) the checker does not know`);
+}
+
+/** One shell word from adjacent nodes (tree-sitter splits a few forms, e.g. `$"…"`, into pieces). */
+function wordOf(nodes: readonly BashNode[]): Word {
+  const parts: Part[] = [];
+  nodes.forEach((node, index) => {
+    // `$"…"` (a translated string) is the string itself
+    if (!node.isNamed && node.type === '$' && nodes[index + 1]?.type === 'string') return;
+    addWordNode(parts, node);
+  });
+  return { parts, text: nodes.map((node) => node.text).join('') };
+}
+
+/** Groups word nodes into shell words: nodes that touch (no blank between them) form one word. */
+function groupWords(nodes: readonly BashNode[]): BashNode[][] {
+  const sorted = [...nodes].sort((left, right) => left.startIndex - right.startIndex);
+  const groups: BashNode[][] = [];
+  for (const node of sorted) {
+    const group = groups[groups.length - 1];
+    const previous = group?.[group.length - 1];
+    if (group && previous && previous.endIndex === node.startIndex) group.push(node);
+    else groups.push([node]);
+  }
+  return groups;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -721,314 +514,406 @@ function checkVariableName(name: string, label: string): void {
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Parsing tokens into commands
-// ---------------------------------------------------------------------------------------------
 
-interface SimpleItem {
-  kind: 'simple';
-  words: Word[];
-  redirs: RedirToken[];
+/** `NAME=value` given as a word (env's arguments): the name is checked, the value as paths. */
+function checkAssignment(word: Word, from: Set<string>, context: Context, label: string): void {
+  const items = flatten(word);
+  const equals = items.findIndex((item) => 'ch' in item && item.ch === '=');
+  const name = displayOf(items.slice(0, equals)).replace(/\+$/, '');
+  checkVariableName(name, label);
+  checkAssignmentValue(wordFromItems(items.slice(equals + 1)), from, context, label);
 }
 
-type Item =
-  | SimpleItem
-  | { kind: 'subshell'; tokens: Token[] }
-  | { kind: 'arith' }
-  | { kind: 'loop-start' }
-  | { kind: 'loop-end' }
-  | { kind: 'for'; variable: Word | undefined; words: Word[] }
-  | { kind: 'data'; words: Word[] }
-  | { kind: 'test'; words: Word[] };
-
-type Connector = ';' | '&&' | '||' | '|';
-
-const separatorKeywords = new Set(['if', 'then', 'elif', 'else', 'fi', 'do', '{', '}', '!', 'time']);
-
-function parseItems(tokens: Token[]): Array<{ conn: Connector; item: Item }> {
-  const out: Array<{ conn: Connector; item: Item }> = [];
-  let conn: Connector = ';';
-  let current: SimpleItem | undefined;
-  let caseDepth = 0;
-  let inPattern = false;
-  const push = (item: Item) => {
-    out.push({ conn, item });
-    conn = ';';
-  };
-  const flush = () => {
-    if (current) push(current);
-    current = undefined;
-  };
-  for (let index = 0; index < tokens.length; index += 1) {
-    const token = tokens[index]!;
-    if (token.type === 'word') {
-      if (current) {
-        current.words.push(token.word);
-        continue;
-      }
-      const keyword = literalOf(token.word);
-      if (inPattern) {
-        if (keyword === 'esac') {
-          caseDepth -= 1;
-          inPattern = false;
-          conn = ';';
-        } else push({ kind: 'data', words: [token.word] });
-        continue;
-      }
-      if (keyword !== undefined && separatorKeywords.has(keyword)) {
-        conn = ';';
-        const following = tokens[index + 1];
-        if (keyword === 'time' && following?.type === 'word' && literalOf(following.word) === '-p') index += 1;
-        continue;
-      }
-      if (keyword === 'while' || keyword === 'until') {
-        push({ kind: 'loop-start' });
-        continue;
-      }
-      if (keyword === 'done') {
-        push({ kind: 'loop-end' });
-        continue;
-      }
-      if (keyword === 'esac' && caseDepth > 0) {
-        caseDepth -= 1;
-        conn = ';';
-        continue;
-      }
-      if (keyword === 'for' || keyword === 'select') {
-        const next = tokens[index + 1];
-        if (next?.type !== 'word') throw new ParseFailure(`"${keyword} ((…))" loops are not supported by the checker`);
-        const header: Word[] = [];
-        index += 2;
-        let sawIn = false;
-        while (index < tokens.length) {
-          const headerToken = tokens[index]!;
-          if (headerToken.type === 'op' && (headerToken.op === ';' || headerToken.op === '\n')) break;
-          if (headerToken.type !== 'word') throw new ParseFailure(`the "${keyword}" loop header cannot be checked`);
-          const value = literalOf(headerToken.word);
-          if (value === 'do') {
-            index -= 1;
-            break;
-          }
-          if (!sawIn && value === 'in') sawIn = true;
-          else header.push(headerToken.word);
-          index += 1;
-        }
-        push({ kind: 'for', variable: next.word, words: header });
-        push({ kind: 'loop-start' });
-        continue;
-      }
-      if (keyword === 'case') {
-        const subject = tokens[index + 1];
-        const inWord = tokens[index + 2];
-        if (subject?.type !== 'word' || inWord?.type !== 'word' || literalOf(inWord.word) !== 'in') throw new ParseFailure('a "case" statement cannot be parsed');
-        push({ kind: 'data', words: [subject.word] });
-        index += 2;
-        caseDepth += 1;
-        inPattern = true;
-        continue;
-      }
-      if (keyword === '[[') {
-        const words: Word[] = [];
-        let closed = false;
-        for (index += 1; index < tokens.length; index += 1) {
-          const inner = tokens[index]!;
-          if (inner.type === 'word' && literalOf(inner.word) === ']]') {
-            closed = true;
-            break;
-          }
-          if (inner.type === 'word') words.push(inner.word);
-          else if (inner.type === 'redir') words.push(inner.target);
-        }
-        if (!closed) throw new ParseFailure('a "[[" is not closed');
-        push({ kind: 'test', words });
-        continue;
-      }
-      if (keyword === 'function' || keyword === 'coproc') throw new ParseFailure(`"${keyword}" is not supported by the checker`);
-      current = { kind: 'simple', words: [token.word], redirs: [] };
-      continue;
-    }
-    if (token.type === 'redir') {
-      current ??= { kind: 'simple', words: [], redirs: [] };
-      current.redirs.push(token);
-      continue;
-    }
-    if (token.type === 'arith-cmd') {
-      flush();
-      push({ kind: 'arith' });
-      continue;
-    }
-    const op = token.op;
-    if (inPattern) {
-      if (op === 'case)' || op === ')') inPattern = false;
-      continue; // "(" and "|" inside a pattern
-    }
-    if (op === '(') {
-      if (current && current.words.length > 0) {
-        throw new ParseFailure(`"${current.words.map((word) => word.text).join(' ')} (" (a function definition or array assignment) is not supported by the checker`);
-      }
-      flush();
-      let depth = 1;
-      let end = index + 1;
-      for (; end < tokens.length; end += 1) {
-        const inner = tokens[end]!;
-        if (inner.type !== 'op') continue;
-        if (inner.op === '(') depth += 1;
-        else if (inner.op === ')') {
-          depth -= 1;
-          if (depth === 0) break;
-        }
-      }
-      if (depth !== 0) throw new ParseFailure('a "(" is not closed');
-      push({ kind: 'subshell', tokens: tokens.slice(index + 1, end) });
-      index = end;
-      continue;
-    }
-    if (op === ')') throw new ParseFailure('a ")" has no matching "("');
-    flush();
-    if (op === '|' || op === '|&') conn = '|';
-    else if (op === '&&' || op === '||') conn = op;
-    else {
-      conn = ';';
-      if ((op === ';;' || op === ';&' || op === ';;&') && caseDepth > 0) inPattern = true;
-    }
+/** An assigned value is read as paths: bash expands a ~ at its start and after each ":". */
+function checkAssignmentValue(value: Word, from: Set<string>, context: Context, label: string): void {
+  const pieces: Flat[][] = [[]];
+  for (const item of flatten(value)) {
+    if (isUnquoted(item, ':')) pieces.push([]);
+    else pieces[pieces.length - 1]!.push(item);
   }
-  flush();
-  return out;
+  for (const piece of pieces) {
+    if (piece.length > 0) checkPathWord(wordFromItems(piece), 'read', from, context, label);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
-// Evaluation
+// Statements: a walk over the syntax tree
 // ---------------------------------------------------------------------------------------------
 
 interface Context {
   options: BashPolicyOptions;
+  parser: BashParser;
   root: string;
   readable: Set<string>;
-  /** Every directory the shell may have been in (pushd/popd). */
+  /** Every directory the shell may have been in (pushd/popd, function bodies). */
   seen: Set<string>;
   loopDepth: number;
+  functionDepth: number;
   nesting: number;
 }
 
+/** The directories the shell may be in after a statement succeeded or failed. */
 interface Outcome {
   success: Set<string>;
   failure: Set<string>;
 }
 
-const union = (left: ReadonlySet<string>, right: ReadonlySet<string>) => new Set([...left, ...right]);
-
-/** Checks a token list run from the directories `from`; returns the directories it may end in. */
-function evaluateTokens(tokens: Token[], from: Set<string>, context: Context): Set<string> {
-  const items = parseItems(tokens);
-  const lists: Array<{ conn: Connector; pipeline: Item[] }> = [];
-  for (const { conn, item } of items) {
-    const last = lists[lists.length - 1];
-    if (conn === '|' && last) last.pipeline.push(item);
-    else lists.push({ conn, pipeline: [item] });
-  }
-  const loopDepth = context.loopDepth;
-  let current = from;
-  let state: Outcome | undefined;
-  for (const { conn, pipeline } of lists) {
-    let start: Set<string>;
-    if (conn === '&&' && state) start = state.success;
-    else if (conn === '||' && state) start = state.failure;
-    else {
-      if (state) current = union(state.success, state.failure);
-      state = undefined;
-      start = current;
-    }
-    const result = evaluatePipeline(pipeline, start, context);
-    if (conn === '&&' && state) state = { success: result.success, failure: union(state.failure, result.failure) };
-    else if (conn === '||' && state) state = { success: union(state.success, result.success), failure: result.failure };
-    else state = result;
-  }
-  context.loopDepth = loopDepth;
-  return state ? union(state.success, state.failure) : current;
-}
-
-function evaluatePipeline(pipeline: Item[], from: Set<string>, context: Context): Outcome {
-  if (pipeline.length === 1) return evaluateItem(pipeline[0]!, from, context, 0);
-  pipeline.forEach((item, position) => evaluateItem(item, from, context, position));
-  return { success: from, failure: from };
-}
-
-function evaluateItem(item: Item, from: Set<string>, context: Context, pipelinePosition: number): Outcome {
-  const same = { success: from, failure: from };
-  switch (item.kind) {
-    case 'simple':
-      return { success: evaluateSimple(item, from, context, pipelinePosition), failure: from };
-    case 'subshell':
-      // redirections after ")" form their own (word-less) command and are checked there
-      evaluateTokens(item.tokens, from, context);
-      return same;
-    case 'arith':
-      return same;
-    case 'loop-start':
-      context.loopDepth += 1;
-      return same;
-    case 'loop-end':
-      context.loopDepth = Math.max(0, context.loopDepth - 1);
-      return same;
-    case 'for': {
-      const label = `for ${item.variable?.text ?? ''} in …`;
-      const variable = item.variable ? literalOf(item.variable) : undefined;
-      if (variable === undefined) throw new ParseFailure('the loop variable is computed at run time');
-      checkVariableName(variable, label);
-      for (const word of item.words) {
-        walkExpansions(word, from, context, label);
-        checkPathWord(word, 'read', from, context, label);
-      }
-      return same;
-    }
-    case 'data':
-      for (const word of item.words) walkExpansions(word, from, context, word.text);
-      return same;
-    case 'test': {
-      const label = '[[ … ]]';
-      let skipNext = false;
-      for (const word of item.words) {
-        walkExpansions(word, from, context, label);
-        const value = literalOf(word);
-        if (skipNext) {
-          skipNext = false;
-          continue;
-        }
-        if (value !== undefined && ['==', '=', '!=', '=~'].includes(value)) {
-          skipNext = true;
-          continue;
-        }
-        if (value !== undefined && (/^-[a-zA-Z]{1,2}$/.test(value) || value === '&&' || value === '||' || value === '!' || value === '(' || value === ')')) continue;
-        checkPathWord(word, 'read', from, context, label);
-      }
-      return same;
+const union = (...sets: ReadonlyArray<ReadonlySet<string>>) => new Set(sets.flatMap((set) => [...set]));
+const both = (directories: Set<string>): Outcome => ({ success: directories, failure: directories });
+const statementsOf = (node: BashNode) => node.namedChildren.filter((child) => child.type !== 'comment');
+/** The statement's source for messages: here-document bodies left out, blanks collapsed, at most 120 characters. */
+function labelOf(node: BashNode): string {
+  let text = node.text;
+  if (text.includes('\n')) {
+    for (const body of node.descendantsOfType('heredoc_body').reverse()) {
+      text = text.slice(0, body.startIndex - node.startIndex) + text.slice(body.endIndex - node.startIndex);
     }
   }
-}
-
-/** Checks the command substitutions inside a word (as subshells) and refuses location variables. */
-function walkExpansions(word: Word, from: Set<string>, context: Context, label: string): void {
-  walkParts(word.parts, from, context, label);
-}
-
-function walkParts(parts: readonly Part[], from: Set<string>, context: Context, label: string): void {
-  for (const part of parts) {
-    if (part.kind === 'cmdsub' || part.kind === 'procsub') evaluateTokens(part.tokens, from, context);
-    else if (part.kind === 'param' && isLocationVariable(part.name)) {
-      throw escape(`"${label}" uses ${part.raw}, which points outside the worktree`);
-    }
-  }
-}
-
-function commandLabel(item: SimpleItem): string {
-  const text = [...item.words.map((word) => word.text), ...item.redirs.map((redirection) => `${redirection.fd ?? ''}${redirection.op} ${redirection.target.text}`)].join(' ');
+  text = text.replace(/\s+/g, ' ').trim();
   return text.length > 120 ? `${text.slice(0, 117)}...` : text;
 }
+const redirectTypes = new Set(['file_redirect', 'heredoc_redirect', 'herestring_redirect']);
 
-const isAssignmentWord = (word: Word): boolean => {
-  const first = word.parts[0];
-  return first?.kind === 'lit' && !first.quoted && /^[A-Za-z_][A-Za-z0-9_]*\+?=/.test(first.text);
+/** Parses a command (or a nested command string); a syntax error is refused. The caller deletes the tree. */
+function parseChecked(source: string, parser: BashParser, subject: string): ReturnType<BashParser['parse']> {
+  const tree = parser.parse(source);
+  const error = findSyntaxError(tree.rootNode);
+  if (error) {
+    tree.delete();
+    throw new SyntaxFailure(source, subject, error);
+  }
+  return tree;
+}
+
+/** Statements run one after the other (`;`, newline, `&`): the outcome of the last one. */
+function evaluateSequence(nodes: readonly BashNode[], from: Set<string>, context: Context): Outcome {
+  let outcome = both(from);
+  for (const node of nodes) outcome = evaluateStatement(node, union(outcome.success, outcome.failure), context, false);
+  return outcome;
+}
+
+/** Statements run one after the other: the directories they may end in. */
+function evaluateStatements(nodes: readonly BashNode[], from: Set<string>, context: Context): Set<string> {
+  const outcome = evaluateSequence(nodes, from, context);
+  return union(outcome.success, outcome.failure);
+}
+
+/** A command list run in a subshell (`( … )`, `$( … )`, `<( … )`): directory changes stay inside. */
+function evaluateSubshell(nodes: readonly BashNode[], from: Set<string>, context: Context): void {
+  context.nesting += 1;
+  if (context.nesting > maximumNesting) throw new ParseFailure('commands are nested too deeply');
+  evaluateStatements(nodes, from, context);
+  context.nesting -= 1;
+}
+
+function evaluateStatement(node: BashNode, from: Set<string>, context: Context, stdinIsData: boolean): Outcome {
+  const same = both(from);
+  switch (node.type) {
+    case 'command':
+      return evaluateSimpleCommand(node, [], node, from, context, stdinIsData);
+    case 'redirected_statement':
+      return evaluateRedirected(node, from, context, stdinIsData);
+    case 'list': {
+      const [left, right] = statementsOf(node);
+      const operator = node.children.find((child) => child.type === '&&' || child.type === '||')?.type;
+      if (!left || !right || operator === undefined) throw unsafe(`the list "${labelOf(node)}" has a shape the checker does not know`);
+      return combine(evaluateStatement(left, from, context, stdinIsData), operator, (start) => evaluateStatement(right, start, context, false));
+    }
+    case 'pipeline':
+      // every member runs in its own subshell; a member after the first reads the pipe
+      statementsOf(node).forEach((member, position) => evaluateStatement(member, from, context, stdinIsData || position > 0));
+      return same;
+    case 'negated_command': {
+      const [inner] = statementsOf(node);
+      if (!inner) return same;
+      const outcome = evaluateStatement(inner, from, context, stdinIsData);
+      return { success: outcome.failure, failure: outcome.success };
+    }
+    case 'subshell':
+      evaluateSubshell(statementsOf(node), from, context);
+      return same;
+    case 'compound_statement':
+      return evaluateSequence(statementsOf(node), from, context);
+    case 'do_group':
+    case 'else_clause':
+    case 'elif_clause':
+    case 'if_statement':
+      // each part may or may not run: walking them in order with "may fail" sets over-approximates
+      return both(evaluateStatements(statementsOf(node), from, context));
+    case 'while_statement':
+      return both(inLoop(context, () => evaluateStatements(statementsOf(node), from, context)));
+    case 'for_statement':
+      return evaluateFor(node, from, context);
+    case 'c_style_for_statement': {
+      const label = labelOf(node);
+      const body = node.childForFieldName('body');
+      for (const child of statementsOf(node)) if (child.id !== body?.id) walkArithmetic(child, from, context, label);
+      return both(inLoop(context, () => (body ? evaluateStatements(statementsOf(body), from, context) : from)));
+    }
+    case 'case_statement':
+      return both(evaluateCase(node, from, context));
+    case 'function_definition':
+      evaluateFunctionDefinition(node, from, context);
+      return same;
+    case 'test_command':
+      for (const child of statementsOf(node)) evaluateTestExpression(child, from, context, labelOf(node));
+      return same;
+    case 'declaration_command':
+      evaluateDeclaration(node, from, context);
+      return same;
+    case 'unset_command':
+      for (const child of statementsOf(node)) {
+        const value = literalOf(wordOf([child]));
+        if (value !== undefined && /^[A-Za-z_][A-Za-z0-9_]*$/.test(value)) checkVariableName(value, labelOf(node));
+      }
+      return same;
+    case 'variable_assignment':
+      checkAssignmentNode(node, from, context, labelOf(node));
+      return same;
+    case 'variable_assignments':
+      for (const child of statementsOf(node)) checkAssignmentNode(child, from, context, labelOf(node));
+      return same;
+    default:
+      throw unsafe(`"${labelOf(node)}" uses ${node.type.replace(/_/g, ' ')}, which the checker does not know`);
+  }
+}
+
+/** `left && right` / `left || right`: `right` runs from where `left` succeeded / failed. */
+function combine(left: Outcome, operator: string, evaluateRight: (start: Set<string>) => Outcome): Outcome {
+  if (operator === '&&') {
+    const right = evaluateRight(left.success);
+    return { success: right.success, failure: union(left.failure, right.failure) };
+  }
+  const right = evaluateRight(left.failure);
+  return { success: union(left.success, right.success), failure: right.failure };
+}
+
+function inLoop(context: Context, evaluate: () => Set<string>): Set<string> {
+  context.loopDepth += 1;
+  const directories = evaluate();
+  context.loopDepth -= 1;
+  return directories;
+}
+
+function evaluateFor(node: BashNode, from: Set<string>, context: Context): Outcome {
+  const label = `${node.child(0)?.type ?? 'for'} ${node.childForFieldName('variable')?.text ?? ''} in …`;
+  const variable = node.childForFieldName('variable');
+  if (variable) checkVariableName(variable.text, label);
+  for (const group of groupWords(node.childrenForFieldName('value'))) {
+    const word = wordOf(group);
+    walkExpansions(word, from, context, label);
+    checkPathWord(word, 'read', from, context, label);
+  }
+  const body = node.childForFieldName('body');
+  return both(inLoop(context, () => (body ? evaluateStatements(statementsOf(body), from, context) : from)));
+}
+
+function evaluateCase(node: BashNode, from: Set<string>, context: Context): Set<string> {
+  const label = labelOf(node);
+  let current = from;
+  for (const child of statementsOf(node)) {
+    if (child.type !== 'case_item') {
+      walkExpansions(wordOf([child]), current, context, label);
+      continue;
+    }
+    const patterns = child.childrenForFieldName('value');
+    for (const pattern of patterns) walkExpansions(wordOf([pattern]), current, context, label);
+    current = evaluateStatements(
+      statementsOf(child).filter((statement) => !patterns.some((pattern) => pattern.id === statement.id)),
+      current,
+      context,
+    );
+  }
+  return current;
+}
+
+/**
+ * A function body is checked where it is defined, from every directory the shell has been in (it
+ * may be called from any of them); a `cd` inside it is refused like one in a loop.
+ */
+function evaluateFunctionDefinition(node: BashNode, from: Set<string>, context: Context): void {
+  const label = labelOf(node);
+  const start = union(from, context.seen);
+  const body = node.childForFieldName('body');
+  for (const redirect of node.childrenForFieldName('redirect')) checkRedirect(redirect, start, context, label);
+  if (!body) return;
+  context.functionDepth += 1;
+  evaluateStatement(body, start, context, false);
+  context.functionDepth -= 1;
+}
+
+/** export / declare / typeset / local / readonly. */
+function evaluateDeclaration(node: BashNode, from: Set<string>, context: Context): void {
+  const label = labelOf(node);
+  for (const child of statementsOf(node)) {
+    if (child.type === 'variable_assignment') {
+      checkAssignmentNode(child, from, context, label);
+      continue;
+    }
+    const word = wordOf([child]);
+    walkExpansions(word, from, context, label);
+    const value = literalOf(word);
+    if (value === undefined) throw unsafe(`"${label}" declares a variable whose name is computed at run time`);
+    if (value.startsWith('-') || value.startsWith('+')) {
+      if (/^-[a-zA-Z]*n/.test(value)) throw unsafe(`"${label}" declares a name reference, which can change protected variables indirectly`);
+      continue;
+    }
+    const equals = value.indexOf('=');
+    if (equals < 0) {
+      checkVariableName(value, label);
+      continue;
+    }
+    // a quoted "NAME=value" is still an assignment for declare/export
+    checkVariableName(value.slice(0, equals).replace(/\+$/, ''), label);
+    checkAssignmentValue(wordFromItems(flatten(word).slice(equals + 1)), from, context, label);
+  }
+}
+
+/** `NAME=value`, `NAME+=value`, `NAME[i]=value`, `NAME=(a b)`. */
+function checkAssignmentNode(node: BashNode, from: Set<string>, context: Context, label: string): void {
+  const nameNode = node.childForFieldName('name');
+  if (!nameNode) throw unsafe(`the assignment "${labelOf(node)}" has no name the checker can read`);
+  const name = nameNode.type === 'subscript' ? nameNode.childForFieldName('name')?.text : nameNode.text;
+  if (name === undefined || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw unsafe(`"${label}" assigns a variable whose name is computed at run time`);
+  checkVariableName(name, label);
+  if (nameNode.type === 'subscript') walkArithmetic(nameNode, from, context, label);
+  const value = node.childForFieldName('value');
+  if (!value) return;
+  const elements = value.type === 'array' ? groupWords(statementsOf(value)) : [[value]];
+  for (const element of elements) {
+    const word = wordOf(element);
+    walkExpansions(word, from, context, label);
+    checkAssignmentValue(word, from, context, label);
+  }
+}
+
+/**
+ * Arithmetic (`(( … ))`, `$(( … ))`, `for (( … ))`, array indices): the substitutions inside run
+ * as subshells, and assignments to protected variables are refused.
+ */
+function walkArithmetic(node: BashNode, from: Set<string>, context: Context, label: string): void {
+  const assignedName = (target: BashNode | null | undefined) => {
+    if (target && (target.type === 'variable_name' || target.type === 'word')) checkVariableName(target.text, label);
+  };
+  const visit = (current: BashNode) => {
+    if (substitutionTypes.has(current.type)) {
+      evaluateSubshell(statementsOf(current), from, context);
+      return;
+    }
+    if (current.type === 'variable_assignment') assignedName(current.childForFieldName('name'));
+    else if (current.type === 'binary_expression') {
+      const operator = current.childForFieldName('operator')?.type ?? '';
+      if (/^([-+*/%&|^]|<<|>>|\*\*)?=$/.test(operator)) assignedName(current.childForFieldName('left'));
+    } else if (current.type === 'postfix_expression' || current.type === 'unary_expression') {
+      if (current.children.some((child) => child.type === '++' || child.type === '--')) assignedName(current.namedChildren[0]);
+    }
+    for (const child of current.namedChildren) visit(child);
+  };
+  visit(node);
+}
+
+/** `[ … ]` and `[[ … ]]`: operands are read paths, the right side of == != =~ is a pattern. */
+function evaluateTestExpression(node: BashNode, from: Set<string>, context: Context, label: string): void {
+  switch (node.type) {
+    case 'binary_expression': {
+      const operator = node.childForFieldName('operator')?.text ?? node.children.find((child) => !child.isNamed)?.text ?? '';
+      const left = node.childForFieldName('left');
+      const rights = node.childrenForFieldName('right');
+      if (left) evaluateTestExpression(left, from, context, label);
+      for (const right of rights) {
+        if (['==', '=', '!=', '=~'].includes(operator)) walkExpansions(wordOf([right]), from, context, label);
+        else evaluateTestExpression(right, from, context, label);
+      }
+      return;
+    }
+    case 'unary_expression':
+    case 'parenthesized_expression':
+    case 'negated_expression':
+      for (const child of statementsOf(node)) evaluateTestExpression(child, from, context, label);
+      return;
+    case 'test_operator':
+      return;
+    default: {
+      const word = wordOf([node]);
+      walkExpansions(word, from, context, label);
+      checkPathWord(word, 'read', from, context, label);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Simple commands and redirections
+// ---------------------------------------------------------------------------------------------
+
+/** The redirections of a statement, with those nested in a here-document redirection. */
+function flattenRedirects(redirects: readonly BashNode[]): BashNode[] {
+  return redirects.flatMap((redirect) => (redirect.type === 'heredoc_redirect' ? [redirect, ...redirect.namedChildren.filter((child) => redirectTypes.has(child.type))] : [redirect]));
+}
+
+/**
+ * tree-sitter attaches what follows a here-document's `<<EOF` on its line (`| cmd`, `&& cmd`) to
+ * the here-document redirection: the rest of the pipeline or list.
+ */
+function heredocContinuation(redirects: readonly BashNode[]): { kind: 'pipe'; members: BashNode[] } | { kind: 'list'; operator: string; right: BashNode } | undefined {
+  const continuations: Array<{ kind: 'pipe'; members: BashNode[] } | { kind: 'list'; operator: string; right: BashNode }> = [];
+  for (const redirect of redirects) {
+    if (redirect.type !== 'heredoc_redirect') continue;
+    const right = redirect.childForFieldName('right');
+    const operator = redirect.childForFieldName('operator')?.type;
+    if (right && operator !== undefined) continuations.push({ kind: 'list', operator, right });
+    for (const child of redirect.namedChildren) {
+      if (child.type !== 'pipeline' || child.id === right?.id) continue;
+      const members: BashNode[] = [];
+      const flatten = (pipeline: BashNode) => {
+        for (const member of statementsOf(pipeline)) {
+          if (member.type === 'pipeline') flatten(member);
+          else if (member.type === 'list') throw unsafe(`the here-document pipeline "${labelOf(redirect)}" continues with && or ||, which the checker's parser groups differently from bash (put the here-document command on its own line)`);
+          else members.push(member);
+        }
+      };
+      flatten(child);
+      continuations.push({ kind: 'pipe', members });
+    }
+  }
+  if (continuations.length > 1) throw unsafe('several here-documents continue the same command line, which the checker cannot follow');
+  return continuations[0];
+}
+
+function evaluateRedirected(node: BashNode, from: Set<string>, context: Context, stdinIsData: boolean): Outcome {
+  const body = node.childForFieldName('body');
+  const redirects = node.childrenForFieldName('redirect');
+  const continuation = heredocContinuation(redirects);
+  let outcome: Outcome;
+  if (body === null || body.type === 'command') {
+    outcome = evaluateSimpleCommand(body, redirects, node, from, context, stdinIsData);
+  } else {
+    const label = labelOf(node);
+    const all = flattenRedirects(redirects);
+    if (all.some((redirect) => redirect.childrenForFieldName('destination').length > 1)) {
+      throw unsafe(`"${label}" has words after a redirection of a compound command, which bash refuses`);
+    }
+    outcome = evaluateStatement(body, from, context, stdinIsData || redirectsStdin(all));
+    // tree-sitter hangs a here-document after `a && b <<EOF` on the whole list: its redirections
+    // belong to the last command, so they are checked from every directory the list may reach
+    const start = body.type === 'list' || body.type === 'pipeline' ? union(from, outcome.success, outcome.failure) : from;
+    for (const redirect of all) checkRedirect(redirect, start, context, label);
+  }
+  if (continuation === undefined) return outcome;
+  if (continuation.kind === 'list') return combine(outcome, continuation.operator, (start) => evaluateStatement(continuation.right, start, context, false));
+  const listBody = body !== null && body.type !== 'command';
+  const start = listBody ? union(from, outcome.success, outcome.failure) : from;
+  for (const member of continuation.members) evaluateStatement(member, start, context, true);
+  return listBody ? both(start) : both(from);
+}
+
+const isStdinRedirect = (redirect: BashNode): boolean => {
+  const fd = redirect.childForFieldName('descriptor')?.text ?? '0';
+  if (fd !== '0') return false;
+  if (redirect.type === 'heredoc_redirect' || redirect.type === 'herestring_redirect') return true;
+  const operator = redirect.children.find((child) => !child.isNamed)?.type ?? '';
+  return operator === '<' || operator === '<>';
 };
+const redirectsStdin = (redirects: readonly BashNode[]) => redirects.some(isStdinRedirect);
 
 interface CommandInfo {
   label: string;
@@ -1036,35 +921,105 @@ interface CommandInfo {
   stdinIsData: boolean;
 }
 
-function evaluateSimple(item: SimpleItem, from: Set<string>, context: Context, pipelinePosition: number): Set<string> {
-  const label = commandLabel(item);
-  const firstCommandWord = item.words.find((word) => !isAssignmentWord(word));
-  const firstName = firstCommandWord ? literalOf(firstCommandWord) : undefined;
+/**
+ * A simple command: assignments, words, redirections (those of the enclosing redirected
+ * statement included). Words tree-sitter hangs on a redirection (`git > /dev/null push`: bash runs
+ * `git push`) are put back among the command's words, in source order.
+ */
+function evaluateSimpleCommand(command: BashNode | null, outerRedirects: readonly BashNode[], statement: BashNode, from: Set<string>, context: Context, stdinIsData: boolean): Outcome {
+  const label = labelOf(statement);
+  const assignments: BashNode[] = [];
+  const wordNodes: BashNode[] = [];
+  const redirects: BashNode[] = [];
+  for (const child of command?.children ?? []) {
+    if (child.type === 'variable_assignment') assignments.push(child);
+    else if (child.type === 'command_name') wordNodes.push(child);
+    else if (redirectTypes.has(child.type)) redirects.push(child);
+    else if (child.type !== 'comment') wordNodes.push(child);
+  }
+  redirects.push(...outerRedirects);
+  const allRedirects = flattenRedirects(redirects);
+  const targets = new Map<number, BashNode[]>();
+  for (const redirect of allRedirects) {
+    if (redirect.type !== 'file_redirect') continue;
+    const [target, ...extra] = groupWords(redirect.childrenForFieldName('destination'));
+    if (target) targets.set(redirect.id, target);
+    for (const group of extra) wordNodes.push(...group);
+  }
+  const words = groupWords(wordNodes).map(wordOf);
+
+  const firstName = words[0] ? literalOf(words[0]) : undefined;
   const deniedReason = firstName !== undefined ? deniedCommands.get(posix.basename(firstName)) : undefined;
   if (deniedReason !== undefined) throw unsafe(`"${posix.basename(firstName!)}" is not allowed for agents because ${deniedReason}`);
-  let stdinRedirected = false;
-  for (const redirection of item.redirs) {
-    checkRedirection(redirection, from, context, label);
-    if (['<', '<<', '<<-', '<<<', '<>'].includes(redirection.op) && (redirection.fd ?? '0') === '0') stdinRedirected = true;
-  }
-  for (const word of item.words) walkExpansions(word, from, context, label);
-  let index = 0;
-  while (index < item.words.length && isAssignmentWord(item.words[index]!)) {
-    checkAssignment(item.words[index]!, from, context, label);
-    index += 1;
-  }
-  if (index === item.words.length) return from;
+  for (const redirect of allRedirects) checkRedirect(redirect, from, context, label, targets.get(redirect.id));
+  for (const word of words) walkExpansions(word, from, context, label);
+  for (const assignment of assignments) checkAssignmentNode(assignment, from, context, label);
+  if (words.length === 0) return both(from);
+  // `(( … ))` is an arithmetic command
+  const onlyNode = wordNodes.length === 1 ? wordNodes[0]!.namedChildren[0] : undefined;
+  if (words.length === 1 && onlyNode?.type === 'arithmetic_expansion' && onlyNode.text.startsWith('((')) return both(from); // walked with the words
   // Brace expansion comes first in bash: `{eval,x}` is the command eval.
   const budget = { count: 0 };
-  const words: Word[] = [];
-  for (const word of item.words.slice(index)) {
-    if (!word.parts.some((part) => part.kind === 'lit' && !part.quoted && part.text.includes('{'))) words.push(word);
-    else for (const items of expandBraces(flatten(word), budget)) words.push(wordFromItems(items));
+  const expanded: Word[] = [];
+  for (const word of words) {
+    if (!word.parts.some((part) => part.kind === 'lit' && !part.quoted && part.text.includes('{'))) expanded.push(word);
+    else for (const items of expandBraces(flatten(word), budget)) expanded.push(wordFromItems(items));
   }
-  if (words.length === 0) return from;
-  return evaluateCommand(words, from, context, { label, stdinIsData: pipelinePosition > 0 || stdinRedirected });
+  if (expanded.length === 0) return both(from);
+  const info = { label, stdinIsData: stdinIsData || redirectsStdin(allRedirects) };
+  return evaluateCommand(expanded, from, context, info);
 }
 
+function checkRedirect(redirect: BashNode, from: Set<string>, context: Context, label: string, target?: readonly BashNode[]): void {
+  if (redirect.type === 'heredoc_redirect') {
+    const body = redirect.namedChildren.find((child) => child.type === 'heredoc_body');
+    const start = redirect.namedChildren.find((child) => child.type === 'heredoc_start')?.text ?? '';
+    if (!body || /['"\\]/.test(start)) return; // a quoted delimiter: the body is literal text
+    for (const child of body.namedChildren) {
+      if (!expansionTypes.has(child.type)) continue;
+      const parts: Part[] = [];
+      addExpansion(parts, child);
+      walkParts(parts, from, context, label);
+    }
+    return;
+  }
+  if (redirect.type === 'herestring_redirect') {
+    for (const group of groupWords(redirect.namedChildren.filter((child) => child.type !== 'file_descriptor'))) walkExpansions(wordOf(group), from, context, label);
+    return;
+  }
+  const destination = target ?? groupWords(redirect.childrenForFieldName('destination'))[0];
+  const operator = redirect.children.find((child) => !child.isNamed)?.type ?? '';
+  if (!destination) {
+    if (/^[<>]&-$/.test(operator)) return; // closes a descriptor
+    throw unsafe(`the redirection in "${label}" has no target the checker can read`);
+  }
+  const word = wordOf(destination);
+  walkExpansions(word, from, context, label);
+  const value = literalOf(word);
+  if ((operator === '>&' || operator === '<&') && value !== undefined && /^(\d+-?|-)$/.test(value)) return;
+  checkPathWord(word, operator === '<' || operator === '<&' ? 'read' : 'write', from, context, label);
+}
+
+/** Checks the substitutions inside a word (as subshells) and refuses location variables. */
+function walkExpansions(word: Word, from: Set<string>, context: Context, label: string): void {
+  walkParts(word.parts, from, context, label);
+}
+
+function walkParts(parts: readonly Part[], from: Set<string>, context: Context, label: string): void {
+  for (const part of parts) {
+    if (part.kind === 'cmdsub' || part.kind === 'procsub') evaluateSubshell(statementsOf(part.node), from, context);
+    else if (part.kind === 'arith') walkArithmetic(part.node, from, context, label);
+    else if (part.kind === 'param') {
+      if (isLocationVariable(part.name)) throw escape(`"${label}" uses ${part.raw}, which points outside the worktree`);
+      for (const substitution of part.substitutions) evaluateSubshell(statementsOf(substitution), from, context);
+    }
+  }
+}
+
+const isAssignmentWord = (word: Word): boolean => {
+  const first = word.parts[0];
+  return first?.kind === 'lit' && !first.quoted && /^[A-Za-z_][A-Za-z0-9_]*\+?=/.test(first.text);
+};
 /** Unquoted `*`, `?` or a `[…]` class: bash would replace the word with matching file names. */
 function hasGlob(word: Word): boolean {
   const items = flatten(word);
@@ -1073,36 +1028,6 @@ function hasGlob(word: Word): boolean {
     if (item.ch === '*' || item.ch === '?') return true;
     return item.ch === '[' && items.slice(index + 1).some((later) => isUnquoted(later, ']'));
   });
-}
-
-function checkRedirection(redirection: RedirToken, from: Set<string>, context: Context, label: string): void {
-  const { op, target } = redirection;
-  if (op === '<<' || op === '<<-') {
-    if (redirection.body) walkParts(redirection.body, from, context, label);
-    return;
-  }
-  walkExpansions(target, from, context, label);
-  if (op === '<<<') return;
-  const value = literalOf(target);
-  if ((op === '>&' || op === '<&') && value !== undefined && /^(\d+-?|-)$/.test(value)) return;
-  checkPathWord(target, op === '<' || op === '<&' ? 'read' : 'write', from, context, label);
-}
-
-function checkAssignment(word: Word, from: Set<string>, context: Context, label: string): void {
-  const items = flatten(word);
-  const equals = items.findIndex((item) => 'ch' in item && item.ch === '=');
-  const name = displayOf(items.slice(0, equals)).replace(/\+$/, '');
-  checkVariableName(name, label);
-  const value = items.slice(equals + 1);
-  // In assignments bash expands a ~ at the start and after each ":".
-  const pieces: Flat[][] = [[]];
-  for (const item of value) {
-    if (isUnquoted(item, ':')) pieces.push([]);
-    else pieces[pieces.length - 1]!.push(item);
-  }
-  for (const piece of pieces) {
-    if (piece.length > 0) checkPathWord(wordFromItems(piece), 'read', from, context, label);
-  }
 }
 
 type PathRole = 'read' | 'write' | 'cd' | 'exec';
@@ -1393,7 +1318,6 @@ const deniedCommands = new Map<string, string>([
   ['chroot', 'it changes the root directory'],
   ['nsenter', 'it enters other namespaces'],
   ['unshare', 'it creates new namespaces'],
-  ['eval', 'it runs a string as a command, which cannot be checked before it runs'],
   ['exec', 'it replaces the shell or rewires its file descriptors'],
   ['source', 'it runs a script inside the current shell, which cannot be checked'],
   ['.', 'it runs a script inside the current shell, which cannot be checked'],
@@ -1475,7 +1399,7 @@ const argSpecs: Record<string, ArgSpec> = {
   tar: { short: 'fCTX', long: ['--file', '--directory', '--files-from', '--exclude-from'] },
 };
 
-function evaluateCommand(words: Word[], from: Set<string>, context: Context, info: CommandInfo): Set<string> {
+function evaluateCommand(words: Word[], from: Set<string>, context: Context, info: CommandInfo): Outcome {
   const nameWord = words[0]!;
   const rest = words.slice(1);
   const label = info.label;
@@ -1492,18 +1416,18 @@ function evaluateCommand(words: Word[], from: Set<string>, context: Context, inf
     case 'cd':
     case 'pushd':
     case 'popd':
-      return evaluateDirectoryChange(base, rest, from, context, label);
+      return { success: evaluateDirectoryChange(base, rest, from, context, label), failure: from };
     case 'git':
       checkGit(rest, from, context, label);
-      return from;
+      return both(from);
     case 'command':
     case 'builtin': {
       let index = 0;
       while (index < rest.length && /^-[pvV]+$/.test(literalOf(rest[index]!) ?? '')) {
-        if (/[vV]/.test(literalOf(rest[index]!)!)) return from;
+        if (/[vV]/.test(literalOf(rest[index]!)!)) return both(from);
         index += 1;
       }
-      return index < rest.length ? evaluateCommand(rest.slice(index), from, context, info) : from;
+      return index < rest.length ? evaluateCommand(rest.slice(index), from, context, info) : both(from);
     }
     case 'time':
     case 'nice':
@@ -1514,7 +1438,13 @@ function evaluateCommand(words: Word[], from: Set<string>, context: Context, inf
     case 'npx':
     case 'bunx':
     case 'pnpx':
-      return evaluatePrefixCommand(base, rest, from, context, info);
+      return both(evaluatePrefixCommand(base, rest, from, context, info));
+    case 'eval': {
+      // eval runs its joined arguments in this shell: checked like a nested command line
+      const texts = rest.map((word) => literalOf(word));
+      if (texts.some((text) => text === undefined)) throw unsafe(`the command string of "${label}" is computed at run time, so it cannot be checked`);
+      return checkNestedShell(texts.join(' '), from, context, label);
+    }
     case 'watch': {
       const args = parseArgs(rest, { short: 'nd', long: ['--interval', '--differences'] });
       const command = positionals(args);
@@ -1523,16 +1453,16 @@ function evaluateCommand(words: Word[], from: Set<string>, context: Context, inf
       } else {
         const texts = command.map((word) => literalOf(word));
         if (texts.some((text) => text === undefined)) throw unsafe(`the command watched by "${label}" is computed at run time`);
-        checkNestedShell(texts.join(' '), from, context);
+        checkNestedShell(texts.join(' '), from, context, label);
       }
-      return from;
+      return both(from);
     }
     case 'shopt': {
       const values = rest.map((word) => literalOf(word) ?? '');
       if (values.some((value) => ['cdable_vars', 'dotglob', 'globskipdots', 'extglob'].includes(value)) && values.some((value) => /^-[su]$/.test(value))) {
         throw unsafe(`"${label}" changes how bash expands paths, which the checker relies on`);
       }
-      return from;
+      return both(from);
     }
     case 'export':
     case 'declare':
@@ -1549,7 +1479,7 @@ function evaluateCommand(words: Word[], from: Set<string>, context: Context, inf
         else if (value !== undefined) checkVariableName(value, label);
         else throw unsafe(`"${label}" declares a variable whose name is computed at run time`);
       }
-      return from;
+      return both(from);
     }
     case 'read':
     case 'mapfile':
@@ -1563,7 +1493,7 @@ function evaluateCommand(words: Word[], from: Set<string>, context: Context, inf
         const value = literalOf(word);
         if (value !== undefined && /^[A-Za-z_][A-Za-z0-9_]*$/.test(value)) checkVariableName(value, label);
       }
-      return from;
+      return both(from);
     case 'printf': {
       const args = parseArgs(rest, { short: 'v' });
       for (const arg of args) {
@@ -1573,35 +1503,36 @@ function evaluateCommand(words: Word[], from: Set<string>, context: Context, inf
         checkVariableName(name, label);
       }
       checkArgs(args.filter((arg) => !(arg.kind === 'option' && arg.name === '-v')), from, context, label);
-      return from;
+      return both(from);
     }
     case 'kill':
       if (rest.length > 0 && literalOf(rest[rest.length - 1]!) === '-1') throw unsafe(`"${label}" signals every process of the user`);
-      return from;
+      return both(from);
     case 'find':
       checkFind(rest, from, context, info);
-      return from;
+      return both(from);
     case 'ln':
       checkLink(rest, from, context, label);
-      return from;
+      return both(from);
     default:
       break;
   }
 
   if (posixShells.has(base) || otherShells.has(base)) {
     checkShellInvocation(base, rest, from, context, info);
-    return from;
+    return both(from);
   }
   if (interpreterKind(base) !== undefined) {
     checkInterpreter(base, rest, from, context, info);
-    return from;
+    return both(from);
   }
   checkOrdinaryCommand(base, rest, from, context, label);
-  return from;
+  return both(from);
 }
 
 function evaluateDirectoryChange(name: 'cd' | 'pushd' | 'popd', args: Word[], from: Set<string>, context: Context, label: string): Set<string> {
   if (context.loopDepth > 0) throw unsafe(`"${label}" changes directory inside a loop, which cannot be tracked statically`);
+  if (context.functionDepth > 0) throw unsafe(`"${label}" changes directory inside a function, which cannot be tracked statically`);
   if (name === 'popd') return new Set(context.seen);
   let physical = false;
   let target: Word | undefined;
@@ -1680,10 +1611,17 @@ function evaluatePrefixCommand(base: string, words: Word[], from: Set<string>, c
   return from;
 }
 
-function checkNestedShell(command: string, from: Set<string>, context: Context): void {
-  const tokens = new Lexer(command, context.nesting + 1).lexList(false);
-  const nested: Context = { ...context, nesting: context.nesting + 1 };
-  evaluateTokens(tokens, from, nested);
+/** A command string run by a nested shell or eval (re-parsed): the outcome of its last statement. */
+function checkNestedShell(command: string, from: Set<string>, context: Context, label: string): Outcome {
+  const tree = parseChecked(command, context.parser, `the command string of "${label}"`);
+  context.nesting += 1;
+  try {
+    if (context.nesting > maximumNesting) throw new ParseFailure('commands are nested too deeply');
+    return evaluateSequence(statementsOf(tree.rootNode), from, context);
+  } finally {
+    context.nesting -= 1;
+    tree.delete();
+  }
 }
 
 function checkShellInvocation(base: string, words: Word[], from: Set<string>, context: Context, info: CommandInfo): void {
@@ -1718,7 +1656,7 @@ function checkShellInvocation(base: string, words: Word[], from: Set<string>, co
     const script = operands[0];
     const text = script ? literalOf(script) : undefined;
     if (text === undefined) throw unsafe(`the command string of "${label}" is computed at run time, so it cannot be checked`);
-    checkNestedShell(text, from, context);
+    checkNestedShell(text, from, context, label);
     return;
   }
   const script = operands[0];
@@ -2247,6 +2185,31 @@ const gitForbiddenReasons: Record<string, string> = {
   'format-patch': 'it writes patch files',
 };
 
+/**
+ * Configuration that runs programs (hooks, aliases, editors, pagers, diff/merge/filter drivers,
+ * credential helpers, ssh, fsmonitor), loads other configuration, or points git at other files,
+ * repositories or remotes: refused in `git -c`. Sections are matched whole; `[section, variable]`
+ * pairs match any subsection (`diff.<driver>.textconv`).
+ */
+const gitConfigRefusedSections = new Set(['alias', 'include', 'includeif', 'credential', 'filter', 'difftool', 'mergetool', 'gpg', 'sendemail', 'url', 'http', 'remote', 'uploadpack', 'uploadarchive', 'receive', 'transfer', 'protocol', 'ssh', 'safe', 'browser', 'man', 'help', 'web', 'instaweb', 'gui', 'guitool', 'submodule', 'pager', 'sequence']);
+const gitConfigRefusedKeys = new Set([
+  'core.hookspath', 'core.fsmonitor', 'core.sshcommand', 'core.editor', 'core.pager', 'core.askpass', 'core.gitproxy', 'core.worktree', 'core.bare',
+  'core.attributesfile', 'core.excludesfile', 'core.alternaterefscommand', 'diff.external', 'diff.tool', 'diff.guitool', 'diff.command', 'diff.textconv',
+  'merge.tool', 'merge.guitool', 'merge.driver', 'trailer.command', 'trailer.cmd', 'interactive.difffilter', 'commit.template', 'blame.ignorerevsfile', 'mailmap.file',
+  'mailmap.blob', 'init.templatedir',
+]);
+
+/** `git -c <name>[=<value>]`: allowed unless the key runs programs or points git elsewhere. */
+function checkGitConfigOverride(setting: string): void {
+  const name = setting.split('=')[0]!;
+  const segments = name.split('.').map((segment) => segment.trim());
+  const section = segments[0]!.toLowerCase();
+  const variable = segments[segments.length - 1]!.toLowerCase();
+  if (gitConfigRefusedSections.has(section) || gitConfigRefusedKeys.has(`${section}.${variable}`)) {
+    throw forbiddenGit(`git -c ${name}`, 'this configuration can run programs or point git at other files, hooks or repositories');
+  }
+}
+
 function checkGit(words: Word[], from: Set<string>, context: Context, label: string): void {
   let index = 0;
   for (; index < words.length; index += 1) {
@@ -2254,6 +2217,15 @@ function checkGit(words: Word[], from: Set<string>, context: Context, label: str
     if (value === undefined) throw unsafe(`an option of "${label}" is computed at run time`);
     if (!value.startsWith('-')) break;
     if (gitGlobalOptions.has(value)) continue;
+    if (value === '-c') {
+      const settingWord = words[index + 1];
+      const setting = settingWord ? literalOf(settingWord) : undefined;
+      if (settingWord === undefined) throw forbiddenGit(label, '"-c" needs a configuration setting');
+      if (setting === undefined) throw unsafe(`the configuration given to "git -c" in "${label}" is computed at run time`);
+      checkGitConfigOverride(setting);
+      index += 1;
+      continue;
+    }
     if (/^(-C|-c|--git-dir|--work-tree|--namespace|--exec-path|--config-env|--bare|--super-prefix|--list-cmds)/.test(value)) {
       throw forbiddenGit(`git ${value}`, 'it points git at another repository, work tree or configuration');
     }
@@ -2452,30 +2424,59 @@ function checkGitCommit(words: Word[], from: Set<string>, context: Context, labe
 
 /**
  * Statically checks a bash command against the jail (pure unless `resolvePath`/`checkWritePath`
- * touch the file system). Anything it cannot parse or prove is refused as JAIL_BASH_UNSAFE.
+ * touch the file system). The parser loads on the first call. Anything it cannot parse or prove
+ * is refused as JAIL_BASH_UNSAFE; it never throws.
  */
-export function checkBashCommand(command: string, options: BashPolicyOptions): JailDecision {
+export async function checkBashCommand(command: string, options: BashPolicyOptions): Promise<JailDecision> {
+  const refuse = (reason: string): JailDecision => ({ allowed: false, code: 'JAIL_BASH_UNSAFE', reason });
+  if (!path.isAbsolute(options.root)) return refuse('bash: the command cannot be checked (the jail root is not an absolute path), so it was refused (fail closed).');
+  if (command.length > 100_000) return refuse('bash: the command cannot be checked (the command is longer than 100000 characters), so it was refused (fail closed).');
+  if (command.includes('\0')) return refuse('bash: the command cannot be checked (the command contains a NUL byte), so it was refused (fail closed).');
+  let parser: BashParser;
   try {
-    if (!path.isAbsolute(options.root)) throw new ParseFailure('the jail root is not an absolute path');
-    if (command.length > 100_000) throw new ParseFailure('the command is longer than 100000 characters');
-    if (command.includes('\0')) throw new ParseFailure('the command contains a NUL byte');
+    parser = await loadBashParser();
+  } catch (error) {
+    return refuse(`bash: the bash parser could not be loaded (${error instanceof Error ? error.message : String(error)}), so the command was refused (fail closed).`);
+  }
+  try {
     const root = posix.normalize(options.root).replace(/(.)\/+$/, '$1');
-    const tokens = new Lexer(command, 0).lexList(false);
     const context: Context = {
       options,
+      parser,
       root,
       readable: new Set((options.readablePaths ?? []).map((entry) => posix.normalize(entry))),
       seen: new Set(['']),
       loopDepth: 0,
+      functionDepth: 0,
       nesting: 0,
     };
-    evaluateTokens(tokens, new Set(['']), context);
+    const tree = parseChecked(command, parser, 'the command');
+    try {
+      evaluateStatements(statementsOf(tree.rootNode), new Set(['']), context);
+    } finally {
+      tree.delete();
+    }
     return { allowed: true };
   } catch (error) {
     if (error instanceof Denied) return { allowed: false, code: error.code, reason: error.reason };
+    if (error instanceof SyntaxFailure) return refuse(await describeSyntaxFailure(error));
     const message = error instanceof Error ? error.message : String(error);
-    if (error instanceof ParseFailure) return { allowed: false, code: 'JAIL_BASH_UNSAFE', reason: `bash: the command cannot be checked (${message}), so it was refused (fail closed).` };
-    if (error instanceof RangeError) return { allowed: false, code: 'JAIL_BASH_UNSAFE', reason: 'bash: the command is too complex to check, so it was refused (fail closed).' };
-    return { allowed: false, code: 'JAIL_BASH_UNSAFE', reason: `bash: the checker failed (${message}), so the command was refused (fail closed).` };
+    if (error instanceof ParseFailure) return refuse(`bash: the command cannot be checked (${message}), so it was refused (fail closed).`);
+    if (error instanceof RangeError) return refuse('bash: the command is too complex to check, so it was refused (fail closed).');
+    return refuse(`bash: the checker failed (${message}), so the command was refused (fail closed).`);
   }
+}
+
+/** "not valid bash" when mvdan/sh agrees, else: valid bash that tree-sitter-bash does not follow. */
+async function describeSyntaxFailure(failure: SyntaxFailure): Promise<string> {
+  const { line, column, near, missing } = failure.location;
+  const where = `line ${line}, column ${column}, ${missing ? `a missing ${JSON.stringify(near)}` : `near ${JSON.stringify(near)}`}`;
+  let diagnosis: string | undefined;
+  try {
+    diagnosis = await diagnoseWithMvdanSh(failure.source);
+  } catch {
+    return `bash: ${failure.subject} cannot be parsed (${where}), so it was refused (fail closed).`;
+  }
+  if (diagnosis !== undefined) return `bash: ${failure.subject} is not valid bash (${diagnosis}), so it was refused (fail closed).`;
+  return `bash: ${failure.subject} is valid bash in a form the checker's parser does not follow (${where}); write it more simply (for example a here-document's command on a line of its own), so it was refused (fail closed).`;
 }

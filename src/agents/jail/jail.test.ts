@@ -176,6 +176,10 @@ describe('checkToolUse (Claude Code tools)', () => {
     expect(await denied('Bash', { command: 'ls src' })).toEqual({ allowed: true });
     expect(await denied('Bash', { command: 'cd / && ls' })).toMatchObject({ allowed: false, code: 'JAIL_BASH_ESCAPE' });
     expect(await denied('Bash', { command: 'echo x > src/b.ts' })).toMatchObject({ allowed: false, code: 'JAIL_NOT_OWNED' });
+    expect(await denied('Bash', { command: 'git -c user.name=x commit -m msg' })).toEqual({ allowed: true });
+    expect(await denied('Bash', { command: 'git -c core.hooksPath=/x commit -m msg' })).toMatchObject({ allowed: false, code: 'JAIL_BASH_FORBIDDEN_GIT' });
+    expect(await denied('Bash', { command: "echo 'unterminated" })).toMatchObject({ allowed: false, code: 'JAIL_BASH_UNSAFE', reason: expect.stringContaining('is not valid bash') });
+    expect(await denied('Bash', {})).toMatchObject({ allowed: false, code: 'JAIL_BASH_UNSAFE' });
     expect(await denied('Task', { prompt: 'x' })).toMatchObject({ allowed: false, code: 'JAIL_BASH_UNSAFE', reason: 'Task: subagents are disabled for wave agents (their tool calls could not be confined).' });
     expect(await denied('Agent', {})).toMatchObject({ allowed: false });
     for (const tool of ['WebFetch', 'WebSearch', 'TodoWrite']) expect(await denied(tool, { url: 'https://x', path: '/etc/passwd' })).toEqual({ allowed: true });
@@ -187,12 +191,12 @@ describe('checkToolUse (Claude Code tools)', () => {
   it('checkBash follows real symlinks and the ownership policy', async () => {
     const { jail } = await setup();
     const j = await jail();
-    expect(j.checkBash('cat link-outside/secret.txt')).toMatchObject({ allowed: false, code: 'JAIL_BASH_ESCAPE' });
-    expect(j.checkBash('ls link-main/')).toMatchObject({ allowed: false, code: 'JAIL_BASH_ESCAPE' });
-    expect(j.checkBash('echo x > src/a.ts && cat src/link-to-b')).toEqual({ allowed: true });
-    expect(j.checkBash('echo x > src/link-to-b')).toMatchObject({ allowed: false, code: 'JAIL_NOT_OWNED' });
-    expect(j.checkBash('mkdir -p src/new && echo x > src/new/c.ts')).toEqual({ allowed: true });
-    expect(j.checkBash('echo x > src/frozen.ts')).toMatchObject({ allowed: false, code: 'JAIL_FROZEN' });
+    expect(await j.checkBash('cat link-outside/secret.txt')).toMatchObject({ allowed: false, code: 'JAIL_BASH_ESCAPE' });
+    expect(await j.checkBash('ls link-main/')).toMatchObject({ allowed: false, code: 'JAIL_BASH_ESCAPE' });
+    expect(await j.checkBash('echo x > src/a.ts && cat src/link-to-b')).toEqual({ allowed: true });
+    expect(await j.checkBash('echo x > src/link-to-b')).toMatchObject({ allowed: false, code: 'JAIL_NOT_OWNED' });
+    expect(await j.checkBash('mkdir -p src/new && echo x > src/new/c.ts')).toEqual({ allowed: true });
+    expect(await j.checkBash('echo x > src/frozen.ts')).toMatchObject({ allowed: false, code: 'JAIL_FROZEN' });
   });
 });
 

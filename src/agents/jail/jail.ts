@@ -257,9 +257,9 @@ export async function createJail(policy: JailPolicy, options: CreateJailOptions 
     return writePolicy(relative);
   }
 
-  function checkBash(command: string): JailDecision {
+  async function checkBash(command: string): Promise<JailDecision> {
     if (typeof command !== 'string') return { allowed: false, code: 'JAIL_BASH_UNSAFE', reason: 'bash: the command is not a string, so it was refused (fail closed).' };
-    return checkBashCommand(command, {
+    return await checkBashCommand(command, {
       root,
       ...(policy.branch !== undefined ? { branch: policy.branch } : {}),
       readOnly: policy.readOnly === true,
@@ -309,7 +309,7 @@ export async function createJail(policy: JailPolicy, options: CreateJailOptions 
       }
       case 'Bash': {
         const command = stringField('command');
-        return command === undefined ? { allowed: false, code: 'JAIL_BASH_UNSAFE', reason: 'Bash: the call has no command, so it was refused (fail closed).' } : checkBash(command);
+        return command === undefined ? { allowed: false, code: 'JAIL_BASH_UNSAFE', reason: 'Bash: the call has no command, so it was refused (fail closed).' } : await checkBash(command);
       }
       case 'Task':
       case 'Agent':

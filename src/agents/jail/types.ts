@@ -74,8 +74,8 @@ export interface Jail {
   checkRead(requestedPath: string): Promise<PathDecision>;
   /** A path a tool wants to create, modify or delete. */
   checkWrite(requestedPath: string): Promise<PathDecision>;
-  /** A shell command, before it runs (static check, fails closed). */
-  checkBash(command: string): JailDecision;
+  /** A shell command, before it runs (static check, fails closed; the bash parser loads on the first call). */
+  checkBash(command: string): Promise<JailDecision>;
   /**
    * A Claude Code tool call (PreToolUse): Write/Edit/MultiEdit/NotebookEdit (file_path / notebook_path),
    * Read/Glob/Grep/LS (file_path / path), Bash (command); Task/Agent (subagents) denied for wave agents;
