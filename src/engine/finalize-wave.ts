@@ -19,6 +19,8 @@ import { cascadeHotfixStep, postMergeGatesStep } from './finalize/post-merge-gat
 import { preMergeGatesStep } from './finalize/pre-merge-gates.js';
 import { predictConflictsStep } from './finalize/predict-conflicts.js';
 import { scanStubsStep } from './finalize/scan-stubs.js';
+import { createTamperState, pinsFor, tamperCheckStep } from './finalize/tamper-step.js';
+import { pinnedGitConfig, withGitConfigEnvironment } from './tamper-record.js';
 import { releaseTargetCheckouts } from './finalize/target.js';
 import { typeCollisionsStep } from './finalize/type-collisions.js';
 import { verifyBuildStep } from './finalize/verify-build-step.js';
@@ -114,7 +116,11 @@ export async function createFinalizeContext(options: FinalizeWaveOptions): Promi
   // The manifest is read and parsed while git finds the repository (load-manifest takes it).
   const manifest = loadImpl(implPath);
   manifest.catch(() => undefined);
-  const gitAt = options.gitAt ?? ((directory: string): Git => createGit(directory, options.env ? { env: options.env } : {}));
+  const rawGitAt = options.gitAt ?? ((directory: string): Git => createGit(directory, options.env ? { env: options.env } : {}));
+  // Every git command of the run takes the pinned configuration: no hooks until check-tamper has
+  // verified the recorded ones, then only those (issue 11).
+  const tamper = createTamperState();
+  const gitAt = (directory: string): Git => rawGitAt(directory).withConfig(() => pinsFor(tamper, directory));
   const start = options.repoDir ?? path.dirname(implPath);
   const startGit = gitAt(start);
   const [top] = await Promise.all([
@@ -135,7 +141,9 @@ export async function createFinalizeContext(options: FinalizeWaveOptions): Promi
     wave: options.wave,
     now: options.now ?? (() => new Date()),
     gitAt,
-    env: options.env,
+    rawGitAt,
+    // Gates and build commands never run a repository hook through git either.
+    env: withGitConfigEnvironment(options.env ?? process.env, pinnedGitConfig(undefined)),
     dryRun: options.dryRun === true,
     primary,
     repos: [primary],
@@ -146,8 +154,15 @@ export async function createFinalizeContext(options: FinalizeWaveOptions): Promi
     initialState: '',
     pendingEdits: [],
     loading: manifest,
+    tamper,
     result: emptyResult(options, implPath),
   };
+}
+
+/** The `failed_step` of the result, with the step's stable code when it reports one (e.g. TAMPER_DETECTED). */
+function failedStepOf(step: StepResult): NonNullable<FinalizeWaveResult['failed_step']> {
+  const code = (step.data as { code?: unknown } | undefined)?.code;
+  return { step: step.step, detail: step.detail, ...(typeof code === 'string' ? { code } : {}) };
 }
 
 /** Runs `steps` in order until one fails (advisory steps never stop the run). */
@@ -191,6 +206,7 @@ export async function finalizeWave(options: FinalizeWaveOptions): Promise<Finali
   });
   try {
     let ok = await runSteps(context, recorder, [loadManifestStep]);
+    if (ok) ok = await runSteps(context, recorder, [tamperCheckStep]);
     if (ok) ok = await runSteps(context, recorder, [absentBranchesStep]);
     if (ok) ok = await runSteps(context, recorder, finalizeSteps(context.mode));
     if (!ok && context.manifest) await runSteps(context, recorder, failureSteps);
@@ -201,7 +217,7 @@ export async function finalizeWave(options: FinalizeWaveOptions): Promise<Finali
   const result = context.result;
   result.steps = recorder.steps;
   const failed = recorder.firstFailure;
-  if (failed) result.failed_step = { step: failed.step, detail: failed.detail };
+  if (failed) result.failed_step = failedStepOf(failed);
   result.success = failed === undefined;
   return result;
 }
@@ -238,7 +254,7 @@ export async function runFinalizeSteps(
   }
   context.result.steps = recorder.steps;
   const failed = recorder.firstFailure;
-  if (failed) context.result.failed_step = { step: failed.step, detail: failed.detail };
+  if (failed) context.result.failed_step = failedStepOf(failed);
   context.result.success = failed === undefined;
   return { context, result: context.result, success: failed === undefined };
 }

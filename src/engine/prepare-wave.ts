@@ -29,7 +29,9 @@ import {
   waveSequencingStep,
   wiringOwnershipStep,
 } from './prepare/preflight-steps.js';
+import { recordTamperStep, tamperCheckStep } from './prepare/tamper-steps.js';
 import { baselineGatesStep, staleCleanupStep, workingDirStep } from './prepare/tree-steps.js';
+import { pinsForDirectory } from './tamper-record.js';
 import {
   activateWaveStep,
   createWorktreesStep,
@@ -78,6 +80,7 @@ export const prepareWaveSteps: ReadonlyArray<StepDefinition<PrepareContext>> = [
   scaffoldStep,
   wiringOwnershipStep,
   freezeCheckStep,
+  tamperCheckStep,
   workingDirStep,
   staleCleanupStep,
   baselineGatesStep,
@@ -88,6 +91,7 @@ export const prepareWaveSteps: ReadonlyArray<StepDefinition<PrepareContext>> = [
   verifyHooksStep,
   extractBriefsStep,
   activateWaveStep,
+  recordTamperStep,
 ];
 
 function defaultGitFactory(env: PrepareWaveOptions['env']): (directory: string) => Git {
@@ -101,7 +105,10 @@ async function createContext(options: PrepareWaveOptions, readOnly: boolean): Pr
   }
   if (options.implPath.trim() === '') throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: 'the IMPL path is required' });
   const implPath = await canonicalPath(options.implPath);
-  const gitAt = options.gitAt ?? defaultGitFactory(options.env);
+  const rawGitAt = options.gitAt ?? defaultGitFactory(options.env);
+  // Hook-running git commands take the pinned configuration once tamper_check has set it (issue 11).
+  let context: PrepareContext | undefined;
+  const gitAt = (directory: string): Git => rawGitAt(directory).withConfig(() => (context?.pins ? (pinsForDirectory(context.pins, directory) ?? {}) : {}));
   const start = options.repoDir ?? path.dirname(implPath);
   const startGit = gitAt(start);
   let top: string;
@@ -117,12 +124,13 @@ async function createContext(options: PrepareWaveOptions, readOnly: boolean): Pr
   const root = await canonicalPath(top);
   const git = root === start ? startGit : gitAt(root);
   const primary: RepoContext = { key: '', root, git, primary: true, ...(currentBranch ? { currentBranch } : {}) };
-  return {
+  context = {
     options,
     implPath,
     wave: options.wave,
     now: options.now ?? (() => new Date()),
     gitAt,
+    rawGitAt,
     primary,
     repos: [primary],
     slug: implSlugFromPath(implPath),
@@ -136,6 +144,7 @@ async function createContext(options: PrepareWaveOptions, readOnly: boolean): Pr
     result: { wave: options.wave, worktrees: [], agent_briefs: [], steps: [], success: false },
     readOnly,
   };
+  return context;
 }
 
 /** Runs steps in order; the first failed (non-advisory) step stops unless `continueOnFailure`. */
@@ -236,7 +245,7 @@ export interface CreateWorktreesResult {
  */
 export async function createWaveWorktrees(options: PrepareWaveOptions): Promise<CreateWorktreesResult> {
   const context = await createContext(options, false);
-  const steps = [loadManifestStep, stateCheckStep, repoMatchStep, disjointOwnershipStep, freezeCheckStep, installHooksStep, freezeRecordStep, createWorktreesStep, verifyWorktreesStep, verifyHooksStep];
+  const steps = [loadManifestStep, stateCheckStep, repoMatchStep, disjointOwnershipStep, freezeCheckStep, tamperCheckStep, installHooksStep, freezeRecordStep, createWorktreesStep, verifyWorktreesStep, verifyHooksStep, recordTamperStep];
   const run = await runSteps(context, steps, { command: 'create-worktrees' });
   return { worktrees: context.result.worktrees, steps: run.steps, success: !run.failed };
 }
@@ -293,7 +302,7 @@ export async function prepareAgent(options: PrepareAgentOptions): Promise<Prepar
   };
   const steps: Array<StepDefinition<PrepareContext>> = options.noWorktree
     ? [loadManifestStep, stateCheckStep, repoMatchStep, selectAgent, scaffoldStep]
-    : [loadManifestStep, stateCheckStep, repoMatchStep, selectAgent, disjointOwnershipStep, scaffoldStep, freezeCheckStep, installHooksStep, freezeRecordStep, createWorktreesStep, verifyWorktreesStep, verifyHooksStep, extractBriefsStep];
+    : [loadManifestStep, stateCheckStep, repoMatchStep, selectAgent, disjointOwnershipStep, scaffoldStep, freezeCheckStep, tamperCheckStep, installHooksStep, freezeRecordStep, createWorktreesStep, verifyWorktreesStep, verifyHooksStep, extractBriefsStep, recordTamperStep];
   const run = await runSteps(context, steps, { command: 'prepare-agent' });
   const empty: PrepareAgentResult = {
     brief_path: '',

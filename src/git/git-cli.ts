@@ -41,7 +41,16 @@ export interface CreateGitOptions {
    * always set. Per-call `env` options are laid over this.
    */
   env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Configuration every command of this instance runs with, as `git -c key=value` (highest
+   * precedence: over the repository's own config files). Read before each command, so a caller
+   * can pin values it learns later (e.g. `core.hooksPath` once the recorded hooks are verified).
+   */
+  config?: GitConfigSource;
 }
+
+/** Configuration laid over every command of a Git instance (see {@link CreateGitOptions.config}). */
+export type GitConfigSource = () => Readonly<Record<string, string>>;
 
 interface ExecOptions {
   env?: Readonly<Record<string, string>>;
@@ -84,10 +93,11 @@ export function createGit(cwd: string, options: CreateGitOptions = {}): Git {
 
   function exec(args: readonly string[], execOptions: ExecOptions = {}): Promise<ExecResult> {
     const environment = execOptions.env ? { ...baseEnvironment, ...execOptions.env, GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' } : baseEnvironment;
+    const pinned = options.config ? configArguments(options.config()) : [];
     return new Promise((resolve, reject) => {
       const child = execFile(
         'git',
-        [...args],
+        [...pinned, ...args],
         {
           cwd,
           env: environment,
@@ -184,6 +194,11 @@ export function createGit(cwd: string, options: CreateGitOptions = {}): Git {
 
     async run(args, runOptions = {}) {
       return exec(args, runOptions);
+    },
+
+    withConfig(source) {
+      const outer = options.config;
+      return createGit(cwd, { ...options, config: outer ? () => ({ ...outer(), ...source() }) : source });
     },
 
     version,
@@ -449,6 +464,18 @@ function buildEnvironment(source: Readonly<Record<string, string | undefined>>):
   environment.GIT_TERMINAL_PROMPT = '0';
   environment.LC_ALL = 'C';
   return environment;
+}
+
+/** `-c key=value` pairs, in key order (a key never holds '=' or starts with '-'). */
+function configArguments(config: Readonly<Record<string, string>>): string[] {
+  const pairs: string[] = [];
+  for (const key of Object.keys(config).sort()) {
+    if (key === '' || key.includes('=') || key.startsWith('-')) {
+      throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `invalid git configuration key ${JSON.stringify(key)}`, exitCode: 2 });
+    }
+    pairs.push('-c', `${key}=${config[key]!}`);
+  }
+  return pairs;
 }
 
 /** Refs and ranges never start with '-' (git would read them as options). */

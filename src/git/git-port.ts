@@ -55,6 +55,12 @@ export interface Git {
   readonly cwd: string;
   /** Raw access for the rare command without a typed method; throws GitError on failure. */
   run(args: readonly string[], options?: { env?: Record<string, string>; input?: string; signal?: AbortSignal; allowExitCodes?: number[] }): Promise<{ stdout: string; stderr: string; exitCode: number }>;
+  /**
+   * The same repository and environment, with `config()` laid over every command as
+   * `git -c key=value` (read before each command; on top of this instance's own overrides).
+   * Used to pin `core.hooksPath` so that only verified hooks run.
+   */
+  withConfig(config: () => Readonly<Record<string, string>>): Git;
 
   version(): Promise<{ major: number; minor: number; patch: number; text: string }>;
   /** Throws G000_GIT_TOO_OLD (exit 2) when git < 2.38; cached per process. */

@@ -10,6 +10,7 @@ import type { MergeAgentsResult, MergeProgressEvent } from '../merge.js';
 import type { StepResult } from '../step.js';
 import type { CallerCascadeError, VerifyBuildData } from '../verify-build.js';
 import type { DiffEntry } from './git-batch.js';
+import type { FinalizeTamperState } from './tamper-step.js';
 
 /** Options of finalize-wave (and of the single-purpose commands built from its steps). */
 export interface FinalizeWaveOptions extends EngineRunOptions {
@@ -142,7 +143,7 @@ export interface FinalizeWaveResult {
   complete_ready: boolean;
   steps: StepResult[];
   /** The step that stopped the run, with its detail. */
-  failed_step?: { step: string; detail: string };
+  failed_step?: { step: string; detail: string; code?: string };
   success: boolean;
 }
 
@@ -152,14 +153,22 @@ export interface FinalizeContext {
   implPath: string;
   wave: number;
   now: () => Date;
+  /** Git for a directory, with the pinned configuration (hooks only from the verified snapshot; see check-tamper). */
   gitAt: (directory: string) => Git;
+  /** Git without the pinned configuration (to ask git where the repository's own hooks are). */
+  rawGitAt: (directory: string) => Git;
+  /** Environment of gates and build commands: the caller's, with git pinned to run no hooks. */
   env: Readonly<Record<string, string | undefined>> | undefined;
   dryRun: boolean;
   primary: FinalizeRepo;
   repos: FinalizeRepo[];
   /** The manifest as read when the run started (load-manifest takes it; later reads go to the file). */
-  loading?: Promise<{ parsed: ImplParseResult }>;
+  loading?: Promise<{ text?: string; parsed: ImplParseResult }>;
   parsed?: ImplParseResult;
+  /** The manifest's text as load-manifest read it. */
+  manifestText?: string;
+  /** Tamper record, check and pinned configuration (issue 11; see finalize/tamper-step.ts). */
+  tamper: FinalizeTamperState;
   manifest?: ImplManifest;
   slug: string;
   /** Index of the wave in the manifest's `waves` list (for edits). */

@@ -26,8 +26,9 @@ export const loadManifestStep: StepDefinition<FinalizeContext> = {
     early.entries.catch(() => undefined);
     const loading = context.loading ?? loadImpl(context.implPath);
     context.loading = undefined;
-    const { parsed } = await loading;
+    const { parsed, text } = await loading;
     context.parsed = parsed;
+    if (text !== undefined) context.manifestText = text;
     if (!parsed.manifest) {
       const errors = parsed.findings.filter(isBlocking);
       return { status: 'failed', detail: `manifest is not usable: ${errors.map((finding) => finding.message).join('; ')}`, data: { errors } };

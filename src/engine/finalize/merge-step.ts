@@ -4,6 +4,7 @@ import type { StepDefinition } from '../step.js';
 import { listForDetail, manifestOf, short, type FinalizeContext } from './context.js';
 import { describeHops, writeState } from './state.js';
 import { ensureTargetCheckout } from './target.js';
+import { noteTargetMoved, verifyRepositories } from './tamper-step.js';
 
 /**
  * Step 4: the IMPL goes to WAVE_MERGING with `merge_state: in_progress` (one locked manifest
@@ -19,6 +20,10 @@ export const mergeStep: StepDefinition<FinalizeContext> = {
     if (context.dryRun) {
       return { status: 'skipped', detail: `dry run: would merge ${pending.length} agent branch(es) with --no-ff: ${listForDetail(pending.map((agent) => agent.branch), 10)}` };
     }
+    // Issue 11: the repository is checked again right before anything changes (the pre-merge
+    // gates ran the agents' code since check-tamper); merge-agents on its own is checked here only.
+    const untampered = await verifyRepositories(context, 'pre-merge');
+    if (untampered.status === 'failed') return untampered;
     // The state write overlaps the merge's own probes; nothing merges before it is on disk. It
     // carries only the state: report fields wait for the next write (it is on the critical path).
     const writing = writeState(context, 'WAVE_MERGING', 'in_progress', [], { takePending: false });
@@ -56,6 +61,8 @@ export const mergeStep: StepDefinition<FinalizeContext> = {
         ...(context.options.signal ? { signal: context.options.signal } : {}),
       });
       context.result.merge_result[repo.key] = result;
+      // The record follows the target the orchestrator moved (a later re-run compares from there).
+      if (result.target_after !== result.target_before || result.success) await noteTargetMoved(context, repo, result.target_after, { merged: result.success });
       merged += result.merged_count;
       skipped += result.skipped_count;
       for (const outcome of result.merges) {

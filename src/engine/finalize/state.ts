@@ -4,6 +4,7 @@ import type { MergeState, ProtocolState } from '../../protocol/schema/impl-schem
 import type { YamlEdit } from '../../protocol/yaml/index.js';
 import { editImpl } from '../../store/manifest-file.js';
 import type { FinalizeContext } from './context.js';
+import { noteManifestState } from './tamper-step.js';
 
 /** States finalize may pass through on its way (a wave that executed, then merges). */
 const passThrough = new Set<ProtocolState>(['WAVE_EXECUTING', 'WAVE_MERGING']);
@@ -85,6 +86,8 @@ export async function writeState(context: FinalizeContext, to: ProtocolState, me
     return { edits, outcome: { from: current, to, hops, ...(mergeState ? { merge_state: mergeState } : {}) } satisfies StateWrite };
   });
   context.pendingEdits = context.pendingEdits.filter((pending) => !taken.includes(pending));
+  // The tamper record holds the state the orchestrator last wrote (issue 11).
+  await noteManifestState(context, to, mergeState);
   if (context.manifest) {
     context.manifest.state = to;
     if (mergeState !== undefined) context.manifest.merge_state = mergeState;

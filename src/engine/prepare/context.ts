@@ -87,7 +87,12 @@ export interface PrepareContext {
   implPath: string;
   wave: number;
   now: () => Date;
+  /** Git for a directory, with the pinned configuration once tamper_check has set it (issue 11). */
   gitAt: (directory: string) => Git;
+  /** Git without pinned configuration (installing and verifying the guard asks git where the hooks really are). */
+  rawGitAt: (directory: string) => Git;
+  /** Pinned git configuration per main-checkout root (`core.hooksPath`…), set by tamper_check; none before. */
+  pins?: Map<string, Record<string, string>>;
   primary: RepoContext;
   repos: RepoContext[];
   parsed?: ImplParseResult;

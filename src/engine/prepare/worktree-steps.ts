@@ -32,7 +32,9 @@ export const installHooksStep: StepDefinition<PrepareContext> = {
     }
     const installs = [];
     for (const repo of context.repos) {
-      const [, install] = await Promise.all([ensureInfoExclude(repo.git), installIsolationHook(repo.git)]);
+      // Unpinned git: the guard goes where git really runs hooks, not into the pinned directory.
+      const git = context.rawGitAt(repo.root);
+      const [, install] = await Promise.all([ensureInfoExclude(git), installIsolationHook(git)]);
       repo.hookInstall = install;
       installs.push({ repo: repo.key || path.basename(repo.root), ...install });
     }
@@ -113,7 +115,7 @@ export const createWorktreesStep: StepDefinition<PrepareContext> = {
           context.options.events?.emit({ v: 1, type: 'worktree-create', slug: context.slug, wave: context.wave, agent: worktree.agent, path: worktree.path, branch: worktree.branch, reused: worktree.action === 'reused' }),
       });
       if (repo.hookInstall?.mode === 'worktree-config') {
-        for (const worktree of outcome.worktrees) await attachWorktreeHooks(context.gitAt(worktree.path), repo.hookInstall);
+        for (const worktree of outcome.worktrees) await attachWorktreeHooks(context.rawGitAt(worktree.path), repo.hookInstall);
       }
       ensured.push(...outcome.worktrees);
       failures.push(...outcome.failures.map((failure) => `agent ${failure.agent}: ${failure.error}`));
@@ -160,7 +162,8 @@ export const verifyHooksStep: StepDefinition<PrepareContext> = {
     for (const repo of context.repos) {
       const targets = context.targets.filter((target) => target.repoContext === repo);
       if (targets.length === 0) continue;
-      const [extension, first] = await Promise.all([repo.git.configGet('extensions.worktreeConfig'), verifyHookInstalled(context.gitAt(targets[0]!.path))]);
+      // Unpinned git: H10 asks which hook git itself would run in the agent's worktree.
+      const [extension, first] = await Promise.all([repo.git.configGet('extensions.worktreeConfig'), verifyHookInstalled(context.rawGitAt(targets[0]!.path))]);
       const perWorktree = extension?.trim().toLowerCase() === 'true';
       if (!perWorktree) {
         const common = repo.hookInstall ? await inspectHookFile(repo.hookInstall.hook_path) : first;
@@ -168,7 +171,7 @@ export const verifyHooksStep: StepDefinition<PrepareContext> = {
         else if (path.resolve(first.hook_path) !== path.resolve(common.hook_path)) invalid.push({ agent: targets[0]!.agent, ...first, valid: false, reason: `git runs ${first.hook_path}, not the installed ${common.hook_path}` });
         continue;
       }
-      const outcomes = await mapBounded(targets, 6, (target) => verifyHookInstalled(context.gitAt(target.path)), context.options.signal);
+      const outcomes = await mapBounded(targets, 6, (target) => verifyHookInstalled(context.rawGitAt(target.path)), context.options.signal);
       outcomes.forEach((outcome, index) => {
         const agent = targets[index]!.agent;
         if (outcome.status === 'rejected') invalid.push({ agent, valid: false, reason: errorText(outcome.reason), hook_path: '', executable: false, has_logic: false });

@@ -1,0 +1,260 @@
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { parseImpl } from '../../protocol/parse-impl.js';
+import { readMergeLog, mergeLogPath } from '../merge.js';
+import type { StepDefinition, StepOutcome } from '../step.js';
+import { checkRepository, describeFindings, foreignChanges, type TamperFinding, type TargetRule } from '../tamper-check.js';
+import {
+  hooksSnapshotPath,
+  manifestFingerprint,
+  pinnedGitConfig,
+  pinsForDirectory,
+  readTamperRecord,
+  recordRepository,
+  tamperDetectedCode,
+  tamperRecordPath,
+  writeTamperRecord,
+  type TamperRecord,
+} from '../tamper-record.js';
+import { errorText, listForDetail, type FinalizeContext, type FinalizeRepo } from './context.js';
+
+/** A record finalize-wave holds for one repository. */
+interface HeldRecord {
+  path: string;
+  record: TamperRecord;
+}
+
+/** What one finalize-wave run knows about tampering (see the check-tamper step). */
+export interface FinalizeTamperState {
+  /** Pinned git configuration per main-checkout root (its worktrees included). */
+  pins: Map<string, Readonly<Record<string, string>>>;
+  /** Configuration for a directory under no known root, and for every command before the check: no hooks at all. */
+  fallback: Readonly<Record<string, string>>;
+  /** Common git directory per root. */
+  commonDirs: Map<string, string>;
+  records: Map<string, HeldRecord>;
+  /** The check passed once in this run: a record that disappears after that is itself tampering. */
+  verified: boolean;
+  /** SHA-256 of the manifest text the check judged (the pre-merge re-check re-parses only when it differs). */
+  manifestSha?: string;
+  /** Record rewrites, one after the other (the state write and the merges overlap). */
+  saving: Promise<void>;
+}
+
+/** A fresh state: until the check passes, every git command runs with no hooks. */
+export function createTamperState(): FinalizeTamperState {
+  return { pins: new Map(), fallback: pinnedGitConfig(undefined), commonDirs: new Map(), records: new Map(), verified: false, saving: Promise.resolve() };
+}
+
+/** The pinned configuration for git commands running in `directory` (longest known root that contains it). */
+export function pinsFor(state: FinalizeTamperState, directory: string): Readonly<Record<string, string>> {
+  return pinsForDirectory(state.pins, directory) ?? state.fallback;
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+function repoName(context: FinalizeContext, repo: FinalizeRepo): string {
+  return context.repos.length > 1 ? `${path.basename(repo.root)}: ` : '';
+}
+
+async function commonDirOf(context: FinalizeContext, repo: FinalizeRepo): Promise<string> {
+  const known = context.tamper.commonDirs.get(repo.root);
+  if (known !== undefined) return known;
+  const commonDir = path.resolve(repo.root, await repo.git.commonDir());
+  context.tamper.commonDirs.set(repo.root, commonDir);
+  return commonDir;
+}
+
+/** Agent tips a resumed merge may have merged already: the branches' tips, and the merge log's for branches already gone. */
+async function mergeableTips(context: FinalizeContext, repo: FinalizeRepo): Promise<Set<string>> {
+  const agents = context.agents.filter((agent) => agent.repo === repo);
+  const tips = new Set(agents.flatMap((agent) => (agent.tip ? [agent.tip] : [])));
+  if (agents.some((agent) => agent.tip === undefined)) {
+    const log = await readMergeLog(mergeLogPath(repo.root, context.wave)).catch(() => undefined);
+    for (const entry of log?.merges ?? []) if (agents.some((agent) => agent.id === entry.agent && agent.tip === undefined)) tips.add(entry.tip);
+  }
+  return tips;
+}
+
+/** The manifest as the check judges it now: the text load-manifest read, or (re-check) the file again. */
+async function currentManifest(context: FinalizeContext, phase: 'start' | 'pre-merge'): Promise<{ sha: string; data: unknown; state: string; mergeState?: string } | undefined> {
+  if (phase === 'start' || context.tamper.manifestSha === undefined) {
+    const text = context.manifestText;
+    if (text === undefined || !context.parsed) return undefined;
+    const manifest = context.parsed.manifest;
+    return { sha: sha256(text), data: context.parsed.data, state: context.initialState, ...(manifest?.merge_state ? { mergeState: manifest.merge_state } : {}) };
+  }
+  const text = await readFile(context.implPath, 'utf8');
+  const sha = sha256(text);
+  if (sha === context.tamper.manifestSha) return { sha, data: undefined, state: '' };
+  const parsed = parseImpl(text);
+  return { sha, data: parsed.data, state: (parsed.manifest?.state ?? '').trim(), ...(parsed.manifest?.merge_state ? { mergeState: parsed.manifest.merge_state } : {}) };
+}
+
+/**
+ * Issue 11 item 3: before anything is merged, the repository must be as prepare-wave recorded
+ * it (see tamper-record.ts) — git's config files, hooks (and their snapshot), every ref but the
+ * agents' branches, the merge target (moved only by this wave's merges), the manifest's
+ * merge-relevant fields and state — and its main checkout must hold no change that is not the
+ * orchestrator's own (the IMPL manifest, `.polywave-state/`). Any difference refuses with
+ * TAMPER_DETECTED and changes nothing (no state written, pending report fields dropped).
+ *
+ * Without a record (a prepare-wave of an older version, or a manual prepare) one is taken now,
+ * with a warning — and since nothing vouches for the hooks then, no repository hook runs in this
+ * finalize. After the check, every git command of the run takes its hooks from the recorded
+ * snapshot (`-c core.hooksPath`), never from the live hooks directory or an agent's worktree.
+ *
+ * `pre-merge` (from the merge step, right before WAVE_MERGING): the same check again — the
+ * pre-merge gates ran the agents' code in between.
+ */
+export async function verifyRepositories(context: FinalizeContext, phase: 'start' | 'pre-merge'): Promise<StepOutcome> {
+  const state = context.tamper;
+  const findings: TamperFinding[] = [];
+  const notes: string[] = [];
+  const home = (context.options.env ?? process.env).HOME;
+  const manifest = await currentManifest(context, phase);
+  const recordPaths: string[] = [];
+
+  await Promise.all(
+    context.repos.map(async (repo) => {
+      const name = repoName(context, repo);
+      const commonDir = await commonDirOf(context, repo);
+      const recordPath = tamperRecordPath(commonDir, context.slug, context.wave);
+      recordPaths.push(recordPath);
+      let record: TamperRecord | undefined;
+      try {
+        record = await readTamperRecord(recordPath);
+      } catch (error) {
+        findings.push({ what: `${name}record ${recordPath}`, change: `unreadable (${errorText(error)})` });
+        return;
+      }
+      if (record === undefined) {
+        if (state.verified || state.records.has(repo.root)) {
+          findings.push({ what: `${name}record ${recordPath}`, change: 'removed while finalize-wave ran' });
+          return;
+        }
+        if (context.dryRun) {
+          notes.push(`${name}no record from prepare-wave (dry run: none written); no repository hook would run`);
+          return;
+        }
+        const written = await recordRepository({
+          git: context.rawGitAt(repo.root),
+          slug: context.slug,
+          wave: context.wave,
+          recordedBy: 'finalize-wave',
+          now: context.now(),
+          snapshot: false,
+          ...(repo.targetBranch ? { targetBranch: repo.targetBranch } : {}),
+          ...(repo.base ? { baseCommit: repo.base } : {}),
+          ...(repo.primary && manifest?.data !== undefined ? { manifest: { path: context.implPath, fields: manifestFingerprint(manifest.data, context.wave), state: manifest.state, ...(manifest.mergeState ? { merge_state: manifest.mergeState } : {}) } } : {}),
+          ...(home ? { home } : {}),
+        });
+        state.records.set(repo.root, written);
+        notes.push(`${name}no record from prepare-wave (an older or manual prepare): recorded now at ${written.path}; no repository hook runs in this finalize`);
+        return;
+      }
+      if (repo.primary && record.base_commit && repo.base && record.base_commit !== repo.base) {
+        findings.push({ what: `${name}record ${recordPath}`, change: `made for base ${record.base_commit.slice(0, 12)}, but wave ${context.wave} starts from ${repo.base.slice(0, 12)}` });
+      }
+      const target: TargetRule | undefined = repo.targetBranch
+        ? { branch: repo.targetBranch, mode: context.mode === 'skip-merge' || record.target?.merged ? 'descendant' : 'merges', agentTips: await mergeableTips(context, repo) }
+        : undefined;
+      const checked = await checkRepository({
+        record,
+        git: repo.git,
+        ...(home ? { home } : {}),
+        ...(target ? { target } : {}),
+        ...(repo.primary && manifest?.data !== undefined ? { manifest: { data: manifest.data, state: manifest.state, ...(manifest.mergeState ? { mergeState: manifest.mergeState } : {}) } } : {}),
+      });
+      findings.push(...checked.findings.map((finding) => ({ what: `${name}${finding.what}`, change: finding.change })));
+      if (checked.acceptedTargetCommits.length > 0) {
+        notes.push(`${name}${repo.targetBranch} gained commits after the wave's merges (accepted, E47 fixes): ${listForDetail(checked.acceptedTargetCommits, 5)}`);
+      }
+      state.records.set(repo.root, { path: recordPath, record });
+    }),
+  );
+
+  // The checkouts the merges and the build use hold nothing but the orchestrator's own changes.
+  for (const repo of context.repos) {
+    const checkouts = [{ git: repo.git, root: repo.root }];
+    if (repo.targetDir !== '' && path.resolve(repo.targetDir) !== path.resolve(repo.root) && repo.scratchTarget === undefined) checkouts.push({ git: repo.targetGit, root: repo.targetDir });
+    for (const checkout of checkouts) {
+      const changes = await foreignChanges(checkout.git, checkout.root, repo.primary ? context.implPath : undefined);
+      if (changes.length > 0) findings.push({ what: `checkout ${checkout.root}`, change: `uncommitted changes that are not the orchestrator's: ${listForDetail(changes, 15)}` });
+    }
+  }
+
+  if (findings.length > 0) {
+    // Nothing may change: report fields gathered so far are not written either.
+    context.pendingEdits = [];
+    const records = [...new Set(recordPaths)].sort();
+    return {
+      status: 'failed',
+      detail:
+        `${tamperDetectedCode}: ${findings.length} change(s) since prepare-wave recorded the repository${phase === 'pre-merge' ? ' (found right before merging)' : ''} — ${describeFindings(findings)}. ` +
+        `Nothing was merged or written. Undo the changes (or find who made them); if they are yours and intended, remove ${listForDetail(records, 3)} and re-run (finalize-wave then records the repository afresh and runs no repository hook).`,
+      data: { code: tamperDetectedCode, phase, findings, records },
+    };
+  }
+
+  for (const repo of context.repos) {
+    const held = state.records.get(repo.root);
+    const trusted = held !== undefined && held.record.hooks_trusted && held.record.hooks.snapshot !== undefined;
+    const commonDir = state.commonDirs.get(repo.root)!;
+    state.pins.set(repo.root, pinnedGitConfig(trusted ? hooksSnapshotPath(commonDir, context.slug, context.wave) : undefined));
+  }
+  if (manifest !== undefined && manifest.data !== undefined) state.manifestSha = manifest.sha;
+  state.verified = true;
+  const hooksFrom = context.repos.map((repo) => (pinsFor(state, repo.root)['core.hooksPath'] === state.fallback['core.hooksPath'] ? 'none' : 'the recorded snapshot'));
+  const summary = `repository as recorded by prepare-wave: config, hooks, refs, ${context.repos.some((repo) => repo.primary) ? 'manifest, ' : ''}main checkout clean; hooks run from ${[...new Set(hooksFrom)].join(' / ')}`;
+  if (notes.length > 0) return { status: 'warning', detail: `${notes.join('; ')}${state.records.size > 0 ? `; otherwise ${summary}` : ''}`, data: { phase, notes, records: [...new Set(recordPaths)].sort() } };
+  return { status: 'success', detail: summary, data: { phase, records: [...new Set(recordPaths)].sort() } };
+}
+
+/** The check before any merge (see {@link verifyRepositories}); right after load-manifest. */
+export const tamperCheckStep: StepDefinition<FinalizeContext> = {
+  name: 'check-tamper',
+  run(context) {
+    return verifyRepositories(context, 'start');
+  },
+};
+
+/** Rewrites the held records (after finalize itself moved the target or wrote the state). */
+function saveRecords(context: FinalizeContext, change: (record: TamperRecord, repo: FinalizeRepo) => boolean): Promise<void> {
+  if (context.dryRun) return Promise.resolve();
+  const changed: HeldRecord[] = [];
+  for (const repo of context.repos) {
+    const held = context.tamper.records.get(repo.root);
+    if (held !== undefined && change(held.record, repo)) changed.push(held);
+  }
+  if (changed.length === 0) return Promise.resolve();
+  // Serialized: each write is of the record as it is when its turn comes, so none is lost.
+  const next = context.tamper.saving.then(async () => {
+    for (const held of changed) await writeTamperRecord(held.path, held.record);
+  });
+  context.tamper.saving = next.catch(() => undefined);
+  return next;
+}
+
+/** The orchestrator moved `repo`'s target (its merges, or the verified tip): the record follows. */
+export function noteTargetMoved(context: FinalizeContext, repo: FinalizeRepo, commit: string, options: { merged?: boolean } = {}): Promise<void> {
+  return saveRecords(context, (record, candidate) => {
+    if (candidate !== repo || !repo.targetBranch || commit === '') return false;
+    record.refs[`refs/heads/${repo.targetBranch}`] = commit;
+    record.target = { branch: repo.targetBranch, commit, ...(options.merged || record.target?.merged ? { merged: true } : {}) };
+    return true;
+  });
+}
+
+/** The orchestrator wrote the manifest's state: the record follows. */
+export function noteManifestState(context: FinalizeContext, state: string, mergeState: string | undefined): Promise<void> {
+  return saveRecords(context, (record) => {
+    if (record.manifest === undefined) return false;
+    record.manifest.state = state;
+    if (mergeState !== undefined) record.manifest.merge_state = mergeState;
+    return true;
+  });
+}

@@ -1,0 +1,137 @@
+import path from 'node:path';
+import { waveBaseCommit } from '../../protocol/waves.js';
+import { loadImpl } from '../../store/manifest-file.js';
+import type { StepDefinition } from '../step.js';
+import { checkRepository, describeFindings, type TamperFinding } from '../tamper-check.js';
+import {
+  hooksSnapshotPath,
+  locateRepository,
+  manifestFingerprint,
+  pinnedGitConfig,
+  readTamperRecord,
+  recordRepository,
+  tamperDetectedCode,
+  tamperRecordPath,
+} from '../tamper-record.js';
+import { errorText, listForDetail, manifestOf, type PrepareContext, type RepoContext } from './context.js';
+
+function repoLabel(context: PrepareContext, repo: RepoContext): string {
+  return context.repos.length > 1 ? `${repo.key || path.basename(repo.root)}: ` : '';
+}
+
+/**
+ * Issue 11: prepare-wave's own hook-running git commands (the state commit, `worktree add`,
+ * `update-ref`, stale cleanup) take their hooks from a pinned directory from here on.
+ *
+ * A wave prepared before (its agent branches exist, E9 re-entry) may have had agents running
+ * since: its tamper record is verified first — exactly as finalize-wave does, minus the dirty
+ * check (working_dir_check judges the checkout) — and a change refuses with TAMPER_DETECTED
+ * before anything is written; the hooks then come from the recorded snapshot. Otherwise no agent
+ * of this wave has run yet: the hooks are pinned to the directory git resolves for the main
+ * checkout now (absolute, never an agent worktree's).
+ */
+export const tamperCheckStep: StepDefinition<PrepareContext> = {
+  name: 'tamper_check',
+  async run(context) {
+    const findings: TamperFinding[] = [];
+    const verified: string[] = [];
+    const pins = new Map<string, Record<string, string>>();
+    const manifest = manifestOf(context);
+    const home = (context.options.env ?? process.env).HOME;
+    const recordedBase = waveBaseCommit(manifest, context.wave);
+    // Agents may have run: this wave's branches exist (E9 re-entry), or the manifest holds the base an earlier prepare recorded.
+    const branchesExist = context.existingBranches.size > 0;
+    for (const repo of context.repos) {
+      const label = repoLabel(context, repo);
+      const location = await locateRepository(context.rawGitAt(repo.root));
+      const recordPath = tamperRecordPath(location.commonDir, context.slug, context.wave);
+      let record;
+      try {
+        record = await readTamperRecord(recordPath);
+      } catch (error) {
+        findings.push({ what: `${label}record ${recordPath}`, change: `unreadable (${errorText(error)})` });
+        continue;
+      }
+      const sameRun = record !== undefined && (branchesExist || (repo.primary && recordedBase !== undefined && record.base_commit === recordedBase));
+      if (record === undefined || !sameRun) {
+        // A new wave (or a record left by another run of this wave number): the hooks as they are.
+        pins.set(repo.root, pinnedGitConfig(location.hooksDirectory));
+        continue;
+      }
+      const base = repo.primary ? context.primary.base : repo.base;
+      if (repo.primary && record.base_commit !== undefined && base !== undefined && record.base_commit !== base) {
+        findings.push({ what: `${label}record ${recordPath}`, change: `made for base ${record.base_commit.slice(0, 12)}, but wave ${context.wave} now starts from ${base.slice(0, 12)}` });
+      }
+      const checked = await checkRepository({
+        record,
+        git: context.rawGitAt(repo.root),
+        ...(home ? { home } : {}),
+        ...(repo.targetBranch ? { target: { branch: repo.targetBranch, mode: 'merges' as const, agentTips: new Set<string>() } } : {}),
+        ...(repo.primary && context.parsed ? { manifest: { data: context.parsed.data, state: (manifest.state ?? '').trim(), ...(manifest.merge_state ? { mergeState: manifest.merge_state } : {}) } } : {}),
+      });
+      findings.push(...checked.findings.map((finding) => ({ what: `${label}${finding.what}`, change: finding.change })));
+      verified.push(recordPath);
+      pins.set(repo.root, pinnedGitConfig(record.hooks_trusted && record.hooks.snapshot ? hooksSnapshotPath(location.commonDir, context.slug, context.wave) : undefined));
+    }
+    if (findings.length > 0) {
+      return {
+        status: 'failed',
+        detail: `${tamperDetectedCode}: wave ${context.wave} was prepared before and ${findings.length} thing(s) changed since — ${describeFindings(findings)}. Nothing was written. Undo the changes; if they are yours and intended, remove ${listForDetail(verified, 3)} and re-run.`,
+        data: { code: tamperDetectedCode, findings, records: verified },
+      };
+    }
+    context.pins = pins;
+    return {
+      status: 'success',
+      detail: verified.length > 0 ? `E9 re-entry: the repository is as recorded (${verified.length} record(s)); hooks pinned to the recorded snapshot` : `hooks pinned to ${[...new Set([...pins.values()].map((pin) => pin['core.hooksPath']))].join(', ')} for prepare's own git commands`,
+      data: { records: verified, hooks: Object.fromEntries([...pins].map(([root, pin]) => [root, pin['core.hooksPath']])) },
+    };
+  },
+};
+
+/**
+ * Issue 11: the last step — after the guard is installed, the worktrees exist and the manifest
+ * holds the freeze and base — records each repository's config, hooks (with the snapshot
+ * finalize-wave will run them from), refs and the manifest (see tamper-record.ts), for
+ * finalize-wave to check before it merges.
+ */
+export const recordTamperStep: StepDefinition<PrepareContext> = {
+  name: 'record_tamper',
+  async run(context) {
+    if (context.readOnly) return { status: 'skipped', detail: 'pre-wave-validate records nothing' };
+    const { parsed } = await loadImpl(context.implPath);
+    const manifest = {
+      path: context.implPath,
+      fields: manifestFingerprint(parsed.data, context.wave),
+      state: (parsed.manifest?.state ?? '').trim(),
+      ...(parsed.manifest?.merge_state ? { merge_state: parsed.manifest.merge_state } : {}),
+    };
+    const home = (context.options.env ?? process.env).HOME;
+    const written: string[] = [];
+    let hookCount = 0;
+    for (const repo of context.repos) {
+      if (!repo.primary && !context.targets.some((target) => target.repoContext === repo)) continue;
+      const base = repo.primary ? context.primary.base : repo.base;
+      const { record, path: recordPath } = await recordRepository({
+        git: context.rawGitAt(repo.root),
+        slug: context.slug,
+        wave: context.wave,
+        recordedBy: 'prepare-wave',
+        now: context.now(),
+        snapshot: true,
+        ...(repo.targetBranch ? { targetBranch: repo.targetBranch } : {}),
+        ...(base ? { baseCommit: base } : {}),
+        ...(repo.primary ? { manifest } : {}),
+        ...(home ? { home } : {}),
+      });
+      written.push(recordPath);
+      hookCount += Object.keys(record.hooks.snapshot ?? {}).length;
+      context.pins?.set(repo.root, pinnedGitConfig(hooksSnapshotPath(record.common_dir, context.slug, context.wave)));
+    }
+    return {
+      status: 'success',
+      detail: `recorded config, ${hookCount} hook file(s), refs and the manifest for finalize-wave's tamper check: ${listForDetail(written, 3)}`,
+      data: { records: written },
+    };
+  },
+};

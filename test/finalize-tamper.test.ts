@@ -1,0 +1,299 @@
+import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { FinalizeWaveResult } from '../src/engine/finalize-wave.js';
+import { prepareWave, type PrepareWaveResult } from '../src/engine/prepare-wave.js';
+import { hooksSnapshotPath, tamperRecordPath } from '../src/engine/tamper-record.js';
+import { runCli } from './support/cli.js';
+import { createWaveFixture, mergeCommits, type FixtureSpec, type WaveFixture } from './support/wave-fixture.js';
+
+// Issue 11 item 3, tamper-proof merges, on real repositories: prepare-wave records the main
+// repository (config, hooks, refs, manifest), the agents work in real worktrees, something
+// changes what they must not touch, and finalize-wave refuses with TAMPER_DETECTED before any
+// merge — git refs, worktrees and the manifest byte-identical before and after — while a clean
+// wave merges with its hooks pinned to the recorded ones.
+
+const spec: FixtureSpec = {
+  waves: [[{ id: 'A', files: ['src/a.ts'] }, { id: 'B', files: ['src/b.ts'] }]],
+  testCommand: 'test -f src/a.ts && test -f src/b.ts',
+  lintCommand: 'true',
+  state: 'WAVE_PENDING',
+};
+
+interface PreparedWave {
+  fixture: WaveFixture;
+  prepared: PrepareWaveResult;
+  /** A file outside the repository that hooks planted by the tests write into (must never appear). */
+  marker: string;
+  recordPath: string;
+}
+
+/** A repository prepared by the real prepare-wave, both agents committed and reported complete. */
+async function preparedWave(options: { hooks?: Record<string, string> } = {}): Promise<PreparedWave> {
+  const fixture = await createWaveFixture(spec);
+  for (const [name, text] of Object.entries(options.hooks ?? {})) {
+    writeFileSync(fixture.repo.path(`.git/hooks/${name}`), text, { mode: 0o755 });
+  }
+  const prepared = await prepareWave({ implPath: fixture.implPath, wave: 1, env: fixture.repo.env, gitAt: fixture.gitAt, now: () => new Date('2026-05-12T09:00:00Z') });
+  expect(prepared.success, JSON.stringify(prepared.steps.find((item) => item.status === 'failed'))).toBe(true);
+  for (const id of ['A', 'B']) await fixture.complete(id, { [`src/${id.toLowerCase()}.ts`]: `export const ${id.toLowerCase()} = 1;\n` });
+  return {
+    fixture,
+    prepared,
+    marker: fixture.repo.sibling('HOOK-RAN'),
+    recordPath: tamperRecordPath(fixture.repo.path('.git'), 'demo', 1),
+  };
+}
+
+/** Everything a refused finalize must leave exactly as it was. */
+async function snapshot(fixture: WaveFixture) {
+  return {
+    refs: await fixture.repo.run(['for-each-ref', '--format=%(refname) %(objectname)']),
+    head: await fixture.repo.run(['symbolic-ref', 'HEAD']),
+    worktrees: await fixture.repo.run(['worktree', 'list', '--porcelain']),
+    manifest: readFileSync(fixture.implPath, 'utf8'),
+    log: existsSync(fixture.repo.path('.polywave-state/wave1/merge-log.json')),
+  };
+}
+
+function failed(result: FinalizeWaveResult) {
+  return result.steps.find((item) => item.status === 'failed');
+}
+
+/** Runs finalize-wave and asserts the refusal: TAMPER_DETECTED naming `expected`, nothing changed. */
+async function expectRefused(wave: PreparedWave, expected: RegExp | string, options: { step?: string } = {}): Promise<FinalizeWaveResult> {
+  const before = await snapshot(wave.fixture);
+  const result = await wave.fixture.finalize(1);
+  expect(result.success).toBe(false);
+  expect(result.failed_step?.code).toBe('TAMPER_DETECTED');
+  expect(failed(result)?.step).toBe(options.step ?? 'check-tamper');
+  expect(result.failed_step?.detail).toMatch(/^TAMPER_DETECTED: /);
+  expect(result.failed_step?.detail).toMatch(expected);
+  expect(result.steps.some((item) => item.step === 'merge-agents' && item.status === 'success')).toBe(false);
+  expect(await snapshot(wave.fixture)).toEqual(before);
+  expect(await mergeCommits(wave.fixture.repo)).toHaveLength(0);
+  expect(wave.fixture.manifest().state).not.toBe('WAVE_MERGING');
+  expect(existsSync(wave.marker)).toBe(false);
+  return result;
+}
+
+const plantingHook = (marker: string) => `#!/bin/sh\necho planted >> "${marker}"\n`;
+
+describe('finalize-wave refuses a tampered repository (TAMPER_DETECTED, nothing changed)', () => {
+  it('a post-merge hook planted in .git/hooks: never runs, the wave is refused', async () => {
+    const wave = await preparedWave();
+    writeFileSync(wave.fixture.repo.path('.git/hooks/post-merge'), plantingHook(wave.marker), { mode: 0o755 });
+    await expectRefused(wave, /hook post-merge: \(absent\) → file 0755/);
+  });
+
+  it('a pre-merge-commit hook planted', async () => {
+    const wave = await preparedWave();
+    writeFileSync(wave.fixture.repo.path('.git/hooks/pre-merge-commit'), plantingHook(wave.marker), { mode: 0o755 });
+    await expectRefused(wave, /hook pre-merge-commit: \(absent\) → file/);
+  });
+
+  it('an existing hook rewritten', async () => {
+    const wave = await preparedWave({ hooks: { 'post-checkout': '#!/bin/sh\nexit 0\n' } });
+    writeFileSync(wave.fixture.repo.path('.git/hooks/post-checkout'), plantingHook(wave.marker));
+    await expectRefused(wave, /hook post-checkout: file 0755 \w{12} → file 0755 \w{12}/);
+  });
+
+  it('a disabled (non-executable) hook made executable', async () => {
+    const wave = await preparedWaveDisabledHook();
+    chmodSync(wave.fixture.repo.path('.git/hooks/post-merge'), 0o755);
+    await expectRefused(wave, /hook post-merge: file 0644 (\w{12}) → file 0755 \1/);
+  });
+
+  it('the hooks directory made writable for everyone', async () => {
+    const wave = await preparedWave();
+    const directory = wave.fixture.repo.path('.git/hooks');
+    const mode = statSync(directory).mode & 0o777;
+    chmodSync(directory, 0o777);
+    try {
+      await expectRefused(wave, new RegExp(`hooks directory .*: directory 0${mode.toString(8)} → directory 0777`));
+    } finally {
+      chmodSync(directory, mode);
+    }
+  });
+
+  it.each([
+    ['core.hooksPath', ['config', 'core.hooksPath', '/tmp/evil-hooks'], /\.git\/config core\.hookspath: \(unset\) → "\/tmp\/evil-hooks"/],
+    ['core.fsmonitor', ['config', 'core.fsmonitor', 'touch /tmp/fsmonitor-ran'], /\.git\/config core\.fsmonitor: \(unset\) → "touch \/tmp\/fsmonitor-ran"/],
+    ['an alias', ['config', 'alias.st', '!touch /tmp/alias-ran'], /\.git\/config alias\.st: \(unset\) → "!touch \/tmp\/alias-ran"/],
+    ['a new remote', ['remote', 'add', 'evil', 'https://user:secret@evil.invalid/x.git'], /\.git\/config remote\.evil\.url: \(unset\) → "https:\/\/\*\*\*@evil\.invalid\/x\.git"/],
+  ])('.git/config changed: %s', async (_name, args, expected) => {
+    const wave = await preparedWave();
+    await wave.fixture.repo.run(args);
+    const result = await expectRefused(wave, expected);
+    expect(result.failed_step?.detail).not.toContain('secret');
+  });
+
+  it('a new ref, a moved tag, a moved non-agent branch', async () => {
+    const wave = await preparedWaveWithRefs();
+    const repo = wave.fixture.repo;
+    const other = (await repo.run(['commit-tree', 'HEAD^{tree}', '-m', 'planted'])).trim();
+    await repo.run(['update-ref', 'refs/heads/planted', other]);
+    await repo.run(['tag', '-f', 'v1', other]);
+    await repo.run(['update-ref', 'refs/heads/feature', other]);
+    await expectRefused(wave, /ref refs\/heads\/feature: \w{12} → \w{12}; ref refs\/heads\/planted: \(absent\) → \w{12}; ref refs\/tags\/v1: \w{12} → \w{12}/);
+  });
+
+  it('the merge target moved by a commit that is not a merge of the wave', async () => {
+    const wave = await preparedWave();
+    const repo = wave.fixture.repo;
+    const planted = (await repo.run(['commit-tree', 'HEAD^{tree}', '-p', 'HEAD', '-m', 'planted on main'])).trim();
+    await repo.run(['update-ref', 'refs/heads/main', planted]);
+    await repo.run(['reset', '-q', '--hard', 'HEAD']);
+    await expectRefused(wave, /merge target refs\/heads\/main: \w{12} → \w{12}; not merges of this wave's agent tips: \w{12} "planted on main"/);
+  });
+
+  it('the main checkout: README modified, and an untracked file', async () => {
+    const wave = await preparedWave();
+    wave.fixture.repo.write('README.md', '# pwned\n');
+    wave.fixture.repo.write('evil.sh', 'rm -rf /\n');
+    await expectRefused(wave, /uncommitted changes that are not the orchestrator's: README\.md \(modified\), evil\.sh \(untracked\)/);
+  });
+
+  it("the IMPL manifest's state rewritten, and a merge-relevant field", async () => {
+    const wave = await preparedWave();
+    const text = readFileSync(wave.fixture.implPath, 'utf8');
+    writeFileSync(wave.fixture.implPath, text.replace(/^state: .*$/m, 'state: WAVE_VERIFIED'));
+    await expectRefused(wave, /manifest state: WAVE_PENDING → WAVE_VERIFIED/);
+    writeFileSync(wave.fixture.implPath, text.replace('test_command: "test -f src/a.ts && test -f src/b.ts"', 'test_command: "true"'));
+    await expectRefused(wave, /manifest field test_command: changed/);
+  });
+});
+
+describe('an agent branch changing files its agent does not own (issue 11: refused as before)', () => {
+  it('is refused by predict-conflicts from the real diff, even when the report hides the file', async () => {
+    const fixture = await createWaveFixture(spec);
+    const prepared = await prepareWave({ implPath: fixture.implPath, wave: 1, env: fixture.repo.env, gitAt: fixture.gitAt, now: () => new Date('2026-05-12T09:00:00Z') });
+    expect(prepared.success).toBe(true);
+    const commit = await fixture.work('A', { 'src/a.ts': 'export const a = 1;\n', 'README.md': '# rewritten by agent A\n', 'src/base.ts': 'export const base = 666;\n' });
+    await fixture.report('A', { status: 'complete', commit, branch: fixture.branch('A'), worktree: fixture.worktree('A'), files_created: ['src/a.ts'], verification: 'PASS' });
+    await fixture.complete('B', { 'src/b.ts': 'export const b = 1;\n' });
+    const head = await fixture.head();
+    const result = await fixture.finalize(1);
+    expect(result.success).toBe(false);
+    expect(result.steps.find((item) => item.step === 'check-tamper')?.status).toBe('success');
+    expect(failed(result)?.step).toBe('predict-conflicts');
+    expect(failed(result)?.detail).toContain('agent A changed README.md (owned by no agent of this wave)');
+    expect(failed(result)?.detail).toContain('agent A changed src/base.ts (owned by no agent of this wave)');
+    expect(await fixture.head()).toBe(head);
+    expect(await mergeCommits(fixture.repo)).toHaveLength(0);
+    expect(fixture.repo.read('README.md')).toBe('# test repository\n');
+  });
+});
+
+/** A prepared wave in a repository that already has a tag `v1` and a branch `feature`. */
+function preparedWaveWithRefs(): Promise<PreparedWave> {
+  return preparedWaveAfter(async (fixture) => {
+    await fixture.repo.run(['tag', 'v1', 'HEAD']);
+    await fixture.repo.run(['branch', 'feature', 'HEAD']);
+  });
+}
+
+/** A prepared wave whose repository has a disabled (mode 0644) post-merge hook. */
+function preparedWaveDisabledHook(): Promise<PreparedWave> {
+  return preparedWaveAfter((fixture) => {
+    writeFileSync(fixture.repo.path('.git/hooks/post-merge'), plantingHook(fixture.repo.sibling('HOOK-RAN')), { mode: 0o644 });
+    chmodSync(fixture.repo.path('.git/hooks/post-merge'), 0o644);
+  });
+}
+
+async function preparedWaveAfter(setup: (fixture: WaveFixture) => void | Promise<void>): Promise<PreparedWave> {
+  const fixture = await createWaveFixture(spec);
+  await setup(fixture);
+  const prepared = await prepareWave({ implPath: fixture.implPath, wave: 1, env: fixture.repo.env, gitAt: fixture.gitAt, now: () => new Date('2026-05-12T09:00:00Z') });
+  expect(prepared.success).toBe(true);
+  for (const id of ['A', 'B']) await fixture.complete(id, { [`src/${id.toLowerCase()}.ts`]: `export const ${id.toLowerCase()} = 1;\n` });
+  return { fixture, prepared, marker: fixture.repo.sibling('HOOK-RAN'), recordPath: tamperRecordPath(fixture.repo.path('.git'), 'demo', 1) };
+}
+
+describe('finalize-wave with an untampered repository', () => {
+  it('merges with the hooks pinned to the recorded snapshot: a legit post-merge hook runs, a new one does not', async () => {
+    const legit = (marker: string) => `#!/bin/sh\necho legit >> "${marker}"\n`;
+    const fixture = await createWaveFixture(spec);
+    const legitMarker = fixture.repo.sibling('LEGIT-RAN');
+    writeFileSync(fixture.repo.path('.git/hooks/post-merge'), legit(legitMarker), { mode: 0o755 });
+    const prepared = await prepareWave({ implPath: fixture.implPath, wave: 1, env: fixture.repo.env, gitAt: fixture.gitAt, now: () => new Date('2026-05-12T09:00:00Z') });
+    expect(prepared.success).toBe(true);
+    const snapshotDir = hooksSnapshotPath(fixture.repo.path('.git'), 'demo', 1);
+    expect(readdirSync(snapshotDir).sort()).toEqual(['post-merge', 'pre-commit']);
+    for (const id of ['A', 'B']) await fixture.complete(id, { [`src/${id.toLowerCase()}.ts`]: `export const ${id.toLowerCase()} = 1;\n` });
+    const result = await fixture.finalize(1);
+    expect(result.success, JSON.stringify(failed(result))).toBe(true);
+    expect(result.steps.find((item) => item.step === 'check-tamper')?.status).toBe('success');
+    expect(await mergeCommits(fixture.repo)).toHaveLength(2);
+    // The recorded post-merge hook ran once per merge, from the snapshot.
+    expect(readFileSync(legitMarker, 'utf8')).toBe('legit\nlegit\n');
+  });
+
+  it("hooks stay pinned for the whole run: what the first merge's hook plants never runs on the second", async () => {
+    const fixture = await createWaveFixture(spec);
+    const legitMarker = fixture.repo.sibling('LEGIT-RAN');
+    const marker = fixture.repo.sibling('HOOK-RAN');
+    const hooks = fixture.repo.path('.git/hooks');
+    // A recorded hook that, once run, rewrites itself and plants a pre-merge-commit hook.
+    const legit = [
+      '#!/bin/sh',
+      `echo legit >> "${legitMarker}"`,
+      `printf '#!/bin/sh\necho planted >> "${marker}"\n' > "${hooks}/post-merge.new" && chmod 755 "${hooks}/post-merge.new" && mv "${hooks}/post-merge.new" "${hooks}/post-merge"`,
+      `cp "${hooks}/post-merge" "${hooks}/pre-merge-commit"`,
+      '',
+    ].join('\n');
+    writeFileSync(path.join(hooks, 'post-merge'), legit, { mode: 0o755 });
+    const prepared = await prepareWave({ implPath: fixture.implPath, wave: 1, env: fixture.repo.env, gitAt: fixture.gitAt, now: () => new Date('2026-05-12T09:00:00Z') });
+    expect(prepared.success).toBe(true);
+    for (const id of ['A', 'B']) await fixture.complete(id, { [`src/${id.toLowerCase()}.ts`]: `export const ${id.toLowerCase()} = 1;\n` });
+    const result = await fixture.finalize(1);
+    expect(result.success, JSON.stringify(failed(result))).toBe(true);
+    expect(await mergeCommits(fixture.repo)).toHaveLength(2);
+    expect(readFileSync(legitMarker, 'utf8')).toBe('legit\nlegit\n');
+    expect(existsSync(path.join(hooks, 'pre-merge-commit'))).toBe(true);
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it('a hook planted by a pre-merge gate (agent code) is caught right before merging', async () => {
+    // The gate plants only where agents' code runs (their worktrees), not in prepare's baseline run.
+    const plant = `case "$(pwd)" in */.claude/worktrees/*) hooks="$(git rev-parse --path-format=absolute --git-common-dir)/hooks"; printf '#!/bin/sh\\necho planted >> %s\\n' "$hooks/../../../HOOK-RAN" > "$hooks/post-merge"; chmod 755 "$hooks/post-merge";; esac`;
+    const fixture = await createWaveFixture({ ...spec, gates: ['        - type: test', `          command: ${JSON.stringify(plant)}`, '          required: true'].join('\n') });
+    const prepared = await prepareWave({ implPath: fixture.implPath, wave: 1, env: fixture.repo.env, gitAt: fixture.gitAt, now: () => new Date('2026-05-12T09:00:00Z') });
+    expect(prepared.success, JSON.stringify(prepared.steps.find((item) => item.status === 'failed'))).toBe(true);
+    expect(existsSync(fixture.repo.path('.git/hooks/post-merge'))).toBe(false);
+    for (const id of ['A', 'B']) await fixture.complete(id, { [`src/${id.toLowerCase()}.ts`]: `export const ${id.toLowerCase()} = 1;\n` });
+    const wave: PreparedWave = { fixture, prepared, marker: fixture.repo.sibling('HOOK-RAN'), recordPath: tamperRecordPath(fixture.repo.path('.git'), 'demo', 1) };
+    const result = await expectRefused(wave, /found right before merging.*hook post-merge: \(absent\) → file 0755/, { step: 'merge-agents' });
+    expect(existsSync(fixture.repo.path('.git/hooks/post-merge'))).toBe(true);
+    expect(result.steps.find((item) => item.step === 'check-tamper')?.status).toBe('success');
+    expect(result.steps.find((item) => item.step === 'run-gates')?.status).toBe('success');
+  });
+
+  it('a crash-resumed finalize (merge log present) passes the check and finishes', async () => {
+    const wave = await preparedWave();
+    const env = { GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' };
+    const crashed = await runCli(['finalize-wave', wave.fixture.implPath, '--wave', '1', '--json-only'], { cwd: wave.fixture.repo.dir, env: { ...env, POLYWAVE_TEST_CRASH_AFTER_MERGE: '1:merged' }, timeoutMs: 90_000 });
+    expect(crashed.code).toBeNull();
+    expect(await mergeCommits(wave.fixture.repo)).toHaveLength(1);
+    const rerun = await runCli(['finalize-wave', wave.fixture.implPath, '--wave', '1', '--json-only'], { cwd: wave.fixture.repo.dir, env, timeoutMs: 90_000 });
+    expect(rerun.code, rerun.stdout.slice(0, 3000)).toBe(0);
+    expect(await mergeCommits(wave.fixture.repo)).toHaveLength(2);
+    expect(wave.fixture.manifest().state).toBe('WAVE_VERIFIED');
+  });
+
+  it('without a record from prepare-wave: a warning, a fresh record, and no repository hook runs', async () => {
+    const fixture = await createWaveFixture({ ...spec, state: 'WAVE_EXECUTING' });
+    const marker = fixture.repo.sibling('HOOK-RAN');
+    await fixture.startWave(1);
+    for (const id of ['A', 'B']) await fixture.complete(id, { [`src/${id.toLowerCase()}.ts`]: `export const ${id.toLowerCase()} = 1;\n` });
+    writeFileSync(fixture.repo.path('.git/hooks/post-merge'), plantingHook(marker), { mode: 0o755 });
+    const result = await fixture.finalize(1);
+    expect(result.success, JSON.stringify(failed(result))).toBe(true);
+    const check = result.steps.find((item) => item.step === 'check-tamper');
+    expect(check?.status).toBe('warning');
+    expect(check?.detail).toContain('no record from prepare-wave');
+    expect(existsSync(tamperRecordPath(fixture.repo.path('.git'), 'demo', 1))).toBe(true);
+    expect(existsSync(marker)).toBe(false);
+  });
+});
+
