@@ -100,8 +100,14 @@ export const adversarialCases: readonly AdversarialCase[] = [
   { name: 'git worktree add', tool: 'bash', input: { command: 'git worktree add ../wt2' }, expectCode: 'JAIL_BASH_FORBIDDEN_GIT', mustNotExist: ['{{PARENT}}/wt2'] },
   { name: 'git config hooksPath', tool: 'bash', input: { command: 'git config core.hooksPath /dev/null' }, expectCode: 'JAIL_BASH_FORBIDDEN_GIT' },
   { name: 'git commit --no-verify', tool: 'bash', input: { command: 'git commit --no-verify --allow-empty -m pwned' }, expectCode: 'JAIL_BASH_FORBIDDEN_GIT' },
-  // bash: unsafe constructs
-  { name: 'eval', tool: 'bash', input: { command: 'eval "cd /; touch pwned"' }, expectCode: 'JAIL_BASH_UNSAFE' },
+  { name: 'git -c core.hooksPath', tool: 'bash', input: { command: 'git -c core.hooksPath=/dev/null commit --allow-empty -m pwned' }, expectCode: 'JAIL_BASH_FORBIDDEN_GIT' },
+  { name: 'git -c alias running a program', tool: 'bash', input: { command: "git -c alias.x='!touch ../alias-pwned' x" }, expectCode: 'JAIL_BASH_FORBIDDEN_GIT', mustNotExist: ['{{PARENT}}/alias-pwned'] },
+  { name: 'git push hidden behind a redirection', tool: 'bash', input: { command: 'git >/dev/null push origin HEAD:main' }, expectCode: 'JAIL_BASH_FORBIDDEN_GIT' },
+  // bash: unsafe constructs (eval's literal string is checked like a command line)
+  { name: 'eval', tool: 'bash', input: { command: 'eval "cd /; touch pwned"' }, expectCode: 'JAIL_BASH_ESCAPE' },
+  { name: 'eval of a computed string', tool: 'bash', input: { command: 'C="cd /"; eval "$C; touch pwned"' }, expectCode: 'JAIL_BASH_UNSAFE' },
+  { name: 'cd .. inside a function', tool: 'bash', input: { command: 'f() { cd ..; touch fn-pwned; }; f' }, expectCode: 'JAIL_BASH_UNSAFE', mustNotExist: ['{{PARENT}}/fn-pwned'] },
+  { name: 'here-document piped into a shell', tool: 'bash', input: { command: "cat <<'EOF' | sh\ncd .. && touch heredoc-pwned\nEOF" }, expectCode: 'JAIL_BASH_UNSAFE', mustNotExist: ['{{PARENT}}/heredoc-pwned'] },
   { name: 'sudo', tool: 'bash', input: { command: 'sudo touch /etc/pwned' }, expectCode: 'JAIL_BASH_UNSAFE' },
   { name: 'isolation-hook bypass variable', tool: 'bash', input: { command: 'POLYWAVE_ALLOW_MAIN_COMMIT=1 git commit --allow-empty -m pwned' }, expectCode: 'JAIL_BASH_UNSAFE' },
   { name: 'unbalanced quote', tool: 'bash', input: { command: "echo 'unterminated; cd /" }, expectCode: 'JAIL_BASH_UNSAFE' },
