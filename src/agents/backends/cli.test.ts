@@ -371,7 +371,7 @@ describe('cli backend: codex json', () => {
     expect(outcome.usage).toEqual({ inputTokens: 600, outputTokens: 90, cacheReadTokens: 400, cacheWriteTokens: 0 });
 
     const capture = JSON.parse(readFileSync(f.capture, 'utf8')) as { argv: string[]; prompt: string };
-    expect(capture.argv).toEqual(['exec', '--json', '--full-auto', '-']);
+    expect(capture.argv).toEqual(['exec', '--json', '--sandbox', 'workspace-write', '-']);
     expect(capture.prompt).toBe('SYSTEM PROMPT\n\nImplement src/a.ts');
 
     const ends = events.filter((event) => event.type === 'tool-call-end');

@@ -23,9 +23,26 @@
  * abort or wall-clock timeout) sends SIGTERM to the whole group, then SIGKILL after a grace
  * period. Leftover processes of the group are killed when the CLI exits. An abort whose reason is
  * a `TimeoutError` ends the run as `timeout`, any other abort as `aborted`.
+ *
+ * SANDBOXED (`request.sandbox`, DESIGN §3.1): the whole CLI process runs inside the OS sandbox
+ * (`wrapInSandbox` with the agent's plan): only the worktree and the private HOME/TMPDIR are
+ * writable, `.git` is read-only, other worktrees and secrets are unreadable, and the network
+ * reaches only the model endpoint (from ANTHROPIC_BASE_URL / OPENAI_BASE_URL / the codex
+ * providers' `base_url`, see {@link modelEndpoints}) and `sandbox.network.allow`, through the
+ * sandbox's proxy. The CLI's own permission prompts and sandbox are switched off there
+ * ({@link sandboxedCliTemplates}): the OS sandbox is the boundary, and a nested sandbox cannot
+ * start inside it (no user namespaces). The sandbox's PID namespace takes every process the CLI
+ * started down with it when the CLI exits (background jobs included).
+ * Git writes: the agent cannot commit inside (`.git` is read-only), so after the CLI exits the
+ * ORCHESTRATOR COMMITS the agent's changed owned files on its branch (the `git_commit` tool's code,
+ * run outside the sandbox), but only when the ownership audit is clean — unowned changes fail the
+ * agent as before and nothing of it is committed. The agent reports by writing its completion
+ * report as JSON to `$POLYWAVE_REPORT_FILE` (the manifest is outside the sandbox); the backend
+ * files it through `request.reportCompletion` after the commit, with that commit's SHA.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants as fsConstants, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, constants as fsConstants, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { BlockList, isIP } from 'node:net';
 import path from 'node:path';
 import {
   abortOutcomeStatus,
@@ -41,6 +58,10 @@ import {
   type AgentUsage,
   type ToolDenial,
 } from '../contract.js';
+import { createGit } from '../../git/git-cli.js';
+import { wrapInSandbox, type SandboxPlan } from '../sandbox/index.js';
+import { sandboxDenialsIn } from '../sandbox/sandbox-denials.js';
+import { gitCommitTool } from '../tools/report-tools.js';
 
 /** Output formats the backend can parse. */
 export type CliOutputFormat = 'claude-stream-json' | 'codex-json' | 'text';
@@ -67,14 +88,105 @@ export const builtinCliTemplates: Readonly<Record<'claude' | 'codex', Readonly<C
     format: 'claude-stream-json',
   }),
   codex: Object.freeze({
-    // --full-auto: codex exec is read-only by default; the agent must write its files and commit
-    // (the worktree's git directory lives outside it, which codex's sandbox may still refuse —
-    // then the agent reports blocked and the post-hoc audit decides as for any CLI agent).
-    command: ['codex', 'exec', '--json', '--full-auto', '--model', '{model}', '-'],
+    // codex exec is read-only by default; workspace-write lets the agent write its worktree under
+    // codex's own sandbox (codex 0.169 dropped --full-auto). Its git directory lives outside the
+    // worktree, which codex's sandbox may refuse — then the post-hoc audit decides as for any CLI agent.
+    command: ['codex', 'exec', '--json', '--sandbox', 'workspace-write', '--model', '{model}', '-'],
     promptVia: 'stdin',
     format: 'codex-json',
   }),
 });
+
+/**
+ * The built-in templates inside polywave's OS sandbox: the CLI's own permission layer and sandbox
+ * are off, because our sandbox is the boundary (a nested bubblewrap cannot start inside it, and
+ * `claude -p` with acceptEdits refuses every Bash command for want of someone to ask). Outside the
+ * sandbox ({@link builtinCliTemplates}) they stay on.
+ */
+export const sandboxedCliTemplates: Readonly<Record<'claude' | 'codex', Readonly<CliTemplate>>> = Object.freeze({
+  claude: Object.freeze({
+    command: ['claude', '-p', '--output-format', 'stream-json', '--verbose', '--model', '{model}', '--max-turns', '{max_turns}', '--permission-mode', 'bypassPermissions'],
+    promptVia: 'stdin',
+    format: 'claude-stream-json',
+  }),
+  codex: Object.freeze({
+    command: ['codex', 'exec', '--json', '--dangerously-bypass-approvals-and-sandbox', '--model', '{model}', '-'],
+    promptVia: 'stdin',
+    format: 'codex-json',
+  }),
+});
+
+/** Variables the sandboxed built-ins need: Claude Code accepts bypassPermissions as root only when told it is sandboxed. */
+const sandboxedTemplateEnv: Readonly<Record<string, Readonly<Record<string, string>>>> = { claude: { IS_SANDBOX: '1' }, codex: {} };
+
+/** The file a sandboxed CLI agent writes its completion report to (JSON), given to it as POLYWAVE_REPORT_FILE. */
+export const reportFileVariable = 'POLYWAVE_REPORT_FILE';
+
+/** Default model endpoints of the built-in CLIs when no base URL is configured. */
+const defaultEndpoints: Readonly<Record<string, string>> = { claude: 'https://api.anthropic.com', codex: 'https://api.openai.com/v1' };
+
+/** `host:port` of a URL for the sandbox's allow-list (IPv6 literals bracketed); undefined when it is not a URL. */
+export function endpointHost(url: string): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return undefined;
+  }
+  if (parsed.hostname === '') return undefined;
+  const port = parsed.port !== '' ? parsed.port : parsed.protocol === 'http:' ? '80' : '443';
+  return `${parsed.hostname}:${port}`;
+}
+
+/**
+ * The model endpoints a built-in CLI talks to, as `host:port`: Claude Code → ANTHROPIC_BASE_URL
+ * (default api.anthropic.com); codex → OPENAI_BASE_URL (default api.openai.com) and every
+ * `base_url` of the model providers in `$CODEX_HOME/config.toml`. Custom templates get none: their
+ * endpoints go in `sandbox.network.allow`.
+ */
+export function modelEndpoints(command: string, env: Readonly<Record<string, string | undefined>>): string[] {
+  const urls: string[] = [];
+  if (command === 'claude') urls.push(env.ANTHROPIC_BASE_URL?.trim() || defaultEndpoints.claude!);
+  if (command === 'codex') {
+    urls.push(env.OPENAI_BASE_URL?.trim() || defaultEndpoints.codex!);
+    const home = env.CODEX_HOME ?? (env.HOME !== undefined ? path.join(env.HOME, '.codex') : undefined);
+    const config = home !== undefined ? path.join(home, 'config.toml') : undefined;
+    if (config !== undefined && existsSync(config)) {
+      try {
+        for (const match of readFileSync(config, 'utf8').matchAll(/^\s*base_url\s*=\s*["']([^"']+)["']/gm)) urls.push(match[1]!);
+      } catch {
+        // unreadable config: the defaults stand
+      }
+    }
+  }
+  return [...new Set(urls.map(endpointHost).filter((host): host is string => host !== undefined))];
+}
+
+/**
+ * sandbox-runtime's NO_PROXY inside the sandbox (sandbox-utils.js): loopback and private ranges go
+ * direct — which, in the sandbox's own network namespace, reaches nothing. A model endpoint in one
+ * of them must go through the proxy instead, so its entry is dropped for the CLI.
+ */
+const sandboxNoProxy = ['localhost', '127.0.0.1', '::1', '169.254.0.0/16', '10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16'];
+
+/** The sandbox's NO_PROXY minus the entries that would send one of `hosts` (`host:port`) around the proxy. */
+export function noProxyFor(hosts: readonly string[]): string {
+  const names = hosts.map((host) => host.replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1').toLowerCase());
+  return sandboxNoProxy
+    .filter((entry) => {
+      if (!entry.includes('/')) return !names.includes(entry) && !(entry === 'localhost' && names.some((name) => name.endsWith('.localhost')));
+      const [network, prefix] = entry.split('/');
+      const list = new BlockList();
+      list.addSubnet(network!, Number(prefix), 'ipv4');
+      return !names.some((name) => isIP(name) === 4 && list.check(name, 'ipv4'));
+    })
+    .join(',');
+}
+
+/** Single-quotes a word for bash. */
+function shellWord(value: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
+}
 
 const binaryEnvVars: Readonly<Record<string, string>> = { claude: 'POLYWAVE_CLAUDE_BIN', codex: 'POLYWAVE_CODEX_BIN' };
 
@@ -200,8 +312,10 @@ interface ParseState {
   text: string;
   turns: number;
   usage: AgentUsage;
-  /** Set when the stream itself reported an error (result is_error, turn.failed, error). */
+  /** Set when the stream itself reported an error (result is_error, turn.failed, a last error event). */
   streamError?: string;
+  /** Codex: the last `error` event not followed by a completed turn (codex also reports retries it recovers from as `error`). */
+  pendingError?: string;
   /** Claude's `error_max_turns` result. */
   maxTurnsHit: boolean;
   /** Whether a final `result` event (claude) was seen. */
@@ -211,6 +325,8 @@ interface ParseState {
   messageUsage: Map<string, AgentUsage>;
   lastMessageId?: string;
   anonymousCalls: number;
+  /** Set when the CLI runs in the OS sandbox: tool outputs showing a refusal of the sandbox become denials. */
+  sandboxDenials?: ToolDenial[];
 }
 
 function startTool(state: ParseState, toolCallId: string, tool: string, input: Record<string, unknown>): void {
@@ -225,6 +341,13 @@ function endTool(state: ParseState, toolCallId: string, fallbackTool: string, ou
   state.openToolCalls.delete(toolCallId);
   const tool = open?.tool ?? fallbackTool;
   state.request.recorder?.recordToolResult({ toolCallId, tool, output, isError });
+  if (state.sandboxDenials) {
+    for (const refusal of sandboxDenialsIn(output)) {
+      const denial: ToolDenial = { tool, code: refusal.code, reason: refusal.reason };
+      state.sandboxDenials.push(denial);
+      state.emit({ type: 'tool-call-deny', toolCallId, denial });
+    }
+  }
   state.emit({
     type: 'tool-call-end',
     toolCallId,
@@ -343,6 +466,7 @@ function handleCodexLine(state: ParseState, event: Record<string, unknown>): voi
     return;
   }
   if (type === 'turn.completed') {
+    state.pendingError = undefined;
     state.turns += 1;
     state.usage = sumUsage([state.usage, codexUsage(event.usage)]);
     state.emit({ type: 'turn-end', turn: state.turns, usage: { ...state.usage } });
@@ -350,7 +474,10 @@ function handleCodexLine(state: ParseState, event: Record<string, unknown>): voi
   }
   if (type === 'turn.failed' || type === 'error') {
     const message = asString(asRecord(event.error)?.message) ?? asString(event.message) ?? `codex reported ${type}`;
-    state.streamError = message;
+    // `error` also carries "Reconnecting... 2/5" while codex retries: only a turn that fails, or an
+    // error no completed turn follows, fails the run.
+    if (type === 'turn.failed') state.streamError = message;
+    else state.pendingError = message;
     state.emit({ type: 'agent-log', level: 'warn', message: `codex: ${message}` });
     return;
   }
@@ -418,6 +545,90 @@ function failedOutcome(started: number, kind: AgentFailureKind, message: string,
   return { status: 'failed', failure: { kind, message }, text: '', turns: 0, usage: emptyUsage(), durationMs: Date.now() - started, denials: [], ...extra };
 }
 
+/** What a sandboxed CLI agent is told about the sandbox (appended to its prompt). */
+function sandboxInstructions(request: AgentRunRequest, plan: SandboxPlan, reportFile: string | undefined): string {
+  const lines = [
+    '## The sandbox you run in',
+    `Everything you run is confined by an OS sandbox: only your working directory (${request.cwd}), $HOME and $TMPDIR are writable; the rest of the file system is read-only, other agents' worktrees and credentials are unreadable, and the network reaches only ${plan.allowedHosts.length > 0 ? plan.allowedHosts.join(', ') : 'nothing'}.`,
+    "The repository metadata (.git) is read-only here: do not run git add or git commit (they fail). When you exit, polywave commits your changed files on your branch for you — only files you own; a change to any other file fails your run and nothing of it is committed.",
+  ];
+  if (reportFile) {
+    lines.push(
+      `Report by writing your completion report as one JSON object to the file $${reportFileVariable} (${reportFile}) as your last step — not with \`polywave set-completion\` (the manifest is outside the sandbox). Fields: status (complete | partial | blocked), failure_type (for partial/blocked), files_changed, files_created, tests_added, interface_deviations, out_of_scope_deps, verification ("PASS" or "FAIL (<what failed>)"), notes, and optionally commit_message (the message of the commit polywave makes). polywave files it with the commit's SHA after you exit.`,
+    );
+  }
+  return lines.join('\n');
+}
+
+/** The report a sandboxed CLI agent left in its report file (undefined when there is none or it is not a JSON object). */
+function readReportFile(state: ParseState, file: string): Record<string, unknown> | undefined {
+  if (!existsSync(file)) {
+    state.emit({ type: 'agent-log', level: 'warn', message: `the agent wrote no completion report to $${reportFileVariable}` });
+    return undefined;
+  }
+  try {
+    const parsed = asRecord(JSON.parse(readFileSync(file, 'utf8')));
+    if (parsed) return parsed;
+  } catch {
+    // reported below
+  }
+  state.emit({ type: 'agent-log', level: 'warn', message: `the completion report in $${reportFileVariable} is not a JSON object; nothing was filed` });
+  return undefined;
+}
+
+/**
+ * Commits the agent's changed owned files on its branch, outside the sandbox, with the code of the
+ * `git_commit` tool (owned files only, HEAD on the agent branch), journaled as a `git_commit` call
+ * of the orchestrator. "Nothing to commit" is not a failure.
+ */
+async function commitAgentWork(
+  request: AgentRunRequest,
+  state: ParseState,
+  command: string,
+  agentMessage: string | undefined,
+): Promise<{ ok: true } | { ok: false; message: string; denial?: ToolDenial }> {
+  const toolCallId = `polywave-commit-${request.attempt}`;
+  const message = agentMessage?.trim() || `${request.agentId}: work of the ${command} agent (committed by polywave after its sandboxed run)`;
+  startTool(state, toolCallId, 'git_commit', { message });
+  const result = await gitCommitTool.execute(
+    { message },
+    {
+      jail: request.jail,
+      env: request.env,
+      signal: request.signal,
+      toolTimeoutMs: request.limits.toolTimeoutMs,
+      maxToolOutputBytes: request.limits.maxToolOutputBytes,
+      ...(request.branch !== undefined ? { branch: request.branch } : {}),
+    },
+  );
+  endTool(state, toolCallId, 'git_commit', result.output, result.isError);
+  if (!result.isError || /^Nothing to commit/.test(result.output)) return { ok: true };
+  if (result.denial) state.emit({ type: 'tool-call-deny', toolCallId, denial: result.denial });
+  return { ok: false, message: `committing the agent's work failed: ${result.output}`, ...(result.denial ? { denial: result.denial } : {}) };
+}
+
+/** Files a sandboxed agent's report through request.reportCompletion with the branch's HEAD as its commit; journaled as a `set_completion` call. */
+async function fileReport(request: AgentRunRequest, state: ParseState, report: Record<string, unknown>): Promise<void> {
+  const toolCallId = `polywave-report-${request.attempt}`;
+  const { commit_message: _message, ...fields } = report;
+  let output: string;
+  let isError: boolean;
+  try {
+    const head = await createGit(request.cwd, { env: request.env }).headCommit();
+    const input: Record<string, unknown> = { ...fields, ...(head ? { commit: head } : {}), ...(request.branch !== undefined && fields.branch === undefined ? { branch: request.branch } : {}) };
+    startTool(state, toolCallId, 'set_completion', input);
+    const saved = await request.reportCompletion!(input);
+    output = saved.ok ? `completion report saved (status: ${saved.status})` : `completion report NOT saved — ${saved.code}: ${saved.message}`;
+    isError = !saved.ok;
+  } catch (error) {
+    startTool(state, toolCallId, 'set_completion', fields);
+    output = `completion report NOT saved — ${errorMessage(error)}`;
+    isError = true;
+  }
+  endTool(state, toolCallId, 'set_completion', output, isError);
+  if (isError) state.emit({ type: 'agent-log', level: 'warn', message: output });
+}
+
 /** Creates the `cli` backend. */
 export function createCliBackend(options: CliBackendOptions = {}): AgentBackend {
   const templates = options.templates ?? {};
@@ -433,7 +644,8 @@ async function runCli(request: AgentRunRequest, templates: Readonly<Record<strin
   const model = request.model;
   if (model.backend !== 'cli') return failedOutcome(started, 'config', `the cli backend cannot run model "${model.raw}" (backend ${model.backend})`);
   const custom = Object.hasOwn(templates, model.command) ? templates[model.command] : undefined;
-  const builtin = model.command === 'claude' || model.command === 'codex' ? builtinCliTemplates[model.command] : undefined;
+  const plan = request.sandbox;
+  const builtin = model.command === 'claude' || model.command === 'codex' ? (plan ? sandboxedCliTemplates : builtinCliTemplates)[model.command] : undefined;
   const template = custom ?? builtin;
   if (!template) {
     const known = ['claude', 'codex', ...Object.keys(templates).filter((name) => name !== 'claude' && name !== 'codex')];
@@ -454,7 +666,12 @@ async function runCli(request: AgentRunRequest, templates: Readonly<Record<strin
     return failedOutcome(started, 'config', `agent CLI "${wanted}" for model "${model.raw}" is not installed or not found on PATH${override ? ` (${overrideVar}=${override})` : ''}${how}`);
   }
 
-  const fullPrompt = request.systemPrompt.trim() === '' ? request.prompt : `${request.systemPrompt}\n\n${request.prompt}`;
+  // Sandboxed: where the report goes (the manifest is outside the sandbox) and the endpoints the CLI may reach.
+  const reportFile = plan && request.reportCompletion ? path.join(request.env.TMPDIR ?? path.join(request.scratchDir, 'tmp'), `polywave-report-${request.agentId.replace(/[^A-Za-z0-9_-]/g, '_')}-${request.attempt}.json`) : undefined;
+  const endpoints = plan && !custom ? modelEndpoints(model.command, request.env) : [];
+  const sandboxPlan: SandboxPlan | undefined = plan ? { ...plan, allowedHosts: [...new Set([...plan.allowedHosts, ...endpoints])] } : undefined;
+  const basePrompt = request.systemPrompt.trim() === '' ? request.prompt : `${request.systemPrompt}\n\n${request.prompt}`;
+  const fullPrompt = sandboxPlan ? `${basePrompt}\n\n${sandboxInstructions(request, sandboxPlan, reportFile)}` : basePrompt;
   const usesPromptFile = template.promptVia === 'file' || template.command.some((arg) => arg.includes('{prompt_file}'));
   let promptFile: string | undefined;
   if (usesPromptFile) {
@@ -481,6 +698,34 @@ async function runCli(request: AgentRunRequest, templates: Readonly<Record<strin
   for (const [key, value] of Object.entries(request.env)) {
     if (value !== undefined && key !== 'CLAUDECODE') env[key] = value;
   }
+  if (plan && !custom) Object.assign(env, sandboxedTemplateEnv[model.command]);
+  if (reportFile) {
+    env[reportFileVariable] = reportFile;
+    rmSync(reportFile, { force: true });
+  }
+
+  // The command to spawn: the CLI itself, or the sandbox around it.
+  let spawnFile = binary;
+  let spawnArgs = args;
+  let spawnEnv = env;
+  let releaseSandbox = () => {};
+  if (sandboxPlan) {
+    const noProxy = noProxyFor(endpoints);
+    const inner = `export NO_PROXY=${shellWord(noProxy)} no_proxy=${shellWord(noProxy)}; exec ${[binary, ...args].map(shellWord).join(' ')}`;
+    try {
+      const wrapped = await wrapInSandbox(sandboxPlan, inner, { cwd: request.cwd, env, signal: request.signal });
+      spawnFile = wrapped.file;
+      spawnArgs = wrapped.args;
+      spawnEnv = wrapped.env;
+      releaseSandbox = wrapped.release;
+    } catch (error) {
+      const code = asString(asRecord(error)?.code);
+      return failedOutcome(started, 'config', `${code ? `${code}: ` : ''}cannot start agent CLI ${model.command} in the OS sandbox: ${errorMessage(error)}`);
+    }
+    request.onEvent({ type: 'agent-log', level: 'info', message: `agent CLI ${model.command} runs in the OS sandbox (writable: ${sandboxPlan.writable.join(', ')}; network: ${sandboxPlan.allowedHosts.join(', ') || 'none'})` });
+  } else {
+    request.onEvent({ type: 'agent-log', level: 'warn', message: `agent CLI ${model.command} runs WITHOUT the OS sandbox: only the post-hoc ownership audit confines it` });
+  }
 
   const denials: ToolDenial[] = [];
   const state: ParseState = {
@@ -500,6 +745,7 @@ async function runCli(request: AgentRunRequest, templates: Readonly<Record<strin
     openToolCalls: new Map(),
     messageUsage: new Map(),
     anonymousCalls: 0,
+    ...(plan ? { sandboxDenials: denials } : {}),
   };
   const textLines: string[] = [];
   let textBytes = 0;
@@ -535,7 +781,7 @@ async function runCli(request: AgentRunRequest, templates: Readonly<Record<strin
   const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; spawnError?: Error; stderr: string }>((resolve) => {
     let child: ChildProcess;
     try {
-      child = spawn(binary, args, { cwd: request.cwd, env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+      child = spawn(spawnFile, spawnArgs, { cwd: request.cwd, env: spawnEnv, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
     } catch (error) {
       resolve({ code: null, signal: null, spawnError: error instanceof Error ? error : new Error(String(error)), stderr: '' });
       return;
@@ -609,8 +855,10 @@ async function runCli(request: AgentRunRequest, templates: Readonly<Record<strin
     child.on('close', (code, signal) => finish(code, signal));
   });
 
+  releaseSandbox();
   // Tool calls the CLI never closed (killed mid-call) are journaled as errors.
   for (const [toolCallId, open] of [...state.openToolCalls]) endTool(state, toolCallId, open.tool, '(no result: the agent CLI stopped)', true);
+  if (state.streamError === undefined && state.pendingError !== undefined) state.streamError = state.pendingError;
 
   if (exit.spawnError && exit.code === null && exit.signal === null) {
     const code = (exit.spawnError as NodeJS.ErrnoException).code;
@@ -643,9 +891,11 @@ async function runCli(request: AgentRunRequest, templates: Readonly<Record<strin
   }
 
   // POST-HOC AUDIT: the CLI ran its own tools, so ownership is checked on disk and in git afterwards.
+  let auditClean = false;
   try {
     const audit = await request.jail.audit({ baseCommit: request.baseCommit });
-    if (!audit.ok || audit.violations.length > 0) {
+    auditClean = audit.ok && audit.violations.length === 0;
+    if (!auditClean) {
       for (const violation of audit.violations) {
         denials.push({ tool: 'audit', code: violation.code, reason: violation.reason, ...(violation.path !== undefined ? { target: violation.path } : {}) });
       }
@@ -660,6 +910,20 @@ async function runCli(request: AgentRunRequest, templates: Readonly<Record<strin
     state.emit({ type: 'agent-log', level: 'warn', message });
     status = 'failed';
     failure = { kind: 'fatal', message };
+  }
+
+  // Sandboxed: the agent could not write .git, so its owned work is committed here — only after a
+  // clean audit (unowned changes fail the agent above and nothing of it is committed).
+  if (sandboxPlan && auditClean && !request.signal.aborted) {
+    const report = reportFile ? readReportFile(state, reportFile) : undefined;
+    const committed = await commitAgentWork(request, state, model.command, typeof report?.commit_message === 'string' ? report.commit_message : undefined);
+    if (!committed.ok) {
+      if (committed.denial) denials.push(committed.denial);
+      status = 'failed';
+      failure = { kind: 'fatal', message: committed.message };
+    } else if (report && request.reportCompletion) {
+      await fileReport(request, state, report);
+    }
   }
 
   const structured = request.outputSchema && status === 'finished' ? parseStructured(state.text) : undefined;
