@@ -19,6 +19,13 @@ import { createJail } from './jail/jail.js';
 import type { Jail, JailPolicy } from './jail/types.js';
 import { createJournalRecorder } from './journal-recorder.js';
 import { resolveModelSpec } from './model-spec.js';
+import { buildAgentSandboxPlan } from './sandbox/agent-sandbox.js';
+import { leaseSandboxManager, type SandboxLease } from './sandbox/sandbox-manager.js';
+import type { SandboxPlan, SandboxSettings } from './sandbox/sandbox-plan.js';
+import { sandboxStatus, type SandboxStatus } from './sandbox/sandbox-status.js';
+import { sandboxUnavailableError } from './sandbox/sandbox-unavailable-error.js';
+import { createToolExecutor, type ToolExecutor } from './sandbox/tool-executor.js';
+import { bashEnvironment } from './tools/bash-tool.js';
 
 /** Options of {@link runAgent}. */
 export interface RunAgentOptions {
@@ -49,6 +56,32 @@ export interface RunAgentOptions {
   backend?: AgentBackend;
   /** Keep the per-agent scratch directory (HOME/TMPDIR) for debugging. */
   keepScratch?: boolean;
+  /**
+   * Run without the OS sandbox (`--unsafe-no-sandbox`): the jail's static checks only, with a
+   * warning. Without it a model-backed agent refuses to start (SANDBOX_UNAVAILABLE) when the
+   * sandbox cannot run here; a script agent runs unsandboxed with a notice.
+   */
+  unsafeNoSandbox?: boolean;
+  /** Sandbox settings instead of those of polywave.config.json (tests). */
+  sandboxSettings?: SandboxSettings;
+}
+
+/** How an agent run is confined, decided before anything starts. */
+export type SandboxDecision = { sandboxed: true; status: SandboxStatus } | { sandboxed: false; status: SandboxStatus; reason: 'unsafe-no-sandbox' | 'unavailable-script'; message: string };
+
+/**
+ * Whether an agent on `backend` runs in the OS sandbox. Throws SANDBOX_UNAVAILABLE (exit 2) for a
+ * model-backed agent when the sandbox cannot run and `unsafeNoSandbox` is not set; a script agent
+ * (tests, the demo) then runs unsandboxed. `unsafeNoSandbox` always turns the sandbox off.
+ */
+export async function decideAgentSandbox(options: { backend: ModelSpec['backend']; unsafeNoSandbox?: boolean; env: Readonly<Record<string, string | undefined>> }): Promise<SandboxDecision> {
+  const status = await sandboxStatus({ env: options.env });
+  if (options.unsafeNoSandbox) {
+    return { sandboxed: false, status, reason: 'unsafe-no-sandbox', message: `UNSAFE: running WITHOUT the OS sandbox (--unsafe-no-sandbox); only the static checks confine this agent${status.available ? '' : ` (the sandbox is unavailable: ${status.detail})`}` };
+  }
+  if (status.available) return { sandboxed: true, status };
+  if (options.backend !== 'script') throw sandboxUnavailableError(status);
+  return { sandboxed: false, status, reason: 'unavailable-script', message: `the OS sandbox is unavailable (${status.detail}); this script agent runs unsandboxed` };
 }
 
 /** What {@link runAgent} returns. */
@@ -56,6 +89,8 @@ export interface RunAgentResult {
   outcome: AgentOutcome;
   spec: ModelSpec;
   jail: Jail;
+  /** The OS sandbox the agent ran in (undefined: unsandboxed, see {@link SandboxDecision}). */
+  sandbox?: SandboxPlan;
 }
 
 /**
@@ -94,8 +129,11 @@ export function agentEnvironment(options: {
 
 /**
  * Runs one agent on the backend its model names: builds the jail, an isolated scratch HOME/TMPDIR,
- * the journal recorder and the wall-clock timeout, and always resolves with an outcome — a
- * backend that throws, a missing SDK or a timeout is data (status + failure), never an exception.
+ * the OS sandbox plan (other worktrees from `git worktree list`, polywave.config.json's `sandbox`)
+ * with the agent's tool executor inside it (stopped at the end), the journal recorder and the
+ * wall-clock timeout, and resolves with an outcome — a backend that throws, a missing SDK or a
+ * timeout is data (status + failure). The one exception: SANDBOX_UNAVAILABLE (see
+ * {@link decideAgentSandbox}), thrown before anything is created.
  * The timeout and the caller's abort both reach the backend through one signal; the outcome says
  * which (`timeout` vs `aborted`).
  */
@@ -103,10 +141,36 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
   const started = performance.now();
   const limits: AgentLimits = { ...defaultAgentLimits, ...options.limits };
   const spec = typeof options.model === 'object' ? options.model : resolveModelSpec(options.model, options.env);
+  // Before anything is created: a model-backed agent without the sandbox refuses to start.
+  const decision = await decideAgentSandbox({ backend: spec.backend, env: options.env, ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}) });
+  const onEvent = options.onEvent ?? (() => {});
+  if (!decision.sandboxed) onEvent({ type: 'agent-log', level: decision.reason === 'unsafe-no-sandbox' ? 'warn' : 'info', message: decision.message });
   const jail = await createJail(options.policy, { env: options.env });
   const scratchDir = await mkdtemp(path.join(os.tmpdir(), `polywave-agent-${options.agentId.replace(/[^A-Za-z0-9-]/g, '_')}-`));
-  await Promise.all([mkdir(path.join(scratchDir, 'home'), { recursive: true }), mkdir(path.join(scratchDir, 'tmp'), { recursive: true })]);
+  const home = path.join(scratchDir, 'home');
+  const tmp = path.join(scratchDir, 'tmp');
+  await Promise.all([mkdir(home, { recursive: true }), mkdir(tmp, { recursive: true })]);
   const env = agentEnvironment({ env: options.env, scratchDir, agentId: options.agentId, cwd: options.cwd, ...(options.wave !== undefined ? { wave: options.wave } : {}), ...(options.implPath ? { implPath: options.implPath } : {}), ...(options.branch ? { branch: options.branch } : {}) });
+  let sandbox: SandboxPlan | undefined;
+  let toolExecutor: ToolExecutor | undefined;
+  // One lease for the whole run: the session is not stopped and restarted between tool calls.
+  let lease: SandboxLease | undefined;
+  if (decision.sandboxed) {
+    lease = await leaseSandboxManager();
+    // A solo/integration agent works in the main checkout: the manifest the orchestrator writes stays read-only.
+    const readOnly = options.implPath && isInside(options.implPath, jail.root) ? [options.implPath] : [];
+    try {
+      sandbox = await buildAgentSandboxPlan({ root: jail.root, home, tmp, env: options.env, readOnly, ...(options.sandboxSettings ? { settings: options.sandboxSettings } : {}) });
+    } catch (error) {
+      lease.release();
+      await rm(scratchDir, { recursive: true, force: true }).catch(() => undefined);
+      throw error;
+    }
+    // The user's npm cache is read-only in the sandbox unless sandbox.writable lists it: use a private one.
+    const npmCache = env.npm_config_cache;
+    if (npmCache !== undefined && !sandbox.writable.some((entry) => isInside(npmCache, entry))) env.npm_config_cache = path.join(home, '.npm');
+    toolExecutor = createToolExecutor(sandbox, { cwd: jail.root, env: bashEnvironment(env) });
+  }
 
   const controller = new AbortController();
   let timedOut = false;
@@ -119,7 +183,6 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
   else options.signal?.addEventListener('abort', onAbort, { once: true });
 
   const recorder = options.journal ? createJournalRecorder(options.journal) : undefined;
-  const onEvent = options.onEvent ?? (() => {});
   let outcome: AgentOutcome;
   try {
     const backend = options.backend ?? (await loadBackend(spec.backend));
@@ -145,6 +208,8 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
       ...(options.reportCompletion ? { reportCompletion: options.reportCompletion } : {}),
       ...(options.hasCompletionReport ? { hasCompletionReport: options.hasCompletionReport } : {}),
       ...(options.outputSchema ? { outputSchema: options.outputSchema } : {}),
+      ...(sandbox ? { sandbox } : {}),
+      ...(toolExecutor ? { toolExecutor } : {}),
     };
     outcome = await backend.run(request);
   } catch (error) {
@@ -154,9 +219,16 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
     clearTimeout(timer);
     options.signal?.removeEventListener('abort', onAbort);
     recorder?.flush();
+    await toolExecutor?.stop().catch(() => undefined);
+    lease?.release();
     if (!options.keepScratch) await rm(scratchDir, { recursive: true, force: true }).catch(() => undefined);
   }
   if (timedOut && outcome.status !== 'finished') outcome = { ...outcome, status: 'timeout', failure: { kind: 'transient', message: `wall-clock limit of ${Math.round(limits.timeoutMs / 1000)} s reached` } };
   outcome = { ...outcome, durationMs: Math.round(performance.now() - started) };
-  return { outcome, spec, jail };
+  return { outcome, spec, jail, ...(sandbox ? { sandbox } : {}) };
+}
+
+function isInside(child: string, parent: string): boolean {
+  const relative = path.relative(parent, child);
+  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
 }

@@ -1,6 +1,8 @@
 import type { CommandSpec } from './command-spec.js';
 
 const repoDirOption = { flags: '--repo-dir <dir>', description: 'repository root (default: current directory)' };
+/** Issue 11: agents run in the OS sandbox; this runs them with the static checks only (a warning is printed). */
+const unsafeNoSandboxOption = { flags: '--unsafe-no-sandbox', description: 'run agents WITHOUT the OS sandbox (bubblewrap/Seatbelt): only the static checks confine them' };
 
 /**
  * Every command: names, flags and JSON keys follow the Go `polywave-tools` (reference/engine-cli.md §1)
@@ -417,6 +419,7 @@ export const commandTable: CommandSpec[] = [
       { flags: '--no-critic', description: 'skip the E37 critic review' },
       { flags: '--json', description: 'NDJSON events on stdout, ending with a run-result line' },
       { flags: '--repo-dir <dir>', description: 'repository root (default: current directory)' },
+      unsafeNoSandboxOption,
     ],
     help: 'A feature description is scouted into docs/IMPL/IMPL-<slug>.yaml; an IMPL path resumes that plan.\nExit: 0 COMPLETE, 1 stopped (not approved, BLOCKED, NOT_SUITABLE — the reason is printed), 2 bad input.',
     load: () => import('./commands/run.js'),
@@ -428,6 +431,7 @@ export const commandTable: CommandSpec[] = [
     options: [
       { flags: '--dir <dir>', description: 'where to create the demo (default: a new temporary directory)' },
       { flags: '--json', description: 'print the summary as JSON' },
+      unsafeNoSandboxOption,
     ],
     load: () => import('./commands/demo.js'),
   },
@@ -450,6 +454,7 @@ export const commandTable: CommandSpec[] = [
       { flags: '--no-cache', description: 'bypass the E38 gate cache' },
       { flags: '--skip-critic', description: 'E37: proceed without a critic review' },
       { flags: '--repo-dir <dir>', description: 'primary repository root (default: the repository holding the IMPL)' },
+      unsafeNoSandboxOption,
     ],
     help: 'Prints the RunWaveResult {wave, launch_order, agents[{agent, status, attempts, decision, explanation, usage}], finalize, blocked?, state, usage, success}.\nExit: 0 the wave is verified, 1 blocked (nothing merged) or a finalize step failed, 2 bad input.',
     load: () => import('./commands/run-wave.js'),
@@ -582,6 +587,7 @@ export const commandTable: CommandSpec[] = [
       { flags: '--auto', description: 'E37 auto mode: an ISSUES verdict with warnings only passes' },
       { flags: '--protocol-repo <dir>', description: 'accepted for compatibility (prompts ship with polywave)' },
       { flags: '--json', description: 'stream events as NDJSON on stdout (ends with a run-scout-result line) instead of progress on stderr' },
+      unsafeNoSandboxOption,
     ],
     help: 'Prints {impl_path, slug, state, verdict, attempts[{attempt, outcome, errors[{code, field?, line?, message}], …}], critic?, not_suitable_reasons?, committed, usage, duration_ms, success}.\nExit: 0 REVIEWED, 1 BLOCKED / NOT_SUITABLE / critic gate failed, 2 bad input (no repository, IMPL past SCOUT_PENDING, bad slug).',
     load: () => import('./commands/run-scout.js'),
@@ -599,6 +605,7 @@ export const commandTable: CommandSpec[] = [
       { flags: '--no-review', description: 'same as --skip' },
       { flags: '--auto', description: 'E37 auto mode: an ISSUES verdict with warnings only passes' },
       repoDirOption,
+      unsafeNoSandboxOption,
     ],
     help: 'Prints {impl_path, slug, verdict, issue_count, error_count, summary, reviewed_at, gate_passes, committed, usage, success} (agent-tool: the prompt text).\nExit: 0 the gate passes, 1 ISSUES with errors or no review, 2 bad input.',
     load: () => import('./commands/run-critic.js'),
@@ -626,6 +633,7 @@ export const commandTable: CommandSpec[] = [
     options: [
       { flags: '--model <model>', description: 'model of the scaffold agent (anthropic:…, openai:…, claude-code:…, cli:claude|codex, script:<file>)' },
       { flags: '--repo-dir <dir>', description: 'repository root (default: the repository holding the IMPL)' },
+      unsafeNoSandboxOption,
     ],
     help: 'Prints {impl_path, slug, scaffolds[{file, status}], success, state, agent_launched, agent?, build?, violations, impl_commit?, duration_ms}.\nExit: 0 every scaffold committed (state WAVE_PENDING), 1 a scaffold FAILED (state BLOCKED), 2 bad input.',
     load: () => import('./commands/run-scaffold.js'),
@@ -641,6 +649,7 @@ export const commandTable: CommandSpec[] = [
       { flags: '--repo-dir <dir>', description: 'repository root holding the merged result (default: the repository holding the IMPL)' },
       { flags: '--hotfix-files <files>', description: 'E47: the caller-cascade files of the last finalize-wave (comma-separated); the agent may edit only these', list: true },
       { flags: '--build-error-file <file>', description: 'E47: the failing build output (- = stdin)' },
+      unsafeNoSandboxOption,
     ],
     help: 'Prints {success, gap_count, agent_launched, build_passed?, error?, wave, mode, skipped, gaps_before, gaps_after, remaining_gaps, allowed_files, files_changed, commit?, agent?, violations, problems, verify_build?, integration_report?, impl_commit?}.\nExit: 0 wired (or no gaps), 1 gaps remain / the build fails / the agent wrote outside its files (non-fatal, E26), 2 bad input.',
     load: () => import('./commands/run-integration-agent.js'),

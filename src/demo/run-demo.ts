@@ -9,6 +9,8 @@ import { runAutopilot, type AutopilotPhase, type AutopilotResult } from '../orch
 import { demoBaseFiles, demoManifest, demoScript } from './project.js';
 
 export interface RunDemoOptions {
+  /** Run agents without the OS sandbox (`--unsafe-no-sandbox`): the static checks only, with a warning. */
+  unsafeNoSandbox?: boolean;
   /** Where to create the demo (default: a new temporary directory). Must be empty or absent. */
   dir?: string;
   env: Readonly<Record<string, string | undefined>>;
@@ -82,6 +84,7 @@ export async function runDemo(options: RunDemoOptions): Promise<DemoResult> {
     env,
     noCritic: true,
     retryBackoffMs: 100,
+    ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
     ...(options.now ? { now: options.now } : {}),
     ...(options.events ? { events: options.events } : {}),
     ...(options.signal ? { signal: options.signal } : {}),

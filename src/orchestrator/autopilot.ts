@@ -37,6 +37,8 @@ export interface AutopilotPhase {
 }
 
 export interface AutopilotOptions {
+  /** Run agents without the OS sandbox (`--unsafe-no-sandbox`): the static checks only, with a warning. */
+  unsafeNoSandbox?: boolean;
   /** A feature description (scouted first) or the path of an existing IMPL (resumed). */
   feature?: string;
   implPath?: string;
@@ -135,7 +137,7 @@ export async function runAutopilot(options: AutopilotOptions): Promise<Autopilot
     return result;
   };
   const modelFor = (role: 'scout' | 'critic' | 'scaffold' | 'wave' | 'integration') => options.models?.[role] ?? options.model;
-  const base = { env, ...(options.now ? { now: options.now } : {}), ...(options.events ? { events: options.events } : {}), ...(options.signal ? { signal: options.signal } : {}) };
+  const base = { env, ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}), ...(options.now ? { now: options.now } : {}), ...(options.events ? { events: options.events } : {}), ...(options.signal ? { signal: options.signal } : {}) };
 
   // 1. Scout (or resume an existing IMPL).
   let implPath = options.implPath ? path.resolve(options.repoDir, options.implPath) : undefined;

@@ -261,6 +261,8 @@ export async function renderCriticForAgentTool(implPath: string, repoDir?: strin
 
 /** Options of {@link runCritic}. */
 export interface RunCriticOptions {
+  /** Run agents without the OS sandbox (`--unsafe-no-sandbox`): the static checks only, with a warning. */
+  unsafeNoSandbox?: boolean;
   implPath: string;
   /** Primary repository root (default: the root holding docs/IMPL/). */
   repoDir?: string;
@@ -340,6 +342,7 @@ export async function runCritic(options: RunCriticOptions): Promise<RunCriticRes
   const insideRoot = implPath === primary || implPath.startsWith(`${primary}${path.sep}`);
   const agentStarted = performance.now();
   const { outcome } = await runAgent({
+          ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
     agentId: 'critic',
     role: 'critic',
     model: options.model,

@@ -51,6 +51,8 @@ export interface CascadeHotfix {
 
 /** Options of {@link runIntegrationAgent}. */
 export interface RunIntegrationOptions {
+  /** Run agents without the OS sandbox (`--unsafe-no-sandbox`): the static checks only, with a warning. */
+  unsafeNoSandbox?: boolean;
   /** Absolute path of the IMPL manifest. */
   implPath: string;
   /** Repository root holding the merged result (default: the repository holding the IMPL). */
@@ -256,6 +258,7 @@ export async function runIntegrationAgent(options: RunIntegrationOptions): Promi
   result.agent_launched = true;
   options.events?.emit({ v: 1, type: 'agent-launch', ...meta, model: spec.raw, backend: spec.backend });
   const run = await runAgent({
+          ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
     agentId: 'integrator',
     role: 'integration',
     wave,

@@ -46,6 +46,8 @@ import { editImpl, loadImpl } from '../store/manifest-file.js';
 
 /** Options of {@link runScaffold}. */
 export interface RunScaffoldOptions {
+  /** Run agents without the OS sandbox (`--unsafe-no-sandbox`): the static checks only, with a warning. */
+  unsafeNoSandbox?: boolean;
   /** Absolute path of the IMPL manifest. */
   implPath: string;
   /** Repository root the scaffolds are created in (default: the repository holding the IMPL). */
@@ -334,6 +336,7 @@ export async function runScaffold(options: RunScaffoldOptions): Promise<RunScaff
     result.agent_launched = true;
     options.events?.emit({ v: 1, type: 'agent-launch', ...meta, model: spec.raw, backend: spec.backend });
     const run = await runAgent({
+          ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
       agentId: 'scaffold',
       role: 'scaffold',
       attempt: 1,

@@ -48,6 +48,8 @@ import { commitManifest, runCritic, type RunCriticResult } from './run-critic.js
 
 /** Options of {@link runScout}. */
 export interface RunScoutOptions {
+  /** Run agents without the OS sandbox (`--unsafe-no-sandbox`): the static checks only, with a warning. */
+  unsafeNoSandbox?: boolean;
   /** The feature description (or requirements text). */
   feature: string;
   /** Repository root the Scout plans in. */
@@ -358,6 +360,7 @@ export async function runScout(options: RunScoutOptions): Promise<RunScoutResult
       else if (event.type === 'turn-end') events?.emit({ v: 1, type: 'agent-progress', slug, wave: 0, agent: 'scout', attempt, turns: event.turn, input_tokens: event.usage.inputTokens, output_tokens: event.usage.outputTokens, cost_usd: event.usage.costUsd });
     };
     const { outcome } = await runAgent({
+          ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
       agentId: 'scout',
       role: 'scout',
       attempt,
@@ -497,6 +500,7 @@ export async function runScout(options: RunScoutOptions): Promise<RunScoutResult
       let critic: RunCriticResult;
       try {
         critic = await runCritic({
+          ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
           implPath,
           repoDir,
           env: options.env,

@@ -6,7 +6,7 @@ import { addUsage, emptyUsage } from '../agents/contract.js';
 import { resolveModelSpec } from '../agents/model-spec.js';
 import { renderRolePrompt } from '../agents/prompts/index.js';
 import type { WaveRetryContext } from '../agents/prompts/wave.js';
-import { runAgent } from '../agents/run-agent.js';
+import { decideAgentSandbox, runAgent } from '../agents/run-agent.js';
 import { checkAgentStop, type StopCheck } from '../agents/stop-check.js';
 import { createJail } from '../agents/jail/jail.js';
 import { estimateCostUsd } from '../agents/pricing.js';
@@ -35,6 +35,8 @@ import { mapBounded } from '../gates/concurrency.js';
 
 /** Options of {@link runWave}. */
 export interface RunWaveOptions extends EngineRunOptions {
+  /** Run agents without the OS sandbox (`--unsafe-no-sandbox`): the static checks only, with a warning. */
+  unsafeNoSandbox?: boolean;
   /** Absolute path of the IMPL manifest. */
   implPath: string;
   wave: number;
@@ -263,6 +265,8 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
   const plans: AgentPlan[] = [];
   const agents = waveData.agents ?? [];
   const specOf = (agent: Agent) => resolveModelSpec(agent.model?.trim() || options.model, env);
+  // Issue 11: a model-backed agent without the OS sandbox refuses (SANDBOX_UNAVAILABLE) before any worktree exists.
+  for (const agent of agents) await decideAgentSandbox({ backend: specOf(agent).backend, env, ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}) });
   if (solo) {
     const steps: StepResult[] = [];
     const rootGit = gitAt(repoDir);
@@ -384,6 +388,7 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
       let outcome: AgentOutcome;
       try {
         const run = await runAgent({
+          ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
           agentId: plan.id,
           role: plan.role,
           wave: options.wave,

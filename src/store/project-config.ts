@@ -46,7 +46,24 @@ export interface ProjectConfig {
   lintCommand?: string;
   build?: { command: string; detected?: boolean };
   test?: { command: string; detected?: boolean };
+  /** The agents' OS sandbox (issue 11): see {@link configuredSandbox}. */
+  sandbox?: ProjectSandboxConfig;
   [key: string]: unknown;
+}
+
+/**
+ * `sandbox` of polywave.config.json. Default: no network and nothing writable beyond the agent's
+ * worktree, private HOME and TMPDIR.
+ *
+ * ```json
+ * { "sandbox": { "network": { "allow": ["registry.npmjs.org", "*.pypi.org"] }, "writable": ["~/.npm"] } }
+ * ```
+ */
+export interface ProjectSandboxConfig {
+  /** Hosts agents and gates may reach (through the sandbox's proxy); `*.example.com` matches subdomains. */
+  network?: { allow?: string[] };
+  /** Extra writable directories for agents and gates (shared caches), `~/` = the user's home. */
+  writable?: string[];
 }
 
 /** The outcome of {@link parseProjectConfig}; `config` is undefined when the text is not a usable config. */
@@ -129,6 +146,24 @@ export function parseProjectConfig(text: string): ProjectConfigParse {
     if (!isRecord(value.agent)) problem('agent', `must be an object, found ${typeName(value.agent)}`);
     else for (const [key, model] of Object.entries(value.agent)) if (typeof model !== 'string') problem(`agent.${key}`, 'must be a string');
   }
+  if (value.sandbox !== undefined && value.sandbox !== null) {
+    const sandbox = value.sandbox;
+    if (!isRecord(sandbox)) problem('sandbox', `must be an object {network: {allow: [hosts]}, writable: [dirs]}, found ${typeName(sandbox)}`);
+    else {
+      const stringList = (field: string, list: unknown): void => {
+        if (list === undefined || list === null) return;
+        if (!Array.isArray(list)) problem(field, `must be an array of strings, found ${typeName(list)}`);
+        else list.forEach((entry: unknown, index) => {
+          if (typeof entry !== 'string' || entry.trim() === '') problem(`${field}[${index}]`, 'must be a non-empty string');
+        });
+      };
+      if (sandbox.network !== undefined && sandbox.network !== null) {
+        if (!isRecord(sandbox.network)) problem('sandbox.network', `must be an object {allow: [hosts]}, found ${typeName(sandbox.network)}`);
+        else stringList('sandbox.network.allow', sandbox.network.allow);
+      }
+      stringList('sandbox.writable', sandbox.writable);
+    }
+  }
   const config = value as ProjectConfig;
   if (findings.length === 0 && configuredRepos(config, '/').length === 0) {
     findings.push({ code: configCodes.invalid, message: 'no repos configured (run: polywave init)', severity: 'warning', field: 'repos' });
@@ -182,6 +217,17 @@ export function configuredCommands(config: ProjectConfig): { build?: string; tes
   if (lint) commands.lint = lint;
   if (format) commands.format = format;
   return commands;
+}
+
+/**
+ * Pure: the agents' sandbox settings of a config — `sandbox.network.allow` (hosts) and
+ * `sandbox.writable` (directories), keeping only non-empty strings. Default: both empty.
+ */
+export function configuredSandbox(config: ProjectConfig | undefined): { network: { allow: string[] }; writable: string[] } {
+  const strings = (list: unknown): string[] => (Array.isArray(list) ? list.filter((entry): entry is string => typeof entry === 'string' && entry.trim() !== '').map((entry) => entry.trim()) : []);
+  const sandbox = config && isRecord(config.sandbox) ? config.sandbox : undefined;
+  const network = sandbox && isRecord(sandbox.network) ? sandbox.network : undefined;
+  return { network: { allow: strings(network?.allow) }, writable: strings(sandbox?.writable) };
 }
 
 /**

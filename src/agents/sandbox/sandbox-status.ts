@@ -65,10 +65,15 @@ async function probeSandbox(override: string): Promise<SandboxStatus> {
     return { available: false, mechanism: 'none', missing, detail: check.errors.join('; ') };
   }
   try {
-    const { ensureSandboxManager } = await import('./sandbox-manager.js');
-    await ensureSandboxManager();
-    const { argv } = await manager.wrapWithSandboxArgv('exit 0', 'bash', { filesystem: { allowWrite: [], denyWrite: [], denyRead: [] }, network: { allowedDomains: [], deniedDomains: [] } });
-    const result = await runProbe(argv);
+    const { leaseSandboxManager } = await import('./sandbox-manager.js');
+    const lease = await leaseSandboxManager();
+    let result: { code: number | null; stderr: string };
+    try {
+      const { argv } = await manager.wrapWithSandboxArgv('exit 0', 'bash', { filesystem: { allowWrite: [], denyWrite: [], denyRead: [] }, network: { allowedDomains: [], deniedDomains: [] } });
+      result = await runProbe(argv);
+    } finally {
+      lease.release();
+    }
     if (result.code !== 0) {
       return { available: false, mechanism: 'none', missing: [], detail: `${mechanism} is installed but cannot start a sandbox here (exit ${result.code}): ${result.stderr.trim().split('\n')[0] ?? ''}` };
     }

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import type { SandboxPlan } from './sandbox-plan.js';
-import { ensureSandboxManager } from './sandbox-manager.js';
+import { leaseSandboxManager } from './sandbox-manager.js';
 import { sandboxStatus } from './sandbox-status.js';
 import { sandboxUnavailableError } from './sandbox-unavailable-error.js';
 
@@ -27,8 +27,10 @@ export interface SandboxedCommand {
   args: string[];
   env: Record<string, string>;
   /**
-   * Forgets the command's network allow-list (registered with the host proxy under an unguessable
-   * id). Call it when the process has exited; calling it twice is harmless.
+   * Call it when the process has exited (calling it twice is harmless): forgets the command's
+   * network allow-list (registered with the host proxy under an unguessable id) and releases the
+   * command's lease on the sandbox session — a session nobody leases is stopped shortly after,
+   * so that the Node process can exit.
    */
   release(): void;
 }
@@ -52,13 +54,15 @@ export interface WrapInSandboxOptions {
 export async function wrapInSandbox(plan: SandboxPlan, command: string, options: WrapInSandboxOptions): Promise<SandboxedCommand> {
   const status = await sandboxStatus({ env: options.env });
   if (!status.available) throw sandboxUnavailableError(status);
-  const manager = await ensureSandboxManager();
+  const lease = await leaseSandboxManager();
+  const manager = lease.manager;
   const commandId = randomBytes(18).toString('base64url');
   let released = false;
   const release = (): void => {
     if (released) return;
     released = true;
     manager.unregisterCommandNetworkLists(commandId);
+    lease.release();
   };
   if (plan.allowedHosts.length > 0) manager.registerCommandNetworkLists(commandId, { allowedDomains: [...plan.allowedHosts] });
   // sandbox-runtime sets TMPDIR to its shared /tmp/claude; the plan's private TMPDIR wins.

@@ -1,6 +1,7 @@
 import { runDemo } from '../../demo/run-demo.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { interruptSignal } from './prepare-wave.js';
+import { unsafeNoSandboxFrom } from '../sandbox-option.js';
 
 /**
  * `polywave demo [--dir D] [--json]` — builds a sample library with six scripted agents in two
@@ -15,6 +16,7 @@ export async function run(_args: string[], options: Record<string, unknown>, io:
   say('polywave demo: a sample library (textkit), an IMPL of 2 waves × 3 agents, scripted agents, the full protocol.\n');
   try {
     const result = await runDemo({
+      ...(unsafeNoSandboxFrom(options, io) ? { unsafeNoSandbox: true } : {}),
       env: io.env,
       now: io.now,
       signal: interrupt.signal,

@@ -6,6 +6,7 @@ import { editImpl } from '../../store/manifest-file.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { interruptSignal, repoDirOption } from './prepare-wave.js';
 import { implPathFrom, requireManifest } from './shared.js';
+import { unsafeNoSandboxFrom } from '../sandbox-option.js';
 
 const backends = ['agent-tool', 'model', 'cli'] as const;
 
@@ -58,6 +59,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const interrupt = interruptSignal();
   try {
     const result = await runCritic({
+      ...(unsafeNoSandboxFrom(options, io) ? { unsafeNoSandbox: true } : {}),
       implPath,
       env: io.env,
       now: io.now,

@@ -7,6 +7,7 @@ import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { interruptSignal, repoDirOption, waveOption } from './prepare-wave.js';
 import { agentProgressPrinter } from './run-scaffold.js';
 import { implPathFrom, requireManifest } from './shared.js';
+import { unsafeNoSandboxFrom } from '../sandbox-option.js';
 
 async function buildErrorText(options: Record<string, unknown>, io: CommandIo): Promise<string> {
   const file = typeof options.buildErrorFile === 'string' ? options.buildErrorFile.trim() : '';
@@ -40,6 +41,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const interrupt = interruptSignal();
   try {
     const result = await runIntegrationAgent({
+      ...(unsafeNoSandboxFrom(options, io) ? { unsafeNoSandbox: true } : {}),
       implPath,
       wave,
       env: io.env,

@@ -4,6 +4,7 @@ import { loadImpl } from '../../store/manifest-file.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { interruptSignal, repoDirOption } from './prepare-wave.js';
 import { implPathFrom, requireManifest } from './shared.js';
+import { unsafeNoSandboxFrom } from '../sandbox-option.js';
 
 /** Progress of one orchestrator-run agent on stderr: launch, refused tool calls, end. */
 export function agentProgressPrinter(command: string, io: CommandIo): EventBus {
@@ -31,6 +32,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const interrupt = interruptSignal();
   try {
     const result = await runScaffold({
+      ...(unsafeNoSandboxFrom(options, io) ? { unsafeNoSandbox: true } : {}),
       implPath,
       env: io.env,
       now: io.now,

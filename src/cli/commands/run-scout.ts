@@ -4,6 +4,7 @@ import { PolywaveError } from '../../errors/polywave-error.js';
 import { runScout } from '../../orchestrator/run-scout.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { interruptSignal } from './prepare-wave.js';
+import { unsafeNoSandboxFrom } from '../sandbox-option.js';
 
 function text(options: Record<string, unknown>, name: string): string | undefined {
   const value = options[name];
@@ -64,6 +65,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const interrupt = interruptSignal();
   try {
     const result = await runScout({
+      ...(unsafeNoSandboxFrom(options, io) ? { unsafeNoSandbox: true } : {}),
       feature,
       repoDir,
       env: io.env,

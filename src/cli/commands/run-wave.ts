@@ -6,6 +6,7 @@ import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { createWaveProgress } from '../wave-progress.js';
 import { interruptSignal, repoDirOption, waveOption } from './prepare-wave.js';
 import { implPathFrom, requireManifest } from './shared.js';
+import { unsafeNoSandboxFrom } from '../sandbox-option.js';
 
 function positiveNumber(options: Record<string, unknown>, name: string, flag: string): number | undefined {
   const value = options[name];
@@ -38,6 +39,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const repoDir = repoDirOption(options, io);
   try {
     const result = await runWave({
+      ...(unsafeNoSandboxFrom(options, io) ? { unsafeNoSandbox: true } : {}),
       implPath,
       wave,
       env: io.env,

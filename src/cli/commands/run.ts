@@ -5,6 +5,7 @@ import { runAutopilot, type PlanSummary } from '../../orchestrator/autopilot.js'
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { createWaveProgress } from '../wave-progress.js';
 import { interruptSignal, repoDirOption } from './prepare-wave.js';
+import { unsafeNoSandboxFrom } from '../sandbox-option.js';
 
 function formatPlan(plan: PlanSummary): string {
   const lines = [`Plan: ${plan.title || plan.slug} — verdict ${plan.verdict || '?'}, ${plan.waves.length} wave(s), ${plan.estimated_agents} agent(s)`];
@@ -45,6 +46,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const maxTurns = Number(options.maxTurns);
   try {
     const result = await runAutopilot({
+      ...(unsafeNoSandboxFrom(options, io) ? { unsafeNoSandbox: true } : {}),
       ...(isImpl ? { implPath: asPath } : { feature: target }),
       repoDir,
       auto,

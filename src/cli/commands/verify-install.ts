@@ -1,5 +1,7 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
+import { sandboxStatus, type SandboxStatus } from '../../agents/sandbox/index.js';
+import { sandboxUnavailableMessage } from '../../agents/sandbox/sandbox-unavailable-error.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { GitError } from '../../git/git-error.js';
 import { runGit } from '../../git/run-git.js';
@@ -25,6 +27,12 @@ export interface InstallReport {
   checks: InstallCheck[];
   verdict: 'PASS' | 'PARTIAL' | 'FAIL';
   summary: string;
+  /**
+   * The OS sandbox for agents (issue 11): available, mechanism (bubblewrap, seatbelt, none), the
+   * missing Debian packages and one line of detail. Reported beside the Go checks (it does not
+   * change the verdict: script agents and the demo run without it, model-backed agents refuse).
+   */
+  sandbox?: SandboxStatus;
 }
 
 /** Minimum versions (DESIGN §2: git ≥ 2.38 for `merge-tree --write-tree`, Node ≥ 20.19). */
@@ -152,7 +160,7 @@ export async function runInstallChecks(options: InstallCheckOptions): Promise<In
     else checks.push(check('state_ignored', 'warn', '.polywave-state/ is not git-ignored: runtime state would show up as untracked changes (run: polywave init, or add .polywave-state/ to .gitignore)'));
   }
 
-  return { checks, ...verdictOf(checks) };
+  return { checks, ...verdictOf(checks), sandbox: await sandboxStatus(env ? { env } : {}) };
 }
 
 /** The verdict and the Go-style summary (`5 passed, 1 warning, 1 skipped`). */
@@ -175,7 +183,9 @@ const icons: Record<CheckStatus, string> = { pass: '[OK]', fail: '[FAIL]', warn:
 /** The `--human` rendering (the Go tool's layout). */
 export function formatInstallReport(report: InstallReport): string {
   const lines = report.checks.map((entry) => `  ${icons[entry.status]} ${entry.name}: ${entry.message}`);
-  return `${lines.join('\n')}\n\nVerdict: ${report.verdict}\n${report.summary}\n`;
+  const sandbox = report.sandbox;
+  const sandboxLine = sandbox === undefined ? '' : sandbox.available ? `\nSandbox: available (${sandbox.mechanism}): ${sandbox.detail}\n` : `\nSandbox: UNAVAILABLE — ${sandboxUnavailableMessage(sandbox)}\n`;
+  return `${lines.join('\n')}\n\nVerdict: ${report.verdict}\n${report.summary}\n${sandboxLine}`;
 }
 
 /**

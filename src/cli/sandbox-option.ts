@@ -1,0 +1,13 @@
+/**
+ * `--unsafe-no-sandbox` (issue 11), shared by the commands that launch agents: true when given,
+ * after one loud warning line on stderr.
+ */
+import type { CommandIo } from './io.js';
+
+export function unsafeNoSandboxFrom(options: Record<string, unknown>, io: CommandIo): boolean {
+  if (options.unsafeNoSandbox !== true) return false;
+  io.stderr(
+    'polywave: WARNING: --unsafe-no-sandbox: agents run WITHOUT the OS sandbox — only the static checks confine them; anything an agent runs (computed paths, scripts, background jobs) can write outside its worktree, read your secrets and use the network\n',
+  );
+  return true;
+}
