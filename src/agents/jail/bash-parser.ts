@@ -9,6 +9,7 @@
  * mvdan/sh (`sh-syntax`, loaded only then), the stricter parser: either it is not valid bash (its
  * message), or it is valid bash in a form tree-sitter does not follow.
  */
+import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import type { Node, Parser, Tree } from 'web-tree-sitter';
 
@@ -67,12 +68,28 @@ export function findSyntaxError(root: Node): { line: number; column: number; nea
   return { line: 1, column: 1, near: '', missing: false };
 }
 
+let mvdanSh: Promise<(source: string) => Promise<unknown>> | undefined;
+
+/** sh-syntax's parser over a WASM module compiled once (its own `parse` recompiles it on every call). */
+function loadMvdanSh(): Promise<(source: string) => Promise<unknown>> {
+  mvdanSh ??= (async () => {
+    const { getProcessor } = await import('sh-syntax');
+    const module = await WebAssembly.compile(await readFile(createRequire(import.meta.url).resolve('sh-syntax/main.wasm')));
+    const processor = getProcessor((imports) => WebAssembly.instantiate(module, imports));
+    return (source: string) => processor(source);
+  })().catch((error: unknown) => {
+    mvdanSh = undefined;
+    throw error;
+  });
+  return mvdanSh;
+}
+
 /**
  * mvdan/sh's verdict on a command tree-sitter could not parse: its error message with line and
  * column when the command is not valid bash, `undefined` when it is valid bash.
  */
 export async function diagnoseWithMvdanSh(source: string): Promise<string | undefined> {
-  const { parse } = await import('sh-syntax');
+  const parse = await loadMvdanSh();
   try {
     await parse(source);
     return undefined;

@@ -179,6 +179,9 @@ const allowed: string[] = [
   'diff <(git show HEAD:src/a.ts) src/a.ts',
   '! grep -q foo src/a.ts',
   'git status 2>&1 >/dev/null src', // bash: git status src
+  "cat <<'EOF' > src/owned.ts\n`git push` $(cd /)\nEOF",
+  'echo "a\\`b" \'`c`\'',
+  'echo `date` "`date`"',
 ];
 
 const denied: Array<[string, JailCode?]> = [
@@ -462,6 +465,12 @@ const denied: Array<[string, JailCode?]> = [
   ['cat <<EOF | tee ../x\nx\nEOF', 'JAIL_BASH_ESCAPE'],
   ["cat <<'EOF' | sh\ncd /\nEOF", 'JAIL_BASH_UNSAFE'],
   ['cat <<EOF\n${x:-$(cd ..)}\nEOF', 'JAIL_BASH_ESCAPE'],
+  // substitutions tree-sitter leaves unparsed are re-parsed (nested backticks) or refused
+  ['echo `echo \\`git push\\``', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['echo ${x#$(git push)}', 'JAIL_BASH_UNSAFE'],
+  ['echo ${x:-`git push`}', 'JAIL_BASH_UNSAFE'],
+  ['echo ${x:-$HOME}', 'JAIL_BASH_ESCAPE'],
+  ['cat <<EOF\n`git push`\nEOF', 'JAIL_BASH_UNSAFE'],
   // not valid bash, or a form the parser does not follow
   ['fi; echo ok )', 'JAIL_BASH_UNSAFE'],
   ['a && && b', 'JAIL_BASH_UNSAFE'],

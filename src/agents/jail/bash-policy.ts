@@ -218,6 +218,24 @@ function forEachChildWithGaps(node: BashNode, from: number, to: number, onChild:
   if (position < to) onGap(text.slice(position - base, to - base));
 }
 
+/**
+ * tree-sitter leaves some substitutions unparsed inside `${…}` operands, here-document bodies and
+ * pattern leaves (`${x:-`cmd`}`, `${x#$(cmd)}`): text outside the parsed substitutions that still
+ * holds an unescaped backtick or `$(` is refused rather than taken as literal.
+ */
+function hidesSubstitution(text: string): boolean {
+  for (let index = 0; index < text.length; index += 1) {
+    const c = text[index]!;
+    if (c === '\\') index += 1;
+    else if (c === '`' || (c === '$' && text[index + 1] === '(')) return true;
+  }
+  return false;
+}
+
+function refuseHiddenSubstitution(text: string, where: string): void {
+  if (hidesSubstitution(text)) throw unsafe(`${where} ${JSON.stringify(text.length > 60 ? `${text.slice(0, 57)}...` : text)} holds a command substitution the checker's parser does not follow`);
+}
+
 function addExpansion(parts: Part[], node: BashNode): void {
   switch (node.type) {
     case 'simple_expansion':
@@ -226,7 +244,13 @@ function addExpansion(parts: Part[], node: BashNode): void {
     case 'expansion': {
       const nameNode = node.namedChildren.find((child) => child.type === 'variable_name' || child.type === 'special_variable_name' || child.type === 'subscript');
       const name = nameNode?.type === 'subscript' ? (nameNode.childForFieldName('name')?.text ?? '') : (nameNode?.text ?? '');
-      parts.push({ kind: 'param', name, raw: node.text, substitutions: substitutionsIn(node) });
+      const substitutions = substitutionsIn(node);
+      let rest = node.text;
+      for (const substitution of [...substitutions].reverse()) rest = rest.slice(0, substitution.startIndex - node.startIndex) + rest.slice(substitution.endIndex - node.startIndex);
+      refuseHiddenSubstitution(rest, 'the expansion');
+      // variables named in the operand (`${x:-$HOME}`) count like the expanded one
+      const location = [...rest.matchAll(/\$\{?([A-Za-z_][A-Za-z0-9_]*)/g)].find((match) => isLocationVariable(match[1]!));
+      parts.push({ kind: 'param', name: location?.[1] ?? name, raw: node.text, substitutions });
       return;
     }
     case 'command_substitution':
@@ -245,6 +269,7 @@ function addExpansion(parts: Part[], node: BashNode): void {
 function addWordNode(parts: Part[], node: BashNode): void {
   const type = node.type;
   if (!node.isNamed || type === 'word') {
+    refuseHiddenSubstitution(node.text, 'the word');
     addUnquoted(parts, node.text);
     return;
   }
@@ -266,10 +291,16 @@ function addWordNode(parts: Part[], node: BashNode): void {
         node.endIndex - 1,
         (child) => {
           if (expansionTypes.has(child.type)) addExpansion(parts, child);
-          else if (child.type === 'string_content' || !child.isNamed) addDoubleQuoted(parts, child.text);
+          else if (child.type === 'string_content' || !child.isNamed) {
+            refuseHiddenSubstitution(child.text, 'the string');
+            addDoubleQuoted(parts, child.text);
+          }
           else throw unsafe(`the string ${node.text} contains ${child.type.replace(/_/g, ' ')}, which the checker does not know`);
         },
-        (gap) => addDoubleQuoted(parts, gap),
+        (gap) => {
+          refuseHiddenSubstitution(gap, 'the string');
+          addDoubleQuoted(parts, gap);
+        },
       );
       return;
     case 'translated_string': {
@@ -289,6 +320,7 @@ function addWordNode(parts: Part[], node: BashNode): void {
       return;
   }
   if (literalLeafTypes.has(type)) {
+    refuseHiddenSubstitution(node.text, 'the word');
     if (type === 'number' && node.namedChildCount > 0) {
       forEachChildWithGaps(node, node.startIndex, node.endIndex, (child) => addWordNode(parts, child), (gap) => addUnquoted(parts, gap));
     } else addUnquoted(parts, node.text);
@@ -606,6 +638,16 @@ function evaluateSubshell(nodes: readonly BashNode[], from: Set<string>, context
   context.nesting -= 1;
 }
 
+/**
+ * `$(…)`, `<(…)` or backticks: a subshell. Inside backticks bash first turns \` \$ \\ into ` $ \
+ * (so \`…\` nests); tree-sitter does not, so such a body is re-parsed after that unescaping.
+ */
+function evaluateSubstitution(node: BashNode, from: Set<string>, context: Context, label: string): void {
+  const inner = node.text.slice(1, -1);
+  if (node.text.startsWith('`') && inner.includes('\\')) checkNestedShell(inner.replace(/\\([`$\\])/g, '$1'), from, context, label);
+  else evaluateSubshell(statementsOf(node), from, context);
+}
+
 function evaluateStatement(node: BashNode, from: Set<string>, context: Context, stdinIsData: boolean): Outcome {
   const same = both(from);
   switch (node.type) {
@@ -797,7 +839,7 @@ function walkArithmetic(node: BashNode, from: Set<string>, context: Context, lab
   };
   const visit = (current: BashNode) => {
     if (substitutionTypes.has(current.type)) {
-      evaluateSubshell(statementsOf(current), from, context);
+      evaluateSubstitution(current, from, context, label);
       return;
     }
     if (current.type === 'variable_assignment') assignedName(current.childForFieldName('name'));
@@ -975,12 +1017,18 @@ function checkRedirect(redirect: BashNode, from: Set<string>, context: Context, 
     const body = redirect.namedChildren.find((child) => child.type === 'heredoc_body');
     const start = redirect.namedChildren.find((child) => child.type === 'heredoc_start')?.text ?? '';
     if (!body || /['"\\]/.test(start)) return; // a quoted delimiter: the body is literal text
-    for (const child of body.namedChildren) {
-      if (!expansionTypes.has(child.type)) continue;
-      const parts: Part[] = [];
-      addExpansion(parts, child);
-      walkParts(parts, from, context, label);
-    }
+    const parts: Part[] = [];
+    forEachChildWithGaps(
+      body,
+      body.startIndex,
+      body.endIndex,
+      (child) => {
+        if (expansionTypes.has(child.type)) addExpansion(parts, child);
+        else refuseHiddenSubstitution(child.text, 'the here-document');
+      },
+      (gap) => refuseHiddenSubstitution(gap, 'the here-document'),
+    );
+    walkParts(parts, from, context, label);
     return;
   }
   if (redirect.type === 'herestring_redirect') {
@@ -1007,11 +1055,11 @@ function walkExpansions(word: Word, from: Set<string>, context: Context, label: 
 
 function walkParts(parts: readonly Part[], from: Set<string>, context: Context, label: string): void {
   for (const part of parts) {
-    if (part.kind === 'cmdsub' || part.kind === 'procsub') evaluateSubshell(statementsOf(part.node), from, context);
+    if (part.kind === 'cmdsub' || part.kind === 'procsub') evaluateSubstitution(part.node, from, context, label);
     else if (part.kind === 'arith') walkArithmetic(part.node, from, context, label);
     else if (part.kind === 'param') {
       if (isLocationVariable(part.name)) throw escape(`"${label}" uses ${part.raw}, which points outside the worktree`);
-      for (const substitution of part.substitutions) evaluateSubshell(statementsOf(substitution), from, context);
+      for (const substitution of part.substitutions) evaluateSubstitution(substitution, from, context, label);
     }
   }
 }
