@@ -182,6 +182,7 @@ const allowed: string[] = [
   "cat <<'EOF' > src/owned.ts\n`git push` $(cd /)\nEOF",
   'echo "a\\`b" \'`c`\'',
   'echo `date` "`date`"',
+  'export NODE_ENV=test X="$(pwd)" && command export Y=1',
 ];
 
 const denied: Array<[string, JailCode?]> = [
@@ -471,6 +472,11 @@ const denied: Array<[string, JailCode?]> = [
   ['echo ${x:-`git push`}', 'JAIL_BASH_UNSAFE'],
   ['echo ${x:-$HOME}', 'JAIL_BASH_ESCAPE'],
   ['cat <<EOF\n`git push`\nEOF', 'JAIL_BASH_UNSAFE'],
+  // a quoted NAME=value is still an assignment for export/declare/env
+  ['export "HOME=/tmp"', 'JAIL_BASH_ESCAPE'],
+  ['command export HOME=/tmp', 'JAIL_BASH_ESCAPE'],
+  ['builtin declare -n r=HOME', 'JAIL_BASH_UNSAFE'],
+  ['env "GIT_DIR=../x" git status', 'JAIL_BASH_FORBIDDEN_GIT'],
   // not valid bash, or a form the parser does not follow
   ['fi; echo ok )', 'JAIL_BASH_UNSAFE'],
   ['a && && b', 'JAIL_BASH_UNSAFE'],

@@ -547,13 +547,32 @@ function checkVariableName(name: string, label: string): void {
 }
 
 
-/** `NAME=value` given as a word (env's arguments): the name is checked, the value as paths. */
-function checkAssignment(word: Word, from: Set<string>, context: Context, label: string): void {
+/** A word of the form NAME=value or NAME+=value (quoted or not: env and declare see the unquoted text). */
+function splitAssignment(word: Word): { name: string; value: Word } | undefined {
   const items = flatten(word);
-  const equals = items.findIndex((item) => 'ch' in item && item.ch === '=');
+  const equals = items.findIndex((item) => !('ch' in item) || item.ch === '=');
+  if (equals <= 0 || !('ch' in items[equals]!)) return undefined;
   const name = displayOf(items.slice(0, equals)).replace(/\+$/, '');
-  checkVariableName(name, label);
-  checkAssignmentValue(wordFromItems(items.slice(equals + 1)), from, context, label);
+  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? { name, value: wordFromItems(items.slice(equals + 1)) } : undefined;
+}
+
+/**
+ * One argument of export / declare / typeset / local / readonly: an option, a NAME or a
+ * NAME=value — protected names refused, values read as paths.
+ */
+function checkDeclarationWord(word: Word, from: Set<string>, context: Context, label: string): void {
+  walkExpansions(word, from, context, label);
+  const value = literalOf(word);
+  if (value !== undefined && /^[-+]/.test(value)) {
+    if (/^-[a-zA-Z]*n/.test(value)) throw unsafe(`"${label}" declares a name reference, which can change protected variables indirectly`);
+    return;
+  }
+  const assignment = splitAssignment(word);
+  if (assignment) {
+    checkVariableName(assignment.name, label);
+    checkAssignmentValue(assignment.value, from, context, label);
+  } else if (value !== undefined) checkVariableName(value, label);
+  else throw unsafe(`"${label}" declares a variable whose name is computed at run time`);
 }
 
 /** An assigned value is read as paths: bash expands a ~ at its start and after each ":". */
@@ -787,27 +806,9 @@ function evaluateFunctionDefinition(node: BashNode, from: Set<string>, context: 
 /** export / declare / typeset / local / readonly. */
 function evaluateDeclaration(node: BashNode, from: Set<string>, context: Context): void {
   const label = labelOf(node);
-  for (const child of statementsOf(node)) {
-    if (child.type === 'variable_assignment') {
-      checkAssignmentNode(child, from, context, label);
-      continue;
-    }
-    const word = wordOf([child]);
-    walkExpansions(word, from, context, label);
-    const value = literalOf(word);
-    if (value === undefined) throw unsafe(`"${label}" declares a variable whose name is computed at run time`);
-    if (value.startsWith('-') || value.startsWith('+')) {
-      if (/^-[a-zA-Z]*n/.test(value)) throw unsafe(`"${label}" declares a name reference, which can change protected variables indirectly`);
-      continue;
-    }
-    const equals = value.indexOf('=');
-    if (equals < 0) {
-      checkVariableName(value, label);
-      continue;
-    }
-    // a quoted "NAME=value" is still an assignment for declare/export
-    checkVariableName(value.slice(0, equals).replace(/\+$/, ''), label);
-    checkAssignmentValue(wordFromItems(flatten(word).slice(equals + 1)), from, context, label);
+  for (const group of groupWords(statementsOf(node))) {
+    if (group.length === 1 && group[0]!.type === 'variable_assignment') checkAssignmentNode(group[0]!, from, context, label);
+    else checkDeclarationWord(wordOf(group), from, context, label);
   }
 }
 
@@ -1064,10 +1065,6 @@ function walkParts(parts: readonly Part[], from: Set<string>, context: Context, 
   }
 }
 
-const isAssignmentWord = (word: Word): boolean => {
-  const first = word.parts[0];
-  return first?.kind === 'lit' && !first.quoted && /^[A-Za-z_][A-Za-z0-9_]*\+?=/.test(first.text);
-};
 /** Unquoted `*`, `?` or a `[…]` class: bash would replace the word with matching file names. */
 function hasGlob(word: Word): boolean {
   const items = flatten(word);
@@ -1517,16 +1514,7 @@ function evaluateCommand(words: Word[], from: Set<string>, context: Context, inf
     case 'typeset':
     case 'local':
     case 'readonly': {
-      for (const word of rest) {
-        const value = literalOf(word);
-        if (value?.startsWith('-')) {
-          if (/^-[a-zA-Z]*n/.test(value)) throw unsafe(`"${label}" declares a name reference, which can change protected variables indirectly`);
-          continue;
-        }
-        if (isAssignmentWord(word)) checkAssignment(word, from, context, label);
-        else if (value !== undefined) checkVariableName(value, label);
-        else throw unsafe(`"${label}" declares a variable whose name is computed at run time`);
-      }
+      for (const word of rest) checkDeclarationWord(word, from, context, label);
       return both(from);
     }
     case 'read':
@@ -1633,10 +1621,13 @@ function evaluatePrefixCommand(base: string, words: Word[], from: Set<string>, c
         throw unsafe(`"${label}" uses env ${value}, which changes directory or splits a command string the checker cannot see`);
       } else if (value.startsWith('-')) {
         throw unsafe(`"${label}" uses the env option ${value}, which the checker does not know`);
-      } else if (isAssignmentWord(word)) {
-        checkAssignment(word, from, context, label);
+      } else {
+        const assignment = splitAssignment(word);
+        if (!assignment) break;
+        checkVariableName(assignment.name, label);
+        checkAssignmentValue(assignment.value, from, context, label);
         index += 1;
-      } else break;
+      }
     }
     start = index;
   } else {
