@@ -64,6 +64,7 @@ describe('finalize-wave: the whole pipeline', () => {
     expect(result.success, JSON.stringify(failedStep(result))).toBe(true);
     expect(result.steps.map((item) => item.step)).toEqual([
       'load-manifest',
+      'check-tamper',
       'verify-commits',
       'verify-completion-reports',
       'check-agent-statuses',
@@ -156,7 +157,7 @@ describe('finalize-wave: the whole pipeline', () => {
     await fixture.repo.run(['merge', '--no-ff', '-q', '-m', 'manual octopus', fixture.branch('A'), fixture.branch('B'), fixture.branch('C')]);
     const result = await fixture.finalize(1, { skipMerge: true });
     expect(result.success, JSON.stringify(failedStep(result))).toBe(true);
-    expect(result.steps.map((item) => item.step)).toEqual(['load-manifest', 'verify-manual-merge', 'populate-integration-checklist', 'verify-build', 'run-post-merge-gates', 'mark-wave-verified', 'cleanup']);
+    expect(result.steps.map((item) => item.step)).toEqual(['load-manifest', 'check-tamper', 'verify-manual-merge', 'populate-integration-checklist', 'verify-build', 'run-post-merge-gates', 'mark-wave-verified', 'cleanup']);
     expect(fixture.manifest().state).toBe('WAVE_VERIFIED');
     expect(await fixture.repo.git.listBranches('polywave/')).toEqual([]);
   });
@@ -388,13 +389,23 @@ describe('finalize-wave: failures leave everything recoverable', () => {
     expect(await mergeCommits(fixture.repo)).toHaveLength(2);
     expect(await fixture.repo.git.listBranches('polywave/')).toHaveLength(2);
     expect(await fixture.repo.git.worktreeList()).toHaveLength(3);
-    // Fixed on the target: the re-run skips the merges (E9) and finishes the wave.
+    // Fixed on the target (E47: a commit on the merge target; the identity change is harmless).
     await fixture.repo.run(['config', 'user.name', 'Fixer']);
     writeFileSync(path.join(fixture.repo.dir, 'fix.txt'), 'fixed\n');
+    await fixture.repo.commitAll('fix the callers');
+    // The test command is changed too: the tamper check refuses that (the manifest is not as the
+    // orchestrator left it) until the caller accepts it as their own.
     const implText = readFileSync(fixture.implPath, 'utf8').replace(/^test_command: .*$/m, 'test_command: "true"');
     writeFileSync(fixture.implPath, implText);
-    const again = await fixture.finalize(1);
+    const refused = await fixture.finalize(1);
+    expect(refused.failed_step?.code).toBe('TAMPER_DETECTED');
+    expect(refused.failed_step?.detail).toContain('manifest field test_command: changed');
+    expect(refused.failed_step?.detail).not.toContain('user.name');
+    expect(readFileSync(fixture.implPath, 'utf8')).toBe(implText);
+    // The re-run skips the merges (E9), accepts the fix commit on top of them, and finishes the wave.
+    const again = await fixture.finalize(1, { acceptChanges: true });
     expect(again.success, JSON.stringify(failedStep(again))).toBe(true);
+    expect(again.steps.find((item) => item.step === 'check-tamper')?.detail).toContain('accepted as the caller');
     expect((again.merge_result['.'] as { skipped_count: number }).skipped_count).toBe(2);
     expect(await mergeCommits(fixture.repo)).toHaveLength(2);
     expect(again.complete_ready).toBe(false);

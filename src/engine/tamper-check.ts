@@ -120,6 +120,14 @@ async function configKeyChanges(git: Git, name: string, recordedText: string, cu
   }
 }
 
+/**
+ * Config keys that neither run code nor redirect git (identity, colours, advice, UI): a change
+ * there — the user fixing their name between two runs — is not tampering.
+ */
+export function isHarmlessConfigKey(key: string): boolean {
+  return /^(user\.(name|email)|author\.(name|email)|committer\.(name|email)|color\..*|advice\..*|column\..*|i18n\..*|gui\..*|help\.autocorrect)$/i.test(key);
+}
+
 /** git's own files (config and friends): by key where the config text was kept, else by file. */
 async function checkGitFiles(record: TamperRecord, git: Git, home: string | undefined): Promise<TamperFinding[]> {
   const now = await fingerprintGitFiles(git, record.common_dir, home);
@@ -131,10 +139,9 @@ async function checkGitFiles(record: TamperRecord, git: Git, home: string | unde
     const label = key.startsWith('include:') ? `config include ${key.slice('include:'.length)}` : `.git/${key}`;
     if (before?.text !== undefined && after?.kind === 'file' && before.kind === 'file') {
       const keys = await configKeyChanges(git, label, before.text, path.join(record.common_dir, key));
-      if (keys.length > 0) {
-        findings.push(...keys);
-        if (before.mode === after.mode) continue;
-      }
+      findings.push(...keys.filter((finding) => !isHarmlessConfigKey(finding.what.slice(label.length + 1))));
+      // Same keys and values (only layout or harmless keys changed) and same mode: nothing to report.
+      if (before.mode === after.mode) continue;
     }
     findings.push({ what: label, change: `${describeFingerprint(before)} → ${describeFingerprint(after)}` });
   }

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { chmod, lstat, mkdir, readdir, readFile, readlink, rename, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { codes } from '../errors/codes.js';
 import type { Git } from '../git/git-port.js';
 import { canonicalJson, formatTimestamp } from '../protocol/freeze.js';
 import { branchNamePattern } from '../protocol/names.js';
@@ -30,7 +31,7 @@ import { writeTextAtomic } from './prepare/write-text.js';
 export const tamperRecordVersion = 1;
 
 /** The stable code of a refusal. */
-export const tamperDetectedCode = 'TAMPER_DETECTED';
+export const tamperDetectedCode = codes.tamperDetected;
 
 /** One file or directory entry, as recorded. */
 export interface PathFingerprint {

@@ -24,4 +24,6 @@ export const codes = {
   duplicateKey: 'E16_DUPLICATE_KEY',
   unknownKey: 'V013_UNKNOWN_KEY',
   invalidType: 'V036_INVALID_TYPE',
+  // Issue 11: the repository changed since prepare-wave recorded it (finalize-wave refuses, exit 1)
+  tamperDetected: 'TAMPER_DETECTED',
 } as const;

@@ -43,7 +43,7 @@ export function finalizeOptionsFrom(command: string, args: string[], options: Re
 
 /**
  * `finalize-wave <impl> --wave N [--merge-target B] [--skip-merge] [--dry-run] [--no-cache]
- * [--require-no-stubs] [--enforce-integration] [--json-only] [--repo-dir D]` — verify, predict,
+ * [--require-no-stubs] [--enforce-integration] [--accept-changes] [--json-only] [--repo-dir D]` — verify, predict,
  * gate, merge, verify the merge, mark, clean up. Prints the FinalizeWaveResult JSON with every
  * step's status — on failure too (the Go tool prints `null`); exit 1 when a step failed.
  */
@@ -64,6 +64,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
       noCache: options.cache === false,
       requireNoStubs: options.requireNoStubs === true,
       enforceIntegration: options.enforceIntegration === true,
+      acceptChanges: options.acceptChanges === true,
       ...(afterMerge ? { afterMerge } : {}),
       signal: interrupt.signal,
     });

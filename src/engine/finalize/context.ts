@@ -23,6 +23,12 @@ export interface FinalizeWaveOptions extends EngineRunOptions {
   mergeTarget?: string;
   /** E11a: the branches were merged by hand; run only the post-merge steps. */
   skipMerge?: boolean;
+  /**
+   * Issue 11: the changes the tamper check finds since prepare-wave's record are the caller's own
+   * (e.g. the manifest corrected after a BLOCKED wave): list them, record the repository as it is
+   * now (its hooks included) and go on. A main checkout holding foreign changes still refuses.
+   */
+  acceptChanges?: boolean;
   /** Run every check, write nothing: no manifest edits, no merges, no cleanup. */
   dryRun?: boolean;
   /** Bypass the E38 gate cache for the pre-merge gates (post-merge gates never use it). */

@@ -178,26 +178,56 @@ export async function verifyRepositories(context: FinalizeContext, phase: 'start
   );
 
   // The checkouts the merges and the build use hold nothing but the orchestrator's own changes.
+  const foreign: TamperFinding[] = [];
   for (const repo of context.repos) {
     const checkouts = [{ git: repo.git, root: repo.root }];
     if (repo.targetDir !== '' && path.resolve(repo.targetDir) !== path.resolve(repo.root) && repo.scratchTarget === undefined) checkouts.push({ git: repo.targetGit, root: repo.targetDir });
     for (const checkout of checkouts) {
       const changes = await foreignChanges(checkout.git, checkout.root, repo.primary ? context.implPath : undefined);
-      if (changes.length > 0) findings.push({ what: `checkout ${checkout.root}`, change: `uncommitted changes that are not the orchestrator's: ${listForDetail(changes, 15)}` });
+      if (changes.length > 0) foreign.push({ what: `checkout ${checkout.root}`, change: `uncommitted changes that are not the orchestrator's: ${listForDetail(changes, 15)}` });
     }
   }
 
-  if (findings.length > 0) {
+  const accepting = context.options.acceptChanges === true && findings.length > 0 && foreign.length === 0 && !context.dryRun;
+  if (findings.length > 0 && !accepting) findings.push(...foreign);
+  else if (foreign.length > 0) findings.splice(0, findings.length, ...foreign);
+  if (findings.length > 0 && !accepting) {
     // Nothing may change: report fields gathered so far are not written either.
     context.pendingEdits = [];
     const records = [...new Set(recordPaths)].sort();
+    const remedy =
+      foreign.length > 0 && foreign.length === findings.length
+        ? 'Commit or remove those changes (they are not part of the wave), then re-run.'
+        : `Undo the changes (or find out who made them); if they are yours and intended, re-run with --accept-changes (finalize-wave then records the repository as it is now, its hooks included).`;
     return {
       status: 'failed',
-      detail:
-        `${tamperDetectedCode}: ${findings.length} change(s) since prepare-wave recorded the repository${phase === 'pre-merge' ? ' (found right before merging)' : ''} — ${describeFindings(findings)}. ` +
-        `Nothing was merged or written. Undo the changes (or find who made them); if they are yours and intended, remove ${listForDetail(records, 3)} and re-run (finalize-wave then records the repository afresh and runs no repository hook).`,
+      detail: `${tamperDetectedCode}: ${findings.length} change(s) since prepare-wave recorded the repository${phase === 'pre-merge' ? ' (found right before merging)' : ''} — ${describeFindings(findings)}. Nothing was merged or written. ${remedy}`,
       data: { code: tamperDetectedCode, phase, findings, records },
     };
+  }
+  if (accepting) {
+    // The caller vouches for the repository as it is now: record it again, hooks included.
+    for (const repo of context.repos) {
+      const written = await recordRepository({
+        git: context.rawGitAt(repo.root),
+        slug: context.slug,
+        wave: context.wave,
+        recordedBy: 'finalize-wave',
+        now: context.now(),
+        snapshot: true,
+        ...(repo.targetBranch ? { targetBranch: repo.targetBranch } : {}),
+        ...(repo.base ? { baseCommit: repo.base } : {}),
+        ...(repo.primary && context.parsed ? { manifest: { path: context.implPath, fields: manifestFingerprint(context.parsed.data, context.wave), state: context.initialState, ...(context.parsed.manifest?.merge_state ? { merge_state: context.parsed.manifest.merge_state } : {}) } } : {}),
+        ...(home ? { home } : {}),
+      });
+      const previous = state.records.get(repo.root)?.record.target;
+      if (previous?.merged && written.record.target) {
+        written.record.target.merged = true;
+        await writeTamperRecord(written.path, written.record);
+      }
+      state.records.set(repo.root, written);
+    }
+    notes.push(`accepted as the caller's own (--accept-changes), repository recorded again: ${describeFindings(findings)}`);
   }
 
   for (const repo of context.repos) {
