@@ -9,7 +9,7 @@
  * {@link AgentRunRequest.reportCompletion} (the same locked writer as `polywave set-completion`).
  */
 import type { Jail } from './jail/types.js';
-import type { SandboxPlan } from './sandbox/sandbox-plan.js';
+import type { SandboxPlan } from '../sandbox/sandbox-plan.js';
 import type { ToolExecutor } from './sandbox/tool-executor.js';
 
 export const agentSpecVersion = 'polywave-agent/v1' as const;

@@ -20,10 +20,10 @@ import type { Jail, JailPolicy } from './jail/types.js';
 import { createJournalRecorder } from './journal-recorder.js';
 import { resolveModelSpec } from './model-spec.js';
 import { buildAgentSandboxPlan } from './sandbox/agent-sandbox.js';
-import { leaseSandboxManager, type SandboxLease } from './sandbox/sandbox-manager.js';
-import type { SandboxPlan, SandboxSettings } from './sandbox/sandbox-plan.js';
-import { sandboxStatus, type SandboxStatus } from './sandbox/sandbox-status.js';
-import { sandboxUnavailableError } from './sandbox/sandbox-unavailable-error.js';
+import { leaseSandboxManager, type SandboxLease } from '../sandbox/sandbox-manager.js';
+import type { SandboxPlan, SandboxSettings } from '../sandbox/sandbox-plan.js';
+import { sandboxStatus, type SandboxStatus } from '../sandbox/sandbox-status.js';
+import { sandboxUnavailableError } from '../sandbox/sandbox-unavailable-error.js';
 import { createToolExecutor, type ToolExecutor } from './sandbox/tool-executor.js';
 import { bashEnvironment } from './tools/bash-tool.js';
 

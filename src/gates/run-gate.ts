@@ -1,4 +1,8 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
+import { runGit } from '../git/run-git.js';
+import { gatePlan, readSandboxSettings, sandboxStatus, wrapInSandbox, type SandboxedCommand } from '../sandbox/index.js';
 import { computeWorkspaceFingerprint, gateCacheKey, type GitRunner, type WorkspaceFingerprint } from './cache-key.js';
 import { resolveGateRepo, type RepoRegistry } from './config.js';
 import { detectFormatter } from './detect-formatter.js';
@@ -52,6 +56,12 @@ export interface GateRunContext {
   killGraceMs: number | undefined;
   /** Timestamp shared by the log files of this run. */
   logStamp: string;
+  /**
+   * Run gate commands inside the OS sandbox when it is available (issue 11): the gate's directory,
+   * a private TMPDIR and the build caches writable, `.git` read-only, secrets unreadable, network =
+   * polywave.config.json's `sandbox.network.allow`. Where it is unavailable gates run as before.
+   */
+  sandbox?: boolean;
 }
 
 /** Gate types that a docs-only wave skips (reference §4.3 step 3). */
@@ -157,15 +167,24 @@ export async function executeGate(plan: PlannedGate, context: GateRunContext): P
   }
 
   const logPath = path.join(context.repoDir, '.polywave-state', 'gates', `${context.logStamp}-${plan.logName}.log`);
-  const run = await runShellCommand(command, {
-    cwd,
-    timeoutMs: plan.timeoutMs,
-    logPath,
-    ...(context.signal ? { signal: context.signal } : {}),
-    ...(context.env ? { env: context.env } : {}),
-    ...(context.outputLimits ? { outputLimits: context.outputLimits } : {}),
-    ...(context.killGraceMs === undefined ? {} : { killGraceMs: context.killGraceMs }),
-  });
+  const sandboxed = context.sandbox === true ? await sandboxGateCommand(command, cwd, context) : undefined;
+  if (sandboxed && 'error' in sandboxed) return finish({ ...baseResult(plan, cwd), command, duration_ms: elapsed(), output: `${sandboxed.error}\n`, error: sandboxed.error });
+  let run: Awaited<ReturnType<typeof runShellCommand>>;
+  try {
+    // The wrapped form is itself a shell command line (`bwrap … -- bash -c <command>`): the runner's
+    // process group, timeout and output handling stay the same.
+    run = await runShellCommand(sandboxed ? sandboxed.wrapped.args[sandboxed.wrapped.args.length - 1]! : command, {
+      cwd,
+      timeoutMs: plan.timeoutMs,
+      logPath,
+      ...(context.signal ? { signal: context.signal } : {}),
+      ...(sandboxed ? { env: sandboxed.wrapped.env } : context.env ? { env: context.env } : {}),
+      ...(context.outputLimits ? { outputLimits: context.outputLimits } : {}),
+      ...(context.killGraceMs === undefined ? {} : { killGraceMs: context.killGraceMs }),
+    });
+  } finally {
+    if (sandboxed) await sandboxed.dispose();
+  }
   let output = run.output;
   if (run.error) output = `${output}${output === '' || output.endsWith('\n') ? '' : '\n'}[polywave: ${run.error}]\n`;
   const passed = run.exitCode === 0 && !run.timedOut && !run.canceled && !run.error;
@@ -203,6 +222,38 @@ export async function executeGate(plan: PlannedGate, context: GateRunContext): P
     });
   }
   return finish(result);
+}
+
+/**
+ * The gate command wrapped for the OS sandbox with {@link gatePlan}, or undefined when the sandbox
+ * is unavailable here (the gate then runs unsandboxed, as before issue 11).
+ */
+async function sandboxGateCommand(command: string, cwd: string, context: GateRunContext): Promise<{ wrapped: SandboxedCommand; dispose: () => Promise<void> } | { error: string } | undefined> {
+  const env = context.env ?? process.env;
+  const status = await sandboxStatus({ env });
+  if (!status.available) return undefined;
+  const tmp = await mkdtemp(path.join(os.tmpdir(), 'polywave-gate-'));
+  try {
+    const gitCommonDir = await runGit(['rev-parse', '--path-format=absolute', '--git-common-dir'], { cwd, env }).then(
+      (output) => output.trim(),
+      () => undefined,
+    );
+    const plan = gatePlan({ directory: cwd, tmp, ...(gitCommonDir ? { gitCommonDir } : {}), config: await readSandboxSettings(context.repoDir), ...(env.HOME ? { userHome: env.HOME } : {}) });
+    const stringEnv: Record<string, string> = {};
+    for (const [name, value] of Object.entries(env)) if (value !== undefined) stringEnv[name] = value;
+    stringEnv.TMPDIR = tmp;
+    const wrapped = await wrapInSandbox(plan, command, { cwd, env: stringEnv, ...(context.signal ? { signal: context.signal } : {}) });
+    return {
+      wrapped,
+      dispose: async () => {
+        wrapped.release();
+        await rm(tmp, { recursive: true, force: true }).catch(() => undefined);
+      },
+    };
+  } catch (error) {
+    await rm(tmp, { recursive: true, force: true }).catch(() => undefined);
+    return { error: `cannot start the sandbox for this gate: ${error instanceof Error ? error.message : String(error)}` };
+  }
 }
 
 function fingerprintOf(cwd: string, context: GateRunContext): Promise<WorkspaceFingerprint | undefined> {

@@ -5,8 +5,14 @@ import { describe, expect, it } from 'vitest';
 import { makeTempDir } from '../../test/support/temp.js';
 import { EventBus, type PolywaveEvent } from '../engine/events.js';
 import { GateCache } from './gate-cache.js';
-import { runBaselineGates, runGates } from './run-gates.js';
+import { runBaselineGates as runBaselineGatesIn, runGates as runGatesIn, type RunGatesOptions } from './run-gates.js';
 import type { GateSpec } from './types.js';
+
+// These tests are about the runner itself (phases, groups, timeouts, the E38 cache): they count
+// runs in files outside the repository, which the OS sandbox rightly refuses. Sandboxed gates are
+// tested in test/sandbox-gates.test.ts.
+const runGates = (options: RunGatesOptions) => runGatesIn({ sandbox: false, ...options });
+const runBaselineGates = (options: Omit<RunGatesOptions, 'timing'>) => runBaselineGatesIn({ sandbox: false, ...options });
 
 function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' } });

@@ -47,6 +47,8 @@ export interface RunGatesOptions {
   killGraceMs?: number;
   /** git runner for the cache key (default: the git CLI). */
   git?: GitRunner;
+  /** Run gates inside the OS sandbox when it is available (default true; issue 11). */
+  sandbox?: boolean;
 }
 
 /**
@@ -80,6 +82,7 @@ export async function runGates(options: RunGatesOptions): Promise<GateRunResult>
     docsOnly: options.docsOnly ?? false,
     killGraceMs: options.killGraceMs,
     logStamp: logStamp(now()),
+    sandbox: options.sandbox ?? true,
   };
   const concurrency = options.concurrency ?? defaultConcurrency();
 

@@ -1,8 +1,8 @@
 /**
  * SANDBOX_UNAVAILABLE: a model-backed agent was asked to run but the OS sandbox cannot start here.
  */
-import { codes } from '../../errors/codes.js';
-import { PolywaveError } from '../../errors/polywave-error.js';
+import { codes } from '../errors/codes.js';
+import { PolywaveError } from '../errors/polywave-error.js';
 import type { SandboxStatus } from './sandbox-status.js';
 
 /** The Debian/Ubuntu install line for the sandbox's Linux dependencies. */

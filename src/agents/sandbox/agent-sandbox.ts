@@ -6,20 +6,8 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { createGit } from '../../git/git-cli.js';
-import { configuredSandbox, locateProjectConfig, readProjectConfig } from '../../store/project-config.js';
-import { agentSandboxPlan, type SandboxPlan, type SandboxSettings } from './sandbox-plan.js';
-
-/** The `sandbox` settings of the polywave.config.json found from `directory` upwards (empty when there is none or it is unreadable). */
-export async function readSandboxSettings(directory: string): Promise<SandboxSettings> {
-  try {
-    const configPath = await locateProjectConfig(directory);
-    if (configPath === undefined) return {};
-    const { config } = await readProjectConfig(configPath);
-    return configuredSandbox(config);
-  } catch {
-    return {};
-  }
-}
+import { agentSandboxPlan, type SandboxPlan, type SandboxSettings } from '../../sandbox/sandbox-plan.js';
+import { readSandboxSettings } from '../../sandbox/sandbox-settings.js';
 
 /** `.env`, `.env.local`, … directly in `directory` (secrets by convention). */
 async function envFilesOf(directory: string): Promise<string[]> {

@@ -1,15 +1,13 @@
 /**
- * The OS sandbox for everything an agent runs (DESIGN §3.1, issue 11): bubblewrap on Linux and
- * Seatbelt on macOS through `@anthropic-ai/sandbox-runtime`. The sandbox is the boundary; the
- * jail's static checks stay in front as early, well-worded refusals.
+ * The OS sandbox for everything an agent runs (DESIGN §3.1, issue 11). The core — plans, status,
+ * wrapping a command, the session — lives in src/sandbox/ (gates use it too, and gates/ may not
+ * import agents/); this is the agents' entry point to it, plus what only agents need:
  *
- * - {@link sandboxStatus}: can it run here (cached per process; `POLYWAVE_SANDBOX=off` says no).
- * - {@link agentSandboxPlan} / {@link gatePlan}: what one agent / one quality gate may touch.
- * - {@link wrapInSandbox}: a shell command → the file, arguments and environment to spawn.
- * - SANDBOX_UNAVAILABLE: {@link sandboxUnavailableError}.
+ * - {@link buildAgentSandboxPlan}: an agent's plan from the repository (git worktree list, config).
+ * - {@link createToolExecutor}: the per-agent file-tool executor inside the sandbox.
+ * - {@link sandboxDenialsIn}: the sandbox's refusals in a command's output, as denials.
  */
-export { agentSandboxPlan, defaultBuildCaches, gatePlan, homeSecrets, type AgentSandboxPlanInput, type GatePlanInput, type SandboxPlan, type SandboxSettings } from './sandbox-plan.js';
-export { sandboxOverrideVariable, sandboxStatus, type SandboxStatus } from './sandbox-status.js';
-export { sandboxInstallHint, sandboxUnavailableError, sandboxUnavailableMessage } from './sandbox-unavailable-error.js';
-export { leaseSandboxManager, resetSandboxManager as resetSandbox, type SandboxLease } from './sandbox-manager.js';
-export { wrapInSandbox, type SandboxedCommand, type WrapInSandboxOptions } from './wrap-in-sandbox.js';
+export * from '../../sandbox/index.js';
+export { buildAgentSandboxPlan, type BuildAgentSandboxPlanInput } from './agent-sandbox.js';
+export { gitCommitHint, isGitWriteRefusal, sandboxDenialsIn, type SandboxDenial, type SandboxDenialCode } from './sandbox-denials.js';
+export { createToolExecutor, ToolExecutorError, type EntryKind, type ToolExecutor, type ToolExecutorOptions } from './tool-executor.js';

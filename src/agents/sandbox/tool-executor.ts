@@ -6,9 +6,9 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
-import type { SandboxPlan } from './sandbox-plan.js';
+import type { SandboxPlan } from '../../sandbox/sandbox-plan.js';
 import { toolExecutorMain } from './tool-executor-main.js';
-import { shellQuote, wrapInSandbox } from './wrap-in-sandbox.js';
+import { shellQuote, wrapInSandbox } from '../../sandbox/wrap-in-sandbox.js';
 
 /** What a directory entry is (lstat semantics: a symbolic link is `symlink`). */
 export type EntryKind = 'file' | 'directory' | 'symlink' | 'other';

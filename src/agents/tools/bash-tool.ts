@@ -12,7 +12,7 @@ import { spawn } from 'node:child_process';
 import { z } from 'zod';
 import { createGit } from '../../git/git-cli.js';
 import { gitCommitHint, isGitWriteRefusal, sandboxDenialsIn } from '../sandbox/sandbox-denials.js';
-import { wrapInSandbox } from '../sandbox/wrap-in-sandbox.js';
+import { wrapInSandbox } from '../../sandbox/wrap-in-sandbox.js';
 import { denialResult, defineTool, errorMessage, errorResult } from './shared.js';
 import type { AgentTool, ToolResult } from './types.js';
 

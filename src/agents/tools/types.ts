@@ -7,7 +7,7 @@
 import type { z } from 'zod';
 import type { AgentEvent, AgentRunRequest, ToolCallRecorder, ToolDenial } from '../contract.js';
 import type { Jail } from '../jail/types.js';
-import type { SandboxPlan } from '../sandbox/sandbox-plan.js';
+import type { SandboxPlan } from '../../sandbox/sandbox-plan.js';
 import type { ToolExecutor } from '../sandbox/tool-executor.js';
 
 export type AgentToolName = 'read_file' | 'write_file' | 'edit_file' | 'list_dir' | 'glob' | 'grep' | 'bash' | 'git_commit' | 'set_completion';

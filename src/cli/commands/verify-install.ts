@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { sandboxStatus, type SandboxStatus } from '../../agents/sandbox/index.js';
-import { sandboxUnavailableMessage } from '../../agents/sandbox/sandbox-unavailable-error.js';
+import { sandboxStatus, type SandboxStatus } from '../../sandbox/index.js';
+import { sandboxUnavailableMessage } from '../../sandbox/sandbox-unavailable-error.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { GitError } from '../../git/git-error.js';
 import { runGit } from '../../git/run-git.js';

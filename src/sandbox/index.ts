@@ -1,0 +1,16 @@
+/**
+ * The OS sandbox (DESIGN §3.1, issue 11): bubblewrap on Linux and Seatbelt on macOS through
+ * `@anthropic-ai/sandbox-runtime`. It sits below agents/ and gates/ (both run commands in it),
+ * like git/: it imports only errors/ and store/ (polywave.config.json's `sandbox` section).
+ *
+ * - {@link sandboxStatus}: can it run here (cached per process; `POLYWAVE_SANDBOX=off` says no).
+ * - {@link agentSandboxPlan} / {@link gatePlan}: what one agent / one quality gate may touch.
+ * - {@link wrapInSandbox}: a shell command → the file, arguments and environment to spawn.
+ * - SANDBOX_UNAVAILABLE: {@link sandboxUnavailableError}.
+ */
+export { agentSandboxPlan, defaultBuildCaches, gatePlan, homeSecrets, type AgentSandboxPlanInput, type GatePlanInput, type SandboxPlan, type SandboxSettings } from './sandbox-plan.js';
+export { sandboxOverrideVariable, sandboxStatus, type SandboxStatus } from './sandbox-status.js';
+export { sandboxInstallHint, sandboxUnavailableError, sandboxUnavailableMessage } from './sandbox-unavailable-error.js';
+export { leaseSandboxManager, resetSandboxManager as resetSandbox, type SandboxLease } from './sandbox-manager.js';
+export { readSandboxSettings } from './sandbox-settings.js';
+export { shellQuote, wrapInSandbox, type SandboxedCommand, type WrapInSandboxOptions } from './wrap-in-sandbox.js';

@@ -1,0 +1,75 @@
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { agentSandboxPlan, defaultBuildCaches, gatePlan, homeSecrets } from './sandbox-plan.js';
+
+const base = {
+  root: '/repo/.claude/worktrees/wave1-agent-A',
+  home: '/tmp/polywave-agent-A-x/home',
+  tmp: '/tmp/polywave-agent-A-x/tmp',
+  gitCommonDir: '/repo/.git',
+  otherWorktrees: ['/repo/.claude/worktrees/wave1-agent-B', '/repo/.claude/worktrees/wave1-agent-C'],
+  userHome: '/home/user',
+};
+
+describe('agentSandboxPlan', () => {
+  it('writable: the worktree, the private HOME and TMPDIR; read-only: the worktree .git; no network by default', () => {
+    const plan = agentSandboxPlan(base);
+    expect(plan.writable).toEqual([base.root, base.home, base.tmp]);
+    expect(plan.readOnlyWithin).toEqual([`${base.root}/.git`]);
+    expect(plan.allowedHosts).toEqual([]);
+  });
+
+  it('unreadable: every other worktree and the credentials of the user home', () => {
+    const plan = agentSandboxPlan(base);
+    for (const other of base.otherWorktrees) expect(plan.unreadable).toContain(other);
+    for (const secret of ['.ssh', '.aws', '.config/gcloud', '.azure', '.docker', '.netrc', '.git-credentials', '.npmrc']) expect(plan.unreadable).toContain(`/home/user/${secret}`);
+    expect(plan.unreadable).not.toContain(base.root);
+    expect(homeSecrets).toContain('.npm/_logs');
+  });
+
+  it('the main checkout .env files are unreadable, unless the agent works in the main checkout', () => {
+    const envFiles = ['.env', '.env.local'];
+    expect(agentSandboxPlan({ ...base, mainCheckoutEnvFiles: envFiles }).unreadable).toEqual(expect.arrayContaining(['/repo/.env', '/repo/.env.local']));
+    const solo = agentSandboxPlan({ ...base, root: '/repo', mainCheckoutEnvFiles: envFiles, otherWorktrees: [] });
+    expect(solo.unreadable).not.toContain('/repo/.env');
+  });
+
+  it('an agent in the main checkout: the common .git directory and the manifest stay read-only; worktrees containing the root are not denied', () => {
+    const plan = agentSandboxPlan({ ...base, root: '/repo', otherWorktrees: ['/repo/.claude/worktrees/wave1-agent-B'], readOnly: ['docs/IMPL/IMPL-x.yaml'] });
+    expect(plan.readOnlyWithin).toEqual(['/repo/.git', '/repo/docs/IMPL/IMPL-x.yaml']);
+    expect(plan.unreadable).toContain('/repo/.claude/worktrees/wave1-agent-B');
+    // a listed worktree that contains the root (never the case for git, but fail safe) is not made unreadable
+    expect(agentSandboxPlan({ ...base, otherWorktrees: ['/repo/.claude'] }).unreadable).not.toContain('/repo/.claude');
+  });
+
+  it('sandbox.network.allow and sandbox.writable (with ~/ expanded) come from the config, deduplicated', () => {
+    const plan = agentSandboxPlan({ ...base, config: { network: { allow: ['registry.npmjs.org', '*.pypi.org', 'registry.npmjs.org'] }, writable: ['~/.npm', '/opt/cache', base.root] } });
+    expect(plan.allowedHosts).toEqual(['registry.npmjs.org', '*.pypi.org']);
+    expect(plan.writable).toEqual([base.root, base.home, base.tmp, '/home/user/.npm', '/opt/cache']);
+  });
+
+  it('every path is absolute', () => {
+    const plan = agentSandboxPlan({ ...base, config: { writable: ['~/x'] }, readOnly: ['a/b'] });
+    for (const entry of [...plan.writable, ...plan.readOnlyWithin, ...plan.unreadable]) expect(path.isAbsolute(entry)).toBe(true);
+  });
+});
+
+describe('gatePlan', () => {
+  it('a worktree gate: its directory, TMPDIR and the build caches writable; .git read-only; secrets unreadable', () => {
+    const plan = gatePlan({ directory: base.root, tmp: '/tmp/gate-1', gitCommonDir: '/repo/.git', userHome: '/home/user' });
+    expect(plan.writable.slice(0, 2)).toEqual([base.root, '/tmp/gate-1']);
+    expect(plan.writable).toEqual(expect.arrayContaining(defaultBuildCaches('/home/user')));
+    expect(plan.writable).toContain('/home/user/.npm');
+    expect(plan.writable).toContain('/home/user/go/pkg/mod');
+    expect(plan.readOnlyWithin).toEqual([`${base.root}/.git`]);
+    expect(plan.unreadable).toContain('/home/user/.ssh');
+    expect(plan.allowedHosts).toEqual([]);
+  });
+
+  it('a gate in the main checkout keeps the common git directory read-only', () => {
+    const plan = gatePlan({ directory: '/repo', tmp: '/tmp/gate-2', gitCommonDir: '/repo/.git', caches: [], config: { network: { allow: ['proxy.golang.org'] } } });
+    expect(plan.writable).toEqual(['/repo', '/tmp/gate-2']);
+    expect(plan.readOnlyWithin).toEqual(['/repo/.git']);
+    expect(plan.allowedHosts).toEqual(['proxy.golang.org']);
+  });
+});
