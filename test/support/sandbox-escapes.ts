@@ -185,6 +185,35 @@ export function escapeAttempts(layout: EscapeLayout): EscapeAttempt[] {
   ];
 }
 
+/** Node prelude: `g` = the common git directory, `m` = the main checkout, computed from the worktree's `.git` file. */
+const nodeGitDirs = "const fs=require('fs'),p=require('path');const g=p.dirname(p.dirname(fs.readFileSync('.'+'git','utf8').slice(8).trim()));const m=p.dirname(g);";
+
+/**
+ * The git-metadata, main-checkout and background-job attempts again, as node one-liners whose
+ * paths come from the worktree's `.git` file at run time: a static check has nothing to see in
+ * them, so they reach the OS sandbox in every backend.
+ */
+export function computedNodeAttempts(layout: EscapeLayout): EscapeAttempt[] {
+  const { tag } = layout;
+  return [
+    { name: "node (computed): the main checkout's README", command: node(`${nodeGitDirs}fs.appendFileSync(p.join(m,'README.md'),'PWNED-readme')`), shows: 'refused' },
+    { name: 'node (computed): the IMPL manifest', command: node(`${nodeGitDirs}fs.appendFileSync(p.join(m,'docs','IMPL','IMPL-attack.yaml'),'# PWNED')`), shows: 'refused' },
+    { name: 'node (computed): .git/hooks/post-merge planted', command: node(`${nodeGitDirs}fs.writeFileSync(p.join(g,'hooks','post-merge'),'#!/bin/sh\\ntouch '+p.dirname(m)+'/outside/HOOK-RAN\\n',{mode:0o755})`), shows: 'refused' },
+    { name: 'node (computed): .git/config rewritten', command: node(`${nodeGitDirs}fs.appendFileSync(p.join(g,'config'),'[core]\\n\\thooksPath = /tmp\\n')`), shows: 'refused' },
+    { name: 'node (computed): a new ref', command: node(`${nodeGitDirs}fs.writeFileSync(p.join(g,'refs','heads','evil'),fs.readFileSync(p.join(g,'refs','heads','main')))`), shows: 'refused' },
+    { name: "node (computed): another worktree's gitdir", command: node(`${nodeGitDirs}fs.writeFileSync(p.join(g,'worktrees','wt-B','HEAD'),'ref: refs/heads/main\\n')`), shows: 'refused' },
+    { name: 'node (computed): outside the repository', command: node("const p=require('path');require('fs').writeFileSync(p.join(p.dirname(process.cwd()),'outside','victim.txt'),'PWNED')"), shows: 'refused' },
+    { name: 'node (computed): the user\'s ~/.ssh/id_rsa', command: node("const p=require('path');process.stdout.write(require('fs').readFileSync(p.join(p.dirname(process.cwd()),'orchestrator-home','.ssh','id_rsa'),'utf8'))"), shows: 'refused' },
+    { name: 'node (computed): hard link to the main README', command: node(`${nodeGitDirs}fs.linkSync(p.join(m,'README.md'),'hl-'+Date.now())`), shows: 'refused' },
+    { name: 'node (computed): /tmp', command: node(`require('fs').writeFileSync(String.fromCharCode(47)+'tmp/pwned-${tag}-node','x')`), shows: 'refused' },
+    {
+      name: 'node (computed): a detached background process outliving the call',
+      command: `${node("const c=require('child_process').spawn('sh',['-c','while :; do date +%s%N > \"$TMPDIR/heartbeat-3\"; sleep 0.2; done'],{detached:true,stdio:'ignore'});c.unref();console.log('started')")}`,
+      shows: 'later',
+    },
+  ];
+}
+
 function hashOf(file: string): string {
   return createHash('sha256').update(readFileSync(file)).digest('hex').slice(0, 16);
 }
@@ -333,7 +362,7 @@ export function lateWrites(layout: EscapeLayout): string[] {
 /** The heartbeats the background-job attempts keep in the agent's TMPDIR: name → content. */
 export function heartbeats(layout: EscapeLayout): Record<string, string> {
   const beats: Record<string, string> = {};
-  for (const name of ['heartbeat-1', 'heartbeat-2']) {
+  for (const name of ['heartbeat-1', 'heartbeat-2', 'heartbeat-3']) {
     const file = path.join(layout.agentTmp, name);
     if (existsSync(file)) beats[name] = readFileSync(file, 'utf8');
   }

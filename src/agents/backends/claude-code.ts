@@ -11,11 +11,27 @@
  *   completion report is on record; gives in after {@link maxStopBlocks} refusals.
  * - `set_completion` → an in-process MCP tool (`mcp__polywave__set_completion`) that calls
  *   `request.reportCompletion`.
+ * - `git_commit` → an in-process MCP tool (`mcp__polywave__git_commit`): the `git_commit` tool's
+ *   code (owned files only, on the agent branch), run in this process — outside the sandbox.
+ *
+ * SANDBOXED (`request.sandbox`, DESIGN §3.1): Claude Code's own OS sandbox (sandbox-runtime, the
+ * SDK's `sandbox` option) confines every Bash command and whatever it starts — writable: the
+ * worktree and the private HOME/TMPDIR; read-only: the worktree's `.git` and the repository's
+ * common git directory (Claude Code would otherwise open it for git: refs, objects, other
+ * worktrees' state); unreadable: other worktrees and secrets; network: `sandbox.network.allow`
+ * only (Claude Code itself talks to the model from outside the sandbox, so the model endpoint is
+ * not opened to the agent's commands). `allowUnsandboxedCommands: false` (the model cannot ask
+ * to leave it), no background Bash (each call's processes die with it, in the sandbox's PID
+ * namespace), and the file tools (Write/Edit/NotebookEdit), which Claude Code runs in its own
+ * process, stay behind the PreToolUse jail. Git is read-only in Bash, so the agent commits through
+ * `git_commit`. A plan with no usable sandbox here is a `config` failure (SANDBOX_UNAVAILABLE);
+ * without a plan (the runner allowed `--unsafe-no-sandbox`) the hooks are the only confinement.
  *
  * The SDK is an optional dependency: it is loaded with a dynamic `import()` inside `run`, and a
  * missing SDK (or native binary) is a `config` failure with an install hint, never a stack trace.
  * Offline behaviour, environment and pitfalls: reference/claude-agent-sdk-offline.md.
  */
+import { lstatSync, readdirSync, unlinkSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
@@ -43,6 +59,9 @@ import {
   type ToolDenial,
 } from '../contract.js';
 import type { JailDecision } from '../jail/types.js';
+import { sandboxStatus, sandboxUnavailableMessage, type SandboxPlan } from '../sandbox/index.js';
+import { gitCommitHint, isGitWriteRefusal, sandboxDenialsIn } from '../sandbox/sandbox-denials.js';
+import { gitCommitTool } from '../tools/report-tools.js';
 
 type ClaudeAgentSdk = typeof import('@anthropic-ai/claude-agent-sdk');
 
@@ -54,6 +73,7 @@ export interface ClaudeCodeBackendOptions {
 /** The MCP server / tool names the model sees: `mcp__polywave__set_completion`. */
 export const completionServerName = 'polywave';
 export const completionToolName = `mcp__${completionServerName}__set_completion`;
+export const gitCommitToolName = `mcp__${completionServerName}__git_commit`;
 
 /** How long an aborted run waits for the Claude Code process to exit before returning anyway. */
 export const abortGraceMs = 15_000;
@@ -76,6 +96,82 @@ const subagentTools: ReadonlySet<string> = new Set(['Task', 'Agent']);
  * so a tool we never reviewed cannot become a way around the jail.
  */
 const confinedTools = ['Read', 'Write', 'Edit', 'NotebookEdit', 'Glob', 'Grep', 'Bash'] as const;
+
+/**
+ * Claude Code's sandbox settings (the SDK's `sandbox` option) for a plan: Bash and everything it
+ * starts run in sandbox-runtime with the plan's write/read sets, the git directories read-only
+ * (`gitDirectories`: the repository's common git directory, which Claude Code otherwise makes
+ * writable for git in a worktree), no way out of the sandbox, the network allow-list strict.
+ */
+export function claudeCodeSandboxSettings(plan: SandboxPlan, gitDirectories: readonly string[]): NonNullable<Options['sandbox']> {
+  return {
+    enabled: true,
+    failIfUnavailable: true,
+    autoAllowBashIfSandboxed: true,
+    allowUnsandboxedCommands: false,
+    filesystem: {
+      allowWrite: [...plan.writable],
+      denyWrite: [...new Set([...plan.readOnlyWithin, ...gitDirectories])],
+      denyRead: [...plan.unreadable],
+    },
+    network: { allowedDomains: [...plan.allowedHosts], strictAllowlist: true },
+  };
+}
+
+/** Appended to the role prompt when the agent runs sandboxed. */
+export function sandboxPromptNote(plan: SandboxPlan, cwd: string): string {
+  return [
+    '## The sandbox you run in',
+    `Your Bash commands (and everything they start) run in an OS sandbox: only your working directory (${cwd}), $HOME and $TMPDIR are writable; the rest of the file system is read-only, other agents' worktrees and credentials are unreadable, and the network reaches only ${plan.allowedHosts.length > 0 ? plan.allowedHosts.join(', ') : 'nothing'}. Background commands are not available.`,
+    `The repository metadata (.git) is read-only in Bash, so \`git add\` / \`git commit\` fail there: commit with the ${gitCommitToolName} tool (it stages and commits the files you own on your branch, outside the sandbox).`,
+  ].join('\n');
+}
+
+/** The regular files directly in `directories` (absolute paths). */
+function regularFilesIn(directories: readonly string[]): Set<string> {
+  const files = new Set<string>();
+  for (const directory of directories) {
+    try {
+      for (const entry of readdirSync(directory, { withFileTypes: true })) if (entry.isFile()) files.add(path.join(directory, entry.name));
+    } catch {
+      // not there
+    }
+  }
+  return files;
+}
+
+/**
+ * Claude Code's sandbox protects git files that do not exist yet (`config.worktree`…) by binding
+ * them read-only, which creates them, empty, on the host — where the tamper check of the wave would
+ * take them for a change of the repository's configuration. The agent cannot have created them (the
+ * git directories are read-only to it and the jail refuses them to the file tools), so new empty
+ * files there are removed when Claude Code has exited. Returns what was removed.
+ */
+function removeSandboxPlaceholders(directories: readonly string[], before: ReadonlySet<string>): string[] {
+  const removed: string[] = [];
+  for (const file of regularFilesIn(directories)) {
+    if (before.has(file)) continue;
+    try {
+      const stat = lstatSync(file);
+      if (!stat.isFile() || stat.size !== 0) continue;
+      unlinkSync(file);
+      removed.push(file);
+    } catch {
+      // gone already
+    }
+  }
+  return removed;
+}
+
+/** The text of a Bash tool response (stdout and stderr) for the sandbox-refusal scan. */
+function bashResponseText(response: unknown): string {
+  if (typeof response === 'string') return response;
+  if (isRecord(response)) {
+    const parts = [response.stdout, response.stderr].filter((part): part is string => typeof part === 'string');
+    if (parts.length > 0) return parts.join('\n');
+  }
+  return JSON.stringify(response ?? '');
+}
 
 /** Variables copied from request.env (provider credentials and routing, proxies, git identity). */
 const passThroughNames: ReadonlySet<string> = new Set([
@@ -152,6 +248,11 @@ export function buildClaudeCodeEnv(request: Pick<AgentRunRequest, 'env' | 'scrat
     BASH_DEFAULT_TIMEOUT_MS: String(request.limits.toolTimeoutMs),
     BASH_MAX_TIMEOUT_MS: String(request.limits.toolTimeoutMs),
     BASH_MAX_OUTPUT_LENGTH: String(request.limits.maxToolOutputBytes),
+    // No Bash command outlives its call: a background task would escape the per-call audit (and,
+    // sandboxed, keep a process alive next to the file tools).
+    CLAUDE_CODE_DISABLE_BACKGROUND_TASKS: '1',
+    // A start-up failure (e.g. the sandbox cannot start) ends with a result saying why, not stderr alone.
+    CLAUDE_CODE_STARTUP_FAILURE_RESULTS: '1',
   });
   return env;
 }
@@ -246,6 +347,27 @@ async function runClaudeCode(request: AgentRunRequest, loadSdk: () => Promise<Cl
     return outcome('failed', { failure: { kind: 'config', message: `cannot create the agent's scratch directories in ${request.scratchDir}: ${errorMessage(error)}` } });
   }
 
+  // --- The OS sandbox (Claude Code's own, configured from the plan). --------------------------------
+  const plan = request.sandbox;
+  let sandboxSettings: Options['sandbox'];
+  let placeholderDirectories: string[] = [];
+  let filesBefore = new Set<string>();
+  if (plan) {
+    const status = await sandboxStatus({ env: request.env });
+    if (!status.available) return outcome('failed', { failure: { kind: 'config', message: `SANDBOX_UNAVAILABLE: ${sandboxUnavailableMessage(status)}` } });
+    const git = createGit(request.cwd, { env: { ...request.env } });
+    try {
+      const [commonDir, gitDir] = await Promise.all([git.commonDir(), git.gitDir()]);
+      sandboxSettings = claudeCodeSandboxSettings(plan, [commonDir]);
+      placeholderDirectories = [commonDir, path.join(commonDir, 'info'), path.join(commonDir, 'objects', 'info'), gitDir];
+      filesBefore = regularFilesIn(placeholderDirectories);
+    } catch (error) {
+      return outcome('failed', { failure: { kind: 'config', message: `cannot find the repository of ${request.cwd} to keep its git directory read-only in the sandbox: ${errorMessage(error)}` } });
+    }
+  } else {
+    request.onEvent({ type: 'agent-log', level: 'warn', message: 'claude-code runs WITHOUT the OS sandbox: only the jail hooks confine it' });
+  }
+
   const isWave = request.role === 'wave';
   const addDenial = (toolCallId: string, denial: ToolDenial) => {
     denials.push(denial);
@@ -259,9 +381,13 @@ async function runClaudeCode(request: AgentRunRequest, loadSdk: () => Promise<Cl
     const toolInput = isRecord(input.tool_input) ? input.tool_input : {};
     const callId = toolUseId ?? input.tool_use_id;
     let decision: JailDecision;
-    if (tool === completionToolName && request.reportCompletion) {
-      // Our own in-process tool: its only effect is the schema-checked, locked report writer.
+    if ((tool === completionToolName && request.reportCompletion) || tool === gitCommitToolName) {
+      // Our own in-process tools: the schema-checked, locked report writer; git_commit checks ownership itself.
       decision = { allowed: true };
+    } else if (tool === 'Bash' && toolInput.run_in_background === true) {
+      decision = { allowed: false, code: 'JAIL_BASH_UNSAFE', reason: 'background commands are disabled: every process a Bash call starts ends with the call (run it in the foreground)' };
+    } else if (tool === 'Bash' && plan && toolInput.dangerouslyDisableSandbox === true) {
+      decision = { allowed: false, code: 'JAIL_BASH_UNSAFE', reason: 'commands cannot leave the OS sandbox (dangerouslyDisableSandbox is refused)' };
     } else if (isWave && subagentTools.has(tool)) {
       decision = { allowed: false, code: 'JAIL_BASH_UNSAFE', reason: `${tool}: subagents are disabled for wave agents (their tool calls could not be confined to your worktree)` };
     } else {
@@ -292,6 +418,14 @@ async function runClaudeCode(request: AgentRunRequest, loadSdk: () => Promise<Cl
   const reportedViolations = new Set<string>();
   const postToolUse: HookCallback = async (input, toolUseId) => {
     if (input.hook_event_name !== 'PostToolUse' || input.tool_name !== 'Bash') return {};
+    const command = isRecord(input.tool_input) && typeof input.tool_input.command === 'string' ? input.tool_input.command : undefined;
+    const contexts: string[] = [];
+    if (plan) {
+      // What the sandbox contained shows only as a failure in the output: record it as a denial.
+      const output = bashResponseText(input.tool_response);
+      for (const refusal of sandboxDenialsIn(output)) addDenial(toolUseId ?? input.tool_use_id, { tool: 'Bash', code: refusal.code, reason: refusal.reason, ...(command !== undefined ? { target: command } : {}) });
+      if (command !== undefined && isGitWriteRefusal(command, output)) contexts.push(`[polywave sandbox] ${gitCommitHint.replace('the git_commit tool', `the ${gitCommitToolName} tool`)}`);
+    }
     let fresh: Array<{ code: string; reason: string; path?: string }>;
     try {
       const audit = await request.jail.audit(request.baseCommit ? { baseCommit: request.baseCommit } : {});
@@ -303,10 +437,9 @@ async function runClaudeCode(request: AgentRunRequest, loadSdk: () => Promise<Cl
       });
     } catch (error) {
       request.onEvent({ type: 'agent-log', level: 'warn', message: `jail audit after Bash failed: ${errorMessage(error)}` });
-      return {};
+      fresh = [];
     }
-    if (fresh.length === 0) return {};
-    const command = isRecord(input.tool_input) && typeof input.tool_input.command === 'string' ? input.tool_input.command : undefined;
+    if (fresh.length === 0) return contexts.length > 0 ? { hookSpecificOutput: { hookEventName: 'PostToolUse', additionalContext: contexts.join('\n') } } : {};
     for (const violation of fresh) {
       const target = violation.path ?? command;
       addDenial(toolUseId ?? input.tool_use_id, { tool: 'Bash', code: violation.code, reason: violation.reason, ...(target !== undefined ? { target } : {}) });
@@ -315,7 +448,7 @@ async function runClaudeCode(request: AgentRunRequest, loadSdk: () => Promise<Cl
     return {
       hookSpecificOutput: {
         hookEventName: 'PostToolUse',
-        additionalContext: `[polywave jail] That command changed things outside what you may change:\n${lines.join('\n')}\nYou may only modify the files you own, on your branch: these changes fail the wave's ownership check (I1). Do not repeat them, and name them in your completion report's notes.`,
+        additionalContext: [...contexts, `[polywave jail] That command changed things outside what you may change:\n${lines.join('\n')}\nYou may only modify the files you own, on your branch: these changes fail the wave's ownership check (I1). Do not repeat them, and name them in your completion report's notes.`].join('\n'),
       },
     };
   };
@@ -333,7 +466,7 @@ async function runClaudeCode(request: AgentRunRequest, loadSdk: () => Promise<Cl
       const status = await createGit(request.cwd, { env: { ...request.env } }).status();
       const dirty = [...new Set(status.flatMap((entry) => [entry.path, ...(entry.from ? [entry.from] : [])]).filter(isOwned))];
       if (dirty.length > 0) {
-        problems.push(`your owned files have uncommitted changes: ${quote(dirty)}. Commit them on your branch (git add <files> && git commit -m "…")`);
+        problems.push(`your owned files have uncommitted changes: ${quote(dirty)}. Commit them on your branch (${plan ? `with the ${gitCommitToolName} tool` : `git add <files> && git commit -m "…", or the ${gitCommitToolName} tool`})`);
       }
     } catch (error) {
       request.onEvent({ type: 'agent-log', level: 'warn', message: `E42 stop check: git status failed: ${errorMessage(error)}` });
@@ -364,8 +497,10 @@ async function runClaudeCode(request: AgentRunRequest, loadSdk: () => Promise<Cl
     ...(isWave ? { Stop: [{ hooks: [stop] }] } : {}),
   };
 
-  // --- set_completion as an in-process MCP tool. --------------------------------------------------
+  // --- set_completion and git_commit as in-process MCP tools. ------------------------------------------
   const mcpServers: NonNullable<Options['mcpServers']> = {};
+  const serverTools: NonNullable<Parameters<ClaudeAgentSdk['createSdkMcpServer']>[0]['tools']> = [];
+  const serverToolNames: string[] = [];
   const reportCompletion = request.reportCompletion;
   if (reportCompletion) {
     const list = z.array(z.string()).optional();
@@ -400,8 +535,34 @@ async function runClaudeCode(request: AgentRunRequest, loadSdk: () => Promise<Cl
         }
       },
     );
-    mcpServers[completionServerName] = sdk.createSdkMcpServer({ name: completionServerName, version: '1.0.0', tools: [setCompletion] });
+    serverTools.push(setCompletion);
+    serverToolNames.push(completionToolName);
   }
+  if (request.jail.policy.readOnly !== true) {
+    const gitCommit = sdk.tool(
+      'git_commit',
+      `${gitCommitTool.description} Use it instead of git add/git commit in Bash${plan ? ' (the repository metadata is read-only inside the sandbox)' : ''}.`,
+      {
+        message: z.string().min(1).describe('The commit message.'),
+        paths: z.array(z.string().min(1)).optional().describe('Files to commit (default: every changed file you own).'),
+      },
+      async (args) => {
+        const result = await gitCommitTool.execute(args, {
+          jail: request.jail,
+          env: request.env,
+          signal: request.signal,
+          toolTimeoutMs: request.limits.toolTimeoutMs,
+          maxToolOutputBytes: request.limits.maxToolOutputBytes,
+          ...(request.branch !== undefined ? { branch: request.branch } : {}),
+        });
+        if (result.denial) addDenial(`git_commit-${denials.length + 1}`, { ...result.denial, tool: gitCommitToolName });
+        return { content: [{ type: 'text' as const, text: result.output }], ...(result.isError ? { isError: true } : {}) };
+      },
+    );
+    serverTools.push(gitCommit);
+    serverToolNames.push(gitCommitToolName);
+  }
+  if (serverTools.length > 0) mcpServers[completionServerName] = sdk.createSdkMcpServer({ name: completionServerName, version: '1.0.0', tools: serverTools, alwaysLoad: true });
 
   // --- Options. ------------------------------------------------------------------------------------
   const abortController = new AbortController();
@@ -426,10 +587,11 @@ async function runClaudeCode(request: AgentRunRequest, loadSdk: () => Promise<Cl
     // commit), which a replacement would lose; the polywave role prompt (protocol, ownership,
     // report) only adds to them. CLAUDE.md and settings are off (settingSources: []), so nothing of
     // the user's own configuration is mixed in.
-    systemPrompt: { type: 'preset', preset: 'claude_code', append: request.systemPrompt },
+    systemPrompt: { type: 'preset', preset: 'claude_code', append: plan ? `${request.systemPrompt}\n\n${sandboxPromptNote(plan, request.cwd)}` : request.systemPrompt },
     tools: [...confinedTools],
     ...(isWave ? { disallowedTools: [...subagentTools] } : {}),
-    ...(reportCompletion ? { mcpServers, allowedTools: [completionToolName] } : {}),
+    ...(serverTools.length > 0 ? { mcpServers, allowedTools: serverToolNames } : {}),
+    ...(sandboxSettings ? { sandbox: sandboxSettings } : {}),
     hooks,
     ...(request.outputSchema ? { outputFormat: { type: 'json_schema', schema: request.outputSchema } } : {}),
     stderr: (data) => {
@@ -581,6 +743,10 @@ async function runClaudeCode(request: AgentRunRequest, loadSdk: () => Promise<Cl
     request.signal.removeEventListener('abort', onAbort);
     closeTurn();
   }
+  if (plan) {
+    const removed = removeSandboxPlaceholders(placeholderDirectories, filesBefore);
+    if (removed.length > 0) request.onEvent({ type: 'agent-log', level: 'info', message: `removed the empty mount points Claude Code's sandbox left in the git directory: ${removed.join(', ')}` });
+  }
 
   if (result) {
     usage = {
@@ -606,6 +772,11 @@ async function runClaudeCode(request: AgentRunRequest, loadSdk: () => Promise<Cl
     }
     if (result.subtype === 'error_max_turns') return outcome('max-turns');
     const message = result.subtype === 'success' ? result.result || lastAssistantError?.text || 'the model call failed' : result.errors.join('; ') || result.subtype;
+    const startupFailure = result.subtype !== 'success' ? result.startup_failure_reason : undefined;
+    if (startupFailure === 'sandbox_required_unavailable') {
+      return outcome('failed', { failure: { kind: 'config', message: `SANDBOX_UNAVAILABLE: Claude Code could not start its sandbox here (${message}); install bubblewrap, socat and ripgrep, or pass --unsafe-no-sandbox` } });
+    }
+    if (startupFailure !== undefined) return outcome('failed', { failure: { kind: 'config', message: `claude-code did not start (${startupFailure}): ${message}` } });
     const status = result.subtype === 'success' ? result.api_error_status : undefined;
     const kind = kindOfAssistantError(lastAssistantError?.code) ?? classifyProviderError(status ? `${status} ${message}` : message);
     const hint = lastAssistantError?.code === 'authentication_failed' ? ` — ${authHint}` : '';
