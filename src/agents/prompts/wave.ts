@@ -9,7 +9,7 @@ import { timeoutRetryNote } from '../../protocol/e19.js';
 import type { FailureType } from '../../protocol/schema/impl-schema.js';
 import type { RenderedPrompt, ReportChannel } from './index.js';
 
-export const version = '1.0.0';
+export const version = '1.1.0';
 
 /** The heading E23A puts the recovered context under. */
 export const recoveredContextHeading = '## Session Context (Recovered from Tool Journal)';
@@ -26,6 +26,19 @@ export interface WaveRetryContext {
   fixApplied?: string;
   /** Extra text to pass on verbatim (e.g. `build-retry-context` output, gate output). */
   details?: string;
+}
+
+/**
+ * I5, by report channel. Our own tool loops (ai-sdk, script, claude-code) run inside the OS
+ * sandbox where the repository metadata (.git) is read-only: commits go through `git_commit`,
+ * which runs outside it on the agent's branch with its owned files only.
+ */
+function commitSection(input: WavePromptInput): string {
+  const rules = "Never commit on another branch; never merge, rebase, push, stash, reset or switch branches. The report's `commit` is the SHA of your last commit (`git rev-parse HEAD`). Uncommitted work at report time is a protocol violation.";
+  if ((input.reportVia ?? 'tool') === 'cli') {
+    return `Commit your work on your branch before reporting, and commit as you go: stage only your own files (\`git add <files>\`) and \`git commit -m "<message>"\`. ${rules}`;
+  }
+  return `Commit your work on your branch before reporting, and commit as you go, with the \`git_commit\` tool (a message, and optionally the paths of your own files). Your commands run in a sandbox where the repository metadata (\`.git\`) is read-only: \`git add\`, \`git commit\` and every other git write fail in bash, while \`git status\`, \`git diff\` and \`git log\` work. ${rules}`;
 }
 
 export interface WavePromptInput {
@@ -123,7 +136,7 @@ Run exactly the verification commands of your task (its verification gate), scop
 If your build fails only because another agent's symbol is not merged yet, do not edit their files: note it in \`out_of_scope_deps\`, keep any temporary stand-in inside your own files, and use \`FAIL (build blocked by <symbol> from agent <ID>)\`.
 
 ## 5. Commit (I5)
-Commit your work on your branch before reporting, and commit as you go: stage only your own files (\`git add <files>\`) and \`git commit -m "<message>"\`, or use the \`git_commit\` tool. Never commit on another branch; never merge, rebase, push, stash, reset or switch branches. The report's \`commit\` is the SHA of your last commit (\`git rev-parse HEAD\`). Uncommitted work at report time is a protocol violation.
+${commitSection(input)}
 
 ${reportSection(input, cli)}
 ${stopChecks}
