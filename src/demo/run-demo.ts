@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { decideAgentSandbox } from '../agents/run-agent.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 import type { EventBus } from '../engine/events.js';
 import { createGit } from '../git/git-cli.js';
@@ -32,6 +33,8 @@ export interface DemoResult {
   merges: number;
   log: string;
   duration_ms: number;
+  /** Whether the agents (and gates) ran inside the OS sandbox, and why not when they did not. */
+  sandbox: { sandboxed: boolean; mechanism: string; detail: string };
 }
 
 function runProcess(command: string, args: string[], options: { cwd: string; env: Readonly<Record<string, string | undefined>> }): Promise<{ code: number; output: string }> {
@@ -61,6 +64,11 @@ export async function runDemo(options: RunDemoOptions): Promise<DemoResult> {
   const repo = path.join(dir, 'textkit');
   const script = path.join(dir, 'agents.script.yaml');
   const env = { ...options.env, POLYWAVE_NO_PRIORITIZE: undefined };
+  // Script agents: sandboxed when the sandbox can run here, else unsandboxed with a notice (never refused).
+  const decision = await decideAgentSandbox({ backend: 'script', env, ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}) });
+  const sandbox = decision.sandboxed
+    ? { sandboxed: true, mechanism: decision.status.mechanism, detail: decision.status.detail }
+    : { sandboxed: false, mechanism: 'none', detail: decision.reason === 'unsafe-no-sandbox' ? '--unsafe-no-sandbox' : decision.status.detail };
 
   await mkdir(repo, { recursive: true });
   for (const [file, content] of Object.entries({ ...demoBaseFiles, 'docs/IMPL/IMPL-textkit.yaml': demoManifest() })) {
@@ -93,5 +101,5 @@ export async function runDemo(options: RunDemoOptions): Promise<DemoResult> {
   const tests = await runProcess(process.execPath, ['--test'], { cwd: repo, env });
   const merges = Number((await git.run(['rev-list', '--merges', '--count', 'HEAD'])).stdout.trim());
   const log = (await git.run(['log', '--graph', '--oneline', '--decorate=short', '-n', '40'])).stdout;
-  return { dir, repo, script, run, tests: { passed: tests.code === 0, output: tests.output }, merges, log, duration_ms: Math.round(performance.now() - started) };
+  return { dir, repo, script, run, tests: { passed: tests.code === 0, output: tests.output }, merges, log, duration_ms: Math.round(performance.now() - started), sandbox };
 }

@@ -24,12 +24,15 @@ export async function run(_args: string[], options: Record<string, unknown>, io:
       onPhase: (phase) => say(`  ${phase.phase}${phase.wave ? ` ${phase.wave}` : ''}: ${phase.status} — ${phase.detail} (${(phase.duration_ms / 1000).toFixed(1)} s)\n`),
     });
     if (json) {
-      printJson(io, { dir: result.dir, repo: result.repo, success: result.run.success && result.tests.passed, state: result.run.state, merges: result.merges, tests_passed: result.tests.passed, duration_ms: result.duration_ms, phases: result.run.phases, stopped: result.run.stopped });
+      printJson(io, { dir: result.dir, repo: result.repo, success: result.run.success && result.tests.passed, state: result.run.state, merges: result.merges, tests_passed: result.tests.passed, duration_ms: result.duration_ms, phases: result.run.phases, stopped: result.run.stopped, sandbox: result.sandbox });
     } else {
       io.stdout(`${result.log}\n`);
       io.stdout(
         [
           `${result.run.success && result.tests.passed ? 'Done' : 'Stopped'} in ${(result.duration_ms / 1000).toFixed(1)} s: state ${result.run.state}, ${result.merges} merge commit(s), tests ${result.tests.passed ? 'pass' : 'FAIL'}.${result.run.stopped ? ` ${result.run.stopped}` : ''}`,
+          result.sandbox.sandboxed
+            ? `Sandboxed: every agent command and gate ran inside the OS sandbox (${result.sandbox.mechanism}): only its worktree, a private HOME/TMPDIR writable; .git, the main checkout and other worktrees read-only; no network.`
+            : `NOT sandboxed: the agents ran with the static checks only (${result.sandbox.detail}).${result.sandbox.detail === '--unsafe-no-sandbox' ? '' : ' Model-backed agents refuse to run like this: install bubblewrap, socat and ripgrep (Debian/Ubuntu: apt-get install bubblewrap socat ripgrep).'}`,
           '',
           'Where to look:',
           `  cd ${result.repo}`,
