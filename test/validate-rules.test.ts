@@ -474,7 +474,7 @@ describe('E9/SM01 state and merge_state (V008, V023)', () => {
   });
 
   it('in_progress requires WAVE_MERGING; completed requires a settled state', () => {
-    const inProgress = manifestText({ extra: 'state: WAVE_EXECUTING\nmerge_state: in_progress\n' });
+    const inProgress = manifestText({ extra: 'state: WAVE_EXECUTING\nmerge_state: in_progress\ninjection_method: hook\n' });
     expect(brief(validate(inProgress))).toEqual([
       {
         code: 'V023_INVALID_MERGE_STATE',
@@ -483,13 +483,13 @@ describe('E9/SM01 state and merge_state (V008, V023)', () => {
         field: 'merge_state',
       },
     ]);
-    const completed = manifestText({ extra: 'state: REVIEWED\nmerge_state: completed\n' });
+    const completed = manifestText({ extra: 'state: REVIEWED\nmerge_state: completed\ninjection_method: hook\n' });
     expect(validate(completed).map((finding) => finding.message)).toEqual([
       'merge_state is "completed" but state is "REVIEWED" — completed requires WAVE_VERIFIED, WAVE_PENDING, or COMPLETE',
     ]);
-    expect(validate(manifestText({ extra: 'state: WAVE_MERGING\nmerge_state: in_progress\n' }))).toEqual([]);
+    expect(validate(manifestText({ extra: 'state: WAVE_MERGING\nmerge_state: in_progress\ninjection_method: hook\n' }))).toEqual([]);
     expect(validate(manifestText({ extra: 'state: COMPLETE\nmerge_state: completed\n' }))).toEqual([]);
-    expect(validate(manifestText({ extra: 'state: BLOCKED\nmerge_state: failed\n' }))).toEqual([]);
+    expect(validate(manifestText({ extra: 'state: BLOCKED\nmerge_state: failed\ninjection_method: hook\n' }))).toEqual([]);
   });
 });
 

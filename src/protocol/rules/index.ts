@@ -16,6 +16,7 @@ import {
   requiredTopLevelFields,
 } from './schema-rules.js';
 import { agentLocBudget, agentScopeSize, nonTrivialScope } from './complexity-rules.js';
+import { contextSourceRecorded, injectionMethodRecorded } from './observability-rules.js';
 
 export type { ImplRule, ImplRuleContext } from './rule.js';
 
@@ -55,6 +56,8 @@ export const implRules: readonly ImplRule[] = [
   validAction,
   integrationChecklist,
   knownIssueTitles,
+  injectionMethodRecorded,
+  contextSourceRecorded,
   nonTrivialScope,
   agentScopeSize,
   modifiedFilesExist,
@@ -69,6 +72,7 @@ export {
   commitBeforeReport,
   completionStatus,
   consistentRepoTags,
+  contextSourceRecorded,
   crossFieldConsistency,
   dependenciesInPriorWaves,
   disjointOwnership,
@@ -77,6 +81,7 @@ export {
   fixGatesRunFirst,
   gateFieldValues,
   gateTargetsNewFile,
+  injectionMethodRecorded,
   integrationChecklist,
   knownIssueTitles,
   mergeStateValue,
