@@ -1,0 +1,54 @@
+import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { readJournal } from '../../engine/journal.js';
+import { PolywaveError } from '../../errors/polywave-error.js';
+import { failedEntries, formatJournalSummary, journalTimelineHtml, summarizeJournalLines } from '../../protocol/journal-debug.js';
+import { printJson, type CommandIo, type CommandResult } from '../io.js';
+import { repoDirOption } from './prepare-wave.js';
+
+/** `wave1/agent-A`, `wave1-agent-A` or `.polywave-state/wave1/agent-A` → `wave1/agent-A`. */
+function agentDirectory(reference: string): string {
+  const match = /(?:^|[/\\])?wave(\d+)[/\\-]agent-([A-Z][2-9]?)[/\\]?$/.exec(reference.trim());
+  if (!match) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `agent path must look like wave1/agent-A or wave1-agent-A, got "${reference}"` });
+  return path.join(`wave${match[1]}`, `agent-${match[2]}`);
+}
+
+/**
+ * `debug-journal <wave1/agent-A> [--failures-only] [--last N] [--summary] [--json] [--export F
+ * [--force]]` — inspect an agent's E23A tool journal (`<repo>/.polywave-state/wave{N}/agent-{ID}/`):
+ * every entry as JSONL (default), only failed calls with the call that made them, a summary
+ * (duration, files edited, commands and their outcome, commits, completion report), or an HTML
+ * timeline. Exit 0, 1 when there is no journal or the export file exists (without --force), 2 bad input.
+ */
+export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  const agentPath = args[0] ?? '';
+  const relative = agentDirectory(agentPath);
+  const root = repoDirOption(options, io) ?? io.cwd;
+  const index = path.join(root, '.polywave-state', relative, 'index.jsonl');
+  if (!existsSync(index)) {
+    throw new PolywaveError({ code: 'JOURNAL_NOT_FOUND', message: `no journal for ${agentPath} at ${index} (journals are created by prepare-wave or journal-init; pass --repo-dir for another repository)`, exitCode: 1 });
+  }
+  const all = await readJournal(index);
+  let entries = options.failuresOnly === true ? failedEntries(all) : all;
+  const last = typeof options.last === 'number' ? options.last : 0;
+  if (last > 0 && entries.length > last) entries = entries.slice(-last);
+
+  if (typeof options.export === 'string' && options.export.trim() !== '') {
+    const target = path.resolve(io.cwd, options.export);
+    if (existsSync(target) && options.force !== true) throw new PolywaveError({ code: 'JOURNAL_EXPORT_EXISTS', message: `${target} exists (use --force to overwrite)`, exitCode: 1 });
+    await writeFile(target, journalTimelineHtml(agentPath, entries));
+    if (options.json === true) printJson(io, { agent_path: agentPath, total_count: all.length, filter_count: entries.length, export_path: target });
+    else io.stdout(`Timeline exported to: ${target}\n`);
+    return 0;
+  }
+  if (options.summary === true) {
+    const summary = summarizeJournalLines(all);
+    if (options.json === true) printJson(io, { agent_path: agentPath, total_count: all.length, summary });
+    else io.stdout(all.length === 0 ? `Journal for ${agentPath} exists but contains no entries yet.\n` : formatJournalSummary(agentPath, summary));
+    return 0;
+  }
+  if (options.json === true) printJson(io, { agent_path: agentPath, total_count: all.length, filter_count: entries.length, entries });
+  else for (const entry of entries) io.stdout(`${JSON.stringify(entry)}\n`);
+  return 0;
+}
