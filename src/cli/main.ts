@@ -37,7 +37,27 @@ export function formatErrorLine(error: PolywaveError): string {
   return `polywave: error[${error.code}]: ${error.message.split('\n')[0]}\n`;
 }
 
-function buildProgram(io: CommandIo, setResult: (result: CommandResult) => void): Command {
+/**
+ * The table row of the command `argv` runs, when it names one after the root options
+ * (`[--repo-dir D] <command> …`); undefined for help, version, an unknown name or no command.
+ */
+function invokedCommand(argv: string[]): CommandSpec | undefined {
+  let index = 0;
+  while (index < argv.length) {
+    const argument = argv[index]!;
+    if (argument === '--repo-dir') index += 2;
+    else if (argument.startsWith('--repo-dir=')) index += 1;
+    else if (argument.startsWith('-')) return undefined;
+    else return commandTable.find((spec) => spec.name === argument);
+  }
+  return undefined;
+}
+
+/**
+ * The commander program: every command of the table, or only `only` — a call that names its
+ * command needs no other (building all ~100 with their options is a measurable part of a call).
+ */
+function buildProgram(io: CommandIo, setResult: (result: CommandResult) => void, only?: CommandSpec): Command {
   const program = new Command('polywave');
   program
     .description('Polywave: run AI coding agents in parallel on one git repository without merge conflicts.\nAlso installed as `polywave-tools` (same commands, flags and JSON as the Go reference).')
@@ -56,7 +76,7 @@ function buildProgram(io: CommandIo, setResult: (result: CommandResult) => void)
     .exitOverride();
 
   const groups = new Map<string, CommandSpec[]>();
-  for (const spec of commandTable) {
+  for (const spec of only ? [only] : commandTable) {
     const list = groups.get(spec.group) ?? [];
     list.push(spec);
     groups.set(spec.group, list);
@@ -88,9 +108,13 @@ function buildProgram(io: CommandIo, setResult: (result: CommandResult) => void)
  */
 export async function main(argv: string[], io: CommandIo = processIo()): Promise<CommandResult> {
   let result: CommandResult = 0;
-  const program = buildProgram(io, (value) => {
-    result = value;
-  });
+  const program = buildProgram(
+    io,
+    (value) => {
+      result = value;
+    },
+    invokedCommand(argv),
+  );
   try {
     if (argv.length === 0) {
       program.outputHelp();
