@@ -1,10 +1,10 @@
-import path from 'node:path';
 import { prepareWave } from '../../engine/prepare-wave.js';
 import type { StepResult } from '../../engine/step.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { loadImpl } from '../../store/manifest-file.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { implPathFrom, requireManifest } from './shared.js';
+import { repoDirOption } from './repo-dir-option.js';
 
 /** Reads `--wave` (commander already parsed it as a non-negative integer). */
 export function waveOption(options: Record<string, unknown>): number {
@@ -13,10 +13,8 @@ export function waveOption(options: Record<string, unknown>): number {
   return wave;
 }
 
-/** `--repo-dir` resolved against the command's cwd, if given. */
-export function repoDirOption(options: Record<string, unknown>, io: CommandIo): string | undefined {
-  return typeof options.repoDir === 'string' && options.repoDir.trim() !== '' ? path.resolve(io.cwd, options.repoDir) : undefined;
-}
+// In its own module so that commands which need only this do not load prepare-wave's engine.
+export { repoDirOption };
 
 /** Progress line on stderr: `prepare-wave: [step] status — detail`. */
 export function progressPrinter(command: string, io: CommandIo): (step: StepResult) => void {

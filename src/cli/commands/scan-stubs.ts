@@ -1,13 +1,9 @@
 import path from 'node:path';
-import { formatStubTable, scanStubText, type StubHit } from '../../analysis/index.js';
-import { scanWaveStubs } from '../../engine/finalize-wave.js';
+import { formatStubTable, scanStubText, type StubHit } from '../../analysis/stubs.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
-import { editImpl } from '../../store/manifest-file.js';
 import { readTextFile } from '../../store/read-text.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
-import { finalizeOptionsFrom } from './finalize-wave.js';
-import { repoDirOption } from './prepare-wave.js';
-import { implPathFrom, requireManifest } from './shared.js';
+import { repoDirOption } from './repo-dir-option.js';
 
 /**
  * `scan-stubs [file…] [--append-impl <impl> --wave N] [--repo-dir D]` — E20 stub patterns.
@@ -23,6 +19,8 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   if (append !== undefined && wave === undefined) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: '--append-impl needs --wave <n>' });
   if (args.length === 0) {
     if (append === undefined) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: 'give the files to scan, or --append-impl <impl> --wave <n> to scan the wave’s agent branches' });
+    // The wave's branches need the engine; a scan of named files (the hooks' call) loads none of it.
+    const [{ scanWaveStubs }, { finalizeOptionsFrom }] = await Promise.all([import('../../engine/finalize-wave.js'), import('./finalize-wave.js')]);
     const result = await scanWaveStubs(finalizeOptionsFrom('scan-stubs', [append], { ...options, jsonOnly: true }, io));
     printJson(io, { hits: result.hits, ...(result.success ? {} : { steps: result.steps }) });
     if (result.hits.length > 0) io.stderr(`${result.table}\n`);
@@ -36,6 +34,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     hits.push(...scanStubText(relative.startsWith('..') ? file : relative, await readTextFile(absolute)));
   }
   if (append !== undefined) {
+    const [{ editImpl }, { implPathFrom, requireManifest }] = await Promise.all([import('../../store/manifest-file.js'), import('./shared.js')]);
     const implPath = implPathFrom([append], io);
     await editImpl(implPath, (parsed) => {
       requireManifest(parsed, implPath);
