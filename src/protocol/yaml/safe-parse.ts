@@ -177,13 +177,15 @@ function utf8ByteLengthOver(text: string, limit: number): number | undefined {
   return bytes > limit ? bytes : undefined;
 }
 
+// C0 controls other than tab, LF, CR, and DEL. A regular expression scans natively: a character
+// loop runs in the interpreter in a short-lived CLI process (measured: ~20 ms on a 90 KB manifest).
+// eslint-disable-next-line no-control-regex
+const binaryCharacterPattern = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/;
+
 /** Offset of the first C0 control character other than tab, LF, CR (or DEL): not YAML text. */
 function findBinaryCharacter(text: string): number | undefined {
-  for (let index = 0; index < text.length; index += 1) {
-    const code = text.charCodeAt(index);
-    if ((code < 0x20 && code !== 0x09 && code !== 0x0a && code !== 0x0d) || code === 0x7f) return index;
-  }
-  return undefined;
+  const match = binaryCharacterPattern.exec(text);
+  return match === null ? undefined : match.index;
 }
 
 function lineAndColumn(text: string, offset: number): { line: number; column: number } {
@@ -203,12 +205,14 @@ function lineAndColumn(text: string, offset: number): { line: number; column: nu
 function roughFlowDepth(text: string): number {
   let depth = 0;
   let max = 0;
-  for (let index = 0; index < text.length; index += 1) {
-    const code = text.charCodeAt(index);
-    if (code === 0x5b || code === 0x7b) {
+  // Visits the brackets only (native scan between them).
+  const brackets = /[[\]{}]/g;
+  for (let match = brackets.exec(text); match !== null; match = brackets.exec(text)) {
+    const character = match[0];
+    if (character === '[' || character === '{') {
       depth += 1;
       if (depth > max) max = depth;
-    } else if ((code === 0x5d || code === 0x7d) && depth > 0) depth -= 1;
+    } else if (depth > 0) depth -= 1;
   }
   return max;
 }
