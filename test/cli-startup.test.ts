@@ -1,0 +1,189 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { CommandIo } from '../src/cli/io.js';
+import { main } from '../src/cli/main.js';
+import { parseImpl } from '../src/protocol/parse-impl.js';
+import { binPath, corpusRoot, repoRoot, runCli } from './support/cli.js';
+import { listYamlFiles } from './support/cli-assert.js';
+
+/**
+ * The cheap CLI call (issue 13): hooks run `validate`, `check-completion`, `scan-stubs` and
+ * `list-impls` on every write. bin/polywave.js runs the esbuild bundle (dist/bundle/, built by
+ * `npm run build`); these tests guard, without timing anything, that
+ * - a call loads only what its command needs (no agent runtime, engine, SDKs, WebAssembly
+ *   parsers; no YAML or zod for a stub scan), traced through the ESM loader;
+ * - the bundle answers exactly like the per-module build on the whole corpus (same stdout,
+ *   stderr and exit code), and the real binary like both.
+ * bench/cli-calls.mjs measures the time.
+ */
+const bundleDir = path.join(repoRoot, 'dist', 'bundle');
+const implDir = path.join(corpusRoot, 'polywave-go', 'IMPL');
+const largest = path.join(implDir, 'complete', 'IMPL-engine-review-fixes.yaml');
+const implFiles = listYamlFiles(corpusRoot).filter((file) => !file.split(path.sep).includes('PROGRAM'));
+const stubFiles = ['src/analysis/stubs.ts', 'src/analysis/stubs.test.ts', 'src/protocol/rules/index.ts', 'test/finalize-wave.test.ts'];
+
+interface Outcome {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the per-module CLI (src, through vitest) in-process with a recording io. */
+async function runModules(args: string[], cwd: string): Promise<Outcome> {
+  let stdout = '';
+  let stderr = '';
+  const io: CommandIo = {
+    cwd,
+    env: {},
+    now: () => new Date('2026-01-01T00:00:00Z'),
+    stdout: (text) => {
+      stdout += text;
+    },
+    stderr: (text) => {
+      stderr += text;
+    },
+    readStdin: async () => '',
+  };
+  const code = await main(args, io);
+  return { code, stdout, stderr };
+}
+
+/** Runs the bundled CLI's main() for every call in one child process (test/support/run-bundled-main.mjs). */
+function runBundled(calls: Array<{ args: string[]; cwd: string }>): Promise<Outcome[]> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(repoRoot, 'test', 'support', 'run-bundled-main.mjs')], { cwd: repoRoot, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) reject(new Error(`run-bundled-main exited ${code}: ${stderr}`));
+      else resolve(JSON.parse(stdout) as Outcome[]);
+    });
+    child.stdin.end(JSON.stringify(calls));
+  });
+}
+
+/** The four hook commands on the corpus: every IMPL manifest through validate and check-completion. */
+function corpusCalls(): Array<{ args: string[]; cwd: string }> {
+  const calls: Array<{ args: string[]; cwd: string }> = [];
+  for (const file of implFiles) {
+    calls.push({ args: ['validate', file], cwd: corpusRoot });
+    const reports = Object.keys(parseImpl(readFileSync(file, 'utf8')).manifest?.completion_reports ?? {});
+    for (const agent of new Set([reports[0] ?? 'A', 'Z'])) calls.push({ args: ['check-completion', file, '--agent', agent], cwd: corpusRoot });
+  }
+  calls.push({ args: ['list-impls', '--dir', implDir], cwd: repoRoot });
+  calls.push({ args: ['list-impls', '--dir', implDir, '--include-complete'], cwd: repoRoot });
+  calls.push({ args: ['list-impls', '--dir', path.join(implDir, 'complete')], cwd: repoRoot });
+  calls.push({ args: ['list-impls'], cwd: corpusRoot });
+  calls.push({ args: ['scan-stubs', ...stubFiles], cwd: repoRoot });
+  calls.push({ args: ['scan-stubs', 'no-such-file.ts'], cwd: repoRoot });
+  calls.push({ args: ['validate', path.join(corpusRoot, 'no-such-manifest.yaml')], cwd: repoRoot });
+  calls.push({ args: ['check-completion', largest], cwd: repoRoot });
+  calls.push({ args: ['validate'], cwd: repoRoot });
+  calls.push({ args: ['valdate', largest], cwd: repoRoot });
+  return calls;
+}
+
+/** Runs the binary with the ESM loader traced; returns every module URL it loaded. */
+async function loadedModules(args: string[], cwd: string): Promise<{ urls: string[]; code: number | null }> {
+  const directory = mkdtempSync(path.join(os.tmpdir(), 'polywave-trace-'));
+  const traceFile = path.join(directory, 'modules.txt');
+  try {
+    const code = await new Promise<number | null>((resolve, reject) => {
+      const child = spawn(process.execPath, ['--import', path.join(repoRoot, 'test', 'support', 'trace-modules.mjs'), binPath, ...args], {
+        cwd,
+        env: { ...process.env, POLYWAVE_TRACE_MODULES: traceFile },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      child.on('error', reject);
+      child.on('close', resolve);
+    });
+    return { urls: readFileSync(traceFile, 'utf8').split('\n').filter((line) => line.length > 0), code };
+  } finally {
+    rmSync(directory, { recursive: true, force: true });
+  }
+}
+
+/** The sources (src/… files and package names) that went into the bundle files a call loaded. */
+function bundledInputs(urls: string[]): { chunks: string[]; sources: Set<string>; packages: Set<string> } {
+  const metafile = JSON.parse(readFileSync(path.join(bundleDir, 'meta.json'), 'utf8')) as { outputs: Record<string, { inputs: Record<string, unknown> }> };
+  const chunks = urls.filter((url) => url.startsWith('file:') && url.includes('/dist/bundle/'));
+  const sources = new Set<string>();
+  const packages = new Set<string>();
+  for (const url of chunks) {
+    const output = metafile.outputs[`dist/bundle/${url.slice(url.lastIndexOf('/') + 1)}`];
+    expect(output, url).toBeDefined();
+    for (const input of Object.keys(output!.inputs)) {
+      const packageMatch = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input);
+      if (packageMatch) packages.add(packageMatch[1]!);
+      else if (input.startsWith('src/')) sources.add(input);
+    }
+  }
+  return { chunks, sources, packages };
+}
+
+const heavyDirectories = ['src/agents/', 'src/orchestrator/', 'src/engine/', 'src/gates/', 'src/server/', 'src/demo/'];
+
+describe('cheap CLI calls: what a hook call loads (issue 13)', () => {
+  it('the bundle is built (npm run build) beside the per-module build', () => {
+    expect(existsSync(path.join(bundleDir, 'main.js')), 'dist/bundle/main.js missing: run `npm run build`').toBe(true);
+    expect(existsSync(path.join(bundleDir, 'meta.json'))).toBe(true);
+    expect(existsSync(path.join(repoRoot, 'dist', 'cli', 'main.js'))).toBe(true);
+  });
+
+  const cases: Array<{ name: string; args: string[]; cwd: string; yaml: boolean }> = [
+    { name: 'validate', args: ['validate', largest], cwd: repoRoot, yaml: true },
+    { name: 'check-completion', args: ['check-completion', largest, '--agent', 'L'], cwd: repoRoot, yaml: true },
+    { name: 'scan-stubs', args: ['scan-stubs', ...stubFiles], cwd: repoRoot, yaml: false },
+    { name: 'list-impls', args: ['list-impls', '--dir', implDir], cwd: repoRoot, yaml: true },
+  ];
+  for (const testCase of cases) {
+    it(`${testCase.name}: the bundle only — no agent runtime, engine, SDK or WebAssembly parser${testCase.yaml ? '' : ', no YAML or zod'}`, async () => {
+      const { urls, code } = await loadedModules(testCase.args, testCase.cwd);
+      expect(code).toBe(0);
+      // Everything outside the bundle that was loaded: only the entry script and Node built-ins.
+      const outside = urls.filter((url) => !url.startsWith('node:') && !url.includes('/dist/bundle/'));
+      expect(outside).toEqual([`file://${binPath}`]);
+      const { chunks, sources, packages } = bundledInputs(urls);
+      expect(chunks[0]).toMatch(/\/dist\/bundle\/main\.js$/);
+      expect([...sources].filter((source) => heavyDirectories.some((directory) => source.startsWith(directory)))).toEqual([]);
+      expect([...packages].sort()).toEqual(testCase.yaml ? ['commander', 'yaml', 'zod'] : ['commander']);
+      expect(sources.has('src/protocol/schema/impl-schema.ts')).toBe(testCase.yaml);
+    });
+  }
+});
+
+describe('cheap CLI calls: same answers as before (issue 13)', () => {
+  it('the bundle answers like the per-module build on the whole corpus (validate, check-completion, list-impls, scan-stubs, errors)', async () => {
+    const calls = corpusCalls();
+    expect(implFiles.length).toBeGreaterThanOrEqual(140);
+    const bundled = await runBundled(calls);
+    expect(bundled).toHaveLength(calls.length);
+    for (const [index, call] of calls.entries()) {
+      const expected = await runModules(call.args, call.cwd);
+      expect(bundled[index], `${call.args.join(' ')} (cwd ${call.cwd})`).toEqual(expected);
+    }
+  });
+
+  it('the binary (bin/polywave.js) answers like the per-module build for the four hook commands', async () => {
+    const calls = [
+      { args: ['validate', largest], cwd: repoRoot },
+      { args: ['check-completion', largest, '--agent', 'L'], cwd: repoRoot },
+      { args: ['check-completion', largest, '--agent', 'Z'], cwd: repoRoot },
+      { args: ['scan-stubs', ...stubFiles], cwd: repoRoot },
+      { args: ['list-impls', '--dir', implDir], cwd: repoRoot },
+      { args: ['--repo-dir', repoRoot, 'validate', largest], cwd: repoRoot },
+      { args: ['validate', '--help'], cwd: repoRoot },
+    ];
+    for (const call of calls) {
+      const spawned = await runCli(call.args, { cwd: call.cwd });
+      const expected = await runModules(call.args, call.cwd);
+      expect({ code: spawned.code, stdout: spawned.stdout, stderr: spawned.stderr }, call.args.join(' ')).toEqual(expected);
+    }
+  });
+});
