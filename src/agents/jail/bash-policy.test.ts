@@ -183,6 +183,8 @@ const allowed: string[] = [
   'echo "a\\`b" \'`c`\'',
   'echo `date` "`date`"',
   'export NODE_ENV=test X="$(pwd)" && command export Y=1',
+  'time (npm test)',
+  'time -p npm test',
 ];
 
 const denied: Array<[string, JailCode?]> = [
@@ -477,6 +479,13 @@ const denied: Array<[string, JailCode?]> = [
   ['command export HOME=/tmp', 'JAIL_BASH_ESCAPE'],
   ['builtin declare -n r=HOME', 'JAIL_BASH_UNSAFE'],
   ['env "GIT_DIR=../x" git status', 'JAIL_BASH_FORBIDDEN_GIT'],
+  // `time` before a compound command: tree-sitter reads words where bash runs a compound command
+  ['time (git push)', 'JAIL_BASH_FORBIDDEN_GIT'],
+  ['time (cd .. && ls)', 'JAIL_BASH_ESCAPE'],
+  ['time { git push; }', 'JAIL_BASH_UNSAFE'],
+  ['time -p for i in 1; do git push; done', 'JAIL_BASH_UNSAFE'],
+  ['time if true; then git push; fi', 'JAIL_BASH_UNSAFE'],
+  ['echo (x)', 'JAIL_BASH_UNSAFE'],
   // not valid bash, or a form the parser does not follow
   ['fi; echo ok )', 'JAIL_BASH_UNSAFE'],
   ['a && && b', 'JAIL_BASH_UNSAFE'],

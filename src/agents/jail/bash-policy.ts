@@ -974,10 +974,12 @@ function evaluateSimpleCommand(command: BashNode | null, outerRedirects: readonl
   const assignments: BashNode[] = [];
   const wordNodes: BashNode[] = [];
   const redirects: BashNode[] = [];
+  const subshells: BashNode[] = [];
   for (const child of command?.children ?? []) {
     if (child.type === 'variable_assignment') assignments.push(child);
     else if (child.type === 'command_name') wordNodes.push(child);
     else if (redirectTypes.has(child.type)) redirects.push(child);
+    else if (child.type === 'subshell') subshells.push(child);
     else if (child.type !== 'comment') wordNodes.push(child);
   }
   redirects.push(...outerRedirects);
@@ -992,6 +994,14 @@ function evaluateSimpleCommand(command: BashNode | null, outerRedirects: readonl
   const words = groupWords(wordNodes).map(wordOf);
 
   const firstName = words[0] ? literalOf(words[0]) : undefined;
+  if (subshells.length > 0) {
+    // `time ( … )`: tree-sitter hangs the timed subshell on a command named time
+    if (firstName !== 'time' || subshells.length > 1 || words.slice(1).some((word) => !/^-/.test(literalOf(word) ?? ''))) {
+      throw unsafe(`"${label}" has a subshell where bash expects a word`);
+    }
+    for (const redirect of flattenRedirects(redirects)) checkRedirect(redirect, from, context, label);
+    return evaluateStatement(subshells[0]!, from, context, stdinIsData);
+  }
   const deniedReason = firstName !== undefined ? deniedCommands.get(posix.basename(firstName)) : undefined;
   if (deniedReason !== undefined) throw unsafe(`"${posix.basename(firstName!)}" is not allowed for agents because ${deniedReason}`);
   for (const redirect of allRedirects) checkRedirect(redirect, from, context, label, targets.get(redirect.id));
@@ -1407,6 +1417,9 @@ const deniedCommands = new Map<string, string>([
   ['compgen', 'it can run commands given as strings'],
 ]);
 
+/** Words bash reads as syntax at the start of a command: never a command name in a correct parse. */
+const reservedWords = new Set(['{', '}', '!', '[[', ']]', 'if', 'then', 'elif', 'else', 'fi', 'for', 'select', 'while', 'until', 'do', 'done', 'case', 'esac', 'in', 'function']);
+
 const posixShells = new Set(['bash', 'sh', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'yash', 'posh', 'rbash']);
 const otherShells = new Set(['fish', 'csh', 'tcsh', 'xonsh', 'nu', 'pwsh', 'elvish', 'rc']);
 const readerCommands = new Set(['cat', 'head', 'tail', 'less', 'more', 'grep', 'egrep', 'fgrep', 'rg', 'wc', 'diff', 'cmp', 'file', 'stat', 'ls', 'jq', 'yq', 'sort', 'uniq', 'cut', 'nl', 'od', 'xxd', 'hexdump', 'md5sum', 'sha1sum', 'sha256sum', 'shasum', 'sed', 'awk']);
@@ -1450,6 +1463,12 @@ function evaluateCommand(words: Word[], from: Set<string>, context: Context, inf
   const label = info.label;
   const name = literalOf(nameWord);
   if (name === undefined) throw unsafe(`the command name in "${label}" is computed at run time, so it cannot be checked`);
+  if (reservedWords.has(name)) {
+    // tree-sitter reads `time { …; }`, `time for …` as a command named `time` with words: what
+    // bash runs there is a compound command the walk did not see
+    const hint = /^time\b/.test(label) ? ' (write the compound command without "time")' : '';
+    throw unsafe(`"${label}" has the reserved word "${name}" where a command name belongs, which the checker's parser cannot follow${hint}`);
+  }
   if (name !== '[' && hasGlob(nameWord)) throw unsafe(`the command name "${name}" in "${label}" is a glob pattern, so what runs cannot be checked`);
   if (name.includes('/')) checkPathWord(nameWord, 'exec', from, context, label);
   const base = posix.basename(name);
