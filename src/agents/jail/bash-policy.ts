@@ -982,6 +982,8 @@ function evaluateSimpleCommand(command: BashNode | null, outerRedirects: readonl
     else if (child.type === 'subshell') subshells.push(child);
     else if (child.type !== 'comment') wordNodes.push(child);
   }
+  // (the continuation of a here-document on the statement's own redirections is handled by evaluateRedirected)
+  if (heredocContinuation(redirects) !== undefined) throw unsafe(`"${label}" continues a here-document inside the command, which the checker's parser cannot follow`);
   redirects.push(...outerRedirects);
   const allRedirects = flattenRedirects(redirects);
   const targets = new Map<number, BashNode[]>();
