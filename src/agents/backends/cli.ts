@@ -116,8 +116,12 @@ export const sandboxedCliTemplates: Readonly<Record<'claude' | 'codex', Readonly
   }),
 });
 
-/** Variables the sandboxed built-ins need: Claude Code accepts bypassPermissions as root only when told it is sandboxed. */
-const sandboxedTemplateEnv: Readonly<Record<string, Readonly<Record<string, string>>>> = { claude: { IS_SANDBOX: '1' }, codex: {} };
+/**
+ * Variables the sandboxed built-ins need: Claude Code accepts bypassPermissions as root only when
+ * told it is sandboxed, and its non-essential traffic (update checks, telemetry) could not leave
+ * the sandbox anyway.
+ */
+const sandboxedTemplateEnv: Readonly<Record<string, Readonly<Record<string, string>>>> = { claude: { IS_SANDBOX: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' }, codex: {} };
 
 /** The file a sandboxed CLI agent writes its completion report to (JSON), given to it as POLYWAVE_REPORT_FILE. */
 export const reportFileVariable = 'POLYWAVE_REPORT_FILE';
