@@ -1,10 +1,11 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createTestRepo, type TestRepo } from '../../../test/support/git-repo.js';
 import { defaultAgentLimits, type AgentEvent, type AgentRunRequest, type ModelSpec } from '../contract.js';
 import { createJail } from '../jail/jail.js';
-import { createCliBackend, expandTemplateArgs, type CliTemplate } from './cli.js';
+import { builtinCliTemplates, createCliBackend, endpointHost, expandTemplateArgs, modelEndpoints, noProxyFor, sandboxedCliTemplates, type CliTemplate } from './cli.js';
 
 /**
  * A stand-in for `claude -p --output-format stream-json --verbose`: reads the prompt from stdin,
@@ -203,6 +204,43 @@ describe('expandTemplateArgs', () => {
       'in /w',
     ]);
     expect(expandTemplateArgs(['--model', '{model}', '{unknown}'], { model: 'm' })).toEqual(['--model', 'm', '{unknown}']);
+  });
+});
+
+describe('sandboxed CLI agents: endpoints and templates', () => {
+  it('reads the model endpoints a built-in CLI talks to as host:port', () => {
+    expect(endpointHost('http://127.0.0.1:8080/v1')).toBe('127.0.0.1:8080');
+    expect(endpointHost('https://api.anthropic.com')).toBe('api.anthropic.com:443');
+    expect(endpointHost('http://ollama.lan/v1')).toBe('ollama.lan:80');
+    expect(endpointHost('http://[::1]:9/v1')).toBe('[::1]:9');
+    expect(endpointHost('not a url')).toBeUndefined();
+    expect(modelEndpoints('claude', {})).toEqual(['api.anthropic.com:443']);
+    expect(modelEndpoints('claude', { ANTHROPIC_BASE_URL: 'http://127.0.0.1:4000' })).toEqual(['127.0.0.1:4000']);
+    expect(modelEndpoints('my-cli', { ANTHROPIC_BASE_URL: 'http://127.0.0.1:4000' })).toEqual([]);
+    const codexHome = path.join(os.tmpdir(), `polywave-codex-home-${process.pid}`);
+    mkdirSync(codexHome, { recursive: true });
+    writeFileSync(path.join(codexHome, 'config.toml'), 'model = "m"\n[model_providers.a]\nbase_url = "http://127.0.0.1:5000/v1"\n[model_providers.b]\n  base_url = \'https://llm.example.com/v1\'\n');
+    try {
+      expect(modelEndpoints('codex', { CODEX_HOME: codexHome })).toEqual(['api.openai.com:443', '127.0.0.1:5000', 'llm.example.com:443']);
+      expect(modelEndpoints('codex', { OPENAI_BASE_URL: 'http://10.0.0.5:8000/v1', HOME: '/nonexistent' })).toEqual(['10.0.0.5:8000']);
+    } finally {
+      rmSync(codexHome, { recursive: true, force: true });
+    }
+  });
+
+  it("drops from the sandbox's NO_PROXY only what would send the endpoint around the proxy", () => {
+    const all = 'localhost,127.0.0.1,::1,169.254.0.0/16,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16';
+    expect(noProxyFor(['api.anthropic.com:443'])).toBe(all);
+    expect(noProxyFor(['127.0.0.1:4000'])).toBe('localhost,::1,169.254.0.0/16,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16');
+    expect(noProxyFor(['localhost:4000', '[::1]:5'])).toBe('127.0.0.1,169.254.0.0/16,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16');
+    expect(noProxyFor(['10.1.2.3:11434', '192.168.1.9:1'])).toBe('localhost,127.0.0.1,::1,169.254.0.0/16,172.16.0.0/12');
+  });
+
+  it("turns the CLIs' own permission layer and sandbox off only inside ours", () => {
+    expect(builtinCliTemplates.claude.command).toContain('acceptEdits');
+    expect(sandboxedCliTemplates.claude.command).toContain('bypassPermissions');
+    expect(builtinCliTemplates.codex.command).toEqual(['codex', 'exec', '--json', '--sandbox', 'workspace-write', '--model', '{model}', '-']);
+    expect(sandboxedCliTemplates.codex.command).toEqual(['codex', 'exec', '--json', '--dangerously-bypass-approvals-and-sandbox', '--model', '{model}', '-']);
   });
 });
 
