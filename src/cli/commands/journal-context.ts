@@ -27,7 +27,7 @@ interface SyncResult {
  */
 async function syncClaudeSession(paths: JournalPaths, worktree: string, env: CommandIo['env']): Promise<SyncResult> {
   const none: SyncResult = { new_tool_uses: 0, new_tool_results: 0, new_bytes: 0 };
-  const configDir = env.CLAUDE_CONFIG_DIR ?? (env.HOME ? path.join(env.HOME, '.claude') : undefined);
+  const configDir = env.CLAUDE_CONFIG_DIR?.trim() || (env.HOME ? path.join(env.HOME, '.claude') : undefined);
   if (!configDir) return none;
   const projectDir = path.join(configDir, 'projects', claudeProjectDirName(worktree));
   if (!existsSync(projectDir)) return none;

@@ -6,13 +6,15 @@ import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { implRepoRoot, readRepoText, repoDirectories } from './impl-repo.js';
 import { implPathFrom, requireManifest } from './shared.js';
 
-/** Symbols of `candidates` that occur as whole words in tracked text files (one `git grep`). */
+/** Symbols of `candidates` that occur as whole words in tracked source files (one `git grep`; IMPL docs and prose excluded). */
 async function symbolsInRepository(root: string, candidates: readonly string[], io: CommandIo): Promise<Set<string> | undefined> {
   if (candidates.length === 0) return new Set();
   const git = createGit(root, { env: io.env });
   if (!(await git.isRepository())) return undefined;
   const patterns = candidates.flatMap((symbol) => ['-e', symbol]);
-  const { stdout } = await git.run(['grep', '-I', '-h', '-o', '-w', '-F', '--no-color', ...patterns], { allowExitCodes: [1] });
+  // Source files only: the IMPL docs and prose mention every symbol a brief cites.
+  const pathspecs = ['--', '.', ':(exclude)docs/IMPL/**', ':(exclude)*.md', ':(exclude)*.markdown', ':(exclude)*.txt', ':(exclude)*.rst'];
+  const { stdout } = await git.run(['grep', '-I', '-h', '-o', '-w', '-F', '--no-color', ...patterns, ...pathspecs], { allowExitCodes: [1] });
   return new Set(stdout.split('\n').map((line) => line.trim()).filter((line) => line !== ''));
 }
 
