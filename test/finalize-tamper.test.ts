@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { FinalizeWaveResult } from '../src/engine/finalize-wave.js';
+import type { FinalizeWaveOptions, FinalizeWaveResult } from '../src/engine/finalize-wave.js';
 import { prepareWave, type PrepareWaveResult } from '../src/engine/prepare-wave.js';
 import { hooksSnapshotPath, tamperRecordPath } from '../src/engine/tamper-record.js';
 import { runCli } from './support/cli.js';
@@ -61,11 +61,11 @@ function failed(result: FinalizeWaveResult) {
 }
 
 /** Runs finalize-wave and asserts the refusal: TAMPER_DETECTED naming `expected`, nothing changed. */
-async function expectRefused(wave: PreparedWave, expected: RegExp | string, options: { step?: string } = {}): Promise<FinalizeWaveResult> {
+async function expectRefused(wave: PreparedWave, expected: RegExp | string, options: { step?: string; finalize?: Partial<FinalizeWaveOptions> } = {}): Promise<FinalizeWaveResult> {
   const before = await snapshot(wave.fixture);
-  const result = await wave.fixture.finalize(1);
+  const result = await wave.fixture.finalize(1, options.finalize);
   expect(result.success).toBe(false);
-  expect(result.failed_step?.code).toBe('TAMPER_DETECTED');
+  expect(result.failed_step?.code, JSON.stringify(result.failed_step)).toBe('TAMPER_DETECTED');
   expect(failed(result)?.step).toBe(options.step ?? 'check-tamper');
   expect(result.failed_step?.detail).toMatch(/^TAMPER_DETECTED: /);
   expect(result.failed_step?.detail).toMatch(expected);
@@ -254,8 +254,9 @@ describe('finalize-wave with an untampered repository', () => {
     expect(existsSync(marker)).toBe(false);
   });
 
-  it('a hook planted by a pre-merge gate (agent code) is caught right before merging', async () => {
+  it('a hook planted by a pre-merge gate (agent code, OS sandbox off) is caught right before merging', async () => {
     // The gate plants only where agents' code runs (their worktrees), not in prepare's baseline run.
+    // With the OS sandbox on, the gate cannot write .git at all; the check must hold without it.
     const plant = `case "$(pwd)" in */.claude/worktrees/*) hooks="$(git rev-parse --path-format=absolute --git-common-dir)/hooks"; printf '#!/bin/sh\\necho planted >> %s\\n' "$hooks/../../../HOOK-RAN" > "$hooks/post-merge"; chmod 755 "$hooks/post-merge";; esac`;
     const fixture = await createWaveFixture({ ...spec, gates: ['        - type: test', `          command: ${JSON.stringify(plant)}`, '          required: true'].join('\n') });
     const prepared = await prepareWave({ implPath: fixture.implPath, wave: 1, env: fixture.repo.env, gitAt: fixture.gitAt, now: () => new Date('2026-05-12T09:00:00Z') });
@@ -263,7 +264,7 @@ describe('finalize-wave with an untampered repository', () => {
     expect(existsSync(fixture.repo.path('.git/hooks/post-merge'))).toBe(false);
     for (const id of ['A', 'B']) await fixture.complete(id, { [`src/${id.toLowerCase()}.ts`]: `export const ${id.toLowerCase()} = 1;\n` });
     const wave: PreparedWave = { fixture, prepared, marker: fixture.repo.sibling('HOOK-RAN'), recordPath: tamperRecordPath(fixture.repo.path('.git'), 'demo', 1) };
-    const result = await expectRefused(wave, /found right before merging.*hook post-merge: \(absent\) → file 0755/, { step: 'merge-agents' });
+    const result = await expectRefused(wave, /found right before merging.*hook post-merge: \(absent\) → file 0755/, { step: 'merge-agents', finalize: { env: { ...fixture.repo.env, POLYWAVE_SANDBOX: 'off' } } });
     expect(existsSync(fixture.repo.path('.git/hooks/post-merge'))).toBe(true);
     expect(result.steps.find((item) => item.step === 'check-tamper')?.status).toBe('success');
     expect(result.steps.find((item) => item.step === 'run-gates')?.status).toBe('success');

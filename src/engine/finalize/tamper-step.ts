@@ -118,19 +118,29 @@ export async function verifyRepositories(context: FinalizeContext, phase: 'start
   const manifest = await currentManifest(context, phase);
   const recordPaths: string[] = [];
 
-  await Promise.all(
+  const judged = manifest?.data !== undefined ? manifest : context.parsed ? { data: context.parsed.data, state: context.initialState, mergeState: context.parsed.manifest?.merge_state } : undefined;
+  const manifestFields = judged ? { path: context.implPath, fields: manifestFingerprint(judged.data, context.wave), state: judged.state, ...(judged.mergeState ? { merge_state: judged.mergeState } : {}) } : undefined;
+  const found = await Promise.all(
     context.repos.map(async (repo) => {
-      const name = repoName(context, repo);
       const commonDir = await commonDirOf(context, repo);
       const recordPath = tamperRecordPath(commonDir, context.slug, context.wave);
       recordPaths.push(recordPath);
-      let record: TamperRecord | undefined;
       try {
-        record = await readTamperRecord(recordPath);
+        return { repo, recordPath, record: await readTamperRecord(recordPath) };
       } catch (error) {
-        findings.push({ what: `${name}record ${recordPath}`, change: `unreadable (${errorText(error)})` });
-        return;
+        findings.push({ what: `${repoName(context, repo)}record ${recordPath}`, change: `unreadable (${errorText(error)})` });
+        return { repo, recordPath, record: undefined, unreadable: true };
       }
+    }),
+  );
+  // The manifest is judged once, against the first record holding it (prepare's primary
+  // repository may differ from finalize's on a cross-repo wave, E51).
+  const manifestRoot = found.find((item) => item.record?.manifest !== undefined)?.repo.root;
+
+  await Promise.all(
+    found.map(async ({ repo, recordPath, record, unreadable }) => {
+      if (unreadable) return;
+      const name = repoName(context, repo);
       if (record === undefined) {
         if (state.verified || state.records.has(repo.root)) {
           findings.push({ what: `${name}record ${recordPath}`, change: 'removed while finalize-wave ran' });
@@ -149,15 +159,12 @@ export async function verifyRepositories(context: FinalizeContext, phase: 'start
           snapshot: false,
           ...(repo.targetBranch ? { targetBranch: repo.targetBranch } : {}),
           ...(repo.base ? { baseCommit: repo.base } : {}),
-          ...(repo.primary && manifest?.data !== undefined ? { manifest: { path: context.implPath, fields: manifestFingerprint(manifest.data, context.wave), state: manifest.state, ...(manifest.mergeState ? { merge_state: manifest.mergeState } : {}) } } : {}),
+          ...(manifestFields ? { manifest: manifestFields } : {}),
           ...(home ? { home } : {}),
         });
         state.records.set(repo.root, written);
         notes.push(`${name}no record from prepare-wave (an older or manual prepare): recorded now at ${written.path}; no repository hook runs in this finalize`);
         return;
-      }
-      if (repo.primary && record.base_commit && repo.base && record.base_commit !== repo.base) {
-        findings.push({ what: `${name}record ${recordPath}`, change: `made for base ${record.base_commit.slice(0, 12)}, but wave ${context.wave} starts from ${repo.base.slice(0, 12)}` });
       }
       const target: TargetRule | undefined = repo.targetBranch
         ? { branch: repo.targetBranch, mode: context.mode === 'skip-merge' || record.target?.merged ? 'descendant' : 'merges', agentTips: await mergeableTips(context, repo) }
@@ -167,7 +174,7 @@ export async function verifyRepositories(context: FinalizeContext, phase: 'start
         git: repo.git,
         ...(home ? { home } : {}),
         ...(target ? { target } : {}),
-        ...(repo.primary && manifest?.data !== undefined ? { manifest: { data: manifest.data, state: manifest.state, ...(manifest.mergeState ? { mergeState: manifest.mergeState } : {}) } } : {}),
+        ...(repo.root === manifestRoot && manifest?.data !== undefined ? { manifest: { data: manifest.data, state: manifest.state, ...(manifest.mergeState ? { mergeState: manifest.mergeState } : {}) } } : {}),
       });
       findings.push(...checked.findings.map((finding) => ({ what: `${name}${finding.what}`, change: finding.change })));
       if (checked.acceptedTargetCommits.length > 0) {
@@ -183,7 +190,7 @@ export async function verifyRepositories(context: FinalizeContext, phase: 'start
     const checkouts = [{ git: repo.git, root: repo.root }];
     if (repo.targetDir !== '' && path.resolve(repo.targetDir) !== path.resolve(repo.root) && repo.scratchTarget === undefined) checkouts.push({ git: repo.targetGit, root: repo.targetDir });
     for (const checkout of checkouts) {
-      const changes = await foreignChanges(checkout.git, checkout.root, repo.primary ? context.implPath : undefined);
+      const changes = await foreignChanges(checkout.git, checkout.root, context.implPath);
       if (changes.length > 0) foreign.push({ what: `checkout ${checkout.root}`, change: `uncommitted changes that are not the orchestrator's: ${listForDetail(changes, 15)}` });
     }
   }
@@ -217,7 +224,7 @@ export async function verifyRepositories(context: FinalizeContext, phase: 'start
         snapshot: true,
         ...(repo.targetBranch ? { targetBranch: repo.targetBranch } : {}),
         ...(repo.base ? { baseCommit: repo.base } : {}),
-        ...(repo.primary && context.parsed ? { manifest: { path: context.implPath, fields: manifestFingerprint(context.parsed.data, context.wave), state: context.initialState, ...(context.parsed.manifest?.merge_state ? { merge_state: context.parsed.manifest.merge_state } : {}) } } : {}),
+        ...(manifestFields ? { manifest: manifestFields } : {}),
         ...(home ? { home } : {}),
       });
       const previous = state.records.get(repo.root)?.record.target;
@@ -239,7 +246,7 @@ export async function verifyRepositories(context: FinalizeContext, phase: 'start
   if (manifest !== undefined && manifest.data !== undefined) state.manifestSha = manifest.sha;
   state.verified = true;
   const hooksFrom = context.repos.map((repo) => (pinsFor(state, repo.root)['core.hooksPath'] === state.fallback['core.hooksPath'] ? 'none' : 'the recorded snapshot'));
-  const summary = `repository as recorded by prepare-wave: config, hooks, refs, ${context.repos.some((repo) => repo.primary) ? 'manifest, ' : ''}main checkout clean; hooks run from ${[...new Set(hooksFrom)].join(' / ')}`;
+  const summary = `repository as recorded: config, hooks, refs, manifest; main checkout clean; hooks run from ${[...new Set(hooksFrom)].join(' / ')}`;
   if (notes.length > 0) return { status: 'warning', detail: `${notes.join('; ')}${state.records.size > 0 ? `; otherwise ${summary}` : ''}`, data: { phase, notes, records: [...new Set(recordPaths)].sort() } };
   return { status: 'success', detail: summary, data: { phase, records: [...new Set(recordPaths)].sort() } };
 }

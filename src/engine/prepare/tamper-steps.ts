@@ -121,7 +121,8 @@ export const recordTamperStep: StepDefinition<PrepareContext> = {
         snapshot: true,
         ...(repo.targetBranch ? { targetBranch: repo.targetBranch } : {}),
         ...(base ? { baseCommit: base } : {}),
-        ...(repo.primary ? { manifest } : {}),
+        // In every record: finalize's primary repository may be another one (E51).
+        manifest,
         ...(home ? { home } : {}),
       });
       written.push(recordPath);
