@@ -160,7 +160,8 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
     // A solo/integration agent works in the main checkout: the manifest the orchestrator writes stays read-only.
     const readOnly = options.implPath && isInside(options.implPath, jail.root) ? [options.implPath] : [];
     try {
-      sandbox = await buildAgentSandboxPlan({ root: jail.root, home, tmp, env: options.env, readOnly, ...(options.sandboxSettings ? { settings: options.sandboxSettings } : {}) });
+      // The user's home (its credentials are unreadable) is the orchestrator's HOME, as passed down.
+      sandbox = await buildAgentSandboxPlan({ root: jail.root, home, tmp, env: options.env, readOnly, userHome: options.env.HOME ?? os.homedir(), ...(options.sandboxSettings ? { settings: options.sandboxSettings } : {}) });
     } catch (error) {
       lease.release();
       await rm(scratchDir, { recursive: true, force: true }).catch(() => undefined);
