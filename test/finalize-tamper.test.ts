@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { FinalizeWaveOptions, FinalizeWaveResult } from '../src/engine/finalize-wave.js';
@@ -164,6 +164,32 @@ describe('finalize-wave refuses a tampered repository (TAMPER_DETECTED, nothing 
   });
 });
 
+describe('prepare-wave re-entry (E9) checks the record before it writes anything', () => {
+  it('a hook planted while the agents ran: the second prepare-wave refuses, nothing written', async () => {
+    const wave = await preparedWave();
+    writeFileSync(wave.fixture.repo.path('.git/hooks/post-checkout'), plantingHook(wave.marker), { mode: 0o755 });
+    const before = await snapshot(wave.fixture);
+    const again = await prepareWave({ implPath: wave.fixture.implPath, wave: 1, env: wave.fixture.repo.env, gitAt: wave.fixture.gitAt, now: () => new Date('2026-05-12T11:00:00Z') });
+    expect(again.success).toBe(false);
+    const refused = again.steps.find((item) => item.status === 'failed');
+    expect(refused?.step).toBe('tamper_check');
+    expect(refused?.detail).toMatch(/^TAMPER_DETECTED: wave 1 was prepared before .*hook post-checkout: \(absent\) → file 0755/);
+    expect((refused?.data as { code?: string }).code).toBe('TAMPER_DETECTED');
+    expect(again.steps.map((item) => item.step)).not.toContain('working_dir_check');
+    expect(await snapshot(wave.fixture)).toEqual(before);
+    expect(existsSync(wave.marker)).toBe(false);
+  });
+
+  it('an untampered re-entry passes and records again', async () => {
+    const wave = await preparedWave();
+    const again = await prepareWave({ implPath: wave.fixture.implPath, wave: 1, env: wave.fixture.repo.env, gitAt: wave.fixture.gitAt, now: () => new Date('2026-05-12T11:00:00Z') });
+    expect(again.success, JSON.stringify(again.steps.find((item) => item.status === 'failed'))).toBe(true);
+    expect(again.steps.find((item) => item.step === 'tamper_check')?.detail).toContain('E9 re-entry: the repository is as recorded');
+    const result = await wave.fixture.finalize(1);
+    expect(result.success, JSON.stringify(failed(result))).toBe(true);
+  });
+});
+
 describe('an agent branch changing files its agent does not own (issue 11: refused as before)', () => {
   it('is refused by predict-conflicts from the real diff, even when the report hides the file', async () => {
     const fixture = await createWaveFixture(spec);
@@ -268,6 +294,26 @@ describe('finalize-wave with an untampered repository', () => {
     expect(existsSync(fixture.repo.path('.git/hooks/post-merge'))).toBe(true);
     expect(result.steps.find((item) => item.step === 'check-tamper')?.status).toBe('success');
     expect(result.steps.find((item) => item.step === 'run-gates')?.status).toBe('success');
+  });
+
+  it('core.hooksPath inside the working tree (tracked hooks): merges run the hooks as recorded, not an agent-changed version merged before them', async () => {
+    const marker = 'hook-ran.txt';
+    const hookSpec: FixtureSpec = { ...spec, waves: [[{ id: 'A', files: ['src/a.ts', '.githooks/post-merge'], modify: ['.githooks/post-merge'] }, { id: 'B', files: ['src/b.ts'] }]] };
+    const fixture = await createWaveFixture(hookSpec, { '.githooks/post-merge': `#!/bin/sh\necho legit >> "$(git rev-parse --show-toplevel)/../${marker}"\n` });
+    chmodSync(fixture.repo.path('.githooks/post-merge'), 0o755);
+    await fixture.repo.run(['update-index', '--chmod=+x', '.githooks/post-merge']);
+    await fixture.repo.commitAll('executable hook');
+    await fixture.repo.run(['config', 'core.hooksPath', '.githooks']);
+    const prepared = await prepareWave({ implPath: fixture.implPath, wave: 1, env: fixture.repo.env, gitAt: fixture.gitAt, now: () => new Date('2026-05-12T09:00:00Z') });
+    expect(prepared.success, JSON.stringify(prepared.steps.find((item) => item.status === 'failed'))).toBe(true);
+    expect(readdirSync(hooksSnapshotPath(fixture.repo.path('.git'), 'demo', 1))).toEqual(['post-merge']);
+    // Agent A owns the tracked hook and rewrites it; merged first, its version is in main when B merges.
+    await fixture.complete('A', { 'src/a.ts': 'export const a = 1;\n', '.githooks/post-merge': `#!/bin/sh\necho planted >> "$(git rev-parse --show-toplevel)/../${marker}"\n` });
+    await fixture.complete('B', { 'src/b.ts': 'export const b = 1;\n' });
+    const result = await fixture.finalize(1);
+    expect(result.success, JSON.stringify(failed(result))).toBe(true);
+    expect(fixture.repo.read('.githooks/post-merge')).toContain('planted');
+    expect(readFileSync(fixture.repo.sibling(marker), 'utf8')).toBe('legit\nlegit\n');
   });
 
   it('a crash-resumed finalize (merge log present) passes the check and finishes', async () => {

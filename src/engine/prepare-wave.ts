@@ -107,8 +107,11 @@ async function createContext(options: PrepareWaveOptions, readOnly: boolean): Pr
   const implPath = await canonicalPath(options.implPath);
   const rawGitAt = options.gitAt ?? defaultGitFactory(options.env);
   // Hook-running git commands take the pinned configuration once tamper_check has set it (issue 11).
-  let context: PrepareContext | undefined;
-  const gitAt = (directory: string): Git => rawGitAt(directory).withConfig(() => (context?.pins ? (pinsForDirectory(context.pins, directory) ?? {}) : {}));
+  const late: { context?: PrepareContext } = {};
+  const gitAt = (directory: string): Git => rawGitAt(directory).withConfig(() => {
+    const pins = late.context?.pins;
+    return pins ? (pinsForDirectory(pins, directory) ?? {}) : {};
+  });
   const start = options.repoDir ?? path.dirname(implPath);
   const startGit = gitAt(start);
   let top: string;
@@ -124,7 +127,7 @@ async function createContext(options: PrepareWaveOptions, readOnly: boolean): Pr
   const root = await canonicalPath(top);
   const git = root === start ? startGit : gitAt(root);
   const primary: RepoContext = { key: '', root, git, primary: true, ...(currentBranch ? { currentBranch } : {}) };
-  context = {
+  const context: PrepareContext = {
     options,
     implPath,
     wave: options.wave,
@@ -144,6 +147,7 @@ async function createContext(options: PrepareWaveOptions, readOnly: boolean): Pr
     result: { wave: options.wave, worktrees: [], agent_briefs: [], steps: [], success: false },
     readOnly,
   };
+  late.context = context;
   return context;
 }
 

@@ -506,3 +506,36 @@ describe('run', () => {
     await expect(repo.git.run(['status'], { signal: controller.signal })).rejects.toMatchObject({ name: 'AbortError' });
   });
 });
+
+describe('withConfig (issue 11: pinned configuration)', () => {
+  it('lays `-c key=value` over every command, read before each one, on top of the instance it came from', async () => {
+    const repo = await createTestRepo();
+    await repo.run(['config', 'core.hooksPath', '/from/the/repository']);
+    let hooks = '/pinned/one';
+    const pinned = repo.git.withConfig(() => ({ 'core.hooksPath': hooks }));
+    expect(pinned.cwd).toBe(repo.git.cwd);
+    expect(await pinned.configGet('core.hooksPath')).toBe('/pinned/one');
+    hooks = '/pinned/two';
+    expect(await pinned.configGet('core.hooksPath')).toBe('/pinned/two');
+    const layered = pinned.withConfig(() => ({ 'core.fsmonitor': 'false' }));
+    expect(await layered.configGet('core.hooksPath')).toBe('/pinned/two');
+    expect(await layered.configGet('core.fsmonitor')).toBe('false');
+    // The unpinned instance and the repository's config are untouched.
+    expect(await repo.git.configGet('core.hooksPath')).toBe('/from/the/repository');
+  });
+
+  it('a pinned hooks path decides which hooks a merge runs', async () => {
+    const repo = await createDivergedRepo();
+    const marker = path.join(repo.root, 'hook-ran');
+    writeFileSync(repo.path('.git/hooks/post-merge'), `#!/bin/sh\necho ran >> "${marker}"\n`, { mode: 0o755 });
+    await repo.git.withConfig(() => ({ 'core.hooksPath': os.devNull })).mergeNoFf('feature', { message: 'merge feature' });
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it('refuses a key that would be read as an option or an assignment (coded, exit 2)', async () => {
+    const repo = await createTestRepo();
+    const error = await rejectionOf(repo.git.withConfig(() => ({ '--exec-path': '/x' })).headCommit());
+    expect(error.code).toBe('X001_INVALID_INPUT');
+    expect(error.exitCode).toBe(2);
+  });
+});
