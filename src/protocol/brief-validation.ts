@@ -126,24 +126,28 @@ const singleLinePattern = /\b(?:around line|at line|on line|line)\s+(\d+)\b/gi;
  * ignored (Go checks it against the repository root and always reports it invalid).
  */
 export function extractLineReferences(task: string): LineReference[] {
-  const references = new Map<string, LineReference>();
-  for (const paragraph of task.split(/\n\s*\n/)) {
+  const found: Array<{ file: string; line: number; order: number }> = [];
+  let offset = 0;
+  for (const paragraph of task.split(/(\n\s*\n)/)) {
+    const start = offset;
+    offset += paragraph.length;
     const files = [...paragraph.matchAll(filePathPattern)]
       .map((match) => ({ file: match[1]!, index: match.index! }))
       .filter((candidate) => !/^\d+(?:\.\d+)+$/.test(candidate.file) && !/^(?:e\.g|i\.e|etc)\.?$/i.test(candidate.file));
     if (files.length === 0) continue;
     const fileAt = (index: number) => [...files].reverse().find((candidate) => candidate.index < index)?.file ?? files[0]!.file;
-    const add = (file: string, line: number) => {
-      if (line < 1) return;
-      const previous = references.get(file);
-      if (!previous || previous.line < line) references.set(file, { file, line });
-    };
     let rest = paragraph;
     for (const match of paragraph.matchAll(lineRangePattern)) {
-      add(fileAt(match.index!), Math.max(Number(match[1]), Number(match[2])));
+      found.push({ file: fileAt(match.index!), line: Math.max(Number(match[1]), Number(match[2])), order: start + match.index! });
       rest = rest.replace(match[0], ' '.repeat(match[0].length));
     }
-    for (const match of rest.matchAll(singleLinePattern)) add(fileAt(match.index!), Number(match[1]));
+    for (const match of rest.matchAll(singleLinePattern)) found.push({ file: fileAt(match.index!), line: Number(match[1]), order: start + match.index! });
+  }
+  const references = new Map<string, LineReference>();
+  for (const reference of found.filter((candidate) => candidate.line >= 1).sort((a, b) => a.order - b.order)) {
+    const previous = references.get(reference.file);
+    if (!previous) references.set(reference.file, { file: reference.file, line: reference.line });
+    else if (previous.line < reference.line) previous.line = reference.line;
   }
   return [...references.values()];
 }
@@ -176,7 +180,7 @@ export function editDistance(a: string, b: string): number {
 /** Up to three identifiers of `texts` close to `symbol` (distance ≤ half its length + 2), closest first. */
 function suggestionsFor(symbol: string, texts: readonly string[]): string[] {
   const candidates = new Set<string>();
-  for (const text of texts) for (const match of text.matchAll(/\b[A-Za-z_][A-Za-z0-9_]{2,}\b/g)) candidates.add(match[0]);
+  for (const text of texts) for (const match of text.matchAll(/\b[A-Za-z_][A-Za-z0-9_]{2,}\b/g)) if (!notSymbols.has(match[0])) candidates.add(match[0]);
   const target = symbol.toLowerCase();
   const limit = Math.floor(symbol.length / 2) + 2;
   return [...candidates]
