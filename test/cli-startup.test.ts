@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -156,6 +156,26 @@ describe('cheap CLI calls: what a hook call loads (issue 13)', () => {
       expect(sources.has('src/protocol/schema/impl-schema.ts')).toBe(testCase.yaml);
     });
   }
+});
+
+describe('cheap CLI calls: list-impls reads only what it lists (issue 13)', () => {
+  it('archived manifests are not read unless --include-complete (an unreadable one is skipped only then)', async () => {
+    const root = mkdtempSync(path.join(os.tmpdir(), 'polywave-list-'));
+    try {
+      const implRoot = path.join(root, 'docs', 'IMPL');
+      mkdirSync(path.join(implRoot, 'complete'), { recursive: true });
+      copyFileSync(path.join(implDir, 'IMPL-impl-rollback.yaml'), path.join(implRoot, 'IMPL-impl-rollback.yaml'));
+      copyFileSync(largest, path.join(implRoot, 'complete', 'IMPL-engine-review-fixes.yaml'));
+      writeFileSync(path.join(implRoot, 'complete', 'IMPL-broken.yaml'), 'title: [unclosed\n');
+      const pending = JSON.parse((await runModules(['list-impls'], root)).stdout) as { impls: Array<{ feature_slug: string }>; skipped?: unknown[] };
+      expect(pending).toEqual({ impls: [expect.objectContaining({ feature_slug: 'impl-rollback' })] });
+      const all = JSON.parse((await runModules(['list-impls', '--include-complete'], root)).stdout) as { impls: Array<{ feature_slug: string }>; skipped?: Array<{ path: string }> };
+      expect(all.impls.map((impl) => impl.feature_slug)).toEqual(['impl-rollback', 'engine-review-fixes']);
+      expect(all.skipped?.map((entry) => path.basename(entry.path))).toEqual(['IMPL-broken.yaml']);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('cheap CLI calls: same answers as before (issue 13)', () => {

@@ -14,15 +14,30 @@ export interface ImplSummary {
   total_waves: number;
 }
 
-/** Reads and summarizes the IMPL manifests of a directory (unreadable ones are listed in `skipped`). */
+/** How many manifests are read ahead while one is parsed. */
+const readAhead = 8;
+
+/**
+ * Reads and summarizes the IMPL manifests of a directory (unreadable ones are listed in `skipped`).
+ * Archived manifests (under `complete/`) are not read at all unless `includeComplete`.
+ */
 export async function summarizeImpls(directory: string, includeComplete: boolean): Promise<{ impls: ImplSummary[]; skipped: Array<{ path: string; error: string }> }> {
   const impls: ImplSummary[] = [];
   const skipped: Array<{ path: string; error: string }> = [];
-  for (const file of listManifestFiles(directory, 'IMPL')) {
-    const archived = file.split(path.sep).includes('complete');
+  const isArchived = (file: string): boolean => file.split(path.sep).includes('complete');
+  const files = listManifestFiles(directory, 'IMPL').filter((file) => includeComplete || !isArchived(file));
+  const reads: Array<Promise<{ text: string } | { error: unknown }>> = [];
+  const startRead = (index: number): void => {
+    if (index < files.length && reads[index] === undefined) reads[index] = readTextFile(files[index]!).then((text) => ({ text }), (error: unknown) => ({ error }));
+  };
+  for (const [index, file] of files.entries()) {
+    for (let ahead = index; ahead <= index + readAhead; ahead += 1) startRead(ahead);
+    const read = await reads[index]!;
+    const archived = isArchived(file);
     let parsed;
     try {
-      parsed = parseImpl(await readTextFile(file));
+      if ('error' in read) throw read.error;
+      parsed = parseImpl(read.text);
     } catch (error) {
       skipped.push({ path: file, error: (error as Error).message });
       continue;
