@@ -232,10 +232,19 @@ const collectionTypes = new Set(['block-map', 'block-seq', 'flow-collection']);
  */
 function measureCst(tokens: readonly unknown[], maxDepth: number): { tooDeepAt?: number; hasAliases: boolean } {
   let hasAliases = false;
-  const stack: Array<{ token: CstToken; depth: number }> = [];
-  for (const token of tokens) if (token && typeof token === 'object') stack.push({ token: token as CstToken, depth: 0 });
+  // Two parallel stacks instead of an object and a closure per node: this runs on every parse.
+  const stack: CstToken[] = [];
+  const depths: number[] = [];
+  const push = (child: unknown, depth: number): void => {
+    if (child && typeof child === 'object' && !Array.isArray(child)) {
+      stack.push(child as CstToken);
+      depths.push(depth);
+    }
+  };
+  for (const token of tokens) if (token && typeof token === 'object') push(token, 0);
   while (stack.length > 0) {
-    const { token, depth } = stack.pop()!;
+    const token = stack.pop()!;
+    const depth = depths.pop()!;
     const type = token.type;
     if (type === 'alias') {
       hasAliases = true;
@@ -243,13 +252,13 @@ function measureCst(tokens: readonly unknown[], maxDepth: number): { tooDeepAt?:
     }
     const level = type !== undefined && collectionTypes.has(type) ? depth + 1 : depth;
     if (level > maxDepth) return { tooDeepAt: token.offset ?? 0, hasAliases };
-    const push = (child: unknown): void => {
-      if (child && typeof child === 'object' && !Array.isArray(child)) stack.push({ token: child as CstToken, depth: level });
-    };
-    if (type === 'document') push(token.value);
-    for (const item of token.items ?? []) {
-      push(item.key);
-      push(item.value);
+    if (type === 'document') push(token.value, level);
+    const items = token.items;
+    if (items) {
+      for (const item of items) {
+        push(item.key, level);
+        push(item.value, level);
+      }
     }
   }
   return { hasAliases };
@@ -388,44 +397,65 @@ function scanTokens(text: string, maxDepth: number): { tooDeepAt?: number; hasAl
   return { hasAliases };
 }
 
+/** A path as a chain of links from the node back to the root: built into an array only when a finding needs it. */
+interface PathLink {
+  parent: PathLink | undefined;
+  segment: string | number;
+}
+
+function pathOf(link: PathLink | undefined): Array<string | number> {
+  const path: Array<string | number> = [];
+  for (let current = link; current !== undefined; current = current.parent) path.push(current.segment);
+  return path.reverse();
+}
+
 /** Walks every mapping (iteratively) and reports keys that occur more than once (E16). */
 function findDuplicateKeys(document: Document.Parsed, lineCounter: LineCounter): Finding[] {
   const findings: Finding[] = [];
-  const stack: Array<{ node: unknown; path: Array<string | number> }> = [{ node: document.contents, path: [] }];
-  while (stack.length > 0) {
-    const { node, path } = stack.pop() as { node: unknown; path: Array<string | number> };
+  const nodes: unknown[] = [document.contents];
+  const links: Array<PathLink | undefined> = [undefined];
+  while (nodes.length > 0) {
+    const node = nodes.pop();
+    const link = links.pop();
     if (node === null || node === undefined) continue;
     if (isMap(node)) {
-      const lines = new Map<string, number[]>();
       const pairs = node.items as Pair[];
-      for (const pair of pairs) {
-        const key = plainKeyOf(pair.key, document, { maxAliasCount: -1 });
-        const offset = nodeOffset(pair.key) ?? nodeOffset(pair.value);
-        const line = offset === undefined ? 0 : lineCounter.linePos(offset).line;
-        const list = lines.get(key) ?? [];
-        list.push(line);
-        lines.set(key, list);
-      }
-      for (const [key, keyLines] of lines) {
-        if (keyLines.length < 2) continue;
-        const sorted = [...keyLines].sort((left, right) => left - right);
-        const known = sorted.filter((line) => line > 0);
-        findings.push({
-          code: codes.duplicateKey,
-          message: `duplicate key '${key}' at lines ${known.join(', ')}`,
-          severity: 'error',
-          field: formatPath([...path, key]),
-          ...(known[1] !== undefined ? { line: known[1] } : {}),
+      const keys = pairs.map((pair) => plainKeyOf(pair.key, document, { maxAliasCount: -1 }));
+      if (new Set(keys).size !== keys.length) {
+        const lines = new Map<string, number[]>();
+        pairs.forEach((pair, index) => {
+          const key = keys[index]!;
+          const offset = nodeOffset(pair.key) ?? nodeOffset(pair.value);
+          const line = offset === undefined ? 0 : lineCounter.linePos(offset).line;
+          const list = lines.get(key) ?? [];
+          list.push(line);
+          lines.set(key, list);
         });
+        for (const [key, keyLines] of lines) {
+          if (keyLines.length < 2) continue;
+          const sorted = [...keyLines].sort((left, right) => left - right);
+          const known = sorted.filter((line) => line > 0);
+          findings.push({
+            code: codes.duplicateKey,
+            message: `duplicate key '${key}' at lines ${known.join(', ')}`,
+            severity: 'error',
+            field: formatPath([...pathOf(link), key]),
+            ...(known[1] !== undefined ? { line: known[1] } : {}),
+          });
+        }
       }
       for (let index = pairs.length - 1; index >= 0; index -= 1) {
-        const pair = pairs[index] as Pair;
-        stack.push({ node: pair.value, path: [...path, plainKeyOf(pair.key, document, { maxAliasCount: -1 })] });
+        nodes.push((pairs[index] as Pair).value);
+        links.push({ parent: link, segment: keys[index]! });
       }
     } else if (isSeq(node)) {
-      for (let index = node.items.length - 1; index >= 0; index -= 1) stack.push({ node: node.items[index], path: [...path, index] });
+      for (let index = node.items.length - 1; index >= 0; index -= 1) {
+        nodes.push(node.items[index]);
+        links.push({ parent: link, segment: index });
+      }
     } else if (isPair(node)) {
-      stack.push({ node: node.value, path });
+      nodes.push(node.value);
+      links.push(link);
     }
   }
   findings.sort((left, right) => (left.line ?? 0) - (right.line ?? 0));

@@ -74,6 +74,7 @@ export function scalarToPlain(node: Scalar): unknown {
  * the JSON text of their plain value.
  */
 export function plainKeyOf(keyNode: unknown, document: AnyDocument, options: ToPlainOptions = {}): string {
+  if (isScalar(keyNode)) return scalarKeyOf(keyNode);
   return keyOf(keyNode, {
     document,
     maxAliasCount: options.maxAliasCount ?? defaultMaxAliasCount,
@@ -82,14 +83,16 @@ export function plainKeyOf(keyNode: unknown, document: AnyDocument, options: ToP
   });
 }
 
+function scalarKeyOf(keyNode: Scalar): string {
+  const value = scalarToPlain(keyNode);
+  if (typeof value === 'string') return value;
+  if (value === null) return typeof keyNode.source === 'string' ? keyNode.source : '';
+  return String(value);
+}
+
 function keyOf(keyNode: unknown, state: ConversionState): string {
   if (keyNode === null || keyNode === undefined) return '';
-  if (isScalar(keyNode)) {
-    const value = scalarToPlain(keyNode);
-    if (typeof value === 'string') return value;
-    if (value === null) return typeof keyNode.source === 'string' ? keyNode.source : '';
-    return String(value);
-  }
+  if (isScalar(keyNode)) return scalarKeyOf(keyNode);
   if (isAlias(keyNode)) return `*${keyNode.source}`;
   return JSON.stringify(convert(keyNode, state));
 }
