@@ -8,7 +8,8 @@
  * - `write {path, data (base64)}` → `{existed, bytes}`: parents created, the final component
  *   opened with O_NOFOLLOW (an existing file without O_CREAT, a new one with O_EXCL), then, on
  *   Linux, the opened file's real path (`/proc/self/fd`) must be `path` itself before anything is
- *   written (`EXDEV` otherwise: something moved under it).
+ *   written (`EXDEV` otherwise: a path component was swapped; a file the call created there is
+ *   removed again).
  * - `read {path, limit}` → `{data (base64), size}`: O_NOFOLLOW, regular files only.
  * - `list {path}` → `{entries: [{name, kind, target?}]}`.
  * - `stat {path}` → `{kind, size}` (`kind`: file, directory, symlink, other), lstat semantics.
@@ -28,7 +29,8 @@ export function toolExecutorMain(): void {
 
   const kindOf = (stats: import('node:fs').Stats): string => (stats.isFile() ? 'file' : stats.isDirectory() ? 'directory' : stats.isSymbolicLink() ? 'symlink' : 'other');
 
-  const verifyOpened = (fd: number, expected: string): void => {
+  /** The opened file must be `expected` itself; a file this call created elsewhere is removed again. */
+  const verifyOpened = (fd: number, expected: string, created: boolean): void => {
     if (process.platform !== 'linux') return;
     let actual: string;
     try {
@@ -37,6 +39,13 @@ export function toolExecutorMain(): void {
       return;
     }
     if (actual !== expected) {
+      if (created) {
+        try {
+          fs.unlinkSync(actual);
+        } catch {
+          // gone already, or not ours to remove
+        }
+      }
       const error = new Error(`${expected} resolved to ${actual} when it was opened (a path component was swapped)`) as NodeJS.ErrnoException;
       error.code = 'EXDEV';
       throw error;
@@ -61,7 +70,7 @@ export function toolExecutorMain(): void {
         error.code = 'EINVAL';
         throw error;
       }
-      verifyOpened(fd, target);
+      verifyOpened(fd, target, !existed);
       const buffer = Buffer.from(request.data ?? '', 'base64');
       fs.ftruncateSync(fd, 0);
       let offset = 0;
