@@ -20,7 +20,6 @@ import { preMergeGatesStep } from './finalize/pre-merge-gates.js';
 import { predictConflictsStep } from './finalize/predict-conflicts.js';
 import { scanStubsStep } from './finalize/scan-stubs.js';
 import { createTamperState, pinsFor, tamperCheckStep } from './finalize/tamper-step.js';
-import { pinnedGitConfig, withGitConfigEnvironment } from './tamper-record.js';
 import { releaseTargetCheckouts } from './finalize/target.js';
 import { typeCollisionsStep } from './finalize/type-collisions.js';
 import { verifyBuildStep } from './finalize/verify-build-step.js';
@@ -142,8 +141,7 @@ export async function createFinalizeContext(options: FinalizeWaveOptions): Promi
     now: options.now ?? (() => new Date()),
     gitAt,
     rawGitAt,
-    // Gates and build commands never run a repository hook through git either.
-    env: withGitConfigEnvironment(options.env ?? process.env, pinnedGitConfig(undefined)),
+    env: options.env,
     dryRun: options.dryRun === true,
     primary,
     repos: [primary],

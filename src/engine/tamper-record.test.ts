@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkManifest, describeFingerprint, diffFingerprints, isHarmlessConfigKey, isOrchestratorFile } from './tamper-check.js';
-import { fingerprintSnapshot, fingerprintTree, isWaveAgentRef, manifestFingerprint, pinnedGitConfig, pinsForDirectory, withGitConfigEnvironment, writeHooksSnapshot } from './tamper-record.js';
+import { fingerprintSnapshot, fingerprintTree, isWaveAgentRef, manifestFingerprint, pinnedGitConfig, pinsForDirectory, writeHooksSnapshot } from './tamper-record.js';
 
 const scratch = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'polywave-tamper-')));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -12,21 +12,6 @@ describe('pinned git configuration', () => {
   it('no hooks at all without a verified directory; fsmonitor always off', () => {
     expect(pinnedGitConfig(undefined)).toEqual({ 'core.hooksPath': os.devNull, 'core.fsmonitor': 'false' });
     expect(pinnedGitConfig('/snap')).toEqual({ 'core.hooksPath': '/snap', 'core.fsmonitor': 'false' });
-  });
-
-  it("is appended to the caller's own GIT_CONFIG_* entries for gates and builds", () => {
-    const env = withGitConfigEnvironment({ PATH: '/bin', GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'user.name', GIT_CONFIG_VALUE_0: 'x' }, pinnedGitConfig(undefined));
-    expect(env).toEqual({
-      PATH: '/bin',
-      GIT_CONFIG_COUNT: '3',
-      GIT_CONFIG_KEY_0: 'user.name',
-      GIT_CONFIG_VALUE_0: 'x',
-      GIT_CONFIG_KEY_1: 'core.fsmonitor',
-      GIT_CONFIG_VALUE_1: 'false',
-      GIT_CONFIG_KEY_2: 'core.hooksPath',
-      GIT_CONFIG_VALUE_2: os.devNull,
-    });
-    expect(withGitConfigEnvironment({ GIT_CONFIG_COUNT: 'junk' }, { a: 'b' }).GIT_CONFIG_KEY_0).toBe('a');
   });
 
   it('a directory takes the pins of the longest root that contains it', () => {

@@ -148,24 +148,6 @@ export function pinsForDirectory<Pins>(pins: ReadonlyMap<string, Pins>, director
   return best === undefined ? undefined : pins.get(best);
 }
 
-/**
- * `env` plus `config` as `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_<n>`/`GIT_CONFIG_VALUE_<n>` (git's
- * environment form of `-c`, appended after any the caller set): every git a gate or build
- * command starts runs with the pinned hooks too.
- */
-export function withGitConfigEnvironment(env: Readonly<Record<string, string | undefined>>, config: Readonly<Record<string, string>>): Record<string, string | undefined> {
-  const next: Record<string, string | undefined> = { ...env };
-  const given = Number.parseInt(next.GIT_CONFIG_COUNT ?? '0', 10);
-  let count = Number.isInteger(given) && given > 0 ? given : 0;
-  for (const key of Object.keys(config).sort()) {
-    next[`GIT_CONFIG_KEY_${count}`] = key;
-    next[`GIT_CONFIG_VALUE_${count}`] = config[key];
-    count += 1;
-  }
-  next.GIT_CONFIG_COUNT = String(count);
-  return next;
-}
-
 function sha256(data: string | Buffer): string {
   return createHash('sha256').update(data).digest('hex');
 }

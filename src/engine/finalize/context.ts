@@ -163,7 +163,6 @@ export interface FinalizeContext {
   gitAt: (directory: string) => Git;
   /** Git without the pinned configuration (to ask git where the repository's own hooks are). */
   rawGitAt: (directory: string) => Git;
-  /** Environment of gates and build commands: the caller's, with git pinned to run no hooks. */
   env: Readonly<Record<string, string | undefined>> | undefined;
   dryRun: boolean;
   primary: FinalizeRepo;

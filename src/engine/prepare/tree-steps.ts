@@ -2,7 +2,6 @@ import path from 'node:path';
 import { runBaselineGates } from '../../gates/run-gates.js';
 import type { StatusEntry } from '../../git/git-port.js';
 import { isSoloWave } from '../../protocol/waves.js';
-import { pinnedGitConfig, withGitConfigEnvironment } from '../tamper-record.js';
 import type { StepDefinition, StepOutcome } from '../step.js';
 import { cleanStaleWorktrees, detectStaleWorktrees, type StaleCleanupResult } from '../stale-worktrees.js';
 import { canonicalPath } from '../worktrees.js';
@@ -177,8 +176,7 @@ export const baselineGatesStep: StepDefinition<PrepareContext> = {
         ...(context.options.noCache ? { noCache: true } : {}),
         ...(context.options.signal ? { signal: context.options.signal } : {}),
         ...(context.options.events ? { events: context.options.events } : {}),
-        // A gate's own git never runs a repository hook (issue 11).
-        env: withGitConfigEnvironment(context.options.env ?? process.env, pinnedGitConfig(undefined)),
+        ...(context.options.env ? { env: context.options.env } : {}),
         ...(context.options.gateTimeoutMs ? { defaultTimeoutMs: context.options.gateTimeoutMs } : {}),
         now: context.now,
         configSearchDirs: [primary.root],
