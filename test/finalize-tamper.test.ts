@@ -178,6 +178,11 @@ describe('prepare-wave re-entry (E9) checks the record before it writes anything
     expect(again.steps.map((item) => item.step)).not.toContain('working_dir_check');
     expect(await snapshot(wave.fixture)).toEqual(before);
     expect(existsSync(wave.marker)).toBe(false);
+    // The caller vouches for it: listed, recorded again, and finalize takes it as recorded.
+    const accepted = await prepareWave({ implPath: wave.fixture.implPath, wave: 1, env: wave.fixture.repo.env, gitAt: wave.fixture.gitAt, now: () => new Date('2026-05-12T11:00:00Z'), acceptChanges: true });
+    expect(accepted.success, JSON.stringify(accepted.steps.find((item) => item.status === 'failed'))).toBe(true);
+    expect(accepted.steps.find((item) => item.step === 'tamper_check')).toMatchObject({ status: 'warning', detail: expect.stringContaining('hook post-checkout') });
+    expect((await wave.fixture.finalize(1)).success).toBe(true);
   });
 
   it('an untampered re-entry passes and records again', async () => {

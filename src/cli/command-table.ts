@@ -223,6 +223,7 @@ export const commandTable: CommandSpec[] = [
       { flags: '--no-commit-state', description: 'never commit; any dirty file blocks the wave' },
       { flags: '--no-cache', description: 'bypass the E38 gate cache for the E21A baseline gates' },
       { flags: '--skip-critic', description: 'E37: write a synthetic PASS critic report when the critic gate would block' },
+      { flags: '--accept-changes', description: 'E9 re-entry: the changes the tamper check reports since the wave was first prepared are yours; record the repository as it is now' },
       { flags: '--json-only', description: 'no progress lines on stderr' },
       { flags: '--concurrency <n>', description: 'concurrent `git worktree add` processes (default: idle CPUs, 1–8)', integer: true },
       { flags: '--repo-dir <dir>', description: 'primary repository root (default: the repository holding the IMPL)' },

@@ -50,6 +50,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
       commitState: options.commitState !== false,
       noCache: options.cache === false,
       skipCritic: options.skipCritic === true,
+      acceptChanges: options.acceptChanges === true,
       ...(typeof options.concurrency === 'number' && options.concurrency > 0 ? { concurrency: options.concurrency } : {}),
       env: io.env,
       now: io.now,

@@ -24,6 +24,12 @@ export interface PrepareWaveOptions extends EngineRunOptions {
   noCache?: boolean;
   /** E37: write a synthetic PASS critic report when the critic gate would block. */
   skipCritic?: boolean;
+  /**
+   * Issue 11, E9 re-entry: what the tamper check finds changed since the wave was first prepared
+   * is the caller's own (e.g. the ownership corrected after a BLOCKED wave): list it and go on
+   * (the record is taken again at the end).
+   */
+  acceptChanges?: boolean;
   /** Concurrent `git worktree add` processes (default: idle CPUs, 1–8). */
   concurrency?: number;
 }

@@ -73,12 +73,19 @@ export const tamperCheckStep: StepDefinition<PrepareContext> = {
       verified.push(recordPath);
       pins.set(repo.root, pinnedGitConfig(record.hooks_trusted && record.hooks.snapshot ? hooksSnapshotPath(location.commonDir, context.slug, context.wave) : undefined));
     }
-    if (findings.length > 0) {
+    const accepted = findings.length > 0 && context.options.acceptChanges === true && !context.readOnly;
+    if (findings.length > 0 && !accepted) {
       return {
         status: 'failed',
-        detail: `${tamperDetectedCode}: wave ${context.wave} was prepared before and ${findings.length} thing(s) changed since — ${describeFindings(findings)}. Nothing was written. Undo the changes; if they are yours and intended, remove ${listForDetail(verified, 3)} and re-run.`,
+        detail: `${tamperDetectedCode}: wave ${context.wave} was prepared before and ${findings.length} thing(s) changed since — ${describeFindings(findings)}. Nothing was written. Undo the changes (or find out who made them); if they are yours and intended, re-run with --accept-changes.`,
         data: { code: tamperDetectedCode, findings, records: verified },
       };
+    }
+    if (accepted) {
+      // The caller vouches for the repository as it is now: its hooks as they are (recorded again at the end).
+      for (const repo of context.repos) pins.set(repo.root, pinnedGitConfig((await locateRepository(context.rawGitAt(repo.root))).hooksDirectory));
+      context.pins = pins;
+      return { status: 'warning', detail: `accepted as the caller's own (--accept-changes): ${describeFindings(findings)}`, data: { accepted: findings, records: verified } };
     }
     context.pins = pins;
     return {
