@@ -19,6 +19,7 @@ export interface ScaffoldStep {
   status: StepStatus;
   errors?: string[];
   fixes?: string[];
+  /** Only when true (Go's YAML omits a false one). */
   auto_fixable?: boolean;
 }
 
@@ -104,11 +105,11 @@ async function checkSyntax(options: ScaffoldCheckOptions, family: CodeFamily | u
       JSON.parse(text);
       return { status: 'PASS' };
     } catch (error) {
-      return { status: 'FAIL', errors: [`${relative}: ${error instanceof Error ? error.message : String(error)}`], fixes: ['Fix the JSON syntax'], auto_fixable: false };
+      return { status: 'FAIL', errors: [`${relative}: ${error instanceof Error ? error.message : String(error)}`], fixes: ['Fix the JSON syntax'] };
     }
   }
   const brackets = bracketErrors(relative, text);
-  if (brackets.length > 0) return { status: 'FAIL', errors: brackets, fixes: ['Balance the brackets at the reported lines'], auto_fixable: false };
+  if (brackets.length > 0) return { status: 'FAIL', errors: brackets, fixes: ['Balance the brackets at the reported lines'] };
   // A real parser where one is installed: gofmt, python3, node, TypeScript, rustfmt.
   let parsed: { code: number; output: string } | undefined;
   if (family === 'go') parsed = await run('gofmt', ['-e', '-l', options.file], { cwd: options.root, ...(options.env ? { env: options.env } : {}) });
@@ -129,7 +130,7 @@ async function checkSyntax(options: ScaffoldCheckOptions, family: CodeFamily | u
   }
   // rustfmt exits 1 when it would reformat: only parse errors ("error") count.
   if (parsed && family === 'rust' && parsed.code !== 0 && !/^error/m.test(parsed.output)) parsed = { code: 0, output: '' };
-  if (parsed && parsed.code !== 0) return { status: 'FAIL', errors: parsed.output.split('\n').filter((line) => line.trim() !== '').slice(0, 20), fixes: ['Fix the syntax error at the reported location'], auto_fixable: false };
+  if (parsed && parsed.code !== 0) return { status: 'FAIL', errors: parsed.output.split('\n').filter((line) => line.trim() !== '').slice(0, 20), fixes: ['Fix the syntax error at the reported location'] };
   return { status: 'PASS' };
 }
 
@@ -221,7 +222,7 @@ function checkImports(options: ScaffoldCheckOptions, family: CodeFamily | undefi
   if (!missing) return { status: 'SKIP', errors: [skipReason] };
   if (missing.length === 0) return { status: 'PASS' };
   const fix = family === 'go' ? `go get ${missing.join(' ')}` : family === 'rust' ? `add ${missing.join(', ')} to [dependencies] in Cargo.toml` : family === 'python' ? 'create the imported modules or fix the relative import' : 'install the packages or fix the relative import paths';
-  return { status: 'FAIL', errors: missing.map((specifier) => `unresolved import: ${specifier}`), fixes: [fix], auto_fixable: family === 'go' || family === 'rust' };
+  return { status: 'FAIL', errors: missing.map((specifier) => `unresolved import: ${specifier}`), fixes: [fix], ...(family === 'go' || family === 'rust' ? { auto_fixable: true } : {}) };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -261,7 +262,6 @@ export async function checkScaffold(options: ScaffoldCheckOptions): Promise<Scaf
         status: 'FAIL',
         errors: [outcome.timedOut ? `build timed out: ${command}` : `build failed (exit ${outcome.exitCode}): ${command}`, ...outcome.output.split('\n').slice(-60)].filter((line) => line.trim() !== ''),
         fixes: ['Fix the compilation errors in the scaffold'],
-        auto_fixable: false,
       };
   return result;
 }
