@@ -13,4 +13,4 @@ export { sandboxOverrideVariable, sandboxStatus, type SandboxStatus } from './sa
 export { sandboxInstallHint, sandboxUnavailableError, sandboxUnavailableMessage } from './sandbox-unavailable-error.js';
 export { leaseSandboxManager, resetSandboxManager as resetSandbox, type SandboxLease } from './sandbox-manager.js';
 export { readSandboxSettings } from './sandbox-settings.js';
-export { shellQuote, wrapInSandbox, type SandboxedCommand, type WrapInSandboxOptions } from './wrap-in-sandbox.js';
+export { sandboxCommandVariable, shellQuote, wrapInSandbox, type SandboxedCommand, type WrapInSandboxOptions } from './wrap-in-sandbox.js';

@@ -13,6 +13,7 @@ import type { SandboxManager as Manager } from '@anthropic-ai/sandbox-runtime';
 const idleResetMs = 250;
 
 let session: Promise<typeof Manager> | undefined;
+let generation = 0;
 let leases = 0;
 let idleTimer: NodeJS.Timeout | undefined;
 
@@ -62,10 +63,16 @@ export async function leaseSandboxManager(): Promise<SandboxLease> {
   }
 }
 
+/** Changes whenever the session is reset: what was built for an older session (wrappers) is stale. */
+export function sandboxSessionGeneration(): number {
+  return generation;
+}
+
 /** Stops the proxy and the bridge and forgets the session (tests; the idle reset). */
 export async function resetSandboxManager(): Promise<void> {
   const current = session;
   session = undefined;
+  generation += 1;
   if (!current) return;
   try {
     const manager = await current;

@@ -5,8 +5,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import type { SandboxManager as Manager } from '@anthropic-ai/sandbox-runtime';
 import type { SandboxPlan } from './sandbox-plan.js';
-import { leaseSandboxManager } from './sandbox-manager.js';
+import { leaseSandboxManager, sandboxSessionGeneration } from './sandbox-manager.js';
 import { sandboxStatus } from './sandbox-status.js';
 import { sandboxUnavailableError } from './sandbox-unavailable-error.js';
 
@@ -44,34 +45,56 @@ export interface WrapInSandboxOptions {
   signal?: AbortSignal;
 }
 
+/** The variable that carries the command into a reused sandbox wrapper. */
+export const sandboxCommandVariable = 'POLYWAVE_SANDBOX_COMMAND';
+
 /**
- * Builds the sandboxed form of `command` (run by bash): writes outside `plan.writable` fail
- * (read-only file system), `plan.readOnlyWithin` stays read-only, `plan.unreadable` cannot be read,
- * the network is a separate namespace whose only way out is the host proxy allowing
- * `plan.allowedHosts`, and the process tree dies with the sandbox (PID namespace).
- * Throws SANDBOX_UNAVAILABLE when the sandbox cannot run here.
+ * How long one wrapper is reused for the same plan, working directory and TMPDIR. Building it is
+ * most of a wrap's cost (sandbox-runtime scans the writable directories with ripgrep for files it
+ * always protects — shell rc files, `.git/hooks`, `.vscode` — and lays out the mounts); the
+ * boundary itself (the plan) does not change, only that scan may miss such a file created within
+ * this window.
  */
-export async function wrapInSandbox(plan: SandboxPlan, command: string, options: WrapInSandboxOptions): Promise<SandboxedCommand> {
-  const status = await sandboxStatus({ env: options.env });
-  if (!status.available) throw sandboxUnavailableError(status);
-  const lease = await leaseSandboxManager();
-  const manager = lease.manager;
+const wrapperReuseMs = 30_000;
+
+/** A wrapper built once and reused: `bwrap … bash -c 'exec bash -c "$POLYWAVE_SANDBOX_COMMAND"'`. */
+interface Wrapper {
+  key: string;
+  file: string;
+  args: string[];
+  expires: number;
+  inFlight: number;
+  /** Forgets the wrapper's network registration (when it expired and no command uses it). */
+  dispose: () => void;
+}
+
+const wrappers = new Map<string, Promise<Wrapper>>();
+
+function retire(wrapper: Wrapper): void {
+  if (wrapper.inFlight > 0 || Date.now() < wrapper.expires) return;
+  void wrappers.get(wrapper.key)?.then((current) => {
+    if (current === wrapper) wrappers.delete(wrapper.key);
+  });
+  wrapper.dispose();
+}
+
+async function buildWrapper(key: string, plan: SandboxPlan, options: WrapInSandboxOptions, manager: typeof Manager): Promise<Wrapper> {
+  // The proxy tells commands apart by this id (their proxy user name): unguessable, one per wrapper.
   const commandId = randomBytes(18).toString('base64url');
-  let released = false;
-  const release = (): void => {
-    if (released) return;
-    released = true;
+  let disposed = false;
+  const dispose = (): void => {
+    if (disposed) return;
+    disposed = true;
     manager.unregisterCommandNetworkLists(commandId);
-    lease.release();
   };
   if (plan.allowedHosts.length > 0) manager.registerCommandNetworkLists(commandId, { allowedDomains: [...plan.allowedHosts] });
   // sandbox-runtime sets TMPDIR to its shared /tmp/claude; the plan's private TMPDIR wins.
   const tmpdir = options.env.TMPDIR;
-  const inner = tmpdir !== undefined && tmpdir !== '' ? `export TMPDIR=${shellQuote(tmpdir)}; ${command}` : command;
+  const runner = `${tmpdir !== undefined && tmpdir !== '' ? `export TMPDIR=${shellQuote(tmpdir)}; ` : ''}exec bash -c "$${sandboxCommandVariable}"`;
   const sharedTemp = runtimeSharedTemp.filter((entry) => existsSync(entry));
   try {
     const { argv } = await manager.wrapWithSandboxArgv(
-      inner,
+      runner,
       'bash',
       {
         filesystem: { allowWrite: [...plan.writable], denyWrite: [...plan.readOnlyWithin, ...sharedTemp], denyRead: [...plan.unreadable] },
@@ -79,13 +102,61 @@ export async function wrapInSandbox(plan: SandboxPlan, command: string, options:
       },
       options.signal,
       options.cwd,
-      { commandId, commandText: command },
+      { commandId },
     );
     const [file, ...args] = argv;
     if (file === undefined) throw new Error('sandbox-runtime returned an empty command');
-    return { file, args, env: { ...options.env }, release };
+    const wrapper: Wrapper = { key, file, args, expires: Date.now() + wrapperReuseMs, inFlight: 0, dispose };
+    setTimeout(() => retire(wrapper), wrapperReuseMs + 50).unref();
+    return wrapper;
   } catch (error) {
-    release();
+    dispose();
     throw error;
   }
+}
+
+/**
+ * Builds the sandboxed form of `command` (run by bash): writes outside `plan.writable` fail
+ * (read-only file system), `plan.readOnlyWithin` stays read-only, `plan.unreadable` cannot be read,
+ * the network is a separate namespace whose only way out is the host proxy allowing
+ * `plan.allowedHosts`, and the process tree dies with the sandbox (PID namespace).
+ * The command reaches the sandbox in {@link sandboxCommandVariable}; the wrapper around it is
+ * reused for the same plan, directory and TMPDIR for a short while.
+ * Throws SANDBOX_UNAVAILABLE when the sandbox cannot run here.
+ */
+export async function wrapInSandbox(plan: SandboxPlan, command: string, options: WrapInSandboxOptions): Promise<SandboxedCommand> {
+  const status = await sandboxStatus({ env: options.env });
+  if (!status.available) throw sandboxUnavailableError(status);
+  // Each command holds a lease on the session until it is released; a wrapper belongs to one session.
+  const lease = await leaseSandboxManager();
+  let used: Wrapper;
+  try {
+    const key = JSON.stringify([sandboxSessionGeneration(), plan.writable, plan.readOnlyWithin, plan.unreadable, plan.allowedHosts, options.cwd, options.env.TMPDIR ?? '']);
+    let pending = wrappers.get(key);
+    let wrapper = pending ? await pending.catch(() => undefined) : undefined;
+    if (!wrapper || Date.now() >= wrapper.expires) {
+      if (wrapper) retire(wrapper);
+      const building = buildWrapper(key, plan, options, lease.manager);
+      pending = building;
+      wrappers.set(key, building);
+      building.catch(() => {
+        if (wrappers.get(key) === building) wrappers.delete(key);
+      });
+      wrapper = await building;
+    }
+    used = wrapper;
+  } catch (error) {
+    lease.release();
+    throw error;
+  }
+  used.inFlight += 1;
+  let released = false;
+  const release = (): void => {
+    if (released) return;
+    released = true;
+    used.inFlight -= 1;
+    retire(used);
+    lease.release();
+  };
+  return { file: used.file, args: [...used.args], env: { ...options.env, [sandboxCommandVariable]: command }, release };
 }

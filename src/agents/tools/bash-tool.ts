@@ -174,12 +174,12 @@ export const bashTool: AgentTool = defineTool<z.infer<typeof bashInput>>({
     }
     const timeoutMs = Math.max(1, Math.min(input.timeout_ms ?? context.toolTimeoutMs, context.toolTimeoutMs));
     const env = bashEnvironment(context.env);
-    let spawnSpec = { file: 'bash', args: ['-c', input.command] };
+    let spawnSpec = { file: 'bash', args: ['-c', input.command], env };
     let release = (): void => {};
     if (context.sandbox) {
       try {
         const wrapped = await wrapInSandbox(context.sandbox, input.command, { cwd: root, env, signal: context.signal });
-        spawnSpec = { file: wrapped.file, args: wrapped.args };
+        spawnSpec = { file: wrapped.file, args: wrapped.args, env: wrapped.env };
         release = wrapped.release;
       } catch (error) {
         return errorResult(`cannot start the sandbox for this command: ${errorMessage(error)}`);
@@ -187,7 +187,7 @@ export const bashTool: AgentTool = defineTool<z.infer<typeof bashInput>>({
     }
     let run: RunResult;
     try {
-      run = await runBash(spawnSpec, { cwd: root, env, timeoutMs, signal: context.signal });
+      run = await runBash(spawnSpec, { cwd: root, env: spawnSpec.env, timeoutMs, signal: context.signal });
     } finally {
       release();
     }
