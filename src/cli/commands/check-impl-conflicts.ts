@@ -5,7 +5,7 @@ import { implSlugFromPath } from '../../protocol/names.js';
 import { loadImpl } from '../../store/manifest-file.js';
 import { resolveManifestPath } from '../../store/resolve-path.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
-import { repoDirOption } from './prepare-wave.js';
+import { repoDirOption } from './repo-dir-option.js';
 import { requireManifest } from './shared.js';
 
 /**

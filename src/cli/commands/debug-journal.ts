@@ -5,7 +5,7 @@ import { readJournal } from '../../engine/journal.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { failedEntries, formatJournalSummary, journalTimelineHtml, summarizeJournalLines } from '../../protocol/journal-debug.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
-import { repoDirOption } from './prepare-wave.js';
+import { repoDirOption } from './repo-dir-option.js';
 
 /** `wave1/agent-A`, `wave1-agent-A` or `.polywave-state/wave1/agent-A` → `wave1/agent-A`. */
 function agentDirectory(reference: string): string {

@@ -1,11 +1,10 @@
 import { readFileSync, statSync } from 'node:fs';
+import { realpath } from 'node:fs/promises';
 import path from 'node:path';
-import { resolveRepoRoot } from '../../engine/prepare/preflight-steps.js';
-import { canonicalPath } from '../../engine/worktrees.js';
 import { createGit } from '../../git/git-cli.js';
 import type { ImplManifest } from '../../protocol/schema/impl-schema.js';
 import type { CommandIo } from '../io.js';
-import { repoDirOption } from './prepare-wave.js';
+import { repoDirOption } from './repo-dir-option.js';
 
 /**
  * The repository an IMPL belongs to, for the commands that read its files: `--repo-dir`, else
@@ -16,7 +15,7 @@ export async function implRepoRoot(implPath: string, options: Record<string, unk
   const explicit = repoDirOption(options, io);
   if (explicit) return explicit;
   try {
-    return await canonicalPath(await createGit(path.dirname(implPath), { env: io.env }).topLevel());
+    return await realpath(await createGit(path.dirname(implPath), { env: io.env }).topLevel());
   } catch {
     const parts = path.dirname(implPath).split(path.sep);
     const index = parts.lastIndexOf('IMPL');
@@ -46,6 +45,9 @@ export function readRepoText(filePath: string): string | undefined {
  */
 export async function repoDirectories(manifest: ImplManifest, root: string, implPath: string): Promise<(repo?: string) => string> {
   const names = [...new Set(manifest.file_ownership.map((row) => (row.repo ?? '').trim()).filter((name) => name !== ''))];
+  if (names.length === 0) return () => root;
+  // Loaded only for multi-repo IMPLs: hooks call these commands on every write.
+  const { resolveRepoRoot } = await import('../../engine/prepare/preflight-steps.js');
   const resolved = new Map<string, string>();
   for (const name of names) resolved.set(name, (await resolveRepoRoot(manifest, path.basename(name), root, path.dirname(implPath))) ?? path.join(path.dirname(root), path.basename(name)));
   return (repo) => (repo && resolved.get(repo.trim())) || root;

@@ -3,7 +3,7 @@ import { PolywaveError } from '../../errors/polywave-error.js';
 import { parseErrorRanges } from '../../protocol/error-ranges.js';
 import { readTextFile } from '../../store/read-text.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
-import { repoDirOption } from './prepare-wave.js';
+import { repoDirOption } from './repo-dir-option.js';
 
 /** Where a Go project keeps its error-code registry (the polywave-go layout). */
 export const errorRegistryPath = path.join('pkg', 'result', 'codes.go');

@@ -12,7 +12,7 @@ import { listManifestFiles } from '../../store/list-manifests.js';
 import { loadImpl } from '../../store/manifest-file.js';
 import { configuredCommands, locateProjectConfig, readProjectConfig } from '../../store/project-config.js';
 import type { CommandIo, CommandResult } from '../io.js';
-import { repoDirOption } from './prepare-wave.js';
+import { repoDirOption } from './repo-dir-option.js';
 
 const terminalStates = new Set(['COMPLETE', 'NOT_SUITABLE']);
 

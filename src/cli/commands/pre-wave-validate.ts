@@ -4,7 +4,7 @@ import { currentWave } from '../../protocol/waves.js';
 import { loadImpl } from '../../store/manifest-file.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { applyImplFixes } from './impl-fixes.js';
-import { repoDirOption } from './prepare-wave.js';
+import { repoDirOption } from './repo-dir-option.js';
 import { implPathFrom, requireManifest } from './shared.js';
 
 /**

@@ -6,7 +6,7 @@ import { implSlugFromPath } from '../../protocol/names.js';
 import { parseImpl } from '../../protocol/parse-impl.js';
 import { newQueueItem, nextQueueItem, parseQueueItem, queueFileName, serializeQueueItem, sortQueue, type QueueItem } from '../../protocol/queue.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
-import { repoDirOption } from './prepare-wave.js';
+import { repoDirOption } from './repo-dir-option.js';
 
 const queueDirectory = (root: string) => path.join(root, 'docs', 'IMPL', 'queue');
 
