@@ -20,9 +20,21 @@ function nullToUndefined(value: unknown): unknown {
   return value === null ? undefined : value;
 }
 
+/**
+ * Model-mode leaf schemas are immutable and carry no per-field data, so one instance serves every
+ * field: the IMPL model has ~100 string fields, and building zod schemas is a measurable part of
+ * a CLI call (each instance sets up dozens of closures). Export mode builds fresh ones, so the
+ * JSON Schema export never sees a shared node.
+ */
+const sharedModelLeaves: { string?: z.ZodType; stringItem?: z.ZodType; int?: z.ZodType; bool?: z.ZodType } = {};
+
 /** A string field; numbers and booleans written unquoted become their text. */
 export function stringField(mode: SchemaMode) {
   if (mode === 'export') return z.string();
+  return (sharedModelLeaves.string ??= buildModelString()) as ReturnType<typeof buildModelString>;
+}
+
+function buildModelString() {
   return z.preprocess((value) => {
     if (typeof value === 'number' || typeof value === 'boolean') return String(value);
     return nullToUndefined(value);
@@ -32,6 +44,10 @@ export function stringField(mode: SchemaMode) {
 /** A string list item (numbers/booleans become their text in model mode). */
 export function stringItem(mode: SchemaMode) {
   if (mode === 'export') return z.string();
+  return (sharedModelLeaves.stringItem ??= buildModelStringItem()) as ReturnType<typeof buildModelStringItem>;
+}
+
+function buildModelStringItem() {
   return z.preprocess((value) => (typeof value === 'number' || typeof value === 'boolean' ? String(value) : value), z.string());
 }
 
@@ -50,6 +66,10 @@ export function patternField(mode: SchemaMode, pattern: RegExp) {
 /** An integer field; accepts whole floats and digit strings like Go's decoder. */
 export function intField(mode: SchemaMode) {
   if (mode === 'export') return z.int();
+  return (sharedModelLeaves.int ??= buildModelInt()) as ReturnType<typeof buildModelInt>;
+}
+
+function buildModelInt() {
   return z.preprocess((value) => {
     if (typeof value === 'string' && /^[-+]?\d+(\.0+)?$/.test(value.trim())) return Number(value.trim());
     if (typeof value === 'number' && Number.isFinite(value) && Number.isInteger(Math.trunc(value)) && value === Math.trunc(value)) return value;
@@ -60,6 +80,10 @@ export function intField(mode: SchemaMode) {
 /** A boolean field; accepts the YAML 1.1 words (`yes`, `on`, …) Go's decoder accepts. */
 export function boolField(mode: SchemaMode) {
   if (mode === 'export') return z.boolean();
+  return (sharedModelLeaves.bool ??= buildModelBool()) as ReturnType<typeof buildModelBool>;
+}
+
+function buildModelBool() {
   return z.preprocess((value) => {
     if (typeof value === 'string') {
       if (yamlTrue.has(value)) return true;
