@@ -3,11 +3,13 @@
 // reference binary on the same input, interleaved run by run (A B, then B A, …) so that the noise
 // of a shared machine falls on both. Prints median and p95 wall time per command, the ratio of the
 // medians (ours / Go) per command and overall (geometric mean of the four), and the floor: an empty
-// `node` start. Without the Go binary it prints our numbers only.
+// `node` start. Where bash is there, each run also reports its CPU time (user + system), a
+// steadier measure than wall time on a machine others are using. Without the Go binary it prints
+// our numbers only.
 //
 //   BENCH_RUNS=N (default 21)   POLYWAVE_GO_TOOLS=path (default ../shared/tools/polywave-tools-go)
 //   POLYWAVE_CORPUS=dir (default ../shared/corpus)
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -51,12 +53,21 @@ const extraCases = [{ name: 'list-impls --include-complete', args: ['list-impls'
 const ours = ({ args, cwd }) => ({ command: process.execPath, args: [path.join(root, 'bin', 'polywave.js'), ...args], cwd });
 const go = ({ args, cwd }) => ({ command: goBinary, args, cwd });
 
+// The child's CPU time comes from bash's `time` keyword (millisecond resolution; GNU time prints
+// centiseconds, too coarse for a 20 ms Go call). Both tools pay the same extra bash start.
+const timeFile = path.join(scratch, 'time.txt');
+const timedScript = 'TIMEFORMAT="%3U %3S"; { time "$@" >&3 2>&4; } 3>&1 4>&2 2>"$POLYWAVE_BENCH_TIME"';
+const timeEnvironment = { ...process.env, POLYWAVE_BENCH_TIME: timeFile };
+const bashTime = process.platform !== 'win32' && spawnSync('bash', ['-c', timedScript, 'bash', 'true'], { env: timeEnvironment }).status === 0;
+
 function runOnce({ command, args, cwd }) {
+  const [file, fileArgs] = bashTime ? ['bash', ['-c', timedScript, 'bash', command, ...args]] : [command, args];
   const start = performance.now();
-  const result = spawnSync(command, args, { encoding: 'utf8', cwd: cwd ?? root, maxBuffer: 64 * 1024 * 1024 });
+  const result = spawnSync(file, fileArgs, { encoding: 'utf8', cwd: cwd ?? root, env: timeEnvironment, maxBuffer: 64 * 1024 * 1024 });
   const ms = performance.now() - start;
   if (result.error) throw result.error;
-  return { ms, code: result.status, stdout: result.stdout };
+  const cpu = bashTime ? readFileSync(timeFile, 'utf8').trim().split(' ').reduce((sum, seconds) => sum + Number(seconds) * 1000, 0) : undefined;
+  return { ms, cpu, code: result.status, stdout: result.stdout };
 }
 
 function quantile(values, q) {
@@ -66,6 +77,7 @@ function quantile(values, q) {
 
 function measure(testCase) {
   const samples = { ours: [], go: [] };
+  const cpu = { ours: [], go: [] };
   const codes = { ours: new Set(), go: new Set() };
   let sameOutput = true;
   // One untimed warm-up each (file cache), then interleaved runs, alternating who goes first.
@@ -77,34 +89,46 @@ function measure(testCase) {
     for (const who of order) {
       const result = runOnce(who === 'ours' ? ours(testCase) : go(testCase));
       samples[who].push(result.ms);
+      if (result.cpu !== undefined) cpu[who].push(result.cpu);
       codes[who].add(result.code);
     }
   }
-  return { samples, codes, sameOutput };
+  return { samples, cpu, codes, sameOutput };
 }
 
 const floor = [];
-for (let run = 0; run < runs; run += 1) floor.push(runOnce({ command: process.execPath, args: ['-e', '0'] }).ms);
+for (let run = 0; run < runs; run += 1) floor.push(runOnce({ command: process.execPath, args: ['-e', '0'] }));
 
 const format = (ms) => `${ms.toFixed(1).padStart(7)} ms`;
+const geometricMean = (values) => Math.exp(values.reduce((sum, value) => sum + Math.log(value), 0) / values.length);
 console.log(`bench:cli — ${runs} interleaved runs per command; node ${process.version}; Go binary: ${haveGo ? goBinary : 'absent (ours only)'}`);
-console.log(`floor: node -e 0  median ${format(quantile(floor, 0.5))}  p95 ${format(quantile(floor, 0.95))}`);
-console.log('command                         ours median      p95 |   Go median      p95 | ratio  exit ours/Go  same stdout');
+console.log(`floor: node -e 0  median ${format(quantile(floor.map((run) => run.ms), 0.5))}  p95 ${format(quantile(floor.map((run) => run.ms), 0.95))}` + (bashTime ? `  cpu ${format(quantile(floor.map((run) => run.cpu), 0.5))}` : ''));
+console.log(
+  'command                        wall: ours median      p95 |   Go median      p95 | ratio' + (bashTime ? ' || cpu: ours median   Go median | ratio' : '') + '  exit ours/Go  same stdout',
+);
 const ratios = [];
+const cpuRatios = [];
 for (const testCase of [...cases, ...extraCases]) {
-  const { samples, codes, sameOutput } = measure(testCase);
+  const { samples, cpu, codes, sameOutput } = measure(testCase);
   const oursMedian = quantile(samples.ours, 0.5);
-  const columns = [testCase.name.padEnd(30), format(oursMedian), format(quantile(samples.ours, 0.95))];
+  const columns = [testCase.name.padEnd(30), '     ', format(oursMedian), format(quantile(samples.ours, 0.95))];
   if (haveGo) {
     const goMedian = quantile(samples.go, 0.5);
     const ratio = oursMedian / goMedian;
     if (cases.includes(testCase)) ratios.push(ratio);
-    columns.push('|', format(goMedian), format(quantile(samples.go, 0.95)), '|', `${ratio.toFixed(2)}×`.padStart(6), `  ${[...codes.ours].join(',')}/${[...codes.go].join(',')}`.padEnd(13), sameOutput ? 'yes' : 'no');
+    columns.push('|', format(goMedian), format(quantile(samples.go, 0.95)), '|', `${ratio.toFixed(2)}×`.padStart(6));
+    if (bashTime) {
+      const cpuRatio = quantile(cpu.ours, 0.5) / quantile(cpu.go, 0.5);
+      if (cases.includes(testCase)) cpuRatios.push(cpuRatio);
+      columns.push('||     ', format(quantile(cpu.ours, 0.5)), ' ', format(quantile(cpu.go, 0.5)), '|', `${cpuRatio.toFixed(2)}×`.padStart(6));
+    }
+    columns.push(`  ${[...codes.ours].join(',')}/${[...codes.go].join(',')}`.padEnd(13), sameOutput ? 'yes' : 'no');
+  } else if (bashTime) {
+    columns.push('|| cpu', format(quantile(cpu.ours, 0.5)));
   }
   console.log(columns.join(' '));
 }
 if (haveGo) {
-  const overall = Math.exp(ratios.reduce((sum, ratio) => sum + Math.log(ratio), 0) / ratios.length);
-  console.log(`overall (geometric mean of the four ratios): ${overall.toFixed(2)}× (target <= 2)`);
+  console.log(`overall (geometric mean of the four ratios): wall ${geometricMean(ratios).toFixed(2)}×` + (bashTime ? `, cpu ${geometricMean(cpuRatios).toFixed(2)}×` : '') + ' (target <= 2)');
 }
 rmSync(scratch, { recursive: true, force: true });
