@@ -32,6 +32,9 @@ function addOption(command: Command, spec: OptionSpec): void {
 /** Accepted by every command, like Go's persistent `--repo-dir` (a command's own `--repo-dir` says what it does with it). */
 const globalRepoDir: OptionSpec = { flags: '--repo-dir <dir>', description: 'repository root directory (default: current directory)' };
 
+/** Kernel lock waits given up after a timeout: bin/polywave.js exits instead of waiting for them. */
+export { abandonedLockWaits } from '../store/kernel-lock.js';
+
 /** Formats an error as the one line users see: `polywave: error[CODE]: message`. */
 export function formatErrorLine(error: PolywaveError): string {
   return `polywave: error[${error.code}]: ${error.message.split('\n')[0]}\n`;

@@ -1,31 +1,33 @@
 import { PolywaveError } from '../errors/polywave-error.js';
-import { buildCompletionReport, checkReportTarget, type CompletionReportInput, type CompletionReportRecord } from '../protocol/completion-report.js';
+import { buildCompletionReport, type CompletionReportInput, type CompletionReportRecord } from '../protocol/completion-report.js';
 import { agentIdPattern } from '../protocol/schema/impl-schema.js';
 import type { ImplParseResult } from '../protocol/parse-impl.js';
 import type { BatchedImplEditor } from './batched-edit.js';
-import { describeFinding, editImpl } from './manifest-file.js';
+import { submitImplRequest, type SubmitOptions } from './manifest-inbox.js';
+import { planCompletionReport } from './manifest-requests.js';
+
+/** Options of {@link saveCompletionReport}. */
+export interface SaveCompletionReportOptions extends SubmitOptions {
+  /** This process's batched editor of the manifest (run-wave: agents finishing together share one write). */
+  editor?: BatchedImplEditor;
+}
 
 /**
  * Writes `completion_reports.{agentId}` through the locked, format-preserving writer (I4, I5,
  * E14) — the one path for `polywave set-completion`, the agents' `set_completion` tool and the
  * script backend, so any number of agents can report at once without losing one another's
- * reports. Throws a coded PolywaveError (exit 2) for an invalid report or an unknown agent;
- * the manifest is then left as it was.
+ * reports: group-committed across processes through the manifest's inbox (manifest-inbox.ts), or
+ * through this process's batched editor. Throws a coded PolywaveError (exit 2) for an invalid
+ * report or an unknown agent; the manifest is then left as it was.
  */
-export async function saveCompletionReport(implPath: string, agentId: string, input: Record<string, unknown>, options: { editor?: BatchedImplEditor } = {}): Promise<CompletionReportRecord> {
+export async function saveCompletionReport(implPath: string, agentId: string, input: Record<string, unknown>, options: SaveCompletionReportOptions = {}): Promise<CompletionReportRecord> {
   const report = buildValidReport(agentId, input);
-  const plan = (parsed: ImplParseResult) => {
-    const manifest = parsed.manifest;
-    if (!manifest) {
-      const first = parsed.findings.find((finding) => finding.severity === 'error' || finding.severity === 'fatal');
-      throw new PolywaveError({ code: first?.code ?? 'V001_MANIFEST_INVALID', message: first ? describeFinding(implPath, first) : `${implPath}: manifest is not usable`, findings: parsed.findings });
-    }
-    const problems = checkReportTarget(manifest, agentId);
-    if (problems.length > 0) throw new PolywaveError({ code: problems[0]!.code, message: problems[0]!.message });
-    return { edits: [{ path: ['completion_reports', agentId], value: report }], outcome: undefined };
-  };
-  if (options.editor) await options.editor.submit(plan);
-  else await editImpl(implPath, plan);
+  const request = { agentId, report };
+  if (options.editor) await options.editor.submit((parsed: ImplParseResult) => planCompletionReport(parsed, request, implPath));
+  else {
+    const { editor: _editor, ...submitOptions } = options;
+    await submitImplRequest(implPath, 'completion-report', request, submitOptions);
+  }
   return report;
 }
 

@@ -3,8 +3,9 @@ import { PolywaveError } from '../../errors/polywave-error.js';
 import { parseYamlSafe, toPlain } from '../../protocol/yaml/index.js';
 import { saveCompletionReport } from '../../store/completion-report-file.js';
 import { readTextFile } from '../../store/read-text.js';
+import { commitHooksFromEnv } from '../commit-test-hooks.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
-import { implPathFrom } from './shared.js';
+import { resolveManifestPath } from '../../store/resolve-path.js';
 
 const flagFields: Array<[option: string, field: string]> = [
   ['status', 'status'],
@@ -39,11 +40,13 @@ async function readReportFile(source: string, io: CommandIo): Promise<Record<str
 
 /**
  * `set-completion <impl> --agent ID --status … [fields] [--file F|-]` — writes
- * `completion_reports.{ID}` through the locked, format-preserving writer, so any number of
- * agents can report at the same time without losing one another's reports (I4, I5, E14).
+ * `completion_reports.{ID}` through the locked, format-preserving writer, group-committed with
+ * every other writer waiting at that moment, so any number of agents can report at the same time
+ * without losing one another's reports (I4, I5, E14).
  */
 export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
-  const filePath = implPathFrom(args, io);
+  // Not shared.ts's implPathFrom: it loads the manifest parser, which only the process that writes needs.
+  const filePath = resolveManifestPath(args[0] ?? '', { cwd: io.cwd, kind: 'impl' }).path;
   const input: Record<string, unknown> = typeof options.file === 'string' ? await readReportFile(options.file, io) : {};
   let agentId = typeof options.agent === 'string' ? options.agent.trim() : undefined;
   for (const key of ['agent', 'agent_id']) {
@@ -56,7 +59,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     if (options[option] !== undefined) input[field] = options[option];
   }
   if (!agentId) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: '--agent is required (or an `agent:` key in the report file)' });
-  const report = await saveCompletionReport(filePath, agentId, input);
+  const report = await saveCompletionReport(filePath, agentId, input, commitHooksFromEnv(io.env));
   printJson(io, { agent: agentId, status: report.status, saved: true }, { compact: true });
   return 0;
 }

@@ -1,35 +1,30 @@
 import { PolywaveError } from '../../errors/polywave-error.js';
-import { applyStatusUpdate } from '../../protocol/completion-report.js';
-import type { YamlEdit } from '../../protocol/yaml/index.js';
-import { editImpl } from '../../store/manifest-file.js';
+import { submitImplRequest } from '../../store/manifest-inbox.js';
+import { commitHooksFromEnv } from '../commit-test-hooks.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
-import { implPathFrom, requireManifest, requireOption } from './shared.js';
+import { resolveManifestPath } from '../../store/resolve-path.js';
 
-/** `update-status <impl> --wave N --agent ID --status S [--commit SHA]` (E7). */
+/**
+ * `update-status <impl> --wave N --agent ID --status S [--commit SHA]` (E7): group-committed with
+ * every other report and status write waiting at that moment (store/manifest-inbox.ts).
+ */
 export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
-  const filePath = implPathFrom(args, io);
-  const agentId = requireOption(options, 'agent', '--agent');
-  const status = requireOption(options, 'status', '--status');
-  const data = await editImpl(filePath, (parsed) => {
-    const manifest = requireManifest(parsed, filePath);
-    const result = applyStatusUpdate(manifest, {
-      wave: options.wave as number,
-      agentId,
-      status,
-      ...(typeof options.commit === 'string' ? { commit: options.commit } : {}),
-    });
-    if (!result.ok) throw new PolywaveError({ code: result.finding.code, message: result.finding.message, exitCode: result.finding.code === 'G003_COMMIT_MISSING' ? 1 : 2 });
-    const existing = manifest.completion_reports?.[agentId];
-    // Field-level edits keep every other field of an existing report (and its comments) as written.
-    const edits: YamlEdit[] = existing
-      ? [
-          { path: ['completion_reports', agentId, 'status'], value: result.report.status },
-          ...(result.report.commit && result.report.commit !== existing.commit ? [{ path: ['completion_reports', agentId, 'commit'], value: result.report.commit }] : []),
-          ...(result.report.status === 'complete' && existing.failure_type !== undefined ? [{ path: ['completion_reports', agentId, 'failure_type'], delete: true as const }] : []),
-        ]
-      : [{ path: ['completion_reports', agentId], value: result.report }];
-    return { edits, outcome: result.data };
-  });
+  // Not shared.ts's implPathFrom: it loads the manifest parser, which only the process that writes needs.
+  const filePath = resolveManifestPath(args[0] ?? '', { cwd: io.cwd, kind: 'impl' }).path;
+  const agentId = requiredText(options.agent, '--agent');
+  const status = requiredText(options.status, '--status');
+  const data = await submitImplRequest(
+    filePath,
+    'status-update',
+    { wave: options.wave as number, agentId, status, ...(typeof options.commit === 'string' ? { commit: options.commit } : {}) },
+    commitHooksFromEnv(io.env),
+  );
   printJson(io, data);
   return 0;
+}
+
+/** A required string flag (as shared.ts's requireOption, which this command does not load). */
+function requiredText(value: unknown, flag: string): string {
+  if (typeof value !== 'string' || value.trim() === '') throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `${flag} is required` });
+  return value.trim();
 }

@@ -1,0 +1,121 @@
+import { randomBytes } from 'node:crypto';
+import { chmod, open, readdir, rename, stat, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import { codes } from '../errors/codes.js';
+import { PolywaveError } from '../errors/polywave-error.js';
+
+/**
+ * Atomic replacement of a file: the new text goes to a temp file in the same directory (rename
+ * is atomic only within one file system), is fsynced, gets the original mode and is renamed over
+ * the file; then the directory is fsynced. Readers see the old or the new text, never a mix.
+ *
+ * Temp names are `.<name>.<pid>.<12 hex>.tmp`. A process killed between writing and renaming
+ * leaves one behind: {@link removeOrphans} deletes them under the file's lock (every locked
+ * writer of the file writes its temp files only while holding the lock, so any found then is an
+ * orphan), together with the `<name>.lock*` files of the lock of earlier versions.
+ */
+
+/** Hooks for crash tests: called at the named points of a write. */
+export interface AtomicWriteHooks {
+  /** The temp file is written and synced, not yet renamed. */
+  beforeRename?: () => void | Promise<void>;
+}
+
+const tempPattern = /^\..+\.\d+\.[0-9a-f]{12}\.tmp$/;
+const legacyLockPattern = /^(?:IMPL|PROGRAM)-.+\.(?:ya?ml|md)\.lock(?:\.break)?(?:\.\d+\.[0-9a-f]{12}\.tmp)?$/;
+
+/** The temp file name for `filePath` (same directory). */
+export function tempPathFor(filePath: string): string {
+  return path.join(path.dirname(filePath), `.${path.basename(filePath)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+}
+
+/**
+ * True for a path (relative to the repository root) that our writes may leave under `docs/`
+ * beside a manifest or CONTEXT.md: a temp file of the atomic rename (`.<name>.<pid>.<hex>.tmp`) or
+ * a manifest lock file of earlier versions (`IMPL-x.yaml.lock`, `IMPL-x.yaml.lock.<pid>.<hex>.tmp`,
+ * `IMPL-x.yaml.lock.break`). Commits of Polywave's own files skip these.
+ */
+export function isManifestScratchPath(relativePath: string): boolean {
+  const normalized = relativePath.replace(/\\/g, '/').replace(/^\.\//, '');
+  if (!normalized.startsWith('docs/')) return false;
+  const name = path.posix.basename(normalized);
+  return tempPattern.test(name) || legacyLockPattern.test(name);
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/**
+ * Removes, beside `filePath`, the temp files of its atomic writes (`.<name>.<pid>.<hex>.tmp`) and
+ * the lock files of earlier versions (`<name>.lock`, `<name>.lock.*.tmp`, `<name>.lock.break*`).
+ * Call only while holding the file's lock. Returns the names removed.
+ */
+export async function removeOrphans(filePath: string): Promise<string[]> {
+  const name = escapeRegExp(path.basename(filePath));
+  const ours = new RegExp(`^(?:\\.${name}\\.\\d+\\.[0-9a-f]{12}\\.tmp|${name}\\.lock(?:\\.break)?(?:\\.\\d+\\.[0-9a-f]{12}\\.tmp)?)$`);
+  let names: string[];
+  try {
+    names = await readdir(path.dirname(filePath));
+  } catch {
+    return [];
+  }
+  const orphans = names.filter((entry) => ours.test(entry));
+  await Promise.all(orphans.map((entry) => unlink(path.join(path.dirname(filePath), entry)).catch(() => undefined)));
+  return orphans;
+}
+
+/** The current mode bits of a file, or undefined when it does not exist. */
+export async function fileMode(filePath: string): Promise<number | undefined> {
+  try {
+    return (await stat(filePath)).mode & 0o7777;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Writes `text` to `filePath` atomically (temp file in the same directory, fsync, rename, fsync
+ * of the directory). Keeps the mode of an existing file; `mode` sets it for a new one. Does not
+ * lock: use updateFileLocked for files that other processes may update.
+ */
+export async function writeFileAtomic(filePath: string, text: string, options: { mode?: number } = {}): Promise<void> {
+  await writeViaTemp(filePath, text, options.mode ?? (await fileMode(filePath)));
+}
+
+/** The atomic write itself (see {@link writeFileAtomic}); `mode` undefined = default mode. */
+export async function writeViaTemp(filePath: string, text: string, mode: number | undefined, hooks: AtomicWriteHooks = {}): Promise<void> {
+  const temporary = tempPathFor(filePath);
+  try {
+    const handle = await open(temporary, 'wx', mode ?? 0o666);
+    try {
+      await handle.writeFile(text, 'utf8');
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    // open() applies the umask; restore the original file's exact mode.
+    if (mode !== undefined) await chmod(temporary, mode);
+    await hooks.beforeRename?.();
+    await rename(temporary, filePath);
+  } catch (error) {
+    await unlink(temporary).catch(() => undefined);
+    const reason = (error as NodeJS.ErrnoException).code ?? (error instanceof Error ? error.message : String(error));
+    throw new PolywaveError({ code: codes.saveFailed, message: `cannot write ${filePath}: ${reason}`, exitCode: 2, cause: error });
+  }
+  await syncDirectory(path.dirname(filePath));
+}
+
+/** fsync of a directory (makes a rename durable); ignored where the platform does not support it. */
+export async function syncDirectory(directory: string): Promise<void> {
+  try {
+    const handle = await open(directory, 'r');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    // Not supported on every platform/file system; the rename itself is already atomic.
+  }
+}

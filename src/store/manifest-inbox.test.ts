@@ -1,0 +1,102 @@
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { PolywaveError } from '../errors/polywave-error.js';
+import { parseImpl } from '../protocol/parse-impl.js';
+import { makeTempDir } from '../../test/support/temp.js';
+import { saveCompletionReport } from './completion-report-file.js';
+import { dropEntry, newEntryId, takeSettledOutcome, type EntryOutcome } from './group-commit.js';
+import { resolveLockLocation } from './lock-location.js';
+import { withFileLock } from './locked-write.js';
+import { editImpl } from './manifest-file.js';
+import { submitImplRequest } from './manifest-inbox.js';
+
+const manifest = [
+  'title: Inbox',
+  'feature_slug: inbox',
+  'waves:',
+  '    - number: 1',
+  '      agents:',
+  ...['A', 'B', 'C', 'D', 'E', 'F', 'G', 'H'].flatMap((id) => [`        - id: ${id}`, `          task: task ${id}`]),
+  'state: WAVE_EXECUTING',
+  '',
+].join('\n');
+
+describe('group-committed manifest requests', () => {
+  const directory = makeTempDir('polywave-inbox-');
+  let counter = 0;
+  const freshManifest = (): string => {
+    counter += 1;
+    const file = path.join(directory, `IMPL-inbox-${counter}.yaml`);
+    writeFileSync(file, manifest);
+    return file;
+  };
+  const reports = (file: string) => (parseImpl(readFileSync(file, 'utf8')).data as { completion_reports?: Record<string, Record<string, unknown>> }).completion_reports ?? {};
+
+  it('one holder applies every queued request in one write; each writer gets its own outcome, a bad one fails alone', async () => {
+    const file = freshManifest();
+    const location = await resolveLockLocation(file);
+    // Requests queued by "other processes" (the same files they write), then one writer drains them all.
+    const queued = [
+      { id: newEntryId(), kind: 'completion-report', request: { agentId: 'A', report: { status: 'complete', commit: 'aaa1111' } } },
+      { id: newEntryId(), kind: 'completion-report', request: { agentId: 'Q', report: { status: 'complete', commit: 'qqq1111' } } },
+      { id: newEntryId(), kind: 'status-update', request: { wave: 1, agentId: 'A', status: 'blocked' } },
+      { id: newEntryId(), kind: 'status-update', request: { wave: 1, agentId: 'C', status: 'complete' } },
+    ];
+    for (const entry of queued) await dropEntry(location, entry);
+    const own = await submitImplRequest(file, 'status-update', { wave: 1, agentId: 'B', status: 'partial', commit: 'bbb2222' });
+    expect(own).toEqual({ wave: 1, agent: 'B', old_status: '', new_status: 'partial', updated: true });
+    expect(reports(file)).toEqual({ A: { status: 'blocked', commit: 'aaa1111' }, B: { status: 'partial', commit: 'bbb2222' } });
+    // The others' outcomes wait for them in the inbox.
+    const outcomes = await withFileLock(file, async () => Promise.all(queued.map((entry) => takeSettledOutcome(location, entry.id))));
+    expect(outcomes[0]).toEqual({ ok: true, value: null });
+    expect(outcomes[1]).toMatchObject({ ok: false, error: { code: 'N095_REPORT_SET_FAILED', exitCode: 2 } });
+    expect(outcomes[2]).toMatchObject({ ok: true, value: { agent: 'A', old_status: 'complete', new_status: 'blocked' } });
+    expect((outcomes[3] as Extract<EntryOutcome, { ok: false }>).error).toMatchObject({ code: 'G003_COMMIT_MISSING', exitCode: 1 });
+    expect(readdirSync(location.inboxPath)).toEqual([]);
+    expect(existsSync(location.commitRecordPath)).toBe(false);
+  });
+
+  it('a writer whose request another holder applied returns that outcome without writing', async () => {
+    const file = freshManifest();
+    const results = await Promise.allSettled(['A', 'B', 'C', 'D', 'E', 'F', 'G', 'H', 'Z'].map((id) => saveCompletionReport(file, id, { status: 'complete', commit: `${id.toLowerCase()}0000001` })));
+    expect(results.slice(0, 8).every((result) => result.status === 'fulfilled')).toBe(true);
+    const refused = results[8] as PromiseRejectedResult;
+    expect(PolywaveError.isInstance(refused.reason) && refused.reason.code).toBe('N095_REPORT_SET_FAILED');
+    expect(Object.keys(reports(file)).sort()).toEqual(['A', 'B', 'C', 'D', 'E', 'F', 'G', 'H']);
+    expect(readdirSync(directory).filter((name) => name.startsWith('.') || name.includes('.lock'))).toEqual([]);
+  });
+
+  it('a writer that gives up waiting withdraws its request: it never lands later', async () => {
+    const file = freshManifest();
+    const location = await resolveLockLocation(file);
+    let release: () => void = () => undefined;
+    const holding = withFileLock(file, () => new Promise<void>((resolve) => (release = resolve)));
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    await expect(saveCompletionReport(file, 'A', { status: 'complete', commit: 'abc1234' }, { lockTimeoutMs: 200 })).rejects.toMatchObject({ code: 'N094_MANIFEST_SAVE_FAILED' });
+    expect(readdirSync(location.inboxPath)).toEqual([]);
+    release();
+    await holding;
+    await saveCompletionReport(file, 'B', { status: 'complete', commit: 'bcd2345' });
+    expect(Object.keys(reports(file))).toEqual(['B']);
+  });
+
+  it('an unreadable manifest fails every queued request with the reason, and writes nothing', async () => {
+    const file = freshManifest();
+    writeFileSync(file, 'title: [unclosed\n');
+    await expect(saveCompletionReport(file, 'A', { status: 'complete', commit: 'abc1234' })).rejects.toMatchObject({ code: 'V046_PARSE_ERROR', exitCode: 2 });
+    expect(readFileSync(file, 'utf8')).toBe('title: [unclosed\n');
+    expect(readdirSync((await resolveLockLocation(file)).inboxPath)).toEqual([]);
+  });
+
+  it('editImpl (the engine writers) and queued requests interleave without losing either', async () => {
+    const file = freshManifest();
+    await Promise.all([
+      saveCompletionReport(file, 'A', { status: 'complete', commit: 'abc1234' }),
+      editImpl(file, () => ({ edits: [{ path: ['state'], value: 'WAVE_MERGING' }], outcome: undefined })),
+      submitImplRequest(file, 'status-update', { wave: 1, agentId: 'B', status: 'blocked', commit: 'bcd' }),
+    ]);
+    expect(parseImpl(readFileSync(file, 'utf8')).manifest?.state).toBe('WAVE_MERGING');
+    expect(Object.keys(reports(file)).sort()).toEqual(['A', 'B']);
+  });
+});
