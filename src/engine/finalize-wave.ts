@@ -198,6 +198,7 @@ async function runSteps(context: FinalizeContext, recorder: StepRecorder, steps:
  */
 export async function finalizeWave(options: FinalizeWaveOptions): Promise<FinalizeWaveResult> {
   const context = await createFinalizeContext(options);
+  context.tamper.prefetch = true;
   const recorder = new StepRecorder((step: StepResult) => {
     options.onStep?.(step);
     options.events?.emit({ v: 1, type: 'step-end', command: 'finalize-wave', slug: context.slug, wave: context.wave, step });
@@ -235,9 +236,10 @@ export interface FinalizeStepsRun {
 export async function runFinalizeSteps(
   options: FinalizeWaveOptions,
   steps: ReadonlyArray<StepDefinition<FinalizeContext>>,
-  settings: { command: string; onFailure?: ReadonlyArray<StepDefinition<FinalizeContext>> },
+  settings: { command: string; onFailure?: ReadonlyArray<StepDefinition<FinalizeContext>>; tamperCheck?: boolean },
 ): Promise<FinalizeStepsRun> {
   const context = await createFinalizeContext(options);
+  context.tamper.prefetch = settings.tamperCheck === true;
   const recorder = new StepRecorder((step: StepResult) => {
     options.onStep?.(step);
     options.events?.emit({ v: 1, type: 'step-end', command: settings.command, slug: context.slug, wave: context.wave, step });
@@ -310,7 +312,7 @@ export async function scanWaveStubs(options: FinalizeWaveOptions): Promise<{ hit
  * E9 skips; a conflict sets BLOCKED). Follow with `finalize-wave --skip-merge` to verify.
  */
 export async function mergeWave(options: FinalizeWaveOptions): Promise<{ result: MergeAgentsResult | undefined; next_state: string; success: boolean; steps: StepResult[] }> {
-  const run = await runFinalizeSteps(options, [absentBranchesStep, mergeStep], { command: 'merge-agents', onFailure: [markBlockedStep] });
+  const run = await runFinalizeSteps(options, [absentBranchesStep, mergeStep], { command: 'merge-agents', onFailure: [markBlockedStep], tamperCheck: true });
   const result = run.result.merge_result[run.context.primary.key] as MergeAgentsResult | undefined;
   return { result, next_state: run.result.state, success: run.success, steps: stepsOf(run) };
 }

@@ -129,8 +129,7 @@ export function isHarmlessConfigKey(key: string): boolean {
 }
 
 /** git's own files (config and friends): by key where the config text was kept, else by file. */
-async function checkGitFiles(record: TamperRecord, git: Git, home: string | undefined): Promise<TamperFinding[]> {
-  const now = await fingerprintGitFiles(git, record.common_dir, home);
+async function judgeGitFiles(record: TamperRecord, now: TamperRecord['files'], git: Git): Promise<TamperFinding[]> {
   const findings: TamperFinding[] = [];
   for (const key of [...new Set([...Object.keys(record.files), ...Object.keys(now)])].sort()) {
     const before = record.files[key];
@@ -153,20 +152,14 @@ async function checkGitFiles(record: TamperRecord, git: Git, home: string | unde
  * inside the working tree, where the merges change it and the dirty check covers the rest) and
  * the snapshot finalize runs them from.
  */
-async function checkHooks(record: TamperRecord): Promise<TamperFinding[]> {
+function judgeHooks(record: TamperRecord, observation: RepositoryObservation): TamperFinding[] {
   const hooks = record.hooks;
   const findings: TamperFinding[] = [];
-  const snapshotDir = hooksSnapshotPath(record.common_dir, record.slug, record.wave);
-  const [entries, directory, snapshot] = await Promise.all([
-    hooks.in_tree ? Promise.resolve(undefined) : fingerprintTree(hooks.directory),
-    hooks.in_tree ? Promise.resolve(undefined) : fingerprintPath(hooks.directory),
-    hooks.snapshot ? fingerprintSnapshot(snapshotDir) : Promise.resolve(undefined),
-  ]);
-  if (directory !== undefined && !sameFingerprint(hooks.directory_entry, directory)) {
-    findings.push({ what: `hooks directory ${hooks.directory}`, change: `${describeFingerprint(hooks.directory_entry)} → ${describeFingerprint(directory)}` });
+  if (observation.hooksDirectory !== undefined && !sameFingerprint(hooks.directory_entry, observation.hooksDirectory)) {
+    findings.push({ what: `hooks directory ${hooks.directory}`, change: `${describeFingerprint(hooks.directory_entry)} → ${describeFingerprint(observation.hooksDirectory)}` });
   }
-  if (entries !== undefined) findings.push(...diffFingerprints('hook', hooks.entries, entries));
-  if (hooks.snapshot && snapshot) findings.push(...diffFingerprints('recorded hook copy', hooks.snapshot, snapshot));
+  if (observation.hooks !== undefined) findings.push(...diffFingerprints('hook', hooks.entries, observation.hooks));
+  if (hooks.snapshot && observation.snapshot) findings.push(...diffFingerprints('recorded hook copy', hooks.snapshot, observation.snapshot));
   return findings;
 }
 
@@ -256,24 +249,61 @@ export function checkManifest(recorded: ManifestFingerprint, now: { data: unknow
   return findings;
 }
 
+/** What the repository looks like now, in the record's terms (file system reads, and one `for-each-ref` unless `refs: false`). */
+export interface RepositoryObservation {
+  files: TamperRecord['files'];
+  /** Entries of the recorded hooks directory (undefined when it is inside the working tree). */
+  hooks?: Record<string, PathFingerprint>;
+  hooksDirectory?: PathFingerprint;
+  snapshot?: Record<string, PathFingerprint>;
+  /** Every ref but this wave's agent branches; undefined when not read. */
+  refs?: Record<string, string>;
+}
+
+/** Reads the repository as the record describes it (see {@link RepositoryObservation}). */
+export async function observeRepository(record: TamperRecord, git: Git, options: { home?: string; refs?: boolean } = {}): Promise<RepositoryObservation> {
+  const hooks = record.hooks;
+  const [files, entries, directory, snapshot, refs] = await Promise.all([
+    fingerprintGitFiles(git, record.common_dir, options.home),
+    hooks.in_tree ? Promise.resolve(undefined) : fingerprintTree(hooks.directory),
+    hooks.in_tree ? Promise.resolve(undefined) : fingerprintPath(hooks.directory),
+    hooks.snapshot ? fingerprintSnapshot(hooksSnapshotPath(record.common_dir, record.slug, record.wave)) : Promise.resolve(undefined),
+    options.refs === false ? Promise.resolve(undefined) : readRefs(git, record.slug, record.wave),
+  ]);
+  return { files, ...(entries ? { hooks: entries } : {}), ...(directory ? { hooksDirectory: directory } : {}), ...(snapshot ? { snapshot } : {}), ...(refs ? { refs } : {}) };
+}
+
+/** Options of {@link judgeRepository}. */
+export interface JudgeRepositoryOptions extends Omit<CheckRepositoryOptions, 'home'> {
+  observation: RepositoryObservation;
+}
+
 /**
  * Compares one repository with its record: git's files, the hooks and their snapshot, every ref
- * (the target by {@link TargetRule}), and — for the primary repository — the manifest. Returns
- * every difference (empty: nothing changed). Reads only.
+ * (the target by {@link TargetRule}; refs only when observed), and — for the repository holding
+ * it — the manifest. Returns every difference (empty: nothing changed). Reads only.
  */
-export async function checkRepository(options: CheckRepositoryOptions): Promise<{ findings: TamperFinding[]; acceptedTargetCommits: string[]; refs: Record<string, string> }> {
-  const { record, git } = options;
+export async function judgeRepository(options: JudgeRepositoryOptions): Promise<{ findings: TamperFinding[]; acceptedTargetCommits: string[] }> {
+  const { record, git, observation } = options;
   const targetRef = options.target ? `refs/heads/${options.target.branch}` : undefined;
-  const [files, hooks, refs] = await Promise.all([checkGitFiles(record, git, options.home), checkHooks(record), readRefs(git, record.slug, record.wave)]);
-  const findings = [...files, ...hooks, ...checkRefs(record, refs, targetRef)];
+  const findings = [...(await judgeGitFiles(record, observation.files, git)), ...judgeHooks(record, observation)];
   let accepted: string[] = [];
-  if (options.target && targetRef) {
-    const target = await checkTarget(git, options.target, record.refs[targetRef], refs[targetRef]);
-    findings.push(...target.findings);
-    accepted = target.accepted;
+  if (observation.refs !== undefined) {
+    findings.push(...checkRefs(record, observation.refs, targetRef));
+    if (options.target && targetRef) {
+      const target = await checkTarget(git, options.target, record.refs[targetRef], observation.refs[targetRef]);
+      findings.push(...target.findings);
+      accepted = target.accepted;
+    }
   }
   if (options.manifest && record.manifest) findings.push(...checkManifest(record.manifest, options.manifest, record.wave));
-  return { findings, acceptedTargetCommits: accepted, refs };
+  return { findings, acceptedTargetCommits: accepted };
+}
+
+/** {@link observeRepository} then {@link judgeRepository}. */
+export async function checkRepository(options: CheckRepositoryOptions): Promise<{ findings: TamperFinding[]; acceptedTargetCommits: string[] }> {
+  const observation = await observeRepository(options.record, options.git, options.home ? { home: options.home } : {});
+  return judgeRepository({ ...options, observation });
 }
 
 /** Porcelain status code → a word. */

@@ -9,6 +9,7 @@ import type { StepDefinition } from '../step.js';
 import type { WorktreeEntry } from '../../git/git-port.js';
 import { branchTips, canonicalPath, indexWorktrees } from '../worktrees.js';
 import { listForDetail, short, type FinalizeAgent, type FinalizeContext, type FinalizeRepo } from './context.js';
+import { startTamperProbe } from './tamper-step.js';
 
 /**
  * Loads and validates the manifest, finds the wave and its agents, resolves each repository's
@@ -37,6 +38,9 @@ export const loadManifestStep: StepDefinition<FinalizeContext> = {
     context.manifest = manifest;
     context.slug = implSlugFromPath(context.implPath, manifest);
     context.result.slug = context.slug;
+    // The tamper check's reads of the main repository (record, git's files, hooks, refs, status)
+    // run while the rest of this step asks git about the wave (issue 11).
+    startTamperProbe(context, context.primary);
     context.initialState = (manifest.state ?? '').trim();
     context.result.state = context.initialState;
     if (manifest.merge_state) context.result.merge_state = manifest.merge_state;

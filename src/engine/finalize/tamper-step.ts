@@ -4,7 +4,7 @@ import path from 'node:path';
 import { parseImpl } from '../../protocol/parse-impl.js';
 import { readMergeLog, mergeLogPath } from '../merge.js';
 import type { StepDefinition, StepOutcome } from '../step.js';
-import { checkRepository, describeFindings, foreignChanges, type TamperFinding, type TargetRule } from '../tamper-check.js';
+import { describeFindings, foreignChanges, judgeRepository, observeRepository, type RepositoryObservation, type TamperFinding, type TargetRule } from '../tamper-check.js';
 import {
   hooksSnapshotPath,
   manifestFingerprint,
@@ -40,11 +40,27 @@ export interface FinalizeTamperState {
   manifestSha?: string;
   /** Record rewrites, one after the other (the state write and the merges overlap). */
   saving: Promise<void>;
+  /** Probes started early (load-manifest starts the primary repository's while it asks git about the wave). */
+  probes: Map<string, Promise<RepositoryProbe>>;
+  /** The pipeline checks the repository (finalize-wave, merge-agents): load-manifest starts the probe. */
+  prefetch: boolean;
+}
+
+/** One repository as the check sees it: its record and what is there now. */
+export interface RepositoryProbe {
+  commonDir: string;
+  recordPath: string;
+  record?: TamperRecord;
+  /** Why the record could not be read. */
+  unreadable?: string;
+  observation?: RepositoryObservation;
+  /** The main checkout's changes that are not the orchestrator's (undefined: not read). */
+  foreign?: string[];
 }
 
 /** A fresh state: until the check passes, every git command runs with no hooks. */
 export function createTamperState(): FinalizeTamperState {
-  return { pins: new Map(), fallback: pinnedGitConfig(undefined), commonDirs: new Map(), records: new Map(), verified: false, saving: Promise.resolve() };
+  return { pins: new Map(), fallback: pinnedGitConfig(undefined), commonDirs: new Map(), records: new Map(), verified: false, saving: Promise.resolve(), probes: new Map(), prefetch: false };
 }
 
 /** The pinned configuration for git commands running in `directory` (longest known root that contains it). */
@@ -66,6 +82,38 @@ async function commonDirOf(context: FinalizeContext, repo: FinalizeRepo): Promis
   const commonDir = path.resolve(repo.root, await repo.git.commonDir());
   context.tamper.commonDirs.set(repo.root, commonDir);
   return commonDir;
+}
+
+function homeOf(context: FinalizeContext): string | undefined {
+  return (context.options.env ?? process.env).HOME;
+}
+
+/**
+ * Reads one repository for the check: its record, then what the record describes (file system,
+ * plus — with `git` — its refs and the main checkout's status). Reads only.
+ */
+async function probeRepository(context: FinalizeContext, repo: FinalizeRepo, options: { git: boolean }): Promise<RepositoryProbe> {
+  const foreign = options.git ? foreignChanges(repo.git, repo.root, context.implPath) : Promise.resolve(undefined);
+  foreign.catch(() => undefined);
+  const commonDir = await commonDirOf(context, repo);
+  const recordPath = tamperRecordPath(commonDir, context.slug, context.wave);
+  let record: TamperRecord | undefined;
+  try {
+    record = await readTamperRecord(recordPath);
+  } catch (error) {
+    return { commonDir, recordPath, unreadable: errorText(error), foreign: await foreign };
+  }
+  const home = homeOf(context);
+  const observation = record ? await observeRepository(record, repo.git, { ...(home ? { home } : {}), refs: options.git }) : undefined;
+  return { commonDir, recordPath, ...(record ? { record } : {}), ...(observation ? { observation } : {}), ...((await foreign) ? { foreign: (await foreign)! } : {}) };
+}
+
+/** Starts the check's reads of `repo` ahead of the check (load-manifest calls it while the manifest parses). */
+export function startTamperProbe(context: FinalizeContext, repo: FinalizeRepo): void {
+  if (!context.tamper.prefetch || context.tamper.probes.has(repo.root)) return;
+  const probe = probeRepository(context, repo, { git: true });
+  probe.catch(() => undefined);
+  context.tamper.probes.set(repo.root, probe);
 }
 
 /** Agent tips a resumed merge may have merged already: the branches' tips, and the merge log's for branches already gone. */
@@ -114,33 +162,34 @@ export async function verifyRepositories(context: FinalizeContext, phase: 'start
   const state = context.tamper;
   const findings: TamperFinding[] = [];
   const notes: string[] = [];
-  const home = (context.options.env ?? process.env).HOME;
+  const home = homeOf(context);
   const manifest = await currentManifest(context, phase);
-  const recordPaths: string[] = [];
+  // Right before the merge, git (refs, status) is asked again only when the agents' code ran
+  // since (pre-merge gates); git's files, the hooks, their snapshot and the manifest always are.
+  const askGit = phase === 'start' || !state.verified || Object.values(context.result.gate_results).some((results) => results.length > 0);
 
-  const judged = manifest?.data !== undefined ? manifest : context.parsed ? { data: context.parsed.data, state: context.initialState, mergeState: context.parsed.manifest?.merge_state } : undefined;
-  const manifestFields = judged ? { path: context.implPath, fields: manifestFingerprint(judged.data, context.wave), state: judged.state, ...(judged.mergeState ? { merge_state: judged.mergeState } : {}) } : undefined;
   const found = await Promise.all(
     context.repos.map(async (repo) => {
-      const commonDir = await commonDirOf(context, repo);
-      const recordPath = tamperRecordPath(commonDir, context.slug, context.wave);
-      recordPaths.push(recordPath);
-      try {
-        return { repo, recordPath, record: await readTamperRecord(recordPath) };
-      } catch (error) {
-        findings.push({ what: `${repoName(context, repo)}record ${recordPath}`, change: `unreadable (${errorText(error)})` });
-        return { repo, recordPath, record: undefined, unreadable: true };
-      }
+      const early = state.verified ? undefined : state.probes.get(repo.root);
+      state.probes.delete(repo.root);
+      return { repo, probe: await (early ?? probeRepository(context, repo, { git: askGit })) };
     }),
   );
+  const recordPaths = [...new Set(found.map((item) => item.probe.recordPath))].sort();
+  const judged = manifest?.data !== undefined ? manifest : context.parsed ? { data: context.parsed.data, state: context.initialState, mergeState: context.parsed.manifest?.merge_state } : undefined;
+  const manifestFields = judged ? { path: context.implPath, fields: manifestFingerprint(judged.data, context.wave), state: judged.state, ...(judged.mergeState ? { merge_state: judged.mergeState } : {}) } : undefined;
   // The manifest is judged once, against the first record holding it (prepare's primary
   // repository may differ from finalize's on a cross-repo wave, E51).
-  const manifestRoot = found.find((item) => item.record?.manifest !== undefined)?.repo.root;
+  const manifestRoot = found.find((item) => item.probe.record?.manifest !== undefined)?.repo.root;
 
   await Promise.all(
-    found.map(async ({ repo, recordPath, record, unreadable }) => {
-      if (unreadable) return;
+    found.map(async ({ repo, probe }) => {
       const name = repoName(context, repo);
+      const { record, recordPath } = probe;
+      if (probe.unreadable !== undefined) {
+        findings.push({ what: `${name}record ${recordPath}`, change: `unreadable (${probe.unreadable})` });
+        return;
+      }
       if (record === undefined) {
         if (state.verified || state.records.has(repo.root)) {
           findings.push({ what: `${name}record ${recordPath}`, change: 'removed while finalize-wave ran' });
@@ -169,10 +218,10 @@ export async function verifyRepositories(context: FinalizeContext, phase: 'start
       const target: TargetRule | undefined = repo.targetBranch
         ? { branch: repo.targetBranch, mode: context.mode === 'skip-merge' || record.target?.merged ? 'descendant' : 'merges', agentTips: await mergeableTips(context, repo) }
         : undefined;
-      const checked = await checkRepository({
+      const checked = await judgeRepository({
         record,
         git: repo.git,
-        ...(home ? { home } : {}),
+        observation: probe.observation ?? (await observeRepository(record, repo.git, { ...(home ? { home } : {}), refs: askGit })),
         ...(target ? { target } : {}),
         ...(repo.root === manifestRoot && manifest?.data !== undefined ? { manifest: { data: manifest.data, state: manifest.state, ...(manifest.mergeState ? { mergeState: manifest.mergeState } : {}) } } : {}),
       });
@@ -186,12 +235,11 @@ export async function verifyRepositories(context: FinalizeContext, phase: 'start
 
   // The checkouts the merges and the build use hold nothing but the orchestrator's own changes.
   const foreign: TamperFinding[] = [];
-  for (const repo of context.repos) {
-    const checkouts = [{ git: repo.git, root: repo.root }];
-    if (repo.targetDir !== '' && path.resolve(repo.targetDir) !== path.resolve(repo.root) && repo.scratchTarget === undefined) checkouts.push({ git: repo.targetGit, root: repo.targetDir });
-    for (const checkout of checkouts) {
-      const changes = await foreignChanges(checkout.git, checkout.root, context.implPath);
-      if (changes.length > 0) foreign.push({ what: `checkout ${checkout.root}`, change: `uncommitted changes that are not the orchestrator's: ${listForDetail(changes, 15)}` });
+  for (const { repo, probe } of found) {
+    if (probe.foreign && probe.foreign.length > 0) foreign.push({ what: `checkout ${repo.root}`, change: `uncommitted changes that are not the orchestrator's: ${listForDetail(probe.foreign, 15)}` });
+    if (askGit && repo.targetDir !== '' && path.resolve(repo.targetDir) !== path.resolve(repo.root) && repo.scratchTarget === undefined) {
+      const changes = await foreignChanges(repo.targetGit, repo.targetDir, context.implPath);
+      if (changes.length > 0) foreign.push({ what: `checkout ${repo.targetDir}`, change: `uncommitted changes that are not the orchestrator's: ${listForDetail(changes, 15)}` });
     }
   }
 
@@ -201,7 +249,7 @@ export async function verifyRepositories(context: FinalizeContext, phase: 'start
   if (findings.length > 0 && !accepting) {
     // Nothing may change: report fields gathered so far are not written either.
     context.pendingEdits = [];
-    const records = [...new Set(recordPaths)].sort();
+    const records = recordPaths;
     const remedy =
       foreign.length > 0 && foreign.length === findings.length
         ? 'Commit or remove those changes (they are not part of the wave), then re-run.'
@@ -247,8 +295,8 @@ export async function verifyRepositories(context: FinalizeContext, phase: 'start
   state.verified = true;
   const hooksFrom = context.repos.map((repo) => (pinsFor(state, repo.root)['core.hooksPath'] === state.fallback['core.hooksPath'] ? 'none' : 'the recorded snapshot'));
   const summary = `repository as recorded: config, hooks, refs, manifest; main checkout clean; hooks run from ${[...new Set(hooksFrom)].join(' / ')}`;
-  if (notes.length > 0) return { status: 'warning', detail: `${notes.join('; ')}${state.records.size > 0 ? `; otherwise ${summary}` : ''}`, data: { phase, notes, records: [...new Set(recordPaths)].sort() } };
-  return { status: 'success', detail: summary, data: { phase, records: [...new Set(recordPaths)].sort() } };
+  if (notes.length > 0) return { status: 'warning', detail: `${notes.join('; ')}${state.records.size > 0 ? `; otherwise ${summary}` : ''}`, data: { phase, notes, records: recordPaths } };
+  return { status: 'success', detail: summary, data: { phase, records: recordPaths } };
 }
 
 /** The check before any merge (see {@link verifyRepositories}); right after load-manifest. */
