@@ -1,7 +1,7 @@
 import { checkDependencies, type DependencyFile } from '../../analysis/dependency-check.js';
 import { loadImpl } from '../../store/manifest-file.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
-import { implRepoRoot, repoDirectories } from './impl-repo.js';
+import { fileInside, implRepoRoot, repoDirectories } from './impl-repo.js';
 import { implPathFrom, requireManifest } from './shared.js';
 
 /**
@@ -21,7 +21,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const seen = new Set<string>();
   const files: DependencyFile[] = [];
   for (const row of manifest.file_ownership) {
-    if (!row.file || !row.agent || (wave > 0 && row.wave !== wave)) continue;
+    if (!row.file || !row.agent || (wave > 0 && row.wave !== wave) || fileInside(directoryOf(row.repo), row.file) === undefined) continue;
     const key = `${row.repo ?? ''}\0${row.file}`;
     if (seen.has(key)) continue;
     seen.add(key);

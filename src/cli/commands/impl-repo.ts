@@ -24,6 +24,13 @@ export async function implRepoRoot(implPath: string, options: Record<string, unk
   }
 }
 
+/** `file` resolved under `root`, or undefined when it points outside it (`../`, absolute paths: V037 reports them). */
+export function fileInside(root: string, file: string): string | undefined {
+  const resolved = path.resolve(root, file);
+  const relative = path.relative(root, resolved);
+  return relative === '' || relative.startsWith('..') || path.isAbsolute(relative) ? undefined : resolved;
+}
+
 /** Files larger than this are not read for text checks (generated or binary content). */
 const maxReadBytes = 4 * 1024 * 1024;
 

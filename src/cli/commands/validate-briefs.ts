@@ -3,7 +3,7 @@ import { createGit } from '../../git/git-cli.js';
 import { briefSymbolCandidates, validateBriefs } from '../../protocol/brief-validation.js';
 import { loadImpl } from '../../store/manifest-file.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
-import { implRepoRoot, readRepoText, repoDirectories } from './impl-repo.js';
+import { fileInside, implRepoRoot, readRepoText, repoDirectories } from './impl-repo.js';
 import { implPathFrom, requireManifest } from './shared.js';
 
 /** Symbols of `candidates` that occur as whole words in tracked source files (one `git grep`; IMPL docs and prose excluded). */
@@ -32,7 +32,10 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const directoryOf = await repoDirectories(manifest, root, implPath);
   const repoSymbols = await symbolsInRepository(root, briefSymbolCandidates(manifest), io);
   const result = validateBriefs(manifest, {
-    read: (file, repo) => readRepoText(path.resolve(directoryOf(repo), file)),
+    read: (file, repo) => {
+      const inside = fileInside(directoryOf(repo), file);
+      return inside === undefined ? undefined : readRepoText(inside);
+    },
     ...(repoSymbols ? { repoSymbols } : {}),
     display: (file, repo) => path.resolve(directoryOf(repo), file),
   });
