@@ -20,7 +20,6 @@ import type { Jail, JailPolicy } from './jail/types.js';
 import { createJournalRecorder } from './journal-recorder.js';
 import { resolveModelSpec } from './model-spec.js';
 import { buildAgentSandboxPlan } from './sandbox/agent-sandbox.js';
-import { leaseSandboxManager, type SandboxLease } from '../sandbox/sandbox-manager.js';
 import type { SandboxPlan, SandboxSettings } from '../sandbox/sandbox-plan.js';
 import { sandboxStatus, type SandboxStatus } from '../sandbox/sandbox-status.js';
 import { sandboxUnavailableError } from '../sandbox/sandbox-unavailable-error.js';
@@ -153,17 +152,13 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
   const env = agentEnvironment({ env: options.env, scratchDir, agentId: options.agentId, cwd: options.cwd, ...(options.wave !== undefined ? { wave: options.wave } : {}), ...(options.implPath ? { implPath: options.implPath } : {}), ...(options.branch ? { branch: options.branch } : {}) });
   let sandbox: SandboxPlan | undefined;
   let toolExecutor: ToolExecutor | undefined;
-  // One lease for the whole run: the session is not stopped and restarted between tool calls.
-  let lease: SandboxLease | undefined;
   if (decision.sandboxed) {
-    lease = await leaseSandboxManager();
     // A solo/integration agent works in the main checkout: the manifest the orchestrator writes stays read-only.
     const readOnly = options.implPath && isInside(options.implPath, jail.root) ? [options.implPath] : [];
     try {
       // The user's home (its credentials are unreadable) is the orchestrator's HOME, as passed down.
       sandbox = await buildAgentSandboxPlan({ root: jail.root, home, tmp, env: options.env, readOnly, userHome: options.env.HOME ?? os.homedir(), ...(options.sandboxSettings ? { settings: options.sandboxSettings } : {}) });
     } catch (error) {
-      lease.release();
       await rm(scratchDir, { recursive: true, force: true }).catch(() => undefined);
       throw error;
     }
@@ -221,7 +216,6 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
     options.signal?.removeEventListener('abort', onAbort);
     recorder?.flush();
     await toolExecutor?.stop().catch(() => undefined);
-    lease?.release();
     if (!options.keepScratch) await rm(scratchDir, { recursive: true, force: true }).catch(() => undefined);
   }
   if (timedOut && outcome.status !== 'finished') outcome = { ...outcome, status: 'timeout', failure: { kind: 'transient', message: `wall-clock limit of ${Math.round(limits.timeoutMs / 1000)} s reached` } };

@@ -11,6 +11,6 @@
 export { agentSandboxPlan, defaultBuildCaches, gatePlan, homeSecrets, type AgentSandboxPlanInput, type GatePlanInput, type SandboxPlan, type SandboxSettings } from './sandbox-plan.js';
 export { sandboxOverrideVariable, sandboxStatus, type SandboxStatus } from './sandbox-status.js';
 export { sandboxInstallHint, sandboxUnavailableError, sandboxUnavailableMessage } from './sandbox-unavailable-error.js';
-export { leaseSandboxManager, resetSandboxManager as resetSandbox, type SandboxLease } from './sandbox-manager.js';
+export { resetSandboxManager as resetSandbox } from './sandbox-manager.js';
 export { readSandboxSettings } from './sandbox-settings.js';
 export { sandboxCommandVariable, shellQuote, wrapInSandbox, type SandboxedCommand, type WrapInSandboxOptions } from './wrap-in-sandbox.js';

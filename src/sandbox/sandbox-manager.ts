@@ -1,83 +1,130 @@
 /**
- * The one sandbox-runtime session of this process. `initialize` starts the network proxy (on the
- * host; the sandbox reaches it through a socket bridge) with an empty allow-list: per-command
- * allow-lists are registered under an unguessable id for each wrapped command.
+ * The sandbox-runtime session of this process, kept in a small child process: the sandbox host.
  *
- * The session holds a child process (the socket bridge) that keeps Node's event loop alive, so it
- * is leased: every user (a wrapped command until its process exits, an agent run, a gate) holds a
- * lease, and shortly after the last one is released the session is reset and the process can exit.
+ * sandbox-runtime is built for a program whose working directory is the project: it protects shell
+ * rc files, `.git/hooks`, `.vscode`… "in and below the working directory" of the process that
+ * wraps, and where that directory is writable in a plan it creates empty placeholder files there
+ * (`.gitmodules`, `.mcp.json`, `.idea`…) for the duration of a command. polywave's working
+ * directory is the main checkout, which is writable for agents working there (solo, integration,
+ * scout) and for post-merge gates: the placeholders would show up in git as changes nobody made.
+ * The host runs in an empty directory of its own, so every path a plan names is decided by the
+ * plan alone. It also holds the network proxy and its socket bridge; because the host is a child
+ * whose pipes are unreferenced while nothing waits on it, this process can exit at any time, and
+ * the host then resets the session and ends (its stdin closes).
  */
-import type { SandboxManager as Manager } from '@anthropic-ai/sandbox-runtime';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { Socket } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Readable, Writable } from 'node:stream';
+import { sandboxHostProgram } from './sandbox-host-program.js';
 
-/** How long an unused session stays up (a new lease within it reuses the session). */
-const idleResetMs = 250;
+/** What sandbox-runtime's `wrapWithSandboxArgv` takes as its per-command configuration. */
+export interface HostWrapConfig {
+  filesystem: { allowWrite: string[]; denyWrite: string[]; denyRead: string[] };
+  network: { allowedDomains: string[]; deniedDomains: string[] };
+}
 
-let session: Promise<typeof Manager> | undefined;
+interface Host {
+  child: ChildProcessByStdio<Writable, Readable, Readable>;
+  pending: Map<number, { resolve: (answer: Record<string, unknown>) => void; reject: (error: Error) => void }>;
+  nextId: number;
+  stderr: string;
+  exited: Promise<void>;
+  generation: number;
+}
+
+let host: Host | undefined;
 let generation = 0;
-let leases = 0;
-let idleTimer: NodeJS.Timeout | undefined;
 
-function startSession(): Promise<typeof Manager> {
-  session ??= (async () => {
-    const { SandboxManager } = await import('@anthropic-ai/sandbox-runtime');
-    await SandboxManager.initialize({ network: { allowedDomains: [], deniedDomains: [] }, filesystem: { denyRead: [], allowWrite: [], denyWrite: [] } });
-    return SandboxManager;
-  })();
-  const started = session;
-  started.catch(() => {
-    if (session === started) session = undefined;
-  });
-  return started;
-}
-
-/** A lease on the session: the manager, and `release` (idempotent) when the user is done. */
-export interface SandboxLease {
-  manager: typeof Manager;
-  release(): void;
-}
-
-/** Initializes sandbox-runtime when needed (~150 ms once) and leases it. */
-export async function leaseSandboxManager(): Promise<SandboxLease> {
-  leases += 1;
-  if (idleTimer !== undefined) {
-    clearTimeout(idleTimer);
-    idleTimer = undefined;
-  }
-  let released = false;
-  const release = (): void => {
-    if (released) return;
-    released = true;
-    leases -= 1;
-    if (leases > 0) return;
-    idleTimer = setTimeout(() => {
-      idleTimer = undefined;
-      if (leases === 0) void resetSandboxManager();
-    }, idleResetMs);
-    idleTimer.unref();
-  };
-  try {
-    return { manager: await startSession(), release };
-  } catch (error) {
-    release();
-    throw error;
+function setReferenced(current: Host, referenced: boolean): void {
+  for (const stream of [current.child.stdout, current.child.stdin, current.child.stderr] as unknown as Socket[]) {
+    if (referenced) stream.ref?.();
+    else stream.unref?.();
   }
 }
 
-/** Changes whenever the session is reset: what was built for an older session (wrappers) is stale. */
-export function sandboxSessionGeneration(): number {
-  return generation;
-}
-
-/** Stops the proxy and the bridge and forgets the session (tests; the idle reset). */
-export async function resetSandboxManager(): Promise<void> {
-  const current = session;
-  session = undefined;
+function startHost(): Host {
   generation += 1;
+  const directory = mkdtempSync(path.join(os.tmpdir(), 'polywave-sandbox-host-'));
+  const runtimePath = createRequire(import.meta.url).resolve('@anthropic-ai/sandbox-runtime');
+  const child = spawn(process.execPath, ['-e', sandboxHostProgram, runtimePath], { cwd: directory, stdio: ['pipe', 'pipe', 'pipe'] });
+  const current: Host = { child, pending: new Map(), nextId: 1, stderr: '', exited: new Promise((resolve) => child.once('close', () => resolve())), generation };
+  child.unref();
+  setReferenced(current, false);
+  child.stdin.on('error', () => undefined);
+  child.stderr.on('data', (chunk: Buffer) => {
+    if (current.stderr.length < 8192) current.stderr += chunk.toString('utf8');
+  });
+  createInterface({ input: child.stdout, crlfDelay: Infinity }).on('line', (line) => {
+    let answer: Record<string, unknown> & { id?: number };
+    try {
+      answer = JSON.parse(line) as Record<string, unknown> & { id?: number };
+    } catch {
+      return;
+    }
+    const waiter = answer.id === undefined ? undefined : current.pending.get(answer.id);
+    if (!waiter) return;
+    current.pending.delete(answer.id!);
+    if (current.pending.size === 0) setReferenced(current, false);
+    if (answer.ok === true) waiter.resolve(answer);
+    else waiter.reject(new Error(String(answer.message ?? 'the sandbox host failed')));
+  });
+  const gone = (error?: Error) => {
+    if (host === current) host = undefined;
+    const reason = new Error(`the sandbox host ended${error ? `: ${error.message}` : ''}${current.stderr.trim() ? ` (${current.stderr.trim().split('\n').slice(-3).join(' | ')})` : ''}`);
+    for (const waiter of current.pending.values()) waiter.reject(reason);
+    current.pending.clear();
+    rmSync(directory, { recursive: true, force: true });
+  };
+  child.once('error', (error) => gone(error));
+  child.once('close', () => gone());
+  return current;
+}
+
+function request(op: string, body: Record<string, unknown>): Promise<Record<string, unknown>> {
+  host ??= startHost();
+  const current = host;
+  const id = current.nextId++;
+  return new Promise((resolve, reject) => {
+    current.pending.set(id, { resolve, reject });
+    setReferenced(current, true);
+    current.child.stdin.write(`${JSON.stringify({ id, op, ...body })}\n`);
+  });
+}
+
+/** Changes whenever a new host starts: what was built for an older one (wrappers) is stale. */
+export function sandboxSessionGeneration(): number {
+  return host?.generation ?? generation + 1;
+}
+
+/**
+ * Wraps `command` (for bash) with sandbox-runtime in the host: the argv to spawn. `hosts` is the
+ * network allow-list, registered under `commandId` until {@link releaseWrapped}.
+ */
+export async function wrapInHost(options: { command: string; config: HostWrapConfig; cwd: string; commandId: string; hosts: readonly string[] }): Promise<string[]> {
+  const answer = await request('wrap', { command: options.command, config: options.config, cwd: options.cwd, commandId: options.commandId, hosts: [...options.hosts] });
+  const argv = answer.argv;
+  if (!Array.isArray(argv) || argv.length === 0 || !argv.every((entry) => typeof entry === 'string')) throw new Error('the sandbox host returned no command');
+  return argv as string[];
+}
+
+/** Tells the host of `generation` a wrapped command is over (its network list and placeholder mount points go). */
+export function releaseWrapped(commandId: string, generation: number): void {
+  if (!host || host.generation !== generation) return;
+  void request('release', { commandId }).catch(() => undefined);
+}
+
+/** Stops the host: the proxy, the bridge and the session (tests; the next wrap starts a new one). */
+export async function resetSandboxManager(): Promise<void> {
+  const current = host;
+  host = undefined;
   if (!current) return;
-  try {
-    const manager = await current;
-    await manager.reset();
-  } catch {
-    // never started
-  }
+  current.child.stdin.end();
+  const timer = setTimeout(() => current.child.kill('SIGKILL'), 5000);
+  await current.exited;
+  clearTimeout(timer);
 }

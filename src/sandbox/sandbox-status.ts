@@ -5,6 +5,7 @@
  * AppArmor user-namespace restrictions).
  */
 import { spawn } from 'node:child_process';
+import os from 'node:os';
 
 /** The answer of {@link sandboxStatus}. */
 export interface SandboxStatus {
@@ -65,14 +66,15 @@ async function probeSandbox(override: string): Promise<SandboxStatus> {
     return { available: false, mechanism: 'none', missing, detail: check.errors.join('; ') };
   }
   try {
-    const { leaseSandboxManager } = await import('./sandbox-manager.js');
-    const lease = await leaseSandboxManager();
+    const { releaseWrapped, sandboxSessionGeneration, wrapInHost } = await import('./sandbox-manager.js');
+    const commandId = `probe-${process.pid}-${Date.now()}`;
+    const generation = sandboxSessionGeneration();
     let result: { code: number | null; stderr: string };
     try {
-      const { argv } = await manager.wrapWithSandboxArgv('exit 0', 'bash', { filesystem: { allowWrite: [], denyWrite: [], denyRead: [] }, network: { allowedDomains: [], deniedDomains: [] } });
+      const argv = await wrapInHost({ command: 'exit 0', config: { filesystem: { allowWrite: [], denyWrite: [], denyRead: [] }, network: { allowedDomains: [], deniedDomains: [] } }, cwd: os.tmpdir(), commandId, hosts: [] });
       result = await runProbe(argv);
     } finally {
-      lease.release();
+      releaseWrapped(commandId, generation);
     }
     if (result.code !== 0) {
       return { available: false, mechanism: 'none', missing: [], detail: `${mechanism} is installed but cannot start a sandbox here (exit ${result.code}): ${result.stderr.trim().split('\n')[0] ?? ''}` };

@@ -5,9 +5,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import type { SandboxManager as Manager } from '@anthropic-ai/sandbox-runtime';
 import type { SandboxPlan } from './sandbox-plan.js';
-import { leaseSandboxManager, sandboxSessionGeneration } from './sandbox-manager.js';
+import { releaseWrapped, sandboxSessionGeneration, wrapInHost } from './sandbox-manager.js';
 import { sandboxStatus } from './sandbox-status.js';
 import { sandboxUnavailableError } from './sandbox-unavailable-error.js';
 
@@ -28,10 +27,9 @@ export interface SandboxedCommand {
   args: string[];
   env: Record<string, string>;
   /**
-   * Call it when the process has exited (calling it twice is harmless): forgets the command's
-   * network allow-list (registered with the host proxy under an unguessable id) and releases the
-   * command's lease on the sandbox session — a session nobody leases is stopped shortly after,
-   * so that the Node process can exit.
+   * Call it when the process has exited (calling it twice is harmless): once no command uses the
+   * wrapper any more and it has expired, its network allow-list (registered with the host proxy
+   * under an unguessable id) and sandbox-runtime's placeholder mount points are released.
    */
   release(): void;
 }
@@ -78,41 +76,33 @@ function retire(wrapper: Wrapper): void {
   wrapper.dispose();
 }
 
-async function buildWrapper(key: string, plan: SandboxPlan, options: WrapInSandboxOptions, manager: typeof Manager): Promise<Wrapper> {
+async function buildWrapper(key: string, plan: SandboxPlan, options: WrapInSandboxOptions): Promise<Wrapper> {
   // The proxy tells commands apart by this id (their proxy user name): unguessable, one per wrapper.
   const commandId = randomBytes(18).toString('base64url');
-  let disposed = false;
-  const dispose = (): void => {
-    if (disposed) return;
-    disposed = true;
-    manager.unregisterCommandNetworkLists(commandId);
-  };
-  if (plan.allowedHosts.length > 0) manager.registerCommandNetworkLists(commandId, { allowedDomains: [...plan.allowedHosts] });
   // sandbox-runtime sets TMPDIR to its shared /tmp/claude; the plan's private TMPDIR wins.
   const tmpdir = options.env.TMPDIR;
   const runner = `${tmpdir !== undefined && tmpdir !== '' ? `export TMPDIR=${shellQuote(tmpdir)}; ` : ''}exec bash -c "$${sandboxCommandVariable}"`;
   const sharedTemp = runtimeSharedTemp.filter((entry) => existsSync(entry));
-  try {
-    const { argv } = await manager.wrapWithSandboxArgv(
-      runner,
-      'bash',
-      {
-        filesystem: { allowWrite: [...plan.writable], denyWrite: [...plan.readOnlyWithin, ...sharedTemp], denyRead: [...plan.unreadable] },
-        network: { allowedDomains: [], deniedDomains: [] },
-      },
-      options.signal,
-      options.cwd,
-      { commandId },
-    );
-    const [file, ...args] = argv;
-    if (file === undefined) throw new Error('sandbox-runtime returned an empty command');
-    const wrapper: Wrapper = { key, file, args, expires: Date.now() + wrapperReuseMs, inFlight: 0, dispose };
-    setTimeout(() => retire(wrapper), wrapperReuseMs + 50).unref();
-    return wrapper;
-  } catch (error) {
-    dispose();
-    throw error;
-  }
+  const generation = sandboxSessionGeneration();
+  const [file, ...args] = await wrapInHost({
+    command: runner,
+    config: {
+      filesystem: { allowWrite: [...plan.writable], denyWrite: [...plan.readOnlyWithin, ...sharedTemp], denyRead: [...plan.unreadable] },
+      network: { allowedDomains: [], deniedDomains: [] },
+    },
+    cwd: options.cwd,
+    commandId,
+    hosts: plan.allowedHosts,
+  });
+  let disposed = false;
+  const dispose = (): void => {
+    if (disposed) return;
+    disposed = true;
+    releaseWrapped(commandId, generation);
+  };
+  const wrapper: Wrapper = { key, file: file!, args, expires: Date.now() + wrapperReuseMs, inFlight: 0, dispose };
+  setTimeout(() => retire(wrapper), wrapperReuseMs + 50).unref();
+  return wrapper;
 }
 
 /**
@@ -127,28 +117,19 @@ async function buildWrapper(key: string, plan: SandboxPlan, options: WrapInSandb
 export async function wrapInSandbox(plan: SandboxPlan, command: string, options: WrapInSandboxOptions): Promise<SandboxedCommand> {
   const status = await sandboxStatus({ env: options.env });
   if (!status.available) throw sandboxUnavailableError(status);
-  // Each command holds a lease on the session until it is released; a wrapper belongs to one session.
-  const lease = await leaseSandboxManager();
-  let used: Wrapper;
-  try {
-    const key = JSON.stringify([sandboxSessionGeneration(), plan.writable, plan.readOnlyWithin, plan.unreadable, plan.allowedHosts, options.cwd, options.env.TMPDIR ?? '']);
-    let pending = wrappers.get(key);
-    let wrapper = pending ? await pending.catch(() => undefined) : undefined;
-    if (!wrapper || Date.now() >= wrapper.expires) {
-      if (wrapper) retire(wrapper);
-      const building = buildWrapper(key, plan, options, lease.manager);
-      pending = building;
-      wrappers.set(key, building);
-      building.catch(() => {
-        if (wrappers.get(key) === building) wrappers.delete(key);
-      });
-      wrapper = await building;
-    }
-    used = wrapper;
-  } catch (error) {
-    lease.release();
-    throw error;
+  // A wrapper belongs to one sandbox host (session): a new host means new wrappers.
+  const key = JSON.stringify([sandboxSessionGeneration(), plan.writable, plan.readOnlyWithin, plan.unreadable, plan.allowedHosts, options.cwd, options.env.TMPDIR ?? '']);
+  let wrapper = await wrappers.get(key)?.catch(() => undefined);
+  if (!wrapper || Date.now() >= wrapper.expires) {
+    if (wrapper) retire(wrapper);
+    const building = buildWrapper(key, plan, options);
+    wrappers.set(key, building);
+    building.catch(() => {
+      if (wrappers.get(key) === building) wrappers.delete(key);
+    });
+    wrapper = await building;
   }
+  const used = wrapper;
   used.inFlight += 1;
   let released = false;
   const release = (): void => {
@@ -156,7 +137,6 @@ export async function wrapInSandbox(plan: SandboxPlan, command: string, options:
     released = true;
     used.inFlight -= 1;
     retire(used);
-    lease.release();
   };
   return { file: used.file, args: [...used.args], env: { ...options.env, [sandboxCommandVariable]: command }, release };
 }

@@ -1,0 +1,74 @@
+/**
+ * The program of the sandbox host (see sandbox-manager.ts), run with `node -e` in an empty
+ * directory of its own. It is plain JavaScript text, not a function of this module, so that no
+ * build step or test transform touches it: CommonJS, built-in modules only, and the one
+ * sandbox-runtime entry file whose absolute path is its first argument.
+ *
+ * Requests (JSON lines on stdin): `{id, op: 'wrap', command, config, cwd, commandId, hosts}` →
+ * `{id, ok, argv}` (the network allow-list `hosts` is registered under `commandId`);
+ * `{id, op: 'release', commandId}` → `{id, ok}` (forgets the list, and tells sandbox-runtime the
+ * wrapped command is over so that it removes the mount points it created). When stdin closes
+ * (the orchestrator exited or stopped it) the session is reset and the process ends.
+ */
+export const sandboxHostProgram = String.raw`'use strict';
+const fs = require('node:fs');
+const readline = require('node:readline');
+const { pathToFileURL } = require('node:url');
+const runtimePath = process.argv[1];
+let session;
+const start = () => {
+  if (!session) {
+    session = import(pathToFileURL(runtimePath).href).then(async ({ SandboxManager }) => {
+      await SandboxManager.initialize({ network: { allowedDomains: [], deniedDomains: [] }, filesystem: { denyRead: [], allowWrite: [], denyWrite: [] } });
+      return SandboxManager;
+    });
+    session.catch(() => { session = undefined; });
+  }
+  return session;
+};
+const handle = async (request) => {
+  if (request.op === 'wrap') {
+    const manager = await start();
+    if (Array.isArray(request.hosts) && request.hosts.length > 0) manager.registerCommandNetworkLists(request.commandId, { allowedDomains: request.hosts });
+    try {
+      const { argv } = await manager.wrapWithSandboxArgv(request.command, 'bash', request.config, undefined, request.cwd, { commandId: request.commandId });
+      return { argv };
+    } catch (error) {
+      manager.unregisterCommandNetworkLists(request.commandId);
+      throw error;
+    }
+  }
+  if (request.op === 'release') {
+    if (session) {
+      const manager = await session;
+      manager.unregisterCommandNetworkLists(request.commandId);
+      manager.cleanupAfterCommand();
+    }
+    return {};
+  }
+  throw new Error('unknown request ' + String(request.op));
+};
+const send = (message) => process.stdout.write(JSON.stringify(message) + '\n');
+const lines = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
+lines.on('line', (line) => {
+  let request;
+  try {
+    request = JSON.parse(line);
+  } catch {
+    return;
+  }
+  handle(request).then(
+    (answer) => send({ id: request.id, ok: true, ...answer }),
+    (error) => send({ id: request.id, ok: false, message: String((error && error.message) || error) }),
+  );
+});
+lines.on('close', async () => {
+  try {
+    if (session) await (await session).reset();
+  } catch {}
+  try {
+    fs.rmdirSync(process.cwd());
+  } catch {}
+  process.exit(0);
+});
+`;
