@@ -241,6 +241,21 @@ async function preparedWaveAfter(setup: (fixture: WaveFixture) => void | Promise
   return { fixture, prepared, marker: fixture.repo.sibling('HOOK-RAN'), recordPath: tamperRecordPath(fixture.repo.path('.git'), 'demo', 1) };
 }
 
+describe('finalize-wave CLI on a tampered repository', () => {
+  it('exit 1, the result JSON with failed_step.code, one coded line on stderr; nothing changed', async () => {
+    const wave = await preparedWave();
+    writeFileSync(wave.fixture.repo.path('.git/hooks/post-merge'), plantingHook(wave.marker), { mode: 0o755 });
+    const before = await snapshot(wave.fixture);
+    const cli = await runCli(['finalize-wave', wave.fixture.implPath, '--wave', '1'], { cwd: wave.fixture.repo.dir, env: { GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' }, timeoutMs: 90_000 });
+    expect(cli.code, cli.stderr).toBe(1);
+    const result = JSON.parse(cli.stdout) as FinalizeWaveResult;
+    expect(result.failed_step).toMatchObject({ step: 'check-tamper', code: 'TAMPER_DETECTED' });
+    expect(cli.stderr.split('\n').filter((line) => line.includes('not finalized'))).toEqual([expect.stringMatching(/^finalize-wave: wave 1 not finalized — \[check-tamper\] TAMPER_DETECTED: .*hook post-merge/)]);
+    expect(await snapshot(wave.fixture)).toEqual(before);
+    expect(existsSync(wave.marker)).toBe(false);
+  });
+});
+
 describe('finalize-wave with an untampered repository', () => {
   it('merges with the hooks pinned to the recorded snapshot: a legit post-merge hook runs, a new one does not', async () => {
     const legit = (marker: string) => `#!/bin/sh\necho legit >> "${marker}"\n`;
