@@ -155,8 +155,9 @@ async function currentManifest(context: FinalizeContext, phase: 'start' | 'pre-m
  * finalize. After the check, every git command of the run takes its hooks from the recorded
  * snapshot (`-c core.hooksPath`), never from the live hooks directory or an agent's worktree.
  *
- * `pre-merge` (from the merge step, right before WAVE_MERGING): the same check again — the
- * pre-merge gates ran the agents' code in between.
+ * `pre-merge` (from the merge step, right before WAVE_MERGING): the check again — git's files,
+ * the hooks, their snapshot and the manifest always; refs and the main checkout's status when
+ * pre-merge gates ran the agents' code since (for merge-agents alone: everything, it is the first).
  */
 export async function verifyRepositories(context: FinalizeContext, phase: 'start' | 'pre-merge'): Promise<StepOutcome> {
   const state = context.tamper;
