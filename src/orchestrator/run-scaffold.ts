@@ -35,6 +35,7 @@ import { journalPaths } from '../engine/journal.js';
 import { defaultVerifyBuildTimeoutMs } from '../engine/verify-build.js';
 import { runShellCommand } from '../gates/run-command.js';
 import { commitFiles } from '../git/commit-files.js';
+import { isManifestScratchPath } from '../store/atomic-file.js';
 import { createGit } from '../git/git-cli.js';
 import type { Git } from '../git/git-port.js';
 import { normalizeReportedPath } from '../protocol/conflicts.js';
@@ -186,6 +187,7 @@ export async function ensureCleanRoot(options: { git: Git; repoDir: string; impl
   for (const entry of await options.git.status()) {
     for (const file of entry.from !== undefined ? [entry.path, entry.from] : [entry.path]) {
       if (file === '.polywave-state' || file.startsWith('.polywave-state/') || options.writable.has(file)) continue;
+      if (isManifestScratchPath(file)) continue; // a manifest write's temp file or an old lock file: never committed
       if (file === implRelative || file.startsWith('docs/IMPL/') || file === 'docs/CONTEXT.md') owned.add(file);
       else blocking.add(file);
     }

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { runBaselineGates } from '../../gates/run-gates.js';
 import type { StatusEntry } from '../../git/git-port.js';
+import { isManifestScratchPath } from '../../store/atomic-file.js';
 import { isSoloWave } from '../../protocol/waves.js';
 import type { StepDefinition, StepOutcome } from '../step.js';
 import { cleanStaleWorktrees, detectStaleWorktrees, type StaleCleanupResult } from '../stale-worktrees.js';
@@ -45,6 +46,8 @@ export async function classifyDirtyTree(repo: RepoContext, implPath: string): Pr
     for (const file of entryPaths(entry)) {
       if (worktreePrefixes.some((prefix) => file.startsWith(prefix) || `${file}/` === prefix)) continue;
       if (file === '.claude/' || file === '.claude') continue;
+      // A manifest write's temp file (or an old lock file) is ours and transient: never committed, never blocking.
+      if (isManifestScratchPath(file)) continue;
       (isPolywaveOwned(file, implRelative) ? owned : blocking).push(file);
     }
   }
