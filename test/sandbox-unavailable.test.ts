@@ -1,0 +1,191 @@
+/**
+ * Issue 11, "What it must show" 3: where the OS sandbox cannot run (simulated with
+ * `POLYWAVE_SANDBOX=off`; see src/sandbox/sandbox-status.ts), model-backed agents refuse to
+ * start with the coded error SANDBOX_UNAVAILABLE (exit 2, the packages to install named, nothing
+ * created); `--unsafe-no-sandbox` lets them run after ONE warning line on stderr; script agents
+ * (tests, the demo) still run, with a notice; verify-install reports the sandbox status.
+ */
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { agentSpecVersion, emptyUsage, type AgentBackend, type AgentEvent, type AgentRunRequest } from '../src/agents/contract.js';
+import { decideAgentSandbox, runAgent } from '../src/agents/run-agent.js';
+import { createAgentTools, runToolCall, toolRunContext } from '../src/agents/tools/index.js';
+import { resetSandbox, sandboxStatus, sandboxUnavailableMessage } from '../src/sandbox/index.js';
+import { runCli } from './support/cli.js';
+import { expectCodedError, parseStdoutJson } from './support/cli-assert.js';
+import { createTestRepo } from './support/git-repo.js';
+
+const off = { POLYWAVE_SANDBOX: 'off' };
+
+afterAll(async () => {
+  await resetSandbox();
+});
+
+function soloImpl(): string {
+  return [
+    'title: One letter',
+    'feature_slug: letter',
+    'verdict: SUITABLE',
+    'state: WAVE_PENDING',
+    'test_command: "node -e \\"process.exit(0)\\""',
+    'file_ownership:',
+    '    - file: src/a.ts',
+    '      agent: A',
+    '      wave: 1',
+    '      action: new',
+    '    - file: src/a.test.ts',
+    '      agent: A',
+    '      wave: 1',
+    '      action: new',
+    'interface_contracts:',
+    '    - name: Letter',
+    '      description: A letter constant.',
+    '      definition: "export const a: string"',
+    '      location: src/a.ts',
+    'waves:',
+    '    - number: 1',
+    '      agents:',
+    '        - id: A',
+    '          task: Implement src/a.ts with a test.',
+    '          files:',
+    '            - src/a.ts',
+    '            - src/a.test.ts',
+    '',
+  ].join('\n');
+}
+
+function writeScript(): string {
+  const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'pw-unavailable-')), 'agent.yaml');
+  writeFileSync(
+    file,
+    ['version: 1', 'steps:', '  - write: { path: src/a.ts, content: "export const a = \'a\';\\n" }', '  - write: { path: src/a.test.ts, content: "import { a } from \'./a\';\\nif (a !== \'a\') throw new Error(\'bad\');\\n" }', '  - bash: "git status --short"', '  - commit: "feat(A): a"', '  - report: { status: complete, verification: PASS, notes: "done" }', ''].join('\n'),
+  );
+  return file;
+}
+
+describe('the status and the decision', () => {
+  it('POLYWAVE_SANDBOX=off: unavailable, mechanism none, says why', async () => {
+    const status = await sandboxStatus({ env: off });
+    expect(status).toEqual({ available: false, mechanism: 'none', missing: [], detail: 'disabled by POLYWAVE_SANDBOX=off' });
+  });
+
+  it('the refusal names the Debian packages to install', () => {
+    expect(sandboxUnavailableMessage({ available: false, mechanism: 'none', missing: ['bubblewrap', 'socat'], detail: 'bubblewrap (bwrap) not installed; socat not installed' })).toContain('apt-get install bubblewrap socat');
+    expect(sandboxUnavailableMessage({ available: false, mechanism: 'none', missing: [], detail: 'x' })).toContain('apt-get install bubblewrap socat ripgrep');
+  });
+
+  it.each(['ai-sdk', 'claude-code', 'cli'] as const)('a %s agent refuses (SANDBOX_UNAVAILABLE, exit 2); a script agent runs unsandboxed', async (backend) => {
+    await expect(decideAgentSandbox({ backend, env: off })).rejects.toMatchObject({ code: 'SANDBOX_UNAVAILABLE', exitCode: 2, message: expect.stringContaining('--unsafe-no-sandbox') });
+    expect(await decideAgentSandbox({ backend, env: off, unsafeNoSandbox: true })).toMatchObject({ sandboxed: false, reason: 'unsafe-no-sandbox' });
+    expect(await decideAgentSandbox({ backend: 'script', env: off })).toMatchObject({ sandboxed: false, reason: 'unavailable-script' });
+  });
+});
+
+describe('runAgent', () => {
+  it('a model-backed agent refuses before anything is created', async () => {
+    const repo = await createTestRepo();
+    const before = await repo.run(['status', '--porcelain', '--ignored']);
+    await expect(
+      runAgent({ agentId: 'A', role: 'wave', model: 'anthropic:claude-sonnet-4-5', systemPrompt: 's', prompt: 'p', cwd: repo.dir, policy: { root: repo.dir, ownedFiles: [] }, env: { ...repo.env, ...off } }),
+    ).rejects.toMatchObject({ code: 'SANDBOX_UNAVAILABLE', exitCode: 2 });
+    expect(await repo.run(['status', '--porcelain', '--ignored'])).toBe(before);
+  });
+
+  it('unsafeNoSandbox: the model-backed agent runs, with one warning event and the static checks only', async () => {
+    const repo = await createTestRepo();
+    const events: AgentEvent[] = [];
+    let seen: AgentRunRequest | undefined;
+    // Stands in for the AI SDK loop: the real contract, one write through the real tools.
+    const backend: AgentBackend = {
+      specVersion: agentSpecVersion,
+      name: 'ai-sdk',
+      async run(request) {
+        seen = request;
+        const { context, observer } = toolRunContext(request, request.onEvent, []);
+        const write = createAgentTools({ include: ['write_file'] })[0]!;
+        const result = await runToolCall(write, { path: 'src/a.ts', content: "export const a = 'a';\n" }, context, observer, 'write-1');
+        return { status: result.isError ? 'failed' : 'finished', text: result.output, turns: 1, usage: emptyUsage(), durationMs: 0, denials: [] };
+      },
+    };
+    const result = await runAgent({
+      agentId: 'A',
+      role: 'wave',
+      model: 'anthropic:claude-sonnet-4-5',
+      systemPrompt: 's',
+      prompt: 'p',
+      cwd: repo.dir,
+      policy: { root: repo.dir, ownedFiles: ['src/a.ts'] },
+      env: { ...repo.env, ...off },
+      backend,
+      unsafeNoSandbox: true,
+      onEvent: (event) => events.push(event),
+    });
+    expect(result.outcome.status, JSON.stringify(result.outcome)).toBe('finished');
+    expect(result.sandbox).toBeUndefined();
+    expect(seen?.sandbox).toBeUndefined();
+    expect(seen?.toolExecutor).toBeUndefined();
+    expect(events.filter((event) => event.type === 'agent-log' && event.level === 'warn' && event.message.startsWith('UNSAFE'))).toHaveLength(1);
+    expect(readFileSync(repo.path('src/a.ts'), 'utf8')).toContain("'a'");
+  });
+});
+
+describe('the CLI', () => {
+  it('run-wave with a model-backed agent: error[SANDBOX_UNAVAILABLE], exit 2, nothing created', async () => {
+    const repo = await createTestRepo({ files: { 'docs/IMPL/IMPL-letter.yaml': soloImpl() } });
+    const implPath = repo.path('docs/IMPL/IMPL-letter.yaml');
+    const manifestBefore = readFileSync(implPath, 'utf8');
+    const result = await runCli(['run-wave', implPath, '--wave', '1', '--model', 'anthropic:claude-sonnet-4-5', '--skip-critic'], { cwd: repo.dir, env: { ...(repo.env as Record<string, string>), ...off } });
+    const { message } = expectCodedError(result, { exitCode: 2, code: 'SANDBOX_UNAVAILABLE' });
+    expect(message).toContain('apt-get install bubblewrap socat ripgrep');
+    expect(message).toContain('--unsafe-no-sandbox');
+    expect(result.stdout).toBe('');
+    expect(readFileSync(implPath, 'utf8')).toBe(manifestBefore);
+    expect(await repo.git.worktreeList()).toHaveLength(1);
+    expect(existsSync(repo.path('.polywave-state'))).toBe(false);
+  }, 120_000);
+
+  it('run-scout with a model-backed agent: the same refusal, before the Scout writes anything', async () => {
+    const repo = await createTestRepo();
+    const head = await repo.git.headCommit();
+    const result = await runCli(['run-scout', 'add a letter', '--model', 'openai:gpt-5', '--no-critic'], { cwd: repo.dir, env: { ...(repo.env as Record<string, string>), ...off } });
+    expect(result.code).toBe(2);
+    expect(result.stderr.trim().split('\n').at(-1)).toMatch(/^polywave: error\[SANDBOX_UNAVAILABLE\]: .*apt-get install bubblewrap socat ripgrep/);
+    expect(await repo.run(['status', '--porcelain'])).toBe('');
+    expect(await repo.git.headCommit()).toBe(head);
+  }, 120_000);
+
+  it('run-wave --unsafe-no-sandbox: one warning line, and the wave runs (script agent, unsandboxed)', async () => {
+    const repo = await createTestRepo({ files: { 'docs/IMPL/IMPL-letter.yaml': soloImpl() } });
+    const implPath = repo.path('docs/IMPL/IMPL-letter.yaml');
+    const result = await runCli(['run-wave', implPath, '--wave', '1', '--model', `script:${writeScript()}`, '--skip-critic', '--unsafe-no-sandbox'], { cwd: repo.dir, env: { ...(repo.env as Record<string, string>), ...off }, timeoutMs: 180_000 });
+    expect(result.code, result.stderr).toBe(0);
+    const warnings = result.stderr.split('\n').filter((line) => line.includes('--unsafe-no-sandbox'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/^polywave: WARNING: --unsafe-no-sandbox: agents run WITHOUT the OS sandbox/);
+    expect(parseStdoutJson<{ success: boolean; state: string }>(result)).toMatchObject({ success: true, state: 'WAVE_VERIFIED' });
+  }, 240_000);
+
+  it('verify-install reports the sandbox: available here, unavailable with POLYWAVE_SANDBOX=off (the verdict does not change)', async () => {
+    const repo = await createTestRepo();
+    type Report = { verdict: string; sandbox: { available: boolean; mechanism: string; missing: string[]; detail: string } };
+    const here = parseStdoutJson<Report>(await runCli(['verify-install'], { cwd: repo.dir, env: repo.env as Record<string, string> }));
+    const status = await sandboxStatus();
+    expect(here.sandbox).toEqual(status);
+    const without = parseStdoutJson<Report>(await runCli(['verify-install'], { cwd: repo.dir, env: { ...(repo.env as Record<string, string>), ...off } }));
+    expect(without.sandbox).toEqual({ available: false, mechanism: 'none', missing: [], detail: 'disabled by POLYWAVE_SANDBOX=off' });
+    expect(without.verdict).toBe(here.verdict);
+    const human = await runCli(['verify-install', '--human'], { cwd: repo.dir, env: { ...(repo.env as Record<string, string>), ...off } });
+    expect(human.stdout).toContain('Sandbox: UNAVAILABLE');
+    expect(human.stdout).toContain('apt-get install bubblewrap socat ripgrep');
+  }, 120_000);
+
+  it('demo still runs without the sandbox and says so', async () => {
+    const dir = path.join(mkdtempSync(path.join(os.tmpdir(), 'pw-demo-off-')), 'demo');
+    const result = await runCli(['demo', '--dir', dir, '--json'], { env: { ...(process.env as Record<string, string>), ...off }, timeoutMs: 300_000 });
+    expect(result.code, result.stderr).toBe(0);
+    const summary = parseStdoutJson<{ success: boolean; state: string; sandbox: { sandboxed: boolean; detail: string } }>(result);
+    expect(summary).toMatchObject({ success: true, state: 'COMPLETE', sandbox: { sandboxed: false, detail: 'disabled by POLYWAVE_SANDBOX=off' } });
+  }, 320_000);
+});
