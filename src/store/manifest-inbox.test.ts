@@ -5,7 +5,8 @@ import { PolywaveError } from '../errors/polywave-error.js';
 import { parseImpl } from '../protocol/parse-impl.js';
 import { makeTempDir } from '../../test/support/temp.js';
 import { saveCompletionReport } from './completion-report-file.js';
-import { dropEntry, newEntryId, takeSettledOutcome, type EntryOutcome } from './group-commit.js';
+import { claimPendingEntries, dropEntry, hashText, newEntryId, takeSettledOutcome, writeCommitRecord, type EntryOutcome } from './group-commit.js';
+import { applyEntries } from './manifest-inbox-apply.js';
 import { resolveLockLocation } from './lock-location.js';
 import { withFileLock } from './locked-write.js';
 import { editImpl } from './manifest-file.js';
@@ -98,5 +99,41 @@ describe('group-committed manifest requests', () => {
     ]);
     expect(parseImpl(readFileSync(file, 'utf8')).manifest?.state).toBe('WAVE_MERGING');
     expect(Object.keys(reports(file)).sort()).toEqual(['A', 'B']);
+  });
+  it('exactly once across a crash after the rename: the next lock holder delivers the outcomes, a later change is never undone', async () => {
+    const file = freshManifest();
+    const location = await resolveLockLocation(file);
+    const id = newEntryId();
+    await dropEntry(location, { id, kind: 'completion-report', request: { agentId: 'A', report: { status: 'complete', commit: 'aaa1111' } } });
+    // A holder claims and writes the request, then dies before delivering the outcome (commit record left).
+    await withFileLock(file, async () => {
+      const entries = await claimPendingEntries(location);
+      await applyEntries(file, location, entries);
+    });
+    expect(existsSync(location.commitRecordPath)).toBe(true);
+    expect(reports(file).A).toEqual({ status: 'complete', commit: 'aaa1111' });
+    // An engine write (no drain) changes the report; taking the lock settles the dead holder's commit first.
+    await editImpl(file, () => ({ edits: [{ path: ['completion_reports', 'A', 'status'], value: 'blocked' }], outcome: undefined }));
+    expect(existsSync(location.commitRecordPath)).toBe(false);
+    // A later group commit does not apply A's request again.
+    await saveCompletionReport(file, 'B', { status: 'complete', commit: 'bbb2222' });
+    expect(reports(file)).toEqual({ A: { status: 'blocked', commit: 'aaa1111' }, B: { status: 'complete', commit: 'bbb2222' } });
+    expect(await withFileLock(file, () => takeSettledOutcome(location, id))).toEqual({ ok: true, value: null });
+  });
+
+  it('none lost across a crash before the rename: the commit record is dropped and the requests are applied by the next holder', async () => {
+    const file = freshManifest();
+    const location = await resolveLockLocation(file);
+    const id = newEntryId();
+    await dropEntry(location, { id, kind: 'completion-report', request: { agentId: 'C', report: { status: 'complete', commit: 'ccc3333' } } });
+    // A holder claimed it and wrote its commit record, then died before the rename.
+    await withFileLock(file, async () => {
+      await claimPendingEntries(location);
+      await writeCommitRecord(location, { v: 1, target: location.target, before: hashText(manifest), after: hashText('something else'), entries: [{ id, outcome: { ok: true, value: null } }] });
+    });
+    expect(readdirSync(location.inboxPath)).toEqual([`${id}.claim`]);
+    await saveCompletionReport(file, 'D', { status: 'complete', commit: 'ddd4444' });
+    expect(reports(file)).toEqual({ C: { status: 'complete', commit: 'ccc3333' }, D: { status: 'complete', commit: 'ddd4444' } });
+    expect(existsSync(location.commitRecordPath)).toBe(false);
   });
 });
