@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { runGit } from '../git/run-git.js';
@@ -238,7 +238,11 @@ async function sandboxGateCommand(command: string, cwd: string, context: GateRun
       (output) => output.trim(),
       () => undefined,
     );
-    const plan = gatePlan({ directory: cwd, tmp, ...(gitCommonDir ? { gitCommonDir } : {}), config: await readSandboxSettings(context.repoDir), ...(env.HOME ? { userHome: env.HOME } : {}) });
+    const userHome = env.HOME ?? os.homedir();
+    // A cache directory that does not exist cannot be made writable: the XDG cache base (Go's build
+    // cache, pip, many tools) is created; the others are writable when they exist.
+    await mkdir(path.join(userHome, '.cache'), { recursive: true }).catch(() => undefined);
+    const plan = gatePlan({ directory: cwd, tmp, ...(gitCommonDir ? { gitCommonDir } : {}), config: await readSandboxSettings(context.repoDir), userHome });
     const stringEnv: Record<string, string> = {};
     for (const [name, value] of Object.entries(env)) if (value !== undefined) stringEnv[name] = value;
     stringEnv.TMPDIR = tmp;
