@@ -153,8 +153,9 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
   let sandbox: SandboxPlan | undefined;
   let toolExecutor: ToolExecutor | undefined;
   if (decision.sandboxed) {
-    // A solo/integration agent works in the main checkout: the manifest the orchestrator writes stays read-only.
-    const readOnly = options.implPath && isInside(options.implPath, jail.root) ? [options.implPath] : [];
+    // A solo/integration agent works in the main checkout: the manifest the orchestrator writes stays
+    // read-only. The Scout's job is to write that manifest (its jail keeps it to docs/IMPL/).
+    const readOnly = options.role !== 'scout' && options.implPath && isInside(options.implPath, jail.root) ? [options.implPath] : [];
     try {
       // The user's home (its credentials are unreadable) is the orchestrator's HOME, as passed down.
       sandbox = await buildAgentSandboxPlan({ root: jail.root, home, tmp, env: options.env, readOnly, userHome: options.env.HOME ?? os.homedir(), ...(options.sandboxSettings ? { settings: options.sandboxSettings } : {}) });
