@@ -295,10 +295,12 @@ describe('finalize-wave: failures leave everything recoverable', () => {
 
   it('a branch that moves after the checks is merged at the checked tip; the late commit is kept, unmerged', async () => {
     // The pre-merge gate of agent B commits on B's branch: the checks judged the tip before it.
+    // (A sandboxed gate cannot commit — .git is read-only inside — so the gate runs unsandboxed
+    // here: it stands in for anything outside the checks that moves a branch, e.g. a late agent.)
     const late = 'case "$PWD" in *agent-B) git -c user.name=late -c user.email=late@example.invalid commit -q --no-verify --allow-empty -m late ;; esac';
     const fixture = await threeAgentWave({ ...threeAgents, gates: ['        - type: test', `          command: '${late}'`, '          required: true'].join('\n') });
     const checked = await fixture.repo.git.revParse(fixture.branch('B'));
-    const result = await fixture.finalize(1);
+    const result = await fixture.finalize(1, { env: { ...fixture.repo.env, POLYWAVE_SANDBOX: 'off' } });
     expect(result.success, JSON.stringify(failedStep(result))).toBe(true);
     const moved = await fixture.repo.git.revParse(fixture.branch('B'));
     expect(moved).not.toBe(checked);
