@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { createRequire } from 'node:module';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseImpl } from '../src/protocol/parse-impl.js';
 import { resolveLockLocation, type LockLocation } from '../src/store/lock-location.js';
@@ -185,4 +186,36 @@ describe('SIGKILL at every point of a group-committed manifest write', () => {
     expect(readdirSync(repo.path('docs/IMPL')).filter((name) => !/^IMPL-[a-z-]+-\d\.yaml$/.test(name))).toEqual([]);
     expect((await repo.run(['status', '--porcelain', '--untracked-files=all'])).split('\n').filter((line) => line !== '' && !/^\?\? docs\/IMPL\/$|^\?\? docs\/IMPL\/IMPL-[a-z-]+-\d\.yaml$/.test(line))).toEqual([]);
   }, 900_000);
+});
+
+describe('a stuck lock holder', () => {
+  it('set-completion gives up after POLYWAVE_LOCK_TIMEOUT_MS with N094 naming the holder, exits at once, and its request never lands', async () => {
+    const repo = await createTestRepo({ files: { 'docs/IMPL/IMPL-stuck.yaml': manifestText('stuck') } });
+    const manifest = repo.path('docs/IMPL/IMPL-stuck.yaml');
+    const location = await resolveLockLocation(manifest);
+    // Another process holds the kernel lock and does nothing (stopped, hung): no heartbeat, no CPU.
+    const program = `
+      const fsx = require(${JSON.stringify(createRequire(import.meta.url).resolve('fs-native-extensions'))});
+      const fs = require('node:fs');
+      const fd = fs.openSync(${JSON.stringify(location.lockPath)}, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o644);
+      fsx.tryLock(fd);
+      fs.writeSync(fd, JSON.stringify({ pid: process.pid, hostname: require('node:os').hostname(), acquired_at: new Date().toISOString(), token: 'stuck' }) + '\\n', 0);
+      process.stdout.write('locked\\n');
+      setInterval(() => {}, 60000);`;
+    const holder = spawn(process.execPath, ['-e', program], { stdio: ['ignore', 'pipe', 'inherit'] });
+    running.add(holder);
+    await new Promise<void>((resolve) => holder.stdout!.once('data', () => resolve()));
+
+    const result = await setCompletion(manifest, repo.dir, 'A', { POLYWAVE_LOCK_TIMEOUT_MS: '1500' }).done;
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(new RegExp(`^polywave: error\\[N094_MANIFEST_SAVE_FAILED\\]: timed out after \\ds waiting for the lock of .*IMPL-stuck.yaml .*held by pid ${holder.pid} `));
+    // The kernel wait is still blocked in a thread: the CLI exits instead of waiting for it.
+    expect(result.ms).toBeLessThan(12_000);
+    expect(readdirSync(location.inboxPath)).toEqual([]);
+
+    holder.kill('SIGKILL');
+    await new Promise((resolve) => holder.once('exit', resolve));
+    expect((await setCompletion(manifest, repo.dir, 'B').done).code).toBe(0);
+    expect(Object.keys((parseImpl(readFileSync(manifest, 'utf8')).data as { completion_reports: object }).completion_reports)).toEqual(['B']);
+  }, 120_000);
 });

@@ -21,9 +21,10 @@ import { PolywaveError } from '../errors/polywave-error.js';
  * in the kernel; at most {@link maxBlockingWaits} block at all (other lock files poll with
  * `tryLock` and back-off) so that a holder in this process always has threads left for its I/O.
  * A holder rewrites its record once a second (heartbeat); a waiter gives up (N094) after
- * `timeoutMs` without the lock changing hands or the holder beating; a kernel wait whose
- * waiters all gave up stays blocked until the holder lets go (it then unlocks at once): a CLI
- * process exits without waiting for it ({@link abandonedLockWaits}).
+ * `timeoutMs` without progress — the lock changing hands, the holder beating or (Linux) the
+ * holder using CPU time, since a long synchronous edit on a starved CPU cannot beat. A kernel
+ * wait whose waiters all gave up stays blocked until the holder lets go (it then unlocks at
+ * once): a CLI process exits without waiting for it ({@link abandonedLockWaits}).
  */
 
 interface NativeLocks {
@@ -131,8 +132,8 @@ export function abandonedLockWaits(): number {
 /**
  * Takes the exclusive lock on `lockPath` (created if missing). Resolves with the held lock, or
  * rejects with N094 (exit 2) naming the holder (pid, host, since when) when it shows no progress
- * for `timeoutMs` — no change of hands, no heartbeat — or the total wait exceeds 10× that. Waiters of this process are served
- * in arrival order.
+ * for `timeoutMs` — no change of hands, no heartbeat, no CPU time used — or the total wait exceeds
+ * 10× that. Waiters of this process are served in arrival order.
  */
 export function acquireKernelLock(lockPath: string, options: KernelLockOptions = {}): Promise<HeldKernelLock> {
   let state = states.get(lockPath);
@@ -192,6 +193,10 @@ async function acquireKernel(state: LockFileState): Promise<void> {
         state.blocking = true;
         try {
           await locks.waitForLock(handle.fd);
+        } catch (error) {
+          // A signal interrupted the wait: wait again.
+          if ((error as NodeJS.ErrnoException).code === 'EINTR') continue;
+          throw error;
         } finally {
           blockingWaits -= 1;
           state.blocking = false;

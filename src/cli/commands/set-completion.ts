@@ -3,7 +3,7 @@ import { PolywaveError } from '../../errors/polywave-error.js';
 import { parseYamlSafe, toPlain } from '../../protocol/yaml/index.js';
 import { saveCompletionReport } from '../../store/completion-report-file.js';
 import { readTextFile } from '../../store/read-text.js';
-import { commitHooksFromEnv } from '../commit-test-hooks.js';
+import { manifestWriteOptions } from '../manifest-write-options.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { resolveManifestPath } from '../../store/resolve-path.js';
 
@@ -59,7 +59,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     if (options[option] !== undefined) input[field] = options[option];
   }
   if (!agentId) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: '--agent is required (or an `agent:` key in the report file)' });
-  const report = await saveCompletionReport(filePath, agentId, input, commitHooksFromEnv(io.env));
+  const report = await saveCompletionReport(filePath, agentId, input, manifestWriteOptions(io.env));
   printJson(io, { agent: agentId, status: report.status, saved: true }, { compact: true });
   return 0;
 }

@@ -1,6 +1,6 @@
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { submitImplRequest } from '../../store/manifest-inbox.js';
-import { commitHooksFromEnv } from '../commit-test-hooks.js';
+import { manifestWriteOptions } from '../manifest-write-options.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { resolveManifestPath } from '../../store/resolve-path.js';
 
@@ -17,7 +17,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     filePath,
     'status-update',
     { wave: options.wave as number, agentId, status, ...(typeof options.commit === 'string' ? { commit: options.commit } : {}) },
-    commitHooksFromEnv(io.env),
+    manifestWriteOptions(io.env),
   );
   printJson(io, data);
   return 0;
