@@ -237,6 +237,27 @@ describe.skipIf(!available)('file tools in the sandbox: no check-then-open race'
     expect(readFileSync(repo.sibling('victim2.txt'), 'utf8')).toBe('v\n');
   });
 
+  it('measures the sandbox start-up cost per bash call (interleaved with the same call unsandboxed)', async () => {
+    const { context } = shared;
+    const { sandbox: _plan, toolExecutor: _executor, ...unsandboxed } = context;
+    const sandboxed: number[] = [];
+    const plain: number[] = [];
+    await call(context, 'bash', { command: 'true' }); // the wrapper is built once per plan and reused
+    for (let index = 0; index < 30; index += 1) {
+      let started = performance.now();
+      expect((await call(unsandboxed, 'bash', { command: 'true' })).isError).toBe(false);
+      plain.push(performance.now() - started);
+      started = performance.now();
+      expect((await call(context, 'bash', { command: 'true' })).isError).toBe(false);
+      sandboxed.push(performance.now() - started);
+    }
+    const quantile = (samples: number[], q: number) => [...samples].sort((left, right) => left - right)[Math.min(samples.length - 1, Math.floor(samples.length * q))]!;
+    const overhead = sandboxed.map((value, index) => value - plain[index]!);
+    console.info(
+      `[bash] one bash call through the tool (jail check + git audit included): unsandboxed median ${quantile(plain, 0.5).toFixed(0)} ms, p95 ${quantile(plain, 0.95).toFixed(0)} ms; sandboxed median ${quantile(sandboxed, 0.5).toFixed(0)} ms, p95 ${quantile(sandboxed, 0.95).toFixed(0)} ms; sandbox start-up per call median ${quantile(overhead, 0.5).toFixed(0)} ms, p95 ${quantile(overhead, 0.95).toFixed(0)} ms`,
+    );
+  }, 300_000);
+
   it('measures the executor: start-up once, then the cost per write_file', async () => {
     const { context } = shared;
     const samples: number[] = [];
