@@ -133,6 +133,8 @@ export async function createFinalizeContext(options: FinalizeWaveOptions): Promi
   ]);
   const root = await canonicalPath(top);
   const git = root === start ? startGit : gitAt(root);
+  // Known from the rev-parse that found the top level (saves the tamper check one git process).
+  tamper.commonDirs.set(root, path.resolve(top, await startGit.commonDir()));
   const primary: FinalizeRepo = { key: '.', root, git, primary: true, targetBranch: '', targetDir: root, targetGit: git, targetTip: '' };
   return {
     options,
