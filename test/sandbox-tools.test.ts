@@ -12,6 +12,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -124,6 +126,29 @@ describe.skipIf(!available)('bash in the sandbox: nothing a call started outlive
     expect(result.output).toMatch(/aborted|was not run/);
     await sleep(300);
     expect(processesWith('63.11')).toEqual([]);
+  });
+});
+
+describe.skipIf(!available)('bash in the sandbox: the network is the plan\'s allow-list', () => {
+  it('no host allowed: refused (a denial); the host on sandbox.network.allow: reached through the proxy', async () => {
+    const server = http.createServer((_request, response) => response.end('reached-the-host\n'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    try {
+      // Inside the sandbox 127.0.0.1 is the sandbox's own loopback: the host is only reachable through the proxy.
+      const viaProxy = `curl -sS -m 10 --noproxy '' -x "$HTTP_PROXY" http://127.0.0.1:${port}/`;
+      const denials: ToolDenial[] = [];
+      const closed = await call(shared.context, 'bash', { command: viaProxy }, denials);
+      expect(closed.output).not.toContain('reached-the-host');
+      expect(denials[0]?.code).toBe('SANDBOX_NETWORK_DENIED');
+      const direct = await call(shared.context, 'bash', { command: `curl -sS -m 5 http://127.0.0.1:${port}/` });
+      expect(direct.output).not.toContain('reached-the-host');
+      const allowed = { ...shared.plan, allowedHosts: ['127.0.0.1'] };
+      const open = await call({ ...shared.context, sandbox: allowed }, 'bash', { command: viaProxy });
+      expect(open.output, open.output).toContain('reached-the-host');
+    } finally {
+      server.close();
+    }
   });
 });
 

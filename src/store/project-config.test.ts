@@ -6,6 +6,7 @@ import { PolywaveError } from '../errors/polywave-error.js';
 import {
   configuredCommands,
   configuredRepos,
+  configuredSandbox,
   locateProjectConfig,
   mergeProjectConfig,
   parseProjectConfig,
@@ -71,6 +72,25 @@ describe('configured repos and commands', () => {
   it('unifies the three Go spellings of the commands, snake_case first', () => {
     expect(configuredCommands({ build: { command: 'b1' }, buildCommand: 'b2', testCommand: 't2', lint_command: 'l1', lintCommand: 'l2' })).toEqual({ build: 'b2', test: 't2', lint: 'l1' });
     expect(configuredCommands({ build_command: 'b0', build: { command: 'b1' }, test: { command: 't1', detected: true } })).toEqual({ build: 'b0', test: 't1' });
+  });
+});
+
+describe('the sandbox section (issue 11)', () => {
+  it('defaults to no network and nothing extra writable', () => {
+    expect(configuredSandbox(undefined)).toEqual({ network: { allow: [] }, writable: [] });
+    expect(configuredSandbox({ repos: [] })).toEqual({ network: { allow: [] }, writable: [] });
+  });
+
+  it('reads sandbox.network.allow and sandbox.writable', () => {
+    const { config, findings } = parseProjectConfig(JSON.stringify({ repos: [{ name: 'a', path: '.' }], sandbox: { network: { allow: ['registry.npmjs.org', ' *.pypi.org '] }, writable: ['~/.npm'] } }));
+    expect(findings).toEqual([]);
+    expect(configuredSandbox(config)).toEqual({ network: { allow: ['registry.npmjs.org', '*.pypi.org'] }, writable: ['~/.npm'] });
+  });
+
+  it('wrong shapes are N014 errors with the field path', () => {
+    const { findings } = parseProjectConfig(JSON.stringify({ repos: [{ name: 'a', path: '.' }], sandbox: { network: { allow: 'registry.npmjs.org' }, writable: ['', 3] } }));
+    expect(findings.map((finding) => finding.field)).toEqual(['sandbox.network.allow', 'sandbox.writable[0]', 'sandbox.writable[1]']);
+    expect(parseProjectConfig(JSON.stringify({ sandbox: [] })).findings[0]).toMatchObject({ code: 'N014_CONFIG_INVALID', field: 'sandbox' });
   });
 });
 
