@@ -3,6 +3,7 @@
  * worktree (`git worktree list`), the main checkout's `.env*` files, and the `sandbox` section of
  * polywave.config.json (network allow-list, extra writable caches).
  */
+import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { createGit } from '../../git/git-cli.js';
@@ -43,7 +44,8 @@ export async function buildAgentSandboxPlan(input: BuildAgentSandboxPlanInput): 
     gitCommonDir = path.resolve(input.root, await git.commonDir());
     const worktrees = await git.worktreeList();
     mainCheckout = worktrees.find((entry) => !entry.bare)?.path ?? path.dirname(gitCommonDir);
-    otherWorktrees = worktrees.map((entry) => entry.path).filter((entry) => entry !== input.root && entry !== mainCheckout);
+    // A prunable entry (its directory is gone) has nothing to hide.
+    otherWorktrees = worktrees.filter((entry) => !entry.prunable && existsSync(entry.path)).map((entry) => entry.path).filter((entry) => entry !== input.root && entry !== mainCheckout);
   } catch {
     // not a git repository: only the root itself (its .git read-only if it appears)
   }
