@@ -109,6 +109,7 @@ async function createLayout(): Promise<Layout> {
   let connections = 0;
   const server = net.createServer((socket) => {
     connections += 1;
+    socket.on('error', () => undefined); // the attacking client may hang up first
     socket.end('HTTP/1.0 200 OK\r\n\r\nreached\n');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

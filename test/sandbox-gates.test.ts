@@ -53,7 +53,10 @@ describe.skipIf(!available)('quality gates in the sandbox', () => {
 
   it('cannot write outside (main checkout, .git, a sibling), read the credentials or reach the network', async () => {
     const { repo, worktree, env } = await layout();
-    const server = net.createServer((socket) => socket.end('reached\n'));
+    const server = net.createServer((socket) => {
+      socket.on('error', () => undefined);
+      socket.end('reached\n');
+    });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     let connections = 0;
     server.on('connection', () => (connections += 1));
