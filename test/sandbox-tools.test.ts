@@ -84,9 +84,15 @@ afterAll(async () => {
   await resetSandbox();
 });
 
-describe.skipIf(!available)('bash in the sandbox: nothing a call started outlives it', () => {
+/** The two ways a sandboxed bash call runs: in the agent's tool executor, or in a sandbox of its own. */
+const paths = [
+  { name: 'in the tool executor', context: () => shared.context },
+  { name: 'in a sandbox per call (no executor)', context: (): ToolContext => ({ ...shared.context, toolExecutor: undefined }) },
+];
+
+describe.skipIf(!available).each(paths)('bash $name: nothing a call started outlives it', ({ context: contextOf }) => {
   it('set -m, setsid, nohup, a double fork, disown, a detached node child, a python daemon: all dead when the call returns', async () => {
-    const { context } = shared;
+    const context = contextOf();
     const jobs = [
       'set -m',
       'sleep 61.4321 &',
@@ -109,7 +115,7 @@ describe.skipIf(!available)('bash in the sandbox: nothing a call started outlive
 
   it('after a timeout: the command and its children are gone', async () => {
     const started = performance.now();
-    const result = await call(shared.context, 'bash', { command: 'sleep 62.111 & sleep 62.112', timeout_ms: 1500 });
+    const result = await call(contextOf(), 'bash', { command: 'sleep 62.111 & sleep 62.112', timeout_ms: 1500 });
     expect(result.output).toContain('timed out');
     expect(performance.now() - started).toBeLessThan(10_000);
     await sleep(300);
@@ -119,13 +125,54 @@ describe.skipIf(!available)('bash in the sandbox: nothing a call started outlive
   it('after an abort: the command and its children are gone', async () => {
     expect((await call(shared.context, 'write_file', { path: 'abort.sh', content: 'setsid sleep 63.111 &\nsleep 63.112\n' })).isError).toBe(false);
     const controller = new AbortController();
-    const pending = call({ ...shared.context, signal: controller.signal }, 'bash', { command: 'bash abort.sh' });
+    const pending = call({ ...contextOf(), signal: controller.signal }, 'bash', { command: 'bash abort.sh' });
     await sleep(1500);
     controller.abort();
     const result = await pending;
     expect(result.output).toMatch(/aborted|was not run/);
     await sleep(300);
     expect(processesWith('63.11')).toEqual([]);
+  });
+});
+
+describe.skipIf(!available)('bash in the tool executor: the executor itself', () => {
+  it('a command that kills everything it can see (kill -9 -1, its parent) ends only the executor: the next call starts a new one', async () => {
+    const { context, executor } = shared;
+    const killed = await call(context, 'bash', { command: 'kill -9 -1; kill -9 $PPID; sleep 1; echo survived' });
+    expect(killed.isError).toBe(true);
+    const next = await call(context, 'bash', { command: 'echo next-call-ran' });
+    expect(next.output).toContain('next-call-ran');
+    expect(next.isError).toBe(false);
+    expect(executor.running).toBe(true);
+  });
+
+  it('two calls at once run one after the other: the second is not killed by the end of the first', async () => {
+    const { context } = shared;
+    const [first, second] = await Promise.all([
+      call(context, 'bash', { command: 'sleep 0.3; echo first-done' }),
+      call(context, 'bash', { command: 'sleep 0.6; echo second-done' }),
+    ]);
+    expect(first.output).toContain('first-done');
+    expect(second.output).toContain('second-done');
+  });
+
+  it('the sweep leaves the sandbox\'s network bridge alone: an allowed host is reached on every call', async () => {
+    const server = http.createServer((_request, response) => response.end('reached-the-host\n'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    const plan = { ...shared.plan, allowedHosts: ['127.0.0.1'] };
+    const executor = createToolExecutor(plan, { cwd: shared.jail.root, env: shared.context.env });
+    try {
+      const context: ToolContext = { ...shared.context, sandbox: plan, toolExecutor: executor };
+      for (let round = 0; round < 3; round += 1) {
+        // `sleep` in the background: the sweep at the end of each call kills it, not the bridge.
+        const result = await call(context, 'bash', { command: `sleep 30 & curl -sS -m 10 --noproxy '' -x "$HTTP_PROXY" http://127.0.0.1:${port}/` });
+        expect(result.output, result.output).toContain('reached-the-host');
+      }
+    } finally {
+      await executor.stop();
+      server.close();
+    }
   });
 });
 

@@ -166,7 +166,12 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
     // The user's npm cache is read-only in the sandbox unless sandbox.writable lists it: use a private one.
     const npmCache = env.npm_config_cache;
     if (npmCache !== undefined && !sandbox.writable.some((entry) => isInside(npmCache, entry))) env.npm_config_cache = path.join(home, '.npm');
-    toolExecutor = createToolExecutor(sandbox, { cwd: jail.root, env: bashEnvironment(env) });
+    // Only backends that run polywave's own tools use it (claude-code and cli bring their own).
+    if (spec.backend === 'ai-sdk' || spec.backend === 'script') {
+      toolExecutor = createToolExecutor(sandbox, { cwd: jail.root, env: bashEnvironment(env) });
+      // Started now, while the model works on its first turn: the first tool call does not wait for it.
+      toolExecutor.start().catch(() => undefined);
+    }
   }
 
   const controller = new AbortController();

@@ -15,6 +15,25 @@ const fs = require('node:fs');
 const readline = require('node:readline');
 const { pathToFileURL } = require('node:url');
 const runtimePath = process.argv[1];
+// sandbox-runtime looks programs up with a synchronous 'which' child process on every wrap (the
+// shell, bubblewrap): blocking this host's event loop for each agent while waves start. The
+// answers do not change while the host runs; the first one for each name is kept.
+{
+  const childProcess = require('node:child_process');
+  const spawnSync = childProcess.spawnSync;
+  const found = new Map();
+  childProcess.spawnSync = function (file, args, options) {
+    if (file === 'which' && Array.isArray(args) && args.length === 1 && typeof args[0] === 'string') {
+      const known = found.get(args[0]);
+      if (known) return { ...known };
+      const result = spawnSync.call(this, file, args, options);
+      if (result.status === 0) found.set(args[0], result);
+      return result;
+    }
+    return spawnSync.apply(this, arguments);
+  };
+  require('node:module').syncBuiltinESMExports();
+}
 let session;
 const start = () => {
   if (!session) {

@@ -8,7 +8,7 @@ import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import type { SandboxPlan } from '../../sandbox/sandbox-plan.js';
 import { toolExecutorMain } from './tool-executor-main.js';
-import { shellQuote, wrapInSandbox } from '../../sandbox/wrap-in-sandbox.js';
+import { sandboxCommandVariable, shellQuote, wrapInSandbox } from '../../sandbox/wrap-in-sandbox.js';
 
 /** What a directory entry is (lstat semantics: a symbolic link is `symlink`). */
 export type EntryKind = 'file' | 'directory' | 'symlink' | 'other';
@@ -23,23 +23,59 @@ export class ToolExecutorError extends Error {
   }
 }
 
+/** How a command run by the executor ended (`spawnError`: it could not start). */
+export interface ExecutorRunResult {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  spawnError?: string;
+}
+
+/** A command running in the executor: its end, and a way to stop it. */
+export interface ExecutorRun {
+  done: Promise<ExecutorRunResult>;
+  /** SIGTERM: the command's process group; SIGKILL: every process the agent has in the sandbox. */
+  kill(signal: 'SIGTERM' | 'SIGKILL'): void;
+}
+
+/** Options of {@link ToolExecutor.run}. */
+export interface ExecutorRunOptions {
+  /** Absolute working directory (inside the sandbox's view). */
+  cwd: string;
+  /** The command's environment; the sandbox's own variables (its proxy) are laid over it. */
+  env: Record<string, string>;
+  /** Output of stdout and stderr, interleaved as it comes. */
+  onOutput(chunk: Buffer): void;
+}
+
 /** File operations done inside the sandbox. Paths are absolute (already checked by the jail). */
 export interface ToolExecutor {
+  /**
+   * Runs `bash -c command` inside the sandbox, one command at a time (later ones wait): a plain
+   * process start instead of a new sandbox per call. When it exits, everything it started is
+   * killed (see tool-executor-main.ts).
+   */
+  run(command: string, options: ExecutorRunOptions): ExecutorRun;
   write(absolute: string, content: string | Uint8Array): Promise<{ existed: boolean; bytes: number }>;
   read(absolute: string, limit: number): Promise<{ kind: EntryKind; size: number; data: Buffer }>;
   list(absolute: string): Promise<Array<{ name: string; kind: EntryKind; target?: string }>>;
   stat(absolute: string): Promise<{ kind: EntryKind; size: number }>;
+  /** Starts the process now (it otherwise starts on the first request); rejects when it cannot. */
+  start(): Promise<void>;
   /** Ends the process (and its sandbox). Later calls start a new one. */
   stop(): Promise<void>;
   /** Whether a process is running now (tests). */
   readonly running: boolean;
+  /** The sandbox plan the executor runs with. */
+  readonly plan: SandboxPlan;
 }
 
 type Answer = { id: number; ok: boolean; code?: string; message?: string } & Record<string, unknown>;
 
 interface Session {
   child: ChildProcessByStdio<Writable, Readable, Readable>;
-  pending: Map<number, { resolve: (answer: Answer) => void; reject: (error: Error) => void }>;
+  pending: Map<number, { resolve: (answer: Answer) => void; reject: (error: Error) => void; onChunk?: (chunk: Buffer) => void }>;
+  /** What the sandbox changed in the environment it was started with: laid over every command's. */
+  sandboxEnv: { set: Record<string, string>; unset: string[] };
   ready: Promise<void>;
   exited: Promise<void>;
   release: () => void;
@@ -84,6 +120,7 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
       exited: new Promise<void>((resolve) => child.once('close', () => resolve())),
       release: wrapped.release,
       stderr: '',
+      sandboxEnv: { set: {}, unset: [] },
     };
     child.stderr.on('data', (chunk: Buffer) => {
       if (current.stderr.length < 8192) current.stderr += chunk.toString('utf8');
@@ -98,11 +135,16 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
         return;
       }
       if (answer.id === 0) {
+        current.sandboxEnv = sandboxChanges(options.env, answer.env);
         resolveReady();
         return;
       }
       const waiter = pending.get(answer.id);
       if (!waiter) return;
+      if (typeof answer.chunk === 'string') {
+        waiter.onChunk?.(Buffer.from(answer.chunk, 'base64'));
+        return;
+      }
       pending.delete(answer.id);
       waiter.resolve(answer);
     });
@@ -155,9 +197,52 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
     return answer;
   };
 
+  /** Runs wait for each other: a command's end kills everything the agent has running. */
+  let runQueue: Promise<unknown> = Promise.resolve();
+
+  const run = (command: string, runOptions: ExecutorRunOptions): ExecutorRun => {
+    let requested: 'SIGTERM' | 'SIGKILL' | undefined;
+    let started: { current: Session; id: number } | undefined;
+    const sendSignal = (signal: 'SIGTERM' | 'SIGKILL'): void => {
+      if (!started) return;
+      const id = nextId++;
+      started.current.pending.set(id, { resolve: () => undefined, reject: () => undefined });
+      started.current.child.stdin.write(`${JSON.stringify({ id, op: 'signal', target: started.id, signal })}\n`);
+    };
+    const done = runQueue.then(async (): Promise<ExecutorRunResult> => {
+      if (requested !== undefined) return { exitCode: null, signal: requested };
+      const current = await ensure();
+      const id = nextId++;
+      const env: Record<string, string> = { ...runOptions.env, ...current.sandboxEnv.set };
+      for (const name of current.sandboxEnv.unset) delete env[name];
+      const answer = new Promise<Answer>((resolve, reject) => {
+        current.pending.set(id, { resolve, reject, onChunk: runOptions.onOutput });
+        current.child.stdin.write(`${JSON.stringify({ id, op: 'run', command, cwd: runOptions.cwd, env })}\n`);
+      });
+      started = { current, id };
+      const result = await answer;
+      if (!result.ok) throw new ToolExecutorError(result.code ?? 'EIO', result.message ?? 'run failed');
+      if (typeof result.spawnError === 'string') return { exitCode: null, signal: null, spawnError: result.spawnError };
+      return { exitCode: typeof result.exitCode === 'number' ? result.exitCode : null, signal: typeof result.signal === 'string' ? (result.signal as NodeJS.Signals) : null };
+    });
+    runQueue = done.catch(() => undefined);
+    return {
+      done,
+      kill(signal) {
+        if (!started) requested = signal;
+        else sendSignal(signal);
+      },
+    };
+  };
+
   return {
     get running() {
       return session !== undefined;
+    },
+    plan,
+    run,
+    async start() {
+      await ensure();
     },
     async write(absolute, content) {
       const data = (typeof content === 'string' ? Buffer.from(content, 'utf8') : Buffer.from(content)).toString('base64');
@@ -188,6 +273,20 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
       current.release();
     },
   };
+}
+
+/** What the sandbox set or removed in the environment `given` to the executor (`actual`: the executor's own). */
+function sandboxChanges(given: Record<string, string>, actual: unknown): Session['sandboxEnv'] {
+  const set: Record<string, string> = {};
+  const unset: string[] = [];
+  if (actual === null || typeof actual !== 'object') return { set, unset };
+  const seen = actual as Record<string, unknown>;
+  for (const [name, value] of Object.entries(seen)) {
+    if (name === sandboxCommandVariable || typeof value !== 'string' || given[name] === value) continue;
+    set[name] = value;
+  }
+  for (const name of Object.keys(given)) if (!(name in seen)) unset.push(name);
+  return { set, unset };
 }
 
 function killGroup(pid: number | undefined): void {

@@ -3,7 +3,9 @@
  * timeout, audited with git after it runs (a change outside ownership or a moved branch is
  * reported to the model as an error with a denial — the files are not reverted).
  *
- * With a sandbox plan in the context the command runs inside the OS sandbox (sandbox/): writes
+ * With a sandbox plan in the context the command runs inside the OS sandbox (sandbox/) — in the
+ * agent's tool executor when it has one (one sandbox per agent, a plain process start per call),
+ * else in a sandbox of its own: writes
  * outside the plan fail with a read-only file system, the network is the plan's allow-list, and
  * every process the command started dies with it (a PID namespace: `set -m`, `setsid`, `nohup`,
  * double forks and `disown` included). Refusals the sandbox caused are reported as denials.
@@ -82,58 +84,38 @@ class Capture {
   }
 }
 
-function runBash(spawnSpec: { file: string; args: string[] }, options: { cwd: string; env: Record<string, string>; timeoutMs: number; signal: AbortSignal }): Promise<RunResult> {
-  return new Promise((resolve) => {
-    const capture = new Capture(maxCapturedBytes / 2);
-    let timedOut = false;
-    let aborted = false;
+/** A started command: how it ends and how to stop it. */
+interface StartedCommand {
+  done: Promise<{ exitCode: number | null; signal: NodeJS.Signals | null; spawnError?: string }>;
+  kill(signal: 'SIGTERM' | 'SIGKILL'): void;
+}
+
+/** `bash -c` spawned here in a process group of its own (no sandbox, or a sandbox per call). */
+function spawnLocal(spawnSpec: { file: string; args: string[] }, options: { cwd: string; env: Record<string, string> }, onOutput: (chunk: Buffer) => void): StartedCommand {
+  const child = spawn(spawnSpec.file, spawnSpec.args, { cwd: options.cwd, env: options.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const kill = (signal: NodeJS.Signals) => {
+    if (child.pid === undefined) return;
+    try {
+      process.kill(-child.pid, signal);
+    } catch {
+      // the group is gone
+    }
+  };
+  const done = new Promise<{ exitCode: number | null; signal: NodeJS.Signals | null; spawnError?: string }>((resolve) => {
+    let exit: { exitCode: number | null; signal: NodeJS.Signals | null } | undefined;
     let settled = false;
-    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-    const child = spawn(spawnSpec.file, spawnSpec.args, { cwd: options.cwd, env: options.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    const killGroup = (signal: NodeJS.Signals) => {
-      if (child.pid === undefined) return;
-      try {
-        process.kill(-child.pid, signal);
-      } catch {
-        // the group is gone
-      }
-    };
-    const stop = () => {
-      killGroup('SIGTERM');
-      setTimeout(() => killGroup('SIGKILL'), killGraceMs).unref();
-    };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      stop();
-    }, options.timeoutMs);
-    const onAbort = () => {
-      aborted = true;
-      stop();
-    };
-    if (options.signal.aborted) onAbort();
-    else options.signal.addEventListener('abort', onAbort, { once: true });
     const finish = (spawnError?: string) => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
-      options.signal.removeEventListener('abort', onAbort);
-      resolve({
-        output: capture.text(),
-        exitCode: exit?.code ?? null,
-        signal: exit?.signal ?? null,
-        timedOut,
-        aborted,
-        droppedBytes: capture.dropped,
-        ...(spawnError !== undefined ? { spawnError } : {}),
-      });
+      resolve({ exitCode: exit?.exitCode ?? null, signal: exit?.signal ?? null, ...(spawnError !== undefined ? { spawnError } : {}) });
     };
-    child.stdout.on('data', (chunk: Buffer) => capture.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => capture.push(chunk));
+    child.stdout.on('data', onOutput);
+    child.stderr.on('data', onOutput);
     child.on('error', (error) => finish(errorMessage(error)));
     child.on('exit', (code, signal) => {
-      exit = { code, signal };
+      exit = { exitCode: code, signal };
       // Background children of the command must not outlive the call.
-      killGroup('SIGKILL');
+      kill('SIGKILL');
       const fallback = setTimeout(() => {
         child.stdout.destroy();
         child.stderr.destroy();
@@ -143,6 +125,36 @@ function runBash(spawnSpec: { file: string; args: string[] }, options: { cwd: st
     });
     child.on('close', () => finish());
   });
+  return { done, kill };
+}
+
+/** Captures a started command's output and stops it at the timeout or when the run is aborted. */
+async function supervise(start: (onOutput: (chunk: Buffer) => void) => StartedCommand, options: { timeoutMs: number; signal: AbortSignal }): Promise<RunResult> {
+  const capture = new Capture(maxCapturedBytes / 2);
+  let timedOut = false;
+  let aborted = false;
+  const started = start((chunk) => capture.push(chunk));
+  const stop = () => {
+    started.kill('SIGTERM');
+    setTimeout(() => started.kill('SIGKILL'), killGraceMs).unref();
+  };
+  const timer = setTimeout(() => {
+    timedOut = true;
+    stop();
+  }, options.timeoutMs);
+  const onAbort = () => {
+    aborted = true;
+    stop();
+  };
+  if (options.signal.aborted) onAbort();
+  else options.signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    const end = await started.done.catch((error: unknown) => ({ exitCode: null, signal: null, spawnError: errorMessage(error) }));
+    return { output: capture.text(), exitCode: end.exitCode, signal: end.signal, timedOut, aborted, droppedBytes: capture.dropped, ...(end.spawnError !== undefined ? { spawnError: end.spawnError } : {}) };
+  } finally {
+    clearTimeout(timer);
+    options.signal.removeEventListener('abort', onAbort);
+  }
 }
 
 const bashInput = z.object({
@@ -174,22 +186,28 @@ export const bashTool: AgentTool = defineTool<z.infer<typeof bashInput>>({
     }
     const timeoutMs = Math.max(1, Math.min(input.timeout_ms ?? context.toolTimeoutMs, context.toolTimeoutMs));
     const env = bashEnvironment(context.env);
-    let spawnSpec = { file: 'bash', args: ['-c', input.command], env };
-    let release = (): void => {};
-    if (context.sandbox) {
-      try {
-        const wrapped = await wrapInSandbox(context.sandbox, input.command, { cwd: root, env, signal: context.signal });
-        spawnSpec = { file: wrapped.file, args: wrapped.args, env: wrapped.env };
-        release = wrapped.release;
-      } catch (error) {
-        return errorResult(`cannot start the sandbox for this command: ${errorMessage(error)}`);
-      }
-    }
     let run: RunResult;
-    try {
-      run = await runBash(spawnSpec, { cwd: root, env: spawnSpec.env, timeoutMs, signal: context.signal });
-    } finally {
-      release();
+    const executor = context.sandbox !== undefined && context.toolExecutor?.plan === context.sandbox ? context.toolExecutor : undefined;
+    if (executor) {
+      // The agent's sandbox is already running (its tool executor): a plain process start there.
+      run = await supervise((onOutput) => executor.run(input.command, { cwd: root, env, onOutput }), { timeoutMs, signal: context.signal });
+    } else {
+      let spawnSpec = { file: 'bash', args: ['-c', input.command], env };
+      let release = (): void => {};
+      if (context.sandbox) {
+        try {
+          const wrapped = await wrapInSandbox(context.sandbox, input.command, { cwd: root, env, signal: context.signal });
+          spawnSpec = { file: wrapped.file, args: wrapped.args, env: wrapped.env };
+          release = wrapped.release;
+        } catch (error) {
+          return errorResult(`cannot start the sandbox for this command: ${errorMessage(error)}`);
+        }
+      }
+      try {
+        run = await supervise((onOutput) => spawnLocal(spawnSpec, { cwd: root, env: spawnSpec.env }, onOutput), { timeoutMs, signal: context.signal });
+      } finally {
+        release();
+      }
     }
     if (run.spawnError !== undefined) return errorResult(`cannot run bash: ${run.spawnError}`);
     let output = run.output;
