@@ -334,16 +334,21 @@ export function isOrchestratorFile(file: string, implRelative: string | undefine
 
 /**
  * Uncommitted changes in a main checkout that are not the orchestrator's own (modified, deleted,
- * untracked and not ignored), as `path (what)`, sorted.
+ * untracked and not ignored), as `path (what)`, sorted. `otherManifests`: manifests the
+ * orchestrator writes there at the same time (a PROGRAM tier's), also its own.
  */
-export async function foreignChanges(git: Git, root: string, implPath: string | undefined): Promise<string[]> {
-  const relative = implPath === undefined ? undefined : path.relative(root, implPath).split(path.sep).join('/');
-  const implRelative = relative === undefined || relative.startsWith('..') || path.isAbsolute(relative) ? undefined : relative;
+export async function foreignChanges(git: Git, root: string, implPath: string | undefined, otherManifests: readonly string[] = []): Promise<string[]> {
+  const inside = (manifest: string): string | undefined => {
+    const relative = path.relative(root, manifest).split(path.sep).join('/');
+    return relative.startsWith('..') || path.isAbsolute(relative) ? undefined : relative;
+  };
+  const implRelative = implPath === undefined ? undefined : inside(implPath);
+  const others = otherManifests.flatMap((manifest) => inside(manifest) ?? []);
   const changes = new Set<string>();
   for (const entry of await git.status()) {
     for (const file of entry.from !== undefined ? [entry.path, entry.from] : [entry.path]) {
       if (file.startsWith(worktreePrefix) || `${file}/` === worktreePrefix || file === '.claude/') continue;
-      if (isOrchestratorFile(file, implRelative)) continue;
+      if (isOrchestratorFile(file, implRelative) || others.some((other) => isOrchestratorFile(file, other))) continue;
       changes.add(`${file} (${statusWord(entry.code)})`);
     }
   }

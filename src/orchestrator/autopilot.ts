@@ -12,7 +12,7 @@ import { scaffoldPath, type ImplManifest } from '../protocol/schema/impl-schema.
 import { isScaffoldCommitted, isWaveComplete } from '../protocol/waves.js';
 import { loadImpl } from '../store/manifest-file.js';
 import { deriveSlug } from './run-scout.js';
-import { runWave, type RunWaveResult } from './run-wave.js';
+import { runWave, type AgentSlots, type RunWaveResult } from './run-wave.js';
 
 /** The plan shown before anything runs (and approved unless `--auto`). */
 export interface PlanSummary {
@@ -64,6 +64,14 @@ export interface AutopilotOptions {
   /** Progress lines ("scout: …", "wave 1: …") for the terminal. */
   onPhase?: (phase: AutopilotPhase) => void;
   retryBackoffMs?: number;
+  /** P5: the branch every wave merges into (a PROGRAM tier's IMPL branch); default the checked-out branch. */
+  mergeTarget?: string;
+  /** Close the IMPL (E15/E18) after its last wave (default true; a PROGRAM tier closes in finalize-tier). */
+  close?: boolean;
+  /** A budget of running agents shared with other IMPLs (the PROGRAM tier loop). */
+  agentSlots?: AgentSlots;
+  /** Other manifests the orchestrator writes meanwhile in the main checkout (finalize-wave's dirty check). */
+  orchestratorFiles?: string[];
 }
 
 export interface AutopilotResult {
@@ -242,6 +250,9 @@ export async function runAutopilot(options: AutopilotOptions): Promise<Autopilot
       ...(options.auto ? { auto: true } : {}),
       ...(options.noCritic ? { skipCritic: true } : {}),
       ...(options.retryBackoffMs !== undefined ? { retryBackoffMs: options.retryBackoffMs } : {}),
+      ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}),
+      ...(options.agentSlots ? { agentSlots: options.agentSlots } : {}),
+      ...(options.orchestratorFiles ? { orchestratorFiles: options.orchestratorFiles } : {}),
     });
     result.waves.push(run);
     addUsage(usage, run.usage);
@@ -271,7 +282,12 @@ export async function runAutopilot(options: AutopilotOptions): Promise<Autopilot
     }
   }
 
-  // 5. Close (E15, E18).
+  // 5. Close (E15, E18) — in a PROGRAM tier, finalize-tier does it after merging the IMPL branch.
+  if (options.close === false) {
+    result.success = true;
+    record({ phase: 'close', status: 'skipped', detail: `every wave merged into ${options.mergeTarget ?? 'the target branch'}; closed by finalize-tier`, duration_ms: 0 });
+    return finish();
+  }
   const phaseStart = performance.now();
   const date = (options.now ?? (() => new Date()))().toISOString().slice(0, 10);
   const close = await closeImpl({ implPath, date, repoDir: options.repoDir, env, gitAt });

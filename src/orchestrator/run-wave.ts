@@ -61,6 +61,41 @@ export interface RunWaveOptions extends EngineRunOptions {
   retryBackoffMs?: number;
   /** Keep each agent's scratch HOME/TMPDIR. */
   keepScratch?: boolean;
+  /**
+   * A budget of agents shared with other waves running at the same time (the PROGRAM tier loop
+   * runs several IMPLs at once under one global agent limit): each agent holds a slot while it runs.
+   */
+  agentSlots?: AgentSlots;
+  /**
+   * Other manifests the orchestrator writes in the main checkout while this wave runs (the PROGRAM
+   * manifest and the other IMPLs of a tier): finalize-wave's dirty check counts them as its own.
+   */
+  orchestratorFiles?: string[];
+}
+
+/** A shared, fair budget of running agents ({@link createAgentSlots}). */
+export interface AgentSlots {
+  acquire(): Promise<() => void>;
+}
+
+/** A FIFO budget of `limit` agents running at once, shared by every wave it is given to. */
+export function createAgentSlots(limit: number): AgentSlots {
+  const waiting: Array<() => void> = [];
+  let active = 0;
+  return {
+    async acquire() {
+      if (active >= limit) await new Promise<void>((resolve) => waiting.push(resolve));
+      else active += 1;
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        const next = waiting.shift();
+        if (next) next();
+        else active -= 1;
+      };
+    },
+  };
 }
 
 /** One launch of one agent. */
@@ -254,7 +289,7 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
 
   // A crash during the merge (E9): the agents are done; finish the merge.
   if ((manifest.state ?? '').trim() === 'WAVE_MERGING') {
-    const finalized = await finalizeWave({ ...engine, implPath, wave: options.wave, ...(options.repoDir ? { repoDir: options.repoDir } : {}), ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}) });
+    const finalized = await finalizeWave({ ...engine, implPath, wave: options.wave, ...(options.orchestratorFiles ? { orchestratorFiles: options.orchestratorFiles } : {}), ...(options.repoDir ? { repoDir: options.repoDir } : {}), ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}) });
     result.finalize = finalized;
     result.state = finalized.state || result.state;
     result.success = finalized.success;
@@ -369,7 +404,12 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
         ...(recovered.markdown ? { recoveredContext: recovered.markdown } : {}),
         ...(retry ? { retry } : {}),
       });
-      const release = await limiter.acquire(providerKey(plan.spec));
+      const releaseProvider = await limiter.acquire(providerKey(plan.spec));
+      const releaseSlot = options.agentSlots ? await options.agentSlots.acquire() : () => undefined;
+      const release = () => {
+        releaseSlot();
+        releaseProvider();
+      };
       const attemptStarted = performance.now();
       events?.emit({ v: 1, type: 'agent-launch', slug, wave: options.wave, agent: plan.id, attempt, model: plan.spec.raw, backend: plan.spec.backend });
       let turns = 0;
@@ -531,7 +571,7 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
     result.success = true;
     return finish();
   }
-  const finalized = await finalizeWave({ ...engine, implPath, wave: options.wave, ...(options.repoDir ? { repoDir: options.repoDir } : {}), ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}), ...(options.noCache ? { noCache: true } : {}) });
+  const finalized = await finalizeWave({ ...engine, implPath, wave: options.wave, ...(options.orchestratorFiles ? { orchestratorFiles: options.orchestratorFiles } : {}), ...(options.repoDir ? { repoDir: options.repoDir } : {}), ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}), ...(options.noCache ? { noCache: true } : {}) });
   result.finalize = finalized;
   result.state = finalized.state || result.state;
   result.success = finalized.success;

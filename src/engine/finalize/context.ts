@@ -29,6 +29,11 @@ export interface FinalizeWaveOptions extends EngineRunOptions {
    * now (its hooks included) and go on. A main checkout holding foreign changes still refuses.
    */
   acceptChanges?: boolean;
+  /**
+   * Other manifests the orchestrator writes in the main checkout while this wave runs (a PROGRAM
+   * tier: the PROGRAM manifest and the tier's other IMPLs): not foreign changes for the dirty check.
+   */
+  orchestratorFiles?: string[];
   /** Run every check, write nothing: no manifest edits, no merges, no cleanup. */
   dryRun?: boolean;
   /** Bypass the E38 gate cache for the pre-merge gates (post-merge gates never use it). */

@@ -93,7 +93,7 @@ function homeOf(context: FinalizeContext): string | undefined {
  * plus — with `git` — its refs and the main checkout's status). Reads only.
  */
 async function probeRepository(context: FinalizeContext, repo: FinalizeRepo, options: { git: boolean }): Promise<RepositoryProbe> {
-  const foreign = options.git ? foreignChanges(repo.git, repo.root, context.implPath) : Promise.resolve(undefined);
+  const foreign = options.git ? foreignChanges(repo.git, repo.root, context.implPath, context.options.orchestratorFiles) : Promise.resolve(undefined);
   foreign.catch(() => undefined);
   const commonDir = await commonDirOf(context, repo);
   const recordPath = tamperRecordPath(commonDir, context.slug, context.wave);
@@ -239,7 +239,7 @@ export async function verifyRepositories(context: FinalizeContext, phase: 'start
   for (const { repo, probe } of found) {
     if (probe.foreign && probe.foreign.length > 0) foreign.push({ what: `checkout ${repo.root}`, change: `uncommitted changes that are not the orchestrator's: ${listForDetail(probe.foreign, 15)}` });
     if (askGit && repo.targetDir !== '' && path.resolve(repo.targetDir) !== path.resolve(repo.root) && repo.scratchTarget === undefined) {
-      const changes = await foreignChanges(repo.targetGit, repo.targetDir, context.implPath);
+      const changes = await foreignChanges(repo.targetGit, repo.targetDir, context.implPath, context.options.orchestratorFiles);
       if (changes.length > 0) foreign.push({ what: `checkout ${repo.targetDir}`, change: `uncommitted changes that are not the orchestrator's: ${listForDetail(changes, 15)}` });
     }
   }
