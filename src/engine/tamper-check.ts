@@ -166,8 +166,9 @@ function judgeHooks(record: TamperRecord, observation: RepositoryObservation): T
 /** Every ref but the merge target: exactly as recorded. */
 function checkRefs(record: TamperRecord, now: Readonly<Record<string, string>>, targetRef: string | undefined): TamperFinding[] {
   const findings: TamperFinding[] = [];
+  const concurrent = record.concurrent_refs ?? [];
   for (const name of [...new Set([...Object.keys(record.refs), ...Object.keys(now)])].sort()) {
-    if (name === targetRef) continue;
+    if (name === targetRef || concurrent.some((prefix) => name.startsWith(prefix))) continue;
     const before = record.refs[name];
     const after = now[name];
     if (before === after) continue;
@@ -268,7 +269,7 @@ export async function observeRepository(record: TamperRecord, git: Git, options:
     hooks.in_tree ? Promise.resolve(undefined) : fingerprintTree(hooks.directory),
     hooks.in_tree ? Promise.resolve(undefined) : fingerprintPath(hooks.directory),
     hooks.snapshot ? fingerprintSnapshot(hooksSnapshotPath(record.common_dir, record.slug, record.wave)) : Promise.resolve(undefined),
-    options.refs === false ? Promise.resolve(undefined) : readRefs(git, record.slug, record.wave),
+    options.refs === false ? Promise.resolve(undefined) : readRefs(git, record.slug, record.wave, record.concurrent_refs),
   ]);
   return { files, ...(entries ? { hooks: entries } : {}), ...(directory ? { hooksDirectory: directory } : {}), ...(snapshot ? { snapshot } : {}), ...(refs ? { refs } : {}) };
 }

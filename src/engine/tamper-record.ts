@@ -89,8 +89,13 @@ export interface TamperRecord {
   /** git's files, by path relative to the common directory (`include:<absolute path>` for included config files). */
   files: Record<string, PathFingerprint & { text?: string }>;
   hooks: HooksFingerprint;
-  /** Full ref name → object id, this wave's agent branches left out. */
+  /** Full ref name → object id, this wave's agent branches (and `concurrent_refs`) left out. */
   refs: Record<string, string>;
+  /**
+   * Ref prefixes that other orchestrated work moves while this wave runs (a PROGRAM tier: the
+   * other IMPLs' agent branches and IMPL branches): left out of `refs` and of the check.
+   */
+  concurrent_refs?: string[];
   /**
    * The merge target and its tip as the orchestrator last left it (moved since only by the
    * wave's merges). `merged`: finalize-wave merged every agent; from then on commits on top are
@@ -220,13 +225,13 @@ export function isWaveAgentRef(refName: string, slug: string, wave: number): boo
 }
 
 /** Every ref (one `for-each-ref`), this wave's agent branches left out. */
-export async function readRefs(git: Git, slug: string, wave: number): Promise<Record<string, string>> {
+export async function readRefs(git: Git, slug: string, wave: number, concurrent: readonly string[] = []): Promise<Record<string, string>> {
   const { stdout } = await git.run(['for-each-ref', '--format=%(refname)%00%(objectname)']);
   const refs: Record<string, string> = {};
   for (const line of stdout.split('\n')) {
     if (line === '') continue;
     const [name = '', id = ''] = line.split('\0');
-    if (name !== '' && !isWaveAgentRef(name, slug, wave)) refs[name] = id;
+    if (name !== '' && !isWaveAgentRef(name, slug, wave) && !concurrent.some((prefix) => name.startsWith(prefix))) refs[name] = id;
   }
   return refs;
 }
@@ -426,6 +431,8 @@ export interface RecordRepositoryOptions {
   home?: string;
   /** Known already (saves the rev-parse). */
   location?: RepositoryLocation;
+  /** Ref prefixes other orchestrated work moves meanwhile (see {@link TamperRecord.concurrent_refs}). */
+  concurrentRefs?: readonly string[];
 }
 
 /** Records one repository (see the file comment) and writes the record. Returns it with its path. */
@@ -433,7 +440,7 @@ export async function recordRepository(options: RecordRepositoryOptions): Promis
   const location = options.location ?? (await locateRepository(options.git));
   const [files, refs, source, directoryEntry] = await Promise.all([
     fingerprintGitFiles(options.git, location.commonDir, options.home),
-    readRefs(options.git, options.slug, options.wave),
+    readRefs(options.git, options.slug, options.wave, options.concurrentRefs),
     hooksSource(options.git, location, options.home),
     fingerprintPath(location.hooksDirectory),
   ]);
@@ -455,6 +462,7 @@ export async function recordRepository(options: RecordRepositoryOptions): Promis
     files,
     hooks,
     refs,
+    ...(options.concurrentRefs && options.concurrentRefs.length > 0 ? { concurrent_refs: [...options.concurrentRefs] } : {}),
     ...(options.targetBranch && targetCommit ? { target: { branch: options.targetBranch, commit: targetCommit } } : {}),
     ...(options.manifest ? { manifest: options.manifest } : {}),
   };

@@ -72,6 +72,8 @@ export interface AutopilotOptions {
   agentSlots?: AgentSlots;
   /** Other manifests the orchestrator writes meanwhile in the main checkout (finalize-wave's dirty check). */
   orchestratorFiles?: string[];
+  /** Ref prefixes other IMPLs of the tier move meanwhile (the tamper check leaves them out). */
+  concurrentRefs?: string[];
 }
 
 export interface AutopilotResult {
@@ -253,6 +255,7 @@ export async function runAutopilot(options: AutopilotOptions): Promise<Autopilot
       ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}),
       ...(options.agentSlots ? { agentSlots: options.agentSlots } : {}),
       ...(options.orchestratorFiles ? { orchestratorFiles: options.orchestratorFiles } : {}),
+      ...(options.concurrentRefs ? { concurrentRefs: options.concurrentRefs } : {}),
     });
     result.waves.push(run);
     addUsage(usage, run.usage);

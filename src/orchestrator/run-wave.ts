@@ -71,6 +71,11 @@ export interface RunWaveOptions extends EngineRunOptions {
    * manifest and the other IMPLs of a tier): finalize-wave's dirty check counts them as its own.
    */
   orchestratorFiles?: string[];
+  /**
+   * Ref prefixes other orchestrated work moves while this wave runs (a PROGRAM tier's other IMPLs):
+   * left out of the tamper record; the state files then stay uncommitted in the main checkout.
+   */
+  concurrentRefs?: string[];
 }
 
 /** A shared, fair budget of running agents ({@link createAgentSlots}). */
@@ -289,7 +294,7 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
 
   // A crash during the merge (E9): the agents are done; finish the merge.
   if ((manifest.state ?? '').trim() === 'WAVE_MERGING') {
-    const finalized = await finalizeWave({ ...engine, implPath, wave: options.wave, ...(options.orchestratorFiles ? { orchestratorFiles: options.orchestratorFiles } : {}), ...(options.repoDir ? { repoDir: options.repoDir } : {}), ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}) });
+    const finalized = await finalizeWave({ ...engine, implPath, wave: options.wave, ...(options.concurrentRefs ? { concurrentRefs: options.concurrentRefs } : {}), ...(options.orchestratorFiles ? { orchestratorFiles: options.orchestratorFiles } : {}), ...(options.repoDir ? { repoDir: options.repoDir } : {}), ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}) });
     result.finalize = finalized;
     result.state = finalized.state || result.state;
     result.success = finalized.success;
@@ -317,7 +322,7 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
     }
     result.prepare = { steps, success: true };
   } else {
-    const prepared = await prepareWave({ ...engine, implPath, wave: options.wave, ...(options.repoDir ? { repoDir: options.repoDir } : {}), ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}), ...(options.noCache ? { noCache: true } : {}), ...(options.skipCritic ? { skipCritic: true } : {}) });
+    const prepared = await prepareWave({ ...engine, implPath, wave: options.wave, ...(options.concurrentRefs ? { concurrentRefs: options.concurrentRefs, leaveStateUncommitted: true } : {}), ...(options.repoDir ? { repoDir: options.repoDir } : {}), ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}), ...(options.noCache ? { noCache: true } : {}), ...(options.skipCritic ? { skipCritic: true } : {}) });
     result.prepare = prepared;
     if (!prepared.success) return finish();
     const preparedManifest = await readManifest(implPath);
@@ -571,7 +576,7 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
     result.success = true;
     return finish();
   }
-  const finalized = await finalizeWave({ ...engine, implPath, wave: options.wave, ...(options.orchestratorFiles ? { orchestratorFiles: options.orchestratorFiles } : {}), ...(options.repoDir ? { repoDir: options.repoDir } : {}), ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}), ...(options.noCache ? { noCache: true } : {}) });
+  const finalized = await finalizeWave({ ...engine, implPath, wave: options.wave, ...(options.concurrentRefs ? { concurrentRefs: options.concurrentRefs } : {}), ...(options.orchestratorFiles ? { orchestratorFiles: options.orchestratorFiles } : {}), ...(options.repoDir ? { repoDir: options.repoDir } : {}), ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}), ...(options.noCache ? { noCache: true } : {}) });
   result.finalize = finalized;
   result.state = finalized.state || result.state;
   result.success = finalized.success;

@@ -34,6 +34,8 @@ export interface FinalizeWaveOptions extends EngineRunOptions {
    * tier: the PROGRAM manifest and the tier's other IMPLs): not foreign changes for the dirty check.
    */
   orchestratorFiles?: string[];
+  /** Ref prefixes other orchestrated work moves meanwhile (kept in a record finalize-wave writes itself). */
+  concurrentRefs?: string[];
   /** Run every check, write nothing: no manifest edits, no merges, no cleanup. */
   dryRun?: boolean;
   /** Bypass the E38 gate cache for the pre-merge gates (post-merge gates never use it). */

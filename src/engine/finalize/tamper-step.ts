@@ -211,6 +211,7 @@ export async function verifyRepositories(context: FinalizeContext, phase: 'start
           ...(repo.base ? { baseCommit: repo.base } : {}),
           ...(manifestFields ? { manifest: manifestFields } : {}),
           ...(home ? { home } : {}),
+          ...(context.options.concurrentRefs ? { concurrentRefs: context.options.concurrentRefs } : {}),
         });
         state.records.set(repo.root, written);
         notes.push(`${name}no record from prepare-wave (an older or manual prepare): recorded now at ${written.path}; no repository hook runs in this finalize`);
@@ -275,6 +276,7 @@ export async function verifyRepositories(context: FinalizeContext, phase: 'start
         ...(repo.base ? { baseCommit: repo.base } : {}),
         ...(manifestFields ? { manifest: manifestFields } : {}),
         ...(home ? { home } : {}),
+        ...((context.options.concurrentRefs ?? state.records.get(repo.root)?.record.concurrent_refs) ? { concurrentRefs: context.options.concurrentRefs ?? state.records.get(repo.root)!.record.concurrent_refs! } : {}),
       });
       const previous = state.records.get(repo.root)?.record.target;
       if (previous?.merged && written.record.target) {

@@ -20,6 +20,13 @@ export interface PrepareWaveOptions extends EngineRunOptions {
   mergeTarget?: string;
   /** Commit dirty protocol-owned files (IMPL, docs/IMPL/**, docs/CONTEXT.md, .polywave-state/**). Default true (as Go). */
   commitState?: boolean;
+  /**
+   * A PROGRAM tier: the state files stay uncommitted in the main checkout (the wave branches from
+   * its IMPL branch, and main must not move while the tier's IMPLs run); no failure for them.
+   */
+  leaveStateUncommitted?: boolean;
+  /** Ref prefixes other orchestrated work moves while this wave runs (recorded for the tamper check). */
+  concurrentRefs?: string[];
   /** Bypass the E38 gate cache for the baseline gates. */
   noCache?: boolean;
   /** E37: write a synthetic PASS critic report when the critic gate would block. */

@@ -131,6 +131,7 @@ export const recordTamperStep: StepDefinition<PrepareContext> = {
         // In every record: finalize's primary repository may be another one (E51).
         manifest,
         ...(home ? { home } : {}),
+        ...(context.options.concurrentRefs ? { concurrentRefs: context.options.concurrentRefs } : {}),
       });
       written.push(recordPath);
       hookCount += Object.keys(record.hooks.snapshot ?? {}).length;

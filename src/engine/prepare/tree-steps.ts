@@ -19,7 +19,7 @@ const worktreePrefixes = ['.claude/worktrees/'];
 export function isPolywaveOwned(relativePath: string, implRelative: string | undefined): boolean {
   const normalized = relativePath.replace(/\\/g, '/').replace(/^\.\//, '');
   if (implRelative !== undefined && normalized === implRelative) return true;
-  return normalized.startsWith('docs/IMPL/') || normalized.startsWith('.polywave-state/') || normalized === '.polywave-state' || normalized === 'docs/CONTEXT.md';
+  return normalized.startsWith('docs/IMPL/') || normalized.startsWith('docs/PROGRAM/') || normalized.startsWith('.polywave-state/') || normalized === '.polywave-state' || normalized === 'docs/CONTEXT.md';
 }
 
 function entryPaths(entry: StatusEntry): string[] {
@@ -73,6 +73,7 @@ export const workingDirStep: StepDefinition<PrepareContext> = {
         continue;
       }
       if (dirty.owned.length === 0) continue;
+      if (context.options.leaveStateUncommitted) continue;
       if (context.options.commitState === false || context.readOnly) {
         uncommitted.push({ repo: name, files: dirty.owned });
         continue;
