@@ -1,0 +1,104 @@
+import { runGates, toGoGateResult, type GateEventSink, type GoGateResult } from '../../gates/index.js';
+import { programStatus } from '../../protocol/program/index.js';
+import { readProgramImplDocs } from '../../store/program-impl-docs.js';
+import { loadProgramTier, openMainCheckout, type LoadedTier, type MainCheckout, type TierOptions } from './tier-common.js';
+
+/** Go's tier-gate timeout per command: 5 minutes (a gate's own `timeout_seconds` wins). */
+export const defaultTierGateTimeoutMs = 5 * 60_000;
+
+/** One IMPL of the tier (Go `ImplTierStatus` `{slug, status}` plus where the status came from). */
+export interface TierImplStatus {
+  slug: string;
+  /** Effective status: the IMPL doc's state mapped (E32) when it maps, else the PROGRAM's status. */
+  status: string;
+  /** Status written in the PROGRAM manifest ('' when none). */
+  manifest_status: string;
+  /** `state` of the IMPL doc on disk, null when no doc was found. */
+  disk_state: string | null;
+}
+
+/** The `tier-gate` JSON (Go `TierGateData` keys; `gate_results[]` in the Go run-gates shape plus ours). */
+export interface TierGateResult {
+  tier_number: number;
+  passed: boolean;
+  gate_results: GoGateResult[];
+  impl_statuses: TierImplStatus[];
+  all_impls_done: boolean;
+  /** Why it did not pass (absent when it passed). */
+  reason?: string;
+}
+
+export interface TierGateOptions extends TierOptions {
+  signal?: AbortSignal;
+  /** Per-gate timeout for gates without `timeout_seconds` (default 5 min, as Go). */
+  gateTimeoutMs?: number;
+  now?: () => Date;
+  /** Run the gates in the OS sandbox where available (default true, like every gate). */
+  sandbox?: boolean;
+  events?: GateEventSink;
+}
+
+/**
+ * E29/P3: the tier gate. Every IMPL of the tier must be `complete` — the PROGRAM's status
+ * cross-checked with the IMPL doc on disk (E32: a doc in COMPLETE counts even when the manifest
+ * is stale; a doc still in a WAVE_* state does not, whatever the manifest says) — and then every
+ * `tier_gates` command runs in the main checkout through the quality-gate runner (sandboxed
+ * where available, timeouts, process groups killed; no cache: the tier gate is a verification);
+ * a failing `required` gate fails the tier, an optional one is reported only. Gates are not run
+ * while an IMPL is unfinished (as Go). Bad input throws a coded PolywaveError (exit 2).
+ */
+export async function runTierGate(options: TierGateOptions): Promise<TierGateResult> {
+  const loaded = await loadProgramTier(options.programPath, options.tier);
+  const checkout = await openMainCheckout(options.repoRoot, options.env);
+  return runLoadedTierGate(loaded, checkout, options);
+}
+
+/**
+ * {@link runTierGate} for a loaded tier. `finishedSlugs`: IMPLs the caller has found finished
+ * (every wave verified) and is about to close — finalize-tier counts them as complete, so that
+ * a failing gate leaves nothing marked complete.
+ */
+export async function runLoadedTierGate(loaded: LoadedTier, checkout: MainCheckout, options: Omit<TierGateOptions, keyof TierOptions> & { env?: TierOptions['env']; finishedSlugs?: ReadonlySet<string> }): Promise<TierGateResult> {
+  const docs = await readProgramImplDocs(checkout.root, loaded.manifest);
+  const states = new Map<string, string | undefined>();
+  for (const [slug, doc] of docs) states.set(slug, doc.manifest?.state);
+  const status = programStatus(loaded.manifest, states);
+  const tierStatus = status.tier_statuses.find((tier) => tier.number === loaded.tier);
+  const implStatuses: TierImplStatus[] = loaded.slugs.map((slug) => {
+    const entry = tierStatus?.impl_statuses.find((candidate) => candidate.slug === slug);
+    const known = loaded.manifest.impls.some((impl) => impl.slug === slug);
+    const effective = options.finishedSlugs?.has(slug) ? 'complete' : !known && entry?.disk_state == null ? 'not_found' : (entry?.status ?? 'pending');
+    return { slug, status: effective, manifest_status: entry?.manifest_status ?? '', disk_state: entry?.disk_state ?? null };
+  });
+  const allDone = implStatuses.every((entry) => entry.status === 'complete');
+  const result: TierGateResult = { tier_number: loaded.tier, passed: false, gate_results: [], impl_statuses: implStatuses, all_impls_done: allDone };
+  if (!allDone) {
+    const open = implStatuses.filter((entry) => entry.status !== 'complete');
+    result.reason = `not all IMPLs of tier ${loaded.tier} are complete: ${open.map((entry) => `${entry.slug} (${entry.status})`).join(', ')}`;
+    return result;
+  }
+  const gates = loaded.manifest.tier_gates ?? [];
+  if (gates.length === 0) {
+    result.passed = true;
+    return result;
+  }
+  const run = await runGates({
+    repoDir: checkout.root,
+    gates,
+    noCache: true,
+    defaultTimeoutMs: options.gateTimeoutMs ?? defaultTierGateTimeoutMs,
+    configSearchDirs: [checkout.root],
+    ...(options.env ? { env: options.env } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.now ? { now: options.now } : {}),
+    ...(options.sandbox !== undefined ? { sandbox: options.sandbox } : {}),
+    ...(options.events ? { events: options.events } : {}),
+  });
+  result.gate_results = run.results.map(toGoGateResult);
+  result.passed = run.passed;
+  if (!run.passed) {
+    const failing = run.results.filter((gate) => gate.required && !gate.passed);
+    result.reason = `required tier gate(s) failed: ${failing.map((gate) => `${gate.type} \`${gate.command}\` (${gate.timed_out ? 'timed out' : `exit ${gate.exit_code}`})`).join('; ')}`;
+  }
+  return result;
+}
