@@ -1,0 +1,23 @@
+import { prepareTier } from '../../engine/program/prepare-tier.js';
+import { printJson, type CommandIo, type CommandResult } from '../io.js';
+import { interruptSignal } from './prepare-wave.js';
+import { tierOptionsFrom } from './tier-options.js';
+
+/**
+ * `prepare-tier <program> --tier N [--skip-critic] [--repo-dir D]` — P1 across the tier's IMPLs,
+ * E16 validation, E37 critic gate, then the IMPL branches/worktrees (E28B). Prints
+ * `{tier, conflict_check{conflicts, disjoint}, validations[], branches[], success, errors?}`;
+ * exit 1 unless success, 2 bad input.
+ */
+export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  const base = tierOptionsFrom(args, options, io);
+  const interrupt = interruptSignal();
+  try {
+    const result = await prepareTier({ ...base, skipCritic: options.skipCritic === true, now: io.now, signal: interrupt.signal });
+    printJson(io, result);
+    for (const error of result.errors ?? []) io.stderr(`prepare-tier: ${error}\n`);
+    return result.success ? 0 : 1;
+  } finally {
+    interrupt.dispose();
+  }
+}
