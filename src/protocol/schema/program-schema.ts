@@ -66,6 +66,13 @@ export function buildProgramSchemas(mode: SchemaMode) {
         consumers: listField(mode, consumer),
         location: str(),
         freeze_at: str(),
+        /**
+         * Our E30 freeze record (freeze-contracts; Go writes nothing): the tier whose completion
+         * froze the contract, the HEAD commit and the git blob of `location` at that moment.
+         */
+        frozen_at_tier: intField(mode),
+        frozen_commit: str(),
+        frozen_blob: str(),
       },
       ['name', 'definition', 'location'],
     ),

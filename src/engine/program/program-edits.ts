@@ -1,0 +1,81 @@
+import { PolywaveError } from '../../errors/polywave-error.js';
+import { checkProgramTransition, isProgramState } from '../../protocol/program/program-state-machine.js';
+import { programImplStatuses, programStates, type ProgramImplStatus, type ProgramState } from '../../protocol/schema/program-schema.js';
+import type { YamlEdit } from '../../protocol/yaml/index.js';
+import { completionEdits } from './completion-edits.js';
+import { editProgram } from './program-file.js';
+
+// The tier loop's entry points live in their own files; this module is the one to import.
+export { freezeContracts, type FreezeContractsResult, type FrozenContract } from './freeze-contracts.js';
+export { markProgramComplete, type MarkProgramCompleteResult } from './mark-program-complete.js';
+export { completionEdits } from './completion-edits.js';
+
+/** True when `value` is one of the program-level IMPL statuses (program-manifest.txt §5.2 + blocked/not-suitable). */
+export function isProgramImplStatus(value: string): value is ProgramImplStatus {
+  return (programImplStatuses as readonly string[]).includes(value);
+}
+
+/**
+ * Sets the `status` of the PROGRAM's `impls` entry `implSlug` (update-program-impl, E32), and keeps
+ * `completion.impls_complete` / `tiers_complete` consistent in the same write. Locked, atomic,
+ * format-preserving. Throws X001 (exit 2) for a status outside {@link programImplStatuses} and
+ * N005 (exit 1) when no entry has that slug; then nothing is written. `changed` is false when the
+ * status already had that value (the counters may still have been corrected).
+ */
+export async function setProgramImplStatus(programPath: string, implSlug: string, status: ProgramImplStatus): Promise<{ previous: string | undefined; changed: boolean }> {
+  if (!isProgramImplStatus(status)) {
+    throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `invalid IMPL status "${String(status)}" — must be one of: ${programImplStatuses.join(', ')}` });
+  }
+  return editProgram(programPath, (manifest) => {
+    const index = manifest.impls.findIndex((impl) => impl.slug === implSlug);
+    if (index < 0) {
+      const known = manifest.impls.map((impl) => impl.slug).filter((slug) => slug !== undefined);
+      throw new PolywaveError({ code: 'N005_IMPL_NOT_FOUND', message: `IMPL "${implSlug}" not found in ${programPath} (impls: ${known.length > 0 ? known.join(', ') : 'none'})`, exitCode: 1 });
+    }
+    const previous = manifest.impls[index]!.status;
+    const changed = previous !== status;
+    const after = { ...manifest, impls: manifest.impls.map((impl, position) => (position === index ? { ...impl, status } : impl)) };
+    const edits: YamlEdit[] = [...(changed ? [{ path: ['impls', index, 'status'], value: status }] : []), ...completionEdits(after, ['impls_complete', 'tiers_complete'])];
+    return { edits, outcome: { previous, changed } };
+  });
+}
+
+/** The outcome of {@link updateProgramState} (the CLI also reports a forced transition). */
+export interface ProgramStateUpdate {
+  previous: string | undefined;
+  changed: boolean;
+  /** Set when `force` let an illegal transition through: why it was illegal. */
+  forced?: string;
+}
+
+/**
+ * {@link setProgramState} with the forced-transition note. Throws V008 (exit 2) for a value that is
+ * not a PROGRAM state; N008 (exit 1) for an illegal transition unless `force`.
+ */
+export async function updateProgramState(programPath: string, state: ProgramState, options: { force?: boolean } = {}): Promise<ProgramStateUpdate> {
+  if (!isProgramState(state)) {
+    throw new PolywaveError({ code: 'V008_INVALID_STATE', message: `unknown PROGRAM state "${String(state)}" — must be one of: ${programStates.join(', ')}` });
+  }
+  return editProgram(programPath, (manifest) => {
+    const previous = manifest.state;
+    const check = checkProgramTransition(previous, state);
+    let forced: string | undefined;
+    if (!check.ok) {
+      if (!options.force) throw new PolywaveError({ code: check.finding.code, message: check.finding.message, exitCode: 1 });
+      forced = check.finding.message;
+    }
+    const changed = previous !== state;
+    return { edits: changed ? [{ path: ['state'], value: state }] : [], outcome: { previous, changed, ...(forced !== undefined ? { forced } : {}) } };
+  });
+}
+
+/**
+ * Sets the PROGRAM's `state`, checked against the PROGRAM state machine
+ * (`programTransitions`, program-manifest.txt §9.2). Locked, atomic, format-preserving (only the
+ * `state` line changes). Throws a PolywaveError on an illegal transition (N008, exit 1; nothing
+ * written) unless `force`; V008 (exit 2) for an unknown state. Same state: `changed: false`.
+ */
+export async function setProgramState(programPath: string, state: ProgramState, options?: { force?: boolean }): Promise<{ previous: string | undefined; changed: boolean }> {
+  const { previous, changed } = await updateProgramState(programPath, state, options);
+  return { previous, changed };
+}
