@@ -16,6 +16,7 @@ export {
 } from './import-mode.js';
 export { formatProgramPath, programFinding, type ProgramFieldPath, type ProgramRule, type ProgramRuleContext } from './program-rule.js';
 export { findDependencyCycles, normalizeRelativePath, programCodes, programRules, runProgramRules } from './program-rules.js';
+export { checkProgramTransition, isProgramState, programTransitionCode, programTransitions, type ProgramTransitionCheck } from './program-state-machine.js';
 export {
   formatProgramStatus,
   implStateToProgramStatus,
@@ -25,4 +26,23 @@ export {
   type ProgramStatus,
   type ProgramTierStatus,
 } from './status.js';
+export {
+  assignTiersByOverlap,
+  buildProgramFromImpls,
+  completionCounters,
+  derivedProgramNames,
+  overlapsOf,
+  planProgramImport,
+  programImplEntry,
+  programStatusOfImpl,
+  tiersFromEntries,
+  type BuiltProgram,
+  type CountableProgram,
+  type ImportedImpl,
+  type ProgramCompletionCounters,
+  type ProgramImplEntry,
+  type ProgramImportPlan,
+  type ProgramSourceImpl,
+  type ProgramTierEntry,
+} from './tier-assignment.js';
 export { validateProgram, type ValidateProgramOptions } from './validate-program.js';
