@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { runGit } from './run-git.js';
 
 /**
@@ -5,6 +6,25 @@ import { runGit } from './run-git.js';
  * Sets POLYWAVE_ALLOW_MAIN_COMMIT=1 so the E43 isolation hook lets the orchestrator through.
  */
 export async function commitFiles(options: { cwd: string; files: string[]; message: string; env?: Readonly<Record<string, string | undefined>> }): Promise<string> {
+  // One commit at a time per checkout in this process (the PROGRAM tier loop scouts several IMPLs
+  // at once): two `git commit`s would meet on index.lock, and HEAD read after the commit must be ours.
+  const key = path.resolve(options.cwd);
+  const previous = queues.get(key) ?? Promise.resolve();
+  const mine = previous.then(() => commitNow(options));
+  const settled = mine.then(
+    () => undefined,
+    () => undefined,
+  );
+  queues.set(key, settled);
+  void settled.then(() => {
+    if (queues.get(key) === settled) queues.delete(key);
+  });
+  return mine;
+}
+
+const queues = new Map<string, Promise<void>>();
+
+async function commitNow(options: { cwd: string; files: string[]; message: string; env?: Readonly<Record<string, string | undefined>> }): Promise<string> {
   // `env` replaces the child environment (as in runGit), so start from the caller's full env.
   const env = { ...(options.env ?? process.env), POLYWAVE_ALLOW_MAIN_COMMIT: '1' };
   await runGit(['add', '--', ...options.files], { cwd: options.cwd, env });

@@ -269,7 +269,6 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
   const waveData = findWave(manifest, options.wave);
   if (!waveData) throw new PolywaveError({ code: 'P011_WAVE_NOT_FOUND', message: `wave ${options.wave} not found in ${path.basename(implPath)}` });
   const order = launchOrder(manifest, options.wave, { prioritize: options.prioritize !== false });
-  const solo = isSoloWave(manifest, options.wave) || waveData.type === 'integration';
   const result: RunWaveResult = {
     wave: options.wave,
     slug,
@@ -291,6 +290,10 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
   const engine = { ...(options.env ? { env: options.env } : {}), ...(options.now ? { now: options.now } : {}), ...(options.signal ? { signal: options.signal } : {}), ...(events ? { events } : {}), ...(options.onStep ? { onStep: options.onStep } : {}), ...(options.gitAt ? { gitAt: options.gitAt } : {}), ...(options.gateTimeoutMs ? { gateTimeoutMs: options.gateTimeoutMs } : {}) };
   const gitAt = options.gitAt ?? ((directory: string) => createGit(directory, { env }));
   const repoDir = options.repoDir ?? (await gitAt(path.dirname(implPath)).topLevel());
+  // A one-agent wave works in the main checkout — unless the wave merges into another branch than
+  // the one checked out there (a PROGRAM tier's IMPL branch): then it gets a worktree like any wave.
+  const mergesElsewhere = options.mergeTarget !== undefined && options.mergeTarget !== (await gitAt(repoDir).currentBranch().catch(() => undefined));
+  const solo = (isSoloWave(manifest, options.wave) && !mergesElsewhere) || waveData.type === 'integration';
 
   // A crash during the merge (E9): the agents are done; finish the merge.
   if ((manifest.state ?? '').trim() === 'WAVE_MERGING') {

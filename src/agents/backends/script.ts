@@ -36,7 +36,8 @@
  * A top-level `steps:` (and `attempts:`) without `agents:` applies to every agent; with both, an
  * agent without an entry under `agents:` uses the top-level steps. Agents are looked up by
  * `<id>@wave<N>` first (an agent that runs in several waves, like the integration agent), then
- * by agent id, then by role.
+ * by agent id, then by role. With several IMPLs in one script (a PROGRAM), `<id>@<impl slug>` (and
+ * `<id>@<impl slug>@wave<N>`) come first: `scout@billing` is the Scout of IMPL-billing.
  *
  * - Each step is one turn (a `turn-end` event with zero usage); more steps than
  *   `limits.maxTurns` end the run as `max-turns`.
@@ -199,11 +200,12 @@ export function parseAgentScript(text: string): AgentScript {
 }
 
 /** The steps an agent runs on an attempt, or undefined when the script has none for it. */
-export function selectSteps(script: AgentScript, agentId: string, role: string, attempt: number, wave?: number): ScriptStep[] | undefined {
+export function selectSteps(script: AgentScript, agentId: string, role: string, attempt: number, wave?: number, implSlug?: string): ScriptStep[] | undefined {
   const plans: ScriptStepPlan[] = [];
-  const scoped = wave === undefined ? undefined : `${agentId}@wave${wave}`;
-  const byWave = scoped && script.agents && Object.hasOwn(script.agents, scoped) ? script.agents[scoped] : undefined;
-  const byId = byWave ?? (script.agents && Object.hasOwn(script.agents, agentId) ? script.agents[agentId] : undefined);
+  const entry = (key: string | undefined) => (key !== undefined && script.agents && Object.hasOwn(script.agents, key) ? script.agents[key] : undefined);
+  const bySlug = implSlug === undefined ? undefined : (entry(wave === undefined ? undefined : `${agentId}@${implSlug}@wave${wave}`) ?? entry(`${agentId}@${implSlug}`));
+  const byWave = bySlug ?? entry(wave === undefined ? undefined : `${agentId}@wave${wave}`);
+  const byId = byWave ?? entry(agentId);
   const byRole = script.agents && Object.hasOwn(script.agents, role) ? script.agents[role] : undefined;
   if (byId) plans.push(byId);
   else if (byRole) plans.push(byRole);
@@ -332,7 +334,8 @@ async function runScript(request: AgentRunRequest): Promise<AgentOutcome> {
     const why = error instanceof ScriptError ? error.message : `cannot be read: ${errorMessage(error)}`;
     return outcome('failed', { kind: 'config', message: `agent script ${scriptPath}: ${why}` });
   }
-  const steps = selectSteps(script, request.agentId, request.role, request.attempt, request.wave);
+  const implSlug = request.implPath ? /IMPL-([^/\\]+?)\.ya?ml$/.exec(request.implPath)?.[1] : undefined;
+  const steps = selectSteps(script, request.agentId, request.role, request.attempt, request.wave, implSlug);
   if (!steps) {
     return outcome('failed', { kind: 'config', message: `agent script ${scriptPath}: agents: no entry for agent "${request.agentId}" (role ${request.role}) and no top-level steps` });
   }

@@ -34,6 +34,11 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const repoDir = repoDirOption(options, io) ?? io.cwd;
   const asPath = path.resolve(io.cwd, target);
   const isImpl = /\.ya?ml$/i.test(target) && existsSync(asPath);
+  // A PROGRAM manifest (docs/PROGRAM/PROGRAM-x.yaml, or --program) runs the tier loop.
+  if (options.program === true || (isImpl && /(^|[/\\])PROGRAM-[^/\\]+\.ya?ml$/i.test(asPath))) {
+    const { run: runProgram } = await import('./program-execute.js');
+    return runProgram(args, { ...options, auto: options.auto === true }, io);
+  }
   const json = options.json === true;
   const auto = options.auto === true || options.yes === true;
   const events = new EventBus();

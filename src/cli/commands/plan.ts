@@ -1,0 +1,32 @@
+import path from 'node:path';
+import { PolywaveError } from '../../errors/polywave-error.js';
+import { runPlanner } from '../../orchestrator/run-planner.js';
+import { printJson, type CommandIo, type CommandResult } from '../io.js';
+import { unsafeNoSandboxFrom } from '../sandbox-option.js';
+import { repoDirOption } from './prepare-wave.js';
+
+/**
+ * `polywave plan "<large feature>" [--slug S] [--requirements FILE] [--model M]` — the Planner
+ * writes docs/PROGRAM/PROGRAM-<slug>.yaml (validated, corrected up to 3 attempts) in state
+ * PLANNING; a human approves it with `update-program-state --state REVIEWED`.
+ */
+export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  const description = args.join(' ').trim();
+  if (description === '') throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: 'plan needs a description of the project, e.g. polywave plan "an invoicing system with billing, PDFs and email"' });
+  const repoDir = repoDirOption(options, io) ?? io.cwd;
+  const result = await runPlanner({
+    description,
+    repoDir,
+    env: io.env,
+    now: io.now,
+    ...(typeof options.slug === 'string' ? { slug: options.slug } : {}),
+    ...(typeof options.requirements === 'string' ? { requirementsPath: options.requirements } : {}),
+    ...(typeof options.model === 'string' ? { model: options.model } : {}),
+    ...(unsafeNoSandboxFrom(options, io) ? { unsafeNoSandbox: true } : {}),
+  });
+  printJson(io, result);
+  const relative = path.relative(io.cwd, result.program_path);
+  if (result.success) io.stderr(`plan: ${relative} written (state ${result.state || '?'}). Review it, then approve: polywave update-program-state ${relative} --state REVIEWED, and run: polywave program-execute ${relative}\n`);
+  else io.stderr(`plan: the Planner did not produce a valid PROGRAM after ${result.attempts.length} attempt(s); see the errors above\n`);
+  return result.success ? 0 : 1;
+}

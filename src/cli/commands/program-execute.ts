@@ -1,0 +1,88 @@
+import path from 'node:path';
+import { EventBus } from '../../engine/events.js';
+import { PolywaveError } from '../../errors/polywave-error.js';
+import { executeProgram, type ProgramQuestion } from '../../orchestrator/program-execute.js';
+import { printJson, type CommandIo, type CommandResult } from '../io.js';
+import { unsafeNoSandboxFrom } from '../sandbox-option.js';
+import { createWaveProgress } from '../wave-progress.js';
+import { interruptSignal, repoDirOption } from './prepare-wave.js';
+
+function text(options: Record<string, unknown>, name: string): string | undefined {
+  const value = options[name];
+  return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
+}
+
+function describe(question: ProgramQuestion): string {
+  if (question.kind === 'tier-review') {
+    return `Tier ${question.tier} is planned:\n${question.impls.map((impl) => `  ${impl.slug.padEnd(24)} ${impl.title}\n    ${impl.impl_path}`).join('\n')}\n`;
+  }
+  return `Tier ${question.tier} is merged and verified${question.frozen.length > 0 ? `; frozen contracts: ${question.frozen.join(', ')}` : ''}. Next: tier ${question.next_tier}.\n`;
+}
+
+/**
+ * `polywave program-execute <program> [--auto] [--yes] [--model M] …` — the tier loop (E28–E34),
+ * also reached through `polywave run <PROGRAM file>`. Resumable: re-run the same command.
+ */
+export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  const target = args[0]?.trim() ?? '';
+  if (target === '') throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: 'program-execute needs the path of a PROGRAM manifest' });
+  const repoDir = repoDirOption(options, io) ?? io.cwd;
+  const programPath = path.resolve(io.cwd, target);
+  const json = options.json === true;
+  const auto = options.auto === true;
+  const yes = options.yes === true;
+  const events = new EventBus();
+  const progress = json ? undefined : createWaveProgress(io, { tty: io.stderrIsTty === true });
+  if (json) events.subscribe((event) => io.stdout(`${JSON.stringify(event)}\n`));
+  else events.subscribe(progress!.onEvent);
+  const interrupt = interruptSignal();
+  const concurrency = Number(options.concurrency);
+  const timeout = Number(options.timeout);
+  const maxTurns = Number(options.maxTurns);
+  try {
+    const result = await executeProgram({
+      programPath,
+      repoDir,
+      env: io.env,
+      now: io.now,
+      events,
+      signal: interrupt.signal,
+      auto,
+      ...(options.replan === true ? { replan: true } : {}),
+      ...(unsafeNoSandboxFrom(options, io) ? { unsafeNoSandbox: true } : {}),
+      ...(text(options, 'model') ? { model: text(options, 'model')! } : {}),
+      models: {
+        ...(text(options, 'scoutModel') ? { scout: text(options, 'scoutModel')! } : {}),
+        ...(text(options, 'waveModel') ? { wave: text(options, 'waveModel')! } : {}),
+        ...(text(options, 'plannerModel') ? { planner: text(options, 'plannerModel')! } : {}),
+      },
+      ...(Number.isFinite(concurrency) && concurrency > 0 ? { concurrency: Math.floor(concurrency) } : {}),
+      ...(Number.isFinite(timeout) && timeout > 0 ? { agentTimeoutMs: Math.round(timeout * 1000) } : {}),
+      ...(Number.isFinite(maxTurns) && maxTurns > 0 ? { maxTurns: Math.floor(maxTurns) } : {}),
+      ...(options.critic === false ? { noCritic: true } : {}),
+      approve: async (question) => {
+        if (yes) return true;
+        if (json) return false;
+        io.stderr(describe(question));
+        if (!io.ask) {
+          io.stderr('Not a terminal: re-run with --yes to approve (or --auto for no pauses between tiers).\n');
+          return false;
+        }
+        const answer = (await io.ask(question.kind === 'tier-review' ? 'Run these IMPLs? [y/N] ' : 'Start the next tier? [y/N] ')).trim().toLowerCase();
+        return answer === 'y' || answer === 'yes';
+      },
+      onProgress: (line) => {
+        if (!json) io.stderr(`program: ${line}\n`);
+      },
+    });
+    if (json) io.stdout(`${JSON.stringify({ v: 1, type: 'program-result', result })}\n`);
+    else {
+      printJson(io, result);
+      io.stderr(`program: ${result.success ? 'COMPLETE' : `stopped (${result.state})`} in ${(result.duration_ms / 1000).toFixed(1)} s${result.stopped ? `\n  ${result.stopped}\n  Re-run the same command to resume.` : ''}\n`);
+    }
+    return result.success ? 0 : 1;
+  } finally {
+    progress?.stop();
+    interrupt.dispose();
+  }
+}

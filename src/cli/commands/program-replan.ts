@@ -1,0 +1,32 @@
+import path from 'node:path';
+import { PolywaveError } from '../../errors/polywave-error.js';
+import { replanProgram } from '../../orchestrator/run-planner.js';
+import { printJson, type CommandIo, type CommandResult } from '../io.js';
+import { unsafeNoSandboxFrom } from '../sandbox-option.js';
+import { repoDirOption } from './prepare-wave.js';
+
+/**
+ * `polywave program-replan <program> --reason "…" [--tier N] [--model M]` — E34: the Planner
+ * revises the PROGRAM (frozen contracts and completed IMPLs must stay as they are, else the
+ * original is restored); the revision waits in REPLANNING for a human's approval.
+ */
+export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  const target = args[0]?.trim() ?? '';
+  if (target === '') throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: 'program-replan needs the path of a PROGRAM manifest' });
+  if (typeof options.reason !== 'string' || options.reason.trim() === '') throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: 'program-replan needs --reason "<what failed or what must change>"' });
+  const tier = options.tier === undefined ? undefined : Number(options.tier);
+  if (tier !== undefined && (!Number.isInteger(tier) || tier < 1)) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `--tier must be a positive integer, got ${String(options.tier)}` });
+  const repoDir = repoDirOption(options, io) ?? io.cwd;
+  const result = await replanProgram({
+    programPath: path.resolve(io.cwd, target),
+    repoDir,
+    reason: options.reason,
+    env: io.env,
+    now: io.now,
+    ...(tier !== undefined ? { tier } : {}),
+    ...(typeof options.model === 'string' ? { model: options.model } : {}),
+    ...(unsafeNoSandboxFrom(options, io) ? { unsafeNoSandbox: true } : {}),
+  });
+  printJson(io, result);
+  return result.validation_passed ? 0 : 1;
+}

@@ -1,0 +1,468 @@
+/**
+ * The PROGRAM tier loop (E28–E34, P1–P5): `polywave program-execute <program>` and `polywave run`
+ * given a PROGRAM manifest.
+ *
+ * For each tier, in order, resumable from the manifest and git at any point:
+ * 1. P1 across the tier's IMPLs; E28A partition (needs a Scout / pre-existing / held) and import
+ *    validation of the pre-existing ones (file on disk, state consistent, P1, P2) — BLOCKED with
+ *    the exact reason otherwise.
+ * 2. E31: Scouts for every pending IMPL of the tier at once, each given the PROGRAM (frozen
+ *    contracts are immutable inputs); then one review of the whole tier (skipped by `--auto`).
+ * 3. E28B/P5: one long-lived IMPL branch + worktree per IMPL; every IMPL of the tier runs its
+ *    waves **concurrently**, merging into its own IMPL branch, under one global agent budget.
+ * 4. finalize-tier: IMPL branches merged into the main line in order, the tier gate (E29), the
+ *    IMPLs closed; E30 contracts frozen; E33 advance (`--auto`) or pause for confirmation.
+ *    A failed gate → BLOCKED; with `--auto` (or `replan`) the Planner revises the PROGRAM (E34),
+ *    which then waits for approval.
+ * PROGRAM_REVIEWED — the human approval of the plan — is never skipped, not even by `--auto`.
+ * The PROGRAM manifest is updated (locked, format-preserving) on every IMPL change (E32/P4).
+ */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { addUsage, emptyUsage, type AgentBackend, type AgentUsage } from '../agents/contract.js';
+import { PolywaveError } from '../errors/polywave-error.js';
+import type { EventBus } from '../engine/events.js';
+import { freezeContracts, setProgramImplStatus, setProgramState } from '../engine/program/program-edits.js';
+import { createProgramWorktrees } from '../engine/program/tier-worktrees.js';
+import { finalizeTier, type FinalizeTierResult } from '../engine/program/finalize-tier.js';
+import { checkImplConflicts } from '../protocol/impl-conflicts.js';
+import { parseProgram } from '../protocol/parse-program.js';
+import { formatProgramStatus, partitionImplsByStatus, programStatus, reviewedOrLaterStates, validateProgram, validateProgramImport } from '../protocol/program/index.js';
+import type { ImplManifest } from '../protocol/schema/impl-schema.js';
+import type { ProgramImpl, ProgramManifest, ProgramState } from '../protocol/schema/program-schema.js';
+import { loadManifest } from '../store/manifest-file.js';
+import { readProgramImplDocs } from '../store/program-impl-docs.js';
+import { runAutopilot, type AutopilotResult } from './autopilot.js';
+import { createAgentSlots } from './run-wave.js';
+
+/** What the loop asks a human (unless `--auto`). */
+export type ProgramQuestion =
+  | { kind: 'tier-review'; tier: number; impls: Array<{ slug: string; impl_path: string; title: string }> }
+  | { kind: 'tier-advance'; tier: number; next_tier: number; frozen: string[] };
+
+/** Options of {@link executeProgram}. */
+export interface ProgramExecuteOptions {
+  /** Absolute path of the PROGRAM manifest. */
+  programPath: string;
+  /** The repository root. */
+  repoDir: string;
+  env: Readonly<Record<string, string | undefined>>;
+  /** E33: no human gate between tiers and before a tier's waves (never before PROGRAM_REVIEWED). */
+  auto?: boolean;
+  /** Asked at the tier review and before advancing (unless `auto`); false pauses the loop. */
+  approve?: (question: ProgramQuestion) => Promise<boolean>;
+  /** Default model for every role; `models.<role>` overrides it. */
+  model?: string;
+  models?: Partial<Record<'scout' | 'critic' | 'scaffold' | 'wave' | 'integration' | 'planner', string>>;
+  /** Test injection per role. */
+  backends?: Partial<Record<'scout' | 'critic' | 'scaffold' | 'integration' | 'planner', AgentBackend>>;
+  /** Agents running at once across all IMPLs of a tier (default 8). */
+  concurrency?: number;
+  agentTimeoutMs?: number;
+  maxTurns?: number;
+  noCritic?: boolean;
+  /** After a failed tier gate, re-engage the Planner (E34) even without `auto`. */
+  replan?: boolean;
+  unsafeNoSandbox?: boolean;
+  now?: () => Date;
+  events?: EventBus;
+  signal?: AbortSignal;
+  /** Progress lines for the terminal (tier progress as E32 shows it). */
+  onProgress?: (line: string) => void;
+  retryBackoffMs?: number;
+}
+
+/** One IMPL's run inside a tier. */
+export interface ProgramImplRun {
+  slug: string;
+  impl_path: string;
+  branch: string;
+  status: 'complete' | 'skipped' | 'failed' | 'paused';
+  detail: string;
+  waves: number;
+  duration_ms: number;
+}
+
+/** One tier of the run. */
+export interface ProgramTierRun {
+  tier: number;
+  status: 'complete' | 'skipped' | 'blocked' | 'paused' | 'failed';
+  detail: string;
+  scouted: string[];
+  impls: ProgramImplRun[];
+  /** finalize-tier's result as it printed it. */
+  finalize?: unknown;
+  frozen?: string[];
+  duration_ms: number;
+}
+
+/** The result of {@link executeProgram} (printed as JSON by the CLI). */
+export interface ProgramExecuteResult {
+  program_path: string;
+  program_slug: string;
+  state: string;
+  success: boolean;
+  /** Why the loop stopped before COMPLETE (a human must act), when it did. */
+  stopped?: string;
+  tiers: ProgramTierRun[];
+  usage: AgentUsage;
+  duration_ms: number;
+}
+
+/** States in which the plan has been approved (PROGRAM_REVIEWED or later). */
+const approvedStates = new Set<string>(['REVIEWED', 'SCAFFOLD', 'TIER_EXECUTING', 'TIER_VERIFIED']);
+
+async function readProgram(programPath: string): Promise<ProgramManifest> {
+  const { parsed } = await loadManifest(programPath, parseProgram);
+  if (!parsed.manifest) {
+    const first = parsed.findings[0];
+    throw new PolywaveError({ code: first?.code ?? 'V001_MANIFEST_INVALID', message: `${programPath}: ${first?.message ?? 'not a usable PROGRAM manifest'}` });
+  }
+  return parsed.manifest as ProgramManifest;
+}
+
+/** The tier's IMPL entries in the order the tier lists them. */
+function tierImpls(manifest: ProgramManifest, tier: number): ProgramImpl[] {
+  const listed = manifest.tiers.find((candidate) => candidate.number === tier)?.impls ?? [];
+  return [...new Set(listed)].flatMap((slug) => manifest.impls.find((impl) => impl.slug === slug) ?? []);
+}
+
+/** Runs (or resumes) a PROGRAM to COMPLETE, or until a human must act. */
+export async function executeProgram(options: ProgramExecuteOptions): Promise<ProgramExecuteResult> {
+  const started = performance.now();
+  const programPath = path.resolve(options.repoDir, options.programPath);
+  const repoDir = path.resolve(options.repoDir);
+  const progress = (line: string) => options.onProgress?.(line);
+  const usage = emptyUsage();
+  const result: ProgramExecuteResult = { program_path: programPath, program_slug: '', state: '', success: false, tiers: [], usage, duration_ms: 0 };
+  const finish = async (): Promise<ProgramExecuteResult> => {
+    const latest = await readProgram(programPath).catch(() => undefined);
+    if (latest) result.state = latest.state ?? result.state;
+    result.duration_ms = Math.round(performance.now() - started);
+    return result;
+  };
+  const stop = async (reason: string, state?: ProgramState): Promise<ProgramExecuteResult> => {
+    if (state) await setProgramState(programPath, state).catch(() => undefined);
+    result.stopped = reason;
+    progress(`stopped: ${reason}`);
+    return finish();
+  };
+  const showStatus = async () => {
+    const manifest = await readProgram(programPath);
+    const docs = await readProgramImplDocs(repoDir, manifest);
+    const states = new Map<string, string | undefined>();
+    for (const [slug, doc] of docs) states.set(slug, doc.manifest?.state);
+    for (const line of formatProgramStatus(programStatus(manifest, states)).replace(/\n*$/, '').split('\n')) progress(line);
+  };
+
+  if (!existsSync(programPath)) {
+    // A finished PROGRAM is archived by mark-program-complete: re-running the command says so.
+    const archived = path.join(path.dirname(programPath), 'complete', path.basename(programPath));
+    if (existsSync(archived) && ((await readProgram(archived).catch(() => undefined))?.state ?? '') === 'COMPLETE') {
+      result.program_path = archived;
+      result.state = 'COMPLETE';
+      result.success = true;
+      progress(`the PROGRAM is already COMPLETE (${path.relative(repoDir, archived)})`);
+      result.duration_ms = Math.round(performance.now() - started);
+      return result;
+    }
+    throw new PolywaveError({ code: 'N005_IMPL_NOT_FOUND', message: `PROGRAM manifest not found: ${programPath}` });
+  }
+  let manifest = await readProgram(programPath);
+  result.program_slug = manifest.program_slug ?? '';
+  result.state = manifest.state ?? '';
+  const invalid = validateProgram(manifest).filter((finding) => finding.severity !== 'warning');
+  if (invalid.length > 0) {
+    throw new PolywaveError({ code: invalid[0]!.code, message: `${path.relative(repoDir, programPath)} is not valid: ${invalid.map((finding) => `${finding.code} ${finding.message}`).slice(0, 5).join('; ')}` });
+  }
+  const state = (manifest.state ?? '').trim();
+  if (state === 'COMPLETE') {
+    result.success = true;
+    progress('the PROGRAM is already COMPLETE');
+    return finish();
+  }
+  if (!approvedStates.has(state)) {
+    const why =
+      state === 'PLANNING' || state === 'VALIDATING'
+        ? `the plan is not approved (state ${state}): review ${path.relative(repoDir, programPath)} and approve it with \`polywave update-program-state ${path.relative(repoDir, programPath)} --state REVIEWED\` (PROGRAM_REVIEWED is never skipped, not even by --auto)`
+        : `the PROGRAM is ${state || 'without a state'}: a human must decide (program-status, program-replan, update-program-state)`;
+    result.stopped = why;
+    progress(`stopped: ${why}`);
+    return finish();
+  }
+
+  const slots = createAgentSlots(Math.max(1, options.concurrency ?? 8));
+  const modelFor = (role: 'scout' | 'critic' | 'scaffold' | 'wave' | 'integration' | 'planner') => options.models?.[role] ?? options.model;
+  const base = { env: options.env, ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}), ...(options.now ? { now: options.now } : {}), ...(options.events ? { events: options.events } : {}), ...(options.signal ? { signal: options.signal } : {}) };
+  const tiers = [...manifest.tiers].map((tier) => tier.number ?? 0).filter((number) => number > 0).sort((left, right) => left - right);
+
+  for (const [index, tier] of tiers.entries()) {
+    const tierStarted = performance.now();
+    manifest = await readProgram(programPath);
+    const impls = tierImpls(manifest, tier);
+    const run: ProgramTierRun = { tier, status: 'complete', detail: '', scouted: [], impls: [], duration_ms: 0 };
+    result.tiers.push(run);
+    const done = () => {
+      run.duration_ms = Math.round(performance.now() - tierStarted);
+    };
+    if (impls.length > 0 && impls.every((impl) => impl.status === 'complete')) {
+      run.status = 'skipped';
+      run.detail = 'already complete';
+      done();
+      continue;
+    }
+    progress(`tier ${tier}: ${impls.map((impl) => impl.slug).join(', ')}`);
+    if ((manifest.state ?? '') !== 'TIER_EXECUTING') await setProgramState(programPath, 'TIER_EXECUTING');
+
+    // 1. E28A: partition, validate what exists, P1 across the tier.
+    const partition = partitionImplsByStatus(manifest, tier);
+    if (partition.held.length > 0) {
+      run.status = 'blocked';
+      run.detail = `IMPL(s) held for a human: ${partition.held.map((impl) => `${impl.slug} (${impl.status})`).join(', ')}`;
+      done();
+      return stop(`tier ${tier}: ${run.detail}`, 'BLOCKED');
+    }
+    const preDocs = await readProgramImplDocs(repoDir, manifest);
+    const preFindings = validateProgramImport(manifest, preDocs).filter((finding) => finding.severity !== 'warning' && partition.preExisting.some((impl) => finding.message.includes(impl.slug ?? '\0')));
+    if (preFindings.length > 0) {
+      run.status = 'blocked';
+      run.detail = preFindings.map((finding) => `${finding.code}: ${finding.message}`).join('; ');
+      done();
+      return stop(`tier ${tier}: ${run.detail}`, 'BLOCKED');
+    }
+
+    // 2. E31: Scouts for every pending IMPL of the tier, at once. A Scout that finished before an
+    // interruption (its IMPL doc reviewed on disk) is not run again.
+    for (const impl of [...partition.needsScout]) {
+      const state = (preDocs.get(impl.slug ?? '')?.manifest?.state ?? '').trim();
+      if (reviewedOrLaterStates.includes(state)) {
+        await setProgramImplStatus(programPath, impl.slug ?? '', 'reviewed');
+        partition.needsScout.splice(partition.needsScout.indexOf(impl), 1);
+      }
+    }
+    if (partition.needsScout.length > 0) {
+      const { runScout } = await import('./run-scout.js');
+      const scouted = await Promise.all(
+        partition.needsScout.map(async (impl) => {
+          const slug = impl.slug ?? '';
+          await setProgramImplStatus(programPath, slug, 'scouting');
+          progress(`tier ${tier}: scouting ${slug}`);
+          const scout = await runScout({
+            feature: [impl.title ?? slug, impl.key_outputs.length > 0 ? `Key outputs: ${impl.key_outputs.join(', ')}` : '', impl.depends_on.length > 0 ? `Builds on: ${impl.depends_on.join(', ')}` : ''].filter(Boolean).join('\n\n'),
+            repoDir,
+            slug,
+            program: programPath,
+            ...base,
+            ...(modelFor('scout') ? { model: modelFor('scout')! } : {}),
+            ...(options.backends?.scout ? { backend: options.backends.scout } : {}),
+            ...(options.backends?.critic ? { criticBackend: options.backends.critic } : {}),
+            ...(modelFor('critic') ? { criticModel: modelFor('critic')! } : {}),
+            ...(options.noCritic ? { critic: false } : {}),
+            ...(options.auto ? { auto: true } : {}),
+          }).catch((error: unknown) => ({ success: false as const, state: 'FAILED', impl_path: '', error: error instanceof Error ? error.message : String(error), usage: emptyUsage() }));
+          addUsage(usage, scout.usage);
+          if (scout.success) await setProgramImplStatus(programPath, slug, 'reviewed');
+          return { slug, scout };
+        }),
+      );
+      run.scouted = scouted.map((item) => item.slug);
+      const failed = scouted.filter((item) => !item.scout.success);
+      if (failed.length > 0) {
+        run.status = 'blocked';
+        run.detail = `Scout failed for ${failed.map((item) => `${item.slug} (state ${item.scout.state}${'error' in item.scout ? `: ${item.scout.error}` : ''})`).join(', ')}`;
+        done();
+        return stop(`tier ${tier}: ${run.detail}`, 'BLOCKED');
+      }
+    }
+    manifest = await readProgram(programPath);
+    const current = tierImpls(manifest, tier);
+
+    // P1 across every IMPL of the tier (new and pre-existing), on the docs as they are now.
+    const docs = await readProgramImplDocs(repoDir, manifest);
+    const missing = current.filter((impl) => impl.status !== 'complete' && !docs.get(impl.slug ?? '')?.manifest);
+    if (missing.length > 0) {
+      run.status = 'blocked';
+      run.detail = `IMPL doc missing or unreadable: ${missing.map((impl) => impl.slug).join(', ')}`;
+      done();
+      return stop(`tier ${tier}: ${run.detail}`, 'BLOCKED');
+    }
+    const conflicts = checkImplConflicts(current.flatMap((impl) => (docs.get(impl.slug ?? '')?.manifest ? [{ slug: impl.slug ?? '', manifest: docs.get(impl.slug ?? '')!.manifest as ImplManifest }] : [])));
+    if (conflicts.conflicts.length > 0) {
+      run.status = 'blocked';
+      run.detail = `P1: IMPLs of tier ${tier} claim the same files: ${conflicts.conflicts.map((conflict) => `${conflict.file} (${conflict.impls.join(', ')})`).join('; ')}`;
+      done();
+      return stop(`tier ${tier}: ${run.detail}`, 'BLOCKED');
+    }
+
+    // The tier's review: every IMPL (new and imported) at once, before any wave (skipped by --auto).
+    const toRun = current.filter((impl) => impl.status !== 'complete');
+    const unstarted = toRun.some((impl) => impl.status === 'reviewed');
+    if (unstarted && !options.auto) {
+      const approved = options.approve
+        ? await options.approve({ kind: 'tier-review', tier, impls: toRun.map((impl) => ({ slug: impl.slug ?? '', impl_path: docs.get(impl.slug ?? '')?.path ?? '', title: impl.title ?? '' })) })
+        : false;
+      if (!approved) {
+        run.status = 'paused';
+        run.detail = 'waiting for the review of the tier\'s IMPLs (re-run with --auto, or answer yes)';
+        done();
+        return stop(`tier ${tier}: ${run.detail}`);
+      }
+    }
+
+    // 3. E28B: IMPL branches + worktrees; every IMPL's waves at once under one agent budget.
+    const worktrees = await createProgramWorktrees({ programPath, repoRoot: repoDir, tier, env: options.env as NodeJS.ProcessEnv });
+    if (!worktrees.success) {
+      run.status = 'blocked';
+      run.detail = `IMPL branches/worktrees: ${(worktrees.failures ?? []).map((failure) => `${failure.impl_slug}: ${failure.error}`).join('; ') || 'not created'}`;
+      done();
+      return stop(`tier ${tier}: ${run.detail}`, 'BLOCKED');
+    }
+    const branchOf = new Map(worktrees.worktrees.map((entry) => [entry.impl_slug, entry.branch]));
+    const manifestPaths = current.flatMap((impl) => docs.get(impl.slug ?? '')?.path ?? []);
+    const programSlug = manifest.program_slug ?? '';
+    const runs = await Promise.all(
+      toRun.map(async (impl): Promise<ProgramImplRun & { autopilot?: AutopilotResult }> => {
+        const slug = impl.slug ?? '';
+        const implPath = docs.get(slug)!.path;
+        const branch = branchOf.get(slug) ?? '';
+        const implStarted = performance.now();
+        if (impl.status !== 'executing') await setProgramImplStatus(programPath, slug, 'executing');
+        progress(`tier ${tier}: ${slug} running on ${branch}`);
+        // What the other IMPLs of the tier move meanwhile: their agent branches and IMPL branches.
+        const others = current.filter((other) => other.slug !== slug).map((other) => other.slug ?? '');
+        const concurrentRefs = [...others.map((other) => `refs/heads/polywave/${other}/`), `refs/heads/polywave/program/${programSlug}/`];
+        try {
+          const autopilot = await runAutopilot({
+            implPath,
+            repoDir,
+            auto: true,
+            mergeTarget: branch,
+            close: false,
+            agentSlots: slots,
+            orchestratorFiles: [programPath, ...manifestPaths.filter((other) => other !== implPath)],
+            concurrentRefs,
+            ...base,
+            ...(modelFor('wave') ? { model: modelFor('wave')! } : {}),
+            ...(options.models ? { models: options.models } : {}),
+            ...(options.backends ? { backends: options.backends } : {}),
+            ...(options.agentTimeoutMs ? { agentTimeoutMs: options.agentTimeoutMs } : {}),
+            ...(options.maxTurns ? { maxTurns: options.maxTurns } : {}),
+            ...(options.noCritic ? { noCritic: true } : {}),
+            ...(options.retryBackoffMs !== undefined ? { retryBackoffMs: options.retryBackoffMs } : {}),
+            onPhase: (phase) => progress(`tier ${tier}: ${slug} ${phase.phase}${phase.wave ? ` ${phase.wave}` : ''}: ${phase.status} — ${phase.detail}`),
+          });
+          addUsage(usage, autopilot.usage);
+          return {
+            slug,
+            impl_path: implPath,
+            branch,
+            status: autopilot.success ? 'complete' : 'failed',
+            detail: autopilot.success ? `${autopilot.waves.length} wave(s) merged into ${branch}` : (autopilot.stopped ?? `stopped in state ${autopilot.state}`),
+            waves: autopilot.waves.length,
+            duration_ms: Math.round(performance.now() - implStarted),
+            autopilot,
+          };
+        } catch (error) {
+          return { slug, impl_path: implPath, branch, status: 'failed', detail: error instanceof Error ? error.message : String(error), waves: 0, duration_ms: Math.round(performance.now() - implStarted) };
+        }
+      }),
+    );
+    run.impls = runs.map(({ autopilot: _autopilot, ...rest }) => rest);
+    const failedImpls = runs.filter((item) => item.status !== 'complete');
+    if (failedImpls.length > 0) {
+      for (const item of failedImpls) await setProgramImplStatus(programPath, item.slug, 'blocked').catch(() => undefined);
+      run.status = 'blocked';
+      run.detail = failedImpls.map((item) => `${item.slug}: ${item.detail}`).join('; ');
+      done();
+      return stop(`tier ${tier}: ${run.detail}`, 'BLOCKED');
+    }
+    await showStatus();
+
+    // 4. finalize-tier: IMPL branches into main in order, the tier gate (E29), the IMPLs closed.
+    progress(`tier ${tier}: merging ${runs.length} IMPL branch(es) into the main line, then the tier gate`);
+    const finalized = await finalizeTier({ programPath, repoRoot: repoDir, tier, env: options.env as NodeJS.ProcessEnv, ...(options.now ? { now: options.now } : {}), ...(options.signal ? { signal: options.signal } : {}) });
+    run.finalize = finalized;
+    if (!finalized.success) {
+      run.status = 'failed';
+      run.detail = `finalize-tier: ${describeFinalizeFailure(finalized)}`;
+      done();
+      if (options.auto || options.replan) {
+        const replanned = await replanAfterFailure(options, programPath, repoDir, tier, run.detail, usage);
+        return stop(`tier ${tier}: ${run.detail}; ${replanned}`);
+      }
+      return stop(`tier ${tier}: ${run.detail} — fix it and re-run, or re-plan with \`polywave program-replan ${path.relative(repoDir, programPath)} --reason "…" --tier ${tier}\``, 'BLOCKED');
+    }
+
+    // E30: freeze the contracts of this tier.
+    const frozen = await freezeContracts({ programPath, repoRoot: repoDir, tier, env: options.env as NodeJS.ProcessEnv });
+    run.frozen = (frozen.contracts_frozen ?? []).map((contract) => contract.name ?? '');
+    if (frozen.success === false) {
+      run.status = 'failed';
+      run.detail = `freeze-contracts: ${(frozen.errors ?? []).join('; ')}`;
+      done();
+      return stop(`tier ${tier}: ${run.detail}`, 'BLOCKED');
+    }
+    run.detail = `${runs.length} IMPL(s) merged; tier gate passed${run.frozen.length > 0 ? `; frozen: ${run.frozen.join(', ')}` : ''}`;
+    done();
+    await showStatus();
+
+    const next = tiers[index + 1];
+    if (next === undefined) break;
+    await setProgramState(programPath, 'TIER_VERIFIED');
+    // E33: --auto advances; otherwise a human confirms (E30's pause).
+    if (!options.auto) {
+      const approved = options.approve ? await options.approve({ kind: 'tier-advance', tier, next_tier: next, frozen: run.frozen }) : false;
+      if (!approved) return stop(`tier ${tier} verified; re-run (or --auto) to start tier ${next}`);
+    }
+  }
+
+  // Every tier done: archive the PROGRAM.
+  const { markProgramComplete } = await import('../engine/program/program-edits.js');
+  const date = (options.now ?? (() => new Date()))().toISOString().slice(0, 10);
+  const completed = await markProgramComplete({ programPath, repoRoot: repoDir, date, env: options.env as NodeJS.ProcessEnv });
+  result.success = completed.completed;
+  result.state = 'COMPLETE';
+  if (completed.archived_path) result.program_path = completed.archived_path;
+  for (const warning of completed.warnings ?? []) progress(`warning: ${warning}`);
+  progress(`PROGRAM COMPLETE${completed.archived_path ? ` (archived to ${path.relative(repoDir, completed.archived_path)})` : ''}`);
+  result.duration_ms = Math.round(performance.now() - started);
+  return result;
+}
+
+/** Why finalize-tier did not verify the tier: its errors and the failing gates with their output's tail. */
+function describeFinalizeFailure(finalized: FinalizeTierResult): string {
+  const errors = (finalized.errors ?? []).map((error) => `${error.code}: ${error.message}`);
+  const gate = finalized.tier_gate_result;
+  const failedGates = (gate?.gate_results ?? [])
+    .filter((item) => item.passed === false && item.required !== false)
+    .map((item) => {
+      const output = `${item.stdout ?? ''}${item.stderr ?? ''}`.trim().split('\n').slice(-3).join(' | ');
+      return `tier gate \`${item.command}\` failed${output ? `: ${output}` : ''}`;
+    });
+  return [...errors, ...failedGates, ...(gate && !gate.passed && gate.reason && failedGates.length === 0 ? [gate.reason] : [])].join('; ') || 'the tier was not verified';
+}
+
+/** E34 after a failed tier: the Planner revises the PROGRAM, which then waits for approval. */
+async function replanAfterFailure(options: ProgramExecuteOptions, programPath: string, repoDir: string, tier: number, reason: string, usage: AgentUsage): Promise<string> {
+  try {
+    const { replanProgram } = await import('./run-planner.js');
+    await setProgramState(programPath, 'REPLANNING').catch(() => undefined);
+    const replan = await replanProgram({
+      programPath,
+      repoDir,
+      reason,
+      tier,
+      env: options.env,
+      ...((options.models?.planner ?? options.model) ? { model: options.models?.planner ?? options.model! } : {}),
+      ...(options.backends?.planner ? { backend: options.backends.planner } : {}),
+      ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
+    });
+    addUsage(usage, replan.usage);
+    return replan.validation_passed
+      ? `the Planner revised the PROGRAM (${path.relative(repoDir, replan.revised_manifest_path)}): review it and approve with \`polywave update-program-state … --state REVIEWED\``
+      : `the Planner's revision is not valid: ${(replan.errors ?? []).join('; ')}`;
+  } catch (error) {
+    await setProgramState(programPath, 'BLOCKED').catch(() => undefined);
+    return `re-planning failed: ${error instanceof Error ? error.message : String(error)}`;
+  }
+}

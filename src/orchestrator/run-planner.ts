@@ -1,0 +1,246 @@
+/**
+ * The Planner role: `polywave plan "<large feature>"` writes `docs/PROGRAM/PROGRAM-<slug>.yaml`
+ * (validated with a correction loop like E16, then shown for approval), and `program-replan`
+ * (E34) revises an existing PROGRAM after a failed tier: completed tiers and frozen contracts must
+ * come back unchanged (P2), otherwise the original is restored. A revised PROGRAM waits in
+ * REPLANNING until a human approves it (`update-program-state --state REVIEWED`).
+ */
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { addUsage, emptyUsage, type AgentBackend, type AgentUsage } from '../agents/contract.js';
+import { resolveModelSpec } from '../agents/model-spec.js';
+import { renderRolePrompt, type PromptFinding } from '../agents/prompts/index.js';
+import type { ExistingImplRef } from '../agents/prompts/planner.js';
+import { runAgent } from '../agents/run-agent.js';
+import { isBlocking, type Finding } from '../errors/finding.js';
+import { PolywaveError } from '../errors/polywave-error.js';
+import { parseImpl } from '../protocol/parse-impl.js';
+import { parseProgram } from '../protocol/parse-program.js';
+import { frozenProgramContracts, validateProgram } from '../protocol/program/index.js';
+import { slugPattern } from '../protocol/schema/impl-schema.js';
+import type { ProgramManifest } from '../protocol/schema/program-schema.js';
+import { writeFileAtomic } from '../store/locked-write.js';
+import { readTextFile } from '../store/read-text.js';
+import { slugOfFeature } from './autopilot.js';
+
+interface PlannerRunOptions {
+  repoDir: string;
+  env: Readonly<Record<string, string | undefined>>;
+  model?: string;
+  /** Planner backend (tests). */
+  backend?: AgentBackend;
+  unsafeNoSandbox?: boolean;
+  /** Attempts in all (default 3). */
+  maxAttempts?: number;
+  timeoutMs?: number;
+  maxTurns?: number;
+  signal?: AbortSignal;
+  now?: () => Date;
+}
+
+/** Options of {@link runPlanner}. */
+export interface RunPlannerOptions extends PlannerRunOptions {
+  /** The large feature / project description. */
+  description: string;
+  /** PROGRAM slug (default: derived from the description). */
+  slug?: string;
+  /** A requirements document (repository-relative or absolute). */
+  requirementsPath?: string;
+}
+
+/** The result of a Planner run (printed as JSON). */
+export interface PlannerResult {
+  program_path: string;
+  program_slug: string;
+  success: boolean;
+  state: string;
+  attempts: Array<{ attempt: number; agent_status: string; error_count: number; errors: Array<{ code: string; message: string }> }>;
+  usage: AgentUsage;
+}
+
+/** Options of {@link replanProgram}. */
+export interface ReplanProgramOptions extends PlannerRunOptions {
+  programPath: string;
+  reason: string;
+  tier?: number;
+}
+
+/** The result of {@link replanProgram} (Go's keys). */
+export interface ReplanResult {
+  revised_manifest_path: string;
+  validation_passed: boolean;
+  changes_summary?: string;
+  planner_agent_id: string;
+  /** Where the manifest before the revision was kept. */
+  backup_path?: string;
+  errors?: string[];
+  usage: AgentUsage;
+}
+
+function findingsOf(text: string | undefined): Finding[] {
+  if (text === undefined) return [{ code: 'V001_MANIFEST_INVALID', severity: 'error', message: 'the Planner wrote no PROGRAM manifest' } as Finding];
+  const parsed = parseProgram(text);
+  if (!parsed.manifest) return parsed.findings.filter(isBlocking);
+  return [...parsed.findings, ...validateProgram(parsed.manifest as ProgramManifest)].filter(isBlocking);
+}
+
+async function existingImpls(repoDir: string): Promise<ExistingImplRef[]> {
+  const { readdir } = await import('node:fs/promises');
+  const out: ExistingImplRef[] = [];
+  for (const directory of ['docs/IMPL', 'docs/IMPL/complete']) {
+    const names = await readdir(path.join(repoDir, directory)).catch(() => [] as string[]);
+    for (const name of names) {
+      const match = /^IMPL-(.+)\.ya?ml$/.exec(name);
+      if (!match) continue;
+      const file = path.join(repoDir, directory, name);
+      const parsed = parseImpl(await readFile(file, 'utf8').catch(() => ''));
+      out.push({ slug: match[1]!, path: path.relative(repoDir, file), ...(parsed.manifest?.state ? { state: parsed.manifest.state } : {}), ...(parsed.manifest?.title ? { title: parsed.manifest.title } : {}) });
+    }
+  }
+  return out;
+}
+
+/** Runs the Planner with a correction loop until `outputPath` holds a valid PROGRAM manifest. */
+async function plannerLoop(options: PlannerRunOptions & { outputPath: string; description: string; replan?: { currentManifest: string; reason: string; failedTier?: number }; requirements?: { path: string; text: string } }): Promise<{ attempts: PlannerResult['attempts']; usage: AgentUsage; valid: boolean; findings: Finding[] }> {
+  const repoDir = options.repoDir;
+  const relative = path.relative(repoDir, options.outputPath).split(path.sep).join('/');
+  const contextPath = path.join(repoDir, 'docs', 'CONTEXT.md');
+  const contextMd = existsSync(contextPath) ? await readFile(contextPath, 'utf8').catch(() => undefined) : undefined;
+  const spec = resolveModelSpec(options.model, options.env);
+  const usage = emptyUsage();
+  const attempts: PlannerResult['attempts'] = [];
+  const maxAttempts = Math.max(1, options.maxAttempts ?? 3);
+  const today = (options.now ?? (() => new Date()))().toISOString().slice(0, 10);
+  const existing = await existingImpls(repoDir);
+  let findings: Finding[] = [];
+  await mkdir(path.dirname(options.outputPath), { recursive: true });
+  for (let attempt = 1; attempt <= maxAttempts; attempt += 1) {
+    const prompt = renderRolePrompt('planner', {
+      description: options.description,
+      repoRoot: repoDir,
+      outputPath: relative,
+      today,
+      ...(contextMd !== undefined ? { contextMd } : {}),
+      ...(existing.length > 0 ? { existingImpls: existing } : {}),
+      ...(options.requirements ? { requirements: options.requirements.text, requirementsPath: options.requirements.path } : {}),
+      ...(options.replan ? { replan: options.replan } : {}),
+      ...(findings.length > 0 ? { validationErrors: findings.map((finding): PromptFinding => finding), attempt, maxAttempts } : {}),
+    });
+    const { outcome } = await runAgent({
+      ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
+      agentId: 'planner',
+      role: 'planner',
+      attempt,
+      model: spec,
+      systemPrompt: prompt.system,
+      prompt: prompt.user,
+      cwd: repoDir,
+      policy: { root: repoDir, ownedFiles: [], writablePrefixes: [relative] },
+      limits: { timeoutMs: options.timeoutMs ?? 10 * 60_000, ...(options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}) },
+      env: options.env,
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.backend ? { backend: options.backend } : {}),
+    });
+    addUsage(usage, outcome.usage);
+    const text = existsSync(options.outputPath) ? await readTextFile(options.outputPath).catch(() => undefined) : undefined;
+    findings = findingsOf(text);
+    attempts.push({ attempt, agent_status: outcome.status, error_count: findings.length, errors: findings.map((finding) => ({ code: finding.code, message: finding.message })) });
+    if (findings.length === 0) return { attempts, usage, valid: true, findings };
+  }
+  return { attempts, usage, valid: false, findings };
+}
+
+/** `polywave plan "<feature>"`: the Planner writes and validates `docs/PROGRAM/PROGRAM-<slug>.yaml`. */
+export async function runPlanner(options: RunPlannerOptions): Promise<PlannerResult> {
+  const repoDir = path.resolve(options.repoDir);
+  if (!options.description.trim()) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: 'polywave plan needs a description of the project' });
+  const slug = options.slug ?? slugOfFeature(options.description);
+  if (!slugPattern.test(slug)) throw new PolywaveError({ code: 'V018_INVALID_SLUG_FORMAT', message: `slug "${slug}" is not kebab-case (a-z, 0-9, single hyphens)` });
+  const outputPath = path.join(repoDir, 'docs', 'PROGRAM', `PROGRAM-${slug}.yaml`);
+  if (existsSync(outputPath)) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `${path.relative(repoDir, outputPath)} exists already: use program-replan to revise it, or remove it first` });
+  let requirements: { path: string; text: string } | undefined;
+  if (options.requirementsPath) {
+    const file = path.resolve(repoDir, options.requirementsPath);
+    requirements = { path: path.relative(repoDir, file), text: await readTextFile(file) };
+  }
+  const loop = await plannerLoop({ ...options, repoDir, outputPath, description: options.description, ...(requirements ? { requirements } : {}) });
+  const text = existsSync(outputPath) ? await readTextFile(outputPath).catch(() => undefined) : undefined;
+  const state = text !== undefined ? ((parseProgram(text).manifest as ProgramManifest | null)?.state ?? '') : '';
+  return { program_path: outputPath, program_slug: slug, success: loop.valid, state, attempts: loop.attempts, usage: loop.usage };
+}
+
+/** What a revision must keep: the contracts frozen so far and the complete IMPLs (P2, E34). */
+function preserved(manifest: ProgramManifest): { contracts: Map<string, string>; complete: Map<string, string> } {
+  const frozen = frozenProgramContracts(manifest);
+  const contracts = new Map<string, string>();
+  for (const contract of manifest.program_contracts ?? []) {
+    if (contract.name && frozen.has(contract.name)) contracts.set(contract.name, JSON.stringify({ definition: contract.definition ?? '', location: contract.location ?? '' }));
+  }
+  const complete = new Map<string, string>();
+  for (const impl of manifest.impls) if (impl.status === 'complete' && impl.slug) complete.set(impl.slug, JSON.stringify({ tier: impl.tier }));
+  return { contracts, complete };
+}
+
+/** E34: the Planner revises the PROGRAM after a failure; P2 and completed tiers are enforced. */
+export async function replanProgram(options: ReplanProgramOptions): Promise<ReplanResult> {
+  const repoDir = path.resolve(options.repoDir);
+  const programPath = path.resolve(repoDir, options.programPath);
+  if (!options.reason.trim()) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: 'program-replan needs --reason' });
+  const original = await readTextFile(programPath);
+  const before = parseProgram(original).manifest as ProgramManifest | null;
+  if (!before) throw new PolywaveError({ code: 'V001_MANIFEST_INVALID', message: `${programPath} is not a usable PROGRAM manifest` });
+  const stamp = (options.now ?? (() => new Date()))().toISOString().replace(/[:.]/g, '-');
+  const backupDir = path.join(repoDir, '.polywave-state', 'program-replan');
+  await mkdir(backupDir, { recursive: true });
+  const backupPath = path.join(backupDir, `PROGRAM-${before.program_slug ?? 'program'}-${stamp}.yaml`);
+  await copyFile(programPath, backupPath);
+  const loop = await plannerLoop({
+    ...options,
+    repoDir,
+    outputPath: programPath,
+    description: before.title ?? before.program_slug ?? 'the program',
+    replan: { currentManifest: original, reason: options.reason, ...(options.tier !== undefined ? { failedTier: options.tier } : {}) },
+  });
+  const errors = loop.findings.map((finding) => `${finding.code}: ${finding.message}`);
+  const revisedText = existsSync(programPath) ? await readTextFile(programPath).catch(() => undefined) : undefined;
+  const after = revisedText !== undefined ? (parseProgram(revisedText).manifest as ProgramManifest | null) : null;
+  if (after) {
+    const kept = preserved(before);
+    const now = preserved(after);
+    for (const [name, value] of kept.contracts) if (now.contracts.get(name) !== value) errors.push(`P2_FROZEN_CONTRACT_CHANGED: the frozen contract ${name} was changed or removed`);
+    for (const [slug, value] of kept.complete) {
+      const revised = after.impls.find((impl) => impl.slug === slug);
+      if (!revised || revised.status !== 'complete' || JSON.stringify({ tier: revised.tier }) !== value) errors.push(`E34_COMPLETED_IMPL_CHANGED: the complete IMPL ${slug} was changed or removed`);
+    }
+  }
+  const valid = loop.valid && errors.length === 0;
+  if (!valid) {
+    // Nothing half-revised stays behind: the manifest as it was, in the state it had.
+    await writeFileAtomic(programPath, original);
+  } else {
+    const { setProgramState } = await import('../engine/program/program-edits.js');
+    if ((after?.state ?? '') !== 'REPLANNING') await setProgramState(programPath, 'REPLANNING', { force: true });
+  }
+  const changed = after ? summarizeChanges(before, after) : undefined;
+  return {
+    revised_manifest_path: programPath,
+    validation_passed: valid,
+    ...(changed ? { changes_summary: changed } : {}),
+    planner_agent_id: 'planner',
+    backup_path: backupPath,
+    ...(errors.length > 0 ? { errors } : {}),
+    usage: loop.usage,
+  };
+}
+
+function summarizeChanges(before: ProgramManifest, after: ProgramManifest): string {
+  const slugs = (manifest: ProgramManifest) => new Map(manifest.impls.map((impl) => [impl.slug ?? '', impl]));
+  const old = slugs(before);
+  const revised = slugs(after);
+  const added = [...revised.keys()].filter((slug) => !old.has(slug));
+  const removed = [...old.keys()].filter((slug) => !revised.has(slug));
+  const moved = [...revised.entries()].filter(([slug, impl]) => old.has(slug) && old.get(slug)!.tier !== impl.tier).map(([slug, impl]) => `${slug} → tier ${impl.tier}`);
+  const parts = [added.length > 0 ? `added ${added.join(', ')}` : '', removed.length > 0 ? `removed ${removed.join(', ')}` : '', moved.length > 0 ? `moved ${moved.join(', ')}` : ''].filter(Boolean);
+  return parts.join('; ') || 'contracts or descriptions revised';
+}
