@@ -430,3 +430,24 @@ describe('--help', () => {
     expect(result.stdout).toContain('Exit:');
   });
 });
+
+describe('hostile input never changes a file or prints a stack trace', () => {
+  it('missing --tier, tier 0, a non-YAML manifest, an empty manifest, a directory', async () => {
+    const repo = await repoWith({ [programPath]: programText('PLANNING'), 'docs/PROGRAM/PROGRAM-bad.yaml': 'title: [unclosed\n', 'docs/PROGRAM/PROGRAM-empty.yaml': '# nothing\n' });
+    const before = repo.read(programPath);
+    expectCodedError(await cli(repo, ['freeze-contracts', programPath]), { exitCode: 2 });
+    expectCodedError(await cli(repo, ['check-program-conflicts', programPath, '--tier', '0']), { exitCode: 2, code: 'X001_INVALID_INPUT' });
+    for (const file of ['docs/PROGRAM/PROGRAM-bad.yaml', 'docs/PROGRAM/PROGRAM-empty.yaml']) {
+      const text = repo.read(file);
+      expectCodedError(await cli(repo, ['update-program-state', file, '--state', 'VALIDATING']), { exitCode: 2 });
+      expectCodedError(await cli(repo, ['update-program-impl', file, '--impl', 'alpha', '--status', 'complete']), { exitCode: 2 });
+      expectCodedError(await cli(repo, ['freeze-contracts', file, '--tier', '1']), { exitCode: 2 });
+      expectCodedError(await cli(repo, ['mark-program-complete', file]), { exitCode: 2 });
+      expectCodedError(await cli(repo, ['import-impls', '--program', file, '--from-impls', 'alpha']), { exitCode: 2 });
+      expect(repo.read(file)).toBe(text);
+    }
+    expectCodedError(await cli(repo, ['update-program-state', 'docs', '--state', 'VALIDATING']), { exitCode: 2 });
+    expect(repo.read(programPath)).toBe(before);
+    expect((await repo.run(['status', '--porcelain'])).trim()).toBe('');
+  });
+});
