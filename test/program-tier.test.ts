@@ -441,6 +441,23 @@ describe('prepare-tier (P1, E16, E37, E28B)', () => {
     expect(result.branches.map((branch) => branch.branch)).toEqual([branchOf('alpha'), branchOf('beta')]);
   });
 
+  it('--run-prepare-wave: each IMPL\'s wave 1 is prepared with its IMPL branch as the merge target (P5): the agents start from the IMPL branch, not main', async () => {
+    const repo = await tierRepo({ impls: { alpha: implText('alpha', { state: 'REVIEWED' }), beta: implText('beta', { state: 'REVIEWED' }) } });
+    const outcome = await cli(repo, ['prepare-tier', programRelative, '--tier', '1', '--run-prepare-wave', '--wave', '1']);
+    expect(outcome.code, outcome.stdout.slice(0, 4000)).toBe(0);
+    const result = json<PrepareTierResult>(outcome);
+    expect(result.prepare_wave_results?.map((entry) => [entry.impl_slug, entry.success, entry.merge_target])).toEqual([
+      ['alpha', true, branchOf('alpha')],
+      ['beta', true, branchOf('beta')],
+    ]);
+    for (const slug of ['alpha', 'beta']) {
+      const implTip = (await repo.run(['rev-parse', branchOf(slug)])).trim();
+      const entry = result.prepare_wave_results!.find((item) => item.impl_slug === slug)!;
+      expect(entry.worktrees.map((worktree) => worktree.branch)).toEqual([`polywave/${slug}/wave1-agent-A`, `polywave/${slug}/wave1-agent-B`]);
+      for (const worktree of entry.worktrees) expect((await repo.run(['rev-parse', worktree.branch])).trim()).toBe(implTip);
+    }
+  });
+
   it('P1: two IMPLs of the tier own one file → exit 1, no branch created', async () => {
     const repo = await tierRepo({ impls: { alpha: implText('alpha', { state: 'REVIEWED', files: ['src/shared.ts', 'src/alpha1.ts'] }), beta: implText('beta', { state: 'REVIEWED', files: ['src/shared.ts', 'src/beta1.ts'] }) } });
     const outcome = await cli(repo, ['prepare-tier', programRelative, '--tier', '1']);

@@ -4,8 +4,9 @@ import { interruptSignal } from './prepare-wave.js';
 import { tierOptionsFrom } from './tier-options.js';
 
 /**
- * `prepare-tier <program> --tier N [--skip-critic] [--repo-dir D]` — P1 across the tier's IMPLs,
- * E16 validation, E37 critic gate, then the IMPL branches/worktrees (E28B). Prints
+ * `prepare-tier <program> --tier N [--skip-critic] [--run-prepare-wave [--wave W] [--merge-target B]]
+ * [--repo-dir D]` — P1 across the tier's IMPLs, E16 validation, E37 critic gate, then the IMPL
+ * branches/worktrees (E28B), then optionally prepare-wave per IMPL into its IMPL branch. Prints
  * `{tier, conflict_check{conflicts, disjoint}, validations[], branches[], success, errors?}`;
  * exit 1 unless success, 2 bad input.
  */
@@ -13,7 +14,16 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const base = tierOptionsFrom(args, options, io);
   const interrupt = interruptSignal();
   try {
-    const result = await prepareTier({ ...base, skipCritic: options.skipCritic === true, now: io.now, signal: interrupt.signal });
+    const mergeTarget = typeof options.mergeTarget === 'string' && options.mergeTarget.trim() !== '' ? options.mergeTarget.trim() : undefined;
+    const result = await prepareTier({
+      ...base,
+      skipCritic: options.skipCritic === true,
+      runPrepareWave: options.runPrepareWave === true,
+      ...(typeof options.wave === 'number' && options.wave >= 1 ? { wave: options.wave } : {}),
+      ...(mergeTarget ? { mergeTarget } : {}),
+      now: io.now,
+      signal: interrupt.signal,
+    });
     printJson(io, result);
     for (const error of result.errors ?? []) io.stderr(`prepare-tier: ${error}\n`);
     return result.success ? 0 : 1;

@@ -8,6 +8,8 @@ import { validateImpl } from '../../protocol/validate-impl.js';
 import { criticGatePasses, e37Required } from '../../protocol/waves.js';
 import { editImpl, loadImpl } from '../../store/manifest-file.js';
 import { implDocCandidates } from '../../store/program-impl-docs.js';
+import { prepareWave } from '../prepare-wave.js';
+import type { WorktreeInfo } from '../worktrees.js';
 import { errorText } from '../step-text.js';
 import { loadProgramTier, openMainCheckout, type TierOptions } from './tier-common.js';
 import { ensureProgramWorktrees, type ProgramWorktree } from './tier-worktrees.js';
@@ -34,11 +36,29 @@ export interface PrepareTierResult {
   success: boolean;
   /** Why it did not succeed (absent on success). */
   errors?: string[];
+  /** With `runPrepareWave`: prepare-wave per IMPL (Go `IMPLPrepareWaveResult` keys plus `merge_target`, `failed_step`). */
+  prepare_wave_results?: TierPrepareWaveResult[];
+}
+
+/** One IMPL's prepare-wave inside prepare-tier. */
+export interface TierPrepareWaveResult {
+  impl_slug: string;
+  success: boolean;
+  worktrees: WorktreeInfo[];
+  /** The branch the IMPL's wave merges into (P5: its IMPL branch unless `mergeTarget` was given). */
+  merge_target: string;
+  error?: string;
 }
 
 export interface PrepareTierOptions extends TierOptions {
   /** E37: write a synthetic PASS critic report where the critic gate would block. */
   skipCritic?: boolean;
+  /** Then run prepare-wave for every IMPL of the tier, one after the other (state committed between them). */
+  runPrepareWave?: boolean;
+  /** The wave prepare-wave prepares (default 1). */
+  wave?: number;
+  /** The branch every IMPL's wave merges into; default — and what P5 asks — each IMPL's own IMPL branch. */
+  mergeTarget?: string;
   now?: () => Date;
   signal?: AbortSignal;
 }
@@ -140,5 +160,41 @@ export async function prepareTier(options: PrepareTierOptions): Promise<PrepareT
     return result;
   }
   result.success = true;
+
+  // 5. Optionally prepare-wave per IMPL, its merges going to its IMPL branch (P5).
+  if (options.runPrepareWave) {
+    result.prepare_wave_results = [];
+    const wave = options.wave ?? 1;
+    for (const branch of result.branches) {
+      const doc = docs.find((candidate) => candidate.slug === branch.impl_slug)!;
+      const mergeTarget = options.mergeTarget ?? branch.branch;
+      const entry: TierPrepareWaveResult = { impl_slug: branch.impl_slug, success: false, worktrees: [], merge_target: mergeTarget };
+      try {
+        const prepared = await prepareWave({
+          implPath: doc.path,
+          wave,
+          repoDir: checkout.root,
+          mergeTarget,
+          commitState: true,
+          now,
+          ...(options.skipCritic ? { skipCritic: true } : {}),
+          ...(options.env ? { env: options.env } : {}),
+          ...(options.signal ? { signal: options.signal } : {}),
+        });
+        entry.success = prepared.success;
+        entry.worktrees = prepared.worktrees;
+        const failed = prepared.steps.find((step) => step.status === 'failed');
+        if (!prepared.success) entry.error = failed ? `[${failed.step}] ${failed.detail}` : 'prepare-wave failed';
+      } catch (error) {
+        entry.error = PolywaveError.isInstance(error) ? `${error.code}: ${error.message}` : errorText(error);
+      }
+      result.prepare_wave_results.push(entry);
+    }
+    const failures = result.prepare_wave_results.filter((entry) => !entry.success);
+    if (failures.length > 0) {
+      result.success = false;
+      result.errors = failures.map((entry) => `N001_PREPARE_WAVE_FAILED: ${entry.impl_slug}: ${entry.error ?? 'failed'}`);
+    }
+  }
   return result;
 }
