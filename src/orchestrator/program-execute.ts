@@ -25,7 +25,11 @@ import type { EventBus } from '../engine/events.js';
 import { freezeContracts, setProgramImplStatus, setProgramState } from '../engine/program/program-edits.js';
 import { createProgramWorktrees } from '../engine/program/tier-worktrees.js';
 import { finalizeTier, type FinalizeTierResult } from '../engine/program/finalize-tier.js';
+import { isBlocking } from '../errors/finding.js';
 import { checkImplConflicts } from '../protocol/impl-conflicts.js';
+import { parseImpl } from '../protocol/parse-impl.js';
+import { validateImpl } from '../protocol/validate-impl.js';
+import { readTextFile } from '../store/read-text.js';
 import { parseProgram } from '../protocol/parse-program.js';
 import { formatProgramStatus, partitionImplsByStatus, programStatus, reviewedOrLaterStates, validateProgram, validateProgramImport } from '../protocol/program/index.js';
 import type { ImplManifest } from '../protocol/schema/impl-schema.js';
@@ -290,6 +294,21 @@ export async function executeProgram(options: ProgramExecuteOptions): Promise<Pr
     if (conflicts.conflicts.length > 0) {
       run.status = 'blocked';
       run.detail = `P1: IMPLs of tier ${tier} claim the same files: ${conflicts.conflicts.map((conflict) => `${conflict.file} (${conflict.impls.join(', ')})`).join('; ')}`;
+      done();
+      return stop(`tier ${tier}: ${run.detail}`, 'BLOCKED');
+    }
+
+    // E16 on every IMPL doc that still has to run, before any of them starts.
+    const invalidDocs: string[] = [];
+    for (const impl of current.filter((candidate) => candidate.status !== 'complete')) {
+      const doc = docs.get(impl.slug ?? '')!;
+      const parsed = parseImpl(await readTextFile(doc.path));
+      const blocking = parsed.manifest ? validateImpl({ manifest: parsed.manifest, locate: parsed.locate }).filter(isBlocking) : parsed.findings.filter(isBlocking);
+      if (blocking.length > 0) invalidDocs.push(`${impl.slug}: ${blocking.slice(0, 3).map((finding) => `${finding.code} ${finding.message}`).join('; ')}${blocking.length > 3 ? ` (+${blocking.length - 3} more)` : ''}`);
+    }
+    if (invalidDocs.length > 0) {
+      run.status = 'blocked';
+      run.detail = `IMPL doc(s) not valid (polywave validate): ${invalidDocs.join(' | ')}`;
       done();
       return stop(`tier ${tier}: ${run.detail}`, 'BLOCKED');
     }

@@ -1,4 +1,5 @@
 import { runDemo } from '../../demo/run-demo.js';
+import { runProgramDemo } from '../../demo/run-program-demo.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { interruptSignal } from './prepare-wave.js';
 import { unsafeNoSandboxFrom } from '../sandbox-option.js';
@@ -8,6 +9,7 @@ import { unsafeNoSandboxFrom } from '../sandbox-option.js';
  * waves through the whole protocol (no API key), prints each phase, then where to look.
  */
 export async function run(_args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  if (options.program === true) return runProgram(options, io);
   const json = options.json === true;
   const interrupt = interruptSignal();
   const say = (text: string) => {
@@ -48,6 +50,50 @@ export async function run(_args: string[], options: Record<string, unknown>, io:
       );
     }
     return result.run.success && result.tests.passed ? 0 : 1;
+  } finally {
+    interrupt.dispose();
+  }
+}
+
+/** `polywave demo --program`: the 2-tier "shop" PROGRAM through the whole tier loop. */
+async function runProgram(options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  const json = options.json === true;
+  const interrupt = interruptSignal();
+  const say = (text: string) => {
+    if (!json) io.stderr(text);
+  };
+  say('polywave demo --program: a 2-tier PROGRAM (shop) — tier 1: pricing + catalog (2 waves) scouted in parallel and run concurrently on IMPL branches; tier 2: checkout, on the contract frozen at tier 1.\n');
+  try {
+    const result = await runProgramDemo({
+      ...(unsafeNoSandboxFrom(options, io) ? { unsafeNoSandbox: true } : {}),
+      env: io.env,
+      now: io.now,
+      signal: interrupt.signal,
+      ...(typeof options.dir === 'string' && options.dir.trim() !== '' ? { dir: options.dir } : {}),
+      onProgress: (line) => say(`  ${line}\n`),
+    });
+    const run = result.run!;
+    const ok = run.success && result.tests!.passed;
+    if (json) {
+      printJson(io, { dir: result.dir, repo: result.repo, success: ok, state: run.state, stopped: run.stopped, tests_passed: result.tests!.passed, duration_ms: result.duration_ms, tiers: run.tiers, sandbox: result.sandbox });
+    } else {
+      io.stdout(`${result.log}\n`);
+      io.stdout(
+        [
+          `${ok ? 'Done' : 'Stopped'} in ${(result.duration_ms / 1000).toFixed(1)} s: PROGRAM ${run.state}, tests ${result.tests!.passed ? 'pass' : 'FAIL'}.${run.stopped ? ` ${run.stopped}` : ''}`,
+          `Sandbox: ${result.sandbox.sandboxed ? `every agent command and gate ran in the OS sandbox (${result.sandbox.mechanism})` : `NOT sandboxed (${result.sandbox.detail})`}.`,
+          '',
+          'Where to look:',
+          `  cd ${result.repo}`,
+          '  git log --graph --oneline          # agent merges on each IMPL branch, then the IMPL branches into main, tier by tier',
+          '  cat docs/PROGRAM/complete/PROGRAM-shop.yaml   # tiers, statuses, the frozen contract',
+          '  ls docs/IMPL/complete/             # the three IMPLs, archived',
+          `  cat ${result.script}   # what each scripted Scout and agent did`,
+          '',
+        ].join('\n'),
+      );
+    }
+    return ok ? 0 : 1;
   } finally {
     interrupt.dispose();
   }

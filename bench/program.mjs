@@ -1,0 +1,148 @@
+// bench:program — the PROGRAM tier loop (issue 12): one tier of BENCH_IMPLS IMPLs × 1 wave ×
+// BENCH_AGENTS script agents of BENCH_AGENT_MS each, run by program-execute (IMPLs concurrently on
+// IMPL branches, one agent budget), compared in the same run with the same IMPLs run one after
+// another through the autopilot (`polywave run <impl>`), the floor a PROGRAM must beat.
+// Reported separately: the tier's IMPL-branch merges + tier gate (finalize-tier).
+//
+//   npm run bench:program
+//   BENCH_IMPLS=4 BENCH_AGENTS=2 BENCH_AGENT_MS=2000 BENCH_ROUNDS=1 npm run bench:program
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { benchEnv, percentile, root, sh } from './support/script-wave.mjs';
+
+const { executeProgram } = await import(path.join(root, 'dist/orchestrator/program-execute.js'));
+const { runAutopilot } = await import(path.join(root, 'dist/orchestrator/autopilot.js'));
+const implCount = Number(process.env.BENCH_IMPLS ?? 4);
+const agentsPerImpl = Number(process.env.BENCH_AGENTS ?? 2);
+const agentMs = Number(process.env.BENCH_AGENT_MS ?? 2000);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 1);
+
+const slugs = Array.from({ length: implCount }, (_, index) => `part-${String.fromCharCode(97 + index)}`);
+// Agent IDs are one letter (optionally 2-9): distinct across the IMPLs so one script serves them all.
+const agentIdsOf = (index) => Array.from({ length: agentsPerImpl }, (_, agent) => String.fromCharCode(65 + index * agentsPerImpl + agent));
+const fileOf = (slug, id) => `src/${slug}/${id.toLowerCase()}.js`;
+
+function implYaml(slug, index) {
+  const ids = agentIdsOf(index);
+  return [
+    `title: Bench ${slug}`,
+    `feature_slug: ${slug}`,
+    'verdict: SUITABLE',
+    'state: REVIEWED',
+    'injection_method: manual-fallback',
+    'file_ownership:',
+    ...ids.flatMap((id) => [`    - file: ${fileOf(slug, id)}`, `      agent: ${id}`, '      wave: 1', '      action: new']),
+    'interface_contracts: []',
+    'waves:',
+    '    - number: 1',
+    '      agents:',
+    ...ids.flatMap((id) => [`        - id: ${id}`, `          task: write ${fileOf(slug, id)}`, '          files:', `            - ${fileOf(slug, id)}`]),
+    '',
+  ].join('\n');
+}
+
+function programYaml() {
+  return [
+    'title: Bench program',
+    'program_slug: bench',
+    'state: REVIEWED',
+    'impls:',
+    ...slugs.flatMap((slug) => [`    - slug: ${slug}`, `      title: Bench ${slug}`, '      tier: 1', `      estimated_agents: ${agentsPerImpl}`, '      estimated_waves: 1', '      status: reviewed']),
+    'tiers:',
+    '    - number: 1',
+    `      impls: [${slugs.join(', ')}]`,
+    'tier_gates:',
+    '    - type: build',
+    '      command: node -e "process.exit(0)"',
+    '      required: true',
+    'completion:',
+    '    tiers_complete: 0',
+    '    tiers_total: 1',
+    '    impls_complete: 0',
+    `    impls_total: ${implCount}`,
+    `    total_agents: ${implCount * agentsPerImpl}`,
+    `    total_waves: ${implCount}`,
+    '',
+  ].join('\n');
+}
+
+function scriptYaml() {
+  const lines = ['version: 1', 'agents:'];
+  slugs.forEach((slug, index) => {
+    for (const id of agentIdsOf(index)) {
+      lines.push(`  ${id}:`, '    steps:', `      - write: { path: ${fileOf(slug, id)}, content: "export const ${id.toLowerCase()} = 1;\\n" }`, `      - commit: "feat(${id}): ${fileOf(slug, id)}"`, '      - report: { status: complete, verification: PASS }', `      - sleep_until_ms: ${agentMs}`);
+    }
+  });
+  lines.push('');
+  return lines.join('\n');
+}
+
+function setup() {
+  const directory = mkdtempSync(path.join(os.tmpdir(), 'polywave-bench-program-'));
+  const repo = path.join(directory, 'repo');
+  mkdirSync(path.join(repo, 'docs', 'IMPL'), { recursive: true });
+  mkdirSync(path.join(repo, 'docs', 'PROGRAM'), { recursive: true });
+  writeFileSync(path.join(repo, 'README.md'), '# bench\n');
+  slugs.forEach((slug, index) => writeFileSync(path.join(repo, 'docs', 'IMPL', `IMPL-${slug}.yaml`), implYaml(slug, index)));
+  writeFileSync(path.join(repo, 'docs', 'PROGRAM', 'PROGRAM-bench.yaml'), programYaml());
+  const script = path.join(directory, 'agents.yaml');
+  writeFileSync(script, scriptYaml());
+  sh('git init -q -b main && git add -A && git commit -qm initial', repo);
+  return { directory, repo, script };
+}
+
+const tierTimes = [];
+const sequentialTimes = [];
+const finalizeTimes = [];
+for (let round = 0; round < rounds; round += 1) {
+  // The tier: every IMPL at once on its IMPL branch, finalize-tier, tier gate.
+  {
+    const { directory, repo, script } = setup();
+    let finalizeStart;
+    const begin = performance.now();
+    const result = await executeProgram({
+      programPath: path.join(repo, 'docs', 'PROGRAM', 'PROGRAM-bench.yaml'),
+      repoDir: repo,
+      env: benchEnv,
+      auto: true,
+      model: `script:${script}`,
+      noCritic: true,
+      concurrency: implCount * agentsPerImpl,
+      onProgress: (line) => {
+        if (/merging \d+ IMPL branch/.test(line)) finalizeStart = performance.now();
+      },
+    });
+    const total = performance.now() - begin;
+    if (!result.success) {
+      console.error(JSON.stringify({ stopped: result.stopped, tiers: result.tiers }, null, 2));
+      process.exit(1);
+    }
+    tierTimes.push(total);
+    // finalize-tier + freezing + archive: from the merge announcement to the end.
+    finalizeTimes.push(finalizeStart === undefined ? Number.NaN : begin + total - finalizeStart);
+    rmSync(directory, { recursive: true, force: true });
+  }
+  // The floor: the same IMPLs one after another through the autopilot (polywave run <impl>).
+  {
+    const { directory, repo, script } = setup();
+    const begin = performance.now();
+    for (const slug of slugs) {
+      const result = await runAutopilot({ implPath: path.join(repo, 'docs', 'IMPL', `IMPL-${slug}.yaml`), repoDir: repo, auto: true, model: `script:${script}`, env: benchEnv, noCritic: true });
+      if (!result.success) {
+        console.error(JSON.stringify({ slug, stopped: result.stopped }, null, 2));
+        process.exit(1);
+      }
+    }
+    sequentialTimes.push(performance.now() - begin);
+    rmSync(directory, { recursive: true, force: true });
+  }
+}
+const tier = percentile(tierTimes, 0.5);
+const sequential = percentile(sequentialTimes, 0.5);
+const finalize = percentile(finalizeTimes, 0.5);
+console.log(`bench:program — ${os.cpus().length} CPUs; a tier of ${implCount} IMPLs × 1 wave × ${agentsPerImpl} script agents of ${agentMs} ms, ${rounds} round(s)`);
+console.log(`  program-execute (IMPLs concurrently on IMPL branches): median ${(tier / 1000).toFixed(1)} s (${tierTimes.map((value) => (value / 1000).toFixed(1)).join(', ')})`);
+console.log(`    of which finalize-tier (IMPL-branch merges + tier gate) + freezing + archive: ${(finalize / 1000).toFixed(1)} s`);
+console.log(`  the ${implCount} IMPLs one after another (polywave run <impl>): median ${(sequential / 1000).toFixed(1)} s (${sequentialTimes.map((value) => (value / 1000).toFixed(1)).join(', ')})`);
+console.log(`  ratio ${(tier / sequential).toFixed(2)}× of the sequential time (target ≤ 0.35×) — ${tier / sequential <= 0.35 ? 'OK' : 'ABOVE TARGET'}`);
