@@ -621,6 +621,7 @@ export const commandTable: CommandSpec[] = [
     summary: 'build a sample library with six scripted agents in two waves through the whole protocol (no API key; under a minute)',
     options: [
       { flags: '--dir <dir>', description: 'where to create the demo (default: a new temporary directory)' },
+      { flags: '--program', description: 'the PROGRAM demo instead: 2 tiers, 3 IMPLs (parallel Scouts, IMPLs run concurrently on IMPL branches, tier gate, frozen contract), under 90 s' },
       { flags: '--json', description: 'print the summary as JSON' },
       unsafeNoSandboxOption,
     ],
