@@ -20,6 +20,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { addUsage, emptyUsage, type AgentBackend, type AgentUsage } from '../agents/contract.js';
+import type { Finding } from '../errors/finding.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 import type { EventBus } from '../engine/events.js';
 import { freezeContracts, setProgramImplStatus, setProgramState } from '../engine/program/program-edits.js';
@@ -34,6 +35,7 @@ import { parseProgram } from '../protocol/parse-program.js';
 import { formatProgramStatus, partitionImplsByStatus, programStatus, reviewedOrLaterStates, validateProgram, validateProgramImport } from '../protocol/program/index.js';
 import type { ImplManifest } from '../protocol/schema/impl-schema.js';
 import type { ProgramImpl, ProgramManifest, ProgramState } from '../protocol/schema/program-schema.js';
+import { createGit } from '../git/git-cli.js';
 import { loadManifest } from '../store/manifest-file.js';
 import { readProgramImplDocs } from '../store/program-impl-docs.js';
 import { runAutopilot, type AutopilotResult } from './autopilot.js';
@@ -41,7 +43,7 @@ import { createAgentSlots } from './run-wave.js';
 
 /** What the loop asks a human (unless `--auto`). */
 export type ProgramQuestion =
-  | { kind: 'tier-review'; tier: number; impls: Array<{ slug: string; impl_path: string; title: string }> }
+  | { kind: 'tier-review'; tier: number; impls: Array<{ slug: string; impl_path: string; title: string }>; stale_briefs: StaleBrief[] }
   | { kind: 'tier-advance'; tier: number; next_tier: number; frozen: string[] };
 
 /** Options of {@link executeProgram}. */
@@ -74,6 +76,17 @@ export interface ProgramExecuteOptions {
   /** Progress lines for the terminal (tier progress as E32 shows it). */
   onProgress?: (line: string) => void;
   retryBackoffMs?: number;
+}
+
+/**
+ * E28A stale-brief check: a pre-existing (imported, `reviewed`) IMPL of tier N ≥ 2 whose agent
+ * tasks name a file, or a symbol exported from a file, that tier N−1 changed.
+ */
+export interface StaleBrief {
+  impl: string;
+  agent: string;
+  /** The files or symbols of tier N−1's changes that the task names. */
+  references: string[];
 }
 
 /** One IMPL's run inside a tier. */
@@ -210,10 +223,20 @@ export async function executeProgram(options: ProgramExecuteOptions): Promise<Pr
       run.duration_ms = Math.round(performance.now() - tierStarted);
     };
     if (impls.length > 0 && impls.every((impl) => impl.status === 'complete')) {
-      run.status = 'skipped';
-      run.detail = 'already complete';
+      // P3: a tier is passed over only when its IMPLs really are complete (docs on disk, state
+      // COMPLETE) — a manifest that merely says so must not let the next tier start.
+      const claimed = scopedImportFindings(manifest, await readProgramImplDocs(repoDir, manifest), impls);
+      if (claimed.length === 0) {
+        run.status = 'skipped';
+        run.detail = 'already complete';
+        done();
+        continue;
+      }
+      if ((manifest.state ?? '') !== 'TIER_EXECUTING') await setProgramState(programPath, 'TIER_EXECUTING').catch(() => undefined);
+      run.status = 'blocked';
+      run.detail = `the PROGRAM says tier ${tier} is complete, but: ${claimed.map((finding) => `${finding.code}: ${finding.message}`).join('; ')}`;
       done();
-      continue;
+      return stop(`tier ${tier}: ${run.detail}`, 'BLOCKED');
     }
     progress(`tier ${tier}: ${impls.map((impl) => impl.slug).join(', ')}`);
     if ((manifest.state ?? '') !== 'TIER_EXECUTING') await setProgramState(programPath, 'TIER_EXECUTING');
@@ -227,7 +250,7 @@ export async function executeProgram(options: ProgramExecuteOptions): Promise<Pr
       return stop(`tier ${tier}: ${run.detail}`, 'BLOCKED');
     }
     const preDocs = await readProgramImplDocs(repoDir, manifest);
-    const preFindings = validateProgramImport(manifest, preDocs).filter((finding) => finding.severity !== 'warning' && partition.preExisting.some((impl) => finding.message.includes(impl.slug ?? '\0')));
+    const preFindings = scopedImportFindings(manifest, preDocs, partition.preExisting);
     if (preFindings.length > 0) {
       run.status = 'blocked';
       run.detail = preFindings.map((finding) => `${finding.code}: ${finding.message}`).join('; ');
@@ -290,6 +313,15 @@ export async function executeProgram(options: ProgramExecuteOptions): Promise<Pr
       done();
       return stop(`tier ${tier}: ${run.detail}`, 'BLOCKED');
     }
+    // P2 on every IMPL doc of the tier, the ones the Scouts just wrote included: a Scout that
+    // redefines a frozen contract instead of consuming it stops the tier before any wave.
+    const tierFindings = scopedImportFindings(manifest, docs, current.filter((impl) => impl.status !== 'complete'));
+    if (tierFindings.length > 0) {
+      run.status = 'blocked';
+      run.detail = tierFindings.map((finding) => `${finding.code}: ${finding.message}`).join('; ');
+      done();
+      return stop(`tier ${tier}: ${run.detail}`, 'BLOCKED');
+    }
     const conflicts = checkImplConflicts(current.flatMap((impl) => (docs.get(impl.slug ?? '')?.manifest ? [{ slug: impl.slug ?? '', manifest: docs.get(impl.slug ?? '')!.manifest as ImplManifest }] : [])));
     if (conflicts.conflicts.length > 0) {
       run.status = 'blocked';
@@ -313,12 +345,17 @@ export async function executeProgram(options: ProgramExecuteOptions): Promise<Pr
       return stop(`tier ${tier}: ${run.detail}`, 'BLOCKED');
     }
 
-    // The tier's review: every IMPL (new and imported) at once, before any wave (skipped by --auto).
+    // E28A (tier ≥ 2): briefs of imported IMPLs that name what the previous tier changed.
     const toRun = current.filter((impl) => impl.status !== 'complete');
+    const imported = partition.preExisting.filter((impl) => impl.status === 'reviewed').map((impl) => impl.slug ?? '');
+    const stale = index > 0 && imported.length > 0 ? await staleBriefs(repoDir, tiers[index - 1]!, imported.flatMap((slug) => (docs.get(slug)?.manifest ? [{ slug, manifest: docs.get(slug)!.manifest as ImplManifest }] : [])), options.env) : [];
+    for (const item of stale) progress(`tier ${tier}: stale brief? ${item.impl} agent ${item.agent} names ${item.references.join(', ')}, changed by tier ${tiers[index - 1]} (E28A: re-run its Scout to refresh the briefs if they no longer hold)`);
+
+    // The tier's review: every IMPL (new and imported) at once, before any wave (skipped by --auto).
     const unstarted = toRun.some((impl) => impl.status === 'reviewed');
     if (unstarted && !options.auto) {
       const approved = options.approve
-        ? await options.approve({ kind: 'tier-review', tier, impls: toRun.map((impl) => ({ slug: impl.slug ?? '', impl_path: docs.get(impl.slug ?? '')?.path ?? '', title: impl.title ?? '' })) })
+        ? await options.approve({ kind: 'tier-review', tier, impls: toRun.map((impl) => ({ slug: impl.slug ?? '', impl_path: docs.get(impl.slug ?? '')?.path ?? '', title: impl.title ?? '' })), stale_briefs: stale })
         : false;
       if (!approved) {
         run.status = 'paused';
@@ -446,6 +483,55 @@ export async function executeProgram(options: ProgramExecuteOptions): Promise<Pr
   progress(`PROGRAM COMPLETE${completed.archived_path ? ` (archived to ${path.relative(repoDir, completed.archived_path)})` : ''}`);
   result.duration_ms = Math.round(performance.now() - started);
   return result;
+}
+
+/** Files changed by the IMPL-branch merges of `tier` on the main line, and the symbols they export. */
+export async function staleBriefs(repoDir: string, tier: number, impls: ReadonlyArray<{ slug: string; manifest: ImplManifest }>, env: Readonly<Record<string, string | undefined>>): Promise<StaleBrief[]> {
+  const git = createGit(repoDir, { env });
+  const log = await git.run(['log', '--first-parent', '--format=%H%x00%s', '-n', '500']).catch(() => ({ stdout: '' }));
+  const prefix = `Merge program tier ${tier} impl `;
+  const merges = log.stdout.split('\n').flatMap((line) => {
+    const [commit = '', subject = ''] = line.split('\0');
+    return subject.startsWith(prefix) ? [commit] : [];
+  });
+  const files = new Set<string>();
+  for (const merge of merges) {
+    const diff = await git.run(['diff', '--name-only', `${merge}^1`, merge]).catch(() => ({ stdout: '' }));
+    for (const file of diff.stdout.split('\n')) if (file.trim() !== '' && !file.startsWith('docs/')) files.add(file.trim());
+  }
+  if (files.size === 0) return [];
+  const symbols = new Map<string, string>();
+  for (const file of files) {
+    const text = await readTextFile(path.join(repoDir, file)).catch(() => '');
+    for (const match of text.matchAll(/\bexport\s+(?:default\s+)?(?:async\s+)?(?:function\*?|const|let|var|class|interface|type|enum)\s+([A-Za-z_$][\w$]*)/g)) symbols.set(match[1]!, file);
+    for (const match of text.matchAll(/^func\s+(?:\([^)]*\)\s*)?([A-Z]\w*)|^type\s+([A-Z]\w*)|^def\s+([a-zA-Z_]\w*)|^pub\s+(?:fn|struct|enum|trait)\s+(\w+)/gm)) symbols.set((match[1] ?? match[2] ?? match[3] ?? match[4])!, file);
+  }
+  const found: StaleBrief[] = [];
+  for (const { slug, manifest } of impls) {
+    for (const wave of manifest.waves ?? []) {
+      for (const agent of wave.agents ?? []) {
+        const task = agent.task ?? '';
+        const references = [...[...files].filter((file) => task.includes(file)), ...[...symbols.keys()].filter((symbol) => symbol.length > 2 && new RegExp(`\\b${symbol.replace(/\$/g, '\\$')}\\b`).test(task))];
+        if (references.length > 0) found.push({ impl: slug, agent: agent.id ?? '', references: [...new Set(references)].sort() });
+      }
+    }
+  }
+  return found;
+}
+
+/**
+ * E28A import validation (V030–V032) of `impls` only: a finding belongs to the IMPL its field
+ * (`impls[i]…`) or its file (the IMPL doc) names — not to any IMPL whose slug its message contains.
+ */
+function scopedImportFindings(manifest: ProgramManifest, docs: Awaited<ReturnType<typeof readProgramImplDocs>>, impls: ProgramImpl[]): Finding[] {
+  const slugs = new Set(impls.map((impl) => impl.slug ?? ''));
+  const slugOfDoc = new Map([...docs].map(([slug, doc]) => [doc.path, slug]));
+  return validateProgramImport(manifest, docs).filter((finding) => {
+    if (finding.severity === 'warning') return false;
+    const index = /^impls\[(\d+)\]/.exec(finding.field ?? '')?.[1];
+    const slug = index !== undefined ? manifest.impls[Number(index)]?.slug : finding.file !== undefined ? slugOfDoc.get(finding.file) : undefined;
+    return slug !== undefined && slugs.has(slug);
+  });
 }
 
 /** Why finalize-tier did not verify the tier: its errors and the failing gates with their output's tail. */

@@ -14,7 +14,8 @@ function text(options: Record<string, unknown>, name: string): string | undefine
 
 function describe(question: ProgramQuestion): string {
   if (question.kind === 'tier-review') {
-    return `Tier ${question.tier} is planned:\n${question.impls.map((impl) => `  ${impl.slug.padEnd(24)} ${impl.title}\n    ${impl.impl_path}`).join('\n')}\n`;
+    const stale = question.stale_briefs.map((item) => `  stale brief? ${item.impl} agent ${item.agent} names ${item.references.join(', ')}, changed by the previous tier (E28A: re-run its Scout to refresh the briefs)`);
+    return `Tier ${question.tier} is planned:\n${question.impls.map((impl) => `  ${impl.slug.padEnd(24)} ${impl.title}\n    ${impl.impl_path}`).join('\n')}\n${stale.length > 0 ? `${stale.join('\n')}\n` : ''}`;
   }
   return `Tier ${question.tier} is merged and verified${question.frozen.length > 0 ? `; frozen contracts: ${question.frozen.join(', ')}` : ''}. Next: tier ${question.next_tier}.\n`;
 }
