@@ -37,7 +37,7 @@ import type { ImplManifest } from '../protocol/schema/impl-schema.js';
 import type { ProgramImpl, ProgramManifest, ProgramState } from '../protocol/schema/program-schema.js';
 import { createGit } from '../git/git-cli.js';
 import { loadManifest } from '../store/manifest-file.js';
-import { readProgramImplDocs } from '../store/program-impl-docs.js';
+import { readProgramImplDocs, waveProgressOf } from '../store/program-impl-docs.js';
 import { runAutopilot, type AutopilotResult } from './autopilot.js';
 import { createAgentSlots } from './run-wave.js';
 
@@ -169,7 +169,7 @@ export async function executeProgram(options: ProgramExecuteOptions): Promise<Pr
     const docs = await readProgramImplDocs(repoDir, manifest);
     const states = new Map<string, string | undefined>();
     for (const [slug, doc] of docs) states.set(slug, doc.manifest?.state);
-    for (const line of formatProgramStatus(programStatus(manifest, states)).replace(/\n*$/, '').split('\n')) progress(line);
+    for (const line of formatProgramStatus(programStatus(manifest, states, waveProgressOf(docs))).replace(/\n*$/, '').split('\n')) progress(line);
   };
 
   if (!existsSync(programPath)) {

@@ -2,6 +2,8 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseImpl } from '../protocol/parse-impl.js';
 import type { ProgramImplDoc } from '../protocol/program/import-mode.js';
+import type { WaveProgress } from '../protocol/program/status.js';
+import { isWaveComplete } from '../protocol/waves.js';
 import type { ProgramManifest } from '../protocol/schema/program-schema.js';
 import { readTextFile } from './read-text.js';
 
@@ -45,4 +47,15 @@ export async function readProgramImplDocs(repoRoot: string, manifest: ProgramMan
     }
   }
   return docs;
+}
+
+/** Live wave progress of each IMPL doc read by {@link readProgramImplDocs} (E32 program-status). */
+export function waveProgressOf(docs: ReadonlyMap<string, ProgramImplDoc>): Map<string, WaveProgress> {
+  const progress = new Map<string, WaveProgress>();
+  for (const [slug, doc] of docs) {
+    if (!doc.manifest) continue;
+    const waves = doc.manifest.waves ?? [];
+    progress.set(slug, { total: waves.length, complete: waves.filter((wave) => isWaveComplete(doc.manifest!, wave)).length });
+  }
+  return progress;
 }

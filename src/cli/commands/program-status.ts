@@ -2,14 +2,14 @@ import path from 'node:path';
 import { parseProgram } from '../../protocol/parse-program.js';
 import { formatProgramStatus, programStatus } from '../../protocol/program/index.js';
 import { loadManifest } from '../../store/manifest-file.js';
-import { projectRootOf, readProgramImplDocs } from '../../store/program-impl-docs.js';
+import { projectRootOf, readProgramImplDocs, waveProgressOf } from '../../store/program-impl-docs.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { programPathFrom, requireProgram } from './shared.js';
 
 /**
  * `program-status <program> [--json] [--repo-dir DIR]` — E32 tier-by-tier summary; IMPL statuses
- * are cross-checked against the IMPL docs on disk (the manifest is not rewritten: reading the
- * status never changes files).
+ * are cross-checked against the IMPL docs on disk, with each running IMPL's live wave progress
+ * (`waves: {total, complete}`); the manifest is not rewritten: reading the status changes no file.
  */
 export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
   const filePath = programPathFrom(args, io);
@@ -19,7 +19,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const docs = await readProgramImplDocs(repoRoot, manifest);
   const states = new Map<string, string | undefined>();
   for (const [slug, doc] of docs) states.set(slug, doc.manifest?.state);
-  const status = programStatus(manifest, states);
+  const status = programStatus(manifest, states, waveProgressOf(docs));
   if (options.json) printJson(io, status);
   else io.stdout(`${formatProgramStatus(status).replace(/\n*$/, '')}\n`);
   return 0;

@@ -25,6 +25,7 @@ export {
   type ProgramImplStatusEntry,
   type ProgramStatus,
   type ProgramTierStatus,
+  type WaveProgress,
 } from './status.js';
 export {
   assignTiersByOverlap,

@@ -137,6 +137,18 @@ describe('formatProgramStatus (E32 layout)', () => {
     );
   });
 
+  it('shows the live wave progress of running IMPLs (and keeps it in the JSON)', () => {
+    const progress = new Map([
+      ['feature-c', { total: 3, complete: 1 }],
+      ['feature-a', { total: 2, complete: 2 }],
+    ]);
+    const status = programStatus(manifest, new Map([['base-c', 'COMPLETE']]), progress);
+    expect(formatProgramStatus({ ...status, contract_statuses: [] }).split('\n')[2]).toBe('  Tier 2: 2/4 complete (IMPL-feature-a, IMPL-feature-b complete; IMPL-feature-c (wave 1/3 done) in progress; IMPL-feature-d reviewed)');
+    const featureC = status.tier_statuses[1]!.impl_statuses.find((entry) => entry.slug === 'feature-c')!;
+    expect(featureC.waves).toEqual({ total: 3, complete: 1 });
+    expect(status.tier_statuses[2]!.impl_statuses[0]!.waves).toBeUndefined();
+  });
+
   it('lists contracts and stale IMPLs when present', () => {
     expect(formatProgramStatus(programStatus(manifest, diskStates))).toBe(
       [

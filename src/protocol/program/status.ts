@@ -38,6 +38,14 @@ export interface ProgramImplStatusEntry {
   status: string;
   /** True when the doc's state maps to a different status than the manifest records (P4: manifest stale). */
   mismatch: boolean;
+  /** Live wave progress of the IMPL doc, when the caller read it: waves in all, waves complete. */
+  waves?: WaveProgress;
+}
+
+/** How far an IMPL's waves are (from its doc's completion reports). */
+export interface WaveProgress {
+  total: number;
+  complete: number;
 }
 
 /** One tier in the status report (Go `TierStatusDetail`, key `impl_statuses` kept). */
@@ -94,7 +102,7 @@ function normalizeManifestStatus(status: string): string {
  * distinct IMPLs; `total_agents`/`total_waves` are the manifest's. A contract is frozen when its
  * `freeze_at` resolves to a tier that is complete.
  */
-export function programStatus(manifest: ProgramManifest, implStates: ReadonlyMap<string, string | undefined>): ProgramStatus {
+export function programStatus(manifest: ProgramManifest, implStates: ReadonlyMap<string, string | undefined>, waveProgress: ReadonlyMap<string, WaveProgress> = new Map()): ProgramStatus {
   const implsBySlug = new Map<string, ProgramManifest['impls'][number]>();
   for (const impl of manifest.impls) if (impl.slug !== undefined && !implsBySlug.has(impl.slug)) implsBySlug.set(impl.slug, impl);
 
@@ -111,6 +119,7 @@ export function programStatus(manifest: ProgramManifest, implStates: ReadonlyMap
       disk_state: diskState === undefined || diskState.trim() === '' ? null : diskState,
       status: mapped ?? fallback,
       mismatch: mapped !== undefined && mapped !== normalizeManifestStatus(manifestStatus),
+      ...(waveProgress.has(slug) ? { waves: { ...waveProgress.get(slug)! } } : {}),
     };
   };
 
@@ -182,7 +191,8 @@ function describeTier(tier: ProgramTierStatus): string {
   const groups = new Map<string, string[]>();
   for (const entry of tier.impl_statuses) {
     const names = groups.get(entry.status) ?? [];
-    names.push(`IMPL-${entry.slug}`);
+    // Live progress of a running IMPL: how many of its waves are done.
+    names.push(`IMPL-${entry.slug}${entry.status !== 'complete' && entry.status !== 'pending' && entry.waves && entry.waves.total > 0 ? ` (wave ${entry.waves.complete}/${entry.waves.total} done)` : ''}`);
     groups.set(entry.status, names);
   }
   const known = statusLabels.filter(([status]) => groups.has(status)).map(([status, label]) => `${groups.get(status)!.join(', ')} ${label}`);
