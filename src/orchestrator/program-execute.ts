@@ -458,6 +458,11 @@ export async function executeProgram(options: ProgramExecuteOptions): Promise<Pr
       done();
       return stop(`tier ${tier}: ${run.detail}`, 'BLOCKED');
     }
+    if (run.frozen.length > 0) {
+      // The freeze is part of the record on the main line (P4), before the next tier starts.
+      const { commitManifest } = await import('./run-critic.js');
+      await commitManifest(repoDir, programPath, `chore: freeze program contracts of tier ${tier} (${run.frozen.join(', ')})`, options.env);
+    }
     run.detail = `${runs.length} IMPL(s) merged; tier gate passed${run.frozen.length > 0 ? `; frozen: ${run.frozen.join(', ')}` : ''}`;
     done();
     await showStatus();
