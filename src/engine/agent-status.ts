@@ -1,6 +1,7 @@
 import { implSlugFromPath } from '../protocol/names.js';
 import type { ImplManifest, Wave } from '../protocol/schema/impl-schema.js';
 import { loadImpl } from '../store/manifest-file.js';
+import { reportedDeviations, type ReportedDeviation } from './update-agent-prompt.js';
 import { observeAgents, requireParsedManifest, resolveAgentRepos, type AgentGitOptions, type AgentObservation, type AgentRepos } from './reconcile-state.js';
 
 /** E50 agent status. */
@@ -25,6 +26,8 @@ export interface AgentStatusResult {
   impl_slug: string;
   state: string;
   agents: AgentStatusRow[];
+  /** E6/E8: the `interface_deviations` of the completion reports (only when there are some). */
+  interface_deviations?: ReportedDeviation[];
 }
 
 /** Options of {@link agentStatus}. */
@@ -93,7 +96,8 @@ export async function agentStatus(options: AgentStatusOptions): Promise<AgentSta
     }
   }
   if (hasCritic && !criticAdded) rows.push(await criticRow(manifest, slug, undefined, repos));
-  return { impl_slug: manifest.feature_slug ?? slug, state: manifest.state ?? '', agents: rows };
+  const deviations = reportedDeviations(manifest);
+  return { impl_slug: manifest.feature_slug ?? slug, state: manifest.state ?? '', agents: rows, ...(deviations.length > 0 ? { interface_deviations: deviations } : {}) };
 }
 
 /**
@@ -109,5 +113,9 @@ export function formatAgentStatusTable(result: AgentStatusResult): string {
   ];
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
   const lines = rows.map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]! + 2))).join(''));
-  return `${header}${lines.join('\n')}\n`;
+  const deviations = (result.interface_deviations ?? []).map(
+    (deviation) => `  ${deviation.agent} (wave ${deviation.wave}): ${deviation.description}${deviation.affects.length > 0 ? ` — affects ${deviation.affects.join(', ')}` : ''}${deviation.downstream_action_required ? ' [downstream action required]' : ''}\n`,
+  );
+  const tail = deviations.length > 0 ? `\nInterface deviations (E6/E8: update the affected agents with polywave update-agent-prompt):\n${deviations.join('')}` : '';
+  return `${header}${lines.join('\n')}\n${tail}`;
 }

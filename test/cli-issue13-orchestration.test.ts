@@ -1,0 +1,132 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { main } from '../src/cli/main.js';
+import type { CommandIo } from '../src/cli/io.js';
+import type { CliResult } from './support/cli.js';
+import { expectCodedError, expectNoStackTrace, parseStdoutJson } from './support/cli-assert.js';
+import { createTestRepo, type TestRepo } from './support/git-repo.js';
+
+// Issue 13, item 1 (second part): update-agent-prompt, finalize-scout, finalize-impl,
+// populate-integration-checklist, retry, run-integration-wave, run-review and run-scout
+// --refresh-brief — end to end on real temporary git repositories through the real CLI entry
+// point; script agents wherever an agent is launched.
+
+async function cli(args: string[], options: { cwd: string; env?: Record<string, string | undefined>; input?: string }): Promise<CliResult> {
+  let stdout = '';
+  let stderr = '';
+  const io: CommandIo = {
+    cwd: options.cwd,
+    env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', ...options.env },
+    now: () => new Date('2026-03-04T10:00:00Z'),
+    stdout: (text) => (stdout += text),
+    stderr: (text) => (stderr += text),
+    readStdin: async () => options.input ?? '',
+  };
+  const start = performance.now();
+  const code = await main(args, io);
+  expectNoStackTrace(stderr, args.join(' '));
+  return { code, stdout, stderr, durationMs: performance.now() - start };
+}
+
+const manifestText = `# Greeting feature
+title: Greeting CLI
+feature_slug: greet
+verdict: SUITABLE
+test_command: node -e "process.exit(0)"
+lint_command: node -e "process.exit(0)"
+state: WAVE_PENDING
+file_ownership:
+  - {file: src/cli.ts, agent: A, wave: 1, action: modify}
+  - {file: src/extra.ts, agent: B, wave: 1, action: new}
+  - {file: src/use.ts, agent: C, wave: 2, action: modify, depends_on: [A]}
+interface_contracts:
+  - name: greet
+    description: greets
+    definition: "export function greet(name: string): string"
+    location: src/cli.ts
+waves:
+  - number: 1
+    agents:
+      - id: A
+        task: Rename the greeting in \`greet\` (src/cli.ts) and keep \`helper\` working.
+        files: [src/cli.ts]
+      - id: B
+        task: Create src/extra.ts exporting \`extraThing\`.
+        files: [src/extra.ts]
+  - number: 2
+    agents:
+      - id: C
+        task: Call \`greet\` from src/use.ts.  # keep this comment
+        files: [src/use.ts]
+        dependencies: [A]
+quality_gates:
+  level: standard
+  gates:
+    - {type: build, command: 'node -e "process.exit(0)"', required: true}
+`;
+
+const baseFiles = {
+  'package.json': JSON.stringify({ name: 'demo', version: '1.0.0' }, null, 2),
+  'src/cli.ts': 'export function greet(name: string): string {\n  return helper(name);\n}\nfunction helper(name: string): string {\n  return `Hello, ${name}`;\n}\n',
+  'src/use.ts': "import { greet } from './cli.js';\nexport const message = greet('world');\n",
+};
+
+async function greetRepo(text = manifestText, files: Record<string, string> = {}): Promise<{ repo: TestRepo; impl: string }> {
+  const repo = await createTestRepo({ files: { ...baseFiles, ...files, 'docs/IMPL/IMPL-greet.yaml': text } });
+  return { repo, impl: repo.path('docs/IMPL/IMPL-greet.yaml') };
+}
+
+describe('update-agent-prompt (E6)', () => {
+  it("replaces only the agent's task line (comments kept); extract-context then shows the new prompt", async () => {
+    const { repo, impl } = await greetRepo();
+    const before = readFileSync(impl, 'utf8');
+    const result = await cli(['update-agent-prompt', impl, '--agent', 'C', '--prompt', 'Call `greet` twice from src/use.ts.'], { cwd: repo.dir });
+    expect(result.code, result.stderr).toBe(0);
+    expect(parseStdoutJson(result)).toEqual({ agent: 'C', updated: true, wave: 2, interface_deviations: [], warnings: [] });
+    const after = readFileSync(impl, 'utf8');
+    const changed = after.split('\n').filter((line, index) => line !== before.split('\n')[index]);
+    expect(changed).toHaveLength(1);
+    expect(after).toContain('# keep this comment');
+    const context = parseStdoutJson<{ agent_task: string }>(await cli(['extract-context', impl, '--agent', 'C'], { cwd: repo.dir }));
+    expect(context.agent_task).toBe('Call `greet` twice from src/use.ts.');
+    // Same text again: nothing written.
+    const again = await cli(['update-agent-prompt', impl, '--agent', 'C', '--prompt', 'Call `greet` twice from src/use.ts.'], { cwd: repo.dir });
+    expect(parseStdoutJson<{ updated: boolean }>(again).updated).toBe(false);
+    // --file - reads stdin.
+    const fromStdin = await cli(['update-agent-prompt', impl, '--agent', 'A', '--file', '-'], { cwd: repo.dir, input: 'Multi-line\nprompt for A.\n' });
+    expect(fromStdin.code, fromStdin.stderr).toBe(0);
+    expect(parseStdoutJson<{ agent_task: string }>(await cli(['extract-context', impl, '--agent', 'A'], { cwd: repo.dir })).agent_task).toBe('Multi-line\nprompt for A.');
+  });
+
+  it('surfaces interface_deviations that name the agent, here and in agent-status (E6/E8)', async () => {
+    const reports = `completion_reports:
+  A:
+    status: complete
+    commit: abc1234
+    interface_deviations:
+      - {description: "greet now takes (name, punctuation)", downstream_action_required: true, affects: [C]}
+`;
+    const { repo, impl } = await greetRepo(manifestText.replace('state: WAVE_PENDING', 'state: WAVE_EXECUTING') + reports);
+    const result = await cli(['update-agent-prompt', impl, '--agent', 'C', '--prompt', 'Call greet(name, "!") from src/use.ts.'], { cwd: repo.dir });
+    expect(result.code, result.stderr).toBe(0);
+    expect(parseStdoutJson<{ interface_deviations: unknown[] }>(result).interface_deviations).toEqual([
+      { agent: 'A', wave: 1, description: 'greet now takes (name, punctuation)', downstream_action_required: true, affects: ['C'] },
+    ]);
+    const status = parseStdoutJson<{ interface_deviations?: Array<{ agent: string }> }>(await cli(['agent-status', impl, '--json'], { cwd: repo.dir }));
+    expect(status.interface_deviations?.map((deviation) => deviation.agent)).toEqual(['A']);
+    const text = await cli(['agent-status', impl], { cwd: repo.dir });
+    expect(text.stdout).toContain('Interface deviations');
+    expect(text.stdout).toContain('greet now takes (name, punctuation) — affects C [downstream action required]');
+  });
+
+  it('bad input: unknown agent exit 1, missing/both prompt sources exit 2 — the IMPL unchanged', async () => {
+    const { repo, impl } = await greetRepo();
+    const before = readFileSync(impl, 'utf8');
+    expectCodedError(await cli(['update-agent-prompt', impl, '--agent', 'Z', '--prompt', 'x'], { cwd: repo.dir }), { exitCode: 1, code: 'A006_AGENT_NOT_FOUND' });
+    expectCodedError(await cli(['update-agent-prompt', impl, '--agent', 'A'], { cwd: repo.dir }), { exitCode: 2, code: 'X001_INVALID_INPUT' });
+    expectCodedError(await cli(['update-agent-prompt', impl, '--agent', 'A', '--prompt', 'x', '--file', '-'], { cwd: repo.dir }), { exitCode: 2, code: 'X001_INVALID_INPUT' });
+    expectCodedError(await cli(['update-agent-prompt', impl, '--agent', 'A', '--prompt', '   '], { cwd: repo.dir }), { exitCode: 2, code: 'X001_INVALID_INPUT' });
+    expectCodedError(await cli(['update-agent-prompt', impl, '--prompt', 'x'], { cwd: repo.dir }), { exitCode: 2 });
+    expect(readFileSync(impl, 'utf8')).toBe(before);
+  });
+});
