@@ -130,3 +130,48 @@ describe('update-agent-prompt (E6)', () => {
     expect(readFileSync(impl, 'utf8')).toBe(before);
   });
 });
+
+describe('populate-integration-checklist (M5, E16D)', () => {
+  const handlerManifest = manifestText
+    .replace('  - {file: src/use.ts, agent: C, wave: 2, action: modify, depends_on: [A]}', '  - {file: src/use.ts, agent: C, wave: 2, action: modify, depends_on: [A]}\n  - {file: pkg/api/users_handler.go, agent: C, wave: 2, action: new}\n  - {file: web/src/components/UserList.tsx, agent: C, wave: 2, action: new}')
+    .replace('        files: [src/use.ts]\n', '        files: [src/use.ts, pkg/api/users_handler.go, web/src/components/UserList.tsx]\n')
+    .concat('wiring:\n  - {symbol: extraThing, defined_in: src/extra.ts, must_be_called_from: src/use.ts, agent: C, wave: 2}\n');
+
+  it('derives groups from new handlers, components and wiring; E16_MISSING_CHECKLIST goes away; a second run adds nothing', async () => {
+    const { repo, impl } = await greetRepo(handlerManifest);
+    const warningsBefore = parseStdoutJson<{ warnings: Array<{ code: string }> }>(await cli(['validate', impl], { cwd: repo.dir })).warnings.map((warning) => warning.code);
+    expect(warningsBefore).toContain('E16_MISSING_CHECKLIST');
+    const result = await cli(['populate-integration-checklist', impl], { cwd: repo.dir });
+    expect(result.code, result.stderr).toBe(0);
+    expect(parseStdoutJson(result)).toEqual({
+      success: true,
+      groups_added: 3,
+      items_added: 3,
+      groups: [
+        { title: 'API Route Registration', item_count: 1 },
+        { title: 'React Navigation Wiring', item_count: 1 },
+        { title: 'Wiring Obligations (E35)', item_count: 1 },
+      ],
+    });
+    const text = readFileSync(impl, 'utf8');
+    expect(text).toContain('# keep this comment');
+    expect(text).toContain('Register routes in server.go for handleUsers');
+    expect(text).toContain('Add UserList to App.tsx navigation');
+    const validate = await cli(['validate', impl], { cwd: repo.dir });
+    expect(validate.code, validate.stdout).toBe(0);
+    expect(parseStdoutJson<{ warnings: Array<{ code: string }> }>(validate).warnings.map((warning) => warning.code)).not.toContain('E16_MISSING_CHECKLIST');
+    const again = await cli(['populate-integration-checklist', impl], { cwd: repo.dir });
+    expect(parseStdoutJson<{ items_added: number; groups_added: number }>(again)).toMatchObject({ items_added: 0, groups_added: 0 });
+    expect(readFileSync(impl, 'utf8')).toBe(text);
+  });
+
+  it('nothing to add: exit 0 with the file untouched; an unreadable manifest is exit 2', async () => {
+    const { repo, impl } = await greetRepo();
+    const before = readFileSync(impl, 'utf8');
+    const result = await cli(['populate-integration-checklist', impl], { cwd: repo.dir });
+    expect(result.code).toBe(0);
+    expect(parseStdoutJson(result)).toEqual({ success: true, groups_added: 0, items_added: 0, groups: [] });
+    expect(readFileSync(impl, 'utf8')).toBe(before);
+    expectCodedError(await cli(['populate-integration-checklist', repo.path('docs/IMPL/IMPL-missing.yaml')], { cwd: repo.dir }), { exitCode: 2 });
+  });
+});

@@ -909,6 +909,15 @@ export const commandTable: CommandSpec[] = [
     load: () => import('./commands/update-agent-prompt.js'),
   },
   {
+    name: 'populate-integration-checklist',
+    group: 'Manifests & validation',
+    summary: 'M5/E16D: post_merge_checklist groups from the new files of file_ownership (handlers, components, commands, services) and the wiring declarations; idempotent',
+    arguments: ['<impl>'],
+    options: [{ flags: '--repo-root <dir>', description: 'repository the new files are read from when they exist (default: the IMPL\'s repository)' }],
+    help: 'Prints {success, groups_added, items_added, groups[{title, item_count}]}.\nExit: 0 (nothing written when nothing is added), 2 bad input.',
+    load: () => import('./commands/populate-integration-checklist.js'),
+  },
+  {
     name: 'mark-complete',
     group: 'State & reports',
     summary: 'E15 only: state COMPLETE, completion_date, marker, archive to docs/IMPL/complete/, clean stale worktrees — no CONTEXT.md, no commit (close-impl does all)',
