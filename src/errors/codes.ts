@@ -26,4 +26,6 @@ export const codes = {
   invalidType: 'V036_INVALID_TYPE',
   // Issue 11: the repository changed since prepare-wave recorded it (finalize-wave refuses, exit 1)
   tamperDetected: 'TAMPER_DETECTED',
+  // Issue 13: prepare-wave/run-wave on a wave that is already merged and verified (exit 1, nothing changed; --rerun overrides)
+  waveAlreadyVerified: 'WAVE_ALREADY_VERIFIED',
 } as const;

@@ -27,7 +27,8 @@ import { parseImpl } from '../protocol/parse-impl.js';
 import type { CompletionReportRecord } from '../protocol/completion-report.js';
 import { scaffoldPath, type Agent, type ImplManifest } from '../protocol/schema/impl-schema.js';
 import { checkTransition } from '../protocol/state-machine.js';
-import { findWave, isSoloWave, waveBaseCommit } from '../protocol/waves.js';
+import { findWave, isSoloWave, isWaveFinished, waveBaseCommit } from '../protocol/waves.js';
+import { codes } from '../errors/codes.js';
 import { createBatchedImplEditor } from '../store/batched-edit.js';
 import { saveCompletionReport } from '../store/completion-report-file.js';
 import { editImpl, loadImpl } from '../store/manifest-file.js';
@@ -57,6 +58,8 @@ export interface RunWaveOptions extends EngineRunOptions {
   finalize?: boolean;
   noCache?: boolean;
   skipCritic?: boolean;
+  /** Issue 13: run a wave that is already merged and verified again (`--rerun`); refused (WAVE_ALREADY_VERIFIED, exit 1) without it. */
+  rerun?: boolean;
   /** First back-off before relaunching after a transient failure (ms, doubled per attempt; default 2000). */
   retryBackoffMs?: number;
   /** Keep each agent's scratch HOME/TMPDIR. */
@@ -268,6 +271,9 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
   const slug = implSlugFromPath(implPath, manifest);
   const waveData = findWave(manifest, options.wave);
   if (!waveData) throw new PolywaveError({ code: 'P011_WAVE_NOT_FOUND', message: `wave ${options.wave} not found in ${path.basename(implPath)}` });
+  if (isWaveFinished(manifest, options.wave) && options.rerun !== true) {
+    throw new PolywaveError({ code: codes.waveAlreadyVerified, message: `wave ${options.wave} of ${path.basename(implPath)} is already merged and verified; nothing changed — pass --rerun to run it again`, exitCode: 1 });
+  }
   const order = launchOrder(manifest, options.wave, { prioritize: options.prioritize !== false });
   const result: RunWaveResult = {
     wave: options.wave,
@@ -315,7 +321,7 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
     const rootGit = gitAt(repoDir);
     const base = await rootGit.headCommit();
     for (const agent of agents) {
-      const prepared = await prepareAgent({ ...engine, implPath, wave: options.wave, agent: agent.id ?? '', noWorktree: true, ...(options.repoDir ? { repoDir: options.repoDir } : {}), ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}) });
+      const prepared = await prepareAgent({ ...engine, implPath, wave: options.wave, agent: agent.id ?? '', noWorktree: true, ...(options.rerun ? { rerun: true } : {}), ...(options.repoDir ? { repoDir: options.repoDir } : {}), ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}) });
       steps.push(...prepared.steps);
       if (!prepared.success) {
         result.prepare = { steps, success: false };
@@ -325,7 +331,7 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
     }
     result.prepare = { steps, success: true };
   } else {
-    const prepared = await prepareWave({ ...engine, implPath, wave: options.wave, ...(options.concurrentRefs ? { concurrentRefs: options.concurrentRefs, leaveStateUncommitted: true } : {}), ...(options.repoDir ? { repoDir: options.repoDir } : {}), ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}), ...(options.noCache ? { noCache: true } : {}), ...(options.skipCritic ? { skipCritic: true } : {}) });
+    const prepared = await prepareWave({ ...engine, implPath, wave: options.wave, ...(options.concurrentRefs ? { concurrentRefs: options.concurrentRefs, leaveStateUncommitted: true } : {}), ...(options.repoDir ? { repoDir: options.repoDir } : {}), ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}), ...(options.noCache ? { noCache: true } : {}), ...(options.skipCritic ? { skipCritic: true } : {}), ...(options.rerun ? { rerun: true } : {}) });
     result.prepare = prepared;
     if (!prepared.success) return finish();
     const preparedManifest = await readManifest(implPath);

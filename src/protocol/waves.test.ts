@@ -12,6 +12,7 @@ import {
   isScaffoldCommitted,
   isSoloWave,
   isWaveComplete,
+  isWaveFinished,
   manifestRepos,
   preWaveGate,
   repoKey,
@@ -97,6 +98,22 @@ describe('currentWave / isWaveComplete', () => {
     expect(isWaveComplete(impl, 2)).toBe(false);
     expect(currentWave(impl)).toBeUndefined();
     expect(currentWave(manifest({}))).toBeUndefined();
+  });
+});
+
+describe('isWaveFinished (issue 13)', () => {
+  const reports = { A: { status: 'complete', commit: 'a' }, B: { status: 'complete', commit: 'b' } };
+  it('is true once the wave is merged and verified, or a later wave has started', () => {
+    expect(isWaveFinished(manifest({ ...twoWaves, state: 'WAVE_VERIFIED', merge_state: 'completed', completion_reports: reports }), 1)).toBe(true);
+    const later = { waves: [twoWaves.waves[0], { number: 2, agents: [{ id: 'C', task: 't' }], base_commit: 'def' }] };
+    expect(isWaveFinished(manifest({ ...later, state: 'WAVE_EXECUTING', merge_state: 'idle', completion_reports: reports }), 1)).toBe(true);
+  });
+  it('is false while the merge is not verified (E9 re-entry) or an agent is not complete', () => {
+    expect(isWaveFinished(manifest({ ...twoWaves, state: 'WAVE_EXECUTING', completion_reports: reports }), 1)).toBe(false);
+    expect(isWaveFinished(manifest({ ...twoWaves, state: 'WAVE_MERGING', merge_state: 'in_progress', completion_reports: reports }), 1)).toBe(false);
+    expect(isWaveFinished(manifest({ ...twoWaves, state: 'WAVE_VERIFIED', merge_state: 'completed', completion_reports: { A: reports.A } }), 1)).toBe(false);
+    expect(isWaveFinished(manifest({ ...twoWaves, state: 'WAVE_VERIFIED', merge_state: 'completed', completion_reports: reports }), 2)).toBe(false);
+    expect(isWaveFinished(manifest({ ...twoWaves, state: 'WAVE_VERIFIED', merge_state: 'completed', completion_reports: reports }), 3)).toBe(false);
   });
 });
 

@@ -73,6 +73,24 @@ export function currentWave(manifest: ImplManifest): Wave | undefined {
   return wavesOf(manifest).find((wave) => !isWaveComplete(manifest, wave));
 }
 
+/**
+ * Issue 13: is wave `waveNumber` already merged and verified? True when every agent of the wave
+ * has a `complete` report and either the IMPL records a finished merge (`WAVE_VERIFIED` or
+ * `COMPLETE` with `merge_state: completed`) or a later wave has already started (has a
+ * `base_commit` or a completion report). A wave whose agents are done but whose merge has not
+ * been verified (WAVE_EXECUTING, WAVE_MERGING, BLOCKED) is not finished: preparing it again is
+ * E9 re-entry.
+ */
+export function isWaveFinished(manifest: ImplManifest, waveNumber: number): boolean {
+  const wave = findWave(manifest, waveNumber);
+  if (wave === undefined || (wave.agents ?? []).length === 0 || !isWaveComplete(manifest, wave)) return false;
+  const state = (manifest.state ?? '').trim();
+  if ((state === 'WAVE_VERIFIED' || state === 'COMPLETE') && manifest.merge_state === 'completed') return true;
+  return wavesOf(manifest).some(
+    (later) => (later.number ?? 0) > waveNumber && ((later.base_commit ?? '').trim() !== '' || (later.agents ?? []).some((agent) => agent.id !== undefined && manifest.completion_reports?.[agent.id] !== undefined)),
+  );
+}
+
 /** The `base_commit` recorded for a wave by worktree creation, if any. */
 export function waveBaseCommit(manifest: ImplManifest, waveNumber: number): string | undefined {
   const commit = findWave(manifest, waveNumber)?.base_commit?.trim();

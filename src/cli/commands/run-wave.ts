@@ -57,6 +57,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
       finalize: options.finalize !== false,
       noCache: options.cache === false,
       skipCritic: options.skipCritic === true,
+      ...(options.rerun === true ? { rerun: true } : {}),
     });
     if (json) io.stdout(`${JSON.stringify({ v: 1, type: 'run-wave-result', result })}\n`);
     else printJson(io, result);

@@ -37,6 +37,8 @@ export interface PrepareWaveOptions extends EngineRunOptions {
    * (the record is taken again at the end).
    */
   acceptChanges?: boolean;
+  /** Issue 13: prepare a wave that is already merged and verified again (`--rerun`); refused (WAVE_ALREADY_VERIFIED) without it. */
+  rerun?: boolean;
   /** Concurrent `git worktree add` processes (default: idle CPUs, 1–8). */
   concurrency?: number;
 }

@@ -6,7 +6,8 @@ import { checkFreeze, formatTimestamp } from '../../protocol/freeze.js';
 import { branchName, implSlugFromPath, legacyBranchName, worktreePath } from '../../protocol/names.js';
 import { scaffoldPath, type ImplManifest } from '../../protocol/schema/impl-schema.js';
 import { validateImpl } from '../../protocol/validate-impl.js';
-import { agentsOfWave, criticGatePasses, e37Required, findWave, isScaffoldCommitted, repoKey, waveBaseCommit } from '../../protocol/waves.js';
+import { agentsOfWave, criticGatePasses, e37Required, findWave, isScaffoldCommitted, isWaveFinished, repoKey, waveBaseCommit } from '../../protocol/waves.js';
+import { codes } from '../../errors/codes.js';
 import { editImpl, loadImpl } from '../../store/manifest-file.js';
 import { configuredRepos, locateProjectConfig, readProjectConfig, type ResolvedRepo } from '../../store/project-config.js';
 import type { StepDefinition } from '../step.js';
@@ -108,6 +109,15 @@ export const stateCheckStep: StepDefinition<PrepareContext> = {
     const state = (manifestOf(context).state ?? '').trim();
     if (state === 'COMPLETE' || state === 'BLOCKED' || state === 'NOT_SUITABLE') {
       return { status: 'failed', detail: `IMPL state is ${state}, cannot prepare a wave` };
+    }
+    // Issue 13: a wave that is already merged and verified is not prepared again (new worktrees, a
+    // rewritten base_commit and a reset merge_state would undo it) unless the operator asks (--rerun).
+    if (isWaveFinished(manifestOf(context), context.wave) && context.options.rerun !== true) {
+      return {
+        status: 'failed',
+        detail: `${codes.waveAlreadyVerified}: wave ${context.wave} is already merged and verified (state ${state}, every agent reported complete); nothing changed — pass --rerun to prepare it again`,
+        data: { code: codes.waveAlreadyVerified },
+      };
     }
     return { status: 'success', detail: `state ${state || '(unset)'} allows wave execution` };
   },
