@@ -175,3 +175,75 @@ describe('populate-integration-checklist (M5, E16D)', () => {
     expectCodedError(await cli(['populate-integration-checklist', repo.path('docs/IMPL/IMPL-missing.yaml')], { cwd: repo.dir }), { exitCode: 2 });
   });
 });
+
+describe('run-integration-wave (E27)', () => {
+  const integrationManifest = `title: Greeting CLI
+feature_slug: greet
+verdict: SUITABLE
+test_command: node -e "process.exit(0)"
+lint_command: node -e "process.exit(0)"
+state: WAVE_PENDING
+file_ownership:
+  - {file: src/extra.ts, agent: A, wave: 1, action: modify}
+  - {file: src/use.ts, agent: I, wave: 2, action: modify, depends_on: [A]}
+waves:
+  - number: 1
+    agents:
+      - {id: A, task: "Export \`extraThing\` from src/extra.ts.", files: [src/extra.ts]}
+  - number: 2
+    type: integration
+    agents:
+      - id: I
+        task: "Wire \`extraThing\` into src/use.ts."
+        files: [src/use.ts]
+        dependencies: [A]
+completion_reports:
+  A: {status: complete, commit: HEAD_SHA, verification: PASS}
+quality_gates:
+  level: standard
+  gates:
+    - {type: build, command: 'node -e "process.exit(0)"', required: true}
+`;
+
+  it('runs the integration agent in the main checkout with a script agent and verifies the wave', async () => {
+    const repo = await createTestRepo({ files: { ...baseFiles, 'src/extra.ts': 'export const extraThing = 1;\n' } });
+    const head = (await repo.run(['rev-parse', 'HEAD'])).trim();
+    repo.write('docs/IMPL/IMPL-greet.yaml', integrationManifest.replace('HEAD_SHA', head).replace('  - number: 1\n', `  - number: 1\n    base_commit: ${head}\n`).replace('state: WAVE_PENDING', 'state: WAVE_VERIFIED'));
+    await repo.commitAll('plan');
+    const impl = repo.path('docs/IMPL/IMPL-greet.yaml');
+    repo.write('../script.yaml', [
+      'version: 1',
+      'agents:',
+      '  I:',
+      '    steps:',
+      '      - expect_prompt: "Wire `extraThing`"',
+      '      - edit: { path: src/use.ts, old: "export const message", new: "import { extraThing } from \'./extra.js\';\\nexport const wired = extraThing;\\nexport const message" }',
+      '      - commit: "feat(I): wire extraThing"',
+      '      - report: { status: complete, verification: PASS }',
+      '',
+    ].join('\n'));
+    const before = (await repo.run(['branch', '--list'])).trim();
+    const result = await cli(['run-integration-wave', impl, '--wave', '2', '--model', `script:${repo.sibling('script.yaml')}`, '--skip-critic'], { cwd: repo.dir, env: repo.env });
+    expect(result.code, `${result.stderr}\n${result.stdout}`).toBe(0);
+    const output = parseStdoutJson<{ success: boolean; wave: number; state: string; agents: Array<{ id: string; agent: string; files: string[]; brief: string; status: string }> }>(result);
+    expect(output).toMatchObject({ success: true, wave: 2 });
+    expect(output.agents).toEqual([expect.objectContaining({ id: 'I', agent: 'I', files: ['src/use.ts'], brief: 'Wire `extraThing` into src/use.ts.', status: 'complete' })]);
+    // The work is on main, done in the main checkout: no agent branch, no worktree.
+    expect(repo.read('src/use.ts')).toContain('export const wired = extraThing;');
+    expect((await repo.run(['branch', '--list'])).trim()).toBe(before);
+    expect((await repo.run(['worktree', 'list'])).trim().split('\n')).toHaveLength(1);
+    expect(readFileSync(impl, 'utf8')).toMatch(/I:\s*\n\s+status: complete|I: \{status: complete/);
+  }, 120_000);
+
+  it('refuses a standard wave (exit 1) and a missing wave (exit 2) with nothing changed', async () => {
+    const { repo, impl } = await greetRepo();
+    const before = readFileSync(impl, 'utf8');
+    const head = (await repo.run(['rev-parse', 'HEAD'])).trim();
+    expectCodedError(await cli(['run-integration-wave', impl, '--wave', '1', '--model', 'script:/nonexistent.yaml'], { cwd: repo.dir, env: repo.env }), { exitCode: 1, code: 'E27_NOT_INTEGRATION_WAVE' });
+    expectCodedError(await cli(['run-integration-wave', impl, '--wave', '7'], { cwd: repo.dir, env: repo.env }), { exitCode: 2, code: 'P011_WAVE_NOT_FOUND' });
+    expectCodedError(await cli(['run-integration-wave', impl], { cwd: repo.dir, env: repo.env }), { exitCode: 2 });
+    expect(readFileSync(impl, 'utf8')).toBe(before);
+    expect((await repo.run(['rev-parse', 'HEAD'])).trim()).toBe(head);
+    expect((await repo.run(['status', '--porcelain'])).trim()).toBe('');
+  });
+});
