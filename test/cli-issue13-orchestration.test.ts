@@ -247,3 +247,37 @@ quality_gates:
     expect((await repo.run(['status', '--porcelain'])).trim()).toBe('');
   });
 });
+
+describe('finalize-scout', () => {
+  const scoutManifest = manifestText.replace('state: WAVE_PENDING', 'state: SCOUT_PENDING').replace("{type: build, command: 'node -e \"process.exit(0)\"', required: true}", "{type: compile, command: 'node -e \"process.exit(0)\"', required: true}");
+
+  it('fixes, validates, checks the briefs and records injection_method (exit 0; the critic is pending)', async () => {
+    const { repo, impl } = await greetRepo(scoutManifest);
+    const result = await cli(['finalize-scout', impl, '--injection-method', 'hook'], { cwd: repo.dir, env: repo.env });
+    expect(result.code, result.stdout).toBe(0);
+    const output = parseStdoutJson<{ passed: boolean; injection_method: string; validation: { valid: boolean; fixed: number }; brief_validation: { valid: boolean }; failed_step?: string }>(result);
+    expect(output).toMatchObject({ passed: true, injection_method: 'hook', validation: { valid: true, fixed: 1 }, brief_validation: { valid: true } });
+    expect(output.failed_step).toBeUndefined();
+    const text = readFileSync(impl, 'utf8');
+    expect(text).toContain('injection_method: hook');
+    expect(text).toContain('# keep this comment');
+  });
+
+  it('stops at the brief check when a task cites a symbol that does not exist (`helpr`) (exit 1, injection_method not written)', async () => {
+    const { repo, impl } = await greetRepo(scoutManifest.replace('Rename the greeting', 'Change the greeting').replace('keep `helper` working', 'keep `helpr` working'));
+    const result = await cli(['finalize-scout', impl, '--injection-method', 'hook'], { cwd: repo.dir, env: repo.env });
+    expect(result.code, result.stdout).toBe(1);
+    expect(parseStdoutJson(result)).toMatchObject({ passed: false, failed_step: 'brief_validation', injection_method: '' });
+    expect(readFileSync(impl, 'utf8')).not.toContain('injection_method');
+  });
+
+  it('an invalid manifest fails at validation; a bad --injection-method is exit 2 with nothing changed', async () => {
+    const { repo, impl } = await greetRepo(scoutManifest.replace('  - {file: src/extra.ts, agent: B, wave: 1, action: new}\n', '  - {file: src/extra.ts, agent: B, wave: 1, action: new}\n  - {file: src/extra.ts, agent: A, wave: 1, action: new}\n'));
+    const before = readFileSync(impl, 'utf8');
+    expectCodedError(await cli(['finalize-scout', impl, '--injection-method', 'telepathy'], { cwd: repo.dir, env: repo.env }), { exitCode: 2, code: 'X001_INVALID_INPUT' });
+    expect(readFileSync(impl, 'utf8')).toBe(before);
+    const result = await cli(['finalize-scout', impl], { cwd: repo.dir, env: repo.env });
+    expect(result.code).toBe(1);
+    expect(parseStdoutJson(result)).toMatchObject({ passed: false, failed_step: 'validation' });
+  });
+});

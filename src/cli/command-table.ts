@@ -939,6 +939,18 @@ export const commandTable: CommandSpec[] = [
     load: () => import('./commands/populate-integration-checklist.js'),
   },
   {
+    name: 'finalize-scout',
+    group: 'Manifests & validation',
+    summary: "the Scout's finalization checks in one call: pre-wave-validate --fix (E16, E35, pre-flight) → validate-briefs → injection_method (E44); stops at the first failing step",
+    arguments: ['<impl>'],
+    options: [
+      { flags: '--injection-method <method>', description: 'hook | manual-fallback | unknown: record it when every check passed (default: not recorded)' },
+      repoDirOption,
+    ],
+    help: 'Prints {validation, e35_gaps, checks, pending?, brief_validation?, injection_method, passed, failed_step?: validation|pre_wave_checks|brief_validation}.\nExit: 0 passed (the E37 critic is pending, not failed, before REVIEWED), 1 a step failed (the later ones did not run), 2 bad input.',
+    load: () => import('./commands/finalize-scout.js'),
+  },
+  {
     name: 'mark-complete',
     group: 'State & reports',
     summary: 'E15 only: state COMPLETE, completion_date, marker, archive to docs/IMPL/complete/, clean stale worktrees — no CONTEXT.md, no commit (close-impl does all)',
