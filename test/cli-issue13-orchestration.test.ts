@@ -281,3 +281,35 @@ describe('finalize-scout', () => {
     expect(parseStdoutJson(result)).toMatchObject({ passed: false, failed_step: 'validation' });
   });
 });
+
+describe('finalize-impl', () => {
+  it('adds the missing lint and test gates from package.json (H2), keeps the build gate and comments; a second run changes nothing', async () => {
+    const scripts = { build: 'tsc -p .', lint: 'eslint .', test: 'vitest run' };
+    const { repo, impl } = await greetRepo(manifestText.replace('    - {type: build,', '    # the build gate\n    - {type: build,'), { 'package.json': JSON.stringify({ name: 'demo', version: '1.0.0', scripts }, null, 2) });
+    const result = await cli(['finalize-impl', impl], { cwd: repo.dir, env: repo.env });
+    expect(result.code, result.stdout).toBe(0);
+    const output = parseStdoutJson<{ success: boolean; saved: boolean; gates_added: unknown[]; validation: { valid: boolean }; commands: { build: string } }>(result);
+    expect(output).toMatchObject({ success: true, saved: true, validation: { valid: true } });
+    expect(output.gates_added).toEqual([
+      { type: 'lint', command: 'npm run lint', required: true },
+      { type: 'test', command: 'npm run test', required: true },
+    ]);
+    const text = readFileSync(impl, 'utf8');
+    expect(text).toContain('# the build gate');
+    expect(text).toContain("command: 'node -e \"process.exit(0)\"'");
+    expect(text).toContain('npm run lint');
+    const again = await cli(['finalize-impl', impl], { cwd: repo.dir, env: repo.env });
+    expect(parseStdoutJson(again)).toMatchObject({ success: true, saved: false, gates_added: [] });
+    expect(readFileSync(impl, 'utf8')).toBe(text);
+  });
+
+  it('an invalid IMPL is exit 1 with nothing written (not even the fixes); a missing file is exit 2', async () => {
+    const { repo, impl } = await greetRepo(manifestText.replace("{type: build,", "{type: compile,").replace('  - {file: src/extra.ts, agent: B, wave: 1, action: new}\n', '  - {file: src/extra.ts, agent: B, wave: 1, action: new}\n  - {file: src/extra.ts, agent: A, wave: 1, action: new}\n'));
+    const before = readFileSync(impl, 'utf8');
+    const result = await cli(['finalize-impl', impl], { cwd: repo.dir, env: repo.env });
+    expect(result.code).toBe(1);
+    expect(parseStdoutJson(result)).toMatchObject({ success: false, saved: false, failed_step: 'validation' });
+    expect(readFileSync(impl, 'utf8')).toBe(before);
+    expectCodedError(await cli(['finalize-impl', repo.path('docs/IMPL/IMPL-nope.yaml')], { cwd: repo.dir, env: repo.env }), { exitCode: 2 });
+  });
+});

@@ -951,6 +951,15 @@ export const commandTable: CommandSpec[] = [
     load: () => import('./commands/finalize-scout.js'),
   },
   {
+    name: 'finalize-impl',
+    group: 'Manifests & validation',
+    summary: "after the Scout: validate --fix → the repository's build/lint/test commands (H2) → the verification gates the IMPL lacks → validate again (one write, none when invalid)",
+    arguments: ['<impl>'],
+    options: [{ flags: '--repo-root <dir>', description: "repository whose commands are extracted (default: the IMPL's repository)" }],
+    help: 'Prints {success, validation_before, fixed, commands, gates_added[{type, command, required}], validation, saved, failed_step?}.\nExit: 0, 1 invalid before or after (nothing written), 2 bad input.',
+    load: () => import('./commands/finalize-impl.js'),
+  },
+  {
     name: 'mark-complete',
     group: 'State & reports',
     summary: 'E15 only: state COMPLETE, completion_date, marker, archive to docs/IMPL/complete/, clean stale worktrees — no CONTEXT.md, no commit (close-impl does all)',
