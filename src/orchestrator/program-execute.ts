@@ -26,8 +26,10 @@ import type { EventBus } from '../engine/events.js';
 import { freezeContracts, setProgramImplStatus, setProgramState } from '../engine/program/program-edits.js';
 import { createProgramWorktrees } from '../engine/program/tier-worktrees.js';
 import { finalizeTier, type FinalizeTierResult } from '../engine/program/finalize-tier.js';
+import { freezesAtTier } from '../engine/program/freeze-contracts.js';
 import { isBlocking } from '../errors/finding.js';
 import { checkImplConflicts } from '../protocol/impl-conflicts.js';
+import { programBranchName, programWorktreePath } from '../protocol/names.js';
 import { parseImpl } from '../protocol/parse-impl.js';
 import { validateImpl } from '../protocol/validate-impl.js';
 import { readTextFile } from '../store/read-text.js';
@@ -227,6 +229,38 @@ export async function executeProgram(options: ProgramExecuteOptions): Promise<Pr
       // COMPLETE) — a manifest that merely says so must not let the next tier start.
       const claimed = scopedImportFindings(manifest, await readProgramImplDocs(repoDir, manifest), impls);
       if (claimed.length === 0) {
+        const slugs = impls.map((impl) => impl.slug ?? '');
+        // A run killed after finalize-tier marked the tier complete but before it removed the
+        // merged IMPL worktrees/branches: finish finalize-tier (idempotent: nothing is merged twice).
+        const git = createGit(repoDir, { env: options.env as NodeJS.ProcessEnv });
+        const leftovers = (await Promise.all(slugs.map(async (slug) => existsSync(programWorktreePath(repoDir, manifest.program_slug ?? '', tier, slug)) || (await git.tryRevParse(`refs/heads/${programBranchName(manifest.program_slug ?? '', tier, slug)}`)) !== undefined))).some(Boolean);
+        if (leftovers) {
+          const finalized = await finalizeTier({ programPath, repoRoot: repoDir, tier, env: options.env as NodeJS.ProcessEnv, ...(options.now ? { now: options.now } : {}), ...(options.signal ? { signal: options.signal } : {}) });
+          run.finalize = finalized;
+          if (!finalized.success) {
+            run.status = 'failed';
+            run.detail = `finalize-tier (resumed): ${describeFinalizeFailure(finalized)}`;
+            done();
+            return stop(`tier ${tier}: ${run.detail}`, 'BLOCKED');
+          }
+        }
+        // E30 after a resume: a run killed between finalize-tier and the freeze left the tier
+        // complete but its contracts unrecorded — freeze them now, before any later tier starts.
+        if ((manifest.program_contracts ?? []).some((contract) => freezesAtTier(manifest, contract, tier, slugs) && (contract.frozen_at_tier === undefined || (contract.frozen_blob ?? '').trim() === ''))) {
+          const frozen = await freezeContracts({ programPath, repoRoot: repoDir, tier, env: options.env as NodeJS.ProcessEnv });
+          run.frozen = (frozen.contracts_frozen ?? []).map((contract) => contract.name ?? '');
+          if (frozen.success === false) {
+            run.status = 'failed';
+            run.detail = `freeze-contracts: ${(frozen.errors ?? []).join('; ')}`;
+            done();
+            return stop(`tier ${tier}: ${run.detail}`, 'BLOCKED');
+          }
+          if (frozen.manifest_updated) {
+            const { commitManifest } = await import('./run-critic.js');
+            await commitManifest(repoDir, programPath, `chore: freeze program contracts of tier ${tier} (${run.frozen.join(', ')})`, options.env);
+          }
+          progress(`tier ${tier}: complete; frozen now: ${run.frozen.join(', ')}`);
+        }
         run.status = 'skipped';
         run.detail = 'already complete';
         done();
