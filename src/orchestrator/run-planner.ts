@@ -145,6 +145,9 @@ async function plannerLoop(options: PlannerRunOptions & { outputPath: string; de
     addUsage(usage, outcome.usage);
     const text = existsSync(options.outputPath) ? await readTextFile(options.outputPath).catch(() => undefined) : undefined;
     findings = findingsOf(text);
+    // A Planner that did not finish has revised nothing: for a re-plan the file on disk is still the
+    // (valid) original, which must not pass as the Planner's revision.
+    if (outcome.status !== 'finished') findings = [{ code: 'N029_AGENT_RUN_FAILED', severity: 'error', message: `the Planner did not finish (${outcome.status})` } as Finding, ...findings];
     attempts.push({ attempt, agent_status: outcome.status, error_count: findings.length, errors: findings.map((finding) => ({ code: finding.code, message: finding.message })) });
     if (findings.length === 0) return { attempts, usage, valid: true, findings };
   }
