@@ -80,13 +80,16 @@ describe('finalize-wave: the whole pipeline', () => {
       'run-post-merge-gates',
       'mark-wave-verified',
       'cleanup',
+      'commit-state',
     ]);
     expect(seen).toEqual(result.steps.map((item) => item.step));
     expect(events.filter((event) => event.type === 'step-end')).toHaveLength(result.steps.length);
     // One --no-ff merge per agent, in wave declaration order, each with the agent's tip as second parent.
     const merges = await mergeCommits(fixture.repo);
     expect(merges.reverse()).toEqual(['A', 'B', 'C'].map((id) => `Merge polywave/demo/wave1-agent-${id}: Implement src/${id.toLowerCase()}.ts.`));
-    expect(await fixture.repo.run(['rev-list', '--count', `${base}..HEAD`])).toBe('6\n');
+    // 3 agent commits + 3 merges + the state commit (issue 13: the tree is left clean).
+    expect(await fixture.repo.run(['rev-list', '--count', `${base}..HEAD`])).toBe('7\n');
+    expect(await fixture.repo.git.status()).toEqual([]);
     for (const id of ['a', 'b', 'c']) expect(fixture.repo.read(`src/${id}.ts`)).toBe(`export const ${id} = 1;\n`);
     // State and protocol records.
     const manifest = fixture.manifest();
@@ -157,7 +160,7 @@ describe('finalize-wave: the whole pipeline', () => {
     await fixture.repo.run(['merge', '--no-ff', '-q', '-m', 'manual octopus', fixture.branch('A'), fixture.branch('B'), fixture.branch('C')]);
     const result = await fixture.finalize(1, { skipMerge: true });
     expect(result.success, JSON.stringify(failedStep(result))).toBe(true);
-    expect(result.steps.map((item) => item.step)).toEqual(['load-manifest', 'check-tamper', 'verify-manual-merge', 'populate-integration-checklist', 'verify-build', 'run-post-merge-gates', 'mark-wave-verified', 'cleanup']);
+    expect(result.steps.map((item) => item.step)).toEqual(['load-manifest', 'check-tamper', 'verify-manual-merge', 'populate-integration-checklist', 'verify-build', 'run-post-merge-gates', 'mark-wave-verified', 'cleanup', 'commit-state']);
     expect(fixture.manifest().state).toBe('WAVE_VERIFIED');
     expect(await fixture.repo.git.listBranches('polywave/')).toEqual([]);
   });

@@ -6,6 +6,7 @@ import { implSlugFromPath } from '../protocol/names.js';
 import { loadImpl } from '../store/manifest-file.js';
 import { absentBranchesStep } from './finalize/absent-branches.js';
 import { cleanupStep, verifyManualMergeStep } from './finalize/cleanup-step.js';
+import { commitStateStep } from './finalize/commit-state.js';
 import { agentStatusesStep, completionReportsStep } from './finalize/completion-reports.js';
 import { errorText, type FinalizeContext, type FinalizeMode, type FinalizeRepo, type FinalizeWaveOptions, type FinalizeWaveResult } from './finalize/context.js';
 import { inspectBranchesStep } from './finalize/inspect-branches.js';
@@ -212,6 +213,7 @@ export async function finalizeWave(options: FinalizeWaveOptions): Promise<Finali
     if (ok) ok = await runSteps(context, recorder, finalizeSteps(context.mode));
     if (!ok && context.manifest) await runSteps(context, recorder, failureSteps);
     if (context.manifest) await runSteps(context, recorder, [saveReportsStep]);
+    if (ok) await runSteps(context, recorder, [commitStateStep]);
   } finally {
     await releaseTargetCheckouts(context);
   }

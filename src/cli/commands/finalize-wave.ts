@@ -43,7 +43,8 @@ export function finalizeOptionsFrom(command: string, args: string[], options: Re
 
 /**
  * `finalize-wave <impl> --wave N [--merge-target B] [--skip-merge] [--dry-run] [--no-cache]
- * [--require-no-stubs] [--enforce-integration] [--accept-changes] [--json-only] [--repo-dir D]` — verify, predict,
+ * [--require-no-stubs] [--enforce-integration] [--accept-changes] [--commit-state|--no-commit-state]
+ * [--cross-repo-verify] [--json-only] [--repo-dir D]` — verify, predict,
  * gate, merge, verify the merge, mark, clean up. Prints the FinalizeWaveResult JSON with every
  * step's status — on failure too (the Go tool prints `null`); exit 1 when a step failed.
  */
@@ -65,6 +66,9 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
       requireNoStubs: options.requireNoStubs === true,
       enforceIntegration: options.enforceIntegration === true,
       acceptChanges: options.acceptChanges === true,
+      // Issue 13: the state change is committed after a verified wave unless --no-commit-state.
+      // --cross-repo-verify (Go) is accepted: every repository of a cross-repo wave is always verified (verify-build and post-merge gates per repository).
+      commitState: options.commitState !== false,
       ...(afterMerge ? { afterMerge } : {}),
       signal: interrupt.signal,
     });

@@ -38,6 +38,11 @@ export interface FinalizeWaveOptions extends EngineRunOptions {
   concurrentRefs?: string[];
   /** Run every check, write nothing: no manifest edits, no merges, no cleanup. */
   dryRun?: boolean;
+  /**
+   * Issue 13: commit the state change (the IMPL manifest) in the main checkout after a verified
+   * wave, leaving a clean tree. Default true; never in a PROGRAM tier (`concurrentRefs`).
+   */
+  commitState?: boolean;
   /** Bypass the E38 gate cache for the pre-merge gates (post-merge gates never use it). */
   noCache?: boolean;
   /** E20: stubs fail the wave instead of being informational. */
