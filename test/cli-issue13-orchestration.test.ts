@@ -313,3 +313,62 @@ describe('finalize-impl', () => {
     expectCodedError(await cli(['finalize-impl', repo.path('docs/IMPL/IMPL-nope.yaml')], { cwd: repo.dir, env: repo.env }), { exitCode: 2 });
   });
 });
+
+describe('retry (E7/E19/E7a)', () => {
+  const retryManifest = `title: Letters
+feature_slug: letters
+verdict: SUITABLE
+test_command: node -e "process.exit(0)"
+lint_command: node -e "process.exit(0)"
+state: WAVE_PENDING
+file_ownership:
+  - {file: src/a.ts, agent: A, wave: 1, action: new}
+  - {file: src/b.ts, agent: B, wave: 1, action: new}
+waves:
+  - number: 1
+    agents:
+      - {id: A, task: "Create src/a.ts exporting a.", files: [src/a.ts]}
+      - {id: B, task: "Create src/b.ts exporting b.", files: [src/b.ts]}
+quality_gates:
+  level: standard
+  gates:
+    - {type: build, command: 'node -e "process.exit(0)"', required: true}
+`;
+  const complete = (id: string) => [`  ${id}:`, '    steps:', `      - write: { path: src/${id.toLowerCase()}.ts, content: "export const ${id.toLowerCase()} = 1;\\n" }`, `      - commit: "feat(${id})"`, '      - report: { status: complete, verification: PASS }'];
+
+  it('relaunches only the blocked agent with its last report as retry context, then finalizes; a second retry has nothing to do', async () => {
+    const repo = await createTestRepo({ files: { 'docs/IMPL/IMPL-letters.yaml': retryManifest, 'src/index.ts': 'export {};\n' } });
+    const impl = repo.path('docs/IMPL/IMPL-letters.yaml');
+    const script = repo.sibling('script.yaml');
+    repo.write('../script.yaml', ['version: 1', 'agents:', ...complete('A'), '  B:', '    steps:', '      - write: { path: src/b.ts, content: "export const b = 0;\\n" }', '      - commit: "wip(B)"', '      - report: { status: partial, failure_type: fixable, verification: "FAIL (src/b.ts: cannot find module left-pad)", notes: "left-pad is not installed" }', ''].join('\n'));
+    const first = await cli(['run-wave', impl, '--wave', '1', '--model', `script:${script}`, '--skip-critic'], { cwd: repo.dir, env: repo.env });
+    expect(first.code, first.stderr).toBe(1);
+    // The retry: A (complete) is not relaunched; B gets its previous notes in the prompt.
+    repo.write('../script.yaml', ['version: 1', 'agents:', '  A:', '    steps:', '      - fail: { kind: fatal, message: "A must not be relaunched" }', '  B:', '    steps:', '      - expect_prompt: "left-pad is not installed"', '      - expect_prompt: "The build quality gate failed."', '      - edit: { path: src/b.ts, old: "= 0", new: "= 1" }', '      - commit: "fix(B)"', '      - report: { status: complete, verification: PASS }', ''].join('\n'));
+    const result = await cli(['retry', impl, '--wave', '1', '--gate-type', 'build', '--model', `script:${script}`, '--skip-critic'], { cwd: repo.dir, env: repo.env });
+    expect(result.code, `${result.stderr}\n${result.stdout.slice(0, 3000)}`).toBe(0);
+    const output = parseStdoutJson<{ final_state: string; agents: unknown[]; run: { state: string; agents: Array<{ agent: string; status: string; resumed?: boolean }> } }>(result);
+    expect(output.final_state).toBe('passed');
+    expect(output.agents).toEqual([{ agent: 'B', attempt: 1, previous_status: 'partial', error_class: expect.any(String), failure_type: 'fixable', relaunched: true }]);
+    expect(output.run.agents.find((agent) => agent.agent === 'A')).toMatchObject({ status: 'complete', resumed: true });
+    expect(repo.read('src/b.ts')).toBe('export const b = 1;\n');
+    expect(repo.read('src/a.ts')).toBe('export const a = 1;\n');
+    expectCodedError(await cli(['retry', impl, '--wave', '1', '--model', `script:${script}`], { cwd: repo.dir, env: repo.env }), { exitCode: 1, code: 'R001_NOTHING_TO_RETRY' });
+  }, 180_000);
+
+  it('bad input (exit 2) and used-up retries (exit 1, final_state blocked, nothing launched)', async () => {
+    const reports = 'completion_reports:\n  B: {status: blocked, failure_type: fixable, notes: "no"}\n';
+    const repo = await createTestRepo({ files: { 'docs/IMPL/IMPL-letters.yaml': retryManifest.replace('state: WAVE_PENDING', 'state: BLOCKED') + reports } });
+    const impl = repo.path('docs/IMPL/IMPL-letters.yaml');
+    const before = readFileSync(impl, 'utf8');
+    expectCodedError(await cli(['retry', impl, '--wave', '3'], { cwd: repo.dir, env: repo.env }), { exitCode: 2, code: 'P011_WAVE_NOT_FOUND' });
+    expectCodedError(await cli(['retry', impl, '--wave', '1', '--agent', 'Q'], { cwd: repo.dir, env: repo.env }), { exitCode: 2, code: 'X001_INVALID_INPUT' });
+    expectCodedError(await cli(['retry', impl, '--wave', '1', '--gate-type', 'vibes'], { cwd: repo.dir, env: repo.env }), { exitCode: 2, code: 'X001_INVALID_INPUT' });
+    const result = await cli(['retry', impl, '--wave', '1', '--agent', 'B', '--max-retries', '0', '--model', 'script:/nonexistent.yaml'], { cwd: repo.dir, env: repo.env });
+    expect(result.code).toBe(1);
+    expect(parseStdoutJson(result)).toMatchObject({ final_state: 'blocked', success: false, agents: [{ agent: 'B', relaunched: false }] });
+    expect(result.stderr).toContain('not relaunched');
+    expect(readFileSync(impl, 'utf8')).toBe(before);
+    expect((await repo.run(['status', '--porcelain'])).trim()).toBe('');
+  });
+});

@@ -62,6 +62,13 @@ export interface RunWaveOptions extends EngineRunOptions {
   rerun?: boolean;
   /** First back-off before relaunching after a transient failure (ms, doubled per attempt; default 2000). */
   retryBackoffMs?: number;
+  /**
+   * `retry`: launch only these agents; the wave's other agents keep their reports (a complete one
+   * still passes E42 and counts; any other leaves the wave blocked). Default: every agent.
+   */
+  onlyAgents?: readonly string[];
+  /** `retry`: the E19 retry context each relaunched agent's first attempt gets (its previous report, the gate output). */
+  initialRetry?: Readonly<Record<string, WaveRetryContext>>;
   /** Keep each agent's scratch HOME/TMPDIR. */
   keepScratch?: boolean;
   /**
@@ -375,7 +382,7 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
     const owned = ownedFiles(manifest, options.wave, plan.id);
     const journal = journalPaths(plan.root, options.wave, plan.id);
     let previousReport = JSON.stringify(manifest.completion_reports?.[plan.id] ?? null);
-    let retry: WaveRetryContext | undefined;
+    let retry: WaveRetryContext | undefined = options.initialRetry?.[plan.id];
     // E9 re-entry: an agent whose complete report still passes E42 is not launched again.
     const existing = manifest.completion_reports?.[plan.id] as CompletionReportRecord | undefined;
     if (existing?.status === 'complete') {
@@ -388,6 +395,12 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
         events?.emit({ v: 1, type: 'agent-end', slug, wave: options.wave, agent: plan.id, attempt: 0, status: 'complete', turns: 0, input_tokens: 0, output_tokens: 0, duration_ms: 0, explanation: summary.explanation });
         return summary;
       }
+    }
+    if (options.onlyAgents && !options.onlyAgents.includes(plan.id)) {
+      const status = existing?.status;
+      summary.status = status === 'blocked' ? 'blocked' : status === 'partial' ? 'partial' : 'failed';
+      summary.explanation = `not relaunched (retry of ${options.onlyAgents.join(', ')} only); report: ${status ?? 'none'}`;
+      return summary;
     }
     for (let attempt = 1; ; attempt += 1) {
       if (options.signal?.aborted) {

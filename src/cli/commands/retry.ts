@@ -1,0 +1,70 @@
+import path from 'node:path';
+import { EventBus } from '../../engine/events.js';
+import { PolywaveError } from '../../errors/polywave-error.js';
+import { retryWave } from '../../orchestrator/retry-wave.js';
+import { printJson, type CommandIo, type CommandResult } from '../io.js';
+import { unsafeNoSandboxFrom } from '../sandbox-option.js';
+import { createWaveProgress } from '../wave-progress.js';
+import { interruptSignal, repoDirOption, waveOption } from './prepare-wave.js';
+import { implPathFrom } from './shared.js';
+
+function positive(options: Record<string, unknown>, name: string, flag: string, allowZero = false): number | undefined {
+  const value = options[name];
+  if (value === undefined) return undefined;
+  const number = typeof value === 'number' ? value : Number(value);
+  if (!Number.isFinite(number) || number < 0 || (!allowZero && number === 0)) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `${flag} must be a ${allowZero ? 'non-negative' : 'positive'} number (got ${String(value)})` });
+  return number;
+}
+
+/**
+ * `retry <impl> --wave N [--agent X] [--gate-type T] [--max-retries K] [run-wave flags]` —
+ * E7/E19/E7a: relaunch the failed agents of a wave (partial, blocked or no report) with the E19
+ * retry context of their last report, then finalize when all completed. Prints `{wave,
+ * max_retries, gate_type?, agents[{agent, attempt, previous_status, error_class, failure_type?,
+ * relaunched}], final_state: passed|retrying|blocked, warnings, run?, success}`. Exit 0 passed,
+ * 1 still failing or nothing to retry (R001_NOTHING_TO_RETRY), 2 bad input.
+ */
+export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  const implPath = implPathFrom(args, io);
+  const wave = waveOption(options);
+  const gateType = typeof options.gateType === 'string' && options.gateType.trim() !== '' ? options.gateType.trim() : undefined;
+  if (gateType !== undefined && !['build', 'test', 'lint'].includes(gateType)) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `invalid --gate-type "${gateType}": must be one of build, test, lint` });
+  const maxRetries = positive(options, 'maxRetries', '--max-retries', true);
+  const timeout = positive(options, 'timeout', '--timeout');
+  const maxTurns = positive(options, 'maxTurns', '--max-turns');
+  const repoDir = typeof options.repoRoot === 'string' && options.repoRoot.trim() !== '' ? path.resolve(io.cwd, options.repoRoot) : repoDirOption(options, io);
+  const json = options.json === true;
+  const events = new EventBus();
+  const progress = json ? undefined : createWaveProgress(io, { tty: io.stderrIsTty === true });
+  if (json) events.subscribe((event) => io.stdout(`${JSON.stringify(event)}\n`));
+  else events.subscribe(progress!.onEvent);
+  const interrupt = interruptSignal();
+  try {
+    const result = await retryWave({
+      implPath,
+      wave,
+      env: io.env,
+      now: io.now,
+      events,
+      signal: interrupt.signal,
+      ...(unsafeNoSandboxFrom(options, io) ? { unsafeNoSandbox: true } : {}),
+      ...(typeof options.agent === 'string' && options.agent.trim() !== '' ? { agent: options.agent.trim() } : {}),
+      ...(gateType ? { gateType } : {}),
+      ...(maxRetries !== undefined ? { maxRetries: Math.floor(maxRetries) } : {}),
+      ...(repoDir ? { repoDir } : {}),
+      ...(typeof options.model === 'string' && options.model.trim() !== '' ? { model: options.model.trim() } : {}),
+      ...(typeof options.mergeTarget === 'string' && options.mergeTarget.trim() !== '' ? { mergeTarget: options.mergeTarget.trim() } : {}),
+      ...(timeout ? { agentTimeoutMs: Math.round(timeout * 1000) } : {}),
+      ...(maxTurns ? { maxTurns: Math.floor(maxTurns) } : {}),
+      finalize: options.finalize !== false,
+      skipCritic: options.skipCritic === true,
+    });
+    for (const warning of result.warnings) io.stderr(`retry: warning: ${warning}\n`);
+    if (json) io.stdout(`${JSON.stringify({ v: 1, type: 'retry-result', result })}\n`);
+    else printJson(io, result);
+    return result.success ? 0 : 1;
+  } finally {
+    progress?.stop();
+    interrupt.dispose();
+  }
+}
