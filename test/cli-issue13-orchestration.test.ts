@@ -372,3 +372,47 @@ quality_gates:
     expect((await repo.run(['status', '--porcelain'])).trim()).toBe('');
   });
 });
+
+describe('run-scout --refresh-brief (E28A)', () => {
+  const reviewed = manifestText.replace('state: WAVE_PENDING', 'state: REVIEWED');
+
+  async function refresh(newText: string) {
+    const { repo, impl } = await greetRepo(reviewed);
+    const script = repo.sibling('scout.yaml');
+    repo.write('../scout.yaml', `version: 1\nagents:\n  scout:\n    steps:\n      - expect_prompt: "BRIEF REFRESH (E28A)"\n      - write: { path: docs/IMPL/IMPL-greet.yaml, content: ${JSON.stringify(newText)} }\n      - text: "refreshed"\n`);
+    const head = (await repo.run(['rev-parse', 'HEAD'])).trim();
+    const result = await cli(['run-scout', impl, '--refresh-brief', '--model', `script:${script}`, '--max-attempts', '1'], { cwd: repo.dir, env: repo.env });
+    return { repo, impl, head, result };
+  }
+
+  it('updates only the task texts, keeps REVIEWED (the Scout wrote SCOUT_PENDING), commits once', async () => {
+    const newText = reviewed.replace('Call `greet` from src/use.ts.', 'Call `greet` from src/use.ts (greet now lives at line 1).').replace('state: REVIEWED', 'state: SCOUT_PENDING');
+    const { repo, impl, head, result } = await refresh(newText);
+    expect(result.code, `${result.stderr}\n${result.stdout.slice(0, 2000)}`).toBe(0);
+    expect(parseStdoutJson(result)).toMatchObject({ state: 'REVIEWED', success: true, committed: true, brief_refresh: { agents_refreshed: ['C'], plan_changes: [], restored: false } });
+    const text = readFileSync(impl, 'utf8');
+    expect(text).toContain('greet now lives at line 1');
+    expect(text).toContain('state: REVIEWED');
+    expect((await repo.run(['rev-list', '--count', `${head}..HEAD`])).trim()).toBe('1');
+    expect((await repo.run(['status', '--porcelain'])).trim()).toBe('');
+  }, 60_000);
+
+  it('refuses a refresh that changes ownership or waves: the IMPL restored byte for byte (exit 1)', async () => {
+    // Still a valid IMPL, but the Scout re-planned: an extra file for C.
+    const newText = reviewed.replace('  - {file: src/use.ts, agent: C, wave: 2, action: modify, depends_on: [A]}', '  - {file: src/use.ts, agent: C, wave: 2, action: modify, depends_on: [A]}\n  - {file: src/more.ts, agent: C, wave: 2, action: new}').replace('        files: [src/use.ts]\n', '        files: [src/use.ts, src/more.ts]\n');
+    const { repo, impl, head, result } = await refresh(newText);
+    expect(result.code).toBe(1);
+    expect(parseStdoutJson(result)).toMatchObject({ state: 'REVIEWED', success: false, committed: false, error: { code: 'E28A_REFRESH_CHANGED_PLAN' }, brief_refresh: { restored: true, plan_changes: ['file_ownership', 'waves'] } });
+    expect(readFileSync(impl, 'utf8')).toBe(reviewed);
+    expect((await repo.run(['rev-parse', 'HEAD'])).trim()).toBe(head);
+    expect((await repo.run(['status', '--porcelain'])).trim()).toBe('');
+  }, 60_000);
+
+  it('refuses an IMPL that is not reviewed, or missing (exit 2, nothing changed)', async () => {
+    const { repo, impl } = await greetRepo(manifestText.replace('state: WAVE_PENDING', 'state: SCOUT_PENDING'));
+    const before = readFileSync(impl, 'utf8');
+    expectCodedError(await cli(['run-scout', impl, '--refresh-brief', '--model', 'script:/nonexistent.yaml'], { cwd: repo.dir, env: repo.env }), { exitCode: 2, code: 'N019_SCOUT_INVALID_OPTS' });
+    expect(readFileSync(impl, 'utf8')).toBe(before);
+    expectCodedError(await cli(['run-scout', repo.path('docs/IMPL/IMPL-nope.yaml'), '--refresh-brief', '--model', 'script:/nonexistent.yaml'], { cwd: repo.dir, env: repo.env }), { exitCode: 2 });
+  });
+});

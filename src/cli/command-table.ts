@@ -852,6 +852,7 @@ export const commandTable: CommandSpec[] = [
       { flags: '--max-turns <n>', description: 'model turns per attempt (default 50)' },
       { flags: '--auto', description: 'E37 auto mode: an ISSUES verdict with warnings only passes' },
       { flags: '--protocol-repo <dir>', description: 'accepted for compatibility (prompts ship with polywave)' },
+      { flags: '--refresh-brief', description: 'E28A: the argument is a reviewed IMPL; the Scout refreshes only the agents\' tasks (ownership and waves must stay unchanged, else the IMPL is restored; state stays REVIEWED; no critic)' },
       { flags: '--json', description: 'stream events as NDJSON on stdout (ends with a run-scout-result line) instead of progress on stderr' },
       unsafeNoSandboxOption,
     ],

@@ -45,6 +45,7 @@ import { editImpl, loadManifest } from '../store/manifest-file.js';
 import { readTextFile } from '../store/read-text.js';
 import { repoFileFacts } from '../store/repo-facts.js';
 import { commitManifest, runCritic, type RunCriticResult } from './run-critic.js';
+import { finishRefresh, refreshFeature, refreshSnapshot, type BriefRefreshRecord } from './brief-refresh.js';
 
 /** Options of {@link runScout}. */
 export interface RunScoutOptions {
@@ -83,6 +84,8 @@ export interface RunScoutOptions {
   /** Wall-clock limit of the critic (ms; default 20 minutes). */
   criticTimeoutMs?: number;
   maxTurns?: number;
+  /** E28A `--refresh-brief`: refresh the agents' tasks of an existing reviewed IMPL, keeping ownership and waves (see brief-refresh.ts). */
+  refreshBrief?: boolean;
 }
 
 /** A validation finding as recorded per attempt. */
@@ -127,6 +130,8 @@ export interface RunScoutResult {
   usage: AgentUsage;
   duration_ms: number;
   steps: StepResult[];
+  /** `--refresh-brief`: which tasks changed, and whether the IMPL was restored. */
+  brief_refresh?: BriefRefreshRecord;
   /** True when the IMPL ended REVIEWED (ready for prepare-wave). */
   success: boolean;
 }
@@ -301,7 +306,8 @@ export async function runScout(options: RunScoutOptions): Promise<RunScoutResult
   if (!slugPattern.test(slug)) throw new PolywaveError({ code: 'V018_INVALID_SLUG_FORMAT', message: `slug "${slug}" is not kebab-case (a-z, 0-9, single hyphens)` });
   const relativeImpl = path.relative(repoDir, implPath).split(path.sep).join('/');
   if (relativeImpl.startsWith('../') || path.isAbsolute(relativeImpl)) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `the IMPL path ${implPath} is outside the repository ${repoDir}` });
-  await refuseExisting(implPath);
+  const refresh = options.refreshBrief ? await refreshSnapshot(implPath) : undefined;
+  if (!refresh) await refuseExisting(implPath);
   const program = options.program ? await programContext(path.resolve(repoDir, options.program), slug) : undefined;
   await mkdir(path.dirname(implPath), { recursive: true });
 
@@ -341,7 +347,7 @@ export async function runScout(options: RunScoutOptions): Promise<RunScoutResult
 
   for (let attempt = 1; attempt <= maxAttempts; attempt += 1) {
     const prompt = renderRolePrompt('scout', {
-      feature,
+      feature: refresh ? refreshFeature(feature, relativeImpl) : feature,
       repoRoot: repoDir,
       implPath: relativeImpl,
       featureSlug: slug,
@@ -443,6 +449,10 @@ export async function runScout(options: RunScoutOptions): Promise<RunScoutResult
   });
 
   const last = attempts.at(-1);
+  if (refresh) {
+    const refreshed = await finishRefresh({ implPath, slug, snapshot: refresh, valid: last?.outcome === 'valid', ...(stopped ? { failure: stopped } : {}), record: (step, status, detail) => record(step, status, detail, performance.now()), commit: (message) => commitManifest(repoDir, implPath, message, options.env) });
+    return finish({ ...(refresh.manifest.verdict ? { verdict: refresh.manifest.verdict } : {}), ...refreshed });
+  }
   if (stopped && last?.outcome !== 'valid') {
     // An abort or a setup problem is not a Scout failure: the state is left as it is.
     const state = (output?.manifest?.state ?? '').trim() || 'SCOUT_PENDING';

@@ -1,4 +1,7 @@
 import path from 'node:path';
+import { loadImpl } from '../../store/manifest-file.js';
+import { projectRootOf } from '../../store/program-impl-docs.js';
+import { implPathFrom } from './shared.js';
 import { EventBus, type PolywaveEvent } from '../../engine/events.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { runScout } from '../../orchestrator/run-scout.js';
@@ -41,10 +44,22 @@ function progressLine(event: PolywaveEvent): string | undefined {
  * result JSON on stdout (`--json`: NDJSON events on stdout, ending with a run-scout-result line).
  * Exit 0 REVIEWED, 1 BLOCKED / NOT_SUITABLE / critic gate failed, 2 bad input.
  */
+/** The feature text of a brief refresh: the IMPL's title (the Scout reads the IMPL itself). */
+async function refreshFeatureText(implPath: string): Promise<string> {
+  try {
+    const manifest = (await loadImpl(implPath)).parsed.manifest;
+    return (manifest?.title ?? manifest?.feature_slug ?? path.basename(implPath)).trim();
+  } catch {
+    return path.basename(implPath); // runScout reports the missing or unreadable IMPL
+  }
+}
+
 export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
-  const feature = (args[0] ?? '').trim();
+  // E28A --refresh-brief: the argument is the reviewed IMPL (path, file name or slug) whose tasks are refreshed.
+  const refreshImpl = options.refreshBrief === true ? implPathFrom(args, io) : undefined;
+  const feature = refreshImpl ? await refreshFeatureText(refreshImpl) : (args[0] ?? '').trim();
   if (feature === '') throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: 'a feature description is required: polywave run-scout "<feature>"' });
-  const repoDir = path.resolve(io.cwd, text(options, 'repoDir') ?? '.');
+  const repoDir = path.resolve(io.cwd, text(options, 'repoDir') ?? (refreshImpl ? projectRootOf(refreshImpl, io.cwd) : '.'));
   const model = text(options, 'model') ?? text(options, 'scoutModel');
   const criticModel = text(options, 'criticModel');
   const program = text(options, 'program');
@@ -79,6 +94,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
       ...(program ? { program: path.resolve(io.cwd, program) } : {}),
       ...(slug ? { slug } : {}),
       ...(implOutputPath ? { implPath: path.resolve(io.cwd, implOutputPath) } : {}),
+      ...(refreshImpl ? { refreshBrief: true, implPath: refreshImpl } : {}),
       ...(timeout ? { timeoutMs: Math.round(timeout * 60_000) } : {}),
       ...(maxAttempts ? { maxAttempts: Math.floor(maxAttempts) } : {}),
       ...(maxTurns ? { maxTurns: Math.floor(maxTurns) } : {}),
