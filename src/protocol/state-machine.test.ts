@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { implModel, protocolStates, type ImplManifest } from './schema/impl-schema.js';
 import {
+  e15CompletionGuard,
   checkTransition,
   implStateToProgramStatus,
   isLegalTransition,
@@ -172,5 +173,23 @@ describe('implStateToProgramStatus', () => {
 
   it('only ever yields a valid program status', () => {
     for (const state of protocolStates) expect(programImplStatuses).toContain(implStateToProgramStatus(state));
+  });
+});
+
+describe('e15CompletionGuard (issue 13)', () => {
+  it.each([['REVIEWED'], ['BLOCKED'], [' BLOCKED ']])('refuses %s -> COMPLETE (skips WAVE_VERIFIED)', (from) => {
+    const finding = e15CompletionGuard(from, 'COMPLETE');
+    expect(finding?.code).toBe('N008_STATE_TRANSITION');
+    expect(finding?.message).toMatch(/^E15: transition from (REVIEWED|BLOCKED) to COMPLETE skips the WAVE_VERIFIED guard/);
+    expect(finding?.suggestion).toContain('close-impl --force');
+  });
+
+  it.each([
+    ['WAVE_VERIFIED', 'COMPLETE'],
+    ['WAVE_EXECUTING', 'COMPLETE'],
+    ['BLOCKED', 'WAVE_VERIFIED'],
+    ['REVIEWED', 'WAVE_PENDING'],
+  ])('lets %s -> %s through', (from, to) => {
+    expect(e15CompletionGuard(from, to)).toBeUndefined();
   });
 });

@@ -94,6 +94,28 @@ export function checkTransition(from: string | undefined, to: string, manifest?:
 }
 
 /**
+ * Issue 13, E15 guard for `set-impl-state`: COMPLETE is the marker of a verified final wave
+ * (E15's trigger is WAVE_VERIFIED → COMPLETE). The Go table also lets REVIEWED and BLOCKED jump
+ * to COMPLETE, which skips every merge and verification; those two are refused here (the state
+ * machine table stays the Go one for readers such as reconcile-state). From BLOCKED, the way is
+ * BLOCKED → WAVE_VERIFIED (after the wave is really verified) → COMPLETE; `close-impl --force`
+ * remains the explicit override. Returns the refusal, or undefined.
+ */
+export function e15CompletionGuard(from: string | undefined, to: string): Finding | undefined {
+  const current = (from ?? '').trim();
+  if (to !== 'COMPLETE' || (current !== 'REVIEWED' && current !== 'BLOCKED')) return undefined;
+  return {
+    code: stateTransitionCode,
+    severity: 'error',
+    message: `E15: transition from ${current} to COMPLETE skips the WAVE_VERIFIED guard — COMPLETE is set only after the final wave is merged and verified (WAVE_VERIFIED -> COMPLETE)`,
+    suggestion:
+      current === 'BLOCKED'
+        ? 'finish the blocked wave (finalize-wave, or set-impl-state --state WAVE_VERIFIED once it is verified), then set COMPLETE (or close-impl --force to override)'
+        : 'run the waves (prepare-wave / run-wave, finalize-wave) until the final wave is WAVE_VERIFIED, then close-impl (or close-impl --force to override)',
+  };
+}
+
+/**
  * Advisory context checks for an allowed transition (reference §4.2 step 4). Today one rule:
  * WAVE_EXECUTING → COMPLETE when the latest wave that has agents has more than one agent skips
  * the merge and verification of that wave; a solo wave (merged in place) does not warn.

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { PolywaveError } from '../../errors/polywave-error.js';
-import { checkTransition, isProtocolState } from '../../protocol/state-machine.js';
+import { checkTransition, e15CompletionGuard, isProtocolState } from '../../protocol/state-machine.js';
 import { protocolStates } from '../../protocol/schema/impl-schema.js';
 import { editImpl } from '../../store/manifest-file.js';
 import { commitFiles } from '../../git/commit-files.js';
@@ -9,7 +9,8 @@ import { implPathFrom, requireManifest, requireOption } from './shared.js';
 
 /**
  * `set-impl-state <impl> --state S [--commit] [--commit-msg M]` — the state machine's only
- * writer from the CLI: refuses illegal transitions (exit 1) listing the legal targets.
+ * writer from the CLI: refuses illegal transitions (exit 1) listing the legal targets, and
+ * (E15, issue 13) REVIEWED/BLOCKED → COMPLETE, which would skip the WAVE_VERIFIED guard.
  */
 export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
   const filePath = implPathFrom(args, io);
@@ -21,6 +22,8 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     const manifest = requireManifest(parsed, filePath);
     const check = checkTransition(manifest.state, target, manifest);
     if (!check.ok) throw new PolywaveError({ code: check.finding.code, message: check.finding.message, exitCode: 1 });
+    const guard = e15CompletionGuard(manifest.state, target);
+    if (guard) throw new PolywaveError({ code: guard.code, message: `${guard.message}; ${guard.suggestion ?? ''}`.replace(/; $/, ''), exitCode: 1 });
     return { edits: [{ path: ['state'], value: target }], outcome: { previous: manifest.state ?? '', warnings: check.warnings } };
   });
   for (const warning of outcome.warnings) io.stderr(`polywave: warning[${warning.code}]: ${warning.message}\n`);
