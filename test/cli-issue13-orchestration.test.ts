@@ -416,3 +416,40 @@ describe('run-scout --refresh-brief (E28A)', () => {
     expectCodedError(await cli(['run-scout', repo.path('docs/IMPL/IMPL-nope.yaml'), '--refresh-brief', '--model', 'script:/nonexistent.yaml'], { cwd: repo.dir, env: repo.env }), { exitCode: 2 });
   });
 });
+
+describe('run-review', () => {
+  const review = (overall: number) => ({
+    code_quality: { score: overall, rationale: 'Readable.' },
+    naming_clarity: { score: overall, rationale: 'Clear names.' },
+    complexity: { score: overall, rationale: 'Simple.' },
+    pattern_adherence: { score: overall, rationale: 'Fits.' },
+    security: { score: overall, rationale: 'No input handling.' },
+    overall,
+    summary: 'A small change.',
+  });
+
+  async function reviewed(overall: number, extra: string[] = []) {
+    const repo = await createTestRepo({ files: baseFiles });
+    repo.write('src/use.ts', `${repo.read('src/use.ts')}export const twice = greet('again');\n`);
+    await repo.commitAll('use greet twice');
+    repo.write('../review.yaml', `version: 1\nagents:\n  reviewer:\n    steps:\n      - expect_prompt: "export const twice"\n      - final: ${JSON.stringify(review(overall))}\n`);
+    const result = await cli(['run-review', '--model', `script:${repo.sibling('review.yaml')}`, ...extra], { cwd: repo.dir, env: repo.env });
+    return { repo, result };
+  }
+
+  it("reviews HEAD's diff: scores per dimension; passed at the threshold", async () => {
+    const { repo, result } = await reviewed(80);
+    expect(result.code, result.stderr).toBe(0);
+    expect(parseStdoutJson(result)).toMatchObject({ passed: true, overall: 80, threshold: 70, summary: 'A small change.', truncated: false, dimensions: { security: { score: 80, rationale: 'No input handling.' } } });
+    expect((await repo.run(['status', '--porcelain'])).trim()).toBe('');
+  });
+
+  it('below the threshold: exit 0, with --blocking exit 1; a bad --threshold is exit 2', async () => {
+    const { repo, result } = await reviewed(50, ['--threshold', '60']);
+    expect(result.code).toBe(0);
+    expect(parseStdoutJson(result)).toMatchObject({ passed: false, overall: 50, threshold: 60 });
+    const blocking = await cli(['run-review', '--model', `script:${repo.sibling('review.yaml')}`, '--blocking'], { cwd: repo.dir, env: repo.env });
+    expect(blocking.code).toBe(1);
+    expectCodedError(await cli(['run-review', '--threshold', 'lots'], { cwd: repo.dir, env: repo.env }), { exitCode: 2, code: 'X001_INVALID_INPUT' });
+  });
+});

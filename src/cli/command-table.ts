@@ -878,6 +878,20 @@ export const commandTable: CommandSpec[] = [
     load: () => import('./commands/run-critic.js'),
   },
   {
+    name: 'run-review',
+    group: 'Manifests & validation',
+    summary: "LLM code review of the latest commit's diff: five dimensions scored 0–100, overall, summary; passed = overall >= threshold",
+    options: [
+      { flags: '--model <model>', description: 'reviewer model (default: POLYWAVE_MODEL / API keys / claude-code)' },
+      { flags: '--threshold <n>', description: 'pass mark of the overall score (default 70)' },
+      { flags: '--blocking', description: 'exit 1 when the review does not pass (or cannot be made)' },
+      repoDirOption,
+      unsafeNoSandboxOption,
+    ],
+    help: 'Prints {passed, overall, threshold, dimensions{code_quality, naming_clarity, complexity, pattern_adherence, security: {score, rationale}}, summary, commit, diff_bytes, truncated, usage, error?}.\nExit: 0; 1 only with --blocking when not passed; 2 bad input.',
+    load: () => import('./commands/run-review.js'),
+  },
+  {
     name: 'set-critic-review',
     group: 'State & reports',
     summary: 'write critic_report (E37; the critic then commits the IMPL, E48) — every field checked before writing',
