@@ -259,7 +259,7 @@ describe('program-execute: the demo PROGRAM end to end (one run, several asserti
     // The agent merges are on the IMPL branch side (second parent of the IMPL merge), not on main's first-parent line.
     const firstParent = git(demo.repo, ['log', '--first-parent', '--format=%s', 'HEAD']);
     for (const prefix of agentMerges) expect(firstParent).not.toContain(prefix);
-    for (const [slug, prefix] of [['pricing', agentMerges[0]], ['catalog', agentMerges[1]], ['catalog', agentMerges[2]], ['checkout', agentMerges[3]]] as const) {
+    for (const [slug, prefix] of [['pricing', agentMerges[0]!], ['catalog', agentMerges[1]!], ['catalog', agentMerges[2]!], ['checkout', agentMerges[3]!]] as const) {
       const implMerge = git(demo.repo, ['log', '--merges', '--format=%H %s', 'HEAD']).split('\n').find((line) => line.includes(`impl ${slug}:`))!.split(' ')[0]!;
       const agentMerge = git(demo.repo, ['log', '--merges', '--format=%H %s', 'HEAD']).split('\n').find((line) => line.includes(prefix))!.split(' ')[0]!;
       expect(git(demo.repo, ['merge-base', '--is-ancestor', agentMerge, `${implMerge}^2`]) === '').toBe(true);
