@@ -28,7 +28,7 @@ export const commitStateStep: StepDefinition<FinalizeContext> = {
     const repo = context.repos.find((item) => item.root === implRoot);
     const git = repo?.git ?? context.gitAt(implRoot);
     const dirty = await classifyDirtyTree({ key: '', root: implRoot, git, primary: true }, context.implPath);
-    const files = dirty.owned.filter((file) => !file.startsWith('.polywave-state/') && file !== '.polywave-state');
+    const files = dirty.owned;
     if (files.length === 0) return { status: 'success', detail: 'nothing to commit: the IMPL state is already committed' };
     const branch = await git.currentBranch();
     if (repo === undefined || branch === undefined || branch !== repo.targetBranch) {

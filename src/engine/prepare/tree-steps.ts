@@ -12,14 +12,31 @@ import { listForDetail, manifestOf, short, type PrepareContext, type RepoContext
 /** Paths under these prefixes belong to the worktrees living inside the main checkout, not to the user. */
 const worktreePrefixes = ['.claude/worktrees/'];
 
+function normalizeRelative(relativePath: string): string {
+  return relativePath.replace(/\\/g, '/').replace(/^\.\//, '');
+}
+
 /**
  * Files Polywave itself writes in a repository and may commit on its own (`--commit-state`):
- * the IMPL file, anything under `docs/IMPL/` or `.polywave-state/`, and `docs/CONTEXT.md`.
+ * the IMPL file, anything under `docs/IMPL/` or `docs/PROGRAM/`, and `docs/CONTEXT.md`.
+ * Runtime state under `.polywave-state/` is Polywave's too but never committed ({@link isRuntimeState}).
  */
 export function isPolywaveOwned(relativePath: string, implRelative: string | undefined): boolean {
-  const normalized = relativePath.replace(/\\/g, '/').replace(/^\.\//, '');
+  const normalized = normalizeRelative(relativePath);
   if (implRelative !== undefined && normalized === implRelative) return true;
-  return normalized.startsWith('docs/IMPL/') || normalized.startsWith('docs/PROGRAM/') || normalized.startsWith('.polywave-state/') || normalized === '.polywave-state' || normalized === 'docs/CONTEXT.md';
+  return normalized.startsWith('docs/IMPL/') || normalized.startsWith('docs/PROGRAM/') || normalized === 'docs/CONTEXT.md';
+}
+
+/**
+ * The orchestrator's runtime state (`.polywave-state/**`: the E38 gate cache, journals, merge logs,
+ * tamper records): never committed (E38: the gate cache "is not committed to version control"),
+ * never blocking. prepare-wave lists it in `info/exclude`; in a repository where that has not
+ * happened yet (no `init`, a first prepare that stopped at its baseline gates), `git status`
+ * still shows it and it must not end up in a state commit (issue 13).
+ */
+export function isRuntimeState(relativePath: string): boolean {
+  const normalized = normalizeRelative(relativePath);
+  return normalized.startsWith('.polywave-state/') || normalized === '.polywave-state';
 }
 
 function entryPaths(entry: StatusEntry): string[] {
@@ -48,6 +65,7 @@ export async function classifyDirtyTree(repo: RepoContext, implPath: string): Pr
       if (file === '.claude/' || file === '.claude') continue;
       // A manifest write's temp file (or an old lock file) is ours and transient: never committed, never blocking.
       if (isManifestScratchPath(file)) continue;
+      if (isRuntimeState(file)) continue;
       (isPolywaveOwned(file, implRelative) ? owned : blocking).push(file);
     }
   }
