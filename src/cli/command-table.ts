@@ -560,10 +560,11 @@ export const commandTable: CommandSpec[] = [
     summary: 'E36: amend a living IMPL — --add-wave, --redirect-agent ID --wave N [--new-task TEXT | stdin], or --extend-scope',
     arguments: ['<impl>'],
     options: [
-      { flags: '--add-wave', description: 'append an empty wave skeleton (E36a)' },
+      { flags: '--add-wave', description: 'append the next wave with its first agent (E36a; needs --agent and the task via --new-task or stdin — an empty wave does not validate)' },
+      { flags: '--agent <id>', description: 'with --add-wave: ID of the new wave\'s first agent' },
       { flags: '--redirect-agent <id>', description: 'replace the task of an agent that has not committed yet (E36b)' },
       { flags: '--wave <n>', description: 'wave of the redirected agent', integer: true },
-      { flags: '--new-task <text>', description: 'the new task (default: read from stdin)' },
+      { flags: '--new-task <text>', description: 'the new task (redirect-agent, or the new agent with --add-wave; default: read from stdin)' },
       { flags: '--extend-scope', description: 'print the hint to re-engage the Scout with this IMPL (E36c)' },
       { flags: '--repo-dir <dir>', description: 'primary repository (default: the repository holding the IMPL)' },
     ],

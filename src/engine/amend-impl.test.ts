@@ -14,18 +14,39 @@ function read(fixture: Fixture): string {
 }
 
 describe('amend-impl --add-wave (E36a)', () => {
-  it('appends the next wave skeleton and keeps every other byte', async () => {
+  it('appends the next wave with its first agent, keeps every other byte, and the result validates (issue 13)', async () => {
     const fixture = await createFixtureRepo({ state: 'WAVE_EXECUTING' });
     const before = read(fixture);
-    const result = await amend(fixture, { kind: 'add-wave' });
-    expect(result).toMatchObject({ success: true, operation: 'add-wave', new_wave_number: 3 });
-    expect(result.warnings.join()).toContain('V005_REQUIRED_FIELDS_MISSING');
+    const result = await amend(fixture, { kind: 'add-wave', agent: { id: 'D', task: 'Wire the new module in.' } });
+    expect(result).toMatchObject({ success: true, operation: 'add-wave', new_wave_number: 3, agent_id: 'D', warnings: [] });
     const after = read(fixture);
     const [head] = before.split('state: WAVE_EXECUTING');
     expect(after.startsWith(head!.trimEnd())).toBe(true);
-    const manifest = parseImpl(after).manifest!;
-    expect(manifest.waves.map((wave) => [wave.number, wave.agents.length])).toEqual([[1, 2], [2, 1], [3, 0]]);
+    const parsed = parseImpl(after);
+    const manifest = parsed.manifest!;
+    expect(manifest.waves.map((wave) => [wave.number, wave.agents.length])).toEqual([[1, 2], [2, 1], [3, 1]]);
+    expect(manifest.waves[2]!.agents[0]).toMatchObject({ id: 'D', task: 'Wire the new module in.' });
     expect(manifest.state).toBe('WAVE_EXECUTING');
+    const validate = await runPolywave(['validate', fixture.manifest], { cwd: fixture.repo.dir, env: fixture.repo.env });
+    expect(validate.stdout).not.toContain('V005_REQUIRED_FIELDS_MISSING');
+  });
+
+  it('without a first agent it is refused (P013, E36a: an empty wave fails validate with V005) and nothing is written (issue 13)', async () => {
+    const fixture = await createFixtureRepo({ state: 'WAVE_EXECUTING' });
+    const before = read(fixture);
+    const result = await amend(fixture, { kind: 'add-wave' });
+    expect(result).toMatchObject({ success: false, operation: 'add-wave', code: amendBlockedCode });
+    expect(result.error).toContain('V005_REQUIRED_FIELDS_MISSING');
+    expect(result.error).toContain('--agent');
+    expect(read(fixture)).toBe(before);
+  });
+
+  it('an invalid agent ID for the new wave is refused by validation (P013), nothing written', async () => {
+    const fixture = await createFixtureRepo({ state: 'WAVE_EXECUTING' });
+    const before = read(fixture);
+    const result = await amend(fixture, { kind: 'add-wave', agent: { id: 'not an id', task: 't' } });
+    expect(result).toMatchObject({ success: false, code: amendBlockedCode });
+    expect(read(fixture)).toBe(before);
   });
 
   it('is blocked (P013) for a complete IMPL: completion_date, state COMPLETE, or the marker — file unchanged', async () => {

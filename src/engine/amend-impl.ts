@@ -17,7 +17,8 @@ export const amendBlockedCode = 'P013_AMEND_BLOCKED';
 
 /** One E36 operation. */
 export type AmendOperation =
-  | { kind: 'add-wave' }
+  /** E36a; `agent` is the new wave's first agent (issue 13: a wave without agents does not validate, V005). */
+  | { kind: 'add-wave'; agent?: { id: string; task: string } }
   | { kind: 'redirect-agent'; agentId: string; wave: number; newTask: string }
   | { kind: 'extend-scope' };
 
@@ -147,7 +148,8 @@ function rawWaves(parsed: ImplParseResult): unknown[] {
 
 /**
  * E36 amend-impl. Exactly one operation:
- * - add-wave (E36a): appends `{number: max+1, agents: []}`;
+ * - add-wave (E36a): appends `{number: max+1, agents: [{id, task}]}` — the first agent is required
+ *   (an empty `agents` list fails validate, V005; issue 13);
  * - redirect-agent (E36b): replaces the agent's task and clears a non-complete report; refused
  *   for an agent with a `complete` report or with commits on its branch beyond the wave's
  *   base_commit (HEAD when no base is recorded);
@@ -198,10 +200,14 @@ async function runAmendment(options: AmendImplOptions): Promise<AmendImplResult>
       const newNumber = numbers.length === 0 ? 1 : Math.max(...numbers) + 1;
       const index = rawWaves(current).length;
       const hasWaves = Array.isArray((current.data as { waves?: unknown } | null)?.waves);
-      const skeleton = { number: newNumber, agents: [] };
+      // Issue 13: E36a asks that the saved manifest passes validate, and an empty `agents` list
+      // does not (V005) — so the new wave gets its first agent, or nothing is written.
+      if (operation.agent === undefined) {
+        throw blocked(`E36a: a wave without agents does not pass validate (V005_REQUIRED_FIELDS_MISSING: waves[${index}].agents must be non-empty); nothing written — give the new wave's first agent: --add-wave --agent <ID> --new-task <TEXT> (or the task on stdin); the Scout can add more (--extend-scope)`);
+      }
+      const skeleton = { number: newNumber, agents: [{ id: operation.agent.id, task: operation.agent.task }] };
       const edits: YamlEdit[] = hasWaves ? [{ path: ['waves', index], value: skeleton }] : [{ path: ['waves'], value: [skeleton] }];
-      const allowedField = `waves[${index}].agents`;
-      const checked = checkAmendment(currentText, current, edits, (finding) => finding.code === 'V005_REQUIRED_FIELDS_MISSING' && finding.field === allowedField);
+      const checked = checkAmendment(currentText, current, edits, () => false);
       return { edits, outcome: { new_wave_number: newNumber, warnings: checked.warnings } };
     }
     // redirect-agent
@@ -225,6 +231,7 @@ async function runAmendment(options: AmendImplOptions): Promise<AmendImplResult>
 
   const result: AmendImplResult = { success: true, operation: operation.kind, warnings: [...warnings, ...outcome.warnings] };
   if (operation.kind === 'add-wave' && outcome.new_wave_number !== undefined) result.new_wave_number = outcome.new_wave_number;
+  if (operation.kind === 'add-wave' && operation.agent !== undefined) result.agent_id = operation.agent.id;
   if (operation.kind === 'redirect-agent') result.agent_id = operation.agentId;
   return result;
 }

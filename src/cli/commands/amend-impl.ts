@@ -12,7 +12,15 @@ async function operationFrom(options: Record<string, unknown>, io: CommandIo): P
   const redirect = typeof options.redirectAgent === 'string' ? options.redirectAgent.trim() : undefined;
   const chosen = [options.addWave === true, redirect !== undefined, options.extendScope === true].filter(Boolean).length;
   if (chosen !== 1) throw invalid('exactly one of --add-wave, --redirect-agent <ID> or --extend-scope is required');
-  if (options.addWave === true) return { kind: 'add-wave' };
+  if (options.addWave === true) {
+    // Issue 13: the new wave's first agent (an empty wave fails validate, V005); without --agent the engine refuses (P013).
+    if (options.agent === undefined) return { kind: 'add-wave' };
+    const id = typeof options.agent === 'string' ? options.agent.trim() : '';
+    if (id === '') throw invalid('--agent needs an agent ID');
+    const task = (typeof options.newTask === 'string' ? options.newTask : await io.readStdin()).replace(/\s+$/, '');
+    if (task.trim() === '') throw invalid('the new agent\'s task is empty: give --new-task <text> or pipe it on stdin');
+    return { kind: 'add-wave', agent: { id, task } };
+  }
   if (options.extendScope === true) return { kind: 'extend-scope' };
   if (redirect === '') throw invalid('--redirect-agent needs an agent ID');
   if (typeof options.wave !== 'number' || options.wave < 1) throw invalid('--wave <n> is required with --redirect-agent');
@@ -23,7 +31,7 @@ async function operationFrom(options: Record<string, unknown>, io: CommandIo): P
 }
 
 /**
- * `amend-impl <impl> --add-wave | --redirect-agent ID --wave N [--new-task TEXT] | --extend-scope`
+ * `amend-impl <impl> --add-wave --agent ID [--new-task TEXT] | --redirect-agent ID --wave N [--new-task TEXT] | --extend-scope`
  * — E36. Prints `{success, operation, new_wave_number?, agent_id?, warnings[]}` (extend-scope
  * adds the hint `manifest_path`, `message`). A refused amendment (E36 preconditions, E36a
  * validation, E2 freeze) prints `{success: false, operation, error, code: "P013_AMEND_BLOCKED"}`
