@@ -469,17 +469,16 @@ describe('program-execute refuses, with a coded error and nothing changed', () =
 
   it('P3: tier-gate / finalize-tier for tier 2 before tier 1 passed', async () => {
     const demo = await setupDemo();
-    await expectRefusal(demo, ['tier-gate', programRelative, '--tier', '2'], { code: 1, message: /not all IMPLs of tier 2 are complete/, programState: 'REVIEWED' });
+    await expectRefusal(demo, ['tier-gate', programRelative, '--tier', '2'], { code: 1, message: /P3: earlier tier\(s\) not complete: tier 1|not all IMPLs of tier 2 are complete/, programState: 'REVIEWED' });
     await expectRefusal(demo, ['finalize-tier', programRelative, '--tier', '2'], { code: 2, message: /error\[[A-Z0-9_]+\].*nothing was changed/, programState: 'REVIEWED' });
   });
 
-  // BUG (src/engine/program/tier-gate.ts, not ours): `tier-gate --tier 2` looks only at tier 2's
-  // IMPLs; with tier 1 never run (its IMPLs pending) it runs the gates and reports passed: true
-  // (exit 0). P3 says tier N+1's gate cannot pass before tier N's. Remove `.fails` once fixed.
-  it.fails('P3: tier-gate --tier 2 passes while tier 1 has not run (tier-gate ignores earlier tiers)', async () => {
+  // P3: tier N+1's gate cannot pass before tier N is complete, even when tier N+1 claims to be done.
+  it('P3: tier-gate --tier 2 refuses while tier 1 has not run, whatever tier 2 claims', async () => {
     const claimed = await craft({ [programRelative]: withStatuses({ checkout: 'complete' }), 'docs/IMPL/complete/IMPL-checkout.yaml': implDoc('checkout', 'COMPLETE') });
     const gate = await cli(claimed, ['tier-gate', programRelative, '--tier', '2']);
-    expect(gate.code, `${gate.stdout}\n${gate.stderr}`).not.toBe(0);
+    expect(gate.code, `${gate.stdout}\n${gate.stderr}`).toBe(1);
+    expect(gate.stdout).toMatch(/P3: earlier tier\(s\) not complete: tier 1/);
   });
 
   it('an illegal PROGRAM state transition via update-program-state', async () => {

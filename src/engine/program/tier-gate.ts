@@ -72,6 +72,12 @@ export async function runLoadedTierGate(loaded: LoadedTier, checkout: MainChecko
   });
   const allDone = implStatuses.every((entry) => entry.status === 'complete');
   const result: TierGateResult = { tier_number: loaded.tier, passed: false, gate_results: [], impl_statuses: implStatuses, all_impls_done: allDone };
+  // P3: tier N's gate only after every earlier tier is complete (its IMPLs, as the docs say).
+  const earlier = status.tier_statuses.filter((tier) => tier.number < loaded.tier && !tier.complete);
+  if (earlier.length > 0) {
+    result.reason = `P3: earlier tier(s) not complete: ${earlier.map((tier) => `tier ${tier.number} (${tier.impl_statuses.filter((entry) => entry.status !== 'complete').map((entry) => `${entry.slug} ${entry.status}`).join(', ')})`).join('; ')}`;
+    return result;
+  }
   if (!allDone) {
     const open = implStatuses.filter((entry) => entry.status !== 'complete');
     result.reason = `not all IMPLs of tier ${loaded.tier} are complete: ${open.map((entry) => `${entry.slug} (${entry.status})`).join(', ')}`;
