@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { canonicalCode, sameCode } from '../src/errors/codes.js';
 import type { Finding } from '../src/errors/finding.js';
 import { parseImpl } from '../src/protocol/parse-impl.js';
 import type { ImplRuleContext } from '../src/protocol/rules/rule.js';
@@ -59,7 +60,8 @@ function validate(text: string, facts: Partial<Omit<ImplRuleContext, 'manifest' 
 }
 
 function findingsWith(code: string, text: string, facts: Partial<Omit<ImplRuleContext, 'manifest' | 'locate'>> = {}): Finding[] {
-  return validate(text, facts).filter((finding) => finding.code === code);
+  // Codes are compared through sameCode: an old name (MR02_UNSCOPED_GATE) still selects its finding.
+  return validate(text, facts).filter((finding) => sameCode(finding.code, code));
 }
 
 /** 1-based line of the `occurrence`-th line containing `needle`. */
@@ -885,7 +887,7 @@ describe('pre-mortem (V015, V036, V005)', () => {
   });
 });
 
-describe('MR01/MR02 multi-repo (MR01_INCONSISTENT_REPO, MR02_UNSCOPED_GATE)', () => {
+describe('MR01/MR02 multi-repo (MR01_INCONSISTENT_REPO, V040_UNSCOPED_GATE)', () => {
   it('MR01: mixed repo tags, naming the first three untagged files', () => {
     const text = manifestText({
       ownership: `file_ownership:
@@ -928,10 +930,14 @@ describe('MR01/MR02 multi-repo (MR01_INCONSISTENT_REPO, MR02_UNSCOPED_GATE)', ()
     - {type: test, command: npm test, required: true, repo: web}
 `,
     });
-    const findings = findingsWith('MR02_UNSCOPED_GATE', text);
+    const findings = findingsWith('V040_UNSCOPED_GATE', text);
+    // Issue 13: Go renamed MR02_UNSCOPED_GATE to V040_UNSCOPED_GATE; the new code is emitted, the old name still reads.
+    expect(findingsWith('MR02_UNSCOPED_GATE', text)).toEqual(findings);
+    expect(canonicalCode('MR02_UNSCOPED_GATE')).toBe('V040_UNSCOPED_GATE');
+    expect(canonicalCode('V002_DISJOINT_OWNERSHIP')).toBe('V002_DISJOINT_OWNERSHIP');
     expect(brief(findings)).toEqual([
       {
-        code: 'MR02_UNSCOPED_GATE',
+        code: 'V040_UNSCOPED_GATE',
         severity: 'error',
         message:
           "quality_gates.gates[0] (build): multi-repo IMPL requires repo: on every gate — without it, 'go build ./...' runs in all repos including docs-only repos with no build system",
@@ -943,7 +949,7 @@ describe('MR01/MR02 multi-repo (MR01_INCONSISTENT_REPO, MR02_UNSCOPED_GATE)', ()
   });
 
   it('MR02: one repo ⇒ gates need no repo', () => {
-    expect(findingsWith('MR02_UNSCOPED_GATE', manifestText({ ownership: ownership.replaceAll('}\n', ', repo: api}\n') }))).toEqual([]);
+    expect(findingsWith('V040_UNSCOPED_GATE', manifestText({ ownership: ownership.replaceAll('}\n', ', repo: api}\n') }))).toEqual([]);
   });
 });
 

@@ -24,8 +24,30 @@ export const codes = {
   duplicateKey: 'E16_DUPLICATE_KEY',
   unknownKey: 'V013_UNKNOWN_KEY',
   invalidType: 'V036_INVALID_TYPE',
+  /** MR02: a gate without `repo:` in a multi-repo IMPL (Go renamed MR02_UNSCOPED_GATE to V040; issue 13). */
+  unscopedGate: 'V040_UNSCOPED_GATE',
   // Issue 11: the repository changed since prepare-wave recorded it (finalize-wave refuses, exit 1)
   tamperDetected: 'TAMPER_DETECTED',
   // Issue 13: prepare-wave/run-wave on a wave that is already merged and verified (exit 1, nothing changed; --rerun overrides)
   waveAlreadyVerified: 'WAVE_ALREADY_VERIFIED',
 } as const;
+
+/**
+ * Old code names we no longer emit, and the code each became. Wherever a code is read (a list of
+ * codes to suppress or expect, a script matching on a code), the old name must keep working:
+ * compare through {@link canonicalCode}.
+ */
+export const legacyCodeAliases: Readonly<Record<string, string>> = Object.freeze({
+  MR02_UNSCOPED_GATE: codes.unscopedGate,
+});
+
+/** The code emitted today for `code` (an old name → its new one; anything else unchanged). */
+export function canonicalCode(code: string): string {
+  const trimmed = code.trim();
+  return Object.hasOwn(legacyCodeAliases, trimmed) ? legacyCodeAliases[trimmed]! : trimmed;
+}
+
+/** True when `code` names the same finding as `wanted` (either may be an old name). */
+export function sameCode(code: string, wanted: string): boolean {
+  return canonicalCode(code) === canonicalCode(wanted);
+}

@@ -70,7 +70,7 @@ describe('the corpus fixtures', () => {
     expect(manifest.waves.some((item) => item.type === 'integration')).toBe(true);
     expect(manifest.scaffolds.length).toBeGreaterThan(0);
     expect(manifest.interface_contracts.length).toBeGreaterThan(5);
-    expect(errors.map((finding) => finding.code)).toEqual(expect.arrayContaining(['G003_COMMIT_MISSING', 'MR02_UNSCOPED_GATE']));
+    expect(errors.map((finding) => finding.code)).toEqual(expect.arrayContaining(['G003_COMMIT_MISSING', 'V040_UNSCOPED_GATE']));
     expect(program.manifest.tiers.length).toBeGreaterThanOrEqual(2);
   });
 });

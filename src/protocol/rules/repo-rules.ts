@@ -1,3 +1,4 @@
+import { codes } from '../../errors/codes.js';
 import type { Finding } from '../../errors/finding.js';
 import type { ImplRule } from './rule.js';
 import { report } from './rule-helpers.js';
@@ -28,12 +29,14 @@ export const consistentRepoTags: ImplRule = {
 
 /**
  * MR02 (E16): when `file_ownership` spans two or more repositories, every quality gate names
- * its `repo:` — otherwise it runs in every repo, including docs-only ones.
+ * its `repo:` — otherwise it runs in every repo, including docs-only ones. Emits
+ * `V040_UNSCOPED_GATE` (Go's registry code since its rename; issue 13); the old
+ * `MR02_UNSCOPED_GATE` is still accepted where codes are read ({@link canonicalCode}).
  */
 export const scopedGatesInMultiRepo: ImplRule = {
   name: 'scoped-gates-in-multi-repo',
   reference: 'MR02',
-  codes: ['MR02_UNSCOPED_GATE'],
+  codes: [codes.unscopedGate],
   check(context) {
     const { manifest } = context;
     const repos = new Set(manifest.file_ownership.map((row) => row.repo ?? '').filter((repo) => repo !== ''));
@@ -43,7 +46,7 @@ export const scopedGatesInMultiRepo: ImplRule = {
       if ((gate.repo ?? '') !== '') return;
       findings.push(
         report(context, {
-          code: 'MR02_UNSCOPED_GATE',
+          code: codes.unscopedGate,
           message: `quality_gates.gates[${index}] (${gate.type ?? ''}): multi-repo IMPL requires repo: on every gate — without it, '${gate.command ?? ''}' runs in all repos including docs-only repos with no build system`,
           path: ['quality_gates', 'gates', index, 'repo'],
         }),
