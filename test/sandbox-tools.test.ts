@@ -161,7 +161,7 @@ describe.skipIf(!available)('bash in the tool executor: the executor itself', ()
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as AddressInfo).port;
     const plan = { ...shared.plan, allowedHosts: ['127.0.0.1'] };
-    const executor = createToolExecutor(plan, { cwd: shared.jail.root, env: shared.context.env });
+    const executor = createToolExecutor(plan, { cwd: shared.jail.root, env: shared.context.env as Record<string, string> });
     try {
       const context: ToolContext = { ...shared.context, sandbox: plan, toolExecutor: executor };
       for (let round = 0; round < 3; round += 1) {
