@@ -69,12 +69,30 @@ const interfaceDeviation = z.object({
   affects: z.array(z.string()).optional(),
 });
 
+const blank = (value: unknown): boolean => value === undefined || value === null || (typeof value === 'string' && value.trim() === '');
+
+/**
+ * Issue 13: `commit`, `branch` and `worktree` are facts git knows — fill what the model left out
+ * (as the script backend does), so a `complete` report is not refused for a missing commit
+ * (G003) and the model need not copy a SHA. What the model gave wins. The commit is HEAD only
+ * while HEAD is on the agent's branch (else it stays empty and the writer says what is wrong).
+ */
+async function fillFromGit(report: Record<string, unknown>, context: Parameters<AgentTool['execute']>[1]): Promise<void> {
+  if (!blank(report.commit) && !blank(report.branch) && !blank(report.worktree)) return;
+  const git = createGit(context.jail.root, { env: context.env });
+  const expected = context.branch ?? context.jail.policy.branch;
+  const [current, head] = await Promise.all([git.currentBranch().catch(() => undefined), git.tryRevParse('HEAD').catch(() => undefined)]);
+  if (blank(report.branch) && (current ?? expected) !== undefined) report.branch = current ?? expected;
+  if (blank(report.commit) && head !== undefined && current !== undefined && (expected === undefined || current === expected)) report.commit = head;
+  if (blank(report.worktree)) report.worktree = context.jail.root;
+}
+
 const setCompletionInput = z.object({
   status: z.enum(completionStatuses).describe('complete, partial or blocked.'),
   failure_type: z.enum(failureTypes).optional().describe('Required for partial/blocked: transient, fixable, needs_replan, escalate or timeout.'),
-  commit: z.string().optional().describe('The commit holding your work (default: filled in from your branch).'),
-  branch: z.string().optional(),
-  worktree: z.string().optional(),
+  commit: z.string().optional().describe('The commit holding your work (default: your branch HEAD, filled in from git).'),
+  branch: z.string().optional().describe('Default: your branch, filled in from git.'),
+  worktree: z.string().optional().describe('Default: your worktree, filled in.'),
   files_changed: z.array(z.string()).optional(),
   files_created: z.array(z.string()).optional(),
   tests_added: z.array(z.string()).optional(),
@@ -93,6 +111,7 @@ export const setCompletionTool: AgentTool = defineTool<z.infer<typeof setComplet
     const report: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(input)) if (value !== undefined) report[key] = value;
     try {
+      await fillFromGit(report, context);
       const result = await context.reportCompletion(report);
       if (result.ok) return okResult(`Completion report saved (status: ${result.status}).`);
       return errorResult(`Completion report refused (${result.code}): ${result.message}`);

@@ -376,9 +376,23 @@ describe('set_completion', () => {
       },
     });
     expect(await f.call('set_completion', { status: 'complete', files_changed: ['src/a.ts'], verification: 'PASS (npm test)' })).toEqual({ output: 'Completion report saved (status: complete).', isError: false });
-    expect(reports[0]).toEqual({ status: 'complete', files_changed: ['src/a.ts'], verification: 'PASS (npm test)' });
+    // commit, branch and worktree come from git when the model leaves them out (issue 13).
+    const head = (await f.repo.run(['-C', f.wt, 'rev-parse', 'HEAD'])).trim();
+    expect(reports[0]).toEqual({ status: 'complete', files_changed: ['src/a.ts'], verification: 'PASS (npm test)', commit: head, branch, worktree: f.context.jail.root });
     expect(await f.call('set_completion', { status: 'partial' })).toEqual({ output: 'Completion report refused (V005_REQUIRED_FIELDS_MISSING): failure_type is required when status is "partial"', isError: true });
     expect(await f.call('set_completion', { status: 'done' })).toMatchObject({ isError: true, output: expect.stringContaining('invalid input for set_completion') });
     expect(reports).toHaveLength(2);
+  });
+
+  it('fills commit, branch and worktree from git for a complete report; what the model gives wins (issue 13)', async () => {
+    const reports: Array<Record<string, unknown>> = [];
+    const f = await fixture({ context: { reportCompletion: async (report) => (reports.push(report), report.commit ? { ok: true, status: String(report.status) } : { ok: false, code: 'G003_COMMIT_MISSING', message: 'commit is required' }) } });
+    writeFileSync(path.join(f.wt, 'src/a.ts'), 'export const a = 2;\n');
+    expect((await f.call('git_commit', { message: 'feat: a' })).isError).toBe(false);
+    const head = (await f.repo.run(['-C', f.wt, 'rev-parse', 'HEAD'])).trim();
+    expect(await f.call('set_completion', { status: 'complete', files_changed: ['src/a.ts'], verification: 'PASS' })).toEqual({ output: 'Completion report saved (status: complete).', isError: false });
+    expect(reports[0]).toMatchObject({ commit: head, branch, worktree: f.context.jail.root });
+    await f.call('set_completion', { status: 'complete', commit: 'abc1234', branch: 'mine', worktree: '/elsewhere' });
+    expect(reports[1]).toMatchObject({ commit: 'abc1234', branch: 'mine', worktree: '/elsewhere' });
   });
 });
