@@ -31,7 +31,7 @@ export function interruptSignal(): { signal: AbortSignal; dispose: () => void } 
 
 /**
  * `prepare-wave <impl> --wave N [--merge-target B] [--commit-state|--no-commit-state] [--no-cache]
- * [--skip-critic] [--rerun] [--json-only] [--repo-dir D] [--concurrency K]` — prints the PrepareWaveResult
+ * [--skip-critic] [--rerun] [--commit-baseline] [--no-gowork] [--no-workspace-setup] [--json-only] [--repo-dir D] [--concurrency K]` — prints the PrepareWaveResult
  * JSON (also on failure, exit 1); progress lines go to stderr unless --json-only.
  */
 export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
@@ -52,6 +52,8 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
       skipCritic: options.skipCritic === true,
       acceptChanges: options.acceptChanges === true,
       ...(options.rerun === true ? { rerun: true } : {}),
+      ...(options.commitBaseline === true ? { commitBaseline: true } : {}),
+      // --no-gowork / --no-workspace-setup (Go) are accepted: polywave writes no go.work/tsconfig/Cargo workspace into the main checkout (docs/differences.md).
       ...(typeof options.concurrency === 'number' && options.concurrency > 0 ? { concurrency: options.concurrency } : {}),
       env: io.env,
       now: io.now,

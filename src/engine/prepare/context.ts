@@ -37,6 +37,11 @@ export interface PrepareWaveOptions extends EngineRunOptions {
    * (the record is taken again at the end).
    */
   acceptChanges?: boolean;
+  /**
+   * Go `--commit-baseline`: commit every dirty file of the main checkout (user files too, never
+   * runtime state) as "chore: fix baseline for wave N" before the wave, instead of refusing.
+   */
+  commitBaseline?: boolean;
   /** Issue 13: prepare a wave that is already merged and verified again (`--rerun`); refused (WAVE_ALREADY_VERIFIED) without it. */
   rerun?: boolean;
   /** Concurrent `git worktree add` processes (default: idle CPUs, 1–8). */

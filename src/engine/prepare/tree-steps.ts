@@ -86,6 +86,14 @@ export const workingDirStep: StepDefinition<PrepareContext> = {
     for (const repo of context.repos) {
       const dirty = await classifyDirtyTree(repo, context.implPath);
       const name = repo.key || path.basename(repo.root);
+      if (dirty.blocking.length > 0 && context.options.commitBaseline === true && !context.readOnly && !context.options.leaveStateUncommitted) {
+        // Go --commit-baseline: the user's changes become the wave's baseline (one commit with Polywave's own files).
+        const files = [...dirty.blocking, ...dirty.owned].sort();
+        await repo.git.add(files, { force: true });
+        const commit = await repo.git.commit({ message: `chore: fix baseline for wave ${context.wave}`, paths: files, env: { POLYWAVE_ALLOW_MAIN_COMMIT: '1' } });
+        committed.push({ repo: name, files, commit });
+        continue;
+      }
       if (dirty.blocking.length > 0) {
         blocking.push({ repo: name, files: dirty.blocking });
         continue;
@@ -108,7 +116,7 @@ export const workingDirStep: StepDefinition<PrepareContext> = {
       const files = blocking.flatMap((item) => item.files.map((file) => (context.repos.length > 1 ? `${item.repo}:${file}` : file)));
       return {
         status: 'failed',
-        detail: `working tree has uncommitted changes: ${listForDetail(files, 30)} — commit or stash them before preparing wave ${context.wave}`,
+        detail: `working tree has uncommitted changes: ${listForDetail(files, 30)} — commit or stash them before preparing wave ${context.wave} (or pass --commit-baseline to commit them as the wave's baseline)`,
         data: { files, repos: blocking },
       };
     }
