@@ -30,6 +30,7 @@ import {
   wiringOwnershipStep,
 } from './prepare/preflight-steps.js';
 import { recordTamperStep, tamperCheckStep } from './prepare/tamper-steps.js';
+import { typeCollisionsPreflightStep } from './prepare/type-collisions-step.js';
 import { baselineGatesStep, staleCleanupStep, workingDirStep } from './prepare/tree-steps.js';
 import { pinsForDirectory } from './tamper-record.js';
 import {
@@ -79,6 +80,7 @@ export const prepareWaveSteps: ReadonlyArray<StepDefinition<PrepareContext>> = [
   criticVerdictStep,
   scaffoldStep,
   wiringOwnershipStep,
+  typeCollisionsPreflightStep,
   freezeCheckStep,
   tamperCheckStep,
   workingDirStep,
@@ -178,7 +180,7 @@ async function runSteps(
 }
 
 /**
- * prepare-wave: pre-flight (validation, state, repos, I1, I3, E37, I2, E35, E2, dirty tree, E4a,
+ * prepare-wave: pre-flight (validation, state, repos, I1, I3, E37, I2, E35, E41, E2, dirty tree, E4a,
  * E21A), then the isolation guard, the E2 freeze record, the worktrees (parallel, E9 re-entrant),
  * their verification, the E23 briefs and journals, and the active-wave marker. Returns the Go
  * `PrepareWaveResult` also on failure (`success: false`, the steps so far); throws only for bad
@@ -219,7 +221,7 @@ export interface PreWaveValidation {
  */
 export async function preWaveValidate(options: PrepareWaveOptions): Promise<PreWaveValidation> {
   const context = await createContext(options, true);
-  const steps = [loadManifestStep, stateCheckStep, repoMatchStep, disjointOwnershipStep, waveSequencingStep, criticVerdictStep, scaffoldStep, wiringOwnershipStep, freezeCheckStep, workingDirStep, staleCleanupStep, baselineGatesStep];
+  const steps = [loadManifestStep, stateCheckStep, repoMatchStep, disjointOwnershipStep, waveSequencingStep, criticVerdictStep, scaffoldStep, wiringOwnershipStep, typeCollisionsPreflightStep, freezeCheckStep, workingDirStep, staleCleanupStep, baselineGatesStep];
   const essential = new Set(['load_manifest', 'repo_match']);
   const run = await runSteps(context, steps, { command: 'pre-wave-validate', continueOnFailure: (step) => !essential.has(step.name) });
   const findings: Finding[] = context.parsed ? [...context.parsed.findings, ...(context.manifest ? validateImpl({ manifest: context.manifest, locate: context.parsed.locate }) : [])] : [];
