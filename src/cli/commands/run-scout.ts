@@ -8,6 +8,8 @@ import { runScout } from '../../orchestrator/run-scout.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { interruptSignal } from './prepare-wave.js';
 import { unsafeNoSandboxFrom } from '../sandbox-option.js';
+import { requireModelCredentials } from '../../agents/credentials.js';
+import { slugPattern } from '../../protocol/schema/impl-schema.js';
 
 function text(options: Record<string, unknown>, name: string): string | undefined {
   const value = options[name];
@@ -69,6 +71,10 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const maxAttempts = positiveNumber(options, 'maxAttempts', '--max-attempts');
   const maxTurns = positiveNumber(options, 'maxTurns', '--max-turns');
   const json = options.json === true;
+  // Issue 13: no model credentials → say which backend would run and what to set, before anything
+  // starts (exit 2). After the flags are checked: a bad slug is still reported as such.
+  if (slug !== undefined && !slugPattern.test(slug)) throw new PolywaveError({ code: 'V018_INVALID_SLUG_FORMAT', message: `slug "${slug}" is not kebab-case (a-z, 0-9, single hyphens)` });
+  requireModelCredentials([{ role: 'the Scout', model }], io.env);
 
   const events = new EventBus();
   if (json) events.subscribe((event) => io.stdout(`${JSON.stringify(event)}\n`));

@@ -7,6 +7,8 @@ import { createWaveProgress } from '../wave-progress.js';
 import { interruptSignal, repoDirOption, waveOption } from './prepare-wave.js';
 import { implPathFrom, requireManifest } from './shared.js';
 import { unsafeNoSandboxFrom } from '../sandbox-option.js';
+import { requireModelCredentials } from '../../agents/credentials.js';
+import { agentsOfWave, isWaveFinished } from '../../protocol/waves.js';
 
 function positiveNumber(options: Record<string, unknown>, name: string, flag: string): number | undefined {
   const value = options[name];
@@ -26,7 +28,13 @@ function positiveNumber(options: Record<string, unknown>, name: string, flag: st
 export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
   const implPath = implPathFrom(args, io);
   const wave = waveOption(options);
-  requireManifest((await loadImpl(implPath)).parsed, implPath);
+  const manifest = requireManifest((await loadImpl(implPath)).parsed, implPath);
+  // Issue 13: no model credentials → say which backend would run and what to set, before anything starts (exit 2).
+  // (A finished wave is refused by runWave itself, credentials or not.)
+  if (!isWaveFinished(manifest, wave) || options.rerun === true) {
+    const cliModel = typeof options.model === 'string' && options.model.trim() !== '' ? options.model.trim() : undefined;
+    requireModelCredentials(agentsOfWave(manifest, wave).map((agent) => ({ role: `agent ${agent.id ?? '?'}`, model: agent.model?.trim() || cliModel })), io.env);
+  }
   const json = options.json === true;
   const events = new EventBus();
   const progress = json ? undefined : createWaveProgress(io, { tty: io.stderrIsTty === true });

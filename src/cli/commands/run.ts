@@ -2,10 +2,11 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { EventBus } from '../../engine/events.js';
 import { runAutopilot, type PlanSummary } from '../../orchestrator/autopilot.js';
-import { printJson, type CommandIo, type CommandResult } from '../io.js';
+import type { CommandIo, CommandResult } from '../io.js';
 import { createWaveProgress } from '../wave-progress.js';
 import { interruptSignal, repoDirOption } from './prepare-wave.js';
 import { unsafeNoSandboxFrom } from '../sandbox-option.js';
+import { requireModelCredentials } from '../../agents/credentials.js';
 
 function formatPlan(plan: PlanSummary): string {
   const lines = [`Plan: ${plan.title || plan.slug} — verdict ${plan.verdict || '?'}, ${plan.waves.length} wave(s), ${plan.estimated_agents} agent(s)`];
@@ -17,6 +18,15 @@ function formatPlan(plan: PlanSummary): string {
   if (plan.scaffolds.length > 0) lines.push(`  scaffolds: ${plan.scaffolds.join(', ')}`);
   lines.push(`  manifest: ${plan.impl_path}`);
   return `${lines.join('\n')}\n`;
+}
+
+/** What to do after a stop, or undefined when re-running the same command cannot help (issue 13). */
+export function resumeAdvice(state: string, stopped: string | undefined): string | undefined {
+  if (state === 'NOT_SUITABLE' || state === 'COMPLETE') return undefined;
+  if (stopped === undefined) return 'Re-run the same command to resume.';
+  if (stopped.startsWith('waiting for approval')) return 'Re-run with --yes (or --auto) to approve the plan.';
+  if (/a human must decide/.test(stopped)) return undefined;
+  return 'Fix what is named above, then re-run the same command to resume (finished work is kept).';
 }
 
 function model(options: Record<string, unknown>, name: string): string | undefined {
@@ -39,6 +49,11 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     const { run: runProgram } = await import('./program-execute.js');
     return runProgram(args, { ...options, auto: options.auto === true }, io);
   }
+  // Issue 13: no model credentials → say which backend each role would use and what to set, before anything starts (exit 2).
+  requireModelCredentials(
+    [...(isImpl ? [] : [{ role: 'the Scout', model: model(options, 'scoutModel') ?? model(options, 'model') }]), { role: 'the wave agents', model: model(options, 'waveModel') ?? model(options, 'model') }],
+    io.env,
+  );
   const json = options.json === true;
   const auto = options.auto === true || options.yes === true;
   const events = new EventBus();
@@ -87,9 +102,14 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     });
     if (json) io.stdout(`${JSON.stringify({ v: 1, type: 'run-result', result })}\n`);
     else {
-      printJson(io, { impl_path: result.impl_path, state: result.state, success: result.success, stopped: result.stopped, phases: result.phases, merged_agents: result.merged_agents, usage: result.usage, duration_ms: result.duration_ms });
+      // Issue 13: a human gets a short summary (the result JSON only with --json), and the resume advice only where re-running helps.
       const cost = result.usage.costUsd === undefined ? 'cost unknown' : `$${result.usage.costUsd.toFixed(2)}`;
-      io.stderr(`run: ${result.success ? 'COMPLETE' : `stopped (${result.state})`} in ${(result.duration_ms / 1000).toFixed(1)} s, ${result.merged_agents.length} agent(s) merged, ${result.usage.inputTokens + result.usage.outputTokens} tokens, ${cost}${result.stopped ? `\n  ${result.stopped}\n  Re-run the same command to resume.` : ''}\n`);
+      const where = result.impl_path ? ` — ${path.relative(repoDir, result.impl_path) || result.impl_path}` : '';
+      const advice = result.success ? undefined : resumeAdvice(result.state, result.stopped);
+      io.stdout(
+        `run: ${result.success ? 'COMPLETE' : `stopped (${result.state || 'no IMPL'})`}${where} in ${(result.duration_ms / 1000).toFixed(1)} s, ${result.merged_agents.length} agent(s) merged, ${result.usage.inputTokens + result.usage.outputTokens} tokens, ${cost}\n` +
+          `${result.stopped ? `  ${result.stopped}\n` : ''}${advice ? `  ${advice}\n` : ''}`,
+      );
     }
     return result.success ? 0 : 1;
   } finally {
