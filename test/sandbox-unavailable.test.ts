@@ -136,7 +136,8 @@ describe('the CLI', () => {
     const repo = await createTestRepo({ files: { 'docs/IMPL/IMPL-letter.yaml': soloImpl() } });
     const implPath = repo.path('docs/IMPL/IMPL-letter.yaml');
     const manifestBefore = readFileSync(implPath, 'utf8');
-    const result = await runCli(['run-wave', implPath, '--wave', '1', '--model', 'anthropic:claude-sonnet-4-5', '--skip-critic'], { cwd: repo.dir, env: { ...(repo.env as Record<string, string>), ...off } });
+    // A key is set (never used): the refusal under test is the sandbox's, not the credentials check's.
+    const result = await runCli(['run-wave', implPath, '--wave', '1', '--model', 'anthropic:claude-sonnet-4-5', '--skip-critic'], { cwd: repo.dir, env: { ...(repo.env as Record<string, string>), ...off, ANTHROPIC_API_KEY: 'sk-test-never-sent' } });
     const { message } = expectCodedError(result, { exitCode: 2, code: 'SANDBOX_UNAVAILABLE' });
     expect(message).toContain('apt-get install bubblewrap socat ripgrep');
     expect(message).toContain('--unsafe-no-sandbox');
@@ -149,7 +150,7 @@ describe('the CLI', () => {
   it('run-scout with a model-backed agent: the same refusal, before the Scout writes anything', async () => {
     const repo = await createTestRepo();
     const head = await repo.git.headCommit();
-    const result = await runCli(['run-scout', 'add a letter', '--model', 'openai:gpt-5', '--no-critic'], { cwd: repo.dir, env: { ...(repo.env as Record<string, string>), ...off } });
+    const result = await runCli(['run-scout', 'add a letter', '--model', 'openai:gpt-5', '--no-critic'], { cwd: repo.dir, env: { ...(repo.env as Record<string, string>), ...off, OPENAI_API_KEY: 'sk-test-never-sent' } });
     expect(result.code).toBe(2);
     expect(result.stderr.trim().split('\n').at(-1)).toMatch(/^polywave: error\[SANDBOX_UNAVAILABLE\]: .*apt-get install bubblewrap socat ripgrep/);
     expect(await repo.run(['status', '--porcelain'])).toBe('');
