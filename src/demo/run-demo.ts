@@ -6,6 +6,7 @@ import { decideAgentSandbox } from '../agents/run-agent.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 import type { EventBus } from '../engine/events.js';
 import { createGit } from '../git/git-cli.js';
+import type { Git } from '../git/git-port.js';
 import { runAutopilot, type AutopilotPhase, type AutopilotResult } from '../orchestrator/autopilot.js';
 import { demoBaseFiles, demoManifest, demoScript } from './project.js';
 
@@ -37,7 +38,8 @@ export interface DemoResult {
   sandbox: { sandboxed: boolean; mechanism: string; detail: string };
 }
 
-function runProcess(command: string, args: string[], options: { cwd: string; env: Readonly<Record<string, string | undefined>> }): Promise<{ code: number; output: string }> {
+/** Runs a program to its end: exit code and combined output (never throws). */
+export function runProcess(command: string, args: string[], options: { cwd: string; env: Readonly<Record<string, string | undefined>> }): Promise<{ code: number; output: string }> {
   return new Promise((resolve) => {
     const child = spawn(command, args, { cwd: options.cwd, env: options.env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
@@ -46,6 +48,23 @@ function runProcess(command: string, args: string[], options: { cwd: string; env
     child.on('error', (error) => resolve({ code: 127, output: error.message }));
     child.on('close', (code) => resolve({ code: code ?? 1, output }));
   });
+}
+
+/** A demo repository: `files` written and committed on `main` by the demo identity. Returns its git port. */
+export async function initDemoRepository(repo: string, files: Readonly<Record<string, string>>, env: Readonly<Record<string, string | undefined>>, message: string): Promise<Git> {
+  await mkdir(repo, { recursive: true });
+  for (const [file, content] of Object.entries(files)) {
+    await mkdir(path.dirname(path.join(repo, file)), { recursive: true });
+    await writeFile(path.join(repo, file), content);
+  }
+  const git = createGit(repo, { env });
+  await git.run(['init', '-q', '-b', 'main']);
+  await git.run(['config', 'user.name', 'polywave demo']);
+  await git.run(['config', 'user.email', 'demo@polywave.invalid']);
+  await git.run(['config', 'commit.gpgsign', 'false']);
+  await git.run(['add', '-A']);
+  await git.run(['commit', '-q', '--no-verify', '-m', message], { env: { POLYWAVE_ALLOW_MAIN_COMMIT: '1' } });
+  return git;
 }
 
 /**
@@ -70,19 +89,8 @@ export async function runDemo(options: RunDemoOptions): Promise<DemoResult> {
     ? { sandboxed: true, mechanism: decision.status.mechanism, detail: decision.status.detail }
     : { sandboxed: false, mechanism: 'none', detail: decision.reason === 'unsafe-no-sandbox' ? '--unsafe-no-sandbox' : decision.status.detail };
 
-  await mkdir(repo, { recursive: true });
-  for (const [file, content] of Object.entries({ ...demoBaseFiles, 'docs/IMPL/IMPL-textkit.yaml': demoManifest() })) {
-    await mkdir(path.dirname(path.join(repo, file)), { recursive: true });
-    await writeFile(path.join(repo, file), content);
-  }
   await writeFile(script, demoScript(options.stepDelayMs !== undefined ? { stepDelayMs: options.stepDelayMs } : {}));
-  const git = createGit(repo, { env });
-  await git.run(['init', '-q', '-b', 'main']);
-  await git.run(['config', 'user.name', 'polywave demo']);
-  await git.run(['config', 'user.email', 'demo@polywave.invalid']);
-  await git.run(['config', 'commit.gpgsign', 'false']);
-  await git.run(['add', '-A']);
-  await git.run(['commit', '-q', '--no-verify', '-m', 'textkit: empty library and the IMPL plan'], { env: { POLYWAVE_ALLOW_MAIN_COMMIT: '1' } });
+  const git = await initDemoRepository(repo, { ...demoBaseFiles, 'docs/IMPL/IMPL-textkit.yaml': demoManifest() }, env, 'textkit: empty library and the IMPL plan');
 
   const run = await runAutopilot({
     implPath: path.join(repo, 'docs', 'IMPL', 'IMPL-textkit.yaml'),

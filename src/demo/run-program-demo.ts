@@ -1,13 +1,12 @@
-import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { decideAgentSandbox } from '../agents/run-agent.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 import type { EventBus } from '../engine/events.js';
-import { createGit } from '../git/git-cli.js';
 import { executeProgram, type ProgramExecuteResult } from '../orchestrator/program-execute.js';
 import { programDemoFiles, programDemoScript } from './program-project.js';
+import { initDemoRepository, runProcess } from './run-demo.js';
 
 /** Options of {@link runProgramDemo}. */
 export interface RunProgramDemoOptions {
@@ -41,17 +40,6 @@ export interface ProgramDemoResult {
   sandbox: { sandboxed: boolean; mechanism: string; detail: string };
 }
 
-function runProcess(command: string, args: string[], options: { cwd: string; env: Readonly<Record<string, string | undefined>> }): Promise<{ code: number; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    child.on('error', (error) => resolve({ code: 127, output: error.message }));
-    child.on('close', (code) => resolve({ code: code ?? 1, output }));
-  });
-}
-
 /**
  * `polywave demo --program`: the "shop" repository with an approved 2-tier PROGRAM, scripted
  * Scouts and agents, and the whole tier loop for real (parallel Scouts, concurrent IMPLs on IMPL
@@ -69,18 +57,8 @@ export async function runProgramDemo(options: RunProgramDemoOptions): Promise<Pr
   const sandbox = decision.sandboxed
     ? { sandboxed: true, mechanism: decision.status.mechanism, detail: decision.status.detail }
     : { sandboxed: false, mechanism: 'none', detail: decision.reason === 'unsafe-no-sandbox' ? '--unsafe-no-sandbox' : decision.status.detail };
-  for (const [file, content] of Object.entries(programDemoFiles())) {
-    await mkdir(path.dirname(path.join(repo, file)), { recursive: true });
-    await writeFile(path.join(repo, file), content);
-  }
   await writeFile(script, programDemoScript(options.stepDelayMs !== undefined ? { stepDelayMs: options.stepDelayMs } : {}));
-  const git = createGit(repo, { env });
-  await git.run(['init', '-q', '-b', 'main']);
-  await git.run(['config', 'user.name', 'polywave demo']);
-  await git.run(['config', 'user.email', 'demo@polywave.invalid']);
-  await git.run(['config', 'commit.gpgsign', 'false']);
-  await git.run(['add', '-A']);
-  await git.run(['commit', '-q', '--no-verify', '-m', 'shop: empty project and the approved PROGRAM'], { env: { POLYWAVE_ALLOW_MAIN_COMMIT: '1' } });
+  const git = await initDemoRepository(repo, programDemoFiles(), env, 'shop: empty project and the approved PROGRAM');
   const programPath = path.join(repo, 'docs', 'PROGRAM', 'PROGRAM-shop.yaml');
   if (options.setupOnly) return { dir, repo, script, program_path: programPath, duration_ms: Math.round(performance.now() - started), sandbox };
 

@@ -174,6 +174,22 @@ export async function executeProgram(options: ProgramExecuteOptions): Promise<Pr
     for (const line of formatProgramStatus(programStatus(manifest, states, waveProgressOf(docs))).replace(/\n*$/, '').split('\n')) progress(line);
   };
 
+  /** E30 for `tier`, the freeze committed on the main line (P4); the stop reason when it fails. */
+  const freezeTier = async (tier: number, run: ProgramTierRun): Promise<string | undefined> => {
+    const frozen = await freezeContracts({ programPath, repoRoot: repoDir, tier, env: options.env as NodeJS.ProcessEnv });
+    run.frozen = (frozen.contracts_frozen ?? []).map((contract) => contract.name ?? '');
+    if (frozen.success === false) {
+      run.status = 'failed';
+      run.detail = `freeze-contracts: ${(frozen.errors ?? []).join('; ')}`;
+      return `tier ${tier}: ${run.detail}`;
+    }
+    if (frozen.manifest_updated) {
+      const { commitManifest } = await import('./run-critic.js');
+      await commitManifest(repoDir, programPath, `chore: freeze program contracts of tier ${tier} (${run.frozen.join(', ')})`, options.env);
+    }
+    return undefined;
+  };
+
   if (!existsSync(programPath)) {
     // A finished PROGRAM is archived by mark-program-complete: re-running the command says so.
     const archived = path.join(path.dirname(programPath), 'complete', path.basename(programPath));
@@ -247,19 +263,12 @@ export async function executeProgram(options: ProgramExecuteOptions): Promise<Pr
         // E30 after a resume: a run killed between finalize-tier and the freeze left the tier
         // complete but its contracts unrecorded — freeze them now, before any later tier starts.
         if ((manifest.program_contracts ?? []).some((contract) => freezesAtTier(manifest, contract, tier, slugs) && (contract.frozen_at_tier === undefined || (contract.frozen_blob ?? '').trim() === ''))) {
-          const frozen = await freezeContracts({ programPath, repoRoot: repoDir, tier, env: options.env as NodeJS.ProcessEnv });
-          run.frozen = (frozen.contracts_frozen ?? []).map((contract) => contract.name ?? '');
-          if (frozen.success === false) {
-            run.status = 'failed';
-            run.detail = `freeze-contracts: ${(frozen.errors ?? []).join('; ')}`;
+          const failed = await freezeTier(tier, run);
+          if (failed !== undefined) {
             done();
-            return stop(`tier ${tier}: ${run.detail}`, 'BLOCKED');
+            return stop(failed, 'BLOCKED');
           }
-          if (frozen.manifest_updated) {
-            const { commitManifest } = await import('./run-critic.js');
-            await commitManifest(repoDir, programPath, `chore: freeze program contracts of tier ${tier} (${run.frozen.join(', ')})`, options.env);
-          }
-          progress(`tier ${tier}: complete; frozen now: ${run.frozen.join(', ')}`);
+          progress(`tier ${tier}: complete; frozen now: ${(run.frozen ?? []).join(', ')}`);
         }
         run.status = 'skipped';
         run.detail = 'already complete';
@@ -484,20 +493,13 @@ export async function executeProgram(options: ProgramExecuteOptions): Promise<Pr
     }
 
     // E30: freeze the contracts of this tier.
-    const frozen = await freezeContracts({ programPath, repoRoot: repoDir, tier, env: options.env as NodeJS.ProcessEnv });
-    run.frozen = (frozen.contracts_frozen ?? []).map((contract) => contract.name ?? '');
-    if (frozen.success === false) {
-      run.status = 'failed';
-      run.detail = `freeze-contracts: ${(frozen.errors ?? []).join('; ')}`;
+    const failed = await freezeTier(tier, run);
+    if (failed !== undefined) {
       done();
-      return stop(`tier ${tier}: ${run.detail}`, 'BLOCKED');
+      return stop(failed, 'BLOCKED');
     }
-    if (run.frozen.length > 0) {
-      // The freeze is part of the record on the main line (P4), before the next tier starts.
-      const { commitManifest } = await import('./run-critic.js');
-      await commitManifest(repoDir, programPath, `chore: freeze program contracts of tier ${tier} (${run.frozen.join(', ')})`, options.env);
-    }
-    run.detail = `${runs.length} IMPL(s) merged; tier gate passed${run.frozen.length > 0 ? `; frozen: ${run.frozen.join(', ')}` : ''}`;
+    const frozenNow = run.frozen ?? [];
+    run.detail = `${runs.length} IMPL(s) merged; tier gate passed${frozenNow.length > 0 ? `; frozen: ${frozenNow.join(', ')}` : ''}`;
     done();
     await showStatus();
 
@@ -506,7 +508,7 @@ export async function executeProgram(options: ProgramExecuteOptions): Promise<Pr
     await setProgramState(programPath, 'TIER_VERIFIED');
     // E33: --auto advances; otherwise a human confirms (E30's pause).
     if (!options.auto) {
-      const approved = options.approve ? await options.approve({ kind: 'tier-advance', tier, next_tier: next, frozen: run.frozen }) : false;
+      const approved = options.approve ? await options.approve({ kind: 'tier-advance', tier, next_tier: next, frozen: run.frozen ?? [] }) : false;
       if (!approved) return stop(`tier ${tier} verified; re-run (or --auto) to start tier ${next}`);
     }
   }
