@@ -9,6 +9,7 @@ import {
   fingerprintTree,
   hooksSnapshotPath,
   manifestFingerprint,
+  isConcurrentRef,
   readRefs,
   type ManifestFingerprint,
   type PathFingerprint,
@@ -168,7 +169,7 @@ function checkRefs(record: TamperRecord, now: Readonly<Record<string, string>>, 
   const findings: TamperFinding[] = [];
   const concurrent = record.concurrent_refs ?? [];
   for (const name of [...new Set([...Object.keys(record.refs), ...Object.keys(now)])].sort()) {
-    if (name === targetRef || concurrent.some((prefix) => name.startsWith(prefix))) continue;
+    if (name === targetRef || isConcurrentRef(name, concurrent)) continue;
     const before = record.refs[name];
     const after = now[name];
     if (before === after) continue;

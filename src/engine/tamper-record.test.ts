@@ -3,10 +3,22 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkManifest, describeFingerprint, diffFingerprints, isHarmlessConfigKey, isOrchestratorFile } from './tamper-check.js';
-import { fingerprintSnapshot, fingerprintTree, isWaveAgentRef, manifestFingerprint, pinnedGitConfig, pinsForDirectory, writeHooksSnapshot } from './tamper-record.js';
+import { fingerprintSnapshot, fingerprintTree, isConcurrentRef, isWaveAgentRef, manifestFingerprint, pinnedGitConfig, pinsForDirectory, writeHooksSnapshot } from './tamper-record.js';
 
 const scratch = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'polywave-tamper-')));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+describe('refs other orchestrated work moves (a PROGRAM tier)', () => {
+  it('an entry ending in / is a prefix, any other entry one exact ref — so an IMPL never leaves out its own IMPL branch', () => {
+    const others = ['refs/heads/polywave/catalog/', 'refs/heads/polywave/program/shop/tier1-impl-catalog'];
+    expect(isConcurrentRef('refs/heads/polywave/catalog/wave1-agent-C', others)).toBe(true);
+    expect(isConcurrentRef('refs/heads/polywave/program/shop/tier1-impl-catalog', others)).toBe(true);
+    // This IMPL's own target (a slug that starts like the other's) stays checked.
+    expect(isConcurrentRef('refs/heads/polywave/program/shop/tier1-impl-catalog-extra', others)).toBe(false);
+    expect(isConcurrentRef('refs/heads/polywave/catalog-extra/wave1-agent-A', others)).toBe(false);
+    expect(isConcurrentRef('refs/heads/main', others)).toBe(false);
+  });
+});
 
 describe('pinned git configuration', () => {
   it('no hooks at all without a verified directory; fsmonitor always off', () => {

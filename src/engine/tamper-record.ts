@@ -92,8 +92,9 @@ export interface TamperRecord {
   /** Full ref name → object id, this wave's agent branches (and `concurrent_refs`) left out. */
   refs: Record<string, string>;
   /**
-   * Ref prefixes that other orchestrated work moves while this wave runs (a PROGRAM tier: the
-   * other IMPLs' agent branches and IMPL branches): left out of `refs` and of the check.
+   * Refs that other orchestrated work moves while this wave runs (a PROGRAM tier: the other IMPLs'
+   * agent branches and IMPL branches): left out of `refs` and of the check. An entry ending in `/`
+   * is a prefix, any other one exact ref (see {@link isConcurrentRef}).
    */
   concurrent_refs?: string[];
   /**
@@ -225,13 +226,21 @@ export function isWaveAgentRef(refName: string, slug: string, wave: number): boo
 }
 
 /** Every ref (one `for-each-ref`), this wave's agent branches left out. */
+/**
+ * Whether `name` is one of the refs other orchestrated work moves meanwhile: an entry ending in
+ * `/` is a prefix (`refs/heads/polywave/<other IMPL>/`), any other entry one exact ref.
+ */
+export function isConcurrentRef(name: string, concurrent: readonly string[]): boolean {
+  return concurrent.some((entry) => (entry.endsWith('/') ? name.startsWith(entry) : name === entry));
+}
+
 export async function readRefs(git: Git, slug: string, wave: number, concurrent: readonly string[] = []): Promise<Record<string, string>> {
   const { stdout } = await git.run(['for-each-ref', '--format=%(refname)%00%(objectname)']);
   const refs: Record<string, string> = {};
   for (const line of stdout.split('\n')) {
     if (line === '') continue;
     const [name = '', id = ''] = line.split('\0');
-    if (name !== '' && !isWaveAgentRef(name, slug, wave) && !concurrent.some((prefix) => name.startsWith(prefix))) refs[name] = id;
+    if (name !== '' && !isWaveAgentRef(name, slug, wave) && !isConcurrentRef(name, concurrent)) refs[name] = id;
   }
   return refs;
 }

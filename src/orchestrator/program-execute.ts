@@ -429,7 +429,8 @@ export async function executeProgram(options: ProgramExecuteOptions): Promise<Pr
         progress(`tier ${tier}: ${slug} running on ${branch}`);
         // What the other IMPLs of the tier move meanwhile: their agent branches and IMPL branches.
         const others = current.filter((other) => other.slug !== slug).map((other) => other.slug ?? '');
-        const concurrentRefs = [...others.map((other) => `refs/heads/polywave/${other}/`), `refs/heads/polywave/program/${programSlug}/`];
+        // Exact IMPL branch names (not the program's prefix, which holds this IMPL's own target too).
+        const concurrentRefs = [...others.map((other) => `refs/heads/polywave/${other}/`), ...others.flatMap((other) => (branchOf.get(other) ? [`refs/heads/${branchOf.get(other)!}`] : []))];
         try {
           const autopilot = await runAutopilot({
             implPath,

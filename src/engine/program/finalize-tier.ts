@@ -13,7 +13,7 @@ import { branchTips, worktreeChanges } from '../worktrees.js';
 import { freezeContracts, setProgramImplStatus, setProgramState } from './program-edits.js';
 import { insideRoot, loadProgramTier, mainCommitEnvironment, openMainCheckout, type LoadedTier, type MainCheckout, type TierOptions } from './tier-common.js';
 import { runLoadedTierGate, type TierGateResult } from './tier-gate.js';
-import { abortInterruptedTierMerge, mergeTierBranches, readTierMergeRecord, tierMergeRecordPath, type TierMergeOutcome, type TierMergeProgressEvent } from './tier-merge.js';
+import { abortInterruptedTierMerge, mergeTierBranches, restoreTornTierMerge, readTierMergeRecord, tierMergeRecordPath, type TierMergeOutcome, type TierMergeProgressEvent } from './tier-merge.js';
 import { programTargets } from './tier-worktrees.js';
 
 /** An error of the run, in the Go `PolywaveError` shape. */
@@ -198,6 +198,10 @@ export async function finalizeTier(options: FinalizeTierOptions): Promise<Finali
     return result;
   }
   if (interrupted.aborted) result.warnings.push('an interrupted merge of an IMPL branch (left by a killed run) was aborted and is redone');
+  else {
+    const restored = await restoreTornTierMerge(checkout, new Set(plans.flatMap((plan) => (plan.tip ? [plan.tip] : []))));
+    if (restored.length > 0) result.warnings.push(`files a killed merge had written before it recorded the merge were put back (each held an IMPL branch's committed content): ${restored.join(', ')}`);
+  }
   const merge = await mergeTierBranches({
     checkout,
     programSlug: loaded.programSlug,

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createTestRepo } from '../../../test/support/git-repo.js';
 import { openMainCheckout } from './tier-common.js';
-import { abortInterruptedTierMerge, mergeTierBranches, readTierMergeRecord, tierMergeMessage, tierMergeRecordPath } from './tier-merge.js';
+import { abortInterruptedTierMerge, mergeTierBranches, readTierMergeRecord, restoreTornTierMerge, tierMergeMessage, tierMergeRecordPath } from './tier-merge.js';
 
 describe('tier merge record and loop', () => {
   it('the Go merge message; a torn or foreign record reads as empty', async () => {
@@ -70,5 +70,27 @@ describe('tier merge record and loop', () => {
     expect(await abortInterruptedTierMerge(checkout, new Set([tip]))).toEqual({ aborted: true });
     expect(await repo.git.tryRevParse('MERGE_HEAD')).toBeUndefined();
     expect(await repo.git.status()).toEqual([]);
+  });
+
+  it('a merge killed before MERGE_HEAD: its files (each an IMPL tip\'s committed content) are put back; a user\'s change never is', async () => {
+    const repo = await createTestRepo({ files: { 'src/shared.js': 'export const v = 1;\n' } });
+    await repo.run(['switch', '-q', '-c', 'impl']);
+    repo.write('src/new.js', 'export const n = 1;\n');
+    repo.write('src/shared.js', 'export const v = 2;\n');
+    const tip = await repo.commitAll('impl work');
+    await repo.run(['switch', '-q', 'main']);
+    const checkout = await openMainCheckout(repo.dir, repo.env);
+    // What `git merge impl` had written when it was killed: the branch's files, no MERGE_HEAD.
+    repo.write('src/new.js', 'export const n = 1;\n');
+    repo.write('src/shared.js', 'export const v = 2;\n');
+    expect((await restoreTornTierMerge(checkout, new Set([tip]))).sort()).toEqual(['src/new.js', 'src/shared.js']);
+    expect((await repo.run(['status', '--porcelain'])).trim()).toBe('');
+    expect(repo.read('src/shared.js')).toBe('export const v = 1;\n');
+    // A change that is not an IMPL tip's content: nothing is touched.
+    repo.write('src/new.js', 'export const n = 1;\n');
+    repo.write('src/shared.js', 'export const v = 3; // mine\n');
+    expect(await restoreTornTierMerge(checkout, new Set([tip]))).toEqual([]);
+    expect(repo.read('src/shared.js')).toBe('export const v = 3; // mine\n');
+    expect(repo.read('src/new.js')).toBe('export const n = 1;\n');
   });
 });
