@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AgentEvent, AgentOutcome, AgentRole, AgentUsage, ModelSpec, ReportCompletionResult } from '../agents/contract.js';
@@ -357,6 +357,12 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
         base = (await git.run(['merge-base', 'HEAD', mainHead])).stdout.trim();
       }
       plans.push({ agent, id: worktree.agent, cwd: worktree.path, branch: worktree.branch, base, git, spec: specOf(agent), role: 'wave', solo: false, root });
+      // No agent runs in this worktree yet: an index.lock there is the leftover of a git process
+      // killed with an earlier run (E9 re-entry after a SIGKILL); every git write would fail on it.
+      const gitDir = path.resolve(worktree.path, (await git.run(['rev-parse', '--git-dir'])).stdout.trim());
+      if (await rm(path.join(gitDir, 'index.lock')).then(() => true, () => false)) {
+        events?.emit({ v: 1, type: 'step-end', command: 'run-wave', slug, step: { step: 'stale_index_lock', status: 'warning', detail: `agent ${worktree.agent}: removed a stale index.lock in ${gitDir} (left by a git process of a killed run)`, duration_ms: 0 } });
+      }
     }
   }
   manifest = await readManifest(implPath);
