@@ -418,7 +418,6 @@ export async function executeProgram(options: ProgramExecuteOptions): Promise<Pr
     }
     const branchOf = new Map(worktrees.worktrees.map((entry) => [entry.impl_slug, entry.branch]));
     const manifestPaths = current.flatMap((impl) => docs.get(impl.slug ?? '')?.path ?? []);
-    const programSlug = manifest.program_slug ?? '';
     const runs = await Promise.all(
       toRun.map(async (impl): Promise<ProgramImplRun & { autopilot?: AutopilotResult }> => {
         const slug = impl.slug ?? '';
