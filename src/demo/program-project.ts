@@ -7,6 +7,8 @@
  * The tier gate is the whole test suite (`node --test`).
  */
 
+import { demoAgentSteps, nodeTestGateLines } from './project.js';
+
 const quote = (text: string) => JSON.stringify(text);
 
 /** Files of the repository's first commit (the PROGRAM manifest included, approved: REVIEWED). */
@@ -181,13 +183,7 @@ export function programDemoImpl(slug: string): string {
         .filter((agent) => agent.wave === wave)
         .flatMap((agent) => [`        - id: ${agent.id}`, `          task: ${quote(agent.task)}`, '          files:', ...Object.keys(agent.files).map((file) => `            - ${file}`), ...(agent.dependencies ? [`          dependencies: [${agent.dependencies.join(', ')}]`] : [])]),
     ]),
-    'quality_gates:',
-    '    level: standard',
-    '    gates:',
-    '        - type: test',
-    '          command: node --test',
-    '          required: true',
-    '          description: the whole test suite',
+    ...nodeTestGateLines,
     '',
   ].join('\n');
 }
@@ -198,13 +194,7 @@ export function programDemoScript(options: { stepDelayMs?: number } = {}): strin
   const lines = ['version: 1', 'agents:'];
   for (const impl of impls) {
     lines.push(`  scout@${impl.slug}:`, '    steps:', `      - text: ${quote(`Scout of ${impl.slug}`)}`, `      - write: { path: docs/IMPL/IMPL-${impl.slug}.yaml, content: ${quote(programDemoImpl(impl.slug))} }`, `      - text: ${quote(`IMPL-${impl.slug} written`)}`);
-    for (const agent of impl.agents) {
-      const test = Object.keys(agent.files).find((file) => file.startsWith('test/'))!;
-      const files = agent.files;
-      lines.push(`  ${agent.id}:`, '    steps:', `      - text: ${quote(`Agent ${agent.id}: ${agent.task}`)}`, `      - sleep_ms: ${delay}`);
-      for (const [file, content] of Object.entries(files)) lines.push(`      - write: { path: ${file}, content: ${quote(content)} }`);
-      lines.push(`      - bash: ${quote(`node --test ${test}`)}`, `      - commit: ${quote(`feat(${agent.id}): ${Object.keys(files).join(', ')}`)}`, `      - report: { status: complete, verification: PASS, notes: ${quote(`${test} passes`)} }`);
-    }
+    for (const agent of impl.agents) lines.push(...demoAgentSteps(agent, { delayMs: delay }));
   }
   lines.push('');
   return lines.join('\n');

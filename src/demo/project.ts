@@ -114,27 +114,35 @@ export function demoManifest(): string {
     ...contracts.flatMap(([name, definition, location]) => [`    - name: ${name}`, `      description: ${quote(`${name} helper`)}`, `      definition: ${quote(definition)}`, `      location: ${location}`]),
     'waves:',
     ...waves,
-    'quality_gates:',
-    '    level: standard',
-    '    gates:',
-    '        - type: test',
-    '          command: node --test',
-    '          required: true',
-    '          description: the whole test suite',
+    ...nodeTestGateLines,
     '',
   ].join('\n');
+}
+
+/** The demos' `quality_gates`: the whole `node --test` suite, required. */
+export const nodeTestGateLines: readonly string[] = ['quality_gates:', '    level: standard', '    gates:', '        - type: test', '          command: node --test', '          required: true', '          description: the whole test suite'];
+
+/** One scripted demo agent: say what it does, (read its brief,) pause, write its files, run its test, commit, report. */
+export function demoAgentSteps(agent: { id: string; task: string; files: Readonly<Record<string, string>> }, options: { delayMs: number; readBrief?: boolean }): string[] {
+  const test = Object.keys(agent.files).find((file) => file.startsWith('test/'))!;
+  return [
+    `  ${agent.id}:`,
+    '    steps:',
+    `      - text: ${quote(`Agent ${agent.id}: ${agent.task}`)}`,
+    ...(options.readBrief ? ['      - read: .polywave-agent-brief.md'] : []),
+    `      - sleep_ms: ${options.delayMs}`,
+    ...Object.entries(agent.files).map(([file, content]) => `      - write: { path: ${file}, content: ${quote(content)} }`),
+    `      - bash: ${quote(`node --test ${test}`)}`,
+    `      - commit: ${quote(`feat(${agent.id}): ${Object.keys(agent.files).join(', ')}`)}`,
+    `      - report: { status: complete, verification: PASS, notes: ${quote(`${test} passes`)} }`,
+  ];
 }
 
 /** The script the demo agents replay (script backend format v1). */
 export function demoScript(options: { stepDelayMs?: number } = {}): string {
   const delay = options.stepDelayMs ?? 150;
   const lines = ['version: 1', 'agents:'];
-  for (const agent of agents) {
-    const test = Object.keys(agent.files).find((file) => file.startsWith('test/'))!;
-    lines.push(`  ${agent.id}:`, '    steps:', `      - text: ${quote(`Agent ${agent.id}: ${agent.task}`)}`, '      - read: .polywave-agent-brief.md', `      - sleep_ms: ${delay}`);
-    for (const [file, content] of Object.entries(agent.files)) lines.push(`      - write: { path: ${file}, content: ${quote(content)} }`);
-    lines.push(`      - bash: ${quote(`node --test ${test}`)}`, `      - commit: ${quote(`feat(${agent.id}): ${Object.keys(agent.files).join(', ')}`)}`, `      - report: { status: complete, verification: PASS, notes: ${quote(`${test} passes`)} }`);
-  }
+  for (const agent of agents) lines.push(...demoAgentSteps(agent, { delayMs: delay, readBrief: true }));
   lines.push('');
   return lines.join('\n');
 }
