@@ -353,7 +353,7 @@ describe('journal-init, journal-context, debug-journal (E23A)', () => {
     const { repo, impl } = await greetRepo();
     const init = await cli(['journal-init', impl, '--wave', '1', '--agent', 'A'], { cwd: repo.dir, env: repo.env });
     expect(init.code, init.stderr).toBe(0);
-    const journalDir = repo.path('.polywave-state/wave1/agent-A');
+    const journalDir = repo.path('.polywave-state/greet/wave1/agent-A');
     expect(parseStdoutJson(init)).toEqual({ status: 'initialized', journal_dir: journalDir, cursor_path: path.join(journalDir, 'cursor.json'), index_path: path.join(journalDir, 'index.jsonl'), results_dir: path.join(journalDir, 'tool-results') });
     expect(parseStdoutJson<{ status: string }>(await cli(['journal-init', impl, '--wave', '1', '--agent', 'A'], { cwd: repo.dir, env: repo.env })).status).toBe('already_initialized');
     expectCodedError(await cli(['journal-init', impl, '--wave', '2', '--agent', 'A'], { cwd: repo.dir, env: repo.env }), { exitCode: 1, code: 'A007_JOURNAL_INIT_FAIL' });

@@ -49,7 +49,7 @@ describe('finalize-wave crash safety (SIGKILL after each merge, then re-run)', (
     const manifest = fixture.manifest();
     expect(manifest.state).toBe('WAVE_MERGING');
     expect(manifest.merge_state).toBe('in_progress');
-    const logPath = fixture.repo.path('.polywave-state/wave1/merge-log.json');
+    const logPath = fixture.repo.path('.polywave-state/demo/wave1/merge-log.json');
     const log = (existsSync(logPath) ? JSON.parse(readFileSync(logPath, 'utf8')) : { merges: [] }) as { merges: Array<{ agent: string }> };
     expect(log.merges.map((entry) => entry.agent)).toEqual(agents.slice(0, crashAt.endsWith(':merged') ? count - 1 : count));
 
@@ -68,7 +68,7 @@ describe('finalize-wave crash safety (SIGKILL after each merge, then re-run)', (
     for (const commit of [targetBefore, ...tips.values()]) expect(await fixture.repo.git.isAncestor(commit, 'main')).toBe(true);
     expect(fixture.manifest().state).toBe('WAVE_VERIFIED');
     expect(fixture.manifest().merge_state).toBe('completed');
-    const finalLog = JSON.parse(readFileSync(fixture.repo.path('.polywave-state/wave1/merge-log.json'), 'utf8')) as { merges: Array<{ agent: string; recovered?: boolean }> };
+    const finalLog = JSON.parse(readFileSync(fixture.repo.path('.polywave-state/demo/wave1/merge-log.json'), 'utf8')) as { merges: Array<{ agent: string; recovered?: boolean }> };
     expect(finalLog.merges.map((entry) => entry.agent).sort()).toEqual(agents);
     expect(await fixture.repo.git.listBranches('polywave/'), JSON.stringify(result.cleanup_result)).toEqual([]);
     expect(await fixture.repo.git.worktreeList(), JSON.stringify(result.cleanup_result)).toHaveLength(1);

@@ -52,7 +52,7 @@ async function snapshot(fixture: WaveFixture) {
     head: await fixture.repo.run(['symbolic-ref', 'HEAD']),
     worktrees: await fixture.repo.run(['worktree', 'list', '--porcelain']),
     manifest: readFileSync(fixture.implPath, 'utf8'),
-    log: existsSync(fixture.repo.path('.polywave-state/wave1/merge-log.json')),
+    log: existsSync(fixture.repo.path('.polywave-state/demo/wave1/merge-log.json')),
   };
 }
 

@@ -105,7 +105,7 @@ describe('finalize-wave: the whole pipeline', () => {
     // The manifest edits kept its comment (format-preserving writer).
     expect(readFileSync(fixture.implPath, 'utf8')).toContain('# Demo IMPL for finalize-wave tests');
     // Merge log, guard disarmed, nothing left behind.
-    const log = JSON.parse(readFileSync(fixture.repo.path('.polywave-state/wave1/merge-log.json'), 'utf8')) as { merges: Array<{ agent: string; merge_sha: string }> };
+    const log = JSON.parse(readFileSync(fixture.repo.path('.polywave-state/demo/wave1/merge-log.json'), 'utf8')) as { merges: Array<{ agent: string; merge_sha: string }> };
     expect(log.merges.map((entry) => entry.agent)).toEqual(['A', 'B', 'C']);
     expect(existsSync(fixture.repo.path('.polywave-state/active-wave'))).toBe(false);
     expect(await fixture.repo.git.worktreeList()).toHaveLength(1);

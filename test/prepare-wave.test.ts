@@ -154,7 +154,7 @@ describe('prepare-wave: success path', () => {
 
     // E23 brief: own task and files, ALL contracts, full ownership table, scaffolds, gates, wiring, IMPL path.
     const briefA = readFileSync(path.join(wt(repo, 'A'), '.polywave-agent-brief.md'), 'utf8');
-    expect(result.agent_briefs[0]).toMatchObject({ agent: 'A', brief_path: path.join(wt(repo, 'A'), '.polywave-agent-brief.md'), brief_length: Buffer.byteLength(briefA), files_owned: 1, journal_dir: repo.path('.polywave-state/wave1/agent-A') });
+    expect(result.agent_briefs[0]).toMatchObject({ agent: 'A', brief_path: path.join(wt(repo, 'A'), '.polywave-agent-brief.md'), brief_length: Buffer.byteLength(briefA), files_owned: 1, journal_dir: repo.path('.polywave-state/demo/wave1/agent-A') });
     expect(briefA).toContain(`**IMPL Doc:** ${implPath}`);
     expect(briefA).toContain('## Task\n\nImplement src/a.ts for agent A.');
     expect(briefA).not.toContain('Implement src/b.ts for agent B.');
@@ -175,8 +175,8 @@ describe('prepare-wave: success path', () => {
     expect(JSON.parse(readFileSync(path.join(wt(repo, 'A'), '.polywave-ownership.json'), 'utf8'))).toMatchObject({ agent: 'A', wave: 1, impl_doc: implPath, owned_files: ['src/a.ts'], repo_root: repo.dir });
     const env = readFileSync(path.join(wt(repo, 'A'), '.polywave-worktree-env'), 'utf8');
     expect(env).toBe(`POLYWAVE_WORKTREE_ROOT=${wt(repo, 'A')}\nPOLYWAVE_AGENT_ID=A\nPOLYWAVE_WAVE=1\nPOLYWAVE_IMPL=${implPath}\nPOLYWAVE_BRANCH=polywave/demo/wave1-agent-A\n`);
-    for (const file of ['cursor.json', 'index.jsonl', 'recent.json', 'tool-results']) expect(existsSync(repo.path(`.polywave-state/wave1/agent-A/${file}`))).toBe(true);
-    expect(JSON.parse(readFileSync(repo.path('.polywave-state/wave1/agent-A/cursor.json'), 'utf8'))).toEqual({ session_file: '', offset: 0 });
+    for (const file of ['cursor.json', 'index.jsonl', 'recent.json', 'tool-results']) expect(existsSync(repo.path(`.polywave-state/demo/wave1/agent-A/${file}`))).toBe(true);
+    expect(JSON.parse(readFileSync(repo.path('.polywave-state/demo/wave1/agent-A/cursor.json'), 'utf8'))).toEqual({ session_file: '', offset: 0 });
     expect(readFileSync(repo.path('.polywave-state/active-impl'), 'utf8').trim()).toBe(implPath);
     expect(await readActiveWave(repo.dir)).toMatchObject({ slug: 'demo', wave: 1, target_branch: 'main', impl: implPath, base_commit: head });
 
@@ -190,7 +190,7 @@ describe('prepare-wave: success path', () => {
     expect(events[0]).toMatchObject({ type: 'wave-prepare-start', slug: 'demo', wave: 1 });
     expect(events[events.length - 1]).toMatchObject({ type: 'wave-prepare-end', success: true });
     expect(events.filter((event) => event.type === 'step-end')).toHaveLength(result.steps.length);
-    expect(existsSync(repo.path('.polywave-state/wave1/prepare-result.json'))).toBe(true);
+    expect(existsSync(repo.path('.polywave-state/demo/wave1/prepare-result.json'))).toBe(true);
   });
 
   it('creates many worktrees in parallel, all from the same base, verified by worktree list', async () => {
@@ -256,7 +256,7 @@ describe('prepare-wave: cross-repository wave', () => {
       { agent: 'B', path: worktreeB, branch: 'polywave/demo/wave1-agent-B', repo: 'other' },
     ]);
     expect((await gitOther.run(['rev-parse', 'polywave/demo/wave1-agent-B'])).stdout.trim()).toBe(otherHead);
-    expect(result.agent_briefs[1]).toMatchObject({ agent: 'B', repo: 'other', journal_dir: path.join(other, '.polywave-state/wave1/agent-B') });
+    expect(result.agent_briefs[1]).toMatchObject({ agent: 'B', repo: 'other', journal_dir: path.join(other, '.polywave-state/demo/wave1/agent-B') });
     expect((await readActiveWave(other))?.target_branch).toBe('main');
     writeFileSync(path.join(other, 'x.txt'), 'x\n');
     await gitOther.add(['x.txt']);
@@ -556,7 +556,7 @@ describe('prepare-wave: sub-commands', () => {
     const { repo, implPath } = await setup({ waves: [[{ id: 'A', files: ['src/a.ts', 'src/a2.ts'] }]] });
     const result = await prepareAgent({ implPath, wave: 1, agent: 'A', noWorktree: true, env: repo.env, gitAt: (directory) => createGit(directory, { env: repo.env }) });
     expect(result.success, JSON.stringify(result.steps)).toBe(true);
-    expect(result.brief_path).toBe(repo.path('.polywave-state/wave1/agent-A/brief.md'));
+    expect(result.brief_path).toBe(repo.path('.polywave-state/demo/wave1/agent-A/brief.md'));
     expect(readFileSync(result.brief_path, 'utf8')).toContain('# Agent A Brief - Wave 1');
     expect(result).toMatchObject({ agent_id: 'A', wave: 1, files_owned: 2, context_source: 'prepared-brief', journal_context_available: false });
     expect(existsSync(result.index_path)).toBe(true);
@@ -566,8 +566,8 @@ describe('prepare-wave: sub-commands', () => {
 
   it('E23A: a journal with history is summarized into context.md and the brief', async () => {
     const { repo, implPath } = await setup();
-    const journal = repo.path('.polywave-state/wave1/agent-A');
-    repo.write('.polywave-state/wave1/agent-A/index.jsonl', [
+    const journal = repo.path('.polywave-state/demo/wave1/agent-A');
+    repo.write('.polywave-state/demo/wave1/agent-A/index.jsonl', [
       JSON.stringify({ ts: '2026-01-01T00:00:00Z', kind: 'tool_use', tool_name: 'Write', tool_use_id: 't1', input: { file_path: '/x/src/a.ts' } }),
       JSON.stringify({ ts: '2026-01-01T00:00:01Z', kind: 'tool_use', tool_name: 'Bash', tool_use_id: 't2', input: { command: 'npm test' } }),
       JSON.stringify({ ts: '2026-01-01T00:00:02Z', kind: 'tool_result', tool_use_id: 't2', preview: 'Tests 3 passed' }),

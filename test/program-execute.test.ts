@@ -596,12 +596,9 @@ describe('two IMPLs of one tier whose agents have the same ids (agent A in wave 
     expect(nodeTest(demo.repo).passed).toBe(true);
   });
 
-  // BUG (src/engine/merge.ts mergeLogPath, src/engine/journal.ts, src/engine/prepare/worktree-steps.ts —
-  // not ours): `.polywave-state/wave<N>/merge-log.json`, `prepare-result.json` and the journal
-  // `agent-<ID>/` are keyed by wave and agent id only, not by IMPL slug. IMPLs of a tier run at
-  // once, so their records overwrite/mix: catalog's merge of A is missing from wave 1's merge log
-  // and agent A's journal holds both IMPLs' tool calls. Remove `.fails` once they are per IMPL.
-  it.fails('keeps each IMPL\'s merge log and agent journal apart', () => {
+  // Per-wave state is IMPL-scoped (`.polywave-state/<slug>/wave<N>/`, src/engine/state-paths.ts): IMPLs of a
+  // tier run at once and must not mix their merge logs and agent journals.
+  it('keeps each IMPL\'s merge log and agent journal apart', () => {
     const logs = readdirSync(path.join(demo.repo, '.polywave-state'), { recursive: true }).map(String).filter((file) => file.endsWith('merge-log.json'));
     const merged = logs.flatMap((file) => (JSON.parse(readFileSync(path.join(demo.repo, '.polywave-state', file), 'utf8')) as { merges: Array<{ branch: string }> }).merges.map((entry) => entry.branch));
     expect(merged).toEqual(expect.arrayContaining(['polywave/pricing/wave1-agent-A', 'polywave/catalog/wave1-agent-A', 'polywave/catalog/wave2-agent-B']));

@@ -94,7 +94,7 @@ describe('run-wave with the script backend', () => {
     expect(byId.C?.attempts[0]?.decision?.action).toBe('retry');
     expect(events.some((event) => event.type === 'agent-retry' && event.agent === 'C' && event.failure_type === 'transient')).toBe(true);
     // The journal kept attempt 1's tool calls and recorded attempt 2's.
-    const journal = await readJournal(journalPaths(repo.dir, 1, 'C').index);
+    const journal = await readJournal(journalPaths(repo.dir, 'letters', 1, 'C').index);
     expect(journal.filter((entry) => entry.kind === 'tool_use').length).toBeGreaterThanOrEqual(5);
     // Everyone's work is merged, one --no-ff merge per agent.
     for (const id of agents) expect(readFileSync(repo.path(`src/${id.toLowerCase()}.ts`), 'utf8')).toContain(`'${id.toLowerCase()}'`);

@@ -161,7 +161,7 @@ async function attack(layout: Layout, env: Record<string, string | undefined>, e
     policy: { root: layout.worktree, ownedFiles, branch },
     limits: { maxTurns: 100, toolTimeoutMs: 30_000 },
     env: { ...env, HOME: layout.userHome, ATTACK_PORT: String((layout.server.address() as net.AddressInfo).port) },
-    journal: journalPaths(layout.repo.dir, 1, 'A'),
+    journal: journalPaths(layout.repo.dir, 'attack', 1, 'A'),
     onEvent: (event) => events.push(event),
   });
 }
@@ -193,7 +193,7 @@ describe.skipIf(!available)('an attacking script agent inside the OS sandbox', (
     const started = performance.now();
     result = await attack(layout, layout.repo.env, events);
     console.info(`[sandbox attacks] ${attacks.length} attacks in ${Math.round(performance.now() - started)} ms`);
-    entries = await readJournal(journalPaths(layout.repo.dir, 1, 'A').index);
+    entries = await readJournal(journalPaths(layout.repo.dir, 'attack', 1, 'A').index);
   }, 240_000);
 
   it('runs the attacks through the real tools (sandboxed) and still commits its own work with git_commit', async () => {

@@ -229,7 +229,7 @@ describe('an attacking agent in a real wave (run-wave, script backend)', () => {
 
   it("every attempt is in A's journal with a failed, denied or contained result", async () => {
     const { repo, targets } = sandboxed!;
-    const journal = await readJournal(journalPaths(repo.dir, 1, 'A').index);
+    const journal = await readJournal(journalPaths(repo.dir, 'attack', 1, 'A').index);
     const uses = journal.filter((entry) => entry.kind === 'tool_use');
     const attacks = waveAttacks(targets);
     // The attacks plus A's own writes, sleep-free steps, commit and report.

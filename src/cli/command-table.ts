@@ -431,7 +431,7 @@ export const commandTable: CommandSpec[] = [
     options: [
       { flags: '--wave <n>', description: 'wave number', integer: true, required: true },
       { flags: '--agent <id>', description: 'agent ID', required: true },
-      { flags: '--no-worktree', description: 'solo agent: brief in .polywave-state/wave{N}/agent-{ID}/brief.md, no worktree' },
+      { flags: '--no-worktree', description: 'solo agent: brief in .polywave-state/<slug>/wave{N}/agent-{ID}/brief.md, no worktree' },
       { flags: '--merge-target <branch>', description: 'branch the wave merges into' },
       { flags: '--repo-dir <dir>', description: 'primary repository root (default: the repository holding the IMPL)' },
     ],
@@ -1077,7 +1077,7 @@ export const commandTable: CommandSpec[] = [
   {
     name: 'journal-init',
     group: 'State & reports',
-    summary: "E23A: create an agent's tool journal (.polywave-state/wave{N}/agent-{ID}/) before launching it; idempotent",
+    summary: "E23A: create an agent's tool journal (.polywave-state/<slug>/wave{N}/agent-{ID}/) before launching it; idempotent",
     arguments: ['<impl>'],
     options: [
       { flags: '--wave <n>', description: 'wave number', integer: true, required: true },
@@ -1113,7 +1113,7 @@ export const commandTable: CommandSpec[] = [
       { flags: '--force', description: 'overwrite the --export file' },
       { flags: '--json', description: 'one JSON document instead of JSONL / text' },
     ],
-    help: 'agent-path: wave1/agent-A or wave1-agent-A (under <repo-dir>/.polywave-state/).\nExit: 0, 1 no journal or the export file exists, 2 bad input.',
+    help: 'agent-path: <slug>/wave1/agent-A, or wave1/agent-A / wave1-agent-A when one IMPL has that journal (under <repo-dir>/.polywave-state/).\nExit: 0, 1 no journal or the export file exists, 2 bad input.',
     load: () => import('./commands/debug-journal.js'),
   },
   {

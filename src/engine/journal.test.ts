@@ -9,20 +9,20 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 describe('journal (E23A)', () => {
   it('creates the layout once and never truncates it', async () => {
-    const paths = await initJournal(root, 2, 'B3');
-    expect(paths.dir).toBe(path.join(root, '.polywave-state', 'wave2', 'agent-B3'));
+    const paths = await initJournal(root, 'demo', 2, 'B3');
+    expect(paths.dir).toBe(path.join(root, '.polywave-state', 'demo', 'wave2', 'agent-B3'));
     expect(JSON.parse(readFileSync(paths.cursor, 'utf8'))).toEqual({ session_file: '', offset: 0 });
     expect(readFileSync(paths.recent, 'utf8')).toBe('[]\n');
     expect(existsSync(paths.results_dir)).toBe(true);
     appendFileSync(paths.index, `${JSON.stringify({ kind: 'tool_use', tool_name: 'Read', tool_use_id: 'x' })}\n{"torn`);
-    await initJournal(root, 2, 'B3');
+    await initJournal(root, 'demo', 2, 'B3');
     expect(await readJournal(paths.index)).toEqual([{ kind: 'tool_use', tool_name: 'Read', tool_use_id: 'x' }]);
     expect(await recoverJournalContext(paths)).toMatchObject({ available: true, entries: 1 });
     expect(existsSync(paths.context)).toBe(true);
   });
 
   it('an empty journal recovers nothing', async () => {
-    const paths = await initJournal(root, 1, 'A');
+    const paths = await initJournal(root, 'demo', 1, 'A');
     expect(await recoverJournalContext(paths)).toEqual({ available: false, entries: 0 });
     expect(existsSync(paths.context)).toBe(false);
   });

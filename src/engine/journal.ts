@@ -1,9 +1,10 @@
 import { mkdir, open, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { waveStateDir } from './state-paths.js';
 
 /**
  * The per-agent tool journal (E23A, message-formats "Journal Entry Format"):
- * `.polywave-state/wave{N}/agent-{ID}/` in the agent's repository (the main checkout, not the
+ * `.polywave-state/<slug>/wave{N}/agent-{ID}/` in the agent's repository (the main checkout, not the
  * worktree) with `index.jsonl` (append-only ToolEntry lines), `cursor.json`, `recent.json`,
  * `tool-results/` and, when there is history, a generated `context.md`.
  */
@@ -28,9 +29,9 @@ export interface ToolEntry {
   truncated?: boolean;
 }
 
-/** The journal directory of an agent: `<root>/.polywave-state/wave{N}/agent-{ID}`. */
-export function journalPaths(repoRoot: string, wave: number, agentId: string): JournalPaths {
-  const dir = path.join(repoRoot, '.polywave-state', `wave${wave}`, `agent-${agentId}`);
+/** The journal directory of an agent: `<root>/.polywave-state/<slug>/wave{N}/agent-{ID}` (IMPL-scoped: see state-paths.ts). */
+export function journalPaths(repoRoot: string, slug: string, wave: number, agentId: string): JournalPaths {
+  const dir = path.join(waveStateDir(repoRoot, slug, wave), `agent-${agentId}`);
   return {
     dir,
     cursor: path.join(dir, 'cursor.json'),
@@ -58,8 +59,8 @@ async function createIfMissing(filePath: string, content: string): Promise<void>
  * Creates the journal layout when missing. Never truncates: the journal survives retries and
  * re-runs of prepare-wave (E23A "append-only; entries are never deleted during execution").
  */
-export async function initJournal(repoRoot: string, wave: number, agentId: string): Promise<JournalPaths> {
-  const paths = journalPaths(repoRoot, wave, agentId);
+export async function initJournal(repoRoot: string, slug: string, wave: number, agentId: string): Promise<JournalPaths> {
+  const paths = journalPaths(repoRoot, slug, wave, agentId);
   await mkdir(paths.results_dir, { recursive: true });
   await Promise.all([
     createIfMissing(paths.cursor, `${JSON.stringify({ session_file: '', offset: 0 })}\n`),

@@ -24,7 +24,7 @@ describe('mergeAgents', () => {
   it('merges each branch with its own --no-ff merge commit, in order, and logs each one', async () => {
     const repo = await repoWithBranches();
     const before = await repo.git.headCommit();
-    const logPath = mergeLogPath(repo.dir, 1);
+    const logPath = mergeLogPath(repo.dir, 'demo', 1);
     const events: MergeProgressEvent[] = [];
     const result = await mergeAgents({ git: repo.git, targetBranch: 'main', wave: 1, agents: candidates, logPath, afterMerge: (event) => void events.push(event) });
     expect(result.success).toBe(true);
@@ -64,7 +64,7 @@ describe('mergeAgents', () => {
       targetBranch: 'main',
       wave: 1,
       agents: candidates,
-      logPath: mergeLogPath(repo.dir, 1),
+      logPath: mergeLogPath(repo.dir, 'demo', 1),
       ownership: (file) => ({ agents: file === 'shared.txt' ? ['B'] : [], protocolOwned: false }),
     });
     expect(result.success).toBe(false);
@@ -84,7 +84,7 @@ describe('mergeAgents', () => {
   it('refuses a checkout that is not on the target, and a foreign merge in progress', async () => {
     const repo = await repoWithBranches({ clash: true });
     await repo.git.checkout('a');
-    await expect(mergeAgents({ git: repo.git, targetBranch: 'main', wave: 1, agents: candidates, logPath: mergeLogPath(repo.dir, 1) })).rejects.toThrow(/on a, not on the merge target main/);
+    await expect(mergeAgents({ git: repo.git, targetBranch: 'main', wave: 1, agents: candidates, logPath: mergeLogPath(repo.dir, 'demo', 1) })).rejects.toThrow(/on a, not on the merge target main/);
     await repo.git.checkout('main');
     await repo.git.createBranch('foreign', 'main');
     await repo.git.checkout('foreign');
@@ -94,14 +94,14 @@ describe('mergeAgents', () => {
     await repo.run(['merge', '--no-ff', '-q', 'b']).catch(() => undefined);
     await repo.run(['merge', '--no-ff', 'foreign']).catch(() => undefined);
     expect(await repo.git.tryRevParse('MERGE_HEAD')).toBeDefined();
-    await expect(mergeAgents({ git: repo.git, targetBranch: 'main', wave: 1, agents: candidates, logPath: mergeLogPath(repo.dir, 1) })).rejects.toThrow(/a merge is already in progress/);
+    await expect(mergeAgents({ git: repo.git, targetBranch: 'main', wave: 1, agents: candidates, logPath: mergeLogPath(repo.dir, 'demo', 1) })).rejects.toThrow(/a merge is already in progress/);
   });
 
   it('an interrupted merge of one of the wave branches is aborted and redone', async () => {
     const repo = await repoWithBranches();
     await repo.run(['merge', '--no-ff', '--no-commit', 'c']);
     expect(await repo.git.tryRevParse('MERGE_HEAD')).toBe(await repo.git.revParse('c'));
-    const result = await mergeAgents({ git: repo.git, targetBranch: 'main', wave: 1, agents: candidates, logPath: mergeLogPath(repo.dir, 1) });
+    const result = await mergeAgents({ git: repo.git, targetBranch: 'main', wave: 1, agents: candidates, logPath: mergeLogPath(repo.dir, 'demo', 1) });
     expect(result.success).toBe(true);
     expect(result.merged_count).toBe(3);
     expect(await repo.git.tryRevParse('MERGE_HEAD')).toBeUndefined();

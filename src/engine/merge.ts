@@ -6,6 +6,7 @@ import { formatTimestamp } from '../protocol/freeze.js';
 import { branchesMergedInto } from './finalize/git-batch.js';
 import { writeTextAtomic } from './prepare/write-text.js';
 import { branchTips } from './worktrees.js';
+import { legacyWaveStateDir, waveStateDir } from './state-paths.js';
 
 /** One agent branch to merge, in merge order (wave declaration order). */
 export interface MergeCandidate {
@@ -20,7 +21,7 @@ export interface MergeCandidate {
   tip?: string;
 }
 
-/** What the merge log records per merged agent (`.polywave-state/wave{N}/merge-log.json`). */
+/** What the merge log records per merged agent (`.polywave-state/<slug>/wave{N}/merge-log.json`). */
 export interface MergeLogEntry {
   agent: string;
   branch: string;
@@ -133,12 +134,28 @@ export interface MergeAgentsResult {
   success: boolean;
 }
 
-/** `.polywave-state/wave{N}/merge-log.json` in a repository's main checkout. */
-export function mergeLogPath(repoRoot: string, wave: number): string {
-  return path.join(repoRoot, '.polywave-state', `wave${wave}`, 'merge-log.json');
+/** `.polywave-state/<slug>/wave{N}/merge-log.json` in a repository's main checkout (IMPL-scoped: see state-paths.ts). */
+export function mergeLogPath(repoRoot: string, slug: string, wave: number): string {
+  return path.join(waveStateDir(repoRoot, slug, wave), 'merge-log.json');
 }
 
 /** Reads a merge log; undefined when there is none or it is not a merge log. */
+/**
+ * The merge log of `slug`'s wave, taking over a log left at the pre-IMPL-scoped place
+ * (`.polywave-state/wave<N>/merge-log.json`, by an earlier version) when its branches are this
+ * IMPL's: a finalize-wave killed before an upgrade resumes with its record. Returns the path.
+ */
+export async function adoptMergeLog(repoRoot: string, slug: string, wave: number): Promise<string> {
+  const current = mergeLogPath(repoRoot, slug, wave);
+  if ((await readFile(current).catch(() => undefined)) !== undefined) return current;
+  const legacy = await readMergeLog(path.join(legacyWaveStateDir(repoRoot, wave), 'merge-log.json')).catch(() => undefined);
+  const prefix = `polywave/${slug}/wave${wave}-agent-`;
+  if (legacy && legacy.merges.length > 0 && legacy.merges.every((entry) => typeof entry.branch === 'string' && entry.branch.startsWith(prefix))) {
+    await writeTextAtomic(current, `${JSON.stringify(legacy, null, 2)}\n`);
+  }
+  return current;
+}
+
 export async function readMergeLog(logPath: string): Promise<MergeLog | undefined> {
   let text: string;
   try {

@@ -43,6 +43,7 @@ import {
   verifyWorktreesStep,
   writeStateFile,
 } from './prepare/worktree-steps.js';
+import { worktreeSetupStep } from './prepare/worktree-setup.js';
 import { detectResumable } from './resume-detect.js';
 import { StepRecorder, type StepDefinition, type StepResult } from './step.js';
 import { canonicalPath, type WorktreeInfo } from './worktrees.js';
@@ -91,6 +92,7 @@ export const prepareWaveSteps: ReadonlyArray<StepDefinition<PrepareContext>> = [
   createWorktreesStep,
   verifyWorktreesStep,
   verifyHooksStep,
+  worktreeSetupStep,
   extractBriefsStep,
   activateWaveStep,
   recordTamperStep,
@@ -251,7 +253,7 @@ export interface CreateWorktreesResult {
  */
 export async function createWaveWorktrees(options: PrepareWaveOptions): Promise<CreateWorktreesResult> {
   const context = await createContext(options, false);
-  const steps = [loadManifestStep, stateCheckStep, repoMatchStep, disjointOwnershipStep, freezeCheckStep, tamperCheckStep, installHooksStep, freezeRecordStep, createWorktreesStep, verifyWorktreesStep, verifyHooksStep, recordTamperStep];
+  const steps = [loadManifestStep, stateCheckStep, repoMatchStep, disjointOwnershipStep, freezeCheckStep, tamperCheckStep, installHooksStep, freezeRecordStep, createWorktreesStep, verifyWorktreesStep, verifyHooksStep, worktreeSetupStep, recordTamperStep];
   const run = await runSteps(context, steps, { command: 'create-worktrees' });
   return { worktrees: context.result.worktrees, steps: run.steps, success: !run.failed };
 }
@@ -259,7 +261,7 @@ export async function createWaveWorktrees(options: PrepareWaveOptions): Promise<
 /** Options of {@link prepareAgent}. */
 export interface PrepareAgentOptions extends PrepareWaveOptions {
   agent: string;
-  /** Solo agent (E4 exception for one-agent waves): the brief goes to `.polywave-state/wave{N}/agent-{ID}/brief.md`. */
+  /** Solo agent (E4 exception for one-agent waves): the brief goes to `.polywave-state/<slug>/wave{N}/agent-{ID}/brief.md`. */
   noWorktree?: boolean;
 }
 
@@ -308,7 +310,7 @@ export async function prepareAgent(options: PrepareAgentOptions): Promise<Prepar
   };
   const steps: Array<StepDefinition<PrepareContext>> = options.noWorktree
     ? [loadManifestStep, stateCheckStep, repoMatchStep, selectAgent, scaffoldStep]
-    : [loadManifestStep, stateCheckStep, repoMatchStep, selectAgent, disjointOwnershipStep, scaffoldStep, freezeCheckStep, tamperCheckStep, installHooksStep, freezeRecordStep, createWorktreesStep, verifyWorktreesStep, verifyHooksStep, extractBriefsStep, recordTamperStep];
+    : [loadManifestStep, stateCheckStep, repoMatchStep, selectAgent, disjointOwnershipStep, scaffoldStep, freezeCheckStep, tamperCheckStep, installHooksStep, freezeRecordStep, createWorktreesStep, verifyWorktreesStep, verifyHooksStep, worktreeSetupStep, extractBriefsStep, recordTamperStep];
   const run = await runSteps(context, steps, { command: 'prepare-agent' });
   const empty: PrepareAgentResult = {
     brief_path: '',
@@ -335,7 +337,7 @@ export async function prepareAgent(options: PrepareAgentOptions): Promise<Prepar
   let info: AgentBriefInfo;
   const extra: Partial<PrepareAgentResult> = {};
   if (options.noWorktree) {
-    const journal = await initJournal(journalRoot, context.wave, options.agent);
+    const journal = await initJournal(journalRoot, context.slug, context.wave, options.agent);
     const recovered = await recoverJournalContext(journal, { completionReportWritten: manifest.completion_reports?.[options.agent] !== undefined });
     const brief = renderAgentBrief({
       manifest,

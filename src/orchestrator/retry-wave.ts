@@ -6,6 +6,8 @@ import { failureTypes, type FailureType } from '../protocol/schema/impl-schema.j
 import { checkTransition } from '../protocol/state-machine.js';
 import { editImpl, loadImpl } from '../store/manifest-file.js';
 import { projectRootOf } from '../store/program-impl-docs.js';
+import { waveStateDir } from '../engine/state-paths.js';
+import { implSlugFromPath } from '../protocol/names.js';
 import { buildRetryContext, type ErrorClass } from './retry-context.js';
 import { runWave, type RunWaveOptions, type RunWaveResult } from './run-wave.js';
 
@@ -44,8 +46,8 @@ export interface RetryWaveResult {
   success: boolean;
 }
 
-function countsPath(root: string, wave: number, agent: string): string {
-  return path.join(root, '.polywave-state', `wave${wave}`, `agent-${agent}`, 'retries.json');
+function countsPath(root: string, slug: string, wave: number, agent: string): string {
+  return path.join(waveStateDir(root, slug, wave), `agent-${agent}`, 'retries.json');
 }
 
 async function readCount(file: string): Promise<number> {
@@ -62,7 +64,7 @@ async function readCount(file: string): Promise<number> {
  * with the E19 retry context of their last report (build-retry-context's prompt text, plus the
  * failed gate), through run-wave (E9: complete agents are not relaunched, their work is kept), then
  * finalize when everyone completed. Retries are counted per agent in
- * `.polywave-state/wave<N>/agent-<ID>/retries.json`; an agent past `maxRetries` is not relaunched.
+ * `.polywave-state/<slug>/wave<N>/agent-<ID>/retries.json`; an agent past `maxRetries` is not relaunched.
  * Refuses (nothing launched, nothing written): a missing wave or an agent not in it (exit 2), a
  * wave with nothing to retry (`R001_NOTHING_TO_RETRY`, exit 1).
  */
@@ -86,12 +88,13 @@ export async function retryWave(options: RetryWaveOptions): Promise<RetryWaveRes
     });
   }
   const root = options.repoDir ?? projectRootOf(options.implPath, path.dirname(options.implPath));
+  const slug = implSlugFromPath(options.implPath, manifest);
   const warnings: string[] = [];
   const agents: RetriedAgent[] = [];
   const initialRetry: Record<string, WaveRetryContext> = {};
   for (const id of failed) {
     const report = manifest.completion_reports?.[id];
-    const used = await readCount(countsPath(root, options.wave, id));
+    const used = await readCount(countsPath(root, slug, options.wave, id));
     const context = buildRetryContext(manifest, id, { attempt: used + 1, failureType: report ? undefined : 'transient' });
     const relaunch = used < maxRetries;
     agents.push({ agent: id, attempt: used + 1, previous_status: report?.status ?? 'none', error_class: context.error_class, ...(context.failure_type ? { failure_type: context.failure_type } : {}), relaunched: relaunch });
@@ -114,7 +117,7 @@ export async function retryWave(options: RetryWaveOptions): Promise<RetryWaveRes
   const base = { wave: options.wave, max_retries: maxRetries, ...(options.gateType ? { gate_type: options.gateType } : {}), agents, warnings };
   if (relaunched.length === 0) return { ...base, final_state: 'blocked', success: false };
   for (const id of relaunched) {
-    const file = countsPath(root, options.wave, id);
+    const file = countsPath(root, slug, options.wave, id);
     await mkdir(path.dirname(file), { recursive: true });
     await writeFile(file, `${JSON.stringify({ retries: (await readCount(file)) + 1 })}\n`);
   }

@@ -275,7 +275,7 @@ export async function runIntegrationAgent(options: RunIntegrationOptions): Promi
     env: { ...env, POLYWAVE_REPO_ROOT: repoDir, POLYWAVE_ALLOW_MAIN_COMMIT: '1' },
     ...(options.signal ? { signal: options.signal } : {}),
     onEvent: agentEventForwarder(options.events, meta),
-    journal: journalPaths(repoDir, wave, 'integrator'),
+    journal: journalPaths(repoDir, slug, wave, 'integrator'),
     ...(options.backend ? { backend: options.backend } : {}),
   });
   result.agent = agentRunReport('integrator', run.spec, run.outcome);

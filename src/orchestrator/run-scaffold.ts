@@ -354,7 +354,7 @@ export async function runScaffold(options: RunScaffoldOptions): Promise<RunScaff
       env: { ...env, POLYWAVE_REPO_ROOT: repoDir, POLYWAVE_ALLOW_MAIN_COMMIT: '1' },
       ...(options.signal ? { signal: options.signal } : {}),
       onEvent: agentEventForwarder(options.events, meta),
-      journal: journalPaths(repoDir, 0, 'scaffold'),
+      journal: journalPaths(repoDir, slug, 0, 'scaffold'),
       ...(options.backend ? { backend: options.backend } : {}),
     });
     result.agent = agentRunReport('scaffold', run.spec, run.outcome);

@@ -1,7 +1,10 @@
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { AgentEvent, AgentOutcome, AgentRole, AgentUsage, ModelSpec, ReportCompletionResult } from '../agents/contract.js';
+import type { AgentBackend, AgentEvent, AgentOutcome, AgentRole, AgentUsage, ModelSpec, ReportCompletionResult } from '../agents/contract.js';
+import type { BudgetBreach, BudgetTracker } from '../agents/budget.js';
+import { createCostMeter } from '../agents/cost-meter.js';
+import { activityEvent, type AgentPerformanceStatus } from '../protocol/e40.js';
 import { addUsage, emptyUsage } from '../agents/contract.js';
 import { resolveModelSpec } from '../agents/model-spec.js';
 import { renderRolePrompt } from '../agents/prompts/index.js';
@@ -9,7 +12,6 @@ import type { WaveRetryContext } from '../agents/prompts/wave.js';
 import { decideAgentSandbox, runAgent } from '../agents/run-agent.js';
 import { checkAgentStop, type StopCheck } from '../agents/stop-check.js';
 import { createJail } from '../agents/jail/jail.js';
-import { estimateCostUsd } from '../agents/pricing.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { ownedFiles, renderAgentBrief } from '../engine/brief.js';
 import type { EventBus } from '../engine/events.js';
@@ -86,6 +88,10 @@ export interface RunWaveOptions extends EngineRunOptions {
    * left out of the tamper record; the state files then stay uncommitted in the main checkout.
    */
   concurrentRefs?: string[];
+  /** Cost budgets of the run (issue 14): agents over a limit are stopped, no launch once the run's money is spent. */
+  budget?: BudgetTracker;
+  /** The backend of the wave's agents instead of the one their model names (tests: ai-sdk with a mock model). */
+  backend?: AgentBackend;
 }
 
 /** A shared, fair budget of running agents ({@link createAgentSlots}). */
@@ -159,6 +165,8 @@ export interface RunWaveResult {
   agents: AgentRunSummary[];
   finalize?: FinalizeWaveResult;
   blocked?: { reason: string; agents: Array<{ agent: string; status: string; explanation: string; action?: string }> };
+  /** The budget limit that stopped agents or paused the run (code BUDGET_EXCEEDED). */
+  budget?: BudgetBreach;
   usage: AgentUsage;
   duration_ms: number;
 }
@@ -295,7 +303,9 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
     usage: emptyUsage(),
     duration_ms: 0,
   };
+  const budget = options.budget;
   const finish = () => {
+    if (!result.budget && budget && budget.breaches.length > 0) result.budget = budget.breaches.find((breach) => breach.slug === slug) ?? budget.breaches[0];
     result.duration_ms = Math.round(performance.now() - started);
     events?.emit({ v: 1, type: 'wave-run-end', slug, wave: options.wave, success: result.success, state: result.state, duration_ms: result.duration_ms, cost_usd: result.usage.costUsd });
     return result;
@@ -314,6 +324,14 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
     result.finalize = finalized;
     result.state = finalized.state || result.state;
     result.success = finalized.success;
+    return finish();
+  }
+
+  // Issue 14: a run whose money is spent pauses before the wave starts (nothing prepared, state unchanged).
+  const spent = budget?.checkLaunch({ slug, wave: options.wave });
+  if (spent) {
+    result.budget = spent;
+    result.blocked = { reason: `${spent.message}; wave ${options.wave} not started (raise the budget and re-run)`, agents: [] };
     return finish();
   }
 
@@ -375,18 +393,21 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
   result.concurrency = concurrency;
   const limiter = new ProviderLimiter(concurrency);
   events?.emit({ v: 1, type: 'wave-run-start', slug, wave: options.wave, agents: ordered.map((plan) => plan.id), order: order.order, reordered: order.reordered, concurrency });
+  // E40: agents start (one wave_start per wave, not per agent).
+  events?.emit(activityEvent('wave_start', { slug, wave: options.wave, details: `${ordered.length} agent(s): ${ordered.map((plan) => plan.id).join(', ')}` }));
 
   const scaffoldFiles = (manifest.scaffolds ?? []).map(scaffoldPath).filter((file) => file !== '');
   const gateCommands = (manifest.quality_gates?.gates ?? []).map((gate) => gate.command ?? '').filter((command) => command !== '');
   const backoffBase = options.retryBackoffMs ?? 2000;
   // Agents that report at the same moment share one locked write (group commit).
   const reportEditor = createBatchedImplEditor(implPath);
+  const stopReasons = new Map<string, string>();
 
   const runOne = async (plan: AgentPlan): Promise<AgentRunSummary> => {
     const summary: AgentRunSummary = { agent: plan.id, model: plan.spec.raw, backend: plan.spec.backend, status: 'not-run', attempts: [], usage: emptyUsage(), turns: 0, duration_ms: 0 };
     const agentStarted = performance.now();
     const owned = ownedFiles(manifest, options.wave, plan.id);
-    const journal = journalPaths(plan.root, options.wave, plan.id);
+    const journal = journalPaths(plan.root, slug, options.wave, plan.id);
     let previousReport = JSON.stringify(manifest.completion_reports?.[plan.id] ?? null);
     let retry: WaveRetryContext | undefined = options.initialRetry?.[plan.id];
     // E9 re-entry: an agent whose complete report still passes E42 is not launched again.
@@ -443,14 +464,38 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
         releaseSlot();
         releaseProvider();
       };
+      // Issue 14: no launch once the run's (or the wave's) budget is spent; the run pauses.
+      const noMoney = budget?.checkLaunch({ slug, wave: options.wave, agent: plan.id });
+      if (noMoney) {
+        release();
+        result.budget ??= noMoney;
+        summary.status = summary.attempts.length > 0 ? summary.status : 'not-run';
+        if (summary.status === 'complete') summary.status = 'failed';
+        summary.explanation = `${noMoney.message}; not launched${attempt > 1 ? ` again (attempt ${attempt})` : ''}`;
+        break;
+      }
       const attemptStarted = performance.now();
       events?.emit({ v: 1, type: 'agent-launch', slug, wave: options.wave, agent: plan.id, attempt, model: plan.spec.raw, backend: plan.spec.backend });
       let turns = 0;
       const usage = emptyUsage();
+      // Issue 14: a budget stop aborts this attempt only (siblings go on unless the limit covers them).
+      const budgetStop = new AbortController();
+      const account = budget?.startAgent({ slug, wave: options.wave, agent: plan.id }, (breach) => budgetStop.abort(Object.assign(new Error(breach.message), { name: 'BudgetExceeded' })));
+      // E40: one `cost` event per model call, from the backend's running totals.
+      const meter = createCostMeter({
+        spec: plan.spec,
+        ...(options.backend ? { backend: options.backend.name } : {}),
+        role: plan.role,
+        attempt,
+        labels: { slug, wave: options.wave, agent: plan.id },
+        ...(events ? { emit: (event) => events.emit(event) } : {}),
+        ...(account ? { onCost: (usd: number) => account.charge(usd) } : {}),
+      });
       const onEvent = (event: AgentEvent) => {
         if (event.type === 'turn-end') {
           turns = event.turn;
           Object.assign(usage, event.usage);
+          meter.observe(event.turn, event.usage);
           events?.emit({ v: 1, type: 'agent-progress', slug, wave: options.wave, agent: plan.id, attempt, turns, input_tokens: usage.inputTokens, output_tokens: usage.outputTokens, cost_usd: usage.costUsd });
         } else if (event.type === 'tool-call-end') {
           events?.emit({ v: 1, type: 'agent-tool-call', slug, wave: options.wave, agent: plan.id, attempt, tool: event.tool, is_error: event.isError, duration_ms: event.durationMs });
@@ -484,7 +529,8 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
           },
           limits: { ...(options.agentTimeoutMs ? { timeoutMs: options.agentTimeoutMs } : {}), ...(options.maxTurns ? { maxTurns: options.maxTurns } : {}) },
           env: { ...env, POLYWAVE_REPO_ROOT: plan.root, ...(plan.solo ? { POLYWAVE_ALLOW_MAIN_COMMIT: '1' } : {}) },
-          ...(options.signal ? { signal: options.signal } : {}),
+          ...(account ? { signal: options.signal ? AbortSignal.any([options.signal, budgetStop.signal]) : budgetStop.signal } : options.signal ? { signal: options.signal } : {}),
+          ...(options.backend ? { backend: options.backend } : {}),
           onEvent,
           journal,
           reportCompletion: async (input): Promise<ReportCompletionResult> => {
@@ -506,9 +552,13 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
         const report = fresh ? reportValue : undefined;
         if (fresh) previousReport = JSON.stringify(reportValue ?? null);
         const check = await checkAgentStop({ git: plan.git, jail: run.jail, baseCommit: plan.base, report });
-        if (outcome.usage.costUsd === undefined && plan.spec.backend === 'ai-sdk') {
-          const cost = estimateCostUsd(plan.spec.provider, plan.spec.modelId, outcome.usage);
-          if (cost !== undefined) outcome = { ...outcome, usage: { ...outcome.usage, costUsd: cost } };
+        // The agent's cost IS the sum of its `cost` events (the remainder beyond the last turn is emitted now).
+        outcome = { ...outcome, usage: meter.settle(outcome.usage, outcome.turns) };
+        account?.end();
+        const budgetBreach = account?.breach;
+        if (budgetBreach) {
+          result.budget ??= budgetBreach;
+          stopReasons.set(plan.id, 'budget_exceeded');
         }
         const attemptSummary: AgentAttempt = {
           attempt,
@@ -540,6 +590,10 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
           failureType = report.failure_type ?? '';
           explanation = `reported ${report.status}${report.failure_type ? ` (${report.failure_type})` : ''}${report.notes ? `: ${report.notes}` : ''}`;
           if (!check.ok) explanation += `; E42: ${describeProblems(check)}`;
+        } else if (budgetBreach) {
+          // E19 has no budget type: escalate (a human raises the budget and re-runs; never relaunched automatically).
+          failureType = 'escalate';
+          explanation = `stopped by the budget: ${budgetBreach.message}${report ? '' : '; no completion report'} (journal kept)`;
         } else {
           failureType = failureTypeOfOutcome(outcome);
           explanation = outcome.status === 'finished' ? `stopped without a completion report (E42/I4)${check.ok ? '' : `: ${describeProblems(check)}`}` : `${outcome.status}${outcome.failure ? `: ${outcome.failure.message}` : ''}; no completion report`;
@@ -567,10 +621,12 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
         };
         if (backoff > 0) await sleep(backoff, undefined, options.signal ? { signal: options.signal } : {}).catch(() => undefined);
       } finally {
+        account?.end();
         release();
       }
     }
     summary.duration_ms = Math.round(performance.now() - agentStarted);
+    if (summary.attempts.length > 0) events?.emit(agentPerformanceEvent(summary, { slug, wave: options.wave, files: await readReportFiles(implPath, plan.id), stopReason: stopReasons.get(plan.id) }));
     return summary;
   };
 
@@ -598,6 +654,8 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
       agents: incomplete.map((agent) => ({ agent: agent.agent, status: agent.status, explanation: agent.explanation ?? agent.status, ...(agent.decision ? { action: agent.decision.action } : {}) })),
     };
     result.state = await moveState(implPath, 'BLOCKED').catch(() => result.state);
+    if (result.budget && incomplete.some((agent) => stopReasons.has(agent.agent) || agent.status === 'not-run')) result.blocked.reason = `${result.budget.message}: the run paused (raise the budget and re-run); ${result.blocked.reason}`;
+    events?.emit(activityEvent('wave_failed', { slug, wave: options.wave, details: result.blocked.reason }));
     return finish();
   }
   if (options.finalize === false) {
@@ -609,4 +667,41 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
   result.state = finalized.state || result.state;
   result.success = finalized.success;
   return finish();
+}
+
+/** The agent's report's files and tests (E40 `agent_performance`), read once at the agent's end. */
+async function readReportFiles(implPath: string, agentId: string): Promise<{ files: string[]; tests: number }> {
+  const report = (await readManifest(implPath).catch(() => undefined))?.completion_reports?.[agentId] as CompletionReportRecord | undefined;
+  return { files: [...new Set([...(report?.files_changed ?? []), ...(report?.files_created ?? [])])], tests: report?.tests_added?.length ?? 0 };
+}
+
+/** E40 `agent_performance` of an agent's run (its last attempt decides the status). */
+function agentPerformanceEvent(summary: AgentRunSummary, context: { slug: string; wave: number; files: { files: string[]; tests: number }; stopReason: string | undefined }) {
+  const last = summary.attempts.at(-1);
+  const status: AgentPerformanceStatus = summary.status === 'complete' ? 'success' : summary.status === 'partial' ? 'partial' : summary.status === 'blocked' ? 'blocked' : 'failed';
+  const failureType = status === 'success' ? undefined : (summary.decision?.failureType ?? last?.failure_type);
+  return {
+    v: 1 as const,
+    e40: true as const,
+    type: 'agent_performance' as const,
+    slug: context.slug,
+    wave: context.wave,
+    agent: summary.agent,
+    status,
+    ...(failureType ? { failure_type: failureType } : {}),
+    ...(context.stopReason ? { stop_reason: context.stopReason } : {}),
+    retry_count: Math.max(0, summary.attempts.length - 1),
+    duration_ms: summary.duration_ms,
+    duration_seconds: Math.round(summary.duration_ms / 100) / 10,
+    files_modified: context.files.files,
+    tests_added: context.files.tests,
+    tests_passed: 0,
+    tests_failed: 0,
+    model: summary.model,
+    backend: summary.backend,
+    turns: summary.turns,
+    input_tokens: summary.usage.inputTokens,
+    output_tokens: summary.usage.outputTokens,
+    cost_usd: summary.usage.costUsd ?? null,
+  };
 }

@@ -89,7 +89,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const manifest = requireManifest((await loadImpl(implPath)).parsed, implPath);
   const { wave, agentId } = journalAgent(manifest, options, 'A007_JOURNAL_INIT_FAIL');
   const root = await implRepoRoot(implPath, options, io);
-  const paths = journalPaths(root, wave, agentId);
+  const paths = journalPaths(root, implSlugFromPath(implPath, manifest), wave, agentId);
   if (!existsSync(paths.cursor)) {
     throw new PolywaveError({ code: 'A007_JOURNAL_INIT_FAIL', message: `journal not initialized: ${paths.dir} (run: polywave journal-init ${path.basename(implPath)} --wave ${wave} --agent ${agentId})`, exitCode: 1 });
   }

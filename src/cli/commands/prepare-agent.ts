@@ -7,7 +7,7 @@ import { implPathFrom, requireManifest, requireOption } from './shared.js';
 /**
  * `prepare-agent <impl> --wave N --agent X [--no-worktree]` — one agent's brief, ownership record
  * and journal (E23, E44); with --no-worktree (solo waves) the brief goes to
- * `.polywave-state/wave{N}/agent-{X}/brief.md`. Prints the Go PrepareAgentResult keys.
+ * `.polywave-state/<slug>/wave{N}/agent-{X}/brief.md`. Prints the Go PrepareAgentResult keys.
  */
 export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
   const implPath = implPathFrom(args, io);

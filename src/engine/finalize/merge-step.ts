@@ -1,5 +1,5 @@
 import { isProtocolOwnedPath, normalizeReportedPath } from '../../protocol/conflicts.js';
-import { mergeAgents, mergeLogPath, type PathOwnership } from '../merge.js';
+import { adoptMergeLog, mergeAgents, type PathOwnership } from '../merge.js';
 import type { StepDefinition } from '../step.js';
 import { listForDetail, manifestOf, short, type FinalizeContext } from './context.js';
 import { describeHops, writeState } from './state.js';
@@ -54,7 +54,7 @@ export const mergeStep: StepDefinition<FinalizeContext> = {
         agents: candidates.map((agent) => ({ agent: agent.id, branch: agent.branch, tip: agent.tip!, ...(agent.data.task ? { task: agent.data.task } : {}) })),
         ready: writing,
         ...(candidates.every((agent) => agent.merged !== undefined) ? { known: { head: repo.targetTip, merged: new Set(candidates.filter((agent) => agent.merged).map((agent) => agent.branch)) } } : {}),
-        logPath: mergeLogPath(repo.root, context.wave),
+        logPath: await adoptMergeLog(repo.root, context.slug, context.wave),
         now: context.now,
         ownership,
         ...(context.options.afterMerge ? { afterMerge: context.options.afterMerge } : {}),

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseImpl } from '../../protocol/parse-impl.js';
-import { readMergeLog, mergeLogPath } from '../merge.js';
+import { adoptMergeLog, readMergeLog } from '../merge.js';
 import type { StepDefinition, StepOutcome } from '../step.js';
 import { describeFindings, foreignChanges, judgeRepository, observeRepository, type RepositoryObservation, type TamperFinding, type TargetRule } from '../tamper-check.js';
 import {
@@ -121,7 +121,7 @@ async function mergeableTips(context: FinalizeContext, repo: FinalizeRepo): Prom
   const agents = context.agents.filter((agent) => agent.repo === repo);
   const tips = new Set(agents.flatMap((agent) => (agent.tip ? [agent.tip] : [])));
   if (agents.some((agent) => agent.tip === undefined)) {
-    const log = await readMergeLog(mergeLogPath(repo.root, context.wave)).catch(() => undefined);
+    const log = await readMergeLog(await adoptMergeLog(repo.root, context.slug, context.wave)).catch(() => undefined);
     for (const entry of log?.merges ?? []) if (agents.some((agent) => agent.id === entry.agent && agent.tip === undefined)) tips.add(entry.tip);
   }
   return tips;

@@ -18,6 +18,7 @@ import { ensureInfoExclude, ensureWorktrees, verifyWorktrees, type EnsuredWorktr
 import { errorText, manifestOf, short, type AgentBriefInfo, type AgentTarget, type PrepareContext } from './context.js';
 import { mapBounded } from './parallel.js';
 import { writeTextAtomic } from './write-text.js';
+import { waveStateDir } from '../state-paths.js';
 
 /**
  * E4 layer 0 / E43: the isolation guard in the hooks directory git actually runs (common dir,
@@ -194,7 +195,7 @@ async function prepareAgentFiles(context: PrepareContext, target: AgentTarget): 
   const manifest = manifestOf(context);
   const agentId = target.agent;
   const repoRoot = target.repoContext.root;
-  const journal = await initJournal(repoRoot, context.wave, agentId);
+  const journal = await initJournal(repoRoot, context.slug, context.wave, agentId);
   const recovered = await recoverJournalContext(journal, {
     scaffoldFiles: (manifest.scaffolds ?? []).map(scaffoldPath),
     gateCommands: (manifest.quality_gates?.gates ?? []).map((gate) => gate.command ?? ''),
@@ -269,9 +270,9 @@ export const activateWaveStep: StepDefinition<PrepareContext> = {
   },
 };
 
-/** `.polywave-state/wave<N>/prepare-result.json` (close-impl reads `original_branch` from it). */
+/** `.polywave-state/<slug>/wave<N>/prepare-result.json` (close-impl reads `original_branch` from it). */
 export async function writeStateFile(context: PrepareContext): Promise<string> {
-  const filePath = path.join(context.primary.root, '.polywave-state', `wave${context.wave}`, 'prepare-result.json');
+  const filePath = path.join(waveStateDir(context.primary.root, context.slug, context.wave), 'prepare-result.json');
   await writeTextAtomic(filePath, `${JSON.stringify(context.result, null, 2)}\n`);
   return filePath;
 }
