@@ -6,6 +6,7 @@ import {
   clearActiveWave,
   guardBeginMarker,
   installIsolationHook,
+  readActiveWaves,
   verifyHookInstalled,
   verifyIsolation,
   writeActiveWave,
@@ -111,6 +112,38 @@ describe('isolation guard during an active wave', () => {
     expect(await clearActiveWave(repo.dir, { slug: 'iso' })).toBe(true);
     await commitFile(repo.git, repo.dir, 'src/base.ts', 'export const x = 2;\n');
     expect(await repo.git.headCommit()).not.toBe(bypass);
+  });
+
+  it('two IMPLs active at once (a PROGRAM tier): each target is refused with its own IMPL named; concurrent arming keeps every record; disarming one keeps the other', async () => {
+    const repo = await createTestRepo({ files: { 'src/base.ts': 'export const x = 0;\n' } });
+    await installIsolationHook(repo.git);
+    await repo.run(['branch', 'polywave/alpha/impl']);
+    await repo.run(['branch', 'polywave/beta/impl']);
+    const now = new Date('2026-12-01T10:00:00Z');
+    // Twenty IMPLs arm at once (as run-wave processes of a tier do): none of the records is lost.
+    await Promise.all(Array.from({ length: 20 }, (_, index) => writeActiveWave(repo.dir, { slug: `s${index}`, wave: 1, target_branch: `polywave/s${index}/impl`, impl: `docs/IMPL/IMPL-s${index}.yaml` }, now)));
+    expect((await readActiveWaves(repo.dir)).map((record) => record.slug).sort()).toEqual(Array.from({ length: 20 }, (_, index) => `s${index}`).sort());
+    await Promise.all(Array.from({ length: 20 }, (_, index) => clearActiveWave(repo.dir, { slug: `s${index}` })));
+    expect(existsSync(repo.path('.polywave-state/active-wave'))).toBe(false);
+
+    await writeActiveWave(repo.dir, { slug: 'alpha', wave: 2, target_branch: 'polywave/alpha/impl', impl: 'docs/IMPL/IMPL-alpha.yaml' }, now);
+    await writeActiveWave(repo.dir, { slug: 'beta', wave: 1, target_branch: 'polywave/beta/impl', impl: 'docs/IMPL/IMPL-beta.yaml' }, now);
+    await writeActiveWave(repo.dir, { slug: 'alpha', wave: 3, target_branch: 'polywave/alpha/impl', impl: 'docs/IMPL/IMPL-alpha.yaml' }, now);
+    expect((await readActiveWaves(repo.dir)).map((record) => `${record.slug}:${record.wave}`)).toEqual(['beta:1', 'alpha:3']);
+
+    await repo.run(['checkout', '-q', 'polywave/alpha/impl']);
+    await expectRefused(commitFile(repo.git, repo.dir, 'src/base.ts', 'export const x = 1;\n'), /wave 3 of 'alpha' is active and 'polywave\/alpha\/impl' is its merge target/);
+    await repo.run(['checkout', '-q', 'polywave/beta/impl']);
+    await expectRefused(commitFile(repo.git, repo.dir, 'src/base.ts', 'export const x = 2;\n'), /wave 1 of 'beta' is active and 'polywave\/beta\/impl' is its merge target/);
+
+    // alpha's finalize disarms alpha only: beta's target stays guarded.
+    expect(await clearActiveWave(repo.dir, { slug: 'alpha' })).toBe(true);
+    expect(await clearActiveWave(repo.dir, { slug: 'alpha' })).toBe(false);
+    await expectRefused(commitFile(repo.git, repo.dir, 'src/base.ts', 'export const x = 3;\n'), /'beta' is active/);
+    await repo.run(['checkout', '-q', 'polywave/alpha/impl']);
+    await commitFile(repo.git, repo.dir, 'src/base.ts', 'export const x = 4;\n');
+    expect(await clearActiveWave(repo.dir, { slug: 'beta' })).toBe(true);
+    expect(existsSync(repo.path('.polywave-state/active-wave'))).toBe(false);
   });
 
   it('verify-hook-installed and verify-isolation see what git runs', async () => {

@@ -1,7 +1,8 @@
-import { chmod, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Git } from '../git/git-port.js';
 import { formatTimestamp } from '../protocol/freeze.js';
+import { acquireKernelLock } from '../store/kernel-lock.js';
 import { writeTextAtomic } from './prepare/write-text.js';
 
 /**
@@ -74,8 +75,8 @@ if [ "\${POLYWAVE_ALLOW_MAIN_COMMIT:-}" != "1" ]; then
     marker="$main/${activeWaveMarkerPath}"
     if [ -z "$main" ] || [ -z "$branch" ] || [ ! -f "$marker" ]; then exit 0; fi
     sed -n 's/^target_branch=//p' "$marker" | grep -qxF -e "$branch" || exit 0
-    slug=$(sed -n 's/^slug=//p' "$marker" | head -n 1)
-    wave=$(sed -n 's/^wave=//p' "$marker" | head -n 1)
+    slug=$(awk -v b="$branch" '/^slug=/{s=substr($0,6)} /^target_branch=/{if (substr($0,15)==b) {print s; exit}}' "$marker")
+    wave=$(awk -v b="$branch" '/^wave=/{w=substr($0,6)} /^target_branch=/{if (substr($0,15)==b) {print w; exit}}' "$marker")
     echo "[Polywave] commit refused (E4 layer 0): wave $wave of '$slug' is active and '$branch' is its merge target." >&2
     echo "[Polywave] wave agents commit in their own worktree: $main/.claude/worktrees/polywave/$slug/wave$wave-agent-<ID> (check with: polywave verify-isolation --branch polywave/$slug/wave$wave-agent-<ID>)." >&2
     echo "[Polywave] the orchestrator sets POLYWAVE_ALLOW_MAIN_COMMIT=1 for its own commits." >&2
@@ -303,15 +304,8 @@ export interface ActiveWave {
   started_at?: string;
 }
 
-/**
- * Writes `.polywave-state/active-wave` in the main checkout: from now on the guard refuses
- * commits to `targetBranch`. finalize-wave removes it ({@link clearActiveWave}).
- */
-export async function writeActiveWave(mainRoot: string, wave: ActiveWave, now: Date): Promise<string> {
-  const filePath = path.join(mainRoot, activeWaveMarkerPath);
-  const lines = [
-    '# Polywave active wave (E4 layer 0): the pre-commit guard refuses commits to target_branch while this file exists.',
-    '# Written by prepare-wave, removed by finalize-wave. Orchestrator bypass: POLYWAVE_ALLOW_MAIN_COMMIT=1.',
+function markerRecordLines(wave: ActiveWave, now: Date): string[] {
+  return [
     `slug=${wave.slug}`,
     `wave=${wave.wave}`,
     `target_branch=${wave.target_branch}`,
@@ -319,38 +313,87 @@ export async function writeActiveWave(mainRoot: string, wave: ActiveWave, now: D
     ...(wave.base_commit ? [`base_commit=${wave.base_commit}`] : []),
     `started_at=${wave.started_at ?? formatTimestamp(now)}`,
   ];
-  await writeTextAtomic(filePath, `${lines.join('\n')}\n`);
-  return filePath;
 }
 
-/** Reads the active-wave marker; undefined when no wave is active. */
-export async function readActiveWave(mainRoot: string): Promise<ActiveWave | undefined> {
-  const text = await readIfExists(path.join(mainRoot, activeWaveMarkerPath));
-  if (text === undefined) return undefined;
-  const values = new Map<string, string>();
+/** The marker's records: each starts at a `slug=` line (the first is what one-wave readers see). */
+function parseMarker(text: string): ActiveWave[] {
+  const records: Array<Map<string, string>> = [];
   for (const line of text.split('\n')) {
     const match = /^([a-z_]+)=(.*)$/.exec(line);
-    if (match && !values.has(match[1]!)) values.set(match[1]!, match[2]!);
+    if (!match) continue;
+    if (match[1] === 'slug' || records.length === 0) records.push(new Map());
+    const record = records[records.length - 1]!;
+    if (!record.has(match[1]!)) record.set(match[1]!, match[2]!);
   }
-  const base = values.get('base_commit');
-  const started = values.get('started_at');
-  return {
-    slug: values.get('slug') ?? '',
-    wave: Number(values.get('wave') ?? 0),
-    target_branch: values.get('target_branch') ?? '',
-    impl: values.get('impl') ?? '',
-    ...(base ? { base_commit: base } : {}),
-    ...(started ? { started_at: started } : {}),
-  };
+  return records.map((values) => {
+    const base = values.get('base_commit');
+    const started = values.get('started_at');
+    return {
+      slug: values.get('slug') ?? '',
+      wave: Number(values.get('wave') ?? 0),
+      target_branch: values.get('target_branch') ?? '',
+      impl: values.get('impl') ?? '',
+      ...(base ? { base_commit: base } : {}),
+      ...(started ? { started_at: started } : {}),
+    };
+  });
 }
 
-/** Removes the marker (only when it belongs to `slug`, if given). Returns whether it was removed. */
+/** Read-modify-write of the marker under a kernel lock (several IMPLs of a PROGRAM tier arm and disarm it at once). */
+async function updateMarker(mainRoot: string, change: (records: ActiveWave[]) => ActiveWave[], now: Date): Promise<{ before: ActiveWave[]; after: ActiveWave[] }> {
+  const filePath = path.join(mainRoot, activeWaveMarkerPath);
+  await mkdir(path.dirname(filePath), { recursive: true });
+  const lock = await acquireKernelLock(`${filePath}.lock`, { target: filePath });
+  try {
+    const text = await readIfExists(filePath);
+    const before = text === undefined ? [] : parseMarker(text);
+    const after = change(before);
+    if (after.length === 0) {
+      if (text !== undefined) await rm(filePath, { force: true });
+    } else {
+      const lines = [
+        '# Polywave active wave (E4 layer 0): the pre-commit guard refuses commits to every target_branch while this file exists.',
+        '# Written by prepare-wave, removed by finalize-wave (one record per active IMPL wave). Orchestrator bypass: POLYWAVE_ALLOW_MAIN_COMMIT=1.',
+        ...after.flatMap((record) => markerRecordLines(record, now)),
+      ];
+      await writeTextAtomic(filePath, `${lines.join('\n')}\n`);
+    }
+    return { before, after };
+  } finally {
+    await lock.release();
+  }
+}
+
+/**
+ * Arms the guard for one IMPL's wave: its record in `.polywave-state/active-wave` in the main
+ * checkout (replacing an earlier record of the same IMPL, keeping other IMPLs'). From now on the
+ * guard refuses commits to `targetBranch`. finalize-wave removes the record ({@link clearActiveWave}).
+ */
+export async function writeActiveWave(mainRoot: string, wave: ActiveWave, now: Date): Promise<string> {
+  const stamped = { ...wave, started_at: wave.started_at ?? formatTimestamp(now) };
+  await updateMarker(mainRoot, (records) => [...records.filter((record) => record.slug !== wave.slug), stamped], now);
+  return path.join(mainRoot, activeWaveMarkerPath);
+}
+
+/** Every active wave the marker records (one per IMPL); empty when none is active. */
+export async function readActiveWaves(mainRoot: string): Promise<ActiveWave[]> {
+  const text = await readIfExists(path.join(mainRoot, activeWaveMarkerPath));
+  return text === undefined ? [] : parseMarker(text);
+}
+
+/** The first active wave the marker records; undefined when no wave is active. */
+export async function readActiveWave(mainRoot: string): Promise<ActiveWave | undefined> {
+  return (await readActiveWaves(mainRoot))[0];
+}
+
+/**
+ * Disarms the guard for `slug`'s wave (its record only; the file goes with the last record), or
+ * for every wave without `slug`. Returns whether a record was removed.
+ */
 export async function clearActiveWave(mainRoot: string, options: { slug?: string } = {}): Promise<boolean> {
-  const current = await readActiveWave(mainRoot);
-  if (current === undefined) return false;
-  if (options.slug !== undefined && current.slug !== options.slug) return false;
-  await rm(path.join(mainRoot, activeWaveMarkerPath), { force: true });
-  return true;
+  if ((await readIfExists(path.join(mainRoot, activeWaveMarkerPath))) === undefined) return false;
+  const { before, after } = await updateMarker(mainRoot, (records) => (options.slug === undefined ? [] : records.filter((record) => record.slug !== options.slug)), new Date());
+  return after.length < before.length;
 }
 
 /** Writes `.polywave-state/active-impl` (the IMPL path, read by the E42/E48 hooks). */
