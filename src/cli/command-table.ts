@@ -379,6 +379,15 @@ export const commandTable: CommandSpec[] = [
     load: () => import('./commands/init.js'),
   },
   {
+    name: 'hook',
+    group: 'Setup & verification',
+    summary: 'the Claude Code plugin\'s hook entry point: reads the hook payload on stdin — pre-tool-use (E43/I1 worktree jail, I6), post-tool-use (E16 on IMPL writes), subagent-stop (E42/E48)',
+    arguments: ['<event>'],
+    options: [{ flags: '--log <file>', description: 'append each decision as a JSON line (also $POLYWAVE_HOOK_LOG)' }],
+    help: 'Prints nothing when it has no objection; a deny prints {hookSpecificOutput{hookEventName: PreToolUse, permissionDecision: deny, permissionDecisionReason}}, a block {decision: block, reason}.\nExit: 0 (the answer is in the JSON), 2 unknown event or a payload that is not a JSON object (Claude Code then blocks: fail closed).',
+    load: () => import('./commands/hook.js'),
+  },
+  {
     name: 'verify-install',
     group: 'Setup & verification',
     summary: 'check git >= 2.38, node >= 20.19, the git repository, polywave.config.json, configured repos, .polywave-state/ ignored',
