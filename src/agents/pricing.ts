@@ -14,6 +14,13 @@
  */
 import type { AgentUsage } from './contract.js';
 
+/**
+ * The date the prices below were checked against the providers' published lists (ISO date).
+ * Every E40 `cost` event carries it (`pricing_date`), so a stored cost can be re-priced when the
+ * table changes. Update it together with the table.
+ */
+export const pricingTableDate = '2026-01-15';
+
 export interface ModelPrice {
   /** USD per million uncached input tokens. */
   input: number;

@@ -18,6 +18,7 @@ import { requireParsedManifest } from './reconcile-state.js';
 import { cleanStaleWorktrees, detectStaleWorktrees } from './stale-worktrees.js';
 import type { StepResult } from './step.js';
 import { canonicalPath } from './worktrees.js';
+import { activityEvent, type ActivityEvent } from '../protocol/e40.js';
 
 /** Refusals of close-impl (not finished, ambiguous files, on an agent branch): the Go N037 code. */
 export const closeRefusedCode = 'N037_MARK_COMPLETE_FAILED';
@@ -114,6 +115,10 @@ export interface CloseImplOptions {
   gitAt?: (directory: string) => Git;
   /** Called after every step (the CLI prints progress to stderr). */
   onStep?: (step: StepResult) => void;
+  /** Receives the E40 `impl_complete` activity when the IMPL is marked COMPLETE. */
+  events?: { emit(event: ActivityEvent): void };
+  /** The PROGRAM the IMPL belongs to (a label of the E40 event). */
+  program?: string;
 }
 
 /** The close-impl JSON. */
@@ -352,6 +357,8 @@ export async function closeImpl(options: CloseImplOptions): Promise<CloseImplRes
     return { value: written.date, status: done ? 'success' : 'skipped', detail: done ? `state COMPLETE, completion_date ${written.date}, marker written` : 'already marked complete' };
   }))!;
   if (date !== options.date) warnings.push(`completion_date already set to ${date}; kept (E15: the marker is not overwritten)`);
+  // E40: the IMPL reached COMPLETE (not on a re-run of an IMPL that already was).
+  if (!alreadyComplete) options.events?.emit(activityEvent('impl_complete', { slug, ...(options.program ? { program: options.program } : {}), details: `completion_date ${date}${options.force ? ' (forced)' : ''}` }));
 
   // 3. archive
   const archivedPath = location.archivedPath;

@@ -1,11 +1,20 @@
+import type { E40Event } from '../protocol/e40.js';
 import type { StepResult } from './step.js';
+
+export type { ActivityEvent, AgentPerformanceEvent, CostEvent, E40Event } from '../protocol/e40.js';
 
 /**
  * Typed engine/agent events (DESIGN §3): a discriminated union on `type`, names noun-then-verb,
  * payloads versioned by `v`. The in-process bus is the single source; the SQLite store and SSE
  * subscribe later.
+ *
+ * The E40 events (`activity`, `agent_performance`, `cost`; src/protocol/e40.ts) are part of the
+ * union and carry `e40: true`; the others are progress events (what a live view shows).
  */
-export type PolywaveEvent =
+export type PolywaveEvent = (EngineEvent | E40Event) & { program?: string };
+
+/** The engine's progress events (not E40). */
+export type EngineEvent =
   | { v: 1; type: 'step-end'; command: string; slug?: string; wave?: number; step: StepResult }
   | { v: 1; type: 'wave-prepare-start'; slug: string; wave: number }
   | { v: 1; type: 'wave-prepare-end'; slug: string; wave: number; success: boolean }
@@ -34,6 +43,23 @@ export type PolywaveEvent =
     }
   | { v: 1; type: 'agent-retry'; slug: string; wave: number; agent: string; attempt: number; next_attempt: number; failure_type: string; action: string; note: string; backoff_ms: number }
   | { v: 1; type: 'wave-run-end'; slug: string; wave: number; success: boolean; state: string; duration_ms: number; cost_usd?: number | undefined };
+
+/**
+ * A bus that adds `labels` (e.g. the PROGRAM slug) to every event emitted on it that does not
+ * carry them yet, and forwards it to `parent`. Undefined `parent` → undefined (nothing to emit to).
+ */
+export function labelEvents(parent: EventBus | undefined, labels: { program?: string }): EventBus | undefined {
+  if (!parent) return undefined;
+  const entries = Object.entries(labels).filter(([, value]) => value !== undefined && value !== '');
+  if (entries.length === 0) return parent;
+  const child = new EventBus();
+  child.subscribe((event) => {
+    const record = event as Record<string, unknown>;
+    const missing = entries.filter(([key]) => record[key] === undefined);
+    parent.emit(missing.length === 0 ? event : ({ ...event, ...Object.fromEntries(missing) } as PolywaveEvent));
+  });
+  return child;
+}
 
 export type EventListener = (event: PolywaveEvent) => void;
 

@@ -3,6 +3,7 @@ import { PolywaveError } from '../errors/polywave-error.js';
 import { createGit } from '../git/git-cli.js';
 import type { Git } from '../git/git-port.js';
 import { implSlugFromPath } from '../protocol/names.js';
+import { activityEvent } from '../protocol/e40.js';
 import { loadImpl } from '../store/manifest-file.js';
 import { absentBranchesStep } from './finalize/absent-branches.js';
 import { cleanupStep, verifyManualMergeStep } from './finalize/cleanup-step.js';
@@ -222,6 +223,14 @@ export async function finalizeWave(options: FinalizeWaveOptions): Promise<Finali
   const failed = recorder.firstFailure;
   if (failed) result.failed_step = failedStepOf(failed);
   result.success = failed === undefined;
+  // E40: the wave merged (and verified), or failed at a step.
+  if (!context.dryRun) {
+    options.events?.emit(
+      result.success
+        ? activityEvent('wave_merge', { slug: context.slug, wave: context.wave, details: `mode ${context.mode}; state ${result.state}` })
+        : activityEvent('wave_failed', { slug: context.slug, wave: context.wave, details: `${result.failed_step?.step ?? 'finalize-wave'}: ${result.failed_step?.detail ?? 'failed'}` }),
+    );
+  }
   return result;
 }
 

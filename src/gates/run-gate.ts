@@ -10,11 +10,13 @@ import type { GateCache } from './gate-cache.js';
 import type { OutputLimits } from './output.js';
 import { runShellCommand } from './run-command.js';
 import type { GatePhase, GateResult, GateSpec, GateTiming } from './types.js';
+import type { ActivityEvent } from '../protocol/e40.js';
 
 /** The gate events of the engine bus (src/engine/events.ts); `EventBus` satisfies {@link GateEventSink}. */
 export type GateEvent =
   | { v: 1; type: 'gate-start'; gate: string; command: string; cwd: string }
-  | { v: 1; type: 'gate-result'; gate: string; command: string; passed: boolean; from_cache: boolean; duration_ms: number };
+  | { v: 1; type: 'gate-result'; gate: string; command: string; passed: boolean; from_cache: boolean; duration_ms: number }
+  | ActivityEvent;
 
 /** Where gate events go (an `EventBus`). */
 export interface GateEventSink {

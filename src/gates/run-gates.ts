@@ -2,6 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { runGit } from '../git/run-git.js';
+import { activityEvent, type E40Labels } from '../protocol/e40.js';
 import type { GitRunner } from './cache-key.js';
 import { mapBounded } from './concurrency.js';
 import { loadRepoRegistry, type RepoRegistry } from './config.js';
@@ -49,6 +50,12 @@ export interface RunGatesOptions {
   git?: GitRunner;
   /** Run gates inside the OS sandbox when it is available (default true; issue 11). */
   sandbox?: boolean;
+  /**
+   * Labels of the E40 `gate_executed`/`gate_failed` activity events emitted on `events` after the
+   * run, one per gate that ran (IMPL slug, wave, agent, PROGRAM, tier; `scope` = pre-merge,
+   * post-merge, tier, baseline). Without labels no E40 event is emitted (a bare `run-gates`).
+   */
+  labels?: E40Labels & { scope?: string };
 }
 
 /**
@@ -109,6 +116,25 @@ export async function runGates(options: RunGatesOptions): Promise<GateRunResult>
   }
 
   const results = phases.flatMap((phase) => phase.results);
+  // E40: gate_executed / gate_failed, one per gate that ran, in declaration order.
+  if (options.events && options.labels) {
+    const { scope, ...labels } = options.labels;
+    for (const result of results) {
+      if (result.skipped) continue;
+      const passed = result.passed && !result.canceled;
+      options.events.emit(
+        activityEvent(passed ? 'gate_executed' : 'gate_failed', {
+          ...labels,
+          gate: result.type,
+          command: result.command,
+          from_cache: result.from_cache,
+          duration_ms: result.duration_ms,
+          ...(scope ? { gate_scope: scope } : {}),
+          details: `gate=${result.type} passed=${passed}${result.required ? '' : ' (optional)'}${passed ? '' : ` exit=${result.timed_out ? 'timeout' : result.exit_code}`}`,
+        }),
+      );
+    }
+  }
   return {
     passed: !results.some(isBlockingFailure),
     results,

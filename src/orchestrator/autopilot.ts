@@ -4,6 +4,7 @@ import { addUsage, emptyUsage, type AgentBackend, type AgentUsage } from '../age
 import { PolywaveError } from '../errors/polywave-error.js';
 import { closeImpl, type CloseImplResult } from '../engine/close-impl.js';
 import type { EventBus } from '../engine/events.js';
+import type { BudgetTracker } from '../agents/budget.js';
 import type { StepResult } from '../engine/step.js';
 import { createGit } from '../git/git-cli.js';
 import type { Git } from '../git/git-port.js';
@@ -51,7 +52,9 @@ export interface AutopilotOptions {
   model?: string;
   models?: Partial<Record<'scout' | 'critic' | 'scaffold' | 'wave' | 'integration', string>>;
   /** Test injection per role (tests pass real backends with mock models). */
-  backends?: Partial<Record<'scout' | 'critic' | 'scaffold' | 'integration', AgentBackend>>;
+  backends?: Partial<Record<'scout' | 'critic' | 'scaffold' | 'integration' | 'wave', AgentBackend>>;
+  /** Cost budgets (issue 14), shared by every wave of the run. */
+  budget?: BudgetTracker;
   concurrency?: number;
   agentTimeoutMs?: number;
   maxTurns?: number;
@@ -256,6 +259,8 @@ export async function runAutopilot(options: AutopilotOptions): Promise<Autopilot
       ...(options.agentSlots ? { agentSlots: options.agentSlots } : {}),
       ...(options.orchestratorFiles ? { orchestratorFiles: options.orchestratorFiles } : {}),
       ...(options.concurrentRefs ? { concurrentRefs: options.concurrentRefs } : {}),
+      ...(options.budget ? { budget: options.budget } : {}),
+      ...(options.backends?.wave ? { backend: options.backends.wave } : {}),
     });
     result.waves.push(run);
     addUsage(usage, run.usage);
@@ -268,7 +273,9 @@ export async function runAutopilot(options: AutopilotOptions): Promise<Autopilot
       duration_ms: Math.round(performance.now() - phaseStart),
     });
     if (!run.success) {
-      result.stopped = run.blocked
+      result.stopped = run.budget
+        ? `wave ${number} paused — ${run.blocked?.reason ?? run.budget.message}`
+        : run.blocked
         ? `wave ${number} BLOCKED: ${run.blocked.agents.map((agent) => `${agent.agent}: ${agent.explanation}`).join('; ')}`
         : `wave ${number} stopped: ${run.finalize?.failed_step?.detail ?? (run.prepare && 'steps' in run.prepare ? (run.prepare.steps.find((step) => step.status === 'failed')?.detail ?? 'prepare failed') : 'prepare failed')}`;
       return finish();
@@ -293,7 +300,7 @@ export async function runAutopilot(options: AutopilotOptions): Promise<Autopilot
   }
   const phaseStart = performance.now();
   const date = (options.now ?? (() => new Date()))().toISOString().slice(0, 10);
-  const close = await closeImpl({ implPath, date, repoDir: options.repoDir, env, gitAt });
+  const close = await closeImpl({ implPath, date, repoDir: options.repoDir, env, gitAt, ...(options.events ? { events: options.events } : {}) });
   result.close = close;
   result.impl_path = close.archived_path || implPath;
   result.state = 'COMPLETE';

@@ -22,7 +22,9 @@ import path from 'node:path';
 import { addUsage, emptyUsage, type AgentBackend, type AgentUsage } from '../agents/contract.js';
 import type { Finding } from '../errors/finding.js';
 import { PolywaveError } from '../errors/polywave-error.js';
-import type { EventBus } from '../engine/events.js';
+import { labelEvents, type EventBus } from '../engine/events.js';
+import type { BudgetTracker } from '../agents/budget.js';
+import { activityEvent } from '../protocol/e40.js';
 import { freezeContracts, setProgramImplStatus, setProgramState } from '../engine/program/program-edits.js';
 import { createProgramWorktrees } from '../engine/program/tier-worktrees.js';
 import { finalizeTier, type FinalizeTierResult } from '../engine/program/finalize-tier.js';
@@ -78,6 +80,8 @@ export interface ProgramExecuteOptions {
   /** Progress lines for the terminal (tier progress as E32 shows it). */
   onProgress?: (line: string) => void;
   retryBackoffMs?: number;
+  /** Cost budgets (issue 14), shared by every IMPL and wave of the run. */
+  budget?: BudgetTracker;
 }
 
 /**
@@ -228,7 +232,9 @@ export async function executeProgram(options: ProgramExecuteOptions): Promise<Pr
 
   const slots = createAgentSlots(Math.max(1, options.concurrency ?? 8));
   const modelFor = (role: 'scout' | 'critic' | 'scaffold' | 'wave' | 'integration' | 'planner') => options.models?.[role] ?? options.model;
-  const base = { env: options.env, ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}), ...(options.now ? { now: options.now } : {}), ...(options.events ? { events: options.events } : {}), ...(options.signal ? { signal: options.signal } : {}) };
+  // Every event below carries the PROGRAM slug (E40 labels).
+  const events = labelEvents(options.events, { program: manifest.program_slug ?? '' });
+  const base = { env: options.env, ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}), ...(options.now ? { now: options.now } : {}), ...(events ? { events } : {}), ...(options.signal ? { signal: options.signal } : {}), ...(options.budget ? { budget: options.budget } : {}) };
   const tiers = [...manifest.tiers].map((tier) => tier.number ?? 0).filter((number) => number > 0).sort((left, right) => left - right);
 
   for (const [index, tier] of tiers.entries()) {
@@ -479,7 +485,7 @@ export async function executeProgram(options: ProgramExecuteOptions): Promise<Pr
 
     // 4. finalize-tier: IMPL branches into main in order, the tier gate (E29), the IMPLs closed.
     progress(`tier ${tier}: merging ${runs.length} IMPL branch(es) into the main line, then the tier gate`);
-    const finalized = await finalizeTier({ programPath, repoRoot: repoDir, tier, env: options.env as NodeJS.ProcessEnv, ...(options.now ? { now: options.now } : {}), ...(options.signal ? { signal: options.signal } : {}) });
+    const finalized = await finalizeTier({ programPath, repoRoot: repoDir, tier, env: options.env as NodeJS.ProcessEnv, ...(options.now ? { now: options.now } : {}), ...(options.signal ? { signal: options.signal } : {}), ...(events ? { events } : {}) });
     run.finalize = finalized;
     if (!finalized.success) {
       run.status = 'failed';
@@ -511,6 +517,8 @@ export async function executeProgram(options: ProgramExecuteOptions): Promise<Pr
       const approved = options.approve ? await options.approve({ kind: 'tier-advance', tier, next_tier: next, frozen: run.frozen ?? [] }) : false;
       if (!approved) return stop(`tier ${tier} verified; re-run (or --auto) to start tier ${next}`);
     }
+    // E40 (E33): the program advances to the next tier.
+    events?.emit(activityEvent('tier_advanced', { tier, to_tier: next, ...(manifest.program_slug ? { program: manifest.program_slug } : {}), details: `tier ${tier} → ${next}${(run.frozen ?? []).length > 0 ? `; frozen: ${run.frozen!.join(', ')}` : ''}` }));
   }
 
   // Every tier done: archive the PROGRAM.

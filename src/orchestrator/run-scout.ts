@@ -30,6 +30,8 @@ import { renderRolePrompt, type PromptFinding } from '../agents/prompts/index.js
 import type { ScoutProgramContext, ScoutProgramContract } from '../agents/prompts/scout.js';
 import { runAgent } from '../agents/run-agent.js';
 import type { EventBus } from '../engine/events.js';
+import { createCostMeter } from '../agents/cost-meter.js';
+import { activityEvent } from '../protocol/e40.js';
 import type { StepResult, StepStatus } from '../engine/step.js';
 import { isBlocking, type Finding } from '../errors/finding.js';
 import { PolywaveError } from '../errors/polywave-error.js';
@@ -345,6 +347,8 @@ export async function runScout(options: RunScoutOptions): Promise<RunScoutResult
   let output: ScoutOutput | undefined;
   let stopped: { code: string; message: string } | undefined;
 
+  const scoutStarted = performance.now();
+  events?.emit(activityEvent('scout_launch', { slug, ...(program?.programSlug ? { program: program.programSlug } : {}), details: `model ${spec.raw}` }));
   for (let attempt = 1; attempt <= maxAttempts; attempt += 1) {
     const prompt = renderRolePrompt('scout', {
       feature: refresh ? refreshFeature(feature, relativeImpl) : feature,
@@ -360,12 +364,15 @@ export async function runScout(options: RunScoutOptions): Promise<RunScoutResult
     });
     const attemptStarted = performance.now();
     events?.emit({ v: 1, type: 'agent-launch', slug, wave: 0, agent: 'scout', attempt, model: spec.raw, backend: options.backend?.name ?? spec.backend });
+    // E40: one `cost` event per model call of the Scout.
+    const meter = createCostMeter({ spec, ...(options.backend ? { backend: options.backend.name } : {}), role: 'scout', attempt, labels: { slug, agent: 'scout', ...(program?.programSlug ? { program: program.programSlug } : {}) }, ...(events ? { emit: (event) => events.emit(event) } : {}) });
     const onEvent = (event: AgentEvent) => {
+      if (event.type === 'turn-end') meter.observe(event.turn, event.usage);
       if (event.type === 'tool-call-end') events?.emit({ v: 1, type: 'agent-tool-call', slug, wave: 0, agent: 'scout', attempt, tool: event.tool, is_error: event.isError, duration_ms: event.durationMs });
       else if (event.type === 'tool-call-deny') events?.emit({ v: 1, type: 'agent-tool-call', slug, wave: 0, agent: 'scout', attempt, tool: event.denial.tool, is_error: true, denied: event.denial.code, duration_ms: 0 });
       else if (event.type === 'turn-end') events?.emit({ v: 1, type: 'agent-progress', slug, wave: 0, agent: 'scout', attempt, turns: event.turn, input_tokens: event.usage.inputTokens, output_tokens: event.usage.outputTokens, cost_usd: event.usage.costUsd });
     };
-    const { outcome } = await runAgent({
+    const { outcome: ran } = await runAgent({
           ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
       agentId: 'scout',
       role: 'scout',
@@ -382,6 +389,8 @@ export async function runScout(options: RunScoutOptions): Promise<RunScoutResult
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.backend ? { backend: options.backend } : {}),
     });
+    // The Scout's cost IS the sum of its `cost` events.
+    const outcome = { ...ran, usage: meter.settle(ran.usage, ran.turns) };
     addUsage(usage, outcome.usage);
     events?.emit({
       v: 1,
@@ -437,6 +446,16 @@ export async function runScout(options: RunScoutOptions): Promise<RunScoutResult
       break;
     }
   }
+
+  const lastAttempt = attempts.at(-1);
+  events?.emit(
+    activityEvent('scout_complete', {
+      slug,
+      ...(program?.programSlug ? { program: program.programSlug } : {}),
+      details: `${lastAttempt?.outcome ?? 'missing'} after ${attempts.length} attempt(s)${stopped ? `: ${stopped.code} ${stopped.message}` : ''}`,
+      duration_ms: Math.round(performance.now() - scoutStarted),
+    }),
+  );
 
   const finish = (partial: Omit<RunScoutResult, 'impl_path' | 'slug' | 'attempts' | 'usage' | 'duration_ms' | 'steps'>): RunScoutResult => ({
     impl_path: implPath,

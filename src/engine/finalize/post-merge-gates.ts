@@ -31,7 +31,7 @@ export const postMergeGatesStep: StepDefinition<FinalizeContext> = {
         timing: 'post-merge',
         noCache: true,
         ...(context.options.signal ? { signal: context.options.signal } : {}),
-        ...(context.options.events ? { events: context.options.events } : {}),
+        ...(context.options.events ? { events: context.options.events, labels: { slug: context.slug, wave: context.wave, scope: 'post-merge' } } : {}),
         ...(context.env ? { env: context.env } : {}),
         ...(context.options.gateTimeoutMs ? { defaultTimeoutMs: context.options.gateTimeoutMs } : {}),
         now: context.now,

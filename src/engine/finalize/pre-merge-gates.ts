@@ -74,7 +74,7 @@ export const preMergeGatesStep: StepDefinition<FinalizeContext> = {
             timing: 'pre-merge',
             ...(context.options.noCache ? { noCache: true } : {}),
             ...(context.options.signal ? { signal: context.options.signal } : {}),
-            ...(context.options.events ? { events: context.options.events } : {}),
+            ...(context.options.events ? { events: context.options.events, labels: { slug: context.slug, wave: context.wave, agent: item.agent.id, scope: 'pre-merge' } } : {}),
             ...(context.env ? { env: context.env } : {}),
             ...(context.options.gateTimeoutMs ? { defaultTimeoutMs: context.options.gateTimeoutMs } : {}),
             now: context.now,

@@ -253,7 +253,7 @@ export async function finalizeTier(options: FinalizeTierOptions): Promise<Finali
       continue;
     }
     try {
-      const closed = await closeImpl({ implPath: plan.docPath, date, repoDir: checkout.root, ...(options.env ? { env: options.env } : {}) });
+      const closed = await closeImpl({ implPath: plan.docPath, date, repoDir: checkout.root, ...(options.env ? { env: options.env } : {}), ...(options.events ? { events: options.events, ...(loaded.manifest.program_slug ? { program: loaded.manifest.program_slug } : {}) } : {}) });
       result.impls_closed.push(plan.slug);
       for (const warning of closed.warnings) result.warnings.push(`close ${plan.slug}: ${warning}`);
     } catch (error) {

@@ -1,7 +1,20 @@
 import { runGates, toGoGateResult, type GateEventSink, type GoGateResult } from '../../gates/index.js';
+import { activityEvent } from '../../protocol/e40.js';
 import { programStatus } from '../../protocol/program/index.js';
 import { readProgramImplDocs } from '../../store/program-impl-docs.js';
 import { loadProgramTier, openMainCheckout, type LoadedTier, type MainCheckout, type TierOptions } from './tier-common.js';
+
+/** E40: tier_gate_passed / tier_gate_failed with the PROGRAM slug and the tier. */
+function emitTierGate(result: TierGateResult, loaded: LoadedTier, events: GateEventSink | undefined): TierGateResult {
+  events?.emit(
+    activityEvent(result.passed ? 'tier_gate_passed' : 'tier_gate_failed', {
+      tier: loaded.tier,
+      ...(loaded.manifest.program_slug ? { program: loaded.manifest.program_slug } : {}),
+      details: result.passed ? `${result.gate_results.length} gate(s) passed` : (result.reason ?? 'failed'),
+    }),
+  );
+  return result;
+}
 
 /** Go's tier-gate timeout per command: 5 minutes (a gate's own `timeout_seconds` wins). */
 export const defaultTierGateTimeoutMs = 5 * 60_000;
@@ -76,17 +89,17 @@ export async function runLoadedTierGate(loaded: LoadedTier, checkout: MainChecko
   const earlier = status.tier_statuses.filter((tier) => tier.number < loaded.tier && !tier.complete);
   if (earlier.length > 0) {
     result.reason = `P3: earlier tier(s) not complete: ${earlier.map((tier) => `tier ${tier.number} (${tier.impl_statuses.filter((entry) => entry.status !== 'complete').map((entry) => `${entry.slug} ${entry.status}`).join(', ')})`).join('; ')}`;
-    return result;
+    return emitTierGate(result, loaded, options.events);
   }
   if (!allDone) {
     const open = implStatuses.filter((entry) => entry.status !== 'complete');
     result.reason = `not all IMPLs of tier ${loaded.tier} are complete: ${open.map((entry) => `${entry.slug} (${entry.status})`).join(', ')}`;
-    return result;
+    return emitTierGate(result, loaded, options.events);
   }
   const gates = loaded.manifest.tier_gates ?? [];
   if (gates.length === 0) {
     result.passed = true;
-    return result;
+    return emitTierGate(result, loaded, options.events);
   }
   const run = await runGates({
     repoDir: checkout.root,
@@ -98,7 +111,7 @@ export async function runLoadedTierGate(loaded: LoadedTier, checkout: MainChecko
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.now ? { now: options.now } : {}),
     ...(options.sandbox !== undefined ? { sandbox: options.sandbox } : {}),
-    ...(options.events ? { events: options.events } : {}),
+    ...(options.events ? { events: options.events, labels: { tier: loaded.tier, scope: 'tier', ...(loaded.manifest.program_slug ? { program: loaded.manifest.program_slug } : {}) } } : {}),
   });
   result.gate_results = run.results.map(toGoGateResult);
   result.passed = run.passed;
@@ -106,5 +119,5 @@ export async function runLoadedTierGate(loaded: LoadedTier, checkout: MainChecko
     const failing = run.results.filter((gate) => gate.required && !gate.passed);
     result.reason = `required tier gate(s) failed: ${failing.map((gate) => `${gate.type} \`${gate.command}\` (${gate.timed_out ? 'timed out' : `exit ${gate.exit_code}`})`).join('; ')}`;
   }
-  return result;
+  return emitTierGate(result, loaded, options.events);
 }
