@@ -1,4 +1,5 @@
 import type { CommandSpec } from './command-spec.js';
+import { budgetOptions } from './budget-option.js';
 
 const repoDirOption = { flags: '--repo-dir <dir>', description: 'repository root (default: current directory)' };
 /** Issue 11: agents run in the OS sandbox; this runs them with the static checks only (a warning is printed). */
@@ -283,6 +284,7 @@ export const commandTable: CommandSpec[] = [
       { flags: '--no-critic', description: 'skip the E37 critic review' },
       { flags: '--json', description: 'NDJSON events on stdout, ending with a program-result line' },
       repoDirOption,
+      ...budgetOptions,
       unsafeNoSandboxOption,
     ],
     help: 'The PROGRAM must be approved first (state REVIEWED: polywave update-program-state <program> --state REVIEWED).\nExit: 0 COMPLETE, 1 stopped (awaiting review, BLOCKED, gate failed — the reason is printed), 2 bad input.',
@@ -627,6 +629,7 @@ export const commandTable: CommandSpec[] = [
       { flags: '--program', description: 'the argument is a PROGRAM manifest: run the tier loop (automatic for docs/PROGRAM/PROGRAM-*.yaml; see program-execute)' },
       { flags: '--json', description: 'NDJSON events on stdout, ending with a run-result line' },
       { flags: '--repo-dir <dir>', description: 'repository root (default: current directory)' },
+      ...budgetOptions,
       unsafeNoSandboxOption,
     ],
     help: 'A feature description is scouted into docs/IMPL/IMPL-<slug>.yaml; an IMPL path resumes that plan.\nExit: 0 COMPLETE, 1 stopped (not approved, BLOCKED, NOT_SUITABLE — the reason is printed), 2 bad input.',
@@ -664,6 +667,7 @@ export const commandTable: CommandSpec[] = [
       { flags: '--skip-critic', description: 'E37: proceed without a critic review' },
       { flags: '--rerun', description: 'run a wave that is already merged and verified again (refused without it: WAVE_ALREADY_VERIFIED, exit 1, nothing changed)' },
       { flags: '--repo-dir <dir>', description: 'primary repository root (default: the repository holding the IMPL)' },
+      ...budgetOptions,
       unsafeNoSandboxOption,
     ],
     help: 'Prints the RunWaveResult {wave, launch_order, agents[{agent, status, attempts, decision, explanation, usage}], finalize, blocked?, state, usage, success}.\nExit: 0 the wave is verified, 1 blocked (nothing merged) or a finalize step failed, 2 bad input.',

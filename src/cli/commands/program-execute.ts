@@ -4,6 +4,7 @@ import { PolywaveError } from '../../errors/polywave-error.js';
 import { executeProgram, type ProgramQuestion } from '../../orchestrator/program-execute.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { unsafeNoSandboxFrom } from '../sandbox-option.js';
+import { budgetFrom } from '../budget-option.js';
 import { createWaveProgress } from '../wave-progress.js';
 import { interruptSignal, repoDirOption } from './prepare-wave.js';
 
@@ -29,6 +30,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   if (target === '') throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: 'program-execute needs the path of a PROGRAM manifest' });
   const repoDir = repoDirOption(options, io) ?? io.cwd;
   const programPath = path.resolve(io.cwd, target);
+  const budget = await budgetFrom(options, repoDir);
   const json = options.json === true;
   const auto = options.auto === true;
   const yes = options.yes === true;
@@ -61,6 +63,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
       ...(Number.isFinite(timeout) && timeout > 0 ? { agentTimeoutMs: Math.round(timeout * 1000) } : {}),
       ...(Number.isFinite(maxTurns) && maxTurns > 0 ? { maxTurns: Math.floor(maxTurns) } : {}),
       ...(options.critic === false ? { noCritic: true } : {}),
+      ...(budget ? { budget } : {}),
       approve: async (question) => {
         if (yes) return true;
         if (json) return false;

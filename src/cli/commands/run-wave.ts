@@ -7,6 +7,7 @@ import { createWaveProgress } from '../wave-progress.js';
 import { interruptSignal, repoDirOption, waveOption } from './prepare-wave.js';
 import { implPathFrom, requireManifest } from './shared.js';
 import { unsafeNoSandboxFrom } from '../sandbox-option.js';
+import { budgetFrom } from '../budget-option.js';
 import { requireModelCredentials } from '../../agents/credentials.js';
 import { agentsOfWave, isWaveFinished } from '../../protocol/waves.js';
 
@@ -45,6 +46,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const concurrency = positiveNumber(options, 'concurrency', '--concurrency');
   const maxTurns = positiveNumber(options, 'maxTurns', '--max-turns');
   const repoDir = repoDirOption(options, io);
+  const budget = await budgetFrom(options, repoDir ?? implPath);
   try {
     const result = await runWave({
       ...(unsafeNoSandboxFrom(options, io) ? { unsafeNoSandbox: true } : {}),
@@ -66,6 +68,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
       noCache: options.cache === false,
       skipCritic: options.skipCritic === true,
       ...(options.rerun === true ? { rerun: true } : {}),
+      ...(budget ? { budget } : {}),
     });
     if (json) io.stdout(`${JSON.stringify({ v: 1, type: 'run-wave-result', result })}\n`);
     else printJson(io, result);

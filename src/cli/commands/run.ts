@@ -6,6 +6,7 @@ import type { CommandIo, CommandResult } from '../io.js';
 import { createWaveProgress } from '../wave-progress.js';
 import { interruptSignal, repoDirOption } from './prepare-wave.js';
 import { unsafeNoSandboxFrom } from '../sandbox-option.js';
+import { budgetFrom } from '../budget-option.js';
 import { requireModelCredentials } from '../../agents/credentials.js';
 
 function formatPlan(plan: PlanSummary): string {
@@ -54,6 +55,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     [...(isImpl ? [] : [{ role: 'the Scout', model: model(options, 'scoutModel') ?? model(options, 'model') }]), { role: 'the wave agents', model: model(options, 'waveModel') ?? model(options, 'model') }],
     io.env,
   );
+  const budget = await budgetFrom(options, repoDir);
   const json = options.json === true;
   const auto = options.auto === true || options.yes === true;
   const events = new EventBus();
@@ -86,6 +88,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
       ...(Number.isFinite(timeout) && timeout > 0 ? { agentTimeoutMs: Math.round(timeout * 1000) } : {}),
       ...(Number.isFinite(maxTurns) && maxTurns > 0 ? { maxTurns: Math.floor(maxTurns) } : {}),
       ...(options.critic === false ? { noCritic: true } : {}),
+      ...(budget ? { budget } : {}),
       approve: async (plan) => {
         if (json) return false;
         io.stderr(formatPlan(plan));
