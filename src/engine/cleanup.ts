@@ -34,6 +34,11 @@ export interface CleanupOptions {
   dryRun?: boolean;
   /** `git worktree list` when the caller already has it (the agents' worktrees); default: ask git. */
   worktrees?: readonly WorktreeEntry[];
+  /**
+   * Issue 13: runs before each `git worktree remove` (the configured `teardown`, see
+   * prepare/worktree-setup.ts); best effort — its line goes into the agent's `teardown` key.
+   */
+  beforeRemove?: (worktreePath: string, agent: string) => Promise<string | undefined>;
 }
 
 /** One agent's line (the Go `CleanupData.agents[]` keys plus ours). */
@@ -48,6 +53,8 @@ export interface AgentCleanup {
   kept?: string;
   /** Command that recovers work that is not reachable from the target. */
   recovery?: string;
+  /** What the worktree's teardown did before its removal (issue 13). */
+  teardown?: string;
 }
 
 /** The `cleanup` JSON: `{wave, agents[{agent, worktree_removed, branch_deleted}]}` plus ours. */
@@ -162,6 +169,10 @@ export async function cleanupWave(options: CleanupOptions): Promise<CleanupResul
     removals,
     options.concurrency ?? 4,
     async (removal) => {
+      if (options.beforeRemove) {
+        const teardown = await options.beforeRemove(removal.worktreePath, removal.line.agent).catch((error: unknown) => `teardown failed: ${errorText(error)}`);
+        if (teardown !== undefined) removal.line.teardown = teardown;
+      }
       // Written before git starts deleting: a run killed half way is finished by the next cleanup.
       if (!removal.marker) await recordRemoval(removal.worktreePath, { branch: removal.line.branch, tip: removal.line.tip! });
       await retryOnLockContention(() => git.worktreeRemove(removal.worktreePath), lockOptions);

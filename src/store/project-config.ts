@@ -24,8 +24,15 @@ export interface ProjectRepoEntry {
   path: string;
   build_command?: string;
   test_command?: string;
+  /** Worktree setup (issue 13): see {@link WorktreeSetupEntry}. */
+  setup?: SetupCommand | false;
+  teardown?: SetupCommand;
+  copy?: string[];
   [key: string]: unknown;
 }
+
+/** A setup/teardown command: a string runs through `bash -c`; an array is an argv run without a shell. */
+export type SetupCommand = string | string[];
 
 /**
  * polywave.config.json as both tools read it. Unknown keys (providers, autonomy, quality,
@@ -48,7 +55,48 @@ export interface ProjectConfig {
   test?: { command: string; detected?: boolean };
   /** The agents' OS sandbox (issue 11): see {@link configuredSandbox}. */
   sandbox?: ProjectSandboxConfig;
+  /** Worktree setup for the primary repository when its `repos[]` entry sets none (issue 13). */
+  setup?: SetupCommand | false;
+  teardown?: SetupCommand;
+  copy?: string[];
+  /** Worktree setup settings shared by every repository: see {@link configuredWorktreeSetup}. */
+  worktree_setup?: WorktreeSetupSettings;
   [key: string]: unknown;
+}
+
+/**
+ * `worktree_setup` of polywave.config.json (issue 13, docs/worktree-setup.md).
+ *
+ * ```json
+ * { "worktree_setup": { "base_port": 41000, "concurrency": 2, "timeout_seconds": 600, "defaults": true } }
+ * ```
+ */
+export interface WorktreeSetupSettings {
+  /** First `POLYWAVE_PORT`; agent i of the wave (manifest order) gets base_port + i. Default 41000. */
+  base_port?: number;
+  /** Setups running at once. Default: min(4, CPUs). */
+  concurrency?: number;
+  /** Per setup/teardown run, seconds. Default 600. */
+  timeout_seconds?: number;
+  /** The built-in defaults (shared node_modules, go.work, .venv) when no `setup` is given. Default true. */
+  defaults?: boolean;
+}
+
+/** What to do in each new worktree of one repository (see {@link configuredWorktreeSetup}). */
+export interface WorktreeSetupEntry {
+  /** The configured setup command; undefined = built-in defaults; false = none at all. */
+  setup: SetupCommand | false | undefined;
+  teardown?: SetupCommand;
+  /** Untracked files/globs copied from the main checkout (relative to the repository root). */
+  copy: string[];
+}
+
+/** The resolved `worktree_setup` settings with their defaults. */
+export interface WorktreeSetupConfig {
+  basePort: number;
+  concurrency: number | undefined;
+  timeoutSeconds: number;
+  defaults: boolean;
 }
 
 /**
@@ -120,6 +168,7 @@ export function parseProjectConfig(text: string): ProjectConfigParse {
         for (const key of ['build_command', 'test_command'] as const) {
           if (entry[key] !== undefined && typeof entry[key] !== 'string') problem(`${field}.${key}`, `must be a string, found ${typeName(entry[key])}`);
         }
+        checkSetupKeys(entry, `${field}.`, problem);
       });
     }
   }
@@ -164,11 +213,47 @@ export function parseProjectConfig(text: string): ProjectConfigParse {
       stringList('sandbox.writable', sandbox.writable);
     }
   }
+  checkSetupKeys(value, '', problem);
+  if (value.worktree_setup !== undefined && value.worktree_setup !== null) {
+    const settings = value.worktree_setup;
+    if (!isRecord(settings)) problem('worktree_setup', `must be an object {base_port, concurrency, timeout_seconds, defaults}, found ${typeName(settings)}`);
+    else {
+      const integer = (key: string, min: number, max: number): void => {
+        const entry = settings[key];
+        if (entry !== undefined && (typeof entry !== 'number' || !Number.isInteger(entry) || entry < min || entry > max)) problem(`worktree_setup.${key}`, `must be an integer from ${min} to ${max}`);
+      };
+      integer('base_port', 1024, 65_000);
+      integer('concurrency', 1, 64);
+      integer('timeout_seconds', 1, 86_400);
+      if (settings.defaults !== undefined && typeof settings.defaults !== 'boolean') problem('worktree_setup.defaults', 'must be a boolean');
+    }
+  }
   const config = value as ProjectConfig;
   if (findings.length === 0 && configuredRepos(config, '/').length === 0) {
     findings.push({ code: configCodes.invalid, message: 'no repos configured (run: polywave init)', severity: 'warning', field: 'repos' });
   }
   return { config, findings };
+}
+
+/** `setup`/`teardown` (string or argv), `copy` (list of paths/globs) of a repos[] entry or the top level. */
+function checkSetupKeys(entry: Record<string, unknown>, prefix: string, problem: (field: string, message: string) => void): void {
+  const command = (key: 'setup' | 'teardown'): void => {
+    const value = entry[key];
+    if (value === undefined || value === null || (key === 'setup' && value === false)) return;
+    if (typeof value === 'string') {
+      if (value.trim() === '') problem(`${prefix}${key}`, 'must not be empty');
+    } else if (Array.isArray(value)) {
+      if (value.length === 0 || value.some((item) => typeof item !== 'string' || item === '' || item.includes('\0'))) problem(`${prefix}${key}`, 'must be a non-empty argv array of non-empty strings');
+    } else problem(`${prefix}${key}`, `must be a command string or an argv array${key === 'setup' ? ' (or false)' : ''}, found ${typeName(value)}`);
+  };
+  command('setup');
+  command('teardown');
+  const copy = entry.copy;
+  if (copy === undefined || copy === null) return;
+  if (!Array.isArray(copy)) problem(`${prefix}copy`, `must be an array of paths or globs, found ${typeName(copy)}`);
+  else copy.forEach((item: unknown, index) => {
+    if (typeof item !== 'string' || item.trim() === '' || item.includes('\0')) problem(`${prefix}copy[${index}]`, 'must be a non-empty path or glob');
+  });
 }
 
 /** A configured repository with its path made absolute. */
@@ -228,6 +313,41 @@ export function configuredSandbox(config: ProjectConfig | undefined): { network:
   const sandbox = config && isRecord(config.sandbox) ? config.sandbox : undefined;
   const network = sandbox && isRecord(sandbox.network) ? sandbox.network : undefined;
   return { network: { allow: strings(network?.allow) }, writable: strings(sandbox?.writable) };
+}
+
+/**
+ * Pure: the worktree setup of the repository at `repoRoot` — its `repos[]` entry (matched by
+ * resolved path) wins key by key; the top-level `setup`/`teardown`/`copy` apply to the primary
+ * repository. Nothing configured → built-in defaults (`setup` undefined) and no copies.
+ */
+export function configuredWorktreeSetup(config: ProjectConfig | undefined, options: { configDir: string; repoRoot: string; primary: boolean; homeDir?: string }): WorktreeSetupEntry {
+  const commandOf = (value: unknown): SetupCommand | undefined =>
+    typeof value === 'string' && value.trim() !== '' ? value : Array.isArray(value) && value.length > 0 && value.every((item) => typeof item === 'string' && item !== '') ? (value as string[]) : undefined;
+  const copyOf = (value: unknown): string[] | undefined => (Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string' && item.trim() !== '').map((item) => item.trim()) : undefined);
+  const sources: Array<Record<string, unknown>> = [];
+  if (config) {
+    const root = path.resolve(options.repoRoot);
+    const index = configuredRepos(config, options.configDir, options.homeDir).findIndex((repo) => path.resolve(repo.path) === root);
+    const entries = Array.isArray(config.repos) ? config.repos.filter((entry) => isRecord(entry) && typeof entry.path === 'string' && entry.path.trim() !== '') : [];
+    if (index >= 0 && isRecord(entries[index])) sources.push(entries[index]);
+    if (options.primary) sources.push(config);
+  }
+  const pick = (key: 'setup' | 'teardown' | 'copy'): unknown => sources.map((source) => source[key]).find((value) => value !== undefined && value !== null);
+  const setup = pick('setup');
+  const teardown = commandOf(pick('teardown'));
+  return { setup: setup === false ? false : commandOf(setup), ...(teardown ? { teardown } : {}), copy: copyOf(pick('copy')) ?? [] };
+}
+
+/** Pure: `worktree_setup` with its defaults (base port 41000, timeout 600 s, defaults on). */
+export function configuredWorktreeSetupSettings(config: ProjectConfig | undefined): WorktreeSetupConfig {
+  const settings = config && isRecord(config.worktree_setup) ? config.worktree_setup : {};
+  const integer = (value: unknown, min: number, max: number): number | undefined => (typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max ? value : undefined);
+  return {
+    basePort: integer(settings.base_port, 1024, 65_000) ?? 41_000,
+    concurrency: integer(settings.concurrency, 1, 64),
+    timeoutSeconds: integer(settings.timeout_seconds, 1, 86_400) ?? 600,
+    defaults: settings.defaults !== false,
+  };
 }
 
 /**

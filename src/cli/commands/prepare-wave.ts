@@ -53,7 +53,9 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
       acceptChanges: options.acceptChanges === true,
       ...(options.rerun === true ? { rerun: true } : {}),
       ...(options.commitBaseline === true ? { commitBaseline: true } : {}),
-      // --no-gowork / --no-workspace-setup (Go) are accepted: polywave writes no go.work/tsconfig/Cargo workspace into the main checkout (docs/differences.md).
+      // --no-workspace-setup / --no-gowork (Go): skip the worktree setup / its go.work (docs/worktree-setup.md).
+      ...(options.workspaceSetup === false ? { workspaceSetup: false } : {}),
+      ...(options.gowork === false ? { goWork: false } : {}),
       ...(typeof options.concurrency === 'number' && options.concurrency > 0 ? { concurrency: options.concurrency } : {}),
       env: io.env,
       now: io.now,

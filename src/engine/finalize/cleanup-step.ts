@@ -1,13 +1,18 @@
 import path from 'node:path';
 import { hasCommit } from '../../protocol/completion-report.js';
 import { cleanupWave, type CleanupResult } from '../cleanup.js';
+import { createTeardownHook } from '../prepare/worktree-setup.js';
 import type { StepDefinition } from '../step.js';
 import { branchesMergedInto } from './git-batch.js';
 import { listForDetail, type FinalizeContext, type FinalizeRepo } from './context.js';
 
 /** One repository's cleanup (see cleanupWave). */
-function cleanupRepo(context: FinalizeContext, repo: FinalizeRepo): Promise<CleanupResult> {
+async function cleanupRepo(context: FinalizeContext, repo: FinalizeRepo): Promise<CleanupResult> {
   const agents = context.agents.filter((agent) => agent.repo === repo);
+  // Issue 13: the configured teardown runs in each worktree before it is removed.
+  const teardown = context.dryRun
+    ? undefined
+    : await createTeardownHook({ root: repo.root, git: repo.git, primaryRoot: context.primary.root, ...(context.options.env ? { env: context.options.env } : {}), ...(context.options.signal ? { signal: context.options.signal } : {}) });
   return cleanupWave({
     git: repo.git,
     targetGit: repo.targetDir !== '' ? repo.targetGit : repo.git,
@@ -23,6 +28,7 @@ function cleanupRepo(context: FinalizeContext, repo: FinalizeRepo): Promise<Clea
     ...(repo.worktrees ? { worktrees: repo.worktrees } : {}),
     ...(context.options.signal ? { signal: context.options.signal } : {}),
     ...(context.dryRun ? { dryRun: true } : {}),
+    ...(teardown ? { beforeRemove: teardown } : {}),
   });
 }
 

@@ -46,6 +46,10 @@ export interface PrepareWaveOptions extends EngineRunOptions {
   rerun?: boolean;
   /** Concurrent `git worktree add` processes (default: idle CPUs, 1–8). */
   concurrency?: number;
+  /** Issue 13: `--no-workspace-setup` (false) skips the worktree setup (copies, setup commands, shared dependencies). */
+  workspaceSetup?: boolean;
+  /** Issue 13: `--no-gowork` (false) skips the go.work the worktree setup writes for multi-module Go repositories. */
+  goWork?: boolean;
 }
 
 /** One repository taking part in the wave (the primary one, or a sibling for cross-repo agents). */

@@ -1,0 +1,691 @@
+/**
+ * Issue 13 item 3: what a fresh agent worktree needs before its gates can run — dependencies,
+ * ports, env files. Per repository, polywave.config.json may give a `setup` (and `teardown`)
+ * command and a `copy` list; without a `setup`, built-in defaults share the main checkout's
+ * installed dependencies (node_modules, .venv) and write a go.work for multi-module Go
+ * repositories. Runs once per NEW worktree (a reused one only when its last setup did not finish),
+ * bounded in parallel, with a timeout; prepare-wave's `--no-workspace-setup` turns it all off.
+ * See docs/worktree-setup.md for the trade-offs.
+ */
+import { constants as fsConstants } from 'node:fs';
+import { copyFile, lstat, mkdir, readFile, readdir, realpath, stat, symlink, writeFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
+import path from 'node:path';
+import type { Git } from '../../git/git-port.js';
+import { runShellCommand, type ShellCommandResult } from '../../gates/run-command.js';
+import {
+  configuredWorktreeSetup,
+  configuredWorktreeSetupSettings,
+  locateProjectConfig,
+  readProjectConfig,
+  type ProjectConfig,
+  type SetupCommand,
+  type WorktreeSetupConfig,
+  type WorktreeSetupEntry,
+} from '../../store/project-config.js';
+import type { StepDefinition } from '../step.js';
+import { errorText, listForDetail, type PrepareContext } from './context.js';
+import { mapBounded } from './parallel.js';
+import { writeTextAtomic } from './write-text.js';
+
+/** Codes of this module (no Go equivalent: the Go tool runs no per-worktree setup). */
+export const worktreeSetupCodes = {
+  /** A setup command (or a default install) failed, timed out or could not start. */
+  failed: 'WORKTREE_SETUP_FAILED',
+  /** A `copy` entry names something outside the repository (absolute, `..`, a symlink out). */
+  copyRefused: 'WORKTREE_SETUP_COPY_REFUSED',
+  /** polywave.config.json is unreadable or its setup keys have the wrong shape. */
+  configInvalid: 'N014_CONFIG_INVALID',
+} as const;
+
+/** The per-worktree record, in the worktree's own git directory (outside the agent's reach). */
+const recordName = 'polywave-setup.json';
+const logName = 'polywave-setup.log';
+
+/** Lockfiles in the order a package manager is chosen. */
+const lockfiles: ReadonlyArray<readonly [file: string, manager: 'npm' | 'pnpm' | 'yarn' | 'bun']> = [
+  ['package-lock.json', 'npm'],
+  ['npm-shrinkwrap.json', 'npm'],
+  ['pnpm-lock.yaml', 'pnpm'],
+  ['yarn.lock', 'yarn'],
+  ['bun.lock', 'bun'],
+  ['bun.lockb', 'bun'],
+];
+
+/** Variables that would point git (inside a setup script) at another repository. */
+const repositoryLocatingVariables = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_COMMON_DIR', 'GIT_INDEX_FILE', 'GIT_PREFIX', 'GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES', 'GIT_NAMESPACE'];
+
+const excludeBegin = '# >>> polywave worktree setup (shared dependencies, copied files; managed) >>>';
+const excludeEnd = '# <<< polywave worktree setup <<<';
+
+/** A worktree-setup failure with its code (thrown inside one agent's setup, reported per agent). */
+class WorktreeSetupError extends Error {
+  readonly code: string;
+  readonly details: Partial<AgentSetupOutcome>;
+  constructor(code: string, message: string, details: Partial<AgentSetupOutcome> = {}) {
+    super(message);
+    this.name = 'WorktreeSetupError';
+    this.code = code;
+    this.details = details;
+  }
+}
+
+/** The env a setup/teardown command sees besides the caller's. */
+export interface WorktreeSetupEnv {
+  POLYWAVE_WORKTREE: string;
+  POLYWAVE_ROOT: string;
+  POLYWAVE_AGENT: string;
+  POLYWAVE_SLUG: string;
+  POLYWAVE_WAVE: string;
+  POLYWAVE_PORT: string;
+  POLYWAVE_BRANCH: string;
+}
+
+/** What {@link setupWorktree} did for one agent. */
+export interface AgentSetupOutcome {
+  agent: string;
+  worktree: string;
+  port: number;
+  ok: boolean;
+  /** One line per thing done (`copied .env`, `node_modules → main checkout (lockfile identical)`, `setup: npm run prep (exit 0, 1.2 s)`). */
+  actions: string[];
+  /** Root-relative paths the setup created that git must not see (excluded unless already ignored). */
+  created: string[];
+  duration_ms: number;
+  code?: string;
+  error?: string;
+  command?: string;
+  exit_code?: number;
+  timed_out?: boolean;
+  /** The last lines of the failing command's output. */
+  output_tail?: string;
+  log_path?: string;
+}
+
+/** The per-worktree record (status `pending` while a setup runs or after it was killed). */
+interface SetupRecord {
+  v: 1;
+  status: 'pending' | 'done' | 'failed';
+  agent: string;
+  slug: string;
+  wave: number;
+  port: number;
+  branch: string;
+  root: string;
+  updated_at: string;
+}
+
+/** Options of {@link setupWorktree}. */
+export interface SetupWorktreeOptions {
+  worktree: string;
+  /** The repository's main checkout (shared dependencies come from here). */
+  root: string;
+  /** The worktree's own git directory (`<common>/worktrees/<name>`): record and log go there. */
+  gitDir: string;
+  agent: string;
+  slug: string;
+  wave: number;
+  branch: string;
+  port: number;
+  entry: WorktreeSetupEntry;
+  settings: WorktreeSetupConfig;
+  /** Write a go.work for multi-module Go repositories (prepare-wave `--no-gowork` turns it off). */
+  goWork: boolean;
+  env: Readonly<Record<string, string | undefined>>;
+  /** Git in the worktree. */
+  git: Git;
+  /** Git in the main checkout (matches `copy` globs against its untracked files). */
+  rootGit: Git;
+  now: () => Date;
+  signal?: AbortSignal;
+}
+
+/** `POLYWAVE_*` variables of one agent's setup/teardown. */
+export function setupEnvironment(options: { worktree: string; root: string; agent: string; slug: string; wave: number; port: number; branch: string }): WorktreeSetupEnv {
+  return {
+    POLYWAVE_WORKTREE: options.worktree,
+    POLYWAVE_ROOT: options.root,
+    POLYWAVE_AGENT: options.agent,
+    POLYWAVE_SLUG: options.slug,
+    POLYWAVE_WAVE: String(options.wave),
+    POLYWAVE_PORT: String(options.port),
+    POLYWAVE_BRANCH: options.branch,
+  };
+}
+
+/** Single-quotes `value` for bash (argv commands never go through word splitting or expansion). */
+function shellQuote(value: string): string {
+  return `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+/** A configured command as the text `bash -c` runs: a string as written, an argv quoted word by word. */
+export function commandText(command: SetupCommand): string {
+  return typeof command === 'string' ? command : `exec ${command.map(shellQuote).join(' ')}`;
+}
+
+function describeCommand(command: SetupCommand): string {
+  return typeof command === 'string' ? command : JSON.stringify(command);
+}
+
+function tailOf(output: string, lines = 20): string {
+  return output.replace(/\s+$/, '').split('\n').slice(-lines).join('\n');
+}
+
+function lastLine(output: string): string {
+  const line = output.replace(/\s+$/, '').split('\n').pop() ?? '';
+  return line.length > 200 ? `${line.slice(0, 200)}…` : line;
+}
+
+function isInside(child: string, parent: string): boolean {
+  const relative = path.relative(parent, child);
+  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
+}
+
+async function exists(target: string): Promise<boolean> {
+  return lstat(target).then(
+    () => true,
+    () => false,
+  );
+}
+
+async function isDirectory(target: string): Promise<boolean> {
+  return stat(target).then(
+    (stats) => stats.isDirectory(),
+    () => false,
+  );
+}
+
+/** Runs a setup/teardown command in `cwd`: own process group, timeout, output kept in `logPath`. */
+async function runCommand(command: SetupCommand, options: { cwd: string; env: Record<string, string>; timeoutMs: number; logPath: string; signal?: AbortSignal }): Promise<ShellCommandResult> {
+  const result = await runShellCommand(commandText(command), {
+    cwd: options.cwd,
+    env: options.env,
+    timeoutMs: options.timeoutMs,
+    logPath: options.logPath,
+    outputLimits: { headLines: 20, tailLines: 60, maxBytes: 16 * 1024 },
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+  if (!result.outputTruncated) await writeFile(options.logPath, result.output).catch(() => undefined);
+  return result;
+}
+
+function commandEnvironment(base: Readonly<Record<string, string | undefined>>, extra: WorktreeSetupEnv): Record<string, string> {
+  const environment: Record<string, string> = {};
+  for (const [name, value] of Object.entries(base)) if (value !== undefined) environment[name] = value;
+  for (const name of repositoryLocatingVariables) delete environment[name];
+  return { ...environment, ...extra };
+}
+
+/** Throws the coded failure of a command that did not exit 0. */
+function failedCommand(label: string, command: SetupCommand, result: ShellCommandResult, logPath: string): never {
+  const why = result.timedOut ? 'timed out' : result.error && result.exitCode === -1 ? result.error : `exited ${result.exitCode}`;
+  const tail = tailOf(result.output);
+  throw new WorktreeSetupError(worktreeSetupCodes.failed, `${label} \`${describeCommand(command)}\` ${why} after ${(result.durationMs / 1000).toFixed(1)} s${tail ? ` — ${lastLine(tail)}` : ''}`, {
+    command: describeCommand(command),
+    exit_code: result.exitCode,
+    timed_out: result.timedOut,
+    output_tail: tail,
+    log_path: logPath,
+  });
+}
+
+/**
+ * A `copy` entry checked as written: relative, no `..` segment, no NUL. Refused entries throw
+ * WORKTREE_SETUP_COPY_REFUSED (the config names something outside the repository).
+ */
+export function checkCopyPattern(pattern: string): void {
+  const refuse = (why: string): never => {
+    throw new WorktreeSetupError(worktreeSetupCodes.copyRefused, `copy entry ${JSON.stringify(pattern)} refused: ${why}`);
+  };
+  if (pattern.includes('\0')) refuse('it contains a NUL byte');
+  if (path.isAbsolute(pattern) || /^[A-Za-z]:[\\/]/.test(pattern) || pattern.startsWith('~')) refuse('an absolute path (entries are relative to the repository root)');
+  if (pattern.split(/[\\/]+/).includes('..')) refuse('it leaves the repository (`..`)');
+  if (pattern.split(/[\\/]+/)[0] === '.git' || pattern.split(/[\\/]+/).includes('.git')) refuse('git metadata is never copied');
+}
+
+/**
+ * Copies the `copy` entries (paths or globs, relative to the repository root) from the main
+ * checkout into the worktree. Each source must really be inside the main checkout (a symlink —
+ * or a symlinked parent — pointing out is refused), each destination must stay inside the worktree
+ * (a committed symlinked directory pointing out is refused), and nothing that exists in the
+ * worktree is overwritten (tracked files win; O_EXCL also refuses a planted symlink).
+ */
+async function copyEntries(options: SetupWorktreeOptions, actions: string[], created: string[]): Promise<void> {
+  if (options.entry.copy.length === 0) return;
+  const rootReal = await realpath(options.root);
+  const worktreeReal = await realpath(options.worktree);
+  for (const pattern of options.entry.copy) checkCopyPattern(pattern);
+  const refuse = (entry: string, why: string): never => {
+    throw new WorktreeSetupError(worktreeSetupCodes.copyRefused, `copy entry ${JSON.stringify(entry)} refused: ${why}`);
+  };
+  for (const pattern of options.entry.copy) {
+    // A literal path is looked at as written (so a symlinked parent is seen and refused); a glob
+    // is matched by git against the main checkout's untracked files (git never follows a symlink).
+    const matches = /[*?[\]]/.test(pattern)
+      ? (await options.rootGit.run(['ls-files', '-z', '--others', '-x', 'node_modules', '-x', '/.claude/worktrees/', '--', `:(glob)${pattern}`])).stdout.split('\0').filter((file) => file !== '')
+      : (await exists(path.join(options.root, pattern)))
+        ? [path.normalize(pattern)]
+        : [];
+    if (matches.length === 0) {
+      actions.push(`copy ${pattern}: nothing to copy in the main checkout`);
+      continue;
+    }
+    for (const match of matches.sort()) {
+      const relative = match.replace(/\/+$/, '');
+      const source = path.join(options.root, relative);
+      const sourceReal = await realpath(source).catch(() => undefined);
+      if (sourceReal === undefined || !isInside(sourceReal, rootReal)) refuse(relative, `it resolves outside the main checkout${sourceReal ? ` (${sourceReal})` : ''}`);
+      const sourceStats = await lstat(source);
+      if (sourceStats.isSymbolicLink()) refuse(relative, 'it is a symlink (only regular files are copied)');
+      const files = sourceStats.isDirectory() ? await regularFilesUnder(source, relative, refuse) : sourceStats.isFile() ? [relative] : refuse(relative, 'not a regular file or directory');
+      for (const file of files) {
+        const destination = path.join(options.worktree, file);
+        // The destination's directory must be the worktree's own (a committed symlinked directory could point anywhere).
+        await mkdirInside(path.dirname(destination), worktreeReal, (why) => refuse(file, why));
+        try {
+          await copyFile(path.join(options.root, file), destination, fsConstants.COPYFILE_EXCL);
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
+            actions.push(`copy ${file}: already in the worktree (kept)`);
+            continue;
+          }
+          throw error;
+        }
+        created.push(file.split(path.sep).join('/'));
+        actions.push(`copied ${file}`);
+      }
+    }
+  }
+}
+
+/** Regular files under a directory being copied; a symlink inside is refused. */
+async function regularFilesUnder(directory: string, relative: string, refuse: (entry: string, why: string) => never): Promise<string[]> {
+  const found: string[] = [];
+  for (const entry of await readdir(directory, { withFileTypes: true })) {
+    const child = path.join(relative, entry.name);
+    if (entry.name === '.git' || entry.name === 'node_modules') continue;
+    if (entry.isSymbolicLink()) refuse(child, 'it is a symlink (only regular files are copied)');
+    if (entry.isDirectory()) found.push(...(await regularFilesUnder(path.join(directory, entry.name), child, refuse)));
+    else if (entry.isFile()) found.push(child);
+  }
+  return found;
+}
+
+/** mkdir -p, then proves the directory is really inside `worktreeReal`. */
+async function mkdirInside(directory: string, worktreeReal: string, refuse: (why: string) => never): Promise<void> {
+  // Check the existing part first: mkdir through a symlinked parent would create directories outside.
+  let probe = directory;
+  while (!(await exists(probe))) probe = path.dirname(probe);
+  const probeReal = await realpath(probe);
+  if (!isInside(probeReal, worktreeReal)) refuse(`its directory resolves outside the worktree (${probeReal})`);
+  await mkdir(directory, { recursive: true });
+  const real = await realpath(directory);
+  if (!isInside(real, worktreeReal)) refuse(`its directory resolves outside the worktree (${real})`);
+}
+
+/** Root-relative directories of the tracked package.json files (`''` = the root), at most 200. */
+async function packageDirectories(git: Git): Promise<string[]> {
+  const { stdout } = await git.run(['ls-files', '-z', '--', 'package.json', ':(glob)**/package.json']);
+  const directories = stdout
+    .split('\0')
+    .filter((file) => file !== '' && !file.split('/').includes('node_modules'))
+    .map((file) => path.posix.dirname(file))
+    .map((directory) => (directory === '.' ? '' : directory));
+  return [...new Set(directories)].sort().slice(0, 200);
+}
+
+/** The install command of a package manager, preferring what its cache already has. */
+function installCommand(manager: 'npm' | 'pnpm' | 'yarn' | 'bun', berry: boolean): string[] {
+  switch (manager) {
+    case 'npm':
+      return ['npm', 'ci', '--prefer-offline', '--no-audit', '--no-fund'];
+    case 'pnpm':
+      return ['pnpm', 'install', '--frozen-lockfile', '--prefer-offline'];
+    case 'yarn':
+      return berry ? ['yarn', 'install', '--immutable'] : ['yarn', 'install', '--frozen-lockfile', '--prefer-offline'];
+    case 'bun':
+      return ['bun', 'install', '--frozen-lockfile'];
+  }
+}
+
+/**
+ * Node default: with the same lockfile as the main checkout (and no workspaces), each
+ * `node_modules` of the main checkout is symlinked into the worktree — no install, read-only for
+ * a sandboxed agent (the link points outside its writable worktree). A different lockfile, or
+ * workspaces (whose links would point at the main checkout's sources), run the package manager's
+ * frozen install with `--prefer-offline` instead.
+ */
+async function nodeDefaults(options: SetupWorktreeOptions, worktreeGit: Git, run: RunLabelled, actions: string[], created: string[]): Promise<void> {
+  if (!(await exists(path.join(options.worktree, 'package.json')))) return;
+  let lock: readonly [string, 'npm' | 'pnpm' | 'yarn' | 'bun'] | undefined;
+  for (const candidate of lockfiles) {
+    if (await exists(path.join(options.worktree, candidate[0]))) {
+      lock = candidate;
+      break;
+    }
+  }
+  if (lock === undefined) {
+    actions.push('node: package.json without a lockfile — dependencies not shared (configure a setup)');
+    return;
+  }
+  if (await exists(path.join(options.worktree, 'node_modules'))) {
+    actions.push('node: the worktree already has node_modules');
+    return;
+  }
+  if (!(await isDirectory(path.join(options.root, 'node_modules')))) {
+    actions.push(`node: no node_modules in the main checkout — install there once (${lock[1]} install) to share it with the agents`);
+    return;
+  }
+  const [ours, theirs] = await Promise.all([readFile(path.join(options.worktree, lock[0])), readFile(path.join(options.root, lock[0])).catch(() => undefined)]);
+  const manifest = JSON.parse(await readFile(path.join(options.worktree, 'package.json'), 'utf8').catch(() => '{}')) as { workspaces?: unknown };
+  const workspaces = manifest.workspaces !== undefined || (await exists(path.join(options.worktree, 'pnpm-workspace.yaml')));
+  const same = theirs !== undefined && ours.equals(theirs);
+  if (!same || workspaces) {
+    const command = installCommand(lock[1], await exists(path.join(options.worktree, '.yarnrc.yml')));
+    const result = await run(`node: ${!same ? `${lock[0]} differs from the main checkout's` : 'workspaces'} —`, command);
+    actions.push(`node: ${command.join(' ')} (${!same ? `${lock[0]} differs from the main checkout's` : 'workspaces link to their own sources'}; ${(result.durationMs / 1000).toFixed(1)} s)`);
+    created.push('node_modules');
+    return;
+  }
+  const linked: string[] = [];
+  for (const directory of await packageDirectories(worktreeGit)) {
+    const source = path.join(options.root, directory, 'node_modules');
+    const link = path.join(options.worktree, directory, 'node_modules');
+    if (!(await isDirectory(source)) || (await exists(link)) || !(await isDirectory(path.dirname(link)))) continue;
+    await symlink(source, link, 'dir');
+    const relative = directory === '' ? 'node_modules' : `${directory}/node_modules`;
+    linked.push(relative);
+    created.push(relative);
+  }
+  actions.push(`node: ${listForDetail(linked, 5)} → main checkout's (${lock[0]} identical; no install)`);
+}
+
+/** Go default (`--no-gowork` turns it off): a go.work using every module of a multi-module repository. */
+async function goDefaults(options: SetupWorktreeOptions, worktreeGit: Git, actions: string[], created: string[]): Promise<void> {
+  if (!options.goWork) return;
+  const { stdout } = await worktreeGit.run(['ls-files', '-z', '--', 'go.mod', ':(glob)**/go.mod']);
+  const modules = stdout.split('\0').filter((file) => file !== '' && !file.split('/').includes('vendor') && !file.split('/').includes('testdata'));
+  if (modules.length < 2 || (await exists(path.join(options.worktree, 'go.work')))) return;
+  let version = '1.18';
+  const newer = (left: string, right: string): boolean => {
+    const a = left.split('.').map(Number);
+    const b = right.split('.').map(Number);
+    for (let index = 0; index < Math.max(a.length, b.length); index += 1) if ((a[index] ?? 0) !== (b[index] ?? 0)) return (a[index] ?? 0) > (b[index] ?? 0);
+    return false;
+  };
+  const directories: string[] = [];
+  for (const module of modules.sort()) {
+    const text = await readFile(path.join(options.worktree, module), 'utf8').catch(() => '');
+    const declared = /^go\s+(\d+\.\d+(?:\.\d+)?)\s*$/m.exec(text)?.[1];
+    if (declared && newer(declared, version)) version = declared;
+    const directory = path.posix.dirname(module);
+    directories.push(directory === '.' ? '.' : `./${directory}`);
+  }
+  await writeFile(path.join(options.worktree, 'go.work'), `go ${version}\n\nuse (\n${directories.map((directory) => `\t${directory}\n`).join('')})\n`, { flag: 'wx' });
+  created.push('go.work', 'go.work.sum');
+  actions.push(`go: go.work with ${directories.length} modules`);
+}
+
+/** Python default: the main checkout's `.venv` shared through a symlink (read-only for a sandboxed agent). */
+async function pythonDefaults(options: SetupWorktreeOptions, actions: string[], created: string[]): Promise<void> {
+  const markers = ['pyproject.toml', 'setup.py', 'setup.cfg', 'requirements.txt'];
+  if (!(await Promise.all(markers.map((marker) => exists(path.join(options.worktree, marker))))).some(Boolean)) return;
+  const venv = path.join(options.root, '.venv');
+  if (!(await exists(path.join(venv, 'pyvenv.cfg'))) || (await exists(path.join(options.worktree, '.venv')))) return;
+  await symlink(venv, path.join(options.worktree, '.venv'), 'dir');
+  created.push('.venv');
+  actions.push(".venv → main checkout's (an editable install in it still imports the main checkout's sources)");
+}
+
+type RunLabelled = (label: string, command: SetupCommand) => Promise<ShellCommandResult>;
+
+/** The worktree's own git directory from its `.git` file, proven to lie under `<commonDir>/worktrees`. */
+export async function worktreeGitDir(worktree: string, commonDir: string): Promise<string | undefined> {
+  const text = await readFile(path.join(worktree, '.git'), 'utf8').catch(() => undefined);
+  const match = text === undefined ? null : /^gitdir:\s*(.+?)\s*$/m.exec(text);
+  if (!match) return undefined;
+  const gitDir = path.resolve(worktree, match[1]!);
+  const real = await realpath(gitDir).catch(() => undefined);
+  const commonReal = await realpath(commonDir).catch(() => commonDir);
+  return real !== undefined && isInside(real, path.join(commonReal, 'worktrees')) && real !== path.join(commonReal, 'worktrees') ? real : undefined;
+}
+
+async function readRecord(gitDir: string): Promise<SetupRecord | undefined> {
+  try {
+    const value = JSON.parse(await readFile(path.join(gitDir, recordName), 'utf8')) as Partial<SetupRecord>;
+    if (value.v !== 1 || typeof value.status !== 'string' || typeof value.port !== 'number' || !Number.isInteger(value.port)) return undefined;
+    return value as SetupRecord;
+  } catch {
+    return undefined;
+  }
+}
+
+async function writeRecord(options: SetupWorktreeOptions, status: SetupRecord['status']): Promise<void> {
+  const record: SetupRecord = { v: 1, status, agent: options.agent, slug: options.slug, wave: options.wave, port: options.port, branch: options.branch, root: options.root, updated_at: options.now().toISOString() };
+  await writeTextAtomic(path.join(options.gitDir, recordName), `${JSON.stringify(record, null, 2)}\n`);
+}
+
+/**
+ * One agent's setup: copies, then the configured `setup` command or the built-in defaults. The
+ * record in the worktree's git directory says `pending` while it runs and `done`/`failed` after;
+ * never throws — a failure comes back with its code, the command and the output's tail.
+ */
+export async function setupWorktree(options: SetupWorktreeOptions): Promise<AgentSetupOutcome> {
+  const started = performance.now();
+  const actions: string[] = [];
+  const created: string[] = [];
+  const outcome = (extra: Partial<AgentSetupOutcome>): AgentSetupOutcome => ({
+    agent: options.agent,
+    worktree: options.worktree,
+    port: options.port,
+    ok: true,
+    actions,
+    created,
+    duration_ms: Math.round(performance.now() - started),
+    ...extra,
+  });
+  const logPath = path.join(options.gitDir, logName);
+  const env = commandEnvironment(options.env, setupEnvironment(options));
+  const timeoutMs = options.settings.timeoutSeconds * 1000;
+  const run: RunLabelled = async (label, command) => {
+    const result = await runCommand(command, { cwd: options.worktree, env, timeoutMs, logPath, ...(options.signal ? { signal: options.signal } : {}) });
+    if (result.exitCode !== 0 || result.timedOut || result.canceled) failedCommand(label, command, result, logPath);
+    return result;
+  };
+  try {
+    await writeRecord(options, 'pending');
+    await copyEntries(options, actions, created);
+    if (options.entry.setup !== undefined && options.entry.setup !== false) {
+      const result = await run('setup', options.entry.setup);
+      actions.push(`setup ${describeCommand(options.entry.setup)} (exit 0, ${(result.durationMs / 1000).toFixed(1)} s)`);
+    } else if (options.entry.setup === undefined && options.settings.defaults) {
+      const worktreeGit = options.git;
+      await nodeDefaults(options, worktreeGit, run, actions, created);
+      await goDefaults(options, worktreeGit, actions, created);
+      await pythonDefaults(options, actions, created);
+    }
+    await writeRecord(options, 'done');
+    return outcome({});
+  } catch (error) {
+    await writeRecord(options, 'failed').catch(() => undefined);
+    if (error instanceof WorktreeSetupError) return outcome({ ok: false, code: error.code, error: error.message, ...error.details });
+    return outcome({ ok: false, code: worktreeSetupCodes.failed, error: errorText(error) });
+  }
+}
+
+/** Escapes a path for a gitignore line (root-anchored, literal). */
+function ignoreLine(file: string): string {
+  return `/${file.replace(/[\\*?[\]!#]/g, (character) => `\\${character}`).replace(/ $/, '\\ ')}`;
+}
+
+/**
+ * Keeps what the setups created out of git's sight: the paths the worktree's own ignore rules do
+ * not already cover go into a marked block of the common `info/exclude` (git has no per-worktree
+ * exclude file). A `node_modules/` rule in .gitignore does not match a symlink, hence the check.
+ */
+async function excludeCreated(commonDir: string, worktreeGit: Git, created: readonly string[]): Promise<string[]> {
+  if (created.length === 0) return [];
+  const checked = await worktreeGit.run(['check-ignore', '-z', '--stdin'], { input: `${created.join('\0')}\0`, allowExitCodes: [1] });
+  const ignored = new Set(checked.stdout.split('\0').filter((item) => item !== ''));
+  const missing = created.filter((file) => !ignored.has(file));
+  if (missing.length === 0) return [];
+  const filePath = path.join(commonDir, 'info', 'exclude');
+  const current = await readFile(filePath, 'utf8').catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return '';
+    throw error;
+  });
+  const begin = current.indexOf(excludeBegin);
+  const end = begin < 0 ? -1 : current.indexOf(excludeEnd, begin);
+  const existing = begin >= 0 && end >= 0 ? current.slice(begin + excludeBegin.length, end).split('\n').filter((line) => line.trim() !== '') : [];
+  const lines = [...new Set([...existing, ...missing.map(ignoreLine)])].sort();
+  const block = `${excludeBegin}\n${lines.join('\n')}\n${excludeEnd}\n`;
+  let next: string;
+  if (begin >= 0 && end >= 0) {
+    let stop = end + excludeEnd.length;
+    if (current[stop] === '\n') stop += 1;
+    next = `${current.slice(0, begin)}${block}${current.slice(stop)}`;
+  } else next = `${current}${current === '' || current.endsWith('\n') ? '' : '\n'}${block}`;
+  if (next !== current) await writeTextAtomic(filePath, next);
+  return missing;
+}
+
+/** The config every repository of the run reads (polywave.config.json of the primary checkout or a parent). */
+async function loadConfig(root: string): Promise<{ config: ProjectConfig | undefined; configDir: string; problems: string[] }> {
+  const located = await locateProjectConfig(root);
+  if (located === undefined) return { config: undefined, configDir: root, problems: [] };
+  const loaded = await readProjectConfig(located);
+  const relevant = loaded.findings.filter((finding) => finding.severity === 'fatal' || (finding.severity === 'error' && /(^|\.)(setup|teardown|copy|worktree_setup)(\b|\[|$)/.test(finding.field ?? '')));
+  return { config: loaded.config, configDir: path.dirname(located), problems: relevant.map((finding) => `${located}: ${finding.message}`) };
+}
+
+/**
+ * Issue 13: runs each new worktree's setup (copies, `setup` or the defaults) after the worktrees
+ * exist and before the wave is armed. A failure fails the step (WORKTREE_SETUP_FAILED or
+ * WORKTREE_SETUP_COPY_REFUSED, with the agent's output tail): the worktree stays for inspection,
+ * the wave is not activated, and the next prepare-wave runs the setup of that worktree again.
+ */
+export const worktreeSetupStep: StepDefinition<PrepareContext> = {
+  name: 'worktree_setup',
+  async run(context) {
+    if (context.readOnly) return { status: 'skipped', detail: 'worktree setup runs in prepare-wave, not in pre-wave-validate' };
+    if (context.options.workspaceSetup === false) return { status: 'skipped', detail: '--no-workspace-setup: no copies, no setup commands, no shared dependencies' };
+    const { config, configDir, problems } = await loadConfig(context.primary.root);
+    if (problems.length > 0) {
+      return { status: 'failed', detail: `${worktreeSetupCodes.configInvalid}: ${problems.join('; ')}`, data: { code: worktreeSetupCodes.configInvalid, problems } };
+    }
+    const settings = configuredWorktreeSetupSettings(config);
+    const ensured = new Map(context.ensured.map((worktree) => [worktree.agent, worktree]));
+    const commonDirs = new Map<string, string>();
+    const jobs: SetupWorktreeOptions[] = [];
+    const skipped: string[] = [];
+    for (const [index, target] of context.targets.entries()) {
+      const worktree = ensured.get(target.agent);
+      if (worktree === undefined) continue;
+      const repo = target.repoContext;
+      if (!commonDirs.has(repo.root)) commonDirs.set(repo.root, path.resolve(repo.root, await repo.git.commonDir()));
+      const gitDir = await worktreeGitDir(target.path, commonDirs.get(repo.root)!);
+      if (gitDir === undefined) {
+        skipped.push(`${target.agent} (no worktree git directory)`);
+        continue;
+      }
+      if (worktree.action === 'reused') {
+        // E9 re-entry: a worktree that was set up keeps its state; one whose setup failed or was killed runs again.
+        const record = await readRecord(gitDir);
+        if (record === undefined || record.status === 'done') continue;
+      }
+      const entry = configuredWorktreeSetup(config, { configDir, repoRoot: repo.root, primary: repo.primary });
+      jobs.push({
+        worktree: target.path,
+        root: repo.root,
+        gitDir,
+        agent: target.agent,
+        slug: context.slug,
+        wave: context.wave,
+        branch: target.branch,
+        port: settings.basePort + index,
+        entry,
+        settings,
+        goWork: context.options.goWork !== false,
+        env: context.options.env ?? process.env,
+        git: context.rawGitAt(target.path),
+        rootGit: context.rawGitAt(repo.root),
+        now: context.now,
+        ...(context.options.signal ? { signal: context.options.signal } : {}),
+      });
+    }
+    if (jobs.length === 0) return { status: 'skipped', detail: `no new worktree to set up${skipped.length > 0 ? ` (${skipped.join(', ')})` : ''}` };
+    const limit = settings.concurrency ?? Math.max(1, Math.min(4, availableParallelism()));
+    const settled = await mapBounded(jobs, limit, (job) => setupWorktree(job), context.options.signal);
+    const outcomes = settled.map((item, index): AgentSetupOutcome =>
+      item.status === 'fulfilled' ? item.value : { agent: jobs[index]!.agent, worktree: jobs[index]!.worktree, port: jobs[index]!.port, ok: false, actions: [], created: [], duration_ms: 0, code: worktreeSetupCodes.failed, error: errorText(item.reason) },
+    );
+    const excluded: string[] = [];
+    for (const [root, commonDir] of commonDirs) {
+      const created = outcomes.filter((outcome, index) => jobs[index]!.root === root && outcome.created.length > 0);
+      if (created.length === 0) continue;
+      // One write per repository: the worktrees of a wave share their ignore rules (same base).
+      const first = jobs.find((job) => job.worktree === created[0]!.worktree)!;
+      const all = [...new Set(created.flatMap((outcome) => outcome.created))];
+      try {
+        excluded.push(...(await excludeCreated(commonDir, first.git, all)));
+      } catch (error) {
+        for (const outcome of created) Object.assign(outcome, { ok: false, code: worktreeSetupCodes.failed, error: `could not exclude ${all.join(', ')} from git: ${errorText(error)}` });
+      }
+    }
+    const failures = outcomes.filter((outcome) => !outcome.ok);
+    const data = { agents: outcomes, ...(excluded.length > 0 ? { excluded } : {}), base_port: settings.basePort, concurrency: limit };
+    if (failures.length > 0) {
+      const code = failures.some((failure) => failure.code === worktreeSetupCodes.copyRefused) ? worktreeSetupCodes.copyRefused : worktreeSetupCodes.failed;
+      return {
+        status: 'failed',
+        detail: `${code}: ${failures.map((failure) => `agent ${failure.agent}: ${failure.error ?? 'failed'}`).join('; ')} (worktree kept for inspection; the next prepare-wave runs its setup again)`,
+        data: { code, ...data },
+      };
+    }
+    const summary = [...new Set(outcomes.flatMap((outcome) => outcome.actions.map((action) => action.replace(/ \(exit 0, [\d.]+ s\)$/, ''))))];
+    return { status: 'success', detail: `${outcomes.length} worktree(s) set up (ports ${outcomes.map((outcome) => `${outcome.agent}=${outcome.port}`).join(', ')}): ${listForDetail(summary, 6) || 'nothing to do'}`, data };
+  },
+};
+
+/**
+ * Teardown before a worktree is removed (cleanup, finalize-wave): the repository's configured
+ * `teardown`, run in the worktree with the env its setup had (same `POLYWAVE_PORT`), only in
+ * worktrees whose setup ran. Best effort: never throws, returns one line for the cleanup report.
+ * Undefined when no teardown is configured.
+ */
+export async function createTeardownHook(options: {
+  /** The repository's main checkout. */
+  root: string;
+  /** Git of that checkout (for its common directory). */
+  git: Git;
+  /** The primary repository's main checkout (where polywave.config.json is looked for); default `root`. */
+  primaryRoot?: string;
+  env?: Readonly<Record<string, string | undefined>>;
+  signal?: AbortSignal;
+}): Promise<((worktree: string, agent: string) => Promise<string | undefined>) | undefined> {
+  let loaded;
+  try {
+    loaded = await loadConfig(options.primaryRoot ?? options.root);
+  } catch {
+    return undefined;
+  }
+  const entry = configuredWorktreeSetup(loaded.config, { configDir: loaded.configDir, repoRoot: options.root, primary: (options.primaryRoot ?? options.root) === options.root });
+  const teardown = entry.teardown;
+  if (teardown === undefined) return undefined;
+  const settings = configuredWorktreeSetupSettings(loaded.config);
+  const commonDir = path.resolve(options.root, await options.git.commonDir());
+  return async (worktree, agent) => {
+    try {
+      const gitDir = await worktreeGitDir(worktree, commonDir);
+      const record = gitDir === undefined ? undefined : await readRecord(gitDir);
+      if (gitDir === undefined || record === undefined) return undefined;
+      const env = commandEnvironment(options.env ?? process.env, setupEnvironment({ worktree, root: options.root, agent, slug: record.slug, wave: record.wave, port: record.port, branch: record.branch }));
+      const result = await runCommand(teardown, { cwd: worktree, env, timeoutMs: settings.timeoutSeconds * 1000, logPath: path.join(gitDir, 'polywave-teardown.log'), ...(options.signal ? { signal: options.signal } : {}) });
+      if (result.exitCode === 0 && !result.timedOut) return `teardown ok (${(result.durationMs / 1000).toFixed(1)} s)`;
+      const why = result.timedOut ? 'timed out' : result.error && result.exitCode === -1 ? result.error : `exit ${result.exitCode}`;
+      return `teardown failed (${why}): ${lastLine(result.output)}`;
+    } catch (error) {
+      return `teardown failed: ${errorText(error)}`;
+    }
+  };
+}
