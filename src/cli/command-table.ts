@@ -375,9 +375,12 @@ export const commandTable: CommandSpec[] = [
     summary: 'detect the toolchains, write polywave.config.json and git-ignore .polywave-state/',
     options: [
       { flags: '--repo <dir>', description: 'directory to initialize (default: current directory)' },
-      { flags: '--force', description: 'overwrite an existing polywave.config.json (detected keys rewritten, other keys kept)' },
+      { flags: '--force', description: 'overwrite an existing polywave.config.json (detected keys rewritten, other keys kept); with --claude/--codex: replace plugin files you modified' },
+      { flags: '--claude', description: 'install the Claude Code plugin instead: the /polywave skill, the polywave agents and the E42/E43/E16 hooks (docs/claude-code-plugin.md)' },
+      { flags: '--scope <scope>', description: 'with --claude: project (the repository\'s .claude/, default) or user (~/.claude/, or $CLAUDE_CONFIG_DIR)' },
+      { flags: '--codex', description: 'add or update the delimited polywave section of AGENTS.md (Codex), leaving the rest of the file as it is' },
     ],
-    help: 'Prints {config_path, toolchains[], commands{}, gitignore_updated} on stdout and a summary on stderr.\nExit: 0 written, 1 config exists (without --force; nothing written), 2 DIR is not a directory.',
+    help: 'Prints {config_path, toolchains[], commands{}, gitignore_updated} on stdout and a summary on stderr.\nWith --claude/--codex (no config is written): {claude?: {scope, directory, files[{path, action}], settings_path, settings_action}, codex?: {path, action}}.\nExit: 0 written, 1 config exists (without --force; nothing written) or plugin files you modified (without --force; listed, nothing written), 2 DIR is not a directory or a bad --scope.',
     load: () => import('./commands/init.js'),
   },
   {

@@ -5,6 +5,7 @@ import { PolywaveError } from '../../errors/polywave-error.js';
 import { writeFileAtomic } from '../../store/locked-write.js';
 import { readTextFile } from '../../store/read-text.js';
 import { mergeProjectConfig, projectConfigFileName, writeProjectConfig, type ProjectConfig, type ProjectRepoEntry } from '../../store/project-config.js';
+import { installAgentsSnippet, installClaudePlugin, type ClaudeInstallResult, type ClaudeScope, type CodexInstallResult } from '../init-claude.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 
 /** The line `init` adds to .gitignore: runtime state (gate cache, active IMPL, journals, merge logs) at any depth. */
@@ -137,6 +138,8 @@ export async function run(_args: string[], options: Record<string, unknown>, io:
   if (!repoStats?.isDirectory()) {
     throw new PolywaveError({ code: 'D011_REPO_ROOT_INVALID', message: `${repoDir} ${repoStats ? 'is not a directory' : 'does not exist'}` });
   }
+  if (options.claude || options.codex) return await runIntegrations(repoDir, options, io);
+  if (options.scope !== undefined) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: '--scope goes with --claude (nothing was written)' });
   const configPath = path.join(repoDir, projectConfigFileName);
   const configStats = await statOrUndefined(configPath);
   let existing: Record<string, unknown> | undefined;
@@ -173,6 +176,40 @@ export async function run(_args: string[], options: Record<string, unknown>, io:
   io.stderr(`${lines.join('\n')}\n`);
 
   const output: InitOutput = { config_path: configPath, toolchains: toolchains.map(toolchainJson), commands, gitignore_updated: gitignoreUpdated };
+  printJson(io, output);
+  return 0;
+}
+
+function scopeFrom(options: Record<string, unknown>): ClaudeScope {
+  const value = options.scope === undefined ? 'project' : options.scope;
+  if (value === 'project' || value === 'user') return value;
+  throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `--scope must be project or user, not ${JSON.stringify(value)} (nothing was written)` });
+}
+
+/**
+ * `init --claude [--scope project|user] [--force]` and/or `init --codex`: the Claude Code plugin
+ * and the AGENTS.md section (src/cli/init-claude.ts). No polywave.config.json is written.
+ */
+async function runIntegrations(repoDir: string, options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  if (options.scope !== undefined && !options.claude) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: '--scope goes with --claude (nothing was written)' });
+  const scope = options.claude ? scopeFrom(options) : undefined;
+  const output: { claude?: ClaudeInstallResult; codex?: CodexInstallResult } = {};
+  const lines: string[] = [];
+  if (scope !== undefined) {
+    const claude = await installClaudePlugin({ scope, repoDir, env: io.env, force: options.force === true });
+    output.claude = claude;
+    lines.push(`polywave init --claude: the polywave plugin ${claude.plugin_version} for Claude Code (${scope} scope) in ${claude.directory}`);
+    for (const file of claude.files) lines.push(`  ${file.action.padEnd(9)} ${path.relative(claude.directory, file.path)}`);
+    lines.push(`  ${claude.settings_action.padEnd(9)} settings.json (PreToolUse, PostToolUse, SubagentStop hooks → polywave hook)`);
+    lines.push('  in Claude Code: /polywave scout "<feature>", /polywave wave, /polywave status (restart Claude Code to load it)');
+    lines.push('  the hooks need the polywave CLI: this project\'s node_modules/.bin/polywave, polywave on PATH, or POLYWAVE_BIN');
+  }
+  if (options.codex) {
+    const codex = await installAgentsSnippet(repoDir);
+    output.codex = codex;
+    lines.push(`polywave init --codex: ${codex.action} the polywave section of ${codex.path}`);
+  }
+  io.stderr(`${lines.join('\n')}\n`);
   printJson(io, output);
   return 0;
 }
