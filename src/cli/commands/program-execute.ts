@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { startRecording } from '../event-recording.js';
 import { EventBus } from '../../engine/events.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { executeProgram, type ProgramQuestion } from '../../orchestrator/program-execute.js';
@@ -38,6 +39,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const progress = json ? undefined : createWaveProgress(io, { tty: io.stderrIsTty === true });
   if (json) events.subscribe((event) => io.stdout(`${JSON.stringify(event)}\n`));
   else events.subscribe(progress!.onEvent);
+  const recorder = startRecording(events, { command: 'program-execute', options, io, quiet: json });
   const interrupt = interruptSignal();
   const concurrency = Number(options.concurrency);
   const timeout = Number(options.timeout);
@@ -79,13 +81,14 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
         if (!json) io.stderr(`program: ${line}\n`);
       },
     });
-    if (json) io.stdout(`${JSON.stringify({ v: 1, type: 'program-result', result })}\n`);
+    if (json) io.stdout(`${JSON.stringify({ v: 1, type: 'program-result', result, ...(recorder ? { run_id: recorder.runId } : {}) })}\n`);
     else {
       printJson(io, result);
       io.stderr(`program: ${result.success ? 'COMPLETE' : `stopped (${result.state})`} in ${(result.duration_ms / 1000).toFixed(1)} s${result.stopped ? `\n  ${result.stopped}\n  Re-run the same command to resume.` : ''}\n`);
     }
     return result.success ? 0 : 1;
   } finally {
+    recorder?.close();
     progress?.stop();
     interrupt.dispose();
   }

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { startRecording } from '../event-recording.js';
 import { EventBus } from '../../engine/events.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { retryWave } from '../../orchestrator/retry-wave.js';
@@ -38,6 +39,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const progress = json ? undefined : createWaveProgress(io, { tty: io.stderrIsTty === true });
   if (json) events.subscribe((event) => io.stdout(`${JSON.stringify(event)}\n`));
   else events.subscribe(progress!.onEvent);
+  const recorder = startRecording(events, { command: 'retry', options, io, quiet: json });
   const interrupt = interruptSignal();
   try {
     const result = await retryWave({
@@ -60,10 +62,11 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
       skipCritic: options.skipCritic === true,
     });
     for (const warning of result.warnings) io.stderr(`retry: warning: ${warning}\n`);
-    if (json) io.stdout(`${JSON.stringify({ v: 1, type: 'retry-result', result })}\n`);
+    if (json) io.stdout(`${JSON.stringify({ v: 1, type: 'retry-result', result, ...(recorder ? { run_id: recorder.runId } : {}) })}\n`);
     else printJson(io, result);
     return result.success ? 0 : 1;
   } finally {
+    recorder?.close();
     progress?.stop();
     interrupt.dispose();
   }

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { startRecording } from '../event-recording.js';
 import { EventBus } from '../../engine/events.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { commitManifest, inferRepoRoot, renderCriticForAgentTool, rfc3339, runCritic, type CriticReportRecord } from '../../orchestrator/run-critic.js';
@@ -56,6 +57,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   events.subscribe((event) => {
     if (event.type === 'step-end') io.stderr(`${event.command}: [${event.step.step}] ${event.step.status} — ${event.step.detail}\n`);
   });
+  const recorder = startRecording(events, { command: 'run-critic', options, io, quiet: false });
   const interrupt = interruptSignal();
   try {
     const result = await runCritic({
@@ -75,6 +77,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     else if (!result.gate_passes) io.stderr(`run-critic: critic found issues (${result.error_count} error(s)) — review and correct the IMPL before proceeding\n`);
     return result.success ? 0 : 1;
   } finally {
+    recorder?.close();
     interrupt.dispose();
   }
 }

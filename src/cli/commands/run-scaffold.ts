@@ -1,4 +1,5 @@
 import { EventBus } from '../../engine/events.js';
+import { startRecording } from '../event-recording.js';
 import { runScaffold } from '../../orchestrator/run-scaffold.js';
 import { loadImpl } from '../../store/manifest-file.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
@@ -29,6 +30,8 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const implPath = implPathFrom(args, io);
   requireManifest((await loadImpl(implPath)).parsed, implPath);
   const repoDir = repoDirOption(options, io);
+  const events = agentProgressPrinter('run-scaffold', io);
+  const recorder = startRecording(events, { command: 'run-scaffold', options, io });
   const interrupt = interruptSignal();
   try {
     const result = await runScaffold({
@@ -36,7 +39,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
       implPath,
       env: io.env,
       now: io.now,
-      events: agentProgressPrinter('run-scaffold', io),
+      events,
       signal: interrupt.signal,
       ...(repoDir ? { repoDir } : {}),
       ...(typeof options.model === 'string' && options.model.trim() !== '' ? { model: options.model.trim() } : {}),
@@ -45,6 +48,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     if (!result.success) io.stderr(`run-scaffold: E22 — not every scaffold is committed; the IMPL is ${result.state || 'unchanged'}. Revise the contracts and re-run.\n`);
     return result.success ? 0 : 1;
   } finally {
+    recorder?.close();
     interrupt.dispose();
   }
 }

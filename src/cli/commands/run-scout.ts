@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { startRecording } from '../event-recording.js';
 import { loadImpl } from '../../store/manifest-file.js';
 import { projectRootOf } from '../../store/program-impl-docs.js';
 import { implPathFrom } from './shared.js';
@@ -83,6 +84,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
       const line = progressLine(event);
       if (line) io.stderr(`${line}\n`);
     });
+  const recorder = startRecording(events, { command: 'run-scout', options, io, quiet: json });
   const interrupt = interruptSignal();
   try {
     const result = await runScout({
@@ -105,7 +107,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
       ...(maxAttempts ? { maxAttempts: Math.floor(maxAttempts) } : {}),
       ...(maxTurns ? { maxTurns: Math.floor(maxTurns) } : {}),
     });
-    if (json) io.stdout(`${JSON.stringify({ v: 1, type: 'run-scout-result', result })}\n`);
+    if (json) io.stdout(`${JSON.stringify({ v: 1, type: 'run-scout-result', result, ...(recorder ? { run_id: recorder.runId } : {}) })}\n`);
     else printJson(io, result);
     if (!json) {
       if (result.success) io.stderr(`run-scout: ${result.impl_path} is ${result.state}; next: review it, then polywave run-wave ${result.impl_path} --wave 1\n`);
@@ -113,6 +115,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     }
     return result.success ? 0 : 1;
   } finally {
+    recorder?.close();
     interrupt.dispose();
   }
 }

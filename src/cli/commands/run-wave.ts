@@ -1,4 +1,5 @@
 import { EventBus } from '../../engine/events.js';
+import { startRecording } from '../event-recording.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { runWave } from '../../orchestrator/run-wave.js';
 import { loadImpl } from '../../store/manifest-file.js';
@@ -41,6 +42,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const progress = json ? undefined : createWaveProgress(io, { tty: io.stderrIsTty === true });
   if (json) events.subscribe((event) => io.stdout(`${JSON.stringify(event)}\n`));
   else events.subscribe(progress!.onEvent);
+  const recorder = startRecording(events, { command: 'run-wave', options, io, quiet: json });
   const interrupt = interruptSignal();
   const timeout = positiveNumber(options, 'timeout', '--timeout');
   const concurrency = positiveNumber(options, 'concurrency', '--concurrency');
@@ -70,7 +72,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
       ...(options.rerun === true ? { rerun: true } : {}),
       ...(budget ? { budget } : {}),
     });
-    if (json) io.stdout(`${JSON.stringify({ v: 1, type: 'run-wave-result', result })}\n`);
+    if (json) io.stdout(`${JSON.stringify({ v: 1, type: 'run-wave-result', result, ...(recorder ? { run_id: recorder.runId } : {}) })}\n`);
     else printJson(io, result);
     if (!json && result.blocked) {
       io.stderr(`run-wave: wave ${wave} BLOCKED — ${result.blocked.reason}\n`);
@@ -78,6 +80,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     }
     return result.success ? 0 : 1;
   } finally {
+    recorder?.close();
     progress?.stop();
     interrupt.dispose();
   }

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { startRecording } from '../event-recording.js';
 import path from 'node:path';
 import { EventBus } from '../../engine/events.js';
 import { runAutopilot, type PlanSummary } from '../../orchestrator/autopilot.js';
@@ -62,6 +63,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const progress = json ? undefined : createWaveProgress(io, { tty: io.stderrIsTty === true });
   if (json) events.subscribe((event) => io.stdout(`${JSON.stringify(event)}\n`));
   else events.subscribe(progress!.onEvent);
+  const recorder = startRecording(events, { command: 'run', options, io, quiet: json });
   const interrupt = interruptSignal();
   const timeout = Number(options.timeout);
   const concurrency = Number(options.concurrency);
@@ -103,7 +105,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
         if (!json) io.stderr(`run: ${phase.phase}${phase.wave ? ` ${phase.wave}` : ''} ${phase.status} — ${phase.detail}\n`);
       },
     });
-    if (json) io.stdout(`${JSON.stringify({ v: 1, type: 'run-result', result })}\n`);
+    if (json) io.stdout(`${JSON.stringify({ v: 1, type: 'run-result', result, ...(recorder ? { run_id: recorder.runId } : {}) })}\n`);
     else {
       // Issue 13: a human gets a short summary (the result JSON only with --json), and the resume advice only where re-running helps.
       const cost = result.usage.costUsd === undefined ? 'cost unknown' : `$${result.usage.costUsd.toFixed(2)}`;
@@ -116,6 +118,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     }
     return result.success ? 0 : 1;
   } finally {
+    recorder?.close();
     progress?.stop();
     interrupt.dispose();
   }

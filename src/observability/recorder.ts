@@ -1,0 +1,249 @@
+import type { EventBus, PolywaveEvent } from '../engine/events.js';
+import { FutureSchemaError, insertEvents, openEventStore, setBusyTimeout, type Database, type NewEventRow, type RunRow } from './event-store.js';
+import { newRunId } from './run-id.js';
+
+export interface RecorderOptions {
+  /** The SQLite file (resolveStoreSettings). */
+  storePath: string;
+  /** The command that records (`run-wave`, `run`, …): stored with the run. */
+  command: string;
+  /** Where the one warning line goes when the store cannot be used. */
+  warn: (line: string) => void;
+  now?: () => Date;
+  cwd?: string;
+  /** PROGRAM slug for events that carry none. */
+  program?: string;
+  /** Batch delay: events are written at most this long after they are emitted (default 100 ms). */
+  flushDelayMs?: number;
+  /** A batch this large is written right away (next tick; default 500). */
+  batchSize?: number;
+  /** Wait for a locked store during a periodic flush (default 50 ms; the engine's thread waits that long at most). */
+  busyTimeoutMs?: number;
+  /** Wait for a locked store on close, before giving up on this run's remaining events (default 3000 ms). */
+  closeTimeoutMs?: number;
+  /** Warn when the store has refused writes (busy) for this long (default 2000 ms). */
+  lockedWarningMs?: number;
+}
+
+export interface Recorder {
+  /** ULID-shaped id of this run: every stored event carries it. */
+  readonly runId: string;
+  /** Events handed to the store so far (written or pending). */
+  readonly counts: { received: number; written: number; dropped: number };
+  /** True once the store was given up for this run (one warning printed). */
+  readonly disabled: boolean;
+  /** Writes what is buffered now (synchronously). */
+  flush(): void;
+  /** Writes the rest, stops listening and closes the database. Idempotent. */
+  close(): void;
+}
+
+function text(value: unknown): string | null {
+  return typeof value === 'string' && value !== '' ? value : null;
+}
+
+function sqliteCode(error: unknown): string {
+  const code = (error as { code?: unknown })?.code;
+  return typeof code === 'string' ? code : '';
+}
+
+function isBusy(error: unknown): boolean {
+  return /^SQLITE_(BUSY|LOCKED)/.test(sqliteCode(error));
+}
+
+function describeFailure(error: unknown): string {
+  if (error instanceof FutureSchemaError) return error.message;
+  const code = sqliteCode(error);
+  const message = error instanceof Error ? error.message : String(error);
+  if (code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT')) return `not a usable SQLite database (${message}); move it away or use --store`;
+  if (code.startsWith('SQLITE_FULL')) return 'the disk is full';
+  if (code.startsWith('SQLITE_READONLY') || code.startsWith('SQLITE_CANTOPEN') || ['EACCES', 'EPERM', 'EROFS'].includes(code)) return `cannot write there (${message})`;
+  return `${code ? `${code}: ` : ''}${message}`;
+}
+
+/**
+ * E40: subscribes to the engine's bus and stores every event, batched, never in the way. The
+ * listener only appends to a buffer (with the run id, a per-run sequence number and the time);
+ * a short unref'd timer (or a full batch) writes the buffer in one IMMEDIATE transaction. The
+ * database is opened on the first write, not on attach. A store that cannot be used — missing
+ * or read-only directory, corrupt file, full disk, a future schema — costs exactly one warning
+ * line and recording stops for this run; a store locked by another process keeps the events in
+ * memory and retries (warning once if it lasts), and on close waits a bounded time, then gives up.
+ */
+export function attachRecorder(bus: EventBus, options: RecorderOptions): Recorder {
+  const now = options.now ?? (() => new Date());
+  const flushDelayMs = options.flushDelayMs ?? 100;
+  const batchSize = options.batchSize ?? 500;
+  const busyTimeoutMs = options.busyTimeoutMs ?? 50;
+  const closeTimeoutMs = options.closeTimeoutMs ?? 3000;
+  const lockedWarningMs = options.lockedWarningMs ?? 2000;
+  const startedAt = now();
+  const runId = newRunId(startedAt);
+  const run: RunRow = { run_id: runId, started_at: startedAt.getTime(), command: options.command, cwd: options.cwd ?? null, pid: process.pid };
+  const counts = { received: 0, written: 0, dropped: 0 };
+  let buffer: NewEventRow[] = [];
+  let seq = 0;
+  let db: Database | undefined;
+  let disabled = false;
+  let warned = false;
+  let closed = false;
+  let runStored = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let busySince: number | undefined;
+  let retryDelayMs = flushDelayMs;
+  const slugsSeen = new Set<string>();
+  let latestWave: number | null = null;
+
+  const warnOnce = (reason: string) => {
+    if (warned) return;
+    warned = true;
+    options.warn(`polywave: warning: event store ${options.storePath}: ${reason} — run ${runId} continues without recording events\n`);
+  };
+  const giveUp = (reason: string) => {
+    disabled = true;
+    counts.dropped += buffer.length;
+    buffer = [];
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    try {
+      db?.close();
+    } catch {
+      // Closing a broken handle: nothing more to lose.
+    }
+    db = undefined;
+    warnOnce(reason);
+  };
+
+  const schedule = (delay: number) => {
+    if (timer || disabled || closed) return;
+    timer = setTimeout(() => {
+      timer = undefined;
+      writeBuffer(busyTimeoutMs);
+    }, delay);
+    timer.unref();
+  };
+
+  /** One attempt: open if needed, write the buffer. Returns false when the store was busy. */
+  function writeBuffer(waitMs: number): boolean {
+    if (disabled || buffer.length === 0) return true;
+    try {
+      if (!db) {
+        db = openEventStore(options.storePath, { busyTimeoutMs: waitMs });
+        if (!db) throw new Error('the store could not be opened');
+      }
+      setBusyTimeout(db, waitMs);
+      const batch = buffer;
+      const written = insertEvents(db, batch, runStored ? undefined : run);
+      runStored = true;
+      buffer = buffer.slice(batch.length);
+      counts.written += written;
+      busySince = undefined;
+      retryDelayMs = flushDelayMs;
+      if (buffer.length > 0) schedule(0);
+      return true;
+    } catch (error) {
+      if (isBusy(error)) {
+        // Another process holds the lock: keep the events, retry later with a growing delay.
+        const at = Date.now();
+        busySince ??= at;
+        if (at - busySince >= lockedWarningMs && !warned) {
+          warned = true;
+          options.warn(`polywave: warning: event store ${options.storePath} is locked by another process — run ${runId} keeps its events in memory and writes them when it is free\n`);
+        }
+        retryDelayMs = Math.min(retryDelayMs * 2, 2000);
+        schedule(retryDelayMs);
+        return false;
+      }
+      giveUp(describeFailure(error));
+      return true;
+    }
+  }
+
+  const onEvent = (event: PolywaveEvent) => {
+    if (disabled || closed) return;
+    const record = event as unknown as Record<string, unknown>;
+    seq += 1;
+    counts.received += 1;
+    // E40: slug and wave on every event. Events without them (gate results) get this run's IMPL
+    // and its latest wave in the indexed columns — only while the run has seen exactly one IMPL.
+    const slug = text(record.slug);
+    const wave = typeof record.wave === 'number' && Number.isFinite(record.wave) ? record.wave : null;
+    if (slug) {
+      slugsSeen.add(slug);
+      if (wave !== null) latestWave = wave;
+    }
+    const onlySlug = slugsSeen.size === 1 ? [...slugsSeen][0]! : null;
+    buffer.push({
+      run_id: runId,
+      seq,
+      ts: now().getTime(),
+      type: typeof record.type === 'string' ? record.type : 'unknown',
+      activity_type: text(record.activity_type),
+      slug: slug ?? onlySlug,
+      wave: wave ?? (slug === null && onlySlug !== null ? latestWave : null),
+      agent: text(record.agent),
+      program: text(record.program) ?? text(record.program_slug) ?? options.program ?? null,
+      payload: safeJson(event),
+    });
+    if (buffer.length >= batchSize) {
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+      schedule(0);
+    } else schedule(flushDelayMs);
+  };
+
+  const unsubscribe = bus.subscribe(onEvent);
+  const onExit = () => close();
+  process.once('exit', onExit);
+
+  function flush(): void {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    writeBuffer(busyTimeoutMs);
+  }
+
+  function close(): void {
+    if (closed) return;
+    closed = true;
+    unsubscribe();
+    process.removeListener('exit', onExit);
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    if (!disabled && buffer.length > 0) {
+      const deadline = Date.now() + closeTimeoutMs;
+      // Bounded: a store locked for longer than closeTimeoutMs loses this run's last events (one warning).
+      while (buffer.length > 0 && !disabled) {
+        const left = deadline - Date.now();
+        if (left <= 0) break;
+        if (writeBuffer(Math.min(left, 1000))) continue;
+      }
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+      if (buffer.length > 0 && !disabled) giveUp(`still locked by another process after ${closeTimeoutMs} ms; ${buffer.length} event(s) of this run not recorded`);
+    }
+    try {
+      db?.close();
+    } catch {
+      // Nothing to do: the data is committed or given up.
+    }
+    db = undefined;
+  }
+
+  return {
+    runId,
+    counts,
+    get disabled() {
+      return disabled;
+    },
+    flush,
+    close,
+  };
+}
+
+function safeJson(event: unknown): string {
+  try {
+    return JSON.stringify(event);
+  } catch {
+    return JSON.stringify({ type: (event as { type?: unknown })?.type ?? 'unknown', unserializable: true });
+  }
+}
