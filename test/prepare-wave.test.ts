@@ -135,7 +135,7 @@ describe('prepare-wave: success path', () => {
     expect(result.steps.map((item) => item.step)).toEqual([
       'resume_detection', 'load_manifest', 'state_check', 'repo_match', 'i1_disjoint', 'critic_verdict', 'scaffold_validation', 'wiring_ownership', 'type_collision',
       'freeze_check', 'tamper_check', 'working_dir_check', 'stale_cleanup', 'baseline_gates', 'install_hooks', 'freeze_record', 'create_worktrees', 'verify_worktrees',
-      'verify_hooks', 'extract_briefs', 'activate_wave', 'record_tamper',
+      'verify_hooks', 'workspace_setup', 'extract_briefs', 'activate_wave', 'record_tamper',
     ]);
     for (const item of result.steps) expect(Object.keys(item).filter((key) => !['step', 'status', 'detail', 'data', 'duration_ms'].includes(key))).toEqual([]);
 

@@ -107,8 +107,8 @@ describe('default setup: a Node project', () => {
     const fixture = await nodeProject();
     const result = await prepare(fixture);
     expect(result.success, failure(result)).toBe(true);
-    expect(step(result, 'worktree_setup')).toMatchObject({ status: 'success' });
-    expect(step(result, 'worktree_setup')!.detail).toContain('package-lock.json identical');
+    expect(step(result, 'workspace_setup')).toMatchObject({ status: 'success' });
+    expect(step(result, 'workspace_setup')!.detail).toContain('package-lock.json identical');
     const worktree = fixture.worktree('A');
     expect(lstatSync(path.join(worktree, 'node_modules')).isSymbolicLink()).toBe(true);
     expect(readlinkSync(path.join(worktree, 'node_modules'))).toBe(fixture.repo.path('node_modules'));
@@ -162,7 +162,7 @@ describe('default setup: a Node project', () => {
     await fixture.repo.run(['checkout', '-q', 'main']);
     const result = await prepare(fixture, { mergeTarget: 'feature' });
     expect(result.success, failure(result)).toBe(true);
-    expect(step(result, 'worktree_setup')!.detail).toContain('npm ci --prefer-offline');
+    expect(step(result, 'workspace_setup')!.detail).toContain('npm ci --prefer-offline');
     const worktree = fixture.worktree('B');
     expect(lstatSync(path.join(worktree, 'node_modules')).isDirectory()).toBe(true);
     expect(existsSync(path.join(worktree, 'node_modules/tiny-dep2/index.js'))).toBe(true);
@@ -178,7 +178,7 @@ describe('default setup: a Node project', () => {
     fixture.repo.write('.env', 'SECRET=1\n');
     const result = await prepare(fixture, { workspaceSetup: false });
     expect(result.success, failure(result)).toBe(true);
-    expect(step(result, 'worktree_setup')).toMatchObject({ status: 'skipped' });
+    expect(step(result, 'workspace_setup')).toMatchObject({ status: 'skipped' });
     expect(existsSync(path.join(fixture.worktree('A'), 'node_modules'))).toBe(false);
     expect(existsSync(path.join(fixture.worktree('A'), '.env'))).toBe(false);
     expect(existsSync(fixture.repo.sibling('setup-ran-A'))).toBe(false);
@@ -239,7 +239,7 @@ describe('configured setup and teardown', () => {
     rmSync(fixture.repo.sibling('setup-A.json'));
     const again = await prepare(fixture);
     expect(again.success, failure(again)).toBe(true);
-    expect(step(again, 'worktree_setup')).toMatchObject({ status: 'skipped' });
+    expect(step(again, 'workspace_setup')).toMatchObject({ status: 'skipped' });
     expect(existsSync(fixture.repo.sibling('setup-A.json'))).toBe(false);
 
     await fixture.complete('A', { 'src/a.js': 'exports.a = 1;\n' });
@@ -259,7 +259,7 @@ describe('configured setup and teardown', () => {
     const result = await prepare(fixture);
     expect(result.success).toBe(false);
     const failed = result.steps.find((item) => item.status === 'failed')!;
-    expect(failed.step).toBe('worktree_setup');
+    expect(failed.step).toBe('workspace_setup');
     expect(failed.detail).toMatch(/^WORKTREE_SETUP_FAILED: agent B: setup `.*` exited 3 after [\d.]+ s — boom: database not reachable/);
     expect(failed.detail.split('\n')).toHaveLength(1);
     const agentB = (failed.data as { agents: Array<{ agent: string; ok: boolean; output_tail?: string; exit_code?: number }> }).agents.find((item) => item.agent === 'B')!;
@@ -272,7 +272,7 @@ describe('configured setup and teardown', () => {
     writeFileSync(fixture.repo.sibling('fixed'), '');
     const again = await prepare(fixture);
     expect(again.success, failure(again)).toBe(true);
-    expect(step(again, 'worktree_setup')!.detail).toMatch(/^1 worktree\(s\) set up \(ports B=41001\)/);
+    expect(step(again, 'workspace_setup')!.detail).toMatch(/^1 worktree\(s\) set up \(ports B=41001\)/);
   }, 60_000);
 
   it('a setup that outlives its timeout is stopped and reported', async () => {
@@ -314,7 +314,7 @@ describe('hostile configuration', () => {
     const result = await prepare(fixture);
     expect(result.success).toBe(false);
     const failed = result.steps.find((item) => item.status === 'failed')!;
-    expect(failed.step).toBe('worktree_setup');
+    expect(failed.step).toBe('workspace_setup');
     expect(failed.detail).toMatch(/^WORKTREE_SETUP_COPY_REFUSED: agent A: copy entry .* refused/);
     expect(existsSync(path.join(fixture.worktree('A'), 'passwd'))).toBe(false);
     expect(existsSync(path.join(fixture.worktree('A'), 'etc'))).toBe(false);
@@ -335,7 +335,7 @@ describe('hostile configuration', () => {
         // A glob never descends into a symlinked directory: nothing matches, nothing is copied.
         expect(result.success, failure(result)).toBe(true);
       } else {
-        expect(failed?.detail ?? `nothing failed: ${JSON.stringify(step(result, 'worktree_setup'))}`, entry).toMatch(/^WORKTREE_SETUP_COPY_REFUSED: agent A: copy entry .* refused: it resolves outside the main checkout/);
+        expect(failed?.detail ?? `nothing failed: ${JSON.stringify(step(result, 'workspace_setup'))}`, entry).toMatch(/^WORKTREE_SETUP_COPY_REFUSED: agent A: copy entry .* refused: it resolves outside the main checkout/);
       }
       for (const agent of ['A', 'B']) {
         expect(existsSync(path.join(fixture.worktree(agent), '.env')), `${entry} ${agent}`).toBe(false);

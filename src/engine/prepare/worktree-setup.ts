@@ -565,7 +565,7 @@ async function loadConfig(root: string): Promise<{ config: ProjectConfig | undef
  * the wave is not activated, and the next prepare-wave runs the setup of that worktree again.
  */
 export const worktreeSetupStep: StepDefinition<PrepareContext> = {
-  name: 'worktree_setup',
+  name: 'workspace_setup',
   async run(context) {
     if (context.readOnly) return { status: 'skipped', detail: 'worktree setup runs in prepare-wave, not in pre-wave-validate' };
     if (context.options.workspaceSetup === false) return { status: 'skipped', detail: '--no-workspace-setup: no copies, no setup commands, no shared dependencies' };
