@@ -83,8 +83,9 @@ function readIfFile(filePath: string): string | undefined {
     if (!stats.isFile()) throw new PolywaveError({ code: 'X002_FILE_READ', message: `${filePath} exists and is not a regular file (nothing was written)` });
     return readFileSync(filePath, 'utf8');
   } catch (error) {
+    if (PolywaveError.isInstance(error)) throw error;
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
+    throw new PolywaveError({ code: 'X002_FILE_READ', message: `${filePath} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)}; nothing was written)` });
   }
 }
 
