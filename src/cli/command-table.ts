@@ -650,6 +650,7 @@ export const commandTable: CommandSpec[] = [
       { flags: '--program', description: 'the PROGRAM demo instead: 2 tiers, 3 IMPLs (parallel Scouts, IMPLs run concurrently on IMPL branches, tier gate, frozen contract), under 90 s' },
       { flags: '--json', description: 'print the summary as JSON' },
       unsafeNoSandboxOption,
+      ...eventStoreOptions,
     ],
     load: () => import('./commands/demo.js'),
   },

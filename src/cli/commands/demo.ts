@@ -1,4 +1,6 @@
 import { runDemo } from '../../demo/run-demo.js';
+import { EventBus } from '../../engine/events.js';
+import { startRecording } from '../event-recording.js';
 import { runProgramDemo } from '../../demo/run-program-demo.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { interruptSignal } from './prepare-wave.js';
@@ -16,8 +18,11 @@ export async function run(_args: string[], options: Record<string, unknown>, io:
     if (!json) io.stderr(text);
   };
   say('polywave demo: a sample library (textkit), an IMPL of 2 waves × 3 agents, scripted agents, the full protocol.\n');
+  const events = new EventBus();
+  const recorder = startRecording(events, { command: 'demo', options, io, quiet: json });
   try {
     const result = await runDemo({
+      events,
       ...(unsafeNoSandboxFrom(options, io) ? { unsafeNoSandbox: true } : {}),
       env: io.env,
       now: io.now,
@@ -26,7 +31,7 @@ export async function run(_args: string[], options: Record<string, unknown>, io:
       onPhase: (phase) => say(`  ${phase.phase}${phase.wave ? ` ${phase.wave}` : ''}: ${phase.status} — ${phase.detail} (${(phase.duration_ms / 1000).toFixed(1)} s)\n`),
     });
     if (json) {
-      printJson(io, { dir: result.dir, repo: result.repo, success: result.run.success && result.tests.passed, state: result.run.state, merges: result.merges, tests_passed: result.tests.passed, duration_ms: result.duration_ms, phases: result.run.phases, stopped: result.run.stopped, sandbox: result.sandbox });
+      printJson(io, { dir: result.dir, repo: result.repo, success: result.run.success && result.tests.passed, state: result.run.state, merges: result.merges, tests_passed: result.tests.passed, duration_ms: result.duration_ms, phases: result.run.phases, stopped: result.run.stopped, sandbox: result.sandbox, ...(recorder ? { run_id: recorder.runId } : {}) });
     } else {
       io.stdout(`${result.log}\n`);
       io.stdout(
@@ -43,6 +48,8 @@ export async function run(_args: string[], options: Record<string, unknown>, io:
           '  cat docs/IMPL/complete/IMPL-textkit.yaml   # the plan, completion reports, gate and integration results',
           '  cat docs/CONTEXT.md                # what the project learned (E18)',
           `  cat ${result.script}   # what each scripted agent did`,
+          '  polywave query events --impl textkit   # what happened, event by event (E40 store)',
+          '  polywave metrics textkit --breakdown   # durations, tokens, cost, success per wave and agent',
           '',
           'With a real model: polywave run "<feature>" --model anthropic:claude-sonnet-4-5 (ANTHROPIC_API_KEY), --model ollama:qwen2.5-coder:32b (local), or --model claude-code:.',
           '',
@@ -51,6 +58,7 @@ export async function run(_args: string[], options: Record<string, unknown>, io:
     }
     return result.run.success && result.tests.passed ? 0 : 1;
   } finally {
+    recorder?.close();
     interrupt.dispose();
   }
 }
