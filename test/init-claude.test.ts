@@ -32,9 +32,19 @@ function snapshot(directory: string): Record<string, string> {
   return out;
 }
 
+interface InstalledFileJson {
+  path: string;
+  action: string;
+}
+interface InitJson {
+  claude: { scope: string; directory: string; settings_action: string; files: InstalledFileJson[] };
+  codex: InstalledFileJson;
+  [key: string]: unknown;
+}
+
 async function init(args: string[], repo: TestRepo, env: Record<string, string> = {}) {
   const result = await runCli(['init', ...args], { cwd: repo.dir, env: { HOME: path.join(repo.root, 'home'), CLAUDE_CONFIG_DIR: '', ...env } });
-  return { ...result, json: result.code === 0 ? (JSON.parse(result.stdout) as Record<string, any>) : undefined };
+  return { ...result, json: result.code === 0 ? (JSON.parse(result.stdout) as InitJson) : undefined };
 }
 
 describe('polywave init --claude', () => {
@@ -100,7 +110,7 @@ describe('polywave init --claude', () => {
     writeFileSync(repo.path('.claude/polywave-plugin.json'), JSON.stringify(record));
     const upgraded = await init(['--claude'], repo);
     expect(upgraded.code, upgraded.stderr).toBe(0);
-    expect(upgraded.json!.claude.files.find((file: { path: string }) => file.path.endsWith('polywave-scout.md')).action).toBe('updated');
+    expect(upgraded.json!.claude.files.find((file: { path: string }) => file.path.endsWith('polywave-scout.md'))?.action).toBe('updated');
   });
 
   it('user scope: CLAUDE_CONFIG_DIR, else HOME/.claude; hook commands use the absolute launcher path; nothing in the repository', async () => {
@@ -256,7 +266,7 @@ describe.skipIf(noBinary)(noBinary ? `the installed project configuration in Cla
     });
     try {
       const sdk = await import('@anthropic-ai/claude-agent-sdk');
-      const messages: Array<Record<string, any>> = [];
+      const messages: Array<{ type?: string; subtype?: string; agents?: string[]; skills?: string[]; slash_commands?: string[]; error?: string }> = [];
       const stream = sdk.query({
         prompt: 'Implement src/a.ts.',
         options: {
@@ -281,7 +291,7 @@ describe.skipIf(noBinary)(noBinary ? `the installed project configuration in Cla
         },
       });
       try {
-        for await (const message of stream) messages.push(message as Record<string, any>);
+        for await (const message of stream) messages.push(message as (typeof messages)[number]);
       } catch (error) {
         messages.push({ type: 'thrown', error: String(error) });
       }
