@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -274,5 +274,99 @@ describe.skipIf(noBinary)(needsBinary('the plugin loaded by Claude Code (Agent S
     } finally {
       await api.close();
     }
+  });
+});
+
+/** Runs `polywave hook <event>` with `payload` on stdin (a real process, as Claude Code runs it). */
+async function hookCall(event: string, payload: unknown, options: { cwd: string; env?: Record<string, string> }) {
+  const { runCli } = await import('./support/cli.js');
+  const result = await runCli(['hook', event], { cwd: options.cwd, input: typeof payload === 'string' ? payload : JSON.stringify(payload), ...(options.env ? { env: options.env } : {}) });
+  return { ...result, json: result.stdout.trim() === '' ? undefined : (JSON.parse(result.stdout) as { hookSpecificOutput?: { permissionDecision: string; permissionDecisionReason: string }; decision?: string; reason?: string }) };
+}
+
+describe('polywave hook, attacked from outside (real processes, a real prepared wave)', () => {
+  it('hostile payloads and paths: bad JSON and unknown events fail closed (exit 2); symlinks, .., missing fields, a broken ownership record are denied', { timeout: 60_000 }, async () => {
+    const { repo, worktreeA } = await prepareRealWave();
+    const garbage = await hookCall('pre-tool-use', 'not json', { cwd: worktreeA });
+    expect(garbage.code).toBe(2);
+    expect(garbage.stderr).toMatch(/^polywave: error\[X001_INVALID_INPUT\]: hook:/);
+    expect((await hookCall('pre-tool-use', '[1,2]', { cwd: worktreeA })).code).toBe(2);
+    expect((await hookCall('session-start', {}, { cwd: worktreeA })).code).toBe(2);
+
+    const write = (filePath: unknown) => ({ hook_event_name: 'PreToolUse', tool_name: 'Write', tool_input: { file_path: filePath, content: 'x' }, cwd: worktreeA });
+    const denied = async (payload: unknown) => (await hookCall('pre-tool-use', payload, { cwd: worktreeA })).json?.hookSpecificOutput?.permissionDecision;
+    symlinkSync(repo.path('src'), path.join(worktreeA, 'src-link'));
+    expect(await denied(write(path.join(worktreeA, 'src-link/base.ts')))).toBe('deny'); // symlink into the main checkout
+    expect(await denied(write(`${worktreeA}/src/../../../../../src/base.ts`))).toBe('deny'); // .. out of the worktree
+    expect(await denied(write('src/../.git/config'))).toBe('deny');
+    expect(await denied(write(42))).toBe('deny'); // no usable path: fail closed
+    expect(await denied({ tool_name: 'Bash', tool_input: { command: 'cd / && rm -rf tmp' }, cwd: worktreeA })).toBe('deny');
+    expect(await denied({ tool_name: 'Bash', tool_input: { command: 'git stash' }, cwd: worktreeA })).toBe('deny');
+    expect(await denied(write('src/a.ts'))).toBeUndefined(); // relative to the session cwd, owned: no objection
+    // Tools the hook has no say on.
+    expect(await denied({ tool_name: 'Read', tool_input: { file_path: '/etc/passwd' }, cwd: worktreeA })).toBeUndefined();
+
+    writeFileSync(path.join(worktreeA, '.polywave-ownership.json'), '{ broken');
+    const broken = await hookCall('pre-tool-use', write('src/a.ts'), { cwd: worktreeA });
+    expect(broken.json?.hookSpecificOutput?.permissionDecisionReason).toContain('cannot be read');
+  });
+
+  it('outside an agent worktree: the main session is left alone, a Scout writes only its IMPL (I6), a critic writes nothing', async () => {
+    const { repo } = await prepareRealWave();
+    const call = (payload: Record<string, unknown>) => hookCall('pre-tool-use', { cwd: repo.dir, ...payload }, { cwd: repo.dir });
+    expect((await call({ tool_name: 'Write', tool_input: { file_path: repo.path('notes.md'), content: 'x' } })).stdout).toBe('');
+    expect((await call({ agent_type: 'polywave:polywave-scout', tool_name: 'Write', tool_input: { file_path: repo.path('docs/IMPL/IMPL-next.yaml'), content: 'x' } })).stdout).toBe('');
+    const scout = await call({ agent_type: 'polywave-scout', tool_name: 'Edit', tool_input: { file_path: repo.path('src/base.ts'), old_string: 'a', new_string: 'b' } });
+    expect(scout.json?.hookSpecificOutput?.permissionDecisionReason).toContain('[polywave I6]');
+    const critic = await call({ agent_type: 'polywave:polywave-critic', tool_name: 'Write', tool_input: { file_path: repo.path('docs/IMPL/IMPL-demo.yaml'), content: 'x' } });
+    expect(critic.json?.hookSpecificOutput?.permissionDecision).toBe('deny');
+  });
+
+  it('post-tool-use (E16): a valid IMPL write passes silently, an invalid one is sent back with its errors; other files are ignored', async () => {
+    const { repo, impl } = await prepareRealWave();
+    const payload = { hook_event_name: 'PostToolUse', tool_name: 'Write', tool_input: { file_path: impl }, cwd: repo.dir };
+    expect((await hookCall('post-tool-use', payload, { cwd: repo.dir })).stdout).toBe('');
+    writeFileSync(impl, readFileSync(impl, 'utf8').replace('id: B,', 'id: b,'));
+    const blocked = await hookCall('post-tool-use', payload, { cwd: repo.dir });
+    expect(blocked.code).toBe(0);
+    expect(blocked.json?.decision).toBe('block');
+    expect(blocked.json?.reason).toMatch(/\[polywave E16\] .*IMPL-demo\.yaml does not validate/);
+    expect(blocked.json?.reason).toContain('V009');
+    expect((await hookCall('post-tool-use', { ...payload, tool_input: { file_path: repo.path('src/base.ts') } }, { cwd: repo.dir })).stdout).toBe('');
+  });
+
+  it('subagent-stop (E42/E48): untagged strangers pass; an untagged polywave agent, a critic without a committed review, a wave agent without report are blocked', async () => {
+    const { repo, impl } = await prepareRealWave();
+    const transcript = (text: string) => {
+      const file = path.join(repo.root, `transcript-${Math.random().toString(36).slice(2)}.jsonl`);
+      writeFileSync(file, `${JSON.stringify({ type: 'user', message: { role: 'user', content: text } })}\n`);
+      return file;
+    };
+    const stop = (payload: Record<string, unknown>) => hookCall('subagent-stop', { hook_event_name: 'SubagentStop', cwd: repo.dir, ...payload }, { cwd: repo.dir });
+    expect((await stop({ agent_type: 'general-purpose', agent_transcript_path: transcript('hello') })).stdout).toBe('');
+    expect((await stop({ agent_type: 'polywave-wave-agent', agent_transcript_path: transcript('no tag') })).json?.reason).toContain('without its tag');
+    const wave = await stop({ agent_type: 'polywave-wave-agent', agent_transcript_path: transcript(`[polywave:wave1:agent-A] IMPL=${impl}`) });
+    expect(wave.json?.reason).toContain('agent A has no completion report');
+
+    const critic = { agent_type: 'polywave-critic', agent_transcript_path: transcript(`[polywave:critic:demo] IMPL=${impl}`) };
+    expect((await stop(critic)).json?.reason).toContain('no critic_report');
+    const review = await (await import('./support/cli.js')).runCli(['set-critic-review', impl, '--verdict', 'PASS', '--summary', 'ok', '--agent-reviews', '[]'], { cwd: repo.dir });
+    expect(review.code, review.stderr).toBe(0);
+    expect((await stop(critic)).json?.reason).toContain('E48: the IMPL holds your review but is not committed');
+    execFileSync('git', ['-C', repo.dir, 'commit', '-q', '--no-verify', '-am', 'critic review'], { env: { ...repo.env } as NodeJS.ProcessEnv });
+    expect((await stop(critic)).stdout).toBe('');
+  });
+
+  it('a hook call is cheap: pre-tool-use on an owned write, median of 5 real processes', { timeout: 60_000 }, async () => {
+    const { worktreeA } = await prepareRealWave();
+    const durations: number[] = [];
+    for (let index = 0; index < 5; index += 1) {
+      const result = await hookCall('pre-tool-use', { tool_name: 'Write', tool_input: { file_path: 'src/a.ts', content: 'x' }, cwd: worktreeA }, { cwd: worktreeA });
+      expect(result.stdout).toBe('');
+      durations.push(result.durationMs);
+    }
+    durations.sort((left, right) => left - right);
+    console.log(`polywave hook pre-tool-use: median ${Math.round(durations[2]!)} ms (min ${Math.round(durations[0]!)}, max ${Math.round(durations[4]!)})`);
+    expect(durations[2]).toBeLessThan(5000); // noisy shared machine: a generous ceiling; the number is printed
   });
 });
