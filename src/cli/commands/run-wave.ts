@@ -37,6 +37,8 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     const cliModel = typeof options.model === 'string' && options.model.trim() !== '' ? options.model.trim() : undefined;
     requireModelCredentials(agentsOfWave(manifest, wave).map((agent) => ({ role: `agent ${agent.id ?? '?'}`, model: agent.model?.trim() || cliModel })), io.env);
   }
+  // Bad budget amounts are refused before anything starts (polywave.config.json is found upward from the IMPL).
+  const budget = await budgetFrom(options, implPath);
   const json = options.json === true;
   const events = new EventBus();
   const progress = json ? undefined : createWaveProgress(io, { tty: io.stderrIsTty === true });
@@ -48,7 +50,6 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const concurrency = positiveNumber(options, 'concurrency', '--concurrency');
   const maxTurns = positiveNumber(options, 'maxTurns', '--max-turns');
   const repoDir = repoDirOption(options, io);
-  const budget = await budgetFrom(options, repoDir ?? implPath);
   try {
     const result = await runWave({
       ...(unsafeNoSandboxFrom(options, io) ? { unsafeNoSandbox: true } : {}),
