@@ -56,7 +56,8 @@ function describeFailure(error: unknown): string {
   const code = sqliteCode(error);
   const message = error instanceof Error ? error.message : String(error);
   if (code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT')) return `not a usable SQLite database (${message}); move it away or use --store`;
-  if (code.startsWith('SQLITE_FULL')) return 'the disk is full';
+  // SQLITE_IOERR_SHMSIZE: the WAL index (-shm) could not be allocated — on Linux, a full file system.
+  if (code.startsWith('SQLITE_FULL') || code === 'SQLITE_IOERR_SHMSIZE') return `the disk is full (${code})`;
   if (code.startsWith('SQLITE_READONLY') || code.startsWith('SQLITE_CANTOPEN') || ['EACCES', 'EPERM', 'EROFS'].includes(code)) return `cannot write there (${message})`;
   return `${code ? `${code}: ` : ''}${message}`;
 }
