@@ -204,6 +204,7 @@ describe('an ai-sdk agent over --budget-usd', () => {
 });
 
 describe('budgets on the CLI', () => {
+  const cliEnv = (env: Record<string, string | undefined>): Record<string, string> => Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined));
   async function cliRepo() {
     const repo = await createTestRepo({ files: { 'docs/IMPL/IMPL-cli.yaml': implYaml('cli', ['A', 'B']), 'src/index.js': 'export {};\n' } });
     const scriptPath = path.join(mkdtempSync(path.join(os.tmpdir(), 'pw-budget-')), 'agents.yaml');
@@ -214,14 +215,14 @@ describe('budgets on the CLI', () => {
   it('bad amounts: one coded line, exit 2, nothing changed', async () => {
     const { repo, scriptPath, before } = await cliRepo();
     for (const args of [['--budget-usd', 'lots'], ['--agent-budget-usd', '-1'], ['--wave-budget-usd', '1e999']]) {
-      const run = await runCli(['run-wave', 'docs/IMPL/IMPL-cli.yaml', '--wave', '1', '--model', `script:${scriptPath}`, ...args], { cwd: repo.dir, env: repo.env });
+      const run = await runCli(['run-wave', 'docs/IMPL/IMPL-cli.yaml', '--wave', '1', '--model', `script:${scriptPath}`, ...args], { cwd: repo.dir, env: cliEnv(repo.env) });
       expect(run.code, run.stderr).toBe(2);
       expect(run.stderr.trim().split('\n')).toHaveLength(1);
       expect(run.stderr).toMatch(/X001_INVALID_INPUT/);
       expect(run.stderr).not.toMatch(/\n\s+at /);
     }
     writeFileSync(repo.path('polywave.config.json'), JSON.stringify({ budget_usd: { run: 'plenty' } }));
-    const fromConfig = await runCli(['run-wave', 'docs/IMPL/IMPL-cli.yaml', '--wave', '1', '--model', `script:${scriptPath}`], { cwd: repo.dir, env: repo.env });
+    const fromConfig = await runCli(['run-wave', 'docs/IMPL/IMPL-cli.yaml', '--wave', '1', '--model', `script:${scriptPath}`], { cwd: repo.dir, env: cliEnv(repo.env) });
     expect(fromConfig.code).toBe(2);
     expect(fromConfig.stderr).toMatch(/X001_INVALID_INPUT.*budget_usd\.run/);
     expect(readFileSync(repo.path('docs/IMPL/IMPL-cli.yaml'), 'utf8')).toBe(before);
@@ -231,7 +232,7 @@ describe('budgets on the CLI', () => {
   it('a spent budget (budget_usd: 0 in polywave.config.json) pauses before the wave: exit 1, BUDGET_EXCEEDED, nothing prepared', async () => {
     const { repo, scriptPath, before } = await cliRepo();
     writeFileSync(repo.path('polywave.config.json'), JSON.stringify({ budget_usd: 0 }));
-    const run = await runCli(['run-wave', 'docs/IMPL/IMPL-cli.yaml', '--wave', '1', '--model', `script:${scriptPath}`], { cwd: repo.dir, env: repo.env });
+    const run = await runCli(['run-wave', 'docs/IMPL/IMPL-cli.yaml', '--wave', '1', '--model', `script:${scriptPath}`], { cwd: repo.dir, env: cliEnv(repo.env) });
     expect(run.code, run.stderr).toBe(1);
     expect(run.stderr).toMatch(/BUDGET_EXCEEDED: the run spent \$0\.000000 of its \$0\.000000 run budget; wave 1 not started/);
     expect(JSON.parse(run.stdout)).toMatchObject({ success: false, budget: { code: 'BUDGET_EXCEEDED', scope: 'run' } });
