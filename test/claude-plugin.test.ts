@@ -281,7 +281,7 @@ describe.skipIf(noBinary)(needsBinary('the plugin loaded by Claude Code (Agent S
 async function hookCall(event: string, payload: unknown, options: { cwd: string; env?: Record<string, string> }) {
   const { runCli } = await import('./support/cli.js');
   const result = await runCli(['hook', event], { cwd: options.cwd, input: typeof payload === 'string' ? payload : JSON.stringify(payload), ...(options.env ? { env: options.env } : {}) });
-  return { ...result, json: result.stdout.trim() === '' ? undefined : (JSON.parse(result.stdout) as { hookSpecificOutput?: { permissionDecision: string; permissionDecisionReason: string }; decision?: string; reason?: string }) };
+  return { ...result, json: result.stdout.trim() === '' ? undefined : (JSON.parse(result.stdout) as { hookSpecificOutput?: { permissionDecision: string; permissionDecisionReason: string }; decision?: string; reason?: string; systemMessage?: string }) };
 }
 
 describe('polywave hook, attacked from outside (real processes, a real prepared wave)', () => {
@@ -347,6 +347,11 @@ describe('polywave hook, attacked from outside (real processes, a real prepared 
     expect((await stop({ agent_type: 'polywave-wave-agent', agent_transcript_path: transcript('no tag') })).json?.reason).toContain('without its tag');
     const wave = await stop({ agent_type: 'polywave-wave-agent', agent_transcript_path: transcript(`[polywave:wave1:agent-A] IMPL=${impl}`) });
     expect(wave.json?.reason).toContain('agent A has no completion report');
+    // Sent back three times already (Claude Code sets stop_hook_active): the fourth stop is let through with a warning, not a fifth turn.
+    const looping = transcript(`[polywave:wave1:agent-A] IMPL=${impl}\n${'[polywave E42] agent A (wave 1) cannot stop yet\n'.repeat(3)}`);
+    expect((await stop({ agent_type: 'polywave-wave-agent', agent_transcript_path: looping, stop_hook_active: false })).json?.decision).toBe('block');
+    const gaveUp = await stop({ agent_type: 'polywave-wave-agent', agent_transcript_path: looping, stop_hook_active: true });
+    expect(gaveUp.json).toEqual({ systemMessage: expect.stringContaining('stopped with its obligations unmet after 3 refusals') });
 
     const critic = { agent_type: 'polywave-critic', agent_transcript_path: transcript(`[polywave:critic:demo] IMPL=${impl}`) };
     expect((await stop(critic)).json?.reason).toContain('no critic_report');

@@ -426,5 +426,36 @@ export async function decideSubagentStop(payload: HookPayload, io: CommandIo): P
     problems = [`the E42 checks failed: ${error instanceof Error ? error.message : String(error)}`];
   }
   if (problems.length === 0) return base;
-  return { ...base, action: 'block', code: 'E42_OBLIGATIONS', reason: `[polywave E42] ${tag.kind === 'wave' ? `agent ${tag.agent} (wave ${tag.wave})` : tag.kind} cannot stop yet:\n- ${problems.join('\n- ')}` };
+  const who = tag.kind === 'wave' ? `agent ${tag.agent} (wave ${tag.wave})` : tag.kind;
+  // Claude Code's advice for stop hooks: do not keep an agent running forever. After
+  // maxStopBlocks refusals the agent may stop; the orchestrator still sees what is missing
+  // (finalize-wave refuses a wave without reports or commits, E7).
+  if (payload.stop_hook_active === true && countStopBlocks(payload) >= maxStopBlocks) {
+    return { ...base, action: 'pass', code: 'E42_GAVE_UP', reason: `[polywave E42] ${who} stopped with its obligations unmet after ${maxStopBlocks} refusals:\n- ${problems.join('\n- ')}` };
+  }
+  return { ...base, action: 'block', code: 'E42_OBLIGATIONS', reason: `[polywave E42] ${who} cannot stop yet:\n- ${problems.join('\n- ')}` };
+}
+
+/** Refusals before a stop is let through (each one costs the agent a turn). */
+export const maxStopBlocks = 3;
+
+/** How often this agent was already sent back by us: our marker in its transcript (its tail when large). */
+function countStopBlocks(payload: HookPayload): number {
+  const transcript = payload.agent_transcript_path ?? payload.transcript_path;
+  if (typeof transcript !== 'string' || !path.isAbsolute(transcript)) return 0;
+  try {
+    const size = statSync(transcript).size;
+    const limit = 4 * 1024 * 1024;
+    const handle = openSync(transcript, 'r');
+    try {
+      const length = Math.min(size, limit);
+      const buffer = Buffer.alloc(length);
+      readSync(handle, buffer, 0, length, size - length);
+      return buffer.toString('utf8').split('cannot stop yet').length - 1;
+    } finally {
+      closeSync(handle);
+    }
+  } catch {
+    return 0;
+  }
 }

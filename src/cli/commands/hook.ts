@@ -35,7 +35,7 @@ function parsePayload(text: string): HookPayload {
 
 /** The answer in Claude Code's hook output format (exit 0 + JSON; nothing at all for "no opinion"). */
 function claudeOutput(decision: HookDecision): unknown {
-  if (decision.action === 'pass') return undefined;
+  if (decision.action === 'pass') return decision.reason === undefined ? undefined : { systemMessage: decision.reason };
   if (decision.event === 'pre-tool-use') {
     return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: decision.reason ?? '' } };
   }
