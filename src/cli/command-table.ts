@@ -391,7 +391,7 @@ export const commandTable: CommandSpec[] = [
     summary: 'the Claude Code plugin\'s hook entry point: reads the hook payload on stdin — pre-tool-use (E43/I1 worktree jail, I6), post-tool-use (E16 on IMPL writes), subagent-stop (E42/E48)',
     arguments: ['<event>'],
     options: [{ flags: '--log <file>', description: 'append each decision as a JSON line (also $POLYWAVE_HOOK_LOG)' }],
-    help: 'Prints nothing when it has no objection; a deny prints {hookSpecificOutput{hookEventName: PreToolUse, permissionDecision: deny, permissionDecisionReason}}, a block {decision: block, reason}.\nExit: 0 (the answer is in the JSON), 2 unknown event or a payload that is not a JSON object (Claude Code then blocks: fail closed).',
+    help: 'Prints nothing when it has no objection; a deny prints {hookSpecificOutput{hookEventName: PreToolUse, permissionDecision: deny, permissionDecisionReason}}, a block {decision: block, reason}; a stop let through after 3 refusals {systemMessage}.\nExit: 0 (the answer is in the JSON), 2 unknown event or a payload that is not a JSON object (Claude Code then blocks: fail closed).',
     load: () => import('./commands/hook.js'),
   },
   {
