@@ -13,12 +13,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readActiveWave } from '../src/engine/isolation-hook.js';
-import { prepareWave, type PrepareWaveOptions, type PrepareWaveResult } from '../src/engine/prepare-wave.js';
+import { prepareAgent, prepareWave, type PrepareWaveOptions, type PrepareWaveResult } from '../src/engine/prepare-wave.js';
 import { checkCopyPattern, commandText } from '../src/engine/prepare/worktree-setup.js';
 import { runGates } from '../src/gates/run-gates.js';
 import { createGit } from '../src/git/git-cli.js';
 import { resetSandbox, sandboxStatus } from '../src/sandbox/index.js';
 import { configuredWorktreeSetup, configuredWorktreeSetupSettings, parseProjectConfig } from '../src/store/project-config.js';
+import { runCli } from './support/cli.js';
 import { createWaveFixture, type WaveFixture } from './support/wave-fixture.js';
 
 const sandboxAvailable = (await sandboxStatus()).available;
@@ -283,6 +284,30 @@ describe('configured setup and teardown', () => {
     expect(Date.now() - started).toBeLessThan(20_000);
     expect(result.steps.find((item) => item.status === 'failed')?.detail).toMatch(/^WORKTREE_SETUP_FAILED: agent A: setup `echo starting; sleep 30` timed out/);
   }, 60_000);
+});
+
+describe('other entry points', () => {
+  it('prepare-agent sets up one agent with that agent\'s port; the CLI\'s --no-workspace-setup skips the step and a failing setup exits 1 with the coded line', async () => {
+    const fixture = await createWaveFixture(twoAgents);
+    await config(fixture, { setup: 'echo "$POLYWAVE_PORT" > "$POLYWAVE_ROOT/../port-$POLYWAVE_AGENT"; [ -z "$FAIL_SETUP" ]' });
+    const agent = await prepareAgent({ implPath: fixture.implPath, wave: 1, agent: 'B', env: fixture.repo.env, gitAt: fixture.gitAt });
+    expect(agent.success, JSON.stringify(agent.steps.find((item) => item.status === 'failed'))).toBe(true);
+    expect(readFileSync(fixture.repo.sibling('port-B'), 'utf8')).toBe('41001\n');
+    expect(existsSync(fixture.repo.sibling('port-A'))).toBe(false);
+
+    const env = Object.fromEntries(Object.entries(fixture.repo.env).filter((entry): entry is [string, string] => entry[1] !== undefined));
+    const skipped = await runCli(['prepare-wave', fixture.implPath, '--wave', '1', '--no-workspace-setup', '--json-only'], { cwd: fixture.repo.dir, env, timeoutMs: 60_000 });
+    expect(skipped.code, skipped.stderr).toBe(0);
+    expect((JSON.parse(skipped.stdout) as PrepareWaveResult).steps.find((item) => item.step === 'workspace_setup')).toMatchObject({ status: 'skipped' });
+    expect(existsSync(fixture.repo.sibling('port-A'))).toBe(false);
+
+    const second = await createWaveFixture(twoAgents);
+    await config(second, { setup: 'echo "no database" >&2; exit 4' });
+    const failed = await runCli(['prepare-wave', second.implPath, '--wave', '1'], { cwd: second.repo.dir, env, timeoutMs: 60_000 });
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toMatch(/\[workspace_setup\] failed — WORKTREE_SETUP_FAILED: agent A: setup `echo "no database" >&2; exit 4` exited 4 after [\d.]+ s — no database/);
+    expect(failed.stderr).not.toMatch(/\n\s+at /);
+  }, 120_000);
 });
 
 describe('hostile configuration', () => {

@@ -24,7 +24,7 @@ import {
   type WorktreeSetupEntry,
 } from '../../store/project-config.js';
 import type { StepDefinition } from '../step.js';
-import { errorText, listForDetail, type PrepareContext } from './context.js';
+import { errorText, listForDetail, manifestOf, type PrepareContext } from './context.js';
 import { mapBounded } from './parallel.js';
 import { writeTextAtomic } from './write-text.js';
 
@@ -323,15 +323,22 @@ async function mkdirInside(directory: string, worktreeReal: string, refuse: (why
   if (!isInside(real, worktreeReal)) refuse(`its directory resolves outside the worktree (${real})`);
 }
 
-/** Root-relative directories of the tracked package.json files (`''` = the root), at most 200. */
-async function packageDirectories(git: Git): Promise<string[]> {
-  const { stdout } = await git.run(['ls-files', '-z', '--', 'package.json', ':(glob)**/package.json']);
-  const directories = stdout
-    .split('\0')
-    .filter((file) => file !== '' && !file.split('/').includes('node_modules'))
-    .map((file) => path.posix.dirname(file))
-    .map((directory) => (directory === '.' ? '' : directory));
-  return [...new Set(directories)].sort().slice(0, 200);
+/**
+ * The tracked package.json and go.mod files of the worktree (one `git ls-files`, asked at most
+ * once per worktree and only when a default needs it).
+ */
+function trackedManifests(git: Git): () => Promise<{ packageDirectories: string[]; goModules: string[] }> {
+  let pending: Promise<{ packageDirectories: string[]; goModules: string[] }> | undefined;
+  return () =>
+    (pending ??= git.run(['ls-files', '-z', '--', 'package.json', ':(glob)**/package.json', 'go.mod', ':(glob)**/go.mod']).then(({ stdout }) => {
+      const files = stdout.split('\0').filter((file) => file !== '' && !file.split('/').includes('node_modules'));
+      const directoryOf = (file: string): string => (path.posix.dirname(file) === '.' ? '' : path.posix.dirname(file));
+      return {
+        // Root-relative directories of the package.json files (`''` = the root), at most 200.
+        packageDirectories: [...new Set(files.filter((file) => path.posix.basename(file) === 'package.json').map(directoryOf))].sort().slice(0, 200),
+        goModules: files.filter((file) => path.posix.basename(file) === 'go.mod' && !file.split('/').includes('vendor') && !file.split('/').includes('testdata')).sort(),
+      };
+    }));
 }
 
 /** The install command of a package manager, preferring what its cache already has. */
@@ -355,7 +362,7 @@ function installCommand(manager: 'npm' | 'pnpm' | 'yarn' | 'bun', berry: boolean
  * workspaces (whose links would point at the main checkout's sources), run the package manager's
  * frozen install with `--prefer-offline` instead.
  */
-async function nodeDefaults(options: SetupWorktreeOptions, worktreeGit: Git, run: RunLabelled, actions: string[], created: string[]): Promise<void> {
+async function nodeDefaults(options: SetupWorktreeOptions, tracked: ReturnType<typeof trackedManifests>, run: RunLabelled, actions: string[], created: string[]): Promise<void> {
   if (!(await exists(path.join(options.worktree, 'package.json')))) return;
   let lock: readonly [string, 'npm' | 'pnpm' | 'yarn' | 'bun'] | undefined;
   for (const candidate of lockfiles) {
@@ -388,7 +395,7 @@ async function nodeDefaults(options: SetupWorktreeOptions, worktreeGit: Git, run
     return;
   }
   const linked: string[] = [];
-  for (const directory of await packageDirectories(worktreeGit)) {
+  for (const directory of (await tracked()).packageDirectories) {
     const source = path.join(options.root, directory, 'node_modules');
     const link = path.join(options.worktree, directory, 'node_modules');
     if (!(await isDirectory(source)) || (await exists(link)) || !(await isDirectory(path.dirname(link)))) continue;
@@ -401,10 +408,9 @@ async function nodeDefaults(options: SetupWorktreeOptions, worktreeGit: Git, run
 }
 
 /** Go default (`--no-gowork` turns it off): a go.work using every module of a multi-module repository. */
-async function goDefaults(options: SetupWorktreeOptions, worktreeGit: Git, actions: string[], created: string[]): Promise<void> {
+async function goDefaults(options: SetupWorktreeOptions, tracked: ReturnType<typeof trackedManifests>, actions: string[], created: string[]): Promise<void> {
   if (!options.goWork) return;
-  const { stdout } = await worktreeGit.run(['ls-files', '-z', '--', 'go.mod', ':(glob)**/go.mod']);
-  const modules = stdout.split('\0').filter((file) => file !== '' && !file.split('/').includes('vendor') && !file.split('/').includes('testdata'));
+  const modules = (await tracked()).goModules;
   if (modules.length < 2 || (await exists(path.join(options.worktree, 'go.work')))) return;
   let version = '1.18';
   const newer = (left: string, right: string): boolean => {
@@ -414,7 +420,7 @@ async function goDefaults(options: SetupWorktreeOptions, worktreeGit: Git, actio
     return false;
   };
   const directories: string[] = [];
-  for (const module of modules.sort()) {
+  for (const module of modules) {
     const text = await readFile(path.join(options.worktree, module), 'utf8').catch(() => '');
     const declared = /^go\s+(\d+\.\d+(?:\.\d+)?)\s*$/m.exec(text)?.[1];
     if (declared && newer(declared, version)) version = declared;
@@ -499,9 +505,9 @@ export async function setupWorktree(options: SetupWorktreeOptions): Promise<Agen
       const result = await run('setup', options.entry.setup);
       actions.push(`setup ${describeCommand(options.entry.setup)} (exit 0, ${(result.durationMs / 1000).toFixed(1)} s)`);
     } else if (options.entry.setup === undefined && options.settings.defaults) {
-      const worktreeGit = options.git;
-      await nodeDefaults(options, worktreeGit, run, actions, created);
-      await goDefaults(options, worktreeGit, actions, created);
+      const tracked = trackedManifests(options.git);
+      await nodeDefaults(options, tracked, run, actions, created);
+      await goDefaults(options, tracked, actions, created);
       await pythonDefaults(options, actions, created);
     }
     await writeRecord(options, 'done');
@@ -578,7 +584,10 @@ export const worktreeSetupStep: StepDefinition<PrepareContext> = {
     const commonDirs = new Map<string, string>();
     const jobs: SetupWorktreeOptions[] = [];
     const skipped: string[] = [];
-    for (const [index, target] of context.targets.entries()) {
+    // The port follows the agent's place in the manifest's wave (prepare-agent sets up one agent, with that agent's port).
+    const waveAgents = (manifestOf(context).waves?.find((wave) => wave.number === context.wave)?.agents ?? []).map((agent) => agent.id);
+    for (const [position, target] of context.targets.entries()) {
+      const index = waveAgents.includes(target.agent) ? waveAgents.indexOf(target.agent) : position;
       const worktree = ensured.get(target.agent);
       if (worktree === undefined) continue;
       const repo = target.repoContext;
