@@ -8,6 +8,7 @@ import { renderPluginAgents } from '../src/cli/claude-plugin-agents.js';
 import { startAnthropicLoopback, toolResults, type LoopbackToolUse, type MessagesRequestBody } from './support/anthropic-loopback.js';
 import { binPath, repoRoot } from './support/cli.js';
 import { createTestRepo, type TestRepo } from './support/git-repo.js';
+import { makeTempDir } from './support/temp.js';
 
 /**
  * The Claude Code plugin (claude-plugin/) loaded by the real Claude Code CLI through the Claude
@@ -373,5 +374,38 @@ describe('polywave hook, attacked from outside (real processes, a real prepared 
     durations.sort((left, right) => left - right);
     console.log(`polywave hook pre-tool-use: median ${Math.round(durations[2]!)} ms (min ${Math.round(durations[0]!)}, max ${Math.round(durations[4]!)})`);
     expect(durations[2]).toBeLessThan(5000); // noisy shared machine: a generous ceiling; the number is printed
+  });
+});
+
+describe('polywave-hook.sh, the launcher every hook command runs', () => {
+  const launcher = path.join(pluginRoot, 'hooks/polywave-hook.sh');
+  const run = (script: string, env: Record<string, string>) => {
+    try {
+      return { code: 0, stdout: execFileSync('sh', [script, 'pre-tool-use'], { input: '{}', cwd: os.tmpdir(), env: { PATH: '/usr/bin:/bin', ...env } }).toString() };
+    } catch (error) {
+      const failure = error as { status: number; stderr: Buffer };
+      return { code: failure.status, stdout: '', stderr: failure.stderr.toString() };
+    }
+  };
+
+  it('prefers $POLYWAVE_BIN, then the package it ships in; a copy outside any package with no polywave anywhere exits 1 saying so', () => {
+    const directory = makeTempDir('polywave-launcher-');
+    const fake = path.join(directory, 'fake-polywave');
+    writeFileSync(fake, '#!/bin/sh\necho "fake $*"\n', { mode: 0o755 });
+    expect(run(launcher, { POLYWAVE_BIN: fake }).stdout).toBe('fake hook pre-tool-use\n');
+    // From the package: the real CLI answers (an empty payload has no objection: no output, exit 0).
+    const fromPackage = run(launcher, { PATH: `${path.dirname(process.execPath)}:/usr/bin:/bin` });
+    expect(fromPackage).toEqual({ code: 0, stdout: '' });
+    // A copy elsewhere (as init --claude installs it), nothing on PATH, no project install.
+    const copy = path.join(directory, 'hooks', 'polywave-hook.sh');
+    mkdirSync(path.dirname(copy), { recursive: true });
+    writeFileSync(copy, readFileSync(launcher));
+    const missing = run(copy, { CLAUDE_PROJECT_DIR: directory });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('the polywave CLI was not found');
+    // The project's own install is found through $CLAUDE_PROJECT_DIR.
+    mkdirSync(path.join(directory, 'node_modules/.bin'), { recursive: true });
+    writeFileSync(path.join(directory, 'node_modules/.bin/polywave'), '#!/bin/sh\necho "project $*"\n', { mode: 0o755 });
+    expect(run(copy, { CLAUDE_PROJECT_DIR: directory }).stdout).toBe('project hook pre-tool-use\n');
   });
 });
