@@ -116,9 +116,9 @@ function migrate(db: Database, file: string): void {
  * schema and the driver's SqliteError for anything else (corrupt file, read-only, locked).
  */
 export function openEventStore(file: string, options: OpenOptions = {}): Database | undefined {
+  if (options.readonly && !existsSync(file)) return undefined;
   const Driver = loadDriver();
   if (options.readonly) {
-    if (!existsSync(file)) return undefined;
     const db = new Driver(file, { readonly: true, fileMustExist: true, timeout: options.busyTimeoutMs ?? 5000 });
     try {
       const version = schemaVersion(db);
