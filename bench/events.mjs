@@ -104,7 +104,7 @@ function sampleRow(runId, seq, slug, now) {
   const emitStart = performance.now();
   for (let seq = 1; seq <= total; seq += 1) {
     bus.emit({ v: 1, type: 'agent-tool-call', slug: 'throughput', wave: 1, agent: 'A', attempt: 1, tool: 'bash', is_error: false, duration_ms: seq });
-    if (seq % batch === 0) await new Promise((resolve) => setImmediate(resolve)); // let full batches flush, as the engine's awaits would
+    if (seq % batch === 0) await new Promise((resolve) => setTimeout(resolve, 0)); // let full batches flush, as the engine's awaits would
   }
   recorder.close();
   const viaRecorder = performance.now() - emitStart;
