@@ -13,6 +13,9 @@ import type { CostEvent, CostSource, E40Labels } from '../protocol/e40.js';
 import type { AgentUsage, ModelSpec } from './contract.js';
 import { estimateCostUsd, pricingTableDate } from './pricing.js';
 
+/** The file in an agent's journal directory that keeps its `cost` events (one JSON line each). */
+export const costJournalName = 'cost.jsonl';
+
 /** Options of {@link createCostMeter}. */
 export interface CostMeterOptions {
   spec: ModelSpec;
@@ -38,6 +41,8 @@ export interface CostMeter {
   settle(total: AgentUsage, turn: number): AgentUsage;
   /** USD metered so far (priced calls only). */
   readonly spentUsd: number;
+  /** Every `cost` event emitted so far (the journal keeps them: `estimate` reads them as history). */
+  readonly events: readonly CostEvent[];
 }
 
 const tokenKeys = ['inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheWriteTokens'] as const;
@@ -63,6 +68,7 @@ export function createCostMeter(options: CostMeterOptions): CostMeter {
   let spent = 0;
   let unpriced = false;
   let emitted = 0;
+  const events: CostEvent[] = [];
 
   const record = (turn: number, total: AgentUsage) => {
     const delta = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
@@ -113,6 +119,7 @@ export function createCostMeter(options: CostMeterOptions): CostMeter {
       cost_source: source,
       pricing_date: pricingTableDate,
     };
+    events.push(event);
     options.emit?.(event);
     if (cost !== null && cost > 0) options.onCost?.(cost, event);
   };
@@ -134,5 +141,6 @@ export function createCostMeter(options: CostMeterOptions): CostMeter {
     get spentUsd() {
       return spent;
     },
+    events,
   };
 }

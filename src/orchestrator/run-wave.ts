@@ -1,10 +1,10 @@
-import { readFile, rm } from 'node:fs/promises';
+import { appendFile, mkdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AgentBackend, AgentEvent, AgentOutcome, AgentRole, AgentUsage, ModelSpec, ReportCompletionResult } from '../agents/contract.js';
 import type { BudgetBreach, BudgetTracker } from '../agents/budget.js';
-import { createCostMeter } from '../agents/cost-meter.js';
-import { activityEvent, type AgentPerformanceStatus } from '../protocol/e40.js';
+import { costJournalName, createCostMeter } from '../agents/cost-meter.js';
+import { activityEvent, type AgentPerformanceStatus, type CostEvent } from '../protocol/e40.js';
 import { addUsage, emptyUsage } from '../agents/contract.js';
 import { resolveModelSpec } from '../agents/model-spec.js';
 import { renderRolePrompt } from '../agents/prompts/index.js';
@@ -554,6 +554,8 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
         const check = await checkAgentStop({ git: plan.git, jail: run.jail, baseCommit: plan.base, report });
         // The agent's cost IS the sum of its `cost` events (the remainder beyond the last turn is emitted now).
         outcome = { ...outcome, usage: meter.settle(outcome.usage, outcome.turns) };
+        // The actuals stay with the journal (estimate's history when no event store is around).
+        if (meter.events.length > 0) await appendCostJournal(journal.dir, meter.events);
         account?.end();
         const budgetBreach = account?.breach;
         if (budgetBreach) {
@@ -667,6 +669,16 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
   result.state = finalized.state || result.state;
   result.success = finalized.success;
   return finish();
+}
+
+/** Appends `events` to the agent's `cost.jsonl` in its journal directory (best effort: never fails the wave). */
+async function appendCostJournal(directory: string, events: readonly CostEvent[]): Promise<void> {
+  try {
+    await mkdir(directory, { recursive: true });
+    await appendFile(path.join(directory, costJournalName), events.map((event) => `${JSON.stringify(event)}\n`).join(''));
+  } catch {
+    // the journal is informational here
+  }
 }
 
 /** The agent's report's files and tests (E40 `agent_performance`), read once at the agent's end. */
