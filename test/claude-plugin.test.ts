@@ -319,6 +319,8 @@ describe('polywave hook, attacked from outside (real processes, a real prepared 
     expect((await call({ agent_type: 'polywave:polywave-scout', tool_name: 'Write', tool_input: { file_path: repo.path('docs/IMPL/IMPL-next.yaml'), content: 'x' } })).stdout).toBe('');
     const scout = await call({ agent_type: 'polywave-scout', tool_name: 'Edit', tool_input: { file_path: repo.path('src/base.ts'), old_string: 'a', new_string: 'b' } });
     expect(scout.json?.hookSpecificOutput?.permissionDecisionReason).toContain('[polywave I6]');
+    const elsewhere = await call({ agent_type: 'polywave-scout', tool_name: 'Write', tool_input: { file_path: path.join(os.tmpdir(), 'docs/IMPL/IMPL-x.yaml'), content: 'x' } });
+    expect(elsewhere.json?.hookSpecificOutput?.permissionDecision).toBe('deny');
     const critic = await call({ agent_type: 'polywave:polywave-critic', tool_name: 'Write', tool_input: { file_path: repo.path('docs/IMPL/IMPL-demo.yaml'), content: 'x' } });
     expect(critic.json?.hookSpecificOutput?.permissionDecision).toBe('deny');
   });

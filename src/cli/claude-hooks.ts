@@ -192,8 +192,9 @@ export async function decidePreToolUse(payload: HookPayload, io: Pick<CommandIo,
   }
   if (role === 'scout' && writeTools.has(tool)) {
     const target = targetOf(tool, input);
-    const relative = target === undefined ? '' : path.resolve(cwd, target).split(path.sep).join('/');
-    if (!/(^|\/)docs\/IMPL\/IMPL-[^/]+\.ya?ml$/.test(relative)) {
+    // Inside the session's directory (the repository), under docs/IMPL/, named IMPL-*.yaml.
+    const relative = target === undefined ? '..' : path.relative(cwd, path.resolve(cwd, target)).split(path.sep).join('/');
+    if (relative.startsWith('..') || path.isAbsolute(relative) || !/(^|\/)docs\/IMPL\/IMPL-[^/]+\.ya?ml$/.test(relative)) {
       return { ...base, action: 'deny', code: 'I6_ROLE_SEPARATION', reason: `[polywave I6] the Scout writes only its IMPL manifest (docs/IMPL/IMPL-<slug>.yaml), not ${target ?? '(no path)'}.` };
     }
   }
