@@ -7,6 +7,8 @@ import {
   configuredCommands,
   configuredRepos,
   configuredSandbox,
+  configuredWorktreeSetup,
+  configuredWorktreeSetupSettings,
   locateProjectConfig,
   mergeProjectConfig,
   parseProjectConfig,
@@ -91,6 +93,30 @@ describe('the sandbox section (issue 11)', () => {
     const { findings } = parseProjectConfig(JSON.stringify({ repos: [{ name: 'a', path: '.' }], sandbox: { network: { allow: 'registry.npmjs.org' }, writable: ['', 3] } }));
     expect(findings.map((finding) => finding.field)).toEqual(['sandbox.network.allow', 'sandbox.writable[0]', 'sandbox.writable[1]']);
     expect(parseProjectConfig(JSON.stringify({ sandbox: [] })).findings[0]).toMatchObject({ code: 'N014_CONFIG_INVALID', field: 'sandbox' });
+  });
+});
+
+describe('worktree setup keys (issue 13)', () => {
+  it('accepts setup/teardown as a string or argv, setup false, copy lists and worktree_setup; keeps them as written', () => {
+    const value = {
+      repos: [{ name: 'app', path: '.', setup: ['npm', 'ci'], teardown: 'make stop', copy: ['.env', 'config/*.json'] }],
+      setup: false,
+      worktree_setup: { base_port: 42000, concurrency: 3, timeout_seconds: 120, defaults: false },
+    };
+    const { config, findings } = parseProjectConfig(JSON.stringify(value));
+    expect(findings).toEqual([]);
+    expect(configuredWorktreeSetup(config, { configDir: '/w/app', repoRoot: '/w/app', primary: true })).toEqual({ setup: ['npm', 'ci'], teardown: 'make stop', copy: ['.env', 'config/*.json'] });
+    expect(configuredWorktreeSetupSettings(config)).toEqual({ basePort: 42000, concurrency: 3, timeoutSeconds: 120, defaults: false });
+    expect(serializeProjectConfig(config!)).toBe(`${JSON.stringify(value, null, 2)}\n`);
+  });
+
+  it('wrong shapes are N014 errors with the field path; nothing configured means the defaults', () => {
+    const { findings } = parseProjectConfig(JSON.stringify({ repos: [{ name: 'a', path: '.', setup: '', teardown: ['ok', ''], copy: ['', 3] }], copy: {}, worktree_setup: { concurrency: 0, timeout_seconds: 1.5 } }));
+    expect(findings.map((finding) => finding.field)).toEqual(['repos[0].setup', 'repos[0].teardown', 'repos[0].copy[0]', 'repos[0].copy[1]', 'copy', 'worktree_setup.concurrency', 'worktree_setup.timeout_seconds']);
+    expect(findings.every((finding) => finding.code === 'N014_CONFIG_INVALID' && finding.severity === 'error')).toBe(true);
+    expect(configuredWorktreeSetup(undefined, { configDir: '/w', repoRoot: '/w', primary: true })).toEqual({ setup: undefined, copy: [] });
+    // A repository not in repos[] and not primary gets nothing from the top level.
+    expect(configuredWorktreeSetup({ setup: 'x' }, { configDir: '/w', repoRoot: '/other', primary: false })).toEqual({ setup: undefined, copy: [] });
   });
 });
 

@@ -136,6 +136,8 @@ export interface SetupWorktreeOptions {
   git: Git;
   /** Git in the main checkout (matches `copy` globs against its untracked files). */
   rootGit: Git;
+  /** The tracked package.json/go.mod files, shared by the worktrees created from one base (default: asked in this worktree). */
+  tracked?: ReturnType<typeof trackedManifests>;
   now: () => Date;
   signal?: AbortSignal;
 }
@@ -505,7 +507,7 @@ export async function setupWorktree(options: SetupWorktreeOptions): Promise<Agen
       const result = await run('setup', options.entry.setup);
       actions.push(`setup ${describeCommand(options.entry.setup)} (exit 0, ${(result.durationMs / 1000).toFixed(1)} s)`);
     } else if (options.entry.setup === undefined && options.settings.defaults) {
-      const tracked = trackedManifests(options.git);
+      const tracked = options.tracked ?? trackedManifests(options.git);
       await nodeDefaults(options, tracked, run, actions, created);
       await goDefaults(options, tracked, actions, created);
       await pythonDefaults(options, actions, created);
@@ -582,6 +584,8 @@ export const worktreeSetupStep: StepDefinition<PrepareContext> = {
     const settings = configuredWorktreeSetupSettings(config);
     const ensured = new Map(context.ensured.map((worktree) => [worktree.agent, worktree]));
     const commonDirs = new Map<string, string>();
+    // Worktrees created from the base have the same tree: one `git ls-files` per repository serves them all.
+    const sharedTracked = new Map<string, ReturnType<typeof trackedManifests>>();
     const jobs: SetupWorktreeOptions[] = [];
     const skipped: string[] = [];
     // The port follows the agent's place in the manifest's wave (prepare-agent sets up one agent, with that agent's port).
@@ -603,6 +607,7 @@ export const worktreeSetupStep: StepDefinition<PrepareContext> = {
         if (record === undefined || record.status === 'done') continue;
       }
       const entry = configuredWorktreeSetup(config, { configDir, repoRoot: repo.root, primary: repo.primary });
+      if (worktree.action === 'created' && !sharedTracked.has(repo.root)) sharedTracked.set(repo.root, trackedManifests(context.rawGitAt(target.path)));
       jobs.push({
         worktree: target.path,
         root: repo.root,
@@ -618,6 +623,7 @@ export const worktreeSetupStep: StepDefinition<PrepareContext> = {
         env: context.options.env ?? process.env,
         git: context.rawGitAt(target.path),
         rootGit: context.rawGitAt(repo.root),
+        ...(worktree.action === 'created' ? { tracked: sharedTracked.get(repo.root)! } : {}),
         now: context.now,
         ...(context.options.signal ? { signal: context.options.signal } : {}),
       });
