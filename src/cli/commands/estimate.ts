@@ -122,6 +122,9 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     planned.push(...(await agentsOfImpl(manifest, slug, repoDir, model, io.env)));
   }
 
+  if (planned.length === 0) {
+    throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `${path.relative(io.cwd, manifestPath) || manifestPath} has no agents to estimate (no waves with agents${kind === 'program' ? ' and no IMPLs' : ''}: not a planned ${kind === 'program' ? 'PROGRAM' : 'IMPL'} manifest)` });
+  }
   const sources: string[] = [];
   const events: HistoryCostEvent[] = [];
   if (options.history !== false) {
