@@ -330,29 +330,33 @@ async function implFor(tag: AgentTag, cwd: string, io: Pick<CommandIo, 'env'>): 
 async function waveStopProblems(tag: AgentTag & { wave: number; agent: string }, implPath: string, io: CommandIo): Promise<string[]> {
   const problems: string[] = [];
   const cli = 'polywave';
-  const check = await runCommandCaptured(() => import('./commands/check-completion.js'), [implPath], { agent: tag.agent }, io);
+  // The independent reads run concurrently (E42 asks for a stop check under 2 s).
+  const [check, main] = await Promise.all([
+    runCommandCaptured(() => import('./commands/check-completion.js'), [implPath], { agent: tag.agent }, io),
+    mainCheckout(path.dirname(implPath), io),
+  ]);
   const completion = parseJson(check.stdout);
   if (check.code !== 0 || completion?.found !== true) {
     problems.push(`I4/E42: agent ${tag.agent} has no completion report in ${implPath}; file it with \`${cli} set-completion ${implPath} --agent ${tag.agent} --status complete|partial|blocked …\``);
   }
-  const main = await mainCheckout(path.dirname(implPath), io);
   const slug = tag.slug ?? (/IMPL-(.+)\.ya?ml$/.exec(path.basename(implPath))?.[1] ?? '');
   const worktree = main === undefined ? undefined : path.join(main, '.claude', 'worktrees', 'polywave', slug, `wave${tag.wave}-agent-${tag.agent}`);
   if (worktree === undefined || !existsSync(worktree)) return problems; // a solo agent (no worktree): the report is what E42 can check
   const ownership = readOwnership(worktree);
   const branch = ownership?.branch ?? `polywave/${slug}/wave${tag.wave}-agent-${tag.agent}`;
-  const isolation = await runCommandCaptured(() => import('./commands/verify-isolation.js'), [], { branch, cwd: worktree }, io);
+  const git = createGit(worktree, { env: { ...io.env } });
+  const findBase = async (): Promise<string | undefined> => {
+    try {
+      const target = main === undefined ? undefined : (await createGit(main, { env: { ...io.env } }).run(['rev-parse', 'HEAD'])).stdout.trim();
+      return target ? (await git.run(['merge-base', 'HEAD', target])).stdout.trim() : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const [isolation, baseCommit] = await Promise.all([runCommandCaptured(() => import('./commands/verify-isolation.js'), [], { branch, cwd: worktree }, io), findBase()]);
   if (isolation.code !== 0) {
     const errors = parseJson(isolation.stdout)?.errors;
     problems.push(`E12: ${worktree} is not on ${branch}${Array.isArray(errors) ? `: ${errors.join('; ')}` : ''}`);
-  }
-  const git = createGit(worktree, { env: { ...io.env } });
-  let baseCommit: string | undefined;
-  try {
-    const target = main === undefined ? undefined : (await createGit(main, { env: { ...io.env } }).run(['rev-parse', 'HEAD'])).stdout.trim();
-    if (target) baseCommit = (await git.run(['merge-base', 'HEAD', target])).stdout.trim();
-  } catch {
-    baseCommit = undefined;
   }
   const jail = await createJail({ root: worktree, ownedFiles: ownership?.owned_files ?? [], branch });
   const audit = await jail.audit(baseCommit ? { baseCommit } : {});
