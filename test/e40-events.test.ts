@@ -306,3 +306,54 @@ describe('E40 cost events per model call', () => {
     }
   }, 120_000);
 });
+
+describe('the cost meter on the running totals of the other backends', () => {
+  it('claude-code: table-priced calls per assistant message, then the result message reconciles to the backend-reported total', async () => {
+    const { createCostMeter } = await import('../src/agents/cost-meter.js');
+    const emitted: CostEvent[] = [];
+    const meter = createCostMeter({ spec: { backend: 'claude-code', modelId: 'claude-sonnet-4-5', raw: 'claude-code:claude-sonnet-4-5' }, role: 'wave', attempt: 1, labels: { slug: 's', wave: 1, agent: 'A' }, emit: (event) => emitted.push(event) });
+    meter.observe(1, { inputTokens: 1000, outputTokens: 100, cacheReadTokens: 0, cacheWriteTokens: 2000 });
+    meter.observe(2, { inputTokens: 1000, outputTokens: 100, cacheReadTokens: 0, cacheWriteTokens: 2000 }); // the same total again: no call
+    meter.observe(3, { inputTokens: 1500, outputTokens: 300, cacheReadTokens: 2000, cacheWriteTokens: 2000 });
+    // The result message: Claude Code's own usage and total_cost_usd.
+    const usage = meter.settle({ inputTokens: 1500, outputTokens: 320, cacheReadTokens: 2000, cacheWriteTokens: 2000, costUsd: 0.02 }, 3);
+    expect(emitted.map((event) => [event.turn, event.input_tokens, event.output_tokens, event.cache_read_tokens, event.cache_write_tokens, event.cost_source, event.provider])).toEqual([
+      [1, 1000, 100, 0, 2000, 'pricing-table', 'anthropic'],
+      [3, 500, 200, 2000, 0, 'pricing-table', 'anthropic'],
+      [3, 0, 20, 0, 0, 'backend', 'anthropic'],
+    ]);
+    // Sonnet: $3 / M input, $15 / M output, $0.30 / M cache read, $3.75 / M cache write.
+    expect(emitted[0]!.cost_usd).toBe(0.012);
+    expect(emitted[1]!.cost_usd).toBe(0.0051);
+    expect(sumCost(emitted)).toBeCloseTo(0.02, 9);
+    expect(usage.costUsd).toBe(sumCost(emitted));
+  });
+
+  it('codex (cli) per turn, an unknown model (cost null, summary cost unknown), and a local model (0, source local)', async () => {
+    const { createCostMeter } = await import('../src/agents/cost-meter.js');
+    const codex: CostEvent[] = [];
+    const codexMeter = createCostMeter({ spec: { backend: 'cli', command: 'codex', modelId: 'gpt-4.1-mini', raw: 'cli:codex:gpt-4.1-mini' }, role: 'wave', attempt: 2, labels: { slug: 's', wave: 1, agent: 'B' }, emit: (event) => codex.push(event) });
+    codexMeter.observe(1, { inputTokens: 800, outputTokens: 50, cacheReadTokens: 200, cacheWriteTokens: 0 });
+    codexMeter.observe(2, { inputTokens: 1600, outputTokens: 90, cacheReadTokens: 400, cacheWriteTokens: 0 });
+    const codexUsage = codexMeter.settle({ inputTokens: 1600, outputTokens: 90, cacheReadTokens: 400, cacheWriteTokens: 0 }, 2);
+    expect(codex.map((event) => [event.input_tokens, event.output_tokens, event.attempt, event.model, event.backend])).toEqual([
+      [800, 50, 2, 'gpt-4.1-mini', 'cli'],
+      [800, 40, 2, 'gpt-4.1-mini', 'cli'],
+    ]);
+    expect(codexUsage.costUsd).toBe(sumCost(codex));
+    expect(codexUsage.costUsd).toBeGreaterThan(0);
+
+    const unknown: CostEvent[] = [];
+    const unknownMeter = createCostMeter({ spec: { backend: 'ai-sdk', provider: 'anthropic', modelId: 'claude-future-9', raw: 'anthropic:claude-future-9' }, role: 'scout', attempt: 1, labels: { slug: 's', agent: 'scout' }, emit: (event) => unknown.push(event) });
+    unknownMeter.observe(1, { inputTokens: 10, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 });
+    expect(unknown[0]).toMatchObject({ cost_usd: null, cost_source: 'unpriced', input_tokens: 10 });
+    expect(unknownMeter.settle({ inputTokens: 10, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 }, 1).costUsd).toBeUndefined();
+
+    const local: CostEvent[] = [];
+    const localMeter = createCostMeter({ spec: { backend: 'ai-sdk', provider: 'ollama', modelId: 'qwen3', baseURL: 'http://127.0.0.1:11434/v1', raw: 'ollama:qwen3' }, role: 'wave', attempt: 1, labels: { slug: 's', wave: 1, agent: 'C' }, emit: (event) => local.push(event) });
+    localMeter.observe(1, { inputTokens: 10, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 });
+    expect(local).toHaveLength(1);
+    expect(local[0]).toMatchObject({ cost_usd: 0, cost_source: 'local' });
+    expect(localMeter.settle({ inputTokens: 10, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 }, 1).costUsd).toBe(0);
+  });
+});
