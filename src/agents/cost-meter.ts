@@ -64,7 +64,6 @@ export function createCostMeter(options: CostMeterOptions): CostMeter {
   const model = modelOf(spec);
   const provider = spec.backend === 'ai-sdk' ? spec.provider : spec.backend === 'claude-code' ? 'anthropic' : undefined;
   const last = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
-  let lastBackendCost = 0;
   let spent = 0;
   let unpriced = false;
   let emitted = 0;
@@ -84,8 +83,10 @@ export function createCostMeter(options: CostMeterOptions): CostMeter {
     // The backend's own cost (Claude Code's total_cost_usd) wins over the table where it is reported.
     const backendCost = spec.backend !== 'ai-sdk' && total.costUsd !== undefined ? total.costUsd : undefined;
     if (backendCost !== undefined) {
-      cost = roundUsd(Math.max(0, backendCost - lastBackendCost));
-      lastBackendCost = Math.max(lastBackendCost, backendCost);
+      // A running total: this call costs what it adds to what the events already carry. Never
+      // negative (when the table priced earlier calls above the backend's figure, the events keep
+      // the table's higher sum — and the run summary, being their sum, says the same).
+      cost = roundUsd(Math.max(0, backendCost - spent));
       source = 'backend';
     } else if (spec.backend === 'script') {
       cost = 0;
