@@ -74,8 +74,10 @@ describe('query events and metrics on a recorded run-wave', () => {
     // metrics: the agents, the wave and its success, from the stored events.
     const metrics = await cli(['metrics', 'observed', '--format', 'json'], store);
     expect(metrics.code, metrics.stderr).toBe(0);
-    const summary = JSON.parse(metrics.stdout) as { runs: number; totals: { agent_attempts: number; agents_succeeded: number; success_rate: number }; waves: Array<{ wave: number; runs: number; success_rate: number; duration_ms: number }>; agents: Array<{ agent: string; attempts: number; success_rate: number }> };
+    const summary = JSON.parse(metrics.stdout) as { runs: number; gates: { executed: number; failed: number }; totals: { agent_attempts: number; agents_succeeded: number; success_rate: number }; waves: Array<{ wave: number; runs: number; success_rate: number; duration_ms: number }>; agents: Array<{ agent: string; attempts: number; success_rate: number }> };
     expect(summary.runs).toBe(1);
+    expect(summary.gates.executed).toBeGreaterThan(0);
+    expect(summary.gates.failed).toBe(0);
     expect(summary.totals).toMatchObject({ agent_attempts: 2, agents_succeeded: 2, success_rate: 1 });
     expect(summary.waves).toEqual([expect.objectContaining({ wave: 1, runs: 1, success_rate: 1 })]);
     expect(summary.waves[0]!.duration_ms).toBe((end.event as { duration_ms: number }).duration_ms);

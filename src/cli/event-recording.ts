@@ -3,6 +3,7 @@ import type { EventBus } from '../engine/events.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 import type { Database } from '../observability/event-store.js';
 import { attachRecorder, type Recorder } from '../observability/recorder.js';
+import { attachTracing } from '../observability/tracing.js';
 import { resolveStoreSettings } from '../observability/store-location.js';
 import type { CommandIo } from './io.js';
 
@@ -21,6 +22,15 @@ export function startRecording(bus: EventBus, input: { command: string; options:
     now: input.io.now,
     cwd: input.io.cwd,
     ...(input.program ? { program: input.program } : {}),
+  });
+  // One OpenTelemetry trace per run through the global tracer: a no-op until the process registers an SDK.
+  const tracing = attachTracing(bus, { name: input.command, runId: recorder.runId, now: input.io.now });
+  const close = recorder.close;
+  Object.assign(recorder, {
+    close: () => {
+      tracing.close();
+      close();
+    },
   });
   if (!input.quiet) input.io.stderr(`${input.command}: run id ${recorder.runId} — query with: polywave query events --run ${recorder.runId}\n`);
   return recorder;

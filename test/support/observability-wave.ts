@@ -27,6 +27,12 @@ function implYaml(slug: string): string {
     '    - number: 1',
     '      agents:',
     ...ids.flatMap((id) => [`        - id: ${id}`, `          task: Implement src/${id.toLowerCase()}.ts.`, '          files:', `            - src/${id.toLowerCase()}.ts`]),
+    'quality_gates:',
+    '    level: standard',
+    '    gates:',
+    '        - type: test',
+    '          command: "node -e \\"process.exit(0)\\""',
+    '          required: true',
     '',
   ].join('\n');
 }
