@@ -642,6 +642,53 @@ export const commandTable: CommandSpec[] = [
     load: () => import('./commands/run.js'),
   },
   {
+    name: 'auto',
+    group: 'Workflows',
+    summary: 'the Go name of `run`: scout → plan summary → confirm → every wave → close (Go flags)',
+    arguments: ['<feature>'],
+    options: [
+      { flags: '--scout-model <model>', description: 'model for the Scout' },
+      { flags: '--wave-model <model>', description: 'model for the wave agents' },
+      { flags: '--model <model>', description: 'model for every role' },
+      { flags: '--timeout <minutes>', description: 'wall-clock limit per agent, in minutes (default 10, as Go)' },
+      { flags: '--skip-confirm', description: 'approve the plan without asking (run --yes)' },
+      { flags: '--protocol-repo <dir>', description: 'accepted for Go compatibility and ignored: the protocol texts are built in' },
+      { flags: '--no-critic', description: 'skip the E37 critic review' },
+      { flags: '--json', description: 'NDJSON events on stdout, ending with a run-result line' },
+      { flags: '--repo-dir <dir>', description: 'repository root (default: current directory)' },
+      unsafeNoSandboxOption,
+    ],
+    help: 'Resumable like run: re-running the same command continues from the manifest and git.\nExit: 0 COMPLETE or NOT_SUITABLE (as Go), 1 stopped or failed, 2 bad input.',
+    load: () => import('./commands/auto.js'),
+  },
+  {
+    name: 'daemon',
+    group: 'Workflows',
+    summary: 'watch docs/IMPL/queue/ and run its items with real agents (Scout → review → waves → close), by priority and dependencies',
+    options: [
+      { flags: '--autonomy <level>', description: 'gated (default; nothing advances without a human), supervised (all but the plan review), autonomous; config autonomy.level; an item\'s autonomy_override wins' },
+      { flags: '--model <model>', description: 'model for every role' },
+      { flags: '--scout-model <model>', description: 'model for the Scout' },
+      { flags: '--wave-model <model>', description: 'model for the wave agents' },
+      { flags: '--poll-interval <duration>', description: 'how often to look at the queue: 30s (default), 2m, 1h' },
+      { flags: '--once', description: 'run what is eligible now, then exit (cron, CI)' },
+      { flags: '--max-items <n>', description: 'exit after running N items' },
+      { flags: '--no-critic', description: 'skip the E37 critic review' },
+      { flags: '--timeout <seconds>', description: 'wall-clock limit per agent' },
+      { flags: '--concurrency <k>', description: 'agents running at once per provider' },
+      { flags: '--json', description: 'one JSON line per item outcome on stdout, then a daemon-result line' },
+      { flags: '--repo-dir <dir>', description: 'repository root (default: current directory)' },
+      unsafeNoSandboxOption,
+    ],
+    help:
+      'Items: docs/IMPL/queue/NNN-<slug>.yaml (polywave queue add). Each runs like `polywave run "<title + description>"` and is resumed after a crash or Ctrl-C.\n' +
+      'Status: queued → in_progress → complete | blocked (blocked_reason; set status: queued to try again). A plan waiting for review keeps awaiting_review: true until\n' +
+      'the item allows it (require_review: false / autonomy_override) or you run the IMPL yourself (polywave run docs/IMPL/IMPL-<slug>.yaml --yes).\n' +
+      'gate_failure under supervised/autonomous: up to autonomy.max_auto_retries (2) resumed runs, then blocked. One daemon per repository (.polywave-state/daemon.lock).\n' +
+      'Exit: 0 stopped (Ctrl-C/SIGTERM, --once, --max-items) with nothing blocked, 1 an item ended blocked or another daemon runs here, 2 bad input.',
+    load: () => import('./commands/daemon.js'),
+  },
+  {
     name: 'demo',
     group: 'Workflows',
     summary: 'build a sample library with six scripted agents in two waves through the whole protocol (no API key; under a minute)',

@@ -42,6 +42,8 @@ export interface AutopilotOptions {
   unsafeNoSandbox?: boolean;
   /** A feature description (scouted first) or the path of an existing IMPL (resumed). */
   feature?: string;
+  /** The IMPL slug for `feature` (default: derived from its text, as run-scout does). */
+  slug?: string;
   implPath?: string;
   repoDir: string;
   /** Skip the approval of the plan. */
@@ -156,7 +158,7 @@ export async function runAutopilot(options: AutopilotOptions): Promise<Autopilot
   let implPath = options.implPath ? path.resolve(options.repoDir, options.implPath) : undefined;
   if (!implPath) {
     if (!options.feature?.trim()) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: 'polywave run needs a feature description or an IMPL path' });
-    const slug = slugOfFeature(options.feature);
+    const slug = options.slug ?? slugOfFeature(options.feature);
     const candidate = path.join(options.repoDir, 'docs', 'IMPL', `IMPL-${slug}.yaml`);
     const scoutNeeded = !existsSync(candidate) || ['', 'SCOUT_PENDING', 'SCOUT_VALIDATING', 'INTERVIEWING'].includes(((await readManifest(candidate).catch(() => undefined))?.state ?? '').trim());
     if (scoutNeeded) {

@@ -1,45 +1,10 @@
-import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PolywaveError } from '../../errors/polywave-error.js';
-import { implSlugFromPath } from '../../protocol/names.js';
-import { parseImpl } from '../../protocol/parse-impl.js';
-import { newQueueItem, nextQueueItem, parseQueueItem, queueFileName, serializeQueueItem, sortQueue, type QueueItem } from '../../protocol/queue.js';
+import { newQueueItem, nextQueueItem, queueFileName, serializeQueueItem, type QueueItem } from '../../protocol/queue.js';
+import { completedSlugs, queueDirectory, readQueue } from '../../store/queue-files.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { repoDirOption } from './repo-dir-option.js';
-
-const queueDirectory = (root: string) => path.join(root, 'docs', 'IMPL', 'queue');
-
-async function readQueue(root: string): Promise<Array<QueueItem & { file_path: string }>> {
-  const directory = queueDirectory(root);
-  if (!existsSync(directory)) return [];
-  const items: Array<QueueItem & { file_path: string }> = [];
-  for (const name of (await readdir(directory)).filter((entry) => /\.ya?ml$/.test(entry)).sort()) {
-    const file = path.join(directory, name);
-    const { item, error } = parseQueueItem(await readFile(file, 'utf8'), file);
-    if (!item) throw new PolywaveError({ code: 'Q006_QUEUE_CORRUPTED_FILE', message: error ?? `${file}: unreadable queue item` });
-    items.push({ ...item, file_path: file });
-  }
-  return sortQueue(items) as Array<QueueItem & { file_path: string }>;
-}
-
-/** Slugs that count as done: complete queue items and IMPLs archived in docs/IMPL/complete/. */
-async function completedSlugs(root: string, items: readonly QueueItem[]): Promise<Set<string>> {
-  const done = new Set(items.filter((item) => item.status === 'complete').map((item) => item.slug));
-  const archive = path.join(root, 'docs', 'IMPL', 'complete');
-  if (!existsSync(archive)) return done;
-  for (const name of (await readdir(archive)).filter((entry) => /\.ya?ml$/.test(entry))) {
-    const file = path.join(archive, name);
-    let manifest;
-    try {
-      manifest = parseImpl(await readFile(file, 'utf8')).manifest ?? undefined;
-    } catch {
-      manifest = undefined;
-    }
-    done.add(implSlugFromPath(file, manifest));
-  }
-  return done;
-}
 
 /**
  * `queue add --title T [--priority N] [--description D] [--depends-on a,b]` · `queue list` ·

@@ -1,0 +1,165 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { demoBaseFiles, demoManifest, demoScript } from '../src/demo/project.js';
+import { initDemoRepository } from '../src/demo/run-demo.js';
+import { expectCodedError } from './support/cli-assert.js';
+import { binPath, runCli, type CliResult } from './support/cli.js';
+
+// Issue 13: `polywave daemon` watches docs/IMPL/queue/ and runs its items with real agents (the
+// script backend here) through the same autopilot as `polywave run` — unlike the Go daemon, which
+// never launches an agent. The sample library of `polywave demo` is the project: its IMPL is
+// REVIEWED, so a queue item titled "textkit" resumes it (the plan review is where autonomy matters).
+
+const parent = mkdtempSync(path.join(os.tmpdir(), 'polywave-daemon-test-'));
+afterAll(() => rmSync(parent, { recursive: true, force: true }));
+const env = { POLYWAVE_NO_EVENTS: '1', POLYWAVE_NO_PRIORITIZE: '1' };
+
+interface Project {
+  repo: string;
+  script: string;
+  item: string;
+}
+
+let counter = 0;
+async function project(): Promise<Project> {
+  counter += 1;
+  const dir = path.join(parent, `p${counter}`);
+  const repo = path.join(dir, 'textkit');
+  const script = path.join(dir, 'agents.script.yaml');
+  await initDemoRepository(repo, { ...demoBaseFiles, 'docs/IMPL/IMPL-textkit.yaml': demoManifest() }, { ...process.env }, 'textkit: empty library and the IMPL plan');
+  writeFileSync(script, demoScript({ stepDelayMs: 0 }));
+  const added = await runCli(['queue', 'add', '--title', 'textkit', '--description', 'Text helpers for the sample library.', '--repo-dir', repo]);
+  expect(added.code, added.stderr).toBe(0);
+  return { repo, script, item: (JSON.parse(added.stdout) as { path: string }).path };
+}
+
+function daemon(p: Project, extra: string[]): Promise<CliResult> {
+  return runCli(['daemon', '--repo-dir', p.repo, '--model', `script:${p.script}`, '--no-critic', '--json', ...extra], { env, timeoutMs: 600_000 });
+}
+
+function itemText(p: Project): string {
+  return readFileSync(p.item, 'utf8');
+}
+
+function git(cwd: string, args: string[]): string {
+  return spawnSync('git', args, { cwd, encoding: 'utf8' }).stdout;
+}
+
+function expectLibraryBuilt(repo: string): void {
+  const merges = git(repo, ['log', '--merges', '--format=%s']).trim().split('\n');
+  for (const agent of ['A', 'B', 'C', 'D', 'E', 'F']) expect(merges.filter((subject) => subject.includes(`wave`) && subject.includes(`-agent-${agent}`)), agent).toHaveLength(1);
+  expect(existsSync(path.join(repo, 'docs', 'IMPL', 'complete', 'IMPL-textkit.yaml'))).toBe(true);
+  const tests = spawnSync(process.execPath, ['--test'], { cwd: repo, encoding: 'utf8' });
+  expect(tests.status, tests.stdout + tests.stderr).toBe(0);
+}
+
+describe('polywave daemon', () => {
+  let p: Project;
+  beforeAll(async () => {
+    p = await project();
+  });
+
+  it('gated (the default) advances nothing and says why; supervised stops at the plan review', async () => {
+    const gated = await daemon(p, ['--once']);
+    expect(gated.code, gated.stderr).toBe(0);
+    expect(gated.stderr).toContain('autonomy gated does not advance the queue (autonomy_blocked)');
+    expect(itemText(p)).toMatch(/status: queued/);
+
+    const supervised = await daemon(p, ['--once', '--autonomy', 'supervised']);
+    expect(supervised.code, supervised.stderr).toBe(0);
+    const outcome = JSON.parse(supervised.stdout.split('\n')[0]!) as { status: string; reason: string };
+    expect(outcome).toMatchObject({ type: 'daemon-item', slug: 'textkit', status: 'awaiting_review' });
+    expect(outcome.reason).toContain('polywave run docs/IMPL/IMPL-textkit.yaml --yes');
+    expect(itemText(p)).toMatch(/status: in_progress/);
+    expect(itemText(p)).toMatch(/awaiting_review: true/);
+    expect(git(p.repo, ['log', '--merges', '--format=%s']).trim()).toBe('');
+    // Asked again, it does not run the same plan review over and over.
+    const again = await daemon(p, ['--once', '--autonomy', 'supervised']);
+    expect(again.stdout.trim().split('\n')).toEqual([expect.stringContaining('"type":"daemon-result"')]);
+  }, 300_000);
+
+  it('an item allowed to go on (autonomy_override) is run by real agents to COMPLETE, even after the daemon is SIGKILLed mid-wave', async () => {
+    writeFileSync(p.item, itemText(p).replace('status: in_progress', 'status: in_progress\nautonomy_override: autonomous'));
+    // Kill the daemon once the first agent commit exists, then run it again.
+    const child = spawn(process.execPath, [binPath, 'daemon', '--repo-dir', p.repo, '--model', `script:${p.script}`, '--no-critic', '--once', '--autonomy', 'supervised'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const killed = await new Promise<boolean>((resolve) => {
+      const timer = setInterval(() => {
+        const branches = git(p.repo, ['for-each-ref', '--format=%(refname:short) %(objectname)', 'refs/heads/polywave/']).trim();
+        const main = git(p.repo, ['rev-parse', 'main']).trim();
+        if (branches.split('\n').some((line) => line !== '' && !line.endsWith(main))) {
+          clearInterval(timer);
+          child.kill('SIGKILL');
+          resolve(true);
+        }
+      }, 100);
+      child.on('exit', () => {
+        clearInterval(timer);
+        resolve(false);
+      });
+    });
+    await new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve(undefined) : child.on('exit', resolve)));
+    expect(killed, stderr).toBe(true);
+    expect(itemText(p)).toMatch(/status: in_progress/);
+
+    const resumed = await daemon(p, ['--once', '--autonomy', 'supervised']);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(JSON.parse(resumed.stdout.split('\n')[0]!)).toMatchObject({ slug: 'textkit', status: 'complete', state: 'COMPLETE' });
+    expect(itemText(p)).toMatch(/status: complete/);
+    expect(itemText(p)).toContain('autonomy_override: autonomous');
+    expect(itemText(p)).not.toContain('awaiting_review');
+    expectLibraryBuilt(p.repo);
+    // Nothing left to do: a later pass runs nothing.
+    const idle = await daemon(p, ['--once', '--autonomy', 'autonomous']);
+    expect(idle.stdout.trim().split('\n')).toHaveLength(1);
+  }, 600_000);
+
+  it('one daemon per repository; bad input is refused with a code and nothing changed', async () => {
+    const q = await project();
+    const first = spawn(process.execPath, [binPath, 'daemon', '--repo-dir', q.repo, '--model', `script:${q.script}`, '--poll-interval', '1s'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let firstErr = '';
+    first.stderr.on('data', (chunk: Buffer) => (firstErr += chunk.toString()));
+    await new Promise<void>((resolve, reject) => {
+      const deadline = Date.now() + 60_000;
+      const timer = setInterval(() => {
+        if (firstErr.includes('daemon: watching')) {
+          clearInterval(timer);
+          resolve();
+        } else if (Date.now() > deadline || first.exitCode !== null) {
+          clearInterval(timer);
+          reject(new Error(`first daemon did not start: ${firstErr}`));
+        }
+      }, 50);
+    });
+    const second = await daemon(q, ['--once', '--autonomy', 'autonomous']);
+    const error = expectCodedError(second, { exitCode: 1, code: 'Q007_DAEMON_RUNNING' });
+    expect(error.message).toContain(`pid ${first.pid}`);
+    expect(itemText(q)).toMatch(/status: queued/);
+    first.kill('SIGTERM');
+    const code = await new Promise<number | null>((resolve) => first.on('exit', (exitCode) => resolve(exitCode)));
+    expect(code, firstErr).toBe(0);
+
+    const before = itemText(q);
+    expectCodedError(await daemon(q, ['--once', '--autonomy', 'reckless']), { code: 'X001_INVALID_INPUT' });
+    expectCodedError(await daemon(q, ['--once', '--poll-interval', 'soon']), { code: 'X001_INVALID_INPUT' });
+    expectCodedError(await daemon(q, ['--max-items', '0']), { code: 'X001_INVALID_INPUT' });
+    // A hand-written item whose slug climbs out of docs/IMPL/ is blocked, not run.
+    const hostile = path.join(path.dirname(q.item), '001-evil.yaml');
+    writeFileSync(hostile, 'title: evil\npriority: 1\nslug: ../../../evil\nfeature_description: x\nstatus: queued\n');
+    const refused = await daemon(q, ['--once', '--autonomy', 'autonomous', '--max-items', '1']);
+    expect(refused.code, refused.stderr).toBe(1);
+    expect(JSON.parse(refused.stdout.split('\n')[0]!)).toMatchObject({ slug: '../../../evil', status: 'blocked' });
+    expect(readFileSync(hostile, 'utf8')).toMatch(/status: blocked/);
+    expect(existsSync(path.join(q.repo, '..', 'evil.yaml'))).toBe(false);
+    expect(itemText(q)).toBe(before);
+    rmSync(hostile);
+    writeFileSync(path.join(path.dirname(q.item), '010-broken.yaml'), '- just\n- a list\n');
+    expectCodedError(await daemon(q, ['--once', '--autonomy', 'autonomous']), { code: 'Q006_QUEUE_CORRUPTED_FILE' });
+    expect(itemText(q)).toBe(before);
+    expect(readdirSync(path.dirname(q.item)).sort()).toEqual(['010-broken.yaml', path.basename(q.item)].sort());
+  }, 300_000);
+});
