@@ -235,6 +235,7 @@ describe('configured setup and teardown', () => {
     expect(readFileSync(path.join(fixture.worktree('B'), '.env'), 'utf8')).toBe('API_URL=http://localhost\n');
     expect(readFileSync(path.join(fixture.worktree('B'), 'config/db.local.json'), 'utf8')).toBe('{"db": "local"}\n');
     expect(await status(fixture.worktree('B'), fixture.repo.env)).toBe('');
+    expect(JSON.parse(readFileSync(fixture.repo.path('.git/worktrees/wave1-agent-B/polywave-setup.json'), 'utf8'))).toMatchObject({ status: 'done', agent: 'B', port: 45101 });
 
     // E9 re-entry reuses the worktrees: their setup does not run again.
     rmSync(fixture.repo.sibling('setup-A.json'));
@@ -385,6 +386,16 @@ describe('hostile configuration', () => {
     await config(fixture, { setup: { run: 'x' } });
     const result = await prepare(fixture);
     expect(result.steps.find((item) => item.status === 'failed')?.detail).toMatch(/^N014_CONFIG_INVALID: .*setup: must be a command string or an argv array/);
+  }, 60_000);
+});
+
+describe('nothing to do', () => {
+  it('a repository with no config and no Node/Go/Python files: the step is skipped and leaves no record', async () => {
+    const fixture = await createWaveFixture(twoAgents);
+    const result = await prepare(fixture);
+    expect(result.success, failure(result)).toBe(true);
+    expect(step(result, 'workspace_setup')).toMatchObject({ status: 'skipped', detail: expect.stringMatching(/^nothing to set up in 2 new worktree\(s\)/) });
+    expect(existsSync(fixture.repo.path('.git/worktrees/wave1-agent-A/polywave-setup.json'))).toBe(false);
   }, 60_000);
 });
 

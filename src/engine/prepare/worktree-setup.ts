@@ -557,6 +557,19 @@ async function excludeCreated(commonDir: string, worktreeGit: Git, created: read
   return missing;
 }
 
+/**
+ * True when a worktree created from the base needs nothing: no `setup` command, `copy` or
+ * `teardown`, and none of the defaults applies to its tree (asked once per repository: the
+ * worktrees created from one base have the same files).
+ */
+async function nothingToDo(entry: WorktreeSetupEntry, settings: WorktreeSetupConfig, worktree: string, tracked: ReturnType<typeof trackedManifests>, goWork: boolean): Promise<boolean> {
+  if ((entry.setup !== undefined && entry.setup !== false) || entry.copy.length > 0 || entry.teardown !== undefined) return false;
+  if (entry.setup === false || !settings.defaults) return true;
+  const markers = ['package.json', 'pyproject.toml', 'setup.py', 'setup.cfg', 'requirements.txt'];
+  if ((await Promise.all(markers.map((marker) => exists(path.join(worktree, marker))))).some(Boolean)) return false;
+  return !goWork || (await tracked()).goModules.length < 2;
+}
+
 /** The config every repository of the run reads (polywave.config.json of the primary checkout or a parent). */
 async function loadConfig(root: string): Promise<{ config: ProjectConfig | undefined; configDir: string; problems: string[] }> {
   const located = await locateProjectConfig(root);
@@ -590,11 +603,26 @@ export const worktreeSetupStep: StepDefinition<PrepareContext> = {
     const skipped: string[] = [];
     // The port follows the agent's place in the manifest's wave (prepare-agent sets up one agent, with that agent's port).
     const waveAgents = (manifestOf(context).waves?.find((wave) => wave.number === context.wave)?.agents ?? []).map((agent) => agent.id);
+    // Per repository: what to do, and whether the worktrees created from the base have nothing to do
+    // at all (no command, copy or teardown configured and no default applies to their tree).
+    const plans = new Map<string, { entry: WorktreeSetupEntry; idle?: Promise<boolean> }>();
+    let idleCount = 0;
     for (const [position, target] of context.targets.entries()) {
       const index = waveAgents.includes(target.agent) ? waveAgents.indexOf(target.agent) : position;
       const worktree = ensured.get(target.agent);
       if (worktree === undefined) continue;
       const repo = target.repoContext;
+      if (!plans.has(repo.root)) plans.set(repo.root, { entry: configuredWorktreeSetup(config, { configDir, repoRoot: repo.root, primary: repo.primary }) });
+      const plan = plans.get(repo.root)!;
+      const entry = plan.entry;
+      if (worktree.action === 'created') {
+        if (!sharedTracked.has(repo.root)) sharedTracked.set(repo.root, trackedManifests(context.rawGitAt(target.path)));
+        plan.idle ??= nothingToDo(entry, settings, target.path, sharedTracked.get(repo.root)!, context.options.goWork !== false);
+        if (await plan.idle) {
+          idleCount += 1;
+          continue;
+        }
+      }
       if (!commonDirs.has(repo.root)) commonDirs.set(repo.root, path.resolve(repo.root, await repo.git.commonDir()));
       const gitDir = await worktreeGitDir(target.path, commonDirs.get(repo.root)!);
       if (gitDir === undefined) {
@@ -606,7 +634,6 @@ export const worktreeSetupStep: StepDefinition<PrepareContext> = {
         const record = await readRecord(gitDir);
         if (record === undefined || record.status === 'done') continue;
       }
-      const entry = configuredWorktreeSetup(config, { configDir, repoRoot: repo.root, primary: repo.primary });
       if (worktree.action === 'created' && !sharedTracked.has(repo.root)) sharedTracked.set(repo.root, trackedManifests(context.rawGitAt(target.path)));
       jobs.push({
         worktree: target.path,
@@ -628,7 +655,10 @@ export const worktreeSetupStep: StepDefinition<PrepareContext> = {
         ...(context.options.signal ? { signal: context.options.signal } : {}),
       });
     }
-    if (jobs.length === 0) return { status: 'skipped', detail: `no new worktree to set up${skipped.length > 0 ? ` (${skipped.join(', ')})` : ''}` };
+    if (jobs.length === 0) {
+      const why = idleCount > 0 ? `nothing to set up in ${idleCount} new worktree(s): no setup, copy or teardown configured, no Node/Go/Python default applies` : 'no new worktree to set up';
+      return { status: 'skipped', detail: `${why}${skipped.length > 0 ? ` (${skipped.join(', ')})` : ''}` };
+    }
     const limit = settings.concurrency ?? Math.max(1, Math.min(4, availableParallelism()));
     const settled = await mapBounded(jobs, limit, (job) => setupWorktree(job), context.options.signal);
     const outcomes = settled.map((item, index): AgentSetupOutcome =>
