@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { parseYamlSafe, toPlain } from '../../protocol/yaml/index.js';
 import { saveCompletionReport } from '../../store/completion-report-file.js';
@@ -38,6 +40,32 @@ async function readReportFile(source: string, io: CommandIo): Promise<Record<str
   return value as Record<string, unknown>;
 }
 
+const blank = (value: unknown): boolean => value === undefined || value === null || (typeof value === 'string' && value.trim() === '');
+
+/**
+ * Issue 13: a `complete` report without `commit` run from the agent's own worktree (as the
+ * Claude Code plugin's agents do) takes commit, branch and worktree from git — but only when the
+ * checkout is that agent's worktree on that agent's branch (`polywave/<slug>/wave<N>-agent-<ID>`),
+ * so a report can never borrow another branch's commit. Anywhere else G003 stands.
+ */
+async function fillFromWorktree(input: Record<string, unknown>, agentId: string, io: CommandIo): Promise<void> {
+  if (input.status !== 'complete' || !blank(input.commit)) return;
+  const directory = typeof input.worktree === 'string' && input.worktree.trim() !== '' ? path.resolve(io.cwd, input.worktree) : io.cwd;
+  const run = promisify(execFile);
+  const git = async (args: string[]) => (await run('git', ['-C', directory, ...args], { env: io.env as NodeJS.ProcessEnv })).stdout.trim();
+  try {
+    const [top, branch, head] = await Promise.all([git(['rev-parse', '--show-toplevel']), git(['symbolic-ref', '--quiet', '--short', 'HEAD']), git(['rev-parse', 'HEAD'])]);
+    const match = /^polywave\/([a-z0-9][a-z0-9-]*)\/wave(\d+)-agent-([A-Z][2-9]?)$/.exec(branch);
+    if (!match || match[3] !== agentId || path.basename(top) !== `wave${match[2]}-agent-${agentId}`) return;
+    if (!blank(input.branch) && input.branch !== branch) return;
+    input.commit = head;
+    input.branch = branch;
+    if (blank(input.worktree)) input.worktree = top;
+  } catch {
+    // Not a git checkout (or no HEAD): the writer's G003 says what is missing.
+  }
+}
+
 /**
  * `set-completion <impl> --agent ID --status … [fields] [--file F|-]` — writes
  * `completion_reports.{ID}` through the locked, format-preserving writer, group-committed with
@@ -59,6 +87,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     if (options[option] !== undefined) input[field] = options[option];
   }
   if (!agentId) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: '--agent is required (or an `agent:` key in the report file)' });
+  await fillFromWorktree(input, agentId, io);
   const report = await saveCompletionReport(filePath, agentId, input, manifestWriteOptions(io.env));
   printJson(io, { agent: agentId, status: report.status, saved: true }, { compact: true });
   return 0;
