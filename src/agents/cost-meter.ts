@@ -10,7 +10,7 @@
  * Synchronous and allocation-light: it runs on every turn of every agent.
  */
 import type { CostEvent, CostSource, E40Labels } from '../protocol/e40.js';
-import type { AgentUsage, ModelSpec } from './contract.js';
+import type { AgentEvent, AgentOutcome, AgentUsage, ModelSpec } from './contract.js';
 import { estimateCostUsd, pricingTableDate } from './pricing.js';
 
 /** The file in an agent's journal directory that keeps its `cost` events (one JSON line each). */
@@ -143,5 +143,21 @@ export function createCostMeter(options: CostMeterOptions): CostMeter {
       return spent;
     },
     events,
+  };
+}
+
+/**
+ * A cost meter in front of an agent's event handler (single-attempt roles: Scaffold, Critic,
+ * Integration): `onEvent` meters every `turn-end` and forwards the event; `settle` returns the
+ * outcome's usage with the cost the emitted `cost` events add up to.
+ */
+export function meterAgentEvents(options: CostMeterOptions, forward?: (event: AgentEvent) => void): { onEvent: (event: AgentEvent) => void; settle: (outcome: Pick<AgentOutcome, 'usage' | 'turns'>) => AgentUsage } {
+  const meter = createCostMeter(options);
+  return {
+    onEvent: (event) => {
+      if (event.type === 'turn-end') meter.observe(event.turn, event.usage);
+      forward?.(event);
+    },
+    settle: (outcome) => meter.settle(outcome.usage, outcome.turns),
   };
 }

@@ -14,6 +14,8 @@ import { emptyUsage, type AgentBackend, type AgentUsage } from '../agents/contra
 import { renderRolePrompt } from '../agents/prompts/index.js';
 import { runAgent } from '../agents/run-agent.js';
 import type { EventBus } from '../engine/events.js';
+import { meterAgentEvents } from '../agents/cost-meter.js';
+import { resolveModelSpec } from '../agents/model-spec.js';
 import type { StepResult, StepStatus } from '../engine/step.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { commitFiles } from '../git/commit-files.js';
@@ -341,6 +343,9 @@ export async function runCritic(options: RunCriticOptions): Promise<RunCriticRes
   const extraRoots = typeof roots === 'string' ? [] : Object.values(roots).filter((root) => root !== primary);
   const insideRoot = implPath === primary || implPath.startsWith(`${primary}${path.sep}`);
   const agentStarted = performance.now();
+  // E40: a `cost` event per model call of the Critic.
+  const criticSpec = resolveModelSpec(options.model, options.env);
+  const metered = meterAgentEvents({ spec: criticSpec, ...(options.backend ? { backend: options.backend.name } : {}), role: 'critic', attempt: 1, labels: { slug, agent: 'critic' }, ...(options.events ? { emit: (event) => options.events!.emit(event) } : {}) });
   const { outcome } = await runAgent({
           ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
     agentId: 'critic',
@@ -354,9 +359,11 @@ export async function runCritic(options: RunCriticOptions): Promise<RunCriticRes
     limits: { timeoutMs: options.timeoutMs ?? 20 * 60_000, ...(options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}) },
     env: options.env,
     outputSchema: criticReportJsonSchema,
+    onEvent: metered.onEvent,
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.backend ? { backend: options.backend } : {}),
   });
+  outcome.usage = metered.settle(outcome);
   const base = {
     impl_path: implPath,
     slug,

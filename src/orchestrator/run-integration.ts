@@ -27,6 +27,7 @@ import { runAgent } from '../agents/run-agent.js';
 import { validateIntegration, validateWiring, type IntegrationReport, type WiringReport } from '../analysis/index.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 import type { EventBus } from '../engine/events.js';
+import { meterAgentEvents } from '../agents/cost-meter.js';
 import { journalPaths } from '../engine/journal.js';
 import { classifyCallerCascade, verifyBuild, verifyBuildCommands, type VerifyBuildData } from '../engine/verify-build.js';
 import { createGit } from '../git/git-cli.js';
@@ -257,6 +258,8 @@ export async function runIntegrationAgent(options: RunIntegrationOptions): Promi
   const spec = resolveModelSpec(options.model, env);
   result.agent_launched = true;
   options.events?.emit({ v: 1, type: 'agent-launch', ...meta, model: spec.raw, backend: spec.backend });
+  // E40: a `cost` event per model call of the Integration agent.
+  const metered = meterAgentEvents({ spec, ...(options.backend ? { backend: options.backend.name } : {}), role: 'integration', attempt: 1, labels: { slug, wave, agent: 'integrator' }, ...(options.events ? { emit: (event) => options.events!.emit(event) } : {}) }, agentEventForwarder(options.events, meta));
   const run = await runAgent({
           ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
     agentId: 'integrator',
@@ -274,10 +277,11 @@ export async function runIntegrationAgent(options: RunIntegrationOptions): Promi
     ...(options.limits ? { limits: options.limits } : {}),
     env: { ...env, POLYWAVE_REPO_ROOT: repoDir, POLYWAVE_ALLOW_MAIN_COMMIT: '1' },
     ...(options.signal ? { signal: options.signal } : {}),
-    onEvent: agentEventForwarder(options.events, meta),
+    onEvent: metered.onEvent,
     journal: journalPaths(repoDir, slug, wave, 'integrator'),
     ...(options.backend ? { backend: options.backend } : {}),
   });
+  run.outcome.usage = metered.settle(run.outcome);
   result.agent = agentRunReport('integrator', run.spec, run.outcome);
   options.events?.emit(agentEndEvent(meta, run.outcome));
 

@@ -31,6 +31,7 @@ import { runAgent } from '../agents/run-agent.js';
 import { combineCommands, detectToolchain } from '../analysis/toolchain.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 import type { EventBus, PolywaveEvent } from '../engine/events.js';
+import { meterAgentEvents } from '../agents/cost-meter.js';
 import { journalPaths } from '../engine/journal.js';
 import { defaultVerifyBuildTimeoutMs } from '../engine/verify-build.js';
 import { runShellCommand } from '../gates/run-command.js';
@@ -337,6 +338,8 @@ export async function runScaffold(options: RunScaffoldOptions): Promise<RunScaff
     const spec = resolveModelSpec(options.model, env);
     result.agent_launched = true;
     options.events?.emit({ v: 1, type: 'agent-launch', ...meta, model: spec.raw, backend: spec.backend });
+    // E40: a `cost` event per model call of the Scaffold agent.
+    const metered = meterAgentEvents({ spec, ...(options.backend ? { backend: options.backend.name } : {}), role: 'scaffold', attempt: 1, labels: { slug, agent: 'scaffold' }, ...(options.events ? { emit: (event) => options.events!.emit(event) } : {}) }, agentEventForwarder(options.events, meta));
     const run = await runAgent({
           ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
       agentId: 'scaffold',
@@ -353,10 +356,11 @@ export async function runScaffold(options: RunScaffoldOptions): Promise<RunScaff
       ...(options.limits ? { limits: options.limits } : {}),
       env: { ...env, POLYWAVE_REPO_ROOT: repoDir, POLYWAVE_ALLOW_MAIN_COMMIT: '1' },
       ...(options.signal ? { signal: options.signal } : {}),
-      onEvent: agentEventForwarder(options.events, meta),
+      onEvent: metered.onEvent,
       journal: journalPaths(repoDir, slug, 0, 'scaffold'),
       ...(options.backend ? { backend: options.backend } : {}),
     });
+    run.outcome.usage = metered.settle(run.outcome);
     result.agent = agentRunReport('scaffold', run.spec, run.outcome);
     options.events?.emit(agentEndEvent(meta, run.outcome));
 
