@@ -333,6 +333,7 @@ describe('hostile configuration', () => {
     ['~/.ssh/id_rsa', /absolute path/],
     ['config/../../x', /leaves the repository/],
     ['.git/config', /git metadata/],
+    ['./', /whole repository/],
   ])('copy %s is refused (WORKTREE_SETUP_COPY_REFUSED) and nothing is copied', async (entry, why) => {
     expect(() => checkCopyPattern(entry)).toThrow(why);
     const fixture = await createWaveFixture(twoAgents);

@@ -242,7 +242,8 @@ export function checkCopyPattern(pattern: string): void {
   if (pattern.includes('\0')) refuse('it contains a NUL byte');
   if (path.isAbsolute(pattern) || /^[A-Za-z]:[\\/]/.test(pattern) || pattern.startsWith('~')) refuse('an absolute path (entries are relative to the repository root)');
   if (pattern.split(/[\\/]+/).includes('..')) refuse('it leaves the repository (`..`)');
-  if (pattern.split(/[\\/]+/)[0] === '.git' || pattern.split(/[\\/]+/).includes('.git')) refuse('git metadata is never copied');
+  if (pattern.split(/[\\/]+/).includes('.git')) refuse('git metadata is never copied');
+  if (['.', ''].includes(path.normalize(pattern.trim()).replace(/[\\/]+$/, ''))) refuse('that is the whole repository (name the untracked files)');
 }
 
 /**
@@ -300,10 +301,12 @@ async function copyEntries(options: SetupWorktreeOptions, actions: string[], cre
   }
 }
 
-/** Regular files under a directory being copied; a symlink inside is refused. */
+/** Regular files under a directory being copied; a symlink inside is refused; nested repositories and worktrees are left out. */
 async function regularFilesUnder(directory: string, relative: string, refuse: (entry: string, why: string) => never): Promise<string[]> {
   const found: string[] = [];
-  for (const entry of await readdir(directory, { withFileTypes: true })) {
+  const entries = await readdir(directory, { withFileTypes: true });
+  if (entries.some((entry) => entry.name === '.git')) return found;
+  for (const entry of entries) {
     const child = path.join(relative, entry.name);
     if (entry.name === '.git' || entry.name === 'node_modules') continue;
     if (entry.isSymbolicLink()) refuse(child, 'it is a symlink (only regular files are copied)');
