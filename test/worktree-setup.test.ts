@@ -7,7 +7,7 @@
  * failure that leaves the worktree and does not arm the wave; teardown runs before cleanup
  * removes a worktree; `--no-workspace-setup` skips it all; hostile config entries are refused.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,7 +17,8 @@ import { prepareAgent, prepareWave, type PrepareWaveOptions, type PrepareWaveRes
 import { checkCopyPattern, commandText } from '../src/engine/prepare/worktree-setup.js';
 import { runGates } from '../src/gates/run-gates.js';
 import { createGit } from '../src/git/git-cli.js';
-import { resetSandbox, sandboxStatus } from '../src/sandbox/index.js';
+import { buildAgentSandboxPlan } from '../src/agents/sandbox/index.js';
+import { resetSandbox, sandboxStatus, wrapInSandbox } from '../src/sandbox/index.js';
 import { configuredWorktreeSetup, configuredWorktreeSetupSettings, parseProjectConfig } from '../src/store/project-config.js';
 import { runCli } from './support/cli.js';
 import { createWaveFixture, type WaveFixture } from './support/wave-fixture.js';
@@ -151,6 +152,27 @@ describe('default setup: a Node project', () => {
     // Writing the worktree's own files still works.
     const own = await runGates({ repoDir: worktree, env: fixture.repo.env, noCache: true, gates: [{ type: 'custom', command: 'echo ok > src-out.txt && npm test', required: true }] });
     expect(own.passed, own.results[0]?.output).toBe(true);
+
+    // The agent's own sandbox (its plan: worktree, private HOME and TMPDIR writable): reads through the link, cannot write through it.
+    const home = fixture.repo.sibling('agent-home');
+    const tmp = fixture.repo.sibling('agent-tmp');
+    mkdirSync(home);
+    mkdirSync(tmp);
+    const plan = await buildAgentSandboxPlan({ root: worktree, home, tmp, env: fixture.repo.env, userHome: fixture.repo.sibling('user-home') });
+    const env = { ...(Object.fromEntries(Object.entries(fixture.repo.env).filter((entry): entry is [string, string] => entry[1] !== undefined))), HOME: home, TMPDIR: tmp };
+    const inAgentSandbox = async (command: string) => {
+      const wrapped = await wrapInSandbox(plan, command, { cwd: worktree, env });
+      try {
+        return spawnSync(wrapped.file, wrapped.args, { cwd: worktree, env: wrapped.env, encoding: 'utf8', timeout: 60_000 });
+      } finally {
+        wrapped.release();
+      }
+    };
+    expect((await inAgentSandbox("node -e \"require('tiny-dep')\" && echo mine > own.txt")).status).toBe(0);
+    const write = await inAgentSandbox("node -e \"require('fs').writeFileSync('node_modules/tiny-dep/index.js', 'pwned')\"");
+    expect(write.status, write.stdout + write.stderr).not.toBe(0);
+    expect(write.stderr).toMatch(/EROFS|read-only|EACCES|EPERM/);
+    expect(readFileSync(fixture.repo.path('node_modules/tiny-dep/index.js'), 'utf8')).toContain('hello');
   }, 120_000);
 
   it('a worktree whose lockfile differs from the main checkout\'s gets its own `npm ci --prefer-offline`', async () => {
