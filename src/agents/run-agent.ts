@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { JournalPaths } from '../engine/journal.js';
+import { appendDenials, outOfScopeLine, ownershipDenials, type DenialRecord } from '../engine/jail-denials.js';
 import { loadBackend } from './backends/index.js';
 import {
   defaultAgentLimits,
@@ -142,7 +143,13 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
   const spec = typeof options.model === 'object' ? options.model : resolveModelSpec(options.model, options.env);
   // Before anything is created: a model-backed agent without the sandbox refuses to start.
   const decision = await decideAgentSandbox({ backend: spec.backend, env: options.env, ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}) });
-  const onEvent = options.onEvent ?? (() => {});
+  const forward = options.onEvent ?? (() => {});
+  // Issue 13: every refused tool call is kept (journal `denials.jsonl`, the report's out_of_scope_deps).
+  const denied: DenialRecord[] = [];
+  const onEvent = (event: AgentEvent): void => {
+    if (event.type === 'tool-call-deny') denied.push({ ts: new Date().toISOString(), attempt: options.attempt ?? 1, tool: event.denial.tool, code: event.denial.code, reason: event.denial.reason, ...(event.denial.target ? { target: event.denial.target } : {}) });
+    forward(event);
+  };
   if (!decision.sandboxed) onEvent({ type: 'agent-log', level: decision.reason === 'unsafe-no-sandbox' ? 'warn' : 'info', message: decision.message });
   const jail = await createJail(options.policy, { env: options.env });
   const scratchDir = await mkdtemp(path.join(os.tmpdir(), `polywave-agent-${options.agentId.replace(/[^A-Za-z0-9-]/g, '_')}-`));
@@ -207,7 +214,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
       signal: controller.signal,
       onEvent,
       ...(recorder ? { recorder } : {}),
-      ...(options.reportCompletion ? { reportCompletion: options.reportCompletion } : {}),
+      ...(options.reportCompletion ? { reportCompletion: withRefusedWrites(options.reportCompletion, denied, jail.root) } : {}),
       ...(options.hasCompletionReport ? { hasCompletionReport: options.hasCompletionReport } : {}),
       ...(options.outputSchema ? { outputSchema: options.outputSchema } : {}),
       ...(sandbox ? { sandbox } : {}),
@@ -221,12 +228,33 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
     clearTimeout(timer);
     options.signal?.removeEventListener('abort', onAbort);
     recorder?.flush();
+    if (options.journal) await appendDenials(options.journal.dir, denied.map((record) => ({ ...record, ...(record.target ? { target: repoRelative(record.target, jail.root) } : {}) }))).catch(() => undefined);
     await toolExecutor?.stop().catch(() => undefined);
     if (!options.keepScratch) await rm(scratchDir, { recursive: true, force: true }).catch(() => undefined);
   }
   if (timedOut && outcome.status !== 'finished') outcome = { ...outcome, status: 'timeout', failure: { kind: 'transient', message: `wall-clock limit of ${Math.round(limits.timeoutMs / 1000)} s reached` } };
   outcome = { ...outcome, durationMs: Math.round(performance.now() - started) };
   return { outcome, spec, jail, ...(sandbox ? { sandbox } : {}) };
+}
+
+/** A denial target as a repository-relative path when it is inside the agent's root. */
+function repoRelative(target: string, root: string): string {
+  const absolute = path.resolve(root, target);
+  return isInside(absolute, root) ? path.relative(root, absolute).split(path.sep).join('/') : target;
+}
+
+/**
+ * The report an agent files carries the writes the jail refused inside the repository in
+ * `out_of_scope_deps` (what the merge will lack), whatever the agent wrote there itself.
+ */
+function withRefusedWrites(report: NonNullable<AgentRunRequest['reportCompletion']>, denied: readonly DenialRecord[], root: string): NonNullable<AgentRunRequest['reportCompletion']> {
+  return (input) => {
+    const refused = ownershipDenials(denied.map((record) => ({ ...record, ...(record.target ? { target: repoRelative(record.target, root) } : {}) })));
+    if (refused.length === 0) return report(input);
+    const existing = Array.isArray(input.out_of_scope_deps) ? input.out_of_scope_deps.map(String) : [];
+    const lines = refused.map(outOfScopeLine).filter((line) => !existing.includes(line));
+    return report({ ...input, out_of_scope_deps: [...existing, ...lines] });
+  };
 }
 
 function isInside(child: string, parent: string): boolean {

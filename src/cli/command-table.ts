@@ -602,6 +602,7 @@ export const commandTable: CommandSpec[] = [
       { flags: '--dry-run', description: 'run every check, write nothing (no manifest edits, merges or cleanup)' },
       { flags: '--no-cache', description: 'bypass the E38 cache for the pre-merge gates (post-merge gates never use it)' },
       { flags: '--require-no-stubs', description: 'E20: stubs fail the wave instead of being informational' },
+      { flags: '--strict-ownership', description: 'an agent whose writes the jail refused blocks the merge (default: listed as a warning; the writes are in its out_of_scope_deps)' },
       { flags: '--enforce-integration', description: 'E25: integration gaps fail the wave instead of being informational' },
       { flags: '--accept-changes', description: 'the changes the tamper check reports (config, hooks, refs, manifest since prepare-wave) are yours: record the repository as it is now and go on (a dirty main checkout still refuses)' },
       { flags: '--commit-state', description: 'after a verified wave, commit the state change (IMPL manifest, docs/IMPL/**) in the main checkout so the tree is clean (default; never inside a PROGRAM tier)', defaultValue: true },

@@ -1,6 +1,8 @@
 import { implSlugFromPath } from '../protocol/names.js';
 import type { ImplManifest, Wave } from '../protocol/schema/impl-schema.js';
 import { loadImpl } from '../store/manifest-file.js';
+import { ownershipDenials, readDenials } from './jail-denials.js';
+import { journalPaths } from './journal.js';
 import { reportedDeviations, type ReportedDeviation } from './update-agent-prompt.js';
 import { observeAgents, requireParsedManifest, resolveAgentRepos, type AgentGitOptions, type AgentObservation, type AgentRepos } from './reconcile-state.js';
 
@@ -28,6 +30,17 @@ export interface AgentStatusResult {
   agents: AgentStatusRow[];
   /** E6/E8: the `interface_deviations` of the completion reports (only when there are some). */
   interface_deviations?: ReportedDeviation[];
+  /** Issue 13: writes the jail refused, per agent (only when there are some): the merge may lack them. */
+  refused_writes?: RefusedWrite[];
+}
+
+/** A write the jail refused an agent (its journal's denials.jsonl). */
+export interface RefusedWrite {
+  agent: string;
+  wave: number;
+  target: string;
+  code: string;
+  reason: string;
 }
 
 /** Options of {@link agentStatus}. */
@@ -97,7 +110,23 @@ export async function agentStatus(options: AgentStatusOptions): Promise<AgentSta
   }
   if (hasCritic && !criticAdded) rows.push(await criticRow(manifest, slug, undefined, repos));
   const deviations = reportedDeviations(manifest);
-  return { impl_slug: manifest.feature_slug ?? slug, state: manifest.state ?? '', agents: rows, ...(deviations.length > 0 ? { interface_deviations: deviations } : {}) };
+  const refused = (
+    await Promise.all(
+      waves.flatMap((wave) =>
+        (wave.agents ?? []).flatMap((agent) =>
+          agent.id
+            ? [
+                (async () => {
+                  const root = (await repos.rootFor(wave.number ?? 0, agent.id!)) ?? repos.primaryRoot;
+                  return ownershipDenials(await readDenials(journalPaths(root, slug, wave.number ?? 0, agent.id!).dir)).map((record) => ({ agent: agent.id!, wave: wave.number ?? 0, target: record.target ?? '', code: record.code, reason: record.reason }));
+                })(),
+              ]
+            : [],
+        ),
+      ),
+    )
+  ).flat();
+  return { impl_slug: manifest.feature_slug ?? slug, state: manifest.state ?? '', agents: rows, ...(deviations.length > 0 ? { interface_deviations: deviations } : {}), ...(refused.length > 0 ? { refused_writes: refused } : {}) };
 }
 
 /**
@@ -117,5 +146,7 @@ export function formatAgentStatusTable(result: AgentStatusResult): string {
     (deviation) => `  ${deviation.agent} (wave ${deviation.wave}): ${deviation.description}${deviation.affects.length > 0 ? ` — affects ${deviation.affects.join(', ')}` : ''}${deviation.downstream_action_required ? ' [downstream action required]' : ''}\n`,
   );
   const tail = deviations.length > 0 ? `\nInterface deviations (E6/E8: update the affected agents with polywave update-agent-prompt):\n${deviations.join('')}` : '';
-  return `${header}${lines.join('\n')}\n${tail}`;
+  const refused = (result.refused_writes ?? []).map((write) => `  ${write.agent} (wave ${write.wave}): ${write.target} — ${write.code}: ${write.reason}\n`);
+  const refusedTail = refused.length > 0 ? `\nWrites refused by the jail (the merged tree lacks them; finalize-wave --strict-ownership blocks such a merge):\n${refused.join('')}` : '';
+  return `${header}${lines.join('\n')}\n${tail}${refusedTail}`;
 }

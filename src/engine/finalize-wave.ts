@@ -9,6 +9,7 @@ import { absentBranchesStep } from './finalize/absent-branches.js';
 import { cleanupStep, verifyManualMergeStep } from './finalize/cleanup-step.js';
 import { commitStateStep } from './finalize/commit-state.js';
 import { agentStatusesStep, completionReportsStep } from './finalize/completion-reports.js';
+import { jailDenialsStep } from './finalize/denials-step.js';
 import { errorText, type FinalizeContext, type FinalizeMode, type FinalizeRepo, type FinalizeWaveOptions, type FinalizeWaveResult } from './finalize/context.js';
 import { inspectBranchesStep } from './finalize/inspect-branches.js';
 import { validateIntegrationStep } from './finalize/integration.js';
@@ -43,6 +44,7 @@ const preMergeSteps: ReadonlyArray<StepDefinition<FinalizeContext>> = [
   verifyCommitsStep, // 1   I5
   completionReportsStep, // 1.1 I4
   agentStatusesStep, // 1.2 E7 / E19
+  jailDenialsStep, // 1.25 issue 13: writes the jail refused
   predictConflictsStep, // 1.3 E11 / I1
   typeCollisionsStep, // 1.5 E41
   scanStubsStep, // 2   E20

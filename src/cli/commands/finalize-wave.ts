@@ -64,6 +64,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
       dryRun: options.dryRun === true,
       noCache: options.cache === false,
       requireNoStubs: options.requireNoStubs === true,
+      ...(options.strictOwnership === true ? { strictOwnership: true } : {}),
       enforceIntegration: options.enforceIntegration === true,
       acceptChanges: options.acceptChanges === true,
       // Issue 13: the state change is committed after a verified wave unless --no-commit-state.

@@ -45,6 +45,8 @@ export interface FinalizeWaveOptions extends EngineRunOptions {
   commitState?: boolean;
   /** Bypass the E38 gate cache for the pre-merge gates (post-merge gates never use it). */
   noCache?: boolean;
+  /** Issue 13: an agent whose writes the jail refused blocks the merge (default: a warning). */
+  strictOwnership?: boolean;
   /** E20: stubs fail the wave instead of being informational. */
   requireNoStubs?: boolean;
   /** E25: integration gaps fail the wave instead of being informational. */
