@@ -12,7 +12,7 @@ describe('set-completion fills commit, branch and worktree from the agent worktr
     const fixture = await createWaveFixture({ waves: [[{ id: 'A', files: ['src/a.ts'] }, { id: 'B', files: ['src/b.ts'] }]] });
     await fixture.startWave(1);
     const commitA = await fixture.work('A', { 'src/a.ts': 'export const a = 1;\n' });
-    const env = fixture.repo.env;
+    const env = fixture.repo.env as Record<string, string>;
 
     // Agent B cannot file a report with A's commit by running from A's worktree.
     expectCodedError(await runCli(['set-completion', fixture.implPath, '--agent', 'B', '--status', 'complete', '--files-created', 'src/b.ts'], { cwd: fixture.worktree('A'), env }), { code: 'G003_COMMIT_MISSING' });
