@@ -231,7 +231,8 @@ async function benchNpmSetup() {
       const setup = result.steps.find((step) => step.step === 'workspace_setup');
       const own = path.join(result.worktrees[0].path, 'node_modules');
       const modules = !existsSync(own) ? 'none' : lstatSync(own).isSymbolicLink() ? 'link' : 'own';
-      return { ms, setupMs: setup?.duration_ms ?? 0, gate: gateWorks(result.worktrees[0].path), modules };
+      const steps = Object.fromEntries(result.steps.map((item) => [item.step, item.duration_ms ?? 0]));
+      return { ms, setupMs: setup?.duration_ms ?? 0, gate: gateWorks(result.worktrees[0].path), modules, steps };
     } finally {
       rmSync(directory, { recursive: true, force: true });
     }
@@ -266,6 +267,12 @@ async function benchNpmSetup() {
     const cells = measured.map((samples) => `${median(samples.map((sample) => sample.ms)).toFixed(0)} (${median(samples.map((sample) => sample.setupMs)).toFixed(0)}; ${samples[0].modules}; ${samples.every((sample) => sample.gate) ? 'passes' : samples.some((sample) => sample.gate) ? 'sometimes' : 'fails'})`);
     console.log(`${String(count).padStart(5)} | ${median(floor).toFixed(0).padStart(23)} | ${cells.join(' | ')}`);
     const [shared, none, full] = measured.map((samples) => median(samples.map((sample) => sample.ms)));
+    if (process.env.BENCH_VERBOSE) {
+      for (const [index, variant] of variants.entries()) {
+        const steps = measured[index][measured[index].length - 1].steps;
+        console.log(`      slowest steps, ${variant.name}: ${Object.entries(steps).sort((left, right) => right[1] - left[1]).slice(0, 6).map(([name, ms]) => `${name} ${ms} ms`).join(', ')}`);
+      }
+    }
     console.log(`      default setup costs ${((shared - none) / count).toFixed(0)} ms/agent over --no-workspace-setup; npm ci per worktree costs ${((full - none) / count).toFixed(0)} ms/agent (${(full / shared).toFixed(1)}× the default's prepare time); floor ${(median(floor) / count).toFixed(0)} ms/agent`);
   }
 }
