@@ -19,6 +19,8 @@ import { createTestRepo } from './support/git-repo.js';
  * known usage) on a temporary repository, whose cost events run-wave keeps in the agent journals.
  */
 
+const modelOf: Record<string, string> = { A: 'openai:gpt-4o', B: 'openai:gpt-4o-2024-08-06' };
+
 function implYaml(slug: string): string {
   const agents = ['A', 'B'];
   return [
@@ -37,7 +39,8 @@ function implYaml(slug: string): string {
     'waves:',
     '    - number: 1',
     '      agents:',
-    ...agents.flatMap((id) => [`        - id: ${id}`, `          task: Implement src/${id.toLowerCase()}.js.`, '          files:', `            - src/${id.toLowerCase()}.js`, `            - src/${id.toLowerCase()}.test.js`]),
+    // Each agent its own model id (both priced as gpt-4o): the mock answers per agent, whichever launches first.
+    ...agents.flatMap((id) => [`        - id: ${id}`, `          model: ${modelOf[id]}`, `          task: Implement src/${id.toLowerCase()}.js.`, '          files:', `            - src/${id.toLowerCase()}.js`, `            - src/${id.toLowerCase()}.test.js`]),
     '',
   ].join('\n');
 }
@@ -81,9 +84,12 @@ describe('estimate', () => {
   it('forecasts a past plan from the actuals kept in the agent journals: totals match the real run; without history the heuristic says what it assumes', async () => {
     const repo = await createTestRepo({ files: { 'docs/IMPL/IMPL-past.yaml': implYaml('past'), 'src/index.js': 'export {};\n' } });
     const implPath = repo.path('docs/IMPL/IMPL-past.yaml');
-    const steps = [...agentCalls('A', 1), ...agentCalls('B', 2)];
-    let index = 0;
-    const model = new MockLanguageModelV3({ provider: 'openai', modelId: 'gpt-4o', doGenerate: async () => steps[index++] ?? say(usageOf(1, 1)) });
+    const scripted = (id: string, scale: number) => {
+      const steps = agentCalls(id, scale);
+      let index = 0;
+      return new MockLanguageModelV3({ provider: 'openai', modelId: modelOf[id]!.slice('openai:'.length), doGenerate: async () => steps[index++] ?? say(usageOf(1, 1)) });
+    };
+    const models = { A: scripted('A', 1), B: scripted('B', 2) };
     const bus = new EventBus();
     const events: PolywaveEvent[] = [];
     bus.subscribe((event) => events.push(event));
@@ -96,7 +102,7 @@ describe('estimate', () => {
     expect(heuristic.assumptions[0]).toMatch(/^no history: 10 model calls per agent/);
     expect(before.err.join('')).toMatch(/^estimate: 2 agent\(s\), ~20 model call\(s\), .* \(heuristic\)\n$/);
 
-    const result = await runWave({ implPath, wave: 1, model: 'openai:gpt-4o', backend: createAiSdkBackend({ languageModel: () => model }), unsafeNoSandbox: true, concurrency: 1, prioritize: false, env, events: bus, skipCritic: true, finalize: false, gitAt: (dir) => createGit(dir, { env: repo.env }) });
+    const result = await runWave({ implPath, wave: 1, model: 'openai:gpt-4o', backend: createAiSdkBackend({ languageModel: (spec) => (spec.modelId === 'gpt-4o' ? models.A : models.B) }), unsafeNoSandbox: true, concurrency: 1, prioritize: false, env, events: bus, skipCritic: true, finalize: false, gitAt: (dir) => createGit(dir, { env: repo.env }) });
     expect(result.agents.map((agent) => agent.status)).toEqual(['complete', 'complete']);
     const actualInput = result.usage.inputTokens;
     const actualCost = result.usage.costUsd!;
