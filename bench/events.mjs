@@ -27,7 +27,7 @@ const bigCount = Number(process.env.BENCH_EVENTS ?? 1_000_000);
 const dir = mkdtempSync(path.join(os.tmpdir(), 'polywave-bench-events-'));
 const median = (values) => percentile(values, 0.5);
 
-console.log(`bench:events — ${os.cpus().length} CPUs, Node ${process.version}`);
+console.log(`bench:events — ${os.cpus().length} CPUs, Node ${process.version}, load average ${os.loadavg().map((value) => value.toFixed(1)).join(" ")} (targets assume an idle machine; the ratios are what this run can show)`);
 
 // (a) the wave, recording on vs off, alternating (off first, then on, `pairs` times).
 {
@@ -36,12 +36,15 @@ console.log(`bench:events — ${os.cpus().length} CPUs, Node ${process.version}`
   let stored = 0;
   let listenerNs = 0;
   let received = 0;
+  let captured = [];
   await measureScriptWave(agents, { agentMs, env: benchEnv }); // warm-up (file cache, JIT), not counted
   for (let pair = 0; pair < pairs; pair += 1) {
     for (const recording of pair % 2 === 0 ? [false, true] : [true, false]) {
       const bus = new EventBus();
       let recorder;
       if (recording) {
+        captured = [];
+        bus.subscribe((event) => captured.push(event));
         recorder = attachRecorder(bus, { storePath: path.join(dir, 'wave.db'), command: 'bench', warn: (line) => process.stderr.write(line) });
         // Time the engine's thread spends in the recorder's listener (it only buffers).
         const emit = bus.emit.bind(bus);
@@ -63,6 +66,17 @@ console.log(`bench:events — ${os.cpus().length} CPUs, Node ${process.version}`
   }
   const overhead = median(on) / median(off) - 1;
   console.log(`(a) run-wave of ${agents} script agents × ${agentMs} ms, ${pairs} pairs alternating: recording off median ${median(off).toFixed(0)} ms [${off.map((value) => value.toFixed(0)).join(', ')}], on ${median(on).toFixed(0)} ms [${on.map((value) => value.toFixed(0)).join(', ')}] → overhead ${(overhead * 100).toFixed(1)}% (target ≤ 3%) — ${overhead <= 0.03 ? 'OK' : 'ABOVE TARGET (noise: compare the spread of the runs)'}`);
+  // Noise-free: the recorder's whole main-thread work for one wave's events (listener + every write), replayed.
+  const replay = [];
+  for (let index = 0; index < 5; index += 1) {
+    const bus = new EventBus();
+    const recorder = attachRecorder(bus, { storePath: path.join(dir, 'replay.db'), command: 'bench', warn: (line) => process.stderr.write(line), batchSize: 64 });
+    const begin = performance.now();
+    for (const event of captured) bus.emit(event);
+    recorder.close();
+    replay.push(performance.now() - begin);
+  }
+  console.log(`    replaying one wave's ${captured.length} events through a recorder (buffer + writes, synchronous): ${median(replay).toFixed(1)} ms = ${((median(replay) / median(on)) * 100).toFixed(2)}% of the wave's wall time — the recorder's own cost on the engine's thread`);
   console.log(`    ${stored} events stored over ${pairs} waves; emit() with the recorder attached costs ${(listenerNs / Math.max(1, received) / 1000).toFixed(1)} µs per event on the engine's thread (all listeners, incl. the buffer push)`);
 }
 
@@ -90,12 +104,14 @@ function sampleRow(runId, seq, slug, now) {
   const now = Date.now();
   const total = 100_000;
   const batch = 500;
-  const start = performance.now();
+  const batches = [];
   for (let first = 1; first <= total; first += batch) {
     const rows = [];
     for (let seq = first; seq < first + batch; seq += 1) rows.push(sampleRow('bench-direct', seq, 'throughput', now));
-    insertEvents(db, rows);
+    batches.push(rows);
   }
+  const start = performance.now();
+  for (const rows of batches) insertEvents(db, rows);
   const direct = performance.now() - start;
   db.close();
   // The same through the recorder: emit 100k events on a bus, then close (flushes what is left).
