@@ -389,7 +389,12 @@ async function nodeDefaults(options: SetupWorktreeOptions, tracked: ReturnType<t
     return;
   }
   const [ours, theirs] = await Promise.all([readFile(path.join(options.worktree, lock[0])), readFile(path.join(options.root, lock[0])).catch(() => undefined)]);
-  const manifest = JSON.parse(await readFile(path.join(options.worktree, 'package.json'), 'utf8').catch(() => '{}')) as { workspaces?: unknown };
+  let manifest: { workspaces?: unknown } = {};
+  try {
+    manifest = JSON.parse(await readFile(path.join(options.worktree, 'package.json'), 'utf8')) as { workspaces?: unknown };
+  } catch {
+    // Not ours to judge: the gates will say what is wrong with it.
+  }
   const workspaces = manifest.workspaces !== undefined || (await exists(path.join(options.worktree, 'pnpm-workspace.yaml')));
   const same = theirs !== undefined && ours.equals(theirs);
   if (!same || workspaces) {
