@@ -1,11 +1,14 @@
+import path from 'node:path';
 import { finalizeWave, type FinalizeWaveOptions } from '../../engine/finalize-wave.js';
 import { selectFinalizeRepo } from '../../engine/finalize/cross-repo.js';
 import type { MergeProgressEvent } from '../../engine/merge.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { loadImpl } from '../../store/manifest-file.js';
+import { projectRootOf } from '../../store/program-impl-docs.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { interruptSignal, progressPrinter, repoDirOption, waveOption } from './prepare-wave.js';
 import { implPathFrom, requireManifest } from './shared.js';
+import { unsafeNoSandboxFrom } from '../sandbox-option.js';
 
 /**
  * Test hook for crash safety (read here, in the CLI, and passed down as an option):
@@ -58,7 +61,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const afterMerge = crashHookFromEnv(io.env);
   const interrupt = interruptSignal();
   try {
-    const result = await finalizeWave({
+    const finalize = () => finalizeWave({
       ...base,
       skipMerge: options.skipMerge === true,
       dryRun: options.dryRun === true,
@@ -73,6 +76,29 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
       ...(afterMerge ? { afterMerge } : {}),
       signal: interrupt.signal,
     });
+    let result = await finalize();
+    // E21 closed-loop gate retry (the CLI path): a repair agent per agent whose required pre-merge gate failed, then finalize again.
+    if (!result.success && result.failed_step?.step === 'run-gates' && options.gateRetry !== false && options.dryRun !== true && options.skipMerge !== true) {
+      const { closedLoopGateRetry } = await import('../../orchestrator/gate-repair.js');
+      const maxRetries = options.maxGateRetries === undefined ? 2 : Number(options.maxGateRetries);
+      if (!Number.isInteger(maxRetries) || maxRetries < 0) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `--max-gate-retries: a non-negative integer, got "${String(options.maxGateRetries)}"` });
+      const repair = await closedLoopGateRetry(result, {
+        implPath: base.implPath,
+        wave: base.wave,
+        manifest,
+        repoRoot: base.repoDir ?? projectRootOf(base.implPath, path.dirname(base.implPath)),
+        ...(typeof options.model === 'string' && options.model.trim() !== '' ? { model: options.model.trim() } : {}),
+        env: io.env,
+        maxRetries,
+        ...(unsafeNoSandboxFrom(options, io) ? { unsafeNoSandbox: true } : {}),
+        signal: interrupt.signal,
+        log: (line) => {
+          if (options.jsonOnly !== true) io.stderr(`finalize-wave: ${line}\n`);
+        },
+        finalize,
+      });
+      result = { ...repair.result, gate_retry: { attempts: repair.attempts, ...(repair.skipped ? { skipped: repair.skipped } : {}) } } as typeof result;
+    }
     printJson(io, result);
     if (options.jsonOnly !== true) {
       if (result.stub_report && result.stub_report.hits.length > 0 && result.stub_table) io.stderr(`\n${result.stub_table}\n`);
