@@ -61,7 +61,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const afterMerge = crashHookFromEnv(io.env);
   const interrupt = interruptSignal();
   try {
-    const finalize = () => finalizeWave({
+    const finalize = (extra: Partial<FinalizeWaveOptions> = {}) => finalizeWave({
       ...base,
       skipMerge: options.skipMerge === true,
       dryRun: options.dryRun === true,
@@ -75,6 +75,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
       commitState: options.commitState !== false,
       ...(afterMerge ? { afterMerge } : {}),
       signal: interrupt.signal,
+      ...extra,
     });
     let result = await finalize();
     // E21 closed-loop gate retry (the CLI path): a repair agent per agent whose required pre-merge gate failed, then finalize again.
@@ -95,9 +96,29 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
         log: (line) => {
           if (options.jsonOnly !== true) io.stderr(`finalize-wave: ${line}\n`);
         },
-        finalize,
+        finalize: () => finalize(),
       });
       result = { ...repair.result, gate_retry: { attempts: repair.attempts, ...(repair.skipped ? { skipped: repair.skipped } : {}) } } as typeof result;
+    }
+    // E47: a build failing only in later-wave/unowned callers gets the hotfix agent on the target, then finalize again.
+    if (!result.success && result.failed_step?.step === 'verify-build' && result.caller_cascade_only === true && options.hotfix !== false && options.dryRun !== true) {
+      const { applyCascadeHotfix } = await import('../../orchestrator/cascade-hotfix.js');
+      const fixed = await applyCascadeHotfix(result, {
+        implPath: base.implPath,
+        wave: base.wave,
+        manifest,
+        repoRoot: base.repoDir ?? projectRootOf(base.implPath, path.dirname(base.implPath)),
+        ...(typeof options.model === 'string' && options.model.trim() !== '' ? { model: options.model.trim() } : {}),
+        env: io.env,
+        ...(unsafeNoSandboxFrom(options, io) ? { unsafeNoSandbox: true } : {}),
+        signal: interrupt.signal,
+        log: (line) => {
+          if (options.jsonOnly !== true) io.stderr(`finalize-wave: ${line}\n`);
+        },
+        // The hotfix commit on the target is the orchestrator's own change.
+        finalize: () => finalize({ acceptChanges: true }),
+      });
+      result = { ...fixed.result, cascade_hotfix: fixed.hotfix } as typeof result;
     }
     printJson(io, result);
     if (options.jsonOnly !== true) {

@@ -75,7 +75,7 @@ export const cascadeHotfixStep: StepDefinition<FinalizeContext> = {
     const files = [...new Set(errors.map((error) => error.file))].sort();
     return {
       status: 'skipped',
-      detail: `E47: ${errors.length} error(s) only in later-wave/unowned files (${listForDetail(files, 8)}): caller cascade of this wave's signature changes — no hotfix agent runtime is configured; fix those callers on the target (POLYWAVE_ALLOW_MAIN_COMMIT=1), then re-run finalize-wave`,
+      detail: `E47: ${errors.length} error(s) only in later-wave/unowned files (${listForDetail(files, 8)}): caller cascade of this wave's signature changes — the finalize-wave command runs the E47 hotfix agent on them next (--model; --no-hotfix skips it); otherwise fix those callers on the target (POLYWAVE_ALLOW_MAIN_COMMIT=1), then re-run finalize-wave`,
       data: { step: 'apply-cascade-hotfix', dry_run: true, error_count: errors.length, files, errors },
     };
   },
