@@ -1,7 +1,4 @@
-import { existsSync } from 'node:fs';
 import type { EventBus } from '../engine/events.js';
-import { PolywaveError } from '../errors/polywave-error.js';
-import type { Database } from '../observability/event-store.js';
 import { attachRecorder, type Recorder } from '../observability/recorder.js';
 import { attachTracing } from '../observability/tracing.js';
 import { resolveStoreSettings } from '../observability/store-location.js';
@@ -34,21 +31,4 @@ export function startRecording(bus: EventBus, input: { command: string; options:
   });
   if (!input.quiet) input.io.stderr(`${input.command}: run id ${recorder.runId} — query with: polywave query events --run ${recorder.runId}\n`);
   return recorder;
-}
-
-/**
- * Opens the event store of `--store`/POLYWAVE_EVENTS_DB/the default for a query command. A
- * missing store is an empty one (undefined); an unreadable or newer one is a coded error (exit 2).
- */
-export async function openStoreForQuery(options: Record<string, unknown>, io: CommandIo, input: { write?: boolean } = {}): Promise<{ path: string; db: Database | undefined }> {
-  const settings = resolveStoreSettings({ store: options.store, env: io.env, cwd: io.cwd });
-  const { openEventStore, FutureSchemaError } = await import('../observability/event-store.js');
-  try {
-    if (input.write && !existsSync(settings.path)) return { path: settings.path, db: undefined };
-    return { path: settings.path, db: openEventStore(settings.path, input.write ? {} : { readonly: true }) };
-  } catch (error) {
-    if (error instanceof FutureSchemaError) throw error;
-    const message = error instanceof Error ? error.message : String(error);
-    throw new PolywaveError({ code: 'EVENT_STORE_UNREADABLE', message: `event store ${settings.path}: ${message}` });
-  }
 }

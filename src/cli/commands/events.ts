@@ -1,6 +1,6 @@
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { parseTimeBound } from '../../observability/time-range.js';
-import { openStoreForQuery } from '../event-recording.js';
+import { openStoreForQuery } from '../event-store-reader.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { filterFromOptions, toRecord } from './query-events.js';
 

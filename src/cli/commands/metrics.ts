@@ -1,6 +1,6 @@
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { computeMetrics, metricsEventTypes, type Metrics, type UsageTotals } from '../../observability/metrics.js';
-import { openStoreForQuery } from '../event-recording.js';
+import { openStoreForQuery } from '../event-store-reader.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 
 const cost = (value: number | null) => (value === null ? 'unknown' : `$${value.toFixed(4)}`);

@@ -1,7 +1,7 @@
 import { PolywaveError } from '../../errors/polywave-error.js';
 import type { EventFilter, EventRow } from '../../observability/event-store.js';
 import { parseTimeBound } from '../../observability/time-range.js';
-import { openStoreForQuery } from '../event-recording.js';
+import { openStoreForQuery } from '../event-store-reader.js';
 import type { CommandIo, CommandResult } from '../io.js';
 
 type Format = 'table' | 'json' | 'csv';
