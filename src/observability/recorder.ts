@@ -17,11 +17,11 @@ export interface RecorderOptions {
   flushDelayMs?: number;
   /** A batch this large is written right away (next tick; default 500). */
   batchSize?: number;
-  /** Wait for a locked store during a periodic flush (default 50 ms; the engine's thread waits that long at most). */
+  /** Wait for a locked store during a periodic flush (default 100 ms; the engine's thread waits that long at most). */
   busyTimeoutMs?: number;
   /** Wait for a locked store on close, before giving up on this run's remaining events (default 3000 ms). */
   closeTimeoutMs?: number;
-  /** Warn when the store has refused writes (busy) for this long (default 2000 ms). */
+  /** Warn when the store has refused writes (busy) for this long (default 10 s: 20 writers on a loaded machine wait seconds, a stuck lock much longer). */
   lockedWarningMs?: number;
 }
 
@@ -75,9 +75,9 @@ export function attachRecorder(bus: EventBus, options: RecorderOptions): Recorde
   const now = options.now ?? (() => new Date());
   const flushDelayMs = options.flushDelayMs ?? 100;
   const batchSize = options.batchSize ?? 500;
-  const busyTimeoutMs = options.busyTimeoutMs ?? 50;
+  const busyTimeoutMs = options.busyTimeoutMs ?? 100;
   const closeTimeoutMs = options.closeTimeoutMs ?? 3000;
-  const lockedWarningMs = options.lockedWarningMs ?? 2000;
+  const lockedWarningMs = options.lockedWarningMs ?? 10_000;
   const startedAt = now();
   const runId = newRunId(startedAt);
   const run: RunRow = { run_id: runId, started_at: startedAt.getTime(), command: options.command, cwd: options.cwd ?? null, pid: process.pid };
@@ -151,7 +151,7 @@ export function attachRecorder(bus: EventBus, options: RecorderOptions): Recorde
           warned = true;
           options.warn(`polywave: warning: event store ${options.storePath} is locked by another process — run ${runId} keeps its events in memory and writes them when it is free\n`);
         }
-        retryDelayMs = Math.min(retryDelayMs * 2, 2000);
+        retryDelayMs = Math.min(retryDelayMs * 2, 1000);
         schedule(retryDelayMs);
         return false;
       }
