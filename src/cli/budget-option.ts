@@ -3,8 +3,9 @@
  * `--budget-usd` (the run), `--wave-budget-usd`, `--agent-budget-usd`, else `budget_usd` of
  * polywave.config.json (a number = the run's limit, or `{run, wave, agent}`). See agents/budget.ts.
  */
-import { BudgetTracker, resolveBudgetLimits } from '../agents/budget.js';
-import { locateProjectConfig, readProjectConfig } from '../store/project-config.js';
+// Only types at load time: the command table imports this module for `budgetOptions`, and a hook's
+// `validate` must not load the agent runtime (test/cli-startup.test.ts).
+import type { BudgetTracker } from '../agents/budget.js';
 
 /** The command-table entries of the budget flags. */
 export const budgetOptions = [
@@ -18,6 +19,7 @@ export const budgetOptions = [
  * undefined when no limit is set. Bad values → X001_INVALID_INPUT (exit 2) before anything starts.
  */
 export async function budgetFrom(options: Record<string, unknown>, startDir: string): Promise<BudgetTracker | undefined> {
+  const [{ BudgetTracker, resolveBudgetLimits }, { locateProjectConfig, readProjectConfig }] = await Promise.all([import('../agents/budget.js'), import('../store/project-config.js')]);
   const configPath = await locateProjectConfig(startDir).catch(() => undefined);
   const config = configPath ? (await readProjectConfig(configPath).catch(() => undefined))?.config : undefined;
   const limits = resolveBudgetLimits({ budgetUsd: options.budgetUsd, waveBudgetUsd: options.waveBudgetUsd, agentBudgetUsd: options.agentBudgetUsd }, config?.budget_usd);
