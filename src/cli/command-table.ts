@@ -1,6 +1,6 @@
 import type { CommandSpec } from './command-spec.js';
-import { eventStoreOptions, storeOption } from './event-store-options.js';
 import { budgetOptions } from './budget-option.js';
+import { eventStoreOptions, storeOption } from './event-store-options.js';
 
 const repoDirOption = { flags: '--repo-dir <dir>', description: 'repository root (default: current directory)' };
 /** Issue 11: agents run in the OS sandbox; this runs them with the static checks only (a warning is printed). */
