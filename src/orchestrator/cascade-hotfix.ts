@@ -5,7 +5,7 @@ import type { FinalizeWaveResult } from '../engine/finalize/context.js';
 import { journalPaths } from '../engine/journal.js';
 import { createGit } from '../git/git-cli.js';
 import { implSlugFromPath } from '../protocol/names.js';
-import type { ImplManifest } from '../protocol/schema/impl-schema.js';
+import type { FinalizeAgentRunOptions } from './gate-repair.js';
 
 /**
  * E47 between-wave caller cascade hotfix (the CLI path): when finalize-wave's verify-build fails
@@ -15,20 +15,8 @@ import type { ImplManifest } from '../protocol/schema/impl-schema.js';
  * `[Polywave:wave{N}:integration-hotfix] fix caller cascade after wave N signature changes`; then
  * finalize-wave runs again. A build that still fails is reported as a genuine failure (E7/E8).
  */
-export interface CascadeHotfixOptions {
-  implPath: string;
-  wave: number;
-  manifest: ImplManifest;
-  /** The main checkout (where the merge target must be checked out). */
-  repoRoot: string;
-  model?: string;
-  env: Readonly<Record<string, string | undefined>>;
-  unsafeNoSandbox?: boolean;
-  signal?: AbortSignal;
-  log: (line: string) => void;
-  /** Runs finalize-wave again (accepting the orchestrator's hotfix commit on the target). */
-  finalize: () => Promise<FinalizeWaveResult>;
-}
+/** The main checkout (`repoRoot`) must have the merge target checked out; `finalize` accepts the hotfix commit. */
+export type CascadeHotfixOptions = FinalizeAgentRunOptions;
 
 export interface CascadeHotfixReport {
   files: string[];

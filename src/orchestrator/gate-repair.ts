@@ -2,7 +2,6 @@ import { existsSync } from 'node:fs';
 import { missingCredential } from '../agents/credentials.js';
 import { resolveModelSpec } from '../agents/model-spec.js';
 import { runAgent } from '../agents/run-agent.js';
-import type { EventBus } from '../engine/events.js';
 import type { FinalizeWaveResult } from '../engine/finalize/context.js';
 import { journalPaths } from '../engine/journal.js';
 import { createGit } from '../git/git-cli.js';
@@ -17,21 +16,24 @@ import type { GoGateResult } from '../gates/go-compat.js';
  * tip — the E38 cache key holds HEAD). At most `maxRetries` rounds (the spec's 2). The repair
  * agent is jailed and sandboxed like the wave agent it repairs: its owned files, its branch.
  */
-export interface GateRepairOptions {
+/** What finalize-wave's own agents (E21 repair, E47 hotfix) run with. */
+export interface FinalizeAgentRunOptions {
   implPath: string;
   wave: number;
   manifest: ImplManifest;
-  /** The repository root holding the agents' worktrees (the primary repository). */
+  /** The primary repository's main checkout (it holds the agents' worktrees). */
   repoRoot: string;
   model?: string;
   env: Readonly<Record<string, string | undefined>>;
-  maxRetries?: number;
   unsafeNoSandbox?: boolean;
-  events?: EventBus;
   signal?: AbortSignal;
   log: (line: string) => void;
   /** Runs finalize-wave again. */
   finalize: () => Promise<FinalizeWaveResult>;
+}
+
+export interface GateRepairOptions extends FinalizeAgentRunOptions {
+  maxRetries?: number;
 }
 
 export interface GateRepairAttempt {

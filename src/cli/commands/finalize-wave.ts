@@ -59,6 +59,8 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   if (selection.repoDir) base.repoDir = selection.repoDir;
   if (selection.note) io.stderr(`finalize-wave: ${selection.note}\n`);
   const afterMerge = crashHookFromEnv(io.env);
+  const maxRetries = options.maxGateRetries === undefined ? 2 : Number(options.maxGateRetries);
+  if (!Number.isInteger(maxRetries) || maxRetries < 0) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `--max-gate-retries: a non-negative integer, got "${String(options.maxGateRetries)}"` });
   const interrupt = interruptSignal();
   try {
     const finalize = (extra: Partial<FinalizeWaveOptions> = {}) => finalizeWave({
@@ -78,46 +80,31 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
       ...extra,
     });
     let result = await finalize();
+    // What the E21 repair and E47 hotfix agents run with.
+    const agentRun = {
+      implPath: base.implPath,
+      wave: base.wave,
+      manifest,
+      repoRoot: base.repoDir ?? projectRootOf(base.implPath, path.dirname(base.implPath)),
+      ...(typeof options.model === 'string' && options.model.trim() !== '' ? { model: options.model.trim() } : {}),
+      env: io.env,
+      ...(unsafeNoSandboxFrom(options, io) ? { unsafeNoSandbox: true } : {}),
+      signal: interrupt.signal,
+      log: (line: string) => {
+        if (options.jsonOnly !== true) io.stderr(`finalize-wave: ${line}\n`);
+      },
+    };
     // E21 closed-loop gate retry (the CLI path): a repair agent per agent whose required pre-merge gate failed, then finalize again.
     if (!result.success && result.failed_step?.step === 'run-gates' && options.gateRetry !== false && options.dryRun !== true && options.skipMerge !== true) {
       const { closedLoopGateRetry } = await import('../../orchestrator/gate-repair.js');
-      const maxRetries = options.maxGateRetries === undefined ? 2 : Number(options.maxGateRetries);
-      if (!Number.isInteger(maxRetries) || maxRetries < 0) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `--max-gate-retries: a non-negative integer, got "${String(options.maxGateRetries)}"` });
-      const repair = await closedLoopGateRetry(result, {
-        implPath: base.implPath,
-        wave: base.wave,
-        manifest,
-        repoRoot: base.repoDir ?? projectRootOf(base.implPath, path.dirname(base.implPath)),
-        ...(typeof options.model === 'string' && options.model.trim() !== '' ? { model: options.model.trim() } : {}),
-        env: io.env,
-        maxRetries,
-        ...(unsafeNoSandboxFrom(options, io) ? { unsafeNoSandbox: true } : {}),
-        signal: interrupt.signal,
-        log: (line) => {
-          if (options.jsonOnly !== true) io.stderr(`finalize-wave: ${line}\n`);
-        },
-        finalize: () => finalize(),
-      });
+      const repair = await closedLoopGateRetry(result, { ...agentRun, maxRetries, finalize: () => finalize() });
       result = { ...repair.result, gate_retry: { attempts: repair.attempts, ...(repair.skipped ? { skipped: repair.skipped } : {}) } } as typeof result;
     }
     // E47: a build failing only in later-wave/unowned callers gets the hotfix agent on the target, then finalize again.
     if (!result.success && result.failed_step?.step === 'verify-build' && result.caller_cascade_only === true && options.hotfix !== false && options.dryRun !== true) {
       const { applyCascadeHotfix } = await import('../../orchestrator/cascade-hotfix.js');
-      const fixed = await applyCascadeHotfix(result, {
-        implPath: base.implPath,
-        wave: base.wave,
-        manifest,
-        repoRoot: base.repoDir ?? projectRootOf(base.implPath, path.dirname(base.implPath)),
-        ...(typeof options.model === 'string' && options.model.trim() !== '' ? { model: options.model.trim() } : {}),
-        env: io.env,
-        ...(unsafeNoSandboxFrom(options, io) ? { unsafeNoSandbox: true } : {}),
-        signal: interrupt.signal,
-        log: (line) => {
-          if (options.jsonOnly !== true) io.stderr(`finalize-wave: ${line}\n`);
-        },
-        // The hotfix commit on the target is the orchestrator's own change.
-        finalize: () => finalize({ acceptChanges: true }),
-      });
+      // The hotfix commit on the target is the orchestrator's own change.
+      const fixed = await applyCascadeHotfix(result, { ...agentRun, finalize: () => finalize({ acceptChanges: true }) });
       result = { ...fixed.result, cascade_hotfix: fixed.hotfix } as typeof result;
     }
     printJson(io, result);
