@@ -11,6 +11,7 @@ import { createGit } from '../src/git/git-cli.js';
 import { runWave } from '../src/orchestrator/run-wave.js';
 import type { CostEvent } from '../src/protocol/e40.js';
 import { runCli } from './support/cli.js';
+import { attachRecorder } from '../src/observability/recorder.js';
 import { createTestRepo } from './support/git-repo.js';
 
 /*
@@ -93,7 +94,10 @@ describe('estimate', () => {
     const bus = new EventBus();
     const events: PolywaveEvent[] = [];
     bus.subscribe((event) => events.push(event));
-    const env = { ...repo.env, OPENAI_API_KEY: 'never-sent' };
+    // The run is also recorded into a real event store (what `run-wave` does by default).
+    const storePath = repo.sibling('events.db');
+    const recorder = attachRecorder(bus, { storePath, command: 'run-wave', warn: (line) => { throw new Error(line); } });
+    const env = { ...repo.env, OPENAI_API_KEY: 'never-sent', POLYWAVE_EVENTS_DB: storePath };
     // The plan, estimated before it runs (no history yet): the heuristic.
     const before = captureIo(repo.dir, env);
     expect(await estimateCommand([implPath], { model: 'openai:gpt-4o' }, before)).toBe(0);
@@ -104,6 +108,7 @@ describe('estimate', () => {
 
     const result = await runWave({ implPath, wave: 1, model: 'openai:gpt-4o', backend: createAiSdkBackend({ languageModel: (spec) => (spec.modelId === 'gpt-4o' ? models.A : models.B) }), unsafeNoSandbox: true, concurrency: 1, prioritize: false, env, events: bus, skipCritic: true, finalize: false, gitAt: (dir) => createGit(dir, { env: repo.env }) });
     expect(result.agents.map((agent) => agent.status)).toEqual(['complete', 'complete']);
+    recorder.close();
     const actualInput = result.usage.inputTokens;
     const actualCost = result.usage.costUsd!;
     expect(actualInput).toBe(14600 * 3);
@@ -130,6 +135,16 @@ describe('estimate', () => {
     const fromFile = JSON.parse(withFile.out.join('')) as EstimateJson;
     expect(fromFile).toMatchObject({ method: 'history', history: { runs: 2, calls: 8 } });
     expect(Math.abs(fromFile.totals.input_tokens - actualInput)).toBeLessThanOrEqual(2);
+    // The event store alone (a fresh repository, no journals, no --history): the same history.
+    const other = await createTestRepo({ files: { 'docs/IMPL/IMPL-again.yaml': implYaml('again'), 'src/index.js': 'export {};\n' } });
+    const fromStoreIo = captureIo(other.dir, env);
+    expect(await estimateCommand(['docs/IMPL/IMPL-again.yaml'], { model: 'openai:gpt-4o', store: storePath }, fromStoreIo)).toBe(0);
+    const fromStore = JSON.parse(fromStoreIo.out.join('')) as EstimateJson & { history: { source: string } };
+    expect(fromStore).toMatchObject({ method: 'history', history: { runs: 2, calls: 8 } });
+    expect(fromStore.history.source).toContain('event store');
+    expect(fromStore.totals.cost_usd).toBeCloseTo(actualCost, 4);
+    // The original repository has both the store and the journals: each agent run is counted once.
+    expect(fromHistory.history).toMatchObject({ runs: 2, calls: 8 });
     // --no-history forces the heuristic.
     const forced = captureIo(repo.dir, env);
     await estimateCommand([implPath], { model: 'openai:gpt-4o', history: false }, forced);

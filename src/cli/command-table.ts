@@ -743,6 +743,7 @@ export const commandTable: CommandSpec[] = [
       { flags: '--model <model>', description: 'model for agents without model: in the manifest (priced from the dated table)' },
       { flags: '--history <file>', description: 'past actuals: NDJSON with cost events (run-wave --json output, events export); the cost.jsonl kept in agent journals under .polywave-state/ is always read' },
       { flags: '--no-history', description: 'ignore past actuals: the heuristic only' },
+      { flags: '--store <path>', description: 'event store to read past cost events from (default: $POLYWAVE_EVENTS_DB, else $XDG_DATA_HOME/polywave/events.db); absent or unreadable → not used' },
       { flags: '--repo-dir <dir>', description: 'repository root (default: the repository holding the manifest)' },
     ],
     help: 'Prints {target, kind, slug, method: history|heuristic, history?, pricing_date, agents[{slug, wave, agent, model, owned_files, owned_bytes, context_tokens, calls, input_tokens, output_tokens, cache_read_tokens, cost_usd}], totals, assumptions[]} and one summary line on stderr. cost_usd is null for a model the pricing table does not know.\nExit: 0, 2 bad input (manifest or history file missing, not a manifest).',

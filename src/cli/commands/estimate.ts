@@ -83,6 +83,35 @@ function parseEventLines(text: string): HistoryCostEvent[] {
   return events;
 }
 
+const runKey = (event: HistoryCostEvent): string => `${event.slug ?? ''}\0${event.wave ?? ''}\0${event.agent ?? ''}\0${event.attempt ?? 1}`;
+
+/** The `cost` events of the event store (none when it is absent, unreadable or switched off: the estimate goes on without them). */
+async function storeCostEvents(options: Record<string, unknown>, io: CommandIo): Promise<HistoryCostEvent[]> {
+  if (io.env.POLYWAVE_NO_EVENTS === '1') return [];
+  try {
+    const { openStoreForQuery } = await import('../event-store-reader.js');
+    const { db } = await openStoreForQuery(options, io);
+    if (!db) return [];
+    try {
+      const { iterateEvents } = await import('../../observability/event-store.js');
+      const events: HistoryCostEvent[] = [];
+      for (const row of iterateEvents(db, { types: ['cost'] }, 500_000)) {
+        try {
+          events.push(JSON.parse(row.payload) as HistoryCostEvent);
+        } catch {
+          // a row we cannot read is no history
+        }
+      }
+      return events;
+    } finally {
+      db.close();
+    }
+  } catch (error) {
+    io.stderr(`estimate: warning: event store not read (${error instanceof Error ? error.message.split('\n')[0] : String(error)})\n`);
+    return [];
+  }
+}
+
 /**
  * `estimate <impl|program> [--model M] [--history <ndjson>] [--no-history]` — forecasts the tokens
  * and cost of a plan before it runs (agents, owned files, past actuals). Prints the estimate as
@@ -127,15 +156,26 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   }
   const sources: string[] = [];
   const events: HistoryCostEvent[] = [];
+  const seen = new Set<string>();
   if (options.history !== false) {
     if (typeof options.history === 'string' && options.history.trim() !== '') {
       const historyPath = path.resolve(io.cwd, options.history);
       if (!existsSync(historyPath)) throw new PolywaveError({ code: 'N005_IMPL_NOT_FOUND', message: `--history: file not found: ${historyPath}` });
       const fromFile = parseEventLines(await readTextFile(historyPath, { maxBytes: 256 * 1024 * 1024 }));
       events.push(...fromFile);
+      for (const event of fromFile) seen.add(runKey(event));
       sources.push(`${path.relative(io.cwd, historyPath) || historyPath} (${fromFile.length} cost event(s))`);
     }
-    const fromJournals = await journalCostEvents(repoDir);
+    // The event store (issue 14): every recorded run's cost events, from any repository of this user.
+    // Each source adds only the agent runs an earlier one did not hold (no run counted twice).
+    const fromStore = (await storeCostEvents(options, io)).filter((event) => !seen.has(runKey(event)));
+    if (fromStore.length > 0) {
+      events.push(...fromStore);
+      sources.push(`the event store (${fromStore.length} cost event(s))`);
+    }
+    for (const event of fromStore) seen.add(runKey(event));
+    // The journals' cost.jsonl.
+    const fromJournals = (await journalCostEvents(repoDir)).filter((event) => !seen.has(runKey(event)));
     if (fromJournals.length > 0) {
       events.push(...fromJournals);
       sources.push(`agent journals under .polywave-state (${fromJournals.length} cost event(s))`);
