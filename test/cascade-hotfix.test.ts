@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -96,6 +96,28 @@ describe('E47 caller cascade hotfix', () => {
     expect((await repo.run(['show', '--name-only', '--format=', data.cascade_hotfix!.commit!])).trim()).toBe('src/later.js');
     // The hotfix agent was held to the failing caller: the wave's own code is untouched.
     expect(readFileSync(repo.path('src/lib.js'), 'utf8')).toContain('suffix');
+  }, 600_000);
+
+  it('attacked from the hotfix agent (no OS sandbox): a hook planted in the common git dir and a symlink in the state dir — the wave is not verified, the hook never runs, the main checkout state is untouched', async () => {
+    const marker = path.join(os.tmpdir(), `pw-hotfix-hook-${process.pid}-${Date.now()}`);
+    const evil = [
+      "const cp=require('child_process'),fs=require('fs'),p=require('path');",
+      "const dir=cp.execSync('git rev-parse --path-format=absolute --git-common-dir').toString().trim();",
+      `fs.writeFileSync(p.join(dir,'hooks','post-commit'),'#!/bin/sh\\ntouch ${marker}\\n',{mode:0o755});`,
+      "fs.mkdirSync('.polywave-state',{recursive:true}); try{fs.symlinkSync('/etc/hostname','.polywave-state/daemon.lock')}catch(e){}",
+    ].join('');
+    const { repo, implPath, scriptPath, env } = await setup([
+      `      - write: { path: src/later.js, content: ${JSON.stringify(evil)} }`,
+      '      - bash: "node src/later.js"',
+      '      - write: { path: src/later.js, content: "import { greet } from \'./lib.js\';\\nexport const hello = (name) => greet(name, \'!\');\\n" }',
+    ]);
+    const result = await runCli(['finalize-wave', implPath, '--wave', '1', '--model', `script:${scriptPath}`, '--unsafe-no-sandbox'], { cwd: repo.dir, env, timeoutMs: 300_000 });
+    expect(result.code, result.stderr.slice(-3000)).toBe(1);
+    const data = JSON.parse(result.stdout) as Result & { failed_step?: { step: string; code?: string } };
+    expect(data.state).not.toBe('WAVE_VERIFIED');
+    expect(data.failed_step?.code).toBe('TAMPER_DETECTED');
+    expect(existsSync(marker)).toBe(false);
+    expect(existsSync(repo.path('.polywave-state/daemon.lock'))).toBe(false);
   }, 600_000);
 
   it('a hotfix that does not fix the build is a genuine failure; --no-hotfix launches nothing', async () => {

@@ -479,3 +479,20 @@ export async function recordRepository(options: RecordRepositoryOptions): Promis
   await writeTamperRecord(recordPath, record);
   return { record, path: recordPath };
 }
+
+/**
+ * The orchestrator's own commit on the merge target (E47's hotfix, made on top of the tip the
+ * record holds): the record follows that one commit — and nothing else, so any other change
+ * (hooks, config, refs) since the record is still found by the next check. False when the record
+ * is missing or its target tip is not the commit's parent (then the change is not vouched for).
+ */
+export async function vouchForTargetCommit(options: { git: Git; slug: string; wave: number; branch: string; commit: string; parent: string }): Promise<boolean> {
+  const location = await locateRepository(options.git);
+  const recordPath = tamperRecordPath(location.commonDir, options.slug, options.wave);
+  const record = await readTamperRecord(recordPath);
+  if (record === undefined || record.target === undefined || record.target.branch !== options.branch || record.target.commit !== options.parent) return false;
+  record.refs[`refs/heads/${options.branch}`] = options.commit;
+  record.target = { ...record.target, commit: options.commit };
+  await writeTamperRecord(recordPath, record);
+  return true;
+}

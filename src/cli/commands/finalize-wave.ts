@@ -103,8 +103,8 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     // E47: a build failing only in later-wave/unowned callers gets the hotfix agent on the target, then finalize again.
     if (!result.success && result.failed_step?.step === 'verify-build' && result.caller_cascade_only === true && options.hotfix !== false && options.dryRun !== true) {
       const { applyCascadeHotfix } = await import('../../orchestrator/cascade-hotfix.js');
-      // The hotfix commit on the target is the orchestrator's own change.
-      const fixed = await applyCascadeHotfix(result, { ...agentRun, finalize: () => finalize({ acceptChanges: true }) });
+      // A commit on top of the merged target is accepted by the tamper check (and listed); anything else the agent touched is not.
+      const fixed = await applyCascadeHotfix(result, { ...agentRun, finalize: () => finalize() });
       result = { ...fixed.result, cascade_hotfix: fixed.hotfix } as typeof result;
     }
     printJson(io, result);
