@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -161,5 +161,27 @@ describe('polywave daemon', () => {
     expectCodedError(await daemon(q, ['--once', '--autonomy', 'autonomous']), { code: 'Q006_QUEUE_CORRUPTED_FILE' });
     expect(itemText(q)).toBe(before);
     expect(readdirSync(path.dirname(q.item)).sort()).toEqual(['010-broken.yaml', path.basename(q.item)].sort());
+    rmSync(path.join(path.dirname(q.item), '010-broken.yaml'));
+
+    // Found by an outside attack: a FIFO named *.yaml hung the daemon; a symlinked lock file let it overwrite a file outside the repository.
+    spawnSync('mkfifo', [path.join(path.dirname(q.item), '020-fifo.yaml')]);
+    expectCodedError(await daemon(q, ['--once', '--autonomy', 'autonomous']), { code: 'Q006_QUEUE_CORRUPTED_FILE' });
+    rmSync(path.join(path.dirname(q.item), '020-fifo.yaml'));
+    const victim = path.join(parent, 'victim.txt');
+    writeFileSync(victim, 'precious\n');
+    rmSync(path.join(q.repo, '.polywave-state', 'daemon.lock'), { force: true });
+    symlinkSync(victim, path.join(q.repo, '.polywave-state', 'daemon.lock'));
+    expectCodedError(await daemon(q, ['--once', '--autonomy', 'autonomous']), { code: 'X001_INVALID_INPUT' });
+    expect(readFileSync(victim, 'utf8')).toBe('precious\n');
+    rmSync(path.join(q.repo, '.polywave-state', 'daemon.lock'));
+    expectCodedError(await daemon(q, ['--once', '--poll-interval', '600h']), { code: 'X001_INVALID_INPUT' });
+
+    // Fail closed: restrictions the daemon does not understand block the item instead of being ignored.
+    writeFileSync(q.item, itemText(q).replace('status: queued', 'status: queued\nautonomy_override: Gated\nrequire_review: yes'));
+    const closed = await daemon(q, ['--once', '--autonomy', 'autonomous']);
+    expect(closed.code, closed.stderr).toBe(0);
+    expect(itemText(q)).toMatch(/status: blocked/);
+    expect(itemText(q)).toMatch(/blocked_reason: .*autonomy_override must be gated, supervised, autonomous/);
+    expect(git(q.repo, ['log', '--merges', '--format=%s']).trim()).toBe('');
   }, 300_000);
 });

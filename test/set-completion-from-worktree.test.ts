@@ -26,6 +26,15 @@ describe('set-completion fills commit, branch and worktree from the agent worktr
     expect(ok.code, ok.stderr).toBe(0);
     expect(fixture.manifest().completion_reports?.A).toMatchObject({ status: 'complete', commit: commitA, branch: fixture.branch('A'), worktree: fixture.worktree('A') });
 
+    // Found by an outside attack: a worktree elsewhere on a branch named like A's (another IMPL's, or this IMPL's name) lent its commit.
+    const elsewhere = `${fixture.repo.dir}-evil/wave1-agent-A`;
+    await fixture.repo.git.run(['worktree', 'add', '-q', '-b', 'polywave/other/wave1-agent-A', elsewhere, 'HEAD']);
+    expectCodedError(await runCli(['set-completion', fixture.implPath, '--agent', 'A', '--status', 'complete', '--worktree', elsewhere], { cwd: fixture.repo.dir, env }), { code: 'G003_COMMIT_MISSING' });
+    const sameName = `${fixture.repo.dir}-evil2/wave1-agent-A`;
+    await fixture.repo.git.run(['worktree', 'add', '-q', '--detach', sameName, 'HEAD']);
+    await fixture.gitAt(sameName).run(['checkout', '-q', '-B', 'polywave/demo/wave1-agent-A-x']);
+    expectCodedError(await runCli(['set-completion', fixture.implPath, '--agent', 'A', '--status', 'complete'], { cwd: sameName, env }), { code: 'G003_COMMIT_MISSING' });
+
     // In A's worktree but on another branch: refused.
     const gitA = fixture.gitAt(fixture.worktree('A'));
     await gitA.run(['checkout', '-q', '-b', 'elsewhere']);

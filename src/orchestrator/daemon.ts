@@ -1,8 +1,8 @@
-import { closeSync, existsSync, openSync, writeSync, ftruncateSync, readFileSync, mkdirSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, ftruncateSync, lstatSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { PolywaveError } from '../errors/polywave-error.js';
-import { nextQueueItem, type QueueItem } from '../protocol/queue.js';
+import { autonomyLevels, nextQueueItem, type QueueItem } from '../protocol/queue.js';
 import { slugPattern } from '../protocol/schema/impl-schema.js';
 import { completedSlugs, readQueue, updateQueueItem, type QueueFileItem } from '../store/queue-files.js';
 import { runAutopilot, type AutopilotOptions, type AutopilotResult } from './autopilot.js';
@@ -19,7 +19,7 @@ import { runAutopilot, type AutopilotOptions, type AutopilotResult } from './aut
  * `autonomy_override` replaces the level for that item; `require_review: true` always stops at
  * the plan review.
  */
-export const autonomyLevels = ['gated', 'supervised', 'autonomous'] as const;
+export { autonomyLevels };
 export type AutonomyLevel = (typeof autonomyLevels)[number];
 export type AutonomyStage = 'impl_review' | 'gate_failure' | 'queue_advance';
 
@@ -84,8 +84,19 @@ interface NativeLocks {
 function lockDaemon(repoDir: string): () => void {
   const file = path.join(repoDir, '.polywave-state', 'daemon.lock');
   mkdirSync(path.dirname(file), { recursive: true });
+  // A cloned repository can ship a symlink here: the lock file is never followed out of the repository.
+  if (!lstatSync(path.dirname(file)).isDirectory()) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `${path.dirname(file)} is not a directory (a symlink?): the daemon keeps its lock only in the repository's own .polywave-state/` });
   const native = createRequire(import.meta.url)('fs-native-extensions') as NativeLocks;
-  const fd = openSync(file, 'a+');
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
+  } catch (error) {
+    throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `${file}: ${(error as NodeJS.ErrnoException).code === 'ELOOP' ? 'is a symbolic link: remove it' : (error as Error).message}` });
+  }
+  if (!fstatSync(fd).isFile()) {
+    closeSync(fd);
+    throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `${file} is not a regular file: remove it` });
+  }
   if (!native.tryLock(fd)) {
     closeSync(fd);
     let holder: string;
@@ -153,7 +164,19 @@ function pick(items: readonly QueueFileItem[], done: ReadonlySet<string>, option
   return item;
 }
 
+/** An item file update that cannot break the daemon: a file removed or made unwritable meanwhile is one log line. */
+function safeUpdate(options: DaemonOptions): (file: string, changes: Readonly<Record<string, unknown>>) => Promise<void> {
+  return async (file, changes) => {
+    try {
+      await updateQueueItem(file, changes);
+    } catch (error) {
+      options.log(`daemon: warning: could not update ${file} (${error instanceof Error ? error.message.split('\n')[0] : String(error)}); the item's status there is stale`);
+    }
+  };
+}
+
 async function runItem(item: QueueFileItem, options: DaemonOptions): Promise<DaemonItemOutcome> {
+  const updateQueueItem = safeUpdate(options);
   const started = performance.now();
   const level = levelOf(item, options.autonomy);
   const review = item.require_review === true || !autoApproved(level, 'impl_review');
@@ -219,13 +242,33 @@ async function reconcileReviewed(items: QueueFileItem[], options: DaemonOptions)
     if (item.status === 'in_progress' && item.awaiting_review === true) {
       const archived = path.join(options.repoDir, 'docs', 'IMPL', 'complete', `IMPL-${item.slug}.yaml`);
       if (existsSync(archived)) {
-        const updated = await updateQueueItem(item.file_path, { status: 'complete', awaiting_review: undefined, impl_path: path.relative(options.repoDir, archived) });
+        await safeUpdate(options)(item.file_path, { status: 'complete', awaiting_review: undefined, impl_path: path.relative(options.repoDir, archived) });
         options.log(`daemon: ${item.slug}: complete (its IMPL was approved and run by hand)`);
-        out.push({ ...updated, file_path: item.file_path });
+        out.push({ ...item, status: 'complete', awaiting_review: undefined } as QueueFileItem);
         continue;
       }
     }
     out.push(item);
+  }
+  return out;
+}
+
+/**
+ * Fail closed: an item whose autonomy_override, require_review, status or depends_on the daemon
+ * does not understand is blocked with the reason, never run under a looser rule.
+ */
+async function blockInvalid(items: QueueFileItem[], options: DaemonOptions): Promise<QueueFileItem[]> {
+  const out: QueueFileItem[] = [];
+  for (const item of items) {
+    if (item.invalid === undefined || item.status === 'complete') {
+      out.push(item);
+      continue;
+    }
+    if (item.status !== 'blocked' || item.blocked_reason !== item.invalid) {
+      await safeUpdate(options)(item.file_path, { status: 'blocked', blocked_reason: item.invalid });
+      options.log(`daemon: ${item.slug}: blocked — ${item.invalid}`);
+    }
+    out.push({ ...item, status: 'blocked' });
   }
   return out;
 }
@@ -241,7 +284,14 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     for (;;) {
       if (options.signal?.aborted) return { outcomes, passes, stopped: 'signal' };
       passes += 1;
-      const items = await reconcileReviewed(await readQueue(options.repoDir), options);
+      const read = await readQueue(options.repoDir, {
+        onBadFile: (file, message) => {
+          if (told.has(`bad:${file}`)) return;
+          told.add(`bad:${file}`);
+          options.log(`daemon: warning: skipping ${message}`);
+        },
+      });
+      const items = await reconcileReviewed(await blockInvalid(read, options), options);
       const item = pick(items, await completedSlugs(options.repoDir, items), options, told);
       if (item) {
         const outcome = await runItem(item, options);

@@ -7,6 +7,9 @@ import { parseYamlSafe, toPlain } from './yaml/index.js';
  */
 
 export const queueStatuses = ['queued', 'in_progress', 'complete', 'blocked'] as const;
+
+/** The daemon's autonomy levels (a queue item's `autonomy_override`). */
+export const autonomyLevels = ['gated', 'supervised', 'autonomous'] as const;
 export type QueueStatus = (typeof queueStatuses)[number];
 
 /** One queue item (Go's `queue.Item` YAML keys). */
@@ -22,9 +25,9 @@ export interface QueueItem {
   slug: string;
 }
 
-/** The slug of a title: lower-case, runs of other characters → `-`, trimmed; `item` when empty. */
+/** The slug of a title: lower-case, runs of other characters → `-`, trimmed, at most 64 characters; `item` when empty. */
 export function queueSlug(title: string): string {
-  return title.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '') || 'item';
+  return title.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 64).replace(/-+$/g, '') || 'item';
 }
 
 /** File name of an item: zero-padded priority then slug (`050-add-login.yaml`), so a listing sorts by priority. */

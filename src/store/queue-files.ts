@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { lstat, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseDocument } from 'yaml';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { implSlugFromPath } from '../protocol/names.js';
 import { parseImpl } from '../protocol/parse-impl.js';
-import { parseQueueItem, sortQueue, type QueueItem } from '../protocol/queue.js';
+import { autonomyLevels, parseQueueItem, queueStatuses, sortQueue, type QueueItem } from '../protocol/queue.js';
 import { writeFileAtomic } from './atomic-file.js';
 
 /** What the daemon adds to an item (Go ignores these keys). */
@@ -18,7 +18,12 @@ export interface QueueRunState {
   auto_retries?: number;
   /** Why the item is blocked. */
   blocked_reason?: string;
+  /** A key the daemon must obey has a value it does not understand: the item is not run (fail closed). */
+  invalid?: string;
 }
+
+/** Queue items are small YAML files; anything larger is not one. */
+const maxQueueItemBytes = 1024 * 1024;
 
 /** A queue item with the file it was read from and the daemon's keys. */
 export type QueueFileItem = QueueItem & QueueRunState & { file_path: string };
@@ -26,7 +31,13 @@ export type QueueFileItem = QueueItem & QueueRunState & { file_path: string };
 function runState(text: string): QueueRunState {
   const data = parseDocument(text).toJS() as Record<string, unknown> | null;
   if (!data || typeof data !== 'object') return {};
+  const problems: string[] = [];
+  if ('autonomy_override' in data && !(autonomyLevels as readonly unknown[]).includes(data.autonomy_override)) problems.push(`autonomy_override must be ${autonomyLevels.join(', ')} (got ${JSON.stringify(data.autonomy_override)})`);
+  if ('require_review' in data && typeof data.require_review !== 'boolean') problems.push(`require_review must be true or false (got ${JSON.stringify(data.require_review)})`);
+  if ('status' in data && !(queueStatuses as readonly unknown[]).includes(data.status)) problems.push(`status must be ${queueStatuses.join(', ')} (got ${JSON.stringify(data.status)})`);
+  if ('depends_on' in data && (!Array.isArray(data.depends_on) || data.depends_on.some((slug) => typeof slug !== 'string'))) problems.push('depends_on must be a list of slugs');
   return {
+    ...(problems.length > 0 ? { invalid: problems.join('; ') } : {}),
     ...(typeof data.impl_path === 'string' ? { impl_path: data.impl_path } : {}),
     ...(data.awaiting_review === true ? { awaiting_review: true } : {}),
     ...(typeof data.auto_retries === 'number' && data.auto_retries >= 0 ? { auto_retries: Math.floor(data.auto_retries) } : {}),
@@ -39,17 +50,35 @@ export function queueDirectory(root: string): string {
   return path.join(root, 'docs', 'IMPL', 'queue');
 }
 
-/** Every item of the queue, by priority; a file that is not an item is a coded error (Q006). */
-export async function readQueue(root: string): Promise<QueueFileItem[]> {
+/**
+ * Every item of the queue, by priority. A file that is not an item (not YAML, not a mapping, not
+ * a regular file — a directory, FIFO or symlink named `*.yaml` — or too large) is a coded error
+ * (Q006), or, with `onBadFile` (the watching daemon), reported and skipped.
+ */
+export async function readQueue(root: string, options: { onBadFile?: (file: string, message: string) => void } = {}): Promise<QueueFileItem[]> {
   const directory = queueDirectory(root);
   if (!existsSync(directory)) return [];
   const items: QueueFileItem[] = [];
   for (const name of (await readdir(directory)).filter((entry) => /\.ya?ml$/.test(entry)).sort()) {
     const file = path.join(directory, name);
-    const text = await readFile(file, 'utf8');
-    const { item, error } = parseQueueItem(text, file);
-    if (!item) throw new PolywaveError({ code: 'Q006_QUEUE_CORRUPTED_FILE', message: error ?? `${file}: unreadable queue item` });
-    items.push({ ...item, ...runState(text), file_path: file });
+    let problem: string | undefined;
+    let text = '';
+    const info = await lstat(file).catch(() => undefined);
+    if (!info) continue; // removed meanwhile
+    if (!info.isFile()) problem = `${file}: not a regular file (a directory, FIFO or symbolic link)`;
+    else if (info.size > maxQueueItemBytes) problem = `${file}: larger than ${maxQueueItemBytes} bytes`;
+    else text = await readFile(file, 'utf8');
+    const parsed = problem === undefined ? parseQueueItem(text, file) : undefined;
+    if (parsed && !parsed.item) problem = parsed.error ?? `${file}: unreadable queue item`;
+    if (problem !== undefined || !parsed?.item) {
+      const message = problem ?? `${file}: unreadable queue item`;
+      if (options.onBadFile) {
+        options.onBadFile(file, message);
+        continue;
+      }
+      throw new PolywaveError({ code: 'Q006_QUEUE_CORRUPTED_FILE', message });
+    }
+    items.push({ ...parsed.item, ...runState(text), file_path: file });
   }
   return sortQueue(items) as QueueFileItem[];
 }

@@ -15,7 +15,7 @@ export function parseDuration(value: unknown, flag: string): number {
   const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text);
   const unit = match?.[2] ?? 's';
   const ms = match ? Number(match[1]) * (unit === 'ms' ? 1 : unit === 's' ? 1000 : unit === 'm' ? 60_000 : 3_600_000) : Number.NaN;
-  if (!Number.isFinite(ms) || ms < 100) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `${flag}: a duration of at least 100ms like 30s, 2m or 1h, got "${text}"` });
+  if (!Number.isFinite(ms) || ms < 100 || ms > 86_400_000) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `${flag}: a duration from 100ms to 24h like 30s, 2m or 1h, got "${text}"` });
   return ms;
 }
 

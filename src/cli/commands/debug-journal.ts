@@ -55,7 +55,11 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   if (typeof options.export === 'string' && options.export.trim() !== '') {
     const target = path.resolve(io.cwd, options.export);
     if (existsSync(target) && options.force !== true) throw new PolywaveError({ code: 'JOURNAL_EXPORT_EXISTS', message: `${target} exists (use --force to overwrite)`, exitCode: 1 });
-    await writeFile(target, journalTimelineHtml(agentPath, entries));
+    try {
+      await writeFile(target, journalTimelineHtml(agentPath, entries));
+    } catch (error) {
+      throw new PolywaveError({ code: 'JOURNAL_EXPORT_FAILED', message: `cannot write ${target}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` });
+    }
     if (options.json === true) printJson(io, { agent_path: agentPath, total_count: all.length, filter_count: entries.length, export_path: target });
     else io.stdout(`Timeline exported to: ${target}\n`);
     return 0;

@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { realpath } from 'node:fs/promises';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { parseYamlSafe, toPlain } from '../../protocol/yaml/index.js';
 import { saveCompletionReport } from '../../store/completion-report-file.js';
@@ -48,7 +49,7 @@ const blank = (value: unknown): boolean => value === undefined || value === null
  * checkout is that agent's worktree on that agent's branch (`polywave/<slug>/wave<N>-agent-<ID>`),
  * so a report can never borrow another branch's commit. Anywhere else G003 stands.
  */
-async function fillFromWorktree(input: Record<string, unknown>, agentId: string, io: CommandIo): Promise<void> {
+async function fillFromWorktree(input: Record<string, unknown>, agentId: string, implPath: string, io: CommandIo): Promise<void> {
   if (input.status !== 'complete' || !blank(input.commit)) return;
   const directory = typeof input.worktree === 'string' && input.worktree.trim() !== '' ? path.resolve(io.cwd, input.worktree) : io.cwd;
   const run = promisify(execFile);
@@ -56,7 +57,14 @@ async function fillFromWorktree(input: Record<string, unknown>, agentId: string,
   try {
     const [top, branch, head] = await Promise.all([git(['rev-parse', '--show-toplevel']), git(['symbolic-ref', '--quiet', '--short', 'HEAD']), git(['rev-parse', 'HEAD'])]);
     const match = /^polywave\/([a-z0-9][a-z0-9-]*)\/wave(\d+)-agent-([A-Z][2-9]?)$/.exec(branch);
-    if (!match || match[3] !== agentId || path.basename(top) !== `wave${match[2]}-agent-${agentId}`) return;
+    if (!match || match[3] !== agentId) return;
+    // The branch is this IMPL's and the checkout is exactly its E5 worktree in this IMPL's repository.
+    const implSlug = /^IMPL-(.+)\.ya?ml$/.exec(path.basename(implPath))?.[1];
+    const [, slug = '', wave = ''] = match;
+    if (implSlug !== slug) return;
+    const expected = path.join(path.dirname(path.dirname(path.dirname(implPath))), '.claude', 'worktrees', 'polywave', slug, `wave${wave}-agent-${agentId}`);
+    const [realTop, realExpected] = await Promise.all([realpath(top), realpath(expected).catch(() => '')]);
+    if (realTop !== realExpected) return;
     if (!blank(input.branch) && input.branch !== branch) return;
     input.commit = head;
     input.branch = branch;
@@ -87,7 +95,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     if (options[option] !== undefined) input[field] = options[option];
   }
   if (!agentId) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: '--agent is required (or an `agent:` key in the report file)' });
-  await fillFromWorktree(input, agentId, io);
+  await fillFromWorktree(input, agentId, filePath, io);
   const report = await saveCompletionReport(filePath, agentId, input, manifestWriteOptions(io.env));
   printJson(io, { agent: agentId, status: report.status, saved: true }, { compact: true });
   return 0;
