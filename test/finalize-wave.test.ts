@@ -68,6 +68,7 @@ describe('finalize-wave: the whole pipeline', () => {
       'verify-commits',
       'verify-completion-reports',
       'check-agent-statuses',
+      'check-jail-denials',
       'predict-conflicts',
       'check-type-collisions',
       'scan-stubs',

@@ -29,6 +29,12 @@ export function startRecording(bus: EventBus, input: { command: string; options:
       close();
     },
   });
-  if (!input.quiet) input.io.stderr(`${input.command}: run id ${recorder.runId} — query with: polywave query events --run ${recorder.runId}\n`);
+  // Said with the run's first event: input refused before anything ran stays one error line.
+  if (!input.quiet) {
+    const off = bus.subscribe(() => {
+      off();
+      input.io.stderr(`${input.command}: run id ${recorder.runId} — query with: polywave query events --run ${recorder.runId}\n`);
+    });
+  }
   return recorder;
 }
