@@ -12,6 +12,7 @@ import { runWave } from '../src/orchestrator/run-wave.js';
 import type { AgentPerformanceEvent, CostEvent } from '../src/protocol/e40.js';
 import { createTestRepo } from './support/git-repo.js';
 import { runCli } from './support/cli.js';
+import { lettersImplYaml } from './support/letters-impl.js';
 
 /*
  * Budgets (issue 14, "What it must show" 5): limits per run / wave / agent enforced from the live
@@ -21,25 +22,7 @@ import { runCli } from './support/cli.js';
  */
 
 function implYaml(slug: string, agents: string[]): string {
-  return [
-    `title: Budget ${slug}`,
-    `feature_slug: ${slug}`,
-    'verdict: SUITABLE',
-    'state: WAVE_PENDING',
-    'test_command: "node -e \\"process.exit(0)\\""',
-    'file_ownership:',
-    ...agents.flatMap((id) => [`src/${id.toLowerCase()}.js`, `src/${id.toLowerCase()}.test.js`].flatMap((file) => [`    - file: ${file}`, `      agent: ${id}`, '      wave: 1', '      action: new'])),
-    'interface_contracts:',
-    '    - name: Letter',
-    '      description: A letter constant.',
-    '      definition: "export const x: string"',
-    '      location: src/a.js',
-    'waves:',
-    '    - number: 1',
-    '      agents:',
-    ...agents.flatMap((id) => [`        - id: ${id}`, `          task: Implement src/${id.toLowerCase()}.js.`, '          files:', `            - src/${id.toLowerCase()}.js`, `            - src/${id.toLowerCase()}.test.js`]),
-    '',
-  ].join('\n');
+  return lettersImplYaml({ title: `Budget ${slug}`, slug, agents });
 }
 
 type GenerateResult = Awaited<ReturnType<MockLanguageModelV3['doGenerate']>>;

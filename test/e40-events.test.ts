@@ -15,6 +15,7 @@ import type { ActivityEvent, AgentPerformanceEvent, CostEvent } from '../src/pro
 import { createTestRepo } from './support/git-repo.js';
 import { startOpenAiLoopback } from './support/openai-loopback.js';
 import { makeTempDir } from './support/temp.js';
+import { lettersImplYaml, type LettersGate } from './support/letters-impl.js';
 
 /*
  * E40 (issue 14, "What it must show" 1): every trigger of the event table, on the real command
@@ -38,36 +39,10 @@ function record(): { bus: EventBus; events: PolywaveEvent[]; e40: () => E40[]; a
 /** `activity_type` + its labels, for exact comparisons. */
 const activityKey = (event: ActivityEvent) => [event.activity_type, event.slug ?? null, event.wave ?? null, event.agent ?? null, event.program ?? null, event.tier ?? null].join('|');
 
-interface Gate {
-  type: string;
-  command: string;
-  timing?: 'pre-merge' | 'post-merge';
-}
+type Gate = LettersGate;
 
 function implYaml(slug: string, agents: string[], gates: Gate[] = []): string {
-  return [
-    `title: Letters ${slug}`,
-    `feature_slug: ${slug}`,
-    'verdict: SUITABLE',
-    'state: WAVE_PENDING',
-    'test_command: "node -e \\"process.exit(0)\\""',
-    'file_ownership:',
-    // Two files per agent (one agent owning one file is V047_TRIVIAL_SCOPE); agents write the first.
-    ...agents.flatMap((id) => [`src/${id.toLowerCase()}.js`, `src/${id.toLowerCase()}.test.js`].flatMap((file) => [`    - file: ${file}`, `      agent: ${id}`, '      wave: 1', '      action: new'])),
-    'interface_contracts:',
-    '    - name: Letter',
-    '      description: A letter constant.',
-    '      definition: "export const x: string"',
-    `      location: src/${agents[0]!.toLowerCase()}.js`,
-    'waves:',
-    '    - number: 1',
-    '      agents:',
-    ...agents.flatMap((id) => [`        - id: ${id}`, `          task: Implement src/${id.toLowerCase()}.js.`, '          files:', `            - src/${id.toLowerCase()}.js`, `            - src/${id.toLowerCase()}.test.js`]),
-    ...(gates.length > 0
-      ? ['quality_gates:', '    level: standard', '    gates:', ...gates.flatMap((gate) => [`        - type: ${gate.type}`, `          command: ${JSON.stringify(gate.command)}`, '          required: true', ...(gate.timing ? [`          timing: ${gate.timing}`] : [])])]
-      : []),
-    '',
-  ].join('\n');
+  return lettersImplYaml({ title: `Letters ${slug}`, slug, agents, gates });
 }
 
 function completeSteps(id: string): string[] {

@@ -13,6 +13,7 @@ import type { CostEvent } from '../src/protocol/e40.js';
 import { runCli } from './support/cli.js';
 import { attachRecorder } from '../src/observability/recorder.js';
 import { createTestRepo } from './support/git-repo.js';
+import { lettersImplYaml } from './support/letters-impl.js';
 
 /*
  * `polywave estimate` (issue 14, "What it must show" 5): a forecast of a plan's tokens and cost
@@ -23,27 +24,8 @@ import { createTestRepo } from './support/git-repo.js';
 const modelOf: Record<string, string> = { A: 'openai:gpt-4o', B: 'openai:gpt-4o-2024-08-06' };
 
 function implYaml(slug: string): string {
-  const agents = ['A', 'B'];
-  return [
-    `title: Estimate ${slug}`,
-    `feature_slug: ${slug}`,
-    'verdict: SUITABLE',
-    'state: WAVE_PENDING',
-    'test_command: "node -e \\"process.exit(0)\\""',
-    'file_ownership:',
-    ...agents.flatMap((id) => [`src/${id.toLowerCase()}.js`, `src/${id.toLowerCase()}.test.js`].flatMap((file) => [`    - file: ${file}`, `      agent: ${id}`, '      wave: 1', '      action: new'])),
-    'interface_contracts:',
-    '    - name: Letter',
-    '      description: A letter constant.',
-    '      definition: "export const x: string"',
-    '      location: src/a.js',
-    'waves:',
-    '    - number: 1',
-    '      agents:',
-    // Each agent its own model id (both priced as gpt-4o): the mock answers per agent, whichever launches first.
-    ...agents.flatMap((id) => [`        - id: ${id}`, `          model: ${modelOf[id]}`, `          task: Implement src/${id.toLowerCase()}.js.`, '          files:', `            - src/${id.toLowerCase()}.js`, `            - src/${id.toLowerCase()}.test.js`]),
-    '',
-  ].join('\n');
+  // Each agent its own model id (both priced as gpt-4o): the mock answers per agent, whichever launches first.
+  return lettersImplYaml({ title: `Estimate ${slug}`, slug, agents: ['A', 'B'], models: modelOf });
 }
 
 type GenerateResult = Awaited<ReturnType<MockLanguageModelV3['doGenerate']>>;
