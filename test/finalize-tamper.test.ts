@@ -348,6 +348,51 @@ describe('finalize-wave with an untampered repository', () => {
     expect(wave.fixture.manifest().state).toBe('WAVE_VERIFIED');
   });
 
+  // CI caught a SIGKILL inside `git merge` before MERGE_HEAD: the agent's files were left
+  // uncommitted in the checkout being merged into, and the re-run refused them as foreign.
+  it("a merge killed before MERGE_HEAD (agent A's files left uncommitted in the main checkout): restored, then merged", async () => {
+    const wave = await preparedWave();
+    const tipA = await wave.fixture.repo.run(['rev-parse', wave.fixture.branch('A')]);
+    wave.fixture.repo.write('src/a.ts', await wave.fixture.repo.run(['show', `${tipA.trim()}:src/a.ts`]));
+    expect(readFileSync(wave.fixture.repo.path('src/a.ts'), 'utf8')).toBe('export const a = 1;\n');
+    const result = await wave.fixture.finalize(1);
+    expect(result.success, JSON.stringify(failed(result))).toBe(true);
+    expect(result.steps.find((item) => item.step === 'check-tamper')?.detail).toMatch(/a merge killed before MERGE_HEAD left src\/a\.ts in .* put back as HEAD has it/);
+    expect(await mergeCommits(wave.fixture.repo)).toHaveLength(2);
+    expect(await wave.fixture.repo.run(['status', '--porcelain', '--untracked-files=all', '--', 'src'])).toBe('');
+  });
+
+  it('left-over files that differ by one byte from every agent tip are not touched: TAMPER_DETECTED', async () => {
+    const wave = await preparedWave();
+    wave.fixture.repo.write('src/a.ts', 'export const a = 2;\n');
+    await expectRefused(wave, /uncommitted changes that are not the orchestrator's: src\/a\.ts \(untracked\)/);
+    expect(readFileSync(wave.fixture.repo.path('src/a.ts'), 'utf8')).toBe('export const a = 2;\n');
+  });
+
+  it('one matching file and one foreign file: nothing restored (all or nothing), TAMPER_DETECTED', async () => {
+    const wave = await preparedWave();
+    wave.fixture.repo.write('src/a.ts', 'export const a = 1;\n');
+    wave.fixture.repo.write('notes.txt', 'mine\n');
+    await expectRefused(wave, /src\/a\.ts \(untracked\)/);
+    expect(readFileSync(wave.fixture.repo.path('src/a.ts'), 'utf8')).toBe('export const a = 1;\n');
+    expect(readFileSync(wave.fixture.repo.path('notes.txt'), 'utf8')).toBe('mine\n');
+  });
+
+  it('the same tear in a --merge-target branch checked out in another worktree (a PROGRAM IMPL branch): restored, then merged there', async () => {
+    const fixture = await createWaveFixture(spec);
+    const implWorktree = fixture.repo.sibling('impl-branch');
+    await fixture.repo.run(['worktree', 'add', '-q', '-b', 'feature', implWorktree, 'HEAD']);
+    const prepared = await prepareWave({ implPath: fixture.implPath, wave: 1, env: fixture.repo.env, gitAt: fixture.gitAt, mergeTarget: 'feature', now: () => new Date('2026-05-12T09:00:00Z') });
+    expect(prepared.success, JSON.stringify(prepared.steps.find((item) => item.status === 'failed'))).toBe(true);
+    for (const id of ['A', 'B']) await fixture.complete(id, { [`src/${id.toLowerCase()}.ts`]: `export const ${id.toLowerCase()} = 1;\n` });
+    writeFileSync(path.join(implWorktree, 'src/b.ts'), 'export const b = 1;\n');
+    const result = await fixture.finalize(1, { mergeTarget: 'feature' });
+    expect(result.success, JSON.stringify(failed(result))).toBe(true);
+    expect(result.steps.find((item) => item.step === 'check-tamper')?.detail).toMatch(/left src\/b\.ts in .*impl-branch/);
+    expect(await mergeCommits(fixture.repo, 'feature')).toHaveLength(2);
+    expect(await fixture.repo.run(['-C', implWorktree, 'status', '--porcelain', '--untracked-files=all'])).toBe('');
+  });
+
   it('without a record from prepare-wave: a warning, a fresh record, and no repository hook runs', async () => {
     const fixture = await createWaveFixture({ ...spec, state: 'WAVE_EXECUTING' });
     const marker = fixture.repo.sibling('HOOK-RAN');

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { parseImpl } from '../../protocol/parse-impl.js';
 import { adoptMergeLog, readMergeLog } from '../merge.js';
 import type { StepDefinition, StepOutcome } from '../step.js';
+import { restoreTornMerge } from '../torn-merge.js';
 import { describeFindings, foreignChanges, judgeRepository, observeRepository, type RepositoryObservation, type TamperFinding, type TargetRule } from '../tamper-check.js';
 import {
   hooksSnapshotPath,
@@ -127,6 +128,22 @@ async function mergeableTips(context: FinalizeContext, repo: FinalizeRepo): Prom
   return tips;
 }
 
+/** The checkout the wave's merges run in is `directory` (the main checkout unless the target lives in another worktree). */
+function isTargetCheckout(repo: FinalizeRepo, directory: string): boolean {
+  return repo.scratchTarget === undefined && (repo.targetDir === '' || path.resolve(repo.targetDir) === path.resolve(directory));
+}
+
+/**
+ * A wave merge SIGKILLed before git wrote MERGE_HEAD leaves an agent's files uncommitted in the
+ * checkout it merged into, with no merge to abort. They are put back only when no merge is in
+ * progress there and every changed file holds exactly what one of this wave's agent tips has
+ * committed for it (nothing can be lost); anything else stays a finding for a human.
+ */
+async function restoreTornWaveMerge(context: FinalizeContext, repo: FinalizeRepo, git: FinalizeRepo['git'], directory: string): Promise<string[]> {
+  if ((await git.tryRevParse('MERGE_HEAD')) !== undefined) return [];
+  return restoreTornMerge({ git, root: directory }, await mergeableTips(context, repo));
+}
+
 /** The manifest as the check judges it now: the text load-manifest read, or (re-check) the file again. */
 async function currentManifest(context: FinalizeContext, phase: 'start' | 'pre-merge'): Promise<{ sha: string; data: unknown; state: string; mergeState?: string } | undefined> {
   if (phase === 'start' || context.tamper.manifestSha === undefined) {
@@ -238,9 +255,23 @@ export async function verifyRepositories(context: FinalizeContext, phase: 'start
   // The checkouts the merges and the build use hold nothing but the orchestrator's own changes.
   const foreign: TamperFinding[] = [];
   for (const { repo, probe } of found) {
+    if (probe.foreign && probe.foreign.length > 0 && askGit && !context.dryRun && isTargetCheckout(repo, repo.root)) {
+      const restored = await restoreTornWaveMerge(context, repo, repo.git, repo.root);
+      if (restored.length > 0) {
+        notes.push(`${repoName(context, repo)}a merge killed before MERGE_HEAD left ${listForDetail(restored, 5)} in ${repo.root} — each held an agent tip's committed content; put back as HEAD has it`);
+        probe.foreign = await foreignChanges(repo.git, repo.root, context.implPath, context.options.orchestratorFiles);
+      }
+    }
     if (probe.foreign && probe.foreign.length > 0) foreign.push({ what: `checkout ${repo.root}`, change: `uncommitted changes that are not the orchestrator's: ${listForDetail(probe.foreign, 15)}` });
     if (askGit && repo.targetDir !== '' && path.resolve(repo.targetDir) !== path.resolve(repo.root) && repo.scratchTarget === undefined) {
-      const changes = await foreignChanges(repo.targetGit, repo.targetDir, context.implPath, context.options.orchestratorFiles);
+      let changes = await foreignChanges(repo.targetGit, repo.targetDir, context.implPath, context.options.orchestratorFiles);
+      if (changes.length > 0 && !context.dryRun) {
+        const restored = await restoreTornWaveMerge(context, repo, repo.targetGit, repo.targetDir);
+        if (restored.length > 0) {
+          notes.push(`${repoName(context, repo)}a merge killed before MERGE_HEAD left ${listForDetail(restored, 5)} in ${repo.targetDir} — each held an agent tip's committed content; put back as HEAD has it`);
+          changes = await foreignChanges(repo.targetGit, repo.targetDir, context.implPath, context.options.orchestratorFiles);
+        }
+      }
       if (changes.length > 0) foreign.push({ what: `checkout ${repo.targetDir}`, change: `uncommitted changes that are not the orchestrator's: ${listForDetail(changes, 15)}` });
     }
   }
