@@ -1,0 +1,526 @@
+/**
+ * Per-file facts from a tree-sitter syntax tree: definitions, imports and every identifier use.
+ * Identifier uses and import statements are found with tree-sitter queries (one compiled query per
+ * language); definitions by walking the declarations that can hold them (top level, class/impl
+ * bodies, Rust inline modules). Strings and comments never yield a reference: only identifier
+ * nodes do.
+ */
+import type { Node, Parser, Query } from 'web-tree-sitter';
+import { createParser, queryClass, loadLanguage } from './grammars.js';
+import type { ImportedName, Lang, ReferenceKind, SymbolDef, SymbolKind } from './types.js';
+
+/** An import before module resolution (what the cache stores). */
+export interface RawImport {
+  module: string;
+  line: number;
+  names: ImportedName[];
+  reexport: boolean;
+  /** Rust `mod x;` (a file module declaration, resolved relative to the declaring file). */
+  modDecl?: boolean;
+  /** Python relative-import level (number of leading dots). */
+  level?: number;
+}
+
+/** Compact reference: [name, line, column, kind]. */
+export type RawRef = [string, number, number, ReferenceKind];
+
+/** What one parse yields; this is what the per-blob cache stores. */
+export interface FileFacts {
+  symbols: SymbolDef[];
+  imports: RawImport[];
+  refs: RawRef[];
+}
+
+/** Identifier-like leaves per language (the reference query). */
+const identifierQuery: Record<Lang, string> = {
+  typescript:
+    '[(identifier) (type_identifier) (property_identifier) (shorthand_property_identifier) (shorthand_property_identifier_pattern)] @ref',
+  tsx: '[(identifier) (type_identifier) (property_identifier) (shorthand_property_identifier) (shorthand_property_identifier_pattern)] @ref',
+  javascript: '[(identifier) (property_identifier) (shorthand_property_identifier) (shorthand_property_identifier_pattern)] @ref',
+  go: '[(identifier) (type_identifier) (field_identifier) (package_identifier)] @ref',
+  python: '(identifier) @ref',
+  rust: '[(identifier) (type_identifier) (field_identifier)] @ref',
+};
+
+/** Import (and re-export) statements per language. */
+const importQuery: Record<Lang, string> = {
+  typescript: '(import_statement) @import (export_statement source: (_)) @reexport',
+  tsx: '(import_statement) @import (export_statement source: (_)) @reexport',
+  javascript:
+    '(import_statement) @import (export_statement source: (_)) @reexport (call_expression function: (identifier) @fn (#eq? @fn "require") arguments: (arguments . (string) @spec)) @require',
+  go: '(import_spec) @import',
+  python: '(import_statement) @import (import_from_statement) @import',
+  rust: '(use_declaration) @import (mod_item name: (identifier) !body) @mod',
+};
+
+interface LangTools {
+  parser: Parser;
+  identifiers: Query;
+  imports: Query;
+}
+
+const tools = new Map<Lang, Promise<LangTools>>();
+
+function langTools(lang: Lang): Promise<LangTools> {
+  let loading = tools.get(lang);
+  if (!loading) {
+    loading = (async () => {
+      const QueryClass = await queryClass();
+      const language = await loadLanguage(lang);
+      return {
+        parser: await createParser(lang),
+        identifiers: new QueryClass(language, identifierQuery[lang]),
+        imports: new QueryClass(language, importQuery[lang]),
+      };
+    })();
+    loading.catch(() => tools.delete(lang));
+    tools.set(lang, loading);
+  }
+  return loading;
+}
+
+/** Parses `source` as `lang` and extracts its facts. */
+export async function extractFacts(lang: Lang, source: string): Promise<FileFacts> {
+  const { parser, identifiers, imports: importsQuery } = await langTools(lang);
+  const tree = parser.parse(source);
+  if (!tree) throw new Error('tree-sitter returned no tree');
+  try {
+    const root = tree.rootNode;
+    const symbols: SymbolDef[] = [];
+    const definitionSites = new Set<number>();
+    const addSymbol = (nameNode: Node | null, kind: SymbolKind, exported: boolean, container?: string): void => {
+      if (!nameNode) return;
+      definitionSites.add(nameNode.startIndex);
+      const symbol: SymbolDef = { name: nameNode.text, kind, line: nameNode.startPosition.row + 1, column: nameNode.startPosition.column + 1, exported };
+      if (container !== undefined) symbol.container = container;
+      symbols.push(symbol);
+    };
+    collectDefinitions(lang, root, addSymbol);
+
+    const imports: RawImport[] = [];
+    const importRanges: Array<{ start: number; end: number; kind: ReferenceKind }> = [];
+    const skip = new Set<number>();
+    const packageNames = new Set<string>();
+    for (const match of importsQuery.matches(root)) {
+      const capture = match.captures.find((entry) => entry.name === 'import' || entry.name === 'reexport' || entry.name === 'mod' || entry.name === 'require');
+      if (!capture) continue;
+      const node = capture.node;
+      const parsed = parseImport(lang, capture.name, node, match.captures.find((entry) => entry.name === 'spec')?.node, skip);
+      if (!parsed) continue;
+      imports.push(parsed);
+      if (lang === 'go' || lang === 'python') for (const name of parsed.names) if (name.imported === '*' || lang === 'go') packageNames.add(name.local);
+      if (capture.name === 'require' || capture.name === 'mod') continue;
+      importRanges.push({ start: node.startIndex, end: node.endIndex, kind: parsed.reexport ? 'reexport' : 'import' });
+    }
+
+    const refs: RawRef[] = [];
+    for (const capture of identifiers.captures(root)) {
+      const node = capture.node;
+      const start = node.startIndex;
+      if (definitionSites.has(start) || skip.has(start)) continue;
+      let kind: ReferenceKind | undefined;
+      for (const range of importRanges) {
+        if (start >= range.start && start < range.end) {
+          kind = range.kind;
+          break;
+        }
+      }
+      if (lang === 'go' && kind !== undefined) continue; // Go imports name packages, not symbols
+      kind ??= classify(lang, node, packageNames);
+      refs.push([node.text, node.startPosition.row + 1, node.startPosition.column + 1, kind]);
+    }
+    return { symbols, imports, refs };
+  } finally {
+    tree.delete();
+  }
+}
+
+function isField(parent: Node, field: string, node: Node): boolean {
+  const child = parent.childForFieldName(field);
+  return child !== null && child.startIndex === node.startIndex && child.endIndex === node.endIndex;
+}
+
+const callTypes = new Set(['call_expression', 'call', 'new_expression']);
+
+function calleeOf(node: Node): Node | null {
+  const parent = node.parent;
+  if (!parent || !callTypes.has(parent.type)) return null;
+  return isField(parent, parent.type === 'new_expression' ? 'constructor' : 'function', node) ? parent : null;
+}
+
+function classify(lang: Lang, node: Node, packageNames: Set<string>): ReferenceKind {
+  const parent = node.parent;
+  if (!parent) return 'other';
+  if (calleeOf(node)) return 'call';
+  const memberField: Record<string, string> = {
+    member_expression: 'property',
+    selector_expression: 'field',
+    attribute: 'attribute',
+    field_expression: 'field',
+  };
+  const field = memberField[parent.type];
+  if (field !== undefined && isField(parent, field, node)) {
+    if (!calleeOf(parent)) return node.type === 'type_identifier' ? 'type' : 'other';
+    const object = parent.childForFieldName(parent.type === 'selector_expression' ? 'operand' : 'object');
+    if ((lang === 'go' || lang === 'python') && object?.type === 'identifier' && packageNames.has(object.text)) return 'call';
+    return 'method-call';
+  }
+  if (parent.type === 'scoped_identifier' && isField(parent, 'name', node)) return calleeOf(parent) ? 'call' : 'other';
+  if (parent.type === 'scoped_identifier' && isField(parent, 'path', node)) return /^[A-Z]/.test(node.text) ? 'type' : 'other';
+  if (node.type === 'type_identifier') return 'type';
+  if (parent.type === 'extends_clause' || parent.type === 'class_heritage' || parent.type === 'nested_type_identifier') return 'type';
+  if (lang === 'python') {
+    if (parent.type === 'argument_list' && parent.parent?.type === 'class_definition') return 'type';
+    for (let ancestor: Node | null = parent, depth = 0; ancestor && depth < 6; ancestor = ancestor.parent, depth += 1) {
+      if (ancestor.type === 'type') return 'type';
+      if (ancestor.type === 'block' || ancestor.type === 'module') break;
+    }
+  }
+  return 'other';
+}
+
+type AddSymbol = (nameNode: Node | null, kind: SymbolKind, exported: boolean, container?: string) => void;
+
+function collectDefinitions(lang: Lang, root: Node, add: AddSymbol): void {
+  if (lang === 'go') goDefinitions(root, add);
+  else if (lang === 'python') pythonDefinitions(root, add, undefined);
+  else if (lang === 'rust') rustDefinitions(root, add);
+  else jsDefinitions(root, add);
+}
+
+function jsDefinitions(root: Node, add: AddSymbol): void {
+  const exportedLocal = new Set<string>();
+  for (const statement of root.namedChildren) {
+    if (!statement) continue;
+    if (statement.type === 'export_statement' && !statement.childForFieldName('source') && !statement.childForFieldName('declaration')) {
+      const clause = statement.namedChildren.find((child) => child?.type === 'export_clause');
+      for (const specifier of clause?.namedChildren ?? []) {
+        const name = specifier?.childForFieldName('name');
+        if (name) exportedLocal.add(name.text);
+      }
+      const value = statement.childForFieldName('value');
+      if (value?.type === 'identifier') exportedLocal.add(value.text);
+    }
+  }
+  const start = (statement: Node, exported: boolean): void => {
+    const declaration = statement;
+    const name = declaration.childForFieldName('name');
+    const isExported = (text: string | undefined) => exported || (text !== undefined && exportedLocal.has(text));
+    switch (declaration.type) {
+      case 'function_declaration':
+      case 'generator_function_declaration':
+      case 'function_signature':
+        add(name, 'function', isExported(name?.text));
+        break;
+      case 'class_declaration':
+      case 'abstract_class_declaration': {
+        add(name, 'class', isExported(name?.text));
+        const body = declaration.childForFieldName('body');
+        for (const member of body?.namedChildren ?? []) {
+          if (member && (member.type === 'method_definition' || member.type === 'abstract_method_signature' || member.type === 'method_signature')) {
+            add(member.childForFieldName('name'), 'method', isExported(name?.text), name?.text);
+          }
+        }
+        break;
+      }
+      case 'interface_declaration':
+        add(name, 'interface', isExported(name?.text));
+        break;
+      case 'type_alias_declaration':
+        add(name, 'type', isExported(name?.text));
+        break;
+      case 'enum_declaration':
+        add(name, 'enum', isExported(name?.text));
+        break;
+      case 'internal_module':
+      case 'module':
+        add(name, 'module', isExported(name?.text));
+        break;
+      case 'lexical_declaration':
+      case 'variable_declaration': {
+        const constant = declaration.child(0)?.text === 'const';
+        for (const declarator of declaration.namedChildren) {
+          if (declarator?.type !== 'variable_declarator') continue;
+          const target = declarator.childForFieldName('name');
+          if (target?.type === 'identifier') add(target, constant ? 'constant' : 'variable', isExported(target.text));
+        }
+        break;
+      }
+      case 'ambient_declaration':
+        for (const child of declaration.namedChildren) if (child) start(child, exported);
+        break;
+      default:
+        break;
+    }
+  };
+  for (const statement of root.namedChildren) {
+    if (!statement) continue;
+    if (statement.type === 'export_statement') {
+      const declaration = statement.childForFieldName('declaration');
+      if (declaration) start(declaration, true);
+    } else start(statement, false);
+  }
+}
+
+function goExported(name: string): boolean {
+  return /^\p{Lu}/u.test(name);
+}
+
+function goDefinitions(root: Node, add: AddSymbol): void {
+  const named = (node: Node | null, kind: SymbolKind, container?: string) => add(node, kind, node ? goExported(node.text) : false, container);
+  for (const declaration of root.namedChildren) {
+    if (!declaration) continue;
+    switch (declaration.type) {
+      case 'function_declaration':
+        named(declaration.childForFieldName('name'), 'function');
+        break;
+      case 'method_declaration': {
+        const receiver = declaration.childForFieldName('receiver');
+        const typeNode = receiver?.descendantsOfType('type_identifier')[0];
+        named(declaration.childForFieldName('name'), 'method', typeNode?.text);
+        break;
+      }
+      case 'type_declaration':
+        for (const spec of declaration.namedChildren) {
+          if (!spec || (spec.type !== 'type_spec' && spec.type !== 'type_alias')) continue;
+          const type = spec.childForFieldName('type')?.type;
+          named(spec.childForFieldName('name'), type === 'struct_type' ? 'struct' : type === 'interface_type' ? 'interface' : 'type');
+        }
+        break;
+      case 'const_declaration':
+      case 'var_declaration':
+        for (const spec of declaration.descendantsOfType(declaration.type === 'const_declaration' ? 'const_spec' : 'var_spec')) {
+          for (const name of spec?.childrenForFieldName('name') ?? []) if (name) named(name, declaration.type === 'const_declaration' ? 'constant' : 'variable');
+        }
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+function pythonDefinitions(block: Node, add: AddSymbol, container: string | undefined): void {
+  for (let statement of block.namedChildren) {
+    if (!statement) continue;
+    if (statement.type === 'decorated_definition') statement = statement.childForFieldName('definition') ?? statement;
+    const name = statement.childForFieldName('name');
+    const exported = name !== null && !name.text.startsWith('_');
+    if (statement.type === 'function_definition') add(name, container ? 'method' : 'function', container ? exported && !container.startsWith('_') : exported, container);
+    else if (statement.type === 'class_definition' && container === undefined) {
+      add(name, 'class', exported);
+      const body = statement.childForFieldName('body');
+      if (body && name) pythonDefinitions(body, add, name.text);
+    } else if (statement.type === 'expression_statement' && container === undefined) {
+      const assignment = statement.namedChild(0);
+      const target = assignment?.type === 'assignment' ? assignment.childForFieldName('left') : null;
+      if (target?.type === 'identifier') add(target, /^[A-Z][A-Z0-9_]*$/.test(target.text) ? 'constant' : 'variable', !target.text.startsWith('_'));
+    }
+  }
+}
+
+const rustKinds: Record<string, SymbolKind> = {
+  function_item: 'function',
+  function_signature_item: 'function',
+  struct_item: 'struct',
+  enum_item: 'enum',
+  union_item: 'struct',
+  trait_item: 'trait',
+  type_item: 'type',
+  const_item: 'constant',
+  static_item: 'variable',
+  mod_item: 'module',
+  macro_definition: 'macro',
+};
+
+function rustDefinitions(block: Node, add: AddSymbol): void {
+  for (const item of block.namedChildren) {
+    if (!item) continue;
+    const isPub = item.namedChildren.some((child) => child?.type === 'visibility_modifier');
+    const kind = rustKinds[item.type];
+    if (kind) {
+      add(item.childForFieldName('name'), kind, isPub || item.type === 'macro_definition');
+      if (item.type === 'mod_item') {
+        const body = item.childForFieldName('body');
+        if (body) rustDefinitions(body, add);
+      }
+    } else if (item.type === 'impl_item') {
+      const typeNode = item.childForFieldName('type');
+      const container = typeNode?.type === 'generic_type' ? typeNode.childForFieldName('type')?.text : typeNode?.text;
+      const viaTrait = item.childForFieldName('trait') !== null;
+      for (const member of item.childForFieldName('body')?.namedChildren ?? []) {
+        if (member?.type !== 'function_item') continue;
+        const memberPub = member.namedChildren.some((child) => child?.type === 'visibility_modifier');
+        add(member.childForFieldName('name'), 'method', memberPub || viaTrait, container);
+      }
+    }
+  }
+}
+
+function stringValue(node: Node | null | undefined): string | undefined {
+  if (!node) return undefined;
+  const text = node.text;
+  const quote = text[0];
+  if (quote === '"' || quote === "'" || quote === '`') return text.slice(1, -1);
+  return text;
+}
+
+function parseImport(lang: Lang, captureName: string, node: Node, spec: Node | undefined, skip: Set<number>): RawImport | undefined {
+  const line = node.startPosition.row + 1;
+  if (lang === 'go') {
+    const path = stringValue(node.childForFieldName('path'));
+    if (path === undefined) return undefined;
+    const alias = node.childForFieldName('name')?.text;
+    return { module: path, line, names: [{ imported: '*', local: alias ?? path.split('/').pop()! }], reexport: false };
+  }
+  if (lang === 'python') return parsePythonImport(node, line, skip);
+  if (lang === 'rust') return parseRustImport(captureName, node, line, skip);
+  // TS / JS
+  if (captureName === 'require') {
+    const module = stringValue(spec);
+    return module === undefined ? undefined : { module, line, names: [{ imported: '*', local: '*' }], reexport: false };
+  }
+  const module = stringValue(node.childForFieldName('source'));
+  if (module === undefined) return undefined;
+  const names: ImportedName[] = [];
+  if (captureName === 'reexport') {
+    const clause = node.namedChildren.find((child) => child?.type === 'export_clause');
+    const namespace = node.namedChildren.find((child) => child?.type === 'namespace_export');
+    if (clause) {
+      for (const specifier of clause.namedChildren) {
+        const name = specifier?.childForFieldName('name');
+        if (!name) continue;
+        const alias = specifier!.childForFieldName('alias');
+        if (alias) skip.add(alias.startIndex);
+        names.push({ imported: name.text, local: alias?.text ?? name.text });
+      }
+    } else if (namespace) {
+      const alias = namespace.namedChild(0);
+      if (alias) skip.add(alias.startIndex);
+      names.push({ imported: '*', local: alias?.text ?? '*' });
+    } else names.push({ imported: '*', local: '*' });
+    return { module, line, names, reexport: true };
+  }
+  const clause = node.namedChildren.find((child) => child?.type === 'import_clause');
+  for (const part of clause?.namedChildren ?? []) {
+    if (!part) continue;
+    if (part.type === 'identifier') names.push({ imported: 'default', local: part.text });
+    else if (part.type === 'namespace_import') {
+      const local = part.namedChild(0);
+      if (local) names.push({ imported: '*', local: local.text });
+    } else if (part.type === 'named_imports') {
+      for (const specifier of part.namedChildren) {
+        const name = specifier?.childForFieldName('name');
+        if (!name) continue;
+        const alias = specifier!.childForFieldName('alias');
+        if (alias) skip.add(alias.startIndex);
+        names.push({ imported: name.text, local: alias?.text ?? name.text });
+      }
+    }
+  }
+  return { module, line, names, reexport: false };
+}
+
+function parsePythonImport(node: Node, line: number, skip: Set<number>): RawImport | undefined {
+  const names: ImportedName[] = [];
+  const nameOf = (child: Node): ImportedName | undefined => {
+    if (child.type === 'dotted_name') return { imported: child.text, local: child.text };
+    if (child.type === 'aliased_import') {
+      const name = child.childForFieldName('name');
+      const alias = child.childForFieldName('alias');
+      if (alias) skip.add(alias.startIndex);
+      return name ? { imported: name.text, local: alias?.text ?? name.text } : undefined;
+    }
+    return undefined;
+  };
+  if (node.type === 'import_statement') {
+    // `import a.b as c` / `import a.b`: the module itself is bound (as a namespace).
+    const first = node.childrenForFieldName('name')[0];
+    const entry = first ? nameOf(first) : undefined;
+    if (!entry) return undefined;
+    const local = entry.local === entry.imported ? entry.imported.split('.')[0]! : entry.local;
+    return { module: entry.imported, line, names: [{ imported: '*', local }], reexport: false, level: 0 };
+  }
+  const moduleNode = node.childForFieldName('module_name');
+  if (!moduleNode) return undefined;
+  let level = 0;
+  let module = moduleNode.text;
+  if (moduleNode.type === 'relative_import') {
+    const prefix = moduleNode.namedChildren.find((child) => child?.type === 'import_prefix');
+    level = prefix?.text.length ?? 0;
+    module = moduleNode.namedChildren.find((child) => child?.type === 'dotted_name')?.text ?? '';
+  }
+  for (const child of node.childrenForFieldName('name')) {
+    const entry = child ? nameOf(child) : undefined;
+    if (entry) names.push(entry);
+  }
+  if (node.namedChildren.some((child) => child?.type === 'wildcard_import')) names.push({ imported: '*', local: '*' });
+  return { module, line, names, reexport: false, level };
+}
+
+function parseRustImport(captureName: string, node: Node, line: number, skip: Set<number>): RawImport | undefined {
+  if (captureName === 'mod') {
+    const name = node.childForFieldName('name');
+    return name ? { module: name.text, line, names: [], reexport: false, modDecl: true } : undefined;
+  }
+  const isPub = node.namedChildren.some((child) => child?.type === 'visibility_modifier');
+  const argument = node.childForFieldName('argument');
+  if (!argument) return undefined;
+  // Flatten the use tree into (path, name, alias) leaves; the module is the common path prefix.
+  const leaves: Array<{ path: string[]; local: string }> = [];
+  const walk = (tree: Node, prefix: string[]): void => {
+    switch (tree.type) {
+      case 'identifier':
+      case 'crate':
+      case 'self':
+      case 'super':
+        leaves.push({ path: [...prefix, tree.text], local: tree.text });
+        break;
+      case 'scoped_identifier':
+        leaves.push({ path: [...prefix, ...tree.text.split('::').map((part) => part.trim())], local: tree.childForFieldName('name')?.text ?? tree.text });
+        break;
+      case 'use_as_clause': {
+        const path = tree.childForFieldName('path');
+        const alias = tree.childForFieldName('alias');
+        if (alias) skip.add(alias.startIndex);
+        if (path) leaves.push({ path: [...prefix, ...path.text.split('::').map((part) => part.trim())], local: alias?.text ?? path.text });
+        break;
+      }
+      case 'use_wildcard': {
+        const path = tree.namedChild(0);
+        leaves.push({ path: [...prefix, ...(path ? path.text.split('::').map((part) => part.trim()) : []), '*'], local: '*' });
+        break;
+      }
+      case 'scoped_use_list': {
+        const path = tree.childForFieldName('path');
+        const next = [...prefix, ...(path ? path.text.split('::').map((part) => part.trim()) : [])];
+        const list = tree.childForFieldName('list');
+        for (const child of list?.namedChildren ?? []) if (child) walk(child, next);
+        break;
+      }
+      case 'use_list':
+        for (const child of tree.namedChildren) if (child) walk(child, prefix);
+        break;
+      default:
+        break;
+    }
+  };
+  walk(argument, []);
+  if (leaves.length === 0) return undefined;
+  // One ImportRef per use declaration: the module is the longest common prefix of the leaves' parents.
+  let common = leaves[0]!.path.slice(0, -1);
+  for (const leaf of leaves.slice(1)) {
+    let length = 0;
+    while (length < common.length && length < leaf.path.length - 1 && common[length] === leaf.path[length]) length += 1;
+    common = common.slice(0, length);
+  }
+  const names = leaves.map((leaf) => ({ imported: leaf.path.slice(common.length).join('::'), local: leaf.local }));
+  return { module: common.join('::'), line, names, reexport: isPub };
+}
+
+/** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
+const factsFormat = 1;
+
+/** A string that changes whenever the extraction can give a different answer. */
+export function engineFingerprint(): string {
+  return JSON.stringify({ factsFormat, identifierQuery, importQuery });
+}

@@ -1,0 +1,264 @@
+/**
+ * The code-analysis engine: symbols, imports, references and file dependencies for TypeScript,
+ * TSX, JavaScript, Go, Python and Rust from tree-sitter syntax trees (docs/analysis.md).
+ *
+ * Stable API (other modules code against it; keep it backward compatible):
+ * - {@link analyzeRepo} — per-file facts for the repository (or a subset);
+ * - {@link findReferences} — real references to a name (aliases, re-exports, method calls);
+ * - {@link listSymbols} — definitions;
+ * - {@link dependencyGraph} — resolved file dependencies.
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { cacheDir, readCached, writeCached } from './cache.js';
+import { extractFacts, type FileFacts } from './extract.js';
+import { listRepoFiles, readTexts, repoContext, type RepoContext, type RepoFile } from './repo-files.js';
+import { goModulePath, ModuleResolver } from './resolve.js';
+import type {
+  AnalysisStats,
+  AnalyzeOptions,
+  DependencyGraph,
+  FileAnalysis,
+  FileSymbol,
+  FindReferencesOptions,
+  ImportRef,
+  Reference,
+  RepoAnalysis,
+} from './types.js';
+
+export type * from './types.js';
+export { languageOf } from './grammars.js';
+export { isAnalysable } from './repo-files.js';
+
+/** Files parsed / served from cache since the process started (tests and benches read it). */
+export const engineCounters: AnalysisStats = { parsed: 0, cached: 0 };
+
+interface Loaded {
+  entry: RepoFile;
+  facts: FileFacts;
+}
+
+/** Facts for every entry: from the cache, or parsed (and stored) on a miss. */
+async function loadFacts(context: RepoContext, entries: readonly RepoFile[], stats: AnalysisStats): Promise<Loaded[]> {
+  const dir = cacheDir(context.commonDir);
+  const cached = await Promise.all(entries.map((entry) => readCached(dir, entry.blob, entry.lang)));
+  const misses = entries.filter((_, index) => cached[index] === undefined);
+  const parsed = new Map<string, FileFacts>();
+  if (misses.length > 0) {
+    const texts = await readTexts(context, misses);
+    const writes: Array<Promise<void>> = [];
+    for (const entry of misses) {
+      const text = texts.get(entry.file);
+      if (text === undefined) continue;
+      const facts = await extractFacts(entry.lang, text);
+      parsed.set(entry.file, facts);
+      writes.push(writeCached(dir, entry.blob, entry.lang, facts));
+    }
+    await Promise.all(writes);
+  }
+  stats.parsed += parsed.size;
+  stats.cached += entries.length - misses.length;
+  engineCounters.parsed += parsed.size;
+  engineCounters.cached += entries.length - misses.length;
+  const result: Loaded[] = [];
+  entries.forEach((entry, index) => {
+    const facts = cached[index] ?? parsed.get(entry.file);
+    if (facts) result.push({ entry, facts });
+  });
+  return result;
+}
+
+/** Every tracked path plus go.mod module paths: what module resolution needs. */
+async function resolverFor(context: RepoContext, known?: readonly RepoFile[]): Promise<ModuleResolver> {
+  const files = new Set<string>();
+  const listed = await context.git.run(['ls-files', '-z']);
+  for (const file of listed.stdout.split('\0')) if (file) files.add(file);
+  for (const entry of known ?? []) files.add(entry.file);
+  const goModules: Array<{ dir: string; module: string }> = [];
+  for (const file of files) {
+    if (file !== 'go.mod' && !file.endsWith('/go.mod')) continue;
+    const text = await readFile(path.join(context.root, file), 'utf8').catch(() => undefined);
+    const module = text === undefined ? undefined : goModulePath(text);
+    if (module) goModules.push({ dir: path.posix.dirname(file) === '.' ? '' : path.posix.dirname(file), module });
+  }
+  return new ModuleResolver({ files, goModules });
+}
+
+function lineAt(lines: string[] | undefined, line: number): string {
+  return (lines?.[line - 1] ?? '').trim();
+}
+
+function toAnalysis(loaded: Loaded, resolver: ModuleResolver, lines: string[] | undefined): FileAnalysis {
+  const { entry, facts } = loaded;
+  const imports: ImportRef[] = facts.imports.map((raw) => ({
+    module: raw.module,
+    line: raw.line,
+    names: raw.names,
+    reexport: raw.reexport,
+    resolved: resolver.resolve(entry.file, entry.lang, raw),
+  }));
+  const references: Reference[] = facts.refs.map(([name, line, column, kind]) => ({ file: entry.file, line, column, context: lineAt(lines, line), kind, name }));
+  return { file: entry.file, lang: entry.lang, blob: entry.blob, symbols: facts.symbols, imports, references };
+}
+
+async function linesOf(context: RepoContext, entries: readonly RepoFile[]): Promise<Map<string, string[]>> {
+  const texts = await readTexts(context, entries);
+  const result = new Map<string, string[]>();
+  for (const [file, text] of texts) result.set(file, text.split(/\r?\n/));
+  return result;
+}
+
+/**
+ * Per-file facts for the repository containing `repoRoot`: every tracked file in a supported
+ * language (or `opts.files`), working-tree content where it differs from the index.
+ */
+export async function analyzeRepo(repoRoot: string, opts: AnalyzeOptions = {}): Promise<RepoAnalysis> {
+  const context = await repoContext(repoRoot);
+  const stats: AnalysisStats = { parsed: 0, cached: 0 };
+  const entries = await listRepoFiles(context, { only: opts.files, includeUntracked: opts.includeUntracked });
+  const [loaded, resolver, lines] = await Promise.all([loadFacts(context, entries, stats), resolverFor(context, entries), linesOf(context, entries)]);
+  return { repoRoot: context.root, files: loaded.map((item) => toAnalysis(item, resolver, lines.get(item.entry.file))), stats };
+}
+
+/** Definitions in the repository (or in `files`), sorted by file then line. */
+export async function listSymbols(repoRoot: string, files?: string[]): Promise<FileSymbol[]> {
+  const context = await repoContext(repoRoot);
+  const entries = await listRepoFiles(context, { only: files });
+  const loaded = await loadFacts(context, entries, { parsed: 0, cached: 0 });
+  return loaded.flatMap(({ entry, facts }) => facts.symbols.map((symbol) => ({ file: entry.file, ...symbol })));
+}
+
+/**
+ * Resolved dependencies of `files` (repo-relative) and the repository files that depend on them.
+ * Reverse dependencies need every file's imports: the whole repository is analysed (cached).
+ */
+export async function dependencyGraph(repoRoot: string, files: string[]): Promise<DependencyGraph> {
+  const context = await repoContext(repoRoot);
+  const entries = await listRepoFiles(context, {});
+  const [loaded, resolver] = await Promise.all([loadFacts(context, entries, { parsed: 0, cached: 0 }), resolverFor(context, entries)]);
+  const wanted = new Set(files);
+  const dependsOn: Record<string, string[]> = {};
+  const dependedBy: Record<string, string[]> = {};
+  for (const file of files) {
+    dependsOn[file] = [];
+    dependedBy[file] = [];
+  }
+  for (const { entry, facts } of loaded) {
+    const targets = new Set<string>();
+    for (const raw of facts.imports) for (const target of resolver.resolve(entry.file, entry.lang, raw)) targets.add(target);
+    if (wanted.has(entry.file)) dependsOn[entry.file] = [...targets].sort();
+    for (const target of targets) if (wanted.has(target)) dependedBy[target]!.push(entry.file);
+  }
+  for (const file of files) dependedBy[file] = [...new Set(dependedBy[file])].sort();
+  return { dependsOn, dependedBy };
+}
+
+/** Files containing `word` as a whole word (git grep over the working tree), limited to analysable files. */
+async function filesWithWords(context: RepoContext, words: readonly string[], options: { files?: string[]; includeUntracked?: boolean }): Promise<string[]> {
+  if (words.length === 0) return [];
+  const plainWord = words.every((word) => /^\w+$/.test(word));
+  const args = ['grep', '-l', '-z', '-I', '--no-color', ...(plainWord ? ['-w', '-F'] : ['-F'])];
+  if (options.includeUntracked) args.push('--untracked');
+  for (const word of words) args.push('-e', word);
+  args.push('--');
+  if (options.files) args.push(...options.files);
+  else args.push('*.ts', '*.mts', '*.cts', '*.tsx', '*.js', '*.mjs', '*.cjs', '*.jsx', '*.go', '*.py', '*.rs');
+  const answer = await context.git.run(args, { allowExitCodes: [1] });
+  return answer.stdout.split('\0').filter((file) => file !== '');
+}
+
+/**
+ * Real references to `symbol`: identifier uses named `symbol` (never strings, comments, or longer
+ * names), uses of local aliases bound by an import of it (`via` names the alias), re-exports under
+ * another name followed to their importers, method calls `x.symbol()`. Definition sites are not
+ * references. With `definedIn`, only files that can reach that definition: the file itself, its Go
+ * package, files importing it (directly or through re-exports), and member calls anywhere when the
+ * definition is a method. Sorted by file, line, column.
+ */
+export async function findReferences(repoRoot: string, symbol: string, opts: FindReferencesOptions = {}): Promise<Reference[]> {
+  const context = await repoContext(repoRoot);
+  const stats: AnalysisStats = { parsed: 0, cached: 0 };
+  // Names under which the symbol is exported: itself plus re-export aliases, found iteratively.
+  const exportedNames = new Set([symbol]);
+  const loadedFiles = new Map<string, Loaded>();
+  let pending = [symbol];
+  while (pending.length > 0) {
+    const candidates = (await filesWithWords(context, pending, opts)).filter((file) => !loadedFiles.has(file));
+    pending = [];
+    if (candidates.length === 0) break;
+    const entries = await listRepoFiles(context, { only: candidates, includeUntracked: opts.includeUntracked });
+    for (const item of await loadFacts(context, entries, stats)) {
+      loadedFiles.set(item.entry.file, item);
+      for (const raw of item.facts.imports) {
+        if (!raw.reexport) continue;
+        for (const name of raw.names) {
+          if (exportedNames.has(name.imported) && !exportedNames.has(name.local) && name.local !== '*') {
+            exportedNames.add(name.local);
+            pending.push(name.local);
+          }
+        }
+      }
+    }
+  }
+  const loaded = [...loadedFiles.values()].sort((a, b) => (a.entry.file < b.entry.file ? -1 : 1));
+  const resolver = await resolverFor(context, loaded.map((item) => item.entry));
+
+  let reachable: ((item: Loaded) => boolean) | undefined;
+  let memberAnywhere = false;
+  if (opts.definedIn !== undefined) {
+    const definedIn = opts.definedIn.replace(/^\.\//, '');
+    const definer = loadedFiles.get(definedIn) ?? (await loadFacts(context, await listRepoFiles(context, { only: [definedIn] }), stats))[0];
+    memberAnywhere = definer?.facts.symbols.some((def) => def.name === symbol && def.kind === 'method') ?? false;
+    const sources = new Set([definedIn]);
+    // Files re-exporting from a source become sources too.
+    for (let changed = true; changed; ) {
+      changed = false;
+      for (const item of loaded) {
+        if (sources.has(item.entry.file)) continue;
+        const reexports = item.facts.imports.some((raw) => raw.reexport && resolver.resolve(item.entry.file, item.entry.lang, raw).some((file) => sources.has(file)));
+        if (reexports) {
+          sources.add(item.entry.file);
+          changed = true;
+        }
+      }
+    }
+    const goDir = definedIn.endsWith('.go') ? path.posix.dirname(definedIn) : undefined;
+    reachable = (item) =>
+      sources.has(item.entry.file) ||
+      (goDir !== undefined && item.entry.lang === 'go' && path.posix.dirname(item.entry.file) === goDir) ||
+      item.facts.imports.some((raw) => resolver.resolve(item.entry.file, item.entry.lang, raw).some((file) => sources.has(file)));
+  }
+
+  const references: Reference[] = [];
+  const lines = await linesOf(
+    context,
+    loaded.map((item) => item.entry),
+  );
+  for (const item of loaded) {
+    const inScope = reachable ? reachable(item) : true;
+    if (!inScope && !memberAnywhere) continue;
+    // Local names bound to the symbol (or one of its exported aliases) by this file's imports.
+    const aliases = new Map<string, string>();
+    for (const raw of item.facts.imports) {
+      if (raw.reexport) continue;
+      for (const name of raw.names) {
+        const imported = name.imported.split('::').pop()!.split('.').pop()!;
+        if (exportedNames.has(imported) && name.local !== symbol && name.local !== '*') aliases.set(name.local, imported);
+      }
+    }
+    const fileLines = lines.get(item.entry.file);
+    for (const [name, line, column, kind] of item.facts.refs) {
+      let via: string | undefined;
+      if (name === symbol) via = undefined;
+      else if (aliases.has(name)) via = name;
+      else if (exportedNames.has(name) && (kind === 'reexport' || kind === 'import')) via = name;
+      else continue;
+      if (!inScope && kind !== 'method-call') continue;
+      const reference: Reference = { file: item.entry.file, line, column, context: lineAt(fileLines, line), kind, name };
+      if (via !== undefined) reference.via = via;
+      references.push(reference);
+    }
+  }
+  references.sort((a, b) => (a.file !== b.file ? (a.file < b.file ? -1 : 1) : a.line - b.line || a.column - b.column));
+  return references;
+}

@@ -1,0 +1,199 @@
+/**
+ * Module resolution: from an import as written to the repository files it names.
+ *
+ * - TS/JS: relative specifiers only (bare specifiers are packages): the exact file, TypeScript's
+ *   `.js`→`.ts`/`.tsx` (`.mjs`→`.mts`, `.cjs`→`.cts`, `.jsx`→`.tsx`) mapping, then each extension,
+ *   then `<dir>/index.<ext>`.
+ * - Go: an import path under a `go.mod` module path names that package directory: every non-test
+ *   `.go` file directly in it.
+ * - Python: relative (`from ..a import b`) from the importing file's package; absolute from the
+ *   repository root, `src/` or `lib/`; a module is `x.py` or `x/__init__.py`; `from m import n`
+ *   also names the submodule `m/n.py` when it exists.
+ * - Rust: `mod x;` → `x.rs` or `x/mod.rs` beside the declaring module; `use crate::…`, `self::…`,
+ *   `super::…` walk module files from the crate root (the `src/` of the nearest Cargo.toml, or the
+ *   nearest directory holding lib.rs/main.rs). External crates resolve to nothing.
+ */
+import path from 'node:path';
+import type { RawImport } from './extract.js';
+import type { Lang } from './types.js';
+
+const posix = path.posix;
+
+export interface ResolverInput {
+  /** Every tracked (and analysed) path of the repository. */
+  files: ReadonlySet<string>;
+  /** go.mod files: directory (repo-relative, '' for the root) and module path. */
+  goModules: Array<{ dir: string; module: string }>;
+}
+
+const jsExtensions = ['.ts', '.tsx', '.mts', '.cts', '.d.ts', '.js', '.jsx', '.mjs', '.cjs'];
+const jsMapped: Array<[string, string[]]> = [
+  ['.js', ['.ts', '.tsx']],
+  ['.jsx', ['.tsx']],
+  ['.mjs', ['.mts']],
+  ['.cjs', ['.cts']],
+];
+
+export class ModuleResolver {
+  private readonly goPackages = new Map<string, string[]>();
+  private readonly goModules: Array<{ dir: string; module: string }>;
+
+  constructor(private readonly input: ResolverInput) {
+    for (const file of input.files) {
+      if (!file.endsWith('.go') || file.endsWith('_test.go')) continue;
+      const dir = posix.dirname(file);
+      const key = dir === '.' ? '' : dir;
+      const list = this.goPackages.get(key) ?? [];
+      list.push(file);
+      this.goPackages.set(key, list);
+    }
+    for (const list of this.goPackages.values()) list.sort();
+    // Longest module path first (nested modules win).
+    this.goModules = [...input.goModules].sort((a, b) => b.module.length - a.module.length);
+  }
+
+  private has(file: string): boolean {
+    return this.input.files.has(file);
+  }
+
+  resolve(from: string, lang: Lang, raw: RawImport): string[] {
+    let result: string[];
+    if (lang === 'go') result = this.resolveGo(raw.module);
+    else if (lang === 'python') result = this.resolvePython(from, raw);
+    else if (lang === 'rust') result = this.resolveRust(from, raw);
+    else result = this.resolveJs(from, raw.module);
+    return [...new Set(result)].filter((file) => file !== from).sort();
+  }
+
+  private resolveJs(from: string, specifier: string): string[] {
+    if (!specifier.startsWith('.') && !specifier.startsWith('/')) return [];
+    const base = posix.normalize(posix.join(posix.dirname(from), specifier));
+    if (base.startsWith('../')) return [];
+    const candidates = [base];
+    for (const [extension, replacements] of jsMapped) {
+      if (base.endsWith(extension)) for (const replacement of replacements) candidates.push(base.slice(0, -extension.length) + replacement);
+    }
+    for (const extension of jsExtensions) candidates.push(base + extension);
+    for (const extension of jsExtensions) candidates.push(`${base}/index${extension}`);
+    const found = candidates.find((candidate) => this.has(candidate));
+    return found ? [found] : [];
+  }
+
+  private resolveGo(importPath: string): string[] {
+    for (const { dir, module } of this.goModules) {
+      if (importPath !== module && !importPath.startsWith(`${module}/`)) continue;
+      const rest = importPath.slice(module.length).replace(/^\//, '');
+      const packageDir = dir === '' ? rest : rest === '' ? dir : `${dir}/${rest}`;
+      return this.goPackages.get(packageDir) ?? [];
+    }
+    return [];
+  }
+
+  private pythonModule(dir: string): string | undefined {
+    if (this.has(`${dir}.py`)) return `${dir}.py`;
+    if (this.has(`${dir}/__init__.py`)) return `${dir}/__init__.py`;
+    return undefined;
+  }
+
+  private resolvePython(from: string, raw: RawImport): string[] {
+    const parts = raw.module === '' ? [] : raw.module.split('.');
+    const bases: string[] = [];
+    if ((raw.level ?? 0) > 0) {
+      let dir = posix.dirname(from);
+      for (let up = 1; up < raw.level!; up += 1) dir = posix.dirname(dir);
+      bases.push(dir === '.' ? '' : dir);
+    } else bases.push('', 'src', 'lib');
+    const result: string[] = [];
+    for (const base of bases) {
+      const modulePath = [base, ...parts].filter((part) => part !== '').join('/');
+      const module = modulePath === '' ? undefined : this.pythonModule(modulePath);
+      if (module) result.push(module);
+      for (const name of raw.names) {
+        if (name.imported === '*') continue;
+        const sub = [modulePath, ...name.imported.split('.')].filter((part) => part !== '').join('/');
+        const submodule = this.pythonModule(sub);
+        if (submodule) result.push(submodule);
+      }
+      if (result.length > 0) break;
+    }
+    return result;
+  }
+
+  /** The directory holding a Rust module file's child modules. */
+  private rustModuleDir(file: string): string {
+    const dir = posix.dirname(file);
+    const stem = posix.basename(file, '.rs');
+    const base = stem === 'mod' || stem === 'lib' || stem === 'main' ? dir : `${dir}/${stem}`;
+    return base === '.' ? '' : base.replace(/^\.\//, '');
+  }
+
+  private rustModuleFile(dir: string, name: string): string | undefined {
+    const prefix = dir === '' ? '' : `${dir}/`;
+    if (this.has(`${prefix}${name}.rs`)) return `${prefix}${name}.rs`;
+    if (this.has(`${prefix}${name}/mod.rs`)) return `${prefix}${name}/mod.rs`;
+    return undefined;
+  }
+
+  private rustCrateRoot(from: string): string | undefined {
+    let dir = posix.dirname(from);
+    for (;;) {
+      const prefix = dir === '.' ? '' : `${dir}/`;
+      if (this.has(`${prefix}lib.rs`) || this.has(`${prefix}main.rs`)) return dir === '.' ? '' : dir;
+      if (this.has(`${prefix}Cargo.toml`) && (this.has(`${prefix}src/lib.rs`) || this.has(`${prefix}src/main.rs`))) return `${prefix}src`;
+      if (dir === '.' || dir === '') return undefined;
+      dir = posix.dirname(dir);
+    }
+  }
+
+  private resolveRust(from: string, raw: RawImport): string[] {
+    if (raw.modDecl) {
+      const found = this.rustModuleFile(this.rustModuleDir(from), raw.module);
+      return found ? [found] : [];
+    }
+    const segments = raw.module === '' ? [] : raw.module.split('::');
+    const result: string[] = [];
+    const paths = raw.names.length === 0 ? [segments] : raw.names.map((name) => [...segments, ...name.imported.split('::').filter((part) => part !== '*')]);
+    for (const full of paths) {
+      let dir: string | undefined;
+      let index = 0;
+      let file: string | undefined;
+      if (full[0] === 'crate') {
+        const root = this.rustCrateRoot(from);
+        if (root === undefined) continue;
+        dir = root;
+        index = 1;
+        file = ['lib.rs', 'main.rs'].map((name) => (root === '' ? name : `${root}/${name}`)).find((candidate) => this.has(candidate));
+      } else if (full[0] === 'self' || full[0] === 'super') {
+        dir = this.rustModuleDir(from);
+        file = from;
+        while (full[index] === 'self' || full[index] === 'super') {
+          if (full[index] === 'super') {
+            const parent = posix.dirname(dir === '' ? '.' : dir);
+            const parentDir = parent === '.' ? '' : parent;
+            file = this.rustModuleFile(posix.dirname(parentDir === '' ? '.' : parentDir).replace(/^\.$/, ''), posix.basename(parentDir)) ?? this.rustCrateRootFile(parentDir);
+            dir = parentDir;
+          }
+          index += 1;
+        }
+      } else continue;
+      for (; index < full.length; index += 1) {
+        const next = this.rustModuleFile(dir, full[index]!);
+        if (!next) break;
+        file = next;
+        dir = this.rustModuleDir(next);
+      }
+      if (file) result.push(file);
+    }
+    return result;
+  }
+
+  private rustCrateRootFile(dir: string): string | undefined {
+    const prefix = dir === '' ? '' : `${dir}/`;
+    return ['lib.rs', 'main.rs', 'mod.rs'].map((name) => `${prefix}${name}`).find((candidate) => this.has(candidate));
+  }
+}
+
+/** The module path declared by a go.mod text. */
+export function goModulePath(text: string): string | undefined {
+  return /^\s*module\s+("?)([^\s"]+)\1/m.exec(text)?.[2];
+}
