@@ -1,0 +1,44 @@
+import path from 'node:path';
+import { findReferences } from '../../analysis/engine/index.js';
+import { repoRelative, requireFormat, requireRepository } from '../../analysis/engine/cli-support.js';
+import { PolywaveError } from '../../errors/polywave-error.js';
+import { printJson, type CommandIo, type CommandResult } from '../io.js';
+
+const identifier = /^[\p{L}_$][\p{L}\p{N}_$]*$/u;
+
+/**
+ * `check-callers <symbol> [--repo-dir] [--defined-in file] [--format json|text]` — every real
+ * reference to a symbol in the repository's tracked TS/JS/Go/Python/Rust files (working-tree
+ * content), from syntax trees: whole identifiers only (never `FooBar`, strings or comments), through
+ * aliased imports and re-exports, method calls included, definitions excluded. Never looks inside
+ * `.claude/worktrees/` or any other checkout. `Qualifier.Name` searches `Name`.
+ * JSON: `[{file, line, context, column, kind, via?}]` (Go keys first). Exit 0; 2 on bad input.
+ */
+export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  const format = requireFormat(options.format, ['json', 'text'] as const, 'json');
+  const raw = (args[0] ?? '').trim();
+  const symbol = raw.includes('.') ? raw.slice(raw.lastIndexOf('.') + 1) : raw;
+  if (!identifier.test(symbol)) {
+    throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `not a symbol name: ${JSON.stringify(args[0] ?? '')} (an identifier, optionally Qualifier.Name)` });
+  }
+  const base = typeof options.repoDir === 'string' ? path.resolve(io.cwd, options.repoDir) : io.cwd;
+  const root = await requireRepository(base);
+  const definedIn = typeof options.definedIn === 'string' ? repoRelative(root, base, options.definedIn) : undefined;
+  const references = await findReferences(root, symbol, definedIn === undefined ? {} : { definedIn });
+  if (format === 'text') {
+    for (const reference of references) io.stdout(`${reference.file}:${reference.line}:${reference.column}: ${reference.context}\n`);
+    return 0;
+  }
+  printJson(
+    io,
+    references.map((reference) => ({
+      file: reference.file,
+      line: reference.line,
+      context: reference.context,
+      column: reference.column,
+      kind: reference.kind,
+      ...(reference.via === undefined ? {} : { via: reference.via }),
+    })),
+  );
+  return 0;
+}

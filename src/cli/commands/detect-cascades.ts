@@ -1,0 +1,131 @@
+import path from 'node:path';
+import { findReferences, listSymbols, type Reference } from '../../analysis/engine/index.js';
+import { requireFormat, requireRepository, toYaml } from '../../analysis/engine/cli-support.js';
+import { repoContext } from '../../analysis/engine/repo-files.js';
+import { PolywaveError } from '../../errors/polywave-error.js';
+import { printJson, type CommandIo, type CommandResult } from '../io.js';
+
+interface Rename {
+  old: string;
+  new: string;
+  scope?: string;
+}
+
+interface CascadeCandidate {
+  file: string;
+  line: number;
+  match: string;
+  cascade_type: 'syntax' | 'semantic';
+  severity: 'high' | 'medium' | 'low';
+  reason: string;
+}
+
+const identifier = /^[\p{L}_$][\p{L}\p{N}_$]*$/u;
+const sourcePathspecs = ['*.ts', '*.mts', '*.cts', '*.tsx', '*.js', '*.mjs', '*.cjs', '*.jsx', '*.go', '*.py', '*.rs', ':(exclude).claude/worktrees', ':(exclude).polywave-state'];
+
+function parseRenames(value: unknown): Rename[] {
+  if (typeof value !== 'string') throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: '--renames is required: a JSON array of {"old","new","scope"}' });
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch (error) {
+    throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `invalid --renames JSON: ${(error as Error).message}` });
+  }
+  if (!Array.isArray(parsed)) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: 'invalid --renames JSON: expected an array of {"old","new","scope"}' });
+  return parsed.map((entry: unknown, index) => {
+    const item = entry as Record<string, unknown> | null;
+    const old = item?.old;
+    const renamed = item?.new;
+    const scope = item?.scope;
+    if (typeof old !== 'string' || !identifier.test(old) || typeof renamed !== 'string' || (scope !== undefined && typeof scope !== 'string')) {
+      throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `invalid --renames entry ${index}: need "old" (an identifier), "new" (a string) and optionally "scope" (a path)` });
+    }
+    return { old, new: renamed, ...(scope ? { scope: scope.replace(/^\.\//, '').replace(/\/$/, '') } : {}) };
+  });
+}
+
+const kindReason: Record<Reference['kind'], [CascadeCandidate['severity'], string]> = {
+  import: ['high', 'import of renamed symbol'],
+  reexport: ['high', 're-export of renamed symbol'],
+  type: ['medium', 'type reference to renamed symbol'],
+  call: ['medium', 'call of renamed symbol'],
+  'method-call': ['medium', 'method call of renamed symbol'],
+  other: ['medium', 'reference to renamed symbol'],
+};
+
+/**
+ * `detect-cascades <root> --renames '[{"old","new","scope"}]' [--format yaml|json]` — every place a
+ * rename breaks (syntax: definitions, imports, references, found by the analysis engine in every
+ * supported language) or leaves stale text (semantic: the word in a comment or string). With a
+ * `scope` (a directory or file), only references that reach a definition of `old` inside it.
+ * Prints {cascade_candidates[{file, line, match, cascade_type, severity, reason}]}. Exit 0; 2 on bad input.
+ */
+export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  const format = requireFormat(options.format, ['yaml', 'json'] as const, 'yaml');
+  const renames = parseRenames(options.renames);
+  const root = await requireRepository(path.resolve(io.cwd, args[0] ?? (typeof options.repoDir === 'string' ? options.repoDir : '.')));
+  const context = await repoContext(root);
+  const candidates: CascadeCandidate[] = [];
+  const seen = new Set<string>();
+  const add = (candidate: CascadeCandidate) => {
+    const key = `${candidate.file}:${candidate.line}:${candidate.cascade_type}:${candidate.match}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    candidates.push(candidate);
+  };
+  for (const rename of renames) {
+    const grep = await context.git.run(['grep', '-n', '-o', '-w', '-F', '-I', '--no-color', '-e', rename.old, '--', ...sourcePathspecs], { allowExitCodes: [1] });
+    const occurrences = new Map<string, number>(); // file:line → count of whole-word occurrences
+    const lineText = new Map<string, string>();
+    for (const row of grep.stdout.split('\n')) {
+      const match = /^(.*?):(\d+):/.exec(row);
+      if (!match) continue;
+      const key = `${match[1]}:${match[2]}`;
+      occurrences.set(key, (occurrences.get(key) ?? 0) + 1);
+    }
+    const filesWithWord = [...new Set([...occurrences.keys()].map((key) => key.slice(0, key.lastIndexOf(':'))))];
+    const symbols = (await listSymbols(root, filesWithWord.length > 0 ? filesWithWord : ['.nonexistent'])).filter((symbol) => symbol.name === rename.old);
+    const scoped = rename.scope === undefined ? symbols : symbols.filter((symbol) => symbol.file === rename.scope || symbol.file.startsWith(`${rename.scope}/`));
+    const definers = rename.scope !== undefined && scoped.length > 0 ? [...new Set(scoped.map((symbol) => symbol.file))] : undefined;
+    const references = definers
+      ? (await Promise.all(definers.map((definedIn) => findReferences(root, rename.old, { definedIn })))).flat()
+      : await findReferences(root, rename.old);
+    const syntaxPerLine = new Map<string, number>();
+    for (const symbol of scoped) {
+      add({ file: symbol.file, line: symbol.line, match: symbol.name, cascade_type: 'syntax', severity: 'high', reason: `${symbol.kind} declaration uses renamed symbol ${rename.old} (now ${rename.new})` });
+      syntaxPerLine.set(`${symbol.file}:${symbol.line}`, (syntaxPerLine.get(`${symbol.file}:${symbol.line}`) ?? 0) + 1);
+    }
+    for (const reference of references) {
+      const [severity, reason] = kindReason[reference.kind];
+      add({ file: reference.file, line: reference.line, match: reference.name, cascade_type: 'syntax', severity, reason: `${reason} ${rename.old} (now ${rename.new})` });
+      lineText.set(`${reference.file}:${reference.line}`, reference.context);
+      if (reference.name === rename.old) syntaxPerLine.set(`${reference.file}:${reference.line}`, (syntaxPerLine.get(`${reference.file}:${reference.line}`) ?? 0) + 1);
+    }
+    // Whole-word occurrences the syntax trees do not account for: comments and strings.
+    const inScope = (file: string) => rename.scope === undefined || definers === undefined || file === rename.scope || file.startsWith(`${rename.scope}/`) || references.some((reference) => reference.file === file);
+    const allSymbolsPerLine = new Map<string, number>();
+    for (const symbol of symbols) allSymbolsPerLine.set(`${symbol.file}:${symbol.line}`, (allSymbolsPerLine.get(`${symbol.file}:${symbol.line}`) ?? 0) + 1);
+    const allRefs = await findReferences(root, rename.old, { files: filesWithWord });
+    const allRefsPerLine = new Map<string, number>();
+    for (const reference of allRefs) if (reference.name === rename.old) allRefsPerLine.set(`${reference.file}:${reference.line}`, (allRefsPerLine.get(`${reference.file}:${reference.line}`) ?? 0) + 1);
+    for (const [key, count] of occurrences) {
+      const file = key.slice(0, key.lastIndexOf(':'));
+      if (!inScope(file) || !/\.(?:[cm]?[jt]sx?|go|py|rs)$/.test(file)) continue;
+      const accounted = (allRefsPerLine.get(key) ?? 0) + (allSymbolsPerLine.get(key) ?? 0);
+      if (count <= accounted) continue;
+      const line = Number(key.slice(key.lastIndexOf(':') + 1));
+      const text = lineText.get(key) ?? (await lineOf(root, file, line));
+      add({ file, line, match: text, cascade_type: 'semantic', severity: 'low', reason: `comment or string mentions renamed symbol ${rename.old} (now ${rename.new})` });
+    }
+  }
+  candidates.sort((a, b) => (a.file !== b.file ? (a.file < b.file ? -1 : 1) : a.line - b.line || (a.cascade_type < b.cascade_type ? 1 : a.cascade_type > b.cascade_type ? -1 : 0)));
+  if (format === 'json') printJson(io, { cascade_candidates: candidates });
+  else io.stdout(toYaml({ cascade_candidates: candidates }));
+  return 0;
+}
+
+async function lineOf(root: string, file: string, line: number): Promise<string> {
+  const { readFile } = await import('node:fs/promises');
+  const text = await readFile(path.join(root, file), 'utf8').catch(() => '');
+  return (text.split(/\r?\n/)[line - 1] ?? '').trim();
+}
