@@ -1,0 +1,35 @@
+import { updateFileLocked } from '../../store/locked-write.js';
+import { loadImpl } from '../../store/manifest-file.js';
+import { parseImpl } from '../../protocol/parse-impl.js';
+import { planSolve } from '../../scout-tools/solve.js';
+import type { CommandIo, CommandResult } from '../io.js';
+import { implPathFrom, requireManifest } from './shared.js';
+
+/**
+ * `solve <impl> [--dry-run]` — wave numbers computed from the agents' `dependencies` (I2: each
+ * agent one wave after its latest dependency) and, unless `--dry-run`, the manifest rewritten
+ * so each agent sits in its computed wave (comments and every other byte kept; atomic, under
+ * the manifest lock). Prints Go's text lines. Exit 1 on a cycle or an unknown dependency.
+ */
+export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  const implPath = implPathFrom(args, io);
+  const { text, parsed } = await loadImpl(implPath);
+  const plan = planSolve(text, requireManifest(parsed, implPath));
+  if (plan.changes.length === 0) {
+    io.stdout(`✓ All wave assignments are optimal (${plan.agentCount} agents, ${plan.waveCountBefore} waves)\n`);
+    return 0;
+  }
+  for (const change of plan.changes) io.stdout(`solver: agent ${change.agent}: wave ${change.from} → wave ${change.to}\n`);
+  if (options.dryRun) {
+    io.stdout('ⓘ Dry run — no changes written\n');
+    return 0;
+  }
+  let written = plan;
+  await updateFileLocked(implPath, (current) => {
+    // Plan again from the text under the lock: a concurrent writer's change is kept.
+    written = current === text ? plan : planSolve(current, requireManifest(parseImpl(current), implPath));
+    return written.text;
+  });
+  io.stdout(`✓ Manifest updated with ${written.changes.length} wave reassignments (${written.agentCount} agents, ${written.waveCountAfter} waves)\n`);
+  return 0;
+}

@@ -1,0 +1,126 @@
+import type { ImplManifest } from '../protocol/schema/impl-schema.js';
+
+/**
+ * Task phrases that announce a signature change (E46 "signature change keywords"; the Go list
+ * plus the common phrasings the corpus uses: "new signature", "add a parameter", …).
+ */
+export const changeKeywords: readonly string[] = [
+  'change signature',
+  'changed signature',
+  'update signature',
+  'signature change',
+  'new signature',
+  'change return type',
+  'return type',
+  'migrate',
+  'rename',
+  'add parameter',
+  'add a parameter',
+  'remove parameter',
+  'remove method',
+];
+
+/** True when the text announces a signature change. */
+export function mentionsChange(text: string): boolean {
+  const lower = text.toLowerCase();
+  return changeKeywords.some((keyword) => lower.includes(keyword));
+}
+
+/** A symbol whose signature an agent changes. */
+export interface ChangedSymbol {
+  /** As written (`Parse`, `LockFileParser.Parse`, `pkg.Func` → `Func`). */
+  symbol: string;
+  /** The identifier searched for (the last segment). */
+  name: string;
+  /** `Type.Method`: only member uses (`x.Method`) count. */
+  member: boolean;
+  /** Agents that change it, sorted. */
+  agents: string[];
+  /** Wave of the (first) changing agent. */
+  wave: number;
+  /** The contract's location, when the symbol comes from interface_contracts. */
+  location?: string;
+}
+
+const identifierPath = /^[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*$/;
+const fileLike = /\.(go|ts|tsx|js|jsx|mjs|cjs|py|rs|md|ya?ml|json|toml|txt|sh)$/i;
+
+/**
+ * A backticked or contract name as a searchable symbol: `Foo()` → Foo; `pkg.Foo` (lower-case
+ * qualifier: a package or module) → Foo; `Type.Method` (capitalised qualifier) → member Method.
+ * File paths, flags and expressions are not symbols.
+ */
+export function symbolFromName(raw: string): { symbol: string; name: string; member: boolean } | undefined {
+  const text = raw.trim().replace(/\(\)$/, '');
+  if (text === '' || fileLike.test(text) || !identifierPath.test(text)) return undefined;
+  const parts = text.split('.');
+  const name = parts[parts.length - 1]!;
+  if (name.length < 2) return undefined;
+  if (parts.length === 1) return { symbol: text, name, member: false };
+  const qualifier = parts[parts.length - 2]!;
+  const member = /^[A-Z]/.test(qualifier) && /^[A-Z]/.test(parts[0]!);
+  return { symbol: member ? `${qualifier}.${name}` : name, name, member };
+}
+
+/** Backticked names in a text (Go `extractBacktickNames`). */
+export function backtickNames(text: string): string[] {
+  return [...text.matchAll(/`([^`\n]+)`/g)].map((match) => match[1]!);
+}
+
+/** Agent → wave, task, and the files it owns (file_ownership rows plus its `files`). */
+export interface AgentFacts {
+  id: string;
+  wave: number;
+  task: string;
+  dependencies: string[];
+  files: string[];
+}
+
+/** Every agent of the manifest with its wave and owned files (first declaration wins). */
+export function agentFacts(manifest: ImplManifest): AgentFacts[] {
+  const facts = new Map<string, AgentFacts>();
+  for (const wave of manifest.waves) {
+    for (const agent of wave.agents ?? []) {
+      const id = agent.id ?? '';
+      if (id === '' || facts.has(id)) continue;
+      facts.set(id, { id, wave: wave.number ?? 0, task: agent.task ?? '', dependencies: (agent.dependencies ?? []).map(String), files: [...(agent.files ?? [])] });
+    }
+  }
+  for (const row of manifest.file_ownership) {
+    const fact = facts.get(row.agent ?? '');
+    if (fact && row.file && !fact.files.includes(row.file)) fact.files.push(row.file);
+  }
+  return [...facts.values()];
+}
+
+/**
+ * The symbols a manifest changes (E46 Scout-time layer): backticked names in the task of every
+ * agent whose task announces a signature change, and the interface contracts whose text does
+ * (their `location` says where the symbol is defined). One entry per symbol, sorted.
+ */
+export function changedSymbols(manifest: ImplManifest): ChangedSymbol[] {
+  const found = new Map<string, ChangedSymbol>();
+  const add = (raw: string, agent: string | undefined, wave: number, location?: string) => {
+    const parsed = symbolFromName(raw);
+    if (!parsed) return;
+    const entry = found.get(parsed.symbol) ?? { ...parsed, agents: [], wave };
+    if (agent && !entry.agents.includes(agent)) entry.agents.push(agent);
+    if (location && entry.location === undefined) entry.location = location;
+    found.set(parsed.symbol, entry);
+  };
+  const facts = agentFacts(manifest);
+  for (const fact of facts) {
+    if (!mentionsChange(fact.task)) continue;
+    for (const raw of backtickNames(fact.task)) add(raw, fact.id, fact.wave);
+  }
+  const ownerOf = new Map(manifest.file_ownership.map((row) => [row.file ?? '', row]));
+  for (const contract of manifest.interface_contracts) {
+    const text = `${contract.name ?? ''}\n${contract.description ?? ''}`;
+    const name = contract.name ?? '';
+    if (!mentionsChange(text) && !found.has(symbolFromName(name)?.symbol ?? '')) continue;
+    const owner = ownerOf.get(contract.location ?? '');
+    add(name, owner?.agent, owner?.wave ?? 0, contract.location || undefined);
+  }
+  for (const entry of found.values()) entry.agents.sort();
+  return [...found.values()].sort((a, b) => a.symbol.localeCompare(b.symbol));
+}

@@ -1,0 +1,138 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Reference, ReferenceKind } from '../analysis/engine/types.js';
+import { codeFamilyOf, isBinaryText, lexSource, lineAt, lineTextOf } from '../analysis/source-lexer.js';
+import { createGit } from '../git/git-cli.js';
+
+/** Options of {@link ReferenceFinder.findReferences} (the engine's FindReferencesOptions). */
+export interface FindOptions {
+  /** Only references that can reach a definition in this file (same Go/Python/Rust package directory, or an import naming it). */
+  definedIn?: string;
+  /** Only look in these repo-relative files. */
+  files?: readonly string[];
+  /** Only member uses (`x.Name`): the symbol is a method or field (`Type.Method` in a task). */
+  memberOnly?: boolean;
+}
+
+/**
+ * Where a name is used in a repository: the scout tools ask this, never a text search. The
+ * lexer implementation below counts identifiers in code only (comments and string contents are
+ * blanked by the shared source lexer), skips definition sites, and resolves scope from the
+ * import statements; the tree-sitter engine (src/analysis/engine) implements the same shape.
+ */
+export interface ReferenceFinder {
+  findReferences(repoRoot: string, symbol: string, options?: FindOptions): Promise<Reference[]>;
+}
+
+/** Directories never searched: other agents' worktrees, dependencies, build output. */
+const skippedDirectory = /(^|\/)(\.claude\/worktrees|\.polywave-state|\.git|node_modules|vendor|dist|target|__pycache__)\//;
+
+/** Repo-relative files (tracked and untracked-not-ignored) in a supported language, sorted. */
+export async function listRepoFiles(repoRoot: string): Promise<string[]> {
+  const git = createGit(repoRoot);
+  const { stdout } = await git.run(['ls-files', '-z', '--cached', '--others', '--exclude-standard']);
+  return [...new Set(stdout.split('\0'))].filter((file) => file !== '' && !skippedDirectory.test(file) && codeFamilyOf(file) !== undefined).sort();
+}
+
+/**
+ * E46 test files of the four families: Go `_test.go`; TS/JS `*.test.*`/`*.spec.*`, `__tests__/`;
+ * Python `test_*.py`/`*_test.py`/`conftest.py`, `tests/`; Rust integration tests under `tests/`.
+ * A Rust source file with a `#[cfg(test)]` module is a test caller too: see {@link hasInlineTests}.
+ */
+export function isTestPath(file: string): boolean {
+  const normalized = file.replace(/\\/g, '/');
+  const base = normalized.slice(normalized.lastIndexOf('/') + 1);
+  if (/_test\.go$/.test(base)) return true;
+  if (/\.(test|spec)\.[cm]?[jt]sx?$/i.test(base) || /(^|\/)__tests__\//.test(normalized)) return true;
+  if (/\.pyi?$/.test(base) && (/^test_/.test(base) || /_test\.pyi?$/.test(base) || base === 'conftest.py' || /(^|\/)tests?\//.test(normalized))) return true;
+  if (/\.rs$/.test(base) && /(^|\/)tests\//.test(normalized)) return true;
+  return /\.[cm]?[jt]sx?$/.test(base) && /(^|\/)(test|tests)\//.test(normalized);
+}
+
+/** A Rust file holding a `#[cfg(test)]` module: its test code lives in the source file itself. */
+export function hasInlineTests(file: string, text: string): boolean {
+  return file.endsWith('.rs') && /#\[cfg\(test\)\]/.test(text);
+}
+
+const definitionBefore = /(?:\bfunc\s+(?:\([^)]*\)\s*)?|\bfunction\s*\*?\s*|\bdef\s+|\bclass\s+|\btype\s+|\binterface\s+|\bstruct\s+|\benum\s+|\btrait\s+|\bfn\s+|\bconst\s+|\blet\s+|\bvar\s+)$/;
+
+function withoutExtension(file: string): string {
+  return file.replace(/\.(d\.ts|[cm]?[jt]sx?|pyi?|go|rs)$/, '');
+}
+
+/** True when `file` can see a definition in `definedIn`: same package directory (Go, Python, Rust crate) or an import resolving to it. */
+export function inScopeOf(file: string, text: string, definedIn: string): boolean {
+  const fileDir = path.posix.dirname(file);
+  const definedDir = path.posix.dirname(definedIn);
+  const family = codeFamilyOf(definedIn);
+  if (family === 'go') {
+    if (fileDir === definedDir && file.endsWith('.go')) return true;
+    const suffix = definedDir === '.' ? undefined : `/${definedDir}"`;
+    return suffix !== undefined && text.includes(suffix);
+  }
+  if (family === 'rust') {
+    // Integration tests and inline test modules reach the crate's items through `crate::`/the crate name.
+    return file.endsWith('.rs');
+  }
+  if (family === 'python') {
+    if (fileDir === definedDir) return true;
+    const dotted = withoutExtension(definedIn).replace(/\/__init__$/, '').split('/');
+    for (let start = 0; start < dotted.length; start += 1) {
+      const module = dotted.slice(start).join('.');
+      if (module !== '' && new RegExp(`(?:from|import)\\s+${module.replace(/\./g, '\\.')}\\b`).test(text)) return true;
+    }
+    return false;
+  }
+  // TS/JS: a relative import (or re-export) whose target is the defining module.
+  const target = withoutExtension(definedIn).replace(/\/index$/, '');
+  const importPattern = /(?:from\s*|import\s*\(?\s*|require\s*\(\s*)['"](\.{1,2}\/[^'"]*)['"]/g;
+  for (const match of text.matchAll(importPattern)) {
+    const resolved = withoutExtension(path.posix.normalize(path.posix.join(fileDir, match[1]!))).replace(/\/index$/, '');
+    if (resolved === target) return true;
+  }
+  return false;
+}
+
+/** The lexer-backed finder (see {@link ReferenceFinder}); file texts are read once per instance. */
+export function createLexerReferenceFinder(): ReferenceFinder {
+  const texts = new Map<string, Promise<string | undefined>>();
+  const read = (repoRoot: string, file: string): Promise<string | undefined> => {
+    const key = path.join(repoRoot, file);
+    let text = texts.get(key);
+    if (!text) {
+      text = readFile(key, 'utf8').then(
+        (value) => (isBinaryText(value) ? undefined : value),
+        () => undefined,
+      );
+      texts.set(key, text);
+    }
+    return text;
+  };
+  return {
+    async findReferences(repoRoot, symbol, options = {}) {
+      const files = options.files ? [...options.files] : await listRepoFiles(repoRoot);
+      const references: Reference[] = [];
+      const pattern = new RegExp(`(?<![\\w$])${symbol.replace(/[$]/g, '\\$')}(?![\\w$])`, 'g');
+      for (const file of files) {
+        if (codeFamilyOf(file) === undefined) continue;
+        const text = await read(repoRoot, file);
+        if (text === undefined || !text.includes(symbol)) continue;
+        if (options.definedIn !== undefined && file !== options.definedIn && !inScopeOf(file, text, options.definedIn)) continue;
+        const source = lexSource(file, text);
+        for (const match of source.code.matchAll(pattern)) {
+          const offset = match.index;
+          const before = source.code.slice(Math.max(0, offset - 80), offset);
+          if (definitionBefore.test(before)) continue;
+          const member = /\.\s*$/.test(before);
+          if (options.memberOnly && !member) continue;
+          const after = source.code.slice(offset + symbol.length, offset + symbol.length + 40);
+          const call = /^\s*(?:<[^<>()]*>\s*)?(?:\[[^\]]*\]\s*)?\(/.test(after) || (file.endsWith('.rs') && /^\s*!?\s*\(/.test(after));
+          const kind: ReferenceKind = call ? (member ? 'method-call' : 'call') : /^[A-Z]/.test(symbol) ? 'type' : 'other';
+          const line = lineAt(source, offset);
+          references.push({ file, line, column: offset - source.lineStarts[line - 1]! + 1, context: lineTextOf(text, source.lineStarts, line).trim(), kind, name: symbol });
+        }
+      }
+      return references;
+    },
+  };
+}

@@ -1,0 +1,114 @@
+import path from 'node:path';
+import type { ImplManifest } from '../protocol/schema/impl-schema.js';
+import { scaffoldPath } from '../protocol/schema/impl-schema.js';
+import { agentFacts, backtickNames, symbolFromName } from './changed-symbols.js';
+import { isTestPath } from './references.js';
+
+/** Go `SharedTypeCandidate` (detect-shared-types). */
+export interface SharedTypeCandidate {
+  type_name: string;
+  defining_agent: string;
+  defining_file: string;
+  referencing_agents: string[];
+  referencing_files: string[];
+  reason: string;
+}
+
+/** Type definitions in prose or snippets: Go `type X struct`, TS `interface X`/`type X =`/`class X`, Python `class X`, Rust `struct X`/`enum X`/`trait X`. */
+const typeDefinition = /\b(?:type|interface|class|enum|struct|trait|dataclass)\s+`?([A-Z][A-Za-z0-9_]*)`?/g;
+/** "create/define/add `X` struct|type|…" in a task. */
+const createdType = /\b(?:create|creates|define|defines|add|adds|introduce|introduces|new)\s+(?:a\s+|an\s+|the\s+)?(?:new\s+)?`([A-Z][A-Za-z0-9_]*)`\s*(?:struct|type|interface|class|enum|trait|dataclass|record)\b/gi;
+
+function definedTypes(text: string): Set<string> {
+  const names = new Set<string>();
+  for (const match of text.matchAll(typeDefinition)) names.add(match[1]!);
+  for (const match of text.matchAll(createdType)) names.add(match[1]!);
+  return names;
+}
+
+function mentions(text: string, name: string): boolean {
+  return new RegExp(`(?<![\\w$])${name}(?![\\w$])`).test(text);
+}
+
+/**
+ * E45 detect-shared-types: data structures two or more agents touch. A type counts when an
+ * agent defines it (a contract at a file it owns, or its task creates it: `type X struct`,
+ * "define `X` struct") and another agent's task or contract mentions it (or defines it too — the
+ * duplicate-definition case E45 exists to prevent). Types no agent defines (existing code,
+ * external packages) and types already in `scaffolds` are not reported. Sorted by name.
+ */
+export function detectSharedTypes(manifest: ImplManifest): SharedTypeCandidate[] {
+  const facts = agentFacts(manifest);
+  const ownerOf = new Map(manifest.file_ownership.map((row) => [row.file ?? '', row.agent ?? '']));
+  const scaffolded = new Set<string>();
+  for (const scaffold of manifest.scaffolds) for (const name of definedTypes(scaffold.contents ?? '')) scaffolded.add(name);
+  for (const scaffold of manifest.scaffolds) if (scaffold.contents === undefined) for (const name of backtickNames(scaffold.import_path ?? '')) scaffolded.add(name);
+
+  const definers = new Map<string, Map<string, string>>();
+  const addDefiner = (name: string, agent: string, file: string) => {
+    const byAgent = definers.get(name) ?? new Map<string, string>();
+    if (!byAgent.has(agent)) byAgent.set(agent, file);
+    definers.set(name, byAgent);
+  };
+  for (const contract of manifest.interface_contracts) {
+    const owner = ownerOf.get(contract.location ?? '');
+    if (!owner) continue;
+    const names = definedTypes(contract.definition ?? '');
+    const own = symbolFromName(contract.name ?? '');
+    if (own && /^[A-Z]/.test(own.name) && !own.member && names.size === 0) names.add(own.name);
+    for (const name of names) addDefiner(name, owner, contract.location!);
+  }
+  for (const fact of facts) {
+    const sourceFiles = fact.files.filter((file) => !isTestPath(file));
+    for (const name of definedTypes(fact.task)) addDefiner(name, fact.id, sourceFiles.find((file) => mentions(fact.task, path.posix.basename(file))) ?? sourceFiles[0] ?? '');
+  }
+
+  const candidates: SharedTypeCandidate[] = [];
+  for (const [name, byAgent] of [...definers].sort(([a], [b]) => a.localeCompare(b))) {
+    if (scaffolded.has(name)) continue;
+    const referencing = new Set(byAgent.keys());
+    for (const fact of facts) if (mentions(fact.task, name)) referencing.add(fact.id);
+    if (referencing.size < 2) continue;
+    const definingAgents = [...byAgent.keys()].sort();
+    const definingAgent = definingAgents[0]!;
+    const definingFile = byAgent.get(definingAgent)!;
+    const others = [...referencing].filter((agent) => agent !== definingAgent).sort();
+    const referencingFiles = [...new Set(facts.filter((fact) => others.includes(fact.id)).flatMap((fact) => fact.files))].sort();
+    const reason =
+      definingAgents.length > 1
+        ? `Agents [${definingAgents.join(' ')}] each define ${name}: duplicate definitions at merge (E11) — scaffold it once before Wave 1`
+        : `Agents [${[...referencing].sort().join(' ')}] reference type from ${definingFile} (owned by agent ${definingAgent})`;
+    candidates.push({ type_name: name, defining_agent: definingAgent, defining_file: definingFile, referencing_agents: [...referencing].sort(), referencing_files: referencingFiles, reason });
+  }
+  return candidates;
+}
+
+/** Helper for detect-scaffolds: the scaffold file path for a candidate (`<dir>/<name>.<ext>` beside the defining file). */
+export function suggestedScaffoldFile(candidate: SharedTypeCandidate): string {
+  const extension = path.posix.extname(candidate.defining_file) || '.go';
+  const directory = path.posix.dirname(candidate.defining_file || 'internal/types/x.go');
+  const base = extension === '.py' || extension === '.rs' || extension === '.go' ? candidate.type_name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase() : candidate.type_name.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase();
+  return `${directory === '.' ? '' : `${directory}/`}${base}${extension}`;
+}
+
+/** The contract text defining a type (`type X struct {…}` up to its closing brace), if any. */
+export function contractDefinition(manifest: ImplManifest, name: string): string | undefined {
+  for (const contract of manifest.interface_contracts) {
+    const text = contract.definition ?? '';
+    const start = text.search(new RegExp(`\\b(?:type|interface|class|enum|struct|trait)\\s+${name}\\b`));
+    if (start === -1) continue;
+    const open = text.indexOf('{', start);
+    if (open === -1) return text.slice(start).split('\n')[0]!.trim();
+    let depth = 0;
+    for (let index = open; index < text.length; index += 1) {
+      if (text[index] === '{') depth += 1;
+      else if (text[index] === '}' && --depth === 0) return text.slice(start, index + 1).trim();
+    }
+  }
+  return undefined;
+}
+
+/** Re-export for scaffold detection: manifest scaffold paths already planned. */
+export function plannedScaffoldPaths(manifest: ImplManifest): string[] {
+  return manifest.scaffolds.map(scaffoldPath).filter((file) => file !== '');
+}

@@ -1,0 +1,93 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { ImplManifest } from '../protocol/schema/impl-schema.js';
+import { agentFacts, changedSymbols, type ChangedSymbol } from './changed-symbols.js';
+import { createLexerReferenceFinder, hasInlineTests, isTestPath, listRepoFiles, type ReferenceFinder } from './references.js';
+
+/** One orphaned test caller (Go `TestCascadeError` keys). */
+export interface TestCascadeError {
+  symbol: string;
+  test_file: string;
+  line: number;
+  context: string;
+  /** Agents that change the symbol. */
+  agents: string[];
+}
+
+/** Options of {@link checkTestCascade}. */
+export interface CheckTestCascadeOptions {
+  manifest: ImplManifest;
+  repoRoot: string;
+  finder?: ReferenceFinder;
+}
+
+const definitionOf = (name: string) =>
+  new RegExp(
+    `(?:\\bfunc\\s+(?:\\([^)]*\\)\\s*)?|\\bfunction\\s*\\*?\\s*|\\bdef\\s+|\\bclass\\s+|\\btype\\s+|\\binterface\\s+|\\bstruct\\s+|\\benum\\s+|\\btrait\\s+|\\bfn\\s+|\\b(?:export\\s+)?(?:const|let)\\s+)${name}\\b|^\\s*(?:(?:public|private|protected|static|async|readonly)\\s+)*${name}\\s*\\(`,
+    'm',
+  );
+
+async function readText(repoRoot: string, file: string): Promise<string | undefined> {
+  return readFile(path.join(repoRoot, file), 'utf8').catch(() => undefined);
+}
+
+/**
+ * The file defining a changed symbol: the contract's location, else the first (non-test) file
+ * one of its changing agents owns that holds a definition of the name. Undefined when none does
+ * (then every test file counts, as in Go).
+ */
+export async function definingFile(repoRoot: string, manifest: ImplManifest, symbol: ChangedSymbol): Promise<string | undefined> {
+  if (symbol.location) return symbol.location;
+  const owned = agentFacts(manifest)
+    .filter((fact) => symbol.agents.includes(fact.id))
+    .flatMap((fact) => fact.files)
+    .filter((file) => !isTestPath(file));
+  for (const file of owned) {
+    const text = await readText(repoRoot, file);
+    if (text !== undefined && definitionOf(symbol.name).test(text)) return file;
+  }
+  return undefined;
+}
+
+/** Test files of the repository: test paths, and Rust sources with an inline `#[cfg(test)]` module (from that line on). */
+async function testFiles(repoRoot: string): Promise<Map<string, number>> {
+  const result = new Map<string, number>();
+  for (const file of await listRepoFiles(repoRoot)) {
+    if (isTestPath(file)) {
+      result.set(file, 1);
+      continue;
+    }
+    if (!file.endsWith('.rs')) continue;
+    const text = await readText(repoRoot, file);
+    if (text !== undefined && hasInlineTests(file, text)) result.set(file, text.slice(0, text.search(/#\[cfg\(test\)\]/)).split('\n').length);
+  }
+  return result;
+}
+
+/**
+ * E46 (check-test-cascade, and step 3 of pre-wave-validate): for every symbol whose signature
+ * the manifest changes (changed-symbols.ts), the test files that really reference it — code
+ * identifiers, scope-resolved against the defining file, in Go, TS/JS, Python and Rust — and are
+ * in nobody's `file_ownership`. Each reference line is one error, sorted by test file, line,
+ * symbol. `.claude/worktrees/`, vendored and generated trees are never searched.
+ */
+export async function checkTestCascade(options: CheckTestCascadeOptions): Promise<TestCascadeError[]> {
+  const { manifest, repoRoot } = options;
+  const symbols = changedSymbols(manifest);
+  if (symbols.length === 0) return [];
+  const finder = options.finder ?? createLexerReferenceFinder();
+  const owned = new Set(manifest.file_ownership.map((row) => row.file ?? ''));
+  const tests = await testFiles(repoRoot);
+  const candidates = [...tests.keys()].filter((file) => !owned.has(file));
+  if (candidates.length === 0) return [];
+  const errors: TestCascadeError[] = [];
+  for (const symbol of symbols) {
+    const definedIn = await definingFile(repoRoot, manifest, symbol);
+    const references = await finder.findReferences(repoRoot, symbol.name, { files: candidates, ...(definedIn ? { definedIn } : {}), ...(symbol.member ? { memberOnly: true } : {}) });
+    for (const reference of references) {
+      if (reference.line < (tests.get(reference.file) ?? 1)) continue;
+      errors.push({ symbol: symbol.symbol, test_file: reference.file, line: reference.line, context: reference.context, agents: symbol.agents });
+    }
+  }
+  return errors.sort((a, b) => a.test_file.localeCompare(b.test_file) || a.line - b.line || a.symbol.localeCompare(b.symbol));
+}
