@@ -677,6 +677,8 @@ export const commandTable: CommandSpec[] = [
       { flags: '--max-turns <n>', description: 'model turns per agent' },
       { flags: '--no-critic', description: 'skip the E37 critic review' },
       { flags: '--program', description: 'the argument is a PROGRAM manifest: run the tier loop (automatic for docs/PROGRAM/PROGRAM-*.yaml; see program-execute)' },
+      { flags: '--interview', description: 'E39 first: interview the feature into docs/REQUIREMENTS.md, then scout from it (see interview --help)' },
+      { flags: '--answers <file>', description: 'with --interview: answers file for a non-interactive interview' },
       { flags: '--json', description: 'NDJSON events on stdout, ending with a run-result line' },
       { flags: '--repo-dir <dir>', description: 'repository root (default: current directory)' },
       ...budgetOptions,
@@ -685,6 +687,30 @@ export const commandTable: CommandSpec[] = [
     ],
     help: 'A feature description is scouted into docs/IMPL/IMPL-<slug>.yaml; an IMPL path resumes that plan.\nExit: 0 COMPLETE, 1 stopped (not approved, BLOCKED, NOT_SUITABLE — the reason is printed), 2 bad input.',
     load: () => import('./commands/run.js'),
+  },
+  {
+    name: 'interview',
+    group: 'Workflows',
+    summary: 'E39: requirements interview — six phases of deterministic questions → docs/INTERVIEW-<slug>.yaml (saved after every answer) → docs/REQUIREMENTS.md (INTERVIEWING → SCOUT_PENDING)',
+    arguments: ['[description]'],
+    options: [
+      { flags: '--mode <mode>', description: 'question mode: deterministic (the only one; llm is not implemented)' },
+      { flags: '--max-questions <n>', description: 'stop after N questions with partial requirements and a warning (default 18)', integer: true },
+      { flags: '--resume <file>', description: 'continue docs/INTERVIEW-<slug>.yaml from its cursor (history kept)' },
+      { flags: '--non-interactive', description: 'no terminal prompts: answers from --answers, else one line per answer on stdin' },
+      { flags: '--answers <file>', description: 'YAML/JSON answers keyed by question id (overview.title) or field, or a list in question order' },
+      { flags: '--docs-dir <dir>', description: 'directory of the INTERVIEW file (default: <project>/docs)' },
+      { flags: '--output <file>', description: 'REQUIREMENTS.md to compile (default: <docs-dir>/REQUIREMENTS.md)' },
+      { flags: '--project-path <dir>', description: 'project root (default: --repo-dir, else the current directory)' },
+      { flags: '--validate <file>', description: 'check an INTERVIEW document against its schema; prints {valid, findings}' },
+      { flags: '--json', description: 'print the result as JSON on stdout' },
+    ],
+    help:
+      'Questions (ids): overview.title*, overview.goal*, overview.success_metrics, overview.non_goals, scope.in_scope*, scope.out_of_scope, scope.assumptions, requirements.functional*, requirements.non_functional, requirements.constraints, interfaces.data_models, interfaces.apis, interfaces.external, stories.stories, review.open_questions, review.confirmed* (* required).\n' +
+      'Answer "skip" (or nothing) for an optional question, "back" to revisit the last one. Piped stdin: one line per answer, list items separated by ";".\n' +
+      'SOURCE_DATE_EPOCH=<seconds> pins the timestamps; SOURCE_DATE_EPOCH=none leaves them out (byte-identical reruns).\n' +
+      'Exit: 0 complete, 1 summary not confirmed (--answers), 2 bad input or input ended before the end (state saved; the resume command is printed).',
+    load: () => import('./commands/interview.js'),
   },
   {
     name: 'auto',

@@ -1,4 +1,6 @@
 import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { PolywaveError } from '../../errors/polywave-error.js';
 import { startRecording } from '../event-recording.js';
 import path from 'node:path';
 import { EventBus } from '../../engine/events.js';
@@ -56,6 +58,22 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     [...(isImpl ? [] : [{ role: 'the Scout', model: model(options, 'scoutModel') ?? model(options, 'model') }]), { role: 'the wave agents', model: model(options, 'waveModel') ?? model(options, 'model') }],
     io.env,
   );
+  // E39 `run --interview`: the interview comes first; its REQUIREMENTS.md is what the Scout plans from.
+  let feature = target;
+  let slug: string | undefined;
+  if (options.interview === true) {
+    if (isImpl) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: 'run --interview takes a feature description, not an IMPL path' });
+    const { conductInterview } = await import('./interview.js');
+    // Its report goes to stderr: stdout is the run's (NDJSON with --json). Re-running resumes the same interview.
+    const interview = await conductInterview(
+      [target],
+      { resumeExisting: true, ...(typeof options.answers === 'string' ? { answers: options.answers } : {}), ...(options.repoDir !== undefined ? { projectPath: repoDir } : {}) },
+      { ...io, stdout: io.stderr },
+    );
+    if (interview.code !== 0 || !interview.requirementsPath) return interview.code;
+    feature = await readFile(interview.requirementsPath, 'utf8');
+    slug = interview.slug;
+  }
   const budget = await budgetFrom(options, repoDir);
   const json = options.json === true;
   const auto = options.auto === true || options.yes === true;
@@ -71,7 +89,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   try {
     const result = await runAutopilot({
       ...(unsafeNoSandboxFrom(options, io) ? { unsafeNoSandbox: true } : {}),
-      ...(isImpl ? { implPath: asPath } : { feature: target }),
+      ...(isImpl ? { implPath: asPath } : { feature, ...(slug ? { slug } : {}) }),
       repoDir,
       auto,
       env: io.env,

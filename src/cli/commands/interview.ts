@@ -1,0 +1,260 @@
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { PolywaveError } from '../../errors/polywave-error.js';
+import { answersFileSource, checkAnswersCover, parseAnswers } from '../../interview/answers-file.js';
+import { createInterviewDoc, defaultMaxQuestions, interviewModes, parseInterviewDoc, questionsAsked, type InterviewDoc } from '../../interview/interview-doc.js';
+import { questionCount, type InterviewQuestion } from '../../interview/questions.js';
+import { createInterviewFile, loadInterviewText, runInterviewSession, type AnswerSource, type QuestionContext, type SessionResult } from '../../interview/session.js';
+import { readTextFile } from '../../store/read-text.js';
+import { printJson, type CommandIo, type CommandResult } from '../io.js';
+
+const invalidInput = 'X001_INVALID_INPUT';
+
+function stringOption(options: Record<string, unknown>, name: string): string | undefined {
+  const value = options[name];
+  return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
+}
+
+/** Kebab-case slug of a description (at most 40 characters, cut at a word boundary). */
+export function interviewSlug(description: string): string {
+  const words = description
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '');
+  if (words.length <= 40) return words || 'feature';
+  const cut = words.slice(0, 40);
+  const boundary = cut.lastIndexOf('-');
+  return (words[40] === '-' ? cut : boundary >= 20 ? cut.slice(0, boundary) : cut).replace(/-+$/, '') || 'feature';
+}
+
+/** The timestamp source: SOURCE_DATE_EPOCH (reproducible builds convention) pins it; `none` omits timestamps. */
+function clockFrom(io: CommandIo): () => string | undefined {
+  const epoch = io.env.SOURCE_DATE_EPOCH?.trim();
+  if (epoch === undefined || epoch === '') return () => io.now().toISOString();
+  if (epoch === 'none') return () => undefined;
+  if (!/^\d+$/.test(epoch)) throw new PolywaveError({ code: invalidInput, message: `SOURCE_DATE_EPOCH must be seconds since 1970 (or "none"), got "${epoch}"` });
+  const fixed = new Date(Number(epoch) * 1000).toISOString();
+  return () => fixed;
+}
+
+async function readInput(file: string, what: string): Promise<string> {
+  try {
+    return await readTextFile(file);
+  } catch (error) {
+    const reason = PolywaveError.isInstance(error) ? error.message : error instanceof Error ? error.message : String(error);
+    throw new PolywaveError({ code: 'X002_FILE_READ', message: `cannot read ${what} ${file}: ${reason.replace(/^.*?: /, '')}` });
+  }
+}
+
+function shellQuote(value: string): string {
+  return /^[\w./@:+-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+function displayPath(io: CommandIo, file: string): string {
+  const relative = path.relative(io.cwd, file);
+  return relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative) ? relative : file;
+}
+
+function progressLine(context: QuestionContext): string {
+  return `Phase ${context.phaseNumber}/${context.phaseCount} · ${context.phaseTitle} · question ${context.numberInPhase}/${context.questionsInPhase} (${context.cursor + 1}/${context.total})`;
+}
+
+function currentText(value: QuestionContext['current']): string | undefined {
+  if (value === undefined) return undefined;
+  return Array.isArray(value) ? value.join('\n') : typeof value === 'boolean' ? (value ? 'yes' : 'no') : value;
+}
+
+/**
+ * Piped stdin (not a terminal): one line per answer, list items separated by `;`. The prompt goes
+ * to stderr; the end of input ends the session (state saved, exit 2).
+ */
+async function lineSource(io: CommandIo): Promise<{ source: AnswerSource; close: () => void }> {
+  const { createInterface } = await import('node:readline');
+  const reader = createInterface({ input: process.stdin, terminal: false, crlfDelay: Infinity });
+  const lines = reader[Symbol.asyncIterator]();
+  return {
+    source: {
+      interactive: true,
+      ask: async (question, context) => {
+        if (context.error) io.stderr(`  ! ${context.error}\n`);
+        if (context.summary && !context.error) io.stderr(`Summary:\n${context.summary.replace(/^/gm, '  ')}\n`);
+        io.stderr(`[${progressLine(context)}] ${question.prompt} (${question.hint})\n> `);
+        const next = await lines.next();
+        return next.done ? undefined : (next.value as string);
+      },
+    },
+    close: () => reader.close(),
+  };
+}
+
+/** A terminal: @clack/prompts (arrow-key choices, multi-line answers), loaded only here. */
+async function terminalSource(slug: string): Promise<{ source: AnswerSource; close: () => void }> {
+  const prompts = await import('@clack/prompts');
+  const output = process.stderr;
+  prompts.intro(`polywave interview · ${slug}`, { output });
+  let lastPhase = '';
+  const ask = async (question: InterviewQuestion, context: QuestionContext): Promise<string | undefined> => {
+    if (context.phaseTitle !== lastPhase) {
+      lastPhase = context.phaseTitle;
+      prompts.log.step(`Phase ${context.phaseNumber}/${context.phaseCount} · ${context.phaseTitle}`, { output });
+    }
+    if (context.error) prompts.log.warn(context.error, { output });
+    const message = `${question.prompt}\n  ${progressLine(context)} — ${question.hint}${question.required ? '' : ' Empty = skip.'} Type "back" to revisit.`;
+    let answer: string | symbol;
+    if (question.kind === 'confirm') {
+      if (context.summary) prompts.note(context.summary, 'Summary', { output });
+      answer = await prompts.select({
+        message,
+        output,
+        options: [
+          { value: 'yes', label: 'Yes — compile REQUIREMENTS.md' },
+          { value: 'back', label: 'Back — revisit the last answer' },
+          { value: 'no', label: 'No — keep the interview open' },
+        ],
+      });
+    } else {
+      const initialValue = currentText(context.current);
+      const common = { message, output, placeholder: question.hint, ...(initialValue !== undefined ? { initialValue } : {}) };
+      answer = question.kind === 'list' ? await prompts.multiline(common) : await prompts.text(common);
+    }
+    if (prompts.isCancel(answer)) return undefined;
+    return typeof answer === 'string' ? answer : undefined;
+  };
+  return { source: { interactive: true, ask }, close: () => undefined };
+}
+
+/** What `interview` reports (stdout JSON with --json; the run chain reads it). */
+export interface InterviewOutcome {
+  code: CommandResult;
+  slug?: string;
+  /** REQUIREMENTS.md (absolute) when the interview completed. */
+  requirementsPath?: string;
+}
+
+function resultJson(io: CommandIo, docPath: string, result: SessionResult | { outcome: 'complete'; doc: InterviewDoc; requirementsPath: string; warnings: string[] }) {
+  const doc = result.doc;
+  return {
+    slug: doc.slug,
+    status: doc.status,
+    state: doc.state,
+    outcome: result.outcome,
+    interview_path: displayPath(io, docPath),
+    ...(result.requirementsPath ? { requirements_path: displayPath(io, result.requirementsPath) } : {}),
+    questions_asked: questionsAsked(doc),
+    question_cursor: doc.question_cursor,
+    total_questions: questionCount,
+    partial: result.outcome === 'complete' && doc.question_cursor < questionCount,
+    warnings: doc.warnings ?? result.warnings,
+  };
+}
+
+/**
+ * Runs `interview` and reports the outcome. `run --interview` calls this with the run's options
+ * (the description is the run's feature).
+ */
+export async function conductInterview(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<InterviewOutcome> {
+  const mode = stringOption(options, 'mode') ?? 'deterministic';
+  if (!(interviewModes as readonly string[]).includes(mode)) {
+    throw new PolywaveError({ code: invalidInput, message: `unknown --mode "${mode}": the interview mode is ${interviewModes.join(' | ')} (llm is not implemented)` });
+  }
+  const resume = stringOption(options, 'resume');
+  const answersFile = stringOption(options, 'answers');
+  const description = (args[0] ?? '').trim();
+  const now = clockFrom(io);
+  const projectRoot = path.resolve(io.cwd, stringOption(options, 'projectPath') ?? stringOption(options, 'repoDir') ?? '.');
+  const maxQuestions = options.maxQuestions === undefined ? undefined : Number(options.maxQuestions);
+  if (maxQuestions !== undefined && (!Number.isInteger(maxQuestions) || maxQuestions < 1)) throw new PolywaveError({ code: invalidInput, message: `--max-questions must be at least 1, got ${String(options.maxQuestions)}` });
+
+  // Everything that can be refused is checked before the first write (bad input changes nothing).
+  const answers = answersFile ? parseAnswers(await readInput(path.resolve(io.cwd, answersFile), 'answers file'), answersFile) : undefined;
+  let docPath: string;
+  let doc: InterviewDoc;
+  let existing = false;
+  if (resume) {
+    if (description !== '') throw new PolywaveError({ code: invalidInput, message: 'give either a description (new interview) or --resume <file>, not both' });
+    for (const flag of ['maxQuestions', 'docsDir', 'output'] as const) {
+      if (options[flag] !== undefined) throw new PolywaveError({ code: invalidInput, message: `--${flag.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)} applies to a new interview; a resumed one keeps its own` });
+    }
+    docPath = path.resolve(io.cwd, resume);
+    doc = loadInterviewText(await readInput(docPath, 'interview file'), resume);
+    existing = true;
+  } else {
+    if (description === '') throw new PolywaveError({ code: invalidInput, message: 'interview needs a description: polywave interview "<description>" (or --resume docs/INTERVIEW-<slug>.yaml)' });
+    const docsDir = path.resolve(projectRoot, stringOption(options, 'docsDir') ?? 'docs');
+    const slug = interviewSlug(description);
+    docPath = path.join(docsDir, `INTERVIEW-${slug}.yaml`);
+    if (options.resumeExisting === true && existsSync(docPath)) {
+      // `run --interview` re-run: the interview of this feature continues (or is already done).
+      doc = loadInterviewText(await readInput(docPath, 'interview file'), displayPath(io, docPath));
+      existing = true;
+    } else {
+      const output = path.resolve(io.cwd, stringOption(options, 'output') ?? path.join(docsDir, 'REQUIREMENTS.md'));
+      doc = createInterviewDoc({ description, slug, maxQuestions: maxQuestions ?? defaultMaxQuestions, requirementsPath: path.relative(docsDir, output).split(path.sep).join('/'), ...(now() ? { now: now()! } : {}) });
+    }
+  }
+  if (answers) checkAnswersCover(answers, doc.question_cursor, answersFile!);
+  const json = options.json === true;
+  const shownDoc = displayPath(io, docPath);
+
+  if (existing && doc.status === 'complete') {
+    const requirementsPath = path.resolve(path.dirname(docPath), doc.requirements_path);
+    if (json) printJson(io, resultJson(io, docPath, { outcome: 'complete', doc, requirementsPath, warnings: [] }));
+    else io.stdout(`interview: ${shownDoc} is already complete (state ${doc.state}); requirements: ${displayPath(io, requirementsPath)}\n`);
+    return { code: 0, slug: doc.slug, requirementsPath };
+  }
+  if (!existing) {
+    await mkdir(path.dirname(docPath), { recursive: true });
+    await createInterviewFile(docPath, doc);
+  }
+
+  const interactive = answers === undefined && options.nonInteractive !== true && process.stdin.isTTY === true && process.stderr.isTTY === true;
+  const input = answers ? { source: answersFileSource(answers), close: () => undefined } : interactive ? await terminalSource(doc.slug) : await lineSource(io);
+  let result: SessionResult;
+  try {
+    result = await runInterviewSession(doc, {
+      docPath,
+      source: input.source,
+      now,
+      onEvent: (event) => {
+        if (event.type === 'answer-saved' && !interactive && answers === undefined) io.stderr(`saved ${event.question.id}${event.command ? ` (${event.command})` : ''}\n`);
+      },
+    });
+  } finally {
+    input.close();
+  }
+  if (result.outcome === 'input-closed') {
+    const asked = result.doc.question_cursor;
+    const next = `question ${asked + 1}/${questionCount}`;
+    io.stderr(`\ninterview: input ended at ${next}; state saved in ${shownDoc} (${asked} of ${questionCount} answered)\n`);
+    io.stderr(`Resume with: polywave interview --resume ${shellQuote(shownDoc)}\n`);
+    if (json) printJson(io, resultJson(io, docPath, result));
+    return { code: 2, slug: result.doc.slug };
+  }
+  if (result.outcome === 'not-confirmed') {
+    io.stderr(`interview: the summary was not confirmed; state saved in ${shownDoc}. Change the answers (polywave interview --resume ${shellQuote(shownDoc)}, answer "back") and confirm.\n`);
+    if (json) printJson(io, resultJson(io, docPath, result));
+    return { code: 1, slug: result.doc.slug };
+  }
+  for (const warning of result.warnings) io.stderr(`interview: warning: ${warning}\n`);
+  if (json) printJson(io, resultJson(io, docPath, result));
+  else io.stdout(`interview: complete (${result.doc.state}) — ${displayPath(io, result.requirementsPath!)} compiled from ${shownDoc}${result.warnings.length > 0 ? ' (partial)' : ''}\n`);
+  return { code: 0, slug: result.doc.slug, requirementsPath: result.requirementsPath! };
+}
+
+/**
+ * `polywave interview "<description>" | --resume F [--mode deterministic] [--max-questions N]
+ * [--non-interactive] [--answers F] [--docs-dir D] [--output F] [--project-path D] [--json]` —
+ * E39 requirements interview; `--validate F` checks an INTERVIEW document.
+ */
+export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  const validate = stringOption(options, 'validate');
+  if (validate) {
+    const parsed = parseInterviewDoc(await readInput(path.resolve(io.cwd, validate), 'interview file'));
+    printJson(io, { valid: parsed.ok, findings: parsed.findings });
+    return parsed.ok ? 0 : 1;
+  }
+  return (await conductInterview(args, options, io)).code;
+}

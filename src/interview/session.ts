@@ -1,0 +1,220 @@
+/**
+ * E39: one interview session — ask the question at the cursor, save the INTERVIEW document after
+ * every answer (locked, atomic rename, format-preserving edit, validated before it is written),
+ * and at the end compile REQUIREMENTS.md and move INTERVIEWING → SCOUT_PENDING.
+ */
+import path from 'node:path';
+import { PolywaveError } from '../errors/polywave-error.js';
+import { updateFileLocked, writeFileAtomic } from '../store/locked-write.js';
+import {
+  applyTurn,
+  compileRequirements,
+  completeInterview,
+  completionWarnings,
+  editInterviewText,
+  fieldValue,
+  interpretAnswer,
+  interviewInvalidCode,
+  interviewSaveFailedCode,
+  isFinished,
+  parseInterviewDoc,
+  questionsAsked,
+  renderInterviewDoc,
+  requirementsWriteFailedCode,
+  type InterviewDoc,
+  type InterviewTurn,
+  type TurnResult,
+} from './interview-doc.js';
+import { interviewPhases, phaseNumber, phaseTitles, questionBank, questionCount, questionNumberInPhase, questionsInPhase, type InterviewQuestion } from './questions.js';
+
+/** Where the interview stands when a question is asked (for the progress line). */
+export interface QuestionContext {
+  /** Index of the question in the bank. */
+  cursor: number;
+  total: number;
+  phaseNumber: number;
+  phaseCount: number;
+  phaseTitle: string;
+  numberInPhase: number;
+  questionsInPhase: number;
+  /** The answer stored for this question, if any (a `no` to the confirmation). */
+  current?: string | string[] | boolean | undefined;
+  /** Why the previous input for this question was refused. */
+  error?: string;
+  /** A short summary of the answers, shown before the confirmation. */
+  summary?: string;
+}
+
+/** Where answers come from: a terminal, piped stdin, or an answers file. */
+export interface AnswerSource {
+  /** The raw answer, or undefined at the end of input (stdin closed, prompt cancelled, answers file exhausted). */
+  ask(question: InterviewQuestion, context: QuestionContext): Promise<string | undefined>;
+  /** False for an answers file: a refused or unconfirmed answer cannot be asked again. */
+  interactive: boolean;
+}
+
+/** What the session reports as it goes (the CLI prints it). */
+export type SessionEvent =
+  | { type: 'answer-saved'; turn: number; question: InterviewQuestion; cursor: number; command?: 'skip' | 'back' }
+  | { type: 'answer-refused'; question: InterviewQuestion; message: string }
+  | { type: 'phase-started'; phase: string; phaseNumber: number };
+
+export interface SessionOptions {
+  /** The INTERVIEW document (absolute). */
+  docPath: string;
+  source: AnswerSource;
+  /** ISO timestamp for history/updated_at; undefined = no timestamps (reproducible output). */
+  now: () => string | undefined;
+  onEvent?: (event: SessionEvent) => void;
+}
+
+/** How a session ended. */
+export interface SessionResult {
+  outcome: 'complete' | 'input-closed' | 'not-confirmed';
+  doc: InterviewDoc;
+  /** REQUIREMENTS.md (absolute), once compiled. */
+  requirementsPath?: string;
+  warnings: string[];
+}
+
+/** Reads and validates an INTERVIEW document; a file that is not one is INTERVIEW_INVALID (exit 2). */
+export function loadInterviewText(text: string, file: string): InterviewDoc {
+  const parsed = parseInterviewDoc(text);
+  if (!parsed.ok) {
+    const first = parsed.findings[0]!;
+    throw new PolywaveError({ code: first.code === interviewInvalidCode ? interviewInvalidCode : first.code, message: `${file}: ${first.message}${parsed.findings.length > 1 ? ` (+${parsed.findings.length - 1} more)` : ''}`, findings: parsed.findings });
+  }
+  return parsed.doc;
+}
+
+/** Creates the INTERVIEW document; refuses when one exists already (resume it instead). */
+export async function createInterviewFile(docPath: string, doc: InterviewDoc): Promise<string> {
+  const text = renderInterviewDoc(doc);
+  await saveLocked(docPath, (current) => {
+    if (current !== '') {
+      throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `${docPath} exists: resume it with polywave interview --resume ${docPath}, or delete it to start over` });
+    }
+    return text;
+  }, true);
+  return text;
+}
+
+async function saveLocked(docPath: string, update: (current: string) => string, allowMissing = false): Promise<string> {
+  try {
+    return (await updateFileLocked(docPath, update, { allowMissing })).text;
+  } catch (error) {
+    if (PolywaveError.isInstance(error)) throw error;
+    throw new PolywaveError({ code: interviewSaveFailedCode, message: `cannot save ${docPath}: ${error instanceof Error ? error.message : String(error)}`, cause: error });
+  }
+}
+
+/**
+ * Applies one step to the document on disk: under the file's lock, the current text is parsed,
+ * `step` computes the change from what is on disk (not from memory, so two sessions cannot
+ * interleave silently), the edit keeps every other byte, and the result must validate before
+ * the atomic rename.
+ */
+async function saveStep(docPath: string, expectedCursor: number, step: (doc: InterviewDoc) => TurnResult): Promise<InterviewDoc> {
+  let saved: InterviewDoc | undefined;
+  await saveLocked(docPath, (current) => {
+    const doc = loadInterviewText(current, docPath);
+    if (doc.question_cursor !== expectedCursor || doc.status === 'complete') {
+      throw new PolywaveError({ code: interviewSaveFailedCode, message: `${docPath} was changed by another process (cursor ${doc.question_cursor}, expected ${expectedCursor}); resume it again` });
+    }
+    const result = step(doc);
+    const next = editInterviewText(current, result.edits);
+    const check = parseInterviewDoc(next);
+    if (!check.ok) throw new PolywaveError({ code: interviewSaveFailedCode, message: `internal error: the edited interview does not validate: ${check.findings[0]!.message}` });
+    saved = check.doc;
+    return next;
+  });
+  return saved!;
+}
+
+function summaryOf(doc: InterviewDoc): string {
+  const lines: string[] = [];
+  for (const question of questionBank) {
+    if (question.kind === 'confirm') continue;
+    const value = fieldValue(doc.spec_data, question);
+    const shown = Array.isArray(value) ? (value.length === 0 ? '—' : value.join('; ')) : value === undefined ? '—' : String(value);
+    lines.push(`${question.id}: ${shown}`);
+  }
+  return lines.join('\n');
+}
+
+/** Context of the question at `cursor`. */
+export function contextAt(doc: InterviewDoc, cursor: number): QuestionContext {
+  const question = questionBank[cursor]!;
+  const current = fieldValue(doc.spec_data, question);
+  return {
+    cursor,
+    total: questionCount,
+    phaseNumber: phaseNumber(question.phase),
+    phaseCount: interviewPhases.length,
+    phaseTitle: phaseTitles[question.phase],
+    numberInPhase: questionNumberInPhase(cursor),
+    questionsInPhase: questionsInPhase(question.phase),
+    ...(current !== undefined ? { current } : {}),
+    ...(question.kind === 'confirm' ? { summary: summaryOf(doc) } : {}),
+  };
+}
+
+/**
+ * Runs the interview from the document's cursor until it is finished (all questions, or
+ * `max_questions`), the input ends (state saved — the caller prints the resume command), or a
+ * non-interactive source does not confirm the summary. A finished interview gets REQUIREMENTS.md
+ * and the INTERVIEWING → SCOUT_PENDING transition.
+ */
+export async function runInterviewSession(doc: InterviewDoc, options: SessionOptions): Promise<SessionResult> {
+  let current = doc;
+  let lastPhase: string | undefined;
+  while (!isFinished(current)) {
+    const question = questionBank[current.question_cursor]!;
+    if (question.phase !== lastPhase) {
+      lastPhase = question.phase;
+      options.onEvent?.({ type: 'phase-started', phase: question.phase, phaseNumber: phaseNumber(question.phase) });
+    }
+    let error: string | undefined;
+    let turn: InterviewTurn | undefined;
+    while (turn === undefined) {
+      const raw = await options.source.ask(question, { ...contextAt(current, current.question_cursor), ...(error ? { error } : {}) });
+      if (raw === undefined) return { outcome: 'input-closed', doc: current, warnings: [] };
+      const interpreted = interpretAnswer(question, raw);
+      if (interpreted.ok) turn = interpreted.turn;
+      else {
+        error = interpreted.message;
+        options.onEvent?.({ type: 'answer-refused', question, message: interpreted.message });
+        if (!options.source.interactive) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `answer for ${question.id}: ${interpreted.message}` });
+      }
+    }
+    const chosen = turn;
+    const cursor = current.question_cursor;
+    current = await saveStep(options.docPath, cursor, (onDisk) => applyTurn(onDisk, chosen, options.now()));
+    options.onEvent?.({ type: 'answer-saved', turn: current.history.length, question, cursor: current.question_cursor, ...(chosen.kind === 'answer' ? {} : { command: chosen.kind }) });
+    if (chosen.kind === 'answer' && question.kind === 'confirm' && chosen.value === false && !options.source.interactive) {
+      return { outcome: 'not-confirmed', doc: current, warnings: [] };
+    }
+  }
+  return finishInterview(current, options);
+}
+
+/**
+ * E39 output contract: REQUIREMENTS.md is written first, then the document moves to
+ * `status: complete`, `state: SCOUT_PENDING`. A crash between the two leaves a finished but
+ * in-progress document; resuming it compiles again.
+ */
+export async function finishInterview(doc: InterviewDoc, options: Pick<SessionOptions, 'docPath' | 'now'>): Promise<SessionResult> {
+  const requirementsPath = path.resolve(path.dirname(options.docPath), doc.requirements_path);
+  const warnings = completionWarnings(doc);
+  const relativeDoc = path.relative(path.dirname(requirementsPath), options.docPath) || path.basename(options.docPath);
+  try {
+    await writeFileAtomic(requirementsPath, compileRequirements({ ...doc, ...(warnings.length > 0 ? { warnings } : {}) }, relativeDoc.split(path.sep).join('/')));
+  } catch (error) {
+    throw new PolywaveError({ code: requirementsWriteFailedCode, message: `cannot write ${requirementsPath}: ${error instanceof Error ? error.message : String(error)}`, cause: error });
+  }
+  const completed = await saveStep(options.docPath, doc.question_cursor, (onDisk) => completeInterview(onDisk, options.now()));
+  return { outcome: 'complete', doc: completed, requirementsPath, warnings };
+}
+
+/** Questions asked so far (for messages). */
+export { questionsAsked };

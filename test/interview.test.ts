@@ -1,0 +1,440 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { parseInterviewDoc, type InterviewDoc } from '../src/interview/interview-doc.js';
+import { questionBank } from '../src/interview/questions.js';
+import { binPath, runCli } from './support/cli.js';
+import { createTestRepo, type TestRepo } from './support/git-repo.js';
+
+/**
+ * E39 interview mode through the real CLI (`node bin/polywave.js interview …`) in temporary git
+ * repositories: piped stdin (not a terminal), one answer per line.
+ */
+
+const description = 'Greeting formatters';
+const slug = 'greeting-formatters';
+const docRelative = `docs/INTERVIEW-${slug}.yaml`;
+
+/** One line per question, in question order (16). */
+const answers = [
+  'Greeting formatters',
+  'Greet users in several styles',
+  'every style has a test; no new dependencies',
+  'skip',
+  'src/plain.ts; src/shout.ts; src/registry.ts',
+  'localisation',
+  '',
+  'plain greeting; shouting greeting; map formatter names to the formatters',
+  'pure functions',
+  'TypeScript strict',
+  'Formatter = (name: string) => string',
+  'format(name, style)',
+  'skip',
+  'As a user I want a loud greeting so that I feel welcome',
+  'skip',
+  'yes',
+];
+
+/** What the answers above compile to. */
+const expectedRequirements = `# Requirements: Greeting formatters
+
+<!-- Compiled by polywave interview (E39) from INTERVIEW-greeting-formatters.yaml. Input for polywave run-scout / polywave run. -->
+
+> Greeting formatters
+
+## 1. Overview
+
+### Goal
+
+Greet users in several styles
+
+### Success metrics
+
+- every style has a test
+- no new dependencies
+
+### Non-goals
+
+_Not answered._
+
+## 2. Scope
+
+### In scope
+
+- src/plain.ts
+- src/shout.ts
+- src/registry.ts
+
+### Out of scope
+
+- localisation
+
+### Assumptions
+
+_Not answered._
+
+## 3. Requirements
+
+### Functional
+
+- FR-1: plain greeting
+- FR-2: shouting greeting
+- FR-3: map formatter names to the formatters
+
+### Non-functional
+
+- NFR-1: pure functions
+
+### Constraints
+
+- TypeScript strict
+
+## 4. Interfaces
+
+### Data models
+
+- Formatter = (name: string) => string
+
+### APIs
+
+- format(name, style)
+
+### External dependencies
+
+_Not answered._
+
+## 5. User stories
+
+- US-1: As a user I want a loud greeting so that I feel welcome
+
+## 6. Review
+
+### Open questions
+
+_Not answered._
+
+Confirmed: yes
+`;
+
+/** A valid two-wave plan the scripted Scout writes (wave 1 has two agents: no E37 critic needed). */
+const scoutManifest = `title: Greeting formatters
+feature_slug: greeting-formatters
+verdict: SUITABLE
+suitability_assessment: |
+    SUITABLE. Two formatter files with disjoint owners, wired by a third agent in wave 2.
+test_command: npm test
+lint_command: npx tsc --noEmit
+file_ownership:
+    - file: src/plain.ts
+      agent: A
+      wave: 1
+      action: new
+    - file: src/shout.ts
+      agent: B
+      wave: 1
+      action: new
+    - file: src/registry.ts
+      agent: C
+      wave: 2
+      action: new
+      depends_on:
+        - A
+        - B
+interface_contracts:
+    - name: Formatter
+      description: Turns a name into a greeting.
+      definition: "export type Formatter = (name: string) => string;"
+      location: src/plain.ts
+waves:
+    - number: 1
+      agents:
+        - id: A
+          task: Implement the plain formatter in src/plain.ts.
+          files:
+            - src/plain.ts
+        - id: B
+          task: Implement the shouting formatter in src/shout.ts.
+          files:
+            - src/shout.ts
+    - number: 2
+      agents:
+        - id: C
+          task: Map formatter names to the formatters in src/registry.ts.
+          files:
+            - src/registry.ts
+          dependencies:
+            - A
+            - B
+quality_gates:
+    level: standard
+    gates:
+        - type: test
+          command: npm test
+          required: true
+state: SCOUT_PENDING
+`;
+
+/** Reproducible: no timestamps in the documents. */
+const noClock = { SOURCE_DATE_EPOCH: 'none' };
+
+function cli(repo: TestRepo, args: string[], input = '', env: Record<string, string> = noClock) {
+  return runCli(args, { cwd: repo.dir, input, env: { ...(repo.env as Record<string, string>), ...env } });
+}
+
+function readDoc(repo: TestRepo): InterviewDoc {
+  const parsed = parseInterviewDoc(repo.read(docRelative));
+  if (!parsed.ok) throw new Error(`INTERVIEW file does not validate: ${JSON.stringify(parsed.findings)}`);
+  return parsed.doc;
+}
+
+function lines(values: readonly string[]): string {
+  return values.map((value) => `${value}\n`).join('');
+}
+
+/** Every answer exactly once, in question order. */
+function expectCompleteHistory(doc: InterviewDoc): void {
+  const answered = doc.history.filter((entry) => entry.command !== 'back');
+  expect(answered.map((entry) => entry.question_id)).toEqual(questionBank.map((question) => question.id));
+  expect(doc.history.map((entry) => entry.turn_number)).toEqual(doc.history.map((_, index) => index + 1));
+  expect(answered.map((entry) => (entry.command === 'skip' ? 'skip' : entry.answer))).toEqual(
+    answers.map((answer, index) => (answer === '' || answer === 'skip' ? 'skip' : questionBank[index]!.kind === 'list' ? answer.split(';').map((item) => item.trim()).join('\n') : answer)),
+  );
+}
+
+async function repository(): Promise<TestRepo> {
+  return createTestRepo({ files: { 'package.json': '{"name":"demo","scripts":{"test":"vitest run"}}\n' } });
+}
+
+describe('interview (E39) through the CLI', () => {
+  it('a scripted session through all six phases, one answer per process: the INTERVIEW file validates after every answer, REQUIREMENTS.md has the six sections', async () => {
+    const repo = await repository();
+    const first = await cli(repo, ['interview', description], lines(answers.slice(0, 1)));
+    expect(first.code).toBe(2);
+    expect(first.stderr).toContain('[Phase 1/6 · Overview · question 1/4 (1/16)] What is the title of this feature?');
+    expect(readDoc(repo).question_cursor).toBe(1);
+    const phasesSeen = new Set<string>();
+    for (let index = 1; index < answers.length; index += 1) {
+      const step = await cli(repo, ['interview', '--resume', docRelative], lines(answers.slice(index, index + 1)));
+      const doc = readDoc(repo); // validates (throws otherwise)
+      phasesSeen.add(doc.history.at(-1)!.phase);
+      if (index < answers.length - 1) {
+        expect(step.code, step.stderr).toBe(2);
+        expect(step.stderr).toContain(`Resume with: polywave interview --resume ${docRelative}\n`);
+        expect(doc).toMatchObject({ question_cursor: index + 1, status: 'in_progress', state: 'INTERVIEWING', phase: questionBank[index + 1]!.phase });
+        expect(doc.progress.answered).toBe(index + 1);
+      } else {
+        expect(step.code, step.stderr).toBe(0);
+        expect(step.stdout).toBe(`interview: complete (SCOUT_PENDING) — docs/REQUIREMENTS.md compiled from ${docRelative}\n`);
+        expect(doc).toMatchObject({ question_cursor: 16, status: 'complete', state: 'SCOUT_PENDING', phase: 'review' });
+      }
+    }
+    expect([...phasesSeen]).toEqual(['overview', 'scope', 'requirements', 'interfaces', 'stories', 'review']);
+    expectCompleteHistory(readDoc(repo));
+    expect(repo.read('docs/REQUIREMENTS.md')).toBe(expectedRequirements);
+    // The validator as a command: valid → exit 0.
+    const validate = await cli(repo, ['interview', '--validate', docRelative]);
+    expect(validate.code).toBe(0);
+    expect(JSON.parse(validate.stdout)).toEqual({ valid: true, findings: [] });
+    // Resuming a finished interview changes nothing.
+    const before = repo.read(docRelative);
+    const again = await cli(repo, ['interview', '--resume', docRelative]);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toBe(`interview: ${docRelative} is already complete (state SCOUT_PENDING); requirements: docs/REQUIREMENTS.md\n`);
+    expect(repo.read(docRelative)).toBe(before);
+  }, 120_000);
+
+  it('SIGKILL after 5 answers, resume, finish: no answer lost or duplicated, history kept, a hand-written comment survives', async () => {
+    const repo = await repository();
+    const child = spawn(process.execPath, [binPath, 'interview', description], { cwd: repo.dir, env: { ...process.env, ...repo.env, ...noClock }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
+    const cursor = () => (existsSync(repo.path(docRelative)) ? readDoc(repo).question_cursor : -1);
+    for (let index = 0; index < 5; index += 1) {
+      child.stdin.write(`${answers[index]}\n`);
+      const deadline = Date.now() + 20_000;
+      while (cursor() !== index + 1) {
+        if (Date.now() > deadline) throw new Error(`answer ${index + 1} was not saved`);
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+    }
+    child.kill('SIGKILL');
+    expect(await exited).toBe('SIGKILL');
+    const killed = readDoc(repo);
+    expect(killed.question_cursor).toBe(5);
+    expect(killed.history.map((entry) => entry.question_id)).toEqual(questionBank.slice(0, 5).map((question) => question.id));
+    // No temp file of the atomic write is left that a reader could mistake for the document.
+    expect(readdirSync(repo.path('docs')).filter((name) => name.endsWith('.yaml'))).toEqual([`INTERVIEW-${slug}.yaml`]);
+
+    const noted = repo.read(docRelative).replace('id: interview-', '# kept: a note by hand\nid: interview-');
+    writeFileSync(repo.path(docRelative), noted);
+    const resumed = await cli(repo, ['interview', '--resume', docRelative], lines(answers.slice(5)));
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const done = readDoc(repo);
+    expectCompleteHistory(done);
+    expect(done.history).toHaveLength(16);
+    expect(repo.read(docRelative)).toContain('# kept: a note by hand\nid: interview-greeting-formatters\n');
+    expect(repo.read('docs/REQUIREMENTS.md')).toBe(expectedRequirements);
+  }, 120_000);
+
+  it('stdin closed mid-interview → state saved, the exact resume command printed, exit 2; running that command finishes it', async () => {
+    const repo = await repository();
+    const closed = await cli(repo, ['interview', description, '--json'], lines(answers.slice(0, 7)));
+    expect(closed.code).toBe(2);
+    const tail = closed.stderr.slice(closed.stderr.lastIndexOf('\ninterview: '));
+    expect(tail).toBe(`\ninterview: input ended at question 8/16; state saved in ${docRelative} (7 of 16 answered)\nResume with: polywave interview --resume ${docRelative}\n`);
+    expect(JSON.parse(closed.stdout)).toEqual({
+      slug,
+      status: 'in_progress',
+      state: 'INTERVIEWING',
+      outcome: 'input-closed',
+      interview_path: docRelative,
+      questions_asked: 7,
+      question_cursor: 7,
+      total_questions: 16,
+      partial: false,
+      warnings: [],
+    });
+    expect(existsSync(repo.path('docs/REQUIREMENTS.md'))).toBe(false);
+    const command = /Resume with: polywave (.+)\n/.exec(closed.stderr)![1]!.split(' ');
+    const resumed = await cli(repo, command, lines(answers.slice(7)));
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expectCompleteHistory(readDoc(repo));
+    expect(repo.read('docs/REQUIREMENTS.md')).toBe(expectedRequirements);
+  }, 60_000);
+
+  it('back revisits the previous answer (history keeps both), a refused required answer is asked again', async () => {
+    const repo = await repository();
+    const run = await cli(repo, ['interview', description], lines(['', 'Greeting formatters', 'wrong goal', 'back', ...answers.slice(1)]));
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toContain('  ! overview.title is required: give an answer\n');
+    const doc = readDoc(repo);
+    expect(doc.history.slice(0, 4).map((entry) => [entry.question_id, entry.command ?? entry.answer])).toEqual([
+      ['overview.title', 'Greeting formatters'],
+      ['overview.goal', 'wrong goal'],
+      ['overview.success_metrics', 'back'],
+      ['overview.goal', 'Greet users in several styles'],
+    ]);
+    expect(repo.read('docs/REQUIREMENTS.md')).toBe(expectedRequirements);
+  }, 60_000);
+
+  it('--max-questions 5: partial requirements with a warning, status complete, INTERVIEWING → SCOUT_PENDING', async () => {
+    const repo = await repository();
+    const run = await cli(repo, ['interview', description, '--max-questions', '5'], lines(answers));
+    expect(run.code, run.stderr).toBe(0);
+    const warning = 'max questions (5) reached after 5 of 16 questions: the requirements are partial; required answers missing: requirements.functional; the summary was not confirmed';
+    expect(run.stderr).toContain(`interview: warning: ${warning}\n`);
+    expect(run.stdout).toBe(`interview: complete (SCOUT_PENDING) — docs/REQUIREMENTS.md compiled from ${docRelative} (partial)\n`);
+    const doc = readDoc(repo);
+    expect(doc).toMatchObject({ status: 'complete', state: 'SCOUT_PENDING', question_cursor: 5, warnings: [warning] });
+    const requirements = repo.read('docs/REQUIREMENTS.md');
+    expect(requirements).toContain('### In scope\n\n- src/plain.ts\n- src/shout.ts\n- src/registry.ts\n');
+    expect(requirements).toContain('### Functional\n\n_Not answered._\n');
+    expect(requirements.endsWith(`Confirmed: no\n\n## Warnings\n\n- ${warning}\n`)).toBe(true);
+    for (const heading of ['## 1. Overview', '## 2. Scope', '## 3. Requirements', '## 4. Interfaces', '## 5. User stories', '## 6. Review']) expect(requirements).toContain(`\n${heading}\n`);
+  }, 60_000);
+
+  it('--non-interactive --answers F is reproducible: two runs, three answer shapes → byte-identical files; SOURCE_DATE_EPOCH pins timestamps', async () => {
+    const byId = Object.fromEntries(questionBank.map((question, index) => [question.id, answers[index]!.includes(';') ? answers[index]!.split('; ') : answers[index] === '' ? null : answers[index]]));
+    const byPhase: Record<string, Record<string, unknown>> = {};
+    questionBank.forEach((question, index) => {
+      byPhase[question.phase] ??= {};
+      byPhase[question.phase]![question.field] = byId[question.id] ?? (index === 15 ? true : null);
+    });
+    const shapes = { 'answers.json': JSON.stringify(byId), 'answers-by-phase.yaml': JSON.stringify(byPhase), 'answers-list.yaml': `${answers.map((answer) => `- ${JSON.stringify(answer)}`).join('\n')}\n` };
+    const outputs: string[] = [];
+    for (const [name, text] of Object.entries(shapes)) {
+      for (let round = 0; round < (name === 'answers.json' ? 2 : 1); round += 1) {
+        const repo = await repository();
+        const file = repo.sibling(name);
+        writeFileSync(file, text);
+        const run = await cli(repo, ['interview', description, '--non-interactive', '--answers', file, '--json']);
+        expect(run.code, run.stderr).toBe(0);
+        expect(JSON.parse(run.stdout)).toMatchObject({ status: 'complete', state: 'SCOUT_PENDING', outcome: 'complete', requirements_path: 'docs/REQUIREMENTS.md', questions_asked: 16, partial: false });
+        outputs.push(`${repo.read(docRelative)}\n----\n${repo.read('docs/REQUIREMENTS.md')}`);
+      }
+    }
+    expect(new Set(outputs).size).toBe(1);
+    expect(outputs[0]).not.toMatch(/_at:|timestamp:/);
+    expect(outputs[0]!.split('\n----\n')[1]).toBe(expectedRequirements);
+
+    const pinned = await repository();
+    const file = pinned.sibling('answers.json');
+    writeFileSync(file, shapes['answers.json']);
+    const run = await cli(pinned, ['interview', description, '--answers', file], '', { SOURCE_DATE_EPOCH: '1700000000' });
+    expect(run.code, run.stderr).toBe(0);
+    const doc = readDoc(pinned);
+    const stamps = new Set([doc.created_at, doc.updated_at, ...doc.history.map((entry) => entry.timestamp)]);
+    expect([...stamps]).toEqual(['2023-11-14T22:13:20.000Z']);
+  }, 120_000);
+
+  it('bad input: a coded one-line error, exit 2, no file changed', async () => {
+    const repo = await repository();
+    const impl = 'docs/IMPL/IMPL-x.yaml';
+    repo.write(impl, 'title: X\nfeature_slug: x\nstate: SCOUT_PENDING\n');
+    const implBefore = repo.read(impl);
+    const missingRequired = repo.sibling('partial.yaml');
+    writeFileSync(missingRequired, 'overview.title: T\n');
+    const unknownQuestion = repo.sibling('typo.yaml');
+    writeFileSync(unknownQuestion, 'overview.titel: T\n');
+    const cases: Array<[string[], string]> = [
+      [['interview', description, '--mode', 'llm'], 'X001_INVALID_INPUT'],
+      [['interview', description, '--mode', 'full'], 'X001_INVALID_INPUT'],
+      [['interview', description, '--answers', repo.sibling('missing.yaml')], 'X002_FILE_READ'],
+      [['interview', description, '--answers', missingRequired], 'X001_INVALID_INPUT'],
+      [['interview', description, '--answers', unknownQuestion], 'X001_INVALID_INPUT'],
+      [['interview', description, '--max-questions', 'many'], 'X001_INVALID_INPUT'],
+      [['interview', description, '--max-questions', '0'], 'X001_INVALID_INPUT'],
+      [['interview'], 'X001_INVALID_INPUT'],
+      [['interview', '--resume', impl], 'INTERVIEW_INVALID'],
+      [['interview', '--resume', 'docs/INTERVIEW-none.yaml'], 'X002_FILE_READ'],
+    ];
+    for (const [args, code] of cases) {
+      const run = await cli(repo, args, lines(answers));
+      expect(run.code, args.join(' ')).toBe(2);
+      expect(run.stderr, args.join(' ')).toMatch(new RegExp(`^polywave: error\\[${code}\\]: [^\\n]+\\n$`));
+      expect(existsSync(repo.path('docs/REQUIREMENTS.md'))).toBe(false);
+      expect(readdirSync(repo.path('docs'))).toEqual(['IMPL']);
+      expect(repo.read(impl)).toBe(implBefore);
+    }
+    const invalid = await cli(repo, ['interview', '--validate', impl]);
+    expect(invalid.code).toBe(1);
+    expect((JSON.parse(invalid.stdout) as { valid: boolean; findings: Array<{ code: string }> }).findings[0]!.code).toBe('INTERVIEW_INVALID');
+
+    // An interview that exists is resumed, not started again.
+    expect((await cli(repo, ['interview', description], lines(answers.slice(0, 2)))).code).toBe(2);
+    const before = repo.read(docRelative);
+    const twice = await cli(repo, ['interview', description], lines(answers));
+    expect(twice.code).toBe(2);
+    expect(twice.stderr).toBe(`polywave: error[X001_INVALID_INPUT]: ${repo.path(docRelative)} exists: resume it with polywave interview --resume ${repo.path(docRelative)}, or delete it to start over\n`);
+    expect(repo.read(docRelative)).toBe(before);
+  }, 120_000);
+});
+
+describe('run --interview', () => {
+  it('interviews from an answers file, then the Scout (script backend) plans from REQUIREMENTS.md into docs/IMPL/IMPL-<interview slug>.yaml', async () => {
+    const repo = await repository();
+    const answersFile = repo.sibling('answers.json');
+    writeFileSync(answersFile, JSON.stringify(answers.map((answer) => (answer === '' ? null : answer))));
+    const script = repo.sibling('scout-script.yaml');
+    writeFileSync(
+      script,
+      `version: 1\nagents:\n  scout:\n    steps:\n      - expect_prompt: "FR-3: map formatter names to the formatters"\n      - write: { path: docs/IMPL/IMPL-${slug}.yaml, content: ${JSON.stringify(scoutManifest)} }\n      - text: "written"\n`,
+    );
+    const run = await cli(repo, ['run', description, '--interview', '--answers', answersFile, '--repo-dir', repo.dir, '--model', `script:${script}`, '--no-critic']);
+    // Not a terminal: the run stops at the plan approval, after the Scout.
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stderr).toContain(`interview: complete (SCOUT_PENDING) — docs/REQUIREMENTS.md compiled from ${docRelative}\n`);
+    expect(run.stdout).not.toContain('interview:');
+    expect(run.stderr).toContain('Not a terminal: re-run with --yes (or --auto) to approve this plan.');
+    expect(readDoc(repo)).toMatchObject({ status: 'complete', state: 'SCOUT_PENDING' });
+    expect(repo.read('docs/REQUIREMENTS.md')).toBe(expectedRequirements);
+    expect(repo.read(`docs/IMPL/IMPL-${slug}.yaml`)).toContain('state: REVIEWED');
+
+    // The same command again resumes: the finished interview is reused, the Scout is not run again.
+    const interviewBefore = repo.read(docRelative);
+    const again = await cli(repo, ['run', description, '--interview', '--answers', answersFile, '--repo-dir', repo.dir, '--model', `script:${script}`, '--no-critic']);
+    expect(again.code, again.stderr).toBe(1);
+    expect(again.stderr).toContain(`interview: ${docRelative} is already complete (state SCOUT_PENDING); requirements: docs/REQUIREMENTS.md\n`);
+    expect(again.stderr).toContain(`run: scout skipped — resuming docs/IMPL/IMPL-${slug}.yaml`);
+    expect(repo.read(docRelative)).toBe(interviewBefore);
+  }, 120_000);
+});
