@@ -3,6 +3,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { PolywaveError } from '../../errors/polywave-error.js';
+import { engineCounters } from './index.js';
 import { repoContext } from './repo-files.js';
 
 /** The top level of the git repository at `dir` (D011_REPO_ROOT_INVALID, exit 2, when there is none). */
@@ -41,4 +42,10 @@ export function repoRelative(root: string, base: string, file: string): string {
 /** YAML as the Go tool prints it (yaml.v3: 4-space indent, no line folding). */
 export function toYaml(value: unknown): string {
   return stringify(value, { indent: 4, lineWidth: 0 });
+}
+
+/** With POLYWAVE_ANALYSIS_STATS=1: one stderr line `analysis: parsed N, cached M` (tests and benches read it). */
+export function reportStats(env: Readonly<Record<string, string | undefined>>, stderr: (text: string) => void): void {
+  if (env.POLYWAVE_ANALYSIS_STATS !== '1') return;
+  stderr(`analysis: parsed ${engineCounters.parsed}, cached ${engineCounters.cached}\n`);
 }

@@ -161,7 +161,9 @@ function classify(lang: Lang, node: Node, packageNames: Set<string>): ReferenceK
   const field = memberField[parent.type];
   if (field !== undefined && isField(parent, field, node)) {
     if (!calleeOf(parent)) return node.type === 'type_identifier' ? 'type' : 'other';
-    const object = parent.childForFieldName(parent.type === 'selector_expression' ? 'operand' : 'object');
+    let object = parent.childForFieldName(parent.type === 'selector_expression' ? 'operand' : 'object');
+    // `pkg.Func()` (Go) and `module.func()` / `pkg.module.func()` (Python) call a function, not a method.
+    while (lang === 'python' && object?.type === 'attribute') object = object.childForFieldName('object');
     if ((lang === 'go' || lang === 'python') && object?.type === 'identifier' && packageNames.has(object.text)) return 'call';
     return 'method-call';
   }
@@ -518,7 +520,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 1;
+const factsFormat = 2;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { cacheDir, readCached, writeCached } from './cache.js';
 import { extractFacts, type FileFacts } from './extract.js';
 import { listRepoFiles, readTexts, repoContext, type RepoContext, type RepoFile } from './repo-files.js';
-import { goModulePath, ModuleResolver } from './resolve.js';
+import { cargoCrateName, goModulePath, ModuleResolver } from './resolve.js';
 import type {
   AnalysisStats,
   AnalyzeOptions,
@@ -81,7 +81,14 @@ async function resolverFor(context: RepoContext, known?: readonly RepoFile[]): P
     const module = text === undefined ? undefined : goModulePath(text);
     if (module) goModules.push({ dir: path.posix.dirname(file) === '.' ? '' : path.posix.dirname(file), module });
   }
-  return new ModuleResolver({ files, goModules });
+  const rustCrates: Array<{ dir: string; name: string }> = [];
+  for (const file of files) {
+    if (file !== 'Cargo.toml' && !file.endsWith('/Cargo.toml')) continue;
+    const text = await readFile(path.join(context.root, file), 'utf8').catch(() => undefined);
+    const name = text === undefined ? undefined : cargoCrateName(text);
+    if (name) rustCrates.push({ dir: path.posix.dirname(file) === '.' ? '' : path.posix.dirname(file), name });
+  }
+  return new ModuleResolver({ files, goModules, rustCrates });
 }
 
 function lineAt(lines: string[] | undefined, line: number): string {

@@ -24,6 +24,8 @@ export interface ResolverInput {
   files: ReadonlySet<string>;
   /** go.mod files: directory (repo-relative, '' for the root) and module path. */
   goModules: Array<{ dir: string; module: string }>;
+  /** Cargo.toml packages: directory and crate name (`-` as `_`), for `use <crate>::…` inside the crate (tests, examples). */
+  rustCrates?: Array<{ dir: string; name: string }>;
 }
 
 const jsExtensions = ['.ts', '.tsx', '.mts', '.cts', '.d.ts', '.js', '.jsx', '.mjs', '.cjs'];
@@ -175,7 +177,20 @@ export class ModuleResolver {
           }
           index += 1;
         }
-      } else continue;
+      } else {
+        const crate = this.input.rustCrates?.find((entry) => entry.name === full[0] && (entry.dir === '' || from.startsWith(`${entry.dir}/`)));
+        const crateRoot = crate ? (crate.dir === '' ? 'src' : `${crate.dir}/src`) : undefined;
+        if (crateRoot !== undefined && (this.has(`${crateRoot}/lib.rs`) || this.has(`${crateRoot}/main.rs`))) {
+          // `use <this crate>::…` from tests/, examples/, benches/ (or the crate itself).
+          dir = crateRoot;
+          index = 1;
+          file = this.has(`${crateRoot}/lib.rs`) ? `${crateRoot}/lib.rs` : `${crateRoot}/main.rs`;
+        } else if (this.rustModuleFile(this.rustModuleDir(from), full[0]!)) {
+          // 2018 uniform paths: `use model::x` where `model` is a child module of this one.
+          dir = this.rustModuleDir(from);
+          file = from;
+        } else continue;
+      }
       for (; index < full.length; index += 1) {
         const next = this.rustModuleFile(dir, full[index]!);
         if (!next) break;
@@ -191,6 +206,12 @@ export class ModuleResolver {
     const prefix = dir === '' ? '' : `${dir}/`;
     return ['lib.rs', 'main.rs', 'mod.rs'].map((name) => `${prefix}${name}`).find((candidate) => this.has(candidate));
   }
+}
+
+/** The package name declared by a Cargo.toml text, as code names the crate (`-` → `_`). */
+export function cargoCrateName(text: string): string | undefined {
+  const section = /^\[package\]([\s\S]*?)(?=^\[|(?![\s\S]))/m.exec(text)?.[1] ?? '';
+  return /^\s*name\s*=\s*["']([^"']+)["']/m.exec(section)?.[1]?.replace(/-/g, '_');
 }
 
 /** The module path declared by a go.mod text. */

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { dependencyGraph, isAnalysable } from '../../analysis/engine/index.js';
-import { repoRelative, requireFormat, requireRepository, toYaml } from '../../analysis/engine/cli-support.js';
+import { repoRelative, requireFormat, requireRepository, toYaml, reportStats } from '../../analysis/engine/cli-support.js';
 import { listRepoFiles, repoContext } from '../../analysis/engine/repo-files.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
@@ -99,5 +99,6 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   } else {
     io.stdout(toYaml({ nodes, waves: new Map(sortedWaves.map((wave) => [wave, waves.get(wave)])), ...(cascades.length > 0 ? { cascade_candidates: cascades } : {}) }));
   }
+  reportStats(io.env, io.stderr);
   return 0;
 }

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { findReferences } from '../../analysis/engine/index.js';
-import { repoRelative, requireFormat, requireRepository } from '../../analysis/engine/cli-support.js';
+import { repoRelative, requireFormat, requireRepository, reportStats } from '../../analysis/engine/cli-support.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 
@@ -27,6 +27,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const references = await findReferences(root, symbol, definedIn === undefined ? {} : { definedIn });
   if (format === 'text') {
     for (const reference of references) io.stdout(`${reference.file}:${reference.line}:${reference.column}: ${reference.context}\n`);
+    reportStats(io.env, io.stderr);
     return 0;
   }
   printJson(
@@ -40,5 +41,6 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
       ...(reference.via === undefined ? {} : { via: reference.via }),
     })),
   );
+  reportStats(io.env, io.stderr);
   return 0;
 }

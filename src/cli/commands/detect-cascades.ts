@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { findReferences, listSymbols, type Reference } from '../../analysis/engine/index.js';
-import { requireFormat, requireRepository, toYaml } from '../../analysis/engine/cli-support.js';
+import { requireFormat, requireRepository, toYaml, reportStats } from '../../analysis/engine/cli-support.js';
 import { repoContext } from '../../analysis/engine/repo-files.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
@@ -121,6 +121,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   candidates.sort((a, b) => (a.file !== b.file ? (a.file < b.file ? -1 : 1) : a.line - b.line || (a.cascade_type < b.cascade_type ? 1 : a.cascade_type > b.cascade_type ? -1 : 0)));
   if (format === 'json') printJson(io, { cascade_candidates: candidates });
   else io.stdout(toYaml({ cascade_candidates: candidates }));
+  reportStats(io.env, io.stderr);
   return 0;
 }
 

@@ -1,0 +1,365 @@
+/**
+ * check-callers, analyze-deps and detect-cascades (issue 15) on the per-language fixtures
+ * (test/fixtures/analysis/<lang>/, each copied into a temporary git repository and committed),
+ * through the real CLI. Every answer is asserted exactly; the fixtures are small enough to check
+ * each one by hand:
+ *  - callers through aliased imports (`as build`), re-exports under another name (`createWidget`,
+ *    `create_widget`), method calls (`store.add`), package-qualified calls (`m.MakeWidget`) and
+ *    test files; never `makeWidgetFactory`, strings or comments;
+ *  - dependency depth/waves, cascade candidates (importers outside --files), cycles (exit 1);
+ *  - rename cascades: definitions, imports, references (syntax) and comment/string mentions (semantic).
+ * Run `npm run build` first.
+ */
+import { describe, expect, it } from 'vitest';
+import { runCli, type CliResult } from './support/cli.js';
+import { expectCodedError } from './support/cli-assert.js';
+import { analysisFixtureRepo, type AnalysisFixture } from './support/analysis-fixture.js';
+
+interface Caller {
+  file: string;
+  line: number;
+  context: string;
+  column: number;
+  kind: string;
+  via?: string;
+}
+
+function callers(result: CliResult): string[] {
+  expect(result.stderr).toBe('');
+  expect(result.code).toBe(0);
+  return (JSON.parse(result.stdout) as Caller[]).map((caller) => `${caller.file}:${caller.line}:${caller.column} ${caller.kind}${caller.via ? ` via ${caller.via}` : ''}`);
+}
+
+function cascades(result: CliResult): string[] {
+  expect(result.code).toBe(0);
+  const parsed = JSON.parse(result.stdout) as { cascade_candidates: Array<{ file: string; line: number; cascade_type: string; severity: string; match: string; reason: string }> };
+  return parsed.cascade_candidates.map((candidate) => `${candidate.file}:${candidate.line} ${candidate.cascade_type} ${candidate.severity} ${candidate.match}`);
+}
+
+interface LanguageCase {
+  lang: AnalysisFixture;
+  symbol: string;
+  definedIn: string;
+  callers: string[];
+  method: string;
+  methodCallers: string[];
+  files: string;
+  deps: unknown;
+  cycle: string;
+  cycleMessage: string;
+  renamed: string;
+  cascades: string[];
+}
+
+const cases: LanguageCase[] = [
+  {
+    lang: 'ts',
+    symbol: 'makeWidget',
+    definedIn: 'src/model.ts',
+    callers: [
+      'src/app.ts:1:10 import via createWidget',
+      'src/app.ts:5:40 call via createWidget',
+      'src/index.ts:1:10 reexport',
+      'src/service.ts:1:10 import',
+      'src/service.ts:7:18 call via build',
+      'test/model.test.ts:1:10 import',
+      'test/model.test.ts:3:1 call',
+    ],
+    method: 'add',
+    methodCallers: ['src/service.ts:8:9 method-call'],
+    files: 'src/model.ts,src/index.ts,src/service.ts,src/app.ts',
+    deps: {
+      nodes: [
+        { file: 'src/app.ts', depends_on: ['src/index.ts', 'src/model.ts', 'src/service.ts'], depended_by: [], wave_candidate: 2 },
+        { file: 'src/index.ts', depends_on: ['src/model.ts'], depended_by: ['src/app.ts'], wave_candidate: 1 },
+        { file: 'src/model.ts', depends_on: [], depended_by: ['src/app.ts', 'src/index.ts', 'src/service.ts'], wave_candidate: 0 },
+        { file: 'src/service.ts', depends_on: ['src/model.ts'], depended_by: ['src/app.ts'], wave_candidate: 1 },
+      ],
+      waves: { '1': ['src/model.ts'], '2': ['src/index.ts', 'src/service.ts'], '3': ['src/app.ts'] },
+      cascade_candidates: [{ file: 'test/model.test.ts', reason: 'imports src/model.ts', type: 'importer' }],
+    },
+    cycle: 'cycle/a.ts,cycle/b.ts,src/model.ts',
+    cycleMessage: 'circular dependency detected: cycle/a.ts -> cycle/b.ts -> cycle/a.ts',
+    renamed: 'Widget',
+    cascades: [
+      'src/model.ts:1 syntax high Widget',
+      'src/model.ts:5 syntax medium Widget',
+      'src/model.ts:10 syntax medium Widget',
+      'src/service.ts:1 syntax high Widget',
+      'src/service.ts:6 syntax medium Widget',
+    ],
+  },
+  {
+    lang: 'js',
+    symbol: 'makeWidget',
+    definedIn: 'src/model.js',
+    callers: [
+      'src/app.jsx:1:10 import via createWidget',
+      'src/app.jsx:4:32 call via createWidget',
+      'src/index.js:1:10 reexport',
+      'src/legacy.cjs:3:40 method-call',
+      'src/service.mjs:1:10 import',
+      'src/service.mjs:6:20 call via build',
+      'test/model.test.js:1:10 import',
+      'test/model.test.js:3:1 call',
+    ],
+    method: 'add',
+    methodCallers: ['src/service.mjs:6:16 method-call'],
+    files: 'src/model.js,src/index.js,src/service.mjs,src/legacy.cjs,src/app.jsx',
+    deps: {
+      nodes: [
+        { file: 'src/app.jsx', depends_on: ['src/index.js', 'src/service.mjs'], depended_by: [], wave_candidate: 2 },
+        { file: 'src/index.js', depends_on: ['src/model.js'], depended_by: ['src/app.jsx'], wave_candidate: 1 },
+        { file: 'src/legacy.cjs', depends_on: ['src/model.js'], depended_by: [], wave_candidate: 1 },
+        { file: 'src/model.js', depends_on: [], depended_by: ['src/index.js', 'src/legacy.cjs', 'src/service.mjs'], wave_candidate: 0 },
+        { file: 'src/service.mjs', depends_on: ['src/model.js'], depended_by: ['src/app.jsx'], wave_candidate: 1 },
+      ],
+      waves: { '1': ['src/model.js'], '2': ['src/index.js', 'src/legacy.cjs', 'src/service.mjs'], '3': ['src/app.jsx'] },
+      cascade_candidates: [{ file: 'test/model.test.js', reason: 'imports src/model.js', type: 'importer' }],
+    },
+    cycle: 'cycle/a.js,cycle/b.js',
+    cycleMessage: 'circular dependency detected: cycle/a.js -> cycle/b.js -> cycle/a.js',
+    renamed: 'WidgetStore',
+    cascades: ['src/model.js:5 syntax high WidgetStore', 'src/service.mjs:1 syntax high WidgetStore', 'src/service.mjs:5 syntax medium WidgetStore'],
+  },
+  {
+    lang: 'go',
+    symbol: 'MakeWidget',
+    definedIn: 'model/model.go',
+    callers: ['model/model_test.go:6:5 call', 'service/service.go:7:9 call'],
+    method: 'Add',
+    methodCallers: ['service/service.go:8:4 method-call'],
+    files: 'model/model.go,service/service.go,cmd/main.go',
+    deps: {
+      nodes: [
+        { file: 'cmd/main.go', depends_on: ['model/model.go', 'service/service.go'], depended_by: [], wave_candidate: 2 },
+        { file: 'model/model.go', depends_on: [], depended_by: ['cmd/main.go', 'service/service.go'], wave_candidate: 0 },
+        { file: 'service/service.go', depends_on: ['model/model.go'], depended_by: ['cmd/main.go'], wave_candidate: 1 },
+      ],
+      waves: { '1': ['model/model.go'], '2': ['service/service.go'], '3': ['cmd/main.go'] },
+    },
+    cycle: 'cyc/a/a.go,cyc/b/b.go',
+    cycleMessage: 'circular dependency detected: cyc/a/a.go -> cyc/b/b.go -> cyc/a/a.go',
+    renamed: 'Widget',
+    cascades: [
+      'model/model.go:3 semantic low // Widget is the shared type.',
+      'model/model.go:4 syntax high Widget',
+      'model/model.go:10 syntax medium Widget',
+      'model/model.go:13 semantic low // MakeWidget builds a Widget.',
+      'model/model.go:14 syntax medium Widget',
+      'model/model.go:15 syntax medium Widget',
+      'model/model.go:19 syntax medium Widget',
+      'service/service.go:6 syntax medium Widget',
+    ],
+  },
+  {
+    lang: 'python',
+    symbol: 'make_widget',
+    definedIn: 'shop/model.py',
+    callers: ['shop/app.py:6:48 call', 'shop/service.py:1:20 import', 'shop/service.py:8:14 call via build', 'tests/test_model.py:1:24 import', 'tests/test_model.py:5:12 call'],
+    method: 'add',
+    methodCallers: ['shop/service.py:9:11 method-call'],
+    files: 'shop/model.py,shop/service.py,shop/app.py',
+    deps: {
+      nodes: [
+        { file: 'shop/app.py', depends_on: ['shop/model.py', 'shop/service.py'], depended_by: [], wave_candidate: 2 },
+        { file: 'shop/model.py', depends_on: [], depended_by: ['shop/app.py', 'shop/service.py'], wave_candidate: 0 },
+        { file: 'shop/service.py', depends_on: ['shop/model.py'], depended_by: ['shop/app.py'], wave_candidate: 1 },
+      ],
+      waves: { '1': ['shop/model.py'], '2': ['shop/service.py'], '3': ['shop/app.py'] },
+      cascade_candidates: [{ file: 'tests/test_model.py', reason: 'imports shop/model.py', type: 'importer' }],
+    },
+    cycle: 'cyc/a.py,cyc/b.py',
+    cycleMessage: 'circular dependency detected: cyc/a.py -> cyc/b.py -> cyc/a.py',
+    renamed: 'Widget',
+    cascades: [
+      'shop/model.py:1 syntax high Widget',
+      'shop/model.py:6 syntax medium Widget',
+      'shop/model.py:7 syntax medium Widget',
+      'shop/model.py:11 syntax medium Widget',
+      'shop/service.py:1 syntax high Widget',
+      'shop/service.py:7 syntax medium Widget',
+    ],
+  },
+  {
+    lang: 'rust',
+    symbol: 'make_widget',
+    definedIn: 'src/model.rs',
+    callers: [
+      'src/lib.rs:6:16 reexport',
+      'src/service.rs:1:20 import',
+      'src/service.rs:5:18 call via build',
+      'src/service.rs:6:15 call via build',
+      'tests/model_test.rs:1:18 import',
+      // Inside a macro's token tree (`assert_eq!(make_widget(…))`): an identifier, not a parsed call.
+      'tests/model_test.rs:5:16 other',
+    ],
+    method: 'add',
+    methodCallers: ['src/service.rs:6:11 method-call'],
+    files: 'src/lib.rs,src/model.rs,src/service.rs',
+    deps: {
+      nodes: [
+        { file: 'src/lib.rs', depends_on: ['src/model.rs', 'src/service.rs'], depended_by: [], wave_candidate: 2 },
+        { file: 'src/model.rs', depends_on: [], depended_by: ['src/lib.rs', 'src/service.rs'], wave_candidate: 0 },
+        { file: 'src/service.rs', depends_on: ['src/model.rs'], depended_by: ['src/lib.rs'], wave_candidate: 1 },
+      ],
+      waves: { '1': ['src/model.rs'], '2': ['src/service.rs'], '3': ['src/lib.rs'] },
+      cascade_candidates: [{ file: 'tests/model_test.rs', reason: 'imports src/model.rs', type: 'importer' }],
+    },
+    cycle: 'src/cyc_a.rs,src/cyc_b.rs',
+    cycleMessage: 'circular dependency detected: src/cyc_a.rs -> src/cyc_b.rs -> src/cyc_a.rs',
+    renamed: 'Widget',
+    cascades: [
+      'src/model.rs:1 syntax high Widget',
+      'src/model.rs:6 syntax medium Widget',
+      'src/model.rs:9 syntax medium Widget',
+      'src/model.rs:10 syntax medium Widget',
+      'src/model.rs:14 syntax medium Widget',
+      'src/service.rs:1 syntax high Widget',
+      'src/service.rs:4 syntax medium Widget',
+    ],
+  },
+];
+
+describe.each(cases)('$lang fixture', (language) => {
+  it('check-callers: aliased imports, re-exports, method calls, test files; whole names only', async () => {
+    const repo = await analysisFixtureRepo(language.lang);
+    expect(callers(await runCli(['check-callers', language.symbol], { cwd: repo.dir }))).toEqual(language.callers);
+    expect(callers(await runCli(['check-callers', language.symbol, '--repo-dir', repo.dir, '--defined-in', language.definedIn]))).toEqual(language.callers);
+    expect(callers(await runCli(['check-callers', language.method, '--repo-dir', repo.dir]))).toEqual(language.methodCallers);
+  });
+
+  it('analyze-deps: depth, waves, cascade candidates; a cycle is exit 1 naming it', async () => {
+    const repo = await analysisFixtureRepo(language.lang);
+    const result = await runCli(['analyze-deps', repo.dir, '--files', language.files, '--format', 'json']);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual(language.deps);
+    const cycle = await runCli(['analyze-deps', repo.dir, '--files', language.cycle]);
+    expect(expectCodedError(cycle, { exitCode: 1 }).message).toBe(language.cycleMessage);
+  });
+
+  it('detect-cascades: every definition, import and reference of the renamed symbol', async () => {
+    const repo = await analysisFixtureRepo(language.lang);
+    const result = await runCli(['detect-cascades', repo.dir, '--renames', JSON.stringify([{ old: language.renamed, new: 'Item' }]), '--format', 'json']);
+    expect(cascades(result)).toEqual(language.cascades);
+  });
+});
+
+describe('check-callers', () => {
+  it('prints the Go keys first plus column/kind/via, as JSON by default and file:line:column text', async () => {
+    const repo = await analysisFixtureRepo('ts');
+    const json = await runCli(['check-callers', 'makeWidget'], { cwd: repo.dir });
+    expect((JSON.parse(json.stdout) as Caller[]).slice(3, 5)).toEqual([
+      { file: 'src/service.ts', line: 1, context: "import { makeWidget as build, type Widget, WidgetStore } from './model.js';", column: 10, kind: 'import' },
+      { file: 'src/service.ts', line: 7, context: 'const widget = build(label);', column: 18, kind: 'call', via: 'build' },
+    ]);
+    const text = await runCli(['check-callers', 'makeWidget', '--format', 'text'], { cwd: repo.dir });
+    expect(text.stdout.split('\n').slice(0, 2)).toEqual(["src/app.ts:1:10: import { createWidget } from './index.js';", "src/app.ts:5:40: export const makeWidgetFactory = () => createWidget('x');"]);
+  });
+
+  it('never reads .claude/worktrees (tracked or a real worktree), reads uncommitted working-tree content, skips untracked files', async () => {
+    const repo = await analysisFixtureRepo('ts');
+    repo.write('.claude/worktrees/tracked/src/x.ts', "import { makeWidget } from '../../../../src/model.js';\nmakeWidget('w');\n");
+    await repo.commitAll('a tracked copy under .claude/worktrees');
+    await repo.run(['worktree', 'add', '-q', '-b', 'agent-a', '.claude/worktrees/agent-a']);
+    repo.write('.claude/worktrees/agent-a/src/extra.ts', "import { makeWidget } from './model.js';\nmakeWidget('agent');\n");
+    repo.write('src/untracked.ts', "import { makeWidget } from './model.js';\nmakeWidget('u');\n");
+    repo.write('test/model.test.ts', "import { makeWidget } from '../src/model.js';\n\nmakeWidget('t');\nmakeWidget('dirty');\n");
+    expect(callers(await runCli(['check-callers', 'makeWidget'], { cwd: repo.dir }))).toEqual([
+      'src/app.ts:1:10 import via createWidget',
+      'src/app.ts:5:40 call via createWidget',
+      'src/index.ts:1:10 reexport',
+      'src/service.ts:1:10 import',
+      'src/service.ts:7:18 call via build',
+      'test/model.test.ts:1:10 import',
+      'test/model.test.ts:3:1 call',
+      'test/model.test.ts:4:1 call',
+    ]);
+  });
+
+  it('bad input: one error line, exit 2', async () => {
+    const repo = await analysisFixtureRepo('ts');
+    expect(expectCodedError(await runCli(['check-callers', 'not a name'], { cwd: repo.dir }), { exitCode: 2 }).code).toBe('X001_INVALID_INPUT');
+    expect(expectCodedError(await runCli(['check-callers', 'x', '--format', 'xml'], { cwd: repo.dir }), { exitCode: 2 }).code).toBe('X001_INVALID_INPUT');
+    expect(expectCodedError(await runCli(['check-callers', 'x', '--repo-dir', repo.path('nope')]), { exitCode: 2 }).code).toBe('D011_REPO_ROOT_INVALID');
+    expect(expectCodedError(await runCli(['check-callers', 'x', '--repo-dir', repo.root]), { exitCode: 2 }).code).toBe('D011_REPO_ROOT_INVALID');
+  });
+});
+
+describe('analyze-deps', () => {
+  it('prints YAML by default (integer wave keys, Go layout)', async () => {
+    const repo = await analysisFixtureRepo('go');
+    const result = await runCli(['analyze-deps', '.', '--files', 'service/service.go,model/model.go'], { cwd: repo.dir });
+    expect(result.stdout).toBe(
+      [
+        'nodes:',
+        '    - file: model/model.go',
+        '      depends_on: []',
+        '      depended_by:',
+        '          - service/service.go',
+        '      wave_candidate: 0',
+        '    - file: service/service.go',
+        '      depends_on:',
+        '          - model/model.go',
+        '      depended_by: []',
+        '      wave_candidate: 1',
+        'waves:',
+        '    1:',
+        '        - model/model.go',
+        '    2:',
+        '        - service/service.go',
+        'cascade_candidates:',
+        '    - file: cmd/main.go',
+        '      reason: imports model/model.go, service/service.go',
+        '      type: importer',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('bad input: missing --files, unknown file, unsupported file — exit 2', async () => {
+    const repo = await analysisFixtureRepo('ts');
+    expect(expectCodedError(await runCli(['analyze-deps', repo.dir]), { exitCode: 2 }).code).toBe('X001_INVALID_INPUT');
+    expect(expectCodedError(await runCli(['analyze-deps', repo.dir, '--files', 'src/missing.ts']), { exitCode: 2 }).code).toBe('X002_FILE_READ');
+    expect(expectCodedError(await runCli(['analyze-deps', repo.dir, '--files', 'README.md']), { exitCode: 2 }).code).toBe('X001_INVALID_INPUT');
+    expect(expectCodedError(await runCli(['analyze-deps', repo.dir, '--files', '../x.ts']), { exitCode: 2 }).code).toBe('X001_INVALID_INPUT');
+  });
+});
+
+describe('detect-cascades', () => {
+  it('comments and strings are semantic (low); a scope limits references to that definition', async () => {
+    const repo = await analysisFixtureRepo('ts');
+    const all = await runCli(['detect-cascades', repo.dir, '--renames', '[{"old":"makeWidget","new":"buildWidget","scope":"src"}]', '--format', 'json']);
+    expect(cascades(all)).toEqual([
+      'src/app.ts:1 syntax high createWidget',
+      'src/app.ts:5 syntax medium createWidget',
+      'src/index.ts:1 syntax high makeWidget',
+      'src/model.ts:5 syntax high makeWidget',
+      'src/service.ts:1 syntax high makeWidget',
+      'src/service.ts:3 semantic low // makeWidget is called through its alias',
+      "src/service.ts:4 semantic low const label = 'makeWidget';",
+      'src/service.ts:7 syntax medium build',
+      'test/model.test.ts:1 syntax high makeWidget',
+      'test/model.test.ts:3 syntax medium makeWidget',
+    ]);
+    const first = (JSON.parse(all.stdout) as { cascade_candidates: Array<Record<string, unknown>> }).cascade_candidates[3];
+    expect(first).toEqual({ file: 'src/model.ts', line: 5, match: 'makeWidget', cascade_type: 'syntax', severity: 'high', reason: 'function declaration uses renamed symbol makeWidget (now buildWidget)' });
+    const yaml = await runCli(['detect-cascades', repo.dir, '--renames', '[{"old":"WidgetStore","new":"Shelf"}]']);
+    expect(yaml.stdout.split('\n').slice(0, 7)).toEqual([
+      'cascade_candidates:',
+      '    - file: src/app.ts',
+      '      line: 3',
+      '      match: WidgetStore',
+      '      cascade_type: syntax',
+      '      severity: high',
+      '      reason: import of renamed symbol WidgetStore (now Shelf)',
+    ]);
+  });
+
+  it('bad --renames: exit 2', async () => {
+    const repo = await analysisFixtureRepo('ts');
+    expect(expectCodedError(await runCli(['detect-cascades', repo.dir, '--renames', 'bad']), { exitCode: 2 }).message).toMatch(/^invalid --renames JSON: /);
+    expect(expectCodedError(await runCli(['detect-cascades', repo.dir, '--renames', '[{"old":"a b","new":"c"}]']), { exitCode: 2 }).code).toBe('X001_INVALID_INPUT');
+    expect(expectCodedError(await runCli(['detect-cascades', repo.dir, '--renames', '{}']), { exitCode: 2 }).code).toBe('X001_INVALID_INPUT');
+  });
+});
