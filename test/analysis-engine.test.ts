@@ -1,0 +1,144 @@
+/**
+ * The analysis engine's API (src/analysis/engine) on the per-language fixtures, in process:
+ * definitions, imports with module resolution, references; and its per-blob cache (a second call
+ * on an unchanged tree parses nothing and is faster; entries live under the git common dir, are
+ * shared by worktrees, survive concurrent writers and treat a damaged entry as a miss).
+ */
+import { readdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { analyzeRepo, dependencyGraph, findReferences, listSymbols } from '../src/analysis/engine/index.js';
+import { cacheVersion } from '../src/analysis/engine/cache.js';
+import { runCli } from './support/cli.js';
+import { analysisFixtureRepo } from './support/analysis-fixture.js';
+
+const symbolLine = (symbol: { file: string; name: string; kind: string; line: number; exported: boolean; container?: string }) =>
+  `${symbol.file}:${symbol.line} ${symbol.kind} ${symbol.container ? `${symbol.container}.` : ''}${symbol.name}${symbol.exported ? ' exported' : ''}`;
+
+describe('definitions', () => {
+  it.each([
+    ['ts', 'src/model.ts', ['src/model.ts:1 interface Widget exported', 'src/model.ts:5 function makeWidget exported', 'src/model.ts:9 class WidgetStore exported', 'src/model.ts:10 method WidgetStore.add exported']],
+    ['js', 'src/model.js', ['src/model.js:1 function makeWidget exported', 'src/model.js:5 class WidgetStore exported', 'src/model.js:6 method WidgetStore.add exported']],
+    ['go', 'model/model.go', ['model/model.go:4 struct Widget exported', 'model/model.go:9 struct Store exported', 'model/model.go:14 function MakeWidget exported', 'model/model.go:19 method Store.Add exported']],
+    ['python', 'shop/model.py', ['shop/model.py:1 class Widget exported', 'shop/model.py:2 method Widget.__init__', 'shop/model.py:6 function make_widget exported', 'shop/model.py:10 class Store exported', 'shop/model.py:11 method Store.add exported']],
+    ['rust', 'src/model.rs', ['src/model.rs:1 struct Widget exported', 'src/model.rs:5 struct Store exported', 'src/model.rs:9 function make_widget exported', 'src/model.rs:14 method Store.add exported']],
+  ] as const)('%s: %s', async (lang, file, expected) => {
+    const repo = await analysisFixtureRepo(lang);
+    expect((await listSymbols(repo.dir, [file])).map(symbolLine)).toEqual(expected);
+  });
+});
+
+describe('imports and resolution', () => {
+  it('TS: aliases, type-only names, re-exports (named and star), .js → .ts', async () => {
+    const repo = await analysisFixtureRepo('ts');
+    const analysis = await analyzeRepo(repo.dir, { files: ['src/index.ts', 'src/service.ts'] });
+    expect(analysis.files.map((file) => [file.file, file.lang, file.imports])).toEqual([
+      [
+        'src/index.ts',
+        'typescript',
+        [
+          { module: './model.js', line: 1, names: [{ imported: 'makeWidget', local: 'createWidget' }], reexport: true, resolved: ['src/model.ts'] },
+          { module: './model.js', line: 2, names: [{ imported: '*', local: '*' }], reexport: true, resolved: ['src/model.ts'] },
+        ],
+      ],
+      [
+        'src/service.ts',
+        'typescript',
+        [
+          {
+            module: './model.js',
+            line: 1,
+            names: [
+              { imported: 'makeWidget', local: 'build' },
+              { imported: 'Widget', local: 'Widget' },
+              { imported: 'WidgetStore', local: 'WidgetStore' },
+            ],
+            reexport: false,
+            resolved: ['src/model.ts'],
+          },
+        ],
+      ],
+    ]);
+    const service = analysis.files[1]!;
+    expect(service.blob).toMatch(/^[0-9a-f]{40}$/);
+    // Every identifier use; the string 'makeWidget' and the comment are not among them.
+    expect(service.references.filter((reference) => reference.name === 'makeWidget')).toEqual([
+      { file: 'src/service.ts', line: 1, column: 10, context: "import { makeWidget as build, type Widget, WidgetStore } from './model.js';", kind: 'import', name: 'makeWidget' },
+    ]);
+  });
+
+  it('Go packages, Python relative/absolute, Rust mod/use/crate name', async () => {
+    const go = await analysisFixtureRepo('go');
+    expect(await dependencyGraph(go.dir, ['model/model.go'])).toEqual({
+      dependsOn: { 'model/model.go': [] },
+      dependedBy: { 'model/model.go': ['cmd/main.go', 'service/service.go'] },
+    });
+    const python = await analysisFixtureRepo('python');
+    expect((await dependencyGraph(python.dir, ['shop/app.py', 'cyc/a.py'])).dependsOn).toEqual({ 'shop/app.py': ['shop/model.py', 'shop/service.py'], 'cyc/a.py': ['cyc/b.py'] });
+    const rust = await analysisFixtureRepo('rust');
+    expect(await dependencyGraph(rust.dir, ['src/model.rs', 'src/lib.rs'])).toEqual({
+      dependsOn: { 'src/model.rs': [], 'src/lib.rs': ['src/cyc_a.rs', 'src/cyc_b.rs', 'src/model.rs', 'src/service.rs'] },
+      dependedBy: { 'src/model.rs': ['src/lib.rs', 'src/service.rs', 'tests/model_test.rs'], 'src/lib.rs': [] },
+    });
+  });
+
+  it('findReferences: whole identifiers only, aliases carry via', async () => {
+    const repo = await analysisFixtureRepo('go');
+    const references = await findReferences(repo.dir, 'Widget', { definedIn: 'model/model.go' });
+    expect(references.map((reference) => `${reference.file}:${reference.line}:${reference.column} ${reference.kind}`)).toEqual([
+      'model/model.go:10:10 type',
+      'model/model.go:14:28 type',
+      'model/model.go:15:9 type',
+      'model/model.go:19:23 type',
+      'service/service.go:6:24 type',
+    ]);
+    expect(await findReferences(repo.dir, 'Widge')).toEqual([]);
+  });
+});
+
+describe('cache', () => {
+  it('a second call on an unchanged tree parses nothing and is faster; a changed file is re-parsed alone', async () => {
+    const repo = await analysisFixtureRepo('rust');
+    const first = performance.now();
+    const cold = await analyzeRepo(repo.dir);
+    const coldMs = performance.now() - first;
+    expect(cold.stats).toEqual({ parsed: 6, cached: 0 });
+    const second = performance.now();
+    const warm = await analyzeRepo(repo.dir);
+    const warmMs = performance.now() - second;
+    expect(warm.stats).toEqual({ parsed: 0, cached: 6 });
+    expect(warm.files).toEqual(cold.files);
+    expect(warmMs).toBeLessThan(coldMs);
+
+    const entries = readdirSync(path.join(repo.dir, '.git', 'polywave', 'analysis-cache', cacheVersion), { recursive: true }).filter((name) => String(name).endsWith('.json'));
+    expect(entries).toHaveLength(6);
+
+    repo.write('src/service.rs', `${repo.read('src/service.rs')}\npub fn extra() {}\n`);
+    const changed = await analyzeRepo(repo.dir);
+    expect(changed.stats).toEqual({ parsed: 1, cached: 5 });
+    expect(changed.files.find((file) => file.file === 'src/service.rs')!.symbols.map((symbol) => symbol.name)).toEqual(['run', 'make_widget_factory', 'extra']);
+  });
+
+  it('the CLI reports the counts; worktrees share the cache; a damaged entry is a miss', async () => {
+    const repo = await analysisFixtureRepo('python');
+    const env = { POLYWAVE_ANALYSIS_STATS: '1' };
+    const [one, two] = await Promise.all([runCli(['check-callers', 'Widget'], { cwd: repo.dir, env }), runCli(['check-callers', 'Widget'], { cwd: repo.dir, env })]);
+    // Two processes filling the empty cache at once: both answer, the same (each entry is renamed into place).
+    expect([one.code, two.code]).toEqual([0, 0]);
+    expect(one.stdout).toBe(two.stdout);
+    expect(JSON.parse(one.stdout)).toHaveLength(5);
+    const warm = await runCli(['check-callers', 'Widget'], { cwd: repo.dir, env });
+    expect(warm.stderr).toBe('analysis: parsed 0, cached 2\n');
+    expect(warm.stdout).toBe(one.stdout);
+
+    await repo.run(['worktree', 'add', '-q', '-b', 'other', repo.sibling('other')]);
+    const inWorktree = await runCli(['check-callers', 'Widget'], { cwd: repo.sibling('other'), env });
+    expect(inWorktree.stderr).toBe('analysis: parsed 0, cached 2\n');
+
+    const dir = path.join(repo.dir, '.git', 'polywave', 'analysis-cache', cacheVersion);
+    for (const name of readdirSync(dir, { recursive: true })) if (String(name).endsWith('.json')) writeFileSync(path.join(dir, String(name)), '{not json');
+    const damaged = await runCli(['check-callers', 'Widget'], { cwd: repo.dir, env });
+    expect(damaged.stderr).toBe('analysis: parsed 2, cached 0\n');
+    expect(damaged.stdout).toBe(one.stdout);
+  });
+});
