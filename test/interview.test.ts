@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseInterviewDoc, type InterviewDoc } from '../src/interview/interview-doc.js';
@@ -173,6 +173,44 @@ quality_gates:
           required: true
 state: SCOUT_PENDING
 `;
+
+/**
+ * A terminal for the real CLI: python3's pty (Node has no pseudo-terminal without a native
+ * add-on). Steps: wait until the screen shows `wait` (after the previous match), then type `send`.
+ */
+const ptyDriver = `
+import json, os, pty, select, sys, time, fcntl, termios, struct
+steps = json.loads(sys.argv[1]); argv = json.loads(sys.argv[2])
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(argv[0], argv)
+fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack('HHHH', 40, 120, 0, 0))
+out = b''; seen = 0
+def read(timeout):
+    global out
+    ready, _, _ = select.select([fd], [], [], timeout)
+    if not ready: return True
+    try: chunk = os.read(fd, 65536)
+    except OSError: return False
+    if not chunk: return False
+    out += chunk; return True
+for step in steps:
+    deadline = time.time() + 30
+    while out.find(step['wait'].encode(), seen) < 0:
+        if time.time() > deadline or not read(0.2):
+            sys.stdout.write(out.decode(errors='replace')); sys.stderr.write('timeout waiting for ' + step['wait']); sys.exit(3)
+    seen = out.find(step['wait'].encode(), seen) + len(step['wait'])
+    time.sleep(0.05)
+    os.write(fd, step['send'].encode())
+while read(5): pass
+_, status = os.waitpid(pid, 0)
+sys.stdout.write(out.decode(errors='replace'))
+sys.exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 99)
+`;
+
+function hasPython(): boolean {
+  return spawnSync('python3', ['-c', 'import pty'], { stdio: 'ignore' }).status === 0;
+}
 
 /** Reproducible: no timestamps in the documents. */
 const noClock = { SOURCE_DATE_EPOCH: 'none' };
@@ -365,6 +403,41 @@ describe('interview (E39) through the CLI', () => {
     const stamps = new Set([doc.created_at, doc.updated_at, ...doc.history.map((entry) => entry.timestamp)]);
     expect([...stamps]).toEqual(['2023-11-14T22:13:20.000Z']);
   }, 120_000);
+
+  it.skipIf(!hasPython())('in a terminal (@clack/prompts): progress per phase, multi-line list answers, an arrow-key choice at the confirmation', async () => {
+    const repo = await repository();
+    const enter = '\r';
+    const down = '\u001b[B';
+    const typed = (text: string) => `${text.split('; ').join(enter)}${enter}`;
+    const steps: Array<{ wait: string; send: string }> = [];
+    questionBank.forEach((question, index) => {
+      if (question.kind === 'confirm') return;
+      const value = answers[index]!;
+      const text = value === 'skip' || value === '' ? '' : value;
+      // A list is multi-line: one item per line, Enter on an empty line submits (so an empty answer is two Enters).
+      steps.push({ wait: question.prompt, send: question.kind === 'list' ? `${text === '' ? enter : typed(text)}${enter}` : `${text}${enter}` });
+    });
+    // At the confirmation: arrow down to "Back", revisit the open questions, then confirm.
+    steps.push({ wait: 'Yes — compile REQUIREMENTS.md', send: `${down}${enter}` });
+    steps.push({ wait: questionBank[14]!.prompt, send: `${enter}${enter}` });
+    steps.push({ wait: 'Yes — compile REQUIREMENTS.md', send: enter });
+    const driver = repo.sibling('pty-driver.py');
+    writeFileSync(driver, ptyDriver);
+    const child = spawnSync('python3', [driver, JSON.stringify(steps), JSON.stringify([process.execPath, binPath, 'interview', description])], {
+      cwd: repo.dir,
+      env: { ...process.env, ...repo.env, ...noClock, TERM: 'xterm-256color' },
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    expect(child.status, `${child.stderr}\n${child.stdout.slice(-2000)}`).toBe(0);
+    const screen = child.stdout.replace(new RegExp(`${String.fromCharCode(27)}\\[[0-9;?]*[A-Za-z]`, 'g'), '');
+    for (const progress of ['Phase 1/6 · Overview', 'Phase 2/6 · Scope', 'Phase 3/6 · Requirements', 'Phase 4/6 · Interfaces', 'Phase 5/6 · Stories', 'Phase 6/6 · Review', 'question 3/4 (3/16)']) expect(screen).toContain(progress);
+    expect(screen).toContain('Back — revisit the last answer');
+    const doc = readDoc(repo);
+    expect(doc.history.filter((entry) => entry.command === 'back').map((entry) => entry.question_id)).toEqual(['review.confirmed']);
+    expect(doc).toMatchObject({ status: 'complete', state: 'SCOUT_PENDING' });
+    expect(repo.read('docs/REQUIREMENTS.md')).toBe(expectedRequirements);
+  }, 150_000);
 
   it('bad input: a coded one-line error, exit 2, no file changed', async () => {
     const repo = await repository();

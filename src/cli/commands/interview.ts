@@ -102,7 +102,7 @@ async function terminalSource(slug: string): Promise<{ source: AnswerSource; clo
       prompts.log.step(`Phase ${context.phaseNumber}/${context.phaseCount} · ${context.phaseTitle}`, { output });
     }
     if (context.error) prompts.log.warn(context.error, { output });
-    const message = `${question.prompt}\n  ${progressLine(context)} — ${question.hint}${question.required ? '' : ' Empty = skip.'} Type "back" to revisit.`;
+    const message = `${question.prompt}\n  ${progressLine(context)}${question.required ? '' : ' · empty = skip'} · "back" = previous question`;
     let answer: string | symbol;
     if (question.kind === 'confirm') {
       if (context.summary) prompts.note(context.summary, 'Summary', { output });
