@@ -11,7 +11,7 @@ export type { ActivityEvent, AgentPerformanceEvent, CostEvent, E40Event } from '
  * The E40 events (`activity`, `agent_performance`, `cost`; src/protocol/e40.ts) are part of the
  * union and carry `e40: true`; the others are progress events (what a live view shows).
  */
-export type PolywaveEvent = (EngineEvent | E40Event) & { program?: string };
+export type PolywaveEvent = (EngineEvent | E40Event) & { program?: string; run_id?: string; seq?: number };
 
 /** The engine's progress events (not E40). */
 export type EngineEvent =
@@ -66,13 +66,31 @@ export type EventListener = (event: PolywaveEvent) => void;
 /** A minimal synchronous event bus; a throwing listener never breaks the emitter. */
 export class EventBus {
   private readonly listeners = new Set<EventListener>();
+  private stamper: ((event: PolywaveEvent) => PolywaveEvent) | undefined;
 
   subscribe(listener: EventListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
 
-  emit(event: PolywaveEvent): void {
+  /**
+   * E40: every event of a recorded run carries its run id and a monotonic sequence number — on
+   * the bus itself, so every subscriber (the store, `--json` streams, traces) sees the same ones.
+   * The stamp is applied once, where the event is emitted; `undefined` removes it.
+   */
+  stampWith(stamper: ((event: PolywaveEvent) => PolywaveEvent) | undefined): void {
+    this.stamper = stamper;
+  }
+
+  emit(original: PolywaveEvent): void {
+    let event = original;
+    if (this.stamper) {
+      try {
+        event = this.stamper(original);
+      } catch {
+        event = original;
+      }
+    }
     for (const listener of this.listeners) {
       try {
         listener(event);

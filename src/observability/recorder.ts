@@ -160,10 +160,13 @@ export function attachRecorder(bus: EventBus, options: RecorderOptions): Recorde
     }
   }
 
-  const onEvent = (event: PolywaveEvent) => {
+  const onEvent = (stamped: PolywaveEvent) => {
     if (disabled || closed) return;
+    // The bus stamped run_id/seq (see below); the stored payload stays the event as emitted.
+    const { run_id: stampedRun, seq: stampedSeq, ...event } = stamped;
     const record = event as unknown as Record<string, unknown>;
-    seq += 1;
+    if (stampedRun === runId && typeof stampedSeq === 'number') seq = stampedSeq;
+    else seq += 1;
     counts.received += 1;
     // E40: slug and wave on every event. Events without them (gate results) get this run's IMPL
     // and its latest wave in the indexed columns — only while the run has seen exactly one IMPL.
@@ -193,6 +196,9 @@ export function attachRecorder(bus: EventBus, options: RecorderOptions): Recorde
     } else schedule(flushDelayMs);
   };
 
+  // One sequence for the run: the bus stamps each event once, before any subscriber sees it.
+  let stampSeq = 0;
+  bus.stampWith((event) => ({ ...event, run_id: runId, seq: ++stampSeq }));
   const unsubscribe = bus.subscribe(onEvent);
   const onExit = () => close();
   process.once('exit', onExit);
