@@ -20,10 +20,18 @@ export const changeKeywords: readonly string[] = [
   'remove method',
 ];
 
+/** "add a `logger` parameter", "adds Logger parameter", "remove the ctx parameter", "function signature". */
+const parameterChange = /\b(?:add|adds|added|adding|remove|removes|removed|thread|threads|change|changes|update|updates)\b[^.\n]{0,60}\bparameters?\b|\bsignatures?\b/i;
+
 /** True when the text announces a signature change. */
 export function mentionsChange(text: string): boolean {
   const lower = text.toLowerCase();
-  return changeKeywords.some((keyword) => lower.includes(keyword));
+  return changeKeywords.some((keyword) => lower.includes(keyword)) || parameterChange.test(text);
+}
+
+/** A contract `location` without its `:line` suffix (`pkg/deps/types.go:6` → `pkg/deps/types.go`). */
+export function locationFile(location: string | undefined): string {
+  return (location ?? '').trim().replace(/:\d+(?::\d+)?$/, '');
 }
 
 /** A symbol whose signature an agent changes. */
@@ -40,6 +48,12 @@ export interface ChangedSymbol {
   wave: number;
   /** The contract's location, when the symbol comes from interface_contracts. */
   location?: string;
+  /**
+   * Named as a callable (`Foo()`, `Type.Method`) or by a contract. A bare backticked name is
+   * only a changed symbol when the agent's own files define it as a function or method (checked
+   * against the repository by the callers of changedSymbols).
+   */
+  confirmed: boolean;
 }
 
 const identifierPath = /^[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*$/;
@@ -50,16 +64,17 @@ const fileLike = /\.(go|ts|tsx|js|jsx|mjs|cjs|py|rs|md|ya?ml|json|toml|txt|sh)$/
  * qualifier: a package or module) → Foo; `Type.Method` (capitalised qualifier) → member Method.
  * File paths, flags and expressions are not symbols.
  */
-export function symbolFromName(raw: string): { symbol: string; name: string; member: boolean } | undefined {
+export function symbolFromName(raw: string): { symbol: string; name: string; member: boolean; callable: boolean } | undefined {
+  const callable = /\(\)$/.test(raw.trim());
   const text = raw.trim().replace(/\(\)$/, '');
   if (text === '' || fileLike.test(text) || !identifierPath.test(text)) return undefined;
   const parts = text.split('.');
   const name = parts[parts.length - 1]!;
   if (name.length < 2) return undefined;
-  if (parts.length === 1) return { symbol: text, name, member: false };
+  if (parts.length === 1) return { symbol: text, name, member: false, callable };
   const qualifier = parts[parts.length - 2]!;
   const member = /^[A-Z]/.test(qualifier) && /^[A-Z]/.test(parts[0]!);
-  return { symbol: member ? `${qualifier}.${name}` : name, name, member };
+  return { symbol: member ? `${qualifier}.${name}` : name, name, member, callable };
 }
 
 /** Backticked names in a text (Go `extractBacktickNames`). */
@@ -103,7 +118,9 @@ export function changedSymbols(manifest: ImplManifest): ChangedSymbol[] {
   const add = (raw: string, agent: string | undefined, wave: number, location?: string) => {
     const parsed = symbolFromName(raw);
     if (!parsed) return;
-    const entry = found.get(parsed.symbol) ?? { ...parsed, agents: [], wave };
+    const { callable, ...symbol } = parsed;
+    const entry = found.get(parsed.symbol) ?? { ...symbol, agents: [], wave, confirmed: false };
+    entry.confirmed ||= callable || parsed.member || location !== undefined;
     if (agent && !entry.agents.includes(agent)) entry.agents.push(agent);
     if (location && entry.location === undefined) entry.location = location;
     found.set(parsed.symbol, entry);
@@ -118,8 +135,9 @@ export function changedSymbols(manifest: ImplManifest): ChangedSymbol[] {
     const text = `${contract.name ?? ''}\n${contract.description ?? ''}`;
     const name = contract.name ?? '';
     if (!mentionsChange(text) && !found.has(symbolFromName(name)?.symbol ?? '')) continue;
-    const owner = ownerOf.get(contract.location ?? '');
-    add(name, owner?.agent, owner?.wave ?? 0, contract.location || undefined);
+    const file = locationFile(contract.location);
+    const owner = ownerOf.get(file);
+    add(name, owner?.agent, owner?.wave ?? 0, file || undefined);
   }
   for (const entry of found.values()) entry.agents.sort();
   return [...found.values()].sort((a, b) => a.symbol.localeCompare(b.symbol));

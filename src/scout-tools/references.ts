@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { findReferences as engineFindReferences } from '../analysis/engine/index.js';
 import type { Reference, ReferenceKind } from '../analysis/engine/types.js';
 import { codeFamilyOf, isBinaryText, lexSource, lineAt, lineTextOf } from '../analysis/source-lexer.js';
 import { createGit } from '../git/git-cli.js';
@@ -133,6 +134,30 @@ export function createLexerReferenceFinder(): ReferenceFinder {
         }
       }
       return references;
+    },
+  };
+}
+
+/**
+ * The default finder: the tree-sitter engine (src/analysis/engine: real syntax trees, import
+ * resolution, aliases, re-exports, per-blob cache). `memberOnly` keeps method calls. When the
+ * engine cannot run (a grammar fails to load), the lexer finder answers instead.
+ */
+export function createEngineReferenceFinder(): ReferenceFinder {
+  const fallback = createLexerReferenceFinder();
+  return {
+    async findReferences(repoRoot, symbol, options = {}) {
+      let references: Reference[];
+      try {
+        references = await engineFindReferences(repoRoot, symbol, {
+          includeUntracked: true,
+          ...(options.definedIn !== undefined ? { definedIn: options.definedIn } : {}),
+          ...(options.files !== undefined ? { files: [...options.files] } : {}),
+        });
+      } catch {
+        return fallback.findReferences(repoRoot, symbol, options);
+      }
+      return options.memberOnly ? references.filter((reference) => reference.kind === 'method-call') : references;
     },
   };
 }

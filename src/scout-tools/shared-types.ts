@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { ImplManifest } from '../protocol/schema/impl-schema.js';
 import { scaffoldPath } from '../protocol/schema/impl-schema.js';
-import { agentFacts, backtickNames, symbolFromName } from './changed-symbols.js';
+import { agentFacts, backtickNames, locationFile } from './changed-symbols.js';
 import { isTestPath } from './references.js';
 
 /** Go `SharedTypeCandidate` (detect-shared-types). */
@@ -33,12 +33,13 @@ function mentions(text: string, name: string): boolean {
 /**
  * E45 detect-shared-types: data structures two or more agents touch. A type counts when an
  * agent defines it (a contract at a file it owns, or its task creates it: `type X struct`,
- * "define `X` struct") and another agent's task or contract mentions it (or defines it too — the
- * duplicate-definition case E45 exists to prevent). Types no agent defines (existing code,
+ * "define `X` struct") and another agent of the same wave mentions it in its task (or defines it
+ * too — the duplicate-definition case E45 exists to prevent). Types no agent defines (existing code,
  * external packages) and types already in `scaffolds` are not reported. Sorted by name.
  */
 export function detectSharedTypes(manifest: ImplManifest): SharedTypeCandidate[] {
   const facts = agentFacts(manifest);
+  const waveOf = new Map(facts.map((fact) => [fact.id, fact.wave]));
   const ownerOf = new Map(manifest.file_ownership.map((row) => [row.file ?? '', row.agent ?? '']));
   const scaffolded = new Set<string>();
   for (const scaffold of manifest.scaffolds) for (const name of definedTypes(scaffold.contents ?? '')) scaffolded.add(name);
@@ -51,12 +52,11 @@ export function detectSharedTypes(manifest: ImplManifest): SharedTypeCandidate[]
     definers.set(name, byAgent);
   };
   for (const contract of manifest.interface_contracts) {
-    const owner = ownerOf.get(contract.location ?? '');
+    const location = locationFile(contract.location);
+    const owner = ownerOf.get(location);
     if (!owner) continue;
     const names = definedTypes(contract.definition ?? '');
-    const own = symbolFromName(contract.name ?? '');
-    if (own && /^[A-Z]/.test(own.name) && !own.member && names.size === 0) names.add(own.name);
-    for (const name of names) addDefiner(name, owner, contract.location!);
+    for (const name of names) addDefiner(name, owner, location);
   }
   for (const fact of facts) {
     const sourceFiles = fact.files.filter((file) => !isTestPath(file));
@@ -66,8 +66,10 @@ export function detectSharedTypes(manifest: ImplManifest): SharedTypeCandidate[]
   const candidates: SharedTypeCandidate[] = [];
   for (const [name, byAgent] of [...definers].sort(([a], [b]) => a.localeCompare(b))) {
     if (scaffolded.has(name)) continue;
+    // Agents of the defining agent's wave: later waves build on the merged type (E45 is about parallel agents).
+    const definerWaves = new Set([...byAgent.keys()].map((agent) => waveOf.get(agent)));
     const referencing = new Set(byAgent.keys());
-    for (const fact of facts) if (mentions(fact.task, name)) referencing.add(fact.id);
+    for (const fact of facts) if (definerWaves.has(fact.wave) && mentions(fact.task, name)) referencing.add(fact.id);
     if (referencing.size < 2) continue;
     const definingAgents = [...byAgent.keys()].sort();
     const definingAgent = definingAgents[0]!;

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ImplManifest } from '../protocol/schema/impl-schema.js';
 import { agentFacts, changedSymbols, type ChangedSymbol } from './changed-symbols.js';
-import { createLexerReferenceFinder, hasInlineTests, isTestPath, listRepoFiles, type ReferenceFinder } from './references.js';
+import { createEngineReferenceFinder, hasInlineTests, isTestPath, listRepoFiles, type ReferenceFinder } from './references.js';
 
 /** One orphaned test caller (Go `TestCascadeError` keys). */
 export interface TestCascadeError {
@@ -27,6 +27,10 @@ const definitionOf = (name: string) =>
     'm',
   );
 
+/** Function or method definitions only (a bare backticked name must be one to count as a changed signature). */
+const functionDefinitionOf = (name: string) =>
+  new RegExp(`(?:\\bfunc\\s+(?:\\([^)]*\\)\\s*)?|\\bfunction\\s*\\*?\\s*|\\bdef\\s+|\\bfn\\s+)${name}\\b|\\bconst\\s+${name}\\s*=\\s*(?:async\\s*)?(?:\\(|function\\b)`);
+
 async function readText(repoRoot: string, file: string): Promise<string | undefined> {
   return readFile(path.join(repoRoot, file), 'utf8').catch(() => undefined);
 }
@@ -36,7 +40,7 @@ async function readText(repoRoot: string, file: string): Promise<string | undefi
  * one of its changing agents owns that holds a definition of the name. Undefined when none does
  * (then every test file counts, as in Go).
  */
-export async function definingFile(repoRoot: string, manifest: ImplManifest, symbol: ChangedSymbol): Promise<string | undefined> {
+export async function definingFile(repoRoot: string, manifest: ImplManifest, symbol: Pick<ChangedSymbol, 'name' | 'agents' | 'location' | 'confirmed'>): Promise<string | undefined> {
   if (symbol.location) return symbol.location;
   const owned = agentFacts(manifest)
     .filter((fact) => symbol.agents.includes(fact.id))
@@ -44,7 +48,7 @@ export async function definingFile(repoRoot: string, manifest: ImplManifest, sym
     .filter((file) => !isTestPath(file));
   for (const file of owned) {
     const text = await readText(repoRoot, file);
-    if (text !== undefined && definitionOf(symbol.name).test(text)) return file;
+    if (text !== undefined && (symbol.confirmed ? definitionOf(symbol.name) : functionDefinitionOf(symbol.name)).test(text)) return file;
   }
   return undefined;
 }
@@ -75,7 +79,7 @@ export async function checkTestCascade(options: CheckTestCascadeOptions): Promis
   const { manifest, repoRoot } = options;
   const symbols = changedSymbols(manifest);
   if (symbols.length === 0) return [];
-  const finder = options.finder ?? createLexerReferenceFinder();
+  const finder = options.finder ?? createEngineReferenceFinder();
   const owned = new Set(manifest.file_ownership.map((row) => row.file ?? ''));
   const tests = await testFiles(repoRoot);
   const candidates = [...tests.keys()].filter((file) => !owned.has(file));
@@ -83,11 +87,20 @@ export async function checkTestCascade(options: CheckTestCascadeOptions): Promis
   const errors: TestCascadeError[] = [];
   for (const symbol of symbols) {
     const definedIn = await definingFile(repoRoot, manifest, symbol);
+    if (!symbol.confirmed && definedIn === undefined) continue;
     const references = await finder.findReferences(repoRoot, symbol.name, { files: candidates, ...(definedIn ? { definedIn } : {}), ...(symbol.member ? { memberOnly: true } : {}) });
     for (const reference of references) {
-      if (reference.line < (tests.get(reference.file) ?? 1)) continue;
+      if (reference.line < (tests.get(reference.file) ?? 1) || reference.kind === 'import' || reference.kind === 'reexport') continue;
       errors.push({ symbol: symbol.symbol, test_file: reference.file, line: reference.line, context: reference.context, agents: symbol.agents });
     }
   }
-  return errors.sort((a, b) => a.test_file.localeCompare(b.test_file) || a.line - b.line || a.symbol.localeCompare(b.symbol));
+  errors.sort((a, b) => a.test_file.localeCompare(b.test_file) || a.line - b.line || a.symbol.localeCompare(b.symbol));
+  // One line calling `x.Parse` is one orphan even when both `Parse` and `LockFileParser.Parse` are listed as changed.
+  const seen = new Set<string>();
+  return errors.filter((error) => {
+    const key = `${error.test_file}:${error.line}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
 }

@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { ImplManifest } from '../protocol/schema/impl-schema.js';
-import { agentFacts, backtickNames, mentionsChange, symbolFromName } from './changed-symbols.js';
+import { agentFacts, backtickNames, locationFile, mentionsChange, symbolFromName } from './changed-symbols.js';
 import { definingFile } from './test-cascade.js';
-import { createLexerReferenceFinder, type ReferenceFinder } from './references.js';
+import { createEngineReferenceFinder, type ReferenceFinder } from './references.js';
 
 /** Go `WaveStructureProblem`. */
 export interface WaveStructureProblem {
@@ -29,7 +29,7 @@ function goSlice(values: readonly string[]): string {
  */
 export async function suggestWaveStructure(options: { manifest: ImplManifest; repoRoot: string; finder?: ReferenceFinder }): Promise<WaveStructureProblem[]> {
   const { manifest, repoRoot } = options;
-  const finder = options.finder ?? createLexerReferenceFinder();
+  const finder = options.finder ?? createEngineReferenceFinder();
   const facts = agentFacts(manifest);
   const byId = new Map(facts.map((fact) => [fact.id, fact]));
   const ownership = manifest.file_ownership.filter((row) => row.file && row.agent);
@@ -42,13 +42,15 @@ export async function suggestWaveStructure(options: { manifest: ImplManifest; re
     wave: number;
     agent: string;
     location?: string;
+    confirmed: boolean;
   }
   const symbols = new Map<string, Changed>();
   for (const contract of manifest.interface_contracts) {
-    const row = ownerRow.get(contract.location ?? '');
+    const location = locationFile(contract.location);
+    const row = ownerRow.get(location);
     const parsed = symbolFromName(contract.name ?? '');
     if (!row || !parsed || symbols.has(parsed.symbol)) continue;
-    symbols.set(parsed.symbol, { ...parsed, wave: row.wave ?? 0, agent: row.agent!, location: contract.location! });
+    symbols.set(parsed.symbol, { symbol: parsed.symbol, name: parsed.name, member: parsed.member, wave: row.wave ?? 0, agent: row.agent!, location, confirmed: true });
   }
   for (const fact of facts) {
     if (!mentionsChange(fact.task)) continue;
@@ -56,7 +58,7 @@ export async function suggestWaveStructure(options: { manifest: ImplManifest; re
     for (const raw of names) {
       const parsed = symbolFromName(raw);
       if (!parsed || symbols.has(parsed.symbol)) continue;
-      symbols.set(parsed.symbol, { ...parsed, wave: fact.wave, agent: fact.id });
+      symbols.set(parsed.symbol, { symbol: parsed.symbol, name: parsed.name, member: parsed.member, wave: fact.wave, agent: fact.id, confirmed: parsed.callable || parsed.member || /^[A-Z]/.test(parsed.name) });
     }
   }
 
@@ -64,7 +66,8 @@ export async function suggestWaveStructure(options: { manifest: ImplManifest; re
   for (const changed of [...symbols.values()].sort((a, b) => a.symbol.localeCompare(b.symbol))) {
     const callerRows = ownership.filter((row) => !(row.agent === changed.agent && row.wave === changed.wave) && existsSync(path.join(repoRoot, row.file!)));
     if (callerRows.length === 0) continue;
-    const definedIn = changed.location ?? (await definingFile(repoRoot, manifest, { symbol: changed.symbol, name: changed.name, member: changed.member, agents: [changed.agent], wave: changed.wave }));
+    const definedIn = changed.location ?? (await definingFile(repoRoot, manifest, { name: changed.name, agents: [changed.agent], confirmed: changed.confirmed }));
+    if (!changed.confirmed && definedIn === undefined) continue;
     const references = await finder.findReferences(repoRoot, changed.name, {
       files: [...new Set(callerRows.map((row) => row.file!))],
       ...(definedIn ? { definedIn } : {}),

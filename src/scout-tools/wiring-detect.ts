@@ -9,7 +9,7 @@ export interface WiringDeclaration {
   wave: number;
   integration_pattern: 'append' | 'register' | 'inject' | 'call';
 }
-import { agentFacts, symbolFromName } from './changed-symbols.js';
+import { agentFacts, locationFile, symbolFromName } from './changed-symbols.js';
 import { isTestPath } from './references.js';
 
 /** Prose that names a call: "calls `X()`", "uses `pkg.X`", "delegates to `X`", "invokes X()", "registers `X`". */
@@ -31,8 +31,9 @@ export function detectWiring(manifest: ImplManifest): WiringDeclaration[] {
   const located = new Map<string, { file: string; agent: string }>();
   for (const contract of manifest.interface_contracts) {
     const parsed = symbolFromName(contract.name ?? '');
-    if (!parsed || !contract.location || located.has(parsed.name)) continue;
-    located.set(parsed.name, { file: contract.location, agent: ownerOf.get(contract.location) ?? '' });
+    const location = locationFile(contract.location);
+    if (!parsed || location === '' || located.has(parsed.name)) continue;
+    located.set(parsed.name, { file: location, agent: ownerOf.get(location) ?? '' });
   }
   const declarations: WiringDeclaration[] = [];
   for (const fact of agentFacts(manifest)) {
