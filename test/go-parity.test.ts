@@ -70,6 +70,7 @@ const baseFiles: Record<string, string> = {
   'go.mod': 'module example.com/greet\n\ngo 1.22\n',
   'scaffold.go': 'package greet\n\nimport "fmt"\n\nfunc Hello() string { return fmt.Sprint("hi") }\n',
   'build.log': './main.go:5:2: "os" imported and not used\n',
+  'REQUIREMENTS.md': '## F1: greeting\nLocation: src/cli.ts\n',
   // An IMPL without a build gate: validate-scaffold then uses the repository's detected build command, as Go does.
   'docs/IMPL/IMPL-plain.yaml': 'title: Plain\nfeature_slug: plain\nverdict: SUITABLE\ntest_command: "true"\nlint_command: "true"\nstate: COMPLETE\nfile_ownership:\n  - {file: scaffold.go, agent: A, wave: 1, action: new}\n  - {file: other.go, agent: B, wave: 1, action: new}\nwaves:\n  - number: 1\n    agents:\n      - {id: A, task: a, files: [scaffold.go]}\n      - {id: B, task: b, files: [other.go]}\n',
 };
@@ -168,6 +169,13 @@ interface Scenario {
 }
 
 const scenarios: Scenario[] = [
+  { command: 'analyze-suitability', fixture: 'plain', args: () => ['analyze-suitability', '--requirements', 'REQUIREMENTS.md'] },
+  { command: 'check-test-cascade', fixture: 'plain', args: ({ impl }) => ['check-test-cascade', impl] },
+  { command: 'detect-scaffolds', fixture: 'plain', args: ({ impl }) => ['detect-scaffolds', impl, '--stage', 'pre-agent'] },
+  { command: 'detect-shared-types', fixture: 'plain', args: ({ impl }) => ['detect-shared-types', impl, '--format', 'json'] },
+  { command: 'detect-wiring', fixture: 'plain', args: ({ impl }) => ['detect-wiring', impl, '--format', 'json'] },
+  { command: 'solve', fixture: 'plain', args: ({ impl }) => ['solve', impl, '--dry-run'], format: 'text' },
+  { command: 'suggest-wave-structure', fixture: 'plain', args: ({ impl }) => ['suggest-wave-structure', impl] },
   { command: 'agent-status', fixture: 'wave1', args: ({ impl }) => ['agent-status', impl, '--json'] },
   { command: 'amend-impl', fixture: 'plain', args: ({ impl }) => ['amend-impl', impl, '--add-wave'] },
   { command: 'assign-agent-ids', fixture: 'plain', args: () => ['assign-agent-ids', '--count', '3'], format: 'text' },
