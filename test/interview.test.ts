@@ -439,6 +439,36 @@ describe('interview (E39) through the CLI', () => {
     expect(repo.read('docs/REQUIREMENTS.md')).toBe(expectedRequirements);
   }, 150_000);
 
+  it('--model: a follow-up after a phase (script backend), saved and compiled; with --answers the model is not used and the output is unchanged', async () => {
+    const repo = await repository();
+    const script = repo.sibling('follow-ups.yaml');
+    writeFileSync(script, `version: 1\nsteps:\n  - final: { follow_up: null }\nagents:\n  interviewer-requirements:\n    steps:\n      - expect_prompt: "shouting greeting"\n      - final: { follow_up: "Which formatter names must the registry accept?" }\n  interviewer-scope:\n    steps:\n      - expect_prompt: "src/shout.ts"\n      - final: { follow_up: "Is src/registry.ts new?" }\n`);
+    const run = await cli(repo, ['interview', description, '--model', `script:${script}`], lines([...answers.slice(0, 7), 'yes, new', ...answers.slice(7, 10), 'plain and shout', ...answers.slice(10)]));
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toContain('[Phase 2/6 · Scope · follow-up from the model] Is src/registry.ts new? (a follow-up question from the model)\n');
+    expect(run.stderr).toContain('saved scope.follow_up\n');
+    const doc = readDoc(repo);
+    expect(doc.follow_ups).toEqual([
+      { phase: 'scope', question: 'Is src/registry.ts new?', answer: 'yes, new' },
+      { phase: 'requirements', question: 'Which formatter names must the registry accept?', answer: 'plain and shout' },
+    ]);
+    expect(doc.history).toHaveLength(18);
+    const requirements = repo.read('docs/REQUIREMENTS.md');
+    expect(requirements).toBe(
+      expectedRequirements
+        .replace('_Not answered._\n\n## 3. Requirements', '_Not answered._\n\n### Follow-up questions\n\n- Q: Is src/registry.ts new?\n  A: yes, new\n\n## 3. Requirements')
+        .replace('- TypeScript strict\n\n', '- TypeScript strict\n\n### Follow-up questions\n\n- Q: Which formatter names must the registry accept?\n  A: plain and shout\n\n'),
+    );
+
+    const scripted = await repository();
+    const answersFile = scripted.sibling('answers.json');
+    writeFileSync(answersFile, JSON.stringify(answers.map((answer) => (answer === '' ? null : answer))));
+    const reproducible = await cli(scripted, ['interview', description, '--answers', answersFile, '--model', `script:${script}`]);
+    expect(reproducible.code, reproducible.stderr).toBe(0);
+    expect(reproducible.stderr).toBe('interview: --model is not used with --non-interactive or --answers (the run stays reproducible)\n');
+    expect(scripted.read('docs/REQUIREMENTS.md')).toBe(expectedRequirements);
+  }, 60_000);
+
   it('bad input: a coded one-line error, exit 2, no file changed', async () => {
     const repo = await repository();
     const impl = 'docs/IMPL/IMPL-x.yaml';

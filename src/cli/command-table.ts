@@ -703,6 +703,8 @@ export const commandTable: CommandSpec[] = [
       { flags: '--output <file>', description: 'REQUIREMENTS.md to compile (default: <docs-dir>/REQUIREMENTS.md)' },
       { flags: '--project-path <dir>', description: 'project root (default: --repo-dir, else the current directory)' },
       { flags: '--validate <file>', description: 'check an INTERVIEW document against its schema; prints {valid, findings}' },
+      { flags: '--model <model>', description: 'optional: a model suggests one follow-up question after each phase (off by default; not with --non-interactive/--answers)' },
+      unsafeNoSandboxOption,
       { flags: '--json', description: 'print the result as JSON on stdout' },
     ],
     help:

@@ -45,6 +45,13 @@ const specDataSchema = z.strictObject({
   review: z.strictObject({ open_questions: stringList.optional(), confirmed: z.boolean().optional() }),
 });
 
+const followUpSchema = z.strictObject({
+  phase: z.enum(interviewPhases),
+  question: z.string().min(1),
+  answer: z.string(),
+  command: z.enum(['skip']).optional(),
+});
+
 /** Schema of the INTERVIEW document (E39 "State Persistence"; field names of the Go interview). */
 export const interviewDocSchema = z.strictObject({
   id: z.string().min(1),
@@ -66,10 +73,15 @@ export const interviewDocSchema = z.strictObject({
   /** REQUIREMENTS.md, relative to the INTERVIEW document's directory. */
   requirements_path: z.string().min(1),
   warnings: stringList.optional(),
+  /** `--model` follow-ups: the one suggested and not yet answered (asked again on resume, no model call). */
+  pending_follow_up: z.strictObject({ phase: z.enum(interviewPhases), question: z.string().min(1) }).optional(),
+  /** `--model` follow-ups that were asked, with their answers. */
+  follow_ups: z.array(followUpSchema).optional(),
 });
 
 export type InterviewDoc = z.infer<typeof interviewDocSchema>;
 export type HistoryEntry = z.infer<typeof historyEntrySchema>;
+export type FollowUp = z.infer<typeof followUpSchema>;
 type SpecData = InterviewDoc['spec_data'];
 
 /** The result of {@link parseInterviewDoc}. */
@@ -309,6 +321,51 @@ export function completeInterview(doc: InterviewDoc, now?: string): TurnResult {
   return { doc: next, edits };
 }
 
+/** Records a model's follow-up question for `phase` before it is asked (so a resume asks it again). */
+export function setPendingFollowUp(doc: InterviewDoc, phase: InterviewPhase, question: string, now?: string): TurnResult {
+  if (doc.status === 'complete' || doc.pending_follow_up) throw new Error('E39: invalid phase transition: a follow-up is pending or the interview is complete');
+  const next = structuredClone(doc);
+  next.pending_follow_up = { phase, question };
+  const edits: YamlEdit[] = [{ path: ['pending_follow_up'], value: next.pending_follow_up }];
+  if (now) {
+    next.updated_at = now;
+    edits.push({ path: ['updated_at'], value: now });
+  }
+  return { doc: next, edits };
+}
+
+/** Answers (or skips) the pending follow-up: appended to `follow_ups` and to the history; the cursor stays. */
+export function answerFollowUp(doc: InterviewDoc, turn: Exclude<InterviewTurn, { kind: 'back' }>, now?: string): TurnResult {
+  const pending = doc.pending_follow_up;
+  if (!pending || doc.status === 'complete') throw new Error('E39: invalid phase transition: no follow-up is pending');
+  const next = structuredClone(doc);
+  const answer = turn.kind === 'answer' ? String(turn.raw) : '';
+  const entry: FollowUp = { phase: pending.phase, question: pending.question, answer, ...(turn.kind === 'skip' ? { command: 'skip' as const } : {}) };
+  const history: HistoryEntry = {
+    turn_number: doc.history.length + 1,
+    phase: pending.phase,
+    question_id: `${pending.phase}.follow_up`,
+    field_name: 'follow_ups',
+    question: pending.question,
+    answer,
+    ...(turn.kind === 'skip' ? { command: 'skip' as const } : {}),
+    ...(now ? { timestamp: now } : {}),
+  };
+  next.follow_ups = [...(doc.follow_ups ?? []), entry];
+  next.history.push(history);
+  delete next.pending_follow_up;
+  const edits: YamlEdit[] = [
+    { path: ['history', doc.history.length], value: history },
+    { path: ['pending_follow_up'], delete: true },
+    doc.follow_ups ? { path: ['follow_ups', doc.follow_ups.length], value: entry } : { path: ['follow_ups'], value: [entry] },
+  ];
+  if (now) {
+    next.updated_at = now;
+    edits.push({ path: ['updated_at'], value: now });
+  }
+  return { doc: next, edits };
+}
+
 /** YAML text of a new document (2-space indentation, keys in schema order). */
 export function renderInterviewDoc(doc: InterviewDoc): string {
   const header = `# E39 interview state (polywave interview). Resume: polywave interview --resume <this file>\n`;
@@ -335,6 +392,10 @@ function bullets(items: readonly string[] | undefined, prefix?: string): string 
  */
 export function compileRequirements(doc: InterviewDoc, interviewFile: string): string {
   const { overview, scope, requirements, interfaces, stories, review } = doc.spec_data;
+  const followUps = (phase: InterviewPhase): string[] => {
+    const asked = (doc.follow_ups ?? []).filter((entry) => entry.phase === phase);
+    return asked.length === 0 ? [] : [`### Follow-up questions\n\n${asked.map((entry) => `- Q: ${entry.question}\n  A: ${entry.answer.trim() ? entry.answer.trim().replace(/\n/g, '\n  ') : placeholder}`).join('\n')}`];
+  };
   const title = overview.title?.trim() || doc.description;
   const warnings = doc.warnings ?? completionWarnings(doc);
   const parts = [
@@ -345,20 +406,25 @@ export function compileRequirements(doc: InterviewDoc, interviewFile: string): s
     `### Goal\n\n${overview.goal?.trim() || placeholder}`,
     `### Success metrics\n\n${bullets(overview.success_metrics)}`,
     `### Non-goals\n\n${bullets(overview.non_goals)}`,
+    ...followUps('overview'),
     `## 2. Scope`,
     `### In scope\n\n${bullets(scope.in_scope)}`,
     `### Out of scope\n\n${bullets(scope.out_of_scope)}`,
     `### Assumptions\n\n${bullets(scope.assumptions)}`,
+    ...followUps('scope'),
     `## 3. Requirements`,
     `### Functional\n\n${bullets(requirements.functional, 'FR')}`,
     `### Non-functional\n\n${bullets(requirements.non_functional, 'NFR')}`,
     `### Constraints\n\n${bullets(requirements.constraints)}`,
+    ...followUps('requirements'),
     `## 4. Interfaces`,
     `### Data models\n\n${bullets(interfaces.data_models)}`,
     `### APIs\n\n${bullets(interfaces.apis)}`,
     `### External dependencies\n\n${bullets(interfaces.external)}`,
+    ...followUps('interfaces'),
     `## 5. User stories`,
     bullets(stories.stories, 'US'),
+    ...followUps('stories'),
     `## 6. Review`,
     `### Open questions\n\n${bullets(review.open_questions)}`,
     `Confirmed: ${review.confirmed === true ? 'yes' : 'no'}`,

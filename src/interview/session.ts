@@ -6,7 +6,9 @@
 import path from 'node:path';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { updateFileLocked, writeFileAtomic } from '../store/locked-write.js';
+import type { FollowUpSuggester } from './follow-ups.js';
 import {
+  answerFollowUp,
   applyTurn,
   compileRequirements,
   completeInterview,
@@ -21,11 +23,12 @@ import {
   questionsAsked,
   renderInterviewDoc,
   requirementsWriteFailedCode,
+  setPendingFollowUp,
   type InterviewDoc,
   type InterviewTurn,
   type TurnResult,
 } from './interview-doc.js';
-import { interviewPhases, phaseNumber, phaseTitles, questionBank, questionCount, questionNumberInPhase, questionsInPhase, type InterviewQuestion } from './questions.js';
+import { interviewPhases, phaseNumber, phaseTitles, questionBank, questionCount, questionNumberInPhase, questionsInPhase, type InterviewPhase, type InterviewQuestion } from './questions.js';
 
 /** Where the interview stands when a question is asked (for the progress line). */
 export interface QuestionContext {
@@ -43,6 +46,8 @@ export interface QuestionContext {
   error?: string;
   /** A short summary of the answers, shown before the confirmation. */
   summary?: string;
+  /** A model's follow-up question (`--model`), not one of the bank. */
+  followUp?: boolean;
 }
 
 /** Where answers come from: a terminal, piped stdin, or an answers file. */
@@ -57,7 +62,8 @@ export interface AnswerSource {
 export type SessionEvent =
   | { type: 'answer-saved'; turn: number; question: InterviewQuestion; cursor: number; command?: 'skip' | 'back' }
   | { type: 'answer-refused'; question: InterviewQuestion; message: string }
-  | { type: 'phase-started'; phase: string; phaseNumber: number };
+  | { type: 'phase-started'; phase: string; phaseNumber: number }
+  | { type: 'follow-up-saved'; phase: string; command?: 'skip' };
 
 export interface SessionOptions {
   /** The INTERVIEW document (absolute). */
@@ -66,6 +72,8 @@ export interface SessionOptions {
   /** ISO timestamp for history/updated_at; undefined = no timestamps (reproducible output). */
   now: () => string | undefined;
   onEvent?: (event: SessionEvent) => void;
+  /** `--model`: suggests one follow-up question after each phase but the review (off when absent). */
+  followUps?: FollowUpSuggester;
 }
 
 /** How a session ended. */
@@ -114,11 +122,11 @@ async function saveLocked(docPath: string, update: (current: string) => string, 
  * interleave silently), the edit keeps every other byte, and the result must validate before
  * the atomic rename.
  */
-async function saveStep(docPath: string, expectedCursor: number, step: (doc: InterviewDoc) => TurnResult): Promise<InterviewDoc> {
+async function saveStep(docPath: string, expectedCursor: number, step: (doc: InterviewDoc) => TurnResult, expectedHistory?: number): Promise<InterviewDoc> {
   let saved: InterviewDoc | undefined;
   await saveLocked(docPath, (current) => {
     const doc = loadInterviewText(current, docPath);
-    if (doc.question_cursor !== expectedCursor || doc.status === 'complete') {
+    if (doc.question_cursor !== expectedCursor || doc.status === 'complete' || (expectedHistory !== undefined && doc.history.length !== expectedHistory)) {
       throw new PolywaveError({ code: interviewSaveFailedCode, message: `${docPath} was changed by another process (cursor ${doc.question_cursor}, expected ${expectedCursor}); resume it again` });
     }
     const result = step(doc);
@@ -139,6 +147,7 @@ function summaryOf(doc: InterviewDoc): string {
     const shown = Array.isArray(value) ? (value.length === 0 ? '—' : value.join('; ')) : value === undefined ? '—' : String(value);
     lines.push(`${question.id}: ${shown}`);
   }
+  for (const entry of doc.follow_ups ?? []) lines.push(`${entry.phase}.follow_up: ${entry.question} → ${entry.answer.trim() || '—'}`);
   return lines.join('\n');
 }
 
@@ -168,7 +177,21 @@ export function contextAt(doc: InterviewDoc, cursor: number): QuestionContext {
 export async function runInterviewSession(doc: InterviewDoc, options: SessionOptions): Promise<SessionResult> {
   let current = doc;
   let lastPhase: string | undefined;
+  const suggested = new Set<string>();
   while (!isFinished(current)) {
+    if (current.pending_follow_up) {
+      const answered = await askFollowUp(current, options);
+      if (answered === undefined) return { outcome: 'input-closed', doc: current, warnings: [] };
+      current = answered;
+      continue;
+    }
+    const finishedPhase = options.followUps ? phaseBefore(current) : undefined;
+    if (finishedPhase && !suggested.has(finishedPhase) && !(current.follow_ups ?? []).some((entry) => entry.phase === finishedPhase)) {
+      suggested.add(finishedPhase);
+      const question = await options.followUps!.suggest(finishedPhase, current);
+      if (question) current = await saveStep(options.docPath, current.question_cursor, (onDisk) => setPendingFollowUp(onDisk, finishedPhase, question, options.now()), current.history.length);
+      continue;
+    }
     const question = questionBank[current.question_cursor]!;
     if (question.phase !== lastPhase) {
       lastPhase = question.phase;
@@ -196,6 +219,44 @@ export async function runInterviewSession(doc: InterviewDoc, options: SessionOpt
     }
   }
   return finishInterview(current, options);
+}
+
+/** The phase just finished when the cursor is at the first question of a later phase (never the review). */
+function phaseBefore(doc: InterviewDoc): InterviewPhase | undefined {
+  const cursor = doc.question_cursor;
+  if (cursor === 0 || cursor >= questionCount) return undefined;
+  const previous = questionBank[cursor - 1]!.phase;
+  return previous !== questionBank[cursor]!.phase && previous !== 'review' ? previous : undefined;
+}
+
+/** Asks the pending follow-up; the saved document, or undefined at the end of input. */
+async function askFollowUp(doc: InterviewDoc, options: SessionOptions): Promise<InterviewDoc | undefined> {
+  const pending = doc.pending_follow_up!;
+  const question: InterviewQuestion = { id: `${pending.phase}.follow_up`, phase: pending.phase, field: 'follow_ups', kind: 'text', required: false, prompt: pending.question, hint: 'a follow-up question from the model' };
+  let error: string | undefined;
+  for (;;) {
+    const raw = await options.source.ask(question, {
+      cursor: doc.question_cursor,
+      total: questionCount,
+      phaseNumber: phaseNumber(pending.phase),
+      phaseCount: interviewPhases.length,
+      phaseTitle: phaseTitles[pending.phase],
+      numberInPhase: questionsInPhase(pending.phase),
+      questionsInPhase: questionsInPhase(pending.phase),
+      followUp: true,
+      ...(error ? { error } : {}),
+    });
+    if (raw === undefined) return undefined;
+    const interpreted = interpretAnswer(question, raw);
+    if (interpreted.ok && interpreted.turn.kind !== 'back') {
+      const turn = interpreted.turn;
+      const saved = await saveStep(options.docPath, doc.question_cursor, (onDisk) => answerFollowUp(onDisk, turn, options.now()), doc.history.length);
+      options.onEvent?.({ type: 'follow-up-saved', phase: pending.phase, ...(turn.kind === 'skip' ? { command: 'skip' as const } : {}) });
+      return saved;
+    }
+    error = interpreted.ok ? '"back" is not available for a follow-up question: answer it or leave it empty' : interpreted.message;
+    if (!options.source.interactive) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `follow-up: ${error}` });
+  }
 }
 
 /**

@@ -6,7 +6,9 @@ import { answersFileSource, checkAnswersCover, parseAnswers } from '../../interv
 import { createInterviewDoc, defaultMaxQuestions, interviewModes, parseInterviewDoc, questionsAsked, type InterviewDoc } from '../../interview/interview-doc.js';
 import { questionCount, type InterviewQuestion } from '../../interview/questions.js';
 import { createInterviewFile, loadInterviewText, runInterviewSession, type AnswerSource, type QuestionContext, type SessionResult } from '../../interview/session.js';
+import type { FollowUpSuggester } from '../../interview/follow-ups.js';
 import { readTextFile } from '../../store/read-text.js';
+import { unsafeNoSandboxFrom } from '../sandbox-option.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 
 const invalidInput = 'X001_INVALID_INPUT';
@@ -59,6 +61,7 @@ function displayPath(io: CommandIo, file: string): string {
 }
 
 function progressLine(context: QuestionContext): string {
+  if (context.followUp) return `Phase ${context.phaseNumber}/${context.phaseCount} · ${context.phaseTitle} · follow-up from the model`;
   return `Phase ${context.phaseNumber}/${context.phaseCount} · ${context.phaseTitle} · question ${context.numberInPhase}/${context.questionsInPhase} (${context.cursor + 1}/${context.total})`;
 }
 
@@ -102,7 +105,7 @@ async function terminalSource(slug: string): Promise<{ source: AnswerSource; clo
       prompts.log.step(`Phase ${context.phaseNumber}/${context.phaseCount} · ${context.phaseTitle}`, { output });
     }
     if (context.error) prompts.log.warn(context.error, { output });
-    const message = `${question.prompt}\n  ${progressLine(context)}${question.required ? '' : ' · empty = skip'} · "back" = previous question`;
+    const message = `${question.prompt}\n  ${progressLine(context)}${question.required ? '' : ' · empty = skip'}${context.followUp ? '' : ' · "back" = previous question'}`;
     let answer: string | symbol;
     if (question.kind === 'confirm') {
       if (context.summary) prompts.note(context.summary, 'Summary', { output });
@@ -124,6 +127,30 @@ async function terminalSource(slug: string): Promise<{ source: AnswerSource; clo
     return typeof answer === 'string' ? answer : undefined;
   };
   return { source: { interactive: true, ask }, close: () => undefined };
+}
+
+/**
+ * `--model M`: follow-up questions suggested by a model after each phase (off by default). Not
+ * with --non-interactive / --answers: that run stays reproducible. Credentials are checked before
+ * the first question.
+ */
+async function followUpsFrom(options: Record<string, unknown>, io: CommandIo, projectRoot: string, nonInteractive: boolean): Promise<FollowUpSuggester | undefined> {
+  const model = stringOption(options, 'model');
+  if (!model) return undefined;
+  if (nonInteractive) {
+    io.stderr('interview: --model is not used with --non-interactive or --answers (the run stays reproducible)\n');
+    return undefined;
+  }
+  const { requireModelCredentials } = await import('../../agents/credentials.js');
+  requireModelCredentials([{ role: 'the interview follow-ups', model }], io.env);
+  const { modelFollowUps } = await import('../../interview/follow-ups.js');
+  return modelFollowUps({
+    model,
+    cwd: projectRoot,
+    env: io.env,
+    ...(unsafeNoSandboxFrom(options, io) ? { unsafeNoSandbox: true } : {}),
+    onError: (message) => io.stderr(`interview: no follow-up from the model (${message.split('\n')[0]})\n`),
+  });
 }
 
 /** What `interview` reports (stdout JSON with --json; the run chain reads it). */
@@ -212,14 +239,17 @@ export async function conductInterview(args: string[], options: Record<string, u
 
   const interactive = answers === undefined && options.nonInteractive !== true && process.stdin.isTTY === true && process.stderr.isTTY === true;
   const input = answers ? { source: answersFileSource(answers), close: () => undefined } : interactive ? await terminalSource(doc.slug) : await lineSource(io);
+  const followUps = await followUpsFrom(options, io, projectRoot, answers !== undefined || options.nonInteractive === true);
   let result: SessionResult;
   try {
     result = await runInterviewSession(doc, {
       docPath,
       source: input.source,
       now,
+      ...(followUps ? { followUps } : {}),
       onEvent: (event) => {
         if (event.type === 'answer-saved' && !interactive && answers === undefined) io.stderr(`saved ${event.question.id}${event.command ? ` (${event.command})` : ''}\n`);
+        if (event.type === 'follow-up-saved' && !interactive && answers === undefined) io.stderr(`saved ${event.phase}.follow_up${event.command ? ` (${event.command})` : ''}\n`);
       },
     });
   } finally {
