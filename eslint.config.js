@@ -7,7 +7,7 @@ const nodeSideEffects = ['fs', 'node:fs', 'fs/promises', 'node:fs/promises', 'ch
   'worker_threads', 'node:worker_threads', 'process', 'node:process', 'os', 'node:os'];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.scratch/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.scratch/**', 'test/fixtures/analysis/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
