@@ -119,6 +119,16 @@ describe('cache', () => {
     expect(changed.files.find((file) => file.file === 'src/service.rs')!.symbols.map((symbol) => symbol.name)).toEqual(['run', 'make_widget_factory', 'extra']);
   });
 
+  it('the dependency graph of an unchanged tree comes from one cached file; an uncommitted import change is seen', async () => {
+    const repo = await analysisFixtureRepo('ts');
+    const before = await dependencyGraph(repo.dir, ['src/app.ts']);
+    expect(before.dependsOn['src/app.ts']).toEqual(['src/index.ts', 'src/model.ts', 'src/service.ts']);
+    expect(readdirSync(path.join(repo.dir, '.git', 'polywave', 'analysis-cache', cacheVersion, 'graphs'))).toHaveLength(1);
+    expect(await dependencyGraph(repo.dir, ['src/app.ts'])).toEqual(before);
+    repo.write('src/app.ts', "import { run } from './service.js';\nrun(undefined as never);\n");
+    expect((await dependencyGraph(repo.dir, ['src/app.ts'])).dependsOn['src/app.ts']).toEqual(['src/service.ts']);
+  });
+
   it('the CLI reports the counts; worktrees share the cache; a damaged entry is a miss', async () => {
     const repo = await analysisFixtureRepo('python');
     const env = { POLYWAVE_ANALYSIS_STATS: '1' };

@@ -24,11 +24,51 @@ export interface RawImport {
 /** Compact reference: [name, line, column, kind]. */
 export type RawRef = [string, number, number, ReferenceKind];
 
-/** What one parse yields; this is what the per-blob cache stores. */
+/**
+ * What one parse yields; this is what the per-blob cache stores. References are one string
+ * (`name\tline\tcolumn\tkind` lines, see {@link encodeRefs}): parsing a cache entry then allocates
+ * a handful of objects instead of one array per identifier, and callers decode only the names they
+ * look for ({@link decodeRefs}) — a dependency graph never decodes them at all.
+ */
 export interface FileFacts {
   symbols: SymbolDef[];
   imports: RawImport[];
-  refs: RawRef[];
+  refs: string;
+}
+
+const kindCode: Record<ReferenceKind, string> = { call: 'c', 'method-call': 'm', type: 't', import: 'i', reexport: 'r', other: 'o' };
+const codeKind: Record<string, ReferenceKind> = { c: 'call', m: 'method-call', t: 'type', i: 'import', r: 'reexport', o: 'other' };
+
+export function encodeRefs(refs: readonly RawRef[]): string {
+  return refs.map(([name, line, column, kind]) => `${name}\t${line}\t${column}\t${kindCode[kind]}`).join('\n');
+}
+
+/** The references in `encoded`, or only those named one of `names`. */
+export function decodeRefs(encoded: string, names?: ReadonlySet<string>): RawRef[] {
+  const result: RawRef[] = [];
+  if (encoded === '') return result;
+  if (names) {
+    // Find each wanted name at a line start without splitting the whole text.
+    for (const name of names) {
+      const needle = `${name}\t`;
+      let from = 0;
+      for (;;) {
+        const at = encoded.indexOf(needle, from);
+        if (at < 0) break;
+        from = at + needle.length;
+        if (at > 0 && encoded.charCodeAt(at - 1) !== 10) continue;
+        const end = encoded.indexOf('\n', at);
+        const [, line, column, kind] = encoded.slice(at, end < 0 ? undefined : end).split('\t');
+        result.push([name, Number(line), Number(column), codeKind[kind!] ?? 'other']);
+      }
+    }
+    return result.sort((a, b) => a[1] - b[1] || a[2] - b[2]);
+  }
+  for (const row of encoded.split('\n')) {
+    const [name, line, column, kind] = row.split('\t');
+    result.push([name!, Number(line), Number(column), codeKind[kind!] ?? 'other']);
+  }
+  return result;
 }
 
 /** Identifier-like leaves per language (the reference query). */
@@ -129,7 +169,7 @@ export async function extractFacts(lang: Lang, source: string): Promise<FileFact
       kind ??= classify(lang, node, packageNames);
       refs.push([node.text, node.startPosition.row + 1, node.startPosition.column + 1, kind]);
     }
-    return { symbols, imports, refs };
+    return { symbols, imports, refs: encodeRefs(refs) };
   } finally {
     tree.delete();
   }
@@ -520,7 +560,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 2;
+const factsFormat = 3;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {

@@ -10,9 +10,9 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { cacheDir, readCached, writeCached } from './cache.js';
-import { extractFacts, type FileFacts } from './extract.js';
-import { listRepoFiles, readTexts, repoContext, type RepoContext, type RepoFile } from './repo-files.js';
+import { cacheDir, readCached, readGraphPack, readTreePack, treePackKey, writeCached, writeGraphPack, writeTreePack, type HeadEntry } from './cache.js';
+import { decodeRefs, extractFacts, type FileFacts } from './extract.js';
+import { listRepo, listRepoFiles, readTexts, repoContext, type RepoContext, type RepoFile } from './repo-files.js';
 import { cargoCrateName, goModulePath, ModuleResolver } from './resolve.js';
 import type {
   AnalysisStats,
@@ -41,20 +41,18 @@ interface Loaded {
 /** Facts for every entry: from the cache, or parsed (and stored) on a miss. */
 async function loadFacts(context: RepoContext, entries: readonly RepoFile[], stats: AnalysisStats): Promise<Loaded[]> {
   const dir = cacheDir(context.commonDir);
-  const cached = await Promise.all(entries.map((entry) => readCached(dir, entry.blob, entry.lang)));
+  const cached = entries.map((entry) => readCached(dir, entry.blob, entry.lang));
   const misses = entries.filter((_, index) => cached[index] === undefined);
   const parsed = new Map<string, FileFacts>();
   if (misses.length > 0) {
-    const texts = await readTexts(context, misses);
-    const writes: Array<Promise<void>> = [];
+    const texts = readTexts(context, misses);
     for (const entry of misses) {
       const text = texts.get(entry.file);
       if (text === undefined) continue;
       const facts = await extractFacts(entry.lang, text);
       parsed.set(entry.file, facts);
-      writes.push(writeCached(dir, entry.blob, entry.lang, facts));
+      writeCached(dir, entry.blob, entry.lang, facts);
     }
-    await Promise.all(writes);
   }
   stats.parsed += parsed.size;
   stats.cached += entries.length - misses.length;
@@ -68,12 +66,33 @@ async function loadFacts(context: RepoContext, entries: readonly RepoFile[], sta
   return result;
 }
 
+/** Definitions and imports of every entry (a whole listing): one tree pack read when the tree is unchanged. */
+async function loadHeads(context: RepoContext, entries: readonly RepoFile[]): Promise<HeadEntry[]> {
+  const dir = cacheDir(context.commonDir);
+  const key = treePackKey(entries);
+  const packed = readTreePack(dir, key);
+  if (packed) {
+    engineCounters.cached += packed.length;
+    return packed;
+  }
+  const heads = (await loadFacts(context, entries, { parsed: 0, cached: 0 })).map(({ entry, facts }) => ({
+    file: entry.file,
+    blob: entry.blob,
+    lang: entry.lang,
+    symbols: facts.symbols,
+    imports: facts.imports,
+  }));
+  writeTreePack(dir, key, heads);
+  return heads;
+}
+
 /** Every tracked path plus go.mod module paths: what module resolution needs. */
-async function resolverFor(context: RepoContext, known?: readonly RepoFile[]): Promise<ModuleResolver> {
-  const files = new Set<string>();
-  const listed = await context.git.run(['ls-files', '-z']);
-  for (const file of listed.stdout.split('\0')) if (file) files.add(file);
-  for (const entry of known ?? []) files.add(entry.file);
+async function resolverFor(context: RepoContext, allPaths?: readonly string[]): Promise<ModuleResolver> {
+  const files = new Set<string>(allPaths ?? []);
+  if (!allPaths) {
+    const listed = await context.git.run(['ls-files', '-z']);
+    for (const file of listed.stdout.split('\0')) if (file) files.add(file);
+  }
   const goModules: Array<{ dir: string; module: string }> = [];
   for (const file of files) {
     if (file !== 'go.mod' && !file.endsWith('/go.mod')) continue;
@@ -104,12 +123,12 @@ function toAnalysis(loaded: Loaded, resolver: ModuleResolver, lines: string[] | 
     reexport: raw.reexport,
     resolved: resolver.resolve(entry.file, entry.lang, raw),
   }));
-  const references: Reference[] = facts.refs.map(([name, line, column, kind]) => ({ file: entry.file, line, column, context: lineAt(lines, line), kind, name }));
+  const references: Reference[] = decodeRefs(facts.refs).map(([name, line, column, kind]) => ({ file: entry.file, line, column, context: lineAt(lines, line), kind, name }));
   return { file: entry.file, lang: entry.lang, blob: entry.blob, symbols: facts.symbols, imports, references };
 }
 
-async function linesOf(context: RepoContext, entries: readonly RepoFile[]): Promise<Map<string, string[]>> {
-  const texts = await readTexts(context, entries);
+function linesOf(context: RepoContext, entries: readonly RepoFile[]): Map<string, string[]> {
+  const texts = readTexts(context, entries);
   const result = new Map<string, string[]>();
   for (const [file, text] of texts) result.set(file, text.split(/\r?\n/));
   return result;
@@ -123,7 +142,10 @@ export async function analyzeRepo(repoRoot: string, opts: AnalyzeOptions = {}): 
   const context = await repoContext(repoRoot);
   const stats: AnalysisStats = { parsed: 0, cached: 0 };
   const entries = await listRepoFiles(context, { only: opts.files, includeUntracked: opts.includeUntracked });
-  const [loaded, resolver, lines] = await Promise.all([loadFacts(context, entries, stats), resolverFor(context, entries), linesOf(context, entries)]);
+  // Resolution needs every path, not only the requested ones.
+  const allPaths = opts.files ? undefined : (await listRepo(context, { includeUntracked: opts.includeUntracked })).allPaths;
+  const [loaded, resolver] = await Promise.all([loadFacts(context, entries, stats), resolverFor(context, allPaths)]);
+  const lines = linesOf(context, entries);
   return { repoRoot: context.root, files: loaded.map((item) => toAnalysis(item, resolver, lines.get(item.entry.file))), stats };
 }
 
@@ -131,8 +153,8 @@ export async function analyzeRepo(repoRoot: string, opts: AnalyzeOptions = {}): 
 export async function listSymbols(repoRoot: string, files?: string[]): Promise<FileSymbol[]> {
   const context = await repoContext(repoRoot);
   const entries = await listRepoFiles(context, { only: files });
-  const loaded = await loadFacts(context, entries, { parsed: 0, cached: 0 });
-  return loaded.flatMap(({ entry, facts }) => facts.symbols.map((symbol) => ({ file: entry.file, ...symbol })));
+  const heads = files ? (await loadFacts(context, entries, { parsed: 0, cached: 0 })).map(({ entry, facts }) => ({ file: entry.file, symbols: facts.symbols })) : await loadHeads(context, entries);
+  return heads.flatMap((head) => head.symbols.map((symbol) => ({ file: head.file, ...symbol })));
 }
 
 /**
@@ -141,8 +163,21 @@ export async function listSymbols(repoRoot: string, files?: string[]): Promise<F
  */
 export async function dependencyGraph(repoRoot: string, files: string[]): Promise<DependencyGraph> {
   const context = await repoContext(repoRoot);
-  const entries = await listRepoFiles(context, {});
-  const [loaded, resolver] = await Promise.all([loadFacts(context, entries, { parsed: 0, cached: 0 }), resolverFor(context, entries)]);
+  const { files: entries, allPaths, fingerprint } = await listRepo(context, {});
+  const dir = cacheDir(context.commonDir);
+  // The resolved edges of an unchanged tree are one small file; otherwise resolve every file's imports.
+  let pack = readGraphPack(dir, fingerprint);
+  if (!pack) {
+    const [heads, resolver] = await Promise.all([loadHeads(context, entries), resolverFor(context, allPaths)]);
+    const index = new Map(heads.map((head, position) => [head.file, position]));
+    const deps = heads.map((head) => {
+      const targets = new Set<number>();
+      for (const raw of head.imports) for (const target of resolver.resolve(head.file, head.lang, raw)) if (index.has(target)) targets.add(index.get(target)!);
+      return [...targets].sort((a, b) => a - b);
+    });
+    pack = { files: heads.map((head) => head.file), deps };
+    writeGraphPack(dir, fingerprint, pack);
+  } else engineCounters.cached += pack.files.length;
   const wanted = new Set(files);
   const dependsOn: Record<string, string[]> = {};
   const dependedBy: Record<string, string[]> = {};
@@ -150,12 +185,11 @@ export async function dependencyGraph(repoRoot: string, files: string[]): Promis
     dependsOn[file] = [];
     dependedBy[file] = [];
   }
-  for (const { entry, facts } of loaded) {
-    const targets = new Set<string>();
-    for (const raw of facts.imports) for (const target of resolver.resolve(entry.file, entry.lang, raw)) targets.add(target);
-    if (wanted.has(entry.file)) dependsOn[entry.file] = [...targets].sort();
-    for (const target of targets) if (wanted.has(target)) dependedBy[target]!.push(entry.file);
-  }
+  pack.files.forEach((file, position) => {
+    const targets = pack.deps[position]!.map((target) => pack.files[target]!);
+    if (wanted.has(file)) dependsOn[file] = [...targets].sort();
+    for (const target of targets) if (wanted.has(target)) dependedBy[target]!.push(file);
+  });
   for (const file of files) dependedBy[file] = [...new Set(dependedBy[file])].sort();
   return { dependsOn, dependedBy };
 }
@@ -188,12 +222,17 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   // Names under which the symbol is exported: itself plus re-export aliases, found iteratively.
   const exportedNames = new Set([symbol]);
   const loadedFiles = new Map<string, Loaded>();
-  let pending = [symbol];
-  while (pending.length > 0) {
-    const candidates = (await filesWithWords(context, pending, opts)).filter((file) => !loadedFiles.has(file));
+  // The listing (blob ids) and the first word search run at once: both are git processes.
+  const [listing, firstHits] = await Promise.all([listRepo(context, { includeUntracked: opts.includeUntracked }), filesWithWords(context, [symbol], opts)]);
+  const byPath = new Map(listing.files.map((entry) => [entry.file, entry]));
+  let pending: string[] = [];
+  let hits: string[] | undefined = firstHits;
+  for (;;) {
+    const found: string[] = hits ?? (pending.length > 0 ? await filesWithWords(context, pending, opts) : []);
+    hits = undefined;
     pending = [];
-    if (candidates.length === 0) break;
-    const entries = await listRepoFiles(context, { only: candidates, includeUntracked: opts.includeUntracked });
+    const entries = found.filter((file) => !loadedFiles.has(file)).flatMap((file) => byPath.get(file) ?? []);
+    if (entries.length === 0) break;
     for (const item of await loadFacts(context, entries, stats)) {
       loadedFiles.set(item.entry.file, item);
       for (const raw of item.facts.imports) {
@@ -208,13 +247,14 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     }
   }
   const loaded = [...loadedFiles.values()].sort((a, b) => (a.entry.file < b.entry.file ? -1 : 1));
-  const resolver = await resolverFor(context, loaded.map((item) => item.entry));
 
   let reachable: ((item: Loaded) => boolean) | undefined;
   let memberAnywhere = false;
   if (opts.definedIn !== undefined) {
+    const resolver = await resolverFor(context, listing.allPaths);
     const definedIn = opts.definedIn.replace(/^\.\//, '');
-    const definer = loadedFiles.get(definedIn) ?? (await loadFacts(context, await listRepoFiles(context, { only: [definedIn] }), stats))[0];
+    const definerEntry = byPath.get(definedIn);
+    const definer = loadedFiles.get(definedIn) ?? (definerEntry ? (await loadFacts(context, [definerEntry], stats))[0] : undefined);
     memberAnywhere = definer?.facts.symbols.some((def) => def.name === symbol && def.kind === 'method') ?? false;
     const sources = new Set([definedIn]);
     // Files re-exporting from a source become sources too.
@@ -237,7 +277,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   }
 
   const references: Reference[] = [];
-  const lines = await linesOf(
+  const lines = linesOf(
     context,
     loaded.map((item) => item.entry),
   );
@@ -254,7 +294,8 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       }
     }
     const fileLines = lines.get(item.entry.file);
-    for (const [name, line, column, kind] of item.facts.refs) {
+    const wanted = new Set([symbol, ...aliases.keys(), ...exportedNames]);
+    for (const [name, line, column, kind] of decodeRefs(item.facts.refs, wanted)) {
       let via: string | undefined;
       if (name === symbol) via = undefined;
       else if (aliases.has(name)) via = name;

@@ -10,6 +10,7 @@
  * separate checkouts git does not list here.
  */
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createGit } from '../../git/git-cli.js';
@@ -79,6 +80,20 @@ function splitZ(text: string): string[] {
  * skipped. Modified and untracked files are hashed from the working tree.
  */
 export async function listRepoFiles(context: RepoContext, options: { only?: readonly string[]; includeUntracked?: boolean } = {}): Promise<RepoFile[]> {
+  return (await listRepo(context, options)).files;
+}
+
+export interface RepoListing {
+  /** Analysable files, sorted. */
+  files: RepoFile[];
+  /** Every listed path, analysable or not (go.mod, Cargo.toml, __init__.py …): what module resolution needs. */
+  allPaths: string[];
+  /** Changes whenever any listed path or content changes (index entries + hashes of working-tree files). */
+  fingerprint: string;
+}
+
+/** {@link listRepoFiles} plus every listed path. */
+export async function listRepo(context: RepoContext, options: { only?: readonly string[]; includeUntracked?: boolean } = {}): Promise<RepoListing> {
   const { git, root } = context;
   const pathspec = options.only ? ['--', ...options.only] : [];
   const [staged, changed, untracked] = await Promise.all([
@@ -89,15 +104,20 @@ export async function listRepoFiles(context: RepoContext, options: { only?: read
   const modified = new Set(splitZ(changed.stdout));
   const files = new Map<string, RepoFile>();
   const fromDisk: string[] = [];
+  const allPaths: string[] = [];
   for (const entry of splitZ(staged.stdout)) {
     const tab = entry.indexOf('\t');
     const file = entry.slice(tab + 1);
+    allPaths.push(file);
     const [mode, blob] = entry.slice(0, tab).split(' ');
     if (mode === '160000' || !isAnalysable(file)) continue;
     if (modified.has(file)) fromDisk.push(file);
     else files.set(file, { file, lang: languageOf(file)!, blob: blob!, fromWorktree: false });
   }
-  for (const file of splitZ(untracked.stdout)) if (isAnalysable(file) && !files.has(file)) fromDisk.push(file);
+  for (const file of splitZ(untracked.stdout)) {
+    allPaths.push(file);
+    if (isAnalysable(file) && !files.has(file)) fromDisk.push(file);
+  }
   await Promise.all(
     fromDisk.map(async (file) => {
       const content = await readFile(path.join(root, file)).catch(() => undefined);
@@ -105,20 +125,26 @@ export async function listRepoFiles(context: RepoContext, options: { only?: read
       files.set(file, { file, lang: languageOf(file)!, blob: blobId(content), fromWorktree: true });
     }),
   );
-  return [...files.values()].sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
+  const sorted = [...files.values()].sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
+  const fingerprint = createHash('sha1').update(staged.stdout).update('\0').update(changed.stdout).update('\0').update(untracked.stdout);
+  for (const entry of sorted) if (entry.fromWorktree) fingerprint.update(`${entry.file}\0${entry.blob}\n`);
+  // go.mod / Cargo.toml edits change resolution: their working-tree state counts too.
+  for (const file of modified) if (!isAnalysable(file)) fingerprint.update(`${file}\0${await readFile(path.join(root, file), 'utf8').catch(() => '')}\n`);
+  return { files: sorted, allPaths, fingerprint: fingerprint.digest('hex') };
 }
 
 /** The texts of `files`: working-tree files from disk, the rest from git's object store in one batch. */
-export async function readTexts(context: RepoContext, files: readonly RepoFile[]): Promise<Map<string, string>> {
+export function readTexts(context: RepoContext, files: readonly RepoFile[]): Map<string, string> {
+  // Files git reports unmodified hold the index content on disk (git's own stat check), and
+  // modified ones were hashed from disk: reading the working tree is always the analysed content.
+  // Synchronous: many small reads are faster without the thread pool round trips.
   const texts = new Map<string, string>();
-  // Unmodified tracked files have the index content on disk too: reading the file is much cheaper
-  // than a cat-file round trip. Verify the hash only when the size differs from expectations is not
-  // possible cheaply, so the working tree is trusted for files git reports unmodified.
-  await Promise.all(
-    files.map(async (entry) => {
-      const text = await readFile(path.join(context.root, entry.file), 'utf8').catch(() => undefined);
-      if (text !== undefined) texts.set(entry.file, text);
-    }),
-  );
+  for (const entry of files) {
+    try {
+      texts.set(entry.file, readFileSync(path.join(context.root, entry.file), 'utf8'));
+    } catch {
+      // deleted since listed
+    }
+  }
   return texts;
 }

@@ -1,0 +1,206 @@
+// bench:analysis — the analysis engine (issue 15) on a generated repository per language (default
+// 5 000 source files each: TypeScript, JavaScript, Go, Python, Rust), in a bounded temp directory
+// removed at the end. For each language, in the same run:
+//   - `git grep -w <symbol>` (the floor for a text search),
+//   - `polywave check-callers <symbol>` end to end (CLI), cold (empty cache) and warm,
+//   - `polywave analyze-deps <root> --files <100 files>` end to end, cold and warm,
+//   - the same two through the API in process (findReferences / dependencyGraph), cold and warm.
+// Prints milliseconds (median of BENCH_ROUNDS) and the ratio to git grep. Targets (issue 15):
+// cold ≤ 3× git grep, warm ≤ 1× git grep. Noisy 2-core machines: read ratios, not absolute times.
+//
+//   npm run bench:analysis
+//   BENCH_FILES=1000 BENCH_LANGS=ts,go BENCH_ROUNDS=1 node bench/analysis.mjs   (BENCH_KEEP=1 keeps the repositories)
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+const dist = process.env.POLYWAVE_DIST ?? path.join(root, 'dist');
+const bin = path.join(root, 'bin', 'polywave.js');
+const engine = await import(path.join(dist, 'analysis/engine/index.js'));
+const { cacheDir } = await import(path.join(dist, 'analysis/engine/cache.js'));
+
+const fileCount = Math.min(Number(process.env.BENCH_FILES ?? 5000), 20000);
+const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
+const languages = (process.env.BENCH_LANGS ?? 'ts,js,go,python,rust').split(',');
+const depsFiles = 100;
+const env = {
+  ...process.env,
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: os.devNull,
+  GIT_AUTHOR_NAME: 'bench',
+  GIT_AUTHOR_EMAIL: 'bench@polywave.invalid',
+  GIT_COMMITTER_NAME: 'bench',
+  GIT_COMMITTER_EMAIL: 'bench@polywave.invalid',
+};
+
+function run(command, args, cwd) {
+  const start = performance.now();
+  const result = spawnSync(command, args, { cwd, env, encoding: 'utf8', maxBuffer: 1024 * 1024 * 1024 });
+  const ms = performance.now() - start;
+  if (result.status !== 0 && !(command === 'git' && args[0] === 'grep' && result.status === 1)) {
+    throw new Error(`${command} ${args.join(' ').slice(0, 200)} → ${result.status}\n${result.stderr}`);
+  }
+  return { ms, stdout: result.stdout, stderr: result.stderr };
+}
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+/**
+ * File i of a generated repository: a few definitions, imports of two earlier files; every 20th
+ * file imports and calls the shared symbol, every 10th names it in a string and every 10th (other)
+ * in a comment — text a grep finds and the engine must not report.
+ */
+const generators = {
+  ts: {
+    path: (i) => `src/m${Math.floor(i / 100)}/f${i}.ts`,
+    text: (i, dep) => {
+      const imports = i === 0 ? '' : [dep(i, 1), dep(i, 2)].map((j) => `import { fn${j} } from '${rel(`src/m${Math.floor(i / 100)}`, `src/m${Math.floor(j / 100)}/f${j}.js`)}';`).join('\n');
+      const calls = i === 0 ? '' : `  fn${dep(i, 1)}(1); fn${dep(i, 2)}(2);\n`;
+      const shared = i === 0 ? 'export function sharedHelper(x: number): number {\n  return x + 1;\n}\n' : i % 20 === 0 ? "import { sharedHelper } from '../m0/f0.js';\nexport const useShared = sharedHelper(3);\n" : '';
+      return `${imports}\n${shared}\nexport interface Shape${i} {\n  id: number;\n  name: string;\n}\n\n/** fn${i} computes a value. ${i % 10 === 5 ? 'sharedHelper' : 'plain'} in a comment */\nexport function fn${i}(value: number): Shape${i} {\n${calls}  const label = '${i % 10 === 0 ? 'sharedHelper' : 'plain'}';\n  return { id: value * ${i}, name: label };\n}\n\nexport class Store${i} {\n  private items: Shape${i}[] = [];\n  add(item: Shape${i}): void {\n    this.items.push(item);\n  }\n}\n`;
+    },
+  },
+  js: {
+    path: (i) => `lib/m${Math.floor(i / 100)}/f${i}.js`,
+    text: (i, dep) => {
+      const imports = i === 0 ? '' : [dep(i, 1), dep(i, 2)].map((j) => `import { fn${j} } from '${rel(`lib/m${Math.floor(i / 100)}`, `lib/m${Math.floor(j / 100)}/f${j}.js`)}';`).join('\n');
+      const calls = i === 0 ? '' : `  fn${dep(i, 1)}(1); fn${dep(i, 2)}(2);\n`;
+      const shared = i === 0 ? 'export function sharedHelper(x) {\n  return x + 1;\n}\n' : i % 20 === 0 ? "import { sharedHelper } from '../m0/f0.js';\nexport const useShared = sharedHelper(3);\n" : '';
+      return `${imports}\n${shared}\n/** fn${i} computes a value. */\nexport function fn${i}(value) {\n${calls}  const label = '${i % 10 === 0 ? 'sharedHelper' : 'plain'}';\n  return { id: value * ${i}, name: label };\n}\n\nexport class Store${i} {\n  constructor() {\n    this.items = [];\n  }\n  add(item) {\n    this.items.push(item);\n  }\n}\n`;
+    },
+  },
+  go: {
+    path: (i) => `pkg/p${Math.floor(i / 10)}/f${i}.go`,
+    text: (i, dep) => {
+      const pkg = `p${Math.floor(i / 10)}`;
+      const deps = i < 10 ? [] : [...new Set([dep(i, 1), dep(i, 2)].map((j) => Math.floor(j / 10)))].filter((p) => p !== Math.floor(i / 10));
+      const imports = deps.map((p) => `\t"example.com/bench/pkg/p${p}"`);
+      if (i % 20 === 0 && i >= 10) imports.push('\t"example.com/bench/pkg/p0"');
+      const uses = deps.map((p) => `\t_ = p${p}.Fn${p * 10}(1)\n`).join('');
+      const shared = i === 0 ? 'func SharedHelper(x int) int {\n\treturn x + 1\n}\n' : i % 20 === 0 && i >= 10 ? 'var UseShared = p0.SharedHelper(3)\n' : '';
+      return `package ${pkg}\n\n${imports.length ? `import (\n${[...new Set(imports)].join('\n')}\n)\n` : ''}\n${shared}\n// Shape${i} is a value. ${i % 10 === 5 ? 'SharedHelper' : 'Plain'} in a comment.\ntype Shape${i} struct {\n\tID   int\n\tName string\n}\n\n// Fn${i} computes a value.\nfunc Fn${i}(value int) Shape${i} {\n${uses}\tlabel := "${i % 10 === 0 ? 'SharedHelper' : 'plain'}"\n\treturn Shape${i}{ID: value * ${i}, Name: label}\n}\n\ntype Store${i} struct{ items []Shape${i} }\n\nfunc (s *Store${i}) Add(item Shape${i}) {\n\ts.items = append(s.items, item)\n}\n`;
+    },
+    extra: { 'go.mod': 'module example.com/bench\n\ngo 1.21\n' },
+  },
+  python: {
+    path: (i) => `app/m${Math.floor(i / 100)}/f${i}.py`,
+    text: (i, dep) => {
+      const imports = i === 0 ? '' : [dep(i, 1), dep(i, 2)].map((j) => `from app.m${Math.floor(j / 100)}.f${j} import fn${j}`).join('\n');
+      const calls = i === 0 ? '' : `    fn${dep(i, 1)}(1)\n    fn${dep(i, 2)}(2)\n`;
+      const shared = i === 0 ? 'def shared_helper(x):\n    return x + 1\n' : i % 20 === 0 ? 'from app.m0.f0 import shared_helper\nUSE_SHARED = shared_helper(3)\n' : '';
+      return `${imports}\n${shared}\n\nclass Shape${i}:\n    """Shape${i}. ${i % 10 === 5 ? 'shared_helper' : 'plain'} in a docstring."""\n\n    def __init__(self, ident: int, name: str) -> None:\n        self.ident = ident\n        self.name = name\n\n\ndef fn${i}(value: int) -> Shape${i}:\n${calls}    label = "${i % 10 === 0 ? 'shared_helper' : 'plain'}"\n    return Shape${i}(value * ${i}, label)\n\n\nclass Store${i}:\n    def add(self, item: Shape${i}) -> None:\n        self.items.append(item)\n`;
+    },
+    extra: {},
+    initFiles: true,
+  },
+  rust: {
+    path: (i) => `src/m${Math.floor(i / 100)}/f${i}.rs`,
+    text: (i, dep) => {
+      const uses = i === 0 ? '' : [dep(i, 1), dep(i, 2)].map((j) => `use crate::m${Math.floor(j / 100)}::f${j}::fn${j};`).join('\n');
+      const calls = i === 0 ? '' : `    fn${dep(i, 1)}(1);\n    fn${dep(i, 2)}(2);\n`;
+      const shared = i === 0 ? 'pub fn shared_helper(x: i64) -> i64 {\n    x + 1\n}\n' : i % 20 === 0 ? 'use crate::m0::f0::shared_helper;\npub fn use_shared() -> i64 {\n    shared_helper(3)\n}\n' : '';
+      return `${[...new Set(uses.split('\n'))].join('\n')}\n${shared}\n/// Shape${i}. ${i % 10 === 5 ? 'shared_helper' : 'plain'} in a doc comment.\npub struct Shape${i} {\n    pub id: i64,\n    pub name: String,\n}\n\npub fn fn${i}(value: i64) -> Shape${i} {\n${calls}    let label = "${i % 10 === 0 ? 'shared_helper' : 'plain'}";\n    Shape${i} { id: value * ${i}, name: label.to_string() }\n}\n\npub struct Store${i} {\n    items: Vec<Shape${i}>,\n}\n\nimpl Store${i} {\n    pub fn add(&mut self, item: Shape${i}) {\n        self.items.push(item);\n    }\n}\n`;
+    },
+    extra: { 'Cargo.toml': '[package]\nname = "bench"\nversion = "0.1.0"\nedition = "2021"\n' },
+    rustMods: true,
+  },
+};
+const symbols = { ts: 'sharedHelper', js: 'sharedHelper', go: 'SharedHelper', python: 'shared_helper', rust: 'shared_helper' };
+
+function rel(fromDir, target) {
+  const relative = path.posix.relative(fromDir, target);
+  return relative.startsWith('.') ? relative : `./${relative}`;
+}
+
+function generate(lang, dir) {
+  const generator = generators[lang];
+  // Dependencies point to earlier files only (no cycles): i-1 and a pseudo-random earlier one.
+  const dep = (i, k) => (k === 1 ? i - 1 : Math.floor((i * 7919) % i));
+  const files = [];
+  for (let i = 0; i < fileCount; i += 1) {
+    const file = generator.path(i);
+    mkdirSync(path.join(dir, path.dirname(file)), { recursive: true });
+    writeFileSync(path.join(dir, file), generator.text(i, dep));
+    files.push(file);
+  }
+  for (const [name, text] of Object.entries(generator.extra ?? {})) writeFileSync(path.join(dir, name), text);
+  if (generator.initFiles) {
+    writeFileSync(path.join(dir, 'app/__init__.py'), '');
+    for (let m = 0; m * 100 < fileCount; m += 1) writeFileSync(path.join(dir, `app/m${m}/__init__.py`), '');
+  }
+  if (generator.rustMods) {
+    const modules = [];
+    for (let m = 0; m * 100 < fileCount; m += 1) {
+      modules.push(`pub mod m${m};`);
+      const children = files.filter((file) => file.startsWith(`src/m${m}/`)).map((file) => `pub mod ${path.basename(file, '.rs')};`);
+      writeFileSync(path.join(dir, `src/m${m}.rs`), `${children.join('\n')}\n`);
+    }
+    writeFileSync(path.join(dir, 'src/lib.rs'), `${modules.join('\n')}\n`);
+  }
+  run('git', ['init', '-q', '-b', 'main'], dir);
+  run('git', ['add', '-A'], dir);
+  run('git', ['commit', '-q', '-m', 'generated'], dir);
+  return files;
+}
+
+const results = [];
+const top = mkdtempSync(path.join(os.tmpdir(), 'polywave-bench-analysis-'));
+try {
+  for (const lang of languages) {
+    const dir = path.join(top, lang);
+    mkdirSync(dir);
+    const files = generate(lang, dir);
+    const symbol = symbols[lang];
+    const listed = files.slice(files.length - depsFiles).join(',');
+    const cache = cacheDir(path.join(dir, '.git'));
+    const clear = () => rmSync(cache, { recursive: true, force: true });
+    const measure = (label, fn, { cold }) => {
+      const times = [];
+      for (let round = 0; round < rounds; round += 1) {
+        if (cold) clear();
+        times.push(fn());
+      }
+      return median(times);
+    };
+    const grepMs = measure('git grep', () => run('git', ['grep', '-n', '-w', symbol], dir).ms, { cold: false });
+    const grepHits = run('git', ['grep', '-n', '-w', symbol], dir).stdout.split('\n').filter(Boolean).length;
+    const cli = (args) => () => run(process.execPath, [bin, ...args], dir).ms;
+    const callersCold = measure('callers cold', cli(['check-callers', symbol]), { cold: true });
+    const callersWarm = measure('callers warm', cli(['check-callers', symbol]), { cold: false });
+    const callers = JSON.parse(run(process.execPath, [bin, 'check-callers', symbol], dir).stdout).length;
+    const depsCold = measure('deps cold', cli(['analyze-deps', '.', '--files', listed, '--format', 'json']), { cold: true });
+    const depsWarm = measure('deps warm', cli(['analyze-deps', '.', '--files', listed, '--format', 'json']), { cold: false });
+    const inProcess = async (fn, cold) => {
+      const times = [];
+      for (let round = 0; round < rounds; round += 1) {
+        if (cold) clear();
+        const start = performance.now();
+        await fn();
+        times.push(performance.now() - start);
+      }
+      return median(times);
+    };
+    const listedFiles = listed.split(',');
+    await engine.findReferences(dir, symbol); // loads the grammar once (not part of any measurement below)
+    const apiCallersCold = await inProcess(() => engine.findReferences(dir, symbol), true);
+    const apiCallersWarm = await inProcess(() => engine.findReferences(dir, symbol), false);
+    const apiDepsCold = await inProcess(() => engine.dependencyGraph(dir, listedFiles), true);
+    const apiDepsWarm = await inProcess(() => engine.dependencyGraph(dir, listedFiles), false);
+    const row = { lang, files: fileCount, grepHits, callers, grepMs, callersCold, callersWarm, depsCold, depsWarm, apiCallersCold, apiCallersWarm, apiDepsCold, apiDepsWarm };
+    results.push(row);
+    const ratio = (ms) => `${ms.toFixed(0)} ms (${(ms / grepMs).toFixed(1)}×)`;
+    console.log(`\n${lang}: ${fileCount} files, symbol ${symbol}: git grep -w ${grepMs.toFixed(0)} ms (${grepHits} lines), check-callers ${callers} references`);
+    console.log(`  CLI check-callers  cold ${ratio(callersCold)}  warm ${ratio(callersWarm)}`);
+    console.log(`  CLI analyze-deps   cold ${ratio(depsCold)}  warm ${ratio(depsWarm)}   (${depsFiles} files listed; reverse deps need the whole repository)`);
+    console.log(`  API findReferences cold ${ratio(apiCallersCold)}  warm ${ratio(apiCallersWarm)}`);
+    console.log(`  API dependencyGraph cold ${ratio(apiDepsCold)}  warm ${ratio(apiDepsWarm)}`);
+    if (!process.env.BENCH_KEEP) rmSync(dir, { recursive: true, force: true });
+  }
+} finally {
+  if (process.env.BENCH_KEEP) console.log(`kept ${top}`);
+  else rmSync(top, { recursive: true, force: true });
+}
+console.log(`\n${JSON.stringify(results)}`);
