@@ -254,6 +254,37 @@ describe('program-execute: the demo PROGRAM end to end (one run, several asserti
     expect(git(demo.repo, ['ls-files', 'docs/PROGRAM']).trim()).toBe('docs/PROGRAM/complete/PROGRAM-shop.yaml');
   });
 
+  // E40 for the tier loop, on this run's own --json stream (the bus events, as recorded): moved
+  // here from e40-events.test.ts so CI runs the demo PROGRAM once for both.
+  it('E40: scout_launch/complete per Scout, impl_complete per IMPL, tier_gate_passed per tier, tier_advanced 1 → 2, every event labelled with the PROGRAM, one run id and seq 1..N', () => {
+    interface Activity { type: string; activity_type: string; slug?: string; wave?: number; agent?: string; program?: string; tier?: number; to_tier?: number; details?: string; gate_scope?: string }
+    const stream = events.map((item) => item.event).filter((event) => event.type !== 'program-result');
+    // Every bus event carries the run id and its sequence number (the store's), in emission order.
+    expect(new Set(stream.map((event) => event.run_id)).size).toBe(1);
+    expect(stream[0]!.run_id).toMatch(/^[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect(stream.map((event) => event.seq)).toEqual(stream.map((_, index) => index + 1));
+    expect(stream.every((event) => event.program === 'shop')).toBe(true);
+    const activities = stream.filter((event) => event.e40 === true && event.type === 'activity') as unknown as Activity[];
+    const key = (event: Activity) => [event.activity_type, event.slug ?? null, event.wave ?? null, event.agent ?? null, event.program ?? null, event.tier ?? null].join('|');
+    const count = (type: string) => activities.filter((event) => event.activity_type === type).length;
+    const slugs = [...new Set(activities.filter((event) => event.activity_type === 'impl_complete').map((event) => event.slug))].sort();
+    expect(slugs).toEqual(['catalog', 'checkout', 'pricing']);
+    expect(count('impl_complete')).toBe(3);
+    expect(count('scout_launch')).toBe(3);
+    expect(count('scout_complete')).toBe(3);
+    expect(activities.filter((event) => event.activity_type === 'scout_complete').every((event) => /^valid after 1 attempt/.test(event.details ?? ''))).toBe(true);
+    expect(activities.filter((event) => event.activity_type.startsWith('tier_')).map(key)).toEqual(['tier_gate_passed||||shop|1', 'tier_advanced||||shop|1', 'tier_gate_passed||||shop|2']);
+    expect(activities.find((event) => event.activity_type === 'tier_advanced')).toMatchObject({ tier: 1, to_tier: 2 });
+    expect(activities.filter((event) => event.activity_type === 'gate_executed' && event.gate_scope === 'tier').map((event) => event.tier)).toEqual([1, 2]);
+    for (const slug of slugs) {
+      const starts = activities.filter((event) => event.slug === slug && event.activity_type === 'wave_start').length;
+      expect(starts).toBeGreaterThan(0);
+      expect(activities.filter((event) => event.slug === slug && event.activity_type === 'wave_merge').length).toBe(starts);
+      expect(activities.filter((event) => event.slug === slug && event.activity_type === 'wave_failed')).toEqual([]);
+    }
+    expect(count('gate_failed') + count('tier_gate_failed')).toBe(0);
+  });
+
   it('merged every agent into its IMPL branch and every IMPL branch into main, each exactly once', () => {
     expect(countMerges(demo.repo, [...agentMerges, ...implMerges])).toEqual(once([...agentMerges, ...implMerges]));
     // The agent merges are on the IMPL branch side (second parent of the IMPL merge), not on main's first-parent line.
