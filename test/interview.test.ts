@@ -1,5 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseInterviewDoc, type InterviewDoc } from '../src/interview/interview-doc.js';
 import { questionBank } from '../src/interview/questions.js';
@@ -469,6 +470,20 @@ describe('interview (E39) through the CLI', () => {
     expect(scripted.read('docs/REQUIREMENTS.md')).toBe(expectedRequirements);
   }, 60_000);
 
+  it('--project-path, --docs-dir and --output place the files; requirements_path is kept relative for the resume', async () => {
+    const repo = await repository();
+    const elsewhere = repo.sibling('elsewhere');
+    const closed = await runCli(['interview', description, '--project-path', repo.dir, '--docs-dir', 'plans', '--output', path.join(elsewhere, 'out', 'REQ.md')], { cwd: repo.root, input: lines(answers.slice(0, 3)), env: { ...(repo.env as Record<string, string>), ...noClock } });
+    expect(closed.code).toBe(2);
+    expect(closed.stderr).toContain('Resume with: polywave interview --resume repo/plans/INTERVIEW-greeting-formatters.yaml\n');
+    const docText = readFileSync(path.join(repo.dir, 'plans', `INTERVIEW-${slug}.yaml`), 'utf8');
+    expect(docText).toContain('requirements_path: ../../elsewhere/out/REQ.md\n');
+    const resumed = await runCli(['interview', '--resume', `repo/plans/INTERVIEW-${slug}.yaml`], { cwd: repo.root, input: lines(answers.slice(3)), env: { ...(repo.env as Record<string, string>), ...noClock } });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(readFileSync(path.join(elsewhere, 'out', 'REQ.md'), 'utf8')).toBe(expectedRequirements.replace('from INTERVIEW-greeting-formatters.yaml.', `from ../../repo/plans/INTERVIEW-${slug}.yaml.`));
+    expect(existsSync(repo.path('docs'))).toBe(false);
+  }, 60_000);
+
   it('bad input: a coded one-line error, exit 2, no file changed', async () => {
     const repo = await repository();
     const impl = 'docs/IMPL/IMPL-x.yaml';
@@ -492,7 +507,7 @@ describe('interview (E39) through the CLI', () => {
     ];
     for (const [args, code] of cases) {
       const run = await cli(repo, args, lines(answers));
-      expect(run.code, args.join(' ')).toBe(2);
+      expect(run.code, `${args.join(' ')}: ${run.stderr}`).toBe(2);
       expect(run.stderr, args.join(' ')).toMatch(new RegExp(`^polywave: error\\[${code}\\]: [^\\n]+\\n$`));
       expect(existsSync(repo.path('docs/REQUIREMENTS.md'))).toBe(false);
       expect(readdirSync(repo.path('docs'))).toEqual(['IMPL']);

@@ -3,6 +3,7 @@
  * every answer (locked, atomic rename, format-preserving edit, validated before it is written),
  * and at the end compile REQUIREMENTS.md and move INTERVIEWING → SCOUT_PENDING.
  */
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { updateFileLocked, writeFileAtomic } from '../store/locked-write.js';
@@ -269,9 +270,11 @@ export async function finishInterview(doc: InterviewDoc, options: Pick<SessionOp
   const warnings = completionWarnings(doc);
   const relativeDoc = path.relative(path.dirname(requirementsPath), options.docPath) || path.basename(options.docPath);
   try {
+    await mkdir(path.dirname(requirementsPath), { recursive: true });
     await writeFileAtomic(requirementsPath, compileRequirements({ ...doc, ...(warnings.length > 0 ? { warnings } : {}) }, relativeDoc.split(path.sep).join('/')));
   } catch (error) {
-    throw new PolywaveError({ code: requirementsWriteFailedCode, message: `cannot write ${requirementsPath}: ${error instanceof Error ? error.message : String(error)}`, cause: error });
+    const reason = PolywaveError.isInstance(error) ? error.message.replace(/^cannot write [^:]*: /, '') : error instanceof Error ? error.message : String(error);
+    throw new PolywaveError({ code: requirementsWriteFailedCode, message: `cannot write ${requirementsPath}: ${reason}`, cause: error });
   }
   const completed = await saveStep(options.docPath, doc.question_cursor, (onDisk) => completeInterview(onDisk, options.now()));
   return { outcome: 'complete', doc: completed, requirementsPath, warnings };
