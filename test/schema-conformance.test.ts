@@ -151,6 +151,7 @@ const documented: Array<{ id: string; covers: (difference: SchemaDifference) => 
     covers: (d) => d.kind === 'property-added' && ['$.quality_gates.gates[].phase', '$.quality_gates.gates[].parallel_group', '$.quality_gates.gates[].timeout_seconds'].includes(d.path),
   },
   { id: 'v048-exempt', covers: (d) => d.path === '$.file_ownership[].v048_exempt' && d.kind === 'property-added' },
+  { id: 'conflict-pattern', covers: (d) => d.path === '$.file_ownership[].conflict_pattern' && d.kind === 'property-added' },
   { id: 'original-branch', covers: (d) => d.path === '$.original_branch' && d.kind === 'property-added' },
   { id: 'report-usage', covers: (d) => d.path === '$.completion_reports.*.usage' && d.kind === 'property-added' },
   { id: 'wiring-description', covers: (d) => d.kind === 'property-added' && (d.path === '$.wiring[].description' || d.path === '$.wiring_validation_reports.*.gaps[].declaration.description') },

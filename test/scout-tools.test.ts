@@ -301,3 +301,54 @@ waves:
     expectCodedError(await runCli(['analyze-suitability', '--requirements', 'EMPTY.md'], { cwd: repo.dir }), { code: 'S003_NO_REQUIREMENTS' });
   });
 });
+
+describe('E11b conflict-pattern classification', () => {
+  const impl = (rows: string) => `title: e11b
+feature_slug: e11b
+verdict: SUITABLE
+file_ownership:
+${rows}waves:
+  - number: 1
+    agents:
+      - id: A
+        task: Add TestAlpha to pkg/finalize_test.go. Register the alpha route in pkg/routes.go. Change the signature of Parse in pkg/parse.go.
+  - number: 2
+    agents:
+      - id: B
+        task: Add TestBeta to pkg/finalize_test.go. Register the beta route in pkg/routes.go.
+        dependencies: [A]
+`;
+
+  it('the suggested pattern per shared file: test append, registry append, mixed', async () => {
+    const { sharedFiles } = await import('../src/scout-tools/conflict-patterns.js');
+    const { parseImpl } = await import('../src/protocol/parse-impl.js');
+    const manifest = parseImpl(
+      impl('  - {file: pkg/finalize_test.go, agent: A, wave: 1}\n  - {file: pkg/finalize_test.go, agent: B, wave: 2}\n  - {file: pkg/routes.go, agent: A, wave: 1}\n  - {file: pkg/routes.go, agent: B, wave: 2}\n  - {file: pkg/parse.go, agent: A, wave: 1}\n  - {file: pkg/parse.go, agent: B, wave: 2}\n'),
+    ).manifest!;
+    expect(sharedFiles(manifest).map((shared) => [shared.file, shared.suggested, shared.decision, shared.agents.map((agent) => agent.change)])).toEqual([
+      ['pkg/finalize_test.go', 'test-append', 'same-wave-permitted', ['append', 'append']],
+      ['pkg/parse.go', 'mixed', 'sequence', ['edit', 'append']],
+      ['pkg/routes.go', 'registry-append', 'same-wave-permitted', ['append', 'append']],
+    ]);
+  });
+
+  it('validate checks the recorded conflict_pattern: enum, agreement, test-append on a test file, single owner', async () => {
+    const { repo } = await repoWith({}, { name: 'IMPL-ok.yaml', text: impl('  - {file: pkg/finalize_test.go, agent: A, wave: 1, conflict_pattern: test-append}\n  - {file: pkg/finalize_test.go, agent: B, wave: 2, conflict_pattern: test-append}\n') });
+    const ok = await runCli(['validate', repo.path('docs/IMPL/IMPL-ok.yaml')]);
+    expect([ok.code, (json(ok.stdout) as { error_count: number }).error_count], ok.stdout).toEqual([0, 0]);
+    repo.write(
+      'docs/IMPL/IMPL-bad.yaml',
+      impl(
+        '  - {file: pkg/finalize_test.go, agent: A, wave: 1, conflict_pattern: test-append}\n  - {file: pkg/finalize_test.go, agent: B, wave: 2, conflict_pattern: line-edit}\n  - {file: pkg/routes.go, agent: A, wave: 1, conflict_pattern: test-append}\n  - {file: pkg/routes.go, agent: B, wave: 2, conflict_pattern: test-append}\n  - {file: pkg/parse.go, agent: A, wave: 1, conflict_pattern: sideways}\n',
+      ),
+    );
+    const bad = await runCli(['validate', repo.path('docs/IMPL/IMPL-bad.yaml')]);
+    expect(bad.code).toBe(1);
+    const verdict = json(bad.stdout) as { errors: Array<{ code: string; line?: number }>; warnings: Array<{ code: string }> };
+    expect(verdict.errors.filter((finding) => finding.code.startsWith('E11B') || finding.code === 'V036_INVALID_ENUM').map((finding) => [finding.code, finding.line])).toEqual([
+      ['V036_INVALID_ENUM', 9],
+      ['E11B_PATTERN_DISAGREES', 5],
+    ]);
+    expect(verdict.warnings.filter((finding) => finding.code.startsWith('E11B')).map((finding) => finding.code)).toEqual(['E11B_TEST_APPEND_NOT_TEST', 'E11B_NOT_SHARED']);
+  });
+});

@@ -17,6 +17,7 @@ import {
 } from './schema-rules.js';
 import { agentLocBudget, agentScopeSize, nonTrivialScope } from './complexity-rules.js';
 import { contextSourceRecorded, injectionMethodRecorded } from './observability-rules.js';
+import { conflictPatternClassification } from './conflict-pattern-rules.js';
 
 export type { ImplRule, ImplRuleContext } from './rule.js';
 
@@ -27,6 +28,7 @@ export type { ImplRule, ImplRuleContext } from './rule.js';
  */
 export const implRules: readonly ImplRule[] = [
   disjointOwnership,
+  conflictPatternClassification,
   dependenciesInPriorWaves,
   waveNumbering,
   requiredTopLevelFields,

@@ -58,6 +58,9 @@ export const criticVerdicts = ['PASS', 'ISSUES', 'SKIPPED'] as const;
 export const severities = ['error', 'warning', 'info'] as const;
 export const integrationCategories = ['function_call', 'type_usage', 'field_init'] as const;
 export const integrationPatterns = ['append', 'register', 'inject', 'call', 'prop-pass'] as const;
+/** E11b: how a file shared by several agents is changed (patterns 1–4: test append, registry append, line edits, mixed). */
+export const conflictPatterns = ['test-append', 'registry-append', 'line-edit', 'mixed'] as const;
+export type ConflictPattern = (typeof conflictPatterns)[number];
 
 /**
  * Builds the IMPL manifest schema (message-formats.txt "IMPL Manifest", impl-manifest.schema.json,
@@ -82,6 +85,8 @@ export function buildImplSchemas(mode: SchemaMode) {
         depends_on: strList(),
         repo: str(),
         v048_exempt: boolField(mode),
+        /** E11b: the Scout's classification of a file more than one agent touches. */
+        conflict_pattern: enumField(mode, conflictPatterns),
       },
       ['file', 'agent', 'wave'],
     ),
