@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { repoRoot } from './support/cli.js';
+import { repoRoot, runCli } from './support/cli.js';
 
 // `polywave demo` through the real CLI binary (bin/polywave.js → dist), exactly as a newcomer runs
 // it after `npm ci` (issue 6, "What it must show" 1): a repository whose history shows both waves
@@ -19,15 +19,18 @@ function git(cwd: string, args: string[]): string {
 }
 
 describe('polywave demo', () => {
-  it('builds the sample library with six scripted agents in two waves, merged, tested and closed', () => {
+  it('builds the sample library with six scripted agents in two waves, merged, tested and closed; query events and metrics show the run', async () => {
     const dir = path.join(parent, 'demo');
     const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1' };
     delete env.POLYWAVE_MODEL;
+    // Its own event store: after the demo, `query events` and `metrics` show the run (issue 14).
+    const store = path.join(parent, 'events.db');
+    env.POLYWAVE_EVENTS_DB = store;
     const started = performance.now();
     const run = spawnSync(process.execPath, [path.join(repoRoot, 'bin', 'polywave.js'), 'demo', '--dir', dir, '--json'], { env, encoding: 'utf8', timeout: 180_000 });
     const seconds = (performance.now() - started) / 1000;
     expect(run.status, `${run.stderr}\n${run.stdout}`).toBe(0);
-    const summary = JSON.parse(run.stdout) as { success: boolean; state: string; merges: number; tests_passed: boolean; repo: string; phases: Array<{ phase: string; status: string }> };
+    const summary = JSON.parse(run.stdout) as { success: boolean; run_id: string; state: string; merges: number; tests_passed: boolean; repo: string; phases: Array<{ phase: string; status: string }> };
     expect(summary).toMatchObject({ success: true, state: 'COMPLETE', merges: 6, tests_passed: true });
     expect(summary.phases.filter((phase) => phase.phase === 'wave').map((phase) => phase.status)).toEqual(['done', 'done']);
     // Measured, not asserted tightly (machines are noisy): the target is under a minute.
@@ -52,5 +55,18 @@ describe('polywave demo', () => {
     expect(git(repo, ['branch', '--list', 'polywave/*']).trim()).toBe('');
     expect(git(repo, ['worktree', 'list']).trim().split('\n')).toHaveLength(1);
     expect(git(repo, ['status', '--porcelain']).trim()).toBe('');
+
+    // What happened and what it cost, asked afterwards as a newcomer would.
+    const query = await runCli(['query', 'events', '--impl', 'textkit', '--format', 'json', '--limit', '100000'], { env: { POLYWAVE_EVENTS_DB: store } });
+    expect(query.code, query.stderr).toBe(0);
+    const records = JSON.parse(query.stdout) as Array<{ run_id: string; seq: number; type: string; wave?: number }>;
+    expect(records.length).toBeGreaterThan(10);
+    expect(new Set(records.map((record) => record.run_id))).toEqual(new Set([summary.run_id]));
+    expect(records.filter((record) => record.type === 'wave-run-end').map((record) => record.wave)).toEqual([1, 2]);
+    const metrics = await runCli(['metrics', 'textkit', '--format', 'json'], { env: { POLYWAVE_EVENTS_DB: store } });
+    expect(metrics.code, metrics.stderr).toBe(0);
+    const summed = JSON.parse(metrics.stdout) as { totals: { agent_attempts: number; agents_succeeded: number }; waves: Array<{ wave: number; success_rate: number }> };
+    expect(summed.totals).toMatchObject({ agent_attempts: 6, agents_succeeded: 6 });
+    expect(summed.waves.map((wave) => [wave.wave, wave.success_rate])).toEqual([[1, 1], [2, 1]]);
   }, 200_000);
 });
