@@ -356,6 +356,18 @@ describe('detect-cascades', () => {
     ]);
   });
 
+  it('paths with spaces and non-ASCII letters (git grep -z, never quoted paths)', async () => {
+    const repo = await analysisFixtureRepo('ts');
+    repo.write('src/ü dir/x.ts', "import { WidgetStore } from '../model.js';\nnew WidgetStore(); // WidgetStore\n");
+    await repo.commitAll('odd path');
+    const result = await runCli(['detect-cascades', repo.dir, '--renames', '[{"old":"WidgetStore","new":"Shelf"}]', '--format', 'json']);
+    expect(cascades(result).filter((line) => line.startsWith('src/ü'))).toEqual([
+      'src/ü dir/x.ts:1 syntax high WidgetStore',
+      'src/ü dir/x.ts:2 syntax medium WidgetStore',
+      'src/ü dir/x.ts:2 semantic low new WidgetStore(); // WidgetStore',
+    ]);
+  });
+
   it('bad --renames: exit 2', async () => {
     const repo = await analysisFixtureRepo('ts');
     expect(expectCodedError(await runCli(['detect-cascades', repo.dir, '--renames', 'bad']), { exitCode: 2 }).message).toMatch(/^invalid --renames JSON: /);

@@ -30,6 +30,9 @@ export type * from './types.js';
 export { languageOf } from './grammars.js';
 export { isAnalysable } from './repo-files.js';
 
+/** Files larger than this (characters) are not parsed. */
+const maxSourceChars = 2_000_000;
+
 /** Files parsed / served from cache since the process started (tests and benches read it). */
 export const engineCounters: AnalysisStats = { parsed: 0, cached: 0 };
 
@@ -49,7 +52,8 @@ async function loadFacts(context: RepoContext, entries: readonly RepoFile[], sta
     for (const entry of misses) {
       const text = texts.get(entry.file);
       if (text === undefined) continue;
-      const facts = await extractFacts(entry.lang, text);
+      // Generated or minified giants are not source anyone edits by hand: no facts (and no parse cost).
+      const facts = text.length > maxSourceChars ? { symbols: [], imports: [], refs: '' } : await extractFacts(entry.lang, text);
       parsed.set(entry.file, facts);
       writeCached(dir, entry.blob, entry.lang, facts);
     }
@@ -277,10 +281,8 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   }
 
   const references: Reference[] = [];
-  const lines = linesOf(
-    context,
-    loaded.map((item) => item.entry),
-  );
+  // Context lines are read afterwards, only for files that have a reference (not for every grep hit).
+  const withReferences = new Map<string, RepoFile>();
   for (const item of loaded) {
     const inScope = reachable ? reachable(item) : true;
     if (!inScope && !memberAnywhere) continue;
@@ -293,7 +295,6 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
         if (exportedNames.has(imported) && name.local !== symbol && name.local !== '*') aliases.set(name.local, imported);
       }
     }
-    const fileLines = lines.get(item.entry.file);
     const wanted = new Set([symbol, ...aliases.keys(), ...exportedNames]);
     for (const [name, line, column, kind] of decodeRefs(item.facts.refs, wanted)) {
       let via: string | undefined;
@@ -302,11 +303,14 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       else if (exportedNames.has(name) && (kind === 'reexport' || kind === 'import')) via = name;
       else continue;
       if (!inScope && kind !== 'method-call') continue;
-      const reference: Reference = { file: item.entry.file, line, column, context: lineAt(fileLines, line), kind, name };
+      const reference: Reference = { file: item.entry.file, line, column, context: '', kind, name };
       if (via !== undefined) reference.via = via;
       references.push(reference);
+      withReferences.set(item.entry.file, item.entry);
     }
   }
+  const lines = linesOf(context, [...withReferences.values()]);
+  for (const reference of references) reference.context = lineAt(lines.get(reference.file), reference.line);
   references.sort((a, b) => (a.file !== b.file ? (a.file < b.file ? -1 : 1) : a.line - b.line || a.column - b.column));
   return references;
 }

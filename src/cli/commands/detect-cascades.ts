@@ -74,13 +74,14 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     candidates.push(candidate);
   };
   for (const rename of renames) {
-    const grep = await context.git.run(['grep', '-n', '-o', '-w', '-F', '-I', '--no-color', '-e', rename.old, '--', ...sourcePathspecs], { allowExitCodes: [1] });
+    const grep = await context.git.run(['grep', '-z', '-n', '-o', '-w', '-F', '-I', '--no-color', '-e', rename.old, '--', ...sourcePathspecs], { allowExitCodes: [1] });
     const occurrences = new Map<string, number>(); // file:line → count of whole-word occurrences
     const lineText = new Map<string, string>();
     for (const row of grep.stdout.split('\n')) {
-      const match = /^(.*?):(\d+):/.exec(row);
-      if (!match) continue;
-      const key = `${match[1]}:${match[2]}`;
+      // -z: `file\0line\0match` (paths never quoted)
+      const [file, line] = row.split('\0');
+      if (file === undefined || line === undefined || !/^\d+$/.test(line)) continue;
+      const key = `${file}:${line}`;
       occurrences.set(key, (occurrences.get(key) ?? 0) + 1);
     }
     const filesWithWord = [...new Set([...occurrences.keys()].map((key) => key.slice(0, key.lastIndexOf(':'))))];
