@@ -77,6 +77,46 @@ describe('check-test-cascade (E46): real references per language', () => {
     expect(json(result.stdout)).toEqual([{ symbol: 'parse_lock', test_file: 'tests/test_lock.py', line: 5, context: 'assert parse_lock("x") == []', agents: ['A'] }]);
   });
 
+  it('Rust: an integration test under tests/ and the #[cfg(test)] module of a source file; `pub mod parse;` is not a caller', async () => {
+    const { repo, implPath } = await repoWith(
+      {
+        'Cargo.toml': '[package]\nname = "lockfile"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'pub mod parse;\npub mod run;\n',
+        'src/parse.rs': 'pub fn parse_lock(text: &str) -> Vec<String> {\n    vec![text.to_string()]\n}\n',
+        'src/run.rs': 'use crate::parse::parse_lock;\n\npub fn run() -> usize {\n    parse_lock("c").len()\n}\n\n#[cfg(test)]\nmod tests {\n    use crate::parse::parse_lock;\n    #[test]\n    fn runs() {\n        assert_eq!(parse_lock("b").len(), super::run());\n    }\n}\n',
+        'tests/parse.rs': 'use lockfile::parse::parse_lock;\n\n#[test]\nfn parses() {\n    assert_eq!(parse_lock("a").len(), 1);\n}\n',
+      },
+      {
+        name: 'IMPL-rs.yaml',
+        text: 'title: rs\nfeature_slug: rs\nverdict: SUITABLE\nfile_ownership:\n  - file: src/parse.rs\n    agent: A\n    wave: 1\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: Add a `strict` parameter to `parse_lock()`.\n',
+      },
+    );
+    const result = await runCli(['check-test-cascade', implPath, '--repo-dir', repo.dir]);
+    expect(result.code, result.stderr).toBe(1);
+    expect(json(result.stdout)).toEqual([
+      { symbol: 'parse_lock', test_file: 'src/run.rs', line: 12, context: 'assert_eq!(parse_lock("b").len(), super::run());', agents: ['A'] },
+      { symbol: 'parse_lock', test_file: 'tests/parse.rs', line: 5, context: 'assert_eq!(parse_lock("a").len(), 1);', agents: ['A'] },
+    ]);
+  });
+
+  it('JavaScript: a spec file importing through a re-exporting index is found', async () => {
+    const { repo, implPath } = await repoWith(
+      {
+        'package.json': '{"type": "module"}\n',
+        'lib/slug.js': 'export function slugify(text) {\n  return text.toLowerCase();\n}\n',
+        'lib/index.js': "export { slugify } from './slug.js';\n",
+        'lib/index.spec.js': "import { slugify } from './index.js';\n\nit('slugs', () => {\n  slugify('A');\n});\n",
+      },
+      {
+        name: 'IMPL-js.yaml',
+        text: 'title: js\nfeature_slug: js\nverdict: SUITABLE\nfile_ownership:\n  - file: lib/slug.js\n    agent: A\n    wave: 1\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: Rename the options of `slugify()` (new signature).\n',
+      },
+    );
+    const result = await runCli(['check-test-cascade', implPath, '--repo-dir', repo.dir]);
+    expect(result.code, result.stderr).toBe(1);
+    expect(json(result.stdout)).toEqual([{ symbol: 'slugify', test_file: 'lib/index.spec.js', line: 4, context: "slugify('A');", agents: ['A'] }]);
+  });
+
   it('no changed signature → [] and exit 0; not a git repository → D011, exit 2', async () => {
     const { repo, implPath } = await repoWith({ 'a.go': 'package a\n' }, { name: 'IMPL-none.yaml', text: 'title: n\nfeature_slug: n\nverdict: SUITABLE\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: add docs\n' });
     const ok = await runCli(['check-test-cascade', implPath, '--repo-dir', repo.dir]);

@@ -149,11 +149,19 @@ export function createEngineReferenceFinder(): ReferenceFinder {
     async findReferences(repoRoot, symbol, options = {}) {
       let references: Reference[];
       try {
+        // With definedIn, the engine is asked about the whole repository and the answer filtered
+        // here: restricting its `files` also hides the re-exporting modules an import chain passes
+        // through (reported to the engine).
+        const restrictToFiles = options.files !== undefined && options.definedIn === undefined;
         references = await engineFindReferences(repoRoot, symbol, {
           includeUntracked: true,
           ...(options.definedIn !== undefined ? { definedIn: options.definedIn } : {}),
-          ...(options.files !== undefined ? { files: [...options.files] } : {}),
+          ...(restrictToFiles ? { files: [...options.files!] } : {}),
         });
+        if (options.files !== undefined && !restrictToFiles) {
+          const wanted = new Set(options.files);
+          references = references.filter((reference) => wanted.has(reference.file));
+        }
       } catch {
         return fallback.findReferences(repoRoot, symbol, options);
       }
