@@ -331,6 +331,7 @@ describe('interview (E39) through the CLI', () => {
       total_questions: 16,
       partial: false,
       warnings: [],
+      next_question: { id: 'requirements.functional', phase: 'requirements', prompt: 'What must it do (functional requirements)?', hint: 'One requirement per line or separated by ";".', required: true, kind: 'list' },
     });
     expect(existsSync(repo.path('docs/REQUIREMENTS.md'))).toBe(false);
     const command = /Resume with: polywave (.+)\n/.exec(closed.stderr)![1]!.split(' ');

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { answersFileSource, checkAnswersCover, parseAnswers } from '../../interview/answers-file.js';
 import { createInterviewDoc, defaultMaxQuestions, interviewModes, parseInterviewDoc, questionsAsked, type InterviewDoc } from '../../interview/interview-doc.js';
-import { questionCount, type InterviewQuestion } from '../../interview/questions.js';
+import { questionBank, questionCount, type InterviewQuestion } from '../../interview/questions.js';
 import { createInterviewFile, loadInterviewText, runInterviewSession, type AnswerSource, type QuestionContext, type SessionResult } from '../../interview/session.js';
 import type { FollowUpSuggester } from '../../interview/follow-ups.js';
 import { readTextFile } from '../../store/read-text.js';
@@ -175,7 +175,15 @@ function resultJson(io: CommandIo, docPath: string, result: SessionResult | { ou
     total_questions: questionCount,
     partial: result.outcome === 'complete' && doc.question_cursor < questionCount,
     warnings: doc.warnings ?? result.warnings,
+    ...(doc.status === 'in_progress' ? { next_question: nextQuestion(doc) } : {}),
   };
+}
+
+/** What a resume asks first (for a caller that relays the questions, e.g. an agent skill). */
+function nextQuestion(doc: InterviewDoc): { id: string; phase: string; prompt: string; hint: string; required: boolean; kind: string } | undefined {
+  if (doc.pending_follow_up) return { id: `${doc.pending_follow_up.phase}.follow_up`, phase: doc.pending_follow_up.phase, prompt: doc.pending_follow_up.question, hint: 'a follow-up question from the model', required: false, kind: 'text' };
+  const question = questionBank[doc.question_cursor];
+  return question ? { id: question.id, phase: question.phase, prompt: question.prompt, hint: question.hint, required: question.required, kind: question.kind } : undefined;
 }
 
 /**
