@@ -538,6 +538,13 @@ describe('run --interview', () => {
       script,
       `version: 1\nagents:\n  scout:\n    steps:\n      - expect_prompt: "FR-3: map formatter names to the formatters"\n      - write: { path: docs/IMPL/IMPL-${slug}.yaml, content: ${JSON.stringify(scoutManifest)} }\n      - text: "written"\n`,
     );
+    // Piped answers that end early: the interview is saved, the run stops with exit 2 before the Scout.
+    const early = await cli(repo, ['run', description, '--interview', '--repo-dir', repo.dir, '--model', `script:${script}`, '--no-critic'], lines(answers.slice(0, 2)));
+    expect(early.code).toBe(2);
+    expect(early.stderr).toContain(`Resume with: polywave interview --resume ${docRelative}\n(or re-run the same polywave run --interview command: it resumes the interview and goes on to the Scout)\n`);
+    expect(existsSync(repo.path(`docs/IMPL/IMPL-${slug}.yaml`))).toBe(false);
+    expect(readDoc(repo).question_cursor).toBe(2);
+
     const run = await cli(repo, ['run', description, '--interview', '--answers', answersFile, '--repo-dir', repo.dir, '--model', `script:${script}`, '--no-critic']);
     // Not a terminal: the run stops at the plan approval, after the Scout.
     expect(run.code, run.stderr).toBe(1);

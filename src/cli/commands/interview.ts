@@ -268,6 +268,7 @@ export async function conductInterview(args: string[], options: Record<string, u
     const next = `question ${asked + 1}/${questionCount}`;
     io.stderr(`\ninterview: input ended at ${next}; state saved in ${shownDoc} (${asked} of ${questionCount} answered)\n`);
     io.stderr(`Resume with: polywave interview --resume ${shellQuote(shownDoc)}\n`);
+    if (options.resumeExisting === true) io.stderr('(or re-run the same polywave run --interview command: it resumes the interview and goes on to the Scout)\n');
     if (json) printJson(io, resultJson(io, docPath, result));
     return { code: 2, slug: result.doc.slug };
   }
