@@ -514,6 +514,12 @@ describe('interview (E39) through the CLI', () => {
       expect(readdirSync(repo.path('docs'))).toEqual(['IMPL']);
       expect(repo.read(impl)).toBe(implBefore);
     }
+    // --model without its credentials: refused before the interview file exists.
+    const noKey = await cli(repo, ['interview', description, '--model', 'anthropic:claude-sonnet-4-5'], lines(answers), { ...noClock, ANTHROPIC_API_KEY: '', ANTHROPIC_AUTH_TOKEN: '' });
+    expect(noKey.code, noKey.stderr).toBe(2);
+    expect(noKey.stderr).toMatch(/^polywave: error\[AGENT_CREDENTIALS_MISSING\]: [^\n]+\n$/);
+    expect(readdirSync(repo.path('docs'))).toEqual(['IMPL']);
+
     const invalid = await cli(repo, ['interview', '--validate', impl]);
     expect(invalid.code).toBe(1);
     expect((JSON.parse(invalid.stdout) as { valid: boolean; findings: Array<{ code: string }> }).findings[0]!.code).toBe('INTERVIEW_INVALID');

@@ -240,6 +240,8 @@ export async function conductInterview(args: string[], options: Record<string, u
     else io.stdout(`interview: ${shownDoc} is already complete (state ${doc.state}); requirements: ${displayPath(io, requirementsPath)}\n`);
     return { code: 0, slug: doc.slug, requirementsPath };
   }
+  // --model credentials are checked before the interview file exists.
+  const followUps = await followUpsFrom(options, io, projectRoot, answers !== undefined || options.nonInteractive === true);
   if (!existing) {
     await mkdir(path.dirname(docPath), { recursive: true });
     await createInterviewFile(docPath, doc);
@@ -247,7 +249,6 @@ export async function conductInterview(args: string[], options: Record<string, u
 
   const interactive = answers === undefined && options.nonInteractive !== true && process.stdin.isTTY === true && process.stderr.isTTY === true;
   const input = answers ? { source: answersFileSource(answers), close: () => undefined } : interactive ? await terminalSource(doc.slug) : await lineSource(io);
-  const followUps = await followUpsFrom(options, io, projectRoot, answers !== undefined || options.nonInteractive === true);
   let result: SessionResult;
   try {
     result = await runInterviewSession(doc, {
