@@ -4,13 +4,14 @@
  * on an unchanged tree parses nothing and is faster; entries live under the git common dir, are
  * shared by worktrees, survive concurrent writers and treat a damaged entry as a miss).
  */
-import { readdirSync, writeFileSync } from 'node:fs';
+import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { analyzeRepo, dependencyGraph, findReferences, listSymbols } from '../src/analysis/engine/index.js';
 import { cacheVersion } from '../src/analysis/engine/cache.js';
 import { runCli } from './support/cli.js';
 import { analysisFixtureRepo } from './support/analysis-fixture.js';
+import { createTestRepo } from './support/git-repo.js';
 
 const symbolLine = (symbol: { file: string; name: string; kind: string; line: number; exported: boolean; container?: string }) =>
   `${symbol.file}:${symbol.line} ${symbol.kind} ${symbol.container ? `${symbol.container}.` : ''}${symbol.name}${symbol.exported ? ' exported' : ''}`;
@@ -127,6 +128,27 @@ describe('cache', () => {
     expect(await dependencyGraph(repo.dir, ['src/app.ts'])).toEqual(before);
     repo.write('src/app.ts', "import { run } from './service.js';\nrun(undefined as never);\n");
     expect((await dependencyGraph(repo.dir, ['src/app.ts'])).dependsOn['src/app.ts']).toEqual(['src/service.ts']);
+  });
+
+  it('a cold cache of many files parses in worker threads with the same answers (POLYWAVE_ANALYSIS_WORKERS)', async () => {
+    const files: Record<string, string> = {};
+    for (let index = 0; index < 320; index += 1) {
+      files[`src/f${index}.ts`] = `import { f${Math.max(0, index - 1)} } from './f${Math.max(0, index - 1)}.js';\nexport function f${index}(): number {\n  return ${index === 0 ? '0' : `f${index - 1}()`};\n}\n`;
+    }
+    const repo = await createTestRepo({ files });
+    const pooled = await runCli(['analyze-deps', '.', '--files', 'src/f5.ts,src/f6.ts', '--format', 'json'], { cwd: repo.dir, env: { POLYWAVE_ANALYSIS_WORKERS: '2', POLYWAVE_ANALYSIS_STATS: '1' } });
+    expect(pooled.stderr).toBe('analysis: parsed 320, cached 0\n');
+    rmSync(path.join(repo.dir, '.git', 'polywave'), { recursive: true });
+    const inProcess = await runCli(['analyze-deps', '.', '--files', 'src/f5.ts,src/f6.ts', '--format', 'json'], { cwd: repo.dir, env: { POLYWAVE_ANALYSIS_WORKERS: '0' } });
+    expect(pooled.stdout).toBe(inProcess.stdout);
+    expect(JSON.parse(pooled.stdout)).toEqual({
+      nodes: [
+        { file: 'src/f5.ts', depends_on: [], depended_by: ['src/f6.ts'], wave_candidate: 0 },
+        { file: 'src/f6.ts', depends_on: ['src/f5.ts'], depended_by: [], wave_candidate: 1 },
+      ],
+      waves: { '1': ['src/f5.ts'], '2': ['src/f6.ts'] },
+      cascade_candidates: [{ file: 'src/f7.ts', reason: 'imports src/f6.ts', type: 'importer' }],
+    });
   });
 
   it('the CLI reports the counts; worktrees share the cache; a damaged entry is a miss', async () => {

@@ -3,7 +3,8 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { PolywaveError } from '../../errors/polywave-error.js';
-import { engineCounters } from './index.js';
+import { engineCounters, setAnalysisWorkers } from './index.js';
+import { poolSize } from './parse-pool.js';
 import { repoContext } from './repo-files.js';
 
 /** The top level of the git repository at `dir` (D011_REPO_ROOT_INVALID, exit 2, when there is none). */
@@ -48,4 +49,9 @@ export function toYaml(value: unknown): string {
 export function reportStats(env: Readonly<Record<string, string | undefined>>, stderr: (text: string) => void): void {
   if (env.POLYWAVE_ANALYSIS_STATS !== '1') return;
   stderr(`analysis: parsed ${engineCounters.parsed}, cached ${engineCounters.cached}\n`);
+}
+
+/** Engine settings a command takes from its environment (POLYWAVE_ANALYSIS_WORKERS). */
+export function configureEngine(env: Readonly<Record<string, string | undefined>>): void {
+  setAnalysisWorkers(poolSize(env));
 }

@@ -11,7 +11,8 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { cacheDir, readCached, readGraphPack, readTreePack, treePackKey, writeCached, writeGraphPack, writeTreePack, type HeadEntry } from './cache.js';
-import { decodeRefs, extractFacts, type FileFacts } from './extract.js';
+import { decodeRefs, type FileFacts } from './extract.js';
+import { extractMany, poolSize } from './parse-pool.js';
 import { listRepo, listRepoFiles, readTexts, repoContext, type RepoContext, type RepoFile } from './repo-files.js';
 import { cargoCrateName, goModulePath, ModuleResolver } from './resolve.js';
 import type {
@@ -29,6 +30,16 @@ import type {
 export type * from './types.js';
 export { languageOf } from './grammars.js';
 export { isAnalysable } from './repo-files.js';
+
+let workerCount = poolSize();
+
+/**
+ * Worker threads for parsing a cold cache (default: one per core, at most 4). The CLI sets it from
+ * POLYWAVE_ANALYSIS_WORKERS (0 or 1 = parse in process).
+ */
+export function setAnalysisWorkers(count: number): void {
+  workerCount = Math.max(0, Math.floor(count));
+}
 
 /** Files larger than this (characters) are not parsed. */
 const maxSourceChars = 2_000_000;
@@ -49,13 +60,18 @@ async function loadFacts(context: RepoContext, entries: readonly RepoFile[], sta
   const parsed = new Map<string, FileFacts>();
   if (misses.length > 0) {
     const texts = readTexts(context, misses);
-    for (const entry of misses) {
-      const text = texts.get(entry.file);
-      if (text === undefined) continue;
-      // Generated or minified giants are not source anyone edits by hand: no facts (and no parse cost).
-      const facts = text.length > maxSourceChars ? { symbols: [], imports: [], refs: '' } : await extractFacts(entry.lang, text);
-      parsed.set(entry.file, facts);
-      writeCached(dir, entry.blob, entry.lang, facts);
+    const present = misses.filter((entry) => texts.has(entry.file));
+    // Generated or minified giants are not source anyone edits by hand: no facts (and no parse cost).
+    const parseable = present.filter((entry) => texts.get(entry.file)!.length <= maxSourceChars);
+    const facts = await extractMany(
+      parseable.map((entry) => ({ lang: entry.lang, text: texts.get(entry.file)! })),
+      workerCount,
+    );
+    const byFile = new Map(parseable.map((entry, index) => [entry.file, facts[index]!]));
+    for (const entry of present) {
+      const entryFacts = byFile.get(entry.file) ?? { symbols: [], imports: [], refs: '' };
+      parsed.set(entry.file, entryFacts);
+      writeCached(dir, entry.blob, entry.lang, entryFacts);
     }
   }
   stats.parsed += parsed.size;

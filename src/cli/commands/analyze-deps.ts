@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { dependencyGraph, isAnalysable } from '../../analysis/engine/index.js';
-import { repoRelative, requireFormat, requireRepository, toYaml, reportStats } from '../../analysis/engine/cli-support.js';
+import { repoRelative, requireFormat, requireRepository, toYaml, reportStats, configureEngine } from '../../analysis/engine/cli-support.js';
 import { listRepoFiles, repoContext } from '../../analysis/engine/repo-files.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
@@ -46,6 +46,7 @@ export function findCycle(files: readonly string[], dependsOn: (file: string) =>
  * 2 on bad input.
  */
 export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  configureEngine(io.env);
   const format = requireFormat(options.format, ['yaml', 'json'] as const, 'yaml');
   const base = path.resolve(io.cwd, args[0] ?? (typeof options.repoDir === 'string' ? options.repoDir : '.'));
   const root = await requireRepository(base);

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { findReferences } from '../../analysis/engine/index.js';
-import { repoRelative, requireFormat, requireRepository, reportStats } from '../../analysis/engine/cli-support.js';
+import { repoRelative, requireFormat, requireRepository, reportStats, configureEngine } from '../../analysis/engine/cli-support.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 
@@ -15,6 +15,7 @@ const identifier = /^[\p{L}_$][\p{L}\p{N}_$]*$/u;
  * JSON: `[{file, line, context, column, kind, via?}]` (Go keys first). Exit 0; 2 on bad input.
  */
 export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  configureEngine(io.env);
   const format = requireFormat(options.format, ['json', 'text'] as const, 'json');
   const raw = (args[0] ?? '').trim();
   const symbol = raw.includes('.') ? raw.slice(raw.lastIndexOf('.') + 1) : raw;

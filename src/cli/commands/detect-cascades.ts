@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { findReferences, listSymbols, type Reference } from '../../analysis/engine/index.js';
-import { requireFormat, requireRepository, toYaml, reportStats } from '../../analysis/engine/cli-support.js';
+import { requireFormat, requireRepository, toYaml, reportStats, configureEngine } from '../../analysis/engine/cli-support.js';
 import { repoContext } from '../../analysis/engine/repo-files.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
@@ -61,6 +61,7 @@ const kindReason: Record<Reference['kind'], [CascadeCandidate['severity'], strin
  * Prints {cascade_candidates[{file, line, match, cascade_type, severity, reason}]}. Exit 0; 2 on bad input.
  */
 export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  configureEngine(io.env);
   const format = requireFormat(options.format, ['yaml', 'json'] as const, 'yaml');
   const renames = parseRenames(options.renames);
   const root = await requireRepository(path.resolve(io.cwd, args[0] ?? (typeof options.repoDir === 'string' ? options.repoDir : '.')));
