@@ -5,7 +5,7 @@
 //   - `polywave check-callers <symbol>` end to end (CLI), cold (empty cache) and warm,
 //   - `polywave analyze-deps <root> --files <100 files>` end to end, cold and warm,
 //   - the same two through the API in process (findReferences / dependencyGraph), cold and warm.
-// Prints milliseconds (median of BENCH_ROUNDS) and the ratio to git grep. Targets (issue 15):
+// Prints milliseconds (median of BENCH_ROUNDS warm runs, BENCH_COLD_ROUNDS cold runs) and the ratio to git grep. Targets (issue 15):
 // cold ≤ 3× git grep, warm ≤ 1× git grep. Noisy 2-core machines: read ratios, not absolute times.
 //
 //   npm run bench:analysis
@@ -24,6 +24,8 @@ const { cacheDir } = await import(path.join(dist, 'analysis/engine/cache.js'));
 
 const fileCount = Math.min(Number(process.env.BENCH_FILES ?? 5000), 20000);
 const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
+/** Cold runs parse the whole (or a large part of the) repository: one each unless asked. */
+const coldRounds = Math.max(1, Number(process.env.BENCH_COLD_ROUNDS ?? 1));
 const languages = (process.env.BENCH_LANGS ?? 'ts,js,go,python,rust').split(',');
 const depsFiles = 100;
 const env = {
@@ -69,7 +71,7 @@ const generators = {
       const imports = i === 0 ? '' : [dep(i, 1), dep(i, 2)].map((j) => `import { fn${j} } from '${rel(`lib/m${Math.floor(i / 100)}`, `lib/m${Math.floor(j / 100)}/f${j}.js`)}';`).join('\n');
       const calls = i === 0 ? '' : `  fn${dep(i, 1)}(1); fn${dep(i, 2)}(2);\n`;
       const shared = i === 0 ? 'export function sharedHelper(x) {\n  return x + 1;\n}\n' : i % 20 === 0 ? "import { sharedHelper } from '../m0/f0.js';\nexport const useShared = sharedHelper(3);\n" : '';
-      return `${imports}\n${shared}\n/** fn${i} computes a value. */\nexport function fn${i}(value) {\n${calls}  const label = '${i % 10 === 0 ? 'sharedHelper' : 'plain'}';\n  return { id: value * ${i}, name: label };\n}\n\nexport class Store${i} {\n  constructor() {\n    this.items = [];\n  }\n  add(item) {\n    this.items.push(item);\n  }\n}\n`;
+      return `${imports}\n${shared}\n/** fn${i} computes a value. ${i % 10 === 5 ? 'sharedHelper' : 'plain'} in a comment */\nexport function fn${i}(value) {\n${calls}  const label = '${i % 10 === 0 ? 'sharedHelper' : 'plain'}';\n  return { id: value * ${i}, name: label };\n}\n\nexport class Store${i} {\n  constructor() {\n    this.items = [];\n  }\n  add(item) {\n    this.items.push(item);\n  }\n}\n`;
     },
   },
   go: {
@@ -159,7 +161,7 @@ try {
     const clear = () => rmSync(cache, { recursive: true, force: true });
     const measure = (label, fn, { cold }) => {
       const times = [];
-      for (let round = 0; round < rounds; round += 1) {
+      for (let round = 0; round < (cold ? coldRounds : rounds); round += 1) {
         if (cold) clear();
         times.push(fn());
       }
@@ -175,7 +177,7 @@ try {
     const depsWarm = measure('deps warm', cli(['analyze-deps', '.', '--files', listed, '--format', 'json']), { cold: false });
     const inProcess = async (fn, cold) => {
       const times = [];
-      for (let round = 0; round < rounds; round += 1) {
+      for (let round = 0; round < (cold ? coldRounds : rounds); round += 1) {
         if (cold) clear();
         const start = performance.now();
         await fn();
