@@ -982,6 +982,7 @@ export const commandTable: CommandSpec[] = [
       { flags: '--critic-model <model>', description: 'critic model (default: the Scout model)' },
       { flags: '--program <manifest>', description: 'PROGRAM manifest this IMPL belongs to (E31: frozen contracts go into the prompt)' },
       { flags: '--no-critic', description: 'E37: skip the critic even when the threshold is met' },
+      { flags: '--no-scout-tools', description: 'skip the Scout toolbox: no H1a/H3 results in the prompt, no E45/E46/E35 checks of the written plan' },
       { flags: '--slug <slug>', description: 'feature slug (default: kebab-case of the feature, at most 40 characters)' },
       { flags: '--impl-output-path <file>', description: 'explicit manifest path inside the repository' },
       { flags: '--timeout <minutes>', description: 'wall-clock limit per Scout attempt (default 10)' },

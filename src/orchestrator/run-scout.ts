@@ -47,10 +47,16 @@ import { editImpl, loadManifest } from '../store/manifest-file.js';
 import { readTextFile } from '../store/read-text.js';
 import { repoFileFacts } from '../store/repo-facts.js';
 import { commitManifest, runCritic, type RunCriticResult } from './run-critic.js';
+import { postScoutChecks, preScoutAnalysis } from './scout-analysis.js';
 import { finishRefresh, refreshFeature, refreshSnapshot, type BriefRefreshRecord } from './brief-refresh.js';
 
 /** Options of {@link runScout}. */
 export interface RunScoutOptions {
+  /**
+   * The Scout's toolbox (issue 15): H1a/H3 results in the prompt, E45/E46/E35 checks of the
+   * written plan in the correction loop. Default on; false skips both (`--no-scout-tools`).
+   */
+  scoutTools?: boolean;
   /** Run agents without the OS sandbox (`--unsafe-no-sandbox`): the static checks only, with a warning. */
   unsafeNoSandbox?: boolean;
   /** The feature description (or requirements text). */
@@ -192,7 +198,7 @@ interface ScoutOutput {
   manifest: ImplManifest | null;
 }
 
-async function inspectScoutOutput(implPath: string, relativePath: string, repoDir: string): Promise<ScoutOutput> {
+async function inspectScoutOutput(implPath: string, relativePath: string, repoDir: string, notes?: string[]): Promise<ScoutOutput> {
   if (!existsSync(implPath)) {
     return { exists: false, manifest: null, findings: [{ code: 'N005_IMPL_NOT_FOUND', severity: 'fatal', field: relativePath, message: `no manifest was written at ${relativePath}: write the IMPL manifest to exactly this path` }] };
   }
@@ -206,6 +212,12 @@ async function inspectScoutOutput(implPath: string, relativePath: string, repoDi
   const parsed = parseImpl(text);
   const findings: Finding[] = [...parsed.findings];
   if (parsed.manifest) findings.push(...validateImpl({ manifest: parsed.manifest, locate: parsed.locate, ...repoFileFacts(repoDir) }));
+  // Issue 15: the Scout's own tools check the plan (E45 shared types, E46 test cascade, E35 wiring).
+  if (parsed.manifest && notes) {
+    const checked = await postScoutChecks({ manifest: parsed.manifest, repoDir });
+    findings.push(...checked.findings);
+    notes.push(...checked.notes);
+  }
   return { exists: true, findings, manifest: parsed.manifest };
 }
 
@@ -337,6 +349,9 @@ export async function runScout(options: RunScoutOptions): Promise<RunScoutResult
   } catch (error) {
     automationNote = `extract-commands failed: ${error instanceof Error ? error.message : String(error)}`;
   }
+  // H1a / H3 before the model runs (issue 15): their results fill the prompt's input slots.
+  const pre = options.scoutTools === false ? undefined : await preScoutAnalysis({ feature, repoDir, ...(options.env ? { env: options.env } : {}) });
+  if (pre && pre.notes.length > 0) automationNote += `; ${pre.notes.join('; ')}`;
   record('automation', 'success', `${contextMd !== undefined ? 'docs/CONTEXT.md read (E17)' : 'no docs/CONTEXT.md'}; ${automationNote}${program ? `; PROGRAM ${program.programSlug ?? program.programPath} (${program.frozenContracts?.length ?? 0} frozen contract(s))` : ''}`, automationStarted);
 
   const maxAttempts = Math.max(1, Math.floor(options.maxAttempts ?? 3));
@@ -357,6 +372,8 @@ export async function runScout(options: RunScoutOptions): Promise<RunScoutResult
       featureSlug: slug,
       ...(contextMd !== undefined ? { contextMd } : {}),
       ...(toolchainCommands ? { toolchainCommands } : {}),
+      ...(pre?.dependencyAnalysis ? { dependencyAnalysis: pre.dependencyAnalysis } : {}),
+      ...(pre?.suitabilityScan ? { suitabilityScan: pre.suitabilityScan } : {}),
       ...(program ? { program } : {}),
       ...(previousErrors.length > 0 ? { validationErrors: previousErrors.map((finding): PromptFinding => finding) } : {}),
       attempt,
@@ -411,7 +428,8 @@ export async function runScout(options: RunScoutOptions): Promise<RunScoutResult
     record(`scout-attempt-${attempt}`, outcome.status === 'finished' ? 'success' : 'failed', `${outcome.status} after ${outcome.turns} turn(s)${agentFailure ? ` — ${agentFailure}` : ''}`, attemptStarted, { status: outcome.status, turns: outcome.turns });
 
     const validateStarted = performance.now();
-    output = await inspectScoutOutput(implPath, relativeImpl, repoDir);
+    const checkNotes: string[] = [];
+    output = await inspectScoutOutput(implPath, relativeImpl, repoDir, options.scoutTools === false ? undefined : checkNotes);
     let blocking = output.findings.filter(isBlocking);
     if (!output.exists && agentFailure) blocking = blocking.map((finding) => ({ ...finding, message: `${finding.message} (the Scout run ended ${outcome.status}: ${outcome.failure?.message ?? ''})` }));
     const warnings = output.findings.length - blocking.length;
@@ -429,7 +447,7 @@ export async function runScout(options: RunScoutOptions): Promise<RunScoutResult
     record(
       `validate-attempt-${attempt}`,
       verdictOutcome === 'valid' ? 'success' : 'failed',
-      verdictOutcome === 'valid' ? `valid${warnings > 0 ? ` (${warnings} warning(s))` : ''}` : verdictOutcome === 'missing' ? `no manifest at ${relativeImpl}` : `${blocking.length} error(s): ${[...new Set(blocking.map((finding) => finding.code))].join(', ')}`,
+      (verdictOutcome === 'valid' ? `valid${warnings > 0 ? ` (${warnings} warning(s))` : ''}` : verdictOutcome === 'missing' ? `no manifest at ${relativeImpl}` : `${blocking.length} error(s): ${[...new Set(blocking.map((finding) => finding.code))].join(', ')}`) + (checkNotes.length > 0 ? `; ${checkNotes.join('; ')}` : ''),
       validateStarted,
       { error_count: blocking.length, warning_count: warnings },
     );

@@ -96,6 +96,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
       events,
       signal: interrupt.signal,
       critic: options.critic !== false,
+      ...(options.scoutTools === false ? { scoutTools: false } : {}),
       auto: options.auto === true,
       ...(model ? { model } : {}),
       ...(criticModel ? { criticModel } : {}),
