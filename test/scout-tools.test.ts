@@ -143,7 +143,7 @@ describe('historical cases from the corpus (the real IMPL manifests, source slic
     expect(result.code, result.stderr).toBe(1);
     const errors = json(result.stdout) as Array<{ symbol: string; test_file: string; line: number; agents: string[] }>;
     expect(errors.map((error) => [error.symbol, error.test_file, error.line, error.agents])).toEqual(
-      ['cargolock', 'gosum', 'packagelock', 'poetrylock'].map((file) => ['LockFileParser.Parse', `pkg/deps/${file}_test.go`, 7, ['B']]),
+      ['cargolock', 'gosum', 'packagelock', 'poetrylock'].map((file) => ['LockFileParser.Parse', `pkg/deps/${file}_test.go`, 7, ['B', 'D', 'E', 'F']]),
     );
   });
 

@@ -139,6 +139,13 @@ export function changedSymbols(manifest: ImplManifest): ChangedSymbol[] {
     const owner = ownerOf.get(file);
     add(name, owner?.agent, owner?.wave ?? 0, file || undefined);
   }
+  // `Parse` next to `LockFileParser.Parse` is the same method: keep the qualified (member-only) one.
+  for (const member of [...found.values()].filter((entry) => entry.member)) {
+    const plain = found.get(member.name);
+    if (!plain) continue;
+    for (const agent of plain.agents) if (!member.agents.includes(agent)) member.agents.push(agent);
+    found.delete(member.name);
+  }
   for (const entry of found.values()) entry.agents.sort();
   return [...found.values()].sort((a, b) => a.symbol.localeCompare(b.symbol));
 }

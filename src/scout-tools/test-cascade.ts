@@ -37,8 +37,8 @@ async function readText(repoRoot: string, file: string): Promise<string | undefi
 
 /**
  * The file defining a changed symbol: the contract's location, else the first (non-test) file
- * one of its changing agents owns that holds a definition of the name. Undefined when none does
- * (then every test file counts, as in Go).
+ * one of its changing agents owns that holds a definition of the name. Undefined when none does:
+ * then the symbol is not one the agents change (stdlib, other packages) and is not searched.
  */
 export async function definingFile(repoRoot: string, manifest: ImplManifest, symbol: Pick<ChangedSymbol, 'name' | 'agents' | 'location' | 'confirmed'>): Promise<string | undefined> {
   if (symbol.location) return symbol.location;
@@ -87,7 +87,8 @@ export async function checkTestCascade(options: CheckTestCascadeOptions): Promis
   const errors: TestCascadeError[] = [];
   for (const symbol of symbols) {
     const definedIn = await definingFile(repoRoot, manifest, symbol);
-    if (!symbol.confirmed && definedIn === undefined) continue;
+    // A name the changing agents neither own a definition of nor have a contract for is not theirs to change (`t.TempDir()` in a task).
+    if (definedIn === undefined) continue;
     const references = await finder.findReferences(repoRoot, symbol.name, { files: candidates, ...(definedIn ? { definedIn } : {}), ...(symbol.member ? { memberOnly: true } : {}) });
     for (const reference of references) {
       if (reference.line < (tests.get(reference.file) ?? 1) || reference.kind === 'import' || reference.kind === 'reexport') continue;

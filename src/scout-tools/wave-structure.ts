@@ -67,7 +67,7 @@ export async function suggestWaveStructure(options: { manifest: ImplManifest; re
     const callerRows = ownership.filter((row) => !(row.agent === changed.agent && row.wave === changed.wave) && existsSync(path.join(repoRoot, row.file!)));
     if (callerRows.length === 0) continue;
     const definedIn = changed.location ?? (await definingFile(repoRoot, manifest, { name: changed.name, agents: [changed.agent], confirmed: changed.confirmed }));
-    if (!changed.confirmed && definedIn === undefined) continue;
+    if (definedIn === undefined) continue;
     const references = await finder.findReferences(repoRoot, changed.name, {
       files: [...new Set(callerRows.map((row) => row.file!))],
       ...(definedIn ? { definedIn } : {}),
