@@ -283,6 +283,7 @@ describe('check-callers', () => {
     expect(expectCodedError(await runCli(['check-callers', 'x', '--format', 'xml'], { cwd: repo.dir }), { exitCode: 2 }).code).toBe('X001_INVALID_INPUT');
     expect(expectCodedError(await runCli(['check-callers', 'x', '--repo-dir', repo.path('nope')]), { exitCode: 2 }).code).toBe('D011_REPO_ROOT_INVALID');
     expect(expectCodedError(await runCli(['check-callers', 'x', '--repo-dir', repo.root]), { exitCode: 2 }).code).toBe('D011_REPO_ROOT_INVALID');
+    expect(expectCodedError(await runCli(['check-callers', 'x', '--defined-in', 'src/nope.ts'], { cwd: repo.dir }), { exitCode: 2 }).code).toBe('X002_FILE_READ');
   });
 });
 

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { findReferences } from '../../analysis/engine/index.js';
+import { listRepoFiles, repoContext } from '../../analysis/engine/repo-files.js';
 import { repoRelative, requireFormat, requireRepository, reportStats, configureEngine } from '../../analysis/engine/cli-support.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
@@ -25,6 +26,9 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const base = typeof options.repoDir === 'string' ? path.resolve(io.cwd, options.repoDir) : io.cwd;
   const root = await requireRepository(base);
   const definedIn = typeof options.definedIn === 'string' ? repoRelative(root, base, options.definedIn) : undefined;
+  if (definedIn !== undefined && (await listRepoFiles(await repoContext(root), { only: [definedIn] })).length === 0) {
+    throw new PolywaveError({ code: 'X002_FILE_READ', message: `--defined-in ${definedIn}: not a tracked TypeScript/JavaScript/Go/Python/Rust file of ${root}` });
+  }
   const references = await findReferences(root, symbol, definedIn === undefined ? {} : { definedIn });
   if (format === 'text') {
     for (const reference of references) io.stdout(`${reference.file}:${reference.line}:${reference.column}: ${reference.context}\n`);
