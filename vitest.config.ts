@@ -9,6 +9,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Test files at once (vitest's default is cores − 1: one on a 2-core CI box). POLYWAVE_TEST_WORKERS overrides.
+    ...(process.env.POLYWAVE_TEST_WORKERS ? { maxWorkers: Number(process.env.POLYWAVE_TEST_WORKERS) } : {}),
     // The commands the tests run record events (issue 14): into a store of this test run, never the
     // user's per-user store. Tests about the store set their own POLYWAVE_EVENTS_DB.
     env: { POLYWAVE_EVENTS_DB: process.env.POLYWAVE_EVENTS_DB ?? path.join(os.tmpdir(), `polywave-test-events-${process.pid}.db`) },

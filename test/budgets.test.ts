@@ -160,6 +160,31 @@ describe('an ai-sdk agent over --budget-usd', () => {
     expect(readFileSync(implPath, 'utf8')).toMatch(/^state: BLOCKED$/m);
   }, 120_000);
 
+  it('the Scout is charged to the run too: a Scout that spends past --budget-usd is stopped, nothing is committed, and the run pauses with BUDGET_EXCEEDED', async () => {
+    const repo = await createTestRepo({ files: { 'src/index.js': 'export {};\n' } });
+    const model = spender();
+    const bus = new EventBus();
+    const events: PolywaveEvent[] = [];
+    bus.subscribe((event) => events.push(event));
+    const budget = new BudgetTracker({ runUsd: 0.4 });
+    const { runScout } = await import('../src/orchestrator/run-scout.js');
+    const scout = await runScout({ feature: 'Letters', slug: 'letters', repoDir: repo.dir, model: 'openai:gpt-4o', backend: createAiSdkBackend({ languageModel: () => model }), unsafeNoSandbox: true, env: { ...repo.env, OPENAI_API_KEY: 'never-sent' }, events: bus, budget, critic: false, maxTurns: 40 });
+    // $0.25 per call: the second crosses $0.40; no further call, no second attempt.
+    expect(model.doGenerateCalls.length).toBe(2);
+    expect(scout.success).toBe(false);
+    expect(scout.attempts).toHaveLength(1);
+    expect(scout.error).toMatchObject({ code: 'BUDGET_EXCEEDED' });
+    expect(scout.error?.message).toMatch(/^BUDGET_EXCEEDED: the run spent \$0\.5000 of its \$0\.4000 run budget; the Scout was stopped in attempt 1/);
+    expect(budget.spentUsd).toBe(0.5);
+    expect(events.filter((event): event is PolywaveEvent & CostEvent => event.type === 'cost').map((event) => [event.cost_usd, event.agent])).toEqual([[0.25, 'scout'], [0.25, 'scout']]);
+    expect((await repo.run(['rev-list', '--count', 'HEAD'])).trim()).toBe('1');
+    // The money is gone: the next Scout of the run is not started at all.
+    const again = await runScout({ feature: 'Letters', slug: 'letters-2', repoDir: repo.dir, model: 'openai:gpt-4o', backend: createAiSdkBackend({ languageModel: () => model }), unsafeNoSandbox: true, env: { ...repo.env, OPENAI_API_KEY: 'never-sent' }, budget, critic: false });
+    expect(model.doGenerateCalls.length).toBe(2);
+    expect(again.attempts).toEqual([]);
+    expect(again.error?.message).toMatch(/^BUDGET_EXCEEDED: .*Scout attempt 1 not started/);
+  }, 120_000);
+
   it('a per-agent limit stops each agent on its own; both run (concurrently) and the wave blocks', async () => {
     const repo = await createTestRepo({ files: { 'docs/IMPL/IMPL-each.yaml': implYaml('each', ['A', 'B']), 'src/index.js': 'export {};\n' } });
     const model = spender();

@@ -175,6 +175,7 @@ export async function runAutopilot(options: AutopilotOptions): Promise<Autopilot
         ...(modelFor('critic') ? { criticModel: modelFor('critic')! } : {}),
         ...(options.noCritic ? { critic: false } : {}),
         ...(options.auto ? { auto: true } : {}),
+        ...(options.budget ? { budget: options.budget } : {}),
       });
       addUsage(usage, scout.usage);
       implPath = scout.impl_path;
@@ -182,7 +183,12 @@ export async function runAutopilot(options: AutopilotOptions): Promise<Autopilot
       if (!scout.success) {
         result.impl_path = implPath;
         result.state = scout.state;
-        result.stopped = scout.state === 'NOT_SUITABLE' ? `NOT_SUITABLE: ${(scout.not_suitable_reasons ?? []).join('; ')}` : `scout stopped in state ${scout.state}`;
+        result.stopped =
+          scout.state === 'NOT_SUITABLE'
+            ? `NOT_SUITABLE: ${(scout.not_suitable_reasons ?? []).join('; ')}`
+            : scout.error?.code === 'BUDGET_EXCEEDED'
+              ? `scout paused — ${scout.error.message}`
+              : `scout stopped in state ${scout.state}`;
         return finish();
       }
     } else {

@@ -25,6 +25,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { extractCommands, type CommandSet } from '../analysis/extract-commands.js';
 import { addUsage, emptyUsage, type AgentBackend, type AgentEvent, type AgentOutcome, type AgentUsage } from '../agents/contract.js';
+import { budgetExceededCode, type BudgetTracker } from '../agents/budget.js';
 import { resolveModelSpec } from '../agents/model-spec.js';
 import { renderRolePrompt, type PromptFinding } from '../agents/prompts/index.js';
 import type { ScoutProgramContext, ScoutProgramContract } from '../agents/prompts/scout.js';
@@ -52,6 +53,8 @@ import { finishRefresh, refreshFeature, refreshSnapshot, type BriefRefreshRecord
 
 /** Options of {@link runScout}. */
 export interface RunScoutOptions {
+  /** Cost budgets (issue 14): the Scout's model calls are charged to the run (wave 0, agent `scout`). */
+  budget?: BudgetTracker;
   /**
    * The Scout's toolbox (issue 15): H1a/H3 results in the prompt, E45/E46/E35 checks of the
    * written plan in the correction loop. Default on; false skips both (`--no-scout-tools`).
@@ -379,10 +382,18 @@ export async function runScout(options: RunScoutOptions): Promise<RunScoutResult
       attempt,
       maxAttempts,
     });
+    // Issue 14: the Scout is part of the run, so its model calls count against the run's budget.
+    const noMoney = options.budget?.checkLaunch({ slug, wave: 0, agent: 'scout' });
+    if (noMoney) {
+      stopped = { code: budgetExceededCode, message: `${noMoney.message}; Scout attempt ${attempt} not started (raise the budget and re-run)` };
+      break;
+    }
+    const budgetStop = new AbortController();
+    const account = options.budget?.startAgent({ slug, wave: 0, agent: 'scout' }, (breach) => budgetStop.abort(Object.assign(new Error(breach.message), { name: 'BudgetExceeded' })));
     const attemptStarted = performance.now();
     events?.emit({ v: 1, type: 'agent-launch', slug, wave: 0, agent: 'scout', attempt, model: spec.raw, backend: options.backend?.name ?? spec.backend });
     // E40: one `cost` event per model call of the Scout.
-    const meter = createCostMeter({ spec, ...(options.backend ? { backend: options.backend.name } : {}), role: 'scout', attempt, labels: { slug, agent: 'scout', ...(program?.programSlug ? { program: program.programSlug } : {}) }, ...(events ? { emit: (event) => events.emit(event) } : {}) });
+    const meter = createCostMeter({ spec, ...(options.backend ? { backend: options.backend.name } : {}), role: 'scout', attempt, labels: { slug, agent: 'scout', ...(program?.programSlug ? { program: program.programSlug } : {}) }, ...(events ? { emit: (event) => events.emit(event) } : {}), ...(account ? { onCost: (usd: number) => account.charge(usd) } : {}) });
     const onEvent = (event: AgentEvent) => {
       if (event.type === 'turn-end') meter.observe(event.turn, event.usage);
       if (event.type === 'tool-call-end') events?.emit({ v: 1, type: 'agent-tool-call', slug, wave: 0, agent: 'scout', attempt, tool: event.tool, is_error: event.isError, duration_ms: event.durationMs });
@@ -403,9 +414,9 @@ export async function runScout(options: RunScoutOptions): Promise<RunScoutResult
       limits: { timeoutMs: options.timeoutMs ?? 10 * 60_000, ...(options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}) },
       env: options.env,
       onEvent,
-      ...(options.signal ? { signal: options.signal } : {}),
+      ...(account ? { signal: options.signal ? AbortSignal.any([options.signal, budgetStop.signal]) : budgetStop.signal } : options.signal ? { signal: options.signal } : {}),
       ...(options.backend ? { backend: options.backend } : {}),
-    });
+    }).finally(() => account?.end());
     // The Scout's cost IS the sum of its `cost` events.
     const outcome = { ...ran, usage: meter.settle(ran.usage, ran.turns) };
     addUsage(usage, outcome.usage);
@@ -453,6 +464,11 @@ export async function runScout(options: RunScoutOptions): Promise<RunScoutResult
     );
     if (verdictOutcome === 'valid') break;
     previousErrors = blocking;
+
+    if (account?.breach) {
+      stopped = { code: budgetExceededCode, message: `${account.breach.message}; the Scout was stopped in attempt ${attempt} (raise the budget and re-run)` };
+      break;
+    }
 
     // Nothing a correction prompt can fix: an abort, or a setup problem (missing key or binary).
     if (outcome.status === 'aborted' || options.signal?.aborted) {
