@@ -321,6 +321,9 @@ waves:
     const output = json(result.stdout) as { test_cascade: unknown; wave_structure: { passed: boolean } };
     expect(output.test_cascade).toEqual({ passed: false, errors: [{ symbol: 'parseInput', test_file: 'lib/parse.test.ts', line: 2, context: "test('p', () => parseInput('y'));", agents: ['A'] }] });
     expect(output.wave_structure.passed).toBe(false);
+    const finalize = await runCli(['finalize-scout', implPath, '--repo-dir', repo.dir]);
+    const finalized = json(finalize.stdout) as { passed: boolean; failed_step?: string; test_cascade: unknown };
+    expect([finalize.code, finalized.passed, finalized.failed_step, finalized.test_cascade]).toEqual([1, false, 'pre_wave_checks', output.test_cascade]);
   });
 
   it('analyze-suitability: DONE / PARTIAL / TODO with evidence; no requirement → S003 exit 2', async () => {

@@ -19,8 +19,8 @@ async function capture(run: (args: string[], options: Record<string, unknown>, i
  * --wave 1 --fix` (validate --fix, E16, and the read-only pre-flight checks incl. E35 gaps; the
  * E37 critic is `pending` at this point, not a failure), (2) `validate-briefs` (symbols and line
  * numbers cited in the tasks), (3) record `injection_method` (E44) when given. Prints
- * `{validation, e35_gaps, checks, pending?, brief_validation?, injection_method, passed,
- * failed_step?}`. Exit 0 passed, 1 a step failed (nothing after it ran), 2 bad input.
+ * `{validation, e35_gaps, checks, pending?, test_cascade, wave_structure, brief_validation?,
+ * injection_method, passed, failed_step?}`. Exit 0 passed, 1 a step failed (nothing after it ran), 2 bad input.
  */
 export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
   const method = typeof options.injectionMethod === 'string' ? options.injectionMethod.trim() : '';
@@ -35,6 +35,9 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     e35_gaps: preWave.json.e35_gaps,
     checks: preWave.json.checks,
     ...(preWave.json.pending ? { pending: preWave.json.pending } : {}),
+    // Go's E46 test cascade and wave-structure checks (steps 3 and 4 of pre-wave-validate).
+    ...(preWave.json.test_cascade ? { test_cascade: preWave.json.test_cascade } : {}),
+    ...(preWave.json.wave_structure ? { wave_structure: preWave.json.wave_structure } : {}),
   };
   const finish = (failedStep?: string): CommandResult => {
     printJson(io, { ...result, injection_method: result.injection_method ?? '', passed: failedStep === undefined, ...(failedStep ? { failed_step: failedStep } : {}) });
