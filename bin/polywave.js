@@ -9,6 +9,14 @@ import module from 'node:module';
 import v8 from 'node:v8';
 
 const argv = process.argv.slice(2);
+// `polywave … | head`: the reader went away. Stop quietly, like other Unix tools, instead of an
+// unhandled EPIPE stack trace (exit 0 as for `--help | head`; the output was not wanted any more).
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error) => {
+    if (error && error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw error;
+  });
+}
 if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V' || argv[0] === 'version')) {
   const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
   process.stdout.write(`${manifest.version}\n`);

@@ -175,3 +175,15 @@ describe('hostile input through `polywave validate`', () => {
     });
   });
 });
+
+describe('a reader that goes away (`polywave … | head`)', () => {
+  it('stops quietly with no EPIPE stack trace, for help and for a long JSON output', async () => {
+    const { spawnSync } = await import('node:child_process');
+    for (const args of [['run', '--help'], ['--help'], ['schema']]) {
+      // `head` closes the pipe after one byte: every later write of the CLI hits EPIPE.
+      const bash = spawnSync('bash', ['-c', `node "${path.join(repoRoot, 'bin', 'polywave.js')}" ${args.join(' ')} | head -c 1 >/dev/null; echo "rc=\${PIPESTATUS[0]}"`], { encoding: 'utf8' });
+      expect(bash.stderr, args.join(' ')).toBe('');
+      expect(bash.stdout.trim(), args.join(' ')).toBe('rc=0');
+    }
+  });
+});
