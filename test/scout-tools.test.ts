@@ -196,6 +196,35 @@ describe('historical cases from the corpus (the real IMPL manifests, source slic
   });
 });
 
+describe('detect-scaffolds pre-agent: the code side (real references between two agents of a wave)', () => {
+  it('a type one agent changes and another agent\'s file uses is a scaffold candidate; a type nobody else uses is not', async () => {
+    const { repo, implPath } = await repoWith(
+      {
+        'src/model.ts': 'export interface Order {\n  id: string;\n}\n\nexport interface Invoice {\n  total: number;\n}\n',
+        'src/checkout.ts': "import type { Order } from './model.js';\n\nexport function checkout(order: Order): string {\n  return order.id;\n}\n",
+      },
+      {
+        name: 'IMPL-scaffold.yaml',
+        text: 'title: s\nfeature_slug: s\nverdict: SUITABLE\nfile_ownership:\n  - {file: src/model.ts, agent: A, wave: 1}\n  - {file: src/checkout.ts, agent: B, wave: 1}\nwaves:\n  - number: 1\n    agents:\n      - {id: A, task: "Add a `discount` field to `Order` and `Invoice`."}\n      - {id: B, task: "Apply discounts at checkout."}\n',
+      },
+    );
+    const result = await runCli(['detect-scaffolds', implPath, '--stage', 'pre-agent', '--repo-dir', repo.dir]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(json(result.stdout)).toEqual({
+      scaffolds_needed: [
+        {
+          type_name: 'Order',
+          locations: ['src/model.ts', 'src/checkout.ts'],
+          suggested_file: 'src/model.ts',
+          definition: 'interface Order (src/model.ts:1) — used by src/checkout.ts; freeze it as a contract or scaffold it before the wave',
+          agents: ['A', 'B'],
+        },
+      ],
+    });
+    expectCodedError(await runCli(['detect-scaffolds', implPath, '--stage', 'mid-agent']), { code: 'X001_INVALID_INPUT' });
+  });
+});
+
 const solveImpl = `title: solve
 feature_slug: solve
 verdict: SUITABLE

@@ -1,9 +1,13 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { listSymbols } from '../analysis/engine/index.js';
 import { extractTopLevelSymbols } from '../analysis/symbols.js';
 import { codeFamilyOf } from '../analysis/source-lexer.js';
 import type { Git } from '../git/git-port.js';
 import { branchName, legacyBranchName } from '../protocol/names.js';
 import type { ImplManifest } from '../protocol/schema/impl-schema.js';
-import { isTestPath } from './references.js';
+import { agentFacts } from './changed-symbols.js';
+import { createEngineReferenceFinder, isTestPath, type ReferenceFinder } from './references.js';
 import { contractDefinition, detectSharedTypes, suggestedScaffoldFile } from './shared-types.js';
 
 /** Go `ScaffoldCandidate` plus the agents involved. */
@@ -28,16 +32,58 @@ export interface TypeConflict {
  * the files that define or use it, a scaffold file beside the defining file, and the contract's
  * definition when one holds it (a placeholder otherwise).
  */
-export function detectScaffoldsPreAgent(manifest: ImplManifest): { scaffolds_needed: ScaffoldCandidate[] } {
-  return {
-    scaffolds_needed: detectSharedTypes(manifest).map((candidate) => ({
+export async function detectScaffoldsPreAgent(manifest: ImplManifest, options: { repoRoot?: string; finder?: ReferenceFinder } = {}): Promise<{ scaffolds_needed: ScaffoldCandidate[] }> {
+  const fromText = detectSharedTypes(manifest).map((candidate) => ({
       type_name: candidate.type_name,
       locations: [...new Set([candidate.defining_file, ...candidate.referencing_files].filter((file) => file !== ''))].sort(),
       suggested_file: suggestedScaffoldFile(candidate),
       definition: contractDefinition(manifest, candidate.type_name) ?? `${candidate.type_name} — see the agents' tasks; no contract defines it`,
       agents: candidate.referencing_agents,
-    })),
-  };
+    }));
+  const fromCode = options.repoRoot ? await sharedTypesInCode(manifest, options.repoRoot, options.finder ?? createEngineReferenceFinder()) : [];
+  const known = new Set(fromText.map((candidate) => candidate.type_name));
+  return { scaffolds_needed: [...fromText, ...fromCode.filter((candidate) => !known.has(candidate.type_name))].sort((a, b) => a.type_name.localeCompare(b.type_name)) };
+}
+
+const structuralKinds = new Set(['type', 'interface', 'class', 'struct', 'enum', 'trait']);
+
+/**
+ * The code side of E45 pre-agent: a type defined in an existing file one agent owns, named in
+ * that agent's task (so it is being worked on), and really referenced (analysis engine) from an
+ * existing file another agent of the same wave owns — both agents touch one data structure in
+ * parallel.
+ */
+async function sharedTypesInCode(manifest: ImplManifest, repoRoot: string, finder: ReferenceFinder): Promise<ScaffoldCandidate[]> {
+  const facts = agentFacts(manifest);
+  const existing = (files: readonly string[]) => files.filter((file) => !isTestPath(file) && codeFamilyOf(file) !== undefined && existsSync(path.join(repoRoot, file)));
+  const candidates: ScaffoldCandidate[] = [];
+  for (const owner of facts) {
+    const ownFiles = existing(owner.files);
+    if (ownFiles.length === 0) continue;
+    const peers = facts.filter((fact) => fact.id !== owner.id && fact.wave === owner.wave);
+    const peerFiles = new Map(peers.flatMap((peer) => existing(peer.files).map((file) => [file, peer.id] as const)));
+    if (peerFiles.size === 0) continue;
+    let symbols;
+    try {
+      symbols = await listSymbols(repoRoot, ownFiles);
+    } catch {
+      return [];
+    }
+    for (const symbol of symbols) {
+      if (!structuralKinds.has(symbol.kind) || !new RegExp(`(?<![\\w$])${symbol.name}(?![\\w$])`).test(owner.task)) continue;
+      const references = await finder.findReferences(repoRoot, symbol.name, { definedIn: symbol.file, files: [...peerFiles.keys()] });
+      const users = [...new Set(references.map((reference) => reference.file))].sort();
+      if (users.length === 0) continue;
+      candidates.push({
+        type_name: symbol.name,
+        locations: [symbol.file, ...users],
+        suggested_file: symbol.file,
+        definition: `${symbol.kind} ${symbol.name} (${symbol.file}:${symbol.line}) — used by ${users.join(', ')}; freeze it as a contract or scaffold it before the wave`,
+        agents: [...new Set([owner.id, ...users.map((file) => peerFiles.get(file)!)])].sort(),
+      });
+    }
+  }
+  return candidates;
 }
 
 const typeKinds = new Set(['type', 'interface', 'class', 'struct', 'enum', 'trait']);

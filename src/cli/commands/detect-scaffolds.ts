@@ -22,7 +22,9 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const implPath = implPathFrom(args, io);
   const manifest = requireManifest((await loadImpl(implPath)).parsed, implPath);
   if (stage === 'pre-agent') {
-    printJson(io, detectScaffoldsPreAgent(manifest));
+    // The code side needs a repository; without one only the manifest is read (as Go).
+    const repoRoot = await requireRepoRoot(repoDirOption(options, io) ?? path.dirname(implPath)).catch(() => undefined);
+    printJson(io, await detectScaffoldsPreAgent(manifest, repoRoot ? { repoRoot: await topLevel(repoRoot) } : {}));
     return 0;
   }
   const repoRoot = await requireRepoRoot(repoDirOption(options, io) ?? path.dirname(implPath));
@@ -31,4 +33,9 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const result = await detectScaffoldsPostAgent({ git, manifest, base: 'HEAD', ...(wave !== undefined ? { wave } : {}) });
   printJson(io, result);
   return result.conflicts.length > 0 ? 1 : 0;
+}
+
+/** The work tree's top level (file_ownership paths are relative to it). */
+async function topLevel(dir: string): Promise<string> {
+  return (await createGit(dir).run(['rev-parse', '--show-toplevel'])).stdout.trim();
 }
