@@ -277,6 +277,29 @@ describe('check-callers', () => {
     ]);
   });
 
+  it('--defined-in follows barrels that never name the symbol (export *, Python package __init__)', async () => {
+    const ts = await analysisFixtureRepo('ts');
+    ts.write('src/barrel.ts', "export * from './model.js';\n");
+    ts.write('src/user.ts', "import { makeWidget } from './barrel.js';\nmakeWidget('b');\n");
+    ts.write('other/model.ts', 'export function makeWidget(): void {}\n');
+    ts.write('other/use.ts', "import { makeWidget } from './model.js';\nmakeWidget();\n");
+    await ts.commitAll('barrel and an unrelated makeWidget');
+    const viaBarrel = callers(await runCli(['check-callers', 'makeWidget', '--defined-in', 'src/model.ts'], { cwd: ts.dir }));
+    expect(viaBarrel.filter((line) => line.startsWith('src/user.ts') || line.startsWith('other/'))).toEqual(['src/user.ts:1:10 import', 'src/user.ts:2:1 call']);
+    expect(callers(await runCli(['check-callers', 'makeWidget', '--defined-in', 'other/model.ts'], { cwd: ts.dir }))).toEqual(['other/use.ts:1:10 import', 'other/use.ts:2:1 call']);
+
+    const python = await analysisFixtureRepo('python');
+    python.write('shop/__init__.py', 'from .model import make_widget\n');
+    python.write('tests/test_pkg.py', 'from shop import make_widget\n\nmake_widget("p")\n');
+    await python.commitAll('package re-export');
+    const viaPackage = callers(await runCli(['check-callers', 'make_widget', '--defined-in', 'shop/model.py'], { cwd: python.dir }));
+    expect(viaPackage.filter((line) => line.startsWith('tests/test_pkg.py') || line.startsWith('shop/__init__.py'))).toEqual([
+      'shop/__init__.py:1:20 import',
+      'tests/test_pkg.py:1:18 import',
+      'tests/test_pkg.py:3:1 call',
+    ]);
+  });
+
   it('bad input: one error line, exit 2', async () => {
     const repo = await analysisFixtureRepo('ts');
     expect(expectCodedError(await runCli(['check-callers', 'not a name'], { cwd: repo.dir }), { exitCode: 2 }).code).toBe('X001_INVALID_INPUT');

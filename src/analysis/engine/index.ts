@@ -228,6 +228,16 @@ async function filesWithWords(context: RepoContext, words: readonly string[], op
   return answer.stdout.split('\0').filter((file) => file !== '');
 }
 
+/** Files containing any of `texts` (fixed strings), limited to analysable files' extensions. */
+async function filesWithFixed(context: RepoContext, texts: readonly string[], options: { files?: string[]; includeUntracked?: boolean }): Promise<string[]> {
+  const args = ['grep', '-l', '-z', '-I', '--no-color', '-F'];
+  if (options.includeUntracked) args.push('--untracked');
+  for (const text of texts) args.push('-e', text);
+  args.push('--', ...(options.files ?? ['*.ts', '*.mts', '*.cts', '*.tsx', '*.js', '*.mjs', '*.cjs', '*.jsx', '*.py', '*.rs']));
+  const answer = await context.git.run(args, { allowExitCodes: [1] });
+  return answer.stdout.split('\0').filter((file) => file !== '');
+}
+
 /**
  * Real references to `symbol`: identifier uses named `symbol` (never strings, comments, or longer
  * names), uses of local aliases bound by an import of it (`via` names the alias), re-exports under
@@ -277,12 +287,17 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     const definer = loadedFiles.get(definedIn) ?? (definerEntry ? (await loadFacts(context, [definerEntry], stats))[0] : undefined);
     memberAnywhere = definer?.facts.symbols.some((def) => def.name === symbol && def.kind === 'method') ?? false;
     const sources = new Set([definedIn]);
-    // Files re-exporting from a source become sources too.
+    // Barrels re-export without naming the symbol (`export * from`, `pub use x::*`, Python
+    // `from x import *`): the word search misses them, so files with a star re-export are read too.
+    const barrels = (await filesWithFixed(context, ['export *', '::*', 'import *'], opts)).filter((file) => !loadedFiles.has(file)).flatMap((file) => byPath.get(file) ?? []);
+    const candidates = [...loaded, ...(await loadFacts(context, barrels, stats))];
+    // Files re-exporting from a source become sources too (in Python every imported name can be imported again from there).
+    const reexporting = (item: Loaded, raw: FileFacts['imports'][number]) => raw.reexport || (item.entry.lang === 'python' && raw.names.length > 0);
     for (let changed = true; changed; ) {
       changed = false;
-      for (const item of loaded) {
+      for (const item of candidates) {
         if (sources.has(item.entry.file)) continue;
-        const reexports = item.facts.imports.some((raw) => raw.reexport && resolver.resolve(item.entry.file, item.entry.lang, raw).some((file) => sources.has(file)));
+        const reexports = item.facts.imports.some((raw) => reexporting(item, raw) && resolver.resolve(item.entry.file, item.entry.lang, raw).some((file) => sources.has(file)));
         if (reexports) {
           sources.add(item.entry.file);
           changed = true;

@@ -1,7 +1,7 @@
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { dependencyGraph, isAnalysable } from '../../analysis/engine/index.js';
 import { repoRelative, requireFormat, requireRepository, toYaml, reportStats, configureEngine } from '../../analysis/engine/cli-support.js';
-import { listRepoFiles, repoContext } from '../../analysis/engine/repo-files.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 
@@ -59,8 +59,9 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   if (unsupported !== undefined) {
     throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `${unsupported}: not a TypeScript/JavaScript/Go/Python/Rust source file the engine analyses` });
   }
-  const present = new Set((await listRepoFiles(await repoContext(root), { only: files, includeUntracked: true })).map((entry) => entry.file));
-  const missing = files.find((file) => !present.has(file));
+  // A stat per file, not a git listing: two git processes fewer per call.
+  const present = await Promise.all(files.map((file) => stat(path.join(root, file)).then((stats) => stats.isFile(), () => false)));
+  const missing = files.find((_, index) => !present[index]);
   if (missing !== undefined) throw new PolywaveError({ code: 'X002_FILE_READ', message: `${missing}: no such file in ${root}` });
 
   const graph = await dependencyGraph(root, files);
