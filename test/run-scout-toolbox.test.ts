@@ -68,11 +68,20 @@ async function repository(files: Record<string, string>): Promise<TestRepo> {
 }
 
 describe('run-scout runs the Scout toolbox (issue 15)', () => {
-  it('E45: a plan that leaves a shared type unscaffolded gets the finding in its correction prompt; the Scout adds the scaffold → REVIEWED', async () => {
+  it('E45: a plan that leaves a shared type unscaffolded gets the finding (and the advisory E35 wiring note) in its correction prompt; the Scout adds the scaffold → REVIEWED', async () => {
     const repo = await repository({ 'src/index.js': 'export {};\n' });
     const slug = 'invoices';
     const ownership = ['    - file: src/invoice.ts', '      agent: A', '      wave: 1', '      action: new', '    - file: src/billing.ts', '      agent: B', '      wave: 1', '      action: new'].join('\n');
-    const contracts = ['    - name: Invoice', '      description: An invoice.', '      definition: "export interface Invoice { id: string; total: number }"', '      location: src/invoice.ts'].join('\n');
+    const contracts = [
+      '    - name: Invoice',
+      '      description: An invoice.',
+      '      definition: "export interface Invoice { id: string; total: number }"',
+      '      location: src/invoice.ts',
+      '    - name: parseInvoice',
+      '      description: Parses an invoice.',
+      '      definition: "export function parseInvoice(text: string): Invoice"',
+      '      location: src/invoice.ts',
+    ].join('\n');
     const waves = [
       '    - number: 1',
       '      agents:',
@@ -81,7 +90,7 @@ describe('run-scout runs the Scout toolbox (issue 15)', () => {
       '          files:',
       '            - src/invoice.ts',
       '        - id: B',
-      '          task: Bill customers in src/billing.ts, producing an Invoice for each order.',
+      '          task: Bill customers in src/billing.ts, producing an Invoice for each order; calls `parseInvoice()` on stored invoices.',
       '          files:',
       '            - src/billing.ts',
     ].join('\n');
@@ -97,6 +106,10 @@ describe('run-scout runs the Scout toolbox (issue 15)', () => {
         expect(text).toContain('Validation Errors: correction attempt 2 of 3');
         expect(text).toContain('[E45_SHARED_TYPE_NOT_SCAFFOLDED] field `scaffolds`');
         expect(text).toMatch(/E45: type Invoice is used by agents A, B of one wave but is not scaffolded/);
+        expect(text).toMatch(/— fix: add a scaffolds entry \(file_path e\.g\. src\/types\/invoice\.ts/);
+        // E35 is advisory: it comes with the correction, but alone it would not have forced one.
+        expect(text).toContain("[E35_WIRING_UNDECLARED] (warning) field `wiring`:");
+        expect(text).toMatch(/agent B's task calls parseInvoice \(defined in src\/invoice\.ts/);
         return callTool('write_file', { path: implRelative, content: withScaffold });
       },
       say('Scaffolded.'),
@@ -106,6 +119,7 @@ describe('run-scout runs the Scout toolbox (issue 15)', () => {
       [1, 'invalid', ['E45_SHARED_TYPE_NOT_SCAFFOLDED']],
       [2, 'valid', []],
     ]);
+    expect(result.attempts[1]!.warning_count).toBeGreaterThanOrEqual(1);
     expect(result).toMatchObject({ state: 'REVIEWED', success: true, committed: true });
     expect(model.doGenerateCalls).toHaveLength(4);
   });

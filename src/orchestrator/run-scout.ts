@@ -48,7 +48,7 @@ import { editImpl, loadManifest } from '../store/manifest-file.js';
 import { readTextFile } from '../store/read-text.js';
 import { repoFileFacts } from '../store/repo-facts.js';
 import { commitManifest, runCritic, type RunCriticResult } from './run-critic.js';
-import { postScoutChecks, preScoutAnalysis } from './scout-analysis.js';
+import { postScoutChecks, preScoutAnalysis, scoutCheckCodes } from './scout-analysis.js';
 import { finishRefresh, refreshFeature, refreshSnapshot, type BriefRefreshRecord } from './brief-refresh.js';
 
 /** Options of {@link runScout}. */
@@ -463,7 +463,8 @@ export async function runScout(options: RunScoutOptions): Promise<RunScoutResult
       { error_count: blocking.length, warning_count: warnings },
     );
     if (verdictOutcome === 'valid') break;
-    previousErrors = blocking;
+    // The advisory E35 wiring findings go back with the errors (the Scout decides on them).
+    previousErrors = [...blocking, ...output.findings.filter((finding) => finding.code === scoutCheckCodes.undeclaredWiring)];
 
     if (account?.breach) {
       stopped = { code: budgetExceededCode, message: `${account.breach.message}; the Scout was stopped in attempt ${attempt} (raise the budget and re-run)` };

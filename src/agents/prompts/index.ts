@@ -25,7 +25,7 @@ export interface RenderedPrompt {
  * A validation finding handed back to an agent for correction (E16 correction loop). A protocol
  * {@link Finding} fits as is.
  */
-export type PromptFinding = Pick<Finding, 'code' | 'message'> & Partial<Pick<Finding, 'field' | 'line' | 'column' | 'severity'>>;
+export type PromptFinding = Pick<Finding, 'code' | 'message'> & Partial<Pick<Finding, 'field' | 'line' | 'column' | 'severity' | 'suggestion'>>;
 
 /** How an agent files its report: our `set_completion` tool, or the CLI (agents run by an external CLI). */
 export type ReportChannel = 'tool' | 'cli';

@@ -126,7 +126,8 @@ export function formatFindings(findings: readonly PromptFinding[]): string {
     .map((finding, index) => {
       const where = [finding.field ? `field \`${finding.field}\`` : '', finding.line !== undefined ? `line ${finding.line}` : ''].filter((part) => part !== '').join(', ');
       const severity = finding.severity && finding.severity !== 'error' ? ` (${finding.severity})` : '';
-      return `${index + 1}. [${finding.code}]${severity}${where ? ` ${where}:` : ''} ${finding.message.replace(/\s*\n\s*/g, ' ')}`;
+      const fix = finding.suggestion ? ` — fix: ${finding.suggestion.replace(/\s*\n\s*/g, ' ')}` : '';
+      return `${index + 1}. [${finding.code}]${severity}${where ? ` ${where}:` : ''} ${finding.message.replace(/\s*\n\s*/g, ' ')}${fix}`;
     })
     .join('\n');
 }
