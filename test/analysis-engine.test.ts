@@ -68,6 +68,22 @@ describe('imports and resolution', () => {
     ]);
   });
 
+  it('TS/JS dynamic import() and require() with a literal specifier are imports', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'src/a.ts': 'export function hello(): void {}\n',
+        'src/lazy.ts': "export async function later(): Promise<void> {\n  const { hello } = await import('./a.js');\n  hello();\n}\n",
+        'src/old.cjs': "const a = require('./a.ts');\nmodule.exports = a;\n",
+      },
+    });
+    const analysis = await analyzeRepo(repo.dir, { files: ['src/lazy.ts', 'src/old.cjs'] });
+    expect(analysis.files.map((file) => [file.file, file.imports.map((entry) => `${entry.module}@${entry.line} → ${entry.resolved.join(',')}`)])).toEqual([
+      ['src/lazy.ts', ['./a.js@2 → src/a.ts']],
+      ['src/old.cjs', ['./a.ts@1 → src/a.ts']],
+    ]);
+    expect((await findReferences(repo.dir, 'hello', { definedIn: 'src/a.ts' })).map((reference) => `${reference.file}:${reference.line} ${reference.kind}`)).toEqual(['src/lazy.ts:2 other', 'src/lazy.ts:3 call']);
+  });
+
   it('Go packages, Python relative/absolute, Rust mod/use/crate name', async () => {
     const go = await analysisFixtureRepo('go');
     expect(await dependencyGraph(go.dir, ['model/model.go'])).toEqual({

@@ -82,12 +82,13 @@ const identifierQuery: Record<Lang, string> = {
   rust: '[(identifier) (type_identifier) (field_identifier)] @ref',
 };
 
-/** Import (and re-export) statements per language. */
+/** Import (and re-export) statements per language; TS/JS also `import('x')` and `require('x')` with a literal specifier. */
+const dynamicImport = '(call_expression function: (import) arguments: (arguments . (string) @spec)) @require';
+const requireCall = '(call_expression function: (identifier) @fn (#eq? @fn "require") arguments: (arguments . (string) @spec)) @require';
 const importQuery: Record<Lang, string> = {
-  typescript: '(import_statement) @import (export_statement source: (_)) @reexport',
-  tsx: '(import_statement) @import (export_statement source: (_)) @reexport',
-  javascript:
-    '(import_statement) @import (export_statement source: (_)) @reexport (call_expression function: (identifier) @fn (#eq? @fn "require") arguments: (arguments . (string) @spec)) @require',
+  typescript: `(import_statement) @import (export_statement source: (_)) @reexport ${dynamicImport} ${requireCall}`,
+  tsx: `(import_statement) @import (export_statement source: (_)) @reexport ${dynamicImport} ${requireCall}`,
+  javascript: `(import_statement) @import (export_statement source: (_)) @reexport ${dynamicImport} ${requireCall}`,
   go: '(import_spec) @import',
   python: '(import_statement) @import (import_from_statement) @import',
   rust: '(use_declaration) @import (mod_item name: (identifier) !body) @mod',
