@@ -10,8 +10,11 @@
  *  - rename cascades: definitions, imports, references (syntax) and comment/string mentions (semantic).
  * Run `npm run build` first.
  */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli, type CliResult } from './support/cli.js';
+import { repoRoot, runCli, type CliResult } from './support/cli.js';
 import { expectCodedError } from './support/cli-assert.js';
 import { analysisFixtureRepo, type AnalysisFixture } from './support/analysis-fixture.js';
 
@@ -397,5 +400,45 @@ describe('detect-cascades', () => {
     expect(expectCodedError(await runCli(['detect-cascades', repo.dir, '--renames', 'bad']), { exitCode: 2 }).message).toMatch(/^invalid --renames JSON: /);
     expect(expectCodedError(await runCli(['detect-cascades', repo.dir, '--renames', '[{"old":"a b","new":"c"}]']), { exitCode: 2 }).code).toBe('X001_INVALID_INPUT');
     expect(expectCodedError(await runCli(['detect-cascades', repo.dir, '--renames', '{}']), { exitCode: 2 }).code).toBe('X001_INVALID_INPUT');
+  });
+});
+
+// The Go reference (a comparison tool, never a dependency): skipped where it is absent.
+const goBinary = path.resolve(repoRoot, '..', 'shared', 'tools', 'polywave-tools-go');
+
+describe.skipIf(!existsSync(goBinary))('against the Go polywave-tools', () => {
+  it('check-callers: same leading keys; Go adds the definition, comments, a string, TestMakeWidget and MakeWidgetFactory (substrings)', async () => {
+    const repo = await analysisFixtureRepo('go');
+    const go = spawnSync(goBinary, ['check-callers', 'MakeWidget', '--repo-dir', repo.dir], { encoding: 'utf8' });
+    expect(go.status).toBe(0);
+    const goCallers = JSON.parse(go.stdout) as Array<Record<string, unknown>>;
+    const ours = JSON.parse((await runCli(['check-callers', 'MakeWidget'], { cwd: repo.dir })).stdout) as Array<Record<string, unknown>>;
+    expect(Object.keys(goCallers[0]!)).toEqual(['file', 'line', 'context']);
+    expect(Object.keys(ours[0]!).slice(0, 3)).toEqual(['file', 'line', 'context']);
+    const where = (entry: Record<string, unknown>) => `${String(entry.file)}:${String(entry.line)}`;
+    const goLines = goCallers.map(where);
+    const ourLines = ours.map(where);
+    expect(ourLines.every((line) => goLines.includes(line))).toBe(true);
+    expect(goLines.filter((line) => !ourLines.includes(line)).sort()).toEqual([
+      'model/model.go:13', // comment
+      'model/model.go:14', // the definition
+      'model/model_test.go:5', // TestMakeWidget (substring)
+      'model/model_test.go:7', // a string
+      'service/service.go:12', // MakeWidgetFactory
+      'service/service.go:5', // comment
+    ]);
+  });
+
+  it('analyze-deps on Go files: the same graph and waves', async () => {
+    const repo = await analysisFixtureRepo('go');
+    const files = 'model/model.go,service/service.go,cmd/main.go';
+    const go = spawnSync(goBinary, ['analyze-deps', '.', '--files', files, '--format', 'json'], { encoding: 'utf8', cwd: repo.dir });
+    expect(go.status).toBe(0);
+    const ours = JSON.parse((await runCli(['analyze-deps', repo.dir, '--files', files, '--format', 'json'])).stdout) as { nodes: unknown; waves: unknown };
+    const goResult = JSON.parse(go.stdout) as { nodes: Array<Record<string, unknown>>; waves: unknown };
+    // Go prints null for an empty list.
+    const normalized = goResult.nodes.map((node) => ({ ...node, depends_on: node.depends_on ?? [], depended_by: node.depended_by ?? [] }));
+    expect(ours.nodes).toEqual(normalized);
+    expect(ours.waves).toEqual(goResult.waves);
   });
 });
