@@ -84,6 +84,18 @@ describe('imports and resolution', () => {
     expect((await findReferences(repo.dir, 'hello', { definedIn: 'src/a.ts' })).map((reference) => `${reference.file}:${reference.line} ${reference.kind}`)).toEqual(['src/lazy.ts:2 other', 'src/lazy.ts:3 call']);
   });
 
+  it('files limits where references are reported, not where re-exports are followed (coord/engine-requests.md)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'lib/slug.js': 'export function slugify(text) {\n  return text;\n}\n',
+        'lib/index.js': "export { slugify } from './slug.js';\n",
+        'lib/index.spec.js': "import { slugify } from './index.js';\n\n\nslugify('A');\n",
+      },
+    });
+    const found = await findReferences(repo.dir, 'slugify', { definedIn: 'lib/slug.js', files: ['lib/index.spec.js'] });
+    expect(found.map((reference) => `${reference.file}:${reference.line} ${reference.kind}`)).toEqual(['lib/index.spec.js:1 import', 'lib/index.spec.js:4 call']);
+  });
+
   it('Go packages, Python relative/absolute, Rust mod/use/crate name', async () => {
     const go = await analysisFixtureRepo('go');
     expect(await dependencyGraph(go.dir, ['model/model.go'])).toEqual({

@@ -244,21 +244,26 @@ async function filesWithFixed(context: RepoContext, texts: readonly string[], op
  * another name followed to their importers, method calls `x.symbol()`. Definition sites are not
  * references. With `definedIn`, only files that can reach that definition: the file itself, its Go
  * package, files importing it (directly or through re-exports), and member calls anywhere when the
- * definition is a method. Sorted by file, line, column.
+ * definition is a method. `files` limits where references are reported (the search for re-exports
+ * still covers the repository). Sorted by file, line, column.
  */
 export async function findReferences(repoRoot: string, symbol: string, opts: FindReferencesOptions = {}): Promise<Reference[]> {
   const context = await repoContext(repoRoot);
   const stats: AnalysisStats = { parsed: 0, cached: 0 };
+  // `files` limits where references are reported, not what is read: re-exports and barrels that
+  // lead to a reported file may live anywhere.
+  const searchOptions = { includeUntracked: opts.includeUntracked };
+  const reportIn = opts.files ? new Set(opts.files.map((file) => file.replace(/^\.\//, ''))) : undefined;
   // Names under which the symbol is exported: itself plus re-export aliases, found iteratively.
   const exportedNames = new Set([symbol]);
   const loadedFiles = new Map<string, Loaded>();
   // The listing (blob ids) and the first word search run at once: both are git processes.
-  const [listing, firstHits] = await Promise.all([listRepo(context, { includeUntracked: opts.includeUntracked }), filesWithWords(context, [symbol], opts)]);
+  const [listing, firstHits] = await Promise.all([listRepo(context, { includeUntracked: opts.includeUntracked }), filesWithWords(context, [symbol], searchOptions)]);
   const byPath = new Map(listing.files.map((entry) => [entry.file, entry]));
   let pending: string[] = [];
   let hits: string[] | undefined = firstHits;
   for (;;) {
-    const found: string[] = hits ?? (pending.length > 0 ? await filesWithWords(context, pending, opts) : []);
+    const found: string[] = hits ?? (pending.length > 0 ? await filesWithWords(context, pending, searchOptions) : []);
     hits = undefined;
     pending = [];
     const entries = found.filter((file) => !loadedFiles.has(file)).flatMap((file) => byPath.get(file) ?? []);
@@ -289,7 +294,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     const sources = new Set([definedIn]);
     // Barrels re-export without naming the symbol (`export * from`, `pub use x::*`, Python
     // `from x import *`): the word search misses them, so files with a star re-export are read too.
-    const barrels = (await filesWithFixed(context, ['export *', '::*', 'import *'], opts)).filter((file) => !loadedFiles.has(file)).flatMap((file) => byPath.get(file) ?? []);
+    const barrels = (await filesWithFixed(context, ['export *', '::*', 'import *'], searchOptions)).filter((file) => !loadedFiles.has(file)).flatMap((file) => byPath.get(file) ?? []);
     const candidates = [...loaded, ...(await loadFacts(context, barrels, stats))];
     // Files re-exporting from a source become sources too (in Python every imported name can be imported again from there).
     const reexporting = (item: Loaded, raw: FileFacts['imports'][number]) => raw.reexport || (item.entry.lang === 'python' && raw.names.length > 0);
@@ -315,6 +320,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   // Context lines are read afterwards, only for files that have a reference (not for every grep hit).
   const withReferences = new Map<string, RepoFile>();
   for (const item of loaded) {
+    if (reportIn && !reportIn.has(item.entry.file)) continue;
     const inScope = reachable ? reachable(item) : true;
     if (!inScope && !memberAnywhere) continue;
     // Local names bound to the symbol (or one of its exported aliases) by this file's imports.
