@@ -362,6 +362,30 @@ describe('finalize-wave with an untampered repository', () => {
     expect(await wave.fixture.repo.run(['status', '--porcelain', '--untracked-files=all', '--', 'src'])).toBe('');
   });
 
+  it("an index.lock left by a killed git (with the orchestrator's manifest edited: git merge said 'stash failed') is removed and the wave merges; one a live process holds is left alone", async () => {
+    const held = await preparedWave();
+    const heldLock = held.fixture.repo.path('.git/index.lock');
+    writeFileSync(heldLock, '');
+    const { spawn } = await import('node:child_process');
+    const holder = spawn('sh', ['-c', `exec 3<"${heldLock}"; echo ready; exec sleep 60`], { stdio: ['ignore', 'pipe', 'ignore'] });
+    await new Promise((resolve) => holder.stdout!.once('data', resolve));
+    try {
+      const refused = await held.fixture.finalize(1);
+      expect(refused.success).toBe(false);
+      expect(JSON.stringify(failed(refused))).toMatch(/index\.lock/);
+      expect(existsSync(heldLock)).toBe(true);
+    } finally {
+      holder.kill('SIGKILL');
+    }
+
+    const wave = await preparedWave();
+    writeFileSync(wave.fixture.repo.path('.git/index.lock'), '');
+    const result = await wave.fixture.finalize(1);
+    expect(result.success, JSON.stringify(failed(result))).toBe(true);
+    expect(existsSync(wave.fixture.repo.path('.git/index.lock'))).toBe(false);
+    expect(await mergeCommits(wave.fixture.repo)).toHaveLength(2);
+  });
+
   it('left-over files that differ by one byte from every agent tip are not touched: TAMPER_DETECTED', async () => {
     const wave = await preparedWave();
     wave.fixture.repo.write('src/a.ts', 'export const a = 2;\n');

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { indexLockHint, removeStaleIndexLock } from '../git/stale-index-lock.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 import type { Git } from '../git/git-port.js';
 import { formatTimestamp } from '../protocol/freeze.js';
@@ -246,6 +247,8 @@ export async function mergeAgents(options: MergeAgentsOptions): Promise<MergeAge
       exitCode: 2,
     });
   }
+  // A git process of a killed run may have left index.lock: every merge would fail on it ("stash failed").
+  if (mergeHeadPath !== '') await removeStaleIndexLock(path.dirname(mergeHeadPath));
   const pending = await readFile(mergeHeadPath, 'utf8').then((text) => text.trim().split('\n')[0], () => undefined);
   if (pending !== undefined) {
     // Only an interrupted merge of one of our own branches is ours to abort.
@@ -335,7 +338,8 @@ export async function mergeAgents(options: MergeAgentsOptions): Promise<MergeAge
         };
         result.merges.push({ agent: candidate.agent, branch: candidate.branch, success: false, status: 'conflict', tip, error: result.conflict.explanation });
       } else {
-        result.merges.push({ agent: candidate.agent, branch: candidate.branch, success: false, status: 'failed', tip, error: `git merge ${candidate.branch} failed (exit ${attempt.exitCode}) and changed nothing: ${failure.message}` });
+        const hint = mergeHeadPath !== '' ? await indexLockHint(path.dirname(mergeHeadPath)) : '';
+        result.merges.push({ agent: candidate.agent, branch: candidate.branch, success: false, status: 'failed', tip, error: `git merge ${candidate.branch} failed (exit ${attempt.exitCode}) and changed nothing: ${failure.message}${hint}` });
       }
       continue;
     }

@@ -1,6 +1,7 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Git } from '../git/git-port.js';
+import { removeStaleIndexLock } from '../git/stale-index-lock.js';
 
 /** Paths of the main checkout that are the orchestrator's, never a torn merge's leftovers. */
 function isOrchestratorPath(file: string): boolean {
@@ -17,6 +18,8 @@ function isOrchestratorPath(file: string): boolean {
  */
 export async function restoreTornMerge(checkout: { git: Git; root: string }, tips: ReadonlySet<string>): Promise<string[]> {
   if (tips.size === 0) return [];
+  // The killed git may also have left index.lock: the restore (and every merge after it) needs the index.
+  await removeStaleIndexLock(path.resolve(checkout.root, (await checkout.git.run(['rev-parse', '--git-dir'])).stdout.trim()));
   const status = await checkout.git.status();
   const dirty = [...new Set(status.flatMap((entry) => (entry.from !== undefined ? [entry.path, entry.from] : [entry.path])))].filter((file) => !isOrchestratorPath(file) && !file.endsWith('/'));
   if (dirty.length === 0) return [];

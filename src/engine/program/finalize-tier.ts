@@ -13,6 +13,7 @@ import { branchTips, worktreeChanges } from '../worktrees.js';
 import { freezeContracts, setProgramImplStatus, setProgramState } from './program-edits.js';
 import { insideRoot, loadProgramTier, mainCommitEnvironment, openMainCheckout, type LoadedTier, type MainCheckout, type TierOptions } from './tier-common.js';
 import { runLoadedTierGate, type TierGateResult } from './tier-gate.js';
+import { removeStaleIndexLock } from '../../git/stale-index-lock.js';
 import { abortInterruptedTierMerge, mergeTierBranches, restoreTornTierMerge, readTierMergeRecord, tierMergeRecordPath, type TierMergeOutcome, type TierMergeProgressEvent } from './tier-merge.js';
 import { programTargets } from './tier-worktrees.js';
 
@@ -190,6 +191,9 @@ export async function finalizeTier(options: FinalizeTierOptions): Promise<Finali
 
   // 2. Merges, in tier order.
   started = performance.now();
+  // A git process of a killed run may have left index.lock in the main checkout ("stash failed" on every merge).
+  const staleLock = await removeStaleIndexLock(checkout.commonDir);
+  if (staleLock) result.warnings.push(`removed ${staleLock}, left by a git process of a killed run (no process had it open)`);
   const interrupted = await abortInterruptedTierMerge(checkout, new Set(plans.flatMap((plan) => (plan.tip ? [plan.tip] : []))));
   if (interrupted.foreign !== undefined) {
     const message = `a merge is in progress in ${checkout.root} (MERGE_HEAD ${short(interrupted.foreign)} is not an IMPL branch of tier ${loaded.tier}); finish it or run \`git merge --abort\`, then re-run`;

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { formatTimestamp } from '../../protocol/freeze.js';
 import { writeTextAtomic } from '../prepare/write-text.js';
 import { errorText } from '../step-text.js';
+import { indexLockHint } from '../../git/stale-index-lock.js';
 import { restoreTornMerge } from '../torn-merge.js';
 import { mainCommitEnvironment, type MainCheckout } from './tier-common.js';
 
@@ -182,7 +183,8 @@ export async function mergeTierBranches(options: MergeTierBranchesOptions): Prom
           error: `merging ${item.branch} into ${checkout.branch} conflicts in ${conflicted.join(', ')}; the merge was aborted and ${checkout.branch} is exactly as before it (P1: IMPLs of one tier must own disjoint files) — resolve on the IMPL branch, then re-run finalize-tier`,
         });
       } else {
-        outcomes.push({ agent: item.implSlug, branch: item.branch, success: false, status: 'failed', tip, error: `git merge ${item.branch} failed (exit ${attempt.exitCode}) and changed nothing: ${message}` });
+        const hint = await indexLockHint(checkout.commonDir);
+        outcomes.push({ agent: item.implSlug, branch: item.branch, success: false, status: 'failed', tip, error: `git merge ${item.branch} failed (exit ${attempt.exitCode}) and changed nothing: ${message}${hint}` });
       }
       continue;
     }
