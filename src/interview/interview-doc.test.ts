@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
+  escapeAnswer,
+  requirementsPathProblem,
   applyTurn,
   compileRequirements,
   completeInterview,
@@ -198,5 +200,24 @@ describe('REQUIREMENTS.md', () => {
     const empty = compileRequirements(start(), 'x.yaml');
     expect(empty.startsWith('# Requirements: Add rate limiting\n')).toBe(true);
     expect(empty.match(/_Not answered\._/g)).toHaveLength(14);
+  });
+});
+
+describe('paths and text taken from a (shared) INTERVIEW file', () => {
+  it('requirements_path: only a plain relative path below the document directory', () => {
+    expect(requirementsPathProblem('REQUIREMENTS.md')).toBeUndefined();
+    expect(requirementsPathProblem('out/REQ.md')).toBeUndefined();
+    expect(requirementsPathProblem('../.git/config')).toBe('contains ".." segments');
+    expect(requirementsPathProblem('a\\..\\b.md')).toBe('contains ".." segments');
+    expect(requirementsPathProblem('/tmp/x.md')).toBe('is absolute');
+    expect(requirementsPathProblem('C:/x.md')).toBe('is absolute');
+    expect(requirementsPathProblem('.git/hooks/pre-commit')).toBe('points into .git/');
+    expect(requirementsPathProblem('sub/.GIT/config')).toBe('points into .git/');
+    expect(requirementsPathProblem('out/')).toBe('does not name a file');
+    expect(requirementsPathProblem('a\0b')).toBe('contains a NUL byte');
+  });
+
+  it('escapeAnswer: a line of an answer cannot open a heading', () => {
+    expect(escapeAnswer('a\n## b\n   # c\n===\n--\n- item\n#tag')).toBe('a\n\\## b\n\\# c\n\\===\n\\--\n- item\n\\#tag');
   });
 });

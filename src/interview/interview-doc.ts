@@ -84,6 +84,22 @@ export type HistoryEntry = z.infer<typeof historyEntrySchema>;
 export type FollowUp = z.infer<typeof followUpSchema>;
 type SpecData = InterviewDoc['spec_data'];
 
+/**
+ * Why `requirements_path` (a path taken from a committed, shareable file) cannot be written, or
+ * undefined when it is a plain relative path below the INTERVIEW document's directory: not
+ * absolute, no `..` or `.` segments, nothing inside a `.git` directory, no NUL byte.
+ */
+export function requirementsPathProblem(value: string): string | undefined {
+  if (value.includes('\0')) return 'contains a NUL byte';
+  if (/^([\\/]|[A-Za-z]:)/.test(value)) return 'is absolute';
+  const segments = value.split(/[\\/]/);
+  if (segments.includes('..')) return 'contains ".." segments';
+  if (segments.some((segment) => segment.toLowerCase() === '.git')) return 'points into .git/';
+  const last = segments[segments.length - 1]!;
+  if (last === '' || last === '.') return 'does not name a file';
+  return undefined;
+}
+
 /** The result of {@link parseInterviewDoc}. */
 export type ParsedInterview = { ok: true; doc: InterviewDoc; findings: Finding[] } | { ok: false; findings: Finding[] };
 
@@ -116,6 +132,8 @@ export function parseInterviewDoc(text: string): ParsedInterview {
   });
   if (doc.phase !== phaseAt(doc.question_cursor)) findings.push(invalid(`phase is ${doc.phase} but question_cursor ${doc.question_cursor} is in phase ${phaseAt(doc.question_cursor)}`, 'phase'));
   if ((doc.status === 'complete') !== (doc.state === 'SCOUT_PENDING')) findings.push(invalid(`status ${doc.status} does not match state ${doc.state} (complete ⇔ SCOUT_PENDING)`, 'state'));
+  const pathProblem = requirementsPathProblem(doc.requirements_path);
+  if (pathProblem) findings.push(invalid(`requirements_path "${doc.requirements_path}" ${pathProblem}: it must be a relative path inside the INTERVIEW file's directory`, 'requirements_path'));
   if (doc.progress.answered !== doc.question_cursor) findings.push(invalid(`progress.answered is ${doc.progress.answered}, question_cursor is ${doc.question_cursor}`, 'progress.answered'));
   for (const entry of questionBank.slice(0, doc.question_cursor)) {
     if (entry.required && fieldValue(doc.spec_data, entry) === undefined) findings.push(invalid(`required answer ${entry.id} is missing although the cursor is past it`, `spec_data.${entry.phase}.${entry.field}`));
@@ -381,9 +399,26 @@ export function editInterviewText(text: string, edits: ReadonlyArray<YamlEdit>):
 
 const placeholder = '_Not answered._';
 
+/**
+ * An answer as Markdown text that cannot open a heading: every line that would start an ATX
+ * heading (`#`) or be a setext underline (`===`, `---`) gets a backslash, so an answer with
+ * newlines and `## ` cannot add sections to REQUIREMENTS.md.
+ */
+export function escapeAnswer(text: string): string {
+  return text
+    .split(/\r?\n/)
+    .map((line) => (/^\s{0,3}(#|[=-]+\s*$)/.test(line) ? `\\${line.trimStart()}` : line))
+    .join('\n');
+}
+
+/** A one-line answer (a title, a list item): newlines become spaces, then {@link escapeAnswer}. */
+function oneLine(text: string): string {
+  return escapeAnswer(text.replace(/\s*\r?\n\s*/g, ' ').trim());
+}
+
 function bullets(items: readonly string[] | undefined, prefix?: string): string {
   if (!items || items.length === 0) return placeholder;
-  return items.map((item, index) => `- ${prefix ? `${prefix}-${index + 1}: ` : ''}${item}`).join('\n');
+  return items.map((item, index) => `- ${prefix ? `${prefix}-${index + 1}: ` : ''}${oneLine(item)}`).join('\n');
 }
 
 /**
@@ -394,16 +429,16 @@ export function compileRequirements(doc: InterviewDoc, interviewFile: string): s
   const { overview, scope, requirements, interfaces, stories, review } = doc.spec_data;
   const followUps = (phase: InterviewPhase): string[] => {
     const asked = (doc.follow_ups ?? []).filter((entry) => entry.phase === phase);
-    return asked.length === 0 ? [] : [`### Follow-up questions\n\n${asked.map((entry) => `- Q: ${entry.question}\n  A: ${entry.answer.trim() ? entry.answer.trim().replace(/\n/g, '\n  ') : placeholder}`).join('\n')}`];
+    return asked.length === 0 ? [] : [`### Follow-up questions\n\n${asked.map((entry) => `- Q: ${oneLine(entry.question)}\n  A: ${entry.answer.trim() ? escapeAnswer(entry.answer.trim()).replace(/\n/g, '\n  ') : placeholder}`).join('\n')}`];
   };
-  const title = overview.title?.trim() || doc.description;
+  const title = oneLine(overview.title?.trim() || doc.description);
   const warnings = doc.warnings ?? completionWarnings(doc);
   const parts = [
     `# Requirements: ${title}`,
     `<!-- Compiled by polywave interview (E39) from ${interviewFile}. Input for polywave run-scout / polywave run. -->`,
-    `> ${doc.description.replace(/\n/g, '\n> ')}`,
+    `> ${escapeAnswer(doc.description).replace(/\n/g, '\n> ')}`,
     `## 1. Overview`,
-    `### Goal\n\n${overview.goal?.trim() || placeholder}`,
+    `### Goal\n\n${overview.goal?.trim() ? escapeAnswer(overview.goal.trim()) : placeholder}`,
     `### Success metrics\n\n${bullets(overview.success_metrics)}`,
     `### Non-goals\n\n${bullets(overview.non_goals)}`,
     ...followUps('overview'),

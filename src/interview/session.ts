@@ -3,7 +3,7 @@
  * every answer (locked, atomic rename, format-preserving edit, validated before it is written),
  * and at the end compile REQUIREMENTS.md and move INTERVIEWING → SCOUT_PENDING.
  */
-import { mkdir } from 'node:fs/promises';
+import { mkdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { updateFileLocked, writeFileAtomic } from '../store/locked-write.js';
@@ -23,6 +23,7 @@ import {
   parseInterviewDoc,
   questionsAsked,
   renderInterviewDoc,
+  requirementsPathProblem,
   requirementsWriteFailedCode,
   setPendingFollowUp,
   type InterviewDoc,
@@ -266,18 +267,71 @@ async function askFollowUp(doc: InterviewDoc, options: SessionOptions): Promise<
  * in-progress document; resuming it compiles again.
  */
 export async function finishInterview(doc: InterviewDoc, options: Pick<SessionOptions, 'docPath' | 'now'>): Promise<SessionResult> {
-  const requirementsPath = path.resolve(path.dirname(options.docPath), doc.requirements_path);
   const warnings = completionWarnings(doc);
-  const relativeDoc = path.relative(path.dirname(requirementsPath), options.docPath) || path.basename(options.docPath);
+  const requirementsPath = await writeRequirements(doc, options.docPath);
+  const completed = await saveStep(options.docPath, doc.question_cursor, (onDisk) => completeInterview(onDisk, options.now()));
+  return { outcome: 'complete', doc: completed, requirementsPath, warnings };
+}
+
+/** REQUIREMENTS.md of `doc` (its own answers; what `run --interview` gives the Scout) and where it goes. */
+export async function requirementsOf(doc: InterviewDoc, docPath: string): Promise<{ path: string; text: string }> {
+  const requirementsPath = await safeRequirementsPath(docPath, doc.requirements_path);
+  const warnings = doc.warnings ?? completionWarnings(doc);
+  const relativeDoc = path.relative(path.dirname(requirementsPath), docPath) || path.basename(docPath);
+  return { path: requirementsPath, text: compileRequirements({ ...doc, ...(warnings.length > 0 ? { warnings } : {}) }, relativeDoc.split(path.sep).join('/')) };
+}
+
+/** Compiles and writes REQUIREMENTS.md (a safe `requirements_path` only); its absolute path. */
+export async function writeRequirements(doc: InterviewDoc, docPath: string): Promise<string> {
+  const { path: requirementsPath, text } = await requirementsOf(doc, docPath);
   try {
     await mkdir(path.dirname(requirementsPath), { recursive: true });
-    await writeFileAtomic(requirementsPath, compileRequirements({ ...doc, ...(warnings.length > 0 ? { warnings } : {}) }, relativeDoc.split(path.sep).join('/')));
+    await checkInside(path.dirname(docPath), path.dirname(requirementsPath), doc.requirements_path);
+    await writeFileAtomic(requirementsPath, text);
   } catch (error) {
+    if (PolywaveError.isInstance(error) && error.code === interviewInvalidCode) throw error;
     const reason = PolywaveError.isInstance(error) ? error.message.replace(/^cannot write [^:]*: /, '') : error instanceof Error ? error.message : String(error);
     throw new PolywaveError({ code: requirementsWriteFailedCode, message: `cannot write ${requirementsPath}: ${reason}`, cause: error });
   }
-  const completed = await saveStep(options.docPath, doc.question_cursor, (onDisk) => completeInterview(onDisk, options.now()));
-  return { outcome: 'complete', doc: completed, requirementsPath, warnings };
+  return requirementsPath;
+}
+
+function isInside(root: string, candidate: string): boolean {
+  const relative = path.relative(root, candidate);
+  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative) && !relative.split(path.sep).some((segment) => segment.toLowerCase() === '.git'));
+}
+
+/** Refuses when `dir` (existing) resolves, through symbolic links, outside `root` or into `.git/`. */
+async function checkInside(root: string, dir: string, shown: string): Promise<void> {
+  const [realRoot, realDir] = await Promise.all([realpath(root), realpath(dir)]);
+  if (!isInside(realRoot, realDir)) {
+    throw new PolywaveError({ code: interviewInvalidCode, message: `requirements_path "${shown}" resolves outside the INTERVIEW file's directory (through a symbolic link): nothing written` });
+  }
+}
+
+/**
+ * Where REQUIREMENTS.md goes: `requirements_path` comes from a file that may be committed by
+ * someone else, so it must be a relative path below the INTERVIEW file's directory, and the
+ * nearest existing directory on the way must not lead outside it through a symbolic link
+ * (checked before any directory is created; checked again after).
+ */
+export async function safeRequirementsPath(docPath: string, requirementsPath: string): Promise<string> {
+  const problem = requirementsPathProblem(requirementsPath);
+  if (problem) throw new PolywaveError({ code: interviewInvalidCode, message: `requirements_path "${requirementsPath}" ${problem}: it must be a relative path inside the INTERVIEW file's directory; nothing written` });
+  const docDir = path.dirname(docPath);
+  const target = path.resolve(docDir, requirementsPath);
+  let existing = path.dirname(target);
+  for (;;) {
+    try {
+      await realpath(existing);
+      break;
+    } catch {
+      if (existing === docDir || path.dirname(existing) === existing) break;
+      existing = path.dirname(existing);
+    }
+  }
+  await checkInside(docDir, existing, requirementsPath);
+  return target;
 }
 
 /** Questions asked so far (for messages). */

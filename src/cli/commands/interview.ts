@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { lstat, mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { answersFileSource, checkAnswersCover, parseAnswers } from '../../interview/answers-file.js';
-import { createInterviewDoc, defaultMaxQuestions, interviewModes, parseInterviewDoc, questionsAsked, type InterviewDoc } from '../../interview/interview-doc.js';
+import { createInterviewDoc, defaultMaxQuestions, interviewModes, parseInterviewDoc, questionsAsked, requirementsPathProblem, type InterviewDoc } from '../../interview/interview-doc.js';
 import { questionBank, questionCount, type InterviewQuestion } from '../../interview/questions.js';
-import { createInterviewFile, loadInterviewText, runInterviewSession, type AnswerSource, type QuestionContext, type SessionResult } from '../../interview/session.js';
+import { createInterviewFile, loadInterviewText, requirementsOf, runInterviewSession, writeRequirements, type AnswerSource, type QuestionContext, type SessionResult } from '../../interview/session.js';
 import type { FollowUpSuggester } from '../../interview/follow-ups.js';
 import { readTextFile } from '../../store/read-text.js';
 import { unsafeNoSandboxFrom } from '../sandbox-option.js';
@@ -46,8 +46,23 @@ async function readInput(file: string, what: string): Promise<string> {
   try {
     return await readTextFile(file);
   } catch (error) {
-    const reason = PolywaveError.isInstance(error) ? error.message : error instanceof Error ? error.message : String(error);
-    throw new PolywaveError({ code: 'X002_FILE_READ', message: `cannot read ${what} ${file}: ${reason.replace(/^.*?: /, '')}` });
+    const errno = ((error as { cause?: NodeJS.ErrnoException }).cause ?? (error as NodeJS.ErrnoException)).code;
+    const message = PolywaveError.isInstance(error) ? error.message : error instanceof Error ? error.message : String(error);
+    const reason =
+      errno === 'ENOENT' ? 'ENOENT: no such file' : errno === 'ENOTDIR' ? 'ENOTDIR: a parent is not a directory' : message.split(file).join('').replace(/^[\s:]*(cannot read)?[\s:]*/, '').trim() || message;
+    throw new PolywaveError({ code: 'X002_FILE_READ', message: `cannot read ${what} ${file}: ${reason}` });
+  }
+}
+
+/**
+ * An INTERVIEW file that is a symbolic link is refused: the atomic save (write a temporary file,
+ * rename it) would replace the link with a regular file and the link's target would silently
+ * stop changing.
+ */
+async function refuseSymlink(file: string, shown: string): Promise<void> {
+  const info = await lstat(file).catch(() => undefined);
+  if (info?.isSymbolicLink()) {
+    throw new PolywaveError({ code: invalidInput, message: `${shown} is a symbolic link: resume the file it points to instead (a save would replace the link)` });
   }
 }
 
@@ -159,6 +174,8 @@ export interface InterviewOutcome {
   slug?: string;
   /** REQUIREMENTS.md (absolute) when the interview completed. */
   requirementsPath?: string;
+  /** Its text compiled from this interview's own answers (what the Scout plans from; not read back from the shared file). */
+  requirements?: string;
 }
 
 function resultJson(io: CommandIo, docPath: string, result: SessionResult | { outcome: 'complete'; doc: InterviewDoc; requirementsPath: string; warnings: string[] }) {
@@ -214,31 +231,53 @@ export async function conductInterview(args: string[], options: Record<string, u
       if (options[flag] !== undefined) throw new PolywaveError({ code: invalidInput, message: `--${flag.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)} applies to a new interview; a resumed one keeps its own` });
     }
     docPath = path.resolve(io.cwd, resume);
+    await refuseSymlink(docPath, resume);
     doc = loadInterviewText(await readInput(docPath, 'interview file'), resume);
     existing = true;
   } else {
     if (description === '') throw new PolywaveError({ code: invalidInput, message: 'interview needs a description: polywave interview "<description>" (or --resume docs/INTERVIEW-<slug>.yaml)' });
     const docsDir = path.resolve(projectRoot, stringOption(options, 'docsDir') ?? 'docs');
+    const docsInfo = await stat(docsDir).catch(() => undefined);
+    if (docsInfo && !docsInfo.isDirectory()) throw new PolywaveError({ code: invalidInput, message: `--docs-dir ${displayPath(io, docsDir)} exists and is not a directory` });
     const slug = interviewSlug(description);
     docPath = path.join(docsDir, `INTERVIEW-${slug}.yaml`);
     if (options.resumeExisting === true && existsSync(docPath)) {
       // `run --interview` re-run: the interview of this feature continues (or is already done).
+      await refuseSymlink(docPath, displayPath(io, docPath));
       doc = loadInterviewText(await readInput(docPath, 'interview file'), displayPath(io, docPath));
+      // Slugs are cut at 40 characters: another feature may have the same one. Never plan from its answers.
+      if (doc.description.trim() !== description) {
+        throw new PolywaveError({
+          code: invalidInput,
+          message: `${displayPath(io, docPath)} is the interview of a different feature ("${doc.description.trim()}"): describe this feature so that its slug differs, or continue that one with polywave interview --resume ${shellQuote(displayPath(io, docPath))}`,
+        });
+      }
       existing = true;
     } else {
       const output = path.resolve(io.cwd, stringOption(options, 'output') ?? path.join(docsDir, 'REQUIREMENTS.md'));
-      doc = createInterviewDoc({ description, slug, maxQuestions: maxQuestions ?? defaultMaxQuestions, requirementsPath: path.relative(docsDir, output).split(path.sep).join('/'), ...(now() ? { now: now()! } : {}) });
+      const requirementsPath = path.relative(docsDir, output).split(path.sep).join('/');
+      const problem = requirementsPathProblem(requirementsPath);
+      if (problem) throw new PolywaveError({ code: invalidInput, message: `--output ${stringOption(options, 'output') ?? output} must be a file inside the docs directory ${displayPath(io, docsDir)} (not in .git/)` });
+      doc = createInterviewDoc({ description, slug, maxQuestions: maxQuestions ?? defaultMaxQuestions, requirementsPath, ...(now() ? { now: now()! } : {}) });
     }
   }
+  // requirements_path comes from a file someone else may have committed: checked (symbolic links too) before anything is written.
+  if (existing) await requirementsOf(doc, docPath);
   if (answers) checkAnswersCover(answers, doc.question_cursor, answersFile!);
   const json = options.json === true;
   const shownDoc = displayPath(io, docPath);
 
   if (existing && doc.status === 'complete') {
-    const requirementsPath = path.resolve(path.dirname(docPath), doc.requirements_path);
+    const compiled = await requirementsOf(doc, docPath);
+    const requirementsPath = compiled.path;
+    // Deleted since: compiled again from the INTERVIEW file (the source of truth).
+    if (!existsSync(requirementsPath)) {
+      await writeRequirements(doc, docPath);
+      io.stderr(`interview: ${displayPath(io, requirementsPath)} was missing; compiled again from ${shownDoc}\n`);
+    }
     if (json) printJson(io, resultJson(io, docPath, { outcome: 'complete', doc, requirementsPath, warnings: [] }));
     else io.stdout(`interview: ${shownDoc} is already complete (state ${doc.state}); requirements: ${displayPath(io, requirementsPath)}\n`);
-    return { code: 0, slug: doc.slug, requirementsPath };
+    return { code: 0, slug: doc.slug, requirementsPath, requirements: compiled.text };
   }
   // --model credentials are checked before the interview file exists.
   const followUps = await followUpsFrom(options, io, projectRoot, answers !== undefined || options.nonInteractive === true);
@@ -281,7 +320,7 @@ export async function conductInterview(args: string[], options: Record<string, u
   for (const warning of result.warnings) io.stderr(`interview: warning: ${warning}\n`);
   if (json) printJson(io, resultJson(io, docPath, result));
   else io.stdout(`interview: complete (${result.doc.state}) — ${displayPath(io, result.requirementsPath!)} compiled from ${shownDoc}${result.warnings.length > 0 ? ' (partial)' : ''}\n`);
-  return { code: 0, slug: result.doc.slug, requirementsPath: result.requirementsPath! };
+  return { code: 0, slug: result.doc.slug, requirementsPath: result.requirementsPath!, requirements: (await requirementsOf(result.doc, docPath)).text };
 }
 
 /**

@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { startRecording } from '../event-recording.js';
 import path from 'node:path';
@@ -70,8 +69,9 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
       { resumeExisting: true, ...(typeof options.answers === 'string' ? { answers: options.answers } : {}), ...(options.repoDir !== undefined ? { projectPath: repoDir } : {}) },
       { ...io, stdout: io.stderr },
     );
-    if (interview.code !== 0 || !interview.requirementsPath) return interview.code;
-    feature = await readFile(interview.requirementsPath, 'utf8');
+    if (interview.code !== 0 || interview.requirements === undefined) return interview.code;
+    // This interview's own answers: docs/REQUIREMENTS.md is shared by every interview of the directory.
+    feature = interview.requirements;
     slug = interview.slug;
   }
   const budget = await budgetFrom(options, repoDir);
