@@ -185,6 +185,25 @@ describe('an ai-sdk agent over --budget-usd', () => {
     expect(again.error?.message).toMatch(/^BUDGET_EXCEEDED: .*Scout attempt 1 not started/);
   }, 120_000);
 
+  it('the critic (and every single-attempt role) is charged too: stopped over the limit, not started when the money is gone', async () => {
+    const repo = await createTestRepo({ files: { 'docs/IMPL/IMPL-crit.yaml': implYaml('crit', ['A', 'B', 'C']), 'src/index.js': 'export {};\n' } });
+    const implPath = repo.path('docs/IMPL/IMPL-crit.yaml');
+    const { runCritic } = await import('../src/orchestrator/run-critic.js');
+    const model = spender();
+    const budget = new BudgetTracker({ runUsd: 0.4 });
+    const env = { ...repo.env, OPENAI_API_KEY: 'never-sent' };
+    const critic = await runCritic({ implPath, repoDir: repo.dir, model: 'openai:gpt-4o', backend: createAiSdkBackend({ languageModel: () => model }), unsafeNoSandbox: true, env, budget, commit: false, maxTurns: 40 });
+    expect(model.doGenerateCalls.length).toBe(2);
+    expect(critic.success).toBe(false);
+    expect(critic.agent.failure).toMatch(/^BUDGET_EXCEEDED: the run spent \$0\.5000 of its \$0\.4000 run budget \(the critic stopped; raise the budget and re-run\)$/);
+    expect(budget.spentUsd).toBe(0.5);
+    const again = await runCritic({ implPath, repoDir: repo.dir, model: 'openai:gpt-4o', backend: createAiSdkBackend({ languageModel: () => model }), unsafeNoSandbox: true, env, budget, commit: false });
+    expect(model.doGenerateCalls.length).toBe(2);
+    expect(again.success).toBe(false);
+    expect(again.agent.failure).toMatch(/^BUDGET_EXCEEDED: .*\(the critic stopped; raise the budget and re-run\)$/);
+    expect(readFileSync(implPath, 'utf8')).not.toMatch(/critic_report/);
+  }, 120_000);
+
   it('a per-agent limit stops each agent on its own; both run (concurrently) and the wave blocks', async () => {
     const repo = await createTestRepo({ files: { 'docs/IMPL/IMPL-each.yaml': implYaml('each', ['A', 'B']), 'src/index.js': 'export {};\n' } });
     const model = spender();

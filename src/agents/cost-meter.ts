@@ -11,6 +11,7 @@
  */
 import type { CostEvent, CostSource, E40Labels } from '../protocol/e40.js';
 import type { AgentEvent, AgentOutcome, AgentUsage, ModelSpec } from './contract.js';
+import type { BudgetAgentScope, BudgetBreach, BudgetTracker } from './budget.js';
 import { estimateCostUsd, pricingTableDate } from './pricing.js';
 
 /** The file in an agent's journal directory that keeps its `cost` events (one JSON line each). */
@@ -151,13 +152,40 @@ export function createCostMeter(options: CostMeterOptions): CostMeter {
  * Integration): `onEvent` meters every `turn-end` and forwards the event; `settle` returns the
  * outcome's usage with the cost the emitted `cost` events add up to.
  */
-export function meterAgentEvents(options: CostMeterOptions, forward?: (event: AgentEvent) => void): { onEvent: (event: AgentEvent) => void; settle: (outcome: Pick<AgentOutcome, 'usage' | 'turns'>) => AgentUsage } {
-  const meter = createCostMeter(options);
+export function meterAgentEvents(
+  options: CostMeterOptions & { budget?: { tracker: BudgetTracker; scope: BudgetAgentScope } },
+  forward?: (event: AgentEvent) => void,
+): {
+  onEvent: (event: AgentEvent) => void;
+  settle: (outcome: Pick<AgentOutcome, 'usage' | 'turns'>) => AgentUsage;
+  /** Issue 14: the run has no money left for this agent — do not launch it. */
+  refused?: BudgetBreach;
+  /** The signal to give the agent: `signal`, plus a budget stop when a budget is set. */
+  signal: (signal: AbortSignal | undefined) => AbortSignal | undefined;
+  /** The budget limit that stopped the agent, if one did (call after the agent ended). */
+  breach: () => BudgetBreach | undefined;
+} {
+  const { budget, ...meterOptions } = options;
+  const refused = budget?.tracker.checkLaunch(budget.scope);
+  const stop = new AbortController();
+  const account = budget && !refused ? budget.tracker.startAgent(budget.scope, (breach) => stop.abort(Object.assign(new Error(breach.message), { name: 'BudgetExceeded' }))) : undefined;
+  const meter = createCostMeter({ ...meterOptions, ...(account ? { onCost: (usd: number) => account.charge(usd) } : {}) });
   return {
     onEvent: (event) => {
       if (event.type === 'turn-end') meter.observe(event.turn, event.usage);
       forward?.(event);
     },
-    settle: (outcome) => meter.settle(outcome.usage, outcome.turns),
+    settle: (outcome) => {
+      account?.end();
+      return meter.settle(outcome.usage, outcome.turns);
+    },
+    ...(refused ? { refused } : {}),
+    signal: (signal) => (account ? (signal ? AbortSignal.any([signal, stop.signal]) : stop.signal) : signal),
+    breach: () => account?.breach,
   };
+}
+
+/** The signal for an agent metered with a budget: already aborted when the budget refused its launch. */
+export function budgetSignal(metered: ReturnType<typeof meterAgentEvents>, signal: AbortSignal | undefined): AbortSignal | undefined {
+  return metered.refused ? AbortSignal.abort(Object.assign(new Error(metered.refused.message), { name: 'BudgetExceeded' })) : metered.signal(signal);
 }

@@ -152,7 +152,8 @@ export async function runAutopilot(options: AutopilotOptions): Promise<Autopilot
     return result;
   };
   const modelFor = (role: 'scout' | 'critic' | 'scaffold' | 'wave' | 'integration') => options.models?.[role] ?? options.model;
-  const base = { env, ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}), ...(options.now ? { now: options.now } : {}), ...(options.events ? { events: options.events } : {}), ...(options.signal ? { signal: options.signal } : {}) };
+  // Every role's model calls are charged to the run's budget (issue 14).
+  const base = { env, ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}), ...(options.now ? { now: options.now } : {}), ...(options.events ? { events: options.events } : {}), ...(options.signal ? { signal: options.signal } : {}), ...(options.budget ? { budget: options.budget } : {}) };
 
   // 1. Scout (or resume an existing IMPL).
   let implPath = options.implPath ? path.resolve(options.repoDir, options.implPath) : undefined;

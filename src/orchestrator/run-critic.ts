@@ -14,7 +14,8 @@ import { emptyUsage, type AgentBackend, type AgentUsage } from '../agents/contra
 import { renderRolePrompt } from '../agents/prompts/index.js';
 import { runAgent } from '../agents/run-agent.js';
 import type { EventBus } from '../engine/events.js';
-import { meterAgentEvents } from '../agents/cost-meter.js';
+import type { BudgetTracker } from '../agents/budget.js';
+import { budgetSignal, meterAgentEvents } from '../agents/cost-meter.js';
 import { resolveModelSpec } from '../agents/model-spec.js';
 import type { StepResult, StepStatus } from '../engine/step.js';
 import { PolywaveError } from '../errors/polywave-error.js';
@@ -263,6 +264,8 @@ export async function renderCriticForAgentTool(implPath: string, repoDir?: strin
 
 /** Options of {@link runCritic}. */
 export interface RunCriticOptions {
+  /** Cost budgets (issue 14): this agent's model calls are charged to the run. */
+  budget?: BudgetTracker;
   /** Run agents without the OS sandbox (`--unsafe-no-sandbox`): the static checks only, with a warning. */
   unsafeNoSandbox?: boolean;
   implPath: string;
@@ -345,7 +348,7 @@ export async function runCritic(options: RunCriticOptions): Promise<RunCriticRes
   const agentStarted = performance.now();
   // E40: a `cost` event per model call of the Critic.
   const criticSpec = resolveModelSpec(options.model, options.env);
-  const metered = meterAgentEvents({ spec: criticSpec, ...(options.backend ? { backend: options.backend.name } : {}), role: 'critic', attempt: 1, labels: { slug, agent: 'critic' }, ...(options.events ? { emit: (event) => options.events!.emit(event) } : {}) });
+  const metered = meterAgentEvents({ spec: criticSpec, ...(options.backend ? { backend: options.backend.name } : {}), role: 'critic', attempt: 1, labels: { slug, agent: 'critic' }, ...(options.events ? { emit: (event) => options.events!.emit(event) } : {}), ...(options.budget ? { budget: { tracker: options.budget, scope: { slug, wave: 0, agent: 'critic' } } } : {}) });
   const { outcome } = await runAgent({
           ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
     agentId: 'critic',
@@ -360,10 +363,13 @@ export async function runCritic(options: RunCriticOptions): Promise<RunCriticRes
     env: options.env,
     outputSchema: criticReportJsonSchema,
     onEvent: metered.onEvent,
-    ...(options.signal ? { signal: options.signal } : {}),
+    ...(budgetSignal(metered, options.signal) ? { signal: budgetSignal(metered, options.signal)! } : {}),
     ...(options.backend ? { backend: options.backend } : {}),
   });
   outcome.usage = metered.settle(outcome);
+  // Issue 14: a budget stop (or no money left to start) is what ended this agent.
+  const budgetStop = metered.refused ?? metered.breach();
+  if (budgetStop) outcome.failure = { kind: 'fatal', message: `${budgetStop.message} (the critic stopped; raise the budget and re-run)` };
   const base = {
     impl_path: implPath,
     slug,

@@ -27,7 +27,8 @@ import { runAgent } from '../agents/run-agent.js';
 import { validateIntegration, validateWiring, type IntegrationReport, type WiringReport } from '../analysis/index.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 import type { EventBus } from '../engine/events.js';
-import { meterAgentEvents } from '../agents/cost-meter.js';
+import type { BudgetTracker } from '../agents/budget.js';
+import { budgetSignal, meterAgentEvents } from '../agents/cost-meter.js';
 import { journalPaths } from '../engine/journal.js';
 import { classifyCallerCascade, verifyBuild, verifyBuildCommands, type VerifyBuildData } from '../engine/verify-build.js';
 import { createGit } from '../git/git-cli.js';
@@ -52,6 +53,8 @@ export interface CascadeHotfix {
 
 /** Options of {@link runIntegrationAgent}. */
 export interface RunIntegrationOptions {
+  /** Cost budgets (issue 14): this agent's model calls are charged to the run. */
+  budget?: BudgetTracker;
   /** Run agents without the OS sandbox (`--unsafe-no-sandbox`): the static checks only, with a warning. */
   unsafeNoSandbox?: boolean;
   /** Absolute path of the IMPL manifest. */
@@ -259,7 +262,7 @@ export async function runIntegrationAgent(options: RunIntegrationOptions): Promi
   result.agent_launched = true;
   options.events?.emit({ v: 1, type: 'agent-launch', ...meta, model: spec.raw, backend: spec.backend });
   // E40: a `cost` event per model call of the Integration agent.
-  const metered = meterAgentEvents({ spec, ...(options.backend ? { backend: options.backend.name } : {}), role: 'integration', attempt: 1, labels: { slug, wave, agent: 'integrator' }, ...(options.events ? { emit: (event) => options.events!.emit(event) } : {}) }, agentEventForwarder(options.events, meta));
+  const metered = meterAgentEvents({ spec, ...(options.backend ? { backend: options.backend.name } : {}), role: 'integration', attempt: 1, labels: { slug, wave, agent: 'integrator' }, ...(options.events ? { emit: (event) => options.events!.emit(event) } : {}), ...(options.budget ? { budget: { tracker: options.budget, scope: { slug, wave, agent: 'integrator' } } } : {}) }, agentEventForwarder(options.events, meta));
   const run = await runAgent({
           ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
     agentId: 'integrator',
@@ -276,12 +279,15 @@ export async function runIntegrationAgent(options: RunIntegrationOptions): Promi
     policy: { root: repoDir, ownedFiles: allowed, frozenPaths: [...scaffoldFiles], ...(branch ? { branch } : {}), readablePaths: [implPath] },
     ...(options.limits ? { limits: options.limits } : {}),
     env: { ...env, POLYWAVE_REPO_ROOT: repoDir, POLYWAVE_ALLOW_MAIN_COMMIT: '1' },
-    ...(options.signal ? { signal: options.signal } : {}),
+    ...(budgetSignal(metered, options.signal) ? { signal: budgetSignal(metered, options.signal)! } : {}),
     onEvent: metered.onEvent,
     journal: journalPaths(repoDir, slug, wave, 'integrator'),
     ...(options.backend ? { backend: options.backend } : {}),
   });
   run.outcome.usage = metered.settle(run.outcome);
+  // Issue 14: a budget stop (or no money left to start) is what ended this agent.
+  const budgetStop = metered.refused ?? metered.breach();
+  if (budgetStop) run.outcome.failure = { kind: 'fatal', message: `${budgetStop.message} (the integration agent stopped; raise the budget and re-run)` };
   result.agent = agentRunReport('integrator', run.spec, run.outcome);
   options.events?.emit(agentEndEvent(meta, run.outcome));
 

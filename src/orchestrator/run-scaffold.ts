@@ -31,7 +31,8 @@ import { runAgent } from '../agents/run-agent.js';
 import { combineCommands, detectToolchain } from '../analysis/toolchain.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 import type { EventBus, PolywaveEvent } from '../engine/events.js';
-import { meterAgentEvents } from '../agents/cost-meter.js';
+import type { BudgetTracker } from '../agents/budget.js';
+import { budgetSignal, meterAgentEvents } from '../agents/cost-meter.js';
 import { journalPaths } from '../engine/journal.js';
 import { defaultVerifyBuildTimeoutMs } from '../engine/verify-build.js';
 import { runShellCommand } from '../gates/run-command.js';
@@ -48,6 +49,8 @@ import { editImpl, loadImpl } from '../store/manifest-file.js';
 
 /** Options of {@link runScaffold}. */
 export interface RunScaffoldOptions {
+  /** Cost budgets (issue 14): this agent's model calls are charged to the run. */
+  budget?: BudgetTracker;
   /** Run agents without the OS sandbox (`--unsafe-no-sandbox`): the static checks only, with a warning. */
   unsafeNoSandbox?: boolean;
   /** Absolute path of the IMPL manifest. */
@@ -339,7 +342,7 @@ export async function runScaffold(options: RunScaffoldOptions): Promise<RunScaff
     result.agent_launched = true;
     options.events?.emit({ v: 1, type: 'agent-launch', ...meta, model: spec.raw, backend: spec.backend });
     // E40: a `cost` event per model call of the Scaffold agent.
-    const metered = meterAgentEvents({ spec, ...(options.backend ? { backend: options.backend.name } : {}), role: 'scaffold', attempt: 1, labels: { slug, agent: 'scaffold' }, ...(options.events ? { emit: (event) => options.events!.emit(event) } : {}) }, agentEventForwarder(options.events, meta));
+    const metered = meterAgentEvents({ spec, ...(options.backend ? { backend: options.backend.name } : {}), role: 'scaffold', attempt: 1, labels: { slug, agent: 'scaffold' }, ...(options.events ? { emit: (event) => options.events!.emit(event) } : {}), ...(options.budget ? { budget: { tracker: options.budget, scope: { slug, wave: 0, agent: 'scaffold' } } } : {}) }, agentEventForwarder(options.events, meta));
     const run = await runAgent({
           ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
       agentId: 'scaffold',
@@ -355,12 +358,15 @@ export async function runScaffold(options: RunScaffoldOptions): Promise<RunScaff
       policy: { root: repoDir, ownedFiles: [], writablePrefixes: files, ...(branch ? { branch } : {}), readablePaths: [implPath] },
       ...(options.limits ? { limits: options.limits } : {}),
       env: { ...env, POLYWAVE_REPO_ROOT: repoDir, POLYWAVE_ALLOW_MAIN_COMMIT: '1' },
-      ...(options.signal ? { signal: options.signal } : {}),
+      ...(budgetSignal(metered, options.signal) ? { signal: budgetSignal(metered, options.signal)! } : {}),
       onEvent: metered.onEvent,
       journal: journalPaths(repoDir, slug, 0, 'scaffold'),
       ...(options.backend ? { backend: options.backend } : {}),
     });
     run.outcome.usage = metered.settle(run.outcome);
+    // Issue 14: a budget stop (or no money left to start) is what ended this agent.
+    const budgetStop = metered.refused ?? metered.breach();
+    if (budgetStop) run.outcome.failure = { kind: 'fatal', message: `${budgetStop.message} (the scaffold agent stopped; raise the budget and re-run)` };
     result.agent = agentRunReport('scaffold', run.spec, run.outcome);
     options.events?.emit(agentEndEvent(meta, run.outcome));
 

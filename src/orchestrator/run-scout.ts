@@ -574,6 +574,7 @@ export async function runScout(options: RunScoutOptions): Promise<RunScoutResult
           ...(criticBackend ? { backend: criticBackend } : {}),
           ...(events ? { events } : {}),
           ...(options.signal ? { signal: options.signal } : {}),
+          ...(options.budget ? { budget: options.budget } : {}),
           ...(options.auto !== undefined ? { auto: options.auto } : {}),
           ...(options.criticTimeoutMs !== undefined ? { timeoutMs: options.criticTimeoutMs } : {}),
           ...(options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}),
