@@ -17,6 +17,7 @@ import { describe, expect, it } from 'vitest';
 import { repoRoot, runCli, type CliResult } from './support/cli.js';
 import { expectCodedError } from './support/cli-assert.js';
 import { analysisFixtureRepo, type AnalysisFixture } from './support/analysis-fixture.js';
+import { dependencyDepths, findCycle } from '../src/cli/commands/analyze-deps.js';
 
 interface Caller {
   file: string;
@@ -303,6 +304,61 @@ describe('check-callers', () => {
     ]);
   });
 
+  it('parameters and locals that shadow the symbol are neither callers nor references (TS, Python, Go, Rust)', async () => {
+    const ts = await analysisFixtureRepo('ts');
+    ts.write('src/shadow-lib.ts', 'export function shadowFn(x: number) { return x; }\n');
+    ts.write(
+      'src/shadow-mixed.ts',
+      [
+        "import { shadowFn } from './shadow-lib';",
+        'shadowFn(1);',
+        'export function apply(shadowFn: (n: number) => number) { return shadowFn(2); }',
+        'export function g() { const shadowFn = 3; return shadowFn; }',
+        'export const h = ({ shadowFn }: { shadowFn: number }) => shadowFn;',
+        'export function k() { return shadowFn(4); }',
+        '',
+      ].join('\n'),
+    );
+    await ts.commitAll('shadowing locals');
+    expect(callers(await runCli(['check-callers', 'shadowFn', '--defined-in', 'src/shadow-lib.ts'], { cwd: ts.dir }))).toEqual([
+      'src/shadow-mixed.ts:1:10 import',
+      'src/shadow-mixed.ts:2:1 call',
+      'src/shadow-mixed.ts:5:35 other', // the property name in the type literal, not the parameter
+      'src/shadow-mixed.ts:6:30 call',
+    ]);
+
+    const python = await analysisFixtureRepo('python');
+    python.write('calc/__init__.py', '');
+    python.write('calc/core.py', 'def compute(v):\n    return v\n');
+    python.write('use_calc.py', 'from calc.core import compute\ncompute(1)\ndef g(compute): return compute(5)\ndef h(): return compute(6)\ncompute = lambda v: v\nobj.compute(8)\n');
+    await python.commitAll('shadowing parameter');
+    expect(callers(await runCli(['check-callers', 'compute', '--defined-in', 'calc/core.py'], { cwd: python.dir }))).toEqual([
+      'use_calc.py:1:23 import',
+      'use_calc.py:2:1 call',
+      'use_calc.py:4:17 call',
+      'use_calc.py:6:5 method-call',
+    ]);
+
+    const go = await analysisFixtureRepo('go');
+    go.write('sa/sa.go', 'package sa\n\nfunc Do() int { return 1 }\n');
+    go.write('sb/sb.go', 'package sb\n\nimport "example.com/shop/sa"\n\nfunc Do2() int { return Do() }\n\nfunc Use() int {\n\tDo := func() int { return 2 }\n\treturn Do() + sa.Do()\n}\n\nfunc Do() int { return 3 }\n');
+    await go.commitAll('local Do and an unqualified Do in another package');
+    expect(callers(await runCli(['check-callers', 'Do', '--defined-in', 'sa/sa.go'], { cwd: go.dir }))).toEqual(['sb/sb.go:9:19 call']);
+
+    const rust = await analysisFixtureRepo('rust');
+    rust.write('src/shadow.rs', 'pub fn total() -> i32 { 1 }\n\nfn show() {\n    let total = 5;\n    println!("{}", total);\n}\n\nfn other() -> i32 {\n    total()\n}\n');
+    await rust.commitAll('let shadows a function');
+    expect(callers(await runCli(['check-callers', 'total', '--defined-in', 'src/shadow.rs'], { cwd: rust.dir }))).toEqual(['src/shadow.rs:9:5 call']);
+  });
+
+  it('a file over 2,000,000 characters is not parsed but scanned as text: whole words, kind other', async () => {
+    const repo = await analysisFixtureRepo('ts');
+    const padding = `${'const pad = 1;\n'.repeat(140_000)}`; // 2,100,000 characters
+    repo.write('src/big.js', `${padding}hugeCall(1); hugeCallX(2);\nconst a = { hugeCall };\n`);
+    await repo.commitAll('a generated giant');
+    expect(callers(await runCli(['check-callers', 'hugeCall'], { cwd: repo.dir }))).toEqual(['src/big.js:140001:1 other', 'src/big.js:140002:13 other']);
+  });
+
   it('bad input: one error line, exit 2', async () => {
     const repo = await analysisFixtureRepo('ts');
     expect(expectCodedError(await runCli(['check-callers', 'not a name'], { cwd: repo.dir }), { exitCode: 2 }).code).toBe('X001_INVALID_INPUT');
@@ -310,6 +366,8 @@ describe('check-callers', () => {
     expect(expectCodedError(await runCli(['check-callers', 'x', '--repo-dir', repo.path('nope')]), { exitCode: 2 }).code).toBe('D011_REPO_ROOT_INVALID');
     expect(expectCodedError(await runCli(['check-callers', 'x', '--repo-dir', repo.root]), { exitCode: 2 }).code).toBe('D011_REPO_ROOT_INVALID');
     expect(expectCodedError(await runCli(['check-callers', 'x', '--defined-in', 'src/nope.ts'], { cwd: repo.dir }), { exitCode: 2 }).code).toBe('X002_FILE_READ');
+    const directory = expectCodedError(await runCli(['check-callers', 'x', '--defined-in', 'src'], { cwd: repo.dir }), { exitCode: 2 });
+    expect([directory.code, directory.message]).toEqual(['X001_INVALID_INPUT', '--defined-in src: a directory; name the file that defines the symbol']);
   });
 });
 
@@ -350,6 +408,26 @@ describe('analyze-deps', () => {
     expect(expectCodedError(await runCli(['analyze-deps', repo.dir, '--files', 'src/missing.ts']), { exitCode: 2 }).code).toBe('X002_FILE_READ');
     expect(expectCodedError(await runCli(['analyze-deps', repo.dir, '--files', 'README.md']), { exitCode: 2 }).code).toBe('X001_INVALID_INPUT');
     expect(expectCodedError(await runCli(['analyze-deps', repo.dir, '--files', '../x.ts']), { exitCode: 2 }).code).toBe('X001_INVALID_INPUT');
+  });
+});
+
+describe('analyze-deps graph walks', () => {
+  // A real 8,001-file repository takes about a minute to parse cold on the shared machine; the walks
+  // themselves are what overflowed the call stack, so they are tested directly on a long chain.
+  const files = Array.from({ length: 20_001 }, (_, index) => `f${String(index).padStart(5, '0')}.js`);
+  it('a cycle through 20,001 files is found without recursion (V007, not a stack overflow)', () => {
+    const cycle = findCycle(files, (file) => [files[(files.indexOf(file) + 1) % files.length]!]);
+    expect(cycle?.length).toBe(20_002);
+    expect([cycle![0], cycle![1], cycle![20_000], cycle![20_001]]).toEqual(['f00000.js', 'f00001.js', 'f20000.js', 'f00000.js']);
+  });
+  it('depths of a 20,001-file chain without recursion', () => {
+    const index = new Map(files.map((file, position) => [file, position]));
+    const depths = dependencyDepths(files, (file) => (index.get(file)! + 1 < files.length ? [files[index.get(file)! + 1]!] : []));
+    expect([depths.get('f00000.js'), depths.get('f10000.js'), depths.get('f20000.js')]).toEqual([20_000, 10_000, 0]);
+    expect(findCycle(files, (file) => (index.get(file)! + 1 < files.length ? [files[index.get(file)! + 1]!] : []))).toBeUndefined();
+    // Diamond: longest chain wins.
+    const diamond = dependencyDepths(['a', 'b', 'c', 'd'], (file) => ({ a: ['b', 'c'], b: ['d'], c: [], d: [] })[file]!);
+    expect(Object.fromEntries(diamond)).toEqual({ a: 2, b: 1, c: 0, d: 0 });
   });
 });
 
@@ -400,6 +478,13 @@ describe('detect-cascades', () => {
     expect(expectCodedError(await runCli(['detect-cascades', repo.dir, '--renames', 'bad']), { exitCode: 2 }).message).toMatch(/^invalid --renames JSON: /);
     expect(expectCodedError(await runCli(['detect-cascades', repo.dir, '--renames', '[{"old":"a b","new":"c"}]']), { exitCode: 2 }).code).toBe('X001_INVALID_INPUT');
     expect(expectCodedError(await runCli(['detect-cascades', repo.dir, '--renames', '{}']), { exitCode: 2 }).code).toBe('X001_INVALID_INPUT');
+    // A scope that does not exist, or one outside the repository, is an error (never silently ignored).
+    const missing = expectCodedError(await runCli(['detect-cascades', repo.dir, '--renames', '[{"old":"foo","new":"bar","scope":"nope/"}]']), { exitCode: 2 });
+    expect(missing.code).toBe('X002_FILE_READ');
+    expect(missing.message).toMatch(/^--renames scope "nope": no such file or directory in \//);
+    const outside = expectCodedError(await runCli(['detect-cascades', repo.dir, '--renames', '[{"old":"foo","new":"bar","scope":"../../etc"}]']), { exitCode: 2 });
+    expect(outside.code).toBe('X001_INVALID_INPUT');
+    expect(outside.message).toMatch(/^--renames scope "\.\.\/\.\.\/etc": outside the repository \//);
   });
 });
 

@@ -34,6 +34,8 @@ export interface FileFacts {
   symbols: SymbolDef[];
   imports: RawImport[];
   refs: string;
+  /** Too large to parse (see maxSourceChars in index.ts): references come from a text scan when asked for. */
+  tooLarge?: true;
 }
 
 const kindCode: Record<ReferenceKind, string> = { call: 'c', 'method-call': 'm', type: 't', import: 'i', reexport: 'r', other: 'o' };
@@ -94,10 +96,151 @@ const importQuery: Record<Lang, string> = {
   rust: '(use_declaration) @import (mod_item name: (identifier) !body) @mod',
 };
 
+/**
+ * Local binding sites per language: parameters and variables declared inside a function or block.
+ * A binding site is never a reference; uses inside the binding's scope name the local, not a
+ * module-level symbol, and are dropped too.
+ */
+const tsBindings = [
+  '(required_parameter pattern: (identifier) @param)',
+  '(optional_parameter pattern: (identifier) @param)',
+  '(arrow_function parameter: (identifier) @param)',
+  '(variable_declarator name: (identifier) @var)',
+  '(object_pattern (shorthand_property_identifier_pattern) @var)',
+  '(pair_pattern value: (identifier) @var)',
+  '(array_pattern (identifier) @var)',
+  '(rest_pattern (identifier) @var)',
+  '(catch_clause parameter: (identifier) @var)',
+  '(function_declaration name: (identifier) @var)',
+  '(for_in_statement left: (identifier) @var)',
+].join(' ');
+const jsBindings = [
+  '(formal_parameters (identifier) @param)',
+  '(arrow_function parameter: (identifier) @param)',
+  '(variable_declarator name: (identifier) @var)',
+  '(object_pattern (shorthand_property_identifier_pattern) @var)',
+  '(pair_pattern value: (identifier) @var)',
+  '(array_pattern (identifier) @var)',
+  '(rest_pattern (identifier) @var)',
+  '(catch_clause parameter: (identifier) @var)',
+  '(function_declaration name: (identifier) @var)',
+  '(for_in_statement left: (identifier) @var)',
+].join(' ');
+const bindingQuery: Record<Lang, string> = {
+  typescript: tsBindings,
+  tsx: tsBindings,
+  javascript: jsBindings,
+  go: [
+    '(parameter_declaration name: (identifier) @param)',
+    '(variadic_parameter_declaration name: (identifier) @param)',
+    '(short_var_declaration left: (expression_list (identifier) @var))',
+    '(var_spec name: (identifier) @var)',
+    '(const_spec name: (identifier) @var)',
+    '(range_clause left: (expression_list (identifier) @var))',
+  ].join(' '),
+  python: [
+    '(parameters (identifier) @param)',
+    '(lambda_parameters (identifier) @param)',
+    '(default_parameter name: (identifier) @param)',
+    '(typed_parameter (identifier) @param)',
+    '(typed_default_parameter name: (identifier) @param)',
+    '(list_splat_pattern (identifier) @param)',
+    '(dictionary_splat_pattern (identifier) @param)',
+    '(assignment left: (identifier) @var)',
+    '(assignment left: (pattern_list (identifier) @var))',
+    '(for_statement left: (identifier) @var)',
+    '(for_in_clause left: (identifier) @var)',
+    '(function_definition name: (identifier) @var)',
+  ].join(' '),
+  rust: [
+    '(let_declaration pattern: (identifier) @var)',
+    '(tuple_pattern (identifier) @var)',
+    '(parameter pattern: (identifier) @param)',
+    '(closure_parameters (identifier) @param)',
+    '(for_expression pattern: (identifier) @var)',
+  ].join(' '),
+};
+
+/** Nodes that open a scope for local bindings (the file's top level is not one). */
+const scopeTypes: Record<Lang, ReadonlySet<string>> = (() => {
+  const ts = new Set(['statement_block', 'function_declaration', 'generator_function_declaration', 'function_expression', 'function', 'generator_function', 'arrow_function', 'method_definition', 'for_statement', 'for_in_statement', 'catch_clause']);
+  return {
+    typescript: ts,
+    tsx: ts,
+    javascript: ts,
+    go: new Set(['block', 'function_declaration', 'method_declaration', 'func_literal', 'function_type', 'if_statement', 'for_statement', 'expression_switch_statement', 'type_switch_statement', 'select_statement']),
+    python: new Set(['function_definition', 'lambda', 'list_comprehension', 'set_comprehension', 'dictionary_comprehension', 'generator_expression']),
+    rust: new Set(['block', 'function_item', 'closure_expression', 'for_expression', 'function_signature_item']),
+  };
+})();
+
+/** Parameter lists: a binding inside one belongs to the function that owns the list. */
+const parameterListTypes = new Set(['formal_parameters', 'parameters', 'lambda_parameters', 'parameter_list', 'closure_parameters']);
+
+/** Whether an identifier use can name a variable (not a member, keyword argument or path segment). */
+function namesVariable(lang: Lang, node: Node): boolean {
+  const type = node.type;
+  if (type !== 'identifier' && type !== 'shorthand_property_identifier' && type !== 'shorthand_property_identifier_pattern') return false;
+  const parent = node.parent;
+  if (!parent) return true;
+  if (lang === 'python' && parent.type === 'attribute' && isField(parent, 'attribute', node)) return false;
+  if (lang === 'python' && parent.type === 'keyword_argument' && isField(parent, 'name', node)) return false;
+  if (lang === 'rust' && parent.type === 'scoped_identifier') return false;
+  return true;
+}
+
+const patternTypes = new Set(['object_pattern', 'pair_pattern', 'array_pattern', 'rest_pattern', 'assignment_pattern']);
+
+/** `const { a } = require('x')` / `await import('x')`: the names are the module's exports, not locals. */
+function bindsModuleExports(node: Node): boolean {
+  let ancestor = node.parent;
+  if (!ancestor || !patternTypes.has(ancestor.type)) return false;
+  while (ancestor && patternTypes.has(ancestor.type)) ancestor = ancestor.parent;
+  if (ancestor?.type !== 'variable_declarator') return false;
+  let value = ancestor.childForFieldName('value');
+  if (value?.type === 'await_expression') value = value.namedChild(0);
+  if (value?.type !== 'call_expression') return false;
+  const callee = value.childForFieldName('function');
+  return callee?.type === 'import' || (callee?.type === 'identifier' && callee.text === 'require');
+}
+
+/**
+ * Binding sites (start offsets) and, per name, the ranges of the non-top-level scopes that bind it.
+ */
+function localBindings(lang: Lang, root: Node, query: Query): { sites: Set<number>; scopes: Map<string, Array<[number, number]>> } {
+  const sites = new Set<number>();
+  const scopes = new Map<string, Array<[number, number]>>();
+  const scopeSet = scopeTypes[lang];
+  for (const capture of query.captures(root)) {
+    const node = capture.node;
+    if ((lang === 'typescript' || lang === 'tsx' || lang === 'javascript') && bindsModuleExports(node)) continue;
+    sites.add(node.startIndex);
+    // A declaration's own name belongs to the enclosing scope, not to the function it names.
+    let ancestor: Node | null = node.parent;
+    if (ancestor && (ancestor.type === 'function_declaration' || ancestor.type === 'function_definition') && isField(ancestor, 'name', node)) ancestor = ancestor.parent;
+    let inParameters = false;
+    for (; ancestor; ancestor = ancestor.parent) {
+      if (parameterListTypes.has(ancestor.type)) inParameters = true;
+      if (scopeSet.has(ancestor.type)) break;
+      // Python: a class body or the module is not a function scope (assignments there are module/class attributes).
+      if (lang === 'python' && ancestor.type === 'class_definition' && !inParameters) {
+        ancestor = null;
+        break;
+      }
+    }
+    if (!ancestor) continue;
+    const list = scopes.get(node.text) ?? [];
+    list.push([ancestor.startIndex, ancestor.endIndex]);
+    scopes.set(node.text, list);
+  }
+  return { sites, scopes };
+}
+
 interface LangTools {
   parser: Parser;
   identifiers: Query;
   imports: Query;
+  bindings: Query;
 }
 
 const tools = new Map<Lang, Promise<LangTools>>();
@@ -112,6 +255,7 @@ function langTools(lang: Lang): Promise<LangTools> {
         parser: await createParser(lang),
         identifiers: new QueryClass(language, identifierQuery[lang]),
         imports: new QueryClass(language, importQuery[lang]),
+        bindings: new QueryClass(language, bindingQuery[lang]),
       };
     })();
     loading.catch(() => tools.delete(lang));
@@ -122,7 +266,7 @@ function langTools(lang: Lang): Promise<LangTools> {
 
 /** Parses `source` as `lang` and extracts its facts. */
 export async function extractFacts(lang: Lang, source: string): Promise<FileFacts> {
-  const { parser, identifiers, imports: importsQuery } = await langTools(lang);
+  const { parser, identifiers, imports: importsQuery, bindings } = await langTools(lang);
   const tree = parser.parse(source);
   if (!tree) throw new Error('tree-sitter returned no tree');
   try {
@@ -154,11 +298,14 @@ export async function extractFacts(lang: Lang, source: string): Promise<FileFact
       importRanges.push({ start: node.startIndex, end: node.endIndex, kind: parsed.reexport ? 'reexport' : 'import' });
     }
 
+    const locals = localBindings(lang, root, bindings);
     const refs: RawRef[] = [];
     for (const capture of identifiers.captures(root)) {
       const node = capture.node;
       const start = node.startIndex;
-      if (definitionSites.has(start) || skip.has(start)) continue;
+      if (definitionSites.has(start) || skip.has(start) || locals.sites.has(start)) continue;
+      const localScopes = locals.scopes.get(node.text);
+      if (localScopes && localScopes.some(([from, to]) => start >= from && start < to) && namesVariable(lang, node)) continue;
       let kind: ReferenceKind | undefined;
       for (const range of importRanges) {
         if (start >= range.start && start < range.end) {
@@ -561,9 +708,9 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 3;
+const factsFormat = 4;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {
-  return JSON.stringify({ factsFormat, identifierQuery, importQuery });
+  return JSON.stringify({ factsFormat, identifierQuery, importQuery, bindingQuery });
 }

@@ -11,7 +11,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { cacheDir, readCached, readGraphPack, readTreePack, treePackKey, writeCached, writeGraphPack, writeTreePack, type HeadEntry } from './cache.js';
-import { decodeRefs, type FileFacts } from './extract.js';
+import { decodeRefs, type FileFacts, type RawRef } from './extract.js';
 import { extractMany, poolSize } from './parse-pool.js';
 import { listRepo, listRepoFiles, readTexts, repoContext, type RepoContext, type RepoFile } from './repo-files.js';
 import { cargoCrateName, goModulePath, ModuleResolver } from './resolve.js';
@@ -41,7 +41,7 @@ export function setAnalysisWorkers(count: number): void {
   workerCount = Math.max(0, Math.floor(count));
 }
 
-/** Files larger than this (characters) are not parsed. */
+/** Files larger than this (characters) are not parsed; {@link findReferences} scans their text instead. */
 const maxSourceChars = 2_000_000;
 
 /** Files parsed / served from cache since the process started (tests and benches read it). */
@@ -69,7 +69,7 @@ async function loadFacts(context: RepoContext, entries: readonly RepoFile[], sta
     );
     const byFile = new Map(parseable.map((entry, index) => [entry.file, facts[index]!]));
     for (const entry of present) {
-      const entryFacts = byFile.get(entry.file) ?? { symbols: [], imports: [], refs: '' };
+      const entryFacts: FileFacts = byFile.get(entry.file) ?? { symbols: [], imports: [], refs: '', tooLarge: true };
       parsed.set(entry.file, entryFacts);
       writeCached(dir, entry.blob, entry.lang, entryFacts);
     }
@@ -239,6 +239,22 @@ async function filesWithFixed(context: RepoContext, texts: readonly string[], op
 }
 
 /**
+ * Whole-word occurrences of `names` in a file too large to parse (kind 'other'; strings and
+ * comments included — there is no syntax tree to tell them apart).
+ */
+function textScan(text: string, names: ReadonlySet<string>): RawRef[] {
+  const result: RawRef[] = [];
+  const escaped = [...names].map((name) => name.replace(/[$]/g, '\\$'));
+  if (escaped.length === 0) return result;
+  const pattern = new RegExp(`(?<![\\p{L}\\p{N}_$])(?:${escaped.join('|')})(?![\\p{L}\\p{N}_$])`, 'gu');
+  const lines = text.split(/\r?\n/);
+  lines.forEach((lineText, index) => {
+    for (const match of lineText.matchAll(pattern)) result.push([match[0], index + 1, match.index + 1, 'other']);
+  });
+  return result;
+}
+
+/**
  * Real references to `symbol`: identifier uses named `symbol` (never strings, comments, or longer
  * names), uses of local aliases bound by an import of it (`via` names the alias), re-exports under
  * another name followed to their importers, method calls `x.symbol()`. Definition sites are not
@@ -285,6 +301,8 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
 
   let reachable: ((item: Loaded) => boolean) | undefined;
   let memberAnywhere = false;
+  // Go: outside the defining package only `pkg.Name` can name the definition (an unqualified Name is another package's own).
+  let qualifiedOnly: ((item: Loaded) => boolean) | undefined;
   if (opts.definedIn !== undefined) {
     const resolver = await resolverFor(context, listing.allPaths);
     const definedIn = opts.definedIn.replace(/^\.\//, '');
@@ -310,6 +328,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       }
     }
     const goDir = definedIn.endsWith('.go') ? path.posix.dirname(definedIn) : undefined;
+    if (goDir !== undefined) qualifiedOnly = (item) => item.entry.lang === 'go' && path.posix.dirname(item.entry.file) !== goDir;
     reachable = (item) =>
       sources.has(item.entry.file) ||
       (goDir !== undefined && item.entry.lang === 'go' && path.posix.dirname(item.entry.file) === goDir) ||
@@ -333,7 +352,8 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       }
     }
     const wanted = new Set([symbol, ...aliases.keys(), ...exportedNames]);
-    for (const [name, line, column, kind] of decodeRefs(item.facts.refs, wanted)) {
+    const found = item.facts.tooLarge ? textScan(readTexts(context, [item.entry]).get(item.entry.file) ?? '', wanted) : decodeRefs(item.facts.refs, wanted);
+    for (const [name, line, column, kind] of found) {
       let via: string | undefined;
       if (name === symbol) via = undefined;
       else if (aliases.has(name)) via = name;
@@ -347,6 +367,16 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     }
   }
   const lines = linesOf(context, [...withReferences.values()]);
+  const unqualified = new Set<Reference>();
+  if (qualifiedOnly) {
+    const goOutside = new Set(loaded.filter(qualifiedOnly).map((item) => item.entry.file));
+    for (const reference of references) {
+      if (!goOutside.has(reference.file) || reference.kind === 'method-call') continue;
+      const text = lines.get(reference.file)?.[reference.line - 1] ?? '';
+      if (text.slice(0, reference.column - 1).trimEnd().slice(-1) !== '.') unqualified.add(reference);
+    }
+  }
+  if (unqualified.size > 0) references.splice(0, references.length, ...references.filter((reference) => !unqualified.has(reference)));
   for (const reference of references) reference.context = lineAt(lines.get(reference.file), reference.line);
   references.sort((a, b) => (a.file !== b.file ? (a.file < b.file ? -1 : 1) : a.line - b.line || a.column - b.column));
   return references;

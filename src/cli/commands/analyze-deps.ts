@@ -12,30 +12,63 @@ interface OutputNode {
   wave_candidate: number;
 }
 
-/** The first cycle of a depth-first walk in sorted order, as a closed path (`a -> b -> a`), or undefined. */
+/**
+ * The first cycle of a depth-first walk in sorted order, as a closed path (`a -> b -> a`), or
+ * undefined. Iterative (an explicit stack): a chain of thousands of files never overflows the call stack.
+ */
 export function findCycle(files: readonly string[], dependsOn: (file: string) => readonly string[]): string[] | undefined {
   const state = new Map<string, 'open' | 'done'>();
   const stack: string[] = [];
-  const visit = (file: string): string[] | undefined => {
-    state.set(file, 'open');
-    stack.push(file);
-    for (const next of dependsOn(file)) {
+  const frames: Array<{ file: string; next: readonly string[]; index: number }> = [];
+  for (const start of files) {
+    if (state.has(start)) continue;
+    state.set(start, 'open');
+    stack.push(start);
+    frames.push({ file: start, next: dependsOn(start), index: 0 });
+    while (frames.length > 0) {
+      const frame = frames[frames.length - 1]!;
+      if (frame.index >= frame.next.length) {
+        frames.pop();
+        stack.pop();
+        state.set(frame.file, 'done');
+        continue;
+      }
+      const next = frame.next[frame.index]!;
+      frame.index += 1;
       if (state.get(next) === 'open') return [...stack.slice(stack.indexOf(next)), next];
       if (!state.has(next)) {
-        const cycle = visit(next);
-        if (cycle) return cycle;
+        state.set(next, 'open');
+        stack.push(next);
+        frames.push({ file: next, next: dependsOn(next), index: 0 });
       }
     }
-    stack.pop();
-    state.set(file, 'done');
-    return undefined;
-  };
-  for (const file of files) {
-    if (state.has(file)) continue;
-    const cycle = visit(file);
-    if (cycle) return cycle;
   }
   return undefined;
+}
+
+/** Longest dependency chain below each file (0 = no listed dependency) of an acyclic graph, computed without recursion. */
+export function dependencyDepths(files: readonly string[], dependsOn: (file: string) => readonly string[]): Map<string, number> {
+  const depth = new Map<string, number>();
+  for (const start of files) {
+    if (depth.has(start)) continue;
+    const work: Array<{ file: string; expanded: boolean }> = [{ file: start, expanded: false }];
+    while (work.length > 0) {
+      const top = work[work.length - 1]!;
+      if (depth.has(top.file)) {
+        work.pop();
+        continue;
+      }
+      const deps = dependsOn(top.file);
+      if (!top.expanded) {
+        top.expanded = true;
+        for (const dep of deps) if (!depth.has(dep)) work.push({ file: dep, expanded: false });
+        continue;
+      }
+      work.pop();
+      depth.set(top.file, deps.reduce((max, dep) => Math.max(max, (depth.get(dep) ?? 0) + 1), 0));
+    }
+  }
+  return depth;
 }
 
 /**
@@ -71,14 +104,8 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   if (cycle) {
     throw new PolywaveError({ code: 'V007_DEPENDENCY_CYCLE', message: `circular dependency detected: ${cycle.join(' -> ')}`, exitCode: 1, details: { cycle } });
   }
-  const depth = new Map<string, number>();
-  const depthOf = (file: string): number => {
-    const known = depth.get(file);
-    if (known !== undefined) return known;
-    const value = Math.max(-1, ...dependsOn(file).map(depthOf)) + 1;
-    depth.set(file, value);
-    return value;
-  };
+  const depth = dependencyDepths(files, dependsOn);
+  const depthOf = (file: string): number => depth.get(file)!;
   const nodes: OutputNode[] = files.map((file) => ({
     file,
     depends_on: dependsOn(file),

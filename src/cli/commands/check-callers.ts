@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import { findReferences } from '../../analysis/engine/index.js';
 import { listRepoFiles, repoContext } from '../../analysis/engine/repo-files.js';
@@ -26,6 +27,9 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const base = typeof options.repoDir === 'string' ? path.resolve(io.cwd, options.repoDir) : io.cwd;
   const root = await requireRepository(base);
   const definedIn = typeof options.definedIn === 'string' ? repoRelative(root, base, options.definedIn) : undefined;
+  if (definedIn !== undefined && statSync(path.join(root, definedIn), { throwIfNoEntry: false })?.isDirectory()) {
+    throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `--defined-in ${definedIn}: a directory; name the file that defines the symbol` });
+  }
   if (definedIn !== undefined && (await listRepoFiles(await repoContext(root), { only: [definedIn] })).length === 0) {
     throw new PolywaveError({ code: 'X002_FILE_READ', message: `--defined-in ${definedIn}: not a tracked TypeScript/JavaScript/Go/Python/Rust file of ${root}` });
   }

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { findReferences, listSymbols, type Reference } from '../../analysis/engine/index.js';
 import { requireFormat, requireRepository, toYaml, reportStats, configureEngine } from '../../analysis/engine/cli-support.js';
@@ -65,6 +66,18 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const format = requireFormat(options.format, ['yaml', 'json'] as const, 'yaml');
   const renames = parseRenames(options.renames);
   const root = await requireRepository(path.resolve(io.cwd, args[0] ?? (typeof options.repoDir === 'string' ? options.repoDir : '.')));
+  for (const rename of renames) {
+    if (rename.scope === undefined) continue;
+    const normalized = path.posix.normalize(rename.scope.replace(/\\/g, '/'));
+    if (path.isAbsolute(rename.scope) || normalized === '..' || normalized.startsWith('../')) {
+      throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `--renames scope ${JSON.stringify(rename.scope)}: outside the repository ${root}` });
+    }
+    if (!existsSync(path.join(root, normalized))) {
+      throw new PolywaveError({ code: 'X002_FILE_READ', message: `--renames scope ${JSON.stringify(rename.scope)}: no such file or directory in ${root}` });
+    }
+    rename.scope = normalized === '.' ? undefined : normalized;
+    if (rename.scope === undefined) delete rename.scope;
+  }
   const context = await repoContext(root);
   const candidates: CascadeCandidate[] = [];
   const seen = new Set<string>();
