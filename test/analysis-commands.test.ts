@@ -408,6 +408,17 @@ describe('analyze-deps', () => {
     expect(expectCodedError(await runCli(['analyze-deps', repo.dir, '--files', 'src/missing.ts']), { exitCode: 2 }).code).toBe('X002_FILE_READ');
     expect(expectCodedError(await runCli(['analyze-deps', repo.dir, '--files', 'README.md']), { exitCode: 2 }).code).toBe('X001_INVALID_INPUT');
     expect(expectCodedError(await runCli(['analyze-deps', repo.dir, '--files', '../x.ts']), { exitCode: 2 }).code).toBe('X001_INVALID_INPUT');
+    // An untracked file's imports would be ignored: it is an error, not a silent wave 1.
+    repo.write('src/fresh.ts', "import { run } from './service.js';\nrun(undefined as never);\n");
+    const untracked = expectCodedError(await runCli(['analyze-deps', repo.dir, '--files', 'src/fresh.ts,src/service.ts']), { exitCode: 2 });
+    expect([untracked.code, untracked.message]).toEqual(['X002_FILE_READ', 'src/fresh.ts: not tracked by git (git add it first; analyze-deps reads tracked files only)']);
+    // Agent worktrees are never analysed, and the error says so.
+    repo.write('.claude/worktrees/agent-a/src/x.ts', 'export const x = 1;\n');
+    const excluded = expectCodedError(await runCli(['analyze-deps', repo.dir, '--files', '.claude/worktrees/agent-a/src/x.ts']), { exitCode: 2 });
+    expect([excluded.code, excluded.message]).toEqual([
+      'X001_INVALID_INPUT',
+      '.claude/worktrees/agent-a/src/x.ts: excluded from analysis (agent worktrees, .polywave-state, node_modules, vendor and target are never analysed)',
+    ]);
   });
 });
 

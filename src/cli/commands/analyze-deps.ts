@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { dependencyGraph, isAnalysable } from '../../analysis/engine/index.js';
+import { dependencyGraph, isAnalysable, languageOf } from '../../analysis/engine/index.js';
+import { listRepoFiles, repoContext } from '../../analysis/engine/repo-files.js';
 import { repoRelative, requireFormat, requireRepository, toYaml, reportStats, configureEngine } from '../../analysis/engine/cli-support.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
@@ -88,6 +89,10 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     .filter((file) => file !== '');
   if (given.length === 0) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: '--files is required: a comma-separated list of files' });
   const files = [...new Set(given.map((file) => repoRelative(root, base, file)))].sort();
+  const excluded = files.find((file) => languageOf(file) !== undefined && !isAnalysable(file));
+  if (excluded !== undefined) {
+    throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `${excluded}: excluded from analysis (agent worktrees, .polywave-state, node_modules, vendor and target are never analysed)` });
+  }
   const unsupported = files.find((file) => !isAnalysable(file));
   if (unsupported !== undefined) {
     throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `${unsupported}: not a TypeScript/JavaScript/Go/Python/Rust source file the engine analyses` });
@@ -96,6 +101,10 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const present = await Promise.all(files.map((file) => stat(path.join(root, file)).then((stats) => stats.isFile(), () => false)));
   const missing = files.find((_, index) => !present[index]);
   if (missing !== undefined) throw new PolywaveError({ code: 'X002_FILE_READ', message: `${missing}: no such file in ${root}` });
+  // The graph is built from tracked files: an untracked file's imports would be silently ignored.
+  const tracked = new Set((await listRepoFiles(await repoContext(root), { only: files })).map((entry) => entry.file));
+  const untracked = files.find((file) => !tracked.has(file));
+  if (untracked !== undefined) throw new PolywaveError({ code: 'X002_FILE_READ', message: `${untracked}: not tracked by git (git add it first; analyze-deps reads tracked files only)` });
 
   const graph = await dependencyGraph(root, files);
   const listed = new Set(files);
