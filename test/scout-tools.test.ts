@@ -1,4 +1,5 @@
-import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { corpusRoot, runCli } from './support/cli.js';
@@ -422,5 +423,104 @@ ${rows}waves:
       ['E11B_PATTERN_DISAGREES', 5],
     ]);
     expect(verdict.warnings.filter((finding) => finding.code.startsWith('E11B')).map((finding) => finding.code)).toEqual(['E11B_TEST_APPEND_NOT_TEST', 'E11B_NOT_SHARED']);
+  });
+});
+
+describe('scout tools under attack (regressions)', () => {
+  it('analyze-suitability: a Location outside --repo-root (absolute, .. escaping, symlinked file or directory) is TODO "location outside the repository", nothing read', async () => {
+    const outside = mkdtempSync(path.join(os.tmpdir(), 'polywave-outside-'));
+    const secret = `def secret():\n${'    x = 1\n'.repeat(30)}`;
+    writeFileSync(path.join(outside, 'secret.py'), secret);
+    writeFileSync(path.join(outside, 'test_ok.py'), '# long test\n'.repeat(150));
+    const { repo } = await repoWith({ 'svc/ok.py': `def ok():\n${'    y = 2\n'.repeat(6)}` }, { name: 'IMPL-x.yaml', text: solveImpl });
+    symlinkSync(path.join(outside, 'secret.py'), repo.path('svc/link.py'));
+    symlinkSync(outside, repo.path('ext'));
+    // A conventional test file that is a symlink to outside is not read either (coverage stays none).
+    symlinkSync(path.join(outside, 'test_ok.py'), repo.path('svc/test_ok.py'));
+    const climb = path.relative(repo.dir, path.join(outside, 'secret.py'));
+    expect(climb.startsWith('..')).toBe(true);
+    repo.write(
+      'REQ.md',
+      [
+        '## R1: inside, through a harmless ..',
+        'Location: svc/../svc/ok.py',
+        '## R2: absolute',
+        `Location: ${path.join(outside, 'secret.py')}`,
+        '## R3: climbing out',
+        `Location: ${climb}`,
+        '## R4: outside',
+        'Location: ../../../../etc/passwd',
+        '## R5: symlinked file',
+        'Location: svc/link.py',
+        '## R6: symlinked directory',
+        'Location: ext/secret.py',
+        '',
+      ].join('\n'),
+    );
+    const result = await runCli(['analyze-suitability', '--requirements', 'REQ.md', '--repo-root', '.'], { cwd: repo.dir });
+    expect(result.code, result.stderr).toBe(0);
+    const output = json(result.stdout) as { pre_implementation: { item_status: Array<{ id: string; status: string; missing: string[]; evidence: string[]; test_coverage?: string }>; todo: number; partial: number } };
+    const outsideItem = (id: string, file: string) => [id, 'TODO', file, ['location outside the repository'], []];
+    expect(output.pre_implementation.item_status.map((item) => [item.id, item.status, (item as { file?: string }).file, item.missing, item.evidence])).toEqual([
+      ['R1', 'PARTIAL', 'svc/../svc/ok.py', ['insufficient test coverage'], ['defines ok', '7 code line(s)']],
+      outsideItem('R2', path.join(outside, 'secret.py')),
+      outsideItem('R3', climb),
+      outsideItem('R4', '../../../../etc/passwd'),
+      outsideItem('R5', 'svc/link.py'),
+      outsideItem('R6', 'ext/secret.py'),
+    ]);
+    expect(output.pre_implementation.item_status[0]!.test_coverage).toBe('none');
+    expect(result.stdout).not.toContain('defines secret');
+    expect([output.pre_implementation.todo, output.pre_implementation.partial]).toEqual([5, 1]);
+  });
+
+  it('solve on a symlinked manifest writes through the link: the link stays, the real file is solved', async () => {
+    const { repo } = await repoWith({}, { name: 'IMPL-other.yaml', text: solveImpl });
+    repo.write('docs/real/IMPL-real.yaml', solveImpl);
+    const link = repo.path('docs/IMPL/IMPL-link.yaml');
+    symlinkSync('../real/IMPL-real.yaml', link);
+    const result = await runCli(['solve', link]);
+    expect([result.code, result.stdout], result.stderr).toEqual([0, 'solver: agent B: wave 1 → wave 2\n✓ Manifest updated with 1 wave reassignments (2 agents, 2 waves)\n']);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(readlinkSync(link)).toBe('../real/IMPL-real.yaml');
+    expect(repo.read('docs/real/IMPL-real.yaml')).toBe(
+      solveImpl.replace('      agent: B\n      wave: 1', '      agent: B\n      wave: 2').replace('        - id: B  # needs A', '    - number: 2\n      agents:\n        - id: B  # needs A'),
+    );
+    const again = await runCli(['solve', repo.path('docs/real/IMPL-real.yaml')]);
+    expect([again.code, again.stdout]).toEqual([0, '✓ All wave assignments are optimal (2 agents, 2 waves)\n']);
+  });
+
+  it('solve keeps a UTF-8 byte order mark', async () => {
+    const { implPath } = await repoWith({}, { name: 'IMPL-bom.yaml', text: `\uFEFF${solveImpl}` });
+    expect([...readFileSync(implPath).subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
+    const result = await runCli(['solve', implPath]);
+    expect([result.code, result.stdout], result.stderr).toEqual([0, 'solver: agent B: wave 1 → wave 2\n✓ Manifest updated with 1 wave reassignments (2 agents, 2 waves)\n']);
+    const expected = solveImpl.replace('      agent: B\n      wave: 1', '      agent: B\n      wave: 2').replace('        - id: B  # needs A', '    - number: 2\n      agents:\n        - id: B  # needs A');
+    expect(readFileSync(implPath).equals(Buffer.from(`\uFEFF${expected}`, 'utf8'))).toBe(true);
+  });
+
+  it('solve names a self-dependency as such; a real cycle names its members and the agents it blocks', async () => {
+    const selfDependent = solveImpl
+      .replace('dependencies: [A]', 'dependencies: [B]')
+      .replace('          dependencies: [B]\n', '          dependencies: [B]\n        - id: C\n          task: build c\n          dependencies: [B]\n');
+    const { repo, implPath } = await repoWith({}, { name: 'IMPL-self.yaml', text: selfDependent });
+    const self = expectCodedError(await runCli(['solve', implPath]), { code: 'SOLVER_CYCLE', exitCode: 1 });
+    expect(self.message).toBe('cannot solve: dependency cycle: agent B depends on itself (C waits on it) (I6)');
+    expect(repo.read('docs/IMPL/IMPL-self.yaml')).toBe(selfDependent);
+    const cyclic = selfDependent.replace('dependencies: [B]', 'dependencies: [A]').replace('          task: |\n            build a\n', '          task: |\n            build a\n          dependencies: [B]\n');
+    repo.write('docs/IMPL/IMPL-cycle.yaml', cyclic);
+    const cycle = expectCodedError(await runCli(['solve', repo.path('docs/IMPL/IMPL-cycle.yaml')]), { code: 'SOLVER_CYCLE', exitCode: 1 });
+    expect(cycle.message).toBe('cannot solve: dependency cycle: agents A, B depend on each other (C waits on them) (I6)');
+  });
+
+  it('eight concurrent solve runs: one writes and prints its moves, seven find it optimal — the printed plan is what was written', async () => {
+    const { repo, implPath } = await repoWith({}, { name: 'IMPL-race.yaml', text: solveImpl });
+    const results = await Promise.all(Array.from({ length: 8 }, () => runCli(['solve', implPath])));
+    expect(results.map((result) => result.code)).toEqual(Array(8).fill(0));
+    expect(results.map((result) => result.stdout).sort()).toEqual([
+      'solver: agent B: wave 1 → wave 2\n✓ Manifest updated with 1 wave reassignments (2 agents, 2 waves)\n',
+      ...Array(7).fill('✓ All wave assignments are optimal (2 agents, 2 waves)\n'),
+    ].sort());
+    expect(repo.read('docs/IMPL/IMPL-race.yaml')).toContain('    - number: 2\n      agents:\n        - id: B  # needs A');
   });
 });

@@ -40,7 +40,8 @@ export function planSolve(text: string, manifest: ImplManifest): SolvePlan {
   const solution = solveWaves(manifest);
   if (!solution.valid) {
     const first = solution.errors[0]!;
-    throw new PolywaveError({ code: first.code, message: `cannot solve: ${solution.errors.map((error) => error.message).join('; ')}`, exitCode: 1 });
+    const messages = first.code === 'SOLVER_CYCLE' ? [describeCycles(manifest)] : solution.errors.map((error) => error.message);
+    throw new PolywaveError({ code: first.code, message: `cannot solve: ${messages.join('; ')}`, exitCode: 1 });
   }
   const changes = solution.assignments
     .filter((assignment) => assignment.declared_wave !== assignment.computed_wave)
@@ -67,6 +68,52 @@ export function planSolve(text: string, manifest: ImplManifest): SolvePlan {
     }
   }
   throw new PolywaveError({ code: 'N094_MANIFEST_SAVE_FAILED', message: 'solve: could not rewrite the wave membership without changing other content; nothing written', exitCode: 2 });
+}
+
+/**
+ * What a SOLVER_CYCLE really is: each agent that depends on itself ("agent B depends on itself"),
+ * each group of agents that reach each other ("agents A, B depend on each other"), and the agents
+ * only blocked by those ("C waits on them"). Agents are named in ID order.
+ */
+export function describeCycles(manifest: ImplManifest): string {
+  const dependencies = new Map<string, string[]>();
+  for (const wave of manifest.waves) {
+    for (const agent of wave.agents ?? []) {
+      const id = agent.id ?? '';
+      if (id === '' || dependencies.has(id)) continue;
+      dependencies.set(id, [...new Set((agent.dependencies ?? []).map((dependency) => String(dependency).trim()).filter((dependency) => dependency !== ''))]);
+    }
+  }
+  const reachable = (from: string): Set<string> => {
+    const seen = new Set<string>();
+    const stack = [...(dependencies.get(from) ?? [])];
+    while (stack.length > 0) {
+      const next = stack.pop()!;
+      if (seen.has(next)) continue;
+      seen.add(next);
+      stack.push(...(dependencies.get(next) ?? []));
+    }
+    return seen;
+  };
+  const reach = new Map([...dependencies.keys()].map((id) => [id, reachable(id)]));
+  const ids = [...dependencies.keys()].sort((a, b) => a.localeCompare(b));
+  const parts: string[] = [];
+  const inCycle = new Set<string>();
+  for (const id of ids) {
+    if (!(dependencies.get(id) ?? []).includes(id)) continue;
+    parts.push(`agent ${id} depends on itself`);
+    inCycle.add(id);
+  }
+  const grouped = new Set<string>();
+  for (const id of ids) {
+    if (grouped.has(id) || !reach.get(id)!.has(id)) continue;
+    const group = ids.filter((other) => other === id || (reach.get(id)!.has(other) && reach.get(other)!.has(id)));
+    group.forEach((member) => grouped.add(member));
+    group.forEach((member) => inCycle.add(member));
+    if (group.length > 1) parts.push(`agents ${group.join(', ')} depend on each other`);
+  }
+  const blocked = ids.filter((id) => !inCycle.has(id) && [...reach.get(id)!].some((other) => inCycle.has(other)));
+  return `dependency cycle: ${parts.join('; ')}${blocked.length > 0 ? ` (${blocked.join(', ')} ${blocked.length === 1 ? 'waits' : 'wait'} on ${parts.length === 1 && inCycle.size === 1 ? 'it' : 'them'})` : ''} (I6)`;
 }
 
 /** The plain data the rewrite must produce: same as before, agents regrouped, empty waves gone. */

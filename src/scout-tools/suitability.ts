@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { extractTopLevelSymbols } from '../analysis/symbols.js';
 import { codeFamilyOf, lexSource } from '../analysis/source-lexer.js';
@@ -97,8 +97,29 @@ async function readText(filePath: string): Promise<string | undefined> {
   return readFile(filePath, 'utf8').catch(() => undefined);
 }
 
+/** The `missing` entry of a Location that points outside the repository. */
+export const outsideRepository = 'location outside the repository';
+
 /**
- * One file: missing → TODO; no definition (function, class, type… from the symbol extractor,
+ * The real path of `file` (repo-relative) when it lies inside `repoRoot`; undefined when it does
+ * not: an absolute path (`/…`, `C:\…`, `\\server\…`), a path whose `..` climbs above the root,
+ * or one that resolves through a symlink (of the file or a directory on the way) to a place
+ * outside the root's real path. A path that does not exist yet passes on the lexical check alone.
+ */
+export async function pathInsideRepo(repoRoot: string, file: string): Promise<string | undefined> {
+  if (path.isAbsolute(file) || path.win32.isAbsolute(file) || /^[A-Za-z]:/.test(file)) return undefined;
+  const normalized = path.posix.normalize(file.replace(/\\/g, '/'));
+  if (normalized === '..' || normalized.startsWith('../')) return undefined;
+  const joined = path.join(repoRoot, normalized);
+  const realRoot = await realpath(repoRoot).catch(() => path.resolve(repoRoot));
+  const real = await realpath(joined).catch(() => undefined);
+  if (real === undefined) return joined;
+  return real === realRoot || real.startsWith(realRoot + path.sep) ? real : undefined;
+}
+
+/**
+ * One file: outside the repository (see {@link pathInsideRepo}) → TODO with missing
+ * ["location outside the repository"], nothing read; missing → TODO; no definition (function, class, type… from the symbol extractor,
  * any of the four languages) and fewer than 5 code lines → TODO; TODO/FIXME/HACK/XXX in a
  * comment or stub markers in code (`not implemented`, `NotImplementedError`, `todo!()`,
  * `unimplemented!()`, placeholder) → PARTIAL 0.6; test coverage by the conventional test file's
@@ -107,7 +128,9 @@ async function readText(filePath: string): Promise<string | undefined> {
  */
 export async function classifyFile(repoRoot: string, requirement: Requirement, file: string): Promise<ItemStatus> {
   const status: ItemStatus = { id: requirement.id, status: 'TODO', file, completeness: 0, missing: [], evidence: [] };
-  const text = await readText(path.join(repoRoot, file));
+  const filePath = await pathInsideRepo(repoRoot, file);
+  if (filePath === undefined) return { ...status, test_coverage: 'none', missing: [outsideRepository] };
+  const text = await readText(filePath);
   if (text === undefined) {
     return { ...status, test_coverage: 'none', missing: ['file does not exist'] };
   }
@@ -121,7 +144,8 @@ export async function classifyFile(repoRoot: string, requirement: Requirement, f
   status.evidence.push(`${codeLines} code line(s)`);
   let coverage: NonNullable<ItemStatus['test_coverage']> = 'none';
   for (const candidate of testFileCandidates(file)) {
-    const testText = await readText(path.join(repoRoot, candidate));
+    const testPath = await pathInsideRepo(repoRoot, candidate);
+    const testText = testPath === undefined ? undefined : await readText(testPath);
     if (testText === undefined) continue;
     const lines = testText.split('\n').length;
     coverage = lines > 100 ? 'high' : lines >= 50 ? 'medium' : 'low';

@@ -90,8 +90,10 @@ async function computeLocation(filePath: string): Promise<LockLocation> {
   } catch (error) {
     throw new PolywaveError({ code: codes.saveFailed, message: `cannot lock ${filePath}: its directory is not accessible (${(error as NodeJS.ErrnoException).code ?? String(error)})`, exitCode: 2, cause: error });
   }
-  const target = path.join(directory, path.basename(filePath));
-  const gitCommonDir = await gitCommonDirOf(directory);
+  // A symlinked file is locked at its real path, so the link and the file it points to share one
+  // lock (updateFileLocked's followSymlink then writes there too).
+  const target = await realpath(filePath).catch(() => path.join(directory, path.basename(filePath)));
+  const gitCommonDir = await gitCommonDirOf(path.dirname(target));
   const uid = typeof process.getuid === 'function' ? String(process.getuid()) : 'user';
   const lockDirectory = gitCommonDir ? path.join(gitCommonDir, 'polywave', 'locks') : path.join(os.tmpdir(), `polywave-locks-${uid}`);
   await ensureDirectory(lockDirectory);

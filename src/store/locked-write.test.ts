@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -88,6 +88,33 @@ describe('updateFileLocked', () => {
     await updateFileLocked(manifest, (current) => current.replace('SCOUT_PENDING', 'REVIEWED'));
     expect(readdirSync(path.dirname(manifest))).toEqual(['IMPL-x.yaml']);
     expect(existsSync(inRepo.lockPath)).toBe(true);
+  });
+
+  it('a symlink and its target share one lock; followSymlink replaces the target and keeps the link, the default replaces the link', async () => {
+    const real = freshFile('a: 1\n');
+    const link = path.join(directory, `link-${counter}.yaml`);
+    symlinkSync(path.basename(real), link);
+    expect((await resolveLockLocation(link)).lockPath).toBe((await resolveLockLocation(real)).lockPath);
+    const result = await updateFileLocked(link, (current) => `${current}b: 2\n`, { followSymlink: true });
+    expect(result).toEqual({ changed: true, text: 'a: 1\nb: 2\n' });
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(readFileSync(real, 'utf8')).toBe('a: 1\nb: 2\n');
+    expect(leftovers()).toEqual([]);
+    await updateFileLocked(link, (current) => `${current}c: 3\n`);
+    expect(lstatSync(link).isSymbolicLink()).toBe(false);
+    expect([readFileSync(link, 'utf8'), readFileSync(real, 'utf8')]).toEqual(['a: 1\nb: 2\nc: 3\n', 'a: 1\nb: 2\n']);
+    expect(leftovers()).toEqual([]);
+  });
+
+  it('drops a UTF-8 BOM on write unless keepBom (update always sees the text without it)', async () => {
+    const kept = freshFile('\uFEFFa: 1\n');
+    let seen = '';
+    await updateFileLocked(kept, (current) => ((seen = current), `${current}b: 2\n`), { keepBom: true });
+    expect(seen).toBe('a: 1\n');
+    expect(readFileSync(kept).equals(Buffer.from('\uFEFFa: 1\nb: 2\n', 'utf8'))).toBe(true);
+    const dropped = freshFile('\uFEFFa: 1\n');
+    await updateFileLocked(dropped, (current) => `${current}b: 2\n`);
+    expect(readFileSync(dropped, 'utf8')).toBe('a: 1\nb: 2\n');
   });
 
   it('does not rewrite an unchanged file', async () => {

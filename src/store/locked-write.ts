@@ -1,3 +1,5 @@
+import { open } from 'node:fs/promises';
+import path from 'node:path';
 import { codes } from '../errors/codes.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { fileMode, removeOrphans, writeViaTemp, type AtomicWriteHooks } from './atomic-file.js';
@@ -26,6 +28,19 @@ export interface UpdateFileOptions extends FileLockOptions {
   maxBytes?: number;
   /** Crash-test hooks of the atomic write. */
   hooks?: AtomicWriteHooks;
+  /**
+   * Keep a UTF-8 byte order mark: `update` sees the text without it (as every reader does), and
+   * when the file on disk started with one, the written text starts with one again. Default false
+   * (the BOM is dropped on write).
+   */
+  keepBom?: boolean;
+  /**
+   * When `filePath` is a symlink, read and replace the file it points to (the link stays). Default
+   * false: the link itself is replaced by a regular file in its directory — a writer of a path an
+   * untrusted party may have planted a link at must never write through it. Either way the lock is
+   * the real file's (lock-location.ts), shared by every path of it.
+   */
+  followSymlink?: boolean;
 }
 
 /**
@@ -44,6 +59,8 @@ export async function withFileLock<Result>(filePath: string, action: (location: 
   try {
     await recoverInterruptedCommit(location);
     await removeOrphans(location.target);
+    // A symlink's own directory may hold temp files of writes that replaced the link.
+    if (path.resolve(filePath) !== location.target) await removeOrphans(path.resolve(filePath));
     return await action(location);
   } finally {
     await lock.release();
@@ -54,8 +71,9 @@ export async function withFileLock<Result>(filePath: string, action: (location: 
  * Read-modify-write of a text file, safe across processes: under {@link withFileLock} it reads
  * the current text, calls `update`, and when the result differs writes it atomically (temp file
  * `.<name>.<pid>.<random>.tmp` in the same directory, fsync, original mode kept, rename, fsync of
- * the directory). If `update` throws, nothing is written and the error propagates. Returns
- * whether the file changed and its final text.
+ * the directory). With `followSymlink` a symlink is written through (see the option). If `update`
+ * throws, nothing is written and the error propagates. Returns whether the file changed and its
+ * final text.
  */
 export async function updateFileLocked(
   filePath: string,
@@ -64,18 +82,37 @@ export async function updateFileLocked(
 ): Promise<{ changed: boolean; text: string }> {
   return withFileLock(
     filePath,
-    async () => {
-      const { text: current, mode } = await readCurrent(filePath, options);
+    async (location) => {
+      // location.target is the real path: a symlinked file is written through its link on request.
+      const writePath = options.followSymlink ? location.target : filePath;
+      const { text: current, mode } = await readCurrent(writePath, options);
       const next = await update(current);
       if (typeof next !== 'string') {
         throw new PolywaveError({ code: codes.saveFailed, message: `cannot write ${filePath}: the update did not return text`, exitCode: 2 });
       }
       if (next === current) return { changed: false, text: current };
-      await writeViaTemp(filePath, next, mode, options.hooks);
+      const bom = options.keepBom && (await startsWithBom(writePath)) ? '\uFEFF' : '';
+      await writeViaTemp(writePath, bom + next, mode, options.hooks);
       return { changed: true, text: next };
     },
     options,
   );
+}
+
+/** Whether the file's first bytes are a UTF-8 byte order mark (false when it cannot be read). */
+async function startsWithBom(filePath: string): Promise<boolean> {
+  try {
+    const handle = await open(filePath, 'r');
+    try {
+      const buffer = Buffer.alloc(3);
+      const { bytesRead } = await handle.read(buffer, 0, 3, 0);
+      return bytesRead === 3 && buffer[0] === 0xef && buffer[1] === 0xbb && buffer[2] === 0xbf;
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    return false;
+  }
 }
 
 /** The current text and mode of a file (under its lock); a missing file is '' when `allowMissing`. */

@@ -9,12 +9,26 @@ import { implPathFrom, requireManifest } from './shared.js';
  * `solve <impl> [--dry-run]` — wave numbers computed from the agents' `dependencies` (I2: each
  * agent one wave after its latest dependency) and, unless `--dry-run`, the manifest rewritten
  * so each agent sits in its computed wave (comments and every other byte kept; atomic, under
- * the manifest lock). Prints Go's text lines. Exit 1 on a cycle or an unknown dependency.
+ * the manifest lock, through a symlink to the file it points to, a UTF-8 BOM kept). The plan is
+ * made again under the lock and the lines printed are the moves written. Prints Go's text lines.
+ * Exit 1 on a cycle or an unknown dependency.
  */
 export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
   const implPath = implPathFrom(args, io);
   const { text, parsed } = await loadImpl(implPath);
-  const plan = planSolve(text, requireManifest(parsed, implPath));
+  let plan = planSolve(text, requireManifest(parsed, implPath));
+  if (plan.changes.length > 0 && !options.dryRun) {
+    // Plan again from the text under the lock and print that plan: a concurrent writer's change
+    // (another solve included) is kept, and the lines printed are the moves actually written.
+    await updateFileLocked(
+      implPath,
+      (current) => {
+        plan = current === text ? plan : planSolve(current, requireManifest(parseImpl(current), implPath));
+        return plan.text;
+      },
+      { keepBom: true, followSymlink: true },
+    );
+  }
   if (plan.changes.length === 0) {
     io.stdout(`✓ All wave assignments are optimal (${plan.agentCount} agents, ${plan.waveCountBefore} waves)\n`);
     return 0;
@@ -24,12 +38,6 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     io.stdout('ⓘ Dry run — no changes written\n');
     return 0;
   }
-  let written = plan;
-  await updateFileLocked(implPath, (current) => {
-    // Plan again from the text under the lock: a concurrent writer's change is kept.
-    written = current === text ? plan : planSolve(current, requireManifest(parseImpl(current), implPath));
-    return written.text;
-  });
-  io.stdout(`✓ Manifest updated with ${written.changes.length} wave reassignments (${written.agentCount} agents, ${written.waveCountAfter} waves)\n`);
+  io.stdout(`✓ Manifest updated with ${plan.changes.length} wave reassignments (${plan.agentCount} agents, ${plan.waveCountAfter} waves)\n`);
   return 0;
 }
