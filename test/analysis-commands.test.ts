@@ -351,6 +351,16 @@ describe('check-callers', () => {
     expect(callers(await runCli(['check-callers', 'total', '--defined-in', 'src/shadow.rs'], { cwd: rust.dir }))).toEqual(['src/shadow.rs:9:5 call']);
   });
 
+  it('a qualified symbol narrows the answer: Type.Method member calls only, pkg.Func written pkg.Func or inside pkg', async () => {
+    const go = await analysisFixtureRepo('go');
+    go.write('sa/sa.go', 'package sa\n\ntype T struct{}\n\nfunc (T) Do() int { return 1 }\n\nfunc Do() int { return 2 }\n\nfunc Both() int { return Do() + T{}.Do() }\n');
+    go.write('sb/sb.go', 'package sb\n\nimport "example.com/shop/sa"\n\nfunc Use(t sa.T) int { return sa.Do() + t.Do() }\n');
+    await go.commitAll('a function and a method named Do');
+    expect(callers(await runCli(['check-callers', 'Do'], { cwd: go.dir }))).toEqual(['sa/sa.go:9:26 call', 'sa/sa.go:9:37 method-call', 'sb/sb.go:5:34 call', 'sb/sb.go:5:43 method-call']);
+    expect(callers(await runCli(['check-callers', 'T.Do'], { cwd: go.dir }))).toEqual(['sa/sa.go:9:37 method-call', 'sb/sb.go:5:43 method-call']);
+    expect(callers(await runCli(['check-callers', 'sa.Do'], { cwd: go.dir }))).toEqual(['sa/sa.go:9:26 call', 'sa/sa.go:9:37 method-call', 'sb/sb.go:5:34 call']);
+  });
+
   it('a file over 2,000,000 characters is not parsed but scanned as text: whole words, kind other', async () => {
     const repo = await analysisFixtureRepo('ts');
     const padding = `${'const pad = 1;\n'.repeat(140_000)}`; // 2,100,000 characters

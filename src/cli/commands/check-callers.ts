@@ -1,6 +1,6 @@
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { findReferences } from '../../analysis/engine/index.js';
+import { findReferences, type Reference } from '../../analysis/engine/index.js';
 import { listRepoFiles, repoContext } from '../../analysis/engine/repo-files.js';
 import { repoRelative, requireFormat, requireRepository, reportStats, configureEngine } from '../../analysis/engine/cli-support.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
@@ -8,12 +8,42 @@ import { printJson, type CommandIo, type CommandResult } from '../io.js';
 
 const identifier = /^[\p{L}_$][\p{L}\p{N}_$]*$/u;
 
+const lineCache = new Map<string, string[]>();
+
+/**
+ * `Type.Method` (a capitalised qualifier): member calls only (`x.Method()`). `pkg.Func`:
+ * uses written `pkg.Func`, or any use inside a directory named `pkg` (the package itself).
+ */
+function qualified(root: string, qualifier: string, reference: Reference): boolean {
+  if (/^\p{Lu}/u.test(qualifier)) return reference.kind === 'method-call';
+  if (reference.file.split('/').slice(0, -1).includes(qualifier)) return true;
+  return memberUse(root, reference) === qualifier;
+}
+
+/** The identifier written before `.` at the reference (`a` in `a.Do`), if any. */
+function memberUse(root: string, reference: Reference): string | undefined {
+  let lines = lineCache.get(reference.file);
+  if (!lines) {
+    lines = (() => {
+      try {
+        return readFileSync(path.join(root, reference.file), 'utf8').split(/\r?\n/);
+      } catch {
+        return [];
+      }
+    })();
+    lineCache.set(reference.file, lines);
+  }
+  const before = (lines[reference.line - 1] ?? '').slice(0, reference.column - 1);
+  return /([\p{L}\p{N}_$]+)\s*\.\s*$/u.exec(before)?.[1];
+}
+
 /**
  * `check-callers <symbol> [--repo-dir] [--defined-in file] [--format json|text]` — every real
  * reference to a symbol in the repository's tracked TS/JS/Go/Python/Rust files (working-tree
  * content), from syntax trees: whole identifiers only (never `FooBar`, strings or comments), through
  * aliased imports and re-exports, method calls included, definitions excluded. Never looks inside
- * `.claude/worktrees/` or any other checkout. `Qualifier.Name` searches `Name`.
+ * `.claude/worktrees/` or any other checkout. `Type.Name` keeps member uses only (`x.Name`);
+ * `pkg.Name` keeps uses written `pkg.Name` and uses inside a directory named `pkg`.
  * JSON: `[{file, line, context, column, kind, via?}]` (Go keys first). Exit 0; 2 on bad input.
  */
 export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
@@ -33,7 +63,9 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   if (definedIn !== undefined && (await listRepoFiles(await repoContext(root), { only: [definedIn] })).length === 0) {
     throw new PolywaveError({ code: 'X002_FILE_READ', message: `--defined-in ${definedIn}: not a tracked TypeScript/JavaScript/Go/Python/Rust file of ${root}` });
   }
-  const references = await findReferences(root, symbol, definedIn === undefined ? {} : { definedIn });
+  const found = await findReferences(root, symbol, definedIn === undefined ? {} : { definedIn });
+  const qualifier = raw.includes('.') ? raw.slice(0, raw.lastIndexOf('.')).split('.').pop()! : undefined;
+  const references = qualifier === undefined ? found : found.filter((reference) => qualified(root, qualifier, reference));
   if (format === 'text') {
     for (const reference of references) io.stdout(`${reference.file}:${reference.line}:${reference.column}: ${reference.context}\n`);
     reportStats(io.env, io.stderr);
