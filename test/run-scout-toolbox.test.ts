@@ -1,44 +1,14 @@
-import { MockLanguageModelV3 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { createAiSdkBackend } from '../src/agents/backends/ai-sdk.js';
 import { runScout } from '../src/orchestrator/run-scout.js';
 import { createTestRepo, type TestRepo } from './support/git-repo.js';
+import { callTool, say, scripted, userText } from './support/scripted-model.js';
 
 // Issue 15, item 3 and "What it must show" 3: run-scout runs the Scout's toolbox itself — H1a and
 // H3 results go into the first prompt; after the Scout writes the IMPL, E45 (shared type not
 // scaffolded), E46 (a test caller nobody owns) and E35 (an undeclared cross-agent call) come back
 // in the E16 correction prompt, and a Scout that fixes them gets a REVIEWED plan. Real git
 // repositories, the real ai-sdk backend with the AI SDK mock model.
-
-type GenerateResult = Awaited<ReturnType<MockLanguageModelV3['doGenerate']>>;
-type CallOptions = Parameters<MockLanguageModelV3['doGenerate']>[0];
-type Step = GenerateResult | ((call: CallOptions) => GenerateResult);
-
-const usage = (): GenerateResult['usage'] => ({ inputTokens: { total: 100, noCache: 100, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 10, text: 10, reasoning: undefined } });
-let counter = 0;
-const callTool = (toolName: string, input: Record<string, unknown>): GenerateResult => ({ content: [{ type: 'tool-call', toolCallId: `call-${++counter}`, toolName, input: JSON.stringify(input) }], finishReason: { unified: 'tool-calls', raw: 'tool_use' }, usage: usage(), warnings: [] });
-const say = (text: string): GenerateResult => ({ content: [{ type: 'text', text }], finishReason: { unified: 'stop', raw: 'end_turn' }, usage: usage(), warnings: [] });
-
-function scripted(steps: Step[]): MockLanguageModelV3 {
-  let index = 0;
-  return new MockLanguageModelV3({
-    provider: 'mock',
-    modelId: 'mock-model',
-    doGenerate: async (call) => {
-      const step = steps[index++];
-      if (step === undefined) throw new Error(`the mock model was called ${index} times, the script has ${steps.length} steps`);
-      return typeof step === 'function' ? step(call) : step;
-    },
-  });
-}
-
-function userText(call: CallOptions | undefined): string {
-  return (call?.prompt ?? [])
-    .filter((message) => message.role === 'user')
-    .flatMap((message) => (Array.isArray(message.content) ? message.content : []))
-    .map((part) => (part.type === 'text' ? part.text : ''))
-    .join('\n');
-}
 
 const fixedNow = new Date('2026-05-12T10:00:00.000Z');
 

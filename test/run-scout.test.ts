@@ -10,6 +10,7 @@ import { parseImpl } from '../src/protocol/parse-impl.js';
 import { validateImpl } from '../src/protocol/validate-impl.js';
 import { runPolywave } from './support/closing-fixture.js';
 import { createTestRepo, type TestRepo } from './support/git-repo.js';
+import { callTool, say, scripted, userText, type CallOptions } from './support/scripted-model.js';
 
 // ---- manifests ---------------------------------------------------------------------------------
 
@@ -119,45 +120,7 @@ function findingsOf(text: string) {
 
 // ---- scripted mock model -----------------------------------------------------------------------
 
-type CallOptions = Parameters<MockLanguageModelV3['doGenerate']>[0];
-type GenerateResult = Awaited<ReturnType<MockLanguageModelV3['doGenerate']>>;
-type Step = GenerateResult | ((call: CallOptions) => GenerateResult | Promise<GenerateResult>);
-
-const usage = (): GenerateResult['usage'] => ({
-  inputTokens: { total: 100, noCache: 100, cacheRead: 0, cacheWrite: 0 },
-  outputTokens: { total: 20, text: 20, reasoning: undefined },
-});
-let callCounter = 0;
-const callTool = (toolName: string, input: Record<string, unknown>): GenerateResult => ({
-  content: [{ type: 'tool-call', toolCallId: `call-${++callCounter}`, toolName, input: JSON.stringify(input) }],
-  finishReason: { unified: 'tool-calls', raw: 'tool_use' },
-  usage: usage(),
-  warnings: [],
-});
-const say = (text: string): GenerateResult => ({ content: [{ type: 'text', text }], finishReason: { unified: 'stop', raw: 'end_turn' }, usage: usage(), warnings: [] });
 const writeManifest = (content: string, file = implRelative) => callTool('write_file', { path: file, content });
-
-function scripted(steps: Step[]): MockLanguageModelV3 {
-  let index = 0;
-  return new MockLanguageModelV3({
-    provider: 'mock',
-    modelId: 'mock-model',
-    doGenerate: async (call) => {
-      const step = steps[index++];
-      if (step === undefined) throw new Error(`the mock model was called ${index} times, the script has ${steps.length} steps`);
-      return typeof step === 'function' ? step(call) : step;
-    },
-  });
-}
-
-/** The text of every user message of a call's prompt. */
-function userText(call: CallOptions | undefined): string {
-  return (call?.prompt ?? [])
-    .filter((message) => message.role === 'user')
-    .flatMap((message) => (Array.isArray(message.content) ? message.content : []))
-    .map((part) => (part.type === 'text' ? part.text : ''))
-    .join('\n');
-}
 
 function toolResults(call: CallOptions | undefined): string[] {
   const results: string[] = [];
