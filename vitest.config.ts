@@ -5,6 +5,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    // Sample projects the analysis tests copy into temporary repositories (their tests are data).
+    exclude: ['**/node_modules/**', 'test/fixtures/**'],
     reporters: ['default', './test/support/count-reporter.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
