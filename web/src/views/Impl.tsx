@@ -1,0 +1,290 @@
+// IMPL review: what the Scout planned and the critic said, the validation findings, and the
+// buttons that move the plan on (Approve/Reject when REVIEWED, Run/Resume otherwise).
+
+import { useState } from 'preact/hooks';
+import { api, type ImplDetail, type Manifest } from '../api';
+import { DependencyGraph, type GraphAgent } from '../components/Graph';
+import { enc, Json, Section, StateBadge, Status, useLoad } from '../util';
+
+export function graphAgents(detail: ImplDetail, statuses: Record<string, string> = {}): GraphAgent[] {
+  const progress = new Map<string, string>();
+  for (const wave of detail.progress?.waves ?? []) for (const agent of wave.agents) progress.set(agent.id, agent.status);
+  return (detail.manifest?.waves ?? []).flatMap((wave) =>
+    (wave.agents ?? []).map((agent) => ({ id: agent.id, wave: wave.number, dependencies: agent.dependencies ?? [], status: statuses[agent.id] ?? progress.get(agent.id) ?? 'pending' })),
+  );
+}
+
+const runnable = new Set(['REVIEWED', 'SCAFFOLD_PENDING', 'WAVE_PENDING', 'WAVE_EXECUTING', 'WAVE_MERGING', 'WAVE_VERIFIED', 'BLOCKED', 'INTERRUPTED']);
+
+function Actions({ repo, slug, state, onChange }: { repo: string; slug: string; state: string; onChange: () => void }) {
+  const [busy, setBusy] = useState(false);
+  const [message, setMessage] = useState<string>();
+  const [error, setError] = useState<string>();
+  const act = async (what: () => Promise<unknown>, done: string) => {
+    setBusy(true);
+    setError(undefined);
+    setMessage(undefined);
+    try {
+      const answer = (await what()) as { pid?: number; state?: string };
+      setMessage(answer.pid ? `${done} (pid ${answer.pid})` : answer.state ? `${done}: ${answer.state}` : done);
+      onChange();
+    } catch (failure) {
+      setError(failure instanceof Error ? failure.message : String(failure));
+    } finally {
+      setBusy(false);
+    }
+  };
+  const reviewed = state === 'REVIEWED';
+  return (
+    <div class="actions">
+      {reviewed && (
+        <>
+          <button type="button" class="primary" data-testid="approve" disabled={busy} onClick={() => act(() => api.approve(repo, slug), 'Approved — run started')}>
+            Approve and run
+          </button>
+          <button
+            type="button"
+            class="danger"
+            data-testid="reject"
+            disabled={busy}
+            onClick={() => {
+              const reason = window.prompt('Why is the plan rejected?');
+              if (reason) void act(() => api.reject(repo, slug, reason), 'Rejected');
+            }}
+          >
+            Reject
+          </button>
+        </>
+      )}
+      {!reviewed && runnable.has(state) && (
+        <button type="button" class="primary" data-testid="run" disabled={busy} onClick={() => act(() => api.run(repo, slug), 'Run started')}>
+          {state === 'SCAFFOLD_PENDING' || state === 'WAVE_PENDING' ? 'Run' : 'Resume'}
+        </button>
+      )}
+      <a class="button" href={`/r/${enc(repo)}/impl/${enc(slug)}/live`} data-testid="open-live">
+        Live board
+      </a>
+      {message && (
+        <span class="ok" role="status" data-testid="action-message">
+          {message}
+        </span>
+      )}
+      {error && (
+        <span class="error" role="alert">
+          {error}
+        </span>
+      )}
+    </div>
+  );
+}
+
+function Ownership({ manifest }: { manifest: Manifest }) {
+  const rows = manifest.file_ownership ?? [];
+  if (rows.length === 0) return <p class="muted">No file ownership.</p>;
+  return (
+    <table class="grid" data-testid="ownership">
+      <thead>
+        <tr>
+          <th>File</th>
+          <th>Agent</th>
+          <th>Wave</th>
+          <th>Action</th>
+          <th>Depends on</th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((row) => (
+          <tr key={`${row.file}-${row.agent}`}>
+            <td class="mono">{row.file}</td>
+            <td>{row.agent}</td>
+            <td class="num">{row.wave ?? ''}</td>
+            <td>{row.action ?? ''}</td>
+            <td>{(row.depends_on ?? []).join(', ')}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+function Contracts({ manifest }: { manifest: Manifest }) {
+  const contracts = manifest.interface_contracts ?? [];
+  if (contracts.length === 0) return <p class="muted">No interface contracts.</p>;
+  return (
+    <div class="stack">
+      {contracts.map((contract, index) => (
+        <details key={index} open={contracts.length <= 4}>
+          <summary>
+            <strong>{String(contract.name ?? `contract ${index + 1}`)}</strong> <span class="muted mono">{String(contract.location ?? '')}</span>
+          </summary>
+          {contract.description ? <p>{String(contract.description)}</p> : null}
+          {contract.definition ? <pre class="code">{String(contract.definition)}</pre> : null}
+        </details>
+      ))}
+    </div>
+  );
+}
+
+function Scaffolds({ manifest }: { manifest: Manifest }) {
+  const scaffolds = manifest.scaffolds ?? [];
+  if (scaffolds.length === 0) return <p class="muted">No scaffolds.</p>;
+  return (
+    <table class="grid">
+      <thead>
+        <tr>
+          <th>File</th>
+          <th>Import path</th>
+          <th>Status</th>
+        </tr>
+      </thead>
+      <tbody>
+        {scaffolds.map((scaffold, index) => (
+          <tr key={index}>
+            <td class="mono">{String(scaffold.file_path ?? scaffold.file ?? '')}</td>
+            <td class="mono">{String(scaffold.import_path ?? '')}</td>
+            <td>{String(scaffold.status ?? '')}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+function Gates({ manifest }: { manifest: Manifest }) {
+  const gates = manifest.quality_gates?.gates ?? [];
+  if (gates.length === 0) return <p class="muted">No quality gates.</p>;
+  return (
+    <>
+      {manifest.quality_gates?.level && <p>Level: {manifest.quality_gates.level}</p>}
+      <table class="grid">
+        <thead>
+          <tr>
+            <th>Type</th>
+            <th>Command</th>
+            <th>Required</th>
+            <th>Timing</th>
+          </tr>
+        </thead>
+        <tbody>
+          {gates.map((gate, index) => (
+            <tr key={index}>
+              <td>{gate.type ?? ''}</td>
+              <td class="mono">{gate.command ?? ''}</td>
+              <td>{gate.required ? 'yes' : 'no'}</td>
+              <td>{gate.timing ?? 'pre-merge'}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </>
+  );
+}
+
+function Critic({ manifest }: { manifest: Manifest }) {
+  const report = manifest.critic_report;
+  if (!report) return <p class="muted">No critic report.</p>;
+  return (
+    <div>
+      <p>
+        Verdict: <StateBadge state={report.verdict} /> {report.issue_count !== undefined && <span>{report.issue_count} issue(s)</span>} {report.reviewed_at && <span class="muted">reviewed {report.reviewed_at}</span>}
+      </p>
+      {report.summary && <p>{report.summary}</p>}
+      {report.agent_reviews && Object.keys(report.agent_reviews).length > 0 && (
+        <details>
+          <summary>Per-agent reviews</summary>
+          <Json value={report.agent_reviews} />
+        </details>
+      )}
+    </div>
+  );
+}
+
+export function ImplView({ repo, slug }: { repo: string; slug: string }) {
+  const detail = useLoad(`impl:${repo}:${slug}`, () => api.impl(repo, slug));
+  const data = detail.data;
+  const manifest = data?.manifest;
+  return (
+    <main data-view="impl">
+      <p class="crumbs">
+        <a href={`/r/${enc(repo)}`}>repository</a> / IMPL
+      </p>
+      <h1>
+        {manifest?.title ?? slug} {data && <StateBadge state={data.state} />}
+      </h1>
+      <Status error={detail.error} loading={detail.loading && !data} />
+      {data && (
+        <>
+          <p class="muted mono">{data.file}</p>
+          <Actions repo={repo} slug={slug} state={data.state} onChange={detail.reload} />
+          <Section title="Validation findings" id="findings">
+            {data.findings.length === 0 ? (
+              <p class="ok">No findings: the plan validates.</p>
+            ) : (
+              <table class="grid" data-testid="findings">
+                <thead>
+                  <tr>
+                    <th>Code</th>
+                    <th>Severity</th>
+                    <th>Field</th>
+                    <th>Message</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {data.findings.map((finding, index) => (
+                    <tr key={index} class={`severity-${finding.severity}`}>
+                      <td class="mono">{finding.code}</td>
+                      <td>{finding.severity}</td>
+                      <td class="mono">{finding.field ?? ''}</td>
+                      <td>{finding.message}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
+          </Section>
+          {manifest && (
+            <>
+              <Section title="Waves and agents" id="waves">
+                <DependencyGraph agents={graphAgents(data)} hrefFor={(id) => `/r/${enc(repo)}/impl/${enc(slug)}/agent/${enc(id)}`} />
+                {(manifest.waves ?? []).map((wave) => (
+                  <div key={wave.number} class="wave-plan">
+                    <h3>
+                      Wave {wave.number} {wave.type === 'integration' && <span class="muted">(integration)</span>}
+                    </h3>
+                    <ul class="agents">
+                      {(wave.agents ?? []).map((agent) => (
+                        <li key={agent.id}>
+                          <a href={`/r/${enc(repo)}/impl/${enc(slug)}/agent/${enc(agent.id)}`}>
+                            <strong>{agent.id}</strong>
+                          </a>{' '}
+                          {agent.dependencies?.length ? <span class="muted">after {agent.dependencies.join(', ')} </span> : null}
+                          {agent.model ? <span class="muted">[{agent.model}] </span> : null}
+                          <span class="task">{(agent.task ?? '').split('\n')[0]}</span>
+                        </li>
+                      ))}
+                    </ul>
+                  </div>
+                ))}
+              </Section>
+              <Section title="File ownership" id="ownership">
+                <Ownership manifest={manifest} />
+              </Section>
+              <Section title="Interface contracts" id="contracts">
+                <Contracts manifest={manifest} />
+              </Section>
+              <Section title="Scaffolds" id="scaffolds">
+                <Scaffolds manifest={manifest} />
+              </Section>
+              <Section title="Quality gates" id="gates">
+                <Gates manifest={manifest} />
+              </Section>
+              <Section title="Critic report" id="critic">
+                <Critic manifest={manifest} />
+              </Section>
+            </>
+          )}
+        </>
+      )}
+    </main>
+  );
+}
