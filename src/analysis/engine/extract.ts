@@ -273,11 +273,12 @@ export async function extractFacts(lang: Lang, source: string): Promise<FileFact
     const root = tree.rootNode;
     const symbols: SymbolDef[] = [];
     const definitionSites = new Set<number>();
-    const addSymbol = (nameNode: Node | null, kind: SymbolKind, exported: boolean, container?: string): void => {
+    const addSymbol = (nameNode: Node | null, kind: SymbolKind, exported: boolean, container?: string, defaultExport?: boolean): void => {
       if (!nameNode) return;
       definitionSites.add(nameNode.startIndex);
       const symbol: SymbolDef = { name: nameNode.text, kind, line: nameNode.startPosition.row + 1, column: nameNode.startPosition.column + 1, exported };
       if (container !== undefined) symbol.container = container;
+      if (defaultExport) symbol.defaultExport = true;
       symbols.push(symbol);
     };
     collectDefinitions(lang, root, addSymbol);
@@ -369,7 +370,7 @@ function classify(lang: Lang, node: Node, packageNames: Set<string>): ReferenceK
   return 'other';
 }
 
-type AddSymbol = (nameNode: Node | null, kind: SymbolKind, exported: boolean, container?: string) => void;
+type AddSymbol = (nameNode: Node | null, kind: SymbolKind, exported: boolean, container?: string, defaultExport?: boolean) => void;
 
 function collectDefinitions(lang: Lang, root: Node, add: AddSymbol): void {
   if (lang === 'go') goDefinitions(root, add);
@@ -380,6 +381,8 @@ function collectDefinitions(lang: Lang, root: Node, add: AddSymbol): void {
 
 function jsDefinitions(root: Node, add: AddSymbol): void {
   const exportedLocal = new Set<string>();
+  // Local names that are the module's default export: `export default name;`, `export { name as default }`.
+  const defaultLocal = new Set<string>();
   for (const statement of root.namedChildren) {
     if (!statement) continue;
     if (statement.type === 'export_statement' && !statement.childForFieldName('source') && !statement.childForFieldName('declaration')) {
@@ -387,24 +390,32 @@ function jsDefinitions(root: Node, add: AddSymbol): void {
       for (const specifier of clause?.namedChildren ?? []) {
         const name = specifier?.childForFieldName('name');
         if (name) exportedLocal.add(name.text);
+        if (name && specifier!.childForFieldName('alias')?.text === 'default') defaultLocal.add(name.text);
       }
       const value = statement.childForFieldName('value');
-      if (value?.type === 'identifier') exportedLocal.add(value.text);
+      if (value?.type === 'identifier') {
+        exportedLocal.add(value.text);
+        defaultLocal.add(value.text);
+      }
     }
   }
-  const start = (statement: Node, exported: boolean): void => {
+  const start = (statement: Node, exported: boolean, isDefault = false): void => {
     const declaration = statement;
     const name = declaration.childForFieldName('name');
     const isExported = (text: string | undefined) => exported || (text !== undefined && exportedLocal.has(text));
+    const asDefault = isDefault || (name !== null && defaultLocal.has(name.text));
     switch (declaration.type) {
       case 'function_declaration':
       case 'generator_function_declaration':
       case 'function_signature':
-        add(name, 'function', isExported(name?.text));
+      case 'function_expression':
+      case 'generator_function':
+        add(name, 'function', isExported(name?.text), undefined, asDefault);
         break;
       case 'class_declaration':
+      case 'class':
       case 'abstract_class_declaration': {
-        add(name, 'class', isExported(name?.text));
+        add(name, 'class', isExported(name?.text), undefined, asDefault);
         const body = declaration.childForFieldName('body');
         for (const member of body?.namedChildren ?? []) {
           if (member && (member.type === 'method_definition' || member.type === 'abstract_method_signature' || member.type === 'method_signature')) {
@@ -432,7 +443,7 @@ function jsDefinitions(root: Node, add: AddSymbol): void {
         for (const declarator of declaration.namedChildren) {
           if (declarator?.type !== 'variable_declarator') continue;
           const target = declarator.childForFieldName('name');
-          if (target?.type === 'identifier') add(target, constant ? 'constant' : 'variable', isExported(target.text));
+          if (target?.type === 'identifier') add(target, constant ? 'constant' : 'variable', isExported(target.text), undefined, defaultLocal.has(target.text));
         }
         break;
       }
@@ -446,8 +457,9 @@ function jsDefinitions(root: Node, add: AddSymbol): void {
   for (const statement of root.namedChildren) {
     if (!statement) continue;
     if (statement.type === 'export_statement') {
-      const declaration = statement.childForFieldName('declaration');
-      if (declaration) start(declaration, true);
+      const isDefault = statement.children.some((child) => child?.type === 'default');
+      const declaration = statement.childForFieldName('declaration') ?? (isDefault ? statement.childForFieldName('value') : null);
+      if (declaration) start(declaration, true, isDefault);
     } else start(statement, false);
   }
 }
@@ -708,7 +720,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 4;
+const factsFormat = 5;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {

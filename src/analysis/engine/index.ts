@@ -276,30 +276,37 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   // The listing (blob ids) and the first word search run at once: both are git processes.
   const [listing, firstHits] = await Promise.all([listRepo(context, { includeUntracked: opts.includeUntracked }), filesWithWords(context, [symbol], searchOptions)]);
   const byPath = new Map(listing.files.map((entry) => [entry.file, entry]));
-  let pending: string[] = [];
-  let hits: string[] | undefined = firstHits;
-  for (;;) {
-    const found: string[] = hits ?? (pending.length > 0 ? await filesWithWords(context, pending, searchOptions) : []);
-    hits = undefined;
-    pending = [];
-    const entries = found.filter((file) => !loadedFiles.has(file)).flatMap((file) => byPath.get(file) ?? []);
-    if (entries.length === 0) break;
-    for (const item of await loadFacts(context, entries, stats)) {
-      loadedFiles.set(item.entry.file, item);
-      for (const raw of item.facts.imports) {
-        if (!raw.reexport) continue;
-        for (const name of raw.names) {
-          if (exportedNames.has(name.imported) && !exportedNames.has(name.local) && name.local !== '*') {
-            exportedNames.add(name.local);
-            pending.push(name.local);
+  /** Loads the files with these words (or these grep hits), following aliased re-exports to their words in turn. */
+  const follow = async (firstFound: string[] | undefined, words: string[]): Promise<void> => {
+    let pending = words;
+    let hits = firstFound;
+    for (;;) {
+      const found: string[] = hits ?? (pending.length > 0 ? await filesWithWords(context, pending, searchOptions) : []);
+      hits = undefined;
+      pending = [];
+      const entries = found.filter((file) => !loadedFiles.has(file)).flatMap((file) => byPath.get(file) ?? []);
+      if (entries.length === 0) break;
+      for (const item of await loadFacts(context, entries, stats)) {
+        loadedFiles.set(item.entry.file, item);
+        for (const raw of item.facts.imports) {
+          if (!raw.reexport) continue;
+          for (const name of raw.names) {
+            if (exportedNames.has(name.imported) && !exportedNames.has(name.local) && name.local !== '*') {
+              exportedNames.add(name.local);
+              pending.push(name.local);
+            }
           }
         }
       }
     }
-  }
-  const loaded = [...loadedFiles.values()].sort((a, b) => (a.entry.file < b.entry.file ? -1 : 1));
+  };
+  await follow(firstHits, []);
+  const byFile = (a: Loaded, b: Loaded) => (a.entry.file < b.entry.file ? -1 : 1);
+  let loaded = [...loadedFiles.values()].sort(byFile);
 
   let reachable: ((item: Loaded) => boolean) | undefined;
+  // Per file: local names bound to the definition's default export by that file's imports.
+  const defaultAliases = new Map<string, string[]>();
   let memberAnywhere = false;
   // Go: outside the defining package only `pkg.Name` can name the definition (an unqualified Name is another package's own).
   let qualifiedOnly: ((item: Loaded) => boolean) | undefined;
@@ -309,6 +316,28 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     const definerEntry = byPath.get(definedIn);
     const definer = loadedFiles.get(definedIn) ?? (definerEntry ? (await loadFacts(context, [definerEntry], stats))[0] : undefined);
     memberAnywhere = definer?.facts.symbols.some((def) => def.name === symbol && def.kind === 'method') ?? false;
+    // TS/JS default export: importers bind it under any name (`import x from './m'`, `export { default as x } from './m'`).
+    // The files that name the module are read, and an import of `default` that resolves to the definition binds its local name.
+    if (definer?.facts.symbols.some((def) => def.name === symbol && def.defaultExport)) {
+      const base = path.posix.basename(definedIn).replace(/\.[^.]*$/, '');
+      await follow(undefined, [base === 'index' ? path.posix.basename(path.posix.dirname(definedIn)) : base]);
+      const carried: string[] = [];
+      for (const item of loadedFiles.values()) {
+        for (const raw of item.facts.imports) {
+          const importsDefault = raw.names.some((name) => name.imported === 'default');
+          if (!importsDefault || !resolver.resolve(item.entry.file, item.entry.lang, raw).includes(definedIn)) continue;
+          for (const name of raw.names) {
+            if (name.imported !== 'default' || name.local === '*' || name.local === 'default') continue;
+            if (raw.reexport) {
+              if (!exportedNames.has(name.local)) carried.push(name.local);
+              exportedNames.add(name.local);
+            } else defaultAliases.set(item.entry.file, [...(defaultAliases.get(item.entry.file) ?? []), name.local]);
+          }
+        }
+      }
+      if (carried.length > 0) await follow(undefined, carried);
+      loaded = [...loadedFiles.values()].sort(byFile);
+    }
     const sources = new Set([definedIn]);
     // Barrels re-export without naming the symbol (`export * from`, `pub use x::*`, Python
     // `from x import *`): the word search misses them, so files with a star re-export are read too.
@@ -351,6 +380,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
         if (exportedNames.has(imported) && name.local !== symbol && name.local !== '*') aliases.set(name.local, imported);
       }
     }
+    for (const local of defaultAliases.get(item.entry.file) ?? []) if (local !== symbol) aliases.set(local, 'default');
     const wanted = new Set([symbol, ...aliases.keys(), ...exportedNames]);
     const found = item.facts.tooLarge ? textScan(readTexts(context, [item.entry]).get(item.entry.file) ?? '', wanted) : decodeRefs(item.facts.refs, wanted);
     for (const [name, line, column, kind] of found) {

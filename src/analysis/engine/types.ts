@@ -31,6 +31,8 @@ export interface SymbolDef {
   exported: boolean;
   /** For methods (and Go/Rust methods declared on a type): the class/struct/impl type name. */
   container?: string;
+  /** TS/JS: the module's default export (`export default function f`, `export default f;`, `export { f as default }`). */
+  defaultExport?: true;
 }
 
 /** One imported name: `imported` as written in the exporting module, `local` the binding here. */
