@@ -762,6 +762,24 @@ export const commandTable: CommandSpec[] = [
     load: () => import('./commands/daemon.js'),
   },
   {
+    name: 'serve',
+    group: 'Workflows',
+    summary: 'web dashboard: plans, live waves, programs and costs in the browser (loopback, per-start token); runs until Ctrl-C',
+    options: [
+      { flags: '--repo <dir>', description: 'repository to serve (repeatable; default: the git top level of the current directory)', list: true },
+      { flags: '--port <n>', description: 'port (default 7420; 0 picks a free one)', integer: true },
+      { flags: '--host <host>', description: 'address to listen on (default 127.0.0.1); a non-loopback address exposes the server to the network (a warning is printed)' },
+      { flags: '--open', description: 'open the printed URL in the default browser' },
+      storeOption,
+    ],
+    help:
+      'Prints http://127.0.0.1:PORT/?token=T on stdout: opening it sets an HttpOnly SameSite=Strict cookie. Every request needs the token (cookie or X-Polywave-Token; POSTs need the header);\n' +
+      'Host and Origin are checked. JSON API under /api, server-sent events under /api/events (Last-Event-ID resumes). See docs/serve.md.\n' +
+      'POLYWAVE_SERVE_HOST may name another loopback address; a non-loopback one is refused (SERVE_NON_LOOPBACK) unless given with --host.\n' +
+      'SIGINT/SIGTERM close the server; runs started from the page keep running. Exit: 0 stopped, 2 bad input (not a repository, port in use, non-loopback host without --host).',
+    load: () => import('./commands/serve.js'),
+  },
+  {
     name: 'demo',
     group: 'Workflows',
     summary: 'build a sample library with six scripted agents in two waves through the whole protocol (no API key; under a minute)',

@@ -12,7 +12,10 @@ import type { CommandIo } from './io.js';
 export function startRecording(bus: EventBus, input: { command: string; options: Record<string, unknown>; io: CommandIo; quiet?: boolean; program?: string }): Recorder | undefined {
   const settings = resolveStoreSettings({ store: input.options.store, events: input.options.events, env: input.io.env, cwd: input.io.cwd });
   if (!settings.enabled) return undefined;
+  // POLYWAVE_EVENTS_FLUSH_MS: a shorter batch delay for runs watched live (`polywave serve` sets 20 ms for the runs it starts).
+  const flushMs = Number(input.io.env.POLYWAVE_EVENTS_FLUSH_MS);
   const recorder = attachRecorder(bus, {
+    ...(Number.isFinite(flushMs) && flushMs >= 1 && flushMs <= 10_000 ? { flushDelayMs: Math.floor(flushMs) } : {}),
     storePath: settings.path,
     command: input.command,
     warn: input.io.stderr,

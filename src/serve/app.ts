@@ -1,0 +1,589 @@
+import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { appendFile, mkdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Hono, type Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { getCookie, setCookie } from 'hono/cookie';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { readDenials } from '../engine/jail-denials.js';
+import { journalPaths, readJournal, type ToolEntry } from '../engine/journal.js';
+import { PolywaveError } from '../errors/polywave-error.js';
+import { runGit } from '../git/run-git.js';
+import { eventsForMetrics, type EventFilter } from '../observability/event-store.js';
+import { computeMetrics, metricsEventTypes } from '../observability/metrics.js';
+import { branchName, legacyBranchName } from '../protocol/names.js';
+import { programStatus } from '../protocol/program/status.js';
+import { checkTransition } from '../protocol/state-machine.js';
+import type { ImplManifest } from '../protocol/schema/impl-schema.js';
+import { findAgent } from '../protocol/waves.js';
+import { editImpl } from '../store/manifest-file.js';
+import { EventTail } from './event-tail.js';
+import { countAgents, ManifestCache, waveProgress, type LoadedImpl, type ServedRepo } from './manifests.js';
+import { RunLauncher } from './runs.js';
+import { cookieName, hostPolicy, originMatches, redactSecrets, securityHeaders, tokenMatches } from './security.js';
+import { streamEvents } from './sse.js';
+
+export interface ServeAppOptions {
+  repos: ServedRepo[];
+  token: string;
+  /** The port the server listens on (Host check, cookie name). */
+  port: number;
+  host: string;
+  /** True when `--host` was given: its name is accepted in Host headers too (a wildcard accepts any). */
+  explicitHost: boolean;
+  storePath: string;
+  /** The built UI (dist/web/); a missing directory serves a shell saying how to build it. */
+  webRoot: string;
+  /** bin/polywave.js, for the runs started from the page. */
+  bin: string;
+  version: string;
+  env: Readonly<Record<string, string | undefined>>;
+  now: () => Date;
+  /** How often the store is polled for new rows (ms). */
+  pollMs?: number;
+  /** SSE heartbeat comment interval (ms). */
+  heartbeatMs?: number;
+  /** Recorder flush delay of the runs started from the page (ms). */
+  runFlushMs?: number;
+  /** One line per unexpected server error (never the token). */
+  log?: (line: string) => void;
+}
+
+export const maxBodyBytes = 1024 * 1024;
+const maxFileBytes = 1024 * 1024;
+const maxDiffBytes = 512 * 1024;
+const maxJournalEntries = 2000;
+
+/** The coded JSON error every /api route answers with. */
+class HttpError extends Error {
+  constructor(
+    readonly status: ContentfulStatusCode,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function errorBody(code: string, message: string) {
+  return { error: { code, message } };
+}
+
+const mimeTypes: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.woff2': 'font/woff2',
+  '.woff': 'font/woff',
+  '.txt': 'text/plain; charset=utf-8',
+  '.map': 'application/json',
+  '.webmanifest': 'application/manifest+json',
+};
+
+const notBuiltShell = '<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>polywave serve</title></head>\n<body><h1>polywave serve</h1><p>UI not built: run <code>npm run build</code> in the polywave package, then reload.</p><p>The JSON API answers under <code>/api</code>.</p></body></html>\n';
+const unauthorizedPage = '<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>polywave serve — token needed</title></head>\n<body><h1>Token needed</h1><p>Open the URL printed by <code>polywave serve</code> (it ends with <code>?token=…</code>).</p></body></html>\n';
+
+const escapeAttribute = (value: string) => value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+
+/** Statuses of the agents of one IMPL: the completion report wins; else a branch means in progress (E50). */
+function agentStatus(report: { status?: string } | undefined, hasBranch: boolean): string {
+  if (report?.status === 'complete') return 'complete';
+  if (report?.status === 'partial' || report?.status === 'blocked') return 'blocked';
+  return hasBranch ? 'in_progress' : 'not_started';
+}
+
+/** The agent's E5 branch name, or null for a wave/ID the name rules refuse. */
+function safeBranch(slug: string, wave: number | undefined, id: string | undefined, legacy = false): string | null {
+  if (wave === undefined || id === undefined) return null;
+  try {
+    return legacy ? legacyBranchName(wave, id) : branchName(slug, wave, id);
+  } catch {
+    return null;
+  }
+}
+
+function journalSummary(entry: ToolEntry): string {
+  if (entry.kind === 'tool_result') return String(entry.preview ?? '').slice(0, 300);
+  const input = entry.input ?? {};
+  const first = ['command', 'file_path', 'path', 'pattern', 'url', 'description'].map((key) => input[key]).find((value) => typeof value === 'string');
+  const text = typeof first === 'string' ? first : JSON.stringify(input);
+  return text.length > 300 ? `${text.slice(0, 297)}...` : text;
+}
+
+/**
+ * The Hono app of `polywave serve`: security middleware, the JSON API of
+ * /work/coord/serve-api.md (docs/serve.md), SSE from the event store, the UI's static files.
+ */
+export function createServeApp(options: ServeAppOptions): { app: Hono; tail: EventTail; launcher: RunLauncher; close: () => void } {
+  const repos = new Map(options.repos.map((repo) => [repo.id, repo]));
+  const cache = new ManifestCache();
+  const tail = new EventTail(options.storePath, options.pollMs ?? 20);
+  tail.start();
+  const launcher = new RunLauncher({ bin: options.bin, storePath: options.storePath, env: options.env, now: options.now, flushMs: options.runFlushMs ?? 20 });
+  const hostAllowed = hostPolicy({ host: options.host, port: options.port, explicitHost: options.explicitHost });
+  const cookie = cookieName(options.port);
+  const token = options.token;
+  const json = (c: Context, value: unknown, status: ContentfulStatusCode = 200) => c.json(redactSecrets(value, token) as object, status);
+
+  const app = new Hono();
+
+  app.onError((error, c) => {
+    if (error instanceof HttpError) return c.json(errorBody(error.code, error.message), error.status);
+    if (PolywaveError.isInstance(error)) return c.json(errorBody(error.code, redactSecrets(error.message, token)), 422);
+    options.log?.(`polywave serve: internal error on ${c.req.method} ${c.req.path}: ${redactSecrets(error instanceof Error ? error.message : String(error), token)}\n`);
+    return c.json(errorBody('SERVE_INTERNAL', 'internal server error'), 500);
+  });
+
+  // 1. Headers on every answer; Host (DNS rebinding) and Origin (cross-site) before anything else.
+  app.use('*', async (c, next) => {
+    for (const [name, value] of Object.entries(securityHeaders)) c.header(name, value);
+    const hostHeader = c.req.header('host');
+    if (!hostAllowed(hostHeader)) return c.json(errorBody('SERVE_HOST', 'Host header does not name this server (DNS rebinding protection): use the printed URL'), 403);
+    const origin = c.req.header('origin');
+    if (origin !== undefined && !originMatches(origin, hostHeader!)) return c.json(errorBody('SERVE_ORIGIN', 'cross-origin request refused'), 403);
+    await next();
+  });
+
+  // 2. Token: the printed URL's ?token= becomes an HttpOnly SameSite=Strict cookie (then a redirect without it).
+  app.use('*', async (c, next) => {
+    const url = new URL(c.req.url);
+    const given = url.searchParams.get('token');
+    if (c.req.method === 'GET' && given !== null && !url.pathname.startsWith('/api/')) {
+      if (!tokenMatches(token, given)) return c.html(unauthorizedPage, 401);
+      setCookie(c, cookie, token, { httpOnly: true, sameSite: 'Strict', path: '/' });
+      url.searchParams.delete('token');
+      c.header('Cache-Control', 'no-store');
+      return c.redirect(`${url.pathname}${url.search}`, 302);
+    }
+    const header = c.req.header('x-polywave-token');
+    const headerOk = tokenMatches(token, header);
+    const cookieOk = tokenMatches(token, getCookie(c, cookie));
+    const isApi = url.pathname === '/api' || url.pathname.startsWith('/api/');
+    const safe = c.req.method === 'GET' || c.req.method === 'HEAD';
+    if (safe ? headerOk || cookieOk : headerOk) {
+      await next();
+      return;
+    }
+    if (!safe && cookieOk) return c.json(errorBody('SERVE_CSRF', `${c.req.method} needs the X-Polywave-Token header (the cookie alone is not enough)`), 403);
+    if (!isApi) return c.html(unauthorizedPage, 401);
+    return c.json(errorBody('SERVE_AUTH', 'missing or wrong token: open the URL printed by polywave serve'), 401);
+  });
+
+  app.use(
+    '/api/*',
+    bodyLimit({ maxSize: maxBodyBytes, onError: (c) => c.json(errorBody('SERVE_TOO_LARGE', `request body over ${maxBodyBytes} bytes`), 413) }),
+  );
+
+  const repoOf = (id: string): ServedRepo => {
+    const repo = repos.get(id);
+    if (!repo) throw new HttpError(404, 'SERVE_NOT_FOUND', `no repository "${id}" is served`);
+    return repo;
+  };
+  const implOf = async (repo: ServedRepo, slug: string): Promise<LoadedImpl & { manifest: ImplManifest }> => {
+    const loaded = await cache.findImpl(repo, slug);
+    if (!loaded) throw new HttpError(404, 'SERVE_NOT_FOUND', `no IMPL "${slug}" in ${repo.name}`);
+    if (!loaded.parsed.manifest) throw new HttpError(422, loaded.findings[0]?.code ?? 'V001_MANIFEST_INVALID', `${loaded.relative}: ${loaded.findings[0]?.message ?? 'not a usable manifest'}`);
+    return loaded as LoadedImpl & { manifest: ImplManifest };
+  };
+  const findingsOf = (loaded: { findings: LoadedImpl['findings'] }) =>
+    loaded.findings.map((finding) => ({ code: finding.code, severity: finding.severity, message: finding.message, ...(finding.field ? { field: finding.field } : {}), ...(finding.line ? { line: finding.line } : {}) }));
+  const branchesOf = async (repo: ServedRepo, slug: string): Promise<Set<string>> => {
+    try {
+      const out = await runGit(['for-each-ref', '--format=%(refname:short)', `refs/heads/polywave/${slug}/`], { cwd: repo.path, env: options.env });
+      return new Set(out.split('\n').filter(Boolean));
+    } catch {
+      return new Set();
+    }
+  };
+
+  app.get('/api/health', (c) => json(c, { ok: true, version: options.version }));
+
+  app.get('/api/repos', async (c) => {
+    const out = [];
+    for (const repo of repos.values()) {
+      const impls = (await cache.allImpls(repo)).map((impl) => {
+        const manifest = impl.parsed.manifest;
+        return {
+          slug: impl.slug,
+          file: impl.relative,
+          title: manifest?.title ?? '',
+          state: manifest?.state ?? '',
+          waves: manifest?.waves?.length ?? 0,
+          agents: manifest ? countAgents(manifest) : 0,
+          updated_at: new Date(impl.mtimeMs).toISOString(),
+          valid: manifest !== null && !impl.findings.some((finding) => finding.severity === 'error' || finding.severity === 'fatal'),
+        };
+      });
+      const programs = (await cache.allPrograms(repo)).map((program) => {
+        const manifest = program.parsed.manifest;
+        return {
+          slug: program.slug,
+          file: program.relative,
+          title: manifest?.title ?? '',
+          state: manifest?.state ?? '',
+          tiers: manifest?.tiers?.length ?? 0,
+          impls: manifest?.impls?.length ?? 0,
+          updated_at: new Date(program.mtimeMs).toISOString(),
+        };
+      });
+      out.push({ id: repo.id, name: repo.name, path: repo.path, impls, programs });
+    }
+    return json(c, { repos: out });
+  });
+
+  app.get('/api/repos/:repo/impls/:slug', async (c) => {
+    const repo = repoOf(c.req.param('repo'));
+    const loaded = await implOf(repo, c.req.param('slug'));
+    const manifest = loaded.manifest;
+    const branches = await branchesOf(repo, loaded.slug);
+    const reports = manifest.completion_reports ?? {};
+    const ownership = manifest.file_ownership ?? [];
+    const waves = (manifest.waves ?? []).map((wave) => ({
+      number: wave.number,
+      agents: (wave.agents ?? []).map((agent) => {
+        const branch = safeBranch(loaded.slug, wave.number, agent.id);
+        const hasBranch = branch !== null && branches.has(branch);
+        const files = ownership.filter((entry) => entry.agent === agent.id && (entry.wave === undefined || entry.wave === wave.number)).map((entry) => entry.file);
+        const report = agent.id === undefined ? undefined : reports[agent.id];
+        return { id: agent.id, status: agentStatus(report, hasBranch), report_status: report?.status ?? null, files: files.length > 0 ? files : (agent.files ?? []), branch, branch_exists: hasBranch };
+      }),
+    }));
+    return json(c, {
+      repo: repo.id,
+      slug: loaded.slug,
+      file: loaded.relative,
+      state: manifest.state ?? '',
+      updated_at: new Date(loaded.mtimeMs).toISOString(),
+      manifest: loaded.parsed.data,
+      findings: findingsOf(loaded),
+      progress: { waves, ...waveProgress(manifest) },
+      launch: launcher.running(repo.path, loaded.slug) ?? null,
+    });
+  });
+
+  app.get('/api/repos/:repo/impls/:slug/agents/:agent', async (c) => {
+    const repo = repoOf(c.req.param('repo'));
+    const loaded = await implOf(repo, c.req.param('slug'));
+    const id = c.req.param('agent');
+    const found = findAgent(loaded.manifest, id);
+    if (!found) throw new HttpError(404, 'SERVE_NOT_FOUND', `no agent "${id}" in IMPL ${loaded.slug}`);
+    const { agent, wave } = found;
+    const report = loaded.manifest.completion_reports?.[id] ?? null;
+    if (wave.number === undefined) throw new HttpError(422, 'V001_MANIFEST_INVALID', `the wave of agent ${id} has no number`);
+    const paths = journalPaths(repo.path, loaded.slug, wave.number, id);
+    const [entries, denials] = await Promise.all([readJournal(paths.index).catch(() => []), readDenials(paths.dir)]);
+    const journal = [
+      ...entries.map((entry) => ({ ts: entry.ts ?? '', kind: entry.kind ?? 'tool_use', ...(entry.tool_name ? { tool: entry.tool_name } : {}), summary: journalSummary(entry) })),
+      ...denials.map((denial) => ({ ts: denial.ts, kind: 'denial', tool: denial.tool, summary: `${denial.code}: ${denial.reason}${denial.target ? ` (${denial.target})` : ''}`, denied: true })),
+    ]
+      .sort((a, b) => (a.ts < b.ts ? -1 : a.ts > b.ts ? 1 : 0))
+      .slice(-maxJournalEntries);
+    // The diff of the agent's branch against its base (the wave's base commit, else HEAD's merge base), capped.
+    let diff = '';
+    let diffTruncated = false;
+    let branch: string | null = null;
+    for (const candidate of [safeBranch(loaded.slug, wave.number, id), safeBranch(loaded.slug, wave.number, id, true)]) {
+      if (candidate === null) continue;
+      try {
+        await runGit(['rev-parse', '--verify', '--quiet', `refs/heads/${candidate}`], { cwd: repo.path, env: options.env });
+        branch = candidate;
+        break;
+      } catch {
+        // not this name
+      }
+    }
+    if (branch) {
+      const base = wave.base_commit?.trim() && !wave.base_commit.trim().startsWith('-') ? wave.base_commit.trim() : 'HEAD';
+      try {
+        diff = await runGit(['diff', '--no-color', '--no-ext-diff', `${base}...refs/heads/${branch}`, '--'], { cwd: repo.path, env: options.env, timeoutMs: 10_000 });
+      } catch {
+        diff = '';
+      }
+      if (Buffer.byteLength(diff) > maxDiffBytes) {
+        diff = Buffer.from(diff).subarray(0, maxDiffBytes).toString('utf8');
+        diffTruncated = true;
+      }
+    }
+    const files = (loaded.manifest.file_ownership ?? []).filter((entry) => entry.agent === id && (entry.wave === undefined || entry.wave === wave.number)).map((entry) => entry.file);
+    return json(c, {
+      id,
+      wave: wave.number,
+      task: agent.task ?? '',
+      files: files.length > 0 ? files : (agent.files ?? []),
+      dependencies: agent.dependencies ?? [],
+      model: agent.model ?? null,
+      status: agentStatus(report ?? undefined, branch !== null),
+      branch,
+      report,
+      journal,
+      diff,
+      diff_truncated: diffTruncated,
+    });
+  });
+
+  app.get('/api/repos/:repo/programs/:slug', async (c) => {
+    const repo = repoOf(c.req.param('repo'));
+    const slug = c.req.param('slug');
+    const loaded = await cache.findProgram(repo, slug);
+    if (!loaded) throw new HttpError(404, 'SERVE_NOT_FOUND', `no PROGRAM "${slug}" in ${repo.name}`);
+    const manifest = loaded.parsed.manifest;
+    if (!manifest) throw new HttpError(422, loaded.findings[0]?.code ?? 'V001_MANIFEST_INVALID', `${loaded.relative}: ${loaded.findings[0]?.message ?? 'not a usable manifest'}`);
+    const impls = await cache.allImpls(repo);
+    const states = new Map<string, string | undefined>();
+    const progress = new Map<string, { total: number; complete: number }>();
+    for (const impl of impls) {
+      if (!impl.parsed.manifest || states.has(impl.slug)) continue;
+      states.set(impl.slug, impl.parsed.manifest.state);
+      progress.set(impl.slug, waveProgress(impl.parsed.manifest));
+    }
+    const status = programStatus(manifest, states, progress);
+    return json(c, {
+      repo: repo.id,
+      slug: loaded.slug,
+      file: loaded.relative,
+      state: manifest.state ?? '',
+      manifest: loaded.parsed.data,
+      findings: findingsOf(loaded),
+      tiers: status.tier_statuses.map((tier) => ({
+        number: tier.number,
+        description: tier.description ?? '',
+        complete: tier.complete,
+        impls: tier.impl_statuses.map((impl) => ({ slug: impl.slug, title: impl.title, state: impl.disk_state ?? impl.status, status: impl.status, waves_done: impl.waves?.complete ?? 0, waves_total: impl.waves?.total ?? 0 })),
+      })),
+      tier_gates: manifest.tier_gates ?? [],
+      frozen_contracts: status.contract_statuses,
+      completion: status.completion,
+      current_tier: status.current_tier,
+    });
+  });
+
+  app.get('/api/repos/:repo/file', async (c) => {
+    const repo = repoOf(c.req.param('repo'));
+    const requested = c.req.query('path') ?? '';
+    const file = confinedPath(repo.path, requested);
+    const stats = statSync(file);
+    if (!stats.isFile()) throw new HttpError(404, 'SERVE_NOT_FOUND', `${requested} is not a file`);
+    if (stats.size > maxFileBytes) throw new HttpError(413, 'SERVE_TOO_LARGE', `${requested} is over ${maxFileBytes} bytes`);
+    const buffer = await readFile(file);
+    if (buffer.includes(0)) throw new HttpError(415, 'SERVE_BINARY', `${requested} is not a text file`);
+    return json(c, { path: path.relative(repo.path, file).split(path.sep).join('/'), content: buffer.toString('utf8') });
+  });
+
+  app.get('/api/runs', (c) => {
+    const db = tail.database();
+    const limit = Math.min(Math.max(Number(c.req.query('limit') ?? 50) || 50, 1), 1000);
+    if (!db) return json(c, { runs: [] });
+    const clauses: string[] = [];
+    const params: unknown[] = [];
+    const impl = c.req.query('impl');
+    const program = c.req.query('program');
+    const repoId = c.req.query('repo');
+    if (impl) {
+      clauses.push('r.run_id IN (SELECT DISTINCT run_id FROM events WHERE slug = ?)');
+      params.push(impl);
+    }
+    if (program) {
+      clauses.push('r.run_id IN (SELECT DISTINCT run_id FROM events WHERE program = ?)');
+      params.push(program);
+    }
+    if (repoId) {
+      const repo = repoOf(repoId);
+      clauses.push("(r.cwd = ? OR substr(r.cwd, 1, ?) = ?)");
+      params.push(repo.path, repo.path.length + 1, `${repo.path}/`);
+    }
+    const rows = db
+      .prepare(
+        `SELECT r.run_id, r.command, r.started_at, r.cwd, COUNT(e.id) AS events, MIN(e.ts) AS first_ts, MAX(e.ts) AS last_ts,
+          SUM(CASE WHEN e.type = 'cost' THEN json_extract(e.payload, '$.cost_usd') END) AS cost_calls,
+          SUM(CASE WHEN e.type = 'agent-end' THEN json_extract(e.payload, '$.cost_usd') END) AS cost_agents
+         FROM runs r LEFT JOIN events e ON e.run_id = r.run_id ${clauses.length > 0 ? `WHERE ${clauses.join(' AND ')}` : ''}
+         GROUP BY r.run_id ORDER BY r.started_at DESC LIMIT ?`,
+      )
+      .all(...params, limit) as Array<{ run_id: string; command: string; started_at: number; cwd: string | null; events: number; first_ts: number | null; last_ts: number | null; cost_calls: number | null; cost_agents: number | null }>;
+    return json(c, {
+      runs: rows.map((row) => ({
+        run_id: row.run_id,
+        command: row.command,
+        started_at: new Date(row.started_at).toISOString(),
+        cwd: row.cwd,
+        events: row.events,
+        cost_usd: row.cost_calls ?? row.cost_agents ?? null,
+        duration_ms: row.first_ts !== null && row.last_ts !== null ? row.last_ts - Math.min(row.first_ts, row.started_at) : null,
+      })),
+    });
+  });
+
+  app.get('/api/metrics', (c) => {
+    const impl = c.req.query('impl');
+    const program = c.req.query('program');
+    if (!impl && !program) throw new HttpError(400, 'SERVE_BAD_REQUEST', 'metrics needs ?impl=SLUG or ?program=SLUG');
+    const scope = program ? { program } : { impl: impl! };
+    const db = tail.database();
+    return json(c, computeMetrics(db ? eventsForMetrics(db, scope, metricsEventTypes) : [], scope));
+  });
+
+  app.get('/api/launches', (c) => json(c, { launches: launcher.list().map((run) => ({ pid: run.pid, slug: run.slug, repo: [...repos.values()].find((repo) => repo.path === run.repo)?.id ?? null, started_at: run.started_at, running: run.running, exit_code: run.exit_code, log: run.log })) }));
+
+  app.get('/api/events', (c) => {
+    const lastId = c.req.header('last-event-id') ?? c.req.query('after');
+    let after: number | undefined;
+    if (lastId !== undefined && lastId !== '') {
+      after = Number(lastId);
+      if (!Number.isSafeInteger(after) || after < 0) throw new HttpError(400, 'SERVE_BAD_REQUEST', 'Last-Event-ID / after must be a non-negative integer');
+    }
+    const filter: EventFilter = {};
+    const impl = c.req.query('impl');
+    const program = c.req.query('program');
+    if (impl) filter.impl = impl;
+    if (program) filter.program = program;
+    const repoId = c.req.query('repo');
+    const repo = repoId ? repoOf(repoId) : undefined;
+    return streamEvents(c, { tail, filter, after, repoPath: repo?.path, heartbeatMs: options.heartbeatMs ?? 15_000, redact: (value) => redactSecrets(value, token) });
+  });
+
+  const readBody = async (c: Context): Promise<Record<string, unknown>> => {
+    const text = await c.req.text();
+    if (text.trim() === '') return {};
+    try {
+      const value: unknown = JSON.parse(text);
+      if (value && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
+    } catch {
+      // fall through
+    }
+    throw new HttpError(400, 'SERVE_BAD_REQUEST', 'the body must be a JSON object');
+  };
+  const modelArgs = (body: Record<string, unknown>): string[] => {
+    const model = body.model;
+    if (model === undefined) return [];
+    if (typeof model !== 'string' || !/^[\w.:/@+-]{1,200}$/.test(model)) throw new HttpError(400, 'SERVE_BAD_REQUEST', 'model must be a model string such as anthropic:claude-sonnet-4-5');
+    return ['--model', model];
+  };
+
+  app.post('/api/repos/:repo/impls/:slug/approve', async (c) => {
+    const repo = repoOf(c.req.param('repo'));
+    const body = await readBody(c);
+    const loaded = await implOf(repo, c.req.param('slug'));
+    if (loaded.manifest.state !== 'REVIEWED') throw new HttpError(409, 'SERVE_STATE', `IMPL ${loaded.slug} is ${loaded.manifest.state ?? 'without a state'}, not REVIEWED: only a reviewed plan is approved`);
+    if (launcher.running(repo.path, loaded.slug)) throw new HttpError(409, 'SERVE_BUSY', `a run of ${loaded.slug} started here is still running`);
+    const run = launcher.start({ repo: repo.path, implPath: loaded.file, slug: loaded.slug, extraArgs: modelArgs(body) });
+    return json(c, { started: true, pid: run.pid });
+  });
+
+  app.post('/api/repos/:repo/impls/:slug/run', async (c) => {
+    const repo = repoOf(c.req.param('repo'));
+    const body = await readBody(c);
+    const loaded = await implOf(repo, c.req.param('slug'));
+    const state = loaded.manifest.state ?? '';
+    if (state === 'COMPLETE' || state === 'NOT_SUITABLE' || state === 'SCOUT_PENDING' || state === 'SCOUT_VALIDATING' || state === 'INTERVIEWING')
+      throw new HttpError(409, 'SERVE_STATE', `IMPL ${loaded.slug} is ${state || 'without a state'}: nothing to run or resume`);
+    if (launcher.running(repo.path, loaded.slug)) throw new HttpError(409, 'SERVE_BUSY', `a run of ${loaded.slug} started here is still running`);
+    const run = launcher.start({ repo: repo.path, implPath: loaded.file, slug: loaded.slug, extraArgs: modelArgs(body) });
+    return json(c, { started: true, pid: run.pid });
+  });
+
+  app.post('/api/repos/:repo/impls/:slug/reject', async (c) => {
+    const repo = repoOf(c.req.param('repo'));
+    const body = await readBody(c);
+    const reason = body.reason === undefined ? '' : body.reason;
+    if (typeof reason !== 'string' || reason.length > 4000) throw new HttpError(400, 'SERVE_BAD_REQUEST', 'reason must be a string of at most 4000 characters');
+    const loaded = await implOf(repo, c.req.param('slug'));
+    // A rejected plan: REVIEWED → BLOCKED (the only non-advancing move the state machine allows from REVIEWED), checked under the manifest lock.
+    const previous = await editImpl(loaded.file, (parsed) => {
+      const state = parsed.manifest?.state;
+      if (state !== 'REVIEWED') throw new HttpError(409, 'SERVE_STATE', `IMPL ${loaded.slug} is ${state ?? 'without a state'}, not REVIEWED: only a reviewed plan is rejected`);
+      const check = checkTransition(state, 'BLOCKED', parsed.manifest ?? undefined);
+      if (!check.ok) throw new HttpError(409, check.finding.code, check.finding.message);
+      return { edits: [{ path: ['state'], value: 'BLOCKED' }], outcome: state };
+    });
+    const logDir = path.join(repo.path, '.polywave-state', 'serve');
+    await mkdir(logDir, { recursive: true });
+    await appendFile(path.join(logDir, 'rejections.jsonl'), `${JSON.stringify({ ts: options.now().toISOString(), slug: loaded.slug, previous_state: previous, state: 'BLOCKED', reason })}\n`);
+    return json(c, { state: 'BLOCKED', previous_state: previous, reason });
+  });
+
+  app.all('/api/*', (c) => c.json(errorBody('SERVE_NOT_FOUND', `no API route ${c.req.method} ${c.req.path}`), 404));
+
+  // The UI: its files from dist/web/ (hashed assets cached for a year), the shell for every other path.
+  let shellCache: { mtimeMs: number; html: string } | undefined;
+  const shell = (): string => {
+    const index = path.join(options.webRoot, 'index.html');
+    let html: string;
+    try {
+      const stats = statSync(index);
+      if (!shellCache || shellCache.mtimeMs !== stats.mtimeMs) shellCache = { mtimeMs: stats.mtimeMs, html: readFileSync(index, 'utf8') };
+      html = shellCache.html;
+    } catch {
+      html = notBuiltShell;
+    }
+    const meta = `<meta name="polywave-token" content="${escapeAttribute(token)}">`;
+    return /<head[^>]*>/i.test(html) ? html.replace(/<head[^>]*>/i, (tag) => `${tag}\n${meta}`) : `${meta}\n${html}`;
+  };
+  const webReal = existsSync(options.webRoot) ? realpathSync(options.webRoot) : undefined;
+  app.get('*', async (c) => {
+    const pathname = c.req.path;
+    if (webReal && pathname !== '/' && !pathname.endsWith('/')) {
+      let relative: string;
+      try {
+        relative = decodeURIComponent(pathname).replace(/^\/+/, '');
+      } catch {
+        relative = '';
+      }
+      if (relative !== '' && !relative.split('/').includes('..') && !relative.includes('\0') && relative !== 'index.html') {
+        const candidate = path.join(webReal, relative);
+        try {
+          const real = realpathSync(candidate);
+          if (real.startsWith(`${webReal}${path.sep}`) && statSync(real).isFile()) {
+            const body = await readFile(real);
+            const hashed = relative.startsWith('assets/');
+            c.header('Content-Type', mimeTypes[path.extname(real).toLowerCase()] ?? 'application/octet-stream');
+            c.header('Cache-Control', hashed ? 'public, max-age=31536000, immutable' : 'no-cache');
+            return c.body(body);
+          }
+        } catch {
+          // not a file of the UI: the shell (client-side route)
+        }
+        if (relative.startsWith('assets/')) return c.text('not found', 404);
+      }
+    }
+    c.header('Cache-Control', 'no-store');
+    return c.html(shell());
+  });
+
+  return {
+    app,
+    tail,
+    launcher,
+    close: () => tail.close(),
+  };
+}
+
+/**
+ * `path` (relative to the repository) resolved for reading: absolute paths, `..` segments,
+ * anything inside `.git` and symlinks leading outside the repository are refused (403); a path
+ * that does not exist is 404.
+ */
+export function confinedPath(root: string, requested: string): string {
+  if (requested === '' || requested.includes('\0')) throw new HttpError(400, 'SERVE_BAD_REQUEST', 'path is required');
+  const normalized = requested.replace(/\\/g, '/');
+  if (path.isAbsolute(requested) || normalized.startsWith('/') || /^[A-Za-z]:/.test(normalized)) throw new HttpError(403, 'SERVE_PATH', 'absolute paths are refused: give a path relative to the repository');
+  const segments = normalized.split('/');
+  if (segments.includes('..')) throw new HttpError(403, 'SERVE_PATH', '".." is refused: give a path inside the repository');
+  if (segments.some((segment) => segment.toLowerCase() === '.git')) throw new HttpError(403, 'SERVE_PATH', 'files inside .git are not served');
+  const candidate = path.join(root, ...segments);
+  let real: string;
+  try {
+    real = realpathSync(candidate);
+  } catch {
+    throw new HttpError(404, 'SERVE_NOT_FOUND', `${requested} does not exist`);
+  }
+  const inside = real === root || real.startsWith(`${root}${path.sep}`);
+  if (!inside) throw new HttpError(403, 'SERVE_PATH', `${requested} leads outside the repository`);
+  const relative = path.relative(root, real).split(path.sep);
+  if (relative.some((segment) => segment.toLowerCase() === '.git')) throw new HttpError(403, 'SERVE_PATH', 'files inside .git are not served');
+  return real;
+}

@@ -1,0 +1,116 @@
+import { iterateEvents, lastEventId, openEventStore, type Database, type EventFilter, type EventRow } from '../observability/event-store.js';
+
+/**
+ * The server's one read-only view of the event store: polls `max(id)` every `pollMs` (WAL lets it
+ * read beside the recorders of other processes) and wakes the SSE clients waiting for newer rows.
+ * Each client reads its own rows after its own cursor, so a slow client never holds up the others
+ * and never loses a row: while its socket does not drain it simply stops reading (back-pressure).
+ */
+export class EventTail {
+  private db: Database | undefined;
+  private latest = 0;
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private readonly waiters = new Set<() => void>();
+  private readonly runCwds = new Map<string, string | null>();
+  private openError: string | undefined;
+
+  constructor(
+    readonly storePath: string,
+    private readonly pollMs = 20,
+  ) {}
+
+  /** The database (opened on first need; undefined while the store file does not exist). */
+  database(): Database | undefined {
+    if (this.db) return this.db;
+    try {
+      this.db = openEventStore(this.storePath, { readonly: true, busyTimeoutMs: 1000 });
+      this.openError = undefined;
+    } catch (error) {
+      this.openError = error instanceof Error ? error.message : String(error);
+      this.db = undefined;
+    }
+    return this.db;
+  }
+
+  /** Why the store could not be opened (a corrupt or newer store), if it could not. */
+  get error(): string | undefined {
+    return this.openError;
+  }
+
+  start(): void {
+    if (this.timer) return;
+    this.poll();
+    this.timer = setInterval(() => this.poll(), this.pollMs);
+    this.timer.unref();
+  }
+
+  /** The largest row id seen by the last poll. */
+  get lastId(): number {
+    return this.latest;
+  }
+
+  /** Reads `max(id)` now (also what a new client without Last-Event-ID starts from). */
+  poll(): number {
+    const db = this.database();
+    if (!db) return this.latest;
+    try {
+      const id = lastEventId(db);
+      if (id !== this.latest) {
+        this.latest = id;
+        const woken = [...this.waiters];
+        this.waiters.clear();
+        for (const wake of woken) wake();
+      }
+    } catch {
+      // A busy or briefly unreadable store: the next poll tries again.
+    }
+    return this.latest;
+  }
+
+  /** Resolves when a row newer than `afterId` is stored, or after `timeoutMs`, or on `signal`. */
+  waitBeyond(afterId: number, timeoutMs: number, signal: AbortSignal): Promise<void> {
+    if (this.latest > afterId || signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.waiters.delete(done);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      this.waiters.add(done);
+      signal.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  /** At most `limit` matching rows after `afterId`, materialized (nothing stays open across an await). */
+  read(filter: EventFilter, afterId: number, limit: number): EventRow[] {
+    const db = this.database();
+    if (!db) return [];
+    return [...iterateEvents(db, { ...filter, afterId }, limit)];
+  }
+
+  /** The working directory a run recorded (null when unknown): how events are matched to a repository. */
+  runCwd(runId: string): string | null {
+    if (this.runCwds.has(runId)) return this.runCwds.get(runId)!;
+    const db = this.database();
+    if (!db) return null;
+    const row = db.prepare('SELECT cwd FROM runs WHERE run_id = ?').get(runId) as { cwd: string | null } | undefined;
+    const cwd = row?.cwd ?? null;
+    if (row) this.runCwds.set(runId, cwd);
+    return cwd;
+  }
+
+  close(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    for (const wake of [...this.waiters]) wake();
+    this.waiters.clear();
+    try {
+      this.db?.close();
+    } catch {
+      // closing a read-only handle: nothing to lose
+    }
+    this.db = undefined;
+  }
+}

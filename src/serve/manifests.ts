@@ -1,0 +1,171 @@
+import { createHash } from 'node:crypto';
+import { readdirSync, realpathSync, statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Finding } from '../errors/finding.js';
+import { parseImpl, type ImplParseResult } from '../protocol/parse-impl.js';
+import { parseProgram, type ProgramParseResult } from '../protocol/parse-program.js';
+import { validateProgram } from '../protocol/program/validate-program.js';
+import type { ImplManifest } from '../protocol/schema/impl-schema.js';
+import { validateImpl } from '../protocol/validate-impl.js';
+import { listManifestFiles } from '../store/list-manifests.js';
+
+/** One repository served: its id in URLs is `<basename>-<8 hex of sha256(realpath)>` (stable across restarts). */
+export interface ServedRepo {
+  id: string;
+  name: string;
+  /** Real path of the repository root. */
+  path: string;
+}
+
+export function repoFor(root: string): ServedRepo {
+  const real = realpathSync(root);
+  const name = path.basename(real);
+  const hash = createHash('sha256').update(real).digest('hex').slice(0, 8);
+  return { id: `${name.replace(/[^A-Za-z0-9._-]/g, '_')}-${hash}`, name, path: real };
+}
+
+export interface LoadedImpl {
+  file: string;
+  /** Path relative to the repository (forward slashes). */
+  relative: string;
+  slug: string;
+  parsed: ImplParseResult;
+  /** Parse findings plus the validator's (E16, I1–I6, …), computed once per file version. */
+  findings: Finding[];
+  mtimeMs: number;
+  size: number;
+}
+
+export interface LoadedProgram {
+  file: string;
+  relative: string;
+  slug: string;
+  parsed: ProgramParseResult;
+  findings: Finding[];
+  mtimeMs: number;
+  size: number;
+}
+
+const slugFromFile = (file: string, prefix: string) => path.basename(file).replace(new RegExp(`^${prefix}-`), '').replace(/\.ya?ml$/i, '');
+
+/**
+ * Parsed manifests keyed by file, reused while the file's mtime and size are unchanged: answering
+ * for an IMPL of 20 agents is then a stat and a lookup, not a YAML parse (≤ 50 ms, bench/serve.mjs).
+ */
+export class ManifestCache {
+  private readonly impls = new Map<string, LoadedImpl>();
+  private readonly programs = new Map<string, LoadedProgram>();
+
+  async impl(repo: ServedRepo, file: string): Promise<LoadedImpl | undefined> {
+    let stats;
+    try {
+      stats = statSync(file);
+    } catch {
+      this.impls.delete(file);
+      return undefined;
+    }
+    const cached = this.impls.get(file);
+    if (cached && cached.mtimeMs === stats.mtimeMs && cached.size === stats.size) return cached;
+    const text = await readFile(file, 'utf8');
+    const parsed = parseImpl(text);
+    const findings: Finding[] = [...parsed.findings];
+    if (parsed.manifest) findings.push(...validateImpl({ manifest: parsed.manifest, locate: parsed.locate }));
+    const loaded: LoadedImpl = {
+      file,
+      relative: path.relative(repo.path, file).split(path.sep).join('/'),
+      slug: parsed.manifest?.feature_slug || slugFromFile(file, 'IMPL'),
+      parsed,
+      findings,
+      mtimeMs: stats.mtimeMs,
+      size: stats.size,
+    };
+    this.impls.set(file, loaded);
+    return loaded;
+  }
+
+  async program(repo: ServedRepo, file: string): Promise<LoadedProgram | undefined> {
+    let stats;
+    try {
+      stats = statSync(file);
+    } catch {
+      this.programs.delete(file);
+      return undefined;
+    }
+    const cached = this.programs.get(file);
+    if (cached && cached.mtimeMs === stats.mtimeMs && cached.size === stats.size) return cached;
+    const text = await readFile(file, 'utf8');
+    const parsed = parseProgram(text);
+    const findings: Finding[] = [...parsed.findings];
+    if (parsed.manifest) findings.push(...validateProgram(parsed.manifest, { locate: parsed.locate, fileName: file }));
+    const loaded: LoadedProgram = {
+      file,
+      relative: path.relative(repo.path, file).split(path.sep).join('/'),
+      slug: parsed.manifest?.program_slug || slugFromFile(file, 'PROGRAM'),
+      parsed,
+      findings,
+      mtimeMs: stats.mtimeMs,
+      size: stats.size,
+    };
+    this.programs.set(file, loaded);
+    return loaded;
+  }
+
+  /** Every IMPL manifest of the repository (docs/IMPL and docs/IMPL/complete), unreadable ones skipped. */
+  async allImpls(repo: ServedRepo): Promise<LoadedImpl[]> {
+    const out: LoadedImpl[] = [];
+    for (const file of listManifestFiles(path.join(repo.path, 'docs', 'IMPL'), 'IMPL')) {
+      try {
+        const loaded = await this.impl(repo, file);
+        if (loaded) out.push(loaded);
+      } catch {
+        // unreadable (permissions, vanished): not listed
+      }
+    }
+    return out;
+  }
+
+  /** Every PROGRAM manifest: docs/PROGRAM/ (and complete/) and docs/PROGRAM-*.yaml. */
+  async allPrograms(repo: ServedRepo): Promise<LoadedProgram[]> {
+    const files = new Set(listManifestFiles(path.join(repo.path, 'docs', 'PROGRAM'), 'PROGRAM'));
+    try {
+      for (const name of readdirSync(path.join(repo.path, 'docs'))) if (/^PROGRAM-.*\.ya?ml$/.test(name)) files.add(path.join(repo.path, 'docs', name));
+    } catch {
+      // no docs/
+    }
+    const out: LoadedProgram[] = [];
+    for (const file of [...files].sort()) {
+      try {
+        const loaded = await this.program(repo, file);
+        if (loaded) out.push(loaded);
+      } catch {
+        // unreadable: not listed
+      }
+    }
+    return out;
+  }
+
+  /** The IMPL of `slug` (its feature_slug, else its file name), preferring docs/IMPL over complete/. */
+  async findImpl(repo: ServedRepo, slug: string): Promise<LoadedImpl | undefined> {
+    const direct = path.join(repo.path, 'docs', 'IMPL', `IMPL-${slug}.yaml`);
+    const quick = await this.impl(repo, direct).catch(() => undefined);
+    if (quick && quick.slug === slug) return quick;
+    return (await this.allImpls(repo)).find((impl) => impl.slug === slug);
+  }
+
+  async findProgram(repo: ServedRepo, slug: string): Promise<LoadedProgram | undefined> {
+    return (await this.allPrograms(repo)).find((program) => program.slug === slug);
+  }
+}
+
+/** Waves in all and waves whose every agent has a `complete` report. */
+export function waveProgress(manifest: ImplManifest): { total: number; complete: number } {
+  const waves = manifest.waves ?? [];
+  const reports = manifest.completion_reports ?? {};
+  const complete = waves.filter((wave) => (wave.agents ?? []).length > 0 && (wave.agents ?? []).every((agent) => agent.id !== undefined && reports[agent.id]?.status === 'complete')).length;
+  return { total: waves.length, complete };
+}
+
+export function countAgents(manifest: ImplManifest): number {
+  return (manifest.waves ?? []).reduce((sum, wave) => sum + (wave.agents ?? []).length, 0);
+}

@@ -1,0 +1,79 @@
+import path from 'node:path';
+import type { Context } from 'hono';
+import { streamSSE } from 'hono/streaming';
+import type { EventFilter, EventRow } from '../observability/event-store.js';
+import type { EventTail } from './event-tail.js';
+
+/** Rows read from the store per step of one client: its whole queue (bounded memory per client). */
+export const sseBatchRows = 256;
+
+export interface StreamEventsOptions {
+  tail: EventTail;
+  filter: EventFilter;
+  /** Resume after this row id (Last-Event-ID / ?after=); undefined = only what is stored from now on. */
+  after: number | undefined;
+  /** Only events of runs whose working directory is inside this repository. */
+  repoPath: string | undefined;
+  heartbeatMs: number;
+  redact: (value: unknown) => unknown;
+}
+
+function parsePayload(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return { unparsable: true };
+  }
+}
+
+/** One SSE frame: `id` is the store's row id (what Last-Event-ID resumes after). */
+export function eventFrame(row: EventRow, redact: (value: unknown) => unknown): string {
+  const data = redact({ id: row.id, run_id: row.run_id, seq: row.seq, ts: row.ts, type: row.type, activity_type: row.activity_type, slug: row.slug, wave: row.wave, agent: row.agent, program: row.program, payload: parsePayload(row.payload) });
+  const type = /^[\w.-]+$/.test(row.type) ? row.type : 'message';
+  return `id: ${row.id}\nevent: ${type}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+/**
+ * `/api/events`: every matching row after the client's cursor, in storage order, never dropped.
+ * The client's loop reads at most {@link sseBatchRows} rows, writes them, and awaits the write:
+ * a socket that does not drain stops the loop (the node adapter waits for 'drain'), so a slow
+ * client holds back only itself and later continues from its own cursor. When caught up, it
+ * waits for the tail's poll to see a newer row, sending a heartbeat comment every heartbeatMs.
+ */
+export function streamEvents(c: Context, options: StreamEventsOptions): Response {
+  const { tail } = options;
+  return streamSSE(c, async (stream) => {
+    const controller = new AbortController();
+    stream.onAbort(() => controller.abort());
+    let cursor = options.after ?? tail.poll();
+    const latest = tail.poll();
+    await stream.write(`retry: 1000\n: polywave events after ${cursor}\n\n`);
+    if (options.after !== undefined && options.after > latest && latest > 0) {
+      // The client's id is newer than the store (the store was replaced or pruned): it must refetch.
+      await stream.write(`event: resync\ndata: ${JSON.stringify({ after: latest })}\n\n`);
+      cursor = latest;
+    }
+    const repoPrefix = options.repoPath ? `${options.repoPath}${path.sep}` : undefined;
+    const inRepo = (row: EventRow): boolean => {
+      if (!options.repoPath) return true;
+      const cwd = tail.runCwd(row.run_id);
+      return cwd !== null && (cwd === options.repoPath || cwd.startsWith(repoPrefix!));
+    };
+    while (!stream.aborted && !controller.signal.aborted) {
+      const seen = tail.lastId;
+      const rows = tail.read(options.filter, cursor, sseBatchRows);
+      if (rows.length > 0) {
+        let text = '';
+        for (const row of rows) if (inRepo(row)) text += eventFrame(row, options.redact);
+        cursor = rows[rows.length - 1]!.id;
+        if (text !== '') await stream.write(text);
+        if (rows.length === sseBatchRows) continue;
+      }
+      // Every row up to `seen` was committed before this read (one writer at a time, ids in commit order).
+      cursor = Math.max(cursor, seen);
+      const before = tail.lastId;
+      await tail.waitBeyond(cursor, options.heartbeatMs, controller.signal);
+      if (tail.lastId === before && !controller.signal.aborted && tail.lastId <= cursor) await stream.write(': heartbeat\n\n');
+    }
+  });
+}
