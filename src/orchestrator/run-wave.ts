@@ -9,7 +9,8 @@ import { addUsage, emptyUsage } from '../agents/contract.js';
 import { resolveModelSpec } from '../agents/model-spec.js';
 import { renderRolePrompt } from '../agents/prompts/index.js';
 import type { WaveRetryContext } from '../agents/prompts/wave.js';
-import { decideAgentSandbox, runAgent } from '../agents/run-agent.js';
+import { decideAgentSandbox } from '../agents/run-agent.js';
+import { inProcessDispatcher, type DispatchRecord, type Dispatcher } from '../dispatch/dispatcher.js';
 import { checkAgentStop, type StopCheck } from '../agents/stop-check.js';
 import { createJail } from '../agents/jail/jail.js';
 import { PolywaveError } from '../errors/polywave-error.js';
@@ -92,6 +93,8 @@ export interface RunWaveOptions extends EngineRunOptions {
   budget?: BudgetTracker;
   /** The backend of the wave's agents instead of the one their model names (tests: ai-sdk with a mock model). */
   backend?: AgentBackend;
+  /** Issue 17: where agents run (`--dispatch redis://…`); default: in this process, exactly as before. */
+  dispatcher?: Dispatcher;
 }
 
 /** A shared, fair budget of running agents ({@link createAgentSlots}). */
@@ -131,6 +134,8 @@ export interface AgentAttempt {
   turns: number;
   usage: AgentUsage;
   duration_ms: number;
+  /** Issue 17: the job that ran this attempt on a worker (stalls = E19 transient failures BullMQ recovered). */
+  dispatch?: DispatchRecord;
 }
 
 /** How one agent ended up. */
@@ -505,7 +510,7 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
       };
       let outcome: AgentOutcome;
       try {
-        const run = await runAgent({
+        const run = await (options.dispatcher ?? inProcessDispatcher).runAgentJob({ context: { slug, wave: options.wave, agentId: plan.id, attempt, baseCommit: plan.base, ...(plan.branch ? { branch: plan.branch } : {}), repoRoot: plan.root, solo: plan.solo }, options: {
           ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
           agentId: plan.id,
           role: plan.role,
@@ -543,7 +548,7 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
           },
           hasCompletionReport: async () => JSON.stringify((await readManifest(implPath)).completion_reports?.[plan.id] ?? null) !== previousReport,
           ...(options.keepScratch ? { keepScratch: true } : {}),
-        });
+        } });
         outcome = run.outcome;
         // E42 whatever the backend: ownership, commit, report, stubs.
         const after = await readManifest(implPath);
@@ -572,6 +577,7 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
           turns: outcome.turns,
           usage: outcome.usage,
           duration_ms: Math.round(performance.now() - attemptStarted),
+          ...(run.dispatch ? { dispatch: run.dispatch } : {}),
         };
         summary.attempts.push(attemptSummary);
         addUsage(summary.usage, outcome.usage);

@@ -61,7 +61,25 @@ export interface ProjectConfig {
   copy?: string[];
   /** Worktree setup settings shared by every repository: see {@link configuredWorktreeSetup}. */
   worktree_setup?: WorktreeSetupSettings;
+  /** Issue 17: run agents on `polywave worker`s through BullMQ on Redis (docs/scale-out.md). */
+  dispatch?: ProjectDispatchConfig;
   [key: string]: unknown;
+}
+
+/**
+ * `dispatch` of polywave.config.json (issue 17). `--dispatch`/`--dispatch-remote` override `url`/`remote`.
+ *
+ * ```json
+ * { "dispatch": { "url": "redis://build-host:6379", "remote": "ssh://git@host/repo.git", "labels": { "C": ["gpu"] }, "label_wait_seconds": 30, "outage_seconds": 60 } }
+ * ```
+ */
+export interface ProjectDispatchConfig {
+  url?: string;
+  remote?: string;
+  /** Labels per agent id (or `<slug>/<agent id>`): the job goes only to a worker with every one of them. */
+  labels?: Record<string, string[]>;
+  label_wait_seconds?: number;
+  outage_seconds?: number;
 }
 
 /**
@@ -226,6 +244,24 @@ export function parseProjectConfig(text: string): ProjectConfigParse {
       integer('concurrency', 1, 64);
       integer('timeout_seconds', 1, 86_400);
       if (settings.defaults !== undefined && typeof settings.defaults !== 'boolean') problem('worktree_setup.defaults', 'must be a boolean');
+    }
+  }
+  if (value.dispatch !== undefined && value.dispatch !== null) {
+    const dispatch = value.dispatch;
+    if (!isRecord(dispatch)) problem('dispatch', `must be an object {url, remote, labels, label_wait_seconds, outage_seconds}, found ${typeName(dispatch)}`);
+    else {
+      for (const key of ['url', 'remote'] as const) if (dispatch[key] !== undefined && (typeof dispatch[key] !== 'string' || dispatch[key] === '')) problem(`dispatch.${key}`, 'must be a non-empty string');
+      if (typeof dispatch.url === 'string' && !/^rediss?:\/\//.test(dispatch.url)) problem('dispatch.url', 'must be a redis:// URL');
+      for (const key of ['label_wait_seconds', 'outage_seconds'] as const) {
+        const entry = dispatch[key];
+        if (entry !== undefined && (typeof entry !== 'number' || !(entry > 0) || entry > 86_400)) problem(`dispatch.${key}`, 'must be a number of seconds from 0 to 86400');
+      }
+      if (dispatch.labels !== undefined && dispatch.labels !== null) {
+        if (!isRecord(dispatch.labels)) problem('dispatch.labels', `must be an object {agent: [labels]}, found ${typeName(dispatch.labels)}`);
+        else for (const [agent, labels] of Object.entries(dispatch.labels)) {
+          if (!Array.isArray(labels) || labels.some((label) => typeof label !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/.test(label))) problem(`dispatch.labels.${agent}`, 'must be an array of labels (letters, digits, - and _)');
+        }
+      }
     }
   }
   const config = value as ProjectConfig;

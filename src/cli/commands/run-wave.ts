@@ -11,6 +11,8 @@ import { unsafeNoSandboxFrom } from '../sandbox-option.js';
 import { budgetFrom } from '../budget-option.js';
 import { requireModelCredentials } from '../../agents/credentials.js';
 import { agentsOfWave, isWaveFinished } from '../../protocol/waves.js';
+import { dispatcherFromConfig } from '../../dispatch/from-config.js';
+import path from 'node:path';
 
 function positiveNumber(options: Record<string, unknown>, name: string, flag: string): number | undefined {
   const value = options[name];
@@ -39,6 +41,8 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   }
   // Bad budget amounts are refused before anything starts (polywave.config.json is found upward from the IMPL).
   const budget = await budgetFrom(options, implPath);
+  // Issue 17: --dispatch redis://… (or polywave.config.json `dispatch`): agents run on `polywave worker`s.
+  const dispatcher = await dispatcherFromConfig({ ...(typeof options.dispatch === 'string' ? { dispatch: options.dispatch } : {}), ...(typeof options.dispatchRemote === 'string' ? { dispatchRemote: options.dispatchRemote } : {}) }, { startDir: path.dirname(implPath), env: io.env });
   const json = options.json === true;
   const events = new EventBus();
   const progress = json ? undefined : createWaveProgress(io, { tty: io.stderrIsTty === true });
@@ -72,6 +76,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
       skipCritic: options.skipCritic === true,
       ...(options.rerun === true ? { rerun: true } : {}),
       ...(budget ? { budget } : {}),
+      ...(dispatcher ? { dispatcher } : {}),
     });
     if (json) io.stdout(`${JSON.stringify({ v: 1, type: 'run-wave-result', result, ...(recorder ? { run_id: recorder.runId } : {}) })}\n`);
     else printJson(io, result);
@@ -81,6 +86,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     }
     return result.success ? 0 : 1;
   } finally {
+    await dispatcher?.close();
     recorder?.close();
     progress?.stop();
     interrupt.dispose();

@@ -1,0 +1,31 @@
+import { Redis } from 'ioredis';
+import { assertRedisReachable, redisOptionsFromUrl } from '../../dispatch/redis-url.js';
+import { listWorkers } from '../../dispatch/registry.js';
+import { PolywaveError } from '../../errors/polywave-error.js';
+import { printJson, type CommandIo, type CommandResult } from '../io.js';
+
+/**
+ * `workers [--redis URL] [--json]` (issue 17): the live workers (their heartbeat is fresh), their
+ * labels and current jobs. JSON: {redis, workers[{id, host, pid, labels, concurrency, current, done,
+ * started_at, heartbeat_at}]}. Exit 0, 2 when Redis is unreachable.
+ */
+export async function run(_args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  const url = typeof options.redis === 'string' && options.redis !== '' ? options.redis : (io.env.POLYWAVE_REDIS_URL ?? 'redis://127.0.0.1:6379');
+  if (!/^rediss?:\/\//.test(url)) throw new PolywaveError({ code: 'DISPATCH_INVALID_URL', message: `not a Redis URL: ${JSON.stringify(url)} (expected redis://host:port)` });
+  await assertRedisReachable(url);
+  const client = new Redis(redisOptionsFromUrl(url));
+  client.on('error', () => undefined);
+  try {
+    const workers = await listWorkers(client);
+    if (options.json === true) printJson(io, { workers });
+    else if (workers.length === 0) io.stdout('no live workers\n');
+    else {
+      for (const worker of workers) {
+        io.stdout(`${worker.id}\t${worker.host}\tlabels=${worker.labels.join(',') || '-'}\tconcurrency=${worker.concurrency}\tdone=${worker.done}\tcurrent=${worker.current.join(',') || '-'}\n`);
+      }
+    }
+    return 0;
+  } finally {
+    client.disconnect();
+  }
+}

@@ -1,0 +1,21 @@
+/** Issue 17: the stable codes of the Redis dispatcher and `polywave worker`. */
+export const dispatchCodes = {
+  /** `--dispatch`/`--redis` is not a redis:// URL (exit 2). */
+  invalidUrl: 'DISPATCH_INVALID_URL',
+  /** Redis did not answer at start (exit 2, nothing changed). */
+  redisUnreachable: 'DISPATCH_REDIS_UNREACHABLE',
+  /** Redis went away mid-run for longer than the outage limit: the attempt fails as E19 transient. */
+  redisLost: 'DISPATCH_REDIS_LOST',
+  /** No live worker has the job's labels (after a bounded wait). */
+  noWorker: 'DISPATCH_NO_WORKER',
+  /** A worker was asked to push a ref outside `polywave/<slug>/wave<N>-agent-<id>`. */
+  refRefused: 'DISPATCH_REF_REFUSED',
+  /** The shared remote cannot be fetched from or pushed to (a config error naming the URL). */
+  remoteUnreachable: 'DISPATCH_REMOTE_UNREACHABLE',
+  /** The agent branch on the remote is not at the commit the job result names (a second run overwrote it). */
+  branchMismatch: 'DISPATCH_BRANCH_MISMATCH',
+  /** A malformed job (bad fields, unknown version). */
+  invalidJob: 'DISPATCH_INVALID_JOB',
+  /** The dispatcher needs a remote (`--dispatch-remote` or `dispatch.remote`). */
+  noRemote: 'DISPATCH_NO_REMOTE',
+} as const;

@@ -1,0 +1,63 @@
+import { runAgent, type RunAgentOptions, type RunAgentResult } from '../agents/run-agent.js';
+
+/**
+ * Issue 17: what the orchestrator knows about one agent launch beyond the runtime options — enough
+ * for another machine to redo it from a shared remote (no path on the orchestrator's disk needed).
+ */
+export interface AgentJobContext {
+  slug: string;
+  wave: number;
+  agentId: string;
+  attempt: number;
+  /** The commit the agent's branch starts from (the wave's base). */
+  baseCommit: string;
+  /** The agent branch (`polywave/<slug>/wave<N>-agent-<id>`); absent for solo/integration agents. */
+  branch?: string;
+  /** The repository root the agent's worktree belongs to (orchestrator side). */
+  repoRoot: string;
+  /** Solo and integration agents work in the main checkout: never distributed. */
+  solo: boolean;
+}
+
+/** One agent launch handed to a {@link Dispatcher}. */
+export interface AgentJob {
+  /** Exactly what the in-process runtime gets (the Redis dispatcher serializes what a worker needs). */
+  options: RunAgentOptions;
+  context: AgentJobContext;
+}
+
+/** Where an agent ran, when it was not in this process. */
+export interface DispatchRecord {
+  dispatcher: 'redis';
+  job_id: string;
+  worker?: string;
+  /** Times the job stalled (its worker died) and BullMQ handed it to another worker: E19 transient failures. */
+  stalls: number;
+  /** Enqueue → a worker started the job (ms). */
+  enqueue_to_start_ms?: number;
+  /** The worker finished → the result was written here (report saved, branch fetched) (ms). */
+  finish_to_result_ms?: number;
+}
+
+/** What a dispatcher returns: the runtime's result, plus where it ran. */
+export interface AgentJobResult extends RunAgentResult {
+  dispatch?: DispatchRecord;
+}
+
+/**
+ * The seam between run-wave and the machines agents run on (issue 17). run-wave stays the single
+ * writer of the manifest and does E42, E19 and finalize itself; a dispatcher only runs the agent
+ * and brings its commits into the local worktree and its report through `options.reportCompletion`.
+ */
+export interface Dispatcher {
+  readonly name: 'in-process' | 'redis';
+  runAgentJob(job: AgentJob): Promise<AgentJobResult>;
+  close(): Promise<void>;
+}
+
+/** Today's behaviour: the agent runs in this process, in the local worktree. */
+export const inProcessDispatcher: Dispatcher = {
+  name: 'in-process',
+  runAgentJob: (job) => runAgent(job.options),
+  close: async () => undefined,
+};

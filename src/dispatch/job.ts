@@ -1,0 +1,121 @@
+import { z } from 'zod';
+import type { AgentOutcome, AgentRole } from '../agents/contract.js';
+import { PolywaveError } from '../errors/polywave-error.js';
+import { branchName } from '../protocol/names.js';
+import { dispatchCodes } from './codes.js';
+
+/** Placeholders in a job's prompt text for paths that only exist on the machine that runs it. */
+export const worktreeToken = '{{POLYWAVE_WORKTREE}}';
+
+/** The BullMQ queue of jobs without labels; labelled jobs go to `<base>@<label+label…>`. */
+export const baseQueueName = 'polywave-agents';
+
+/** Key prefix of everything polywave keeps in Redis besides BullMQ's queues. */
+export const registryPrefix = 'polywave:workers:';
+
+/** Labels: lower-case words, so a queue name is stable however they were typed. */
+const labelPattern = /^[a-z0-9][a-z0-9_-]{0,31}$/;
+
+/** Normalized label set (sorted, unique), checked. */
+export function normalizeLabels(labels: readonly string[]): string[] {
+  const result = [...new Set(labels.map((label) => label.trim().toLowerCase()).filter((label) => label !== ''))].sort();
+  for (const label of result) if (!labelPattern.test(label)) throw new PolywaveError({ code: dispatchCodes.invalidJob, message: `label ${JSON.stringify(label)} must match ${labelPattern.source}` });
+  return result;
+}
+
+/**
+ * The queue a job with `labels` goes to: one queue per label set (sorted, joined with `+`). A worker
+ * serves the queue of every subset of its labels, so a job only ever reaches a worker that has all
+ * of the job's labels (see docs/scale-out.md).
+ */
+export function queueNameFor(labels: readonly string[]): string {
+  const set = normalizeLabels(labels);
+  return set.length === 0 ? baseQueueName : `${baseQueueName}@${set.join('+')}`;
+}
+
+/** Every subset of `labels` (a worker with at most 6 labels serves at most 64 queues). */
+export function labelSubsets(labels: readonly string[]): string[][] {
+  const set = normalizeLabels(labels);
+  if (set.length > 6) throw new PolywaveError({ code: dispatchCodes.invalidJob, message: `a worker takes at most 6 labels (got ${set.length})` });
+  const subsets: string[][] = [];
+  for (let mask = 0; mask < 1 << set.length; mask += 1) subsets.push(set.filter((_, index) => (mask & (1 << index)) !== 0));
+  return subsets;
+}
+
+/**
+ * E9 across machines: the same agent attempt on the same base always gets the same job id, so
+ * BullMQ keeps one job however often the orchestrator (re)enqueues it. (`:` is BullMQ's key separator.)
+ */
+export function agentJobId(context: { slug: string; wave: number; agentId: string; baseCommit: string; attempt: number }): string {
+  return `${context.slug}.w${context.wave}.${context.agentId}.${context.baseCommit.slice(0, 12)}.a${context.attempt}`;
+}
+
+/**
+ * What a worker gets: everything it needs to redo the launch from the shared remote, and nothing
+ * of the orchestrator's machine — no path on its disk (paths in the prompts are {@link worktreeToken}),
+ * no environment, no model key (workers hold their own).
+ */
+export const agentJobDataSchema = z.strictObject({
+  v: z.literal(1),
+  job_id: z.string().min(1),
+  slug: z.string().regex(/^[a-z0-9][-a-z0-9]*$/),
+  wave: z.number().int().min(1),
+  agent: z.string().regex(/^[A-Z][2-9]?$/),
+  attempt: z.number().int().min(1),
+  role: z.string().min(1),
+  /** The model string (`anthropic:…`, `script:` — a script's text travels in `script_text`). */
+  model: z.string(),
+  script_text: z.string().optional(),
+  system_prompt: z.string(),
+  prompt: z.string(),
+  base_commit: z.string().regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/),
+  branch: z.string().min(1),
+  /** The ref on the remote that holds the base commit (pushed by the orchestrator). */
+  base_ref: z.string().min(1),
+  owned_files: z.array(z.string()),
+  frozen_paths: z.array(z.string()),
+  /** The IMPL manifest, repository-relative (read-only for the agent; present at the base commit when committed). */
+  impl_path: z.string().optional(),
+  limits: z.strictObject({ timeoutMs: z.number().int().positive().optional(), maxTurns: z.number().int().positive().optional() }),
+  labels: z.array(z.string()),
+  remote: z.string().min(1),
+  enqueued_at: z.number(),
+});
+
+/** A worker's job. */
+export type AgentJobData = z.infer<typeof agentJobDataSchema>;
+
+/** A worker's answer (the BullMQ return value). */
+export interface AgentJobReturn {
+  v: 1;
+  job_id: string;
+  worker: string;
+  outcome: AgentOutcome;
+  /** The set_completion input the agent gave (the orchestrator writes it with its locked writer). */
+  report?: Record<string, unknown>;
+  /** The agent branch's commit as pushed (undefined: nothing pushed — no commit beyond the base). */
+  head?: string;
+  /** The agent's events of interest (turns, tool calls, denials), replayed by the orchestrator. */
+  events: unknown[];
+  started_at: number;
+  finished_at: number;
+}
+
+/** The agent branch a job may push — and nothing else (E5 name of its slug, wave and agent). */
+export function assertJobBranch(data: Pick<AgentJobData, 'slug' | 'wave' | 'agent' | 'branch'>): string {
+  let expected: string;
+  try {
+    expected = branchName(data.slug, data.wave, data.agent);
+  } catch {
+    expected = `polywave/${data.slug}/wave${data.wave}-agent-${data.agent}`;
+  }
+  if (data.branch !== expected) {
+    throw new PolywaveError({ code: dispatchCodes.refRefused, message: `refusing to push ${JSON.stringify(data.branch)}: a job of agent ${data.agent} (wave ${data.wave} of ${data.slug}) may only push ${expected}` });
+  }
+  return expected;
+}
+
+/** Role names the worker accepts (wave agents; the others never leave the orchestrator). */
+export function jobRole(role: string): AgentRole {
+  return role as AgentRole;
+}

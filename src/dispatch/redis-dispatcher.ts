@@ -1,0 +1,264 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Job, Queue, QueueEvents } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { AgentEvent, AgentFailureKind, AgentOutcome, ModelSpec } from '../agents/contract.js';
+import { emptyUsage } from '../agents/contract.js';
+import { createJail } from '../agents/jail/jail.js';
+import { resolveModelSpec } from '../agents/model-spec.js';
+import { PolywaveError } from '../errors/polywave-error.js';
+import { createGit } from '../git/git-cli.js';
+import type { Git } from '../git/git-port.js';
+import { dispatchCodes } from './codes.js';
+import { inProcessDispatcher, type AgentJob, type AgentJobResult, type Dispatcher, type DispatchRecord } from './dispatcher.js';
+import { agentJobId, queueNameFor, worktreeToken, type AgentJobData, type AgentJobReturn } from './job.js';
+import { assertRedisReachable, bullConnectionFromUrl, redactRedisUrl, redisOptionsFromUrl } from './redis-url.js';
+import { listWorkers, servesLabels } from './registry.js';
+
+/** Options of {@link createRedisDispatcher}. */
+export interface RedisDispatcherOptions {
+  /** `redis://host:port` */
+  url: string;
+  /** The shared git remote every worker clones (any git URL); the orchestrator pushes bases and fetches agent branches there. */
+  remote: string;
+  /** Labels per agent: key `<agent id>` or `<slug>/<agent id>` (polywave.config.json `dispatch.labels`). */
+  labels?: Readonly<Record<string, readonly string[]>>;
+  /** How long a job waits for a live worker with its labels before it fails with DISPATCH_NO_WORKER (default 30 s). */
+  labelWaitMs?: number;
+  /** How long Redis may be unreachable mid-run before an attempt fails with DISPATCH_REDIS_LOST (default 60 s). */
+  outageMs?: number;
+  /** The orchestrator's environment (git runs with it; nothing of it is sent to workers). */
+  env: Readonly<Record<string, string | undefined>>;
+  /** How long finished jobs stay in Redis (their result answers a re-enqueue of the same id: E9). Default 24 h. */
+  keepFinishedSeconds?: number;
+}
+
+/** The ref that carries a wave's base commit on the shared remote (the only non-agent ref the orchestrator pushes). */
+export function baseRefName(slug: string, wave: number): string {
+  return `refs/polywave/base/${slug}/wave${wave}`;
+}
+
+function failedOutcome(kind: AgentFailureKind, code: string, message: string): AgentOutcome {
+  return { status: 'failed', failure: { kind, message: `${code}: ${message}` }, text: '', turns: 0, usage: emptyUsage(), durationMs: 0, denials: [] };
+}
+
+/** E19 kind of a job a worker failed with `reason` (`CODE: message`). */
+function kindOfFailure(reason: string): AgentFailureKind {
+  if (reason.startsWith(dispatchCodes.remoteUnreachable) || reason.startsWith(dispatchCodes.noWorker)) return 'config';
+  if (reason.startsWith(dispatchCodes.redisLost) || /stalled|lock/i.test(reason)) return 'transient';
+  return 'fatal';
+}
+
+class OutageError extends Error {}
+
+/**
+ * The BullMQ dispatcher (issue 17): each agent attempt becomes one job with a deterministic id on
+ * the queue of its label set; a `polywave worker` runs it from the shared remote and pushes only the
+ * agent branch; here the branch is fetched into the local worktree and the report written with the
+ * locked writer, so run-wave's E42, E19 and finalize run exactly as for a local agent.
+ * Throws DISPATCH_REDIS_UNREACHABLE (exit 2) when Redis does not answer now.
+ */
+export async function createRedisDispatcher(options: RedisDispatcherOptions): Promise<Dispatcher> {
+  if (!options.remote) throw new PolywaveError({ code: dispatchCodes.noRemote, message: 'the Redis dispatcher needs the shared git remote workers clone (--dispatch-remote <git-url> or dispatch.remote in polywave.config.json)' });
+  await assertRedisReachable(options.url);
+  const connection = bullConnectionFromUrl(options.url);
+  const client = new Redis(redisOptionsFromUrl(options.url));
+  client.on('error', () => undefined);
+  const queues = new Map<string, { queue: Queue; events: QueueEvents; ready: Promise<unknown> }>();
+  const stalls = new Map<string, number>();
+  const labelWaitMs = options.labelWaitMs ?? 30_000;
+  const outageMs = options.outageMs ?? 60_000;
+  const keep = options.keepFinishedSeconds ?? 24 * 3600;
+  const pushedBases = new Map<string, Promise<void>>();
+  const gitOf = (directory: string): Git => createGit(directory, { env: options.env });
+
+  const queueFor = (name: string) => {
+    let entry = queues.get(name);
+    if (!entry) {
+      const queue = new Queue(name, { connection });
+      const events = new QueueEvents(name, { connection });
+      queue.on('error', () => undefined);
+      events.on('error', () => undefined);
+      // E19: a stalled job (its worker died or hung past its lock) goes back to the queue for another worker.
+      events.on('stalled', ({ jobId }) => stalls.set(jobId, (stalls.get(jobId) ?? 0) + 1));
+      entry = { queue, events, ready: Promise.all([queue.waitUntilReady(), events.waitUntilReady()]) };
+      queues.set(name, entry);
+    }
+    return entry;
+  };
+
+  /** Rejects with OutageError once the connection has been down for longer than the outage limit. */
+  const outageWatch = (): { promise: Promise<never>; stop: () => void } => {
+    let downSince: number | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    const promise = new Promise<never>((_, reject) => {
+      timer = setInterval(() => {
+        if (client.status === 'ready') downSince = undefined;
+        else {
+          downSince ??= Date.now();
+          if (Date.now() - downSince > outageMs) reject(new OutageError(`Redis at ${redactRedisUrl(options.url)} unreachable for more than ${Math.round(outageMs / 1000)} s`));
+        }
+      }, 100);
+    });
+    promise.catch(() => undefined);
+    return { promise, stop: () => clearInterval(timer) };
+  };
+  const guarded = async <T>(work: Promise<T>): Promise<T> => {
+    const watch = outageWatch();
+    try {
+      return await Promise.race([work, watch.promise]);
+    } finally {
+      watch.stop();
+    }
+  };
+
+  const labelsOf = (slug: string, agentId: string): string[] => [...(options.labels?.[`${slug}/${agentId}`] ?? options.labels?.[agentId] ?? [])];
+
+  const waitForWorker = async (labels: string[]): Promise<boolean> => {
+    const deadline = Date.now() + labelWaitMs;
+    for (;;) {
+      const workers = await listWorkers(client);
+      if (workers.some((worker) => servesLabels(worker, labels))) return true;
+      if (Date.now() >= deadline) return false;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  };
+
+  const pushBase = (repoRoot: string, slug: string, wave: number, base: string): Promise<void> => {
+    const key = `${repoRoot}\0${slug}\0${wave}\0${base}`;
+    let pending = pushedBases.get(key);
+    if (!pending) {
+      pending = gitOf(repoRoot)
+        .run(['push', '--quiet', options.remote, `+${base}:${baseRefName(slug, wave)}`])
+        .then(() => undefined);
+      pushedBases.set(key, pending);
+      pending.catch(() => pushedBases.delete(key));
+    }
+    return pending;
+  };
+
+  const scriptText = async (spec: ModelSpec, job: AgentJob): Promise<string | undefined> => {
+    if (spec.backend !== 'script') return undefined;
+    const file = spec.scriptPath ?? job.options.env.POLYWAVE_SCRIPT;
+    if (!file) return undefined;
+    const absolute = path.isAbsolute(file) ? file : path.resolve(job.options.env.POLYWAVE_REPO_ROOT ?? job.options.cwd, file);
+    return readFile(absolute, 'utf8');
+  };
+
+  /** The orchestrator's paths in a prompt become the worker's worktree (longest first). */
+  const portable = (text: string, job: AgentJob): string => {
+    const { cwd, implPath } = job.options;
+    let result = text;
+    if (implPath) result = result.split(implPath).join(`${worktreeToken}/${path.relative(job.context.repoRoot, implPath).split(path.sep).join('/')}`);
+    return result.split(cwd).join(worktreeToken);
+  };
+
+  const run = async (job: AgentJob): Promise<AgentJobResult> => {
+    const { context, options: request } = job;
+    const spec = typeof request.model === 'object' ? request.model : resolveModelSpec(request.model, request.env);
+    const jail = await createJail(request.policy, { env: request.env });
+    const jobId = agentJobId(context);
+    const dispatch: DispatchRecord = { dispatcher: 'redis', job_id: jobId, stalls: 0 };
+    const fail = (kind: AgentFailureKind, code: string, message: string): AgentJobResult => ({ outcome: failedOutcome(kind, code, message), spec, jail, dispatch });
+    const labels = labelsOf(context.slug, context.agentId);
+    const branch = context.branch!;
+
+    try {
+      if (!(await guarded(waitForWorker(labels)))) {
+        return fail('config', dispatchCodes.noWorker, `no live worker ${labels.length > 0 ? `has the label(s) ${labels.join(', ')}` : 'is connected'} (waited ${Math.round(labelWaitMs / 1000)} s); start one with: polywave worker --redis ${redactRedisUrl(options.url)} --remote ${options.remote}${labels.map((label) => ` --label ${label}`).join('')}`);
+      }
+      try {
+        await pushBase(context.repoRoot, context.slug, context.wave, context.baseCommit);
+      } catch (error) {
+        return fail('config', dispatchCodes.remoteUnreachable, `cannot push the wave's base to the shared remote ${options.remote}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+      }
+      const text = await scriptText(spec, job);
+      const data: AgentJobData = {
+        v: 1,
+        job_id: jobId,
+        slug: context.slug,
+        wave: context.wave,
+        agent: context.agentId,
+        attempt: context.attempt,
+        role: request.role,
+        model: spec.backend === 'script' ? 'script:' : spec.raw,
+        ...(text !== undefined ? { script_text: text } : {}),
+        system_prompt: portable(request.systemPrompt, job),
+        prompt: portable(request.prompt, job),
+        base_commit: context.baseCommit,
+        branch,
+        base_ref: baseRefName(context.slug, context.wave),
+        owned_files: [...request.policy.ownedFiles],
+        frozen_paths: [...(request.policy.frozenPaths ?? [])],
+        ...(request.implPath ? { impl_path: path.relative(context.repoRoot, request.implPath).split(path.sep).join('/') } : {}),
+        limits: { ...(request.limits?.timeoutMs ? { timeoutMs: request.limits.timeoutMs } : {}), ...(request.limits?.maxTurns ? { maxTurns: request.limits.maxTurns } : {}) },
+        labels,
+        remote: options.remote,
+        enqueued_at: Date.now(),
+      };
+      const { queue, events, ready } = queueFor(queueNameFor(labels));
+      await guarded(ready);
+      // E9: the same attempt on the same base is one job, however often it is enqueued.
+      await guarded(queue.add('agent', data, { jobId, attempts: 1, removeOnComplete: { age: keep }, removeOnFail: { age: keep } }));
+      let stored = await guarded(Job.fromId<AgentJobData, AgentJobReturn>(queue, jobId));
+      if (!stored) return fail('transient', dispatchCodes.redisLost, `job ${jobId} vanished from Redis`);
+      const state = await guarded(stored.getState());
+      // A re-run after a failure of this very attempt: run it again (a completed one is reused as it is).
+      if (state === 'failed') await guarded(stored.retry());
+      let value: AgentJobReturn;
+      if (state === 'completed' && stored.returnvalue) value = stored.returnvalue;
+      else {
+        try {
+          value = (await guarded(stored.waitUntilFinished(events))) as AgentJobReturn;
+        } catch (error) {
+          if (error instanceof OutageError) throw error;
+          const reason = error instanceof Error ? error.message : String(error);
+          stored = (await guarded(Job.fromId<AgentJobData, AgentJobReturn>(queue, jobId))) ?? stored;
+          dispatch.stalls = stalls.get(jobId) ?? 0;
+          const code = /^[A-Z][A-Z0-9_]+:/.exec(reason) ? '' : 'DISPATCH_WORKER_FAILED: ';
+          return { outcome: { ...failedOutcome(kindOfFailure(reason), '', ''), failure: { kind: kindOfFailure(reason), message: `${code}${reason}` } }, spec, jail, dispatch };
+        }
+      }
+      const received = Date.now();
+      dispatch.worker = value.worker;
+      dispatch.stalls = stalls.get(jobId) ?? 0;
+      dispatch.enqueue_to_start_ms = Math.max(0, value.started_at - data.enqueued_at);
+      // The agent's commits: the branch the worker pushed, fast-forwarded into the local worktree.
+      if (value.head && value.head !== context.baseCommit) {
+        const git = gitOf(request.cwd);
+        try {
+          await git.run(['fetch', '--quiet', '--no-tags', options.remote, `refs/heads/${branch}`]);
+        } catch (error) {
+          return fail('config', dispatchCodes.remoteUnreachable, `cannot fetch ${branch} from the shared remote ${options.remote}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+        }
+        const fetched = (await git.run(['rev-parse', 'FETCH_HEAD'])).stdout.trim();
+        if (fetched !== value.head) return fail('transient', dispatchCodes.branchMismatch, `${branch} on ${options.remote} is at ${fetched.slice(0, 12)}, the job's result names ${value.head.slice(0, 12)} (another run of the job pushed it)`);
+        await git.run(['merge', '--ff-only', '--quiet', value.head]);
+      }
+      // The report, written here by the single writer (the worker only validated it).
+      if (value.report && request.reportCompletion) {
+        await request.reportCompletion({ ...value.report, worktree: request.cwd, branch });
+      }
+      for (const event of value.events as AgentEvent[]) request.onEvent?.(event);
+      dispatch.finish_to_result_ms = Math.max(0, Date.now() - value.finished_at);
+      void received;
+      return { outcome: value.outcome, spec, jail, dispatch };
+    } catch (error) {
+      if (error instanceof OutageError) return fail('transient', dispatchCodes.redisLost, `${error.message}; the manifest is intact — re-run when Redis is back (E9 resumes)`);
+      throw error;
+    }
+  };
+
+  return {
+    name: 'redis',
+    runAgentJob: (job) => (job.context.solo || !job.context.branch ? inProcessDispatcher.runAgentJob(job) : run(job)),
+    close: async () => {
+      await Promise.all([...queues.values()].map(async ({ queue, events }) => {
+        await Promise.race([Promise.all([queue.close(), events.close()]), new Promise((resolve) => setTimeout(resolve, 1000))]);
+        await queue.disconnect().catch(() => undefined);
+        await events.disconnect().catch(() => undefined);
+      }));
+      client.disconnect();
+    },
+  };
+}

@@ -1,0 +1,247 @@
+import { existsSync } from 'node:fs';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { AgentEvent } from '../agents/contract.js';
+import { runAgent } from '../agents/run-agent.js';
+import { dispatchCodes } from '../dispatch/codes.js';
+import { agentJobDataSchema, assertJobBranch, jobRole, labelSubsets, normalizeLabels, queueNameFor, worktreeToken, type AgentJobData, type AgentJobReturn } from '../dispatch/job.js';
+import { assertRedisReachable, bullConnectionFromUrl, redisOptionsFromUrl } from '../dispatch/redis-url.js';
+import { removeWorkerRecord, writeWorkerRecord, type WorkerRecord } from '../dispatch/registry.js';
+import { journalPaths } from '../engine/journal.js';
+import { PolywaveError } from '../errors/polywave-error.js';
+import { createGit } from '../git/git-cli.js';
+import { buildCompletionReport, type CompletionReportInput } from '../protocol/completion-report.js';
+
+/** Options of {@link startWorker}. */
+export interface WorkerOptions {
+  redisUrl: string;
+  /** The shared git remote (this worker's URL for it: its credentials, its transport). */
+  remote: string;
+  /** Where the clone and the job worktrees live. */
+  dir: string;
+  concurrency: number;
+  labels: readonly string[];
+  /** The worker's environment: model keys live here and never travel in a job. */
+  env: Readonly<Record<string, string | undefined>>;
+  id?: string;
+  /** BullMQ lock of a running job (ms; a dead worker's job is handed on after it lapses). Default 30 s. */
+  lockDurationMs?: number;
+  /** How often workers look for stalled jobs (ms). Default 15 s. */
+  stalledIntervalMs?: number;
+  /** Registry heartbeat (ms; the record expires after 3 beats). Default 2 s. */
+  heartbeatMs?: number;
+  /** Run agents without the OS sandbox — this worker's decision, never the job's. */
+  unsafeNoSandbox?: boolean;
+  log?: (line: string) => void;
+}
+
+/** A running worker. */
+export interface RunningWorker {
+  id: string;
+  /** Finishes the jobs it runs (or, with `force`, hands them back as stalled), then disconnects. */
+  close(force?: boolean): Promise<void>;
+  /** Resolves when the worker has closed. */
+  closed: Promise<void>;
+}
+
+/** The agent-only tool events a job result carries back (the text of tool output stays here). */
+function keepEvent(event: AgentEvent): AgentEvent | undefined {
+  if (event.type === 'turn-end' || event.type === 'tool-call-deny') return event;
+  if (event.type === 'tool-call-end') return { ...event, output: '' };
+  return undefined;
+}
+
+function firstLine(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return text.split('\n').find((line) => line.trim() !== '')?.trim() ?? text;
+}
+
+/**
+ * `polywave worker` (issue 17): keeps a clone of the shared remote in `dir`, takes agent jobs from
+ * the queues of every subset of its labels, and for each: fetches the wave's base, makes a worktree
+ * on the agent branch, runs the agent through the same runtime and jail as run-wave, pushes ONLY the
+ * agent branch (anything else: DISPATCH_REF_REFUSED) and returns the report and usage. Registers
+ * itself in Redis (heartbeat) for `polywave workers`. Throws DISPATCH_REDIS_UNREACHABLE or
+ * DISPATCH_REMOTE_UNREACHABLE (exit 2) when it cannot start.
+ */
+export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
+  const log = options.log ?? (() => undefined);
+  const labels = normalizeLabels(options.labels);
+  const subsets = labelSubsets(labels);
+  await assertRedisReachable(options.redisUrl);
+  const id = options.id ?? `${os.hostname()}-${process.pid}`;
+  const dir = path.resolve(options.dir);
+  const clone = path.join(dir, 'repo.git');
+  const env = options.env;
+  await mkdir(dir, { recursive: true });
+  const cloneGit = createGit(clone, { env });
+  if (!existsSync(path.join(clone, 'HEAD'))) {
+    try {
+      await createGit(dir, { env }).run(['clone', '--quiet', '--bare', '--no-tags', options.remote, clone]);
+    } catch (error) {
+      throw new PolywaveError({ code: dispatchCodes.remoteUnreachable, message: `cannot clone the shared remote ${options.remote}: ${firstLine(error)}` });
+    }
+  } else {
+    await cloneGit.run(['ls-remote', '--quiet', options.remote, 'HEAD']).catch((error: unknown) => {
+      throw new PolywaveError({ code: dispatchCodes.remoteUnreachable, message: `the shared remote ${options.remote} is unreachable: ${firstLine(error)}` });
+    });
+  }
+
+  const connection = bullConnectionFromUrl(options.redisUrl);
+  const client = new Redis(redisOptionsFromUrl(options.redisUrl));
+  client.on('error', () => undefined);
+  const current = new Set<string>();
+  let done = 0;
+  const startedAt = new Date().toISOString();
+  const heartbeatMs = options.heartbeatMs ?? 2000;
+  const record = (): WorkerRecord => ({ id, host: os.hostname(), pid: process.pid, labels, concurrency: options.concurrency, current: [...current].sort(), done, started_at: startedAt, heartbeat_at: new Date().toISOString() });
+  const beat = () => writeWorkerRecord(client, record(), heartbeatMs * 3).catch(() => undefined);
+
+  // One concurrency budget across the queues of every label subset.
+  let active = 0;
+  const waiting: Array<() => void> = [];
+  const acquire = async () => {
+    if (active >= options.concurrency) await new Promise<void>((resolve) => waiting.push(resolve));
+    else active += 1;
+    return () => {
+      const next = waiting.shift();
+      if (next) next();
+      else active -= 1;
+    };
+  };
+
+  const processJob = async (job: Job): Promise<AgentJobReturn> => {
+    const parsed = agentJobDataSchema.safeParse(job.data);
+    if (!parsed.success) throw new UnrecoverableError(`${dispatchCodes.invalidJob}: job ${job.id}: ${parsed.error.issues[0]?.path.join('.') ?? ''} ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+    const data: AgentJobData = parsed.data;
+    // Only the agent's own branch ever leaves this machine.
+    try {
+      assertJobBranch(data);
+    } catch (error) {
+      throw new UnrecoverableError(PolywaveError.isInstance(error) ? `${error.code}: ${error.message}` : String(error));
+    }
+    const release = await acquire();
+    current.add(data.job_id);
+    void beat();
+    const startedAtMs = Date.now();
+    log(`job ${data.job_id}: agent ${data.agent} of ${data.slug} wave ${data.wave} (attempt ${data.attempt})`);
+    const worktree = path.join(dir, 'work', data.job_id);
+    try {
+      try {
+        await cloneGit.run(['fetch', '--quiet', '--no-tags', options.remote, `+${data.base_ref}:${data.base_ref}`]);
+      } catch (error) {
+        throw new UnrecoverableError(`${dispatchCodes.remoteUnreachable}: cannot fetch ${data.base_ref} from the shared remote ${options.remote}: ${firstLine(error)}`);
+      }
+      await removeWorktree(worktree);
+      await cloneGit.run(['worktree', 'add', '--quiet', '-B', data.branch, worktree, data.base_commit]);
+      let model = data.model;
+      if (data.script_text !== undefined) {
+        const scriptFile = path.join(dir, 'scripts', `${data.job_id}.yaml`);
+        await mkdir(path.dirname(scriptFile), { recursive: true });
+        await writeFile(scriptFile, data.script_text);
+        model = `script:${scriptFile}`;
+      }
+      const localize = (text: string) => text.split(worktreeToken).join(worktree);
+      const implPath = data.impl_path && existsSync(path.join(worktree, data.impl_path)) ? path.join(worktree, data.impl_path) : undefined;
+      let report: Record<string, unknown> | undefined;
+      const events: AgentEvent[] = [];
+      const run = await runAgent({
+        ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
+        agentId: data.agent,
+        role: jobRole(data.role),
+        wave: data.wave,
+        attempt: data.attempt,
+        model,
+        systemPrompt: localize(data.system_prompt),
+        prompt: localize(data.prompt),
+        cwd: worktree,
+        branch: data.branch,
+        baseCommit: data.base_commit,
+        ...(implPath ? { implPath } : {}),
+        policy: { root: worktree, ownedFiles: data.owned_files, frozenPaths: data.frozen_paths, branch: data.branch, readablePaths: [] },
+        limits: data.limits,
+        env: { ...env, POLYWAVE_REPO_ROOT: worktree },
+        onEvent: (event) => {
+          const kept = keepEvent(event);
+          if (kept && events.length < 5000) events.push(kept);
+        },
+        journal: journalPaths(dir, data.slug, data.wave, data.agent),
+        // The worker only checks the report (same rules as the writer); the orchestrator writes it.
+        reportCompletion: async (input) => {
+          const built = buildCompletionReport(input as CompletionReportInput, { agentId: data.agent });
+          const blocking = built.findings.filter((finding) => finding.severity === 'error' || finding.severity === 'fatal');
+          if (!built.ok || blocking.length > 0) return { ok: false, code: blocking[0]?.code ?? 'X001_INVALID_INPUT', message: blocking[0]?.message ?? 'invalid report' };
+          report = { ...input };
+          return { ok: true, status: built.report.status ?? '' };
+        },
+        hasCompletionReport: async () => report !== undefined,
+      });
+      const worktreeGit = createGit(worktree, { env });
+      const head = (await worktreeGit.headCommit()).trim();
+      if (head !== data.base_commit) {
+        try {
+          await worktreeGit.run(['push', '--quiet', options.remote, `+${head}:refs/heads/${data.branch}`]);
+        } catch (error) {
+          const message = firstLine(error);
+          if (/hook declined|pre-receive|update hook|remote rejected/i.test(String(error instanceof Error ? error.message : error))) throw new UnrecoverableError(`${dispatchCodes.refRefused}: the shared remote ${options.remote} refused ${data.branch}: ${message}`);
+          throw new UnrecoverableError(`${dispatchCodes.remoteUnreachable}: cannot push ${data.branch} to the shared remote ${options.remote}: ${message}`);
+        }
+      }
+      done += 1;
+      log(`job ${data.job_id}: ${run.outcome.status}${report ? ` (report ${String(report.status)})` : ''}`);
+      return { v: 1, job_id: data.job_id, worker: id, outcome: { ...run.outcome, text: run.outcome.text.slice(0, 20_000) }, ...(report ? { report } : {}), ...(head !== data.base_commit ? { head } : {}), events, started_at: startedAtMs, finished_at: Date.now() };
+    } finally {
+      await removeWorktree(worktree);
+      current.delete(data.job_id);
+      release();
+      void beat();
+    }
+  };
+
+  async function removeWorktree(worktree: string): Promise<void> {
+    if (existsSync(worktree)) {
+      // This worker's own disposable copy: what mattered was pushed (or the job failed).
+      await cloneGit.run(['worktree', 'remove', '--force', worktree]).catch(() => undefined);
+      await rm(worktree, { recursive: true, force: true });
+    }
+    await cloneGit.run(['worktree', 'prune']).catch(() => undefined);
+  }
+
+  const workers = subsets.map(
+    (subset) =>
+      new Worker(queueNameFor(subset), processJob, {
+        connection,
+        concurrency: options.concurrency,
+        lockDuration: options.lockDurationMs ?? 30_000,
+        stalledInterval: options.stalledIntervalMs ?? 15_000,
+        maxStalledCount: 3,
+      }),
+  );
+  for (const worker of workers) worker.on('error', (error) => log(`bullmq: ${firstLine(error)}`));
+  await Promise.all(workers.map((worker) => worker.waitUntilReady()));
+  await beat();
+  const timer = setInterval(() => void beat(), heartbeatMs);
+  log(`worker ${id} ready: labels [${labels.join(', ')}], concurrency ${options.concurrency}, queues ${subsets.map((subset) => queueNameFor(subset)).join(', ')}`);
+
+  let resolveClosed: () => void = () => undefined;
+  const closed = new Promise<void>((resolve) => (resolveClosed = resolve));
+  let closing: Promise<void> | undefined;
+  return {
+    id,
+    closed,
+    close: (force = false) => {
+      if (closing && !force) return closing;
+      closing = (async () => {
+        await Promise.all(workers.map((worker) => worker.close(force)));
+        clearInterval(timer);
+        await removeWorkerRecord(client, id).catch(() => undefined);
+        client.disconnect();
+        resolveClosed();
+      })();
+      return closing;
+    },
+  };
+}

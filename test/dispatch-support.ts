@@ -1,0 +1,195 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { binPath, runCli, type CliResult } from './support/cli.js';
+import { createTestRepo, type TestRepo } from './support/git-repo.js';
+
+// Issue 17 test rig: a real redis-server on a free loopback port, a `file://` bare remote, real
+// `node bin/polywave.js worker` processes with their own clone directories.
+
+/** Git with no system/global config (as the test repositories) and an identity for the workers' clones. */
+export const gitEnv: Record<string, string> = {
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  GIT_AUTHOR_NAME: 'Polywave Worker',
+  GIT_AUTHOR_EMAIL: 'worker@example.invalid',
+  GIT_COMMITTER_NAME: 'Polywave Worker',
+  GIT_COMMITTER_EMAIL: 'worker@example.invalid',
+};
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/** A redis-server of its own (no persistence), stopped by `stop()`. */
+export interface TestRedis {
+  port: number;
+  url: string;
+  stop(): Promise<void>;
+  /** Starts it again on the same port (after `stop`). */
+  restart(): Promise<void>;
+}
+
+export async function startRedis(dir: string, port?: number): Promise<TestRedis> {
+  const chosen = port ?? (await freePort());
+  mkdirSync(dir, { recursive: true });
+  let child: ChildProcess | undefined;
+  const launch = async () => {
+    child = spawn('redis-server', ['--port', String(chosen), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+    for (let tries = 0; tries < 100; tries += 1) {
+      if (await canConnect(chosen)) return;
+      await sleep(50);
+    }
+    throw new Error('redis-server did not start');
+  };
+  await launch();
+  return {
+    port: chosen,
+    url: `redis://127.0.0.1:${chosen}`,
+    stop: async () => {
+      const running = child;
+      if (!running || running.exitCode !== null) return;
+      const exited = new Promise((resolve) => running.once('exit', resolve));
+      running.kill('SIGKILL');
+      await exited;
+    },
+    restart: launch,
+  };
+}
+
+function canConnect(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** A `polywave worker` process. */
+export interface TestWorker {
+  id: string;
+  child: ChildProcess;
+  log: () => string;
+  exited: Promise<number | null>;
+}
+
+export async function startWorker(options: { id: string; redisUrl: string; remote: string; dir: string; labels?: string[]; extra?: string[] }): Promise<TestWorker> {
+  const args = [binPath, 'worker', '--redis', options.redisUrl, '--remote', options.remote, '--dir', options.dir, '--id', options.id, '--lock-duration', '1500', '--stalled-interval', '500', ...(options.labels ?? []).flatMap((label) => ['--label', label]), ...(options.extra ?? [])];
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...gitEnv, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (log += chunk));
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (log += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const deadline = Date.now() + 20_000;
+  while (!log.includes('ready:')) {
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`worker ${options.id} did not start: ${log}`);
+    await sleep(50);
+  }
+  return { id: options.id, child, log: () => log, exited };
+}
+
+/** 8 script agents in 2 waves (A–D, then E–H), each owning src/<x>.js and src/<x>.test.js. */
+export const waveAgents = [
+  ['A', 'B', 'C', 'D'],
+  ['E', 'F', 'G', 'H'],
+] as const;
+
+export function twoWaveImpl(slug: string): string {
+  const rows = waveAgents.flatMap((ids, index) => ids.flatMap((id) => [`src/${id.toLowerCase()}.js`, `src/${id.toLowerCase()}.test.js`].flatMap((file) => [`    - file: ${file}`, `      agent: ${id}`, `      wave: ${index + 1}`, '      action: new'])));
+  return [
+    'title: Eight letters',
+    `feature_slug: ${slug}`,
+    'verdict: SUITABLE',
+    'state: WAVE_PENDING',
+    'test_command: "node -e \\"process.exit(0)\\""',
+    'file_ownership:',
+    ...rows,
+    'interface_contracts:',
+    '    - name: Letter',
+    '      description: A letter constant.',
+    '      definition: "export const x: string"',
+    '      location: src/a.js',
+    'waves:',
+    ...waveAgents.flatMap((ids, index) => [`    - number: ${index + 1}`, '      agents:', ...ids.flatMap((id) => [`        - id: ${id}`, `          task: Implement src/${id.toLowerCase()}.js.`, '          files:', `            - src/${id.toLowerCase()}.js`, `            - src/${id.toLowerCase()}.test.js`])]),
+    '',
+  ].join('\n');
+}
+
+/** The script of every agent; `extra` adds steps (by agent id) before the commit. */
+export function lettersScript(extra: Record<string, string[]> = {}): string {
+  return [
+    'version: 1',
+    'agents:',
+    ...waveAgents.flat().flatMap((id) => {
+      const lower = id.toLowerCase();
+      return [
+        `  ${id}:`,
+        '    steps:',
+        `      - write: { path: src/${lower}.js, content: "export const ${lower} = '${lower}';\\n" }`,
+        `      - write: { path: src/${lower}.test.js, content: "import { ${lower} } from './${lower}.js';\\nif (${lower} !== '${lower}') throw new Error('bad');\\n" }`,
+        ...(extra[id] ?? []).map((step) => `      - ${step}`),
+        `      - commit: "feat(${id}): letter ${lower}"`,
+        '      - report: { status: complete, verification: PASS, notes: "done" }',
+      ];
+    }),
+    '',
+  ].join('\n');
+}
+
+/** A repository with the IMPL, its script, and a bare `file://` clone of it as the shared remote. */
+export interface DispatchRepo {
+  repo: TestRepo;
+  implPath: string;
+  scriptPath: string;
+  remoteDir: string;
+  remote: string;
+}
+
+export async function createDispatchRepo(slug: string, script: string): Promise<DispatchRepo> {
+  const repo = await createTestRepo({ files: { [`docs/IMPL/IMPL-${slug}.yaml`]: twoWaveImpl(slug), 'src/index.js': 'export {};\n' } });
+  const scriptPath = repo.sibling('agents.yaml');
+  writeFileSync(scriptPath, script);
+  const remoteDir = repo.sibling('remote.git');
+  await repo.run(['clone', '--quiet', '--bare', repo.dir, remoteDir]);
+  return { repo, implPath: repo.path(`docs/IMPL/IMPL-${slug}.yaml`), scriptPath, remoteDir, remote: `file://${remoteDir}` };
+}
+
+/** `run-wave` through the CLI (dispatch flags when `redisUrl` is given). */
+export function runWaveCli(target: DispatchRepo, wave: number, options: { redisUrl?: string; extra?: string[]; env?: Record<string, string>; timeoutMs?: number } = {}): Promise<CliResult> {
+  const args = ['run-wave', target.implPath, '--wave', String(wave), '--model', `script:${target.scriptPath}`, '--skip-critic', '--json', ...(options.redisUrl ? ['--dispatch', options.redisUrl, '--dispatch-remote', target.remote] : []), ...(options.extra ?? [])];
+  return runCli(args, { cwd: target.repo.dir, env: { ...gitEnv, ...options.env }, timeoutMs: options.timeoutMs ?? 60_000 });
+}
+
+/** The run-wave-result line of a `--json` run. */
+export function waveResult(result: CliResult): { success: boolean; state: string; blocked?: { reason: string; agents: Array<{ agent: string; explanation: string }> }; agents: Array<{ agent: string; status: string; attempts: Array<{ dispatch?: { worker?: string; stalls: number; enqueue_to_start_ms?: number; finish_to_result_ms?: number } }> }> } {
+  const line = result.stdout.split('\n').filter((entry) => entry.includes('"run-wave-result"')).at(-1);
+  if (!line) throw new Error(`no run-wave-result (exit ${result.code}): ${result.stderr.slice(-2000)}`);
+  return (JSON.parse(line) as { result: ReturnType<typeof waveResult> }).result;
+}
+
+/** Files of HEAD outside docs/IMPL (the manifest records SHAs and paths, which differ by run) with their blob ids. */
+export async function treeWithoutManifest(repo: TestRepo): Promise<string> {
+  return (await repo.run(['ls-tree', '-r', 'HEAD']))
+    .split('\n')
+    .filter((line) => line !== '' && !line.includes('\tdocs/IMPL/'))
+    .join('\n');
+}
+
+/** Subjects of the merges since `since`, oldest first. */
+export async function mergeOrder(repo: TestRepo, since: string): Promise<string[]> {
+  return (await repo.run(['log', '--reverse', '--merges', '--format=%s', `${since}..HEAD`])).split('\n').filter(Boolean);
+}
+
+export const workersRoot = (repo: TestRepo, id: string) => path.join(repo.root, `worker-${id}`);
