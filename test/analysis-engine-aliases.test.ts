@@ -64,3 +64,43 @@ describe('findReferences: renamed exports (TS/JS)', () => {
     ]);
   });
 });
+
+describe('findReferences: CommonJS and dynamic-import destructuring', () => {
+  it('`const { fn: alias } = require(...)` and `await import(...)` bind the alias', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'lib/math.js': 'function add(a, b) {\n  return a + b;\n}\nmodule.exports = { add };\n',
+        'lib/use.cjs': "const { add: plus } = require('./math.js');\nplus(1, 2);\n",
+        'lib/lazy.mjs': "const { add: sum } = await import('./math.js');\nsum(3, 4);\n",
+        'lib/plain.cjs': "const { add } = require('./math.js');\nadd(5, 6);\n",
+      },
+    });
+    expect(where(await findReferences(repo.dir, 'add', { definedIn: 'lib/math.js' }))).toEqual([
+      'lib/lazy.mjs:1 other',
+      'lib/lazy.mjs:2 call via sum',
+      'lib/math.js:4 other',
+      'lib/plain.cjs:1 other',
+      'lib/plain.cjs:2 call',
+      'lib/use.cjs:1 other',
+      'lib/use.cjs:2 call via plus',
+    ]);
+  });
+});
+
+describe('findReferences: Python packages re-exporting under another name', () => {
+  it("`from .core import compute as calc` in __init__.py makes `from pkg import calc` a use of compute", async () => {
+    const repo = await createTestRepo({
+      files: {
+        'pkg/__init__.py': 'from .core import compute as calc\n',
+        'pkg/core.py': 'def compute():\n    return 1\n',
+        'app.py': 'from pkg import calc\n\nprint(calc())\n',
+        'other.py': 'def calc():\n    return 2\n\ncalc()\n',
+      },
+    });
+    expect(where(await findReferences(repo.dir, 'compute', { definedIn: 'pkg/core.py' }))).toEqual([
+      'app.py:1 import via calc',
+      'app.py:3 call via calc',
+      'pkg/__init__.py:1 import',
+    ]);
+  });
+});

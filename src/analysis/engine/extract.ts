@@ -579,7 +579,26 @@ function parseImport(lang: Lang, captureName: string, node: Node, spec: Node | u
   // TS / JS
   if (captureName === 'require') {
     const module = stringValue(spec);
-    return module === undefined ? undefined : { module, line, names: [{ imported: '*', local: '*' }], reexport: false };
+    if (module === undefined) return undefined;
+    // `const { a, b: c } = require('m')` / `= await import('m')`: the destructured names are imported (c is an alias of b).
+    let holder = node.parent;
+    if (holder?.type === 'await_expression') holder = holder.parent;
+    const pattern = holder?.type === 'variable_declarator' ? holder.childForFieldName('name') : null;
+    const names: ImportedName[] = [];
+    if (pattern?.type === 'object_pattern') {
+      for (const part of pattern.namedChildren) {
+        if (part?.type === 'shorthand_property_identifier_pattern') names.push({ imported: part.text, local: part.text });
+        else if (part?.type === 'pair_pattern') {
+          const key = part.childForFieldName('key');
+          const value = part.childForFieldName('value');
+          if (key && value?.type === 'identifier') {
+            skip.add(value.startIndex);
+            names.push({ imported: key.text, local: value.text });
+          }
+        }
+      }
+    }
+    return { module, line, names: names.length > 0 ? names : [{ imported: '*', local: '*' }], reexport: false };
   }
   const module = stringValue(node.childForFieldName('source'));
   if (module === undefined) return undefined;
@@ -720,7 +739,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 5;
+const factsFormat = 6;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {

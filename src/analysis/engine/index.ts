@@ -289,7 +289,9 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       for (const item of await loadFacts(context, entries, stats)) {
         loadedFiles.set(item.entry.file, item);
         for (const raw of item.facts.imports) {
-          if (!raw.reexport) continue;
+          // Python: every imported name can be imported again from the importing module (`from .core import f as g`
+          // in a package's __init__.py makes `from pkg import g` a use of f).
+          if (!raw.reexport && item.entry.lang !== 'python') continue;
           for (const name of raw.names) {
             if (exportedNames.has(name.imported) && !exportedNames.has(name.local) && name.local !== '*') {
               exportedNames.add(name.local);
