@@ -188,7 +188,7 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
     const loaded = await cache.findImpl(repo, slug);
     if (!loaded) throw new HttpError(404, 'SERVE_NOT_FOUND', `no IMPL "${slug}" in ${repo.name}`);
     if (!loaded.parsed.manifest) throw new HttpError(422, loaded.findings[0]?.code ?? 'V001_MANIFEST_INVALID', `${loaded.relative}: ${loaded.findings[0]?.message ?? 'not a usable manifest'}`);
-    return loaded as LoadedImpl & { manifest: ImplManifest };
+    return { ...loaded, manifest: loaded.parsed.manifest };
   };
   const findingsOf = (loaded: { findings: LoadedImpl['findings'] }) =>
     loaded.findings.map((finding) => ({ code: finding.code, severity: finding.severity, message: finding.message, ...(finding.field ? { field: finding.field } : {}), ...(finding.line ? { line: finding.line } : {}) }));

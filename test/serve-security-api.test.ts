@@ -1,0 +1,309 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, type RunningServer } from '../src/serve/server.js';
+import { binPath, runCli } from './support/cli.js';
+import { createTestRepo, type TestRepo } from './support/git-repo.js';
+import { lettersImplYaml } from './support/letters-impl.js';
+import { makeTempDir } from './support/temp.js';
+
+/** A real `polywave serve --port 0` process; resolves once it printed its URL. */
+function startServeProcess(args: string[], env: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string; base: string; token: string; port: number; stderr: () => string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [binPath, 'serve', '--port', '0', ...args], { env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+      const match = /(http:\/\/127\.0\.0\.1:(\d+)\/)\?token=([0-9a-f]{32})/.exec(stdout);
+      if (match) resolve({ child, url: match[0], base: match[1]!, port: Number(match[2]), token: match[3]!, stderr: () => stderr });
+    });
+    child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
+  });
+}
+
+/** A raw HTTP request (node:http: any Host/Origin header, no cookie jar). */
+function rawRequest(url: string, options: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(url, { method: options.method ?? 'GET', headers: options.headers ?? {} }, (response) => {
+      let body = '';
+      response.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body }));
+    });
+    request.on('error', reject);
+    request.end(options.body);
+  });
+}
+
+let repo: TestRepo;
+let server: Awaited<ReturnType<typeof startServeProcess>>;
+let repoId: string;
+const jsonBodies: string[] = [];
+const storeDir = makeTempDir('polywave-serve-store-');
+
+async function api(pathname: string, init: RequestInit = {}): Promise<{ status: number; json: Record<string, unknown>; headers: Headers }> {
+  const response = await fetch(new URL(pathname, server.base), { ...init, headers: { 'X-Polywave-Token': server.token, ...(init.headers as Record<string, string> | undefined) } });
+  const text = await response.text();
+  jsonBodies.push(text);
+  return { status: response.status, json: JSON.parse(text) as Record<string, unknown>, headers: response.headers };
+}
+
+beforeAll(async () => {
+  repo = await createTestRepo({ files: { 'src/keep.js': 'export const keep = 1;\n' } });
+  repo.write('docs/IMPL/IMPL-letters.yaml', lettersImplYaml({ title: 'Letters', slug: 'letters', agents: ['A', 'B'] }).replace('state: WAVE_PENDING', 'state: REVIEWED'));
+  repo.write('docs/IMPL/IMPL-pending.yaml', lettersImplYaml({ title: 'Pending', slug: 'pending', agents: ['A'] }));
+  // Invalid on purpose: agent B owns a file agent A also owns in the same wave (I1).
+  repo.write('docs/IMPL/IMPL-broken.yaml', lettersImplYaml({ title: 'Broken', slug: 'broken', agents: ['A', 'B'] }).replace('file: src/b.js', 'file: src/a.js'));
+  await repo.commitAll('plans');
+  // Agent A of letters: its branch with one commit, its journal and one refused write.
+  await repo.run(['branch', 'polywave/letters/wave1-agent-A']);
+  await repo.run(['checkout', '-q', 'polywave/letters/wave1-agent-A']);
+  repo.write('src/a.js', 'export const a = "A";\n');
+  await repo.commitAll('agent A: src/a.js');
+  await repo.run(['checkout', '-q', 'main']);
+  const journal = path.join(repo.dir, '.polywave-state', 'letters', 'wave1', 'agent-A');
+  mkdirSync(journal, { recursive: true });
+  writeFileSync(path.join(journal, 'index.jsonl'), `${JSON.stringify({ ts: '2026-12-01T10:00:00.000Z', kind: 'tool_use', tool_name: 'write_file', tool_use_id: 't1', input: { file_path: 'src/a.js' } })}\n`);
+  writeFileSync(path.join(journal, 'denials.jsonl'), `${JSON.stringify({ ts: '2026-12-01T10:00:01.000Z', attempt: 1, tool: 'write_file', code: 'JAIL_NOT_OWNED', reason: 'src/b.js is owned by B', target: 'src/b.js' })}\n`);
+  // The file view: a secret outside the repository and a symlink to it.
+  const outside = path.join(repo.root, 'outside-secret.txt');
+  writeFileSync(outside, 'secret\n');
+  symlinkSync(outside, path.join(repo.dir, 'escape.txt'));
+  server = await startServeProcess(['--repo', repo.dir, '--store', path.join(storeDir, 'events.db')], { ANTHROPIC_API_KEY: 'sk-ant-test-key-0123456789abcdefghij' });
+  const repos = await api('/api/repos');
+  repoId = ((repos.json.repos as Array<{ id: string }>)[0]!).id;
+}, 30_000);
+
+afterAll(() => {
+  server?.child.kill('SIGTERM');
+});
+
+describe('polywave serve: security', () => {
+  it('answers 401 without the token on every route, SSE included', async () => {
+    const routes = ['/api/health', '/api/repos', `/api/repos/${repoId}/impls/letters`, `/api/repos/${repoId}/impls/letters/agents/A`, `/api/repos/${repoId}/file?path=src/keep.js`, '/api/runs', '/api/metrics?impl=letters', '/api/events', '/api/launches', '/', '/r/x/impl/letters', '/assets/index.js'];
+    for (const route of routes) {
+      const response = await rawRequest(new URL(route, server.base).href);
+      expect(response.status, route).toBe(401);
+      if (route.startsWith('/api/')) expect(JSON.parse(response.body).error.code, route).toBe('SERVE_AUTH');
+    }
+    for (const action of ['approve', 'reject', 'run']) {
+      const response = await rawRequest(new URL(`/api/repos/${repoId}/impls/letters/${action}`, server.base).href, { method: 'POST', body: '{}' });
+      expect(response.status).toBe(401);
+    }
+    // A wrong token is no better than none.
+    expect((await rawRequest(new URL('/api/repos', server.base).href, { headers: { 'X-Polywave-Token': 'f'.repeat(32) } })).status).toBe(401);
+    expect((await rawRequest(`${server.base}?token=${'0'.repeat(32)}`)).status).toBe(401);
+  });
+
+  it('exchanges the printed URL for an HttpOnly SameSite=Strict cookie, which then opens the shell and the API', async () => {
+    const login = await rawRequest(server.url);
+    expect(login.status).toBe(302);
+    expect(login.headers.location).toBe('/');
+    const cookie = String(login.headers['set-cookie']);
+    expect(cookie).toContain(`polywave_token_${server.port}=${server.token}`);
+    expect(cookie).toContain('HttpOnly');
+    expect(cookie).toContain('SameSite=Strict');
+    const pair = cookie.split(';')[0]!;
+    const shell = await rawRequest(new URL('/r/some/deep/link', server.base).href, { headers: { Cookie: pair } });
+    expect(shell.status).toBe(200);
+    expect(shell.headers['content-type']).toContain('text/html');
+    expect(shell.body).toContain(`<meta name="polywave-token" content="${server.token}">`);
+    expect(shell.headers['content-security-policy']).toContain("default-src 'self'");
+    expect(shell.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+    expect(shell.headers['x-content-type-options']).toBe('nosniff');
+    expect(shell.headers['referrer-policy']).toBe('no-referrer');
+    const health = await rawRequest(new URL('/api/health', server.base).href, { headers: { Cookie: pair } });
+    expect(health.status).toBe(200);
+    expect(JSON.parse(health.body)).toMatchObject({ ok: true });
+    // The cookie alone does not make a POST: the header is required (CSRF).
+    const post = await rawRequest(new URL(`/api/repos/${repoId}/impls/letters/reject`, server.base).href, { method: 'POST', headers: { Cookie: pair, 'Content-Type': 'application/json' }, body: '{"reason":"x"}' });
+    expect(post.status).toBe(403);
+    expect(JSON.parse(post.body).error.code).toBe('SERVE_CSRF');
+    expect(readFileSync(repo.path('docs/IMPL/IMPL-letters.yaml'), 'utf8')).toContain('state: REVIEWED');
+  });
+
+  it('refuses a Host that is not the loopback address and port (DNS rebinding), and a foreign Origin', async () => {
+    const url = new URL('/api/health', server.base).href;
+    const headers = { 'X-Polywave-Token': server.token };
+    for (const host of ['evil.example', `evil.example:${server.port}`, '127.0.0.1:1', `192.168.1.5:${server.port}`]) {
+      const response = await rawRequest(url, { headers: { ...headers, Host: host } });
+      expect(response.status, host).toBe(403);
+      expect(JSON.parse(response.body).error.code).toBe('SERVE_HOST');
+    }
+    for (const host of [`localhost:${server.port}`, `[::1]:${server.port}`, `127.0.0.1:${server.port}`]) {
+      expect((await rawRequest(url, { headers: { ...headers, Host: host } })).status, host).toBe(200);
+    }
+    const foreign = await rawRequest(url, { headers: { ...headers, Origin: 'http://evil.example' } });
+    expect(foreign.status).toBe(403);
+    expect(JSON.parse(foreign.body).error.code).toBe('SERVE_ORIGIN');
+    const otherPort = await rawRequest(url, { headers: { ...headers, Origin: 'http://127.0.0.1:1' } });
+    expect(otherPort.status).toBe(403);
+    expect((await rawRequest(url, { headers: { ...headers, Origin: `http://127.0.0.1:${server.port}` } })).status).toBe(200);
+  });
+
+  it('confines the file view to the repository: no .., no absolute path, no symlink escape, nothing in .git', async () => {
+    const file = (relative: string) => api(`/api/repos/${repoId}/file?path=${encodeURIComponent(relative)}`);
+    const ok = await file('src/keep.js');
+    expect(ok.status).toBe(200);
+    expect(ok.json).toEqual({ path: 'src/keep.js', content: 'export const keep = 1;\n' });
+    for (const [relative, status, code] of [
+      ['../outside-secret.txt', 403, 'SERVE_PATH'],
+      ['src/../../outside-secret.txt', 403, 'SERVE_PATH'],
+      [path.join(repo.root, 'outside-secret.txt'), 403, 'SERVE_PATH'],
+      ['/etc/passwd', 403, 'SERVE_PATH'],
+      ['escape.txt', 403, 'SERVE_PATH'],
+      ['.git/config', 403, 'SERVE_PATH'],
+      ['src/../.git/HEAD', 403, 'SERVE_PATH'],
+      ['missing.txt', 404, 'SERVE_NOT_FOUND'],
+    ] as const) {
+      const response = await file(relative);
+      expect(response.status, relative).toBe(status);
+      expect((response.json.error as { code: string }).code, relative).toBe(code);
+      expect(JSON.stringify(response.json)).not.toContain('secret\\n');
+    }
+  });
+
+  it('refuses bodies over 1 MB with 413', async () => {
+    const big = JSON.stringify({ reason: 'x'.repeat(1024 * 1024 + 10) });
+    const response = await api(`/api/repos/${repoId}/impls/letters/reject`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: big });
+    expect(response.status).toBe(413);
+    expect((response.json.error as { code: string }).code).toBe('SERVE_TOO_LARGE');
+    expect(readFileSync(repo.path('docs/IMPL/IMPL-letters.yaml'), 'utf8')).toContain('state: REVIEWED');
+  });
+
+  it('refuses a non-loopback address unless --host is given (exit 2, coded), and warns when it is', async () => {
+    const refused = await runCli(['serve', '--repo', repo.dir, '--port', '0'], { env: { POLYWAVE_SERVE_HOST: '0.0.0.0' } });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('error[SERVE_NON_LOOPBACK]');
+    expect(refused.stdout).toBe('');
+    const notRepo = await runCli(['serve', '--repo', storeDir, '--port', '0']);
+    expect(notRepo.code).toBe(2);
+    expect(notRepo.stderr).toContain('error[G000_NOT_A_REPOSITORY]');
+  });
+
+  it('never sends the token or an API key in JSON', async () => {
+    // A repository file holding the token and a key-shaped string: served redacted.
+    repo.write('notes.txt', `token ${server.token}\nkey sk-ant-abcdefghijklmnopqrstuvwxyz012345\n`);
+    const response = await api(`/api/repos/${repoId}/file?path=notes.txt`);
+    expect(response.json.content).toBe('token [redacted]\nkey [redacted]\n');
+    for (const body of jsonBodies) {
+      expect(body).not.toContain(server.token);
+      expect(body).not.toContain('sk-ant-');
+    }
+    expect(server.stderr()).not.toContain(server.token);
+  });
+});
+
+describe('polywave serve: API', () => {
+  it('lists the repository with its IMPLs (state, waves, agents)', async () => {
+    const { json } = await api('/api/repos');
+    const [entry] = json.repos as Array<{ id: string; name: string; path: string; impls: Array<Record<string, unknown>>; programs: unknown[] }>;
+    expect(entry!.path).toBe(repo.dir);
+    expect(entry!.id).toMatch(/^repo-[0-9a-f]{8}$/);
+    expect(entry!.impls.map((impl) => [impl.slug, impl.file, impl.state, impl.waves, impl.agents])).toEqual([
+      ['broken', 'docs/IMPL/IMPL-broken.yaml', 'WAVE_PENDING', 1, 2],
+      ['letters', 'docs/IMPL/IMPL-letters.yaml', 'REVIEWED', 1, 2],
+      ['pending', 'docs/IMPL/IMPL-pending.yaml', 'WAVE_PENDING', 1, 1],
+    ]);
+    expect(entry!.programs).toEqual([]);
+  });
+
+  it("reports an IMPL's validation findings with the validator's codes", async () => {
+    const { status, json } = await api(`/api/repos/${repoId}/impls/broken`);
+    expect(status).toBe(200);
+    const validate = await runCli(['validate', repo.path('docs/IMPL/IMPL-broken.yaml')]);
+    const expected = JSON.parse(validate.stdout) as { errors: Array<{ code: string }>; warnings: Array<{ code: string }> };
+    const codes = (json.findings as Array<{ code: string; severity: string }>).filter((finding) => finding.severity === 'error').map((finding) => finding.code).sort();
+    expect(codes).toEqual(expected.errors.map((finding) => finding.code).sort());
+    expect(codes).toContain('V002_DISJOINT_OWNERSHIP');
+    const letters = await api(`/api/repos/${repoId}/impls/letters`);
+    expect(letters.json.state).toBe('REVIEWED');
+    expect((letters.json.manifest as { feature_slug: string }).feature_slug).toBe('letters');
+    expect(letters.json.progress).toMatchObject({
+      total: 1,
+      complete: 0,
+      waves: [
+        {
+          number: 1,
+          agents: [
+            { id: 'A', status: 'in_progress', files: ['src/a.js', 'src/a.test.js'], branch: 'polywave/letters/wave1-agent-A', branch_exists: true },
+            { id: 'B', status: 'not_started', files: ['src/b.js', 'src/b.test.js'], branch: 'polywave/letters/wave1-agent-B', branch_exists: false },
+          ],
+        },
+      ],
+    });
+  });
+
+  it("shows an agent's journal, refused writes and its branch's diff against the base", async () => {
+    const { status, json } = await api(`/api/repos/${repoId}/impls/letters/agents/A`);
+    expect(status).toBe(200);
+    expect(json).toMatchObject({ id: 'A', wave: 1, task: 'Implement src/a.js.', files: ['src/a.js', 'src/a.test.js'], status: 'in_progress', branch: 'polywave/letters/wave1-agent-A', report: null, diff_truncated: false });
+    expect(json.journal).toEqual([
+      { ts: '2026-12-01T10:00:00.000Z', kind: 'tool_use', tool: 'write_file', summary: 'src/a.js' },
+      { ts: '2026-12-01T10:00:01.000Z', kind: 'denial', tool: 'write_file', summary: 'JAIL_NOT_OWNED: src/b.js is owned by B (src/b.js)', denied: true },
+    ]);
+    expect(json.diff).toContain('diff --git a/src/a.js b/src/a.js');
+    expect(json.diff).toContain('+export const a = "A";');
+    const missing = await api(`/api/repos/${repoId}/impls/letters/agents/Z`);
+    expect(missing.status).toBe(404);
+    expect((await api(`/api/repos/${repoId}/impls/nope`)).status).toBe(404);
+    expect((await api('/api/repos/nope-00000000/impls/letters')).status).toBe(404);
+  });
+
+  it('approve on a plan that is not REVIEWED → 409 SERVE_STATE; reject moves REVIEWED to BLOCKED', async () => {
+    const approve = await api(`/api/repos/${repoId}/impls/pending/approve`, { method: 'POST' });
+    expect(approve.status).toBe(409);
+    expect((approve.json.error as { code: string }).code).toBe('SERVE_STATE');
+    const reject = await api(`/api/repos/${repoId}/impls/letters/reject`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ reason: 'split agent A' }) });
+    expect(reject.status).toBe(200);
+    expect(reject.json).toEqual({ state: 'BLOCKED', previous_state: 'REVIEWED', reason: 'split agent A' });
+    expect(readFileSync(repo.path('docs/IMPL/IMPL-letters.yaml'), 'utf8')).toContain('state: BLOCKED');
+    expect(readFileSync(repo.path('.polywave-state/serve/rejections.jsonl'), 'utf8')).toContain('"reason":"split agent A"');
+    const again = await api(`/api/repos/${repoId}/impls/letters/reject`, { method: 'POST' });
+    expect(again.status).toBe(409);
+    // The cached parse follows the file: the next read shows the new state.
+    expect((await api(`/api/repos/${repoId}/impls/letters`)).json.state).toBe('BLOCKED');
+    expect((await api(`/api/repos/${repoId}/impls/letters/approve`, { method: 'POST' })).status).toBe(409);
+  });
+
+  it('answers runs and metrics from the store, and unknown API routes with a coded 404', async () => {
+    expect((await api('/api/runs')).json).toEqual({ runs: [] });
+    const metrics = await api('/api/metrics?impl=letters');
+    expect(metrics.json).toMatchObject({ scope: { impl: 'letters' }, runs: 0, events: 0 });
+    expect((await api('/api/metrics')).status).toBe(400);
+    const unknown = await api('/api/nothing-here');
+    expect(unknown.status).toBe(404);
+    expect((unknown.json.error as { code: string }).code).toBe('SERVE_NOT_FOUND');
+  });
+});
+
+describe('polywave serve: static UI', () => {
+  let inProcess: RunningServer;
+  afterAll(async () => inProcess?.close());
+
+  it('serves hashed assets with a long cache, the shell with the token for every UI route, and a "not built" shell without dist/web', async () => {
+    const web = makeTempDir('polywave-serve-web-');
+    mkdirSync(path.join(web, 'assets'));
+    writeFileSync(path.join(web, 'index.html'), '<!doctype html><html><head><title>ui</title></head><body><script type="module" src="/assets/index-abc123.js"></script></body></html>');
+    writeFileSync(path.join(web, 'assets', 'index-abc123.js'), 'console.log(1);\n');
+    inProcess = await startServer({ repos: [repo.dir], port: 0, host: '127.0.0.1', explicitHost: false, storePath: path.join(storeDir, 'static.db'), env: process.env, now: () => new Date(), webRoot: web });
+    const headers = { 'X-Polywave-Token': inProcess.token };
+    const asset = await rawRequest(`${inProcess.url}assets/index-abc123.js`, { headers });
+    expect(asset.status).toBe(200);
+    expect(asset.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    expect(asset.headers['content-type']).toContain('text/javascript');
+    expect(asset.body).toBe('console.log(1);\n');
+    expect((await rawRequest(`${inProcess.url}assets/missing-1.js`, { headers })).status).toBe(404);
+    expect((await rawRequest(`${inProcess.url}assets/..%2f..%2fetc%2fpasswd`, { headers })).body).not.toContain('root:');
+    const deep = await rawRequest(`${inProcess.url}r/${repoId}/impl/letters`, { headers });
+    expect(deep.status).toBe(200);
+    expect(deep.headers['cache-control']).toBe('no-store');
+    expect(deep.body).toContain(`<head>\n<meta name="polywave-token" content="${inProcess.token}"><title>ui</title>`);
+    const notBuilt = await rawRequest(`${server.base}`, { headers: { 'X-Polywave-Token': server.token } });
+    expect(notBuilt.status).toBe(200);
+    expect(notBuilt.body).toContain(`<meta name="polywave-token" content="${server.token}">`);
+  });
+});

@@ -1,0 +1,170 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { insertEvents, lastEventId, openEventStore, type Database, type NewEventRow } from '../src/observability/event-store.js';
+import { binPath } from './support/cli.js';
+import { createTestRepo, type TestRepo } from './support/git-repo.js';
+import { makeTempDir } from './support/temp.js';
+
+/** A real `polywave serve --port 0` process; resolves once it printed its URL. */
+function startServeProcess(args: string[]): Promise<{ child: ChildProcess; base: string; token: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [binPath, 'serve', '--port', '0', ...args], { env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+      const match = /(http:\/\/127\.0\.0\.1:\d+\/)\?token=([0-9a-f]{32})/.exec(stdout);
+      if (match) resolve({ child, base: match[1]!, token: match[2]! });
+    });
+    child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
+  });
+}
+
+interface Received {
+  id: number;
+  seq: number;
+  type: string;
+  run_id: string;
+}
+
+/**
+ * A raw SSE client over node:http. `slow`: the socket is paused for 1.5 s first (the server's
+ * writes stop draining: back-pressure), then each chunk is read 3 ms after the previous one.
+ * `stopAfter`: the connection is dropped once that many events arrived (a partial frame is not counted).
+ */
+function sseClient(url: string, headers: Record<string, string>, options: { slow?: boolean; stopAfter?: number; want: number }): { connected: Promise<void>; done: Promise<Received[]> } {
+  const events: Received[] = [];
+  let connectedResolve!: () => void;
+  const connected = new Promise<void>((resolve) => (connectedResolve = resolve));
+  const done = new Promise<Received[]>((resolve, reject) => {
+    const request = http.get(url, { headers }, (response) => {
+      if (response.statusCode !== 200) {
+        reject(new Error(`status ${response.statusCode}`));
+        return;
+      }
+      response.setEncoding('utf8');
+      let buffer = '';
+      let finished = false;
+      const finish = () => {
+        if (finished) return;
+        finished = true;
+        request.destroy();
+        resolve(events);
+      };
+      if (options.slow) {
+        response.pause();
+        setTimeout(() => response.resume(), 1500);
+      }
+      response.on('data', (chunk: string) => {
+        buffer += chunk;
+        let end: number;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const frame = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          if (frame.startsWith('retry:')) connectedResolve();
+          const data = frame.split('\n').find((line) => line.startsWith('data: '));
+          const id = frame.split('\n').find((line) => line.startsWith('id: '));
+          if (!data || !id) continue;
+          const parsed = JSON.parse(data.slice(6)) as Received;
+          expect(parsed.id).toBe(Number(id.slice(4)));
+          events.push({ id: parsed.id, seq: parsed.seq, type: parsed.type, run_id: parsed.run_id });
+          if (options.stopAfter !== undefined && events.length >= options.stopAfter) return finish();
+          if (events.length >= options.want) return finish();
+        }
+        if (options.slow && !finished) {
+          response.pause();
+          setTimeout(() => response.resume(), 3);
+        }
+      });
+      response.on('end', finish);
+    });
+    request.on('error', (error) => {
+      if (!(error as NodeJS.ErrnoException).code?.startsWith('ECONNRESET')) reject(error);
+    });
+  });
+  return { connected, done };
+}
+
+const total = 5000;
+const padding = 'p'.repeat(1500);
+
+function burstRows(runId: string, from: number, count: number): NewEventRow[] {
+  return Array.from({ length: count }, (_, index) => {
+    const seq = from + index;
+    const slug = seq % 2 === 0 ? 'letters' : 'other';
+    return { run_id: runId, seq, ts: Date.now(), type: 'agent-progress', activity_type: null, slug, wave: 1, agent: 'A', program: null, payload: JSON.stringify({ type: 'agent-progress', slug, wave: 1, agent: 'A', seq, padding }) };
+  });
+}
+
+let repo: TestRepo;
+let db: Database;
+let server: Awaited<ReturnType<typeof startServeProcess>>;
+
+beforeAll(async () => {
+  repo = await createTestRepo();
+  const store = path.join(makeTempDir('polywave-serve-sse-'), 'events.db');
+  db = openEventStore(store)!;
+  server = await startServeProcess(['--repo', repo.dir, '--store', store]);
+}, 30_000);
+
+afterAll(() => {
+  server?.child.kill('SIGTERM');
+  db?.close();
+});
+
+describe('polywave serve: SSE from the event store', () => {
+  it('delivers a burst of 5,000 events to 3 clients (one throttled) in order, and resumes a dropped client with Last-Event-ID exactly', { timeout: 30_000 }, async () => {
+    const url = `${server.base}api/events`;
+    const auth = { 'X-Polywave-Token': server.token };
+    const fast = sseClient(url, auth, { want: total });
+    const slow = sseClient(url, auth, { want: total, slow: true });
+    const dropped = sseClient(url, auth, { want: total, stopAfter: 2000 });
+    const filtered = sseClient(`${url}?impl=letters`, auth, { want: total / 2 });
+    await Promise.all([fast.connected, slow.connected, dropped.connected, filtered.connected]);
+
+    const runId = '01TESTSSEBURST000000000000';
+    for (let from = 1; from <= total; from += 100) insertEvents(db, burstRows(runId, from, 100), from === 1 ? { run_id: runId, started_at: Date.now(), command: 'run', cwd: repo.dir, pid: process.pid } : undefined);
+
+    const sequence = Array.from({ length: total }, (_, index) => index + 1);
+    const [fastEvents, slowEvents, firstPart, filteredEvents] = await Promise.all([fast.done, slow.done, dropped.done, filtered.done]);
+    expect(fastEvents.map((event) => event.seq)).toEqual(sequence);
+    expect(slowEvents.map((event) => event.seq)).toEqual(sequence);
+    expect(filteredEvents.map((event) => event.seq)).toEqual(sequence.filter((seq) => seq % 2 === 0));
+    // Store ids are strictly increasing on every stream.
+    for (const events of [fastEvents, slowEvents, filteredEvents]) expect(events.every((event, index) => index === 0 || event.id > events[index - 1]!.id)).toBe(true);
+
+    expect(firstPart.length).toBeGreaterThanOrEqual(2000);
+    expect(firstPart.map((event) => event.seq)).toEqual(sequence.slice(0, firstPart.length));
+    const lastId = firstPart[firstPart.length - 1]!.id;
+    const rest = sseClient(url, { ...auth, 'Last-Event-ID': String(lastId) }, { want: total - firstPart.length });
+    const restEvents = await rest.done;
+    expect(restEvents.map((event) => event.seq)).toEqual(sequence.slice(firstPart.length));
+    expect(restEvents[0]!.id).toBe(lastId + 1);
+  });
+
+  it('filters by repository (the run recorded its working directory) and refuses a bad Last-Event-ID', { timeout: 15_000 }, async () => {
+    const url = `${server.base}api/events`;
+    const auth = { 'X-Polywave-Token': server.token };
+    const otherRun = '01TESTSSEOTHER000000000000';
+    const ours = sseClient(`${url}?repo=${encodeURIComponent(await repoId())}&after=${lastEventId(db)}`, auth, { want: 3 });
+    await ours.connected;
+    // Three events of a run in another directory, then three of a run in this repository.
+    insertEvents(db, burstRows(otherRun, 1, 3), { run_id: otherRun, started_at: Date.now(), command: 'run', cwd: '/somewhere/else', pid: 1 });
+    const mine = '01TESTSSEMINE0000000000000';
+    insertEvents(db, burstRows(mine, 1, 3), { run_id: mine, started_at: Date.now(), command: 'run', cwd: path.join(repo.dir, 'sub'), pid: 1 });
+    const events = await ours.done;
+    expect(events.map((event) => [event.run_id, event.seq])).toEqual([[mine, 1], [mine, 2], [mine, 3]]);
+    expect(new Set(events.map((event) => event.id)).size).toBe(3);
+    const bad = await fetch(url, { headers: { ...auth, 'Last-Event-ID': 'abc' } });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { code: string } }).error.code).toBe('SERVE_BAD_REQUEST');
+  });
+});
+
+async function repoId(): Promise<string> {
+  const response = await fetch(`${server.base}api/repos`, { headers: { 'X-Polywave-Token': server.token } });
+  return ((await response.json()) as { repos: Array<{ id: string }> }).repos[0]!.id;
+}
