@@ -240,7 +240,8 @@ export function applyEvent(board: Board, event: StreamEvent): { board: Board; ag
     if (type === 'wave-run-start') setWave(waveNumber, (w) => void (w.status = 'running'));
     if (type === 'wave-run-end') {
       setWave(waveNumber, (w) => {
-        w.status = p.success === false ? 'failed' : 'merging';
+        // wave_merge (E40) comes before the wave's end: a merged wave stays merged.
+        if (w.status !== 'merged') w.status = p.success === false ? 'failed' : 'merging';
         w.durationMs = num(p.duration_ms);
         w.costUsd = num(p.cost_usd);
       });
@@ -256,7 +257,10 @@ export function applyEvent(board: Board, event: StreamEvent): { board: Board; ag
       });
     }
     if (activity === 'wave_failed' && waveNumber !== undefined) setWave(waveNumber, (w) => void (w.status = 'failed'));
-    if (activity === 'impl_complete') next.state = 'COMPLETE';
+    if (activity === 'impl_complete') {
+      next.state = 'COMPLETE';
+      next.waves = Object.fromEntries(Object.entries(next.waves).map(([key, w]) => [key, w.status === 'failed' ? w : { ...w, status: 'merged' as const }]));
+    }
     if (activity === 'gate_executed' || activity === 'gate_failed') {
       next.gates = [
         ...board.gates,

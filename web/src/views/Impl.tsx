@@ -163,6 +163,7 @@ function Gates({ manifest }: { manifest: Manifest }) {
             <th>Command</th>
             <th>Required</th>
             <th>Timing</th>
+            <th>Description</th>
           </tr>
         </thead>
         <tbody>
@@ -172,6 +173,7 @@ function Gates({ manifest }: { manifest: Manifest }) {
               <td class="mono">{gate.command ?? ''}</td>
               <td>{gate.required ? 'yes' : 'no'}</td>
               <td>{gate.timing ?? 'pre-merge'}</td>
+              <td>{gate.description ?? ''}</td>
             </tr>
           ))}
         </tbody>

@@ -17,14 +17,15 @@ declare global {
   }
 }
 
+/** The current time, re-rendering every second while `active` (elapsed times of running agents). */
 function useNow(active: boolean): number {
-  const [now, setNow] = useState(Date.now());
+  const [tick, setNow] = useState(Date.now());
   useEffect(() => {
     if (!active) return undefined;
     const timer = setInterval(() => setNow(Date.now()), 1000);
     return () => clearInterval(timer);
   }, [active]);
-  return now;
+  return Math.max(tick, Date.now());
 }
 
 function Card({ card, href, now }: { card: AgentCard; href: string; now: number }) {

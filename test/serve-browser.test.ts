@@ -1,0 +1,159 @@
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiCall, browserSkipReason, launchChromium, makePlanRepo, screenshotDir, smallPlan, startServe, type PlanRepo, type Serve } from './support/browser.js';
+
+// The UI of `polywave serve` in a real browser (issue 16, "What it must show" 1): Debian's Chromium
+// driven by playwright-core, the real server (node bin/polywave.js serve) on a temporary
+// repository, a run of scripted agents approved from the page; everything is asserted in the page
+// without reloading, then a deep link is reloaded. Screenshots land in test-artifacts/screenshots/.
+
+const skip = browserSkipReason();
+if (skip) console.warn(`serve-browser: skipped — ${skip}`);
+
+interface RepoEntry {
+  id: string;
+  name: string;
+  impls: Array<{ slug: string; state: string }>;
+}
+
+describe.skipIf(skip !== undefined)('polywave serve in Chromium', () => {
+  const parent = mkdtempSync(path.join(os.tmpdir(), 'polywave-serve-browser-'));
+  let plan: PlanRepo;
+  let serve: Serve;
+  let closeBrowser: (() => Promise<void>) | undefined;
+  let page: Page;
+  let repoId: string;
+  const pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    mkdirSync(screenshotDir, { recursive: true });
+    // One wave of three script agents (no API key), short pauses: a run takes ~10 s on an idle machine.
+    plan = makePlanRepo(parent, 'one', 'tiny', smallPlan('tiny', [{ id: 'A', wave: 1 }, { id: 'B', wave: 1 }, { id: 'C', wave: 1 }], { stepDelayMs: 400 }));
+    serve = await startServe([plan.repo], { POLYWAVE_MODEL: `script:${plan.script}`, POLYWAVE_EVENTS_DB: path.join(parent, 'events.db') }, parent);
+    const repos = await apiCall<{ repos: RepoEntry[] }>(serve, 'GET', '/api/repos');
+    repoId = repos.json.repos[0]!.id;
+    const chromium = await launchChromium();
+    closeBrowser = chromium.close;
+    page = chromium.context.pages()[0] ?? (await chromium.context.newPage());
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    // Every status each agent card shows, in order (recorded in the page, so nothing is missed between polls).
+    await page.addInitScript(() => {
+      const seen: Record<string, string[]> = {};
+      (window as unknown as { __statuses: Record<string, string[]> }).__statuses = seen;
+      const record = (element: Element) => {
+        const agent = element.getAttribute('data-agent');
+        const status = element.getAttribute('data-status');
+        if (!agent || !status || !element.classList.contains('card')) return;
+        const list = (seen[agent] ??= []);
+        if (list[list.length - 1] !== status) list.push(status);
+      };
+      new MutationObserver((mutations) => {
+        for (const mutation of mutations) {
+          if (mutation.type === 'attributes') record(mutation.target as Element);
+          mutation.addedNodes.forEach((node) => {
+            if (node instanceof Element) {
+              record(node);
+              node.querySelectorAll('[data-agent]').forEach(record);
+            }
+          });
+        }
+      }).observe(document, { subtree: true, childList: true, attributes: true, attributeFilter: ['data-status'] });
+    });
+  }, 40_000);
+
+  afterAll(async () => {
+    await closeBrowser?.();
+    await serve?.stop();
+    // The run's own output (started by the server) next to the screenshots, for a failed test's reader.
+    const logs = path.join(plan.repo, '.polywave-state', 'serve');
+    if (existsSync(logs)) for (const name of readdirSync(logs)) copyFileSync(path.join(logs, name), path.join(screenshotDir, `run-${name}`));
+    rmSync(parent, { recursive: true, force: true });
+  });
+
+  it('opens with the printed URL, approves a REVIEWED plan, follows the run live to COMPLETE, opens a journal and survives reload and back', async () => {
+    // The printed URL sets the cookie and drops the token from the address.
+    await page.goto(serve.url);
+    expect(new URL(page.url()).search).toBe('');
+    await page.locator('[data-view="repos"] [data-impl="tiny"]').waitFor();
+    expect(await page.locator('[data-impl="tiny"] [data-state]').getAttribute('data-state')).toBe('REVIEWED');
+    await page.screenshot({ path: path.join(screenshotDir, 'repositories.png'), fullPage: true });
+
+    // IMPL review: ownership, contracts, gates, the graph; Approve is there because it is REVIEWED.
+    await page.locator('[data-impl="tiny"] a', { hasText: 'tiny' }).first().click();
+    await page.locator('[data-view="impl"] [data-testid="ownership"]').waitFor();
+    expect(page.url()).toBe(`${serve.origin}/r/${repoId}/impl/tiny`);
+    expect(await page.locator('[data-testid="ownership"] tbody tr').count()).toBe(3);
+    expect(await page.locator('#contracts').textContent()).toContain('tinyValue');
+    expect(await page.locator('#gates').textContent()).toContain('always passes');
+    expect(await page.locator('#waves svg [data-graph-agent]').count()).toBe(3);
+    expect(await page.locator('#waves svg .cluster').count()).toBe(1);
+    await page.screenshot({ path: path.join(screenshotDir, 'impl-review.png'), fullPage: true });
+
+    // Approve from the page: the server starts the run (the POST carries the token header).
+    await page.locator('[data-testid="approve"]').click();
+    const approvedAt = performance.now();
+    await expect.poll(() => page.locator('[data-testid="action-message"]').textContent(), { timeout: 10_000 }).toMatch(/run started \(pid \d+\)/);
+
+    // The live board, reached by a link (no reload from here on): cards go running → complete.
+    await page.locator('[data-testid="open-live"]').click();
+    await page.locator('[data-view="live"] [data-testid="card-A"]').waitFor();
+    await expect.poll(() => page.locator('[data-testid="connection"]').textContent(), { timeout: 10_000 }).toContain('live');
+    await page.locator('[data-testid="card-A"][data-status="running"], [data-testid="card-A"][data-status="complete"]').waitFor({ timeout: 20_000 });
+    await page.screenshot({ path: path.join(screenshotDir, 'live-board-running.png'), fullPage: true });
+    await page.locator('[data-testid="impl-state"] [data-state="COMPLETE"]').waitFor({ timeout: 45_000 });
+    for (const agent of ['A', 'B', 'C']) expect(await page.locator(`[data-testid="card-${agent}"]`).getAttribute('data-status')).toBe('complete');
+    const statuses = await page.evaluate(() => (window as unknown as { __statuses: Record<string, string[]> }).__statuses);
+    for (const agent of ['A', 'B', 'C']) {
+      const seen = statuses[agent] ?? [];
+      // Each card was seen running before complete, and complete last.
+      expect(seen.indexOf('running'), `${agent}: ${seen.join(' → ')}`).toBeGreaterThanOrEqual(0);
+      expect(seen.lastIndexOf('complete')).toBeGreaterThan(seen.indexOf('running'));
+      expect(seen[seen.length - 1]).toBe('complete');
+    }
+    // The wave merged; the gate ran.
+    await expect.poll(() => page.locator('[data-testid="wave-1"]').getAttribute('data-wave-status'), { timeout: 10_000 }).toBe('merged');
+    expect(await page.locator('[data-testid="gate-results"]').textContent()).toContain('passed');
+    await page.screenshot({ path: path.join(screenshotDir, 'live-board.png'), fullPage: true });
+
+    // An agent's journal: its shell call and its report.
+    await page.locator('[data-testid="card-A"] a.card-id').click();
+    await page.locator('[data-view="agent"] [data-testid="journal"]').waitFor({ timeout: 10_000 });
+    expect(page.url()).toBe(`${serve.origin}/r/${repoId}/impl/tiny/agent/A`);
+    expect(await page.locator('[data-testid="journal"]').textContent()).toMatch(/ls src/);
+    expect(await page.locator('#report').textContent()).toContain('complete');
+    await page.screenshot({ path: path.join(screenshotDir, 'agent.png'), fullPage: true });
+
+    // Reload the deep link: the same view, same agent.
+    await page.reload();
+    await page.locator('[data-view="agent"] [data-testid="journal"]').waitFor({ timeout: 10_000 });
+    expect(await page.locator('h1').first().textContent()).toContain('Agent A');
+    // Back: the live board again, rebuilt from the store (COMPLETE, all cards complete).
+    await page.goBack();
+    await page.locator('[data-view="live"] [data-testid="impl-state"] [data-state="COMPLETE"]').waitFor({ timeout: 10_000 });
+    await expect.poll(() => page.locator('[data-testid="card-C"]').getAttribute('data-status'), { timeout: 10_000 }).toBe('complete');
+    console.log(`serve-browser: COMPLETE seen ${Math.round(performance.now() - approvedAt)} ms after Approve`);
+
+    // Costs and history: the run is listed and charted.
+    await page.locator('header nav a', { hasText: 'Costs' }).click();
+    await page.locator('[data-view="costs"] [data-testid="runs"] tbody tr').first().waitFor({ timeout: 10_000 });
+    await page.locator('[data-testid="chart-runs-duration"] canvas').waitFor({ timeout: 10_000 });
+    await page.locator('[data-testid="metrics-totals"]').waitFor({ timeout: 10_000 });
+    expect(await page.locator('[data-testid="metrics-totals"]').textContent()).toMatch(/3 of 3 agent attempts succeeded/);
+    await page.screenshot({ path: path.join(screenshotDir, 'costs.png'), fullPage: true });
+
+    // Dark theme by the toggle, kept across a reload.
+    await page.locator('[data-testid="theme-toggle"]').click();
+    expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe('dark');
+    await page.reload();
+    await page.locator('[data-view="costs"]').waitFor();
+    expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe('dark');
+    await page.goto(`${serve.origin}/r/${repoId}/impl/tiny/live`);
+    await page.locator('[data-testid="card-A"][data-status="complete"]').waitFor({ timeout: 10_000 });
+    await page.screenshot({ path: path.join(screenshotDir, 'live-board-dark.png'), fullPage: true });
+
+    expect(pageErrors).toEqual([]);
+  }, 60_000);
+});
