@@ -192,13 +192,37 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
   };
   const findingsOf = (loaded: { findings: LoadedImpl['findings'] }) =>
     loaded.findings.map((finding) => ({ code: finding.code, severity: finding.severity, message: finding.message, ...(finding.field ? { field: finding.field } : {}), ...(finding.line ? { line: finding.line } : {}) }));
+  // Agent branches per IMPL, reused while refs/heads/polywave/<slug>/ and packed-refs keep their mtimes (no git process per answer).
+  const branchCache = new Map<string, { key: string; branches: Set<string> }>();
+  const refsKey = (repo: ServedRepo, slug: string): string | undefined => {
+    const gitDir = path.join(repo.path, '.git');
+    try {
+      if (!statSync(gitDir).isDirectory()) return undefined;
+    } catch {
+      return undefined;
+    }
+    const mtime = (file: string) => {
+      try {
+        return String(statSync(file).mtimeMs);
+      } catch {
+        return '-';
+      }
+    };
+    return `${mtime(path.join(gitDir, 'refs', 'heads', 'polywave', slug))}|${mtime(path.join(gitDir, 'packed-refs'))}|${mtime(path.join(gitDir, 'refs', 'heads', 'polywave'))}`;
+  };
   const branchesOf = async (repo: ServedRepo, slug: string): Promise<Set<string>> => {
+    const key = refsKey(repo, slug);
+    const cached = branchCache.get(`${repo.id}\0${slug}`);
+    if (key !== undefined && cached?.key === key) return cached.branches;
+    let branches: Set<string>;
     try {
       const out = await runGit(['for-each-ref', '--format=%(refname:short)', `refs/heads/polywave/${slug}/`], { cwd: repo.path, env: options.env });
-      return new Set(out.split('\n').filter(Boolean));
+      branches = new Set(out.split('\n').filter(Boolean));
     } catch {
-      return new Set();
+      branches = new Set();
     }
+    if (key !== undefined) branchCache.set(`${repo.id}\0${slug}`, { key, branches });
+    return branches;
   };
 
   app.get('/api/health', (c) => json(c, { ok: true, version: options.version }));
