@@ -287,7 +287,7 @@ describe('polywave serve: static UI', () => {
   it('serves hashed assets with a long cache, the shell with the token for every UI route, and a "not built" shell without dist/web', async () => {
     const web = makeTempDir('polywave-serve-web-');
     mkdirSync(path.join(web, 'assets'));
-    writeFileSync(path.join(web, 'index.html'), '<!doctype html><html><head><title>ui</title></head><body><script type="module" src="/assets/index-abc123.js"></script></body></html>');
+    writeFileSync(path.join(web, 'index.html'), '<!doctype html><html><head><title>ui</title><meta name="polywave-token" content=""></head><body><script type="module" src="/assets/index-abc123.js"></script></body></html>');
     writeFileSync(path.join(web, 'assets', 'index-abc123.js'), 'console.log(1);\n');
     inProcess = await startServer({ repos: [repo.dir], port: 0, host: '127.0.0.1', explicitHost: false, storePath: path.join(storeDir, 'static.db'), env: process.env, now: () => new Date(), webRoot: web });
     const headers = { 'X-Polywave-Token': inProcess.token };
@@ -301,7 +301,8 @@ describe('polywave serve: static UI', () => {
     const deep = await rawRequest(`${inProcess.url}r/${repoId}/impl/letters`, { headers });
     expect(deep.status).toBe(200);
     expect(deep.headers['cache-control']).toBe('no-store');
-    expect(deep.body).toContain(`<head>\n<meta name="polywave-token" content="${inProcess.token}"><title>ui</title>`);
+    expect(deep.body).toContain(`<head><title>ui</title><meta name="polywave-token" content="${inProcess.token}"></head>`);
+    expect(deep.body.match(/polywave-token/g)).toHaveLength(1);
     const notBuilt = await rawRequest(`${server.base}`, { headers: { 'X-Polywave-Token': server.token } });
     expect(notBuilt.status).toBe(200);
     expect(notBuilt.body).toContain(`<meta name="polywave-token" content="${server.token}">`);

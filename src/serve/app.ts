@@ -545,6 +545,9 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
       html = notBuiltShell;
     }
     const meta = `<meta name="polywave-token" content="${escapeAttribute(token)}">`;
+    // The built index.html carries an empty placeholder (web/index.html); otherwise the tag goes first in <head>.
+    const placeholder = /<meta\s+name="polywave-token"\s+content="[^"]*"\s*\/?>/i;
+    if (placeholder.test(html)) return html.replace(placeholder, () => meta);
     return /<head[^>]*>/i.test(html) ? html.replace(/<head[^>]*>/i, (tag) => `${tag}\n${meta}`) : `${meta}\n${html}`;
   };
   const webReal = existsSync(options.webRoot) ? realpathSync(options.webRoot) : undefined;
