@@ -372,6 +372,29 @@ describe('interview (E39) through the CLI', () => {
     for (const heading of ['## 1. Overview', '## 2. Scope', '## 3. Requirements', '## 4. Interfaces', '## 5. User stories', '## 6. Review']) expect(requirements).toContain(`\n${heading}\n`);
   }, 60_000);
 
+  it('a hand-written docs/REQUIREMENTS.md is never overwritten: the interview writes REQUIREMENTS-<slug>.md beside it and says so; both names taken → N090, nothing written', async () => {
+    const repo = await repository();
+    const handWritten = '# Requirements we wrote by hand\n\n- keep me\n';
+    repo.write('docs/REQUIREMENTS.md', handWritten);
+    const run = await cli(repo, ['interview', description, '--max-questions', '5'], lines(answers));
+    expect(run.code, run.stderr).toBe(0);
+    expect(repo.read('docs/REQUIREMENTS.md')).toBe(handWritten);
+    const slug = readDoc(repo).slug;
+    expect(run.stderr).toContain(`interview: warning: REQUIREMENTS.md exists and was not compiled from this interview: kept it, wrote REQUIREMENTS-${slug}.md\n`);
+    expect(run.stdout).toContain(`docs/REQUIREMENTS-${slug}.md compiled from`);
+    expect(readDoc(repo).requirements_path).toBe(`REQUIREMENTS-${slug}.md`);
+    expect(repo.read(`docs/REQUIREMENTS-${slug}.md`)).toContain('## 1. Overview');
+    // Both names taken by files that are not this interview's: a coded refusal, nothing overwritten.
+    const other = await repository();
+    other.write('docs/REQUIREMENTS.md', handWritten);
+    other.write(`docs/REQUIREMENTS-${slug}.md`, handWritten);
+    const refused = await cli(other, ['interview', description, '--max-questions', '5'], lines(answers));
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/N090_REQUIREMENTS_WRITE_FAILED.*both exist and were not compiled from this interview: nothing overwritten/);
+    expect(other.read('docs/REQUIREMENTS.md')).toBe(handWritten);
+    expect(other.read(`docs/REQUIREMENTS-${slug}.md`)).toBe(handWritten);
+  }, 60_000);
+
   it('--non-interactive --answers F is reproducible: two runs, three answer shapes → byte-identical files; SOURCE_DATE_EPOCH pins timestamps', async () => {
     const byId = Object.fromEntries(questionBank.map((question, index) => [question.id, answers[index]!.includes(';') ? answers[index]!.split('; ') : answers[index] === '' ? null : answers[index]]));
     const byPhase: Record<string, Record<string, unknown>> = {};
@@ -640,7 +663,7 @@ describe('interview attacks', () => {
     expect(existsSync(repo.path('docs/REQUIREMENTS.md'))).toBe(false);
   }, 60_000);
 
-  it('run --interview: another feature with the same (cut) slug is refused; the Scout plans from this interview\'s own answers, not the shared REQUIREMENTS.md; a deleted REQUIREMENTS.md is compiled again', async () => {
+  it('run --interview: another feature with the same (cut) slug is refused; the Scout plans from this interview\'s own answers; a second interview keeps the first one\'s REQUIREMENTS.md and writes its own; a deleted one is compiled again', async () => {
     const repo = await repository();
     const answersFile = repo.sibling('answers.json');
     writeFileSync(answersFile, JSON.stringify(answers.map((answer) => (answer === '' ? null : answer))));
@@ -660,9 +683,12 @@ describe('interview attacks', () => {
     expect(repo.read('docs/REQUIREMENTS.md')).toBe(requirementsBefore);
     expect(readdirSync(repo.path('docs')).sort()).toEqual(['INTERVIEW-add-rate-limiting-to-the-login-endpoint.yaml', 'REQUIREMENTS.md']);
 
-    // Greeting formatters is interviewed; then another interview overwrites the shared docs/REQUIREMENTS.md.
+    // Greeting formatters is interviewed: docs/REQUIREMENTS.md is the admin interview's, so it is kept and this one
+    // goes to REQUIREMENTS-<slug>.md; then something else overwrites that file.
+    const own = `docs/REQUIREMENTS-${slug}.md`;
     expect((await cli(repo, ['interview', description, '--answers', answersFile])).code).toBe(0);
-    repo.write('docs/REQUIREMENTS.md', '# Requirements: something else entirely\n');
+    expect(repo.read('docs/REQUIREMENTS.md')).toBe(requirementsBefore);
+    repo.write(own, '# Requirements: something else entirely\n');
     writeFileSync(
       script,
       `version: 1\nagents:\n  scout:\n    steps:\n      - expect_prompt: "FR-3: map formatter names to the formatters"\n      - write: { path: docs/IMPL/IMPL-${slug}.yaml, content: ${JSON.stringify(scoutManifest)} }\n      - text: "written"\n`,
@@ -672,13 +698,14 @@ describe('interview attacks', () => {
     expect(planned.stderr).toContain('Not a terminal: re-run with --yes (or --auto) to approve this plan.');
     expect(repo.read(`docs/IMPL/IMPL-${slug}.yaml`)).toContain('state: REVIEWED');
 
-    // REQUIREMENTS.md deleted after the interview finished: compiled again from the INTERVIEW file.
-    unlinkSync(repo.path('docs/REQUIREMENTS.md'));
+    // Its requirements file deleted after the interview finished: compiled again from the INTERVIEW file.
+    unlinkSync(repo.path(own));
     const again = await cli(repo, ['run', description, '--interview', '--answers', answersFile, '--repo-dir', repo.dir, '--model', `script:${script}`, '--no-critic']);
     expect(again.code, again.stderr).toBe(1);
-    expect(again.stderr).toContain(`interview: docs/REQUIREMENTS.md was missing; compiled again from ${docRelative}\n`);
+    expect(again.stderr).toContain(`interview: ${own} was missing; compiled again from ${docRelative}\n`);
     expect(again.stderr).not.toContain('INTERNAL');
-    expect(repo.read('docs/REQUIREMENTS.md')).toBe(expectedRequirements);
+    expect(repo.read(own)).toBe(expectedRequirements);
+    expect(repo.read('docs/REQUIREMENTS.md')).toBe(requirementsBefore);
   }, 180_000);
 
   it('cosmetic: --docs-dir a file, a missing answers file, --output outside the repository, multi-line answers with "## " headings', async () => {

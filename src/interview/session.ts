@@ -3,7 +3,7 @@
  * every answer (locked, atomic rename, format-preserving edit, validated before it is written),
  * and at the end compile REQUIREMENTS.md and move INTERVIEWING → SCOUT_PENDING.
  */
-import { mkdir, realpath } from 'node:fs/promises';
+import { mkdir, readFile, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { updateFileLocked, writeFileAtomic } from '../store/locked-write.js';
@@ -268,9 +268,39 @@ async function askFollowUp(doc: InterviewDoc, options: SessionOptions): Promise<
  */
 export async function finishInterview(doc: InterviewDoc, options: Pick<SessionOptions, 'docPath' | 'now'>): Promise<SessionResult> {
   const warnings = completionWarnings(doc);
-  const requirementsPath = await writeRequirements(doc, options.docPath);
-  const completed = await saveStep(options.docPath, doc.question_cursor, (onDisk) => completeInterview(onDisk, options.now()));
-  return { outcome: 'complete', doc: completed, requirementsPath, warnings };
+  const own = await unclaimedRequirementsPath(doc, options.docPath);
+  const target = own.path === doc.requirements_path ? doc : { ...doc, requirements_path: own.path };
+  const requirementsPath = await writeRequirements(target, options.docPath);
+  const completed = await saveStep(options.docPath, doc.question_cursor, (onDisk) => {
+    const result = completeInterview(onDisk, options.now());
+    if (own.path === onDisk.requirements_path) return result;
+    return { doc: { ...result.doc, requirements_path: own.path }, edits: [...result.edits, { path: ['requirements_path'], value: own.path }] };
+  });
+  return { outcome: 'complete', doc: completed, requirementsPath, warnings: own.note ? [...warnings, own.note] : warnings };
+}
+
+/**
+ * Where this interview's REQUIREMENTS file may go without destroying another's: the document's
+ * `requirements_path` when it is absent or was compiled from this same INTERVIEW file; otherwise
+ * (a hand-written REQUIREMENTS.md, or another interview's) `<name>-<slug>.md` beside it, with a note.
+ * When that one is taken too, nothing is written (N090).
+ */
+async function unclaimedRequirementsPath(doc: InterviewDoc, docPath: string): Promise<{ path: string; note?: string }> {
+  const ownedBy = async (relative: string): Promise<boolean | undefined> => {
+    const absolute = await safeRequirementsPath(docPath, relative);
+    const text = await readFile(absolute, 'utf8').catch(() => undefined);
+    if (text === undefined) return undefined;
+    const source = (path.relative(path.dirname(absolute), docPath) || path.basename(docPath)).split(path.sep).join('/');
+    return text.includes(`<!-- Compiled by polywave interview (E39) from ${source}.`);
+  };
+  const first = await ownedBy(doc.requirements_path);
+  if (first !== false) return { path: doc.requirements_path };
+  const alternative = doc.requirements_path.replace(/(\.md)?$/i, `-${doc.slug}.md`);
+  const second = await ownedBy(alternative);
+  if (second === false) {
+    throw new PolywaveError({ code: requirementsWriteFailedCode, message: `${doc.requirements_path} and ${alternative} both exist and were not compiled from this interview: nothing overwritten; set requirements_path in the INTERVIEW file to a free path` });
+  }
+  return { path: alternative, note: `${doc.requirements_path} exists and was not compiled from this interview: kept it, wrote ${alternative}` };
 }
 
 /** REQUIREMENTS.md of `doc` (its own answers; what `run --interview` gives the Scout) and where it goes. */
