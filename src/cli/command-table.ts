@@ -905,6 +905,8 @@ export const commandTable: CommandSpec[] = [
       { flags: '--merge-target <branch>', description: 'branch to merge into (default: the current branch)' },
       { flags: '--skip-critic', description: 'E37: proceed without a critic review' },
       { flags: '--repo-dir <dir>', description: 'primary repository root (default: the repository holding the IMPL)' },
+      { flags: '--dispatch <url>', description: 'run the relaunched agents on `polywave worker`s through BullMQ on Redis (see run-wave --help)' },
+      { flags: '--dispatch-remote <git-url>', description: 'with --dispatch: the shared git remote workers clone (default: dispatch.remote)' },
       unsafeNoSandboxOption,
       ...eventStoreOptions,
     ],

@@ -253,12 +253,16 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
     name: 'redis',
     runAgentJob: (job) => (job.context.solo || !job.context.branch ? inProcessDispatcher.runAgentJob(job) : run(job)),
     close: async () => {
-      await Promise.all([...queues.values()].map(async ({ queue, events }) => {
-        await Promise.race([Promise.all([queue.close(), events.close()]), new Promise((resolve) => setTimeout(resolve, 1000))]);
-        await queue.disconnect().catch(() => undefined);
-        await events.disconnect().catch(() => undefined);
-      }));
+      // Bounded: with Redis gone, BullMQ's close never settles; the connections are dropped instead.
+      const bounded = (work: Promise<unknown>, ms: number) => Promise.race([work.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, ms).unref())]);
       client.disconnect();
+      await Promise.all(
+        [...queues.values()].map(async ({ queue, events }) => {
+          await bounded(Promise.all([queue.close(), events.close()]), 1000);
+          await bounded(queue.disconnect(), 200);
+          await bounded(events.disconnect(), 200);
+        }),
+      );
     },
   };
 }

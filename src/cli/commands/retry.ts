@@ -1,3 +1,4 @@
+import { dispatcherFromConfig } from '../../dispatch/from-config.js';
 import path from 'node:path';
 import { startRecording } from '../event-recording.js';
 import { EventBus } from '../../engine/events.js';
@@ -41,8 +42,11 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   else events.subscribe(progress!.onEvent);
   const recorder = startRecording(events, { command: 'retry', options, io, quiet: json });
   const interrupt = interruptSignal();
+  // Issue 17: --dispatch redis://… (or polywave.config.json `dispatch`): the relaunched agents run on `polywave worker`s.
+  const dispatcher = await dispatcherFromConfig({ ...(typeof options.dispatch === 'string' ? { dispatch: options.dispatch } : {}), ...(typeof options.dispatchRemote === 'string' ? { dispatchRemote: options.dispatchRemote } : {}) }, { startDir: path.dirname(implPath), env: io.env });
   try {
     const result = await retryWave({
+      ...(dispatcher ? { dispatcher } : {}),
       implPath,
       wave,
       env: io.env,
@@ -66,6 +70,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     else printJson(io, result);
     return result.success ? 0 : 1;
   } finally {
+    await dispatcher?.close();
     recorder?.close();
     progress?.stop();
     interrupt.dispose();
