@@ -8,7 +8,7 @@
 // a protocol command loads, and whose own files expect to be found beside them.
 // dist/bundle/meta.json (esbuild's metafile) records which sources went into which chunk: the
 // start-up test reads it to check what a command loads.
-import { rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -48,7 +48,6 @@ const englishLocaleOnly = {
   },
 };
 
-rmSync(outdir, { recursive: true, force: true });
 const result = await build({
   absWorkingDir: root,
   entryPoints: { main: 'src/cli/main.ts' },
@@ -63,9 +62,38 @@ const result = await build({
   chunkNames: '[name]-[hash]',
   sourcemap: 'linked',
   metafile: true,
+  write: false,
   logLevel: 'warning',
   // CommonJS packages (yaml, commander) require Node built-ins: give the ESM chunks a real `require`.
   banner: { js: "import { createRequire as __polywaveCreateRequire } from 'node:module';\nconst require = __polywaveCreateRequire(import.meta.url);" },
   plugins: [englishLocaleOnly, externalPackages],
 });
-writeFileSync(path.join(outdir, 'meta.json'), JSON.stringify(result.metafile));
+// Replaced in place, never emptied first: a CLI process started from the previous build (a test, a
+// hook, another build's tests on the same checkout) may still import its chunks lazily. Chunk names
+// are content hashes, so a file of the new build is new or byte-identical; each is written to a temp
+// file and renamed (main.js last), and files of older builds are removed only once they are an hour old
+// (a clean clone has none; `npm run build` on a working checkout keeps at most an hour of old chunks).
+mkdirSync(outdir, { recursive: true });
+const written = new Set(['meta.json']);
+const writeAtomic = (file, contents) => {
+  const temp = `${file}.${process.pid}.tmp`;
+  writeFileSync(temp, contents);
+  renameSync(temp, file);
+  written.add(path.basename(file));
+};
+const entry = path.join(outdir, 'main.js');
+for (const file of result.outputFiles.filter((output) => output.path !== entry)) writeAtomic(file.path, file.contents);
+writeAtomic(path.join(outdir, 'meta.json'), JSON.stringify(result.metafile));
+for (const file of result.outputFiles.filter((output) => output.path === entry)) writeAtomic(file.path, file.contents);
+const staleBefore = Date.now() - 60 * 60_000;
+for (const name of readdirSync(outdir)) {
+  if (written.has(name)) continue;
+  const file = path.join(outdir, name);
+  try {
+    const age = statSync(file).mtimeMs;
+    // Another build's temp file is renamed within seconds; one a minute old was left by a killed build.
+    if (age < staleBefore || (name.endsWith('.tmp') && age < Date.now() - 60_000)) rmSync(file, { force: true });
+  } catch {
+    // removed by a concurrent build
+  }
+}

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { open, readdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -61,15 +62,35 @@ const hostTag = createHash('sha256').update(os.hostname()).digest('hex').slice(0
 const foreignOrphanMs = 60 * 60_000;
 let sequence = 0;
 
-/** A new request id: sorts by creation time, then process. */
-export function newEntryId(): string {
-  sequence = (sequence + 1) % 1296;
-  return `${Date.now().toString(36).padStart(9, '0')}${sequence.toString(36).padStart(2, '0')}-${hostTag}-${process.pid}-${randomBytes(4).toString('hex')}`;
+/**
+ * When process `pid` started (clock ticks since boot, field 22 of `/proc/<pid>/stat`), or undefined
+ * where there is no /proc or no such process. With pid numbers reused (pid_max is 32768 on many
+ * Linux machines, and a test suite or a busy CI box cycles through them in minutes), a live pid
+ * alone does not prove the writer of a request is still there; the pid and its start time do.
+ */
+export function processStartTime(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const start = fields[19];
+    return start !== undefined && /^\d+$/.test(start) ? start : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
-function writerOf(id: string): { host: string; pid: number } | undefined {
-  const match = /^[0-9a-z]+-([0-9a-f]{6})-(\d+)-[0-9a-f]+$/.exec(id);
-  return match ? { host: match[1]!, pid: Number(match[2]) } : undefined;
+const ownStart = processStartTime(process.pid);
+
+/** A new request id: sorts by creation time, then process (`<pid>.<start time>` where /proc tells it). */
+export function newEntryId(): string {
+  sequence = (sequence + 1) % 1296;
+  return `${Date.now().toString(36).padStart(9, '0')}${sequence.toString(36).padStart(2, '0')}-${hostTag}-${process.pid}${ownStart ? `.${ownStart}` : ''}-${randomBytes(4).toString('hex')}`;
+}
+
+function writerOf(id: string): { host: string; pid: number; start?: string } | undefined {
+  const match = /^[0-9a-z]+-([0-9a-f]{6})-(\d+)(?:\.(\d+))?-[0-9a-f]+$/.exec(id);
+  if (!match) return undefined;
+  return match[3] ? { host: match[1]!, pid: Number(match[2]), start: match[3] } : { host: match[1]!, pid: Number(match[2]) };
 }
 
 function isProcessAlive(pid: number): boolean {
@@ -85,7 +106,10 @@ function isProcessAlive(pid: number): boolean {
 /** True when the process that wrote request `id` is known to be gone. */
 function writerGone(id: string): boolean {
   const writer = writerOf(id);
-  return writer !== undefined && writer.host === hostTag && !isProcessAlive(writer.pid);
+  if (writer === undefined || writer.host !== hostTag) return false;
+  // A reused pid is another process: the writer is gone when the start time differs (or the pid is free).
+  if (writer.start !== undefined && ownStart !== undefined) return processStartTime(writer.pid) !== writer.start;
+  return !isProcessAlive(writer.pid);
 }
 
 /** SHA-256 of text as written (UTF-8), or of a file's bytes ('missing' when it does not exist). */

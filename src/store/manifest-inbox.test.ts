@@ -1,11 +1,11 @@
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { parseImpl } from '../protocol/parse-impl.js';
 import { makeTempDir } from '../../test/support/temp.js';
 import { saveCompletionReport } from './completion-report-file.js';
-import { claimPendingEntries, dropEntry, hashText, newEntryId, takeSettledOutcome, writeCommitRecord, type EntryOutcome } from './group-commit.js';
+import { claimPendingEntries, dropEntry, hashText, newEntryId, processStartTime, takeSettledOutcome, writeCommitRecord, type EntryOutcome } from './group-commit.js';
 import { applyEntries } from './manifest-inbox-apply.js';
 import { resolveLockLocation } from './lock-location.js';
 import { withFileLock } from './locked-write.js';
@@ -136,4 +136,20 @@ describe('group-committed manifest requests', () => {
     expect(reports(file)).toEqual({ C: { status: 'complete', commit: 'ccc3333' }, D: { status: 'complete', commit: 'ddd4444' } });
     expect(existsSync(location.commitRecordPath)).toBe(false);
   });
+
+  it.runIf(processStartTime(process.pid) !== undefined)('a reused pid is not the writer: an outcome left for a dead writer whose pid now belongs to another process is cleaned up', async () => {
+    const file = freshManifest();
+    const location = await resolveLockLocation(file);
+    const start = processStartTime(process.pid)!;
+    // Ids as a writer with this (live) pid would make them: one with our real start time, one with another.
+    const ours = newEntryId();
+    expect(ours).toContain(`-${process.pid}.${start}-`);
+    const reused = ours.replace(`-${process.pid}.${start}-`, `-${process.pid}.${Number(start) - 1}-`);
+    const legacy = ours.replace(`-${process.pid}.${start}-`, `-${process.pid}-`);
+    mkdirSync(location.inboxPath, { recursive: true });
+    for (const id of [ours, reused, legacy]) writeFileSync(path.join(location.inboxPath, `${id}.done`), JSON.stringify({ ok: true, value: null }));
+    await withFileLock(file, () => claimPendingEntries(location));
+    expect(readdirSync(location.inboxPath).sort()).toEqual([`${legacy}.done`, `${ours}.done`].sort());
+  });
 });
+
