@@ -57,6 +57,51 @@ beforeAll(async () => {
   repo.write('docs/IMPL/IMPL-pending.yaml', lettersImplYaml({ title: 'Pending', slug: 'pending', agents: ['A'] }));
   // Invalid on purpose: agent B owns a file agent A also owns in the same wave (I1).
   repo.write('docs/IMPL/IMPL-broken.yaml', lettersImplYaml({ title: 'Broken', slug: 'broken', agents: ['A', 'B'] }).replace('file: src/b.js', 'file: src/a.js'));
+  repo.write('docs/IMPL/IMPL-go.yaml', lettersImplYaml({ title: 'Go', slug: 'go', agents: ['A'] }).replace('state: WAVE_PENDING', 'state: REVIEWED'));
+  repo.write(
+    'docs/PROGRAM/PROGRAM-suite.yaml',
+    [
+      'title: Suite',
+      'program_slug: suite',
+      'state: TIER_EXECUTING',
+      'program_contracts:',
+      '    - name: Letter',
+      '      definition: "export const x: string"',
+      '      location: src/a.js',
+      '      freeze_at: tier 1',
+      'impls:',
+      '    - slug: pending',
+      '      title: Pending',
+      '      tier: 1',
+      '      status: executing',
+      '    - slug: broken',
+      '      title: Broken',
+      '      tier: 1',
+      '      status: reviewed',
+      '    - slug: later',
+      '      title: Later',
+      '      tier: 2',
+      '      status: pending',
+      'tiers:',
+      '    - number: 1',
+      '      impls: [pending, broken]',
+      '    - number: 2',
+      '      impls: [later]',
+      'completion:',
+      '    tiers_complete: 0',
+      '    tiers_total: 2',
+      '    impls_complete: 0',
+      '    impls_total: 3',
+      '    total_agents: 3',
+      '    total_waves: 2',
+      '',
+    ].join('\n'),
+  );
+  // The script agent of the run started from the page (approve).
+  writeFileSync(
+    path.join(repo.root, 'agents.yaml'),
+    ['version: 1', 'agents:', '  A:', '    steps:', '      - write: { path: src/a.js, content: "export const a = 1;\\n" }', '      - write: { path: src/a.test.js, content: "// test\\n" }', '      - commit: "feat(A): a"', '      - report: { status: complete, verification: PASS }', ''].join('\n'),
+  );
   await repo.commitAll('plans');
   // Agent A of letters: its branch with one commit, its journal and one refused write.
   await repo.run(['branch', 'polywave/letters/wave1-agent-A']);
@@ -72,6 +117,8 @@ beforeAll(async () => {
   const outside = path.join(repo.root, 'outside-secret.txt');
   writeFileSync(outside, 'secret\n');
   symlinkSync(outside, path.join(repo.dir, 'escape.txt'));
+  // Untracked test files stay out of the run started by the approve test.
+  writeFileSync(path.join(repo.dir, '.git', 'info', 'exclude'), 'escape.txt\nnotes.txt\n');
   server = await startServeProcess(['--repo', repo.dir, '--store', path.join(storeDir, 'events.db')], { ANTHROPIC_API_KEY: 'sk-ant-test-key-0123456789abcdefghij' });
   const repos = await api('/api/repos');
   repoId = ((repos.json.repos as Array<{ id: string }>)[0]!).id;
@@ -174,7 +221,7 @@ describe('polywave serve: security', () => {
     expect(readFileSync(repo.path('docs/IMPL/IMPL-letters.yaml'), 'utf8')).toContain('state: REVIEWED');
   });
 
-  it('refuses a non-loopback address unless --host is given (exit 2, coded), and warns when it is', async () => {
+  it('refuses a non-loopback address unless --host is given (exit 2, coded), and a directory outside git', async () => {
     const refused = await runCli(['serve', '--repo', repo.dir, '--port', '0'], { env: { POLYWAVE_SERVE_HOST: '0.0.0.0' } });
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('error[SERVE_NON_LOOPBACK]');
@@ -203,12 +250,13 @@ describe('polywave serve: API', () => {
     const [entry] = json.repos as Array<{ id: string; name: string; path: string; impls: Array<Record<string, unknown>>; programs: unknown[] }>;
     expect(entry!.path).toBe(repo.dir);
     expect(entry!.id).toMatch(/^repo-[0-9a-f]{8}$/);
-    expect(entry!.impls.map((impl) => [impl.slug, impl.file, impl.state, impl.waves, impl.agents])).toEqual([
-      ['broken', 'docs/IMPL/IMPL-broken.yaml', 'WAVE_PENDING', 1, 2],
-      ['letters', 'docs/IMPL/IMPL-letters.yaml', 'REVIEWED', 1, 2],
-      ['pending', 'docs/IMPL/IMPL-pending.yaml', 'WAVE_PENDING', 1, 1],
+    expect(entry!.impls.map((impl) => [impl.slug, impl.file, impl.state, impl.waves, impl.agents, impl.valid])).toEqual([
+      ['broken', 'docs/IMPL/IMPL-broken.yaml', 'WAVE_PENDING', 1, 2, false],
+      ['go', 'docs/IMPL/IMPL-go.yaml', 'REVIEWED', 1, 1, true],
+      ['letters', 'docs/IMPL/IMPL-letters.yaml', 'REVIEWED', 1, 2, true],
+      ['pending', 'docs/IMPL/IMPL-pending.yaml', 'WAVE_PENDING', 1, 1, true],
     ]);
-    expect(entry!.programs).toEqual([]);
+    expect(entry!.programs).toMatchObject([{ slug: 'suite', file: 'docs/PROGRAM/PROGRAM-suite.yaml', title: 'Suite', state: 'TIER_EXECUTING', tiers: 2, impls: 3 }]);
   });
 
   it("reports an IMPL's validation findings with the validator's codes", async () => {
@@ -269,8 +317,56 @@ describe('polywave serve: API', () => {
     expect((await api(`/api/repos/${repoId}/impls/letters/approve`, { method: 'POST' })).status).toBe(409);
   });
 
+  it('shows a PROGRAM: tiers with the IMPL docs\' states and wave progress, contract freeze status', async () => {
+    const { status, json } = await api(`/api/repos/${repoId}/programs/suite`);
+    expect(status).toBe(200);
+    expect(json.tiers).toEqual([
+      {
+        number: 1,
+        description: '',
+        complete: false,
+        impls: [
+          { slug: 'pending', title: 'Pending', state: 'WAVE_PENDING', status: expect.any(String), waves_done: 0, waves_total: 1 },
+          { slug: 'broken', title: 'Broken', state: 'WAVE_PENDING', status: expect.any(String), waves_done: 0, waves_total: 1 },
+        ],
+      },
+      { number: 2, description: '', complete: false, impls: [{ slug: 'later', title: 'Later', state: 'pending', status: 'pending', waves_done: 0, waves_total: 0 }] },
+    ]);
+    expect(json.frozen_contracts).toEqual([{ name: 'Letter', location: 'src/a.js', freeze_at: 'tier 1', freeze_tier: 1, frozen: false }]);
+    expect(json.current_tier).toBe(1);
+    expect((await api(`/api/repos/${repoId}/programs/nope`)).status).toBe(404);
+  });
+
+  it('approve starts `polywave run` for a REVIEWED plan, recording into the server\'s store', { timeout: 30_000 }, async () => {
+    await repo.commitAll('the rejected plan'); // a clean checkout, as a user would start a run from
+    const approve = await api(`/api/repos/${repoId}/impls/go/approve`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ model: `script:${path.join(repo.root, 'agents.yaml')}` }) });
+    expect(approve.status).toBe(200);
+    expect(approve.json).toEqual({ started: true, pid: expect.any(Number) });
+    const launches = await api('/api/launches');
+    expect(launches.json.launches).toMatchObject([{ pid: approve.json.pid, slug: 'go', repo: repoId }]);
+    // The run records into the server's store with its working directory: /api/runs?repo= finds it.
+    let runs: Array<{ command: string; cwd: string; events: number }> = [];
+    for (let attempt = 0; attempt < 100 && runs.length === 0; attempt += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      runs = (await api(`/api/runs?repo=${repoId}`)).json.runs as typeof runs;
+    }
+    expect(runs).toMatchObject([{ command: 'run', cwd: repo.dir }]);
+    expect(runs[0]!.events).toBeGreaterThan(0);
+    expect((await api(`/api/runs?impl=go`)).json.runs).toHaveLength(1);
+    expect((await api(`/api/runs?impl=letters`)).json.runs).toHaveLength(0);
+    // The run ends on its own (the server never kills it): the script agent completes and the IMPL moves on.
+    let launch: { running: boolean; exit_code: number | null; log: string } | undefined;
+    for (let attempt = 0; attempt < 150; attempt += 1) {
+      launch = ((await api('/api/launches')).json.launches as Array<typeof launch>)[0];
+      if (!launch!.running) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    const log = readFileSync(launch!.log, 'utf8');
+    expect(launch, log).toMatchObject({ running: false, exit_code: 0 });
+    expect((await api(`/api/repos/${repoId}/impls/go`)).json.state).toBe('COMPLETE');
+  });
+
   it('answers runs and metrics from the store, and unknown API routes with a coded 404', async () => {
-    expect((await api('/api/runs')).json).toEqual({ runs: [] });
     const metrics = await api('/api/metrics?impl=letters');
     expect(metrics.json).toMatchObject({ scope: { impl: 'letters' }, runs: 0, events: 0 });
     expect((await api('/api/metrics')).status).toBe(400);

@@ -8,7 +8,7 @@ import { createTestRepo, type TestRepo } from './support/git-repo.js';
 import { makeTempDir } from './support/temp.js';
 
 /** A real `polywave serve --port 0` process; resolves once it printed its URL. */
-function startServeProcess(args: string[]): Promise<{ child: ChildProcess; base: string; token: string }> {
+function startServeProcess(args: string[]): Promise<{ child: ChildProcess; base: string; token: string; stderr: () => string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [binPath, 'serve', '--port', '0', ...args], { env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
@@ -17,7 +17,7 @@ function startServeProcess(args: string[]): Promise<{ child: ChildProcess; base:
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       stdout += chunk;
       const match = /(http:\/\/127\.0\.0\.1:\d+\/)\?token=([0-9a-f]{32})/.exec(stdout);
-      if (match) resolve({ child, base: match[1]!, token: match[2]! });
+      if (match) resolve({ child, base: match[1]!, token: match[2]!, stderr: () => stderr });
     });
     child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
   });
@@ -80,6 +80,8 @@ function sseClient(url: string, headers: Record<string, string>, options: { slow
         }
       });
       response.on('end', finish);
+      // The server ended the connection (stopped): what arrived is the answer.
+      response.on('close', finish);
     });
     request.on('error', (error) => {
       if (!(error as NodeJS.ErrnoException).code?.startsWith('ECONNRESET')) reject(error);
@@ -161,6 +163,20 @@ describe('polywave serve: SSE from the event store', () => {
     const bad = await fetch(url, { headers: { ...auth, 'Last-Event-ID': 'abc' } });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: { code: string } }).error.code).toBe('SERVE_BAD_REQUEST');
+  });
+});
+
+describe('polywave serve: stopping', () => {
+  it('closes cleanly on SIGTERM with an event stream open (exit 0)', { timeout: 15_000 }, async () => {
+    const stream = sseClient(`${server.base}api/events`, { 'X-Polywave-Token': server.token }, { want: 1 });
+    await stream.connected;
+    const exited = new Promise<number | null>((resolve) => server.child.once('exit', (code) => resolve(code)));
+    const start = Date.now();
+    server.child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(Date.now() - start).toBeLessThan(5000);
+    expect(server.stderr()).toContain('polywave serve: stopped');
+    expect(await stream.done).toEqual([]);
   });
 });
 

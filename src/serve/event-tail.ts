@@ -13,6 +13,7 @@ export class EventTail {
   private readonly waiters = new Set<() => void>();
   private readonly runCwds = new Map<string, string | null>();
   private openError: string | undefined;
+  private isClosed = false;
 
   constructor(
     readonly storePath: string,
@@ -21,7 +22,7 @@ export class EventTail {
 
   /** The database (opened on first need; undefined while the store file does not exist). */
   database(): Database | undefined {
-    if (this.db) return this.db;
+    if (this.db || this.isClosed) return this.db;
     try {
       this.db = openEventStore(this.storePath, { readonly: true, busyTimeoutMs: 1000 });
       this.openError = undefined;
@@ -67,9 +68,14 @@ export class EventTail {
     return this.latest;
   }
 
-  /** Resolves when a row newer than `afterId` is stored, or after `timeoutMs`, or on `signal`. */
+  /** True once {@link close} ran: the SSE loops end. */
+  get closed(): boolean {
+    return this.isClosed;
+  }
+
+  /** Resolves when a row newer than `afterId` is stored, or after `timeoutMs`, or on `signal`, or on close. */
   waitBeyond(afterId: number, timeoutMs: number, signal: AbortSignal): Promise<void> {
-    if (this.latest > afterId || signal.aborted) return Promise.resolve();
+    if (this.latest > afterId || signal.aborted || this.isClosed) return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
@@ -78,6 +84,7 @@ export class EventTail {
         resolve();
       };
       const timer = setTimeout(done, timeoutMs);
+      timer.unref();
       this.waiters.add(done);
       signal.addEventListener('abort', done, { once: true });
     });
@@ -102,6 +109,7 @@ export class EventTail {
   }
 
   close(): void {
+    this.isClosed = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     for (const wake of [...this.waiters]) wake();

@@ -59,7 +59,7 @@ export function streamEvents(c: Context, options: StreamEventsOptions): Response
       const cwd = tail.runCwd(row.run_id);
       return cwd !== null && (cwd === options.repoPath || cwd.startsWith(repoPrefix!));
     };
-    while (!stream.aborted && !controller.signal.aborted) {
+    while (!stream.aborted && !controller.signal.aborted && !tail.closed) {
       const seen = tail.lastId;
       const rows = tail.read(options.filter, cursor, sseBatchRows);
       if (rows.length > 0) {
@@ -73,7 +73,7 @@ export function streamEvents(c: Context, options: StreamEventsOptions): Response
       cursor = Math.max(cursor, seen);
       const before = tail.lastId;
       await tail.waitBeyond(cursor, options.heartbeatMs, controller.signal);
-      if (tail.lastId === before && !controller.signal.aborted && tail.lastId <= cursor) await stream.write(': heartbeat\n\n');
+      if (tail.lastId === before && !controller.signal.aborted && !tail.closed && tail.lastId <= cursor) await stream.write(': heartbeat\n\n');
     }
   });
 }
