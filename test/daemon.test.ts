@@ -184,4 +184,39 @@ describe('polywave daemon', () => {
     expect(itemText(q)).toMatch(/blocked_reason: .*autonomy_override must be gated, supervised, autonomous/);
     expect(git(q.repo, ['log', '--merges', '--format=%s']).trim()).toBe('');
   }, 300_000);
+
+  it('queued items on a depends_on cycle are blocked with the cycle named, never left waiting; an item that is not on it waits for them', async () => {
+    const q = await project();
+    const queueDir = path.dirname(q.item);
+    rmSync(q.item);
+    const item = (slug: string, dependsOn: string[]) => `title: ${slug}\npriority: 1\nslug: ${slug}\nfeature_description: x\nstatus: queued\ndepends_on: [${dependsOn.join(', ')}]\n`;
+    writeFileSync(path.join(queueDir, '001-alpha.yaml'), item('alpha', ['beta']));
+    writeFileSync(path.join(queueDir, '002-beta.yaml'), item('beta', ['gamma']));
+    writeFileSync(path.join(queueDir, '003-gamma.yaml'), item('gamma', ['alpha']));
+    writeFileSync(path.join(queueDir, '004-delta.yaml'), item('delta', ['alpha']));
+    const run = await daemon(q, ['--once', '--autonomy', 'autonomous']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toContain('daemon: alpha: blocked — depends_on cycle: alpha → beta → gamma → alpha');
+    for (const [file, cycle] of [['001-alpha.yaml', 'alpha → beta → gamma → alpha'], ['002-beta.yaml', 'beta → gamma → alpha → beta'], ['003-gamma.yaml', 'gamma → alpha → beta → gamma']] as const) {
+      const text = readFileSync(path.join(queueDir, file), 'utf8');
+      expect(text).toMatch(/status: blocked/);
+      expect(text).toContain(`depends_on cycle: ${cycle}`);
+    }
+    expect(readFileSync(path.join(queueDir, '004-delta.yaml'), 'utf8')).toMatch(/status: queued/);
+    expect(git(q.repo, ['log', '--merges', '--format=%s']).trim()).toBe('');
+  }, 120_000);
+
+  it('a run stopped by BLOCKED agents is not retried under gate_failure autonomy: blocked, auto_retries untouched', async () => {
+    const q = await project();
+    // Agents that do nothing: no commit, no completion report → E42 fails them → the wave is BLOCKED (not a gate).
+    writeFileSync(q.script, 'version: 1\nagents: {}\n');
+    const run = await daemon(q, ['--once', '--autonomy', 'autonomous', '--max-items', '1']);
+    const outcome = JSON.parse(run.stdout.split('\n')[0]!) as { status: string; reason?: string };
+    expect(outcome.status, run.stderr).toBe('blocked');
+    expect(outcome.reason).toMatch(/BLOCKED|stopped/);
+    expect(outcome.reason).not.toContain('auto-retry');
+    expect(itemText(q)).toMatch(/status: blocked/);
+    expect(itemText(q)).not.toMatch(/auto_retries/);
+  }, 300_000);
 });
+

@@ -224,7 +224,7 @@ async function runItem(item: QueueFileItem, options: DaemonOptions): Promise<Dae
   const retries = item.auto_retries ?? 0;
   const maxRetries = options.maxAutoRetries ?? 2;
   const reason = result.stopped ?? `stopped in state ${result.state}`;
-  if (result.state !== 'NOT_SUITABLE' && autoApproved(level, 'gate_failure') && retries < maxRetries) {
+  if (result.state !== 'NOT_SUITABLE' && stoppedAtGate(result) && autoApproved(level, 'gate_failure') && retries < maxRetries) {
     await updateQueueItem(item.file_path, { auto_retries: retries + 1 });
     return { ...outcome, status: 'retrying', reason: `${reason} — auto-retry ${retries + 1}/${maxRetries} (gate_failure)` };
   }
@@ -273,6 +273,58 @@ async function blockInvalid(items: QueueFileItem[], options: DaemonOptions): Pro
   return out;
 }
 
+/**
+ * `start` → … → `start` when following `depends_on` among the queue's unfinished items leads back to
+ * `start` (such an item can never become eligible), else undefined.
+ */
+export function dependencyCycle(start: string, items: readonly QueueItem[]): string[] | undefined {
+  const bySlug = new Map(items.map((item) => [item.slug, item]));
+  const seen = new Set<string>();
+  const stack: string[][] = [[start]];
+  while (stack.length > 0) {
+    const trail = stack.pop()!;
+    for (const dependency of bySlug.get(trail[trail.length - 1]!)?.depends_on ?? []) {
+      if (dependency === start) return [...trail, start];
+      const next = bySlug.get(dependency);
+      if (!next || next.status === 'complete' || seen.has(dependency)) continue;
+      seen.add(dependency);
+      stack.push([...trail, dependency]);
+    }
+  }
+  return undefined;
+}
+
+/** Queued items on a `depends_on` cycle would wait forever: blocked with the cycle as the reason. */
+async function blockCycles(items: QueueFileItem[], options: DaemonOptions): Promise<QueueFileItem[]> {
+  const out: QueueFileItem[] = [];
+  for (const item of items) {
+    const cycle = item.status === 'queued' ? dependencyCycle(item.slug, items) : undefined;
+    if (!cycle) {
+      out.push(item);
+      continue;
+    }
+    const reason = `depends_on cycle: ${cycle.join(' → ')} (remove one dependency, then set status: queued)`;
+    await safeUpdate(options)(item.file_path, { status: 'blocked', blocked_reason: reason });
+    options.log(`daemon: ${item.slug}: blocked — ${reason}`);
+    out.push({ ...item, status: 'blocked', blocked_reason: reason });
+  }
+  return out;
+}
+
+/** Finalize steps whose failure is a quality-gate failure (what `gate_failure` autonomy may retry). */
+const gateSteps = new Set(['run-gates', 'run-post-merge-gates', 'verify-build']);
+
+/**
+ * True when the run stopped because a quality gate failed in its last wave. Every other stop (an agent
+ * BLOCKED, a Scout that could not plan, a budget, a merge conflict, prepare-wave refusing) is not
+ * retried under `gate_failure`: a human must look.
+ */
+export function stoppedAtGate(result: Pick<AutopilotResult, 'success' | 'waves'>): boolean {
+  const last = result.waves[result.waves.length - 1];
+  if (result.success || !last || last.success || last.blocked || last.budget) return false;
+  return gateSteps.has(last.finalize?.failed_step?.step ?? '');
+}
+
 /** Runs the daemon until `signal`, `once` finds nothing eligible, or `maxItems` runs. */
 export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
   const unlock = lockDaemon(options.repoDir);
@@ -291,7 +343,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
           options.log(`daemon: warning: skipping ${message}`);
         },
       });
-      const items = await reconcileReviewed(await blockInvalid(read, options), options);
+      const items = await reconcileReviewed(await blockCycles(await blockInvalid(read, options), options), options);
       const item = pick(items, await completedSlugs(options.repoDir, items), options, told);
       if (item) {
         const outcome = await runItem(item, options);
