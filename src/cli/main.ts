@@ -57,6 +57,39 @@ function invokedCommand(argv: string[]): CommandSpec | undefined {
 }
 
 /**
+ * Go's flag syntax for booleans, `--json=false` / `--fix=true` (cobra accepts it; scripts written for
+ * the Go tool use it): rewritten for commander, which only knows `--json` and `--no-json`. `=true`
+ * becomes the bare flag; `=false` drops it (or becomes `--no-x` / is dropped for a negatable flag).
+ * Only the command's own boolean options; everything after `--` is left alone.
+ */
+export function normalizeBooleanFlags(argv: readonly string[], spec: CommandSpec | undefined): string[] {
+  if (!spec) return [...argv];
+  const names = new Set((spec.options ?? []).filter((option) => !/[<[]/.test(option.flags)).flatMap((option) => option.flags.split(/[ ,]+/).filter((flag) => flag.startsWith('--'))));
+  const out: string[] = [];
+  for (let index = 0; index < argv.length; index += 1) {
+    const argument = argv[index]!;
+    if (argument === '--') {
+      out.push(...argv.slice(index));
+      break;
+    }
+    const match = /^(--[A-Za-z0-9][\w-]*)=(.*)$/.exec(argument);
+    const flag = match?.[1];
+    if (!match || !flag || !(names.has(flag) || names.has(`--no-${flag.slice(2)}`))) {
+      out.push(argument);
+      continue;
+    }
+    const value = match[2]!.toLowerCase();
+    if (!['true', 'false', '1', '0', 't', 'f'].includes(value)) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `${flag} is a true/false flag, got "${match[2]}"` });
+    const on = value === 'true' || value === '1' || value === 't';
+    if (names.has(flag)) {
+      if (on) out.push(flag);
+      else if (names.has(`--no-${flag.slice(2)}`)) out.push(`--no-${flag.slice(2)}`);
+    } else if (!on) out.push(`--no-${flag.slice(2)}`);
+  }
+  return out;
+}
+
+/**
  * The commander program: every command of the table, or only `only` — a call that names its
  * command needs no other (building all ~100 with their options is a measurable part of a call).
  */
@@ -111,19 +144,20 @@ function buildProgram(io: CommandIo, setResult: (result: CommandResult) => void,
  */
 export async function main(argv: string[], io: CommandIo = processIo()): Promise<CommandResult> {
   let result: CommandResult = 0;
+  const invoked = invokedCommand(argv);
   const program = buildProgram(
     io,
     (value) => {
       result = value;
     },
-    invokedCommand(argv),
+    invoked,
   );
   try {
     if (argv.length === 0) {
       program.outputHelp();
       return 0;
     }
-    await program.parseAsync(argv, { from: 'user' });
+    await program.parseAsync(normalizeBooleanFlags(argv, invoked), { from: 'user' });
     return result;
   } catch (error) {
     if (error instanceof CommanderError) {
