@@ -887,7 +887,7 @@ describe('pre-mortem (V015, V036, V005)', () => {
   });
 });
 
-describe('MR01/MR02 multi-repo (MR01_INCONSISTENT_REPO, V040_UNSCOPED_GATE)', () => {
+describe('MR01/MR02 multi-repo (V020_INCONSISTENT_REPO, V040_UNSCOPED_GATE)', () => {
   it('MR01: mixed repo tags, naming the first three untagged files', () => {
     const text = manifestText({
       ownership: `file_ownership:
@@ -898,10 +898,10 @@ describe('MR01/MR02 multi-repo (MR01_INCONSISTENT_REPO, V040_UNSCOPED_GATE)', ()
   - {file: src/e.ts, agent: C, wave: 2, action: modify}
 `,
     });
-    const findings = findingsWith('MR01_INCONSISTENT_REPO', text);
+    const findings = findingsWith('V020_INCONSISTENT_REPO', text);
     expect(brief(findings)).toEqual([
       {
-        code: 'MR01_INCONSISTENT_REPO',
+        code: 'V020_INCONSISTENT_REPO',
         severity: 'error',
         message:
           "file_ownership has mixed repo tags: some entries have repo: and some don't — add explicit repo: to all entries (missing on: src/b.ts, src/c.ts, src/d.ts ...)",
@@ -909,14 +909,17 @@ describe('MR01/MR02 multi-repo (MR01_INCONSISTENT_REPO, V040_UNSCOPED_GATE)', ()
       },
     ]);
     expect(findings[0]!.line).toBe(lineOf(text, 'src/b.ts'));
+    // Go renamed MR01_INCONSISTENT_REPO to V020_INCONSISTENT_REPO; the new code is emitted, the old name still reads.
+    expect(findingsWith('MR01_INCONSISTENT_REPO', text)).toEqual(findings);
+    expect(canonicalCode('MR01_INCONSISTENT_REPO')).toBe('V020_INCONSISTENT_REPO');
   });
 
   it('MR01: fewer than three untagged files ⇒ no ellipsis; all tagged or none ⇒ nothing', () => {
     const text = manifestText({ ownership: ownership.replace('action: new}', 'action: new, repo: api}') });
-    expect(findingsWith('MR01_INCONSISTENT_REPO', text).map((finding) => finding.message)).toEqual([
+    expect(findingsWith('V020_INCONSISTENT_REPO', text).map((finding) => finding.message)).toEqual([
       "file_ownership has mixed repo tags: some entries have repo: and some don't — add explicit repo: to all entries (missing on: src/b.ts, src/c.ts)",
     ]);
-    expect(findingsWith('MR01_INCONSISTENT_REPO', manifestText())).toEqual([]);
+    expect(findingsWith('V020_INCONSISTENT_REPO', manifestText())).toEqual([]);
   });
 
   it('MR02: gates without repo in a multi-repo IMPL', () => {
@@ -945,7 +948,7 @@ describe('MR01/MR02 multi-repo (MR01_INCONSISTENT_REPO, V040_UNSCOPED_GATE)', ()
       },
     ]);
     expect(findings[0]!.line).toBe(lineOf(text, '- type: build'));
-    expect(findingsWith('MR01_INCONSISTENT_REPO', text)).toEqual([]);
+    expect(findingsWith('V020_INCONSISTENT_REPO', text)).toEqual([]);
   });
 
   it('MR02: one repo ⇒ gates need no repo', () => {

@@ -26,6 +26,8 @@ export const codes = {
   invalidType: 'V036_INVALID_TYPE',
   /** MR02: a gate without `repo:` in a multi-repo IMPL (Go renamed MR02_UNSCOPED_GATE to V040; issue 13). */
   unscopedGate: 'V040_UNSCOPED_GATE',
+  // MR01: mixed repo tags in file_ownership (Go's code since its rename; MR01_INCONSISTENT_REPO is the old name)
+  inconsistentRepo: 'V020_INCONSISTENT_REPO',
   // Issue 11: the repository changed since prepare-wave recorded it (finalize-wave refuses, exit 1)
   tamperDetected: 'TAMPER_DETECTED',
   // Issue 13: prepare-wave/run-wave on a wave that is already merged and verified (exit 1, nothing changed; --rerun overrides)
@@ -39,6 +41,7 @@ export const codes = {
  */
 export const legacyCodeAliases: Readonly<Record<string, string>> = Object.freeze({
   MR02_UNSCOPED_GATE: codes.unscopedGate,
+  MR01_INCONSISTENT_REPO: codes.inconsistentRepo,
 });
 
 /** The code emitted today for `code` (an old name → its new one; anything else unchanged). */

@@ -10,7 +10,7 @@ import { report } from './rule-helpers.js';
 export const consistentRepoTags: ImplRule = {
   name: 'consistent-repo-tags',
   reference: 'MR01',
-  codes: ['MR01_INCONSISTENT_REPO'],
+  codes: [codes.inconsistentRepo],
   check(context) {
     const rows = context.manifest.file_ownership;
     const untagged = rows.map((row, index) => ({ row, index })).filter(({ row }) => (row.repo ?? '') === '');
@@ -19,7 +19,7 @@ export const consistentRepoTags: ImplRule = {
     const more = shown.length >= 3 ? ' ...' : '';
     return [
       report(context, {
-        code: 'MR01_INCONSISTENT_REPO',
+        code: codes.inconsistentRepo,
         message: `file_ownership has mixed repo tags: some entries have repo: and some don't — add explicit repo: to all entries (missing on: ${shown.join(', ')}${more})`,
         path: ['file_ownership', untagged[0]!.index],
       }),
