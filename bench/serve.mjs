@@ -3,8 +3,9 @@
 //      one keep-alive connection): p50/p95 against the floor, a bare YAML parse of the same file
 //      (the `yaml` package) measured in the same run; target ≤ 50 ms;
 //  (b) SSE event-to-client latency while a recorder writes: a 16-agent script wave runs as a
-//      `polywave run-wave` process recording into the server's store with a 20 ms flush (what serve
-//      gives the runs it starts); an SSE client of a real `polywave serve` process (this process,
+//      `polywave run-wave` process recording into the server's store with POLYWAVE_EVENTS_FLUSH_MS=0
+//      (each event written as it is emitted: what serve gives the runs it starts; BENCH_FLUSH_MS=20
+//      compares a timer flush); an SSE client of a real `polywave serve` process (this process,
 //      otherwise idle) measures receipt time − the event's ts (when the recorder received it);
 //      target p95 ≤ 100 ms (the browser's part is bench:serve-ui).
 //
@@ -22,6 +23,8 @@ const { openEventStore } = await import(path.join(root, 'dist/observability/even
 
 const calls = Number(process.env.BENCH_CALLS ?? 200);
 const waveAgents = Number(process.env.BENCH_AGENTS ?? 16);
+// The recorder flush of the wave (serve's runs get 0: each event written as it is emitted).
+const flushSetting = process.env.BENCH_FLUSH_MS ?? '0';
 const agentMs = Number(process.env.BENCH_AGENT_MS ?? 2000);
 const dir = mkdtempSync(path.join(os.tmpdir(), 'polywave-bench-serve-'));
 const repo = path.join(dir, 'repo');
@@ -191,10 +194,11 @@ try {
   );
   sh('git init -q -b main && git add -A && git commit -qm initial', waveRepo);
   // Spawned, not spawnSync: this process's SSE client must read while the wave runs.
+  const waveStart = performance.now();
   const wave = await new Promise((resolve) => {
     const child = spawn(process.execPath, [path.join(root, 'bin', 'polywave.js'), 'run-wave', path.join(waveRepo, 'docs', 'IMPL', 'IMPL-bench.yaml'), '--wave', '1', '--model', `script:${script}`, '--skip-critic', '--json', '--store', store], {
       cwd: waveRepo,
-      env: { ...benchEnv, POLYWAVE_EVENTS_FLUSH_MS: '20' },
+      env: { ...benchEnv, POLYWAVE_EVENTS_FLUSH_MS: flushSetting },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -203,6 +207,7 @@ try {
     child.stderr.setEncoding('utf8').on('data', (chunk) => (stderr += chunk));
     child.on('close', (status) => resolve({ status, stdout, stderr }));
   });
+  const waveMs = performance.now() - waveStart;
   const emitted = wave.stdout.split('\n').filter((line) => line.startsWith('{') && !line.includes('"run-wave-result"')).length;
   const deadline = Date.now() + 5000;
   while (received < emitted && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
@@ -212,7 +217,7 @@ try {
   const p = (values, fraction) => percentile(values, fraction);
   const recorderSide = arrivals.filter((arrival) => visibleAt.has(arrival.id)).map((arrival) => Math.max(0, visibleAt.get(arrival.id) - arrival.ts));
   const serverSide = arrivals.filter((arrival) => visibleAt.has(arrival.id)).map((arrival) => Math.max(0, arrival.now - visibleAt.get(arrival.id)));
-  console.log(`(b) SSE event → client during a ${waveAgents}-agent script wave (polywave run-wave, script agents, POLYWAVE_EVENTS_FLUSH_MS=20; the server polls every 20 ms): ${received}/${emitted} events received`);
+  console.log(`(b) SSE event → client during a ${waveAgents}-agent script wave (polywave run-wave, script agents, POLYWAVE_EVENTS_FLUSH_MS=${flushSetting}; the server polls every 20 ms): ${received}/${emitted} events received; the run-wave process took ${(waveMs / 1000).toFixed(1)} s`);
   console.log(`    latency p50 ${p(latencies, 0.5)} ms, p95 ${p(latencies, 0.95)} ms, max ${Math.max(...latencies)} ms (target p95 ≤ 100 ms: ${p(latencies, 0.95) <= 100 ? 'met' : 'MISSED'})`);
   console.log(`    of which: emitted → committed in the store (the run's recorder) p50 ${p(recorderSide, 0.5)} ms, p95 ${p(recorderSide, 0.95)} ms; committed → SSE client (the server) p50 ${p(serverSide, 0.5)} ms, p95 ${p(serverSide, 0.95)} ms (±5 ms: this bench's own poll)`);
 } finally {

@@ -3,6 +3,8 @@ import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertEvents, lastEventId, openEventStore, type Database, type NewEventRow } from '../src/observability/event-store.js';
+import { startRecording } from '../src/cli/event-recording.js';
+import { EventBus } from '../src/engine/events.js';
 import { binPath } from './support/cli.js';
 import { createTestRepo, type TestRepo } from './support/git-repo.js';
 import { makeTempDir } from './support/temp.js';
@@ -163,6 +165,30 @@ describe('polywave serve: SSE from the event store', () => {
     const bad = await fetch(url, { headers: { ...auth, 'Last-Event-ID': 'abc' } });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: { code: string } }).error.code).toBe('SERVE_BAD_REQUEST');
+  });
+});
+
+describe('POLYWAVE_EVENTS_FLUSH_MS (the runs serve starts)', () => {
+  it('0 writes each event in the call that emits it; a delay leaves it buffered until the timer', () => {
+    const directory = makeTempDir('polywave-serve-flush-');
+    const countIn = (file: string) => {
+      const reader = openEventStore(file, { readonly: true });
+      try {
+        return reader ? (reader.prepare('SELECT COUNT(*) AS n FROM events').get() as { n: number }).n : 0;
+      } finally {
+        reader?.close();
+      }
+    };
+    for (const [setting, expected] of [['0', 1], ['5000', 0]] as const) {
+      const store = path.join(directory, `flush-${setting}.db`);
+      const bus = new EventBus();
+      const io = { cwd: directory, env: { POLYWAVE_EVENTS_FLUSH_MS: setting }, now: () => new Date(), stdout: () => undefined, stderr: () => undefined, readStdin: async () => '' };
+      const recorder = startRecording(bus, { command: 'run', options: { store }, io, quiet: true })!;
+      bus.emit({ type: 'wave-run-start', slug: 'letters', wave: 1 } as never);
+      expect(countIn(store), setting).toBe(expected);
+      recorder.close();
+      expect(countIn(store), setting).toBe(1);
+    }
   });
 });
 

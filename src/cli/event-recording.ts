@@ -12,8 +12,10 @@ import type { CommandIo } from './io.js';
 export function startRecording(bus: EventBus, input: { command: string; options: Record<string, unknown>; io: CommandIo; quiet?: boolean; program?: string }): Recorder | undefined {
   const settings = resolveStoreSettings({ store: input.options.store, events: input.options.events, env: input.io.env, cwd: input.io.cwd });
   if (!settings.enabled) return undefined;
-  // POLYWAVE_EVENTS_FLUSH_MS: a shorter batch delay for runs watched live (`polywave serve` sets 20 ms for the runs it starts).
-  const flushMs = Number(input.io.env.POLYWAVE_EVENTS_FLUSH_MS);
+  // POLYWAVE_EVENTS_FLUSH_MS: a shorter batch delay for runs watched live; 0 writes each event as it is emitted
+  // (`polywave serve` sets 0 for the runs it starts: a busy engine thread would hold back a timer, docs/serve.md).
+  const flushSetting = input.io.env.POLYWAVE_EVENTS_FLUSH_MS?.trim();
+  const flushMs = Number(flushSetting);
   const recorder = attachRecorder(bus, {
     ...(Number.isFinite(flushMs) && flushMs >= 1 && flushMs <= 10_000 ? { flushDelayMs: Math.floor(flushMs) } : {}),
     storePath: settings.path,
@@ -23,11 +25,14 @@ export function startRecording(bus: EventBus, input: { command: string; options:
     cwd: input.io.cwd,
     ...(input.program ? { program: input.program } : {}),
   });
+  // Immediate mode: the recorder's listener buffered the event (it subscribed first); write it now.
+  const offImmediate = flushSetting === '0' ? bus.subscribe(() => recorder.flush()) : undefined;
   // One OpenTelemetry trace per run through the global tracer: a no-op until the process registers an SDK.
   const tracing = attachTracing(bus, { name: input.command, runId: recorder.runId, now: input.io.now });
   const close = recorder.close;
   Object.assign(recorder, {
     close: () => {
+      offImmediate?.();
       tracing.close();
       close();
     },

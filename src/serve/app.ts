@@ -43,7 +43,7 @@ export interface ServeAppOptions {
   pollMs?: number;
   /** SSE heartbeat comment interval (ms). */
   heartbeatMs?: number;
-  /** Recorder flush delay of the runs started from the page (ms). */
+  /** Recorder flush of the runs started from the page (POLYWAVE_EVENTS_FLUSH_MS; default 0 = each event written as it is emitted). */
   runFlushMs?: number;
   /** One line per unexpected server error (never the token). */
   log?: (line: string) => void;
@@ -124,7 +124,7 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
   const cache = new ManifestCache();
   const tail = new EventTail(options.storePath, options.pollMs ?? 20);
   tail.start();
-  const launcher = new RunLauncher({ bin: options.bin, storePath: options.storePath, env: options.env, now: options.now, flushMs: options.runFlushMs ?? 20 });
+  const launcher = new RunLauncher({ bin: options.bin, storePath: options.storePath, env: options.env, now: options.now, flushMs: options.runFlushMs ?? 0 });
   const hostAllowed = hostPolicy({ host: options.host, port: options.port, explicitHost: options.explicitHost });
   const cookie = cookieName(options.port);
   const token = options.token;

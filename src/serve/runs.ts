@@ -20,7 +20,7 @@ export interface RunLauncherOptions {
   storePath: string;
   env: Readonly<Record<string, string | undefined>>;
   now: () => Date;
-  /** Recorder flush delay for these runs (POLYWAVE_EVENTS_FLUSH_MS), short for live pages. */
+  /** POLYWAVE_EVENTS_FLUSH_MS for these runs: 0 writes each event as it is emitted (live pages). */
   flushMs: number;
 }
 
