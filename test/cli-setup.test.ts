@@ -189,6 +189,20 @@ describe('polywave verify-install', () => {
     expect(parseStdoutJson<VerifyJson>(await runCli(['verify-install', '--repo-dir', 'pkg/deep'], { cwd: root, env })).verdict).toBe('PASS');
   });
 
+  it('runtime state committed before it was ignored (an old bug committed the gate cache) → state_ignored warns with the git rm --cached fix', async () => {
+    const root = makeProject('verify-tracked', { 'go.mod': 'module x\n', '.polywave-state/gate-cache.json': '{}\n' });
+    git(root, 'add', '-A');
+    git(root, '-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-qm', 'state committed by mistake');
+    expect((await runCli(['init'], { cwd: root, env })).code).toBe(0);
+    const report = parseStdoutJson<VerifyJson>(await runCli(['verify-install'], { cwd: root, env }));
+    expect(statusOf(report)).toMatchObject({ state_ignored: 'warn' });
+    expect(report.checks.find((check) => check.name === 'state_ignored')?.message).toBe(
+      'runtime state is tracked by git (.polywave-state/gate-cache.json): ignoring it does not untrack it; run: git rm -r --cached .polywave-state && git commit -m "stop tracking polywave runtime state"',
+    );
+    git(root, 'rm', '-r', '-q', '--cached', '.polywave-state');
+    expect(statusOf(parseStdoutJson<VerifyJson>(await runCli(['verify-install'], { cwd: root, env })))).toMatchObject({ state_ignored: 'pass' });
+  });
+
   it('missing config → FAIL, configured_repos skipped; exit 0 (Go), 1 with --strict', async () => {
     const root = makeProject('verify-missing', { 'go.mod': 'module x\n' });
     const result = await runCli(['verify-install'], { cwd: root, env });

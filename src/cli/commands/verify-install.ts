@@ -156,7 +156,12 @@ export async function runInstallChecks(options: InstallCheckOptions): Promise<In
   else {
     // git answers for a file inside the directory; exit 1 = not ignored.
     const ignored = await gitOutput(['check-ignore', '-q', '.polywave-state/gate-cache.json'], topLevel, env);
-    if (ignored !== undefined) checks.push(check('state_ignored', 'pass', '.polywave-state/ is git-ignored'));
+    // Ignoring does not untrack: runtime state committed before (an old bug committed the gate cache) stays tracked.
+    const tracked = (await gitOutput(['ls-files', '--', '.polywave-state'], topLevel, env))?.split('\n').filter((line) => line !== '') ?? [];
+    if (tracked.length > 0) {
+      const shown = tracked.slice(0, 3).join(', ') + (tracked.length > 3 ? `, and ${tracked.length - 3} more` : '');
+      checks.push(check('state_ignored', 'warn', `runtime state is tracked by git (${shown}): ignoring it does not untrack it; run: git rm -r --cached .polywave-state && git commit -m "stop tracking polywave runtime state"`));
+    } else if (ignored !== undefined) checks.push(check('state_ignored', 'pass', '.polywave-state/ is git-ignored'));
     else checks.push(check('state_ignored', 'warn', '.polywave-state/ is not git-ignored: runtime state would show up as untracked changes (run: polywave init, or add .polywave-state/ to .gitignore)'));
   }
 
