@@ -45,6 +45,9 @@ export async function startRedis(dir: string, port?: number): Promise<TestRedis>
   let child: ChildProcess | undefined;
   const launch = async () => {
     child = spawn('redis-server', ['--port', String(chosen), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+    // Never outlive the test process (a failed test must not leave a server behind).
+    const started = child;
+    process.once('exit', () => started.kill('SIGKILL'));
     for (let tries = 0; tries < 100; tries += 1) {
       if (await canConnect(chosen)) return;
       await sleep(50);
@@ -57,7 +60,7 @@ export async function startRedis(dir: string, port?: number): Promise<TestRedis>
     url: `redis://127.0.0.1:${chosen}`,
     stop: async () => {
       const running = child;
-      if (!running || running.exitCode !== null) return;
+      if (!running || running.exitCode !== null || running.signalCode !== null) return;
       const exited = new Promise((resolve) => running.once('exit', resolve));
       running.kill('SIGKILL');
       await exited;
@@ -88,6 +91,7 @@ export interface TestWorker {
 export async function startWorker(options: { id: string; redisUrl: string; remote: string; dir: string; labels?: string[]; extra?: string[] }): Promise<TestWorker> {
   const args = [binPath, 'worker', '--redis', options.redisUrl, '--remote', options.remote, '--dir', options.dir, '--id', options.id, '--lock-duration', '1500', '--stalled-interval', '500', ...(options.labels ?? []).flatMap((label) => ['--label', label]), ...(options.extra ?? [])];
   const child = spawn(process.execPath, args, { env: { ...process.env, ...gitEnv, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  process.once('exit', () => child.kill('SIGKILL'));
   let log = '';
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (log += chunk));
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (log += chunk));
@@ -157,13 +161,26 @@ export interface DispatchRepo {
   remote: string;
 }
 
-export async function createDispatchRepo(slug: string, script: string): Promise<DispatchRepo> {
-  const repo = await createTestRepo({ files: { [`docs/IMPL/IMPL-${slug}.yaml`]: twoWaveImpl(slug), 'src/index.js': 'export {};\n' } });
+export async function createDispatchRepo(slug: string, script: string, options: { remoteDir?: string; config?: Record<string, unknown> } = {}): Promise<DispatchRepo> {
+  const files: Record<string, string> = { [`docs/IMPL/IMPL-${slug}.yaml`]: twoWaveImpl(slug), 'src/index.js': 'export {};\n' };
+  if (options.config) files['polywave.config.json'] = `${JSON.stringify({ repos: [{ name: 'repo', path: '.' }], ...options.config }, null, 2)}\n`;
+  const repo = await createTestRepo({ files });
   const scriptPath = repo.sibling('agents.yaml');
   writeFileSync(scriptPath, script);
-  const remoteDir = repo.sibling('remote.git');
-  await repo.run(['clone', '--quiet', '--bare', repo.dir, remoteDir]);
+  // Several repositories may share one remote: each pushes only its own slug's bases and agent branches.
+  const remoteDir = options.remoteDir ?? repo.sibling('remote.git');
+  if (!options.remoteDir) await repo.run(['clone', '--quiet', '--bare', repo.dir, remoteDir]);
   return { repo, implPath: repo.path(`docs/IMPL/IMPL-${slug}.yaml`), scriptPath, remoteDir, remote: `file://${remoteDir}` };
+}
+
+/** An empty bare repository guarded by scripts/remote-guard-hook (the shared remote of the tests). */
+export async function createGuardedRemote(dir: string, hookSource: string): Promise<string> {
+  const { spawnSync } = await import('node:child_process');
+  const result = spawnSync('git', ['init', '--quiet', '--bare', '-b', 'main', dir], { env: { ...process.env, ...gitEnv }, encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(result.stderr);
+  const hook = path.join(dir, 'hooks', 'update');
+  writeFileSync(hook, hookSource, { mode: 0o755 });
+  return `file://${dir}`;
 }
 
 /** `run-wave` through the CLI (dispatch flags when `redisUrl` is given). */

@@ -37,6 +37,10 @@ export interface DispatchRecord {
   enqueue_to_start_ms?: number;
   /** The worker finished → the result was written here (report saved, branch fetched) (ms). */
   finish_to_result_ms?: number;
+  /** Its parts: the worker finished → the result arrived here; fetching and fast-forwarding the branch; writing the report. */
+  finish_to_received_ms?: number;
+  fetch_ms?: number;
+  report_ms?: number;
 }
 
 /** What a dispatcher returns: the runtime's result, plus where it ran. */

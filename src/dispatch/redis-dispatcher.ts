@@ -79,6 +79,9 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       const events = new QueueEvents(name, { connection });
       queue.on('error', () => undefined);
       events.on('error', () => undefined);
+      // One waiter per job in flight (a wave of 64 agents waits on 64 jobs at once).
+      queue.setMaxListeners(0);
+      events.setMaxListeners(0);
       // E19: a stalled job (its worker died or hung past its lock) goes back to the queue for another worker.
       events.on('stalled', ({ jobId }) => stalls.set(jobId, (stalls.get(jobId) ?? 0) + 1));
       entry = { queue, events, ready: Promise.all([queue.waitUntilReady(), events.waitUntilReady()]) };
@@ -223,6 +226,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       dispatch.worker = value.worker;
       dispatch.stalls = stalls.get(jobId) ?? 0;
       dispatch.enqueue_to_start_ms = Math.max(0, value.started_at - data.enqueued_at);
+      dispatch.finish_to_received_ms = Math.max(0, received - value.finished_at);
       // The agent's commits: the branch the worker pushed, fast-forwarded into the local worktree.
       if (value.head && value.head !== context.baseCommit) {
         const git = gitOf(request.cwd);
@@ -231,17 +235,19 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
         } catch (error) {
           return fail('config', dispatchCodes.remoteUnreachable, `cannot fetch ${branch} from the shared remote ${options.remote}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
         }
-        const fetched = (await git.run(['rev-parse', 'FETCH_HEAD'])).stdout.trim();
-        if (fetched !== value.head) return fail('transient', dispatchCodes.branchMismatch, `${branch} on ${options.remote} is at ${fetched.slice(0, 12)}, the job's result names ${value.head.slice(0, 12)} (another run of the job pushed it)`);
-        await git.run(['merge', '--ff-only', '--quiet', value.head]);
+        // Exactly the commit of the accepted result (a second run of the job may have moved the branch since).
+        const merged = await git.run(['merge', '--ff-only', '--quiet', value.head], { allowExitCodes: [1, 128] });
+        if (merged.exitCode !== 0) return fail('transient', dispatchCodes.branchMismatch, `${branch} on ${options.remote} does not hold ${value.head.slice(0, 12)}, the commit the job's result names (another run of the job pushed over it): ${merged.stderr.trim().split('\n')[0] ?? ''}`);
       }
+      dispatch.fetch_ms = Date.now() - received;
       // The report, written here by the single writer (the worker only validated it).
+      const reportStart = Date.now();
       if (value.report && request.reportCompletion) {
         await request.reportCompletion({ ...value.report, worktree: request.cwd, branch });
       }
+      dispatch.report_ms = Date.now() - reportStart;
       for (const event of value.events as AgentEvent[]) request.onEvent?.(event);
       dispatch.finish_to_result_ms = Math.max(0, Date.now() - value.finished_at);
-      void received;
       return { outcome: value.outcome, spec, jail, dispatch };
     } catch (error) {
       if (error instanceof OutageError) return fail('transient', dispatchCodes.redisLost, `${error.message}; the manifest is intact — re-run when Redis is back (E9 resumes)`);

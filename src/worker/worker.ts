@@ -113,6 +113,14 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     };
   };
 
+  // Jobs running at once share the clone: its ref and worktree bookkeeping is changed one job at a time.
+  let cloneTurn: Promise<unknown> = Promise.resolve();
+  const withClone = <T>(work: () => Promise<T>): Promise<T> => {
+    const result = cloneTurn.then(work);
+    cloneTurn = result.catch(() => undefined);
+    return result;
+  };
+
   const processJob = async (job: Job): Promise<AgentJobReturn> => {
     const parsed = agentJobDataSchema.safeParse(job.data);
     if (!parsed.success) throw new UnrecoverableError(`${dispatchCodes.invalidJob}: job ${job.id}: ${parsed.error.issues[0]?.path.join('.') ?? ''} ${parsed.error.issues[0]?.message ?? 'invalid'}`);
@@ -130,13 +138,19 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     log(`job ${data.job_id}: agent ${data.agent} of ${data.slug} wave ${data.wave} (attempt ${data.attempt})`);
     const worktree = path.join(dir, 'work', data.job_id);
     try {
-      try {
-        await cloneGit.run(['fetch', '--quiet', '--no-tags', options.remote, `+${data.base_ref}:${data.base_ref}`]);
-      } catch (error) {
-        throw new UnrecoverableError(`${dispatchCodes.remoteUnreachable}: cannot fetch ${data.base_ref} from the shared remote ${options.remote}: ${firstLine(error)}`);
-      }
-      await removeWorktree(worktree);
-      await cloneGit.run(['worktree', 'add', '--quiet', '-B', data.branch, worktree, data.base_commit]);
+      await withClone(async () => {
+        // The base is fetched once per clone (a later wave or retry on the same base finds it here).
+        const present = await cloneGit.run(['cat-file', '-e', `${data.base_commit}^{commit}`], { allowExitCodes: [1, 128] });
+        if (present.exitCode !== 0) {
+          try {
+            await cloneGit.run(['fetch', '--quiet', '--no-tags', options.remote, `+${data.base_ref}:${data.base_ref}`]);
+          } catch (error) {
+            throw new UnrecoverableError(`${dispatchCodes.remoteUnreachable}: cannot fetch ${data.base_ref} from the shared remote ${options.remote}: ${firstLine(error)}`);
+          }
+        }
+        await removeWorktree(worktree);
+        await cloneGit.run(['worktree', 'add', '--quiet', '--force', '-B', data.branch, worktree, data.base_commit]);
+      });
       let model = data.model;
       if (data.script_text !== undefined) {
         const scriptFile = path.join(dir, 'scripts', `${data.job_id}.yaml`);
@@ -194,7 +208,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       log(`job ${data.job_id}: ${run.outcome.status}${report ? ` (report ${String(report.status)})` : ''}`);
       return { v: 1, job_id: data.job_id, worker: id, outcome: { ...run.outcome, text: run.outcome.text.slice(0, 20_000) }, ...(report ? { report } : {}), ...(head !== data.base_commit ? { head } : {}), events, started_at: startedAtMs, finished_at: Date.now() };
     } finally {
-      await removeWorktree(worktree);
+      await withClone(() => removeWorktree(worktree));
       current.delete(data.job_id);
       release();
       void beat();

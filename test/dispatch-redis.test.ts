@@ -1,0 +1,211 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Queue, QueueEvents } from 'bullmq';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listWorkers } from '../src/dispatch/registry.js';
+import { parseImpl } from '../src/protocol/parse-impl.js';
+import { repoRoot, runCli } from './support/cli.js';
+import { createDispatchRepo, createGuardedRemote, freePort, gitEnv, lettersScript, mergeOrder, runWaveCli, startRedis, startWorker, treeWithoutManifest, waveAgents, waveResult, type TestRedis, type TestWorker } from './dispatch-support.js';
+
+// Issue 17 "What it must show" 1–3 on real parts: Debian's redis-server on a free loopback port,
+// one `file://` bare remote guarded by scripts/remote-guard-hook (every IMPL of this file meets
+// there under its own slug), and 3 real `polywave worker` processes with separate clones.
+// One Redis and one worker pool for the whole file keep it inside its time budget.
+
+const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-dispatch-'));
+let redis: TestRedis;
+let remote: string;
+const remoteDir = path.join(scratch, 'remote.git');
+const pool: TestWorker[] = [];
+
+async function addWorker(id: string, labels: string[] = []): Promise<TestWorker> {
+  const worker = await startWorker({ id, redisUrl: redis.url, remote, dir: path.join(scratch, `worker-${id}`), labels });
+  pool.push(worker);
+  return worker;
+}
+
+beforeAll(async () => {
+  redis = await startRedis(path.join(scratch, 'redis'));
+  remote = await createGuardedRemote(remoteDir, readFileSync(path.join(repoRoot, 'scripts', 'remote-guard-hook'), 'utf8'));
+  await Promise.all(['w1', 'w2', 'w3'].map((id) => addWorker(id)));
+}, 60_000);
+afterAll(async () => {
+  for (const worker of pool) worker.child.kill('SIGKILL');
+  await redis?.stop();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+/** Which live worker runs a job of `agent` now (any job when `agent` is empty), from the Redis registry. */
+async function workerRunning(agent: string, deadlineMs: number): Promise<string> {
+  const client = new Redis(redis.url);
+  try {
+    const deadline = Date.now() + deadlineMs;
+    while (Date.now() < deadline) {
+      const found = (await listWorkers(client)).find((worker) => worker.current.some((job) => agent === '' || job.includes(`.${agent}.`)));
+      if (found) return found.id;
+      await sleep(50);
+    }
+  } finally {
+    client.disconnect();
+  }
+  throw new Error(`no worker ran ${agent || 'a job'}`);
+}
+
+const merges = async (repo: { run(args: readonly string[]): Promise<string> }, since: string) => (await repo.run(['log', '--merges', '--format=%s', `${since}..HEAD`])).split('\n').filter(Boolean);
+
+describe('run-wave --dispatch redis:// with polywave workers', () => {
+  it('runs 2 waves × 4 script agents on 3 workers; the final tree and merge order equal the in-process run', async () => {
+    const listed = await runCli(['workers', '--redis', redis.url, '--json']);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect((JSON.parse(listed.stdout) as { workers: Array<{ id: string; labels: string[]; current: string[] }> }).workers.map((worker) => [worker.id, worker.labels, worker.current])).toEqual([
+      ['w1', [], []],
+      ['w2', [], []],
+      ['w3', [], []],
+    ]);
+    const distributed = await createDispatchRepo('letters', lettersScript(), { remoteDir });
+    const local = await createDispatchRepo('letters', lettersScript());
+    const startDistributed = await distributed.repo.git.headCommit();
+    const startLocal = await local.repo.git.headCommit();
+    const ranOn = new Set<string>();
+    for (const wave of [1, 2]) {
+      const [remoteRun, localRun] = await Promise.all([runWaveCli(distributed, wave, { redisUrl: redis.url }), runWaveCli(local, wave)]);
+      const remoteResult = waveResult(remoteRun);
+      expect(remoteResult.success, JSON.stringify(remoteResult.blocked ?? remoteRun.stderr.slice(-1500))).toBe(true);
+      expect(waveResult(localRun).success).toBe(true);
+      expect(remoteResult.state).toBe('WAVE_VERIFIED');
+      for (const agent of remoteResult.agents) {
+        expect(agent.status).toBe('complete');
+        expect(agent.attempts).toHaveLength(1);
+        const dispatch = agent.attempts[0]!.dispatch!;
+        expect(['w1', 'w2', 'w3']).toContain(dispatch.worker);
+        ranOn.add(dispatch.worker!);
+      }
+    }
+    expect(ranOn.size).toBeGreaterThan(1);
+    expect(await treeWithoutManifest(distributed.repo)).toEqual(await treeWithoutManifest(local.repo));
+    const order = await mergeOrder(distributed.repo, startDistributed);
+    expect(order).toHaveLength(8);
+    expect(order).toEqual(await mergeOrder(local.repo, startLocal));
+    const manifest = parseImpl(readFileSync(distributed.implPath, 'utf8')).manifest!;
+    for (const id of waveAgents.flat()) {
+      expect(manifest.completion_reports?.[id]?.status).toBe('complete');
+      // The report names the orchestrator's worktree, never a worker's path.
+      expect(String(manifest.completion_reports?.[id]?.worktree ?? '')).toContain(distributed.repo.dir);
+    }
+    // Only the agent branches and the wave bases reached the shared remote (its guard allows nothing else).
+    const refs = (await distributed.repo.run(['ls-remote', remote])).split('\n').filter((line) => line.includes('letters')).map((line) => line.split('\t')[1]);
+    expect(refs.sort()).toEqual([...waveAgents[0].map((id) => `refs/heads/polywave/letters/wave1-agent-${id}`), ...waveAgents[1].map((id) => `refs/heads/polywave/letters/wave2-agent-${id}`), 'refs/polywave/base/letters/wave1', 'refs/polywave/base/letters/wave2'].sort());
+  }, 150_000);
+
+  it('a worker SIGKILLed mid-agent: the job goes to another worker; one report and one merge per agent', async () => {
+    const target = await createDispatchRepo('killed', lettersScript({ C: ['sleep_ms: 4000'] }), { remoteDir });
+    const before = await target.repo.git.headCommit();
+    const running = runWaveCli(target, 1, { redisUrl: redis.url });
+    const victim = await workerRunning('C', 45_000);
+    const killed = pool.find((worker) => worker.id === victim)!;
+    killed.child.kill('SIGKILL');
+    await killed.exited;
+    const run = await running;
+    const result = waveResult(run);
+    expect(result.success, JSON.stringify(result.blocked ?? run.stderr.slice(-1500))).toBe(true);
+    const agentC = result.agents.find((agent) => agent.agent === 'C')!;
+    expect(agentC.status).toBe('complete');
+    // One run-wave attempt; BullMQ's stalled-job recovery moved it (counted: an E19 transient failure).
+    expect(agentC.attempts).toHaveLength(1);
+    expect(agentC.attempts[0]!.dispatch!.stalls).toBeGreaterThanOrEqual(1);
+    expect(agentC.attempts[0]!.dispatch!.worker).not.toBe(victim);
+    const subjects = await merges(target.repo, before);
+    expect(subjects).toHaveLength(4);
+    expect(subjects.filter((subject) => subject.includes('agent-C'))).toHaveLength(1);
+    const manifest = parseImpl(readFileSync(target.implPath, 'utf8')).manifest!;
+    expect(Object.keys(manifest.completion_reports ?? {}).sort()).toEqual(['A', 'B', 'C', 'D']);
+    // The report's commit is the one merged, and is what the remote holds for C.
+    const reported = String(manifest.completion_reports?.C?.commit);
+    expect((await target.repo.run(['ls-remote', remote, 'refs/heads/polywave/killed/wave1-agent-C'])).split('\t')[0]).toBe(reported);
+    expect(await target.repo.git.isAncestor(reported, 'HEAD')).toBe(true);
+    await addWorker(`${victim}b`);
+  }, 90_000);
+
+  it('refuses a job whose branch is not its agent branch (DISPATCH_REF_REFUSED); the remote guard refuses foreign refs', async () => {
+    const target = await createDispatchRepo('guarded', lettersScript(), { remoteDir });
+    const base = await target.repo.git.headCommit();
+    await target.repo.run(['push', '--quiet', remote, `${base}:refs/polywave/base/guarded/wave1`]);
+    const connection = { host: '127.0.0.1', port: redis.port };
+    const queue = new Queue('polywave-agents', { connection });
+    const events = new QueueEvents('polywave-agents', { connection });
+    await events.waitUntilReady();
+    try {
+      const data = { v: 1, job_id: 'guarded.w1.A.x.a1', slug: 'guarded', wave: 1, agent: 'A', attempt: 1, role: 'wave', model: 'script:', script_text: lettersScript(), system_prompt: '', prompt: '', base_commit: base, branch: 'main', base_ref: 'refs/polywave/base/guarded/wave1', owned_files: ['src/a.js'], frozen_paths: [], limits: {}, labels: [], remote, enqueued_at: Date.now() };
+      const job = await queue.add('agent', data, { jobId: data.job_id });
+      await expect(job.waitUntilFinished(events, 20_000)).rejects.toThrow(/^DISPATCH_REF_REFUSED: refusing to push "main": a job of agent A \(wave 1 of guarded\) may only push polywave\/guarded\/wave1-agent-A$/);
+    } finally {
+      await queue.close();
+      await events.close();
+    }
+    expect(await target.repo.run(['ls-remote', remote, 'refs/heads/main'])).toBe('');
+    // Server side: the update hook refuses anything but agent branches and bases.
+    const refused = await target.repo.git.run(['push', remote, `${base}:refs/heads/main`], { allowExitCodes: [1] });
+    expect(refused.exitCode).toBe(1);
+    expect(refused.stderr).toContain('POLYWAVE_REF_REFUSED: refs/heads/main is not an agent branch');
+    const wrongName = await target.repo.git.run(['push', remote, `${base}:refs/heads/polywave/guarded/wave1-agent-a`], { allowExitCodes: [1] });
+    expect(wrongName.exitCode).toBe(1);
+    expect((await target.repo.git.run(['push', remote, `${base}:refs/heads/polywave/guarded/wave1-agent-A`])).exitCode).toBe(0);
+  }, 60_000);
+
+  it('a job for a label no worker has fails with DISPATCH_NO_WORKER after the bounded wait; nothing merged (E7)', async () => {
+    const target = await createDispatchRepo('labels', lettersScript(), { remoteDir, config: { dispatch: { labels: { B: ['gpu'] }, label_wait_seconds: 1 } } });
+    const before = await target.repo.git.headCommit();
+    const run = await runWaveCli(target, 1, { redisUrl: redis.url });
+    expect(run.code).toBe(1);
+    const result = waveResult(run);
+    expect(result.state).toBe('BLOCKED');
+    expect(result.blocked!.agents.map((agent) => agent.agent)).toEqual(['B']);
+    expect(result.blocked!.agents[0]!.explanation).toContain('DISPATCH_NO_WORKER: no live worker has the label(s) gpu (waited 1 s)');
+    for (const id of ['A', 'C', 'D']) expect(result.agents.find((agent) => agent.agent === id)!.status).toBe('complete');
+    expect(await merges(target.repo, before)).toEqual([]);
+  }, 60_000);
+
+  it('Redis unreachable at start: one coded line, exit 2, nothing changed; a worker without Redis or remote does not start', async () => {
+    const target = await createDispatchRepo('nores', lettersScript(), { remoteDir });
+    const deadUrl = `redis://127.0.0.1:${await freePort()}`;
+    const before = readFileSync(target.implPath, 'utf8');
+    const run = await runWaveCli(target, 1, { redisUrl: deadUrl });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/^polywave: error\[DISPATCH_REDIS_UNREACHABLE\]: Redis at redis:\/\/127\.0\.0\.1:\d+\/? is unreachable \([^\n]*\); nothing was started\n$/);
+    expect(readFileSync(target.implPath, 'utf8')).toBe(before);
+    expect(await target.repo.git.listBranches('polywave/')).toEqual([]);
+    const [worker, badRemote] = await Promise.all([
+      runCli(['worker', '--redis', deadUrl, '--remote', remote, '--dir', path.join(scratch, 'worker-x')]),
+      runCli(['worker', '--redis', redis.url, '--remote', 'file:///nonexistent/remote.git', '--dir', path.join(scratch, 'worker-y')]),
+    ]);
+    expect(worker.code).toBe(2);
+    expect(worker.stderr).toMatch(/^polywave: error\[DISPATCH_REDIS_UNREACHABLE\]/);
+    expect(badRemote.code).toBe(2);
+    expect(badRemote.stderr).toMatch(/^polywave: error\[DISPATCH_REMOTE_UNREACHABLE\]: cannot clone the shared remote file:\/\/\/nonexistent\/remote\.git: /);
+  }, 60_000);
+
+  it('Redis stopped mid-run: attempts fail as DISPATCH_REDIS_LOST, the wave is BLOCKED with the manifest intact; with Redis back, retry completes it', async () => {
+    const target = await createDispatchRepo('outage', lettersScript({ A: ['sleep_ms: 1500'], B: ['sleep_ms: 1500'], C: ['sleep_ms: 1500'], D: ['sleep_ms: 1500'] }), { remoteDir, config: { dispatch: { outage_seconds: 1 } } });
+    const before = await target.repo.git.headCommit();
+    const running = runWaveCli(target, 1, { redisUrl: redis.url, timeoutMs: 60_000 });
+    await workerRunning('', 30_000);
+    await redis.stop();
+    const run = await running;
+    expect(run.code, run.stderr.slice(-1000)).toBe(1);
+    const result = waveResult(run);
+    expect(result.state).toBe('BLOCKED');
+    expect(result.blocked!.agents.some((agent) => agent.explanation.includes('DISPATCH_REDIS_LOST'))).toBe(true);
+    expect(await merges(target.repo, before)).toEqual([]);
+    expect(parseImpl(readFileSync(target.implPath, 'utf8')).manifest!.state).toBe('BLOCKED');
+    // Redis is back (empty: no persistence) and the workers reconnect: `retry` relaunches the wave's agents (E7/E19).
+    await redis.restart();
+    const again = await runCli(['retry', target.implPath, '--wave', '1', '--model', `script:${target.scriptPath}`, '--skip-critic', '--json', '--dispatch', redis.url, '--dispatch-remote', remote], { cwd: target.repo.dir, env: gitEnv, timeoutMs: 60_000 });
+    expect(again.code, again.stderr.slice(-2000)).toBe(0);
+    const line = again.stdout.split('\n').find((entry) => entry.includes('"retry-result"'));
+    expect((JSON.parse(line!) as { result: { final_state: string } }).result.final_state).toBe('passed');
+    expect(await merges(target.repo, before)).toHaveLength(4);
+  }, 120_000);
+});
