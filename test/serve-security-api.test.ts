@@ -354,6 +354,9 @@ describe('polywave serve: API', () => {
     expect(runs[0]!.events).toBeGreaterThan(0);
     expect((await api(`/api/runs?impl=go`)).json.runs).toHaveLength(1);
     expect((await api(`/api/runs?impl=letters`)).json.runs).toHaveLength(0);
+    const listed = ((await api('/api/repos')).json.repos as Array<{ impls: Array<{ slug: string; last_event_at: string | null }> }>)[0]!.impls;
+    expect(listed.find((impl) => impl.slug === 'go')!.last_event_at).toMatch(/^\d{4}-\d{2}-\d{2}T/);
+    expect(listed.find((impl) => impl.slug === 'pending')!.last_event_at).toBeNull();
     // The run ends on its own (the server never kills it): the script agent completes and the IMPL moves on.
     let launch: { running: boolean; exit_code: number | null; log: string } | undefined;
     for (let attempt = 0; attempt < 150; attempt += 1) {

@@ -227,10 +227,24 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
 
   app.get('/api/health', (c) => json(c, { ok: true, version: options.version }));
 
+  /** Newest event time (ISO) per IMPL slug or PROGRAM slug: the "last activity" of the lists. */
+  const lastActivity = (column: 'slug' | 'program', slugs: string[]): Map<string, string> => {
+    const db = tail.database();
+    const out = new Map<string, string>();
+    if (!db || slugs.length === 0) return out;
+    const rows = db.prepare(`SELECT ${column} AS key, MAX(ts) AS ts FROM events WHERE ${column} IN (${slugs.map(() => '?').join(', ')}) GROUP BY ${column}`).all(...slugs) as Array<{ key: string; ts: number }>;
+    for (const row of rows) out.set(row.key, new Date(row.ts).toISOString());
+    return out;
+  };
+
   app.get('/api/repos', async (c) => {
     const out = [];
     for (const repo of repos.values()) {
-      const impls = (await cache.allImpls(repo)).map((impl) => {
+      const loadedImpls = await cache.allImpls(repo);
+      const loadedPrograms = await cache.allPrograms(repo);
+      const implActivity = lastActivity('slug', loadedImpls.map((impl) => impl.slug));
+      const programActivity = lastActivity('program', loadedPrograms.map((program) => program.slug));
+      const impls = loadedImpls.map((impl) => {
         const manifest = impl.parsed.manifest;
         return {
           slug: impl.slug,
@@ -240,10 +254,11 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
           waves: manifest?.waves?.length ?? 0,
           agents: manifest ? countAgents(manifest) : 0,
           updated_at: new Date(impl.mtimeMs).toISOString(),
+          last_event_at: implActivity.get(impl.slug) ?? null,
           valid: manifest !== null && !impl.findings.some((finding) => finding.severity === 'error' || finding.severity === 'fatal'),
         };
       });
-      const programs = (await cache.allPrograms(repo)).map((program) => {
+      const programs = loadedPrograms.map((program) => {
         const manifest = program.parsed.manifest;
         return {
           slug: program.slug,
@@ -253,6 +268,7 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
           tiers: manifest?.tiers?.length ?? 0,
           impls: manifest?.impls?.length ?? 0,
           updated_at: new Date(program.mtimeMs).toISOString(),
+          last_event_at: programActivity.get(program.slug) ?? null,
         };
       });
       out.push({ id: repo.id, name: repo.name, path: repo.path, impls, programs });
