@@ -110,6 +110,24 @@ describe('run-wave with the script backend', () => {
     expect(events.at(-1)?.type).toBe('wave-run-end');
   }, 120_000);
 
+  it('E1 order holds with --concurrency below the agent count: an agent whose preparation is slow (an E9 check of a stale report) still launches first', async () => {
+    const script = ['version: 1', 'agents:', ...agents.flatMap((id) => [`  ${id}:`, '    steps:', ...agentSteps(id)]), ''].join('\n');
+    const { repo, implPath, scriptPath } = await setup(script);
+    // A, first in the launch order, has a "complete" report whose commit does not exist: run-wave checks it (E9/E42,
+    // git calls in a jail) before relaunching A, while B–D have nothing to check.
+    writeFileSync(implPath, `${readFileSync(implPath, 'utf8')}completion_reports:\n    A:\n        status: complete\n        commit: ${'d'.repeat(40)}\n        files_created: [src/a.ts]\n`);
+    await repo.run(['commit', '-qam', 'stale report of A']);
+    const launches: string[] = [];
+    const bus = new EventBus();
+    bus.subscribe((event) => {
+      if (event.type === 'agent-launch') launches.push(String(event.agent));
+    });
+    const result = await runWave({ implPath, wave: 1, model: `script:${scriptPath}`, env: repo.env, events: bus, concurrency: 1, skipCritic: true, gitAt: (dir) => createGit(dir, { env: repo.env }) });
+    expect(result.success, JSON.stringify(result.blocked ?? result.finalize?.failed_step)).toBe(true);
+    expect(result.launch_order).toEqual(['A', 'B', 'C', 'D']);
+    expect(launches).toEqual(result.launch_order);
+  }, 120_000);
+
   it('leaves the wave BLOCKED with nothing merged when an agent reports blocked', async () => {
     const script = [
       'version: 1',

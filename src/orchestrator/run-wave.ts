@@ -227,6 +227,35 @@ class ProviderLimiter {
 }
 
 /**
+ * E1 launch order under a concurrency bound: each agent's first launch queues for a slot only after
+ * every agent before it in the order has queued (or needs no launch). Without it the agents reach the
+ * slot queue in the order their preparation (journal recovery, an E9 check) happens to finish, and
+ * with fewer slots than agents a later agent takes an earlier one's slot.
+ */
+export function createLaunchSequencer(order: readonly string[]): { turn(id: string): Promise<void>; queued(id: string): void } {
+  const gates = new Map(
+    order.map((id) => {
+      let resolve!: () => void;
+      const promise = new Promise<void>((done) => (resolve = done));
+      return [id, { promise, resolve }] as const;
+    }),
+  );
+  return {
+    turn(id) {
+      const index = order.indexOf(id);
+      return index > 0 ? gates.get(order[index - 1]!)!.promise : Promise.resolve();
+    },
+    // Idempotent; an agent that is skipped or fails before launching calls it too, so nobody waits on it.
+    queued(id) {
+      const index = order.indexOf(id);
+      if (index < 0) return;
+      // Queued only once every agent before it is: a gate resolves in order.
+      void (index > 0 ? gates.get(order[index - 1]!)!.promise : Promise.resolve()).then(() => gates.get(id)!.resolve());
+    },
+  };
+}
+
+/**
  * Parsed manifests by their exact text: sixteen agents asking "is my report there?" at the same
  * moment parse the file once per change (the parse itself is shared while in flight).
  */
@@ -397,6 +426,7 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
   const concurrency = solo ? 1 : Math.max(1, Math.min(options.concurrency ?? Math.min(ordered.length, 16), 64));
   result.concurrency = concurrency;
   const limiter = new ProviderLimiter(concurrency);
+  const sequencer = createLaunchSequencer(ordered.map((plan) => plan.id));
   events?.emit({ v: 1, type: 'wave-run-start', slug, wave: options.wave, agents: ordered.map((plan) => plan.id), order: order.order, reordered: order.reordered, concurrency });
   // E40: agents start (one wave_start per wave, not per agent).
   events?.emit(activityEvent('wave_start', { slug, wave: options.wave, details: `${ordered.length} agent(s): ${ordered.map((plan) => plan.id).join(', ')}` }));
@@ -463,7 +493,11 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
         ...(recovered.markdown ? { recoveredContext: recovered.markdown } : {}),
         ...(retry ? { retry } : {}),
       });
-      const releaseProvider = await limiter.acquire(providerKey(plan.spec));
+      // E1: the first launch queues in launch order (acquire() queues synchronously, before its first await).
+      if (attempt === 1) await sequencer.turn(plan.id);
+      const providerSlot = limiter.acquire(providerKey(plan.spec));
+      sequencer.queued(plan.id);
+      const releaseProvider = await providerSlot;
       const releaseSlot = options.agentSlots ? await options.agentSlots.acquire() : () => undefined;
       const release = () => {
         releaseSlot();
@@ -640,7 +674,9 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
 
   // One agent failing never cancels the others: runOne returns data; an unexpected error becomes a failed summary.
   result.agents = await mapBounded(ordered, ordered.length, (plan) =>
-    runOne(plan).catch((error: unknown): AgentRunSummary => ({
+    runOne(plan)
+      .finally(() => sequencer.queued(plan.id))
+      .catch((error: unknown): AgentRunSummary => ({
       agent: plan.id,
       model: plan.spec.raw,
       backend: plan.spec.backend,
