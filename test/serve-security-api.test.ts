@@ -298,6 +298,11 @@ describe('polywave serve: API', () => {
     const missing = await api(`/api/repos/${repoId}/impls/letters/agents/Z`);
     expect(missing.status).toBe(404);
     expect((await api(`/api/repos/${repoId}/impls/nope`)).status).toBe(404);
+    // A slug is never a path: an IMPL outside the repository is not reachable through it.
+    repo.write('../IMPL-outside.yaml', readFileSync(repo.path('docs/IMPL/IMPL-pending.yaml'), 'utf8').replace('feature_slug: pending', 'feature_slug: ../../../../IMPL-outside'));
+    const traversal = await api(`/api/repos/${repoId}/impls/${encodeURIComponent('../../../../IMPL-outside')}`);
+    expect(traversal.status).toBe(404);
+    expect((traversal.json.error as { code: string }).code).toBe('SERVE_NOT_FOUND');
     expect((await api('/api/repos/nope-00000000/impls/letters')).status).toBe(404);
   });
 

@@ -184,7 +184,12 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
     if (!repo) throw new HttpError(404, 'SERVE_NOT_FOUND', `no repository "${id}" is served`);
     return repo;
   };
+  // Slugs name files (docs/IMPL/IMPL-<slug>.yaml): only slug characters, never a path.
+  const checkSlug = (slug: string) => {
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(slug) || slug.includes('..')) throw new HttpError(404, 'SERVE_NOT_FOUND', `"${slug.slice(0, 100)}" is not a slug`);
+  };
   const implOf = async (repo: ServedRepo, slug: string): Promise<LoadedImpl & { manifest: ImplManifest }> => {
+    checkSlug(slug);
     const loaded = await cache.findImpl(repo, slug);
     if (!loaded) throw new HttpError(404, 'SERVE_NOT_FOUND', `no IMPL "${slug}" in ${repo.name}`);
     if (!loaded.parsed.manifest) throw new HttpError(422, loaded.findings[0]?.code ?? 'V001_MANIFEST_INVALID', `${loaded.relative}: ${loaded.findings[0]?.message ?? 'not a usable manifest'}`);
@@ -369,6 +374,7 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
   app.get('/api/repos/:repo/programs/:slug', async (c) => {
     const repo = repoOf(c.req.param('repo'));
     const slug = c.req.param('slug');
+    checkSlug(slug);
     const loaded = await cache.findProgram(repo, slug);
     if (!loaded) throw new HttpError(404, 'SERVE_NOT_FOUND', `no PROGRAM "${slug}" in ${repo.name}`);
     const manifest = loaded.parsed.manifest;
