@@ -100,14 +100,18 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
     expect(refs.sort()).toEqual([...waveAgents[0].map((id) => `refs/heads/polywave/letters/wave1-agent-${id}`), ...waveAgents[1].map((id) => `refs/heads/polywave/letters/wave2-agent-${id}`), 'refs/polywave/base/letters/wave1', 'refs/polywave/base/letters/wave2'].sort());
   }, 150_000);
 
-  it('a worker SIGKILLed mid-agent: the job goes to another worker; one report and one merge per agent', async () => {
-    const target = await createDispatchRepo('killed', lettersScript({ C: ['sleep_ms: 4000'] }), { remoteDir });
+  it('a worker SIGKILLed mid-agent: the job goes to another worker; one report and one merge per agent; SIGTERM finishes the job first', async () => {
+    const target = await createDispatchRepo('killed', lettersScript({ C: ['sleep_ms: 4000'], D: ['sleep_ms: 4000'] }), { remoteDir });
     const before = await target.repo.git.headCommit();
     const running = runWaveCli(target, 1, { redisUrl: redis.url });
     const victim = await workerRunning('C', 45_000);
     const killed = pool.find((worker) => worker.id === victim)!;
     killed.child.kill('SIGKILL');
     await killed.exited;
+    // Graceful: the worker running D gets SIGTERM, finishes D, unregisters and exits 0.
+    const runningD = await workerRunning('D', 45_000);
+    const graceful = pool.find((worker) => worker.id === runningD)!;
+    graceful.child.kill('SIGTERM');
     const run = await running;
     const result = waveResult(run);
     expect(result.success, JSON.stringify(result.blocked ?? run.stderr.slice(-1500))).toBe(true);
@@ -126,7 +130,10 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
     const reported = String(manifest.completion_reports?.C?.commit);
     expect((await target.repo.run(['ls-remote', remote, 'refs/heads/polywave/killed/wave1-agent-C'])).split('\t')[0]).toBe(reported);
     expect(await target.repo.git.isAncestor(reported, 'HEAD')).toBe(true);
-    await addWorker(`${victim}b`);
+    expect(await graceful.exited).toBe(0);
+    expect(graceful.log()).toContain('SIGTERM: finishing the running job(s)');
+    expect(result.agents.find((agent) => agent.agent === 'D')!.attempts[0]!.dispatch).toMatchObject({ worker: graceful.id, stalls: 0 });
+    await Promise.all([addWorker(`${victim}b`), addWorker(`${graceful.id}b`)]);
   }, 90_000);
 
   it('refuses a job whose branch is not its agent branch (DISPATCH_REF_REFUSED); the remote guard refuses foreign refs', async () => {

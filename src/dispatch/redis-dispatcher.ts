@@ -90,18 +90,28 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
     return entry;
   };
 
+  // Once an outage outlasted the limit, later attempts fail at once while Redis is still down
+  // (each would only wait the limit again); the first moment it answers clears it.
+  let lostSince: number | undefined;
   /** Rejects with OutageError once the connection has been down for longer than the outage limit. */
   const outageWatch = (): { promise: Promise<never>; stop: () => void } => {
     let downSince: number | undefined;
     let timer: NodeJS.Timeout | undefined;
     const promise = new Promise<never>((_, reject) => {
-      timer = setInterval(() => {
-        if (client.status === 'ready') downSince = undefined;
-        else {
+      const check = () => {
+        if (client.status === 'ready') {
+          downSince = undefined;
+          lostSince = undefined;
+        } else {
           downSince ??= Date.now();
-          if (Date.now() - downSince > outageMs) reject(new OutageError(`Redis at ${redactRedisUrl(options.url)} unreachable for more than ${Math.round(outageMs / 1000)} s`));
+          if (lostSince !== undefined || Date.now() - downSince > outageMs) {
+            lostSince ??= Date.now();
+            reject(new OutageError(`Redis at ${redactRedisUrl(options.url)} unreachable for more than ${Math.round(outageMs / 1000)} s`));
+          }
         }
-      }, 100);
+      };
+      timer = setInterval(check, 100);
+      check();
     });
     promise.catch(() => undefined);
     return { promise, stop: () => clearInterval(timer) };

@@ -1,0 +1,71 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { agentJobId, assertJobBranch, labelSubsets, queueNameFor } from '../src/dispatch/job.js';
+import { redactRedisUrl, redisOptionsFromUrl } from '../src/dispatch/redis-url.js';
+import { servesLabels } from '../src/dispatch/registry.js';
+import { parseProjectConfig } from '../src/store/project-config.js';
+import { runCli } from './support/cli.js';
+import { createDispatchRepo, lettersScript, runWaveCli } from './dispatch-support.js';
+
+// Issue 17 without Redis: job ids (E9), queue names per label set, the branch a job may push, URL
+// parsing, polywave.config.json `dispatch`, and the commands' bad input.
+
+describe('dispatch jobs', () => {
+  it('gives one attempt on one base one deterministic id without BullMQ’s separator', () => {
+    const id = agentJobId({ slug: 'billing', wave: 2, agentId: 'B3', baseCommit: '0123456789abcdef0123456789abcdef01234567', attempt: 1 });
+    expect(id).toBe('billing.w2.B3.0123456789ab.a1');
+    expect(id).not.toContain(':');
+    expect(agentJobId({ slug: 'billing', wave: 2, agentId: 'B3', baseCommit: '0123456789abcdef0123456789abcdef01234567', attempt: 2 })).toBe('billing.w2.B3.0123456789ab.a2');
+  });
+
+  it('routes a job to the queue of its sorted label set; a worker serves every subset of its labels', () => {
+    expect(queueNameFor([])).toBe('polywave-agents');
+    expect(queueNameFor(['GPU', 'big', 'gpu'])).toBe('polywave-agents@big+gpu');
+    expect(labelSubsets(['gpu', 'big']).map((subset) => queueNameFor(subset))).toEqual(['polywave-agents', 'polywave-agents@big', 'polywave-agents@gpu', 'polywave-agents@big+gpu']);
+    expect(servesLabels({ labels: ['gpu', 'macos'] }, ['gpu'])).toBe(true);
+    expect(servesLabels({ labels: ['macos'] }, ['gpu'])).toBe(false);
+    expect(servesLabels({ labels: [] }, [])).toBe(true);
+    expect(() => queueNameFor(['no spaces'])).toThrow(/label "no spaces" must match/);
+  });
+
+  it('lets a job push only its own agent branch', () => {
+    expect(assertJobBranch({ slug: 'billing', wave: 1, agent: 'A', branch: 'polywave/billing/wave1-agent-A' })).toBe('polywave/billing/wave1-agent-A');
+    for (const branch of ['main', 'polywave/billing/wave1-agent-B', 'polywave/other/wave1-agent-A', 'polywave/billing/wave2-agent-A', 'refs/heads/polywave/billing/wave1-agent-A']) {
+      expect(() => assertJobBranch({ slug: 'billing', wave: 1, agent: 'A', branch })).toThrow(expect.objectContaining({ code: 'DISPATCH_REF_REFUSED' }));
+    }
+  });
+
+  it('reads redis:// URLs and hides passwords in messages', () => {
+    expect(redisOptionsFromUrl('redis://:s3cret@queue:6380/2')).toMatchObject({ host: 'queue', port: 6380, password: 's3cret', db: 2, maxRetriesPerRequest: null });
+    expect(redisOptionsFromUrl('redis://127.0.0.1')).toMatchObject({ host: '127.0.0.1', port: 6379 });
+    expect(redactRedisUrl('redis://:s3cret@queue:6380')).toBe('redis://:***@queue:6380');
+    expect(() => redisOptionsFromUrl('http://queue:6379')).toThrow(expect.objectContaining({ code: 'DISPATCH_INVALID_URL' }));
+  });
+
+  it('validates polywave.config.json `dispatch`', () => {
+    const ok = parseProjectConfig(JSON.stringify({ repos: [{ name: 'r', path: '.' }], dispatch: { url: 'redis://q:6379', remote: 'ssh://git@h/r.git', labels: { C: ['gpu'] }, label_wait_seconds: 5, outage_seconds: 30 } }));
+    expect(ok.findings).toEqual([]);
+    const bad = parseProjectConfig(JSON.stringify({ repos: [{ name: 'r', path: '.' }], dispatch: { url: 'http://q', labels: { C: 'gpu' }, outage_seconds: -1 } }));
+    expect(bad.findings.map((finding) => finding.field)).toEqual(['dispatch.url', 'dispatch.outage_seconds', 'dispatch.labels.C']);
+  });
+});
+
+describe('dispatch commands: bad input', () => {
+  it('refuses a non-Redis --dispatch, a worker without --remote, and a bad --redis URL with one coded line (exit 2)', async () => {
+    const target = await createDispatchRepo('badurl', lettersScript());
+    const before = readFileSync(target.implPath, 'utf8');
+    const [dispatch, noRemote, badUrl] = await Promise.all([
+      runWaveCli(target, 1, { extra: ['--dispatch', 'http://queue:6379'] }),
+      runCli(['worker', '--redis', 'redis://127.0.0.1:1']),
+      runCli(['workers', '--redis', 'queue:6379']),
+    ]);
+    expect(noRemote.code).toBe(2);
+    expect(noRemote.stderr.trim().split('\n')).toHaveLength(1);
+    expect(noRemote.stderr).toContain('--remote');
+    expect(badUrl.code).toBe(2);
+    expect(badUrl.stderr).toBe('polywave: error[DISPATCH_INVALID_URL]: not a Redis URL: "queue:6379" (expected redis://host:port)\n');
+    expect(dispatch.code).toBe(2);
+    expect(dispatch.stderr).toBe('polywave: error[DISPATCH_INVALID_URL]: --dispatch: not a Redis URL: "http://queue:6379" (expected redis://host:port, or inprocess)\n');
+    expect(readFileSync(target.implPath, 'utf8')).toBe(before);
+  });
+});
