@@ -299,8 +299,8 @@ describe('polywave serve: API', () => {
     expect(missing.status).toBe(404);
     expect((await api(`/api/repos/${repoId}/impls/nope`)).status).toBe(404);
     // A slug is never a path: an IMPL outside the repository is not reachable through it.
-    repo.write('../IMPL-outside.yaml', readFileSync(repo.path('docs/IMPL/IMPL-pending.yaml'), 'utf8').replace('feature_slug: pending', 'feature_slug: ../../../../IMPL-outside'));
-    const traversal = await api(`/api/repos/${repoId}/impls/${encodeURIComponent('../../../../IMPL-outside')}`);
+    repo.write('../IMPL-outside.yaml', readFileSync(repo.path('docs/IMPL/IMPL-pending.yaml'), 'utf8').replace('feature_slug: pending', 'feature_slug: ../../../../../IMPL-outside'));
+    const traversal = await api(`/api/repos/${repoId}/impls/${encodeURIComponent('../../../../../IMPL-outside')}`);
     expect(traversal.status).toBe(404);
     expect((traversal.json.error as { code: string }).code).toBe('SERVE_NOT_FOUND');
     expect((await api('/api/repos/nope-00000000/impls/letters')).status).toBe(404);
