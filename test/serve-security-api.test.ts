@@ -393,8 +393,16 @@ describe('polywave serve: static UI', () => {
     mkdirSync(path.join(web, 'assets'));
     writeFileSync(path.join(web, 'index.html'), '<!doctype html><html><head><title>ui</title><meta name="polywave-token" content=""></head><body><script type="module" src="/assets/index-abc123.js"></script></body></html>');
     writeFileSync(path.join(web, 'assets', 'index-abc123.js'), 'console.log(1);\n');
-    inProcess = await startServer({ repos: [repo.dir], port: 0, host: '127.0.0.1', explicitHost: false, storePath: path.join(storeDir, 'static.db'), env: process.env, now: () => new Date(), webRoot: web });
+    const second = await createTestRepo();
+    second.write('docs/IMPL/IMPL-solo.yaml', lettersImplYaml({ title: 'Solo', slug: 'solo', agents: ['A'] }));
+    inProcess = await startServer({ repos: [repo.dir, second.dir, repo.dir], port: 0, host: '127.0.0.1', explicitHost: false, storePath: path.join(storeDir, 'static.db'), env: process.env, now: () => new Date(), webRoot: web });
     const headers = { 'X-Polywave-Token': inProcess.token };
+    // Several repositories (a duplicate once), each with its own IMPLs.
+    const listed = JSON.parse((await rawRequest(`${inProcess.url}api/repos`, { headers })).body) as { repos: Array<{ path: string; impls: Array<{ slug: string }> }> };
+    expect(listed.repos.map((entry) => [entry.path, entry.impls.map((impl) => impl.slug)])).toEqual([
+      [repo.dir, ['broken', 'go', 'letters', 'pending']],
+      [second.dir, ['solo']],
+    ]);
     const asset = await rawRequest(`${inProcess.url}assets/index-abc123.js`, { headers });
     expect(asset.status).toBe(200);
     expect(asset.headers['cache-control']).toBe('public, max-age=31536000, immutable');
