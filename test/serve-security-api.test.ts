@@ -154,6 +154,11 @@ describe('polywave serve: security', () => {
     expect(cookie).toContain('HttpOnly');
     expect(cookie).toContain('SameSite=Strict');
     const pair = cookie.split(';')[0]!;
+    const deepLogin = await rawRequest(`${server.base}r/x/impl/y?view=live&token=${server.token}`);
+    expect(deepLogin.headers.location).toBe('/r/x/impl/y?view=live');
+    // Never a redirect to another site (`//host` is protocol-relative).
+    const sneaky = await rawRequest(`${server.base.replace(/\/$/, '')}//evil.example/x?token=${server.token}`);
+    expect(sneaky.headers.location).toBe('/evil.example/x');
     const shell = await rawRequest(new URL('/r/some/deep/link', server.base).href, { headers: { Cookie: pair } });
     expect(shell.status).toBe(200);
     expect(shell.headers['content-type']).toContain('text/html');

@@ -158,7 +158,8 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
       setCookie(c, cookie, token, { httpOnly: true, sameSite: 'Strict', path: '/' });
       url.searchParams.delete('token');
       c.header('Cache-Control', 'no-store');
-      return c.redirect(`${url.pathname}${url.search}`, 302);
+      // One leading slash: `//host` would be a protocol-relative redirect to another site.
+      return c.redirect(`/${url.pathname.replace(/^[/\\]+/, '')}${url.search}`, 302);
     }
     const header = c.req.header('x-polywave-token');
     const headerOk = tokenMatches(token, header);
