@@ -159,7 +159,10 @@ describe('run-wave with the script backend', () => {
   }, 120_000);
 
   it('runs a solo wave (I6: one agent, no worktree, on the merge target) and streams NDJSON with --json', async () => {
-    const yaml = implYaml().replace(/( {4}- file: src\/[bcd]\.(?:test\.)?ts\n {6}agent: [BCD]\n {6}wave: 1\n {6}action: new\n)/g, '').replace(/ {8}- id: [BCD]\n(?: {10}.*\n)+? {12}- src\/[bcd]\.test\.ts\n/g, '');
+    const gate = (command: string) => ['quality_gates:', '    level: standard', '    gates:', '        - type: test', `          command: ${JSON.stringify(command)}`, '          required: true'].join('\n');
+    const solo = (command: string) => implYaml().replace(/( {4}- file: src\/[bcd]\.(?:test\.)?ts\n {6}agent: [BCD]\n {6}wave: 1\n {6}action: new\n)/g, '').replace(/ {8}- id: [BCD]\n(?: {10}.*\n)+? {12}- src\/[bcd]\.test\.ts\n/g, '').replace('interface_contracts:', `${gate(command)}\ninterface_contracts:`);
+    // A gate without `timing` is a pre-merge gate; a solo wave has no worktree to run it in before a merge, so it runs on the target.
+    const yaml = solo("node -e \"process.exit(require('fs').readdirSync('src').length === 3 ? 0 : 4)\"");
     const repo = await createTestRepo({ files: { 'docs/IMPL/IMPL-letters.yaml': yaml, 'src/index.ts': 'export {};\n' } });
     const implPath = repo.path('docs/IMPL/IMPL-letters.yaml');
     expect(parseImpl(yaml).manifest?.waves?.[0]?.agents?.map((agent) => agent.id)).toEqual(['A']);
@@ -177,5 +180,14 @@ describe('run-wave with the script backend', () => {
     expect(await repo.git.listBranches('polywave/')).toEqual([]);
     expect(readFileSync(repo.path('src/a.ts'), 'utf8')).toContain("'a'");
     expect((await repo.run(['log', '--format=%s', `${before}..HEAD`])).split('\n')).toContain('feat(A): letter a');
-  }, 120_000);
+    const finalize = (lines.at(-1) as { result?: { finalize?: { gate_results?: Record<string, Array<{ passed: boolean; command: string }>> } } }).result?.finalize;
+    expect(finalize?.gate_results?.['.']?.map((result) => result.passed)).toEqual([true]);
+
+    // The same solo wave with a failing gate: BLOCKED, not verified.
+    const failing = await createTestRepo({ files: { 'docs/IMPL/IMPL-letters.yaml': solo('node -e "process.exit(4)"'), 'src/index.ts': 'export {};\n' } });
+    const blocked = await runCli(['run-wave', failing.path('docs/IMPL/IMPL-letters.yaml'), '--wave', '1', '--model', `script:${scriptPath}`, '--skip-critic'], { cwd: failing.dir, env: failing.env as Record<string, string>, timeoutMs: 120_000 });
+    expect(blocked.code, blocked.stderr).toBe(1);
+    expect(JSON.parse(blocked.stdout)).toMatchObject({ success: false, finalize: { failed_step: { step: 'run-post-merge-gates' } } });
+    expect(parseImpl(readFileSync(failing.path('docs/IMPL/IMPL-letters.yaml'), 'utf8')).manifest!.state).toBe('BLOCKED');
+  }, 180_000);
 });

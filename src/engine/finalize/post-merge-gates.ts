@@ -10,13 +10,16 @@ import { describeCascade, recordCascade } from './verify-build-step.js';
 /**
  * Step 5.5 (E21): `timing: post-merge` gates on the merged target — never from the cache (E38:
  * the merged tree is new). A required failure is classified by E47 and blocks the wave.
+ * A solo wave (I6: one agent committing on the target itself) has no worktree where pre-merge gates
+ * could run before a merge: its pre-merge gates run here too, on the target, so none is skipped.
  */
 export const postMergeGatesStep: StepDefinition<FinalizeContext> = {
   name: 'run-post-merge-gates',
   async run(context) {
     const manifest = manifestOf(context);
-    const all = filterGatesByTiming(manifest.quality_gates?.gates ?? [], 'post-merge');
-    if (all.length === 0) return { status: 'skipped', detail: 'no post-merge quality gates' };
+    const solo = context.mode === 'solo';
+    const all = solo ? [...(manifest.quality_gates?.gates ?? [])] : filterGatesByTiming(manifest.quality_gates?.gates ?? [], 'post-merge');
+    if (all.length === 0) return { status: 'skipped', detail: solo ? 'no quality gates' : 'no post-merge quality gates' };
     if (context.dryRun) return { status: 'skipped', detail: `dry run: ${all.length} post-merge gate(s) not run (nothing was merged)` };
     const failures: string[] = [];
     const warnings: string[] = [];
@@ -28,7 +31,7 @@ export const postMergeGatesStep: StepDefinition<FinalizeContext> = {
       const run = await runGates({
         repoDir: repo.targetDir,
         gates,
-        timing: 'post-merge',
+        ...(solo ? {} : { timing: 'post-merge' as const }),
         noCache: true,
         ...(context.options.signal ? { signal: context.options.signal } : {}),
         ...(context.options.events ? { events: context.options.events, labels: { slug: context.slug, wave: context.wave, scope: 'post-merge' } } : {}),
@@ -58,7 +61,8 @@ export const postMergeGatesStep: StepDefinition<FinalizeContext> = {
         data: { failures, warnings },
       };
     }
-    return { status: warnings.length > 0 ? 'warning' : 'success', detail: `E21: ${count} post-merge gate(s) passed (uncached)${warnings.length > 0 ? `; ${warnings.join('; ')}` : ''}` };
+    const what = solo ? 'gate(s) of the solo wave (pre- and post-merge, on the checkout it committed to)' : 'post-merge gate(s)';
+    return { status: warnings.length > 0 ? 'warning' : 'success', detail: `E21: ${count} ${what} passed (uncached)${warnings.length > 0 ? `; ${warnings.join('; ')}` : ''}` };
   },
 };
 
