@@ -162,6 +162,9 @@ describe('polywave serve: SSE from the event store', () => {
     const events = await ours.done;
     expect(events.map((event) => [event.run_id, event.seq])).toEqual([[mine, 1], [mine, 2], [mine, 3]]);
     expect(new Set(events.map((event) => event.id)).size).toBe(3);
+    // State answers carry the newest row id: an EventSource opened with ?after=<event_id> misses nothing.
+    const listed = (await (await fetch(`${server.base}api/repos`, { headers: auth })).json()) as { event_id: number };
+    expect(listed.event_id).toBe(lastEventId(db));
     const bad = await fetch(url, { headers: { ...auth, 'Last-Event-ID': 'abc' } });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: { code: string } }).error.code).toBe('SERVE_BAD_REQUEST');

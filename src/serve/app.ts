@@ -142,6 +142,7 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
   // 1. Headers on every answer; Host (DNS rebinding) and Origin (cross-site) before anything else.
   app.use('*', async (c, next) => {
     for (const [name, value] of Object.entries(securityHeaders)) c.header(name, value);
+    if (c.req.path.startsWith('/api/')) c.header('Cache-Control', 'no-store');
     const hostHeader = c.req.header('host');
     if (!hostAllowed(hostHeader)) return c.json(errorBody('SERVE_HOST', 'Host header does not name this server (DNS rebinding protection): use the printed URL'), 403);
     const origin = c.req.header('origin');
@@ -244,6 +245,7 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
   };
 
   app.get('/api/repos', async (c) => {
+    const eventId = tail.poll();
     const out = [];
     for (const repo of repos.values()) {
       const loadedImpls = await cache.allImpls(repo);
@@ -279,11 +281,13 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
       });
       out.push({ id: repo.id, name: repo.name, path: repo.path, impls, programs });
     }
-    return json(c, { repos: out });
+    return json(c, { repos: out, event_id: eventId });
   });
 
   app.get('/api/repos/:repo/impls/:slug', async (c) => {
     const repo = repoOf(c.req.param('repo'));
+    // The store's newest row before the state is read: an EventSource opened with ?after=<event_id> misses nothing.
+    const eventId = tail.poll();
     const loaded = await implOf(repo, c.req.param('slug'));
     const manifest = loaded.manifest;
     const branches = await branchesOf(repo, loaded.slug);
@@ -309,6 +313,7 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
       findings: findingsOf(loaded),
       progress: { waves, ...waveProgress(manifest) },
       launch: launcher.running(repo.path, loaded.slug) ?? null,
+      event_id: eventId,
     });
   });
 
@@ -376,6 +381,7 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
     const repo = repoOf(c.req.param('repo'));
     const slug = c.req.param('slug');
     checkSlug(slug);
+    const eventId = tail.poll();
     const loaded = await cache.findProgram(repo, slug);
     if (!loaded) throw new HttpError(404, 'SERVE_NOT_FOUND', `no PROGRAM "${slug}" in ${repo.name}`);
     const manifest = loaded.parsed.manifest;
@@ -406,6 +412,7 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
       frozen_contracts: status.contract_statuses,
       completion: status.completion,
       current_tier: status.current_tier,
+      event_id: eventId,
     });
   });
 
