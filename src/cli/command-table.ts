@@ -681,6 +681,8 @@ export const commandTable: CommandSpec[] = [
       { flags: '--answers <file>', description: 'with --interview: answers file for a non-interactive interview' },
       { flags: '--json', description: 'NDJSON events on stdout, ending with a run-result line' },
       { flags: '--repo-dir <dir>', description: 'repository root (default: current directory)' },
+      { flags: '--dispatch <url>', description: 'run wave agents on `polywave worker`s through BullMQ on Redis (see run-wave --help)' },
+      { flags: '--dispatch-remote <git-url>', description: 'with --dispatch: the shared git remote workers clone (default: dispatch.remote)' },
       ...budgetOptions,
       unsafeNoSandboxOption,
       ...eventStoreOptions,

@@ -1,3 +1,4 @@
+import type { Dispatcher } from '../dispatch/dispatcher.js';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { addUsage, emptyUsage, type AgentBackend, type AgentUsage } from '../agents/contract.js';
@@ -40,6 +41,8 @@ export interface AutopilotPhase {
 export interface AutopilotOptions {
   /** Run agents without the OS sandbox (`--unsafe-no-sandbox`): the static checks only, with a warning. */
   unsafeNoSandbox?: boolean;
+  /** Issue 17: where wave agents run (`--dispatch redis://…`); default in this process. */
+  dispatcher?: Dispatcher;
   /** A feature description (scouted first) or the path of an existing IMPL (resumed). */
   feature?: string;
   /** The IMPL slug for `feature` (default: derived from its text, as run-scout does). */
@@ -270,6 +273,7 @@ export async function runAutopilot(options: AutopilotOptions): Promise<Autopilot
       ...(options.concurrentRefs ? { concurrentRefs: options.concurrentRefs } : {}),
       ...(options.budget ? { budget: options.budget } : {}),
       ...(options.backends?.wave ? { backend: options.backends.wave } : {}),
+      ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
     });
     result.waves.push(run);
     addUsage(usage, run.usage);

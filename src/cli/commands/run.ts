@@ -9,6 +9,7 @@ import { createWaveProgress } from '../wave-progress.js';
 import { interruptSignal, repoDirOption } from './prepare-wave.js';
 import { unsafeNoSandboxFrom } from '../sandbox-option.js';
 import { budgetFrom } from '../budget-option.js';
+import { dispatcherFromConfig } from '../../dispatch/from-config.js';
 import { requireModelCredentials } from '../../agents/credentials.js';
 
 function formatPlan(plan: PlanSummary): string {
@@ -75,6 +76,8 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     slug = interview.slug;
   }
   const budget = await budgetFrom(options, repoDir);
+  // Issue 17: --dispatch redis://… (or polywave.config.json `dispatch`): wave agents run on `polywave worker`s.
+  const dispatcher = await dispatcherFromConfig({ ...(typeof options.dispatch === 'string' ? { dispatch: options.dispatch } : {}), ...(typeof options.dispatchRemote === 'string' ? { dispatchRemote: options.dispatchRemote } : {}) }, { startDir: repoDir, env: io.env });
   const json = options.json === true;
   const auto = options.auto === true || options.yes === true;
   const events = new EventBus();
@@ -109,6 +112,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
       ...(Number.isFinite(maxTurns) && maxTurns > 0 ? { maxTurns: Math.floor(maxTurns) } : {}),
       ...(options.critic === false ? { noCritic: true } : {}),
       ...(budget ? { budget } : {}),
+      ...(dispatcher ? { dispatcher } : {}),
       approve: async (plan) => {
         if (json) return false;
         io.stderr(formatPlan(plan));
@@ -136,6 +140,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     }
     return result.success ? 0 : 1;
   } finally {
+    await dispatcher?.close();
     recorder?.close();
     progress?.stop();
     interrupt.dispose();
