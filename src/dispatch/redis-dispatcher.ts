@@ -50,6 +50,7 @@ function kindOfFailure(reason: string): AgentFailureKind {
 }
 
 class OutageError extends Error {}
+class AbortedError extends Error {}
 
 /**
  * The BullMQ dispatcher (issue 17): each agent attempt becomes one job with a deterministic id on
@@ -116,12 +117,20 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
     promise.catch(() => undefined);
     return { promise, stop: () => clearInterval(timer) };
   };
-  const guarded = async <T>(work: Promise<T>): Promise<T> => {
+  const guarded = async <T>(work: Promise<T>, signal?: AbortSignal): Promise<T> => {
     const watch = outageWatch();
+    let onAbort: (() => void) | undefined;
+    const aborted = new Promise<never>((_, reject) => {
+      onAbort = () => reject(new AbortedError(String(signal?.reason instanceof Error ? signal.reason.message : (signal?.reason ?? 'aborted'))));
+      if (signal?.aborted) onAbort();
+      else signal?.addEventListener('abort', onAbort, { once: true });
+    });
+    aborted.catch(() => undefined);
     try {
-      return await Promise.race([work, watch.promise]);
+      return await Promise.race([work, watch.promise, aborted]);
     } finally {
       watch.stop();
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
     }
   };
 
@@ -222,9 +231,9 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       if (state === 'completed' && stored.returnvalue) value = stored.returnvalue;
       else {
         try {
-          value = (await guarded(stored.waitUntilFinished(events))) as AgentJobReturn;
+          value = (await guarded(stored.waitUntilFinished(events), request.signal)) as AgentJobReturn;
         } catch (error) {
-          if (error instanceof OutageError) throw error;
+          if (error instanceof OutageError || error instanceof AbortedError) throw error;
           const reason = error instanceof Error ? error.message : String(error);
           stored = (await guarded(Job.fromId<AgentJobData, AgentJobReturn>(queue, jobId))) ?? stored;
           dispatch.stalls = stalls.get(jobId) ?? 0;
@@ -261,6 +270,8 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       return { outcome: value.outcome, spec, jail, dispatch };
     } catch (error) {
       if (error instanceof OutageError) return fail('transient', dispatchCodes.redisLost, `${error.message}; the manifest is intact — re-run when Redis is back (E9 resumes)`);
+      // Interrupted here: the job may still finish on its worker; its result is reused by the next run (same job id).
+      if (error instanceof AbortedError) return { outcome: { ...failedOutcome('transient', '', ''), status: 'aborted', failure: { kind: 'transient', message: `interrupted while job ${jobId} ran on a worker: ${error.message}` } }, spec, jail, dispatch };
       throw error;
     }
   };
