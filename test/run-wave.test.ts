@@ -51,8 +51,8 @@ function agentSteps(id: string): string[] {
   ];
 }
 
-async function setup(script: string) {
-  const repo = await createTestRepo({ files: { 'docs/IMPL/IMPL-letters.yaml': implYaml(), 'src/index.ts': 'export {};\n' } });
+async function setup(script: string, yaml = implYaml(), files: Record<string, string> = {}) {
+  const repo = await createTestRepo({ files: { 'docs/IMPL/IMPL-letters.yaml': yaml, 'src/index.ts': 'export {};\n', ...files } });
   const scriptDir = mkdtempSync(path.join(os.tmpdir(), 'pw-script-'));
   const scriptPath = path.join(scriptDir, 'letters.yaml');
   writeFileSync(scriptPath, script);
@@ -79,7 +79,10 @@ describe('run-wave with the script backend', () => {
       }),
       '',
     ].join('\n');
-    const { repo, implPath, scriptPath } = await setup(script);
+    // A real test gate (node:test, TAP summary) runs in each agent's worktree: E40 agent_performance carries its counts.
+    const gate = ['quality_gates:', '    level: standard', '    gates:', '        - type: test', '          command: "node --test --test-reporter=tap test/"', '          required: true', ''].join('\n');
+    const nodeTests = "import test from 'node:test';\ntest('one', () => {});\ntest('two', () => {});\ntest('three', () => {});\n";
+    const { repo, implPath, scriptPath } = await setup(script, implYaml().replace('interface_contracts:', `${gate}interface_contracts:`), { 'test/base.test.mjs': nodeTests });
     const events: PolywaveEvent[] = [];
     const bus = new EventBus();
     bus.subscribe((event) => events.push(event));
@@ -108,6 +111,9 @@ describe('run-wave with the script backend', () => {
     // Events: start, a launch per attempt, an end per attempt, the end of the run.
     expect(events.filter((event) => event.type === 'agent-launch')).toHaveLength(5);
     expect(events.at(-1)?.type).toBe('wave-run-end');
+    const performance = events.filter((event) => event.type === 'agent_performance') as unknown as Array<{ agent: string; tests_passed: number; tests_failed: number; tests_reported: boolean; retry_count: number }>;
+    expect(performance.map((event) => [event.agent, event.tests_passed, event.tests_failed, event.tests_reported]).sort()).toEqual(agents.map((id) => [id, 3, 0, true]));
+    expect(performance.find((event) => event.agent === 'C')?.retry_count).toBe(1);
   }, 120_000);
 
   it('E1 order holds with --concurrency below the agent count: an agent whose preparation is slow (an E9 check of a stale report) still launches first', async () => {

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { programDemoManifest } from '../src/demo/program-project.js';
 import { apiCall, browserSkipReason, launchChromium, makePlanRepo, screenshotDir, smallPlan, startServe, type PlanRepo, type Serve } from './support/browser.js';
 
 // The UI of `polywave serve` in a real browser (issue 16, "What it must show" 1): Debian's Chromium
@@ -31,7 +32,8 @@ describe.skipIf(skip !== undefined)('polywave serve in Chromium', () => {
   beforeAll(async () => {
     mkdirSync(screenshotDir, { recursive: true });
     // One wave of three script agents (no API key), short pauses: a run takes ~10 s on an idle machine.
-    plan = makePlanRepo(parent, 'one', 'tiny', smallPlan('tiny', [{ id: 'A', wave: 1 }, { id: 'B', wave: 1 }, { id: 'C', wave: 1 }], { stepDelayMs: 400 }));
+    // Beside it, the PROGRAM of `polywave demo --program` (its IMPLs not planned yet) for the PROGRAM view.
+    plan = makePlanRepo(parent, 'one', 'tiny', smallPlan('tiny', [{ id: 'A', wave: 1 }, { id: 'B', wave: 1 }, { id: 'C', wave: 1 }], { stepDelayMs: 400 }), { 'docs/PROGRAM/PROGRAM-shop.yaml': programDemoManifest('REVIEWED') });
     serve = await startServe([plan.repo], { POLYWAVE_MODEL: `script:${plan.script}`, POLYWAVE_EVENTS_DB: path.join(parent, 'events.db') }, parent);
     const repos = await apiCall<{ repos: RepoEntry[] }>(serve, 'GET', '/api/repos');
     repoId = repos.json.repos[0]!.id;
@@ -103,6 +105,8 @@ describe.skipIf(skip !== undefined)('polywave serve in Chromium', () => {
     await expect.poll(() => page.locator('[data-testid="connection"]').textContent(), { timeout: 10_000 }).toContain('live');
     await page.locator('[data-testid="card-A"][data-status="running"], [data-testid="card-A"][data-status="complete"]').waitFor({ timeout: 20_000 });
     await page.screenshot({ path: path.join(screenshotDir, 'live-board-running.png'), fullPage: true });
+    // The README's picture (docs/img/live-board.png is a copy of one of these): the top of the board.
+    await page.screenshot({ path: path.join(screenshotDir, 'live-board-top.png'), clip: { x: 0, y: 0, width: 1280, height: 640 } });
     await page.locator('[data-testid="impl-state"] [data-state="COMPLETE"]').waitFor({ timeout: 45_000 });
     for (const agent of ['A', 'B', 'C']) expect(await page.locator(`[data-testid="card-${agent}"]`).getAttribute('data-status')).toBe('complete');
     const statuses = await page.evaluate(() => (window as unknown as { __statuses: Record<string, string[]> }).__statuses);
@@ -136,6 +140,17 @@ describe.skipIf(skip !== undefined)('polywave serve in Chromium', () => {
     await expect.poll(() => page.locator('[data-testid="card-C"]').getAttribute('data-status'), { timeout: 10_000 }).toBe('complete');
     console.log(`serve-browser: COMPLETE seen ${Math.round(performance.now() - approvedAt)} ms after Approve`);
 
+    // The PROGRAM: tiers with their IMPLs and wave progress, tier gates, contracts.
+    await page.locator('header nav a', { hasText: 'Repositories' }).click();
+    await page.locator('[data-program="shop"] a').click();
+    await page.locator('[data-view="program"] [data-testid="tier-1"]').waitFor({ timeout: 10_000 });
+    expect(page.url()).toBe(`${serve.origin}/r/${repoId}/program/shop`);
+    expect(await page.locator('[data-testid="tier-1"] [data-program-impl]').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-program-impl')))).toEqual(['pricing', 'catalog']);
+    expect(await page.locator('[data-testid="tier-2"] [data-program-impl]').count()).toBe(1);
+    expect(await page.locator('[data-testid="contracts"]').textContent()).toContain('priceWithTax');
+    expect(await page.locator('#tier-gates').textContent()).toContain('node --test');
+    await page.screenshot({ path: path.join(screenshotDir, 'program.png'), fullPage: true });
+
     // Costs and history: the run is listed and charted.
     await page.locator('header nav a', { hasText: 'Costs' }).click();
     await page.locator('[data-view="costs"] [data-testid="runs"] tbody tr').first().waitFor({ timeout: 10_000 });
@@ -155,5 +170,6 @@ describe.skipIf(skip !== undefined)('polywave serve in Chromium', () => {
     await page.screenshot({ path: path.join(screenshotDir, 'live-board-dark.png'), fullPage: true });
 
     expect(pageErrors).toEqual([]);
-  }, 60_000);
+    // ~25 s on an idle 2-core machine (the run ~10 s); the margin is for a loaded one.
+  }, 120_000);
 });

@@ -17,6 +17,7 @@ import { PolywaveError } from '../errors/polywave-error.js';
 import { ownedFiles, renderAgentBrief } from '../engine/brief.js';
 import type { EventBus } from '../engine/events.js';
 import { finalizeWave, type FinalizeWaveResult } from '../engine/finalize-wave.js';
+import { addTestCounts, parseTestCounts } from '../gates/test-counts.js';
 import { journalPaths, recoverJournalContext } from '../engine/journal.js';
 import { prepareAgent, prepareWave, type PrepareWaveResult } from '../engine/prepare-wave.js';
 import type { EngineRunOptions } from '../engine/run-options.js';
@@ -338,8 +339,12 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
     duration_ms: 0,
   };
   const budget = options.budget;
+  // E40 agent_performance, one per launched agent, sent when the wave ends: its test counts come from the
+  // agent's gate outputs, which finalize-wave produces after the agents are done.
+  const performanceEvents: Array<ReturnType<typeof agentPerformanceEvent>> = [];
   const finish = () => {
     if (!result.budget && budget && budget.breaches.length > 0) result.budget = budget.breaches.find((breach) => breach.slug === slug) ?? budget.breaches[0];
+    for (const event of performanceEvents.splice(0)) events?.emit(withTestCounts(event, result.finalize, result.agents.length === 1));
     result.duration_ms = Math.round(performance.now() - started);
     events?.emit({ v: 1, type: 'wave-run-end', slug, wave: options.wave, success: result.success, state: result.state, duration_ms: result.duration_ms, cost_usd: result.usage.costUsd });
     return result;
@@ -668,7 +673,7 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
       }
     }
     summary.duration_ms = Math.round(performance.now() - agentStarted);
-    if (summary.attempts.length > 0) events?.emit(agentPerformanceEvent(summary, { slug, wave: options.wave, files: await readReportFiles(implPath, plan.id), stopReason: stopReasons.get(plan.id) }));
+    if (summary.attempts.length > 0) performanceEvents.push(agentPerformanceEvent(summary, { slug, wave: options.wave, files: await readReportFiles(implPath, plan.id), stopReason: stopReasons.get(plan.id) }));
     return summary;
   };
 
@@ -727,6 +732,20 @@ async function appendCostJournal(directory: string, events: readonly CostEvent[]
 async function readReportFiles(implPath: string, agentId: string): Promise<{ files: string[]; tests: number }> {
   const report = (await readManifest(implPath).catch(() => undefined))?.completion_reports?.[agentId] as CompletionReportRecord | undefined;
   return { files: [...new Set([...(report?.files_changed ?? []), ...(report?.files_created ?? [])])], tests: report?.tests_added?.length ?? 0 };
+}
+
+/**
+ * The agent's tests as its gates reported them (pre-merge gates run in its worktree carry its id; in a
+ * solo wave the gates on the target are its own). Gates whose output has no known test summary add
+ * nothing; when none has one, the counts stay 0 and `tests_reported` is false.
+ */
+function withTestCounts(event: ReturnType<typeof agentPerformanceEvent>, finalize: FinalizeWaveResult | undefined, soleAgent: boolean) {
+  const outputs = Object.values(finalize?.gate_results ?? {})
+    .flat()
+    .filter((gate) => !gate.skipped && ((gate as { agent?: string }).agent === event.agent || (soleAgent && (gate as { agent?: string }).agent === undefined)))
+    .map((gate) => parseTestCounts(gate.stdout ?? ''));
+  const counts = addTestCounts(outputs);
+  return counts ? { ...event, tests_passed: counts.passed, tests_failed: counts.failed, tests_reported: true } : { ...event, tests_reported: false };
 }
 
 /** E40 `agent_performance` of an agent's run (its last attempt decides the status). */

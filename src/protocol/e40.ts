@@ -77,10 +77,13 @@ export interface AgentPerformanceEvent extends E40Labels {
   duration_seconds: number;
   /** files_changed + files_created of the completion report. */
   files_modified: string[];
-  /** Tests the report added (`tests_added`); pass/fail counts are not in the report (0 unless known). */
+  /** Tests the report added (`tests_added`). */
   tests_added: number;
+  /** Tests passed and failed in the agent's gate runs (summaries of Vitest, Jest, node:test/TAP, Mocha, pytest, cargo, go test -v). */
   tests_passed: number;
   tests_failed: number;
+  /** False when no gate of the agent printed a test summary we know (then both counts are 0). */
+  tests_reported?: boolean;
   model: string;
   backend: string;
   turns: number;

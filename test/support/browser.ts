@@ -122,8 +122,8 @@ export interface PlanRepo {
   impl: string;
 }
 
-/** A new git repository `parent/name/repo` holding `docs/IMPL/IMPL-<slug>.yaml`; the script beside it. */
-export function makePlanRepo(parent: string, name: string, slug: string, plan: { manifest: string; script: string }): PlanRepo {
+/** A new git repository `parent/name/repo` holding `docs/IMPL/IMPL-<slug>.yaml` (and `extraFiles`); the script beside it. */
+export function makePlanRepo(parent: string, name: string, slug: string, plan: { manifest: string; script: string }, extraFiles: Record<string, string> = {}): PlanRepo {
   const dir = path.join(parent, name);
   const repo = path.join(dir, 'repo');
   mkdirSync(path.join(repo, 'src'), { recursive: true });
@@ -133,6 +133,10 @@ export function makePlanRepo(parent: string, name: string, slug: string, plan: {
   writeFileSync(path.join(repo, 'src', 'index.js'), 'export {};\n');
   const impl = path.join(repo, 'docs', 'IMPL', `IMPL-${slug}.yaml`);
   writeFileSync(impl, plan.manifest);
+  for (const [file, content] of Object.entries(extraFiles)) {
+    mkdirSync(path.dirname(path.join(repo, file)), { recursive: true });
+    writeFileSync(path.join(repo, file), content);
+  }
   git(repo, ['init', '-q', '-b', 'main']);
   git(repo, ['config', 'user.name', 'polywave test']);
   git(repo, ['config', 'user.email', 'test@polywave.invalid']);

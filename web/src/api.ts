@@ -138,8 +138,12 @@ export interface ProgramDetail {
   file: string;
   state: string;
   manifest: Record<string, unknown> | null;
-  tiers: Array<{ number: number; impls: Array<{ slug: string; state: string; waves_done: number; waves_total: number }>; gate?: unknown }>;
-  frozen_contracts: unknown[];
+  findings?: Finding[];
+  tiers: Array<{ number: number; description?: string; complete?: boolean; impls: Array<{ slug: string; title?: string; state: string; status?: string; waves_done: number; waves_total: number }>; gate?: unknown }>;
+  tier_gates?: Array<{ type?: string; command?: string; required?: boolean; description?: string }>;
+  frozen_contracts: Array<{ name?: string; location?: string; frozen?: boolean; frozen_at_tier?: number; freeze_at?: string } & Record<string, unknown>>;
+  completion?: { tiers_complete: number; tiers_total: number; impls_complete: number; impls_total: number };
+  current_tier?: number;
 }
 
 export interface RunRow {

@@ -33,7 +33,8 @@ export function BarChart({ title, labels, series, height = 220, testid }: { titl
       title,
       legend: { show: true },
       cursor: { drag: { x: false, y: false } },
-      scales: { x: { time: false, range: [-0.5, labels.length - 0.5] } },
+      // Bars start at zero (a range fitted to the data would exaggerate small differences).
+      scales: { x: { time: false, range: [-0.5, labels.length - 0.5] }, y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
       axes: [
         { stroke: ink, grid: { show: false }, ticks: { stroke: grid }, values: (_u, ticks) => ticks.map((tick) => (Number.isInteger(tick) ? (labels[tick] ?? '') : '')), splits: () => xs },
         { stroke: ink, grid: { stroke: grid }, ticks: { stroke: grid }, values: (_u, ticks) => ticks.map((tick) => format(tick)), size: 70 },

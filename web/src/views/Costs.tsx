@@ -37,15 +37,8 @@ function Metrics({ scope }: { scope: string }) {
             {data.runs} run(s) · {data.events} event(s) · total {usd(data.totals.cost_usd)} · {data.totals.agents_succeeded} of {data.totals.agent_attempts} agent attempts succeeded · gates {data.gates.passed}/{data.gates.executed} passed
           </p>
           <div class="charts">
-            <BarChart
-              title="Per wave"
-              testid="chart-waves"
-              labels={data.waves.map((wave) => `wave ${wave.wave}`)}
-              series={[
-                { label: 'duration', values: data.waves.map((wave) => wave.duration_ms), color: '#2563eb', format: seconds },
-                { label: 'cost', values: data.waves.map((wave) => wave.cost_usd ?? 0), color: '#d97706', format: money },
-              ]}
-            />
+            <BarChart title="Duration per wave" testid="chart-waves" labels={data.waves.map((wave) => `wave ${wave.wave}`)} series={[{ label: 'duration', values: data.waves.map((wave) => wave.duration_ms), color: '#2563eb', format: seconds }]} />
+            <BarChart title="Cost per wave" labels={data.waves.map((wave) => `wave ${wave.wave}`)} series={[{ label: 'cost', values: data.waves.map((wave) => wave.cost_usd ?? 0), color: '#d97706', format: money }]} />
             <BarChart title="Cost per agent" testid="chart-agents" labels={data.agents.map((agent) => agent.agent)} series={[{ label: 'cost', values: data.agents.map((agent) => agent.cost_usd ?? 0), color: '#d97706', format: money }]} />
             <BarChart title="Duration per agent" labels={data.agents.map((agent) => agent.agent)} series={[{ label: 'duration', values: data.agents.map((agent) => agent.duration_ms), color: '#2563eb', format: seconds }]} />
             <BarChart title="Cost per model" testid="chart-models" labels={data.models.map((model) => model.model)} series={[{ label: 'cost', values: data.models.map((model) => model.cost_usd ?? 0), color: '#7c3aed', format: money }]} />

@@ -2,7 +2,7 @@
 // IMPL detail gives the starting point; every event is folded into the board (board.ts); a
 // `resync` from the server (this page fell too far behind) refetches the detail.
 
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { api, type ImplDetail } from '../api';
 import { applyEvent, boardFromImpl, e19Actions, type AgentCard, type Board, type StreamEvent } from '../board';
 import { DependencyGraph } from '../components/Graph';
@@ -10,10 +10,25 @@ import { useEventStream } from '../sse';
 import { duration, enc, Section, StateBadge, Status, tokens, usd } from '../util';
 import { graphAgents } from './Impl';
 
+/** What the latency bench is told per card update (epoch ms). */
+interface CardUpdate {
+  agent: string;
+  event_id: number;
+  type: string;
+  /** When the run emitted the event (its `ts`). */
+  ts: number;
+  /** When this page's EventSource delivered it. */
+  received_at: number;
+  /** When the card's DOM showed it (layout effect, before paint). */
+  committed_at: number;
+  /** After the next paint (effect). */
+  shown_at: number;
+}
+
 declare global {
   interface Window {
     /** Set by the latency bench (page.exposeFunction): told when a card shows an event. */
-    __polywaveCardUpdated?: (update: { agent: string; event_id: number; type: string; ts: number; shown_at: number }) => void;
+    __polywaveCardUpdated?: (update: CardUpdate) => void;
   }
 }
 
@@ -59,7 +74,12 @@ function Card({ card, href, now }: { card: AgentCard; href: string; now: number 
           {card.lastToolDenied ? ` (denied: ${card.lastToolDenied})` : ''}
         </dd>
       </dl>
-      {card.model && <p class="muted small">{card.model}</p>}
+      {card.model && (
+        <p class="muted small" title={card.model}>
+          {/* a script:/path/to/file model shown by its file name */}
+          {card.model.replace(/^([\w-]+:).*\/([^/]+)$/, '$1$2')}
+        </p>
+      )}
       {failed && (card.failureType || card.note) && (
         <div class="failure" data-testid="card-failure">
           {card.failureType && (
@@ -90,7 +110,7 @@ export function LiveBoard({ repo, slug }: { repo: string; slug: string }) {
   const [detail, setDetail] = useState<ImplDetail>();
   const [board, setBoard] = useState<Board>();
   const [error, setError] = useState<string>();
-  const pending = useRef<Array<{ agent: string; event: StreamEvent }>>([]);
+  const pending = useRef<Array<{ agent: string; event: StreamEvent; receivedAt: number; committedAt?: number }>>([]);
   const buffered = useRef<StreamEvent[]>([]);
   const loaded = useRef(false);
 
@@ -126,6 +146,7 @@ export function LiveBoard({ repo, slug }: { repo: string; slug: string }) {
 
   const onEvent = useCallback(
     (event: StreamEvent) => {
+      const receivedAt = Date.now();
       if (event.slug && event.slug !== slug) return;
       if (!loaded.current) {
         buffered.current.push(event);
@@ -134,7 +155,7 @@ export function LiveBoard({ repo, slug }: { repo: string; slug: string }) {
       setBoard((old) => {
         if (!old) return old;
         const { board: next, agent } = applyEvent(old, event);
-        if (agent) pending.current.push({ agent, event });
+        if (agent && window.__polywaveCardUpdated) pending.current.push({ agent, event, receivedAt });
         return next;
       });
       const activity = event.activity_type ?? (event.payload?.activity_type as string | undefined);
@@ -145,14 +166,19 @@ export function LiveBoard({ repo, slug }: { repo: string; slug: string }) {
 
   const connection = useEventStream({ query: { repo, impl: slug, after: '0' }, onEvent, onResync: () => load(true) });
 
-  // After the cards are on screen: tell the latency bench which events they show.
+  // Only when the latency bench listens: when the cards' DOM shows the events, and after the paint.
+  useLayoutEffect(() => {
+    const at = Date.now();
+    for (const entry of pending.current) entry.committedAt ??= at;
+  }, [board]);
   useEffect(() => {
     const shown = pending.current;
     pending.current = [];
     const hook = window.__polywaveCardUpdated;
     if (!hook) return;
     const at = Date.now();
-    for (const { agent, event } of shown) hook({ agent, event_id: event.id, type: event.type, ts: typeof event.ts === 'number' ? event.ts : Date.parse(event.ts), shown_at: at });
+    for (const { agent, event, receivedAt, committedAt } of shown)
+      hook({ agent, event_id: event.id, type: event.type, ts: typeof event.ts === 'number' ? event.ts : Date.parse(event.ts), received_at: receivedAt, committed_at: committedAt ?? at, shown_at: at });
   }, [board]);
 
   const cards = board ? Object.values(board.agents) : [];

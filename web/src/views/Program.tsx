@@ -18,13 +18,24 @@ export function ProgramView({ repo, slug }: { repo: string; slug: string }) {
       <Status error={program.error} loading={program.loading && !data} />
       {data && (
         <>
-          <p class="muted mono">{data.file}</p>
+          <p class="muted">
+            <span class="mono">{data.file}</span>
+            {data.completion && (
+              <span data-testid="program-completion">
+                {' '}
+                · {data.completion.tiers_complete} of {data.completion.tiers_total} tiers, {data.completion.impls_complete} of {data.completion.impls_total} IMPLs complete
+                {data.current_tier !== undefined ? ` · current tier ${data.current_tier}` : ''}
+              </span>
+            )}
+          </p>
           {data.tiers.map((tier) => (
-            <Section key={tier.number} title={`Tier ${tier.number}`} id={`tier-${tier.number}`}>
+            <Section key={tier.number} title={`Tier ${tier.number}${tier.complete ? ' — complete' : ''}`} id={`tier-${tier.number}`}>
+              {tier.description && <p class="muted">{tier.description}</p>}
               <table class="grid" data-testid={`tier-${tier.number}`}>
                 <thead>
                   <tr>
                     <th>IMPL</th>
+                    <th>Title</th>
                     <th>State</th>
                     <th>Waves</th>
                     <th />
@@ -32,10 +43,11 @@ export function ProgramView({ repo, slug }: { repo: string; slug: string }) {
                 </thead>
                 <tbody>
                   {tier.impls.map((impl) => (
-                    <tr key={impl.slug}>
+                    <tr key={impl.slug} data-program-impl={impl.slug}>
                       <td>
                         <a href={`/r/${enc(repo)}/impl/${enc(impl.slug)}`}>{impl.slug}</a>
                       </td>
+                      <td>{impl.title ?? ''}</td>
                       <td>
                         <StateBadge state={impl.state} />
                       </td>
@@ -51,14 +63,61 @@ export function ProgramView({ repo, slug }: { repo: string; slug: string }) {
               </table>
               {tier.gate !== undefined && tier.gate !== null && (
                 <details>
-                  <summary>Tier gate</summary>
+                  <summary>Tier gate result</summary>
                   <Json value={tier.gate} />
                 </details>
               )}
             </Section>
           ))}
-          <Section title="Frozen contracts" id="frozen">
-            {data.frozen_contracts.length === 0 ? <p class="muted">No contract frozen yet.</p> : <Json value={data.frozen_contracts} />}
+          <Section title="Tier gates" id="tier-gates">
+            {(data.tier_gates ?? []).length === 0 ? (
+              <p class="muted">No tier gates.</p>
+            ) : (
+              <table class="grid">
+                <thead>
+                  <tr>
+                    <th>Type</th>
+                    <th>Command</th>
+                    <th>Required</th>
+                    <th>Description</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {(data.tier_gates ?? []).map((gate, index) => (
+                    <tr key={index}>
+                      <td>{gate.type ?? ''}</td>
+                      <td class="mono">{gate.command ?? ''}</td>
+                      <td>{gate.required ? 'yes' : 'no'}</td>
+                      <td>{gate.description ?? ''}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
+          </Section>
+          <Section title="Program contracts" id="frozen">
+            {data.frozen_contracts.length === 0 ? (
+              <p class="muted">No program contracts.</p>
+            ) : (
+              <table class="grid" data-testid="contracts">
+                <thead>
+                  <tr>
+                    <th>Contract</th>
+                    <th>Location</th>
+                    <th>Frozen</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {data.frozen_contracts.map((contract, index) => (
+                    <tr key={index}>
+                      <td>{String(contract.name ?? '')}</td>
+                      <td class="mono">{String(contract.location ?? '')}</td>
+                      <td>{contract.frozen ? `frozen at tier ${String(contract.frozen_at_tier ?? '?')}` : `not yet${contract.freeze_at ? ` (freezes at ${String(contract.freeze_at)})` : ''}`}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
           </Section>
         </>
       )}

@@ -1,0 +1,204 @@
+// bench:serve-ui — the browser side of `polywave serve` (issue 16, "What it must show" 4):
+//  (a) first view transferred bytes (HTML + JS + CSS the shell loads before it renders, not the
+//      lazily loaded costs view) vs the 300 KB gzip budget: measured from the built files in
+//      dist/web (gzip -9 of each) and from Chromium's network log opening the printed URL
+//      (encoded body bytes as received; the server may send them uncompressed: both are shown);
+//  (b) event-to-browser latency during a 16-agent script wave: the live board of a real
+//      `polywave serve` in Debian's Chromium (playwright-core); a real `polywave run-wave` process
+//      records into the server's store (each event written as it is emitted,
+//      POLYWAVE_EVENTS_FLUSH_MS=0, what serve gives the runs it starts); the page
+//      reports, through page.exposeFunction, when each card re-rendered with an event (after the
+//      paint); latency = that time − the event's ts (when the run emitted it), split into the part
+//      before the page's EventSource got it and the page's own part. Target p95 ≤ 100 ms.
+//
+//   npm run bench:serve-ui
+//   BENCH_AGENTS=8 BENCH_AGENT_MS=3000 npm run bench:serve-ui
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { agentIds, benchEnv, fileOf, percentile, root, sh, testOf } from './support/script-wave.mjs';
+
+const chromiumPath = process.env.POLYWAVE_CHROMIUM ?? '/usr/bin/chromium';
+const waveAgents = Number(process.env.BENCH_AGENTS ?? 16);
+const agentMs = Number(process.env.BENCH_AGENT_MS ?? 4000);
+// A loaded machine can make the wave slow: it is stopped after this long and what was seen is reported.
+const waveTimeoutMs = Number(process.env.BENCH_WAVE_TIMEOUT_MS ?? 240_000);
+const budget = 300 * 1024;
+const benchStart = Date.now();
+const webRoot = path.join(root, 'dist', 'web');
+
+console.log(`bench:serve-ui — ${os.cpus().length} CPUs, Node ${process.version}, load average ${os.loadavg().map((value) => value.toFixed(1)).join(' ')}`);
+if (!existsSync(path.join(webRoot, 'index.html'))) throw new Error('dist/web is not built: npm run build');
+
+// (a) from the built files: what index.html references (entry script, its CSS, modulepreloads).
+const html = readFileSync(path.join(webRoot, 'index.html'), 'utf8');
+const referenced = [...html.matchAll(/(?:src|href)="\/(assets\/[^"]+)"/g)].map((match) => match[1]);
+const entry = referenced.find((file) => file.endsWith('.js'));
+// Static imports of the entry chunk load before it runs: count them too (dynamic import() chunks are not first view).
+const staticImports = (file) => [...readFileSync(path.join(webRoot, file), 'utf8').matchAll(/\bimport\s*(?:[\w{},*\s]+from\s*)?["']\.\/([^"']+\.js)["']/g)].map((match) => `assets/${match[1]}`);
+const firstView = new Set(['index.html', ...referenced, ...(entry ? staticImports(entry) : [])]);
+let raw = 0;
+let gzipped = 0;
+const rows = [];
+for (const file of firstView) {
+  const bytes = readFileSync(path.join(webRoot, file));
+  const gz = gzipSync(bytes, { level: 9 }).length;
+  raw += bytes.length;
+  gzipped += gz;
+  rows.push(`${file} ${(bytes.length / 1024).toFixed(1)} KB → ${(gz / 1024).toFixed(1)} KB`);
+}
+const lazy = readdirSync(path.join(webRoot, 'assets')).filter((file) => !firstView.has(`assets/${file}`));
+console.log(`(a) first view from dist/web: ${firstView.size} files, ${(raw / 1024).toFixed(1)} KB raw, ${(gzipped / 1024).toFixed(1)} KB gzip (budget 300 KB: ${gzipped <= budget ? 'met' : 'MISSED'})`);
+for (const row of rows) console.log(`    ${row}`);
+console.log(`    loaded later (costs view): ${lazy.join(', ')}`);
+
+if (!existsSync(chromiumPath)) {
+  console.log(`(a, browser) and (b) skipped: ${chromiumPath} is absent (apt-get install chromium)`);
+  process.exit(0);
+}
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'polywave-bench-serve-ui-'));
+const store = path.join(dir, 'events.db');
+const repo = path.join(dir, 'repo');
+const ids = agentIds(waveAgents);
+mkdirSync(path.join(repo, 'docs', 'IMPL'), { recursive: true });
+writeFileSync(
+  path.join(repo, 'docs', 'IMPL', 'IMPL-bench.yaml'),
+  [
+    'title: Live board bench',
+    'feature_slug: bench',
+    'verdict: SUITABLE',
+    'state: WAVE_PENDING',
+    'file_ownership:',
+    ...ids.flatMap((id) => [fileOf(id), testOf(id)].flatMap((owned) => [`    - file: ${owned}`, `      agent: ${id}`, '      wave: 1', '      action: new'])),
+    'interface_contracts:',
+    '    - name: Api',
+    '      definition: "export interface Api { run(): void }"',
+    '      location: src/api.ts',
+    'waves:',
+    '    - number: 1',
+    '      agents:',
+    ...ids.flatMap((id) => [`        - id: ${id}`, `          task: Implement ${fileOf(id)} with a test.`, '          files:', `            - ${fileOf(id)}`, `            - ${testOf(id)}`]),
+    '',
+  ].join('\n'),
+);
+// Each agent: a few tool calls spread over agentMs, so cards update while the others run.
+const script = path.join(dir, 'agents.yaml');
+writeFileSync(
+  script,
+  [
+    'version: 1',
+    'agents:',
+    ...ids.flatMap((id) => [
+      `  ${id}:`,
+      '    steps:',
+      `      - text: "Agent ${id} starts"`,
+      `      - sleep_ms: ${Math.round(agentMs / 4)}`,
+      `      - write: { path: ${fileOf(id)}, content: "export const value${id} = 1;\\n" }`,
+      `      - sleep_ms: ${Math.round(agentMs / 4)}`,
+      `      - write: { path: ${testOf(id)}, content: "import { value${id} } from './main';\\n" }`,
+      `      - commit: "feat(${id}): value"`,
+      '      - report: { status: complete, verification: PASS }',
+      `      - sleep_until_ms: ${agentMs}`,
+    ]),
+    '',
+  ].join('\n'),
+);
+sh('git init -q -b main && git add -A && git commit -qm plan', repo);
+
+const server = await new Promise((resolve, reject) => {
+  const child = spawn(process.execPath, [path.join(root, 'bin', 'polywave.js'), 'serve', '--port', '0', '--repo', repo, '--store', store], { stdio: ['ignore', 'pipe', 'pipe'], env: benchEnv });
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk) => {
+    out += chunk;
+    const match = /(http:\/\/127\.0\.0\.1:\d+)\/\?token=([0-9a-f]+)/.exec(out);
+    if (match) resolve({ child, origin: match[1], url: match[0], token: match[2] });
+  });
+  child.stderr.setEncoding('utf8').on('data', (chunk) => (out += chunk));
+  child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${out}`)));
+});
+
+const { chromium } = await import('playwright-core');
+const profile = mkdtempSync(path.join(os.tmpdir(), 'polywave-bench-chromium-'));
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath: chromiumPath,
+  headless: true,
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  viewport: { width: 1280, height: 900 },
+});
+try {
+  const page = context.pages()[0] ?? (await context.newPage());
+  page.on('crash', () => console.log('    (the page crashed)'));
+  context.on('close', () => console.log(`    (the browser closed ${Date.now() - benchStart} ms after the start)`));
+
+  // (a) from the browser: every response of the first view (after the token redirect), as transferred.
+  const responses = [];
+  page.on('requestfinished', async (request) => {
+    const response = await request.response();
+    const sizes = await request.sizes().catch(() => undefined);
+    if (response && sizes) responses.push({ url: request.url(), status: response.status(), body: sizes.responseBodySize, headers: sizes.responseHeadersSize, encoding: (await response.allHeaders())['content-encoding'] ?? 'identity' });
+  });
+  await page.goto(server.url, { waitUntil: 'networkidle' });
+  await page.locator('[data-view="repos"] [data-impl="bench"]').waitFor({ timeout: 20_000 });
+  const assets = responses.filter((entry) => !entry.url.includes('/api/'));
+  const transferred = assets.reduce((sum, entry) => sum + entry.body + entry.headers, 0);
+  // The same bytes gzip-encoded (what a compressing server or proxy would send).
+  const asGzip = assets.reduce((sum, entry) => {
+    const file = new URL(entry.url).pathname;
+    const local = file === '/' ? null : path.join(webRoot, file);
+    const bytes = local && existsSync(local) ? readFileSync(local) : Buffer.from(html);
+    return sum + (entry.encoding === 'gzip' ? entry.body : gzipSync(bytes, { level: 9 }).length) + entry.headers;
+  }, 0);
+  console.log(`(a) first view in Chromium: ${assets.length} responses (${assets.map((entry) => `${new URL(entry.url).pathname} ${entry.status} ${entry.encoding}`).join(', ')})`);
+  console.log(`    transferred ${(transferred / 1024).toFixed(1)} KB as sent (${[...new Set(assets.map((entry) => entry.encoding))].join('/')}), ${(asGzip / 1024).toFixed(1)} KB with gzip bodies (budget 300 KB: ${asGzip <= budget ? 'met' : 'MISSED'}; as sent: ${transferred <= budget ? 'met' : 'MISSED'})`);
+
+  // (b) the live board of the IMPL; the page reports each card update.
+  const updates = [];
+  await page.exposeFunction('__polywaveCardUpdated', (update) => updates.push(update));
+  const repoId = await page.locator('[data-repo]').first().getAttribute('data-repo');
+  await page.goto(`${server.origin}/r/${repoId}/impl/bench/live`);
+  await page.locator('[data-testid="connection"]', { hasText: 'live' }).waitFor({ timeout: 20_000 });
+  const startedAt = Date.now();
+  const wave = await new Promise((resolve) => {
+    const child = spawn(process.execPath, [path.join(root, 'bin', 'polywave.js'), 'run-wave', path.join(repo, 'docs', 'IMPL', 'IMPL-bench.yaml'), '--wave', '1', '--model', `script:${script}`, '--skip-critic', '--json', '--store', store], {
+      cwd: repo,
+      env: { ...benchEnv, POLYWAVE_EVENTS_FLUSH_MS: '0' },
+      // stdout is not read: ignored (a full pipe would stall the run).
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk) => (stderr += chunk));
+    const timer = setTimeout(() => child.kill('SIGTERM'), waveTimeoutMs);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code: code ?? signal, stderr, ms: Date.now() - startedAt });
+    });
+    console.log(`    run-wave started ${startedAt - benchStart} ms after the start`);
+  });
+  // Let the last frames reach the page.
+  await new Promise((done) => setTimeout(done, 1500));
+  const live = updates.filter((update) => update.ts >= startedAt);
+  const latencies = live.map((update) => update.shown_at - update.ts);
+  const segment = (from, to) => live.map((update) => update[to] - update[from]);
+  const stats = (values) => `p50 ${percentile(values, 0.5).toFixed(0)} ms, p95 ${percentile(values, 0.95).toFixed(0)} ms`;
+  const cards = await page.locator('[data-agent].card').count();
+  const complete = await page.locator('[data-agent].card[data-status="complete"]').count();
+  const byType = {};
+  for (const update of live) byType[update.type] = (byType[update.type] ?? 0) + 1;
+  console.log(`(b) ${waveAgents}-agent script wave (run-wave exit ${wave.code}, ${(wave.ms / 1000).toFixed(1)} s): ${live.length} card updates shown (${Object.entries(byType).map(([type, count]) => `${type} ${count}`).join(', ')}); ${complete} of ${cards} cards complete`);
+  if (latencies.length > 0) {
+    const p95 = percentile(latencies, 0.95);
+    console.log(`    event → card on screen (after paint): p50 ${percentile(latencies, 0.5).toFixed(0)} ms, p95 ${p95.toFixed(0)} ms, max ${Math.max(...latencies).toFixed(0)} ms (target p95 ≤ 100 ms: ${p95 <= 100 ? 'met' : 'MISSED'})`);
+    console.log(`    of which: emitted → EventSource in the page ${stats(segment('ts', 'received_at'))} (run's recorder, store, server, network); → card DOM updated ${stats(segment('received_at', 'committed_at'))}; → painted ${stats(segment('committed_at', 'shown_at'))}`);
+  } else {
+    console.log(`    no card update observed: ${wave.stderr.slice(-800)}`);
+  }
+} finally {
+  await context.close().catch(() => undefined);
+  server.child.kill('SIGTERM');
+  // Chromium's helpers may still be writing the profile for a moment after close.
+  rmSync(profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
+}
