@@ -159,7 +159,8 @@ export function LiveBoard({ repo, slug }: { repo: string; slug: string }) {
         return next;
       });
       const activity = event.activity_type ?? (event.payload?.activity_type as string | undefined);
-      if (event.type === 'wave-run-end' || (event.type === 'activity' && (activity === 'wave_merge' || activity === 'impl_complete' || activity === 'wave_failed'))) load(false);
+      // The IMPL's state moves at these points: refetch it.
+      if (event.type === 'wave-run-start' || event.type === 'wave-run-end' || (event.type === 'activity' && (activity === 'wave_merge' || activity === 'impl_complete' || activity === 'wave_failed'))) load(false);
     },
     [slug, load],
   );
