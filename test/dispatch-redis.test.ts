@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Queue, QueueEvents } from 'bullmq';
+import { Job, Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listWorkers } from '../src/dispatch/registry.js';
@@ -70,6 +70,7 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
     const startDistributed = await distributed.repo.git.headCommit();
     const startLocal = await local.repo.git.headCommit();
     const ranOn = new Set<string>();
+    const jobIds: string[] = [];
     for (const wave of [1, 2]) {
       const [remoteRun, localRun] = await Promise.all([runWaveCli(distributed, wave, { redisUrl: redis.url }), runWaveCli(local, wave)]);
       const remoteResult = waveResult(remoteRun);
@@ -82,7 +83,22 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
         const dispatch = agent.attempts[0]!.dispatch!;
         expect(['w1', 'w2', 'w3']).toContain(dispatch.worker);
         ranOn.add(dispatch.worker!);
+        jobIds.push(dispatch.job_id);
       }
+    }
+    // E9: deterministic ids; the jobs (kept by BullMQ) hold nothing of the orchestrator's disk or environment.
+    expect(jobIds.sort()).toEqual(waveAgents.flatMap((ids, index) => ids.map((id) => expect.stringMatching(new RegExp(`^letters\\.w${index + 1}\\.${id}\\.[0-9a-f]{12}\\.a1$`)))));
+    const queue = new Queue('polywave-agents', { connection: { host: '127.0.0.1', port: redis.port } });
+    try {
+      for (const id of jobIds) {
+        const job = await Job.fromId(queue, id);
+        const text = JSON.stringify(job!.data);
+        expect(text).not.toContain(distributed.repo.root);
+        expect(text).not.toContain('GIT_CONFIG');
+        expect(text).toContain('{{POLYWAVE_WORKTREE}}');
+      }
+    } finally {
+      await queue.close();
     }
     expect(ranOn.size).toBeGreaterThan(1);
     expect(await treeWithoutManifest(distributed.repo)).toEqual(await treeWithoutManifest(local.repo));

@@ -89,7 +89,7 @@ export interface TestWorker {
 }
 
 export async function startWorker(options: { id: string; redisUrl: string; remote: string; dir: string; labels?: string[]; extra?: string[] }): Promise<TestWorker> {
-  const args = [binPath, 'worker', '--redis', options.redisUrl, '--remote', options.remote, '--dir', options.dir, '--id', options.id, '--lock-duration', '1500', '--stalled-interval', '500', ...(options.labels ?? []).flatMap((label) => ['--label', label]), ...(options.extra ?? [])];
+  const args = [binPath, 'worker', '--redis', options.redisUrl, '--remote', options.remote, '--dir', options.dir, '--id', options.id, '--lock-duration', '2500', '--stalled-interval', '500', ...(options.labels ?? []).flatMap((label) => ['--label', label]), ...(options.extra ?? [])];
   const child = spawn(process.execPath, args, { env: { ...process.env, ...gitEnv, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
   process.once('exit', () => child.kill('SIGKILL'));
   let log = '';
@@ -190,7 +190,7 @@ export function runWaveCli(target: DispatchRepo, wave: number, options: { redisU
 }
 
 /** The run-wave-result line of a `--json` run. */
-export function waveResult(result: CliResult): { success: boolean; state: string; blocked?: { reason: string; agents: Array<{ agent: string; explanation: string }> }; agents: Array<{ agent: string; status: string; attempts: Array<{ dispatch?: { worker?: string; stalls: number; enqueue_to_start_ms?: number; finish_to_result_ms?: number } }> }> } {
+export function waveResult(result: CliResult): { success: boolean; state: string; blocked?: { reason: string; agents: Array<{ agent: string; explanation: string }> }; agents: Array<{ agent: string; status: string; attempts: Array<{ dispatch?: { job_id: string; worker?: string; stalls: number; enqueue_to_start_ms?: number; finish_to_result_ms?: number } }> }> } {
   const line = result.stdout.split('\n').filter((entry) => entry.includes('"run-wave-result"')).at(-1);
   if (!line) throw new Error(`no run-wave-result (exit ${result.code}): ${result.stderr.slice(-2000)}`);
   return (JSON.parse(line) as { result: ReturnType<typeof waveResult> }).result;
