@@ -2,7 +2,7 @@
 // src/protocol/e40.ts name the events). Pure: the view keeps a Board in state and folds every SSE
 // frame into it; a `resync` makes the view refetch the IMPL and start over from its progress.
 
-import type { ImplDetail } from './api';
+import type { ImplDetail } from './api.js';
 
 /** One SSE frame's data (serve-api.md): the stored event with its labels. */
 export interface StreamEvent {
