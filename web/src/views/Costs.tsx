@@ -2,7 +2,7 @@
 // (/api/metrics for one IMPL or PROGRAM), as uPlot charts with the numbers in tables beside them.
 
 import { useState } from 'preact/hooks';
-import { api } from '../api';
+import { api, type RunRow } from '../api';
 import { BarChart } from '../components/BarChart';
 import { duration, Section, Status, usd, useLoad } from '../util';
 
@@ -56,6 +56,11 @@ export function Costs() {
   const [picked, setPicked] = useState<string>();
   const scope = picked ?? scopes[0];
   const rows = [...(runs.data?.runs ?? [])].reverse();
+  // Run ids are ULIDs: their first characters are the time and repeat; label a bar by command and start time.
+  const runLabel = (run: RunRow) => {
+    const started = typeof run.started_at === 'number' ? run.started_at : Date.parse(run.started_at);
+    return `${run.command} ${Number.isFinite(started) ? new Date(started).toLocaleTimeString() : run.run_id.slice(-6)}`;
+  };
   return (
     <main data-view="costs">
       <h1>Costs and history</h1>
@@ -64,8 +69,8 @@ export function Costs() {
         {runs.data && (
           <>
             <div class="charts">
-              <BarChart title="Cost per run" testid="chart-runs-cost" labels={rows.map((run) => run.run_id.slice(0, 8))} series={[{ label: 'cost', values: rows.map((run) => run.cost_usd ?? 0), color: '#d97706', format: money }]} />
-              <BarChart title="Duration per run" testid="chart-runs-duration" labels={rows.map((run) => run.run_id.slice(0, 8))} series={[{ label: 'duration', values: rows.map((run) => run.duration_ms ?? 0), color: '#2563eb', format: seconds }]} />
+              <BarChart title="Cost per run" testid="chart-runs-cost" labels={rows.map(runLabel)} series={[{ label: 'cost', values: rows.map((run) => run.cost_usd ?? 0), color: '#d97706', format: money }]} />
+              <BarChart title="Duration per run" testid="chart-runs-duration" labels={rows.map(runLabel)} series={[{ label: 'duration', values: rows.map((run) => run.duration_ms ?? 0), color: '#2563eb', format: seconds }]} />
             </div>
             <table class="grid" data-testid="runs">
               <thead>
