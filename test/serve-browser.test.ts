@@ -92,6 +92,10 @@ describe.skipIf(skip !== undefined)('polywave serve in Chromium', () => {
     expect(await page.locator('#gates').textContent()).toContain('always passes');
     expect(await page.locator('#waves svg [data-graph-agent]').count()).toBe(3);
     expect(await page.locator('#waves svg .cluster').count()).toBe(1);
+    // The validator's findings with their codes (this plan records no injection method: a warning).
+    expect(await page.locator('[data-testid="findings"] td.mono').first().textContent()).toBe('E44_INJECTION_METHOD_MISSING');
+    expect(await page.locator('#critic').textContent()).toContain('3 agent(s): briefs are complete');
+    expect(await page.locator('[data-testid="reject"]').isVisible()).toBe(true);
     await page.screenshot({ path: path.join(screenshotDir, 'impl-review.png'), fullPage: true });
 
     // Approve from the page: the server starts the run (the POST carries the token header).
