@@ -109,7 +109,9 @@ describe.skipIf(skip !== undefined)('polywave serve in Chromium', () => {
     await expect.poll(() => page.locator('[data-testid="connection"]').textContent(), { timeout: 10_000 }).toContain('live');
     await page.locator('[data-testid="card-A"][data-status="running"], [data-testid="card-A"][data-status="complete"]').waitFor({ timeout: 20_000 });
     await page.screenshot({ path: path.join(screenshotDir, 'live-board-running.png'), fullPage: true });
-    // The README's picture (docs/img/live-board.png is a copy of one of these): the top of the board.
+    // The README's picture (docs/img/live-board.png is a copy of one of these): the top of the board,
+    // once a card shows a tool call if that comes within 5 s (not asserted: the picture only).
+    await page.locator('[data-agent].card dd', { hasText: /bash|write_file/ }).first().waitFor({ timeout: 5000 }).catch(() => undefined);
     await page.screenshot({ path: path.join(screenshotDir, 'live-board-top.png'), clip: { x: 0, y: 0, width: 1280, height: 640 } });
     await page.locator('[data-testid="impl-state"] [data-state="COMPLETE"]').waitFor({ timeout: 45_000 });
     for (const agent of ['A', 'B', 'C']) expect(await page.locator(`[data-testid="card-${agent}"]`).getAttribute('data-status')).toBe('complete');
