@@ -64,7 +64,7 @@ describe.skipIf(skip !== undefined)('polywave serve in Chromium', () => {
         }
       }).observe(document, { subtree: true, childList: true, attributes: true, attributeFilter: ['data-status'] });
     });
-  }, 40_000);
+  }, 60_000);
 
   afterAll(async () => {
     await closeBrowser?.();
@@ -107,13 +107,13 @@ describe.skipIf(skip !== undefined)('polywave serve in Chromium', () => {
     await page.locator('[data-testid="open-live"]').click();
     await page.locator('[data-view="live"] [data-testid="card-A"]').waitFor();
     await expect.poll(() => page.locator('[data-testid="connection"]').textContent(), { timeout: 10_000 }).toContain('live');
-    await page.locator('[data-testid="card-A"][data-status="running"], [data-testid="card-A"][data-status="complete"]').waitFor({ timeout: 20_000 });
+    await page.locator('[data-testid="card-A"][data-status="running"], [data-testid="card-A"][data-status="complete"]').waitFor({ timeout: 40_000 });
     await page.screenshot({ path: path.join(screenshotDir, 'live-board-running.png'), fullPage: true });
     // The README's picture (docs/img/live-board.png is a copy of one of these): the top of the board,
     // once a card shows a tool call if that comes within 5 s (not asserted: the picture only).
     await page.locator('[data-agent].card dd', { hasText: /bash|write_file/ }).first().waitFor({ timeout: 5000 }).catch(() => undefined);
     await page.screenshot({ path: path.join(screenshotDir, 'live-board-top.png'), clip: { x: 0, y: 0, width: 1280, height: 640 } });
-    await page.locator('[data-testid="impl-state"] [data-state="COMPLETE"]').waitFor({ timeout: 45_000 });
+    await page.locator('[data-testid="impl-state"] [data-state="COMPLETE"]').waitFor({ timeout: 80_000 });
     for (const agent of ['A', 'B', 'C']) expect(await page.locator(`[data-testid="card-${agent}"]`).getAttribute('data-status')).toBe('complete');
     const statuses = await page.evaluate(() => (window as unknown as { __statuses: Record<string, string[]> }).__statuses);
     for (const agent of ['A', 'B', 'C']) {
