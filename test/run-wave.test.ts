@@ -196,4 +196,32 @@ describe('run-wave with the script backend', () => {
     expect(JSON.parse(blocked.stdout)).toMatchObject({ success: false, finalize: { failed_step: { step: 'run-post-merge-gates' } } });
     expect(parseImpl(readFileSync(failing.path('docs/IMPL/IMPL-letters.yaml'), 'utf8')).manifest!.state).toBe('BLOCKED');
   }, 180_000);
+
+  it('a solo wave in a checkout the user has changed is refused before any agent runs (working_dir_check), the user\'s files left as they were; clean, it runs', async () => {
+    const yaml = implYaml().replace(/( {4}- file: src\/[bcd]\.(?:test\.)?ts\n {6}agent: [BCD]\n {6}wave: 1\n {6}action: new\n)/g, '').replace(/ {8}- id: [BCD]\n(?: {10}.*\n)+? {12}- src\/[bcd]\.test\.ts\n/g, '');
+    const repo = await createTestRepo({ files: { 'docs/IMPL/IMPL-letters.yaml': yaml, 'src/index.ts': 'export {};\n', '.gitignore': '.polywave-state/\n' } });
+    repo.write('notes.txt', 'my own notes\n');
+    repo.write('README.md', '# test repository\nedited by the user, not committed\n');
+    const scriptPath = path.join(mkdtempSync(path.join(os.tmpdir(), 'pw-script-')), 'solo.yaml');
+    writeFileSync(scriptPath, ['version: 1', 'agents:', '  A:', '    steps:', ...agentSteps('A'), ''].join('\n'));
+    const launches: string[] = [];
+    const bus = new EventBus();
+    bus.subscribe((event) => {
+      if (event.type === 'agent-launch') launches.push(String(event.agent));
+    });
+    const options = { implPath: repo.path('docs/IMPL/IMPL-letters.yaml'), wave: 1, model: `script:${scriptPath}`, env: repo.env, events: bus, skipCritic: true, gitAt: (dir: string) => createGit(dir, { env: repo.env }) };
+    const refused = await runWave(options);
+    expect(refused.success).toBe(false);
+    expect(refused.prepare?.steps).toEqual([expect.objectContaining({ step: 'working_dir_check', status: 'failed', detail: expect.stringContaining('working tree has uncommitted changes: README.md, notes.txt') })]);
+    expect(launches).toEqual([]);
+    expect(repo.read('notes.txt')).toBe('my own notes\n');
+    expect(repo.read('README.md')).toBe('# test repository\nedited by the user, not committed\n');
+    expect(parseImpl(readFileSync(options.implPath, 'utf8')).manifest!.state).toBe('WAVE_PENDING');
+
+    await repo.run(['add', 'README.md', 'notes.txt']);
+    await repo.run(['commit', '-qm', 'the user commits their changes']);
+    const ran = await runWave(options);
+    expect(ran.success, JSON.stringify(ran.prepare ?? ran.blocked)).toBe(true);
+    expect(launches).toEqual(['A']);
+  }, 180_000);
 });

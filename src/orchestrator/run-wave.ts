@@ -17,6 +17,7 @@ import { PolywaveError } from '../errors/polywave-error.js';
 import { ownedFiles, renderAgentBrief } from '../engine/brief.js';
 import type { EventBus } from '../engine/events.js';
 import { finalizeWave, type FinalizeWaveResult } from '../engine/finalize-wave.js';
+import { classifyDirtyTree } from '../engine/prepare/tree-steps.js';
 import { addTestCounts, parseTestCounts } from '../gates/test-counts.js';
 import { journalPaths, recoverJournalContext } from '../engine/journal.js';
 import { prepareAgent, prepareWave, type PrepareWaveResult } from '../engine/prepare-wave.js';
@@ -383,6 +384,15 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
   if (solo) {
     const steps: StepResult[] = [];
     const rootGit = gitAt(repoDir);
+    // The agent works in this checkout: the user's own uncommitted changes there would be taken for the
+    // agent's (E42) and refused at the merge (tamper check) after the agent has run — refuse them now, as
+    // prepare-wave does for a worktree wave.
+    const dirty = await classifyDirtyTree({ key: '', root: repoDir, git: rootGit, primary: true }, implPath);
+    if (dirty.blocking.length > 0) {
+      const detail = `working tree has uncommitted changes: ${dirty.blocking.slice(0, 30).join(', ')}${dirty.blocking.length > 30 ? ` and ${dirty.blocking.length - 30} more` : ''} — commit or stash them before running wave ${options.wave} (a ${waveData.type === 'integration' ? 'integration' : 'solo'} wave's agent works in this checkout)`;
+      result.prepare = { steps: [{ step: 'working_dir_check', status: 'failed', detail, data: { files: dirty.blocking } }], success: false };
+      return finish();
+    }
     const base = await rootGit.headCommit();
     for (const agent of agents) {
       const prepared = await prepareAgent({ ...engine, implPath, wave: options.wave, agent: agent.id ?? '', noWorktree: true, ...(options.rerun ? { rerun: true } : {}), ...(options.repoDir ? { repoDir: options.repoDir } : {}), ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}) });
