@@ -13,12 +13,11 @@
 //
 //   npm run bench:serve-ui
 //   BENCH_AGENTS=8 BENCH_AGENT_MS=3000 npm run bench:serve-ui
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { agentIds, benchEnv, fileOf, percentile, root, sh, testOf } from './support/script-wave.mjs';
+import { agentIds, agentScriptYaml, benchEnv, fileOf, percentile, root, sh, spawnRunWave, startServe, testOf, waveImplYaml } from './support/script-wave.mjs';
 
 const chromiumPath = process.env.POLYWAVE_CHROMIUM ?? '/usr/bin/chromium';
 const waveAgents = Number(process.env.BENCH_AGENTS ?? 16);
@@ -64,61 +63,25 @@ const store = path.join(dir, 'events.db');
 const repo = path.join(dir, 'repo');
 const ids = agentIds(waveAgents);
 mkdirSync(path.join(repo, 'docs', 'IMPL'), { recursive: true });
-writeFileSync(
-  path.join(repo, 'docs', 'IMPL', 'IMPL-bench.yaml'),
-  [
-    'title: Live board bench',
-    'feature_slug: bench',
-    'verdict: SUITABLE',
-    'state: WAVE_PENDING',
-    'file_ownership:',
-    ...ids.flatMap((id) => [fileOf(id), testOf(id)].flatMap((owned) => [`    - file: ${owned}`, `      agent: ${id}`, '      wave: 1', '      action: new'])),
-    'interface_contracts:',
-    '    - name: Api',
-    '      definition: "export interface Api { run(): void }"',
-    '      location: src/api.ts',
-    'waves:',
-    '    - number: 1',
-    '      agents:',
-    ...ids.flatMap((id) => [`        - id: ${id}`, `          task: Implement ${fileOf(id)} with a test.`, '          files:', `            - ${fileOf(id)}`, `            - ${testOf(id)}`]),
-    '',
-  ].join('\n'),
-);
+writeFileSync(path.join(repo, 'docs', 'IMPL', 'IMPL-bench.yaml'), waveImplYaml(ids, 'Live board bench'));
 // Each agent: a few tool calls spread over agentMs, so cards update while the others run.
 const script = path.join(dir, 'agents.yaml');
 writeFileSync(
   script,
-  [
-    'version: 1',
-    'agents:',
-    ...ids.flatMap((id) => [
-      `  ${id}:`,
-      '    steps:',
-      `      - text: "Agent ${id} starts"`,
-      `      - sleep_ms: ${Math.round(agentMs / 4)}`,
-      `      - write: { path: ${fileOf(id)}, content: "export const value${id} = 1;\\n" }`,
-      `      - sleep_ms: ${Math.round(agentMs / 4)}`,
-      `      - write: { path: ${testOf(id)}, content: "import { value${id} } from './main';\\n" }`,
-      `      - commit: "feat(${id}): value"`,
-      '      - report: { status: complete, verification: PASS }',
-      `      - sleep_until_ms: ${agentMs}`,
-    ]),
-    '',
-  ].join('\n'),
+  agentScriptYaml(ids, (id) => [
+    `      - text: "Agent ${id} starts"`,
+    `      - sleep_ms: ${Math.round(agentMs / 4)}`,
+    `      - write: { path: ${fileOf(id)}, content: "export const value${id} = 1;\\n" }`,
+    `      - sleep_ms: ${Math.round(agentMs / 4)}`,
+    `      - write: { path: ${testOf(id)}, content: "import { value${id} } from './main';\\n" }`,
+    `      - commit: "feat(${id}): value"`,
+    '      - report: { status: complete, verification: PASS }',
+    `      - sleep_until_ms: ${agentMs}`,
+  ]),
 );
 sh('git init -q -b main && git add -A && git commit -qm plan', repo);
 
-const server = await new Promise((resolve, reject) => {
-  const child = spawn(process.execPath, [path.join(root, 'bin', 'polywave.js'), 'serve', '--port', '0', '--repo', repo, '--store', store], { stdio: ['ignore', 'pipe', 'pipe'], env: benchEnv });
-  let out = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk) => {
-    out += chunk;
-    const match = /(http:\/\/127\.0\.0\.1:\d+)\/\?token=([0-9a-f]+)/.exec(out);
-    if (match) resolve({ child, origin: match[1], url: match[0], token: match[2] });
-  });
-  child.stderr.setEncoding('utf8').on('data', (chunk) => (out += chunk));
-  child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${out}`)));
-});
+const server = await startServe(repo, store);
 
 const { chromium } = await import('playwright-core');
 const profile = mkdtempSync(path.join(os.tmpdir(), 'polywave-bench-chromium-'));
@@ -162,7 +125,10 @@ try {
   await page.locator('[data-testid="connection"]', { hasText: 'live' }).waitFor({ timeout: 20_000 });
   const startedAt = Date.now();
   const wave = await new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(root, 'bin', 'polywave.js'), 'run-wave', path.join(repo, 'docs', 'IMPL', 'IMPL-bench.yaml'), '--wave', '1', '--model', `script:${script}`, '--skip-critic', '--json', '--store', store], {
+    const child = spawnRunWave({
+      implPath: path.join(repo, 'docs', 'IMPL', 'IMPL-bench.yaml'),
+      script,
+      store,
       cwd: repo,
       env: { ...benchEnv, POLYWAVE_EVENTS_FLUSH_MS: '0' },
       // stdout is not read: ignored (a full pipe would stall the run).

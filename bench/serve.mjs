@@ -11,13 +11,13 @@
 //
 //   npm run bench:serve
 //   BENCH_CALLS=500 BENCH_AGENTS=8 npm run bench:serve
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { agentIds, benchEnv, fileOf, percentile, root, sh, testOf } from './support/script-wave.mjs';
+import { agentIds, agentScriptYaml, benchEnv, fixedLengthSteps, percentile, root, sh, spawnRunWave, startServe, waveImplYaml } from './support/script-wave.mjs';
 
 const { openEventStore } = await import(path.join(root, 'dist/observability/event-store.js'));
 
@@ -75,16 +75,7 @@ writeFileSync(path.join(repo, 'docs', 'IMPL', 'IMPL-twenty.yaml'), impl);
 spawnSync('sh', ['-c', 'git init -q -b main && git add -A && git -c user.name=b -c user.email=b@b commit -qm plan'], { cwd: repo, env: benchEnv });
 openEventStore(store).close();
 
-const server = await new Promise((resolve, reject) => {
-  const child = spawn(process.execPath, [path.join(root, 'bin', 'polywave.js'), 'serve', '--port', '0', '--repo', repo, '--store', store], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk) => {
-    out += chunk;
-    const match = /(http:\/\/127\.0\.0\.1:\d+\/)\?token=([0-9a-f]{32})/.exec(out);
-    if (match) resolve({ child, base: match[1], token: match[2] });
-  });
-  child.on('exit', (code) => reject(new Error(`serve exited ${code}`)));
-});
+const server = await startServe(repo, store);
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 const get = (pathname) =>
   new Promise((resolve, reject) => {
@@ -167,40 +158,14 @@ try {
   const waveRepo = path.join(dir, 'wave');
   const waveIds = agentIds(waveAgents);
   mkdirSync(path.join(waveRepo, 'docs', 'IMPL'), { recursive: true });
-  writeFileSync(
-    path.join(waveRepo, 'docs', 'IMPL', 'IMPL-bench.yaml'),
-    [
-      'title: SSE bench',
-      'feature_slug: bench',
-      'verdict: SUITABLE',
-      'state: WAVE_PENDING',
-      'file_ownership:',
-      ...waveIds.flatMap((id) => [fileOf(id), testOf(id)].flatMap((owned) => [`    - file: ${owned}`, `      agent: ${id}`, '      wave: 1', '      action: new'])),
-      'interface_contracts:',
-      '    - name: Api',
-      '      definition: "export interface Api { run(): void }"',
-      '      location: src/api.ts',
-      'waves:',
-      '    - number: 1',
-      '      agents:',
-      ...waveIds.flatMap((id) => [`        - id: ${id}`, `          task: Implement ${fileOf(id)} with a test.`, '          files:', `            - ${fileOf(id)}`, `            - ${testOf(id)}`]),
-      '',
-    ].join('\n'),
-  );
+  writeFileSync(path.join(waveRepo, 'docs', 'IMPL', 'IMPL-bench.yaml'), waveImplYaml(waveIds, 'SSE bench'));
   const script = path.join(dir, 'agents.yaml');
-  writeFileSync(
-    script,
-    ['version: 1', 'agents:', ...waveIds.flatMap((id) => [`  ${id}:`, '    steps:', `      - write: { path: ${fileOf(id)}, content: "export const value = 1;\\n" }`, `      - write: { path: ${testOf(id)}, content: "import { value } from './main';\\n" }`, `      - commit: "feat(${id}): value"`, '      - report: { status: complete, verification: PASS }', `      - sleep_until_ms: ${agentMs}`]), ''].join('\n'),
-  );
+  writeFileSync(script, agentScriptYaml(waveIds, (id) => fixedLengthSteps(id, { agentMs })));
   sh('git init -q -b main && git add -A && git commit -qm initial', waveRepo);
   // Spawned, not spawnSync: this process's SSE client must read while the wave runs.
   const waveStart = performance.now();
   const wave = await new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(root, 'bin', 'polywave.js'), 'run-wave', path.join(waveRepo, 'docs', 'IMPL', 'IMPL-bench.yaml'), '--wave', '1', '--model', `script:${script}`, '--skip-critic', '--json', '--store', store], {
-      cwd: waveRepo,
-      env: { ...benchEnv, POLYWAVE_EVENTS_FLUSH_MS: flushSetting },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawnRunWave({ implPath: path.join(waveRepo, 'docs', 'IMPL', 'IMPL-bench.yaml'), script, store, cwd: waveRepo, env: { ...benchEnv, POLYWAVE_EVENTS_FLUSH_MS: flushSetting } });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk) => (stdout += chunk));

@@ -1,10 +1,12 @@
 // A wave of script agents on a fresh repository, run through the real run-wave (shared by
 // bench:parallel and bench:sandbox): each agent writes its two owned files, optionally runs
 // extra steps (bash calls), commits, reports and then idles until `agentMs` after its start.
+// Its pieces (the IMPL, the agents' script, starting serve and run-wave processes) also build
+// the waves of bench:serve and bench:serve-ui.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 export const root = path.dirname(path.dirname(path.dirname(fileURLToPath(import.meta.url))));
@@ -38,6 +40,71 @@ export function sh(script, cwd, env = benchEnv) {
 export const fileOf = (id) => `src/agent-${id}/main.ts`;
 export const testOf = (id) => `src/agent-${id}/main.test.ts`;
 
+/** The IMPL of one wave in which each agent owns fileOf(id) and testOf(id) (state WAVE_PENDING). */
+export function waveImplYaml(ids, title) {
+  return [
+    `title: ${title}`,
+    'feature_slug: bench',
+    'verdict: SUITABLE',
+    'state: WAVE_PENDING',
+    'file_ownership:',
+    ...ids.flatMap((id) => [fileOf(id), testOf(id)].flatMap((file) => [`    - file: ${file}`, `      agent: ${id}`, '      wave: 1', '      action: new'])),
+    'interface_contracts:',
+    '    - name: Api',
+    '      definition: "export interface Api { run(): void }"',
+    '      location: src/api.ts',
+    'waves:',
+    '    - number: 1',
+    '      agents:',
+    ...ids.flatMap((id) => [`        - id: ${id}`, `          task: Implement ${fileOf(id)} with a test.`, '          files:', `            - ${fileOf(id)}`, `            - ${testOf(id)}`]),
+    '',
+  ].join('\n');
+}
+
+/** A script-agents file (`--model script:<file>`): `stepsOf(id)` gives each agent's step lines (6-space indented). */
+export function agentScriptYaml(ids, stepsOf) {
+  return ['version: 1', 'agents:', ...ids.flatMap((id) => [`  ${id}:`, '    steps:', ...stepsOf(id)]), ''].join('\n');
+}
+
+/**
+ * A fixed-length agent: its tool calls (the two writes, `extraSteps`, a commit, the report) and
+ * then thinking time until `agentMs` after its start — so a wave's wall time minus agentMs is the
+ * orchestration.
+ */
+export function fixedLengthSteps(id, { agentMs, extraSteps = [] }) {
+  return [
+    `      - write: { path: ${fileOf(id)}, content: "export const value = 1;\\n" }`,
+    `      - write: { path: ${testOf(id)}, content: "import { value } from './main';\\n" }`,
+    ...extraSteps,
+    `      - commit: "feat(${id}): value"`,
+    '      - report: { status: complete, verification: PASS }',
+    `      - sleep_until_ms: ${agentMs}`,
+  ];
+}
+
+/** Starts `polywave serve --port 0` on `repo` and `store`; resolves once it printed its URL. */
+export function startServe(repo, store, env = benchEnv) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(root, 'bin', 'polywave.js'), 'serve', '--port', '0', '--repo', repo, '--store', store], { stdio: ['ignore', 'pipe', 'pipe'], env });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk) => {
+      out += chunk;
+      const match = /(http:\/\/127\.0\.0\.1:\d+)\/\?token=([0-9a-f]{32})/.exec(out);
+      if (match) resolve({ child, origin: match[1], base: `${match[1]}/`, url: match[0], token: match[2] });
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk) => (out += chunk));
+    child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${out}`)));
+  });
+}
+
+/**
+ * Spawns a real `polywave run-wave` process on wave 1 of `implPath` with the script agents of
+ * `script`, recording into `store` (spawned, not spawnSync: the caller keeps reading while it runs).
+ */
+export function spawnRunWave({ implPath, script, store, cwd, env = benchEnv, stdio = ['ignore', 'pipe', 'pipe'] }) {
+  return spawn(process.execPath, [path.join(root, 'bin', 'polywave.js'), 'run-wave', implPath, '--wave', '1', '--model', `script:${script}`, '--skip-critic', '--json', '--store', store], { cwd, env, stdio });
+}
+
 /**
  * Runs one wave of `agentCount` script agents; `extraSteps` (script-step YAML lines, 6-space
  * indented) run after the writes. `env` overrides the environment (e.g. POLYWAVE_SANDBOX=off).
@@ -50,47 +117,12 @@ export async function measureScriptWave(agentCount, { agentMs, extraSteps = [], 
   mkdirSync(path.join(repo, 'docs', 'IMPL'), { recursive: true });
   sh('git init -q -b main', repo, env);
   writeFileSync(path.join(repo, 'README.md'), '# bench\n');
-  writeFileSync(
-    path.join(repo, 'docs', 'IMPL', 'IMPL-bench.yaml'),
-    [
-      'title: Parallel bench',
-      'feature_slug: bench',
-      'verdict: SUITABLE',
-      'state: WAVE_PENDING',
-      'file_ownership:',
-      ...ids.flatMap((id) => [fileOf(id), testOf(id)].flatMap((file) => [`    - file: ${file}`, `      agent: ${id}`, '      wave: 1', '      action: new'])),
-      'interface_contracts:',
-      '    - name: Api',
-      '      definition: "export interface Api { run(): void }"',
-      '      location: src/api.ts',
-      'waves:',
-      '    - number: 1',
-      '      agents:',
-      ...ids.flatMap((id) => [`        - id: ${id}`, `          task: Implement ${fileOf(id)} with a test.`, '          files:', `            - ${fileOf(id)}`, `            - ${testOf(id)}`]),
-      '',
-    ].join('\n'),
-  );
+  writeFileSync(path.join(repo, 'docs', 'IMPL', 'IMPL-bench.yaml'), waveImplYaml(ids, 'Parallel bench'));
   sh('git add -A && git commit -qm initial', repo, env);
   const scriptPath = path.join(directory, 'agents.yaml');
   writeFileSync(
     scriptPath,
-    [
-      'version: 1',
-      'agents:',
-      ...ids.flatMap((id) => [
-        `  ${id}:`,
-        '    steps:',
-        // A fixed-length agent: its tool calls and then thinking time until agentMs after its
-        // start — so the wave's wall time minus agentMs is the orchestration.
-        `      - write: { path: ${fileOf(id)}, content: "export const value = 1;\\n" }`,
-        `      - write: { path: ${testOf(id)}, content: "import { value } from './main';\\n" }`,
-        ...extraSteps,
-        `      - commit: "feat(${id}): value"`,
-        '      - report: { status: complete, verification: PASS }',
-        `      - sleep_until_ms: ${agentMs}`,
-      ]),
-      '',
-    ].join('\n'),
+    agentScriptYaml(ids, (id) => fixedLengthSteps(id, { agentMs, extraSteps })),
   );
 
   const bus = new EventBus();
