@@ -4,6 +4,7 @@
 import { useState } from 'preact/hooks';
 import { api, type ImplDetail, type Manifest } from '../api';
 import { DependencyGraph, type GraphAgent } from '../components/Graph';
+import { GridTable } from '../components/GridTable';
 import { enc, Json, Section, StateBadge, Status, useLoad } from '../util';
 
 export function graphAgents(detail: ImplDetail, statuses: Record<string, string> = {}): GraphAgent[] {
@@ -82,28 +83,17 @@ function Ownership({ manifest }: { manifest: Manifest }) {
   const rows = manifest.file_ownership ?? [];
   if (rows.length === 0) return <p class="muted">No file ownership.</p>;
   return (
-    <table class="grid" data-testid="ownership">
-      <thead>
-        <tr>
-          <th>File</th>
-          <th>Agent</th>
-          <th>Wave</th>
-          <th>Action</th>
-          <th>Depends on</th>
+    <GridTable headers={['File', 'Agent', 'Wave', 'Action', 'Depends on']} testid="ownership">
+      {rows.map((row) => (
+        <tr key={`${row.file}-${row.agent}`}>
+          <td class="mono">{row.file}</td>
+          <td>{row.agent}</td>
+          <td class="num">{row.wave ?? ''}</td>
+          <td>{row.action ?? ''}</td>
+          <td>{(row.depends_on ?? []).join(', ')}</td>
         </tr>
-      </thead>
-      <tbody>
-        {rows.map((row) => (
-          <tr key={`${row.file}-${row.agent}`}>
-            <td class="mono">{row.file}</td>
-            <td>{row.agent}</td>
-            <td class="num">{row.wave ?? ''}</td>
-            <td>{row.action ?? ''}</td>
-            <td>{(row.depends_on ?? []).join(', ')}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+      ))}
+    </GridTable>
   );
 }
 
@@ -129,24 +119,15 @@ function Scaffolds({ manifest }: { manifest: Manifest }) {
   const scaffolds = manifest.scaffolds ?? [];
   if (scaffolds.length === 0) return <p class="muted">No scaffolds.</p>;
   return (
-    <table class="grid">
-      <thead>
-        <tr>
-          <th>File</th>
-          <th>Import path</th>
-          <th>Status</th>
+    <GridTable headers={['File', 'Import path', 'Status']}>
+      {scaffolds.map((scaffold, index) => (
+        <tr key={index}>
+          <td class="mono">{String(scaffold.file_path ?? scaffold.file ?? '')}</td>
+          <td class="mono">{String(scaffold.import_path ?? '')}</td>
+          <td>{String(scaffold.status ?? '')}</td>
         </tr>
-      </thead>
-      <tbody>
-        {scaffolds.map((scaffold, index) => (
-          <tr key={index}>
-            <td class="mono">{String(scaffold.file_path ?? scaffold.file ?? '')}</td>
-            <td class="mono">{String(scaffold.import_path ?? '')}</td>
-            <td>{String(scaffold.status ?? '')}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+      ))}
+    </GridTable>
   );
 }
 
@@ -156,28 +137,17 @@ function Gates({ manifest }: { manifest: Manifest }) {
   return (
     <>
       {manifest.quality_gates?.level && <p>Level: {manifest.quality_gates.level}</p>}
-      <table class="grid">
-        <thead>
-          <tr>
-            <th>Type</th>
-            <th>Command</th>
-            <th>Required</th>
-            <th>Timing</th>
-            <th>Description</th>
+      <GridTable headers={['Type', 'Command', 'Required', 'Timing', 'Description']}>
+        {gates.map((gate, index) => (
+          <tr key={index}>
+            <td>{gate.type ?? ''}</td>
+            <td class="mono">{gate.command ?? ''}</td>
+            <td>{gate.required ? 'yes' : 'no'}</td>
+            <td>{gate.timing ?? 'pre-merge'}</td>
+            <td>{gate.description ?? ''}</td>
           </tr>
-        </thead>
-        <tbody>
-          {gates.map((gate, index) => (
-            <tr key={index}>
-              <td>{gate.type ?? ''}</td>
-              <td class="mono">{gate.command ?? ''}</td>
-              <td>{gate.required ? 'yes' : 'no'}</td>
-              <td>{gate.timing ?? 'pre-merge'}</td>
-              <td>{gate.description ?? ''}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </GridTable>
     </>
   );
 }
@@ -222,26 +192,16 @@ export function ImplView({ repo, slug }: { repo: string; slug: string }) {
             {data.findings.length === 0 ? (
               <p class="ok">No findings: the plan validates.</p>
             ) : (
-              <table class="grid" data-testid="findings">
-                <thead>
-                  <tr>
-                    <th>Code</th>
-                    <th>Severity</th>
-                    <th>Field</th>
-                    <th>Message</th>
+              <GridTable headers={['Code', 'Severity', 'Field', 'Message']} testid="findings">
+                {data.findings.map((finding, index) => (
+                  <tr key={index} class={`severity-${finding.severity}`}>
+                    <td class="mono">{finding.code}</td>
+                    <td>{finding.severity}</td>
+                    <td class="mono">{finding.field ?? ''}</td>
+                    <td>{finding.message}</td>
                   </tr>
-                </thead>
-                <tbody>
-                  {data.findings.map((finding, index) => (
-                    <tr key={index} class={`severity-${finding.severity}`}>
-                      <td class="mono">{finding.code}</td>
-                      <td>{finding.severity}</td>
-                      <td class="mono">{finding.field ?? ''}</td>
-                      <td>{finding.message}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+                ))}
+              </GridTable>
             )}
           </Section>
           {manifest && (

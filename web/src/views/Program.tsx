@@ -1,6 +1,7 @@
 // PROGRAM view (E32): tiers → IMPLs → waves progress, the frozen contracts and the tier gates.
 
 import { api } from '../api';
+import { GridTable } from '../components/GridTable';
 import { enc, Json, Section, StateBadge, Status, useLoad } from '../util';
 
 export function ProgramView({ repo, slug }: { repo: string; slug: string }) {
@@ -31,36 +32,25 @@ export function ProgramView({ repo, slug }: { repo: string; slug: string }) {
           {data.tiers.map((tier) => (
             <Section key={tier.number} title={`Tier ${tier.number}${tier.complete ? ' — complete' : ''}`} id={`tier-${tier.number}`}>
               {tier.description && <p class="muted">{tier.description}</p>}
-              <table class="grid" data-testid={`tier-${tier.number}`}>
-                <thead>
-                  <tr>
-                    <th>IMPL</th>
-                    <th>Title</th>
-                    <th>State</th>
-                    <th>Waves</th>
-                    <th />
+              <GridTable headers={['IMPL', 'Title', 'State', 'Waves', '']} testid={`tier-${tier.number}`}>
+                {tier.impls.map((impl) => (
+                  <tr key={impl.slug} data-program-impl={impl.slug}>
+                    <td>
+                      <a href={`/r/${enc(repo)}/impl/${enc(impl.slug)}`}>{impl.slug}</a>
+                    </td>
+                    <td>{impl.title ?? ''}</td>
+                    <td>
+                      <StateBadge state={impl.state} />
+                    </td>
+                    <td>
+                      <progress max={Math.max(impl.waves_total, 1)} value={impl.waves_done} /> {impl.waves_done} / {impl.waves_total}
+                    </td>
+                    <td>
+                      <a href={`/r/${enc(repo)}/impl/${enc(impl.slug)}/live`}>live</a>
+                    </td>
                   </tr>
-                </thead>
-                <tbody>
-                  {tier.impls.map((impl) => (
-                    <tr key={impl.slug} data-program-impl={impl.slug}>
-                      <td>
-                        <a href={`/r/${enc(repo)}/impl/${enc(impl.slug)}`}>{impl.slug}</a>
-                      </td>
-                      <td>{impl.title ?? ''}</td>
-                      <td>
-                        <StateBadge state={impl.state} />
-                      </td>
-                      <td>
-                        <progress max={Math.max(impl.waves_total, 1)} value={impl.waves_done} /> {impl.waves_done} / {impl.waves_total}
-                      </td>
-                      <td>
-                        <a href={`/r/${enc(repo)}/impl/${enc(impl.slug)}/live`}>live</a>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+                ))}
+              </GridTable>
               {tier.gate !== undefined && tier.gate !== null && (
                 <details>
                   <summary>Tier gate result</summary>
@@ -73,50 +63,31 @@ export function ProgramView({ repo, slug }: { repo: string; slug: string }) {
             {(data.tier_gates ?? []).length === 0 ? (
               <p class="muted">No tier gates.</p>
             ) : (
-              <table class="grid">
-                <thead>
-                  <tr>
-                    <th>Type</th>
-                    <th>Command</th>
-                    <th>Required</th>
-                    <th>Description</th>
+              <GridTable headers={['Type', 'Command', 'Required', 'Description']}>
+                {(data.tier_gates ?? []).map((gate, index) => (
+                  <tr key={index}>
+                    <td>{gate.type ?? ''}</td>
+                    <td class="mono">{gate.command ?? ''}</td>
+                    <td>{gate.required ? 'yes' : 'no'}</td>
+                    <td>{gate.description ?? ''}</td>
                   </tr>
-                </thead>
-                <tbody>
-                  {(data.tier_gates ?? []).map((gate, index) => (
-                    <tr key={index}>
-                      <td>{gate.type ?? ''}</td>
-                      <td class="mono">{gate.command ?? ''}</td>
-                      <td>{gate.required ? 'yes' : 'no'}</td>
-                      <td>{gate.description ?? ''}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+                ))}
+              </GridTable>
             )}
           </Section>
           <Section title="Program contracts" id="frozen">
             {data.frozen_contracts.length === 0 ? (
               <p class="muted">No program contracts.</p>
             ) : (
-              <table class="grid" data-testid="contracts">
-                <thead>
-                  <tr>
-                    <th>Contract</th>
-                    <th>Location</th>
-                    <th>Frozen</th>
+              <GridTable headers={['Contract', 'Location', 'Frozen']} testid="contracts">
+                {data.frozen_contracts.map((contract, index) => (
+                  <tr key={index}>
+                    <td>{String(contract.name ?? '')}</td>
+                    <td class="mono">{String(contract.location ?? '')}</td>
+                    <td>{contract.frozen ? `frozen at tier ${String(contract.frozen_at_tier ?? '?')}` : `not yet${contract.freeze_at ? ` (freezes at ${String(contract.freeze_at)})` : ''}`}</td>
                   </tr>
-                </thead>
-                <tbody>
-                  {data.frozen_contracts.map((contract, index) => (
-                    <tr key={index}>
-                      <td>{String(contract.name ?? '')}</td>
-                      <td class="mono">{String(contract.location ?? '')}</td>
-                      <td>{contract.frozen ? `frozen at tier ${String(contract.frozen_at_tier ?? '?')}` : `not yet${contract.freeze_at ? ` (freezes at ${String(contract.freeze_at)})` : ''}`}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+                ))}
+              </GridTable>
             )}
           </Section>
         </>

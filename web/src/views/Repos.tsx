@@ -1,4 +1,5 @@
 import { api, type Repo } from '../api';
+import { GridTable } from '../components/GridTable';
 import { ago, enc, StateBadge, Status, useLoad } from '../util';
 
 function RepoBlock({ repo }: { repo: Repo }) {
@@ -8,70 +9,45 @@ function RepoBlock({ repo }: { repo: Repo }) {
         <a href={`/r/${enc(repo.id)}`}>{repo.name}</a> <span class="muted small">{repo.path}</span>
       </h2>
       {repo.programs.length > 0 && (
-        <table class="grid">
-          <thead>
-            <tr>
-              <th>PROGRAM</th>
-              <th>Title</th>
-              <th>State</th>
-              <th>Tiers</th>
-              <th>IMPLs</th>
-              <th>Last activity</th>
+        <GridTable headers={['PROGRAM', 'Title', 'State', 'Tiers', 'IMPLs', 'Last activity']}>
+          {repo.programs.map((program) => (
+            <tr key={program.slug} data-program={program.slug}>
+              <td>
+                <a href={`/r/${enc(repo.id)}/program/${enc(program.slug)}`}>{program.slug}</a>
+              </td>
+              <td>{program.title ?? ''}</td>
+              <td>
+                <StateBadge state={program.state} />
+              </td>
+              <td class="num">{program.tiers ?? '—'}</td>
+              <td class="num">{program.impls ?? '—'}</td>
+              <td>{ago(program.updated_at)}</td>
             </tr>
-          </thead>
-          <tbody>
-            {repo.programs.map((program) => (
-              <tr key={program.slug} data-program={program.slug}>
-                <td>
-                  <a href={`/r/${enc(repo.id)}/program/${enc(program.slug)}`}>{program.slug}</a>
-                </td>
-                <td>{program.title ?? ''}</td>
-                <td>
-                  <StateBadge state={program.state} />
-                </td>
-                <td class="num">{program.tiers ?? '—'}</td>
-                <td class="num">{program.impls ?? '—'}</td>
-                <td>{ago(program.updated_at)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </GridTable>
       )}
       {repo.impls.length === 0 ? (
         <p class="muted">No IMPL docs (docs/IMPL/IMPL-*.yaml) in this repository.</p>
       ) : (
-        <table class="grid">
-          <thead>
-            <tr>
-              <th>IMPL</th>
-              <th>Title</th>
-              <th>State</th>
-              <th>Waves</th>
-              <th>Agents</th>
-              <th>Last activity</th>
-              <th />
+        <GridTable headers={['IMPL', 'Title', 'State', 'Waves', 'Agents', 'Last activity', '']}>
+          {repo.impls.map((impl) => (
+            <tr key={impl.slug} data-impl={impl.slug}>
+              <td>
+                <a href={`/r/${enc(repo.id)}/impl/${enc(impl.slug)}`}>{impl.slug}</a>
+              </td>
+              <td>{impl.title ?? ''}</td>
+              <td>
+                <StateBadge state={impl.state} />
+              </td>
+              <td class="num">{impl.waves ?? '—'}</td>
+              <td class="num">{impl.agents ?? '—'}</td>
+              <td>{ago(impl.updated_at)}</td>
+              <td>
+                <a href={`/r/${enc(repo.id)}/impl/${enc(impl.slug)}/live`}>live board</a>
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {repo.impls.map((impl) => (
-              <tr key={impl.slug} data-impl={impl.slug}>
-                <td>
-                  <a href={`/r/${enc(repo.id)}/impl/${enc(impl.slug)}`}>{impl.slug}</a>
-                </td>
-                <td>{impl.title ?? ''}</td>
-                <td>
-                  <StateBadge state={impl.state} />
-                </td>
-                <td class="num">{impl.waves ?? '—'}</td>
-                <td class="num">{impl.agents ?? '—'}</td>
-                <td>{ago(impl.updated_at)}</td>
-                <td>
-                  <a href={`/r/${enc(repo.id)}/impl/${enc(impl.slug)}/live`}>live board</a>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </GridTable>
       )}
     </section>
   );
