@@ -18,7 +18,7 @@ import type { ImplManifest } from '../protocol/schema/impl-schema.js';
 import { findAgent } from '../protocol/waves.js';
 import { editImpl } from '../store/manifest-file.js';
 import { EventTail } from './event-tail.js';
-import { countAgents, ManifestCache, waveProgress, type LoadedImpl, type ServedRepo } from './manifests.js';
+import { countAgents, ManifestCache, waveProgress, type LoadedImpl, type LoadedManifest, type ServedRepo } from './manifests.js';
 import { RunLauncher } from './runs.js';
 import { cookieName, hostPolicy, originMatches, redactSecrets, securityHeaders, tokenMatches } from './security.js';
 import { streamEvents } from './sse.js';
@@ -244,6 +244,17 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
     return out;
   };
 
+  // What /api/repos says of every IMPL and PROGRAM, with its own `counts` in the middle (keys in docs/serve.md's order).
+  const listed = <Counts extends object>(doc: LoadedManifest<unknown>, manifest: { title?: string; state?: string } | null, counts: Counts, activity: Map<string, string>) => ({
+    slug: doc.slug,
+    file: doc.relative,
+    title: manifest?.title ?? '',
+    state: manifest?.state ?? '',
+    ...counts,
+    updated_at: new Date(doc.mtimeMs).toISOString(),
+    last_event_at: activity.get(doc.slug) ?? null,
+  });
+
   app.get('/api/repos', async (c) => {
     const eventId = tail.poll();
     const out = [];
@@ -255,29 +266,13 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
       const impls = loadedImpls.map((impl) => {
         const manifest = impl.parsed.manifest;
         return {
-          slug: impl.slug,
-          file: impl.relative,
-          title: manifest?.title ?? '',
-          state: manifest?.state ?? '',
-          waves: manifest?.waves?.length ?? 0,
-          agents: manifest ? countAgents(manifest) : 0,
-          updated_at: new Date(impl.mtimeMs).toISOString(),
-          last_event_at: implActivity.get(impl.slug) ?? null,
+          ...listed(impl, manifest, { waves: manifest?.waves?.length ?? 0, agents: manifest ? countAgents(manifest) : 0 }, implActivity),
           valid: manifest !== null && !impl.findings.some((finding) => finding.severity === 'error' || finding.severity === 'fatal'),
         };
       });
       const programs = loadedPrograms.map((program) => {
         const manifest = program.parsed.manifest;
-        return {
-          slug: program.slug,
-          file: program.relative,
-          title: manifest?.title ?? '',
-          state: manifest?.state ?? '',
-          tiers: manifest?.tiers?.length ?? 0,
-          impls: manifest?.impls?.length ?? 0,
-          updated_at: new Date(program.mtimeMs).toISOString(),
-          last_event_at: programActivity.get(program.slug) ?? null,
-        };
+        return listed(program, manifest, { tiers: manifest?.tiers?.length ?? 0, impls: manifest?.impls?.length ?? 0 }, programActivity);
       });
       out.push({ id: repo.id, name: repo.name, path: repo.path, impls, programs });
     }

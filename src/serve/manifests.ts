@@ -25,27 +25,21 @@ export function repoFor(root: string): ServedRepo {
   return { id: `${name.replace(/[^A-Za-z0-9._-]/g, '_')}-${hash}`, name, path: real };
 }
 
-export interface LoadedImpl {
+/** A manifest file as parsed and validated, with the stat it was read at. */
+export interface LoadedManifest<Parsed> {
   file: string;
   /** Path relative to the repository (forward slashes). */
   relative: string;
   slug: string;
-  parsed: ImplParseResult;
-  /** Parse findings plus the validator's (E16, I1–I6, …), computed once per file version. */
+  parsed: Parsed;
+  /** Parse findings plus the validator's (E16, I1–I6, … for an IMPL), computed once per file version. */
   findings: Finding[];
   mtimeMs: number;
   size: number;
 }
 
-export interface LoadedProgram {
-  file: string;
-  relative: string;
-  slug: string;
-  parsed: ProgramParseResult;
-  findings: Finding[];
-  mtimeMs: number;
-  size: number;
-}
+export type LoadedImpl = LoadedManifest<ImplParseResult>;
+export type LoadedProgram = LoadedManifest<ProgramParseResult>;
 
 const slugFromFile = (file: string, prefix: string) => path.basename(file).replace(new RegExp(`^${prefix}-`), '').replace(/\.ya?ml$/i, '');
 
@@ -57,57 +51,51 @@ export class ManifestCache {
   private readonly impls = new Map<string, LoadedImpl>();
   private readonly programs = new Map<string, LoadedProgram>();
 
-  async impl(repo: ServedRepo, file: string): Promise<LoadedImpl | undefined> {
-    let stats;
-    try {
-      stats = statSync(file);
-    } catch {
-      this.impls.delete(file);
-      return undefined;
-    }
-    const cached = this.impls.get(file);
-    if (cached && cached.mtimeMs === stats.mtimeMs && cached.size === stats.size) return cached;
-    const text = await readFile(file, 'utf8');
-    const parsed = parseImpl(text);
-    const findings: Finding[] = [...parsed.findings];
-    if (parsed.manifest) findings.push(...validateImpl({ manifest: parsed.manifest, locate: parsed.locate }));
-    const loaded: LoadedImpl = {
-      file,
-      relative: path.relative(repo.path, file).split(path.sep).join('/'),
-      slug: parsed.manifest?.feature_slug || slugFromFile(file, 'IMPL'),
-      parsed,
-      findings,
-      mtimeMs: stats.mtimeMs,
-      size: stats.size,
-    };
-    this.impls.set(file, loaded);
-    return loaded;
+  impl(repo: ServedRepo, file: string): Promise<LoadedImpl | undefined> {
+    return this.load(this.impls, repo, file, (text) => {
+      const parsed = parseImpl(text);
+      const findings: Finding[] = [...parsed.findings];
+      if (parsed.manifest) findings.push(...validateImpl({ manifest: parsed.manifest, locate: parsed.locate }));
+      return { parsed, findings, slug: parsed.manifest?.feature_slug || slugFromFile(file, 'IMPL') };
+    });
   }
 
-  async program(repo: ServedRepo, file: string): Promise<LoadedProgram | undefined> {
+  program(repo: ServedRepo, file: string): Promise<LoadedProgram | undefined> {
+    return this.load(this.programs, repo, file, (text) => {
+      const parsed = parseProgram(text);
+      const findings: Finding[] = [...parsed.findings];
+      if (parsed.manifest) findings.push(...validateProgram(parsed.manifest, { locate: parsed.locate, fileName: file }));
+      return { parsed, findings, slug: parsed.manifest?.program_slug || slugFromFile(file, 'PROGRAM') };
+    });
+  }
+
+  /** `file` from `cache` while its mtime and size are unchanged, else read and `parse`d again; undefined once it is gone. */
+  private async load<Parsed>(
+    cache: Map<string, LoadedManifest<Parsed>>,
+    repo: ServedRepo,
+    file: string,
+    parse: (text: string) => { parsed: Parsed; findings: Finding[]; slug: string },
+  ): Promise<LoadedManifest<Parsed> | undefined> {
     let stats;
     try {
       stats = statSync(file);
     } catch {
-      this.programs.delete(file);
+      cache.delete(file);
       return undefined;
     }
-    const cached = this.programs.get(file);
+    const cached = cache.get(file);
     if (cached && cached.mtimeMs === stats.mtimeMs && cached.size === stats.size) return cached;
-    const text = await readFile(file, 'utf8');
-    const parsed = parseProgram(text);
-    const findings: Finding[] = [...parsed.findings];
-    if (parsed.manifest) findings.push(...validateProgram(parsed.manifest, { locate: parsed.locate, fileName: file }));
-    const loaded: LoadedProgram = {
+    const { parsed, findings, slug } = parse(await readFile(file, 'utf8'));
+    const loaded: LoadedManifest<Parsed> = {
       file,
       relative: path.relative(repo.path, file).split(path.sep).join('/'),
-      slug: parsed.manifest?.program_slug || slugFromFile(file, 'PROGRAM'),
+      slug,
       parsed,
       findings,
       mtimeMs: stats.mtimeMs,
       size: stats.size,
     };
-    this.programs.set(file, loaded);
+    cache.set(file, loaded);
     return loaded;
   }
 
