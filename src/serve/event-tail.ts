@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { iterateEvents, lastEventId, openEventStore, type Database, type EventFilter, type EventRow } from '../observability/event-store.js';
 
 /**
@@ -14,6 +15,9 @@ export class EventTail {
   private readonly runCwds = new Map<string, string | null>();
   private openError: string | undefined;
   private isClosed = false;
+  /** `dev:ino` of the file the open handle reads. */
+  private openedIdentity: string | undefined;
+  private gen = 0;
 
   constructor(
     readonly storePath: string,
@@ -24,7 +28,9 @@ export class EventTail {
   database(): Database | undefined {
     if (this.db || this.isClosed) return this.db;
     try {
+      const identity = this.identity();
       this.db = openEventStore(this.storePath, { readonly: true, busyTimeoutMs: 1000 });
+      this.openedIdentity = identity;
       this.openError = undefined;
     } catch (error) {
       this.openError = error instanceof Error ? error.message : String(error);
@@ -50,8 +56,45 @@ export class EventTail {
     return this.latest;
   }
 
+  /** Bumped each time the store file was replaced (another inode) or deleted: every SSE client then gets `resync`. */
+  get generation(): number {
+    return this.gen;
+  }
+
+  private identity(): string | undefined {
+    try {
+      const stats = statSync(this.storePath);
+      return `${stats.dev}:${stats.ino}`;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * A handle on a deleted or replaced store reads a file nobody writes any more (attack-serve.md
+   * F5b): when the path names another inode (or nothing), the handle is dropped and reopened, the
+   * cursor starts over from the new store's max id, and the clients are woken to send `resync`.
+   */
+  private checkReplaced(): void {
+    if (!this.db || this.identity() === this.openedIdentity) return;
+    try {
+      this.db.close();
+    } catch {
+      // the old handle: nothing to lose
+    }
+    this.db = undefined;
+    this.openedIdentity = undefined;
+    this.runCwds.clear();
+    this.latest = 0;
+    this.gen += 1;
+    const woken = [...this.waiters];
+    this.waiters.clear();
+    for (const wake of woken) wake();
+  }
+
   /** Reads `max(id)` now (also what a new client without Last-Event-ID starts from). */
   poll(): number {
+    this.checkReplaced();
     const db = this.database();
     if (!db) return this.latest;
     try {
@@ -74,8 +117,8 @@ export class EventTail {
   }
 
   /** Resolves when a row newer than `afterId` is stored, or after `timeoutMs`, or on `signal`, or on close. */
-  waitBeyond(afterId: number, timeoutMs: number, signal: AbortSignal): Promise<void> {
-    if (this.latest > afterId || signal.aborted || this.isClosed) return Promise.resolve();
+  waitBeyond(afterId: number, timeoutMs: number, signal: AbortSignal, generation = this.gen): Promise<void> {
+    if (this.latest > afterId || signal.aborted || this.isClosed || generation !== this.gen) return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);

@@ -47,10 +47,14 @@ export function streamEvents(c: Context, options: StreamEventsOptions): Response
     stream.onAbort(() => controller.abort());
     let cursor = options.after ?? tail.poll();
     const latest = tail.poll();
+    let generation = tail.generation;
+    const resync = (after: number) => `event: resync\ndata: ${JSON.stringify({ after })}\n\n`;
     await stream.write(`retry: 1000\n: polywave events after ${cursor}\n\n`);
-    if (options.after !== undefined && options.after > latest && latest > 0) {
-      // The client's id is newer than the store (the store was replaced or pruned): it must refetch.
-      await stream.write(`event: resync\ndata: ${JSON.stringify({ after: latest })}\n\n`);
+    if (options.after !== undefined && options.after > latest) {
+      // The client's id is newer than the store — an empty store included (it was replaced,
+      // pruned or deleted): the rows it would wait for are not its rows. It must refetch, then
+      // follows from the store's current max id (attack-serve.md F5a).
+      await stream.write(resync(latest));
       cursor = latest;
     }
     const repoPrefix = options.repoPath ? `${options.repoPath}${path.sep}` : undefined;
@@ -60,6 +64,13 @@ export function streamEvents(c: Context, options: StreamEventsOptions): Response
       return cwd !== null && (cwd === options.repoPath || cwd.startsWith(repoPrefix!));
     };
     while (!stream.aborted && !controller.signal.aborted && !tail.closed) {
+      if (tail.generation !== generation) {
+        // The store file was replaced while serving (the tail reopened it): ids start over.
+        generation = tail.generation;
+        cursor = tail.poll();
+        await stream.write(resync(cursor));
+        continue;
+      }
       const seen = tail.lastId;
       const rows = tail.read(options.filter, cursor, sseBatchRows);
       if (rows.length > 0) {
@@ -72,7 +83,8 @@ export function streamEvents(c: Context, options: StreamEventsOptions): Response
       // Every row up to `seen` was committed before this read (one writer at a time, ids in commit order).
       cursor = Math.max(cursor, seen);
       const before = tail.lastId;
-      await tail.waitBeyond(cursor, options.heartbeatMs, controller.signal);
+      if (tail.generation !== generation) continue;
+      await tail.waitBeyond(cursor, options.heartbeatMs, controller.signal, generation);
       if (tail.lastId === before && !controller.signal.aborted && !tail.closed && tail.lastId <= cursor) await stream.write(': heartbeat\n\n');
     }
   });
