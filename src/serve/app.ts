@@ -513,14 +513,19 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
     return ['--model', model];
   };
 
+  // Approve and Run: `polywave run` started on the IMPL, unless a run of it started here is still running.
+  const startRun = (c: Context, repo: ServedRepo, loaded: LoadedImpl, body: Record<string, unknown>) => {
+    if (launcher.running(repo.path, loaded.slug)) throw new HttpError(409, 'SERVE_BUSY', `a run of ${loaded.slug} started here is still running`);
+    const run = launcher.start({ repo: repo.path, implPath: loaded.file, slug: loaded.slug, extraArgs: modelArgs(body) });
+    return json(c, { started: true, pid: run.pid });
+  };
+
   app.post('/api/repos/:repo/impls/:slug/approve', async (c) => {
     const repo = repoOf(c.req.param('repo'));
     const body = await readBody(c);
     const loaded = await implOf(repo, c.req.param('slug'));
     if (loaded.manifest.state !== 'REVIEWED') throw new HttpError(409, 'SERVE_STATE', `IMPL ${loaded.slug} is ${loaded.manifest.state ?? 'without a state'}, not REVIEWED: only a reviewed plan is approved`);
-    if (launcher.running(repo.path, loaded.slug)) throw new HttpError(409, 'SERVE_BUSY', `a run of ${loaded.slug} started here is still running`);
-    const run = launcher.start({ repo: repo.path, implPath: loaded.file, slug: loaded.slug, extraArgs: modelArgs(body) });
-    return json(c, { started: true, pid: run.pid });
+    return startRun(c, repo, loaded, body);
   });
 
   app.post('/api/repos/:repo/impls/:slug/run', async (c) => {
@@ -530,9 +535,7 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
     const state = loaded.manifest.state ?? '';
     if (state === 'COMPLETE' || state === 'NOT_SUITABLE' || state === 'SCOUT_PENDING' || state === 'SCOUT_VALIDATING' || state === 'INTERVIEWING')
       throw new HttpError(409, 'SERVE_STATE', `IMPL ${loaded.slug} is ${state || 'without a state'}: nothing to run or resume`);
-    if (launcher.running(repo.path, loaded.slug)) throw new HttpError(409, 'SERVE_BUSY', `a run of ${loaded.slug} started here is still running`);
-    const run = launcher.start({ repo: repo.path, implPath: loaded.file, slug: loaded.slug, extraArgs: modelArgs(body) });
-    return json(c, { started: true, pid: run.pid });
+    return startRun(c, repo, loaded, body);
   });
 
   app.post('/api/repos/:repo/impls/:slug/reject', async (c) => {
