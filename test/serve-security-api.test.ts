@@ -18,7 +18,7 @@ function startServeProcess(args: string[], env: Record<string, string> = {}): Pr
     child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       stdout += chunk;
-      const match = /(http:\/\/127\.0\.0\.1:(\d+)\/)\?token=([0-9a-f]{32})/.exec(stdout);
+      const match = /(http:\/\/127\.\d+\.\d+\.\d+:(\d+)\/)\?token=([0-9a-f]{32})/.exec(stdout);
       if (match) resolve({ child, url: match[0], base: match[1]!, port: Number(match[2]), token: match[3]!, stderr: () => stderr });
     });
     child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
@@ -177,23 +177,25 @@ describe('polywave serve: security', () => {
     expect(readFileSync(repo.path('docs/IMPL/IMPL-letters.yaml'), 'utf8')).toContain('state: REVIEWED');
   });
 
-  it('refuses a Host that is not the loopback address and port (DNS rebinding), and a foreign Origin', async () => {
+  it('refuses a Host that is not the bound loopback address and port (DNS rebinding), and a foreign Origin', async () => {
     const url = new URL('/api/health', server.base).href;
+    const bound = new URL(server.base).host;
+    // The default bind is a per-server 127.X.Y.Z (attack-serve.md F1): only it names this server.
+    expect(bound).toMatch(/^127\.\d+\.\d+\.\d+:\d+$/);
+    expect(bound).not.toBe(`127.0.0.1:${server.port}`);
     const headers = { 'X-Polywave-Token': server.token };
-    for (const host of ['evil.example', `evil.example:${server.port}`, '127.0.0.1:1', `192.168.1.5:${server.port}`]) {
+    for (const host of ['evil.example', `evil.example:${server.port}`, '127.0.0.1:1', `192.168.1.5:${server.port}`, `localhost:${server.port}`, `[::1]:${server.port}`, `127.0.0.1:${server.port}`]) {
       const response = await rawRequest(url, { headers: { ...headers, Host: host } });
       expect(response.status, host).toBe(403);
       expect(JSON.parse(response.body).error.code).toBe('SERVE_HOST');
     }
-    for (const host of [`localhost:${server.port}`, `[::1]:${server.port}`, `127.0.0.1:${server.port}`]) {
-      expect((await rawRequest(url, { headers: { ...headers, Host: host } })).status, host).toBe(200);
-    }
+    expect((await rawRequest(url, { headers: { ...headers, Host: bound } })).status).toBe(200);
     const foreign = await rawRequest(url, { headers: { ...headers, Origin: 'http://evil.example' } });
     expect(foreign.status).toBe(403);
     expect(JSON.parse(foreign.body).error.code).toBe('SERVE_ORIGIN');
     const otherPort = await rawRequest(url, { headers: { ...headers, Origin: 'http://127.0.0.1:1' } });
     expect(otherPort.status).toBe(403);
-    expect((await rawRequest(url, { headers: { ...headers, Origin: `http://127.0.0.1:${server.port}` } })).status).toBe(200);
+    expect((await rawRequest(url, { headers: { ...headers, Origin: `http://${bound}` } })).status).toBe(200);
   });
 
   it('confines the file view to the repository: no .., no absolute path, no symlink escape, nothing in .git', async () => {

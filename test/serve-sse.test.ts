@@ -18,7 +18,7 @@ function startServeProcess(args: string[]): Promise<{ child: ChildProcess; base:
     child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       stdout += chunk;
-      const match = /(http:\/\/127\.0\.0\.1:\d+\/)\?token=([0-9a-f]{32})/.exec(stdout);
+      const match = /(http:\/\/127\.\d+\.\d+\.\d+:\d+\/)\?token=([0-9a-f]{32})/.exec(stdout);
       if (match) resolve({ child, base: match[1]!, token: match[2]!, stderr: () => stderr });
     });
     child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));

@@ -89,7 +89,7 @@ export function startServe(repo, store, env = benchEnv) {
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (chunk) => {
       out += chunk;
-      const match = /(http:\/\/127\.0\.0\.1:\d+)\/\?token=([0-9a-f]{32})/.exec(out);
+      const match = /(http:\/\/127\.\d+\.\d+\.\d+:\d+)\/\?token=([0-9a-f]{32})/.exec(out);
       if (match) resolve({ child, origin: match[1], base: `${match[1]}/`, url: match[0], token: match[2] });
     });
     child.stderr.setEncoding('utf8').on('data', (chunk) => (out += chunk));

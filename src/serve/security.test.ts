@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cookieName, hostPolicy, isLoopbackHost, isWildcardHost, newToken, originMatches, redactSecrets, tokenMatches } from './security.js';
+import { cookieName, hostPolicy, isLoopbackHost, isSecretKey, isWildcardHost, newToken, originMatches, randomLoopbackHost, redactSecrets, redactText, tokenMatches } from './security.js';
 
 describe('serve security helpers', () => {
   it('makes 32-hex tokens and compares them exactly', () => {
@@ -35,6 +35,23 @@ describe('serve security helpers', () => {
     expect(cookieName(7420)).toBe('polywave_token_7420');
   });
 
+  it('picks a random per-server loopback address, on which only that exact Host is accepted (F1)', () => {
+    const seen = new Set<string>();
+    for (let index = 0; index < 50; index += 1) {
+      const host = randomLoopbackHost();
+      expect(host).toMatch(/^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/);
+      expect(host).not.toBe('127.0.0.1');
+      expect(isLoopbackHost(host)).toBe(true);
+      seen.add(host);
+    }
+    expect(seen.size).toBeGreaterThan(45);
+    // Bytes that would give 127.0.0.1 are drawn again.
+    const draws = [Buffer.from([0, 0, 0]), Buffer.from([9, 8, 6])];
+    expect(randomLoopbackHost(() => draws.shift()!)).toBe('127.9.8.7');
+    const strict = hostPolicy({ host: '127.9.8.7', port: 7420, explicitHost: false });
+    expect(['127.9.8.7:7420', '127.0.0.1:7420', 'localhost:7420', '[::1]:7420', '127.9.8.7:7421', '127.9.8.7', undefined].map(strict)).toEqual([true, false, false, false, false, false, false]);
+  });
+
   it('redacts secret-looking keys, key-shaped strings and the token, keeping token counts', () => {
     const token = 'a'.repeat(32);
     const input = {
@@ -54,5 +71,59 @@ describe('serve security helpers', () => {
       password: '[redacted]',
     });
     expect(input.password).toBe('hunter2');
+  });
+
+  it('knows secret key names in any case or separator (F4)', () => {
+    for (const key of ['refreshToken', 'github-token', 'GITHUB_TOKEN', 'token', 'api_key', 'x-api-key', 'ApiKey', 'apikey', 'ANTHROPIC_API_KEY', 'client_secret', 'password', 'db-password', 'Authorization', 'private_key', 'aws_secret_access_key', 'bearer', 'oauth_token'])
+      expect(isSecretKey(key), key).toBe(true);
+    for (const key of ['input_tokens', 'output_tokens', 'tokenizer', 'author', 'PATH', 'key', 'monkey', 'PWD', 'cache_read_tokens'])
+      expect(isSecretKey(key), key).toBe(false);
+  });
+
+  it('redacts every example of attack-serve.md F4: key names, argv pairs, token shapes in text, Bearer, URL passwords', () => {
+    const payload = {
+      refreshToken: 'plain-refresh-1',
+      'github-token': 'plain-gh-2',
+      bearer: 'plainbearer0',
+      header: 'Authorization: Bearer plainbearer123',
+      argv: ['writer', '--api-key', 'argv-plain-secret', '--token', 'tok-plain', '--model', 'gpt-x'],
+      command: 'writer --api-key cmdsecret --github-token github_pat_11CMDLINEabcdefghijklmnopqrstuv --model gpt-x',
+      pat: 'github_pat_11AAAAAAA0abcdefghijklmnopqrstuvwxyz',
+      ghp: 'ghp_abcdefghijklmnopqrstuvwxyz0123',
+      gho: 'gho_abcdefghijklmnopqrstuvwxyz0123',
+      stripe: 'STRIPE sk_live_51Habcdefghijk and rk_live_51Habcdefghijk',
+      hf: 'hf_abcdefghijklmnopqrstuvwxyz',
+      slack: 'xoxb-1234567890-abcdefghij',
+      aws: 'AKIAABCDEFGHIJKLMNOP',
+      db: 'postgres://u:hunter2@db/prod',
+      counts: { input_tokens: 10, output_tokens: 5 },
+    };
+    expect(redactSecrets(payload, 'f'.repeat(32))).toEqual({
+      refreshToken: '[redacted]',
+      'github-token': '[redacted]',
+      bearer: '[redacted]',
+      header: 'Authorization: Bearer [redacted]',
+      argv: ['writer', '--api-key', '[redacted]', '--token', '[redacted]', '--model', 'gpt-x'],
+      command: 'writer --api-key [redacted] --github-token [redacted] --model gpt-x',
+      pat: '[redacted]',
+      ghp: '[redacted]',
+      gho: '[redacted]',
+      stripe: 'STRIPE [redacted] and [redacted]',
+      hf: '[redacted]',
+      slack: '[redacted]',
+      aws: '[redacted]',
+      db: 'postgres://u:[redacted]@db/prod',
+      counts: { input_tokens: 10, output_tokens: 5 },
+    });
+  });
+
+  it('redacts secrets inside file text: .env lines, JSON and YAML pairs with secret keys; code and prose stay', () => {
+    const env = 'ANTHROPIC_API_KEY=plainsecretvalue123\nGITHUB_TOKEN=github_pat_11AAAAAAA0abcdefghijklmnop\nexport DB_PASSWORD="hunter 2"\nSTRIPE=sk_live_51Habcdefghijklm\nPORT=8080\nPATH=/usr/bin\n';
+    expect(redactText(env, '')).toBe('ANTHROPIC_API_KEY=[redacted]\nGITHUB_TOKEN=[redacted]\nexport DB_PASSWORD=[redacted]\nSTRIPE=[redacted]\nPORT=8080\nPATH=/usr/bin\n');
+    expect(redactText('{\n  "anthropic_api_key": "myproxykey-0123",\n  "model": "sonnet",\n  "max_tokens": "100"\n}', '')).toBe('{\n  "anthropic_api_key": "[redacted]",\n  "model": "sonnet",\n  "max_tokens": "100"\n}');
+    expect(redactText('github.com:\n  user: victim\n  oauth_token: plainoauth\ndb_url: postgres://admin:hunter2@db.internal/prod\n', '')).toBe('github.com:\n  user: victim\n  oauth_token: [redacted]\ndb_url: postgres://admin:[redacted]@db.internal/prod\n');
+    const code = 'const token = process.env.TOKEN;\ninterface A { password: string; apiKey: string, }\nBearer tokens are described here.\nThe token is missing.\n';
+    expect(redactText(code, '')).toBe(code);
+    expect(redactText('FOO_TOKEN=abc123 polywave run --token=xyz789', '')).toBe('FOO_TOKEN=[redacted] polywave run --token=[redacted]');
   });
 });

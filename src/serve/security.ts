@@ -42,11 +42,37 @@ export function hostHeaderValue(host: string, port: number): string {
 }
 
 /**
- * The Host header values a request may carry: the loopback names with the bound port, plus the
- * `--host` name when one was given. A wildcard `--host` (0.0.0.0, ::) accepts any Host: the
- * user chose to expose the server; the token still guards it.
+ * A random loopback address 127.X.Y.Z (never 127.0.0.1, never a network or broadcast-looking
+ * last byte): the default bind of `polywave serve`. Cookies are kept per host, not per port, so
+ * the token cookie set by this server is sent only to this address, not to every other web
+ * server on 127.0.0.1 (attack-serve.md F1). Linux routes all of 127.0.0.0/8 to `lo`.
+ */
+export function randomLoopbackHost(random: (bytes: number) => Buffer = randomBytes): string {
+  for (;;) {
+    const [x, y, z] = random(3);
+    const address = `127.${x! % 256}.${y! % 256}.${1 + (z! % 254)}`;
+    if (address !== '127.0.0.1') return address;
+  }
+}
+
+/** True for an IPv4 loopback address other than 127.0.0.1 (a per-server address: only it is accepted in Host). */
+export function isPrivateLoopback(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '');
+  return isIP(bare) === 4 && bare.startsWith('127.') && bare !== '127.0.0.1';
+}
+
+/**
+ * The Host header values a request may carry. On a per-server loopback address (127.X.Y.Z, the
+ * default): exactly that address with the bound port — `localhost` and 127.0.0.1 are other
+ * cookie hosts, shared with every local server. On 127.0.0.1 (or another loopback name): the
+ * loopback names with the bound port, plus the `--host` name when one was given. A wildcard
+ * `--host` (0.0.0.0, ::) accepts any Host: the user chose to expose the server; the token still guards it.
  */
 export function hostPolicy(input: { host: string; port: number; explicitHost: boolean }): (hostHeader: string | undefined) => boolean {
+  if (isPrivateLoopback(input.host)) {
+    const only = hostHeaderValue(input.host, input.port);
+    return (header) => header === only;
+  }
   const allowed = new Set(['127.0.0.1', 'localhost', '[::1]'].map((name) => `${name}:${input.port}`));
   if (input.explicitHost) {
     if (isWildcardHost(input.host)) return (header) => typeof header === 'string' && header !== '';
@@ -60,25 +86,107 @@ export function originMatches(origin: string, hostHeader: string): boolean {
   return origin.toLowerCase() === `http://${hostHeader.toLowerCase()}`;
 }
 
-const secretKey = /(api[_-]?key|secret|password|passwd|authorization|cookie|credential|private[_-]?key|access[_-]?token|auth[_-]?token|^token$|_token$)/i;
-const secretValue = /\b(sk-[A-Za-z0-9_-]{16,}|sk-ant-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,})\b/g;
+// Secret detection is a small pattern list on purpose: the maintained scanner on npm (secretlint:
+// @secretlint/core + its rule preset) is an asynchronous linter that reports ranges per source file;
+// this redactor runs synchronously on every string of every JSON answer and SSE frame, and must also
+// know key names, argv pairs and `.env` lines, which no rule package covers. Shapes follow the
+// providers' documented token formats (and the report in attack-serve.md F4).
 const redacted = '[redacted]';
 
+/** Words of a key: `refreshToken` → refresh token; `github-token`, `ANTHROPIC_API_KEY` → split on separators. */
+function keyWords(key: string): string[] {
+  return key
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter(Boolean);
+}
+
+const secretWords = new Set(['token', 'secret', 'secrets', 'password', 'passwd', 'passphrase', 'apikey', 'authorization', 'auth', 'cookie', 'credential', 'credentials', 'bearer', 'privatekey', 'accesskey', 'secretkey', 'sessionid']);
+
 /**
- * A copy of `value` safe to send: string values under secret-looking keys (`api_key`,
- * `ANTHROPIC_API_KEY`, `authorization`, `*_token` …; numbers such as `input_tokens` stay),
- * API-key-shaped strings anywhere (`sk-…`, `ghp_…`, `AKIA…`) and the server's own token are
- * replaced by "[redacted]".
+ * True for a key that names a secret in any case or separator: *token* (`refreshToken`,
+ * `github-token`, `GITHUB_TOKEN`), *secret*, *password*, api key (`api_key`, `x-api-key`,
+ * `ApiKey`), private/access key, authorization, cookie, credential… — `input_tokens` is a count,
+ * not a token (and numbers are never redacted anyway).
+ */
+export function isSecretKey(key: string): boolean {
+  const words = keyWords(key);
+  for (let index = 0; index < words.length; index += 1) {
+    const word = words[index]!;
+    if (secretWords.has(word)) return true;
+    const next = words[index + 1];
+    if (next === 'key' && (word === 'api' || word === 'private' || word === 'access' || word === 'secret' || word === 'signing' || word === 'encryption')) return true;
+  }
+  return false;
+}
+
+/** Token shapes redacted wherever they appear in a string. */
+const secretShapes: RegExp[] = [
+  /\bsk-ant-[A-Za-z0-9_-]{16,}/g, // Anthropic
+  /\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,}/g, // OpenAI
+  /\bgh[pousr]_[A-Za-z0-9]{20,}/g, // GitHub classic / OAuth / app tokens
+  /\bgithub_pat_[A-Za-z0-9_]{20,}/g, // GitHub fine-grained PAT
+  /\bglpat-[A-Za-z0-9_-]{20,}/g, // GitLab
+  /\b[sr]k_(?:live|test)_[A-Za-z0-9]{10,}/g, // Stripe secret / restricted keys
+  /\bhf_[A-Za-z0-9]{20,}/g, // Hugging Face
+  /\bnpm_[A-Za-z0-9]{36}\b/g, // npm
+  /\bxox[abprse]-[A-Za-z0-9-]{10,}/g, // Slack
+  /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g, // AWS access key id
+  /\bAIza[0-9A-Za-z_-]{30,}/g, // Google API key
+  /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)/g, // PEM private keys
+];
+
+const keyChars = String.raw`[A-Za-z_][A-Za-z0-9_.-]*`;
+/** `Bearer <token>` (Authorization headers quoted in logs and payloads); a plain word after it (prose) stays. */
+const bearer = /\b(Bearer)(\s+)([A-Za-z0-9._~+/=-]{8,})/gi;
+/** `scheme://user:password@host` → the password goes. */
+const urlPassword = /\b([a-z][a-z0-9+.-]*:\/\/[^\s:/@'"]+:)([^\s@/'"]+)(@)/gi;
+/** `KEY=value` (env lines, `--token=v`, `FOO_TOKEN=v cmd`) with a secret-looking KEY. */
+const assignment = new RegExp(String.raw`(^|[\s'"\`;&|(])((?:export\s+)?-{0,2}(${keyChars})=)("[^"\n]*"|'[^'\n]*'|[^\s'"\`;&|)]+)`, 'gm');
+/** `"key": "value"` (JSON text) with a secret-looking key. */
+const jsonPair = /("([^"\\\n]{1,100})"\s*:\s*)"((?:[^"\\\n]|\\.)*)"/g;
+/** `key: value` at the start of a line (YAML) with a secret-looking key and a one-word value. */
+const yamlPair = new RegExp(String.raw`^(\s*-?\s*(${keyChars}):[ \t]+)(["']?)([^\s'"#;,{}\[\]|>][^\s'"#;,]*)\3[ \t]*$`, 'gm');
+/** `--api-key value` / `--token value` in a command line. */
+const flagPair = new RegExp(String.raw`(^|\s)(--?(${keyChars})[ \t]+)("[^"]*"|'[^']*'|[^\s-][^\s]*)`, 'g');
+
+/** `text` with every secret it shows replaced by "[redacted]" (see {@link redactSecrets}). */
+export function redactText(text: string, token: string): string {
+  let out = text;
+  if (token !== '' && out.includes(token)) out = out.split(token).join(redacted);
+  for (const shape of secretShapes) out = out.replace(shape, redacted);
+  out = out.replace(urlPassword, (_all, head: string, _pass: string, at: string) => `${head}${redacted}${at}`);
+  out = out.replace(bearer, (all, word: string, space: string, value: string) => (value === redacted || !/[\d._~+/=-]/.test(value) ? all : `${word}${space}${redacted}`));
+  out = out.replace(assignment, (all, lead: string, head: string, key: string, value: string) => (isSecretKey(key) && value !== redacted && value !== '""' && value !== "''" ? `${lead}${head}${redacted}` : all));
+  out = out.replace(jsonPair, (all, head: string, key: string, value: string) => (isSecretKey(key) && value !== '' && value !== redacted ? `${head}"${redacted}"` : all));
+  out = out.replace(yamlPair, (all, head: string, key: string, quote: string, value: string) => (isSecretKey(key) && value !== redacted && !/^(null|~|true|false|string)$/i.test(value) ? `${head}${quote}${redacted}${quote}` : all));
+  out = out.replace(flagPair, (all, lead: string, head: string, key: string, value: string) => (isSecretKey(key) && value !== redacted ? `${lead}${head}${redacted}` : all));
+  return out;
+}
+
+/**
+ * A copy of `value` safe to send: string values under secret-looking keys ({@link isSecretKey};
+ * numbers such as `input_tokens` stay), the value after a secret-named flag in an argv array
+ * (`["--api-key", "v"]`), and inside every string the secrets {@link redactText} finds (token
+ * shapes, `Bearer …`, URL passwords, `KEY=value` / `"key": "value"` / `key: value` with a secret
+ * key, `--token v`) and the server's own token are replaced by "[redacted]".
  */
 export function redactSecrets<T>(value: T, token: string): T {
   const walk = (item: unknown, key: string | undefined): unknown => {
     if (typeof item === 'string') {
-      if (key !== undefined && secretKey.test(key) && item !== '') return redacted;
-      let text = item.replace(secretValue, redacted);
-      if (token !== '' && text.includes(token)) text = text.split(token).join(redacted);
-      return text;
+      if (key !== undefined && isSecretKey(key) && item !== '') return redacted;
+      return redactText(item, token);
     }
-    if (Array.isArray(item)) return item.map((entry) => walk(entry, undefined));
+    if (Array.isArray(item)) {
+      return item.map((entry, index) => {
+        const previous = index > 0 ? item[index - 1] : undefined;
+        // argv: the element after `--api-key` / `--token` (a bare flag without `=`) is its value.
+        if (typeof entry === 'string' && entry !== '' && typeof previous === 'string' && /^--?[A-Za-z]/.test(previous) && !previous.includes('=') && isSecretKey(previous.replace(/^-+/, ''))) return redacted;
+        return walk(entry, undefined);
+      });
+    }
     if (item !== null && typeof item === 'object') {
       const out: Record<string, unknown> = {};
       for (const [name, entry] of Object.entries(item as Record<string, unknown>)) out[name] = walk(entry, name);

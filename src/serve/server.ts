@@ -5,13 +5,18 @@ import { PolywaveError } from '../errors/polywave-error.js';
 import { createServeApp } from './app.js';
 import { repoFor, type ServedRepo } from './manifests.js';
 import { packageRoot } from './package-root.js';
-import { hostHeaderValue, isLoopbackHost, newToken } from './security.js';
+import { hostHeaderValue, isLoopbackHost, newToken, randomLoopbackHost } from './security.js';
 
 export interface StartServerOptions {
   repos: string[];
   /** 0 = a free port. */
   port: number;
-  host: string;
+  /**
+   * The address to listen on. Undefined: a random per-server loopback address 127.X.Y.Z (the
+   * token cookie is then private to this server; see {@link randomLoopbackHost}), or 127.0.0.1
+   * with a warning when the OS refuses it (EADDRNOTAVAIL, e.g. macOS without an lo alias).
+   */
+  host?: string | undefined;
   /** True only when the user asked for the host (`--host`): then a non-loopback address is allowed. */
   explicitHost: boolean;
   storePath: string;
@@ -40,7 +45,7 @@ export interface RunningServer {
  * host without it is `SERVE_NON_LOOPBACK`, exit 2), a fresh token, the Hono app on the node adapter.
  */
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
-  if (!isLoopbackHost(options.host) && !options.explicitHost) {
+  if (options.host !== undefined && !isLoopbackHost(options.host) && !options.explicitHost) {
     throw new PolywaveError({ code: 'SERVE_NON_LOOPBACK', message: `refusing to listen on ${options.host}: not a loopback address; pass --host ${options.host} on the command line to expose the server on the network` });
   }
   if (!Number.isInteger(options.port) || options.port < 0 || options.port > 65535) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `--port must be 0..65535 (got ${options.port})` });
@@ -51,15 +56,34 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   }
   const pkg = packageRoot();
   const token = newToken();
-  const bare = options.host.replace(/^\[|\]$/g, '');
   // The app needs the real port (Host check, cookie name): listen first, then hand requests to the app.
   const route: { fetch?: (request: Request, env: unknown) => Response | Promise<Response> } = {};
-  const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-    const created = serve({ fetch: (request, env) => route.fetch!(request, env), port: options.port, hostname: bare }, () => resolve(created));
-    created.once('error', (error: NodeJS.ErrnoException) => {
-      reject(new PolywaveError({ code: 'SERVE_LISTEN', message: `cannot listen on ${hostHeaderValue(bare, options.port)}: ${error.code ?? error.message}` }));
+  const listen = (hostname: string) =>
+    new Promise<ReturnType<typeof serve>>((resolve, reject) => {
+      const created = serve({ fetch: (request, env) => route.fetch!(request, env), port: options.port, hostname }, () => resolve(created));
+      created.once('error', (error: NodeJS.ErrnoException) => {
+        created.close();
+        reject(error);
+      });
     });
-  });
+  const listenError = (hostname: string, error: NodeJS.ErrnoException) =>
+    new PolywaveError({ code: 'SERVE_LISTEN', message: `cannot listen on ${hostHeaderValue(hostname, options.port)}: ${error.code ?? error.message}` });
+  let bare = options.host?.replace(/^\[|\]$/g, '') ?? randomLoopbackHost();
+  let server: ReturnType<typeof serve>;
+  try {
+    server = await listen(bare);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (options.host !== undefined || (code !== 'EADDRNOTAVAIL' && code !== 'EADDRINUSE')) throw listenError(bare, error as NodeJS.ErrnoException);
+    // No per-server loopback address here (macOS routes only 127.0.0.1 to lo0): the shared one, with its weaker cookie isolation.
+    options.log?.(`polywave: warning: cannot listen on ${bare} (${code}); using 127.0.0.1, whose token cookie every other server on 127.0.0.1 also receives (docs/serve.md "Security")\n`);
+    bare = '127.0.0.1';
+    try {
+      server = await listen(bare);
+    } catch (second) {
+      throw listenError(bare, second as NodeJS.ErrnoException);
+    }
+  }
   const port = (server.address() as AddressInfo).port;
   const { app, close: closeApp } = createServeApp({
     repos,

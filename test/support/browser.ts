@@ -178,7 +178,7 @@ export function startServe(repos: string[], env: Record<string, string | undefin
       });
     const onData = (chunk: Buffer) => {
       out += chunk.toString('utf8');
-      const match = /(http:\/\/127\.0\.0\.1:\d+)\/\?token=([0-9a-f]+)/.exec(out);
+      const match = /(http:\/\/127\.\d+\.\d+\.\d+:\d+)\/\?token=([0-9a-f]+)/.exec(out);
       if (match) {
         clearTimeout(timer);
         child.stdout!.off('data', onData);

@@ -37,7 +37,8 @@ export async function run(_args: string[], options: Record<string, unknown>, io:
   for (const directory of requested) roots.push(await repoRoot(path.resolve(io.cwd, directory), io));
   const explicitHost = typeof options.host === 'string' && options.host.trim() !== '';
   // POLYWAVE_SERVE_HOST may choose another loopback address; exposing the server takes --host on the command line.
-  const host = explicitHost ? (options.host as string).trim() : io.env.POLYWAVE_SERVE_HOST?.trim() || '127.0.0.1';
+  // Neither: a random 127.X.Y.Z chosen by the server (the token cookie then reaches no other local server).
+  const host = explicitHost ? (options.host as string).trim() : io.env.POLYWAVE_SERVE_HOST?.trim() || undefined;
   const port = options.port === undefined ? 7420 : Number(options.port);
   const store = resolveStoreSettings({ store: options.store, env: io.env, cwd: io.cwd });
   const { startServer } = await import('../../serve/server.js');
