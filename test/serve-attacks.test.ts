@@ -4,6 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { startServer } from '../src/serve/server.js';
 import { insertEvents, openEventStore, type Database, type NewEventRow } from '../src/observability/event-store.js';
 import { binPath } from './support/cli.js';
 import { browserSkipReason, launchChromium } from './support/browser.js';
@@ -126,6 +127,21 @@ describe('F1: the token cookie is private to this server', () => {
     expect(shared.host).toBe('127.0.0.1');
     expect((await rawGet(`${shared.base}api/health`, { 'X-Polywave-Token': shared.token, Host: `localhost:${shared.port}` })).status).toBe(200);
     shared.child.kill('SIGTERM');
+  });
+
+  it('falls back to 127.0.0.1 with a one-line warning when the OS refuses the chosen address (EADDRNOTAVAIL)', { timeout: 15_000 }, async () => {
+    const repo = await createTestRepo();
+    const lines: string[] = [];
+    // 192.0.2.1 (TEST-NET-1) is on no interface here: bind() fails with EADDRNOTAVAIL, as 127.X.Y.Z does on macOS.
+    const server = await startServer({ repos: [repo.dir], port: 0, pickHost: () => '192.0.2.1', explicitHost: false, storePath: path.join(makeTempDir('polywave-serve-f1c-'), 'events.db'), env: process.env, now: () => new Date(), log: (line) => lines.push(line) });
+    try {
+      expect(server.host).toBe('127.0.0.1');
+      expect(server.url).toBe(`http://127.0.0.1:${server.port}/`);
+      expect(lines).toEqual([`polywave: warning: cannot listen on 192.0.2.1 (EADDRNOTAVAIL); using 127.0.0.1, whose token cookie every other server on 127.0.0.1 also receives (docs/serve.md "Security")\n`]);
+      expect((await rawGet(`${server.url}api/health`, { 'X-Polywave-Token': server.token })).status).toBe(200);
+    } finally {
+      await server.close();
+    }
   });
 
   const skip = browserSkipReason();

@@ -17,6 +17,8 @@ export interface StartServerOptions {
    * with a warning when the OS refuses it (EADDRNOTAVAIL, e.g. macOS without an lo alias).
    */
   host?: string | undefined;
+  /** Chooses the default address (tests: an address the OS refuses, to see the fallback). */
+  pickHost?: () => string;
   /** True only when the user asked for the host (`--host`): then a non-loopback address is allowed. */
   explicitHost: boolean;
   storePath: string;
@@ -68,13 +70,13 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     });
   const listenError = (hostname: string, error: NodeJS.ErrnoException) =>
     new PolywaveError({ code: 'SERVE_LISTEN', message: `cannot listen on ${hostHeaderValue(hostname, options.port)}: ${error.code ?? error.message}` });
-  let bare = options.host?.replace(/^\[|\]$/g, '') ?? randomLoopbackHost();
+  let bare = options.host?.replace(/^\[|\]$/g, '') ?? (options.pickHost ?? randomLoopbackHost)();
   let server: ReturnType<typeof serve>;
   try {
     server = await listen(bare);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (options.host !== undefined || (code !== 'EADDRNOTAVAIL' && code !== 'EADDRINUSE')) throw listenError(bare, error as NodeJS.ErrnoException);
+    if (options.host !== undefined || code !== 'EADDRNOTAVAIL') throw listenError(bare, error as NodeJS.ErrnoException);
     // No per-server loopback address here (macOS routes only 127.0.0.1 to lo0): the shared one, with its weaker cookie isolation.
     options.log?.(`polywave: warning: cannot listen on ${bare} (${code}); using 127.0.0.1, whose token cookie every other server on 127.0.0.1 also receives (docs/serve.md "Security")\n`);
     bare = '127.0.0.1';
