@@ -1,12 +1,12 @@
 import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
-import { appendFile, mkdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { getCookie, setCookie } from 'hono/cookie';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { readDenials } from '../engine/jail-denials.js';
-import { journalPaths, readJournal, type ToolEntry } from '../engine/journal.js';
+import { denialsFileName } from '../engine/jail-denials.js';
+import { journalPaths, type ToolEntry } from '../engine/journal.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { runGit } from '../git/run-git.js';
 import { eventsForMetrics, type EventFilter } from '../observability/event-store.js';
@@ -20,6 +20,7 @@ import { editImpl } from '../store/manifest-file.js';
 import { EventTail } from './event-tail.js';
 import { countAgents, ManifestCache, waveProgress, type LoadedImpl, type LoadedManifest, type ServedRepo } from './manifests.js';
 import { RunLauncher } from './runs.js';
+import { appendConfined, ConfinedReadError, maxManifestBytes, readConfined, readConfinedIfExists } from './safe-read.js';
 import { cookieName, hostPolicy, originMatches, redactSecrets, securityHeaders, tokenMatches } from './security.js';
 import { streamEvents } from './sse.js';
 
@@ -107,6 +108,21 @@ function safeBranch(slug: string, wave: number | undefined, id: string | undefin
   }
 }
 
+/** The JSON objects of a JSON-lines text (torn or foreign lines skipped). */
+function jsonLines(text: string): Array<Record<string, unknown>> {
+  const out: Array<Record<string, unknown>> = [];
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    try {
+      const value: unknown = JSON.parse(line);
+      if (value && typeof value === 'object' && !Array.isArray(value)) out.push(value as Record<string, unknown>);
+    } catch {
+      // a torn last line
+    }
+  }
+  return out;
+}
+
 function journalSummary(entry: ToolEntry): string {
   if (entry.kind === 'tool_result') return String(entry.preview ?? '').slice(0, 300);
   const input = entry.input ?? {};
@@ -133,7 +149,7 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
   const app = new Hono();
 
   app.onError((error, c) => {
-    if (error instanceof HttpError) return c.json(errorBody(error.code, error.message), error.status);
+    if (error instanceof HttpError || error instanceof ConfinedReadError) return c.json(errorBody(error.code, error.message), error.status);
     if (PolywaveError.isInstance(error)) return c.json(errorBody(error.code, redactSecrets(error.message, token)), 422);
     options.log?.(`polywave serve: internal error on ${c.req.method} ${c.req.path}: ${redactSecrets(error instanceof Error ? error.message : String(error), token)}\n`);
     return c.json(errorBody('SERVE_INTERNAL', 'internal server error'), 500);
@@ -186,6 +202,14 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
     if (!repo) throw new HttpError(404, 'SERVE_NOT_FOUND', `no repository "${id}" is served`);
     return repo;
   };
+  // Runs, events and metrics are those of the served repositories (`?repo=` narrows to one): the store is per user.
+  const scopeOf = (repoId: string | undefined): ServedRepo[] => (repoId ? [repoOf(repoId)] : [...repos.values()]);
+  /** SQL: `column` (a run's cwd) is one of `scope`'s repositories or below one. */
+  const runsIn = (scope: ServedRepo[], column: string): { sql: string; params: unknown[] } => ({
+    sql: `(${scope.map(() => `${column} = ? OR substr(${column}, 1, ?) = ?`).join(' OR ') || '0'})`,
+    // SQLite's substr counts characters (code points), as the spread does.
+    params: scope.flatMap((repo) => [repo.path, [...repo.path].length + 1, `${repo.path}${path.sep}`]),
+  });
   // Slugs name files (docs/IMPL/IMPL-<slug>.yaml): only slug characters, never a path.
   const checkSlug = (slug: string) => {
     if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(slug) || slug.includes('..')) throw new HttpError(404, 'SERVE_NOT_FOUND', `"${slug.slice(0, 100)}" is not a slug`);
@@ -234,12 +258,15 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
 
   app.get('/api/health', (c) => json(c, { ok: true, version: options.version }));
 
-  /** Newest event time (ISO) per IMPL slug or PROGRAM slug: the "last activity" of the lists. */
-  const lastActivity = (column: 'slug' | 'program', slugs: string[]): Map<string, string> => {
+  /** Newest event time (ISO) per IMPL slug or PROGRAM slug of `repo`'s runs: the "last activity" of the lists. */
+  const lastActivity = (repo: ServedRepo, column: 'slug' | 'program', slugs: string[]): Map<string, string> => {
     const db = tail.database();
     const out = new Map<string, string>();
     if (!db || slugs.length === 0) return out;
-    const rows = db.prepare(`SELECT ${column} AS key, MAX(ts) AS ts FROM events WHERE ${column} IN (${slugs.map(() => '?').join(', ')}) GROUP BY ${column}`).all(...slugs) as Array<{ key: string; ts: number }>;
+    const scope = runsIn([repo], 'cwd');
+    const rows = db
+      .prepare(`SELECT ${column} AS key, MAX(ts) AS ts FROM events WHERE ${column} IN (${slugs.map(() => '?').join(', ')}) AND run_id IN (SELECT run_id FROM runs WHERE ${scope.sql}) GROUP BY ${column}`)
+      .all(...slugs, ...scope.params) as Array<{ key: string; ts: number }>;
     for (const row of rows) out.set(row.key, new Date(row.ts).toISOString());
     return out;
   };
@@ -261,8 +288,8 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
     for (const repo of repos.values()) {
       const loadedImpls = await cache.allImpls(repo);
       const loadedPrograms = await cache.allPrograms(repo);
-      const implActivity = lastActivity('slug', loadedImpls.map((impl) => impl.slug));
-      const programActivity = lastActivity('program', loadedPrograms.map((program) => program.slug));
+      const implActivity = lastActivity(repo, 'slug', loadedImpls.map((impl) => impl.slug));
+      const programActivity = lastActivity(repo, 'program', loadedPrograms.map((program) => program.slug));
       const impls = loadedImpls.map((impl) => {
         const manifest = impl.parsed.manifest;
         return {
@@ -322,10 +349,24 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
     const report = loaded.manifest.completion_reports?.[id] ?? null;
     if (wave.number === undefined) throw new HttpError(422, 'V001_MANIFEST_INVALID', `the wave of agent ${id} has no number`);
     const paths = journalPaths(repo.path, loaded.slug, wave.number, id);
-    const [entries, denials] = await Promise.all([readJournal(paths.index).catch(() => []), readDenials(paths.dir)]);
+    // Both files through the confined reader (a symlink out of the repository or a FIFO is listed in `unreadable`, never read); the last 2 MB of each.
+    const reads = await Promise.all(
+      [paths.index, path.join(paths.dir, denialsFileName)].map(async (file) => {
+        try {
+          return { lines: jsonLines((await readConfinedIfExists(repo.path, file, { maxBytes: maxManifestBytes, tail: true }))?.buffer.toString('utf8') ?? '') };
+        } catch (error) {
+          if (!(error instanceof ConfinedReadError)) throw error;
+          return { lines: [], unreadable: { file: path.relative(repo.path, file).split(path.sep).join('/'), code: error.code, message: error.message } };
+        }
+      }),
+    );
+    const [entries, denials] = reads.map((read) => read.lines) as [ToolEntry[], Array<Record<string, unknown>>];
+    const unreadable = reads.flatMap((read) => (read.unreadable ? [read.unreadable] : []));
     const journal = [
-      ...entries.map((entry) => ({ ts: entry.ts ?? '', kind: entry.kind ?? 'tool_use', ...(entry.tool_name ? { tool: entry.tool_name } : {}), summary: journalSummary(entry) })),
-      ...denials.map((denial) => ({ ts: denial.ts, kind: 'denial', tool: denial.tool, summary: `${denial.code}: ${denial.reason}${denial.target ? ` (${denial.target})` : ''}`, denied: true })),
+      ...entries.map((entry) => ({ ts: String(entry.ts ?? ''), kind: String(entry.kind ?? 'tool_use'), ...(typeof entry.tool_name === 'string' && entry.tool_name ? { tool: entry.tool_name } : {}), summary: journalSummary(entry) })),
+      ...denials
+        .filter((denial) => typeof denial.code === 'string' && typeof denial.tool === 'string')
+        .map((denial) => ({ ts: String(denial.ts ?? ''), kind: 'denial', tool: denial.tool as string, summary: `${denial.code as string}: ${String(denial.reason ?? '')}${typeof denial.target === 'string' && denial.target ? ` (${denial.target})` : ''}`, denied: true })),
     ]
       .sort((a, b) => (a.ts < b.ts ? -1 : a.ts > b.ts ? 1 : 0))
       .slice(-maxJournalEntries);
@@ -367,6 +408,7 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
       branch,
       report,
       journal,
+      unreadable,
       diff,
       diff_truncated: diffTruncated,
     });
@@ -415,10 +457,8 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
     const repo = repoOf(c.req.param('repo'));
     const requested = c.req.query('path') ?? '';
     const file = confinedPath(repo.path, requested);
-    const stats = statSync(file);
-    if (!stats.isFile()) throw new HttpError(404, 'SERVE_NOT_FOUND', `${requested} is not a file`);
-    if (stats.size > maxFileBytes) throw new HttpError(413, 'SERVE_TOO_LARGE', `${requested} is over ${maxFileBytes} bytes`);
-    const buffer = await readFile(file);
+    // Read through one descriptor (O_NOFOLLOW, O_NONBLOCK, fstat, its /proc path inside the repository): no check-then-read race.
+    const { buffer } = await readConfined(repo.path, file, { maxBytes: maxFileBytes, shown: requested });
     if (buffer.includes(0)) throw new HttpError(415, 'SERVE_BINARY', `${requested} is not a text file`);
     return json(c, { path: path.relative(repo.path, file).split(path.sep).join('/'), content: buffer.toString('utf8') });
   });
@@ -440,11 +480,9 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
       clauses.push('r.run_id IN (SELECT DISTINCT run_id FROM events WHERE program = ?)');
       params.push(program);
     }
-    if (repoId) {
-      const repo = repoOf(repoId);
-      clauses.push("(r.cwd = ? OR substr(r.cwd, 1, ?) = ?)");
-      params.push(repo.path, repo.path.length + 1, `${repo.path}/`);
-    }
+    const scope = runsIn(scopeOf(repoId), 'r.cwd');
+    clauses.push(scope.sql);
+    params.push(...scope.params);
     const rows = db
       .prepare(
         `SELECT r.run_id, r.command, r.started_at, r.cwd, COUNT(e.id) AS events, MIN(e.ts) AS first_ts, MAX(e.ts) AS last_ts,
@@ -473,7 +511,10 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
     if (!impl && !program) throw new HttpError(400, 'SERVE_BAD_REQUEST', 'metrics needs ?impl=SLUG or ?program=SLUG');
     const scope = program ? { program } : { impl: impl! };
     const db = tail.database();
-    return json(c, computeMetrics(db ? eventsForMetrics(db, scope, metricsEventTypes) : [], scope));
+    // Only the runs of the served repositories (the store is per user: other repositories' runs share it).
+    const served = [...repos.values()].map((repo) => repo.path);
+    const inServed = (cwd: string | null) => cwd !== null && served.some((root) => cwd === root || cwd.startsWith(`${root}${path.sep}`));
+    return json(c, computeMetrics(db ? eventsForMetrics(db, scope, metricsEventTypes).filter((row) => inServed(tail.runCwd(row.run_id))) : [], scope));
   });
 
   app.get('/api/launches', (c) => json(c, { launches: launcher.list().map((run) => ({ pid: run.pid, slug: run.slug, repo: [...repos.values()].find((repo) => repo.path === run.repo)?.id ?? null, started_at: run.started_at, running: run.running, exit_code: run.exit_code, log: run.log })) }));
@@ -490,9 +531,7 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
     const program = c.req.query('program');
     if (impl) filter.impl = impl;
     if (program) filter.program = program;
-    const repoId = c.req.query('repo');
-    const repo = repoId ? repoOf(repoId) : undefined;
-    return streamEvents(c, { tail, filter, after, repoPath: repo?.path, heartbeatMs: options.heartbeatMs ?? 15_000, redact: (value) => redactSecrets(value, token) });
+    return streamEvents(c, { tail, filter, after, repoPaths: scopeOf(c.req.query('repo')).map((repo) => repo.path), heartbeatMs: options.heartbeatMs ?? 15_000, redact: (value) => redactSecrets(value, token) });
   });
 
   const readBody = async (c: Context): Promise<Record<string, unknown>> => {
@@ -552,9 +591,7 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
       if (!check.ok) throw new HttpError(409, check.finding.code, check.finding.message);
       return { edits: [{ path: ['state'], value: 'BLOCKED' }], outcome: state };
     });
-    const logDir = path.join(repo.path, '.polywave-state', 'serve');
-    await mkdir(logDir, { recursive: true });
-    await appendFile(path.join(logDir, 'rejections.jsonl'), `${JSON.stringify({ ts: options.now().toISOString(), slug: loaded.slug, previous_state: previous, state: 'BLOCKED', reason })}\n`);
+    await appendConfined(repo.path, path.join(repo.path, '.polywave-state', 'serve', 'rejections.jsonl'), `${JSON.stringify({ ts: options.now().toISOString(), slug: loaded.slug, previous_state: previous, state: 'BLOCKED', reason })}\n`);
     return json(c, { state: 'BLOCKED', previous_state: previous, reason });
   });
 
@@ -626,6 +663,7 @@ export function confinedPath(root: string, requested: string): string {
   if (requested === '' || requested.includes('\0')) throw new HttpError(400, 'SERVE_BAD_REQUEST', 'path is required');
   const normalized = requested.replace(/\\/g, '/');
   if (path.isAbsolute(requested) || normalized.startsWith('/') || /^[A-Za-z]:/.test(normalized)) throw new HttpError(403, 'SERVE_PATH', 'absolute paths are refused: give a path relative to the repository');
+  if (normalized.endsWith('/')) throw new HttpError(404, 'SERVE_NOT_FOUND', `${requested} is not a file (a path ending in "/")`);
   const segments = normalized.split('/');
   if (segments.includes('..')) throw new HttpError(403, 'SERVE_PATH', '".." is refused: give a path inside the repository');
   if (segments.some((segment) => segment.toLowerCase() === '.git')) throw new HttpError(403, 'SERVE_PATH', 'files inside .git are not served');

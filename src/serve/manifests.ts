@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readdirSync, realpathSync, statSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { lstatSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Finding } from '../errors/finding.js';
 import { parseImpl, type ImplParseResult } from '../protocol/parse-impl.js';
@@ -9,6 +8,7 @@ import { validateProgram } from '../protocol/program/validate-program.js';
 import type { ImplManifest } from '../protocol/schema/impl-schema.js';
 import { validateImpl } from '../protocol/validate-impl.js';
 import { listManifestFiles } from '../store/list-manifests.js';
+import { ConfinedReadError, maxManifestBytes, readConfined } from './safe-read.js';
 
 /** One repository served: its id in URLs is `<basename>-<8 hex of sha256(realpath)>` (stable across restarts). */
 export interface ServedRepo {
@@ -46,10 +46,14 @@ const slugFromFile = (file: string, prefix: string) => path.basename(file).repla
 /**
  * Parsed manifests keyed by file, reused while the file's mtime and size are unchanged: answering
  * for an IMPL of 20 agents is then a stat and a lookup, not a YAML parse (≤ 50 ms, bench/serve.mjs).
+ * Files are read through {@link readConfined}: a manifest that is a symlink out of the repository,
+ * a FIFO, a device or over 2 MB is refused (not listed; asked for by slug, its coded refusal).
  */
 export class ManifestCache {
   private readonly impls = new Map<string, LoadedImpl>();
   private readonly programs = new Map<string, LoadedProgram>();
+  /** Why a manifest file was refused, while it stays so: what a request for its slug answers. */
+  private readonly refused = new Map<string, ConfinedReadError>();
 
   impl(repo: ServedRepo, file: string): Promise<LoadedImpl | undefined> {
     return this.load(this.impls, repo, file, (text) => {
@@ -81,19 +85,32 @@ export class ManifestCache {
       stats = statSync(file);
     } catch {
       cache.delete(file);
+      this.refused.delete(file);
       return undefined;
     }
     const cached = cache.get(file);
     if (cached && cached.mtimeMs === stats.mtimeMs && cached.size === stats.size) return cached;
-    const { parsed, findings, slug } = parse(await readFile(file, 'utf8'));
+    const relative = path.relative(repo.path, file).split(path.sep).join('/');
+    let read;
+    try {
+      read = await readConfined(repo.path, file, { maxBytes: maxManifestBytes, shown: relative });
+    } catch (error) {
+      cache.delete(file);
+      if (!(error instanceof ConfinedReadError)) throw error;
+      if (error.code === 'SERVE_NOT_FOUND') return undefined;
+      this.refused.set(file, error);
+      throw error;
+    }
+    this.refused.delete(file);
+    const { parsed, findings, slug } = parse(read.buffer.toString('utf8'));
     const loaded: LoadedManifest<Parsed> = {
       file,
-      relative: path.relative(repo.path, file).split(path.sep).join('/'),
+      relative,
       slug,
       parsed,
       findings,
-      mtimeMs: stats.mtimeMs,
-      size: stats.size,
+      mtimeMs: read.mtimeMs,
+      size: read.size,
     };
     cache.set(file, loaded);
     return loaded;
@@ -133,16 +150,42 @@ export class ManifestCache {
     return out;
   }
 
-  /** The IMPL of `slug` (its feature_slug, else its file name), preferring docs/IMPL over complete/. */
+  /**
+   * The IMPL of `slug` (its feature_slug, else its file name), preferring docs/IMPL over complete/;
+   * throws the {@link ConfinedReadError} of a refused `IMPL-<slug>.yaml` when no readable one has it.
+   */
   async findImpl(repo: ServedRepo, slug: string): Promise<LoadedImpl | undefined> {
     const direct = path.join(repo.path, 'docs', 'IMPL', `IMPL-${slug}.yaml`);
     const quick = await this.impl(repo, direct).catch(() => undefined);
     if (quick && quick.slug === slug) return quick;
-    return (await this.allImpls(repo)).find((impl) => impl.slug === slug);
+    const found = (await this.allImpls(repo)).find((impl) => impl.slug === slug);
+    if (found) return found;
+    const refused = this.refusal(repo, 'IMPL', slug);
+    if (refused) throw refused;
+    return undefined;
   }
 
+  /** The PROGRAM of `slug`; throws the {@link ConfinedReadError} of a refused `PROGRAM-<slug>.yaml` when no readable one has it. */
   async findProgram(repo: ServedRepo, slug: string): Promise<LoadedProgram | undefined> {
-    return (await this.allPrograms(repo)).find((program) => program.slug === slug);
+    const found = (await this.allPrograms(repo)).find((program) => program.slug === slug);
+    if (found) return found;
+    const refused = this.refusal(repo, 'PROGRAM', slug);
+    if (refused) throw refused;
+    return undefined;
+  }
+
+  /** The refusal of a manifest file of `repo` named `<prefix>-<slug>.yaml` that is still there. */
+  private refusal(repo: ServedRepo, prefix: 'IMPL' | 'PROGRAM', slug: string): ConfinedReadError | undefined {
+    for (const [file, error] of this.refused) {
+      if (!file.startsWith(`${repo.path}${path.sep}`) || !path.basename(file).startsWith(`${prefix}-`) || slugFromFile(file, prefix) !== slug) continue;
+      try {
+        lstatSync(file);
+        return error;
+      } catch {
+        this.refused.delete(file);
+      }
+    }
+    return undefined;
   }
 }
 

@@ -12,8 +12,8 @@ export interface StreamEventsOptions {
   filter: EventFilter;
   /** Resume after this row id (Last-Event-ID / ?after=); undefined = only what is stored from now on. */
   after: number | undefined;
-  /** Only events of runs whose working directory is inside this repository. */
-  repoPath: string | undefined;
+  /** Only events of runs whose working directory is inside one of these repositories (undefined: every event). */
+  repoPaths: readonly string[] | undefined;
   heartbeatMs: number;
   redact: (value: unknown) => unknown;
 }
@@ -57,11 +57,11 @@ export function streamEvents(c: Context, options: StreamEventsOptions): Response
       await stream.write(resync(latest));
       cursor = latest;
     }
-    const repoPrefix = options.repoPath ? `${options.repoPath}${path.sep}` : undefined;
+    const repos = options.repoPaths?.map((root) => ({ root, prefix: `${root}${path.sep}` }));
     const inRepo = (row: EventRow): boolean => {
-      if (!options.repoPath) return true;
+      if (!repos) return true;
       const cwd = tail.runCwd(row.run_id);
-      return cwd !== null && (cwd === options.repoPath || cwd.startsWith(repoPrefix!));
+      return cwd !== null && repos.some(({ root, prefix }) => cwd === root || cwd.startsWith(prefix));
     };
     while (!stream.aborted && !controller.signal.aborted && !tail.closed) {
       if (tail.generation !== generation) {

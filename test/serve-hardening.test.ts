@@ -1,0 +1,259 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { linkSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { insertEvents, openEventStore, type Database, type NewEventRow } from '../src/observability/event-store.js';
+import { binPath } from './support/cli.js';
+import { createTestRepo, type TestRepo } from './support/git-repo.js';
+import { lettersImplYaml } from './support/letters-impl.js';
+import { makeTempDir } from './support/temp.js';
+
+/**
+ * The attack report's F2, F3, F6 and F7 (docs/serve.md "Security") against a real `polywave serve`
+ * process: committed symlinks out of the repository, FIFOs and /dev/zero as manifests and journals,
+ * a hard link, a file swapped for a symlink while it is read, and runs of repositories not served.
+ */
+
+interface Serve {
+  child: ChildProcess;
+  base: string;
+  token: string;
+  exited: Promise<number | null>;
+}
+
+function startServeProcess(args: string[]): Promise<Serve> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [binPath, 'serve', '--port', '0', ...args], { env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+    let stdout = '';
+    let stderr = '';
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+      const match = /(http:\/\/[^/\s?]+\/)\?token=([0-9a-f]{32})/.exec(stdout);
+      if (match) resolve({ child, base: match[1]!, token: match[2]!, exited });
+    });
+    child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
+  });
+}
+
+let repo: TestRepo;
+let other: TestRepo;
+let outside: string;
+let db: Database;
+let server: Serve;
+let repoId: string;
+const secretText = 'OUTSIDE-SECRET-hunter2';
+
+async function api(pathname: string, timeoutMs = 5000): Promise<{ status: number; json: Record<string, unknown>; text: string; ms: number }> {
+  const started = Date.now();
+  const response = await fetch(new URL(pathname, server.base), { headers: { 'X-Polywave-Token': server.token }, signal: AbortSignal.timeout(timeoutMs) });
+  const text = await response.text();
+  return { status: response.status, json: JSON.parse(text) as Record<string, unknown>, text, ms: Date.now() - started };
+}
+
+const errorOf = (answer: { json: Record<string, unknown> }) => answer.json.error as { code: string; message: string };
+
+function row(runId: string, seq: number, slug: string, type = 'agent-progress', extra: Record<string, unknown> = {}): NewEventRow {
+  return { run_id: runId, seq, ts: Date.now(), type, activity_type: null, slug, wave: 1, agent: 'A', program: null, payload: JSON.stringify({ type, slug, wave: 1, agent: 'A', seq, ...extra }) };
+}
+
+/** SSE frames of `/api/events…` until a frame's data contains `until` (or the timeout). */
+function sseUntil(pathname: string, until: string, timeoutMs = 8000): Promise<Array<{ id: number; run_id: string; slug: string }>> {
+  return new Promise((resolve, reject) => {
+    const events: Array<{ id: number; run_id: string; slug: string }> = [];
+    const request = http.get(new URL(pathname, server.base), { headers: { 'X-Polywave-Token': server.token } }, (response) => {
+      response.setEncoding('utf8');
+      let buffer = '';
+      response.on('data', (chunk: string) => {
+        buffer += chunk;
+        let end: number;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const frame = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const data = frame.split('\n').find((line) => line.startsWith('data: '));
+          if (!data || !frame.split('\n').some((line) => line.startsWith('id: '))) continue;
+          events.push(JSON.parse(data.slice(6)) as { id: number; run_id: string; slug: string });
+          if (data.includes(until)) {
+            clearTimeout(timer);
+            request.destroy();
+            resolve(events);
+            return;
+          }
+        }
+      });
+    });
+    const timer = setTimeout(() => {
+      request.destroy();
+      reject(new Error(`no event with ${until} within ${timeoutMs} ms; got ${JSON.stringify(events)}`));
+    }, timeoutMs);
+    request.on('error', (error) => {
+      if (!request.destroyed) reject(error);
+    });
+  });
+}
+
+beforeAll(async () => {
+  outside = makeTempDir('polywave-serve-outside-');
+  // What an attacker's clone points at: a YAML mapping of the victim's, a FIFO, a journal.
+  writeFileSync(path.join(outside, 'hosts.yml'), `title: outside-file\nfeature_slug: leak\nprogram_slug: leak\ndb_url: ${secretText}\n`);
+  execFileSync('mkfifo', [path.join(outside, 'fifo')]);
+  writeFileSync(path.join(outside, 'journal.jsonl'), `${JSON.stringify({ ts: '2026-12-01T10:00:00.000Z', kind: 'tool_use', tool_name: 'Bash', input: { command: secretText } })}\n`);
+
+  repo = await createTestRepo({ files: { 'src/keep.js': 'export const keep = 1;\n' } });
+  repo.write('docs/IMPL/IMPL-ok.yaml', lettersImplYaml({ title: 'Ok', slug: 'ok', agents: ['A'] }));
+  // Committed symlinks (git stores them: a cloned repository is enough).
+  symlinkSync(path.join(outside, 'hosts.yml'), path.join(repo.dir, 'docs', 'IMPL', 'IMPL-leak.yaml'));
+  symlinkSync('/dev/zero', path.join(repo.dir, 'docs', 'IMPL', 'IMPL-zero.yaml'));
+  symlinkSync(path.join(outside, 'fifo'), path.join(repo.dir, 'docs', 'IMPL', 'IMPL-fifo.yaml'));
+  mkdirSync(path.join(repo.dir, 'docs', 'PROGRAM'));
+  symlinkSync(path.join(outside, 'hosts.yml'), path.join(repo.dir, 'docs', 'PROGRAM', 'PROGRAM-leak.yaml'));
+  const journal = path.join(repo.dir, '.polywave-state', 'ok', 'wave1', 'agent-A');
+  mkdirSync(journal, { recursive: true });
+  symlinkSync(path.join(outside, 'journal.jsonl'), path.join(journal, 'index.jsonl'));
+  await repo.commitAll('plans, and links an attacker committed');
+  // Not committable, made locally: a FIFO in the repository (as a manifest and as denials), a hard link to .git/HEAD.
+  execFileSync('mkfifo', [path.join(repo.dir, 'docs', 'IMPL', 'IMPL-pipe.yaml')]);
+  execFileSync('mkfifo', [path.join(journal, 'denials.jsonl')]);
+  linkSync(path.join(repo.dir, '.git', 'HEAD'), path.join(repo.dir, 'hardlinked_head'));
+  writeFileSync(path.join(repo.dir, 'swap-race'), 'inside\n');
+
+  // The per-user store holds runs of the served repository and of another one.
+  other = await createTestRepo();
+  const store = path.join(makeTempDir('polywave-serve-hardening-'), 'events.db');
+  db = openEventStore(store)!;
+  const started = Date.now();
+  insertEvents(db, [row('run-mine', 1, 'ok')], { run_id: 'run-mine', started_at: started, command: 'run docs/IMPL/IMPL-ok.yaml', cwd: repo.dir, pid: 1 });
+  insertEvents(db, [row('run-other', 1, 'secretplan', 'cost', { cost_usd: 1.25, note: 'OTHER-REPO-ACTIVITY' })], { run_id: 'run-other', started_at: started + 1, command: 'run --api-key x other', cwd: other.dir, pid: 2 });
+  insertEvents(db, [row('run-sibling', 1, 'ok', 'agent-progress', { note: 'SIBLING-PREFIX' })], { run_id: 'run-sibling', started_at: started + 2, command: 'run sibling', cwd: `${repo.dir}-sibling`, pid: 3 });
+  insertEvents(db, [row('run-mine', 2, 'ok', 'agent-progress', { note: 'MINE-LAST' })]);
+  insertEvents(db, [row('run-sub', 1, 'ok', 'agent-progress', { note: 'MINE-SUBDIR' })], { run_id: 'run-sub', started_at: started + 3, command: 'run sub', cwd: path.join(repo.dir, 'src'), pid: 4 });
+  server = await startServeProcess(['--repo', repo.dir, '--store', store]);
+  repoId = ((await api('/api/repos')).json.repos as Array<{ id: string }>)[0]!.id;
+}, 30_000);
+
+afterAll(() => {
+  server?.child.kill('SIGKILL');
+  db?.close();
+});
+
+describe('polywave serve hardening (attack report F2, F3, F6, F7)', () => {
+  it('F2: a committed symlink out of the repository is never read as a manifest (coded 403, not listed)', async () => {
+    const impl = await api(`/api/repos/${repoId}/impls/leak`);
+    expect(impl.status).toBe(403);
+    expect(errorOf(impl)).toEqual({ code: 'SERVE_PATH', message: 'docs/IMPL/IMPL-leak.yaml leads outside the repository' });
+    const program = await api(`/api/repos/${repoId}/programs/leak`);
+    expect(program.status).toBe(403);
+    expect(errorOf(program)).toEqual({ code: 'SERVE_PATH', message: 'docs/PROGRAM/PROGRAM-leak.yaml leads outside the repository' });
+    const repos = await api('/api/repos');
+    const served = (repos.json.repos as Array<{ impls: Array<{ slug: string }>; programs: Array<{ slug: string }> }>)[0]!;
+    expect(served.impls.map((entry) => entry.slug)).toEqual(['ok']);
+    expect(served.programs).toEqual([]);
+    for (const answer of [impl, program, repos]) {
+      expect(answer.text).not.toContain(secretText);
+      expect(answer.text).not.toContain('outside-file');
+    }
+  });
+
+  it('F3: a FIFO (linked or in the repository) or /dev/zero as a manifest is refused at once, concurrently, and the server keeps serving', async () => {
+    const slugs = ['fifo', 'pipe', 'zero'];
+    // More concurrent requests than libuv has threadpool threads (4): each once blocked one for good.
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, index) => api(`/api/repos/${repoId}/impls/${slugs[index % 3]}`)));
+    for (const [index, answer] of answers.entries()) {
+      const slug = slugs[index % 3]!;
+      expect(answer.ms, slug).toBeLessThan(3000);
+      if (slug === 'pipe') expect([answer.status, errorOf(answer)], slug).toEqual([404, { code: 'SERVE_NOT_FILE', message: 'docs/IMPL/IMPL-pipe.yaml is not a regular file' }]);
+      else expect([answer.status, errorOf(answer)], slug).toEqual([403, { code: 'SERVE_PATH', message: `docs/IMPL/IMPL-${slug}.yaml leads outside the repository` }]);
+    }
+    // Every async fs call still works: the file view, a manifest, the shell.
+    const file = await api(`/api/repos/${repoId}/file?path=src/keep.js`, 3000);
+    expect(file.json).toEqual({ path: 'src/keep.js', content: 'export const keep = 1;\n' });
+    expect((await api(`/api/repos/${repoId}/impls/ok`, 3000)).status).toBe(200);
+    const shell = await fetch(new URL('/', server.base), { headers: { 'X-Polywave-Token': server.token }, signal: AbortSignal.timeout(3000) });
+    expect(shell.status).toBe(200);
+    await shell.text();
+  });
+
+  it('F2/F3: a journal linked out of the repository and denials that are a FIFO are listed as unreadable, not read', async () => {
+    const agent = await api(`/api/repos/${repoId}/impls/ok/agents/A`, 3000);
+    expect(agent.status).toBe(200);
+    expect(agent.json.journal).toEqual([]);
+    expect(agent.json.unreadable).toEqual([
+      { file: '.polywave-state/ok/wave1/agent-A/index.jsonl', code: 'SERVE_PATH', message: '.polywave-state/ok/wave1/agent-A/index.jsonl leads outside the repository' },
+      { file: '.polywave-state/ok/wave1/agent-A/denials.jsonl', code: 'SERVE_NOT_FILE', message: '.polywave-state/ok/wave1/agent-A/denials.jsonl is not a regular file' },
+    ]);
+    expect(agent.text).not.toContain(secretText);
+  });
+
+  it('F6/F7: the file view refuses a hard link, a FIFO and a trailing slash on a file', async () => {
+    const file = (relative: string) => api(`/api/repos/${repoId}/file?path=${encodeURIComponent(relative)}`, 3000);
+    const hard = await file('hardlinked_head');
+    expect([hard.status, errorOf(hard)]).toEqual([403, { code: 'SERVE_PATH', message: 'hardlinked_head has other hard links: it may be a file outside the repository' }]);
+    expect(hard.text).not.toContain('refs/heads');
+    const fifo = await file('docs/IMPL/IMPL-pipe.yaml');
+    expect([fifo.status, errorOf(fifo).code]).toEqual([404, 'SERVE_NOT_FILE']);
+    const slash = await file('src/keep.js/');
+    expect([slash.status, errorOf(slash)]).toEqual([404, { code: 'SERVE_NOT_FOUND', message: 'src/keep.js/ is not a file (a path ending in "/")' }]);
+    expect((await file('src/keep.js')).status).toBe(200);
+  });
+
+  it('F6: a file swapped for a symlink out of the repository while it is served never leaks', async () => {
+    writeFileSync(path.join(outside, 'race-secret'), `${secretText}\n`);
+    const script = `
+      const fs = require('node:fs'); const path = require('node:path');
+      const dir = process.argv[1], secret = process.argv[2];
+      const end = Date.now() + 60000; // a synchronous loop: SIGKILL (or the end) stops it
+      while (Date.now() < end) {
+        try { fs.symlinkSync(secret, path.join(dir, 'swap-link')); fs.renameSync(path.join(dir, 'swap-link'), path.join(dir, 'swap-race')); } catch {}
+        try { fs.writeFileSync(path.join(dir, 'swap-file'), 'inside\\n'); fs.renameSync(path.join(dir, 'swap-file'), path.join(dir, 'swap-race')); } catch {}
+      }`;
+    const swapper = spawn(process.execPath, ['-e', script, repo.dir, path.join(outside, 'race-secret')], { stdio: 'ignore' });
+    const outcomes = new Map<string, number>();
+    try {
+      for (let round = 0; round < 100; round += 1) {
+        const answers = await Promise.all(Array.from({ length: 4 }, () => api(`/api/repos/${repoId}/file?path=swap-race`)));
+        for (const answer of answers) {
+          const key = answer.status === 200 ? ((answer.json.content as string) === 'inside\n' ? 'inside' : `LEAK ${answer.text}`) : errorOf(answer).code;
+          outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
+        }
+      }
+    } finally {
+      const exited = new Promise((resolve) => swapper.once('exit', resolve));
+      swapper.kill('SIGKILL');
+      await exited;
+    }
+    expect([...outcomes.keys()].filter((key) => key.startsWith('LEAK'))).toEqual([]);
+    expect(outcomes.get('inside') ?? 0).toBeGreaterThan(0);
+    expect(outcomes.get('SERVE_PATH') ?? 0).toBeGreaterThan(0);
+  }, 60_000);
+
+  it('F7: without repo=, runs, events and metrics are those of the served repositories only', async () => {
+    const runs = await api('/api/runs');
+    expect((runs.json.runs as Array<{ run_id: string }>).map((run) => run.run_id).sort()).toEqual(['run-mine', 'run-sub']);
+    const events = await sseUntil('/api/events?after=0', 'MINE-SUBDIR');
+    expect(events.map((event) => [event.run_id, event.slug])).toEqual([
+      ['run-mine', 'ok'],
+      ['run-mine', 'ok'],
+      ['run-sub', 'ok'],
+    ]);
+    const metrics = await api('/api/metrics?impl=secretplan');
+    expect(metrics.json).toMatchObject({ runs: 0, events: 0, totals: { cost_usd: null } });
+    const mine = await api('/api/metrics?impl=ok');
+    expect(mine.json).toMatchObject({ runs: 2, events: 3 });
+    for (const answer of [runs, metrics, mine]) {
+      expect(answer.text).not.toContain('OTHER-REPO-ACTIVITY');
+      expect(answer.text).not.toContain('SIBLING-PREFIX');
+    }
+    // repo= still narrows to one repository; an unknown one is 404.
+    expect((await api(`/api/runs?repo=${repoId}`)).json.runs).toHaveLength(2);
+    expect((await api('/api/runs?repo=nope-00000000')).status).toBe(404);
+  });
+
+  it('F3: SIGTERM still ends the server promptly with exit 0 after all of the above', async () => {
+    const started = Date.now();
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+});
