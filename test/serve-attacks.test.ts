@@ -259,11 +259,11 @@ describe('F5: no silent gap when the store is empty or replaced', () => {
     insertEvents(db, rows(runId, 5), { run_id: runId, started_at: Date.now(), command: 'run', cwd: repo.dir, pid: 1 });
     db.close();
     const frames = await client.done;
-    expect(frames[0]).toEqual({ event: 'resync', id: undefined, data: { after: 0 } });
+    expect(frames[0]).toEqual({ event: 'resync', id: 0, data: { after: 0 } });
     expect(eventIds(frames)).toEqual([1, 2, 3, 4, 5]);
     // ?after= beyond a non-empty store: resync with its max, then what follows it.
     const later = sseFrames(`${server.base}api/events?after=99`, auth, (got) => got.length >= 1);
-    expect((await later.done)[0]).toEqual({ event: 'resync', id: undefined, data: { after: 5 } });
+    expect((await later.done)[0]).toEqual({ event: 'resync', id: 5, data: { after: 5 } });
     server.child.kill('SIGTERM');
   });
 

@@ -48,7 +48,8 @@ export function streamEvents(c: Context, options: StreamEventsOptions): Response
     let cursor = options.after ?? tail.poll();
     const latest = tail.poll();
     let generation = tail.generation;
-    const resync = (after: number) => `event: resync\ndata: ${JSON.stringify({ after })}\n\n`;
+    // `id:` moves the browser's Last-Event-ID to the new cursor: a reconnect right after resumes there, not at the stale id.
+    const resync = (after: number) => `id: ${after}\nevent: resync\ndata: ${JSON.stringify({ after })}\n\n`;
     await stream.write(`retry: 1000\n: polywave events after ${cursor}\n\n`);
     if (options.after !== undefined && options.after > latest) {
       // The client's id is newer than the store — an empty store included (it was replaced,
