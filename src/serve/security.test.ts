@@ -76,7 +76,7 @@ describe('serve security helpers', () => {
   it('knows secret key names in any case or separator (F4)', () => {
     for (const key of ['refreshToken', 'github-token', 'GITHUB_TOKEN', 'token', 'api_key', 'x-api-key', 'ApiKey', 'apikey', 'ANTHROPIC_API_KEY', 'client_secret', 'password', 'db-password', 'Authorization', 'private_key', 'aws_secret_access_key', 'bearer', 'oauth_token'])
       expect(isSecretKey(key), key).toBe(true);
-    for (const key of ['input_tokens', 'output_tokens', 'tokenizer', 'author', 'PATH', 'key', 'monkey', 'PWD', 'cache_read_tokens'])
+    for (const key of ['input_tokens', 'output_tokens', 'tokenizer', 'author', 'auth', 'PATH', 'key', 'monkey', 'PWD', 'cache_read_tokens'])
       expect(isSecretKey(key), key).toBe(false);
   });
 

@@ -103,7 +103,7 @@ function keyWords(key: string): string[] {
     .filter(Boolean);
 }
 
-const secretWords = new Set(['token', 'secret', 'secrets', 'password', 'passwd', 'passphrase', 'apikey', 'authorization', 'auth', 'cookie', 'credential', 'credentials', 'bearer', 'privatekey', 'accesskey', 'secretkey', 'sessionid']);
+const secretWords = new Set(['token', 'secret', 'secrets', 'password', 'passwd', 'passphrase', 'apikey', 'authorization', 'cookie', 'credential', 'credentials', 'bearer', 'privatekey', 'accesskey', 'secretkey', 'sessionid']);
 
 /**
  * True for a key that names a secret in any case or separator: *token* (`refreshToken`,
