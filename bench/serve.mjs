@@ -74,8 +74,14 @@ mkdirSync(path.join(repo, 'docs', 'IMPL'), { recursive: true });
 writeFileSync(path.join(repo, 'docs', 'IMPL', 'IMPL-twenty.yaml'), impl);
 spawnSync('sh', ['-c', 'git init -q -b main && git add -A && git -c user.name=b -c user.email=b@b commit -qm plan'], { cwd: repo, env: benchEnv });
 openEventStore(store).close();
+// (b)'s wave runs in its own repository, served too: serve shows only the runs of the repositories it serves.
+const waveRepo = path.join(dir, 'wave');
+const waveIds = agentIds(waveAgents);
+mkdirSync(path.join(waveRepo, 'docs', 'IMPL'), { recursive: true });
+writeFileSync(path.join(waveRepo, 'docs', 'IMPL', 'IMPL-bench.yaml'), waveImplYaml(waveIds, 'SSE bench'));
+sh('git init -q -b main && git add -A && git commit -qm initial', waveRepo);
 
-const server = await startServe(repo, store);
+const server = await startServe([repo, waveRepo], store);
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 const get = (pathname) =>
   new Promise((resolve, reject) => {
@@ -155,13 +161,8 @@ try {
     }
   }, 5);
   // The wave: a real `polywave run-wave` process with script agents, recording into the server's store.
-  const waveRepo = path.join(dir, 'wave');
-  const waveIds = agentIds(waveAgents);
-  mkdirSync(path.join(waveRepo, 'docs', 'IMPL'), { recursive: true });
-  writeFileSync(path.join(waveRepo, 'docs', 'IMPL', 'IMPL-bench.yaml'), waveImplYaml(waveIds, 'SSE bench'));
   const script = path.join(dir, 'agents.yaml');
   writeFileSync(script, agentScriptYaml(waveIds, (id) => fixedLengthSteps(id, { agentMs })));
-  sh('git init -q -b main && git add -A && git commit -qm initial', waveRepo);
   // Spawned, not spawnSync: this process's SSE client must read while the wave runs.
   const waveStart = performance.now();
   const wave = await new Promise((resolve) => {

@@ -82,10 +82,11 @@ export function fixedLengthSteps(id, { agentMs, extraSteps = [] }) {
   ];
 }
 
-/** Starts `polywave serve --port 0` on `repo` and `store`; resolves once it printed its URL. */
+/** Starts `polywave serve --port 0` on `repo` (one path or several) and `store`; resolves once it printed its URL. */
 export function startServe(repo, store, env = benchEnv) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(root, 'bin', 'polywave.js'), 'serve', '--port', '0', '--repo', repo, '--store', store], { stdio: ['ignore', 'pipe', 'pipe'], env });
+    const repoArgs = [repo].flat().flatMap((dir) => ['--repo', dir]);
+    const child = spawn(process.execPath, [path.join(root, 'bin', 'polywave.js'), 'serve', '--port', '0', ...repoArgs, '--store', store], { stdio: ['ignore', 'pipe', 'pipe'], env });
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (chunk) => {
       out += chunk;
