@@ -40,7 +40,9 @@ function startServeProcess(args: string[]): Promise<Serve> {
 
 let repo: TestRepo;
 let other: TestRepo;
-let outside: string;
+// Made at load time: makeTempDir registers its own cleanup.
+const outside = makeTempDir('polywave-serve-outside-');
+const storeDir = makeTempDir('polywave-serve-hardening-');
 let db: Database;
 let server: Serve;
 let repoId: string;
@@ -95,7 +97,6 @@ function sseUntil(pathname: string, until: string, timeoutMs = 8000): Promise<Ar
 }
 
 beforeAll(async () => {
-  outside = makeTempDir('polywave-serve-outside-');
   // What an attacker's clone points at: a YAML mapping of the victim's, a FIFO, a journal.
   writeFileSync(path.join(outside, 'hosts.yml'), `title: outside-file\nfeature_slug: leak\nprogram_slug: leak\ndb_url: ${secretText}\n`);
   execFileSync('mkfifo', [path.join(outside, 'fifo')]);
@@ -121,7 +122,7 @@ beforeAll(async () => {
 
   // The per-user store holds runs of the served repository and of another one.
   other = await createTestRepo();
-  const store = path.join(makeTempDir('polywave-serve-hardening-'), 'events.db');
+  const store = path.join(storeDir, 'events.db');
   db = openEventStore(store)!;
   const started = Date.now();
   insertEvents(db, [row('run-mine', 1, 'ok')], { run_id: 'run-mine', started_at: started, command: 'run docs/IMPL/IMPL-ok.yaml', cwd: repo.dir, pid: 1 });
