@@ -251,6 +251,15 @@ describe('polywave serve hardening (attack report F2, F3, F6, F7)', () => {
     expect((await api('/api/runs?repo=nope-00000000')).status).toBe(404);
   });
 
+  it('F7: a model that starts like an option is refused before any run starts', async () => {
+    for (const model of ['--help', '-x', '.hidden']) {
+      const response = await fetch(new URL(`/api/repos/${repoId}/impls/ok/run`, server.base), { method: 'POST', headers: { 'X-Polywave-Token': server.token, 'Content-Type': 'application/json' }, body: JSON.stringify({ model }) });
+      expect(response.status, model).toBe(400);
+      expect(((await response.json()) as { error: { code: string } }).error.code).toBe('SERVE_BAD_REQUEST');
+    }
+    expect((await api('/api/launches')).json).toEqual({ launches: [] });
+  });
+
   it('F3: SIGTERM still ends the server promptly with exit 0 after all of the above', async () => {
     const started = Date.now();
     server.child.kill('SIGTERM');

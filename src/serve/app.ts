@@ -548,7 +548,8 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
   const modelArgs = (body: Record<string, unknown>): string[] => {
     const model = body.model;
     if (model === undefined) return [];
-    if (typeof model !== 'string' || !/^[\w.:/@+-]{1,200}$/.test(model)) throw new HttpError(400, 'SERVE_BAD_REQUEST', 'model must be a model string such as anthropic:claude-sonnet-4-5');
+    // A word character first: never an option such as `--help` handed on to `polywave run --model`.
+    if (typeof model !== 'string' || !/^\w[\w.:/@+-]{0,199}$/.test(model)) throw new HttpError(400, 'SERVE_BAD_REQUEST', 'model must be a model string such as anthropic:claude-sonnet-4-5');
     return ['--model', model];
   };
 
