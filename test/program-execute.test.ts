@@ -209,6 +209,24 @@ const killPoints: Array<{ name: string; trigger: (observed: Observed) => boolean
   { name: 'tier 2: the wave agent running', trigger: (observed) => since(observed, /program: tier 2: checkout running on/) >= 1500 },
 ];
 
+/**
+ * The kill points one run goes through, in order: all of them with POLYWAVE_TEST_PROGRAM_KILL_POINTS=all, else 4
+ * consecutive ones (wrapping) starting at POLYWAVE_TEST_PROGRAM_KILL_OFFSET, by default the day of the year — every
+ * point is covered over two days of CI runs, and each run stays within the suite's time budget. The test's name
+ * says which points it used, so a failure is re-run with the same offset.
+ */
+function chosenKillPoints(): { points: typeof killPoints; label: string } {
+  const wanted = process.env.POLYWAVE_TEST_PROGRAM_KILL_POINTS ?? '4';
+  if (wanted === 'all' || Number(wanted) >= killPoints.length) return { points: killPoints, label: `all ${killPoints.length} points` };
+  const count = Math.max(1, Number(wanted) || 4);
+  const now = new Date();
+  const dayOfYear = Math.floor((now.getTime() - Date.UTC(now.getUTCFullYear(), 0, 1)) / 86_400_000);
+  const offset = Number(process.env.POLYWAVE_TEST_PROGRAM_KILL_OFFSET ?? dayOfYear) % killPoints.length;
+  const indexes = Array.from({ length: count }, (_, index) => (offset + index) % killPoints.length).sort((a, b) => a - b);
+  return { points: indexes.map((index) => killPoints[index]!), label: `${count} of ${killPoints.length} points (POLYWAVE_TEST_PROGRAM_KILL_OFFSET=${offset})` };
+}
+const kills = chosenKillPoints();
+
 // ---------------------------------------------------------------------------------------------
 
 describe('program-execute: the demo PROGRAM end to end (one run, several assertions)', () => {
@@ -367,12 +385,12 @@ describe('program-execute: the demo PROGRAM end to end (one run, several asserti
 
   // Kill-and-resume: compared against the uninterrupted run above.
   for (let round = 1; round <= killRepos; round += 1) {
-    it(`SIGKILLed at ${killPoints.length} points and re-run until exit 0 (repo ${round}): same tree, each merge exactly once, nothing left over`, async () => {
+    it(`SIGKILLed at ${kills.label} and re-run until exit 0 (repo ${round}): same tree, each merge exactly once, nothing left over`, async () => {
       expect(run.code).toBe(0);
       const victim = await setupDemo();
       const args = executeArgs(victim);
       const report: string[] = [];
-      for (const point of killPoints) {
+      for (const point of kills.points) {
         const attempt = await runKillable(victim, args, point.trigger);
         const tip = git(victim.repo, ['log', '-1', '--format=%s', 'main']).trim().slice(0, 60);
         report.push(`${point.name}: ${attempt.killed ? 'killed' : `NOT reached (exit ${attempt.code})`} after ${(attempt.ms / 1000).toFixed(1)} s; main at "${tip}"`);
@@ -386,7 +404,7 @@ describe('program-execute: the demo PROGRAM end to end (one run, several asserti
       }
       console.log(`kill-and-resume (repo ${round}):\n  ${report.join('\n  ')}`);
       expect(final!.code, `${report.join('\n')}\n${final!.stderr.slice(-4000)}`).toBe(0);
-      expect(report.filter((line) => line.includes(': killed')).length).toBeGreaterThanOrEqual(5);
+      expect(report.filter((line) => line.includes(': killed')).length).toBeGreaterThanOrEqual(kills.points.length - 2);
       expect(stableTree(victim.repo)).toEqual(stableTree(demo.repo));
       expect(countMerges(victim.repo, [...agentMerges, ...implMerges])).toEqual(once([...agentMerges, ...implMerges]));
       // No lost commits: every agent's work commit is in main's history.
