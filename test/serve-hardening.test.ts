@@ -20,6 +20,9 @@ interface Serve {
   base: string;
   token: string;
   exited: Promise<number | null>;
+  /** Resolves once stderr printed its "serving …" line (after any warning). */
+  served: Promise<void>;
+  stderr: () => string;
 }
 
 function startServeProcess(args: string[]): Promise<Serve> {
@@ -28,11 +31,16 @@ function startServeProcess(args: string[]): Promise<Serve> {
     const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
     let stdout = '';
     let stderr = '';
-    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    let servedResolve!: () => void;
+    const served = new Promise<void>((done) => (servedResolve = done));
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+      if (/^serving /m.test(stderr)) servedResolve();
+    });
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       stdout += chunk;
       const match = /(http:\/\/[^/\s?]+\/)\?token=([0-9a-f]{32})/.exec(stdout);
-      if (match) resolve({ child, base: match[1]!, token: match[2]!, exited });
+      if (match) resolve({ child, base: match[1]!, token: match[2]!, exited, served, stderr: () => stderr });
     });
     child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
   });
@@ -258,6 +266,24 @@ describe('polywave serve hardening (attack report F2, F3, F6, F7)', () => {
       expect(((await response.json()) as { error: { code: string } }).error.code).toBe('SERVE_BAD_REQUEST');
     }
     expect((await api('/api/launches')).json).toEqual({ launches: [] });
+  });
+
+  it('F7: --host 0 and a numeric 127.0.0.1 print the address they bound, and warn only for the wildcard', async () => {
+    for (const [host, warns] of [['0', true], ['2130706433', false]] as const) {
+      const started = await startServeProcess(['--repo', repo.dir, '--store', path.join(storeDir, 'host.db'), '--host', host]);
+      try {
+        expect(started.base, host).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+        const health = await fetch(new URL('/api/health', started.base), { headers: { 'X-Polywave-Token': started.token } });
+        expect(health.status, host).toBe(200);
+        await health.text();
+        await started.served;
+        expect(started.stderr().includes('reachable from other machines'), host).toBe(warns);
+        if (warns) expect(started.stderr()).toContain('serve listens on 0.0.0.0:');
+      } finally {
+        started.child.kill('SIGTERM');
+        await started.exited;
+      }
+    }
   });
 
   it('F3: SIGTERM still ends the server promptly with exit 0 after all of the above', async () => {

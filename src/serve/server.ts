@@ -1,4 +1,4 @@
-import type { AddressInfo } from 'node:net';
+import { isIP, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { serve } from '@hono/node-server';
 import { PolywaveError } from '../errors/polywave-error.js';
@@ -86,7 +86,11 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       throw listenError(bare, second as NodeJS.ErrnoException);
     }
   }
-  const port = (server.address() as AddressInfo).port;
+  const address = server.address() as AddressInfo;
+  const port = address.port;
+  // A numeric alias of an address (`--host 0`, `2130706433`, `0x7f.1`) is named by the address it bound:
+  // the printed URL, the Host check and the non-loopback warning then see 0.0.0.0 / 127.0.0.1, not "0".
+  if (isIP(bare) === 0 && /^(?:0x[0-9a-f]+|\d+)(?:\.(?:0x[0-9a-f]+|\d+)){0,3}$/i.test(bare) && isIP(address.address) !== 0) bare = address.address;
   const { app, close: closeApp } = createServeApp({
     repos,
     token,
