@@ -77,9 +77,10 @@ function parseUnguarded(text: string, options: ParseYamlOptions): YamlParseResul
     const what = code === 0 ? 'NUL byte' : `control character U+${code.toString(16).toUpperCase().padStart(4, '0')}`;
     return fail(codes.binaryInput, `binary content: ${what} at line ${line}, column ${column}`, { line, column });
   }
-  // Flow-bracket floods are refused by the early-exit token scan before anything is built;
-  // ordinary text skips it and is tokenized only once, by the parser below.
-  if (roughFlowDepth(text) > maxDepth / 2) {
+  // Flow-bracket floods and runs of compact block indicators (`- - - x`) are refused by the
+  // early-exit token scan before anything is built; ordinary text skips it and is tokenized only
+  // once, by the parser below (which builds the whole CST of a deep input before measuring it).
+  if (roughFlowDepth(text) > maxDepth / 2 || hasCompactIndicatorRun(text, maxDepth / 2)) {
     const scan = scanTokens(text, maxDepth);
     if (scan.tooDeepAt !== undefined) {
       const { line, column } = lineAndColumn(text, scan.tooDeepAt);
@@ -215,6 +216,19 @@ function roughFlowDepth(text: string): number {
     } else if (depth > 0) depth -= 1;
   }
   return max;
+}
+
+const compactRunPatterns = new Map<number, RegExp>();
+
+/** Whether some line holds `length` or more compact block indicators in a row (`- - - x`, `? ? k`). */
+function hasCompactIndicatorRun(text: string, length: number): boolean {
+  const count = Math.max(1, Math.floor(length));
+  let pattern = compactRunPatterns.get(count);
+  if (pattern === undefined) {
+    pattern = new RegExp(`(?:[-?][ \\t]+){${count}}`);
+    compactRunPatterns.set(count, pattern);
+  }
+  return pattern.test(text);
 }
 
 interface CstToken {
