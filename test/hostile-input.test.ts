@@ -72,7 +72,8 @@ describe('hostile input', () => {
     const result = await load(big);
     expect(result.code).toBe('RESOURCE_EXHAUSTION');
     expect(result.message).toMatch(/larger than the limit of 10485760 bytes/);
-    expect(result.elapsedMs).toBeLessThan(200);
+    // Refused from the size (stat), so the time is the call's own, not reading 50 MB; generous for loaded CI.
+    expect(result.elapsedMs).toBeLessThan(1000);
     expect(process.memoryUsage().rss - rssBefore).toBeLessThan(20 * 1024 * 1024);
   });
 

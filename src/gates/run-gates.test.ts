@@ -322,7 +322,8 @@ describe('runGates: E38 cache', () => {
     const cached = await runGates({ repoDir: repo, gates });
     const cachedMs = performance.now() - start;
     console.info(`[timing] cached re-run: ${Math.round(cachedMs)} ms (first run ${first.duration_ms} ms)`);
-    expect(cachedMs).toBeLessThan(300);
+    // The gate sleeps 0.5 s: a cached answer must come back sooner than one run of it, even on a loaded machine.
+    expect(cachedMs).toBeLessThan(500);
     expect(runsOf(counter)).toBe(1);
     const head = git(repo, 'rev-parse', 'HEAD').trim();
     expect(cached.results[0]).toMatchObject({ passed: true, from_cache: true, skip_reason: `cached at SHA ${head}`, output: 'gate-output\n', exit_code: 0 });
