@@ -547,44 +547,47 @@ describe('program-execute refuses, with a coded error and nothing changed', () =
 // ---------------------------------------------------------------------------------------------
 
 /** Adds a scripted `planner` that writes `text` as the PROGRAM (or fails). */
-function addPlanner(demo: Demo, step: { write?: string; fail?: string }): void {
+function addPlanner(demo: Demo, step: { write?: string; edit?: { old: string; new: string }; fail?: string }): void {
   const script = readFileSync(demo.script, 'utf8').replace(/\n {2}planner:\n[\s\S]*$/, '\n');
-  const steps = step.write !== undefined ? [`      - write: { path: ${programRelative}, content: ${JSON.stringify(step.write)} }`, '      - text: "revised"'] : [`      - fail: { kind: fatal, message: ${JSON.stringify(step.fail)} }`];
+  const steps =
+    step.write !== undefined
+      ? [`      - write: { path: ${programRelative}, content: ${JSON.stringify(step.write)} }`, '      - text: "revised"']
+      : step.edit !== undefined
+        ? [`      - edit: { path: ${programRelative}, old: ${JSON.stringify(step.edit.old)}, new: ${JSON.stringify(step.edit.new)} }`, '      - text: "revised"']
+        : [`      - fail: { kind: fatal, message: ${JSON.stringify(step.fail)} }`];
   writeFileSync(demo.script, `${script.replace(/\n*$/, '\n')}  planner:\n    steps:\n${steps.join('\n')}\n`);
 }
 
 describe('a failing tier gate, the Planner (E34), approval, and the loop resumed without re-running work', () => {
   const failing = 'node -e "console.error(\'GATE-BROKEN-42: the gate says no\'); process.exit(1)"';
 
-  it('BLOCKED with the gate output → program-replan → REPLANNING (refused) → approved → COMPLETE, no agent merged twice', async () => {
+  it('--auto: BLOCKED by the tier gate → the Planner revises the plan on its own (E34) → REPLANNING (refused) → approved → COMPLETE, no agent merged twice', async () => {
     const demo = await setupDemo();
-    const manifest = programDemoManifest('REVIEWED').replace('      command: node --test', `      command: ${JSON.stringify(failing)}`);
+    const failingLine = `command: ${JSON.stringify(failing)}`;
+    const manifest = programDemoManifest('REVIEWED').replace('      command: node --test', `      ${failingLine}`);
     writeFileSync(demo.program, manifest);
     commitAll(demo.repo, 'test: a tier gate that fails');
+    // The Planner fixes the gate in whatever the manifest has become by then (statuses, the freeze).
+    addPlanner(demo, { edit: { old: failingLine, new: 'command: node --test' } });
 
-    const blocked = await cli(demo, executeArgs(demo, ['--yes']));
+    const blocked = await cli(demo, executeArgs(demo, ['--auto']));
     expect(blocked.code, blocked.stderr.slice(-3000)).toBe(1);
-    expect(resultOf(blocked).stopped).toMatch(/GATE-BROKEN-42/);
-    const afterBlock = readFileSync(demo.program, 'utf8');
-    expect(afterBlock).toMatch(/^state: BLOCKED$/m);
+    const stopped = resultOf(blocked).stopped ?? '';
+    expect(stopped).toMatch(/GATE-BROKEN-42/);
+    expect(stopped).toMatch(/the Planner revised the PROGRAM .*approve with `polywave update-program-state/);
     const tier1Prefixes = [...agentMerges.slice(0, 3)];
     expect(countMerges(demo.repo, tier1Prefixes, '--all')).toEqual(once(tier1Prefixes));
-
-    // The Planner fixes the gate.
-    const revised = afterBlock.replace(`      command: ${JSON.stringify(failing)}`, '      command: node --test');
-    expect(revised).not.toBe(afterBlock);
-    addPlanner(demo, { write: revised });
-    const replan = await cli(demo, ['program-replan', programRelative, '--reason', 'the tier gate of tier 1 fails (GATE-BROKEN-42)', '--tier', '1', '--model', `script:${demo.script}`]);
-    expect(replan.code, `${replan.stdout}\n${replan.stderr}`).toBe(0);
-    const replanned = JSON.parse(replan.stdout) as { validation_passed: boolean; backup_path: string };
-    expect(replanned.validation_passed).toBe(true);
-    expect(readFileSync(replanned.backup_path, 'utf8')).toBe(afterBlock);
     const waiting = readFileSync(demo.program, 'utf8');
     expect(waiting).toMatch(/^state: REPLANNING$/m);
     expect(waiting).toContain('command: node --test');
+    expect(waiting).not.toContain('GATE-BROKEN-42');
+    // The manifest as it was before the Planner touched it is kept beside it.
+    const backups = readdirSync(path.join(demo.repo, '.polywave-state', 'program-replan'));
+    expect(backups).toHaveLength(1);
+    expect(readFileSync(path.join(demo.repo, '.polywave-state', 'program-replan', backups[0]!), 'utf8')).toContain(failingLine);
 
-    // Not approved yet: refused, nothing changed.
-    await expectRefusal(demo, executeArgs(demo, ['--yes']), { code: 1, message: /REPLANNING/, programState: 'REPLANNING' });
+    // Not approved yet: refused (even with --auto: PROGRAM_REVIEWED is never skipped), nothing changed.
+    await expectRefusal(demo, executeArgs(demo, ['--auto']), { code: 1, message: /REPLANNING/, programState: 'REPLANNING' });
     const approve = await cli(demo, ['update-program-state', programRelative, '--state', 'REVIEWED']);
     expect(approve.code, approve.stderr).toBe(0);
 
@@ -596,6 +599,25 @@ describe('a failing tier gate, the Planner (E34), approval, and the loop resumed
     expectClean(demo.repo);
     expect(nodeTest(demo.repo).passed).toBe(true);
   }, 400_000);
+
+  it('program-replan on a BLOCKED PROGRAM: the Planner\'s valid revision waits in REPLANNING, the original kept byte for byte as the backup', async () => {
+    const program = withStatuses({ pricing: 'complete', catalog: 'complete' }, 'BLOCKED');
+    const demo = await craft({ ...tier1Done, [programRelative]: program });
+    const revised = program.replace(/^title: Shop$/m, 'title: Shop (re-planned)');
+    expect(revised).not.toBe(program);
+    addPlanner(demo, { write: revised });
+    const head = git(demo.repo, ['rev-parse', 'HEAD']);
+    const replan = await cli(demo, ['program-replan', programRelative, '--reason', 'the tier gate of tier 1 fails (GATE-BROKEN-42)', '--tier', '1', '--model', `script:${demo.script}`]);
+    expect(replan.code, `${replan.stdout}\n${replan.stderr}`).toBe(0);
+    const replanned = JSON.parse(replan.stdout) as { validation_passed: boolean; backup_path: string; revised_manifest_path: string; changes_summary?: string };
+    expect(replanned.validation_passed).toBe(true);
+    expect(replanned.changes_summary).toBe('contracts or descriptions revised');
+    expect(readFileSync(replanned.backup_path, 'utf8')).toBe(program);
+    const waiting = readFileSync(demo.program, 'utf8');
+    expect(waiting).toMatch(/^state: REPLANNING$/m);
+    expect(waiting).toMatch(/^title: Shop \(re-planned\)$/m);
+    expect(git(demo.repo, ['rev-parse', 'HEAD'])).toBe(head);
+  });
 
   it('a Planner revision that changes a frozen contract is refused and the manifest restored byte for byte', async () => {
     const program = withStatuses({ pricing: 'complete', catalog: 'complete' }, 'BLOCKED');
