@@ -317,8 +317,17 @@ async function listFiles(directory: string): Promise<Array<{ path: string; symli
 
 /** Removes an empty directory (and then its empty parents up to `.claude/worktrees`). */
 async function removeIfEmpty(directory: string): Promise<void> {
-  let current = directory;
-  for (let depth = 0; depth < 3; depth += 1) {
+  await removeEmptyDirectories(directory, path.resolve(directory, '..', '..', '..', '..'));
+}
+
+/**
+ * Removes `directory` when it is empty, then each parent that became empty, stopping below
+ * `stopAt` (never removed). Never recursive: a directory holding anything is left as it is.
+ */
+export async function removeEmptyDirectories(directory: string, stopAt: string): Promise<void> {
+  const limit = path.resolve(stopAt);
+  let current = path.resolve(directory);
+  while (current !== limit && current.startsWith(`${limit}${path.sep}`)) {
     try {
       if ((await readdir(current)).length > 0) return;
       await rmdir(current);

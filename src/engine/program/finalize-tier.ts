@@ -9,6 +9,7 @@ import { readProgramImplDocs } from '../../store/program-impl-docs.js';
 import { closeImpl, closeReadiness } from '../close-impl.js';
 import type { StepResult, StepStatus } from '../step.js';
 import { errorText, short } from '../step-text.js';
+import { removeEmptyDirectories } from '../cleanup.js';
 import { branchTips, worktreeChanges } from '../worktrees.js';
 import { freezeContracts, setProgramImplStatus, setProgramState } from './program-edits.js';
 import { insideRoot, loadProgramTier, mainCommitEnvironment, openMainCheckout, type LoadedTier, type MainCheckout, type TierOptions } from './tier-common.js';
@@ -421,6 +422,8 @@ async function removeMergedImplBranches(checkout: MainCheckout, plans: readonly 
       try {
         await checkout.git.worktreeRemove(entry.path);
         outcome.worktree_removed = true;
+        // `.claude/worktrees/polywave/program/<program>/` and the levels above, once nothing is left in them.
+        await removeEmptyDirectories(path.dirname(entry.path), path.join(checkout.root, '.claude', 'worktrees'));
       } catch (error) {
         outcome.detail = `kept: git worktree remove ${entry.path} refused: ${errorText(error)}`;
         continue;
