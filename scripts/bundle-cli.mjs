@@ -8,8 +8,9 @@
 // a protocol command loads, and whose own files expect to be found beside them.
 // dist/bundle/meta.json (esbuild's metafile) records which sources went into which chunk: the
 // start-up test reads it to check what a command loads.
-import { mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
@@ -48,6 +49,88 @@ const englishLocaleOnly = {
   },
 };
 
+/**
+ * node:child_process and node:crypto load on first use, not at start-up. Loading them costs a
+ * call more than anything else Node itself does (child_process pulls in net, dgram, stream
+ * internals; crypto its OpenSSL bindings), and `validate`, `check-completion` or `list-impls`
+ * never spawn or hash: they came in only through commander (`childProcess.spawn` for executable
+ * sub-commands we do not have) and the write path's modules (temp-file names, lock tokens) that
+ * the read-only commands import without calling. Measured with `--cpu-prof` on `validate`: the two
+ * modules were ~8% of the call's CPU.
+ *
+ * An import is routed to a facade only when everything it takes is a plain function (a named
+ * `import { spawn, execFile } from 'node:child_process'`, or commander's `childProcess.x(...)`);
+ * the facade's function of the same name loads the real module on its first call (with
+ * util.promisify's custom form kept, as for execFile). Anything else — a default or namespace
+ * import, a class, a constant — gets the real module, as before.
+ */
+const lazyBuiltins = ['child_process', 'crypto'];
+const lazyFunctions = new Map(
+  lazyBuiltins.map((name) => {
+    const real = process.getBuiltinModule(`node:${name}`);
+    const functions = Object.keys(real).filter((key) => typeof real[key] === 'function' && /^[a-z]/.test(key));
+    return [name, { functions: new Set(functions), promisified: functions.filter((key) => real[key][promisify.custom] !== undefined) }];
+  }),
+);
+/** The names an importer takes from `node:<name>`, or undefined when it takes anything but named functions. */
+function takenNames(importer, name, kind) {
+  let source;
+  try {
+    source = readFileSync(importer, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const specifier = `['"](?:node:)?${name}['"]`;
+  const names = new Set();
+  if (kind === 'require-call') {
+    // commander: `var childProcess = require("node:child_process")`, used as `childProcess.spawn(…)`.
+    const binding = new RegExp(`(?:var|let|const)\\s+(\\w+)\\s*=\\s*(?:__)?require\\(${specifier}\\)`).exec(source)?.[1];
+    if (!binding) return undefined;
+    const uses = [...source.matchAll(new RegExp(`\\b${binding}\\b(\\.(\\w+))?`, 'g'))];
+    // Every use but the declaration must be a property read: `childProcess.spawn`.
+    if (uses.filter((use) => use[2] === undefined).length !== 1) return undefined;
+    for (const use of uses) if (use[2]) names.add(use[2]);
+    return names;
+  }
+  for (const statement of source.matchAll(new RegExp(`^\\s*(import|export)\\b([^;]*?)\\bfrom\\s*${specifier}`, 'gm'))) {
+    const clause = statement[2].trim();
+    if (/^type\b/.test(clause)) continue;
+    const braces = /^\{([^}]*)\}$/.exec(clause);
+    if (statement[1] !== 'import' || !braces) return undefined;
+    for (const part of braces[1].split(',').map((item) => item.trim()).filter(Boolean)) {
+      if (/^type\s/.test(part)) continue;
+      names.add(part.split(/\s+as\s+/)[0].trim());
+    }
+  }
+  if (new RegExp(`(?:import\\(|require\\()\\s*${specifier}`).test(source)) return undefined;
+  return names;
+}
+const lazyBuiltinModules = {
+  name: 'lazy-builtins',
+  setup(context) {
+    const filter = new RegExp(`^(?:node:)?(${lazyBuiltins.join('|')})$`);
+    context.onResolve({ filter }, (args) => {
+      const name = filter.exec(args.path)[1];
+      const names = takenNames(args.importer, name, args.kind);
+      const { functions } = lazyFunctions.get(name);
+      if (!names || [...names].some((taken) => !functions.has(taken))) return { path: `node:${name}`, external: true };
+      return { path: name, namespace: 'lazy-builtin' };
+    });
+    context.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, (args) => {
+      const { functions, promisified } = lazyFunctions.get(args.path);
+      const lines = [
+        `let real;`,
+        `const load = () => (real ??= process.getBuiltinModule(${JSON.stringify(`node:${args.path}`)}));`,
+        ...[...functions].map((key) => `export function ${key}(...args) { return load().${key}(...args); }`),
+        ...promisified.map(
+          (key) => `Object.defineProperty(${key}, Symbol.for('nodejs.util.promisify.custom'), { get: () => load().${key}[Symbol.for('nodejs.util.promisify.custom')] });`,
+        ),
+      ];
+      return { contents: lines.join('\n'), loader: 'js' };
+    });
+  },
+};
+
 const result = await build({
   absWorkingDir: root,
   entryPoints: { main: 'src/cli/main.ts' },
@@ -66,7 +149,7 @@ const result = await build({
   logLevel: 'warning',
   // CommonJS packages (yaml, commander) require Node built-ins: give the ESM chunks a real `require`.
   banner: { js: "import { createRequire as __polywaveCreateRequire } from 'node:module';\nconst require = __polywaveCreateRequire(import.meta.url);" },
-  plugins: [englishLocaleOnly, externalPackages],
+  plugins: [englishLocaleOnly, lazyBuiltinModules, externalPackages],
 });
 // Replaced in place, never emptied first: a CLI process started from the previous build (a test, a
 // hook, another build's tests on the same checkout) may still import its chunks lazily. Chunk names

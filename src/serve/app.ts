@@ -21,7 +21,7 @@ import { EventTail } from './event-tail.js';
 import { countAgents, ManifestCache, waveProgress, type LoadedImpl, type LoadedManifest, type ServedRepo } from './manifests.js';
 import { RunLauncher } from './runs.js';
 import { appendConfined, ConfinedReadError, maxManifestBytes, readConfined, readConfinedIfExists } from './safe-read.js';
-import { cookieName, hostPolicy, originMatches, redactSecrets, securityHeaders, tokenMatches } from './security.js';
+import { cookieName, hostPolicy, originMatches, redactSecrets, secretRedactor, securityHeaders, tokenMatches } from './security.js';
 import { streamEvents } from './sse.js';
 
 export interface ServeAppOptions {
@@ -144,7 +144,9 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
   const hostAllowed = hostPolicy({ host: options.host, port: options.port, explicitHost: options.explicitHost });
   const cookie = cookieName(options.port);
   const token = options.token;
-  const json = (c: Context, value: unknown, status: ContentfulStatusCode = 200) => c.json(redactSecrets(value, token) as object, status);
+  // Same answer as redactSecrets(value, token), remembering the strings it already redacted (events repeat them).
+  const redactAnswer = secretRedactor(token);
+  const json = (c: Context, value: unknown, status: ContentfulStatusCode = 200) => c.json(redactAnswer(value) as object, status);
 
   const app = new Hono();
 
@@ -531,7 +533,7 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
     const program = c.req.query('program');
     if (impl) filter.impl = impl;
     if (program) filter.program = program;
-    return streamEvents(c, { tail, filter, after, repoPaths: scopeOf(c.req.query('repo')).map((repo) => repo.path), heartbeatMs: options.heartbeatMs ?? 15_000, redact: (value) => redactSecrets(value, token) });
+    return streamEvents(c, { tail, filter, after, repoPaths: scopeOf(c.req.query('repo')).map((repo) => repo.path), heartbeatMs: options.heartbeatMs ?? 15_000, redact: redactAnswer });
   });
 
   const readBody = async (c: Context): Promise<Record<string, unknown>> => {

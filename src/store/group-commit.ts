@@ -57,7 +57,12 @@ export interface CommitRecord {
   entries: Array<{ id: string; outcome: EntryOutcome }>;
 }
 
-const hostTag = createHash('sha256').update(os.hostname()).digest('hex').slice(0, 6);
+let hostTagValue: string | undefined;
+/** This host, shortened (in request ids and inbox records). Computed on first use: read-only commands import this module without writing, and need not load node:crypto. */
+function hostTag(): string {
+  hostTagValue ??= createHash('sha256').update(os.hostname()).digest('hex').slice(0, 6);
+  return hostTagValue;
+}
 /** A request file older than this whose writer cannot be checked (another host) is dropped. */
 const foreignOrphanMs = 60 * 60_000;
 let sequence = 0;
@@ -84,7 +89,7 @@ const ownStart = processStartTime(process.pid);
 /** A new request id: sorts by creation time, then process (`<pid>.<start time>` where /proc tells it). */
 export function newEntryId(): string {
   sequence = (sequence + 1) % 1296;
-  return `${Date.now().toString(36).padStart(9, '0')}${sequence.toString(36).padStart(2, '0')}-${hostTag}-${process.pid}${ownStart ? `.${ownStart}` : ''}-${randomBytes(4).toString('hex')}`;
+  return `${Date.now().toString(36).padStart(9, '0')}${sequence.toString(36).padStart(2, '0')}-${hostTag()}-${process.pid}${ownStart ? `.${ownStart}` : ''}-${randomBytes(4).toString('hex')}`;
 }
 
 function writerOf(id: string): { host: string; pid: number; start?: string } | undefined {
@@ -106,7 +111,7 @@ function isProcessAlive(pid: number): boolean {
 /** True when the process that wrote request `id` is known to be gone. */
 function writerGone(id: string): boolean {
   const writer = writerOf(id);
-  if (writer === undefined || writer.host !== hostTag) return false;
+  if (writer === undefined || writer.host !== hostTag()) return false;
   // A reused pid is another process: the writer is gone when the start time differs (or the pid is free).
   if (writer.start !== undefined && ownStart !== undefined) return processStartTime(writer.pid) !== writer.start;
   return !isProcessAlive(writer.pid);
@@ -141,7 +146,7 @@ export function deserializeError(error: SerializedError): PolywaveError {
 /** Durably drops a request into the inbox (temp file, fsync, rename). */
 export async function dropEntry(location: LockLocation, entry: Omit<InboxEntry, 'v' | 'pid' | 'host' | 'created_at'>): Promise<void> {
   await ensureDirectory(location.inboxPath);
-  const record: InboxEntry = { v: 1, id: entry.id, kind: entry.kind, pid: process.pid, host: hostTag, created_at: new Date().toISOString(), request: entry.request };
+  const record: InboxEntry = { v: 1, id: entry.id, kind: entry.kind, pid: process.pid, host: hostTag(), created_at: new Date().toISOString(), request: entry.request };
   const finalPath = path.join(location.inboxPath, `${entry.id}.json`);
   const temporary = `${finalPath}.tmp`;
   try {
