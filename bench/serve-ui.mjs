@@ -9,11 +9,14 @@
 //      POLYWAVE_EVENTS_FLUSH_MS=0, what serve gives the runs it starts); the page
 //      reports, through page.exposeFunction, when each card re-rendered with an event (after the
 //      paint); latency = that time − the event's ts (when the run emitted it), split into the part
-//      before the page's EventSource got it and the page's own part. Target p95 ≤ 100 ms.
+//      before the page's EventSource got it and the page's own part. Target p95 ≤ 100 ms. Each
+//      agent says BENCH_TEXT_STEPS (8) lines over its time besides its writes: ~14 card updates an
+//      agent, p95 over ~200+ updates rather than a handful per card.
 //
 //   npm run bench:serve-ui
 //   BENCH_AGENTS=8 BENCH_AGENT_MS=3000 npm run bench:serve-ui
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -64,15 +67,20 @@ const repo = path.join(dir, 'repo');
 const ids = agentIds(waveAgents);
 mkdirSync(path.join(repo, 'docs', 'IMPL'), { recursive: true });
 writeFileSync(path.join(repo, 'docs', 'IMPL', 'IMPL-bench.yaml'), waveImplYaml(ids, 'Live board bench'));
-// Each agent: a few tool calls spread over agentMs, so cards update while the others run.
+// Each agent: BENCH_TEXT_STEPS lines of text and its two writes spread over agentMs (each a turn: a
+// card update), so cards update while the others run — p95 over several hundred card updates.
+const textSteps = Number(process.env.BENCH_TEXT_STEPS ?? 8);
+const gap = Math.round((agentMs * 0.7) / Math.max(1, textSteps));
+const talk = (id, from, to) => Array.from({ length: to - from }, (_, index) => [`      - text: "Agent ${id} step ${from + index + 1}"`, `      - sleep_ms: ${gap}`]).flat();
+const half = Math.floor(textSteps / 2);
 const script = path.join(dir, 'agents.yaml');
 writeFileSync(
   script,
   agentScriptYaml(ids, (id) => [
     `      - text: "Agent ${id} starts"`,
-    `      - sleep_ms: ${Math.round(agentMs / 4)}`,
+    ...talk(id, 0, half),
     `      - write: { path: ${fileOf(id)}, content: "export const value${id} = 1;\\n" }`,
-    `      - sleep_ms: ${Math.round(agentMs / 4)}`,
+    ...talk(id, half, textSteps),
     `      - write: { path: ${testOf(id)}, content: "import { value${id} } from './main';\\n" }`,
     `      - commit: "feat(${id}): value"`,
     '      - report: { status: complete, verification: PASS }',
@@ -123,6 +131,25 @@ try {
   const repoId = await page.locator('[data-repo]').first().getAttribute('data-repo');
   await page.goto(`${server.origin}/r/${repoId}/impl/bench/live`);
   await page.locator('[data-testid="connection"]', { hasText: 'live' }).waitFor({ timeout: 20_000 });
+  // Beside the page, a plain SSE client in this process (same query as the page): when the server's frame
+  // reached a client outside the browser — the split between the server's part and Chromium's.
+  const nodeReceived = new Map();
+  const nodeClient = http.get(new URL(`/api/events?repo=${encodeURIComponent(repoId)}&impl=bench&after=0`, server.base), { headers: { 'X-Polywave-Token': server.token } }, (response) => {
+    response.setEncoding('utf8');
+    let buffer = '';
+    response.on('data', (chunk) => {
+      const now = Date.now();
+      buffer += chunk;
+      let end;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const frame = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const id = frame.split('\n').find((line) => line.startsWith('id: '));
+        if (id) nodeReceived.set(Number(id.slice(4)), now);
+      }
+    });
+  });
+  nodeClient.on('error', () => undefined);
   const startedAt = Date.now();
   const wave = await new Promise((resolve) => {
     const child = spawnRunWave({
@@ -145,6 +172,7 @@ try {
   });
   // Let the last frames reach the page.
   await new Promise((done) => setTimeout(done, 1500));
+  nodeClient.destroy();
   const live = updates.filter((update) => update.ts >= startedAt);
   const latencies = live.map((update) => update.shown_at - update.ts);
   const segment = (from, to) => live.map((update) => update[to] - update[from]);
@@ -158,6 +186,12 @@ try {
     const p95 = percentile(latencies, 0.95);
     console.log(`    event → card on screen (after paint): p50 ${percentile(latencies, 0.5).toFixed(0)} ms, p95 ${p95.toFixed(0)} ms, max ${Math.max(...latencies).toFixed(0)} ms (target p95 ≤ 100 ms: ${p95 <= 100 ? 'met' : 'MISSED'})`);
     console.log(`    of which: emitted → EventSource in the page ${stats(segment('ts', 'received_at'))} (run's recorder, store, server, network); → card DOM updated ${stats(segment('received_at', 'committed_at'))}; → painted ${stats(segment('committed_at', 'shown_at'))}`);
+    const both = live.filter((update) => nodeReceived.has(update.event_id));
+    if (both.length > 0) {
+      const viaNode = both.map((update) => nodeReceived.get(update.event_id) - update.ts);
+      const inBrowser = both.map((update) => update.received_at - nodeReceived.get(update.event_id));
+      console.log(`    split (${both.length} updates also seen by a Node SSE client in the bench process): emitted → Node client ${stats(viaNode)}; Node client → page's EventSource ${stats(inBrowser)} (Chromium's network and renderer processes; negative when the page was first)`);
+    }
   } else {
     console.log(`    no card update observed: ${wave.stderr.slice(-800)}`);
   }

@@ -5,12 +5,17 @@
 //  (b) SSE event-to-client latency while a recorder writes: a 16-agent script wave runs as a
 //      `polywave run-wave` process recording into the server's store with POLYWAVE_EVENTS_FLUSH_MS=0
 //      (each event written as it is emitted: what serve gives the runs it starts; BENCH_FLUSH_MS=20
-//      compares a timer flush); an SSE client of a real `polywave serve` process (this process,
-//      otherwise idle) measures receipt time − the event's ts (when the recorder received it);
-//      target p95 ≤ 100 ms (the browser's part is bench:serve-ui).
+//      compares a timer flush). Each agent writes its two files, says BENCH_TEXT_STEPS lines of
+//      text spread over its BENCH_AGENT_MS (cards update while the others run, ~40 events an
+//      agent: p95 over ~650 events, not a burst of 256), commits and reports. An SSE client of a
+//      real `polywave serve` process (this process, otherwise idle) measures receipt time − the
+//      event's ts (when the recorder received it); target p95 ≤ 100 ms (the browser's part is
+//      bench:serve-ui). BENCH_BREAKDOWN=1 also splits it at the commit (this process then polls
+//      the store every 5 ms: one more process competing for the cores).
 //
 //   npm run bench:serve
 //   BENCH_CALLS=500 BENCH_AGENTS=8 npm run bench:serve
+//   BENCH_SERVE_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' npm run bench:serve   (profiles the server)
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -25,7 +30,9 @@ const calls = Number(process.env.BENCH_CALLS ?? 200);
 const waveAgents = Number(process.env.BENCH_AGENTS ?? 16);
 // The recorder flush of the wave (serve's runs get 0: each event written as it is emitted).
 const flushSetting = process.env.BENCH_FLUSH_MS ?? '0';
-const agentMs = Number(process.env.BENCH_AGENT_MS ?? 2000);
+const agentMs = Number(process.env.BENCH_AGENT_MS ?? 4000);
+const textSteps = Number(process.env.BENCH_TEXT_STEPS ?? 12);
+const breakdown = process.env.BENCH_BREAKDOWN === '1';
 const dir = mkdtempSync(path.join(os.tmpdir(), 'polywave-bench-serve-'));
 const repo = path.join(dir, 'repo');
 const store = path.join(dir, 'events.db');
@@ -81,7 +88,8 @@ mkdirSync(path.join(waveRepo, 'docs', 'IMPL'), { recursive: true });
 writeFileSync(path.join(waveRepo, 'docs', 'IMPL', 'IMPL-bench.yaml'), waveImplYaml(waveIds, 'SSE bench'));
 sh('git init -q -b main && git add -A && git commit -qm initial', waveRepo);
 
-const server = await startServe([repo, waveRepo], store);
+// BENCH_SERVE_NODE_ARGS (e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof') profiles the server process alone.
+const server = await startServe([repo, waveRepo], store, benchEnv, (process.env.BENCH_SERVE_NODE_ARGS ?? '').split(' ').filter(Boolean));
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 const get = (pathname) =>
   new Promise((resolve, reject) => {
@@ -149,20 +157,26 @@ try {
     });
     request.on('error', reject);
   });
-  // Where the time goes: this process also polls the store every 5 ms and notes when each row became visible.
+  // BENCH_BREAKDOWN=1: where the time goes — this process also polls the store every 5 ms and notes when each row became visible.
   const visibleAt = new Map();
-  const watchDb = openEventStore(store, { readonly: true });
+  const watchDb = breakdown ? openEventStore(store, { readonly: true }) : undefined;
+  const visible = watchDb?.prepare('SELECT id FROM events WHERE id > ? ORDER BY id');
   let watched = 0;
-  const watcher = setInterval(() => {
-    const now = Date.now();
-    for (const row of watchDb.prepare('SELECT id FROM events WHERE id > ? ORDER BY id').all(watched)) {
-      visibleAt.set(row.id, now);
-      watched = row.id;
-    }
-  }, 5);
+  const watcher = breakdown
+    ? setInterval(() => {
+        const now = Date.now();
+        for (const row of visible.all(watched)) {
+          visibleAt.set(row.id, now);
+          watched = row.id;
+        }
+      }, 5)
+    : undefined;
   // The wave: a real `polywave run-wave` process with script agents, recording into the server's store.
   const script = path.join(dir, 'agents.yaml');
-  writeFileSync(script, agentScriptYaml(waveIds, (id) => fixedLengthSteps(id, { agentMs })));
+  // Text lines spread over the agent's time (after its two writes; the commit and report follow, then it idles until agentMs).
+  const gap = Math.round((agentMs * 0.8) / Math.max(1, textSteps));
+  const talk = (id) => Array.from({ length: textSteps }, (_, index) => [`      - text: "Agent ${id} step ${index + 1}"`, `      - sleep_ms: ${gap}`]).flat();
+  writeFileSync(script, agentScriptYaml(waveIds, (id) => fixedLengthSteps(id, { agentMs, extraSteps: talk(id) })));
   // Spawned, not spawnSync: this process's SSE client must read while the wave runs.
   const waveStart = performance.now();
   const wave = await new Promise((resolve) => {
@@ -178,14 +192,14 @@ try {
   const deadline = Date.now() + 5000;
   while (received < emitted && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
   sse.destroy();
-  clearInterval(watcher);
-  watchDb.close();
+  if (watcher) clearInterval(watcher);
+  watchDb?.close();
   const p = (values, fraction) => percentile(values, fraction);
   const recorderSide = arrivals.filter((arrival) => visibleAt.has(arrival.id)).map((arrival) => Math.max(0, visibleAt.get(arrival.id) - arrival.ts));
   const serverSide = arrivals.filter((arrival) => visibleAt.has(arrival.id)).map((arrival) => Math.max(0, arrival.now - visibleAt.get(arrival.id)));
-  console.log(`(b) SSE event → client during a ${waveAgents}-agent script wave (polywave run-wave, script agents, POLYWAVE_EVENTS_FLUSH_MS=${flushSetting}; the server polls every 20 ms): ${received}/${emitted} events received; the run-wave process took ${(waveMs / 1000).toFixed(1)} s`);
+  console.log(`(b) SSE event → client during a ${waveAgents}-agent script wave (polywave run-wave, script agents with ${textSteps} text steps over ${agentMs} ms, POLYWAVE_EVENTS_FLUSH_MS=${flushSetting}): ${received}/${emitted} events received; the run-wave process took ${(waveMs / 1000).toFixed(1)} s`);
   console.log(`    latency p50 ${p(latencies, 0.5)} ms, p95 ${p(latencies, 0.95)} ms, max ${Math.max(...latencies)} ms (target p95 ≤ 100 ms: ${p(latencies, 0.95) <= 100 ? 'met' : 'MISSED'})`);
-  console.log(`    of which: emitted → committed in the store (the run's recorder) p50 ${p(recorderSide, 0.5)} ms, p95 ${p(recorderSide, 0.95)} ms; committed → SSE client (the server) p50 ${p(serverSide, 0.5)} ms, p95 ${p(serverSide, 0.95)} ms (±5 ms: this bench's own poll)`);
+  if (breakdown) console.log(`    of which: emitted → committed in the store (the run's recorder) p50 ${p(recorderSide, 0.5)} ms, p95 ${p(recorderSide, 0.95)} ms; committed → SSE client (the server) p50 ${p(serverSide, 0.5)} ms, p95 ${p(serverSide, 0.95)} ms (±5 ms: this bench's own poll)`);
 } finally {
   server.child.kill('SIGTERM');
   agent.destroy();

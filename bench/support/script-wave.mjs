@@ -82,11 +82,14 @@ export function fixedLengthSteps(id, { agentMs, extraSteps = [] }) {
   ];
 }
 
-/** Starts `polywave serve --port 0` on `repo` (one path or several) and `store`; resolves once it printed its URL. */
-export function startServe(repo, store, env = benchEnv) {
+/**
+ * Starts `polywave serve --port 0` on `repo` (one path or several) and `store`; resolves once it printed its URL.
+ * `nodeArgs` go before the CLI (e.g. `--cpu-prof`; the profile is written when SIGTERM stops the server).
+ */
+export function startServe(repo, store, env = benchEnv, nodeArgs = []) {
   return new Promise((resolve, reject) => {
     const repoArgs = [repo].flat().flatMap((dir) => ['--repo', dir]);
-    const child = spawn(process.execPath, [path.join(root, 'bin', 'polywave.js'), 'serve', '--port', '0', ...repoArgs, '--store', store], { stdio: ['ignore', 'pipe', 'pipe'], env });
+    const child = spawn(process.execPath, [...nodeArgs, path.join(root, 'bin', 'polywave.js'), 'serve', '--port', '0', ...repoArgs, '--store', store], { stdio: ['ignore', 'pipe', 'pipe'], env });
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (chunk) => {
       out += chunk;

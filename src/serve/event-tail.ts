@@ -1,16 +1,37 @@
-import { statSync } from 'node:fs';
+import { statSync, watch, type FSWatcher } from 'node:fs';
+import path from 'node:path';
 import { iterateEvents, lastEventId, openEventStore, type Database, type EventFilter, type EventRow } from '../observability/event-store.js';
 
+type Statement = ReturnType<Database['prepare']>;
+
+/** How many distinct SQL texts the tail keeps prepared (the SSE filters are few); beyond it the cache starts over. */
+const statementCacheSize = 64;
+/** After a write notification, one more look this much later: a commit's last WAL write can wake the tail before the writer updated the WAL index. */
+const settleMs = 10;
+
 /**
- * The server's one read-only view of the event store: polls `max(id)` every `pollMs` (WAL lets it
- * read beside the recorders of other processes) and wakes the SSE clients waiting for newer rows.
+ * The server's one read-only view of the event store. It wakes on the file system's notification
+ * that the store (or its WAL) was written — `fs.watch` on the store's directory, filtered to the
+ * store's files — and then reads `max(id)` (WAL lets it read beside the recorders of other
+ * processes) and wakes the SSE clients waiting for newer rows. A timer poll stays as the fallback:
+ * every `pollMs` while no watch could be set up (a missing directory, a file system without
+ * notifications), every `watchedPollMs` beside a working watch.
  * Each client reads its own rows after its own cursor, so a slow client never holds up the others
  * and never loses a row: while its socket does not drain it simply stops reading (back-pressure).
+ * Per event nothing is opened, stat'ed or prepared: the statements are prepared once per handle
+ * and a run's working directory is looked up once.
  */
 export class EventTail {
   private db: Database | undefined;
+  /** `db` whose prepare() hands out cached statements (what the tail's own queries use). */
+  private cached: Database | undefined;
   private latest = 0;
   private timer: ReturnType<typeof setInterval> | undefined;
+  private timerMs = 0;
+  private watcher: FSWatcher | undefined;
+  private watchTriedAt = 0;
+  private pollQueued = false;
+  private settleTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly waiters = new Set<() => void>();
   private readonly runCwds = new Map<string, string | null>();
   private openError: string | undefined;
@@ -18,10 +39,13 @@ export class EventTail {
   /** `dev:ino` of the file the open handle reads. */
   private openedIdentity: string | undefined;
   private gen = 0;
+  /** How many polls ran (tests and benches see that a write woke the tail, not the timer). */
+  polls = 0;
 
   constructor(
     readonly storePath: string,
     private readonly pollMs = 20,
+    private readonly watchedPollMs = 250,
   ) {}
 
   /** The database (opened on first need; undefined while the store file does not exist). */
@@ -30,11 +54,13 @@ export class EventTail {
     try {
       const identity = this.identity();
       this.db = openEventStore(this.storePath, { readonly: true, busyTimeoutMs: 1000 });
+      this.cached = this.db ? cachingPrepare(this.db) : undefined;
       this.openedIdentity = identity;
       this.openError = undefined;
     } catch (error) {
       this.openError = error instanceof Error ? error.message : String(error);
       this.db = undefined;
+      this.cached = undefined;
     }
     return this.db;
   }
@@ -45,10 +71,73 @@ export class EventTail {
   }
 
   start(): void {
-    if (this.timer) return;
+    if (this.timer || this.isClosed) return;
+    this.watchStore();
     this.poll();
-    this.timer = setInterval(() => this.poll(), this.pollMs);
+    this.schedulePolls();
+  }
+
+  /** True while a file-system watch on the store's directory wakes the tail. */
+  get watching(): boolean {
+    return this.watcher !== undefined;
+  }
+
+  /** The fallback timer: fast without a watch, slow beside one. */
+  private schedulePolls(): void {
+    const every = this.watcher ? Math.max(this.pollMs, this.watchedPollMs) : this.pollMs;
+    if (this.timer && this.timerMs === every) return;
+    if (this.timer) clearInterval(this.timer);
+    this.timerMs = every;
+    this.timer = setInterval(() => {
+      if (!this.watcher && Date.now() - this.watchTriedAt >= 1000) this.watchStore();
+      this.poll();
+    }, every);
     this.timer.unref();
+  }
+
+  /**
+   * Watches the store's directory (not the file: SQLite deletes and recreates the -wal file, and a
+   * replaced store is another inode) and polls when one of the store's files changes. Tried again
+   * at most once a second while it fails (the directory may not exist yet).
+   */
+  private watchStore(): void {
+    if (this.watcher || this.isClosed) return;
+    this.watchTriedAt = Date.now();
+    const base = path.basename(this.storePath);
+    try {
+      const watcher = watch(path.dirname(this.storePath), { persistent: false }, (_event, name) => {
+        if (name === null || name === base || name.startsWith(`${base}-`)) this.notified();
+      });
+      watcher.on('error', () => {
+        // The directory went away (or the watch broke): back to the fast timer until it can be set up again.
+        watcher.close();
+        if (this.watcher === watcher) this.watcher = undefined;
+        if (!this.isClosed && this.timer) this.schedulePolls();
+      });
+      this.watcher = watcher;
+    } catch {
+      this.watcher = undefined;
+    }
+    if (this.timer) this.schedulePolls();
+  }
+
+  /** A store file was written: poll once the current callbacks are done (one poll for a burst of notifications), and once more a little later. */
+  private notified(): void {
+    if (this.isClosed) return;
+    if (!this.pollQueued) {
+      this.pollQueued = true;
+      setImmediate(() => {
+        this.pollQueued = false;
+        if (!this.isClosed) this.poll();
+      });
+    }
+    if (this.settleTimer === undefined) {
+      this.settleTimer = setTimeout(() => {
+        this.settleTimer = undefined;
+        if (!this.isClosed) this.poll();
+      }, settleMs);
+      this.settleTimer.unref();
+    }
   }
 
   /** The largest row id seen by the last poll. */
@@ -83,6 +172,7 @@ export class EventTail {
       // the old handle: nothing to lose
     }
     this.db = undefined;
+    this.cached = undefined;
     this.openedIdentity = undefined;
     this.runCwds.clear();
     this.latest = 0;
@@ -94,8 +184,10 @@ export class EventTail {
 
   /** Reads `max(id)` now (also what a new client without Last-Event-ID starts from). */
   poll(): number {
+    this.polls += 1;
     this.checkReplaced();
-    const db = this.database();
+    this.database();
+    const db = this.cached;
     if (!db) return this.latest;
     try {
       const id = lastEventId(db);
@@ -135,7 +227,8 @@ export class EventTail {
 
   /** At most `limit` matching rows after `afterId`, materialized (nothing stays open across an await). */
   read(filter: EventFilter, afterId: number, limit: number): EventRow[] {
-    const db = this.database();
+    this.database();
+    const db = this.cached;
     if (!db) return [];
     return [...iterateEvents(db, { ...filter, afterId }, limit)];
   }
@@ -143,7 +236,8 @@ export class EventTail {
   /** The working directory a run recorded (null when unknown): how events are matched to a repository. */
   runCwd(runId: string): string | null {
     if (this.runCwds.has(runId)) return this.runCwds.get(runId)!;
-    const db = this.database();
+    this.database();
+    const db = this.cached;
     if (!db) return null;
     const row = db.prepare('SELECT cwd FROM runs WHERE run_id = ?').get(runId) as { cwd: string | null } | undefined;
     const cwd = row?.cwd ?? null;
@@ -155,6 +249,10 @@ export class EventTail {
     this.isClosed = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    if (this.settleTimer) clearTimeout(this.settleTimer);
+    this.settleTimer = undefined;
+    this.watcher?.close();
+    this.watcher = undefined;
     for (const wake of [...this.waiters]) wake();
     this.waiters.clear();
     try {
@@ -163,5 +261,26 @@ export class EventTail {
       // closing a read-only handle: nothing to lose
     }
     this.db = undefined;
+    this.cached = undefined;
   }
+}
+
+/**
+ * `db` seen through a prepare() that hands out one statement per SQL text ({@link lastEventId}
+ * and {@link iterateEvents} prepare on every call). Only prepare() is offered: it is all the
+ * tail's queries use. A statement is never shared by two live iterations: {@link EventTail.read}
+ * materializes its rows before anything else runs.
+ */
+function cachingPrepare(db: Database): Database {
+  const statements = new Map<string, Statement>();
+  const prepare = (sql: string): Statement => {
+    let statement = statements.get(sql);
+    if (!statement) {
+      if (statements.size >= statementCacheSize) statements.clear();
+      statement = db.prepare(sql);
+      statements.set(sql, statement);
+    }
+    return statement;
+  };
+  return { prepare } as unknown as Database;
 }

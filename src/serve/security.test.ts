@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cookieName, hostPolicy, isLoopbackHost, isSecretKey, isWildcardHost, newToken, originMatches, randomLoopbackHost, redactSecrets, redactText, tokenMatches } from './security.js';
+import { cookieName, hostPolicy, isLoopbackHost, isSecretKey, isWildcardHost, newToken, originMatches, randomLoopbackHost, redactSecrets, redactText, secretRedactor, tokenMatches } from './security.js';
 
 describe('serve security helpers', () => {
   it('makes 32-hex tokens and compares them exactly', () => {
@@ -71,6 +71,22 @@ describe('serve security helpers', () => {
       password: '[redacted]',
     });
     expect(input.password).toBe('hunter2');
+  });
+
+  it('secretRedactor (what SSE frames and answers use) gives redactSecrets\' answer, also from its memo and for long strings', () => {
+    const token = 'b'.repeat(32);
+    const redact = secretRedactor(token);
+    const event = (note: string) => ({ id: 1, run_id: 'run-1', type: 'agent-tool-call', payload: { tool: 'bash', input: { command: `curl -H "Authorization: Bearer abc.def-123" ${note}` }, env: { GITHUB_TOKEN: 'x' }, note, long: `${'x'.repeat(600)} ${token} sk-ant-api03-abcdefghijklmnopqrstuv` } });
+    for (const note of ['plain', `the token ${token}`, 'plain', 'postgres://u:hunter2@db/prod', `the token ${token}`]) {
+      const value = event(note);
+      const expected = redactSecrets(value, token);
+      expect(redact(value)).toEqual(expected);
+      expect(JSON.stringify(redact(value))).not.toMatch(new RegExp(`${token}|hunter2|abc\\.def|sk-ant`));
+    }
+    // Another server's token: its own memo.
+    expect(secretRedactor('c'.repeat(32))({ note: `the token ${token}` })).toEqual({ note: `the token ${token}` });
+    // isSecretKey answers the same the second time (memo).
+    for (let round = 0; round < 2; round += 1) expect([isSecretKey('refreshToken'), isSecretKey('input_tokens')]).toEqual([true, false]);
   });
 
   it('knows secret key names in any case or separator (F4)', () => {

@@ -112,6 +112,24 @@ const secretWords = new Set(['token', 'secret', 'secrets', 'password', 'passwd',
  * not a token (and numbers are never redacted anyway).
  */
 export function isSecretKey(key: string): boolean {
+  const known = secretKeyMemo.get(key);
+  if (known !== undefined) return known;
+  const answer = keyIsSecret(key);
+  if (key.length <= memoMaxLength) {
+    if (secretKeyMemo.size >= memoEntries) secretKeyMemo.clear();
+    secretKeyMemo.set(key, answer);
+  }
+  return answer;
+}
+
+// Memos of pure answers: the keys of events and answers are a small set, and an event stream
+// repeats most of its strings (run ids, slugs, types, agent ids, paths). Bounded: long strings
+// are not kept, and a full memo starts over.
+const memoEntries = 4096;
+const memoMaxLength = 512;
+const secretKeyMemo = new Map<string, boolean>();
+
+function keyIsSecret(key: string): boolean {
   const words = keyWords(key);
   for (let index = 0; index < words.length; index += 1) {
     const word = words[index]!;
@@ -174,10 +192,35 @@ export function redactText(text: string, token: string): string {
  * key, `--token v`) and the server's own token are replaced by "[redacted]".
  */
 export function redactSecrets<T>(value: T, token: string): T {
+  return redactWith(value, (text) => redactText(text, token));
+}
+
+/**
+ * {@link redactSecrets} for one server's token, remembering the redacted form of the strings it
+ * saw (bounded; strings over 512 characters are redacted each time). The answer is the same as
+ * redactSecrets': redactText is a pure function of the text and the token. What the SSE stream
+ * uses, where each event would otherwise run every pattern over the same run id, slug and paths.
+ */
+export function secretRedactor(token: string): <T>(value: T) => T {
+  const memo = new Map<string, string>();
+  const text = (item: string): string => {
+    if (item.length > memoMaxLength) return redactText(item, token);
+    let out = memo.get(item);
+    if (out === undefined) {
+      out = redactText(item, token);
+      if (memo.size >= memoEntries) memo.clear();
+      memo.set(item, out);
+    }
+    return out;
+  };
+  return <T>(value: T): T => redactWith(value, text);
+}
+
+function redactWith<T>(value: T, redactString: (text: string) => string): T {
   const walk = (item: unknown, key: string | undefined): unknown => {
     if (typeof item === 'string') {
       if (key !== undefined && isSecretKey(key) && item !== '') return redacted;
-      return redactText(item, token);
+      return redactString(item);
     }
     if (Array.isArray(item)) {
       return item.map((entry, index) => {

@@ -38,7 +38,8 @@ export function eventFrame(row: EventRow, redact: (value: unknown) => unknown): 
  * The client's loop reads at most {@link sseBatchRows} rows, writes them, and awaits the write:
  * a socket that does not drain stops the loop (the node adapter waits for 'drain'), so a slow
  * client holds back only itself and later continues from its own cursor. When caught up, it
- * waits for the tail's poll to see a newer row, sending a heartbeat comment every heartbeatMs.
+ * waits until the tail sees a newer row (woken by the store's write notification), sending a
+ * heartbeat comment every heartbeatMs.
  */
 export function streamEvents(c: Context, options: StreamEventsOptions): Response {
   const { tail } = options;
