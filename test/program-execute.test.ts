@@ -654,6 +654,8 @@ describe('two IMPLs of one tier whose agents have the same ids (agent A in wave 
       [programRelative]: withStatuses({ pricing: 'reviewed', catalog: 'reviewed' }),
       'docs/IMPL/IMPL-pricing.yaml': renamed(implDoc('pricing', 'REVIEWED'), { P: 'A' }),
       'docs/IMPL/IMPL-catalog.yaml': renamed(implDoc('catalog', 'REVIEWED'), { C: 'A', D: 'B' }),
+      // A worktree setup that records the port each agent got (the IMPLs' setups run at once).
+      'polywave.config.json': `${JSON.stringify({ setup: 'echo "$POLYWAVE_SLUG $POLYWAVE_AGENT $POLYWAVE_PORT" >> "$POLYWAVE_ROOT/../ports.log"' })}\n`,
     });
     writeFileSync(demo.script, readFileSync(demo.script, 'utf8').replace('\n  P:\n', '\n  A@pricing:\n').replace('\n  C:\n', '\n  A@catalog:\n').replace('\n  D:\n', '\n  B@catalog:\n'));
     run = await cli(demo, executeArgs(demo));
@@ -665,6 +667,12 @@ describe('two IMPLs of one tier whose agents have the same ids (agent A in wave 
     expect(countMerges(demo.repo, prefixes)).toEqual(once(prefixes));
     expectClean(demo.repo);
     expect(nodeTest(demo.repo).passed).toBe(true);
+  });
+
+  it('gives each IMPL of the tier its own block of POLYWAVE_PORTs: agent A of both never shares a port', () => {
+    const lines = readFileSync(path.join(demo.repo, '..', 'ports.log'), 'utf8').trim().split('\n').sort();
+    // Tier 1 runs pricing (block 0) and catalog (block 1) at once; tier 2's only IMPL has block 0.
+    expect(lines).toEqual(['catalog A 41100', 'catalog B 41100', 'checkout K 41000', 'pricing A 41000']);
   });
 
   // Per-wave state is IMPL-scoped (`.polywave-state/<slug>/wave<N>/`, src/engine/state-paths.ts): IMPLs of a

@@ -277,6 +277,23 @@ describe('configured setup and teardown', () => {
     expect(cleanup?.agents.every((line) => line.worktree_removed)).toBe(true);
   }, 120_000);
 
+  it('a PROGRAM tier\'s port offset moves every agent\'s POLYWAVE_PORT by the IMPL\'s block; a port past 65535 is a coded failure before any setup runs', async () => {
+    const fixture = await createWaveFixture(twoAgents);
+    await config(fixture, { setup: 'echo "$POLYWAVE_AGENT $POLYWAVE_PORT" >> "$POLYWAVE_ROOT/../ports.log"' });
+    const result = await prepare(fixture, { portOffset: 200 });
+    expect(result.success, failure(result)).toBe(true);
+    expect(step(result, 'workspace_setup')!.detail).toMatch(/^2 worktree\(s\) set up \(ports A=41200, B=41201\)/);
+    expect(readFileSync(fixture.repo.sibling('ports.log'), 'utf8').trim().split('\n').sort()).toEqual(['A 41200', 'B 41201']);
+    expect(step(result, 'workspace_setup')!.data).toMatchObject({ base_port: 41000, port_offset: 200 });
+
+    const high = await createWaveFixture(twoAgents);
+    await config(high, { setup: 'echo ran >> "$POLYWAVE_ROOT/../ran.log"', worktree_setup: { base_port: 65000 } });
+    const refused = await prepare(high, { portOffset: 600 });
+    expect(refused.success).toBe(false);
+    expect(step(refused, 'workspace_setup')!.detail).toMatch(/^WORKTREE_SETUP_FAILED: agent A would get POLYWAVE_PORT 65600, above 65535 \(base_port 65000 \+ 600 for this IMPL's place in its tier \+ 0\)/);
+    expect(existsSync(high.repo.sibling('ran.log'))).toBe(false);
+  }, 60_000);
+
   it('a failing setup: coded failure with the output tail, worktree kept, wave not armed; the next prepare-wave runs that setup again', async () => {
     const fixture = await createWaveFixture(twoAgents);
     await config(fixture, { setup: 'echo "preparing $POLYWAVE_AGENT"; if [ "$POLYWAVE_AGENT" = B ] && [ ! -f "$POLYWAVE_ROOT/../fixed" ]; then echo "boom: database not reachable" >&2; exit 3; fi' });

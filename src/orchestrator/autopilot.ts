@@ -74,6 +74,8 @@ export interface AutopilotOptions {
   retryBackoffMs?: number;
   /** P5: the branch every wave merges into (a PROGRAM tier's IMPL branch); default the checked-out branch. */
   mergeTarget?: string;
+  /** Added to every agent's POLYWAVE_PORT (a PROGRAM tier: one block of ports per IMPL running at once). */
+  portOffset?: number;
   /** Close the IMPL (E15/E18) after its last wave (default true; a PROGRAM tier closes in finalize-tier). */
   close?: boolean;
   /** A budget of running agents shared with other IMPLs (the PROGRAM tier loop). */
@@ -268,6 +270,7 @@ export async function runAutopilot(options: AutopilotOptions): Promise<Autopilot
       ...(options.noCritic ? { skipCritic: true } : {}),
       ...(options.retryBackoffMs !== undefined ? { retryBackoffMs: options.retryBackoffMs } : {}),
       ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}),
+      ...(options.portOffset ? { portOffset: options.portOffset } : {}),
       ...(options.agentSlots ? { agentSlots: options.agentSlots } : {}),
       ...(options.orchestratorFiles ? { orchestratorFiles: options.orchestratorFiles } : {}),
       ...(options.concurrentRefs ? { concurrentRefs: options.concurrentRefs } : {}),

@@ -45,6 +45,9 @@ import { readProgramImplDocs, waveProgressOf } from '../store/program-impl-docs.
 import { runAutopilot, type AutopilotResult } from './autopilot.js';
 import { createAgentSlots } from './run-wave.js';
 
+/** POLYWAVE_PORTs reserved per IMPL of a tier (agent i of IMPL k: base_port + k × stride + i). */
+export const tierPortStride = 100;
+
 /** What the loop asks a human (unless `--auto`). */
 export type ProgramQuestion =
   | { kind: 'tier-review'; tier: number; impls: Array<{ slug: string; impl_path: string; title: string }>; stale_briefs: StaleBrief[] }
@@ -442,6 +445,9 @@ export async function executeProgram(options: ProgramExecuteOptions): Promise<Pr
             repoDir,
             auto: true,
             mergeTarget: branch,
+            // Worktree setups of the tier's IMPLs run at once: each IMPL gets its own block of
+            // POLYWAVE_PORTs, by its place in the tier (stable across resumes).
+            portOffset: Math.max(0, current.findIndex((other) => other.slug === slug)) * tierPortStride,
             close: false,
             agentSlots: slots,
             orchestratorFiles: [programPath, ...manifestPaths.filter((other) => other !== implPath)],

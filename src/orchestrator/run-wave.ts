@@ -48,6 +48,8 @@ export interface RunWaveOptions extends EngineRunOptions {
   wave: number;
   repoDir?: string;
   mergeTarget?: string;
+  /** Added to every agent's POLYWAVE_PORT by the worktree setup (a PROGRAM tier: one block of ports per IMPL). */
+  portOffset?: number;
   /** Model for agents without `model:` in the manifest (`--model`). */
   model?: string;
   /** Agents running at once per provider (`--concurrency`; default: every agent of the wave, at most 16). */
@@ -395,7 +397,7 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
     }
     const base = await rootGit.headCommit();
     for (const agent of agents) {
-      const prepared = await prepareAgent({ ...engine, implPath, wave: options.wave, agent: agent.id ?? '', noWorktree: true, ...(options.rerun ? { rerun: true } : {}), ...(options.repoDir ? { repoDir: options.repoDir } : {}), ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}) });
+      const prepared = await prepareAgent({ ...engine, implPath, wave: options.wave, agent: agent.id ?? '', noWorktree: true, ...(options.rerun ? { rerun: true } : {}), ...(options.repoDir ? { repoDir: options.repoDir } : {}), ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}), ...(options.portOffset ? { portOffset: options.portOffset } : {}) });
       steps.push(...prepared.steps);
       if (!prepared.success) {
         result.prepare = { steps, success: false };
@@ -405,7 +407,7 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
     }
     result.prepare = { steps, success: true };
   } else {
-    const prepared = await prepareWave({ ...engine, implPath, wave: options.wave, ...(options.concurrentRefs ? { concurrentRefs: options.concurrentRefs, leaveStateUncommitted: true } : {}), ...(options.repoDir ? { repoDir: options.repoDir } : {}), ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}), ...(options.noCache ? { noCache: true } : {}), ...(options.skipCritic ? { skipCritic: true } : {}), ...(options.rerun ? { rerun: true } : {}) });
+    const prepared = await prepareWave({ ...engine, implPath, wave: options.wave, ...(options.concurrentRefs ? { concurrentRefs: options.concurrentRefs, leaveStateUncommitted: true } : {}), ...(options.repoDir ? { repoDir: options.repoDir } : {}), ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}), ...(options.portOffset ? { portOffset: options.portOffset } : {}), ...(options.noCache ? { noCache: true } : {}), ...(options.skipCritic ? { skipCritic: true } : {}), ...(options.rerun ? { rerun: true } : {}) });
     result.prepare = prepared;
     if (!prepared.success) return finish();
     const preparedManifest = await readManifest(implPath);

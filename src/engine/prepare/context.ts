@@ -18,6 +18,11 @@ export interface PrepareWaveOptions extends EngineRunOptions {
   repoDir?: string;
   /** P5: branch the wave merges into; worktrees start from its tip (default: HEAD). */
   mergeTarget?: string;
+  /**
+   * Added to every agent's `POLYWAVE_PORT` (`worktree_setup.base_port` + this + the agent's place
+   * in the wave). A PROGRAM tier gives each IMPL running at once its own block of ports.
+   */
+  portOffset?: number;
   /** Commit dirty protocol-owned files (IMPL, docs/IMPL/**, docs/CONTEXT.md, .polywave-state/**). Default true (as Go). */
   commitState?: boolean;
   /**

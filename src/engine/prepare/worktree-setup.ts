@@ -643,6 +643,11 @@ export const worktreeSetupStep: StepDefinition<PrepareContext> = {
         if (record === undefined || record.status === 'done') continue;
       }
       if (worktree.action === 'created' && !sharedTracked.has(repo.root)) sharedTracked.set(repo.root, trackedManifests(context.rawGitAt(target.path)));
+      const port = settings.basePort + (context.options.portOffset ?? 0) + index;
+      if (port > 65_535) {
+        const detail = `${worktreeSetupCodes.failed}: agent ${target.agent} would get POLYWAVE_PORT ${port}, above 65535 (base_port ${settings.basePort}${context.options.portOffset ? ` + ${context.options.portOffset} for this IMPL's place in its tier` : ''} + ${index}) — lower worktree_setup.base_port in polywave.config.json`;
+        return { status: 'failed', detail, data: { code: worktreeSetupCodes.failed } };
+      }
       jobs.push({
         worktree: target.path,
         root: repo.root,
@@ -651,7 +656,7 @@ export const worktreeSetupStep: StepDefinition<PrepareContext> = {
         slug: context.slug,
         wave: context.wave,
         branch: target.branch,
-        port: settings.basePort + index,
+        port,
         entry,
         settings,
         goWork: context.options.goWork !== false,
@@ -686,7 +691,7 @@ export const worktreeSetupStep: StepDefinition<PrepareContext> = {
       }
     }
     const failures = outcomes.filter((outcome) => !outcome.ok);
-    const data = { agents: outcomes, ...(excluded.length > 0 ? { excluded } : {}), base_port: settings.basePort, concurrency: limit };
+    const data = { agents: outcomes, ...(excluded.length > 0 ? { excluded } : {}), base_port: settings.basePort, ...(context.options.portOffset ? { port_offset: context.options.portOffset } : {}), concurrency: limit };
     if (failures.length > 0) {
       const code = failures.some((failure) => failure.code === worktreeSetupCodes.copyRefused) ? worktreeSetupCodes.copyRefused : worktreeSetupCodes.failed;
       return {
