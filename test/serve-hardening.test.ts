@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { linkSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, lstatSync, mkdirSync, readFileSync, renameSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -236,6 +236,32 @@ describe('polywave serve hardening (attack report F2, F3, F6, F7)', () => {
     expect(outcomes.get('inside') ?? 0).toBeGreaterThan(0);
     expect(outcomes.get('SERVE_PATH') ?? 0).toBeGreaterThan(0);
   }, 60_000);
+
+  it('Reject re-reads the IMPL through the confined reader: one swapped for a symlink out of the repository after it was loaded is refused, nothing copied or written', async () => {
+    // Same size and mtime as the served IMPL: the manifest cache (stat follows links) still answers from the inside copy,
+    // so only the re-read under the lock sees the link. The store's path read would follow it and copy the outside plan into the repository.
+    const inside = lettersImplYaml({ title: 'x'.repeat(secretText.length), slug: 'rej', agents: ['A'] }).replace('state: WAVE_PENDING', 'state: REVIEWED');
+    const outsidePlan = inside.replace(`title: ${'x'.repeat(secretText.length)}`, `title: ${secretText}`);
+    const implFile = path.join(repo.dir, 'docs', 'IMPL', 'IMPL-rej.yaml');
+    writeFileSync(implFile, inside);
+    const second = Math.floor(Date.now() / 1000) - 60;
+    utimesSync(implFile, second, second);
+    const loaded = await api(`/api/repos/${repoId}/impls/rej`);
+    expect([loaded.status, loaded.json.state]).toEqual([200, 'REVIEWED']);
+    const target = path.join(outside, 'IMPL-rej.yaml');
+    writeFileSync(target, outsidePlan);
+    utimesSync(target, second, second);
+    symlinkSync(target, `${implFile}.link`);
+    renameSync(`${implFile}.link`, implFile);
+    const response = await fetch(new URL(`/api/repos/${repoId}/impls/rej/reject`, server.base), { method: 'POST', headers: { 'X-Polywave-Token': server.token, 'Content-Type': 'application/json' }, body: JSON.stringify({ reason: 'swapped' }) });
+    const text = await response.text();
+    expect([response.status, (JSON.parse(text) as { error: unknown }).error]).toEqual([403, { code: 'SERVE_PATH', message: 'docs/IMPL/IMPL-rej.yaml leads outside the repository' }]);
+    expect(text).not.toContain(secretText);
+    // The link is still a link, the outside plan unchanged, nothing logged as rejected.
+    expect(lstatSync(implFile).isSymbolicLink()).toBe(true);
+    expect(readFileSync(target, 'utf8')).toBe(outsidePlan);
+    expect(existsSync(path.join(repo.dir, '.polywave-state', 'serve', 'rejections.jsonl'))).toBe(false);
+  });
 
   it('F7: without repo=, runs, events and metrics are those of the served repositories only', async () => {
     const runs = await api('/api/runs');

@@ -16,7 +16,9 @@ import { programStatus } from '../protocol/program/status.js';
 import { checkTransition } from '../protocol/state-machine.js';
 import type { ImplManifest } from '../protocol/schema/impl-schema.js';
 import { findAgent } from '../protocol/waves.js';
-import { editImpl } from '../store/manifest-file.js';
+import { parseImpl } from '../protocol/parse-impl.js';
+import { applyEdits } from '../protocol/yaml/index.js';
+import { withFileLock, writeFileAtomic } from '../store/locked-write.js';
 import { EventTail } from './event-tail.js';
 import { countAgents, ManifestCache, waveProgress, type LoadedImpl, type LoadedManifest, type ServedRepo } from './manifests.js';
 import { RunLauncher } from './runs.js';
@@ -587,12 +589,26 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
     if (typeof reason !== 'string' || reason.length > 4000) throw new HttpError(400, 'SERVE_BAD_REQUEST', 'reason must be a string of at most 4000 characters');
     const loaded = await implOf(repo, c.req.param('slug'));
     // A rejected plan: REVIEWED → BLOCKED (the only non-advancing move the state machine allows from REVIEWED), checked under the manifest lock.
-    const previous = await editImpl(loaded.file, (parsed) => {
-      const state = parsed.manifest?.state;
+    // The edit re-reads the IMPL under the lock through the confined reader (not the store's path read, which follows
+    // links): an IMPL swapped for a symlink out of the repository, a FIFO or a hard link since it was loaded is
+    // refused (SERVE_PATH / SERVE_NOT_FILE), nothing of it reaches the answer, and nothing is written.
+    const previous = await withFileLock(loaded.file, async () => {
+      const read = await readConfined(repo.path, loaded.file, { maxBytes: maxManifestBytes, shown: loaded.relative });
+      let text: string;
+      try {
+        text = new TextDecoder('utf-8', { fatal: true }).decode(read.buffer).replace(/^\uFEFF/, '');
+      } catch {
+        throw new HttpError(422, 'V046_PARSE_ERROR', `${loaded.relative}: not UTF-8 text`);
+      }
+      const parsed = parseImpl(text);
+      if (parsed.fatal || !parsed.manifest) throw new HttpError(422, parsed.findings[0]?.code ?? 'V001_MANIFEST_INVALID', `${loaded.relative}: ${parsed.findings[0]?.message ?? 'not a usable manifest'}`);
+      const state = parsed.manifest.state;
       if (state !== 'REVIEWED') throw new HttpError(409, 'SERVE_STATE', `IMPL ${loaded.slug} is ${state ?? 'without a state'}, not REVIEWED: only a reviewed plan is rejected`);
-      const check = checkTransition(state, 'BLOCKED', parsed.manifest ?? undefined);
+      const check = checkTransition(state, 'BLOCKED', parsed.manifest);
       if (!check.ok) throw new HttpError(409, check.finding.code, check.finding.message);
-      return { edits: [{ path: ['state'], value: 'BLOCKED' }], outcome: state };
+      // Written to the real path that was read (a temp file beside it, renamed over it: never through a link).
+      await writeFileAtomic(read.real, applyEdits(text, [{ path: ['state'], value: 'BLOCKED' }]));
+      return state;
     });
     await appendConfined(repo.path, path.join(repo.path, '.polywave-state', 'serve', 'rejections.jsonl'), `${JSON.stringify({ ts: options.now().toISOString(), slug: loaded.slug, previous_state: previous, state: 'BLOCKED', reason })}\n`);
     return json(c, { state: 'BLOCKED', previous_state: previous, reason });
