@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -158,6 +158,33 @@ describe('cheap CLI calls: what a hook call loads (issue 13)', () => {
   }
 });
 
+describe('cheap CLI calls: Node built-ins a hook call does not need are not loaded (issue 13)', () => {
+  // node:child_process and node:crypto are the costliest built-ins to load; the bundle loads them on
+  // first use (scripts/bundle-cli.mjs, lazy-builtins). None of the four hook commands uses them.
+  const report = 'data:text/javascript,process.on("exit", () => process.stderr.write("\\nBUILTINS " + JSON.stringify(process.moduleLoadList.filter((entry) => entry.startsWith("NativeModule ")).map((entry) => entry.slice(13))) + "\\n"))';
+  const cases = [
+    ['validate', largest],
+    ['check-completion', largest, '--agent', 'L'],
+    ['scan-stubs', ...stubFiles],
+    ['list-impls', '--dir', implDir],
+  ];
+  for (const args of cases) {
+    it(`${args[0]}: neither node:child_process nor node:crypto`, async () => {
+      const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
+        const child = spawn(process.execPath, ['--import', report, binPath, ...args], { cwd: repoRoot, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, POLYWAVE_NO_CACHE: '1' } });
+        let text = '';
+        child.stderr.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+        child.on('error', reject);
+        child.on('close', (exitCode) => resolve({ code: exitCode, stderr: text }));
+      });
+      expect(code).toBe(0);
+      const loaded = JSON.parse(/BUILTINS (.*)/.exec(stderr)![1]!) as string[];
+      expect(loaded).toContain('fs');
+      expect(loaded.filter((name) => name === 'child_process' || name === 'crypto')).toEqual([]);
+    });
+  }
+});
+
 describe('cheap CLI calls: list-impls reads only what it lists (issue 13)', () => {
   it('archived manifests are not read unless --include-complete (an unreadable one is skipped only then)', async () => {
     const root = mkdtempSync(path.join(os.tmpdir(), 'polywave-list-'));
@@ -172,6 +199,60 @@ describe('cheap CLI calls: list-impls reads only what it lists (issue 13)', () =
       const all = JSON.parse((await runModules(['list-impls', '--include-complete'], root)).stdout) as { impls: Array<{ feature_slug: string }>; skipped?: Array<{ path: string }> };
       expect(all.impls.map((impl) => impl.feature_slug)).toEqual(['impl-rollback', 'engine-review-fixes']);
       expect(all.skipped?.map((entry) => path.basename(entry.path))).toEqual(['IMPL-broken.yaml']);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('cheap CLI calls: list-impls keeps parse results between calls (issue 13)', () => {
+  it('an unchanged manifest is not parsed again; a changed, new or removed one is; POLYWAVE_NO_CACHE=1 turns it off', async () => {
+    const root = mkdtempSync(path.join(os.tmpdir(), 'polywave-list-cache-'));
+    try {
+      const implRoot = path.join(root, 'docs', 'IMPL');
+      const tmp = path.join(root, 'tmp');
+      mkdirSync(path.join(implRoot, 'complete'), { recursive: true });
+      mkdirSync(tmp);
+      const rollback = path.join(implRoot, 'IMPL-impl-rollback.yaml');
+      copyFileSync(path.join(implDir, 'IMPL-impl-rollback.yaml'), rollback);
+      copyFileSync(largest, path.join(implRoot, 'complete', 'IMPL-engine-review-fixes.yaml'));
+      writeFileSync(path.join(implRoot, 'complete', 'IMPL-broken.yaml'), 'title: [unclosed\n');
+      // Files changed in the last second are parsed but never stored (timestamp granularity).
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      const env = { TMPDIR: tmp };
+      const args = ['list-impls', '--include-complete'];
+      const cacheDir = path.join(tmp, `polywave-${process.getuid!()}`);
+      const cacheFiles = (): string[] => (existsSync(cacheDir) ? readdirSync(cacheDir) : []);
+
+      const expected = await runModules(args, root);
+      expect(JSON.parse(expected.stdout).impls).toHaveLength(2);
+      const first = await runCli(args, { cwd: root, env });
+      expect({ code: first.code, stdout: first.stdout, stderr: first.stderr }).toEqual(expected);
+      expect(cacheFiles()).toHaveLength(1);
+      const cacheFile = path.join(cacheDir, cacheFiles()[0]!);
+      const cache = JSON.parse(readFileSync(cacheFile, 'utf8')) as { code: string; entries: Record<string, { outcome: Record<string, unknown> }> };
+      expect(cache.code).toMatch(/\/dist\/bundle\/[\w-]+\.js$/);
+      expect(Object.keys(cache.entries).map((file) => path.basename(file)).sort()).toEqual(['IMPL-broken.yaml', 'IMPL-engine-review-fixes.yaml', 'IMPL-impl-rollback.yaml']);
+      expect(cache.entries[path.join(implRoot, 'complete', 'IMPL-broken.yaml')]!.outcome).toEqual({ error: JSON.parse(expected.stdout).skipped[0].error });
+
+      // The stored result is what a second call answers with (an edited entry shows it), and
+      // the same answer as the first call when it is not edited.
+      expect((await runCli(args, { cwd: root, env })).stdout).toBe(expected.stdout);
+      const summary = cache.entries[rollback]!.outcome.summary as Record<string, unknown>;
+      summary.feature_slug = 'from-the-cache';
+      writeFileSync(cacheFile, JSON.stringify(cache));
+      expect(JSON.parse((await runCli(args, { cwd: root, env })).stdout).impls[0].feature_slug).toBe('from-the-cache');
+      expect(JSON.parse((await runCli(args, { cwd: root, env: { ...env, POLYWAVE_NO_CACHE: '1' } })).stdout).impls[0].feature_slug).toBe('impl-rollback');
+
+      // Any change to the file (here only its mtime) makes it parsed again.
+      utimesSync(rollback, new Date('2025-01-01T00:00:00Z'), new Date('2025-01-01T00:00:00Z'));
+      expect(JSON.parse((await runCli(args, { cwd: root, env })).stdout).impls[0].feature_slug).toBe('impl-rollback');
+      // A new manifest and a removed one.
+      writeFileSync(path.join(implRoot, 'IMPL-aaa.yaml'), readFileSync(rollback, 'utf8').replace(/^feature_slug: .*$/m, 'feature_slug: aaa'));
+      rmSync(path.join(implRoot, 'complete', 'IMPL-broken.yaml'));
+      const changed = await runCli(args, { cwd: root, env });
+      expect({ code: changed.code, stdout: changed.stdout, stderr: changed.stderr }).toEqual(await runModules(args, root));
+      expect(JSON.parse(changed.stdout).impls.map((impl: { feature_slug: string }) => impl.feature_slug)).toEqual(['aaa', 'impl-rollback', 'engine-review-fixes']);
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
