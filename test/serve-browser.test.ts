@@ -1,15 +1,19 @@
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { programDemoManifest } from '../src/demo/program-project.js';
+import { insertEvents, openEventStore } from '../src/observability/event-store.js';
 import { apiCall, browserSkipReason, launchChromium, makePlanRepo, screenshotDir, smallPlan, startServe, type PlanRepo, type Serve } from './support/browser.js';
 
 // The UI of `polywave serve` in a real browser (issue 16, "What it must show" 1): Debian's Chromium
 // driven by playwright-core, the real server (node bin/polywave.js serve) on a temporary
 // repository, a run of scripted agents approved from the page; everything is asserted in the page
-// without reloading, then a deep link is reloaded. Screenshots land in test-artifacts/screenshots/.
+// without reloading, then a deep link is reloaded; at the end the store is replaced under the open
+// live board (resync, then it follows the new store), a second plan is rejected from the page, and
+// an agent whose journal is a symlink out of the repository shows it as unreadable. Screenshots
+// land in test-artifacts/screenshots/.
 
 const skip = browserSkipReason();
 if (skip) console.warn(`serve-browser: skipped — ${skip}`);
@@ -75,7 +79,7 @@ describe.skipIf(skip !== undefined)('polywave serve in Chromium', () => {
     rmSync(parent, { recursive: true, force: true });
   });
 
-  it('opens with the printed URL, approves a REVIEWED plan, follows the run live to COMPLETE, opens a journal and survives reload and back', async () => {
+  it('opens with the printed URL, approves a REVIEWED plan, follows the run live to COMPLETE, opens a journal, survives reload and back; resyncs on a replaced store, rejects a plan, shows an unreadable journal', async () => {
     // The printed URL sets the cookie and drops the token from the address.
     await page.goto(serve.url);
     expect(new URL(page.url()).search).toBe('');
@@ -174,6 +178,54 @@ describe.skipIf(skip !== undefined)('polywave serve in Chromium', () => {
     await page.goto(`${serve.origin}/r/${repoId}/impl/tiny/live`);
     await page.locator('[data-testid="card-A"][data-status="complete"]').waitFor({ timeout: 10_000 });
     await page.screenshot({ path: path.join(screenshotDir, 'live-board-dark.png'), fullPage: true });
+
+    // The store replaced under the open live board: the page gets resync, refetches, and follows the new store.
+    const store = path.join(parent, 'events.db');
+    for (const suffix of ['', '-wal', '-shm']) rmSync(`${store}${suffix}`, { force: true });
+    const db = openEventStore(store)!;
+    try {
+      await expect.poll(() => page.locator('[data-testid="connection"]').getAttribute('data-resyncs'), { timeout: 10_000 }).toBe('1');
+      await page.locator('[data-testid="card-A"][data-status="complete"]').waitFor({ timeout: 10_000 });
+      const runId = '01TESTBROWSERRESYNC0000000';
+      const payload = { type: 'agent-tool-call', slug: 'tiny', wave: 1, agent: 'A', tool: 'after_resync_probe' };
+      insertEvents(db, [{ run_id: runId, seq: 1, ts: Date.now(), type: 'agent-tool-call', activity_type: null, slug: 'tiny', wave: 1, agent: 'A', program: null, payload: JSON.stringify(payload) }], {
+        run_id: runId,
+        started_at: Date.now(),
+        command: 'run docs/IMPL/IMPL-tiny.yaml',
+        cwd: realpathSync(plan.repo),
+        pid: 1,
+      });
+    } finally {
+      db.close();
+    }
+    await page.locator('[data-testid="card-A"] dd', { hasText: 'after_resync_probe' }).waitFor({ timeout: 10_000 });
+    expect(await page.locator('[data-testid="connection"]').textContent()).toContain('live');
+
+    // A second REVIEWED plan (written now: the views above expect tiny to be the only IMPL), whose agent's journal is a link out of the repository.
+    writeFileSync(path.join(plan.repo, 'docs', 'IMPL', 'IMPL-veto.yaml'), smallPlan('veto', [{ id: 'A', wave: 1 }]).manifest);
+    writeFileSync(path.join(parent, 'outside-journal.jsonl'), `${JSON.stringify({ ts: '2026-12-01T10:00:00.000Z', kind: 'tool_use', tool_name: 'Bash', input: { command: 'OUTSIDE-JOURNAL' } })}\n`);
+    mkdirSync(path.join(plan.repo, '.polywave-state', 'veto', 'wave1', 'agent-A'), { recursive: true });
+    symlinkSync(path.join(parent, 'outside-journal.jsonl'), path.join(plan.repo, '.polywave-state', 'veto', 'wave1', 'agent-A', 'index.jsonl'));
+    // Reject it from the page (the reason asked in a prompt): BLOCKED in the page and in the file.
+    await page.goto(`${serve.origin}/r/${repoId}/impl/veto`);
+    await page.locator('[data-testid="reject"]').waitFor({ timeout: 10_000 });
+    page.once('dialog', (dialog) => void dialog.accept('split agent A'));
+    await page.locator('[data-testid="reject"]').click();
+    await expect.poll(() => page.locator('[data-testid="action-message"]').textContent(), { timeout: 10_000 }).toBe('Rejected: BLOCKED');
+    await page.locator('[data-view="impl"] [data-state="BLOCKED"]').first().waitFor({ timeout: 10_000 });
+    expect(await page.locator('[data-testid="approve"]').count()).toBe(0);
+    expect(readFileSync(path.join(plan.repo, 'docs', 'IMPL', 'IMPL-veto.yaml'), 'utf8')).toContain('state: BLOCKED');
+    expect(readFileSync(path.join(plan.repo, '.polywave-state', 'serve', 'rejections.jsonl'), 'utf8')).toContain('"reason":"split agent A"');
+
+    // Its agent's journal is a symlink out of the repository: listed as unreadable, never read.
+    await page.goto(`${serve.origin}/r/${repoId}/impl/veto/agent/A`);
+    const unreadable = page.locator('[data-view="agent"] [data-testid="unreadable"]');
+    await unreadable.waitFor({ timeout: 10_000 });
+    expect(await unreadable.locator('li').evaluateAll((items) => items.map((item) => [item.getAttribute('data-file'), item.textContent]))).toEqual([
+      ['.polywave-state/veto/wave1/agent-A/index.jsonl', '.polywave-state/veto/wave1/agent-A/index.jsonl leads outside the repository (SERVE_PATH)'],
+    ]);
+    expect(await page.locator('main').textContent()).not.toContain('OUTSIDE-JOURNAL');
+    await page.screenshot({ path: path.join(screenshotDir, 'agent-unreadable.png'), fullPage: true });
 
     expect(pageErrors).toEqual([]);
     // ~25 s on an idle 2-core machine (the run ~10 s); the margin is for a loaded one.

@@ -130,6 +130,8 @@ export interface AgentDetail {
   status: string;
   report: Record<string, unknown> | null;
   journal: JournalEntry[];
+  /** Journal/denials files the server refused to read (a symlink out of the repository, a FIFO…): listed, never read. */
+  unreadable?: Array<{ file: string; code: string; message: string }>;
   diff: string;
 }
 

@@ -57,6 +57,20 @@ export function AgentView({ repo, slug, id }: { repo: string; slug: string; id: 
             </ul>
           </Section>
           <Section title={`Journal (${data.journal.length} entries${denials.length ? `, ${denials.length} denied by the jail` : ''})`} id="journal">
+            {data.unreadable?.length ? (
+              <div class="error" role="alert" data-testid="unreadable">
+                <p>
+                  {data.unreadable.length === 1 ? 'One file of this agent was not read' : `${data.unreadable.length} files of this agent were not read`} — the journal below may be incomplete:
+                </p>
+                <ul>
+                  {data.unreadable.map((entry) => (
+                    <li key={entry.file} data-file={entry.file}>
+                      {entry.message} (<code>{entry.code}</code>)
+                    </li>
+                  ))}
+                </ul>
+              </div>
+            ) : null}
             {data.journal.length === 0 ? (
               <p class="muted">No journal entries.</p>
             ) : (

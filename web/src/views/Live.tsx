@@ -165,7 +165,16 @@ export function LiveBoard({ repo, slug }: { repo: string; slug: string }) {
     [slug, load],
   );
 
-  const connection = useEventStream({ query: { repo, impl: slug, after: '0' }, onEvent, onResync: () => load(true) });
+  // A resync (the store was replaced, or this page's cursor is ahead of it): rebuild from a fresh detail, and hold the
+  // events that arrive meanwhile until it is there (folded on top, as on the first load) — never lost under the reset.
+  const [resyncs, setResyncs] = useState(0);
+  const onResync = useCallback(() => {
+    loaded.current = false;
+    buffered.current = [];
+    setResyncs((count) => count + 1);
+    load(true);
+  }, [load]);
+  const connection = useEventStream({ query: { repo, impl: slug, after: '0' }, onEvent, onResync });
 
   // Only when the latency bench listens: when the cards' DOM shows the events, and after the paint.
   useLayoutEffect(() => {
@@ -198,8 +207,9 @@ export function LiveBoard({ repo, slug }: { repo: string; slug: string }) {
         <span data-testid="impl-state">
           <StateBadge state={board?.state ?? detail?.state} />
         </span>{' '}
-        <span class={`conn conn-${connection}`} data-testid="connection" title="live event stream">
+        <span class={`conn conn-${connection}`} data-testid="connection" data-resyncs={resyncs} title={resyncs ? `live event stream (state refetched ${resyncs}× after a resync)` : 'live event stream'}>
           {connection === 'open' ? '● live' : connection === 'reconnecting' ? '◌ reconnecting' : '○ connecting'}
+          {resyncs > 0 ? ' ↻' : ''}
         </span>
       </h1>
       <Status error={error} loading={!board && !error} />
