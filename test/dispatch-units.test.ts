@@ -1,10 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { createBranchFetcher } from '../src/dispatch/branch-fetch.js';
+import { createGit } from '../src/git/git-cli.js';
+import type { Git } from '../src/git/git-port.js';
 import { agentJobId, assertJobBranch, labelSubsets, queueNameFor } from '../src/dispatch/job.js';
 import { redactRedisUrl, redisOptionsFromUrl } from '../src/dispatch/redis-url.js';
 import { servesLabels } from '../src/dispatch/registry.js';
 import { parseProjectConfig } from '../src/store/project-config.js';
 import { runCli } from './support/cli.js';
+import { createTestRepo } from './support/git-repo.js';
 import { createDispatchRepo, lettersScript, runWaveCli } from './dispatch-support.js';
 
 // Issue 17 without Redis: job ids (E9), queue names per label set, the branch a job may push, URL
@@ -67,5 +71,51 @@ describe('dispatch commands: bad input', () => {
     expect(dispatch.code).toBe(2);
     expect(dispatch.stderr).toBe('polywave: error[DISPATCH_INVALID_URL]: --dispatch: not a Redis URL: "http://queue:6379" (expected redis://host:port, or inprocess)\n');
     expect(readFileSync(target.implPath, 'utf8')).toBe(before);
+  });
+});
+
+describe('fetching agent branches (createBranchFetcher)', () => {
+  it('fetches the branches of results that arrive together in ONE git fetch; a branch the remote lacks fails alone', async () => {
+    // The shared remote: a bare clone of a repository with three agent branches (and a fourth made later).
+    const source = await createTestRepo({ files: { 'README.md': 'x\n' } });
+    const heads: Record<string, string> = {};
+    for (const id of ['A', 'B', 'C', 'D']) {
+      await source.run(['checkout', '--quiet', '-b', `polywave/f/wave1-agent-${id}`, 'main']);
+      source.write(`${id}.txt`, `${id}\n`);
+      heads[id] = await source.commitAll(`agent ${id}`);
+    }
+    const remoteDir = source.sibling('remote.git');
+    await source.run(['clone', '--quiet', '--bare', source.dir, remoteDir]);
+    // The orchestrator's repository: unrelated history, none of those commits.
+    const local = await createTestRepo({ files: { 'other.txt': 'o\n' } });
+    const fetches: string[][] = [];
+    const gitOf = (directory: string): Git => {
+      const git = createGit(directory, { env: local.env });
+      return {
+        ...git,
+        run: (args, options) => {
+          if (args[0] === 'fetch') fetches.push(args.filter((arg) => arg.startsWith('refs/')));
+          return git.run(args, options);
+        },
+      };
+    };
+    const fetchBranch = createBranchFetcher(`file://${remoteDir}`, gitOf);
+    const has = async (commit: string) => (await local.git.run(['cat-file', '-e', `${commit}^{commit}`], { allowExitCodes: [1, 128] })).exitCode === 0;
+
+    await Promise.all(['A', 'B', 'C'].map((id) => fetchBranch(local.dir, `polywave/f/wave1-agent-${id}`)));
+    expect(fetches).toEqual([['refs/heads/polywave/f/wave1-agent-A', 'refs/heads/polywave/f/wave1-agent-B', 'refs/heads/polywave/f/wave1-agent-C']]);
+    for (const id of ['A', 'B', 'C']) expect(await has(heads[id]!)).toBe(true);
+    expect(await has(heads.D!)).toBe(false);
+    // No ref and no FETCH_HEAD written in the orchestrator's repository.
+    expect((await local.run(['for-each-ref', '--format=%(refname)'])).trim()).toBe('refs/heads/main');
+    expect(await local.git.run(['rev-parse', '--verify', '--quiet', 'FETCH_HEAD'], { allowExitCodes: [1] })).toMatchObject({ exitCode: 1 });
+
+    fetches.length = 0;
+    const [present, missing] = await Promise.allSettled([fetchBranch(local.dir, 'polywave/f/wave1-agent-D'), fetchBranch(local.dir, 'polywave/f/wave1-agent-E')]);
+    expect(present.status).toBe('fulfilled');
+    expect(missing.status).toBe('rejected');
+    expect(String((missing as PromiseRejectedResult).reason)).toContain('polywave/f/wave1-agent-E');
+    expect(fetches).toEqual([['refs/heads/polywave/f/wave1-agent-D', 'refs/heads/polywave/f/wave1-agent-E'], ['refs/heads/polywave/f/wave1-agent-D'], ['refs/heads/polywave/f/wave1-agent-E']]);
+    expect(await has(heads.D!)).toBe(true);
   });
 });

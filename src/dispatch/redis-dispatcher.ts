@@ -9,6 +9,7 @@ import { resolveModelSpec } from '../agents/model-spec.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { createGit } from '../git/git-cli.js';
 import type { Git } from '../git/git-port.js';
+import { createBranchFetcher } from './branch-fetch.js';
 import { dispatchCodes } from './codes.js';
 import { inProcessDispatcher, type AgentJob, type AgentJobResult, type Dispatcher, type DispatchRecord } from './dispatcher.js';
 import { agentJobId, queueNameFor, worktreeToken, type AgentJobData, type AgentJobReturn } from './job.js';
@@ -159,6 +160,9 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
     return pending;
   };
 
+  // Results that arrive together share one `git fetch` of their branches (branch-fetch.ts).
+  const fetchBranch = createBranchFetcher(options.remote, gitOf);
+
   const scriptText = async (spec: ModelSpec, job: AgentJob): Promise<string | undefined> => {
     if (spec.backend !== 'script') return undefined;
     const file = spec.scriptPath ?? job.options.env.POLYWAVE_SCRIPT;
@@ -216,10 +220,11 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
         limits: { ...(request.limits?.timeoutMs ? { timeoutMs: request.limits.timeoutMs } : {}), ...(request.limits?.maxTurns ? { maxTurns: request.limits.maxTurns } : {}) },
         labels,
         remote: options.remote,
-        enqueued_at: Date.now(),
+        enqueued_at: 0,
       };
       const { queue, events, ready } = queueFor(queueNameFor(labels));
       await guarded(ready);
+      data.enqueued_at = Date.now();
       // E9: the same attempt on the same base is one job, however often it is enqueued.
       await guarded(queue.add('agent', data, { jobId, attempts: 1, removeOnComplete: { age: keep }, removeOnFail: { age: keep } }));
       let stored = await guarded(Job.fromId<AgentJobData, AgentJobReturn>(queue, jobId));
@@ -250,12 +255,13 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       if (value.head && value.head !== context.baseCommit) {
         const git = gitOf(request.cwd);
         try {
-          await git.run(['fetch', '--quiet', '--no-tags', options.remote, `refs/heads/${branch}`]);
+          await fetchBranch(context.repoRoot, branch);
         } catch (error) {
           return fail('config', dispatchCodes.remoteUnreachable, `cannot fetch ${branch} from the shared remote ${options.remote}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
         }
         // Exactly the commit of the accepted result (a second run of the job may have moved the branch since).
-        const merged = await git.run(['merge', '--ff-only', '--quiet', value.head], { allowExitCodes: [1, 128] });
+        // (No auto-maintenance spawn per result: the repository's own next commit runs it.)
+        const merged = await git.run(['-c', 'maintenance.auto=false', 'merge', '--ff-only', '--quiet', value.head], { allowExitCodes: [1, 128] });
         if (merged.exitCode !== 0) return fail('transient', dispatchCodes.branchMismatch, `${branch} on ${options.remote} does not hold ${value.head.slice(0, 12)}, the commit the job's result names (another run of the job pushed over it): ${merged.stderr.trim().split('\n')[0] ?? ''}`);
       }
       dispatch.fetch_ms = Date.now() - received;

@@ -120,6 +120,22 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     cloneTurn = result.catch(() => undefined);
     return result;
   };
+  // A finished job's worktree is deleted after its result went back (never on the result's path):
+  // a plain delete of the directory, no git and no turn of the clone; the clone's record of it is
+  // pruned by the next job that takes its turn (before `worktree add`).
+  const cleanups = new Map<string, Promise<void>>();
+  // Bases this clone holds (commits are never removed from it while the worker runs).
+  const knownBases = new Set<string>();
+  let pruneNeeded = false;
+  const discardWorktree = (worktree: string): void => {
+    const done = rm(worktree, { recursive: true, force: true })
+      .catch(() => undefined)
+      .then(() => {
+        pruneNeeded = true;
+        if (cleanups.get(worktree) === done) cleanups.delete(worktree);
+      });
+    cleanups.set(worktree, done);
+  };
 
   const processJob = async (job: Job): Promise<AgentJobReturn> => {
     const parsed = agentJobDataSchema.safeParse(job.data);
@@ -140,14 +156,17 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     try {
       await withClone(async () => {
         // The base is fetched once per clone (a later wave or retry on the same base finds it here).
-        const present = await cloneGit.run(['cat-file', '-e', `${data.base_commit}^{commit}`], { allowExitCodes: [1, 128] });
-        if (present.exitCode !== 0) {
+        const present = knownBases.has(data.base_commit) || (await cloneGit.run(['cat-file', '-e', `${data.base_commit}^{commit}`], { allowExitCodes: [1, 128] })).exitCode === 0;
+        if (!present) {
           try {
             await cloneGit.run(['fetch', '--quiet', '--no-tags', options.remote, `+${data.base_ref}:${data.base_ref}`]);
           } catch (error) {
             throw new UnrecoverableError(`${dispatchCodes.remoteUnreachable}: cannot fetch ${data.base_ref} from the shared remote ${options.remote}: ${firstLine(error)}`);
           }
         }
+        knownBases.add(data.base_commit);
+        // Deletes still under way finish first (the same agent's branch may be checked out in one).
+        await Promise.all(cleanups.values());
         await removeWorktree(worktree);
         await cloneGit.run(['worktree', 'add', '--quiet', '--force', '-B', data.branch, worktree, data.base_commit]);
       });
@@ -208,20 +227,24 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       log(`job ${data.job_id}: ${run.outcome.status}${report ? ` (report ${String(report.status)})` : ''}`);
       return { v: 1, job_id: data.job_id, worker: id, outcome: { ...run.outcome, text: run.outcome.text.slice(0, 20_000) }, ...(report ? { report } : {}), ...(head !== data.base_commit ? { head } : {}), events, started_at: startedAtMs, finished_at: Date.now() };
     } finally {
-      await withClone(() => removeWorktree(worktree));
+      discardWorktree(worktree);
       current.delete(data.job_id);
       release();
       void beat();
     }
   };
 
-  async function removeWorktree(worktree: string): Promise<void> {
-    if (existsSync(worktree)) {
+  /** Inside the clone's turn: `worktree` (a job's earlier copy, left by a killed worker) is gone, and so is the clone's record of deleted ones. */
+  async function removeWorktree(worktree?: string): Promise<void> {
+    if (worktree !== undefined && existsSync(worktree)) {
       // This worker's own disposable copy: what mattered was pushed (or the job failed).
-      await cloneGit.run(['worktree', 'remove', '--force', worktree]).catch(() => undefined);
       await rm(worktree, { recursive: true, force: true });
+      pruneNeeded = true;
     }
-    await cloneGit.run(['worktree', 'prune']).catch(() => undefined);
+    if (pruneNeeded) {
+      pruneNeeded = false;
+      await cloneGit.run(['worktree', 'prune']).catch(() => undefined);
+    }
   }
 
   const workers = subsets.map(
@@ -232,6 +255,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         lockDuration: options.lockDurationMs ?? 30_000,
         stalledInterval: options.stalledIntervalMs ?? 15_000,
         maxStalledCount: 3,
+        // After a Redis outage, take jobs again within a second of its return (BullMQ waits 15 s by default).
+        runRetryDelay: 1000,
       }),
   );
   for (const worker of workers) worker.on('error', (error) => log(`bullmq: ${firstLine(error)}`));
@@ -250,6 +275,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       if (closing && !force) return closing;
       closing = (async () => {
         await Promise.all(workers.map((worker) => worker.close(force)));
+        await Promise.all(cleanups.values());
+        await withClone(() => removeWorktree()).catch(() => undefined);
         clearInterval(timer);
         await removeWorkerRecord(client, id).catch(() => undefined);
         client.disconnect();
