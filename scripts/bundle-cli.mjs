@@ -131,6 +131,26 @@ const lazyBuiltinModules = {
   },
 };
 
+/**
+ * `import { z } from 'zod'` keeps every schema type, check and helper of zod's classic API in the
+ * bundle: `z` is one namespace object that esbuild cannot look into. Our sources only read
+ * `z.object`, `z.string`, … from it, so each is given the namespace itself
+ * (`import * as z from 'zod/v4/classic/external.js'`, the module `z` is made of): esbuild then keeps
+ * the parts used. A source that uses `z` any other way keeps all of it, as before.
+ */
+const zodNamespace = path.join(root, 'node_modules', 'zod', 'v4', 'classic', 'external.js');
+const zodUsedParts = {
+  name: 'zod-used-parts',
+  setup(context) {
+    context.onLoad({ filter: /[\\/]src[\\/].*\.ts$/ }, (args) => {
+      const source = readFileSync(args.path, 'utf8');
+      const pattern = /^import \{ z \} from 'zod';$/m;
+      if (!pattern.test(source)) return undefined;
+      return { contents: source.replace(pattern, `import * as z from ${JSON.stringify(zodNamespace)};`), loader: 'ts', resolveDir: path.dirname(args.path) };
+    });
+  },
+};
+
 const result = await build({
   absWorkingDir: root,
   entryPoints: { main: 'src/cli/main.ts' },
@@ -149,7 +169,7 @@ const result = await build({
   logLevel: 'warning',
   // CommonJS packages (yaml, commander) require Node built-ins: give the ESM chunks a real `require`.
   banner: { js: "import { createRequire as __polywaveCreateRequire } from 'node:module';\nconst require = __polywaveCreateRequire(import.meta.url);" },
-  plugins: [englishLocaleOnly, lazyBuiltinModules, externalPackages],
+  plugins: [englishLocaleOnly, zodUsedParts, lazyBuiltinModules, externalPackages],
 });
 // Replaced in place, never emptied first: a CLI process started from the previous build (a test, a
 // hook, another build's tests on the same checkout) may still import its chunks lazily. Chunk names
