@@ -13,6 +13,7 @@
 import { spawn } from 'node:child_process';
 import { z } from 'zod';
 import { createGit } from '../../git/git-cli.js';
+import { isCredentialVariable } from '../credentials.js';
 import { gitCommitHint, isGitWriteRefusal, sandboxDenialsIn } from '../sandbox/sandbox-denials.js';
 import { wrapInSandbox } from '../../sandbox/wrap-in-sandbox.js';
 import { denialResult, defineTool, errorMessage, errorResult } from './shared.js';
@@ -26,10 +27,15 @@ const killGraceMs = 2000;
 /** Variables removed from the child environment: they make bash run files or change what `cd` and git do. */
 const strippedVariables = ['BASH_ENV', 'ENV', 'CDPATH', 'PWD', 'OLDPWD', 'SHELLOPTS', 'BASHOPTS', 'GLOBIGNORE', 'PROMPT_COMMAND', 'GIT_DIR', 'GIT_WORK_TREE', 'GIT_COMMON_DIR', 'GIT_INDEX_FILE', 'GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES', 'GIT_NAMESPACE', 'GIT_CEILING_DIRECTORIES', 'GIT_CONFIG_PARAMETERS', 'GIT_CONFIG_COUNT', 'POLYWAVE_ALLOW_MAIN_COMMIT'];
 
+/**
+ * The environment of an agent's bash commands and of its sandboxed tool executor: `env` without the
+ * variables above and without credentials (`*_API_KEY`, `*_AUTH_TOKEN`, `GH_TOKEN`… — see
+ * isCredentialVariable): the model keys stay with the backend, a command cannot print or commit them.
+ */
 export function bashEnvironment(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
-    if (value === undefined || strippedVariables.includes(name) || name.startsWith('BASH_FUNC_')) continue;
+    if (value === undefined || strippedVariables.includes(name) || name.startsWith('BASH_FUNC_') || isCredentialVariable(name)) continue;
     out[name] = value;
   }
   return out;

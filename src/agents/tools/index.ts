@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import type { AgentEvent, AgentRunRequest, ToolDenial } from '../contract.js';
+import { withoutCredentials } from '../credentials.js';
 import { bashTool } from './bash-tool.js';
 import { editFileTool, listDirTool, readFileTool, writeFileTool } from './file-tools.js';
 import { gitCommitTool, setCompletionTool } from './report-tools.js';
@@ -91,12 +92,13 @@ export async function runToolCall(tool: AgentTool, rawInput: unknown, context: T
 /**
  * The context and observer every tool call of one agent run uses (ai-sdk and script backends):
  * the request's jail, environment, signal, limits, branch, report writer and sandbox (plan and
- * tool executor); events, journal and denials go to the run.
+ * tool executor); events, journal and denials go to the run. The tools get the environment without
+ * its credentials (git under git_commit runs the repository's hooks): only the backend keeps them.
  */
 export function toolRunContext(request: AgentRunRequest, onEvent: (event: AgentEvent) => void, denials: ToolDenial[]): { context: ToolContext; observer: ToolCallObserver } {
   const context: ToolContext = {
     jail: request.jail,
-    env: request.env,
+    env: withoutCredentials(request.env),
     signal: request.signal,
     toolTimeoutMs: request.limits.toolTimeoutMs,
     maxToolOutputBytes: request.limits.maxToolOutputBytes,
