@@ -16,7 +16,7 @@
 //   npm run bench:serve-ui
 //   BENCH_AGENTS=8 BENCH_AGENT_MS=3000 npm run bench:serve-ui
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
+import { spawn } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -89,7 +89,8 @@ writeFileSync(
 );
 sh('git init -q -b main && git add -A && git commit -qm plan', repo);
 
-const server = await startServe(repo, store);
+// BENCH_SERVE_NODE_ARGS (e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof') profiles the server process.
+const server = await startServe(repo, store, benchEnv, (process.env.BENCH_SERVE_NODE_ARGS ?? '').split(' ').filter(Boolean));
 
 const { chromium } = await import('playwright-core');
 const profile = mkdtempSync(path.join(os.tmpdir(), 'polywave-bench-chromium-'));
@@ -131,25 +132,40 @@ try {
   const repoId = await page.locator('[data-repo]').first().getAttribute('data-repo');
   await page.goto(`${server.origin}/r/${repoId}/impl/bench/live`);
   await page.locator('[data-testid="connection"]', { hasText: 'live' }).waitFor({ timeout: 20_000 });
-  // Beside the page, a plain SSE client in this process (same query as the page): when the server's frame
-  // reached a client outside the browser — the split between the server's part and Chromium's.
+  // Beside the page, a plain SSE client in its own small Node process (same query as the page; this
+  // process is busy with Playwright's traffic): when the server's frame reached a client outside the
+  // browser — the split between the run + server part and Chromium's.
   const nodeReceived = new Map();
-  const nodeClient = http.get(new URL(`/api/events?repo=${encodeURIComponent(repoId)}&impl=bench&after=0`, server.base), { headers: { 'X-Polywave-Token': server.token } }, (response) => {
-    response.setEncoding('utf8');
-    let buffer = '';
-    response.on('data', (chunk) => {
-      const now = Date.now();
-      buffer += chunk;
-      let end;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const frame = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const id = frame.split('\n').find((line) => line.startsWith('id: '));
-        if (id) nodeReceived.set(Number(id.slice(4)), now);
-      }
-    });
+  const clientScript = `
+    const http = require('node:http');
+    http.get(process.argv[1], { headers: { 'X-Polywave-Token': process.argv[2] } }, (response) => {
+      response.setEncoding('utf8');
+      let buffer = '';
+      response.on('data', (chunk) => {
+        const now = Date.now();
+        buffer += chunk;
+        let end, out = '';
+        while ((end = buffer.indexOf('\\n\\n')) >= 0) {
+          const frame = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const id = frame.split('\\n').find((line) => line.startsWith('id: '));
+          if (id) out += id.slice(4) + ' ' + now + '\\n';
+        }
+        if (out) process.stdout.write(out);
+      });
+    });`;
+  const nodeClient = spawn(process.execPath, ['-e', clientScript, new URL(`/api/events?repo=${encodeURIComponent(repoId)}&impl=bench&after=0`, server.base).href, server.token], { stdio: ['ignore', 'pipe', 'ignore'] });
+  let clientOut = '';
+  nodeClient.stdout.setEncoding('utf8').on('data', (chunk) => {
+    clientOut += chunk;
+    const lines = clientOut.split('\n');
+    clientOut = lines.pop();
+    for (const line of lines) {
+      const [id, at] = line.split(' ').map(Number);
+      nodeReceived.set(id, at);
+    }
   });
-  nodeClient.on('error', () => undefined);
+  await new Promise((done) => setTimeout(done, 500));
   const startedAt = Date.now();
   const wave = await new Promise((resolve) => {
     const child = spawnRunWave({
@@ -172,7 +188,7 @@ try {
   });
   // Let the last frames reach the page.
   await new Promise((done) => setTimeout(done, 1500));
-  nodeClient.destroy();
+  nodeClient.kill();
   const live = updates.filter((update) => update.ts >= startedAt);
   const latencies = live.map((update) => update.shown_at - update.ts);
   const segment = (from, to) => live.map((update) => update[to] - update[from]);
@@ -190,7 +206,7 @@ try {
     if (both.length > 0) {
       const viaNode = both.map((update) => nodeReceived.get(update.event_id) - update.ts);
       const inBrowser = both.map((update) => update.received_at - nodeReceived.get(update.event_id));
-      console.log(`    split (${both.length} updates also seen by a Node SSE client in the bench process): emitted → Node client ${stats(viaNode)}; Node client → page's EventSource ${stats(inBrowser)} (Chromium's network and renderer processes; negative when the page was first)`);
+      console.log(`    split (${both.length} updates also seen by a Node SSE client in its own process): emitted → Node client ${stats(viaNode)}; Node client → page's EventSource ${stats(inBrowser)} (Chromium's network and renderer processes; negative when the page was first)`);
     }
   } else {
     console.log(`    no card update observed: ${wave.stderr.slice(-800)}`);

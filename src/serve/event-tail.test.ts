@@ -76,6 +76,34 @@ describe('EventTail', () => {
     }
   });
 
+  it('watches the directory anew when it was deleted and recreated with the store', async () => {
+    const dir = path.join(base, 'recreated');
+    mkdirSync(dir);
+    const store = path.join(dir, 'events.db');
+    let writer = openEventStore(store)!;
+    insertEvents(writer, rows('run-5', 1, 1), { run_id: 'run-5', started_at: Date.now(), command: 'run', cwd: '/repo', pid: 1 });
+    writer.close();
+    const tail = new EventTail(store, 20, 60_000);
+    try {
+      tail.start();
+      expect([tail.watching, tail.lastId]).toEqual([true, 1]);
+      const generation = tail.generation;
+      rmSync(dir, { recursive: true, force: true });
+      mkdirSync(dir);
+      writer = openEventStore(store)!;
+      const started = Date.now();
+      while ((tail.generation === generation || !tail.watching) && Date.now() - started < 5000) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect([tail.generation, tail.watching]).toEqual([generation + 1, true]);
+      // Woken by the new directory's watch (the timer poll is a minute now).
+      const ms = await wokenWithin(tail, 0, () => insertEvents(writer, rows('run-6', 1, 2), { run_id: 'run-6', started_at: Date.now(), command: 'run', cwd: '/repo', pid: 1 }));
+      expect(ms).toBeLessThan(5000);
+      expect(tail.lastId).toBe(2);
+      writer.close();
+    } finally {
+      tail.close();
+    }
+  });
+
   it('polls on its timer where the directory cannot be watched (yet)', async () => {
     const dir = path.join(base, 'absent');
     const store = path.join(dir, 'events.db');

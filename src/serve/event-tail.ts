@@ -177,6 +177,12 @@ export class EventTail {
     this.runCwds.clear();
     this.latest = 0;
     this.gen += 1;
+    // The directory may have been replaced with the file (a watch on a deleted directory hears nothing more): watch it anew.
+    if (this.timer) {
+      this.watcher?.close();
+      this.watcher = undefined;
+      this.watchStore();
+    }
     const woken = [...this.waiters];
     this.waiters.clear();
     for (const wake of woken) wake();
