@@ -5,7 +5,8 @@ import { PolywaveError } from '../../errors/polywave-error.js';
 import { isMarkdownImplDoc, lintImplDoc } from '../../protocol/markdown/index.js';
 import { summarizeFindings, validateImpl } from '../../protocol/validate-impl.js';
 import { solverFindings } from '../../protocol/wave-solver.js';
-import { loadImpl } from '../../store/manifest-file.js';
+import { parseImpl } from '../../protocol/parse-impl.js';
+import { loadImpl, unreadableManifestError } from '../../store/manifest-file.js';
 import { readTextFile } from '../../store/read-text.js';
 import { repoFileFacts } from '../../store/repo-facts.js';
 import { resolveManifestPath } from '../../store/resolve-path.js';
@@ -48,7 +49,9 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     fixes.push(...outcome.descriptions);
   }
 
-  const { parsed } = await loadImpl(filePath);
+  // The text read above is parsed (read again only after --fix rewrote the file).
+  const parsed = options.fix ? (await loadImpl(filePath)).parsed : parseImpl(text);
+  if (parsed.fatal) throw unreadableManifestError(filePath, parsed.findings);
   const findings: Finding[] = [...parsed.findings];
   if (parsed.manifest) {
     const facts = typeof options.repoDir === 'string' ? repoFacts(path.resolve(io.cwd, options.repoDir)) : {};
