@@ -110,8 +110,9 @@ export const waveAgents = [
   ['E', 'F', 'G', 'H'],
 ] as const;
 
-export function twoWaveImpl(slug: string): string {
-  const rows = waveAgents.flatMap((ids, index) => ids.flatMap((id) => [`src/${id.toLowerCase()}.js`, `src/${id.toLowerCase()}.test.js`].flatMap((file) => [`    - file: ${file}`, `      agent: ${id}`, `      wave: ${index + 1}`, '      action: new'])));
+/** The IMPL of `waves` (default {@link waveAgents}; a test whose point needs fewer agents names its own, e.g. [['A', 'B']]). */
+export function twoWaveImpl(slug: string, waves: ReadonlyArray<readonly string[]> = waveAgents): string {
+  const rows = waves.flatMap((ids, index) => ids.flatMap((id) => [`src/${id.toLowerCase()}.js`, `src/${id.toLowerCase()}.test.js`].flatMap((file) => [`    - file: ${file}`, `      agent: ${id}`, `      wave: ${index + 1}`, '      action: new'])));
   return [
     'title: Eight letters',
     `feature_slug: ${slug}`,
@@ -126,7 +127,7 @@ export function twoWaveImpl(slug: string): string {
     '      definition: "export const x: string"',
     '      location: src/a.js',
     'waves:',
-    ...waveAgents.flatMap((ids, index) => [`    - number: ${index + 1}`, '      agents:', ...ids.flatMap((id) => [`        - id: ${id}`, `          task: Implement src/${id.toLowerCase()}.js.`, '          files:', `            - src/${id.toLowerCase()}.js`, `            - src/${id.toLowerCase()}.test.js`])]),
+    ...waves.flatMap((ids, index) => [`    - number: ${index + 1}`, '      agents:', ...ids.flatMap((id) => [`        - id: ${id}`, `          task: Implement src/${id.toLowerCase()}.js.`, '          files:', `            - src/${id.toLowerCase()}.js`, `            - src/${id.toLowerCase()}.test.js`])]),
     '',
   ].join('\n');
 }
@@ -161,8 +162,8 @@ export interface DispatchRepo {
   remote: string;
 }
 
-export async function createDispatchRepo(slug: string, script: string, options: { remoteDir?: string; config?: Record<string, unknown> } = {}): Promise<DispatchRepo> {
-  const files: Record<string, string> = { [`docs/IMPL/IMPL-${slug}.yaml`]: twoWaveImpl(slug), 'src/index.js': 'export {};\n' };
+export async function createDispatchRepo(slug: string, script: string, options: { remoteDir?: string; config?: Record<string, unknown>; waves?: ReadonlyArray<readonly string[]> } = {}): Promise<DispatchRepo> {
+  const files: Record<string, string> = { [`docs/IMPL/IMPL-${slug}.yaml`]: twoWaveImpl(slug, options.waves), 'src/index.js': 'export {};\n' };
   if (options.config) files['polywave.config.json'] = `${JSON.stringify({ repos: [{ name: 'repo', path: '.' }], ...options.config }, null, 2)}\n`;
   const repo = await createTestRepo({ files });
   const scriptPath = repo.sibling('agents.yaml');
