@@ -99,7 +99,7 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
       }
     }
     // E9: deterministic ids; the jobs (kept by BullMQ) hold nothing of the orchestrator's disk or environment.
-    expect(jobIds.sort()).toEqual(waveAgents.flatMap((ids, index) => ids.map((id) => expect.stringMatching(new RegExp(`^letters\\.w${index + 1}\\.${id}\\.[0-9a-f]{12}\\.a1$`)))));
+    expect(jobIds.sort()).toEqual(waveAgents.flatMap((ids, index) => ids.map((id) => expect.stringMatching(new RegExp(`^letters\\.w${index + 1}\\.${id}\\.[0-9a-f]{12}\\.a1\\.[0-9a-f]{12}$`)))));
     const queue = new Queue('polywave-agents', { connection: { host: '127.0.0.1', port: redis.port } });
     try {
       for (const id of jobIds) {

@@ -88,9 +88,9 @@ export interface TestWorker {
   exited: Promise<number | null>;
 }
 
-export async function startWorker(options: { id: string; redisUrl: string; remote: string; dir: string; labels?: string[]; extra?: string[] }): Promise<TestWorker> {
+export async function startWorker(options: { id: string; redisUrl: string; remote: string; dir: string; labels?: string[]; extra?: string[]; env?: Record<string, string> }): Promise<TestWorker> {
   const args = [binPath, 'worker', '--redis', options.redisUrl, '--remote', options.remote, '--dir', options.dir, '--id', options.id, '--lock-duration', '2500', '--stalled-interval', '500', ...(options.labels ?? []).flatMap((label) => ['--label', label]), ...(options.extra ?? [])];
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...gitEnv, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...gitEnv, NO_COLOR: '1', ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   process.once('exit', () => child.kill('SIGKILL'));
   let log = '';
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (log += chunk));

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createBranchFetcher } from '../src/dispatch/branch-fetch.js';
 import { createGit } from '../src/git/git-cli.js';
 import type { Git } from '../src/git/git-port.js';
-import { agentJobId, assertJobBranch, labelSubsets, queueNameFor } from '../src/dispatch/job.js';
+import { agentJobId, assertJobBranch, assertJobIdentity, assertJobModel, expectedJobId, jobContentDigest, jobIdPattern, labelSubsets, queueNameFor, type AgentJobData } from '../src/dispatch/job.js';
 import { redactRedisUrl, redisOptionsFromUrl } from '../src/dispatch/redis-url.js';
 import { servesLabels } from '../src/dispatch/registry.js';
 import { parseProjectConfig } from '../src/store/project-config.js';
@@ -117,5 +117,50 @@ describe('fetching agent branches (createBranchFetcher)', () => {
     expect(String((missing as PromiseRejectedResult).reason)).toContain('polywave/f/wave1-agent-E');
     expect(fetches).toEqual([['refs/heads/polywave/f/wave1-agent-D', 'refs/heads/polywave/f/wave1-agent-E'], ['refs/heads/polywave/f/wave1-agent-D'], ['refs/heads/polywave/f/wave1-agent-E']]);
     expect(await has(heads.D!)).toBe(true);
+  });
+});
+
+describe('job identity and models (attack F1, F2, F5)', () => {
+  const data = (overrides: Partial<AgentJobData> = {}): AgentJobData => {
+    const job: AgentJobData = { v: 1, job_id: '', slug: 'billing', wave: 2, agent: 'B3', attempt: 1, role: 'wave', model: 'script:', script_text: 'version: 1\n', system_prompt: 's', prompt: 'p', base_commit: '0123456789abcdef0123456789abcdef01234567', branch: 'polywave/billing/wave2-agent-B3', base_ref: 'refs/polywave/base/billing/wave2', owned_files: ['src/b.ts'], frozen_paths: [], limits: {}, labels: [], remote: 'file:///r.git', enqueued_at: 1, ...overrides };
+    return overrides.job_id === undefined ? { ...job, job_id: expectedJobId(job) } : job;
+  };
+
+  it('names a job by its content: other prompt, model, script, files or remote → another id; enqueue time and key order do not count', () => {
+    const id = data().job_id;
+    expect(id).toMatch(/^billing\.w2\.B3\.0123456789ab\.a1\.[0-9a-f]{12}$/);
+    expect(id).toMatch(jobIdPattern);
+    expect(data({ enqueued_at: 99 }).job_id).toBe(id);
+    const reordered = Object.fromEntries(Object.entries(data()).reverse()) as AgentJobData;
+    expect(jobContentDigest(reordered)).toBe(jobContentDigest(data()));
+    const others = [{ prompt: 'p2' }, { model: 'anthropic:claude-sonnet-4-5', script_text: undefined }, { script_text: 'version: 1\n# redo\n' }, { owned_files: ['src/c.ts'] }, { remote: 'file:///other.git' }, { system_prompt: 's2' }].map((change) => data(change).job_id);
+    expect(new Set([id, ...others]).size).toBe(others.length + 1);
+  });
+
+  it('refuses a job whose id is a path, is not its BullMQ id, or is not the id its content implies', () => {
+    const good = data();
+    expect(() => assertJobIdentity(good, good.job_id)).not.toThrow();
+    for (const [job, bullId] of [
+      [data({ job_id: '../../victim' }), '../../victim'],
+      [data({ job_id: `${good.job_id}/../../x` }), `${good.job_id}/../../x`],
+      [good, `${good.job_id.slice(0, -1)}0`],
+      [{ ...data({ prompt: 'changed' }), job_id: good.job_id }, good.job_id],
+    ] as const) {
+      expect(() => assertJobIdentity(job, bullId)).toThrow(expect.objectContaining({ code: 'DISPATCH_INVALID_JOB' }));
+    }
+  });
+
+  it('runs job models that name no endpoint; one that does only with a matching --model-allow prefix; scripts only as text', () => {
+    for (const model of ['anthropic:claude-sonnet-4-5', 'openai:gpt-4o', 'ollama:qwen2.5-coder:32b', 'claude-code:', 'cli:claude', 'cli:codex:gpt-5', 'claude-sonnet-4-5']) expect(() => assertJobModel({ model }, [])).not.toThrow();
+    expect(() => assertJobModel({ model: 'script:', script_text: 'version: 1\n' }, [])).not.toThrow();
+    const refused = (model: string, allow: string[] = [], scriptText?: string) => () => assertJobModel({ model, ...(scriptText !== undefined ? { script_text: scriptText } : {}) }, allow);
+    expect(refused('openai-compatible:http://evil.example/v1#gpt')).toThrow(/^model "openai-compatible:http:\/\/evil\.example\/v1#gpt": names its own endpoint/);
+    expect(refused('openai-compatible:http://evil.example/v1#gpt', ['openai-compatible:http://gateway:4000/'])).toThrow(expect.objectContaining({ code: 'DISPATCH_INVALID_JOB' }));
+    expect(() => assertJobModel({ model: 'openai-compatible:http://gateway:4000/v1#m' }, ['openai-compatible:http://gateway:4000/'])).not.toThrow();
+    expect(refused('cli:my-agent')).toThrow(/names an agent CLI this worker does not run/);
+    expect(() => assertJobModel({ model: 'cli:my-agent' }, ['cli:my-agent'])).not.toThrow();
+    expect(refused('script:/etc/passwd', [], 'x')).toThrow(/never a path on the worker/);
+    expect(refused('script:')).toThrow(/needs script_text/);
+    expect(refused('anthropic:claude-sonnet-4-5', [], 'version: 1\n')).toThrow(/script_text is only for the script: model/);
   });
 });

@@ -836,9 +836,10 @@ export const commandTable: CommandSpec[] = [
       { flags: '--id <id>', description: 'worker id in `polywave workers` (default <host>-<pid>)' },
       { flags: '--lock-duration <ms>', description: "BullMQ job lock: a dead worker's job goes to another worker after it lapses (default 30000)" },
       { flags: '--stalled-interval <ms>', description: 'how often stalled jobs are looked for (default 15000)' },
+      { flags: '--model-allow <prefix>', description: "also run job models that name their own endpoint or command when the model string starts with this prefix (openai-compatible:http://gateway:4000/, cli:<template>); they get this worker's keys (repeatable)", list: true },
       unsafeNoSandboxOption,
     ],
-    help: 'Model keys live in this worker\'s environment; jobs never carry them. SIGTERM/SIGINT: finish the running job(s), then exit 0; a second signal hands them back.\nExit: 0 stopped, 2 Redis or the remote unreachable at start (DISPATCH_REDIS_UNREACHABLE, DISPATCH_REMOTE_UNREACHABLE), bad flags.',
+    help: 'Model keys live in this worker\'s environment; jobs never carry them, and the agent\'s tools (bash) never see them. A job is refused (DISPATCH_INVALID_JOB, nothing runs) when its id is not the one its content implies, or its model names an endpoint or command (openai-compatible:<url>, cli:<template>, script:<path>) that --model-allow does not allow. SIGTERM/SIGINT: finish the running job(s), then exit 0; a second signal hands them back.\nExit: 0 stopped, 2 Redis or the remote unreachable at start (DISPATCH_REDIS_UNREACHABLE, DISPATCH_REMOTE_UNREACHABLE), bad flags.',
     load: () => import('./commands/worker.js'),
   },
   {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { AgentOutcome, AgentRole } from '../agents/contract.js';
 import { PolywaveError } from '../errors/polywave-error.js';
@@ -43,11 +44,84 @@ export function labelSubsets(labels: readonly string[]): string[][] {
 }
 
 /**
- * E9 across machines: the same agent attempt on the same base always gets the same job id, so
- * BullMQ keeps one job however often the orchestrator (re)enqueues it. (`:` is BullMQ's key separator.)
+ * E9 across machines: the same agent attempt on the same base with the same content always gets
+ * the same job id, so BullMQ keeps one job however often the orchestrator (re)enqueues it; `digest`
+ * ({@link jobContentDigest}) makes a job with other content (a new prompt, model, script, owned
+ * files, remote) another job — an old result is never taken for new input (attack F5).
+ * (`:` is BullMQ's key separator.)
  */
-export function agentJobId(context: { slug: string; wave: number; agentId: string; baseCommit: string; attempt: number }): string {
-  return `${context.slug}.w${context.wave}.${context.agentId}.${context.baseCommit.slice(0, 12)}.a${context.attempt}`;
+export function agentJobId(context: { slug: string; wave: number; agentId: string; baseCommit: string; attempt: number }, digest?: string): string {
+  return `${context.slug}.w${context.wave}.${context.agentId}.${context.baseCommit.slice(0, 12)}.a${context.attempt}${digest !== undefined ? `.${digest}` : ''}`;
+}
+
+/** The grammar of a job id (slug, wave, agent, base, attempt, content digest): no `/`, no `..`, nothing a path could use. */
+export const jobIdPattern = /^[a-z0-9][-a-z0-9]*\.w[1-9][0-9]*\.[A-Z][2-9]?\.[0-9a-f]{12}\.a[1-9][0-9]*\.[0-9a-f]{12}$/;
+
+/** JSON with object keys sorted at every level (one text for one value, whatever the key order). */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item)).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).filter(([, item]) => item !== undefined);
+    return `{${entries
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** First 12 hex of the SHA-256 of what a job asks for: every field but its id and enqueue time. */
+export function jobContentDigest(data: Omit<AgentJobData, 'job_id' | 'enqueued_at'> & Partial<Pick<AgentJobData, 'job_id' | 'enqueued_at'>>): string {
+  const { job_id: _id, enqueued_at: _at, ...content } = data;
+  return createHash('sha256').update(canonicalJson(content)).digest('hex').slice(0, 12);
+}
+
+/** The id a job's data implies ({@link agentJobId} with its content digest). */
+export function expectedJobId(data: AgentJobData): string {
+  return agentJobId({ slug: data.slug, wave: data.wave, agentId: data.agent, baseCommit: data.base_commit, attempt: data.attempt }, jobContentDigest(data));
+}
+
+/**
+ * Attack F1: a worker derives directories and file names from a job's id, so the id must be the one
+ * its data implies (grammar, content digest) and the one BullMQ stores it under. DISPATCH_INVALID_JOB otherwise.
+ */
+export function assertJobIdentity(data: AgentJobData, bullId: string | undefined): void {
+  const shown = JSON.stringify(data.job_id.slice(0, 120));
+  if (!jobIdPattern.test(data.job_id)) throw new PolywaveError({ code: dispatchCodes.invalidJob, message: `job_id ${shown} is not a job id (<slug>.w<N>.<agent>.<base12>.a<attempt>.<digest12>)` });
+  if (bullId !== data.job_id) throw new PolywaveError({ code: dispatchCodes.invalidJob, message: `job_id ${shown} is not the id the job is stored under (${JSON.stringify(String(bullId).slice(0, 120))})` });
+  const expected = expectedJobId(data);
+  if (data.job_id !== expected) throw new PolywaveError({ code: dispatchCodes.invalidJob, message: `job_id ${shown} does not match the job's content (expected ${expected})` });
+}
+
+/**
+ * Attack F2: the models a worker runs for a job. Its own credentials go to the endpoint a model
+ * names, so a model that names an endpoint or a command — `openai-compatible:<url>#m`, `cli:<name>`
+ * other than the built-in claude/codex — runs only when one of `allow` (`polywave worker
+ * --model-allow <prefix>`) is a prefix of it. A `script:` job carries its script's text, never a
+ * path on the worker (`script:<path>` is refused). DISPATCH_INVALID_JOB otherwise.
+ */
+export function assertJobModel(data: Pick<AgentJobData, 'model' | 'script_text'>, allow: readonly string[]): void {
+  const model = data.model.trim();
+  const refuse = (why: string): never => {
+    throw new PolywaveError({ code: dispatchCodes.invalidJob, message: `model ${JSON.stringify(model.slice(0, 200))}: ${why}` });
+  };
+  const colon = model.indexOf(':');
+  const prefix = colon < 0 ? '' : model.slice(0, colon);
+  const rest = colon < 0 ? model : model.slice(colon + 1);
+  if (prefix === 'script') {
+    if (rest !== '') refuse('a script job carries its script as text (script_text), never a path on the worker');
+    if (data.script_text === undefined) refuse('a script job needs script_text');
+    return;
+  }
+  if (data.script_text !== undefined) refuse('script_text is only for the script: model');
+  const named = prefix === 'openai-compatible' || (prefix === 'cli' && !/^(claude|codex)(:|$)/.test(rest));
+  if (!named) return;
+  if (allow.some((entry) => entry !== '' && model.startsWith(entry))) return;
+  refuse(
+    prefix === 'cli'
+      ? 'names an agent CLI this worker does not run for jobs (built-in: cli:claude, cli:codex); start the worker with --model-allow cli:<name> to allow it'
+      : "names its own endpoint, which would receive this worker's credentials; start the worker with --model-allow <prefix> (e.g. --model-allow openai-compatible:http://gateway:4000/) to allow it",
+  );
 }
 
 /**

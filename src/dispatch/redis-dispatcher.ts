@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Job, Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { AgentEvent, AgentFailureKind, AgentOutcome, ModelSpec } from '../agents/contract.js';
-import { emptyUsage } from '../agents/contract.js';
+import { defaultAgentLimits, emptyUsage } from '../agents/contract.js';
 import { createJail } from '../agents/jail/jail.js';
 import { resolveModelSpec } from '../agents/model-spec.js';
 import { PolywaveError } from '../errors/polywave-error.js';
@@ -12,7 +12,7 @@ import type { Git } from '../git/git-port.js';
 import { createBranchFetcher } from './branch-fetch.js';
 import { dispatchCodes } from './codes.js';
 import { inProcessDispatcher, type AgentJob, type AgentJobResult, type Dispatcher, type DispatchRecord } from './dispatcher.js';
-import { agentJobId, queueNameFor, worktreeToken, type AgentJobData, type AgentJobReturn } from './job.js';
+import { agentJobId, expectedJobId, jobContentDigest, queueNameFor, worktreeToken, type AgentJobData, type AgentJobReturn } from './job.js';
 import { assertRedisReachable, bullConnectionFromUrl, redactRedisUrl, redisOptionsFromUrl } from './redis-url.js';
 import { listWorkers, servesLabels } from './registry.js';
 
@@ -32,6 +32,10 @@ export interface RedisDispatcherOptions {
   env: Readonly<Record<string, string | undefined>>;
   /** How long finished jobs stay in Redis (their result answers a re-enqueue of the same id: E9). Default 24 h. */
   keepFinishedSeconds?: number;
+  /** How often a job being waited for is checked: still in Redis, a live worker for its labels, within its bound (ms). Default 2 s. */
+  pollMs?: number;
+  /** Beyond the agent's own time limit, how long a running job may take before it fails as a timeout (lock lapse, stalls, push). Default 120 s. */
+  runMarginMs?: number;
 }
 
 /** The ref that carries a wave's base commit on the shared remote (the only non-agent ref the orchestrator pushes). */
@@ -52,6 +56,14 @@ function kindOfFailure(reason: string): AgentFailureKind {
 
 class OutageError extends Error {}
 class AbortedError extends Error {}
+/** The job failed on its worker (its reason, as waitUntilFinished rejects with it). */
+class FailedJobError extends Error {}
+/** The job being waited for went wrong in a way BullMQ does not report (attack F4): fail the attempt with this outcome. */
+class WatchError extends Error {
+  constructor(readonly outcome: AgentOutcome) {
+    super(outcome.failure?.message ?? 'job watch');
+  }
+}
 
 /**
  * The BullMQ dispatcher (issue 17): each agent attempt becomes one job with a deterministic id on
@@ -71,6 +83,8 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
   const labelWaitMs = options.labelWaitMs ?? 30_000;
   const outageMs = options.outageMs ?? 60_000;
   const keep = options.keepFinishedSeconds ?? 24 * 3600;
+  const pollMs = options.pollMs ?? 2000;
+  const runMarginMs = options.runMarginMs ?? 120_000;
   const pushedBases = new Map<string, Promise<void>>();
   const gitOf = (directory: string): Git => createGit(directory, { env: options.env });
 
@@ -179,11 +193,80 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
     return result.split(cwd).join(worktreeToken);
   };
 
+  const sameContent = (stored: unknown, digest: string): boolean => {
+    try {
+      return jobContentDigest(stored as AgentJobData) === digest;
+    } catch {
+      return false;
+    }
+  };
+
+  /**
+   * Attack F4: while a job is awaited, every `pollMs` — it still exists (gone: added again under
+   * the same id, E9-safe, at most 3 times, then DISPATCH_REDIS_LOST); it finished (its result,
+   * should the event have been missed); a live worker serves its labels (none for
+   * `labelWaitMs`: DISPATCH_NO_WORKER and the job is removed); running longer than the agent's
+   * limit + `runMarginMs`: a timeout (transient). Redis errors here are left to the outage watch.
+   */
+  const watchJob = (queue: Queue, jobId: string, add: () => Promise<unknown>, labels: string[], timeoutMs: number): { promise: Promise<AgentJobReturn>; stop: () => void } => {
+    let stopped = false;
+    let timer: NodeJS.Timeout | undefined;
+    let readded = 0;
+    let servedAt = Date.now();
+    const promise = new Promise<AgentJobReturn>((resolve, reject) => {
+      const check = async (): Promise<void> => {
+        const job = await Job.fromId<AgentJobData, AgentJobReturn>(queue, jobId);
+        if (stopped) return;
+        if (!job) {
+          readded += 1;
+          if (readded > 3) throw new WatchError(failedOutcome('transient', dispatchCodes.redisLost, `job ${jobId} keeps vanishing from Redis (added again ${readded - 1} times)`));
+          await add();
+          return;
+        }
+        const state = await job.getState();
+        if (state === 'completed' && job.returnvalue) return resolve(job.returnvalue);
+        if (state === 'failed') throw new FailedJobError(job.failedReason || `job ${jobId} failed`);
+        if ((await listWorkers(client)).some((worker) => servesLabels(worker, labels))) servedAt = Date.now();
+        else if (Date.now() - servedAt > labelWaitMs) {
+          await job.remove().catch(() => undefined);
+          throw new WatchError(failedOutcome('config', dispatchCodes.noWorker, `no live worker ${labels.length > 0 ? `has the label(s) ${labels.join(', ')}` : 'is connected'} any more (waited ${Math.round(labelWaitMs / 1000)} s); job ${jobId} was removed`));
+        }
+        if (state === 'active' && job.processedOn && Date.now() - job.processedOn > timeoutMs + runMarginMs) {
+          const seconds = Math.round((timeoutMs + runMarginMs) / 1000);
+          throw new WatchError({ ...failedOutcome('transient', '', ''), status: 'timeout', failure: { kind: 'transient', message: `job ${jobId} ran for more than ${seconds} s on a worker (the agent's limit + ${Math.round(runMarginMs / 1000)} s) without a result` } });
+        }
+      };
+      const tick = () => {
+        if (stopped) return;
+        check().then(
+          () => {
+            if (!stopped) timer = setTimeout(tick, pollMs);
+          },
+          (error: unknown) => {
+            // Anything else (Redis trouble: the outage watch's business) is looked at again next time.
+            if (error instanceof WatchError || error instanceof FailedJobError) reject(error);
+            else if (!stopped) timer = setTimeout(tick, pollMs);
+          },
+        );
+      };
+      timer = setTimeout(tick, pollMs);
+    });
+    promise.catch(() => undefined);
+    return {
+      promise,
+      stop: () => {
+        stopped = true;
+        clearTimeout(timer);
+      },
+    };
+  };
+
   const run = async (job: AgentJob): Promise<AgentJobResult> => {
     const { context, options: request } = job;
     const spec = typeof request.model === 'object' ? request.model : resolveModelSpec(request.model, request.env);
     const jail = await createJail(request.policy, { env: request.env });
-    const jobId = agentJobId(context);
+    // Provisional (messages before the job exists); the real id carries the digest of the job's content.
+    let jobId = agentJobId(context);
     const dispatch: DispatchRecord = { dispatcher: 'redis', job_id: jobId, stalls: 0 };
     const fail = (kind: AgentFailureKind, code: string, message: string): AgentJobResult => ({ outcome: failedOutcome(kind, code, message), spec, jail, dispatch });
     const labels = labelsOf(context.slug, context.agentId);
@@ -201,7 +284,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       const text = await scriptText(spec, job);
       const data: AgentJobData = {
         v: 1,
-        job_id: jobId,
+        job_id: '',
         slug: context.slug,
         wave: context.wave,
         agent: context.agentId,
@@ -222,13 +305,26 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
         remote: options.remote,
         enqueued_at: 0,
       };
+      // F5: the id names the content (prompts, model, script, files, remote): other input is another job.
+      const digest = jobContentDigest(data);
+      jobId = data.job_id = expectedJobId(data);
+      dispatch.job_id = jobId;
       const { queue, events, ready } = queueFor(queueNameFor(labels));
       await guarded(ready);
       data.enqueued_at = Date.now();
-      // E9: the same attempt on the same base is one job, however often it is enqueued.
-      await guarded(queue.add('agent', data, { jobId, attempts: 1, removeOnComplete: { age: keep }, removeOnFail: { age: keep } }));
+      // E9: the same attempt on the same base with the same content is one job, however often it is enqueued.
+      const add = () => queue.add('agent', data, { jobId, attempts: 1, removeOnComplete: { age: keep }, removeOnFail: { age: keep } });
+      await guarded(add());
       let stored = await guarded(Job.fromId<AgentJobData, AgentJobReturn>(queue, jobId));
       if (!stored) return fail('transient', dispatchCodes.redisLost, `job ${jobId} vanished from Redis`);
+      // A job stored under this id with other content (put there by someone else): never reuse it — replace it.
+      if (!sameContent(stored.data, digest)) {
+        const removed = await guarded(stored.remove().then(() => true, () => false));
+        if (!removed) return fail('fatal', dispatchCodes.invalidJob, `job ${jobId} in Redis holds other content than this attempt and is running; not reused`);
+        await guarded(add());
+        stored = await guarded(Job.fromId<AgentJobData, AgentJobReturn>(queue, jobId));
+        if (!stored || !sameContent(stored.data, digest)) return fail('fatal', dispatchCodes.invalidJob, `job ${jobId} in Redis holds other content than this attempt; not reused`);
+      }
       const state = await guarded(stored.getState());
       // A re-run after a failure of this very attempt: run it again (a completed one is reused as it is).
       if (state === 'failed') await guarded(stored.retry());
@@ -236,9 +332,15 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       if (state === 'completed' && stored.returnvalue) value = stored.returnvalue;
       else {
         try {
-          value = (await guarded(stored.waitUntilFinished(events), request.signal)) as AgentJobReturn;
+          const watch = watchJob(queue, jobId, add, labels, data.limits.timeoutMs ?? defaultAgentLimits.timeoutMs);
+          try {
+            value = (await guarded(Promise.race([stored.waitUntilFinished(events), watch.promise]), request.signal)) as AgentJobReturn;
+          } finally {
+            watch.stop();
+          }
         } catch (error) {
           if (error instanceof OutageError || error instanceof AbortedError) throw error;
+          if (error instanceof WatchError) return { outcome: error.outcome, spec, jail, dispatch: { ...dispatch, stalls: stalls.get(jobId) ?? 0 } };
           const reason = error instanceof Error ? error.message : String(error);
           stored = (await guarded(Job.fromId<AgentJobData, AgentJobReturn>(queue, jobId))) ?? stored;
           dispatch.stalls = stalls.get(jobId) ?? 0;

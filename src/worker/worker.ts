@@ -2,12 +2,12 @@ import { existsSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { AgentEvent } from '../agents/contract.js';
 import { runAgent } from '../agents/run-agent.js';
 import { dispatchCodes } from '../dispatch/codes.js';
-import { agentJobDataSchema, assertJobBranch, jobRole, labelSubsets, normalizeLabels, queueNameFor, worktreeToken, type AgentJobData, type AgentJobReturn } from '../dispatch/job.js';
+import { agentJobDataSchema, assertJobBranch, assertJobIdentity, assertJobModel, jobRole, labelSubsets, normalizeLabels, queueNameFor, worktreeToken, type AgentJobData, type AgentJobReturn } from '../dispatch/job.js';
 import { assertRedisReachable, bullConnectionFromUrl, redisOptionsFromUrl } from '../dispatch/redis-url.js';
 import { removeWorkerRecord, writeWorkerRecord, type WorkerRecord } from '../dispatch/registry.js';
 import { journalPaths } from '../engine/journal.js';
@@ -35,6 +35,11 @@ export interface WorkerOptions {
   heartbeatMs?: number;
   /** Run agents without the OS sandbox — this worker's decision, never the job's. */
   unsafeNoSandbox?: boolean;
+  /**
+   * Prefixes of job models that name their own endpoint or command (`openai-compatible:<url>#m`,
+   * `cli:<template>`) this worker runs anyway (`--model-allow`); others are refused (attack F2).
+   */
+  modelAllow?: readonly string[];
   log?: (line: string) => void;
 }
 
@@ -137,22 +142,38 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     cleanups.set(worktree, done);
   };
 
-  const processJob = async (job: Job): Promise<AgentJobReturn> => {
+  const runningIds = new Set<string>();
+  const processJob = async (job: Job, token?: string): Promise<AgentJobReturn> => {
     const parsed = agentJobDataSchema.safeParse(job.data);
     if (!parsed.success) throw new UnrecoverableError(`${dispatchCodes.invalidJob}: job ${job.id}: ${parsed.error.issues[0]?.path.join('.') ?? ''} ${parsed.error.issues[0]?.message ?? 'invalid'}`);
     const data: AgentJobData = parsed.data;
-    // Only the agent's own branch ever leaves this machine.
+    // Before anything is touched: only the agent's own branch ever leaves this machine; the id the
+    // job's directories are named by is the one its content implies (F1); the model sends this
+    // worker's keys to no endpoint the job chose (F2).
+    let worktree: string;
+    let scriptFile: string;
     try {
       assertJobBranch(data);
+      assertJobIdentity(data, job.id);
+      assertJobModel(data, options.modelAllow ?? []);
+      worktree = inside(path.join(dir, 'work'), data.job_id);
+      scriptFile = inside(path.join(dir, 'scripts'), `${data.job_id}.yaml`);
     } catch (error) {
       throw new UnrecoverableError(PolywaveError.isInstance(error) ? `${error.code}: ${error.message}` : String(error));
     }
+    // The same job again while it runs here (its copy was lost from Redis meanwhile and the
+    // orchestrator added it again, F4): handed back for a second, so the copies run one after the
+    // other — they would share the worktree, and BullMQ tracks a worker's jobs by id.
+    if (runningIds.has(data.job_id)) {
+      await job.moveToDelayed(Date.now() + 1000, token);
+      throw new DelayedError();
+    }
+    runningIds.add(data.job_id);
     const release = await acquire();
     current.add(data.job_id);
     void beat();
     const startedAtMs = Date.now();
     log(`job ${data.job_id}: agent ${data.agent} of ${data.slug} wave ${data.wave} (attempt ${data.attempt})`);
-    const worktree = path.join(dir, 'work', data.job_id);
     try {
       await withClone(async () => {
         // The base is fetched once per clone (a later wave or retry on the same base finds it here).
@@ -172,7 +193,6 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       });
       let model = data.model;
       if (data.script_text !== undefined) {
-        const scriptFile = path.join(dir, 'scripts', `${data.job_id}.yaml`);
         await mkdir(path.dirname(scriptFile), { recursive: true });
         await writeFile(scriptFile, data.script_text);
         model = `script:${scriptFile}`;
@@ -229,10 +249,20 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     } finally {
       discardWorktree(worktree);
       current.delete(data.job_id);
+      runningIds.delete(data.job_id);
       release();
       void beat();
     }
   };
+
+  /** `parent/name`, refused (DISPATCH_INVALID_JOB) unless it is a direct child of `parent`. */
+  function inside(parent: string, name: string): string {
+    const target = path.resolve(parent, name);
+    if (path.dirname(target) !== path.resolve(parent) || name.includes('/') || name.includes('\\')) {
+      throw new PolywaveError({ code: dispatchCodes.invalidJob, message: `job path ${JSON.stringify(name.slice(0, 120))} is not inside ${parent}` });
+    }
+    return target;
+  }
 
   /** Inside the clone's turn: `worktree` (a job's earlier copy, left by a killed worker) is gone, and so is the clone's record of deleted ones. */
   async function removeWorktree(worktree?: string): Promise<void> {
@@ -263,7 +293,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   await Promise.all(workers.map((worker) => worker.waitUntilReady()));
   await beat();
   const timer = setInterval(() => void beat(), heartbeatMs);
-  log(`worker ${id} ready: labels [${labels.join(', ')}], concurrency ${options.concurrency}, queues ${subsets.map((subset) => queueNameFor(subset)).join(', ')}`);
+  log(`worker ${id} ready: labels [${labels.join(', ')}], concurrency ${options.concurrency}, queues ${subsets.map((subset) => queueNameFor(subset)).join(', ')}${options.modelAllow?.length ? `, models also allowed: ${options.modelAllow.join(' ')}` : ''}`);
 
   let resolveClosed: () => void = () => undefined;
   const closed = new Promise<void>((resolve) => (resolveClosed = resolve));

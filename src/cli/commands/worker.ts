@@ -35,6 +35,7 @@ export async function run(_args: string[], options: Record<string, unknown>, io:
     ...(options.lockDuration !== undefined ? { lockDurationMs: positiveInteger(options.lockDuration, '--lock-duration', 30_000) } : {}),
     ...(options.stalledInterval !== undefined ? { stalledIntervalMs: positiveInteger(options.stalledInterval, '--stalled-interval', 15_000) } : {}),
     ...(unsafeNoSandboxFrom(options, io) ? { unsafeNoSandbox: true } : {}),
+    ...(Array.isArray(options.modelAllow) && options.modelAllow.length > 0 ? { modelAllow: (options.modelAllow as string[]).filter((prefix) => prefix !== '') } : {}),
     log,
   });
   let signals = 0;
