@@ -5,11 +5,12 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Job, Queue, QueueEvents } from 'bullmq';
+import { Job, Queue, QueueEvents, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectedJobId, type AgentJobData, type AgentJobReturn } from '../src/dispatch/job.js';
-import { listWorkers } from '../src/dispatch/registry.js';
+import { createRedisDispatcher } from '../src/dispatch/redis-dispatcher.js';
+import { listWorkers, writeWorkerRecord } from '../src/dispatch/registry.js';
 import { createDispatchRepo, gitEnv, lettersScript, runWaveCli, startRedis, startWorker, waveResult, type DispatchRepo, type TestRedis, type TestWorker } from './dispatch-support.js';
 
 // The attack on the scale-out feature (attack-dispatch.md F1–F5), replayed on real parts: a
@@ -237,4 +238,31 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
     // It ran twice on the worker (one after the other): the lost copy, then the one added again.
     expect(main.log().split('\n').filter((line) => line.includes(`job ${jobId}: agent A`))).toHaveLength(2);
   }, 90_000);
+
+  it.concurrent('F4: a job that runs past the agent’s limit + the margin on a live worker that never answers fails as a timeout (no hang)', async () => {
+    // A "worker" that takes jobs of its label and never finishes them (BullMQ keeps renewing the lock) and a live registry record.
+    const connection = { host: '127.0.0.1', port: redis.port };
+    const hung = new Worker('polywave-agents@hung', () => new Promise(() => undefined), { connection, lockDuration: 2000 });
+    const client = new Redis(redis.url);
+    await writeWorkerRecord(client, { id: 'h-hung', host: 'test', pid: 1, labels: ['hung'], concurrency: 1, current: [], done: 0, started_at: '', heartbeat_at: '' }, 60_000);
+    const branch = 'polywave/hostile/wave1-agent-B';
+    const worktree = hostile.repo.sibling('wt-hung-B');
+    await hostile.repo.git.worktreeAdd({ path: worktree, branch, base: base, createBranch: true });
+    const env = { ...process.env, ...gitEnv };
+    const dispatcher = await createRedisDispatcher({ url: redis.url, remote: `file://${remoteDir}`, env, labels: { B: ['hung'] }, pollMs: 200, runMarginMs: 1000 });
+    try {
+      const started = Date.now();
+      const result = await dispatcher.runAgentJob({
+        options: { agentId: 'B', role: 'wave', wave: 1, model: `script:${hostile.scriptPath}`, systemPrompt: 's', prompt: 'p', cwd: worktree, branch, baseCommit: base, policy: { root: worktree, ownedFiles: ['src/b.js'], branch }, limits: { timeoutMs: 1000 }, env },
+        context: { slug: 'hostile', wave: 1, agentId: 'B', attempt: 1, baseCommit: base, branch, repoRoot: hostile.repo.dir, solo: false },
+      });
+      expect(result.outcome.status).toBe('timeout');
+      expect(result.outcome.failure).toEqual({ kind: 'transient', message: `job ${result.dispatch!.job_id} ran for more than 2 s on a worker (the agent's limit + 1 s) without a result` });
+      expect(Date.now() - started).toBeLessThan(15_000);
+    } finally {
+      await dispatcher.close();
+      await hung.close(true);
+      client.disconnect();
+    }
+  }, 60_000);
 });
