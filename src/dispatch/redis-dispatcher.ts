@@ -14,7 +14,7 @@ import { dispatchCodes } from './codes.js';
 import { inProcessDispatcher, type AgentJob, type AgentJobResult, type Dispatcher, type DispatchRecord } from './dispatcher.js';
 import { agentJobId, expectedJobId, jobContentDigest, queueNameFor, worktreeToken, type AgentJobData, type AgentJobReturn } from './job.js';
 import { assertRedisReachable, bullConnectionFromUrl, redactRedisUrl, redisOptionsFromUrl } from './redis-url.js';
-import { listWorkers, servesLabels } from './registry.js';
+import { listWorkers, servesLabels, type WorkerRecord } from './registry.js';
 
 /** Options of {@link createRedisDispatcher}. */
 export interface RedisDispatcherOptions {
@@ -193,6 +193,17 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
     return result.split(cwd).join(worktreeToken);
   };
 
+  // The registry as the job watches see it: one read per half poll, shared by every job in flight.
+  let registryRead: { at: number; workers: Promise<WorkerRecord[]> } | undefined;
+  const liveWorkers = (): Promise<WorkerRecord[]> => {
+    if (!registryRead || Date.now() - registryRead.at > pollMs / 2) {
+      const workers = listWorkers(client);
+      registryRead = { at: Date.now(), workers };
+      workers.catch(() => (registryRead = undefined));
+    }
+    return registryRead.workers;
+  };
+
   const sameContent = (stored: unknown, digest: string): boolean => {
     try {
       return jobContentDigest(stored as AgentJobData) === digest;
@@ -226,7 +237,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
         const state = await job.getState();
         if (state === 'completed' && job.returnvalue) return resolve(job.returnvalue);
         if (state === 'failed') throw new FailedJobError(job.failedReason || `job ${jobId} failed`);
-        if ((await listWorkers(client)).some((worker) => servesLabels(worker, labels))) servedAt = Date.now();
+        if ((await liveWorkers()).some((worker) => servesLabels(worker, labels))) servedAt = Date.now();
         else if (Date.now() - servedAt > labelWaitMs) {
           await job.remove().catch(() => undefined);
           throw new WatchError(failedOutcome('config', dispatchCodes.noWorker, `no live worker ${labels.length > 0 ? `has the label(s) ${labels.join(', ')}` : 'is connected'} any more (waited ${Math.round(labelWaitMs / 1000)} s); job ${jobId} was removed`));
