@@ -145,6 +145,36 @@ describe('run-integration-agent (E26) with the script backend', () => {
     expect(readFileSync(implPath, 'utf8')).toContain('# integration demo (this comment must survive)');
   }, 60_000);
 
+  it('in a PROGRAM tier (the merge target checked out in the IMPL worktree): works and commits on the IMPL branch, the main line does not move, the refreshed report stays uncommitted in the IMPL', async () => {
+    const { repo, implPath } = await setup();
+    const implBranch = 'polywave/program/shop/tier1-impl-registry';
+    const worktree = repo.path('.claude/worktrees/polywave/program/shop/tier1-impl-registry');
+    await repo.run(['worktree', 'add', '-q', '-b', implBranch, worktree]);
+    // The main line is elsewhere (another IMPL of the tier merged first); the IMPL's state there is uncommitted.
+    repo.write('.gitignore', '.claude/\n.polywave-state/\n');
+    repo.write('src/unrelated.mjs', 'export const unrelated = 1;\n');
+    const mainHead = await repo.commitAll('another IMPL of the tier');
+    const implHead = (await repo.run(['rev-parse', implBranch])).trim();
+    writeFileSync(implPath, readFileSync(implPath, 'utf8').replace('state: WAVE_VERIFIED', 'state: WAVE_EXECUTING'));
+    const script = writeScript([...wireSteps, '- text: "integration_result: { commit: HEAD, files_changed: [src/main.mjs], verification: PASS }"']);
+
+    const result = await runIntegrationAgent({ implPath, repoDir: repo.dir, workDir: worktree, wave: 1, model: `script:${script}`, env: repo.env });
+
+    expect(result.success, JSON.stringify(result, null, 2)).toBe(true);
+    expect(result).toMatchObject({ gaps_before: 1, gaps_after: 0, files_changed: ['src/main.mjs'], violations: [] });
+    expect(result.impl_commit).toBeUndefined();
+    // The agent's commit is on the IMPL branch, in its worktree; main is where it was, its files untouched.
+    expect((await repo.run(['log', '--format=%s', `${implHead}..${implBranch}`])).trim()).toBe('feat(wave1-integration): wire integration gaps');
+    expect(result.commit).toBe((await repo.run(['rev-parse', implBranch])).trim());
+    expect(readFileSync(path.join(worktree, 'src/main.mjs'), 'utf8')).toContain('registerFeature(registry);');
+    expect(await repo.git.headCommit()).toBe(mainHead);
+    expect(readFileSync(repo.path('src/main.mjs'), 'utf8')).toBe(mainSource);
+    expect((await repo.run(['-C', worktree, 'status', '--porcelain'])).trim()).toBe('');
+    // The report is refreshed in the IMPL (in the main checkout) and left for the tier to commit.
+    expect(parseImpl(readFileSync(implPath, 'utf8')).manifest!.integration_reports?.wave1).toMatchObject({ valid: true, gaps: [] });
+    expect((await repo.run(['status', '--porcelain'])).trim()).toBe('M docs/IMPL/IMPL-registry.yaml');
+  }, 60_000);
+
   it('reports the gaps that remain when the agent only tries files it may not edit', async () => {
     const { repo, implPath } = await setup(implYaml({ connectors: ['integration_connectors:', '    - file: src/main.mjs', '      reason: the entry point registers features'] }));
     const script = writeScript(['- edit: { path: src/other.mjs, old: "1", new: "registerFeature" }', '  expect: error']);

@@ -302,7 +302,10 @@ export async function runAutopilot(options: AutopilotOptions): Promise<Autopilot
     if (run.finalize?.integration_action_required) {
       const phaseStart2 = performance.now();
       const { runIntegrationAgent } = await import('./run-integration.js');
-      const integration = await runIntegrationAgent({ implPath, repoDir: options.repoDir, wave: number, ...base, ...(modelFor('integration') ? { model: modelFor('integration')! } : {}), ...(options.backends?.integration ? { backend: options.backends.integration } : {}) });
+      // In a PROGRAM tier the wave merged into the IMPL branch, checked out in the IMPL's worktree:
+      // the integration agent works there, not on the main line (which must not move meanwhile).
+      const workDir = options.mergeTarget ? (await gitAt(options.repoDir).worktreeList()).find((entry) => entry.branch === options.mergeTarget)?.path : undefined;
+      const integration = await runIntegrationAgent({ implPath, repoDir: options.repoDir, ...(workDir ? { workDir } : {}), wave: number, ...base, ...(modelFor('integration') ? { model: modelFor('integration')! } : {}), ...(options.backends?.integration ? { backend: options.backends.integration } : {}) });
       addUsage(usage, integration.agent?.usage);
       record({ phase: 'integration', wave: number, status: integration.success ? 'done' : 'failed', detail: 'skipped' in integration && integration.skipped ? 'no gaps' : `gaps ${integration.gaps_before ?? '?'} → ${integration.gaps_after ?? '?'}`, duration_ms: Math.round(performance.now() - phaseStart2) });
     }

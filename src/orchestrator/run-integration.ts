@@ -61,6 +61,13 @@ export interface RunIntegrationOptions {
   implPath: string;
   /** Repository root holding the merged result (default: the repository holding the IMPL). */
   repoDir?: string;
+  /**
+   * Where the merged result is checked out, and where the agent works, is verified and commits:
+   * a PROGRAM tier's IMPL worktree (the checkout of the waves' merge target). Default `repoDir`.
+   * When it is another checkout, the refreshed report stays uncommitted in the IMPL (in `repoDir`):
+   * the main line does not move while a tier runs.
+   */
+  workDir?: string;
   /** The wave that merged. */
   wave: number;
   model?: string;
@@ -172,7 +179,10 @@ export async function runIntegrationAgent(options: RunIntegrationOptions): Promi
   }
   const gitAt = (directory: string) => createGit(directory, { env });
   const repoDir = options.repoDir ?? (await gitAt(path.dirname(implPath)).topLevel());
-  const git = gitAt(repoDir);
+  const workDir = options.workDir ? path.resolve(options.workDir) : repoDir;
+  const elsewhere = workDir !== path.resolve(repoDir);
+  const git = gitAt(workDir);
+  // The IMPL's path inside the repository (the same in every checkout of it).
   const implRelative = implRelativePath(implPath, repoDir);
   const result: RunIntegrationResult = {
     wave,
@@ -236,7 +246,7 @@ export async function runIntegrationAgent(options: RunIntegrationOptions): Promi
   }
 
   // 2. The agent, on the merged result (a clean tree: its bash calls are audited against all of it).
-  const clean = await ensureCleanRoot({ git, repoDir, implPath, writable: new Set(allowed), env, message: `chore: commit Polywave state before the integration agent [Polywave:wave${wave}:integrator]` });
+  const clean = await ensureCleanRoot({ git, repoDir: workDir, implPath, writable: new Set(allowed), env, message: `chore: commit Polywave state before the integration agent [Polywave:wave${wave}:integrator]` });
   if (clean.blocking.length > 0) {
     result.gaps_after = result.gaps_before;
     result.remaining_gaps = gaps;
@@ -251,7 +261,7 @@ export async function runIntegrationAgent(options: RunIntegrationOptions): Promi
     mode,
     manifest,
     implPath,
-    repoRoot: repoDir,
+    repoRoot: workDir,
     wave,
     ...(branch ? { mergeTarget: branch } : {}),
     allowedFiles: allowed,
@@ -272,13 +282,13 @@ export async function runIntegrationAgent(options: RunIntegrationOptions): Promi
     model: spec,
     systemPrompt: prompt.system,
     prompt: prompt.user,
-    cwd: repoDir,
+    cwd: workDir,
     ...(branch ? { branch } : {}),
     baseCommit: start,
     implPath,
-    policy: { root: repoDir, ownedFiles: allowed, frozenPaths: [...scaffoldFiles], ...(branch ? { branch } : {}), readablePaths: [implPath] },
+    policy: { root: workDir, ownedFiles: allowed, frozenPaths: [...scaffoldFiles], ...(branch ? { branch } : {}), readablePaths: [implPath] },
     ...(options.limits ? { limits: options.limits } : {}),
-    env: { ...env, POLYWAVE_REPO_ROOT: repoDir, POLYWAVE_ALLOW_MAIN_COMMIT: '1' },
+    env: { ...env, POLYWAVE_REPO_ROOT: workDir, POLYWAVE_ALLOW_MAIN_COMMIT: '1' },
     ...(budgetSignal(metered, options.signal) ? { signal: budgetSignal(metered, options.signal)! } : {}),
     onEvent: metered.onEvent,
     journal: journalPaths(repoDir, slug, wave, 'integrator'),
@@ -305,7 +315,7 @@ export async function runIntegrationAgent(options: RunIntegrationOptions): Promi
   const verifyTest = mode === 'hotfix' && hotfixCommand ? hotfixCommand : testCommand;
   if (verifyTest || lintCommand) {
     const data = await verifyBuild({
-      repoDir,
+      repoDir: workDir,
       testCommand: verifyTest,
       lintCommand,
       env,
@@ -315,7 +325,7 @@ export async function runIntegrationAgent(options: RunIntegrationOptions): Promi
     });
     result.verify_build = data;
     result.build_passed = data.test_passed && data.lint_passed;
-    if (!result.build_passed) result.problems.push(`verification failed: ${errorGist(`${data.test_passed ? '' : (data.test_output ?? `\`${data.test_command}\` failed`)}\n${data.lint_passed ? '' : (data.lint_output ?? `\`${data.lint_command}\` failed`)}`, repoDir)}`);
+    if (!result.build_passed) result.problems.push(`verification failed: ${errorGist(`${data.test_passed ? '' : (data.test_output ?? `\`${data.test_command}\` failed`)}\n${data.lint_passed ? '' : (data.lint_output ?? `\`${data.lint_command}\` failed`)}`, workDir)}`);
   }
   if (mode === 'gaps') {
     const current = await readManifestOrThrow(implPath);
@@ -331,12 +341,13 @@ export async function runIntegrationAgent(options: RunIntegrationOptions): Promi
       if (wiringAfter) edits.push({ path: ['wiring_validation_reports', `wave${wave}`], value: wiringAfter });
       return { edits, outcome: undefined };
     });
-    const implCommit = await commitImplChange({ implPath, repoDir, git, env, message: `chore: integration report for wave ${wave} after the integration agent (${result.gaps_after} gap(s) left) [Polywave:wave${wave}:integrator]` });
+    // In a tier the IMPL stays uncommitted in the main checkout, like the rest of the wave's state.
+    const implCommit = elsewhere ? undefined : await commitImplChange({ implPath, repoDir, git, env, message: `chore: integration report for wave ${wave} after the integration agent (${result.gaps_after} gap(s) left) [Polywave:wave${wave}:integrator]` });
     if (implCommit) result.impl_commit = implCommit;
   } else {
     if (result.build_passed === undefined) result.problems.push('E47: no test_command/lint_command (or test/lint gate) to confirm the hotfix with');
     const output = `${result.verify_build?.test_output ?? ''}\n${result.verify_build?.lint_output ?? ''}`;
-    const still = result.build_passed === true ? [] : classifyCallerCascade({ output, manifest, wave, repoDir }).errors.map((error) => error.file);
+    const still = result.build_passed === true ? [] : classifyCallerCascade({ output, manifest, wave, repoDir: workDir }).errors.map((error) => error.file);
     result.gaps_after = result.build_passed === true ? 0 : new Set(still).size || result.gaps_before;
   }
   result.success = result.violations.length === 0 && result.problems.length === 0 && result.build_passed !== false && result.gaps_after === 0;
