@@ -10,6 +10,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectedJobId, type AgentJobData, type AgentJobReturn } from '../src/dispatch/job.js';
 import { createRedisDispatcher } from '../src/dispatch/redis-dispatcher.js';
+import { assertRedisReachable } from '../src/dispatch/redis-url.js';
 import { listWorkers, writeWorkerRecord } from '../src/dispatch/registry.js';
 import { createDispatchRepo, gitEnv, lettersScript, runWaveCli, startRedis, startWorker, waveResult, type DispatchRepo, type TestRedis, type TestWorker } from './dispatch-support.js';
 
@@ -120,6 +121,11 @@ async function runningJob(prefix: string, deadlineMs: number): Promise<{ worker:
 }
 
 describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.md)', () => {
+  it('F10: a database Redis does not have is refused at the start check, never silently db 0', async () => {
+    await expect(assertRedisReachable(`${redis.url}/99`)).rejects.toMatchObject({ code: 'DISPATCH_INVALID_URL', exitCode: 2, message: `${redis.url}/99: Redis refuses database 99 (ERR DB index is out of range); nothing was started` });
+    await expect(assertRedisReachable(`${redis.url}/15`)).resolves.toBeUndefined();
+  });
+
   // First and alone: it kills the only worker with the label (which also serves the unlabelled queue).
   it('F4: the only worker with a job’s label dies mid-job → DISPATCH_NO_WORKER within seconds, the job removed (no hang)', async () => {
     const target = await createDispatchRepo('rare', lettersScript({ A: ['sleep_ms: 30000'] }), { remoteDir, waves: [['A', 'B']], config: { dispatch: { labels: { A: ['rare'] }, label_wait_seconds: 1 } } });
@@ -249,7 +255,7 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
     const worktree = hostile.repo.sibling('wt-hung-B');
     await hostile.repo.git.worktreeAdd({ path: worktree, branch, base: base, createBranch: true });
     const env = { ...process.env, ...gitEnv };
-    const dispatcher = await createRedisDispatcher({ url: redis.url, remote: `file://${remoteDir}`, env, labels: { B: ['hung'] }, pollMs: 200, runMarginMs: 1000 });
+    const dispatcher = await createRedisDispatcher({ url: redis.url, remote: `file://${remoteDir}`, cwd: scratch, env, labels: { B: ['hung'] }, pollMs: 200, runMarginMs: 1000 });
     try {
       const started = Date.now();
       const result = await dispatcher.runAgentJob({

@@ -1,10 +1,12 @@
 import { readFileSync } from 'node:fs';
+import os from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { createBranchFetcher } from '../src/dispatch/branch-fetch.js';
+import { assertRemoteReachable } from '../src/dispatch/redis-dispatcher.js';
 import { createGit } from '../src/git/git-cli.js';
 import type { Git } from '../src/git/git-port.js';
 import { agentJobId, assertJobBranch, assertJobIdentity, assertJobModel, expectedJobId, jobContentDigest, jobIdPattern, labelSubsets, queueNameFor, type AgentJobData } from '../src/dispatch/job.js';
-import { redactRedisUrl, redisOptionsFromUrl } from '../src/dispatch/redis-url.js';
+import { redactRedisUrl, redactUserinfo, redisOptionsFromUrl, remoteWithoutUserinfo } from '../src/dispatch/redis-url.js';
 import { servesLabels } from '../src/dispatch/registry.js';
 import { parseProjectConfig } from '../src/store/project-config.js';
 import { runCli } from './support/cli.js';
@@ -46,11 +48,40 @@ describe('dispatch jobs', () => {
     expect(() => redisOptionsFromUrl('http://queue:6379')).toThrow(expect.objectContaining({ code: 'DISPATCH_INVALID_URL' }));
   });
 
+  it('never quotes a password or URL userinfo, also of URLs `new URL` cannot parse (attack F8, F9)', () => {
+    expect(redactRedisUrl('redis://:hunter2@127.0.0.1:99999')).toBe('redis://***@127.0.0.1:99999');
+    expect(() => redisOptionsFromUrl('redis://:hunter2@127.0.0.1:99999')).toThrow('not a Redis URL: "redis://***@127.0.0.1:99999" (expected redis://host:port)');
+    expect(() => redisOptionsFromUrl('redis://:hunter2@127.0.0.1:16479/abc')).toThrow('redis://:***@127.0.0.1:16479/abc: the database must be a number (redis://host:port/0)');
+    expect(() => redisOptionsFromUrl('http://:hunter2@x')).toThrow('not a Redis URL: "http://:***@x/" (expected redis://host:port)');
+    expect(redactUserinfo("fatal: unable to access 'https://x-access-token:ghp_SECRET123@github.com/o/r.git/': 403 and ssh://git@h:22/r.git")).toBe("fatal: unable to access 'https://***@github.com/o/r.git/': 403 and ssh://***@h:22/r.git");
+    expect(redactUserinfo('git@github.com:o/r.git file:///srv/r.git')).toBe('git@github.com:o/r.git file:///srv/r.git');
+    // What a job carries as its remote: the URL without credentials.
+    expect(remoteWithoutUserinfo('https://x-access-token:ghp_SECRET123@github.com/o/r.git')).toBe('https://github.com/o/r.git');
+    expect(remoteWithoutUserinfo('file:///srv/r.git')).toBe('file:///srv/r.git');
+  });
+
+  it('gives up on a remote that does not answer within the start check’s bound (attack F11)', async () => {
+    const started = Date.now();
+    // A transport that hangs: git's ssh is a shell that sleeps.
+    const check = assertRemoteReachable('ssh://u:pw@h.invalid/r.git', { cwd: os.tmpdir(), env: { ...process.env, GIT_SSH_COMMAND: 'sleep 3; true' }, timeoutMs: 500 });
+    await expect(check).rejects.toMatchObject({ code: 'DISPATCH_REMOTE_UNREACHABLE', message: 'the shared remote ssh://***@h.invalid/r.git is unreachable (git ls-remote: no answer within 500 ms); nothing was started' });
+    expect(Date.now() - started).toBeLessThan(2500);
+  });
+
+  it('hands ioredis an IPv6 literal without its brackets (attack F19)', () => {
+    expect(redisOptionsFromUrl('redis://[::1]:16480')).toMatchObject({ host: '::1', port: 16480 });
+    expect(redisOptionsFromUrl('redis://:pw@[fe80::1]/3')).toMatchObject({ host: 'fe80::1', port: 6379, db: 3 });
+  });
+
   it('validates polywave.config.json `dispatch`', () => {
     const ok = parseProjectConfig(JSON.stringify({ repos: [{ name: 'r', path: '.' }], dispatch: { url: 'redis://q:6379', remote: 'ssh://git@h/r.git', labels: { C: ['gpu'] }, label_wait_seconds: 5, outage_seconds: 30 } }));
     expect(ok.findings).toEqual([]);
     const bad = parseProjectConfig(JSON.stringify({ repos: [{ name: 'r', path: '.' }], dispatch: { url: 'http://q', labels: { C: 'gpu' }, outage_seconds: -1 } }));
     expect(bad.findings.map((finding) => finding.field)).toEqual(['dispatch.url', 'dispatch.outage_seconds', 'dispatch.labels.C']);
+    // F16: 0 is a number (not "unset"); a negative one and more labels than a worker takes are refused.
+    expect(parseProjectConfig(JSON.stringify({ repos: [{ name: 'r', path: '.' }], dispatch: { label_wait_seconds: 0, outage_seconds: 0 } })).findings).toEqual([]);
+    const more = parseProjectConfig(JSON.stringify({ repos: [{ name: 'r', path: '.' }], dispatch: { label_wait_seconds: -5, labels: { A: ['a', 'b', 'c', 'd', 'e', 'f', 'g'] } } }));
+    expect(more.findings.map((finding) => finding.message)).toEqual(['dispatch.label_wait_seconds: must be a number of seconds from 0 to 86400', 'dispatch.labels.A: has 7 labels; a worker takes at most 6, so no worker could run it']);
   });
 });
 
@@ -71,6 +102,34 @@ describe('dispatch commands: bad input', () => {
     expect(dispatch.code).toBe(2);
     expect(dispatch.stderr).toBe('polywave: error[DISPATCH_INVALID_URL]: --dispatch: not a Redis URL: "http://queue:6379" (expected redis://host:port, or inprocess)\n');
     expect(readFileSync(target.implPath, 'utf8')).toBe(before);
+  });
+
+  it('refuses a bad dispatch config, a lone --dispatch-remote, a leaky URL and an unreachable remote before anything changes (attack F8, F9, F11, F16, F17)', async () => {
+    const target = await createDispatchRepo('badcfg', lettersScript(), { config: { dispatch: { url: 'redis://127.0.0.1:1', remote: 'file:///nonexistent/r.git', labels: { A: ['Bad Label'] }, label_wait_seconds: -1 } } });
+    const plain = await createDispatchRepo('plain', lettersScript());
+    const before = [readFileSync(target.implPath, 'utf8'), readFileSync(plain.implPath, 'utf8')];
+    const secret = 'https://x-access-token:ghp_SECRET123@127.0.0.1:1/repo.git';
+    const [config, lone, inprocess, password, remote] = await Promise.all([
+      runWaveCli(target, 1),
+      runWaveCli(plain, 1, { extra: ['--dispatch-remote', 'file:///nonexistent'] }),
+      runWaveCli(plain, 1, { extra: ['--dispatch', 'inprocess', '--dispatch-remote', 'file:///nonexistent'] }),
+      runWaveCli(plain, 1, { extra: ['--dispatch', 'redis://:hunter2@127.0.0.1:99999', '--dispatch-remote', 'file:///nonexistent'] }),
+      // Redis at port 1 is never asked: the remote is checked first.
+      runWaveCli(plain, 1, { extra: ['--dispatch', 'redis://127.0.0.1:1', '--dispatch-remote', secret] }),
+    ]);
+    expect(config).toMatchObject({ code: 2, stderr: `polywave: error[DISPATCH_INVALID_CONFIG]: ${target.repo.path('polywave.config.json')}: dispatch.label_wait_seconds: must be a number of seconds from 0 to 86400; dispatch.labels.A: must be an array of labels (letters, digits, - and _); nothing was started\n` });
+    expect(lone).toMatchObject({ code: 2, stderr: 'polywave: error[DISPATCH_NO_URL]: --dispatch-remote needs a Redis URL: --dispatch redis://host:port or dispatch.url in polywave.config.json; nothing was started\n' });
+    expect(inprocess).toMatchObject({ code: 2, stderr: 'polywave: error[DISPATCH_NO_URL]: --dispatch-remote needs the Redis dispatcher, not --dispatch inprocess; nothing was started\n' });
+    expect(password).toMatchObject({ code: 2, stderr: 'polywave: error[DISPATCH_INVALID_URL]: not a Redis URL: "redis://***@127.0.0.1:99999" (expected redis://host:port)\n' });
+    expect(remote.code).toBe(2);
+    expect(remote.stderr).toMatch(/^polywave: error\[DISPATCH_REMOTE_UNREACHABLE\]: the shared remote https:\/\/\*\*\*@127\.0\.0\.1:1\/repo\.git is unreachable \(git ls-remote: .+\); nothing was started\n$/);
+    for (const result of [config, lone, inprocess, password, remote]) expect(`${result.stdout}${result.stderr}`).not.toMatch(/hunter2|ghp_SECRET123/);
+    // Nothing changed: manifests as they were, no worktree, no agent branch.
+    expect([readFileSync(target.implPath, 'utf8'), readFileSync(plain.implPath, 'utf8')]).toEqual(before);
+    for (const repo of [target.repo, plain.repo]) {
+      expect((await repo.run(['worktree', 'list', '--porcelain'])).split('\n').filter((line) => line.startsWith('worktree '))).toHaveLength(1);
+      expect((await repo.run(['for-each-ref', '--format=%(refname)', 'refs/heads'])).trim()).toBe('refs/heads/main');
+    }
   });
 });
 

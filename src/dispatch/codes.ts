@@ -18,4 +18,8 @@ export const dispatchCodes = {
   invalidJob: 'DISPATCH_INVALID_JOB',
   /** The dispatcher needs a remote (`--dispatch-remote` or `dispatch.remote`). */
   noRemote: 'DISPATCH_NO_REMOTE',
+  /** `--dispatch-remote` without a Redis URL to dispatch through (attack F17; exit 2). */
+  noUrl: 'DISPATCH_NO_URL',
+  /** polywave.config.json's `dispatch` block is invalid (attack F16; exit 2, nothing started). */
+  invalidConfig: 'DISPATCH_INVALID_CONFIG',
 } as const;

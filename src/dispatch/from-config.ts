@@ -2,6 +2,7 @@ import { PolywaveError } from '../errors/polywave-error.js';
 import { locateProjectConfig, readProjectConfig, type ProjectDispatchConfig } from '../store/project-config.js';
 import { dispatchCodes } from './codes.js';
 import type { Dispatcher } from './dispatcher.js';
+import { redactRedisUrl, redactUserinfo, redisOptionsFromUrl } from './redis-url.js';
 
 /** Flags of run-wave/run that choose the dispatcher. */
 export interface DispatchFlags {
@@ -13,24 +14,41 @@ export interface DispatchFlags {
 
 /**
  * The dispatcher a run uses: `--dispatch` first, then polywave.config.json's `dispatch.url` (found
- * upward from `startDir`); none → undefined (in-process). Redis is checked now: unreachable →
- * DISPATCH_REDIS_UNREACHABLE (exit 2) before anything changed.
+ * upward from `startDir`); none → undefined (in-process). Everything is checked now, before
+ * anything changed (exit 2, one coded line): an invalid `dispatch` block (DISPATCH_INVALID_CONFIG),
+ * `--dispatch-remote` with no Redis URL (DISPATCH_NO_URL), the shared remote
+ * (DISPATCH_REMOTE_UNREACHABLE) and Redis (DISPATCH_REDIS_UNREACHABLE).
  */
 export async function dispatcherFromConfig(flags: DispatchFlags, options: { startDir: string; env: Readonly<Record<string, string | undefined>> }): Promise<Dispatcher | undefined> {
-  if (flags.dispatch === 'inprocess' || flags.dispatch === 'in-process') return undefined;
+  const inProcess = flags.dispatch === 'inprocess' || flags.dispatch === 'in-process';
+  if (inProcess && flags.dispatchRemote !== undefined) throw new PolywaveError({ code: dispatchCodes.noUrl, message: '--dispatch-remote needs the Redis dispatcher, not --dispatch inprocess; nothing was started' });
+  if (inProcess) return undefined;
   const configPath = await locateProjectConfig(options.startDir).catch(() => undefined);
-  const config: ProjectDispatchConfig = (configPath ? (await readProjectConfig(configPath).catch(() => undefined))?.config?.dispatch : undefined) ?? {};
+  const loaded = configPath ? await readProjectConfig(configPath).catch(() => undefined) : undefined;
+  // F16: a `dispatch` block with problems is never used half-checked.
+  const problems = (loaded?.findings ?? []).filter((finding) => finding.severity !== 'warning' && (finding.field === 'dispatch' || finding.field?.startsWith('dispatch.')));
+  if (problems.length > 0) {
+    throw new PolywaveError({ code: dispatchCodes.invalidConfig, message: `${configPath}: ${redactUserinfo(problems.map((finding) => finding.message).join('; '))}; nothing was started` });
+  }
+  const config: ProjectDispatchConfig = loaded?.config?.dispatch ?? {};
   const url = flags.dispatch ?? config.url;
-  if (!url) return undefined;
-  if (!/^rediss?:\/\//.test(url)) throw new PolywaveError({ code: dispatchCodes.invalidUrl, message: `--dispatch: not a Redis URL: ${JSON.stringify(url)} (expected redis://host:port, or inprocess)` });
+  if (!url) {
+    // F17: a remote with nothing to dispatch through is a mistake, not an in-process run.
+    if (flags.dispatchRemote !== undefined) throw new PolywaveError({ code: dispatchCodes.noUrl, message: '--dispatch-remote needs a Redis URL: --dispatch redis://host:port or dispatch.url in polywave.config.json; nothing was started' });
+    return undefined;
+  }
+  if (!/^rediss?:\/\//.test(url)) throw new PolywaveError({ code: dispatchCodes.invalidUrl, message: `--dispatch: not a Redis URL: ${JSON.stringify(redactRedisUrl(url))} (expected redis://host:port, or inprocess)` });
+  // A malformed URL (bad port, db) is refused before the remote is asked anything.
+  redisOptionsFromUrl(url);
   const remote = flags.dispatchRemote ?? config.remote ?? '';
   const { createRedisDispatcher } = await import('./redis-dispatcher.js');
   return createRedisDispatcher({
     url,
     remote,
+    cwd: options.startDir,
     env: options.env,
     ...(config.labels ? { labels: config.labels } : {}),
-    ...(config.label_wait_seconds ? { labelWaitMs: Math.round(config.label_wait_seconds * 1000) } : {}),
-    ...(config.outage_seconds ? { outageMs: Math.round(config.outage_seconds * 1000) } : {}),
+    ...(config.label_wait_seconds !== undefined ? { labelWaitMs: Math.round(config.label_wait_seconds * 1000) } : {}),
+    ...(config.outage_seconds !== undefined ? { outageMs: Math.round(config.outage_seconds * 1000) } : {}),
   });
 }

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { Job, Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -13,7 +14,7 @@ import { createBranchFetcher } from './branch-fetch.js';
 import { dispatchCodes } from './codes.js';
 import { inProcessDispatcher, type AgentJob, type AgentJobResult, type Dispatcher, type DispatchRecord } from './dispatcher.js';
 import { agentJobId, expectedJobId, jobContentDigest, queueNameFor, worktreeToken, type AgentJobData, type AgentJobReturn } from './job.js';
-import { assertRedisReachable, bullConnectionFromUrl, redactRedisUrl, redisOptionsFromUrl } from './redis-url.js';
+import { assertRedisReachable, bullConnectionFromUrl, redactRedisUrl, redactUserinfo, redisOptionsFromUrl, remoteWithoutUserinfo } from './redis-url.js';
 import { listWorkers, servesLabels, type WorkerRecord } from './registry.js';
 
 /** Options of {@link createRedisDispatcher}. */
@@ -30,6 +31,10 @@ export interface RedisDispatcherOptions {
   outageMs?: number;
   /** The orchestrator's environment (git runs with it; nothing of it is sent to workers). */
   env: Readonly<Record<string, string | undefined>>;
+  /** Where git runs the start check of the remote: a relative remote path is resolved from here (default: the temp directory). */
+  cwd?: string;
+  /** How long `git ls-remote` of the start check may take (default 20 s). */
+  remoteCheckMs?: number;
   /** How long finished jobs stay in Redis (their result answers a re-enqueue of the same id: E9). Default 24 h. */
   keepFinishedSeconds?: number;
   /** How often a job being waited for is checked: still in Redis, a live worker for its labels, within its bound (ms). Default 2 s. */
@@ -45,6 +50,22 @@ export function baseRefName(slug: string, wave: number): string {
 
 function failedOutcome(kind: AgentFailureKind, code: string, message: string): AgentOutcome {
   return { status: 'failed', failure: { kind, message: `${code}: ${message}` }, text: '', turns: 0, usage: emptyUsage(), durationMs: 0, denials: [] };
+}
+
+/**
+ * Attack F11: the shared remote answers `git ls-remote` within `timeoutMs` (no credential prompt),
+ * or DISPATCH_REMOTE_UNREACHABLE (exit 2) — checked before prepare-wave, so nothing is changed.
+ */
+export async function assertRemoteReachable(remote: string, options: { cwd: string; env: Readonly<Record<string, string | undefined>>; timeoutMs?: number }): Promise<void> {
+  const timeoutMs = options.timeoutMs ?? 20_000;
+  try {
+    await createGit(options.cwd, { env: options.env }).run(['ls-remote', '--quiet', remote, 'HEAD'], { env: { GIT_TERMINAL_PROMPT: '0' }, signal: AbortSignal.timeout(timeoutMs) });
+  } catch (error) {
+    const timedOut = error instanceof Error && /abort|killed by SIGTERM/i.test(`${error.name} ${error.message}`);
+    const stderr = typeof (error as { stderr?: unknown }).stderr === 'string' ? (error as { stderr: string }).stderr : '';
+    const reason = timedOut ? `no answer within ${timeoutMs % 1000 === 0 ? `${timeoutMs / 1000} s` : `${timeoutMs} ms`}` : (stderr.split('\n').find((line) => line.trim() !== '') ?? (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? 'failed');
+    throw new PolywaveError({ code: dispatchCodes.remoteUnreachable, message: redactUserinfo(`the shared remote ${remote} is unreachable (git ls-remote: ${reason.trim()}); nothing was started`) });
+  }
 }
 
 /** E19 kind of a job a worker failed with `reason` (`CODE: message`). */
@@ -74,6 +95,7 @@ class WatchError extends Error {
  */
 export async function createRedisDispatcher(options: RedisDispatcherOptions): Promise<Dispatcher> {
   if (!options.remote) throw new PolywaveError({ code: dispatchCodes.noRemote, message: 'the Redis dispatcher needs the shared git remote workers clone (--dispatch-remote <git-url> or dispatch.remote in polywave.config.json)' });
+  await assertRemoteReachable(options.remote, { cwd: options.cwd ?? os.tmpdir(), env: options.env, ...(options.remoteCheckMs !== undefined ? { timeoutMs: options.remoteCheckMs } : {}) });
   await assertRedisReachable(options.url);
   const connection = bullConnectionFromUrl(options.url);
   const client = new Redis(redisOptionsFromUrl(options.url));
@@ -285,12 +307,12 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
 
     try {
       if (!(await guarded(waitForWorker(labels)))) {
-        return fail('config', dispatchCodes.noWorker, `no live worker ${labels.length > 0 ? `has the label(s) ${labels.join(', ')}` : 'is connected'} (waited ${Math.round(labelWaitMs / 1000)} s); start one with: polywave worker --redis ${redactRedisUrl(options.url)} --remote ${options.remote}${labels.map((label) => ` --label ${label}`).join('')}`);
+        return fail('config', dispatchCodes.noWorker, `no live worker ${labels.length > 0 ? `has the label(s) ${labels.join(', ')}` : 'is connected'} (waited ${Math.round(labelWaitMs / 1000)} s); start one with: polywave worker --redis ${redactRedisUrl(options.url)} --remote ${redactUserinfo(options.remote)}${labels.map((label) => ` --label ${label}`).join('')}`);
       }
       try {
         await pushBase(context.repoRoot, context.slug, context.wave, context.baseCommit);
       } catch (error) {
-        return fail('config', dispatchCodes.remoteUnreachable, `cannot push the wave's base to the shared remote ${options.remote}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+        return fail('config', dispatchCodes.remoteUnreachable, redactUserinfo(`cannot push the wave's base to the shared remote ${options.remote}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`));
       }
       const text = await scriptText(spec, job);
       const data: AgentJobData = {
@@ -313,7 +335,8 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
         ...(request.implPath ? { impl_path: path.relative(context.repoRoot, request.implPath).split(path.sep).join('/') } : {}),
         limits: { ...(request.limits?.timeoutMs ? { timeoutMs: request.limits.timeoutMs } : {}), ...(request.limits?.maxTurns ? { maxTurns: request.limits.maxTurns } : {}) },
         labels,
-        remote: options.remote,
+        // F8: never the remote's credentials (each worker uses its own --remote).
+        remote: remoteWithoutUserinfo(options.remote),
         enqueued_at: 0,
       };
       // F5: the id names the content (prompts, model, script, files, remote): other input is another job.
@@ -352,7 +375,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
         } catch (error) {
           if (error instanceof OutageError || error instanceof AbortedError) throw error;
           if (error instanceof WatchError) return { outcome: error.outcome, spec, jail, dispatch: { ...dispatch, stalls: stalls.get(jobId) ?? 0 } };
-          const reason = error instanceof Error ? error.message : String(error);
+          const reason = redactUserinfo(error instanceof Error ? error.message : String(error));
           stored = (await guarded(Job.fromId<AgentJobData, AgentJobReturn>(queue, jobId))) ?? stored;
           dispatch.stalls = stalls.get(jobId) ?? 0;
           const code = /^[A-Z][A-Z0-9_]+:/.exec(reason) ? '' : 'DISPATCH_WORKER_FAILED: ';
@@ -370,12 +393,12 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
         try {
           await fetchBranch(context.repoRoot, branch);
         } catch (error) {
-          return fail('config', dispatchCodes.remoteUnreachable, `cannot fetch ${branch} from the shared remote ${options.remote}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+          return fail('config', dispatchCodes.remoteUnreachable, redactUserinfo(`cannot fetch ${branch} from the shared remote ${options.remote}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`));
         }
         // Exactly the commit of the accepted result (a second run of the job may have moved the branch since).
         // (No auto-maintenance spawn per result: the repository's own next commit runs it.)
         const merged = await git.run(['-c', 'maintenance.auto=false', 'merge', '--ff-only', '--quiet', value.head], { allowExitCodes: [1, 128] });
-        if (merged.exitCode !== 0) return fail('transient', dispatchCodes.branchMismatch, `${branch} on ${options.remote} does not hold ${value.head.slice(0, 12)}, the commit the job's result names (another run of the job pushed over it): ${merged.stderr.trim().split('\n')[0] ?? ''}`);
+        if (merged.exitCode !== 0) return fail('transient', dispatchCodes.branchMismatch, redactUserinfo(`${branch} on ${options.remote} does not hold ${value.head.slice(0, 12)}, the commit the job's result names (another run of the job pushed over it): ${merged.stderr.trim().split('\n')[0] ?? ''}`));
       }
       dispatch.fetch_ms = Date.now() - received;
       // The report, written here by the single writer (the worker only validated it).

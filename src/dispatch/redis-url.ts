@@ -9,13 +9,14 @@ export function redisOptionsFromUrl(url: string): RedisOptions {
   try {
     parsed = new URL(url);
   } catch {
-    throw new PolywaveError({ code: dispatchCodes.invalidUrl, message: `not a Redis URL: ${JSON.stringify(url)} (expected redis://host:port)` });
+    throw new PolywaveError({ code: dispatchCodes.invalidUrl, message: `not a Redis URL: ${JSON.stringify(redactRedisUrl(url))} (expected redis://host:port)` });
   }
-  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') throw new PolywaveError({ code: dispatchCodes.invalidUrl, message: `not a Redis URL: ${JSON.stringify(url)} (expected redis://host:port)` });
+  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') throw new PolywaveError({ code: dispatchCodes.invalidUrl, message: `not a Redis URL: ${JSON.stringify(redactRedisUrl(url))} (expected redis://host:port)` });
   const db = parsed.pathname.replace(/^\//, '');
-  if (db !== '' && !/^\d+$/.test(db)) throw new PolywaveError({ code: dispatchCodes.invalidUrl, message: `${url}: the database must be a number (redis://host:port/0)` });
+  if (db !== '' && !/^\d+$/.test(db)) throw new PolywaveError({ code: dispatchCodes.invalidUrl, message: `${redactRedisUrl(url)}: the database must be a number (redis://host:port/0)` });
   return {
-    host: parsed.hostname || '127.0.0.1',
+    // F19: an IPv6 literal comes as `[::1]`; ioredis wants the bare address.
+    host: parsed.hostname.replace(/^\[(.*)\]$/, '$1') || '127.0.0.1',
     port: parsed.port ? Number(parsed.port) : 6379,
     ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
     ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
@@ -29,15 +30,35 @@ export function redisOptionsFromUrl(url: string): RedisOptions {
   };
 }
 
-/** The URL without its password (for messages and `polywave workers`). */
+/**
+ * The URL without its password (for messages and `polywave workers`). A string `new URL` cannot
+ * parse (a bad port, …) loses its whole userinfo (`//***@`): no secret is ever quoted (attack F9).
+ */
 export function redactRedisUrl(url: string): string {
   try {
     const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
+    if (!parsed.password) return url;
+    parsed.password = '***';
     return parsed.toString();
   } catch {
-    return url;
+    return redactUserinfo(url);
   }
+}
+
+/**
+ * Every `scheme://user:password@` in `text` becomes `scheme://***@` (attack F8: git remotes as
+ * `https://x-access-token:<token>@host/repo.git`); for messages that name a remote or quote git's output.
+ */
+export function redactUserinfo(text: string): string {
+  return text.replace(/(\b[A-Za-z][A-Za-z0-9+.-]*:\/\/)[^\s@'"]*@/g, '$1***@');
+}
+
+/**
+ * The remote as jobs carry it (attack F8): its userinfo removed, so no credential reaches Redis;
+ * a worker uses its own `--remote` (its own credentials) for git.
+ */
+export function remoteWithoutUserinfo(remote: string): string {
+  return remote.replace(/^([A-Za-z][A-Za-z0-9+.-]*:\/\/)[^\s@/?#]*@/, '$1');
 }
 
 /**
@@ -46,15 +67,26 @@ export function redactRedisUrl(url: string): string {
  */
 export async function assertRedisReachable(url: string, timeoutMs = 3000): Promise<void> {
   const options = redisOptionsFromUrl(url);
-  const client = new Redis({ ...options, lazyConnect: true, connectTimeout: timeoutMs, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
+  // F10: the database is SELECTed explicitly (ioredis only reports a failed SELECT as an event and goes on in db 0).
+  const { db, ...withoutDb } = options;
+  const client = new Redis({ ...withoutDb, lazyConnect: true, connectTimeout: timeoutMs, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
   client.on('error', () => undefined);
+  let selecting = false;
   try {
     await Promise.race([
-      client.connect().then(() => client.ping()),
+      client.connect().then(async () => {
+        await client.ping();
+        if (db !== undefined) {
+          selecting = true;
+          await client.select(db);
+        }
+      }),
       new Promise((_, reject) => setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs).unref()),
     ]);
   } catch (error) {
-    throw new PolywaveError({ code: dispatchCodes.redisUnreachable, message: `Redis at ${redactRedisUrl(url)} is unreachable (${error instanceof Error ? error.message : String(error)}); nothing was started` });
+    const reason = error instanceof Error ? error.message : String(error);
+    if (selecting) throw new PolywaveError({ code: dispatchCodes.invalidUrl, message: `${redactRedisUrl(url)}: Redis refuses database ${db} (${reason}); nothing was started` });
+    throw new PolywaveError({ code: dispatchCodes.redisUnreachable, message: `Redis at ${redactRedisUrl(url)} is unreachable (${reason}); nothing was started` });
   } finally {
     client.disconnect();
   }

@@ -254,12 +254,14 @@ export function parseProjectConfig(text: string): ProjectConfigParse {
       if (typeof dispatch.url === 'string' && !/^rediss?:\/\//.test(dispatch.url)) problem('dispatch.url', 'must be a redis:// URL');
       for (const key of ['label_wait_seconds', 'outage_seconds'] as const) {
         const entry = dispatch[key];
-        if (entry !== undefined && (typeof entry !== 'number' || !(entry > 0) || entry > 86_400)) problem(`dispatch.${key}`, 'must be a number of seconds from 0 to 86400');
+        if (entry !== undefined && (typeof entry !== 'number' || !(entry >= 0) || entry > 86_400)) problem(`dispatch.${key}`, 'must be a number of seconds from 0 to 86400');
       }
       if (dispatch.labels !== undefined && dispatch.labels !== null) {
         if (!isRecord(dispatch.labels)) problem('dispatch.labels', `must be an object {agent: [labels]}, found ${typeName(dispatch.labels)}`);
         else for (const [agent, labels] of Object.entries(dispatch.labels)) {
           if (!Array.isArray(labels) || labels.some((label) => typeof label !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/.test(label))) problem(`dispatch.labels.${agent}`, 'must be an array of labels (letters, digits, - and _)');
+          // A worker takes at most 6 labels: a job with more could never run.
+          else if (new Set(labels.map((label: string) => label.toLowerCase())).size > 6) problem(`dispatch.labels.${agent}`, `has ${new Set(labels.map((label: string) => label.toLowerCase())).size} labels; a worker takes at most 6, so no worker could run it`);
         }
       }
     }

@@ -8,7 +8,7 @@ import type { AgentEvent } from '../agents/contract.js';
 import { runAgent } from '../agents/run-agent.js';
 import { dispatchCodes } from '../dispatch/codes.js';
 import { agentJobDataSchema, assertJobBranch, assertJobIdentity, assertJobModel, jobRole, labelSubsets, normalizeLabels, queueNameFor, worktreeToken, type AgentJobData, type AgentJobReturn } from '../dispatch/job.js';
-import { assertRedisReachable, bullConnectionFromUrl, redisOptionsFromUrl } from '../dispatch/redis-url.js';
+import { assertRedisReachable, bullConnectionFromUrl, redactUserinfo, redisOptionsFromUrl } from '../dispatch/redis-url.js';
 import { removeWorkerRecord, writeWorkerRecord, type WorkerRecord } from '../dispatch/registry.js';
 import { journalPaths } from '../engine/journal.js';
 import { PolywaveError } from '../errors/polywave-error.js';
@@ -59,8 +59,9 @@ function keepEvent(event: AgentEvent): AgentEvent | undefined {
   return undefined;
 }
 
+/** The first line of an error, any URL credentials in it redacted (attack F8: git quotes the remote's URL). */
 function firstLine(error: unknown): string {
-  const text = error instanceof Error ? error.message : String(error);
+  const text = redactUserinfo(error instanceof Error ? error.message : String(error));
   return text.split('\n').find((line) => line.trim() !== '')?.trim() ?? text;
 }
 
@@ -81,17 +82,19 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const dir = path.resolve(options.dir);
   const clone = path.join(dir, 'repo.git');
   const env = options.env;
+  // F8: messages name the remote without its credentials.
+  const shownRemote = redactUserinfo(options.remote);
   await mkdir(dir, { recursive: true });
   const cloneGit = createGit(clone, { env });
   if (!existsSync(path.join(clone, 'HEAD'))) {
     try {
       await createGit(dir, { env }).run(['clone', '--quiet', '--bare', '--no-tags', options.remote, clone]);
     } catch (error) {
-      throw new PolywaveError({ code: dispatchCodes.remoteUnreachable, message: `cannot clone the shared remote ${options.remote}: ${firstLine(error)}` });
+      throw new PolywaveError({ code: dispatchCodes.remoteUnreachable, message: `cannot clone the shared remote ${shownRemote}: ${firstLine(error)}` });
     }
   } else {
     await cloneGit.run(['ls-remote', '--quiet', options.remote, 'HEAD']).catch((error: unknown) => {
-      throw new PolywaveError({ code: dispatchCodes.remoteUnreachable, message: `the shared remote ${options.remote} is unreachable: ${firstLine(error)}` });
+      throw new PolywaveError({ code: dispatchCodes.remoteUnreachable, message: `the shared remote ${shownRemote} is unreachable: ${firstLine(error)}` });
     });
   }
 
@@ -182,7 +185,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
           try {
             await cloneGit.run(['fetch', '--quiet', '--no-tags', options.remote, `+${data.base_ref}:${data.base_ref}`]);
           } catch (error) {
-            throw new UnrecoverableError(`${dispatchCodes.remoteUnreachable}: cannot fetch ${data.base_ref} from the shared remote ${options.remote}: ${firstLine(error)}`);
+            throw new UnrecoverableError(`${dispatchCodes.remoteUnreachable}: cannot fetch ${data.base_ref} from the shared remote ${shownRemote}: ${firstLine(error)}`);
           }
         }
         knownBases.add(data.base_commit);
@@ -239,8 +242,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
           await worktreeGit.run(['push', '--quiet', options.remote, `+${head}:refs/heads/${data.branch}`]);
         } catch (error) {
           const message = firstLine(error);
-          if (/hook declined|pre-receive|update hook|remote rejected/i.test(String(error instanceof Error ? error.message : error))) throw new UnrecoverableError(`${dispatchCodes.refRefused}: the shared remote ${options.remote} refused ${data.branch}: ${message}`);
-          throw new UnrecoverableError(`${dispatchCodes.remoteUnreachable}: cannot push ${data.branch} to the shared remote ${options.remote}: ${message}`);
+          if (/hook declined|pre-receive|update hook|remote rejected/i.test(String(error instanceof Error ? error.message : error))) throw new UnrecoverableError(`${dispatchCodes.refRefused}: the shared remote ${shownRemote} refused ${data.branch}: ${message}`);
+          throw new UnrecoverableError(`${dispatchCodes.remoteUnreachable}: cannot push ${data.branch} to the shared remote ${shownRemote}: ${message}`);
         }
       }
       done += 1;
