@@ -202,11 +202,21 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
     expect(shown.stdout).toBe('rc=1\n');
   }, 60_000);
 
-  it.concurrent('F5: a redo of a wave with another script runs the new script (the old job’s result is not reused)', async () => {
-    const target = redo;
+  it.concurrent('F5: a redo of a wave with another script runs the new script (the old job’s result is not reused); F8: the remote’s credentials never reach Redis or the output', async () => {
+    // F8: the orchestrator's remote carries a token (git takes userinfo in a file:// URL too).
+    const target = { ...redo, remote: `file://x-access-token:ghp_H6SECRET@localhost${redo.remoteDir}` };
     const start = await target.repo.git.headCommit();
-    const first = waveResult(await runWaveCli(target, 1, { redisUrl: redis.url }));
+    const firstRun = await runWaveCli(target, 1, { redisUrl: redis.url });
+    const first = waveResult(firstRun);
     expect(first.state).toBe('WAVE_VERIFIED');
+    expect(`${firstRun.stdout}${firstRun.stderr}`).not.toContain('ghp_H6SECRET');
+    const client = new Redis(redis.url);
+    try {
+      const stored = JSON.parse((await client.hget(`bull:polywave-agents:${first.agents[0]!.attempts[0]!.dispatch!.job_id}`, 'data'))!) as AgentJobData;
+      expect(stored.remote).toBe(`file://localhost${redo.remoteDir}`);
+    } finally {
+      client.disconnect();
+    }
     expect(target.repo.read('src/a.js')).toBe("export const a = 'a';\n");
     // Put the repository back and redo the wave with a script that writes something else.
     const worktrees = (await target.repo.run(['worktree', 'list', '--porcelain'])).split('\n').filter((line) => line.startsWith('worktree '));
