@@ -77,6 +77,9 @@ export function processStartTime(pid: number): string | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // A zombie (killed, not yet reaped by its parent) or a dying process is no writer any more: its
+    // /proc entry stays until the parent waits for it, which a busy parent may do only later.
+    if (fields[0] === 'Z' || fields[0] === 'X' || fields[0] === 'x') return undefined;
     const start = fields[19];
     return start !== undefined && /^\d+$/.test(start) ? start : undefined;
   } catch {

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -135,6 +136,20 @@ describe('group-committed manifest requests', () => {
     await saveCompletionReport(file, 'D', { status: 'complete', commit: 'ddd4444' });
     expect(reports(file)).toEqual({ C: { status: 'complete', commit: 'ccc3333' }, D: { status: 'complete', commit: 'ddd4444' } });
     expect(existsSync(location.commitRecordPath)).toBe(false);
+  });
+
+  it.runIf(processStartTime(process.pid) !== undefined)('a killed writer not yet reaped by its parent (a zombie) is gone: its start time is not read as alive', () => {
+    const child = spawn('sleep', ['30'], { stdio: 'ignore' });
+    const pid = child.pid!;
+    const alive = processStartTime(pid);
+    expect(alive).toMatch(/^\d+$/);
+    child.kill('SIGKILL');
+    // Block the event loop, so Node cannot reap the child: it stays a zombie in /proc meanwhile.
+    const state = () => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0];
+    const deadline = Date.now() + 5000;
+    while (state() !== 'Z' && Date.now() < deadline);
+    expect(state()).toBe('Z');
+    expect(processStartTime(pid)).toBeUndefined();
   });
 
   it.runIf(processStartTime(process.pid) !== undefined)('a reused pid is not the writer: an outcome left for a dead writer whose pid now belongs to another process is cleaned up', async () => {
