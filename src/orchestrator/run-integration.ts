@@ -180,7 +180,8 @@ export async function runIntegrationAgent(options: RunIntegrationOptions): Promi
   const gitAt = (directory: string) => createGit(directory, { env });
   const repoDir = options.repoDir ?? (await gitAt(path.dirname(implPath)).topLevel());
   const workDir = options.workDir ? path.resolve(options.workDir) : repoDir;
-  const elsewhere = workDir !== path.resolve(repoDir);
+  // Compared resolved: a relative repoDir is the same checkout, not "elsewhere".
+  const elsewhere = options.workDir !== undefined && workDir !== path.resolve(repoDir);
   const git = gitAt(workDir);
   // The IMPL's path inside the repository (the same in every checkout of it).
   const implRelative = implRelativePath(implPath, repoDir);
