@@ -5,14 +5,14 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Job, Queue, QueueEvents, Worker } from 'bullmq';
+import { Job, Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectedJobId, type AgentJobData, type AgentJobReturn } from '../src/dispatch/job.js';
 import { createRedisDispatcher } from '../src/dispatch/redis-dispatcher.js';
 import { assertRedisReachable } from '../src/dispatch/redis-url.js';
 import { listWorkers, writeWorkerRecord } from '../src/dispatch/registry.js';
-import { createDispatchRepo, gitEnv, lettersScript, runWaveCli, startRedis, startWorker, waveResult, type DispatchRepo, type TestRedis, type TestWorker } from './dispatch-support.js';
+import { createDispatchRepo, gitEnv, produceJob, lettersScript, runWaveCli, startRedis, startWorker, waveResult, type DispatchRepo, type TestRedis, type TestWorker } from './dispatch-support.js';
 
 // The attack on the scale-out feature (attack-dispatch.md F1–F5), replayed on real parts: a
 // redis-server of this file, one bare `file://` remote, real `polywave worker` processes, jobs put
@@ -87,19 +87,7 @@ function job(overrides: Partial<AgentJobData> = {}): AgentJobData {
 
 /** Adds `data` under `bullId` (default its job_id) and waits for the worker's answer. */
 async function produce(data: AgentJobData, bullId = data.job_id): Promise<{ value?: AgentJobReturn; error?: string }> {
-  const connection = { host: '127.0.0.1', port: redis.port };
-  const queue = new Queue('polywave-agents', { connection });
-  const events = new QueueEvents('polywave-agents', { connection });
-  await events.waitUntilReady();
-  try {
-    const added = await queue.add('agent', data, { jobId: bullId });
-    return { value: (await added.waitUntilFinished(events, 30_000)) as AgentJobReturn };
-  } catch (error) {
-    return { error: error instanceof Error ? error.message : String(error) };
-  } finally {
-    await queue.close();
-    await events.close();
-  }
+  return (await produceJob(redis.port, data, bullId, 30_000)) as { value?: AgentJobReturn; error?: string };
 }
 
 /** The job whose id starts with `prefix` (`<slug>.w1.A.`) a live worker runs now, from the registry. */
@@ -150,7 +138,7 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
     }
   }, 90_000);
 
-  it.concurrent('F1: a job_id that is a path (or not the id its content implies) is refused before anything is touched', async () => {
+  it.concurrent('F1: a job_id that is a path (or not the id its content implies) is refused before anything is touched', async ({ expect }) => {
     const victim = path.join(scratch, 'victim');
     mkdirSync(victim, { recursive: true });
     writeFileSync(path.join(victim, 'keep.txt'), 'precious\n');
@@ -173,7 +161,7 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
     expect(readdirSync(scratch).sort()).toEqual(expect.not.arrayContaining(['evil.yaml', 'owned']));
   }, 60_000);
 
-  it.concurrent('F2: a job model that names its own endpoint never gets the worker’s key (refused unless --model-allow)', async () => {
+  it.concurrent('F2: a job model that names its own endpoint never gets the worker’s key (refused unless --model-allow)', async ({ expect }) => {
     const requests: string[] = [];
     const server = http.createServer((request, response) => {
       requests.push(String(request.headers.authorization));
@@ -193,7 +181,7 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
     }
   }, 60_000);
 
-  it.concurrent('F3: a job’s bash step does not see the worker’s model key (nothing to commit and push)', async () => {
+  it.concurrent('F3: a job’s bash step does not see the worker’s model key (nothing to commit and push)', async ({ expect }) => {
     const script = ['version: 1', 'steps:', '  - bash: "printenv OPENAI_API_KEY > src/a.js; echo rc=$? >> src/a.js"', '  - commit: leak', '  - report: { status: complete, verification: PASS, notes: done }', ''].join('\n');
     const answer = await produce(job({ script_text: script }));
     expect(answer.error).toBeUndefined();
@@ -202,7 +190,7 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
     expect(shown.stdout).toBe('rc=1\n');
   }, 60_000);
 
-  it.concurrent('F5: a redo of a wave with another script runs the new script (the old job’s result is not reused); F8: the remote’s credentials never reach Redis or the output', async () => {
+  it.concurrent('F5: a redo of a wave with another script runs the new script (the old job’s result is not reused); F8: the remote’s credentials never reach Redis or the output', async ({ expect }) => {
     // F8: the orchestrator's remote carries a token (git takes userinfo in a file:// URL too).
     const target = { ...redo, remote: `file://x-access-token:ghp_H6SECRET@localhost${redo.remoteDir}` };
     const start = await target.repo.git.headCommit();
@@ -233,7 +221,7 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
     expect(ids[0]).not.toBe(ids[1]);
   }, 90_000);
 
-  it.concurrent('F4: a running job deleted from Redis (lost with a non-persistent Redis, a hostile DEL) is added again and the wave completes', async () => {
+  it.concurrent('F4: a running job deleted from Redis (lost with a non-persistent Redis, a hostile DEL) is added again and the wave completes', async ({ expect }) => {
     const target = lost;
     const running = runWaveCli(target, 1, { redisUrl: redis.url, timeoutMs: 60_000 });
     const { job: jobId } = await runningJob('lost.w1.A.', 30_000);
@@ -255,7 +243,7 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
     expect(main.log().split('\n').filter((line) => line.includes(`job ${jobId}: agent A`))).toHaveLength(2);
   }, 90_000);
 
-  it.concurrent('F4: a job that runs past the agent’s limit + the margin on a live worker that never answers fails as a timeout (no hang)', async () => {
+  it.concurrent('F4: a job that runs past the agent’s limit + the margin on a live worker that never answers fails as a timeout (no hang)', async ({ expect }) => {
     // A "worker" that takes jobs of its label and never finishes them (BullMQ keeps renewing the lock) and a live registry record.
     const connection = { host: '127.0.0.1', port: redis.port };
     const hung = new Worker('polywave-agents@hung', () => new Promise(() => undefined), { connection, lockDuration: 2000 });

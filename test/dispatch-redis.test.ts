@@ -2,13 +2,13 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Job, Queue, QueueEvents } from 'bullmq';
+import { Job, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listWorkers } from '../src/dispatch/registry.js';
 import { parseImpl } from '../src/protocol/parse-impl.js';
 import { repoRoot, runCli } from './support/cli.js';
-import { createDispatchRepo, createGuardedRemote, type DispatchRepo, freePort, gitEnv, lettersScript, mergeOrder, runWaveCli, startRedis, startWorker, treeWithoutManifest, waveAgents, waveResult, type TestRedis, type TestWorker } from './dispatch-support.js';
+import { createDispatchRepo, createGuardedRemote, produceJob, type DispatchRepo, freePort, gitEnv, lettersScript, mergeOrder, runWaveCli, startRedis, startWorker, treeWithoutManifest, waveAgents, waveResult, type TestRedis, type TestWorker } from './dispatch-support.js';
 
 // Issue 17 "What it must show" 1–3 on real parts: Debian's redis-server on a free loopback port,
 // one `file://` bare remote guarded by scripts/remote-guard-hook (every IMPL of this file meets
@@ -166,22 +166,13 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
   }, 90_000);
 
   // The next three are independent of one another (own slugs; a refused job takes no worker slot): run together.
-  it.concurrent('refuses a job whose branch is not its agent branch (DISPATCH_REF_REFUSED); the remote guard refuses foreign refs', async () => {
+  it.concurrent('refuses a job whose branch is not its agent branch (DISPATCH_REF_REFUSED); the remote guard refuses foreign refs', async ({ expect }) => {
     const target = shared.guarded;
     const base = await target.repo.git.headCommit();
     await target.repo.run(['push', '--quiet', remote, `${base}:refs/polywave/base/guarded/wave1`]);
-    const connection = { host: '127.0.0.1', port: redis.port };
-    const queue = new Queue('polywave-agents', { connection });
-    const events = new QueueEvents('polywave-agents', { connection });
-    await events.waitUntilReady();
-    try {
-      const data = { v: 1, job_id: 'guarded.w1.A.x.a1', slug: 'guarded', wave: 1, agent: 'A', attempt: 1, role: 'wave', model: 'script:', script_text: lettersScript(), system_prompt: '', prompt: '', base_commit: base, branch: 'main', base_ref: 'refs/polywave/base/guarded/wave1', owned_files: ['src/a.js'], frozen_paths: [], limits: {}, labels: [], remote, enqueued_at: Date.now() };
-      const job = await queue.add('agent', data, { jobId: data.job_id });
-      await expect(job.waitUntilFinished(events, 20_000)).rejects.toThrow(/^DISPATCH_REF_REFUSED: refusing to push "main": a job of agent A \(wave 1 of guarded\) may only push polywave\/guarded\/wave1-agent-A$/);
-    } finally {
-      await queue.close();
-      await events.close();
-    }
+    const data = { v: 1, job_id: 'guarded.w1.A.x.a1', slug: 'guarded', wave: 1, agent: 'A', attempt: 1, role: 'wave', model: 'script:', script_text: lettersScript(), system_prompt: '', prompt: '', base_commit: base, branch: 'main', base_ref: 'refs/polywave/base/guarded/wave1', owned_files: ['src/a.js'], frozen_paths: [], limits: {}, labels: [], remote, enqueued_at: Date.now() };
+    const answer = await produceJob(redis.port, data, data.job_id, 20_000);
+    expect(answer.error).toMatch(/^DISPATCH_REF_REFUSED: refusing to push "main": a job of agent A \(wave 1 of guarded\) may only push polywave\/guarded\/wave1-agent-A$/);
     expect(await target.repo.run(['ls-remote', remote, 'refs/heads/main'])).toBe('');
     // Server side: the update hook refuses anything but agent branches and bases.
     const refused = await target.repo.git.run(['push', remote, `${base}:refs/heads/main`], { allowExitCodes: [1] });
@@ -192,7 +183,7 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
     expect((await target.repo.git.run(['push', remote, `${base}:refs/heads/polywave/guarded/wave1-agent-A`])).exitCode).toBe(0);
   }, 60_000);
 
-  it.concurrent('a job for a label no worker has fails with DISPATCH_NO_WORKER after the bounded wait; nothing merged (E7)', async () => {
+  it.concurrent('a job for a label no worker has fails with DISPATCH_NO_WORKER after the bounded wait; nothing merged (E7)', async ({ expect }) => {
     const target = shared.labels;
     const before = await target.repo.git.headCommit();
     const run = await runWaveCli(target, 1, { redisUrl: redis.url });
@@ -205,7 +196,7 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
     expect(await merges(target.repo, before)).toEqual([]);
   }, 60_000);
 
-  it.concurrent('Redis unreachable at start: one coded line, exit 2, nothing changed; a worker without Redis or remote does not start', async () => {
+  it.concurrent('Redis unreachable at start: one coded line, exit 2, nothing changed; a worker without Redis or remote does not start', async ({ expect }) => {
     const target = shared.nores;
     const deadUrl = `redis://127.0.0.1:${await freePort()}`;
     const before = readFileSync(target.implPath, 'utf8');

@@ -3,6 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Job, Queue } from 'bullmq';
 import { binPath, runCli, type CliResult } from './support/cli.js';
 import { createTestRepo, type TestRepo } from './support/git-repo.js';
 
@@ -211,3 +212,28 @@ export async function mergeOrder(repo: TestRepo, since: string): Promise<string[
 }
 
 export const workersRoot = (repo: TestRepo, id: string) => path.join(repo.root, `worker-${id}`);
+
+/**
+ * Adds `data` to the agent queue under `jobId` as a hostile or hand-made producer would, and waits
+ * for the worker's answer by reading the job's state (every 50 ms, up to `timeoutMs`). Not
+ * QueueEvents + waitUntilFinished: its event stream is read from "now", and a worker that refuses a
+ * job within milliseconds can fail it before a busy test process issued its first read — the event
+ * is then never seen (a flake the CI hit).
+ */
+export async function produceJob(redisPort: number, data: unknown, jobId: string, timeoutMs: number): Promise<{ value?: unknown; error?: string }> {
+  const queue = new Queue('polywave-agents', { connection: { host: '127.0.0.1', port: redisPort } });
+  try {
+    await queue.add('agent', data, { jobId });
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      const job = await Job.fromId(queue, jobId);
+      const state = job ? await job.getState() : 'missing';
+      if (state === 'completed') return { value: job!.returnvalue };
+      if (state === 'failed') return { error: job!.failedReason };
+      await sleep(50);
+    }
+    return { error: `job ${jobId} did not finish within ${timeoutMs} ms` };
+  } finally {
+    await queue.close();
+  }
+}
