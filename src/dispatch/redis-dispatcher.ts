@@ -13,7 +13,7 @@ import type { Git } from '../git/git-port.js';
 import { createBranchFetcher } from './branch-fetch.js';
 import { dispatchCodes } from './codes.js';
 import { inProcessDispatcher, type AgentJob, type AgentJobResult, type Dispatcher, type DispatchRecord } from './dispatcher.js';
-import { agentJobId, expectedJobId, jobContentDigest, queueNameFor, worktreeToken, type AgentJobData, type AgentJobReturn } from './job.js';
+import { agentJobId, expectedJobId, jobContentDigest, queueNameFor, remoteKey, worktreeToken, type AgentJobData, type AgentJobReturn } from './job.js';
 import { assertRedisReachable, bullConnectionFromUrl, redactRedisUrl, redactUserinfo, redisOptionsFromUrl, remoteWithoutUserinfo } from './redis-url.js';
 import { listWorkers, servesLabels, type WorkerRecord } from './registry.js';
 
@@ -71,7 +71,7 @@ export async function assertRemoteReachable(remote: string, options: { cwd: stri
 /** E19 kind of a job a worker failed with `reason` (`CODE: message`). */
 function kindOfFailure(reason: string): AgentFailureKind {
   if (reason.startsWith(dispatchCodes.remoteUnreachable) || reason.startsWith(dispatchCodes.noWorker)) return 'config';
-  if (reason.startsWith(dispatchCodes.redisLost) || /stalled|lock/i.test(reason)) return 'transient';
+  if (reason.startsWith(dispatchCodes.redisLost) || reason.startsWith(dispatchCodes.baseMissing) || reason.startsWith(dispatchCodes.branchMoved) || /stalled|lock/i.test(reason)) return 'transient';
   return 'fatal';
 }
 
@@ -171,13 +171,15 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
     }
   };
 
+  // Attack F6: this remote's queues and workers only (jobs of another remote on the same Redis are never taken).
+  const remoteKeyOf = remoteKey(options.remote);
   const labelsOf = (slug: string, agentId: string): string[] => [...(options.labels?.[`${slug}/${agentId}`] ?? options.labels?.[agentId] ?? [])];
 
   const waitForWorker = async (labels: string[]): Promise<boolean> => {
     const deadline = Date.now() + labelWaitMs;
     for (;;) {
       const workers = await listWorkers(client);
-      if (workers.some((worker) => servesLabels(worker, labels))) return true;
+      if (workers.some((worker) => servesLabels(worker, labels, remoteKeyOf))) return true;
       if (Date.now() >= deadline) return false;
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
@@ -259,7 +261,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
         const state = await job.getState();
         if (state === 'completed' && job.returnvalue) return resolve(job.returnvalue);
         if (state === 'failed') throw new FailedJobError(job.failedReason || `job ${jobId} failed`);
-        if ((await liveWorkers()).some((worker) => servesLabels(worker, labels))) servedAt = Date.now();
+        if ((await liveWorkers()).some((worker) => servesLabels(worker, labels, remoteKeyOf))) servedAt = Date.now();
         else if (Date.now() - servedAt > labelWaitMs) {
           await job.remove().catch(() => undefined);
           throw new WatchError(failedOutcome('config', dispatchCodes.noWorker, `no live worker ${labels.length > 0 ? `has the label(s) ${labels.join(', ')}` : 'is connected'} any more (waited ${Math.round(labelWaitMs / 1000)} s); job ${jobId} was removed`));
@@ -307,7 +309,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
 
     try {
       if (!(await guarded(waitForWorker(labels)))) {
-        return fail('config', dispatchCodes.noWorker, `no live worker ${labels.length > 0 ? `has the label(s) ${labels.join(', ')}` : 'is connected'} (waited ${Math.round(labelWaitMs / 1000)} s); start one with: polywave worker --redis ${redactRedisUrl(options.url)} --remote ${redactUserinfo(options.remote)}${labels.map((label) => ` --label ${label}`).join('')}`);
+        return fail('config', dispatchCodes.noWorker, `no live worker of the shared remote ${redactUserinfo(options.remote)} (key ${remoteKeyOf}) ${labels.length > 0 ? `has the label(s) ${labels.join(', ')}` : 'is connected'} (waited ${Math.round(labelWaitMs / 1000)} s); start one with: polywave worker --redis ${redactRedisUrl(options.url)} --remote ${redactUserinfo(options.remote)}${labels.map((label) => ` --label ${label}`).join('')}`);
       }
       try {
         await pushBase(context.repoRoot, context.slug, context.wave, context.baseCommit);
@@ -343,7 +345,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       const digest = jobContentDigest(data);
       jobId = data.job_id = expectedJobId(data);
       dispatch.job_id = jobId;
-      const { queue, events, ready } = queueFor(queueNameFor(labels));
+      const { queue, events, ready } = queueFor(queueNameFor(labels, remoteKeyOf));
       await guarded(ready);
       data.enqueued_at = Date.now();
       // E9: the same attempt on the same base with the same content is one job, however often it is enqueued.
@@ -388,6 +390,8 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       dispatch.enqueue_to_start_ms = Math.max(0, value.started_at - data.enqueued_at);
       dispatch.finish_to_received_ms = Math.max(0, received - value.finished_at);
       // The agent's commits: the branch the worker pushed, fast-forwarded into the local worktree.
+      // Attack F15: a result's head is a full commit id (never an option or a branch name for git).
+      if (value.head !== undefined && !/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(String(value.head))) return fail('fatal', dispatchCodes.invalidJob, `job ${jobId}: the result's head ${JSON.stringify(String(value.head).slice(0, 80))} is not a full commit id`);
       if (value.head && value.head !== context.baseCommit) {
         const git = gitOf(request.cwd);
         try {
