@@ -1,6 +1,6 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const binPath = path.join(repoRoot, 'bin', 'polywave.js');
@@ -35,4 +35,14 @@ export function runCli(args: string[], options: { cwd?: string; input?: string; 
     });
     child.stdin.end(options.input ?? '');
   });
+}
+
+/**
+ * `polywave <args>` for each argument list, all in ONE Node process through the CLI's bundled entry
+ * (test/support/cli-batch.mjs) — for checks over every command that change nothing, such as `--help`.
+ */
+export function runCliBatch(lists: ReadonlyArray<readonly string[]>, options: { cwd?: string } = {}): Array<{ args: string[]; code: number; stdout: string; stderr: string }> {
+  const entry = pathToFileURL(path.join(repoRoot, 'dist', 'bundle', 'main.js')).href;
+  const output = execFileSync(process.execPath, [path.join(repoRoot, 'test', 'support', 'cli-batch.mjs'), entry, JSON.stringify(lists)], { cwd: options.cwd ?? repoRoot, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, env: { ...process.env, NO_COLOR: '1' } });
+  return JSON.parse(output) as Array<{ args: string[]; code: number; stdout: string; stderr: string }>;
 }
