@@ -1,11 +1,9 @@
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { commandTable } from '../src/cli/command-table.js';
 import { parseImpl } from '../src/protocol/parse-impl.js';
-import { runCli, repoRoot } from './support/cli.js';
+import { runCli, runCliBatch, repoRoot } from './support/cli.js';
 import { changedLineIndexes, expectCodedError, expectNoStackTrace, expectVerdict, mapBounded } from './support/cli-assert.js';
 import { makeTempDir } from './support/temp.js';
 
@@ -264,17 +262,16 @@ Closing prose.
   it('--help of every command in the command table: exit 0, usage on stdout', async () => {
     // Every command's help through the CLI's entry in one Node process (a hundred process starts cost ~25 s
     // of the suite's CPU); a few through the real binary, so the process path is covered too.
-    const entry = pathToFileURL(path.join(repoRoot, 'dist', 'bundle', 'main.js')).href;
-    const all = execFileSync(process.execPath, [path.join(repoRoot, 'test', 'support', 'help-all.mjs'), entry, JSON.stringify(commandTable.map((spec) => spec.name))], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-    const results = JSON.parse(all) as Array<{ name: string; code: number; stdout: string; stderr: string }>;
-    const spawned = await mapBounded(['validate', 'run-wave', 'worker'], 3, (name) => runCli([name, '--help']));
-    for (const [index, name] of ['validate', 'run-wave', 'worker'].entries()) {
+    const results = runCliBatch(commandTable.map((spec) => [spec.name, '--help']));
+    const sample = ['validate', 'run-wave', 'worker'];
+    const spawned = await mapBounded(sample, 3, (name) => runCli([name, '--help']));
+    for (const [index, name] of sample.entries()) {
       expect(spawned[index]!.code, name).toBe(0);
-      expect(spawned[index]!.stdout, name).toBe(results.find((result) => result.name === name)!.stdout);
+      expect(spawned[index]!.stdout, name).toBe(results.find((result) => result.args[0] === name)!.stdout);
     }
     commandTable.forEach((spec, index) => {
       const result = results[index]!;
-      expect(result.name).toBe(spec.name);
+      expect(result.args[0]).toBe(spec.name);
       expect(result.code, `${spec.name}: ${result.stderr}`).toBe(0);
       expect(result.stdout, spec.name).toContain(`Usage: polywave ${spec.name}`);
       for (const option of spec.options ?? []) expect(result.stdout, spec.name).toContain(option.flags.split(' ')[0]!);
