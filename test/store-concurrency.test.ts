@@ -1,7 +1,8 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { buildSync } from 'esbuild';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseYamlSafe, toPlain } from '../src/protocol/yaml/index.js';
 import { resolveLockLocation, updateFileLocked } from '../src/store/index.js';
@@ -18,32 +19,19 @@ const yamlUrl = pathToFileURL(path.join(buildDirectory, 'protocol', 'yaml', 'ind
 function compileForChildren(): void {
   rmSync(buildDirectory, { recursive: true, force: true });
   mkdirSync(buildDirectory, { recursive: true });
-  const tsc = path.join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc');
-  const result = spawnSync(
-    process.execPath,
-    [
-      tsc,
-      path.join(repoRoot, 'src', 'store', 'index.ts'),
-      path.join(repoRoot, 'src', 'protocol', 'yaml', 'index.ts'),
-      '--outDir',
-      buildDirectory,
-      '--rootDir',
-      path.join(repoRoot, 'src'),
-      '--module',
-      'NodeNext',
-      '--moduleResolution',
-      'NodeNext',
-      '--target',
-      'ES2023',
-      '--skipLibCheck',
-      '--types',
-      'node',
-    ],
-    { cwd: repoRoot, encoding: 'utf8' },
-  );
-  if (!existsSync(path.join(buildDirectory, 'store', 'index.js'))) {
-    throw new Error(`could not compile the store for child processes:\n${result.stdout}\n${result.stderr}`);
-  }
+  // esbuild (the bundler of the CLI), not tsc: the same sources in ~0.1 s instead of ~10 s of CPU.
+  buildSync({
+    entryPoints: [path.join(repoRoot, 'src', 'store', 'index.ts'), path.join(repoRoot, 'src', 'protocol', 'yaml', 'index.ts')],
+    outdir: buildDirectory,
+    outbase: path.join(repoRoot, 'src'),
+    bundle: true,
+    packages: 'external',
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    logLevel: 'silent',
+  });
+  if (!existsSync(path.join(buildDirectory, 'store', 'index.js'))) throw new Error('could not compile the store for child processes');
 }
 
 const childProgram = `
