@@ -22,8 +22,10 @@ import { createTestRepo, type TestRepo } from './support/git-repo.js';
 
 type Phase = 'entry-dropped' | 'locked' | 'claimed' | 'temp-written' | 'record-written' | 'renamed' | 'settling' | 'waiting';
 const phases: Phase[] = ['waiting', 'entry-dropped', 'locked', 'claimed', 'temp-written', 'record-written', 'renamed', 'settling'];
-// Two rounds per point by default (32 kills); POLYWAVE_TEST_SIGKILL_ROUNDS=<n per point> for more.
-const perPhase = Number(process.env.POLYWAVE_TEST_SIGKILL_ROUNDS ?? 2);
+// One round per point by default (16 kills: every point each run, the random kill moments differ from
+// run to run; the suite is CPU-bound on CI and has a 30-minute budget); POLYWAVE_TEST_SIGKILL_ROUNDS=<n per
+// point> for more (bench/ and before a release: 8).
+const perPhase = Number(process.env.POLYWAVE_TEST_SIGKILL_ROUNDS ?? 1);
 const rounds = phases.flatMap((phase) => Array.from({ length: perPhase }, (_, index) => ({ phase, index })));
 const agents = ['A', 'B', 'C', 'D', 'E', 'F', 'G', 'H', 'I', 'J'];
 const gitEnv = { GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' };
@@ -184,7 +186,8 @@ describe('SIGKILL at every point of a group-committed manifest write', () => {
         nextTimes.push(outcome.nextMs);
       }
     }
-    expect(kills).toBeGreaterThanOrEqual(20);
+    // Two kills a round, less the random ones that came after their writer had finished (at most ~3 in 8).
+    expect(kills).toBeGreaterThanOrEqual(Math.ceil(rounds.length * 1.25));
     console.log(`SIGKILL matrix: ${kills} kills in ${rounds.length} rounds; next writer after a kill: median ${Math.round(nextTimes.sort((a, b) => a - b)[Math.floor(nextTimes.length / 2)]!)} ms, slowest ${Math.round(Math.max(...nextTimes))} ms`);
     expect(readdirSync(repo.path('docs/IMPL')).filter((name) => !/^IMPL-[a-z-]+-\d\.yaml$/.test(name))).toEqual([]);
     expect((await repo.run(['status', '--porcelain', '--untracked-files=all'])).split('\n').filter((line) => line !== '' && !/^\?\? docs\/IMPL\/$|^\?\? docs\/IMPL\/IMPL-[a-z-]+-\d\.yaml$/.test(line))).toEqual([]);
