@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { applyEvent, boardFromImpl, type Board, type StreamEvent } from '../web/src/board.js';
+import { applyEvent, boardFromImpl, whereText, type Board, type StreamEvent } from '../web/src/board.js';
 
 // The live board's fold (web/src/board.ts): what each engine/E40 event does to the cards, waves and
 // gates — the same function the browser runs on every SSE frame (test/serve-browser.test.ts drives
@@ -94,6 +94,29 @@ describe('live board fold', () => {
     expect(blocked.agents.B).toMatchObject({ status: 'blocked', failureType: 'needs_replan', note: 'the contract is wrong', action: 're-engage the Scout with the completion report; review the revised IMPL' });
     const escalated = fold(boardFromImpl(detail), [event('agent_performance', { wave: 1, agent: 'A', payload: { status: 'failed', failure_type: 'escalate' } })]);
     expect(escalated.agents.A).toMatchObject({ status: 'failed', failureType: 'escalate', action: "a human reads the agent's completion report and decides" });
+  });
+
+  it('says where each agent runs (issue 17) and shows finalize-wave merging agent by agent (issue 16)', () => {
+    id = 0;
+    const launched = fold(boardFromImpl(detail), [
+      event('agent-launch', { wave: 1, agent: 'A', payload: { attempt: 1, dispatcher: 'redis' } }),
+      event('agent-launch', { wave: 1, agent: 'B', payload: { attempt: 1, dispatcher: 'in-process' } }),
+    ]);
+    expect([whereText(launched.agents.A!), whereText(launched.agents.B!), whereText(launched.agents.C!)]).toEqual(['dispatched (redis)', 'in-process', undefined]);
+    const ended = fold(launched, [event('agent-end', { wave: 1, agent: 'A', payload: { status: 'complete', dispatch: { dispatcher: 'redis', job_id: 'j', worker: 'w2', host: 'box', stalls: 1 } } })]);
+    expect(ended.agents.A).toMatchObject({ dispatcher: 'redis', worker: 'w2', host: 'box', stalls: 1 });
+    expect(whereText(ended.agents.A!)).toBe('on w2 (box)');
+    // A relaunch runs somewhere new: the worker is known again at its end.
+    expect(whereText(fold(ended, [event('agent-launch', { wave: 1, agent: 'A', payload: { attempt: 2, dispatcher: 'redis' } })]).agents.A!)).toBe('dispatched (redis)');
+    // From the IMPL answer (runs_on) before any event: a board opened after the run.
+    const opened = boardFromImpl({ ...detail, progress: { waves: [{ number: 1, agents: [{ id: 'A', status: 'complete', runs_on: { dispatcher: 'redis', worker: 'w1', stalls: 0 } }] }] } });
+    expect(whereText(opened.agents.A!)).toBe('on w1');
+    const merging = fold(ended, [event('agent-merge', { wave: 1, agent: 'A', payload: { branch: 'polywave/tiny/wave1-agent-A', merged: 1, total: 2 } })]);
+    expect(merging.agents.A!.merged).toBe(true);
+    expect(merging.agents.B!.merged).toBeUndefined();
+    expect(merging.waves[1]).toMatchObject({ status: 'merging', merged: 1, mergeTotal: 2 });
+    const merged = fold(merging, [event('agent-merge', { wave: 1, agent: 'B', payload: { merged: 2, total: 2 } }), event('activity', { wave: 1, activity_type: 'wave_merge', payload: {} })]);
+    expect(merged.waves[1]).toMatchObject({ status: 'merged', merged: 2 });
   });
 
   it('takes ISO timestamps as well as epoch milliseconds, and ignores events without an agent for the cards', () => {

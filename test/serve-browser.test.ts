@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { programDemoManifest } from '../src/demo/program-project.js';
-import { insertEvents, openEventStore } from '../src/observability/event-store.js';
+import { insertEvents, iterateEvents, openEventStore } from '../src/observability/event-store.js';
 import { apiCall, browserSkipReason, launchChromium, makePlanRepo, screenshotDir, smallPlan, startServe, type PlanRepo, type Serve } from './support/browser.js';
 
 // The UI of `polywave serve` in a real browser (issue 16, "What it must show" 1): Debian's Chromium
@@ -127,8 +127,21 @@ describe.skipIf(skip !== undefined)('polywave serve in Chromium', () => {
       expect(seen.lastIndexOf('complete')).toBeGreaterThan(seen.indexOf('running'));
       expect(seen[seen.length - 1]).toBe('complete');
     }
-    // The wave merged; the gate ran.
+    // The wave merged (each agent's merge shown as finalize-wave made it: agent-merge); the gate ran; each agent ran in the run's process.
     await expect.poll(() => page.locator('[data-testid="wave-1"]').getAttribute('data-wave-status'), { timeout: 10_000 }).toBe('merged');
+    expect(await page.locator('[data-testid="card-merged"]').count()).toBe(3);
+    const recorded = openEventStore(path.join(parent, 'events.db'), { readonly: true })!;
+    try {
+      const merges = [...iterateEvents(recorded, { impl: 'tiny', types: ['agent-merge'] })].map((row) => JSON.parse(row.payload) as { agent: string; branch: string; merged: number; total: number });
+      expect(merges.map((merge) => [merge.agent, merge.branch, merge.merged, merge.total])).toEqual([
+        ['A', 'polywave/tiny/wave1-agent-A', 1, 3],
+        ['B', 'polywave/tiny/wave1-agent-B', 2, 3],
+        ['C', 'polywave/tiny/wave1-agent-C', 3, 3],
+      ]);
+    } finally {
+      recorded.close();
+    }
+    expect(await page.locator('[data-testid="card-where"]').allTextContents()).toEqual(['in-process', 'in-process', 'in-process']);
     expect(await page.locator('[data-testid="gate-results"]').textContent()).toContain('passed');
     await page.screenshot({ path: path.join(screenshotDir, 'live-board.png'), fullPage: true });
 
@@ -138,6 +151,7 @@ describe.skipIf(skip !== undefined)('polywave serve in Chromium', () => {
     expect(page.url()).toBe(`${serve.origin}/r/${repoId}/impl/tiny/agent/A`);
     expect(await page.locator('[data-testid="journal"]').textContent()).toMatch(/ls src/);
     expect(await page.locator('#report').textContent()).toContain('complete');
+    expect(await page.locator('[data-testid="agent-where"]').textContent()).toContain('in-process');
     await page.screenshot({ path: path.join(screenshotDir, 'agent.png'), fullPage: true });
 
     // Reload the deep link: the same view, same agent.
@@ -188,7 +202,12 @@ describe.skipIf(skip !== undefined)('polywave serve in Chromium', () => {
       await page.locator('[data-testid="card-A"][data-status="complete"]').waitFor({ timeout: 10_000 });
       const runId = '01TESTBROWSERRESYNC0000000';
       const payload = { type: 'agent-tool-call', slug: 'tiny', wave: 1, agent: 'A', tool: 'after_resync_probe' };
-      insertEvents(db, [{ run_id: runId, seq: 1, ts: Date.now(), type: 'agent-tool-call', activity_type: null, slug: 'tiny', wave: 1, agent: 'A', program: null, payload: JSON.stringify(payload) }], {
+      // And an attempt of B that a worker ran (issue 17: the agent-end of a dispatched run names its worker).
+      const dispatched = { type: 'agent-end', slug: 'tiny', wave: 1, agent: 'B', attempt: 2, status: 'complete', turns: 1, input_tokens: 0, output_tokens: 0, duration_ms: 5, dispatch: { dispatcher: 'redis', job_id: 'tiny.w1.B.x', worker: 'w2', stalls: 0 } };
+      insertEvents(db, [
+        { run_id: runId, seq: 1, ts: Date.now(), type: 'agent-tool-call', activity_type: null, slug: 'tiny', wave: 1, agent: 'A', program: null, payload: JSON.stringify(payload) },
+        { run_id: runId, seq: 2, ts: Date.now(), type: 'agent-end', activity_type: null, slug: 'tiny', wave: 1, agent: 'B', program: null, payload: JSON.stringify(dispatched) },
+      ], {
         run_id: runId,
         started_at: Date.now(),
         command: 'run docs/IMPL/IMPL-tiny.yaml',
@@ -199,6 +218,7 @@ describe.skipIf(skip !== undefined)('polywave serve in Chromium', () => {
       db.close();
     }
     await page.locator('[data-testid="card-A"] dd', { hasText: 'after_resync_probe' }).waitFor({ timeout: 10_000 });
+    await page.locator('[data-testid="card-B"] [data-testid="card-where"][data-worker="w2"]', { hasText: 'on w2' }).waitFor({ timeout: 10_000 });
     expect(await page.locator('[data-testid="connection"]').textContent()).toContain('live');
 
     // A second REVIEWED plan (written now: the views above expect tiny to be the only IMPL), whose agent's journal is a link out of the repository.

@@ -1,8 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EventBus } from '../src/engine/events.js';
+import { attachRecorder } from '../src/observability/recorder.js';
+import { browserCommands } from '../src/serve/open-browser.js';
 import { startServer, type RunningServer } from '../src/serve/server.js';
 import { binPath, runCli } from './support/cli.js';
 import { createTestRepo, type TestRepo } from './support/git-repo.js';
@@ -38,11 +42,25 @@ function rawRequest(url: string, options: { method?: string; headers?: Record<st
   });
 }
 
+/** A raw HTTP request whose body is kept as bytes (compressed answers). */
+function rawBytes(url: string, headers: Record<string, string>): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(url, { headers }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks) }));
+    });
+    request.on('error', reject);
+    request.end();
+  });
+}
+
 let repo: TestRepo;
 let server: Awaited<ReturnType<typeof startServeProcess>>;
 let repoId: string;
 const jsonBodies: string[] = [];
 const storeDir = makeTempDir('polywave-serve-store-');
+let browserScript: string;
 
 async function api(pathname: string, init: RequestInit = {}): Promise<{ status: number; json: Record<string, unknown>; headers: Headers }> {
   const response = await fetch(new URL(pathname, server.base), { ...init, headers: { 'X-Polywave-Token': server.token, ...(init.headers as Record<string, string> | undefined) } });
@@ -119,7 +137,10 @@ beforeAll(async () => {
   symlinkSync(outside, path.join(repo.dir, 'escape.txt'));
   // Untracked test files stay out of the run started by the approve test.
   writeFileSync(path.join(repo.dir, '.git', 'info', 'exclude'), 'escape.txt\nnotes.txt\n');
-  server = await startServeProcess(['--repo', repo.dir, '--store', path.join(storeDir, 'events.db')], { ANTHROPIC_API_KEY: 'sk-ant-test-key-0123456789abcdefghij' });
+  // A stand-in for the user's browser ($BROWSER of --open): writes its arguments beside itself.
+  browserScript = path.join(storeDir, 'browser.sh');
+  writeFileSync(browserScript, '#!/bin/sh\nprintf \'%s\\n\' "$@" > "$0.out.tmp" && mv "$0.out.tmp" "$0.out"\n', { mode: 0o755 });
+  server = await startServeProcess(['--repo', repo.dir, '--store', path.join(storeDir, 'events.db')], { ANTHROPIC_API_KEY: 'sk-ant-test-key-0123456789abcdefghij', BROWSER: `${browserScript} %s` });
   const repos = await api('/api/repos');
   repoId = ((repos.json.repos as Array<{ id: string }>)[0]!).id;
 }, 30_000);
@@ -229,13 +250,37 @@ describe('polywave serve: security', () => {
   });
 
   it('refuses a non-loopback address unless --host is given (exit 2, coded), and a directory outside git', async () => {
-    const refused = await runCli(['serve', '--repo', repo.dir, '--port', '0'], { env: { POLYWAVE_SERVE_HOST: '0.0.0.0' } });
+    // With --open too: nothing is opened for a server that is refused.
+    const refused = await runCli(['serve', '--repo', repo.dir, '--port', '0', '--open'], { env: { POLYWAVE_SERVE_HOST: '0.0.0.0', BROWSER: `${browserScript} %s` } });
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('error[SERVE_NON_LOOPBACK]');
     expect(refused.stdout).toBe('');
+    expect(existsSync(`${browserScript}.out`)).toBe(false);
     const notRepo = await runCli(['serve', '--repo', storeDir, '--port', '0']);
     expect(notRepo.code).toBe(2);
     expect(notRepo.stderr).toContain('error[G000_NOT_A_REPOSITORY]');
+  });
+
+  it('--open starts $BROWSER with the printed URL (the token in it), and only with --open', async () => {
+    const opened = await startServeProcess(['--repo', repo.dir, '--store', path.join(storeDir, 'open.db'), '--open'], { BROWSER: `/nonexistent/browser:${browserScript} --new-window %s` });
+    try {
+      let args = '';
+      for (let attempt = 0; attempt < 100 && !args.endsWith('\n'); attempt += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        args = existsSync(`${browserScript}.out`) ? readFileSync(`${browserScript}.out`, 'utf8') : '';
+      }
+      // The first entry cannot start: the next one gets `%s` replaced by the URL with this start's token.
+      expect(args).toBe(`--new-window\n${opened.url}\n`);
+      expect(opened.url).toContain(`?token=${opened.token}`);
+    } finally {
+      opened.child.kill('SIGTERM');
+      rmSync(`${browserScript}.out`, { force: true });
+    }
+    // The server of this file was started without --open (same BROWSER): nothing opened.
+    expect(browserCommands('http://h/?token=t', { BROWSER: 'firefox -P x' }, 'linux')).toEqual([
+      ['firefox', ['-P', 'x', 'http://h/?token=t']],
+      ['xdg-open', ['http://h/?token=t']],
+    ]);
   });
 
   it('never sends the token or an API key in JSON', async () => {
@@ -390,6 +435,63 @@ describe('polywave serve: API', () => {
     expect(unknown.status).toBe(404);
     expect((unknown.json.error as { code: string }).code).toBe('SERVE_NOT_FOUND');
   });
+
+  it('says where each agent ran (issue 17): the worker of a dispatched attempt, in-process for the run started here', async () => {
+    // The events of a `run-wave --dispatch redis://…` recorded as run-wave records them (no Redis needed): attempt 1
+    // on w1 failed (transient), attempt 2 stalled once and completed on w2; a later run found it complete (E9, attempt 0).
+    const record = (emit: (bus: EventBus) => void) => {
+      const bus = new EventBus();
+      const recorder = attachRecorder(bus, { storePath: path.join(storeDir, 'events.db'), command: 'run-wave', cwd: repo.dir, warn: () => undefined, flushDelayMs: 0 });
+      emit(bus);
+      recorder.close();
+    };
+    const launch = (attempt: number) => ({ v: 1 as const, type: 'agent-launch' as const, slug: 'pending', wave: 1, agent: 'A', attempt, model: 'script:', backend: 'script', dispatcher: 'redis' as const });
+    const end = (attempt: number, status: string, dispatch?: { worker: string; stalls: number }) => ({
+      v: 1 as const,
+      type: 'agent-end' as const,
+      slug: 'pending',
+      wave: 1,
+      agent: 'A',
+      attempt,
+      status,
+      turns: 1,
+      input_tokens: 0,
+      output_tokens: 0,
+      duration_ms: 10,
+      ...(dispatch ? { dispatch: { dispatcher: 'redis', job_id: `pending.w1.A.0123456789ab.a${attempt}.ba9876543210`, enqueue_to_start_ms: 12, finish_to_result_ms: 30, ...dispatch } } : {}),
+    });
+    record((bus) => {
+      bus.emit(launch(1));
+      bus.emit(end(1, 'failed', { worker: 'w1', stalls: 0 }));
+      bus.emit(launch(2));
+      bus.emit(end(2, 'complete', { worker: 'w2', stalls: 1 }));
+    });
+    record((bus) => bus.emit({ ...end(0, 'complete'), explanation: 'already complete (E9: not relaunched)' }));
+    const pending = await api(`/api/repos/${repoId}/impls/pending`);
+    const expected = { dispatcher: 'redis', worker: 'w2', host: null, job_id: 'pending.w1.A.0123456789ab.a2.ba9876543210', stalls: 1, attempt: 2, ended: true };
+    expect((pending.json.progress as { waves: Array<{ agents: Array<{ runs_on: unknown }> }> }).waves[0]!.agents[0]!.runs_on).toMatchObject(expected);
+    expect((await api(`/api/repos/${repoId}/impls/pending/agents/A`)).json.runs_on).toMatchObject(expected);
+    // The run the approve test started from the page ran its agent here; an agent never launched: null.
+    const go = (await api(`/api/repos/${repoId}/impls/go`)).json.progress as { waves: Array<{ agents: Array<{ runs_on: unknown }> }> };
+    expect(go.waves[0]!.agents[0]!.runs_on).toMatchObject({ dispatcher: 'in-process', worker: null, job_id: null, attempt: 1, ended: true });
+    expect((await api(`/api/repos/${repoId}/impls/letters/agents/B`)).json.runs_on).toBeNull();
+    // The live stream carries the same: the agent-end frame with the worker.
+    const controller = new AbortController();
+    const stream = await fetch(new URL(`/api/events?impl=pending&after=0`, server.base), { headers: { 'X-Polywave-Token': server.token }, signal: controller.signal });
+    let text = '';
+    const decoder = new TextDecoder();
+    for await (const chunk of stream.body as unknown as AsyncIterable<Uint8Array>) {
+      text += decoder.decode(chunk, { stream: true });
+      if (text.split('event: agent-end').length > 3) break;
+    }
+    controller.abort();
+    const ends = text.split('\n').filter((line) => line.startsWith('data: ') && line.includes('"agent-end"')).map((line) => JSON.parse(line.slice(6)) as { payload: { attempt: number; dispatch?: { worker: string } } });
+    expect(ends.map((frame) => [frame.payload.attempt, frame.payload.dispatch?.worker ?? null])).toEqual([
+      [1, 'w1'],
+      [2, 'w2'],
+      [0, null],
+    ]);
+  });
 });
 
 describe('polywave serve: static UI', () => {
@@ -417,6 +519,26 @@ describe('polywave serve: static UI', () => {
     expect(asset.headers['cache-control']).toBe('public, max-age=31536000, immutable');
     expect(asset.headers['content-type']).toContain('text/javascript');
     expect(asset.body).toBe('console.log(1);\n');
+    // A file worth compressing: br or gzip as accepted (one ETag per coding), the bytes decompress to the file; 304 on a match.
+    const big = `${Array.from({ length: 200 }, (_, index) => `export const v${index} = ${index};`).join('\n')}\n`;
+    writeFileSync(path.join(web, 'assets', 'big-abc123.js'), big);
+    const bigUrl = `${inProcess.url}assets/big-abc123.js`;
+    const raw = (encoding: string | undefined, extra: Record<string, string> = {}) => rawBytes(bigUrl, { ...headers, ...(encoding ? { 'Accept-Encoding': encoding } : {}), ...extra });
+    const br = await raw('gzip, deflate, br');
+    expect([br.status, br.headers['content-encoding'], br.headers.vary, br.headers['cache-control']]).toEqual([200, 'br', 'Accept-Encoding', 'public, max-age=31536000, immutable']);
+    expect(zlib.brotliDecompressSync(br.body).toString('utf8')).toBe(big);
+    expect(br.body.length).toBeLessThan(big.length / 3);
+    const gz = await raw('gzip, br;q=0');
+    expect(gz.headers['content-encoding']).toBe('gzip');
+    expect(zlib.gunzipSync(gz.body).toString('utf8')).toBe(big);
+    const plain = await raw(undefined);
+    expect([plain.headers['content-encoding'], plain.body.toString('utf8')]).toEqual([undefined, big]);
+    const etags = [br, gz, plain].map((answer) => answer.headers.etag);
+    expect(new Set(etags).size).toBe(3);
+    for (const etag of etags) expect(etag).toMatch(/^"[\w-]+"$/);
+    const again = await raw('br', { 'If-None-Match': br.headers.etag! });
+    expect([again.status, again.body.length, again.headers.etag]).toEqual([304, 0, br.headers.etag]);
+    expect((await raw('br', { 'If-None-Match': gz.headers.etag! })).status).toBe(200);
     expect((await rawRequest(`${inProcess.url}assets/missing-1.js`, { headers })).status).toBe(404);
     expect((await rawRequest(`${inProcess.url}assets/..%2f..%2fetc%2fpasswd`, { headers })).body).not.toContain('root:');
     const deep = await rawRequest(`${inProcess.url}r/${repoId}/impl/letters`, { headers });

@@ -22,7 +22,7 @@ export type EngineEvent =
   | { v: 1; type: 'gate-start'; gate: string; command: string; cwd: string }
   | { v: 1; type: 'gate-result'; gate: string; command: string; passed: boolean; from_cache: boolean; duration_ms: number }
   | { v: 1; type: 'wave-run-start'; slug: string; wave: number; agents: string[]; order: string[]; reordered: boolean; concurrency: number }
-  | { v: 1; type: 'agent-launch'; slug: string; wave: number; agent: string; attempt: number; model: string; backend: string }
+  | { v: 1; type: 'agent-launch'; slug: string; wave: number; agent: string; attempt: number; model: string; backend: string; dispatcher?: 'in-process' | 'redis' }
   | { v: 1; type: 'agent-progress'; slug: string; wave: number; agent: string; attempt: number; turns: number; input_tokens: number; output_tokens: number; cost_usd?: number | undefined }
   | { v: 1; type: 'agent-tool-call'; slug: string; wave: number; agent: string; attempt: number; tool: string; is_error: boolean; denied?: string; duration_ms: number }
   | {
@@ -40,6 +40,19 @@ export type EngineEvent =
       cost_usd?: number | undefined;
       duration_ms: number;
       explanation?: string;
+      /** Issue 17: where a dispatched attempt ran (the worker's id; the dispatcher's timings). Absent: in this process. */
+      dispatch?: { dispatcher: string; job_id: string; worker?: string | undefined; host?: string | undefined; stalls: number; enqueue_to_start_ms?: number | undefined; finish_to_result_ms?: number | undefined };
+    }
+  | {
+      v: 1;
+      type: 'agent-merge';
+      slug: string;
+      wave: number;
+      agent: string;
+      branch: string;
+      /** Merges done by this finalize so far (this one included) and how many it set out to do. */
+      merged: number;
+      total: number;
     }
   | { v: 1; type: 'agent-retry'; slug: string; wave: number; agent: string; attempt: number; next_attempt: number; failure_type: string; action: string; note: string; backoff_ms: number }
   | { v: 1; type: 'wave-run-end'; slug: string; wave: number; success: boolean; state: string; duration_ms: number; cost_usd?: number | undefined };

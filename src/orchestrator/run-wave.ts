@@ -531,7 +531,9 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
         break;
       }
       const attemptStarted = performance.now();
-      events?.emit({ v: 1, type: 'agent-launch', slug, wave: options.wave, agent: plan.id, attempt, model: plan.spec.raw, backend: plan.spec.backend });
+      // Issue 17: where it runs (solo/integration agents and agents without a branch never leave this process).
+      const dispatcher = options.dispatcher && !plan.solo && plan.branch ? options.dispatcher.name : 'in-process';
+      events?.emit({ v: 1, type: 'agent-launch', slug, wave: options.wave, agent: plan.id, attempt, model: plan.spec.raw, backend: plan.spec.backend, dispatcher });
       let turns = 0;
       const usage = emptyUsage();
       // Issue 14: a budget stop aborts this attempt only (siblings go on unless the limit covers them).
@@ -661,7 +663,7 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
             fixDetails = 'Your previous run ended without a completion report. Commit your work and call set_completion.';
           }
         }
-        events?.emit({ v: 1, type: 'agent-end', slug, wave: options.wave, agent: plan.id, attempt, status: summary.status === 'complete' ? 'complete' : (report?.status ?? outcome.status), ...(failureType !== undefined ? { failure_type: failureType } : {}), turns: outcome.turns, input_tokens: outcome.usage.inputTokens, output_tokens: outcome.usage.outputTokens, cost_usd: outcome.usage.costUsd, duration_ms: attemptSummary.duration_ms, ...(explanation ? { explanation } : {}) });
+        events?.emit({ v: 1, type: 'agent-end', slug, wave: options.wave, agent: plan.id, attempt, status: summary.status === 'complete' ? 'complete' : (report?.status ?? outcome.status), ...(failureType !== undefined ? { failure_type: failureType } : {}), turns: outcome.turns, input_tokens: outcome.usage.inputTokens, output_tokens: outcome.usage.outputTokens, cost_usd: outcome.usage.costUsd, duration_ms: attemptSummary.duration_ms, ...(explanation ? { explanation } : {}), ...(run.dispatch ? { dispatch: run.dispatch } : {}) });
         if (summary.status === 'complete') break;
 
         const decision = decideFailureAction({ failureType, attempt, ...(manifest.reactions ? { reactions: manifest.reactions } : {}), ...(options.auto ? { auto: true } : {}) });

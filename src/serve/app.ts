@@ -1,5 +1,4 @@
 import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
@@ -25,6 +24,7 @@ import { RunLauncher } from './runs.js';
 import { appendConfined, ConfinedReadError, maxManifestBytes, readConfined, readConfinedIfExists } from './safe-read.js';
 import { cookieName, hostPolicy, originMatches, redactSecrets, secretRedactor, securityHeaders, tokenMatches } from './security.js';
 import { streamEvents } from './sse.js';
+import { etagMatches, StaticAssets } from './static-assets.js';
 
 export interface ServeAppOptions {
   repos: ServedRepo[];
@@ -56,6 +56,23 @@ export const maxBodyBytes = 1024 * 1024;
 const maxFileBytes = 1024 * 1024;
 const maxDiffBytes = 512 * 1024;
 const maxJournalEntries = 2000;
+
+/** Where an agent's newest attempt ran (issue 17): `redis` with the worker's id once the job's result came back, else `in-process`. */
+export interface RunsOn {
+  dispatcher: string;
+  /** The worker's id (`polywave worker --id`, default `<host>-<pid>`); null while the job runs or for in-process agents. */
+  worker: string | null;
+  /** The worker's host, when the result names it. */
+  host: string | null;
+  job_id: string | null;
+  /** Times the job stalled (its worker died) and was handed to another worker. */
+  stalls: number | null;
+  attempt: number;
+  run_id: string;
+  launched_at: string;
+  /** The attempt's agent-end is stored (false: still running, or the run stopped without one). */
+  ended: boolean;
+}
 
 /** The coded JSON error every /api route answers with. */
 class HttpError extends Error {
@@ -262,6 +279,56 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
 
   app.get('/api/health', (c) => json(c, { ok: true, version: options.version }));
 
+  /**
+   * Issue 17: where each agent of an IMPL ran last, from the stored `agent-launch` (its `dispatcher`) and
+   * `agent-end` (its `dispatch`: the worker's id, the job, stalls) of the served repositories' runs.
+   */
+  const runsOnOf = (repo: ServedRepo, slug: string): Map<string, RunsOn> => {
+    const out = new Map<string, RunsOn>();
+    const db = tail.database();
+    if (!db) return out;
+    const scope = runsIn([repo], 'cwd');
+    const rows = db
+      .prepare(
+        `SELECT run_id, ts, type, agent, payload FROM events WHERE slug = ? AND type IN ('agent-launch', 'agent-end') AND agent IS NOT NULL
+         AND run_id IN (SELECT run_id FROM runs WHERE ${scope.sql}) ORDER BY id DESC LIMIT 20000`,
+      )
+      .all(slug, ...scope.params) as Array<{ run_id: string; ts: number; type: string; agent: string; payload: string }>;
+    // Newest first: an agent's newest launch decides; its agent-end (same run and attempt, stored after it) adds the worker.
+    const ends = new Map<string, Record<string, unknown>>();
+    for (const row of rows) {
+      if (out.has(row.agent)) continue;
+      let payload: Record<string, unknown>;
+      try {
+        payload = JSON.parse(row.payload) as Record<string, unknown>;
+      } catch {
+        continue;
+      }
+      const attempt = typeof payload.attempt === 'number' ? payload.attempt : 0;
+      const key = `${row.run_id}\0${row.agent}\0${attempt}`;
+      if (row.type === 'agent-end') {
+        // attempt 0: an agent E9 found complete (not launched): says nothing about where it ran.
+        if (attempt > 0 && !ends.has(key)) ends.set(key, payload);
+        continue;
+      }
+      const end = ends.get(key);
+      const dispatch = end?.dispatch && typeof end.dispatch === 'object' ? (end.dispatch as Record<string, unknown>) : undefined;
+      const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : null);
+      out.set(row.agent, {
+        dispatcher: text(dispatch?.dispatcher) ?? text(payload.dispatcher) ?? 'in-process',
+        worker: text(dispatch?.worker),
+        host: text(dispatch?.host),
+        job_id: text(dispatch?.job_id),
+        stalls: typeof dispatch?.stalls === 'number' ? dispatch.stalls : null,
+        attempt,
+        run_id: row.run_id,
+        launched_at: new Date(row.ts).toISOString(),
+        ended: end !== undefined,
+      });
+    }
+    return out;
+  };
+
   /** Newest event time (ISO) per IMPL slug or PROGRAM slug of `repo`'s runs: the "last activity" of the lists. */
   const lastActivity = (repo: ServedRepo, column: 'slug' | 'program', slugs: string[]): Map<string, string> => {
     const db = tail.database();
@@ -319,6 +386,7 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
     const branches = await branchesOf(repo, loaded.slug);
     const reports = manifest.completion_reports ?? {};
     const ownership = manifest.file_ownership ?? [];
+    const runsOn = runsOnOf(repo, loaded.slug);
     const waves = (manifest.waves ?? []).map((wave) => ({
       number: wave.number,
       agents: (wave.agents ?? []).map((agent) => {
@@ -326,7 +394,7 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
         const hasBranch = branch !== null && branches.has(branch);
         const files = ownership.filter((entry) => entry.agent === agent.id && (entry.wave === undefined || entry.wave === wave.number)).map((entry) => entry.file);
         const report = agent.id === undefined ? undefined : reports[agent.id];
-        return { id: agent.id, status: agentStatus(report, hasBranch), report_status: report?.status ?? null, files: files.length > 0 ? files : (agent.files ?? []), branch, branch_exists: hasBranch };
+        return { id: agent.id, status: agentStatus(report, hasBranch), report_status: report?.status ?? null, files: files.length > 0 ? files : (agent.files ?? []), branch, branch_exists: hasBranch, runs_on: (agent.id !== undefined ? runsOn.get(agent.id) : undefined) ?? null };
       }),
     }));
     return json(c, {
@@ -411,6 +479,7 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
       status: agentStatus(report ?? undefined, branch !== null),
       branch,
       report,
+      runs_on: runsOnOf(repo, loaded.slug).get(id) ?? null,
       journal,
       unreadable,
       diff,
@@ -635,6 +704,7 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
     return /<head[^>]*>/i.test(html) ? html.replace(/<head[^>]*>/i, (tag) => `${tag}\n${meta}`) : `${meta}\n${html}`;
   };
   const webReal = existsSync(options.webRoot) ? realpathSync(options.webRoot) : undefined;
+  const assets = new StaticAssets();
   app.get('*', async (c) => {
     const pathname = c.req.path;
     if (webReal && pathname !== '/' && !pathname.endsWith('/')) {
@@ -649,11 +719,16 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
         try {
           const real = realpathSync(candidate);
           if (real.startsWith(`${webReal}${path.sep}`) && statSync(real).isFile()) {
-            const body = await readFile(real);
+            // Compressed (br or gzip, as the browser accepts; made once per file version) with a strong ETag per coding.
+            const file = await assets.get(real, c.req.header('accept-encoding'));
             const hashed = relative.startsWith('assets/');
             c.header('Content-Type', mimeTypes[path.extname(real).toLowerCase()] ?? 'application/octet-stream');
             c.header('Cache-Control', hashed ? 'public, max-age=31536000, immutable' : 'no-cache');
-            return c.body(body);
+            c.header('ETag', file.etag);
+            if (file.varies) c.header('Vary', 'Accept-Encoding');
+            if (etagMatches(c.req.header('if-none-match'), file.etag)) return c.body(null, 304);
+            if (file.encoding !== 'identity') c.header('Content-Encoding', file.encoding);
+            return c.body(file.body as Buffer<ArrayBuffer>);
           }
         } catch {
           // not a file of the UI: the shell (client-side route)

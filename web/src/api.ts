@@ -83,11 +83,23 @@ export interface Finding {
   field?: string;
 }
 
+/** Where an agent's newest attempt ran (issue 17; serve-api.md `runs_on`). */
+export interface RunsOn {
+  dispatcher: string;
+  worker: string | null;
+  host?: string | null;
+  job_id?: string | null;
+  stalls?: number | null;
+  attempt?: number;
+  ended?: boolean;
+}
+
 export interface ProgressAgent {
   id: string;
   status: string;
   files?: string[];
   branch?: string;
+  runs_on?: RunsOn | null;
 }
 
 /** The parsed IMPL manifest: yaml keys as they are (the UI treats every part as optional). */
@@ -129,6 +141,7 @@ export interface AgentDetail {
   dependencies?: string[];
   status: string;
   report: Record<string, unknown> | null;
+  runs_on?: RunsOn | null;
   journal: JournalEntry[];
   /** Journal/denials files the server refused to read (a symlink out of the repository, a FIFO…): listed, never read. */
   unreadable?: Array<{ file: string; code: string; message: string }>;

@@ -41,6 +41,23 @@ export interface AgentCard {
   failureType?: string;
   action?: string;
   note?: string;
+  /** Issue 17: `redis` (dispatched to a worker) or `in-process`; unknown before any launch was seen. */
+  dispatcher?: string;
+  /** The worker that ran the attempt (known once its result came back), and its host when given. */
+  worker?: string;
+  host?: string;
+  /** Times the job stalled (a worker died) and went to another worker. */
+  stalls?: number;
+  /** Issue 16: the agent's branch was merged by finalize-wave (an `agent-merge` event). */
+  merged?: boolean;
+}
+
+/** Where a card's agent runs, as the card says it: `on w2`, `on w2 (host)`, `dispatched`, `in-process`; undefined when unknown. */
+export function whereText(card: Pick<AgentCard, 'dispatcher' | 'worker' | 'host'>): string | undefined {
+  if (card.worker) return `on ${card.worker}${card.host && !card.worker.startsWith(card.host) ? ` (${card.host})` : ''}`;
+  if (card.dispatcher === 'in-process') return 'in-process';
+  if (card.dispatcher) return `dispatched (${card.dispatcher})`;
+  return undefined;
 }
 
 export interface GateRow {
@@ -57,6 +74,8 @@ export interface WaveRow {
   number: number;
   status: 'pending' | 'preparing' | 'running' | 'merging' | 'merged' | 'failed';
   merged: number;
+  /** How many branches the running finalize-wave merges (its `agent-merge` events); undefined before the first. */
+  mergeTotal?: number;
   durationMs?: number;
   costUsd?: number;
 }
@@ -113,7 +132,21 @@ export function boardFromImpl(detail: ImplDetail): Board {
       const owned = agent.files?.length ? agent.files : ownership.filter((row) => row.agent === agent.id).map((row) => row.file);
       const status = progressStatus(agent.status);
       statuses.push(status);
-      agents[agent.id] = { id: agent.id, wave: wave.number, status, files: owned, attempt: 0, turns: 0, inputTokens: 0, outputTokens: 0 };
+      const where = 'runs_on' in agent ? agent.runs_on : undefined;
+      agents[agent.id] = {
+        id: agent.id,
+        wave: wave.number,
+        status,
+        files: owned,
+        attempt: 0,
+        turns: 0,
+        inputTokens: 0,
+        outputTokens: 0,
+        ...(where?.dispatcher ? { dispatcher: where.dispatcher } : {}),
+        ...(where?.worker ? { worker: where.worker } : {}),
+        ...(where?.host ? { host: where.host } : {}),
+        ...(typeof where?.stalls === 'number' ? { stalls: where.stalls } : {}),
+      };
     }
     const allDone = statuses.length > 0 && statuses.every((status) => status === 'complete');
     waves[wave.number] = { number: wave.number, status: allDone && detail.state === 'COMPLETE' ? 'merged' : 'pending', merged: 0 };
@@ -177,6 +210,12 @@ export function applyEvent(board: Board, event: StreamEvent): { board: Board; ag
       c.failureType = undefined;
       c.action = undefined;
       c.note = undefined;
+      // A new attempt: where it runs now (its worker is known at its end).
+      c.dispatcher = str(p.dispatcher) ?? 'in-process';
+      c.worker = undefined;
+      c.host = undefined;
+      c.stalls = undefined;
+      c.merged = undefined;
     });
   }
   if (type === 'agent-progress' && agentId) {
@@ -220,7 +259,25 @@ export function applyEvent(board: Board, event: StreamEvent): { board: Board; ag
       c.failureType = str(p.failure_type) ?? (c.status === 'complete' ? undefined : c.failureType);
       c.note = str(p.explanation) ?? c.note;
       if (c.failureType && !c.action) c.action = e19Actions[c.failureType];
+      const dispatch = p.dispatch && typeof p.dispatch === 'object' ? (p.dispatch as Record<string, unknown>) : undefined;
+      if (dispatch) {
+        c.dispatcher = str(dispatch.dispatcher) ?? c.dispatcher ?? 'redis';
+        c.worker = str(dispatch.worker) ?? c.worker;
+        c.host = str(dispatch.host) ?? c.host;
+        c.stalls = num(dispatch.stalls) ?? c.stalls;
+      }
     });
+  }
+  if (type === 'agent-merge' && agentId) {
+    const result = setAgent((c) => void (c.merged = true));
+    if (waveNumber !== undefined) {
+      setWave(waveNumber, (w) => {
+        if (w.status !== 'merged' && w.status !== 'failed') w.status = 'merging';
+        w.merged = Math.max(w.merged, num(p.merged) ?? w.merged + 1);
+        w.mergeTotal = num(p.total) ?? w.mergeTotal;
+      });
+    }
+    return result;
   }
   if (type === 'agent_performance' && agentId) {
     return setAgent((c) => {

@@ -20,6 +20,7 @@ export const eventTypes = [
   'agent-tool-call',
   'agent-end',
   'agent-retry',
+  'agent-merge',
   'wave-run-end',
   'activity',
   'agent_performance',

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { PolywaveError } from '../../errors/polywave-error.js';
@@ -12,17 +11,6 @@ async function repoRoot(directory: string, io: CommandIo): Promise<string> {
     return (await runGit(['rev-parse', '--show-toplevel'], { cwd: directory, env: io.env })).trim();
   } catch {
     throw new PolywaveError({ code: 'G000_NOT_A_REPOSITORY', message: `${directory} is not inside a git repository (pass --repo DIR)` });
-  }
-}
-
-function openBrowser(url: string): void {
-  const [command, args] = process.platform === 'darwin' ? ['open', [url]] : process.platform === 'win32' ? ['cmd', ['/c', 'start', '', url]] : ['xdg-open', [url]];
-  try {
-    const child = spawn(command, args as string[], { detached: true, stdio: 'ignore' });
-    child.on('error', () => undefined);
-    child.unref();
-  } catch {
-    // no browser opener: the URL is printed anyway
   }
 }
 
@@ -49,7 +37,12 @@ export async function run(_args: string[], options: Record<string, unknown>, io:
   }
   io.stdout(`polywave serve: ${server.loginUrl}\n`);
   io.stderr(`serving ${server.repos.map((repo) => repo.path).join(', ')} (events: ${store.path}); Ctrl-C stops\n`);
-  if (options.open === true) openBrowser(server.loginUrl);
+  // --open: $BROWSER, else the platform's opener, with the URL carrying the token (the server is bound by now,
+  // so a refused host — non-loopback without --host — never reaches a browser).
+  if (options.open === true) {
+    const { openBrowser } = await import('../../serve/open-browser.js');
+    if ((await openBrowser(server.loginUrl, io.env)) === undefined) io.stderr('polywave: warning: --open: no browser could be started ($BROWSER, xdg-open/open); open the URL above\n');
+  }
   await new Promise<void>((resolve) => {
     const stop = () => {
       process.off('SIGINT', stop);

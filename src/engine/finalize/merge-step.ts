@@ -57,7 +57,11 @@ export const mergeStep: StepDefinition<FinalizeContext> = {
         logPath: await adoptMergeLog(repo.root, context.slug, context.wave),
         now: context.now,
         ownership,
-        ...(context.options.afterMerge ? { afterMerge: context.options.afterMerge } : {}),
+        afterMerge: async (event) => {
+          // Issue 16: merge progress per agent on the bus (the live board), once the merge log knows it.
+          if (event.phase === 'logged') context.options.events?.emit({ v: 1, type: 'agent-merge', slug: context.slug, wave: context.wave, agent: event.agent, branch: event.branch, merged: merged + event.count, total: pending.length });
+          await context.options.afterMerge?.(event);
+        },
         ...(context.options.signal ? { signal: context.options.signal } : {}),
       });
       context.result.merge_result[repo.key] = result;

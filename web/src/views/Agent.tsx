@@ -2,6 +2,7 @@
 // and its diff against the wave's base.
 
 import { api } from '../api';
+import { whereText } from '../board';
 import { enc, Json, Section, StateBadge, Status, useLoad } from '../util';
 
 function timeOf(ts: string | number): string {
@@ -41,6 +42,13 @@ export function AgentView({ repo, slug, id }: { repo: string; slug: string; id: 
           <p>
             Wave {data.wave}
             {data.dependencies?.length ? ` · after ${data.dependencies.join(', ')}` : ''}
+            {data.runs_on && (
+              <span data-testid="agent-where">
+                {' · '}
+                {whereText({ dispatcher: data.runs_on.dispatcher, ...(data.runs_on.worker ? { worker: data.runs_on.worker } : {}), ...(data.runs_on.host ? { host: data.runs_on.host } : {}) })}
+                {data.runs_on.job_id ? <span class="muted mono small"> (job {data.runs_on.job_id})</span> : null}
+              </span>
+            )}
           </p>
           {data.task && (
             <Section title="Task">

@@ -4,7 +4,7 @@
 
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { api, type ImplDetail } from '../api';
-import { applyEvent, boardFromImpl, e19Actions, type AgentCard, type Board, type StreamEvent } from '../board';
+import { applyEvent, boardFromImpl, e19Actions, whereText, type AgentCard, type Board, type StreamEvent } from '../board';
 import { DependencyGraph } from '../components/Graph';
 import { useEventStream } from '../sse';
 import { duration, enc, Section, StateBadge, Status, tokens, usd } from '../util';
@@ -46,6 +46,7 @@ function useNow(active: boolean): number {
 function Card({ card, href, now }: { card: AgentCard; href: string; now: number }) {
   const elapsed = card.startedAt === undefined ? undefined : (card.endedAt ?? now) - card.startedAt;
   const failed = card.status === 'failed' || card.status === 'blocked' || card.status === 'partial' || card.status === 'retrying';
+  const where = whereText(card);
   return (
     <article class={`card status-${card.status}`} data-agent={card.id} data-status={card.status} data-testid={`card-${card.id}`}>
       <header>
@@ -56,7 +57,18 @@ function Card({ card, href, now }: { card: AgentCard; href: string; now: number 
           {card.status}
         </span>
         {card.attempt > 1 && <span class="muted small">attempt {card.attempt}</span>}
+        {card.merged && (
+          <span class="badge wave-merged small" data-testid="card-merged">
+            merged
+          </span>
+        )}
       </header>
+      {where && (
+        <p class="muted small where" data-testid="card-where" data-dispatcher={card.dispatcher ?? ''} data-worker={card.worker ?? ''} title={card.stalls ? `the job stalled ${card.stalls}× (a worker died) and was handed to another worker` : undefined}>
+          {where}
+          {card.stalls ? ` · ${card.stalls} stall(s)` : ''}
+        </p>
+      )}
       <dl class="metrics">
         <dt>elapsed</dt>
         <dd>{duration(elapsed)}</dd>
@@ -221,6 +233,11 @@ export function LiveBoard({ repo, slug }: { repo: string; slug: string }) {
                 <span class={`badge wave-${wave.status}`}>{wave.status}</span>
                 {wave.durationMs !== undefined && <span class="muted"> {duration(wave.durationMs)}</span>}
                 {wave.costUsd !== undefined && <span class="muted"> · {usd(wave.costUsd)}</span>}
+                {wave.status === 'merging' && wave.mergeTotal !== undefined && (
+                  <span data-testid={`wave-${wave.number}-merge`}>
+                    {' · '}merged {wave.merged} of {wave.mergeTotal}
+                  </span>
+                )}
                 {' · '}
                 {cards.filter((card) => card.wave === wave.number && card.status === 'complete').length} of {cards.filter((card) => card.wave === wave.number).length} agents complete
               </p>
