@@ -771,7 +771,7 @@ export const commandTable: CommandSpec[] = [
       { flags: '--repo <dir>', description: 'repository to serve (repeatable; default: the git top level of the current directory)', list: true },
       { flags: '--port <n>', description: 'port (default 7420; 0 picks a free one)', integer: true },
       { flags: '--host <host>', description: 'address to listen on (default: a random loopback address 127.X.Y.Z, private to this server\'s token cookie); a non-loopback address exposes the server to the network (a warning is printed)' },
-      { flags: '--open', description: 'open the printed URL in the default browser' },
+      { flags: '--open', description: 'open the printed URL in the browser: $BROWSER (colon-separated commands; %s is the URL), else xdg-open / open / start' },
       storeOption,
     ],
     help:
