@@ -8,11 +8,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Job, Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectedJobId, type AgentJobData, type AgentJobReturn } from '../src/dispatch/job.js';
+import { expectedJobId, queueNameFor, remoteKey, type AgentJobData, type AgentJobReturn } from '../src/dispatch/job.js';
 import { createRedisDispatcher } from '../src/dispatch/redis-dispatcher.js';
 import { assertRedisReachable } from '../src/dispatch/redis-url.js';
 import { listWorkers, writeWorkerRecord } from '../src/dispatch/registry.js';
-import { createDispatchRepo, gitEnv, produceJob, lettersScript, runWaveCli, startRedis, startWorker, waveResult, type DispatchRepo, type TestRedis, type TestWorker } from './dispatch-support.js';
+import { runCli } from './support/cli.js';
+import { createDispatchRepo, gitEnv, produceJob, queueOf, lettersScript, runWaveCli, startRedis, startWorker, waveResult, type DispatchRepo, type TestRedis, type TestWorker } from './dispatch-support.js';
 
 // The attack on the scale-out feature (attack-dispatch.md F1–F5), replayed on real parts: a
 // redis-server of this file, one bare `file://` remote, real `polywave worker` processes, jobs put
@@ -30,6 +31,11 @@ let base: string;
 // concurrent test could be removed when another one ends).
 let redo: DispatchRepo;
 let lost: DispatchRepo;
+// Attacks F6, F7, F12–F14: shared remotes of their own (copies of `remoteDir` with the base), each
+// served by the workers of one test only (a worker takes only its remote's jobs), so the tests that
+// kill, stop and signal workers run concurrently with the others.
+const mirrors: Record<'r6' | 'r7' | 'r12' | 'r13', string> = { r6: '', r7: '', r12: '', r13: '' };
+const extraWorkers: TestWorker[] = [];
 
 beforeAll(async () => {
   redis = await startRedis(path.join(scratch, 'redis'));
@@ -44,6 +50,12 @@ beforeAll(async () => {
   ]);
   base = await hostile.repo.git.headCommit();
   await hostile.repo.run(['push', '--quiet', remote, `${base}:refs/polywave/base/hostile/wave1`]);
+  for (const name of Object.keys(mirrors) as Array<keyof typeof mirrors>) {
+    const dir = path.join(scratch, `${name}.git`);
+    const copy = spawnSync('git', ['clone', '--quiet', '--mirror', remoteDir, dir], { env: { ...process.env, ...gitEnv }, encoding: 'utf8' });
+    if (copy.status !== 0) throw new Error(copy.stderr);
+    mirrors[name] = `file://${dir}`;
+  }
   [main, rare] = await Promise.all([
     startWorker({ id: 'h-main', redisUrl: redis.url, remote, dir: path.join(scratch, 'worker-main'), extra: ['--concurrency', '3', '--model-allow', 'openai-compatible:http://gateway.invalid/'], env: { OPENAI_API_KEY: workerSecret } }),
     startWorker({ id: 'h-rare', redisUrl: redis.url, remote, dir: path.join(scratch, 'worker-rare'), labels: ['rare'] }),
@@ -51,7 +63,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => {
   if (process.env.H5_DEBUG) console.log(main?.log(), rare?.log());
-  for (const worker of [main, rare]) worker?.child.kill('SIGKILL');
+  for (const worker of [main, rare, ...extraWorkers]) worker?.child.kill('SIGKILL');
   await redis?.stop();
   rmSync(scratch, { recursive: true, force: true });
 });
@@ -87,7 +99,7 @@ function job(overrides: Partial<AgentJobData> = {}): AgentJobData {
 
 /** Adds `data` under `bullId` (default its job_id) and waits for the worker's answer. */
 async function produce(data: AgentJobData, bullId = data.job_id): Promise<{ value?: AgentJobReturn; error?: string }> {
-  return (await produceJob(redis.port, data, bullId, 30_000)) as { value?: AgentJobReturn; error?: string };
+  return (await produceJob(redis.port, data, bullId, 60_000)) as { value?: AgentJobReturn; error?: string };
 }
 
 /** The job whose id starts with `prefix` (`<slug>.w1.A.`) a live worker runs now, from the registry. */
@@ -107,6 +119,46 @@ async function runningJob(prefix: string, deadlineMs: number): Promise<{ worker:
   }
   throw new Error(`no worker ran ${prefix}`);
 }
+
+/** A worker of one test (killed by afterAll should the test fail). */
+async function worker(id: string, remote: string, labels: string[] = [], dir = path.join(scratch, `worker-${id}`)): Promise<TestWorker> {
+  const started = await startWorker({ id, redisUrl: redis.url, remote, dir, labels });
+  extraWorkers.push(started);
+  return started;
+}
+
+/** Adds `data` to its queue without waiting for it. */
+async function addJob(data: AgentJobData): Promise<void> {
+  const queue = new Queue(queueOf(data), { connection: { host: '127.0.0.1', port: redis.port } });
+  try {
+    await queue.add('agent', data, { jobId: data.job_id });
+  } finally {
+    await queue.close();
+  }
+}
+
+/** Resolves when `check` holds (every 50 ms), or rejects naming `what` after `ms`. */
+async function until(check: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+/** The commit of `branch` on the bare repository of a `file://` remote. */
+function remoteBranch(remote: string, branch: string): string {
+  return spawnSync('git', ['--git-dir', remote.slice('file://'.length), 'rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], { env: { ...process.env, ...gitEnv }, encoding: 'utf8' }).stdout.trim();
+}
+
+/** The worker of `pool` that logged the start of job `jobId`. */
+async function runnerOf(pool: TestWorker[], jobId: string): Promise<TestWorker> {
+  let found: TestWorker | undefined;
+  await until(() => (found = pool.find((candidate) => candidate.log().includes(`job ${jobId}: agent`))) !== undefined, 20_000, `a worker to start ${jobId}`);
+  return found!;
+}
+
+const branchA = 'polywave/hostile/wave1-agent-A';
 
 describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.md)', () => {
   it('F10: a database Redis does not have is refused at the start check, never silently db 0', async () => {
@@ -130,7 +182,7 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
     expect(result.blocked!.agents[0]!.explanation).toContain(`DISPATCH_NO_WORKER: no live worker has the label(s) rare any more (waited 1 s); job ${jobId} was removed`);
     // Well before the agent's 30 s sleep would have ended (registry expiry ~6 s + label wait + poll).
     expect(Date.now() - killedAt).toBeLessThan(20_000);
-    const queue = new Queue('polywave-agents@rare', { connection: { host: '127.0.0.1', port: redis.port } });
+    const queue = new Queue(queueNameFor(['rare'], remoteKey(remoteDir)), { connection: { host: '127.0.0.1', port: redis.port } });
     try {
       expect(await Job.fromId(queue, jobId)).toBeUndefined();
     } finally {
@@ -194,13 +246,13 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
     // F8: the orchestrator's remote carries a token (git takes userinfo in a file:// URL too).
     const target = { ...redo, remote: `file://x-access-token:ghp_H6SECRET@localhost${redo.remoteDir}` };
     const start = await target.repo.git.headCommit();
-    const firstRun = await runWaveCli(target, 1, { redisUrl: redis.url });
+    const firstRun = await runWaveCli(target, 1, { redisUrl: redis.url, timeoutMs: 80_000 });
     const first = waveResult(firstRun);
     expect(first.state).toBe('WAVE_VERIFIED');
     expect(`${firstRun.stdout}${firstRun.stderr}`).not.toContain('ghp_H6SECRET');
     const client = new Redis(redis.url);
     try {
-      const stored = JSON.parse((await client.hget(`bull:polywave-agents:${first.agents[0]!.attempts[0]!.dispatch!.job_id}`, 'data'))!) as AgentJobData;
+      const stored = JSON.parse((await client.hget(`bull:${queueNameFor([], remoteKey(remoteDir))}:${first.agents[0]!.attempts[0]!.dispatch!.job_id}`, 'data'))!) as AgentJobData;
       expect(stored.remote).toBe(`file://localhost${redo.remoteDir}`);
     } finally {
       client.disconnect();
@@ -213,22 +265,23 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
     await target.repo.run(['reset', '--quiet', '--hard', start]);
     for (const branch of await target.repo.git.listBranches('polywave/')) await target.repo.run(['branch', '-D', branch.name]);
     writeFileSync(target.scriptPath, lettersScript().replace("export const a = 'a'", "export const a = 'REDO-a'"));
-    const second = waveResult(await runWaveCli(target, 1, { redisUrl: redis.url }));
+    const second = waveResult(await runWaveCli(target, 1, { redisUrl: redis.url, timeoutMs: 80_000 }));
     expect(second.state).toBe('WAVE_VERIFIED');
     expect(target.repo.read('src/a.js')).toBe("export const a = 'REDO-a';\n");
     const ids = [first, second].map((result) => result.agents.find((agent) => agent.agent === 'A')!.attempts[0]!.dispatch!.job_id);
     expect(ids[0]!.slice(0, -13)).toBe(ids[1]!.slice(0, -13));
     expect(ids[0]).not.toBe(ids[1]);
-  }, 90_000);
+  }, 180_000);
 
   it.concurrent('F4: a running job deleted from Redis (lost with a non-persistent Redis, a hostile DEL) is added again and the wave completes', async ({ expect }) => {
     const target = lost;
-    const running = runWaveCli(target, 1, { redisUrl: redis.url, timeoutMs: 60_000 });
-    const { job: jobId } = await runningJob('lost.w1.A.', 30_000);
+    const running = runWaveCli(target, 1, { redisUrl: redis.url, timeoutMs: 110_000 });
+    const { job: jobId } = await runningJob('lost.w1.A.', 60_000);
     const client = new Redis(redis.url);
     try {
-      expect(await client.del(`bull:polywave-agents:${jobId}`)).toBe(1);
-      await client.lrem('bull:polywave-agents:active', 0, jobId);
+      const queue = queueNameFor([], remoteKey(remoteDir));
+      expect(await client.del(`bull:${queue}:${jobId}`)).toBe(1);
+      await client.lrem(`bull:${queue}:active`, 0, jobId);
     } finally {
       client.disconnect();
     }
@@ -239,16 +292,16 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
     expect(agentA.attempts).toHaveLength(1);
     expect(agentA.attempts[0]!.dispatch!.job_id).toBe(jobId);
     expect(target.repo.read('src/a.js')).toBe("export const a = 'a';\n");
-    // It ran twice on the worker (one after the other): the lost copy, then the one added again.
-    expect(main.log().split('\n').filter((line) => line.includes(`job ${jobId}: agent A`))).toHaveLength(2);
-  }, 90_000);
+    // It ran twice (the lost copy, then the one added again — on another worker, or here after the first); only the accepted copy pushed (F12).
+    expect(`${main.log()}\n${rare.log()}`.split('\n').filter((line) => line.includes(`job ${jobId}: agent A`))).toHaveLength(2);
+  }, 120_000);
 
   it.concurrent('F4: a job that runs past the agent’s limit + the margin on a live worker that never answers fails as a timeout (no hang)', async ({ expect }) => {
     // A "worker" that takes jobs of its label and never finishes them (BullMQ keeps renewing the lock) and a live registry record.
     const connection = { host: '127.0.0.1', port: redis.port };
-    const hung = new Worker('polywave-agents@hung', () => new Promise(() => undefined), { connection, lockDuration: 2000 });
+    const hung = new Worker(queueNameFor(['hung'], remoteKey(remoteDir)), () => new Promise(() => undefined), { connection, lockDuration: 2000 });
     const client = new Redis(redis.url);
-    await writeWorkerRecord(client, { id: 'h-hung', host: 'test', pid: 1, labels: ['hung'], concurrency: 1, current: [], done: 0, started_at: '', heartbeat_at: '' }, 60_000);
+    await writeWorkerRecord(client, { id: 'h-hung', host: 'test', pid: 1, labels: ['hung'], concurrency: 1, current: [], done: 0, started_at: '', heartbeat_at: '', remote_key: remoteKey(remoteDir) }, 60_000);
     const branch = 'polywave/hostile/wave1-agent-B';
     const worktree = hostile.repo.sibling('wt-hung-B');
     await hostile.repo.git.worktreeAdd({ path: worktree, branch, base: base, createBranch: true });
@@ -269,4 +322,195 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
       client.disconnect();
     }
   }, 60_000);
+
+  it.concurrent('F13: a worker SIGKILLed mid-job and restarted on the same --dir runs the later jobs of that agent branch (its stale worktree is gone)', async ({ expect }) => {
+    const remote = mirrors.r13;
+    const dir = path.join(scratch, 'worker-k13');
+    const killed = await worker('k13', remote, [], dir);
+    const first = job({ remote, script_text: lettersScript({ A: ['sleep_ms: 30000'] }) });
+    await addJob(first);
+    await runnerOf([killed], first.job_id);
+    await until(() => existsSync(path.join(dir, 'work', first.job_id)), 10_000, 'the first job’s worktree');
+    killed.child.kill('SIGKILL');
+    await killed.exited;
+    // The killed copy is not run again here (it would sleep 30 s): gone from Redis, as the orchestrator would fail it.
+    const client = new Redis(redis.url);
+    try {
+      await client.del(`bull:${queueOf(first)}:${first.job_id}`);
+      await client.lrem(`bull:${queueOf(first)}:active`, 0, first.job_id);
+    } finally {
+      client.disconnect();
+    }
+    const restarted = await worker('k13', remote, [], dir);
+    expect(existsSync(path.join(dir, 'work', first.job_id))).toBe(false);
+    const second = job({ remote, attempt: 2 });
+    const answer = await produce(second);
+    expect(answer.error).toBeUndefined();
+    expect(answer.value!.worker).toBe('k13');
+    expect(answer.value!.head).toMatch(/^[0-9a-f]{40}$/);
+    expect(remoteBranch(remote, branchA)).toBe(answer.value!.head);
+    restarted.child.kill('SIGKILL');
+  }, 120_000);
+
+  it.concurrent('F12: a stopped worker whose job went to another worker never pushes over the accepted branch when it resumes; F14: the second SIGTERM hands the running job back at once (nothing pushed, another worker runs it)', async ({ expect }) => {
+    const remote = mirrors.r12;
+    const pool = await Promise.all([worker('k12a', remote), worker('k12b', remote)]);
+    try {
+      // F12: the worker running the job is stopped; its lock lapses (2.5 s), the other worker's stalled check hands the job on.
+      const data = job({ remote, script_text: lettersScript({ A: ['sleep_ms: 2000'] }) });
+      await addJob(data);
+      const stopped = await runnerOf(pool, data.job_id);
+      stopped.child.kill('SIGSTOP');
+      const other = pool.find((candidate) => candidate !== stopped)!;
+      const answer = await produceJob(redis.port, data, data.job_id, 60_000);
+      stopped.child.kill('SIGCONT');
+      expect(answer.error).toBeUndefined();
+      const value = answer.value as AgentJobReturn;
+      expect(value.worker).toBe(other.id);
+      expect(remoteBranch(remote, branchA)).toBe(value.head);
+      await until(() => stopped.log().includes(`job ${data.job_id}: its lock was lost`), 30_000, 'the resumed worker to find its lock lost');
+      expect(remoteBranch(remote, branchA)).toBe(value.head);
+      expect(stopped.log()).not.toContain(`job ${data.job_id}: complete`);
+
+      // F14: SIGTERM twice to the worker running a 3 s job: it stops the agent and exits at once.
+      const next = job({ remote, script_text: lettersScript({ A: ['sleep_ms: 3000'] }), prompt: 'f14' });
+      await addJob(next);
+      const victim = await runnerOf(pool, next.job_id);
+      const taker = pool.find((candidate) => candidate !== victim)!;
+      victim.child.kill('SIGTERM');
+      await until(() => victim.log().includes('SIGTERM: finishing'), 10_000, 'the first signal');
+      victim.child.kill('SIGTERM');
+      const signalledAt = Date.now();
+      expect(await victim.exited).toBe(0);
+      expect(Date.now() - signalledAt).toBeLessThan(2_500);
+      expect(victim.log()).toContain(`job ${next.job_id}: handed back (nothing pushed)`);
+      expect(victim.log()).not.toContain(`job ${next.job_id}: complete`);
+      const handed = await produceJob(redis.port, next, next.job_id, 60_000);
+      expect(handed.error).toBeUndefined();
+      expect((handed.value as AgentJobReturn).worker).toBe(taker.id);
+      expect(remoteBranch(remote, branchA)).toBe((handed.value as AgentJobReturn).head);
+    } finally {
+      for (const member of pool) member.child.kill('SIGKILL');
+    }
+  }, 120_000);
+
+  it.concurrent('F7: a busy labelled worker does not hold unlabelled jobs: they go to the idle worker at once', async ({ expect }) => {
+    const remote = mirrors.r7;
+    const [gpu, idle] = await Promise.all([worker('k7gpu', remote, ['gpu']), worker('k7', remote)]);
+    try {
+      const long = job({ remote, labels: ['gpu'], script_text: lettersScript({ A: ['sleep_ms: 8000'] }) });
+      await addJob(long);
+      await runnerOf([gpu], long.job_id);
+      const quick = ['p1', 'p2', 'p3'].map((prompt) => job({ remote, prompt }));
+      const answers = await Promise.all(
+        quick.map(async (data, index) => {
+          await sleep(300 * index);
+          return produce(data);
+        }),
+      );
+      expect(answers.map((answer) => answer.error)).toEqual([undefined, undefined, undefined]);
+      expect(answers.map((answer) => answer.value!.worker)).toEqual(['k7', 'k7', 'k7']);
+      // `polywave workers` shows what each runs: the busy one its long job only.
+      const client = new Redis(redis.url);
+      try {
+        const records = await listWorkers(client);
+        expect(records.find((record) => record.id === 'k7gpu')!.current).toEqual([long.job_id]);
+        expect(records.find((record) => record.id === 'k7gpu')!.remote_key).toBe(remoteKey(remote));
+      } finally {
+        client.disconnect();
+      }
+      for (const data of quick) expect(gpu.log()).not.toContain(`job ${data.job_id}: agent`);
+    } finally {
+      gpu.child.kill('SIGKILL');
+      idle.child.kill('SIGKILL');
+    }
+  }, 120_000);
+
+  it.concurrent('F6: a job of another shared remote is never taken; a remote no worker serves fails DISPATCH_NO_WORKER naming it', async ({ expect }) => {
+    const remote = mirrors.r6;
+    const foreign = job({ remote });
+    await addJob(foreign);
+    await sleep(1500);
+    const queue = new Queue(queueOf(foreign), { connection: { host: '127.0.0.1', port: redis.port } });
+    try {
+      expect(await (await Job.fromId(queue, foreign.job_id))!.getState()).toBe('waiting');
+      expect(main.log()).not.toContain(foreign.job_id);
+      await queue.obliterate({ force: true });
+    } finally {
+      await queue.close();
+    }
+    const branch = 'polywave/hostile/wave1-agent-B';
+    const worktree = path.join(scratch, 'wt-f6-B');
+    mkdirSync(worktree, { recursive: true });
+    const env = { ...process.env, ...gitEnv };
+    const dispatcher = await createRedisDispatcher({ url: redis.url, remote, cwd: scratch, env, labelWaitMs: 500, pollMs: 200 });
+    try {
+      const result = await dispatcher.runAgentJob({
+        options: { agentId: 'B', role: 'wave', wave: 1, model: `script:${hostile.scriptPath}`, systemPrompt: 's', prompt: 'p', cwd: worktree, branch, baseCommit: base, policy: { root: worktree, ownedFiles: ['src/b.js'], branch }, env },
+        context: { slug: 'hostile', wave: 1, agentId: 'B', attempt: 1, baseCommit: base, branch, repoRoot: hostile.repo.dir, solo: false },
+      });
+      expect(result.outcome.failure).toEqual({ kind: 'config', message: `DISPATCH_NO_WORKER: no live worker of the shared remote ${remote} (key ${remoteKey(remote)}) is connected (waited 1 s); start one with: polywave worker --redis ${redis.url} --remote ${remote}` });
+    } finally {
+      await dispatcher.close();
+    }
+  }, 120_000);
+
+  it.concurrent('F15: oversized job fields are refused; a duplicate --id, a bad --label and a bad --remote stop the worker with one coded line (no directory left)', async ({ expect }) => {
+    const big = await produce(job({ prompt: 'x'.repeat(1_000_001) }));
+    expect(big.error).toMatch(/^DISPATCH_INVALID_JOB: job hostile\.w1\.A\.[0-9a-f]{12}\.a1\.[0-9a-f]{12}: prompt .*1000000/);
+    const fresh = path.join(scratch, 'never-made');
+    const [duplicate, label, badRemote] = await Promise.all([
+      runCli(['worker', '--redis', redis.url, '--remote', `file://${remoteDir}`, '--dir', path.join(scratch, 'worker-dup'), '--id', 'h-main'], { env: gitEnv, timeoutMs: 20_000 }),
+      runCli(['worker', '--redis', redis.url, '--remote', `file://${remoteDir}`, '--dir', fresh, '--label', 'Bad+L'], { env: gitEnv, timeoutMs: 20_000 }),
+      runCli(['worker', '--redis', redis.url, '--remote', `file://${scratch}/missing.git`, '--dir', fresh, '--id', 'h-bad-remote'], { env: gitEnv, timeoutMs: 20_000 }),
+    ]);
+    expect([duplicate.code, duplicate.stderr.trim()]).toEqual([2, 'polywave: error[DISPATCH_WORKER_ID_IN_USE]: worker id h-main is in use by a live worker (polywave workers lists it); choose another --id']);
+    expect([label.code, label.stderr.trim()]).toEqual([2, 'polywave: error[DISPATCH_INVALID_LABEL]: label "bad+l" must match ^[a-z0-9][a-z0-9_-]{0,31}$']);
+    expect(badRemote.code).toBe(2);
+    expect(badRemote.stderr).toMatch(/^polywave: error\[DISPATCH_REMOTE_UNREACHABLE\]: cannot clone the shared remote file:\/\/.*missing\.git: /);
+    expect(existsSync(fresh)).toBe(false);
+    expect(existsSync(path.join(scratch, 'worker-dup'))).toBe(false);
+    expect(main.log()).not.toContain('stopped');
+  }, 120_000);
+
+  it.concurrent('F15: forged worker records are not listed and control characters never reach the terminal', async ({ expect }) => {
+    const client = new Redis(redis.url);
+    try {
+      await client.set('polywave:workers:evil', JSON.stringify({ id: 'evil\u001b[31mRED\u001b]0;pwned\u0007', host: 'h', pid: 1, labels: ['gpu'], concurrency: 1, current: [], done: 0, started_at: '', heartbeat_at: '' }), 'PX', 60_000);
+      await client.set('polywave:workers:fake', JSON.stringify({ id: 'fake', host: 'h\nfake-worker\t\u001b[2J', pid: 1, labels: [], concurrency: 1, current: ['x\u001b[31m'], done: 0, started_at: '', heartbeat_at: '', remote_key: '000000000000' }), 'PX', 60_000);
+      const listed = await runCli(['workers', '--redis', redis.url], { timeoutMs: 20_000 });
+      expect(listed.code).toBe(0);
+      expect(listed.stdout).not.toContain('evil');
+      expect(listed.stdout).not.toContain('\u001b');
+      expect(listed.stdout).toContain('fake\th\\x0afake-worker\\x09\\x1b[2J\tremote=000000000000\tlabels=-\tconcurrency=1\tdone=0\tcurrent=x\\x1b[31m\n');
+    } finally {
+      await client.del('polywave:workers:evil', 'polywave:workers:fake');
+      client.disconnect();
+    }
+  }, 120_000);
+
+  it.concurrent('F15: a result whose head is not a commit id is refused by the orchestrator (never given to git)', async ({ expect }) => {
+    const connection = { host: '127.0.0.1', port: redis.port };
+    const remote = `file://${remoteDir}`;
+    const liar = new Worker(queueNameFor(['liar'], remoteKey(remote)), async (bullJob) => ({ v: 1, job_id: bullJob.id, worker: 'h-liar', outcome: { status: 'complete', text: '', turns: 1, usage: { inputTokens: 0, outputTokens: 0 }, durationMs: 1, denials: [] }, head: '--help', events: [], started_at: Date.now(), finished_at: Date.now() }), { connection });
+    const client = new Redis(redis.url);
+    await writeWorkerRecord(client, { id: 'h-liar', host: 'test', pid: 1, labels: ['liar'], concurrency: 1, current: [], done: 0, started_at: '', heartbeat_at: '', remote_key: remoteKey(remote) }, 60_000);
+    const branch = 'polywave/hostile/wave1-agent-C';
+    const worktree = hostile.repo.sibling('wt-liar-C');
+    await hostile.repo.git.worktreeAdd({ path: worktree, branch, base, createBranch: true });
+    const env = { ...process.env, ...gitEnv };
+    const dispatcher = await createRedisDispatcher({ url: redis.url, remote, cwd: scratch, env, labels: { C: ['liar'] }, pollMs: 200 });
+    try {
+      const result = await dispatcher.runAgentJob({
+        options: { agentId: 'C', role: 'wave', wave: 1, model: `script:${hostile.scriptPath}`, systemPrompt: 's', prompt: 'p', cwd: worktree, branch, baseCommit: base, policy: { root: worktree, ownedFiles: ['src/c.js'], branch }, env },
+        context: { slug: 'hostile', wave: 1, agentId: 'C', attempt: 1, baseCommit: base, branch, repoRoot: hostile.repo.dir, solo: false },
+      });
+      expect(result.outcome.failure).toEqual({ kind: 'fatal', message: `DISPATCH_INVALID_JOB: job ${result.dispatch!.job_id}: the result's head "--help" is not a full commit id` });
+    } finally {
+      await dispatcher.close();
+      await liar.close(true);
+      await client.del('polywave:workers:h-liar');
+      client.disconnect();
+    }
+  }, 120_000);
 });

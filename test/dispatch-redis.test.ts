@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Job, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { queueNameFor, remoteKey } from '../src/dispatch/job.js';
 import { listWorkers } from '../src/dispatch/registry.js';
 import { parseImpl } from '../src/protocol/parse-impl.js';
 import { repoRoot, runCli } from './support/cli.js';
@@ -100,7 +101,7 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
     }
     // E9: deterministic ids; the jobs (kept by BullMQ) hold nothing of the orchestrator's disk or environment.
     expect(jobIds.sort()).toEqual(waveAgents.flatMap((ids, index) => ids.map((id) => expect.stringMatching(new RegExp(`^letters\\.w${index + 1}\\.${id}\\.[0-9a-f]{12}\\.a1\\.[0-9a-f]{12}$`)))));
-    const queue = new Queue('polywave-agents', { connection: { host: '127.0.0.1', port: redis.port } });
+    const queue = new Queue(queueNameFor([], remoteKey(distributed.remote)), { connection: { host: '127.0.0.1', port: redis.port } });
     try {
       for (const id of jobIds) {
         const job = await Job.fromId(queue, id);

@@ -4,6 +4,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Job, Queue } from 'bullmq';
+import { queueNameFor, remoteKey } from '../src/dispatch/job.js';
 import { binPath, runCli, type CliResult } from './support/cli.js';
 import { createTestRepo, type TestRepo } from './support/git-repo.js';
 
@@ -97,7 +98,8 @@ export async function startWorker(options: { id: string; redisUrl: string; remot
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (log += chunk));
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (log += chunk));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const deadline = Date.now() + 20_000;
+  // Generous: a loaded CI box (2 cores, other suites) can take many seconds to start a node process.
+  const deadline = Date.now() + 60_000;
   while (!log.includes('ready:')) {
     if (child.exitCode !== null || Date.now() > deadline) throw new Error(`worker ${options.id} did not start: ${log}`);
     await sleep(50);
@@ -213,6 +215,12 @@ export async function mergeOrder(repo: TestRepo, since: string): Promise<string[
 
 export const workersRoot = (repo: TestRepo, id: string) => path.join(repo.root, `worker-${id}`);
 
+/** The queue the orchestrator would put `data` in: its labels, its remote's key (attack F6). */
+export function queueOf(data: unknown): string {
+  const { labels, remote } = data as { labels?: string[]; remote: string };
+  return queueNameFor(labels ?? [], remoteKey(remote));
+}
+
 /**
  * Adds `data` to the agent queue under `jobId` as a hostile or hand-made producer would, and waits
  * for the worker's answer by reading the job's state (every 50 ms, up to `timeoutMs`). Not
@@ -220,16 +228,19 @@ export const workersRoot = (repo: TestRepo, id: string) => path.join(repo.root, 
  * job within milliseconds can fail it before a busy test process issued its first read — the event
  * is then never seen (a flake the CI hit).
  */
-export async function produceJob(redisPort: number, data: unknown, jobId: string, timeoutMs: number): Promise<{ value?: unknown; error?: string }> {
-  const queue = new Queue('polywave-agents', { connection: { host: '127.0.0.1', port: redisPort } });
+export async function produceJob(redisPort: number, data: unknown, jobId: string, timeoutMs: number, queueName = queueOf(data)): Promise<{ value?: unknown; error?: string }> {
+  const queue = new Queue(queueName, { connection: { host: '127.0.0.1', port: redisPort } });
   try {
     await queue.add('agent', data, { jobId });
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      const job = await Job.fromId(queue, jobId);
-      const state = job ? await job.getState() : 'missing';
-      if (state === 'completed') return { value: job!.returnvalue };
-      if (state === 'failed') return { error: job!.failedReason };
+      const seen = await Job.fromId(queue, jobId);
+      const state = seen ? await seen.getState() : 'missing';
+      if (state === 'completed' || state === 'failed') {
+        // Read again: the job read before getState may be from before it finished (no result, no reason yet).
+        const job = (await Job.fromId(queue, jobId))!;
+        return state === 'completed' ? { value: job.returnvalue } : { error: job.failedReason };
+      }
       await sleep(50);
     }
     return { error: `job ${jobId} did not finish within ${timeoutMs} ms` };

@@ -5,7 +5,7 @@ import { createBranchFetcher } from '../src/dispatch/branch-fetch.js';
 import { assertRemoteReachable } from '../src/dispatch/redis-dispatcher.js';
 import { createGit } from '../src/git/git-cli.js';
 import type { Git } from '../src/git/git-port.js';
-import { agentJobId, assertJobBranch, assertJobIdentity, assertJobModel, expectedJobId, jobContentDigest, jobIdPattern, labelSubsets, queueNameFor, type AgentJobData } from '../src/dispatch/job.js';
+import { agentJobId, assertJobBranch, assertJobIdentity, assertJobModel, expectedJobId, jobContentDigest, jobIdPattern, labelSubsets, normalizeRemote, queueNameFor, remoteKey, type AgentJobData } from '../src/dispatch/job.js';
 import { redactRedisUrl, redactUserinfo, redisOptionsFromUrl, remoteWithoutUserinfo } from '../src/dispatch/redis-url.js';
 import { servesLabels } from '../src/dispatch/registry.js';
 import { parseProjectConfig } from '../src/store/project-config.js';
@@ -24,14 +24,30 @@ describe('dispatch jobs', () => {
     expect(agentJobId({ slug: 'billing', wave: 2, agentId: 'B3', baseCommit: '0123456789abcdef0123456789abcdef01234567', attempt: 2 })).toBe('billing.w2.B3.0123456789ab.a2');
   });
 
-  it('routes a job to the queue of its sorted label set; a worker serves every subset of its labels', () => {
-    expect(queueNameFor([])).toBe('polywave-agents');
-    expect(queueNameFor(['GPU', 'big', 'gpu'])).toBe('polywave-agents@big+gpu');
-    expect(labelSubsets(['gpu', 'big']).map((subset) => queueNameFor(subset))).toEqual(['polywave-agents', 'polywave-agents@big', 'polywave-agents@gpu', 'polywave-agents@big+gpu']);
+  it('routes a job to the queue of its remote and sorted label set; a worker serves every subset of its labels of its own remote', () => {
+    const key = remoteKey('file:///srv/git/repo.git');
+    expect(key).toMatch(/^[0-9a-f]{12}$/);
+    expect(queueNameFor([], key)).toBe(`polywave-agents.${key}`);
+    expect(queueNameFor(['GPU', 'big', 'gpu'], key)).toBe(`polywave-agents.${key}@big+gpu`);
+    expect(labelSubsets(['gpu', 'big']).map((subset) => queueNameFor(subset, key))).toEqual([`polywave-agents.${key}`, `polywave-agents.${key}@big`, `polywave-agents.${key}@gpu`, `polywave-agents.${key}@big+gpu`]);
     expect(servesLabels({ labels: ['gpu', 'macos'] }, ['gpu'])).toBe(true);
     expect(servesLabels({ labels: ['macos'] }, ['gpu'])).toBe(false);
     expect(servesLabels({ labels: [] }, [])).toBe(true);
-    expect(() => queueNameFor(['no spaces'])).toThrow(/label "no spaces" must match/);
+    // Attack F6: a worker of another remote (or an older worker naming none) serves nothing here.
+    expect(servesLabels({ labels: [], remote_key: key }, [], key)).toBe(true);
+    expect(servesLabels({ labels: [], remote_key: remoteKey('file:///srv/git/other.git') }, [], key)).toBe(false);
+    expect(servesLabels({ labels: [] }, [], key)).toBe(false);
+    expect(() => queueNameFor(['no spaces'], key)).toThrow(expect.objectContaining({ code: 'DISPATCH_INVALID_LABEL', message: expect.stringMatching(/label "no spaces" must match/) }));
+  });
+
+  it('keys a remote by its normalized URL: the same remote spelled without credentials, a trailing slash or .git, a plain path or localhost is one key', () => {
+    expect(normalizeRemote('https://x-access-token:ghp_X@GitHub.com/Org/Repo.git/')).toBe('https://github.com/Org/Repo');
+    expect(normalizeRemote('/srv/git/repo.git')).toBe('file:///srv/git/repo');
+    expect(normalizeRemote('file://localhost/srv/git/repo.git')).toBe('file:///srv/git/repo');
+    const key = remoteKey('file:///srv/git/repo.git');
+    for (const spelling of ['file:///srv/git/repo', 'file:///srv/git/repo.git/', '/srv/git/repo.git', 'file://localhost/srv/git/repo.git', 'file://user:secret@localhost/srv/git/repo.git']) expect(remoteKey(spelling), spelling).toBe(key);
+    expect(remoteKey('file:///srv/git/other.git')).not.toBe(key);
+    expect(remoteKey('ssh://git@host/repo.git')).not.toBe(remoteKey('git@host:repo.git'));
   });
 
   it('lets a job push only its own agent branch', () => {

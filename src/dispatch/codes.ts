@@ -22,4 +22,14 @@ export const dispatchCodes = {
   noUrl: 'DISPATCH_NO_URL',
   /** polywave.config.json's `dispatch` block is invalid (attack F16; exit 2, nothing started). */
   invalidConfig: 'DISPATCH_INVALID_CONFIG',
+  /** A label (a worker's `--label`, an agent's label) is not `[a-z0-9][a-z0-9_-]{0,31}`, or a worker has more than 6 (attack F15; exit 2). */
+  invalidLabel: 'DISPATCH_INVALID_LABEL',
+  /** `polywave worker --id` names a worker that is live now (attack F15; exit 2, nothing started). */
+  workerIdInUse: 'DISPATCH_WORKER_ID_IN_USE',
+  /** The job's base commit is not on the shared remote, even after fetching its base ref (attack F18: the ref was moved meanwhile; transient). */
+  baseMissing: 'DISPATCH_BASE_MISSING',
+  /** The job's lock was lost before its push (it ran past its lock; another worker has it): nothing pushed (attack F12; transient). */
+  lockLost: 'DISPATCH_LOCK_LOST',
+  /** The agent branch on the remote moved while the job ran (another run of it pushed): nothing pushed (attack F12; transient). */
+  branchMoved: 'DISPATCH_BRANCH_MOVED',
 } as const;

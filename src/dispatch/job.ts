@@ -8,8 +8,27 @@ import { dispatchCodes } from './codes.js';
 /** Placeholders in a job's prompt text for paths that only exist on the machine that runs it. */
 export const worktreeToken = '{{POLYWAVE_WORKTREE}}';
 
-/** The BullMQ queue of jobs without labels; labelled jobs go to `<base>@<label+label…>`. */
+/** Prefix of the BullMQ queues: `polywave-agents.<remote key>`, labelled jobs in `…@<label+label…>`. */
 export const baseQueueName = 'polywave-agents';
+
+/**
+ * Attack F6: the key of a shared remote in queue names and worker records — the first 12 hex of the
+ * SHA-256 of its URL normalized: no userinfo, a plain absolute path as `file://<path>`,
+ * `file://localhost/` as `file:///`, scheme and host lower-case, no trailing `/` or `.git`. The
+ * orchestrator and its workers must spell the remote the same way otherwise (docs/scale-out.md).
+ */
+export function remoteKey(remote: string): string {
+  return createHash('sha256').update(normalizeRemote(remote)).digest('hex').slice(0, 12);
+}
+
+/** The text {@link remoteKey} hashes. */
+export function normalizeRemote(remote: string): string {
+  let text = remote.trim().replace(/^([A-Za-z][A-Za-z0-9+.-]*:\/\/)[^\s@/?#]*@/, '$1');
+  if (text.startsWith('/')) text = `file://${text}`;
+  text = text.replace(/^file:\/\/localhost\//i, 'file:///');
+  text = text.replace(/^([A-Za-z][A-Za-z0-9+.-]*:\/\/[^/]*)/, (prefix) => prefix.toLowerCase());
+  return text.replace(/\/+$/, '').replace(/\.git$/, '').replace(/\/+$/, '');
+}
 
 /** Key prefix of everything polywave keeps in Redis besides BullMQ's queues. */
 export const registryPrefix = 'polywave:workers:';
@@ -17,27 +36,29 @@ export const registryPrefix = 'polywave:workers:';
 /** Labels: lower-case words, so a queue name is stable however they were typed. */
 const labelPattern = /^[a-z0-9][a-z0-9_-]{0,31}$/;
 
-/** Normalized label set (sorted, unique), checked. */
-export function normalizeLabels(labels: readonly string[]): string[] {
+/** Normalized label set (sorted, unique), checked (`code`: whose label it is — a worker's flag by default, DISPATCH_INVALID_LABEL). */
+export function normalizeLabels(labels: readonly string[], code: string = dispatchCodes.invalidLabel): string[] {
   const result = [...new Set(labels.map((label) => label.trim().toLowerCase()).filter((label) => label !== ''))].sort();
-  for (const label of result) if (!labelPattern.test(label)) throw new PolywaveError({ code: dispatchCodes.invalidJob, message: `label ${JSON.stringify(label)} must match ${labelPattern.source}` });
+  for (const label of result) if (!labelPattern.test(label)) throw new PolywaveError({ code, message: `label ${JSON.stringify(label.slice(0, 64))} must match ${labelPattern.source}` });
   return result;
 }
 
 /**
- * The queue a job with `labels` goes to: one queue per label set (sorted, joined with `+`). A worker
- * serves the queue of every subset of its labels, so a job only ever reaches a worker that has all
- * of the job's labels (see docs/scale-out.md).
+ * The queue a job with `labels` for the remote of key `remote` ({@link remoteKey}) goes to: one queue
+ * per remote and label set (sorted, joined with `+`). A worker serves the queue of every subset of its
+ * labels for its own remote only, so a job only ever reaches a worker of its remote (attack F6) that
+ * has all of the job's labels (see docs/scale-out.md).
  */
-export function queueNameFor(labels: readonly string[]): string {
+export function queueNameFor(labels: readonly string[], remote: string): string {
   const set = normalizeLabels(labels);
-  return set.length === 0 ? baseQueueName : `${baseQueueName}@${set.join('+')}`;
+  const base = `${baseQueueName}.${remote}`;
+  return set.length === 0 ? base : `${base}@${set.join('+')}`;
 }
 
 /** Every subset of `labels` (a worker with at most 6 labels serves at most 64 queues). */
 export function labelSubsets(labels: readonly string[]): string[][] {
   const set = normalizeLabels(labels);
-  if (set.length > 6) throw new PolywaveError({ code: dispatchCodes.invalidJob, message: `a worker takes at most 6 labels (got ${set.length})` });
+  if (set.length > 6) throw new PolywaveError({ code: dispatchCodes.invalidLabel, message: `a worker takes at most 6 labels (got ${set.length})` });
   const subsets: string[][] = [];
   for (let mask = 0; mask < 1 << set.length; mask += 1) subsets.push(set.filter((_, index) => (mask & (1 << index)) !== 0));
   return subsets;
@@ -125,34 +146,57 @@ export function assertJobModel(data: Pick<AgentJobData, 'model' | 'script_text'>
 }
 
 /**
+ * Attack F15: the size limits of a job's fields (characters) — a job beyond them is refused
+ * (DISPATCH_INVALID_JOB) before anything runs — and of a result's texts (cut to fit).
+ */
+export const jobLimits = {
+  /** Each of the system prompt and the prompt (an IMPL doc and the agent's brief fit many times over). */
+  prompt: 1_000_000,
+  /** A script's text (the script backend refuses larger script files too). */
+  script: 4_000_000,
+  model: 1000,
+  ref: 255,
+  path: 4096,
+  /** Owned / frozen files per job. */
+  files: 10_000,
+  remote: 2048,
+  /** A result's outcome text. */
+  resultText: 20_000,
+  /** A result's report (its JSON). */
+  resultReport: 200_000,
+  /** Events a result carries back. */
+  resultEvents: 5000,
+} as const;
+
+/**
  * What a worker gets: everything it needs to redo the launch from the shared remote, and nothing
  * of the orchestrator's machine — no path on its disk (paths in the prompts are {@link worktreeToken}),
  * no environment, no model key (workers hold their own).
  */
 export const agentJobDataSchema = z.strictObject({
   v: z.literal(1),
-  job_id: z.string().min(1),
-  slug: z.string().regex(/^[a-z0-9][-a-z0-9]*$/),
+  job_id: z.string().min(1).max(200),
+  slug: z.string().max(100).regex(/^[a-z0-9][-a-z0-9]*$/),
   wave: z.number().int().min(1),
   agent: z.string().regex(/^[A-Z][2-9]?$/),
   attempt: z.number().int().min(1),
-  role: z.string().min(1),
+  role: z.string().min(1).max(32),
   /** The model string (`anthropic:…`, `script:` — a script's text travels in `script_text`). */
-  model: z.string(),
-  script_text: z.string().optional(),
-  system_prompt: z.string(),
-  prompt: z.string(),
+  model: z.string().max(jobLimits.model),
+  script_text: z.string().max(jobLimits.script).optional(),
+  system_prompt: z.string().max(jobLimits.prompt),
+  prompt: z.string().max(jobLimits.prompt),
   base_commit: z.string().regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/),
-  branch: z.string().min(1),
+  branch: z.string().min(1).max(jobLimits.ref),
   /** The ref on the remote that holds the base commit (pushed by the orchestrator). */
-  base_ref: z.string().min(1),
-  owned_files: z.array(z.string()),
-  frozen_paths: z.array(z.string()),
+  base_ref: z.string().min(1).max(jobLimits.ref),
+  owned_files: z.array(z.string().max(jobLimits.path)).max(jobLimits.files),
+  frozen_paths: z.array(z.string().max(jobLimits.path)).max(jobLimits.files),
   /** The IMPL manifest, repository-relative (read-only for the agent; present at the base commit when committed). */
-  impl_path: z.string().optional(),
+  impl_path: z.string().max(jobLimits.path).optional(),
   limits: z.strictObject({ timeoutMs: z.number().int().positive().optional(), maxTurns: z.number().int().positive().optional() }),
-  labels: z.array(z.string()),
-  remote: z.string().min(1),
+  labels: z.array(z.string().max(32)).max(6),
+  remote: z.string().min(1).max(jobLimits.remote),
   enqueued_at: z.number(),
 });
 

@@ -1,15 +1,15 @@
 import { existsSync } from 'node:fs';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
+import { DelayedError, UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { AgentEvent } from '../agents/contract.js';
 import { runAgent } from '../agents/run-agent.js';
 import { dispatchCodes } from '../dispatch/codes.js';
-import { agentJobDataSchema, assertJobBranch, assertJobIdentity, assertJobModel, jobRole, labelSubsets, normalizeLabels, queueNameFor, worktreeToken, type AgentJobData, type AgentJobReturn } from '../dispatch/job.js';
+import { agentJobDataSchema, assertJobBranch, assertJobIdentity, assertJobModel, jobLimits, jobRole, labelSubsets, normalizeLabels, queueNameFor, remoteKey, worktreeToken, type AgentJobData, type AgentJobReturn } from '../dispatch/job.js';
 import { assertRedisReachable, bullConnectionFromUrl, redactUserinfo, redisOptionsFromUrl } from '../dispatch/redis-url.js';
-import { removeWorkerRecord, writeWorkerRecord, type WorkerRecord } from '../dispatch/registry.js';
+import { claimWorkerId, removeWorkerRecord, workerIdPattern, writeWorkerRecord, type WorkerRecord } from '../dispatch/registry.js';
 import { journalPaths } from '../engine/journal.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { createGit } from '../git/git-cli.js';
@@ -66,59 +66,125 @@ function firstLine(error: unknown): string {
 }
 
 /**
- * `polywave worker` (issue 17): keeps a clone of the shared remote in `dir`, takes agent jobs from
- * the queues of every subset of its labels, and for each: fetches the wave's base, makes a worktree
- * on the agent branch, runs the agent through the same runtime and jail as run-wave, pushes ONLY the
- * agent branch (anything else: DISPATCH_REF_REFUSED) and returns the report and usage. Registers
- * itself in Redis (heartbeat) for `polywave workers`. Throws DISPATCH_REDIS_UNREACHABLE or
- * DISPATCH_REMOTE_UNREACHABLE (exit 2) when it cannot start.
+ * Attack F17: one log line per state of the Redis connection instead of every reconnect error
+ * (~10 a second during an outage); other errors once per distinct message within `quietMs`.
+ */
+export function createErrorLog(log: (line: string) => void, options: { quietMs?: number; now?: () => number } = {}): { error: (error: unknown, connected: boolean) => void; connected: () => void } {
+  const quietMs = options.quietMs ?? 30_000;
+  const now = options.now ?? Date.now;
+  let down = false;
+  const seen = new Map<string, number>();
+  return {
+    error: (error, connected) => {
+      const line = firstLine(error);
+      if (!connected || /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND|EPIPE|Connection is closed|connect/i.test(line)) {
+        if (!down) log(`Redis unreachable (${line}); waiting for it to come back`);
+        down = true;
+        return;
+      }
+      const last = seen.get(line);
+      if (last !== undefined && now() - last < quietMs) return;
+      seen.set(line, now());
+      log(`bullmq: ${line}`);
+    },
+    connected: () => {
+      if (down) log('Redis is back');
+      down = false;
+    },
+  };
+}
+
+/** The job is being handed back (second signal, attack F14): its processor moves it to wait and stops. */
+class HandBack extends Error {}
+
+/**
+ * `polywave worker` (issue 17): keeps a clone of the shared remote in `dir`, takes agent jobs of
+ * that remote (queues named by its key, attack F6) from the queues of every subset of its labels,
+ * and for each: fetches the wave's base, makes a worktree on the agent branch, runs the agent
+ * through the same runtime and jail as run-wave, pushes ONLY the agent branch (anything else:
+ * DISPATCH_REF_REFUSED) while the job is still its own (attack F12) and returns the report and usage.
+ * Registers itself in Redis (heartbeat) for `polywave workers`. Throws DISPATCH_REDIS_UNREACHABLE,
+ * DISPATCH_REMOTE_UNREACHABLE, DISPATCH_WORKER_ID_IN_USE or DISPATCH_INVALID_LABEL (exit 2) when
+ * it cannot start.
  */
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
   const log = options.log ?? (() => undefined);
   const labels = normalizeLabels(options.labels);
   const subsets = labelSubsets(labels);
+  const id = options.id ?? `${os.hostname()}-${process.pid}`.replace(/[^-A-Za-z0-9._]/g, '-');
+  if (!workerIdPattern.test(id)) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `worker: --id ${JSON.stringify(id.slice(0, 140))} must match ${workerIdPattern.source}` });
   await assertRedisReachable(options.redisUrl);
-  const id = options.id ?? `${os.hostname()}-${process.pid}`;
   const dir = path.resolve(options.dir);
   const clone = path.join(dir, 'repo.git');
   const env = options.env;
+  const key = remoteKey(options.remote);
   // F8: messages name the remote without its credentials.
   const shownRemote = redactUserinfo(options.remote);
+
+  const connection = bullConnectionFromUrl(options.redisUrl);
+  const client = new Redis(redisOptionsFromUrl(options.redisUrl));
+  const errors = createErrorLog(log);
+  client.on('error', (error: unknown) => errors.error(error, false));
+  client.on('ready', () => errors.connected());
+  const current = new Set<string>();
+  let done = 0;
+  const startedAt = new Date().toISOString();
+  const heartbeatMs = options.heartbeatMs ?? 2000;
+  const record = (): WorkerRecord => ({ id, host: os.hostname(), pid: process.pid, labels, concurrency: options.concurrency, current: [...current].sort(), done, started_at: startedAt, heartbeat_at: new Date().toISOString(), remote_key: key });
+  const beat = () => writeWorkerRecord(client, record(), heartbeatMs * 3).catch(() => undefined);
+
+  // F15: one live worker per id (a second `--id same` would share and delete its record).
+  if (!(await claimWorkerId(client, record(), heartbeatMs * 3))) {
+    client.disconnect();
+    throw new PolywaveError({ code: dispatchCodes.workerIdInUse, message: `worker id ${id} is in use by a live worker (polywave workers lists it); choose another --id` });
+  }
+  const giveUp = async (error: PolywaveError, createdDir: boolean): Promise<never> => {
+    await removeWorkerRecord(client, id, { pid: process.pid, started_at: startedAt }).catch(() => undefined);
+    client.disconnect();
+    // F15: a failed start leaves no directory it made.
+    if (createdDir) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+    throw error;
+  };
+  const createdDir = !existsSync(dir);
   await mkdir(dir, { recursive: true });
   const cloneGit = createGit(clone, { env });
   if (!existsSync(path.join(clone, 'HEAD'))) {
     try {
       await createGit(dir, { env }).run(['clone', '--quiet', '--bare', '--no-tags', options.remote, clone]);
     } catch (error) {
-      throw new PolywaveError({ code: dispatchCodes.remoteUnreachable, message: `cannot clone the shared remote ${shownRemote}: ${firstLine(error)}` });
+      await giveUp(new PolywaveError({ code: dispatchCodes.remoteUnreachable, message: `cannot clone the shared remote ${shownRemote}: ${firstLine(error)}` }), createdDir);
     }
   } else {
-    await cloneGit.run(['ls-remote', '--quiet', options.remote, 'HEAD']).catch((error: unknown) => {
-      throw new PolywaveError({ code: dispatchCodes.remoteUnreachable, message: `the shared remote ${shownRemote} is unreachable: ${firstLine(error)}` });
-    });
+    try {
+      await cloneGit.run(['ls-remote', '--quiet', options.remote, 'HEAD']);
+    } catch (error) {
+      await giveUp(new PolywaveError({ code: dispatchCodes.remoteUnreachable, message: `the shared remote ${shownRemote} is unreachable: ${firstLine(error)}` }), createdDir);
+    }
   }
+  // F13: nothing runs here yet — worktrees and scripts left by a killed run of this worker go, and
+  // so does the clone's record of them (a stale one keeps its agent branch checked out).
+  for (const sub of ['work', 'scripts']) {
+    const entries = await readdir(path.join(dir, sub)).catch(() => [] as string[]);
+    await Promise.all(entries.map((entry) => rm(path.join(dir, sub, entry), { recursive: true, force: true })));
+  }
+  await cloneGit.run(['worktree', 'prune']).catch(() => undefined);
 
-  const connection = bullConnectionFromUrl(options.redisUrl);
-  const client = new Redis(redisOptionsFromUrl(options.redisUrl));
-  client.on('error', () => undefined);
-  const current = new Set<string>();
-  let done = 0;
-  const startedAt = new Date().toISOString();
-  const heartbeatMs = options.heartbeatMs ?? 2000;
-  const record = (): WorkerRecord => ({ id, host: os.hostname(), pid: process.pid, labels, concurrency: options.concurrency, current: [...current].sort(), done, started_at: startedAt, heartbeat_at: new Date().toISOString() });
-  const beat = () => writeWorkerRecord(client, record(), heartbeatMs * 3).catch(() => undefined);
-
-  // One concurrency budget across the queues of every label subset.
+  // One concurrency budget across the queues of every label subset (F7: never hold a job it cannot start).
   let active = 0;
-  const waiting: Array<() => void> = [];
-  const acquire = async () => {
-    if (active >= options.concurrency) await new Promise<void>((resolve) => waiting.push(resolve));
-    else active += 1;
-    return () => {
-      const next = waiting.shift();
-      if (next) next();
-      else active -= 1;
-    };
+  let fetching = true;
+  let stopping = false;
+  const lockDurationMs = options.lockDurationMs ?? 30_000;
+  const workers: Worker[] = [];
+  /** Full: the BullMQ Workers stop fetching (a job that still arrives is handed back at once); a free slot resumes them. */
+  const adjustFetching = () => {
+    const full = active >= options.concurrency;
+    if (full && fetching) {
+      fetching = false;
+      for (const worker of workers) void worker.pause(true).catch(() => undefined);
+    } else if (!full && !fetching && !stopping) {
+      fetching = true;
+      for (const worker of workers) void worker.resume().catch(() => undefined);
+    }
   };
 
   // Jobs running at once share the clone: its ref and worktree bookkeeping is changed one job at a time.
@@ -146,9 +212,19 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   };
 
   const runningIds = new Set<string>();
+  const runningWorktrees = new Set<string>();
+  // F14: each running job's abort (the second signal hands the jobs back) and its processor.
+  const aborts = new Set<AbortController>();
+  const inflight = new Set<Promise<unknown>>();
+  const handBack = async (job: Job, token: string | undefined, delayMs: number): Promise<never> => {
+    if (delayMs > 0) await job.moveToDelayed(Date.now() + delayMs, token);
+    else await job.moveToWait(token).catch(() => undefined);
+    throw delayMs > 0 ? new DelayedError() : new WaitingError();
+  };
+
   const processJob = async (job: Job, token?: string): Promise<AgentJobReturn> => {
     const parsed = agentJobDataSchema.safeParse(job.data);
-    if (!parsed.success) throw new UnrecoverableError(`${dispatchCodes.invalidJob}: job ${job.id}: ${parsed.error.issues[0]?.path.join('.') ?? ''} ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+    if (!parsed.success) throw new UnrecoverableError(`${dispatchCodes.invalidJob}: job ${String(job.id).slice(0, 120)}: ${parsed.error.issues[0]?.path.join('.') ?? ''} ${parsed.error.issues[0]?.message ?? 'invalid'}`);
     const data: AgentJobData = parsed.data;
     // Before anything is touched: only the agent's own branch ever leaves this machine; the id the
     // job's directories are named by is the one its content implies (F1); the model sends this
@@ -167,32 +243,53 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     // The same job again while it runs here (its copy was lost from Redis meanwhile and the
     // orchestrator added it again, F4): handed back for a second, so the copies run one after the
     // other — they would share the worktree, and BullMQ tracks a worker's jobs by id.
-    if (runningIds.has(data.job_id)) {
-      await job.moveToDelayed(Date.now() + 1000, token);
-      throw new DelayedError();
-    }
+    if (runningIds.has(data.job_id)) return handBack(job, token, 1000);
+    // F7: every slot busy (a Worker fetched before the others paused): back to the queue at once
+    // (a moment's delay, so that this worker does not take it again) for an idle worker.
+    if (active >= options.concurrency || stopping) return handBack(job, token, 250);
+    active += 1;
+    adjustFetching();
     runningIds.add(data.job_id);
-    const release = await acquire();
     current.add(data.job_id);
     void beat();
+    const controller = new AbortController();
+    aborts.add(controller);
     const startedAtMs = Date.now();
     log(`job ${data.job_id}: agent ${data.agent} of ${data.slug} wave ${data.wave} (attempt ${data.attempt})`);
+    // F12: the agent branch on the remote as this job found it; the push leases it.
+    const seenAtStart = cloneGit.run(['ls-remote', '--quiet', options.remote, `refs/heads/${data.branch}`]).then(
+      (result) => result.stdout.split('\t')[0]?.trim() ?? '',
+      (error: unknown) => new Error(firstLine(error)),
+    );
+    let added = false;
     try {
       await withClone(async () => {
         // The base is fetched once per clone (a later wave or retry on the same base finds it here).
-        const present = knownBases.has(data.base_commit) || (await cloneGit.run(['cat-file', '-e', `${data.base_commit}^{commit}`], { allowExitCodes: [1, 128] })).exitCode === 0;
-        if (!present) {
+        const hasBase = async () => knownBases.has(data.base_commit) || (await cloneGit.run(['cat-file', '-e', `${data.base_commit}^{commit}`], { allowExitCodes: [1, 128] })).exitCode === 0;
+        if (!(await hasBase())) {
           try {
             await cloneGit.run(['fetch', '--quiet', '--no-tags', options.remote, `+${data.base_ref}:${data.base_ref}`]);
           } catch (error) {
             throw new UnrecoverableError(`${dispatchCodes.remoteUnreachable}: cannot fetch ${data.base_ref} from the shared remote ${shownRemote}: ${firstLine(error)}`);
           }
+          // F18: the ref was moved to another commit meanwhile (another run of the same slug and wave).
+          if (!(await hasBase())) throw new UnrecoverableError(`${dispatchCodes.baseMissing}: the base ${data.base_commit.slice(0, 12)} of job ${data.job_id} is not at ${data.base_ref} on the shared remote ${shownRemote} (the ref moved since the job was enqueued)`);
         }
         knownBases.add(data.base_commit);
         // Deletes still under way finish first (the same agent's branch may be checked out in one).
         await Promise.all(cleanups.values());
         await removeWorktree(worktree);
+        // F13: another worktree with the agent branch checked out (a job of the same branch that is
+        // not running here any more) goes; one that runs here now keeps it: this job waits its turn.
+        for (const holder of await branchHolders(data.branch)) {
+          if (runningWorktrees.has(holder)) throw new HandBack();
+          await rm(holder, { recursive: true, force: true });
+          pruneNeeded = true;
+        }
+        await removeWorktree();
         await cloneGit.run(['worktree', 'add', '--quiet', '--force', '-B', data.branch, worktree, data.base_commit]);
+        runningWorktrees.add(worktree);
+        added = true;
       });
       let model = data.model;
       if (data.script_text !== undefined) {
@@ -204,6 +301,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       const implPath = data.impl_path && existsSync(path.join(worktree, data.impl_path)) ? path.join(worktree, data.impl_path) : undefined;
       let report: Record<string, unknown> | undefined;
       const events: AgentEvent[] = [];
+      let eventChars = 0;
       const run = await runAgent({
         ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
         agentId: data.agent,
@@ -220,13 +318,20 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         policy: { root: worktree, ownedFiles: data.owned_files, frozenPaths: data.frozen_paths, branch: data.branch, readablePaths: [] },
         limits: data.limits,
         env: { ...env, POLYWAVE_REPO_ROOT: worktree },
+        signal: controller.signal,
         onEvent: (event) => {
           const kept = keepEvent(event);
-          if (kept && events.length < 5000) events.push(kept);
+          if (!kept || events.length >= jobLimits.resultEvents) return;
+          // F15: the result stays small (1 MB of events at most).
+          const size = JSON.stringify(kept).length;
+          if (eventChars + size > 1_000_000) return;
+          eventChars += size;
+          events.push(kept);
         },
         journal: journalPaths(dir, data.slug, data.wave, data.agent),
         // The worker only checks the report (same rules as the writer); the orchestrator writes it.
         reportCompletion: async (input) => {
+          if (JSON.stringify(input).length > jobLimits.resultReport) return { ok: false, code: 'X001_INVALID_INPUT', message: `the report is larger than ${jobLimits.resultReport} characters` };
           const built = buildCompletionReport(input as CompletionReportInput, { agentId: data.agent });
           const blocking = built.findings.filter((finding) => finding.severity === 'error' || finding.severity === 'fatal');
           if (!built.ok || blocking.length > 0) return { ok: false, code: blocking[0]?.code ?? 'X001_INVALID_INPUT', message: blocking[0]?.message ?? 'invalid report' };
@@ -235,27 +340,62 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         },
         hasCompletionReport: async () => report !== undefined,
       });
+      // F14: handed back (second signal): nothing is pushed; another worker runs the job.
+      if (controller.signal.aborted) throw new HandBack();
       const worktreeGit = createGit(worktree, { env });
       const head = (await worktreeGit.headCommit()).trim();
       if (head !== data.base_commit) {
+        // F12: only while the job is still this worker's (a lapsed lock: another worker runs it and
+        // its push wins), and only over the branch as this job found it (lease).
+        const ours = token !== undefined && (await job.extendLock(token, lockDurationMs).catch(() => 0)) === 1;
+        if (!ours) {
+          log(`job ${data.job_id}: its lock was lost (another worker took the job); ${data.branch} not pushed`);
+          throw new UnrecoverableError(`${dispatchCodes.lockLost}: job ${data.job_id} lost its lock on ${id} before the push; ${data.branch} was not pushed`);
+        }
+        const seen = await seenAtStart;
+        if (seen instanceof Error) throw new UnrecoverableError(`${dispatchCodes.remoteUnreachable}: cannot read ${data.branch} on the shared remote ${shownRemote}: ${seen.message}`);
         try {
-          await worktreeGit.run(['push', '--quiet', options.remote, `+${head}:refs/heads/${data.branch}`]);
+          await worktreeGit.run(['push', '--quiet', `--force-with-lease=refs/heads/${data.branch}:${seen}`, options.remote, `${head}:refs/heads/${data.branch}`]);
         } catch (error) {
+          const text = String(error instanceof Error ? error.message : error);
           const message = firstLine(error);
-          if (/hook declined|pre-receive|update hook|remote rejected/i.test(String(error instanceof Error ? error.message : error))) throw new UnrecoverableError(`${dispatchCodes.refRefused}: the shared remote ${shownRemote} refused ${data.branch}: ${message}`);
+          if (/stale info/i.test(text)) {
+            log(`job ${data.job_id}: ${data.branch} moved on the remote while the job ran; not pushed`);
+            throw new UnrecoverableError(`${dispatchCodes.branchMoved}: ${data.branch} on the shared remote ${shownRemote} moved while job ${data.job_id} ran (another run of it pushed); not pushed over it`);
+          }
+          if (/hook declined|pre-receive|update hook|remote rejected/i.test(text)) throw new UnrecoverableError(`${dispatchCodes.refRefused}: the shared remote ${shownRemote} refused ${data.branch}: ${message}`);
           throw new UnrecoverableError(`${dispatchCodes.remoteUnreachable}: cannot push ${data.branch} to the shared remote ${shownRemote}: ${message}`);
         }
       }
       done += 1;
       log(`job ${data.job_id}: ${run.outcome.status}${report ? ` (report ${String(report.status)})` : ''}`);
-      return { v: 1, job_id: data.job_id, worker: id, outcome: { ...run.outcome, text: run.outcome.text.slice(0, 20_000) }, ...(report ? { report } : {}), ...(head !== data.base_commit ? { head } : {}), events, started_at: startedAtMs, finished_at: Date.now() };
+      return { v: 1, job_id: data.job_id, worker: id, outcome: { ...run.outcome, text: run.outcome.text.slice(0, jobLimits.resultText) }, ...(report ? { report } : {}), ...(head !== data.base_commit ? { head } : {}), events, started_at: startedAtMs, finished_at: Date.now() };
+    } catch (error) {
+      if (error instanceof HandBack) {
+        if (controller.signal.aborted) {
+          log(`job ${data.job_id}: handed back (nothing pushed)`);
+          return handBack(job, token, 0);
+        }
+        return handBack(job, token, 1000);
+      }
+      throw error;
     } finally {
-      discardWorktree(worktree);
+      if (added) discardWorktree(worktree);
+      runningWorktrees.delete(worktree);
+      aborts.delete(controller);
       current.delete(data.job_id);
       runningIds.delete(data.job_id);
-      release();
+      active -= 1;
+      adjustFetching();
       void beat();
     }
+  };
+  const tracked = (job: Job, token?: string): Promise<AgentJobReturn> => {
+    const promise = processJob(job, token);
+    const settled = promise.catch(() => undefined);
+    inflight.add(settled);
+    void settled.then(() => inflight.delete(settled));
+    return promise;
   };
 
   /** `parent/name`, refused (DISPATCH_INVALID_JOB) unless it is a direct child of `parent`. */
@@ -265,6 +405,18 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       throw new PolywaveError({ code: dispatchCodes.invalidJob, message: `job path ${JSON.stringify(name.slice(0, 120))} is not inside ${parent}` });
     }
     return target;
+  }
+
+  /** Worktrees of the clone that have `branch` checked out. */
+  async function branchHolders(branch: string): Promise<string[]> {
+    const listed = await cloneGit.run(['worktree', 'list', '--porcelain']).catch(() => ({ stdout: '' }));
+    const holders: string[] = [];
+    for (const block of listed.stdout.split('\n\n')) {
+      const lines = block.split('\n');
+      const where = lines.find((line) => line.startsWith('worktree '))?.slice('worktree '.length);
+      if (where && lines.includes(`branch refs/heads/${branch}`) && path.dirname(path.resolve(where)) === path.join(dir, 'work')) holders.push(path.resolve(where));
+    }
+    return holders;
   }
 
   /** Inside the clone's turn: `worktree` (a job's earlier copy, left by a killed worker) is gone, and so is the clone's record of deleted ones. */
@@ -280,23 +432,25 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     }
   }
 
-  const workers = subsets.map(
-    (subset) =>
-      new Worker(queueNameFor(subset), processJob, {
+  const queueNames = subsets.map((subset) => queueNameFor(subset, key));
+  for (const name of queueNames) {
+    workers.push(
+      new Worker(name, tracked, {
         connection,
         concurrency: options.concurrency,
-        lockDuration: options.lockDurationMs ?? 30_000,
+        lockDuration: lockDurationMs,
         stalledInterval: options.stalledIntervalMs ?? 15_000,
         maxStalledCount: 3,
         // After a Redis outage, take jobs again within a second of its return (BullMQ waits 15 s by default).
         runRetryDelay: 1000,
       }),
-  );
-  for (const worker of workers) worker.on('error', (error) => log(`bullmq: ${firstLine(error)}`));
+    );
+  }
+  for (const worker of workers) worker.on('error', (error) => errors.error(error, client.status === 'ready'));
   await Promise.all(workers.map((worker) => worker.waitUntilReady()));
   await beat();
   const timer = setInterval(() => void beat(), heartbeatMs);
-  log(`worker ${id} ready: labels [${labels.join(', ')}], concurrency ${options.concurrency}, queues ${subsets.map((subset) => queueNameFor(subset)).join(', ')}${options.modelAllow?.length ? `, models also allowed: ${options.modelAllow.join(' ')}` : ''}`);
+  log(`worker ${id} ready: remote ${shownRemote} (key ${key}), labels [${labels.join(', ')}], concurrency ${options.concurrency}, queues ${queueNames.join(', ')}${options.modelAllow?.length ? `, models also allowed: ${options.modelAllow.join(' ')}` : ''}`);
 
   let resolveClosed: () => void = () => undefined;
   const closed = new Promise<void>((resolve) => (resolveClosed = resolve));
@@ -305,13 +459,17 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     id,
     closed,
     close: (force = false) => {
-      if (closing && !force) return closing;
+      stopping = true;
+      // F14: the running agents stop now; their jobs go back to the queue unpushed (another worker runs them).
+      if (force) for (const controller of aborts) controller.abort(new Error('handed back by a second signal'));
+      if (closing) return closing;
       closing = (async () => {
         await Promise.all(workers.map((worker) => worker.close(force)));
+        if (force) await Promise.race([Promise.all(inflight), new Promise((resolve) => setTimeout(resolve, 10_000).unref())]);
         await Promise.all(cleanups.values());
         await withClone(() => removeWorktree()).catch(() => undefined);
         clearInterval(timer);
-        await removeWorkerRecord(client, id).catch(() => undefined);
+        await removeWorkerRecord(client, id, { pid: process.pid, started_at: startedAt }).catch(() => undefined);
         client.disconnect();
         resolveClosed();
       })();
