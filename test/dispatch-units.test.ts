@@ -8,6 +8,7 @@ import type { Git } from '../src/git/git-port.js';
 import { agentJobId, assertJobBranch, assertJobIdentity, assertJobModel, expectedJobId, jobContentDigest, jobIdPattern, labelSubsets, normalizeRemote, queueNameFor, remoteKey, type AgentJobData } from '../src/dispatch/job.js';
 import { redactRedisUrl, redactUserinfo, redisOptionsFromUrl, remoteWithoutUserinfo } from '../src/dispatch/redis-url.js';
 import { servesLabels } from '../src/dispatch/registry.js';
+import { createErrorLog } from '../src/worker/worker.js';
 import { parseProjectConfig } from '../src/store/project-config.js';
 import { runCli } from './support/cli.js';
 import { createTestRepo } from './support/git-repo.js';
@@ -237,5 +238,27 @@ describe('job identity and models (attack F1, F2, F5)', () => {
     expect(refused('script:/etc/passwd', [], 'x')).toThrow(/never a path on the worker/);
     expect(refused('script:')).toThrow(/needs script_text/);
     expect(refused('anthropic:claude-sonnet-4-5', [], 'version: 1\n')).toThrow(/script_text is only for the script: model/);
+  });
+});
+
+describe('worker logging during a Redis outage (attack F17)', () => {
+  it('logs one line when Redis goes away and one when it is back, not one per reconnect error', () => {
+    const lines: string[] = [];
+    let now = 0;
+    const errors = createErrorLog((line) => lines.push(line), { now: () => now, quietMs: 30_000 });
+    // ~10 reconnect errors a second for 25 s, from the registry client and every BullMQ Worker.
+    for (let tick = 0; tick < 250; tick += 1) {
+      now += 100;
+      errors.error(new Error('connect ECONNREFUSED 127.0.0.1:6379'), tick % 2 === 0);
+      errors.error(new Error('Connection is closed.'), true);
+    }
+    errors.connected();
+    errors.connected();
+    // Other errors: once per distinct message within the quiet time.
+    errors.error(new Error('Missing lock for job x'), true);
+    errors.error(new Error('Missing lock for job x'), true);
+    now += 31_000;
+    errors.error(new Error('Missing lock for job x'), true);
+    expect(lines).toEqual(['Redis unreachable (connect ECONNREFUSED 127.0.0.1:6379); waiting for it to come back', 'Redis is back', 'bullmq: Missing lock for job x', 'bullmq: Missing lock for job x']);
   });
 });
