@@ -90,7 +90,9 @@ writeFileSync(
 sh('git init -q -b main && git add -A && git commit -qm plan', repo);
 
 // BENCH_SERVE_NODE_ARGS (e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof') profiles the server process.
-const server = await startServe(repo, store, benchEnv, (process.env.BENCH_SERVE_NODE_ARGS ?? '').split(' ').filter(Boolean));
+// The server traces where each event's time went (src/serve/trace.ts): noticed by its tail, read and written per client.
+const traceFile = path.join(dir, 'serve-trace.txt');
+const server = await startServe(repo, store, { ...benchEnv, POLYWAVE_SERVE_TRACE: traceFile }, (process.env.BENCH_SERVE_NODE_ARGS ?? '').split(' ').filter(Boolean));
 
 const { chromium } = await import('playwright-core');
 const profile = mkdtempSync(path.join(os.tmpdir(), 'polywave-bench-chromium-'));
@@ -207,6 +209,21 @@ try {
       const viaNode = both.map((update) => nodeReceived.get(update.event_id) - update.ts);
       const inBrowser = both.map((update) => update.received_at - nodeReceived.get(update.event_id));
       console.log(`    split (${both.length} updates also seen by a Node SSE client in its own process): emitted → Node client ${stats(viaNode)}; Node client → page's EventSource ${stats(inBrowser)} (Chromium's network and renderer processes; negative when the page was first)`);
+    }
+    // The server's own trace: per event and client, when its tail noticed the row, when the client's loop read it, when the write returned.
+    const traced = { page: new Map(), node: new Map() };
+    for (const line of (existsSync(traceFile) ? readFileSync(traceFile, 'utf8') : '').split('\n')) {
+      const [id, client, ts, noticed, read, written] = line.split(' ');
+      if (!written) continue;
+      const entry = { ts: Number(ts), noticed: Number(noticed), read: Number(read), written: Number(written) };
+      (client.endsWith(':none') ? traced.node : traced.page).set(Number(id), entry);
+    }
+    const inPage = live.filter((update) => traced.page.has(update.event_id));
+    if (inPage.length > 0) {
+      const part = (f) => inPage.map((update) => f(traced.page.get(update.event_id), update));
+      console.log(`    where the time went (${inPage.length} page updates in the server's trace): emitted → the server's tail saw it committed ${stats(part((t) => t.noticed - t.ts))} (the run's recorder, SQLite, the write notification, the server waiting for a core); → the page's SSE loop read it ${stats(part((t) => t.read - t.noticed))}; → its write returned ${stats(part((t) => t.written - t.read))}; → the page's EventSource ${stats(part((t, update) => update.received_at - t.written))} (loopback, Chromium's network and renderer processes); → on screen ${stats(part((t, update) => update.shown_at - update.received_at))}`);
+      const nodeBoth = inPage.filter((update) => traced.node.has(update.event_id) && nodeReceived.has(update.event_id));
+      if (nodeBoth.length > 0) console.log(`    the Node client beside it: its frame written → received ${stats(nodeBoth.map((update) => nodeReceived.get(update.event_id) - traced.node.get(update.event_id).written))}`);
     }
   } else {
     console.log(`    no card update observed: ${wave.stderr.slice(-800)}`);

@@ -25,6 +25,7 @@ import { appendConfined, ConfinedReadError, maxManifestBytes, readConfined, read
 import { cookieName, hostPolicy, originMatches, redactSecrets, secretRedactor, securityHeaders, tokenMatches } from './security.js';
 import { streamEvents } from './sse.js';
 import { etagMatches, StaticAssets } from './static-assets.js';
+import { latencyTracer } from './trace.js';
 
 export interface ServeAppOptions {
   repos: ServedRepo[];
@@ -159,6 +160,8 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
   const cache = new ManifestCache();
   const tail = new EventTail(options.storePath, options.pollMs ?? 20);
   tail.start();
+  // POLYWAVE_SERVE_TRACE=<file> (benches): where each event's time went inside the server (docs/serve.md "Measured").
+  const tracer = options.env.POLYWAVE_SERVE_TRACE ? latencyTracer(options.env.POLYWAVE_SERVE_TRACE, tail) : undefined;
   const launcher = new RunLauncher({ bin: options.bin, storePath: options.storePath, env: options.env, now: options.now, flushMs: options.runFlushMs ?? 0 });
   const hostAllowed = hostPolicy({ host: options.host, port: options.port, explicitHost: options.explicitHost });
   const cookie = cookieName(options.port);
@@ -604,7 +607,7 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
     const program = c.req.query('program');
     if (impl) filter.impl = impl;
     if (program) filter.program = program;
-    return streamEvents(c, { tail, filter, after, repoPaths: scopeOf(c.req.query('repo')).map((repo) => repo.path), heartbeatMs: options.heartbeatMs ?? 15_000, redact: redactAnswer });
+    return streamEvents(c, { tail, filter, after, repoPaths: scopeOf(c.req.query('repo')).map((repo) => repo.path), heartbeatMs: options.heartbeatMs ?? 15_000, redact: redactAnswer, ...(tracer ? { trace: tracer.stream(c.req.header('user-agent')) } : {}) });
   });
 
   const readBody = async (c: Context): Promise<Record<string, unknown>> => {

@@ -41,6 +41,8 @@ export class EventTail {
   private gen = 0;
   /** How many polls ran (tests and benches see that a write woke the tail, not the timer). */
   polls = 0;
+  /** Latency tracing (benches): told when a poll sees a newer max id, and when. */
+  onAdvance: ((id: number, at: number) => void) | undefined;
 
   constructor(
     readonly storePath: string,
@@ -199,6 +201,7 @@ export class EventTail {
       const id = lastEventId(db);
       if (id !== this.latest) {
         this.latest = id;
+        this.onAdvance?.(id, Date.now());
         const woken = [...this.waiters];
         this.waiters.clear();
         for (const wake of woken) wake();

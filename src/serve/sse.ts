@@ -16,6 +16,8 @@ export interface StreamEventsOptions {
   repoPaths: readonly string[] | undefined;
   heartbeatMs: number;
   redact: (value: unknown) => unknown;
+  /** Latency tracing (POLYWAVE_SERVE_TRACE, benches only): told after each write which rows it carried, when they were read and when the write returned. */
+  trace?: (rows: readonly EventRow[], readAt: number, writtenAt: number) => void;
 }
 
 function parsePayload(text: string): unknown {
@@ -74,12 +76,16 @@ export function streamEvents(c: Context, options: StreamEventsOptions): Response
         continue;
       }
       const seen = tail.lastId;
+      const readAt = options.trace ? Date.now() : 0;
       const rows = tail.read(options.filter, cursor, sseBatchRows);
       if (rows.length > 0) {
         let text = '';
         for (const row of rows) if (inRepo(row)) text += eventFrame(row, options.redact);
         cursor = rows[rows.length - 1]!.id;
-        if (text !== '') await stream.write(text);
+        if (text !== '') {
+          await stream.write(text);
+          options.trace?.(rows.filter(inRepo), readAt, Date.now());
+        }
         if (rows.length === sseBatchRows) continue;
       }
       // Every row up to `seen` was committed before this read (one writer at a time, ids in commit order).
