@@ -37,7 +37,7 @@ export interface DispatchRecord {
   enqueue_to_start_ms?: number;
   /** The worker finished → the result was written here (report saved, branch fetched) (ms). */
   finish_to_result_ms?: number;
-  /** Its parts: the worker finished → the result arrived here; fetching and fast-forwarding the branch; writing the report. */
+  /** Its parts: the worker finished → the result arrived here; then, at the same time, fetching and fast-forwarding the branch and writing the report (each from the arrival). */
   finish_to_received_ms?: number;
   fetch_ms?: number;
   report_ms?: number;

@@ -100,7 +100,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
   const connection = bullConnectionFromUrl(options.url);
   const client = new Redis(redisOptionsFromUrl(options.url));
   client.on('error', () => undefined);
-  const queues = new Map<string, { queue: Queue; events: QueueEvents; ready: Promise<unknown> }>();
+  const queues = new Map<string, { queue: Queue; events?: QueueEvents; ready: Promise<QueueEvents> }>();
   const stalls = new Map<string, number>();
   const labelWaitMs = options.labelWaitMs ?? 30_000;
   const outageMs = options.outageMs ?? 60_000;
@@ -114,15 +114,32 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
     let entry = queues.get(name);
     if (!entry) {
       const queue = new Queue(name, { connection });
-      const events = new QueueEvents(name, { connection });
       queue.on('error', () => undefined);
-      events.on('error', () => undefined);
       // One waiter per job in flight (a wave of 64 agents waits on 64 jobs at once).
       queue.setMaxListeners(0);
-      events.setMaxListeners(0);
-      // E19: a stalled job (its worker died or hung past its lock) goes back to the queue for another worker.
-      events.on('stalled', ({ jobId }) => stalls.set(jobId, (stalls.get(jobId) ?? 0) + 1));
-      entry = { queue, events, ready: Promise.all([queue.waitUntilReady(), events.waitUntilReady()]) };
+      let events: QueueEvents | undefined;
+      const ready = (async () => {
+        await queue.waitUntilReady();
+        // The events stream is read from its last entry as it is NOW, before any job of this
+        // dispatcher is added: a QueueEvents reads from "$" by default, i.e. from its first XREAD,
+        // and a job finishing before that read was missed — only the next watch poll (2 s) found it.
+        const last = await client.xrevrange(queue.toKey('events'), '+', '-', 'COUNT', 1);
+        events = new QueueEvents(name, { connection, lastEventId: last[0]?.[0] ?? '0-0' });
+        events.on('error', () => undefined);
+        events.setMaxListeners(0);
+        // E19: a stalled job (its worker died or hung past its lock) goes back to the queue for another worker.
+        events.on('stalled', ({ jobId }) => stalls.set(jobId, (stalls.get(jobId) ?? 0) + 1));
+        await events.waitUntilReady();
+        return events;
+      })();
+      const created = { queue, ready, get events() { return events; } };
+      // Not ready (Redis went away meanwhile): the next attempt starts this queue's connections anew.
+      ready.catch(() => {
+        if (queues.get(name) === created) queues.delete(name);
+        void queue.close().catch(() => undefined);
+        void events?.close().catch(() => undefined);
+      });
+      entry = created;
       queues.set(name, entry);
     }
     return entry;
@@ -228,6 +245,9 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
     return registryRead.workers;
   };
 
+  /** A result worth reusing (E9): the agent finished and reported complete. */
+  const succeeded = (value: AgentJobReturn | null | undefined): value is AgentJobReturn => value?.outcome?.status === 'finished' && value.report?.status === 'complete';
+
   const sameContent = (stored: unknown, digest: string): boolean => {
     try {
       return jobContentDigest(stored as AgentJobData) === digest;
@@ -250,23 +270,28 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
     let servedAt = Date.now();
     const promise = new Promise<AgentJobReturn>((resolve, reject) => {
       const check = async (): Promise<void> => {
-        const job = await Job.fromId<AgentJobData, AgentJobReturn>(queue, jobId);
+        // Its state only (the job's data — prompts, script — is read once it finished): a wave of 64
+        // agents polls 32 jobs a second.
+        const state = await queue.getJobState(jobId);
         if (stopped) return;
-        if (!job) {
+        if (state === 'unknown') {
           readded += 1;
           if (readded > 3) throw new WatchError(failedOutcome('transient', dispatchCodes.redisLost, `job ${jobId} keeps vanishing from Redis (added again ${readded - 1} times)`));
           await add();
           return;
         }
-        const state = await job.getState();
-        if (state === 'completed' && job.returnvalue) return resolve(job.returnvalue);
-        if (state === 'failed') throw new FailedJobError(job.failedReason || `job ${jobId} failed`);
+        if (state === 'completed' || state === 'failed') {
+          const job = await Job.fromId<AgentJobData, AgentJobReturn>(queue, jobId);
+          if (state === 'completed' && job?.returnvalue) return resolve(job.returnvalue);
+          if (state === 'failed' && job) throw new FailedJobError(job.failedReason || `job ${jobId} failed`);
+        }
         if ((await liveWorkers()).some((worker) => servesLabels(worker, labels, remoteKeyOf))) servedAt = Date.now();
         else if (Date.now() - servedAt > labelWaitMs) {
-          await job.remove().catch(() => undefined);
+          await queue.remove(jobId).catch(() => undefined);
           throw new WatchError(failedOutcome('config', dispatchCodes.noWorker, `no live worker ${labels.length > 0 ? `has the label(s) ${labels.join(', ')}` : 'is connected'} any more (waited ${Math.round(labelWaitMs / 1000)} s); job ${jobId} was removed`));
         }
-        if (state === 'active' && job.processedOn && Date.now() - job.processedOn > timeoutMs + runMarginMs) {
+        const processedOn = state === 'active' ? Number(await client.hget(queue.toKey(jobId), 'processedOn')) : 0;
+        if (processedOn > 0 && Date.now() - processedOn > timeoutMs + runMarginMs) {
           const seconds = Math.round((timeoutMs + runMarginMs) / 1000);
           throw new WatchError({ ...failedOutcome('transient', '', ''), status: 'timeout', failure: { kind: 'transient', message: `job ${jobId} ran for more than ${seconds} s on a worker (the agent's limit + ${Math.round(runMarginMs / 1000)} s) without a result` } });
         }
@@ -345,8 +370,8 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       const digest = jobContentDigest(data);
       jobId = data.job_id = expectedJobId(data);
       dispatch.job_id = jobId;
-      const { queue, events, ready } = queueFor(queueNameFor(labels, remoteKeyOf));
-      await guarded(ready);
+      const { queue, ready } = queueFor(queueNameFor(labels, remoteKeyOf));
+      const events = await guarded(ready);
       data.enqueued_at = Date.now();
       // E9: the same attempt on the same base with the same content is one job, however often it is enqueued.
       const add = () => queue.add('agent', data, { jobId, attempts: 1, removeOnComplete: { age: keep }, removeOnFail: { age: keep } });
@@ -361,9 +386,21 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
         stored = await guarded(Job.fromId<AgentJobData, AgentJobReturn>(queue, jobId));
         if (!stored || !sameContent(stored.data, digest)) return fail('fatal', dispatchCodes.invalidJob, `job ${jobId} in Redis holds other content than this attempt; not reused`);
       }
-      const state = await guarded(stored.getState());
-      // A re-run after a failure of this very attempt: run it again (a completed one is reused as it is).
-      if (state === 'failed') await guarded(stored.retry());
+      let state = await guarded(stored.getState());
+      // E9 reuses a job still queued or running (its orchestrator was interrupted) and a success (a
+      // finished run with a complete report). A failure of this very attempt is never reused (attack
+      // F20: a relaunch got the old failure back without running anything): a BullMQ-failed job is
+      // retried, a completed one carrying a failed outcome is replaced and runs again.
+      if (state === 'failed') {
+        await guarded(stored.retry());
+        state = 'waiting';
+      } else if (state === 'completed' && !succeeded(stored.returnvalue)) {
+        if (!(await guarded(stored.remove().then(() => true, () => false)))) return fail('transient', dispatchCodes.redisLost, `job ${jobId}: its earlier failed result could not be removed to run it again`);
+        await guarded(add());
+        stored = await guarded(Job.fromId<AgentJobData, AgentJobReturn>(queue, jobId));
+        if (!stored) return fail('transient', dispatchCodes.redisLost, `job ${jobId} vanished from Redis`);
+        state = 'waiting';
+      }
       let value: AgentJobReturn;
       if (state === 'completed' && stored.returnvalue) value = stored.returnvalue;
       else {
@@ -392,25 +429,32 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       // The agent's commits: the branch the worker pushed, fast-forwarded into the local worktree.
       // Attack F15: a result's head is a full commit id (never an option or a branch name for git).
       if (value.head !== undefined && !/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(String(value.head))) return fail('fatal', dispatchCodes.invalidJob, `job ${jobId}: the result's head ${JSON.stringify(String(value.head).slice(0, 80))} is not a full commit id`);
-      if (value.head && value.head !== context.baseCommit) {
-        const git = gitOf(request.cwd);
-        try {
-          await fetchBranch(context.repoRoot, branch);
-        } catch (error) {
-          return fail('config', dispatchCodes.remoteUnreachable, redactUserinfo(`cannot fetch ${branch} from the shared remote ${options.remote}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`));
+      // The branch is brought here and the report written at the same time (each waits on other
+      // processes: git, the manifest's lock and fsync), so a result costs the longer of the two, not
+      // their sum. Should the branch not arrive, the attempt still fails with that error; its report,
+      // already written, is then refused by run-wave's E42 check (no commits) and never merged.
+      const bringCommits = async (): Promise<AgentJobResult | undefined> => {
+        if (value.head && value.head !== context.baseCommit) {
+          try {
+            await fetchBranch(context.repoRoot, branch);
+          } catch (error) {
+            return fail('config', dispatchCodes.remoteUnreachable, redactUserinfo(`cannot fetch ${branch} from the shared remote ${options.remote}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`));
+          }
+          // Exactly the commit of the accepted result (a second run of the job may have moved the branch since).
+          // (No auto-maintenance spawn per result: the repository's own next commit runs it.)
+          const merged = await gitOf(request.cwd).run(['-c', 'maintenance.auto=false', 'merge', '--ff-only', '--quiet', value.head], { allowExitCodes: [1, 128] });
+          if (merged.exitCode !== 0) return fail('transient', dispatchCodes.branchMismatch, redactUserinfo(`${branch} on ${options.remote} does not hold ${value.head.slice(0, 12)}, the commit the job's result names (another run of the job pushed over it): ${merged.stderr.trim().split('\n')[0] ?? ''}`));
         }
-        // Exactly the commit of the accepted result (a second run of the job may have moved the branch since).
-        // (No auto-maintenance spawn per result: the repository's own next commit runs it.)
-        const merged = await git.run(['-c', 'maintenance.auto=false', 'merge', '--ff-only', '--quiet', value.head], { allowExitCodes: [1, 128] });
-        if (merged.exitCode !== 0) return fail('transient', dispatchCodes.branchMismatch, redactUserinfo(`${branch} on ${options.remote} does not hold ${value.head.slice(0, 12)}, the commit the job's result names (another run of the job pushed over it): ${merged.stderr.trim().split('\n')[0] ?? ''}`));
-      }
-      dispatch.fetch_ms = Date.now() - received;
+        dispatch.fetch_ms = Date.now() - received;
+        return undefined;
+      };
       // The report, written here by the single writer (the worker only validated it).
-      const reportStart = Date.now();
-      if (value.report && request.reportCompletion) {
-        await request.reportCompletion({ ...value.report, worktree: request.cwd, branch });
-      }
-      dispatch.report_ms = Date.now() - reportStart;
+      const writeReport = async (): Promise<void> => {
+        if (value.report && request.reportCompletion) await request.reportCompletion({ ...value.report, worktree: request.cwd, branch });
+        dispatch.report_ms = Date.now() - received;
+      };
+      const [failure] = await Promise.all([bringCommits(), writeReport()]);
+      if (failure) return failure;
       for (const event of value.events as AgentEvent[]) request.onEvent?.(event);
       dispatch.finish_to_result_ms = Math.max(0, Date.now() - value.finished_at);
       return { outcome: value.outcome, spec, jail, dispatch };
@@ -431,9 +475,9 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       client.disconnect();
       await Promise.all(
         [...queues.values()].map(async ({ queue, events }) => {
-          await bounded(Promise.all([queue.close(), events.close()]), 1000);
+          await bounded(Promise.all([queue.close(), events?.close()]), 1000);
           await bounded(queue.disconnect(), 200);
-          await bounded(events.disconnect(), 200);
+          if (events) await bounded(events.disconnect(), 200);
         }),
       );
     },
