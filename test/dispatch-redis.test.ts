@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -23,7 +23,7 @@ const remoteDir = path.join(scratch, 'remote.git');
 const pool: TestWorker[] = [];
 // The repositories of the tests that run concurrently, made once for the file (vitest's onTestFinished
 // cannot tell concurrent tests apart, so a repository made inside one could be removed when another ends).
-let shared: { guarded: DispatchRepo; labels: DispatchRepo; nores: DispatchRepo };
+let shared: { guarded: DispatchRepo; labels: DispatchRepo; nores: DispatchRepo; retried: DispatchRepo };
 
 async function addWorker(id: string): Promise<TestWorker> {
   const worker = await startWorker({ id, redisUrl: redis.url, remote, dir: path.join(scratch, `worker-${id}`) });
@@ -34,15 +34,17 @@ async function addWorker(id: string): Promise<TestWorker> {
 beforeAll(async () => {
   redis = await startRedis(path.join(scratch, 'redis'));
   remote = await createGuardedRemote(remoteDir, readFileSync(path.join(repoRoot, 'scripts', 'remote-guard-hook'), 'utf8'));
-  const [[guarded, labels, nores]] = await Promise.all([
+  const [[guarded, labels, nores, retried]] = await Promise.all([
     Promise.all([
       createDispatchRepo('guarded', lettersScript(), { remoteDir }),
       createDispatchRepo('labels', lettersScript(), { remoteDir, waves: [['A', 'B']], config: { dispatch: { labels: { B: ['gpu'] }, label_wait_seconds: 1 } } }),
       createDispatchRepo('nores', lettersScript(), { remoteDir }),
+      // Attack F20: A fails (a fatal step) on its first run; `retry` runs it with the fixed script (B: a one-agent wave would run solo, in-process).
+      createDispatchRepo('retried', lettersScript({ A: ['fail: { kind: fatal, message: "bad prompt" }'] }), { remoteDir, waves: [['A', 'B']] }),
     ]),
     Promise.all(['w1', 'w2', 'w3'].map((id) => addWorker(id))),
   ]);
-  shared = { guarded, labels, nores };
+  shared = { guarded, labels, nores, retried };
 }, 60_000);
 afterAll(async () => {
   for (const worker of pool) worker.child.kill('SIGKILL');
@@ -192,7 +194,7 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
     const result = waveResult(run);
     expect(result.state).toBe('BLOCKED');
     expect(result.blocked!.agents.map((agent) => agent.agent)).toEqual(['B']);
-    expect(result.blocked!.agents[0]!.explanation).toContain('DISPATCH_NO_WORKER: no live worker has the label(s) gpu (waited 1 s)');
+    expect(result.blocked!.agents[0]!.explanation).toMatch(/DISPATCH_NO_WORKER: no live worker .*has the label\(s\) gpu \(waited 1 s\)/);
     expect(result.agents.find((agent) => agent.agent === 'A')!.status).toBe('complete');
     expect(await merges(target.repo, before)).toEqual([]);
   }, 60_000);
@@ -215,6 +217,30 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
     expect(badRemote.code).toBe(2);
     expect(badRemote.stderr).toMatch(/^polywave: error\[DISPATCH_REMOTE_UNREACHABLE\]: cannot clone the shared remote file:\/\/\/nonexistent\/remote\.git: /);
   }, 60_000);
+
+  it.concurrent('retry of an agent that failed on a worker runs it again as the next attempt (attack F20), never the failed job', async ({ expect }) => {
+    const target = shared.retried;
+    const before = await target.repo.git.headCommit();
+    const first = waveResult(await runWaveCli(target, 1, { redisUrl: redis.url }));
+    expect(first.state).toBe('BLOCKED');
+    expect(first.blocked!.agents.map((agent) => [agent.agent, agent.explanation])).toEqual([['A', expect.stringContaining('failed: bad prompt; no completion report')]]);
+    expect(first.agents.find((agent) => agent.agent === 'A')!.attempts.map((attempt) => attempt.dispatch!.job_id)).toEqual([expect.stringMatching(/^retried\.w1\.A\.[0-9a-f]{12}\.a1\.[0-9a-f]{12}$/)]);
+    const fixed = target.repo.sibling('agents-fixed.yaml');
+    writeFileSync(fixed, lettersScript());
+    const again = await runCli(['retry', target.implPath, '--wave', '1', '--model', `script:${fixed}`, '--skip-critic', '--json', '--dispatch', redis.url, '--dispatch-remote', remote], { cwd: target.repo.dir, env: gitEnv, timeoutMs: 60_000 });
+    expect(again.code, again.stderr.slice(-2000)).toBe(0);
+    const line = again.stdout.split('\n').find((entry) => entry.includes('"retry-result"'));
+    const retry = (JSON.parse(line!) as { result: { final_state: string; agents: Array<{ agent: string; attempt: number }>; run: { agents: Array<{ agent: string; attempts: Array<{ attempt: number; dispatch?: { job_id: string; worker?: string } }> }> } } }).result;
+    expect(retry.final_state).toBe('passed');
+    expect(retry.agents).toMatchObject([{ agent: 'A', attempt: 1 }]);
+    // The relaunch is attempt 2 — a new job that a worker really ran (the first run's failed job is not handed back).
+    const attempt = retry.run.agents.find((agent) => agent.agent === 'A')!.attempts[0]!;
+    expect(attempt.attempt).toBe(2);
+    expect(attempt.dispatch!.job_id).toMatch(/^retried\.w1\.A\.[0-9a-f]{12}\.a2\.[0-9a-f]{12}$/);
+    expect(pool.find((worker) => worker.id === attempt.dispatch!.worker)!.log()).toContain(`job ${attempt.dispatch!.job_id}: `);
+    expect(parseImpl(readFileSync(target.implPath, 'utf8')).manifest!.completion_reports?.A?.status).toBe('complete');
+    expect((await merges(target.repo, before)).filter((subject) => subject.includes('agent-A'))).toHaveLength(1);
+  }, 120_000);
 
   it('Redis stopped mid-run: attempts fail as DISPATCH_REDIS_LOST, the wave is BLOCKED with the manifest intact; with Redis back, retry completes it', async () => {
     const target = await createDispatchRepo('outage', lettersScript({ A: ['sleep_ms: 1500'], B: ['sleep_ms: 1500'] }), { remoteDir, waves: [['A', 'B']], config: { dispatch: { outage_seconds: 1 } } });

@@ -7,6 +7,8 @@ import { checkTransition } from '../protocol/state-machine.js';
 import { editImpl, loadImpl } from '../store/manifest-file.js';
 import { projectRootOf } from '../store/program-impl-docs.js';
 import { waveStateDir } from '../engine/state-paths.js';
+import { journalPaths } from '../engine/journal.js';
+import { lastAttempt } from './attempt-record.js';
 import { implSlugFromPath } from '../protocol/names.js';
 import { buildRetryContext, type ErrorClass } from './retry-context.js';
 import { runWave, type RunWaveOptions, type RunWaveResult } from './run-wave.js';
@@ -107,7 +109,9 @@ export async function retryWave(options: RetryWaveOptions): Promise<RetryWaveRes
     }
     const failureType = (failureTypes as readonly string[]).includes(context.failure_type ?? '') ? (context.failure_type as FailureType) : undefined;
     initialRetry[id] = {
-      attempt: used + 2,
+      // Attack F20: the relaunch continues the agent's attempt numbers (the run's own E19 relaunches
+      // included), so on a dispatcher it is a new job, never the first run's.
+      attempt: Math.max(used + 2, (await lastAttempt(journalPaths(root, slug, options.wave, id).dir)) + 1),
       ...(failureType ? { failureType } : {}),
       ...(report?.notes ? { previousNotes: report.notes } : {}),
       details: [options.gateType ? `The ${options.gateType} quality gate failed.` : undefined, context.prompt_text.trim()].filter(Boolean).join('\n\n'),

@@ -20,6 +20,7 @@ import { finalizeWave, type FinalizeWaveResult } from '../engine/finalize-wave.j
 import { classifyDirtyTree } from '../engine/prepare/tree-steps.js';
 import { addTestCounts, parseTestCounts } from '../gates/test-counts.js';
 import { journalPaths, recoverJournalContext } from '../engine/journal.js';
+import { recordAttempt } from './attempt-record.js';
 import { prepareAgent, prepareWave, type PrepareWaveResult } from '../engine/prepare-wave.js';
 import type { EngineRunOptions } from '../engine/run-options.js';
 import type { StepResult } from '../engine/step.js';
@@ -481,7 +482,9 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
       summary.explanation = `not relaunched (retry of ${options.onlyAgents.join(', ')} only); report: ${status ?? 'none'}`;
       return summary;
     }
-    for (let attempt = 1; ; attempt += 1) {
+    // `retry` continues the agent's numbering (attack F20: a dispatched relaunch numbered 1 again was the first run's job).
+    const firstAttempt = retry?.attempt ?? 1;
+    for (let attempt = firstAttempt; ; attempt += 1) {
       if (options.signal?.aborted) {
         summary.status = 'failed';
         summary.explanation = 'the run was interrupted before this agent finished';
@@ -511,7 +514,7 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
         ...(retry ? { retry } : {}),
       });
       // E1: the first launch queues in launch order (acquire() queues synchronously, before its first await).
-      if (attempt === 1) await sequencer.turn(plan.id);
+      if (attempt === firstAttempt) await sequencer.turn(plan.id);
       const providerSlot = limiter.acquire(providerKey(plan.spec));
       sequencer.queued(plan.id);
       const releaseProvider = await providerSlot;
@@ -531,6 +534,7 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
         break;
       }
       const attemptStarted = performance.now();
+      await recordAttempt(journal.dir, attempt).catch(() => undefined);
       // Issue 17: where it runs (solo/integration agents and agents without a branch never leave this process).
       const dispatcher = options.dispatcher && !plan.solo && plan.branch ? options.dispatcher.name : 'in-process';
       events?.emit({ v: 1, type: 'agent-launch', slug, wave: options.wave, agent: plan.id, attempt, model: plan.spec.raw, backend: plan.spec.backend, dispatcher });
@@ -672,7 +676,7 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
         summary.explanation = `${explanation} → E19 ${decision.action}: ${decision.note}`;
         summary.status = outcome.status === 'finished' || report ? (report?.status === 'blocked' ? 'blocked' : report?.status === 'partial' ? 'partial' : 'failed') : 'failed';
         if (!decision.retry || options.signal?.aborted) break;
-        const backoff = decision.failureType === 'transient' ? Math.min(30_000, backoffBase * 2 ** (attempt - 1)) : 0;
+        const backoff = decision.failureType === 'transient' ? Math.min(30_000, backoffBase * 2 ** (attempt - firstAttempt)) : 0;
         events?.emit({ v: 1, type: 'agent-retry', slug, wave: options.wave, agent: plan.id, attempt, next_attempt: attempt + 1, failure_type: decision.failureType, action: decision.action, note: decision.note, backoff_ms: backoff });
         retry = {
           attempt: attempt + 1,
