@@ -8,7 +8,7 @@ import { denialsFileName } from '../engine/jail-denials.js';
 import { journalPaths, type ToolEntry } from '../engine/journal.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { runGit } from '../git/run-git.js';
-import { eventsForMetrics, type EventFilter } from '../observability/event-store.js';
+import { eventsForMetrics, type Database, type EventFilter } from '../observability/event-store.js';
 import { computeMetrics, metricsEventTypes } from '../observability/metrics.js';
 import { branchName, legacyBranchName } from '../protocol/names.js';
 import { programStatus } from '../protocol/program/status.js';
@@ -284,23 +284,40 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
 
   /**
    * Issue 17: where each agent of an IMPL ran last, from the stored `agent-launch` (its `dispatcher`) and
-   * `agent-end` (its `dispatch`: the worker's id, the job, stalls) of the served repositories' runs.
+   * `agent-end` (its `dispatch`: the worker's id, the job, stalls) of the served repositories' runs. Kept per
+   * repository and IMPL and brought up to date from the rows stored since the last answer (the slug index walks
+   * only those): a store of 100 runs of a 20-agent IMPL is read once, not on every answer.
    */
+  interface RunsOnCache {
+    generation: number;
+    afterId: number;
+    agents: Map<string, RunsOn>;
+  }
+  const runsOnCaches = new Map<string, RunsOnCache>();
+  type LaunchRow = { id: number; run_id: string; ts: number; type: string; agent: string; payload: string };
+  let runsOnQuery: { db: Database; rows: (slug: string, afterId: number) => LaunchRow[] } | undefined;
   const runsOnOf = (repo: ServedRepo, slug: string): Map<string, RunsOn> => {
-    const out = new Map<string, RunsOn>();
     const db = tail.database();
-    if (!db) return out;
-    const scope = runsIn([repo], 'cwd');
-    const rows = db
-      .prepare(
-        `SELECT run_id, ts, type, agent, payload FROM events WHERE slug = ? AND type IN ('agent-launch', 'agent-end') AND agent IS NOT NULL
-         AND run_id IN (SELECT run_id FROM runs WHERE ${scope.sql}) ORDER BY id DESC LIMIT 20000`,
-      )
-      .all(slug, ...scope.params) as Array<{ run_id: string; ts: number; type: string; agent: string; payload: string }>;
-    // Newest first: an agent's newest launch decides; its agent-end (same run and attempt, stored after it) adds the worker.
-    const ends = new Map<string, Record<string, unknown>>();
-    for (const row of rows) {
-      if (out.has(row.agent)) continue;
+    if (!db) return new Map();
+    const key = `${repo.id}\0${slug}`;
+    let cache = runsOnCaches.get(key);
+    if (!cache || cache.generation !== tail.generation) {
+      cache = { generation: tail.generation, afterId: 0, agents: new Map() };
+      runsOnCaches.set(key, cache);
+    }
+    if (runsOnQuery?.db !== db) {
+      const statement = db.prepare(`SELECT id, run_id, ts, type, agent, payload FROM events WHERE slug = ? AND id > ? AND type IN ('agent-launch', 'agent-end') AND agent IS NOT NULL ORDER BY id`);
+      runsOnQuery = { db, rows: (forSlug, afterId) => statement.all(forSlug, afterId) as LaunchRow[] };
+    }
+    const inRepo = (runId: string) => {
+      const cwd = tail.runCwd(runId);
+      return cwd !== null && (cwd === repo.path || cwd.startsWith(`${repo.path}${path.sep}`));
+    };
+    const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : null);
+    // Materialized (the connection runs nothing else while a statement iterates; runCwd reads below).
+    for (const row of runsOnQuery.rows(slug, cache.afterId)) {
+      cache.afterId = row.id;
+      if (!inRepo(row.run_id)) continue;
       let payload: Record<string, unknown>;
       try {
         payload = JSON.parse(row.payload) as Record<string, unknown>;
@@ -308,28 +325,24 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
         continue;
       }
       const attempt = typeof payload.attempt === 'number' ? payload.attempt : 0;
-      const key = `${row.run_id}\0${row.agent}\0${attempt}`;
-      if (row.type === 'agent-end') {
-        // attempt 0: an agent E9 found complete (not launched): says nothing about where it ran.
-        if (attempt > 0 && !ends.has(key)) ends.set(key, payload);
+      if (row.type === 'agent-launch') {
+        cache.agents.set(row.agent, { dispatcher: text(payload.dispatcher) ?? 'in-process', worker: null, host: null, job_id: null, stalls: null, attempt, run_id: row.run_id, launched_at: new Date(row.ts).toISOString(), ended: false });
         continue;
       }
-      const end = ends.get(key);
-      const dispatch = end?.dispatch && typeof end.dispatch === 'object' ? (end.dispatch as Record<string, unknown>) : undefined;
-      const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : null);
-      out.set(row.agent, {
-        dispatcher: text(dispatch?.dispatcher) ?? text(payload.dispatcher) ?? 'in-process',
-        worker: text(dispatch?.worker),
-        host: text(dispatch?.host),
-        job_id: text(dispatch?.job_id),
-        stalls: typeof dispatch?.stalls === 'number' ? dispatch.stalls : null,
-        attempt,
-        run_id: row.run_id,
-        launched_at: new Date(row.ts).toISOString(),
-        ended: end !== undefined,
-      });
+      // The end of the newest launch (same run and attempt); attempt 0 (E9: found complete, not launched) says nothing about where it ran.
+      const entry = cache.agents.get(row.agent);
+      if (attempt === 0 || !entry || entry.run_id !== row.run_id || entry.attempt !== attempt) continue;
+      const dispatch = payload.dispatch && typeof payload.dispatch === 'object' ? (payload.dispatch as Record<string, unknown>) : undefined;
+      entry.ended = true;
+      if (dispatch) {
+        entry.dispatcher = text(dispatch.dispatcher) ?? entry.dispatcher;
+        entry.worker = text(dispatch.worker);
+        entry.host = text(dispatch.host);
+        entry.job_id = text(dispatch.job_id);
+        entry.stalls = typeof dispatch.stalls === 'number' ? dispatch.stalls : null;
+      }
     }
-    return out;
+    return cache.agents;
   };
 
   /** Newest event time (ISO) per IMPL slug or PROGRAM slug of `repo`'s runs: the "last activity" of the lists. */
