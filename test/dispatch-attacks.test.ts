@@ -335,7 +335,8 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
       const long = job({ remote, labels: ['gpu'], script_text: lettersScript({ A: ['sleep_ms: 6000'] }) });
       await addJob(long);
       await runnerOf([labelled], long.job_id);
-      const quick = ['p1', 'p2', 'p3'].map((prompt) => job({ remote, prompt }));
+      // Other agents' jobs (each pushes its own branch; jobs of one branch at once would be refused their push, F12).
+      const quick = ['B', 'C', 'D'].map((agent) => job({ remote, agent, branch: `polywave/hostile/wave1-agent-${agent}`, owned_files: [`src/${agent.toLowerCase()}.js`, `src/${agent.toLowerCase()}.test.js`] }));
       const answers = await Promise.all(
         quick.map(async (data, index) => {
           await sleep(300 * index);
@@ -351,6 +352,22 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
         expect((await listWorkers(client)).find((record) => record.id === 'kpa')!.remote_key).toBe(remoteKey(remote));
       } finally {
         client.disconnect();
+      }
+
+      // F12: two jobs of one agent branch at once on the two workers (two runs of the agent): the one that
+      // pushes second finds the branch moved since it started and pushes nothing — never last-writer-wins.
+      // (different files, so that their commits differ even when made in the same second)
+      const twins = await Promise.all(['t1', 't2'].map((text) => produce(job({ remote, script_text: lettersScript({ A: ['sleep_ms: 1500'] }).replace("export const a = 'a'", `export const a = '${text}'`) }))));
+      const won = twins.filter((twin) => twin.error === undefined);
+      const lost = twins.filter((twin) => twin.error !== undefined);
+      expect(won.length).toBeGreaterThan(0);
+      if (lost.length > 0) {
+        expect(lost[0]!.error).toMatch(/^DISPATCH_BRANCH_MOVED: polywave\/hostile\/wave1-agent-A on the shared remote file:\/\/\S+ moved while job hostile\.w1\.A\.\S+ ran \(another run of it pushed\); not pushed over it$/);
+        expect(remoteBranch(remote, branchA)).toBe(won[0]!.value!.head);
+      } else {
+        // (one worker ran both, one after the other: the second found the first's push when it started)
+        const [one, two] = twins.map((twin) => twin.value!).sort((left, right) => left.started_at - right.started_at);
+        expect(two!.started_at).toBeGreaterThanOrEqual(one!.finished_at - 1000);
       }
 
       // F12: the worker running a job is stopped; its lock lapses (2.5 s), the other worker's stalled check hands the job on.
@@ -442,6 +459,12 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
     } finally {
       await dispatcher.close();
     }
+  }, 120_000);
+
+  it.concurrent('F18: a job whose base is not at its base ref even after the fetch fails with a coded transient error', async ({ expect }) => {
+    const missing = '0123456789abcdef0123456789abcdef01234567';
+    const answer = await produce(job({ base_commit: missing }));
+    expect(answer.error).toMatch(new RegExp(`^DISPATCH_BASE_MISSING: the base 0123456789ab of job hostile\\.w1\\.A\\.0123456789ab\\.a1\\.[0-9a-f]{12} is not at refs/polywave/base/hostile/wave1 on the shared remote file://${remoteDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(the ref moved since the job was enqueued\\)$`));
   }, 120_000);
 
   it.concurrent('F15: oversized job fields are refused; a duplicate --id, a bad --label and a bad --remote stop the worker with one coded line (no directory left)', async ({ expect }) => {

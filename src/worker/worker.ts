@@ -46,7 +46,7 @@ export interface WorkerOptions {
 /** A running worker. */
 export interface RunningWorker {
   id: string;
-  /** Finishes the jobs it runs (or, with `force`, hands them back as stalled), then disconnects. */
+  /** Finishes the jobs it runs (or, with `force`, aborts their agents and hands them back unpushed — attack F14), then disconnects. */
   close(force?: boolean): Promise<void>;
   /** Resolves when the worker has closed. */
   closed: Promise<void>;
@@ -357,8 +357,11 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         try {
           await worktreeGit.run(['push', '--quiet', `--force-with-lease=refs/heads/${data.branch}:${seen}`, options.remote, `${head}:refs/heads/${data.branch}`]);
         } catch (error) {
-          const text = String(error instanceof Error ? error.message : error);
-          const message = firstLine(error);
+          // git's own lines (`! [rejected] … (stale info)`, `remote: …`): the message alone may name only the command.
+          const stderr = typeof (error as { stderr?: unknown }).stderr === 'string' ? (error as { stderr: string }).stderr : '';
+          const text = `${String(error instanceof Error ? error.message : error)}\n${stderr}`;
+          const telling = stderr.split('\n').find((line) => /^\s*!|error:|fatal:|remote:/.test(line));
+          const message = telling ? redactUserinfo(telling.trim()) : firstLine(error);
           if (/stale info/i.test(text)) {
             log(`job ${data.job_id}: ${data.branch} moved on the remote while the job ran; not pushed`);
             throw new UnrecoverableError(`${dispatchCodes.branchMoved}: ${data.branch} on the shared remote ${shownRemote} moved while job ${data.job_id} ran (another run of it pushed); not pushed over it`);
@@ -464,8 +467,9 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       if (force) for (const controller of aborts) controller.abort(new Error('handed back by a second signal'));
       if (closing) return closing;
       closing = (async () => {
-        await Promise.all(workers.map((worker) => worker.close(force)));
+        // Forced: the aborted jobs move themselves back to the queue while the connection is still open.
         if (force) await Promise.race([Promise.all(inflight), new Promise((resolve) => setTimeout(resolve, 10_000).unref())]);
+        await Promise.all(workers.map((worker) => worker.close(force)));
         await Promise.all(cleanups.values());
         await withClone(() => removeWorktree()).catch(() => undefined);
         clearInterval(timer);
