@@ -7,9 +7,15 @@
 // steadier measure than wall time on a machine others are using. Without the Go binary it prints
 // our numbers only.
 //
+// Resident column: the native client (dist/native/polywave-client, `npm run build` compiles it when a
+// C compiler is there) against a warm `polywave resident` server on a socket in a temporary
+// directory, started before the runs and stopped after them; interleaved with the other two. The
+// server's CPU is not in the client's CPU time: compare wall times; the server's own CPU per call
+// (process.cpuUsage deltas over the command's runs, read through `resident status`) is printed beside.
+//
 //   BENCH_RUNS=N (default 21)   POLYWAVE_GO_TOOLS=path (default ../shared/tools/polywave-tools-go)
 //   POLYWAVE_CORPUS=dir (default ../shared/corpus)
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -54,6 +60,24 @@ const extraCases = [
   { name: '  same, cold (no parse cache)', args: ['list-impls', '--dir', implDir, '--include-complete'], env: { POLYWAVE_NO_CACHE: '1' } },
 ];
 
+const client = path.join(root, 'dist', 'native', 'polywave-client');
+const haveResident = existsSync(client) && process.platform !== 'win32';
+const residentSocket = path.join(scratch, 'resident', 'r.sock');
+const residentEnv = { POLYWAVE_RESIDENT_SOCKET: residentSocket };
+const resident = ({ args, cwd, env }) => ({ command: client, args, cwd, env: { ...env, ...residentEnv } });
+function residentStatus() {
+  const result = spawnSync(process.execPath, [path.join(root, 'bin', 'polywave.js'), 'resident', 'status', '--json'], { encoding: 'utf8', env: { ...process.env, ...residentEnv } });
+  try {
+    return JSON.parse(result.stdout);
+  } catch {
+    return {};
+  }
+}
+if (haveResident) {
+  mkdirSync(path.dirname(residentSocket), { mode: 0o700 });
+  spawnSync(process.execPath, [path.join(root, 'bin', 'polywave.js'), 'resident', 'start', '--idle-timeout', '600'], { env: { ...process.env, ...residentEnv }, stdio: 'ignore' });
+}
+
 const ours = ({ args, cwd, env }) => ({ command: process.execPath, args: [path.join(root, 'bin', 'polywave.js'), ...args], cwd, env });
 const go = ({ args, cwd }) => ({ command: goBinary, args, cwd });
 
@@ -80,24 +104,33 @@ function quantile(values, q) {
 }
 
 function measure(testCase) {
-  const samples = { ours: [], go: [] };
-  const cpu = { ours: [], go: [] };
-  const codes = { ours: new Set(), go: new Set() };
+  const samples = { ours: [], go: [], resident: [] };
+  const cpu = { ours: [], go: [], resident: [] };
+  const codes = { ours: new Set(), go: new Set(), resident: new Set() };
   let sameOutput = true;
+  let sameResident = true;
   // One untimed warm-up each (file cache), then interleaved runs, alternating who goes first.
   const warmOurs = runOnce(ours(testCase));
   const warmGo = haveGo ? runOnce(go(testCase)) : undefined;
   if (warmGo && warmGo.stdout !== warmOurs.stdout) sameOutput = false;
+  if (haveResident && runOnce(resident(testCase)).stdout !== warmOurs.stdout) sameResident = false;
+  const who = ['ours', ...(haveGo ? ['go'] : []), ...(haveResident ? ['resident'] : [])];
+  const spec = { ours, go, resident };
+  const before = haveResident ? residentStatus() : {};
   for (let run = 0; run < runs; run += 1) {
-    const order = haveGo ? (run % 2 === 0 ? ['ours', 'go'] : ['go', 'ours']) : ['ours'];
-    for (const who of order) {
-      const result = runOnce(who === 'ours' ? ours(testCase) : go(testCase));
-      samples[who].push(result.ms);
-      if (result.cpu !== undefined) cpu[who].push(result.cpu);
-      codes[who].add(result.code);
+    // rotate who goes first
+    const order = who.map((_, index) => who[(index + run) % who.length]);
+    for (const name of order) {
+      const result = runOnce(spec[name](testCase));
+      samples[name].push(result.ms);
+      if (result.cpu !== undefined) cpu[name].push(result.cpu);
+      codes[name].add(result.code);
     }
   }
-  return { samples, cpu, codes, sameOutput };
+  const after = haveResident ? residentStatus() : {};
+  const served = (after.requests ?? 0) - (before.requests ?? 0);
+  const serverCpu = served > 0 ? (after.cpu_user_us + after.cpu_system_us - before.cpu_user_us - before.cpu_system_us) / 1000 / served : undefined;
+  return { samples, cpu, codes, sameOutput, sameResident, serverCpu, served };
 }
 
 const floor = [];
@@ -116,8 +149,9 @@ const floorRatios = [];
 const floorCpuRatios = [];
 const floorMedian = quantile(floor.map((run) => run.ms), 0.5);
 const aboveFloor = [];
+const residentRatios = [];
 for (const testCase of [...cases, ...extraCases]) {
-  const { samples, cpu, codes, sameOutput } = measure(testCase);
+  const { samples, cpu, codes, sameOutput, sameResident, serverCpu, served } = measure(testCase);
   const oursMedian = quantile(samples.ours, 0.5);
   const columns = [testCase.name.padEnd(30), '     ', format(oursMedian), format(quantile(samples.ours, 0.95))];
   if (haveGo) {
@@ -141,6 +175,19 @@ for (const testCase of [...cases, ...extraCases]) {
     columns.push('|| cpu', format(quantile(cpu.ours, 0.5)));
   }
   console.log(columns.join(' '));
+  if (haveResident) {
+    const residentMedian = quantile(samples.resident, 0.5);
+    const line = ['  resident (native client)'.padEnd(30), '     ', format(residentMedian), format(quantile(samples.resident, 0.95))];
+    if (haveGo) {
+      const ratio = residentMedian / quantile(samples.go, 0.5);
+      if (cases.includes(testCase)) residentRatios.push(ratio);
+      line.push('| wall / Go', `${ratio.toFixed(2)}×`.padStart(6));
+    }
+    line.push(`| / ours-cold ${(residentMedian / oursMedian).toFixed(2)}×`);
+    if (bashTime) line.push(`|| client cpu ${format(quantile(cpu.resident, 0.5))}`);
+    line.push(`| server cpu/call ${serverCpu === undefined ? '   n/a' : format(serverCpu)} (${served} served)`, `  exit ${[...codes.resident].join(',')}`, `same stdout as ours ${sameResident ? 'yes' : 'no'}`);
+    console.log(line.join(' '));
+  }
   if (cases.includes(testCase)) aboveFloor.push(`${testCase.name} ${(oursMedian - floorMedian).toFixed(0)} ms`);
 }
 // What is ours to cut: the median above an empty `node` start (which no JavaScript of ours can go below).
@@ -152,5 +199,13 @@ if (haveGo) {
       (bashTime ? `, cpu ${geometricMean(floorCpuRatios).toFixed(2)}×` : '') +
       ' — a bound no change to our code passes',
   );
+}
+if (haveResident) {
+  console.log(
+    `resident (native client → warm server), wall: ` +
+      (haveGo ? `geometric mean of the four ratios to Go ${geometricMean(residentRatios).toFixed(2)}× (target <= 2); ` : '') +
+      'the server CPU is not in the client CPU column (see server cpu/call)',
+  );
+  spawnSync(process.execPath, [path.join(root, 'bin', 'polywave.js'), 'resident', 'stop'], { env: { ...process.env, ...residentEnv }, stdio: 'ignore' });
 }
 rmSync(scratch, { recursive: true, force: true });

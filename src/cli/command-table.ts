@@ -1474,6 +1474,24 @@ export const commandTable: CommandSpec[] = [
     load: () => import('./commands/check-test-cascade.js'),
   },
   {
+    name: 'resident',
+    group: 'Setup & verification',
+    summary: 'start, stop or show the warm resident server that dist/native/polywave-client (bin polywave-fast) sends read-only calls to',
+    arguments: ['<action>'],
+    options: [
+      { flags: '--idle-timeout <seconds>', description: 'start: stop after this many seconds without a call (default 900)' },
+      { flags: '--foreground', description: 'start: run the server in this process until it stops (the client starts it this way, detached)' },
+      { flags: '--json', description: 'print the status as JSON' },
+    ],
+    help:
+      'Actions: start (returns once the server answers), stop, status (exit 0 running, 1 not).\n' +
+      'Socket: $POLYWAVE_RESIDENT_SOCKET, else <tmp>/polywave-<uid>/resident-<hash of package dir and version>.sock (directory 0700, yours, not a symlink).\n' +
+      'Resident commands: validate, validate-program, check-completion, scan-stubs, list-impls, list-programs, resolve-impl, program-status, query, metrics,\n' +
+      'check-callers, analyze-deps, check-conflicts, freeze-check (not with -, --fix or --follow); anything else runs in node. POLYWAVE_RESIDENT=0 turns the client off.\n' +
+      'The server stops when idle, when its socket file is removed or replaced, and when the installed code changes (docs/performance.md).',
+    load: () => import('./commands/resident.js'),
+  },
+  {
     name: 'version',
     group: 'Setup & verification',
     summary: 'print the polywave version',

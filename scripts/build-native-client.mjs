@@ -1,0 +1,67 @@
+// Compiles native/polywave-client.c (resident mode's thin client) into dist/native/polywave-client
+// and installs it as bin/polywave-fast. Run by `npm run build` and by `postinstall`.
+//
+// Without a C compiler (or when the compile fails) nothing is compiled and bin/polywave-fast is a
+// copy of the Node launcher's entry (a two-line JS file): every call works as before, only without
+// the resident server. `npm pack` (prepack: this script with --portable) always ships that JS form,
+// never a compiled binary; the install compiles it again for its own machine.
+//
+//   node scripts/build-native-client.mjs [--portable] [--quiet]
+//   CC=... picks the compiler (default cc); POLYWAVE_NO_NATIVE=1 skips the compile.
+import { spawnSync } from 'node:child_process';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+const source = path.join(root, 'native', 'polywave-client.c');
+const output = path.join(root, 'dist', 'native', 'polywave-client');
+const fastBin = path.join(root, 'bin', 'polywave-fast');
+const portable = process.argv.includes('--portable');
+const quiet = process.argv.includes('--quiet');
+const version = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).version;
+
+/** Replaces `file` atomically with `write(temp)`'s result, executable. */
+function install(file, write) {
+  const temp = `${file}.${process.pid}.tmp`;
+  write(temp);
+  chmodSync(temp, 0o755);
+  renameSync(temp, file);
+}
+
+const jsFallback = `#!/usr/bin/env node
+// polywave-fast without a compiled client (no C compiler at install time): the ordinary Node CLI.
+// scripts/build-native-client.mjs replaces this file with dist/native/polywave-client when it compiles.
+import './polywave.js';
+`;
+
+function compile() {
+  if (portable || process.env.POLYWAVE_NO_NATIVE === '1' || process.platform === 'win32' || !existsSync(source)) return false;
+  const cc = process.env.CC || 'cc';
+  mkdirSync(path.dirname(output), { recursive: true });
+  const temp = `${output}.${process.pid}.tmp`;
+  const result = spawnSync(cc, ['-std=c99', '-O2', '-Wall', '-Wextra', `-DPOLYWAVE_VERSION="${version}"`, '-o', temp, source], { encoding: 'utf8' });
+  if (result.error || result.status !== 0) {
+    rmSync(temp, { force: true });
+    if (!quiet && !result.error) process.stderr.write(`build-native-client: ${cc} failed, polywave-fast stays the Node launcher\n${result.stderr}`);
+    return false;
+  }
+  chmodSync(temp, 0o755);
+  renameSync(temp, output);
+  return true;
+}
+
+try {
+  // The npm tarball carries no compiled code: dist/native/ is left out of it.
+  if (portable) rmSync(path.dirname(output), { recursive: true, force: true });
+  if (compile()) {
+    install(fastBin, (temp) => copyFileSync(output, temp));
+    if (!quiet) console.log(`build-native-client: ${path.relative(root, output)} and bin/polywave-fast (native client)`);
+  } else {
+    install(fastBin, (temp) => writeFileSync(temp, jsFallback));
+    if (!quiet) console.log('build-native-client: no native client; bin/polywave-fast is the Node launcher');
+  }
+} catch (error) {
+  // An install must never fail because of the optional client.
+  if (!quiet) process.stderr.write(`build-native-client: skipped (${error instanceof Error ? error.message : String(error)})\n`);
+}

@@ -1,0 +1,236 @@
+// Resident mode from the outside: the native client (dist/native/polywave-client, built by
+// `npm run build` when a C compiler is there) against one warm server on a socket in a temporary
+// directory, compared byte for byte with `node bin/polywave.js`. One server for the file (started
+// in beforeAll); the last cases stop it, make it stale, kill it and start it again on purpose.
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { processAlive } from '../src/cli/resident-server.js';
+import { binPath, corpusRoot, repoRoot, runCli } from './support/cli.js';
+
+const client = path.join(repoRoot, 'dist', 'native', 'polywave-client');
+const implDir = path.join(corpusRoot, 'polywave-go', 'IMPL');
+const valid = path.join(implDir, 'IMPL-impl-rollback.yaml');
+const invalid = path.join(implDir, 'complete', 'IMPL-baseline-gate-enforcement.yaml');
+const bundle = path.join(repoRoot, 'dist', 'bundle', 'main.js');
+
+function haveClient(): boolean {
+  if (process.platform === 'win32' || !existsSync(bundle) || !existsSync(valid)) return false;
+  if (!existsSync(client)) spawnSync(process.execPath, [path.join(repoRoot, 'scripts', 'build-native-client.mjs'), '--quiet']);
+  return existsSync(client);
+}
+const enabled = haveClient();
+
+let scratch = '';
+let socketDir = '';
+let socketPath = '';
+let serverPid = 0;
+let bundleTimes: { atime: Date; mtime: Date } | undefined;
+
+interface Result {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the native client with pipes (not a terminal: the resident path). */
+function runClient(args: string[], options: { cwd?: string; env?: Record<string, string | undefined>; socket?: string; beforeKill?: (pid: number) => void } = {}): Promise<Result> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(client, args, {
+      cwd: options.cwd ?? repoRoot,
+      env: { ...process.env, NO_COLOR: '1', POLYWAVE_RESIDENT_SOCKET: options.socket ?? socketPath, ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+function status(socket = socketPath): { running?: boolean; pid?: number; requests?: number } {
+  const result = spawnSync(process.execPath, [binPath, 'resident', 'status', '--json'], { encoding: 'utf8', env: { ...process.env, POLYWAVE_RESIDENT_SOCKET: socket } });
+  return JSON.parse(result.stdout) as { running?: boolean; pid?: number; requests?: number };
+}
+
+async function waitFor(predicate: () => boolean, ms = 20_000): Promise<boolean> {
+  for (let waited = 0; waited < ms; waited += 100) {
+    if (predicate()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return predicate();
+}
+
+const alive = processAlive;
+
+function manifest(slug: string): string {
+  return readFileSync(valid, 'utf8').replace(/^feature_slug: .*$/m, `feature_slug: ${slug}`);
+}
+
+describe.skipIf(!enabled)('resident mode (native client + warm server)', () => {
+  beforeAll(async () => {
+    scratch = mkdtempSync(path.join(tmpdir(), 'polywave-resident-'));
+    socketDir = path.join(scratch, 'sock');
+    mkdirSync(socketDir, { mode: 0o700 });
+    socketPath = path.join(socketDir, 'r.sock');
+    mkdirSync(path.join(scratch, 'repo', 'docs', 'IMPL'), { recursive: true });
+    writeFileSync(path.join(scratch, 'repo', 'docs', 'IMPL', 'IMPL-cwd-probe.yaml'), manifest('cwd-probe'));
+    const server = spawn(process.execPath, [binPath, 'resident', 'start', '--foreground', '--idle-timeout', '300'], {
+      env: { ...process.env, POLYWAVE_RESIDENT_SOCKET: socketPath },
+      stdio: 'ignore',
+      detached: true,
+    });
+    server.unref();
+    serverPid = server.pid!;
+    expect(await waitFor(() => status().running === true)).toBe(true);
+    const stats = statSync(bundle);
+    bundleTimes = { atime: stats.atime, mtime: stats.mtime };
+  }, 60_000);
+
+  afterAll(() => {
+    if (bundleTimes) utimesSync(bundle, bundleTimes.atime, bundleTimes.mtime);
+    const running = status();
+    for (const pid of [serverPid, running.pid ?? 0]) {
+      if (pid > 0 && alive(pid)) process.kill(pid, 'SIGTERM');
+    }
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
+  });
+
+  it('answers exactly like node bin/polywave.js: valid, invalid (exit 1), unreadable (exit 2), check-completion, list-impls, scan-stubs', async () => {
+    const notYaml = path.join(scratch, 'not-yaml.yaml');
+    writeFileSync(notYaml, 'key: [unclosed\n');
+    writeFileSync(path.join(scratch, 'stub.ts'), 'export function f() {\n  // TODO: finish\n  return 1;\n}\n');
+    const calls: Array<{ args: string[]; cwd?: string; code: number }> = [
+      { args: ['validate', valid], code: 0 },
+      { args: ['validate', invalid], code: 1 },
+      { args: ['validate', notYaml], code: 2 },
+      { args: ['validate', path.join(scratch, 'missing.yaml')], code: 2 },
+      { args: ['check-completion', valid, '--agent', 'A'], code: 1 },
+      { args: ['list-impls', '--dir', implDir], code: 0 },
+      { args: ['scan-stubs', 'stub.ts'], cwd: scratch, code: 0 },
+    ];
+    const before = status().requests ?? 0;
+    const pairs = await Promise.all(calls.map(async (call) => [await runClient(call.args, { cwd: call.cwd }), await runCli(call.args, { cwd: call.cwd })] as const));
+    pairs.forEach(([resident, node], index) => {
+      expect(resident, calls[index]!.args.join(' ')).toEqual({ code: node.code, stdout: node.stdout, stderr: node.stderr });
+      expect(resident.code).toBe(calls[index]!.code);
+    });
+    expect(pairs[2]![0].stderr).toMatch(/^polywave: error\[V046_PARSE_ERROR\]: .*\n$/);
+    expect(status().requests).toBe(before + calls.length);
+  }, 120_000);
+
+  it('runs a command that writes (set-completion) through node, which really writes; POLYWAVE_RESIDENT=0 bypasses the server', async () => {
+    const file = path.join(scratch, 'IMPL-write.yaml');
+    copyFileSync(valid, file);
+    const before = status().requests ?? 0;
+    const result = await runClient(['set-completion', file, '--agent', 'A', '--status', 'complete', '--commit', 'abc1234'], { cwd: scratch });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(readFileSync(file, 'utf8')).toMatch(/commit: "?abc1234"?/);
+    const bypass = await runClient(['validate', valid], { env: { POLYWAVE_RESIDENT: '0' } });
+    expect(bypass.code).toBe(0);
+    expect(JSON.parse(bypass.stdout)).toMatchObject({ valid: true });
+    expect(status().requests).toBe(before);
+  }, 60_000);
+
+  it("takes the caller's cwd and environment (list-impls' default docs/IMPL; TMPDIR and POLYWAVE_NO_CACHE reach its parse cache)", async () => {
+    // written in beforeAll: the parse cache stores only files unchanged for a second
+    const repo = path.join(scratch, 'repo');
+    const cacheOn = path.join(scratch, 'tmp-on');
+    const cacheOff = path.join(scratch, 'tmp-off');
+    mkdirSync(cacheOn);
+    mkdirSync(cacheOff);
+    const on = await runClient(['list-impls'], { cwd: repo, env: { TMPDIR: cacheOn } });
+    const off = await runClient(['list-impls'], { cwd: repo, env: { TMPDIR: cacheOff, POLYWAVE_NO_CACHE: '1' } });
+    const node = await runCli(['list-impls'], { cwd: repo, env: { POLYWAVE_NO_CACHE: '1' } });
+    expect(on).toEqual({ code: 0, stdout: node.stdout, stderr: '' });
+    expect(off).toEqual(on);
+    expect(JSON.parse(on.stdout).impls.map((impl: { feature_slug: string }) => impl.feature_slug)).toEqual(['cwd-probe']);
+    expect(readdirSync(path.join(cacheOn, `polywave-${process.getuid!()}`)).filter((name) => name.startsWith('list-impls-'))).toHaveLength(1);
+    expect(existsSync(path.join(cacheOff, `polywave-${process.getuid!()}`))).toBe(false);
+    // --repo-dir before the command, relative to the caller's cwd
+    const relative = await runClient(['--repo-dir', 'repo', 'list-impls', '--dir', 'repo/docs/IMPL'], { cwd: scratch, env: { POLYWAVE_NO_CACHE: '1' } });
+    expect(relative.stdout).toBe(node.stdout);
+  }, 60_000);
+
+  it('20 concurrent clients each get their own answer', async () => {
+    const dirs = Array.from({ length: 20 }, (_, index) => {
+      const dir = path.join(scratch, `many-${index}`, 'docs', 'IMPL');
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(path.join(dir, `IMPL-many-${index}.yaml`), manifest(`many-${index}`));
+      return path.dirname(path.dirname(dir));
+    });
+    const results = await Promise.all(dirs.map((dir) => runClient(['list-impls'], { cwd: dir, env: { POLYWAVE_NO_CACHE: '1' } })));
+    results.forEach((result, index) => {
+      expect(result.code).toBe(0);
+      expect(JSON.parse(result.stdout).impls.map((impl: { feature_slug: string }) => impl.feature_slug)).toEqual([`many-${index}`]);
+    });
+  }, 60_000);
+
+  it('refuses a socket directory open to others, a symlink or owned by someone else: node answers, no server starts there', async () => {
+    const open = path.join(scratch, 'open');
+    mkdirSync(open);
+    chmodSync(open, 0o777);
+    const link = path.join(scratch, 'link');
+    symlinkSync(socketDir, link);
+    const foreign = path.join(scratch, 'foreign');
+    mkdirSync(foreign, { mode: 0o700 });
+    const canChown = process.getuid!() === 0;
+    if (canChown) chownSync(foreign, 65534, 65534);
+    const node = await runCli(['validate', valid]);
+    const before = status().requests ?? 0;
+    for (const dir of canChown ? [open, link, foreign] : [open, link]) {
+      const result = await runClient(['validate', valid], { socket: path.join(dir, 'r.sock') });
+      expect(result).toEqual({ code: 0, stdout: node.stdout, stderr: node.stderr });
+    }
+    expect(readdirSync(open)).toEqual([]);
+    expect(readdirSync(foreign)).toEqual([]);
+    // the symlink led to the live server's directory: still not used
+    expect(status().requests).toBe(before);
+  }, 60_000);
+
+  it('a stale server (bundle changed) is not used and exits; the call answers through node and a new server takes the socket', async () => {
+    const old = status();
+    expect(old.pid).toBe(serverPid);
+    const later = new Date(bundleTimes!.mtime.getTime() + 5000);
+    utimesSync(bundle, bundleTimes!.atime, later);
+    const result = await runClient(['validate', valid]);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ valid: true });
+    expect(await waitFor(() => !alive(serverPid))).toBe(true);
+    expect(await waitFor(() => status().running === true && status().pid !== serverPid)).toBe(true);
+    const fresh = status();
+    expect(fresh.requests).toBe(0);
+    const again = await runClient(['validate', valid]);
+    expect(again.stdout).toBe(result.stdout);
+    expect(status().requests).toBe(1);
+  }, 90_000);
+
+  it('a server killed during the call: the client answers through node, never hangs; then no server → fallback and a new one; resident stop stops it', async () => {
+    const victim = status().pid!;
+    process.kill(victim, 'SIGSTOP');
+    const pending = runClient(['validate', invalid]);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    process.kill(victim, 'SIGKILL');
+    const result = await pending;
+    const node = await runCli(['validate', invalid]);
+    expect(result).toEqual({ code: 1, stdout: node.stdout, stderr: node.stderr });
+    // The killed server left its socket file: refused → node answers and a server is started for the next call.
+    const next = await runClient(['validate', invalid]);
+    expect(next).toEqual(result);
+    expect(await waitFor(() => status().running === true)).toBe(true);
+    const stop = spawnSync(process.execPath, [binPath, 'resident', 'stop', '--json'], { encoding: 'utf8', env: { ...process.env, POLYWAVE_RESIDENT_SOCKET: socketPath } });
+    expect(stop.status).toBe(0);
+    expect(JSON.parse(stop.stdout)).toMatchObject({ stopped: true });
+    expect(status().running).toBe(false);
+    expect(existsSync(socketPath)).toBe(false);
+  }, 90_000);
+});
