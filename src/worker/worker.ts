@@ -362,7 +362,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
           const text = `${String(error instanceof Error ? error.message : error)}\n${stderr}`;
           const telling = stderr.split('\n').find((line) => /^\s*!|error:|fatal:|remote:/.test(line));
           const message = telling ? redactUserinfo(telling.trim()) : firstLine(error);
-          if (/stale info/i.test(text)) {
+          // The lease failed before the push (`stale info`), or the ref moved between the lease check and the update (`cannot lock ref … is at X but expected Y`).
+          if (/stale info|cannot lock ref|but expected [0-9a-f]{40}/i.test(text)) {
             log(`job ${data.job_id}: ${data.branch} moved on the remote while the job ran; not pushed`);
             throw new UnrecoverableError(`${dispatchCodes.branchMoved}: ${data.branch} on the shared remote ${shownRemote} moved while job ${data.job_id} ran (another run of it pushed); not pushed over it`);
           }
