@@ -101,7 +101,11 @@ export async function startWorker(options: { id: string; redisUrl: string; remot
   // Generous: a loaded CI box (2 cores, other suites) can take many seconds to start a node process.
   const deadline = Date.now() + 60_000;
   while (!log.includes('ready:')) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`worker ${options.id} did not start: ${log}`);
+    if (child.exitCode !== null || Date.now() > deadline) {
+      // Never left running when the test gives up on it (it would outlive the test process).
+      child.kill('SIGKILL');
+      throw new Error(`worker ${options.id} did not start: ${log}`);
+    }
     await sleep(50);
   }
   return { id: options.id, child, log: () => log, exited };
