@@ -224,7 +224,17 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
     const first = waveResult(await runWaveCli(target, 1, { redisUrl: redis.url }));
     expect(first.state).toBe('BLOCKED');
     expect(first.blocked!.agents.map((agent) => [agent.agent, agent.explanation])).toEqual([['A', expect.stringContaining('failed: bad prompt; no completion report')]]);
-    expect(first.agents.find((agent) => agent.agent === 'A')!.attempts.map((attempt) => attempt.dispatch!.job_id)).toEqual([expect.stringMatching(/^retried\.w1\.A\.[0-9a-f]{12}\.a1\.[0-9a-f]{12}$/)]);
+    const firstJob = first.agents.find((agent) => agent.agent === 'A')!.attempts.map((attempt) => attempt.dispatch!.job_id);
+    expect(firstJob).toEqual([expect.stringMatching(/^retried\.w1\.A\.[0-9a-f]{12}\.a1\.[0-9a-f]{12}$/)]);
+    // The same launch again — run-wave re-entered as after an orchestrator killed mid-wave (state
+    // WAVE_EXECUTING): same attempt, same content, so the same job id. That job, completed in BullMQ
+    // with a failed outcome, runs again on a worker instead of handing the old failure back.
+    writeFileSync(target.implPath, readFileSync(target.implPath, 'utf8').replace(/^state: BLOCKED$/m, 'state: WAVE_EXECUTING'));
+    const secondRun = await runWaveCli(target, 1, { redisUrl: redis.url });
+    const second = waveResult(secondRun);
+    expect(second.state, secondRun.stderr.slice(-800)).toBe('BLOCKED');
+    expect(second.agents.find((agent) => agent.agent === 'A')!.attempts.map((attempt) => attempt.dispatch!.job_id)).toEqual(firstJob);
+    expect(pool.flatMap((worker) => worker.log().split('\n')).filter((line) => line.includes(`job ${firstJob[0]}: agent A`))).toHaveLength(2);
     const fixed = target.repo.sibling('agents-fixed.yaml');
     writeFileSync(fixed, lettersScript());
     const again = await runCli(['retry', target.implPath, '--wave', '1', '--model', `script:${fixed}`, '--skip-critic', '--json', '--dispatch', redis.url, '--dispatch-remote', remote], { cwd: target.repo.dir, env: gitEnv, timeoutMs: 60_000 });
