@@ -201,7 +201,11 @@ static void start_server(const char *socket_file) {
       }
       _exit(0);
     }
-    close(fd);
+    /* Nothing of the caller's but the environment: its other descriptors (a pipe someone waits on
+       to close, a lock) must not live on in the server. */
+    long max_fd = sysconf(_SC_OPEN_MAX);
+    if (max_fd < 0 || max_fd > 65536) max_fd = 65536;
+    for (long other = 3; other < max_fd; other++) close((int)other);
     int null_fd = open("/dev/null", O_RDWR);
     if (null_fd >= 0) {
       dup2(null_fd, 0);

@@ -197,6 +197,25 @@ describe.skipIf(!enabled)('resident mode (native client + warm server)', () => {
     expect(status().requests).toBe(before);
   }, 60_000);
 
+  it('finds the default socket the same way as the server: <TMPDIR>/polywave-<uid>/resident-<hash>.sock', async () => {
+    const tmp = path.join(scratch, 'default-tmp');
+    mkdirSync(tmp);
+    const env = { TMPDIR: tmp, POLYWAVE_RESIDENT_SOCKET: undefined };
+    const first = await runClient(['list-impls', '--dir', implDir], { env });
+    expect(first.code).toBe(0);
+    const statusIn = () => {
+      const result = spawnSync(process.execPath, [binPath, 'resident', 'status', '--json'], { encoding: 'utf8', env: { ...process.env, ...env } });
+      return JSON.parse(result.stdout) as { running: boolean; socket: string; requests?: number };
+    };
+    expect(await waitFor(() => statusIn().running)).toBe(true);
+    expect(statusIn().socket).toMatch(new RegExp(`^${tmp}/polywave-${process.getuid!()}/resident-[0-9a-f]{8}\\.sock$`));
+    const second = await runClient(['list-impls', '--dir', implDir], { env });
+    expect(second).toEqual(first);
+    expect(statusIn().requests).toBe(1);
+    spawnSync(process.execPath, [binPath, 'resident', 'stop'], { env: { ...process.env, ...env } });
+    expect(statusIn().running).toBe(false);
+  }, 60_000);
+
   it('a stale server (bundle changed) is not used and exits; the call answers through node and a new server takes the socket', async () => {
     const old = status();
     expect(old.pid).toBe(serverPid);

@@ -43,8 +43,8 @@ export const residentCommands: ReadonlySet<string> = new Set([
   'freeze-check',
 ]);
 
-/** Arguments that make an otherwise allowed call write, read stdin or run forever: run by node. */
-const notResidentArguments = new Set(['-', '--fix', '--follow', '-f']);
+/** Arguments that make an otherwise allowed call write (validate --fix, scan-stubs --append-impl), read stdin or run forever: run by node. */
+const notResidentArguments = new Set(['-', '--fix', '--follow', '-f', '--append-impl']);
 
 export const requestMagic = 'PWR1';
 /** A request larger than this (argv + environment) is refused: the socket is the user's only, but a bound is cheap. */
@@ -109,7 +109,7 @@ function commandName(argv: readonly string[]): string | undefined {
 export function residentCapable(argv: readonly string[]): boolean {
   const name = commandName(argv);
   if (!name || !residentCommands.has(name)) return false;
-  return !argv.some((argument) => notResidentArguments.has(argument) || /^--(fix|follow)(=|$)/.test(argument) || /^--file=-$/.test(argument));
+  return !argv.some((argument) => notResidentArguments.has(argument) || /^--(fix|follow|append-impl)(=|$)/.test(argument) || /^--file=-$/.test(argument));
 }
 
 export interface ParsedRequest {
