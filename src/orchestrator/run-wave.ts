@@ -646,6 +646,11 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
         let fixDetails: string | undefined;
         if (report?.status === 'complete' && check.ok) {
           summary.status = 'complete';
+        } else if (report?.status === 'complete' && outcome.status === 'failed' && outcome.failure?.message.startsWith('DISPATCH_')) {
+          // Issue 17: the dispatcher wrote the report while it fetched the branch, and the branch did not
+          // arrive (remote unreachable: config; moved on the remote: transient) — the run's failure decides.
+          failureType = failureTypeOfOutcome(outcome);
+          explanation = `reported complete on ${run.dispatch?.worker ?? 'a worker'}, but ${outcome.failure.message}`;
         } else if (report?.status === 'complete') {
           // The agent claimed completion but E42 refused it: a fixable failure with the problems as the fix.
           failureType = 'fixable';
