@@ -6,7 +6,7 @@
 // the resident server. `npm pack` (prepack: this script with --portable) always ships that JS form,
 // never a compiled binary; the install compiles it again for its own machine.
 //
-//   node scripts/build-native-client.mjs [--portable] [--quiet]
+//   node scripts/build-native-client.mjs [--portable] [--after-pack] [--quiet]
 //   CC=... picks the compiler (default cc); POLYWAVE_NO_NATIVE=1 skips the compile.
 import { spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -17,7 +17,10 @@ const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const source = path.join(root, 'native', 'polywave-client.c');
 const output = path.join(root, 'dist', 'native', 'polywave-client');
 const fastBin = path.join(root, 'bin', 'polywave-fast');
-const portable = process.argv.includes('--portable');
+// Under `npm pack` / `npm publish` every build (prepack, and `prepare`'s `npm run build` after it) makes the
+// portable form; postpack (--after-pack) compiles again for this checkout.
+const packing = ['pack', 'publish'].includes(process.env.npm_command ?? '') && !process.argv.includes('--after-pack');
+const portable = process.argv.includes('--portable') || packing;
 const quiet = process.argv.includes('--quiet');
 const version = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).version;
 

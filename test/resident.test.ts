@@ -75,6 +75,31 @@ function manifest(slug: string): string {
   return readFileSync(valid, 'utf8').replace(/^feature_slug: .*$/m, `feature_slug: ${slug}`);
 }
 
+describe.skipIf(!enabled)('the native client build', () => {
+  it('compiles it into dist/native and bin/polywave-fast; under npm pack both are the portable form (no compiled code in the tarball)', ({ expect }) => {
+    const copy = mkdtempSync(path.join(tmpdir(), 'polywave-native-build-'));
+    try {
+      for (const part of ['package.json', 'scripts/build-native-client.mjs', 'native/polywave-client.c', 'bin/polywave.js']) {
+        mkdirSync(path.dirname(path.join(copy, part)), { recursive: true });
+        copyFileSync(path.join(repoRoot, part), path.join(copy, part));
+      }
+      const build = (env: Record<string, string>, ...args: string[]) => spawnSync(process.execPath, [path.join(copy, 'scripts', 'build-native-client.mjs'), '--quiet', ...args], { env: { ...process.env, ...env }, encoding: 'utf8' });
+      const head = (file: string) => readFileSync(file).subarray(0, 4).toString('latin1');
+      expect(build({}).status).toBe(0);
+      expect(head(path.join(copy, 'dist', 'native', 'polywave-client'))).toMatch(/^\x7fELF|^\xcf\xfa/);
+      expect(readFileSync(path.join(copy, 'bin', 'polywave-fast'))).toEqual(readFileSync(path.join(copy, 'dist', 'native', 'polywave-client')));
+      expect(build({ npm_command: 'pack' }).status).toBe(0);
+      expect(existsSync(path.join(copy, 'dist', 'native'))).toBe(false);
+      expect(readFileSync(path.join(copy, 'bin', 'polywave-fast'), 'utf8')).toMatch(/^#!\/usr\/bin\/env node\n[\s\S]*import '\.\/polywave\.js';\n$/);
+      expect(statSync(path.join(copy, 'bin', 'polywave-fast')).mode & 0o111).toBe(0o111);
+      expect(build({ npm_command: 'pack' }, '--after-pack').status).toBe(0);
+      expect(head(path.join(copy, 'bin', 'polywave-fast'))).not.toBe('#!/u');
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
+  });
+});
+
 describe.skipIf(!enabled)('resident mode (native client + warm server)', () => {
   beforeAll(async () => {
     scratch = mkdtempSync(path.join(tmpdir(), 'polywave-resident-'));
