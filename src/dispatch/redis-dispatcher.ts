@@ -77,6 +77,19 @@ function kindOfFailure(reason: string): AgentFailureKind {
 
 class OutageError extends Error {}
 class AbortedError extends Error {}
+/**
+ * `job.waitUntilFinished(events)`, except when the job's key vanished from Redis before BullMQ's first
+ * look (a non-persistent Redis restarted, a hostile DEL): BullMQ then rejects with "Missing key for job …"
+ * — not the job's failure. That case never settles here: the job watch adds the job again (F4) and
+ * resolves with its result.
+ */
+function finishedOrVanished(job: Job<AgentJobData, AgentJobReturn>, events: QueueEvents): Promise<unknown> {
+  return job.waitUntilFinished(events).catch((error: unknown) => {
+    if (error instanceof Error && /^Missing key for job /.test(error.message)) return new Promise<never>(() => undefined);
+    throw error;
+  });
+}
+
 /** The job failed on its worker (its reason, as waitUntilFinished rejects with it). */
 class FailedJobError extends Error {}
 /** The job being waited for went wrong in a way BullMQ does not report (attack F4): fail the attempt with this outcome. */
@@ -407,7 +420,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
         try {
           const watch = watchJob(queue, jobId, add, labels, data.limits.timeoutMs ?? defaultAgentLimits.timeoutMs);
           try {
-            value = (await guarded(Promise.race([stored.waitUntilFinished(events), watch.promise]), request.signal)) as AgentJobReturn;
+            value = (await guarded(Promise.race([finishedOrVanished(stored, events), watch.promise]), request.signal)) as AgentJobReturn;
           } finally {
             watch.stop();
           }
