@@ -12,6 +12,7 @@ import { createGit } from '../git/git-cli.js';
 import type { Git } from '../git/git-port.js';
 import { createBranchFetcher } from './branch-fetch.js';
 import { dispatchCodes } from './codes.js';
+import { keepJobJournal } from './dispatched-journal.js';
 import { inProcessDispatcher, type AgentJob, type AgentJobResult, type Dispatcher, type DispatchRecord } from './dispatcher.js';
 import { agentJobId, expectedJobId, jobContentDigest, queueNameFor, remoteKey, worktreeToken, type AgentJobData, type AgentJobReturn } from './job.js';
 import { assertRedisReachable, bullConnectionFromUrl, redactRedisUrl, redactUserinfo, redisOptionsFromUrl, remoteWithoutUserinfo } from './redis-url.js';
@@ -481,7 +482,8 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
 
   return {
     name: 'redis',
-    runAgentJob: (job) => (job.context.solo || !job.context.branch ? inProcessDispatcher.runAgentJob(job) : run(job)),
+    // E23A: the tool journal the job's workers relayed (its progress) joins the orchestrator's journal of the agent.
+    runAgentJob: (job) => (job.context.solo || !job.context.branch ? inProcessDispatcher.runAgentJob(job) : run(job).then((result) => keepJobJournal(result, job.options.journal, (id) => Job.fromId(queueFor(queueNameFor(labelsOf(job.context.slug, job.context.agentId), remoteKeyOf)).queue, id)))),
     close: async () => {
       // Bounded: with Redis gone, BullMQ's close never settles; the connections are dropped instead.
       const bounded = (work: Promise<unknown>, ms: number) => Promise.race([work.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, ms).unref())]);

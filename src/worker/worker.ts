@@ -13,6 +13,7 @@ import { claimWorkerId, removeWorkerRecord, workerIdPattern, writeWorkerRecord, 
 import { journalPaths } from '../engine/journal.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { createGit } from '../git/git-cli.js';
+import { createJournalRelay, seedJobJournal, withRecoveredContext, type JournalRelay } from './journal-relay.js';
 import { buildCompletionReport, type CompletionReportInput } from '../protocol/completion-report.js';
 
 /** Options of {@link startWorker}. */
@@ -163,7 +164,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   }
   // F13: nothing runs here yet — worktrees and scripts left by a killed run of this worker go, and
   // so does the clone's record of them (a stale one keeps its agent branch checked out).
-  for (const sub of ['work', 'scripts']) {
+  for (const sub of ['work', 'scripts', 'journals']) {
     const entries = await readdir(path.join(dir, sub)).catch(() => [] as string[]);
     await Promise.all(entries.map((entry) => rm(path.join(dir, sub, entry), { recursive: true, force: true })));
   }
@@ -211,6 +212,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     cleanups.set(worktree, done);
   };
 
+  // Job journals being deleted (by job directory).
+  const journalCleanups = new Map<string, Promise<unknown>>();
   const runningIds = new Set<string>();
   const runningWorktrees = new Set<string>();
   // F14: each running job's abort (the second signal hands the jobs back) and its processor.
@@ -262,6 +265,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       (error: unknown) => new Error(firstLine(error)),
     );
     let added = false;
+    let journalDir: string | undefined;
+    let relay: JournalRelay | undefined;
     try {
       await withClone(async () => {
         // The base is fetched once per clone (a later wave or retry on the same base finds it here).
@@ -298,6 +303,15 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         model = `script:${scriptFile}`;
       }
       const localize = (text: string) => text.split(worktreeToken).join(worktree);
+      // E23A across machines: this job's journal, seeded with what an earlier run of it (on a worker
+      // that died) relayed in the job's progress; relayed there in turn while the agent runs.
+      journalDir = inside(path.join(dir, 'journals'), data.job_id);
+      const journal = journalPaths(journalDir, data.slug, data.wave, data.agent);
+      await journalCleanups.get(journalDir);
+      const seeded = await seedJobJournal(journal, job.progress);
+      if (seeded.entries > 0) log(`job ${data.job_id}: journal recovered from an earlier run (${seeded.entries} entries)`);
+      const prompt = seeded.markdown ? withRecoveredContext(localize(data.prompt), seeded.markdown) : localize(data.prompt);
+      relay = createJournalRelay(journal, (entries) => job.updateProgress({ journal: entries }));
       const implPath = data.impl_path && existsSync(path.join(worktree, data.impl_path)) ? path.join(worktree, data.impl_path) : undefined;
       let report: Record<string, unknown> | undefined;
       const events: AgentEvent[] = [];
@@ -310,7 +324,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         attempt: data.attempt,
         model,
         systemPrompt: localize(data.system_prompt),
-        prompt: localize(data.prompt),
+        prompt,
         cwd: worktree,
         branch: data.branch,
         baseCommit: data.base_commit,
@@ -320,6 +334,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         env: { ...env, POLYWAVE_REPO_ROOT: worktree },
         signal: controller.signal,
         onEvent: (event) => {
+          relay?.touch();
           const kept = keepEvent(event);
           if (!kept || events.length >= jobLimits.resultEvents) return;
           // F15: the result stays small (1 MB of events at most).
@@ -328,7 +343,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
           eventChars += size;
           events.push(kept);
         },
-        journal: journalPaths(dir, data.slug, data.wave, data.agent),
+        journal,
         // The worker only checks the report (same rules as the writer); the orchestrator writes it.
         reportCompletion: async (input) => {
           if (JSON.stringify(input).length > jobLimits.resultReport) return { ok: false, code: 'X001_INVALID_INPUT', message: `the report is larger than ${jobLimits.resultReport} characters` };
@@ -340,6 +355,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         },
         hasCompletionReport: async () => report !== undefined,
       });
+      await relay?.close();
       // F14: handed back (second signal): nothing is pushed; another worker runs the job.
       if (controller.signal.aborted) throw new HandBack();
       const worktreeGit = createGit(worktree, { env });
@@ -385,6 +401,14 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       throw error;
     } finally {
       if (added) discardWorktree(worktree);
+      relay?.stop();
+      // (off the result's path; a later run of the same job here waits for it before seeding)
+      if (journalDir !== undefined) {
+        const gone = rm(journalDir, { recursive: true, force: true }).catch(() => undefined);
+        journalCleanups.set(journalDir, gone);
+        const finished = journalDir;
+        void gone.then(() => journalCleanups.get(finished) === gone && journalCleanups.delete(finished));
+      }
       runningWorktrees.delete(worktree);
       aborts.delete(controller);
       current.delete(data.job_id);
