@@ -152,6 +152,12 @@ describe.skipIf(!enabled)('resident mode (native client + warm server)', () => {
     expect(status().requests).toBe(before + calls.length);
   }, 120_000);
 
+  it('resident: bad input is one coded line, exit 2', async () => {
+    const [action, idle] = await Promise.all([runCli(['resident', 'restart']), runCli(['resident', 'start', '--idle-timeout', 'soon'])]);
+    expect(action).toMatchObject({ code: 2, stdout: '', stderr: 'polywave: error[X001_INVALID_INPUT]: resident expects start, stop or status, got "restart"\n' });
+    expect(idle).toMatchObject({ code: 2, stdout: '', stderr: 'polywave: error[X001_INVALID_INPUT]: --idle-timeout expects a positive number of seconds, got "soon"\n' });
+  }, 60_000);
+
   it('runs a command that writes (set-completion) through node, which really writes; POLYWAVE_RESIDENT=0 bypasses the server', async () => {
     const file = path.join(scratch, 'IMPL-write.yaml');
     copyFileSync(valid, file);
