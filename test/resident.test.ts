@@ -7,7 +7,7 @@ import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, mkdtempSync,
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { processAlive } from '../src/cli/resident-server.js';
+import { processAlive, residentCapable } from '../src/cli/resident-server.js';
 import { binPath, corpusRoot, repoRoot, runCli } from './support/cli.js';
 
 const client = path.join(repoRoot, 'dist', 'native', 'polywave-client');
@@ -74,6 +74,27 @@ const alive = processAlive;
 function manifest(slug: string): string {
   return readFileSync(valid, 'utf8').replace(/^feature_slug: .*$/m, `feature_slug: ${slug}`);
 }
+
+describe('what runs resident', () => {
+  it('only read-only calls of the allow-list: no stdin, no writing flag, no --follow, no analysis engine (per-process state)', ({ expect }) => {
+    const capable = [['validate', 'x.yaml'], ['--repo-dir', 'r', 'list-impls'], ['--repo-dir=r', 'check-completion', 'x', '--agent', 'A'], ['query', 'events', '--limit', '100'], ['metrics', 'slug'], ['scan-stubs', 'a.ts']];
+    const not = [
+      ['validate', 'x.yaml', '--fix'],
+      ['validate', 'x.yaml', '--fix=true'],
+      ['validate', '-'],
+      ['scan-stubs', 'a.ts', '--append-impl', 'x.yaml', '--wave', '1'],
+      ['query', 'events', '--follow'],
+      ['check-callers', 'name'],
+      ['analyze-deps', '--files', 'a.ts'],
+      ['set-completion', 'x.yaml'],
+      ['hook', 'post-tool-use'],
+      ['--help'],
+      [],
+    ];
+    expect(capable.filter((argv) => !residentCapable(argv))).toEqual([]);
+    expect(not.filter((argv) => residentCapable(argv))).toEqual([]);
+  });
+});
 
 describe.skipIf(!enabled)('the native client build', () => {
   it('compiles it into dist/native and bin/polywave-fast; under npm pack both are the portable form (no compiled code in the tarball)', ({ expect }) => {

@@ -1487,7 +1487,7 @@ export const commandTable: CommandSpec[] = [
       'Actions: start (returns once the server answers), stop, status (exit 0 running, 1 not).\n' +
       'Socket: $POLYWAVE_RESIDENT_SOCKET, else <tmp>/polywave-<uid>/resident-<hash of package dir and version>.sock (directory 0700, yours, not a symlink).\n' +
       'Resident commands: validate, validate-program, check-completion, scan-stubs, list-impls, list-programs, resolve-impl, program-status, query, metrics,\n' +
-      'check-callers, analyze-deps, check-conflicts, freeze-check (not with -, --fix, --append-impl or --follow); anything else runs in node. POLYWAVE_RESIDENT=0 turns the client off.\n' +
+      'check-conflicts, freeze-check (not with -, --fix, --append-impl or --follow); anything else runs in node. POLYWAVE_RESIDENT=0 turns the client off.\n' +
       'The server stops when idle, when its socket file is removed or replaced, and when the installed code changes (docs/performance.md).',
     load: () => import('./commands/resident.js'),
   },

@@ -25,7 +25,14 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CommandIo, CommandResult } from './io.js';
 
-/** Commands that change nothing and take env/cwd only from their io: the only ones run resident. */
+/**
+ * Commands that change nothing, take env/cwd only from their io and keep no state in the process
+ * between calls: the only ones run resident. Not check-callers/analyze-deps (yet): the analysis
+ * engine keeps per-process state that a long-lived server would carry from one call to the next —
+ * check-callers' `lineCache` (context lines of files as first read: an edited file would show its old
+ * lines), `repoContext`'s per-path repository roots, and the cumulative `engineCounters` behind
+ * POLYWAVE_ANALYSIS_STATS=1. They can join once that state is per call.
+ */
 export const residentCommands: ReadonlySet<string> = new Set([
   'validate',
   'validate-program',
@@ -37,8 +44,6 @@ export const residentCommands: ReadonlySet<string> = new Set([
   'program-status',
   'query',
   'metrics',
-  'check-callers',
-  'analyze-deps',
   'check-conflicts',
   'freeze-check',
 ]);
@@ -49,6 +54,7 @@ const notResidentArguments = new Set(['-', '--fix', '--follow', '-f', '--append-
 export const requestMagic = 'PWR1';
 /** A request larger than this (argv + environment) is refused: the socket is the user's only, but a bound is cheap. */
 const maxRequestBytes = 16 * 1024 * 1024;
+const requestTimeoutMs = 10_000;
 
 /** The package directory (realpath), found from this module: dist/cli/ and dist/bundle/ are both two levels down. */
 export function packageDir(): string {
@@ -362,20 +368,32 @@ export async function runResidentServer(options: ServerOptions): Promise<string>
   server.on('connection', (socket) => {
     armIdle();
     socket.on('error', () => undefined);
-    let buffer = Buffer.alloc(0);
+    const chunks: Buffer[] = [];
+    let received = 0;
     let handled = false;
+    let length = -1;
+    // A request must arrive whole within 10 s (a connection that sends nothing, or half, is dropped).
+    socket.setTimeout(requestTimeoutMs, () => {
+      if (!handled) socket.destroy();
+    });
     socket.on('data', (chunk: Buffer) => {
       if (handled) return;
-      buffer = Buffer.concat([buffer, chunk]);
-      if (buffer.length < 8) return;
-      if (buffer.toString('latin1', 0, 4) !== requestMagic || buffer.readUInt32BE(4) > maxRequestBytes) {
-        handled = true;
-        socket.destroy();
-        return;
+      chunks.push(chunk);
+      received += chunk.length;
+      if (received < 8) return;
+      if (length < 0) {
+        const head = Buffer.concat(chunks).subarray(0, 8);
+        if (head.toString('latin1', 0, 4) !== requestMagic || head.readUInt32BE(4) > maxRequestBytes) {
+          handled = true;
+          socket.destroy();
+          return;
+        }
+        length = head.readUInt32BE(4);
       }
-      const length = buffer.readUInt32BE(4);
-      if (buffer.length < 8 + length) return;
+      if (received < 8 + length) return;
       handled = true;
+      socket.setTimeout(0);
+      const buffer = Buffer.concat(chunks);
       let request: ParsedRequest;
       try {
         request = decodeRequest(buffer.subarray(8, 8 + length));
@@ -399,7 +417,10 @@ export async function runResidentServer(options: ServerOptions): Promise<string>
         socket.end(frame('n', Buffer.from([0])));
         return;
       }
-      queue = queue.then(() => runOne(request, socket));
+      // A failed request must not stop the ones queued after it.
+      queue = queue.then(() => runOne(request, socket)).catch(() => {
+        if (!socket.destroyed) socket.destroy();
+      });
     });
   });
 
