@@ -12,6 +12,7 @@ import { expectedJobId, queueNameFor, remoteKey, type AgentJobData, type AgentJo
 import { createRedisDispatcher } from '../src/dispatch/redis-dispatcher.js';
 import { assertRedisReachable } from '../src/dispatch/redis-url.js';
 import { listWorkers, writeWorkerRecord } from '../src/dispatch/registry.js';
+import { journalPaths, readJournal } from '../src/engine/journal.js';
 import { runCli } from './support/cli.js';
 import { createDispatchRepo, gitEnv, produceJob, queueOf, lettersScript, runWaveCli, startRedis, startWorker, waveResult, type DispatchRepo, type TestRedis, type TestWorker } from './dispatch-support.js';
 
@@ -34,7 +35,7 @@ let lost: DispatchRepo;
 // Attacks F6, F7, F12–F14: shared remotes of their own (copies of `remoteDir` with the base), each
 // served by the workers of one test only (a worker takes only its remote's jobs), so the tests that
 // kill, stop and signal workers run concurrently with the others.
-const mirrors: Record<'r6' | 'r12', string> = { r6: '', r12: '' };
+const mirrors: Record<'r6' | 'r12' | 'r17', string> = { r6: '', r12: '', r17: '' };
 const extraWorkers: TestWorker[] = [];
 
 beforeAll(async () => {
@@ -432,6 +433,58 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
       for (const member of pool) member.child.kill('SIGKILL');
     }
   }, 240_000);
+
+  it.concurrent('issue 17 item 4 (E23A): a worker SIGKILLed mid-job → the job reruns on another worker whose agent gets the journal recovered from the job’s progress; the orchestrator’s journal keeps both runs’ entries', async ({ expect }) => {
+    const remote = mirrors.r17;
+    // The first worker's agent waits in bash ($J_SLOW s) until it is killed; the taker's does not wait.
+    const spawnWorker = async (id: string, slow: string) => {
+      const started = await startWorker({ id, redisUrl: redis.url, remote, dir: path.join(scratch, `worker-${id}`), env: { J_SLOW: slow } });
+      extraWorkers.push(started);
+      return started;
+    };
+    const first = await spawnWorker('ja', '60');
+    const pool = [first];
+    const branch = 'polywave/hostile/wave1-agent-D';
+    const worktree = hostile.repo.sibling('wt-journal-D');
+    await hostile.repo.git.worktreeAdd({ path: worktree, branch, base, createBranch: true });
+    // The rerun fails unless its prompt carries the first run's write and command (E23A summary).
+    const scriptPath = hostile.repo.sibling('journal-D.yaml');
+    writeFileSync(scriptPath, ['version: 1', 'steps:', '  - write: { path: src/d.js, content: "export const d = 1;\\n" }', '  - bash: "echo journal-marker-j"', '  - bash: \'sleep "${J_SLOW:-0}"\'', '  - expect_prompt: "## Session Context (Recovered from Tool Journal)"', '  - expect_prompt: "- src/d.js"', '  - expect_prompt: "`echo journal-marker-j`"', '  - commit: "feat(D): d"', '  - report: { status: complete, verification: PASS, notes: "done" }', ''].join('\n'));
+    const journal = journalPaths(hostile.repo.dir, 'hostile', 1, 'D');
+    const env = { ...process.env, ...gitEnv };
+    const dispatcher = await createRedisDispatcher({ url: redis.url, remote, cwd: scratch, env, pollMs: 200 });
+    const queue = new Queue(queueNameFor([], remoteKey(remote)), { connection: { host: '127.0.0.1', port: redis.port } });
+    try {
+      const running = dispatcher.runAgentJob({
+        options: { agentId: 'D', role: 'wave', wave: 1, model: `script:${scriptPath}`, systemPrompt: 's', prompt: 'journal', cwd: worktree, branch, baseCommit: base, policy: { root: worktree, ownedFiles: ['src/d.js'], branch }, env, journal },
+        context: { slug: 'hostile', wave: 1, agentId: 'D', attempt: 1, baseCommit: base, branch, repoRoot: hostile.repo.dir, solo: false },
+      });
+      let jobId = '';
+      await until(() => (jobId = /job (\S+): agent D of hostile/.exec(first.log())?.[1] ?? '') !== '', 60_000, 'the first worker to start the job');
+      const second = await spawnWorker('jb', '0');
+      pool.push(second);
+      const relayed = async () => ((await Job.fromId(queue, jobId))?.progress as { journal?: unknown[] } | undefined)?.journal?.length ?? 0;
+      // The write, the echo (use + result each) and the waiting bash call reached Redis: the worker dies.
+      await until(async () => (await relayed()) >= 5, 60_000, 'the relayed journal');
+      first.child.kill('SIGKILL');
+      const result = await running;
+      expect(result.outcome.failure).toBeUndefined();
+      expect(result.outcome.status).toBe('finished');
+      expect(result.dispatch!.worker).toBe(second.id);
+      expect(result.dispatch!.stalls).toBe(1);
+      expect(second.log()).toContain(`job ${jobId}: journal recovered from an earlier run (5 entries)`);
+      // Both runs' entries in the orchestrator's journal: the first run's five, then the rerun's.
+      const entries = await readJournal(journal.index);
+      const pairs = (...tools: string[]) => tools.flatMap((tool) => [`tool_use:${tool}`, `tool_result:${tool}`]);
+      expect(entries.map((entry) => `${entry.kind}:${entry.tool_name}`)).toEqual([...pairs('write_file', 'bash'), 'tool_use:bash', ...pairs('write_file', 'bash', 'bash', 'git_commit', 'set_completion')]);
+      expect(entries.filter((entry) => entry.input?.command === 'echo journal-marker-j')).toHaveLength(2);
+      expect(entries.every((entry) => entry.content_file === undefined)).toBe(true);
+    } finally {
+      await dispatcher.close();
+      await queue.close();
+      for (const member of pool) member.child.kill('SIGKILL');
+    }
+  }, 180_000);
 
   it.concurrent('F6: a job of another shared remote is never taken; a remote no worker serves fails DISPATCH_NO_WORKER naming it', async ({ expect }) => {
     const remote = mirrors.r6;
