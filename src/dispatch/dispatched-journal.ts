@@ -33,11 +33,15 @@ export async function appendNewJournalEntries(paths: Pick<JournalPaths, 'dir' | 
  * Issue 17 item 4 (E23A): when a dispatched attempt ends — a result or a failure — the tool journal
  * its worker(s) relayed in the job's progress is kept in the orchestrator's own journal of the
  * agent, so a later relaunch (E19 retry, `polywave retry`) recovers its context from it exactly as
- * for an agent that ran in this process. Best effort: the attempt's result is returned unchanged.
+ * for an agent that ran in this process — except when the orchestrator was interrupted (`aborted`:
+ * the job goes on). Best effort: the attempt's result is returned unchanged.
  */
 export async function keepJobJournal<T extends AgentJobResult>(result: T, journal: JournalPaths | undefined, readJob: (jobId: string) => Promise<{ progress?: unknown } | undefined>): Promise<T> {
   const jobId = result.dispatch?.job_id;
-  if (!journal || !jobId) return result;
+  // Interrupted here while the job runs on: the next run of this attempt must enqueue the very same
+  // content to reuse it (E9), so its prompt must not gain a recovered context now; the entries are
+  // kept when that run reads the job's result.
+  if (!journal || !jobId || result.outcome.status === 'aborted') return result;
   try {
     let timer: NodeJS.Timeout | undefined;
     const job = await Promise.race([readJob(jobId), new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), readTimeoutMs)))]).finally(() => clearTimeout(timer));

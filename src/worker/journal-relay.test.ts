@@ -2,7 +2,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { appendNewJournalEntries } from '../dispatch/dispatched-journal.js';
+import { appendNewJournalEntries, keepJobJournal } from '../dispatch/dispatched-journal.js';
+import type { AgentJobResult } from '../dispatch/dispatcher.js';
 import { journalPaths, readJournal, type ToolEntry } from '../engine/journal.js';
 import { boundJournal, createJournalRelay, journalOfProgress, relayMaxChars, relayMaxEntries, seedJobJournal, withRecoveredContext } from './journal-relay.js';
 
@@ -81,5 +82,20 @@ describe('journal relay (issue 17 item 4, E23A across machines)', () => {
     expect(await appendNewJournalEntries(mine, progress.journal)).toBe(3);
     expect(await appendNewJournalEntries(mine, [...progress.journal, use(4)])).toBe(1);
     expect((await readJournal(mine.index)).map((entry) => entry.tool_use_id)).toEqual(['c1', 'c2', 'c2', 'c4']);
+
+    // When an attempt ends: the job's progress is read and kept — unless the orchestrator was interrupted
+    // while the job runs on (E9: the next run must enqueue the same prompt, without a recovered context).
+    const kept = journalPaths(path.join(scratch, 'kept'), 'demo', 1, 'A');
+    const result = (status: string) => ({ outcome: { status }, dispatch: { dispatcher: 'redis', job_id: 'demo.w1.A.x', stalls: 0 } }) as unknown as AgentJobResult;
+    const read: string[] = [];
+    const readJob = async (id: string) => (read.push(id), { progress: { journal: [use(7)] } });
+    const aborted = result('aborted');
+    expect(await keepJobJournal(aborted, kept, readJob)).toBe(aborted);
+    expect(read).toEqual([]);
+    expect(await keepJobJournal(result('failed'), kept, readJob)).toMatchObject({ outcome: { status: 'failed' } });
+    expect(read).toEqual(['demo.w1.A.x']);
+    expect((await readJournal(kept.index)).map((entry) => entry.tool_use_id)).toEqual(['c7']);
+    // Redis away: the attempt's result comes back unchanged.
+    expect(await keepJobJournal(result('finished'), kept, () => Promise.reject(new Error('down')))).toMatchObject({ outcome: { status: 'finished' } });
   });
 });
