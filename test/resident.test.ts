@@ -145,7 +145,8 @@ describe.skipIf(!enabled)('resident mode (native client + warm server)', () => {
     if (bundleTimes) utimesSync(bundle, bundleTimes.atime, bundleTimes.mtime);
     const running = status();
     for (const pid of [serverPid, running.pid ?? 0]) {
-      if (pid > 0 && alive(pid)) process.kill(pid, 'SIGTERM');
+      // SIGKILL: a server left stopped (SIGSTOP) by a failed case would not act on SIGTERM
+      if (pid > 0 && alive(pid)) process.kill(pid, 'SIGKILL');
     }
     if (scratch) rmSync(scratch, { recursive: true, force: true });
   });
