@@ -7,6 +7,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queueNameFor, remoteKey } from '../src/dispatch/job.js';
 import { listWorkers } from '../src/dispatch/registry.js';
+import { journalPaths } from '../src/engine/journal.js';
 import { parseImpl } from '../src/protocol/parse-impl.js';
 import { repoRoot, runCli } from './support/cli.js';
 import { createDispatchRepo, createGuardedRemote, produceJob, type DispatchRepo, freePort, gitEnv, lettersScript, mergeOrder, runWaveCli, startRedis, startWorker, treeWithoutManifest, waveAgents, waveResult, type TestRedis, type TestWorker } from './dispatch-support.js';
@@ -230,6 +231,8 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
     // WAVE_EXECUTING): same attempt, same content, so the same job id. That job, completed in BullMQ
     // with a failed outcome, runs again on a worker instead of handing the old failure back.
     writeFileSync(target.implPath, readFileSync(target.implPath, 'utf8').replace(/^state: BLOCKED$/m, 'state: WAVE_EXECUTING'));
+    // Killed mid-wave: before the attempt's end was handled, so the job's relayed journal was not kept yet (issue 17 item 4; kept, it would put a recovered context in the prompt: another job).
+    rmSync(journalPaths(target.repo.dir, 'retried', 1, 'A').index, { force: true });
     const secondRun = await runWaveCli(target, 1, { redisUrl: redis.url });
     const second = waveResult(secondRun);
     expect(second.state, secondRun.stderr.slice(-800)).toBe('BLOCKED');

@@ -1,6 +1,6 @@
 import { appendFile, mkdir } from 'node:fs/promises';
 import { readJournal, type JournalPaths, type ToolEntry } from '../engine/journal.js';
-import { journalOfProgress } from '../worker/journal-relay.js';
+import { fromPortableJournal, journalOfProgress } from '../worker/journal-relay.js';
 import type { AgentJobResult } from './dispatcher.js';
 
 /** How long the orchestrator waits for the job's progress (Redis away: the attempt's outcome is not held up). */
@@ -45,7 +45,8 @@ export async function keepJobJournal<T extends AgentJobResult>(result: T, journa
   try {
     let timer: NodeJS.Timeout | undefined;
     const job = await Promise.race([readJob(jobId), new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), readTimeoutMs)))]).finally(() => clearTimeout(timer));
-    if (job) await appendNewJournalEntries(journal, journalOfProgress(job.progress));
+    // The worker's worktree paths (relayed as {{POLYWAVE_WORKTREE}}) read as this agent's local worktree.
+    if (job) await appendNewJournalEntries(journal, fromPortableJournal(journalOfProgress(job.progress), result.jail.policy.root));
   } catch {
     // the journal is informational here
   }

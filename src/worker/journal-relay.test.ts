@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { appendNewJournalEntries, keepJobJournal } from '../dispatch/dispatched-journal.js';
 import type { AgentJobResult } from '../dispatch/dispatcher.js';
 import { journalPaths, readJournal, type ToolEntry } from '../engine/journal.js';
-import { boundJournal, createJournalRelay, journalOfProgress, relayMaxChars, relayMaxEntries, seedJobJournal, withRecoveredContext } from './journal-relay.js';
+import { boundJournal, createJournalRelay, journalOfProgress, relayMaxChars, relayMaxEntries, seedJobJournal, toPortableJournal, withRecoveredContext } from './journal-relay.js';
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-journal-relay-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -86,15 +86,18 @@ describe('journal relay (issue 17 item 4, E23A across machines)', () => {
     // When an attempt ends: the job's progress is read and kept — unless the orchestrator was interrupted
     // while the job runs on (E9: the next run must enqueue the same prompt, without a recovered context).
     const kept = journalPaths(path.join(scratch, 'kept'), 'demo', 1, 'A');
-    const result = (status: string) => ({ outcome: { status }, dispatch: { dispatcher: 'redis', job_id: 'demo.w1.A.x', stalls: 0 } }) as unknown as AgentJobResult;
+    const result = (status: string) => ({ outcome: { status }, jail: { policy: { root: '/orch/wt-A' } }, dispatch: { dispatcher: 'redis', job_id: 'demo.w1.A.x', stalls: 0 } }) as unknown as AgentJobResult;
     const read: string[] = [];
-    const readJob = async (id: string) => (read.push(id), { progress: { journal: [use(7)] } });
+    // The worker relays its worktree as {{POLYWAVE_WORKTREE}}; the orchestrator reads it as its own worktree.
+    const relayed = toPortableJournal([use(7, { command: 'cat /w/work/job-1/src/a.js' })], '/w/work/job-1');
+    expect(relayed[0]!.input).toEqual({ command: 'cat {{POLYWAVE_WORKTREE}}/src/a.js' });
+    const readJob = async (id: string) => (read.push(id), { progress: { journal: relayed } });
     const aborted = result('aborted');
     expect(await keepJobJournal(aborted, kept, readJob)).toBe(aborted);
     expect(read).toEqual([]);
     expect(await keepJobJournal(result('failed'), kept, readJob)).toMatchObject({ outcome: { status: 'failed' } });
     expect(read).toEqual(['demo.w1.A.x']);
-    expect((await readJournal(kept.index)).map((entry) => entry.tool_use_id)).toEqual(['c7']);
+    expect((await readJournal(kept.index)).map((entry) => entry.input)).toEqual([{ command: 'cat /orch/wt-A/src/a.js' }]);
     // Redis away: the attempt's result comes back unchanged.
     expect(await keepJobJournal(result('finished'), kept, () => Promise.reject(new Error('down')))).toMatchObject({ outcome: { status: 'finished' } });
   });

@@ -1,6 +1,7 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { readJournal, recoverJournalContext, type JournalPaths, type ToolEntry } from '../engine/journal.js';
 import { recoveredContextHeading } from '../agents/prompts/wave.js';
+import { worktreeToken } from '../dispatch/job.js';
 
 /**
  * Issue 17 item 4 (E23A across machines): the tool journal of a dispatched agent lives in its
@@ -51,6 +52,19 @@ export function boundJournal(entries: readonly ToolEntry[], limits: { maxEntries
   }
   return kept.reverse();
 }
+
+/**
+ * `entries` with every occurrence of the path `from` replaced by `to`: the worker's worktree travels
+ * as `{{POLYWAVE_WORKTREE}}` (as in the job's prompts) and is read back as the reader's own worktree.
+ */
+export function mapJournalPath(entries: readonly ToolEntry[], from: string, to: string): ToolEntry[] {
+  if (from === '' || from === to) return [...entries];
+  const quoted = (text: string) => JSON.stringify(text).slice(1, -1);
+  return JSON.parse(JSON.stringify(entries).split(quoted(from)).join(quoted(to))) as ToolEntry[];
+}
+
+export const toPortableJournal = (entries: readonly ToolEntry[], worktree: string): ToolEntry[] => mapJournalPath(entries, worktree, worktreeToken);
+export const fromPortableJournal = (entries: readonly ToolEntry[], worktree: string): ToolEntry[] => mapJournalPath(entries, worktreeToken, worktree);
 
 /** The entries of a job's progress (anything else in it — or a hostile value — yields none). */
 export function journalOfProgress(progress: unknown): ToolEntry[] {
@@ -120,10 +134,11 @@ export function createJournalRelay(paths: Pick<JournalPaths, 'index'>, publish: 
  * with the entries of the job's progress — a previous run of THIS job on a worker that died. Returns
  * the recovered context (E23A summary) when there were any.
  */
-export async function seedJobJournal(paths: JournalPaths, progress: unknown): Promise<{ entries: number; markdown?: string }> {
+export async function seedJobJournal(paths: JournalPaths, progress: unknown, worktree?: string): Promise<{ entries: number; markdown?: string }> {
   await rm(paths.dir, { recursive: true, force: true });
   await mkdir(paths.results_dir, { recursive: true });
-  const entries = journalOfProgress(progress);
+  const relayed = journalOfProgress(progress);
+  const entries = worktree === undefined ? relayed : fromPortableJournal(relayed, worktree);
   await writeFile(paths.index, entries.map((entry) => `${JSON.stringify(entry)}\n`).join(''));
   if (entries.length === 0) return { entries: 0 };
   const recovered = await recoverJournalContext(paths);

@@ -13,7 +13,7 @@ import { claimWorkerId, removeWorkerRecord, workerIdPattern, writeWorkerRecord, 
 import { journalPaths } from '../engine/journal.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { createGit } from '../git/git-cli.js';
-import { createJournalRelay, seedJobJournal, withRecoveredContext, type JournalRelay } from './journal-relay.js';
+import { createJournalRelay, seedJobJournal, toPortableJournal, withRecoveredContext, type JournalRelay } from './journal-relay.js';
 import { buildCompletionReport, type CompletionReportInput } from '../protocol/completion-report.js';
 
 /** Options of {@link startWorker}. */
@@ -308,10 +308,10 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       journalDir = inside(path.join(dir, 'journals'), data.job_id);
       const journal = journalPaths(journalDir, data.slug, data.wave, data.agent);
       await journalCleanups.get(journalDir);
-      const seeded = await seedJobJournal(journal, job.progress);
+      const seeded = await seedJobJournal(journal, job.progress, worktree);
       if (seeded.entries > 0) log(`job ${data.job_id}: journal recovered from an earlier run (${seeded.entries} entries)`);
       const prompt = seeded.markdown ? withRecoveredContext(localize(data.prompt), seeded.markdown) : localize(data.prompt);
-      relay = createJournalRelay(journal, (entries) => job.updateProgress({ journal: entries }));
+      relay = createJournalRelay(journal, (entries) => job.updateProgress({ journal: toPortableJournal(entries, worktree) }));
       const implPath = data.impl_path && existsSync(path.join(worktree, data.impl_path)) ? path.join(worktree, data.impl_path) : undefined;
       let report: Record<string, unknown> | undefined;
       const events: AgentEvent[] = [];
