@@ -4,7 +4,7 @@ import { fromPortableJournal, journalOfProgress } from '../worker/journal-relay.
 import type { AgentJobResult } from './dispatcher.js';
 
 /** How long the orchestrator waits for the job's progress (Redis away: the attempt's outcome is not held up). */
-const readTimeoutMs = 3000;
+const readTimeoutMs = 1500;
 
 const entryKey = (entry: ToolEntry) => `${entry.ts ?? ''}|${entry.kind ?? ''}|${entry.tool_use_id ?? ''}|${entry.tool_name ?? ''}`;
 
