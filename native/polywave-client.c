@@ -214,9 +214,9 @@ static void start_server(const char *socket_file) {
       if (null_fd > 2) close(null_fd);
     }
     if (chdir("/") != 0) _exit(1);
-    /* The server runs in "/": a relative POLYWAVE_RESIDENT_SOCKET must name the same file there. */
-    const char *explicit_path = getenv("POLYWAVE_RESIDENT_SOCKET");
-    if (explicit_path && *explicit_path) setenv("POLYWAVE_RESIDENT_SOCKET", socket_file, 1);
+    /* The server listens where this client looks: the absolute path (the server runs in "/"), and the
+       name hashed from the version compiled in here even if package.json says another one since. */
+    setenv("POLYWAVE_RESIDENT_SOCKET", socket_file, 1);
     signal(SIGPIPE, SIG_DFL);
     char *args[] = {"node", launcher, "resident", "start", "--foreground", NULL};
     execvp("node", args);

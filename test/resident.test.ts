@@ -269,6 +269,21 @@ describe.skipIf(!enabled)('resident mode (native client + warm server)', () => {
     expect(statusIn().running).toBe(false);
   }, 60_000);
 
+  it('resident stop signals only a resident server, never whatever process reused a stale pid file\'s pid', async () => {
+    const dir = path.join(scratch, 'pid-reuse');
+    mkdirSync(dir, { mode: 0o700 });
+    const bystander = spawn('sleep', ['60'], { stdio: 'ignore' });
+    try {
+      writeFileSync(path.join(dir, 'r.sock.pid'), `${bystander.pid}\n`);
+      const stop = spawnSync(process.execPath, [binPath, 'resident', 'stop', '--json'], { encoding: 'utf8', env: { ...process.env, POLYWAVE_RESIDENT_SOCKET: path.join(dir, 'r.sock') } });
+      expect(stop.status).toBe(0);
+      expect(JSON.parse(stop.stdout)).toMatchObject({ stopped: false, running: false, pid: null });
+      expect(alive(bystander.pid!)).toBe(true);
+    } finally {
+      bystander.kill('SIGKILL');
+    }
+  }, 60_000);
+
   it('a stale server (bundle changed) is not used and exits; the call answers through node and a new server takes the socket', async () => {
     const old = status();
     expect(old.pid).toBe(serverPid);

@@ -251,25 +251,28 @@ export function sendRequest(socketPath: string, request: ParsedRequest, timeoutM
   });
 }
 
-/** What identifies the code a server runs: the version and the entry file's size and mtime. */
+/**
+ * What identifies the code a server runs: the version and the size and mtime of both entry files
+ * (bin/polywave.js runs the newer of dist/bundle/main.js and dist/cli/main.js: a `tsc` alone changes
+ * what node runs, so it must make the server stale too).
+ */
 function bundleIdentity(root: string): string {
-  const bundle = path.join(root, 'dist', 'bundle', 'main.js');
-  const modules = path.join(root, 'dist', 'cli', 'main.js');
   let version = '?';
   try {
     version = readVersion(root);
   } catch {
     // unreadable package.json: compared as '?'
   }
-  for (const file of [bundle, modules]) {
+  const parts = [version];
+  for (const file of [path.join(root, 'dist', 'bundle', 'main.js'), path.join(root, 'dist', 'cli', 'main.js')]) {
     try {
       const stats = statSync(file);
-      return `${version}:${file}:${stats.size}:${stats.mtimeMs}`;
+      parts.push(`${stats.size}:${stats.mtimeMs}`);
     } catch {
-      // next
+      parts.push('none');
     }
   }
-  return `${version}:none`;
+  return parts.join(':');
 }
 
 /** True when `pid` runs: exists for kill(pid, 0) and, on Linux, is not a zombie that nothing reaped (a container's init may not). */
@@ -333,6 +336,8 @@ export async function runResidentServer(options: ServerOptions): Promise<string>
   let idleTimer: NodeJS.Timeout | undefined;
   const armIdle = () => {
     if (idleTimer) clearTimeout(idleTimer);
+    // A stopping server ends when its queue drains: no new timer may keep it alive.
+    if (stopping) return;
     idleTimer = setTimeout(() => stop('idle'), options.idleTimeoutMs);
   };
 

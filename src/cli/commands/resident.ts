@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { openSync } from 'node:fs';
+import { openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
@@ -12,6 +12,16 @@ function idleSeconds(value: unknown): number {
   const text = String(value).trim();
   if (!/^\d+(\.\d+)?$/.test(text) || Number(text) <= 0) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `--idle-timeout expects a positive number of seconds, got "${text}"` });
   return Number(text);
+}
+
+/** True when `pid`'s command line is a polywave resident server's (Linux /proc; elsewhere, trusted). */
+function isResidentServer(pid: number): boolean {
+  try {
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    return argv.includes('resident') && argv.includes('start');
+  } catch {
+    return process.platform !== 'linux';
+  }
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -65,24 +75,32 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     else io.stdout(status ? `running: pid ${String(status.pid)}, ${String(status.requests)} request(s), socket ${socketPath}\n` : `not running (socket ${socketPath})\n`);
     return status ? 0 : 1;
   }
-  // stop
-  const pid = readPidFile(`${socketPath}.pid`) ?? ((await residentStatus(socketPath))?.pid as number | undefined);
-  let stopped = false;
-  if (pid !== undefined) {
-    try {
-      process.kill(pid, 'SIGTERM');
-      for (let waited = 0; waited < 10_000; waited += 50) {
-        if (!processAlive(pid)) {
-          stopped = true;
-          break;
-        }
-        await sleep(50);
-      }
-    } catch {
-      stopped = false;
-    }
+  // stop: only a process that is our server — the one answering on the socket, or the pid file's
+  // holder when its command line is `… resident start` (a pid file outlives a killed server; its pid
+  // may belong to anything since).
+  const answering = (await residentStatus(socketPath))?.pid as number | undefined;
+  const recorded = readPidFile(`${socketPath}.pid`);
+  const pid = answering ?? (recorded !== undefined && processAlive(recorded) && isResidentServer(recorded) ? recorded : undefined);
+  if (pid === undefined) {
+    if (json) printJson(io, { stopped: false, running: false, pid: null, socket: socketPath });
+    else io.stdout(`no resident server was running (socket ${socketPath})\n`);
+    return 0;
   }
-  if (json) printJson(io, { stopped, pid: pid ?? null, socket: socketPath });
-  else io.stdout(stopped ? `stopped the resident server (pid ${pid})\n` : `no resident server was running (socket ${socketPath})\n`);
-  return 0;
+  let stopped = false;
+  try {
+    process.kill(pid, 'SIGTERM');
+    // A request in progress finishes first.
+    for (let waited = 0; waited < 30_000; waited += 50) {
+      if (!processAlive(pid)) {
+        stopped = true;
+        break;
+      }
+      await sleep(50);
+    }
+  } catch {
+    stopped = !processAlive(pid);
+  }
+  if (json) printJson(io, { stopped, running: !stopped, pid, socket: socketPath });
+  else io.stdout(stopped ? `stopped the resident server (pid ${pid})\n` : `the resident server (pid ${pid}) is still stopping (a request is running)\n`);
+  return stopped ? 0 : 1;
 }
