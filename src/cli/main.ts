@@ -1,3 +1,4 @@
+import { invokedCommandName } from './invoked-command.js';
 import { Command, CommanderError, Option } from 'commander';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { commandTable } from './command-table.js';
@@ -45,15 +46,8 @@ export function formatErrorLine(error: PolywaveError): string {
  * (`[--repo-dir D] <command> …`); undefined for help, version, an unknown name or no command.
  */
 function invokedCommand(argv: string[]): CommandSpec | undefined {
-  let index = 0;
-  while (index < argv.length) {
-    const argument = argv[index]!;
-    if (argument === '--repo-dir') index += 2;
-    else if (argument.startsWith('--repo-dir=')) index += 1;
-    else if (argument.startsWith('-')) return undefined;
-    else return commandTable.find((spec) => spec.name === argument);
-  }
-  return undefined;
+  const name = invokedCommandName(argv);
+  return name === undefined ? undefined : commandTable.find((spec) => spec.name === name);
 }
 
 /**

@@ -23,6 +23,7 @@ import { lstatSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, s
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { invokedCommandName } from './invoked-command.js';
 import type { CommandIo, CommandResult } from './io.js';
 
 /**
@@ -98,22 +99,10 @@ export function safeSocketDir(dir: string, create: boolean): boolean {
   }
 }
 
-/** The name of the command `argv` runs (after root `--repo-dir D`), as main() finds it. */
-function commandName(argv: readonly string[]): string | undefined {
-  let index = 0;
-  while (index < argv.length) {
-    const argument = argv[index]!;
-    if (argument === '--repo-dir') index += 2;
-    else if (argument.startsWith('--repo-dir=')) index += 1;
-    else if (argument.startsWith('-')) return undefined;
-    else return argument;
-  }
-  return undefined;
-}
 
 /** True when the call may run in the server: an allowed command, no stdin, no write flag, no --follow. */
 export function residentCapable(argv: readonly string[]): boolean {
-  const name = commandName(argv);
+  const name = invokedCommandName(argv);
   if (!name || !residentCommands.has(name)) return false;
   return !argv.some((argument) => notResidentArguments.has(argument) || /^--(fix|follow|append-impl)(=|$)/.test(argument) || /^--file=-$/.test(argument));
 }
