@@ -128,16 +128,13 @@ describe('imports and resolution', () => {
 describe('cache', () => {
   it('a second call on an unchanged tree parses nothing and is faster; a changed file is re-parsed alone', async () => {
     const repo = await analysisFixtureRepo('rust');
-    const first = performance.now();
     const cold = await analyzeRepo(repo.dir);
-    const coldMs = performance.now() - first;
     expect(cold.stats).toEqual({ parsed: 6, cached: 0 });
-    const second = performance.now();
     const warm = await analyzeRepo(repo.dir);
-    const warmMs = performance.now() - second;
+    // Nothing parsed the second time (the speed itself is measured by bench:analysis on 5,000 files: timing six
+    // small files here measured the machine's load, and failed a CI run at 107 ms warm vs 91 ms cold).
     expect(warm.stats).toEqual({ parsed: 0, cached: 6 });
     expect(warm.files).toEqual(cold.files);
-    expect(warmMs).toBeLessThan(coldMs);
 
     const entries = readdirSync(path.join(repo.dir, '.git', 'polywave', 'analysis-cache', cacheVersion), { recursive: true }).filter((name) => String(name).endsWith('.json'));
     expect(entries).toHaveLength(6);

@@ -210,16 +210,16 @@ const killPoints: Array<{ name: string; trigger: (observed: Observed) => boolean
 ];
 
 /**
- * The kill points one run goes through, in order: all of them with POLYWAVE_TEST_PROGRAM_KILL_POINTS=all, else 2
- * consecutive ones (wrapping) starting at POLYWAVE_TEST_PROGRAM_KILL_OFFSET, by default 2 × the day of the year — the
- * windows of consecutive days follow each other, so every point is covered over four days of CI runs, and each run
- * stays within the suite's 30-minute budget. The test's name
+ * The kill points one run goes through, in order: all of them with POLYWAVE_TEST_PROGRAM_KILL_POINTS=all, else N
+ * (default 1) consecutive ones (wrapping) starting at POLYWAVE_TEST_PROGRAM_KILL_OFFSET, by default N × the day of the
+ * year — consecutive days take the next points, so every point is covered over a week of CI runs, and each run stays
+ * within the suite's 30-minute budget (the suite is CPU-bound; each kill point costs a restart). The test's name
  * says which points it used, so a failure is re-run with the same offset.
  */
 function chosenKillPoints(): { points: typeof killPoints; label: string } {
-  const wanted = process.env.POLYWAVE_TEST_PROGRAM_KILL_POINTS ?? '2';
+  const wanted = process.env.POLYWAVE_TEST_PROGRAM_KILL_POINTS ?? '1';
   if (wanted === 'all' || Number(wanted) >= killPoints.length) return { points: killPoints, label: `all ${killPoints.length} points` };
-  const count = Math.max(1, Number(wanted) || 2);
+  const count = Math.max(1, Number(wanted) || 1);
   const now = new Date();
   const dayOfYear = Math.floor((now.getTime() - Date.UTC(now.getUTCFullYear(), 0, 1)) / 86_400_000);
   const offset = Number(process.env.POLYWAVE_TEST_PROGRAM_KILL_OFFSET ?? dayOfYear * count) % killPoints.length;

@@ -50,15 +50,19 @@ describe('journal relay (issue 17 item 4, E23A across machines)', () => {
       relay.touch();
       await new Promise((resolve) => setTimeout(resolve, 30));
     }
-    // 5 touches within ~150 ms: one publish (the first, at once), then the trailing one.
+    // 5 touches within ~150 ms: one publish at once (it reads the index when it runs: 1–5 entries by then),
+    // then at most the trailing one with all 5.
     await new Promise((resolve) => setTimeout(resolve, 700));
-    expect(published).toEqual([1, 5]);
+    expect(published.length).toBeGreaterThanOrEqual(1);
+    expect(published.length).toBeLessThanOrEqual(2);
+    expect(published.at(-1)).toBe(5);
+    const seen = [...published];
     await relay.close();
     // Nothing new: close publishes nothing again.
-    expect(published).toEqual([1, 5]);
+    expect(published).toEqual(seen);
     relay.touch();
     await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(published).toEqual([1, 5]);
+    expect(published).toEqual(seen);
   });
 
   it('seeds a fresh job journal from the progress and builds the recovered context section; the orchestrator adds each entry once', async () => {
