@@ -19,11 +19,12 @@
  *             'x' exit code (1 byte, last frame), 'n' not resident-capable (1 byte: 0 this command,
  *             1 this server is stopping — the client then also starts a new one), before any 'o'/'e'.
  */
-import { lstatSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { lstatSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { invokedCommandName } from './invoked-command.js';
+import { privateUserDir } from './private-dir.js';
 import type { CommandIo, CommandResult } from './io.js';
 
 /**
@@ -84,20 +85,8 @@ export function residentSocketPath(env: Readonly<Record<string, string | undefin
   return path.join(tmp, `polywave-${uid}`, `resident-${fnv1a(`${root}\n${version}`)}.sock`);
 }
 
-/**
- * True when `dir` may hold our socket: a real directory (not a symlink), owned by us, closed to
- * others (the rule list-impls-cache.ts applies to the same directory). Created (0700) when absent.
- */
-export function safeSocketDir(dir: string, create: boolean): boolean {
-  if (typeof process.getuid !== 'function') return false;
-  try {
-    if (create) mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const stats = lstatSync(dir);
-    return stats.isDirectory() && !stats.isSymbolicLink() && stats.uid === process.getuid() && (stats.mode & 0o077) === 0;
-  } catch {
-    return false;
-  }
-}
+/** True when `dir` may hold our socket (see {@link privateUserDir}). */
+export const safeSocketDir = privateUserDir;
 
 
 /** True when the call may run in the server: an allowed command, no stdin, no write flag, no --follow. */

@@ -1,6 +1,7 @@
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
+import { readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { privateUserDir } from '../private-dir.js';
 
 /**
  * What list-impls takes from one manifest: its summary fields, or why it is skipped. A pure
@@ -61,13 +62,7 @@ export class ListImplsCache {
     if (env.POLYWAVE_NO_CACHE === '1' || !code.includes('/dist/bundle/') || typeof process.getuid !== 'function') return undefined;
     const uid = process.getuid();
     const cacheDir = path.join(os.tmpdir(), `polywave-${uid}`);
-    try {
-      mkdirSync(cacheDir, { recursive: true, mode: 0o700 });
-      const stats = statSync(cacheDir);
-      if (!stats.isDirectory() || stats.uid !== uid || (stats.mode & 0o077) !== 0) return undefined;
-    } catch {
-      return undefined;
-    }
+    if (!privateUserDir(cacheDir, true)) return undefined;
     const file = path.join(cacheDir, `list-impls-${hashName(directory)}.json`);
     let previous: CacheFile | undefined;
     try {
