@@ -11,10 +11,14 @@
  *   - the socket's directory is not ours, open to others or a symlink;
  *   - no server answers (then a server is started in the background for the next call, one at a
  *     time: the pid file <socket>.pid is created with O_EXCL);
- *   - the server says the command is not resident-capable (it writes, reads stdin, …) or that it is
- *     stopping (the code on disk changed; a new server is started) — stdin is never read here;
+ *   - the server says the command is not resident-capable (it writes, reads stdin without being
+ *     resident-capable, …), that it is stopping (the code on disk changed; a new server is
+ *     started), or that the call waited or ran too long there;
  *   - the server goes away before it sent any output (the command is read-only: running it again
- *     is safe). After output was written, a lost server is one coded line and exit 2.
+ *     is safe). After output was written, or stdin was sent, a lost server is one coded line and
+ *     exit 2.
+ * Stdin is read only when the server asks for it ('i': `hook <event>` reads its payload), at most
+ * MAX_STDIN bytes, and sent on the same connection. The request carries the caller's umask.
  *
  * C99 + POSIX; Linux and macOS. Built by scripts/build-native-client.mjs (cc -O2), which defines
  * POLYWAVE_VERSION. Wire format: see src/cli/resident-server.ts.
@@ -39,6 +43,11 @@
 #ifdef __APPLE__
 #include <mach-o/dyld.h>
 #endif
+
+/* The hook payload limit (8 MiB) + 1: a larger payload is refused by the command as node refuses it. */
+#define MAX_STDIN (8u * 1024u * 1024u + 1u)
+/* Request feature bits: 1 = this client answers 'i' with its stdin. */
+#define FEATURE_STDIN 1u
 
 #ifndef POLYWAVE_VERSION
 #define POLYWAVE_VERSION "0.0.0"
@@ -103,7 +112,15 @@ static uint32_t fnv1a(const char *text, uint32_t hash) {
   return hash;
 }
 
-/* <tmp>/polywave-<uid>/resident-<fnv1a(package dir "\n" version)>.sock, or $POLYWAVE_RESIDENT_SOCKET. */
+/* A real directory (not a symlink) of ours, closed to others. */
+static int private_dir(const char *dir) {
+  struct stat st;
+  return lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == getuid() && (st.st_mode & 077) == 0;
+}
+
+/* $POLYWAVE_RESIDENT_SOCKET; else $XDG_RUNTIME_DIR/polywave/resident-<hash>.sock when that directory
+   is absolute, ours and private; else <tmp>/polywave-<uid>/resident-<hash>.sock, where hash is
+   fnv1a(package dir "\n" version) — as residentSocketPath() in src/cli/resident-server.ts. */
 static int socket_path(char *out, size_t size) {
   const char *explicit_path = getenv("POLYWAVE_RESIDENT_SOCKET");
   if (explicit_path && *explicit_path) {
@@ -112,17 +129,25 @@ static int socket_path(char *out, size_t size) {
     if (!getcwd(cwd, sizeof cwd)) return 0;
     return snprintf(out, size, "%s/%s", cwd, explicit_path) < (int)size;
   }
+  uint32_t hash = fnv1a(package_dir, 0x811c9dc5u);
+  hash = fnv1a("\n", hash);
+  hash = fnv1a(POLYWAVE_VERSION, hash);
+  char dir[PATH_MAX];
+  const char *runtime = getenv("XDG_RUNTIME_DIR");
+  if (runtime && runtime[0] == '/' && private_dir(runtime)) {
+    snprintf(dir, sizeof dir, "%s", runtime);
+    size_t length = strlen(dir);
+    while (length > 1 && dir[length - 1] == '/') dir[--length] = '\0';
+    if (length == 1) dir[0] = '\0';
+    return snprintf(out, size, "%s/polywave/resident-%08x.sock", dir, (unsigned)hash) < (int)size;
+  }
   const char *tmp = getenv("TMPDIR");
   if (!tmp || !*tmp) tmp = getenv("TMP");
   if (!tmp || !*tmp) tmp = getenv("TEMP");
   if (!tmp || !*tmp) tmp = "/tmp";
-  char dir[PATH_MAX];
   snprintf(dir, sizeof dir, "%s", tmp);
   size_t length = strlen(dir);
   while (length > 1 && dir[length - 1] == '/') dir[--length] = '\0';
-  uint32_t hash = fnv1a(package_dir, 0x811c9dc5u);
-  hash = fnv1a("\n", hash);
-  hash = fnv1a(POLYWAVE_VERSION, hash);
   return snprintf(out, size, "%s/polywave-%lu/resident-%08x.sock", dir, (unsigned long)getuid(), (unsigned)hash) < (int)size;
 }
 
@@ -318,6 +343,10 @@ int main(int argc, char **argv) {
   for (char **entry = environ; *entry; entry++) count++;
   put_u32(&request, count);
   for (char **entry = environ; *entry; entry++) put_text(&request, *entry);
+  mode_t mask = umask(0);
+  umask(mask);
+  put_u32(&request, FEATURE_STDIN);
+  put_u32(&request, (uint32_t)mask);
   uint32_t payload = (uint32_t)(request.length - 8);
   request.data[4] = (unsigned char)(payload >> 24);
   request.data[5] = (unsigned char)(payload >> 16);
@@ -353,6 +382,30 @@ int main(int argc, char **argv) {
         break;
       case 'x':
         return length > 0 ? body[0] : 2;
+      case 'i': {
+        /* The command reads stdin: all of it, at most MAX_STDIN bytes; from now on the call
+           cannot be run again by node. */
+        wrote = 1;
+        struct buffer input = {0};
+        put_u32(&input, 0);
+        unsigned char chunk[65536];
+        while (input.length - 4 < MAX_STDIN) {
+          size_t want = MAX_STDIN - (input.length - 4);
+          ssize_t n = read(0, chunk, want < sizeof chunk ? want : sizeof chunk);
+          if (n < 0 && errno == EINTR) continue;
+          if (n <= 0) break;
+          put(&input, chunk, (size_t)n);
+        }
+        uint32_t size = (uint32_t)(input.length - 4);
+        input.data[0] = (unsigned char)(size >> 24);
+        input.data[1] = (unsigned char)(size >> 16);
+        input.data[2] = (unsigned char)(size >> 8);
+        input.data[3] = (unsigned char)size;
+        int sent = write_all(fd, input.data, input.length);
+        free(input.data);
+        if (!sent) goto lost;
+        break;
+      }
       case 'n':
         close(fd);
         if (length > 0 && body[0] == 1 && !wrote) start_server(socket_file);

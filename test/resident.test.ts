@@ -36,17 +36,19 @@ interface Result {
 }
 
 /** Runs the native client with pipes (not a terminal: the resident path). */
-function runClient(args: string[], options: { cwd?: string; env?: Record<string, string | undefined>; socket?: string; beforeKill?: (pid: number) => void } = {}): Promise<Result> {
+function runClient(args: string[], options: { cwd?: string; env?: Record<string, string | undefined>; socket?: string; input?: string; started?: (pid: number) => void } = {}): Promise<Result> {
   return new Promise((resolve, reject) => {
     const child = spawn(client, args, {
       cwd: options.cwd ?? repoRoot,
       env: { ...process.env, NO_COLOR: '1', POLYWAVE_RESIDENT_SOCKET: options.socket ?? socketPath, ...options.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
+    if (options.input !== undefined) child.stdin!.end(options.input);
+    options.started?.(child.pid!);
     let stdout = '';
     let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
     child.on('error', reject);
     child.on('close', (code) => {
@@ -93,6 +95,10 @@ describe('what runs resident', () => {
     ];
     expect(capable.filter((argv) => !residentCapable(argv))).toEqual([]);
     expect(not.filter((argv) => residentCapable(argv))).toEqual([]);
+    // hook reads stdin: resident only for a client that sends it on request (features bit 0)
+    expect(residentCapable(['hook', 'pre-tool-use'], 1)).toBe(true);
+    expect(residentCapable(['hook', 'pre-tool-use'], 0)).toBe(false);
+    expect(residentCapable(['set-completion', '-'], 1)).toBe(false);
   });
 });
 
@@ -174,6 +180,41 @@ describe.skipIf(!enabled)('resident mode (native client + warm server)', () => {
     expect(status().requests).toBe(before + calls.length);
   }, 120_000);
 
+  it('hook <event> with its payload on stdin: byte-identical to node (deny, block, pass, unreadable payload), its log file gets the caller\'s umask; 150,000 arguments: one coded line', async () => {
+    const wave = { agent_type: 'polywave-wave-agent', cwd: scratch };
+    const impl = path.join(scratch, 'repo', 'docs', 'IMPL', 'IMPL-broken.yaml');
+    const calls: Array<{ args: string[]; input: string; code: number }> = [
+      { args: ['hook', 'pre-tool-use'], input: JSON.stringify({ ...wave, tool_name: 'Write', tool_input: { file_path: path.join(scratch, 'x.ts'), content: 'x' } }), code: 0 },
+      { args: ['hook', 'post-tool-use'], input: JSON.stringify({ tool_name: 'Write', tool_input: { file_path: impl }, cwd: scratch }), code: 0 },
+      { args: ['hook', 'pre-tool-use'], input: JSON.stringify({ tool_name: 'Read', tool_input: { file_path: valid } }), code: 0 },
+      { args: ['hook', 'subagent-stop'], input: 'not json', code: 2 },
+    ];
+    writeFileSync(impl, 'feature_slug: broken\nwaves: [\n');
+    const before = status().requests ?? 0;
+    for (const call of calls) {
+      const [resident, node] = await Promise.all([runClient(call.args, { input: call.input, cwd: scratch }), runCli(call.args, { input: call.input, cwd: scratch })]);
+      expect(resident, call.args.join(' ')).toEqual({ code: node.code, stdout: node.stdout, stderr: node.stderr });
+      expect(resident.code).toBe(call.code);
+    }
+    expect(status().requests).toBe(before + calls.length);
+    // the log: appended by the server with the caller's umask (027 → 0640), as node would create it
+    const log = path.join(scratch, 'hook-log.jsonl');
+    const umaskCall = await new Promise<number | null>((resolve) => {
+      const child = spawn('sh', ['-c', `umask 027 && exec "$0" hook pre-tool-use --log ${log}`, client], { cwd: scratch, env: { ...process.env, POLYWAVE_RESIDENT_SOCKET: socketPath }, stdio: ['pipe', 'ignore', 'ignore'] });
+      child.stdin.end(calls[0]!.input);
+      child.on('close', resolve);
+    });
+    expect(umaskCall).toBe(0);
+    expect(statSync(log).mode & 0o777).toBe(0o640);
+    expect(JSON.parse(readFileSync(log, 'utf8'))).toMatchObject({ event: 'pre-tool-use', action: 'deny' });
+    expect(status().requests).toBe(before + calls.length + 1);
+    // 150,000 arguments (commander overflowed V8's stack: INTERNAL with a stack trace)
+    const many = ['validate', ...Array.from({ length: 150_000 }, () => 'x')];
+    const [huge, hugeNode] = await Promise.all([runClient(many), runCli(many)]);
+    expect(huge).toEqual({ code: 2, stdout: '', stderr: 'polywave: error[RESOURCE_EXHAUSTION]: 150001 arguments: at most 65536 in one call (split the list, e.g. with xargs -n 32768)\n' });
+    expect(hugeNode).toMatchObject({ code: huge.code, stdout: huge.stdout, stderr: huge.stderr });
+  }, 60_000);
+
   it('resident: bad input is one coded line, exit 2', async () => {
     const [action, idle] = await Promise.all([runCli(['resident', 'restart']), runCli(['resident', 'start', '--idle-timeout', 'soon'])]);
     expect(action).toMatchObject({ code: 2, stdout: '', stderr: 'polywave: error[X001_INVALID_INPUT]: resident expects start, stop or status, got "restart"\n' });
@@ -253,7 +294,7 @@ describe.skipIf(!enabled)('resident mode (native client + warm server)', () => {
   it('finds the default socket the same way as the server: <TMPDIR>/polywave-<uid>/resident-<hash>.sock', async () => {
     const tmp = path.join(scratch, 'default-tmp');
     mkdirSync(tmp);
-    const env = { TMPDIR: tmp, POLYWAVE_RESIDENT_SOCKET: undefined };
+    const env = { TMPDIR: tmp, XDG_RUNTIME_DIR: undefined, POLYWAVE_RESIDENT_SOCKET: undefined };
     const first = await runClient(['list-impls', '--dir', implDir], { env });
     expect(first.code).toBe(0);
     const statusIn = () => {
@@ -267,6 +308,30 @@ describe.skipIf(!enabled)('resident mode (native client + warm server)', () => {
     expect(statusIn().requests).toBe(1);
     spawnSync(process.execPath, [binPath, 'resident', 'stop'], { env: { ...process.env, ...env } });
     expect(statusIn().running).toBe(false);
+  }, 60_000);
+
+  it('prefers $XDG_RUNTIME_DIR/polywave/ for the default socket; without it, a squatted <tmp>/polywave-<uid>/ (open to others) → node answers, no error, no server', async () => {
+    const runtime = path.join(scratch, 'xdg');
+    mkdirSync(runtime, { mode: 0o700 });
+    const tmp = path.join(scratch, 'squatted-tmp');
+    const squatted = path.join(tmp, `polywave-${process.getuid!()}`);
+    mkdirSync(squatted, { recursive: true });
+    chmodSync(squatted, 0o777);
+    const node = await runCli(['list-impls', '--dir', implDir]);
+    const squat = await runClient(['list-impls', '--dir', implDir], { env: { TMPDIR: tmp, XDG_RUNTIME_DIR: undefined, POLYWAVE_RESIDENT_SOCKET: undefined } });
+    expect(squat).toEqual({ code: 0, stdout: node.stdout, stderr: '' });
+    expect(readdirSync(squatted)).toEqual([]);
+    const env = { TMPDIR: tmp, XDG_RUNTIME_DIR: runtime, POLYWAVE_RESIDENT_SOCKET: undefined };
+    const statusIn = () => JSON.parse(spawnSync(process.execPath, [binPath, 'resident', 'status', '--json'], { encoding: 'utf8', env: { ...process.env, ...env } }).stdout) as { running: boolean; socket: string; requests?: number };
+    expect(await runClient(['list-impls', '--dir', implDir], { env })).toEqual(squat);
+    expect(await waitFor(() => statusIn().running)).toBe(true);
+    expect(statusIn().socket).toMatch(new RegExp(`^${runtime}/polywave/resident-[0-9a-f]{8}\\.sock$`));
+    expect(statSync(path.join(runtime, 'polywave')).mode & 0o777).toBe(0o700);
+    expect(await runClient(['list-impls', '--dir', implDir], { env })).toEqual(squat);
+    expect(statusIn().requests).toBe(1);
+    spawnSync(process.execPath, [binPath, 'resident', 'stop'], { env: { ...process.env, ...env } });
+    expect(statusIn().running).toBe(false);
+    expect(readdirSync(squatted)).toEqual([]);
   }, 60_000);
 
   it('resident stop signals only a resident server, never whatever process reused a stale pid file\'s pid', async () => {
@@ -319,5 +384,35 @@ describe.skipIf(!enabled)('resident mode (native client + warm server)', () => {
     expect(JSON.parse(stop.stdout)).toMatchObject({ stopped: true });
     expect(status().running).toBe(false);
     expect(existsSync(socketPath)).toBe(false);
+  }, 90_000);
+
+  it('a client killed while its call hangs in the server (a git that never answers): the server ends, the next caller is answered without waiting for it, a new server takes over', async () => {
+    const first = await runClient(['validate', valid]);
+    expect(await waitFor(() => status().running === true)).toBe(true);
+    const victim = status().pid!;
+    const fakeBin = path.join(scratch, 'hung-git');
+    const gitPid = path.join(scratch, 'hung-git.pid');
+    mkdirSync(fakeBin);
+    writeFileSync(path.join(fakeBin, 'git'), `#!/bin/sh\necho $$ > ${gitPid}\nexec sleep 30\n`, { mode: 0o755 });
+    const transcript = path.join(scratch, 'scout-transcript.txt');
+    writeFileSync(transcript, '[polywave:scout:probe] go\n');
+    const payload = JSON.stringify({ agent_type: 'polywave-scout', agent_transcript_path: transcript, cwd: scratch });
+    let clientPid = 0;
+    const hung = runClient(['hook', 'subagent-stop'], { input: payload, cwd: scratch, env: { PATH: `${fakeBin}:${process.env.PATH}` }, started: (pid) => (clientPid = pid) });
+    expect(await waitFor(() => existsSync(gitPid), 20_000)).toBe(true);
+    const sleeper = Number(readFileSync(gitPid, 'utf8'));
+    try {
+      process.kill(clientPid, 'SIGKILL');
+      expect((await hung).code).toBe(null);
+      const next = await runClient(['validate', valid]);
+      expect(next).toEqual(first);
+      // answered while the hung git still runs: nobody waited for it
+      expect(alive(sleeper)).toBe(true);
+      expect(await waitFor(() => !alive(victim))).toBe(true);
+      expect(await waitFor(() => status().running === true && status().pid !== victim)).toBe(true);
+    } finally {
+      if (alive(sleeper)) process.kill(sleeper, 'SIGKILL');
+    }
+    spawnSync(process.execPath, [binPath, 'resident', 'stop'], { env: { ...process.env, POLYWAVE_RESIDENT_SOCKET: socketPath } });
   }, 90_000);
 });

@@ -132,11 +132,23 @@ function buildProgram(io: CommandIo, setResult: (result: CommandResult) => void,
 }
 
 /**
+ * The most arguments one call takes. The option parser (commander) spreads the arguments it passes
+ * on into a call: around 130,000 of them exceed V8's stack ("Maximum call stack size exceeded"),
+ * so a longer list is refused up front with a coded line (xargs splits a list by the system's own
+ * limit, which a call of short paths can approach on Linux: 2 MiB of argv ≈ 200,000 one-letter names).
+ */
+export const maxArguments = 65_536;
+
+/**
  * Runs the CLI with `argv` (without node and script) and returns the exit code.
  * The only place that turns errors into output: PolywaveErrors become one line with their code;
  * anything else is an internal error (stack only with POLYWAVE_DEBUG=1).
  */
 export async function main(argv: string[], io: CommandIo = processIo()): Promise<CommandResult> {
+  if (argv.length > maxArguments) {
+    io.stderr(formatErrorLine(new PolywaveError({ code: 'RESOURCE_EXHAUSTION', message: `${argv.length} arguments: at most ${maxArguments} in one call (split the list, e.g. with xargs -n ${maxArguments / 2})` })));
+    return 2;
+  }
   let result: CommandResult = 0;
   const invoked = invokedCommand(argv);
   const program = buildProgram(

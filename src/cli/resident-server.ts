@@ -5,19 +5,34 @@
  * JIT that has seen the YAML parser before): an empty `node -e 0` alone is ~2× the Go binary's
  * whole call (docs/performance.md), which no change inside a fresh Node process can go below.
  *
- * Only read-only commands run here (ALLOW-LIST below); any other call is answered "not
- * resident-capable" and the client runs `node bin/polywave.js` itself, exactly as without a server.
- * Requests run one at a time, each with the caller's cwd (process.chdir) and environment (both
- * given to the command in its CommandIo, and as process.env for the duration, so that a git or a
- * path resolved against the process sees the caller's too). Nothing is cached between requests:
- * every request reads its files again — what stays warm is the loaded code.
+ * Only read-only commands run here (ALLOW-LIST below, and `hook`: see {@link stdinCommands}); any
+ * other call is answered "not resident-capable" and the client runs `node bin/polywave.js` itself,
+ * exactly as without a server. Requests run one at a time, each with the caller's cwd
+ * (process.chdir), environment (given to the command in its CommandIo, and as process.env for the
+ * duration, so that a git or a path resolved against the process sees the caller's too) and umask.
+ * Nothing is cached between requests: every request reads its files again — what stays warm is the
+ * loaded code. Resource limits (ulimit) are the ones of the caller that started the server.
+ *
+ * One request never holds the others up for long: a request waits at most 5 s in the queue (then
+ * 'n' 0: its client runs node), at most 32 wait, and a request that runs longer than 60 s, or whose
+ * client went away (Ctrl-C, killed) and that is still running 0.3 s later, ends the server: the
+ * commands here only read, so stopping one half-way is safe, and process.chdir/env are global, so
+ * the next request could not run beside it. Queued requests are then answered 'n' 1 (their clients
+ * run node and start a new server); the timed-out request's client gets 'n' 0 (runs node) when
+ * nothing was written yet, else a RESIDENT_TIMEOUT line and exit 2.
  *
  * Wire format (all integers unsigned 32-bit big-endian):
  *   request   "PWR1" u32 length, then: u8 kind ('r' run, 's' status), u32 argc + argc × (u32 len, bytes),
- *             u32 len + cwd, u32 envc + envc × (u32 len, "NAME=value")
+ *             u32 len + cwd, u32 envc + envc × (u32 len, "NAME=value"),
+ *             then (optional: older clients end here) u32 features, u32 umask.
+ *             features bit 0: the client answers 'i' (it sends its stdin on request).
  *   response  frames of u8 type + u32 length + payload: 'o' stdout bytes, 'e' stderr bytes,
  *             'x' exit code (1 byte, last frame), 'n' not resident-capable (1 byte: 0 this command,
- *             1 this server is stopping — the client then also starts a new one), before any 'o'/'e'.
+ *             1 this server is stopping — the client then also starts a new one), before any 'o'/'e';
+ *             'i' (empty): the command reads its standard input — the client answers on the same
+ *             connection with u32 len + bytes: all of its stdin, at most {@link maxStdinBytes}
+ *             (a command that reads stdin here must refuse more than that itself, as `hook` does
+ *             above 8 MiB: the answer is then the one node gives).
  */
 import { lstatSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
@@ -50,6 +65,26 @@ export const residentCommands: ReadonlySet<string> = new Set([
   'freeze-check',
 ]);
 
+/**
+ * Commands that read their standard input and may still run resident, for clients that send it
+ * ('i', features bit 0). `hook <event>` (the Claude Code plugin's hooks, on every tool call): it
+ * reads the payload, files, and runs git read-only (worktree list, status, rev-parse), and takes
+ * cwd and env from its io. Its only write is the optional decision log (`--log` /
+ * POLYWAVE_HOOK_LOG, one appended line, resolved against the caller's cwd): the server is the same
+ * user and applies the caller's umask, so the file is the one node would write. The jail's bash
+ * parser it loads stays loaded (code, not data).
+ */
+export const stdinCommands: ReadonlySet<string> = new Set(['hook']);
+
+/** Feature bits of a request (see the wire format). */
+export const clientSendsStdin = 1;
+/** The most stdin a client sends: the hook's own limit (8 MiB) + 1 byte, so that it refuses a larger payload exactly as node does. */
+export const maxStdinBytes = 8 * 1024 * 1024 + 1;
+const maxQueueWaitMs = 5_000;
+const maxQueued = 32;
+const defaultMaxRunMs = 60_000;
+const abandonedGraceMs = 300;
+
 /** Arguments that make an otherwise allowed call write (validate --fix, scan-stubs --append-impl), read stdin or run forever: run by node. */
 const notResidentArguments = new Set(['-', '--fix', '--follow', '-f', '--append-impl']);
 
@@ -77,22 +112,31 @@ export function fnv1a(text: string): string {
   return hash.toString(16).padStart(8, '0');
 }
 
-/** The socket of this package and version: POLYWAVE_RESIDENT_SOCKET, or `<tmp>/polywave-<uid>/resident-<hash>.sock`. */
+/**
+ * The socket of this package and version: POLYWAVE_RESIDENT_SOCKET; else
+ * `$XDG_RUNTIME_DIR/polywave/resident-<hash>.sock` when XDG_RUNTIME_DIR is an absolute directory of
+ * ours closed to others (/run/user/<uid>: private by design, nobody else can create our directory in
+ * it first); else `<tmp>/polywave-<uid>/resident-<hash>.sock` (on a shared /tmp another user may
+ * have made that directory: it is refused, and calls run through node).
+ */
 export function residentSocketPath(env: Readonly<Record<string, string | undefined>>, root = packageDir(), version = readVersion(root)): string {
   if (env.POLYWAVE_RESIDENT_SOCKET) return path.resolve(env.POLYWAVE_RESIDENT_SOCKET);
+  const name = `resident-${fnv1a(`${root}\n${version}`)}.sock`;
+  const runtime = env.XDG_RUNTIME_DIR;
+  if (runtime && path.isAbsolute(runtime) && privateUserDir(runtime, false)) return path.join(runtime, 'polywave', name);
   const tmp = (env.TMPDIR || env.TMP || env.TEMP || '/tmp').replace(/(.)\/+$/, '$1');
   const uid = typeof process.getuid === 'function' ? process.getuid() : -1;
-  return path.join(tmp, `polywave-${uid}`, `resident-${fnv1a(`${root}\n${version}`)}.sock`);
+  return path.join(tmp, `polywave-${uid}`, name);
 }
 
 /** True when `dir` may hold our socket (see {@link privateUserDir}). */
 export const safeSocketDir = privateUserDir;
 
 
-/** True when the call may run in the server: an allowed command, no stdin, no write flag, no --follow. */
-export function residentCapable(argv: readonly string[]): boolean {
+/** True when the call may run in the server: an allowed command (a stdin one only for a client that sends stdin), no write flag, no --follow. */
+export function residentCapable(argv: readonly string[], features = 0): boolean {
   const name = invokedCommandName(argv);
-  if (!name || !residentCommands.has(name)) return false;
+  if (!name || !(residentCommands.has(name) || (stdinCommands.has(name) && (features & clientSendsStdin) !== 0))) return false;
   return !argv.some((argument) => notResidentArguments.has(argument) || /^--(fix|follow|append-impl)(=|$)/.test(argument) || /^--file=-$/.test(argument));
 }
 
@@ -101,6 +145,9 @@ export interface ParsedRequest {
   argv: string[];
   cwd: string;
   env: Record<string, string>;
+  /** Absent in requests of older clients. */
+  features?: number;
+  umask?: number;
 }
 
 /** Encodes a request (used by `resident status` and tests; the native client writes the same bytes). */
@@ -122,6 +169,10 @@ export function encodeRequest(request: ParsedRequest): Buffer {
   const entries = Object.entries(request.env);
   u32(entries.length);
   for (const [name, value] of entries) text(`${name}=${value}`);
+  if (request.features !== undefined || request.umask !== undefined) {
+    u32(request.features ?? 0);
+    u32(request.umask ?? 0o022);
+  }
   const payload = Buffer.concat(parts);
   const header = Buffer.alloc(8);
   header.write(requestMagic, 0, 'latin1');
@@ -160,7 +211,10 @@ export function decodeRequest(payload: Buffer): ParsedRequest {
     const equals = entry.indexOf('=');
     if (equals > 0) env[entry.slice(0, equals)] = entry.slice(equals + 1);
   }
-  return { kind, argv, cwd, env };
+  if (offset === payload.length) return { kind, argv, cwd, env };
+  const features = u32();
+  const umask = u32() & 0o777;
+  return { kind, argv, cwd, env, features, umask };
 }
 
 export function frame(type: string, payload: Buffer | string): Buffer {
@@ -282,6 +336,8 @@ export interface ServerOptions {
   idleTimeoutMs: number;
   /** Where the server reports that it stopped and why (stderr of a foreground server; /dev/null when started by the client). */
   log: (line: string) => void;
+  /** A request running longer ends the server (default 60 s; POLYWAVE_RESIDENT_MAX_RUN_S in `resident start`). */
+  maxRunMs?: number;
 }
 
 /**
@@ -308,7 +364,9 @@ export async function runResidentServer(options: ServerOptions): Promise<string>
   const server = net.createServer();
   let served = 0;
   let stopping: string | undefined;
-  let queue: Promise<void> = Promise.resolve();
+  const maxRunMs = options.maxRunMs ?? defaultMaxRunMs;
+  // The server's own files (pid file, socket) for this user only; each request runs with its caller's umask.
+  process.umask(0o077);
   let socketIno = 0;
 
   let idleTimer: NodeJS.Timeout | undefined;
@@ -337,7 +395,7 @@ export async function runResidentServer(options: ServerOptions): Promise<string>
     if (readPidFile(pidFile) === process.pid) rmSync(pidFile, { force: true });
     server.close();
     // Requests already queued finish; then the server ends.
-    void queue.then(() => resolveDone(reason));
+    void drained().then(() => resolveDone(reason));
   }
   const watch = setInterval(() => {
     if (!ownsSocket()) stop('socket-removed');
@@ -359,8 +417,13 @@ export async function runResidentServer(options: ServerOptions): Promise<string>
     socket.setTimeout(requestTimeoutMs, () => {
       if (!handled) socket.destroy();
     });
+    const job: Job = { socket, wrote: false, started: false, settled: false, stdin: { buffered: Buffer.alloc(0) } };
     socket.on('data', (chunk: Buffer) => {
-      if (handled) return;
+      if (handled) {
+        job.stdin.feed?.(chunk);
+        if (!job.stdin.feed) job.stdin.buffered = Buffer.concat([job.stdin.buffered, chunk]);
+        return;
+      }
       chunks.push(chunk);
       received += chunk.length;
       if (received < 8) return;
@@ -377,6 +440,8 @@ export async function runResidentServer(options: ServerOptions): Promise<string>
       handled = true;
       socket.setTimeout(0);
       const buffer = Buffer.concat(chunks);
+      // Bytes after the request are the start of the stdin answer (a client sends it only after 'i').
+      job.stdin.buffered = buffer.subarray(8 + length);
       let request: ParsedRequest;
       try {
         request = decodeRequest(buffer.subarray(8, 8 + length));
@@ -396,18 +461,124 @@ export async function runResidentServer(options: ServerOptions): Promise<string>
         socket.end(frame('n', Buffer.from([1])));
         return;
       }
-      if (!residentCapable(request.argv)) {
+      if (!residentCapable(request.argv, request.features ?? 0) || waiting.length >= maxQueued) {
         socket.end(frame('n', Buffer.from([0])));
         return;
       }
-      // A failed request must not stop the ones queued after it.
-      queue = queue.then(() => runOne(request, socket)).catch(() => {
-        if (!socket.destroyed) socket.destroy();
+      job.request = request;
+      // Waited too long behind a slow request: the client runs node itself.
+      job.queueTimer = setTimeout(() => {
+        if (job.started || job.settled) return;
+        job.settled = true;
+        waiting.splice(waiting.indexOf(job), 1);
+        if (!socket.destroyed) socket.end(frame('n', Buffer.from([0])));
+      }, maxQueueWaitMs);
+      socket.on('close', () => {
+        if (job.started && !job.settled) {
+          // The client went away (Ctrl-C, killed): its answer is not wanted. A request still running
+          // a moment later is ended with the server (see the file comment).
+          const grace = setTimeout(() => {
+            if (!job.settled) abort('client-gone');
+          }, abandonedGraceMs);
+          grace.unref();
+        }
       });
+      waiting.push(job);
+      pump();
     });
   });
 
-  async function runOne(request: ParsedRequest, socket: net.Socket): Promise<void> {
+  interface Job {
+    socket: net.Socket;
+    request?: ParsedRequest;
+    wrote: boolean;
+    started: boolean;
+    settled: boolean;
+    queueTimer?: NodeJS.Timeout;
+    stdin: { buffered: Buffer; feed?: (chunk: Buffer) => void };
+  }
+  const waiting: Job[] = [];
+  let running: Job | undefined;
+  let idleResolvers: Array<() => void> = [];
+  const drained = () => (running || waiting.length > 0 ? new Promise<void>((resolve) => idleResolvers.push(resolve)) : Promise.resolve());
+
+  function pump(): void {
+    if (running) return;
+    const job = waiting.shift();
+    if (!job) {
+      const resolvers = idleResolvers;
+      idleResolvers = [];
+      for (const resolve of resolvers) resolve();
+      return;
+    }
+    if (job.queueTimer) clearTimeout(job.queueTimer);
+    if (job.socket.destroyed || job.settled) {
+      job.settled = true;
+      pump();
+      return;
+    }
+    running = job;
+    job.started = true;
+    void runOne(job)
+      .catch(() => {
+        if (!job.socket.destroyed) job.socket.destroy();
+      })
+      .finally(() => {
+        job.settled = true;
+        running = undefined;
+        pump();
+      });
+  }
+
+  /** Ends the server now (a request hangs or was abandoned): the queued requests go to node. */
+  function abort(reason: string): never {
+    stop(reason);
+    for (const job of waiting.splice(0)) {
+      job.settled = true;
+      if (!job.socket.destroyed) job.socket.end(frame('n', Buffer.from([1])));
+    }
+    options.log(`polywave resident: stopped (${reason}) after ${served} request(s)`);
+    // Let the answers above reach their sockets, then exit: the running request's work (a git, a
+    // read) cannot be cancelled in this process, and nothing may run beside it.
+    setTimeout(() => process.exit(0), 50);
+    return undefined as never;
+  }
+
+  /** The client's stdin, asked for with an 'i' frame once (the client answers u32 length + bytes). */
+  function stdinOf(job: Job): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const socket = job.socket;
+      if (socket.destroyed) return reject(new Error('the client went away'));
+      const check = () => {
+        const have = job.stdin.buffered;
+        if (have.length < 4) return;
+        const size = have.readUInt32BE(0);
+        if (size > maxStdinBytes) {
+          job.stdin.feed = () => undefined;
+          socket.destroy();
+          return reject(new Error('standard input answer too large'));
+        }
+        if (have.length < 4 + size) return;
+        job.stdin.feed = () => undefined;
+        socket.removeListener('close', onClose);
+        resolve(have.toString('utf8', 4, 4 + size));
+      };
+      const onClose = () => reject(new Error('the client went away before sending its standard input'));
+      socket.once('close', onClose);
+      job.stdin.feed = (chunk) => {
+        job.stdin.buffered = Buffer.concat([job.stdin.buffered, chunk]);
+        check();
+      };
+      // From here the call cannot be run again by node (the client's stdin is consumed).
+      job.wrote = true;
+      socket.write(frame('i', Buffer.alloc(0)));
+      check();
+    });
+  }
+
+  async function runOne(job: Job): Promise<void> {
+    const socket = job.socket;
+    const request = job.request!;
     if (socket.destroyed) return;
     const savedCwd = process.cwd();
     try {
@@ -417,46 +588,61 @@ export async function runResidentServer(options: ServerOptions): Promise<string>
       return;
     }
     // The caller's environment in the real one (not a replaced object): os.tmpdir() and child
-    // processes read it through getenv().
+    // processes read it through getenv(). The caller's umask: a file the command creates (a hook's
+    // log, a cache) gets the mode it would get from node; older clients do not send one: 022.
     const savedEnv = swapEnvironment(request.env);
+    process.umask(request.umask ?? 0o022);
+    let stdinRead: Promise<string> | undefined;
     const io: CommandIo = {
       cwd: request.cwd,
       env: request.env,
       now: () => new Date(),
       stderrIsTty: false,
       stdout: (text) => {
+        job.wrote = true;
         if (!socket.destroyed) socket.write(frame('o', text));
       },
       stderr: (text) => {
+        job.wrote = true;
         if (!socket.destroyed) socket.write(frame('e', text));
       },
-      readStdin: () => Promise.reject(new Error('standard input is not available in resident mode')),
+      readStdin: () => {
+        if ((request.features ?? 0) & clientSendsStdin) return (stdinRead ??= stdinOf(job));
+        return Promise.reject(new Error('standard input is not available in resident mode'));
+      },
     };
+    const runLimit = setTimeout(() => {
+      if (job.settled) return;
+      job.settled = true;
+      if (!socket.destroyed) {
+        if (!job.wrote) socket.end(frame('n', Buffer.from([0])));
+        else socket.end(Buffer.concat([frame('e', `polywave: error[RESIDENT_TIMEOUT]: the call ran longer than ${Math.round(maxRunMs / 1000)} s in the resident server (POLYWAVE_RESIDENT=0 runs without it)\n`), frame('x', Buffer.from([2]))]));
+      }
+      abort('request-timeout');
+    }, maxRunMs);
     let code: CommandResult = 2;
     try {
       code = await main(request.argv, io);
     } catch (error) {
       io.stderr(`polywave: error[INTERNAL]: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}\n`);
     } finally {
+      clearTimeout(runLimit);
       swapEnvironment(savedEnv);
+      process.umask(0o077);
       try {
         process.chdir(savedCwd);
       } catch {
         process.chdir('/');
       }
       served += 1;
-      if (!socket.destroyed) socket.end(frame('x', Buffer.from([code])));
+      if (!socket.destroyed && !job.settled) socket.end(frame('x', Buffer.from([code])));
       armIdle();
     }
   }
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    const previousMask = process.umask(0o077);
-    server.listen(socketPath, () => {
-      process.umask(previousMask);
-      resolve();
-    });
+    server.listen(socketPath, () => resolve());
   });
   socketIno = lstatSync(socketPath).ino;
   // Lost a race with another starter: the pid file is theirs now.

@@ -40,7 +40,8 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
       throw new PolywaveError({ code: 'RESIDENT_UNSAFE_DIR', message: `${path.dirname(socketPath)} is not a directory owned by you and closed to others (mode 0700, not a symlink): no resident server` });
     }
     if (options.foreground === true) {
-      const reason = await runResidentServer({ socketPath, idleTimeoutMs: idle * 1000, log: (line) => io.stderr(`${line}\n`) });
+      const maxRun = Number(io.env.POLYWAVE_RESIDENT_MAX_RUN_S);
+      const reason = await runResidentServer({ socketPath, idleTimeoutMs: idle * 1000, log: (line) => io.stderr(`${line}\n`), ...(maxRun > 0 ? { maxRunMs: maxRun * 1000 } : {}) });
       if (reason === 'already-running') {
         io.stderr(`polywave resident: a server already runs on ${socketPath}\n`);
         return 1;
