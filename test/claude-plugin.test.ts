@@ -396,7 +396,8 @@ describe('polywave-hook.sh, the launcher every hook command runs', () => {
     writeFileSync(fake, '#!/bin/sh\necho "fake $*"\n', { mode: 0o755 });
     expect(run(launcher, { POLYWAVE_BIN: fake }).stdout).toBe('fake hook pre-tool-use\n');
     // From the package: the real CLI answers (an empty payload has no objection: no output, exit 0).
-    const fromPackage = run(launcher, { PATH: `${path.dirname(process.execPath)}:/usr/bin:/bin` });
+    // (POLYWAVE_RESIDENT=0: the native client would leave a resident server behind; test/resident.test.ts covers that path.)
+    const fromPackage = run(launcher, { PATH: `${path.dirname(process.execPath)}:/usr/bin:/bin`, POLYWAVE_RESIDENT: '0' });
     expect(fromPackage).toEqual({ code: 0, stdout: '' });
     // A copy elsewhere (as init --claude installs it), nothing on PATH, no project install.
     const copy = path.join(directory, 'hooks', 'polywave-hook.sh');

@@ -197,6 +197,11 @@ describe.skipIf(!enabled)('resident mode (native client + warm server)', () => {
       expect(resident.code).toBe(call.code);
     }
     expect(status().requests).toBe(before + calls.length);
+    // the plugin's launcher (claude-plugin/hooks/polywave-hook.sh) goes through the native client of its package
+    const launcher = spawnSync('sh', [path.join(repoRoot, 'claude-plugin', 'hooks', 'polywave-hook.sh'), 'pre-tool-use'], { cwd: scratch, input: calls[0]!.input, encoding: 'utf8', env: { ...process.env, POLYWAVE_BIN: '', POLYWAVE_RESIDENT_SOCKET: socketPath } });
+    const viaNode = await runCli(['hook', 'pre-tool-use'], { input: calls[0]!.input, cwd: scratch });
+    expect({ code: launcher.status, stdout: launcher.stdout, stderr: launcher.stderr }).toEqual({ code: 0, stdout: viaNode.stdout, stderr: '' });
+    expect(status().requests).toBe(before + calls.length + 1);
     // the log: appended by the server with the caller's umask (027 → 0640), as node would create it
     const log = path.join(scratch, 'hook-log.jsonl');
     const umaskCall = await new Promise<number | null>((resolve) => {
@@ -207,7 +212,7 @@ describe.skipIf(!enabled)('resident mode (native client + warm server)', () => {
     expect(umaskCall).toBe(0);
     expect(statSync(log).mode & 0o777).toBe(0o640);
     expect(JSON.parse(readFileSync(log, 'utf8'))).toMatchObject({ event: 'pre-tool-use', action: 'deny' });
-    expect(status().requests).toBe(before + calls.length + 1);
+    expect(status().requests).toBe(before + calls.length + 2);
     // 150,000 arguments (commander overflowed V8's stack: INTERNAL with a stack trace)
     const many = ['validate', ...Array.from({ length: 150_000 }, () => 'x')];
     const [huge, hugeNode] = await Promise.all([runClient(many), runCli(many)]);
