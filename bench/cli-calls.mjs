@@ -13,6 +13,11 @@
 // server's CPU is not in the client's CPU time: compare wall times; the server's own CPU per call
 // (process.cpuUsage deltas over the command's runs, read through `resident status`) is printed beside.
 //
+// Hook row: `hook pre-tool-use` with a Claude Code payload on stdin (a wave agent's write outside its
+// worktree: denied), as the plugin's hooks call it on every tool call — Go has no `hook` command, so
+// ours cold against resident only. Last lines: the native client without a server
+// (POLYWAVE_RESIDENT=0: it runs node itself), the price of the fallback.
+//
 //   BENCH_RUNS=N (default 21)   POLYWAVE_GO_TOOLS=path (default ../shared/tools/polywave-tools-go)
 //   POLYWAVE_CORPUS=dir (default ../shared/corpus)
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -31,7 +36,8 @@ if (!existsSync(largest)) {
   console.log(`bench:cli skipped: corpus manifest ${largest} not found`);
   process.exit(0);
 }
-const haveGo = existsSync(goBinary);
+const haveGoBinary = existsSync(goBinary);
+const haveGo = haveGoBinary;
 
 // scan-stubs input: a fixed set of files with E20 hits (TODO/FIXME, which both tools report the
 // same way), given as paths relative to their directory, written once.
@@ -55,16 +61,19 @@ const cases = [
 ];
 // Not in the overall ratio: the same command over the whole archive (141 manifests in one call),
 // as a hook repeats it (parse results kept between calls: list-impls-cache.ts) and cold.
+const hookPayload = JSON.stringify({ hook_event_name: 'PreToolUse', tool_name: 'Write', tool_input: { file_path: path.join(scratch, 'outside.ts'), content: 'x' }, agent_type: 'polywave-wave-agent', cwd: scratch });
+const hookCase = { name: 'hook pre-tool-use (stdin)', args: ['hook', 'pre-tool-use'], cwd: scratch, input: hookPayload, noGo: true };
 const extraCases = [
   { name: 'list-impls --include-complete', args: ['list-impls', '--dir', implDir, '--include-complete'] },
   { name: '  same, cold (no parse cache)', args: ['list-impls', '--dir', implDir, '--include-complete'], env: { POLYWAVE_NO_CACHE: '1' } },
+  hookCase,
 ];
 
 const client = path.join(root, 'dist', 'native', 'polywave-client');
 const haveResident = existsSync(client) && process.platform !== 'win32';
 const residentSocket = path.join(scratch, 'resident', 'r.sock');
 const residentEnv = { POLYWAVE_RESIDENT_SOCKET: residentSocket };
-const resident = ({ args, cwd, env }) => ({ command: client, args, cwd, env: { ...env, ...residentEnv } });
+const resident = ({ args, cwd, env, input }) => ({ command: client, args, cwd, input, env: { ...env, ...residentEnv } });
 function residentStatus() {
   const result = spawnSync(process.execPath, [path.join(root, 'bin', 'polywave.js'), 'resident', 'status', '--json'], { encoding: 'utf8', env: { ...process.env, ...residentEnv } });
   try {
@@ -78,7 +87,7 @@ if (haveResident) {
   spawnSync(process.execPath, [path.join(root, 'bin', 'polywave.js'), 'resident', 'start', '--idle-timeout', '600'], { env: { ...process.env, ...residentEnv }, stdio: 'ignore' });
 }
 
-const ours = ({ args, cwd, env }) => ({ command: process.execPath, args: [path.join(root, 'bin', 'polywave.js'), ...args], cwd, env });
+const ours = ({ args, cwd, env, input }) => ({ command: process.execPath, args: [path.join(root, 'bin', 'polywave.js'), ...args], cwd, env, input });
 const go = ({ args, cwd }) => ({ command: goBinary, args, cwd });
 
 // The child's CPU time comes from bash's `time` keyword (millisecond resolution; GNU time prints
@@ -88,10 +97,10 @@ const timedScript = 'TIMEFORMAT="%3U %3S"; { time "$@" >&3 2>&4; } 3>&1 4>&2 2>"
 const timeEnvironment = { ...process.env, POLYWAVE_BENCH_TIME: timeFile };
 const bashTime = process.platform !== 'win32' && spawnSync('bash', ['-c', timedScript, 'bash', 'true'], { env: timeEnvironment }).status === 0;
 
-function runOnce({ command, args, cwd, env }) {
+function runOnce({ command, args, cwd, env, input }) {
   const [file, fileArgs] = bashTime ? ['bash', ['-c', timedScript, 'bash', command, ...args]] : [command, args];
   const start = performance.now();
-  const result = spawnSync(file, fileArgs, { encoding: 'utf8', cwd: cwd ?? root, env: { ...timeEnvironment, ...env }, maxBuffer: 64 * 1024 * 1024 });
+  const result = spawnSync(file, fileArgs, { encoding: 'utf8', cwd: cwd ?? root, env: { ...timeEnvironment, ...env }, input: input ?? '', maxBuffer: 64 * 1024 * 1024 });
   const ms = performance.now() - start;
   if (result.error) throw result.error;
   const cpu = bashTime ? readFileSync(timeFile, 'utf8').trim().split(' ').reduce((sum, seconds) => sum + Number(seconds) * 1000, 0) : undefined;
@@ -104,6 +113,7 @@ function quantile(values, q) {
 }
 
 function measure(testCase) {
+  const haveGo = haveGoBinary && !testCase.noGo;
   const samples = { ours: [], go: [], resident: [] };
   const cpu = { ours: [], go: [], resident: [] };
   const codes = { ours: new Set(), go: new Set(), resident: new Set() };
@@ -152,6 +162,7 @@ const aboveFloor = [];
 const residentRatios = [];
 for (const testCase of [...cases, ...extraCases]) {
   const { samples, cpu, codes, sameOutput, sameResident, serverCpu, served } = measure(testCase);
+  const haveGo = haveGoBinary && !testCase.noGo;
   const oursMedian = quantile(samples.ours, 0.5);
   const columns = [testCase.name.padEnd(30), '     ', format(oursMedian), format(quantile(samples.ours, 0.95))];
   if (haveGo) {
@@ -207,5 +218,19 @@ if (haveResident) {
       'the server CPU is not in the client CPU column (see server cpu/call)',
   );
   spawnSync(process.execPath, [path.join(root, 'bin', 'polywave.js'), 'resident', 'stop'], { env: { ...process.env, ...residentEnv }, stdio: 'ignore' });
+  // The native client when no server can answer (POLYWAVE_RESIDENT=0: it execs node itself, as
+  // after a refused socket directory): what the fallback adds to a plain node call.
+  for (const testCase of [cases[0], hookCase]) {
+    const fallback = [];
+    const plain = [];
+    for (let run = 0; run < runs; run += 1) {
+      const pair = [() => fallback.push(runOnce(resident({ ...testCase, env: { ...testCase.env, POLYWAVE_RESIDENT: '0' } })).ms), () => plain.push(runOnce(ours(testCase)).ms)];
+      if (run % 2) pair.reverse();
+      pair.forEach((step) => step());
+    }
+    const fallbackMedian = quantile(fallback, 0.5);
+    const plainMedian = quantile(plain, 0.5);
+    console.log(`no server (native client → node): ${testCase.name.padEnd(26)} median ${format(fallbackMedian)} vs node ${format(plainMedian)} (${(fallbackMedian / plainMedian).toFixed(2)}×)`);
+  }
 }
 rmSync(scratch, { recursive: true, force: true });
