@@ -13,6 +13,7 @@ import { benchEnv, percentile, root, sh } from './support/script-wave.mjs';
 
 const { executeProgram } = await import(path.join(root, 'dist/orchestrator/program-execute.js'));
 const { runAutopilot } = await import(path.join(root, 'dist/orchestrator/autopilot.js'));
+const { offloadGitSpawns } = await import(path.join(root, 'dist/git/spawn-server.js'));
 const implCount = Number(process.env.BENCH_IMPLS ?? 4);
 const agentsPerImpl = Number(process.env.BENCH_AGENTS ?? 2);
 const agentMs = Number(process.env.BENCH_AGENT_MS ?? 2000);
@@ -123,7 +124,9 @@ for (let round = 0; round < rounds; round += 1) {
     finalizeTimes.push(finalizeStart === undefined ? Number.NaN : begin + total - finalizeStart);
     rmSync(directory, { recursive: true, force: true });
   }
-  // The floor: the same IMPLs one after another through the autopilot (polywave run <impl>).
+  // The floor: the same IMPLs one after another through the autopilot (polywave run <impl>),
+  // which starts its git commands itself (program-execute turned the helper process on).
+  offloadGitSpawns(false);
   {
     const { directory, repo, script } = setup();
     const begin = performance.now();

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { GitError } from './git-error.js';
+import { execFileOffloaded, gitSpawnsOffloaded, type OffloadedError } from './spawn-server.js';
 import type { CommitOptions, Git, MergeTreeResult, StatusEntry, WorktreeEntry } from './git-port.js';
 
 /** The oldest git polywave supports: `merge-tree --write-tree` arrived in 2.38. */
@@ -95,44 +96,40 @@ export function createGit(cwd: string, options: CreateGitOptions = {}): Git {
     const environment = execOptions.env ? { ...baseEnvironment, ...execOptions.env, GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' } : baseEnvironment;
     const pinned = options.config ? configArguments(options.config()) : [];
     return new Promise((resolve, reject) => {
-      const child = execFile(
-        'git',
-        [...pinned, ...args],
-        {
-          cwd,
-          env: environment,
-          encoding: 'utf8',
-          maxBuffer: 512 * 1024 * 1024,
-          ...(execOptions.signal ? { signal: execOptions.signal } : {}),
-        },
-        (error, stdout, stderr) => {
-          if (!error) {
-            resolve({ stdout, stderr, exitCode: 0 });
-            return;
-          }
-          const failure = error as NodeJS.ErrnoException & { code?: string | number; signal?: NodeJS.Signals | null };
-          if (failure.name === 'AbortError') {
-            reject(failure);
-            return;
-          }
-          if (failure.code === 'ENOENT' || failure.code === 'ENOTDIR') {
-            // execFile reports a missing cwd the same way as a missing binary.
-            reject(existsSync(cwd) ? gitMissingError(failure) : notARepositoryError(args, cwd, `directory does not exist: ${cwd}`));
-            return;
-          }
-          const exitCode = typeof failure.code === 'number' ? failure.code : null;
-          if (exitCode === 128 && /not a git repository/i.test(stderr)) {
-            reject(notARepositoryError(args, cwd, stderr));
-            return;
-          }
-          if (exitCode !== null && execOptions.allowExitCodes?.includes(exitCode)) {
-            resolve({ stdout, stderr, exitCode });
-            return;
-          }
-          const signalNote = failure.signal ? `\n(killed by ${failure.signal})` : '';
-          reject(createGitError({ args, exitCode, stderr: `${stderr}${signalNote}`, cwd, code: execOptions.code }));
-        },
-      );
+      const settle = (error: OffloadedError | null, stdout: string, stderr: string) => {
+        if (!error) {
+          resolve({ stdout, stderr, exitCode: 0 });
+          return;
+        }
+        const failure = error as NodeJS.ErrnoException & { code?: string | number; signal?: NodeJS.Signals | null };
+        if (failure.name === 'AbortError') {
+          reject(failure);
+          return;
+        }
+        if (failure.code === 'ENOENT' || failure.code === 'ENOTDIR') {
+          // execFile reports a missing cwd the same way as a missing binary.
+          reject(existsSync(cwd) ? gitMissingError(failure) : notARepositoryError(args, cwd, `directory does not exist: ${cwd}`));
+          return;
+        }
+        const exitCode = typeof failure.code === 'number' ? failure.code : null;
+        if (exitCode === 128 && /not a git repository/i.test(stderr)) {
+          reject(notARepositoryError(args, cwd, stderr));
+          return;
+        }
+        if (exitCode !== null && execOptions.allowExitCodes?.includes(exitCode)) {
+          resolve({ stdout, stderr, exitCode });
+          return;
+        }
+        const signalNote = failure.signal ? `\n(killed by ${failure.signal})` : '';
+        reject(createGitError({ args, exitCode, stderr: `${stderr}${signalNote}`, cwd, code: execOptions.code }));
+      };
+      const maxBuffer = 512 * 1024 * 1024;
+      if (gitSpawnsOffloaded()) {
+        // A long-running orchestrator: started by the helper process (spawn-server.ts), same result.
+        execFileOffloaded('git', [...pinned, ...args], { cwd, env: environment, maxBuffer, input: execOptions.input ?? '', ...(execOptions.signal ? { signal: execOptions.signal } : {}) }, settle);
+        return;
+      }
+      const child = execFile('git', [...pinned, ...args], { cwd, env: environment, encoding: 'utf8', maxBuffer, ...(execOptions.signal ? { signal: execOptions.signal } : {}) }, (error, stdout, stderr) => settle(error, stdout, stderr));
       // Closed at once without input, so a command that reads stdin never waits. git may exit
       // before reading it all (EPIPE): the exit code tells that story, not the pipe.
       child.stdin?.on('error', () => {});

@@ -40,6 +40,7 @@ import { formatProgramStatus, partitionImplsByStatus, programStatus, reviewedOrL
 import type { ImplManifest } from '../protocol/schema/impl-schema.js';
 import type { ProgramImpl, ProgramManifest, ProgramState } from '../protocol/schema/program-schema.js';
 import { createGit } from '../git/git-cli.js';
+import { offloadGitSpawns } from '../git/spawn-server.js';
 import { loadManifest } from '../store/manifest-file.js';
 import { readProgramImplDocs, waveProgressOf } from '../store/program-impl-docs.js';
 import { runAutopilot, type AutopilotResult } from './autopilot.js';
@@ -156,6 +157,9 @@ function tierImpls(manifest: ProgramManifest, tier: number): ProgramImpl[] {
 /** Runs (or resumes) a PROGRAM to COMPLETE, or until a human must act. */
 export async function executeProgram(options: ProgramExecuteOptions): Promise<ProgramExecuteResult> {
   const started = performance.now();
+  // The tier's IMPLs run at once in this process: their git commands are started by a small
+  // helper process, not by this (large) one's main thread, on which they would queue.
+  offloadGitSpawns();
   const programPath = path.resolve(options.repoDir, options.programPath);
   const repoDir = path.resolve(options.repoDir);
   const progress = (line: string) => options.onProgress?.(line);

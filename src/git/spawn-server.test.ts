@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { createTestRepo } from '../../test/support/git-repo.js';
+import { createGit } from './git-cli.js';
+import { gitSpawnsOffloaded, offloadGitSpawns } from './spawn-server.js';
+
+// Git commands started by the helper process give git-cli exactly what its own execFile gave:
+// output, exit codes that are answers, failures with their codes, stdin, a per-call environment, abort.
+describe('git commands offloaded to the helper process', () => {
+  it('same answers as in-process, for success, answers, failures, stdin, env and abort', async () => {
+    const repo = await createTestRepo();
+    repo.write('a.txt', 'a\n');
+    const head = await repo.commitAll('a');
+    const questions = async () => {
+      const git = createGit(repo.dir, { env: repo.env });
+      const missing = createGit(repo.sibling('nowhere'), { env: repo.env });
+      const aborted = new AbortController();
+      aborted.abort();
+      const outcome = (promise: Promise<unknown>) => promise.then((value) => ({ value }), (error: { code?: unknown; name?: string }) => ({ error: error.name === 'AbortError' ? 'AbortError' : error.code }));
+      return Promise.all([
+        git.headCommit(),
+        git.currentBranch(),
+        git.tryRevParse('refs/heads/no-such-branch'),
+        outcome(git.run(['rev-parse', '--verify', 'no-such-ref'])),
+        outcome(missing.headCommit()),
+        git.run(['hash-object', '--stdin'], { input: 'hello\n' }).then((result) => result.stdout.trim()),
+        git.run(['var', 'GIT_AUTHOR_IDENT'], { env: { GIT_AUTHOR_NAME: 'Other' } }).then((result) => result.stdout.split(' <')[0]),
+        outcome(git.run(['status'], { signal: aborted.signal })),
+      ]);
+    };
+    const inProcess = await questions();
+    expect(gitSpawnsOffloaded()).toBe(false);
+    offloadGitSpawns();
+    expect(gitSpawnsOffloaded()).toBe(true);
+    const offloaded = await questions();
+    expect(offloaded).toEqual(inProcess);
+    expect(offloaded[0]).toBe(head);
+    expect(offloaded.slice(1, 3)).toEqual(['main', undefined]);
+    expect(offloaded[5]).toBe('ce013625030ba8dba906f756967f9e9ca394464a');
+    expect(offloaded[6]).toBe('Other');
+    expect(offloaded[7]).toEqual({ error: 'AbortError' });
+  });
+});
