@@ -191,16 +191,17 @@ describe.skipIf(!enabled)('resident mode (native client + warm server)', () => {
     ];
     writeFileSync(impl, 'feature_slug: broken\nwaves: [\n');
     const before = status().requests ?? 0;
-    for (const call of calls) {
-      const [resident, node] = await Promise.all([runClient(call.args, { input: call.input, cwd: scratch }), runCli(call.args, { input: call.input, cwd: scratch })]);
-      expect(resident, call.args.join(' ')).toEqual({ code: node.code, stdout: node.stdout, stderr: node.stderr });
-      expect(resident.code).toBe(call.code);
-    }
+    const pairs = await Promise.all(calls.map(async (call) => [await runClient(call.args, { input: call.input, cwd: scratch }), await runCli(call.args, { input: call.input, cwd: scratch })] as const));
+    pairs.forEach(([resident, node], index) => {
+      expect(resident, calls[index]!.args.join(' ')).toEqual({ code: node.code, stdout: node.stdout, stderr: node.stderr });
+      expect(resident.code).toBe(calls[index]!.code);
+    });
+    expect(JSON.parse(pairs[0]![0].stdout)).toMatchObject({ hookSpecificOutput: { permissionDecision: 'deny' } });
+    expect(JSON.parse(pairs[1]![0].stdout)).toMatchObject({ decision: 'block' });
     expect(status().requests).toBe(before + calls.length);
     // the plugin's launcher (claude-plugin/hooks/polywave-hook.sh) goes through the native client of its package
     const launcher = spawnSync('sh', [path.join(repoRoot, 'claude-plugin', 'hooks', 'polywave-hook.sh'), 'pre-tool-use'], { cwd: scratch, input: calls[0]!.input, encoding: 'utf8', env: { ...process.env, POLYWAVE_BIN: '', POLYWAVE_RESIDENT_SOCKET: socketPath } });
-    const viaNode = await runCli(['hook', 'pre-tool-use'], { input: calls[0]!.input, cwd: scratch });
-    expect({ code: launcher.status, stdout: launcher.stdout, stderr: launcher.stderr }).toEqual({ code: 0, stdout: viaNode.stdout, stderr: '' });
+    expect({ code: launcher.status, stdout: launcher.stdout, stderr: launcher.stderr }).toEqual({ code: 0, stdout: pairs[0]![1].stdout, stderr: '' });
     expect(status().requests).toBe(before + calls.length + 1);
     // the log: appended by the server with the caller's umask (027 → 0640), as node would create it
     const log = path.join(scratch, 'hook-log.jsonl');
@@ -215,9 +216,8 @@ describe.skipIf(!enabled)('resident mode (native client + warm server)', () => {
     expect(status().requests).toBe(before + calls.length + 2);
     // 150,000 arguments (commander overflowed V8's stack: INTERNAL with a stack trace)
     const many = ['validate', ...Array.from({ length: 150_000 }, () => 'x')];
-    const [huge, hugeNode] = await Promise.all([runClient(many), runCli(many)]);
-    expect(huge).toEqual({ code: 2, stdout: '', stderr: 'polywave: error[RESOURCE_EXHAUSTION]: 150001 arguments: at most 65536 in one call (split the list, e.g. with xargs -n 32768)\n' });
-    expect(hugeNode).toMatchObject({ code: huge.code, stdout: huge.stdout, stderr: huge.stderr });
+    expect(await runClient(many)).toEqual({ code: 2, stdout: '', stderr: 'polywave: error[RESOURCE_EXHAUSTION]: 150001 arguments: at most 65536 in one call (split the list, e.g. with xargs -n 32768)\n' });
+    expect(status().requests).toBe(before + calls.length + 3);
   }, 60_000);
 
   it('resident: bad input is one coded line, exit 2', async () => {
@@ -322,9 +322,10 @@ describe.skipIf(!enabled)('resident mode (native client + warm server)', () => {
     const squatted = path.join(tmp, `polywave-${process.getuid!()}`);
     mkdirSync(squatted, { recursive: true });
     chmodSync(squatted, 0o777);
-    const node = await runCli(['list-impls', '--dir', implDir]);
+    // (answered by node: the same bytes as the resident answers below)
     const squat = await runClient(['list-impls', '--dir', implDir], { env: { TMPDIR: tmp, XDG_RUNTIME_DIR: undefined, POLYWAVE_RESIDENT_SOCKET: undefined } });
-    expect(squat).toEqual({ code: 0, stdout: node.stdout, stderr: '' });
+    expect(squat).toMatchObject({ code: 0, stderr: '' });
+    expect(JSON.parse(squat.stdout).impls.length).toBeGreaterThan(0);
     expect(readdirSync(squatted)).toEqual([]);
     const env = { TMPDIR: tmp, XDG_RUNTIME_DIR: runtime, POLYWAVE_RESIDENT_SOCKET: undefined };
     const statusIn = () => JSON.parse(spawnSync(process.execPath, [binPath, 'resident', 'status', '--json'], { encoding: 'utf8', env: { ...process.env, ...env } }).stdout) as { running: boolean; socket: string; requests?: number };
@@ -419,5 +420,20 @@ describe.skipIf(!enabled)('resident mode (native client + warm server)', () => {
       if (alive(sleeper)) process.kill(sleeper, 'SIGKILL');
     }
     spawnSync(process.execPath, [binPath, 'resident', 'stop'], { env: { ...process.env, POLYWAVE_RESIDENT_SOCKET: socketPath } });
+    // The run limit (POLYWAVE_RESIDENT_MAX_RUN_S, here 1 s, passed to the server the client starts): the hook's
+    // stdin is spent, so its caller gets one coded line and exit 2, and the server ends.
+    rmSync(gitPid, { force: true });
+    await runClient(['validate', valid], { env: { POLYWAVE_RESIDENT_MAX_RUN_S: '1' } });
+    expect(await waitFor(() => status().running === true)).toBe(true);
+    const limited = status().pid!;
+    const timedOut = await runClient(['hook', 'subagent-stop'], { input: payload, cwd: scratch, env: { PATH: `${fakeBin}:${process.env.PATH}` } });
+    const secondSleeper = Number(readFileSync(gitPid, 'utf8'));
+    try {
+      expect(timedOut).toEqual({ code: 2, stdout: '', stderr: 'polywave: error[RESIDENT_TIMEOUT]: the call ran longer than 1 s in the resident server (POLYWAVE_RESIDENT=0 runs without it)\n' });
+      expect(alive(secondSleeper)).toBe(true);
+      expect(await waitFor(() => !alive(limited))).toBe(true);
+    } finally {
+      if (alive(secondSleeper)) process.kill(secondSleeper, 'SIGKILL');
+    }
   }, 90_000);
 });
