@@ -78,7 +78,7 @@ function manifest(slug: string): string {
 }
 
 describe('what runs resident', () => {
-  it('only read-only calls of the allow-list: no stdin, no writing flag, no --follow, no analysis engine (per-process state)', ({ expect }) => {
+  it('only read-only calls of the allow-list: no stdin, no writing flag, no --follow (analysis commands: test/resident-analysis.test.ts)', ({ expect }) => {
     const capable = [['validate', 'x.yaml'], ['--repo-dir', 'r', 'list-impls'], ['--repo-dir=r', 'check-completion', 'x', '--agent', 'A'], ['query', 'events', '--limit', '100'], ['metrics', 'slug'], ['scan-stubs', 'a.ts']];
     const not = [
       ['validate', 'x.yaml', '--fix'],
@@ -86,8 +86,7 @@ describe('what runs resident', () => {
       ['validate', '-'],
       ['scan-stubs', 'a.ts', '--append-impl', 'x.yaml', '--wave', '1'],
       ['query', 'events', '--follow'],
-      ['check-callers', 'name'],
-      ['analyze-deps', '--files', 'a.ts'],
+      ['solve', 'x.yaml'],
       ['set-completion', 'x.yaml'],
       ['hook', 'post-tool-use'],
       ['--help'],

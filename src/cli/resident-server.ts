@@ -44,11 +44,12 @@ import type { CommandIo, CommandResult } from './io.js';
 
 /**
  * Commands that change nothing, take env/cwd only from their io and keep no state in the process
- * between calls: the only ones run resident. Not check-callers/analyze-deps (yet): the analysis
- * engine keeps per-process state that a long-lived server would carry from one call to the next —
- * check-callers' `lineCache` (context lines of files as first read: an edited file would show its old
- * lines), `repoContext`'s per-path repository roots, and the cumulative `engineCounters` behind
- * POLYWAVE_ANALYSIS_STATS=1. They can join once that state is per call.
+ * between calls that could change an answer: the only ones run resident. The Scout's analysis
+ * commands are among them: each run is one analysis call (src/analysis/engine/scope.ts) — repository
+ * roots, file lines and stats counters live for that call only; what stays in memory is keyed by
+ * git blob id (facts, lines and words of exact content), and which blob each path holds is asked of
+ * git on every call. (They write only the content-addressed analysis cache under .git, as node does.)
+ * Not `solve` (it rewrites the IMPL unless --dry-run).
  */
 export const residentCommands: ReadonlySet<string> = new Set([
   'validate',
@@ -63,6 +64,16 @@ export const residentCommands: ReadonlySet<string> = new Set([
   'metrics',
   'check-conflicts',
   'freeze-check',
+  'check-callers',
+  'analyze-deps',
+  'detect-cascades',
+  'detect-shared-types',
+  'detect-wiring',
+  'detect-scaffolds',
+  'check-test-cascade',
+  'analyze-suitability',
+  'suggest-wave-structure',
+  'list-error-ranges',
 ]);
 
 /**

@@ -3,9 +3,12 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { PolywaveError } from '../../errors/polywave-error.js';
-import { engineCounters, setAnalysisWorkers } from './index.js';
+import { setAnalysisWorkers } from './index.js';
 import { poolSize } from './parse-pool.js';
 import { repoContext } from './repo-files.js';
+import { currentScope } from './scope.js';
+
+export { analysisCall } from './scope.js';
 
 /** The top level of the git repository at `dir` (D011_REPO_ROOT_INVALID, exit 2, when there is none). */
 export async function requireRepository(dir: string): Promise<string> {
@@ -45,10 +48,11 @@ export function toYaml(value: unknown): string {
   return stringify(value, { indent: 4, lineWidth: 0 });
 }
 
-/** With POLYWAVE_ANALYSIS_STATS=1: one stderr line `analysis: parsed N, cached M` (tests and benches read it). */
+/** With POLYWAVE_ANALYSIS_STATS=1: one stderr line `analysis: parsed N, cached M` for this call (tests and benches read it). */
 export function reportStats(env: Readonly<Record<string, string | undefined>>, stderr: (text: string) => void): void {
   if (env.POLYWAVE_ANALYSIS_STATS !== '1') return;
-  stderr(`analysis: parsed ${engineCounters.parsed}, cached ${engineCounters.cached}\n`);
+  const counters = currentScope().counters;
+  stderr(`analysis: parsed ${counters.parsed}, cached ${counters.cached}\n`);
 }
 
 /** Engine settings a command takes from its environment (POLYWAVE_ANALYSIS_WORKERS). */

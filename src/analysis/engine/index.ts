@@ -8,13 +8,15 @@
  * - {@link listSymbols} — definitions;
  * - {@link dependencyGraph} — resolved file dependencies.
  */
+import { existsSync, lstatSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { cacheDir, readCached, readGraphPack, readTreePack, treePackKey, writeCached, writeGraphPack, writeTreePack, type HeadEntry } from './cache.js';
+import { cacheDir, readCached, readGraphPack, readTreePack, treePackKey, writeCached, writeGraphPack, writeTreePack, type GraphPack, type HeadEntry } from './cache.js';
 import { decodeRefs, type FileFacts, type RawRef } from './extract.js';
 import { extractMany, poolSize } from './parse-pool.js';
-import { listRepo, listRepoFiles, readTexts, repoContext, type RepoContext, type RepoFile } from './repo-files.js';
+import { blobId, listRepo, listRepoFiles, readTexts, repoContext, type RepoContext, type RepoFile, type RepoListing } from './repo-files.js';
 import { cargoCrateName, goModulePath, ModuleResolver } from './resolve.js';
+import { currentScope, factsCost, fixedProbes, memory, memoryKey } from './scope.js';
 import type {
   AnalysisStats,
   AnalyzeOptions,
@@ -44,8 +46,24 @@ export function setAnalysisWorkers(count: number): void {
 /** Files larger than this (characters) are not parsed; {@link findReferences} scans their text instead. */
 const maxSourceChars = 2_000_000;
 
-/** Files parsed / served from cache since the process started (tests and benches read it). */
+/** Files parsed / served from cache since the process started (POLYWAVE_ANALYSIS_STATS=1 prints the current call's: {@link currentScope}). */
 export const engineCounters: AnalysisStats = { parsed: 0, cached: 0 };
+
+function count(parsed: number, cached: number): void {
+  const counters = currentScope().counters;
+  counters.parsed += parsed;
+  counters.cached += cached;
+  engineCounters.parsed += parsed;
+  engineCounters.cached += cached;
+}
+
+/** Tree and graph packs of this process (content-addressed: keyed by the listing's hash), the newest few. */
+const packMemory = new Map<string, unknown>();
+function rememberPack(key: string, value: unknown): void {
+  packMemory.delete(key);
+  packMemory.set(key, value);
+  while (packMemory.size > 8) packMemory.delete(packMemory.keys().next().value!);
+}
 
 interface Loaded {
   entry: RepoFile;
@@ -55,11 +73,20 @@ interface Loaded {
 /** Facts for every entry: from the cache, or parsed (and stored) on a miss. */
 async function loadFacts(context: RepoContext, entries: readonly RepoFile[], stats: AnalysisStats): Promise<Loaded[]> {
   const dir = cacheDir(context.commonDir);
-  const cached = entries.map((entry) => readCached(dir, entry.blob, entry.lang));
+  const useMemory = currentScope().memory;
+  const cached = entries.map((entry) => {
+    const key = memoryKey(entry.blob, entry.lang);
+    const known = useMemory ? memory.get(key)?.facts : undefined;
+    if (known) return known;
+    const read = readCached(dir, entry.blob, entry.lang);
+    if (read && useMemory) memory.update(key, { facts: read }, factsCost(read));
+    return read;
+  });
   const misses = entries.filter((_, index) => cached[index] === undefined);
   const parsed = new Map<string, FileFacts>();
   if (misses.length > 0) {
-    const texts = readTexts(context, misses);
+    const exact = new Set<string>();
+    const texts = readTexts(context, misses, exact);
     const present = misses.filter((entry) => texts.has(entry.file));
     // Generated or minified giants are not source anyone edits by hand: no facts (and no parse cost).
     const parseable = present.filter((entry) => texts.get(entry.file)!.length <= maxSourceChars);
@@ -71,13 +98,15 @@ async function loadFacts(context: RepoContext, entries: readonly RepoFile[], sta
     for (const entry of present) {
       const entryFacts: FileFacts = byFile.get(entry.file) ?? { symbols: [], imports: [], refs: '', tooLarge: true };
       parsed.set(entry.file, entryFacts);
+      // Edited between the listing and this read: analysed as read (as any reader would), stored under no id.
+      if (!exact.has(entry.file)) continue;
       writeCached(dir, entry.blob, entry.lang, entryFacts);
+      if (useMemory) memory.update(memoryKey(entry.blob, entry.lang), { facts: entryFacts }, factsCost(entryFacts));
     }
   }
   stats.parsed += parsed.size;
   stats.cached += entries.length - misses.length;
-  engineCounters.parsed += parsed.size;
-  engineCounters.cached += entries.length - misses.length;
+  count(parsed.size, entries.length - misses.length);
   const result: Loaded[] = [];
   entries.forEach((entry, index) => {
     const facts = cached[index] ?? parsed.get(entry.file);
@@ -90,9 +119,11 @@ async function loadFacts(context: RepoContext, entries: readonly RepoFile[], sta
 async function loadHeads(context: RepoContext, entries: readonly RepoFile[]): Promise<HeadEntry[]> {
   const dir = cacheDir(context.commonDir);
   const key = treePackKey(entries);
-  const packed = readTreePack(dir, key);
+  const useMemory = currentScope().memory;
+  const packed = (useMemory ? (packMemory.get(`tree:${dir}:${key}`) as HeadEntry[] | undefined) : undefined) ?? readTreePack(dir, key);
   if (packed) {
-    engineCounters.cached += packed.length;
+    if (useMemory) rememberPack(`tree:${dir}:${key}`, packed);
+    count(0, packed.length);
     return packed;
   }
   const heads = (await loadFacts(context, entries, { parsed: 0, cached: 0 })).map(({ entry, facts }) => ({
@@ -103,6 +134,7 @@ async function loadHeads(context: RepoContext, entries: readonly RepoFile[]): Pr
     imports: facts.imports,
   }));
   writeTreePack(dir, key, heads);
+  if (useMemory) rememberPack(`tree:${dir}:${key}`, heads);
   return heads;
 }
 
@@ -147,10 +179,26 @@ function toAnalysis(loaded: Loaded, resolver: ModuleResolver, lines: string[] | 
   return { file: entry.file, lang: entry.lang, blob: entry.blob, symbols: facts.symbols, imports, references };
 }
 
+/** The lines of each entry's content: from memory by blob id, else read (and remembered). */
 function linesOf(context: RepoContext, entries: readonly RepoFile[]): Map<string, string[]> {
-  const texts = readTexts(context, entries);
   const result = new Map<string, string[]>();
-  for (const [file, text] of texts) result.set(file, text.split(/\r?\n/));
+  const useMemory = currentScope().memory;
+  const missing: RepoFile[] = [];
+  for (const entry of entries) {
+    const known = useMemory ? memory.get(memoryKey(entry.blob, entry.lang))?.lines : undefined;
+    if (known) result.set(entry.file, known);
+    else missing.push(entry);
+  }
+  const exact = new Set<string>();
+  const texts = readTexts(context, missing, exact);
+  const byFile = new Map(missing.map((entry) => [entry.file, entry]));
+  for (const [file, text] of texts) {
+    const lines = text.split(/\r?\n/);
+    result.set(file, lines);
+    const entry = byFile.get(file)!;
+    // Only content whose id is known to be this text: a tracked unmodified file may have changed since listed.
+    if (useMemory && exact.has(file)) memory.update(memoryKey(entry.blob, entry.lang), { lines }, text.length + 16 * lines.length);
+  }
   return result;
 }
 
@@ -166,7 +214,8 @@ export async function analyzeRepo(repoRoot: string, opts: AnalyzeOptions = {}): 
   const allPaths = opts.files ? undefined : (await listRepo(context, { includeUntracked: opts.includeUntracked })).allPaths;
   const [loaded, resolver] = await Promise.all([loadFacts(context, entries, stats), resolverFor(context, allPaths)]);
   const lines = linesOf(context, entries);
-  return { repoRoot: context.root, files: loaded.map((item) => toAnalysis(item, resolver, lines.get(item.entry.file))), stats };
+  // Callers own what they get: copies, not the remembered facts.
+  return { repoRoot: context.root, files: loaded.map((item) => structuredClone(toAnalysis(item, resolver, lines.get(item.entry.file)))), stats };
 }
 
 /** Definitions in the repository (or in `files`), sorted by file then line. */
@@ -186,7 +235,9 @@ export async function dependencyGraph(repoRoot: string, files: string[]): Promis
   const { files: entries, allPaths, fingerprint } = await listRepo(context, {});
   const dir = cacheDir(context.commonDir);
   // The resolved edges of an unchanged tree are one small file; otherwise resolve every file's imports.
-  let pack = readGraphPack(dir, fingerprint);
+  const useMemory = currentScope().memory;
+  let pack = (useMemory ? (packMemory.get(`graph:${dir}:${fingerprint}`) as GraphPack | undefined) : undefined) ?? readGraphPack(dir, fingerprint);
+  if (pack && useMemory) rememberPack(`graph:${dir}:${fingerprint}`, pack);
   if (!pack) {
     const [heads, resolver] = await Promise.all([loadHeads(context, entries), resolverFor(context, allPaths)]);
     const index = new Map(heads.map((head, position) => [head.file, position]));
@@ -197,7 +248,8 @@ export async function dependencyGraph(repoRoot: string, files: string[]): Promis
     });
     pack = { files: heads.map((head) => head.file), deps };
     writeGraphPack(dir, fingerprint, pack);
-  } else engineCounters.cached += pack.files.length;
+    if (useMemory) rememberPack(`graph:${dir}:${fingerprint}`, pack);
+  } else count(0, pack.files.length);
   const wanted = new Set(files);
   const dependsOn: Record<string, string[]> = {};
   const dependedBy: Record<string, string[]> = {};
@@ -214,10 +266,142 @@ export async function dependencyGraph(repoRoot: string, files: string[]): Promis
   return { dependsOn, dependedBy };
 }
 
+/**
+ * The word index: whole words and star-re-export probes of every listed file's content, kept per
+ * blob id in the process's memory — standing in for `git grep -w -F` / `git grep -F` over the
+ * working tree in a process that searches this repository again (resident server, scout tools).
+ * Exactly git grep's answer: git's word characters ([A-Za-z0-9_]), no words in content git grep
+ * -I calls binary (a NUL in the first 8,000 bytes) or in anything but a regular file. Not used
+ * (git grep answers) with untracked files, a `files` subset, or any attributes file (which can
+ * mark files binary): a `.gitattributes` in a listed directory, `info/attributes`, a global one.
+ */
+interface WordIndex {
+  /** Files (sorted) whose content has any of `words` as a whole word. */
+  withWords(words: readonly string[]): string[];
+  /** Files (sorted, not Go) whose content contains any of the fixed star-re-export probes. */
+  withStars(): string[];
+}
+
+const grepExtensions = /\.(?:ts|mts|cts|tsx|js|mjs|cjs|jsx|go|py|rs)$/;
+const starExtensions = /\.(?:ts|mts|cts|tsx|js|mjs|cjs|jsx|py|rs)$/;
+
+async function attributesPossible(context: RepoContext, listing: RepoListing): Promise<boolean> {
+  const env = process.env;
+  if (env.GIT_ATTR_SOURCE !== undefined || env.GIT_ATTR_NOSYSTEM !== undefined) return true;
+  const dirs = new Set(['']);
+  for (const file of listing.allPaths) {
+    if (file === '.gitattributes' || file.endsWith('/.gitattributes')) return true;
+    for (let slash = file.lastIndexOf('/'); slash > 0; slash = file.lastIndexOf('/', slash - 1)) {
+      const dir = file.slice(0, slash);
+      if (dirs.has(dir)) break;
+      dirs.add(dir);
+    }
+  }
+  // Untracked attribute files count for git grep too.
+  for (const dir of dirs) if (existsSync(path.join(context.root, dir, '.gitattributes'))) return true;
+  if (existsSync(path.join(context.commonDir, 'info', 'attributes'))) return true;
+  const xdg = env.XDG_CONFIG_HOME ? path.join(env.XDG_CONFIG_HOME, 'git', 'attributes') : env.HOME ? path.join(env.HOME, '.config', 'git', 'attributes') : undefined;
+  if (xdg !== undefined && existsSync(xdg)) return true;
+  // core.attributesFile: the config files that can set it are read as text (no git process); one
+  // that names it, includes another file, or comes from the environment leaves the answer to git grep.
+  if (Object.keys(env).some((name) => name === 'GIT_CONFIG_PARAMETERS' || name === 'GIT_CONFIG_COUNT' || name === 'GIT_CONFIG')) {
+    const configured = await context.git.run(['config', '--get', 'core.attributesFile'], { allowExitCodes: [1] });
+    return configured.stdout.trim() !== '';
+  }
+  const globals = env.GIT_CONFIG_GLOBAL !== undefined ? [env.GIT_CONFIG_GLOBAL] : [env.XDG_CONFIG_HOME ? path.join(env.XDG_CONFIG_HOME, 'git', 'config') : env.HOME ? path.join(env.HOME, '.config', 'git', 'config') : '', env.HOME ? path.join(env.HOME, '.gitconfig') : ''];
+  const configs = [
+    env.GIT_CONFIG_SYSTEM ?? '/etc/gitconfig',
+    ...globals,
+    path.join(context.commonDir, 'config'),
+    path.join(context.commonDir, 'config.worktree'),
+  ];
+  for (const file of configs) {
+    if (file === '') continue;
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8').toLowerCase();
+    } catch {
+      continue;
+    }
+    if (text.includes('attributesfile') || text.includes('include')) return true;
+  }
+  return false;
+}
+
+/** The word index of `listing`, or undefined where git grep must answer (see {@link WordIndex}). */
+async function wordIndex(context: RepoContext, listing: RepoListing, options: { includeUntracked?: boolean }): Promise<WordIndex | undefined> {
+  if (!currentScope().memory || options.includeUntracked || !memory.searched.has(context.commonDir)) return undefined;
+  if (await attributesPossible(context, listing)) return undefined;
+  // The same listing (paths, modes, blob ids, working-tree hashes, link types) as a recent call: the same files hold the words.
+  const listingKey = `${context.root}\0${listing.fingerprint}\0${listing.files.filter((entry) => entry.symlink).map((entry) => entry.file).join('\0')}`;
+  let known = recentIndexes.get(listingKey);
+  if (!known) {
+    const built = indexListing(context, listing);
+    known = built.known;
+    // Only a listing whose every file was read as listed (nothing edited meanwhile) is kept for the next call.
+    if (built.exact) {
+      recentIndexes.set(listingKey, known);
+      while (recentIndexes.size > 4) recentIndexes.delete(recentIndexes.keys().next().value!);
+    }
+  }
+  const files = known;
+  return {
+    withWords(words) {
+      const result: string[] = [];
+      for (const [file, { words: present }] of files) if (present && words.some((word) => present.has(word))) result.push(file);
+      return result;
+    },
+    withStars() {
+      const result: string[] = [];
+      for (const [file, { fixed }] of files) if (fixed !== 0 && starExtensions.test(file)) result.push(file);
+      return result;
+    },
+  };
+}
+
+type ListingWords = Map<string, { words: ReadonlySet<string> | null; fixed: number }>;
+/** Word indexes of the last few listings (keyed by the listing's fingerprint: content-addressed). */
+const recentIndexes = new Map<string, ListingWords>();
+
+/** The words of every listed file, from remembered blobs or by reading the files; `exact` when every read file had its listed blob id. */
+function indexListing(context: RepoContext, listing: RepoListing): { known: ListingWords; exact: boolean } {
+  const known: ListingWords = new Map();
+  let exact = true;
+  for (const entry of listing.files) {
+    if (!grepExtensions.test(entry.file) || entry.symlink) continue;
+    const remembered = memory.get(memoryKey(entry.blob, entry.lang));
+    if (remembered?.words !== undefined) {
+      known.set(entry.file, { words: remembered.words, fixed: remembered.fixed ?? 0 });
+      continue;
+    }
+    let bytes: Buffer;
+    try {
+      const full = path.join(context.root, entry.file);
+      if (!lstatSync(full).isFile()) continue;
+      bytes = readFileSync(full);
+    } catch {
+      exact = false;
+      continue; // deleted since listed: git grep finds nothing there either
+    }
+    const binary = bytes.subarray(0, 8000).includes(0);
+    const text = binary ? '' : bytes.toString('latin1');
+    const words = binary ? null : new Set(text.split(/[^A-Za-z0-9_]+/).filter((word) => word !== ''));
+    let fixed = 0;
+    fixedProbes.forEach((probe, bit) => {
+      if (!binary && text.includes(probe)) fixed |= 1 << bit;
+    });
+    known.set(entry.file, { words, fixed });
+    if (blobId(bytes) === entry.blob) memory.update(memoryKey(entry.blob, entry.lang), { words, fixed }, bytes.length + 16);
+    else exact = false;
+  }
+  return { known, exact };
+}
+
 /** Files containing `word` as a whole word (git grep over the working tree), limited to analysable files. */
-async function filesWithWords(context: RepoContext, words: readonly string[], options: { files?: string[]; includeUntracked?: boolean }): Promise<string[]> {
+async function filesWithWords(context: RepoContext, words: readonly string[], options: { files?: string[]; includeUntracked?: boolean }, index?: WordIndex): Promise<string[]> {
   if (words.length === 0) return [];
   const plainWord = words.every((word) => /^\w+$/.test(word));
+  if (index && plainWord && !options.files) return index.withWords(words);
   const args = ['grep', '-l', '-z', '-I', '--no-color', ...(plainWord ? ['-w', '-F'] : ['-F'])];
   if (options.includeUntracked) args.push('--untracked');
   for (const word of words) args.push('-e', word);
@@ -229,7 +413,8 @@ async function filesWithWords(context: RepoContext, words: readonly string[], op
 }
 
 /** Files containing any of `texts` (fixed strings), limited to analysable files' extensions. */
-async function filesWithFixed(context: RepoContext, texts: readonly string[], options: { files?: string[]; includeUntracked?: boolean }): Promise<string[]> {
+async function filesWithFixed(context: RepoContext, texts: readonly string[], options: { files?: string[]; includeUntracked?: boolean }, index?: WordIndex): Promise<string[]> {
+  if (index && !options.files && texts.length === fixedProbes.length && texts.every((text, position) => text === fixedProbes[position])) return index.withStars();
   const args = ['grep', '-l', '-z', '-I', '--no-color', '-F'];
   if (options.includeUntracked) args.push('--untracked');
   for (const text of texts) args.push('-e', text);
@@ -274,14 +459,18 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   const exportedNames = new Set([symbol]);
   const loadedFiles = new Map<string, Loaded>();
   // The listing (blob ids) and the first word search run at once: both are git processes.
-  const [listing, firstHits] = await Promise.all([listRepo(context, { includeUntracked: opts.includeUntracked }), filesWithWords(context, [symbol], searchOptions)]);
+  const listed = listRepo(context, { includeUntracked: opts.includeUntracked });
+  // A repository searched before in this process: the word index of its blobs answers for git grep.
+  const index = memory.searched.has(context.commonDir) ? await wordIndex(context, await listed, searchOptions) : undefined;
+  const [listing, firstHits] = await Promise.all([listed, filesWithWords(context, [symbol], searchOptions, index)]);
+  if (currentScope().memory) memory.searched.add(context.commonDir);
   const byPath = new Map(listing.files.map((entry) => [entry.file, entry]));
   /** Loads the files with these words (or these grep hits), following aliased re-exports to their words in turn. */
   const follow = async (firstFound: string[] | undefined, words: string[]): Promise<void> => {
     let pending = words;
     let hits = firstFound;
     for (;;) {
-      const found: string[] = hits ?? (pending.length > 0 ? await filesWithWords(context, pending, searchOptions) : []);
+      const found: string[] = hits ?? (pending.length > 0 ? await filesWithWords(context, pending, searchOptions, index) : []);
       hits = undefined;
       pending = [];
       const entries = found.filter((file) => !loadedFiles.has(file)).flatMap((file) => byPath.get(file) ?? []);
@@ -343,7 +532,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     const sources = new Set([definedIn]);
     // Barrels re-export without naming the symbol (`export * from`, `pub use x::*`, Python
     // `from x import *`): the word search misses them, so files with a star re-export are read too.
-    const barrels = (await filesWithFixed(context, ['export *', '::*', 'import *'], searchOptions)).filter((file) => !loadedFiles.has(file)).flatMap((file) => byPath.get(file) ?? []);
+    const barrels = (await filesWithFixed(context, [...fixedProbes], searchOptions, index)).filter((file) => !loadedFiles.has(file)).flatMap((file) => byPath.get(file) ?? []);
     const candidates = [...loaded, ...(await loadFacts(context, barrels, stats))];
     // Files re-exporting from a source become sources too (in Python every imported name can be imported again from there).
     const reexporting = (item: Loaded, raw: FileFacts['imports'][number]) => raw.reexport || (item.entry.lang === 'python' && raw.names.length > 0);

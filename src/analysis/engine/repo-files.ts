@@ -11,11 +11,12 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { lstat, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createGit } from '../../git/git-cli.js';
 import type { Git } from '../../git/git-port.js';
 import { languageOf } from './grammars.js';
+import { currentScope } from './scope.js';
 import type { Lang } from './types.js';
 
 export interface RepoFile {
@@ -26,6 +27,8 @@ export interface RepoFile {
   blob: string;
   /** Content differs from the index (or untracked): read from the working tree. */
   fromWorktree: boolean;
+  /** Not a regular file (a symbolic link in the index or the working tree): git grep skips it. */
+  symlink?: true;
 }
 
 const excludedSegments = new Set(['node_modules', 'vendor', 'target']);
@@ -51,11 +54,14 @@ export interface RepoContext {
   commonDir: string;
 }
 
-const contexts = new Map<string, Promise<RepoContext>>();
-
-/** The repository containing `repoRoot` (top level and common git dir), cached per process. */
+/**
+ * The repository containing `repoRoot` (top level and common git dir), remembered for the current
+ * analysis call only ({@link analysisCall}): a later call asks git again, so a moved or re-created
+ * repository, a new `.git` above the directory or another GIT_DIR is never answered from memory.
+ */
 export function repoContext(repoRoot: string): Promise<RepoContext> {
   const key = path.resolve(repoRoot);
+  const contexts = currentScope().contexts;
   let context = contexts.get(key);
   if (!context) {
     context = (async () => {
@@ -112,7 +118,7 @@ export async function listRepo(context: RepoContext, options: { only?: readonly 
     const [mode, blob] = entry.slice(0, tab).split(' ');
     if (mode === '160000' || !isAnalysable(file)) continue;
     if (modified.has(file)) fromDisk.push(file);
-    else files.set(file, { file, lang: languageOf(file)!, blob: blob!, fromWorktree: false });
+    else files.set(file, { file, lang: languageOf(file)!, blob: blob!, fromWorktree: false, ...(mode === '120000' ? { symlink: true as const } : {}) });
   }
   for (const file of splitZ(untracked.stdout)) {
     allPaths.push(file);
@@ -122,7 +128,8 @@ export async function listRepo(context: RepoContext, options: { only?: readonly 
     fromDisk.map(async (file) => {
       const content = await readFile(path.join(root, file)).catch(() => undefined);
       if (content === undefined) return; // deleted in the working tree
-      files.set(file, { file, lang: languageOf(file)!, blob: blobId(content), fromWorktree: true });
+      const regular = await lstat(path.join(root, file)).then((stats) => stats.isFile(), () => false);
+      files.set(file, { file, lang: languageOf(file)!, blob: blobId(content), fromWorktree: true, ...(regular ? {} : { symlink: true as const }) });
     }),
   );
   const sorted = [...files.values()].sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
@@ -134,14 +141,18 @@ export async function listRepo(context: RepoContext, options: { only?: readonly 
 }
 
 /** The texts of `files`: working-tree files from disk, the rest from git's object store in one batch. */
-export function readTexts(context: RepoContext, files: readonly RepoFile[]): Map<string, string> {
+export function readTexts(context: RepoContext, files: readonly RepoFile[], exact?: Set<string>): Map<string, string> {
   // Files git reports unmodified hold the index content on disk (git's own stat check), and
   // modified ones were hashed from disk: reading the working tree is always the analysed content.
   // Synchronous: many small reads are faster without the thread pool round trips.
+  // `exact` collects the files whose bytes still have the listed blob id (not edited since listed):
+  // only what is derived from those may be stored under that id.
   const texts = new Map<string, string>();
   for (const entry of files) {
     try {
-      texts.set(entry.file, readFileSync(path.join(context.root, entry.file), 'utf8'));
+      const bytes = readFileSync(path.join(context.root, entry.file));
+      texts.set(entry.file, bytes.toString('utf8'));
+      if (exact && blobId(bytes) === entry.blob) exact.add(entry.file);
     } catch {
       // deleted since listed
     }

@@ -5,6 +5,7 @@ import { listRepoFiles, repoContext } from '../../analysis/engine/repo-files.js'
 import { repoRelative, requireFormat, requireRepository, toYaml, reportStats, configureEngine } from '../../analysis/engine/cli-support.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
+import { analysisCall } from '../../analysis/engine/scope.js';
 
 interface OutputNode {
   file: string;
@@ -79,7 +80,12 @@ export function dependencyDepths(files: readonly string[], dependsOn: (file: str
  * import one of them (cascade candidates). Exit 1 on a dependency cycle (the message names it),
  * 2 on bad input.
  */
-export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+export function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  // One analysis call: repository roots and stats counters are this run's only (resident-safe).
+  return analysisCall(io.env, () => runCall(args, options, io));
+}
+
+async function runCall(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
   configureEngine(io.env);
   const format = requireFormat(options.format, ['yaml', 'json'] as const, 'yaml');
   const base = path.resolve(io.cwd, args[0] ?? (typeof options.repoDir === 'string' ? options.repoDir : '.'));

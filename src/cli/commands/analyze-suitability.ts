@@ -5,6 +5,7 @@ import { readTextFile } from '../../store/read-text.js';
 import { analyzeSuitability, parseRequirements } from '../../scout-tools/suitability.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { requireOption } from './shared.js';
+import { analysisCall } from '../../analysis/engine/scope.js';
 
 /**
  * `analyze-suitability --requirements F [--repo-root DIR] [--output json]` (H1a) — each
@@ -12,7 +13,12 @@ import { requireOption } from './shared.js';
  * repository, with the evidence. Exit 2 when the doc has no requirement with a Location, or the
  * doc or root is missing.
  */
-export async function run(_args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+export function run(_args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  // One analysis call: repository roots and stats counters are this run's only (resident-safe).
+  return analysisCall(io.env, () => runCall(_args, options, io));
+}
+
+async function runCall(_args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
   const output = typeof options.output === 'string' ? options.output : 'json';
   if (output !== 'json') throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `unsupported output format: ${output} (only json supported)` });
   const requirementsPath = path.resolve(io.cwd, requireOption(options, 'requirements', '--requirements'));

@@ -5,23 +5,22 @@ import { listRepoFiles, repoContext } from '../../analysis/engine/repo-files.js'
 import { repoRelative, requireFormat, requireRepository, reportStats, configureEngine } from '../../analysis/engine/cli-support.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
+import { analysisCall } from '../../analysis/engine/scope.js';
 
 const identifier = /^[\p{L}_$][\p{L}\p{N}_$]*$/u;
-
-const lineCache = new Map<string, string[]>();
 
 /**
  * `Type.Method` (a capitalised qualifier): member calls only (`x.Method()`). `pkg.Func`:
  * uses written `pkg.Func`, or any use inside a directory named `pkg` (the package itself).
  */
-function qualified(root: string, qualifier: string, reference: Reference): boolean {
+function qualified(root: string, qualifier: string, reference: Reference, lineCache: Map<string, string[]>): boolean {
   if (/^\p{Lu}/u.test(qualifier)) return reference.kind === 'method-call';
   if (reference.file.split('/').slice(0, -1).includes(qualifier)) return true;
-  return memberUse(root, reference) === qualifier;
+  return memberUse(root, reference, lineCache) === qualifier;
 }
 
 /** The identifier written before `.` at the reference (`a` in `a.Do`), if any. */
-function memberUse(root: string, reference: Reference): string | undefined {
+function memberUse(root: string, reference: Reference, lineCache: Map<string, string[]>): string | undefined {
   let lines = lineCache.get(reference.file);
   if (!lines) {
     lines = (() => {
@@ -46,7 +45,12 @@ function memberUse(root: string, reference: Reference): string | undefined {
  * `pkg.Name` keeps uses written `pkg.Name` and uses inside a directory named `pkg`.
  * JSON: `[{file, line, context, column, kind, via?}]` (Go keys first). Exit 0; 2 on bad input.
  */
-export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+export function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  // One analysis call: repository roots and stats counters are this run's only (resident-safe).
+  return analysisCall(io.env, () => runCall(args, options, io));
+}
+
+async function runCall(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
   configureEngine(io.env);
   const format = requireFormat(options.format, ['json', 'text'] as const, 'json');
   const raw = (args[0] ?? '').trim();
@@ -64,8 +68,10 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     throw new PolywaveError({ code: 'X002_FILE_READ', message: `--defined-in ${definedIn}: not a tracked TypeScript/JavaScript/Go/Python/Rust file of ${root}` });
   }
   const found = await findReferences(root, symbol, definedIn === undefined ? {} : { definedIn });
+  // File lines of this call only: a long-lived process must read an edited file again.
+  const lineCache = new Map<string, string[]>();
   const qualifier = raw.includes('.') ? raw.slice(0, raw.lastIndexOf('.')).split('.').pop()! : undefined;
-  const references = qualifier === undefined ? found : found.filter((reference) => qualified(root, qualifier, reference));
+  const references = qualifier === undefined ? found : found.filter((reference) => qualified(root, qualifier, reference, lineCache));
   if (format === 'text') {
     for (const reference of references) io.stdout(`${reference.file}:${reference.line}:${reference.column}: ${reference.context}\n`);
     reportStats(io.env, io.stderr);

@@ -5,6 +5,7 @@ import { requireFormat, requireRepository, toYaml, reportStats, configureEngine 
 import { repoContext } from '../../analysis/engine/repo-files.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
+import { analysisCall } from '../../analysis/engine/scope.js';
 
 interface Rename {
   old: string;
@@ -61,7 +62,12 @@ const kindReason: Record<Reference['kind'], [CascadeCandidate['severity'], strin
  * `scope` (a directory or file), only references that reach a definition of `old` inside it.
  * Prints {cascade_candidates[{file, line, match, cascade_type, severity, reason}]}. Exit 0; 2 on bad input.
  */
-export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+export function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  // One analysis call: repository roots and stats counters are this run's only (resident-safe).
+  return analysisCall(io.env, () => runCall(args, options, io));
+}
+
+async function runCall(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
   configureEngine(io.env);
   const format = requireFormat(options.format, ['yaml', 'json'] as const, 'yaml');
   const renames = parseRenames(options.renames);

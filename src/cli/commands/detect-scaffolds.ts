@@ -7,6 +7,7 @@ import { detectScaffoldsPostAgent, detectScaffoldsPreAgent } from '../../scout-t
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { repoDirOption } from './repo-dir-option.js';
 import { implPathFrom, requireManifest } from './shared.js';
+import { analysisCall } from '../../analysis/engine/scope.js';
 
 /**
  * `detect-scaffolds <impl> --stage pre-agent|post-agent [--wave N] [--repo-dir]` (E45).
@@ -14,7 +15,12 @@ import { implPathFrom, requireManifest } from './shared.js';
  * post-agent: types that two agents of a wave both defined on their branches
  * (`{conflicts[…]}`, exit 1 when there are any).
  */
-export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+export function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  // One analysis call: repository roots and stats counters are this run's only (resident-safe).
+  return analysisCall(io.env, () => runCall(args, options, io));
+}
+
+async function runCall(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
   const stage = typeof options.stage === 'string' ? options.stage : '';
   if (stage !== 'pre-agent' && stage !== 'post-agent') {
     throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `invalid --stage value: ${stage || '(none)'} (must be 'pre-agent' or 'post-agent')` });
