@@ -11,6 +11,7 @@ import type { TierGateResult } from '../src/engine/program/tier-gate.js';
 import { createGit } from '../src/git/git-cli.js';
 import { runCli } from './support/cli.js';
 import { createTestRepo, type TestRepo } from './support/git-repo.js';
+import { rotatingSlice } from './support/rotation.js';
 
 // The tier-level git engine (E28B, E29, E30, E33, P1, P3, P5) on real repositories: real
 // branches, worktrees, --no-ff merges, real shell gates, the real CLI (in-process, and spawned
@@ -503,7 +504,9 @@ describe('finalize-tier crash safety (the real CLI SIGKILLed during the merges, 
     return (await repo.run(['rev-parse', 'main^{tree}'])).trim();
   }
 
-  it.each(['1:merged', '1', '2:merged', '2'])('killed at POLYWAVE_TEST_CRASH_AFTER_TIER_MERGE=%s: the re-run ends with the same tree, each IMPL merged exactly once', async (crashAt) => {
+  // Two of the four crash points per run (a restart each), rotating by day: test/support/rotation.ts.
+  const crashPoints = rotatingSlice(['1:merged', '1', '2:merged', '2'], 2);
+  it.each(crashPoints.items)(`killed at POLYWAVE_TEST_CRASH_AFTER_TIER_MERGE=%s [crash points: ${crashPoints.label}]: the re-run ends with the same tree, each IMPL merged exactly once`, async (crashAt) => {
     const expectedTree = await reference();
     const repo = await tierRepo();
     const tips = await workedTier(repo);
