@@ -5,12 +5,16 @@
 //   - `polywave check-callers <symbol>` end to end (CLI), cold (empty cache) and warm,
 //   - `polywave analyze-deps <root> --files <100 files>` end to end, cold and warm,
 //   - the same two through the API in process (findReferences / dependencyGraph), cold and warm.
+//   - resident (a warm `polywave resident` server through the native client dist/native/polywave-client,
+//     when built): check-callers and analyze-deps after two calls on the tree (the second builds the
+//     word index), interleaved round by round with `git grep -w` and the Go binary
+//     (../shared/tools/polywave-tools-go or POLYWAVE_GO_BIN, when present) — ratios from the same rounds.
 // Prints milliseconds (median of BENCH_ROUNDS warm runs, BENCH_COLD_ROUNDS cold runs) and the ratio to git grep. Targets (issue 15):
 // cold ≤ 3× git grep, warm ≤ 1× git grep. Noisy 2-core machines: read ratios, not absolute times.
 //
 //   npm run bench:analysis
 //   BENCH_FILES=1000 BENCH_LANGS=ts,go BENCH_ROUNDS=1 node bench/analysis.mjs   (BENCH_KEEP=1 keeps the repositories)
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -150,6 +154,27 @@ function generate(lang, dir) {
 
 const results = [];
 const top = mkdtempSync(path.join(os.tmpdir(), 'polywave-bench-analysis-'));
+const client = path.join(dist, 'native', 'polywave-client');
+const goBin = process.env.POLYWAVE_GO_BIN ?? path.join(root, '..', 'shared', 'tools', 'polywave-tools-go');
+const haveGo = existsSync(goBin);
+const residentEnv = { POLYWAVE_RESIDENT_SOCKET: path.join(top, 'sock', 'r.sock') };
+const haveResident = process.platform !== 'win32' && existsSync(client);
+if (haveResident) {
+  mkdirSync(path.join(top, 'sock'), { mode: 0o700 });
+  spawnSync(process.execPath, [bin, 'resident', 'start', '--idle-timeout', '600'], { env: { ...env, ...residentEnv }, stdio: 'ignore' });
+}
+/** One call through the resident server (wall ms); throws when the server did not answer the same as node. */
+const residentRun = (args, dir) => {
+  const start = performance.now();
+  const result = spawnSync(client, args, { cwd: dir, env: { ...env, ...residentEnv }, encoding: 'utf8', maxBuffer: 1024 * 1024 * 1024 });
+  return { ms: performance.now() - start, stdout: result.stdout, status: result.status };
+};
+/** Wall ms of a call whose exit code is not checked (the Go binary on another language's repository). */
+const residentFree = (command, args, cwd) => {
+  const start = performance.now();
+  spawnSync(command, args, { cwd, env, stdio: 'ignore' });
+  return performance.now() - start;
+};
 try {
   for (const lang of languages) {
     const dir = path.join(top, lang);
@@ -191,7 +216,34 @@ try {
     const apiCallersWarm = await inProcess(() => engine.findReferences(dir, symbol), false);
     const apiDepsCold = await inProcess(() => engine.dependencyGraph(dir, listedFiles), true);
     const apiDepsWarm = await inProcess(() => engine.dependencyGraph(dir, listedFiles), false);
-    const row = { lang, files: fileCount, grepHits, callers, grepMs, callersCold, callersWarm, depsCold, depsWarm, apiCallersCold, apiCallersWarm, apiDepsCold, apiDepsWarm };
+    // Resident, git grep and Go round by round (the same moments of a loaded machine for each).
+    const same = { grep: [], callers: [], deps: [], goCallers: [], goDeps: [] };
+    let residentSame = true;
+    if (haveResident) {
+      const expected = run(process.execPath, [bin, 'check-callers', symbol], dir).stdout;
+      const expectedDeps = run(process.execPath, [bin, 'analyze-deps', '.', '--files', listed, '--format', 'json'], dir).stdout;
+      for (let warmup = 0; warmup < 2; warmup += 1) {
+        residentRun(['check-callers', symbol], dir);
+        residentRun(['analyze-deps', '.', '--files', listed, '--format', 'json'], dir);
+      }
+      for (let round = 0; round < Math.max(rounds, 5); round += 1) {
+        same.grep.push(run('git', ['grep', '-n', '-w', symbol], dir).ms);
+        const callersCall = residentRun(['check-callers', symbol], dir);
+        const depsCall = residentRun(['analyze-deps', '.', '--files', listed, '--format', 'json'], dir);
+        if (callersCall.stdout !== expected || depsCall.stdout !== expectedDeps) residentSame = false;
+        same.callers.push(callersCall.ms);
+        same.deps.push(depsCall.ms);
+        if (haveGo) {
+          // Go's tools read .go files only: in other languages they answer nothing (still timed for check-callers).
+          same.goCallers.push(residentFree(goBin, ['check-callers', symbol, '--repo-dir', dir], dir));
+          if (lang === 'go') same.goDeps.push(residentFree(goBin, ['analyze-deps', dir, '--files', listed, '--format', 'json'], dir));
+        }
+      }
+    }
+    const residentRow = haveResident
+      ? { grepMsSameRounds: median(same.grep), residentCallers: median(same.callers), residentDeps: median(same.deps), residentSame, ...(haveGo ? { goCallers: median(same.goCallers), ...(same.goDeps.length > 0 ? { goDeps: median(same.goDeps) } : {}) } : {}) }
+      : {};
+    const row = { lang, files: fileCount, grepHits, callers, grepMs, callersCold, callersWarm, depsCold, depsWarm, apiCallersCold, apiCallersWarm, apiDepsCold, apiDepsWarm, ...residentRow };
     results.push(row);
     const ratio = (ms) => `${ms.toFixed(0)} ms (${(ms / grepMs).toFixed(1)}×)`;
     console.log(`\n${lang}: ${fileCount} files, symbol ${symbol}: git grep -w ${grepMs.toFixed(0)} ms (${grepHits} lines), check-callers ${callers} references`);
@@ -199,9 +251,16 @@ try {
     console.log(`  CLI analyze-deps   cold ${ratio(depsCold)}  warm ${ratio(depsWarm)}   (${depsFiles} files listed; reverse deps need the whole repository)`);
     console.log(`  API findReferences cold ${ratio(apiCallersCold)}  warm ${ratio(apiCallersWarm)}`);
     console.log(`  API dependencyGraph cold ${ratio(apiDepsCold)}  warm ${ratio(apiDepsWarm)}`);
+    if (haveResident) {
+      const g = residentRow.grepMsSameRounds;
+      const versus = (ms) => `${ms.toFixed(0)} ms (${(ms / g).toFixed(2)}× git grep)`;
+      console.log(`  resident (same rounds: git grep -w ${g.toFixed(0)} ms) check-callers ${versus(residentRow.residentCallers)}  analyze-deps ${versus(residentRow.residentDeps)}  same stdout as node: ${residentSame ? 'yes' : 'NO'}`);
+      if (haveGo) console.log(`  Go binary (same rounds; Go-only, substring scan) check-callers ${versus(residentRow.goCallers)}${residentRow.goDeps === undefined ? '' : `  analyze-deps ${versus(residentRow.goDeps)}`}`);
+    }
     if (!process.env.BENCH_KEEP) rmSync(dir, { recursive: true, force: true });
   }
 } finally {
+  if (haveResident) spawnSync(process.execPath, [bin, 'resident', 'stop'], { env: { ...env, ...residentEnv }, stdio: 'ignore' });
   if (process.env.BENCH_KEEP) console.log(`kept ${top}`);
   else rmSync(top, { recursive: true, force: true });
 }

@@ -31,13 +31,13 @@ export interface RepoFile {
   symlink?: true;
 }
 
-const excludedSegments = new Set(['node_modules', 'vendor', 'target']);
+const excludedDirectory = /(?:^|\/)(?:node_modules|vendor|target)\//;
 
 /** Whether the engine may read `file` (repo-relative). */
 export function isAnalysable(file: string): boolean {
   if (file.startsWith('.claude/worktrees/') || file === '.claude/worktrees' || file.startsWith('.polywave-state/')) return false;
-  const segments = file.split('/');
-  for (let index = 0; index < segments.length - 1; index += 1) if (excludedSegments.has(segments[index]!)) return false;
+  // A directory segment (never the file name) named node_modules, vendor or target.
+  if (excludedDirectory.test(file)) return false;
   return languageOf(file) !== undefined;
 }
 

@@ -10,8 +10,8 @@
  * - Per process, content-addressed only ({@link memory}): facts, text lines and word sets of a
  *   git blob id (+ language + engine version). A blob id names exact bytes, so these can never be
  *   stale; which blob a path holds now is asked of git on every call (`ls-files -s` +
- *   `diff-files`, working-tree files hashed), never remembered. Bounded (least recently used
- *   blobs dropped). Used inside {@link analysisCall}s only (the commands; API calls outside one read
+ *   `diff-files`, working-tree files hashed), never remembered. Bounded (POLYWAVE_ANALYSIS_MEMORY_CHARS,
+ *   default 256 Mi characters; the oldest-stored blobs are dropped first). Used inside {@link analysisCall}s only (the commands; API calls outside one read
  *   the disk cache as before), and not with POLYWAVE_ANALYSIS_STATS=1, whose counts describe the disk cache.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
@@ -74,18 +74,8 @@ class Memory {
   /** Repositories (git common dir) this process has searched before: a word index is worth building for them. */
   readonly searched = new Set<string>();
 
+  /** The entry of `key` (eviction is oldest-stored first: no reordering on reads, which happen thousands of times per call). */
   get(key: string): BlobMemory | undefined {
-    const entry = this.blobs.get(key);
-    if (entry) {
-      // Least recently used first in iteration order.
-      this.blobs.delete(key);
-      this.blobs.set(key, entry);
-    }
-    return entry;
-  }
-
-  /** Peek without touching the order (bulk checks). */
-  peek(key: string): BlobMemory | undefined {
     return this.blobs.get(key);
   }
 
