@@ -182,11 +182,6 @@ describe('the CLI', () => {
     expect(human.stdout).toContain('apt-get install bubblewrap socat ripgrep');
   }, 120_000);
 
-  it('demo still runs without the sandbox and says so', async () => {
-    const dir = path.join(mkdtempSync(path.join(os.tmpdir(), 'pw-demo-off-')), 'demo');
-    const result = await runCli(['demo', '--dir', dir, '--json'], { env: { ...(process.env as Record<string, string>), ...off }, timeoutMs: 300_000 });
-    expect(result.code, result.stderr).toBe(0);
-    const summary = parseStdoutJson<{ success: boolean; state: string; sandbox: { sandboxed: boolean; detail: string } }>(result);
-    expect(summary).toMatchObject({ success: true, state: 'COMPLETE', sandbox: { sandboxed: false, detail: 'disabled by POLYWAVE_SANDBOX=off' } });
-  }, 320_000);
+  // `polywave demo` without the sandbox (it runs and says so): test/demo.test.ts, whose one demo run a day alternates
+  // between the sandbox as available and POLYWAVE_SANDBOX=off.
 });
