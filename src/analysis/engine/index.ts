@@ -391,7 +391,7 @@ function indexListing(context: RepoContext, listing: RepoListing): { known: List
       if (!binary && text.includes(probe)) fixed |= 1 << bit;
     });
     known.set(entry.file, { words, fixed });
-    if (blobId(bytes) === entry.blob) memory.update(memoryKey(entry.blob, entry.lang), { words, fixed }, bytes.length + 16);
+    if (blobId(bytes) === entry.blob) memory.update(memoryKey(entry.blob, entry.lang), { words, fixed }, bytes.length + 32 * (words?.size ?? 0) + 16);
     else exact = false;
   }
   return { known, exact };

@@ -11,7 +11,7 @@
  *   git blob id (+ language + engine version). A blob id names exact bytes, so these can never be
  *   stale; which blob a path holds now is asked of git on every call (`ls-files -s` +
  *   `diff-files`, working-tree files hashed), never remembered. Bounded (POLYWAVE_ANALYSIS_MEMORY_CHARS,
- *   default 256 Mi characters; the oldest-stored blobs are dropped first). Used inside {@link analysisCall}s only (the commands; API calls outside one read
+ *   default 64 Mi characters, a word charged 32; the oldest-stored blobs are dropped first). Used inside {@link analysisCall}s only (the commands; API calls outside one read
  *   the disk cache as before), and not with POLYWAVE_ANALYSIS_STATS=1, whose counts describe the disk cache.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
@@ -66,7 +66,7 @@ interface BlobMemory {
 /** Fixed strings the engine searches for besides words (star re-exports): remembered per blob as bits. */
 export const fixedProbes = ['export *', '::*', 'import *'] as const;
 
-const maxCost = Number(process.env.POLYWAVE_ANALYSIS_MEMORY_CHARS ?? 256 * 1024 * 1024);
+const maxCost = Number(process.env.POLYWAVE_ANALYSIS_MEMORY_CHARS ?? 64 * 1024 * 1024);
 
 class Memory {
   private readonly blobs = new Map<string, BlobMemory>();
