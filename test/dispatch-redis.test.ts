@@ -24,7 +24,7 @@ const remoteDir = path.join(scratch, 'remote.git');
 const pool: TestWorker[] = [];
 // The repositories of the tests that run concurrently, made once for the file (vitest's onTestFinished
 // cannot tell concurrent tests apart, so a repository made inside one could be removed when another ends).
-let shared: { guarded: DispatchRepo; labels: DispatchRepo; nores: DispatchRepo; retried: DispatchRepo };
+let shared: { guarded: DispatchRepo; labels: DispatchRepo; nores: DispatchRepo; retried: DispatchRepo; gatefail: DispatchRepo };
 
 async function addWorker(id: string): Promise<TestWorker> {
   const worker = await startWorker({ id, redisUrl: redis.url, remote, dir: path.join(scratch, `worker-${id}`) });
@@ -35,17 +35,19 @@ async function addWorker(id: string): Promise<TestWorker> {
 beforeAll(async () => {
   redis = await startRedis(path.join(scratch, 'redis'));
   remote = await createGuardedRemote(remoteDir, readFileSync(path.join(repoRoot, 'scripts', 'remote-guard-hook'), 'utf8'));
-  const [[guarded, labels, nores, retried]] = await Promise.all([
+  const [[guarded, labels, nores, retried, gatefail]] = await Promise.all([
     Promise.all([
       createDispatchRepo('guarded', lettersScript(), { remoteDir }),
       createDispatchRepo('labels', lettersScript(), { remoteDir, waves: [['A', 'B']], config: { dispatch: { labels: { B: ['gpu'] }, label_wait_seconds: 1 } } }),
       createDispatchRepo('nores', lettersScript(), { remoteDir }),
       // Attack F20: A fails (a fatal step) on its first run; `retry` runs it with the fixed script (B: a one-agent wave would run solo, in-process).
       createDispatchRepo('retried', lettersScript({ A: ['fail: { kind: fatal, message: "bad prompt" }'] }), { remoteDir, waves: [['A', 'B']] }),
+      // Gate jobs: the gate fails on B's tip only (it finds B's constant).
+      createDispatchRepo('gatefail', lettersScript(), { remoteDir, waves: [['A', 'B']], gates: ['! grep -rqs const.b.= src'], config: { dispatch: { gates: 'workers' } } }),
     ]),
     Promise.all(['w1', 'w2', 'w3'].map((id) => addWorker(id))),
   ]);
-  shared = { guarded, labels, nores, retried };
+  shared = { guarded, labels, nores, retried, gatefail };
 }, 60_000);
 afterAll(async () => {
   for (const worker of pool) worker.child.kill('SIGKILL');
@@ -69,6 +71,13 @@ async function workerRunning(agent: string, deadlineMs: number): Promise<string>
   throw new Error(`no worker ran ${agent || 'a job'}`);
 }
 
+/** The E21 pre-merge gate results of a run-wave result (finalize's run-gates step). */
+function gateResultsOf(result: unknown): Array<{ agent: string; passed: boolean; worker?: string; stdout: string; command: string }> {
+  const steps = (result as { finalize?: { steps?: Array<{ step: string; data?: { gate_results?: Record<string, unknown[]> } }> } }).finalize?.steps ?? [];
+  const data = steps.find((step) => step.step === 'run-gates')?.data;
+  return Object.values(data?.gate_results ?? {}).flat() as ReturnType<typeof gateResultsOf>;
+}
+
 const merges = async (repo: { run(args: readonly string[]): Promise<string> }, since: string) => (await repo.run(['log', '--merges', '--format=%s', `${since}..HEAD`])).split('\n').filter(Boolean);
 
 describe('run-wave --dispatch redis:// with polywave workers', () => {
@@ -80,8 +89,10 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
       ['w2', [], []],
       ['w3', [], []],
     ]);
-    const distributed = await createDispatchRepo('letters', lettersScript(), { remoteDir });
-    const local = await createDispatchRepo('letters', lettersScript());
+    // A pre-merge gate on each agent's tip: run by workers for the distributed run (dispatch.gates), here for the local one.
+    const gated = { gates: ['pwd'], config: { dispatch: { gates: 'workers' } } };
+    const distributed = await createDispatchRepo('letters', lettersScript(), { remoteDir, ...gated });
+    const local = await createDispatchRepo('letters', lettersScript(), gated);
     const startDistributed = await distributed.repo.git.headCommit();
     const startLocal = await local.repo.git.headCommit();
     const ranOn = new Set<string>();
@@ -93,6 +104,14 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
       expect(remoteResult.success, JSON.stringify(remoteResult.blocked ?? remoteRun.stderr.slice(-1500))).toBe(true);
       expect(waveResult(localRun).success).toBe(true);
       expect(remoteResult.state).toBe('WAVE_VERIFIED');
+      // Issue 17 gate jobs: each agent's gate ran in a scratch checkout of a worker's clone, not here.
+      const gateResults = gateResultsOf(remoteResult);
+      expect(gateResults.map((result) => result.agent).sort()).toEqual([...waveAgents[wave - 1]!].sort());
+      for (const result of gateResults) {
+        expect(result).toMatchObject({ passed: true, worker: expect.stringMatching(/^w[123]$/) });
+        expect(result.stdout.trim()).toBe(path.join(scratch, `worker-${result.worker}`, 'gates', result.stdout.trim().split('/').at(-1)!));
+      }
+      expect(gateResultsOf(waveResult(localRun)).every((result) => result.worker === undefined && result.stdout.includes(local.repo.root))).toBe(true);
       for (const agent of remoteResult.agents) {
         expect(agent.status).toBe('complete');
         expect(agent.attempts).toHaveLength(1);
@@ -197,6 +216,25 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
     expect(result.blocked!.agents.map((agent) => agent.agent)).toEqual(['B']);
     expect(result.blocked!.agents[0]!.explanation).toMatch(/DISPATCH_NO_WORKER: no live worker .*has the label\(s\) gpu \(waited 1 s\)/);
     expect(result.agents.find((agent) => agent.agent === 'A')!.status).toBe('complete');
+    expect(await merges(target.repo, before)).toEqual([]);
+  }, 60_000);
+
+  it.concurrent('gate jobs (dispatch.gates: workers): a failing gate on a worker blocks the merge with the message of a local run', async ({ expect }) => {
+    const target = shared.gatefail;
+    const before = await target.repo.git.headCommit();
+    const run = await runWaveCli(target, 1, { redisUrl: redis.url });
+    const result = waveResult(run);
+    expect(run.code, JSON.stringify(result).slice(0, 4000)).toBe(1);
+    const gates = gateResultsOf(result);
+    expect(gates.map((gate) => [gate.agent, gate.passed, /^w[1-9]b?$/.test(gate.worker ?? '')]).sort(), JSON.stringify(result).slice(0, 6000)).toEqual([['A', true, true], ['B', false, true]]);
+    const onWorker = (result as { finalize?: { steps?: Array<{ step: string; detail: string }> } }).finalize!.steps!.find((step) => step.step === 'run-gates')!.detail;
+    expect(onWorker).toContain(`agent B: test gate \`! grep -rqs const.b.= src\` exited 1 in a checkout of polywave/gatefail/wave1-agent-B on worker w`);
+    expect(await merges(target.repo, before)).toEqual([]);
+    // The same gates run here (finalize-wave without a dispatcher): the same failure, naming the same agent and command.
+    const local = await runCli(['finalize-wave', target.implPath, '--wave', '1'], { cwd: target.repo.dir, env: gitEnv });
+    expect(local.code, local.stderr + local.stdout.slice(-3000)).toBe(1);
+    const localDetail = String(/agent B: test gate `! grep -rqs const\.b\.= src` exited 1 in /.exec(local.stdout)?.[0]);
+    expect(onWorker).toContain(localDetail);
     expect(await merges(target.repo, before)).toEqual([]);
   }, 60_000);
 

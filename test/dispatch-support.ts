@@ -169,8 +169,11 @@ export interface DispatchRepo {
   remote: string;
 }
 
-export async function createDispatchRepo(slug: string, script: string, options: { remoteDir?: string; config?: Record<string, unknown>; waves?: ReadonlyArray<readonly string[]> } = {}): Promise<DispatchRepo> {
-  const files: Record<string, string> = { [`docs/IMPL/IMPL-${slug}.yaml`]: twoWaveImpl(slug, options.waves), 'src/index.js': 'export {};\n' };
+export async function createDispatchRepo(slug: string, script: string, options: { remoteDir?: string; config?: Record<string, unknown>; waves?: ReadonlyArray<readonly string[]>; gates?: readonly string[] } = {}): Promise<DispatchRepo> {
+  // Required pre-merge test gates (E21), when `gates` names their commands.
+  const gates = (options.gates ?? []).flatMap((command) => ['        - type: test', `          command: ${JSON.stringify(command)}`, '          required: true']);
+  const impl = twoWaveImpl(slug, options.waves) + (gates.length > 0 ? ['quality_gates:', '    level: standard', '    gates:', ...gates, ''].join('\n') : '');
+  const files: Record<string, string> = { [`docs/IMPL/IMPL-${slug}.yaml`]: impl, 'src/index.js': 'export {};\n' };
   if (options.config) files['polywave.config.json'] = `${JSON.stringify({ repos: [{ name: 'repo', path: '.' }], ...options.config }, null, 2)}\n`;
   const repo = await createTestRepo({ files });
   const scriptPath = repo.sibling('agents.yaml');

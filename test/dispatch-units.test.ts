@@ -5,7 +5,7 @@ import { createBranchFetcher } from '../src/dispatch/branch-fetch.js';
 import { assertRemoteReachable } from '../src/dispatch/redis-dispatcher.js';
 import { createGit } from '../src/git/git-cli.js';
 import type { Git } from '../src/git/git-port.js';
-import { agentJobId, assertJobBranch, assertJobIdentity, assertJobModel, expectedJobId, jobContentDigest, jobIdPattern, labelSubsets, normalizeRemote, queueNameFor, remoteKey, type AgentJobData } from '../src/dispatch/job.js';
+import { agentJobId, assertGateJobIdentity, assertJobBranch, assertJobIdentity, assertJobModel, expectedGateJobId, expectedJobId, gateJobDataSchema, jobContentDigest, jobIdPattern, labelSubsets, normalizeRemote, queueNameFor, remoteKey, type AgentJobData, type GateJobData } from '../src/dispatch/job.js';
 import { redactRedisUrl, redactUserinfo, redisOptionsFromUrl, remoteWithoutUserinfo } from '../src/dispatch/redis-url.js';
 import { servesLabels } from '../src/dispatch/registry.js';
 import { createErrorLog } from '../src/worker/worker.js';
@@ -91,10 +91,10 @@ describe('dispatch jobs', () => {
   });
 
   it('validates polywave.config.json `dispatch`', () => {
-    const ok = parseProjectConfig(JSON.stringify({ repos: [{ name: 'r', path: '.' }], dispatch: { url: 'redis://q:6379', remote: 'ssh://git@h/r.git', labels: { C: ['gpu'] }, label_wait_seconds: 5, outage_seconds: 30 } }));
+    const ok = parseProjectConfig(JSON.stringify({ repos: [{ name: 'r', path: '.' }], dispatch: { url: 'redis://q:6379', remote: 'ssh://git@h/r.git', labels: { C: ['gpu'] }, label_wait_seconds: 5, outage_seconds: 30, gates: 'workers' } }));
     expect(ok.findings).toEqual([]);
-    const bad = parseProjectConfig(JSON.stringify({ repos: [{ name: 'r', path: '.' }], dispatch: { url: 'http://q', labels: { C: 'gpu' }, outage_seconds: -1 } }));
-    expect(bad.findings.map((finding) => finding.field)).toEqual(['dispatch.url', 'dispatch.outage_seconds', 'dispatch.labels.C']);
+    const bad = parseProjectConfig(JSON.stringify({ repos: [{ name: 'r', path: '.' }], dispatch: { url: 'http://q', labels: { C: 'gpu' }, outage_seconds: -1, gates: 'remote' } }));
+    expect(bad.findings.map((finding) => finding.field)).toEqual(['dispatch.url', 'dispatch.outage_seconds', 'dispatch.gates', 'dispatch.labels.C']);
     // F16: 0 is a number (not "unset"); a negative one and more labels than a worker takes are refused.
     expect(parseProjectConfig(JSON.stringify({ repos: [{ name: 'r', path: '.' }], dispatch: { label_wait_seconds: 0, outage_seconds: 0 } })).findings).toEqual([]);
     const more = parseProjectConfig(JSON.stringify({ repos: [{ name: 'r', path: '.' }], dispatch: { label_wait_seconds: -5, labels: { A: ['a', 'b', 'c', 'd', 'e', 'f', 'g'] } } }));
@@ -224,6 +224,24 @@ describe('job identity and models (attack F1, F2, F5)', () => {
     ] as const) {
       expect(() => assertJobIdentity(job, bullId)).toThrow(expect.objectContaining({ code: 'DISPATCH_INVALID_JOB' }));
     }
+  });
+
+  it('gate jobs: named by their commit and content; a path-like, foreign or mismatched id and unknown gate fields are refused', () => {
+    const gate = (change: Partial<GateJobData> = {}): GateJobData => {
+      const value: GateJobData = { v: 1, kind: 'gate', job_id: '', slug: 'billing', wave: 2, agent: 'B3', branch: 'polywave/billing/wave2-agent-B3', head: 'ab'.repeat(20), gates: [{ type: 'test', command: 'npm test', required: true }], docs_only: false, labels: [], remote: 'file:///r.git', enqueued_at: 1, ...change };
+      return { ...value, job_id: change.job_id ?? expectedGateJobId(value) };
+    };
+    const good = gate();
+    expect(good.job_id).toMatch(/^billing\.w2\.B3\.gate\.abababababab\.[0-9a-f]{12}$/);
+    expect(gate({ enqueued_at: 5 }).job_id).toBe(good.job_id);
+    expect(gate({ gates: [{ type: 'test', command: 'npm test -- --bail', required: true }] }).job_id).not.toBe(good.job_id);
+    expect(() => assertGateJobIdentity(good, good.job_id)).not.toThrow();
+    for (const [job, bullId] of [[gate({ job_id: '../../x' }), '../../x'], [good, 'other'], [{ ...gate({ head: 'cd'.repeat(20) }), job_id: good.job_id }, good.job_id]] as const) {
+      expect(() => assertGateJobIdentity(job, bullId)).toThrow(expect.objectContaining({ code: 'DISPATCH_INVALID_JOB' }));
+    }
+    expect(gateJobDataSchema.safeParse(good).success).toBe(true);
+    expect(gateJobDataSchema.safeParse({ ...good, gates: [{ command: 'x', env: { A: '1' } }] }).success).toBe(false);
+    expect(gateJobDataSchema.safeParse({ ...good, head: 'main' }).success).toBe(false);
   });
 
   it('runs job models that name no endpoint; one that does only with a matching --model-allow prefix; scripts only as text', () => {

@@ -32,4 +32,6 @@ export const dispatchCodes = {
   lockLost: 'DISPATCH_LOCK_LOST',
   /** The agent branch on the remote moved while the job ran (another run of it pushed): nothing pushed (attack F12; transient). */
   branchMoved: 'DISPATCH_BRANCH_MOVED',
+  /** The job failed on its worker without a coded reason; also: the run that finished reported nothing while a lost run's report was written (transient). */
+  workerFailed: 'DISPATCH_WORKER_FAILED',
 } as const;

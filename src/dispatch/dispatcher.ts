@@ -1,4 +1,5 @@
 import { runAgent, type RunAgentOptions, type RunAgentResult } from '../agents/run-agent.js';
+import type { GateRunResult, GateSpec } from '../gates/types.js';
 
 /**
  * Issue 17: what the orchestrator knows about one agent launch beyond the runtime options — enough
@@ -41,11 +42,42 @@ export interface DispatchRecord {
   finish_to_received_ms?: number;
   fetch_ms?: number;
   report_ms?: number;
+  /** The report was written when the agent reported (from the job's progress), before the result arrived. */
+  report_early?: boolean;
+  /** The commits were fetched and fast-forwarded when the agent reported (the worker pushed them then), before the result arrived. */
+  commits_early?: boolean;
 }
 
 /** What a dispatcher returns: the runtime's result, plus where it ran. */
 export interface AgentJobResult extends RunAgentResult {
   dispatch?: DispatchRecord;
+}
+
+/** One agent's E21 pre-merge gates to run on a worker (`dispatch.gates: "workers"`). */
+export interface GateJob {
+  slug: string;
+  wave: number;
+  agentId: string;
+  /** The agent branch and the commit of it to gate (pushed to the shared remote first). */
+  branch: string;
+  head: string;
+  /** The repository the branch is in (orchestrator side: where the push runs). */
+  repoRoot: string;
+  /** The pre-merge gates of this repository, `repo:` removed. */
+  gates: readonly GateSpec[];
+  docsOnly: boolean;
+  defaultTimeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+/** What a worker's gate run returned: the results exactly as a local runGates, and where they ran. */
+export interface GateJobResult {
+  run: GateRunResult;
+  worker: string;
+  host: string;
+  /** The scratch worktree on the worker. */
+  dir: string;
+  job_id: string;
 }
 
 /**
@@ -56,6 +88,8 @@ export interface AgentJobResult extends RunAgentResult {
 export interface Dispatcher {
   readonly name: 'in-process' | 'redis';
   runAgentJob(job: AgentJob): Promise<AgentJobResult>;
+  /** Present when pre-merge gates run on workers (`dispatch.gates: "workers"`); finalize-wave runs them locally otherwise. Rejects when the gates could not run there. */
+  runGateJob?(job: GateJob): Promise<GateJobResult>;
   close(): Promise<void>;
 }
 

@@ -50,5 +50,6 @@ export async function dispatcherFromConfig(flags: DispatchFlags, options: { star
     ...(config.labels ? { labels: config.labels } : {}),
     ...(config.label_wait_seconds !== undefined ? { labelWaitMs: Math.round(config.label_wait_seconds * 1000) } : {}),
     ...(config.outage_seconds !== undefined ? { outageMs: Math.round(config.outage_seconds * 1000) } : {}),
+    ...(config.gates ? { gates: config.gates } : {}),
   });
 }

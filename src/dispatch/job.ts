@@ -237,3 +237,78 @@ export function assertJobBranch(data: Pick<AgentJobData, 'slug' | 'wave' | 'agen
 export function jobRole(role: string): AgentRole {
   return role as AgentRole;
 }
+
+/**
+ * A gate job (`dispatch.gates: "workers"`): the E21 pre-merge gates of one agent, run by a worker in
+ * a scratch worktree of its clone at the agent branch's tip. The gates are the commands of the
+ * approved manifest (whoever can write to the Redis can run commands on workers — as with agent jobs).
+ */
+export const gateJobDataSchema = z.strictObject({
+  v: z.literal(1),
+  kind: z.literal('gate'),
+  job_id: z.string().min(1).max(200),
+  slug: z.string().max(100).regex(/^[a-z0-9][-a-z0-9]*$/),
+  wave: z.number().int().min(1),
+  agent: z.string().regex(/^[A-Z][2-9]?$/),
+  /** The agent branch on the remote and the commit of it to gate. */
+  branch: z.string().min(1).max(jobLimits.ref),
+  head: z.string().regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/),
+  gates: z
+    .array(
+      z.strictObject({
+        type: z.string().max(100).optional(),
+        command: z.string().max(10_000).optional(),
+        required: z.boolean().optional(),
+        description: z.string().max(2000).optional(),
+        fix: z.boolean().optional(),
+        timing: z.string().max(32).optional(),
+        phase: z.string().max(32).optional(),
+        parallel_group: z.string().max(100).optional(),
+        timeout_seconds: z.number().positive().optional(),
+      }),
+    )
+    .min(1)
+    .max(200),
+  /** Per-gate timeout for gates without `timeout_seconds` (ms). */
+  default_timeout_ms: z.number().int().positive().optional(),
+  docs_only: z.boolean(),
+  labels: z.array(z.string().max(32)).max(6),
+  remote: z.string().min(1).max(jobLimits.remote),
+  enqueued_at: z.number(),
+});
+
+/** A worker's gate job. */
+export type GateJobData = z.infer<typeof gateJobDataSchema>;
+
+/** The grammar of a gate job id: slug, wave, agent, the gated commit, the content digest. */
+export const gateJobIdPattern = /^[a-z0-9][-a-z0-9]*\.w[1-9][0-9]*\.[A-Z][2-9]?\.gate\.[0-9a-f]{12}\.[0-9a-f]{12}$/;
+
+/** The id of a gate job: the same gates on the same commit are one job (E9), other content another. */
+export function expectedGateJobId(data: GateJobData): string {
+  const { job_id: _id, enqueued_at: _at, ...content } = data;
+  const digest = createHash('sha256').update(canonicalJson(content)).digest('hex').slice(0, 12);
+  return `${data.slug}.w${data.wave}.${data.agent}.gate.${data.head.slice(0, 12)}.${digest}`;
+}
+
+/** Attack F1 for gate jobs: the id is the one its content implies and the one BullMQ stores it under (the scratch worktree is named by it). */
+export function assertGateJobIdentity(data: GateJobData, bullId: string | undefined): void {
+  const shown = JSON.stringify(data.job_id.slice(0, 120));
+  if (!gateJobIdPattern.test(data.job_id) || bullId !== data.job_id || data.job_id !== expectedGateJobId(data)) {
+    throw new PolywaveError({ code: dispatchCodes.invalidJob, message: `gate job_id ${shown} is not the id its content implies (${expectedGateJobId(data)}) or not the one it is stored under` });
+  }
+}
+
+/** A worker's answer to a gate job: the gates' results as runGates returns them (outputs bounded by it). */
+export interface GateJobReturn {
+  v: 1;
+  kind: 'gate';
+  job_id: string;
+  worker: string;
+  host: string;
+  /** The directory the gates ran in on the worker (a scratch worktree of its clone). */
+  dir: string;
+  /** GateRunResult (src/gates/types.ts). */
+  run: unknown;
+  started_at: number;
+  finished_at: number;
+}

@@ -13,8 +13,9 @@ import type { Git } from '../git/git-port.js';
 import { createBranchFetcher } from './branch-fetch.js';
 import { dispatchCodes } from './codes.js';
 import { keepJobJournal } from './dispatched-journal.js';
-import { inProcessDispatcher, type AgentJob, type AgentJobResult, type Dispatcher, type DispatchRecord } from './dispatcher.js';
-import { agentJobId, expectedJobId, jobContentDigest, queueNameFor, remoteKey, worktreeToken, type AgentJobData, type AgentJobReturn } from './job.js';
+import type { GateRunResult } from '../gates/types.js';
+import { inProcessDispatcher, type AgentJob, type AgentJobResult, type Dispatcher, type DispatchRecord, type GateJob, type GateJobResult } from './dispatcher.js';
+import { agentJobId, expectedGateJobId, expectedJobId, jobContentDigest, queueNameFor, remoteKey, worktreeToken, type AgentJobData, type AgentJobReturn, type GateJobData, type GateJobReturn } from './job.js';
 import { assertRedisReachable, bullConnectionFromUrl, redactRedisUrl, redactUserinfo, redisOptionsFromUrl, remoteWithoutUserinfo } from './redis-url.js';
 import { listWorkers, servesLabels, type WorkerRecord } from './registry.js';
 
@@ -42,6 +43,8 @@ export interface RedisDispatcherOptions {
   pollMs?: number;
   /** Beyond the agent's own time limit, how long a running job may take before it fails as a timeout (lock lapse, stalls, push). Default 120 s. */
   runMarginMs?: number;
+  /** Where finalize-wave runs the E21 pre-merge gates of dispatched agents: `local` (default) or `workers` (gate jobs). */
+  gates?: 'local' | 'workers';
 }
 
 /** The ref that carries a wave's base commit on the shared remote (the only non-agent ref the orchestrator pushes). */
@@ -386,6 +389,38 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       dispatch.job_id = jobId;
       const { queue, ready } = queueFor(queueNameFor(labels, remoteKeyOf));
       const events = await guarded(ready);
+      // The report, written when the agent reports (as in-process), from the job's progress: the
+      // worker publishes it there at once (it validated it with the writer's rules). Written one at a
+      // time, in order; ignored once the job's result is here (a late copy from a lost run).
+      let earlyChain: Promise<unknown> = Promise.resolve();
+      let resultHere = false;
+      // Likewise the agent's commits: the worker pushes them when the agent reports (progress
+      // `pushed`), and they are fetched and fast-forwarded into the local worktree right away.
+      let early: { key: string; run: string; ok: Promise<boolean> } | undefined;
+      let earlyCommits: { head: string; applied: Promise<boolean> } | undefined;
+      const onProgress = ({ jobId: id, data: progress }: { jobId: string; data: unknown }) => {
+        if (id !== jobId || resultHere || typeof progress !== 'object' || progress === null) return;
+        const { report, run: runId, pushed } = progress as { report?: unknown; run?: unknown; pushed?: unknown };
+        if (typeof pushed === 'string' && /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(pushed) && pushed !== context.baseCommit && earlyCommits?.head !== pushed) {
+          const previous = earlyCommits?.applied ?? Promise.resolve(false);
+          earlyCommits = {
+            head: pushed,
+            applied: previous.then(async () => {
+              await fetchBranch(context.repoRoot, branch);
+              return (await gitOf(request.cwd).run(['-c', 'maintenance.auto=false', 'merge', '--ff-only', '--quiet', pushed], { allowExitCodes: [1, 128] })).exitCode === 0;
+            }).catch(() => false),
+          };
+        }
+        if (!request.reportCompletion) return;
+        if (typeof report !== 'object' || report === null || Array.isArray(report) || typeof runId !== 'string') return;
+        const key = JSON.stringify(report);
+        if (early && early.key === key && early.run === runId) return;
+        const write = request.reportCompletion;
+        const ok = earlyChain.then(() => write({ ...(report as Record<string, unknown>), worktree: request.cwd, branch })).then((written) => written.ok, () => false);
+        early = { key, run: runId, ok };
+        earlyChain = ok;
+      };
+      events.on('progress', onProgress);
       data.enqueued_at = Date.now();
       // E9: the same attempt on the same base with the same content is one job, however often it is enqueued.
       const add = () => queue.add('agent', data, { jobId, attempts: 1, removeOnComplete: { age: keep }, removeOnFail: { age: keep } });
@@ -436,6 +471,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
         }
       }
       const received = Date.now();
+      resultHere = true;
       dispatch.worker = value.worker;
       dispatch.stalls = stalls.get(jobId) ?? 0;
       dispatch.enqueue_to_start_ms = Math.max(0, value.started_at - data.enqueued_at);
@@ -448,6 +484,19 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       // their sum. Should the branch not arrive, the attempt still fails with that error; its report,
       // already written, is then refused by run-wave's E42 check (no commits) and never merged.
       const bringCommits = async (): Promise<AgentJobResult | undefined> => {
+        // Fetched and fast-forwarded already (the worker pushed when the agent reported)?
+        const applied = earlyCommits ? await earlyCommits.applied : false;
+        if (applied && earlyCommits?.head === value.head) {
+          dispatch.commits_early = true;
+          dispatch.fetch_ms = Date.now() - received;
+          return undefined;
+        }
+        // Early commits of another run of the job (a lost one) or rewritten since: the worktree goes
+        // to exactly the result's commit (the base when it has none), keeping nothing of them.
+        if (applied && (!value.head || value.head === context.baseCommit)) {
+          const reset = await gitOf(request.cwd).run(['reset', '--quiet', '--keep', context.baseCommit], { allowExitCodes: [1, 128] });
+          if (reset.exitCode !== 0) return fail('transient', dispatchCodes.branchMismatch, `job ${jobId}: the local worktree holds commits of another run of the job and cannot go back to the base: ${reset.stderr.trim().split('\n')[0] ?? ''}`);
+        }
         if (value.head && value.head !== context.baseCommit) {
           try {
             await fetchBranch(context.repoRoot, branch);
@@ -456,18 +505,38 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
           }
           // Exactly the commit of the accepted result (a second run of the job may have moved the branch since).
           // (No auto-maintenance spawn per result: the repository's own next commit runs it.)
-          const merged = await gitOf(request.cwd).run(['-c', 'maintenance.auto=false', 'merge', '--ff-only', '--quiet', value.head], { allowExitCodes: [1, 128] });
+          let merged = await gitOf(request.cwd).run(['-c', 'maintenance.auto=false', 'merge', '--ff-only', '--quiet', value.head], { allowExitCodes: [1, 128] });
+          // Not a fast-forward: the worktree holds commits this result does not build on (pushed early by
+          // a lost run of the job, or an earlier attempt's — a job always starts from the base). The
+          // worktree goes to exactly the result's commit; without that commit here, that fails too.
+          if (merged.exitCode !== 0) merged = await gitOf(request.cwd).run(['reset', '--quiet', '--keep', value.head], { allowExitCodes: [1, 128] });
           if (merged.exitCode !== 0) return fail('transient', dispatchCodes.branchMismatch, redactUserinfo(`${branch} on ${options.remote} does not hold ${value.head.slice(0, 12)}, the commit the job's result names (another run of the job pushed over it): ${merged.stderr.trim().split('\n')[0] ?? ''}`));
         }
         dispatch.fetch_ms = Date.now() - received;
         return undefined;
       };
       // The report, written here by the single writer (the worker only validated it).
-      const writeReport = async (): Promise<void> => {
-        if (value.report && request.reportCompletion) await request.reportCompletion({ ...value.report, worktree: request.cwd, branch });
+      // Usually written already, from the job's progress, while the agent still ran: then only a
+      // report that differs from it (another run of the job) is written again.
+      const writeReport = async (): Promise<AgentJobResult | undefined> => {
+        await earlyChain;
+        const sameRun = early !== undefined && early.run === `${value.worker}:${value.started_at}`;
+        const writtenEarly = early !== undefined && (await early.ok);
+        if (sameRun && writtenEarly && value.report !== undefined && early?.key === JSON.stringify(value.report)) dispatch.report_early = true;
+        else if (value.report && request.reportCompletion) await request.reportCompletion({ ...value.report, worktree: request.cwd, branch });
         dispatch.report_ms = Date.now() - received;
+        // A report written from a run that was lost (its worker died after the agent reported), and
+        // the run that finished reported nothing: that report is not this result's — never judged as it.
+        if (!value.report && writtenEarly && !sameRun) return fail('transient', dispatchCodes.workerFailed, `job ${jobId}: the report in the manifest came from an earlier run of the job that was lost; the run that finished (on ${value.worker}) reported nothing`);
+        return undefined;
       };
-      const [failure] = await Promise.all([bringCommits(), writeReport()]);
+      let failure: AgentJobResult | undefined;
+      try {
+        const [fetched, written] = await Promise.all([bringCommits(), writeReport()]);
+        failure = fetched ?? written;
+      } finally {
+        events.off('progress', onProgress);
+      }
       if (failure) return failure;
       for (const event of value.events as AgentEvent[]) request.onEvent?.(event);
       dispatch.finish_to_result_ms = Math.max(0, Date.now() - value.finished_at);
@@ -480,8 +549,85 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
     }
   };
 
+  /**
+   * A gate job: the agent's tip pushed to its branch on the shared remote (a no-op when its worker
+   * pushed it), enqueued on the agent's label queue, its GateRunResult returned as a local run's.
+   * Rejects (finalize-wave: "gates could not run", the merge blocked) when it cannot run there.
+   */
+  const runGateJob = async (job: GateJob): Promise<GateJobResult> => {
+    const labels = labelsOf(job.slug, job.agentId);
+    const failWith = (code: string, message: string): never => {
+      throw new PolywaveError({ code, message: redactUserinfo(message) });
+    };
+    try {
+      if (!(await guarded(waitForWorker(labels), job.signal))) failWith(dispatchCodes.noWorker, `no live worker of the shared remote ${options.remote} ${labels.length > 0 ? `has the label(s) ${labels.join(', ')}` : 'is connected'} to run the gates of agent ${job.agentId} (waited ${Math.round(labelWaitMs / 1000)} s)`);
+      try {
+        await gitOf(job.repoRoot).run(['push', '--quiet', '--force', options.remote, `${job.head}:refs/heads/${job.branch}`]);
+      } catch (error) {
+        failWith(dispatchCodes.remoteUnreachable, `cannot push ${job.branch} to the shared remote ${options.remote} for its gates: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+      }
+      const defaultTimeoutMs = job.defaultTimeoutMs ?? 10 * 60_000;
+      const data: GateJobData = {
+        v: 1,
+        kind: 'gate',
+        job_id: '',
+        slug: job.slug,
+        wave: job.wave,
+        agent: job.agentId,
+        branch: job.branch,
+        head: job.head,
+        gates: job.gates.map(({ repo: _repo, ...gate }) => Object.fromEntries(Object.entries(gate).filter(([, value]) => value !== undefined))),
+        ...(job.defaultTimeoutMs ? { default_timeout_ms: job.defaultTimeoutMs } : {}),
+        docs_only: job.docsOnly,
+        labels,
+        remote: remoteWithoutUserinfo(options.remote),
+        enqueued_at: 0,
+      };
+      const jobId = (data.job_id = expectedGateJobId(data));
+      const { queue, ready } = queueFor(queueNameFor(labels, remoteKeyOf));
+      const events = await guarded(ready, job.signal);
+      data.enqueued_at = Date.now();
+      const add = () => queue.add('gate', data, { jobId, attempts: 1, removeOnComplete: { age: keep }, removeOnFail: { age: keep } });
+      await guarded(add(), job.signal);
+      let stored = await guarded(Job.fromId<GateJobData, GateJobReturn>(queue, jobId), job.signal);
+      if (!stored) return failWith(dispatchCodes.redisLost, `gate job ${jobId} vanished from Redis`);
+      // The same gates on the same commit, finished before (an earlier finalize of this wave): run
+      // again, as local gates would (outside the E38 cache, a flaky gate is not stuck with its result).
+      // One still queued or running (a concurrent finalize) is waited for.
+      const state = await guarded(stored.getState(), job.signal);
+      if (state === 'completed' || state === 'failed') {
+        if (await guarded(stored.remove().then(() => true, () => false), job.signal)) await guarded(add(), job.signal);
+        stored = (await guarded(Job.fromId<GateJobData, GateJobReturn>(queue, jobId), job.signal)) ?? stored;
+      }
+      let value: GateJobReturn;
+      {
+        const budget = data.gates.reduce((sum, gate) => sum + (gate.timeout_seconds ? gate.timeout_seconds * 1000 : defaultTimeoutMs), 0);
+        const watch = watchJob(queue, jobId, add, labels, budget);
+        try {
+          value = (await guarded(Promise.race([finishedOrVanished(stored as unknown as Job<AgentJobData, AgentJobReturn>, events), watch.promise]), job.signal)) as unknown as GateJobReturn;
+        } catch (error) {
+          if (error instanceof WatchError) return failWith(dispatchCodes.workerFailed, error.message);
+          if (error instanceof OutageError) return failWith(dispatchCodes.redisLost, error.message);
+          if (error instanceof AbortedError) return failWith(dispatchCodes.workerFailed, `interrupted while gate job ${jobId} ran on a worker: ${error.message}`);
+          const reason = error instanceof Error ? error.message : String(error);
+          return failWith(/^[A-Z][A-Z0-9_]+:/.exec(reason) ? reason.slice(0, reason.indexOf(':')) : dispatchCodes.workerFailed, `gate job ${jobId} failed on its worker: ${reason}`);
+        } finally {
+          watch.stop();
+        }
+      }
+      const run = value.run as GateRunResult;
+      if (!run || !Array.isArray(run.results)) return failWith(dispatchCodes.invalidJob, `gate job ${jobId}: its result holds no gate results`);
+      return { run, worker: value.worker, host: value.host, dir: value.dir, job_id: jobId };
+    } catch (error) {
+      if (error instanceof OutageError) failWith(dispatchCodes.redisLost, error.message);
+      if (error instanceof AbortedError) failWith(dispatchCodes.workerFailed, `interrupted: ${error.message}`);
+      throw error;
+    }
+  };
+
   return {
     name: 'redis',
+    ...(options.gates === 'workers' ? { runGateJob } : {}),
     // E23A: the tool journal the job's workers relayed (its progress) joins the orchestrator's journal of the agent.
     runAgentJob: (job) => (job.context.solo || !job.context.branch ? inProcessDispatcher.runAgentJob(job) : run(job).then((result) => keepJobJournal(result, job.options.journal, (id) => Job.fromId(queueFor(queueNameFor(labelsOf(job.context.slug, job.context.agentId), remoteKeyOf)).queue, id)))),
     close: async () => {

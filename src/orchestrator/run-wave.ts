@@ -363,7 +363,7 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
 
   // A crash during the merge (E9): the agents are done; finish the merge.
   if ((manifest.state ?? '').trim() === 'WAVE_MERGING') {
-    const finalized = await finalizeWave({ ...engine, implPath, wave: options.wave, ...(options.concurrentRefs ? { concurrentRefs: options.concurrentRefs } : {}), ...(options.orchestratorFiles ? { orchestratorFiles: options.orchestratorFiles } : {}), ...(options.repoDir ? { repoDir: options.repoDir } : {}), ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}) });
+    const finalized = await finalizeWave({ ...engine, ...remoteGatesOf(options.dispatcher), implPath, wave: options.wave, ...(options.concurrentRefs ? { concurrentRefs: options.concurrentRefs } : {}), ...(options.orchestratorFiles ? { orchestratorFiles: options.orchestratorFiles } : {}), ...(options.repoDir ? { repoDir: options.repoDir } : {}), ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}) });
     result.finalize = finalized;
     result.state = finalized.state || result.state;
     result.success = finalized.success;
@@ -734,7 +734,7 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
     result.success = true;
     return finish();
   }
-  const finalized = await finalizeWave({ ...engine, implPath, wave: options.wave, ...(options.concurrentRefs ? { concurrentRefs: options.concurrentRefs } : {}), ...(options.orchestratorFiles ? { orchestratorFiles: options.orchestratorFiles } : {}), ...(options.repoDir ? { repoDir: options.repoDir } : {}), ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}), ...(options.noCache ? { noCache: true } : {}) });
+  const finalized = await finalizeWave({ ...engine, ...remoteGatesOf(options.dispatcher), implPath, wave: options.wave, ...(options.concurrentRefs ? { concurrentRefs: options.concurrentRefs } : {}), ...(options.orchestratorFiles ? { orchestratorFiles: options.orchestratorFiles } : {}), ...(options.repoDir ? { repoDir: options.repoDir } : {}), ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}), ...(options.noCache ? { noCache: true } : {}) });
   result.finalize = finalized;
   result.state = finalized.state || result.state;
   result.success = finalized.success;
@@ -800,4 +800,10 @@ function agentPerformanceEvent(summary: AgentRunSummary, context: { slug: string
     output_tokens: summary.usage.outputTokens,
     cost_usd: summary.usage.costUsd ?? null,
   };
+}
+
+/** Issue 17: the dispatcher's gate jobs, when its pre-merge gates run on workers (`dispatch.gates: "workers"`). */
+function remoteGatesOf(dispatcher: Dispatcher | undefined): { remoteGates?: NonNullable<Dispatcher['runGateJob']> } {
+  const runGateJob = dispatcher?.runGateJob;
+  return runGateJob ? { remoteGates: (job) => runGateJob.call(dispatcher, job) } : {};
 }

@@ -76,6 +76,8 @@ export interface ProjectConfig {
 export interface ProjectDispatchConfig {
   url?: string;
   remote?: string;
+  /** Where dispatched waves run their E21 pre-merge gates: `local` (default) or `workers` (gate jobs; docs/scale-out.md). */
+  gates?: 'local' | 'workers';
   /** Labels per agent id (or `<slug>/<agent id>`): the job goes only to a worker with every one of them. */
   labels?: Record<string, string[]>;
   label_wait_seconds?: number;
@@ -256,6 +258,7 @@ export function parseProjectConfig(text: string): ProjectConfigParse {
         const entry = dispatch[key];
         if (entry !== undefined && (typeof entry !== 'number' || !(entry >= 0) || entry > 86_400)) problem(`dispatch.${key}`, 'must be a number of seconds from 0 to 86400');
       }
+      if (dispatch.gates !== undefined && dispatch.gates !== 'local' && dispatch.gates !== 'workers') problem('dispatch.gates', `must be "local" (the default: pre-merge gates run on this machine) or "workers", found ${JSON.stringify(dispatch.gates)}`);
       if (dispatch.labels !== undefined && dispatch.labels !== null) {
         if (!isRecord(dispatch.labels)) problem('dispatch.labels', `must be an object {agent: [labels]}, found ${typeName(dispatch.labels)}`);
         else for (const [agent, labels] of Object.entries(dispatch.labels)) {

@@ -7,7 +7,9 @@ import { Redis } from 'ioredis';
 import type { AgentEvent } from '../agents/contract.js';
 import { runAgent } from '../agents/run-agent.js';
 import { dispatchCodes } from '../dispatch/codes.js';
-import { agentJobDataSchema, assertJobBranch, assertJobIdentity, assertJobModel, jobLimits, jobRole, labelSubsets, normalizeLabels, queueNameFor, remoteKey, worktreeToken, type AgentJobData, type AgentJobReturn } from '../dispatch/job.js';
+import { agentJobDataSchema, assertGateJobIdentity, assertJobBranch, assertJobIdentity, assertJobModel, gateJobDataSchema, jobLimits, jobRole, labelSubsets, normalizeLabels, queueNameFor, remoteKey, worktreeToken, type AgentJobData, type AgentJobReturn, type GateJobReturn } from '../dispatch/job.js';
+import { withoutCredentials } from '../agents/credentials.js';
+import { runGates } from '../gates/run-gates.js';
 import { assertRedisReachable, bullConnectionFromUrl, redactUserinfo, redisOptionsFromUrl } from '../dispatch/redis-url.js';
 import { claimWorkerId, removeWorkerRecord, workerIdPattern, writeWorkerRecord, type WorkerRecord } from '../dispatch/registry.js';
 import { journalPaths } from '../engine/journal.js';
@@ -164,7 +166,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   }
   // F13: nothing runs here yet — worktrees and scripts left by a killed run of this worker go, and
   // so does the clone's record of them (a stale one keeps its agent branch checked out).
-  for (const sub of ['work', 'scripts', 'journals']) {
+  for (const sub of ['work', 'scripts', 'journals', 'gates']) {
     const entries = await readdir(path.join(dir, sub)).catch(() => [] as string[]);
     await Promise.all(entries.map((entry) => rm(path.join(dir, sub, entry), { recursive: true, force: true })));
   }
@@ -225,7 +227,84 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     throw delayMs > 0 ? new DelayedError() : new WaitingError();
   };
 
-  const processJob = async (job: Job, token?: string): Promise<AgentJobReturn> => {
+  /**
+   * A gate job (`dispatch.gates: "workers"`): the agent branch's tip checked out in a scratch
+   * worktree of the clone (`<dir>/gates/<job id>`), the E21 pre-merge gates run there by the same
+   * runner as on the orchestrator (no E38 cache: the checkout is new each time), with this worker's
+   * environment minus every credential variable; the results go back as the job's result.
+   */
+  const processGateJob = async (job: Job, token?: string): Promise<GateJobReturn> => {
+    const parsed = gateJobDataSchema.safeParse(job.data);
+    if (!parsed.success) throw new UnrecoverableError(`${dispatchCodes.invalidJob}: gate job ${String(job.id).slice(0, 120)}: ${parsed.error.issues[0]?.path.join('.') ?? ''} ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+    const data = parsed.data;
+    let scratch: string;
+    try {
+      assertJobBranch(data);
+      assertGateJobIdentity(data, job.id);
+      scratch = inside(path.join(dir, 'gates'), data.job_id);
+    } catch (error) {
+      throw new UnrecoverableError(PolywaveError.isInstance(error) ? `${error.code}: ${error.message}` : String(error));
+    }
+    if (runningIds.has(data.job_id)) return handBack(job, token, 1000);
+    if (active >= options.concurrency || stopping) return handBack(job, token, 250);
+    active += 1;
+    adjustFetching();
+    runningIds.add(data.job_id);
+    current.add(data.job_id);
+    void beat();
+    const controller = new AbortController();
+    aborts.add(controller);
+    const startedAtMs = Date.now();
+    log(`gate job ${data.job_id}: ${data.gates.length} gate(s) of agent ${data.agent} of ${data.slug} wave ${data.wave} at ${data.head.slice(0, 12)}`);
+    let added = false;
+    try {
+      await withClone(async () => {
+        const hasHead = async () => (await cloneGit.run(['cat-file', '-e', `${data.head}^{commit}`], { allowExitCodes: [1, 128] })).exitCode === 0;
+        if (!(await hasHead())) {
+          try {
+            await cloneGit.run(['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--no-auto-maintenance', options.remote, `refs/heads/${data.branch}`]);
+          } catch (error) {
+            throw new UnrecoverableError(`${dispatchCodes.remoteUnreachable}: cannot fetch ${data.branch} from the shared remote ${shownRemote}: ${firstLine(error)}`);
+          }
+          if (!(await hasHead())) throw new UnrecoverableError(`${dispatchCodes.branchMismatch}: ${data.branch} on the shared remote ${shownRemote} does not hold ${data.head.slice(0, 12)}, the commit gate job ${data.job_id} names`);
+        }
+        await Promise.all(cleanups.values());
+        await removeWorktree(scratch);
+        await cloneGit.run(['worktree', 'add', '--quiet', '--detach', '--force', scratch, data.head]);
+        added = true;
+      });
+      const run = await runGates({
+        repoDir: scratch,
+        gates: data.gates,
+        timing: 'pre-merge',
+        noCache: true,
+        env: withoutCredentials(env),
+        ...(data.default_timeout_ms ? { defaultTimeoutMs: data.default_timeout_ms } : {}),
+        docsOnly: data.docs_only,
+        configSearchDirs: [scratch],
+        signal: controller.signal,
+        ...(options.unsafeNoSandbox ? { sandbox: false } : {}),
+      });
+      if (controller.signal.aborted) {
+        log(`gate job ${data.job_id}: handed back`);
+        return await handBack(job, token, 0);
+      }
+      done += 1;
+      log(`gate job ${data.job_id}: ${run.passed ? 'passed' : `${run.required_failures} required gate(s) failed`}`);
+      return { v: 1, kind: 'gate', job_id: data.job_id, worker: id, host: os.hostname(), dir: scratch, run, started_at: startedAtMs, finished_at: Date.now() };
+    } finally {
+      if (added) discardWorktree(scratch);
+      aborts.delete(controller);
+      current.delete(data.job_id);
+      runningIds.delete(data.job_id);
+      active -= 1;
+      adjustFetching();
+      void beat();
+    }
+  };
+
+  const processJob = async (job: Job, token?: string): Promise<AgentJobReturn | GateJobReturn> => {
+    if (job.name === 'gate') return processGateJob(job, token);
     const parsed = agentJobDataSchema.safeParse(job.data);
     if (!parsed.success) throw new UnrecoverableError(`${dispatchCodes.invalidJob}: job ${String(job.id).slice(0, 120)}: ${parsed.error.issues[0]?.path.join('.') ?? ''} ${parsed.error.issues[0]?.message ?? 'invalid'}`);
     const data: AgentJobData = parsed.data;
@@ -311,7 +390,62 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       const seeded = await seedJobJournal(journal, job.progress, worktree);
       if (seeded.entries > 0) log(`job ${data.job_id}: journal recovered from an earlier run (${seeded.entries} entries)`);
       const prompt = seeded.markdown ? withRecoveredContext(localize(data.prompt), seeded.markdown) : localize(data.prompt);
-      relay = createJournalRelay(journal, (entries) => job.updateProgress({ journal: toPortableJournal(entries, worktree) }));
+      // The job's progress is one object (each update replaces it): the journal relay's entries and,
+      // once the agent reported, its report — which the orchestrator writes at once, as an
+      // in-process agent's report is written when it reports, not after the agent and its push.
+      const runId = `${id}:${startedAtMs}`;
+      let progress: Record<string, unknown> = {};
+      const publish = (patch: Record<string, unknown>) => {
+        progress = { ...progress, ...patch };
+        return job.updateProgress(progress);
+      };
+      relay = createJournalRelay(journal, (entries) => publish({ journal: toPortableJournal(entries, worktree) }));
+      const worktreeGit = createGit(worktree, { env });
+      /** Pushes `head` to the agent branch — F12: only while the job is still this worker's (a lapsed lock: another worker runs it and its push wins), and only over the branch as `lease` (lease). */
+      const pushHead = async (head: string, lease: string): Promise<void> => {
+        const ours = token !== undefined && (await job.extendLock(token, lockDurationMs).catch(() => 0)) === 1;
+        if (!ours) {
+          log(`job ${data.job_id}: its lock was lost (another worker took the job); ${data.branch} not pushed`);
+          throw new UnrecoverableError(`${dispatchCodes.lockLost}: job ${data.job_id} lost its lock on ${id} before the push; ${data.branch} was not pushed`);
+        }
+        try {
+          await worktreeGit.run(['push', '--quiet', `--force-with-lease=refs/heads/${data.branch}:${lease}`, options.remote, `${head}:refs/heads/${data.branch}`]);
+        } catch (error) {
+          // git's own lines (`! [rejected] … (stale info)`, `remote: …`): the message alone may name only the command.
+          const stderr = typeof (error as { stderr?: unknown }).stderr === 'string' ? (error as { stderr: string }).stderr : '';
+          const text = `${String(error instanceof Error ? error.message : error)}\n${stderr}`;
+          const telling = stderr.split('\n').find((line) => /^\s*!|error:|fatal:|remote:/.test(line));
+          const message = telling ? redactUserinfo(telling.trim()) : firstLine(error);
+          // The lease failed before the push (`stale info`), or the ref moved between the lease check and the update (`cannot lock ref … is at X but expected Y`).
+          if (/stale info|cannot lock ref|but expected [0-9a-f]{40}/i.test(text)) {
+            log(`job ${data.job_id}: ${data.branch} moved on the remote while the job ran; not pushed`);
+            throw new UnrecoverableError(`${dispatchCodes.branchMoved}: ${data.branch} on the shared remote ${shownRemote} moved while job ${data.job_id} ran (another run of it pushed); not pushed over it`);
+          }
+          if (/hook declined|pre-receive|update hook|remote rejected/i.test(text)) throw new UnrecoverableError(`${dispatchCodes.refRefused}: the shared remote ${shownRemote} refused ${data.branch}: ${message}`);
+          throw new UnrecoverableError(`${dispatchCodes.remoteUnreachable}: cannot push ${data.branch} to the shared remote ${shownRemote}: ${message}`);
+        }
+      };
+      // When the agent reports, its commits are normally all made: they are pushed then, while the
+      // agent finishes, and the pushed head goes into the job's progress, so the orchestrator fetches
+      // them before the result (as an in-process agent's commits are in its worktree when it ends).
+      // Any failure here is left to the push after the agent (same checks, same errors).
+      let earlyPush: Promise<string | undefined> = Promise.resolve(undefined);
+      const pushOnReport = () => {
+        earlyPush = earlyPush.then(async (before) => {
+          if (controller.signal.aborted) return before;
+          try {
+            const head = (await worktreeGit.headCommit()).trim();
+            if (head === data.base_commit || head === before) return before;
+            const seen = await seenAtStart;
+            if (seen instanceof Error) return before;
+            await pushHead(head, before ?? seen);
+            void publish({ pushed: head }).catch(() => undefined);
+            return head;
+          } catch {
+            return before;
+          }
+        });
+      };
       const implPath = data.impl_path && existsSync(path.join(worktree, data.impl_path)) ? path.join(worktree, data.impl_path) : undefined;
       let report: Record<string, unknown> | undefined;
       const events: AgentEvent[] = [];
@@ -351,6 +485,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
           const blocking = built.findings.filter((finding) => finding.severity === 'error' || finding.severity === 'fatal');
           if (!built.ok || blocking.length > 0) return { ok: false, code: blocking[0]?.code ?? 'X001_INVALID_INPUT', message: blocking[0]?.message ?? 'invalid report' };
           report = { ...input };
+          void publish({ report, run: runId }).catch(() => undefined);
+          pushOnReport();
           return { ok: true, status: built.report.status ?? '' };
         },
         hasCompletionReport: async () => report !== undefined,
@@ -358,34 +494,13 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       await relay?.close();
       // F14: handed back (second signal): nothing is pushed; another worker runs the job.
       if (controller.signal.aborted) throw new HandBack();
-      const worktreeGit = createGit(worktree, { env });
       const head = (await worktreeGit.headCommit()).trim();
-      if (head !== data.base_commit) {
-        // F12: only while the job is still this worker's (a lapsed lock: another worker runs it and
-        // its push wins), and only over the branch as this job found it (lease).
-        const ours = token !== undefined && (await job.extendLock(token, lockDurationMs).catch(() => 0)) === 1;
-        if (!ours) {
-          log(`job ${data.job_id}: its lock was lost (another worker took the job); ${data.branch} not pushed`);
-          throw new UnrecoverableError(`${dispatchCodes.lockLost}: job ${data.job_id} lost its lock on ${id} before the push; ${data.branch} was not pushed`);
-        }
+      // Pushed already when the agent reported (and nothing committed since): no second push.
+      const pushedEarly = await earlyPush;
+      if (head !== data.base_commit && head !== pushedEarly) {
         const seen = await seenAtStart;
         if (seen instanceof Error) throw new UnrecoverableError(`${dispatchCodes.remoteUnreachable}: cannot read ${data.branch} on the shared remote ${shownRemote}: ${seen.message}`);
-        try {
-          await worktreeGit.run(['push', '--quiet', `--force-with-lease=refs/heads/${data.branch}:${seen}`, options.remote, `${head}:refs/heads/${data.branch}`]);
-        } catch (error) {
-          // git's own lines (`! [rejected] … (stale info)`, `remote: …`): the message alone may name only the command.
-          const stderr = typeof (error as { stderr?: unknown }).stderr === 'string' ? (error as { stderr: string }).stderr : '';
-          const text = `${String(error instanceof Error ? error.message : error)}\n${stderr}`;
-          const telling = stderr.split('\n').find((line) => /^\s*!|error:|fatal:|remote:/.test(line));
-          const message = telling ? redactUserinfo(telling.trim()) : firstLine(error);
-          // The lease failed before the push (`stale info`), or the ref moved between the lease check and the update (`cannot lock ref … is at X but expected Y`).
-          if (/stale info|cannot lock ref|but expected [0-9a-f]{40}/i.test(text)) {
-            log(`job ${data.job_id}: ${data.branch} moved on the remote while the job ran; not pushed`);
-            throw new UnrecoverableError(`${dispatchCodes.branchMoved}: ${data.branch} on the shared remote ${shownRemote} moved while job ${data.job_id} ran (another run of it pushed); not pushed over it`);
-          }
-          if (/hook declined|pre-receive|update hook|remote rejected/i.test(text)) throw new UnrecoverableError(`${dispatchCodes.refRefused}: the shared remote ${shownRemote} refused ${data.branch}: ${message}`);
-          throw new UnrecoverableError(`${dispatchCodes.remoteUnreachable}: cannot push ${data.branch} to the shared remote ${shownRemote}: ${message}`);
-        }
+        await pushHead(head, pushedEarly ?? seen);
       }
       done += 1;
       log(`job ${data.job_id}: ${run.outcome.status}${report ? ` (report ${String(report.status)})` : ''}`);
@@ -418,7 +533,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       void beat();
     }
   };
-  const tracked = (job: Job, token?: string): Promise<AgentJobReturn> => {
+  const tracked = (job: Job, token?: string): Promise<AgentJobReturn | GateJobReturn> => {
     const promise = processJob(job, token);
     const settled = promise.catch(() => undefined);
     inflight.add(settled);

@@ -1,3 +1,4 @@
+import type { GateJob, GateJobResult } from '../../dispatch/dispatcher.js';
 import type { EngineRunOptions } from '../run-options.js';
 import type { GoGateResult } from '../../gates/go-compat.js';
 import type { Git, WorktreeEntry } from '../../git/git-port.js';
@@ -55,6 +56,8 @@ export interface FinalizeWaveOptions extends EngineRunOptions {
   buildTimeoutMs?: number;
   /** Agents whose pre-merge gates run at once (default 2). */
   gateConcurrency?: number;
+  /** Issue 17 (`dispatch.gates: "workers"`): runs one agent's pre-merge gates on a worker instead of here. */
+  remoteGates?: (job: GateJob) => Promise<GateJobResult>;
   /** Called after each merge commit and log write (the CLI's crash-test hook). */
   afterMerge?: (event: MergeProgressEvent) => void | Promise<void>;
 }

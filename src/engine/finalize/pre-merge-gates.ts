@@ -28,6 +28,8 @@ interface AgentGateRun {
   scratch: boolean;
   run?: GateRunResult;
   error?: string;
+  /** The gates ran on a worker (issue 17, `dispatch.gates: "workers"`). */
+  worker?: { id: string; host: string };
 }
 
 /**
@@ -48,7 +50,13 @@ export const preMergeGatesStep: StepDefinition<FinalizeContext> = {
     const docsOnly = isDocsOnlyWave(manifest, context.wave);
 
     const runs: AgentGateRun[] = [];
+    const remote = context.options.remoteGates;
     for (const agent of agents) {
+      // Issue 17: on a worker, in a scratch checkout of the branch tip there (pushed to the shared remote).
+      if (remote) {
+        runs.push({ agent, dir: `a checkout of ${agent.branch}`, scratch: true });
+        continue;
+      }
       let dir = agent.worktreePath;
       let scratch = !agent.worktree;
       if (agent.worktree) {
@@ -64,6 +72,13 @@ export const preMergeGatesStep: StepDefinition<FinalizeContext> = {
       async (item) => {
         const gates = gatesForRepo(all, item.agent.repo, context.repos.length);
         if (gates.length === 0) return item;
+        if (remote) {
+          const ran = await remote({ slug: context.slug, wave: context.wave, agentId: item.agent.id, branch: item.agent.branch, head: item.agent.tip!, repoRoot: item.agent.repo.root, gates, docsOnly, ...(context.options.gateTimeoutMs ? { defaultTimeoutMs: context.options.gateTimeoutMs } : {}), ...(context.options.signal ? { signal: context.options.signal } : {}) });
+          item.run = ran.run;
+          item.worker = { id: ran.worker, host: ran.host };
+          item.dir = `a checkout of ${item.agent.branch} on worker ${ran.worker} (${ran.host})`;
+          return item;
+        }
         if (item.scratch) {
           await retryOnLockContention(() => item.agent.repo.git.run(['worktree', 'add', '--quiet', '--detach', '--', item.dir, item.agent.tip!]));
         }
@@ -97,18 +112,18 @@ export const preMergeGatesStep: StepDefinition<FinalizeContext> = {
     const warnings: string[] = [];
     let count = 0;
     for (const item of runs) {
-      const results: Array<GoGateResult & { agent?: string }> = (item.run?.results ?? []).map((result) => ({ ...toGoGateResult(result), agent: item.agent.id }));
+      const results: Array<GoGateResult & { agent?: string; worker?: string }> = (item.run?.results ?? []).map((result) => ({ ...toGoGateResult(result), agent: item.agent.id, ...(item.worker ? { worker: item.worker.id } : {}) }));
       const key = item.agent.repo.key;
       context.result.gate_results[key] = [...(context.result.gate_results[key] ?? []), ...results];
       count += results.length;
       if (item.error) failures.push(`agent ${item.agent.id}: gates could not run in ${item.dir}: ${item.error}`);
       for (const result of item.run?.results ?? []) {
         if (result.passed) continue;
-        const what = `agent ${item.agent.id}: ${result.type} gate \`${result.command}\` ${result.timed_out ? 'timed out' : result.exit_code === -1 ? `did not run (${result.error ?? 'skipped'})` : `exited ${result.exit_code}`} in ${item.scratch ? `a checkout of ${item.agent.branch}` : item.dir}`;
+        const what = `agent ${item.agent.id}: ${result.type} gate \`${result.command}\` ${result.timed_out ? 'timed out' : result.exit_code === -1 ? `did not run (${result.error ?? 'skipped'})` : `exited ${result.exit_code}`} in ${item.worker ? item.dir : item.scratch ? `a checkout of ${item.agent.branch}` : item.dir}`;
         if (result.required) failures.push(what);
         else warnings.push(`${what} (optional)`);
       }
-      if (item.scratch && item.agent.worktree) warnings.push(`agent ${item.agent.id}'s worktree has uncommitted changes: gates ran on its committed tip`);
+      if (item.scratch && item.agent.worktree && !item.worker) warnings.push(`agent ${item.agent.id}'s worktree has uncommitted changes: gates ran on its committed tip`);
     }
     if (failures.length > 0) {
       context.block = { reason: 'E21: required pre-merge gate failed', mergeState: 'idle' };
@@ -120,7 +135,7 @@ export const preMergeGatesStep: StepDefinition<FinalizeContext> = {
     }
     return {
       status: warnings.length > 0 ? 'warning' : 'success',
-      detail: `E21: ${count} pre-merge gate run(s) passed in ${runs.length} agent worktree(s)${warnings.length > 0 ? `; ${listForDetail(warnings, 5)}` : ''}`,
+      detail: `E21: ${count} pre-merge gate run(s) passed in ${runs.length} agent ${remote ? `checkout(s) on workers (${[...new Set(runs.flatMap((item) => (item.worker ? [item.worker.id] : [])))].join(', ')})` : 'worktree(s)'}${warnings.length > 0 ? `; ${listForDetail(warnings, 5)}` : ''}`,
       data: { gate_results: context.result.gate_results },
     };
   },
