@@ -40,6 +40,9 @@ const { createInterface } = require('node:readline');
 const running = new Map();
 let lastEnv;
 const answer = (value) => process.stdout.write(JSON.stringify(value) + '\\n');
+// Ctrl-C reaches the whole process group: the git commands running get it themselves (as when the
+// orchestrator starts them); the helper stays for the commands the orchestrator runs after it.
+process.on('SIGINT', () => {});
 createInterface({ input: process.stdin }).on('line', (line) => {
   let request;
   try { request = JSON.parse(line); } catch { return; }
