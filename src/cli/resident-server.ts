@@ -10,8 +10,10 @@
  * exactly as without a server. Requests run one at a time, each with the caller's cwd
  * (process.chdir), environment (given to the command in its CommandIo, and as process.env for the
  * duration, so that a git or a path resolved against the process sees the caller's too) and umask.
- * Nothing is cached between requests: every request reads its files again — what stays warm is the
- * loaded code. Resource limits (ulimit) are the ones of the caller that started the server.
+ * Every request reads its files again: what stays warm is the loaded code, and for the analysis
+ * commands facts keyed by git blob id (content-addressed, so an edit is a new key; per-call state —
+ * repository roots, line caches, counters — lives one call only: src/analysis/engine/scope.ts and
+ * docs/analysis.md). Resource limits (ulimit) are the ones of the caller that started the server.
  *
  * One request never holds the others up for long: a request waits at most 5 s in the queue (then
  * 'n' 0: its client runs node), at most 32 wait, and a request that runs longer than 60 s, or whose
