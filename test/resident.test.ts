@@ -3,7 +3,7 @@
 // directory, compared byte for byte with `node bin/polywave.js`. One server for the file (started
 // in beforeAll); the last cases stop it, make it stale, kill it and start it again on purpose.
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -27,7 +27,6 @@ let scratch = '';
 let socketDir = '';
 let socketPath = '';
 let serverPid = 0;
-let bundleTimes: { atime: Date; mtime: Date } | undefined;
 
 interface Result {
   code: number | null;
@@ -36,9 +35,9 @@ interface Result {
 }
 
 /** Runs the native client with pipes (not a terminal: the resident path). */
-function runClient(args: string[], options: { cwd?: string; env?: Record<string, string | undefined>; socket?: string; input?: string; started?: (pid: number) => void } = {}): Promise<Result> {
+function runClient(args: string[], options: { cwd?: string; env?: Record<string, string | undefined>; socket?: string; input?: string; started?: (pid: number) => void; binary?: string } = {}): Promise<Result> {
   return new Promise((resolve, reject) => {
-    const child = spawn(client, args, {
+    const child = spawn(options.binary ?? client, args, {
       cwd: options.cwd ?? repoRoot,
       env: { ...process.env, NO_COLOR: '1', POLYWAVE_RESIDENT_SOCKET: options.socket ?? socketPath, ...options.env },
       stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
@@ -142,12 +141,9 @@ describe.skipIf(!enabled)('resident mode (native client + warm server)', () => {
     server.unref();
     serverPid = server.pid!;
     expect(await waitFor(() => status().running === true)).toBe(true);
-    const stats = statSync(bundle);
-    bundleTimes = { atime: stats.atime, mtime: stats.mtime };
   }, 60_000);
 
   afterAll(() => {
-    if (bundleTimes) utimesSync(bundle, bundleTimes.atime, bundleTimes.mtime);
     const running = status();
     for (const pid of [serverPid, running.pid ?? 0]) {
       // SIGKILL: a server left stopped (SIGSTOP) by a failed case would not act on SIGTERM
@@ -355,20 +351,46 @@ describe.skipIf(!enabled)('resident mode (native client + warm server)', () => {
   }, 60_000);
 
   it('a stale server (bundle changed) is not used and exits; the call answers through node and a new server takes the socket', async () => {
-    const old = status();
-    expect(old.pid).toBe(serverPid);
-    const later = new Date(bundleTimes!.mtime.getTime() + 5000);
-    utimesSync(bundle, bundleTimes!.atime, later);
-    const result = await runClient(['validate', valid]);
+    // On a copy of the package (its own bundle and client): making it stale touches no file that another
+    // test file's server (test/resident-analysis.test.ts, running beside this one) checks on every request.
+    const pkg = path.join(scratch, 'pkg');
+    mkdirSync(path.join(pkg, 'bin'), { recursive: true });
+    mkdirSync(path.join(pkg, 'dist', 'native'), { recursive: true });
+    copyFileSync(path.join(repoRoot, 'package.json'), path.join(pkg, 'package.json'));
+    copyFileSync(binPath, path.join(pkg, 'bin', 'polywave.js'));
+    cpSync(path.join(repoRoot, 'dist', 'bundle'), path.join(pkg, 'dist', 'bundle'), { recursive: true });
+    copyFileSync(client, path.join(pkg, 'dist', 'native', 'polywave-client'));
+    chmodSync(path.join(pkg, 'dist', 'native', 'polywave-client'), 0o755);
+    symlinkSync(path.join(repoRoot, 'node_modules'), path.join(pkg, 'node_modules'));
+    const copyClient = path.join(pkg, 'dist', 'native', 'polywave-client');
+    const socket = path.join(socketDir, 'stale.sock');
+    const call = () => runClient(['validate', valid], { socket, binary: copyClient });
+    // No server on that socket: node answers and the client starts one (from the copy).
+    const first = await call();
+    expect(first.code, first.stderr).toBe(0);
+    expect(await waitFor(() => status(socket).running === true)).toBe(true);
+    const oldPid = status(socket).pid!;
+    const warm = await call();
+    expect(warm.stdout).toBe(first.stdout);
+    expect(status(socket).requests).toBe(1);
+
+    const copyBundle = path.join(pkg, 'dist', 'bundle', 'main.js');
+    const times = statSync(copyBundle);
+    utimesSync(copyBundle, times.atime, new Date(times.mtime.getTime() + 5000));
+    const result = await call();
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ valid: true });
-    expect(await waitFor(() => !alive(serverPid))).toBe(true);
-    expect(await waitFor(() => status().running === true && status().pid !== serverPid)).toBe(true);
-    const fresh = status();
-    expect(fresh.requests).toBe(0);
-    const again = await runClient(['validate', valid]);
-    expect(again.stdout).toBe(result.stdout);
-    expect(status().requests).toBe(1);
+    try {
+      expect(await waitFor(() => !alive(oldPid))).toBe(true);
+      expect(await waitFor(() => status(socket).running === true && status(socket).pid !== oldPid)).toBe(true);
+      const fresh = status(socket);
+      expect(fresh.requests).toBe(0);
+      const again = await call();
+      expect(again.stdout).toBe(result.stdout);
+      expect(status(socket).requests).toBe(1);
+    } finally {
+      for (const pid of [oldPid, status(socket).pid ?? 0]) if (pid > 0 && alive(pid)) process.kill(pid, 'SIGKILL');
+    }
   }, 90_000);
 
   it('a server killed during the call: the client answers through node, never hangs; then no server → fallback and a new one; resident stop stops it', async () => {
