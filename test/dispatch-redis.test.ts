@@ -117,6 +117,8 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
         expect(agent.attempts).toHaveLength(1);
         const dispatch = agent.attempts[0]!.dispatch!;
         expect(['w1', 'w2', 'w3']).toContain(dispatch.worker);
+        // Where it ran, for the dashboard's runs_on: the worker's host.
+        expect((dispatch as { host?: string }).host).toBe(os.hostname());
         ranOn.add(dispatch.worker!);
         jobIds.push(dispatch.job_id);
       }

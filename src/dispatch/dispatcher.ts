@@ -32,6 +32,8 @@ export interface DispatchRecord {
   dispatcher: 'redis';
   job_id: string;
   worker?: string;
+  /** The worker's host (as its result names it; the dashboard's "runs on"). */
+  host?: string;
   /** Times the job stalled (its worker died) and BullMQ handed it to another worker: E19 transient failures. */
   stalls: number;
   /** Enqueue → a worker started the job (ms). */

@@ -208,6 +208,8 @@ export interface AgentJobReturn {
   v: 1;
   job_id: string;
   worker: string;
+  /** The worker's host name. */
+  host?: string;
   outcome: AgentOutcome;
   /** The set_completion input the agent gave (the orchestrator writes it with its locked writer). */
   report?: Record<string, unknown>;

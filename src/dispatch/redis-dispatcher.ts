@@ -473,6 +473,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       const received = Date.now();
       resultHere = true;
       dispatch.worker = value.worker;
+      if (typeof value.host === 'string' && value.host !== '') dispatch.host = value.host.slice(0, 255);
       dispatch.stalls = stalls.get(jobId) ?? 0;
       dispatch.enqueue_to_start_ms = Math.max(0, value.started_at - data.enqueued_at);
       dispatch.finish_to_received_ms = Math.max(0, received - value.finished_at);
@@ -593,27 +594,25 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       if (!stored) return failWith(dispatchCodes.redisLost, `gate job ${jobId} vanished from Redis`);
       // The same gates on the same commit, finished before (an earlier finalize of this wave): run
       // again, as local gates would (outside the E38 cache, a flaky gate is not stuck with its result).
-      // One still queued or running (a concurrent finalize) is waited for.
+      // One still queued or running (a concurrent finalize) is waited for. Its time bound: every gate's timeout.
       const state = await guarded(stored.getState(), job.signal);
       if (state === 'completed' || state === 'failed') {
         if (await guarded(stored.remove().then(() => true, () => false), job.signal)) await guarded(add(), job.signal);
         stored = (await guarded(Job.fromId<GateJobData, GateJobReturn>(queue, jobId), job.signal)) ?? stored;
       }
       let value: GateJobReturn;
-      {
-        const budget = data.gates.reduce((sum, gate) => sum + (gate.timeout_seconds ? gate.timeout_seconds * 1000 : defaultTimeoutMs), 0);
-        const watch = watchJob(queue, jobId, add, labels, budget);
-        try {
-          value = (await guarded(Promise.race([finishedOrVanished(stored as unknown as Job<AgentJobData, AgentJobReturn>, events), watch.promise]), job.signal)) as unknown as GateJobReturn;
-        } catch (error) {
-          if (error instanceof WatchError) return failWith(dispatchCodes.workerFailed, error.message);
-          if (error instanceof OutageError) return failWith(dispatchCodes.redisLost, error.message);
-          if (error instanceof AbortedError) return failWith(dispatchCodes.workerFailed, `interrupted while gate job ${jobId} ran on a worker: ${error.message}`);
-          const reason = error instanceof Error ? error.message : String(error);
-          return failWith(/^[A-Z][A-Z0-9_]+:/.exec(reason) ? reason.slice(0, reason.indexOf(':')) : dispatchCodes.workerFailed, `gate job ${jobId} failed on its worker: ${reason}`);
-        } finally {
-          watch.stop();
-        }
+      const budget = data.gates.reduce((sum, gate) => sum + (gate.timeout_seconds ? gate.timeout_seconds * 1000 : defaultTimeoutMs), 0);
+      const watch = watchJob(queue, jobId, add, labels, budget);
+      try {
+        value = (await guarded(Promise.race([finishedOrVanished(stored as unknown as Job<AgentJobData, AgentJobReturn>, events), watch.promise]), job.signal)) as unknown as GateJobReturn;
+      } catch (error) {
+        if (error instanceof WatchError) return failWith(dispatchCodes.workerFailed, error.message);
+        if (error instanceof OutageError) return failWith(dispatchCodes.redisLost, error.message);
+        if (error instanceof AbortedError) return failWith(dispatchCodes.workerFailed, `interrupted while gate job ${jobId} ran on a worker: ${error.message}`);
+        const reason = error instanceof Error ? error.message : String(error);
+        return failWith(/^[A-Z][A-Z0-9_]+:/.exec(reason) ? reason.slice(0, reason.indexOf(':')) : dispatchCodes.workerFailed, `gate job ${jobId} failed on its worker: ${reason}`);
+      } finally {
+        watch.stop();
       }
       const run = value.run as GateRunResult;
       if (!run || !Array.isArray(run.results)) return failWith(dispatchCodes.invalidJob, `gate job ${jobId}: its result holds no gate results`);
