@@ -25,7 +25,7 @@ import { PolywaveError } from '../errors/polywave-error.js';
 import { labelEvents, type EventBus } from '../engine/events.js';
 import type { BudgetTracker } from '../agents/budget.js';
 import { activityEvent } from '../protocol/e40.js';
-import { freezeContracts, setProgramImplStatus, setProgramState } from '../engine/program/program-edits.js';
+import { freezeContracts, setProgramImplStatus, setProgramImplStatuses, setProgramState } from '../engine/program/program-edits.js';
 import { createProgramWorktrees } from '../engine/program/tier-worktrees.js';
 import { finalizeTier, type FinalizeTierResult } from '../engine/program/finalize-tier.js';
 import { freezesAtTier } from '../engine/program/freeze-contracts.js';
@@ -431,13 +431,14 @@ export async function executeProgram(options: ProgramExecuteOptions): Promise<Pr
     }
     const branchOf = new Map(worktrees.worktrees.map((entry) => [entry.impl_slug, entry.branch]));
     const manifestPaths = current.flatMap((impl) => docs.get(impl.slug ?? '')?.path ?? []);
+    // E32: every IMPL about to run is `executing`, in one locked write of the PROGRAM manifest.
+    await setProgramImplStatuses(programPath, toRun.filter((impl) => impl.status !== 'executing').map((impl) => impl.slug ?? ''), 'executing');
     const runs = await Promise.all(
       toRun.map(async (impl): Promise<ProgramImplRun & { autopilot?: AutopilotResult }> => {
         const slug = impl.slug ?? '';
         const implPath = docs.get(slug)!.path;
         const branch = branchOf.get(slug) ?? '';
         const implStarted = performance.now();
-        if (impl.status !== 'executing') await setProgramImplStatus(programPath, slug, 'executing');
         progress(`tier ${tier}: ${slug} running on ${branch}`);
         // What the other IMPLs of the tier move meanwhile: their agent branches and IMPL branches.
         const others = current.filter((other) => other.slug !== slug).map((other) => other.slug ?? '');

@@ -11,7 +11,7 @@ import type { StepResult, StepStatus } from '../step.js';
 import { errorText, short } from '../step-text.js';
 import { removeEmptyDirectories } from '../cleanup.js';
 import { branchTips, worktreeChanges } from '../worktrees.js';
-import { freezeContracts, setProgramImplStatus, setProgramState } from './program-edits.js';
+import { freezeContracts, setProgramImplStatuses, setProgramState } from './program-edits.js';
 import { insideRoot, loadProgramTier, mainCommitEnvironment, openMainCheckout, type LoadedTier, type MainCheckout, type TierOptions } from './tier-common.js';
 import { runLoadedTierGate, type TierGateResult } from './tier-gate.js';
 import { removeStaleIndexLock } from '../../git/stale-index-lock.js';
@@ -289,7 +289,7 @@ export async function finalizeTier(options: FinalizeTierOptions): Promise<Finali
         result.warnings.push(`program state left at ${previousState ?? '(none)'}: ${errorText(error)}`);
       }
     }
-    for (const slug of loaded.slugs) await setProgramImplStatus(loaded.programPath, slug, 'complete');
+    await setProgramImplStatuses(loaded.programPath, loaded.slugs, 'complete');
     result.manifest_commit = await commitProgramManifest(checkout, loaded.programPath, `chore: finalize tier ${loaded.tier}`, result.warnings);
     result.state_advanced = true;
   } catch (error) {

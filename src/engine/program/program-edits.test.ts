@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createTestRepo } from '../../../test/support/git-repo.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { parseProgram } from '../../protocol/parse-program.js';
-import { freezeContracts, markProgramComplete, setProgramImplStatus, setProgramState } from './program-edits.js';
+import { freezeContracts, markProgramComplete, setProgramImplStatus, setProgramImplStatuses, setProgramState } from './program-edits.js';
 
 const program = `# keep me
 title: Lib
@@ -80,6 +80,18 @@ describe('program-edits (the tier loop’s entry points)', () => {
     expect(await setProgramState(programPath, 'PLANNING', { force: true })).toEqual({ previous: 'TIER_EXECUTING', changed: true });
     await expect(setProgramImplStatus(programPath, 'one', 'done' as never)).rejects.toMatchObject({ code: 'X001_INVALID_INPUT', exitCode: 2 });
     await expect(setProgramImplStatus(programPath, 'nine', 'complete')).rejects.toMatchObject({ code: 'N005_IMPL_NOT_FOUND', exitCode: 1 });
+    // Several IMPLs in one write: all or nothing, counters kept consistent.
+    const unchanged = repo.read('docs/PROGRAM/PROGRAM-lib.yaml');
+    await expect(setProgramImplStatuses(programPath, ['one', 'nine'], 'complete')).rejects.toMatchObject({ code: 'N005_IMPL_NOT_FOUND', exitCode: 1 });
+    expect(repo.read('docs/PROGRAM/PROGRAM-lib.yaml')).toBe(unchanged);
+    expect(await setProgramImplStatuses(programPath, ['one', 'two'], 'complete')).toEqual([
+      { previous: 'executing', changed: true },
+      { previous: 'executing', changed: true },
+    ]);
+    const batched = parseProgram(repo.read('docs/PROGRAM/PROGRAM-lib.yaml')).manifest!;
+    expect(batched.impls.map((impl) => impl.status)).toEqual(['complete', 'complete', 'pending']);
+    expect(batched.completion).toMatchObject({ impls_complete: 2, tiers_complete: 1 });
+    expect(await setProgramImplStatuses(programPath, [], 'complete')).toEqual([]);
   });
 
   it('freezeContracts records the freeze; markProgramComplete archives and commits (default date: today)', async () => {

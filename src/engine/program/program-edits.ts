@@ -23,20 +23,36 @@ export function isProgramImplStatus(value: string): value is ProgramImplStatus {
  * status already had that value (the counters may still have been corrected).
  */
 export async function setProgramImplStatus(programPath: string, implSlug: string, status: ProgramImplStatus): Promise<{ previous: string | undefined; changed: boolean }> {
+  return (await setProgramImplStatuses(programPath, [implSlug], status))[0]!;
+}
+
+/**
+ * {@link setProgramImplStatus} for several IMPLs in one locked write (the tier loop: every IMPL of a
+ * tier at once — one parse, edit and rename instead of one each). All or nothing: an unknown slug
+ * throws N005 and nothing is written. One outcome per slug, in order.
+ */
+export async function setProgramImplStatuses(programPath: string, implSlugs: readonly string[], status: ProgramImplStatus): Promise<Array<{ previous: string | undefined; changed: boolean }>> {
   if (!isProgramImplStatus(status)) {
     throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `invalid IMPL status "${String(status)}" — must be one of: ${programImplStatuses.join(', ')}` });
   }
+  if (implSlugs.length === 0) return [];
   return editProgram(programPath, (manifest) => {
-    const index = manifest.impls.findIndex((impl) => impl.slug === implSlug);
-    if (index < 0) {
-      const known = manifest.impls.map((impl) => impl.slug).filter((slug) => slug !== undefined);
-      throw new PolywaveError({ code: 'N005_IMPL_NOT_FOUND', message: `IMPL "${implSlug}" not found in ${programPath} (impls: ${known.length > 0 ? known.join(', ') : 'none'})`, exitCode: 1 });
-    }
-    const previous = manifest.impls[index]!.status;
-    const changed = previous !== status;
-    const after = { ...manifest, impls: manifest.impls.map((impl, position) => (position === index ? { ...impl, status } : impl)) };
-    const edits: YamlEdit[] = [...(changed ? [{ path: ['impls', index, 'status'], value: status }] : []), ...completionEdits(after, ['impls_complete', 'tiers_complete'])];
-    return { edits, outcome: { previous, changed } };
+    const indexes = implSlugs.map((implSlug) => {
+      const index = manifest.impls.findIndex((impl) => impl.slug === implSlug);
+      if (index < 0) {
+        const known = manifest.impls.map((impl) => impl.slug).filter((slug) => slug !== undefined);
+        throw new PolywaveError({ code: 'N005_IMPL_NOT_FOUND', message: `IMPL "${implSlug}" not found in ${programPath} (impls: ${known.length > 0 ? known.join(', ') : 'none'})`, exitCode: 1 });
+      }
+      return index;
+    });
+    const outcome = indexes.map((index) => {
+      const previous = manifest.impls[index]!.status;
+      return { previous, changed: previous !== status };
+    });
+    const targets = new Set(indexes);
+    const after = { ...manifest, impls: manifest.impls.map((impl, position) => (targets.has(position) ? { ...impl, status } : impl)) };
+    const edits: YamlEdit[] = [...[...targets].filter((index) => manifest.impls[index]!.status !== status).map((index): YamlEdit => ({ path: ['impls', index, 'status'], value: status })), ...completionEdits(after, ['impls_complete', 'tiers_complete'])];
+    return { edits, outcome };
   });
 }
 
