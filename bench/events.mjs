@@ -6,12 +6,15 @@
 //      directly and through the recorder (emit → buffer → timer → store);
 //  (c) a store of 1 million events (200 IMPLs): `polywave query events --impl X --limit 100` and
 //      `polywave metrics X` as CLI processes (target ≤ 100 ms each), against `polywave version`
-//      (the bare process start) measured in the same run.
+//      (the bare process start) measured in the same run; and the same calls through the native client
+//      against a warm `polywave resident` server (what hooks and scripts use: docs/performance.md),
+//      its output compared byte for byte with the CLI process's.
+//  BENCH_PARTS=c runs only (c) (default abc).
 //
 //   npm run bench:events
 //   BENCH_AGENTS=8 BENCH_PAIRS=2 BENCH_EVENTS=1000000 npm run bench:events
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { benchEnv, measureScriptWave, percentile, root } from './support/script-wave.mjs';
@@ -26,11 +29,12 @@ const pairs = Number(process.env.BENCH_PAIRS ?? 3);
 const bigCount = Number(process.env.BENCH_EVENTS ?? 1_000_000);
 const dir = mkdtempSync(path.join(os.tmpdir(), 'polywave-bench-events-'));
 const median = (values) => percentile(values, 0.5);
+const parts = process.env.BENCH_PARTS ?? 'abc';
 
 console.log(`bench:events — ${os.cpus().length} CPUs, Node ${process.version}, load average ${os.loadavg().map((value) => value.toFixed(1)).join(" ")} (targets assume an idle machine; the ratios are what this run can show)`);
 
 // (a) the wave, recording on vs off, alternating (off first, then on, `pairs` times).
-{
+if (parts.includes('a')) {
   const off = [];
   const on = [];
   let stored = 0;
@@ -98,7 +102,7 @@ function sampleRow(runId, seq, slug, now) {
     : { ...base, success: true, state: 'WAVE_VERIFIED', duration_ms: 190_000, cost_usd: 0.1 };
   return { run_id: runId, seq, ts: now + seq, type, activity_type: null, slug, wave, agent: event.agent ?? null, program: null, payload: JSON.stringify(event) };
 }
-{
+if (parts.includes('b')) {
   const file = path.join(dir, 'throughput.db');
   const db = openEventStore(file);
   const now = Date.now();
@@ -128,7 +132,7 @@ function sampleRow(runId, seq, slug, now) {
 }
 
 // (c) 1M events, then the two CLI calls.
-{
+if (parts.includes('c')) {
   const file = path.join(dir, 'million.db');
   const db = openEventStore(file);
   const slugs = 200;
@@ -203,6 +207,50 @@ function sampleRow(runId, seq, slug, now) {
   console.log(`    in-process (open the store + the work): query ${queryInProcess.toFixed(1)} ms, metrics ${metricsInProcess.toFixed(1)} ms`);
   console.log(`    query events --impl impl-17 --limit 100: ${query.ms.toFixed(0)} ms (${(query.ms / bare.ms).toFixed(2)}× the bare start; ${queryRows} rows) — target ≤ 100 ms: ${verdict(query.ms)}`);
   console.log(`    metrics impl-17 (${bigCount / slugs} events of the IMPL): ${metrics.ms.toFixed(0)} ms (${(metrics.ms / bare.ms).toFixed(2)}× the bare start) — target ≤ 100 ms: ${verdict(metrics.ms)}`);
+
+  // The same calls through the native client and a warm resident server (query and metrics are on its allow-list).
+  const client = path.join(root, 'dist', 'native', 'polywave-client');
+  if (!existsSync(client)) {
+    console.log('    resident: no native client (dist/native/polywave-client: no C compiler at build) — not measured');
+  } else {
+    const socketDir = path.join(dir, 'resident');
+    mkdirSync(socketDir, { mode: 0o700 });
+    const env = { ...process.env, POLYWAVE_EVENTS_DB: file, POLYWAVE_RESIDENT_SOCKET: path.join(socketDir, 'r.sock') };
+    const status = () => {
+      const result = spawnSync(process.execPath, [bin, 'resident', 'status', '--json'], { encoding: 'utf8', env });
+      try {
+        return JSON.parse(result.stdout);
+      } catch {
+        return {};
+      }
+    };
+    spawnSync(process.execPath, [bin, 'resident', 'start', '--idle-timeout', '600'], { env, stdio: 'ignore' });
+    for (let waited = 0; waited < 20_000 && status().running !== true; waited += 100) await new Promise((resolve) => setTimeout(resolve, 100));
+    try {
+      const viaClient = (args, expected) => {
+        const samples = [];
+        let same = true;
+        spawnSync(client, args, { encoding: 'utf8', env }); // warm-up: the server's first call of this command
+        const before = status().requests ?? 0;
+        for (let index = 0; index < 7; index += 1) {
+          const begin = performance.now();
+          const result = spawnSync(client, args, { encoding: 'utf8', env });
+          samples.push(performance.now() - begin);
+          if (result.status !== 0) throw new Error(`resident ${args.join(' ')}: ${result.stderr}`);
+          if (result.stdout !== expected) same = false;
+        }
+        const served = (status().requests ?? 0) - before;
+        return { ms: median(samples), same, served };
+      };
+      const residentQuery = viaClient(['query', 'events', '--impl', 'impl-17', '--limit', '100'], query.output);
+      const residentMetrics = viaClient(['metrics', 'impl-17'], metrics.output);
+      for (const [name, row] of [['query events --impl impl-17 --limit 100', residentQuery], ['metrics impl-17', residentMetrics]]) {
+        console.log(`    resident (native client + warm server) ${name}: ${row.ms.toFixed(1)} ms, ${row.served}/7 served by the server, output ${row.same ? 'identical to' : 'DIFFERENT FROM'} the CLI process's — target ≤ 100 ms: ${verdict(row.ms)}`);
+      }
+    } finally {
+      spawnSync(process.execPath, [bin, 'resident', 'stop'], { env, stdio: 'ignore' });
+    }
+  }
 }
 
 rmSync(dir, { recursive: true, force: true });
