@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { demoBaseFiles, demoManifest, demoScript } from '../src/demo/project.js';
 import { initDemoRepository } from '../src/demo/run-demo.js';
 import { expectCodedError } from './support/cli-assert.js';
@@ -12,6 +13,24 @@ import { binPath, runCli, type CliResult } from './support/cli.js';
 // script backend here) through the same autopilot as `polywave run` — unlike the Go daemon, which
 // never launches an agent. The sample library of `polywave demo` is the project: its IMPL is
 // REVIEWED, so a queue item titled "textkit" resumes it (the plan review is where autonomy matters).
+// Its plan is cut to wave 1 (agents A, B, C): what the daemon does with an item does not depend on
+// the number of waves, and `polywave demo`'s own tests run both waves.
+
+const waveOneAgents = ['A', 'B', 'C'];
+
+/** The demo's IMPL manifest with wave 1 only: its waves, file ownership and contracts. */
+function waveOneManifest(): string {
+  const manifest = parseYaml(demoManifest()) as {
+    waves: Array<{ number: number; agents: Array<{ id: string; files: string[] }> }>;
+    file_ownership: Array<{ wave: number }>;
+    interface_contracts: Array<{ location: string }>;
+  };
+  manifest.waves = manifest.waves.filter((wave) => wave.number === 1);
+  manifest.file_ownership = manifest.file_ownership.filter((row) => row.wave === 1);
+  const files = new Set(manifest.waves[0]!.agents.flatMap((agent) => agent.files));
+  manifest.interface_contracts = manifest.interface_contracts.filter((contract) => files.has(contract.location));
+  return stringifyYaml(manifest);
+}
 
 const parent = mkdtempSync(path.join(os.tmpdir(), 'polywave-daemon-test-'));
 afterAll(() => rmSync(parent, { recursive: true, force: true }));
@@ -29,7 +48,7 @@ async function project(): Promise<Project> {
   const dir = path.join(parent, `p${counter}`);
   const repo = path.join(dir, 'textkit');
   const script = path.join(dir, 'agents.script.yaml');
-  await initDemoRepository(repo, { ...demoBaseFiles, 'docs/IMPL/IMPL-textkit.yaml': demoManifest() }, { ...process.env }, 'textkit: empty library and the IMPL plan');
+  await initDemoRepository(repo, { ...demoBaseFiles, 'docs/IMPL/IMPL-textkit.yaml': waveOneManifest() }, { ...process.env }, 'textkit: empty library and the IMPL plan');
   writeFileSync(script, demoScript({ stepDelayMs: 0 }));
   const added = await runCli(['queue', 'add', '--title', 'textkit', '--description', 'Text helpers for the sample library.', '--repo-dir', repo]);
   expect(added.code, added.stderr).toBe(0);
@@ -50,10 +69,11 @@ function git(cwd: string, args: string[]): string {
 
 function expectLibraryBuilt(repo: string): void {
   const merges = git(repo, ['log', '--merges', '--format=%s']).trim().split('\n');
-  for (const agent of ['A', 'B', 'C', 'D', 'E', 'F']) expect(merges.filter((subject) => subject.includes(`wave`) && subject.includes(`-agent-${agent}`)), agent).toHaveLength(1);
+  for (const agent of waveOneAgents) expect(merges.filter((subject) => subject.includes(`wave`) && subject.includes(`-agent-${agent}`)), agent).toHaveLength(1);
   expect(existsSync(path.join(repo, 'docs', 'IMPL', 'complete', 'IMPL-textkit.yaml'))).toBe(true);
   const tests = spawnSync(process.execPath, ['--test'], { cwd: repo, encoding: 'utf8' });
   expect(tests.status, tests.stdout + tests.stderr).toBe(0);
+  expect(tests.stdout).toMatch(new RegExp(`# pass ${waveOneAgents.length}\\b`));
 }
 
 describe('polywave daemon', () => {
@@ -89,9 +109,10 @@ describe('polywave daemon', () => {
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const killed = await new Promise<boolean>((resolve) => {
       const timer = setInterval(() => {
-        const branches = git(p.repo, ['for-each-ref', '--format=%(refname:short) %(objectname)', 'refs/heads/polywave/']).trim();
-        const main = git(p.repo, ['rev-parse', 'main']).trim();
-        if (branches.split('\n').some((line) => line !== '' && !line.endsWith(main))) {
+        // One git process per poll: main's tip and every agent branch's tip.
+        const refs = git(p.repo, ['for-each-ref', '--format=%(refname) %(objectname)', 'refs/heads/main', 'refs/heads/polywave/']).trim().split('\n');
+        const main = refs.find((line) => line.startsWith('refs/heads/main '))?.split(' ')[1];
+        if (main !== undefined && refs.some((line) => line.startsWith('refs/heads/polywave/') && !line.endsWith(main))) {
           clearInterval(timer);
           child.kill('SIGKILL');
           resolve(true);
