@@ -1,11 +1,11 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { createBranchFetcher } from '../src/dispatch/branch-fetch.js';
 import { assertRemoteReachable } from '../src/dispatch/redis-dispatcher.js';
 import { createGit } from '../src/git/git-cli.js';
 import type { Git } from '../src/git/git-port.js';
-import { agentJobId, assertGateJobIdentity, assertJobBranch, assertJobIdentity, assertJobModel, expectedGateJobId, expectedJobId, gateJobDataSchema, jobContentDigest, jobIdPattern, labelSubsets, normalizeRemote, queueNameFor, remoteKey, type AgentJobData, type GateJobData } from '../src/dispatch/job.js';
+import { agentJobId, assertGateJobIdentity, assertJobBranch, assertJobIdentity, assertJobModel, checkQueueName, expectedGateJobId, expectedJobId, gateJobDataSchema, jobContentDigest, jobIdPattern, labelSubsets, normalizeRemote, queueNameFor, remoteKey, type AgentJobData, type GateJobData } from '../src/dispatch/job.js';
 import { redactRedisUrl, redactUserinfo, redisOptionsFromUrl, remoteWithoutUserinfo } from '../src/dispatch/redis-url.js';
 import { servesLabels } from '../src/dispatch/registry.js';
 import { createErrorLog } from '../src/worker/worker.js';
@@ -39,6 +39,17 @@ describe('dispatch jobs', () => {
     expect(servesLabels({ labels: [], remote_key: remoteKey('file:///srv/git/other.git') }, [], key)).toBe(false);
     expect(servesLabels({ labels: [] }, [], key)).toBe(false);
     expect(() => queueNameFor(['no spaces'], key)).toThrow(expect.objectContaining({ code: 'DISPATCH_INVALID_LABEL', message: expect.stringMatching(/label "no spaces" must match/) }));
+    // A named queue (--queue / --dispatch-queue): its own queues within the remote's; its workers serve
+    // only it, and the default queues' workers not it.
+    expect(queueNameFor([], key, 'team-b')).toBe(`polywave-agents.${key}.team-b`);
+    expect(queueNameFor(['gpu'], key, 'team-b')).toBe(`polywave-agents.${key}.team-b@gpu`);
+    expect(servesLabels({ labels: ['gpu'], remote_key: key, queue: 'team-b' }, ['gpu'], key, 'team-b')).toBe(true);
+    expect(servesLabels({ labels: ['gpu'], remote_key: key, queue: 'team-b' }, ['gpu'], key)).toBe(false);
+    expect(servesLabels({ labels: ['gpu'], remote_key: key }, ['gpu'], key, 'team-b')).toBe(false);
+    expect(servesLabels({ labels: [], remote_key: remoteKey('file:///srv/git/other.git'), queue: 'team-b' }, [], key, 'team-b')).toBe(false);
+    expect(checkQueueName('a_1-b')).toBe('a_1-b');
+    for (const bad of ['', 'Team', 'a.b', 'a:b', 'a@b', 'a+b', '-a', 'x'.repeat(41)]) expect(() => checkQueueName(bad), bad).toThrow(expect.objectContaining({ code: 'DISPATCH_INVALID_QUEUE' }));
+    expect(() => queueNameFor([], key, 'a.b')).toThrow(expect.objectContaining({ code: 'DISPATCH_INVALID_QUEUE' }));
   });
 
   it('keys a remote by its normalized URL: the same remote spelled without credentials, a trailing slash or .git, a plain path or localhost is one key', () => {
@@ -91,10 +102,10 @@ describe('dispatch jobs', () => {
   });
 
   it('validates polywave.config.json `dispatch`', () => {
-    const ok = parseProjectConfig(JSON.stringify({ repos: [{ name: 'r', path: '.' }], dispatch: { url: 'redis://q:6379', remote: 'ssh://git@h/r.git', labels: { C: ['gpu'] }, label_wait_seconds: 5, outage_seconds: 30, gates: 'workers' } }));
+    const ok = parseProjectConfig(JSON.stringify({ repos: [{ name: 'r', path: '.' }], dispatch: { url: 'redis://q:6379', remote: 'ssh://git@h/r.git', queue: 'team-b', labels: { C: ['gpu'] }, label_wait_seconds: 5, outage_seconds: 30, gates: 'workers' } }));
     expect(ok.findings).toEqual([]);
-    const bad = parseProjectConfig(JSON.stringify({ repos: [{ name: 'r', path: '.' }], dispatch: { url: 'http://q', labels: { C: 'gpu' }, outage_seconds: -1, gates: 'remote' } }));
-    expect(bad.findings.map((finding) => finding.field)).toEqual(['dispatch.url', 'dispatch.outage_seconds', 'dispatch.gates', 'dispatch.labels.C']);
+    const bad = parseProjectConfig(JSON.stringify({ repos: [{ name: 'r', path: '.' }], dispatch: { url: 'http://q', queue: 'Team B', labels: { C: 'gpu' }, outage_seconds: -1, gates: 'remote' } }));
+    expect(bad.findings.map((finding) => finding.field)).toEqual(['dispatch.url', 'dispatch.queue', 'dispatch.outage_seconds', 'dispatch.gates', 'dispatch.labels.C']);
     // F16: 0 is a number (not "unset"); a negative one and more labels than a worker takes are refused.
     expect(parseProjectConfig(JSON.stringify({ repos: [{ name: 'r', path: '.' }], dispatch: { label_wait_seconds: 0, outage_seconds: 0 } })).findings).toEqual([]);
     const more = parseProjectConfig(JSON.stringify({ repos: [{ name: 'r', path: '.' }], dispatch: { label_wait_seconds: -5, labels: { A: ['a', 'b', 'c', 'd', 'e', 'f', 'g'] } } }));
@@ -106,11 +117,17 @@ describe('dispatch commands: bad input', () => {
   it('refuses a non-Redis --dispatch, a worker without --remote, and a bad --redis URL with one coded line (exit 2)', async () => {
     const target = await createDispatchRepo('badurl', lettersScript());
     const before = readFileSync(target.implPath, 'utf8');
-    const [dispatch, noRemote, badUrl] = await Promise.all([
+    const [dispatch, noRemote, badUrl, badQueue, badWorkerQueue] = await Promise.all([
       runWaveCli(target, 1, { extra: ['--dispatch', 'http://queue:6379'] }),
       runCli(['worker', '--redis', 'redis://127.0.0.1:1']),
       runCli(['workers', '--redis', 'queue:6379']),
+      // A bad queue name is refused before Redis or the remote is asked anything.
+      runWaveCli(target, 1, { extra: ['--dispatch', 'redis://127.0.0.1:1', '--dispatch-remote', 'file:///nonexistent', '--dispatch-queue', 'team:b'] }),
+      runCli(['worker', '--redis', 'redis://127.0.0.1:1', '--remote', 'file:///nonexistent', '--queue', 'Team.B', '--dir', target.repo.sibling('never-made')]),
     ]);
+    expect(badQueue).toMatchObject({ code: 2, stderr: 'polywave: error[DISPATCH_INVALID_QUEUE]: --dispatch-queue "team:b" must match ^[a-z0-9][a-z0-9_-]{0,39}$ (lower-case letters, digits, - and _)\n' });
+    expect(badWorkerQueue).toMatchObject({ code: 2, stderr: 'polywave: error[DISPATCH_INVALID_QUEUE]: --queue "Team.B" must match ^[a-z0-9][a-z0-9_-]{0,39}$ (lower-case letters, digits, - and _)\n' });
+    expect(existsSync(target.repo.sibling('never-made'))).toBe(false);
     expect(noRemote.code).toBe(2);
     expect(noRemote.stderr.trim().split('\n')).toHaveLength(1);
     expect(noRemote.stderr).toContain('--remote');
@@ -126,9 +143,10 @@ describe('dispatch commands: bad input', () => {
     const plain = await createDispatchRepo('plain', lettersScript());
     const before = [readFileSync(target.implPath, 'utf8'), readFileSync(plain.implPath, 'utf8')];
     const secret = 'https://x-access-token:ghp_SECRET123@127.0.0.1:1/repo.git';
-    const [config, lone, inprocess, password, remote] = await Promise.all([
+    const [config, lone, loneQueue, inprocess, password, remote] = await Promise.all([
       runWaveCli(target, 1),
       runWaveCli(plain, 1, { extra: ['--dispatch-remote', 'file:///nonexistent'] }),
+      runWaveCli(plain, 1, { extra: ['--dispatch-queue', 'team-b'] }),
       runWaveCli(plain, 1, { extra: ['--dispatch', 'inprocess', '--dispatch-remote', 'file:///nonexistent'] }),
       runWaveCli(plain, 1, { extra: ['--dispatch', 'redis://:hunter2@127.0.0.1:99999', '--dispatch-remote', 'file:///nonexistent'] }),
       // Redis at port 1 is never asked: the remote is checked first.
@@ -136,11 +154,12 @@ describe('dispatch commands: bad input', () => {
     ]);
     expect(config).toMatchObject({ code: 2, stderr: `polywave: error[DISPATCH_INVALID_CONFIG]: ${target.repo.path('polywave.config.json')}: dispatch.label_wait_seconds: must be a number of seconds from 0 to 86400; dispatch.labels.A: must be an array of labels (letters, digits, - and _); nothing was started\n` });
     expect(lone).toMatchObject({ code: 2, stderr: 'polywave: error[DISPATCH_NO_URL]: --dispatch-remote needs a Redis URL: --dispatch redis://host:port or dispatch.url in polywave.config.json; nothing was started\n' });
+    expect(loneQueue).toMatchObject({ code: 2, stderr: 'polywave: error[DISPATCH_NO_URL]: --dispatch-queue needs a Redis URL: --dispatch redis://host:port or dispatch.url in polywave.config.json; nothing was started\n' });
     expect(inprocess).toMatchObject({ code: 2, stderr: 'polywave: error[DISPATCH_NO_URL]: --dispatch-remote needs the Redis dispatcher, not --dispatch inprocess; nothing was started\n' });
     expect(password).toMatchObject({ code: 2, stderr: 'polywave: error[DISPATCH_INVALID_URL]: not a Redis URL: "redis://***@127.0.0.1:99999" (expected redis://host:port)\n' });
     expect(remote.code).toBe(2);
     expect(remote.stderr).toMatch(/^polywave: error\[DISPATCH_REMOTE_UNREACHABLE\]: the shared remote https:\/\/\*\*\*@127\.0\.0\.1:1\/repo\.git is unreachable \(git ls-remote: .+\); nothing was started\n$/);
-    for (const result of [config, lone, inprocess, password, remote]) expect(`${result.stdout}${result.stderr}`).not.toMatch(/hunter2|ghp_SECRET123/);
+    for (const result of [config, lone, loneQueue, inprocess, password, remote]) expect(`${result.stdout}${result.stderr}`).not.toMatch(/hunter2|ghp_SECRET123/);
     // Nothing changed: manifests as they were, no worktree, no agent branch.
     expect([readFileSync(target.implPath, 'utf8'), readFileSync(plain.implPath, 'utf8')]).toEqual(before);
     for (const repo of [target.repo, plain.repo]) {

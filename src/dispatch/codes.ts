@@ -24,6 +24,8 @@ export const dispatchCodes = {
   invalidConfig: 'DISPATCH_INVALID_CONFIG',
   /** A label (a worker's `--label`, an agent's label) is not `[a-z0-9][a-z0-9_-]{0,31}`, or a worker has more than 6 (attack F15; exit 2). */
   invalidLabel: 'DISPATCH_INVALID_LABEL',
+  /** A queue name (`polywave worker --queue`, `--dispatch-queue`, `dispatch.queue`) is not `[a-z0-9][a-z0-9_-]{0,39}` (exit 2, nothing started). */
+  invalidQueue: 'DISPATCH_INVALID_QUEUE',
   /** `polywave worker --id` names a worker that is live now (attack F15; exit 2, nothing started). */
   workerIdInUse: 'DISPATCH_WORKER_ID_IN_USE',
   /** The job's base commit is not on the shared remote, even after fetching its base ref (attack F18: the ref was moved meanwhile; transient). */

@@ -2,6 +2,7 @@ import { PolywaveError } from '../errors/polywave-error.js';
 import { locateProjectConfig, readProjectConfig, type ProjectDispatchConfig } from '../store/project-config.js';
 import { dispatchCodes } from './codes.js';
 import type { Dispatcher } from './dispatcher.js';
+import { checkQueueName } from './job.js';
 import { redactRedisUrl, redactUserinfo, redisOptionsFromUrl } from './redis-url.js';
 
 /** Flags of run-wave/run that choose the dispatcher. */
@@ -10,18 +11,33 @@ export interface DispatchFlags {
   dispatch?: string;
   /** `--dispatch-remote <git-url>` */
   dispatchRemote?: string;
+  /** `--dispatch-queue <name>` */
+  dispatchQueue?: string;
+}
+
+/** The dispatch flags of a command's parsed options (run, run-wave, retry). */
+export function dispatchFlagsFrom(options: Record<string, unknown>): DispatchFlags {
+  return {
+    ...(typeof options.dispatch === 'string' ? { dispatch: options.dispatch } : {}),
+    ...(typeof options.dispatchRemote === 'string' ? { dispatchRemote: options.dispatchRemote } : {}),
+    ...(typeof options.dispatchQueue === 'string' ? { dispatchQueue: options.dispatchQueue } : {}),
+  };
 }
 
 /**
  * The dispatcher a run uses: `--dispatch` first, then polywave.config.json's `dispatch.url` (found
  * upward from `startDir`); none → undefined (in-process). Everything is checked now, before
  * anything changed (exit 2, one coded line): an invalid `dispatch` block (DISPATCH_INVALID_CONFIG),
- * `--dispatch-remote` with no Redis URL (DISPATCH_NO_URL), the shared remote
+ * a bad `--dispatch-queue` (DISPATCH_INVALID_QUEUE), `--dispatch-remote`/`--dispatch-queue` with no
+ * Redis URL (DISPATCH_NO_URL), the shared remote
  * (DISPATCH_REMOTE_UNREACHABLE) and Redis (DISPATCH_REDIS_UNREACHABLE).
  */
 export async function dispatcherFromConfig(flags: DispatchFlags, options: { startDir: string; env: Readonly<Record<string, string | undefined>> }): Promise<Dispatcher | undefined> {
   const inProcess = flags.dispatch === 'inprocess' || flags.dispatch === 'in-process';
-  if (inProcess && flags.dispatchRemote !== undefined) throw new PolywaveError({ code: dispatchCodes.noUrl, message: '--dispatch-remote needs the Redis dispatcher, not --dispatch inprocess; nothing was started' });
+  // A bad queue name is refused first, whatever else is wrong (DISPATCH_INVALID_QUEUE).
+  if (flags.dispatchQueue !== undefined) checkQueueName(flags.dispatchQueue, '--dispatch-queue');
+  const lone = flags.dispatchRemote !== undefined ? '--dispatch-remote' : flags.dispatchQueue !== undefined ? '--dispatch-queue' : undefined;
+  if (inProcess && lone) throw new PolywaveError({ code: dispatchCodes.noUrl, message: `${lone} needs the Redis dispatcher, not --dispatch inprocess; nothing was started` });
   if (inProcess) return undefined;
   const configPath = await locateProjectConfig(options.startDir).catch(() => undefined);
   const loaded = configPath ? await readProjectConfig(configPath).catch(() => undefined) : undefined;
@@ -34,19 +50,21 @@ export async function dispatcherFromConfig(flags: DispatchFlags, options: { star
   const url = flags.dispatch ?? config.url;
   if (!url) {
     // F17: a remote with nothing to dispatch through is a mistake, not an in-process run.
-    if (flags.dispatchRemote !== undefined) throw new PolywaveError({ code: dispatchCodes.noUrl, message: '--dispatch-remote needs a Redis URL: --dispatch redis://host:port or dispatch.url in polywave.config.json; nothing was started' });
+    if (lone) throw new PolywaveError({ code: dispatchCodes.noUrl, message: `${lone} needs a Redis URL: --dispatch redis://host:port or dispatch.url in polywave.config.json; nothing was started` });
     return undefined;
   }
   if (!/^rediss?:\/\//.test(url)) throw new PolywaveError({ code: dispatchCodes.invalidUrl, message: `--dispatch: not a Redis URL: ${JSON.stringify(redactRedisUrl(url))} (expected redis://host:port, or inprocess)` });
   // A malformed URL (bad port, db) is refused before the remote is asked anything.
   redisOptionsFromUrl(url);
   const remote = flags.dispatchRemote ?? config.remote ?? '';
+  const queue = flags.dispatchQueue ?? config.queue;
   const { createRedisDispatcher } = await import('./redis-dispatcher.js');
   return createRedisDispatcher({
     url,
     remote,
     cwd: options.startDir,
     env: options.env,
+    ...(queue !== undefined ? { queue } : {}),
     ...(config.labels ? { labels: config.labels } : {}),
     ...(config.label_wait_seconds !== undefined ? { labelWaitMs: Math.round(config.label_wait_seconds * 1000) } : {}),
     ...(config.outage_seconds !== undefined ? { outageMs: Math.round(config.outage_seconds * 1000) } : {}),

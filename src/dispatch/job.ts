@@ -43,15 +43,26 @@ export function normalizeLabels(labels: readonly string[], code: string = dispat
   return result;
 }
 
+/** A named queue (`polywave worker --queue`, `--dispatch-queue`, `dispatch.queue`): lower-case word, no `.`, `@`, `+` or `:` (queue-name separators). */
+export const queuePattern = /^[a-z0-9][a-z0-9_-]{0,39}$/;
+
+/** `name` when it is a valid queue name ({@link queuePattern}), else DISPATCH_INVALID_QUEUE (`flag`: how the caller gave it). */
+export function checkQueueName(name: string, flag = '--queue'): string {
+  if (!queuePattern.test(name)) throw new PolywaveError({ code: dispatchCodes.invalidQueue, message: `${flag} ${JSON.stringify(name.slice(0, 64))} must match ${queuePattern.source} (lower-case letters, digits, - and _)` });
+  return name;
+}
+
 /**
  * The queue a job with `labels` for the remote of key `remote` ({@link remoteKey}) goes to: one queue
- * per remote and label set (sorted, joined with `+`). A worker serves the queue of every subset of its
- * labels for its own remote only, so a job only ever reaches a worker of its remote (attack F6) that
- * has all of the job's labels (see docs/scale-out.md).
+ * per remote, named queue and label set (sorted, joined with `+`). A worker serves the queue of every
+ * subset of its labels for its own remote and queue only, so a job only ever reaches a worker of its
+ * remote (attack F6) and queue (`--queue`: teams sharing one Redis and remote) that has all of the
+ * job's labels (see docs/scale-out.md). No queue name: `polywave-agents.<remote>[@labels]`; with one:
+ * `polywave-agents.<remote>.<queue>[@labels]`.
  */
-export function queueNameFor(labels: readonly string[], remote: string): string {
+export function queueNameFor(labels: readonly string[], remote: string, queue?: string): string {
   const set = normalizeLabels(labels);
-  const base = `${baseQueueName}.${remote}`;
+  const base = `${baseQueueName}.${remote}${queue !== undefined && queue !== '' ? `.${checkQueueName(queue)}` : ''}`;
   return set.length === 0 ? base : `${base}@${set.join('+')}`;
 }
 

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { normalizeLabels, registryPrefix } from './job.js';
+import { normalizeLabels, queuePattern, registryPrefix } from './job.js';
 
 /** A worker id: what `polywave worker --id` accepts and `polywave workers` lists (attack F15: nothing a terminal interprets). */
 export const workerIdPattern = /^[A-Za-z0-9][-A-Za-z0-9._]{0,127}$/;
@@ -24,6 +24,8 @@ export const workerRecordSchema = z.object({
   heartbeat_at: z.string().max(64),
   /** The key of the shared remote it serves (attack F6: it takes the jobs of that remote only); absent in records of older workers, which serve nothing here. */
   remote_key: z.string().regex(/^[0-9a-f]{12}$/).optional(),
+  /** The named queue it serves (`polywave worker --queue`); absent: the remote's default queues. */
+  queue: z.string().regex(queuePattern).optional(),
 });
 
 export type WorkerRecord = z.infer<typeof workerRecordSchema>;
@@ -117,9 +119,13 @@ export async function listWorkers(client: Redis): Promise<WorkerRecord[]> {
   return records.sort((left, right) => left.id.localeCompare(right.id));
 }
 
-/** Whether `worker` serves jobs of the remote of key `remote` (attack F6) with every label of `labels`. */
-export function servesLabels(worker: Pick<WorkerRecord, 'labels' | 'remote_key'>, labels: readonly string[], remote?: string): boolean {
+/**
+ * Whether `worker` serves jobs of the remote of key `remote` (attack F6) and of the named queue
+ * `queue` (none: the default queues — a worker of a named queue does not serve them) with every label of `labels`.
+ */
+export function servesLabels(worker: Pick<WorkerRecord, 'labels' | 'remote_key' | 'queue'>, labels: readonly string[], remote?: string, queue?: string): boolean {
   if (remote !== undefined && worker.remote_key !== remote) return false;
+  if ((worker.queue ?? '') !== (queue ?? '')) return false;
   const has = new Set(normalizeLabels(worker.labels));
   return normalizeLabels(labels).every((label) => has.has(label));
 }

@@ -67,7 +67,7 @@ export interface ProjectConfig {
 }
 
 /**
- * `dispatch` of polywave.config.json (issue 17). `--dispatch`/`--dispatch-remote` override `url`/`remote`.
+ * `dispatch` of polywave.config.json (issue 17). `--dispatch`/`--dispatch-remote`/`--dispatch-queue` override `url`/`remote`/`queue`.
  *
  * ```json
  * { "dispatch": { "url": "redis://build-host:6379", "remote": "ssh://git@host/repo.git", "labels": { "C": ["gpu"] }, "label_wait_seconds": 30, "outage_seconds": 60 } }
@@ -76,6 +76,8 @@ export interface ProjectConfig {
 export interface ProjectDispatchConfig {
   url?: string;
   remote?: string;
+  /** A named queue: only workers started with the same `--queue` take the jobs (`--dispatch-queue` overrides). */
+  queue?: string;
   /** Where dispatched waves run their E21 pre-merge gates: `local` (default) or `workers` (gate jobs; docs/scale-out.md). */
   gates?: 'local' | 'workers';
   /** Labels per agent id (or `<slug>/<agent id>`): the job goes only to a worker with every one of them. */
@@ -250,10 +252,11 @@ export function parseProjectConfig(text: string): ProjectConfigParse {
   }
   if (value.dispatch !== undefined && value.dispatch !== null) {
     const dispatch = value.dispatch;
-    if (!isRecord(dispatch)) problem('dispatch', `must be an object {url, remote, labels, label_wait_seconds, outage_seconds}, found ${typeName(dispatch)}`);
+    if (!isRecord(dispatch)) problem('dispatch', `must be an object {url, remote, queue, labels, label_wait_seconds, outage_seconds}, found ${typeName(dispatch)}`);
     else {
       for (const key of ['url', 'remote'] as const) if (dispatch[key] !== undefined && (typeof dispatch[key] !== 'string' || dispatch[key] === '')) problem(`dispatch.${key}`, 'must be a non-empty string');
       if (typeof dispatch.url === 'string' && !/^rediss?:\/\//.test(dispatch.url)) problem('dispatch.url', 'must be a redis:// URL');
+      if (dispatch.queue !== undefined && (typeof dispatch.queue !== 'string' || !/^[a-z0-9][a-z0-9_-]{0,39}$/.test(dispatch.queue))) problem('dispatch.queue', `must be a queue name matching ^[a-z0-9][a-z0-9_-]{0,39}$ (the same as the workers' --queue), found ${String(JSON.stringify(dispatch.queue)).slice(0, 80)}`);
       for (const key of ['label_wait_seconds', 'outage_seconds'] as const) {
         const entry = dispatch[key];
         if (entry !== undefined && (typeof entry !== 'number' || !(entry >= 0) || entry > 86_400)) problem(`dispatch.${key}`, 'must be a number of seconds from 0 to 86400');

@@ -7,7 +7,7 @@ import { Redis } from 'ioredis';
 import type { AgentEvent } from '../agents/contract.js';
 import { runAgent } from '../agents/run-agent.js';
 import { dispatchCodes } from '../dispatch/codes.js';
-import { agentJobDataSchema, assertGateJobIdentity, assertJobBranch, assertJobIdentity, assertJobModel, gateJobDataSchema, jobLimits, jobRole, labelSubsets, normalizeLabels, queueNameFor, remoteKey, worktreeToken, type AgentJobData, type AgentJobReturn, type GateJobReturn } from '../dispatch/job.js';
+import { agentJobDataSchema, assertGateJobIdentity, assertJobBranch, assertJobIdentity, assertJobModel, checkQueueName, gateJobDataSchema, jobLimits, jobRole, labelSubsets, normalizeLabels, queueNameFor, remoteKey, worktreeToken, type AgentJobData, type AgentJobReturn, type GateJobReturn } from '../dispatch/job.js';
 import { withoutCredentials } from '../agents/credentials.js';
 import { runGates } from '../gates/run-gates.js';
 import { assertRedisReachable, bullConnectionFromUrl, redactUserinfo, redisOptionsFromUrl } from '../dispatch/redis-url.js';
@@ -27,6 +27,8 @@ export interface WorkerOptions {
   dir: string;
   concurrency: number;
   labels: readonly string[];
+  /** A named queue (`--queue`): this worker takes the jobs of orchestrators with the same `--dispatch-queue` / `dispatch.queue` only. */
+  queue?: string;
   /** The worker's environment: model keys live here and never travel in a job. */
   env: Readonly<Record<string, string | undefined>>;
   id?: string;
@@ -114,6 +116,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const log = options.log ?? (() => undefined);
   const labels = normalizeLabels(options.labels);
   const subsets = labelSubsets(labels);
+  const queue = options.queue === undefined || options.queue === '' ? undefined : checkQueueName(options.queue);
   const id = options.id ?? `${os.hostname()}-${process.pid}`.replace(/[^-A-Za-z0-9._]/g, '-');
   if (!workerIdPattern.test(id)) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `worker: --id ${JSON.stringify(id.slice(0, 140))} must match ${workerIdPattern.source}` });
   await assertRedisReachable(options.redisUrl);
@@ -133,7 +136,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   let done = 0;
   const startedAt = new Date().toISOString();
   const heartbeatMs = options.heartbeatMs ?? 2000;
-  const record = (): WorkerRecord => ({ id, host: os.hostname(), pid: process.pid, labels, concurrency: options.concurrency, current: [...current].sort(), done, started_at: startedAt, heartbeat_at: new Date().toISOString(), remote_key: key });
+  const record = (): WorkerRecord => ({ id, host: os.hostname(), pid: process.pid, labels, concurrency: options.concurrency, current: [...current].sort(), done, started_at: startedAt, heartbeat_at: new Date().toISOString(), remote_key: key, ...(queue ? { queue } : {}) });
   const beat = () => writeWorkerRecord(client, record(), heartbeatMs * 3).catch(() => undefined);
 
   // F15: one live worker per id (a second `--id same` would share and delete its record).
@@ -575,7 +578,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     }
   }
 
-  const queueNames = subsets.map((subset) => queueNameFor(subset, key));
+  const queueNames = subsets.map((subset) => queueNameFor(subset, key, queue));
   for (const name of queueNames) {
     workers.push(
       new Worker(name, tracked, {
@@ -593,7 +596,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   await Promise.all(workers.map((worker) => worker.waitUntilReady()));
   await beat();
   const timer = setInterval(() => void beat(), heartbeatMs);
-  log(`worker ${id} ready: remote ${shownRemote} (key ${key}), labels [${labels.join(', ')}], concurrency ${options.concurrency}, queues ${queueNames.join(', ')}${options.modelAllow?.length ? `, models also allowed: ${options.modelAllow.join(' ')}` : ''}`);
+  log(`worker ${id} ready: remote ${shownRemote} (key ${key})${queue ? `, queue ${queue}` : ''}, labels [${labels.join(', ')}], concurrency ${options.concurrency}, queues ${queueNames.join(', ')}${options.modelAllow?.length ? `, models also allowed: ${options.modelAllow.join(' ')}` : ''}`);
 
   let resolveClosed: () => void = () => undefined;
   const closed = new Promise<void>((resolve) => (resolveClosed = resolve));

@@ -1,4 +1,4 @@
-import { dispatcherFromConfig } from '../../dispatch/from-config.js';
+import { dispatchFlagsFrom, dispatcherFromConfig } from '../../dispatch/from-config.js';
 import path from 'node:path';
 import { startRecording } from '../event-recording.js';
 import { EventBus } from '../../engine/events.js';
@@ -43,7 +43,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const recorder = startRecording(events, { command: 'retry', options, io, quiet: json });
   const interrupt = interruptSignal();
   // Issue 17: --dispatch redis://… (or polywave.config.json `dispatch`): the relaunched agents run on `polywave worker`s.
-  const dispatcher = await dispatcherFromConfig({ ...(typeof options.dispatch === 'string' ? { dispatch: options.dispatch } : {}), ...(typeof options.dispatchRemote === 'string' ? { dispatchRemote: options.dispatchRemote } : {}) }, { startDir: path.dirname(implPath), env: io.env });
+  const dispatcher = await dispatcherFromConfig(dispatchFlagsFrom(options), { startDir: path.dirname(implPath), env: io.env });
   try {
     const result = await retryWave({
       ...(dispatcher ? { dispatcher } : {}),

@@ -11,7 +11,7 @@ import { unsafeNoSandboxFrom } from '../sandbox-option.js';
 import { budgetFrom } from '../budget-option.js';
 import { requireModelCredentials } from '../../agents/credentials.js';
 import { agentsOfWave, isWaveFinished } from '../../protocol/waves.js';
-import { dispatcherFromConfig } from '../../dispatch/from-config.js';
+import { dispatchFlagsFrom, dispatcherFromConfig } from '../../dispatch/from-config.js';
 import path from 'node:path';
 
 function positiveNumber(options: Record<string, unknown>, name: string, flag: string): number | undefined {
@@ -42,7 +42,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   // Bad budget amounts are refused before anything starts (polywave.config.json is found upward from the IMPL).
   const budget = await budgetFrom(options, implPath);
   // Issue 17: --dispatch redis://… (or polywave.config.json `dispatch`): agents run on `polywave worker`s.
-  const dispatcher = await dispatcherFromConfig({ ...(typeof options.dispatch === 'string' ? { dispatch: options.dispatch } : {}), ...(typeof options.dispatchRemote === 'string' ? { dispatchRemote: options.dispatchRemote } : {}) }, { startDir: path.dirname(implPath), env: io.env });
+  const dispatcher = await dispatcherFromConfig(dispatchFlagsFrom(options), { startDir: path.dirname(implPath), env: io.env });
   const json = options.json === true;
   const events = new EventBus();
   const progress = json ? undefined : createWaveProgress(io, { tty: io.stderrIsTty === true });

@@ -9,7 +9,7 @@ import { createWaveProgress } from '../wave-progress.js';
 import { interruptSignal, repoDirOption } from './prepare-wave.js';
 import { unsafeNoSandboxFrom } from '../sandbox-option.js';
 import { budgetFrom } from '../budget-option.js';
-import { dispatcherFromConfig } from '../../dispatch/from-config.js';
+import { dispatchFlagsFrom, dispatcherFromConfig } from '../../dispatch/from-config.js';
 import { requireModelCredentials } from '../../agents/credentials.js';
 
 function formatPlan(plan: PlanSummary): string {
@@ -77,7 +77,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   }
   const budget = await budgetFrom(options, repoDir);
   // Issue 17: --dispatch redis://… (or polywave.config.json `dispatch`): wave agents run on `polywave worker`s.
-  const dispatcher = await dispatcherFromConfig({ ...(typeof options.dispatch === 'string' ? { dispatch: options.dispatch } : {}), ...(typeof options.dispatchRemote === 'string' ? { dispatchRemote: options.dispatchRemote } : {}) }, { startDir: repoDir, env: io.env });
+  const dispatcher = await dispatcherFromConfig(dispatchFlagsFrom(options), { startDir: repoDir, env: io.env });
   const json = options.json === true;
   const auto = options.auto === true || options.yes === true;
   const events = new EventBus();

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { checkQueueName } from '../../dispatch/job.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { startWorker } from '../../worker/worker.js';
 import type { CommandIo, CommandResult } from '../io.js';
@@ -12,7 +13,7 @@ function positiveInteger(value: unknown, flag: string, fallback: number): number
 }
 
 /**
- * `worker --redis URL --remote GIT_URL [--dir DIR] [--concurrency N] [--label L …]` (issue 17): runs
+ * `worker --redis URL --remote GIT_URL [--dir DIR] [--concurrency N] [--label L …] [--queue NAME]` (issue 17): runs
  * agent jobs from Redis until SIGTERM/SIGINT (the first finishes the running jobs, a second hands
  * them back). Log lines on stderr. Exit 0 after a graceful stop, 2 when it cannot start.
  */
@@ -30,6 +31,7 @@ export async function run(_args: string[], options: Record<string, unknown>, io:
     dir,
     concurrency: positiveInteger(options.concurrency, '--concurrency', 1),
     labels,
+    ...(typeof options.queue === 'string' ? { queue: checkQueueName(options.queue) } : {}),
     env: io.env,
     ...(typeof options.id === 'string' && options.id !== '' ? { id: options.id } : {}),
     ...(options.lockDuration !== undefined ? { lockDurationMs: positiveInteger(options.lockDuration, '--lock-duration', 30_000) } : {}),
