@@ -25,6 +25,9 @@ const pool: TestWorker[] = [];
 // The repositories of the tests that run concurrently, made once for the file (vitest's onTestFinished
 // cannot tell concurrent tests apart, so a repository made inside one could be removed when another ends).
 let shared: { guarded: DispatchRepo; labels: DispatchRepo; nores: DispatchRepo; retried: DispatchRepo; gatefail: DispatchRepo };
+// A worker of the same remote on a named queue (--queue team-b), with the label the `labels` test's
+// agent B needs: it takes the jobs of the gate-job test's run (--dispatch-queue team-b) and nothing else.
+let teamB: TestWorker;
 
 async function addWorker(id: string): Promise<TestWorker> {
   const worker = await startWorker({ id, redisUrl: redis.url, remote, dir: path.join(scratch, `worker-${id}`) });
@@ -46,11 +49,12 @@ beforeAll(async () => {
       createDispatchRepo('gatefail', lettersScript(), { remoteDir, waves: [['A', 'B']], gates: ['! grep -rqs const.b.= src'], config: { dispatch: { gates: 'workers' } } }),
     ]),
     Promise.all(['w1', 'w2', 'w3'].map((id) => addWorker(id))),
+    startWorker({ id: 'q1', redisUrl: redis.url, remote, dir: path.join(scratch, 'worker-q1'), labels: ['gpu'], extra: ['--queue', 'team-b', '--concurrency', '2'] }).then((worker) => (teamB = worker)),
   ]);
   shared = { guarded, labels, nores, retried, gatefail };
 }, 60_000);
 afterAll(async () => {
-  for (const worker of pool) worker.child.kill('SIGKILL');
+  for (const worker of [...pool, teamB]) worker?.child.kill('SIGKILL');
   await redis?.stop();
   rmSync(scratch, { recursive: true, force: true });
 });
@@ -84,10 +88,11 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
   it('runs 2 waves × 4 script agents on 3 workers; the final tree and merge order equal the in-process run', async () => {
     const listed = await runCli(['workers', '--redis', redis.url, '--json']);
     expect(listed.code, listed.stderr).toBe(0);
-    expect((JSON.parse(listed.stdout) as { workers: Array<{ id: string; labels: string[]; current: string[] }> }).workers.map((worker) => [worker.id, worker.labels, worker.current])).toEqual([
-      ['w1', [], []],
-      ['w2', [], []],
-      ['w3', [], []],
+    expect((JSON.parse(listed.stdout) as { workers: Array<{ id: string; labels: string[]; current: string[]; queue?: string }> }).workers.map((worker) => [worker.id, worker.labels, worker.current, worker.queue])).toEqual([
+      ['q1', ['gpu'], [], 'team-b'],
+      ['w1', [], [], undefined],
+      ['w2', [], [], undefined],
+      ['w3', [], [], undefined],
     ]);
     // A pre-merge gate on each agent's tip: run by workers for the distributed run (dispatch.gates), here for the local one.
     const gated = { gates: ['pwd'], config: { dispatch: { gates: 'workers' } } };
@@ -208,7 +213,7 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
     expect((await target.repo.git.run(['push', remote, `${base}:refs/heads/polywave/guarded/wave1-agent-A`])).exitCode).toBe(0);
   }, 60_000);
 
-  it.concurrent('a job for a label no worker has fails with DISPATCH_NO_WORKER after the bounded wait; nothing merged (E7)', async ({ expect }) => {
+  it.concurrent('a job for a label no worker has fails with DISPATCH_NO_WORKER after the bounded wait (the gpu worker of another --queue does not count); nothing merged (E7)', async ({ expect }) => {
     const target = shared.labels;
     const before = await target.repo.git.headCommit();
     const run = await runWaveCli(target, 1, { redisUrl: redis.url });
@@ -221,16 +226,25 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
     expect(await merges(target.repo, before)).toEqual([]);
   }, 60_000);
 
-  it.concurrent('gate jobs (dispatch.gates: workers): a failing gate on a worker blocks the merge with the message of a local run', async ({ expect }) => {
+  it.concurrent('gate jobs (dispatch.gates: workers) on a named queue: only its worker runs them; a failing gate blocks the merge with the message and E40 events of a local run', async ({ expect }) => {
     const target = shared.gatefail;
     const before = await target.repo.git.headCommit();
-    const run = await runWaveCli(target, 1, { redisUrl: redis.url });
+    const run = await runWaveCli(target, 1, { redisUrl: redis.url, extra: ['--dispatch-queue', 'team-b'] });
     const result = waveResult(run);
     expect(run.code, JSON.stringify(result).slice(0, 4000)).toBe(1);
+    // --dispatch-queue team-b: the agents and their gates ran on the team-b worker only, and it took no other job of this file.
+    expect(result.agents.map((agent) => agent.attempts.map((attempt) => attempt.dispatch?.worker))).toEqual([['q1'], ['q1']]);
+    expect(teamB.log().split('\n').filter((line) => / job [^ ]+: /.test(line) && !line.includes('job gatefail.'))).toEqual([]);
     const gates = gateResultsOf(result);
-    expect(gates.map((gate) => [gate.agent, gate.passed, /^w[1-9]b?$/.test(gate.worker ?? '')]).sort(), JSON.stringify(result).slice(0, 6000)).toEqual([['A', true, true], ['B', false, true]]);
+    expect(gates.map((gate) => [gate.agent, gate.passed, gate.worker]).sort(), JSON.stringify(result).slice(0, 6000)).toEqual([['A', true, 'q1'], ['B', false, 'q1']]);
+    // E40 per gate, emitted here from the jobs' results as a local run emits them, naming the worker.
+    const activities = run.stdout.split('\n').filter((line) => line.includes('"activity_type":"gate_')).map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(activities.map((event) => [event.activity_type, event.agent, event.worker, event.gate_scope, event.slug, event.wave, event.details]).sort()).toEqual([
+      ['gate_executed', 'A', 'q1', 'pre-merge', 'gatefail', 1, 'gate=test passed=true'],
+      ['gate_failed', 'B', 'q1', 'pre-merge', 'gatefail', 1, 'gate=test passed=false exit=1'],
+    ]);
     const onWorker = (result as { finalize?: { steps?: Array<{ step: string; detail: string }> } }).finalize!.steps!.find((step) => step.step === 'run-gates')!.detail;
-    expect(onWorker).toContain(`agent B: test gate \`! grep -rqs const.b.= src\` exited 1 in a checkout of polywave/gatefail/wave1-agent-B on worker w`);
+    expect(onWorker).toContain(`agent B: test gate \`! grep -rqs const.b.= src\` exited 1 in a checkout of polywave/gatefail/wave1-agent-B on worker q1`);
     expect(await merges(target.repo, before)).toEqual([]);
     // The same gates run here (finalize-wave without a dispatcher): the same failure, naming the same agent and command.
     const local = await runCli(['finalize-wave', target.implPath, '--wave', '1'], { cwd: target.repo.dir, env: gitEnv });

@@ -15,7 +15,7 @@ import { dispatchCodes } from './codes.js';
 import { keepJobJournal } from './dispatched-journal.js';
 import type { GateRunResult } from '../gates/types.js';
 import { inProcessDispatcher, type AgentJob, type AgentJobResult, type Dispatcher, type DispatchRecord, type GateJob, type GateJobResult } from './dispatcher.js';
-import { agentJobId, expectedGateJobId, expectedJobId, jobContentDigest, queueNameFor, remoteKey, worktreeToken, type AgentJobData, type AgentJobReturn, type GateJobData, type GateJobReturn } from './job.js';
+import { agentJobId, checkQueueName, expectedGateJobId, expectedJobId, jobContentDigest, queueNameFor, remoteKey, worktreeToken, type AgentJobData, type AgentJobReturn, type GateJobData, type GateJobReturn } from './job.js';
 import { assertRedisReachable, bullConnectionFromUrl, redactRedisUrl, redactUserinfo, redisOptionsFromUrl, remoteWithoutUserinfo } from './redis-url.js';
 import { listWorkers, servesLabels, type WorkerRecord } from './registry.js';
 
@@ -25,6 +25,8 @@ export interface RedisDispatcherOptions {
   url: string;
   /** The shared git remote every worker clones (any git URL); the orchestrator pushes bases and fetches agent branches there. */
   remote: string;
+  /** A named queue (`--dispatch-queue`, `dispatch.queue`): only workers started with the same `--queue` take this run's jobs. */
+  queue?: string;
   /** Labels per agent: key `<agent id>` or `<slug>/<agent id>` (polywave.config.json `dispatch.labels`). */
   labels?: Readonly<Record<string, readonly string[]>>;
   /** How long a job waits for a live worker with its labels before it fails with DISPATCH_NO_WORKER (default 30 s). */
@@ -112,6 +114,7 @@ class WatchError extends Error {
  */
 export async function createRedisDispatcher(options: RedisDispatcherOptions): Promise<Dispatcher> {
   if (!options.remote) throw new PolywaveError({ code: dispatchCodes.noRemote, message: 'the Redis dispatcher needs the shared git remote workers clone (--dispatch-remote <git-url> or dispatch.remote in polywave.config.json)' });
+  const queueName = options.queue === undefined || options.queue === '' ? undefined : checkQueueName(options.queue, '--dispatch-queue');
   await assertRemoteReachable(options.remote, { cwd: options.cwd ?? os.tmpdir(), env: options.env, ...(options.remoteCheckMs !== undefined ? { timeoutMs: options.remoteCheckMs } : {}) });
   await assertRedisReachable(options.url);
   const connection = bullConnectionFromUrl(options.url);
@@ -207,13 +210,14 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
 
   // Attack F6: this remote's queues and workers only (jobs of another remote on the same Redis are never taken).
   const remoteKeyOf = remoteKey(options.remote);
+  // (queueName: and this named queue's only — teams sharing one Redis and remote.)
   const labelsOf = (slug: string, agentId: string): string[] => [...(options.labels?.[`${slug}/${agentId}`] ?? options.labels?.[agentId] ?? [])];
 
   const waitForWorker = async (labels: string[]): Promise<boolean> => {
     const deadline = Date.now() + labelWaitMs;
     for (;;) {
       const workers = await listWorkers(client);
-      if (workers.some((worker) => servesLabels(worker, labels, remoteKeyOf))) return true;
+      if (workers.some((worker) => servesLabels(worker, labels, remoteKeyOf, queueName))) return true;
       if (Date.now() >= deadline) return false;
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
@@ -302,7 +306,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
           if (state === 'completed' && job?.returnvalue) return resolve(job.returnvalue);
           if (state === 'failed' && job) throw new FailedJobError(job.failedReason || `job ${jobId} failed`);
         }
-        if ((await liveWorkers()).some((worker) => servesLabels(worker, labels, remoteKeyOf))) servedAt = Date.now();
+        if ((await liveWorkers()).some((worker) => servesLabels(worker, labels, remoteKeyOf, queueName))) servedAt = Date.now();
         else if (Date.now() - servedAt > labelWaitMs) {
           await queue.remove(jobId).catch(() => undefined);
           throw new WatchError(failedOutcome('config', dispatchCodes.noWorker, `no live worker ${labels.length > 0 ? `has the label(s) ${labels.join(', ')}` : 'is connected'} any more (waited ${Math.round(labelWaitMs / 1000)} s); job ${jobId} was removed`));
@@ -351,7 +355,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
 
     try {
       if (!(await guarded(waitForWorker(labels)))) {
-        return fail('config', dispatchCodes.noWorker, `no live worker of the shared remote ${redactUserinfo(options.remote)} (key ${remoteKeyOf}) ${labels.length > 0 ? `has the label(s) ${labels.join(', ')}` : 'is connected'} (waited ${Math.round(labelWaitMs / 1000)} s); start one with: polywave worker --redis ${redactRedisUrl(options.url)} --remote ${redactUserinfo(options.remote)}${labels.map((label) => ` --label ${label}`).join('')}`);
+        return fail('config', dispatchCodes.noWorker, `no live worker of the shared remote ${redactUserinfo(options.remote)} (key ${remoteKeyOf}${queueName ? `, queue ${queueName}` : ''}) ${labels.length > 0 ? `has the label(s) ${labels.join(', ')}` : 'is connected'} (waited ${Math.round(labelWaitMs / 1000)} s); start one with: polywave worker --redis ${redactRedisUrl(options.url)} --remote ${redactUserinfo(options.remote)}${queueName ? ` --queue ${queueName}` : ''}${labels.map((label) => ` --label ${label}`).join('')}`);
       }
       try {
         await pushBase(context.repoRoot, context.slug, context.wave, context.baseCommit);
@@ -387,7 +391,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       const digest = jobContentDigest(data);
       jobId = data.job_id = expectedJobId(data);
       dispatch.job_id = jobId;
-      const { queue, ready } = queueFor(queueNameFor(labels, remoteKeyOf));
+      const { queue, ready } = queueFor(queueNameFor(labels, remoteKeyOf, queueName));
       const events = await guarded(ready);
       // The report, written when the agent reports (as in-process), from the job's progress: the
       // worker publishes it there at once (it validated it with the writer's rules). Written one at a
@@ -561,7 +565,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       throw new PolywaveError({ code, message: redactUserinfo(message) });
     };
     try {
-      if (!(await guarded(waitForWorker(labels), job.signal))) failWith(dispatchCodes.noWorker, `no live worker of the shared remote ${options.remote} ${labels.length > 0 ? `has the label(s) ${labels.join(', ')}` : 'is connected'} to run the gates of agent ${job.agentId} (waited ${Math.round(labelWaitMs / 1000)} s)`);
+      if (!(await guarded(waitForWorker(labels), job.signal))) failWith(dispatchCodes.noWorker, `no live worker of the shared remote ${options.remote}${queueName ? ` (queue ${queueName})` : ''} ${labels.length > 0 ? `has the label(s) ${labels.join(', ')}` : 'is connected'} to run the gates of agent ${job.agentId} (waited ${Math.round(labelWaitMs / 1000)} s)`);
       try {
         await gitOf(job.repoRoot).run(['push', '--quiet', '--force', options.remote, `${job.head}:refs/heads/${job.branch}`]);
       } catch (error) {
@@ -585,7 +589,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
         enqueued_at: 0,
       };
       const jobId = (data.job_id = expectedGateJobId(data));
-      const { queue, ready } = queueFor(queueNameFor(labels, remoteKeyOf));
+      const { queue, ready } = queueFor(queueNameFor(labels, remoteKeyOf, queueName));
       const events = await guarded(ready, job.signal);
       data.enqueued_at = Date.now();
       const add = () => queue.add('gate', data, { jobId, attempts: 1, removeOnComplete: { age: keep }, removeOnFail: { age: keep } });
@@ -616,7 +620,8 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       }
       const run = value.run as GateRunResult;
       if (!run || !Array.isArray(run.results)) return failWith(dispatchCodes.invalidJob, `gate job ${jobId}: its result holds no gate results`);
-      return { run, worker: value.worker, host: value.host, dir: value.dir, job_id: jobId };
+      // (Anyone on the Redis can write a result: the worker's id and host, which go into events and the store, are bounded.)
+      return { run, worker: String(value.worker ?? '').slice(0, 128), host: String(value.host ?? '').slice(0, 255), dir: String(value.dir ?? '').slice(0, 4096), job_id: jobId };
     } catch (error) {
       if (error instanceof OutageError) failWith(dispatchCodes.redisLost, error.message);
       if (error instanceof AbortedError) failWith(dispatchCodes.workerFailed, `interrupted: ${error.message}`);
@@ -628,7 +633,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
     name: 'redis',
     ...(options.gates === 'workers' ? { runGateJob } : {}),
     // E23A: the tool journal the job's workers relayed (its progress) joins the orchestrator's journal of the agent.
-    runAgentJob: (job) => (job.context.solo || !job.context.branch ? inProcessDispatcher.runAgentJob(job) : run(job).then((result) => keepJobJournal(result, job.options.journal, (id) => Job.fromId(queueFor(queueNameFor(labelsOf(job.context.slug, job.context.agentId), remoteKeyOf)).queue, id)))),
+    runAgentJob: (job) => (job.context.solo || !job.context.branch ? inProcessDispatcher.runAgentJob(job) : run(job).then((result) => keepJobJournal(result, job.options.journal, (id) => Job.fromId(queueFor(queueNameFor(labelsOf(job.context.slug, job.context.agentId), remoteKeyOf, queueName)).queue, id)))),
     close: async () => {
       // Bounded: with Redis gone, BullMQ's close never settles; the connections are dropped instead.
       const bounded = (work: Promise<unknown>, ms: number) => Promise.race([work.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, ms).unref())]);

@@ -116,25 +116,7 @@ export async function runGates(options: RunGatesOptions): Promise<GateRunResult>
   }
 
   const results = phases.flatMap((phase) => phase.results);
-  // E40: gate_executed / gate_failed, one per gate that ran, in declaration order.
-  if (options.events && options.labels) {
-    const { scope, ...labels } = options.labels;
-    for (const result of results) {
-      if (result.skipped) continue;
-      const passed = result.passed && !result.canceled;
-      options.events.emit(
-        activityEvent(passed ? 'gate_executed' : 'gate_failed', {
-          ...labels,
-          gate: result.type,
-          command: result.command,
-          from_cache: result.from_cache,
-          duration_ms: result.duration_ms,
-          ...(scope ? { gate_scope: scope } : {}),
-          details: `gate=${result.type} passed=${passed}${result.required ? '' : ' (optional)'}${passed ? '' : ` exit=${result.timed_out ? 'timeout' : result.exit_code}`}`,
-        }),
-      );
-    }
-  }
+  if (options.events && options.labels) emitGateActivities(options.events, options.labels, results);
   return {
     passed: !results.some(isBlockingFailure),
     results,
@@ -144,6 +126,30 @@ export async function runGates(options: RunGatesOptions): Promise<GateRunResult>
     canceled: results.some((result) => result.canceled),
     duration_ms: Math.round(performance.now() - start),
   };
+}
+
+/**
+ * E40: gate_executed / gate_failed on `events`, one per gate of `results` that ran, in declaration
+ * order (`worker`: the gates ran on that `polywave worker`, issue 17 gate jobs — emitted here, on the
+ * orchestrator, from the job's results).
+ */
+export function emitGateActivities(events: GateEventSink, labels: E40Labels & { scope?: string; worker?: string }, results: readonly GateResult[]): void {
+  const { scope, ...rest } = labels;
+  for (const result of results) {
+    if (result.skipped) continue;
+    const passed = result.passed && !result.canceled;
+    events.emit(
+      activityEvent(passed ? 'gate_executed' : 'gate_failed', {
+        ...rest,
+        gate: result.type,
+        command: result.command,
+        from_cache: result.from_cache,
+        duration_ms: result.duration_ms,
+        ...(scope ? { gate_scope: scope } : {}),
+        details: `gate=${result.type} passed=${passed}${result.required ? '' : ' (optional)'}${passed ? '' : ` exit=${result.timed_out ? 'timeout' : result.exit_code}`}`,
+      }),
+    );
+  }
 }
 
 /** What {@link runBaselineGates} returns (E21A; the shape of Go's BaselineData plus `failing`). */

@@ -51,6 +51,8 @@ export interface ActivityEvent extends E40Labels {
   from_cache?: boolean;
   /** Gate events: `pre-merge`, `post-merge`, `tier`. */
   gate_scope?: string;
+  /** Gate events of gates that ran on a `polywave worker` (issue 17 gate jobs): its id. */
+  worker?: string;
   duration_ms?: number;
   /** `tier_advanced`: the tier the program moves to (`tier` is the one just completed). */
   to_tier?: number;

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { isDocsOnlyWave } from '../../gates/docs-only.js';
 import { toGoGateResult, type GoGateResult } from '../../gates/go-compat.js';
-import { filterGatesByTiming, runGates } from '../../gates/run-gates.js';
+import { emitGateActivities, filterGatesByTiming, runGates } from '../../gates/run-gates.js';
 import type { GateRunResult, GateSpec } from '../../gates/types.js';
 import { repoKey } from '../../protocol/waves.js';
 import { mapBounded, retryOnLockContention } from '../prepare/parallel.js';
@@ -76,6 +76,8 @@ export const preMergeGatesStep: StepDefinition<FinalizeContext> = {
           const ran = await remote({ slug: context.slug, wave: context.wave, agentId: item.agent.id, branch: item.agent.branch, head: item.agent.tip!, repoRoot: item.agent.repo.root, gates, docsOnly, ...(context.options.gateTimeoutMs ? { defaultTimeoutMs: context.options.gateTimeoutMs } : {}), ...(context.options.signal ? { signal: context.options.signal } : {}) });
           item.run = ran.run;
           item.worker = { id: ran.worker, host: ran.host };
+          // E40 as for a local run (the worker's gates emit nothing here), naming the worker.
+          if (context.options.events) emitGateActivities(context.options.events, { slug: context.slug, wave: context.wave, agent: item.agent.id, scope: 'pre-merge', worker: ran.worker }, ran.run.results);
           item.dir = `a checkout of ${item.agent.branch} on worker ${ran.worker} (${ran.host})`;
           return item;
         }
