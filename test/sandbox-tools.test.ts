@@ -177,20 +177,27 @@ describe.skipIf(!available)('bash in the tool executor: the executor itself', ()
 });
 
 describe.skipIf(!available)('bash in the sandbox: the network is the plan\'s allow-list', () => {
-  it('no host allowed: refused (a denial); the host on sandbox.network.allow: reached through the proxy', async () => {
+  it('no host allowed: no network at all, no proxy (an outside address is a denial); the host on sandbox.network.allow: reached through the proxy', async () => {
     const server = http.createServer((_request, response) => response.end('reached-the-host\n'));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as AddressInfo).port;
     try {
       // Inside the sandbox 127.0.0.1 is the sandbox's own loopback: the host is only reachable through the proxy.
       const viaProxy = `curl -sS -m 10 --noproxy '' -x "$HTTP_PROXY" http://127.0.0.1:${port}/`;
+      // With no host allowed there is no proxy (no relay processes in the sandbox), only a loopback interface.
       const denials: ToolDenial[] = [];
-      const closed = await call(shared.context, 'bash', { command: viaProxy }, denials);
+      const closed = await call(shared.context, 'bash', { command: `echo "proxy=[$HTTP_PROXY]"; ${viaProxy}; curl -sS -m 5 http://192.0.2.1:${port}/; node -e "console.log('interfaces=' + Object.keys(require('os').networkInterfaces()).join(' '))"` }, denials);
       expect(closed.output).not.toContain('reached-the-host');
+      expect(closed.output).toContain('proxy=[]');
+      expect(closed.output).toContain('interfaces=lo\n');
       expect(denials[0]?.code).toBe('SANDBOX_NETWORK_DENIED');
-      const direct = await call(shared.context, 'bash', { command: `curl -sS -m 5 http://127.0.0.1:${port}/` });
+      const direct = await call({ ...shared.context, toolExecutor: undefined }, 'bash', { command: `curl -sS -m 5 http://127.0.0.1:${port}/` });
       expect(direct.output).not.toContain('reached-the-host');
       const allowed = { ...shared.plan, allowedHosts: ['127.0.0.1'] };
+      const refusedDenials: ToolDenial[] = [];
+      const refused = await call({ ...shared.context, sandbox: { ...shared.plan, allowedHosts: ['192.0.2.1'] } }, 'bash', { command: viaProxy }, refusedDenials);
+      expect(refused.output).not.toContain('reached-the-host');
+      expect(refusedDenials[0]?.code).toBe('SANDBOX_NETWORK_DENIED');
       const open = await call({ ...shared.context, sandbox: allowed }, 'bash', { command: viaProxy });
       expect(open.output, open.output).toContain('reached-the-host');
     } finally {

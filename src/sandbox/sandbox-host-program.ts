@@ -6,9 +6,23 @@
  *
  * Requests (JSON lines on stdin): `{id, op: 'wrap', command, config, cwd, commandId, hosts}` →
  * `{id, ok, argv}` (the network allow-list `hosts` is registered under `commandId`);
+ * `{id, op: 'wrap', …, isolated: true}` wraps with no network at all (see below) and answers
+ * `{id, ok, argv, isolated: true}` when it could;
  * `{id, op: 'release', commandId}` → `{id, ok}` (forgets the list, and tells sandbox-runtime the
  * wrapped command is over so that it removes the mount points it created). When stdin closes
  * (the orchestrator exited or stopped it) the session is reset and the process ends.
+ *
+ * Two sessions. A command that may reach some hosts is wrapped by the initialized session: its
+ * own network namespace whose only way out is the session's proxy, reached through a pair of
+ * socat relays started inside every sandbox (two more processes, a bash that waits for them to
+ * listen, and the proxy with its host-side bridge started once). A command that may reach no host
+ * at all (the default: no `sandbox.network.allow`) needs none of that: it is wrapped by a second
+ * instance of sandbox-runtime's manager module that is never initialized, which the library then
+ * wraps with `--unshare-net` and no proxy — a network namespace with only a loopback interface
+ * (sandbox-runtime: "If no sockets provided, network is completely blocked"). The file system
+ * rules are the same: the manager takes them from the per-command configuration either way. The
+ * host checks the result (a fresh network namespace, no proxy socket bound in) and otherwise
+ * answers without `isolated`, so that the caller wraps in the initialized session instead.
  */
 export const sandboxHostProgram = String.raw`'use strict';
 const fs = require('node:fs');
@@ -35,6 +49,38 @@ const runtimePath = process.argv[1];
   require('node:module').syncBuiltinESMExports();
 }
 let session;
+let isolatedSession;
+// The manager module loaded once more under another URL: a module instance of its own, whose
+// session is never initialized (no proxy). Its imports are the package's, shared with the other.
+const startIsolated = () => {
+  if (!isolatedSession) {
+    const managerPath = require('node:path').join(require('node:path').dirname(runtimePath), 'sandbox', 'sandbox-manager.js');
+    isolatedSession = import(pathToFileURL(managerPath).href + '?polywave-isolated').then(({ SandboxManager }) => {
+      if (!SandboxManager || typeof SandboxManager.wrapWithSandboxArgv !== 'function') throw new Error('no SandboxManager in ' + managerPath);
+      return SandboxManager;
+    });
+    isolatedSession.catch(() => undefined);
+  }
+  return isolatedSession;
+};
+// What the isolated wrap must look like: its own network namespace, no proxy socket bound in.
+const isIsolatedWrap = (argv) => {
+  const text = argv.join(' ');
+  return / --unshare-net /.test(text) && !/claude-(http|socks)-[0-9a-f]+\.sock/.test(text) && !/ --setenv (HTTP_PROXY|HTTPS_PROXY|ALL_PROXY) /.test(text);
+};
+const wrapIsolated = async (request) => {
+  let manager;
+  try {
+    manager = await startIsolated();
+  } catch {
+    return undefined;
+  }
+  const { argv } = await manager.wrapWithSandboxArgv(request.command, 'bash', request.config, undefined, request.cwd, { commandId: request.commandId });
+  if (isIsolatedWrap(argv)) return argv;
+  // Not what this host expects (another sandbox-runtime): undo the wrap, use the proxy session.
+  manager.cleanupAfterCommand();
+  return undefined;
+};
 const start = () => {
   if (!session) {
     session = import(pathToFileURL(runtimePath).href).then(async ({ SandboxManager }) => {
@@ -47,6 +93,10 @@ const start = () => {
 };
 const handle = async (request) => {
   if (request.op === 'wrap') {
+    if (request.isolated === true && (!Array.isArray(request.hosts) || request.hosts.length === 0)) {
+      const argv = await wrapIsolated(request);
+      if (argv) return { argv, isolated: true };
+    }
     const manager = await start();
     if (Array.isArray(request.hosts) && request.hosts.length > 0) manager.registerCommandNetworkLists(request.commandId, { allowedDomains: request.hosts });
     try {
@@ -58,6 +108,10 @@ const handle = async (request) => {
     }
   }
   if (request.op === 'release') {
+    if (request.isolated === true) {
+      (await startIsolated()).cleanupAfterCommand();
+      return {};
+    }
     if (session) {
       const manager = await session;
       manager.unregisterCommandNetworkLists(request.commandId);

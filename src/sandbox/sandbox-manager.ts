@@ -8,7 +8,8 @@
  * directory is the main checkout, which is writable for agents working there (solo, integration,
  * scout) and for post-merge gates: the placeholders would show up in git as changes nobody made.
  * The host runs in an empty directory of its own, so every path a plan names is decided by the
- * plan alone. It also holds the network proxy and its socket bridge; because the host is a child
+ * plan alone. It also holds the network proxy and its socket bridge (started only for a plan
+ * that allows some hosts: see sandbox-host-program.ts); because the host is a child
  * whose pipes are unreferenced while nothing waits on it, this process can exit at any time, and
  * the host then resets the session and ends (its stdin closes).
  */
@@ -101,21 +102,37 @@ export function sandboxSessionGeneration(): number {
   return host?.generation ?? generation + 1;
 }
 
+/** What {@link wrapInHost} returns: the argv to spawn, and whether it has no network at all (no proxy). */
+export interface HostWrapped {
+  argv: string[];
+  isolated: boolean;
+}
+
 /**
  * Wraps `command` (for bash) with sandbox-runtime in the host: the argv to spawn. `hosts` is the
- * network allow-list, registered under `commandId` until {@link releaseWrapped}.
+ * network allow-list, registered under `commandId` until {@link releaseWrapped}. With no hosts
+ * the host wraps without the network proxy when it can (`isolated`: a network namespace with
+ * only loopback, no relay processes in the sandbox); otherwise through the proxy, which then
+ * refuses every host.
  */
-export async function wrapInHost(options: { command: string; config: HostWrapConfig; cwd: string; commandId: string; hosts: readonly string[] }): Promise<string[]> {
-  const answer = await request('wrap', { command: options.command, config: options.config, cwd: options.cwd, commandId: options.commandId, hosts: [...options.hosts] });
+export async function wrapInHost(options: { command: string; config: HostWrapConfig; cwd: string; commandId: string; hosts: readonly string[] }): Promise<HostWrapped> {
+  const answer = await request('wrap', {
+    command: options.command,
+    config: options.config,
+    cwd: options.cwd,
+    commandId: options.commandId,
+    hosts: [...options.hosts],
+    isolated: options.hosts.length === 0,
+  });
   const argv = answer.argv;
   if (!Array.isArray(argv) || argv.length === 0 || !argv.every((entry) => typeof entry === 'string')) throw new Error('the sandbox host returned no command');
-  return argv as string[];
+  return { argv: argv as string[], isolated: answer.isolated === true };
 }
 
 /** Tells the host of `generation` a wrapped command is over (its network list and placeholder mount points go). */
-export function releaseWrapped(commandId: string, generation: number): void {
+export function releaseWrapped(commandId: string, generation: number, isolated = false): void {
   if (!host || host.generation !== generation) return;
-  void request('release', { commandId }).catch(() => undefined);
+  void request('release', { commandId, isolated }).catch(() => undefined);
 }
 
 /** Stops the host: the proxy, the bridge and the session (tests; the next wrap starts a new one). */

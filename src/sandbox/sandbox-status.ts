@@ -70,11 +70,13 @@ async function probeSandbox(override: string): Promise<SandboxStatus> {
     const commandId = `probe-${process.pid}-${Date.now()}`;
     const generation = sandboxSessionGeneration();
     let result: { code: number | null; stderr: string };
+    let isolated = false;
     try {
-      const argv = await wrapInHost({ command: 'exit 0', config: { filesystem: { allowWrite: [], denyWrite: [], denyRead: [] }, network: { allowedDomains: [], deniedDomains: [] } }, cwd: os.tmpdir(), commandId, hosts: [] });
-      result = await runProbe(argv);
+      const wrapped = await wrapInHost({ command: 'exit 0', config: { filesystem: { allowWrite: [], denyWrite: [], denyRead: [] }, network: { allowedDomains: [], deniedDomains: [] } }, cwd: os.tmpdir(), commandId, hosts: [] });
+      isolated = wrapped.isolated;
+      result = await runProbe(wrapped.argv);
     } finally {
-      releaseWrapped(commandId, generation);
+      releaseWrapped(commandId, generation, isolated);
     }
     if (result.code !== 0) {
       return { available: false, mechanism: 'none', missing: [], detail: `${mechanism} is installed but cannot start a sandbox here (exit ${result.code}): ${result.stderr.trim().split('\n')[0] ?? ''}` };

@@ -26,6 +26,8 @@ export interface SandboxedCommand {
   file: string;
   args: string[];
   env: Record<string, string>;
+  /** No network way out at all (the plan allows no host): no proxy, no relay processes. */
+  isolated: boolean;
   /**
    * Call it when the process has exited (calling it twice is harmless): once no command uses the
    * wrapper any more and it has expired, its network allow-list (registered with the host proxy
@@ -60,6 +62,8 @@ interface Wrapper {
   key: string;
   file: string;
   args: string[];
+  /** Wrapped without the network proxy (no host allowed): no network namespace exit at all. */
+  isolated: boolean;
   expires: number;
   inFlight: number;
   /** Forgets the wrapper's network registration (when it expired and no command uses it). */
@@ -81,10 +85,16 @@ async function buildWrapper(key: string, plan: SandboxPlan, options: WrapInSandb
   const commandId = randomBytes(18).toString('base64url');
   // sandbox-runtime sets TMPDIR to its shared /tmp/claude; the plan's private TMPDIR wins.
   const tmpdir = options.env.TMPDIR;
-  const runner = `${tmpdir !== undefined && tmpdir !== '' ? `export TMPDIR=${shellQuote(tmpdir)}; ` : ''}exec bash -c "$${sandboxCommandVariable}"`;
+  // SANDBOX_RUNTIME=1 is what sandbox-runtime's proxy environment sets; a wrap without the proxy
+  // (no host allowed) gets it here, so that every sandboxed command sees the same (the tool
+  // executor's process sweep goes by it).
+  const runner = `export SANDBOX_RUNTIME=1; ${tmpdir !== undefined && tmpdir !== '' ? `export TMPDIR=${shellQuote(tmpdir)}; ` : ''}exec bash -c "$${sandboxCommandVariable}"`;
   const sharedTemp = runtimeSharedTemp.filter((entry) => existsSync(entry));
   const generation = sandboxSessionGeneration();
-  const [file, ...args] = await wrapInHost({
+  const {
+    argv: [file, ...args],
+    isolated,
+  } = await wrapInHost({
     command: runner,
     config: {
       filesystem: { allowWrite: [...plan.writable], denyWrite: [...plan.readOnlyWithin, ...sharedTemp], denyRead: [...plan.unreadable] },
@@ -98,9 +108,9 @@ async function buildWrapper(key: string, plan: SandboxPlan, options: WrapInSandb
   const dispose = (): void => {
     if (disposed) return;
     disposed = true;
-    releaseWrapped(commandId, generation);
+    releaseWrapped(commandId, generation, isolated);
   };
-  const wrapper: Wrapper = { key, file: file!, args, expires: Date.now() + wrapperReuseMs, inFlight: 0, dispose };
+  const wrapper: Wrapper = { key, file: file!, args, isolated, expires: Date.now() + wrapperReuseMs, inFlight: 0, dispose };
   setTimeout(() => retire(wrapper), wrapperReuseMs + 50).unref();
   return wrapper;
 }
@@ -109,7 +119,8 @@ async function buildWrapper(key: string, plan: SandboxPlan, options: WrapInSandb
  * Builds the sandboxed form of `command` (run by bash): writes outside `plan.writable` fail
  * (read-only file system), `plan.readOnlyWithin` stays read-only, `plan.unreadable` cannot be read,
  * the network is a separate namespace whose only way out is the host proxy allowing
- * `plan.allowedHosts`, and the process tree dies with the sandbox (PID namespace).
+ * `plan.allowedHosts` (with no hosts: no way out and no proxy), and the process tree dies with
+ * the sandbox (PID namespace).
  * The command reaches the sandbox in {@link sandboxCommandVariable}; the wrapper around it is
  * reused for the same plan, directory and TMPDIR for a short while.
  * Throws SANDBOX_UNAVAILABLE when the sandbox cannot run here.
@@ -138,5 +149,5 @@ export async function wrapInSandbox(plan: SandboxPlan, command: string, options:
     used.inFlight -= 1;
     retire(used);
   };
-  return { file: used.file, args: [...used.args], env: { ...options.env, [sandboxCommandVariable]: command }, release };
+  return { file: used.file, args: [...used.args], isolated: used.isolated, env: { ...options.env, [sandboxCommandVariable]: command }, release };
 }

@@ -13,6 +13,12 @@ describe('sandboxDenialsIn', () => {
     expect(sandboxDenialsIn('connect ENETUNREACH 93.184.216.34:80').map((denial) => denial.code)).toEqual(['SANDBOX_NETWORK_DENIED']);
   });
 
+  it('curl with no network at all: an outside address is a denial, the sandbox\'s own loopback is not', () => {
+    expect(sandboxDenialsIn("curl: (7) Failed to connect to 93.184.216.34 port 80 after 0 ms: Couldn't connect to server").map((denial) => denial.code)).toEqual(['SANDBOX_NETWORK_DENIED']);
+    expect(sandboxDenialsIn("curl: (7) Failed to connect to 127.0.0.1 port 9 after 0 ms: Couldn't connect to server")).toEqual([]);
+    expect(sandboxDenialsIn("curl: (7) Failed to connect to localhost port 3000 after 0 ms: Couldn't connect to server")).toEqual([]);
+  });
+
   it('ordinary output: nothing', () => {
     expect(sandboxDenialsIn('ok\n[exit status 0]')).toEqual([]);
   });

@@ -13,7 +13,17 @@ export interface SandboxDenial {
 }
 
 const writePatterns = [/Read-only file system/i, /\bEROFS\b/];
-const networkPatterns = [/blocked[- ]by[- ](network )?allowlist/i, /Network is unreachable/i, /\bENETUNREACH\b/, /\bEAI_AGAIN\b/, /Temporary failure in name resolution/i, /Could not resolve host/i];
+const networkPatterns = [
+  /blocked[- ]by[- ](network )?allowlist/i,
+  /Network is unreachable/i,
+  /\bENETUNREACH\b/,
+  /\bEAI_AGAIN\b/,
+  /Temporary failure in name resolution/i,
+  /Could not resolve host/i,
+  // curl in a sandbox with no network at all (no host allowed: no proxy, only a loopback
+  // interface) says only this for an outside address; a loopback one is the sandbox's own.
+  /Failed to connect to (?!localhost\b|127\.|::1\b|\[::1\])\S+ port \d+.*Couldn't connect to server/i,
+];
 
 /** The first write refusal and the first network refusal in `output` (at most one of each). */
 export function sandboxDenialsIn(output: string): SandboxDenial[] {
