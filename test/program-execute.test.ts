@@ -5,7 +5,7 @@
  * merges; assertions on git and the file system afterwards.
  *
  * Time: one uninterrupted run (~50 s), one kill-and-resume repo (7 SIGKILLs, ~90 s), one
- * failing-gate + re-plan repo (~60 s), refusals (seconds). POLYWAVE_TEST_PROGRAM_KILL_REPOS=<n>
+ * failing-gate + re-plan repo (tier 1 crafted as done: ~15 s), refusals (seconds). POLYWAVE_TEST_PROGRAM_KILL_REPOS=<n>
  * repeats the kill-and-resume sequence on n repositories (default 1).
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -13,7 +13,8 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { programDemoImpl, programDemoManifest } from '../src/demo/program-project.js';
+import { parse as parseYaml } from 'yaml';
+import { programDemoImpl, programDemoManifest, programDemoScript } from '../src/demo/program-project.js';
 import { runProgramDemo } from '../src/demo/run-program-demo.js';
 import { binPath, runCli, type CliResult } from './support/cli.js';
 import { makeTempDir } from './support/temp.js';
@@ -443,6 +444,17 @@ const withStatuses = (statuses: Record<string, string>, state = 'REVIEWED') => {
 };
 const implDoc = (slug: string, state: string, edit: (text: string) => string = (text) => text) => edit(programDemoImpl(slug).replace('state: SCOUT_PENDING', `state: ${state}`));
 const tier1Done = { 'src/pricing.js': 'export function priceWithTax(net, rate) {\n  return Math.round(net * (1 + rate) * 100) / 100;\n}\n', 'docs/IMPL/complete/IMPL-pricing.yaml': implDoc('pricing', 'COMPLETE'), 'docs/IMPL/complete/IMPL-catalog.yaml': implDoc('catalog', 'COMPLETE') };
+/**
+ * Tier 1 built and merged, as a finished run leaves it: the code and tests its agents (P of pricing,
+ * C and D of catalog) write in the demo script, and both IMPL docs archived COMPLETE.
+ */
+function tier1Built(): Record<string, string> {
+  const script = parseYaml(programDemoScript()) as { agents: Record<string, { steps: Array<{ write?: { path: string; content: string } }> }> };
+  const files: Record<string, string> = {};
+  for (const agent of ['P', 'C', 'D']) for (const step of script.agents[agent]!.steps) if (step.write) files[step.write.path] = step.write.content;
+  expect(Object.keys(files).sort()).toEqual(['src/catalog-data.js', 'src/catalog.js', 'src/pricing.js', 'test/catalog-data.test.js', 'test/catalog.test.js', 'test/pricing.test.js']);
+  return { ...files, 'docs/IMPL/complete/IMPL-pricing.yaml': implDoc('pricing', 'COMPLETE'), 'docs/IMPL/complete/IMPL-catalog.yaml': implDoc('catalog', 'COMPLETE') };
+}
 const redefinePriceWithTax = (text: string) => text.replace('interface_contracts: []', 'interface_contracts:\n    - name: priceWithTax\n      definition: "export function priceWithTax(net: number): number"\n      location: src/checkout.js');
 
 /** Runs `args` and checks the refusal: exit code, message, HEAD and the bytes on disk (the PROGRAM's state line aside). */
@@ -563,11 +575,13 @@ describe('a failing tier gate, the Planner (E34), approval, and the loop resumed
   const failing = 'node -e "console.error(\'GATE-BROKEN-42: the gate says no\'); process.exit(1)"';
 
   it('--auto: BLOCKED by the tier gate → the Planner revises the plan on its own (E34) → REPLANNING (refused) → approved → COMPLETE, no agent merged twice', async () => {
-    const demo = await setupDemo();
+    // Tier 1 already done and merged (crafted: its code, tests and archived IMPLs); the tier gate fails, so
+    // the run does tier 2 (Scout, wave, merges) and is stopped by the gate at tier 2's finalize-tier.
     const failingLine = `command: ${JSON.stringify(failing)}`;
-    const manifest = programDemoManifest('REVIEWED').replace('      command: node --test', `      ${failingLine}`);
-    writeFileSync(demo.program, manifest);
-    commitAll(demo.repo, 'test: a tier gate that fails');
+    const manifest = withStatuses({ pricing: 'complete', catalog: 'complete' }).replace('      command: node --test', `      ${failingLine}`);
+    expect(manifest).toContain(failingLine);
+    const demo = await craft({ ...tier1Built(), [programRelative]: manifest });
+    const craftedHead = git(demo.repo, ['rev-parse', 'HEAD']).trim();
     // The Planner fixes the gate in whatever the manifest has become by then (statuses, the freeze).
     addPlanner(demo, { edit: { old: failingLine, new: 'command: node --test' } });
 
@@ -575,9 +589,17 @@ describe('a failing tier gate, the Planner (E34), approval, and the loop resumed
     expect(blocked.code, blocked.stderr.slice(-3000)).toBe(1);
     const stopped = resultOf(blocked).stopped ?? '';
     expect(stopped).toMatch(/GATE-BROKEN-42/);
+    expect(stopped).toMatch(/tier 2/);
     expect(stopped).toMatch(/the Planner revised the PROGRAM .*approve with `polywave update-program-state/);
-    const tier1Prefixes = [...agentMerges.slice(0, 3)];
-    expect(countMerges(demo.repo, tier1Prefixes, '--all')).toEqual(once(tier1Prefixes));
+    expect(resultOf(blocked).tiers.map((tier) => [tier.tier, tier.status])).toEqual([
+      [1, 'skipped'],
+      [2, 'failed'],
+    ]);
+    // Tier 2's work was done once before the gate stopped it; tier 1 was not run again.
+    const tier1Prefixes = [...agentMerges.slice(0, 3), ...implMerges.slice(0, 2)];
+    const tier2Agent = agentMerges.slice(3);
+    expect(countMerges(demo.repo, tier2Agent, '--all')).toEqual(once(tier2Agent));
+    expect(countMerges(demo.repo, tier1Prefixes, '--all')).toEqual(Object.fromEntries(tier1Prefixes.map((prefix) => [prefix, 0])));
     const waiting = readFileSync(demo.program, 'utf8');
     expect(waiting).toMatch(/^state: REPLANNING$/m);
     expect(waiting).toContain('command: node --test');
@@ -595,10 +617,16 @@ describe('a failing tier gate, the Planner (E34), approval, and the loop resumed
     const resumed = await cli(demo, executeArgs(demo, ['--yes']));
     expect(resumed.code, resumed.stderr.slice(-4000)).toBe(0);
     expect(resultOf(resumed).state).toBe('COMPLETE');
-    expect(countMerges(demo.repo, [...agentMerges, ...implMerges])).toEqual(once([...agentMerges, ...implMerges]));
+    const tier2Prefixes = [...tier2Agent, ...implMerges.slice(2)];
+    expect(countMerges(demo.repo, [...tier1Prefixes, ...tier2Prefixes], '--all')).toEqual({ ...Object.fromEntries(tier1Prefixes.map((prefix) => [prefix, 0])), ...once(tier2Prefixes) });
+    // Everything since the crafted tier 1 is tier 2's: one agent merge and one IMPL merge, nothing twice.
+    expect(mergeSubjects(demo.repo).filter((subject) => !tier2Prefixes.some((prefix) => subject.startsWith(prefix)))).toEqual([]);
+    expect(git(demo.repo, ['merge-base', '--is-ancestor', craftedHead, 'HEAD']).trim()).toBe('');
     expect(readFileSync(path.join(demo.repo, 'docs/PROGRAM/complete/PROGRAM-shop.yaml'), 'utf8')).toMatch(/^state: COMPLETE$/m);
     expectClean(demo.repo);
-    expect(nodeTest(demo.repo).passed).toBe(true);
+    const tests = nodeTest(demo.repo);
+    expect(tests.passed, tests.output).toBe(true);
+    expect(tests.output).toMatch(/# pass 4\b/);
   }, 400_000);
 
   it('program-replan on a BLOCKED PROGRAM: the Planner\'s valid revision waits in REPLANNING, the original kept byte for byte as the backup', async () => {
