@@ -244,6 +244,26 @@ async function repository(): Promise<TestRepo> {
   return createTestRepo({ files: { 'package.json': '{"name":"demo","scripts":{"test":"vitest run"}}\n' } });
 }
 
+let twoAnswers: Promise<string> | undefined;
+/**
+ * Tests that only need an interview saved after 2 answers start from this file: one real CLI session
+ * (run once, by whichever test asks first) — its text holds no path and no time (noClock).
+ */
+async function savedAfterTwoAnswers(repo: TestRepo): Promise<string> {
+  twoAnswers ??= (async () => {
+    const scratch = await repository();
+    const run = await cli(scratch, ['interview', description], lines(answers.slice(0, 2)));
+    expect(run.code, run.stderr).toBe(2);
+    const text = scratch.read(docRelative);
+    expect(text).not.toContain(scratch.root);
+    expect(text).toMatch(/^question_cursor: 2$/m);
+    return text;
+  })();
+  const text = await twoAnswers;
+  repo.write(docRelative, text);
+  return text;
+}
+
 describe('interview (E39) through the CLI', () => {
   it('a scripted session through all six phases, one answer per process: the INTERVIEW file validates after every answer, REQUIREMENTS.md has the six sections', async () => {
     const repo = await repository();
@@ -554,8 +574,7 @@ describe('interview (E39) through the CLI', () => {
     expect((JSON.parse(invalid.stdout) as { valid: boolean; findings: Array<{ code: string }> }).findings[0]!.code).toBe('INTERVIEW_INVALID');
 
     // An interview that exists is resumed, not started again.
-    expect((await cli(repo, ['interview', description], lines(answers.slice(0, 2)))).code).toBe(2);
-    const before = repo.read(docRelative);
+    const before = await savedAfterTwoAnswers(repo);
     const twice = await cli(repo, ['interview', description], lines(answers));
     expect(twice.code).toBe(2);
     expect(twice.stderr).toBe(`polywave: error[X001_INVALID_INPUT]: ${repo.path(docRelative)} exists: resume it with polywave interview --resume ${repo.path(docRelative)}, or delete it to start over\n`);
@@ -605,7 +624,7 @@ describe('interview attacks', () => {
   const oneLine = (code: string) => new RegExp(`^polywave: error\\[${code}\\]: [^\\n]+\\n$`);
   /** An interview with 2 answers, its requirements_path replaced (what a hostile commit could do). */
   async function hostile(repo: TestRepo, requirementsPath: string): Promise<string> {
-    expect((await cli(repo, ['interview', description], lines(answers.slice(0, 2)))).code).toBe(2);
+    await savedAfterTwoAnswers(repo);
     const text = repo.read(docRelative).replace(/^requirements_path: .*$/m, `requirements_path: ${JSON.stringify(requirementsPath)}`);
     repo.write(docRelative, text);
     return text;
@@ -651,7 +670,7 @@ describe('interview attacks', () => {
 
   it('--resume of a symbolic link to the INTERVIEW file is refused (a save would replace the link): exit 2, link and target unchanged', async () => {
     const repo = await repository();
-    expect((await cli(repo, ['interview', description], lines(answers.slice(0, 2)))).code).toBe(2);
+    await savedAfterTwoAnswers(repo);
     renameSync(repo.path(docRelative), repo.path('docs/shared.yaml'));
     symlinkSync('shared.yaml', repo.path(docRelative));
     const before = repo.read('docs/shared.yaml');
