@@ -124,6 +124,10 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
         expect(['w1', 'w2', 'w3']).toContain(dispatch.worker);
         // Where it ran, for the dashboard's runs_on: the worker's host.
         expect((dispatch as { host?: string }).host).toBe(os.hostname());
+        // The parts of enqueue → start (BullMQ's move to active, then the worker's processor; each at least 0) make it up; the worktree set-up after the start is measured apart.
+        const parts = dispatch as { enqueue_to_start_ms?: number; enqueue_to_fetch_ms?: number; fetch_to_start_ms?: number; worker_setup_ms?: number };
+        expect(parts.enqueue_to_fetch_ms! + parts.fetch_to_start_ms!, JSON.stringify(parts)).toBeGreaterThanOrEqual(parts.enqueue_to_start_ms!);
+        expect(parts.worker_setup_ms).toBeGreaterThanOrEqual(0);
         ranOn.add(dispatch.worker!);
         jobIds.push(dispatch.job_id);
       }

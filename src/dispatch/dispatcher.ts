@@ -36,8 +36,13 @@ export interface DispatchRecord {
   host?: string;
   /** Times the job stalled (its worker died) and BullMQ handed it to another worker: E19 transient failures. */
   stalls: number;
-  /** Enqueue → a worker started the job (ms). */
+  /** Enqueue → a worker started the job (ms): its processor took the job, before the worktree is made (the in-process path has no queue: its clock starts at the launch, also before the worktree's agent run). */
   enqueue_to_start_ms?: number;
+  /** Its parts: enqueue → BullMQ moved the job to active for the worker; then → the worker's processor ran it (its event loop's wait). */
+  enqueue_to_fetch_ms?: number;
+  fetch_to_start_ms?: number;
+  /** The worker's set-up after the start, not in enqueue_to_start_ms: clone turn, base fetch, `worktree add` (ms). */
+  worker_setup_ms?: number;
   /** The worker finished → the result was written here (report saved, branch fetched) (ms). */
   finish_to_result_ms?: number;
   /** Its parts: the worker finished → the result arrived here; then, at the same time, fetching and fast-forwarding the branch and writing the report (each from the arrival). */

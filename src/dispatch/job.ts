@@ -228,7 +228,11 @@ export interface AgentJobReturn {
   head?: string;
   /** The agent's events of interest (turns, tool calls, denials), replayed by the orchestrator. */
   events: unknown[];
+  /** When BullMQ moved the job to active for this worker (its `processedOn`, the worker's clock). */
+  fetched_at?: number;
   started_at: number;
+  /** The job's worktree was made at the base (clone turn, base fetch, `worktree add` done): the agent starts now. */
+  ready_at?: number;
   finished_at: number;
 }
 

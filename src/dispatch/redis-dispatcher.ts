@@ -480,6 +480,11 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       if (typeof value.host === 'string' && value.host !== '') dispatch.host = value.host.slice(0, 255);
       dispatch.stalls = stalls.get(jobId) ?? 0;
       dispatch.enqueue_to_start_ms = Math.max(0, value.started_at - data.enqueued_at);
+      if (typeof value.fetched_at === 'number' && Number.isFinite(value.fetched_at)) {
+        dispatch.enqueue_to_fetch_ms = Math.max(0, value.fetched_at - data.enqueued_at);
+        dispatch.fetch_to_start_ms = Math.max(0, value.started_at - value.fetched_at);
+      }
+      if (typeof value.ready_at === 'number' && Number.isFinite(value.ready_at)) dispatch.worker_setup_ms = Math.max(0, value.ready_at - value.started_at);
       dispatch.finish_to_received_ms = Math.max(0, received - value.finished_at);
       // The agent's commits: the branch the worker pushed, fast-forwarded into the local worktree.
       // Attack F15: a result's head is a full commit id (never an option or a branch name for git).

@@ -206,6 +206,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const cleanups = new Map<string, Promise<void>>();
   // Bases this clone holds (commits are never removed from it while the worker runs).
   const knownBases = new Set<string>();
+  // Agent branches this process has checked out in a job worktree (see the F13 check in the clone's turn).
+  const branchesUsed = new Set<string>();
   let pruneNeeded = false;
   const discardWorktree = (worktree: string): void => {
     const done = rm(worktree, { recursive: true, force: true })
@@ -368,16 +370,20 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         await removeWorktree(worktree);
         // F13: another worktree with the agent branch checked out (a job of the same branch that is
         // not running here any more) goes; one that runs here now keeps it: this job waits its turn.
-        for (const holder of await branchHolders(data.branch)) {
+        // Only a branch this process checked out before can have one (the start removed every worktree
+        // of --dir): the first job of a branch here skips `git worktree list` in the clone's turn.
+        for (const holder of branchesUsed.has(data.branch) ? await branchHolders(data.branch) : []) {
           if (runningWorktrees.has(holder)) throw new HandBack();
           await rm(holder, { recursive: true, force: true });
           pruneNeeded = true;
         }
         await removeWorktree();
+        branchesUsed.add(data.branch);
         await cloneGit.run(['worktree', 'add', '--quiet', '--force', '-B', data.branch, worktree, data.base_commit]);
         runningWorktrees.add(worktree);
         added = true;
       });
+      const readyAtMs = Date.now();
       let model = data.model;
       if (data.script_text !== undefined) {
         await mkdir(path.dirname(scriptFile), { recursive: true });
@@ -507,7 +513,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       }
       done += 1;
       log(`job ${data.job_id}: ${run.outcome.status}${report ? ` (report ${String(report.status)})` : ''}`);
-      return { v: 1, job_id: data.job_id, worker: id, host: os.hostname(), outcome: { ...run.outcome, text: run.outcome.text.slice(0, jobLimits.resultText) }, ...(report ? { report } : {}), ...(head !== data.base_commit ? { head } : {}), events, started_at: startedAtMs, finished_at: Date.now() };
+      return { v: 1, job_id: data.job_id, worker: id, host: os.hostname(), outcome: { ...run.outcome, text: run.outcome.text.slice(0, jobLimits.resultText) }, ...(report ? { report } : {}), ...(head !== data.base_commit ? { head } : {}), events, ...(job.processedOn ? { fetched_at: job.processedOn } : {}), started_at: startedAtMs, ready_at: readyAtMs, finished_at: Date.now() };
     } catch (error) {
       if (error instanceof HandBack) {
         if (controller.signal.aborted) {
