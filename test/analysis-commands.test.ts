@@ -1,8 +1,11 @@
 /**
  * check-callers, analyze-deps and detect-cascades (issue 15) on the per-language fixtures
  * (test/fixtures/analysis/<lang>/, each copied into a temporary git repository and committed),
- * through the real CLI. Every answer is asserted exactly; the fixtures are small enough to check
- * each one by hand:
+ * through the CLI's main() in this process (test/support/cli-in-process.ts: same commander, command
+ * table and error line as the binary; the WASM grammars stay compiled between calls) and, for the
+ * claims about the process (bad input: one coded line, exit 2, no stack trace; the exact bytes of
+ * the YAML layout), the real binary. Every answer is asserted exactly; the fixtures are small enough
+ * to check each one by hand:
  *  - callers through aliased imports (`as build`), re-exports under another name (`createWidget`,
  *    `create_widget`), method calls (`store.add`), package-qualified calls (`m.MakeWidget`) and
  *    test files; never `makeWidgetFactory`, strings or comments;
@@ -13,10 +16,12 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot, runCli, type CliResult } from './support/cli.js';
+import { runCliInProcess } from './support/cli-in-process.js';
 import { expectCodedError } from './support/cli-assert.js';
 import { analysisFixtureRepo, type AnalysisFixture } from './support/analysis-fixture.js';
+import type { TestRepo } from './support/git-repo.js';
 import { dependencyDepths, findCycle } from '../src/cli/commands/analyze-deps.js';
 
 interface Caller {
@@ -226,25 +231,28 @@ const cases: LanguageCase[] = [
 ];
 
 describe.each(cases)('$lang fixture', (language) => {
+  // The three tests only read the fixture: one repository per language serves them all.
+  let repo: TestRepo;
+  beforeAll(async () => {
+    repo = await analysisFixtureRepo(language.lang);
+  });
+
   it('check-callers: aliased imports, re-exports, method calls, test files; whole names only', async () => {
-    const repo = await analysisFixtureRepo(language.lang);
-    expect(callers(await runCli(['check-callers', language.symbol], { cwd: repo.dir }))).toEqual(language.callers);
-    expect(callers(await runCli(['check-callers', language.symbol, '--repo-dir', repo.dir, '--defined-in', language.definedIn]))).toEqual(language.callers);
-    expect(callers(await runCli(['check-callers', language.method, '--repo-dir', repo.dir]))).toEqual(language.methodCallers);
+    expect(callers(await runCliInProcess(['check-callers', language.symbol], { cwd: repo.dir }))).toEqual(language.callers);
+    expect(callers(await runCliInProcess(['check-callers', language.symbol, '--repo-dir', repo.dir, '--defined-in', language.definedIn]))).toEqual(language.callers);
+    expect(callers(await runCliInProcess(['check-callers', language.method, '--repo-dir', repo.dir]))).toEqual(language.methodCallers);
   });
 
   it('analyze-deps: depth, waves, cascade candidates; a cycle is exit 1 naming it', async () => {
-    const repo = await analysisFixtureRepo(language.lang);
-    const result = await runCli(['analyze-deps', repo.dir, '--files', language.files, '--format', 'json']);
+    const result = await runCliInProcess(['analyze-deps', repo.dir, '--files', language.files, '--format', 'json']);
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual(language.deps);
-    const cycle = await runCli(['analyze-deps', repo.dir, '--files', language.cycle]);
+    const cycle = await runCliInProcess(['analyze-deps', repo.dir, '--files', language.cycle]);
     expect(expectCodedError(cycle, { exitCode: 1 }).message).toBe(language.cycleMessage);
   });
 
   it('detect-cascades: every definition, import and reference of the renamed symbol', async () => {
-    const repo = await analysisFixtureRepo(language.lang);
-    const result = await runCli(['detect-cascades', repo.dir, '--renames', JSON.stringify([{ old: language.renamed, new: 'Item' }]), '--format', 'json']);
+    const result = await runCliInProcess(['detect-cascades', repo.dir, '--renames', JSON.stringify([{ old: language.renamed, new: 'Item' }]), '--format', 'json']);
     expect(cascades(result)).toEqual(language.cascades);
   });
 });
@@ -252,12 +260,12 @@ describe.each(cases)('$lang fixture', (language) => {
 describe('check-callers', () => {
   it('prints the Go keys first plus column/kind/via, as JSON by default and file:line:column text', async () => {
     const repo = await analysisFixtureRepo('ts');
-    const json = await runCli(['check-callers', 'makeWidget'], { cwd: repo.dir });
+    const json = await runCliInProcess(['check-callers', 'makeWidget'], { cwd: repo.dir });
     expect((JSON.parse(json.stdout) as Caller[]).slice(3, 5)).toEqual([
       { file: 'src/service.ts', line: 1, context: "import { makeWidget as build, type Widget, WidgetStore } from './model.js';", column: 10, kind: 'import' },
       { file: 'src/service.ts', line: 7, context: 'const widget = build(label);', column: 18, kind: 'call', via: 'build' },
     ]);
-    const text = await runCli(['check-callers', 'makeWidget', '--format', 'text'], { cwd: repo.dir });
+    const text = await runCliInProcess(['check-callers', 'makeWidget', '--format', 'text'], { cwd: repo.dir });
     expect(text.stdout.split('\n').slice(0, 2)).toEqual(["src/app.ts:1:10: import { createWidget } from './index.js';", "src/app.ts:5:40: export const makeWidgetFactory = () => createWidget('x');"]);
   });
 
@@ -269,7 +277,7 @@ describe('check-callers', () => {
     repo.write('.claude/worktrees/agent-a/src/extra.ts', "import { makeWidget } from './model.js';\nmakeWidget('agent');\n");
     repo.write('src/untracked.ts', "import { makeWidget } from './model.js';\nmakeWidget('u');\n");
     repo.write('test/model.test.ts', "import { makeWidget } from '../src/model.js';\n\nmakeWidget('t');\nmakeWidget('dirty');\n");
-    expect(callers(await runCli(['check-callers', 'makeWidget'], { cwd: repo.dir }))).toEqual([
+    expect(callers(await runCliInProcess(['check-callers', 'makeWidget'], { cwd: repo.dir }))).toEqual([
       'src/app.ts:1:10 import via createWidget',
       'src/app.ts:5:40 call via createWidget',
       'src/index.ts:1:10 reexport',
@@ -288,15 +296,15 @@ describe('check-callers', () => {
     ts.write('other/model.ts', 'export function makeWidget(): void {}\n');
     ts.write('other/use.ts', "import { makeWidget } from './model.js';\nmakeWidget();\n");
     await ts.commitAll('barrel and an unrelated makeWidget');
-    const viaBarrel = callers(await runCli(['check-callers', 'makeWidget', '--defined-in', 'src/model.ts'], { cwd: ts.dir }));
+    const viaBarrel = callers(await runCliInProcess(['check-callers', 'makeWidget', '--defined-in', 'src/model.ts'], { cwd: ts.dir }));
     expect(viaBarrel.filter((line) => line.startsWith('src/user.ts') || line.startsWith('other/'))).toEqual(['src/user.ts:1:10 import', 'src/user.ts:2:1 call']);
-    expect(callers(await runCli(['check-callers', 'makeWidget', '--defined-in', 'other/model.ts'], { cwd: ts.dir }))).toEqual(['other/use.ts:1:10 import', 'other/use.ts:2:1 call']);
+    expect(callers(await runCliInProcess(['check-callers', 'makeWidget', '--defined-in', 'other/model.ts'], { cwd: ts.dir }))).toEqual(['other/use.ts:1:10 import', 'other/use.ts:2:1 call']);
 
     const python = await analysisFixtureRepo('python');
     python.write('shop/__init__.py', 'from .model import make_widget\n');
     python.write('tests/test_pkg.py', 'from shop import make_widget\n\nmake_widget("p")\n');
     await python.commitAll('package re-export');
-    const viaPackage = callers(await runCli(['check-callers', 'make_widget', '--defined-in', 'shop/model.py'], { cwd: python.dir }));
+    const viaPackage = callers(await runCliInProcess(['check-callers', 'make_widget', '--defined-in', 'shop/model.py'], { cwd: python.dir }));
     expect(viaPackage.filter((line) => line.startsWith('tests/test_pkg.py') || line.startsWith('shop/__init__.py'))).toEqual([
       'shop/__init__.py:1:20 import',
       'tests/test_pkg.py:1:18 import',
@@ -320,7 +328,7 @@ describe('check-callers', () => {
       ].join('\n'),
     );
     await ts.commitAll('shadowing locals');
-    expect(callers(await runCli(['check-callers', 'shadowFn', '--defined-in', 'src/shadow-lib.ts'], { cwd: ts.dir }))).toEqual([
+    expect(callers(await runCliInProcess(['check-callers', 'shadowFn', '--defined-in', 'src/shadow-lib.ts'], { cwd: ts.dir }))).toEqual([
       'src/shadow-mixed.ts:1:10 import',
       'src/shadow-mixed.ts:2:1 call',
       'src/shadow-mixed.ts:5:35 other', // the property name in the type literal, not the parameter
@@ -332,7 +340,7 @@ describe('check-callers', () => {
     python.write('calc/core.py', 'def compute(v):\n    return v\n');
     python.write('use_calc.py', 'from calc.core import compute\ncompute(1)\ndef g(compute): return compute(5)\ndef h(): return compute(6)\ncompute = lambda v: v\nobj.compute(8)\n');
     await python.commitAll('shadowing parameter');
-    expect(callers(await runCli(['check-callers', 'compute', '--defined-in', 'calc/core.py'], { cwd: python.dir }))).toEqual([
+    expect(callers(await runCliInProcess(['check-callers', 'compute', '--defined-in', 'calc/core.py'], { cwd: python.dir }))).toEqual([
       'use_calc.py:1:23 import',
       'use_calc.py:2:1 call',
       'use_calc.py:4:17 call',
@@ -343,12 +351,12 @@ describe('check-callers', () => {
     go.write('sa/sa.go', 'package sa\n\nfunc Do() int { return 1 }\n');
     go.write('sb/sb.go', 'package sb\n\nimport "example.com/shop/sa"\n\nfunc Do2() int { return Do() }\n\nfunc Use() int {\n\tDo := func() int { return 2 }\n\treturn Do() + sa.Do()\n}\n\nfunc Do() int { return 3 }\n');
     await go.commitAll('local Do and an unqualified Do in another package');
-    expect(callers(await runCli(['check-callers', 'Do', '--defined-in', 'sa/sa.go'], { cwd: go.dir }))).toEqual(['sb/sb.go:9:19 call']);
+    expect(callers(await runCliInProcess(['check-callers', 'Do', '--defined-in', 'sa/sa.go'], { cwd: go.dir }))).toEqual(['sb/sb.go:9:19 call']);
 
     const rust = await analysisFixtureRepo('rust');
     rust.write('src/shadow.rs', 'pub fn total() -> i32 { 1 }\n\nfn show() {\n    let total = 5;\n    println!("{}", total);\n}\n\nfn other() -> i32 {\n    total()\n}\n');
     await rust.commitAll('let shadows a function');
-    expect(callers(await runCli(['check-callers', 'total', '--defined-in', 'src/shadow.rs'], { cwd: rust.dir }))).toEqual(['src/shadow.rs:9:5 call']);
+    expect(callers(await runCliInProcess(['check-callers', 'total', '--defined-in', 'src/shadow.rs'], { cwd: rust.dir }))).toEqual(['src/shadow.rs:9:5 call']);
   });
 
   it('a qualified symbol narrows the answer: Type.Method member calls only, pkg.Func written pkg.Func or inside pkg', async () => {
@@ -356,9 +364,9 @@ describe('check-callers', () => {
     go.write('sa/sa.go', 'package sa\n\ntype T struct{}\n\nfunc (T) Do() int { return 1 }\n\nfunc Do() int { return 2 }\n\nfunc Both() int { return Do() + T{}.Do() }\n');
     go.write('sb/sb.go', 'package sb\n\nimport "example.com/shop/sa"\n\nfunc Use(t sa.T) int { return sa.Do() + t.Do() }\n');
     await go.commitAll('a function and a method named Do');
-    expect(callers(await runCli(['check-callers', 'Do'], { cwd: go.dir }))).toEqual(['sa/sa.go:9:26 call', 'sa/sa.go:9:37 method-call', 'sb/sb.go:5:34 call', 'sb/sb.go:5:43 method-call']);
-    expect(callers(await runCli(['check-callers', 'T.Do'], { cwd: go.dir }))).toEqual(['sa/sa.go:9:37 method-call', 'sb/sb.go:5:43 method-call']);
-    expect(callers(await runCli(['check-callers', 'sa.Do'], { cwd: go.dir }))).toEqual(['sa/sa.go:9:26 call', 'sa/sa.go:9:37 method-call', 'sb/sb.go:5:34 call']);
+    expect(callers(await runCliInProcess(['check-callers', 'Do'], { cwd: go.dir }))).toEqual(['sa/sa.go:9:26 call', 'sa/sa.go:9:37 method-call', 'sb/sb.go:5:34 call', 'sb/sb.go:5:43 method-call']);
+    expect(callers(await runCliInProcess(['check-callers', 'T.Do'], { cwd: go.dir }))).toEqual(['sa/sa.go:9:37 method-call', 'sb/sb.go:5:43 method-call']);
+    expect(callers(await runCliInProcess(['check-callers', 'sa.Do'], { cwd: go.dir }))).toEqual(['sa/sa.go:9:26 call', 'sa/sa.go:9:37 method-call', 'sb/sb.go:5:34 call']);
   });
 
   it('a file over 2,000,000 characters is not parsed but scanned as text: whole words, kind other', async () => {
@@ -366,17 +374,17 @@ describe('check-callers', () => {
     const padding = `${'const pad = 1;\n'.repeat(140_000)}`; // 2,100,000 characters
     repo.write('src/big.js', `${padding}hugeCall(1); hugeCallX(2);\nconst a = { hugeCall };\n`);
     await repo.commitAll('a generated giant');
-    expect(callers(await runCli(['check-callers', 'hugeCall'], { cwd: repo.dir }))).toEqual(['src/big.js:140001:1 other', 'src/big.js:140002:13 other']);
+    expect(callers(await runCliInProcess(['check-callers', 'hugeCall'], { cwd: repo.dir }))).toEqual(['src/big.js:140001:1 other', 'src/big.js:140002:13 other']);
   });
 
   it('bad input: one error line, exit 2', async () => {
     const repo = await analysisFixtureRepo('ts');
     expect(expectCodedError(await runCli(['check-callers', 'not a name'], { cwd: repo.dir }), { exitCode: 2 }).code).toBe('X001_INVALID_INPUT');
-    expect(expectCodedError(await runCli(['check-callers', 'x', '--format', 'xml'], { cwd: repo.dir }), { exitCode: 2 }).code).toBe('X001_INVALID_INPUT');
-    expect(expectCodedError(await runCli(['check-callers', 'x', '--repo-dir', repo.path('nope')]), { exitCode: 2 }).code).toBe('D011_REPO_ROOT_INVALID');
-    expect(expectCodedError(await runCli(['check-callers', 'x', '--repo-dir', repo.root]), { exitCode: 2 }).code).toBe('D011_REPO_ROOT_INVALID');
-    expect(expectCodedError(await runCli(['check-callers', 'x', '--defined-in', 'src/nope.ts'], { cwd: repo.dir }), { exitCode: 2 }).code).toBe('X002_FILE_READ');
-    const directory = expectCodedError(await runCli(['check-callers', 'x', '--defined-in', 'src'], { cwd: repo.dir }), { exitCode: 2 });
+    expect(expectCodedError(await runCliInProcess(['check-callers', 'x', '--format', 'xml'], { cwd: repo.dir }), { exitCode: 2 }).code).toBe('X001_INVALID_INPUT');
+    expect(expectCodedError(await runCliInProcess(['check-callers', 'x', '--repo-dir', repo.path('nope')]), { exitCode: 2 }).code).toBe('D011_REPO_ROOT_INVALID');
+    expect(expectCodedError(await runCliInProcess(['check-callers', 'x', '--repo-dir', repo.root]), { exitCode: 2 }).code).toBe('D011_REPO_ROOT_INVALID');
+    expect(expectCodedError(await runCliInProcess(['check-callers', 'x', '--defined-in', 'src/nope.ts'], { cwd: repo.dir }), { exitCode: 2 }).code).toBe('X002_FILE_READ');
+    const directory = expectCodedError(await runCliInProcess(['check-callers', 'x', '--defined-in', 'src'], { cwd: repo.dir }), { exitCode: 2 });
     expect([directory.code, directory.message]).toEqual(['X001_INVALID_INPUT', '--defined-in src: a directory; name the file that defines the symbol']);
   });
 });
@@ -415,16 +423,16 @@ describe('analyze-deps', () => {
   it('bad input: missing --files, unknown file, unsupported file — exit 2', async () => {
     const repo = await analysisFixtureRepo('ts');
     expect(expectCodedError(await runCli(['analyze-deps', repo.dir]), { exitCode: 2 }).code).toBe('X001_INVALID_INPUT');
-    expect(expectCodedError(await runCli(['analyze-deps', repo.dir, '--files', 'src/missing.ts']), { exitCode: 2 }).code).toBe('X002_FILE_READ');
-    expect(expectCodedError(await runCli(['analyze-deps', repo.dir, '--files', 'README.md']), { exitCode: 2 }).code).toBe('X001_INVALID_INPUT');
-    expect(expectCodedError(await runCli(['analyze-deps', repo.dir, '--files', '../x.ts']), { exitCode: 2 }).code).toBe('X001_INVALID_INPUT');
+    expect(expectCodedError(await runCliInProcess(['analyze-deps', repo.dir, '--files', 'src/missing.ts']), { exitCode: 2 }).code).toBe('X002_FILE_READ');
+    expect(expectCodedError(await runCliInProcess(['analyze-deps', repo.dir, '--files', 'README.md']), { exitCode: 2 }).code).toBe('X001_INVALID_INPUT');
+    expect(expectCodedError(await runCliInProcess(['analyze-deps', repo.dir, '--files', '../x.ts']), { exitCode: 2 }).code).toBe('X001_INVALID_INPUT');
     // An untracked file's imports would be ignored: it is an error, not a silent wave 1.
     repo.write('src/fresh.ts', "import { run } from './service.js';\nrun(undefined as never);\n");
-    const untracked = expectCodedError(await runCli(['analyze-deps', repo.dir, '--files', 'src/fresh.ts,src/service.ts']), { exitCode: 2 });
+    const untracked = expectCodedError(await runCliInProcess(['analyze-deps', repo.dir, '--files', 'src/fresh.ts,src/service.ts']), { exitCode: 2 });
     expect([untracked.code, untracked.message]).toEqual(['X002_FILE_READ', 'src/fresh.ts: not tracked by git (git add it first; analyze-deps reads tracked files only)']);
     // Agent worktrees are never analysed, and the error says so.
     repo.write('.claude/worktrees/agent-a/src/x.ts', 'export const x = 1;\n');
-    const excluded = expectCodedError(await runCli(['analyze-deps', repo.dir, '--files', '.claude/worktrees/agent-a/src/x.ts']), { exitCode: 2 });
+    const excluded = expectCodedError(await runCliInProcess(['analyze-deps', repo.dir, '--files', '.claude/worktrees/agent-a/src/x.ts']), { exitCode: 2 });
     expect([excluded.code, excluded.message]).toEqual([
       'X001_INVALID_INPUT',
       '.claude/worktrees/agent-a/src/x.ts: excluded from analysis (agent worktrees, .polywave-state, node_modules, vendor and target are never analysed)',
@@ -436,13 +444,13 @@ describe('analyze-deps graph walks', () => {
   // A real 8,001-file repository takes about a minute to parse cold on the shared machine; the walks
   // themselves are what overflowed the call stack, so they are tested directly on a long chain.
   const files = Array.from({ length: 20_001 }, (_, index) => `f${String(index).padStart(5, '0')}.js`);
+  const index = new Map(files.map((file, position) => [file, position]));
   it('a cycle through 20,001 files is found without recursion (V007, not a stack overflow)', () => {
-    const cycle = findCycle(files, (file) => [files[(files.indexOf(file) + 1) % files.length]!]);
+    const cycle = findCycle(files, (file) => [files[(index.get(file)! + 1) % files.length]!]);
     expect(cycle?.length).toBe(20_002);
     expect([cycle![0], cycle![1], cycle![20_000], cycle![20_001]]).toEqual(['f00000.js', 'f00001.js', 'f20000.js', 'f00000.js']);
   });
   it('depths of a 20,001-file chain without recursion', () => {
-    const index = new Map(files.map((file, position) => [file, position]));
     const depths = dependencyDepths(files, (file) => (index.get(file)! + 1 < files.length ? [files[index.get(file)! + 1]!] : []));
     expect([depths.get('f00000.js'), depths.get('f10000.js'), depths.get('f20000.js')]).toEqual([20_000, 10_000, 0]);
     expect(findCycle(files, (file) => (index.get(file)! + 1 < files.length ? [files[index.get(file)! + 1]!] : []))).toBeUndefined();
@@ -455,7 +463,7 @@ describe('analyze-deps graph walks', () => {
 describe('detect-cascades', () => {
   it('comments and strings are semantic (low); a scope limits references to that definition', async () => {
     const repo = await analysisFixtureRepo('ts');
-    const all = await runCli(['detect-cascades', repo.dir, '--renames', '[{"old":"makeWidget","new":"buildWidget","scope":"src"}]', '--format', 'json']);
+    const all = await runCliInProcess(['detect-cascades', repo.dir, '--renames', '[{"old":"makeWidget","new":"buildWidget","scope":"src"}]', '--format', 'json']);
     expect(cascades(all)).toEqual([
       'src/app.ts:1 syntax high createWidget',
       'src/app.ts:5 syntax medium createWidget',
@@ -470,7 +478,7 @@ describe('detect-cascades', () => {
     ]);
     const first = (JSON.parse(all.stdout) as { cascade_candidates: Array<Record<string, unknown>> }).cascade_candidates[3];
     expect(first).toEqual({ file: 'src/model.ts', line: 5, match: 'makeWidget', cascade_type: 'syntax', severity: 'high', reason: 'function declaration uses renamed symbol makeWidget (now buildWidget)' });
-    const yaml = await runCli(['detect-cascades', repo.dir, '--renames', '[{"old":"WidgetStore","new":"Shelf"}]']);
+    const yaml = await runCliInProcess(['detect-cascades', repo.dir, '--renames', '[{"old":"WidgetStore","new":"Shelf"}]']);
     expect(yaml.stdout.split('\n').slice(0, 7)).toEqual([
       'cascade_candidates:',
       '    - file: src/app.ts',
@@ -486,7 +494,7 @@ describe('detect-cascades', () => {
     const repo = await analysisFixtureRepo('ts');
     repo.write('src/ü dir/x.ts', "import { WidgetStore } from '../model.js';\nnew WidgetStore(); // WidgetStore\n");
     await repo.commitAll('odd path');
-    const result = await runCli(['detect-cascades', repo.dir, '--renames', '[{"old":"WidgetStore","new":"Shelf"}]', '--format', 'json']);
+    const result = await runCliInProcess(['detect-cascades', repo.dir, '--renames', '[{"old":"WidgetStore","new":"Shelf"}]', '--format', 'json']);
     expect(cascades(result).filter((line) => line.startsWith('src/ü'))).toEqual([
       'src/ü dir/x.ts:1 syntax high WidgetStore',
       'src/ü dir/x.ts:2 syntax medium WidgetStore',
@@ -497,13 +505,13 @@ describe('detect-cascades', () => {
   it('bad --renames: exit 2', async () => {
     const repo = await analysisFixtureRepo('ts');
     expect(expectCodedError(await runCli(['detect-cascades', repo.dir, '--renames', 'bad']), { exitCode: 2 }).message).toMatch(/^invalid --renames JSON: /);
-    expect(expectCodedError(await runCli(['detect-cascades', repo.dir, '--renames', '[{"old":"a b","new":"c"}]']), { exitCode: 2 }).code).toBe('X001_INVALID_INPUT');
-    expect(expectCodedError(await runCli(['detect-cascades', repo.dir, '--renames', '{}']), { exitCode: 2 }).code).toBe('X001_INVALID_INPUT');
+    expect(expectCodedError(await runCliInProcess(['detect-cascades', repo.dir, '--renames', '[{"old":"a b","new":"c"}]']), { exitCode: 2 }).code).toBe('X001_INVALID_INPUT');
+    expect(expectCodedError(await runCliInProcess(['detect-cascades', repo.dir, '--renames', '{}']), { exitCode: 2 }).code).toBe('X001_INVALID_INPUT');
     // A scope that does not exist, or one outside the repository, is an error (never silently ignored).
-    const missing = expectCodedError(await runCli(['detect-cascades', repo.dir, '--renames', '[{"old":"foo","new":"bar","scope":"nope/"}]']), { exitCode: 2 });
+    const missing = expectCodedError(await runCliInProcess(['detect-cascades', repo.dir, '--renames', '[{"old":"foo","new":"bar","scope":"nope/"}]']), { exitCode: 2 });
     expect(missing.code).toBe('X002_FILE_READ');
     expect(missing.message).toMatch(/^--renames scope "nope": no such file or directory in \//);
-    const outside = expectCodedError(await runCli(['detect-cascades', repo.dir, '--renames', '[{"old":"foo","new":"bar","scope":"../../etc"}]']), { exitCode: 2 });
+    const outside = expectCodedError(await runCliInProcess(['detect-cascades', repo.dir, '--renames', '[{"old":"foo","new":"bar","scope":"../../etc"}]']), { exitCode: 2 });
     expect(outside.code).toBe('X001_INVALID_INPUT');
     expect(outside.message).toMatch(/^--renames scope "\.\.\/\.\.\/etc": outside the repository \//);
   });
@@ -518,7 +526,7 @@ describe.skipIf(!existsSync(goBinary))('against the Go polywave-tools', () => {
     const go = spawnSync(goBinary, ['check-callers', 'MakeWidget', '--repo-dir', repo.dir], { encoding: 'utf8' });
     expect(go.status).toBe(0);
     const goCallers = JSON.parse(go.stdout) as Array<Record<string, unknown>>;
-    const ours = JSON.parse((await runCli(['check-callers', 'MakeWidget'], { cwd: repo.dir })).stdout) as Array<Record<string, unknown>>;
+    const ours = JSON.parse((await runCliInProcess(['check-callers', 'MakeWidget'], { cwd: repo.dir })).stdout) as Array<Record<string, unknown>>;
     expect(Object.keys(goCallers[0]!)).toEqual(['file', 'line', 'context']);
     expect(Object.keys(ours[0]!).slice(0, 3)).toEqual(['file', 'line', 'context']);
     const where = (entry: Record<string, unknown>) => `${String(entry.file)}:${String(entry.line)}`;
@@ -540,7 +548,7 @@ describe.skipIf(!existsSync(goBinary))('against the Go polywave-tools', () => {
     const files = 'model/model.go,service/service.go,cmd/main.go';
     const go = spawnSync(goBinary, ['analyze-deps', '.', '--files', files, '--format', 'json'], { encoding: 'utf8', cwd: repo.dir });
     expect(go.status).toBe(0);
-    const ours = JSON.parse((await runCli(['analyze-deps', repo.dir, '--files', files, '--format', 'json'])).stdout) as { nodes: unknown; waves: unknown };
+    const ours = JSON.parse((await runCliInProcess(['analyze-deps', repo.dir, '--files', files, '--format', 'json'])).stdout) as { nodes: unknown; waves: unknown };
     const goResult = JSON.parse(go.stdout) as { nodes: Array<Record<string, unknown>>; waves: unknown };
     // Go prints null for an empty list.
     const normalized = goResult.nodes.map((node) => ({ ...node, depends_on: node.depends_on ?? [], depended_by: node.depended_by ?? [] }));
