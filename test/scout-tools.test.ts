@@ -3,9 +3,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { corpusRoot, runCli } from './support/cli.js';
+import { runCliInProcess } from './support/cli-in-process.js';
 import { expectCodedError } from './support/cli-assert.js';
 import { createTestRepo, type TestRepo } from './support/git-repo.js';
 
+// Commands run through the CLI's main() in this process (test/support/cli-in-process.ts: the same
+// commander, command table and one-line errors as the binary, grammars compiled once); the real
+// binary (runCli) where the claim is about the process: one bad-input call per command (one coded
+// line, exit 2, no stack trace) and the eight concurrent solve processes.
 const corpus = (name: string) => path.join(corpusRoot, 'polywave-go', 'IMPL', 'complete', name);
 
 /** A test repository holding `files` and the given IMPL text (or a corpus IMPL copied in). */
@@ -37,7 +42,7 @@ describe('check-test-cascade (E46): real references per language', () => {
         text: 'title: go\nfeature_slug: go\nverdict: SUITABLE\nfile_ownership:\n  - file: store/store.go\n    agent: A\n    wave: 1\n  - file: store/owned_test.go\n    agent: A\n    wave: 1\ninterface_contracts:\n  - name: Store.Load\n    description: change return type to Result\n    definition: "Load(key string) Result[string]"\n    location: store/store.go\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: Migrate `Store.Load` to Result.\n',
       },
     );
-    const result = await runCli(['check-test-cascade', implPath, '--repo-dir', repo.dir]);
+    const result = await runCliInProcess(['check-test-cascade', implPath, '--repo-dir', repo.dir]);
     expect(result.code, result.stderr).toBe(1);
     expect(json(result.stdout)).toEqual([{ symbol: 'Store.Load', test_file: 'store/mem_test.go', line: 8, context: 'm.Load("k")', agents: ['A'] }]);
   });
@@ -55,7 +60,7 @@ describe('check-test-cascade (E46): real references per language', () => {
         text: 'title: ts\nfeature_slug: ts\nverdict: SUITABLE\nfile_ownership:\n  - file: src/config.ts\n    agent: A\n    wave: 1\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: Change signature of `loadConfig` in src/config.ts to take options.\n',
       },
     );
-    const result = await runCli(['check-test-cascade', implPath, '--repo-dir', repo.dir]);
+    const result = await runCliInProcess(['check-test-cascade', implPath, '--repo-dir', repo.dir]);
     expect(result.code, result.stderr).toBe(1);
     expect(json(result.stdout)).toEqual([{ symbol: 'loadConfig', test_file: 'test/config.test.ts', line: 4, context: "expect(load('a')).toBe('a');", agents: ['A'] }]);
   });
@@ -73,7 +78,7 @@ describe('check-test-cascade (E46): real references per language', () => {
         text: 'title: py\nfeature_slug: py\nverdict: SUITABLE\nfile_ownership:\n  - file: pkg/lock.py\n    agent: A\n    wave: 1\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: Add a `strict` parameter to `parse_lock()`.\n',
       },
     );
-    const result = await runCli(['check-test-cascade', implPath, '--repo-dir', repo.dir]);
+    const result = await runCliInProcess(['check-test-cascade', implPath, '--repo-dir', repo.dir]);
     expect(result.code, result.stderr).toBe(1);
     expect(json(result.stdout)).toEqual([{ symbol: 'parse_lock', test_file: 'tests/test_lock.py', line: 5, context: 'assert parse_lock("x") == []', agents: ['A'] }]);
   });
@@ -92,7 +97,7 @@ describe('check-test-cascade (E46): real references per language', () => {
         text: 'title: rs\nfeature_slug: rs\nverdict: SUITABLE\nfile_ownership:\n  - file: src/parse.rs\n    agent: A\n    wave: 1\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: Add a `strict` parameter to `parse_lock()`.\n',
       },
     );
-    const result = await runCli(['check-test-cascade', implPath, '--repo-dir', repo.dir]);
+    const result = await runCliInProcess(['check-test-cascade', implPath, '--repo-dir', repo.dir]);
     expect(result.code, result.stderr).toBe(1);
     expect(json(result.stdout)).toEqual([
       { symbol: 'parse_lock', test_file: 'src/run.rs', line: 12, context: 'assert_eq!(parse_lock("b").len(), super::run());', agents: ['A'] },
@@ -113,14 +118,14 @@ describe('check-test-cascade (E46): real references per language', () => {
         text: 'title: js\nfeature_slug: js\nverdict: SUITABLE\nfile_ownership:\n  - file: lib/slug.js\n    agent: A\n    wave: 1\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: Rename the options of `slugify()` (new signature).\n',
       },
     );
-    const result = await runCli(['check-test-cascade', implPath, '--repo-dir', repo.dir]);
+    const result = await runCliInProcess(['check-test-cascade', implPath, '--repo-dir', repo.dir]);
     expect(result.code, result.stderr).toBe(1);
     expect(json(result.stdout)).toEqual([{ symbol: 'slugify', test_file: 'lib/index.spec.js', line: 4, context: "slugify('A');", agents: ['A'] }]);
   });
 
   it('no changed signature → [] and exit 0; not a git repository → D011, exit 2', async () => {
     const { repo, implPath } = await repoWith({ 'a.go': 'package a\n' }, { name: 'IMPL-none.yaml', text: 'title: n\nfeature_slug: n\nverdict: SUITABLE\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: add docs\n' });
-    const ok = await runCli(['check-test-cascade', implPath, '--repo-dir', repo.dir]);
+    const ok = await runCliInProcess(['check-test-cascade', implPath, '--repo-dir', repo.dir]);
     expect([ok.code, ok.stdout]).toEqual([0, '[]\n']);
     expectCodedError(await runCli(['check-test-cascade', implPath, '--repo-dir', path.join(repo.root)]), { code: 'D011_REPO_ROOT_INVALID' });
   });
@@ -140,7 +145,7 @@ describe('historical cases from the corpus (the real IMPL manifests, source slic
       files[`pkg/deps/${file}_test.go`] = test(type, file);
     }
     const { repo, implPath } = await repoWith(files, { name: 'IMPL-deps-review-fixes.yaml', corpusFile: corpus('IMPL-deps-review-fixes.yaml') });
-    const result = await runCli(['check-test-cascade', implPath, '--repo-dir', repo.dir]);
+    const result = await runCliInProcess(['check-test-cascade', implPath, '--repo-dir', repo.dir]);
     expect(result.code, result.stderr).toBe(1);
     const errors = json(result.stdout) as Array<{ symbol: string; test_file: string; line: number; agents: string[] }>;
     expect(errors.map((error) => [error.symbol, error.test_file, error.line, error.agents])).toEqual(
@@ -156,7 +161,7 @@ describe('historical cases from the corpus (the real IMPL manifests, source slic
       },
       { name: 'IMPL-logging-injection-remaining.yaml', corpusFile: corpus('IMPL-logging-injection-remaining.yaml') },
     );
-    const result = await runCli(['check-test-cascade', implPath, '--repo-dir', repo.dir]);
+    const result = await runCliInProcess(['check-test-cascade', implPath, '--repo-dir', repo.dir]);
     expect(result.code, result.stderr).toBe(1);
     expect(json(result.stdout)).toEqual([
       { symbol: 'Cleanup', test_file: 'pkg/protocol/cleanup_test.go', line: 6, context: 'if _, err := Cleanup("IMPL.yaml", 1, t.TempDir()); err != nil {', agents: ['E'] },
@@ -165,7 +170,7 @@ describe('historical cases from the corpus (the real IMPL manifests, source slic
 
   it('IMPL-between-wave-integration-hotfix: wave-1 Agent C stubbed CallerCascadeClassification in finalize_steps.go while Agent B defined it in caller_cascade.go (C\'s notes: "avoid duplicate type declarations") — detect-shared-types flags it; detect-scaffolds post-agent finds the duplicate on the branches', async () => {
     const { repo, implPath } = await repoWith({ 'pkg/engine/finalize_steps.go': 'package engine\n' }, { name: 'IMPL-between-wave-integration-hotfix.yaml', corpusFile: corpus('IMPL-between-wave-integration-hotfix.yaml') });
-    const shared = await runCli(['detect-shared-types', implPath, '--format', 'json']);
+    const shared = await runCliInProcess(['detect-shared-types', implPath, '--format', 'json']);
     expect(shared.code, shared.stderr).toBe(0);
     expect(json(shared.stdout)).toEqual({
       shared_types: [
@@ -188,7 +193,7 @@ describe('historical cases from the corpus (the real IMPL manifests, source slic
     repo.write('pkg/engine/finalize_steps.go', 'package engine\n\n// temporary stubs until B merges\ntype CallerCascadeError struct{ File string }\n\ntype CallerCascadeClassification struct{ Errors []CallerCascadeError }\n\nfunc StepClassifyCallerCascade() {}\n');
     await repo.commitAll('C');
     await repo.run(['checkout', '-q', 'main']);
-    const post = await runCli(['detect-scaffolds', implPath, '--stage', 'post-agent', '--wave', '1', '--repo-dir', repo.dir]);
+    const post = await runCliInProcess(['detect-scaffolds', implPath, '--stage', 'post-agent', '--wave', '1', '--repo-dir', repo.dir]);
     expect(post.code, post.stderr).toBe(1);
     expect((json(post.stdout) as { conflicts: Array<{ type_name: string; agents: string[]; files: string[] }> }).conflicts.map(({ type_name, agents, files }) => ({ type_name, agents, files }))).toEqual([
       { type_name: 'CallerCascadeClassification', agents: ['B', 'C'], files: ['pkg/engine/caller_cascade.go', 'pkg/engine/finalize_steps.go'] },
@@ -209,7 +214,7 @@ describe('detect-scaffolds pre-agent: the code side (real references between two
         text: 'title: s\nfeature_slug: s\nverdict: SUITABLE\nfile_ownership:\n  - {file: src/model.ts, agent: A, wave: 1}\n  - {file: src/checkout.ts, agent: B, wave: 1}\nwaves:\n  - number: 1\n    agents:\n      - {id: A, task: "Add a `discount` field to `Order` and `Invoice`."}\n      - {id: B, task: "Apply discounts at checkout."}\n',
       },
     );
-    const result = await runCli(['detect-scaffolds', implPath, '--stage', 'pre-agent', '--repo-dir', repo.dir]);
+    const result = await runCliInProcess(['detect-scaffolds', implPath, '--stage', 'pre-agent', '--repo-dir', repo.dir]);
     expect(result.code, result.stderr).toBe(0);
     expect(json(result.stdout)).toEqual({
       scaffolds_needed: [
@@ -257,25 +262,25 @@ describe('solve', () => {
   });
 
   it('--dry-run prints the change and leaves the file byte-identical', async () => {
-    const result = await runCli(['solve', implPath, '--dry-run']);
+    const result = await runCliInProcess(['solve', implPath, '--dry-run']);
     expect([result.code, result.stdout]).toEqual([0, 'solver: agent B: wave 1 → wave 2\nⓘ Dry run — no changes written\n']);
     expect(readFileSync(implPath, 'utf8')).toBe(solveImpl);
   });
 
   it('rewrites the wave membership, moving the agent block with its comments; ownership follows; a second run is a no-op', async () => {
-    const result = await runCli(['solve', implPath]);
+    const result = await runCliInProcess(['solve', implPath]);
     expect([result.code, result.stdout]).toEqual([0, 'solver: agent B: wave 1 → wave 2\n✓ Manifest updated with 1 wave reassignments (2 agents, 2 waves)\n']);
     expect(readFileSync(implPath, 'utf8')).toBe(
       solveImpl.replace('      agent: B\n      wave: 1', '      agent: B\n      wave: 2').replace('        - id: B  # needs A', '    - number: 2\n      agents:\n        - id: B  # needs A'),
     );
-    const again = await runCli(['solve', implPath]);
+    const again = await runCliInProcess(['solve', implPath]);
     expect([again.code, again.stdout]).toEqual([0, '✓ All wave assignments are optimal (2 agents, 2 waves)\n']);
   });
 
   it('a dependency cycle is SOLVER_CYCLE (exit 1), an unparseable manifest exit 2 — nothing written', async () => {
     const cyclic = solveImpl.replace('          task: |\n            build a\n', '          task: |\n            build a\n          dependencies: [B]\n');
     repo.write('docs/IMPL/IMPL-cycle.yaml', cyclic);
-    expectCodedError(await runCli(['solve', repo.path('docs/IMPL/IMPL-cycle.yaml')]), { code: 'SOLVER_CYCLE', exitCode: 1 });
+    expectCodedError(await runCliInProcess(['solve', repo.path('docs/IMPL/IMPL-cycle.yaml')]), { code: 'SOLVER_CYCLE', exitCode: 1 });
     expect(repo.read('docs/IMPL/IMPL-cycle.yaml')).toBe(cyclic);
     repo.write('docs/IMPL/IMPL-broken.yaml', 'title: [unclosed\n');
     expectCodedError(await runCli(['solve', repo.path('docs/IMPL/IMPL-broken.yaml')]), { exitCode: 2 });
@@ -330,7 +335,7 @@ waves:
   });
 
   it('suggest-wave-structure: the wave-1 caller is a problem; the comment-only file is not a caller', async () => {
-    const result = await runCli(['suggest-wave-structure', implPath, '--repo-dir', repo.dir]);
+    const result = await runCliInProcess(['suggest-wave-structure', implPath, '--repo-dir', repo.dir]);
     expect(result.code, result.stderr).toBe(1);
     expect(json(result.stdout)).toEqual([
       { symbol: 'parseInput', changed_in_wave: 2, caller_wave: 1, caller_files: ['lib/use.ts'], message: 'symbol "parseInput" is changed in wave 2 but called from wave 1 (earlier wave); move callers to wave 2 or later' },
@@ -338,20 +343,20 @@ waves:
   });
 
   it('detect-wiring: C calls A\'s contract function → one declaration (YAML default, JSON on request)', async () => {
-    const result = await runCli(['detect-wiring', implPath, '--format', 'json']);
+    const result = await runCliInProcess(['detect-wiring', implPath, '--format', 'json']);
     expect(json(result.stdout)).toEqual({ wiring: [{ symbol: 'parseInput', defined_in: 'lib/parse.ts', must_be_called_from: 'lib/main.ts', agent: 'C', wave: 2, integration_pattern: 'call' }] });
-    const yaml = await runCli(['detect-wiring', implPath]);
+    const yaml = await runCliInProcess(['detect-wiring', implPath]);
     expect(yaml.stdout).toBe('wiring:\n    - symbol: parseInput\n      defined_in: lib/parse.ts\n      must_be_called_from: lib/main.ts\n      agent: C\n      wave: 2\n      integration_pattern: call\n');
     expectCodedError(await runCli(['detect-wiring', implPath, '--format', 'xml']), { code: 'X001_INVALID_INPUT' });
   });
 
   it('pre-wave-validate step 3: the unowned test file is a test_cascade error and makes the exit 1', async () => {
-    const result = await runCli(['pre-wave-validate', implPath, '--wave', '1', '--repo-dir', repo.dir]);
+    const result = await runCliInProcess(['pre-wave-validate', implPath, '--wave', '1', '--repo-dir', repo.dir]);
     expect(result.code).toBe(1);
     const output = json(result.stdout) as { test_cascade: unknown; wave_structure: { passed: boolean } };
     expect(output.test_cascade).toEqual({ passed: false, errors: [{ symbol: 'parseInput', test_file: 'lib/parse.test.ts', line: 2, context: "test('p', () => parseInput('y'));", agents: ['A'] }] });
     expect(output.wave_structure.passed).toBe(false);
-    const finalize = await runCli(['finalize-scout', implPath, '--repo-dir', repo.dir]);
+    const finalize = await runCliInProcess(['finalize-scout', implPath, '--repo-dir', repo.dir]);
     const finalized = json(finalize.stdout) as { passed: boolean; failed_step?: string; test_cascade: unknown };
     expect([finalize.code, finalized.passed, finalized.failed_step, finalized.test_cascade]).toEqual([1, false, 'pre_wave_checks', output.test_cascade]);
   });
@@ -361,7 +366,7 @@ waves:
     repo.write('svc/done_test.go', `package svc\n${'// line\n'.repeat(120)}`);
     repo.write('svc/half.py', 'def half():\n    # TODO: finish\n    return None\n');
     repo.write('REQ.md', '## F1: done thing\nLocation: svc/done.go\n\n## F2: half thing\nLocation: `svc/half.py`\n\n## F3: missing\nLocation: svc/none.rs\n');
-    const result = await runCli(['analyze-suitability', '--requirements', 'REQ.md', '--repo-root', '.'], { cwd: repo.dir });
+    const result = await runCliInProcess(['analyze-suitability', '--requirements', 'REQ.md', '--repo-root', '.'], { cwd: repo.dir });
     expect(result.code, result.stderr).toBe(0);
     const output = json(result.stdout) as { pre_implementation: { item_status: Array<{ id: string; status: string; missing: string[] }>; done: number; partial: number; todo: number; time_saved_minutes: number } };
     expect(output.pre_implementation.item_status.map((item) => [item.id, item.status, item.missing])).toEqual([
@@ -407,7 +412,7 @@ ${rows}waves:
 
   it('validate checks the recorded conflict_pattern: enum, agreement, test-append on a test file, single owner', async () => {
     const { repo } = await repoWith({}, { name: 'IMPL-ok.yaml', text: impl('  - {file: pkg/finalize_test.go, agent: A, wave: 1, conflict_pattern: test-append}\n  - {file: pkg/finalize_test.go, agent: B, wave: 2, conflict_pattern: test-append}\n') });
-    const ok = await runCli(['validate', repo.path('docs/IMPL/IMPL-ok.yaml')]);
+    const ok = await runCliInProcess(['validate', repo.path('docs/IMPL/IMPL-ok.yaml')]);
     expect([ok.code, (json(ok.stdout) as { error_count: number }).error_count], ok.stdout).toEqual([0, 0]);
     repo.write(
       'docs/IMPL/IMPL-bad.yaml',
@@ -415,7 +420,7 @@ ${rows}waves:
         '  - {file: pkg/finalize_test.go, agent: A, wave: 1, conflict_pattern: test-append}\n  - {file: pkg/finalize_test.go, agent: B, wave: 2, conflict_pattern: line-edit}\n  - {file: pkg/routes.go, agent: A, wave: 1, conflict_pattern: test-append}\n  - {file: pkg/routes.go, agent: B, wave: 2, conflict_pattern: test-append}\n  - {file: pkg/parse.go, agent: A, wave: 1, conflict_pattern: sideways}\n',
       ),
     );
-    const bad = await runCli(['validate', repo.path('docs/IMPL/IMPL-bad.yaml')]);
+    const bad = await runCliInProcess(['validate', repo.path('docs/IMPL/IMPL-bad.yaml')]);
     expect(bad.code).toBe(1);
     const verdict = json(bad.stdout) as { errors: Array<{ code: string; line?: number }>; warnings: Array<{ code: string }> };
     expect(verdict.errors.filter((finding) => finding.code.startsWith('E11B') || finding.code === 'V036_INVALID_ENUM').map((finding) => [finding.code, finding.line])).toEqual([
@@ -457,7 +462,7 @@ describe('scout tools under attack (regressions)', () => {
         '',
       ].join('\n'),
     );
-    const result = await runCli(['analyze-suitability', '--requirements', 'REQ.md', '--repo-root', '.'], { cwd: repo.dir });
+    const result = await runCliInProcess(['analyze-suitability', '--requirements', 'REQ.md', '--repo-root', '.'], { cwd: repo.dir });
     expect(result.code, result.stderr).toBe(0);
     const output = json(result.stdout) as { pre_implementation: { item_status: Array<{ id: string; status: string; missing: string[]; evidence: string[]; test_coverage?: string }>; todo: number; partial: number } };
     const outsideItem = (id: string, file: string) => [id, 'TODO', file, ['location outside the repository'], []];
@@ -479,21 +484,21 @@ describe('scout tools under attack (regressions)', () => {
     repo.write('docs/real/IMPL-real.yaml', solveImpl);
     const link = repo.path('docs/IMPL/IMPL-link.yaml');
     symlinkSync('../real/IMPL-real.yaml', link);
-    const result = await runCli(['solve', link]);
+    const result = await runCliInProcess(['solve', link]);
     expect([result.code, result.stdout], result.stderr).toEqual([0, 'solver: agent B: wave 1 → wave 2\n✓ Manifest updated with 1 wave reassignments (2 agents, 2 waves)\n']);
     expect(lstatSync(link).isSymbolicLink()).toBe(true);
     expect(readlinkSync(link)).toBe('../real/IMPL-real.yaml');
     expect(repo.read('docs/real/IMPL-real.yaml')).toBe(
       solveImpl.replace('      agent: B\n      wave: 1', '      agent: B\n      wave: 2').replace('        - id: B  # needs A', '    - number: 2\n      agents:\n        - id: B  # needs A'),
     );
-    const again = await runCli(['solve', repo.path('docs/real/IMPL-real.yaml')]);
+    const again = await runCliInProcess(['solve', repo.path('docs/real/IMPL-real.yaml')]);
     expect([again.code, again.stdout]).toEqual([0, '✓ All wave assignments are optimal (2 agents, 2 waves)\n']);
   });
 
   it('solve keeps a UTF-8 byte order mark', async () => {
     const { implPath } = await repoWith({}, { name: 'IMPL-bom.yaml', text: `\uFEFF${solveImpl}` });
     expect([...readFileSync(implPath).subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
-    const result = await runCli(['solve', implPath]);
+    const result = await runCliInProcess(['solve', implPath]);
     expect([result.code, result.stdout], result.stderr).toEqual([0, 'solver: agent B: wave 1 → wave 2\n✓ Manifest updated with 1 wave reassignments (2 agents, 2 waves)\n']);
     const expected = solveImpl.replace('      agent: B\n      wave: 1', '      agent: B\n      wave: 2').replace('        - id: B  # needs A', '    - number: 2\n      agents:\n        - id: B  # needs A');
     expect(readFileSync(implPath).equals(Buffer.from(`\uFEFF${expected}`, 'utf8'))).toBe(true);
@@ -504,12 +509,12 @@ describe('scout tools under attack (regressions)', () => {
       .replace('dependencies: [A]', 'dependencies: [B]')
       .replace('          dependencies: [B]\n', '          dependencies: [B]\n        - id: C\n          task: build c\n          dependencies: [B]\n');
     const { repo, implPath } = await repoWith({}, { name: 'IMPL-self.yaml', text: selfDependent });
-    const self = expectCodedError(await runCli(['solve', implPath]), { code: 'SOLVER_CYCLE', exitCode: 1 });
+    const self = expectCodedError(await runCliInProcess(['solve', implPath]), { code: 'SOLVER_CYCLE', exitCode: 1 });
     expect(self.message).toBe('cannot solve: dependency cycle: agent B depends on itself (C waits on it) (I6)');
     expect(repo.read('docs/IMPL/IMPL-self.yaml')).toBe(selfDependent);
     const cyclic = selfDependent.replace('dependencies: [B]', 'dependencies: [A]').replace('          task: |\n            build a\n', '          task: |\n            build a\n          dependencies: [B]\n');
     repo.write('docs/IMPL/IMPL-cycle.yaml', cyclic);
-    const cycle = expectCodedError(await runCli(['solve', repo.path('docs/IMPL/IMPL-cycle.yaml')]), { code: 'SOLVER_CYCLE', exitCode: 1 });
+    const cycle = expectCodedError(await runCliInProcess(['solve', repo.path('docs/IMPL/IMPL-cycle.yaml')]), { code: 'SOLVER_CYCLE', exitCode: 1 });
     expect(cycle.message).toBe('cannot solve: dependency cycle: agents A, B depend on each other (C waits on them) (I6)');
   });
 
