@@ -1,8 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { main } from '../src/cli/main.js';
 import type { CommandIo } from '../src/cli/io.js';
 import { repoRoot } from './support/cli.js';
@@ -95,6 +96,16 @@ async function addWaveOne(repo: TestRepo): Promise<Record<string, string>> {
 
 const report = (agent: string, commit: string, files: string) => `  ${agent}: {status: complete, commit: ${commit}, branch: polywave/greet/wave1-agent-${agent}, files_changed: [${files}], verification: PASS}\n`;
 
+/** A fixture repository: `<root>/repo` (root is also HOME for both tools), with what the scenarios' arguments name. */
+interface Side {
+  root: string;
+  dir: string;
+  env: Record<string, string | undefined>;
+  impl: string;
+  worktree: string;
+  head: string;
+}
+
 async function fixture(kind: FixtureKind): Promise<{ repo: TestRepo; impl: string; worktree: string }> {
   const repo = await createTestRepo({ files: { ...baseFiles, 'docs/IMPL/IMPL-greet.yaml': manifest('WAVE_PENDING', kind === 'critic' ? 'critic_report:\n  verdict: ISSUES\n  summary: fix\n  issue_count: 1\n' : '') } });
   const impl = repo.path('docs/IMPL/IMPL-greet.yaml');
@@ -112,6 +123,47 @@ async function fixture(kind: FixtureKind): Promise<{ repo: TestRepo; impl: strin
     }
   }
   return { repo, impl, worktree };
+}
+
+/** Builds a fixture of each kind once (the template); scenarios get copies. */
+async function template(kind: FixtureKind): Promise<Side> {
+  const { repo, impl, worktree } = await fixture(kind);
+  return { root: repo.root, dir: repo.dir, env: repo.env, impl, worktree, head: (await repo.run(['rev-parse', 'HEAD'])).trim() };
+}
+
+/**
+ * A fresh, pristine copy of a template, removed when the test finishes: the same commits, branches,
+ * worktrees and files as a newly built fixture. Linked worktrees store absolute paths (the
+ * worktree's `.git` file and `.git/worktrees/<name>/gitdir`): those two are pointed at the copy
+ * (`git worktree repair` cannot be used: from a copy it follows the old links and rewrites the
+ * template's). The index of each checkout is refreshed, since a copy has new inodes and ctimes.
+ */
+function copyOf(source: Side): Side {
+  const root = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'polywave-parity-')));
+  onTestFinished(() => rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 }));
+  cpSync(source.root, root, { recursive: true, verbatimSymlinks: true });
+  const moved = (file: string) => path.join(root, path.relative(source.root, file));
+  const dir = moved(source.dir);
+  const admin = path.join(dir, '.git', 'worktrees');
+  const checkouts = [dir];
+  for (const name of existsSync(admin) ? readdirSync(admin) : []) {
+    const gitdirFile = path.join(admin, name, 'gitdir');
+    const dotGit = moved(readFileSync(gitdirFile, 'utf8').trim());
+    writeFileSync(gitdirFile, `${dotGit}\n`);
+    writeFileSync(dotGit, `gitdir: ${path.join(admin, name)}\n`);
+    checkouts.push(path.dirname(dotGit));
+  }
+  const git = (cwd: string, args: string[]) => {
+    const result = spawnSync('git', args, { cwd, env: source.env as NodeJS.ProcessEnv, encoding: 'utf8' });
+    if (result.status !== 0) throw new Error(`git ${args.join(' ')} in ${cwd}: ${result.stderr}`);
+    return result.stdout;
+  };
+  for (const checkout of checkouts) git(checkout, ['update-index', '-q', '--refresh']);
+  if (checkouts.length > 1) {
+    const listed = git(dir, ['worktree', 'list', '--porcelain']).split('\n').filter((line) => line.startsWith('worktree ')).map((line) => line.slice('worktree '.length));
+    if (listed.join('\n') !== checkouts.join('\n')) throw new Error(`copy of ${source.dir}: worktrees ${listed.join(', ')} are not the copy's ${checkouts.join(', ')}`);
+  }
+  return { root, dir, env: source.env, impl: moved(source.impl), worktree: moved(source.worktree), head: source.head };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -265,13 +317,18 @@ describe('exception list stays true', () => {
 });
 
 describe.skipIf(!haveGo)('JSON keys and exit codes: polywave vs the Go polywave-tools on the same fixture', () => {
+  // Each fixture kind is built once; every scenario runs each tool on its own fresh copy (many commands write).
+  const templates = new Map<FixtureKind, Side>();
+  beforeAll(async () => {
+    for (const kind of ['plain', 'critic', 'wave1', 'finished'] as const) templates.set(kind, await template(kind));
+  });
+
   it.each(scenarios.map((scenario) => [scenario.command, scenario] as const))('%s', async (_name, scenario) => {
-    const goSide = await fixture(scenario.fixture);
-    const ourSide = await fixture(scenario.fixture);
-    const context = async (side: { repo: TestRepo; impl: string; worktree: string }) => ({ impl: side.impl, worktree: side.worktree, head: (await side.repo.run(['rev-parse', 'HEAD'])).trim() });
-    const env = (repo: TestRepo) => ({ ...repo.env, HOME: repo.root, NO_COLOR: '1' });
-    const go = runGo(scenario.args(await context(goSide)), goSide.repo.dir, env(goSide.repo));
-    const ours = await runOurs(scenario.args(await context(ourSide)), ourSide.repo.dir, env(ourSide.repo));
+    const goSide = copyOf(templates.get(scenario.fixture)!);
+    const ourSide = copyOf(templates.get(scenario.fixture)!);
+    const env = (side: Side) => ({ ...side.env, HOME: side.root, NO_COLOR: '1' });
+    const go = runGo(scenario.args(goSide), goSide.dir, env(goSide));
+    const ours = await runOurs(scenario.args(ourSide), ourSide.dir, env(ourSide));
     const exception = exceptions[scenario.command];
     const label = `${scenario.command}\ngo (exit ${go.code}): ${go.stdout.slice(0, 1500)}\nours (exit ${ours.code}): ${ours.stdout.slice(0, 1500)}`;
 
