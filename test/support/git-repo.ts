@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, onTestFinished } from 'vitest';
@@ -84,9 +84,9 @@ export async function createTestRepo(options: CreateTestRepoOptions = {}): Promi
   const env: Record<string, string | undefined> = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: os.devNull };
   await createGit(root, { env }).run(['init', '--quiet', '--initial-branch', options.branch ?? 'main', dir]);
   const git = createGit(dir, { env });
-  await git.run(['config', 'user.name', 'Polywave Test']);
-  await git.run(['config', 'user.email', 'test@polywave.invalid']);
-  await git.run(['config', 'commit.gpgSign', 'false']);
+  // What `git config user.name …` (×3) writes, appended in one file write: three git processes fewer
+  // for every repository the suite creates (a process start from a large test worker is not cheap).
+  appendFileSync(path.join(dir, '.git', 'config'), '[user]\n\tname = Polywave Test\n\temail = test@polywave.invalid\n[commit]\n\tgpgSign = false\n');
 
   const filePath = (relativePath: string) => path.join(dir, relativePath);
   const write = (relativePath: string, text: string) => {
