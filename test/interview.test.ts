@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { parseInterviewDoc, type InterviewDoc } from '../src/interview/interview-doc.js';
 import { questionBank } from '../src/interview/questions.js';
 import { binPath, runCli } from './support/cli.js';
+import { runCliInProcess } from './support/cli-in-process.js';
 import { createTestRepo, type TestRepo } from './support/git-repo.js';
 
 /**
@@ -220,6 +221,14 @@ function cli(repo: TestRepo, args: string[], input = '', env: Record<string, str
   return runCli(args, { cwd: repo.dir, input, env: { ...(repo.env as Record<string, string>), ...env } });
 }
 
+/**
+ * The same command through main() in this process (no Node start): only for calls that never read
+ * stdin (the interview reads process.stdin itself) — --validate, and refusals made before any question.
+ */
+function inProcess(repo: TestRepo, args: string[], env: Record<string, string> = noClock) {
+  return runCliInProcess(args, { cwd: repo.dir, env: { ...(repo.env as Record<string, string>), ...env } });
+}
+
 function readDoc(repo: TestRepo): InterviewDoc {
   const parsed = parseInterviewDoc(repo.read(docRelative));
   if (!parsed.ok) throw new Error(`INTERVIEW file does not validate: ${JSON.stringify(parsed.findings)}`);
@@ -291,7 +300,7 @@ describe('interview (E39) through the CLI', () => {
     expectCompleteHistory(readDoc(repo));
     expect(repo.read('docs/REQUIREMENTS.md')).toBe(expectedRequirements);
     // The validator as a command: valid → exit 0.
-    const validate = await cli(repo, ['interview', '--validate', docRelative]);
+    const validate = await inProcess(repo, ['interview', '--validate', docRelative]);
     expect(validate.code).toBe(0);
     expect(JSON.parse(validate.stdout)).toEqual({ valid: true, findings: [] });
     // Resuming a finished interview changes nothing.
@@ -555,8 +564,9 @@ describe('interview (E39) through the CLI', () => {
       [['interview', '--resume', impl], 'INTERVIEW_INVALID'],
       [['interview', '--resume', 'docs/INTERVIEW-none.yaml'], 'X002_FILE_READ'],
     ];
-    for (const [args, code] of cases) {
-      const run = await cli(repo, args, lines(answers));
+    // Two of them through the binary (its exit status, one line, no stack trace), the rest through main() in this process.
+    for (const [index, [args, code]] of cases.entries()) {
+      const run = index === 0 || index === 8 ? await cli(repo, args, lines(answers)) : await inProcess(repo, args);
       expect(run.code, `${args.join(' ')}: ${run.stderr}`).toBe(2);
       expect(run.stderr, args.join(' ')).toMatch(new RegExp(`^polywave: error\\[${code}\\]: [^\\n]+\\n$`));
       expect(existsSync(repo.path('docs/REQUIREMENTS.md'))).toBe(false);
@@ -569,7 +579,7 @@ describe('interview (E39) through the CLI', () => {
     expect(noKey.stderr).toMatch(/^polywave: error\[AGENT_CREDENTIALS_MISSING\]: [^\n]+\n$/);
     expect(readdirSync(repo.path('docs'))).toEqual(['IMPL']);
 
-    const invalid = await cli(repo, ['interview', '--validate', impl]);
+    const invalid = await inProcess(repo, ['interview', '--validate', impl]);
     expect(invalid.code).toBe(1);
     expect((JSON.parse(invalid.stdout) as { valid: boolean; findings: Array<{ code: string }> }).findings[0]!.code).toBe('INTERVIEW_INVALID');
 
@@ -645,7 +655,7 @@ describe('interview attacks', () => {
       expect(resumed.stderr, target).toMatch(oneLine('INTERVIEW_INVALID'));
       expect(resumed.stderr, target).toContain('requirements_path');
       expect(repo.read(docRelative), target).toBe(before);
-      const validated = await cli(repo, ['interview', '--validate', docRelative]);
+      const validated = await inProcess(repo, ['interview', '--validate', docRelative]);
       expect(validated.code, target).toBe(1);
       expect(validated.stdout, target).toContain('requirements_path');
       unlinkSync(repo.path(docRelative));
