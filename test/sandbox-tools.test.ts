@@ -176,6 +176,31 @@ describe.skipIf(!available)('bash in the tool executor: the executor itself', ()
   });
 });
 
+describe.skipIf(!available)('the executor\'s own environment', () => {
+  it('starts without NODE_EXTRA_CA_CERTS (no certificate bundle parsed at its start); the commands it runs still get it', async () => {
+    const marker = shared.repo.sibling('no-such-ca-bundle.pem');
+    const env = { ...(shared.context.env as Record<string, string>), NODE_EXTRA_CA_CERTS: marker };
+    const executor = createToolExecutor(shared.plan, { cwd: shared.jail.root, env });
+    try {
+      const result = await call({ ...shared.context, env, toolExecutor: executor }, 'bash', { command: 'echo "ca=[$NODE_EXTRA_CA_CERTS]"' });
+      expect(result.output).toContain(`ca=[${marker}]`);
+      const executors = processesWith('toolExecutorMain').map((line) => line.split(':')[0]!);
+      expect(executors.length).toBeGreaterThan(0);
+      for (const pid of executors) {
+        let environment = '';
+        try {
+          environment = readFileSync(`/proc/${pid}/environ`, 'utf8');
+        } catch {
+          continue; // exited meanwhile
+        }
+        expect(environment).not.toContain('NODE_EXTRA_CA_CERTS=');
+      }
+    } finally {
+      await executor.stop();
+    }
+  });
+});
+
 describe.skipIf(!available)('bash in the sandbox: the network is the plan\'s allow-list', () => {
   it('no host allowed: no network at all, no proxy (an outside address is a denial); the host on sandbox.network.allow: reached through the proxy', async () => {
     const server = http.createServer((_request, response) => response.end('reached-the-host\n'));

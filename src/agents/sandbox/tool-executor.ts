@@ -104,7 +104,12 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
 
   const start = async (): Promise<Session> => {
     const command = `exec ${shellQuote(process.execPath)} -e ${shellQuote(toolExecutorSource())}`;
-    const wrapped = await wrapInSandbox(plan, command, { cwd: options.cwd, env: options.env });
+    // The executor itself makes no TLS connection: started without NODE_EXTRA_CA_CERTS, node does not
+    // read and parse that certificate bundle at start-up (~60 ms of CPU per agent with the system
+    // bundle). The commands it runs get the environment they are given, the variable included.
+    const executorEnv = { ...options.env };
+    delete executorEnv.NODE_EXTRA_CA_CERTS;
+    const wrapped = await wrapInSandbox(plan, command, { cwd: options.cwd, env: executorEnv });
     const child = spawn(wrapped.file, wrapped.args, { cwd: options.cwd, env: wrapped.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
     const pending: Session['pending'] = new Map();
     let resolveReady!: () => void;
@@ -135,7 +140,7 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
         return;
       }
       if (answer.id === 0) {
-        current.sandboxEnv = sandboxChanges(options.env, answer.env);
+        current.sandboxEnv = sandboxChanges(executorEnv, answer.env);
         resolveReady();
         return;
       }
