@@ -244,7 +244,7 @@ async function sandboxGateCommand(command: string, cwd: string, context: GateRun
     // A cache directory that does not exist cannot be made writable: the XDG cache base (Go's build
     // cache, pip, many tools) is created; the others are writable when they exist.
     await mkdir(path.join(userHome, '.cache'), { recursive: true }).catch(() => undefined);
-    const plan = gatePlan({ directory: cwd, tmp, ...(gitCommonDir ? { gitCommonDir } : {}), config: await readSandboxSettings(context.repoDir), userHome });
+    const plan = gatePlan({ directory: cwd, tmp, ...(gitCommonDir ? { gitCommonDir } : {}), config: await readSandboxSettings(context.repoDir), userHome, env });
     const stringEnv: Record<string, string> = {};
     for (const [name, value] of Object.entries(env)) if (value !== undefined) stringEnv[name] = value;
     stringEnv.TMPDIR = tmp;

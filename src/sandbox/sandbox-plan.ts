@@ -61,6 +61,19 @@ function isInside(child: string, parent: string): boolean {
   return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
 }
 
+/**
+ * The directories of polywave's per-user Unix sockets — the resident server's (src/cli/resident-server.ts:
+ * `$XDG_RUNTIME_DIR/polywave/`, else `<tmp>/polywave-<uid>/`). That server runs outside every sandbox with
+ * its caller's cwd and environment, so an agent or a gate must not even see its socket: unreadable in
+ * both plans (defence in depth beside sandbox-runtime's seccomp filter, which refuses socket(AF_UNIX);
+ * outside attack, 2026-12-02). A POLYWAVE_RESIDENT_SOCKET elsewhere is the user's choice and not hidden.
+ */
+export function residentSocketDirs(env: Readonly<Record<string, string | undefined>> = process.env): string[] {
+  const uid = typeof process.getuid === 'function' ? process.getuid() : -1;
+  const tmp = (env.TMPDIR || env.TMP || env.TEMP || '/tmp').replace(/(.)\/+$/, '$1');
+  return unique([path.join(tmp, `polywave-${uid}`), path.join('/tmp', `polywave-${uid}`), ...(env.XDG_RUNTIME_DIR ? [path.join(env.XDG_RUNTIME_DIR, 'polywave')] : [])]);
+}
+
 /** Input of {@link agentSandboxPlan}. */
 export interface AgentSandboxPlanInput {
   /** The agent's working directory (its worktree, or the main checkout for solo/integration agents). */
@@ -83,6 +96,8 @@ export interface AgentSandboxPlanInput {
   mainCheckoutEnvFiles?: readonly string[];
   /** Extra paths inside `root` that stay read-only (e.g. the IMPL manifest when root is the main checkout). */
   readOnly?: readonly string[];
+  /** The orchestrator's environment: its TMPDIR / XDG_RUNTIME_DIR place the resident socket (hidden; so is this process's). */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 /**
@@ -106,6 +121,8 @@ export function agentSandboxPlan(input: AgentSandboxPlanInput): SandboxPlan {
     ...input.otherWorktrees.map((entry) => path.resolve(entry)).filter((entry) => entry !== root && !isInside(root, entry)),
     ...homeSecrets.map((entry) => path.join(userHome, entry)),
     ...envFiles,
+    ...residentSocketDirs(),
+    ...(input.env ? residentSocketDirs(input.env) : []),
   ]);
   return { writable, readOnlyWithin, unreadable, allowedHosts: unique(input.config?.network?.allow ?? []) };
 }
@@ -122,6 +139,8 @@ export interface GatePlanInput {
   caches?: readonly string[];
   config?: SandboxSettings;
   userHome?: string;
+  /** The environment the gate runs with: its TMPDIR / XDG_RUNTIME_DIR place the resident socket (hidden; so is this process's). */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 /** The user's build caches a gate may write: npm, pnpm, yarn, Go, Cargo, pip and the XDG cache. */
@@ -141,6 +160,6 @@ export function gatePlan(input: GatePlanInput): SandboxPlan {
   const writable = unique([directory, path.resolve(input.tmp), ...(input.caches ?? defaultBuildCaches(userHome)), ...(input.config?.writable ?? []).map((entry) => expandHome(entry, userHome))]);
   const gitCommonDir = input.gitCommonDir !== undefined ? path.resolve(input.gitCommonDir) : undefined;
   const readOnlyWithin = unique([path.join(directory, '.git'), ...(gitCommonDir !== undefined && isInside(gitCommonDir, directory) ? [gitCommonDir] : [])]);
-  const unreadable = homeSecrets.map((entry) => path.join(userHome, entry));
+  const unreadable = unique([...homeSecrets.map((entry) => path.join(userHome, entry)), ...residentSocketDirs(), ...(input.env ? residentSocketDirs(input.env) : [])]);
   return { writable, readOnlyWithin, unreadable, allowedHosts: unique(input.config?.network?.allow ?? []) };
 }

@@ -65,6 +65,14 @@ async function probeSandbox(override: string): Promise<SandboxStatus> {
     const missing = [...new Set(check.errors.flatMap((error) => packageOfError.filter(([pattern]) => pattern.test(error)).map(([, name]) => name)))];
     return { available: false, mechanism: 'none', missing, detail: check.errors.join('; ') };
   }
+  // Fail closed: without its seccomp helper (an architecture it has no binary for, a package without
+  // vendor/, a noexec mount) sandbox-runtime only warns, and the sandbox no longer stops socket(AF_UNIX):
+  // an agent could reach any Unix socket it can see — the resident server's included, which runs
+  // outside every sandbox (outside attack, 2026-12-02). Not a sandbox we run agents in.
+  const seccompWarning = check.warnings.find((warning) => /seccomp/i.test(warning));
+  if (seccompWarning) {
+    return { available: false, mechanism: 'none', missing: [], detail: `${mechanism} runs here but without sandbox-runtime's seccomp filter, so Unix sockets would not be restricted: ${seccompWarning}` };
+  }
   try {
     const { releaseWrapped, sandboxSessionGeneration, wrapInHost } = await import('./sandbox-manager.js');
     const commandId = `probe-${process.pid}-${Date.now()}`;

@@ -61,5 +61,6 @@ export async function buildAgentSandboxPlan(input: BuildAgentSandboxPlanInput): 
     mainCheckoutEnvFiles: await envFilesOf(mainCheckout),
     ...(input.readOnly ? { readOnly: input.readOnly } : {}),
     ...(input.userHome ? { userHome: input.userHome } : {}),
+    env: input.env,
   });
 }
