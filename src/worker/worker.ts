@@ -233,6 +233,27 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   };
 
   /**
+   * Takes a job into one of this worker's slots, or says in how many ms to hand it back: the same job
+   * again while it runs here (its copy was lost from Redis meanwhile and the orchestrator added it again,
+   * F4) a second later, so the copies run one after the other — they would share the worktree, and
+   * BullMQ tracks a worker's jobs by id; every slot busy (a Worker fetched before the others paused,
+   * F7) or stopping: back to the queue at once (a moment's delay, so that this worker does not take it
+   * again) for an idle worker.
+   */
+  const admit = (jobId: string): { controller: AbortController; startedAtMs: number } | { handBackMs: number } => {
+    if (runningIds.has(jobId)) return { handBackMs: 1000 };
+    if (active >= options.concurrency || stopping) return { handBackMs: 250 };
+    active += 1;
+    adjustFetching();
+    runningIds.add(jobId);
+    current.add(jobId);
+    void beat();
+    const controller = new AbortController();
+    aborts.add(controller);
+    return { controller, startedAtMs: Date.now() };
+  };
+
+  /**
    * A gate job (`dispatch.gates: "workers"`): the agent branch's tip checked out in a scratch
    * worktree of the clone (`<dir>/gates/<job id>`), the E21 pre-merge gates run there by the same
    * runner as on the orchestrator (no E38 cache: the checkout is new each time), with this worker's
@@ -250,16 +271,9 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     } catch (error) {
       throw new UnrecoverableError(PolywaveError.isInstance(error) ? `${error.code}: ${error.message}` : String(error));
     }
-    if (runningIds.has(data.job_id)) return handBack(job, token, 1000);
-    if (active >= options.concurrency || stopping) return handBack(job, token, 250);
-    active += 1;
-    adjustFetching();
-    runningIds.add(data.job_id);
-    current.add(data.job_id);
-    void beat();
-    const controller = new AbortController();
-    aborts.add(controller);
-    const startedAtMs = Date.now();
+    const admitted = admit(data.job_id);
+    if ('handBackMs' in admitted) return handBack(job, token, admitted.handBackMs);
+    const { controller, startedAtMs } = admitted;
     log(`gate job ${data.job_id}: ${data.gates.length} gate(s) of agent ${data.agent} of ${data.slug} wave ${data.wave} at ${data.head.slice(0, 12)}`);
     let added = false;
     try {
@@ -327,21 +341,9 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     } catch (error) {
       throw new UnrecoverableError(PolywaveError.isInstance(error) ? `${error.code}: ${error.message}` : String(error));
     }
-    // The same job again while it runs here (its copy was lost from Redis meanwhile and the
-    // orchestrator added it again, F4): handed back for a second, so the copies run one after the
-    // other — they would share the worktree, and BullMQ tracks a worker's jobs by id.
-    if (runningIds.has(data.job_id)) return handBack(job, token, 1000);
-    // F7: every slot busy (a Worker fetched before the others paused): back to the queue at once
-    // (a moment's delay, so that this worker does not take it again) for an idle worker.
-    if (active >= options.concurrency || stopping) return handBack(job, token, 250);
-    active += 1;
-    adjustFetching();
-    runningIds.add(data.job_id);
-    current.add(data.job_id);
-    void beat();
-    const controller = new AbortController();
-    aborts.add(controller);
-    const startedAtMs = Date.now();
+    const admitted = admit(data.job_id);
+    if ('handBackMs' in admitted) return handBack(job, token, admitted.handBackMs);
+    const { controller, startedAtMs } = admitted;
     log(`job ${data.job_id}: agent ${data.agent} of ${data.slug} wave ${data.wave} (attempt ${data.attempt})`);
     // F12: the agent branch on the remote as this job found it; the push leases it.
     const seenAtStart = cloneGit.run(['ls-remote', '--quiet', options.remote, `refs/heads/${data.branch}`]).then(
