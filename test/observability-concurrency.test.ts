@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openEventStore } from '../src/observability/event-store.js';
 import { repoRoot } from './support/cli.js';
+import { childOutput } from './support/child-output.js';
 
 // Issue 14, "What it must show" 2: 20 processes recording events into one store at once for 10 s
 // (the real recorder, dist/): zero lost, zero duplicated (checked by each run's sequence numbers),
@@ -21,15 +22,7 @@ interface WriterResult {
 }
 
 function runWriter(store: string, milliseconds: number, slug: string): Promise<WriterResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [writer, store, String(milliseconds), slug], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return childOutput(spawn(process.execPath, [writer, store, String(milliseconds), slug], { stdio: ['ignore', 'pipe', 'pipe'] }));
 }
 
 describe('event store under 20 concurrent writers', () => {

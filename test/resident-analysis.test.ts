@@ -15,6 +15,7 @@ import { analysisCall, currentScope, memory } from '../src/analysis/engine/scope
 import { processAlive, residentCapable } from '../src/cli/resident-server.js';
 import { analysisFixtureRepo } from './support/analysis-fixture.js';
 import { binPath, repoRoot, runCli } from './support/cli.js';
+import { childOutput } from './support/child-output.js';
 
 const client = path.join(repoRoot, 'dist', 'native', 'polywave-client');
 const bundle = path.join(repoRoot, 'dist', 'bundle', 'main.js');
@@ -30,15 +31,7 @@ function status(): { running?: boolean; pid?: number; requests?: number } {
 }
 
 function runClient(args: string[], cwd: string, env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(client, args, { cwd, env: { ...process.env, NO_COLOR: '1', POLYWAVE_RESIDENT_SOCKET: socketPath, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return childOutput(spawn(client, args, { cwd, env: { ...process.env, NO_COLOR: '1', POLYWAVE_RESIDENT_SOCKET: socketPath, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
 }
 
 describe('which analysis calls run resident', () => {

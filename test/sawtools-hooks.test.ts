@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { binPath } from './support/cli.js';
 import { createTestRepo, type TestRepo } from './support/git-repo.js';
 import { makeTempDir } from './support/temp.js';
+import { childOutput } from './support/child-output.js';
 
 // The upstream Claude Code skill (blackwell-systems/scout-and-wave,
 // implementations/claude-code/hooks/) calls the CLI as `sawtools` from its hooks and decides on
@@ -29,20 +30,14 @@ beforeAll(() => {
 
 /** Runs a bash script with `sawtools` first on PATH; `stdin` feeds the hook's input JSON. */
 function hook(script: string, options: { cwd: string; env?: Record<string, string | undefined>; stdin?: string }): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-c', `set -uo pipefail\n${script}`], {
-      cwd: options.cwd,
-      env: { ...process.env, ...options.env, PATH: `${binDir}${path.delimiter}${process.env.PATH ?? ''}`, NO_COLOR: '1' },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(options.stdin ?? '');
+  const child = spawn('bash', ['-c', `set -uo pipefail\n${script}`], {
+    cwd: options.cwd,
+    env: { ...process.env, ...options.env, PATH: `${binDir}${path.delimiter}${process.env.PATH ?? ''}`, NO_COLOR: '1' },
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
+  const output = childOutput(child);
+  child.stdin.end(options.stdin ?? '');
+  return output;
 }
 
 /** A Scout's fresh IMPL: SCOUT_PENDING, 3 agents in wave 1 (E37 critic still to come), a pending scaffold, a gate type `--fix` repairs. */
