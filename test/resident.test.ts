@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { processAlive, residentCapable } from '../src/cli/resident-server.js';
+import { insertEvents, openEventStore } from '../src/observability/event-store.js';
 import { binPath, corpusRoot, repoRoot, runCli } from './support/cli.js';
 
 const client = path.join(repoRoot, 'dist', 'native', 'polywave-client');
@@ -214,6 +215,35 @@ describe.skipIf(!enabled)('resident mode (native client + warm server)', () => {
     expect(await runClient(many)).toEqual({ code: 2, stdout: '', stderr: 'polywave: error[RESOURCE_EXHAUSTION]: 150001 arguments: at most 65536 in one call (split the list, e.g. with xargs -n 32768)\n' });
     expect(status().requests).toBe(before + calls.length + 3);
   }, 60_000);
+
+  it('query events and metrics over an event store (issue 14: the ≤ 100 ms path of bench:events): the same bytes and exit codes as node', async () => {
+    const store = path.join(scratch, 'events.db');
+    const db = openEventStore(store)!;
+    const rows = Array.from({ length: 60 }, (_, index) => {
+      const seq = index + 1;
+      const agent = ['A', 'B', 'C'][index % 3]!;
+      const type = index % 4 === 0 ? 'agent-end' : 'agent-tool-call';
+      const payload = type === 'agent-end' ? { v: 1, type, slug: 'probe', wave: 1, agent, attempt: 1, status: 'complete', turns: 3, input_tokens: 900, output_tokens: 120, cost_usd: 0.004, duration_ms: 5_000 } : { v: 1, type, slug: 'probe', wave: 1, agent, attempt: 1, tool: 'bash', is_error: false, duration_ms: seq };
+      return { run_id: 'run-probe', seq, ts: Date.UTC(2026, 11, 2) + seq, type, activity_type: null, slug: 'probe', wave: 1, agent, program: null, payload: JSON.stringify(payload) };
+    });
+    insertEvents(db, rows);
+    db.close();
+    const env = { POLYWAVE_EVENTS_DB: store };
+    const calls = [
+      ['query', 'events', '--impl', 'probe', '--limit', '100'],
+      ['query', 'events', '--impl', 'probe', '--agent', 'B', '--format', 'json'],
+      ['metrics', 'probe', '--format', 'json'],
+      ['metrics', 'no-such-impl'],
+      ['query', 'events', '--limit', 'many'],
+    ];
+    const before = status().requests ?? 0;
+    for (const args of calls) {
+      const [resident, node] = [await runClient(args, { env }), await runCli(args, { env })];
+      expect(resident, args.join(' ')).toEqual({ code: node.code, stdout: node.stdout, stderr: node.stderr });
+    }
+    expect(JSON.parse((await runClient(calls[1]!, { env })).stdout)).toHaveLength(20);
+    expect(status().requests).toBe(before + calls.length + 1); // every call answered by the server, none by node
+  }, 120_000);
 
   it('resident: bad input is one coded line, exit 2', async () => {
     const [action, idle] = await Promise.all([runCli(['resident', 'restart']), runCli(['resident', 'start', '--idle-timeout', 'soon'])]);
