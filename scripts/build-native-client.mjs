@@ -54,9 +54,33 @@ function compile() {
   return true;
 }
 
+/**
+ * native/polywave-seccomp.c → dist/native/polywave-seccomp (Linux): the sandbox's extra seccomp filter
+ * (socketpair of Unix datagram sockets, which sandbox-runtime's own filter lets through). Without a C
+ * compiler there is none, and src/sandbox/wrap-in-sandbox.ts runs commands without it (status detail says so).
+ */
+function compileSeccomp() {
+  const seccompSource = path.join(root, 'native', 'polywave-seccomp.c');
+  const seccompOutput = path.join(root, 'dist', 'native', 'polywave-seccomp');
+  if (portable || process.env.POLYWAVE_NO_NATIVE === '1' || process.platform !== 'linux' || !['x64', 'arm64'].includes(process.arch) || !existsSync(seccompSource)) return false;
+  const cc = process.env.CC || 'cc';
+  mkdirSync(path.dirname(seccompOutput), { recursive: true });
+  const temp = `${seccompOutput}.${process.pid}.tmp`;
+  const result = spawnSync(cc, ['-std=c99', '-O2', '-Wall', '-Wextra', '-o', temp, seccompSource], { encoding: 'utf8' });
+  if (result.error || result.status !== 0) {
+    rmSync(temp, { force: true });
+    if (!quiet && !result.error) process.stderr.write(`build-native-client: ${cc} failed on polywave-seccomp.c (the sandbox runs without its datagram filter)\n${result.stderr}`);
+    return false;
+  }
+  chmodSync(temp, 0o755);
+  renameSync(temp, seccompOutput);
+  return true;
+}
+
 try {
   // The npm tarball carries no compiled code: dist/native/ is left out of it.
   if (portable) rmSync(path.dirname(output), { recursive: true, force: true });
+  compileSeccomp();
   if (compile()) {
     install(fastBin, (temp) => copyFileSync(output, temp));
     if (!quiet) console.log(`build-native-client: ${path.relative(root, output)} and bin/polywave-fast (native client)`);

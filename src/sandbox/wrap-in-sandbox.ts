@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import type { SandboxPlan } from './sandbox-plan.js';
 import { releaseWrapped, sandboxSessionGeneration, wrapInHost } from './sandbox-manager.js';
 import { sandboxStatus } from './sandbox-status.js';
@@ -57,6 +58,20 @@ export const sandboxCommandVariable = 'POLYWAVE_SANDBOX_COMMAND';
  */
 const wrapperReuseMs = 30_000;
 
+/**
+ * dist/native/polywave-seccomp (built with the native client when a C compiler is there; Linux x64/arm64),
+ * or undefined. Found from this module: src/sandbox/, dist/sandbox/ and dist/bundle/ are all two levels
+ * below the package directory.
+ */
+let datagramFilterPath: string | undefined | null = null;
+export function datagramFilter(): string | undefined {
+  if (datagramFilterPath === null) {
+    const candidate = fileURLToPath(new URL('../../dist/native/polywave-seccomp', import.meta.url));
+    datagramFilterPath = process.platform === 'linux' && existsSync(candidate) ? candidate : undefined;
+  }
+  return datagramFilterPath;
+}
+
 /** A wrapper built once and reused: `bwrap … bash -c 'exec bash -c "$POLYWAVE_SANDBOX_COMMAND"'`. */
 interface Wrapper {
   key: string;
@@ -88,7 +103,10 @@ async function buildWrapper(key: string, plan: SandboxPlan, options: WrapInSandb
   // SANDBOX_RUNTIME=1 is what sandbox-runtime's proxy environment sets; a wrap without the proxy
   // (no host allowed) gets it here, so that every sandboxed command sees the same (the tool
   // executor's process sweep goes by it).
-  const runner = `export SANDBOX_RUNTIME=1; ${tmpdir !== undefined && tmpdir !== '' ? `export TMPDIR=${shellQuote(tmpdir)}; ` : ''}exec bash -c "$${sandboxCommandVariable}"`;
+  // Through polywave-seccomp when it was built: one more filter, refusing Unix datagram socketpairs
+  // (sandbox-runtime's own lets them through; native/polywave-seccomp.c says why).
+  const filter = datagramFilter();
+  const runner = `export SANDBOX_RUNTIME=1; ${tmpdir !== undefined && tmpdir !== '' ? `export TMPDIR=${shellQuote(tmpdir)}; ` : ''}exec ${filter ? `${shellQuote(filter)} ` : ''}bash -c "$${sandboxCommandVariable}"`;
   const sharedTemp = runtimeSharedTemp.filter((entry) => existsSync(entry));
   const generation = sandboxSessionGeneration();
   const {
