@@ -253,6 +253,16 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     return { controller, startedAtMs: Date.now() };
   };
 
+  /** Gives back the slot {@link admit} took for a job (after its result or failure). */
+  const release = (jobId: string, controller: AbortController): void => {
+    aborts.delete(controller);
+    current.delete(jobId);
+    runningIds.delete(jobId);
+    active -= 1;
+    adjustFetching();
+    void beat();
+  };
+
   /**
    * A gate job (`dispatch.gates: "workers"`): the agent branch's tip checked out in a scratch
    * worktree of the clone (`<dir>/gates/<job id>`), the E21 pre-merge gates run there by the same
@@ -313,12 +323,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       return { v: 1, kind: 'gate', job_id: data.job_id, worker: id, host: os.hostname(), dir: scratch, run, started_at: startedAtMs, finished_at: Date.now() };
     } finally {
       if (added) discardWorktree(scratch);
-      aborts.delete(controller);
-      current.delete(data.job_id);
-      runningIds.delete(data.job_id);
-      active -= 1;
-      adjustFetching();
-      void beat();
+      release(data.job_id, controller);
     }
   };
 
@@ -536,12 +541,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         void gone.then(() => journalCleanups.get(finished) === gone && journalCleanups.delete(finished));
       }
       runningWorktrees.delete(worktree);
-      aborts.delete(controller);
-      current.delete(data.job_id);
-      runningIds.delete(data.job_id);
-      active -= 1;
-      adjustFetching();
-      void beat();
+      release(data.job_id, controller);
     }
   };
   const tracked = (job: Job, token?: string): Promise<AgentJobReturn | GateJobReturn> => {
