@@ -33,7 +33,8 @@ import { createAgentTools, runToolCall } from '../src/agents/tools/index.js';
 import type { ToolContext } from '../src/agents/tools/types.js';
 import { residentSocketPath } from '../src/cli/resident-server.js';
 import { resetSandbox, sandboxStatus, type SandboxPlan } from '../src/sandbox/index.js';
-import { createTestRepo, type TestRepo } from './support/git-repo.js';
+import type { TestRepo } from './support/git-repo.js';
+import { createAgentLayout } from './support/agent-layout.js';
 
 const run = promisify(execFile);
 const available = (await sandboxStatus()).available;
@@ -55,13 +56,11 @@ let agentEnv: Record<string, string>;
 
 beforeAll(async () => {
   if (!available) return;
-  repo = await createTestRepo({ files: { 'src/a.ts': 'export const a = 1;\n' } });
-  const worktree = repo.sibling('wt-A');
-  await repo.git.worktreeAdd({ path: worktree, branch, base: 'HEAD', createBranch: true });
-  const home = repo.sibling('scratch/home');
-  const tmp = repo.sibling('scratch/tmp');
+  const layout = await createAgentLayout(branch);
+  repo = layout.repo;
+  const { worktree, home, tmp } = layout;
   const userHome = repo.sibling('user-home');
-  for (const dir of [home, tmp, path.join(userHome, '.ssh'), repo.sibling('orchestrator-tmp')]) mkdirSync(dir, { recursive: true });
+  for (const dir of [path.join(userHome, '.ssh'), repo.sibling('orchestrator-tmp')]) mkdirSync(dir, { recursive: true });
   secretFile = path.join(userHome, '.ssh', 'id_rsa');
   writeFileSync(secretFile, `${secret}\n`);
   // The orchestrator's environment: its TMPDIR decides where its resident server listens.

@@ -25,7 +25,8 @@ import { buildAgentSandboxPlan, createToolExecutor, type ToolExecutor } from '..
 import { createAgentTools, runToolCall } from '../src/agents/tools/index.js';
 import type { ToolContext } from '../src/agents/tools/types.js';
 import { resetSandbox, sandboxStatus } from '../src/sandbox/index.js';
-import { createTestRepo, type TestRepo } from './support/git-repo.js';
+import type { TestRepo } from './support/git-repo.js';
+import { createAgentLayout } from './support/agent-layout.js';
 
 const available = (await sandboxStatus()).available;
 const branch = 'polywave/dgram/wave1-agent-A';
@@ -40,13 +41,9 @@ let received: string;
 
 beforeAll(async () => {
   if (!available) return;
-  repo = await createTestRepo({ files: { 'src/a.ts': 'export const a = 1;\n' } });
-  const worktree = repo.sibling('wt-A');
-  await repo.git.worktreeAdd({ path: worktree, branch, base: 'HEAD', createBranch: true });
-  const home = repo.sibling('scratch/home');
-  const tmp = repo.sibling('scratch/tmp');
-  mkdirSync(home, { recursive: true });
-  mkdirSync(tmp, { recursive: true });
+  const layout = await createAgentLayout(branch);
+  repo = layout.repo;
+  const { worktree, home, tmp } = layout;
   // A host-side datagram service outside every writable path of the agent.
   mkdirSync(repo.sibling('host-run'), { recursive: true });
   socketPath = path.join(repo.sibling('host-run'), 'service.sock');

@@ -24,7 +24,8 @@ import { buildAgentSandboxPlan, createToolExecutor, type ToolExecutor } from '..
 import { createAgentTools, runToolCall } from '../src/agents/tools/index.js';
 import type { ToolContext, ToolResult } from '../src/agents/tools/types.js';
 import { resetSandbox, sandboxStatus, type SandboxPlan } from '../src/sandbox/index.js';
-import { createTestRepo, type TestRepo } from './support/git-repo.js';
+import type { TestRepo } from './support/git-repo.js';
+import { createAgentLayout } from './support/agent-layout.js';
 
 const branch = 'polywave/tools/wave1-agent-A';
 const tools = new Map(createAgentTools().map((tool) => [tool.name, tool]));
@@ -42,13 +43,7 @@ interface Setup {
 const ownedFiles = ['src/a.ts', 'jobs.sh', 'abort.sh', 'detach.js', 'daemon.py', 'd/f.txt', 'notes.txt'];
 
 async function setup(): Promise<Setup> {
-  const repo = await createTestRepo({ files: { 'src/a.ts': 'export const a = 1;\n' } });
-  const worktree = repo.sibling('wt-A');
-  await repo.git.worktreeAdd({ path: worktree, branch, base: 'HEAD', createBranch: true });
-  const home = repo.sibling('scratch/home');
-  const tmp = repo.sibling('scratch/tmp');
-  mkdirSync(home, { recursive: true });
-  mkdirSync(tmp, { recursive: true });
+  const { repo, worktree, home, tmp } = await createAgentLayout(branch);
   const env = { ...repo.env, HOME: home, TMPDIR: tmp } as Record<string, string>;
   const jail = await createJail({ root: worktree, ownedFiles, branch }, { env: repo.env });
   const plan = await buildAgentSandboxPlan({ root: jail.root, home, tmp, env: repo.env, userHome: repo.sibling('user-home') });
