@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { GitError } from './git-error.js';
+import { indexLockRetryDelaysMs, retriableIndexLockFailure } from './index-lock-retry.js';
 import { execFileOffloaded, gitSpawnsOffloaded, type OffloadedError } from './spawn-server.js';
 import type { CommitOptions, Git, MergeTreeResult, StatusEntry, WorktreeEntry } from './git-port.js';
 
@@ -92,7 +93,22 @@ export function createGit(cwd: string, options: CreateGitOptions = {}): Git {
   const baseEnvironment = buildEnvironment(options.env ?? process.env);
   let layout: Promise<RepositoryLayout> | undefined;
 
-  function exec(args: readonly string[], execOptions: ExecOptions = {}): Promise<ExecResult> {
+  async function exec(args: readonly string[], execOptions: ExecOptions = {}): Promise<ExecResult> {
+    // Another git process held this checkout's index.lock: git gives up at once, so wait and retry
+    // (also when the caller allowed exit 128).
+    for (let attempt = 0; ; attempt += 1) {
+      const delay = indexLockRetryDelaysMs[attempt];
+      try {
+        const result = await execOnce(args, execOptions);
+        if (delay === undefined || execOptions.signal?.aborted || !retriableIndexLockFailure(args, result.exitCode, result.stderr)) return result;
+      } catch (error) {
+        if (delay === undefined || execOptions.signal?.aborted || !(error instanceof GitError) || !retriableIndexLockFailure(args, error.gitExitCode, error.stderr)) throw error;
+      }
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+
+  function execOnce(args: readonly string[], execOptions: ExecOptions = {}): Promise<ExecResult> {
     const environment = execOptions.env ? { ...baseEnvironment, ...execOptions.env, GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' } : baseEnvironment;
     const pinned = options.config ? configArguments(options.config()) : [];
     return new Promise((resolve, reject) => {

@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { GitError } from './git-error.js';
+import { indexLockRetryDelaysMs, retriableIndexLockFailure } from './index-lock-retry.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 
 export interface RunGitOptions {
@@ -16,7 +17,20 @@ export interface RunGitOptions {
  * Runs `git <args>` in `cwd` and returns stdout. Throws GitError (args, exit code, stderr) on a
  * non-zero exit, and a coded error when git is not installed.
  */
-export function runGit(args: readonly string[], options: RunGitOptions): Promise<string> {
+export async function runGit(args: readonly string[], options: RunGitOptions): Promise<string> {
+  // Another git process held the checkout's index.lock: git gives up at once, so wait and retry.
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      return await runGitOnce(args, options);
+    } catch (error) {
+      const delay = indexLockRetryDelaysMs[attempt];
+      if (delay === undefined || options.signal?.aborted || !(error instanceof GitError) || !retriableIndexLockFailure(args, error.gitExitCode, error.stderr)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+}
+
+function runGitOnce(args: readonly string[], options: RunGitOptions): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = execFile(
       'git',

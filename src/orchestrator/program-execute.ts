@@ -352,7 +352,7 @@ export async function executeProgram(options: ProgramExecuteOptions): Promise<Pr
       const failed = scouted.filter((item) => !item.scout.success);
       if (failed.length > 0) {
         run.status = 'blocked';
-        run.detail = `Scout failed for ${failed.map((item) => `${item.slug} (state ${item.scout.state}${'error' in item.scout ? `: ${item.scout.error}` : ''})`).join(', ')}`;
+        run.detail = `Scout failed for ${failed.map((item) => `${item.slug} (state ${item.scout.state}${'error' in item.scout && item.scout.error ? `: ${typeof item.scout.error === 'string' ? item.scout.error : `${item.scout.error.code}: ${item.scout.error.message}`}` : ''})`).join(', ')}`;
         done();
         return stop(`tier ${tier}: ${run.detail}`, 'BLOCKED');
       }

@@ -316,7 +316,9 @@ export interface RunCriticResult {
 /** Commits `file` alone when git sees a change in it; returns the new SHA (undefined when clean). */
 export async function commitManifest(repoDir: string, file: string, message: string, env: Readonly<Record<string, string | undefined>>): Promise<string | undefined> {
   const relative = path.relative(repoDir, file) || file;
-  const status = await runGit(['status', '--porcelain', '--untracked-files=all', '--', relative], { cwd: repoDir, env });
+  // --no-optional-locks: parallel Scouts of a PROGRAM tier commit in this checkout, and a status
+  // refreshing the index would hold index.lock while another one's `git add` needs it.
+  const status = await runGit(['--no-optional-locks', 'status', '--porcelain', '--untracked-files=all', '--', relative], { cwd: repoDir, env });
   if (status.trim() === '') return undefined;
   return commitFiles({ cwd: repoDir, files: [relative], message, env });
 }

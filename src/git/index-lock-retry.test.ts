@@ -1,0 +1,78 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { commitManifest } from '../orchestrator/run-critic.js';
+import { createGit } from './git-cli.js';
+import { runGit } from './run-git.js';
+
+const env = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@e', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@e', GIT_CONFIG_NOSYSTEM: '1' };
+
+function repo(): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'pw-index-retry-'));
+  execFileSync('git', ['init', '-q', '-b', 'main', dir]);
+  writeFileSync(path.join(dir, 'a.txt'), 'a\n');
+  execFileSync('git', ['add', 'a.txt'], { cwd: dir, env });
+  execFileSync('git', ['commit', '-q', '-m', 'base'], { cwd: dir, env });
+  return dir;
+}
+
+describe('git commands that meet another process’s index.lock', () => {
+  it('wait for it and succeed (runGit and the git port, also with exit 128 allowed); a lock that stays fails with git’s own message; stash is never retried', async () => {
+    const dir = repo();
+    try {
+      const lock = path.join(dir, '.git', 'index.lock');
+      // Another process holds the index for 150 ms (an editor's git status, a parallel Scout's commit).
+      const holdFor = (ms: number) => {
+        writeFileSync(lock, '');
+        setTimeout(() => rmSync(lock, { force: true }), ms);
+      };
+      writeFileSync(path.join(dir, 'b.txt'), 'b\n');
+      holdFor(150);
+      await runGit(['add', 'b.txt'], { cwd: dir, env });
+      writeFileSync(path.join(dir, 'c.txt'), 'c\n');
+      holdFor(150);
+      const git = createGit(dir, { env });
+      expect((await git.run(['add', 'c.txt'], { allowExitCodes: [128] })).exitCode).toBe(0);
+      holdFor(150);
+      await git.run(['commit', '-q', '-m', 'b and c']);
+      expect(execFileSync('git', ['show', '--name-only', '--format=', 'HEAD'], { cwd: dir, encoding: 'utf8' }).split('\n').filter(Boolean).sort()).toEqual(['b.txt', 'c.txt']);
+
+      // A lock nobody releases (a killed git): retried ~1.6 s, then git's error as before.
+      writeFileSync(lock, '');
+      writeFileSync(path.join(dir, 'd.txt'), 'd\n');
+      const started = Date.now();
+      await expect(runGit(['add', 'd.txt'], { cwd: dir, env })).rejects.toThrow(/index\.lock': File exists/);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(1_500);
+      const stash = Date.now();
+      await expect(git.run(['stash', 'push', '--include-untracked'])).rejects.toThrow();
+      expect(Date.now() - stash).toBeLessThan(1_500);
+      expect(existsSync(lock)).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('parallel manifest commits in one checkout (a PROGRAM tier’s Scouts) all land', async () => {
+    const dir = repo();
+    try {
+      // Tracked manifests, each rewritten by its Scout (the state line), as in a tier: a `git status`
+      // then refreshes the index and takes index.lock to write it back.
+      const files = Array.from({ length: 8 }, (_, index) => `IMPL-${index}.yaml`);
+      for (const file of files) writeFileSync(path.join(dir, file), 'state: SCOUT_PENDING\n');
+      execFileSync('git', ['add', ...files], { cwd: dir, env });
+      execFileSync('git', ['commit', '-q', '-m', 'scouting'], { cwd: dir, env });
+      for (const file of files) writeFileSync(path.join(dir, file), 'state: REVIEWED\n');
+      // Plus a user's plain `git status` (optional locks on) in the same checkout meanwhile.
+      const user = Promise.all(Array.from({ length: 6 }, () => runGit(['status', '--porcelain'], { cwd: dir, env })));
+      const shas = await Promise.all(files.map((file) => commitManifest(dir, path.join(dir, file), `chore: ${file}`, env)));
+      await user;
+      expect(shas.every((sha) => typeof sha === 'string' && /^[0-9a-f]{40}$/.test(sha))).toBe(true);
+      expect(execFileSync('git', ['rev-list', '--count', 'HEAD'], { cwd: dir, encoding: 'utf8' }).trim()).toBe('10');
+      expect(execFileSync('git', ['status', '--porcelain'], { cwd: dir, encoding: 'utf8' })).toBe('');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,22 @@
+/**
+ * Two git processes writing one checkout's index meet on `index.lock`; git does not wait for the
+ * other one, it fails at once ("Unable to create '…/index.lock': File exists", exit 128) before
+ * changing anything. polywave runs git in the same checkout from parallel steps (a PROGRAM tier
+ * scouts, prepares and commits several IMPLs at once) and users run their own git (an editor's
+ * `git status`), so such a failure is retried a few times, ~1.5 s in all. A lock that outlives the
+ * retries is a stale one (a killed git): the caller's own stale-lock handling and hints take over.
+ *
+ * Commands that may have done part of their work before they took the lock (stash, rebase, am,
+ * cherry-pick/revert sequences) are not retried.
+ */
+const contention = /Unable to create '[^']*index\.lock': File exists/;
+const notRetried = new Set(['stash', 'rebase', 'am', 'cherry-pick', 'revert', 'bisect', 'filter-branch']);
+
+/** Delays (ms) before each retry of a command that met another git process's index.lock. */
+export const indexLockRetryDelaysMs: readonly number[] = [20, 40, 80, 160, 320, 480, 500];
+
+/** True when `stderr` says the command failed on another process's index.lock and `args` may be re-run. */
+export function retriableIndexLockFailure(args: readonly string[], exitCode: number | null, stderr: string): boolean {
+  if (exitCode !== 128 || !contention.test(stderr)) return false;
+  return !args.some((arg) => notRetried.has(arg));
+}
