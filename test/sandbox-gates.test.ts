@@ -1,7 +1,7 @@
 /**
  * Quality gates inside the OS sandbox (issue 11, item 1: "gates: worktree + build caches
  * writable"), through the real gate runner on a real repository and worktree: a gate writes its
- * directory, its TMPDIR and the build caches; it cannot write outside (the main checkout from a
+ * directory, its TMPDIR and the repository's gate build cache (not the user's caches); it cannot write outside (the main checkout from a
  * worktree, `.git`, a sibling directory), read the user's credentials or reach the network; its
  * processes end with it. The result shape and the E38 cache are those of an unsandboxed gate;
  * `sandbox: false` turns it off.
@@ -35,20 +35,22 @@ async function layout(): Promise<{ repo: TestRepo; worktree: string; home: strin
 const gate = (command: string, extra: Partial<GateSpec> = {}): GateSpec => ({ type: 'custom', command, required: true, ...extra });
 
 describe.skipIf(!available)('quality gates in the sandbox', () => {
-  it('writes the gate directory, its TMPDIR and the build caches (~/.cache is created, ~/.npm exists)', async () => {
+  it("writes the gate directory, its TMPDIR and the build caches (the repository's gate build cache: test/sandbox-gate-cache.test.ts)", async () => {
     const { worktree, home, env } = await layout();
     const run = await runGates({
       repoDir: worktree,
       env,
       noCache: true,
-      gates: [gate('echo built > build.out && echo "$TMPDIR" > tmpdir.out && touch "$TMPDIR/x" && mkdir -p "$HOME/.cache/tool" && echo cached > "$HOME/.cache/tool/entry" && mkdir -p "$HOME/.npm" && touch "$HOME/.npm/entry"')],
+      gates: [gate('echo built > build.out && echo "$TMPDIR" > tmpdir.out && touch "$TMPDIR/x" && mkdir -p "$XDG_CACHE_HOME/tool" && echo cached > "$XDG_CACHE_HOME/tool/entry" && echo "$XDG_CACHE_HOME" > xdg.out && mkdir -p "$npm_config_cache" && touch "$npm_config_cache/entry"')],
     });
     expect(run.passed, run.results[0]!.output).toBe(true);
     expect(readFileSync(path.join(worktree, 'build.out'), 'utf8')).toBe('built\n');
     const tmpdir = readFileSync(path.join(worktree, 'tmpdir.out'), 'utf8').trim();
     expect(path.basename(tmpdir)).toMatch(/^polywave-gate-/);
     expect(existsSync(tmpdir)).toBe(false); // removed after the gate
-    expect(readFileSync(path.join(home, '.cache/tool/entry'), 'utf8')).toBe('cached\n');
+    const xdg = readFileSync(path.join(worktree, 'xdg.out'), 'utf8').trim();
+    expect(xdg.startsWith(path.join(home, '.cache', 'polywave', 'gate-build-cache'))).toBe(true);
+    expect(readFileSync(path.join(xdg, 'tool/entry'), 'utf8')).toBe('cached\n');
   });
 
   it('cannot write outside (main checkout, .git, a sibling), read the credentials or reach the network', async () => {

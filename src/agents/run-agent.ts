@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { JournalPaths } from '../engine/journal.js';
@@ -24,6 +24,7 @@ import { buildAgentSandboxPlan } from './sandbox/agent-sandbox.js';
 import type { SandboxPlan, SandboxSettings } from '../sandbox/sandbox-plan.js';
 import { sandboxStatus, type SandboxStatus } from '../sandbox/sandbox-status.js';
 import { sandboxUnavailableError } from '../sandbox/sandbox-unavailable-error.js';
+import { makeScratchDir } from '../sandbox/scratch-dirs.js';
 import { createToolExecutor, type ToolExecutor } from './sandbox/tool-executor.js';
 import { bashEnvironment } from './tools/bash-tool.js';
 
@@ -152,7 +153,8 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
   };
   if (!decision.sandboxed) onEvent({ type: 'agent-log', level: decision.reason === 'unsafe-no-sandbox' ? 'warn' : 'info', message: decision.message });
   const jail = await createJail(options.policy, { env: options.env });
-  const scratchDir = await mkdtemp(path.join(os.tmpdir(), `polywave-agent-${options.agentId.replace(/[^A-Za-z0-9-]/g, '_')}-`));
+  // Under the scratch parent that every other agent's and gate's sandbox hides (outside attack #12).
+  const scratchDir = await makeScratchDir(`polywave-agent-${options.agentId.replace(/[^A-Za-z0-9-]/g, '_')}-`);
   const home = path.join(scratchDir, 'home');
   const tmp = path.join(scratchDir, 'tmp');
   await Promise.all([mkdir(home, { recursive: true }), mkdir(tmp, { recursive: true })]);

@@ -1,8 +1,9 @@
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { runGit } from '../git/run-git.js';
-import { gatePlan, readSandboxSettings, sandboxStatus, wrapInSandbox, type SandboxedCommand } from '../sandbox/index.js';
+import { gatePlan, makeScratchDir, readSandboxSettings, sandboxStatus, wrapInSandbox, type SandboxedCommand } from '../sandbox/index.js';
+import { ensureGateBuildCache, gateBuildCacheEnv } from './build-cache.js';
 import { computeWorkspaceFingerprint, gateCacheKey, type GitRunner, type WorkspaceFingerprint } from './cache-key.js';
 import { resolveGateRepo, type RepoRegistry } from './config.js';
 import { detectFormatter } from './detect-formatter.js';
@@ -60,7 +61,7 @@ export interface GateRunContext {
   logStamp: string;
   /**
    * Run gate commands inside the OS sandbox when it is available (issue 11): the gate's directory,
-   * a private TMPDIR and the build caches writable, `.git` read-only, secrets unreadable, network =
+   * a private TMPDIR and the repository's gate build cache (build-cache.ts) writable, `.git` read-only, secrets unreadable, network =
    * polywave.config.json's `sandbox.network.allow`. Where it is unavailable gates run as before.
    */
   sandbox?: boolean;
@@ -234,30 +235,33 @@ async function sandboxGateCommand(command: string, cwd: string, context: GateRun
   const env = context.env ?? process.env;
   const status = await sandboxStatus({ env });
   if (!status.available) return undefined;
-  const tmp = await mkdtemp(path.join(os.tmpdir(), 'polywave-gate-'));
+  // Under the scratch parent that agents' and other gates' sandboxes hide (outside attack #12).
+  let tmp: string | undefined;
   try {
+    tmp = await makeScratchDir('polywave-gate-');
     const gitCommonDir = await runGit(['rev-parse', '--path-format=absolute', '--git-common-dir'], { cwd, env }).then(
       (output) => output.trim(),
       () => undefined,
     );
     const userHome = env.HOME ?? os.homedir();
-    // A cache directory that does not exist cannot be made writable: the XDG cache base (Go's build
-    // cache, pip, many tools) is created; the others are writable when they exist.
-    await mkdir(path.join(userHome, '.cache'), { recursive: true }).catch(() => undefined);
-    const plan = gatePlan({ directory: cwd, tmp, ...(gitCommonDir ? { gitCommonDir } : {}), config: await readSandboxSettings(context.repoDir), userHome, env });
+    // The repository's own build cache, never the user's (outside attack #13): see build-cache.ts.
+    const buildCache = ensureGateBuildCache(gitCommonDir ?? cwd, env);
+    const plan = gatePlan({ directory: cwd, tmp, caches: [buildCache], ...(gitCommonDir ? { gitCommonDir } : {}), config: await readSandboxSettings(context.repoDir), userHome, env });
     const stringEnv: Record<string, string> = {};
     for (const [name, value] of Object.entries(env)) if (value !== undefined) stringEnv[name] = value;
+    Object.assign(stringEnv, gateBuildCacheEnv(buildCache, env));
     stringEnv.TMPDIR = tmp;
     const wrapped = await wrapInSandbox(plan, command, { cwd, env: stringEnv, ...(context.signal ? { signal: context.signal } : {}) });
+    const gateTmp = tmp;
     return {
       wrapped,
       dispose: async () => {
         wrapped.release();
-        await rm(tmp, { recursive: true, force: true }).catch(() => undefined);
+        await rm(gateTmp, { recursive: true, force: true }).catch(() => undefined);
       },
     };
   } catch (error) {
-    await rm(tmp, { recursive: true, force: true }).catch(() => undefined);
+    if (tmp !== undefined) await rm(tmp, { recursive: true, force: true }).catch(() => undefined);
     return { error: `cannot start the sandbox for this gate: ${error instanceof Error ? error.message : String(error)}` };
   }
 }

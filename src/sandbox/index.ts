@@ -5,6 +5,7 @@
  *
  * - {@link sandboxStatus}: can it run here (cached per process; `POLYWAVE_SANDBOX=off` says no).
  * - {@link agentSandboxPlan} / {@link gatePlan}: what one agent / one quality gate may touch.
+ * - {@link makeScratchDir}: a private HOME/TMPDIR under the one scratch parent every plan hides.
  * - {@link wrapInSandbox}: a shell command → the file, arguments and environment to spawn.
  * - SANDBOX_UNAVAILABLE: {@link sandboxUnavailableError}.
  */
@@ -13,4 +14,5 @@ export { sandboxOverrideVariable, sandboxStatus, type SandboxStatus } from './sa
 export { sandboxInstallHint, sandboxUnavailableError, sandboxUnavailableMessage } from './sandbox-unavailable-error.js';
 export { resetSandboxManager as resetSandbox } from './sandbox-manager.js';
 export { readSandboxSettings } from './sandbox-settings.js';
+export { ensureScratchParent, foreignScratchDirs, makeScratchDir, scratchParent } from './scratch-dirs.js';
 export { sandboxCommandVariable, shellQuote, wrapInSandbox, type SandboxedCommand, type WrapInSandboxOptions } from './wrap-in-sandbox.js';

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { agentSandboxPlan, defaultBuildCaches, gatePlan, homeSecrets } from './sandbox-plan.js';
+import { scratchParent } from './scratch-dirs.js';
 
 const base = {
   root: '/repo/.claude/worktrees/wave1-agent-A',
@@ -48,6 +49,18 @@ describe('agentSandboxPlan', () => {
     expect(plan.writable).toEqual([base.root, base.home, base.tmp, '/home/user/.npm', '/opt/cache']);
   });
 
+  it("unreadable: other agents' and gates' scratch directories (the whole scratch parent by default), the own HOME/TMPDIR writable", () => {
+    const parent = scratchParent();
+    const own = { ...base, home: path.join(parent, 'polywave-agent-A-x', 'home'), tmp: path.join(parent, 'polywave-agent-A-x', 'tmp') };
+    const plan = agentSandboxPlan(own);
+    expect(plan.unreadable).toContain(parent);
+    expect(plan.writable).toEqual([own.root, own.home, own.tmp]);
+    const listed = agentSandboxPlan({ ...base, scratchDirs: ['/tmp/polywave-scratch-1000', '/tmp/polywave-agent-B-y'] });
+    expect(listed.unreadable).toEqual(expect.arrayContaining(['/tmp/polywave-scratch-1000', '/tmp/polywave-agent-B-y']));
+    // a scratch path containing the agent's own root is not denied (fail safe)
+    expect(agentSandboxPlan({ ...base, scratchDirs: ['/repo'] }).unreadable).not.toContain('/repo');
+  });
+
   it('every path is absolute', () => {
     const plan = agentSandboxPlan({ ...base, config: { writable: ['~/x'] }, readOnly: ['a/b'] });
     for (const entry of [...plan.writable, ...plan.readOnlyWithin, ...plan.unreadable]) expect(path.isAbsolute(entry)).toBe(true);
@@ -55,15 +68,16 @@ describe('agentSandboxPlan', () => {
 });
 
 describe('gatePlan', () => {
-  it('a worktree gate: its directory, TMPDIR and the build caches writable; .git read-only; secrets unreadable', () => {
-    const plan = gatePlan({ directory: base.root, tmp: '/tmp/gate-1', gitCommonDir: '/repo/.git', userHome: '/home/user' });
-    expect(plan.writable.slice(0, 2)).toEqual([base.root, '/tmp/gate-1']);
-    expect(plan.writable).toEqual(expect.arrayContaining(defaultBuildCaches('/home/user')));
-    expect(plan.writable).toContain('/home/user/.npm');
-    expect(plan.writable).toContain('/home/user/go/pkg/mod');
+  it("a worktree gate: its directory, TMPDIR and the repository's gate build cache writable, never the user's caches; .git read-only; secrets and scratch dirs unreadable", () => {
+    const cache = '/home/user/.cache/polywave/gate-build-cache/0123456789abcdef';
+    const plan = gatePlan({ directory: base.root, tmp: '/tmp/gate-1', caches: [cache], gitCommonDir: '/repo/.git', userHome: '/home/user', scratchDirs: ['/tmp/polywave-scratch-1000'] });
+    expect(plan.writable).toEqual([base.root, '/tmp/gate-1', cache]);
+    for (const userCache of defaultBuildCaches('/home/user')) expect(plan.writable).not.toContain(userCache);
     expect(plan.readOnlyWithin).toEqual([`${base.root}/.git`]);
-    expect(plan.unreadable).toContain('/home/user/.ssh');
+    expect(plan.unreadable).toEqual(expect.arrayContaining(['/home/user/.ssh', '/tmp/polywave-scratch-1000']));
     expect(plan.allowedHosts).toEqual([]);
+    // by default: the scratch parent of this user
+    expect(gatePlan({ directory: base.root, tmp: '/tmp/gate-1' }).unreadable).toContain(scratchParent());
   });
 
   it('a gate in the main checkout keeps the common git directory read-only', () => {

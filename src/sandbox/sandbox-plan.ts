@@ -4,6 +4,7 @@
  */
 import os from 'node:os';
 import path from 'node:path';
+import { foreignScratchDirs } from './scratch-dirs.js';
 
 /** The boundary the OS enforces for one agent or gate. */
 export interface SandboxPlan {
@@ -98,13 +99,25 @@ export interface AgentSandboxPlanInput {
   readOnly?: readonly string[];
   /** The orchestrator's environment: its TMPDIR / XDG_RUNTIME_DIR place the resident socket (hidden; so is this process's). */
   env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Scratch directories of other agents and gates, unreadable (default: {@link foreignScratchDirs}, the
+   * scratch parent and older versions' scratch directories); the agent's own HOME/TMPDIR inside them stay
+   * readable and writable (bound back over the denied parent).
+   */
+  scratchDirs?: readonly string[];
+}
+
+/** Denied scratch paths, except one that is or contains a path the plan writes as its working directory. */
+function scratchDenials(scratchDirs: readonly string[], root: string): string[] {
+  return scratchDirs.map((entry) => path.resolve(entry)).filter((entry) => !isInside(root, entry));
 }
 
 /**
  * The plan for an agent: writable = its root + private HOME + TMPDIR (+ `sandbox.writable`);
  * read-only within: `<root>/.git` (and the common git dir when it lies inside root, i.e. an agent
- * working in the main checkout); unreadable: every other worktree, the user's credentials and the
- * main checkout's `.env*` files (unless they are the agent's own root); network: `sandbox.network.allow`.
+ * working in the main checkout); unreadable: every other worktree, the user's credentials, the
+ * main checkout's `.env*` files (unless they are the agent's own root) and the scratch directories of
+ * other agents and gates, present and future (outside attack #12); network: `sandbox.network.allow`.
  */
 export function agentSandboxPlan(input: AgentSandboxPlanInput): SandboxPlan {
   const userHome = input.userHome ?? os.homedir();
@@ -121,6 +134,7 @@ export function agentSandboxPlan(input: AgentSandboxPlanInput): SandboxPlan {
     ...input.otherWorktrees.map((entry) => path.resolve(entry)).filter((entry) => entry !== root && !isInside(root, entry)),
     ...homeSecrets.map((entry) => path.join(userHome, entry)),
     ...envFiles,
+    ...scratchDenials(input.scratchDirs ?? foreignScratchDirs(), root),
     ...residentSocketDirs(),
     ...(input.env ? residentSocketDirs(input.env) : []),
   ]);
@@ -135,15 +149,24 @@ export interface GatePlanInput {
   tmp: string;
   /** The repository's common git directory, read-only when it lies inside `directory`. */
   gitCommonDir?: string;
-  /** Build caches the gate may write (default: {@link defaultBuildCaches} of the user's home). */
+  /**
+   * Build caches the gate may write: the repository's gate build cache (src/gates/build-cache.ts),
+   * never the user's own caches, which run outside any sandbox later (outside attack #13). Default: none.
+   */
   caches?: readonly string[];
   config?: SandboxSettings;
   userHome?: string;
   /** The environment the gate runs with: its TMPDIR / XDG_RUNTIME_DIR place the resident socket (hidden; so is this process's). */
   env?: Readonly<Record<string, string | undefined>>;
+  /** Scratch directories of agents and other gates, unreadable (default: {@link foreignScratchDirs}). */
+  scratchDirs?: readonly string[];
 }
 
-/** The user's build caches a gate may write: npm, pnpm, yarn, Go, Cargo, pip and the XDG cache. */
+/**
+ * The user's own build caches (npm, pnpm, yarn, Go, Cargo, pip, the XDG cache…). Gates used to write
+ * them; they are read-only in a gate's sandbox now, because what a gate writes there runs later outside
+ * any sandbox (corepack's shims, `npx`, Go's build cache, a cargo build script…).
+ */
 export function defaultBuildCaches(userHome: string = os.homedir()): string[] {
   return ['.npm', '.cache', '.cargo/registry', '.cargo/git', 'go/pkg/mod', '.local/share/pnpm', '.yarn', '.bun/install/cache', '.gradle/caches', '.m2/repository'].map((entry) =>
     path.join(userHome, entry),
@@ -151,15 +174,21 @@ export function defaultBuildCaches(userHome: string = os.homedir()): string[] {
 }
 
 /**
- * The plan for a quality gate: its directory, TMPDIR and the build caches writable, `<dir>/.git`
- * (and the common git dir inside it) read-only, secrets unreadable, network = `sandbox.network.allow`.
+ * The plan for a quality gate: its directory, TMPDIR and `caches` (the repository's gate build cache)
+ * writable, `<dir>/.git` (and the common git dir inside it) read-only, secrets and the scratch
+ * directories of agents and other gates unreadable, network = `sandbox.network.allow`.
  */
 export function gatePlan(input: GatePlanInput): SandboxPlan {
   const userHome = input.userHome ?? os.homedir();
   const directory = path.resolve(input.directory);
-  const writable = unique([directory, path.resolve(input.tmp), ...(input.caches ?? defaultBuildCaches(userHome)), ...(input.config?.writable ?? []).map((entry) => expandHome(entry, userHome))]);
+  const writable = unique([directory, path.resolve(input.tmp), ...(input.caches ?? []).map((entry) => path.resolve(entry)), ...(input.config?.writable ?? []).map((entry) => expandHome(entry, userHome))]);
   const gitCommonDir = input.gitCommonDir !== undefined ? path.resolve(input.gitCommonDir) : undefined;
   const readOnlyWithin = unique([path.join(directory, '.git'), ...(gitCommonDir !== undefined && isInside(gitCommonDir, directory) ? [gitCommonDir] : [])]);
-  const unreadable = unique([...homeSecrets.map((entry) => path.join(userHome, entry)), ...residentSocketDirs(), ...(input.env ? residentSocketDirs(input.env) : [])]);
+  const unreadable = unique([
+    ...homeSecrets.map((entry) => path.join(userHome, entry)),
+    ...scratchDenials(input.scratchDirs ?? foreignScratchDirs(), directory),
+    ...residentSocketDirs(),
+    ...(input.env ? residentSocketDirs(input.env) : []),
+  ]);
   return { writable, readOnlyWithin, unreadable, allowedHosts: unique(input.config?.network?.allow ?? []) };
 }
