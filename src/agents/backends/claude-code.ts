@@ -26,13 +26,22 @@
  * process, stay behind the PreToolUse jail. Git is read-only in Bash, so the agent commits through
  * `git_commit`. A plan with no usable sandbox here is a `config` failure (SANDBOX_UNAVAILABLE);
  * without a plan (the runner allowed `--unsafe-no-sandbox`) the hooks are the only confinement.
+ * Sandboxed, every Bash command also runs under polywave-seccomp (native/polywave-seccomp.c, the
+ * filter our own executor runs every sandboxed command through) when it was built here, inside
+ * Claude Code's sandbox, through Claude Code's CLAUDE_CODE_SHELL_PREFIX (see
+ * {@link seccompShellPrefixScript}): a Bash command and everything it starts cannot make a Unix
+ * datagram socketpair, which sandbox-runtime's own filter lets through (outside attack #6: such a
+ * socket reaches any host datagram socket the sandbox can see). A filter that cannot be applied
+ * here is a `config` failure (SANDBOX_UNAVAILABLE), never a run without it.
  *
  * The SDK is an optional dependency: it is loaded with a dynamic `import()` inside `run`, and a
  * missing SDK (or native binary) is a `config` failure with an install hint, never a stack trace.
  * Offline behaviour, environment and pitfalls: reference/claude-agent-sdk-offline.md.
  */
+import { spawnSync } from 'node:child_process';
 import { lstatSync, readdirSync, unlinkSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import type {
@@ -62,6 +71,7 @@ import type { JailDecision } from '../jail/types.js';
 import { sandboxStatus, sandboxUnavailableMessage, type SandboxPlan } from '../sandbox/index.js';
 import { gitCommitHint, isGitWriteRefusal, sandboxDenialsIn } from '../sandbox/sandbox-denials.js';
 import { gitCommitTool } from '../tools/report-tools.js';
+import { datagramFilter } from '../../sandbox/wrap-in-sandbox.js';
 
 type ClaudeAgentSdk = typeof import('@anthropic-ai/claude-agent-sdk');
 
@@ -306,6 +316,36 @@ function isBinaryProblem(message: string): boolean {
   return /native binary|executable .*(not found|failed to launch)|spawn .*ENOENT/i.test(message);
 }
 
+/**
+ * The CLAUDE_CODE_SHELL_PREFIX program for polywave-seccomp at `filter`. Claude Code runs every
+ * Bash command as `<prefix> '<command>'` INSIDE its sandbox (after sandbox-runtime's own start-up,
+ * whose socat relays must stay outside the filter: socat makes a datagram socketpair at start and
+ * aborts when refused — which is why the filter cannot simply be put on the Claude Code process),
+ * so the prefix execs `filter bash -c <command>`: the command and all it starts inherit the filter.
+ * Any other call shape is passed through the filter unchanged.
+ */
+export function seccompShellPrefixScript(filter: string): string {
+  const quoted = `'${filter.replace(/'/g, `'\\''`)}'`;
+  return [
+    '#!/bin/sh',
+    '# polywave: Claude Code runs each Bash command through this (CLAUDE_CODE_SHELL_PREFIX), inside its sandbox.',
+    `if [ "$#" -eq 1 ]; then exec ${quoted} bash -c "$1"; fi`,
+    `exec ${quoted} "$@"`,
+    '',
+  ].join('\n');
+}
+
+/**
+ * Checks that polywave-seccomp can apply its filter here and run a command (`filter true`, ~1 ms):
+ * `undefined` when it can, else why not.
+ */
+function filterWorks(filter: string): string | undefined {
+  const probe = spawnSync(filter, ['true'], { encoding: 'utf8', timeout: 10_000 });
+  if (probe.error) return probe.error.message;
+  if (probe.status !== 0) return (probe.stderr.trim().split('\n')[0] ?? '') || `exit ${String(probe.status ?? probe.signal)}`;
+  return undefined;
+}
+
 const quote = (paths: readonly string[]) => paths.map((file) => `\`${file}\``).join(', ');
 
 async function runClaudeCode(request: AgentRunRequest, loadSdk: () => Promise<ClaudeAgentSdk>): Promise<AgentOutcome> {
@@ -350,11 +390,18 @@ async function runClaudeCode(request: AgentRunRequest, loadSdk: () => Promise<Cl
   // --- The OS sandbox (Claude Code's own, configured from the plan). --------------------------------
   const plan = request.sandbox;
   let sandboxSettings: Options['sandbox'];
+  let filter: string | undefined;
+  let prefixDirectory: string | undefined;
   let placeholderDirectories: string[] = [];
   let filesBefore = new Set<string>();
   if (plan) {
     const status = await sandboxStatus({ env: request.env });
     if (!status.available) return outcome('failed', { failure: { kind: 'config', message: `SANDBOX_UNAVAILABLE: ${sandboxUnavailableMessage(status)}` } });
+    // The same rule as the tool executor (wrapInSandbox): through the filter whenever it was built.
+    filter = datagramFilter();
+    if (filter === undefined && process.platform === 'linux') {
+      request.onEvent({ type: 'agent-log', level: 'warn', message: 'polywave-seccomp is not built here (dist/native/polywave-seccomp; it needs a C compiler at install): Unix datagram socketpairs are not refused in Claude Code\'s sandbox' });
+    }
     const git = createGit(request.cwd, { env: { ...request.env } });
     try {
       const [commonDir, gitDir] = await Promise.all([git.commonDir(), git.gitDir()]);
@@ -363,6 +410,21 @@ async function runClaudeCode(request: AgentRunRequest, loadSdk: () => Promise<Cl
       filesBefore = regularFilesIn(placeholderDirectories);
     } catch (error) {
       return outcome('failed', { failure: { kind: 'config', message: `cannot find the repository of ${request.cwd} to keep its git directory read-only in the sandbox: ${errorMessage(error)}` } });
+    }
+    if (filter !== undefined) {
+      const broken = filterWorks(filter);
+      if (broken !== undefined) return outcome('failed', { failure: { kind: 'config', message: `SANDBOX_UNAVAILABLE: polywave-seccomp (${filter}) cannot apply its filter here: ${broken}; pass --unsafe-no-sandbox to run without the sandbox` } });
+      // The prefix program lives outside every path the agent may write (its own directory in the
+      // temp directory, which sandboxes see read-only), so no command can change it for the next one.
+      try {
+        prefixDirectory = await mkdtemp(path.join(os.tmpdir(), 'polywave-seccomp-shell-'));
+        const prefix = path.join(prefixDirectory, 'bash-under-seccomp');
+        await writeFile(prefix, seccompShellPrefixScript(filter), { mode: 0o555 });
+        env.CLAUDE_CODE_SHELL_PREFIX = prefix;
+      } catch (error) {
+        if (prefixDirectory !== undefined) await rm(prefixDirectory, { recursive: true, force: true });
+        return outcome('failed', { failure: { kind: 'config', message: `cannot write the seccomp shell prefix in ${os.tmpdir()}: ${errorMessage(error)}` } });
+      }
     }
   } else {
     request.onEvent({ type: 'agent-log', level: 'warn', message: 'claude-code runs WITHOUT the OS sandbox: only the jail hooks confine it' });
@@ -742,6 +804,7 @@ async function runClaudeCode(request: AgentRunRequest, loadSdk: () => Promise<Cl
   } finally {
     request.signal.removeEventListener('abort', onAbort);
     closeTurn();
+    if (prefixDirectory !== undefined) await rm(prefixDirectory, { recursive: true, force: true }).catch(() => undefined);
   }
   if (plan) {
     const removed = removeSandboxPlaceholders(placeholderDirectories, filesBefore);
