@@ -10,9 +10,11 @@ import { dispatchCodes } from '../dispatch/codes.js';
 import { agentJobDataSchema, assertGateJobIdentity, assertJobBranch, assertJobIdentity, assertJobModel, checkQueueName, gateJobDataSchema, jobLimits, jobRole, labelSubsets, normalizeLabels, queueNameFor, remoteKey, worktreeToken, type AgentJobData, type AgentJobReturn, type GateJobReturn } from '../dispatch/job.js';
 import { withoutCredentials } from '../agents/credentials.js';
 import { runGates } from '../gates/run-gates.js';
+import { sandboxInstallHint, sandboxStatus } from '../sandbox/index.js';
 import { assertRedisReachable, bullConnectionFromUrl, redactUserinfo, redisOptionsFromUrl } from '../dispatch/redis-url.js';
 import { claimWorkerId, removeWorkerRecord, workerIdPattern, writeWorkerRecord, type WorkerRecord } from '../dispatch/registry.js';
 import { journalPaths } from '../engine/journal.js';
+import { codes } from '../errors/codes.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { createGit } from '../git/git-cli.js';
 import { createJournalRelay, seedJobJournal, toPortableJournal, withRecoveredContext, type JournalRelay } from './journal-relay.js';
@@ -38,7 +40,11 @@ export interface WorkerOptions {
   stalledIntervalMs?: number;
   /** Registry heartbeat (ms; the record expires after 3 beats). Default 2 s. */
   heartbeatMs?: number;
-  /** Run agents without the OS sandbox — this worker's decision, never the job's. */
+  /**
+   * Run agents and gates without the OS sandbox — this worker's decision, never the job's. Without
+   * it, where the sandbox cannot run, model-backed agent jobs and every gate job are refused
+   * (SANDBOX_UNAVAILABLE).
+   */
   unsafeNoSandbox?: boolean;
   /**
    * Prefixes of job models that name their own endpoint or command (`openai-compatible:<url>#m`,
@@ -268,6 +274,9 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
    * worktree of the clone (`<dir>/gates/<job id>`), the E21 pre-merge gates run there by the same
    * runner as on the orchestrator (no E38 cache: the checkout is new each time), with this worker's
    * environment minus every credential variable; the results go back as the job's result.
+   * A gate runs the agent branch's code: where the OS sandbox cannot run, the job is refused
+   * (SANDBOX_UNAVAILABLE, naming this worker; nothing checked out or run) unless this worker was
+   * started with --unsafe-no-sandbox (outside attack #14: it ran unsandboxed).
    */
   const processGateJob = async (job: Job, token?: string): Promise<GateJobReturn> => {
     const parsed = gateJobDataSchema.safeParse(job.data);
@@ -280,6 +289,16 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       scratch = inside(path.join(dir, 'gates'), data.job_id);
     } catch (error) {
       throw new UnrecoverableError(PolywaveError.isInstance(error) ? `${error.code}: ${error.message}` : String(error));
+    }
+    if (!options.unsafeNoSandbox) {
+      const status = await sandboxStatus({ env });
+      if (!status.available) {
+        log(`gate job ${data.job_id}: refused, the OS sandbox is unavailable here (${status.detail})`);
+        const install = status.missing.length > 0 ? `install ${status.missing.join(', ')} there` : `install the sandbox's packages there (Debian/Ubuntu: ${sandboxInstallHint})`;
+        throw new UnrecoverableError(
+          `${codes.sandboxUnavailable}: worker ${id} on ${os.hostname()} refused gate job ${data.job_id}: the OS sandbox is unavailable there (${status.detail}), and gates run the agent branch's code only sandboxed; ${install}, or start that worker with --unsafe-no-sandbox`,
+        );
+      }
     }
     const admitted = admit(data.job_id);
     if ('handBackMs' in admitted) return handBack(job, token, admitted.handBackMs);

@@ -1,0 +1,97 @@
+/**
+ * Outside attack X2 #14 (2026-12-02), the regression test of its fix: a `polywave worker` where the
+ * OS sandbox cannot run refused model-backed agent jobs but ran gate jobs (`dispatch.gates:
+ * workers`) — the agent branch's code — unsandboxed. Now such a worker refuses gate jobs too
+ * (SANDBOX_UNAVAILABLE, naming the worker, nothing checked out or run) unless it was started with
+ * `--unsafe-no-sandbox`, the opt-out agent jobs already have.
+ *
+ * Real parts: a redis-server on loopback, a bare `file://` remote, two real `polywave worker`
+ * processes with the sandbox turned off (POLYWAVE_SANDBOX=off), each on its own named queue, and
+ * the orchestrator's Redis dispatcher sending each one gate job whose command writes a marker
+ * outside the checkout. Needs `npm run build` (the workers run bin/polywave.js).
+ */
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Dispatcher } from '../src/dispatch/dispatcher.js';
+import { createRedisDispatcher } from '../src/dispatch/redis-dispatcher.js';
+import { PolywaveError } from '../src/errors/polywave-error.js';
+import { createTestRepo, type TestRepo } from './support/git-repo.js';
+import { gitEnv, startRedis, startWorker, type TestRedis, type TestWorker } from './dispatch-support.js';
+
+const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-worker-gate-sandbox-'));
+const branchOf = (agent: string) => `polywave/gsb/wave1-agent-${agent}`;
+let redis: TestRedis;
+let repo: TestRepo;
+let remote: string;
+let head: string;
+const workers: TestWorker[] = [];
+const dispatchers: Dispatcher[] = [];
+
+beforeAll(async () => {
+  redis = await startRedis(path.join(scratch, 'redis'));
+  repo = await createTestRepo({ files: { 'src/a.js': "export const a = 'a';\n" } });
+  await repo.git.run(['init', '--quiet', '--bare', path.join(scratch, 'remote.git')]);
+  remote = `file://${path.join(scratch, 'remote.git')}`;
+  await repo.git.run(['push', '--quiet', remote, 'HEAD:refs/heads/main']);
+  await repo.git.run(['checkout', '--quiet', '-b', branchOf('A')]);
+  repo.write('src/a.js', "export const a = 'A';\n");
+  head = await repo.commitAll('A: a');
+  // Same machine, no sandbox for either: one refuses gate jobs, one was told to run them anyway.
+  const env = { POLYWAVE_SANDBOX: 'off' };
+  workers.push(
+    ...(await Promise.all([
+      startWorker({ id: 'gsb-off', redisUrl: redis.url, remote, dir: path.join(scratch, 'worker-off'), extra: ['--queue', 'gsb-off'], env }),
+      startWorker({ id: 'gsb-unsafe', redisUrl: redis.url, remote, dir: path.join(scratch, 'worker-unsafe'), extra: ['--queue', 'gsb-unsafe', '--unsafe-no-sandbox'], env }),
+    ])),
+  );
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all(dispatchers.map((dispatcher) => dispatcher.close()));
+  for (const worker of workers) worker.child.kill('SIGKILL');
+  await redis?.stop();
+  repo?.cleanup();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+/** One gate job of `agent` (its branch at `head`; one agent per job, so the two pushes to the remote do not race). */
+async function gateOn(queue: string, agent: string, marker: string) {
+  const dispatcher = await createRedisDispatcher({ url: redis.url, remote, queue, gates: 'workers', env: { ...process.env, ...gitEnv }, labelWaitMs: 10_000, pollMs: 200 });
+  dispatchers.push(dispatcher);
+  return dispatcher.runGateJob!({
+    slug: 'gsb',
+    wave: 1,
+    agentId: agent,
+    branch: branchOf(agent),
+    head,
+    repoRoot: repo.dir,
+    gates: [{ type: 'test', command: `touch ${marker}`, required: true }],
+    docsOnly: false,
+  });
+}
+
+describe('gate jobs on a worker without the OS sandbox', () => {
+  it('are refused with SANDBOX_UNAVAILABLE naming the worker (nothing run), unless the worker was started with --unsafe-no-sandbox', async () => {
+    const refusedMarker = path.join(scratch, 'GATE-RAN-off');
+    const unsafeMarker = path.join(scratch, 'GATE-RAN-unsafe');
+    const [refused, unsafe] = await Promise.allSettled([gateOn('gsb-off', 'A', refusedMarker), gateOn('gsb-unsafe', 'B', unsafeMarker)]);
+    // Before the fix: the gate ran unsandboxed there and passed (the marker was written outside its checkout).
+    expect(existsSync(refusedMarker), 'the sandbox-less worker ran the gate').toBe(false);
+    expect(refused.status).toBe('rejected');
+    const error = (refused as PromiseRejectedResult).reason as unknown;
+    expect(PolywaveError.isInstance(error) && error.code).toBe('SANDBOX_UNAVAILABLE');
+    expect((error as Error).message).toMatch(
+      new RegExp(`^gate job gsb\\.w1\\.A\\.gate\\.${head.slice(0, 12)}\\.[0-9a-f]{12} failed on its worker: SANDBOX_UNAVAILABLE: worker gsb-off on ${os.hostname().replace(/[.]/g, '\\.')} refused gate job .*: the OS sandbox is unavailable there \\(disabled by POLYWAVE_SANDBOX=off\\), .*or start that worker with --unsafe-no-sandbox$`),
+    );
+    expect(workers[0]!.log()).toMatch(/gate job gsb\.w1\.A\.gate\.[0-9a-f.]+: refused, the OS sandbox is unavailable here \(disabled by POLYWAVE_SANDBOX=off\)/);
+    // Nothing was checked out for it.
+    expect(existsSync(path.join(scratch, 'worker-off', 'gates')) ? readdirSync(path.join(scratch, 'worker-off', 'gates')) : []).toEqual([]);
+    // The opt-out (the same flag as for agent jobs): the same job runs, unsandboxed, on that worker.
+    expect(unsafe.status, String((unsafe as PromiseRejectedResult).reason)).toBe('fulfilled');
+    const ran = (unsafe as PromiseFulfilledResult<Awaited<ReturnType<typeof gateOn>>>).value;
+    expect([ran.worker, ran.run.passed]).toEqual(['gsb-unsafe', true]);
+    expect(existsSync(unsafeMarker)).toBe(true);
+  }, 60_000);
+});
