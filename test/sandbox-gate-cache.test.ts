@@ -6,9 +6,9 @@
  * per repository (src/gates/build-cache.ts), named to the tools through XDG_CACHE_HOME,
  * npm_config_cache, GOCACHE, … and the user's own caches are read-only in the gate's sandbox. The cache
  * stays warm: a later gate run of the same repository (another wave, the main checkout) finds what an
- * earlier one wrote.
+ * earlier one wrote; the caches of repositories that are gone are removed when a new one is made.
  */
-import { existsSync, mkdirSync, readFileSync, realpathSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { gateBuildCacheDir } from '../src/gates/build-cache.js';
@@ -41,7 +41,13 @@ describe.skipIf(!available)("a gate's build caches are polywave's, per repositor
       'mkdir -p "$npm_config_cache/_npx" "$GOCACHE" "$PIP_CACHE_DIR" "$CARGO_HOME" && echo npm > "$npm_config_cache/_npx/entry" && echo go > "$GOCACHE/entry"',
       'for v in XDG_CACHE_HOME npm_config_cache npm_config_store_dir GOCACHE GOMODCACHE PIP_CACHE_DIR CARGO_HOME GRADLE_USER_HOME YARN_CACHE_FOLDER BUN_INSTALL_CACHE_DIR; do echo "$v=$(printenv $v)"; done',
     ].join('; ');
+    // The cache of a repository deleted since (a `polywave demo` run) goes when a new cache is made.
+    const stale = path.join(home, '.cache', 'polywave', 'gate-build-cache', 'stale0123456789a');
+    mkdirSync(path.join(stale, 'go-mod', 'example.com'), { recursive: true });
+    writeFileSync(path.join(stale, 'REPOSITORY'), `${repo.sibling('deleted-repo')}/.git\n`);
+    chmodSync(path.join(stale, 'go-mod'), 0o555);
     const first = await runGates({ repoDir: worktree, env, noCache: true, gates: [{ type: 'test', command: attack, required: true }] });
+    expect(existsSync(stale)).toBe(false);
     const output = first.results[0]!.output;
     expect(first.passed, output).toBe(true);
     for (const marker of ['WROTE-XDG', 'WROTE-NPM', 'WROTE-GO']) expect(output).not.toContain(marker);

@@ -13,7 +13,7 @@
  * so the caches stay warm. Which variable moves which tool there: {@link gateBuildCacheEnv}.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -51,8 +51,51 @@ export function ensureGateBuildCache(repository: string, env: Env = process.env)
   if (!existsSync(path.join(directory, 'REPOSITORY'))) {
     mkdirSync(path.join(directory, 'xdg'), { recursive: true, mode: 0o700 });
     writeFileSync(path.join(directory, 'REPOSITORY'), `${path.resolve(repository)}\n`);
+    pruneGateBuildCaches(path.dirname(directory));
   }
   return directory;
+}
+
+/** `rm -rf`, also through the read-only directories Go's module cache makes. */
+function removeCache(directory: string): void {
+  try {
+    rmSync(directory, { recursive: true, force: true });
+  } catch {
+    const makeWritable = (entry: string): void => {
+      try {
+        if (!lstatSync(entry).isDirectory()) return;
+        chmodSync(entry, 0o700);
+        for (const child of readdirSync(entry)) makeWritable(path.join(entry, child));
+      } catch {
+        // gone or not ours: rmSync reports what is left
+      }
+    };
+    makeWritable(directory);
+    rmSync(directory, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Removes the gate build caches whose repository is gone (a deleted clone, `polywave demo`'s temporary
+ * repositories): run when a new one is made, so the hot path (a warm cache) never lists the directory.
+ * A cache without its REPOSITORY file (being made right now) is left alone.
+ */
+function pruneGateBuildCaches(parent: string): void {
+  let entries: string[];
+  try {
+    entries = readdirSync(parent);
+  } catch {
+    return;
+  }
+  for (const entry of entries) {
+    const cache = path.join(parent, entry);
+    try {
+      const repository = readFileSync(path.join(cache, 'REPOSITORY'), 'utf8').trim();
+      if (repository !== '' && !existsSync(repository)) removeCache(cache);
+    } catch {
+      // no REPOSITORY file (yet), or not removable: keep it
+    }
+  }
 }
 
 /** The user's Go module cache (read-only in a gate; seeds the gate's own through GOPROXY). */
