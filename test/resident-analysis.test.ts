@@ -1,11 +1,13 @@
 // The Scout's analysis commands in resident mode (issue 15 "warm check-callers", issue 13 resident
 // mode): one warm server answers check-callers / analyze-deps / detect-cascades while the repository
 // changes under it — edited, committed, renamed, deleted, an attributes file added, the repository
-// moved and another one made at its path — and every answer must be byte for byte what a fresh
+// moved and another one made at its path, an edit git can only see by its ctime (same size, mtime
+// put back, right after the index was written), a repository appearing inside the calling
+// directory — and every answer must be byte for byte what a fresh
 // `node bin/polywave.js` gives at that moment (a stale answer is the bug hunted here). Plus the
-// engine's memory in process: per-call repository roots and counters, blob-keyed facts.
+// engine's memory in process: repository roots checked per call, per-call counters, blob-keyed facts.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, statSync, symlinkSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -88,6 +90,25 @@ describe.skipIf(!enabled)('analysis commands through the warm server', () => {
     await same('edited');
     await repo.commitAll('edit service');
 
+    // Racy git: right after the commit wrote the index, an edit of the same size with the file's
+    // mtime put back (the server keeps the listing of an unchanged index between calls).
+    const test = repo.path('test/model.test.ts');
+    const { mtime } = statSync(test);
+    const text = repo.read('test/model.test.ts');
+    repo.write('test/model.test.ts', text.replace("makeWidget('t')", "makeWidgex('t')"));
+    utimesSync(test, mtime, mtime);
+    await same('same size and mtime, index just written', repo.dir, calls.slice(0, 1));
+    repo.write('test/model.test.ts', text);
+    utimesSync(test, mtime, mtime);
+
+    // A repository made inside the directory a call comes from (the server remembers which
+    // repository a directory is in), then removed again.
+    await same('from a subdirectory', repo.path('src'), calls.slice(0, 1));
+    await repo.run(['init', '-q', 'src']);
+    await same('a repository appeared in it', repo.path('src'), calls.slice(0, 1));
+    rmSync(repo.path('src/.git'), { recursive: true });
+    await same('and went away', repo.path('src'), calls.slice(0, 1));
+
     // Renamed and deleted files, committed; an untracked file is not analysed, staged it is.
     await repo.run(['mv', 'src/service.ts', 'src/svc.ts']);
     repo.remove('src/app.ts');
@@ -120,12 +141,12 @@ describe.skipIf(!enabled)('analysis commands through the warm server', () => {
     const [resident, node] = await Promise.all([runClient(['check-callers', 'makeWidget'], repo.sibling('moved'), env), runCli(['check-callers', 'makeWidget'], { cwd: repo.sibling('moved'), env })]);
     expect(resident).toEqual({ code: node.code, stdout: node.stdout, stderr: node.stderr });
     expect(resident.stderr).toMatch(/^analysis: parsed 0, cached \d+\n$/);
-    expect(served).toHaveLength(9);
+    expect(served).toHaveLength(13);
   }, 120_000);
 });
 
 describe('the engine in a long-lived process', () => {
-  it('repository roots live for one call; facts are remembered by blob id only; stats mode reads the disk cache', async () => {
+  it('repository roots are checked on every call; facts are remembered by blob id only; stats mode reads the disk cache', async () => {
     const repo = await analysisFixtureRepo('ts');
     const outer = await analysisCall({}, async () => {
       const context = await repoContext(repo.dir);
@@ -135,8 +156,16 @@ describe('the engine in a long-lived process', () => {
       return context;
     });
     const [again, counters] = await analysisCall({}, async () => [await repoContext(repo.dir), { ...currentScope().counters }] as const);
-    expect(again).not.toBe(outer); // asked of git again
+    expect(again).not.toBe(outer); // a new context (git's answer is remembered only while what it depends on is unchanged)
+    expect(again).toMatchObject({ root: outer.root, commonDir: outer.commonDir });
     expect(counters).toEqual({ parsed: 0, cached: 0 });
+    // A repository made in a directory whose repository was remembered: it is the answer at once.
+    const sub = repo.path('src');
+    expect((await analysisCall({}, () => repoContext(sub))).root).toBe(outer.root);
+    await repo.run(['init', '-q', 'src']);
+    expect((await analysisCall({}, () => repoContext(sub))).root).toBe(sub);
+    rmSync(path.join(sub, '.git'), { recursive: true });
+    expect((await analysisCall({}, () => repoContext(sub))).root).toBe(outer.root);
 
     // Searched twice in calls: the second answer comes from the word index and remembered facts; an edit is seen at once.
     const call = <T>(fn: () => Promise<T>) => analysisCall({}, fn);

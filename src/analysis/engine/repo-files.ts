@@ -10,7 +10,7 @@
  * separate checkouts git does not list here.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { lstatSync, readFileSync } from 'node:fs';
 import { lstat, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createGit } from '../../git/git-cli.js';
@@ -55,26 +55,91 @@ export interface RepoContext {
 }
 
 /**
- * The repository containing `repoRoot` (top level and common git dir), remembered for the current
- * analysis call only ({@link analysisCall}): a later call asks git again, so a moved or re-created
- * repository, a new `.git` above the directory or another GIT_DIR is never answered from memory.
+ * The repository containing `repoRoot` (top level and common git dir), shared by the engine calls
+ * of the current analysis call ({@link analysisCall}). Between calls, a process using the engine's
+ * memory (the resident server) keeps the answer of `git rev-parse` for a directory together with
+ * what it depended on, and uses it again only when all of that is unchanged ({@link contextSignature});
+ * otherwise git is asked again — so a moved or re-created repository, a new `.git` between the
+ * directory and the top level, or a changed environment is never answered from memory.
  */
 export function repoContext(repoRoot: string): Promise<RepoContext> {
   const key = path.resolve(repoRoot);
-  const contexts = currentScope().contexts;
+  const scope = currentScope();
+  const contexts = scope.contexts;
   let context = contexts.get(key);
   if (!context) {
     context = (async () => {
+      const known = scope.memory ? knownContexts.get(key) : undefined;
+      if (known !== undefined && known.signature === contextSignature(key, known.root)) {
+        return { root: known.root, git: createGit(known.root), commonDir: known.commonDir };
+      }
       const git = createGit(key);
       const out = await git.run(['rev-parse', '--show-toplevel', '--git-common-dir']);
       const [top, common] = out.stdout.split('\n');
       const root = path.resolve(top!.trim());
-      return { root, git: createGit(root), commonDir: path.resolve(key, common!.trim()) };
+      const commonDir = path.resolve(key, common!.trim());
+      if (scope.memory) {
+        // Taken after git answered: anything changed since makes the next signature differ.
+        const signature = commonDir === path.join(root, '.git') ? contextSignature(key, root) : undefined;
+        if (signature === undefined) knownContexts.delete(key);
+        else {
+          knownContexts.set(key, { root, commonDir, signature });
+          while (knownContexts.size > 64) knownContexts.delete(knownContexts.keys().next().value!);
+        }
+      }
+      return { root, git: createGit(root), commonDir };
     })();
     context.catch(() => contexts.delete(key));
     contexts.set(key, context);
   }
   return context;
+}
+
+/** Directories whose repository this process found before (memory scope only), with what that answer depended on. */
+const knownContexts = new Map<string, { root: string; commonDir: string; signature: string }>();
+
+/** Git's own variables and where its configuration and binary are found: a change asks git again. */
+function environmentKey(): string {
+  const env = process.env;
+  const names = Object.keys(env).filter((name) => name.startsWith('GIT_') || name === 'HOME' || name === 'XDG_CONFIG_HOME' || name === 'PATH').sort();
+  return names.map((name) => `${name}=${env[name]}`).join('\0');
+}
+
+function statKey(file: string): string | undefined {
+  const stats = lstatSync(file, { bigint: true, throwIfNoEntry: false });
+  return stats && `${stats.mode}:${stats.dev}:${stats.ino}:${stats.uid}`;
+}
+
+/**
+ * What git's answer for `key` (top level `root`, common dir `root/.git`) depends on, or undefined
+ * where it is not remembered. Git finds the repository by walking up from the directory to the
+ * first one holding `.git` (or being a git directory itself, which needs a HEAD): every directory
+ * from `key` up to `root` is the same one (device, inode — a moved or re-created directory is
+ * another), none below `root` holds `.git` or `HEAD`, and `root/.git` is the same directory with
+ * the same config file (core.worktree, core.bare), a HEAD, and no `commondir` (not a linked
+ * worktree). Only for directories the process's user owns (git's safe.directory check) and plain
+ * paths below the top level (no symbolic link between them, not inside `.git`).
+ */
+function contextSignature(key: string, root: string): string | undefined {
+  const relative = path.relative(root, key);
+  if (relative.startsWith('..') || path.isAbsolute(relative) || relative === '.git' || relative.startsWith(`.git${path.sep}`)) return undefined;
+  const uid = process.getuid?.();
+  const parts = [environmentKey()];
+  for (let dir = key; ; dir = path.dirname(dir)) {
+    const stats = lstatSync(dir, { bigint: true, throwIfNoEntry: false });
+    if (!stats?.isDirectory() || Number(stats.uid) !== uid) return undefined;
+    parts.push(`${dir}:${stats.dev}:${stats.ino}`);
+    if (dir === root) break;
+    if (lstatSync(path.join(dir, '.git'), { throwIfNoEntry: false }) || lstatSync(path.join(dir, 'HEAD'), { throwIfNoEntry: false })) return undefined;
+    if (path.dirname(dir) === dir) return undefined;
+  }
+  const gitDir = path.join(root, '.git');
+  const gitStats = lstatSync(gitDir, { bigint: true, throwIfNoEntry: false });
+  if (!gitStats?.isDirectory() || Number(gitStats.uid) !== uid) return undefined;
+  const config = lstatSync(path.join(gitDir, 'config'), { bigint: true, throwIfNoEntry: false });
+  if (!statKey(path.join(gitDir, 'HEAD')) || statKey(path.join(gitDir, 'commondir'))) return undefined;
+  parts.push(`${gitStats.dev}:${gitStats.ino}`, config ? `${config.ino}:${config.size}:${config.mtimeNs}:${config.ctimeNs}` : '-');
+  return parts.join('\n');
 }
 
 function splitZ(text: string): string[] {
@@ -98,46 +163,98 @@ export interface RepoListing {
   fingerprint: string;
 }
 
+/**
+ * The last listing of each repository (memory scope only, whole repository, no untracked files):
+ * `git ls-files -s` is asked again only when the index file changed (git replaces it on every
+ * write: another inode, size or time), and the listing object is reused when `git diff-files` and
+ * the hashes of the modified files are what they were — the same inputs give the same listing.
+ */
+const knownListings = new Map<string, { indexKey: string; staged: string; changed?: string; diskKey?: string; listing?: RepoListing }>();
+
+/** The identity of `<root>/.git/index` (a main worktree's own index only), or undefined. */
+function indexKey(context: RepoContext): string | undefined {
+  if (context.commonDir !== path.join(context.root, '.git')) return undefined;
+  const gitDir = lstatSync(context.commonDir, { throwIfNoEntry: false });
+  const index = gitDir?.isDirectory() ? lstatSync(path.join(context.commonDir, 'index'), { bigint: true, throwIfNoEntry: false }) : undefined;
+  return index?.isFile() ? `${index.dev}:${index.ino}:${index.size}:${index.mtimeNs}:${index.ctimeNs}` : undefined;
+}
+
 /** {@link listRepoFiles} plus every listed path. */
 export async function listRepo(context: RepoContext, options: { only?: readonly string[]; includeUntracked?: boolean } = {}): Promise<RepoListing> {
   const { git, root } = context;
   const pathspec = options.only ? ['--', ...options.only] : [];
+  const remember = currentScope().memory && !options.only && !options.includeUntracked;
+  // Taken before git reads the index: a change after this makes the next call's key differ.
+  const currentIndex = remember ? indexKey(context) : undefined;
+  const known = currentIndex === undefined ? undefined : knownListings.get(root);
+  const sameIndex = known !== undefined && known.indexKey === currentIndex;
   const [staged, changed, untracked] = await Promise.all([
-    git.run(['ls-files', '-s', '-z', ...pathspec]),
+    sameIndex ? { stdout: known.staged } : git.run(['ls-files', '-s', '-z', ...pathspec]),
     git.run(['diff-files', '--name-only', '-z', ...pathspec]),
     options.includeUntracked ? git.run(['ls-files', '-o', '--exclude-standard', '-z', ...pathspec]) : Promise.resolve({ stdout: '' }),
   ]);
   const modified = new Set(splitZ(changed.stdout));
+  // Working-tree state that the listing depends on: content of every modified file (hashed), link or not.
+  const fromDisk = new Map<string, { blob: string; symlink: boolean } | null>();
+  const otherModified = new Map<string, string>();
+  await Promise.all(
+    [...modified].filter(isAnalysable).map(async (file) => {
+      const content = await readFile(path.join(root, file)).catch(() => undefined);
+      if (content === undefined) {
+        fromDisk.set(file, null); // deleted in the working tree
+        return;
+      }
+      const regular = await lstat(path.join(root, file)).then((stats) => stats.isFile(), () => false);
+      fromDisk.set(file, { blob: blobId(content), symlink: !regular });
+    }),
+  );
+  // go.mod / Cargo.toml edits change resolution: their working-tree state counts too.
+  for (const file of modified) if (!isAnalysable(file)) otherModified.set(file, await readFile(path.join(root, file), 'utf8').catch(() => ''));
+  const diskKey = currentIndex === undefined ? undefined : JSON.stringify([[...fromDisk].sort(), [...otherModified].sort()]);
+  if (sameIndex && known.listing && known.changed === changed.stdout && known.diskKey === diskKey) {
+    const listing = known.listing;
+    return { files: [...listing.files], allPaths: [...listing.allPaths], fingerprint: listing.fingerprint };
+  }
   const files = new Map<string, RepoFile>();
-  const fromDisk: string[] = [];
   const allPaths: string[] = [];
+  const listedModified: string[] = [];
   for (const entry of splitZ(staged.stdout)) {
     const tab = entry.indexOf('\t');
     const file = entry.slice(tab + 1);
     allPaths.push(file);
     const [mode, blob] = entry.slice(0, tab).split(' ');
     if (mode === '160000' || !isAnalysable(file)) continue;
-    if (modified.has(file)) fromDisk.push(file);
+    if (modified.has(file)) listedModified.push(file);
     else files.set(file, { file, lang: languageOf(file)!, blob: blob!, fromWorktree: false, ...(mode === '120000' ? { symlink: true as const } : {}) });
   }
+  const untrackedFiles: string[] = [];
   for (const file of splitZ(untracked.stdout)) {
     allPaths.push(file);
-    if (isAnalysable(file) && !files.has(file)) fromDisk.push(file);
+    if (isAnalysable(file) && !files.has(file)) untrackedFiles.push(file);
   }
-  await Promise.all(
-    fromDisk.map(async (file) => {
-      const content = await readFile(path.join(root, file)).catch(() => undefined);
-      if (content === undefined) return; // deleted in the working tree
-      const regular = await lstat(path.join(root, file)).then((stats) => stats.isFile(), () => false);
-      files.set(file, { file, lang: languageOf(file)!, blob: blobId(content), fromWorktree: true, ...(regular ? {} : { symlink: true as const }) });
-    }),
-  );
+  for (const file of untrackedFiles) {
+    if (fromDisk.has(file)) continue;
+    const content = await readFile(path.join(root, file)).catch(() => undefined);
+    if (content === undefined) continue;
+    const regular = await lstat(path.join(root, file)).then((stats) => stats.isFile(), () => false);
+    fromDisk.set(file, { blob: blobId(content), symlink: !regular });
+  }
+  for (const file of [...listedModified, ...untrackedFiles]) {
+    const state = fromDisk.get(file);
+    if (state) files.set(file, { file, lang: languageOf(file)!, blob: state.blob, fromWorktree: true, ...(state.symlink ? { symlink: true as const } : {}) });
+  }
   const sorted = [...files.values()].sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
   const fingerprint = createHash('sha1').update(staged.stdout).update('\0').update(changed.stdout).update('\0').update(untracked.stdout);
   for (const entry of sorted) if (entry.fromWorktree) fingerprint.update(`${entry.file}\0${entry.blob}\n`);
-  // go.mod / Cargo.toml edits change resolution: their working-tree state counts too.
-  for (const file of modified) if (!isAnalysable(file)) fingerprint.update(`${file}\0${await readFile(path.join(root, file), 'utf8').catch(() => '')}\n`);
-  return { files: sorted, allPaths, fingerprint: fingerprint.digest('hex') };
+  for (const [file, text] of otherModified) fingerprint.update(`${file}\0${text}\n`);
+  const listing = { files: sorted, allPaths, fingerprint: fingerprint.digest('hex') };
+  if (currentIndex !== undefined) {
+    knownListings.delete(root);
+    knownListings.set(root, { indexKey: currentIndex, staged: staged.stdout, changed: changed.stdout, diskKey, listing });
+    while (knownListings.size > 16) knownListings.delete(knownListings.keys().next().value!);
+    return { files: [...sorted], allPaths: [...allPaths], fingerprint: listing.fingerprint };
+  }
+  return listing;
 }
 
 /** The texts of `files`: working-tree files from disk, the rest from git's object store in one batch. */

@@ -3,14 +3,19 @@
  * server, `polywave serve`, the daemon) answers exactly as a fresh process would after files are
  * edited, committed, added, deleted, or the repository is moved.
  *
- * - Per call ({@link analysisCall}): repository roots (`git rev-parse` from a directory) and the
- *   counters behind POLYWAVE_ANALYSIS_STATS=1. A command's run opens one call; an API call made
- *   outside any call is its own call. Nothing of this survives the call: a root found for a path
- *   is never reused after the directory moved, a `.git` appeared above it, or GIT_DIR changed.
+ * - Per call ({@link analysisCall}): repository contexts and the counters behind
+ *   POLYWAVE_ANALYSIS_STATS=1. A command's run opens one call; an API call made outside any call is
+ *   its own call.
+ * - Between calls, checked on every call (repo-files.ts, memory scope only): the repository git
+ *   found for a directory, used again only while every directory from it up to the top level is the
+ *   same one (device, inode), none holds a `.git`, and the top level's `.git`, its config and the
+ *   git environment are unchanged — a moved or re-created repository or a new `.git` above the
+ *   directory asks git again; and the last `git ls-files -s` of a repository, used again only while
+ *   `.git/index` is the same file (git replaces it on every write).
  * - Per process, content-addressed only ({@link memory}): facts, text lines and word sets of a
  *   git blob id (+ language + engine version). A blob id names exact bytes, so these can never be
- *   stale; which blob a path holds now is asked of git on every call (`ls-files -s` +
- *   `diff-files`, working-tree files hashed), never remembered. Bounded (POLYWAVE_ANALYSIS_MEMORY_CHARS,
+ *   stale; which blob a path holds now is asked of git on every call (`diff-files`, working-tree
+ *   files hashed; the index's entries as above). Bounded (POLYWAVE_ANALYSIS_MEMORY_CHARS,
  *   default 64 Mi characters, a word charged 32; the oldest-stored blobs are dropped first). Used inside {@link analysisCall}s only (the commands; API calls outside one read
  *   the disk cache as before), and not with POLYWAVE_ANALYSIS_STATS=1, whose counts describe the disk cache.
  */
