@@ -57,6 +57,9 @@ describe('agentSandboxPlan', () => {
     expect(plan.writable).toEqual([own.root, own.home, own.tmp]);
     const listed = agentSandboxPlan({ ...base, scratchDirs: ['/tmp/polywave-scratch-1000', '/tmp/polywave-agent-B-y'] });
     expect(listed.unreadable).toEqual(expect.arrayContaining(['/tmp/polywave-scratch-1000', '/tmp/polywave-agent-B-y']));
+    // an orchestrator whose TMPDIR differs: that parent, this process's and /tmp's are all denied
+    const uid = process.getuid?.() ?? 'user';
+    expect(agentSandboxPlan({ ...base, env: { TMPDIR: '/var/tmp/elsewhere' } }).unreadable).toEqual(expect.arrayContaining([parent, `/var/tmp/elsewhere/polywave-scratch-${uid}`, `/tmp/polywave-scratch-${uid}`]));
     // a scratch path containing the agent's own root is not denied (fail safe)
     expect(agentSandboxPlan({ ...base, scratchDirs: ['/repo'] }).unreadable).not.toContain('/repo');
   });

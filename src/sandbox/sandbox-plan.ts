@@ -134,7 +134,7 @@ export function agentSandboxPlan(input: AgentSandboxPlanInput): SandboxPlan {
     ...input.otherWorktrees.map((entry) => path.resolve(entry)).filter((entry) => entry !== root && !isInside(root, entry)),
     ...homeSecrets.map((entry) => path.join(userHome, entry)),
     ...envFiles,
-    ...scratchDenials(input.scratchDirs ?? foreignScratchDirs(), root),
+    ...scratchDenials(input.scratchDirs ?? foreignScratchDirs(input.env), root),
     ...residentSocketDirs(),
     ...(input.env ? residentSocketDirs(input.env) : []),
   ]);
@@ -186,7 +186,7 @@ export function gatePlan(input: GatePlanInput): SandboxPlan {
   const readOnlyWithin = unique([path.join(directory, '.git'), ...(gitCommonDir !== undefined && isInside(gitCommonDir, directory) ? [gitCommonDir] : [])]);
   const unreadable = unique([
     ...homeSecrets.map((entry) => path.join(userHome, entry)),
-    ...scratchDenials(input.scratchDirs ?? foreignScratchDirs(), directory),
+    ...scratchDenials(input.scratchDirs ?? foreignScratchDirs(input.env), directory),
     ...residentSocketDirs(),
     ...(input.env ? residentSocketDirs(input.env) : []),
   ]);

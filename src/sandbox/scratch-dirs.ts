@@ -16,8 +16,12 @@ import path from 'node:path';
 
 /** The parent of this user's scratch directories: `<os.tmpdir()>/polywave-scratch-<uid>`. */
 export function scratchParent(): string {
+  return parentIn(os.tmpdir());
+}
+
+function parentIn(tmp: string): string {
   const uid = typeof process.getuid === 'function' ? process.getuid() : 'user';
-  return path.join(os.tmpdir(), `polywave-scratch-${uid}`);
+  return path.join(tmp, `polywave-scratch-${uid}`);
 }
 
 /**
@@ -47,18 +51,19 @@ const legacyScratchName = /^polywave-(agent|gate)-/;
 /**
  * Every path a sandbox must not read because it holds some polywave process's scratch files: the
  * scratch parent (whatever is made in it later included) and the scratch directories that older
- * versions made directly in the temp directory (those existing now). The caller's own scratch
+ * versions made directly in the temp directory (those existing now) — in this process's temp
+ * directory, in `env`'s (an orchestrator whose TMPDIR differs) and in /tmp. The caller's own scratch
  * directories stay readable by being writable in its plan (bound back over the parent).
  */
-export function foreignScratchDirs(): string[] {
-  const tmp = os.tmpdir();
-  let legacy: string[] = [];
-  try {
-    legacy = readdirSync(tmp)
-      .filter((name) => legacyScratchName.test(name))
-      .map((name) => path.join(tmp, name));
-  } catch {
-    // an unreadable temp directory: only the parent
+export function foreignScratchDirs(env: Readonly<Record<string, string | undefined>> = process.env): string[] {
+  const roots = [...new Set([os.tmpdir(), env.TMPDIR, '/tmp'].filter((entry): entry is string => typeof entry === 'string' && path.isAbsolute(entry)).map((entry) => path.resolve(entry)))];
+  const result: string[] = roots.map(parentIn);
+  for (const tmp of roots) {
+    try {
+      for (const name of readdirSync(tmp)) if (legacyScratchName.test(name)) result.push(path.join(tmp, name));
+    } catch {
+      // an unreadable temp directory: only the parent
+    }
   }
-  return [scratchParent(), ...legacy];
+  return [...new Set(result)];
 }
