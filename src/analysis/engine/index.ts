@@ -285,18 +285,38 @@ interface WordIndex {
 const grepExtensions = /\.(?:ts|mts|cts|tsx|js|mjs|cjs|jsx|go|py|rs)$/;
 const starExtensions = /\.(?:ts|mts|cts|tsx|js|mjs|cjs|jsx|py|rs)$/;
 
-async function attributesPossible(context: RepoContext, listing: RepoListing): Promise<boolean> {
-  const env = process.env;
-  if (env.GIT_ATTR_SOURCE !== undefined || env.GIT_ATTR_NOSYSTEM !== undefined) return true;
+/** The directories of a listing's paths ('' first), or undefined when a `.gitattributes` is listed; remembered per listing. */
+function listedDirectories(context: RepoContext, listing: RepoListing): string[] | undefined {
+  const key = `${context.root}\0${listing.fingerprint}`;
+  if (recentDirectories.has(key)) return recentDirectories.get(key)!;
+  let result: string[] | undefined;
   const dirs = new Set(['']);
   for (const file of listing.allPaths) {
-    if (file === '.gitattributes' || file.endsWith('/.gitattributes')) return true;
+    if (file === '.gitattributes' || file.endsWith('/.gitattributes')) {
+      result = undefined;
+      dirs.clear();
+      break;
+    }
     for (let slash = file.lastIndexOf('/'); slash > 0; slash = file.lastIndexOf('/', slash - 1)) {
       const dir = file.slice(0, slash);
       if (dirs.has(dir)) break;
       dirs.add(dir);
     }
   }
+  if (dirs.size > 0) result = [...dirs];
+  recentDirectories.set(key, result);
+  while (recentDirectories.size > 4) recentDirectories.delete(recentDirectories.keys().next().value!);
+  return result;
+}
+
+/** {@link listedDirectories} of the last few listings (a listing's fingerprint covers its paths). */
+const recentDirectories = new Map<string, string[] | undefined>();
+
+async function attributesPossible(context: RepoContext, listing: RepoListing): Promise<boolean> {
+  const env = process.env;
+  if (env.GIT_ATTR_SOURCE !== undefined || env.GIT_ATTR_NOSYSTEM !== undefined) return true;
+  const dirs = listedDirectories(context, listing);
+  if (dirs === undefined) return true;
   // Untracked attribute files count for git grep too.
   for (const dir of dirs) if (existsSync(path.join(context.root, dir, '.gitattributes'))) return true;
   if (existsSync(path.join(context.commonDir, 'info', 'attributes'))) return true;
@@ -345,11 +365,19 @@ async function wordIndex(context: RepoContext, listing: RepoListing, options: { 
     }
   }
   const files = known;
+  const hits = wordHits.get(files) ?? new Map<string, string[]>();
+  wordHits.set(files, hits);
   return {
     withWords(words) {
+      // The files of one word are remembered with the listing's index (same listing, same answer).
+      const key = words.join('\0');
+      const remembered = hits.get(key);
+      if (remembered) return [...remembered];
       const result: string[] = [];
       for (const [file, { words: present }] of files) if (present && words.some((word) => present.has(word))) result.push(file);
-      return result;
+      hits.set(key, result);
+      while (hits.size > 64) hits.delete(hits.keys().next().value!);
+      return [...result];
     },
     withStars() {
       const result: string[] = [];
@@ -362,6 +390,8 @@ async function wordIndex(context: RepoContext, listing: RepoListing, options: { 
 type ListingWords = Map<string, { words: ReadonlySet<string> | null; fixed: number }>;
 /** Word indexes of the last few listings (keyed by the listing's fingerprint: content-addressed). */
 const recentIndexes = new Map<string, ListingWords>();
+/** Files holding a word (or any of several), per word index. */
+const wordHits = new WeakMap<ListingWords, Map<string, string[]>>();
 
 /** The words of every listed file, from remembered blobs or by reading the files; `exact` when every read file had its listed blob id. */
 function indexListing(context: RepoContext, listing: RepoListing): { known: ListingWords; exact: boolean } {
@@ -421,6 +451,14 @@ async function filesWithFixed(context: RepoContext, texts: readonly string[], op
   args.push('--', ...(options.files ?? ['*.ts', '*.mts', '*.cts', '*.tsx', '*.js', '*.mjs', '*.cjs', '*.jsx', '*.py', '*.rs']));
   const answer = await context.git.run(args, { allowExitCodes: [1] });
   return answer.stdout.split('\0').filter((file) => file !== '');
+}
+
+/** `c` of `a::b.c` (the name after the last `::`, then after the last `.`). */
+function lastSegment(name: string): string {
+  const colons = name.lastIndexOf('::');
+  const tail = colons < 0 ? name : name.slice(colons + 2);
+  const dot = tail.lastIndexOf('.');
+  return dot < 0 ? tail : tail.slice(dot + 1);
 }
 
 /**
@@ -567,7 +605,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     for (const raw of item.facts.imports) {
       if (raw.reexport) continue;
       for (const name of raw.names) {
-        const imported = name.imported.split('::').pop()!.split('.').pop()!;
+        const imported = lastSegment(name.imported);
         if (exportedNames.has(imported) && name.local !== symbol && name.local !== '*') aliases.set(name.local, imported);
       }
     }

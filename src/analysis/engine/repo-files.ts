@@ -179,8 +179,34 @@ function indexKey(context: RepoContext): string | undefined {
   return index?.isFile() ? `${index.dev}:${index.ino}:${index.size}:${index.mtimeNs}:${index.ctimeNs}` : undefined;
 }
 
+/** A pathspec git matches literally: a clean repo-relative path (the file itself or a directory above files). */
+const plainPath = /^(?!\/)(?!.*(?:^|\/)\.{1,2}(?:\/|$))(?!.*\/\/)[^*?[\\:]+(?<!\/)$/;
+
 /** {@link listRepoFiles} plus every listed path. */
 export async function listRepo(context: RepoContext, options: { only?: readonly string[]; includeUntracked?: boolean } = {}): Promise<RepoListing> {
+  const scope = currentScope();
+  if (!scope.memory || options.includeUntracked) return listRepoNow(context, options);
+  // One listing of the whole repository per call; a list of plain paths is taken from it.
+  if (options.only && !options.only.every((file) => plainPath.test(file))) return listRepoNow(context, options);
+  let whole = scope.listings.get(context.root);
+  if (!whole) {
+    whole = listRepoNow(context, {});
+    whole.catch(() => scope.listings.delete(context.root));
+    scope.listings.set(context.root, whole);
+  }
+  const listing = await whole;
+  if (!options.only) return { files: [...listing.files], allPaths: [...listing.allPaths], fingerprint: listing.fingerprint };
+  const wanted = new Set(options.only);
+  const matches = (file: string) => {
+    if (wanted.has(file)) return true;
+    for (let slash = file.lastIndexOf('/'); slash > 0; slash = file.lastIndexOf('/', slash - 1)) if (wanted.has(file.slice(0, slash))) return true;
+    return false;
+  };
+  const fingerprint = createHash('sha1').update(listing.fingerprint).update(`\0only\0${[...wanted].sort().join('\0')}`).digest('hex');
+  return { files: listing.files.filter((entry) => matches(entry.file)), allPaths: listing.allPaths.filter(matches), fingerprint };
+}
+
+async function listRepoNow(context: RepoContext, options: { only?: readonly string[]; includeUntracked?: boolean }): Promise<RepoListing> {
   const { git, root } = context;
   const pathspec = options.only ? ['--', ...options.only] : [];
   const remember = currentScope().memory && !options.only && !options.includeUntracked;
@@ -211,10 +237,7 @@ export async function listRepo(context: RepoContext, options: { only?: readonly 
   // go.mod / Cargo.toml edits change resolution: their working-tree state counts too.
   for (const file of modified) if (!isAnalysable(file)) otherModified.set(file, await readFile(path.join(root, file), 'utf8').catch(() => ''));
   const diskKey = currentIndex === undefined ? undefined : JSON.stringify([[...fromDisk].sort(), [...otherModified].sort()]);
-  if (sameIndex && known.listing && known.changed === changed.stdout && known.diskKey === diskKey) {
-    const listing = known.listing;
-    return { files: [...listing.files], allPaths: [...listing.allPaths], fingerprint: listing.fingerprint };
-  }
+  if (sameIndex && known.listing && known.changed === changed.stdout && known.diskKey === diskKey) return known.listing;
   const files = new Map<string, RepoFile>();
   const allPaths: string[] = [];
   const listedModified: string[] = [];
@@ -252,7 +275,6 @@ export async function listRepo(context: RepoContext, options: { only?: readonly 
     knownListings.delete(root);
     knownListings.set(root, { indexKey: currentIndex, staged: staged.stdout, changed: changed.stdout, diskKey, listing });
     while (knownListings.size > 16) knownListings.delete(knownListings.keys().next().value!);
-    return { files: [...sorted], allPaths: [...allPaths], fingerprint: listing.fingerprint };
   }
   return listing;
 }

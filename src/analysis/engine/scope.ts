@@ -21,7 +21,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { FileFacts } from './extract.js';
-import type { RepoContext } from './repo-files.js';
+import type { RepoContext, RepoListing } from './repo-files.js';
 import type { AnalysisStats } from './types.js';
 
 export interface AnalysisScope {
@@ -31,12 +31,14 @@ export interface AnalysisScope {
   counters: AnalysisStats;
   /** Whether the process-wide content-addressed memory may answer (off with POLYWAVE_ANALYSIS_STATS=1). */
   memory: boolean;
+  /** The whole-repository listing per top level, listed once per call (memory scope only). */
+  listings: Map<string, Promise<RepoListing>>;
 }
 
 const storage = new AsyncLocalStorage<AnalysisScope>();
 
 function freshScope(memory: boolean): AnalysisScope {
-  return { contexts: new Map(), counters: { parsed: 0, cached: 0 }, memory };
+  return { contexts: new Map(), counters: { parsed: 0, cached: 0 }, memory, listings: new Map() };
 }
 
 /**
