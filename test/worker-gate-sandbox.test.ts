@@ -3,7 +3,9 @@
  * OS sandbox cannot run refused model-backed agent jobs but ran gate jobs (`dispatch.gates:
  * workers`) — the agent branch's code — unsandboxed. Now such a worker refuses gate jobs too
  * (SANDBOX_UNAVAILABLE, naming the worker, nothing checked out or run) unless it was started with
- * `--unsafe-no-sandbox`, the opt-out agent jobs already have.
+ * `--unsafe-no-sandbox`, the opt-out agent jobs already have. A model-backed agent job is refused the
+ * same way now, before its checkout (it failed inside runAgent, after the checkout, with a message that
+ * named neither the code nor the worker).
  *
  * Real parts: a redis-server on loopback, a bare `file://` remote, two real `polywave worker`
  * processes with the sandbox turned off (POLYWAVE_SANDBOX=off), each on its own named queue, and
@@ -15,10 +17,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Dispatcher } from '../src/dispatch/dispatcher.js';
+import { expectedJobId, queueNameFor, remoteKey, type AgentJobData } from '../src/dispatch/job.js';
 import { createRedisDispatcher } from '../src/dispatch/redis-dispatcher.js';
 import { PolywaveError } from '../src/errors/polywave-error.js';
 import { createTestRepo, type TestRepo } from './support/git-repo.js';
-import { gitEnv, startRedis, startWorker, type TestRedis, type TestWorker } from './dispatch-support.js';
+import { gitEnv, produceJob, startRedis, startWorker, type TestRedis, type TestWorker } from './dispatch-support.js';
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-worker-gate-sandbox-'));
 const branchOf = (agent: string) => `polywave/gsb/wave1-agent-${agent}`;
@@ -38,6 +41,8 @@ beforeAll(async () => {
   await repo.git.run(['checkout', '--quiet', '-b', branchOf('A')]);
   repo.write('src/a.js', "export const a = 'A';\n");
   head = await repo.commitAll('A: a');
+  // The wave's base ref an agent job names (its worker fetches it before the checkout).
+  await repo.git.run(['push', '--quiet', remote, `${head}:refs/polywave/base/gsb/wave1`]);
   // Same machine, no sandbox for either: one refuses gate jobs, one was told to run them anyway.
   const env = { POLYWAVE_SANDBOX: 'off' };
   workers.push(
@@ -72,7 +77,7 @@ async function gateOn(queue: string, agent: string, marker: string) {
   });
 }
 
-describe('gate jobs on a worker without the OS sandbox', () => {
+describe('gate jobs (and model-backed agent jobs) on a worker without the OS sandbox', () => {
   it('are refused with SANDBOX_UNAVAILABLE naming the worker (nothing run), unless the worker was started with --unsafe-no-sandbox', async () => {
     const refusedMarker = path.join(scratch, 'GATE-RAN-off');
     const unsafeMarker = path.join(scratch, 'GATE-RAN-unsafe');
@@ -93,5 +98,32 @@ describe('gate jobs on a worker without the OS sandbox', () => {
     const ran = (unsafe as PromiseFulfilledResult<Awaited<ReturnType<typeof gateOn>>>).value;
     expect([ran.worker, ran.run.passed]).toEqual(['gsb-unsafe', true]);
     expect(existsSync(unsafeMarker)).toBe(true);
+
+    // A model-backed agent job on the same worker: the same refusal, before its checkout.
+    const agentJob: AgentJobData = {
+      v: 1,
+      job_id: '',
+      slug: 'gsb',
+      wave: 1,
+      agent: 'C',
+      attempt: 1,
+      role: 'wave',
+      model: 'openai:gpt-4o',
+      system_prompt: '',
+      prompt: '',
+      base_commit: head,
+      branch: branchOf('C'),
+      base_ref: 'refs/polywave/base/gsb/wave1',
+      owned_files: ['src/c.js'],
+      frozen_paths: [],
+      limits: {},
+      labels: [],
+      remote,
+      enqueued_at: Date.now(),
+    };
+    agentJob.job_id = expectedJobId(agentJob);
+    const answer = await produceJob(redis.port, agentJob, agentJob.job_id, 30_000, queueNameFor([], remoteKey(remote), 'gsb-off'));
+    expect(answer.error).toMatch(new RegExp(`^SANDBOX_UNAVAILABLE: worker gsb-off on .+ refused agent job ${agentJob.job_id.replace(/[.]/g, '\\.')}: the OS sandbox is unavailable there \\(disabled by POLYWAVE_SANDBOX=off\\), and model-backed agents run only sandboxed; .*--unsafe-no-sandbox$`));
+    expect(existsSync(path.join(scratch, 'worker-off', 'work')) ? readdirSync(path.join(scratch, 'worker-off', 'work')) : []).toEqual([]);
   }, 60_000);
 });

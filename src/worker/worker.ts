@@ -5,6 +5,7 @@ import path from 'node:path';
 import { DelayedError, UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { AgentEvent } from '../agents/contract.js';
+import { parseModelSpec } from '../agents/model-spec.js';
 import { runAgent } from '../agents/run-agent.js';
 import { dispatchCodes } from '../dispatch/codes.js';
 import { agentJobDataSchema, assertGateJobIdentity, assertJobBranch, assertJobIdentity, assertJobModel, checkQueueName, gateJobDataSchema, jobLimits, jobRole, labelSubsets, normalizeLabels, queueNameFor, remoteKey, worktreeToken, type AgentJobData, type AgentJobReturn, type GateJobReturn } from '../dispatch/job.js';
@@ -61,6 +62,15 @@ export interface RunningWorker {
   close(force?: boolean): Promise<void>;
   /** Resolves when the worker has closed. */
   closed: Promise<void>;
+}
+
+/** The backend a job's model names (a bare model name, resolved later from the environment, or an invalid one: undefined). */
+function backendOf(model: string): string | undefined {
+  try {
+    return parseModelSpec(model)?.backend;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The agent-only tool events a job result carries back (the text of tool output stays here). */
@@ -270,6 +280,22 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   };
 
   /**
+   * Where the OS sandbox cannot run and this worker was not started with --unsafe-no-sandbox: the
+   * job is refused before anything is checked out (SANDBOX_UNAVAILABLE, naming this worker — the
+   * orchestrator shows the reason as it is). Gate jobs always need the sandbox (they run the agent
+   * branch's code), agent jobs when their model is not a script (runAgent's rule).
+   */
+  const refuseWithoutSandbox = async (what: 'agent' | 'gate', jobId: string): Promise<void> => {
+    if (options.unsafeNoSandbox) return;
+    const status = await sandboxStatus({ env });
+    if (status.available) return;
+    log(`${what === 'gate' ? 'gate job' : 'job'} ${jobId}: refused, the OS sandbox is unavailable here (${status.detail})`);
+    const install = status.missing.length > 0 ? `install ${status.missing.join(', ')} there` : `install the sandbox's packages there (Debian/Ubuntu: ${sandboxInstallHint})`;
+    const why = what === 'gate' ? "gates run the agent branch's code only sandboxed" : 'model-backed agents run only sandboxed';
+    throw new UnrecoverableError(`${codes.sandboxUnavailable}: worker ${id} on ${os.hostname()} refused ${what} job ${jobId}: the OS sandbox is unavailable there (${status.detail}), and ${why}; ${install}, or start that worker with --unsafe-no-sandbox`);
+  };
+
+  /**
    * A gate job (`dispatch.gates: "workers"`): the agent branch's tip checked out in a scratch
    * worktree of the clone (`<dir>/gates/<job id>`), the E21 pre-merge gates run there by the same
    * runner as on the orchestrator (no E38 cache: the checkout is new each time), with this worker's
@@ -290,16 +316,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     } catch (error) {
       throw new UnrecoverableError(PolywaveError.isInstance(error) ? `${error.code}: ${error.message}` : String(error));
     }
-    if (!options.unsafeNoSandbox) {
-      const status = await sandboxStatus({ env });
-      if (!status.available) {
-        log(`gate job ${data.job_id}: refused, the OS sandbox is unavailable here (${status.detail})`);
-        const install = status.missing.length > 0 ? `install ${status.missing.join(', ')} there` : `install the sandbox's packages there (Debian/Ubuntu: ${sandboxInstallHint})`;
-        throw new UnrecoverableError(
-          `${codes.sandboxUnavailable}: worker ${id} on ${os.hostname()} refused gate job ${data.job_id}: the OS sandbox is unavailable there (${status.detail}), and gates run the agent branch's code only sandboxed; ${install}, or start that worker with --unsafe-no-sandbox`,
-        );
-      }
-    }
+    await refuseWithoutSandbox('gate', data.job_id);
     const admitted = admit(data.job_id);
     if ('handBackMs' in admitted) return handBack(job, token, admitted.handBackMs);
     const { controller, startedAtMs } = admitted;
@@ -365,6 +382,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     } catch (error) {
       throw new UnrecoverableError(PolywaveError.isInstance(error) ? `${error.code}: ${error.message}` : String(error));
     }
+    if (data.script_text === undefined && backendOf(data.model) !== 'script') await refuseWithoutSandbox('agent', data.job_id);
     const admitted = admit(data.job_id);
     if ('handBackMs' in admitted) return handBack(job, token, admitted.handBackMs);
     const { controller, startedAtMs } = admitted;
