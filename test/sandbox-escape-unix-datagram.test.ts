@@ -1,8 +1,9 @@
 /**
  * ESCAPE REPRODUCTION (outside attack X2, 2026-12-02), now the regression test of its fix:
  * src/sandbox/wrap-in-sandbox.ts runs every sandboxed command through native/polywave-seccomp.c,
- * which refuses socketpair(AF_UNIX, <anything but SOCK_STREAM>). Still open: the claude-code
- * backend, whose Bash runs in Claude Code's own sandbox (not wrapped by ours).
+ * which refuses socketpair(AF_UNIX, <anything but SOCK_STREAM>). The claude-code backend, whose Bash
+ * runs in Claude Code's own sandbox, gets the same filter through CLAUDE_CODE_SHELL_PREFIX
+ * (test/sandbox-escape-claude-code.test.ts).
  *
  * README's safety table: "with no host allowed (the default) it has only a loopback interface". sandbox-runtime's seccomp helper blocks socket(AF_UNIX, …) but not
  * socketpair(AF_UNIX, SOCK_DGRAM, …); a datagram socket made that way may sendto() any

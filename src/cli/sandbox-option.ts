@@ -7,7 +7,7 @@ import type { CommandIo } from './io.js';
 export function unsafeNoSandboxFrom(options: Record<string, unknown>, io: CommandIo): boolean {
   if (options.unsafeNoSandbox !== true) return false;
   io.stderr(
-    'polywave: WARNING: --unsafe-no-sandbox: agents run WITHOUT the OS sandbox — only the static checks confine them; anything an agent runs (computed paths, scripts, background jobs) can write outside its worktree, read your secrets and use the network\n',
+    'polywave: WARNING: --unsafe-no-sandbox: agents run WITHOUT the OS sandbox (on a worker, quality gates too) — only the static checks confine agents; anything an agent or gate runs (computed paths, scripts, background jobs) can write outside its worktree, read your secrets and use the network\n',
   );
   return true;
 }
