@@ -25,7 +25,7 @@ import { sandboxHostProgram } from './sandbox-host-program.js';
 
 /** What sandbox-runtime's `wrapWithSandboxArgv` takes as its per-command configuration. */
 export interface HostWrapConfig {
-  filesystem: { allowWrite: string[]; denyWrite: string[]; denyRead: string[] };
+  filesystem: { allowWrite: string[]; denyWrite: string[]; denyRead: string[]; allowRead?: string[] };
   network: { allowedDomains: string[]; deniedDomains: string[] };
 }
 

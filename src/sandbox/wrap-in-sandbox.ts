@@ -80,6 +80,11 @@ interface Wrapper {
   /** Wrapped without the network proxy (no host allowed): no network namespace exit at all. */
   isolated: boolean;
   expires: number;
+  /**
+   * The unreadable paths that existed when it was built: bubblewrap mounts over each, and fails to
+   * start when one has gone since (another agent's worktree removed, a scratch directory deleted).
+   */
+  deniedPresent: string[];
   inFlight: number;
   /** Forgets the wrapper's network registration (when it expired and no command uses it). */
   dispose: () => void;
@@ -108,14 +113,24 @@ async function buildWrapper(key: string, plan: SandboxPlan, options: WrapInSandb
   const filter = datagramFilter();
   const runner = `export SANDBOX_RUNTIME=1; ${tmpdir !== undefined && tmpdir !== '' ? `export TMPDIR=${shellQuote(tmpdir)}; ` : ''}exec ${filter ? `${shellQuote(filter)} ` : ''}bash -c "$${sandboxCommandVariable}"`;
   const sharedTemp = runtimeSharedTemp.filter((entry) => existsSync(entry));
+  // A writable directory inside an unreadable one (the own HOME/TMPDIR inside the denied scratch
+  // parent, scratch-dirs.ts) is readable again: on Linux the write bind already restores it over the
+  // tmpfs (sandbox-runtime then skips this), Seatbelt needs the read allowed explicitly.
+  const readCarveOuts = plan.writable.filter((entry) => plan.unreadable.some((denied) => entry !== denied && entry.startsWith(`${denied}/`)));
   const generation = sandboxSessionGeneration();
+  const deniedPresent = plan.unreadable.filter((entry) => existsSync(entry));
   const {
     argv: [file, ...args],
     isolated,
   } = await wrapInHost({
     command: runner,
     config: {
-      filesystem: { allowWrite: [...plan.writable], denyWrite: [...plan.readOnlyWithin, ...sharedTemp], denyRead: [...plan.unreadable] },
+      filesystem: {
+        allowWrite: [...plan.writable],
+        denyWrite: [...plan.readOnlyWithin, ...sharedTemp],
+        denyRead: [...plan.unreadable],
+        ...(readCarveOuts.length > 0 ? { allowRead: readCarveOuts } : {}),
+      },
       network: { allowedDomains: [], deniedDomains: [] },
     },
     cwd: options.cwd,
@@ -128,7 +143,7 @@ async function buildWrapper(key: string, plan: SandboxPlan, options: WrapInSandb
     disposed = true;
     releaseWrapped(commandId, generation, isolated);
   };
-  const wrapper: Wrapper = { key, file: file!, args, isolated, expires: Date.now() + wrapperReuseMs, inFlight: 0, dispose };
+  const wrapper: Wrapper = { key, file: file!, args, isolated, expires: Date.now() + wrapperReuseMs, deniedPresent, inFlight: 0, dispose };
   setTimeout(() => retire(wrapper), wrapperReuseMs + 50).unref();
   return wrapper;
 }
@@ -149,7 +164,7 @@ export async function wrapInSandbox(plan: SandboxPlan, command: string, options:
   // A wrapper belongs to one sandbox host (session): a new host means new wrappers.
   const key = JSON.stringify([sandboxSessionGeneration(), plan.writable, plan.readOnlyWithin, plan.unreadable, plan.allowedHosts, options.cwd, options.env.TMPDIR ?? '']);
   let wrapper = await wrappers.get(key)?.catch(() => undefined);
-  if (!wrapper || Date.now() >= wrapper.expires) {
+  if (!wrapper || Date.now() >= wrapper.expires || !wrapper.deniedPresent.every((entry) => existsSync(entry))) {
     if (wrapper) retire(wrapper);
     const building = buildWrapper(key, plan, options);
     wrappers.set(key, building);
