@@ -7,10 +7,12 @@
  * per-user Unix socket, writes the stdout/stderr frames it gets back through, and exits with the
  * server's exit code. Whenever that cannot be done exactly, it becomes `node <pkg>/bin/polywave.js
  * <args>` (execvp "node"), which is what the call would have been without it:
- *   - POLYWAVE_RESIDENT=0, or stdout or stderr is a terminal (colours, prompts, progress stay exact);
+ *   - POLYWAVE_RESIDENT=0, or stdout or stderr is a terminal (colours, prompts, progress stay exact),
+ *     or NODE_OPTIONS is set (the caller's --inspect, --max-old-space-size, … must apply);
  *   - the socket's directory is not ours, open to others or a symlink;
- *   - no server answers (then a server is started in the background for the next call, one at a
- *     time: the pid file <socket>.pid is created with O_EXCL);
+ *   - no server answers (then a server may be started in the background for the next call, one at
+ *     a time: the pid file <socket>.pid is created with O_EXCL — but never in CI, only for a command
+ *     the server could run, and only by the second such call within 60 s: see may_start_server);
  *   - the server says the command is not resident-capable (it writes, reads stdin without being
  *     resident-capable, …), that it is stopping (the code on disk changed; a new server is
  *     started), or that the call waited or ran too long there;
@@ -18,7 +20,12 @@
  *     is safe). After output was written, or stdin was sent, a lost server is one coded line and
  *     exit 2.
  * Stdin is read only when the server asks for it ('i': `hook <event>` reads its payload), at most
- * MAX_STDIN bytes, and sent on the same connection. The request carries the caller's umask.
+ * MAX_STDIN bytes, and sent on the same connection. The request carries the caller's umask, its
+ * RLIMIT_AS/DATA/CPU/NOFILE soft limits and nice level (the server refuses a caller whose limits
+ * are tighter than its own: that call runs in node, under them).
+ *
+ * Installed as every bin of the package (polywave, polywave-tools, sawtools, polywave-fast) after a
+ * successful compile; docs/performance.md ("Resident mode") says why and what it changes.
  *
  * C99 + POSIX; Linux and macOS. Built by scripts/build-native-client.mjs (cc -O2), which defines
  * POLYWAVE_VERSION. Wire format: see src/cli/resident-server.ts.
@@ -37,6 +44,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/un.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,6 +56,10 @@
 #define MAX_STDIN (8u * 1024u * 1024u + 1u)
 /* Request feature bits: 1 = this client answers 'i' with its stdin. */
 #define FEATURE_STDIN 1u
+
+/* Outside CI, no server is started by a one-off call: only the second call within this many seconds
+   that found no server (a marker file beside the socket, its mtime the clock) starts one. */
+#define START_WINDOW_S 60
 
 #ifndef POLYWAVE_VERSION
 #define POLYWAVE_VERSION "0.0.0"
@@ -185,6 +197,98 @@ static int process_alive(pid_t pid) {
   return 1;
 }
 
+/* True when `name` is set to a non-empty value. */
+static int env_set(const char *name) {
+  const char *value = getenv(name);
+  return value && *value;
+}
+
+/* The environment says this is CI (as Nx decides for its daemon): CI set and not "false"/"0", or one
+   of the CI services' own variables. A running server is still used there; none is started. */
+static int in_ci(void) {
+  const char *ci = getenv("CI");
+  if (ci && *ci && strcmp(ci, "false") != 0 && strcmp(ci, "0") != 0) return 1;
+  return env_set("GITHUB_ACTIONS") || env_set("GITLAB_CI") || env_set("BUILDKITE") || env_set("JENKINS_URL") || env_set("TF_BUILD");
+}
+
+/* The commands a server could run (src/cli/resident-server.ts: residentCommands and stdinCommands;
+   test/resident.test.ts checks the two lists agree). A call of any other command never starts one. */
+static const char *const resident_commands[] = {
+    "validate", "validate-program", "check-completion", "scan-stubs", "list-impls", "list-programs", "resolve-impl",
+    "program-status", "query", "metrics", "check-conflicts", "freeze-check", "check-callers", "analyze-deps",
+    "detect-cascades", "detect-shared-types", "detect-wiring", "detect-scaffolds", "check-test-cascade",
+    "analyze-suitability", "suggest-wave-structure", "list-error-ranges", "hook", NULL};
+
+/* The command name after the root options ([--repo-dir D] <command>), as invokedCommandName(). */
+static int resident_command(int argc, char **argv) {
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--repo-dir") == 0) {
+      i++;
+      continue;
+    }
+    if (strncmp(argv[i], "--repo-dir=", 11) == 0) continue;
+    if (argv[i][0] == '-') return 0;
+    for (const char *const *name = resident_commands; *name; name++)
+      if (strcmp(argv[i], *name) == 0) return 1;
+    return 0;
+  }
+  return 0;
+}
+
+/* Whether this call, which found no server, starts one: POLYWAVE_RESIDENT=1 always; in CI never;
+   else only for a command the server could run, and only when another such call found no server
+   within START_WINDOW_S seconds (the marker <socket>.seen, 0600, in our private directory: its
+   mtime says when). A one-off script call leaves no server behind; a hook or a loop gets one on
+   its second call. */
+static int may_start_server(const char *socket_file, int argc, char **argv) {
+  const char *mode = getenv("POLYWAVE_RESIDENT");
+  if (mode && strcmp(mode, "1") == 0) return 1;
+  if (in_ci() || !resident_command(argc, argv)) return 0;
+  char marker[PATH_MAX];
+  if (snprintf(marker, sizeof marker, "%s.seen", socket_file) >= (int)sizeof marker) return 0;
+  struct stat st;
+  time_t now = time(NULL);
+  if (lstat(marker, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == getuid() && st.st_mtime <= now && now - st.st_mtime < START_WINDOW_S) {
+    unlink(marker);
+    return 1;
+  }
+  if (lstat(marker, &st) == 0 && !S_ISREG(st.st_mode)) return 0;
+  int fd = open(marker, O_WRONLY | O_CREAT | O_NOFOLLOW, 0600);
+  if (fd >= 0) {
+    /* mtime = now (the file may exist, older than the window) */
+    futimens(fd, NULL);
+    close(fd);
+  }
+  return 0;
+}
+
+/* The caller's resource limits and nice level, as the request and the server's start carry them:
+   "as=<n|inf> data=… cpu=… nofile=… nice=<n>" (soft limits in bytes, bytes, seconds; nofile the hard
+   limit, which node raises its soft limit to). */
+static void limits_text(char *out, size_t size) {
+  static const struct {
+    const char *name;
+    int resource;
+  } limits[] = {{"as", RLIMIT_AS}, {"data", RLIMIT_DATA}, {"cpu", RLIMIT_CPU}, {"nofile", RLIMIT_NOFILE}};
+  size_t used = 0;
+  out[0] = '\0';
+  for (size_t i = 0; i < sizeof limits / sizeof limits[0] && used < size; i++) {
+    struct rlimit limit;
+    int n;
+    /* Node raises its open-files soft limit to the hard one at start: that is the limit node would run under. */
+    rlim_t value;
+    if (getrlimit(limits[i].resource, &limit) != 0) value = RLIM_INFINITY;
+    else value = limits[i].resource == RLIMIT_NOFILE ? limit.rlim_max : limit.rlim_cur;
+    if (value == RLIM_INFINITY) n = snprintf(out + used, size - used, "%s=inf ", limits[i].name);
+    else n = snprintf(out + used, size - used, "%s=%llu ", limits[i].name, (unsigned long long)value);
+    if (n < 0) return;
+    used += (size_t)n;
+  }
+  errno = 0;
+  int nice_level = getpriority(PRIO_PROCESS, 0);
+  if (used < size) snprintf(out + used, size - used, "nice=%d", errno == 0 ? nice_level : 0);
+}
+
 /* Starts `node bin/polywave.js resident start --foreground` detached, unless the pid file says one is starting or running. */
 static void start_server(const char *socket_file) {
   char pid_file[PATH_MAX];
@@ -242,6 +346,11 @@ static void start_server(const char *socket_file) {
     /* The server listens where this client looks: the absolute path (the server runs in "/"), and the
        name hashed from the version compiled in here even if package.json says another one since. */
     setenv("POLYWAVE_RESIDENT_SOCKET", socket_file, 1);
+    /* The limits it runs under (inherited from here): the server reads /proc/self/limits where it
+       can, this where it cannot (macOS). */
+    char limits[256];
+    limits_text(limits, sizeof limits);
+    setenv("POLYWAVE_RESIDENT_LIMITS", limits, 1);
     signal(SIGPIPE, SIG_DFL);
     char *args[] = {"node", launcher, "resident", "start", "--foreground", NULL};
     execvp("node", args);
@@ -313,7 +422,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   const char *mode = getenv("POLYWAVE_RESIDENT");
-  if ((mode && strcmp(mode, "0") == 0) || isatty(1) || isatty(2)) exec_node(argc, argv);
+  if ((mode && strcmp(mode, "0") == 0) || isatty(1) || isatty(2) || env_set("NODE_OPTIONS")) exec_node(argc, argv);
 
   char socket_file[sizeof(((struct sockaddr_un *)0)->sun_path)];
   if (!socket_path(socket_file, sizeof socket_file) || !safe_dir(socket_file)) exec_node(argc, argv);
@@ -327,7 +436,7 @@ int main(int argc, char **argv) {
   memcpy(address.sun_path, socket_file, strlen(socket_file) + 1);
   if (connect(fd, (struct sockaddr *)&address, sizeof address) != 0) {
     close(fd);
-    start_server(socket_file);
+    if (may_start_server(socket_file, argc, argv)) start_server(socket_file);
     exec_node(argc, argv);
   }
 
@@ -347,6 +456,11 @@ int main(int argc, char **argv) {
   umask(mask);
   put_u32(&request, FEATURE_STDIN);
   put_u32(&request, (uint32_t)mask);
+  /* then (newer clients): u32 count + "name=value" texts; one today, the limits */
+  char limits[256];
+  limits_text(limits, sizeof limits);
+  put_u32(&request, 1);
+  put_text(&request, limits);
   uint32_t payload = (uint32_t)(request.length - 8);
   request.data[4] = (unsigned char)(payload >> 24);
   request.data[5] = (unsigned char)(payload >> 16);
@@ -408,7 +522,8 @@ int main(int argc, char **argv) {
       }
       case 'n':
         close(fd);
-        if (length > 0 && body[0] == 1 && !wrote) start_server(socket_file);
+        /* A server was in use and is being replaced: start the next one (not in CI, where none is started). */
+        if (length > 0 && body[0] == 1 && !wrote && (!in_ci() || (mode && strcmp(mode, "1") == 0))) start_server(socket_file);
         if (!wrote) exec_node(argc, argv);
         goto lost;
       default:

@@ -1,5 +1,7 @@
 // Compiles native/polywave-client.c (resident mode's thin client) into dist/native/polywave-client
-// and installs it as bin/polywave-fast. Run by `npm run build` and by `postinstall`.
+// and installs it as bin/polywave-fast — the file every bin of the package points at (polywave,
+// polywave-tools, sawtools, polywave-fast; docs/performance.md, "Resident mode"). Run by
+// `npm run build` and by `postinstall`.
 //
 // Without a C compiler (or when the compile fails) nothing is compiled and bin/polywave-fast is a
 // copy of the Node launcher's entry (a two-line JS file): every call works as before, only without
@@ -9,7 +11,7 @@
 //   node scripts/build-native-client.mjs [--portable] [--after-pack] [--quiet]
 //   CC=... picks the compiler (default cc); POLYWAVE_NO_NATIVE=1 skips the compile.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -33,7 +35,8 @@ function install(file, write) {
 }
 
 const jsFallback = `#!/usr/bin/env node
-// polywave-fast without a compiled client (no C compiler at install time): the ordinary Node CLI.
+// polywave (and polywave-tools, sawtools, polywave-fast) without a compiled client (in the npm tarball, or no C
+// compiler at install time): the ordinary Node CLI.
 // scripts/build-native-client.mjs replaces this file with dist/native/polywave-client when it compiles.
 import './polywave.js';
 `;
@@ -77,6 +80,41 @@ function compileSeccomp() {
   return true;
 }
 
+/**
+ * A git checkout installs itself as a devDependency (`"polywave": "file:."`, for `node_modules/.bin/sawtools`), and
+ * npm links those bins before this checkout's own `prepare` built bin/polywave-fast (bin/ holds only polywave.js in
+ * git): npm skips a bin whose file is missing. Here, once the file exists, the missing or outdated links of our own
+ * bins in <root>/node_modules/.bin are made — only when <root>/node_modules/<name> is this very checkout, and only
+ * links that are absent or already point into it.
+ */
+function relinkOwnBins() {
+  if (portable || process.platform === 'win32') return;
+  const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
+  const self = path.join(root, 'node_modules', manifest.name);
+  try {
+    if (realpathSync(self) !== realpathSync(root)) return;
+  } catch {
+    return;
+  }
+  const binDir = path.join(root, 'node_modules', '.bin');
+  for (const [name, target] of Object.entries(manifest.bin ?? {})) {
+    const link = path.join(binDir, name);
+    const want = path.join('..', manifest.name, target);
+    let current;
+    try {
+      current = lstatSync(link).isSymbolicLink() ? readlinkSync(link) : null;
+    } catch {
+      current = undefined;
+    }
+    if (current === want || current === null) continue;
+    if (current !== undefined && !path.resolve(binDir, current).startsWith(`${self}${path.sep}`)) continue;
+    if (!existsSync(path.join(root, target))) continue;
+    rmSync(link, { force: true });
+    mkdirSync(binDir, { recursive: true });
+    symlinkSync(want, link);
+  }
+}
+
 try {
   // The npm tarball carries no compiled code: dist/native/ is left out of it.
   if (portable) rmSync(path.dirname(output), { recursive: true, force: true });
@@ -88,6 +126,7 @@ try {
     install(fastBin, (temp) => writeFileSync(temp, jsFallback));
     if (!quiet) console.log('build-native-client: no native client; bin/polywave-fast is the Node launcher');
   }
+  relinkOwnBins();
 } catch (error) {
   // An install must never fail because of the optional client.
   if (!quiet) process.stderr.write(`build-native-client: skipped (${error instanceof Error ? error.message : String(error)})\n`);

@@ -211,7 +211,7 @@ describe('polywave init --codex (AGENTS.md)', () => {
 describe('the sawtools name', () => {
   it('node_modules/.bin/sawtools (from the `polywave: file:.` devDependency) runs our CLI, so `command -v sawtools` finds it', () => {
     const pkg = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { bin: Record<string, string>; devDependencies: Record<string, string> };
-    expect(pkg.bin.sawtools).toBe('bin/polywave.js');
+    expect(pkg.bin.sawtools).toBe('bin/polywave-fast');
     expect(pkg.devDependencies.polywave).toBe('file:.');
     const binDir = path.join(repoRoot, 'node_modules', '.bin');
     expect(existsSync(path.join(binDir, 'sawtools'))).toBe(true);

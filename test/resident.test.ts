@@ -7,7 +7,7 @@ import { chmodSync, chownSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdt
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { processAlive, residentCapable } from '../src/cli/resident-server.js';
+import { callerLimitsTighter, ownLimits, processAlive, residentCapable, residentCommands, stdinCommands } from '../src/cli/resident-server.js';
 import { insertEvents, openEventStore } from '../src/observability/event-store.js';
 import { binPath, corpusRoot, repoRoot, runCli } from './support/cli.js';
 
@@ -35,12 +35,17 @@ interface Result {
   stderr: string;
 }
 
+/** The variables that say "CI" to the client (it then starts no server): unset unless a case sets them. */
+const noCi = { CI: undefined, GITHUB_ACTIONS: undefined, GITLAB_CI: undefined, BUILDKITE: undefined, JENKINS_URL: undefined, TF_BUILD: undefined, NODE_OPTIONS: undefined };
+
 /** Runs the native client with pipes (not a terminal: the resident path). */
 function runClient(args: string[], options: { cwd?: string; env?: Record<string, string | undefined>; socket?: string; input?: string; started?: (pid: number) => void; binary?: string } = {}): Promise<Result> {
   return new Promise((resolve, reject) => {
     const child = spawn(options.binary ?? client, args, {
       cwd: options.cwd ?? repoRoot,
-      env: { ...process.env, NO_COLOR: '1', POLYWAVE_RESIDENT_SOCKET: options.socket ?? socketPath, ...options.env },
+      // POLYWAVE_RESIDENT=1: a call that finds no server starts one at once (without it, only the second such call
+      // within 60 s does, and never in CI: the cases that test that say POLYWAVE_RESIDENT: undefined).
+      env: { ...process.env, ...noCi, NO_COLOR: '1', POLYWAVE_RESIDENT: '1', POLYWAVE_RESIDENT_SOCKET: options.socket ?? socketPath, ...options.env },
       stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
     if (options.input !== undefined) child.stdin!.end(options.input);
@@ -285,6 +290,48 @@ describe.skipIf(!enabled)('resident mode (native client + warm server)', () => {
     expect(relative.stdout).toBe(node.stdout);
   }, 60_000);
 
+  it('runs node itself, as the caller asked, under NODE_OPTIONS, tighter resource limits or a higher nice level; in CI it uses a running server but starts none', async () => {
+    const node = await runCli(['validate', valid]);
+    const expected = { code: 0, stdout: node.stdout, stderr: node.stderr };
+    const before = status().requests ?? 0;
+    // NODE_OPTIONS (--inspect, --max-old-space-size, …) must apply: a --require'd file proves node ran the call
+    const probe = path.join(scratch, 'node-options-probe.cjs');
+    const ran = path.join(scratch, 'node-options-ran');
+    writeFileSync(probe, `require('node:fs').writeFileSync(${JSON.stringify(ran)}, 'ran');\n`);
+    expect(await runClient(['validate', valid], { env: { NODE_OPTIONS: `--require ${probe}` } })).toEqual(expected);
+    expect(readFileSync(ran, 'utf8')).toBe('ran');
+    // limits tighter than the server's (virtual memory, open files' hard limit — node raises the soft one to it —, nice)
+    const own = ownLimits()!;
+    expect(own).toMatchObject({ as: expect.any(Number), nofile: expect.any(Number), nice: expect.any(Number) });
+    expect([callerLimitsTighter('as=inf data=inf cpu=inf nofile=inf nice=0', { ...own, nice: 0 }), callerLimitsTighter('as=1000000 nice=0', { ...own, as: Infinity, nice: 0 }), callerLimitsTighter(`nofile=${own.nofile!} nice=${own.nice! + 1}`, own), callerLimitsTighter(undefined, own)]).toEqual([false, true, true, false]);
+    const limited = ['ulimit -S -v 16000000', `ulimit -n ${Math.min(own.nofile! - 1, 4096)}`, 'renice -n 3 -p $$ >/dev/null'];
+    for (const limit of limited) {
+      const result = await new Promise<Result>((resolve) => {
+        const child = spawn('sh', ['-c', `${limit} && exec "$0" validate "$1"`, client, valid], { env: { ...process.env, ...noCi, POLYWAVE_RESIDENT_SOCKET: socketPath }, stdio: ['ignore', 'pipe', 'pipe'] });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+        child.on('close', (code) => resolve({ code, stdout, stderr }));
+      });
+      expect(result, limit).toEqual(expected);
+    }
+    expect(status().requests, 'none of these reached the server').toBe(before);
+    // CI: a running server is used …
+    expect(await runClient(['validate', valid], { env: { CI: 'true', POLYWAVE_RESIDENT: undefined } })).toEqual(expected);
+    expect(status().requests).toBe(before + 1);
+    // … but no call starts one (CI=true, GITHUB_ACTIONS, …; CI=false is not CI: there the second call starts one)
+    const ciDir = path.join(scratch, 'ci-sock');
+    mkdirSync(ciDir, { mode: 0o700 });
+    for (const ci of [{ CI: 'true' }, { GITHUB_ACTIONS: 'true' }, { CI: '1', TF_BUILD: 'True' }]) {
+      expect(await runClient(['validate', valid], { socket: path.join(ciDir, 'r.sock'), env: { ...ci, POLYWAVE_RESIDENT: undefined } })).toEqual(expected);
+    }
+    expect(readdirSync(ciDir)).toEqual([]);
+    // The client's list of commands that may start a server is the server's allow-list.
+    const listed = /resident_commands\[\] = \{([^}]*)\}/.exec(readFileSync(path.join(repoRoot, 'native', 'polywave-client.c'), 'utf8'))![1]!.match(/"[^"]+"/g)!.map((name) => name.slice(1, -1));
+    expect(listed.sort()).toEqual([...residentCommands, ...stdinCommands].sort());
+  }, 60_000);
+
   it('20 concurrent clients each get their own answer', async () => {
     const dirs = Array.from({ length: 20 }, (_, index) => {
       const dir = path.join(scratch, `many-${index}`, 'docs', 'IMPL');
@@ -321,20 +368,33 @@ describe.skipIf(!enabled)('resident mode (native client + warm server)', () => {
     expect(status().requests).toBe(before);
   }, 60_000);
 
-  it('finds the default socket the same way as the server: <TMPDIR>/polywave-<uid>/resident-<hash>.sock', async () => {
+  it('finds the default socket the same way as the server: <TMPDIR>/polywave-<uid>/resident-<hash>.sock; the first call that finds no server starts none, the second within 60 s does', async () => {
     const tmp = path.join(scratch, 'default-tmp');
     mkdirSync(tmp);
-    const env = { TMPDIR: tmp, XDG_RUNTIME_DIR: undefined, POLYWAVE_RESIDENT_SOCKET: undefined };
+    // Not forced (POLYWAVE_RESIDENT unset), not CI: the first call that finds no server starts none (a marker
+    // <socket>.seen, 0600), a call of a command the server cannot run neither, the next one within 60 s starts it.
+    const env = { TMPDIR: tmp, XDG_RUNTIME_DIR: undefined, POLYWAVE_RESIDENT_SOCKET: undefined, POLYWAVE_RESIDENT: undefined };
+    const dir = path.join(tmp, `polywave-${process.getuid!()}`);
     const first = await runClient(['list-impls', '--dir', implDir], { env });
     expect(first.code).toBe(0);
+    // (list-impls' parse cache lives in that directory too)
+    const ours = () => readdirSync(dir).filter((name) => name.startsWith('resident-'));
+    const files = () => ours().map((name) => name.replace(/^resident-[0-9a-f]{8}\.sock/, 'S'));
+    expect(files()).toEqual(['S.seen']);
+    expect(statSync(path.join(dir, ours()[0]!)).mode & 0o777).toBe(0o600);
+    expect((await runClient(['--version'], { env })).code).toBe(0);
+    expect(files()).toEqual(['S.seen']);
     const statusIn = () => {
       const result = spawnSync(process.execPath, [binPath, 'resident', 'status', '--json'], { encoding: 'utf8', env: { ...process.env, ...env } });
       return JSON.parse(result.stdout) as { running: boolean; socket: string; requests?: number };
     };
-    expect(await waitFor(() => statusIn().running)).toBe(true);
-    expect(statusIn().socket).toMatch(new RegExp(`^${tmp}/polywave-${process.getuid!()}/resident-[0-9a-f]{8}\\.sock$`));
     const second = await runClient(['list-impls', '--dir', implDir], { env });
     expect(second).toEqual(first);
+    expect(files()).toContain('S.pid');
+    expect(await waitFor(() => statusIn().running)).toBe(true);
+    expect(statusIn().socket).toMatch(new RegExp(`^${tmp}/polywave-${process.getuid!()}/resident-[0-9a-f]{8}\\.sock$`));
+    const third = await runClient(['list-impls', '--dir', implDir], { env });
+    expect(third).toEqual(first);
     expect(statusIn().requests).toBe(1);
     spawnSync(process.execPath, [binPath, 'resident', 'stop'], { env: { ...process.env, ...env } });
     expect(statusIn().running).toBe(false);

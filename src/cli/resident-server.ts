@@ -13,7 +13,8 @@
  * Every request reads its files again: what stays warm is the loaded code, and for the analysis
  * commands facts keyed by git blob id (content-addressed, so an edit is a new key; per-call state —
  * repository roots, line caches, counters — lives one call only: src/analysis/engine/scope.ts and
- * docs/analysis.md). Resource limits (ulimit) are the ones of the caller that started the server.
+ * docs/analysis.md). Resource limits (ulimit) and nice level are the ones of the caller that started
+ * the server; a caller whose own are tighter runs in node ({@link callerLimitsTighter}).
  *
  * One request never holds the others up for long: a request waits at most 5 s in the queue (then
  * 'n' 0: its client runs node), at most 32 wait, and a request that runs longer than 60 s, or whose
@@ -26,8 +27,13 @@
  * Wire format (all integers unsigned 32-bit big-endian):
  *   request   "PWR1" u32 length, then: u8 kind ('r' run, 's' status), u32 argc + argc × (u32 len, bytes),
  *             u32 len + cwd, u32 envc + envc × (u32 len, "NAME=value"),
- *             then (optional: older clients end here) u32 features, u32 umask.
+ *             then (optional: older clients end here) u32 features, u32 umask,
+ *             then (optional) u32 count + count × (u32 len, text): today one text, the caller's limits
+ *             "as=<n|inf> data=… cpu=… nofile=… nice=<n>" (soft RLIMIT_AS/DATA/CPU, the hard RLIMIT_NOFILE —
+ *             node raises its soft limit to it — and the nice level).
  *             features bit 0: the client answers 'i' (it sends its stdin on request).
+ *             A caller whose limits are tighter than the server's own is answered 'n' 0 (its client
+ *             runs node, under them): {@link callerLimitsTighter}.
  *   response  frames of u8 type + u32 length + payload: 'o' stdout bytes, 'e' stderr bytes,
  *             'x' exit code (1 byte, last frame), 'n' not resident-capable (1 byte: 0 this command,
  *             1 this server is stopping — the client then also starts a new one), before any 'o'/'e';
@@ -38,6 +44,7 @@
  */
 import { lstatSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { invokedCommandName } from './invoked-command.js';
@@ -161,6 +168,8 @@ export interface ParsedRequest {
   /** Absent in requests of older clients. */
   features?: number;
   umask?: number;
+  /** The caller's resource limits text (see the wire format); absent in requests of older clients. */
+  limits?: string;
 }
 
 /** Encodes a request (used by `resident status` and tests; the native client writes the same bytes). */
@@ -185,6 +194,10 @@ export function encodeRequest(request: ParsedRequest): Buffer {
   if (request.features !== undefined || request.umask !== undefined) {
     u32(request.features ?? 0);
     u32(request.umask ?? 0o022);
+    if (request.limits !== undefined) {
+      u32(1);
+      text(request.limits);
+    }
   }
   const payload = Buffer.concat(parts);
   const header = Buffer.alloc(8);
@@ -227,7 +240,50 @@ export function decodeRequest(payload: Buffer): ParsedRequest {
   if (offset === payload.length) return { kind, argv, cwd, env };
   const features = u32();
   const umask = u32() & 0o777;
-  return { kind, argv, cwd, env, features, umask };
+  if (offset === payload.length) return { kind, argv, cwd, env, features, umask };
+  const extras = Array.from({ length: u32() }, text);
+  return { kind, argv, cwd, env, features, umask, ...(extras[0] !== undefined ? { limits: extras[0] } : {}) };
+}
+
+/** Parses a limits text ("as=inf data=… nice=0"): Infinity for "inf"; unknown names are kept. */
+export function parseLimits(text: string): Record<string, number> {
+  const limits: Record<string, number> = {};
+  for (const part of text.trim().split(/\s+/)) {
+    const match = /^([a-z]+)=(inf|-?\d+)$/.exec(part);
+    if (match) limits[match[1]!] = match[2] === 'inf' ? Infinity : Number(match[2]);
+  }
+  return limits;
+}
+
+/** This process's own limits: /proc/self/limits (Linux) and its nice level; else what its starter (the native client) put in POLYWAVE_RESIDENT_LIMITS; undefined when unknown. */
+export function ownLimits(env: Readonly<Record<string, string | undefined>> = process.env): Record<string, number> | undefined {
+  try {
+    const rows: Record<string, string> = { 'Max address space': 'as', 'Max data size': 'data', 'Max cpu time': 'cpu', 'Max open files': 'nofile' };
+    const limits: Record<string, number> = {};
+    for (const line of readFileSync('/proc/self/limits', 'utf8').split('\n')) {
+      const name = Object.keys(rows).find((row) => line.startsWith(row));
+      const soft = name ? line.slice(name.length).trim().split(/\s+/)[0] : undefined;
+      if (name && soft) limits[rows[name]!] = soft === 'unlimited' ? Infinity : Number(soft);
+    }
+    limits.nice = os.getPriority();
+    if (Object.keys(limits).length === 5) return limits;
+  } catch {
+    // not Linux
+  }
+  return env.POLYWAVE_RESIDENT_LIMITS ? parseLimits(env.POLYWAVE_RESIDENT_LIMITS) : undefined;
+}
+
+/** True when a caller's limits are tighter than `own` (a lower soft limit, or a higher nice level): the call must run in node, under them. Unknown own limits: any finite caller limit is tighter. */
+export function callerLimitsTighter(callerText: string | undefined, own: Readonly<Record<string, number>> | undefined): boolean {
+  if (callerText === undefined) return false;
+  const caller = parseLimits(callerText);
+  for (const [name, value] of Object.entries(caller)) {
+    const mine = own?.[name];
+    if (name === 'nice') {
+      if (value > (mine ?? 0)) return true;
+    } else if (mine === undefined ? Number.isFinite(value) : value < mine) return true;
+  }
+  return false;
 }
 
 export function frame(type: string, payload: Buffer | string): Buffer {
@@ -361,6 +417,7 @@ export interface ServerOptions {
 export async function runResidentServer(options: ServerOptions): Promise<string> {
   const root = packageDir();
   const identity = bundleIdentity(root);
+  const limits = ownLimits();
   const socketPath = options.socketPath;
   const pidFile = `${socketPath}.pid`;
   if (!safeSocketDir(path.dirname(socketPath), true)) return 'unsafe-socket-dir';
@@ -474,7 +531,7 @@ export async function runResidentServer(options: ServerOptions): Promise<string>
         socket.end(frame('n', Buffer.from([1])));
         return;
       }
-      if (!residentCapable(request.argv, request.features ?? 0) || waiting.length >= maxQueued) {
+      if (!residentCapable(request.argv, request.features ?? 0) || waiting.length >= maxQueued || callerLimitsTighter(request.limits, limits)) {
         socket.end(frame('n', Buffer.from([0])));
         return;
       }
