@@ -13,6 +13,11 @@
 // server's CPU is not in the client's CPU time: compare wall times; the server's own CPU per call
 // (process.cpuUsage deltas over the command's runs, read through `resident status`) is printed beside.
 //
+// Installed column: the `polywave` bin as npm installs it (a link named polywave to bin/polywave-fast, the
+// compiled client after a build), with its default socket (under a TMPDIR of this run, so no server is left
+// behind), not forced and outside CI: the first call finds no server and starts none, the second starts one —
+// the rows are "second call on" (two untimed calls, then the server answers). The ratio to Go is printed.
+//
 // Hook row: `hook pre-tool-use` with a Claude Code payload on stdin (a wave agent's write outside its
 // worktree: denied), as the plugin's hooks call it on every tool call — Go has no `hook` command, so
 // ours cold against resident only. Last lines: the native client without a server
@@ -20,7 +25,7 @@
 //
 //   BENCH_RUNS=N (default 21)   POLYWAVE_GO_TOOLS=path (default ../shared/tools/polywave-tools-go)
 //   POLYWAVE_CORPUS=dir (default ../shared/corpus)
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -87,6 +92,33 @@ if (haveResident) {
   spawnSync(process.execPath, [path.join(root, 'bin', 'polywave.js'), 'resident', 'start', '--idle-timeout', '600'], { env: { ...process.env, ...residentEnv }, stdio: 'ignore' });
 }
 
+// The installed bin name: `polywave` → bin/polywave-fast (compiled: not the `#!` Node form).
+const fastBin = path.join(root, 'bin', 'polywave-fast');
+const haveInstalled = haveResident && existsSync(fastBin) && readFileSync(fastBin).subarray(0, 2).toString('latin1') !== '#!';
+const installedBin = path.join(scratch, 'bin', 'polywave');
+const installedEnv = {
+  TMPDIR: path.join(scratch, 'tmp'),
+  XDG_RUNTIME_DIR: '',
+  POLYWAVE_RESIDENT_SOCKET: '',
+  POLYWAVE_RESIDENT: '',
+  NODE_OPTIONS: '',
+  CI: '',
+  GITHUB_ACTIONS: '',
+  GITLAB_CI: '',
+  BUILDKITE: '',
+  JENKINS_URL: '',
+  TF_BUILD: '',
+};
+const installed = ({ args, cwd, env, input }) => ({ command: installedBin, args, cwd, input, env: { ...env, ...installedEnv } });
+function installedStatus() {
+  const result = spawnSync(process.execPath, [path.join(root, 'bin', 'polywave.js'), 'resident', 'status', '--json'], { encoding: 'utf8', env: { ...process.env, ...installedEnv } });
+  try {
+    return JSON.parse(result.stdout);
+  } catch {
+    return {};
+  }
+}
+
 const ours = ({ args, cwd, env, input }) => ({ command: process.execPath, args: [path.join(root, 'bin', 'polywave.js'), ...args], cwd, env, input });
 const go = ({ args, cwd }) => ({ command: goBinary, args, cwd });
 
@@ -96,6 +128,20 @@ const timeFile = path.join(scratch, 'time.txt');
 const timedScript = 'TIMEFORMAT="%3U %3S"; { time "$@" >&3 2>&4; } 3>&1 4>&2 2>"$POLYWAVE_BENCH_TIME"';
 const timeEnvironment = { ...process.env, POLYWAVE_BENCH_TIME: timeFile };
 const bashTime = process.platform !== 'win32' && spawnSync('bash', ['-c', timedScript, 'bash', 'true'], { env: timeEnvironment }).status === 0;
+
+let installedStarted = false;
+if (haveInstalled) {
+  mkdirSync(path.dirname(installedBin));
+  mkdirSync(installedEnv.TMPDIR);
+  symlinkSync(fastBin, installedBin);
+  // first call: no server, none started (marker); second: starts one; then wait until it answers
+  for (let call = 0; call < 2; call += 1) spawnSync(installedBin, cases[0].args, { env: { ...process.env, ...installedEnv }, stdio: 'ignore' });
+  for (let waited = 0; waited < 15_000 && !installedStarted; waited += 100) {
+    installedStarted = installedStatus().running === true;
+    if (!installedStarted) spawnSync('sleep', ['0.1']);
+  }
+  if (!installedStarted) console.log('bench:cli: the installed `polywave` did not start a server on its second call');
+}
 
 function runOnce({ command, args, cwd, env, input }) {
   const [file, fileArgs] = bashTime ? ['bash', ['-c', timedScript, 'bash', command, ...args]] : [command, args];
@@ -114,9 +160,9 @@ function quantile(values, q) {
 
 function measure(testCase) {
   const haveGo = haveGoBinary && !testCase.noGo;
-  const samples = { ours: [], go: [], resident: [] };
-  const cpu = { ours: [], go: [], resident: [] };
-  const codes = { ours: new Set(), go: new Set(), resident: new Set() };
+  const samples = { ours: [], go: [], resident: [], installed: [] };
+  const cpu = { ours: [], go: [], resident: [], installed: [] };
+  const codes = { ours: new Set(), go: new Set(), resident: new Set(), installed: new Set() };
   let sameOutput = true;
   let sameResident = true;
   // One untimed warm-up each (file cache), then interleaved runs, alternating who goes first.
@@ -124,8 +170,9 @@ function measure(testCase) {
   const warmGo = haveGo ? runOnce(go(testCase)) : undefined;
   if (warmGo && warmGo.stdout !== warmOurs.stdout) sameOutput = false;
   if (haveResident && runOnce(resident(testCase)).stdout !== warmOurs.stdout) sameResident = false;
-  const who = ['ours', ...(haveGo ? ['go'] : []), ...(haveResident ? ['resident'] : [])];
-  const spec = { ours, go, resident };
+  if (installedStarted && runOnce(installed(testCase)).stdout !== warmOurs.stdout) sameResident = false;
+  const who = ['ours', ...(haveGo ? ['go'] : []), ...(haveResident ? ['resident'] : []), ...(installedStarted ? ['installed'] : [])];
+  const spec = { ours, go, resident, installed };
   const before = haveResident ? residentStatus() : {};
   for (let run = 0; run < runs; run += 1) {
     // rotate who goes first
@@ -160,6 +207,7 @@ const floorCpuRatios = [];
 const floorMedian = quantile(floor.map((run) => run.ms), 0.5);
 const aboveFloor = [];
 const residentRatios = [];
+const installedRatios = [];
 for (const testCase of [...cases, ...extraCases]) {
   const { samples, cpu, codes, sameOutput, sameResident, serverCpu, served } = measure(testCase);
   const haveGo = haveGoBinary && !testCase.noGo;
@@ -199,6 +247,19 @@ for (const testCase of [...cases, ...extraCases]) {
     line.push(`| server cpu/call ${serverCpu === undefined ? '   n/a' : format(serverCpu)} (${served} served)`, `  exit ${[...codes.resident].join(',')}`, `same stdout as ours ${sameResident ? 'yes' : 'no'}`);
     console.log(line.join(' '));
   }
+  if (installedStarted) {
+    const installedMedian = quantile(samples.installed, 0.5);
+    const line = ['  installed `polywave` (bin)'.padEnd(30), '     ', format(installedMedian), format(quantile(samples.installed, 0.95))];
+    if (haveGo) {
+      const ratio = installedMedian / quantile(samples.go, 0.5);
+      if (cases.includes(testCase)) installedRatios.push(ratio);
+      line.push('| wall / Go', `${ratio.toFixed(2)}×`.padStart(6));
+    }
+    line.push(`| / ours-cold ${(installedMedian / oursMedian).toFixed(2)}×`);
+    if (bashTime) line.push(`|| client cpu ${format(quantile(cpu.installed, 0.5))}`);
+    line.push(`  exit ${[...codes.installed].join(',')}`);
+    console.log(line.join(' '));
+  }
   if (cases.includes(testCase)) aboveFloor.push(`${testCase.name} ${(oursMedian - floorMedian).toFixed(0)} ms`);
 }
 // What is ours to cut: the median above an empty `node` start (which no JavaScript of ours can go below).
@@ -232,5 +293,9 @@ if (haveResident) {
     const plainMedian = quantile(plain, 0.5);
     console.log(`no server (native client → node): ${testCase.name.padEnd(26)} median ${format(fallbackMedian)} vs node ${format(plainMedian)} (${(fallbackMedian / plainMedian).toFixed(2)}×)`);
   }
+}
+if (installedStarted) {
+  if (haveGoBinary) console.log(`installed \`polywave\` bin (second call on), wall: geometric mean of the four ratios to Go ${geometricMean(installedRatios).toFixed(2)}× (target <= 2)`);
+  spawnSync(process.execPath, [path.join(root, 'bin', 'polywave.js'), 'resident', 'stop'], { env: { ...process.env, ...installedEnv }, stdio: 'ignore' });
 }
 rmSync(scratch, { recursive: true, force: true });
