@@ -13,8 +13,17 @@
 //      agent says BENCH_TEXT_STEPS (8) lines over its time besides its writes: ~14 card updates an
 //      agent, p95 over ~200+ updates rather than a handful per card.
 //
+//  The floor in the same run, the same hops without polywave code: while the wave runs, one small
+//  process appends an event line to a file every 20 ms; another, woken by fs.watch, reads it (the
+//  raw one-hop floor) and sends it as an SSE frame to a bare EventSource in a second page of the
+//  same Chromium (the browser floor); the page's latency is printed as a ratio of that floor.
+//  BENCH_BARE_PAGE=1 adds a bare EventSource on the server's stream in a third page (no UI).
+//  BENCH_LOAD=N adds N busy-looping processes for the wave's duration (a loaded shared machine,
+//  reproducibly; the load average is printed before and after).
+//
 //   npm run bench:serve-ui
 //   BENCH_AGENTS=8 BENCH_AGENT_MS=3000 npm run bench:serve-ui
+//   BENCH_LOAD=6 npm run bench:serve-ui
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import os from 'node:os';
@@ -27,6 +36,7 @@ const waveAgents = Number(process.env.BENCH_AGENTS ?? 16);
 const agentMs = Number(process.env.BENCH_AGENT_MS ?? 4000);
 // A loaded machine can make the wave slow: it is stopped after this long and what was seen is reported.
 const waveTimeoutMs = Number(process.env.BENCH_WAVE_TIMEOUT_MS ?? 240_000);
+const busyLoops = Number(process.env.BENCH_LOAD ?? 0);
 const budget = 300 * 1024;
 const benchStart = Date.now();
 const webRoot = path.join(root, 'dist', 'web');
@@ -167,7 +177,66 @@ try {
       nodeReceived.set(id, at);
     }
   });
+  // The floor: the same hops with no polywave code — a small process appends an event line to a file
+  // every 20 ms; a second small process, woken by fs.watch, reads it (one process hop: the raw floor)
+  // and sends it as an SSE frame to a bare EventSource in a second page of the same Chromium (the
+  // browser floor: writer → server → Chromium's network service → renderer, as for the cards).
+  const floorFile = path.join(dir, 'floor.jsonl');
+  writeFileSync(floorFile, '');
+  const floorServer = spawn(
+    process.execPath,
+    [
+      '-e',
+      `const fs = require('node:fs'); const http = require('node:http'); const file = process.argv[1]; const fd = fs.openSync(file, 'r'); let offset = 0, rest = ''; const clients = new Set();
+      const page = '<!doctype html><title>floor</title><script>const source = new EventSource("/events"); source.onmessage = (message) => { const at = Date.now(); window.__floorReceived?.(JSON.parse(message.data).ts, at); };</script>';
+      const read = () => { const buffer = Buffer.alloc(65536); let n; let out = '', frames = '';
+        while ((n = fs.readSync(fd, buffer, 0, buffer.length, offset)) > 0) { offset += n; rest += buffer.toString('utf8', 0, n); }
+        const now = Date.now(); const lines = rest.split('\\n'); rest = lines.pop();
+        for (const line of lines) { out += JSON.parse(line).ts + ' ' + now + '\\n'; frames += 'data: ' + line + '\\n\\n'; }
+        if (frames) for (const client of clients) client.write(frames);
+        if (out) process.stdout.write(out); };
+      const server = http.createServer((request, response) => {
+        if (request.url === '/events') { response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' }); response.write(': floor\\n\\n'); clients.add(response); request.on('close', () => clients.delete(response)); return; }
+        response.writeHead(200, { 'content-type': 'text/html' }); response.end(page); });
+      server.listen(0, '127.0.0.1', () => { fs.watch(file, read); process.stdout.write('ready ' + server.address().port + '\\n'); });`,
+      floorFile,
+    ],
+    { stdio: ['ignore', 'pipe', 'ignore'] },
+  );
+  const floorLatencies = [];
+  const floorPageLatencies = [];
+  const floorPort = await new Promise((ready) => {
+    let rest = '';
+    floorServer.stdout.setEncoding('utf8').on('data', (chunk) => {
+      const lines = (rest + chunk).split('\n');
+      rest = lines.pop();
+      for (const line of lines) {
+        const [first, second] = line.split(' ');
+        if (first === 'ready') ready(Number(second));
+        else if (second) floorLatencies.push({ ts: Number(first), latency: Number(second) - Number(first) });
+      }
+    });
+  });
+  const floorPage = await context.newPage();
+  await floorPage.exposeFunction('__floorReceived', (ts, at) => floorPageLatencies.push({ ts, latency: at - ts }));
+  await floorPage.goto(`http://127.0.0.1:${floorPort}/`);
+  // A bare EventSource on the server's own stream, in a third page (its own renderer, the cookie
+  // of the first view): the server's frames without the live board's main thread.
+  // BENCH_BARE_PAGE=1 only: a third client makes the server and the machine busier.
+  const bareReceived = new Map();
+  const barePage = process.env.BENCH_BARE_PAGE === '1' ? await context.newPage() : undefined;
+  if (barePage) await barePage.exposeFunction('__bareReceived', (id, at) => bareReceived.set(id, at));
+  await barePage?.goto(`${server.origin}/favicon.svg`);
+  await barePage?.evaluate((query) => {
+    const source = new globalThis.EventSource(`/api/events?${query}`, { withCredentials: true });
+    const handle = (message) => globalThis.__bareReceived(Number(message.lastEventId), Date.now());
+    for (const type of ['worktree-create', 'agent-launch', 'agent-progress', 'agent-tool-call', 'agent-end', 'agent-merge', 'agent_performance', 'message']) source.addEventListener(type, handle);
+  }, `repo=${encodeURIComponent(repoId)}&impl=bench&after=0`);
+  await page.bringToFront();
+  const floorWriter = spawn(process.execPath, ['-e', `const fs = require('node:fs'); setInterval(() => fs.appendFileSync(process.argv[1], JSON.stringify({ ts: Date.now(), type: 'agent-progress', payload: { text: 'floor' } }) + '\\n'), 20);`, floorFile], { stdio: 'ignore' });
+  const loops = Array.from({ length: busyLoops }, () => spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
   await new Promise((done) => setTimeout(done, 500));
+  const loadBefore = os.loadavg()[0];
   const startedAt = Date.now();
   const wave = await new Promise((resolve) => {
     const child = spawnRunWave({
@@ -188,9 +257,13 @@ try {
     });
     console.log(`    run-wave started ${startedAt - benchStart} ms after the start`);
   });
+  const loadAfter = os.loadavg()[0];
+  floorWriter.kill();
+  for (const loop of loops) loop.kill();
   // Let the last frames reach the page.
   await new Promise((done) => setTimeout(done, 1500));
   nodeClient.kill();
+  floorServer.kill();
   const live = updates.filter((update) => update.ts >= startedAt);
   const latencies = live.map((update) => update.shown_at - update.ts);
   const segment = (from, to) => live.map((update) => update[to] - update[from]);
@@ -199,10 +272,23 @@ try {
   const complete = await page.locator('[data-agent].card[data-status="complete"]').count();
   const byType = {};
   for (const update of live) byType[update.type] = (byType[update.type] ?? 0) + 1;
+  console.log(`(b) machine: load average ${loadBefore.toFixed(1)} at the wave's start, ${loadAfter.toFixed(1)} at its end${busyLoops > 0 ? ` (with ${busyLoops} busy-looping processes beside it, BENCH_LOAD)` : ''}`);
   console.log(`(b) ${waveAgents}-agent script wave (run-wave exit ${wave.code}, ${(wave.ms / 1000).toFixed(1)} s): ${live.length} card updates shown (${Object.entries(byType).map(([type, count]) => `${type} ${count}`).join(', ')}); ${complete} of ${cards} cards complete`);
   if (latencies.length > 0) {
     const p95 = percentile(latencies, 0.95);
     console.log(`    event → card on screen (after paint): p50 ${percentile(latencies, 0.5).toFixed(0)} ms, p95 ${p95.toFixed(0)} ms, max ${Math.max(...latencies).toFixed(0)} ms (target p95 ≤ 100 ms: ${p95 <= 100 ? 'met' : 'MISSED'})`);
+    // The floor's events sent while the wave ran (beside it, under the same load).
+    const during = (entries) => entries.filter((entry) => entry.ts >= startedAt && entry.ts <= startedAt + wave.ms).map((entry) => entry.latency);
+    const floorRaw = during(floorLatencies);
+    const floorPageOnly = during(floorPageLatencies);
+    if (floorRaw.length > 0 && floorPageOnly.length > 0) {
+      const ratio = (value, floor) => (floor > 0 ? `${(value / floor).toFixed(1)}×` : `${value.toFixed(0)} ms over a 0 ms floor`);
+      const received = segment('ts', 'received_at');
+      console.log(`    floor in the same run, no polywave code (an event line appended every 20 ms by one small process): read by a second process woken by fs.watch p50 ${percentile(floorRaw, 0.5).toFixed(0)} ms, p95 ${percentile(floorRaw, 0.95).toFixed(0)} ms (${floorRaw.length}); sent by it as SSE to a bare EventSource in a second page of the same Chromium p50 ${percentile(floorPageOnly, 0.5).toFixed(0)} ms, p95 ${percentile(floorPageOnly, 0.95).toFixed(0)} ms (${floorPageOnly.length})`);
+      console.log(`    ratio to the browser floor: emitted → the page's EventSource p95 ${percentile(received, 0.95).toFixed(0)} ms = ${ratio(percentile(received, 0.95), percentile(floorPageOnly, 0.95))} (p50 ${ratio(percentile(received, 0.5), percentile(floorPageOnly, 0.5))}); event → card on screen p95 = ${ratio(p95, percentile(floorPageOnly, 0.95))} of the floor's p95`);
+    }
+    const bare = live.filter((update) => bareReceived.has(update.event_id));
+    if (bare.length > 0) console.log(`    a bare EventSource on the same stream in a third page (its own renderer, no UI): emitted → received ${stats(bare.map((update) => bareReceived.get(update.event_id) - update.ts))} (${bare.length} events); the live page's EventSource minus the bare one ${stats(bare.map((update) => update.received_at - bareReceived.get(update.event_id)))}`);
     console.log(`    of which: emitted → EventSource in the page ${stats(segment('ts', 'received_at'))} (run's recorder, store, server, network); → card DOM updated ${stats(segment('received_at', 'committed_at'))}; → painted ${stats(segment('committed_at', 'shown_at'))}`);
     const both = live.filter((update) => nodeReceived.has(update.event_id));
     if (both.length > 0) {
