@@ -1,5 +1,6 @@
-import { mkdir, readFile } from 'node:fs/promises';
+import { lstat, mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { gitCommonDirOf } from '../store/lock-location.js';
 import { updateFileLocked } from '../store/locked-write.js';
 
 /** E38: cached gate results expire after 5 minutes. */
@@ -50,7 +51,9 @@ export interface GateCacheOptions {
  * file is a miss, and a failed write is ignored.
  */
 export class GateCache {
+  /** The cache file of `repoDir` itself; a linked worktree's entries go to {@link location} instead. */
   readonly filePath: string;
+  private located: Promise<string> | undefined;
   private readonly ttlMs: number;
   private readonly now: () => Date;
   private readonly lockTimeoutMs: number | undefined;
@@ -64,10 +67,23 @@ export class GateCache {
     this.lockTimeoutMs = options.lockTimeoutMs;
   }
 
+  /**
+   * Where the entries really live. A linked worktree — an agent's — never keeps them in its own
+   * tree: the agent can write there (the dirty check ignores `.polywave*`), so it could plant a
+   * "passed" entry for its final tree and have finalize-wave's pre-merge gates skipped as cached.
+   * They go to the main checkout's `.polywave-state/gate-cache.json` (read-only to every agent
+   * sandbox; keys carry HEAD, the diff and the directory, so worktrees never share an entry by
+   * mistake), or `<common dir>/polywave-state/` for a bare repository's worktrees.
+   */
+  location(): Promise<string> {
+    this.located ??= linkedWorktreeCacheFile(path.dirname(path.dirname(this.filePath))).then((file) => file ?? this.filePath);
+    return this.located;
+  }
+
   /** The unexpired entry for `key`, if any. */
   async get(key: string): Promise<GateCacheEntry | undefined> {
     await this.writes;
-    const file = parseCacheFile(await readFile(this.filePath, 'utf8').catch(() => ''));
+    const file = parseCacheFile(await readFile(await this.location(), 'utf8').catch(() => ''));
     const entry = file.entries[key];
     if (!entry || !this.isFresh(entry, this.now().getTime())) return undefined;
     return entry;
@@ -95,7 +111,7 @@ export class GateCache {
   /** Number of unexpired entries (for tests and diagnostics). */
   async size(): Promise<number> {
     await this.writes;
-    const file = parseCacheFile(await readFile(this.filePath, 'utf8').catch(() => ''));
+    const file = parseCacheFile(await readFile(await this.location(), 'utf8').catch(() => ''));
     const nowMs = this.now().getTime();
     return Object.values(file.entries).filter((entry) => this.isFresh(entry, nowMs)).length;
   }
@@ -109,9 +125,10 @@ export class GateCache {
   private write(change: (file: GateCacheFile, nowMs: number) => void): Promise<void> {
     const run = async (): Promise<void> => {
       try {
-        await mkdir(path.dirname(this.filePath), { recursive: true });
+        const filePath = await this.location();
+        await mkdir(path.dirname(filePath), { recursive: true });
         await updateFileLocked(
-          this.filePath,
+          filePath,
           (current) => {
             const file = parseCacheFile(current);
             change(file, this.now().getTime());
@@ -144,4 +161,13 @@ function parseCacheFile(text: string): GateCacheFile {
     // A corrupt cache (or the Go tool's shape) is an empty cache.
   }
   return { version: 1, entries: {} };
+}
+
+/** The cache file for a linked worktree at `repoDir` (its `.git` is a file); undefined for a main checkout or no repository. */
+async function linkedWorktreeCacheFile(repoDir: string): Promise<string | undefined> {
+  const dotGit = await lstat(path.join(repoDir, '.git')).catch(() => undefined);
+  if (!dotGit?.isFile()) return undefined;
+  const common = await gitCommonDirOf(repoDir).catch(() => undefined);
+  if (!common) return undefined;
+  return path.basename(common) === '.git' ? path.join(path.dirname(common), gateCacheRelativePath) : path.join(common, 'polywave-state', 'gate-cache.json');
 }
