@@ -21,8 +21,9 @@
  *     exit 2.
  * Stdin is read only when the server asks for it ('i': `hook <event>` reads its payload), at most
  * MAX_STDIN bytes, and sent on the same connection. The request carries the caller's umask, its
- * RLIMIT_AS/DATA/CPU/NOFILE soft limits and nice level (the server refuses a caller whose limits
- * are tighter than its own: that call runs in node, under them).
+ * RLIMIT_AS/DATA/CPU soft limits, RLIMIT_NOFILE hard limit (node raises its soft limit to it) and
+ * nice level (the server refuses a caller whose limits are tighter than its own: that call runs in
+ * node, under them).
  *
  * Installed as every bin of the package (polywave, polywave-tools, sawtools, polywave-fast) after a
  * successful compile; docs/performance.md ("Resident mode") says why and what it changes.
