@@ -493,6 +493,12 @@ describe('polywave serve: API', () => {
       [2, 'w2'],
       [0, null],
     ]);
+    // While an attempt runs: a worker took its job (agent-running, before any result) — its worker and host already.
+    record((bus) => {
+      bus.emit(launch(3));
+      bus.emit({ v: 1, type: 'agent-running', slug: 'pending', wave: 1, agent: 'A', attempt: 3, dispatcher: 'redis', job_id: 'pending.w1.A.0123456789ab.a3.ba9876543210', worker: 'w3', host: 'box-3' });
+    });
+    expect(await runsOn()).toMatchObject({ dispatcher: 'redis', worker: 'w3', host: 'box-3', job_id: 'pending.w1.A.0123456789ab.a3.ba9876543210', stalls: null, attempt: 3, ended: false });
   });
 });
 

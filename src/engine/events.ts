@@ -23,8 +23,11 @@ export type EngineEvent =
   | { v: 1; type: 'gate-result'; gate: string; command: string; passed: boolean; from_cache: boolean; duration_ms: number }
   | { v: 1; type: 'wave-run-start'; slug: string; wave: number; agents: string[]; order: string[]; reordered: boolean; concurrency: number }
   | { v: 1; type: 'agent-launch'; slug: string; wave: number; agent: string; attempt: number; model: string; backend: string; dispatcher?: 'in-process' | 'redis' }
-  | { v: 1; type: 'agent-progress'; slug: string; wave: number; agent: string; attempt: number; turns: number; input_tokens: number; output_tokens: number; cost_usd?: number | undefined }
-  | { v: 1; type: 'agent-tool-call'; slug: string; wave: number; agent: string; attempt: number; tool: string; is_error: boolean; denied?: string; duration_ms: number }
+  /** Issue 17: a worker took a dispatched attempt's job (before its result); again when another worker takes it over. */
+  | { v: 1; type: 'agent-running'; slug: string; wave: number; agent: string; attempt: number; dispatcher: 'redis'; job_id: string; worker: string; host?: string }
+  /** `at`/`worker`: relayed from a worker — when it happened there (ms since the epoch; the store's `ts`) and the worker's id. */
+  | { v: 1; type: 'agent-progress'; slug: string; wave: number; agent: string; attempt: number; turns: number; input_tokens: number; output_tokens: number; cost_usd?: number | undefined; at?: number; worker?: string }
+  | { v: 1; type: 'agent-tool-call'; slug: string; wave: number; agent: string; attempt: number; tool: string; is_error: boolean; denied?: string; duration_ms: number; at?: number; worker?: string }
   | {
       v: 1;
       type: 'agent-end';

@@ -177,10 +177,13 @@ export function attachRecorder(bus: EventBus, options: RecorderOptions): Recorde
       if (wave !== null) latestWave = wave;
     }
     const onlySlug = slugsSeen.size === 1 ? [...slugsSeen][0]! : null;
+    // Issue 17: an event relayed from a worker carries when it happened there (`at`); never later than now.
+    const received = now().getTime();
+    const at = typeof record.at === 'number' && Number.isFinite(record.at) && record.at > 0 ? Math.min(record.at, received) : received;
     buffer.push({
       run_id: runId,
       seq,
-      ts: now().getTime(),
+      ts: at,
       type: typeof record.type === 'string' ? record.type : 'unknown',
       activity_type: text(record.activity_type),
       slug: slug ?? onlySlug,

@@ -58,12 +58,12 @@ const maxFileBytes = 1024 * 1024;
 const maxDiffBytes = 512 * 1024;
 const maxJournalEntries = 2000;
 
-/** Where an agent's newest attempt ran (issue 17): `redis` with the worker's id once the job's result came back, else `in-process`. */
+/** Where an agent's newest attempt runs or ran (issue 17): `redis` with the worker's id once a worker took the job, else `in-process`. */
 export interface RunsOn {
   dispatcher: string;
-  /** The worker's id (`polywave worker --id`, default `<host>-<pid>`); null while the job runs or for in-process agents. */
+  /** The worker's id (`polywave worker --id`, default `<host>-<pid>`); null until a worker took the job, and for in-process agents. */
   worker: string | null;
-  /** The worker's host, when the result names it. */
+  /** The worker's host (from the worker when it took the job, or its result). */
   host: string | null;
   job_id: string | null;
   /** Times the job stalled (its worker died) and was handed to another worker. */
@@ -306,7 +306,7 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
       runsOnCaches.set(key, cache);
     }
     if (runsOnQuery?.db !== db) {
-      const statement = db.prepare(`SELECT id, run_id, ts, type, agent, payload FROM events WHERE slug = ? AND id > ? AND type IN ('agent-launch', 'agent-end') AND agent IS NOT NULL ORDER BY id`);
+      const statement = db.prepare(`SELECT id, run_id, ts, type, agent, payload FROM events WHERE slug = ? AND id > ? AND type IN ('agent-launch', 'agent-running', 'agent-end') AND agent IS NOT NULL ORDER BY id`);
       runsOnQuery = { db, rows: (forSlug, afterId) => statement.all(forSlug, afterId) as LaunchRow[] };
     }
     const inRepo = (runId: string) => {
@@ -332,6 +332,15 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
       // The end of the newest launch (same run and attempt); attempt 0 (E9: found complete, not launched) says nothing about where it ran.
       const entry = cache.agents.get(row.agent);
       if (attempt === 0 || !entry || entry.run_id !== row.run_id || entry.attempt !== attempt) continue;
+      // A worker took the job (while it runs: the result has not come back yet; again after a stall).
+      if (row.type === 'agent-running') {
+        if (entry.ended) continue;
+        entry.dispatcher = text(payload.dispatcher) ?? entry.dispatcher;
+        entry.worker = text(payload.worker);
+        entry.host = text(payload.host);
+        entry.job_id = text(payload.job_id);
+        continue;
+      }
       const dispatch = payload.dispatch && typeof payload.dispatch === 'object' ? (payload.dispatch as Record<string, unknown>) : undefined;
       entry.ended = true;
       if (dispatch) {
