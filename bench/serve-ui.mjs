@@ -17,6 +17,8 @@
 //  process appends an event line to a file every 20 ms; another, woken by fs.watch, reads it (the
 //  raw one-hop floor) and sends it as an SSE frame to a bare EventSource in a second page of the
 //  same Chromium (the browser floor); the page's latency is printed as a ratio of that floor.
+//  The pages keep their times in memory, read once after the wave (BENCH_CDP_HOOK=1: the card updates
+//  sent over CDP as they happen, as before — through Chromium's browser process at nice -8).
 //  BENCH_BARE_PAGE=1 adds a bare EventSource on the server's stream in a third page (no UI).
 //  BENCH_LOAD=N adds N busy-looping processes for the wave's duration (a loaded shared machine,
 //  reproducibly; the load average is printed before and after).
@@ -139,8 +141,13 @@ try {
   console.log(`    transferred ${(transferred / 1024).toFixed(1)} KB as sent (${[...new Set(assets.map((entry) => entry.encoding))].join('/')}), ${(asGzip / 1024).toFixed(1)} KB with gzip bodies (budget 300 KB: ${asGzip <= budget ? 'met' : 'MISSED'}; as sent: ${transferred <= budget ? 'met' : 'MISSED'})`);
 
   // (b) the live board of the IMPL; the page reports each card update.
-  const updates = [];
-  await page.exposeFunction('__polywaveCardUpdated', (update) => updates.push(update));
+  // BENCH_CDP_HOOK=1: each update goes to this process over CDP as it happens (page.exposeFunction,
+  // the earlier way: every call is a round trip through Chromium's browser process, which runs at
+  // nice -8, and this process). Default: the page keeps them in an array read once after the wave.
+  const cdpHook = process.env.BENCH_CDP_HOOK === '1';
+  let updates = [];
+  if (cdpHook) await page.exposeFunction('__polywaveCardUpdated', (update) => updates.push(update));
+  else await page.addInitScript(() => (globalThis.__polywaveCardUpdated = (update) => (globalThis.__cardUpdates ??= []).push(update)));
   const repoId = await page.locator('[data-repo]').first().getAttribute('data-repo');
   await page.goto(`${server.origin}/r/${repoId}/impl/bench/live`);
   await page.locator('[data-testid="connection"]', { hasText: 'live' }).waitFor({ timeout: 20_000 });
@@ -188,7 +195,7 @@ try {
     [
       '-e',
       `const fs = require('node:fs'); const http = require('node:http'); const file = process.argv[1]; const fd = fs.openSync(file, 'r'); let offset = 0, rest = ''; const clients = new Set();
-      const page = '<!doctype html><title>floor</title><script>const source = new EventSource("/events"); source.onmessage = (message) => { const at = Date.now(); window.__floorReceived?.(JSON.parse(message.data).ts, at); };</script>';
+      const page = '<!doctype html><title>floor</title><script>const source = new EventSource("/events"); source.onmessage = (message) => { const at = Date.now(); (window.__floor ??= []).push({ ts: JSON.parse(message.data).ts, latency: at - JSON.parse(message.data).ts }); };</script>';
       const read = () => { const buffer = Buffer.alloc(65536); let n; let out = '', frames = '';
         while ((n = fs.readSync(fd, buffer, 0, buffer.length, offset)) > 0) { offset += n; rest += buffer.toString('utf8', 0, n); }
         const now = Date.now(); const lines = rest.split('\\n'); rest = lines.pop();
@@ -204,7 +211,7 @@ try {
     { stdio: ['ignore', 'pipe', 'ignore'] },
   );
   const floorLatencies = [];
-  const floorPageLatencies = [];
+  let floorPageLatencies = [];
   const floorPort = await new Promise((ready) => {
     let rest = '';
     floorServer.stdout.setEncoding('utf8').on('data', (chunk) => {
@@ -218,18 +225,16 @@ try {
     });
   });
   const floorPage = await context.newPage();
-  await floorPage.exposeFunction('__floorReceived', (ts, at) => floorPageLatencies.push({ ts, latency: at - ts }));
   await floorPage.goto(`http://127.0.0.1:${floorPort}/`);
   // A bare EventSource on the server's own stream, in a third page (its own renderer, the cookie
   // of the first view): the server's frames without the live board's main thread.
   // BENCH_BARE_PAGE=1 only: a third client makes the server and the machine busier.
-  const bareReceived = new Map();
+  let bareReceived = new Map();
   const barePage = process.env.BENCH_BARE_PAGE === '1' ? await context.newPage() : undefined;
-  if (barePage) await barePage.exposeFunction('__bareReceived', (id, at) => bareReceived.set(id, at));
   await barePage?.goto(`${server.origin}/favicon.svg`);
   await barePage?.evaluate((query) => {
     const source = new globalThis.EventSource(`/api/events?${query}`, { withCredentials: true });
-    const handle = (message) => globalThis.__bareReceived(Number(message.lastEventId), Date.now());
+    const handle = (message) => (globalThis.__bare ??= []).push([Number(message.lastEventId), Date.now()]);
     for (const type of ['worktree-create', 'agent-launch', 'agent-progress', 'agent-tool-call', 'agent-end', 'agent-merge', 'agent_performance', 'message']) source.addEventListener(type, handle);
   }, `repo=${encodeURIComponent(repoId)}&impl=bench&after=0`);
   await page.bringToFront();
@@ -264,6 +269,9 @@ try {
   await new Promise((done) => setTimeout(done, 1500));
   nodeClient.kill();
   floorServer.kill();
+  if (!cdpHook) updates = await page.evaluate(() => globalThis.__cardUpdates ?? []);
+  floorPageLatencies = await floorPage.evaluate(() => globalThis.__floor ?? []);
+  if (barePage) bareReceived = new Map(await barePage.evaluate(() => globalThis.__bare ?? []));
   const live = updates.filter((update) => update.ts >= startedAt);
   const latencies = live.map((update) => update.shown_at - update.ts);
   const segment = (from, to) => live.map((update) => update[to] - update[from]);
