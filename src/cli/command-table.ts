@@ -135,7 +135,7 @@ export const commandTable: CommandSpec[] = [
     help:
       'Prints a JSON array of gate results like the Go tool: {type, command, exit_code, stdout, stderr, required, passed, skipped?, skip_reason?, from_cache?, …}.\n' +
       'stdout holds the command output (stdout and stderr interleaved; first 100 + last 200 lines, full log in full_output_path); stderr holds the runner’s own message (timeout, unknown repo).\n' +
-      'Per-gate timeout: timeout_seconds, default 10 min. Cache: .polywave-state/gate-cache.json (a linked worktree's: the main checkout's), 5 min TTL, keyed on HEAD, staged, unstaged and untracked changes, command and directory.\n' +
+      'Per-gate timeout: timeout_seconds, default 10 min. Cache: .polywave-state/gate-cache.json (for a linked worktree: the one of the main checkout), 5 min TTL, keyed on HEAD, staged, unstaged and untracked changes, command and directory.\n' +
       'Exit: 0 no required gate failed (optional failures are warnings), 1 a required gate failed, 2 bad input or interrupted.',
     load: () => import('./commands/run-gates.js'),
   },
