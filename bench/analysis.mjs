@@ -9,7 +9,7 @@
 //     when built): check-callers and analyze-deps after two calls on the tree (the second builds the
 //     word index), interleaved round by round with `git grep -w` and the Go binary
 //     (../shared/tools/polywave-tools-go or POLYWAVE_GO_BIN, when present) — ratios from the same rounds.
-// Prints milliseconds (median of BENCH_ROUNDS warm runs, BENCH_COLD_ROUNDS cold runs) and the ratio to git grep. Targets (issue 15):
+// Prints milliseconds (median of BENCH_ROUNDS warm runs, BENCH_COLD_ROUNDS cold runs), the ratio to git grep and the load average after each language. Targets (issue 15):
 // cold ≤ 3× git grep, warm ≤ 1× git grep. Noisy 2-core machines: read ratios, not absolute times.
 //
 //   npm run bench:analysis
@@ -243,10 +243,10 @@ try {
     const residentRow = haveResident
       ? { grepMsSameRounds: median(same.grep), residentCallers: median(same.callers), residentDeps: median(same.deps), residentSame, ...(haveGo ? { goCallers: median(same.goCallers), ...(same.goDeps.length > 0 ? { goDeps: median(same.goDeps) } : {}) } : {}) }
       : {};
-    const row = { lang, files: fileCount, grepHits, callers, grepMs, callersCold, callersWarm, depsCold, depsWarm, apiCallersCold, apiCallersWarm, apiDepsCold, apiDepsWarm, ...residentRow };
+    const row = { lang, files: fileCount, load1: os.loadavg()[0], grepHits, callers, grepMs, callersCold, callersWarm, depsCold, depsWarm, apiCallersCold, apiCallersWarm, apiDepsCold, apiDepsWarm, ...residentRow };
     results.push(row);
     const ratio = (ms) => `${ms.toFixed(0)} ms (${(ms / grepMs).toFixed(1)}×)`;
-    console.log(`\n${lang}: ${fileCount} files, symbol ${symbol}: git grep -w ${grepMs.toFixed(0)} ms (${grepHits} lines), check-callers ${callers} references`);
+    console.log(`\n${lang}: ${fileCount} files, symbol ${symbol}: git grep -w ${grepMs.toFixed(0)} ms (${grepHits} lines), check-callers ${callers} references; load average ${os.loadavg().map((value) => value.toFixed(1)).join(' ')}`);
     console.log(`  CLI check-callers  cold ${ratio(callersCold)}  warm ${ratio(callersWarm)}`);
     console.log(`  CLI analyze-deps   cold ${ratio(depsCold)}  warm ${ratio(depsWarm)}   (${depsFiles} files listed; reverse deps need the whole repository)`);
     console.log(`  API findReferences cold ${ratio(apiCallersCold)}  warm ${ratio(apiCallersWarm)}`);
