@@ -103,6 +103,9 @@ describe('live board fold', () => {
       event('agent-launch', { wave: 1, agent: 'B', payload: { attempt: 1, dispatcher: 'in-process' } }),
     ]);
     expect([whereText(launched.agents.A!), whereText(launched.agents.B!), whereText(launched.agents.C!)]).toEqual(['dispatched (redis)', 'in-process', undefined]);
+    // While it runs: a worker took the job (an agent-running of another attempt changes nothing).
+    const taken = fold(launched, [event('agent-running', { wave: 1, agent: 'A', payload: { attempt: 2, dispatcher: 'redis', job_id: 'j', worker: 'w9' } }), event('agent-running', { wave: 1, agent: 'A', payload: { attempt: 1, dispatcher: 'redis', job_id: 'j', worker: 'w1', host: 'box' } })]);
+    expect([taken.agents.A!.status, whereText(taken.agents.A!)]).toEqual(['running', 'on w1 (box)']);
     const ended = fold(launched, [event('agent-end', { wave: 1, agent: 'A', payload: { status: 'complete', dispatch: { dispatcher: 'redis', job_id: 'j', worker: 'w2', host: 'box', stalls: 1 } } })]);
     expect(ended.agents.A).toMatchObject({ dispatcher: 'redis', worker: 'w2', host: 'box', stalls: 1 });
     expect(whereText(ended.agents.A!)).toBe('on w2 (box)');

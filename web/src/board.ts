@@ -43,7 +43,7 @@ export interface AgentCard {
   note?: string;
   /** Issue 17: `redis` (dispatched to a worker) or `in-process`; unknown before any launch was seen. */
   dispatcher?: string;
-  /** The worker that ran the attempt (known once its result came back), and its host when given. */
+  /** The worker that runs or ran the attempt (known once a worker took its job), and its host when given. */
   worker?: string;
   host?: string;
   /** Times the job stalled (a worker died) and went to another worker. */
@@ -210,12 +210,21 @@ export function applyEvent(board: Board, event: StreamEvent): { board: Board; ag
       c.failureType = undefined;
       c.action = undefined;
       c.note = undefined;
-      // A new attempt: where it runs now (its worker is known at its end).
+      // A new attempt: where it runs now (its worker is known once a worker takes its job: agent-running).
       c.dispatcher = str(p.dispatcher) ?? 'in-process';
       c.worker = undefined;
       c.host = undefined;
       c.stalls = undefined;
       c.merged = undefined;
+    });
+  }
+  // Issue 17: a worker took the dispatched attempt's job — where it runs, before its result (again after a stall).
+  if (type === 'agent-running' && agentId) {
+    return setAgent((c) => {
+      if (num(p.attempt) !== undefined && num(p.attempt) !== c.attempt) return;
+      c.dispatcher = str(p.dispatcher) ?? c.dispatcher ?? 'redis';
+      c.worker = str(p.worker) ?? c.worker;
+      c.host = str(p.host);
     });
   }
   if (type === 'agent-progress' && agentId) {
