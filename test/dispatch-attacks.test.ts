@@ -13,6 +13,7 @@ import { createRedisDispatcher } from '../src/dispatch/redis-dispatcher.js';
 import { assertRedisReachable } from '../src/dispatch/redis-url.js';
 import { listWorkers, writeWorkerRecord } from '../src/dispatch/registry.js';
 import { journalPaths, readJournal } from '../src/engine/journal.js';
+import { createGit } from '../src/git/git-cli.js';
 import { runCli } from './support/cli.js';
 import { createDispatchRepo, gitEnv, produceJob, queueOf, lettersScript, runWaveCli, startRedis, startWorker, waveResult, type DispatchRepo, type TestRedis, type TestWorker } from './dispatch-support.js';
 
@@ -291,11 +292,11 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
     expect(result.state, JSON.stringify(result.blocked ?? run.stderr.slice(-1500))).toBe('WAVE_VERIFIED');
     const agentA = result.agents.find((agent) => agent.agent === 'A')!;
     const evidence = `${JSON.stringify(agentA.attempts)}\n${main.log()}\n${rare.log()}`;
-    // One attempt, except in one race: the lost copy passed its lock check and was pushing when the copy
-    // added again started and read the branch for its lease; that copy's push is then refused (F12: never
-    // last-writer-wins) and the attempt relaunched as an E19 transient failure — never a second report.
-    if (agentA.attempts.length === 2) expect((agentA.attempts[0] as { failure?: string }).failure, evidence).toMatch(/DISPATCH_BRANCH_MOVED/);
-    else expect(agentA.attempts, evidence).toHaveLength(1);
+    // Exactly one attempt, also in the race where the lost copy passed its lock check and pushed after the
+    // copy added again started and read the branch for its lease: that copy finds the branch's head among
+    // the commits runs of THIS job pushed (polywave:pushed:<job id>) and, its lock still its own, pushes
+    // over it (F12 still refuses another job's push: the twins test).
+    expect(agentA.attempts, evidence).toHaveLength(1);
     expect(agentA.attempts[0]!.dispatch!.job_id).toBe(jobId);
     expect(target.repo.read('src/a.js')).toBe("export const a = 'a';\n");
     // It ran twice (the lost copy, then the one added again — on another worker, or here after the first); only the accepted copy pushed (F12).
@@ -556,6 +557,64 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
       expect(listed.stdout).toContain('fake\th\\x0afake-worker\\x09\\x1b[2J\tremote=000000000000\tlabels=-\tconcurrency=1\tdone=0\tcurrent=x\\x1b[31m\n');
     } finally {
       await client.del('polywave:workers:evil', 'polywave:workers:fake');
+      client.disconnect();
+    }
+  }, 120_000);
+
+  it.concurrent('issue 17 item 5: a worker’s events reach the orchestrator while the agent runs (each once, with the worker’s time and id), where it runs is known before the result; F4: a run pushes over a commit another run of the SAME job pushed', async ({ expect }) => {
+    const remote = `file://${remoteDir}`;
+    const branch = 'polywave/hostile/wave1-agent-E';
+    const worktree = hostile.repo.sibling('wt-live-E');
+    await hostile.repo.git.worktreeAdd({ path: worktree, branch, base, createBranch: true });
+    const scriptPath = hostile.repo.sibling('live-E.yaml');
+    writeFileSync(scriptPath, ['version: 1', 'steps:', '  - write: { path: src/e.js, content: "export const e = 1;\\n" }', '  - sleep_ms: 2500', '  - commit: "feat(E): e"', '  - report: { status: complete, verification: PASS, notes: "done" }', ''].join('\n'));
+    const env = { ...process.env, ...gitEnv };
+    const dispatcher = await createRedisDispatcher({ url: redis.url, remote, cwd: scratch, env, pollMs: 200 });
+    const queue = new Queue(queueNameFor([], remoteKey(remote)), { connection: { host: '127.0.0.1', port: redis.port } });
+    const client = new Redis(redis.url);
+    const seen: string[] = [];
+    const delivered: Array<{ type: string; turn?: number; at?: number; worker?: string; received: number }> = [];
+    let placed: { job_id: string; worker: string; host?: string } | undefined;
+    let firstState: Promise<string> | undefined;
+    try {
+      const running = dispatcher.runAgentJob({
+        options: { agentId: 'E', role: 'wave', wave: 1, model: `script:${scriptPath}`, systemPrompt: 's', prompt: 'live', cwd: worktree, branch, baseCommit: base, policy: { root: worktree, ownedFiles: ['src/e.js'], branch }, env, onEvent: (event) => seen.push(`plain ${event.type}`) },
+        context: { slug: 'hostile', wave: 1, agentId: 'E', attempt: 1, baseCommit: base, branch, repoRoot: hostile.repo.dir, solo: false },
+        onPlaced: (where) => {
+          placed ??= where;
+          seen.push('placed');
+        },
+        onWorkerEvent: (event, meta) => {
+          delivered.push({ type: event.type, ...(event.type === 'turn-end' ? { turn: event.turn } : {}), ...meta, received: Date.now() });
+          // The first one (the write) arrives while the agent still sleeps: the job is still running.
+          if (placed) firstState ??= queue.getJobState(placed.job_id);
+        },
+      });
+      await until(() => firstState !== undefined, 60_000, 'a live event');
+      expect(await firstState).toBe('active');
+      // F4's race: another run of THIS job (a lost copy) pushed the branch after this run read it for its lease.
+      const lost = (await hostile.repo.run(['commit-tree', `${base}^{tree}`, '-p', base, '-m', 'lost copy'])).trim();
+      await client.sadd(`polywave:pushed:${placed!.job_id}`, lost);
+      await hostile.repo.run(['push', '--quiet', remote, `${lost}:refs/heads/${branch}`]);
+      const result = await running;
+      expect(result.outcome.status, JSON.stringify(result.outcome)).toBe('finished');
+      // Placed before any event, on the worker that ran it; no event went to the plain listener (each went once, with its meta).
+      expect(seen[0]).toBe('placed');
+      expect(seen.filter((entry) => entry.startsWith('plain'))).toEqual([]);
+      expect(placed).toEqual({ job_id: result.dispatch!.job_id, worker: result.dispatch!.worker, host: os.hostname(), at: expect.any(Number) });
+      const runner = [main, rare].find((candidate) => candidate.id === placed!.worker)!;
+      // Each of the 4 turns once; every event with the worker's id and its time there (never after it arrived here).
+      expect(delivered.filter((event) => event.type === 'turn-end').map((event) => event.turn)).toEqual([1, 2, 3, 4]);
+      expect(delivered.filter((event) => event.type === 'tool-call-end')).toHaveLength(3);
+      for (const event of delivered) expect(event.worker === runner.id && event.at! > 0 && event.at! <= event.received, JSON.stringify(event)).toBe(true);
+      // The run pushed over the lost copy's commit (its lock still its own); the local worktree holds its commit.
+      expect(runner.log()).toContain(`job ${placed!.job_id}: ${branch} was pushed by another run of this job (${lost.slice(0, 12)})`);
+      const head = remoteBranch(remote, branch);
+      expect(head).not.toBe(lost);
+      expect((await createGit(worktree).headCommit()).trim()).toBe(head);
+    } finally {
+      await dispatcher.close();
+      await queue.close();
       client.disconnect();
     }
   }, 120_000);

@@ -117,11 +117,24 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
         expect(result.stdout.trim()).toBe(path.join(scratch, `worker-${result.worker}`, 'gates', result.stdout.trim().split('/').at(-1)!));
       }
       expect(gateResultsOf(waveResult(localRun)).every((result) => result.worker === undefined && result.stdout.includes(local.repo.root))).toBe(true);
+      const streamed = (run: { stdout: string }) => run.stdout.split('\n').filter((line) => line.startsWith('{"v":1,"type":"agent-')).map((line) => JSON.parse(line) as { type: string; agent: string; worker?: string; at?: number });
+      const [remoteEvents, localEvents] = [streamed(remoteRun), streamed(localRun)];
       for (const agent of remoteResult.agents) {
         expect(agent.status).toBe('complete');
         expect(agent.attempts).toHaveLength(1);
         const dispatch = agent.attempts[0]!.dispatch!;
         expect(['w1', 'w2', 'w3']).toContain(dispatch.worker);
+        // Issue 17 item 5: where it runs, before anything it did (agent-running), and its worker's events each
+        // once — as many tool calls and turns as the same agent in the in-process run — with the worker's id and time.
+        const mine = remoteEvents.filter((event) => event.agent === agent.agent);
+        const kinds = mine.map((event) => event.type);
+        expect(mine.filter((event) => event.type === 'agent-running').map((event) => event.worker)).toEqual([dispatch.worker]);
+        expect(kinds.indexOf('agent-running')).toBeLessThan(kinds.indexOf('agent-tool-call'));
+        for (const type of ['agent-tool-call', 'agent-progress']) {
+          const relayed = mine.filter((event) => event.type === type);
+          expect(relayed.length).toBe(localEvents.filter((event) => event.agent === agent.agent && event.type === type).length);
+          expect(relayed.every((event) => event.worker === dispatch.worker && typeof event.at === 'number')).toBe(true);
+        }
         // Where it ran, for the dashboard's runs_on: the worker's host.
         expect((dispatch as { host?: string }).host).toBe(os.hostname());
         // The parts of enqueue → start (BullMQ's move to active, then the worker's processor; each at least 0) make it up; the worktree set-up after the start is measured apart.

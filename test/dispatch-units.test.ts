@@ -8,6 +8,7 @@ import type { Git } from '../src/git/git-port.js';
 import { agentJobId, assertGateJobIdentity, assertJobBranch, assertJobIdentity, assertJobModel, checkQueueName, expectedGateJobId, expectedJobId, gateJobDataSchema, jobContentDigest, jobIdPattern, labelSubsets, normalizeRemote, queueNameFor, remoteKey, type AgentJobData, type GateJobData } from '../src/dispatch/job.js';
 import { redactRedisUrl, redactUserinfo, redisOptionsFromUrl, remoteWithoutUserinfo } from '../src/dispatch/redis-url.js';
 import { servesLabels } from '../src/dispatch/registry.js';
+import { checkRelayedEvent, createLiveEventInbox, createLiveEventOutbox } from '../src/dispatch/live-events.js';
 import { createErrorLog } from '../src/worker/worker.js';
 import { parseProjectConfig } from '../src/store/project-config.js';
 import { runCli } from './support/cli.js';
@@ -16,6 +17,29 @@ import { createDispatchRepo, lettersScript, runWaveCli } from './dispatch-suppor
 
 // Issue 17 without Redis: job ids (E9), queue names per label set, the branch a job may push, URL
 // parsing, polywave.config.json `dispatch`, and the commands' bad input.
+
+describe('live worker events (issue 17 item 5)', () => {
+  it('the worker relays each event once, in bounded batches, none beyond the cap; the orchestrator delivers each (run, seq) once and drops forged ones', () => {
+    const outbox = createLiveEventOutbox({ max: 5, batch: 2 });
+    const sent = [1, 2, 3, 4, 5, 6, 7].map((turn) => outbox.add({ type: 'turn-end', turn, usage: { inputTokens: 1, outputTokens: 2, cacheReadTokens: 0, cacheWriteTokens: 0 } }, 1000 + turn));
+    expect(sent.map((event) => [event.seq, event.at])).toEqual([[0, 1001], [1, 1002], [2, 1003], [3, 1004], [4, 1005], [5, 1006], [6, 1007]]);
+    const batches = [outbox.take(), outbox.take(), outbox.take(), outbox.take()];
+    expect(batches.map((batch) => batch.map((event) => event.seq))).toEqual([[0, 1], [2, 3], [4], []]);
+    expect([outbox.pending(), outbox.capped]).toEqual([false, 2]);
+    const got: string[] = [];
+    const inbox = createLiveEventInbox((event, meta) => got.push(`${event.type === 'turn-end' ? event.turn : event.type}@${meta.at}/${meta.worker}`));
+    expect(inbox.fromProgress('w1:1', 'w1', [...batches[0]!, ...batches[1]!])).toBe(4);
+    // A repeated update, a forged kind and a hostile value add nothing; the result brings only the rest.
+    expect(inbox.fromProgress('w1:1', 'w1', [batches[0]![1], { type: 'agent-text', text: 'x', seq: 9, at: 1 }, 'junk', { type: 'turn-end', seq: 10 }])).toBe(0);
+    expect(inbox.fromResult('w1:1', 'w1', sent)).toBe(3);
+    expect(got).toEqual(['1@1001/w1', '2@1002/w1', '3@1003/w1', '4@1004/w1', '5@1005/w1', '6@1006/w1', '7@1007/w1']);
+    // Another run of the job (another worker) is its own numbering; an older worker's result (no seq) is delivered as it is.
+    expect(inbox.fromResult('w2:5', 'w2', [sent[0], { type: 'tool-call-end', toolCallId: 'c', tool: 'bash', isError: false, output: 'SECRET', durationMs: 3 }])).toBe(2);
+    expect(got.slice(-2)).toEqual(['1@1001/w2', 'tool-call-end@undefined/w2']);
+    // Never a time later than now (another machine's clock), never a tool's output.
+    expect(checkRelayedEvent({ type: 'tool-call-end', tool: 't'.repeat(500), isError: 1, output: 'x', at: 5e15, seq: 1 }, 2000)).toEqual({ event: { type: 'tool-call-end', toolCallId: '', tool: 't'.repeat(200), isError: false, output: '', durationMs: 0 }, seq: 1, at: 2000 });
+  });
+});
 
 describe('dispatch jobs', () => {
   it('gives one attempt on one base one deterministic id without BullMQ’s separator', () => {

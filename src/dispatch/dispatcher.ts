@@ -1,3 +1,4 @@
+import type { AgentEvent } from '../agents/contract.js';
 import { runAgent, type RunAgentOptions, type RunAgentResult } from '../agents/run-agent.js';
 import type { GateRunResult, GateSpec } from '../gates/types.js';
 
@@ -25,6 +26,14 @@ export interface AgentJob {
   /** Exactly what the in-process runtime gets (the Redis dispatcher serializes what a worker needs). */
   options: RunAgentOptions;
   context: AgentJobContext;
+  /**
+   * A dispatched agent's events as they arrive from its worker (while it runs, or with the result
+   * for those the progress did not bring), each once: `at` is when it happened on the worker (its
+   * clock, ms since the epoch), `worker` the worker's id. Absent: they go to `options.onEvent`.
+   */
+  onWorkerEvent?: (event: AgentEvent, meta: { at?: number; worker?: string }) => void;
+  /** A worker took the job (its id and host, known before the result): the dashboard's "runs on" while it runs. Again when another worker takes it over (a stall). */
+  onPlaced?: (placed: { job_id: string; worker: string; host?: string; at: number }) => void;
 }
 
 /** Where an agent ran, when it was not in this process. */

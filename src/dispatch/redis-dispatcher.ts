@@ -11,11 +11,12 @@ import { PolywaveError } from '../errors/polywave-error.js';
 import { createGit } from '../git/git-cli.js';
 import type { Git } from '../git/git-port.js';
 import { createBranchFetcher } from './branch-fetch.js';
+import { createLiveEventInbox } from './live-events.js';
 import { dispatchCodes } from './codes.js';
 import { keepJobJournal } from './dispatched-journal.js';
 import type { GateRunResult } from '../gates/types.js';
 import { inProcessDispatcher, type AgentJob, type AgentJobResult, type Dispatcher, type DispatchRecord, type GateJob, type GateJobResult } from './dispatcher.js';
-import { agentJobId, checkQueueName, expectedGateJobId, expectedJobId, jobContentDigest, queueNameFor, remoteKey, worktreeToken, type AgentJobData, type AgentJobReturn, type GateJobData, type GateJobReturn } from './job.js';
+import { agentJobId, checkQueueName, expectedGateJobId, jobLimits, expectedJobId, jobContentDigest, queueNameFor, remoteKey, worktreeToken, type AgentJobData, type AgentJobReturn, type GateJobData, type GateJobReturn } from './job.js';
 import { assertRedisReachable, bullConnectionFromUrl, redactRedisUrl, redactUserinfo, redisOptionsFromUrl, remoteWithoutUserinfo } from './redis-url.js';
 import { listWorkers, servesLabels, type WorkerRecord } from './registry.js';
 
@@ -402,9 +403,26 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       // `pushed`), and they are fetched and fast-forwarded into the local worktree right away.
       let early: { key: string; run: string; ok: Promise<boolean> } | undefined;
       let earlyCommits: { head: string; applied: Promise<boolean> } | undefined;
+      // The agent's events as its worker relays them (progress), then those the result alone carries: each once.
+      const deliver = job.onWorkerEvent ?? ((event: AgentEvent) => request.onEvent?.(event));
+      const inbox = createLiveEventInbox((event, meta) => deliver(event, meta));
+      let placedRun: string | undefined;
       const onProgress = ({ jobId: id, data: progress }: { jobId: string; data: unknown }) => {
         if (id !== jobId || resultHere || typeof progress !== 'object' || progress === null) return;
-        const { report, run: runId, pushed } = progress as { report?: unknown; run?: unknown; pushed?: unknown };
+        const { report, run: runId, pushed, worker: runWorker, host: runHost, events: relayed } = progress as { report?: unknown; run?: unknown; pushed?: unknown; worker?: unknown; host?: unknown; events?: unknown };
+        // Where it runs, before the result: the worker puts its id in the progress when it takes the job.
+        if (typeof runId === 'string' && typeof runWorker === 'string' && runWorker !== '' && runId !== placedRun) {
+          placedRun = runId;
+          const worker = runWorker.slice(0, 128);
+          dispatch.worker = worker;
+          if (typeof runHost === 'string' && runHost !== '') dispatch.host = runHost.slice(0, 255);
+          try {
+            job.onPlaced?.({ job_id: jobId, worker, ...(dispatch.host ? { host: dispatch.host } : {}), at: Date.now() });
+          } catch {
+            // the listener's business
+          }
+        }
+        if (typeof runId === 'string' && relayed !== undefined) inbox.fromProgress(runId.slice(0, 300), typeof runWorker === 'string' ? runWorker.slice(0, 128) : '', relayed);
         if (typeof pushed === 'string' && /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(pushed) && pushed !== context.baseCommit && earlyCommits?.head !== pushed) {
           const previous = earlyCommits?.applied ?? Promise.resolve(false);
           earlyCommits = {
@@ -548,7 +566,8 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
         events.off('progress', onProgress);
       }
       if (failure) return failure;
-      for (const event of value.events as AgentEvent[]) request.onEvent?.(event);
+      // Those the progress did not bring (older workers: all of them, without their time).
+      inbox.fromResult(`${value.worker}:${value.started_at}`, String(value.worker ?? '').slice(0, 128), Array.isArray(value.events) ? value.events.slice(0, jobLimits.resultEvents) : []);
       dispatch.finish_to_result_ms = Math.max(0, Date.now() - value.finished_at);
       return { outcome: value.outcome, spec, jail, dispatch };
     } catch (error) {

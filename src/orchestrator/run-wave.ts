@@ -553,16 +553,18 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
         ...(events ? { emit: (event) => events.emit(event) } : {}),
         ...(account ? { onCost: (usd: number) => account.charge(usd) } : {}),
       });
-      const onEvent = (event: AgentEvent) => {
+      // (A dispatched agent's events come from its worker: `at` is when they happened there, `worker` its id.)
+      const onEvent = (event: AgentEvent, meta: { at?: number; worker?: string } = {}) => {
+        const where = { ...(meta.at !== undefined ? { at: meta.at } : {}), ...(meta.worker ? { worker: meta.worker } : {}) };
         if (event.type === 'turn-end') {
           turns = event.turn;
           Object.assign(usage, event.usage);
           meter.observe(event.turn, event.usage);
-          events?.emit({ v: 1, type: 'agent-progress', slug, wave: options.wave, agent: plan.id, attempt, turns, input_tokens: usage.inputTokens, output_tokens: usage.outputTokens, cost_usd: usage.costUsd });
+          events?.emit({ v: 1, type: 'agent-progress', slug, wave: options.wave, agent: plan.id, attempt, turns, input_tokens: usage.inputTokens, output_tokens: usage.outputTokens, cost_usd: usage.costUsd, ...where });
         } else if (event.type === 'tool-call-end') {
-          events?.emit({ v: 1, type: 'agent-tool-call', slug, wave: options.wave, agent: plan.id, attempt, tool: event.tool, is_error: event.isError, duration_ms: event.durationMs });
+          events?.emit({ v: 1, type: 'agent-tool-call', slug, wave: options.wave, agent: plan.id, attempt, tool: event.tool, is_error: event.isError, duration_ms: event.durationMs, ...where });
         } else if (event.type === 'tool-call-deny') {
-          events?.emit({ v: 1, type: 'agent-tool-call', slug, wave: options.wave, agent: plan.id, attempt, tool: event.denial.tool, is_error: true, denied: `${event.denial.code}: ${event.denial.reason}`, duration_ms: 0 });
+          events?.emit({ v: 1, type: 'agent-tool-call', slug, wave: options.wave, agent: plan.id, attempt, tool: event.denial.tool, is_error: true, denied: `${event.denial.code}: ${event.denial.reason}`, duration_ms: 0, ...where });
         }
       };
       let outcome: AgentOutcome;
@@ -605,7 +607,7 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
           },
           hasCompletionReport: async () => JSON.stringify((await readManifest(implPath)).completion_reports?.[plan.id] ?? null) !== previousReport,
           ...(options.keepScratch ? { keepScratch: true } : {}),
-        } });
+        }, onWorkerEvent: onEvent, onPlaced: (placed) => events?.emit({ v: 1, type: 'agent-running', slug, wave: options.wave, agent: plan.id, attempt, dispatcher: 'redis', job_id: placed.job_id, worker: placed.worker, ...(placed.host ? { host: placed.host } : {}) }) });
         outcome = run.outcome;
         // E42 whatever the backend: ownership, commit, report, stubs.
         const after = await readManifest(implPath);

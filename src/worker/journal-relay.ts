@@ -84,10 +84,11 @@ export interface JournalRelay {
 
 /**
  * Publishes the bounded journal of `index` through `publish` at most every `intervalMs` (the
- * trailing change included) while the agent runs, and once more at `close()`. A publish that fails
+ * trailing change included) while the agent runs, and once more at `close()` — also when only
+ * `pending()` says there is something else to send (the agent's live events ride the same update). A publish that fails
  * (Redis away for a moment) is not retried: the next one carries everything again.
  */
-export function createJournalRelay(paths: Pick<JournalPaths, 'index'>, publish: (entries: ToolEntry[]) => Promise<unknown>, options: { intervalMs?: number; now?: () => number } = {}): JournalRelay {
+export function createJournalRelay(paths: Pick<JournalPaths, 'index'>, publish: (entries: ToolEntry[]) => Promise<unknown>, options: { intervalMs?: number; now?: () => number; pending?: () => boolean } = {}): JournalRelay {
   const intervalMs = options.intervalMs ?? relayIntervalMs;
   const now = options.now ?? Date.now;
   let last = 0;
@@ -99,8 +100,8 @@ export function createJournalRelay(paths: Pick<JournalPaths, 'index'>, publish: 
     sending = sending.then(async () => {
       last = now();
       const entries = await readJournal(paths.index).catch(() => [] as ToolEntry[]);
-      // Nothing new since the last publish (the index only grows).
-      if (entries.length === published) return;
+      // Nothing new since the last publish (the index only grows), and nothing else to send (the agent's live events).
+      if (entries.length === published && !options.pending?.()) return;
       published = entries.length;
       await publish(boundJournal(entries)).catch(() => undefined);
     });

@@ -18,6 +18,7 @@ import { journalPaths } from '../engine/journal.js';
 import { codes } from '../errors/codes.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { createGit } from '../git/git-cli.js';
+import { createLiveEventOutbox, liveEventsMax, type NumberedEvent } from '../dispatch/live-events.js';
 import { createJournalRelay, seedJobJournal, toPortableJournal, withRecoveredContext, type JournalRelay } from './journal-relay.js';
 import { buildCompletionReport, type CompletionReportInput } from '../protocol/completion-report.js';
 
@@ -114,6 +115,11 @@ export function createErrorLog(log: (line: string) => void, options: { quietMs?:
     },
   };
 }
+
+/** Redis set of the commits runs of a job pushed to its agent branch (F4/F12: a run may push over a commit of another run of the same job only). */
+export const pushedKey = (jobId: string): string => `polywave:pushed:${jobId}`;
+/** How long that record is kept (a job's runs are over long before). */
+const pushedMarkerSeconds = 24 * 3600;
 
 /** The job is being handed back (second signal, attack F14): its processor moves it to wait and stops. */
 class HandBack extends Error {}
@@ -387,6 +393,22 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     if ('handBackMs' in admitted) return handBack(job, token, admitted.handBackMs);
     const { controller, startedAtMs } = admitted;
     log(`job ${data.job_id}: agent ${data.agent} of ${data.slug} wave ${data.wave} (attempt ${data.attempt})`);
+    // The job's progress is one object (each update replaces it): which run has the job (this worker,
+    // published now, so the orchestrator shows where the agent runs before its result), the journal
+    // relay's entries (an earlier run's kept until this run's relay replaces them), the agent's live
+    // events since the last update and, once the agent reported, its report — which the orchestrator
+    // writes at once, as an in-process agent's report is written when it reports.
+    const runId = `${id}:${startedAtMs}`;
+    const earlier = job.progress;
+    const earlierJournal = earlier && typeof earlier === 'object' && !Array.isArray(earlier) ? (earlier as { journal?: unknown }).journal : undefined;
+    let progress: Record<string, unknown> = { ...(Array.isArray(earlierJournal) ? { journal: earlierJournal } : {}), run: runId, worker: id, host: os.hostname() };
+    const publish = (patch: Record<string, unknown>) => {
+      const { events: _sent, ...rest } = progress;
+      // (events travel once: an update without new ones does not repeat the last ones)
+      progress = { ...rest, ...patch };
+      return job.updateProgress(progress);
+    };
+    void publish({}).catch(() => undefined);
     // F12: the agent branch on the remote as this job found it; the push leases it.
     const seenAtStart = cloneGit.run(['ls-remote', '--quiet', options.remote, `refs/heads/${data.branch}`]).then(
       (result) => result.stdout.split('\t')[0]?.trim() ?? '',
@@ -440,19 +462,15 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       journalDir = inside(path.join(dir, 'journals'), data.job_id);
       const journal = journalPaths(journalDir, data.slug, data.wave, data.agent);
       await journalCleanups.get(journalDir);
-      const seeded = await seedJobJournal(journal, job.progress, worktree);
+      const seeded = await seedJobJournal(journal, earlier, worktree);
       if (seeded.entries > 0) log(`job ${data.job_id}: journal recovered from an earlier run (${seeded.entries} entries)`);
       const prompt = seeded.markdown ? withRecoveredContext(localize(data.prompt), seeded.markdown) : localize(data.prompt);
-      // The job's progress is one object (each update replaces it): the journal relay's entries and,
-      // once the agent reported, its report — which the orchestrator writes at once, as an
-      // in-process agent's report is written when it reports, not after the agent and its push.
-      const runId = `${id}:${startedAtMs}`;
-      let progress: Record<string, unknown> = {};
-      const publish = (patch: Record<string, unknown>) => {
-        progress = { ...progress, ...patch };
-        return job.updateProgress(progress);
-      };
-      relay = createJournalRelay(journal, (entries) => publish({ journal: toPortableJournal(entries, worktree) }));
+      // Live events (bounded: liveEventsMax per run, liveBatchMax per update) ride the relay's updates.
+      const outbox = createLiveEventOutbox();
+      relay = createJournalRelay(journal, (entries) => {
+        const events = outbox.take();
+        return publish({ journal: toPortableJournal(entries, worktree), ...(events.length > 0 ? { events } : {}) });
+      }, { pending: () => outbox.pending() });
       const worktreeGit = createGit(worktree, { env });
       /** Pushes `head` to the agent branch — F12: only while the job is still this worker's (a lapsed lock: another worker runs it and its push wins), and only over the branch as `lease` (lease). */
       const pushHead = async (head: string, lease: string): Promise<void> => {
@@ -461,8 +479,27 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
           log(`job ${data.job_id}: its lock was lost (another worker took the job); ${data.branch} not pushed`);
           throw new UnrecoverableError(`${dispatchCodes.lockLost}: job ${data.job_id} lost its lock on ${id} before the push; ${data.branch} was not pushed`);
         }
+        // Recorded BEFORE the push: a commit on the branch that a run of this very job pushed (F4: a lost
+        // copy of it still running, its Redis key deleted and the job added again), never another job's.
+        await client.multi().sadd(pushedKey(data.job_id), head).expire(pushedKey(data.job_id), pushedMarkerSeconds).exec().catch(() => undefined);
+        const push = (expect: string) => worktreeGit.run(['push', '--quiet', `--force-with-lease=refs/heads/${data.branch}:${expect}`, options.remote, `${head}:refs/heads/${data.branch}`]);
         try {
-          await worktreeGit.run(['push', '--quiet', `--force-with-lease=refs/heads/${data.branch}:${lease}`, options.remote, `${head}:refs/heads/${data.branch}`]);
+          try {
+            await push(lease);
+          } catch (error) {
+            // The lease failed: the branch moved since this run read it. When what is there now was pushed by
+            // another run of THIS job (its marker above) and the job is still this run's (its lock, renewed
+            // just now), this run pushes over it with the branch as it is now — the lost copy raced this one
+            // (F4), and the job's accepted result is this run's. Another job's push (F12: two runs of one
+            // agent branch) is never pushed over.
+            const text = `${String(error instanceof Error ? error.message : error)}\n${typeof (error as { stderr?: unknown }).stderr === 'string' ? (error as { stderr: string }).stderr : ''}`;
+            if (!/stale info|cannot lock ref|but expected [0-9a-f]{40}/i.test(text)) throw error;
+            const now = (await cloneGit.run(['ls-remote', '--quiet', options.remote, `refs/heads/${data.branch}`]).catch(() => ({ stdout: '' }))).stdout.split('\t')[0]?.trim() ?? '';
+            const sameJob = /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(now) && now !== lease && (await client.sismember(pushedKey(data.job_id), now).catch(() => 0)) === 1;
+            if (!sameJob || (await job.extendLock(token!, lockDurationMs).catch(() => 0)) !== 1) throw error;
+            log(`job ${data.job_id}: ${data.branch} was pushed by another run of this job (${now.slice(0, 12)}) while this one ran; pushing over it`);
+            await push(now);
+          }
         } catch (error) {
           // git's own lines (`! [rejected] … (stale info)`, `remote: …`): the message alone may name only the command.
           const stderr = typeof (error as { stderr?: unknown }).stderr === 'string' ? (error as { stderr: string }).stderr : '';
@@ -501,7 +538,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       };
       const implPath = data.impl_path && existsSync(path.join(worktree, data.impl_path)) ? path.join(worktree, data.impl_path) : undefined;
       let report: Record<string, unknown> | undefined;
-      const events: AgentEvent[] = [];
+      const events: NumberedEvent[] = [];
       let eventChars = 0;
       const run = await runAgent({
         ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
@@ -528,7 +565,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
           const size = JSON.stringify(kept).length;
           if (eventChars + size > 1_000_000) return;
           eventChars += size;
-          events.push(kept);
+          // Numbered and timed here; relayed live (the relay's next update) and kept for the result.
+          events.push(outbox.add(kept));
         },
         journal,
         // The worker only checks the report (same rules as the writer); the orchestrator writes it.
@@ -545,6 +583,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         hasCompletionReport: async () => report !== undefined,
       });
       await relay?.close();
+      if (outbox.capped > 0) log(`job ${data.job_id}: ${outbox.capped} event(s) beyond the live relay's cap (${liveEventsMax}) travel with the result only`);
       // F14: handed back (second signal): nothing is pushed; another worker runs the job.
       if (controller.signal.aborted) throw new HandBack();
       const head = (await worktreeGit.headCommit()).trim();
