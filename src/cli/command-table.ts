@@ -1480,7 +1480,7 @@ export const commandTable: CommandSpec[] = [
   {
     name: 'resident',
     group: 'Setup & verification',
-    summary: 'start, stop or show the warm resident server that dist/native/polywave-client (bin polywave-fast) sends read-only calls to',
+    summary: 'start, stop or show the warm resident server that dist/native/polywave-client (the installed polywave, polywave-tools, sawtools and polywave-fast bins) sends read-only calls to',
     arguments: ['<action>'],
     options: [
       { flags: '--idle-timeout <seconds>', description: 'start: stop after this many seconds without a call (default 900)' },
