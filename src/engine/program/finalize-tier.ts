@@ -252,13 +252,16 @@ export async function finalizeTier(options: FinalizeTierOptions): Promise<Finali
   // 4. Close the finished IMPL docs, mark the tier complete in the PROGRAM, commit it.
   started = performance.now();
   const date = now().toISOString().slice(0, 10);
+  // The main checkout's git port for the root (its repository layout is already known: no
+  // rev-parse per IMPL); a port of its own for any other directory, as closeImpl would make.
+  const closeGitAt = (directory: string) => (path.resolve(directory) === checkout.root ? checkout.git : createGit(directory, options.env ? { env: options.env } : {}));
   for (const plan of plans) {
     if (plan.readiness !== 'finished' || plan.docPath === undefined) {
       result.impls_skipped.push(plan.slug);
       continue;
     }
     try {
-      const closed = await closeImpl({ implPath: plan.docPath, date, repoDir: checkout.root, ...(options.env ? { env: options.env } : {}), ...(options.events ? { events: options.events, ...(loaded.manifest.program_slug ? { program: loaded.manifest.program_slug } : {}) } : {}) });
+      const closed = await closeImpl({ implPath: plan.docPath, date, repoDir: checkout.root, gitAt: closeGitAt, ...(options.env ? { env: options.env } : {}), ...(options.events ? { events: options.events, ...(loaded.manifest.program_slug ? { program: loaded.manifest.program_slug } : {}) } : {}) });
       result.impls_closed.push(plan.slug);
       for (const warning of closed.warnings) result.warnings.push(`close ${plan.slug}: ${warning}`);
     } catch (error) {
@@ -327,8 +330,8 @@ async function planTier(loaded: LoadedTier, checkout: MainCheckout, recordPath: 
     branchTips(checkout.git, targets.map((target) => target.branch)),
     readTierMergeRecord(recordPath),
   ]);
-  const plans: ImplPlan[] = [];
-  for (const target of targets) {
+  // Each IMPL's plan on its own (reads only: its doc, its branch tip, ancestry checks), all at once.
+  return Promise.all(targets.map(async (target): Promise<ImplPlan> => {
     const slug = target.agent;
     const doc = docs.get(slug);
     const entry = loaded.manifest.impls.find((impl) => impl.slug === slug);
@@ -365,9 +368,8 @@ async function planTier(loaded: LoadedTier, checkout: MainCheckout, recordPath: 
       }
       if (plan.action === 'no-branch') plan.note = plan.readiness === 'program-complete' || plan.readiness === 'doc-complete' ? 'no IMPL branch (the IMPL was complete without one)' : 'branch not found';
     }
-    plans.push(plan);
-  }
-  return plans;
+    return plan;
+  }));
 }
 
 function docStates(plans: readonly ImplPlan[]): Map<string, string | undefined> {
@@ -397,44 +399,54 @@ async function commitProgramManifest(checkout: MainCheckout, programPath: string
  * an unmerged one) — only when the branch tip is still in the main line's history.
  */
 async function removeMergedImplBranches(checkout: MainCheckout, plans: readonly ImplPlan[], env: TierOptions['env']): Promise<TierCleanupOutcome[]> {
-  const outcomes: TierCleanupOutcome[] = [];
-  const entries = await checkout.git.worktreeList();
-  const tips = await branchTips(checkout.git, plans.map((plan) => plan.branch));
+  const [entries, tips] = await Promise.all([checkout.git.worktreeList(), branchTips(checkout.git, plans.map((plan) => plan.branch))]);
   const gitAt = (directory: string): Git => createGit(directory, env ? { env } : {});
-  for (const plan of plans) {
-    const tip = tips.get(plan.branch);
-    const entry = entries.find((candidate) => candidate.branch === plan.branch);
-    if (tip === undefined && entry === undefined) continue;
-    const outcome: TierCleanupOutcome = { impl_slug: plan.slug, branch: plan.branch, worktree_path: entry?.path ?? null, worktree_removed: false, branch_deleted: false, detail: '' };
-    outcomes.push(outcome);
-    if (tip !== undefined && !(await checkout.git.isAncestor(tip, 'HEAD'))) {
-      outcome.detail = `kept: ${plan.branch} has commits that are not in ${checkout.branch}`;
-      continue;
-    }
-    if (entry !== undefined) {
-      if (!entry.prunable) {
-        const changes = await worktreeChanges(gitAt(entry.path)).catch((error: unknown) => [`(cannot read its status: ${errorText(error)})`]);
-        if (changes.length > 0) {
-          outcome.detail = `kept: worktree ${entry.path} has uncommitted changes (${changes.slice(0, 5).join(', ')}${changes.length > 5 ? ', …' : ''})`;
-          continue;
+  // Each IMPL's worktree on its own (reads, then `git worktree remove` of a different worktree:
+  // nothing shared), all IMPLs at once; the branches after, one `branch -d` at a time (ref locks).
+  const work = await Promise.all(
+    plans.map(async (plan): Promise<{ outcome: TierCleanupOutcome; tip: string | undefined; done: boolean } | undefined> => {
+      const tip = tips.get(plan.branch);
+      const entry = entries.find((candidate) => candidate.branch === plan.branch);
+      if (tip === undefined && entry === undefined) return undefined;
+      const outcome: TierCleanupOutcome = { impl_slug: plan.slug, branch: plan.branch, worktree_path: entry?.path ?? null, worktree_removed: false, branch_deleted: false, detail: '' };
+      if (tip !== undefined && !(await checkout.git.isAncestor(tip, 'HEAD'))) {
+        outcome.detail = `kept: ${plan.branch} has commits that are not in ${checkout.branch}`;
+        return { outcome, tip, done: true };
+      }
+      if (entry !== undefined) {
+        if (!entry.prunable) {
+          const changes = await worktreeChanges(gitAt(entry.path)).catch((error: unknown) => [`(cannot read its status: ${errorText(error)})`]);
+          if (changes.length > 0) {
+            outcome.detail = `kept: worktree ${entry.path} has uncommitted changes (${changes.slice(0, 5).join(', ')}${changes.length > 5 ? ', …' : ''})`;
+            return { outcome, tip, done: true };
+          }
+        }
+        try {
+          await checkout.git.worktreeRemove(entry.path);
+          outcome.worktree_removed = true;
+        } catch (error) {
+          outcome.detail = `kept: git worktree remove ${entry.path} refused: ${errorText(error)}`;
+          return { outcome, tip, done: true };
         }
       }
-      try {
-        await checkout.git.worktreeRemove(entry.path);
-        outcome.worktree_removed = true;
-        // `.claude/worktrees/polywave/program/<program>/` and the levels above, once nothing is left in them.
-        await removeEmptyDirectories(path.dirname(entry.path), path.join(checkout.root, '.claude', 'worktrees'));
-      } catch (error) {
-        outcome.detail = `kept: git worktree remove ${entry.path} refused: ${errorText(error)}`;
-        continue;
-      }
-    }
+      return { outcome, tip, done: false };
+    }),
+  );
+  // `.claude/worktrees/polywave/program/<program>/` and the levels above, once nothing is left in them.
+  const removedParents = new Set(work.flatMap((item) => (item?.outcome.worktree_removed && item.outcome.worktree_path ? [path.dirname(item.outcome.worktree_path)] : [])));
+  for (const parent of removedParents) await removeEmptyDirectories(parent, path.join(checkout.root, '.claude', 'worktrees'));
+  const outcomes: TierCleanupOutcome[] = [];
+  for (const item of work) {
+    if (item === undefined) continue;
+    const { outcome, tip } = item;
+    outcomes.push(outcome);
+    if (item.done) continue;
     if (tip !== undefined) {
       try {
-        await checkout.git.deleteMergedBranch(plan.branch);
+        await checkout.git.deleteMergedBranch(outcome.branch);
         outcome.branch_deleted = true;
       } catch (error) {
-        outcome.detail = `branch kept: git branch -d ${plan.branch} refused: ${errorText(error)}`;
+        outcome.detail = `branch kept: git branch -d ${outcome.branch} refused: ${errorText(error)}`;
         continue;
       }
     }

@@ -89,7 +89,8 @@ export async function openMainCheckout(repoRoot: string, env: TierOptions['env']
     }
     throw error;
   }
-  const git = createGit(root, env ? { env } : {});
+  // The probe already stands at the top level (the usual case): keep it, its layout is known.
+  const git = path.resolve(repoRoot) === root ? probe : createGit(root, env ? { env } : {});
   const probeOutput = await git.run(['rev-parse', '--path-format=absolute', '--git-common-dir', 'HEAD', '--symbolic-full-name', 'HEAD'], { allowExitCodes: [128] });
   const [commonDir = '', head = '', ref = ''] = probeOutput.stdout.trim().split('\n');
   if (probeOutput.exitCode !== 0 || !/^[0-9a-f]{40,64}$/.test(head)) {
