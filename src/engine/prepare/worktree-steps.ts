@@ -67,7 +67,10 @@ export const freezeRecordStep: StepDefinition<PrepareContext> = {
       const rawWaves = (parsed.data as { waves?: unknown[] } | null)?.waves ?? [];
       const index = rawWaves.findIndex((item) => (item as { number?: unknown } | null)?.number === context.wave);
       if (index < 0 || !parsed.manifest) throw new Error(`wave ${context.wave} disappeared from ${context.implPath}`);
-      const edits: Array<{ path: Array<string | number>; value: unknown }> = [];
+      // base_commit first: when the top-level keys are new they are appended at the end of the
+      // file, where the last wave's base_commit goes too — in this order the writer splices all
+      // four at once and re-parses once (the other order falls back to one edit at a time).
+      const edits: Array<{ path: Array<string | number>; value: unknown }> = [{ path: ['waves', index, 'base_commit'], value: base }];
       let record;
       if (recordFreeze) {
         record = freezeRecord(parsed.manifest, now);
@@ -75,7 +78,6 @@ export const freezeRecordStep: StepDefinition<PrepareContext> = {
         edits.push({ path: ['frozen_contracts_hash'], value: record.frozen_contracts_hash });
         edits.push({ path: ['frozen_scaffolds_hash'], value: record.frozen_scaffolds_hash });
       }
-      edits.push({ path: ['waves', index, 'base_commit'], value: base });
       context.waveIndex = index;
       return { edits, outcome: record };
     });
