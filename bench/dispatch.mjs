@@ -93,6 +93,33 @@ try {
   console.log(`  done before the result arrived (when the agent reported, from the job's progress): report written ${records.filter((record) => record.report_early).length}/${records.length}, commits fetched + fast-forwarded ${records.filter((record) => record.commits_early).length}/${records.length}; p95: enqueue → start ${percentile(toStart, 0.95)} ms, finish → result ${percentile(toResult, 0.95)} ms`);
   console.log(`  load average at the end of the wave: ${os.loadavg().map((value) => value.toFixed(1)).join(' ')}`);
   console.log(`jobs per worker: ${Object.entries(byWorker).map(([id, jobs]) => `${id}=${jobs}`).join(', ')}`);
+  // The cost of relaying the agents' events live (issue 17 item 5): they ride the job's progress updates,
+  // which BullMQ stores on the job and appends to the queue's events stream (read here from that stream).
+  {
+    const { Redis } = await import('ioredis');
+    const { queueNameFor, remoteKey } = await import(path.join(root, 'dist/dispatch/job.js'));
+    const client = new Redis(url);
+    const entries = await client.xrange(`bull:${queueNameFor([], remoteKey(remote))}:events`, '-', '+');
+    client.disconnect();
+    let updates = 0, withEvents = 0, onlyForEvents = 0, events = 0, bytes = 0, eventBytes = 0;
+    const lastJournal = new Map();
+    for (const [, fields] of entries) {
+      const record = Object.fromEntries(fields.flatMap((value, index) => (index % 2 === 0 ? [[value, fields[index + 1]]] : [])));
+      if (record.event !== 'progress') continue;
+      const data = JSON.parse(record.data);
+      updates += 1;
+      bytes += record.data.length;
+      const journal = JSON.stringify(data.journal ?? null);
+      if (Array.isArray(data.events)) {
+        withEvents += 1;
+        events += data.events.length;
+        eventBytes += JSON.stringify(data.events).length;
+        if (lastJournal.get(record.jobId) === journal) onlyForEvents += 1;
+      }
+      lastJournal.set(record.jobId, journal);
+    }
+    console.log(`  live events: ${updates} progress updates for ${records.length} agents (${withEvents} carried ${events} events; ${onlyForEvents} sent for the events alone), ${(bytes / 1024).toFixed(1)} KB of progress in all, of which the events ${(eventBytes / 1024).toFixed(1)} KB`);
+  }
 
   if (many > 0) {
     await startWorker('b4', slots);
