@@ -13,7 +13,7 @@
  * so the caches stay warm. Which variable moves which tool there: {@link gateBuildCacheEnv}.
  */
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, constants as fsConstants, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, rmSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -50,7 +50,15 @@ export function ensureGateBuildCache(repository: string, env: Env = process.env)
   const directory = gateBuildCacheDir(repository, env);
   if (!existsSync(path.join(directory, 'REPOSITORY'))) {
     mkdirSync(path.join(directory, 'xdg'), { recursive: true, mode: 0o700 });
-    writeFileSync(path.join(directory, 'REPOSITORY'), `${path.resolve(repository)}\n`);
+    const marker = path.join(directory, 'REPOSITORY');
+    try {
+      writeNewFile(directory, 'REPOSITORY', `${path.resolve(repository)}\n`);
+    } catch (error) {
+      // Something a gate left in its place (a dangling symlink: existsSync said no): removed, not followed.
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || lstatSync(marker).isFile()) throw error;
+      rmSync(marker, { force: true });
+      writeNewFile(directory, 'REPOSITORY', `${path.resolve(repository)}\n`);
+    }
     pruneGateBuildCaches(path.dirname(directory));
   }
   return directory;
@@ -148,7 +156,7 @@ export function gateBuildCacheEnv(directory: string, env: Env = process.env): Re
   if (existsSync(userCargoConfig) && !existsSync(gateCargoConfig)) {
     try {
       mkdirSync(result.CARGO_HOME!, { recursive: true });
-      writeFileSync(gateCargoConfig, readFileSync(userCargoConfig, 'utf8'));
+      writeNewFile(result.CARGO_HOME!, 'config.toml', readFileSync(userCargoConfig, 'utf8'));
     } catch {
       // an unreadable config: cargo's defaults
     }
@@ -160,4 +168,19 @@ export function gateBuildCacheEnv(directory: string, env: Env = process.env): Re
   ];
   for (const [name, sub] of browsers) if (!env[name] && existsSync(path.join(userCache, sub))) result[name] = path.join(userCache, sub);
   return result;
+}
+
+/**
+ * Writes `name` in `directory` only as a new file in a real directory: gates can write the cache,
+ * so `directory` or `name` may be a symlink a gate planted to have polywave (outside the sandbox)
+ * create a file anywhere (outside attack X3 #13, #14). Throws when it is not.
+ */
+function writeNewFile(directory: string, name: string, content: string): void {
+  if (!lstatSync(directory).isDirectory()) throw new Error(`${directory} is not a directory`);
+  const fd = openSync(path.join(directory, name), fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW, 0o600);
+  try {
+    writeSync(fd, content);
+  } finally {
+    closeSync(fd);
+  }
 }

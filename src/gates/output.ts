@@ -1,4 +1,4 @@
-import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { constants as fsConstants, createWriteStream, mkdirSync, openSync, type WriteStream } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -129,7 +129,8 @@ export class OutputCollector {
     try {
       if (this.memory) {
         await mkdir(path.dirname(this.logPath), { recursive: true });
-        await writeFile(this.logPath, Buffer.concat(this.memory));
+        // A new file only (O_EXCL: never through a symlink or over a file someone planted there).
+        await writeFile(this.logPath, Buffer.concat(this.memory), { flag: exclusiveWrite });
         return this.logPath;
       }
       const stream = this.spill;
@@ -146,8 +147,15 @@ export class OutputCollector {
 function createLogStream(logPath: string): WriteStream {
   // Synchronous mkdir keeps push() synchronous; this happens once, for outputs over 4 MiB.
   mkdirSync(path.dirname(logPath), { recursive: true });
-  return createWriteStream(logPath);
+  return createWriteStream(logPath, { fd: openSync(logPath, exclusiveWrite, 0o644) });
 }
+
+/**
+ * Full logs hold the output of code polywave does not trust (a gate, a test run): created new,
+ * never opened through a symlink or over an existing file (outside attack X3: a gate planted
+ * symlinks under the log names it could predict and had polywave overwrite ~/.bashrc with its output).
+ */
+const exclusiveWrite = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW;
 
 function takeHeadLines(buffer: Buffer, maxLines: number, maxBytes: number): { text: string; lines: number } {
   let end = 0;

@@ -3,6 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { runGit } from '../git/run-git.js';
 import { gatePlan, makeScratchDir, readSandboxSettings, sandboxStatus, wrapInSandbox, type SandboxedCommand } from '../sandbox/index.js';
+import type { SandboxSettings } from '../sandbox/index.js';
+import { withoutCredentials } from '../sandbox/credential-variables.js';
+import { gitCommonDirOf } from '../store/lock-location.js';
 import { ensureGateBuildCache, gateBuildCacheEnv } from './build-cache.js';
 import { computeWorkspaceFingerprint, gateCacheKey, type GitRunner, type WorkspaceFingerprint } from './cache-key.js';
 import { resolveGateRepo, type RepoRegistry } from './config.js';
@@ -65,6 +68,8 @@ export interface GateRunContext {
    * polywave.config.json's `sandbox.network.allow`. Where it is unavailable gates run as before.
    */
   sandbox?: boolean;
+  /** The main checkout's sandbox settings, read once per run (before any gate of it ran). */
+  sandboxSettings?: Map<string, Promise<SandboxSettings>>;
 }
 
 /** Gate types that a docs-only wave skips (reference §4.3 step 3). */
@@ -169,7 +174,7 @@ export async function executeGate(plan: PlannedGate, context: GateRunContext): P
     }
   }
 
-  const logPath = path.join(context.repoDir, '.polywave-state', 'gates', `${context.logStamp}-${plan.logName}.log`);
+  const logPath = path.join(await gateLogDir(context.repoDir), `${context.logStamp}-${plan.logName}.log`);
   const sandboxed = context.sandbox === true ? await sandboxGateCommand(command, cwd, context) : undefined;
   if (sandboxed && 'error' in sandboxed) return finish({ ...baseResult(plan, cwd), command, duration_ms: elapsed(), output: `${sandboxed.error}\n`, error: sandboxed.error });
   let run: Awaited<ReturnType<typeof runShellCommand>>;
@@ -228,10 +233,48 @@ export async function executeGate(plan: PlannedGate, context: GateRunContext): P
 }
 
 /**
- * The gate command wrapped for the OS sandbox with {@link gatePlan}, or undefined when the sandbox
- * is unavailable here (the gate then runs unsandboxed, as before issue 11).
+ * Where full gate logs go: under the git common dir (`<common>/polywave/gate-logs/`), which no gate
+ * or agent sandbox can write — not in the gate's own directory, where gate code could plant
+ * symlinks under the log names it can predict (outside attack X3 #15); `.polywave-state/gates/` of
+ * `repoDir` outside any repository.
  */
-async function sandboxGateCommand(command: string, cwd: string, context: GateRunContext): Promise<{ wrapped: SandboxedCommand; dispose: () => Promise<void> } | { error: string } | undefined> {
+export async function gateLogDir(repoDir: string): Promise<string> {
+  const common = await gitCommonDirOf(path.resolve(repoDir)).catch(() => undefined);
+  return common ? path.join(common, 'polywave', 'gate-logs') : path.join(repoDir, '.polywave-state', 'gates');
+}
+
+/**
+ * The sandbox settings gates run with: `polywave.config.json` of the repository's MAIN checkout,
+ * read once per gate run (`memo`) — never of an agent's worktree, and never after a gate of the same
+ * run could have written one (outside attack X3 #16: gate 1 wrote a config in the worktree that made
+ * gate 2's sandbox write the home directory). A bare repository's worktrees get the defaults.
+ */
+function gateSandboxSettings(gitCommonDir: string | undefined, cwd: string, memo?: Map<string, Promise<SandboxSettings>>): Promise<SandboxSettings> {
+  const mainCheckout = gitCommonDir === undefined ? cwd : path.basename(gitCommonDir) === '.git' ? path.dirname(gitCommonDir) : undefined;
+  if (mainCheckout === undefined) return Promise.resolve({});
+  let settings = memo?.get(mainCheckout);
+  if (!settings) {
+    settings = readSandboxSettings(mainCheckout);
+    memo?.set(mainCheckout, settings);
+  }
+  return settings;
+}
+
+/** What {@link sandboxGateCommand} needs of a gate run. */
+export interface SandboxGateOptions {
+  env?: Readonly<Record<string, string | undefined>>;
+  signal?: AbortSignal;
+  /** Sandbox settings read in this run (see gateSandboxSettings). */
+  sandboxSettings?: Map<string, Promise<SandboxSettings>>;
+}
+
+/**
+ * `command` wrapped for the OS sandbox with {@link gatePlan} (its directory `cwd` and the
+ * repository's gate build cache writable, a scratch TMPDIR, the main checkout's sandbox settings,
+ * the environment without credentials), or undefined when the sandbox is unavailable here (the
+ * command then runs unsandboxed, as before issue 11), or `{ error }` when it cannot start.
+ */
+export async function sandboxGateCommand(command: string, cwd: string, context: SandboxGateOptions): Promise<{ wrapped: SandboxedCommand; dispose: () => Promise<void> } | { error: string } | undefined> {
   const env = context.env ?? process.env;
   const status = await sandboxStatus({ env });
   if (!status.available) return undefined;
@@ -246,9 +289,10 @@ async function sandboxGateCommand(command: string, cwd: string, context: GateRun
     const userHome = env.HOME ?? os.homedir();
     // The repository's own build cache, never the user's (outside attack #13): see build-cache.ts.
     const buildCache = ensureGateBuildCache(gitCommonDir ?? cwd, env);
-    const plan = gatePlan({ directory: cwd, tmp, caches: [buildCache], ...(gitCommonDir ? { gitCommonDir } : {}), config: await readSandboxSettings(context.repoDir), userHome, env });
+    const plan = gatePlan({ directory: cwd, tmp, caches: [buildCache], ...(gitCommonDir ? { gitCommonDir } : {}), config: await gateSandboxSettings(gitCommonDir, cwd, context.sandboxSettings), userHome, env });
+    // Gate code is the agents' code: no model keys or other credentials (X3 #17; workers strip them too).
     const stringEnv: Record<string, string> = {};
-    for (const [name, value] of Object.entries(env)) if (value !== undefined) stringEnv[name] = value;
+    for (const [name, value] of Object.entries(withoutCredentials(env))) if (value !== undefined) stringEnv[name] = value;
     Object.assign(stringEnv, gateBuildCacheEnv(buildCache, env));
     stringEnv.TMPDIR = tmp;
     const wrapped = await wrapInSandbox(plan, command, { cwd, env: stringEnv, ...(context.signal ? { signal: context.signal } : {}) });

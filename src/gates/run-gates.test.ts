@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { makeTempDir } from '../../test/support/temp.js';
@@ -227,7 +227,7 @@ describe('runGates: results are data', () => {
     expect(run.results[1]).toMatchObject({ canceled: true, skipped: true, passed: false, skip_reason: 'run canceled' });
   });
 
-  it('large output keeps head and tail and saves the full log under .polywave-state/gates', async () => {
+  it('large output keeps head and tail and saves the full log under the git dir (polywave/gate-logs: no gate can write there)', async () => {
     const repo = makeRepo();
     const run = await runGates({
       repoDir: repo,
@@ -243,7 +243,7 @@ describe('runGates: results are data', () => {
     expect(lines[100]).toMatch(/^\.\.\. \[\d+ lines, \d+ bytes omitted; full output: .*\] \.\.\.$/);
     expect(result.output.trimEnd().endsWith('oops')).toBe(true);
     expect(lines.length).toBeLessThanOrEqual(100 + 1 + 200 + 1);
-    expect(result.full_output_path).toBe(path.join(repo, '.polywave-state', 'gates', '20260304T050607.089Z-test.log'));
+    expect(result.full_output_path).toBe(path.join(realpathSync(repo), '.git', 'polywave', 'gate-logs', '20260304T050607.089Z-test.log'));
     const full = readFileSync(result.full_output_path!, 'utf8');
     expect(full.split('\n')).toHaveLength(5002);
     expect(full).toContain('line 2500\n');

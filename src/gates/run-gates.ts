@@ -90,6 +90,7 @@ export async function runGates(options: RunGatesOptions): Promise<GateRunResult>
     killGraceMs: options.killGraceMs,
     logStamp: logStamp(now()),
     sandbox: options.sandbox ?? true,
+    sandboxSettings: new Map(),
   };
   const concurrency = options.concurrency ?? defaultConcurrency();
 
