@@ -18,6 +18,8 @@ const implCount = Number(process.env.BENCH_IMPLS ?? 4);
 const agentsPerImpl = Number(process.env.BENCH_AGENTS ?? 2);
 const agentMs = Number(process.env.BENCH_AGENT_MS ?? 2000);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 1);
+// BENCH_SEQUENTIAL=0: the tier alone (for profiling its CPU with perf stat or strace).
+const withSequential = process.env.BENCH_SEQUENTIAL !== '0';
 
 const slugs = Array.from({ length: implCount }, (_, index) => `part-${String.fromCharCode(97 + index)}`);
 // Agent IDs are one letter (optionally 2-9): distinct across the IMPLs so one script serves them all.
@@ -111,15 +113,18 @@ for (let round = 0; round < rounds; round += 1) {
       noCritic: true,
       concurrency: implCount * agentsPerImpl,
       onProgress: (line) => {
+        if (process.env.BENCH_PROGRESS === '1') console.error(`${((performance.now() - begin) / 1000).toFixed(2)} ${line}`);
         if (/merging \d+ IMPL branch/.test(line)) finalizeStart = performance.now();
       },
     });
     const total = performance.now() - begin;
     if (!result.success) {
       console.error(JSON.stringify({ stopped: result.stopped, tiers: result.tiers }, null, 2));
+      console.error(`the repository is kept for a look: ${repo}`);
       process.exit(1);
     }
     tierTimes.push(total);
+    if (process.env.BENCH_PROGRESS === '1') for (const run of result.tiers ?? []) console.error(`finalize-tier steps: ${(run.finalize?.steps ?? []).map((step) => `${step.step} ${step.duration_ms} ms`).join(', ')}`);
     // finalize-tier + freezing + archive: from the merge announcement to the end.
     finalizeTimes.push(finalizeStart === undefined ? Number.NaN : begin + total - finalizeStart);
     rmSync(directory, { recursive: true, force: true });
@@ -127,7 +132,7 @@ for (let round = 0; round < rounds; round += 1) {
   // The floor: the same IMPLs one after another through the autopilot (polywave run <impl>),
   // which starts its git commands itself (program-execute turned the helper process on).
   offloadGitSpawns(false);
-  {
+  if (withSequential) {
     const { directory, repo, script } = setup();
     const begin = performance.now();
     for (const slug of slugs) {
@@ -147,5 +152,5 @@ const finalize = percentile(finalizeTimes, 0.5);
 console.log(`bench:program — ${os.cpus().length} CPUs; a tier of ${implCount} IMPLs × 1 wave × ${agentsPerImpl} script agents of ${agentMs} ms, ${rounds} round(s)`);
 console.log(`  program-execute (IMPLs concurrently on IMPL branches): median ${(tier / 1000).toFixed(1)} s (${tierTimes.map((value) => (value / 1000).toFixed(1)).join(', ')})`);
 console.log(`    of which finalize-tier (IMPL-branch merges + tier gate) + freezing + archive: ${(finalize / 1000).toFixed(1)} s`);
-console.log(`  the ${implCount} IMPLs one after another (polywave run <impl>): median ${(sequential / 1000).toFixed(1)} s (${sequentialTimes.map((value) => (value / 1000).toFixed(1)).join(', ')})`);
-console.log(`  ratio ${(tier / sequential).toFixed(2)}× of the sequential time (target ≤ 0.35×) — ${tier / sequential <= 0.35 ? 'OK' : 'ABOVE TARGET'}`);
+if (withSequential) console.log(`  the ${implCount} IMPLs one after another (polywave run <impl>): median ${(sequential / 1000).toFixed(1)} s (${sequentialTimes.map((value) => (value / 1000).toFixed(1)).join(', ')})`);
+if (withSequential) console.log(`  ratio ${(tier / sequential).toFixed(2)}× of the sequential time (target ≤ 0.35×) — ${tier / sequential <= 0.35 ? 'OK' : 'ABOVE TARGET'}`);
