@@ -52,11 +52,13 @@ const legacyScratchName = /^polywave-(agent|gate)-/;
  * Every path a sandbox must not read because it holds some polywave process's scratch files: the
  * scratch parent (whatever is made in it later included) and the scratch directories that older
  * versions made directly in the temp directory (those existing now) — in this process's temp
- * directory, in `env`'s (an orchestrator whose TMPDIR differs) and in /tmp. The caller's own scratch
+ * directory, in `env`'s (an orchestrator whose TMPDIR differs), in /tmp, /var/tmp and /dev/shm. The caller's own scratch
  * directories stay readable by being writable in its plan (bound back over the parent).
  */
 export function foreignScratchDirs(env: Readonly<Record<string, string | undefined>> = process.env): string[] {
-  const roots = [...new Set([os.tmpdir(), env.TMPDIR, '/tmp'].filter((entry): entry is string => typeof entry === 'string' && path.isAbsolute(entry)).map((entry) => path.resolve(entry)))];
+  // /var/tmp and /dev/shm too: a concurrent run whose TMPDIR is one of them keeps its agents' scratch
+  // directories there (outside attack X3 #8). A run with any other TMPDIR is not seen from here.
+  const roots = [...new Set([os.tmpdir(), env.TMPDIR, '/tmp', ...(process.platform === 'win32' ? [] : ['/var/tmp', '/dev/shm'])].filter((entry): entry is string => typeof entry === 'string' && path.isAbsolute(entry)).map((entry) => path.resolve(entry)))];
   const result: string[] = roots.map(parentIn);
   for (const tmp of roots) {
     try {
