@@ -3,7 +3,7 @@ import { existsSync, statSync } from 'node:fs';
 import { builtinModules, createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { runShellCommand } from '../gates/run-command.js';
+import { runSandboxedShell } from '../gates/sandboxed-shell.js';
 import { cargoDependencies, declaredPackages, goImports, goModule, packageNameOf, readSmall, scriptImports } from './imports.js';
 import { codeFamilyOf, lexSource, lineAt, type CodeFamily } from './source-lexer.js';
 
@@ -247,7 +247,8 @@ export async function checkScaffold(options: ScaffoldCheckOptions): Promise<Scaf
     result.build = { status: 'SKIP', errors: ['no build command found (IMPL build gate, polywave.config.json, CI, Makefile, package.json)'] };
     return result;
   }
-  const outcome = await runShellCommand(command, {
+  // Agent-written scaffolds: the build runs as a gate does (sandboxed, no credentials; X3 #20).
+  const outcome = await runSandboxedShell(command, {
     cwd: options.root,
     timeoutMs: options.buildTimeoutMs ?? 10 * 60_000,
     logPath: path.join(os.tmpdir(), `polywave-scaffold-build-${process.pid}-${Date.now()}.log`),

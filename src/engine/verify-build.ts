@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { runShellCommand } from '../gates/run-command.js';
+import { runSandboxedShell } from '../gates/sandboxed-shell.js';
 import { normalizeReportedPath } from '../protocol/conflicts.js';
 import type { ImplManifest } from '../protocol/schema/impl-schema.js';
 
@@ -14,9 +14,12 @@ export interface VerifyBuildOptions {
   repoDir: string;
   testCommand?: string;
   lintCommand?: string;
+  /** The environment; credentials are always removed from it (X3 #20). */
   env?: Readonly<Record<string, string | undefined>>;
   signal?: AbortSignal;
   timeoutMs?: number;
+  /** False: run unsandboxed even where the OS sandbox is available. Default true. */
+  sandbox?: boolean;
   /** Clock for the log file names. */
   now?: () => Date;
 }
@@ -63,6 +66,10 @@ function isNoOp(command: string): boolean {
  * E10/E13 post-merge verification: runs the test command, then the lint command, in the merge
  * target's checkout, unscoped, never from a cache, each with a timeout and its process group
  * killed when it ends. An empty command (or none/n/a/skip) passes without running.
+ *
+ * The merged tree holds the agents' code (their tests included), so the commands run as quality
+ * gates do (outside attack X3 #20): in the OS sandbox with the gate plan where it is available,
+ * and never with the orchestrator's credentials (`runSandboxedShell`).
  */
 export async function verifyBuild(options: VerifyBuildOptions): Promise<VerifyBuildData> {
   const start = performance.now();
@@ -73,8 +80,9 @@ export async function verifyBuild(options: VerifyBuildOptions): Promise<VerifyBu
   const data: VerifyBuildData = { test_command: testCommand, lint_command: lintCommand, test_passed: true, lint_passed: true, duration_ms: 0 };
   const runOne = async (kind: 'test' | 'lint', command: string) => {
     if (isNoOp(command)) return;
-    const result = await runShellCommand(command, {
+    const result = await runSandboxedShell(command, {
       cwd: options.repoDir,
+      ...(options.sandbox === false ? { sandbox: false } : {}),
       timeoutMs: options.timeoutMs ?? defaultVerifyBuildTimeoutMs,
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.env ? { env: options.env } : {}),

@@ -35,7 +35,7 @@ import type { BudgetTracker } from '../agents/budget.js';
 import { budgetSignal, meterAgentEvents } from '../agents/cost-meter.js';
 import { journalPaths } from '../engine/journal.js';
 import { defaultVerifyBuildTimeoutMs } from '../engine/verify-build.js';
-import { runShellCommand } from '../gates/run-command.js';
+import { runSandboxedShell } from '../gates/sandboxed-shell.js';
 import { commitFiles } from '../git/commit-files.js';
 import { isManifestScratchPath } from '../store/atomic-file.js';
 import { createGit } from '../git/git-cli.js';
@@ -390,7 +390,8 @@ export async function runScaffold(options: RunScaffoldOptions): Promise<RunScaff
     }
     if (committed.length > 0 && buildCommand) {
       const stamp = (options.now ?? (() => new Date()))().toISOString().replace(/[-:]/g, '');
-      const build = await runShellCommand(buildCommand, {
+      // The scaffold agent's files are agent code: the build runs as a gate does (sandboxed, no credentials; X3 #20).
+      const build = await runSandboxedShell(buildCommand, {
         cwd: repoDir,
         timeoutMs: options.buildTimeoutMs ?? defaultVerifyBuildTimeoutMs,
         ...(options.signal ? { signal: options.signal } : {}),
