@@ -1,5 +1,5 @@
-import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { appendConfinedSync, ConfinedWriteError, ensureConfinedDirSync, realRootOf, stateRootOf, writeConfinedSync } from '../store/confined-write.js';
 import type { ToolCallRecorder } from './contract.js';
 import type { JournalPaths, ToolEntry } from '../engine/journal.js';
 
@@ -13,6 +13,8 @@ export interface JournalRecorder extends ToolCallRecorder {
   readonly entries: number;
   /** Rewrites `recent.json` with the last 30 entries of this run. */
   flush(): void;
+  /** Set when a journal file was refused (a symlink, a directory leading out): nothing more is written. */
+  readonly refused: string | undefined;
 }
 
 /**
@@ -20,14 +22,33 @@ export interface JournalRecorder extends ToolCallRecorder {
  * and result is appended to the agent's `index.jsonl` as it happens — synchronously, so entries
  * are in call order and survive a crash of the orchestrator right after the call. Full results
  * longer than the preview go to `tool-results/<id>.txt`.
+ *
+ * An agent working in the main checkout could reach its own journal directory (outside attack X3
+ * #21: `index.jsonl` swapped for a symlink to ~/.bashrc): every write goes through
+ * store/confined-write.ts (no symlink, inside the repository, one link); after a refusal the
+ * recorder writes nothing more (`refused`) rather than fail the agent's tool call.
  */
 export function createJournalRecorder(paths: JournalPaths, options: { now?: () => Date } = {}): JournalRecorder {
   const now = options.now ?? (() => new Date());
   const recent: ToolEntry[] = [];
   let count = 0;
-  mkdirSync(paths.results_dir, { recursive: true });
+  const root = stateRootOf(paths.index);
+  let refused: string | undefined;
+  /** Runs a write unless one was refused before; a refusal stops the journal, other errors propagate as before. */
+  const guarded = (write: () => void): boolean => {
+    if (refused !== undefined) return false;
+    try {
+      write();
+      return true;
+    } catch (error) {
+      if (!(error instanceof ConfinedWriteError)) throw error;
+      refused = error.message;
+      return false;
+    }
+  };
+  guarded(() => ensureConfinedDirSync(paths.results_dir, realRootOf(root)));
   const append = (entry: ToolEntry) => {
-    appendFileSync(paths.index, `${JSON.stringify(entry)}\n`);
+    guarded(() => appendConfinedSync(paths.index, `${JSON.stringify(entry)}\n`, root));
     recent.push(entry);
     if (recent.length > recentCount) recent.shift();
     count += 1;
@@ -37,6 +58,9 @@ export function createJournalRecorder(paths: JournalPaths, options: { now?: () =
     get entries() {
       return count;
     },
+    get refused() {
+      return refused;
+    },
     recordToolUse({ toolCallId, tool, input }) {
       append({ ts: now().toISOString(), kind: 'tool_use', tool_name: tool, tool_use_id: toolCallId, input });
     },
@@ -44,8 +68,8 @@ export function createJournalRecorder(paths: JournalPaths, options: { now?: () =
       const truncated = output.length > previewLength;
       let contentFile: string | undefined;
       if (truncated) {
-        contentFile = path.join(paths.results_dir, `${safeId(toolCallId)}.txt`);
-        writeFileSync(contentFile, output);
+        const file = path.join(paths.results_dir, `${safeId(toolCallId)}.txt`);
+        if (guarded(() => writeConfinedSync(file, output, root))) contentFile = file;
       }
       append({
         ts: now().toISOString(),
@@ -58,7 +82,7 @@ export function createJournalRecorder(paths: JournalPaths, options: { now?: () =
       });
     },
     flush() {
-      writeFileSync(paths.recent, `${JSON.stringify(recent, null, 2)}\n`);
+      guarded(() => writeConfinedSync(paths.recent, `${JSON.stringify(recent, null, 2)}\n`, root));
     },
   };
 }

@@ -4,6 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type { JournalPaths } from '../engine/journal.js';
 import { appendDenials, outOfScopeLine, ownershipDenials, type DenialRecord } from '../engine/jail-denials.js';
+import { stateDirName } from '../engine/state-paths.js';
+import { ensureConfinedDirSync, realRootOf } from '../store/confined-write.js';
 import { loadBackend } from './backends/index.js';
 import {
   defaultAgentLimits,
@@ -165,6 +167,14 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
     // A solo/integration agent works in the main checkout: the manifest the orchestrator writes stays
     // read-only. The Scout's job is to write that manifest (its jail keeps it to docs/IMPL/).
     const readOnly = options.role !== 'scout' && options.implPath && isInside(options.implPath, jail.root) ? [options.implPath] : [];
+    // An agent whose root holds polywave's state (solo, integration, scaffold, hotfix agents: the main
+    // checkout) must not reach it: its own journal swapped for a symlink made the orchestrator append
+    // to ~/.bashrc (outside attack X3 #21); gate cache, merge logs and markers live there too.
+    const stateDir = path.join(jail.root, stateDirName);
+    if ((options.journal && isInside(options.journal.dir, jail.root)) || readOnly.length > 0) {
+      ensureConfinedDirSync(stateDir, realRootOf(jail.root));
+      readOnly.push(stateDir);
+    }
     try {
       // The user's home (its credentials are unreadable) is the orchestrator's HOME, as passed down.
       sandbox = await buildAgentSandboxPlan({ root: jail.root, home, tmp, env: options.env, readOnly, userHome: options.env.HOME ?? os.homedir(), ...(options.sandboxSettings ? { settings: options.sandboxSettings } : {}) });

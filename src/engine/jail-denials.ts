@@ -1,5 +1,6 @@
-import { appendFile, mkdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { appendConfinedSync } from '../store/confined-write.js';
 
 /**
  * Issue 13: writes the jail refused must be visible where the merge is decided. Each agent's
@@ -24,8 +25,8 @@ export interface DenialRecord {
 
 export async function appendDenials(journalDir: string, records: readonly DenialRecord[]): Promise<void> {
   if (records.length === 0) return;
-  await mkdir(journalDir, { recursive: true });
-  await appendFile(path.join(journalDir, denialsFileName), records.map((record) => `${JSON.stringify(record)}\n`).join(''));
+  // Never through a symlink or out of the repository: the journal may sit in an agent's tree (X3 #21).
+  appendConfinedSync(path.join(journalDir, denialsFileName), records.map((record) => `${JSON.stringify(record)}\n`).join(''));
 }
 
 /** The agent's recorded denials (torn or foreign lines skipped); [] when none. */

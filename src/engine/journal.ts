@@ -1,5 +1,6 @@
-import { mkdir, open, readFile, writeFile } from 'node:fs/promises';
+import { open, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { ensureConfinedDirSync, writeConfinedSync } from '../store/confined-write.js';
 import { waveStateDir } from './state-paths.js';
 
 /**
@@ -61,7 +62,8 @@ async function createIfMissing(filePath: string, content: string): Promise<void>
  */
 export async function initJournal(repoRoot: string, slug: string, wave: number, agentId: string): Promise<JournalPaths> {
   const paths = journalPaths(repoRoot, slug, wave, agentId);
-  await mkdir(paths.results_dir, { recursive: true });
+  // Only below a real directory of the repository (an agent in the main checkout can reach it: X3 #21).
+  ensureConfinedDirSync(paths.results_dir);
   await Promise.all([
     createIfMissing(paths.cursor, `${JSON.stringify({ session_file: '', offset: 0 })}\n`),
     createIfMissing(paths.index, ''),
@@ -194,6 +196,6 @@ export async function recoverJournalContext(paths: JournalPaths, context: Journa
   const entries = await readJournal(paths.index);
   if (entries.length === 0) return { available: false, entries: 0 };
   const markdown = summarizeJournal(entries, context);
-  await writeFile(paths.context, `# Session Context (Recovered from Tool Journal)\n\n${markdown}`);
+  writeConfinedSync(paths.context, `# Session Context (Recovered from Tool Journal)\n\n${markdown}`);
   return { available: true, file: paths.context, markdown, entries: entries.length };
 }
