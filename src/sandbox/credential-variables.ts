@@ -4,29 +4,70 @@
  * verification, a worker's jobs. Here, below agents/, gates/ and engine/, so each of them can use it.
  */
 
-/** Words of an environment variable's name that make it a secret (`OPENAI_API_KEY`, `GH_TOKEN`, `PGPASSWORD`…). */
-const secretNameWords = new Set(['token', 'secret', 'secrets', 'password', 'passwd', 'passphrase', 'apikey', 'credential', 'credentials', 'bearer', 'privatekey', 'accesskey', 'secretkey', 'sessionid', 'cookie']);
-/** A word followed by `key` that makes a secret: `*_API_KEY`, `*_ACCESS_KEY(_ID)`, `*_PRIVATE_KEY`… */
-const keyPrefixWords = new Set(['api', 'access', 'secret', 'private', 'signing', 'encryption']);
-
 /**
- * True for an environment variable that holds a credential (the words of src/serve's secret-key
- * redaction, for names): any `*_API_KEY`, `*_AUTH_TOKEN`, `*_ACCESS_TOKEN`, `CLAUDE_CODE_OAUTH_TOKEN`,
- * `AWS_SECRET_ACCESS_KEY`, `AWS_ACCESS_KEY_ID`, `AWS_SESSION_TOKEN`, `GH_TOKEN`, `GITHUB_TOKEN`,
- * `NPM_TOKEN`, `*PASSWORD*`, `*SECRET*`, `*CREDENTIALS*`… `SSH_AUTH_SOCK` or `ANTHROPIC_BASE_URL` are not.
+ * Words that make a name a secret wherever they stand — in an environment variable's name and in a
+ * JSON/YAML key alike (src/serve/security.ts redacts with the same list): `OPENAI_API_KEY`,
+ * `GH_TOKEN`, `refreshToken`, `PGPASSWORD`, `Authorization`…
  */
-export function isCredentialVariable(name: string): boolean {
-  const words = name
+export const secretNameWords: ReadonlySet<string> = new Set(['token', 'secret', 'secrets', 'password', 'passwd', 'passphrase', 'apikey', 'authorization', 'credential', 'credentials', 'bearer', 'privatekey', 'accesskey', 'secretkey', 'sessionid', 'cookie']);
+/** A word followed by `key` that makes a secret: `*_API_KEY`, `*_ACCESS_KEY(_ID)`, `*_PRIVATE_KEY`… */
+export const keyPrefixWords: ReadonlySet<string> = new Set(['api', 'access', 'secret', 'private', 'signing', 'encryption']);
+
+/** The lower-case words of a name in any case or separator (`GITHUB_PAT`, `refreshToken`, `x-api-key`). */
+export function nameWords(name: string): string[] {
+  return name
     .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
     .toLowerCase()
     .split(/[^a-z0-9]+/)
     .filter(Boolean);
+}
+
+/** True when `words` name a secret by the shared list (names and keys alike). */
+export function wordsNameSecret(words: readonly string[]): boolean {
   for (let index = 0; index < words.length; index += 1) {
     const word = words[index]!;
     if (secretNameWords.has(word) || /^(pg|my|db)?passw(or)?d$/.test(word)) return true;
     if (words[index + 1] === 'key' && keyPrefixWords.has(word)) return true;
   }
   return false;
+}
+
+/**
+ * Words that make an ENVIRONMENT VARIABLE a credential on top of the shared list (outside attack X3
+ * #22: `OPENAI_KEY`, `MISTRAL_KEY`, `MYSQL_PWD`, `GITHUB_PAT`, `SLACK_WEBHOOK_URL`, `SENTRY_DSN`
+ * reached the agent's bash): a variable's name is about one thing, so any `key`, `pat`, `pass`,
+ * `webhook`, `dsn` word means one. (`KEYBOARD`, `PATH`, `PASSTHROUGH` are other words.)
+ */
+const variableSecretWords = new Set(['key', 'keys', 'pat', 'pass', 'pwd', 'webhook', 'webhooks', 'dsn', 'oauth', 'jwt']);
+/** Services whose connection URL carries their credentials (`DATABASE_URL`, `REDIS_URL`, `MONGODB_URI`, `AMQP_URL`…). */
+const connectionServices = new Set(['database', 'db', 'redis', 'mongo', 'mongodb', 'postgres', 'postgresql', 'pg', 'mysql', 'mariadb', 'amqp', 'rabbitmq', 'cloudamqp', 'kafka', 'nats', 'elasticsearch', 'smtp', 'mail', 'broker', 'celery', 'sentry']);
+/** Variables agents need even where their value carries a password (the network goes through them). */
+const keptVariables = new Set(['http_proxy', 'https_proxy', 'all_proxy', 'ftp_proxy', 'no_proxy', 'HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'FTP_PROXY', 'NO_PROXY', 'PWD', 'OLDPWD']);
+/** A URL with user-info holding a password: `scheme://user:pass@host`, `scheme://:pass@host`. */
+const urlWithPassword = /[a-z][a-z0-9+.-]*:\/\/[^\s/@:]*:[^\s/@]+@/i;
+
+/**
+ * True for an environment variable that holds a credential: any name the shared words make a
+ * secret (`*_API_KEY`, `*_AUTH_TOKEN`, `*_ACCESS_TOKEN`, `CLAUDE_CODE_OAUTH_TOKEN`, `GH_TOKEN`,
+ * `*PASSWORD*`, `*SECRET*`, `*CREDENTIALS*`…), any `*_KEY`, `*_PAT`, `*_PASS`, `*_PWD`, `*_DSN`,
+ * `*_WEBHOOK*` (and words ending in token/secret/password: `GHTOKEN`, `CLIENTSECRET`), a service's
+ * connection URL (`DATABASE_URL`, `REDIS_URL`, `POLYWAVE_REDIS_URL`, `MONGODB_URI`), and — when the
+ * value is given — any variable whose value is a URL with a password (`scheme://user:pw@…`).
+ * Kept: `PATH`, `HOME`, `PWD`, the proxy variables, `SSH_AUTH_SOCK`, `ANTHROPIC_BASE_URL`,
+ * `MAX_OUTPUT_TOKENS`, `KEYBOARD`…
+ */
+export function isCredentialVariable(name: string, value?: string): boolean {
+  if (keptVariables.has(name)) return false;
+  const words = nameWords(name);
+  if (wordsNameSecret(words)) return true;
+  for (const word of words) {
+    if (variableSecretWords.has(word)) return true;
+    if (/(token|secret|password|passwd|credentials?)$/.test(word) && !/tokens$/.test(word)) return true;
+  }
+  const last = words[words.length - 1];
+  if ((last === 'url' || last === 'uri' || last === 'urls') && words.slice(0, -1).some((word) => connectionServices.has(word))) return true;
+  return value !== undefined && urlWithPassword.test(value);
 }
 
 /**
@@ -37,6 +78,6 @@ export function isCredentialVariable(name: string): boolean {
  */
 export function withoutCredentials<T extends string | undefined>(env: Readonly<Record<string, T>>): Record<string, T> {
   const out: Record<string, T> = {};
-  for (const [name, value] of Object.entries(env)) if (!isCredentialVariable(name)) out[name] = value;
+  for (const [name, value] of Object.entries(env)) if (!isCredentialVariable(name, value)) out[name] = value;
   return out;
 }

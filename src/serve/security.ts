@@ -1,5 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
+import { isCredentialVariable, nameWords, wordsNameSecret } from '../sandbox/credential-variables.js';
 
 /**
  * Security of `polywave serve` (issue 16, docs/serve.md "Security"): a random token per start,
@@ -93,18 +94,6 @@ export function originMatches(origin: string, hostHeader: string): boolean {
 // providers' documented token formats (and the report in attack-serve.md F4).
 const redacted = '[redacted]';
 
-/** Words of a key: `refreshToken` → refresh token; `github-token`, `ANTHROPIC_API_KEY` → split on separators. */
-function keyWords(key: string): string[] {
-  return key
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
-    .toLowerCase()
-    .split(/[^a-z0-9]+/)
-    .filter(Boolean);
-}
-
-const secretWords = new Set(['token', 'secret', 'secrets', 'password', 'passwd', 'passphrase', 'apikey', 'authorization', 'cookie', 'credential', 'credentials', 'bearer', 'privatekey', 'accesskey', 'secretkey', 'sessionid']);
-
 /**
  * True for a key that names a secret in any case or separator: *token* (`refreshToken`,
  * `github-token`, `GITHUB_TOKEN`), *secret*, *password*, api key (`api_key`, `x-api-key`,
@@ -129,15 +118,9 @@ const memoEntries = 4096;
 const memoMaxLength = 512;
 const secretKeyMemo = new Map<string, boolean>();
 
+/** The shared secret-name words of src/sandbox/credential-variables.ts (one list for env names and keys). */
 function keyIsSecret(key: string): boolean {
-  const words = keyWords(key);
-  for (let index = 0; index < words.length; index += 1) {
-    const word = words[index]!;
-    if (secretWords.has(word)) return true;
-    const next = words[index + 1];
-    if (next === 'key' && (word === 'api' || word === 'private' || word === 'access' || word === 'secret' || word === 'signing' || word === 'encryption')) return true;
-  }
-  return false;
+  return wordsNameSecret(nameWords(key));
 }
 
 /** Token shapes redacted wherever they appear in a string. */
@@ -177,7 +160,7 @@ export function redactText(text: string, token: string): string {
   for (const shape of secretShapes) out = out.replace(shape, redacted);
   out = out.replace(urlPassword, (_all, head: string, _pass: string, at: string) => `${head}${redacted}${at}`);
   out = out.replace(bearer, (all, word: string, space: string, value: string) => (value === redacted || !/[\d._~+/=-]/.test(value) ? all : `${word}${space}${redacted}`));
-  out = out.replace(assignment, (all, lead: string, head: string, key: string, value: string) => (isSecretKey(key) && value !== redacted && value !== '""' && value !== "''" ? `${lead}${head}${redacted}` : all));
+  out = out.replace(assignment, (all, lead: string, head: string, key: string, value: string) => ((isSecretKey(key) || (/^[A-Z][A-Z0-9_]*$/.test(key) && isCredentialVariable(key, value))) && value !== redacted && value !== '""' && value !== "''" ? `${lead}${head}${redacted}` : all));
   out = out.replace(jsonPair, (all, head: string, key: string, value: string) => (isSecretKey(key) && value !== '' && value !== redacted ? `${head}"${redacted}"` : all));
   out = out.replace(yamlPair, (all, head: string, key: string, quote: string, value: string) => (isSecretKey(key) && value !== redacted && !/^(null|~|true|false|string)$/i.test(value) ? `${head}${quote}${redacted}${quote}` : all));
   out = out.replace(flagPair, (all, lead: string, head: string, key: string, value: string) => (isSecretKey(key) && value !== redacted ? `${lead}${head}${redacted}` : all));

@@ -35,7 +35,7 @@ const strippedVariables = ['BASH_ENV', 'ENV', 'CDPATH', 'PWD', 'OLDPWD', 'SHELLO
 export function bashEnvironment(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
-    if (value === undefined || strippedVariables.includes(name) || name.startsWith('BASH_FUNC_') || isCredentialVariable(name)) continue;
+    if (value === undefined || strippedVariables.includes(name) || name.startsWith('BASH_FUNC_') || isCredentialVariable(name, value)) continue;
     out[name] = value;
   }
   return out;

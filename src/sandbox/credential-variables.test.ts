@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { isCredentialVariable, withoutCredentials } from './credential-variables.js';
+import { isSecretKey, redactText } from '../serve/security.js';
+
+describe('credential variables (outside attack X3 #22)', () => {
+  it("the attacker's list goes, what agents need stays, and serve redacts by the same words", () => {
+    const leaked: Record<string, string> = {
+      POLYWAVE_REDIS_URL: 'redis://:CANARY-REDIS-PW@127.0.0.1:6379/0',
+      DATABASE_URL: 'postgres://u:CANARY-PW@db.example/app',
+      OPENAI_KEY: 'sk-x3',
+      MYSQL_PWD: 'x3',
+      MISTRAL_KEY: 'x3',
+      AZURE_OPENAI_KEY: 'x3',
+      GITHUB_PAT: 'ghp_x3',
+      SLACK_WEBHOOK_URL: 'https://hooks.slack.com/services/T/B/x3',
+      SENTRY_DSN: 'https://k@o1.ingest.sentry.io/1',
+      SMTP_PASS: 'x3',
+      REDIS_URL: 'redis://localhost:6379',
+      MONGODB_URI: 'mongodb://localhost/app',
+      CLIENTSECRET: 'x3',
+      GHTOKEN: 'x3',
+      // any variable whose value is a URL with a password
+      MY_SERVICE_ENDPOINT: 'https://user:CANARY@svc.example/',
+      UPSTREAM: 'amqp://:CANARY@broker/',
+      // the names the filter knew before
+      ANTHROPIC_API_KEY: 'x', CLAUDE_CODE_OAUTH_TOKEN: 'x', AWS_SECRET_ACCESS_KEY: 'x', AWS_ACCESS_KEY_ID: 'x', GH_TOKEN: 'x', PGPASSWORD: 'x', GOOGLE_APPLICATION_CREDENTIALS: 'x',
+    };
+    const kept: Record<string, string> = {
+      PATH: '/usr/bin:/bin',
+      HOME: '/home/u',
+      LANG: 'C.UTF-8',
+      PWD: '/work',
+      OLDPWD: '/',
+      SSH_AUTH_SOCK: '/tmp/ssh.sock',
+      ANTHROPIC_BASE_URL: 'http://127.0.0.1:9/anthropic',
+      OPENAI_BASE_URL: 'https://api.openai.com/v1',
+      MAX_OUTPUT_TOKENS: '1000',
+      KEYBOARD: 'us',
+      HTTPS_PROXY: 'http://user:proxypw@proxy:3128',
+      http_proxy: 'http://proxy:3128',
+      NO_PROXY: 'localhost',
+      POLYWAVE_AGENT_ID: 'A',
+      POLYWAVE_IMPL_PATH: '/x/docs/IMPL/IMPL-a.yaml',
+      GIT_AUTHOR_NAME: 'a',
+      NODE_OPTIONS: '--max-old-space-size=4096',
+      TOKENIZERS_PARALLELISM: 'false',
+      npm_config_registry: 'https://registry.npmjs.org/',
+    };
+    const misses = Object.entries(leaked).filter(([name, value]) => !isCredentialVariable(name, value)).map(([name]) => name);
+    const wrongly = Object.entries(kept).filter(([name, value]) => isCredentialVariable(name, value)).map(([name]) => name);
+    expect({ misses, wrongly }).toEqual({ misses: [], wrongly: [] });
+    expect(withoutCredentials({ ...leaked, ...kept })).toEqual(kept);
+    // One list of secret words: serve's key redaction knows the names the filter knows, and env lines are redacted by the filter.
+    expect(['OPENAI_API_KEY', 'refreshToken', 'Authorization', 'x-api-key', 'pgpassword'].filter((key) => !isSecretKey(key))).toEqual([]);
+    expect(['input_tokens', 'key', 'path'].filter((key) => isSecretKey(key))).toEqual([]);
+    expect(redactText('export MISTRAL_KEY=abc123 DATABASE_URL=postgres://u:pw@h/db PATH=/bin', 'serve-token-x')).toBe('export MISTRAL_KEY=[redacted] DATABASE_URL=[redacted] PATH=/bin');
+  });
+});
