@@ -1,5 +1,3 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { agentSandboxPlan, defaultBuildCaches, gatePlan, homeSecrets } from './sandbox-plan.js';
@@ -90,21 +88,5 @@ describe('gatePlan', () => {
     expect(plan.writable).toEqual(['/repo', '/tmp/gate-2']);
     expect(plan.readOnlyWithin).toEqual(['/repo/.git']);
     expect(plan.allowedHosts).toEqual(['proxy.golang.org']);
-  });
-});
-
-describe('agentSandboxPlan: an agent working in the main checkout', () => {
-  it('gets the runtime state (.polywave-state: journals, the E38 gate cache) read-only when it exists; a worktree agent does not (outside attack X3 #21)', () => {
-    const main = mkdtempSync(path.join(os.tmpdir(), 'polywave-plan-main-'));
-    try {
-      const solo = { root: main, home: '/h', tmp: '/t', gitCommonDir: path.join(main, '.git'), otherWorktrees: [], userHome: '/home/user' };
-      expect(agentSandboxPlan(solo).readOnlyWithin).not.toContain(path.join(main, '.polywave-state'));
-      mkdirSync(path.join(main, '.polywave-state'));
-      expect(agentSandboxPlan(solo).readOnlyWithin).toContain(path.join(main, '.polywave-state'));
-      const worktree = { ...solo, root: path.join(main, '.claude', 'worktrees', 'a') };
-      expect(agentSandboxPlan(worktree).readOnlyWithin).not.toContain(path.join(main, '.polywave-state'));
-    } finally {
-      rmSync(main, { recursive: true, force: true });
-    }
   });
 });

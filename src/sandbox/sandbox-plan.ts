@@ -2,7 +2,6 @@
  * What one sandboxed process may touch (DESIGN §3.1): the plan is data, built once per agent
  * (or per gate) and handed to {@link wrapInSandbox} for every command. Paths are absolute.
  */
-import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { foreignScratchDirs } from './scratch-dirs.js';
@@ -129,11 +128,6 @@ export function agentSandboxPlan(input: AgentSandboxPlanInput): SandboxPlan {
     path.join(root, '.git'),
     ...(writable.some((entry) => isInside(path.resolve(input.gitCommonDir), entry)) ? [path.resolve(input.gitCommonDir)] : []),
     ...(input.readOnly ?? []).map((entry) => path.resolve(root, entry)),
-    // An agent working in the main checkout (a solo wave, an integration agent) must not reach the
-    // orchestrator's runtime state there: its journals, the E38 gate cache every worktree's gates
-    // consult, the active-wave guard (outside attack X3 #21). Only when it exists (a missing path
-    // would be held by a placeholder for the command's duration).
-    ...(root === mainCheckout && existsSync(path.join(root, '.polywave-state')) ? [path.join(root, '.polywave-state')] : []),
   ]);
   const envFiles = root === mainCheckout ? [] : (input.mainCheckoutEnvFiles ?? []).map((entry) => path.resolve(mainCheckout, entry));
   const unreadable = unique([
