@@ -306,15 +306,36 @@ try {
     }
     // The server's own trace: per event and client, when its tail noticed the row, when the client's loop read it, when the write returned.
     const traced = { page: new Map(), node: new Map() };
+    const pageWrites = new Map();
     for (const line of (existsSync(traceFile) ? readFileSync(traceFile, 'utf8') : '').split('\n')) {
       const [id, client, ts, noticed, read, written] = line.split(' ');
       if (!written) continue;
       const entry = { ts: Number(ts), noticed: Number(noticed), read: Number(read), written: Number(written) };
       (client.endsWith(':none') ? traced.node : traced.page).set(Number(id), entry);
+      if (!client.endsWith(':none')) pageWrites.set(`${read} ${written}`, (pageWrites.get(`${read} ${written}`) ?? 0) + 1);
     }
+    // Rows per write to the page (a write is one loop step: the rows of one read, one chunk; told apart by its read and write times in ms): how bursty the page's frames are.
+    if (pageWrites.size > 0) console.log(`    the page's SSE loop: ${[...pageWrites.values()].reduce((sum, count) => sum + count, 0)} rows in ${pageWrites.size} writes, at most ${Math.max(...pageWrites.values())} in one`);
     const inPage = live.filter((update) => traced.page.has(update.event_id));
     if (inPage.length > 0) {
       const part = (f) => inPage.map((update) => f(traced.page.get(update.event_id), update));
+      // Bursts (several frames in one write) against single frames: the hop after the write, split by the size of the write that carried the row.
+      const hop = (rows) => rows.map((update) => update.received_at - traced.page.get(update.event_id).written);
+      const sizeOf = (update) => pageWrites.get(`${traced.page.get(update.event_id).read} ${traced.page.get(update.event_id).written}`) ?? 1;
+      const single = inPage.filter((update) => sizeOf(update) === 1);
+      const burst = inPage.filter((update) => sizeOf(update) > 1);
+      if (single.length > 0 && burst.length > 0) console.log(`    write returned → the page's EventSource, by the write that carried it: alone ${stats(hop(single))} (${single.length}); with others (2+ frames in one write) ${stats(hop(burst))} (${burst.length})`);
+      // Its place in its write (1st, 2nd–5th, 6th or later frame): the page handles a write's frames one after the other.
+      const place = new Map();
+      const byWrite = new Map();
+      for (const update of [...inPage].sort((a, b) => a.event_id - b.event_id)) {
+        const t = traced.page.get(update.event_id);
+        const key = `${t.read} ${t.written}`;
+        byWrite.set(key, (byWrite.get(key) ?? 0) + 1);
+        place.set(update.event_id, byWrite.get(key));
+      }
+      const at = (from, to) => burst.filter((update) => place.get(update.event_id) >= from && place.get(update.event_id) <= to);
+      if (burst.length > 0) console.log(`    the same for the frames of a write by their place in it: 1st ${stats(hop(at(1, 1)))} (${at(1, 1).length}); 2nd–5th ${stats(hop(at(2, 5)))} (${at(2, 5).length}); 6th or later ${at(6, Infinity).length > 0 ? stats(hop(at(6, Infinity))) : '—'} (${at(6, Infinity).length})`);
       console.log(`    where the time went (${inPage.length} page updates in the server's trace): emitted → the server's tail saw it committed ${stats(part((t) => t.noticed - t.ts))} (the run's recorder, SQLite, the write notification, the server waiting for a core); → the page's SSE loop read it ${stats(part((t) => t.read - t.noticed))}; → its write returned ${stats(part((t) => t.written - t.read))}; → the page's EventSource ${stats(part((t, update) => update.received_at - t.written))} (loopback, Chromium's network and renderer processes); → on screen ${stats(part((t, update) => update.shown_at - update.received_at))}`);
       const nodeBoth = inPage.filter((update) => traced.node.has(update.event_id) && nodeReceived.has(update.event_id));
       if (nodeBoth.length > 0) console.log(`    the Node client beside it: its frame written → received ${stats(nodeBoth.map((update) => nodeReceived.get(update.event_id) - traced.node.get(update.event_id).written))}`);
