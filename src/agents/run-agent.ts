@@ -23,7 +23,7 @@ import type { Jail, JailPolicy } from './jail/types.js';
 import { createJournalRecorder } from './journal-recorder.js';
 import { resolveModelSpec } from './model-spec.js';
 import { buildAgentSandboxPlan } from './sandbox/agent-sandbox.js';
-import type { SandboxPlan, SandboxSettings } from '../sandbox/sandbox-plan.js';
+import { configFilesOf, type SandboxPlan, type SandboxSettings } from '../sandbox/sandbox-plan.js';
 import { sandboxStatus, type SandboxStatus } from '../sandbox/sandbox-status.js';
 import { sandboxUnavailableError } from '../sandbox/sandbox-unavailable-error.js';
 import { makeScratchDir } from '../sandbox/scratch-dirs.js';
@@ -173,7 +173,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
     const stateDir = path.join(jail.root, stateDirName);
     if ((options.journal && isInside(options.journal.dir, jail.root)) || readOnly.length > 0) {
       ensureConfinedDirSync(stateDir, realRootOf(jail.root));
-      readOnly.push(stateDir);
+      readOnly.push(stateDir, ...configFilesOf(jail.root));
     }
     try {
       // The user's home (its credentials are unreadable) is the orchestrator's HOME, as passed down.

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { runSandboxedShell } from '../gates/sandboxed-shell.js';
+import { untrustedLogDir } from '../gates/run-gate.js';
 import { normalizeReportedPath } from '../protocol/conflicts.js';
 import type { ImplManifest } from '../protocol/schema/impl-schema.js';
 
@@ -86,7 +87,7 @@ export async function verifyBuild(options: VerifyBuildOptions): Promise<VerifyBu
       timeoutMs: options.timeoutMs ?? defaultVerifyBuildTimeoutMs,
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.env ? { env: options.env } : {}),
-      logPath: path.join(options.repoDir, '.polywave-state', 'verify-build', `${stamp}-${kind}.log`),
+      logPath: path.join(await untrustedLogDir(options.repoDir, 'verify-build'), `${stamp}-${kind}.log`),
     });
     const passed = result.exitCode === 0 && !result.timedOut && !result.canceled;
     const output = result.error ? `${result.output}${result.output.endsWith('\n') || result.output === '' ? '' : '\n'}[${result.error}]` : result.output;

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { runGit } from '../git/run-git.js';
 import { gatePlan, makeScratchDir, readSandboxSettings, sandboxStatus, wrapInSandbox, type SandboxedCommand } from '../sandbox/index.js';
+import { ensureScratchParent } from '../sandbox/scratch-dirs.js';
 import type { SandboxSettings } from '../sandbox/index.js';
 import { withoutCredentials } from '../sandbox/credential-variables.js';
 import { gitCommonDirOf } from '../store/lock-location.js';
@@ -238,9 +239,19 @@ export async function executeGate(plan: PlannedGate, context: GateRunContext): P
  * symlinks under the log names it can predict (outside attack X3 #15); `.polywave-state/gates/` of
  * `repoDir` outside any repository.
  */
-export async function gateLogDir(repoDir: string): Promise<string> {
+export function gateLogDir(repoDir: string): Promise<string> {
+  return untrustedLogDir(repoDir, 'gate-logs');
+}
+
+/**
+ * A directory for the full output of code polywave does not trust (gates, verify-build, scaffold
+ * builds): `<git common dir>/polywave/<kind>/`, which no sandbox can write; outside a repository,
+ * `<scratch parent>/logs/<kind>/` (this user's 0700 directory, hidden from every sandbox) — never
+ * a directory the code itself could write and fill with symlinks (outside attacks X3 #15, X4 #1, #12).
+ */
+export async function untrustedLogDir(repoDir: string, kind: string): Promise<string> {
   const common = await gitCommonDirOf(path.resolve(repoDir)).catch(() => undefined);
-  return common ? path.join(common, 'polywave', 'gate-logs') : path.join(repoDir, '.polywave-state', 'gates');
+  return common ? path.join(common, 'polywave', kind) : path.join(ensureScratchParent(), 'logs', kind);
 }
 
 /**

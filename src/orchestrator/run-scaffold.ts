@@ -36,6 +36,7 @@ import { budgetSignal, meterAgentEvents } from '../agents/cost-meter.js';
 import { journalPaths } from '../engine/journal.js';
 import { defaultVerifyBuildTimeoutMs } from '../engine/verify-build.js';
 import { runSandboxedShell } from '../gates/sandboxed-shell.js';
+import { untrustedLogDir } from '../gates/run-gate.js';
 import { commitFiles } from '../git/commit-files.js';
 import { isManifestScratchPath } from '../store/atomic-file.js';
 import { createGit } from '../git/git-cli.js';
@@ -396,7 +397,7 @@ export async function runScaffold(options: RunScaffoldOptions): Promise<RunScaff
         timeoutMs: options.buildTimeoutMs ?? defaultVerifyBuildTimeoutMs,
         ...(options.signal ? { signal: options.signal } : {}),
         env,
-        logPath: path.join(repoDir, '.polywave-state', 'scaffold', `${stamp}-build.log`),
+        logPath: path.join(await untrustedLogDir(repoDir, 'scaffold'), `${stamp}-build.log`),
       });
       const passed = build.exitCode === 0 && !build.timedOut && !build.canceled;
       result.build = { command: buildCommand, passed, exit_code: build.exitCode, ...(build.output !== '' ? { output: build.output } : {}), ...(build.error ? { error: build.error } : {}) };

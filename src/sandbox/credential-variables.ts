@@ -67,8 +67,17 @@ export function isCredentialVariable(name: string, value?: string): boolean {
   }
   const last = words[words.length - 1];
   if ((last === 'url' || last === 'uri' || last === 'urls') && words.slice(0, -1).some((word) => connectionServices.has(word))) return true;
-  return value !== undefined && urlWithPassword.test(value);
+  // Outside attack X4: `NPM_CONFIG__AUTH`, `TAILSCALE_AUTHKEY`, `*_HEADERS` (`ANTHROPIC_CUSTOM_HEADERS:
+  // x-api-key: …`, `OTEL_EXPORTER_OTLP_HEADERS`), `*_CONNECTION_STRING`, and git's own config
+  // parameters (an `http.extraheader` token). `SSH_AUTH_SOCK` keeps `auth` in the middle.
+  if (last === 'auth' || last === 'authkey' || last === 'headers' || last === 'header') return true;
+  if (words.some((word, index) => word === 'connection' && (words[index + 1] === 'string' || words[index + 1] === 'str'))) return true;
+  if (name === 'GIT_CONFIG_PARAMETERS' || /^GIT_CONFIG_(KEY|VALUE)_\d+$/.test(name)) return true;
+  return value !== undefined && (urlWithPassword.test(value) || tokenShaped.test(value));
 }
+
+/** Values shaped like well-known API tokens, whatever the variable is called (`sk-ant-…`, `ghp_…`, `xoxb-…`, `AKIA…`). */
+const tokenShaped = /^(?:sk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{16,}|xox[abposr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|hf_[A-Za-z0-9]{20,}|npm_[A-Za-z0-9]{30,})$/;
 
 /**
  * `env` without its credentials ({@link isCredentialVariable}): the environment of the tools

@@ -2,6 +2,7 @@
  * What one sandboxed process may touch (DESIGN §3.1): the plan is data, built once per agent
  * (or per gate) and handed to {@link wrapInSandbox} for every command. Paths are absolute.
  */
+import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { foreignScratchDirs } from './scratch-dirs.js';
@@ -43,6 +44,33 @@ export const homeSecrets: readonly string[] = Object.freeze([
   '.claude',
   '.claude.json',
   '.codex',
+  // More credential stores (outside attack X4 read each of these from agent bash and gates)
+  '.config/git/credentials',
+  '.cargo/credentials',
+  '.cargo/credentials.toml',
+  '.pgpass',
+  '.my.cnf',
+  '.vault-token',
+  '.terraform.d/credentials.tfrc.json',
+  '.cache/huggingface/token',
+  '.huggingface/token',
+  '.yarnrc.yml',
+  '.gem/credentials',
+  '.m2/settings.xml',
+  '.gradle/gradle.properties',
+  '.composer/auth.json',
+  '.config/composer/auth.json',
+  '.config/op',
+  '.password-store',
+  '.local/share/keyrings',
+  // shell and client histories (commands typed with tokens in them)
+  '.bash_history',
+  '.zsh_history',
+  '.python_history',
+  '.psql_history',
+  '.mysql_history',
+  '.node_repl_history',
+  '.local/share/fish/fish_history',
   // sandbox-runtime makes this writable for every command unless a read rule names it
   '.npm/_logs',
 ]);
@@ -174,6 +202,17 @@ export function defaultBuildCaches(userHome: string = os.homedir()): string[] {
 }
 
 /**
+ * `<directory>/polywave.config.json` when it exists: the sandbox settings every later gate and agent
+ * of the repository is planned with (outside attack X4: merged test code run by verify-build, and a
+ * solo-wave agent, wrote `sandbox.writable: ["~"]` there for the next run). Read-only while it
+ * exists; a missing one is not held (a placeholder would sit in the checkout while the command runs).
+ */
+export function configFilesOf(directory: string): string[] {
+  const file = path.join(directory, 'polywave.config.json');
+  return existsSync(file) ? [file] : [];
+}
+
+/**
  * The plan for a quality gate: its directory, TMPDIR and `caches` (the repository's gate build cache)
  * writable, `<dir>/.git` (and the common git dir inside it) read-only, secrets and the scratch
  * directories of agents and other gates unreadable, network = `sandbox.network.allow`.
@@ -183,7 +222,11 @@ export function gatePlan(input: GatePlanInput): SandboxPlan {
   const directory = path.resolve(input.directory);
   const writable = unique([directory, path.resolve(input.tmp), ...(input.caches ?? []).map((entry) => path.resolve(entry)), ...(input.config?.writable ?? []).map((entry) => expandHome(entry, userHome))]);
   const gitCommonDir = input.gitCommonDir !== undefined ? path.resolve(input.gitCommonDir) : undefined;
-  const readOnlyWithin = unique([path.join(directory, '.git'), ...(gitCommonDir !== undefined && isInside(gitCommonDir, directory) ? [gitCommonDir] : [])]);
+  const readOnlyWithin = unique([
+    path.join(directory, '.git'),
+    ...(gitCommonDir !== undefined && isInside(gitCommonDir, directory) ? [gitCommonDir] : []),
+    ...configFilesOf(directory),
+  ]);
   const unreadable = unique([
     ...homeSecrets.map((entry) => path.join(userHome, entry)),
     ...scratchDenials(input.scratchDirs ?? foreignScratchDirs(input.env), directory),

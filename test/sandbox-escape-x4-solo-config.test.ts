@@ -1,0 +1,92 @@
+/**
+ * ESCAPE REPRODUCTION (outside attack X4, 2026-12-02), against the fix of X3 #16 (gates take their
+ * sandbox settings from the main checkout's polywave.config.json) and a6194b4 (a solo agent's
+ * `.polywave-state` is read-only). The agent of a solo wave works IN the main checkout, and only the
+ * IMPL manifest and `.polywave-state` are read-only there: its bash writes the main checkout's
+ * `polywave.config.json` (`sandbox.writable: [<the user's home>]`). The jail only warns
+ * (JAIL_UNOWNED_CHANGE, "NOT reverted"); the file stays in the main checkout after the run, and the
+ * next gate run (and every later agent, whose plan reads the same file) gets the home writable.
+ *
+ * Expected (fixed): the config is read-only to such agents (or never taken from a writable tree), and
+ * the next gate cannot write the home. Fixed: sandbox settings are read as committed (HEAD).
+ */
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runGates } from '../src/gates/run-gates.js';
+import { sandboxStatus } from '../src/sandbox/index.js';
+import { runCli } from './support/cli.js';
+import { createTestRepo } from './support/git-repo.js';
+
+const available = (await sandboxStatus()).available;
+
+const impl = [
+  'title: Solo wave',
+  'feature_slug: solo',
+  'verdict: SUITABLE',
+  'state: WAVE_PENDING',
+  'test_command: "true"',
+  'file_ownership:',
+  '    - file: src/a.ts',
+  '      agent: A',
+  '      wave: 1',
+  '      action: new',
+  '    - file: src/b.ts',
+  '      agent: B',
+  '      wave: 2',
+  '      action: new',
+  'interface_contracts:',
+  '    - name: Letter',
+  '      description: A letter constant.',
+  '      definition: "export const a: string"',
+  '      location: src/a.ts',
+  'waves:',
+  '    - number: 1',
+  '      agents:',
+  '        - id: A',
+  '          task: Implement src/a.ts.',
+  '          files:',
+  '            - src/a.ts',
+  '    - number: 2',
+  '      agents:',
+  '        - id: B',
+  '          task: Implement src/b.ts.',
+  '          files:',
+  '            - src/b.ts',
+  '',
+].join('\n');
+
+describe("a solo wave's agent cannot choose the sandbox of later gates and agents", () => {
+  it.skipIf(!available)('its polywave.config.json in the main checkout does not widen the next gate run', async () => {
+    const repo = await createTestRepo({ files: { 'docs/IMPL/IMPL-solo.yaml': impl, 'src/index.ts': 'export {};\n', '.gitignore': '.polywave-state/\n' } });
+    const home = repo.sibling('home');
+    mkdirSync(home);
+    const bashrc = path.join(home, '.bashrc');
+    writeFileSync(bashrc, 'echo original\n');
+    const config = JSON.stringify({ sandbox: { writable: ['~'] } });
+    const steps = [
+      // A script in its owned file (a plain redirection to an unowned path is refused by the bash jail).
+      { write: { path: 'src/a.ts', content: `printf '%s' '${config}' > polywave.config.json\n` } },
+      { bash: 'bash src/a.ts' },
+      { write: { path: 'src/a.ts', content: "export const a = 'a';\n" } },
+      { commit: 'feat(A): a' },
+      { report: { status: 'complete', verification: 'PASS', notes: 'done' } },
+    ];
+    const scriptPath = path.join(realpathSync(mkdtempSync(path.join(os.tmpdir(), 'pw-x4-'))), 'script.json');
+    writeFileSync(scriptPath, JSON.stringify({ version: 1, agents: { A: { steps } } }));
+    const env: Record<string, string> = { ...(repo.env as Record<string, string>), HOME: home };
+    const cli = await runCli(['run-wave', repo.path('docs/IMPL/IMPL-solo.yaml'), '--wave', '1', '--model', `script:${scriptPath}`, '--skip-critic', '--timeout', '120'], { cwd: repo.dir, env, timeoutMs: 240_000 });
+    expect(cli.stdout, cli.stderr).toContain('"slug": "solo"');
+
+    // The next run's gate (agent code again): the home must stay read-only to it.
+    await runGates({ repoDir: repo.dir, gates: [{ type: 'test', command: 'echo "echo PWNED-via-agent-config" >> "$HOME/.bashrc"; true', required: true }], noCache: true, env });
+    const escapes: string[] = [];
+    // Still open (noted in issue 11): the untracked file the agent left in the main checkout is not
+    // flagged by the audit. What it could do is closed: sandbox settings are read as committed.
+    expect(existsSync(repo.path('polywave.config.json'))).toBe(true);
+    const after = readFileSync(bashrc, 'utf8');
+    if (after !== 'echo original\n') escapes.push(`the next gate wrote ~/.bashrc: ${JSON.stringify(after)}`);
+    expect(escapes).toEqual([]);
+  }, 300_000);
+});
