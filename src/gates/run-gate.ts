@@ -251,7 +251,13 @@ export function gateLogDir(repoDir: string): Promise<string> {
  */
 export async function untrustedLogDir(repoDir: string, kind: string): Promise<string> {
   const common = await gitCommonDirOf(path.resolve(repoDir)).catch(() => undefined);
-  return common ? path.join(common, 'polywave', kind) : path.join(ensureScratchParent(), 'logs', kind);
+  if (common) return path.join(common, 'polywave', kind);
+  try {
+    return path.join(ensureScratchParent(), 'logs', kind);
+  } catch {
+    // The scratch parent is another user's (a squatted shared /tmp): the directory itself, as before.
+    return path.join(repoDir, '.polywave-state', kind);
+  }
 }
 
 /**
