@@ -248,7 +248,7 @@ for (;;) {
 describe.skipIf(!available)('file tools in the sandbox: no check-then-open race', () => {
   const iterations = 300;
 
-  async function race(target: string, tool: 'write_file' | 'edit_file', context: ToolContext = shared.context): Promise<{ ok: number; denied: Record<string, number>; failed: number }> {
+  async function race(target: string, tool: 'write_file' | 'edit_file', context: ToolContext = shared.context, reachedOutside?: () => boolean): Promise<{ ok: number; denied: Record<string, number>; failed: number }> {
     const { worktree } = shared;
     // A fresh start: no link or directory left by an earlier race.
     rmSync(path.join(worktree, 'd'), { recursive: true, force: true });
@@ -260,8 +260,11 @@ describe.skipIf(!available)('file tools in the sandbox: no check-then-open race'
     try {
       await sleep(200);
       // At least `iterations`, and on until the race was hit once (a refusal after the jail let it through), at most 5×.
-      const raced = () => Object.keys(tally.denied).some((code) => code.startsWith('SANDBOX_')) || tally.failed > 0;
-      for (let index = 0; index < iterations * 5 && (index < iterations || !raced()); index += 1) {
+      // (The positive control instead runs until the outside file was reached, at most 20× — on a loaded
+      // machine the flipper may get no core for a while.)
+      const raced = () => (reachedOutside ? reachedOutside() : Object.keys(tally.denied).some((code) => code.startsWith('SANDBOX_')) || tally.failed > 0);
+      const limit = iterations * (reachedOutside ? 20 : 5);
+      for (let index = 0; index < limit && (reachedOutside ? !raced() : index < iterations || !raced()); index += 1) {
         const denials: ToolDenial[] = [];
         const input = tool === 'write_file' ? { path: 'd/f.txt', content: `written ${index}\n` } : { path: 'd/f.txt', old_string: '\n', new_string: ` edit ${index}\n` };
         const result = await call(context, tool, input, denials);
@@ -308,8 +311,9 @@ describe.skipIf(!available)('file tools in the sandbox: no check-then-open race'
     mkdirSync(outside, { recursive: true });
     writeFileSync(path.join(outside, 'f.txt'), 'victim\n');
     const { toolExecutor: _executor, ...inProcess } = shared.context;
-    const writes = await race(outside, 'write_file', inProcess);
-    const reached = readFileSync(path.join(outside, 'f.txt'), 'utf8') !== 'victim\n';
+    const reachedNow = () => readFileSync(path.join(outside, 'f.txt'), 'utf8') !== 'victim\n';
+    const writes = await race(outside, 'write_file', inProcess, reachedNow);
+    const reached = reachedNow();
     console.info(`[race control] in-process write_file ${JSON.stringify(writes)}; the outside file ${reached ? 'WAS overwritten' : 'was not reached this time'}`);
     expect(reached).toBe(true);
   }, 300_000);
