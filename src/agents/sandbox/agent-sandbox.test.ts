@@ -13,7 +13,12 @@ describe('buildAgentSandboxPlan (real git)', () => {
     await repo.git.worktreeAdd({ path: b, branch: 'b', base: 'HEAD', createBranch: true });
     writeFileSync(repo.path('.env'), 'TOKEN=1\n');
     writeFileSync(repo.path('.env.local'), 'TOKEN=2\n');
+    // The sandbox settings are read as committed (sandboxed code can write the main checkout: outside attack X4).
     writeFileSync(repo.path('polywave.config.json'), JSON.stringify({ repos: [{ name: 'repo', path: '.' }], sandbox: { network: { allow: ['registry.npmjs.org'] }, writable: ['~/.npm'] } }));
+    await repo.run(['add', 'polywave.config.json']);
+    await repo.run(['commit', '-q', '-m', 'config']);
+    // An uncommitted widening is not trusted: HEAD's version is used.
+    writeFileSync(repo.path('polywave.config.json'), JSON.stringify({ repos: [{ name: 'repo', path: '.' }], sandbox: { network: { allow: ['registry.npmjs.org', 'evil.example'] }, writable: ['~/.npm', '~'] } }));
     const plan = await buildAgentSandboxPlan({ root: a, home: repo.sibling('s/home'), tmp: repo.sibling('s/tmp'), env: repo.env, userHome: '/home/someone' });
     expect(plan.writable).toEqual([a, repo.sibling('s/home'), repo.sibling('s/tmp'), '/home/someone/.npm']);
     expect(plan.readOnlyWithin).toEqual([path.join(a, '.git')]);
