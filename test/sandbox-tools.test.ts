@@ -248,7 +248,8 @@ for (;;) {
 describe.skipIf(!available)('file tools in the sandbox: no check-then-open race', () => {
   const iterations = 300;
 
-  async function race(target: string, tool: 'write_file' | 'edit_file', context: ToolContext = shared.context, reachedOutside?: () => boolean): Promise<{ ok: number; denied: Record<string, number>; failed: number }> {
+  type Tally = { ok: number; denied: Record<string, number>; failed: number };
+  async function race(target: string, tool: 'write_file' | 'edit_file', context: ToolContext = shared.context, until?: (tally: Tally) => boolean): Promise<Tally> {
     const { worktree } = shared;
     // A fresh start: no link or directory left by an earlier race.
     rmSync(path.join(worktree, 'd'), { recursive: true, force: true });
@@ -260,11 +261,11 @@ describe.skipIf(!available)('file tools in the sandbox: no check-then-open race'
     try {
       await sleep(200);
       // At least `iterations`, and on until the race was hit once (a refusal after the jail let it through), at most 5×.
-      // (The positive control instead runs until the outside file was reached, at most 20× — on a loaded
-      // machine the flipper may get no core for a while.)
-      const raced = () => (reachedOutside ? reachedOutside() : Object.keys(tally.denied).some((code) => code.startsWith('SANDBOX_')) || tally.failed > 0);
-      const limit = iterations * (reachedOutside ? 20 : 5);
-      for (let index = 0; index < limit && (reachedOutside ? !raced() : index < iterations || !raced()); index += 1) {
+      // (With `until`, on until that outcome was seen, at most 20× — on a loaded machine the flipper may get
+      // no core for a while: the positive control waits for the outside file, the decoy for a swap caught.)
+      const raced = () => (until ? until(tally) : Object.keys(tally.denied).some((code) => code.startsWith('SANDBOX_')) || tally.failed > 0);
+      const limit = iterations * (until ? 20 : 5);
+      for (let index = 0; index < limit && (until ? !raced() : index < iterations || !raced()); index += 1) {
         const denials: ToolDenial[] = [];
         const input = tool === 'write_file' ? { path: 'd/f.txt', content: `written ${index}\n` } : { path: 'd/f.txt', old_string: '\n', new_string: ` edit ${index}\n` };
         const result = await call(context, tool, input, denials);
@@ -299,7 +300,7 @@ describe.skipIf(!available)('file tools in the sandbox: no check-then-open race'
     const decoy = path.join(shared.worktree, 'decoy');
     mkdirSync(decoy, { recursive: true });
     writeFileSync(path.join(decoy, 'f.txt'), 'decoy\n');
-    const writes = await race(decoy, 'write_file');
+    const writes = await race(decoy, 'write_file', shared.context, (tally) => (tally.denied.SANDBOX_PATH_SWAPPED ?? 0) > 0);
     console.info(`[race decoy] write_file ${JSON.stringify(writes)}`);
     expect(readFileSync(path.join(decoy, 'f.txt'), 'utf8')).toBe('decoy\n');
     expect(writes.denied.SANDBOX_PATH_SWAPPED ?? 0).toBeGreaterThan(0);
@@ -312,7 +313,7 @@ describe.skipIf(!available)('file tools in the sandbox: no check-then-open race'
     writeFileSync(path.join(outside, 'f.txt'), 'victim\n');
     const { toolExecutor: _executor, ...inProcess } = shared.context;
     const reachedNow = () => readFileSync(path.join(outside, 'f.txt'), 'utf8') !== 'victim\n';
-    const writes = await race(outside, 'write_file', inProcess, reachedNow);
+    const writes = await race(outside, 'write_file', inProcess, () => reachedNow());
     const reached = reachedNow();
     console.info(`[race control] in-process write_file ${JSON.stringify(writes)}; the outside file ${reached ? 'WAS overwritten' : 'was not reached this time'}`);
     expect(reached).toBe(true);

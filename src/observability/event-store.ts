@@ -139,7 +139,7 @@ export function openEventStore(file: string, options: OpenOptions = {}): Databas
   try {
     const version = schemaVersion(db);
     if (version > SCHEMA_VERSION) throw new FutureSchemaError(file, version);
-    db.pragma('journal_mode = WAL');
+    setWalMode(db, options.busyTimeoutMs ?? 5000);
     // WAL + NORMAL: a crash of the process loses nothing committed; an OS crash may lose the last batches (observability, not state).
     db.pragma('synchronous = NORMAL');
     if (version < SCHEMA_VERSION) migrate(db, file);
@@ -273,4 +273,24 @@ export function pruneEvents(db: Database, before: number): { events: number; run
 /** Runs of the store (newest first). */
 export function listRuns(db: Database, limit: number): RunRow[] {
   return db.prepare('SELECT run_id, started_at, command, cwd, pid FROM runs ORDER BY started_at DESC LIMIT ?').all(limit) as RunRow[];
+}
+
+/**
+ * `journal_mode = WAL`, unless the store is in WAL already. Switching takes a lock for which SQLite
+ * does not call the busy handler: two processes opening a brand-new store at once (a server polling
+ * for a rotated store while a run creates it) got "database is locked" at once. Retried until
+ * `timeoutMs`.
+ */
+function setWalMode(db: Database, timeoutMs: number): void {
+  const deadline = Date.now() + timeoutMs;
+  for (let wait = 5; ; wait = Math.min(wait * 2, 100)) {
+    try {
+      if (String(db.pragma('journal_mode', { simple: true })).toLowerCase() === 'wal') return;
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() >= deadline) throw error;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, wait);
+    }
+  }
 }
