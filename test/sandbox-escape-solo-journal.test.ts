@@ -10,59 +10,19 @@
  *
  * Expected (fixed): ~/.bashrc unchanged. Today the test FAILS: it ends with the agent's journal lines.
  */
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sandboxStatus } from '../src/sandbox/index.js';
 import { runCli } from './support/cli.js';
-import { createTestRepo } from './support/git-repo.js';
+import { soloEscapeRepo } from './support/solo-escape.js';
 
 const available = (await sandboxStatus()).available;
 
-const impl = [
-  'title: Solo wave',
-  'feature_slug: solo',
-  'verdict: SUITABLE',
-  'state: WAVE_PENDING',
-  'test_command: "true"',
-  'file_ownership:',
-  '    - file: src/a.ts',
-  '      agent: A',
-  '      wave: 1',
-  '      action: new',
-  '    - file: src/b.ts',
-  '      agent: B',
-  '      wave: 2',
-  '      action: new',
-  'interface_contracts:',
-  '    - name: Letter',
-  '      description: A letter constant.',
-  '      definition: "export const a: string"',
-  '      location: src/a.ts',
-  'waves:',
-  '    - number: 1',
-  '      agents:',
-  '        - id: A',
-  '          task: Implement src/a.ts.',
-  '          files:',
-  '            - src/a.ts',
-  '    - number: 2',
-  '      agents:',
-  '        - id: B',
-  '          task: Implement src/b.ts.',
-  '          files:',
-  '            - src/b.ts',
-  '',
-].join('\n');
-
 describe("a solo wave's agent cannot make the orchestrator write outside its sandbox", () => {
   it.skipIf(!available)('its journal, swapped for a symlink to ~/.bashrc, is not appended through the link', async () => {
-    const repo = await createTestRepo({ files: { 'docs/IMPL/IMPL-solo.yaml': impl, 'src/index.ts': 'export {};\n', '.gitignore': '.polywave-state/\n' } });
-    const home = repo.sibling('home');
-    mkdirSync(home);
-    const bashrc = path.join(home, '.bashrc');
-    writeFileSync(bashrc, 'echo original\n');
+    const { repo, home, bashrc } = await soloEscapeRepo();
     const plant = [
       'import os, binascii',
       "f = '.polywave-state/solo/wave1/agent-A/index.jsonl'",

@@ -10,60 +10,20 @@
  * Expected (fixed): the config is read-only to such agents (or never taken from a writable tree), and
  * the next gate cannot write the home. Fixed: sandbox settings are read as committed (HEAD).
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runGates } from '../src/gates/run-gates.js';
 import { sandboxStatus } from '../src/sandbox/index.js';
 import { runCli } from './support/cli.js';
-import { createTestRepo } from './support/git-repo.js';
+import { soloEscapeRepo } from './support/solo-escape.js';
 
 const available = (await sandboxStatus()).available;
 
-const impl = [
-  'title: Solo wave',
-  'feature_slug: solo',
-  'verdict: SUITABLE',
-  'state: WAVE_PENDING',
-  'test_command: "true"',
-  'file_ownership:',
-  '    - file: src/a.ts',
-  '      agent: A',
-  '      wave: 1',
-  '      action: new',
-  '    - file: src/b.ts',
-  '      agent: B',
-  '      wave: 2',
-  '      action: new',
-  'interface_contracts:',
-  '    - name: Letter',
-  '      description: A letter constant.',
-  '      definition: "export const a: string"',
-  '      location: src/a.ts',
-  'waves:',
-  '    - number: 1',
-  '      agents:',
-  '        - id: A',
-  '          task: Implement src/a.ts.',
-  '          files:',
-  '            - src/a.ts',
-  '    - number: 2',
-  '      agents:',
-  '        - id: B',
-  '          task: Implement src/b.ts.',
-  '          files:',
-  '            - src/b.ts',
-  '',
-].join('\n');
-
 describe("a solo wave's agent cannot choose the sandbox of later gates and agents", () => {
   it.skipIf(!available)('its polywave.config.json in the main checkout does not widen the next gate run', async () => {
-    const repo = await createTestRepo({ files: { 'docs/IMPL/IMPL-solo.yaml': impl, 'src/index.ts': 'export {};\n', '.gitignore': '.polywave-state/\n' } });
-    const home = repo.sibling('home');
-    mkdirSync(home);
-    const bashrc = path.join(home, '.bashrc');
-    writeFileSync(bashrc, 'echo original\n');
+    const { repo, home, bashrc } = await soloEscapeRepo();
     const config = JSON.stringify({ sandbox: { writable: ['~'] } });
     const steps = [
       // A script in its owned file (a plain redirection to an unowned path is refused by the bash jail).
