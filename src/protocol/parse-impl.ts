@@ -2,7 +2,8 @@ import type { Document, LineCounter } from 'yaml';
 import type { Finding } from '../errors/finding.js';
 import { implModel, type ImplManifest } from './schema/impl-schema.js';
 import { findUnknownKeys } from './schema/unknown-keys.js';
-import { formatPath, locatePath, parseYamlSafe, toPlain } from './yaml/index.js';
+import { formatPath } from './yaml/index.js';
+import { attachDocument, readPlain, type ReadPlainOptions } from './yaml/read-plain.js';
 import { shapeFindings } from './schema/shape-findings.js';
 
 /** Where a field lives in the source text. */
@@ -24,8 +25,6 @@ export interface ImplParseResult {
   lineCounter?: LineCounter;
 }
 
-const noLocation: Locate = () => undefined;
-
 /**
  * Parses an IMPL manifest (E16 entry point). Pure: text in, manifest and findings out; never
  * throws for any input. Syntax errors, oversize/over-deep/binary input and alias bombs are fatal
@@ -33,29 +32,16 @@ const noLocation: Locate = () => undefined;
  * (`E16_DUPLICATE_KEY`), unknown keys (`V013_UNKNOWN_KEY`) and wrong types
  * (`V001_MANIFEST_INVALID`) are reported with their path, line and column.
  */
-export function parseImpl(text: string): ImplParseResult {
-  const parsed = parseYamlSafe(text);
-  if (!parsed.ok) return { manifest: null, data: null, findings: parsed.findings, fatal: true, locate: noLocation };
-  const { document, lineCounter } = parsed;
-  const locate: Locate = (path) => locatePath(document, lineCounter, [...path]);
-  const findings: Finding[] = [...parsed.findings];
-  let data: unknown;
-  try {
-    data = toPlain(document);
-  } catch (error) {
-    const code = (error as { code?: string }).code ?? 'V046_PARSE_ERROR';
-    return {
-      manifest: null,
-      data: null,
-      findings: [...findings, { code, message: (error as Error).message, severity: 'fatal' }],
-      fatal: true,
-      locate,
-    };
-  }
+export function parseImpl(text: string, options: ReadPlainOptions = {}): ImplParseResult {
+  const read = readPlain(text, options);
+  if (!read.ok) return attachDocument({ manifest: null, data: null, findings: read.findings, fatal: true, locate: read.locate }, read);
+  const { locate } = read;
+  const findings: Finding[] = [...read.findings];
+  const data = read.data;
   if (data === null || data === undefined) {
     // An empty (or comments-only) file is not a manifest: a coded error, not a silent zero manifest.
     findings.push({ code: 'V001_MANIFEST_INVALID', message: 'the file is empty: no IMPL manifest fields found', severity: 'fatal', line: 1, column: 1 });
-    return { manifest: null, data: null, findings, fatal: true, locate, document, lineCounter };
+    return attachDocument({ manifest: null, data: null, findings, fatal: true, locate }, read);
   }
   if (typeof data !== 'object' || Array.isArray(data)) {
     findings.push({
@@ -65,7 +51,7 @@ export function parseImpl(text: string): ImplParseResult {
       line: 1,
       column: 1,
     });
-    return { manifest: null, data, findings, fatal: true, locate, document, lineCounter };
+    return attachDocument({ manifest: null, data, findings, fatal: true, locate }, read);
   }
 
   for (const unknown of findUnknownKeys(implModel.manifest, data)) {
@@ -82,7 +68,7 @@ export function parseImpl(text: string): ImplParseResult {
   const result = implModel.manifest.safeParse(data);
   if (!result.success) {
     findings.push(...shapeFindings(result.error.issues, data, locate));
-    return { manifest: null, data, findings, fatal: false, locate, document, lineCounter };
+    return attachDocument({ manifest: null, data, findings, fatal: false, locate }, read);
   }
-  return { manifest: result.data, data, findings, fatal: false, locate, document, lineCounter };
+  return attachDocument({ manifest: result.data, data, findings, fatal: false, locate }, read);
 }

@@ -4,7 +4,8 @@ import type { Locate } from './parse-impl.js';
 import { programModel, type ProgramManifest } from './schema/program-schema.js';
 import { shapeFindings } from './schema/shape-findings.js';
 import { findUnknownKeys } from './schema/unknown-keys.js';
-import { formatPath, locatePath, parseYamlSafe, toPlain } from './yaml/index.js';
+import { formatPath } from './yaml/index.js';
+import { attachDocument, readPlain, type ReadPlainOptions } from './yaml/read-plain.js';
 
 /** The result of parsing a PROGRAM manifest text. */
 export interface ProgramParseResult {
@@ -23,8 +24,6 @@ export interface ProgramParseResult {
   document?: Document.Parsed;
   lineCounter?: LineCounter;
 }
-
-const noLocation: Locate = () => undefined;
 
 /**
  * The bare, non-YAML marker line Go's mark-program-complete appends (`polywave:program:complete`;
@@ -59,32 +58,18 @@ export function neutralizeProgramCompleteMarker(text: string): { text: string; f
  * manifests): Go decodes PROGRAM files without any unknown-key check, so rejecting them would
  * fail manifests the reference accepts; we still point at them with their line.
  */
-export function parseProgram(text: string): ProgramParseResult {
+export function parseProgram(text: string, options: ReadPlainOptions = {}): ProgramParseResult {
   const neutralized = neutralizeProgramCompleteMarker(text);
   const completeMarker = neutralized.found;
-  const parsed = parseYamlSafe(neutralized.text);
-  if (!parsed.ok) return { manifest: null, data: null, findings: parsed.findings, fatal: true, completeMarker, locate: noLocation };
-  const { document, lineCounter } = parsed;
-  const locate: Locate = (path) => locatePath(document, lineCounter, [...path]);
-  const findings: Finding[] = [...parsed.findings];
-  let data: unknown;
-  try {
-    data = toPlain(document);
-  } catch (error) {
-    const code = (error as { code?: string }).code ?? 'V046_PARSE_ERROR';
-    return {
-      manifest: null,
-      data: null,
-      findings: [...findings, { code, message: (error as Error).message, severity: 'fatal' }],
-      fatal: true,
-      completeMarker,
-      locate,
-    };
-  }
+  const read = readPlain(neutralized.text, options);
+  if (!read.ok) return attachDocument({ manifest: null, data: null, findings: read.findings, fatal: true, completeMarker, locate: read.locate }, read);
+  const { locate } = read;
+  const findings: Finding[] = [...read.findings];
+  const data = read.data;
   if (data === null || data === undefined) {
     // An empty (or comments-only) file is not a manifest: a coded error, not a silent zero manifest.
     findings.push({ code: 'V001_MANIFEST_INVALID', message: 'the file is empty: no PROGRAM manifest fields found', severity: 'fatal', line: 1, column: 1 });
-    return { manifest: null, data: null, findings, fatal: true, completeMarker, locate, document, lineCounter };
+    return attachDocument({ manifest: null, data: null, findings, fatal: true, completeMarker, locate }, read);
   }
   if (typeof data !== 'object' || Array.isArray(data)) {
     findings.push({
@@ -94,7 +79,7 @@ export function parseProgram(text: string): ProgramParseResult {
       line: 1,
       column: 1,
     });
-    return { manifest: null, data, findings, fatal: true, completeMarker, locate, document, lineCounter };
+    return attachDocument({ manifest: null, data, findings, fatal: true, completeMarker, locate }, read);
   }
 
   for (const unknown of findUnknownKeys(programModel.manifest, data)) {
@@ -111,7 +96,7 @@ export function parseProgram(text: string): ProgramParseResult {
   const result = programModel.manifest.safeParse(data);
   if (!result.success) {
     findings.push(...shapeFindings(result.error.issues, data, locate));
-    return { manifest: null, data, findings, fatal: false, completeMarker, locate, document, lineCounter };
+    return attachDocument({ manifest: null, data, findings, fatal: false, completeMarker, locate }, read);
   }
-  return { manifest: result.data, data, findings, fatal: false, completeMarker, locate, document, lineCounter };
+  return attachDocument({ manifest: result.data, data, findings, fatal: false, completeMarker, locate }, read);
 }

@@ -2,11 +2,15 @@ import type { Finding } from '../errors/finding.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { parseImpl, type ImplParseResult } from '../protocol/parse-impl.js';
 import { applyEdits, type ApplyEditsOptions, type YamlEdit } from '../protocol/yaml/index.js';
+import type { ReadPlainOptions } from '../protocol/yaml/read-plain.js';
 import { readTextFile } from './read-text.js';
 import { updateFileLocked } from './locked-write.js';
 
-/** A parser of manifest text: parseImpl or parseProgram. */
-export type ManifestParser<Result extends { fatal: boolean; findings: Finding[] }> = (text: string) => Result;
+/**
+ * A parser of manifest text: parseImpl or parseProgram. `document: true` asks for the composed
+ * `yaml` Document at once (writers edit it), instead of the fast plain read.
+ */
+export type ManifestParser<Result extends { fatal: boolean; findings: Finding[] }> = (text: string, options?: ReadPlainOptions) => Result;
 
 /** Formats `file:line:col: message` for the one-line error. */
 export function describeFinding(filePath: string, finding: Finding): string {
@@ -54,7 +58,7 @@ export async function editManifest<Result extends { fatal: boolean; findings: Fi
 ): Promise<Outcome> {
   let outcome: Outcome | undefined;
   await updateFileLocked(filePath, async (current) => {
-    const parsed = parse(current);
+    const parsed = parse(current, { document: true });
     if (parsed.fatal) throw unreadableManifestError(filePath, parsed.findings);
     const planned = await plan(parsed, current);
     outcome = planned.outcome;

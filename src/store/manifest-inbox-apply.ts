@@ -23,7 +23,7 @@ export async function applyEntries(implPath: string, location: LockLocation, ent
   let parsed: ImplParseResult;
   try {
     ({ text, mode } = await readCurrent(implPath));
-    parsed = parseImpl(text);
+    parsed = parseImpl(text, { document: true });
     if (parsed.fatal) throw unreadableManifestError(implPath, parsed.findings);
   } catch (error) {
     return failAll(error);
@@ -41,7 +41,7 @@ export async function applyEntries(implPath: string, location: LockLocation, ent
     const request = entry.request as never;
     return { keys: kind.keys(request), plan: (current) => kind.plan(current, request, implPath) };
   });
-  const result = applyGroupedEdits(text, parsed, parseImpl, items);
+  const result = applyGroupedEdits(text, parsed, (next) => parseImpl(next, { document: true }), items);
   const outcomes = entries.map((entry, index) => {
     const item = result.results[index]!;
     return { id: entry.id, outcome: (item.ok ? { ok: true, value: item.value ?? null } : { ok: false, error: serializeError(item.error) }) as EntryOutcome };
