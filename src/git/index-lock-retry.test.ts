@@ -75,4 +75,20 @@ describe('git commands that meet another process’s index.lock', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('a worktree list that meets a worktree entry another `git worktree add` is still writing waits for it (bench:program’s rare BLOCKED IMPL)', async () => {
+    const dir = repo();
+    try {
+      execFileSync('git', ['worktree', 'add', '-q', '-b', 'other', path.join(dir, 'wt')], { cwd: dir, env });
+      // The moment git's own `worktree add` has created commondir and not yet written it.
+      const commondir = path.join(dir, '.git', 'worktrees', 'wt', 'commondir');
+      writeFileSync(commondir, '');
+      expect(() => execFileSync('git', ['worktree', 'list', '--porcelain'], { cwd: dir, stdio: 'pipe' })).toThrow(/failed to read .*commondir/);
+      setTimeout(() => writeFileSync(commondir, '../..\n'), 150);
+      const entries = await createGit(dir, { env }).worktreeList();
+      expect(entries.map((entry) => path.basename(entry.path))).toEqual([path.basename(dir), 'wt']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

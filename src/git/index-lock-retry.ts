@@ -15,8 +15,27 @@ const notRetried = new Set(['stash', 'rebase', 'am', 'cherry-pick', 'revert', 'b
 /** Delays (ms) before each retry of a command that met another git process's index.lock. */
 export const indexLockRetryDelaysMs: readonly number[] = [20, 40, 80, 160, 320, 480, 500];
 
-/** True when `stderr` says the command failed on another process's index.lock and `args` may be re-run. */
+/**
+ * The other meeting of parallel git processes: `git worktree add` creates
+ * `.git/worktrees/<name>/commondir` (and `gitdir`) and writes it afterwards, not atomically, so a
+ * command listing the worktrees at that moment reads an empty file and dies ("fatal: failed to
+ * read …/worktrees/<name>/commondir: Success", exit 128). A PROGRAM tier prepares several IMPLs'
+ * agent worktrees at once: one IMPL's `worktree list` met another's `worktree add` and the IMPL
+ * stopped BLOCKED (bench:program's rare BLOCKED round). Only read-only commands are re-run on it.
+ */
+const halfWrittenWorktree = /failed to read [^\n]*[/\\]worktrees[/\\][^/\\\n]+[/\\](?:commondir|gitdir)\b/;
+const readOnly = (args: readonly string[]): boolean => {
+  const [command, sub] = args.filter((arg) => !arg.startsWith('-'));
+  return (command === 'worktree' && sub === 'list') || command === 'for-each-ref' || command === 'rev-parse' || command === 'status' || command === 'show-ref';
+};
+
+/**
+ * True when `stderr` says the command failed on another process's index.lock and `args` may be
+ * re-run, or a read-only command met a worktree entry another `git worktree add` was writing.
+ */
 export function retriableIndexLockFailure(args: readonly string[], exitCode: number | null, stderr: string): boolean {
-  if (exitCode !== 128 || !contention.test(stderr)) return false;
+  if (exitCode !== 128) return false;
+  if (halfWrittenWorktree.test(stderr)) return readOnly(args);
+  if (!contention.test(stderr)) return false;
   return !args.some((arg) => notRetried.has(arg));
 }
