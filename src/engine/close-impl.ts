@@ -119,6 +119,12 @@ export interface CloseImplOptions {
   events?: { emit(event: ActivityEvent): void };
   /** The PROGRAM the IMPL belongs to (a label of the E40 event). */
   program?: string;
+  /**
+   * false: leave the commit (step 6) to the caller, who commits several closes at once with
+   * {@link commitClosedImpls} (finalize-tier: one commit per tier instead of one per IMPL); the
+   * files to commit are in `commit_paths`. Default true.
+   */
+  commit?: boolean;
 }
 
 /** The close-impl JSON. */
@@ -141,6 +147,8 @@ export interface CloseImplResult {
   warnings: string[];
   /** What each step did (`{step, status, detail, duration_ms}`, DESIGN §3). */
   steps: StepResult[];
+  /** The files step 6 commits (absolute): the original path, the archived manifest, CONTEXT.md. */
+  commit_paths: string[];
 }
 
 /** Where the manifest is: before or after archiving. */
@@ -394,18 +402,17 @@ export async function closeImpl(options: CloseImplOptions): Promise<CloseImplRes
   // 6. one commit: the original path's deletion, the archived manifest, CONTEXT.md
   let commitError: string | undefined;
   let commitSha: string | null = null;
-  try {
-    commitSha = (await runStep('commit', false, async () => {
-      const sha = await commitClose(git, {
-        root,
-        paths: [location.activePath, archivedPath, ...(existsSync(contextPath) ? [contextPath] : [])],
-        message: `chore: close-impl ${slug} [polywave:complete]`,
-      });
-      return { value: sha, status: sha === null ? 'skipped' : 'success', detail: sha === null ? 'nothing to commit (already committed)' : `committed ${sha}` };
-    })) ?? null;
-  } catch (error) {
-    commitError = errorText(error);
-    warnings.push(`commit failed: ${commitError} (re-run close-impl to finish)`);
+  const commitPaths = [location.activePath, archivedPath, ...(existsSync(contextPath) ? [contextPath] : [])];
+  if (options.commit !== false) {
+    try {
+      commitSha = (await runStep('commit', false, async () => {
+        const sha = await commitClose(git, { root, paths: commitPaths, message: `chore: close-impl ${slug} [polywave:complete]` });
+        return { value: sha, status: sha === null ? 'skipped' : 'success', detail: sha === null ? 'nothing to commit (already committed)' : `committed ${sha}` };
+      })) ?? null;
+    } catch (error) {
+      commitError = errorText(error);
+      warnings.push(`commit failed: ${commitError} (re-run close-impl to finish)`);
+    }
   }
 
   // 7. the wave guard of this IMPL is no longer needed
@@ -432,7 +439,16 @@ export async function closeImpl(options: CloseImplOptions): Promise<CloseImplRes
     active_wave_cleared: activeWaveCleared,
     warnings,
     steps,
+    commit_paths: commitPaths,
   };
+}
+
+/**
+ * Step 6 of several closes at once (closeImpl with `commit: false`): one commit of their
+ * `commit_paths` on the root's branch. Null when there is nothing to commit (already committed).
+ */
+export function commitClosedImpls(git: Git, options: { root: string; paths: string[]; message: string }): Promise<string | null> {
+  return commitClose(git, options);
 }
 
 /**
