@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
@@ -246,7 +246,7 @@ describe('finalize-tier (E28B merges, E29 gate, P5)', () => {
     expect(result.tier_gate_result).toMatchObject({ passed: true, all_impls_done: true });
     expect(result.tier_gate_result!.gate_results[0]).toMatchObject({ command: 'test -f src/alpha.ts && test -f src/beta.ts', passed: true, exit_code: 0 });
 
-    // History: two --no-ff merges, alpha then beta, then the closes and the PROGRAM commit.
+    // History: two --no-ff merges, alpha then beta, then one commit of the closes and the PROGRAM commit.
     expect(await tierMerges(repo)).toEqual([
       { subject: `Merge program tier 1 impl alpha: ${branchOf('alpha')}`, second: tips.alpha },
       { subject: `Merge program tier 1 impl beta: ${branchOf('beta')}`, second: tips.beta },
@@ -255,10 +255,12 @@ describe('finalize-tier (E28B merges, E29 gate, P5)', () => {
     expect(subjects).toEqual([
       `Merge program tier 1 impl alpha: ${branchOf('alpha')}`,
       `Merge program tier 1 impl beta: ${branchOf('beta')}`,
-      'chore: close-impl alpha [polywave:complete]',
-      'chore: close-impl beta [polywave:complete]',
+      'chore: close-impl alpha, beta [polywave:complete]',
       'chore: finalize tier 1',
     ]);
+    // The one close commit holds both archives, both deletions and CONTEXT.md.
+    expect(result.close_commit).toMatch(/^[0-9a-f]{40}$/);
+    expect((await repo.run(['show', '--name-status', '--no-renames', '--format=', result.close_commit!])).trim().split('\n').sort()).toEqual(['A\tdocs/CONTEXT.md', 'A\tdocs/IMPL/complete/IMPL-alpha.yaml', 'A\tdocs/IMPL/complete/IMPL-beta.yaml', 'D\tdocs/IMPL/IMPL-alpha.yaml', 'D\tdocs/IMPL/IMPL-beta.yaml']);
     expect(repo.read('src/alpha.ts')).toBe("export const alpha = 'alpha';\n");
     expect(repo.read('src/beta.ts')).toBe("export const beta = 'beta';\n");
     expect(existsSync(repo.path('docs/IMPL/complete/IMPL-alpha.yaml'))).toBe(true);
@@ -282,6 +284,28 @@ describe('finalize-tier (E28B merges, E29 gate, P5)', () => {
     expect(second).toMatchObject({ success: true, merged_count: 0, impls_closed: [], impls_skipped: ['alpha', 'beta'], state_advanced: true, manifest_commit: null });
     expect(second.merge_results.alpha!.merges[0]).toMatchObject({ status: 'already-merged', tip: tips.alpha });
     expect((await repo.run(['rev-parse', 'HEAD'])).trim()).toBe(after);
+  });
+
+  it('the tier\'s close commit refused (a pre-commit hook): exit 1, the docs marked and archived but not committed; the re-run commits both closes once', async () => {
+    const repo = await tierRepo();
+    await workedTier(repo);
+    const hook = repo.path('.git/hooks/pre-commit');
+    writeFileSync(hook, '#!/bin/sh\necho refused by the test hook >&2\nexit 1\n', { mode: 0o755 });
+    const outcome = await cli(repo, ['finalize-tier', programRelative, '--tier', '1', '--json-only']);
+    expect(outcome.code, outcome.stdout.slice(0, 2000)).toBe(1);
+    const result = json<FinalizeTierResult>(outcome);
+    expect(result.success).toBe(false);
+    expect(result.errors?.[0]?.message).toMatch(/commit the closed IMPL docs \(alpha, beta\).*re-run finalize-tier/);
+    expect(existsSync(repo.path('docs/IMPL/complete/IMPL-alpha.yaml'))).toBe(true);
+    expect((await repo.run(['status', '--porcelain', '--', 'docs/IMPL'])).trim()).not.toBe('');
+    rmSync(hook);
+    const rerun = await cli(repo, ['finalize-tier', programRelative, '--tier', '1', '--json-only']);
+    expect(rerun.code, rerun.stdout.slice(0, 2000)).toBe(0);
+    expect(json<FinalizeTierResult>(rerun)).toMatchObject({ success: true, merged_count: 0, impls_closed: [], impls_skipped: ['alpha', 'beta'] });
+    expect(json<FinalizeTierResult>(rerun).close_commit).toMatch(/^[0-9a-f]{40}$/);
+    const subjects = (await repo.run(['log', '--first-parent', '--format=%s', 'main'])).trim().split('\n');
+    expect(subjects.filter((subject) => subject.includes('close-impl'))).toEqual(['chore: close-impl alpha, beta [polywave:complete]']);
+    expect(await repo.git.status()).toEqual([]);
   });
 
   it('a failing tier gate: exit 1, nothing marked complete, IMPL docs not closed, branches kept; the fixed re-run does not merge again', async () => {

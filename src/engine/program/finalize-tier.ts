@@ -6,7 +6,7 @@ import type { Git } from '../../git/git-port.js';
 import { programStatus } from '../../protocol/program/index.js';
 import type { ImplManifest } from '../../protocol/schema/impl-schema.js';
 import { readProgramImplDocs } from '../../store/program-impl-docs.js';
-import { closeImpl, closeReadiness } from '../close-impl.js';
+import { closeImpl, closeReadiness, commitClosedImpls } from '../close-impl.js';
 import type { StepResult, StepStatus } from '../step.js';
 import { errorText, short } from '../step-text.js';
 import { removeEmptyDirectories } from '../cleanup.js';
@@ -66,6 +66,8 @@ export interface FinalizeTierResult {
   target_before: string;
   target_after: string;
   merged_count: number;
+  /** The one commit of the tier's closed IMPL docs (`chore: close-impl a, b [polywave:complete]`), when this run made it. */
+  close_commit?: string;
   /** The commit holding the PROGRAM manifest's new statuses (null when nothing had to change). */
   manifest_commit?: string | null;
   /** The program `state` before and after (TIER_VERIFIED when this tier was the current one). */
@@ -128,7 +130,7 @@ const finalizeFailedCode = 'N002_FINALIZE_WAVE_FAILED';
  *    `<git common dir>/polywave/` (see tier-merge.ts). A conflict stops here (exit 1).
  * 3. The tier gate (E29) on the merged main line; the IMPLs about to be closed count as complete.
  *    A failure stops here (exit 1): no IMPL doc is closed and no status is set.
- * 4. Close the finished IMPL docs (E15/E18, close-impl), set every tier IMPL's program status to
+ * 4. Close the finished IMPL docs (E15/E18, close-impl; one commit for the tier's closes), set every tier IMPL's program status to
  *    `complete` (and the program state to TIER_VERIFIED when this is the current tier) and commit
  *    the PROGRAM manifest (`chore: finalize tier N`).
  * 5. Remove the merged IMPL worktrees (only clean ones) and branches (`branch -d`: only merged ones).
@@ -255,17 +257,40 @@ export async function finalizeTier(options: FinalizeTierOptions): Promise<Finali
   // The main checkout's git port for the root (its repository layout is already known: no
   // rev-parse per IMPL); a port of its own for any other directory, as closeImpl would make.
   const closeGitAt = (directory: string) => (path.resolve(directory) === checkout.root ? checkout.git : createGit(directory, options.env ? { env: options.env } : {}));
+  // Each IMPL is marked, archived and recorded in CONTEXT.md in tier order (CONTEXT.md's entries
+  // keep that order), then ONE commit holds the tier's closes: one set of hooks and one commit
+  // on the serial path instead of one per IMPL. A crash before the commit re-runs the closes
+  // (each step is idempotent) and commits them then.
+  // An IMPL doc already COMPLETE goes through close-impl again too (every step is skipped when
+  // done): a crash after it was marked, before the tier's close commit, left its archive and
+  // CONTEXT.md uncommitted, and this run commits them.
+  const closedPaths: string[] = [];
+  const closing: string[] = [];
   for (const plan of plans) {
-    if (plan.readiness !== 'finished' || plan.docPath === undefined) {
+    if ((plan.readiness !== 'finished' && plan.readiness !== 'doc-complete') || plan.docPath === undefined) {
       result.impls_skipped.push(plan.slug);
       continue;
     }
     try {
-      const closed = await closeImpl({ implPath: plan.docPath, date, repoDir: checkout.root, gitAt: closeGitAt, ...(options.env ? { env: options.env } : {}), ...(options.events ? { events: options.events, ...(loaded.manifest.program_slug ? { program: loaded.manifest.program_slug } : {}) } : {}) });
-      result.impls_closed.push(plan.slug);
+      const closed = await closeImpl({ implPath: plan.docPath, date, repoDir: checkout.root, gitAt: closeGitAt, commit: false, ...(options.env ? { env: options.env } : {}), ...(options.events ? { events: options.events, ...(loaded.manifest.program_slug ? { program: loaded.manifest.program_slug } : {}) } : {}) });
+      closing.push(plan.slug);
+      closedPaths.push(...closed.commit_paths);
+      if (plan.readiness === 'finished' || closed.steps.some((step) => step.status === 'success')) result.impls_closed.push(plan.slug);
+      else result.impls_skipped.push(plan.slug);
       for (const warning of closed.warnings) result.warnings.push(`close ${plan.slug}: ${warning}`);
     } catch (error) {
       const message = `close IMPL ${plan.slug}: ${errorText(error)}`;
+      fail(PolywaveError.isInstance(error) ? error.code : 'N037_MARK_COMPLETE_FAILED', message);
+      record('close_impls', 'failed', message, started);
+      return result;
+    }
+  }
+  if (closing.length > 0) {
+    try {
+      const sha = await commitClosedImpls(checkout.git, { root: checkout.root, paths: closedPaths, message: `chore: close-impl ${closing.join(', ')} [polywave:complete]` });
+      if (sha !== null) result.close_commit = sha;
+    } catch (error) {
+      const message = `commit the closed IMPL docs (${closing.join(', ')}): ${errorText(error)} — re-run finalize-tier to finish`;
       fail(PolywaveError.isInstance(error) ? error.code : 'N037_MARK_COMPLETE_FAILED', message);
       record('close_impls', 'failed', message, started);
       return result;
