@@ -242,6 +242,14 @@ try {
   const loops = Array.from({ length: busyLoops }, () => spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
   await new Promise((done) => setTimeout(done, 500));
   const loadBefore = os.loadavg()[0];
+  // BENCH_PAGE_PROFILE=1: a CPU profile of the live page's main thread over the wave (CDP Profiler,
+  // 1 ms samples): how much of it the page spent running (script, rendering tasks, GC) per card update.
+  const profiler = process.env.BENCH_PAGE_PROFILE === '1' ? await context.newCDPSession(page) : undefined;
+  if (profiler) {
+    await profiler.send('Profiler.enable');
+    await profiler.send('Profiler.setSamplingInterval', { interval: 1000 });
+    await profiler.send('Profiler.start');
+  }
   const startedAt = Date.now();
   const wave = await new Promise((resolve) => {
     const child = spawnRunWave({
@@ -263,6 +271,7 @@ try {
     console.log(`    run-wave started ${startedAt - benchStart} ms after the start`);
   });
   const loadAfter = os.loadavg()[0];
+  const pageProfile = profiler ? (await profiler.send('Profiler.stop')).profile : undefined;
   floorWriter.kill();
   for (const loop of loops) loop.kill();
   // Let the last frames reach the page.
@@ -298,6 +307,33 @@ try {
     const bare = live.filter((update) => bareReceived.has(update.event_id));
     if (bare.length > 0) console.log(`    a bare EventSource on the same stream in a third page (its own renderer, no UI): emitted → received ${stats(bare.map((update) => bareReceived.get(update.event_id) - update.ts))} (${bare.length} events); the live page's EventSource minus the bare one ${stats(bare.map((update) => update.received_at - bareReceived.get(update.event_id)))}`);
     console.log(`    of which: emitted → EventSource in the page ${stats(segment('ts', 'received_at'))} (run's recorder, store, server, network); → card DOM updated ${stats(segment('received_at', 'committed_at'))}; → painted ${stats(segment('committed_at', 'shown_at'))}`);
+    if (pageProfile) {
+      // Self time per node from the samples (each sample's delta is the time since the previous one).
+      const self = new Map();
+      const nodes = new Map(pageProfile.nodes.map((node) => [node.id, node]));
+      pageProfile.samples.forEach((id, index) => self.set(id, (self.get(id) ?? 0) + (pageProfile.timeDeltas[index + 1] ?? 0) / 1000));
+      let busy = 0;
+      let native = 0;
+      const byFunction = new Map();
+      for (const [id, ms] of self) {
+        const frame = nodes.get(id).callFrame;
+        if (frame.functionName === '(idle)') continue;
+        // Blink's own work outside script (style, layout, paint, parsing the stream): busy, not attributed to a function.
+        if (frame.functionName === '(program)') {
+          native += ms;
+          continue;
+        }
+        busy += ms;
+        const name = `${frame.functionName || '(anonymous)'} ${frame.url.split('/').pop()}:${frame.lineNumber + 1}`;
+        byFunction.set(name, (byFunction.get(name) ?? 0) + ms);
+      }
+      const wall = (pageProfile.endTime - pageProfile.startTime) / 1000;
+      const top = [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, 6).map(([name, ms]) => `${name} ${ms.toFixed(0)} ms`);
+      console.log(`    the live page's main thread (CDP profile over ${(wall / 1000).toFixed(1)} s): ${busy.toFixed(0)} ms running script and GC = ${(busy / Math.max(1, live.length)).toFixed(2)} ms per card update, + ${native.toFixed(0)} ms in Blink outside script (style, layout, paint); most: ${top.join(', ')}`);
+    }
+    // The page folds the frames of one received chunk in one update (web/src/sse.ts): how many came together.
+    const batched = live.filter((update) => typeof update.batch === 'number');
+    if (batched.length > 0) console.log(`    the page's bursts: ${batched.filter((update) => update.batch > 1).length} of ${batched.length} card updates came with others in one update, at most ${Math.max(...batched.map((update) => update.batch))} events in one`);
     const both = live.filter((update) => nodeReceived.has(update.event_id));
     if (both.length > 0) {
       const viaNode = both.map((update) => nodeReceived.get(update.event_id) - update.ts);

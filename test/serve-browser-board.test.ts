@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { applyEvent, boardFromImpl, whereText, type Board, type StreamEvent } from '../web/src/board.js';
+import { taskBatcher } from '../web/src/sse.js';
 
 // The live board's fold (web/src/board.ts): what each engine/E40 event does to the cards, waves and
 // gates — the same function the browser runs on every SSE frame (test/serve-browser.test.ts drives
@@ -130,5 +131,40 @@ describe('live board fold', () => {
     expect(board.agents.A!.startedAt).toBe(Date.parse('2026-12-02T04:00:00.000Z'));
     expect(Object.values(board.agents).map((card) => card.turns)).toEqual([0, 0, 0]);
     expect(board.events).toBe(2);
+  });
+
+  it("changes only the card of the event's agent (the page re-renders that card only); a burst is handed over once, after the task that received it", async () => {
+    const running = fold(boardFromImpl(detail), [event('agent-launch', { wave: 1, agent: 'A' }), event('agent-launch', { wave: 1, agent: 'B' })]);
+    const next = applyEvent(running, event('agent-progress', { wave: 1, agent: 'B', payload: { turns: 3 } }));
+    expect(next.agent).toBe('B');
+    expect(next.board.agents.B).not.toBe(running.agents.B);
+    expect(next.board.agents.A).toBe(running.agents.A);
+    expect(next.board.agents.C).toBe(running.agents.C);
+    expect(next.board.gates).toBe(running.gates);
+
+    // sse.ts: the frames of one received chunk (dispatched in one task) are folded in one update, in the next task.
+    const flushed: string[][] = [];
+    let queue: string[] = [];
+    let wake = (): void => undefined;
+    const batcher = taskBatcher(() => {
+      flushed.push(queue);
+      queue = [];
+      wake();
+    });
+    const nextFlush = () => new Promise<void>((done) => (wake = done));
+    let first = nextFlush();
+    for (const frame of ['1', '2', '3']) {
+      queue.push(frame);
+      batcher.schedule();
+    }
+    await Promise.resolve();
+    expect(flushed).toEqual([]);
+    await first;
+    first = nextFlush();
+    queue.push('4');
+    batcher.schedule();
+    await first;
+    batcher.close();
+    expect(flushed).toEqual([['1', '2', '3'], ['4']]);
   });
 });

@@ -1,14 +1,20 @@
 // The live wave board: one card per agent, updated from the SSE stream without reloading. The
 // IMPL detail gives the starting point; every event is folded into the board (board.ts); a
 // `resync` from the server (this page fell too far behind) refetches the detail.
+//
+// Per burst of events (the frames of one received chunk, sse.ts) one state update and one render;
+// a card re-renders only when its agent changed (or, while it runs, once a second for its elapsed
+// time), the graph only when a status changed: one agent's event re-renders one card.
 
-import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { Component } from 'preact';
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, type ImplDetail } from '../api';
 import { applyEvent, boardFromImpl, e19Actions, whereText, type AgentCard, type Board, type StreamEvent } from '../board';
 import { DependencyGraph } from '../components/Graph';
-import { useEventStream } from '../sse';
+import { useEventStream, type Received } from '../sse';
 import { duration, enc, Section, StateBadge, Status, tokens, usd } from '../util';
 import { graphAgents } from './Impl';
+import type { GraphAgent } from '../components/Graph';
 
 /** What the latency bench is told per card update (epoch ms). */
 interface CardUpdate {
@@ -23,6 +29,8 @@ interface CardUpdate {
   committed_at: number;
   /** After the next paint (effect). */
   shown_at: number;
+  /** How many events came in the same burst (folded in one update). */
+  batch: number;
 }
 
 declare global {
@@ -32,19 +40,51 @@ declare global {
   }
 }
 
-/** The current time, re-rendering every second while `active` (elapsed times of running agents). */
+/**
+ * The current time, changing once a second while `active` (elapsed times of running agents) and
+ * not between ticks: a render for an event does not change it, so cards that did not change are not re-rendered.
+ */
 function useNow(active: boolean): number {
   const [tick, setNow] = useState(Date.now());
   useEffect(() => {
     if (!active) return undefined;
+    setNow(Date.now());
     const timer = setInterval(() => setNow(Date.now()), 1000);
     return () => clearInterval(timer);
   }, [active]);
-  return Math.max(tick, Date.now());
+  return tick;
 }
 
-function Card({ card, href, now }: { card: AgentCard; href: string; now: number }) {
-  const elapsed = card.startedAt === undefined ? undefined : (card.endedAt ?? now) - card.startedAt;
+interface CardProps {
+  card: AgentCard;
+  href: string;
+  /** The clock for the elapsed time; 0 for a card that is not running (its elapsed time does not move). */
+  now: number;
+}
+
+/** A card re-renders only when its agent's card, its link or (while it runs) the clock changed. */
+class MemoCard extends Component<CardProps> {
+  override shouldComponentUpdate(next: CardProps): boolean {
+    return next.card !== this.props.card || next.href !== this.props.href || next.now !== this.props.now;
+  }
+  override render() {
+    return <Card {...this.props} />;
+  }
+}
+
+/** The dependency graph re-renders only when its agents (memoised on the statuses and the IMPL) changed. */
+class MemoGraph extends Component<{ agents: GraphAgent[]; hrefFor: (id: string) => string }> {
+  override shouldComponentUpdate(next: { agents: GraphAgent[]; hrefFor: (id: string) => string }): boolean {
+    return next.agents !== this.props.agents || next.hrefFor !== this.props.hrefFor;
+  }
+  override render() {
+    return <DependencyGraph agents={this.props.agents} hrefFor={this.props.hrefFor} />;
+  }
+}
+
+function Card({ card, href, now }: CardProps) {
+  // The clock ticks once a second: a card started since the last tick shows 0, not a negative time.
+  const elapsed = card.startedAt === undefined ? undefined : Math.max(0, (card.endedAt ?? Math.max(now, card.startedAt)) - card.startedAt);
   const failed = card.status === 'failed' || card.status === 'blocked' || card.status === 'partial' || card.status === 'retrying';
   const where = whereText(card);
   return (
@@ -122,7 +162,7 @@ export function LiveBoard({ repo, slug }: { repo: string; slug: string }) {
   const [detail, setDetail] = useState<ImplDetail>();
   const [board, setBoard] = useState<Board>();
   const [error, setError] = useState<string>();
-  const pending = useRef<Array<{ agent: string; event: StreamEvent; receivedAt: number; committedAt?: number }>>([]);
+  const pending = useRef<Array<{ agent: string; event: StreamEvent; receivedAt: number; batch: number; committedAt?: number }>>([]);
   const buffered = useRef<StreamEvent[]>([]);
   const loaded = useRef(false);
 
@@ -156,23 +196,31 @@ export function LiveBoard({ repo, slug }: { repo: string; slug: string }) {
     load(true);
   }, [repo, slug]);
 
-  const onEvent = useCallback(
-    (event: StreamEvent) => {
-      const receivedAt = Date.now();
-      if (event.slug && event.slug !== slug) return;
+  // One burst of events (sse.ts): folded into the board in one state update, so one render.
+  const onEvents = useCallback(
+    (received: Received[]) => {
+      const mine = received.filter(({ event }) => !event.slug || event.slug === slug);
+      if (mine.length === 0) return;
       if (!loaded.current) {
-        buffered.current.push(event);
+        for (const { event } of mine) buffered.current.push(event);
         return;
       }
       setBoard((old) => {
         if (!old) return old;
-        const { board: next, agent } = applyEvent(old, event);
-        if (agent && window.__polywaveCardUpdated) pending.current.push({ agent, event, receivedAt });
+        let next = old;
+        for (const { event, at } of mine) {
+          const folded = applyEvent(next, event);
+          next = folded.board;
+          if (folded.agent && window.__polywaveCardUpdated) pending.current.push({ agent: folded.agent, event, receivedAt: at, batch: mine.length });
+        }
         return next;
       });
-      const activity = event.activity_type ?? (event.payload?.activity_type as string | undefined);
-      // The IMPL's state moves at these points: refetch it.
-      if (event.type === 'wave-run-start' || event.type === 'wave-run-end' || (event.type === 'activity' && (activity === 'wave_merge' || activity === 'impl_complete' || activity === 'wave_failed'))) load(false);
+      // The IMPL's state moves at these points: refetch it (once per burst).
+      const moves = mine.some(({ event }) => {
+        const activity = event.activity_type ?? (event.payload?.activity_type as string | undefined);
+        return event.type === 'wave-run-start' || event.type === 'wave-run-end' || (event.type === 'activity' && (activity === 'wave_merge' || activity === 'impl_complete' || activity === 'wave_failed'));
+      });
+      if (moves) load(false);
     },
     [slug, load],
   );
@@ -186,7 +234,7 @@ export function LiveBoard({ repo, slug }: { repo: string; slug: string }) {
     setResyncs((count) => count + 1);
     load(true);
   }, [load]);
-  const connection = useEventStream({ query: { repo, impl: slug, after: '0' }, onEvent, onResync });
+  const connection = useEventStream({ query: { repo, impl: slug, after: '0' }, onEvents, onResync });
 
   // Only when the latency bench listens: when the cards' DOM shows the events, and after the paint.
   useLayoutEffect(() => {
@@ -199,15 +247,17 @@ export function LiveBoard({ repo, slug }: { repo: string; slug: string }) {
     const hook = window.__polywaveCardUpdated;
     if (!hook) return;
     const at = Date.now();
-    for (const { agent, event, receivedAt, committedAt } of shown)
-      hook({ agent, event_id: event.id, type: event.type, ts: typeof event.ts === 'number' ? event.ts : Date.parse(event.ts), received_at: receivedAt, committed_at: committedAt ?? at, shown_at: at });
+    for (const { agent, event, receivedAt, batch, committedAt } of shown)
+      hook({ agent, event_id: event.id, type: event.type, ts: typeof event.ts === 'number' ? event.ts : Date.parse(event.ts), received_at: receivedAt, committed_at: committedAt ?? at, shown_at: at, batch });
   }, [board]);
 
   const cards = board ? Object.values(board.agents) : [];
   const running = cards.some((card) => card.status === 'running' || card.status === 'retrying');
   const now = useNow(running);
   const waves = board ? Object.values(board.waves).sort((a, b) => a.number - b.number) : [];
-  const statuses = Object.fromEntries(cards.map((card) => [card.id, card.status]));
+  const statusKey = cards.map((card) => `${card.id}=${card.status}`).join(' ');
+  const agents = useMemo(() => (detail ? graphAgents(detail, Object.fromEntries(cards.map((card) => [card.id, card.status]))) : []), [detail, statusKey]);
+  const hrefFor = useCallback((id: string) => `/r/${enc(repo)}/impl/${enc(slug)}/agent/${enc(id)}`, [repo, slug]);
 
   return (
     <main data-view="live">
@@ -246,13 +296,13 @@ export function LiveBoard({ repo, slug }: { repo: string; slug: string }) {
                 {cards
                   .filter((card) => card.wave === wave.number)
                   .map((card) => (
-                    <Card key={card.id} card={card} now={now} href={`/r/${enc(repo)}/impl/${enc(slug)}/agent/${enc(card.id)}`} />
+                    <MemoCard key={card.id} card={card} now={card.startedAt !== undefined && card.endedAt === undefined ? now : 0} href={hrefFor(card.id)} />
                   ))}
               </div>
             </Section>
           ))}
           <Section title="Dependency graph" id="graph">
-            <DependencyGraph agents={graphAgents(detail, statuses)} hrefFor={(id) => `/r/${enc(repo)}/impl/${enc(slug)}/agent/${enc(id)}`} />
+            <MemoGraph agents={agents} hrefFor={hrefFor} />
           </Section>
           <Section title="Gates" id="gates">
             {board.gates.length === 0 ? (
