@@ -82,6 +82,76 @@ class MemoGraph extends Component<{ agents: GraphAgent[]; hrefFor: (id: string) 
   }
 }
 
+/** The gate results: re-rendered only when a gate event changed them (applyEvent keeps the array otherwise). */
+class Gates extends Component<{ gates: Board['gates'] }> {
+  override shouldComponentUpdate(next: { gates: Board['gates'] }): boolean {
+    return next.gates !== this.props.gates;
+  }
+  override render() {
+    const { gates } = this.props;
+    return (
+      <Section title="Gates" id="gates">
+        {gates.length === 0 ? (
+          <p class="muted">No gate has run yet.</p>
+        ) : (
+          <table class="grid" data-testid="gate-results">
+            <thead>
+              <tr>
+                <th>Gate</th>
+                <th>Scope</th>
+                <th>Wave</th>
+                <th>Command</th>
+                <th>Result</th>
+                <th>Duration</th>
+              </tr>
+            </thead>
+            <tbody>
+              {gates.map((gate, index) => (
+                <tr key={index}>
+                  <td>{gate.gate}</td>
+                  <td>{gate.scope ?? ''}</td>
+                  <td class="num">{gate.wave ?? ''}</td>
+                  <td class="mono">{gate.command}</td>
+                  <td class={gate.passed ? 'ok' : 'error'}>
+                    {gate.passed ? 'passed' : 'failed'}
+                    {gate.fromCache ? ' (cached)' : ''}
+                  </td>
+                  <td>{duration(gate.durationMs)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </Section>
+    );
+  }
+}
+
+/** The steps of prepare/finalize (up to 50): re-rendered only when a step-end changed them. */
+class Steps extends Component<{ steps: Board['steps'] }> {
+  override shouldComponentUpdate(next: { steps: Board['steps'] }): boolean {
+    return next.steps !== this.props.steps;
+  }
+  override render() {
+    const { steps } = this.props;
+    return (
+      <Section title="Steps" id="steps">
+        {steps.length === 0 ? (
+          <p class="muted">No step yet.</p>
+        ) : (
+          <ol class="steps">
+            {steps.map((step, index) => (
+              <li key={index} class={`step-${step.status}`}>
+                <span class="mono">{step.command}</span> {step.wave !== undefined && <span class="muted">wave {step.wave}</span>} <strong>{step.step}</strong> {step.status} <span class="muted">{step.detail}</span>
+              </li>
+            ))}
+          </ol>
+        )}
+      </Section>
+    );
+  }
+}
+
 function Card({ card, href, now }: CardProps) {
   // The clock ticks once a second: a card started since the last tick shows 0, not a negative time.
   const elapsed = card.startedAt === undefined ? undefined : Math.max(0, (card.endedAt ?? Math.max(now, card.startedAt)) - card.startedAt);
@@ -304,52 +374,8 @@ export function LiveBoard({ repo, slug }: { repo: string; slug: string }) {
           <Section title="Dependency graph" id="graph">
             <MemoGraph agents={agents} hrefFor={hrefFor} />
           </Section>
-          <Section title="Gates" id="gates">
-            {board.gates.length === 0 ? (
-              <p class="muted">No gate has run yet.</p>
-            ) : (
-              <table class="grid" data-testid="gate-results">
-                <thead>
-                  <tr>
-                    <th>Gate</th>
-                    <th>Scope</th>
-                    <th>Wave</th>
-                    <th>Command</th>
-                    <th>Result</th>
-                    <th>Duration</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {board.gates.map((gate, index) => (
-                    <tr key={index}>
-                      <td>{gate.gate}</td>
-                      <td>{gate.scope ?? ''}</td>
-                      <td class="num">{gate.wave ?? ''}</td>
-                      <td class="mono">{gate.command}</td>
-                      <td class={gate.passed ? 'ok' : 'error'}>
-                        {gate.passed ? 'passed' : 'failed'}
-                        {gate.fromCache ? ' (cached)' : ''}
-                      </td>
-                      <td>{duration(gate.durationMs)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            )}
-          </Section>
-          <Section title="Steps" id="steps">
-            {board.steps.length === 0 ? (
-              <p class="muted">No step yet.</p>
-            ) : (
-              <ol class="steps">
-                {board.steps.map((step, index) => (
-                  <li key={index} class={`step-${step.status}`}>
-                    <span class="mono">{step.command}</span> {step.wave !== undefined && <span class="muted">wave {step.wave}</span>} <strong>{step.step}</strong> {step.status} <span class="muted">{step.detail}</span>
-                  </li>
-                ))}
-              </ol>
-            )}
-          </Section>
+          <Gates gates={board.gates} />
+          <Steps steps={board.steps} />
           <p class="muted small">{board.events} event(s) received.</p>
         </>
       )}
