@@ -91,6 +91,16 @@ try {
   console.log(`  enqueue → start: BullMQ's move to active for the worker ${part('enqueue_to_fetch_ms')} ms (p90 ${part('enqueue_to_fetch_ms', 0.9)}), then its processor ran it ${part('fetch_to_start_ms')} ms (p90 ${part('fetch_to_start_ms', 0.9)}); not counted, after the start: worktree set-up ${part('worker_setup_ms')} ms (p90 ${part('worker_setup_ms', 0.9)}) (medians)`);
   console.log(`  finish → result: arrival ${part('finish_to_received_ms')} ms (p90 ${part('finish_to_received_ms', 0.9)}), then at the same time branch fetch + fast-forward ${part('fetch_ms')} ms (p90 ${part('fetch_ms', 0.9)}) and report write ${part('report_ms')} ms (p90 ${part('report_ms', 0.9)}) (medians)`);
   console.log(`  done before the result arrived (when the agent reported, from the job's progress): report written ${records.filter((record) => record.report_early).length}/${records.length}, commits fetched + fast-forwarded ${records.filter((record) => record.commits_early).length}/${records.length}; p95: enqueue → start ${percentile(toStart, 0.95)} ms, finish → result ${percentile(toResult, 0.95)} ms`);
+  // The early path, relative to the worker's finish (negative: before it), medians (p90).
+  {
+    const rel = (key) => records.map((record) => record[key]).filter((value) => typeof value === 'number');
+    const show = (key, label) => {
+      const values = rel(key);
+      return values.length === 0 ? `${label} –` : `${label} ${median(values)} (p90 ${percentile(values, 0.9)})`;
+    };
+    console.log(`  workers' event loops waited (median of the results' p50 since start): ${show('worker_loop_delay_ms', '')} ms`);
+    console.log(`  timeline vs the worker's finish, ms (median): ${show('agent_end_rel_ms', 'agent ended')}, ${show('reported_rel_ms', 'agent reported')}, ${show('pushed_rel_ms', 'worker pushed')}, ${show('report_seen_rel_ms', 'report seen here')}, ${show('pack_seen_rel_ms', 'pack seen here')}, ${show('pushed_seen_rel_ms', 'push seen here')}, ${show('early_fetched_rel_ms', 'unpacked or fetched here')}, ${show('early_applied_rel_ms', 'fast-forwarded here')}, ${show('report_written_rel_ms', 'report written here')}`);
+  }
   console.log(`  load average at the end of the wave: ${os.loadavg().map((value) => value.toFixed(1)).join(' ')}`);
   console.log(`jobs per worker: ${Object.entries(byWorker).map(([id, jobs]) => `${id}=${jobs}`).join(', ')}`);
   // The cost of relaying the agents' events live (issue 17 item 5): they ride the job's progress updates,

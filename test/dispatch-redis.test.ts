@@ -141,6 +141,8 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
         const parts = dispatch as { enqueue_to_start_ms?: number; enqueue_to_fetch_ms?: number; fetch_to_start_ms?: number; worker_setup_ms?: number };
         expect(parts.enqueue_to_fetch_ms! + parts.fetch_to_start_ms!, JSON.stringify(parts)).toBeGreaterThanOrEqual(parts.enqueue_to_start_ms!);
         expect(parts.worker_setup_ms).toBeGreaterThanOrEqual(0);
+        // The agent's commits came in the job's progress as a pack (no fetch) and were fast-forwarded before the result.
+        expect(dispatch, JSON.stringify(dispatch)).toMatchObject({ commits_early: true, report_early: true, pack_seen_rel_ms: expect.any(Number) });
         ranOn.add(dispatch.worker!);
         jobIds.push(dispatch.job_id);
       }

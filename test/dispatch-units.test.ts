@@ -1,7 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import { describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
 import { createBranchFetcher } from '../src/dispatch/branch-fetch.js';
+import { packCommits, packMaxBytes, packMaxChars, unpackCommits } from '../src/dispatch/commit-pack.js';
 import { assertRemoteReachable } from '../src/dispatch/redis-dispatcher.js';
 import { createGit } from '../src/git/git-cli.js';
 import type { Git } from '../src/git/git-port.js';
@@ -236,6 +238,35 @@ describe('fetching agent branches (createBranchFetcher)', () => {
     expect(String((missing as PromiseRejectedResult).reason)).toContain('polywave/f/wave1-agent-E');
     expect(fetches).toEqual([['refs/heads/polywave/f/wave1-agent-D', 'refs/heads/polywave/f/wave1-agent-E'], ['refs/heads/polywave/f/wave1-agent-D'], ['refs/heads/polywave/f/wave1-agent-E']]);
     expect(await has(heads.D!)).toBe(true);
+  });
+
+  it("an agent's small commits travel as a pack: unpacked into a repository holding the base; refused (--strict) where the base is missing; a large one is left to the fetch", async () => {
+    const source = await createTestRepo({ files: { 'README.md': 'x\n' } });
+    const base = await source.git.headCommit();
+    await source.run(['checkout', '--quiet', '-b', 'polywave/p/wave1-agent-A']);
+    source.write('src/a.txt', 'a\n');
+    await source.commitAll('a');
+    source.write('src/b.txt', 'b\n');
+    const head = await source.commitAll('b');
+    const pack = await packCommits(source.dir, source.env, head, base);
+    expect(pack).toMatch(/^[A-Za-z0-9+/]+={0,2}$/);
+    // The orchestrator's repository holds the base (a clone of main), not the agent's commits.
+    const local = source.sibling('local');
+    await source.run(['clone', '--quiet', '--no-local', '--single-branch', '--branch', 'main', source.dir, local]);
+    const has = async (directory: string, commit: string) => (await createGit(directory, { env: source.env }).run(['cat-file', '-e', `${commit}^{commit}`], { allowExitCodes: [1, 128] })).exitCode === 0;
+    expect(await has(local, head)).toBe(false);
+    expect(await unpackCommits(local, source.env, pack!)).toBe(true);
+    expect(await has(local, head)).toBe(true);
+    expect(await createGit(local, { env: source.env }).run(['fsck', '--connectivity-only', '--no-dangling', head])).toMatchObject({ exitCode: 0 });
+    // Where the base is missing (its tree and README are not in the pack), --strict writes nothing; nor is junk or an oversize text unpacked.
+    const unrelated = await createTestRepo({ files: { 'other.txt': 'o\n' } });
+    expect(await unpackCommits(unrelated.dir, unrelated.env, pack!)).toBe(false);
+    expect(await has(unrelated.dir, head)).toBe(false);
+    expect(await unpackCommits(local, source.env, 'not a pack!')).toBe(false);
+    expect(await unpackCommits(local, source.env, 'A'.repeat(packMaxChars + 4))).toBe(false);
+    source.write('src/big.txt', randomBytes(packMaxBytes).toString('hex'));
+    expect(await packCommits(source.dir, source.env, await source.commitAll('big'), base)).toBeUndefined();
+    expect(await packCommits(source.dir, source.env, '--all', base)).toBeUndefined();
   });
 });
 

@@ -60,6 +60,23 @@ export interface DispatchRecord {
   report_ms?: number;
   /** The report was written when the agent reported (from the job's progress), before the result arrived. */
   report_early?: boolean;
+  /**
+   * The early path, in ms relative to the worker's finish (negative: before it): the agent's run ended; the agent reported;
+   * its worker's push of the commits was done; the progress carrying them (a pack) and the one naming
+   * them pushed arrived here; they were
+   * fetched and fast-forwarded here; the report was written here.
+   */
+  agent_end_rel_ms?: number;
+  reported_rel_ms?: number;
+  pushed_rel_ms?: number;
+  report_seen_rel_ms?: number;
+  pack_seen_rel_ms?: number;
+  pushed_seen_rel_ms?: number;
+  early_fetched_rel_ms?: number;
+  early_applied_rel_ms?: number;
+  report_written_rel_ms?: number;
+  /** The worker process's event-loop delay (ms, median over its life so far) when it returned the result. */
+  worker_loop_delay_ms?: number;
   /** The commits were fetched and fast-forwarded when the agent reported (the worker pushed them then), before the result arrived. */
   commits_early?: boolean;
 }

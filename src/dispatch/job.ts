@@ -233,6 +233,13 @@ export interface AgentJobReturn {
   started_at: number;
   /** The job's worktree was made at the base (clone turn, base fetch, `worktree add` done): the agent starts now. */
   ready_at?: number;
+  /** When the agent reported (its report published in the progress) and when the commits pushed then were on the remote (the worker's clock). */
+  reported_at?: number;
+  pushed_at?: number;
+  /** The agent's run ended (before the relay's last update and the push after the agent). */
+  agent_end_at?: number;
+  /** The worker process's event-loop delay since it started (ms; percentiles): how long it waited for a CPU. */
+  loop_delay_ms?: { p50: number; p90: number; max: number };
   finished_at: number;
 }
 

@@ -12,6 +12,7 @@ import { createGit } from '../git/git-cli.js';
 import type { Git } from '../git/git-port.js';
 import { createBranchFetcher } from './branch-fetch.js';
 import { createLiveEventInbox } from './live-events.js';
+import { unpackCommits } from './commit-pack.js';
 import { dispatchCodes } from './codes.js';
 import { keepJobJournal } from './dispatched-journal.js';
 import type { GateRunResult } from '../gates/types.js';
@@ -402,14 +403,16 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       // Likewise the agent's commits: the worker pushes them when the agent reports (progress
       // `pushed`), and they are fetched and fast-forwarded into the local worktree right away.
       let early: { key: string; run: string; ok: Promise<boolean> } | undefined;
-      let earlyCommits: { head: string; applied: Promise<boolean> } | undefined;
+      let earlyCommits: { head: string; applied: Promise<boolean>; fetchedAfterPush?: boolean } | undefined;
+      // When the early path's steps happened here (the dispatch record's *_rel_ms, relative to the worker's finish).
+      const earlyAt: { reportSeen?: number; packSeen?: number; pushedSeen?: number; fetched?: number; applied?: number; written?: number } = {};
       // The agent's events as its worker relays them (progress), then those the result alone carries: each once.
       const deliver = job.onWorkerEvent ?? ((event: AgentEvent) => request.onEvent?.(event));
       const inbox = createLiveEventInbox((event, meta) => deliver(event, meta));
       let placedRun: string | undefined;
       const onProgress = ({ jobId: id, data: progress }: { jobId: string; data: unknown }) => {
         if (id !== jobId || resultHere || typeof progress !== 'object' || progress === null) return;
-        const { report, run: runId, pushed, worker: runWorker, host: runHost, events: relayed } = progress as { report?: unknown; run?: unknown; pushed?: unknown; worker?: unknown; host?: unknown; events?: unknown };
+        const { report, run: runId, pushed, packed, pack, worker: runWorker, host: runHost, events: relayed } = progress as { report?: unknown; run?: unknown; pushed?: unknown; packed?: unknown; pack?: unknown; worker?: unknown; host?: unknown; events?: unknown };
         // Where it runs, before the result: the worker puts its id in the progress when it takes the job.
         if (typeof runId === 'string' && typeof runWorker === 'string' && runWorker !== '' && runId !== placedRun) {
           placedRun = runId;
@@ -423,22 +426,46 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
           }
         }
         if (typeof runId === 'string' && relayed !== undefined) inbox.fromProgress(runId.slice(0, 300), typeof runWorker === 'string' ? runWorker.slice(0, 128) : '', relayed);
-        if (typeof pushed === 'string' && /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(pushed) && pushed !== context.baseCommit && earlyCommits?.head !== pushed) {
+        // The agent's commits before the result: from a pack in the progress (small commits: no fetch),
+        // else fetched once the worker pushed them; then fast-forwarded. One after the other, in order.
+        const bringEarly = (head: string, bring: () => Promise<boolean>, retry: boolean) => {
           const previous = earlyCommits?.applied ?? Promise.resolve(false);
           earlyCommits = {
-            head: pushed,
-            applied: previous.then(async () => {
-              await fetchBranch(context.repoRoot, branch);
-              return (await gitOf(request.cwd).run(['-c', 'maintenance.auto=false', 'merge', '--ff-only', '--quiet', pushed], { allowExitCodes: [1, 128] })).exitCode === 0;
+            head,
+            applied: previous.then(async (done) => {
+              if (retry && done) return true;
+              if (!(await bring())) return false;
+              earlyAt.fetched = Date.now();
+              const ok = (await gitOf(request.cwd).run(['-c', 'maintenance.auto=false', 'merge', '--ff-only', '--quiet', head], { allowExitCodes: [1, 128] })).exitCode === 0;
+              earlyAt.applied = Date.now();
+              return ok;
             }).catch(() => false),
           };
+        };
+        const isCommit = (value: unknown): value is string => typeof value === 'string' && /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(value) && value !== context.baseCommit;
+        if (isCommit(packed) && typeof pack === 'string' && earlyCommits?.head !== packed) {
+          earlyAt.packSeen = Date.now();
+          bringEarly(packed, () => unpackCommits(context.repoRoot, options.env, pack), false);
+        }
+        if (isCommit(pushed)) {
+          // (the same head from a pack: fetched only should the pack not have brought it)
+          if (earlyCommits?.head !== pushed || !earlyCommits.fetchedAfterPush) {
+            earlyAt.pushedSeen = Date.now();
+            const retry = earlyCommits?.head === pushed;
+            bringEarly(pushed, () => fetchBranch(context.repoRoot, branch).then(() => true), retry);
+            earlyCommits!.fetchedAfterPush = true;
+          }
         }
         if (!request.reportCompletion) return;
         if (typeof report !== 'object' || report === null || Array.isArray(report) || typeof runId !== 'string') return;
         const key = JSON.stringify(report);
         if (early && early.key === key && early.run === runId) return;
+        earlyAt.reportSeen ??= Date.now();
         const write = request.reportCompletion;
-        const ok = earlyChain.then(() => write({ ...(report as Record<string, unknown>), worktree: request.cwd, branch })).then((written) => written.ok, () => false);
+        const ok = earlyChain.then(() => write({ ...(report as Record<string, unknown>), worktree: request.cwd, branch })).then((written) => {
+          earlyAt.written = Date.now();
+          return written.ok;
+        }, () => false);
         early = { key, run: runId, ok };
         earlyChain = ok;
       };
@@ -569,6 +596,13 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       // Those the progress did not bring (older workers: all of them, without their time).
       inbox.fromResult(`${value.worker}:${value.started_at}`, String(value.worker ?? '').slice(0, 128), Array.isArray(value.events) ? value.events.slice(0, jobLimits.resultEvents) : []);
       dispatch.finish_to_result_ms = Math.max(0, Date.now() - value.finished_at);
+      const loop = (value as { loop_delay_ms?: { p50?: unknown } }).loop_delay_ms?.p50;
+      if (typeof loop === 'number' && Number.isFinite(loop)) dispatch.worker_loop_delay_ms = Math.max(0, Math.min(loop, 3_600_000));
+      const relative = (at: unknown) => (typeof at === 'number' && Number.isFinite(at) ? at - value.finished_at : undefined);
+      for (const [field, at] of [['agent_end_rel_ms', value.agent_end_at], ['reported_rel_ms', value.reported_at], ['pushed_rel_ms', value.pushed_at], ['report_seen_rel_ms', earlyAt.reportSeen], ['pack_seen_rel_ms', earlyAt.packSeen], ['pushed_seen_rel_ms', earlyAt.pushedSeen], ['early_fetched_rel_ms', earlyAt.fetched], ['early_applied_rel_ms', earlyAt.applied], ['report_written_rel_ms', earlyAt.written]] as const) {
+        const ms = relative(at);
+        if (ms !== undefined) dispatch[field] = ms;
+      }
       return { outcome: value.outcome, spec, jail, dispatch };
     } catch (error) {
       if (error instanceof OutageError) return fail('transient', dispatchCodes.redisLost, `${error.message}; the manifest is intact — re-run when Redis is back (E9 resumes)`);

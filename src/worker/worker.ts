@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import path from 'node:path';
 import { DelayedError, UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -18,6 +19,7 @@ import { journalPaths } from '../engine/journal.js';
 import { codes } from '../errors/codes.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { createGit } from '../git/git-cli.js';
+import { packCommits } from '../dispatch/commit-pack.js';
 import { createLiveEventOutbox, liveEventsMax, type NumberedEvent } from '../dispatch/live-events.js';
 import { createJournalRelay, seedJobJournal, toPortableJournal, withRecoveredContext, type JournalRelay } from './journal-relay.js';
 import { buildCompletionReport, type CompletionReportInput } from '../protocol/completion-report.js';
@@ -197,6 +199,10 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   }
   await cloneGit.run(['worktree', 'prune']).catch(() => undefined);
 
+  // How long this process's event loop waits (timers late by): the part of a job's start and of its
+  // result's trip that is this process waiting for a CPU (in each result, for bench:dispatch).
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  loopDelay.enable();
   // One concurrency budget across the queues of every label subset (F7: never hold a job it cannot start).
   let active = 0;
   let fetching = true;
@@ -403,8 +409,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     const earlierJournal = earlier && typeof earlier === 'object' && !Array.isArray(earlier) ? (earlier as { journal?: unknown }).journal : undefined;
     let progress: Record<string, unknown> = { ...(Array.isArray(earlierJournal) ? { journal: earlierJournal } : {}), run: runId, worker: id, host: os.hostname() };
     const publish = (patch: Record<string, unknown>) => {
-      const { events: _sent, ...rest } = progress;
-      // (events travel once: an update without new ones does not repeat the last ones)
+      const { events: _sent, pack: _pack, packed: _packed, ...rest } = progress;
+      // (events and a pack travel once: an update without new ones does not repeat the last ones)
       progress = { ...rest, ...patch };
       return job.updateProgress(progress);
     };
@@ -520,15 +526,24 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       // them before the result (as an in-process agent's commits are in its worktree when it ends).
       // Any failure here is left to the push after the agent (same checks, same errors).
       let earlyPush: Promise<string | undefined> = Promise.resolve(undefined);
+      let reportedAt: number | undefined;
+      let pushedAt: number | undefined;
       const pushOnReport = () => {
         earlyPush = earlyPush.then(async (before) => {
           if (controller.signal.aborted) return before;
           try {
             const head = (await worktreeGit.headCommit()).trim();
             if (head === data.base_commit || head === before) return before;
+            // Small commits also travel in the progress (a pack of what the base lacks), at once and
+            // while the push runs: the orchestrator fast-forwards to them without fetching. Should this
+            // push fail, the job fails (or another run's result names another head, which the
+            // orchestrator moves its worktree to), as for commits fetched early.
+            const shipped = packCommits(worktree, env, head, data.base_commit).then((pack) => (pack !== undefined && !controller.signal.aborted ? publish({ packed: head, pack }) : undefined)).catch(() => undefined);
             const seen = await seenAtStart;
             if (seen instanceof Error) return before;
             await pushHead(head, before ?? seen);
+            pushedAt = Date.now();
+            await shipped;
             void publish({ pushed: head }).catch(() => undefined);
             return head;
           } catch {
@@ -576,12 +591,14 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
           const blocking = built.findings.filter((finding) => finding.severity === 'error' || finding.severity === 'fatal');
           if (!built.ok || blocking.length > 0) return { ok: false, code: blocking[0]?.code ?? 'X001_INVALID_INPUT', message: blocking[0]?.message ?? 'invalid report' };
           report = { ...input };
+          reportedAt ??= Date.now();
           void publish({ report, run: runId }).catch(() => undefined);
           pushOnReport();
           return { ok: true, status: built.report.status ?? '' };
         },
         hasCompletionReport: async () => report !== undefined,
       });
+      const agentEndAt = Date.now();
       await relay?.close();
       if (outbox.capped > 0) log(`job ${data.job_id}: ${outbox.capped} event(s) beyond the live relay's cap (${liveEventsMax}) travel with the result only`);
       // F14: handed back (second signal): nothing is pushed; another worker runs the job.
@@ -596,7 +613,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       }
       done += 1;
       log(`job ${data.job_id}: ${run.outcome.status}${report ? ` (report ${String(report.status)})` : ''}`);
-      return { v: 1, job_id: data.job_id, worker: id, host: os.hostname(), outcome: { ...run.outcome, text: run.outcome.text.slice(0, jobLimits.resultText) }, ...(report ? { report } : {}), ...(head !== data.base_commit ? { head } : {}), events, ...(job.processedOn ? { fetched_at: job.processedOn } : {}), started_at: startedAtMs, ready_at: readyAtMs, finished_at: Date.now() };
+      return { v: 1, job_id: data.job_id, worker: id, host: os.hostname(), outcome: { ...run.outcome, text: run.outcome.text.slice(0, jobLimits.resultText) }, ...(report ? { report } : {}), ...(head !== data.base_commit ? { head } : {}), events, ...(job.processedOn ? { fetched_at: job.processedOn } : {}), started_at: startedAtMs, ready_at: readyAtMs, ...(reportedAt ? { reported_at: reportedAt } : {}), ...(pushedAt ? { pushed_at: pushedAt } : {}), agent_end_at: agentEndAt, loop_delay_ms: { p50: Math.round(loopDelay.percentile(50) / 1e6), p90: Math.round(loopDelay.percentile(90) / 1e6), max: Math.round(loopDelay.max / 1e6) }, finished_at: Date.now() };
     } catch (error) {
       if (error instanceof HandBack) {
         if (controller.signal.aborted) {
@@ -700,6 +717,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         await Promise.all(cleanups.values());
         await withClone(() => removeWorktree()).catch(() => undefined);
         clearInterval(timer);
+        loopDelay.disable();
         await removeWorkerRecord(client, id, { pid: process.pid, started_at: startedAt }).catch(() => undefined);
         client.disconnect();
         resolveClosed();
