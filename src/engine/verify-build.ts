@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { runSandboxedShell } from '../gates/sandboxed-shell.js';
+import { disposeCheckouts, type CheckoutSet } from '../gates/throwaway-checkout.js';
 import { untrustedLogDir } from '../gates/run-gate.js';
 import { normalizeReportedPath } from '../protocol/conflicts.js';
 import type { ImplManifest } from '../protocol/schema/impl-schema.js';
@@ -70,7 +71,9 @@ function isNoOp(command: string): boolean {
  *
  * The merged tree holds the agents' code (their tests included), so the commands run as quality
  * gates do (outside attack X3 #20): in the OS sandbox with the gate plan where it is available,
- * and never with the orchestrator's credentials (`runSandboxedShell`).
+ * and never with the orchestrator's credentials (`runSandboxedShell`) — there in one throwaway
+ * checkout of the target's working tree shared by both commands, so nothing they write persists
+ * in the checkout (X3 #18, gates/throwaway-checkout.ts).
  */
 export async function verifyBuild(options: VerifyBuildOptions): Promise<VerifyBuildData> {
   const start = performance.now();
@@ -79,10 +82,13 @@ export async function verifyBuild(options: VerifyBuildOptions): Promise<VerifyBu
   const testCommand = options.testCommand?.trim() ?? '';
   const lintCommand = options.lintCommand?.trim() ?? '';
   const data: VerifyBuildData = { test_command: testCommand, lint_command: lintCommand, test_passed: true, lint_passed: true, duration_ms: 0 };
+  // One throwaway checkout of the merged tree for both commands (lint sees what the test wrote, as before).
+  const checkouts: CheckoutSet = new Map();
   const runOne = async (kind: 'test' | 'lint', command: string) => {
     if (isNoOp(command)) return;
     const result = await runSandboxedShell(command, {
       cwd: options.repoDir,
+      checkouts,
       ...(options.sandbox === false ? { sandbox: false } : {}),
       timeoutMs: options.timeoutMs ?? defaultVerifyBuildTimeoutMs,
       ...(options.signal ? { signal: options.signal } : {}),
@@ -103,8 +109,12 @@ export async function verifyBuild(options: VerifyBuildOptions): Promise<VerifyBu
       if (result.error) data.lint_error = result.error;
     }
   };
-  await runOne('test', testCommand);
-  if (!options.signal?.aborted) await runOne('lint', lintCommand);
+  try {
+    await runOne('test', testCommand);
+    if (!options.signal?.aborted) await runOne('lint', lintCommand);
+  } finally {
+    await disposeCheckouts(checkouts);
+  }
   data.duration_ms = Math.round(performance.now() - start);
   return data;
 }

@@ -14,6 +14,7 @@ import { detectFormatter } from './detect-formatter.js';
 import type { GateCache } from './gate-cache.js';
 import type { OutputLimits } from './output.js';
 import { runShellCommand } from './run-command.js';
+import { inPlaceOptOut, makeThrowawayCheckout, sharedCheckout, type CheckoutSet, type ThrowawayCheckout } from './throwaway-checkout.js';
 import type { GatePhase, GateResult, GateSpec, GateTiming } from './types.js';
 import type { ActivityEvent } from '../protocol/e40.js';
 
@@ -71,6 +72,14 @@ export interface GateRunContext {
   sandbox?: boolean;
   /** The main checkout's sandbox settings, read once per run (before any gate of it ran). */
   sandboxSettings?: Map<string, Promise<SandboxSettings>>;
+  /**
+   * Run each sandboxed gate in a throwaway checkout of its directory's working tree
+   * (throwaway-checkout.ts), so nothing it writes persists: post-merge gates, which run merged agent
+   * code on the main checkout (outside attack X3 #18).
+   */
+  throwawayCheckout?: boolean;
+  /** The run's throwaway checkouts, one per directory, shared by its gates (disposed by runGates). */
+  checkouts?: CheckoutSet;
 }
 
 /** Gate types that a docs-only wave skips (reference §4.3 step 3). */
@@ -176,14 +185,14 @@ export async function executeGate(plan: PlannedGate, context: GateRunContext): P
   }
 
   const logPath = path.join(await gateLogDir(context.repoDir), `${context.logStamp}-${plan.logName}.log`);
-  const sandboxed = context.sandbox === true ? await sandboxGateCommand(command, cwd, context) : undefined;
+  const sandboxed = context.sandbox === true ? await sandboxGateCommand(command, cwd, { ...context, throwaway: context.throwawayCheckout === true }) : undefined;
   if (sandboxed && 'error' in sandboxed) return finish({ ...baseResult(plan, cwd), command, duration_ms: elapsed(), output: `${sandboxed.error}\n`, error: sandboxed.error });
   let run: Awaited<ReturnType<typeof runShellCommand>>;
   try {
     // The wrapped form is itself a shell command line (`bwrap … -- bash -c <command>`): the runner's
     // process group, timeout and output handling stay the same.
     run = await runShellCommand(sandboxed ? sandboxed.wrapped.args[sandboxed.wrapped.args.length - 1]! : command, {
-      cwd,
+      cwd: sandboxed ? sandboxed.cwd : cwd,
       timeoutMs: plan.timeoutMs,
       logPath,
       ...(context.signal ? { signal: context.signal } : {}),
@@ -194,6 +203,7 @@ export async function executeGate(plan: PlannedGate, context: GateRunContext): P
   } finally {
     if (sandboxed) await sandboxed.dispose();
   }
+  if (sandboxed) run = { ...run, output: sandboxed.mapOutput(run.output) };
   let output = run.output;
   if (run.error) output = `${output}${output === '' || output.endsWith('\n') ? '' : '\n'}[polywave: ${run.error}]\n`;
   const passed = run.exitCode === 0 && !run.timedOut && !run.canceled && !run.error;
@@ -283,6 +293,28 @@ export interface SandboxGateOptions {
   signal?: AbortSignal;
   /** Sandbox settings read in this run (see gateSandboxSettings). */
   sandboxSettings?: Map<string, Promise<SandboxSettings>>;
+  /**
+   * Run in a throwaway checkout of `cwd`'s working tree (throwaway-checkout.ts) instead of `cwd`
+   * itself, unless the environment sets POLYWAVE_UNSAFE_GATES_IN_CHECKOUT; a checkout that cannot be
+   * made is `{ error }` (GATE_CHECKOUT_UNAVAILABLE), never a run in `cwd`.
+   */
+  throwaway?: boolean;
+  /**
+   * Where a throwaway checkout is taken from and left for the caller to dispose (shared by the
+   * commands of one run); without it each command gets its own, deleted with the command.
+   */
+  checkouts?: CheckoutSet;
+}
+
+/** A gate command ready to run in the sandbox: where, and how to give its output back. */
+export interface SandboxedGateCommand {
+  wrapped: SandboxedCommand;
+  /** The directory to run it in: `cwd`, or its place in the throwaway checkout. */
+  cwd: string;
+  /** The output with the throwaway checkout's paths written as `cwd`'s checkout's (identity otherwise). */
+  mapOutput: (text: string) => string;
+  /** Releases the wrapper and deletes the TMPDIR and the throwaway checkout. */
+  dispose: () => Promise<void>;
 }
 
 /**
@@ -291,13 +323,21 @@ export interface SandboxGateOptions {
  * the environment without credentials), or undefined when the sandbox is unavailable here (the
  * command then runs unsandboxed, as before issue 11), or `{ error }` when it cannot start.
  */
-export async function sandboxGateCommand(command: string, cwd: string, context: SandboxGateOptions): Promise<{ wrapped: SandboxedCommand; dispose: () => Promise<void> } | { error: string } | undefined> {
+export async function sandboxGateCommand(command: string, cwd: string, context: SandboxGateOptions): Promise<SandboxedGateCommand | { error: string } | undefined> {
   const env = context.env ?? process.env;
   const status = await sandboxStatus({ env });
   if (!status.available) return undefined;
   // Under the scratch parent that agents' and other gates' sandboxes hide (outside attack #12).
   let tmp: string | undefined;
+  let checkout: ThrowawayCheckout | undefined;
   try {
+    if (context.throwaway === true && !inPlaceOptOut(env)) {
+      try {
+        checkout = context.checkouts ? await sharedCheckout(context.checkouts, cwd, env) : await makeThrowawayCheckout(cwd, env);
+      } catch (error) {
+        return { error: error instanceof Error ? error.message : String(error) };
+      }
+    }
     tmp = await makeScratchDir('polywave-gate-');
     const gitCommonDir = await runGit(['rev-parse', '--path-format=absolute', '--git-common-dir'], { cwd, env }).then(
       (output) => output.trim(),
@@ -306,23 +346,40 @@ export async function sandboxGateCommand(command: string, cwd: string, context: 
     const userHome = env.HOME ?? os.homedir();
     // The repository's own build cache, never the user's (outside attack #13): see build-cache.ts.
     const buildCache = ensureGateBuildCache(gitCommonDir ?? cwd, env);
-    const plan = gatePlan({ directory: cwd, tmp, caches: [buildCache], ...(gitCommonDir ? { gitCommonDir } : {}), config: await gateSandboxSettings(gitCommonDir, cwd, context.sandboxSettings), userHome, env });
+    const plan = gatePlan({
+      directory: checkout ? checkout.root : cwd,
+      tmp,
+      caches: [buildCache],
+      ...(gitCommonDir ? { gitCommonDir } : {}),
+      config: await gateSandboxSettings(gitCommonDir, cwd, context.sandboxSettings),
+      userHome,
+      env,
+      // The throwaway checkout (its cwd inside it: a gate routed by `repo:` to a subdirectory) is a scratch directory itself: the scratch parent stays hidden around it.
+      ...(checkout ? { directoryIsScratch: true } : {}),
+    });
     // Gate code is the agents' code: no model keys or other credentials (X3 #17; workers strip them too).
     const stringEnv: Record<string, string> = {};
     for (const [name, value] of Object.entries(withoutCredentials(env))) if (value !== undefined) stringEnv[name] = value;
     Object.assign(stringEnv, gateBuildCacheEnv(buildCache, env));
     stringEnv.TMPDIR = tmp;
-    const wrapped = await wrapInSandbox(plan, command, { cwd, env: stringEnv, ...(context.signal ? { signal: context.signal } : {}) });
+    const runIn = checkout ? checkout.cwd : cwd;
+    const wrapped = await wrapInSandbox(plan, command, { cwd: runIn, env: stringEnv, ...(context.signal ? { signal: context.signal } : {}) });
     const gateTmp = tmp;
+    const made = context.checkouts ? undefined : checkout;
+    const mapOutput = checkout?.mapOutput;
     return {
       wrapped,
+      cwd: runIn,
+      mapOutput: mapOutput ?? ((text) => text),
       dispose: async () => {
         wrapped.release();
         await rm(gateTmp, { recursive: true, force: true }).catch(() => undefined);
+        await made?.dispose();
       },
     };
   } catch (error) {
     if (tmp !== undefined) await rm(tmp, { recursive: true, force: true }).catch(() => undefined);
+    if (!context.checkouts) await checkout?.dispose();
     return { error: `cannot start the sandbox for this gate: ${error instanceof Error ? error.message : String(error)}` };
   }
 }

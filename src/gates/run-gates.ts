@@ -8,6 +8,7 @@ import { mapBounded } from './concurrency.js';
 import { loadRepoRegistry, type RepoRegistry } from './config.js';
 import { GateCache, defaultGateCacheTtlMs } from './gate-cache.js';
 import type { OutputLimits } from './output.js';
+import { disposeCheckouts } from './throwaway-checkout.js';
 import { executeGate, skippedResult, type GateEventSink, type GateRunContext, type PlannedGate } from './run-gate.js';
 import { gatePhaseOrder, isBlockingFailure, isGateFailure, type GatePhase, type GatePhaseResult, type GateResult, type GateRunResult, type GateSpec, type GateTiming } from './types.js';
 
@@ -51,6 +52,12 @@ export interface RunGatesOptions {
   /** Run gates inside the OS sandbox when it is available (default true; issue 11). */
   sandbox?: boolean;
   /**
+   * Run each sandboxed gate in a throwaway checkout of `repoDir`'s working tree, deleted afterwards
+   * (throwaway-checkout.ts): for gates on the main checkout after a merge (post-merge gates, a solo
+   * wave's gates), whose writes must not persist there (outside attack X3 #18). Default false.
+   */
+  throwawayCheckout?: boolean;
+  /**
    * Labels of the E40 `gate_executed`/`gate_failed` activity events emitted on `events` after the
    * run, one per gate that ran (IMPL slug, wave, agent, PROGRAM, tier; `scope` = pre-merge,
    * post-merge, tier, baseline). Without labels no E40 event is emitted (a bare `run-gates`).
@@ -91,29 +98,35 @@ export async function runGates(options: RunGatesOptions): Promise<GateRunResult>
     logStamp: logStamp(now()),
     sandbox: options.sandbox ?? true,
     sandboxSettings: new Map(),
+    throwawayCheckout: options.throwawayCheckout ?? false,
+    checkouts: new Map(),
   };
   const concurrency = options.concurrency ?? defaultConcurrency();
 
   const phases: GatePhaseResult[] = [];
   let blockedBy: GateResult | undefined;
-  for (const phase of gatePhaseOrder) {
-    const phasePlans = plans.filter((plan) => plan.phase === phase);
-    if (phasePlans.length === 0) continue;
-    let results: GateResult[];
-    let skipped = false;
-    if (blockedBy || options.signal?.aborted) {
-      skipped = true;
-      const reason = blockedBy ? `skipped: required PRE_VALIDATION gate failed (${blockedBy.type}: ${blockedBy.command})` : 'run canceled';
-      results = phasePlans.map((plan) => skippedResult(plan, repoDir, reason, { passed: false, canceled: !blockedBy }));
-    } else {
-      // A gate of an earlier phase may have changed the tree: fingerprint again.
-      context.fingerprints.clear();
-      results = await runPhase(phase, phasePlans, context, concurrency);
+  try {
+    for (const phase of gatePhaseOrder) {
+      const phasePlans = plans.filter((plan) => plan.phase === phase);
+      if (phasePlans.length === 0) continue;
+      let results: GateResult[];
+      let skipped = false;
+      if (blockedBy || options.signal?.aborted) {
+        skipped = true;
+        const reason = blockedBy ? `skipped: required PRE_VALIDATION gate failed (${blockedBy.type}: ${blockedBy.command})` : 'run canceled';
+        results = phasePlans.map((plan) => skippedResult(plan, repoDir, reason, { passed: false, canceled: !blockedBy }));
+      } else {
+        // A gate of an earlier phase may have changed the tree: fingerprint again.
+        context.fingerprints.clear();
+        results = await runPhase(phase, phasePlans, context, concurrency);
+      }
+      const failedRequired = results.find((result) => result.required && isGateFailure(result));
+      phases.push({ phase, passed: !skipped && failedRequired === undefined && !results.some((result) => result.required && result.canceled), skipped, results });
+      // E21: a failed required PRE_VALIDATION gate blocks VALIDATION and POST_VALIDATION.
+      if (phase === 'PRE_VALIDATION' && failedRequired) blockedBy = failedRequired;
     }
-    const failedRequired = results.find((result) => result.required && isGateFailure(result));
-    phases.push({ phase, passed: !skipped && failedRequired === undefined && !results.some((result) => result.required && result.canceled), skipped, results });
-    // E21: a failed required PRE_VALIDATION gate blocks VALIDATION and POST_VALIDATION.
-    if (phase === 'PRE_VALIDATION' && failedRequired) blockedBy = failedRequired;
+  } finally {
+    await disposeCheckouts(context.checkouts!);
   }
 
   const results = phases.flatMap((phase) => phase.results);

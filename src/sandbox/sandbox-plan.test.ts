@@ -81,6 +81,12 @@ describe('gatePlan', () => {
     expect(plan.allowedHosts).toEqual([]);
     // by default: the scratch parent of this user
     expect(gatePlan({ directory: base.root, tmp: '/tmp/gate-1' }).unreadable).toContain(scratchParent());
+    // a throwaway checkout inside the scratch parent (X3 #18): the parent stays hidden, the checkout is bound back writable
+    const inScratch = '/tmp/polywave-scratch-1000/polywave-checkout-1/tree-1';
+    expect(gatePlan({ directory: inScratch, tmp: '/tmp/gate-1', scratchDirs: ['/tmp/polywave-scratch-1000'] }).unreadable).not.toContain('/tmp/polywave-scratch-1000');
+    const thrown = gatePlan({ directory: inScratch, tmp: '/tmp/gate-1', scratchDirs: ['/tmp/polywave-scratch-1000'], directoryIsScratch: true });
+    expect(thrown.unreadable).toContain('/tmp/polywave-scratch-1000');
+    expect(thrown.writable).toContain(inScratch);
   });
 
   it('a gate in the main checkout keeps the common git directory read-only', () => {

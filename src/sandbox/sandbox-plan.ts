@@ -188,6 +188,12 @@ export interface GatePlanInput {
   env?: Readonly<Record<string, string | undefined>>;
   /** Scratch directories of agents and other gates, unreadable (default: {@link foreignScratchDirs}). */
   scratchDirs?: readonly string[];
+  /**
+   * `directory` is one of polywave's own scratch directories (a throwaway checkout, src/gates/
+   * throwaway-checkout.ts): every scratch directory stays unreadable, the one containing `directory`
+   * included — `directory` itself is bound back writable over it, as the gate's TMPDIR is.
+   */
+  directoryIsScratch?: boolean;
 }
 
 /**
@@ -229,7 +235,7 @@ export function gatePlan(input: GatePlanInput): SandboxPlan {
   ]);
   const unreadable = unique([
     ...homeSecrets.map((entry) => path.join(userHome, entry)),
-    ...scratchDenials(input.scratchDirs ?? foreignScratchDirs(input.env), directory),
+    ...(input.directoryIsScratch === true ? (input.scratchDirs ?? foreignScratchDirs(input.env)).map((entry) => path.resolve(entry)) : scratchDenials(input.scratchDirs ?? foreignScratchDirs(input.env), directory)),
     ...residentSocketDirs(),
     ...(input.env ? residentSocketDirs(input.env) : []),
   ]);

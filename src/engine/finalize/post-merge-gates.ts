@@ -33,6 +33,8 @@ export const postMergeGatesStep: StepDefinition<FinalizeContext> = {
         gates,
         ...(solo ? {} : { timing: 'post-merge' as const }),
         noCache: true,
+        // Merged agent code on the target checkout: in a throwaway copy of it, nothing persists (X3 #18).
+        throwawayCheckout: true,
         ...(context.options.signal ? { signal: context.options.signal } : {}),
         ...(context.options.events ? { events: context.options.events, labels: { slug: context.slug, wave: context.wave, scope: 'post-merge' } } : {}),
         ...(context.env ? { env: context.env } : {}),

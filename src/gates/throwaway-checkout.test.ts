@@ -1,0 +1,51 @@
+import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createTestRepo } from '../../test/support/git-repo.js';
+import { type CheckoutSet, disposeCheckouts, inPlaceOptOut, makeThrowawayCheckout, sharedCheckout } from './throwaway-checkout.js';
+
+describe('throwaway checkout (issue 11, X3 #18)', () => {
+  it('holds the working tree as git sees it, links installed dependencies, maps paths back, and leaves nothing behind', async () => {
+    const repo = await createTestRepo({ files: { 'src/a.ts': 'committed\n', 'packages/p/index.js': 'p\n', '.gitignore': 'node_modules/\n.env\ndist/\n' } });
+    writeFileSync(repo.path('src/a.ts'), 'uncommitted edit\n');
+    writeFileSync(repo.path('src/new.ts'), 'untracked\n');
+    writeFileSync(repo.path('.env'), 'SECRET=1\n');
+    mkdirSync(repo.path('dist'));
+    writeFileSync(repo.path('dist/out.js'), 'built\n');
+    mkdirSync(repo.path('node_modules/dep'), { recursive: true });
+    mkdirSync(repo.path('node_modules/.cache/eslint'), { recursive: true });
+    mkdirSync(repo.path('packages/p/node_modules/inner'), { recursive: true });
+    const statusBefore = await repo.run(['status', '--porcelain']);
+
+    const checkout = (await makeThrowawayCheckout(repo.path('src'), repo.env))!;
+    expect(checkout.cwd).toBe(path.join(checkout.root, 'src'));
+    expect(readFileSync(path.join(checkout.root, 'src/a.ts'), 'utf8')).toBe('uncommitted edit\n');
+    expect(readFileSync(path.join(checkout.root, 'src/new.ts'), 'utf8')).toBe('untracked\n');
+    // Ignored files other than dependencies are not there, as in a fresh clone.
+    expect(existsSync(path.join(checkout.root, '.env'))).toBe(false);
+    expect(existsSync(path.join(checkout.root, 'dist'))).toBe(false);
+    // node_modules: a real directory of links to the checkout's entries, without its cache; nested ones too.
+    expect(lstatSync(path.join(checkout.root, 'node_modules')).isDirectory()).toBe(true);
+    expect(readdirSync(path.join(checkout.root, 'node_modules'))).toEqual(['dep']);
+    expect(lstatSync(path.join(checkout.root, 'node_modules/dep')).isSymbolicLink()).toBe(true);
+    expect(lstatSync(path.join(checkout.root, 'packages/p/node_modules/inner')).isSymbolicLink()).toBe(true);
+    expect(checkout.mapOutput(`error at ${checkout.root}/src/a.ts:1`)).toBe(`error at ${repo.dir}/src/a.ts:1`);
+    // The user's checkout and its index are untouched by the snapshot.
+    expect(await repo.run(['status', '--porcelain'])).toBe(statusBefore);
+
+    await checkout.dispose();
+    expect(existsSync(checkout.root)).toBe(false);
+    expect((await repo.run(['worktree', 'list', '--porcelain'])).match(/^worktree /gm)).toHaveLength(1);
+    expect(existsSync(repo.path('.git/worktrees')) ? readdirSync(repo.path('.git/worktrees')) : []).toEqual([]);
+
+    // A set shares one checkout per directory until disposed; outside git there is none.
+    const set: CheckoutSet = new Map();
+    const first = await sharedCheckout(set, repo.dir, repo.env);
+    expect(await sharedCheckout(set, repo.dir, repo.env)).toBe(first);
+    await disposeCheckouts(set);
+    expect(existsSync(first!.root)).toBe(false);
+    expect(await makeThrowawayCheckout(repo.sibling(''), repo.env)).toBeUndefined();
+    expect(inPlaceOptOut({ POLYWAVE_UNSAFE_GATES_IN_CHECKOUT: '1' })).toBe(true);
+    expect(inPlaceOptOut({ POLYWAVE_UNSAFE_GATES_IN_CHECKOUT: '0' })).toBe(false);
+  });
+});
