@@ -8,7 +8,8 @@
  * next gate run (and every later agent, whose plan reads the same file) gets the home writable.
  *
  * Expected (fixed): the config is read-only to such agents (or never taken from a writable tree), and
- * the next gate cannot write the home. Fixed: sandbox settings are read as committed (HEAD).
+ * the next gate cannot write the home. Fixed: sandbox settings are read as committed (HEAD), and the
+ * unowned file fails the wave at the agent's stop audit (E42), kept in place.
  */
 import { existsSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -42,8 +43,11 @@ describe("a solo wave's agent cannot choose the sandbox of later gates and agent
     // The next run's gate (agent code again): the home must stay read-only to it.
     await runGates({ repoDir: repo.dir, gates: [{ type: 'test', command: 'echo "echo PWNED-via-agent-config" >> "$HOME/.bashrc"; true', required: true }], noCache: true, env });
     const escapes: string[] = [];
-    // Still open (noted in issue 11): the untracked file the agent left in the main checkout is not
-    // flagged by the audit. What it could do is closed: sandbox settings are read as committed.
+    // The untracked file the agent left in the main checkout fails the wave (E42 at the agent's stop,
+    // JAIL_UNOWNED_CHANGE naming the file; exit 1) and is kept, not deleted (nothing of the user's lost).
+    // What it could do is closed too: sandbox settings are read as committed.
+    expect(cli.code, cli.stderr).toBe(1);
+    expect(cli.stdout).toMatch(/E42 refused it: I1 violation: \\?"polywave\.config\.json\\?" changed in the worktree, but the agent does not own it/);
     expect(existsSync(repo.path('polywave.config.json'))).toBe(true);
     const after = readFileSync(bashrc, 'utf8');
     if (after !== 'echo original\n') escapes.push(`the next gate wrote ~/.bashrc: ${JSON.stringify(after)}`);
