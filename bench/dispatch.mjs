@@ -98,7 +98,7 @@ try {
       const values = rel(key);
       return values.length === 0 ? `${label} –` : `${label} ${median(values)} (p90 ${percentile(values, 0.9)})`;
     };
-    console.log(`  workers' event loops waited (median of the results' p50 since start): ${show('worker_loop_delay_ms', '')} ms`);
+    console.log(`  workers' event loops late by (each result's p90 while its worker was busy; median over results):${show('worker_loop_delay_ms', '')} ms`);
     console.log(`  timeline vs the worker's finish, ms (median): ${show('agent_end_rel_ms', 'agent ended')}, ${show('reported_rel_ms', 'agent reported')}, ${show('pushed_rel_ms', 'worker pushed')}, ${show('report_seen_rel_ms', 'report seen here')}, ${show('pack_seen_rel_ms', 'pack seen here')}, ${show('pushed_seen_rel_ms', 'push seen here')}, ${show('early_fetched_rel_ms', 'unpacked or fetched here')}, ${show('early_applied_rel_ms', 'fast-forwarded here')}, ${show('report_written_rel_ms', 'report written here')}`);
   }
   console.log(`  load average at the end of the wave: ${os.loadavg().map((value) => value.toFixed(1)).join(' ')}`);

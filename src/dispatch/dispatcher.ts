@@ -75,7 +75,7 @@ export interface DispatchRecord {
   early_fetched_rel_ms?: number;
   early_applied_rel_ms?: number;
   report_written_rel_ms?: number;
-  /** The worker process's event-loop delay (ms, median over its life so far) when it returned the result. */
+  /** The worker process's event-loop delay (ms, p90 since it last went from idle to busy) when it returned the result. */
   worker_loop_delay_ms?: number;
   /** The commits were fetched and fast-forwarded when the agent reported (the worker pushed them then), before the result arrived. */
   commits_early?: boolean;

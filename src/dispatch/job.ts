@@ -238,7 +238,7 @@ export interface AgentJobReturn {
   pushed_at?: number;
   /** The agent's run ended (before the relay's last update and the push after the agent). */
   agent_end_at?: number;
-  /** The worker process's event-loop delay since it started (ms; percentiles): how long it waited for a CPU. */
+  /** The worker process's event-loop delay since it last went from idle to busy (ms; percentiles): how long it waited for a CPU. */
   loop_delay_ms?: { p50: number; p90: number; max: number };
   finished_at: number;
 }

@@ -596,7 +596,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       // Those the progress did not bring (older workers: all of them, without their time).
       inbox.fromResult(`${value.worker}:${value.started_at}`, String(value.worker ?? '').slice(0, 128), Array.isArray(value.events) ? value.events.slice(0, jobLimits.resultEvents) : []);
       dispatch.finish_to_result_ms = Math.max(0, Date.now() - value.finished_at);
-      const loop = (value as { loop_delay_ms?: { p50?: unknown } }).loop_delay_ms?.p50;
+      const loop = (value as { loop_delay_ms?: { p90?: unknown } }).loop_delay_ms?.p90;
       if (typeof loop === 'number' && Number.isFinite(loop)) dispatch.worker_loop_delay_ms = Math.max(0, Math.min(loop, 3_600_000));
       const relative = (at: unknown) => (typeof at === 'number' && Number.isFinite(at) ? at - value.finished_at : undefined);
       for (const [field, at] of [['agent_end_rel_ms', value.agent_end_at], ['reported_rel_ms', value.reported_at], ['pushed_rel_ms', value.pushed_at], ['report_seen_rel_ms', earlyAt.reportSeen], ['pack_seen_rel_ms', earlyAt.packSeen], ['pushed_seen_rel_ms', earlyAt.pushedSeen], ['early_fetched_rel_ms', earlyAt.fetched], ['early_applied_rel_ms', earlyAt.applied], ['report_written_rel_ms', earlyAt.written]] as const) {

@@ -203,6 +203,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   // result's trip that is this process waiting for a CPU (in each result, for bench:dispatch).
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
   loopDelay.enable();
+  // (its histogram holds the timer's intervals: the 10 ms resolution is "on time")
+  const lateBy = () => ({ p50: Math.max(0, Math.round(loopDelay.percentile(50) / 1e6) - 10), p90: Math.max(0, Math.round(loopDelay.percentile(90) / 1e6) - 10), max: Math.max(0, Math.round(loopDelay.max / 1e6) - 10) });
   // One concurrency budget across the queues of every label subset (F7: never hold a job it cannot start).
   let active = 0;
   let fetching = true;
@@ -271,6 +273,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const admit = (jobId: string): { controller: AbortController; startedAtMs: number } | { handBackMs: number } => {
     if (runningIds.has(jobId)) return { handBackMs: 1000 };
     if (active >= options.concurrency || stopping) return { handBackMs: 250 };
+    // (the event-loop delay is measured while this worker is busy: from its first job after idling)
+    if (active === 0) loopDelay.reset();
     active += 1;
     adjustFetching();
     runningIds.add(jobId);
@@ -613,7 +617,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       }
       done += 1;
       log(`job ${data.job_id}: ${run.outcome.status}${report ? ` (report ${String(report.status)})` : ''}`);
-      return { v: 1, job_id: data.job_id, worker: id, host: os.hostname(), outcome: { ...run.outcome, text: run.outcome.text.slice(0, jobLimits.resultText) }, ...(report ? { report } : {}), ...(head !== data.base_commit ? { head } : {}), events, ...(job.processedOn ? { fetched_at: job.processedOn } : {}), started_at: startedAtMs, ready_at: readyAtMs, ...(reportedAt ? { reported_at: reportedAt } : {}), ...(pushedAt ? { pushed_at: pushedAt } : {}), agent_end_at: agentEndAt, loop_delay_ms: { p50: Math.round(loopDelay.percentile(50) / 1e6), p90: Math.round(loopDelay.percentile(90) / 1e6), max: Math.round(loopDelay.max / 1e6) }, finished_at: Date.now() };
+      return { v: 1, job_id: data.job_id, worker: id, host: os.hostname(), outcome: { ...run.outcome, text: run.outcome.text.slice(0, jobLimits.resultText) }, ...(report ? { report } : {}), ...(head !== data.base_commit ? { head } : {}), events, ...(job.processedOn ? { fetched_at: job.processedOn } : {}), started_at: startedAtMs, ready_at: readyAtMs, ...(reportedAt ? { reported_at: reportedAt } : {}), ...(pushedAt ? { pushed_at: pushedAt } : {}), agent_end_at: agentEndAt, loop_delay_ms: lateBy(), finished_at: Date.now() };
     } catch (error) {
       if (error instanceof HandBack) {
         if (controller.signal.aborted) {
