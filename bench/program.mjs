@@ -4,8 +4,14 @@
 // another through the autopilot (`polywave run <impl>`), the floor a PROGRAM must beat.
 // Reported separately: the tier's IMPL-branch merges + tier gate (finalize-tier).
 //
+// BENCH_CLI=1 also measures both the way a user types them, one process per command: `polywave
+// program-execute <program>` against `polywave run <impl>` × BENCH_IMPLS (each run pays the CLI's
+// start, module loading, sandbox host and event store once; the in-process pair above pays them
+// once for everything, which flatters the sequence).
+//
 //   npm run bench:program
 //   BENCH_IMPLS=4 BENCH_AGENTS=2 BENCH_AGENT_MS=2000 BENCH_ROUNDS=1 npm run bench:program
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,6 +26,20 @@ const agentMs = Number(process.env.BENCH_AGENT_MS ?? 2000);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 1);
 // BENCH_SEQUENTIAL=0: the tier alone (for profiling its CPU with perf stat or strace).
 const withSequential = process.env.BENCH_SEQUENTIAL !== '0';
+const withCli = process.env.BENCH_CLI === '1';
+const binPath = path.join(root, 'bin', 'polywave.js');
+
+/** One `polywave …` process in `repo`, timed; exits the bench on a failure. */
+function cli(repo, args) {
+  const begin = performance.now();
+  const result = spawnSync(process.execPath, [binPath, ...args], { cwd: repo, env: { ...benchEnv, NO_COLOR: '1' }, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  if (result.status !== 0) {
+    console.error(`polywave ${args.join(' ')}: exit ${result.status}\n${(result.stderr ?? '').slice(-3000)}`);
+    console.error(`the repository is kept for a look: ${repo}`);
+    process.exit(1);
+  }
+  return performance.now() - begin;
+}
 
 const slugs = Array.from({ length: implCount }, (_, index) => `part-${String.fromCharCode(97 + index)}`);
 // Agent IDs are one letter (optionally 2-9): distinct across the IMPLs so one script serves them all.
@@ -97,6 +117,8 @@ function setup() {
 
 const tierTimes = [];
 const sequentialTimes = [];
+const cliTierTimes = [];
+const cliSequentialTimes = [];
 const finalizeTimes = [];
 for (let round = 0; round < rounds; round += 1) {
   // The tier: every IMPL at once on its IMPL branch, finalize-tier, tier gate.
@@ -145,6 +167,15 @@ for (let round = 0; round < rounds; round += 1) {
     sequentialTimes.push(performance.now() - begin);
     rmSync(directory, { recursive: true, force: true });
   }
+  if (withCli) {
+    // As typed: the tier in one process, then the IMPLs one `polywave run` each.
+    const tier = setup();
+    cliTierTimes.push(cli(tier.repo, ['program-execute', 'docs/PROGRAM/PROGRAM-bench.yaml', '--auto', '--model', `script:${tier.script}`, '--no-critic', '--concurrency', String(implCount * agentsPerImpl)]));
+    rmSync(tier.directory, { recursive: true, force: true });
+    const sequence = setup();
+    cliSequentialTimes.push(slugs.reduce((total, slug) => total + cli(sequence.repo, ['run', `docs/IMPL/IMPL-${slug}.yaml`, '--auto', '--model', `script:${sequence.script}`, '--no-critic']), 0));
+    rmSync(sequence.directory, { recursive: true, force: true });
+  }
 }
 const tier = percentile(tierTimes, 0.5);
 const sequential = percentile(sequentialTimes, 0.5);
@@ -154,3 +185,9 @@ console.log(`  program-execute (IMPLs concurrently on IMPL branches): median ${(
 console.log(`    of which finalize-tier (IMPL-branch merges + tier gate) + freezing + archive: ${(finalize / 1000).toFixed(1)} s`);
 if (withSequential) console.log(`  the ${implCount} IMPLs one after another (polywave run <impl>): median ${(sequential / 1000).toFixed(1)} s (${sequentialTimes.map((value) => (value / 1000).toFixed(1)).join(', ')})`);
 if (withSequential) console.log(`  ratio ${(tier / sequential).toFixed(2)}× of the sequential time (target ≤ 0.35×) — ${tier / sequential <= 0.35 ? 'OK' : 'ABOVE TARGET'}`);
+if (withCli) {
+  const cliTier = percentile(cliTierTimes, 0.5);
+  const cliSequential = percentile(cliSequentialTimes, 0.5);
+  console.log(`  as typed, one process per command: polywave program-execute median ${(cliTier / 1000).toFixed(1)} s (${cliTierTimes.map((value) => (value / 1000).toFixed(1)).join(', ')}); ${implCount} × polywave run median ${(cliSequential / 1000).toFixed(1)} s (${cliSequentialTimes.map((value) => (value / 1000).toFixed(1)).join(', ')})`);
+  console.log(`  ratio as typed ${(cliTier / cliSequential).toFixed(2)}× (target ≤ 0.35×) — ${cliTier / cliSequential <= 0.35 ? 'OK' : 'ABOVE TARGET'}`);
+}
