@@ -78,6 +78,29 @@ describe('ensureWorktrees with vanished directories', () => {
   });
 });
 
+describe('ensureWorktrees after a killed `git worktree add`', () => {
+  it('removes a registration at its target path still on the null placeholder HEAD and adds the worktree again; a real detached worktree there stays a failure', async () => {
+    const repo = await createTestRepo();
+    const base = await repo.git.headCommit();
+    const target = { agent: 'A', path: repo.sibling('wt-killed'), branch: 'agent-killed' };
+    await ensureWorktrees({ git: repo.git, targets: [target], base });
+    // The state a SIGKILL inside `worktree add` leaves: git wrote HEAD = null id first, checked nothing out.
+    const id = path.basename(target.path);
+    writeFileSync(path.join(repo.dir, '.git', 'worktrees', id, 'HEAD'), `${'0'.repeat(40)}\n`);
+    rmSync(path.join(target.path, 'README.md'), { force: true });
+    expect((await repo.git.worktreeList()).find((entry) => entry.path === target.path)).toMatchObject({ detached: true, head: expect.stringMatching(/^0*$/) });
+    const again = await ensureWorktrees({ git: repo.git, targets: [target], base });
+    expect(again.failures).toEqual([]);
+    expect(again.worktrees.map((item) => item.action)).toEqual(['attached']);
+    expect((await createGit(target.path, { env: repo.env }).currentBranch())).toBe('agent-killed');
+    // A worktree someone detached on purpose (a real commit) is not touched.
+    const other = { agent: 'B', path: repo.sibling('wt-detached'), branch: 'agent-b' };
+    await repo.run(['worktree', 'add', '--quiet', '--detach', other.path, base]);
+    const refused = await ensureWorktrees({ git: repo.git, targets: [other], base });
+    expect(refused.failures[0]?.error).toMatch(/detached HEAD.*left untouched/);
+  });
+});
+
 describe('ensureInfoExclude', () => {
   it('adds one managed block to the common info/exclude, keeping the user lines, idempotently', async () => {
     const repo = await createTestRepo();

@@ -141,6 +141,17 @@ export async function ensureWorktrees(options: EnsureWorktreesOptions): Promise<
     for (const entry of hostages) await retryOnLockContention(() => git.worktreeRemove(entry.path), options.signal ? { signal: options.signal } : {});
     entries = entries.filter((entry) => !hostages.includes(entry));
   }
+  // A `git worktree add` killed before it checked anything out leaves its registration with the
+  // placeholder HEAD git writes first (the null object id, detached; the port reads it as an empty head): no commit, no work, never a
+  // real worktree. Such a registration at one of our target paths is removed (`--force`: its
+  // half-made directory) and the worktree added again below; any other detached one stays a failure.
+  const targetPaths = new Set(await Promise.all(targets.map((target) => canonicalPath(target.path))));
+  const killedAdds: WorktreeEntry[] = [];
+  for (const entry of entries) {
+    if (entry.detached && /^0*$/.test(entry.head) && targetPaths.has(await canonicalPath(entry.path))) killedAdds.push(entry);
+  }
+  for (const entry of killedAdds) await retryOnLockContention(() => git.worktreeRemove(entry.path, { force: true }), options.signal ? { signal: options.signal } : {});
+  if (killedAdds.length > 0) entries = entries.filter((entry) => !killedAdds.includes(entry));
   const byPath = await indexWorktrees(entries);
   const checkedOut = new Map<string, string>();
   for (const [entryPath, entry] of byPath) if (entry.branch) checkedOut.set(entry.branch, entryPath);
