@@ -9,7 +9,7 @@
  * later (its tool executor is one long-lived sandbox). Agents all run as the same uid: 0700 alone
  * does not keep one agent out of another's directory.
  */
-import { chmodSync, lstatSync, mkdirSync, readdirSync } from 'node:fs';
+import { appendFileSync, chmodSync, closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,12 +24,17 @@ function parentIn(tmp: string): string {
   return path.join(tmp, `polywave-scratch-${uid}`);
 }
 
+/** The temp directories whose scratch parent every plan hides without asking (see {@link foreignScratchDirs}). */
+function wellKnownTemps(): string[] {
+  return ['/tmp', ...(process.platform === 'win32' ? [] : ['/var/tmp', '/dev/shm'])];
+}
+
 /**
- * Creates {@link scratchParent} (0700) when missing and checks it is a real directory of this
- * user — in a shared /tmp another user could have made the name first (then this throws).
+ * Creates `<tmp>/polywave-scratch-<uid>` (0700) when missing and checks it is a real directory of
+ * this user — in a shared /tmp another user could have made the name first (then this throws).
  */
-export function ensureScratchParent(): string {
-  const parent = scratchParent();
+function ensureParentIn(tmp: string): string {
+  const parent = parentIn(tmp);
   mkdirSync(parent, { recursive: true, mode: 0o700 });
   const stat = lstatSync(parent);
   const uid = typeof process.getuid === 'function' ? process.getuid() : undefined;
@@ -37,6 +42,58 @@ export function ensureScratchParent(): string {
     throw new Error(`${parent} is not a directory of this user (uid ${uid ?? '?'}): remove it or set TMPDIR elsewhere`);
   }
   if ((stat.mode & 0o077) !== 0) chmodSync(parent, 0o700);
+  return parent;
+}
+
+/**
+ * The registry of scratch parents made under a TMPDIR that is not a well-known temp directory
+ * (issue 11, X3 #8 rest): `/tmp/polywave-scratch-<uid>/parents`, one absolute path a line. It lives
+ * in the /tmp scratch parent, which every sandbox hides, so no agent or gate can read or edit it; a
+ * run whose TMPDIR is `/srv/t` registers `/srv/t/polywave-scratch-<uid>` there, and every plan made
+ * afterwards — by any polywave process of this user, whatever its own TMPDIR — hides it too.
+ */
+const registryName = 'parents';
+const registryLimit = 256;
+
+function registryPath(): string {
+  return path.join(parentIn('/tmp'), registryName);
+}
+
+/** The registered scratch parents (absolute paths; an unreadable or missing registry is empty). */
+export function registeredScratchParents(): string[] {
+  try {
+    const text = readFileSync(registryPath(), 'utf8');
+    return [...new Set(text.split('\n').filter((line) => line.startsWith('/') && !line.includes('\0')))];
+  } catch {
+    return [];
+  }
+}
+
+/** Adds `parent` to the registry (made 0600, never through a symlink; at most {@link registryLimit} lines). */
+function register(parent: string): void {
+  if (registeredScratchParents().includes(parent)) return;
+  ensureParentIn('/tmp');
+  const descriptor = openSync(registryPath(), constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
+  try {
+    const stat = fstatSync(descriptor);
+    const uid = typeof process.getuid === 'function' ? process.getuid() : undefined;
+    if (!stat.isFile() || (uid !== undefined && stat.uid !== uid) || stat.nlink !== 1) throw new Error(`${registryPath()} is not a plain file of this user`);
+    if (stat.size > registryLimit * 512) return;
+    appendFileSync(descriptor, `${parent}\n`);
+  } finally {
+    closeSync(descriptor);
+  }
+}
+
+/**
+ * Creates {@link scratchParent} (0700) when missing and checks it is a real directory of this
+ * user — in a shared /tmp another user could have made the name first (then this throws). A parent
+ * outside the well-known temp directories is registered, so that other runs' sandboxes hide it.
+ */
+export function ensureScratchParent(): string {
+  const parent = ensureParentIn(os.tmpdir());
+  const tmp = path.resolve(os.tmpdir());
+  if (process.platform !== 'win32' && !wellKnownTemps().includes(tmp)) register(parent);
   return parent;
 }
 
@@ -53,13 +110,15 @@ const legacyScratchName = /^polywave-(agent|gate)-/;
  * scratch parent (whatever is made in it later included) and the scratch directories that older
  * versions made directly in the temp directory (those existing now) — in this process's temp
  * directory, in `env`'s (an orchestrator whose TMPDIR differs), in /tmp, /var/tmp and /dev/shm. The caller's own scratch
- * directories stay readable by being writable in its plan (bound back over the parent).
+ * directories stay readable by being writable in its plan (bound back over the parent) — and the
+ * parents other runs registered under any other TMPDIR.
  */
 export function foreignScratchDirs(env: Readonly<Record<string, string | undefined>> = process.env): string[] {
   // /var/tmp and /dev/shm too: a concurrent run whose TMPDIR is one of them keeps its agents' scratch
-  // directories there (outside attack X3 #8). A run with any other TMPDIR is not seen from here.
-  const roots = [...new Set([os.tmpdir(), env.TMPDIR, '/tmp', ...(process.platform === 'win32' ? [] : ['/var/tmp', '/dev/shm'])].filter((entry): entry is string => typeof entry === 'string' && path.isAbsolute(entry)).map((entry) => path.resolve(entry)))];
-  const result: string[] = roots.map(parentIn);
+  // directories there (outside attack X3 #8). A run with any other TMPDIR registered its parent when it
+  // made it (see registeredScratchParents): hidden as well.
+  const roots = [...new Set([os.tmpdir(), env.TMPDIR, ...wellKnownTemps()].filter((entry): entry is string => typeof entry === 'string' && path.isAbsolute(entry)).map((entry) => path.resolve(entry)))];
+  const result: string[] = [...roots.map(parentIn), ...registeredScratchParents().filter((entry) => path.basename(entry) === path.basename(parentIn('/tmp')))];
   for (const tmp of roots) {
     try {
       for (const name of readdirSync(tmp)) if (legacyScratchName.test(name)) result.push(path.join(tmp, name));
