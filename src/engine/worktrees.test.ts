@@ -79,25 +79,48 @@ describe('ensureWorktrees with vanished directories', () => {
 });
 
 describe('ensureWorktrees after a killed `git worktree add`', () => {
-  it('removes a registration at its target path still on the null placeholder HEAD and adds the worktree again; a real detached worktree there stays a failure', async () => {
+  it('removes a registration at its target path that a killed add left (locked "initializing": on the null placeholder HEAD, or on the branch with no index and no files) and adds the worktree again; a real detached or user-locked worktree there stays as it is', async () => {
     const repo = await createTestRepo();
     const base = await repo.git.headCommit();
-    const target = { agent: 'A', path: repo.sibling('wt-killed'), branch: 'agent-killed' };
-    await ensureWorktrees({ git: repo.git, targets: [target], base });
-    // The state a SIGKILL inside `worktree add` leaves: git wrote HEAD = null id first, checked nothing out.
-    const id = path.basename(target.path);
-    writeFileSync(path.join(repo.dir, '.git', 'worktrees', id, 'HEAD'), `${'0'.repeat(40)}\n`);
-    rmSync(path.join(target.path, 'README.md'), { force: true });
-    expect((await repo.git.worktreeList()).find((entry) => entry.path === target.path)).toMatchObject({ detached: true, head: expect.stringMatching(/^0*$/) });
-    const again = await ensureWorktrees({ git: repo.git, targets: [target], base });
+    // The two states a SIGKILL inside `git worktree add` leaves (git 2.x: lock "initializing", HEAD =
+    // null id, then `symbolic-ref HEAD <branch>`, then `reset --hard`, then unlock), made from real adds.
+    const placeholder = { agent: 'A', path: repo.sibling('wt-killed'), branch: 'agent-killed' };
+    const unchecked = { agent: 'K', path: repo.sibling('wt-unchecked'), branch: 'agent-unchecked' };
+    await ensureWorktrees({ git: repo.git, targets: [placeholder, unchecked], base });
+    const admin = (target: { path: string }) => path.join(repo.dir, '.git', 'worktrees', path.basename(target.path));
+    for (const target of [placeholder, unchecked]) writeFileSync(path.join(admin(target), 'locked'), 'initializing');
+    writeFileSync(path.join(admin(placeholder), 'HEAD'), `${'0'.repeat(40)}\n`);
+    rmSync(path.join(placeholder.path, 'README.md'), { force: true });
+    rmSync(path.join(admin(unchecked), 'index'));
+    rmSync(path.join(unchecked.path, 'README.md'));
+    const listed = await repo.git.worktreeList();
+    expect(listed.find((entry) => entry.path === placeholder.path)).toMatchObject({ detached: true, head: expect.stringMatching(/^0*$/), locked: true, lockReason: 'initializing' });
+    expect(listed.find((entry) => entry.path === unchecked.path)).toMatchObject({ branch: 'agent-unchecked', head: base, locked: true, lockReason: 'initializing' });
+    // What an agent started there would see: every tracked file deleted.
+    expect((await createGit(unchecked.path, { env: repo.env }).status()).map((entry) => entry.code)).toContain('D ');
+
+    const again = await ensureWorktrees({ git: repo.git, targets: [placeholder, unchecked], base });
     expect(again.failures).toEqual([]);
-    expect(again.worktrees.map((item) => item.action)).toEqual(['attached']);
-    expect((await createGit(target.path, { env: repo.env }).currentBranch())).toBe('agent-killed');
-    // A worktree someone detached on purpose (a real commit) is not touched.
+    expect(again.worktrees.map((item) => item.action)).toEqual(['attached', 'attached']);
+    for (const target of [placeholder, unchecked]) {
+      const worktreeGit = createGit(target.path, { env: repo.env });
+      expect(await worktreeGit.currentBranch()).toBe(target.branch);
+      expect(await worktreeGit.status()).toEqual([]);
+      expect(readFileSync(path.join(target.path, 'README.md'), 'utf8')).not.toBe('');
+    }
+    expect((await repo.git.worktreeList()).filter((entry) => entry.locked)).toEqual([]);
+
+    // A worktree someone detached on purpose (a real commit), and one locked for another reason, are not touched.
     const other = { agent: 'B', path: repo.sibling('wt-detached'), branch: 'agent-b' };
     await repo.run(['worktree', 'add', '--quiet', '--detach', other.path, base]);
     const refused = await ensureWorktrees({ git: repo.git, targets: [other], base });
     expect(refused.failures[0]?.error).toMatch(/detached HEAD.*left untouched/);
+    const kept = { agent: 'L', path: repo.sibling('wt-locked'), branch: 'agent-locked' };
+    await ensureWorktrees({ git: repo.git, targets: [kept], base });
+    await repo.run(['worktree', 'lock', '--reason', 'on a USB disk', kept.path]);
+    const reused = await ensureWorktrees({ git: repo.git, targets: [kept], base });
+    expect(reused.worktrees.map((item) => item.action)).toEqual(['reused']);
+    expect((await repo.git.worktreeList()).find((entry) => entry.path === kept.path)).toMatchObject({ locked: true, lockReason: 'on a USB disk' });
   });
 });
 

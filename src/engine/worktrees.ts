@@ -141,16 +141,26 @@ export async function ensureWorktrees(options: EnsureWorktreesOptions): Promise<
     for (const entry of hostages) await retryOnLockContention(() => git.worktreeRemove(entry.path), options.signal ? { signal: options.signal } : {});
     entries = entries.filter((entry) => !hostages.includes(entry));
   }
-  // A `git worktree add` killed before it checked anything out leaves its registration with the
-  // placeholder HEAD git writes first (the null object id, detached; the port reads it as an empty head): no commit, no work, never a
-  // real worktree. Such a registration at one of our target paths is removed (`--force`: its
-  // half-made directory) and the worktree added again below; any other detached one stays a failure.
+  // A killed `git worktree add` leaves a registration that is not a worktree. git (2.x) first
+  // locks the new registration with the reason `initializing` and writes HEAD as the null object
+  // id (detached; the port reads it as an empty head), then points HEAD at the branch
+  // (`symbolic-ref`), then checks out (`reset --hard`: the index and the files), and only then
+  // unlocks. Killed before the unlock, the registration is either on the placeholder HEAD or on
+  // our branch with no index or only part of the files — reused as it is, an agent would start in
+  // a checkout where every tracked file reads as deleted (its jail audit then stops it on files of
+  // the whole history: I1). Neither was ever handed to an agent (the add did not return), so such
+  // a registration at one of our target paths is removed (`--force` twice: it is locked) and the
+  // worktree added again below; the branch and its commits stay. Any other detached or locked one
+  // is left as it is.
   const targetPaths = new Set(await Promise.all(targets.map((target) => canonicalPath(target.path))));
   const killedAdds: WorktreeEntry[] = [];
   for (const entry of entries) {
-    if (entry.detached && /^0*$/.test(entry.head) && targetPaths.has(await canonicalPath(entry.path))) killedAdds.push(entry);
+    const halfAdded = (entry.detached && /^0*$/.test(entry.head)) || (entry.locked && entry.lockReason === 'initializing');
+    if (halfAdded && targetPaths.has(await canonicalPath(entry.path))) killedAdds.push(entry);
   }
-  for (const entry of killedAdds) await retryOnLockContention(() => git.worktreeRemove(entry.path, { force: true }), options.signal ? { signal: options.signal } : {});
+  for (const entry of killedAdds) {
+    await retryOnLockContention(() => git.run(['worktree', 'remove', '--force', '--force', '--', entry.path], options.signal ? { signal: options.signal } : {}), options.signal ? { signal: options.signal } : {});
+  }
   if (killedAdds.length > 0) entries = entries.filter((entry) => !killedAdds.includes(entry));
   const byPath = await indexWorktrees(entries);
   const checkedOut = new Map<string, string>();

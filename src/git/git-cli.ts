@@ -594,8 +594,10 @@ function parseWorktreeList(output: string): WorktreeEntry[] {
     else if (label === 'branch') current.branch = value.startsWith('refs/heads/') ? value.slice('refs/heads/'.length) : value;
     else if (label === 'bare') current.bare = true;
     else if (label === 'detached') current.detached = true;
-    else if (label === 'locked') current.locked = true;
-    else if (label === 'prunable') current.prunable = true;
+    else if (label === 'locked') {
+      current.locked = true;
+      if (value !== '') current.lockReason = value;
+    } else if (label === 'prunable') current.prunable = true;
   }
   if (current) entries.push(current);
   return entries;

@@ -17,6 +17,8 @@ export interface WorktreeEntry {
   bare: boolean;
   detached: boolean;
   locked: boolean;
+  /** Why it is locked (`git worktree lock --reason`; git's own `initializing` while a `worktree add` runs, left by a killed add). */
+  lockReason?: string;
   prunable: boolean;
 }
 
