@@ -197,8 +197,10 @@ describe('finalize-wave: failures leave everything recoverable', () => {
     const before = await waveSnapshot(fixture, ['A', 'B', 'C']);
     const result = await fixture.finalize(1);
     expect(failedStep(result)?.step).toBe('predict-conflicts');
-    const report = result.conflict_report as { conflicts: unknown[]; textual_conflicts: Array<{ between: string[]; paths: string[] }> };
+    const report = result.conflict_report as { conflicts_detected: number; conflicts: unknown[]; textual_conflicts: Array<{ between: string[]; paths: string[] }> };
     expect(report.conflicts).toEqual([{ file: 'src/a.ts', agents: ['A', 'B'] }]);
+    // An integer as Go's (a count of the blocking findings: one conflict, B's undeclared edit, one textual conflict).
+    expect(report.conflicts_detected).toBe(3);
     expect(report.textual_conflicts).toEqual([expect.objectContaining({ between: ['A', 'B'], paths: ['src/a.ts'] })]);
     expect(failedStep(result)?.detail).toContain('src/a.ts (A, B)');
     await expectRecoverable(fixture, before, ['A', 'B', 'C']);
@@ -439,7 +441,7 @@ describe('finalize-wave CLI', () => {
     const cli = (...args: string[]) => runCli(args, { cwd: fixture.repo.dir, env, timeoutMs: 60_000 });
     const predicted = await cli('predict-conflicts', fixture.implPath, '--wave', '1');
     expect(predicted.code, predicted.stderr).toBe(0);
-    expect(JSON.parse(predicted.stdout)).toMatchObject({ conflicts_detected: false, conflicts: [] });
+    expect(JSON.parse(predicted.stdout)).toMatchObject({ conflicts_detected: 0, conflicts: [] });
     const commits = await cli('verify-commits', fixture.implPath, '--wave', '1');
     expect(commits.code, commits.stderr).toBe(0);
     expect(JSON.parse(commits.stdout).agents.map((agent: { has_commits: boolean }) => agent.has_commits)).toEqual([true, true, true]);

@@ -296,7 +296,7 @@ export async function verifyWaveCommits(options: FinalizeWaveOptions): Promise<V
 export async function predictWaveConflicts(options: FinalizeWaveOptions): Promise<ConflictPrediction & { success: boolean; steps: StepResult[] }> {
   const run = await runFinalizeSteps(options, [inspectBranchesStep, predictConflictsStep], { command: 'predict-conflicts' });
   const report = (run.result.conflict_report ?? {
-    conflicts_detected: false,
+    conflicts_detected: 0,
     conflicts: [],
     identical_edits: [],
     undeclared_modifications: [],

@@ -5,7 +5,7 @@ import { finalizeOptionsFrom } from './finalize-wave.js';
 /**
  * `predict-conflicts <impl> --wave N` — E11 from the agents' real diffs (files touched by several
  * agents, undeclared modifications, report vs diff) plus `git merge-tree` textual conflicts.
- * Prints `{conflicts_detected, conflicts[{file, agents}], warnings?, …}`; exit 1 when any.
+ * Prints `{conflicts_detected (a count, as Go), conflicts[{file, agents}], warnings?, …}`; exit 1 when any.
  * Writes nothing.
  */
 export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {

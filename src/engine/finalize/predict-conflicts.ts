@@ -42,7 +42,11 @@ export interface FileConflict {
 
 /** The prediction (Go `predict-conflicts` keys `conflicts_detected`, `conflicts[{file, agents}]`, `warnings`, plus ours). */
 export interface ConflictPrediction {
-  conflicts_detected: boolean;
+  /**
+   * How many blocking findings (Go: an integer, the number of conflicts): conflicts +
+   * undeclared_modifications + report_mismatches + textual_conflicts; 0 when none.
+   */
+  conflicts_detected: number;
   /** Files touched by more than one agent with differing content. */
   conflicts: FileConflict[];
   /** I1 amendment: files several agents changed to byte-identical content (same blob) — allowed. */
@@ -96,7 +100,7 @@ export async function predictConflicts(input: PredictConflictsInput): Promise<Co
 
   const touches = new Map<string, Array<{ agent: string; blob: string }>>();
   const prediction: ConflictPrediction = {
-    conflicts_detected: false,
+    conflicts_detected: 0,
     conflicts: [],
     identical_edits: [],
     undeclared_modifications: [],
@@ -115,7 +119,11 @@ export async function predictConflicts(input: PredictConflictsInput): Promise<Co
       list.push({ agent: agent.agent, blob: entry.blob });
       touches.set(entry.path, list);
     }
-    if (agent.report !== undefined) {
+    // Issue 13 (F3): a report that lists no files at all (a set_completion without file lists) is not a
+    // mismatch: its branch diff is taken as the report, with a warning (the diff is still checked against ownership).
+    const listsNoFiles = agent.report !== undefined && (agent.report.files_changed ?? []).length === 0 && (agent.report.files_created ?? []).length === 0;
+    if (listsNoFiles && files.length > 0) warnings.push(`agent ${agent.agent}'s report lists no files; its branch diff is taken as the report (${listForDetail(files, 5)})`);
+    if (agent.report !== undefined && !listsNoFiles) {
       const reported = new Set([...(agent.report.files_changed ?? []), ...(agent.report.files_created ?? [])].map(normalizeReportedPath).filter((file) => file !== '' && !skip(file)));
       const tests = new Set((agent.report.tests_added ?? []).map(normalizeReportedPath));
       const actual = new Set(files);
@@ -182,7 +190,7 @@ export async function predictConflicts(input: PredictConflictsInput): Promise<Co
   }
 
   prediction.conflicts_detected =
-    prediction.conflicts.length > 0 || prediction.undeclared_modifications.length > 0 || prediction.report_mismatches.length > 0 || prediction.textual_conflicts.length > 0;
+    prediction.conflicts.length + prediction.undeclared_modifications.length + prediction.report_mismatches.length + prediction.textual_conflicts.length;
   if (warnings.length > 0) prediction.warnings = warnings;
   return prediction;
 }
