@@ -72,6 +72,8 @@ const baseFiles: Record<string, string> = {
   'scaffold.go': 'package greet\n\nimport "fmt"\n\nfunc Hello() string { return fmt.Sprint("hi") }\n',
   'build.log': './main.go:5:2: "os" imported and not used\n',
   'REQUIREMENTS.md': '## F1: greeting\nLocation: src/cli.ts\n',
+  // An E20 hit for scan-stubs (a text file: no language scanner looks at it).
+  'notes/stub.txt': 'step one\n// TODO: finish step two\n',
   // An IMPL without a build gate: validate-scaffold then uses the repository's detected build command, as Go does.
   'docs/IMPL/IMPL-plain.yaml': 'title: Plain\nfeature_slug: plain\nverdict: SUITABLE\ntest_command: "true"\nlint_command: "true"\nstate: COMPLETE\nfile_ownership:\n  - {file: scaffold.go, agent: A, wave: 1, action: new}\n  - {file: other.go, agent: B, wave: 1, action: new}\nwaves:\n  - number: 1\n    agents:\n      - {id: A, task: a, files: [scaffold.go]}\n      - {id: B, task: b, files: [other.go]}\n',
 };
@@ -216,8 +218,14 @@ interface Scenario {
   /** The compat table's command name. */
   command: string;
   fixture: FixtureKind;
-  args: (context: { impl: string; worktree: string; head: string }) => string[];
+  args: (context: { impl: string; worktree: string; head: string; dir: string }) => string[];
   format?: 'json' | 'yaml' | 'text';
+  /** Run from the directory above the repository (with `--repo-dir` in args) instead of in it. */
+  outside?: boolean;
+  /** Top-level keys whose JSON type must be Go's (a number stays a number). */
+  types?: string[];
+  /** Top-level keys whose values must be Go's (each side's fixture root written as `<root>`). */
+  same?: string[];
 }
 
 const scenarios: Scenario[] = [
@@ -265,18 +273,20 @@ const scenarios: Scenario[] = [
   { command: 'pre-commit-check', fixture: 'plain', args: () => ['pre-commit-check'], format: 'text' },
   { command: 'pre-wave-gate', fixture: 'plain', args: ({ impl }) => ['pre-wave-gate', impl] },
   { command: 'pre-wave-validate', fixture: 'plain', args: ({ impl }) => ['pre-wave-validate', impl, '--wave', '1'] },
-  { command: 'predict-conflicts', fixture: 'wave1', args: ({ impl }) => ['predict-conflicts', impl, '--wave', '1'] },
+  { command: 'predict-conflicts', fixture: 'wave1', args: ({ impl }) => ['predict-conflicts', impl, '--wave', '1'], types: ['conflicts_detected'], same: ['conflicts_detected'] },
   { command: 'queue', fixture: 'plain', args: () => ['queue', 'list'] },
   { command: 'queue add', fixture: 'plain', args: () => ['queue', 'add', '--title', 'Dark mode'] },
   { command: 'queue list', fixture: 'plain', args: () => ['queue', 'list'] },
   { command: 'queue next', fixture: 'plain', args: () => ['queue', 'next'] },
   { command: 'reconcile-state', fixture: 'wave1', args: ({ impl }) => ['reconcile-state', impl] },
-  { command: 'resolve-impl', fixture: 'plain', args: () => ['resolve-impl', '--impl', 'greet'] },
+  // From outside the repository: the slug is looked up under the global --repo-dir, as Go does.
+  { command: 'resolve-impl', fixture: 'plain', args: ({ dir }) => ['--repo-dir', dir, 'resolve-impl', '--impl', 'greet'], outside: true, same: ['impl_path', 'slug', 'resolution_method'] },
   { command: 'resume-detect', fixture: 'wave1', args: () => ['resume-detect'] },
   { command: 'retry', fixture: 'plain', args: ({ impl }) => ['retry', impl, '--wave', '1', '--gate-type', 'build', '--max-retries', '0'] },
   { command: 'run-gates', fixture: 'plain', args: ({ impl }) => ['run-gates', impl] },
   { command: 'run-integration-wave', fixture: 'plain', args: ({ impl }) => ['run-integration-wave', impl, '--wave', '1'] },
-  { command: 'scan-stubs', fixture: 'plain', args: () => ['scan-stubs', 'src/cli.ts'] },
+  // A deleted file (as a diff's file list names it) and a directory are skipped, as Go skips them.
+  { command: 'scan-stubs', fixture: 'plain', args: () => ['scan-stubs', 'notes/stub.txt', 'src/gone.ts', 'src', 'src/cli.ts'], same: ['hits'] },
   { command: 'set-completion', fixture: 'plain', args: ({ impl, head }) => ['set-completion', impl, '--agent', 'A', '--status', 'complete', '--commit', head, '--files-changed', 'src/cli.ts', '--verification', 'PASS'] },
   { command: 'set-critic-verdict', fixture: 'critic', args: ({ impl }) => ['set-critic-verdict', impl, '--verdict', 'pass'] },
   { command: 'set-impl-state', fixture: 'plain', args: ({ impl }) => ['set-impl-state', impl, '--state', 'WAVE_EXECUTING'] },
@@ -327,8 +337,8 @@ describe.skipIf(!haveGo)('JSON keys and exit codes: polywave vs the Go polywave-
     const goSide = copyOf(templates.get(scenario.fixture)!);
     const ourSide = copyOf(templates.get(scenario.fixture)!);
     const env = (side: Side) => ({ ...side.env, HOME: side.root, NO_COLOR: '1' });
-    const go = runGo(scenario.args(goSide), goSide.dir, env(goSide));
-    const ours = await runOurs(scenario.args(ourSide), ourSide.dir, env(ourSide));
+    const go = runGo(scenario.args(goSide), scenario.outside ? goSide.root : goSide.dir, env(goSide));
+    const ours = await runOurs(scenario.args(ourSide), scenario.outside ? ourSide.root : ourSide.dir, env(ourSide));
     const exception = exceptions[scenario.command];
     const label = `${scenario.command}\ngo (exit ${go.code}): ${go.stdout.slice(0, 1500)}\nours (exit ${ours.code}): ${ours.stdout.slice(0, 1500)}`;
 
@@ -342,8 +352,14 @@ describe.skipIf(!haveGo)('JSON keys and exit codes: polywave vs the Go polywave-
       expect(go.stdout.trim() === '', label).toBe(ours.stdout.trim() === '');
       return;
     }
-    const goKeys = keyPaths(document(go.stdout, format));
-    const ourKeys = keyPaths(document(ours.stdout, format));
+    const goDocument = document(go.stdout, format) as Record<string, unknown>;
+    const ourDocument = document(ours.stdout, format) as Record<string, unknown>;
+    const kind = (value: unknown) => (value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value);
+    for (const key of scenario.types ?? []) expect(`${key}: ${kind(ourDocument[key])}`, label).toBe(`${key}: ${kind(goDocument[key])}`);
+    const rooted = (value: unknown, side: Side) => JSON.parse(JSON.stringify(value ?? null).split(side.root).join('<root>')) as unknown;
+    for (const key of scenario.same ?? []) expect(rooted(ourDocument[key], ourSide), `${label}\nkey ${key}`).toEqual(rooted(goDocument[key], goSide));
+    const goKeys = keyPaths(goDocument);
+    const ourKeys = keyPaths(ourDocument);
     const extra = [...ourKeys].filter((key) => !goKeys.has(key)).sort();
     const missing = [...goKeys].filter((key) => !ourKeys.has(key)).sort();
     // Documented keys (a pattern ending in `*` covers a whole subtree) are allowed — and must occur, so the list stays true.

@@ -154,7 +154,7 @@ export const commandTable: CommandSpec[] = [
     group: 'State & reports',
     summary: 'summarize the IMPL manifests in a directory',
     options: [
-      { flags: '--dir <dir>', description: 'directory', defaultValue: 'docs/IMPL' },
+      { flags: '--dir <dir>', description: 'directory (default: docs/IMPL under --repo-dir, else under the current directory)' },
       { flags: '--include-complete', description: 'include complete/ and COMPLETE manifests' },
     ],
     load: () => import('./commands/list-impls.js'),
@@ -170,7 +170,7 @@ export const commandTable: CommandSpec[] = [
     name: 'list-programs',
     group: 'Program layer',
     summary: 'list PROGRAM manifests',
-    options: [{ flags: '--dir <dir>', description: 'docs directory', defaultValue: 'docs' }],
+    options: [{ flags: '--dir <dir>', description: 'docs directory (default: docs under --repo-dir, else under the current directory)' }],
     load: () => import('./commands/list-programs.js'),
   },
   {
@@ -968,7 +968,7 @@ export const commandTable: CommandSpec[] = [
       { flags: '--wave <n>', description: 'wave number (with --append-impl)', integer: true },
       { flags: '--repo-dir <dir>', description: 'directory the file paths are relative to (default: current directory)' },
     ],
-    help: 'Prints {hits[{file, line, pattern, context}]} and the E20 table on stderr. Exit 0 (informational), 2 unreadable input.',
+    help: 'Prints {hits[{file, line, pattern, context}], skipped?[{file, code, reason}]} and the E20 table on stderr. A named file that is missing, a directory, unreadable, binary or over 10 MiB is skipped and listed in skipped (Go skips it silently). Exit 0 (informational), 2 bad options.',
     load: () => import('./commands/scan-stubs.js'),
   },
   {
@@ -1435,7 +1435,7 @@ export const commandTable: CommandSpec[] = [
     summary: 'H1a: classify each requirement of a requirements doc as DONE, PARTIAL or TODO against the code, with evidence',
     options: [
       { flags: '--requirements <file>', description: 'requirements/audit doc (markdown: `## ID: title` + `Location: path`)', required: true },
-      { flags: '--repo-root <dir>', description: 'repository root', defaultValue: '.' },
+      { flags: '--repo-root <dir>', description: 'repository root (default: --repo-dir, else the current directory)' },
       { flags: '--output <format>', description: 'output format (json only)', defaultValue: 'json' },
     ],
     help: 'Prints {pre_implementation{total_items, done, partial, todo, time_saved_minutes, item_status[{id, status, file, test_coverage, completeness, missing, evidence}]}}.\nExit: 0, 2 bad input (no requirement with a Location, missing file or root).',

@@ -12,10 +12,11 @@ export interface ResolvedManifest {
 /**
  * Resolves an IMPL or PROGRAM reference the way `polywave-tools` does: an existing path
  * (absolute or relative to `cwd`), a file name inside the docs directory, or a slug
- * (`docs/IMPL/IMPL-<slug>.yaml`, then `docs/IMPL/complete/…`). Throws N005 (exit 2) when nothing
+ * (`docs/IMPL/IMPL-<slug>.yaml`, then `docs/IMPL/complete/…`). The docs directory is under `root`
+ * (the `--repo-dir`, as Go's resolve-impl; default `cwd`). Throws N005 (exit 2) when nothing
  * matches, listing the places it looked.
  */
-export function resolveManifestPath(reference: string, options: { cwd: string; kind: 'impl' | 'program' }): ResolvedManifest {
+export function resolveManifestPath(reference: string, options: { cwd: string; root?: string; kind: 'impl' | 'program' }): ResolvedManifest {
   const trimmed = reference.trim();
   if (trimmed.length === 0) {
     throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `a manifest path or slug is required` });
@@ -31,9 +32,10 @@ export function resolveManifestPath(reference: string, options: { cwd: string; k
   const docsDirectories = options.kind === 'impl' ? [path.join('docs', 'IMPL')] : [path.join('docs', 'PROGRAM'), 'docs'];
   const stem = trimmed.replace(/\.(ya?ml)$/, '');
   const fileName = stem.startsWith(`${prefix}-`) ? `${stem}.yaml` : `${prefix}-${stem}.yaml`;
+  const root = options.root ?? options.cwd;
   const candidates: string[] = [];
   for (const directory of docsDirectories) {
-    candidates.push(path.join(options.cwd, directory, fileName), path.join(options.cwd, directory, 'complete', fileName));
+    candidates.push(path.join(root, directory, fileName), path.join(root, directory, 'complete', fileName));
   }
   for (const candidate of candidates) {
     if (existsSync(candidate) && statSync(candidate).isFile()) {

@@ -4,6 +4,7 @@ import { PolywaveError } from '../../errors/polywave-error.js';
 import { readTextFile } from '../../store/read-text.js';
 import { analyzeSuitability, parseRequirements } from '../../scout-tools/suitability.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
+import { repoDirOption } from './repo-dir-option.js';
 import { requireOption } from './shared.js';
 import { analysisCall } from '../../analysis/engine/scope.js';
 
@@ -22,7 +23,7 @@ async function runCall(_args: string[], options: Record<string, unknown>, io: Co
   const output = typeof options.output === 'string' ? options.output : 'json';
   if (output !== 'json') throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `unsupported output format: ${output} (only json supported)` });
   const requirementsPath = path.resolve(io.cwd, requireOption(options, 'requirements', '--requirements'));
-  const repoRoot = path.resolve(io.cwd, typeof options.repoRoot === 'string' ? options.repoRoot : '.');
+  const repoRoot = typeof options.repoRoot === 'string' ? path.resolve(io.cwd, options.repoRoot) : (repoDirOption(options, io) ?? io.cwd);
   const isDirectory = await stat(repoRoot).then(
     (stats) => stats.isDirectory(),
     () => false,

@@ -5,6 +5,7 @@ import { listManifestFiles } from '../../store/list-manifests.js';
 import { readTextFile } from '../../store/read-text.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { ListImplsCache, statOrUndefined, type CachedOutcome } from './list-impls-cache.js';
+import { repoDirOption } from './repo-dir-option.js';
 
 export interface ImplSummary {
   path: string;
@@ -83,9 +84,13 @@ export async function summarizeImpls(
   return { impls, skipped };
 }
 
-/** `list-impls [--dir docs/IMPL] [--include-complete]` — `{impls[…]}` (plus `skipped` when some were unreadable). */
+/**
+ * `list-impls [--dir docs/IMPL] [--include-complete] [--repo-dir R]` — `{impls[…]}` (plus `skipped`
+ * when some were unreadable). An explicit `--dir` is taken from the current directory; the default
+ * is R/docs/IMPL (R = --repo-dir, else the current directory; Go ignores --repo-dir here).
+ */
 export async function run(_args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
-  const directory = path.resolve(io.cwd, typeof options.dir === 'string' ? options.dir : 'docs/IMPL');
+  const directory = typeof options.dir === 'string' ? path.resolve(io.cwd, options.dir) : path.join(repoDirOption(options, io) ?? io.cwd, 'docs', 'IMPL');
   const cache = ListImplsCache.open(directory, import.meta.url, io.env);
   const { impls, skipped } = await summarizeImpls(directory, Boolean(options.includeComplete), cache);
   printJson(io, { impls, ...(skipped.length > 0 ? { skipped } : {}) });

@@ -4,12 +4,18 @@ import { implSlugFromPath } from '../../protocol/names.js';
 import { resolveManifestPath } from '../../store/resolve-path.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { summarizeImpls } from './list-impls.js';
+import { repoDirOption } from './repo-dir-option.js';
 
-/** `resolve-impl [--impl REF]` — slug / file name / path, or auto-select the only pending IMPL. */
+/**
+ * `resolve-impl [--impl REF] [--repo-dir R]` — slug / file name / path, or auto-select the only
+ * pending IMPL. As Go: a slug or file name is looked up in R/docs/IMPL (R = --repo-dir, else the
+ * current directory), a relative path is taken from the current directory.
+ */
 export async function run(_args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
-  const { impls } = await summarizeImpls(path.join(io.cwd, 'docs', 'IMPL'), false);
+  const root = repoDirOption(options, io) ?? io.cwd;
+  const { impls } = await summarizeImpls(path.join(root, 'docs', 'IMPL'), false);
   if (typeof options.impl === 'string' && options.impl.trim() !== '') {
-    const resolved = resolveManifestPath(options.impl, { cwd: io.cwd, kind: 'impl' });
+    const resolved = resolveManifestPath(options.impl, { cwd: io.cwd, root, kind: 'impl' });
     printJson(io, { impl_path: resolved.path, slug: implSlugFromPath(resolved.path), resolution_method: resolved.method, pending_count: impls.length });
     return 0;
   }

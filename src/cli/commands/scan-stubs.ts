@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { formatStubTable, scanStubText, type StubHit } from '../../analysis/stubs.js';
+import { codes } from '../../errors/codes.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { readTextFile } from '../../store/read-text.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
@@ -10,8 +11,9 @@ import { repoDirOption } from './repo-dir-option.js';
  * With files: those files as they are on disk (relative to --repo-dir, else the current
  * directory). Without files but with --append-impl and --wave: every file each agent of the wave
  * changed, read from its branch. --append-impl stores `stub_reports.wave{N} = {hits}`.
- * Prints `{hits[{file, line, pattern, context}]}` (the E20 table on stderr); exit 0 — the scan
- * is informational (2 for unreadable input).
+ * Prints `{hits[{file, line, pattern, context}], skipped?[{file, code, reason}]}` (the E20 table
+ * on stderr); exit 0 — the scan is informational. A named file that is missing, a directory,
+ * unreadable, binary or too large is skipped (listed in `skipped`), as Go skips it.
  */
 export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
   const append = typeof options.appendImpl === 'string' && options.appendImpl.trim() !== '' ? options.appendImpl.trim() : undefined;
@@ -28,10 +30,22 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   }
   const root = repoDirOption(options, io) ?? io.cwd;
   const hits: StubHit[] = [];
+  // Go skips a file it cannot read (hooks pass `git diff --name-only`, which lists deleted files):
+  // so do we, and say which (`skipped`, ours) instead of failing the whole scan.
+  const skipped: Array<{ file: string; code: string; reason: string }> = [];
   for (const file of args) {
     const absolute = path.resolve(root, file);
     const relative = path.relative(root, absolute).split(path.sep).join('/');
-    hits.push(...scanStubText(relative.startsWith('..') ? file : relative, await readTextFile(absolute)));
+    const shown = relative.startsWith('..') ? file : relative;
+    let text: string;
+    try {
+      text = await readTextFile(absolute);
+    } catch (error) {
+      if (!PolywaveError.isInstance(error)) throw error;
+      skipped.push({ file: shown, code: error.code, reason: error.code === codes.fileNotFound ? 'no such file' : error.message.split(absolute).join(shown) });
+      continue;
+    }
+    hits.push(...scanStubText(shown, text));
   }
   if (append !== undefined) {
     const [{ editImpl }, { implPathFrom, requireManifest }] = await Promise.all([import('../../store/manifest-file.js'), import('./shared.js')]);
@@ -41,7 +55,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
       return { edits: [{ path: ['stub_reports', `wave${wave}`], value: { hits } }], outcome: undefined };
     });
   }
-  printJson(io, { hits });
+  printJson(io, { hits, ...(skipped.length > 0 ? { skipped } : {}) });
   if (hits.length > 0) io.stderr(`${formatStubTable(hits, wave === undefined ? {} : { wave })}\n`);
   return 0;
 }
