@@ -468,7 +468,7 @@ export const commandTable: CommandSpec[] = [
       { flags: '--skip-critic', description: 'E37: write a synthetic PASS critic report when the critic gate would block' },
       { flags: '--accept-changes', description: 'E9 re-entry: the changes the tamper check reports since the wave was first prepared are yours; record the repository as it is now' },
       { flags: '--rerun', description: 'prepare a wave that is already merged and verified again (refused without it: WAVE_ALREADY_VERIFIED, exit 1, nothing changed)' },
-      { flags: '--commit-baseline', description: 'commit every dirty file of the main checkout (your changes too, never .polywave-state/) as "chore: fix baseline for wave N" instead of refusing' },
+      { flags: '--commit-baseline', description: 'commit the dirty files of the main checkout (your changes too, never .polywave-state/) as "chore: fix baseline for wave N" instead of refusing — except untracked secret-looking files (.env*, *.pem, *.key, id_rsa*, credentials…) and the worktree setup\'s copy files: those are left out, listed in working_dir_check (data.left_out) and added to .git/info/exclude' },
       { flags: '--no-gowork', description: 'no go.work in the agent worktrees of a multi-module Go repository (the main checkout never gets one)' },
       { flags: '--no-workspace-setup', description: 'skip the worktree setup: no copy entries, no setup commands, no shared node_modules/.venv, no go.work (docs/worktree-setup.md)' },
       { flags: '--json-only', description: 'no progress lines on stderr' },

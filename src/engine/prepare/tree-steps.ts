@@ -6,6 +6,7 @@ import { isSoloWave } from '../../protocol/waves.js';
 import type { StepDefinition, StepOutcome } from '../step.js';
 import { cleanStaleWorktrees, detectStaleWorktrees, type StaleCleanupResult } from '../stale-worktrees.js';
 import { canonicalPath } from '../worktrees.js';
+import { excludeLeftOut, splitBaselineFiles } from './baseline-files.js';
 import { resolveBases } from './preflight-steps.js';
 import { listForDetail, manifestOf, short, type PrepareContext, type RepoContext } from './context.js';
 
@@ -49,6 +50,8 @@ export interface DirtyTree {
   blocking: string[];
   /** Polywave's own files: committable with --commit-state. */
   owned: string[];
+  /** The untracked files among `blocking` (--commit-baseline leaves secrets and setup copies of them out). */
+  untracked: string[];
 }
 
 /** Splits `status()` (ignored files already excluded) into user files and Polywave's own. */
@@ -59,6 +62,7 @@ export async function classifyDirtyTree(repo: RepoContext, implPath: string): Pr
   const implRelative = relative.startsWith('..') || path.isAbsolute(relative) ? undefined : relative;
   const blocking: string[] = [];
   const owned: string[] = [];
+  const untracked: string[] = [];
   for (const entry of entries) {
     for (const file of entryPaths(entry)) {
       if (worktreePrefixes.some((prefix) => file.startsWith(prefix) || `${file}/` === prefix)) continue;
@@ -66,10 +70,14 @@ export async function classifyDirtyTree(repo: RepoContext, implPath: string): Pr
       // A manifest write's temp file (or an old lock file) is ours and transient: never committed, never blocking.
       if (isManifestScratchPath(file)) continue;
       if (isRuntimeState(file)) continue;
-      (isPolywaveOwned(file, implRelative) ? owned : blocking).push(file);
+      if (isPolywaveOwned(file, implRelative)) owned.push(file);
+      else {
+        blocking.push(file);
+        if (entry.code === '??') untracked.push(file);
+      }
     }
   }
-  return { blocking: [...new Set(blocking)].sort(), owned: [...new Set(owned)].sort() };
+  return { blocking: [...new Set(blocking)].sort(), owned: [...new Set(owned)].sort(), untracked: [...new Set(untracked)].sort() };
 }
 
 /**
@@ -83,12 +91,19 @@ export const workingDirStep: StepDefinition<PrepareContext> = {
     const blocking: Array<{ repo: string; files: string[] }> = [];
     const committed: Array<{ repo: string; files: string[]; commit: string }> = [];
     const uncommitted: Array<{ repo: string; files: string[] }> = [];
+    const leftOut: Array<{ repo: string; file: string; reason: string }> = [];
     for (const repo of context.repos) {
       const dirty = await classifyDirtyTree(repo, context.implPath);
       const name = repo.key || path.basename(repo.root);
       if (dirty.blocking.length > 0 && context.options.commitBaseline === true && !context.readOnly && !context.options.leaveStateUncommitted) {
-        // Go --commit-baseline: the user's changes become the wave's baseline (one commit with Polywave's own files).
-        const files = [...dirty.blocking, ...dirty.owned].sort();
+        // Go --commit-baseline: the user's changes become the wave's baseline (one commit with Polywave's own files) —
+        // except untracked secrets (.env, keys, credentials) and the setup's `copy` files, which stay out of history
+        // and out of git's sight (info/exclude), so that finalize-wave does not take them for foreign changes.
+        const split = await splitBaselineFiles({ git: repo.git, root: repo.root, primary: repo.primary, files: [...dirty.blocking, ...dirty.owned].sort(), untracked: new Set(dirty.untracked) });
+        leftOut.push(...split.leftOut.map((item) => ({ repo: name, ...item })));
+        await excludeLeftOut(repo.git, repo.root, split.leftOut.map((item) => item.file));
+        const files = split.commit;
+        if (files.length === 0) continue;
         await repo.git.add(files, { force: true });
         const commit = await repo.git.commit({ message: `chore: fix baseline for wave ${context.wave}`, paths: files, env: { POLYWAVE_ALLOW_MAIN_COMMIT: '1' } });
         committed.push({ repo: name, files, commit });
@@ -125,16 +140,22 @@ export const workingDirStep: StepDefinition<PrepareContext> = {
       if (context.readOnly) return { status: 'warning', detail: `Polywave state files are uncommitted: ${listForDetail(files)} (prepare-wave --commit-state commits them)`, data: { files } };
       return { status: 'failed', detail: `Polywave state files are uncommitted: ${listForDetail(files, 30)} — commit them or run with --commit-state`, data: { files } };
     }
+    const leftOutNote =
+      leftOut.length > 0
+        ? `; left out of the baseline commit (untracked, kept on disk, now in .git/info/exclude): ${listForDetail(leftOut.map((item) => `${context.repos.length > 1 ? `${item.repo}:` : ''}${item.file} (${item.reason})`), 20)}`
+        : '';
+    const leftOutData = leftOut.length > 0 ? { left_out: leftOut.map((item) => ({ ...(context.repos.length > 1 ? { repo: item.repo } : {}), file: item.file, reason: item.reason })) } : {};
     if (committed.length > 0) {
       // The worktrees branch from the commit that holds the state (unless E9 keeps the recorded base).
       const failure = await resolveBases(context);
       if (failure !== undefined) return { status: 'failed', detail: failure };
       return {
-        status: 'success',
-        detail: `committed Polywave state: ${listForDetail(committed.flatMap((item) => item.files))} (${committed.map((item) => short(item.commit)).join(', ')}); base ${short(context.primary.base)} from ${context.baseSource}`,
-        data: { committed },
+        status: leftOut.length > 0 ? 'warning' : 'success',
+        detail: `committed Polywave state: ${listForDetail(committed.flatMap((item) => item.files))} (${committed.map((item) => short(item.commit)).join(', ')}); base ${short(context.primary.base)} from ${context.baseSource}${leftOutNote}`,
+        data: { committed, ...leftOutData },
       };
     }
+    if (leftOut.length > 0) return { status: 'warning', detail: `nothing to commit${leftOutNote}`, data: leftOutData };
     return { status: 'success', detail: 'working tree clean' };
   },
 };
