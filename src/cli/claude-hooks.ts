@@ -21,7 +21,7 @@
  * with or without the `polywave:` plugin prefix) and, for the stop checks, by the tag the skill
  * puts on the first line of every launch prompt: `[polywave:wave1:agent-A] IMPL=/abs/IMPL.yaml`.
  */
-import { existsSync, openSync, readSync, closeSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, openSync, readSync, closeSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { createJail } from '../agents/jail/jail.js';
 import type { JailDecision } from '../agents/jail/types.js';
@@ -55,6 +55,8 @@ export interface HookDecision {
   reason?: string;
   /** The agent worktree the decision was made against, when there is one. */
   worktree?: string;
+  /** How that worktree was found: the caller's cwd, `POLYWAVE_AGENT_WORKTREE`, or the path the call names. */
+  via?: 'cwd' | 'env' | 'target';
   role?: HookRole;
   tool?: string;
 }
@@ -160,10 +162,14 @@ export async function decidePreToolUse(payload: HookPayload, io: Pick<CommandIo,
   const cwd = typeof payload.cwd === 'string' && path.isAbsolute(payload.cwd) ? payload.cwd : io.cwd;
 
   let worktree: string | undefined;
+  let via: HookDecision['via'] = 'cwd';
   const fromEnv = io.env.POLYWAVE_AGENT_WORKTREE?.trim();
-  if (fromEnv) worktree = path.resolve(cwd, fromEnv);
-  else worktree = findAgentWorktree(cwd);
+  if (fromEnv) {
+    worktree = path.resolve(cwd, fromEnv);
+    via = 'env';
+  } else worktree = findAgentWorktree(cwd);
   if (worktree === undefined) {
+    via = 'target';
     if (tool === 'Bash') {
       const directory = typeof input.command === 'string' ? leadingCdDirectory(input.command) : undefined;
       if (directory !== undefined && path.isAbsolute(directory)) worktree = findAgentWorktree(directory);
@@ -181,7 +187,7 @@ export async function decidePreToolUse(payload: HookPayload, io: Pick<CommandIo,
       decision = { allowed: false, code: 'JAIL_BASH_UNSAFE', reason: `the worktree jail could not check this call (${error instanceof Error ? error.message : String(error)}), so it was refused (fail closed)` };
     }
     if (decision.allowed) return { ...base, worktree };
-    return { ...base, action: 'deny', code: decision.code, reason: `[polywave E43 ${decision.code}] ${decision.reason}`, worktree };
+    return { ...base, action: 'deny', code: decision.code, reason: `[polywave E43 ${decision.code}] ${decision.reason}`, worktree, via };
   }
 
   if (role === 'wave') {
@@ -202,6 +208,46 @@ export async function decidePreToolUse(payload: HookPayload, io: Pick<CommandIo,
     return { ...base, action: 'deny', code: 'I6_ROLE_SEPARATION', reason: '[polywave I6] the critic edits no file: record the review with `polywave set-critic-review` and commit the IMPL (E48).' };
   }
   return base;
+}
+
+/**
+ * Issue 13 (outside attack F2): a call the jail refused in an agent's worktree is recorded in that
+ * agent's denials store (`.polywave-state/<slug>/wave<N>/agent-<ID>/denials.jsonl` in the main
+ * checkout — the one run-agent fills), so agent-status shows it and finalize-wave's
+ * check-jail-denials sees it (`--strict-ownership` blocks the merge). The agent is the one the
+ * worktree belongs to, from its E5 path checked against its ownership record (neither is
+ * writable by an agent); the caller's cwd decides the worktree before the path it names, so an
+ * agent working in its own worktree records only under its own name. Only denials pay for this
+ * (allowed calls return before). Returns a note for stderr when the record could not be written;
+ * the decision stays deny either way.
+ */
+export async function recordPreToolUseDenial(decision: HookDecision, payload: HookPayload, io: Pick<CommandIo, 'cwd' | 'now'>): Promise<string | undefined> {
+  if (decision.event !== 'pre-tool-use' || decision.action !== 'deny' || decision.worktree === undefined) return undefined;
+  try {
+    // Loaded here, not at start-up: an allowed call (nearly every call) loads nothing more.
+    const { agentOfWorktree, appendHookDenial } = await import('../engine/jail-denials.js');
+    const realWorktree = realpathSync(decision.worktree);
+    const identity = agentOfWorktree(realWorktree, readOwnership(realWorktree), (file) => realpathSync(file));
+    if (identity === undefined) return `polywave hook: the refusal was not recorded: ${decision.worktree} is not an agent worktree of the E5 layout with a matching ${ownershipFileName}`;
+    const tool = decision.tool ?? '';
+    const input = payload.tool_input !== null && typeof payload.tool_input === 'object' ? payload.tool_input : {};
+    const cwd = typeof payload.cwd === 'string' && path.isAbsolute(payload.cwd) ? payload.cwd : io.cwd;
+    const named = targetOf(tool, input);
+    let target: string | undefined;
+    if (named !== undefined) {
+      const absolute = path.resolve(cwd, named);
+      const relative = path.relative(realWorktree, absolute);
+      const relativeToGiven = path.relative(decision.worktree, absolute);
+      const inside = (value: string) => value !== '' && !value.startsWith('..') && !path.isAbsolute(value);
+      target = inside(relative) ? relative.split(path.sep).join('/') : inside(relativeToGiven) ? relativeToGiven.split(path.sep).join('/') : absolute;
+    }
+    const code = decision.code ?? 'JAIL_NOT_OWNED';
+    const reason = (decision.reason ?? '').replace(/^\[polywave E43[^\]]*\]\s*/, '');
+    appendHookDenial(identity, { ts: io.now().toISOString(), attempt: 1, tool, code, reason, ...(target !== undefined ? { target } : {}), source: 'hook', ...(decision.via ? { via: decision.via } : {}) });
+    return undefined;
+  } catch (error) {
+    return `polywave hook: the refusal could not be recorded in the agent's denials store (${error instanceof Error ? error.message : String(error)}); the call stays refused`;
+  }
 }
 
 /** True for `…/docs/IMPL/IMPL-*.yaml` outside `docs/IMPL/complete/`. */

@@ -1,6 +1,8 @@
+import { statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { appendConfinedSync } from '../store/confined-write.js';
+import { journalPaths } from './journal.js';
 
 /**
  * Issue 13: writes the jail refused must be visible where the merge is decided. Each agent's
@@ -21,6 +23,14 @@ export interface DenialRecord {
   code: string;
   reason: string;
   target?: string;
+  /** `hook`: recorded by `polywave hook pre-tool-use` (the plugin's in-session agents); absent: by run-agent. */
+  source?: 'hook';
+  /**
+   * For a hook record, how the judged worktree was found: `cwd` (the caller works inside it),
+   * `env` (`POLYWAVE_AGENT_WORKTREE`) or `target` (the caller's cwd is in no agent worktree and
+   * the refused path lies in this one).
+   */
+  via?: 'cwd' | 'env' | 'target';
 }
 
 export async function appendDenials(journalDir: string, records: readonly DenialRecord[]): Promise<void> {
@@ -42,7 +52,18 @@ export async function readDenials(journalDir: string): Promise<DenialRecord[]> {
     if (line.trim() === '') continue;
     try {
       const value = JSON.parse(line) as Partial<DenialRecord>;
-      if (typeof value.code === 'string' && typeof value.tool === 'string') records.push({ ts: String(value.ts ?? ''), attempt: Number(value.attempt ?? 1), tool: value.tool, code: value.code, reason: String(value.reason ?? ''), ...(typeof value.target === 'string' ? { target: value.target } : {}) });
+      if (typeof value.code === 'string' && typeof value.tool === 'string') {
+        records.push({
+          ts: String(value.ts ?? ''),
+          attempt: Number(value.attempt ?? 1),
+          tool: value.tool,
+          code: value.code,
+          reason: String(value.reason ?? ''),
+          ...(typeof value.target === 'string' ? { target: value.target } : {}),
+          ...(value.source === 'hook' ? { source: 'hook' as const } : {}),
+          ...(value.via === 'cwd' || value.via === 'env' || value.via === 'target' ? { via: value.via } : {}),
+        });
+      }
     } catch {
       // A torn last line after a crash.
     }
@@ -67,4 +88,53 @@ export function ownershipDenials(records: readonly DenialRecord[]): DenialRecord
 /** The `out_of_scope_deps` line for a refused write (the wave prompt's "file: …, change: …, reason: …" form). */
 export function outOfScopeLine(denial: { target?: string; code: string; reason: string }): string {
   return `file: ${denial.target ?? '(unknown)'}, change: write refused by the jail (${denial.code}), reason: ${denial.reason}`;
+}
+
+/** An agent worktree's place in the protocol: `<repoRoot>/.claude/worktrees/polywave/<slug>/wave<N>-agent-<ID>`. */
+export interface AgentWorktreeIdentity {
+  repoRoot: string;
+  slug: string;
+  wave: number;
+  agent: string;
+}
+
+const agentWorktreePattern = /^(\/.*)\/\.claude\/worktrees\/polywave\/([a-z0-9][-a-z0-9]*)\/wave([1-9]\d{0,5})-agent-([A-Z][2-9]?)$/;
+
+/**
+ * Whose denial a refusal judged against `realWorktree` (a real path) is: the agent named by the
+ * worktree's path (E5 layout), when its ownership record (agent, wave, repository) agrees. Both are
+ * out of the agent's reach: prepare-wave creates the path, and the jail refuses writes to the
+ * record (not an owned file). Undefined for anything else (no attribution, nothing recorded).
+ */
+export function agentOfWorktree(realWorktree: string, ownership: { agent?: unknown; wave?: unknown; repo_root?: unknown } | undefined, realpath: (file: string) => string): AgentWorktreeIdentity | undefined {
+  const match = agentWorktreePattern.exec(realWorktree.split(path.sep).join('/'));
+  if (!match || ownership === undefined) return undefined;
+  const identity = { repoRoot: match[1]!, slug: match[2]!, wave: Number(match[3]), agent: match[4]! };
+  if (ownership.agent !== identity.agent || Number(ownership.wave) !== identity.wave || typeof ownership.repo_root !== 'string') return undefined;
+  try {
+    if (realpath(ownership.repo_root) !== identity.repoRoot) return undefined;
+  } catch {
+    return undefined;
+  }
+  return identity;
+}
+
+/** Past this size a store takes only ownership refusals (an agent flooding its own store cannot crowd them out). */
+export const hookDenialsSoftLimit = 1024 * 1024;
+
+/**
+ * Appends one refusal of `polywave hook pre-tool-use` to the agent's store — the same
+ * `denials.jsonl` run-agent writes, in the main checkout (`.polywave-state/<slug>/wave<N>/agent-<ID>/`,
+ * outside every agent worktree). Confined to the repository (no symlink, no hard link, no
+ * directory leading out: {@link appendConfinedSync}); throws when it cannot be written (the
+ * hook keeps its decision either way).
+ */
+export function appendHookDenial(identity: AgentWorktreeIdentity, record: DenialRecord): string {
+  const file = path.join(journalPaths(identity.repoRoot, identity.slug, identity.wave, identity.agent).dir, denialsFileName);
+  if (!ownershipDenialCodes.has(record.code)) {
+    const size = statSync(file, { throwIfNoEntry: false })?.size ?? 0;
+    if (size > hookDenialsSoftLimit) return file;
+  }
+  appendConfinedSync(file, `${JSON.stringify(record)}\n`, identity.repoRoot);
+  return file;
 }

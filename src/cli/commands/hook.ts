@@ -1,7 +1,7 @@
 import { appendFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PolywaveError } from '../../errors/polywave-error.js';
-import { decidePostToolUse, decidePreToolUse, decideSubagentStop, type HookDecision, type HookPayload } from '../claude-hooks.js';
+import { decidePostToolUse, decidePreToolUse, decideSubagentStop, recordPreToolUseDenial, type HookDecision, type HookPayload } from '../claude-hooks.js';
 import type { CommandIo, CommandResult } from '../io.js';
 
 const maxPayloadBytes = 8 * 1024 * 1024;
@@ -48,7 +48,9 @@ function claudeOutput(decision: HookDecision): unknown {
  * answers in Claude Code's format. PreToolUse: E43/I1 worktree jail, I6 role limits
  * (deny = `hookSpecificOutput.permissionDecision: deny`); PostToolUse: E16 validation of a
  * written IMPL manifest; SubagentStop: E42/E48 obligations (block = `{decision: block, reason}`).
- * No output when the hook has no objection. Each decision is appended as one JSON line to
+ * No output when the hook has no objection. A PreToolUse refusal in an agent's worktree is also
+ * appended to that agent's `denials.jsonl` (agent-status, finalize-wave check-jail-denials,
+ * `--strict-ownership`); a failure to record it is a line on stderr, the call stays refused. Each decision is appended as one JSON line to
  * `--log` / `$POLYWAVE_HOOK_LOG` when set. Exit 0; 2 on an unreadable payload (Claude Code then
  * blocks the call and shows the one-line error: fail closed).
  */
@@ -56,8 +58,14 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const event = eventFrom(args[0]);
   const payload = parsePayload(await io.readStdin());
   let decision: HookDecision;
-  if (event === 'pre-tool-use') decision = await decidePreToolUse(payload, io);
-  else if (event === 'post-tool-use') decision = await decidePostToolUse(payload, io);
+  if (event === 'pre-tool-use') {
+    decision = await decidePreToolUse(payload, io);
+    // Issue 13: a refusal in an agent's worktree goes to that agent's denials store (never changes the decision).
+    if (decision.action === 'deny') {
+      const note = await recordPreToolUseDenial(decision, payload, io);
+      if (note !== undefined) io.stderr(`${note}\n`);
+    }
+  } else if (event === 'post-tool-use') decision = await decidePostToolUse(payload, io);
   else decision = await decideSubagentStop(payload, io);
 
   const logFile = typeof options.log === 'string' && options.log !== '' ? options.log : io.env.POLYWAVE_HOOK_LOG;
