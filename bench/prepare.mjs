@@ -11,7 +11,9 @@
 // prepare-wave with the default setup (node_modules shared from the main checkout) vs
 // --no-workspace-setup (no dependencies in the worktrees: its gates cannot run) vs a full
 // `npm ci --prefer-offline` per worktree (as a configured setup), with the raw `git worktree add`
-// loop as the floor. BENCH_NPM=0 skips this part, BENCH_NPM=only runs only it; BENCH_NPM_SIZES=4,8.
+// loop as the floor. BENCH_NPM=0 skips this part, BENCH_NPM=only runs only it; BENCH_NPM_SIZES=4,8;
+// BENCH_NPM_VARIANTS=true,npm runs only the variants whose name contains one of the words. A configured
+// setup runs in the gate sandbox (issue 11): the `setup \`true\`` pair measures that cost per worktree.
 import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -218,14 +220,19 @@ async function benchNpmSetup() {
   const variants = [
     { name: 'default setup (shared node_modules)', options: {} },
     { name: '--no-workspace-setup', options: { workspaceSetup: false } },
-    { name: 'npm ci --prefer-offline per worktree', options: {}, config: { setup: ['npm', 'ci', '--prefer-offline', '--no-audit', '--no-fund'] } },
-  ];
+    // A configured setup runs in the gate sandbox (issue 11): the registry must be allowed, and npm's cache is the gate build cache.
+    { name: 'npm ci --prefer-offline per worktree', options: {}, config: { setup: ['npm', 'ci', '--prefer-offline', '--no-audit', '--no-fund'], sandbox: { network: { allow: ['registry.npmjs.org'] } } } },
+    // The sandbox's own cost per configured setup: a setup that does nothing, sandboxed and with POLYWAVE_SANDBOX=off.
+    { name: 'setup `true` (sandboxed)', options: {}, config: { setup: 'true' } },
+    { name: 'setup `true` (POLYWAVE_SANDBOX=off)', options: {}, config: { setup: 'true' }, env: { POLYWAVE_SANDBOX: 'off' } },
+  ].filter((variant) => !process.env.BENCH_NPM_VARIANTS || process.env.BENCH_NPM_VARIANTS.split(',').some((word) => variant.name.includes(word)));
   const gateWorks = (worktree) => spawnSync('npm', ['test', '--silent'], { cwd: worktree, env: npmEnv, encoding: 'utf8' }).status === 0;
   async function timeVariant(count, variant) {
     const { directory, repo } = npmRepo(count, fixture, variant.config);
     try {
       const start = performance.now();
-      const result = await prepareWave({ implPath: path.join(repo, 'docs', 'IMPL', 'IMPL-bench.yaml'), wave: 1, env: npmEnv, gitAt: (dir) => createGit(dir, { env: npmEnv }), ...(concurrency ? { concurrency } : {}), ...variant.options });
+      const variantEnv = { ...npmEnv, ...(variant.env ?? {}) };
+      const result = await prepareWave({ implPath: path.join(repo, 'docs', 'IMPL', 'IMPL-bench.yaml'), wave: 1, env: variantEnv, gitAt: (dir) => createGit(dir, { env: variantEnv }), ...(concurrency ? { concurrency } : {}), ...variant.options });
       const ms = performance.now() - start;
       if (!result.success) throw new Error(`prepare-wave (${variant.name}) failed: ${JSON.stringify(result.steps.find((step) => step.status === 'failed'))}`);
       const setup = result.steps.find((step) => step.step === 'workspace_setup');
@@ -266,7 +273,13 @@ async function benchNpmSetup() {
     }
     const cells = measured.map((samples) => `${median(samples.map((sample) => sample.ms)).toFixed(0)} (${median(samples.map((sample) => sample.setupMs)).toFixed(0)}; ${samples[0].modules}; ${samples.every((sample) => sample.gate) ? 'passes' : samples.some((sample) => sample.gate) ? 'sometimes' : 'fails'})`);
     console.log(`${String(count).padStart(5)} | ${median(floor).toFixed(0).padStart(23)} | ${cells.join(' | ')}`);
-    const [shared, none, full] = measured.map((samples) => median(samples.map((sample) => sample.ms)));
+    const byName = (word) => {
+      const index = variants.findIndex((variant) => variant.name.includes(word));
+      return index < 0 ? NaN : median(measured[index].map((sample) => sample.ms));
+    };
+    const [shared, none, full] = [byName('default'), byName('--no-workspace'), byName('npm ci')];
+    const [boxed, unboxed] = [byName('true` (sandboxed'), byName('true` (POLYWAVE_SANDBOX=off')];
+    if (!Number.isNaN(boxed)) console.log(`      a configured setup in the gate sandbox costs ${((boxed - unboxed) / count).toFixed(0)} ms/agent over the same setup unsandboxed (\`true\`: ${boxed.toFixed(0)} vs ${unboxed.toFixed(0)} ms for ${count} worktrees)`);
     if (process.env.BENCH_VERBOSE) {
       for (const [index, variant] of variants.entries()) {
         const steps = measured[index][measured[index].length - 1].steps;

@@ -95,8 +95,11 @@ function failure(result: PrepareWaveResult): string {
   return JSON.stringify(result.steps.find((item) => item.status === 'failed'));
 }
 
-async function config(fixture: WaveFixture, value: unknown): Promise<void> {
-  fixture.repo.write('polywave.config.json', `${JSON.stringify(value, null, 2)}\n`);
+async function config(fixture: WaveFixture, value: Record<string, unknown>): Promise<void> {
+  // Configured setups and teardowns run in the gate sandbox (issue 11): the ones here leave their
+  // evidence next to the repository, which the committed `sandbox.writable` opens to them.
+  const withEvidence = { sandbox: { writable: [path.dirname(fixture.repo.dir)] }, ...value };
+  fixture.repo.write('polywave.config.json', `${JSON.stringify(withEvidence, null, 2)}\n`);
   await fixture.repo.commitAll('configure worktree setup');
 }
 

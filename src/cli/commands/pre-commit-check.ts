@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { runShellCommand } from '../../gates/run-command.js';
+import { runSandboxedShell } from '../../gates/sandboxed-shell.js';
+import { disposeCheckouts, type CheckoutSet } from '../../gates/throwaway-checkout.js';
 import { activeImplPath } from '../../engine/isolation-hook.js';
 import { canonicalPath } from '../../engine/worktrees.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
@@ -15,6 +16,16 @@ import type { CommandIo, CommandResult } from '../io.js';
 import { repoDirOption } from './repo-dir-option.js';
 
 const terminalStates = new Set(['COMPLETE', 'NOT_SUITABLE']);
+
+/**
+ * The gates' environment: `GOWORK=off`, and without the variables git sets for its hooks (`GIT_DIR`,
+ * `GIT_INDEX_FILE`…), which would point a gate's git at the real checkout instead of the throwaway one.
+ */
+function gateEnvironment(env: Readonly<Record<string, string | undefined>>): Record<string, string | undefined> {
+  const result: Record<string, string | undefined> = { ...env, GOWORK: 'off' };
+  for (const name of ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_COMMON_DIR', 'GIT_OBJECT_DIRECTORY', 'GIT_PREFIX']) delete result[name];
+  return result;
+}
 
 async function activeManifests(root: string, mainRoot: string): Promise<ImplManifest[]> {
   const candidates: string[] = [];
@@ -51,7 +62,9 @@ function gateCommand(manifests: readonly ImplManifest[], type: string, names: Re
  * `pre-commit-check [--repo-dir D]` — the M4 pre-commit hook entry point: run the lint gate,
  * then the build gate, of the active IMPL (`.polywave-state/active-impl`, else the first active
  * `docs/IMPL/IMPL-*.yaml`) that target this repository, else `lint_command`/`build_command` of
- * polywave.config.json, with `GOWORK=off`. In a worktree the repository is the worktree.
+ * polywave.config.json, with `GOWORK=off`. In a worktree the repository is the worktree. The
+ * commands run like quality gates: in the OS sandbox (a throwaway checkout of the working tree, the
+ * gate build cache), never with credentials; unsandboxed where the sandbox is unavailable.
  * Nothing configured: a silent pass. Gate output goes to stderr; stdout stays empty.
  * Exit 0 passed, 1 a gate failed (B003_LINT_FAILED / B001_BUILD_FAILED), 2 not a git repository.
  */
@@ -72,19 +85,29 @@ export async function run(_args: string[], options: Record<string, unknown>, io:
     { kind: 'lint', code: 'B003_LINT_FAILED', found: gateCommand(manifests, 'lint', names) ?? (fromConfig.lint ? { command: fromConfig.lint, source: 'polywave.config.json lint_command' } : undefined) },
     { kind: 'build', code: 'B001_BUILD_FAILED', found: gateCommand(manifests, 'build', names) ?? (fromConfig.build ? { command: fromConfig.build, source: 'polywave.config.json build_command' } : undefined) },
   ];
-  for (const gate of gates) {
-    if (!gate.found) continue;
-    io.stderr(`[pre-commit] running ${gate.kind} gate: ${gate.found.command}\n`);
-    const result = await runShellCommand(gate.found.command, {
-      cwd: root,
-      timeoutMs: 10 * 60_000,
-      env: { ...io.env, GOWORK: 'off' },
-      logPath: path.join(os.tmpdir(), `polywave-pre-commit-${process.pid}-${gate.kind}.log`),
-    });
-    if (result.output.trim() !== '') io.stderr(result.output.endsWith('\n') ? result.output : `${result.output}\n`);
-    if (result.exitCode !== 0 || result.timedOut) {
-      throw new PolywaveError({ code: gate.code, message: `${gate.kind} gate failed (${result.timedOut ? 'timed out' : `exit ${result.exitCode}`}): ${gate.found.command} (${gate.found.source})`, exitCode: 1 });
+  // Run like quality gates (issue 11): the lint and build commands run the code being committed — in
+  // an agent's worktree, code the agent wrote, and the hook fires from git_commit outside any sandbox.
+  // So: the gate sandbox, a throwaway checkout of the working tree shared by both, no credentials.
+  const checkouts: CheckoutSet = new Map();
+  try {
+    for (const gate of gates) {
+      if (!gate.found) continue;
+      io.stderr(`[pre-commit] running ${gate.kind} gate: ${gate.found.command}\n`);
+      const result = await runSandboxedShell(gate.found.command, {
+        cwd: root,
+        timeoutMs: 10 * 60_000,
+        env: gateEnvironment(io.env),
+        logPath: path.join(os.tmpdir(), `polywave-pre-commit-${process.pid}-${gate.kind}.log`),
+        checkouts,
+      });
+      if (result.output.trim() !== '') io.stderr(result.output.endsWith('\n') ? result.output : `${result.output}\n`);
+      if (result.exitCode !== 0 || result.timedOut || result.error) {
+        const why = result.timedOut ? 'timed out' : result.exitCode === -1 && result.error ? result.error : `exit ${result.exitCode}`;
+        throw new PolywaveError({ code: gate.code, message: `${gate.kind} gate failed (${why}): ${gate.found.command} (${gate.found.source})`, exitCode: 1 });
+      }
     }
+  } finally {
+    await disposeCheckouts(checkouts);
   }
   return 0;
 }

@@ -13,6 +13,8 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import type { Git } from '../../git/git-port.js';
 import { runShellCommand, type ShellCommandResult } from '../../gates/run-command.js';
+import { sandboxGateCommand, type SandboxedGateCommand } from '../../gates/run-gate.js';
+import { withoutCredentials } from '../../sandbox/credential-variables.js';
 import {
   configuredWorktreeSetup,
   configuredWorktreeSetupSettings,
@@ -197,16 +199,46 @@ async function isDirectory(target: string): Promise<boolean> {
   );
 }
 
-/** Runs a setup/teardown command in `cwd`: own process group, timeout, output kept in `logPath`. */
-async function runCommand(command: SetupCommand, options: { cwd: string; env: Record<string, string>; timeoutMs: number; logPath: string; signal?: AbortSignal }): Promise<ShellCommandResult> {
-  const result = await runShellCommand(commandText(command), {
-    cwd: options.cwd,
-    env: options.env,
-    timeoutMs: options.timeoutMs,
-    logPath: options.logPath,
-    outputLimits: { headLines: 20, tailLines: 60, maxBytes: 16 * 1024 },
-    ...(options.signal ? { signal: options.signal } : {}),
-  });
+/**
+ * Runs a setup/teardown command in `cwd`: own process group, timeout, output kept in `logPath`.
+ * `sandboxed` (the repository's configured `setup` and `teardown`, issue 11): the command is the
+ * project's own code — and a teardown runs after the agent, on a worktree the agent wrote (a script it
+ * changed) — so it runs like a quality gate: in the OS sandbox with the gate plan, `cwd` (the worktree)
+ * writable in place (no throwaway checkout: what it installs there is the point), a scratch TMPDIR and
+ * the repository's gate build cache, `.git` read-only, secrets unreadable, network = the committed
+ * `sandbox.network.allow`, and never with credentials (model keys, tokens) in its environment. Where the
+ * sandbox is unavailable it runs unsandboxed, as gates do there, still without credentials; a sandbox
+ * that cannot start is a failed run (exit -1), never an unsandboxed one. Polywave's own defaults
+ * (linking node_modules, `npm ci` for a changed lockfile, go.work) are not `sandboxed`.
+ */
+async function runCommand(command: SetupCommand, options: { cwd: string; env: Record<string, string>; timeoutMs: number; logPath: string; signal?: AbortSignal; sandboxed?: boolean }): Promise<ShellCommandResult> {
+  const text = commandText(command);
+  let env = options.env;
+  let wrapped: SandboxedGateCommand | undefined;
+  if (options.sandboxed === true) {
+    env = {};
+    for (const [name, value] of Object.entries(withoutCredentials(options.env))) if (value !== undefined) env[name] = value;
+    const prepared = await sandboxGateCommand(text, options.cwd, { env, throwaway: false, ...(options.signal ? { signal: options.signal } : {}) });
+    if (prepared && 'error' in prepared) {
+      await writeFile(options.logPath, `${prepared.error}\n`).catch(() => undefined);
+      return { exitCode: -1, signal: null, timedOut: false, canceled: false, durationMs: 0, output: prepared.error, outputTruncated: false, error: prepared.error };
+    }
+    wrapped = prepared;
+  }
+  let result: ShellCommandResult;
+  try {
+    // The wrapped form is itself a shell command line (`bwrap … -- bash -c <command>`), as for gates.
+    result = await runShellCommand(wrapped ? wrapped.wrapped.args[wrapped.wrapped.args.length - 1]! : text, {
+      cwd: wrapped ? wrapped.cwd : options.cwd,
+      env: wrapped ? wrapped.wrapped.env : env,
+      timeoutMs: options.timeoutMs,
+      logPath: options.logPath,
+      outputLimits: { headLines: 20, tailLines: 60, maxBytes: 16 * 1024 },
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+  } finally {
+    await wrapped?.dispose();
+  }
   if (!result.outputTruncated) await writeFile(options.logPath, result.output).catch(() => undefined);
   return result;
 }
@@ -504,7 +536,8 @@ export async function setupWorktree(options: SetupWorktreeOptions): Promise<Agen
   const env = commandEnvironment(options.env, setupEnvironment(options));
   const timeoutMs = options.settings.timeoutSeconds * 1000;
   const run: RunLabelled = async (label, command) => {
-    const result = await runCommand(command, { cwd: options.worktree, env, timeoutMs, logPath, ...(options.signal ? { signal: options.signal } : {}) });
+    // The configured `setup` runs sandboxed; the defaults' own commands (label `npm ci`…) do not.
+    const result = await runCommand(command, { cwd: options.worktree, env, timeoutMs, logPath, sandboxed: label === 'setup', ...(options.signal ? { signal: options.signal } : {}) });
     if (result.exitCode !== 0 || result.timedOut || result.canceled) failedCommand(label, command, result, logPath);
     return result;
   };
@@ -738,7 +771,7 @@ export async function createTeardownHook(options: {
       const record = gitDir === undefined ? undefined : await readRecord(gitDir);
       if (gitDir === undefined || record === undefined) return undefined;
       const env = commandEnvironment(options.env ?? process.env, setupEnvironment({ worktree, root: options.root, agent, slug: record.slug, wave: record.wave, port: record.port, branch: record.branch }));
-      const result = await runCommand(teardown, { cwd: worktree, env, timeoutMs: settings.timeoutSeconds * 1000, logPath: path.join(gitDir, 'polywave-teardown.log'), ...(options.signal ? { signal: options.signal } : {}) });
+      const result = await runCommand(teardown, { cwd: worktree, env, timeoutMs: settings.timeoutSeconds * 1000, logPath: path.join(gitDir, 'polywave-teardown.log'), sandboxed: true, ...(options.signal ? { signal: options.signal } : {}) });
       if (result.exitCode === 0 && !result.timedOut) return `teardown ok (${(result.durationMs / 1000).toFixed(1)} s)`;
       const why = result.timedOut ? 'timed out' : result.error && result.exitCode === -1 ? result.error : `exit ${result.exitCode}`;
       return `teardown failed (${why}): ${lastLine(result.output)}`;
