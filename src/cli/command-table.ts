@@ -814,6 +814,7 @@ export const commandTable: CommandSpec[] = [
       { flags: '--no-cache', description: 'bypass the E38 gate cache' },
       { flags: '--skip-critic', description: 'E37: proceed without a critic review' },
       { flags: '--rerun', description: 'run a wave that is already merged and verified again (refused without it: WAVE_ALREADY_VERIFIED, exit 1, nothing changed)' },
+      { flags: '--strict-ownership', description: 'finalize-wave --strict-ownership: an agent whose writes the jail refused blocks the merge (default: a warning in check-jail-denials)' },
       { flags: '--repo-dir <dir>', description: 'primary repository root (default: the repository holding the IMPL)' },
       { flags: '--dispatch <url>', description: 'run agents on `polywave worker`s through BullMQ on Redis (redis://host:port; default: polywave.config.json dispatch.url, else in this process; inprocess forces local)' },
       { flags: '--dispatch-remote <git-url>', description: 'with --dispatch: the shared git remote workers clone (default: dispatch.remote)' },

@@ -74,8 +74,10 @@ export function finalizeSteps(mode: FinalizeMode): ReadonlyArray<StepDefinition<
     case 'skip-merge':
       return [verifyManualMergeStep, ...postMergeSteps];
     case 'already-merged':
-    case 'solo':
       return [completionReportsStep, agentStatusesStep, ...postMergeSteps];
+    case 'solo':
+      // Issue 13: the solo agent's refused writes are shown too (--strict-ownership blocks before WAVE_VERIFIED).
+      return [completionReportsStep, agentStatusesStep, jailDenialsStep, ...postMergeSteps];
   }
 }
 

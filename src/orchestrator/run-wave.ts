@@ -68,6 +68,8 @@ export interface RunWaveOptions extends EngineRunOptions {
   skipCritic?: boolean;
   /** Issue 13: run a wave that is already merged and verified again (`--rerun`); refused (WAVE_ALREADY_VERIFIED, exit 1) without it. */
   rerun?: boolean;
+  /** Issue 13: finalize-wave's `--strict-ownership` (an agent whose writes the jail refused blocks the merge). */
+  strictOwnership?: boolean;
   /** First back-off before relaunching after a transient failure (ms, doubled per attempt; default 2000). */
   retryBackoffMs?: number;
   /**
@@ -363,7 +365,7 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
 
   // A crash during the merge (E9): the agents are done; finish the merge.
   if ((manifest.state ?? '').trim() === 'WAVE_MERGING') {
-    const finalized = await finalizeWave({ ...engine, ...remoteGatesOf(options.dispatcher), implPath, wave: options.wave, ...(options.concurrentRefs ? { concurrentRefs: options.concurrentRefs } : {}), ...(options.orchestratorFiles ? { orchestratorFiles: options.orchestratorFiles } : {}), ...(options.repoDir ? { repoDir: options.repoDir } : {}), ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}) });
+    const finalized = await finalizeWave({ ...engine, ...remoteGatesOf(options.dispatcher), implPath, wave: options.wave, ...(options.concurrentRefs ? { concurrentRefs: options.concurrentRefs } : {}), ...(options.orchestratorFiles ? { orchestratorFiles: options.orchestratorFiles } : {}), ...(options.repoDir ? { repoDir: options.repoDir } : {}), ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}), ...(options.strictOwnership ? { strictOwnership: true } : {}) });
     result.finalize = finalized;
     result.state = finalized.state || result.state;
     result.success = finalized.success;
@@ -736,7 +738,7 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
     result.success = true;
     return finish();
   }
-  const finalized = await finalizeWave({ ...engine, ...remoteGatesOf(options.dispatcher), implPath, wave: options.wave, ...(options.concurrentRefs ? { concurrentRefs: options.concurrentRefs } : {}), ...(options.orchestratorFiles ? { orchestratorFiles: options.orchestratorFiles } : {}), ...(options.repoDir ? { repoDir: options.repoDir } : {}), ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}), ...(options.noCache ? { noCache: true } : {}) });
+  const finalized = await finalizeWave({ ...engine, ...remoteGatesOf(options.dispatcher), implPath, wave: options.wave, ...(options.concurrentRefs ? { concurrentRefs: options.concurrentRefs } : {}), ...(options.orchestratorFiles ? { orchestratorFiles: options.orchestratorFiles } : {}), ...(options.repoDir ? { repoDir: options.repoDir } : {}), ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}), ...(options.noCache ? { noCache: true } : {}), ...(options.strictOwnership ? { strictOwnership: true } : {}) });
   result.finalize = finalized;
   result.state = finalized.state || result.state;
   result.success = finalized.success;

@@ -75,6 +75,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
       noCache: options.cache === false,
       skipCritic: options.skipCritic === true,
       ...(options.rerun === true ? { rerun: true } : {}),
+      ...(options.strictOwnership === true ? { strictOwnership: true } : {}),
       ...(budget ? { budget } : {}),
       ...(dispatcher ? { dispatcher } : {}),
     });
