@@ -89,9 +89,10 @@ export const residentCommands: ReadonlySet<string> = new Set([
  * Commands that read their standard input and may still run resident, for clients that send it
  * ('i', features bit 0). `hook <event>` (the Claude Code plugin's hooks, on every tool call): it
  * reads the payload, files, and runs git read-only (worktree list, status, rev-parse), and takes
- * cwd and env from its io. Its only write is the optional decision log (`--log` /
- * POLYWAVE_HOOK_LOG, one appended line, resolved against the caller's cwd): the server is the same
- * user and applies the caller's umask, so the file is the one node would write. The jail's bash
+ * cwd and env from its io. Its only writes are the optional decision log (`--log` /
+ * POLYWAVE_HOOK_LOG, one appended line, resolved against the caller's cwd) and, for a refused call
+ * in an agent worktree, one line in that agent's denials.jsonl (confined-write): the server is the
+ * same user and applies the caller's umask, so the files are the ones node would write. The jail's bash
  * parser it loads stays loaded (code, not data).
  */
 export const stdinCommands: ReadonlySet<string> = new Set(['hook']);
