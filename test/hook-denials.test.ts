@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, 
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { agentOfWorktree } from '../src/engine/jail-denials.js';
 import { binPath, repoRoot, runCli } from './support/cli.js';
 import { createTestRepo } from './support/git-repo.js';
 
@@ -161,4 +162,17 @@ describe('refusals of the plugin hook are recorded for the agent they judged', (
     expect(result.finalize?.steps.map((step) => step.step)).not.toContain('mark-verified');
     expect(readFileSync(repo.path('docs/IMPL/IMPL-solo.yaml'), 'utf8')).toMatch(/^state: BLOCKED/m);
   }, 600_000);
+
+  it('the agent is the one named by the E5 worktree path and its ownership record together, else nobody', () => {
+    const same = (file: string) => file;
+    const worktree = '/r/.claude/worktrees/polywave/two/wave1-agent-A';
+    expect(agentOfWorktree(worktree, { agent: 'A', wave: 1, repo_root: '/r' }, same)).toEqual({ repoRoot: '/r', slug: 'two', wave: 1, agent: 'A' });
+    // A record that disagrees with the path (another agent, wave or repository), none at all, or a path outside the layout: no attribution.
+    expect(agentOfWorktree(worktree, { agent: 'B', wave: 1, repo_root: '/r' }, same)).toBeUndefined();
+    expect(agentOfWorktree(worktree, { agent: 'A', wave: 2, repo_root: '/r' }, same)).toBeUndefined();
+    expect(agentOfWorktree(worktree, { agent: 'A', wave: 1, repo_root: '/elsewhere' }, same)).toBeUndefined();
+    expect(agentOfWorktree(worktree, undefined, same)).toBeUndefined();
+    expect(agentOfWorktree('/r/.claude/worktrees/polywave/two/wave1-agent-A/sub', { agent: 'A', wave: 1, repo_root: '/r' }, same)).toBeUndefined();
+    expect(agentOfWorktree('/r/worktrees/wave1-agent-A', { agent: 'A', wave: 1, repo_root: '/r' }, same)).toBeUndefined();
+  });
 });
