@@ -14,6 +14,8 @@ import { parseYamlSafe, toPlain } from '../protocol/yaml/index.js';
 import { updateFileLocked, withFileLock } from '../store/locked-write.js';
 import { editImpl, loadImpl } from '../store/manifest-file.js';
 import { clearActiveWave } from './isolation-hook.js';
+import { describeUnmerged, unmergedAgents } from './wave-merged.js';
+import { codes } from '../errors/codes.js';
 import { requireParsedManifest } from './reconcile-state.js';
 import { cleanStaleWorktrees, detectStaleWorktrees } from './stale-worktrees.js';
 import type { StepResult } from './step.js';
@@ -326,6 +328,13 @@ export async function closeImpl(options: CloseImplOptions): Promise<CloseImplRes
     if (!readiness.finished) {
       if (!options.force) throw refused(`IMPL ${slug} is not finished: ${readiness.reasons.join('; ')} (use --force to close anyway)`);
       warnings.push(`forced: ${readiness.reasons.join('; ')}`);
+    }
+    // Issue 13 (F1): reports are not merges — every agent's commit must be in the branch being closed on.
+    const unmerged = await unmergedAgents(git, initial, slug, (initial.waves ?? []).map((wave) => wave.number ?? 0), 'HEAD');
+    if (unmerged.length > 0) {
+      const reason = `${codes.waveNotMerged}: agent work not merged into ${branch ?? 'HEAD'}: ${describeUnmerged(unmerged)} — run \`polywave finalize-wave ${path.relative(root, location.currentPath)} --wave ${unmerged[0]!.wave}\` first`;
+      if (!options.force) throw refused(`IMPL ${slug} is not finished: ${reason} (use --force to close anyway)`);
+      warnings.push(`forced: ${reason}`);
     }
   }
 

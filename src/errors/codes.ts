@@ -32,6 +32,8 @@ export const codes = {
   tamperDetected: 'TAMPER_DETECTED',
   // Issue 13: prepare-wave/run-wave on a wave that is already merged and verified (exit 1, nothing changed; --rerun overrides)
   waveAlreadyVerified: 'WAVE_ALREADY_VERIFIED',
+  // Issue 13 (F1): every agent of the wave reported complete but its commits are not in the target (never finalized); prepare-wave/close-impl refuse, exit 1
+  waveNotMerged: 'WAVE_NOT_MERGED',
 } as const;
 
 /**

@@ -9,6 +9,7 @@ import type { BudgetTracker } from '../agents/budget.js';
 import type { StepResult } from '../engine/step.js';
 import { createGit } from '../git/git-cli.js';
 import type { Git } from '../git/git-port.js';
+import { unmergedAgents } from '../engine/wave-merged.js';
 import { implSlugFromPath } from '../protocol/names.js';
 import { scaffoldPath, type ImplManifest } from '../protocol/schema/impl-schema.js';
 import { isScaffoldCommitted, isWaveComplete } from '../protocol/waves.js';
@@ -251,7 +252,7 @@ export async function runAutopilot(options: AutopilotOptions): Promise<Autopilot
   for (const wave of waves) {
     const number = wave.number ?? 0;
     manifest = await readManifest(implPath);
-    if (isWaveComplete(manifest, number) && (await waveMerged(gitAt(options.repoDir), manifest, number, result.slug))) {
+    if (isWaveComplete(manifest, number) && (await waveMerged(gitAt(options.repoDir), manifest, number, result.slug, options.mergeTarget ?? 'HEAD'))) {
       record({ phase: 'wave', wave: number, status: 'skipped', detail: 'already complete and merged', duration_ms: 0 });
       continue;
     }
@@ -328,12 +329,14 @@ export async function runAutopilot(options: AutopilotOptions): Promise<Autopilot
   return finish();
 }
 
-/** True when every agent branch of the wave is gone or merged (the wave was finalized). */
-async function waveMerged(git: Git, manifest: ImplManifest, wave: number, slug: string): Promise<boolean> {
+/**
+ * True when the wave was finalized: the manifest says so (a verified state, or a later wave has
+ * reports) and git agrees — every agent's commit is reachable from the target (issue 13, F1: a
+ * wave that reported complete but was never merged is finalized by run-wave, not skipped).
+ */
+async function waveMerged(git: Git, manifest: ImplManifest, wave: number, slug: string, target: string): Promise<boolean> {
   const state = (manifest.state ?? '').trim();
   const later = (manifest.waves ?? []).some((item) => (item.number ?? 0) > wave && (item.agents ?? []).some((agent) => manifest.completion_reports?.[agent.id ?? ''] !== undefined));
-  if (later) return true;
-  if (state !== 'WAVE_VERIFIED' && state !== 'COMPLETE') return false;
-  const branches = await git.listBranches(`polywave/${slug}/wave${wave}-`);
-  return branches.length === 0;
+  if (!later && state !== 'WAVE_VERIFIED' && state !== 'COMPLETE') return false;
+  return (await unmergedAgents(git, manifest, slug, [wave], target)).length === 0;
 }

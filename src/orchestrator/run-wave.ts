@@ -34,6 +34,7 @@ import type { CompletionReportRecord } from '../protocol/completion-report.js';
 import { scaffoldPath, type Agent, type ImplManifest } from '../protocol/schema/impl-schema.js';
 import { checkTransition } from '../protocol/state-machine.js';
 import { findWave, isSoloWave, isWaveFinished, waveBaseCommit } from '../protocol/waves.js';
+import { waveFinishInGit } from '../engine/wave-merged.js';
 import { codes } from '../errors/codes.js';
 import { createBatchedImplEditor } from '../store/batched-edit.js';
 import { saveCompletionReport } from '../store/completion-report-file.js';
@@ -327,7 +328,12 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
   const slug = implSlugFromPath(implPath, manifest);
   const waveData = findWave(manifest, options.wave);
   if (!waveData) throw new PolywaveError({ code: 'P011_WAVE_NOT_FOUND', message: `wave ${options.wave} not found in ${path.basename(implPath)}` });
-  if (isWaveFinished(manifest, options.wave) && options.rerun !== true) {
+  // Issue 13 (F1): "merged" is decided from git. A wave whose agents all reported complete but whose
+  // commits are not in the target was never finalized (the orchestrator stopped before the merge): finalize it below.
+  const finishState = isWaveFinished(manifest, options.wave) && options.rerun !== true
+    ? (await waveFinishInGit((options.gitAt ?? ((directory: string) => createGit(directory, { env: options.env ?? {} })))(options.repoDir ?? path.dirname(implPath)), manifest, slug, options.wave, options.mergeTarget ?? 'HEAD')).finish
+    : 'not-finished';
+  if (finishState === 'finished') {
     throw new PolywaveError({ code: codes.waveAlreadyVerified, message: `wave ${options.wave} of ${path.basename(implPath)} is already merged and verified; nothing changed — pass --rerun to run it again`, exitCode: 1 });
   }
   const order = launchOrder(manifest, options.wave, { prioritize: options.prioritize !== false });
@@ -363,8 +369,8 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
   const mergesElsewhere = options.mergeTarget !== undefined && options.mergeTarget !== (await gitAt(repoDir).currentBranch().catch(() => undefined));
   const solo = (isSoloWave(manifest, options.wave) && !mergesElsewhere) || waveData.type === 'integration';
 
-  // A crash during the merge (E9): the agents are done; finish the merge.
-  if ((manifest.state ?? '').trim() === 'WAVE_MERGING') {
+  // A crash during the merge (E9), or a wave reported but never finalized (F1): the agents are done; finish the merge.
+  if ((manifest.state ?? '').trim() === 'WAVE_MERGING' || finishState === 'unmerged') {
     const finalized = await finalizeWave({ ...engine, ...remoteGatesOf(options.dispatcher), implPath, wave: options.wave, ...(options.concurrentRefs ? { concurrentRefs: options.concurrentRefs } : {}), ...(options.orchestratorFiles ? { orchestratorFiles: options.orchestratorFiles } : {}), ...(options.repoDir ? { repoDir: options.repoDir } : {}), ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}), ...(options.strictOwnership ? { strictOwnership: true } : {}) });
     result.finalize = finalized;
     result.state = finalized.state || result.state;

@@ -6,7 +6,8 @@ import { checkFreeze, formatTimestamp } from '../../protocol/freeze.js';
 import { branchName, implSlugFromPath, legacyBranchName, worktreePath } from '../../protocol/names.js';
 import { scaffoldPath, type ImplManifest } from '../../protocol/schema/impl-schema.js';
 import { validateImpl } from '../../protocol/validate-impl.js';
-import { agentsOfWave, criticGatePasses, e37Required, findWave, isScaffoldCommitted, isWaveFinished, repoKey, waveBaseCommit } from '../../protocol/waves.js';
+import { agentsOfWave, criticGatePasses, e37Required, findWave, isScaffoldCommitted, repoKey, waveBaseCommit } from '../../protocol/waves.js';
+import { describeUnmerged, waveFinishInGit } from '../wave-merged.js';
 import { codes } from '../../errors/codes.js';
 import { editImpl, loadImpl } from '../../store/manifest-file.js';
 import { configuredRepos, locateProjectConfig, readProjectConfig, type ResolvedRepo } from '../../store/project-config.js';
@@ -105,14 +106,25 @@ export const loadManifestStep: StepDefinition<PrepareContext> = {
 /** The IMPL's state must allow a wave. */
 export const stateCheckStep: StepDefinition<PrepareContext> = {
   name: 'state_check',
-  run(context) {
+  async run(context) {
     const state = (manifestOf(context).state ?? '').trim();
     if (state === 'COMPLETE' || state === 'BLOCKED' || state === 'NOT_SUITABLE') {
       return { status: 'failed', detail: `IMPL state is ${state}, cannot prepare a wave` };
     }
     // Issue 13: a wave that is already merged and verified is not prepared again (new worktrees, a
     // rewritten base_commit and a reset merge_state would undo it) unless the operator asks (--rerun).
-    if (isWaveFinished(manifestOf(context), context.wave) && context.options.rerun !== true) {
+    // "Merged" is decided from git (F1): a wave whose agents reported but whose commits are not in the
+    // target was never finalized — say exactly how to finish it instead of calling it verified.
+    const finish = context.options.rerun === true ? undefined : await waveFinishInGit(context.primary.git, manifestOf(context), context.slug, context.wave, context.options.mergeTarget ?? 'HEAD');
+    if (finish?.finish === 'unmerged') {
+      const impl = path.relative(context.primary.root, context.implPath) || context.implPath;
+      return {
+        status: 'failed',
+        detail: `${codes.waveNotMerged}: every agent of wave ${context.wave} reported complete but its work is not merged into ${context.options.mergeTarget ?? 'HEAD'}: ${describeUnmerged(finish.unmerged)}; nothing changed — run \`polywave finalize-wave ${impl} --wave ${context.wave}\` to merge and verify it (or \`polywave run-wave ${impl} --wave ${context.wave}\`, which finalizes it)`,
+        data: { code: codes.waveNotMerged, unmerged: finish.unmerged },
+      };
+    }
+    if (finish?.finish === 'finished') {
       return {
         status: 'failed',
         detail: `${codes.waveAlreadyVerified}: wave ${context.wave} is already merged and verified (state ${state}, every agent reported complete); nothing changed — pass --rerun to prepare it again`,
