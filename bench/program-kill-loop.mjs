@@ -15,9 +15,10 @@
 // wave2 = KILL_WAVE2_DELAY_MS after "tier 2: checkout running on"; wave2-sweep = like wave2 but the
 // delay moves over the runs from 0 to 2 × KILL_WAVE2_DELAY_MS (to land in each step of the wave's
 // start-up at least once); wave2-add = while `git worktree add` of agent K's worktree runs (the
-// cause of this point's failures, see docs/performance.md). Needs `npm run build` (dist/ and the bundle).
+// cause of this point's failures, see docs/performance.md); wave2-add-branch = the same once the
+// add has pointed HEAD at the branch (the state that gave the I1 stop). Needs `npm run build` (dist/ and the bundle).
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -48,6 +49,17 @@ const points = {
   'wave2-add': (_run, repo) => () => {
     try {
       return readdirSync(path.join(repo, '.git', 'worktrees')).some((name) => name.includes('agent-K') && existsSync(path.join(repo, '.git', 'worktrees', name, 'locked')));
+    } catch {
+      return false;
+    }
+  },
+  // The same, once the add has pointed HEAD at the agent branch (before or during its checkout).
+  'wave2-add-branch': (_run, repo) => () => {
+    try {
+      return readdirSync(path.join(repo, '.git', 'worktrees')).some((name) => {
+        const admin = path.join(repo, '.git', 'worktrees', name);
+        return name.includes('agent-K') && existsSync(path.join(admin, 'locked')) && readFileSync(path.join(admin, 'HEAD'), 'utf8').startsWith('ref:');
+      });
     } catch {
       return false;
     }

@@ -4,7 +4,7 @@
  * real temporary git repositories (the demo PROGRAM "shop"), scripted agents, real worktrees and
  * merges; assertions on git and the file system afterwards.
  *
- * Time: one uninterrupted run (~50 s), one kill-and-resume repo (7 SIGKILLs, ~90 s), one
+ * Time: one uninterrupted run (~50 s), one kill-and-resume repo (8 SIGKILLs with POLYWAVE_TEST_PROGRAM_KILL_POINTS=all, ~90 s), one
  * failing-gate + re-plan repo (tier 1 crafted as done: ~15 s), refusals (seconds). POLYWAVE_TEST_PROGRAM_KILL_REPOS=<n>
  * repeats the kill-and-resume sequence on n repositories (default 1).
  */
@@ -124,6 +124,8 @@ function nodeTest(repo: string): { passed: boolean; output: string } {
 // A CLI run that can be SIGKILLed at a point seen from outside (its stderr, or refs moving).
 
 interface Observed {
+  /** The repository the run works in. */
+  repo: string;
   /** stderr lines with the time they arrived. */
   lines: Array<{ at: number; text: string }>;
   /** ref → subjects of the commits it pointed at, in the order seen. */
@@ -142,7 +144,7 @@ function runKillable(demo: Demo, args: string[], trigger: ((observed: Observed) 
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const child = spawn(process.execPath, [binPath, ...args], { cwd: demo.repo, env: { ...process.env, NO_COLOR: '1', ...gitEnv }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    const observed: Observed = { lines: [], subjects: new Map() };
+    const observed: Observed = { repo: demo.repo, lines: [], subjects: new Map() };
     let stdout = '';
     let stderr = '';
     let partial = '';
@@ -196,6 +198,15 @@ function runKillable(demo: Demo, args: string[], trigger: ((observed: Observed) 
 
 const subjectsOf = (observed: Observed, ref: string) => observed.subjects.get(ref) ?? [];
 
+/** Whether a `git worktree add` of a worktree whose name contains `name` is under way (its registration locked). */
+function addInFlight(repo: string, name: string): boolean {
+  try {
+    return readdirSync(path.join(repo, '.git', 'worktrees')).some((id) => id.includes(name) && existsSync(path.join(repo, '.git', 'worktrees', id, 'locked')));
+  } catch {
+    return false;
+  }
+}
+
 /** The kill points, in the order a run reaches them. */
 const killPoints: Array<{ name: string; trigger: (observed: Observed) => boolean }> = [
   { name: 'tier 1: both Scouts running (parallel scouting)', trigger: (observed) => since(observed, /program: tier 1: scouting pricing/) >= 0 && since(observed, /program: tier 1: scouting catalog/) >= 800 },
@@ -207,6 +218,9 @@ const killPoints: Array<{ name: string; trigger: (observed: Observed) => boolean
   { name: 'finalize-tier 1: after the tier gate (closing the IMPLs)', trigger: (observed) => subjectsOf(observed, 'main').some((subject) => subject.includes('close-impl')) },
   { name: 'after finalize-tier 1 (freezing, advancing to tier 2)', trigger: (observed) => subjectsOf(observed, 'main').some((subject) => subject.includes('finalize tier 1')) },
   { name: 'tier 2: Scout running', trigger: (observed) => since(observed, /program: tier 2: scouting checkout/) >= 300 },
+  // git locks a new registration ("initializing") from the add's first write to its last: a kill there
+  // left no worktree (or one breaking `git worktree list`), which the re-run reused or choked on.
+  { name: "tier 2: inside the `git worktree add` of the agent's worktree", trigger: (observed) => addInFlight(observed.repo, 'agent-K') },
   { name: 'tier 2: the wave agent running', trigger: (observed) => since(observed, /program: tier 2: checkout running on/) >= 1500 },
 ];
 

@@ -79,16 +79,25 @@ describe('ensureWorktrees with vanished directories', () => {
 });
 
 describe('ensureWorktrees after a killed `git worktree add`', () => {
-  it('removes a registration at its target path that a killed add left (locked "initializing": on the null placeholder HEAD, or on the branch with no index and no files) and adds the worktree again; a real detached or user-locked worktree there stays as it is', async () => {
+  it('removes what a killed add left at its target paths (locked "initializing": no HEAD, the null placeholder HEAD, on the branch with no index, commondir unwritten) and adds the worktrees again; an add in flight elsewhere, a real detached or a user-locked worktree stay as they are', async () => {
     const repo = await createTestRepo();
     const base = await repo.git.headCommit();
-    // The two states a SIGKILL inside `git worktree add` leaves (git 2.x: lock "initializing", HEAD =
-    // null id, then `symbolic-ref HEAD <branch>`, then `reset --hard`, then unlock), made from real adds.
-    const placeholder = { agent: 'A', path: repo.sibling('wt-killed'), branch: 'agent-killed' };
-    const unchecked = { agent: 'K', path: repo.sibling('wt-unchecked'), branch: 'agent-unchecked' };
-    await ensureWorktrees({ git: repo.git, targets: [placeholder, unchecked], base });
+    // The states a SIGKILL inside `git worktree add` leaves (git 2.x: lock "initializing", gitdir, the
+    // worktree's .git file, HEAD = null id, commondir, `symbolic-ref HEAD <branch>`, `reset --hard`,
+    // unlock), each made from a real add.
+    const targets = [
+      { agent: 'G', path: repo.sibling('wt-nodotgit'), branch: 'agent-nodotgit' },
+      { agent: 'A', path: repo.sibling('wt-killed'), branch: 'agent-killed' },
+      { agent: 'E', path: repo.sibling('wt-nocommondir'), branch: 'agent-nocommondir' },
+      { agent: 'K', path: repo.sibling('wt-unchecked'), branch: 'agent-unchecked' },
+    ];
+    const inFlight = { agent: 'F', path: repo.sibling('wt-in-flight'), branch: 'agent-in-flight' };
+    await ensureWorktrees({ git: repo.git, targets: [...targets, inFlight], base });
     const admin = (target: { path: string }) => path.join(repo.dir, '.git', 'worktrees', path.basename(target.path));
-    for (const target of [placeholder, unchecked]) writeFileSync(path.join(admin(target), 'locked'), 'initializing');
+    for (const target of [...targets, inFlight]) writeFileSync(path.join(admin(target), 'locked'), 'initializing');
+    const [noDotGit, placeholder, noCommonDir, unchecked] = targets as [(typeof targets)[0], (typeof targets)[0], (typeof targets)[0], (typeof targets)[0]];
+    rmSync(path.join(noDotGit.path, '.git'));
+    rmSync(path.join(admin(noDotGit), 'HEAD'));
     writeFileSync(path.join(admin(placeholder), 'HEAD'), `${'0'.repeat(40)}\n`);
     rmSync(path.join(placeholder.path, 'README.md'), { force: true });
     rmSync(path.join(admin(unchecked), 'index'));
@@ -98,17 +107,21 @@ describe('ensureWorktrees after a killed `git worktree add`', () => {
     expect(listed.find((entry) => entry.path === unchecked.path)).toMatchObject({ branch: 'agent-unchecked', head: base, locked: true, lockReason: 'initializing' });
     // What an agent started there would see: every tracked file deleted.
     expect((await createGit(unchecked.path, { env: repo.env }).status()).map((entry) => entry.code)).toContain('D ');
+    // Killed between creating commondir and writing it: every `git worktree list` fails.
+    writeFileSync(path.join(admin(noCommonDir), 'commondir'), '');
+    await expect(repo.run(['worktree', 'list'])).rejects.toThrow(/commondir/);
 
-    const again = await ensureWorktrees({ git: repo.git, targets: [placeholder, unchecked], base });
+    const again = await ensureWorktrees({ git: repo.git, targets, base });
     expect(again.failures).toEqual([]);
-    expect(again.worktrees.map((item) => item.action)).toEqual(['attached', 'attached']);
-    for (const target of [placeholder, unchecked]) {
+    expect(again.worktrees.map((item) => [item.agent, item.action])).toEqual(targets.map((target) => [target.agent, 'attached']));
+    for (const target of targets) {
       const worktreeGit = createGit(target.path, { env: repo.env });
       expect(await worktreeGit.currentBranch()).toBe(target.branch);
       expect(await worktreeGit.status()).toEqual([]);
       expect(readFileSync(path.join(target.path, 'README.md'), 'utf8')).not.toBe('');
     }
-    expect((await repo.git.worktreeList()).filter((entry) => entry.locked)).toEqual([]);
+    // Not a target: an add someone else may still be running is left alone.
+    expect((await repo.git.worktreeList()).filter((entry) => entry.locked).map((entry) => entry.path)).toEqual([inFlight.path]);
 
     // A worktree someone detached on purpose (a real commit), and one locked for another reason, are not touched.
     const other = { agent: 'B', path: repo.sibling('wt-detached'), branch: 'agent-b' };

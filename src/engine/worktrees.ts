@@ -1,4 +1,4 @@
-import { readdir, readFile, realpath } from 'node:fs/promises';
+import { readdir, readFile, realpath, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Git, WorktreeEntry } from '../git/git-port.js';
 import { addWorktreesBatch } from './prepare/add-worktrees-batch.js';
@@ -106,6 +106,47 @@ function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/**
+ * Removes what a killed `git worktree add` left at worktree paths `owns` accepts (canonical
+ * paths), straight from the file system; returns those paths. git (2.x) makes a registration in
+ * steps: `<common dir>/worktrees/<id>/` locked with the reason `initializing`, its `gitdir`, the
+ * worktree's `.git` file, HEAD = the null object id, `commondir`, then HEAD pointed at the
+ * branch (`symbolic-ref`), the checkout (`reset --hard`: index and files), and only then the
+ * unlock. Killed in between, what is left is no worktree: listed detached on the null id or with
+ * no HEAD, or on the branch with no index (an agent started there sees every tracked file
+ * deleted, and its jail audit stops it: I1 on files of the whole history), or — killed before
+ * `commondir` was written — a registration that makes every `git worktree list` fail. `git worktree
+ * remove` refuses all of these (locked; `.git` not a gitdir file; …). None was ever handed to an
+ * agent (the add did not return), so the registration (what `git worktree prune` would delete)
+ * and the directory at the path go; branches and commits stay. A registration still locked
+ * `initializing` may also be an add in flight: `owns` must accept only paths no other process is
+ * adding right now (the caller's own targets, or its own worktrees before it starts any).
+ */
+export async function removeKilledWorktreeAdds(git: Git, owns: (worktreePath: string) => boolean): Promise<string[]> {
+  const adminRoot = path.join(path.resolve(git.cwd, await git.commonDir()), 'worktrees');
+  let names: string[];
+  try {
+    names = await readdir(adminRoot);
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    const admin = path.join(adminRoot, name);
+    const [locked, head, gitdir] = await Promise.all(['locked', 'HEAD', 'gitdir'].map((file) => readFile(path.join(admin, file), 'utf8').catch(() => undefined)));
+    // Not locked `initializing` and on a real HEAD: a finished add (whatever happened to it later).
+    if (locked?.trim() !== 'initializing' && !/^0*$/.test((head ?? '').trim())) continue;
+    // No gitdir yet: git does not list it and a new add takes another id; nothing to do.
+    if (gitdir === undefined || gitdir.trim() === '') continue;
+    const worktreePath = await canonicalPath(path.dirname(path.resolve(admin, gitdir.trim())));
+    if (!owns(worktreePath)) continue;
+    await rm(admin, { recursive: true, force: true });
+    await rm(worktreePath, { recursive: true, force: true });
+    removed.push(worktreePath);
+  }
+  return removed;
+}
+
 interface Plan {
   target: WorktreeInfo;
   kind: 'reuse' | 'create' | 'attach';
@@ -131,7 +172,11 @@ export async function ensureWorktrees(options: EnsureWorktreesOptions): Promise<
   const failures: WorktreeFailure[] = [];
   const fail = (target: WorktreeInfo, error: string) => failures.push({ agent: target.agent, path: target.path, branch: target.branch, error });
 
-  let entries: readonly WorktreeEntry[] = options.entries ?? (await git.worktreeList());
+  // A `git worktree add` killed at one of our target paths (see removeKilledWorktreeAdds) is
+  // removed first: reused as it is it would be no worktree (or break `git worktree list`).
+  const targetPaths = new Set(await Promise.all(targets.map((target) => canonicalPath(target.path))));
+  const killedAdds = await removeKilledWorktreeAdds(git, (worktreePath) => targetPaths.has(worktreePath));
+  let entries: readonly WorktreeEntry[] = (killedAdds.length === 0 ? options.entries : undefined) ?? (await git.worktreeList());
   // A registration whose directory is gone holds its branch hostage. Drop exactly those of our
   // target branches (the branch keeps the commits); never a blanket `worktree prune`, which could
   // drop a detached registration that is the last reference to someone's commits.
@@ -141,27 +186,6 @@ export async function ensureWorktrees(options: EnsureWorktreesOptions): Promise<
     for (const entry of hostages) await retryOnLockContention(() => git.worktreeRemove(entry.path), options.signal ? { signal: options.signal } : {});
     entries = entries.filter((entry) => !hostages.includes(entry));
   }
-  // A killed `git worktree add` leaves a registration that is not a worktree. git (2.x) first
-  // locks the new registration with the reason `initializing` and writes HEAD as the null object
-  // id (detached; the port reads it as an empty head), then points HEAD at the branch
-  // (`symbolic-ref`), then checks out (`reset --hard`: the index and the files), and only then
-  // unlocks. Killed before the unlock, the registration is either on the placeholder HEAD or on
-  // our branch with no index or only part of the files — reused as it is, an agent would start in
-  // a checkout where every tracked file reads as deleted (its jail audit then stops it on files of
-  // the whole history: I1). Neither was ever handed to an agent (the add did not return), so such
-  // a registration at one of our target paths is removed (`--force` twice: it is locked) and the
-  // worktree added again below; the branch and its commits stay. Any other detached or locked one
-  // is left as it is.
-  const targetPaths = new Set(await Promise.all(targets.map((target) => canonicalPath(target.path))));
-  const killedAdds: WorktreeEntry[] = [];
-  for (const entry of entries) {
-    const halfAdded = (entry.detached && /^0*$/.test(entry.head)) || (entry.locked && entry.lockReason === 'initializing');
-    if (halfAdded && targetPaths.has(await canonicalPath(entry.path))) killedAdds.push(entry);
-  }
-  for (const entry of killedAdds) {
-    await retryOnLockContention(() => git.run(['worktree', 'remove', '--force', '--force', '--', entry.path], options.signal ? { signal: options.signal } : {}), options.signal ? { signal: options.signal } : {});
-  }
-  if (killedAdds.length > 0) entries = entries.filter((entry) => !killedAdds.includes(entry));
   const byPath = await indexWorktrees(entries);
   const checkedOut = new Map<string, string>();
   for (const [entryPath, entry] of byPath) if (entry.branch) checkedOut.set(entry.branch, entryPath);

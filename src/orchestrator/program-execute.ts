@@ -27,6 +27,7 @@ import type { BudgetTracker } from '../agents/budget.js';
 import { activityEvent } from '../protocol/e40.js';
 import { freezeContracts, setProgramImplStatus, setProgramImplStatuses, setProgramState } from '../engine/program/program-edits.js';
 import { createProgramWorktrees } from '../engine/program/tier-worktrees.js';
+import { canonicalPath, removeKilledWorktreeAdds } from '../engine/worktrees.js';
 import { finalizeTier, type FinalizeTierResult } from '../engine/program/finalize-tier.js';
 import { freezesAtTier } from '../engine/program/freeze-contracts.js';
 import { isBlocking } from '../errors/finding.js';
@@ -422,6 +423,13 @@ export async function executeProgram(options: ProgramExecuteOptions): Promise<Pr
     }
 
     // 3. E28B: IMPL branches + worktrees; every IMPL's waves at once under one agent budget.
+    // First what a run killed inside a `git worktree add` of this tier left (an IMPL worktree or an
+    // agent worktree of one of its IMPLs): no worktree at all, and one that breaks every `git worktree
+    // list`. Nothing of this tier runs yet, so no add of these paths can be in flight.
+    const root = await canonicalPath(repoDir);
+    const tierWorktrees = current.flatMap((impl) => [programWorktreePath(root, manifest.program_slug ?? '', tier, impl.slug ?? ''), path.join(root, '.claude', 'worktrees', 'polywave', impl.slug ?? '')]);
+    const killedAdds = await removeKilledWorktreeAdds(createGit(repoDir, { env: options.env as NodeJS.ProcessEnv }), (worktreePath) => tierWorktrees.some((owned) => worktreePath === owned || worktreePath.startsWith(`${owned}/`)));
+    for (const removed of killedAdds) progress(`tier ${tier}: removed ${path.relative(repoDir, removed)}, left by a killed \`git worktree add\` (it is added again)`);
     const worktrees = await createProgramWorktrees({ programPath, repoRoot: repoDir, tier, env: options.env as NodeJS.ProcessEnv });
     if (!worktrees.success) {
       run.status = 'blocked';
