@@ -70,7 +70,7 @@ import {
 import type { JailDecision } from '../jail/types.js';
 import { sandboxStatus, sandboxUnavailableMessage, type SandboxPlan } from '../sandbox/index.js';
 import { gitCommitHint, isGitWriteRefusal, sandboxDenialsIn } from '../sandbox/sandbox-denials.js';
-import { gitCommitTool } from '../tools/report-tools.js';
+import { fillReportFromGit, gitCommitTool } from '../tools/report-tools.js';
 import { datagramFilter } from '../../sandbox/wrap-in-sandbox.js';
 
 type ClaudeAgentSdk = typeof import('@anthropic-ai/claude-agent-sdk');
@@ -588,6 +588,9 @@ async function runClaudeCode(request: AgentRunRequest, loadSdk: () => Promise<Cl
       async (args) => {
         const report = Object.fromEntries(Object.entries(args).filter(([, value]) => value !== undefined));
         try {
+          // Issue 13: commit, branch, worktree and file lists the model left out come from git.
+          const branch = request.branch ?? request.jail.policy.branch;
+          await fillReportFromGit(report, { cwd: request.cwd, env: request.env, ...(branch !== undefined ? { branch } : {}), ...(request.baseCommit ? { baseCommit: request.baseCommit } : {}) });
           const saved = await reportCompletion(report);
           return saved.ok
             ? { content: [{ type: 'text', text: `completion report saved (status: ${saved.status})` }] }

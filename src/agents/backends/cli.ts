@@ -61,7 +61,7 @@ import {
 import { createGit } from '../../git/git-cli.js';
 import { wrapInSandbox, type SandboxPlan } from '../sandbox/index.js';
 import { sandboxDenialsIn } from '../sandbox/sandbox-denials.js';
-import { gitCommitTool } from '../tools/report-tools.js';
+import { fillReportFromGit, gitCommitTool } from '../tools/report-tools.js';
 
 /** Output formats the backend can parse. */
 export type CliOutputFormat = 'claude-stream-json' | 'codex-json' | 'text';
@@ -620,6 +620,8 @@ async function fileReport(request: AgentRunRequest, state: ParseState, report: R
   try {
     const head = await createGit(request.cwd, { env: request.env }).headCommit();
     const input: Record<string, unknown> = { ...fields, ...(head ? { commit: head } : {}), ...(request.branch !== undefined && fields.branch === undefined ? { branch: request.branch } : {}) };
+    // Issue 13 (F3): file lists the agent left out come from the branch diff.
+    await fillReportFromGit(input, { cwd: request.cwd, env: request.env, ...(request.branch !== undefined ? { branch: request.branch } : {}), ...(request.baseCommit ? { baseCommit: request.baseCommit } : {}) });
     startTool(state, toolCallId, 'set_completion', input);
     const saved = await request.reportCompletion!(input);
     output = saved.ok ? `completion report saved (status: ${saved.status})` : `completion report NOT saved — ${saved.code}: ${saved.message}`;

@@ -104,6 +104,7 @@ export function toolRunContext(request: AgentRunRequest, onEvent: (event: AgentE
     maxToolOutputBytes: request.limits.maxToolOutputBytes,
     ...(request.branch !== undefined ? { branch: request.branch } : {}),
     ...(request.reportCompletion ? { reportCompletion: request.reportCompletion } : {}),
+    ...(request.baseCommit ? { baseCommit: request.baseCommit } : {}),
     ...(request.sandbox ? { sandbox: request.sandbox } : {}),
     ...(request.toolExecutor ? { toolExecutor: request.toolExecutor } : {}),
   };

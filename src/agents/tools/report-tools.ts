@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { createGit } from '../../git/git-cli.js';
 import { completionStatuses, failureTypes } from '../../protocol/schema/impl-schema.js';
+import { isProtocolOwnedPath } from '../../protocol/conflicts.js';
 import { isAgentSupportPath } from '../jail/jail.js';
 import { denialResult, defineTool, errorMessage, errorResult, okResult, plural } from './shared.js';
 import type { AgentTool } from './types.js';
@@ -71,21 +72,54 @@ const interfaceDeviation = z.object({
 
 const blank = (value: unknown): boolean => value === undefined || value === null || (typeof value === 'string' && value.trim() === '');
 
-/**
- * Issue 13: `commit`, `branch` and `worktree` are facts git knows — fill what the model left out
- * (as the script backend does), so a `complete` report is not refused for a missing commit
- * (G003) and the model need not copy a SHA. What the model gave wins. The commit is HEAD only
- * while HEAD is on the agent's branch (else it stays empty and the writer says what is wrong).
- */
-async function fillFromGit(report: Record<string, unknown>, context: Parameters<AgentTool['execute']>[1]): Promise<void> {
-  if (!blank(report.commit) && !blank(report.branch) && !blank(report.worktree)) return;
-  const git = createGit(context.jail.root, { env: context.env });
-  const expected = context.branch ?? context.jail.policy.branch;
-  const [current, head] = await Promise.all([git.currentBranch().catch(() => undefined), git.tryRevParse('HEAD').catch(() => undefined)]);
-  if (blank(report.branch) && (current ?? expected) !== undefined) report.branch = current ?? expected;
-  if (blank(report.commit) && head !== undefined && current !== undefined && (expected === undefined || current === expected)) report.commit = head;
-  if (blank(report.worktree)) report.worktree = context.jail.root;
+/** Where a report is filed from: the agent's checkout, its branch and the wave's base commit. */
+export interface ReportOrigin {
+  /** The agent's worktree (or the repository root for a solo agent). */
+  cwd: string;
+  env?: Readonly<Record<string, string | undefined>>;
+  /** The branch the agent must be on (a commit is taken from HEAD only while HEAD is there). */
+  branch?: string;
+  /** The wave's base commit: the file lists come from `git diff --name-status <base>..HEAD`. */
+  baseCommit?: string;
 }
+
+/**
+ * Issue 13: `commit`, `branch`, `worktree` and (F3) the file lists are facts git knows — fill what
+ * the model left out (as the script backend does), so a `complete` report is not refused for a
+ * missing commit (G003) nor for files it did not list (E11 "changed but not reported"), and the
+ * model need not copy a SHA. What the model gave wins. The commit is HEAD only while HEAD is on
+ * the agent's branch (else it stays empty and the writer says what is wrong); the file lists are
+ * filled only for a `complete` report that names neither list, from `base..HEAD` on that branch
+ * (added → files_created, anything else → files_changed, the protocol's own paths left out).
+ */
+export async function fillReportFromGit(report: Record<string, unknown>, origin: ReportOrigin): Promise<void> {
+  const noFiles = report.status === 'complete' && blankList(report.files_changed) && blankList(report.files_created) && origin.baseCommit !== undefined;
+  if (!blank(report.commit) && !blank(report.branch) && !blank(report.worktree) && !noFiles) return;
+  const git = createGit(origin.cwd, origin.env ? { env: origin.env } : {});
+  const expected = origin.branch;
+  const [current, head] = await Promise.all([git.currentBranch().catch(() => undefined), git.tryRevParse('HEAD').catch(() => undefined)]);
+  const onBranch = head !== undefined && current !== undefined && (expected === undefined || current === expected);
+  if (blank(report.branch) && (current ?? expected) !== undefined) report.branch = current ?? expected;
+  if (blank(report.commit) && onBranch) report.commit = head;
+  if (blank(report.worktree)) report.worktree = origin.cwd;
+  if (noFiles && onBranch) {
+    const entries = await git.diffNameStatus(`${origin.baseCommit}..HEAD`).catch(() => undefined);
+    if (entries !== undefined) {
+      // As finalize sees it (--no-renames): a rename or copy creates its new path; a rename changes (deletes) its old one.
+      const created: string[] = [];
+      const changed: string[] = [];
+      for (const entry of entries) {
+        (/^[ACR]/.test(entry.status) ? created : changed).push(entry.path);
+        if (entry.status.startsWith('R') && entry.from !== undefined) changed.push(entry.from);
+      }
+      const keep = (file: string) => !isAgentSupportPath(file) && !isProtocolOwnedPath(file);
+      report.files_created = created.filter(keep);
+      report.files_changed = [...new Set(changed)].filter(keep);
+    }
+  }
+}
+
+const blankList = (value: unknown): boolean => value === undefined || value === null || (Array.isArray(value) && value.length === 0);
 
 const setCompletionInput = z.object({
   status: z.enum(completionStatuses).describe('complete, partial or blocked.'),
@@ -93,8 +127,8 @@ const setCompletionInput = z.object({
   commit: z.string().optional().describe('The commit holding your work (default: your branch HEAD, filled in from git).'),
   branch: z.string().optional().describe('Default: your branch, filled in from git.'),
   worktree: z.string().optional().describe('Default: your worktree, filled in.'),
-  files_changed: z.array(z.string()).optional(),
-  files_created: z.array(z.string()).optional(),
+  files_changed: z.array(z.string()).optional().describe('Default (when neither list is given): the files your commits changed, filled in from git.'),
+  files_created: z.array(z.string()).optional().describe('Default (when neither list is given): the files your commits added, filled in from git.'),
   tests_added: z.array(z.string()).optional(),
   interface_deviations: z.array(interfaceDeviation).optional(),
   out_of_scope_deps: z.array(z.string()).optional(),
@@ -111,7 +145,7 @@ export const setCompletionTool: AgentTool = defineTool<z.infer<typeof setComplet
     const report: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(input)) if (value !== undefined) report[key] = value;
     try {
-      await fillFromGit(report, context);
+      await fillReportFromGit(report, { cwd: context.jail.root, env: context.env, ...((context.branch ?? context.jail.policy.branch) !== undefined ? { branch: (context.branch ?? context.jail.policy.branch)! } : {}), ...(context.baseCommit ? { baseCommit: context.baseCommit } : {}) });
       const result = await context.reportCompletion(report);
       if (result.ok) return okResult(`Completion report saved (status: ${result.status}).`);
       return errorResult(`Completion report refused (${result.code}): ${result.message}`);

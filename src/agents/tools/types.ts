@@ -30,6 +30,8 @@ export interface ToolContext {
   /** Branch git_commit must commit on (when set). */
   branch?: string;
   reportCompletion?: AgentRunRequest['reportCompletion'];
+  /** The wave's base commit: set_completion fills a report's file lists from `base..HEAD` (issue 13, F3). */
+  baseCommit?: string;
   /** The OS sandbox bash commands run in (absent: unsandboxed, the jail's static checks only). */
   sandbox?: SandboxPlan;
   /**

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { realpath } from 'node:fs/promises';
 import { PolywaveError } from '../../errors/polywave-error.js';
+import { isProtocolOwnedPath } from '../../protocol/conflicts.js';
 import { parseYamlSafe, toPlain } from '../../protocol/yaml/index.js';
 import { saveCompletionReport } from '../../store/completion-report-file.js';
 import { readTextFile } from '../../store/read-text.js';
@@ -43,17 +44,36 @@ async function readReportFile(source: string, io: CommandIo): Promise<Record<str
 
 const blank = (value: unknown): boolean => value === undefined || value === null || (typeof value === 'string' && value.trim() === '');
 
+const blankList = (value: unknown): boolean => value === undefined || value === null || (Array.isArray(value) && value.length === 0);
+
+/** The wave's recorded `base_commit` (undefined when the manifest does not parse or has none). */
+async function waveBase(implPath: string, wave: number): Promise<string | undefined> {
+  try {
+    const parsed = parseYamlSafe(await readTextFile(implPath));
+    if (!parsed.ok) return undefined;
+    const waves = (toPlain(parsed.document) as { waves?: Array<{ number?: unknown; base_commit?: unknown }> } | null)?.waves;
+    const base = Array.isArray(waves) ? waves.find((item) => item?.number === wave)?.base_commit : undefined;
+    return typeof base === 'string' && base.trim() !== '' ? base.trim() : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
- * Issue 13: a `complete` report without `commit` run from the agent's own worktree (as the
- * Claude Code plugin's agents do) takes commit, branch and worktree from git — but only when the
- * checkout is that agent's worktree on that agent's branch (`polywave/<slug>/wave<N>-agent-<ID>`),
- * so a report can never borrow another branch's commit. Anywhere else G003 stands.
+ * Issue 13: a `complete` report run from the agent's own worktree (as the Claude Code plugin's
+ * agents do) takes what git knows and the report left out — commit, branch and worktree, and (F3)
+ * when it names neither file list, files_created/files_changed from `git diff --name-status
+ * <wave base>..HEAD` (the wave's `base_commit`, else where the branch left the main checkout's
+ * HEAD) — but only when the checkout is that agent's worktree on that agent's branch
+ * (`polywave/<slug>/wave<N>-agent-<ID>`), so a report can never borrow another branch's work.
+ * Anywhere else G003 stands and the lists stay as given.
  */
 async function fillFromWorktree(input: Record<string, unknown>, agentId: string, implPath: string, io: CommandIo): Promise<void> {
-  if (input.status !== 'complete' || !blank(input.commit)) return;
+  const wantFiles = blankList(input.files_changed) && blankList(input.files_created);
+  if (input.status !== 'complete' || (!blank(input.commit) && !wantFiles)) return;
   const directory = typeof input.worktree === 'string' && input.worktree.trim() !== '' ? path.resolve(io.cwd, input.worktree) : io.cwd;
   const run = promisify(execFile);
-  const git = async (args: string[]) => (await run('git', ['-C', directory, ...args], { env: io.env as NodeJS.ProcessEnv })).stdout.trim();
+  const git = async (args: string[], cwd = directory) => (await run('git', ['-C', cwd, ...args], { env: io.env as NodeJS.ProcessEnv, maxBuffer: 64 * 1024 * 1024 })).stdout.trim();
   try {
     const [top, branch, head] = await Promise.all([git(['rev-parse', '--show-toplevel']), git(['symbolic-ref', '--quiet', '--short', 'HEAD']), git(['rev-parse', 'HEAD'])]);
     const match = /^polywave\/([a-z0-9][a-z0-9-]*)\/wave(\d+)-agent-([A-Z][2-9]?)$/.exec(branch);
@@ -62,15 +82,29 @@ async function fillFromWorktree(input: Record<string, unknown>, agentId: string,
     const implSlug = /^IMPL-(.+)\.ya?ml$/.exec(path.basename(implPath))?.[1];
     const [, slug = '', wave = ''] = match;
     if (implSlug !== slug) return;
-    const expected = path.join(path.dirname(path.dirname(path.dirname(implPath))), '.claude', 'worktrees', 'polywave', slug, `wave${wave}-agent-${agentId}`);
+    const root = path.dirname(path.dirname(path.dirname(implPath)));
+    const expected = path.join(root, '.claude', 'worktrees', 'polywave', slug, `wave${wave}-agent-${agentId}`);
     const [realTop, realExpected] = await Promise.all([realpath(top), realpath(expected).catch(() => '')]);
     if (realTop !== realExpected) return;
     if (!blank(input.branch) && input.branch !== branch) return;
-    input.commit = head;
+    if (blank(input.commit)) input.commit = head;
     input.branch = branch;
     if (blank(input.worktree)) input.worktree = top;
+    if (wantFiles) {
+      const base = (await waveBase(implPath, Number(wave))) ?? (await git(['merge-base', 'HEAD', await git(['rev-parse', 'HEAD'], root)]));
+      const entries = (await git(['diff', '--name-status', '--no-renames', '--no-ext-diff', '-z', `${base}..HEAD`, '--'])).split('\0');
+      const created: string[] = [];
+      const changed: string[] = [];
+      for (let index = 0; index + 1 < entries.length; index += 2) {
+        const file = entries[index + 1]!;
+        if (file === '' || isProtocolOwnedPath(file)) continue;
+        (entries[index]!.startsWith('A') ? created : changed).push(file);
+      }
+      input.files_created = created;
+      input.files_changed = changed;
+    }
   } catch {
-    // Not a git checkout (or no HEAD): the writer's G003 says what is missing.
+    // Not a git checkout (or no HEAD, or no base): the writer's G003 says what is missing.
   }
 }
 
