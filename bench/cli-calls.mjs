@@ -68,8 +68,18 @@ const cases = [
 // as a hook repeats it (parse results kept between calls: list-impls-cache.ts) and cold.
 const hookPayload = JSON.stringify({ hook_event_name: 'PreToolUse', tool_name: 'Write', tool_input: { file_path: path.join(scratch, 'outside.ts'), content: 'x' }, agent_type: 'polywave-wave-agent', cwd: scratch });
 const hookCase = { name: 'hook pre-tool-use (stdin)', args: ['hook', 'pre-tool-use'], cwd: scratch, input: hookPayload, noGo: true };
+// The package as npm installs it (outside attack F8): no src/, and dist/cli/ written a moment after
+// dist/bundle/ (tarball order) — bin/polywave.js must still run the bundle (and its parse cache).
+const npmLayout = path.join(scratch, 'npm-layout');
+mkdirSync(path.join(npmLayout, 'bin'), { recursive: true });
+mkdirSync(path.join(npmLayout, 'dist', 'cli'), { recursive: true });
+writeFileSync(path.join(npmLayout, 'bin', 'polywave.js'), readFileSync(path.join(root, 'bin', 'polywave.js')));
+writeFileSync(path.join(npmLayout, 'package.json'), readFileSync(path.join(root, 'package.json')));
+symlinkSync(path.join(root, 'dist', 'bundle'), path.join(npmLayout, 'dist', 'bundle'));
+writeFileSync(path.join(npmLayout, 'dist', 'cli', 'main.js'), `export * from ${JSON.stringify(new URL(path.join(root, 'dist', 'cli', 'main.js'), 'file://').href)};\n`);
 const extraCases = [
   { name: 'list-impls --include-complete', args: ['list-impls', '--dir', implDir, '--include-complete'] },
+  { name: '  same, npm-installed layout', args: ['list-impls', '--dir', implDir, '--include-complete'], bin: path.join(npmLayout, 'bin', 'polywave.js') },
   { name: '  same, cold (no parse cache)', args: ['list-impls', '--dir', implDir, '--include-complete'], env: { POLYWAVE_NO_CACHE: '1' } },
   hookCase,
 ];
@@ -119,7 +129,7 @@ function installedStatus() {
   }
 }
 
-const ours = ({ args, cwd, env, input }) => ({ command: process.execPath, args: [path.join(root, 'bin', 'polywave.js'), ...args], cwd, env, input });
+const ours = ({ args, cwd, env, input, bin }) => ({ command: process.execPath, args: [bin ?? path.join(root, 'bin', 'polywave.js'), ...args], cwd, env, input });
 const go = ({ args, cwd }) => ({ command: goBinary, args, cwd });
 
 // The child's CPU time comes from bash's `time` keyword (millisecond resolution; GNU time prints

@@ -36,9 +36,16 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V' || argv[0]
   if (cli.abandonedLockWaits?.() > 0) process.exit();
 }
 
-/** The bundle, unless it is missing or older than the per-module build (then that one is current). */
+/**
+ * The bundle, unless it is missing or, in a source checkout, older than the per-module build (then
+ * `tsc` ran after it and that one is current). An installed package (no src/) always runs its
+ * bundle: npm writes the files in tarball order, so dist/cli/ can be milliseconds newer than
+ * dist/bundle/ — which ran the slower per-module build without the list-impls parse cache
+ * (outside attack F8: list-impls --include-complete 2.1x Go).
+ */
 function cliEntry() {
   const bundle = statSync(new URL('../dist/bundle/main.js', import.meta.url), { throwIfNoEntry: false });
   const modules = statSync(new URL('../dist/cli/main.js', import.meta.url), { throwIfNoEntry: false });
+  if (bundle && modules && !statSync(new URL('../src/cli/main.ts', import.meta.url), { throwIfNoEntry: false })) return '../dist/bundle/main.js';
   return bundle && (!modules || bundle.mtimeMs >= modules.mtimeMs) ? '../dist/bundle/main.js' : '../dist/cli/main.js';
 }
