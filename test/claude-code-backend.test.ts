@@ -230,8 +230,9 @@ describe.skipIf(noBinary)(needsBinary('claude-code backend, offline against a lo
       expect(resultSeenByModel(api, 'toolu_commit')?.isError).toBe(false);
       expect(resultSeenByModel(api, 'toolu_report')?.text).toContain('completion report saved (status: complete)');
 
-      // set_completion reached reportCompletion with the model's fields.
-      expect(h.reports).toEqual([{ status: 'complete', branch, files_created: ['src/a.ts'], verification: 'PASS', notes: 'implemented a' }]);
+      // set_completion reached reportCompletion with the model's fields, and the commit and worktree it left out from git (issue 13).
+      const head = (await h.repo.run(['-C', h.worktree, 'rev-parse', 'HEAD'])).trim();
+      expect(h.reports).toEqual([{ status: 'complete', branch, files_created: ['src/a.ts'], verification: 'PASS', notes: 'implemented a', commit: head, worktree: h.worktree }]);
 
       // Journal and events.
       expect(h.uses.map((use) => [use.toolCallId, use.tool])).toEqual(steps.map((step) => [step.id, step.name]));
@@ -295,7 +296,9 @@ describe.skipIf(noBinary)(needsBinary('claude-code backend, offline against a lo
       const outcome = await createClaudeCodeBackend().run(h.request(api));
       expect(outcome.status).toBe('finished');
       expect(outcome.text).toBe('Reported, finished.');
-      expect(h.reports).toEqual([{ status: 'complete', verification: 'PASS' }]);
+      // What the model left out comes from git (issue 13, F3): commit, branch, worktree and the file lists of base..HEAD.
+      const head = (await h.repo.run(['-C', h.worktree, 'rev-parse', 'HEAD'])).trim();
+      expect(h.reports).toEqual([{ status: 'complete', verification: 'PASS', branch, commit: head, worktree: h.worktree, files_created: ['src/a.ts'], files_changed: [] }]);
       // The block reason reached the model in the request after its first "I am done."
       const toldBodies = requestBodies(api).filter((body) => userText(body).includes('[polywave E42]'));
       expect(toldBodies.length).toBeGreaterThan(0);
