@@ -11,6 +11,7 @@ import { ensureGateBuildCache, gateBuildCacheEnv } from './build-cache.js';
 import { computeWorkspaceFingerprint, gateCacheKey, type GitRunner, type WorkspaceFingerprint } from './cache-key.js';
 import { resolveGateRepo, type RepoRegistry } from './config.js';
 import { detectFormatter } from './detect-formatter.js';
+import { npmOfflineEnv } from './npm-offline.js';
 import type { GateCache } from './gate-cache.js';
 import type { OutputLimits } from './output.js';
 import { runShellCommand } from './run-command.js';
@@ -363,6 +364,8 @@ export async function sandboxGateCommand(command: string, cwd: string, context: 
     Object.assign(stringEnv, gateBuildCacheEnv(buildCache, env));
     stringEnv.TMPDIR = tmp;
     const runIn = checkout ? checkout.cwd : cwd;
+    // No way to the npm registry in this sandbox: npm/npx fail at once instead of retrying it for a minute (F9).
+    Object.assign(stringEnv, npmOfflineEnv(runIn, plan.allowedHosts, env));
     const wrapped = await wrapInSandbox(plan, command, { cwd: runIn, env: stringEnv, ...(context.signal ? { signal: context.signal } : {}) });
     const gateTmp = tmp;
     const made = context.checkouts ? undefined : checkout;
