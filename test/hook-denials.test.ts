@@ -106,6 +106,11 @@ describe('refusals of the plugin hook are recorded for the agent they judged', (
       expect(reported.code, reported.stderr).toBe(0);
     }
 
+    // The report filed from A's worktree carries the refused write (out_of_scope_deps); B's none.
+    const reports = readFileSync(implPath, 'utf8');
+    expect(reports).toMatch(/file: src\/b\.ts, change: write refused by the jail \(JAIL_NOT_OWNED\)/);
+    expect(reports.match(/write refused by the jail/g)).toHaveLength(1);
+
     const status = await runCli(['agent-status', implPath, '--json'], { cwd: repo.dir, env });
     expect(status.code, status.stderr).toBe(0);
     expect((JSON.parse(status.stdout) as { refused_writes: unknown[] }).refused_writes).toEqual([expect.objectContaining({ agent: 'A', wave: 1, target: 'src/b.ts', code: 'JAIL_NOT_OWNED' })]);

@@ -109,6 +109,29 @@ async function fillFromWorktree(input: Record<string, unknown>, agentId: string,
 }
 
 /**
+ * Issue 13 (F2): the writes the jail refused this agent — recorded in its denials store by the
+ * plugin's PreToolUse hook (`polywave hook pre-tool-use`) or by run-agent — go into the report's
+ * `out_of_scope_deps` (what the merge will lack), whatever the agent wrote there itself. The store
+ * is the main checkout's `.polywave-state/<slug>/wave<N>/agent-<ID>/denials.jsonl`; [] when none.
+ */
+async function refusedWriteLines(implPath: string, agentId: string): Promise<string[]> {
+  try {
+    const slug = /^IMPL-(.+)\.ya?ml$/.exec(path.basename(implPath))?.[1];
+    if (slug === undefined) return [];
+    const parsed = parseYamlSafe(await readTextFile(implPath));
+    if (!parsed.ok) return [];
+    const waves = (toPlain(parsed.document) as { waves?: Array<{ number?: unknown; agents?: Array<{ id?: unknown }> }> } | null)?.waves;
+    const wave = Array.isArray(waves) ? waves.find((item) => Array.isArray(item?.agents) && item.agents.some((agent) => agent?.id === agentId))?.number : undefined;
+    if (typeof wave !== 'number') return [];
+    const [{ ownershipDenials, readDenials, outOfScopeLine }, { journalPaths }] = await Promise.all([import('../../engine/jail-denials.js'), import('../../engine/journal.js')]);
+    const root = path.dirname(path.dirname(path.dirname(implPath)));
+    return ownershipDenials(await readDenials(journalPaths(root, slug, wave, agentId).dir)).map(outOfScopeLine);
+  } catch {
+    return [];
+  }
+}
+
+/**
  * `set-completion <impl> --agent ID --status … [fields] [--file F|-]` — writes
  * `completion_reports.{ID}` through the locked, format-preserving writer, group-committed with
  * every other writer waiting at that moment, so any number of agents can report at the same time
@@ -130,6 +153,11 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   }
   if (!agentId) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: '--agent is required (or an `agent:` key in the report file)' });
   await fillFromWorktree(input, agentId, filePath, io);
+  const refused = await refusedWriteLines(filePath, agentId);
+  if (refused.length > 0) {
+    const existing = Array.isArray(input.out_of_scope_deps) ? input.out_of_scope_deps.map(String) : typeof input.out_of_scope_deps === 'string' && input.out_of_scope_deps.trim() !== '' ? [input.out_of_scope_deps] : [];
+    input.out_of_scope_deps = [...existing, ...refused.filter((line) => !existing.includes(line))];
+  }
   const report = await saveCompletionReport(filePath, agentId, input, manifestWriteOptions(io.env));
   printJson(io, { agent: agentId, status: report.status, saved: true }, { compact: true });
   return 0;
