@@ -6,7 +6,9 @@ import { unmergedAgents } from '../src/engine/wave-merged.js';
 import { runAutopilot } from '../src/orchestrator/autopilot.js';
 import { isWaveFinished } from '../src/protocol/waves.js';
 import { runCliInProcess } from './support/cli-in-process.js';
+import { createTestRepo } from './support/git-repo.js';
 import { createWaveFixture, implRelative, slug, type WaveFixture } from './support/wave-fixture.js';
+import type { ImplManifest } from '../src/protocol/schema/impl-schema.js';
 
 // Issue 13, outside attack F1 (attack-compat-5-repros/repro-unmerged-wave.sh): wave 1 is finalized
 // (WAVE_VERIFIED, merge_state completed); wave 2's agent commits on its branch and reports complete,
@@ -69,5 +71,31 @@ describe('a wave that reported complete but was never merged (issue 13, F1)', ()
     expect(run.waves[0]?.agents ?? []).toEqual([]);
     expect(await repo.git.showFile('HEAD', 'src/c.ts')).toBe('export const c = 1;\n');
     expect(readFileSync(repo.path('docs/IMPL/complete/IMPL-demo.yaml'), 'utf8')).toMatch(/^state: COMPLETE$/m);
+  });
+
+  it('decides per agent from its evidence: an unmerged branch counts; a merged short SHA, a solo commit on main and an agent git knows nothing of do not', async () => {
+    const repo = await createTestRepo({ files: { 'src/base.ts': 'export const base = 1;\n' } });
+    const mainCommit = await repo.git.headCommit();
+    await repo.git.createBranch('polywave/demo/wave1-agent-A', 'HEAD');
+    await repo.run(['checkout', '-q', 'polywave/demo/wave1-agent-A']);
+    writeFileSync(repo.path('src/a.ts'), 'export const a = 1;\n');
+    const commitA = await repo.commitAll('A');
+    await repo.run(['checkout', '-q', 'main']);
+    writeFileSync(repo.path('src/d.ts'), 'export const d = 1;\n');
+    const commitD = await repo.commitAll('D, a solo agent on main');
+    const manifest: ImplManifest = {
+      waves: [{ number: 1, agents: [{ id: 'A' }, { id: 'B' }, { id: 'C' }, { id: 'D' }, { id: 'E' }] }],
+      completion_reports: {
+        A: { status: 'complete', commit: commitA },
+        B: { status: 'complete', commit: mainCommit.slice(0, 9) },
+        C: { status: 'complete', commit: 'deadbeefdeadbeef', branch: 'polywave/demo/wave1-agent-C' },
+        D: { status: 'complete', commit: commitD, branch: 'main' },
+      },
+    } as unknown as ImplManifest;
+    expect(await unmergedAgents(repo.git, manifest, slug, [1])).toEqual([{ agent: 'A', wave: 1, ref: `polywave/demo/wave1-agent-A at ${commitA.slice(0, 12)}` }]);
+    // Against A's branch as the target (a PROGRAM tier's IMPL branch), D's solo commit on main is the unmerged one.
+    expect((await unmergedAgents(repo.git, manifest, slug, [1], 'polywave/demo/wave1-agent-A')).map((agent) => agent.agent)).toEqual(['D']);
+    await repo.run(['merge', '-q', '--no-ff', '-m', 'merge A', 'polywave/demo/wave1-agent-A']);
+    expect(await unmergedAgents(repo.git, manifest, slug, [1])).toEqual([]);
   });
 });

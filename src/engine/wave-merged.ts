@@ -12,8 +12,8 @@
  * - an agent without evidence (no commit this repository knows, no branch: a cross-repo agent, a
  *   report imported from elsewhere, a branch deleted after the merge) is not counted as unmerged.
  *
- * Cost: one `for-each-ref`, one `cat-file --batch-check` and one `rev-list` for the whole batch,
- * and only for waves whose reports all say `complete` (the callers check that first).
+ * Cost: one `for-each-ref` and one `cat-file --batch-check` (in parallel), then one `rev-list`, for
+ * the whole batch, and only for waves whose reports all say `complete` (the callers check that first).
  */
 import type { Git } from '../git/git-port.js';
 import { branchName, legacyBranchName } from '../protocol/names.js';
@@ -62,26 +62,26 @@ export async function unmergedAgents(git: Git, manifest: ImplManifest, slug: str
   }
   if (agents.length === 0) return [];
 
-  // 1. Branch tips (one for-each-ref; exact names, so a prefix never matches another agent's branch).
+  // 1. Branch tips (one for-each-ref; exact names, so a prefix never matches another agent's branch) and
+  // 2. reported commits this repository has, as full ids (one cat-file; short ids resolve, unknown ones are
+  // "missing") — the two in parallel.
   const wanted = [...new Set(agents.flatMap((agent) => agent.branches))];
+  const reported = [...new Set(agents.flatMap((agent) => (agent.commit !== undefined && /^[0-9a-f]{4,64}$/i.test(agent.commit) ? [agent.commit] : [])))];
+  const [refs, check] = await Promise.all([
+    wanted.length === 0 ? { stdout: '' } : git.run(['for-each-ref', '--format=%(refname)%00%(objectname)', ...wanted.map((name) => `refs/heads/${name}`)]),
+    reported.length === 0 ? { stdout: '' } : git.run(['cat-file', '--batch-check=%(objectname) %(objecttype)'], { input: `${reported.map((commit) => `${commit}^{commit}`).join('\n')}\n`, allowExitCodes: [1, 128] }),
+  ]);
   const tips = new Map<string, string>();
-  const refs = wanted.length === 0 ? { stdout: '' } : await git.run(['for-each-ref', '--format=%(refname)%00%(objectname)', ...wanted.map((name) => `refs/heads/${name}`)]);
   for (const line of refs.stdout.split('\n')) {
     const [refname = '', commit = ''] = line.split('\0');
     if (refname.startsWith('refs/heads/') && commit !== '') tips.set(refname.slice('refs/heads/'.length), commit);
   }
-
-  // 2. Reported commits this repository has, as full ids (one cat-file; short ids resolve, unknown ones are "missing").
-  const reported = [...new Set(agents.flatMap((agent) => (agent.commit !== undefined && /^[0-9a-f]{4,64}$/i.test(agent.commit) ? [agent.commit] : [])))];
   const resolved = new Map<string, string>();
-  if (reported.length > 0) {
-    const check = await git.run(['cat-file', '--batch-check=%(objectname) %(objecttype)'], { input: `${reported.map((commit) => `${commit}^{commit}`).join('\n')}\n`, allowExitCodes: [1, 128] });
-    const lines = check.stdout.split('\n');
-    reported.forEach((commit, index) => {
-      const [id = '', type = ''] = (lines[index] ?? '').split(' ');
-      if (type === 'commit') resolved.set(commit, id);
-    });
-  }
+  const lines = check.stdout.split('\n');
+  reported.forEach((commit, index) => {
+    const [id = '', type = ''] = (lines[index] ?? '').split(' ');
+    if (type === 'commit') resolved.set(commit, id);
+  });
 
   // 3. Which evidence is not reachable from the target (one rev-list: evidence minus the target's history).
   const evidenceOf = (agent: (typeof agents)[number]): string[] => {
