@@ -63,10 +63,34 @@ export function resolveModelSpec(model: string | undefined, env: Readonly<Record
   const value = model?.trim() || env.POLYWAVE_MODEL?.trim() || '';
   if (value !== '') {
     const parsed = parseModelSpec(value);
+    if (parsed?.backend === 'ai-sdk' && parsed.provider === 'ollama') {
+      const host = ollamaBaseUrl(env.OLLAMA_HOST);
+      if (host !== undefined) return { ...parsed, baseURL: host };
+    }
     if (parsed) return parsed;
   }
   const bare = value;
   if (env.ANTHROPIC_API_KEY) return { backend: 'ai-sdk', provider: 'anthropic', modelId: bare || 'claude-sonnet-4-5', raw: `anthropic:${bare || 'claude-sonnet-4-5'}` };
   if (env.OPENAI_API_KEY && !/^claude/.test(bare)) return { backend: 'ai-sdk', provider: 'openai', modelId: bare || 'gpt-4o', raw: `openai:${bare || 'gpt-4o'}` };
   return { backend: 'claude-code', ...(bare ? { modelId: bare } : {}), raw: `claude-code:${bare}` };
+}
+
+/**
+ * The OpenAI-compatible base URL of the Ollama server OLLAMA_HOST names (as the `ollama` CLI reads
+ * it: `host`, `host:port`, `http(s)://host[:port]`; port 11434 by default; the bind-all address
+ * 0.0.0.0 means this machine), or undefined when it is unset or unusable.
+ */
+export function ollamaBaseUrl(value: string | undefined): string | undefined {
+  const trimmed = value?.trim() ?? '';
+  if (trimmed === '') return undefined;
+  try {
+    const url = new URL(/^https?:\/\//i.test(trimmed) ? trimmed : `http://${trimmed}`);
+    if (url.hostname === '0.0.0.0') url.hostname = '127.0.0.1';
+    if (url.hostname === '[::]') url.hostname = '[::1]';
+    const explicitPort = /^(https?:\/\/)?(\[[^\]]*\]|[^/:]*):\d+/i.test(trimmed);
+    if (!explicitPort && url.protocol === 'http:') url.port = '11434';
+    return `${url.origin}${url.pathname.replace(/\/+$/, '')}/v1`;
+  } catch {
+    return undefined;
+  }
 }

@@ -10,6 +10,7 @@ import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { interruptSignal } from './prepare-wave.js';
 import { unsafeNoSandboxFrom } from '../sandbox-option.js';
 import { requireModelCredentials } from '../../agents/credentials.js';
+import { requireReachableModels } from '../../agents/model-preflight.js';
 import { slugPattern } from '../../protocol/schema/impl-schema.js';
 
 function text(options: Record<string, unknown>, name: string): string | undefined {
@@ -75,7 +76,9 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   // Issue 13: no model credentials → say which backend would run and what to set, before anything
   // starts (exit 2). After the flags are checked: a bad slug is still reported as such.
   if (slug !== undefined && !slugPattern.test(slug)) throw new PolywaveError({ code: 'V018_INVALID_SLUG_FORMAT', message: `slug "${slug}" is not kebab-case (a-z, 0-9, single hyphens)` });
-  requireModelCredentials([{ role: 'the Scout', model }], io.env);
+  const scoutRole = [{ role: 'the Scout', model }];
+  // F10: a local model server must answer before anything starts.
+  await requireReachableModels(scoutRole, requireModelCredentials(scoutRole, io.env));
 
   const events = new EventBus();
   if (json) events.subscribe((event) => io.stdout(`${JSON.stringify(event)}\n`));

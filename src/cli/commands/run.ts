@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, rmdirSync } from 'node:fs';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { startRecording } from '../event-recording.js';
 import path from 'node:path';
@@ -11,6 +11,7 @@ import { unsafeNoSandboxFrom } from '../sandbox-option.js';
 import { budgetFrom } from '../budget-option.js';
 import { dispatchFlagsFrom, dispatcherFromConfig } from '../../dispatch/from-config.js';
 import { requireModelCredentials } from '../../agents/credentials.js';
+import { requireReachableModels } from '../../agents/model-preflight.js';
 
 function formatPlan(plan: PlanSummary): string {
   const lines = [`Plan: ${plan.title || plan.slug} — verdict ${plan.verdict || '?'}, ${plan.waves.length} wave(s), ${plan.estimated_agents} agent(s)`];
@@ -31,6 +32,17 @@ export function resumeAdvice(state: string, stopped: string | undefined): string
   if (stopped.startsWith('waiting for approval')) return 'Re-run with --yes (or --auto) to approve the plan.';
   if (/a human must decide/.test(stopped)) return undefined;
   return 'Fix what is named above, then re-run the same command to resume (finished work is kept).';
+}
+
+/** Removes each directory that is empty, in order (a parent after its child); anything else is kept. */
+function removeIfEmpty(directories: readonly string[]): void {
+  for (const directory of directories) {
+    try {
+      if (readdirSync(directory).length === 0) rmdirSync(directory);
+    } catch {
+      // gone already, or not removable: kept
+    }
+  }
 }
 
 function model(options: Record<string, unknown>, name: string): string | undefined {
@@ -54,10 +66,8 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     return runProgram(args, { ...options, auto: options.auto === true }, io);
   }
   // Issue 13: no model credentials → say which backend each role would use and what to set, before anything starts (exit 2).
-  requireModelCredentials(
-    [...(isImpl ? [] : [{ role: 'the Scout', model: model(options, 'scoutModel') ?? model(options, 'model') }]), { role: 'the wave agents', model: model(options, 'waveModel') ?? model(options, 'model') }],
-    io.env,
-  );
+  const roles = [...(isImpl ? [] : [{ role: 'the Scout', model: model(options, 'scoutModel') ?? model(options, 'model') }]), { role: 'the wave agents', model: model(options, 'waveModel') ?? model(options, 'model') }];
+  const specs = requireModelCredentials(roles, io.env);
   // E39 `run --interview`: the interview comes first; its REQUIREMENTS.md is what the Scout plans from.
   let feature = target;
   let slug: string | undefined;
@@ -78,6 +88,20 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const budget = await budgetFrom(options, repoDir);
   // Issue 17: --dispatch redis://… (or polywave.config.json `dispatch`): wave agents run on `polywave worker`s.
   const dispatcher = await dispatcherFromConfig(dispatchFlagsFrom(options), { startDir: repoDir, env: io.env });
+  // F10: a local model server (ollama:, lmstudio:, openai-compatible:) must answer before the run writes anything
+  // (dispatched wave agents use the workers' servers: only the roles that run here are checked).
+  const local = roles.map((role, index) => ({ role, spec: specs[index]! })).filter((entry) => !(dispatcher && entry.role.role === 'the wave agents'));
+  try {
+    await requireReachableModels(
+      local.map((entry) => entry.role),
+      local.map((entry) => entry.spec),
+    );
+  } catch (error) {
+    await dispatcher?.close();
+    throw error;
+  }
+  const docsImpl = path.join(repoDir, 'docs', 'IMPL');
+  const hadDocsImpl = existsSync(docsImpl);
   const json = options.json === true;
   const auto = options.auto === true || options.yes === true;
   const events = new EventBus();
@@ -131,13 +155,17 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     else {
       // Issue 13: a human gets a short summary (the result JSON only with --json), and the resume advice only where re-running helps.
       const cost = result.usage.costUsd === undefined ? 'cost unknown' : `$${result.usage.costUsd.toFixed(2)}`;
-      const where = result.impl_path ? ` — ${path.relative(repoDir, result.impl_path) || result.impl_path}` : '';
-      const advice = result.success ? undefined : resumeAdvice(result.state, result.stopped);
+      // F10: an IMPL the Scout never wrote is not named, and there is nothing to resume.
+      const written = result.impl_path !== undefined && result.impl_path !== '' && existsSync(result.impl_path);
+      const where = written ? ` — ${path.relative(repoDir, result.impl_path!) || result.impl_path}` : '';
+      const advice = result.success ? undefined : written ? resumeAdvice(result.state, result.stopped) : 'Nothing was written: fix what is named above, then run the command again.';
       io.stdout(
-        `run: ${result.success ? 'COMPLETE' : `stopped (${result.state || 'no IMPL'})`}${where} in ${(result.duration_ms / 1000).toFixed(1)} s, ${result.merged_agents.length} agent(s) merged, ${result.usage.inputTokens + result.usage.outputTokens} tokens, ${cost}\n` +
+        `run: ${result.success ? 'COMPLETE' : `stopped (${written ? result.state || 'no IMPL' : 'no IMPL written'})`}${where} in ${(result.duration_ms / 1000).toFixed(1)} s, ${result.merged_agents.length} agent(s) merged, ${result.usage.inputTokens + result.usage.outputTokens} tokens, ${cost}\n` +
           `${result.stopped ? `  ${result.stopped}\n` : ''}${advice ? `  ${advice}\n` : ''}`,
       );
     }
+    // F10: a failed Scout leaves no empty docs/IMPL/ (or docs/) behind that this run created.
+    if (!result.success && !hadDocsImpl) removeIfEmpty([docsImpl, path.dirname(docsImpl)]);
     return result.success ? 0 : 1;
   } finally {
     await dispatcher?.close();
