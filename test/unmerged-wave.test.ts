@@ -5,6 +5,7 @@ import { prepareWave } from '../src/engine/prepare-wave.js';
 import { unmergedAgents } from '../src/engine/wave-merged.js';
 import { runAutopilot } from '../src/orchestrator/autopilot.js';
 import { isWaveFinished } from '../src/protocol/waves.js';
+import { editImpl } from '../src/store/manifest-file.js';
 import { runCliInProcess } from './support/cli-in-process.js';
 import { createTestRepo } from './support/git-repo.js';
 import { createWaveFixture, implRelative, slug, type WaveFixture } from './support/wave-fixture.js';
@@ -21,10 +22,12 @@ async function reportedButUnmerged(): Promise<WaveFixture> {
   const fixture = await createWaveFixture({ waves: [[{ id: 'A', files: ['src/a.ts'] }, { id: 'B', files: ['src/b.ts'] }], [{ id: 'C', files: ['src/c.ts'] }]], testCommand: 'true', lintCommand: 'true' });
   await fixture.startWave(1);
   for (const id of ['A', 'B']) await fixture.complete(id, { [`src/${id.toLowerCase()}.ts`]: `export const ${id.toLowerCase()} = 1;\n` });
-  const first = await fixture.finalize(1);
-  expect(first.success, JSON.stringify(first.steps.find((step) => step.status === 'failed'))).toBe(true);
+  // Wave 1 as finalize-wave leaves it (its own tests cover it; doing it by hand keeps this test cheap):
+  // one --no-ff merge per agent, WAVE_VERIFIED with merge_state completed, committed.
+  for (const id of ['A', 'B']) await fixture.repo.run(['merge', '-q', '--no-ff', '-m', `Merge ${fixture.branch(id)}`, fixture.branch(id)]);
+  await editImpl(fixture.implPath, () => ({ edits: [{ path: ['state'], value: 'WAVE_VERIFIED' }, { path: ['merge_state'], value: 'completed' }], outcome: undefined }));
   await fixture.repo.run(['add', implRelative]);
-  await fixture.repo.run(['-c', 'core.hooksPath=/dev/null', 'commit', '-q', '--allow-empty', '-m', 'wave 1 state']);
+  await fixture.repo.run(['-c', 'core.hooksPath=/dev/null', 'commit', '-q', '-m', 'wave 1 state']);
   await fixture.startWave(2);
   await fixture.complete('C', { 'src/c.ts': 'export const c = 1;\n' }, { wave: 2 });
   return fixture;
