@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, lstatSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -23,6 +23,7 @@ import type { Jail, JailPolicy } from './jail/types.js';
 import { createJournalRecorder } from './journal-recorder.js';
 import { resolveModelSpec } from './model-spec.js';
 import { buildAgentSandboxPlan } from './sandbox/agent-sandbox.js';
+import { guardIgnoredPaths, ignoredQuarantineCode, type IgnoredGuard, type QuarantinedPath } from './sandbox/ignored-paths.js';
 import { configFilesOf, type SandboxPlan, type SandboxSettings } from '../sandbox/sandbox-plan.js';
 import { sandboxStatus, type SandboxStatus } from '../sandbox/sandbox-status.js';
 import { sandboxUnavailableError } from '../sandbox/sandbox-unavailable-error.js';
@@ -163,6 +164,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
   const env = agentEnvironment({ env: options.env, scratchDir, agentId: options.agentId, cwd: options.cwd, ...(options.wave !== undefined ? { wave: options.wave } : {}), ...(options.implPath ? { implPath: options.implPath } : {}), ...(options.branch ? { branch: options.branch } : {}) });
   let sandbox: SandboxPlan | undefined;
   let toolExecutor: ToolExecutor | undefined;
+  let ignoredGuard: IgnoredGuard | undefined;
   if (decision.sandboxed) {
     // A solo/integration agent works in the main checkout: the manifest the orchestrator writes stays
     // read-only. The Scout's job is to write that manifest (its jail keeps it to docs/IMPL/).
@@ -178,6 +180,11 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
     try {
       // The user's home (its credentials are unreadable) is the orchestrator's HOME, as passed down.
       sandbox = await buildAgentSandboxPlan({ root: jail.root, home, tmp, env: options.env, readOnly, userHome: options.env.HOME ?? os.homedir(), ...(options.sandboxSettings ? { settings: options.sandboxSettings } : {}) });
+      // An agent working in the main checkout (its `.git` is a directory): the checkout's ignored
+      // files are read-only to it, new ones are moved out after it (issue 11; sandbox/ignored-paths.ts).
+      if (isMainCheckout(jail.root)) {
+        ignoredGuard = await guardIgnoredPaths({ root: jail.root, plan: sandbox, ownedFiles: options.policy.ownedFiles, gitCommonDir: path.join(jail.root, '.git'), agentId: options.agentId, env: options.env });
+      }
     } catch (error) {
       await rm(scratchDir, { recursive: true, force: true }).catch(() => undefined);
       throw error;
@@ -240,8 +247,19 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
     clearTimeout(timer);
     options.signal?.removeEventListener('abort', onAbort);
     recorder?.flush();
-    if (options.journal) await appendDenials(options.journal.dir, denied.map((record) => ({ ...record, ...(record.target ? { target: repoRelative(record.target, jail.root) } : {}) }))).catch(() => undefined);
     await toolExecutor?.stop().catch(() => undefined);
+    if (ignoredGuard) {
+      // Its processes are gone (executor stopped, backend returned): what appeared among the ignored files is moved out.
+      const moved = await ignoredGuard.quarantineNew().catch((error: unknown): QuarantinedPath[] => [{ path: '.', error: error instanceof Error ? error.message : String(error) }]);
+      for (const entry of moved) {
+        const reason = entry.movedTo
+          ? `"${entry.path}" is ignored by git and appeared in the main checkout while the agent ran (something the user may run later outside any sandbox): moved to ${entry.movedTo}`
+          : `"${entry.path}" is ignored by git and appeared in the main checkout while the agent ran, but could not be moved out: ${entry.error ?? 'unknown error'}`;
+        denied.push({ ts: new Date().toISOString(), attempt: options.attempt ?? 1, tool: 'sandbox', code: ignoredQuarantineCode, reason, target: entry.path });
+        forward({ type: 'agent-log', level: 'warn', message: `${ignoredQuarantineCode}: ${reason}` });
+      }
+    }
+    if (options.journal) await appendDenials(options.journal.dir, denied.map((record) => ({ ...record, ...(record.target ? { target: repoRelative(record.target, jail.root) } : {}) }))).catch(() => undefined);
     if (!options.keepScratch) await rm(scratchDir, { recursive: true, force: true }).catch(() => undefined);
   }
   if (timedOut && outcome.status !== 'finished') outcome = { ...outcome, status: 'timeout', failure: { kind: 'transient', message: `wall-clock limit of ${Math.round(limits.timeoutMs / 1000)} s reached` } };
@@ -267,6 +285,15 @@ function withRefusedWrites(report: NonNullable<AgentRunRequest['reportCompletion
     const lines = refused.map(outOfScopeLine).filter((line) => !existing.includes(line));
     return report({ ...input, out_of_scope_deps: [...existing, ...lines] });
   };
+}
+
+/** True when `root` is a main checkout (its `.git` is a directory, not a linked worktree's file). */
+function isMainCheckout(root: string): boolean {
+  try {
+    return lstatSync(path.join(root, '.git')).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 function isInside(child: string, parent: string): boolean {

@@ -1,0 +1,44 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createTestRepo } from '../../../test/support/git-repo.js';
+import { agentSandboxPlan } from '../../sandbox/sandbox-plan.js';
+import { guardIgnoredPaths } from './ignored-paths.js';
+
+describe('guardIgnoredPaths (real git, no sandbox needed)', () => {
+  it('read-only mounts for the shallow entries (owned and polywave paths left out), past 256 a fingerprint: a changed deep entry and a new one are moved to the quarantine', async () => {
+    const repo = await createTestRepo({ files: { '.gitignore': '.polywave-state/\n__pycache__/\n.envrc\ndist/\ngen.txt\n', 'src/owned/keep.txt': 'x\n' } });
+    writeFileSync(repo.path('.envrc'), 'user\n');
+    mkdirSync(repo.path('.polywave-state'), { recursive: true });
+    writeFileSync(repo.path('src/owned/gen.txt'), 'ignored but owned\n');
+    for (let index = 0; index < 300; index += 1) {
+      mkdirSync(repo.path(`pkg/p${index}/__pycache__`), { recursive: true });
+      // A tracked file beside each: git lists every __pycache__/ on its own (else one `pkg/` stands for all).
+      writeFileSync(repo.path(`pkg/p${index}/m.py`), 'x = 1\n');
+      writeFileSync(repo.path(`pkg/p${index}/__pycache__/m.pyc`), 'user bytecode\n');
+    }
+    await repo.commitAll('python sources');
+    const plan = agentSandboxPlan({ root: repo.dir, home: repo.sibling('h'), tmp: repo.sibling('t'), gitCommonDir: repo.path('.git'), otherWorktrees: [], scratchDirs: [] });
+    const guard = await guardIgnoredPaths({ root: repo.dir, plan, ownedFiles: ['src/owned/gen.txt'], gitCommonDir: repo.path('.git'), agentId: 'A', env: repo.env, now: () => new Date('2026-12-03T00:00:00Z') });
+    expect(guard.readOnly).toHaveLength(256);
+    expect(guard.readOnly[0]).toBe(repo.path('.envrc'));
+    expect(guard.readOnly).not.toContain(repo.path('pkg/p99/__pycache__'));
+    expect(plan.readOnlyWithin).toContain(repo.path('.envrc'));
+    expect(guard.readOnly).not.toContain(repo.path('.polywave-state'));
+    expect(guard.readOnly).not.toContain(repo.path('src/owned/gen.txt'));
+    // What the agent does: a new dist/, a deep entry past the mounts rewritten, one untouched, its owned file.
+    mkdirSync(repo.path('dist'));
+    writeFileSync(repo.path('dist/x.js'), 'agent\n');
+    writeFileSync(repo.path('pkg/p99/__pycache__/m.pyc'), 'agent bytecode\n');
+    writeFileSync(repo.path('src/owned/gen.txt'), 'changed by its owner\n');
+    writeFileSync(repo.path('.polywave-state/journal.jsonl'), '{}\n');
+    const moved = await guard.quarantineNew();
+    const batch = repo.path('.git/polywave/quarantine/A-2026-12-03T00-00-00-000Z');
+    expect(moved.map((entry) => entry.path).sort()).toEqual(['dist/', 'pkg/p99/__pycache__/']);
+    expect(readFileSync(path.join(batch, 'pkg/p99/__pycache__/m.pyc'), 'utf8')).toBe('agent bytecode\n');
+    expect(existsSync(repo.path('dist'))).toBe(false);
+    expect(readFileSync(repo.path('pkg/p298/__pycache__/m.pyc'), 'utf8')).toBe('user bytecode\n');
+    expect(readFileSync(repo.path('src/owned/gen.txt'), 'utf8')).toBe('changed by its owner\n');
+    expect(existsSync(repo.path('.polywave-state/journal.jsonl'))).toBe(true);
+  });
+});

@@ -1,0 +1,212 @@
+/**
+ * The main checkout's git-IGNORED files, for an agent that works in the main checkout (a solo wave's
+ * agent, the integration, scaffold and Scout agents: issue 11, note9). Its sandbox makes that
+ * checkout writable, and git ignores what it writes to `.envrc`, `node_modules/.bin/…`, `.vscode/`,
+ * `dist/`, `__pycache__/`: neither the jail's audit (git status) nor check-tamper sees those files,
+ * and the user later runs them outside any sandbox (direnv, npm scripts, the editor's tasks, Python's
+ * bytecode cache). Two parts:
+ *
+ * - **Prevention.** Every ignored path that exists when the agent starts (git's own collapsed list:
+ *   a wholly ignored directory is one entry) is read-only in its sandbox, except one that is or holds
+ *   a file the agent owns, or holds a path the plan hides (another worktree). At most 256 mounts,
+ *   shallowest first; the deeper entries past that (many `__pycache__/`) are fingerprinted instead
+ *   (inode, size, mtime, ctime, mode of every file, up to 50,000) and moved out like new ones when
+ *   the agent changed them.
+ * - **Containment.** A sandbox cannot keep a writable directory from getting NEW files, so ignored
+ *   paths that appear while the agent runs are moved, after it stopped (its processes are dead by
+ *   then), out of the checkout into `<git common dir>/polywave/quarantine/<agent>-<time>/` — read-only
+ *   to every sandbox — and recorded in its journal's `denials.jsonl` (code SANDBOX_IGNORED_QUARANTINED).
+ *   Nothing is deleted; the wave goes on (a test run's `__pycache__` is such a path, and polywave's
+ *   post-merge commands run in a throwaway checkout anyway).
+ *
+ * Limits: an orchestrator killed while the agent runs leaves the new paths in place; a change the
+ * user makes in the checkout's ignored files during the agent's run is quarantined too.
+ */
+import { lstat, mkdir, readdir, rename } from 'node:fs/promises';
+import path from 'node:path';
+import { runGit } from '../../git/run-git.js';
+import type { SandboxPlan } from '../../sandbox/sandbox-plan.js';
+
+/** The code of a quarantined path in the agent's denials. */
+export const ignoredQuarantineCode = 'SANDBOX_IGNORED_QUARANTINED';
+
+/**
+ * More read-only mounts than this and the rest (the deepest entries: a Python tree's `__pycache__/`
+ * directories) is watched instead: bubblewrap takes at most ~3,000 mounts, and each costs start-up
+ * time (measured ~+0.9 s for 200 at load 30).
+ */
+const readOnlyLimit = 256;
+
+/** Files and directories fingerprinted under the watched entries, at most (beyond: not watched). */
+const watchBudget = 50_000;
+
+/** `ino:size:mtime:ctime:mode` of every path under `absolute` (not following links), into `into`. */
+async function fingerprint(absolute: string, into: Map<string, string>, budget: { left: number }): Promise<boolean> {
+  if (budget.left <= 0) return false;
+  budget.left -= 1;
+  let stats;
+  try {
+    stats = await lstat(absolute, { bigint: true });
+  } catch {
+    into.set(absolute, 'missing');
+    return true;
+  }
+  into.set(absolute, `${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}:${stats.mode}`);
+  if (!stats.isDirectory()) return true;
+  const children = await readdir(absolute).catch(() => [] as string[]);
+  for (const child of children) if (!(await fingerprint(path.join(absolute, child), into, budget))) return false;
+  return true;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/**
+ * Paths polywave itself writes in the checkout while an agent runs: its state directory, and the
+ * worktrees of other IMPLs (a PROGRAM tier's prepare-wave may make them meanwhile).
+ */
+const polywaveOwned = ['.polywave-state', '.claude/worktrees'];
+
+/** The work trees git knows of (absolute), for the quarantine never to move one. */
+async function worktreePaths(root: string, env: Env): Promise<string[]> {
+  const output = await runGit(['worktree', 'list', '--porcelain'], { cwd: root, env: { ...env, GIT_DIR: undefined, GIT_WORK_TREE: undefined } }).catch(() => '');
+  return output.split('\n').filter((line) => line.startsWith('worktree ')).map((line) => path.resolve(line.slice('worktree '.length)));
+}
+
+function isInside(child: string, parent: string): boolean {
+  const relative = path.relative(parent, child);
+  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
+}
+
+/**
+ * The ignored entries of `root`'s work tree, relative, as git collapses them (`dist/`, `.envrc`,
+ * `src/__pycache__/`): `git ls-files --others --ignored --exclude-standard --directory`, run outside
+ * any sandbox with the environment's git-locating variables dropped.
+ */
+export async function listIgnored(root: string, env: Env): Promise<string[]> {
+  const clean: Record<string, string | undefined> = { ...env };
+  for (const name of ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_COMMON_DIR', 'GIT_OBJECT_DIRECTORY']) delete clean[name];
+  const output = await runGit(['-c', 'core.hooksPath=/dev/null', 'ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory'], { cwd: root, env: clean });
+  // git also lists the directories inside an untracked directory that holds only ignored files
+  // (`pkg/`, `pkg/a/`, `pkg/a/__pycache__/`): the outermost one stands for them all.
+  const entries = output.split('\0').filter((entry) => entry !== '').sort();
+  const outermost: string[] = [];
+  for (const entry of entries) {
+    const last = outermost[outermost.length - 1];
+    if (last !== undefined && last.endsWith('/') && entry.startsWith(last)) continue;
+    outermost.push(entry);
+  }
+  return outermost;
+}
+
+/** What {@link guardIgnoredPaths} needs. */
+export interface IgnoredGuardInput {
+  /** The agent's root: the main checkout (realpath). */
+  root: string;
+  /** Its sandbox plan, extended in place with the read-only entries. */
+  plan: SandboxPlan;
+  /** Files the agent owns (relative to root): never made read-only, never quarantined. */
+  ownedFiles: readonly string[];
+  /** The repository's common git directory (absolute): the quarantine is under it. */
+  gitCommonDir: string;
+  agentId: string;
+  env: Env;
+  now?: () => Date;
+}
+
+/** One path moved out of the checkout. */
+export interface QuarantinedPath {
+  /** Relative to the checkout, as git listed it. */
+  path: string;
+  /** Where it is now (absolute), or undefined when the move failed. */
+  movedTo?: string;
+  error?: string;
+}
+
+/** The guard of one agent run: call {@link IgnoredGuard.quarantineNew} once its processes are gone. */
+export interface IgnoredGuard {
+  /** Entries made read-only in the plan. */
+  readOnly: string[];
+  quarantineNew(): Promise<QuarantinedPath[]>;
+}
+
+/**
+ * Lists the checkout's ignored entries, makes them read-only in `plan` (see the module comment) and
+ * returns the guard that moves the entries that appear later out of the checkout.
+ */
+export async function guardIgnoredPaths(input: IgnoredGuardInput): Promise<IgnoredGuard> {
+  const root = path.resolve(input.root);
+  const before = new Set(await listIgnored(root, input.env));
+  const owned = input.ownedFiles.map((file) => path.resolve(root, file));
+  const keep = (entry: string): boolean => {
+    const absolute = path.resolve(root, entry);
+    if (polywaveOwned.some((name) => isInside(absolute, path.join(root, name)))) return false;
+    // An entry that is, holds or lies inside an owned file stays the agent's to write.
+    return !owned.some((file) => isInside(file, absolute) || isInside(absolute, file));
+  };
+  const readOnly: string[] = [];
+  const protectedInside = (absolute: string): boolean =>
+    input.plan.unreadable.some((hidden) => isInside(hidden, absolute)) || input.plan.writable.some((open) => open !== root && isInside(open, absolute)) || owned.some((file) => isInside(file, absolute));
+  // An entry that holds a path with a mount of its own (another worktree, hidden) or an owned file:
+  // its other children are read-only one by one (a few levels down).
+  const add = async (absolute: string, depth: number): Promise<void> => {
+    if (readOnly.length >= readOnlyLimit * 2) return;
+    if (input.plan.unreadable.includes(absolute) || owned.some((file) => isInside(absolute, file))) return;
+    if (polywaveOwned.some((name) => isInside(absolute, path.join(root, name)))) return;
+    if (!protectedInside(absolute)) {
+      readOnly.push(absolute);
+      return;
+    }
+    if (depth >= 4) return;
+    const children = await readdir(absolute, { withFileTypes: true }).catch(() => []);
+    for (const child of children) await add(path.join(absolute, child.name), depth + 1);
+  };
+  // Shallow entries first: the top-level `node_modules/`, `.envrc`, `dist/` are the ones users run.
+  const depth = (entry: string): number => entry.replace(/\/$/, '').split('/').length;
+  const ordered = [...before].filter(keep).sort((left, right) => depth(left) - depth(right) || (left < right ? -1 : left > right ? 1 : 0));
+  const overflow: string[] = [];
+  for (const entry of ordered) {
+    if (readOnly.length >= readOnlyLimit) overflow.push(entry);
+    else await add(path.resolve(root, entry), 0);
+  }
+  // Past the mount limit: each entry's files are fingerprinted now and compared when the agent stops.
+  const watched = new Map<string, Map<string, string>>();
+  const budget = { left: watchBudget };
+  for (const entry of overflow) {
+    const prints = new Map<string, string>();
+    if (await fingerprint(path.resolve(root, entry), prints, budget)) watched.set(entry, prints);
+  }
+  input.plan.readOnlyWithin = [...new Set([...input.plan.readOnlyWithin, ...readOnly])];
+  return {
+    readOnly,
+    async quarantineNew() {
+      const after = await listIgnored(root, input.env);
+      let fresh = after.filter((entry) => !before.has(entry) && keep(entry));
+      for (const [entry, prints] of watched) {
+        const now = new Map<string, string>();
+        await fingerprint(path.resolve(root, entry), now, { left: watchBudget });
+        const same = now.size === prints.size && [...prints].every(([file, print]) => now.get(file) === print);
+        if (!same && now.get(path.resolve(root, entry)) !== 'missing') fresh.push(entry);
+      }
+      if (fresh.length === 0) return [];
+      const worktrees = (await worktreePaths(root, input.env)).filter((entry) => entry !== root);
+      fresh = fresh.filter((entry) => !worktrees.some((worktree) => isInside(worktree, path.resolve(root, entry))));
+      const stamp = (input.now ?? (() => new Date()))().toISOString().replace(/[:.]/g, '-');
+      const target = path.join(input.gitCommonDir, 'polywave', 'quarantine', `${input.agentId.replace(/[^A-Za-z0-9_-]/g, '_')}-${stamp}`);
+      const moved: QuarantinedPath[] = [];
+      for (const entry of fresh) {
+        const from = path.resolve(root, entry);
+        const to = path.join(target, entry);
+        try {
+          // The entry itself is moved (a symlink as a symlink); its parent directories are the checkout's own.
+          await lstat(from);
+          await mkdir(path.dirname(to), { recursive: true, mode: 0o700 });
+          await rename(from, to);
+          moved.push({ path: entry, movedTo: to });
+        } catch (error) {
+          moved.push({ path: entry, error: error instanceof Error ? error.message : String(error) });
+        }
+      }
+      return moved;
+    },
+  };
+}
