@@ -12,6 +12,7 @@
 //   KILL_WAVE2_DELAY_MS=1500 (default, as the test)   KILL_DIR=/tmp/x (default: a new temp dir)
 //
 // Points (comma-separated, in run order): scout2 = 300 ms after "tier 2: scouting checkout";
+// scout2-commit = inside the tier-2 Scout's commit (its IMPL doc staged, not committed);
 // wave2 = KILL_WAVE2_DELAY_MS after "tier 2: checkout running on"; wave2-sweep = like wave2 but the
 // delay moves over the runs from 0 to 2 × KILL_WAVE2_DELAY_MS (to land in each step of the wave's
 // start-up at least once); wave2-add = while `git worktree add` of agent K's worktree runs (the
@@ -41,7 +42,23 @@ const since = (lines, pattern) => {
   const line = lines.find((candidate) => pattern.test(candidate.text));
   return line ? performance.now() - line.at : -1;
 };
+/** Inside the commit of the tier-2 Scout: its IMPL doc REVIEWED on disk and in the index, the commit not yet on main (never after it was seen there). */
+function scoutCommitInFlight(repo) {
+  let committed = false;
+  return () => {
+    if (committed) return false;
+    try {
+      if (!readFileSync(path.join(repo, 'docs/IMPL/IMPL-checkout.yaml'), 'utf8').includes('state: REVIEWED')) return false;
+      if (!readFileSync(path.join(repo, '.git/index')).includes('docs/IMPL/IMPL-checkout.yaml')) return false;
+      committed = git(repo, ['log', '--format=%s', '-n', '20', 'main']).includes('chore: scout IMPL for checkout');
+      return !committed;
+    } catch {
+      return false;
+    }
+  };
+}
 const points = {
+  'scout2-commit': (_run, repo) => scoutCommitInFlight(repo),
   scout2: () => (lines) => since(lines, /program: tier 2: scouting checkout/) >= 300,
   wave2: () => (lines) => since(lines, /program: tier 2: checkout running on/) >= wave2Delay,
   // Inside `git worktree add` of agent K's worktree (tier 2): git's lock file of the new

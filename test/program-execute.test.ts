@@ -4,7 +4,7 @@
  * real temporary git repositories (the demo PROGRAM "shop"), scripted agents, real worktrees and
  * merges; assertions on git and the file system afterwards.
  *
- * Time: one uninterrupted run (~50 s), one kill-and-resume repo (8 SIGKILLs with POLYWAVE_TEST_PROGRAM_KILL_POINTS=all, ~90 s), one
+ * Time: one uninterrupted run (~50 s), one kill-and-resume repo (9 SIGKILLs with POLYWAVE_TEST_PROGRAM_KILL_POINTS=all, ~90 s), one
  * failing-gate + re-plan repo (tier 1 crafted as done: ~15 s), refusals (seconds). POLYWAVE_TEST_PROGRAM_KILL_REPOS=<n>
  * repeats the kill-and-resume sequence on n repositories (default 1).
  */
@@ -207,6 +207,15 @@ function addInFlight(repo: string, name: string): boolean {
   }
 }
 
+/** Whether the tier-2 IMPL doc is REVIEWED on disk and in the index (the Scout's commit under way, or done). */
+function scoutDocStaged(repo: string): boolean {
+  try {
+    return readFileSync(path.join(repo, 'docs/IMPL/IMPL-checkout.yaml'), 'utf8').includes('state: REVIEWED') && readFileSync(path.join(repo, '.git', 'index')).includes('docs/IMPL/IMPL-checkout.yaml');
+  } catch {
+    return false;
+  }
+}
+
 /** The kill points, in the order a run reaches them. */
 const killPoints: Array<{ name: string; trigger: (observed: Observed) => boolean }> = [
   { name: 'tier 1: both Scouts running (parallel scouting)', trigger: (observed) => since(observed, /program: tier 1: scouting pricing/) >= 0 && since(observed, /program: tier 1: scouting catalog/) >= 800 },
@@ -218,6 +227,9 @@ const killPoints: Array<{ name: string; trigger: (observed: Observed) => boolean
   { name: 'finalize-tier 1: after the tier gate (closing the IMPLs)', trigger: (observed) => subjectsOf(observed, 'main').some((subject) => subject.includes('close-impl')) },
   { name: 'after finalize-tier 1 (freezing, advancing to tier 2)', trigger: (observed) => subjectsOf(observed, 'main').some((subject) => subject.includes('finalize tier 1')) },
   { name: 'tier 2: Scout running', trigger: (observed) => since(observed, /program: tier 2: scouting checkout/) >= 300 },
+  // Between `git add` and `git commit` of the Scout's IMPL doc: the re-run skipped the Scout (doc REVIEWED on disk) and
+  // left the doc staged, and finalize-tier's merge into main refused to run over it.
+  { name: "tier 2: inside the Scout's commit", trigger: (observed) => !subjectsOf(observed, 'main').some((subject) => subject.startsWith('chore: scout IMPL for checkout')) && scoutDocStaged(observed.repo) },
   // git locks a new registration ("initializing") from the add's first write to its last: a kill there
   // left no worktree (or one breaking `git worktree list`), which the re-run reused or choked on.
   { name: "tier 2: inside the `git worktree add` of the agent's worktree", trigger: (observed) => addInFlight(observed.repo, 'agent-K') },

@@ -316,10 +316,20 @@ export async function executeProgram(options: ProgramExecuteOptions): Promise<Pr
     }
 
     // 2. E31: Scouts for every pending IMPL of the tier, at once. A Scout that finished before an
-    // interruption (its IMPL doc reviewed on disk) is not run again.
+    // interruption (its IMPL doc reviewed on disk) is not run again. Killed after it wrote the doc
+    // but before (or inside) its commit, the doc is untracked or only staged: it is committed now as
+    // the Scout would have — a staged doc made finalize-tier's merge into main fail ("Your local
+    // changes … would be overwritten by merge"), the tier BLOCKED.
     for (const impl of [...partition.needsScout]) {
-      const state = (preDocs.get(impl.slug ?? '')?.manifest?.state ?? '').trim();
+      const doc = preDocs.get(impl.slug ?? '');
+      const state = (doc?.manifest?.state ?? '').trim();
       if (reviewedOrLaterStates.includes(state)) {
+        const relative = doc ? path.relative(repoDir, doc.path) : '';
+        if (doc && !relative.startsWith('..') && (await createGit(repoDir, { env: options.env as NodeJS.ProcessEnv }).run(['ls-tree', '--name-only', 'HEAD', '--', relative])).stdout.trim() === '') {
+          const { commitManifest } = await import('./run-critic.js');
+          const sha = await commitManifest(repoDir, doc.path, `chore: scout IMPL for ${impl.slug ?? ''} (${state}) [Polywave:scout:${impl.slug ?? ''}]`, options.env);
+          if (sha) progress(`tier ${tier}: committed ${relative}, which its Scout wrote but did not commit (interrupted)`);
+        }
         await setProgramImplStatus(programPath, impl.slug ?? '', 'reviewed');
         partition.needsScout.splice(partition.needsScout.indexOf(impl), 1);
       }
