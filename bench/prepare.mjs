@@ -286,7 +286,7 @@ async function benchNpmSetup() {
         console.log(`      slowest steps, ${variant.name}: ${Object.entries(steps).sort((left, right) => right[1] - left[1]).slice(0, 6).map(([name, ms]) => `${name} ${ms} ms`).join(', ')}`);
       }
     }
-    console.log(`      default setup costs ${((shared - none) / count).toFixed(0)} ms/agent over --no-workspace-setup; npm ci per worktree costs ${((full - none) / count).toFixed(0)} ms/agent (${(full / shared).toFixed(1)}× the default's prepare time); floor ${(median(floor) / count).toFixed(0)} ms/agent`);
+    if (!Number.isNaN(shared + none + full)) console.log(`      default setup costs ${((shared - none) / count).toFixed(0)} ms/agent over --no-workspace-setup; npm ci per worktree costs ${((full - none) / count).toFixed(0)} ms/agent (${(full / shared).toFixed(1)}× the default's prepare time); floor ${(median(floor) / count).toFixed(0)} ms/agent`);
   }
 }
 
