@@ -76,7 +76,7 @@ describe('a wave that reported complete but was never merged (issue 13, F1)', ()
     expect(readFileSync(repo.path('docs/IMPL/complete/IMPL-demo.yaml'), 'utf8')).toMatch(/^state: COMPLETE$/m);
   });
 
-  it('decides per agent from its evidence: an unmerged branch counts; a merged short SHA, a solo commit on main and an agent git knows nothing of do not', async () => {
+  it('decides per agent from its evidence: an unmerged branch counts; a merged short SHA, a solo commit on main and an agent git knows nothing of do not; a report naming the target as its branch is judged by its commit', async () => {
     const repo = await createTestRepo({ files: { 'src/base.ts': 'export const base = 1;\n' } });
     const mainCommit = await repo.git.headCommit();
     await repo.git.createBranch('polywave/demo/wave1-agent-A', 'HEAD');
@@ -87,15 +87,20 @@ describe('a wave that reported complete but was never merged (issue 13, F1)', ()
     writeFileSync(repo.path('src/d.ts'), 'export const d = 1;\n');
     const commitD = await repo.commitAll('D, a solo agent on main');
     const manifest: ImplManifest = {
-      waves: [{ number: 1, agents: [{ id: 'A' }, { id: 'B' }, { id: 'C' }, { id: 'D' }, { id: 'E' }] }],
+      waves: [{ number: 1, agents: [{ id: 'A' }, { id: 'B' }, { id: 'C' }, { id: 'D' }, { id: 'E' }, { id: 'F' }] }],
       completion_reports: {
         A: { status: 'complete', commit: commitA },
         B: { status: 'complete', commit: mainCommit.slice(0, 9) },
         C: { status: 'complete', commit: 'deadbeefdeadbeef', branch: 'polywave/demo/wave1-agent-C' },
         D: { status: 'complete', commit: commitD, branch: 'main' },
+        // Names the target as its branch: that branch's tip is no evidence, its commit (A's, unmerged) is.
+        F: { status: 'complete', commit: commitA, branch: 'main' },
       },
     } as unknown as ImplManifest;
-    expect(await unmergedAgents(repo.git, manifest, slug, [1])).toEqual([{ agent: 'A', wave: 1, ref: `polywave/demo/wave1-agent-A at ${commitA.slice(0, 12)}` }]);
+    expect(await unmergedAgents(repo.git, manifest, slug, [1])).toEqual([
+      { agent: 'A', wave: 1, ref: `polywave/demo/wave1-agent-A at ${commitA.slice(0, 12)}` },
+      { agent: 'F', wave: 1, ref: `commit ${commitA.slice(0, 12)}` },
+    ]);
     // Against A's branch as the target (a PROGRAM tier's IMPL branch), D's solo commit on main is the unmerged one.
     expect((await unmergedAgents(repo.git, manifest, slug, [1], 'polywave/demo/wave1-agent-A')).map((agent) => agent.agent)).toEqual(['D']);
     await repo.run(['merge', '-q', '--no-ff', '-m', 'merge A', 'polywave/demo/wave1-agent-A']);

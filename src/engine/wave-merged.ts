@@ -5,7 +5,7 @@
  * This module decides from git, in one batch for any number of waves:
  *
  * - an agent's evidence is its report `commit` (when it names a commit this repository has), the
- *   tip of its report `branch`, and the tip of its E5 branch (`polywave/<slug>/wave<N>-agent-<ID>`,
+ *   tip of its report `branch` when that is an agent branch, and the tip of its E5 branch (`polywave/<slug>/wave<N>-agent-<ID>`,
  *   or the legacy `wave<N>-agent-<ID>`) when those branches exist;
  * - the agent is merged when any piece of evidence is reachable from the target (finalize merges
  *   the branch tip; a solo agent that worked on the target has its commit there already);
@@ -16,7 +16,7 @@
  * the whole batch, and only for waves whose reports all say `complete` (the callers check that first).
  */
 import type { Git } from '../git/git-port.js';
-import { branchName, legacyBranchName } from '../protocol/names.js';
+import { branchName, legacyBranchName, parseBranchName } from '../protocol/names.js';
 import type { ImplManifest } from '../protocol/schema/impl-schema.js';
 import { findWave, isWaveFinished } from '../protocol/waves.js';
 
@@ -42,7 +42,10 @@ function candidateBranches(slug: string, wave: number, agentId: string, reported
   } catch {
     // Same for the legacy name.
   }
-  if (!blank(reported)) names.push(reported!.trim().replace(/^refs\/heads\//, ''));
+  // The reported branch counts only when it is an agent branch: a solo agent's "main" is the target
+  // itself (its commit decides), and a report naming the target must not make unmerged work look merged.
+  const named = blank(reported) ? '' : reported!.trim().replace(/^refs\/heads\//, '');
+  if (named !== '' && (parseBranchName(named) !== undefined || named.startsWith('saw/'))) names.push(named);
   return [...new Set(names)];
 }
 
