@@ -42,6 +42,7 @@ import type { ImplManifest } from '../protocol/schema/impl-schema.js';
 import type { ProgramImpl, ProgramManifest, ProgramState } from '../protocol/schema/program-schema.js';
 import { createGit } from '../git/git-cli.js';
 import { offloadGitSpawns } from '../git/spawn-server.js';
+import { removeStaleIndexLock } from '../git/stale-index-lock.js';
 import { loadManifest } from '../store/manifest-file.js';
 import { readProgramImplDocs, waveProgressOf } from '../store/program-impl-docs.js';
 import { runAutopilot, type AutopilotResult } from './autopilot.js';
@@ -238,6 +239,12 @@ export async function executeProgram(options: ProgramExecuteOptions): Promise<Pr
     return finish();
   }
 
+  // A git process of a killed run (a Scout's `git add`, a state commit) may have left index.lock in
+  // the main checkout: every later index write there would fail. Removed only when no process has it open.
+  const mainGit = createGit(repoDir, { env: options.env as NodeJS.ProcessEnv });
+  const staleLock = await removeStaleIndexLock(path.resolve(repoDir, await mainGit.gitDir()));
+  if (staleLock) progress(`removed ${path.relative(repoDir, staleLock)}, left by a git process of a killed run (no process had it open)`);
+
   const slots = createAgentSlots(Math.max(1, options.concurrency ?? 8));
   const modelFor = (role: 'scout' | 'critic' | 'scaffold' | 'wave' | 'integration' | 'planner') => options.models?.[role] ?? options.model;
   // Every event below carries the PROGRAM slug (E40 labels).
@@ -325,7 +332,7 @@ export async function executeProgram(options: ProgramExecuteOptions): Promise<Pr
       const state = (doc?.manifest?.state ?? '').trim();
       if (reviewedOrLaterStates.includes(state)) {
         const relative = doc ? path.relative(repoDir, doc.path) : '';
-        if (doc && !relative.startsWith('..') && (await createGit(repoDir, { env: options.env as NodeJS.ProcessEnv }).run(['ls-tree', '--name-only', 'HEAD', '--', relative])).stdout.trim() === '') {
+        if (doc && !relative.startsWith('..') && (await mainGit.run(['ls-tree', '--name-only', 'HEAD', '--', relative])).stdout.trim() === '') {
           const { commitManifest } = await import('./run-critic.js');
           const sha = await commitManifest(repoDir, doc.path, `chore: scout IMPL for ${impl.slug ?? ''} (${state}) [Polywave:scout:${impl.slug ?? ''}]`, options.env);
           if (sha) progress(`tier ${tier}: committed ${relative}, which its Scout wrote but did not commit (interrupted)`);
@@ -438,7 +445,7 @@ export async function executeProgram(options: ProgramExecuteOptions): Promise<Pr
     // list`. Nothing of this tier runs yet, so no add of these paths can be in flight.
     const root = await canonicalPath(repoDir);
     const tierWorktrees = current.flatMap((impl) => [programWorktreePath(root, manifest.program_slug ?? '', tier, impl.slug ?? ''), path.join(root, '.claude', 'worktrees', 'polywave', impl.slug ?? '')]);
-    const killedAdds = await removeKilledWorktreeAdds(createGit(repoDir, { env: options.env as NodeJS.ProcessEnv }), (worktreePath) => tierWorktrees.some((owned) => worktreePath === owned || worktreePath.startsWith(`${owned}/`)));
+    const killedAdds = await removeKilledWorktreeAdds(mainGit, (worktreePath) => tierWorktrees.some((owned) => worktreePath === owned || worktreePath.startsWith(`${owned}/`)));
     for (const removed of killedAdds) progress(`tier ${tier}: removed ${path.relative(repoDir, removed)}, left by a killed \`git worktree add\` (it is added again)`);
     const worktrees = await createProgramWorktrees({ programPath, repoRoot: repoDir, tier, env: options.env as NodeJS.ProcessEnv });
     if (!worktrees.success) {
