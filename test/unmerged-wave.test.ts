@@ -2,6 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { prepareWave } from '../src/engine/prepare-wave.js';
+import { detectResumable } from '../src/engine/resume-detect.js';
 import { unmergedAgents } from '../src/engine/wave-merged.js';
 import { runAutopilot } from '../src/orchestrator/autopilot.js';
 import { isWaveFinished } from '../src/protocol/waves.js';
@@ -64,6 +65,10 @@ describe('a wave that reported complete but was never merged (issue 13, F1)', ()
     expect(closed.stderr).not.toMatch(/\n\s+at /);
     expect({ manifest: readFileSync(fixture.implPath, 'utf8'), head: await fixture.head(), worktrees: (await repo.git.worktreeList()).length }).toEqual(before);
     expect(existsSync(repo.path('docs/IMPL/complete/IMPL-demo.yaml'))).toBe(false);
+
+    // resume-detect points at finalize-wave, not at close-impl.
+    const [candidate] = await detectResumable({ git: repo.git, gitAt: fixture.gitAt, checkDirty: false });
+    expect(candidate).toMatchObject({ wave: 2, resume_command: `polywave finalize-wave ${candidate?.impl_path} --wave 2`, suggested_action: expect.stringMatching(/^wave 2: every agent reported complete but its work is not merged \(C \(wave 2: polywave\/demo\/wave2-agent-C at /) });
 
     // polywave run <impl>: wave 1 skipped (merged), wave 2 finalized (not skipped, no agent relaunched), then closed.
     const script = path.join(repo.dir, '..', `${path.basename(repo.dir)}-script.yaml`);

@@ -5,6 +5,7 @@ import { isTerminalState, scanImpls } from './prepare/impl-scan.js';
 import { mapBounded } from './prepare/parallel.js';
 import { identifyAgentWorktree } from './stale-worktrees.js';
 import { canonicalPath, worktreeChanges } from './worktrees.js';
+import { describeUnmerged, unmergedAgents } from './wave-merged.js';
 
 /** An interrupted IMPL (reference §7.4), with the keys of the issue and the Go `resume-detect` keys. */
 export interface ResumeCandidate {
@@ -97,14 +98,19 @@ export async function detectResumable(options: DetectResumeOptions): Promise<Res
       dirty = outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' && outcome.value ? [outcome.value] : []));
     }
 
-    const waveNumber = resumeWave?.number ?? Math.min(...orphaned.map((worktree) => worktree.wave ?? Number.MAX_SAFE_INTEGER), waves[waves.length - 1]?.number ?? 1);
+    // Issue 13 (F1): every report says complete, but a wave whose work is not merged must be finalized, not closed.
+    const unmerged = resumeWave === undefined ? await unmergedAgents(git, manifest, impl.slug, waves.map((wave) => wave.number ?? 0)).catch(() => []) : [];
+    const waveNumber = unmerged[0]?.wave ?? resumeWave?.number ?? Math.min(...orphaned.map((worktree) => worktree.wave ?? Number.MAX_SAFE_INTEGER), waves[waves.length - 1]?.number ?? 1);
     const waveAgents = (resumeWave?.agents ?? []).map((agent) => agent.id ?? '').filter((id) => id !== '');
     const missing = waveAgents.filter((id) => manifest.completion_reports?.[id] === undefined);
     const failedInWave = waveAgents.filter((id) => status.failed.includes(id));
     const implArg = impl.path;
     let action: string;
     let command: string;
-    if (resumeWave === undefined) {
+    if (unmerged.length > 0) {
+      action = `wave ${unmerged[0]!.wave}: every agent reported complete but its work is not merged (${describeUnmerged(unmerged)}) — finalize the wave`;
+      command = `polywave finalize-wave ${implArg} --wave ${unmerged[0]!.wave}`;
+    } else if (resumeWave === undefined) {
       action = orphaned.length > 0 ? 'all waves complete; clean up the leftover worktrees' : 'all waves complete; close the IMPL';
       command = orphaned.length > 0 ? `polywave cleanup-stale --slug ${impl.slug}` : `polywave close-impl ${implArg}`;
     } else if (failedInWave.length > 0) {
