@@ -93,7 +93,13 @@ function register(parent: string): void {
 export function ensureScratchParent(): string {
   const parent = ensureParentIn(os.tmpdir());
   const tmp = path.resolve(os.tmpdir());
-  if (process.platform !== 'win32' && !wellKnownTemps().includes(tmp)) register(parent);
+  if (process.platform !== 'win32' && !wellKnownTemps().includes(tmp)) {
+    try {
+      register(parent);
+    } catch {
+      // /tmp unusable (another user's name, read-only): this run works, other runs' sandboxes do not hide it
+    }
+  }
   return parent;
 }
 
