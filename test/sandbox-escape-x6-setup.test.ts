@@ -10,6 +10,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { prepareWave } from '../src/engine/prepare-wave.js';
+import { createTeardownHook } from '../src/engine/prepare/worktree-setup.js';
 import { resetSandbox, sandboxStatus } from '../src/sandbox/index.js';
 import { createWaveFixture } from './support/wave-fixture.js';
 
@@ -60,12 +61,12 @@ describe.skipIf(!available)('worktree setup and teardown run in the gate sandbox
     expect(setupOut).toContain('key=none');
     for (const denied of ['ssh=denied', 'bashrc=denied', 'envrc=denied', 'hook=denied', 'readme=denied']) expect(setupOut).toContain(denied);
 
-    // The agent owns the teardown script and rewrites it; finalize runs it before removing the worktree.
-    await fixture.complete('A', { 'scripts/teardown.sh': probe('teardown') });
-    await fixture.complete('B', { 'src/b.ts': 'export const b = 2;\n' });
-    const finalized = await fixture.finalize(1, { env });
-    const cleanup = Object.values(finalized.cleanup_result)[0];
-    expect(cleanup?.agents.map((line) => line.teardown), JSON.stringify(finalized.steps.filter((item) => item.status === 'failed'))).toEqual([expect.stringMatching(/^teardown ok/), expect.stringMatching(/^teardown ok/)]);
+    // The agent owns the teardown script and rewrites it in its worktree; cleanup/finalize-wave run the
+    // teardown (this hook) there before removing the worktree.
+    writeFileSync(path.join(worktree, 'scripts/teardown.sh'), probe('teardown'));
+    const teardown = await createTeardownHook({ root: fixture.repo.dir, git: fixture.gitAt(fixture.repo.dir), env });
+    expect(await teardown!(worktree, 'A')).toMatch(/^teardown ok/);
+    expect(readFileSync(path.join(worktree, 'teardown.out'), 'utf8')).toContain('key=none');
 
     const escapes: string[] = [];
     if (readFileSync(path.join(home, '.bashrc'), 'utf8') !== 'echo original\n') escapes.push(`~/.bashrc: ${readFileSync(path.join(home, '.bashrc'), 'utf8')}`);
