@@ -6,12 +6,12 @@ import { agentSandboxPlan } from '../../sandbox/sandbox-plan.js';
 import { guardIgnoredPaths } from './ignored-paths.js';
 
 describe('guardIgnoredPaths (real git, no sandbox needed)', () => {
-  it('read-only (or throwaway, for build outputs) mounts for the shallow entries (owned and polywave paths left out), past 256 a fingerprint: a changed deep entry and a new one are moved to the quarantine', async () => {
+  it('read-only (or throwaway, for build outputs) mounts for the shallow entries (owned and polywave paths left out), past the mount limit a fingerprint: a changed deep entry and a new one are moved to the quarantine', async () => {
     const repo = await createTestRepo({ files: { '.gitignore': '.polywave-state/\n__pycache__/\n.envrc\ndist/\ngen.txt\n', 'src/owned/keep.txt': 'x\n' } });
     writeFileSync(repo.path('.envrc'), 'user\n');
     mkdirSync(repo.path('.polywave-state'), { recursive: true });
     writeFileSync(repo.path('src/owned/gen.txt'), 'ignored but owned\n');
-    for (let index = 0; index < 300; index += 1) {
+    for (let index = 0; index < 12; index += 1) {
       mkdirSync(repo.path(`pkg/p${index}/__pycache__`), { recursive: true });
       // A tracked file beside each: git lists every __pycache__/ on its own (else one `pkg/` stands for all).
       writeFileSync(repo.path(`pkg/p${index}/m.py`), 'x = 1\n');
@@ -19,27 +19,27 @@ describe('guardIgnoredPaths (real git, no sandbox needed)', () => {
     }
     await repo.commitAll('python sources');
     const plan = agentSandboxPlan({ root: repo.dir, home: repo.sibling('h'), tmp: repo.sibling('t'), gitCommonDir: repo.path('.git'), otherWorktrees: [], scratchDirs: [] });
-    const guard = await guardIgnoredPaths({ root: repo.dir, plan, ownedFiles: ['src/owned/gen.txt'], gitCommonDir: repo.path('.git'), agentId: 'A', env: repo.env, now: () => new Date('2026-12-03T00:00:00Z') });
-    // .envrc read-only; the __pycache__/ directories (build output) throwaway tmpfs mounts, 256 mounts in all.
+    const guard = await guardIgnoredPaths({ root: repo.dir, plan, ownedFiles: ['src/owned/gen.txt'], gitCommonDir: repo.path('.git'), agentId: 'A', env: repo.env, mountLimit: 8, now: () => new Date('2026-12-03T00:00:00Z') });
+    // .envrc read-only; the __pycache__/ directories (build output) throwaway tmpfs mounts, 8 mounts in all (256 in use).
     expect(guard.readOnly).toEqual([repo.path('.envrc')]);
-    expect(guard.throwaway).toHaveLength(255);
+    expect(guard.throwaway).toHaveLength(7);
     expect(plan.unreadable).toContain(repo.path('pkg/p0/__pycache__'));
-    expect(guard.throwaway).not.toContain(repo.path('pkg/p99/__pycache__'));
+    expect(guard.throwaway).not.toContain(repo.path('pkg/p9/__pycache__'));
     expect(plan.readOnlyWithin).toContain(repo.path('.envrc'));
     expect(guard.readOnly).not.toContain(repo.path('.polywave-state'));
     expect(guard.readOnly).not.toContain(repo.path('src/owned/gen.txt'));
     // What the agent does: a new dist/, a deep entry past the mounts rewritten, one untouched, its owned file.
     mkdirSync(repo.path('dist'));
     writeFileSync(repo.path('dist/x.js'), 'agent\n');
-    writeFileSync(repo.path('pkg/p99/__pycache__/m.pyc'), 'agent bytecode\n');
+    writeFileSync(repo.path('pkg/p9/__pycache__/m.pyc'), 'agent bytecode\n');
     writeFileSync(repo.path('src/owned/gen.txt'), 'changed by its owner\n');
     writeFileSync(repo.path('.polywave-state/journal.jsonl'), '{}\n');
     const moved = await guard.quarantineNew();
     const batch = repo.path('.git/polywave/quarantine/A-2026-12-03T00-00-00-000Z');
-    expect(moved.map((entry) => entry.path).sort()).toEqual(['dist/', 'pkg/p99/__pycache__/']);
-    expect(readFileSync(path.join(batch, 'pkg/p99/__pycache__/m.pyc'), 'utf8')).toBe('agent bytecode\n');
+    expect(moved.map((entry) => entry.path).sort()).toEqual(['dist/', 'pkg/p9/__pycache__/']);
+    expect(readFileSync(path.join(batch, 'pkg/p9/__pycache__/m.pyc'), 'utf8')).toBe('agent bytecode\n');
     expect(existsSync(repo.path('dist'))).toBe(false);
-    expect(readFileSync(repo.path('pkg/p298/__pycache__/m.pyc'), 'utf8')).toBe('user bytecode\n');
+    expect(readFileSync(repo.path('pkg/p8/__pycache__/m.pyc'), 'utf8')).toBe('user bytecode\n');
     expect(readFileSync(repo.path('src/owned/gen.txt'), 'utf8')).toBe('changed by its owner\n');
     expect(existsSync(repo.path('.polywave-state/journal.jsonl'))).toBe(true);
   });

@@ -138,6 +138,8 @@ export interface IgnoredGuardInput {
   agentId: string;
   env: Env;
   now?: () => Date;
+  /** Read-only/throwaway mounts at most (default 256; tests use fewer). */
+  mountLimit?: number;
 }
 
 /** One path moved out of the checkout. */
@@ -174,12 +176,13 @@ export async function guardIgnoredPaths(input: IgnoredGuardInput): Promise<Ignor
   };
   const readOnly: string[] = [];
   const throwaway: string[] = [];
+  const mountLimit = input.mountLimit ?? readOnlyLimit;
   const protectedInside = (absolute: string): boolean =>
     input.plan.unreadable.some((hidden) => isInside(hidden, absolute)) || input.plan.writable.some((open) => open !== root && isInside(open, absolute)) || owned.some((file) => isInside(file, absolute));
   // An entry that holds a path with a mount of its own (another worktree, hidden) or an owned file:
   // its other children are read-only one by one (a few levels down).
   const add = async (absolute: string, depth: number): Promise<void> => {
-    if (readOnly.length + throwaway.length >= readOnlyLimit * 2) return;
+    if (readOnly.length + throwaway.length >= mountLimit * 2) return;
     if (input.plan.unreadable.includes(absolute) || owned.some((file) => isInside(absolute, file))) return;
     if (polywaveOwned.some((name) => isInside(absolute, path.join(root, name)))) return;
     if (!protectedInside(absolute)) {
@@ -196,7 +199,7 @@ export async function guardIgnoredPaths(input: IgnoredGuardInput): Promise<Ignor
   const ordered = [...before].filter(keep).sort((left, right) => depth(left) - depth(right) || (left < right ? -1 : left > right ? 1 : 0));
   const overflow: string[] = [];
   for (const entry of ordered) {
-    if (readOnly.length + throwaway.length >= readOnlyLimit) overflow.push(entry);
+    if (readOnly.length + throwaway.length >= mountLimit) overflow.push(entry);
     else await add(path.resolve(root, entry), 0);
   }
   // Past the mount limit: each entry's files are fingerprinted now and compared when the agent stops.
