@@ -6,7 +6,7 @@
  * and every plan hides the registered ones: a quality gate of a run with the default TMPDIR cannot
  * read a scratch file of a run that used another TMPDIR.
  */
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -20,6 +20,10 @@ afterAll(() => rmSync(otherTmp, { recursive: true, force: true }));
 
 describe.skipIf(!available)('a run with an unusual TMPDIR', () => {
   it("keeps its scratch directories hidden from another run's gate", async () => {
+    // A full registry (256 lines) of parents that are gone: the next registration drops them.
+    const registry = path.join('/tmp', `polywave-scratch-${process.getuid!()}`, 'parents');
+    mkdirSync(path.dirname(registry), { recursive: true, mode: 0o700 });
+    appendFileSync(registry, Array.from({ length: 256 }, (_, index) => `${otherTmp}/gone-${index}/polywave-scratch-${process.getuid!()}\n`).join(''));
     // The other run (TMPDIR = otherTmp) makes an agent's scratch directory, as run-agent does.
     const saved = process.env.TMPDIR;
     process.env.TMPDIR = otherTmp;
@@ -32,6 +36,7 @@ describe.skipIf(!available)('a run with an unusual TMPDIR', () => {
     }
     expect(scratch.startsWith(path.join(otherTmp, `polywave-scratch-${process.getuid!()}`))).toBe(true);
     expect(registeredScratchParents()).toContain(path.dirname(scratch));
+    expect(registeredScratchParents().filter((entry) => entry.includes('/gone-'))).toEqual([]);
     const secret = path.join(scratch, 'home', '.claude', 'session.jsonl');
     mkdirSync(path.dirname(secret), { recursive: true });
     writeFileSync(secret, 'Z-PRIVATE-TRANSCRIPT\n');

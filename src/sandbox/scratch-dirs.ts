@@ -9,7 +9,7 @@
  * later (its tool executor is one long-lived sandbox). Agents all run as the same uid: 0700 alone
  * does not keep one agent out of another's directory.
  */
-import { appendFileSync, chmodSync, closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -71,14 +71,22 @@ export function registeredScratchParents(): string[] {
 
 /** Adds `parent` to the registry (made 0600, never through a symlink; at most {@link registryLimit} lines). */
 function register(parent: string): void {
-  if (registeredScratchParents().includes(parent)) return;
+  const known = registeredScratchParents();
+  if (known.includes(parent)) return;
   ensureParentIn('/tmp');
+  if (known.length >= registryLimit) {
+    // Full: keep the parents that still exist (a gone one hides nothing), written whole and renamed into place.
+    const kept = known.filter((entry) => existsSync(entry)).slice(-(registryLimit - 1));
+    const temporary = `${registryPath()}.${process.pid}.tmp`;
+    writeFileSync(temporary, kept.map((entry) => `${entry}\n`).join(''), { mode: 0o600, flag: 'wx' });
+    renameSync(temporary, registryPath());
+  }
   const descriptor = openSync(registryPath(), constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
   try {
     const stat = fstatSync(descriptor);
     const uid = typeof process.getuid === 'function' ? process.getuid() : undefined;
     if (!stat.isFile() || (uid !== undefined && stat.uid !== uid) || stat.nlink !== 1) throw new Error(`${registryPath()} is not a plain file of this user`);
-    if (stat.size > registryLimit * 512) return;
+    if (stat.size > registryLimit * 4096) return;
     appendFileSync(descriptor, `${parent}\n`);
   } finally {
     closeSync(descriptor);
