@@ -147,5 +147,9 @@ describe('ensureInfoExclude', () => {
     for (const pattern of polywaveExcludePatterns) expect(text).toContain(`\n${pattern}\n`);
     expect((await ensureInfoExclude(repo.git)).changed).toBe(false);
     expect(readFileSync(repo.path('.git/info/exclude'), 'utf8')).toBe(text);
+    // The agent files and what a killed atomic write of one leaves are not changes (the jail audits `git status`).
+    for (const file of ['.polywave-agent-brief.md', '..polywave-agent-brief.md.20980.16e91877.tmp', '..polywave-ownership.json.1.ab.tmp', '..polywave-worktree-env.2.cd.tmp']) writeFileSync(repo.path(file), 'x\n');
+    writeFileSync(repo.path('.other.tmp'), 'x\n');
+    expect((await repo.git.status()).map((entry) => entry.path)).toEqual(['.other.tmp']);
   });
 });

@@ -331,10 +331,12 @@ export const agentWorktreeFiles = ['.polywave-agent-brief.md', '.polywave-owners
 
 /**
  * Patterns written to the repository's common `info/exclude` (shared by all worktrees, so the
- * root-anchored patterns match at every worktree's root): the agent files, the worktrees that
- * live inside the main checkout, and the orchestrator's runtime state.
+ * root-anchored patterns match at every worktree's root): the agent files and the temporary files
+ * their atomic writes use (`.<name>.<pid>.<hex>.tmp`: a run killed mid-write leaves one, which the
+ * relaunched agent's jail audit counted as its own unowned change, I1), the worktrees that live
+ * inside the main checkout, and the orchestrator's runtime state.
  */
-export const polywaveExcludePatterns = [...agentWorktreeFiles.map((name) => `/${name}`), '/.claude/worktrees/', '/.polywave-state/'] as const;
+export const polywaveExcludePatterns = [...agentWorktreeFiles.map((name) => `/${name}`), ...agentWorktreeFiles.map((name) => `/.${name}.*.tmp`), '/.claude/worktrees/', '/.polywave-state/'] as const;
 
 const excludeBegin = '# >>> polywave (agent worktree files and runtime state; managed) >>>';
 const excludeEnd = '# <<< polywave <<<';
