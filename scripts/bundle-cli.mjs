@@ -3,7 +3,7 @@
 // modules (yaml, zod, commander and our own). `bin/polywave.js` runs the bundle; the per-module
 // output of `tsc` in dist/ stays what tests, benches and library users import.
 //
-// yaml, zod and commander are bundled (every call needs them). Every other package stays an
+// yaml, js-yaml (the fast read path of manifests), zod and commander are bundled (every call needs them). Every other package stays an
 // import resolved at run time: native addons, WebAssembly grammars, the agent SDKs — none of which
 // a protocol command loads, and whose own files expect to be found beside them.
 // dist/bundle/meta.json (esbuild's metafile) records which sources went into which chunk: the
@@ -16,7 +16,7 @@ import { build } from 'esbuild';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const outdir = path.join(root, 'dist', 'bundle');
-const bundledPackages = new Set(['yaml', 'zod', 'commander']);
+const bundledPackages = new Set(['yaml', 'js-yaml', 'zod', 'commander']);
 
 /** Bare imports of packages outside bundledPackages stay imports (resolved from node_modules). */
 const externalPackages = {
