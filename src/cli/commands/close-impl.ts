@@ -58,6 +58,8 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     onStep: (step) => io.stderr(`close-impl: [${step.step}] ${step.status} — ${step.detail}\n`),
   });
   for (const warning of result.warnings) io.stderr(`close-impl: warning: ${warning}\n`);
-  printJson(io, result, { compact: true });
+  // commit_paths is for callers that commit themselves (finalize-tier); the CLI committed already.
+  const { commit_paths: _commitPaths, ...output } = result;
+  printJson(io, output, { compact: true });
   return result.commit_error === undefined ? 0 : 1;
 }
