@@ -81,7 +81,7 @@ describe.skipIf(skipReason !== undefined)(`cli backend, sandboxed: the real clau
     await expectNoEscapes(layout, before, 'feat(A): a = 2');
       const tip = (await layout.repo.run(['rev-parse', escapeBranch])).trim();
       expect(record.results.find((result) => result.toolCallId === 'polywave-commit-1')?.output).toMatch(/^Committed [0-9a-f]{12} on polywave\/attack\/wave1-agent-A: 1 file \(src\/a\.ts\)/);
-      expect(record.reports).toEqual([{ status: 'complete', files_changed: ['src/a.ts'], verification: 'PASS (scripted)', notes: 'sandboxed run', commit: tip, branch: escapeBranch }]);
+      expect(record.reports).toEqual([{ status: 'complete', files_changed: ['src/a.ts'], verification: 'PASS (scripted)', notes: 'sandboxed run', commit: tip, branch: escapeBranch, worktree: layout.worktree }]);
     } finally {
       await api.close();
     }

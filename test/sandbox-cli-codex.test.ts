@@ -92,7 +92,7 @@ describe.skipIf(skipReason !== undefined)(`cli backend, sandboxed: the real code
     expect(Object.keys(heartbeats(layout))).toContain('heartbeat-1');
     await expectNoEscapes(layout, before, 'feat(A): a = 2');
     const tip = (await layout.repo.run(['rev-parse', escapeBranch])).trim();
-    expect(record.reports).toEqual([{ status: 'complete', files_changed: ['src/a.ts'], verification: 'PASS (scripted)', notes: 'sandboxed run', commit: tip, branch: escapeBranch }]);
+    expect(record.reports).toEqual([{ status: 'complete', files_changed: ['src/a.ts'], verification: 'PASS (scripted)', notes: 'sandboxed run', commit: tip, branch: escapeBranch, worktree: layout.worktree }]);
     // codex kept its state in the agent's private home.
     expect(existsSync(path.join(layout.agentHome, '.codex', 'sessions'))).toBe(true);
   }, 120_000);
