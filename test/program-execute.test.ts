@@ -454,10 +454,11 @@ describe('program-execute: the demo PROGRAM end to end (one run, several asserti
 // Refusals: a coded error, nothing changed.
 
 /** A demo repository whose PROGRAM and IMPL docs are replaced (committed), before any run. */
-async function craft(files: Record<string, string | undefined>): Promise<Demo> {
+async function craft(files: Record<string, string | ((demo: Demo) => string) | undefined>): Promise<Demo> {
   const demo = await setupDemo();
-  for (const [file, text] of Object.entries(files)) {
-    if (text === undefined) continue;
+  for (const [file, value] of Object.entries(files)) {
+    if (value === undefined) continue;
+    const text = typeof value === 'function' ? value(demo) : value;
     const target = path.join(demo.repo, file);
     execFileSync('mkdir', ['-p', path.dirname(target)]);
     writeFileSync(target, text);
@@ -713,7 +714,9 @@ describe('two IMPLs of one tier whose agents have the same ids (agent A in wave 
       'docs/IMPL/IMPL-pricing.yaml': renamed(implDoc('pricing', 'REVIEWED'), { P: 'A' }),
       'docs/IMPL/IMPL-catalog.yaml': renamed(implDoc('catalog', 'REVIEWED'), { C: 'A', D: 'B' }),
       // A worktree setup that records the port each agent got (the IMPLs' setups run at once).
-      'polywave.config.json': `${JSON.stringify({ setup: 'echo "$POLYWAVE_SLUG $POLYWAVE_AGENT $POLYWAVE_PORT" >> "$POLYWAVE_ROOT/../ports.log"' })}\n`,
+      // Setup runs in the gate sandbox (only the worktree writable): the committed `sandbox.writable`
+      // opens the directory beside the repository for the evidence.
+      'polywave.config.json': (crafted) => `${JSON.stringify({ setup: 'echo "$POLYWAVE_SLUG $POLYWAVE_AGENT $POLYWAVE_PORT" >> "$POLYWAVE_ROOT/../ports.log"', sandbox: { writable: [path.dirname(crafted.repo)] } })}\n`,
     });
     writeFileSync(demo.script, readFileSync(demo.script, 'utf8').replace('\n  P:\n', '\n  A@pricing:\n').replace('\n  C:\n', '\n  A@catalog:\n').replace('\n  D:\n', '\n  B@catalog:\n'));
     run = await cli(demo, executeArgs(demo));
