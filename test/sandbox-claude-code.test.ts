@@ -161,7 +161,9 @@ describe.skipIf(skipReason !== undefined)(`claude-code backend, sandboxed${skipR
       expect(resultSeen(bodies, 'toolu_git_in_bash')?.text).toMatch(/Read-only file system/);
       expect(bodies.some((body) => userText(body).includes(`[polywave sandbox]`) && userText(body).includes(gitCommitToolName))).toBe(true);
       expect(resultSeen(bodies, 'toolu_git_commit')).toMatchObject({ isError: false, text: expect.stringMatching(/^Committed [0-9a-f]{12} on polywave\/attack\/wave1-agent-A: 1 file \(src\/a\.ts\)/) });
-      expect(record.reports).toEqual([{ status: 'complete', files_changed: ['src/a.ts'], verification: 'PASS' }]);
+      // commit, branch and worktree are filled from git by set_completion (the model named none of them).
+      const tip = (await layout.repo.run(['rev-parse', escapeBranch])).trim();
+      expect(record.reports).toEqual([{ status: 'complete', files_changed: ['src/a.ts'], verification: 'PASS', commit: tip, branch: escapeBranch, worktree: layout.worktree }]);
 
       // The sandbox settings reached Claude Code: the prompt says so, the tools are confined.
       const first = bodies[0]!;
