@@ -45,7 +45,7 @@ const connectionServices = new Set(['database', 'db', 'redis', 'mongo', 'mongodb
 /** Variables agents need even where their value carries a password (the network goes through them). */
 const keptVariables = new Set(['http_proxy', 'https_proxy', 'all_proxy', 'ftp_proxy', 'no_proxy', 'HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'FTP_PROXY', 'NO_PROXY', 'PWD', 'OLDPWD']);
 /** A URL with user-info holding a password: `scheme://user:pass@host`, `scheme://:pass@host`. */
-const urlWithPassword = /[a-z][a-z0-9+.-]*:\/\/[^\s/@:]*:[^\s/@]+@/i;
+export const urlWithPassword = /[a-z][a-z0-9+.-]*:\/\/[^\s/@:]*:[^\s/@]+@/i;
 
 /**
  * True for an environment variable that holds a credential: any name the shared words make a
@@ -76,8 +76,10 @@ export function isCredentialVariable(name: string, value?: string): boolean {
   return value !== undefined && (urlWithPassword.test(value) || tokenShaped.test(value));
 }
 
-/** Values shaped like well-known API tokens, whatever the variable is called (`sk-ant-…`, `ghp_…`, `xoxb-…`, `AKIA…`). */
-const tokenShaped = /^(?:sk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{16,}|xox[abposr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|hf_[A-Za-z0-9]{20,}|npm_[A-Za-z0-9]{30,})$/;
+/** The shapes of well-known API tokens (`sk-ant-…`, `ghp_…`, `xoxb-…`, `AKIA…`), unanchored: also searched for in file contents (prepare-wave --commit-baseline). */
+export const tokenShapes = 'sk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{16,}|xox[abposr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|hf_[A-Za-z0-9]{20,}|npm_[A-Za-z0-9]{30,}';
+/** Values shaped like well-known API tokens, whatever the variable is called. */
+const tokenShaped = new RegExp(`^(?:${tokenShapes})$`);
 
 /**
  * `env` without its credentials ({@link isCredentialVariable}): the environment of the tools
