@@ -259,6 +259,24 @@ Closing prose.
     expect(readFileSync(file, 'utf8')).toBe(text);
   });
 
+  it('a .yaml IMPL overwritten with prose, a number or null is V001, exit 2 (outside attack N1: it was "valid"); a prose .md doc is valid with the no-typed-blocks warning', async () => {
+    const cases: Array<[string, RegExp]> = [
+      ['# IMPL: add caching\n\nThis plan adds a cache layer.\nWave 1: agent A writes cache.ts\n', /V046_PARSE_ERROR|V001_MANIFEST_INVALID/],
+      ['hello world\n', /V001_MANIFEST_INVALID/],
+      ['42\n', /V001_MANIFEST_INVALID/],
+      ['null\n', /V001_MANIFEST_INVALID/],
+      ['# Plan\n\nprose only, no typed blocks\n', /V001_MANIFEST_INVALID|V046_PARSE_ERROR/],
+    ];
+    const results = await runCliBatch(cases.map(([text], index) => ['validate', writeManifest(text, `IMPL-prose-${index}.yaml`)]));
+    results.forEach((result, index) => expectCodedError({ ...result, durationMs: 0 }, { exitCode: 2, code: cases[index]![1], label: cases[index]![0] }));
+    const prose = '# Plan\n\nprose only, no typed blocks\n';
+    const markdown = writeManifest(prose, 'IMPL-prose.md');
+    const verdict = expectVerdict(await runCli(['validate', markdown]), { withFixed: true });
+    expect(verdict.valid).toBe(true);
+    expect(verdict.warnings.map((finding) => finding.code)).toEqual(['E16_NO_TYPED_BLOCKS']);
+    expect(readFileSync(markdown, 'utf8')).toBe(prose);
+  });
+
   it('--help of every command in the command table: exit 0, usage on stdout', async () => {
     // Every command's help through the CLI's entry in one Node process (a hundred process starts cost ~25 s
     // of the suite's CPU); a few through the real binary, so the process path is covered too.

@@ -40,7 +40,8 @@ export function parseImpl(text: string, options: ReadPlainOptions = {}): ImplPar
   const data = read.data;
   if (data === null || data === undefined) {
     // An empty (or comments-only) file is not a manifest: a coded error, not a silent zero manifest.
-    findings.push({ code: 'V001_MANIFEST_INVALID', message: 'the file is empty: no IMPL manifest fields found', severity: 'fatal', line: 1, column: 1 });
+    const empty = text.split('\n').every((line) => line.trim() === '' || line.trimStart().startsWith('#'));
+    findings.push({ code: 'V001_MANIFEST_INVALID', message: empty ? 'the file is empty: no IMPL manifest fields found' : 'manifest must be a YAML mapping of fields, got null', severity: 'fatal', line: 1, column: 1 });
     return attachDocument({ manifest: null, data: null, findings, fatal: true, locate }, read);
   }
   if (typeof data !== 'object' || Array.isArray(data)) {

@@ -2,7 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Finding } from '../../errors/finding.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
-import { isMarkdownImplDoc, lintImplDoc } from '../../protocol/markdown/index.js';
+import { findMalformedTypedFences, findTypedBlocks, isMarkdownImplDoc, lintImplDoc } from '../../protocol/markdown/index.js';
 import { summarizeFindings, validateImpl } from '../../protocol/validate-impl.js';
 import { solverFindings } from '../../protocol/wave-solver.js';
 import { parseImpl } from '../../protocol/parse-impl.js';
@@ -33,9 +33,17 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const text = await readTextFile(filePath);
   requireContent(text, filePath);
 
-  if (isMarkdownImplDoc(text)) {
+  const markdown = isMarkdownImplDoc(text);
+  const typed = markdown && (findTypedBlocks(text).length > 0 || findMalformedTypedFences(text).length > 0);
+  // A .yaml/.yml file without typed blocks is read as the YAML manifest it claims to be: prose, a
+  // number or `null` written over an IMPL is V001 (as in Go), never a "valid" markdown doc.
+  if (markdown && (typed || !/\.ya?ml$/i.test(filePath))) {
     // E16A–C: markdown IMPL docs with typed blocks.
-    const findings = lintImplDoc(text).map((finding) => ({ ...finding, file: filePath }));
+    const findings: Finding[] = lintImplDoc(text).map((finding) => ({ ...finding, file: filePath }));
+    if (!typed) {
+      // E16A's exception: a pre-typed-block doc is not checked, with the "no typed blocks found" warning.
+      findings.push({ code: 'E16_NO_TYPED_BLOCKS', severity: 'warning', file: filePath, message: `${filePath}: no typed blocks found (a pre-typed-block markdown IMPL doc: nothing is checked) — a YAML manifest or \`\`\`yaml type=impl-<name> blocks are validated` });
+    }
     const summary = summarizeFindings(findings);
     printJson(io, { ...summary, fixed: 0 });
     return summary.valid ? 0 : 1;
