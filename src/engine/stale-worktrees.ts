@@ -155,6 +155,11 @@ function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** A base for messages: a commit id is shortened, a ref name ("refs/heads/main", "HEAD") is shown whole (issue 13 N12). */
+function shortBase(base: string): string {
+  return /^[0-9a-f]{40}([0-9a-f]{24})?$/i.test(base) ? base.slice(0, 12) : base;
+}
+
 /**
  * Removes the given stale worktrees, one at a time, skipping (never forcing) any with
  * uncommitted changes or with a HEAD not reachable from `bases`.
@@ -182,7 +187,7 @@ export async function cleanStaleWorktrees(stale: readonly StaleWorktree[], optio
           }
         }
         if (!reachable) {
-          result.skipped.push({ ...item, detail: `HEAD ${item.head.slice(0, 12)} has commits not reachable from ${options.bases.map((base) => base.slice(0, 12)).join(' or ')}; left in place so no work is lost` });
+          result.skipped.push({ ...item, detail: `HEAD ${item.head.slice(0, 12)} has commits not reachable from ${options.bases.map(shortBase).join(' or ')}; left in place so no work is lost` });
           continue;
         }
       }
