@@ -5,6 +5,8 @@ import { closeReadiness, closeRefusedCode, insertCompletionMarker } from '../../
 import { requireParsedManifest } from '../../engine/reconcile-state.js';
 import { cleanStaleWorktrees, detectStaleWorktrees } from '../../engine/stale-worktrees.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
+import { describeUnmerged, unmergedAgents } from '../../engine/wave-merged.js';
+import { codes } from '../../errors/codes.js';
 import { createGit } from '../../git/git-cli.js';
 import { implSlugFromPath } from '../../protocol/names.js';
 import { updateFileLocked, withFileLock } from '../../store/locked-write.js';
@@ -14,12 +16,19 @@ import { dateOption } from './close-impl.js';
 import { implRepoRoot } from './impl-repo.js';
 import { implPathFrom } from './shared.js';
 
+/** The manifest path relative to the project root for the advice (absolute when outside it). */
+function shownPath(root: string, implPath: string): string {
+  const relative = path.relative(root, implPath);
+  return relative === '' || relative.startsWith('..') || path.isAbsolute(relative) ? implPath : relative;
+}
+
 /**
  * `mark-complete <impl> [--date YYYY-MM-DD] [--force]` — E15 without E18 and without a commit
  * (close-impl does all three): state COMPLETE, `completion_date`, the `# polywave:complete`
  * marker, archive to `docs/IMPL/complete/`, then the E4a cleanup of this IMPL's stale worktrees
  * (never a dirty or unmerged one). Refuses an IMPL whose agents are not all complete or whose
- * state cannot become COMPLETE, unless `--force`. Prints compact `{marked, date, path, archived,
+ * state cannot become COMPLETE, or whose agents' reported work is not reachable from HEAD
+ * (WAVE_NOT_MERGED, as close-impl), unless `--force`. Prints compact `{marked, date, path, archived,
  * worktrees_cleaned}`; warnings on stderr. Exit 0 marked (or already marked), 1 not finished
  * (nothing changed), 2 bad input.
  */
@@ -33,9 +42,24 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   if (!alreadyArchived && existsSync(archivedPath)) {
     throw new PolywaveError({ code: closeRefusedCode, message: `both ${implPath} and the archived ${archivedPath} exist; remove the stale one and re-run`, exitCode: 1 });
   }
-  if ((manifest.state ?? '').trim() !== 'COMPLETE' && options.force !== true) {
+  const root = await implRepoRoot(implPath, options, io);
+  const git = createGit(root, { env: io.env });
+  const inRepository = await git.isRepository();
+  if ((manifest.state ?? '').trim() !== 'COMPLETE') {
+    const force = options.force === true;
     const readiness = closeReadiness(manifest);
-    if (!readiness.finished) throw new PolywaveError({ code: closeRefusedCode, message: `IMPL ${slug} is not finished: ${readiness.reasons.join('; ')} (use --force to mark it anyway)`, exitCode: 1 });
+    if (!readiness.finished && !force) throw new PolywaveError({ code: closeRefusedCode, message: `IMPL ${slug} is not finished: ${readiness.reasons.join('; ')} (use --force to mark it anyway)`, exitCode: 1 });
+    // Issue 13 (N2): reports are not merges — as close-impl, every agent's reported work must be
+    // reachable from HEAD, or marking COMPLETE (and archiving) would bury unmerged commits.
+    if (inRepository) {
+      const unmerged = await unmergedAgents(git, manifest, slug, (manifest.waves ?? []).map((wave) => wave.number ?? 0), 'HEAD');
+      if (unmerged.length > 0) {
+        const branch = await git.currentBranch();
+        const reason = `${codes.waveNotMerged}: agent work not merged into ${branch ?? 'HEAD'}: ${describeUnmerged(unmerged)} — run \`polywave finalize-wave ${shownPath(root, implPath)} --wave ${unmerged[0]!.wave}\` first`;
+        if (!force) throw new PolywaveError({ code: closeRefusedCode, message: `IMPL ${slug} is not finished: ${reason} (use --force to mark it anyway)`, exitCode: 1 });
+        io.stderr(`mark-complete: forced: ${reason}\n`);
+      }
+    }
   }
 
   // E15: state, completion_date (an existing one is kept), then the marker comment.
@@ -57,9 +81,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
 
   // E4a: this IMPL's stale worktrees (the IMPL is archived now); dirty or unmerged ones are kept.
   let cleaned = 0;
-  const root = await implRepoRoot(archivedPath, options, io);
-  const git = createGit(root, { env: io.env });
-  if (await git.isRepository()) {
+  if (inRepository) {
     const stale = await detectStaleWorktrees({ git, slug });
     if (stale.length > 0) {
       const bases = ['HEAD'];
