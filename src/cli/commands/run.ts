@@ -45,6 +45,32 @@ function removeIfEmpty(directories: readonly string[]): void {
   }
 }
 
+/**
+ * Does `run`'s argument name a manifest file rather than describe a feature? One word (no
+ * whitespace) that ends in `.yaml`/`.yml` or holds a path separator: "docs/IMPL/IMPL-x.yaml",
+ * "IMPL-x.yml", "docs/IMPL/IMPL-x". A feature description has words ("add read/write locks").
+ */
+export function looksLikeManifestPath(target: string): boolean {
+  if (target === '' || /\s/.test(target)) return false;
+  return /\.ya?ml$/i.test(target) || target.includes('/') || target.includes(path.sep);
+}
+
+/** N005 (exit 2) for a manifest path that does not exist; names the archived copy when close-impl moved it. */
+function missingManifest(target: string, asPath: string, repoDir: string): PolywaveError {
+  const directory = path.dirname(asPath);
+  const base = path.basename(asPath);
+  const candidates = path.basename(directory) === 'complete' ? [] : [path.join(directory, 'complete', base), ...(/\.ya?ml$/i.test(base) ? [] : [path.join(directory, 'complete', `${base}.yaml`)])];
+  const archived = candidates.find((candidate) => existsSync(candidate));
+  const shown = (file: string): string => {
+    const relative = path.relative(repoDir, file);
+    return relative === '' || relative.startsWith('..') || path.isAbsolute(relative) ? file : relative;
+  };
+  const message = archived !== undefined
+    ? `manifest not found: ${target} — it was archived to ${shown(archived)} (the IMPL is closed; nothing to run); nothing changed`
+    : `manifest not found: ${target} (${asPath} does not exist); nothing changed — to plan a new feature, pass its description in words`;
+  return new PolywaveError({ code: 'N005_IMPL_NOT_FOUND', message });
+}
+
 function model(options: Record<string, unknown>, name: string): string | undefined {
   const value = options[name];
   return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
@@ -65,6 +91,8 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     const { run: runProgram } = await import('./program-execute.js');
     return runProgram(args, { ...options, auto: options.auto === true }, io);
   }
+  // Issue 13 (N2): a single word that looks like a manifest path but names no file is a missing manifest, never feature text.
+  if (!isImpl && looksLikeManifestPath(target)) throw missingManifest(target, asPath, repoDir);
   // Issue 13: no model credentials → say which backend each role would use and what to set, before anything starts (exit 2).
   const roles = [...(isImpl ? [] : [{ role: 'the Scout', model: model(options, 'scoutModel') ?? model(options, 'model') }]), { role: 'the wave agents', model: model(options, 'waveModel') ?? model(options, 'model') }];
   const specs = requireModelCredentials(roles, io.env);
