@@ -9,11 +9,13 @@ import module from 'node:module';
 import v8 from 'node:v8';
 
 const argv = process.argv.slice(2);
-// `polywave … | head`: the reader went away. Stop quietly, like other Unix tools, instead of an
-// unhandled EPIPE stack trace (exit 0 as for `--help | head`; the output was not wanted any more).
+// `polywave … | head`: the reader went away. No EPIPE stack trace, and no exit either: a command
+// that changes things (close-impl: mark, archive, commit) must finish its work, not stop half-done
+// at its first write after the reader left (issue 13 N10). The stream is destroyed after the error,
+// so the CLI's io drops later writes (src/cli/io.ts); the exit code is the command's own.
 for (const stream of [process.stdout, process.stderr]) {
   stream.on('error', (error) => {
-    if (error && error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    if (error && error.code === 'EPIPE') return;
     throw error;
   });
 }

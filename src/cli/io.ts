@@ -12,6 +12,11 @@ export interface CommandIo {
   readStdin: () => Promise<string>;
   /** True when stderr is a terminal (live progress redraws in place). */
   stderrIsTty?: boolean;
+  /**
+   * True once stdout's reader went away (EPIPE, `| head`): output is dropped from then on. Commands
+   * that only print until interrupted (`--follow`) stop on it; the others finish their work.
+   */
+  outputClosed?: () => boolean;
   /** Asks a question on the terminal; absent when stdin is not a terminal. */
   ask?: (question: string) => Promise<string>;
 }
@@ -31,6 +36,7 @@ export function processIo(): CommandIo {
     env: process.env,
     now: () => new Date(),
     stderrIsTty: process.stderr.isTTY === true,
+    outputClosed: () => process.stdout.destroyed,
     ...(process.stdin.isTTY
       ? {
           ask: async (question: string) => {
@@ -44,11 +50,13 @@ export function processIo(): CommandIo {
           },
         }
       : {}),
+    // A reader that went away (`| head`): bin/polywave.js ignores the EPIPE, the stream is destroyed,
+    // and later output is dropped — the command still finishes its work (issue 13 N10).
     stdout: (text) => {
-      process.stdout.write(text);
+      if (!process.stdout.destroyed) process.stdout.write(text);
     },
     stderr: (text) => {
-      process.stderr.write(text);
+      if (!process.stderr.destroyed) process.stderr.write(text);
     },
     readStdin: async () => {
       const chunks: Buffer[] = [];

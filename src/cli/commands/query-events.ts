@@ -165,7 +165,8 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
             resolve();
           }, { once: true });
         });
-        if (controller.signal.aborted) break;
+        // The reader went away (`--follow | head`): nothing printed now reaches anyone.
+        if (controller.signal.aborted || io.outputClosed?.() === true) break;
         if (!store.db) {
           // The store appears when the first run records into it.
           store = { path: store.path, db: openEventStore(store.path, { readonly: true }) };
