@@ -9,14 +9,29 @@
  * later (its tool executor is one long-lived sandbox). Agents all run as the same uid: 0700 alone
  * does not keep one agent out of another's directory.
  */
-import { appendFileSync, chmodSync, closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
-/** The parent of this user's scratch directories: `<os.tmpdir()>/polywave-scratch-<uid>`. */
+/**
+ * `tmp` with its symlinks resolved (as it is when missing or unreadable: `path.resolve`). A TMPDIR
+ * that is a symlink (macOS `/tmp` → `/private/tmp`, `/var` → `/private/var`, or a user's own link)
+ * must name its scratch parent by the real path: the sandbox hides the parent by its real path and
+ * binds each agent's own HOME/TMPDIR back over it, and a bind made through the link was covered by
+ * that hide — every agent's own HOME and TMPDIR were read-only (EROFS; outside attack X8 #7).
+ */
+function realTemp(tmp: string): string {
+  try {
+    return realpathSync(tmp);
+  } catch {
+    return path.resolve(tmp);
+  }
+}
+
+/** The parent of this user's scratch directories: `<os.tmpdir(), symlinks resolved>/polywave-scratch-<uid>`. */
 export function scratchParent(): string {
-  return parentIn(os.tmpdir());
+  return parentIn(realTemp(os.tmpdir()));
 }
 
 function parentIn(tmp: string): string {
@@ -99,8 +114,8 @@ function register(parent: string): void {
  * outside the well-known temp directories is registered, so that other runs' sandboxes hide it.
  */
 export function ensureScratchParent(): string {
-  const parent = ensureParentIn(os.tmpdir());
-  const tmp = path.resolve(os.tmpdir());
+  const tmp = realTemp(os.tmpdir());
+  const parent = ensureParentIn(tmp);
   if (process.platform !== 'win32' && !wellKnownTemps().includes(tmp)) {
     try {
       register(parent);
@@ -131,7 +146,9 @@ export function foreignScratchDirs(env: Readonly<Record<string, string | undefin
   // /var/tmp and /dev/shm too: a concurrent run whose TMPDIR is one of them keeps its agents' scratch
   // directories there (outside attack X3 #8). A run with any other TMPDIR registered its parent when it
   // made it (see registeredScratchParents): hidden as well.
-  const roots = [...new Set([os.tmpdir(), env.TMPDIR, ...wellKnownTemps()].filter((entry): entry is string => typeof entry === 'string' && path.isAbsolute(entry)).map((entry) => path.resolve(entry)))];
+  // Each by its real path too (a symlinked TMPDIR: the sandbox mounts on the resolved path).
+  const given = [os.tmpdir(), env.TMPDIR, ...wellKnownTemps()].filter((entry): entry is string => typeof entry === 'string' && path.isAbsolute(entry));
+  const roots = [...new Set(given.flatMap((entry) => [path.resolve(entry), realTemp(entry)]))];
   const result: string[] = [...roots.map(parentIn), ...registeredScratchParents().filter((entry) => path.basename(entry) === path.basename(parentIn('/tmp')))];
   for (const tmp of roots) {
     try {
