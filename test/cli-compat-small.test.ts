@@ -56,6 +56,13 @@ describe('scan-stubs and the global --repo-dir (issue 13, F6/F7)', () => {
     }
   });
 
+  it('scan-stubs on a file with 200,000 hits lists them all (outside attack N11: INTERNAL "Maximum call stack size exceeded" from 150,000)', async () => {
+    const repo = await createTestRepo({ files: { 'gen.ts': 'x = 1 // TODO\n'.repeat(200_000) } });
+    const run = await call(['scan-stubs', 'gen.ts'], repo.dir, repo.env);
+    expect(run.code, run.stderr.slice(0, 300)).toBe(0);
+    expect((JSON.parse(run.stdout) as { hits: unknown[] }).hits).toHaveLength(200_000);
+  });
+
   it('resolve-impl, list-impls, list-programs, analyze-suitability use --repo-dir from another directory', async () => {
     const repo = await createTestRepo({ files: { 'docs/IMPL/IMPL-greeting.yaml': manifest, 'docs/PROGRAM/PROGRAM-suite.yaml': program, 'REQ.md': '## F1: greeting\nLocation: src/a.ts\n', 'src/a.ts': 'export function greet(): string {\n  return "hi";\n}\n' } });
     const elsewhere = repo.sibling('elsewhere');
