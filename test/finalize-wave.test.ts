@@ -197,10 +197,11 @@ describe('finalize-wave: failures leave everything recoverable', () => {
     const before = await waveSnapshot(fixture, ['A', 'B', 'C']);
     const result = await fixture.finalize(1);
     expect(failedStep(result)?.step).toBe('predict-conflicts');
-    const report = result.conflict_report as { conflicts_detected: number; conflicts: unknown[]; textual_conflicts: Array<{ between: string[]; paths: string[] }> };
+    const report = result.conflict_report as { conflicts_detected: number; blocking_findings: number; conflicts: unknown[]; textual_conflicts: Array<{ between: string[]; paths: string[] }> };
     expect(report.conflicts).toEqual([{ file: 'src/a.ts', agents: ['A', 'B'] }]);
-    // An integer as Go's (a count of the blocking findings: one conflict, B's undeclared edit, one textual conflict).
-    expect(report.conflicts_detected).toBe(3);
+    // Go's number: the conflicts (outside attack X6, N8); ours counts every blocking finding (one conflict, B's undeclared edit, one textual conflict).
+    expect(report.conflicts_detected).toBe(1);
+    expect(report.blocking_findings).toBe(3);
     expect(report.textual_conflicts).toEqual([expect.objectContaining({ between: ['A', 'B'], paths: ['src/a.ts'] })]);
     expect(failedStep(result)?.detail).toContain('src/a.ts (A, B)');
     await expectRecoverable(fixture, before, ['A', 'B', 'C']);

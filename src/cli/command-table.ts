@@ -944,7 +944,7 @@ export const commandTable: CommandSpec[] = [
       { flags: '--merge-target <branch>', description: 'branch the wave merges into' },
       { flags: '--repo-dir <dir>', description: 'primary repository root' },
     ],
-    help: 'Prints {conflicts_detected (how many blocking findings, an integer as Go; 0 when none), conflicts[{file, agents}], identical_edits, undeclared_modifications, report_mismatches, textual_conflicts, warnings?}; exit 1 when any conflict is predicted.',
+    help: 'Prints {conflicts_detected (how many conflicts, as Go; 0 when none), conflicts[{file, agents}], blocking_findings (every blocking finding), identical_edits, undeclared_modifications, report_mismatches, textual_conflicts, warnings?}; exit 1 when any blocking finding is predicted.',
     load: () => import('./commands/predict-conflicts.js'),
   },
   {

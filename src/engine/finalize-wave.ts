@@ -299,6 +299,7 @@ export async function predictWaveConflicts(options: FinalizeWaveOptions): Promis
   const run = await runFinalizeSteps(options, [inspectBranchesStep, predictConflictsStep], { command: 'predict-conflicts' });
   const report = (run.result.conflict_report ?? {
     conflicts_detected: 0,
+    blocking_findings: 0,
     conflicts: [],
     identical_edits: [],
     undeclared_modifications: [],

@@ -43,10 +43,12 @@ export interface FileConflict {
 /** The prediction (Go `predict-conflicts` keys `conflicts_detected`, `conflicts[{file, agents}]`, `warnings`, plus ours). */
 export interface ConflictPrediction {
   /**
-   * How many blocking findings (Go: an integer, the number of conflicts): conflicts +
-   * undeclared_modifications + report_mismatches + textual_conflicts; 0 when none.
+   * Go's number: how many `conflicts` (files changed by more than one agent); 0 when none. Our
+   * other blocking findings are not in it (outside attack X6, N8) — see `blocking_findings`.
    */
   conflicts_detected: number;
+  /** Ours: every blocking finding — conflicts + undeclared_modifications + report_mismatches + textual_conflicts (above 0 exactly when the exit code is 1). */
+  blocking_findings: number;
   /** Files touched by more than one agent with differing content. */
   conflicts: FileConflict[];
   /** I1 amendment: files several agents changed to byte-identical content (same blob) — allowed. */
@@ -101,6 +103,7 @@ export async function predictConflicts(input: PredictConflictsInput): Promise<Co
   const touches = new Map<string, Array<{ agent: string; blob: string }>>();
   const prediction: ConflictPrediction = {
     conflicts_detected: 0,
+    blocking_findings: 0,
     conflicts: [],
     identical_edits: [],
     undeclared_modifications: [],
@@ -189,7 +192,8 @@ export async function predictConflicts(input: PredictConflictsInput): Promise<Co
     if (!merged.clean) prediction.textual_conflicts.push({ between: check.between, paths: merged.conflictedPaths, messages: merged.messages });
   }
 
-  prediction.conflicts_detected =
+  prediction.conflicts_detected = prediction.conflicts.length;
+  prediction.blocking_findings =
     prediction.conflicts.length + prediction.undeclared_modifications.length + prediction.report_mismatches.length + prediction.textual_conflicts.length;
   if (warnings.length > 0) prediction.warnings = warnings;
   return prediction;
