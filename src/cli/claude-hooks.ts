@@ -57,6 +57,8 @@ export interface HookDecision {
   worktree?: string;
   /** How that worktree was found: the caller's cwd, `POLYWAVE_AGENT_WORKTREE`, or the path the call names. */
   via?: 'cwd' | 'env' | 'target';
+  /** The worktree-relative path the jail refused to write, when it knows it (a Bash redirection: the call names no file). */
+  target?: string;
   role?: HookRole;
   tool?: string;
 }
@@ -187,7 +189,7 @@ export async function decidePreToolUse(payload: HookPayload, io: Pick<CommandIo,
       decision = { allowed: false, code: 'JAIL_BASH_UNSAFE', reason: `the worktree jail could not check this call (${error instanceof Error ? error.message : String(error)}), so it was refused (fail closed)` };
     }
     if (decision.allowed) return { ...base, worktree };
-    return { ...base, action: 'deny', code: decision.code, reason: `[polywave E43 ${decision.code}] ${decision.reason}`, worktree, via };
+    return { ...base, action: 'deny', code: decision.code, reason: `[polywave E43 ${decision.code}] ${decision.reason}`, worktree, via, ...(decision.target !== undefined ? { target: decision.target } : {}) };
   }
 
   if (role === 'wave') {
@@ -240,6 +242,9 @@ export async function recordPreToolUseDenial(decision: HookDecision, payload: Ho
       const relativeToGiven = path.relative(decision.worktree, absolute);
       const inside = (value: string) => value !== '' && !value.startsWith('..') && !path.isAbsolute(value);
       target = inside(relative) ? relative.split(path.sep).join('/') : inside(relativeToGiven) ? relativeToGiven.split(path.sep).join('/') : absolute;
+    } else if (decision.target !== undefined) {
+      // A Bash call names no file: the jail's refusal does (outside attack X6, N9: the report said "(unknown)", finalize "Bash").
+      target = decision.target;
     }
     const code = decision.code ?? 'JAIL_NOT_OWNED';
     const reason = (decision.reason ?? '').replace(/^\[polywave E43[^\]]*\]\s*/, '');

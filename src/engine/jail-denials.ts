@@ -71,18 +71,49 @@ export async function readDenials(journalDir: string): Promise<DenialRecord[]> {
   return records;
 }
 
+/** Tools that write the file they name (Claude Code's and polywave's own). */
+const fileWriteTools: ReadonlySet<string> = new Set(['Write', 'Edit', 'MultiEdit', 'NotebookEdit', 'write_file', 'edit_file']);
+
+/** A repository-relative target (no `..`, not absolute, not empty). */
+function isRepositoryTarget(target: string | undefined): target is string {
+  if (target === undefined || target === '' || path.isAbsolute(target) || /^[A-Za-z]:[/\\]/.test(target)) return false;
+  const normalized = path.posix.normalize(target.split(path.sep).join('/'));
+  return normalized !== '.' && normalized !== '..' && !normalized.startsWith('../');
+}
+
+/**
+ * True for a refused write the merge may lack: an ownership code, or — outside attack X6, N9 — a
+ * file tool's `JAIL_OUTSIDE_ROOT` whose recorded target is inside the repository (a relative
+ * `../base.ts` from a subdirectory: the jail resolves it against the worktree root and refuses it,
+ * but it names another agent's file, and the agent lost that write all the same).
+ */
+export function isOwnershipDenial(record: Pick<DenialRecord, 'code' | 'tool' | 'target'>): boolean {
+  if (ownershipDenialCodes.has(record.code)) return true;
+  return record.code === 'JAIL_OUTSIDE_ROOT' && fileWriteTools.has(record.tool) && isRepositoryTarget(record.target);
+}
+
 /** Refused writes to repository files (the ones a merge may be missing), one per target. */
 export function ownershipDenials(records: readonly DenialRecord[]): DenialRecord[] {
   const seen = new Set<string>();
   const out: DenialRecord[] = [];
   for (const record of records) {
-    if (!ownershipDenialCodes.has(record.code)) continue;
-    const key = record.target ?? `${record.tool}:${record.reason}`;
+    if (!isOwnershipDenial(record)) continue;
+    const target = record.target ?? refusedPathInReason(record.reason);
+    const key = target ?? `${record.tool}:${record.reason}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    out.push(record);
+    out.push(target !== undefined && record.target === undefined ? { ...record, target } : record);
   }
   return out;
+}
+
+/**
+ * The file a refusal without a recorded target names in its reason (a Bash denial recorded before
+ * the jail passed its target on: `… would write "src/d.ts": "src/d.ts" is not owned …`).
+ */
+function refusedPathInReason(reason: string): string | undefined {
+  const named = /"([^"\n]+)" (?:is not owned by this agent|is frozen|cannot be written: this role is read-only)/.exec(reason)?.[1];
+  return isRepositoryTarget(named) ? named : undefined;
 }
 
 /** The `out_of_scope_deps` line for a refused write (the wave prompt's "file: …, change: …, reason: …" form). */
@@ -131,7 +162,7 @@ export const hookDenialsSoftLimit = 1024 * 1024;
  */
 export function appendHookDenial(identity: AgentWorktreeIdentity, record: DenialRecord): string {
   const file = path.join(journalPaths(identity.repoRoot, identity.slug, identity.wave, identity.agent).dir, denialsFileName);
-  if (!ownershipDenialCodes.has(record.code)) {
+  if (!isOwnershipDenial(record)) {
     const size = statSync(file, { throwIfNoEntry: false })?.size ?? 0;
     if (size > hookDenialsSoftLimit) return file;
   }

@@ -60,6 +60,8 @@ class Denied extends Error {
   constructor(
     readonly code: JailCode,
     readonly reason: string,
+    /** The root-relative path the command would have written, when the refusal is about one (outside attack X6, N9: the denial record names the file). */
+    readonly target?: string,
   ) {
     super(reason);
   }
@@ -1234,11 +1236,11 @@ function checkConcretePath(concrete: Concrete, role: PathRole, context: Context,
     writeRelative = resolvedRelative;
   }
   if (role !== 'write') return;
-  if (context.options.readOnly) throw new Denied('JAIL_READ_ONLY', `bash: "${label}" writes "${concrete.shown}", but this role is read-only.`);
+  if (context.options.readOnly) throw new Denied('JAIL_READ_ONLY', `bash: "${label}" writes "${concrete.shown}", but this role is read-only.`, writeRelative);
   const checkWritePath = context.options.checkWritePath;
   if (concrete.ownership && checkWritePath) {
     const decision = checkWritePath(writeRelative);
-    if (!decision.allowed) throw new Denied(decision.code, `bash: "${label}" would write "${concrete.shown}": ${decision.reason}`);
+    if (!decision.allowed) throw new Denied(decision.code, `bash: "${label}" would write "${concrete.shown}": ${decision.reason}`, decision.target ?? writeRelative);
   }
 }
 
@@ -2518,7 +2520,7 @@ export async function checkBashCommand(command: string, options: BashPolicyOptio
     }
     return { allowed: true };
   } catch (error) {
-    if (error instanceof Denied) return { allowed: false, code: error.code, reason: error.reason };
+    if (error instanceof Denied) return { allowed: false, code: error.code, reason: error.reason, ...(error.target !== undefined ? { target: error.target } : {}) };
     if (error instanceof SyntaxFailure) return refuse(await describeSyntaxFailure(error));
     const message = error instanceof Error ? error.message : String(error);
     if (error instanceof ParseFailure) return refuse(`bash: the command cannot be checked (${message}), so it was refused (fail closed).`);

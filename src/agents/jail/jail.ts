@@ -17,6 +17,7 @@ import { realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { createGit } from '../../git/git-cli.js';
 import type { Git } from '../../git/git-port.js';
+import { changedGitlinkRepos, gitlinkRepoSignatures, type GitlinkRepoSignatures } from '../../git/nested-repos.js';
 import { checkBashCommand } from './bash-policy.js';
 import type { Jail, JailAudit, JailCode, JailDecision, JailPolicy, PathDecision } from './types.js';
 
@@ -146,6 +147,8 @@ export async function createJail(policy: JailPolicy, options: CreateJailOptions 
   const env = options.env ?? process.env;
   const gitAt = options.gitAt ?? ((dir: string) => createGit(dir, { env }));
   const frozenPolicy: Readonly<JailPolicy> = Object.freeze({ ...policy });
+  // X8 #2c: the `.git` of every submodule path before the agent runs (undefined: not a repository).
+  const gitlinkBaseline: GitlinkRepoSignatures | undefined = await gitlinkRepoSignatures(gitAt(root), root).catch(() => undefined);
 
   const inside = (absolute: string) => absolute === root || absolute.startsWith(`${root}/`);
   const relativeOf = (absolute: string) => (absolute === root ? '' : toPosix(absolute.slice(root.length + 1)));
@@ -162,10 +165,10 @@ export async function createJail(policy: JailPolicy, options: CreateJailOptions 
 
   /** The ownership policy for a root-relative file path (no file system access). */
   function writePolicy(relative: string): JailDecision {
-    if (policy.readOnly) return { allowed: false, code: 'JAIL_READ_ONLY', reason: `"${relative}" cannot be written: this role is read-only.` };
+    if (policy.readOnly) return { allowed: false, code: 'JAIL_READ_ONLY', reason: `"${relative}" cannot be written: this role is read-only.`, target: relative };
     const frozenEntry = frozen.find((entry) => (entry.endsWith('/') ? relative.startsWith(entry) : relative === entry || relative.startsWith(`${entry}/`)));
     if (frozenEntry !== undefined) {
-      return { allowed: false, code: 'JAIL_FROZEN', reason: `"${relative}" is frozen (I2: scaffolds and contract files cannot change once worktrees exist).` };
+      return { allowed: false, code: 'JAIL_FROZEN', reason: `"${relative}" is frozen (I2: scaffolds and contract files cannot change once worktrees exist).`, target: relative };
     }
     if (owned.has(relative)) return { allowed: true };
     if (prefixes.some((entry) => (entry.endsWith('/') ? relative.startsWith(entry) && relative.length > entry.length : relative === entry))) return { allowed: true };
@@ -173,6 +176,7 @@ export async function createJail(policy: JailPolicy, options: CreateJailOptions 
       allowed: false,
       code: 'JAIL_NOT_OWNED',
       reason: `"${relative}" is not owned by this agent, which may write only its own files (I1 ownership; owned: ${quoteList([...owned, ...prefixes])}).`,
+      target: relative,
     };
   }
 
@@ -272,7 +276,7 @@ export async function createJail(policy: JailPolicy, options: CreateJailOptions 
 
   async function checkToolUse(tool: string, input: Record<string, unknown>): Promise<JailDecision> {
     const stringField = (name: string): string | undefined => (typeof input?.[name] === 'string' ? (input[name] as string) : undefined);
-    const pathDecision = (decision: PathDecision): JailDecision => (decision.allowed ? { allowed: true } : { allowed: false, code: decision.code, reason: decision.reason });
+    const pathDecision = (decision: PathDecision): JailDecision => (decision.allowed ? { allowed: true } : { allowed: false, code: decision.code, reason: decision.reason, ...(decision.target !== undefined ? { target: decision.target } : {}) });
     const missing = (field: string): JailDecision => ({ allowed: false, code: 'JAIL_OUTSIDE_ROOT', reason: `${tool}: the call has no "${field}", so its target cannot be checked (fail closed).` });
     switch (tool) {
       case 'Write':
@@ -340,12 +344,23 @@ export async function createJail(policy: JailPolicy, options: CreateJailOptions 
       const changed = new Set<string>();
       const uncommitted = new Set<string>();
       // One round of git reads, in parallel (every agent of a wave is audited when it stops).
-      const [committed, status, headInfo] = await Promise.all([
+      const [committed, status, headInfo, gitlinks] = await Promise.all([
         auditOptions.baseCommit ? git.diffNameOnly(`${auditOptions.baseCommit}..HEAD`) : Promise.resolve([] as string[]),
+        // X8 #2: never enters a submodule (git-cli hardening), so a repository planted there runs nothing here.
         git.status(),
         // HEAD's commit and branch in one process: `<sha>\nrefs/heads/<branch>` (or `HEAD` when detached).
         git.run(['rev-parse', 'HEAD', '--symbolic-full-name', 'HEAD'], { allowExitCodes: [128] }),
+        gitlinkBaseline ? gitlinkRepoSignatures(git, root) : Promise.resolve(undefined),
       ]);
+      // X8 #2c: a git repository made (or changed) in a submodule path names programs the user's own
+      // git would run there (core.fsmonitor, filters): never the agent's to create.
+      for (const link of gitlinkBaseline && gitlinks ? changedGitlinkRepos(gitlinkBaseline, gitlinks) : []) {
+        violations.push({
+          code: 'JAIL_GIT_INTERNALS',
+          path: `${link}/.git`,
+          reason: `"${link}/.git" was created or changed in the submodule path ${link}: a git repository there can name programs git runs outside the sandbox (core.fsmonitor, filters), so agents may not make one (${isolation}).`,
+        });
+      }
       const [headLine = '', refLine = ''] = headInfo.exitCode === 0 ? headInfo.stdout.split('\n') : [];
       head = /^[0-9a-f]{40,64}$/.test(headLine.trim()) ? headLine.trim() : undefined;
       const current = refLine.trim().startsWith('refs/heads/') ? refLine.trim().slice('refs/heads/'.length) : undefined;

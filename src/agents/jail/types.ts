@@ -41,7 +41,8 @@ export type JailCode =
   | 'JAIL_BRANCH_MOVED' // audit: HEAD left the agent branch or commits landed elsewhere
   | 'JAIL_UNOWNED_CHANGE'; // audit: a file outside ownership changed on disk (after bash or at stop)
 
-export type JailDecision = { allowed: true } | { allowed: false; code: JailCode; reason: string };
+/** A refusal names `target` (the root-relative path it refused to write) when it knows it: a bash redirection included (outside attack X6, N9). */
+export type JailDecision = { allowed: true } | { allowed: false; code: JailCode; reason: string; target?: string };
 
 /** A resolved path inside the root. */
 export interface JailedPath {
@@ -51,7 +52,7 @@ export interface JailedPath {
   relative: string;
 }
 
-export type PathDecision = ({ allowed: true } & JailedPath) | { allowed: false; code: JailCode; reason: string };
+export type PathDecision = ({ allowed: true } & JailedPath) | { allowed: false; code: JailCode; reason: string; target?: string };
 
 /** Result of an after-the-fact audit of the root (after a bash call, at stop, or for CLI agents). */
 export interface JailAudit {
