@@ -43,4 +43,24 @@ describe('guardIgnoredPaths (real git, no sandbox needed)', () => {
     expect(readFileSync(repo.path('src/owned/gen.txt'), 'utf8')).toBe('changed by its owner\n');
     expect(existsSync(repo.path('.polywave-state/journal.jsonl'))).toBe(true);
   });
+
+  it('a new ignored directory is moved out whole, except a worktree git made in it meanwhile (a PROGRAM tier), and an owned file in it stays (outside attack X8 #3)', async () => {
+    const repo = await createTestRepo({ files: { '.gitignore': '.polywave-state/\n.claude/\ngen/\n', 'src/a.ts': 'x\n' } });
+    const plan = agentSandboxPlan({ root: repo.dir, home: repo.sibling('h'), tmp: repo.sibling('t'), gitCommonDir: repo.path('.git'), otherWorktrees: [], scratchDirs: [] });
+    const guard = await guardIgnoredPaths({ root: repo.dir, plan, ownedFiles: ['gen/out.js'], gitCommonDir: repo.path('.git'), agentId: 'A', env: repo.env, now: () => new Date('2026-12-03T00:00:00Z') });
+    // While the agent runs: polywave makes another IMPL's worktree under .claude/worktrees/; the agent
+    // plants Claude Code settings beside it, writes its owned gen/out.js and a file next to it.
+    await repo.git.worktreeAdd({ path: repo.path('.claude/worktrees/tier'), branch: 'tier-work', base: 'HEAD', createBranch: true });
+    writeFileSync(repo.path('.claude/settings.local.json'), '{"hooks":{}}\n');
+    mkdirSync(repo.path('.claude/worktrees/plant'), { recursive: true });
+    writeFileSync(repo.path('.claude/worktrees/plant/x'), 'pwn\n');
+    mkdirSync(repo.path('gen'));
+    writeFileSync(repo.path('gen/out.js'), 'owned\n');
+    writeFileSync(repo.path('gen/evil.sh'), 'pwn\n');
+    const moved = await guard.quarantineNew();
+    expect(moved.map((entry) => entry.path).sort()).toEqual(['.claude/settings.local.json', '.claude/worktrees/plant/', 'gen/evil.sh']);
+    expect(existsSync(repo.path('.claude/worktrees/tier/src/a.ts'))).toBe(true);
+    expect(readFileSync(repo.path('gen/out.js'), 'utf8')).toBe('owned\n');
+    expect(readFileSync(repo.path('.git/polywave/quarantine/A-2026-12-03T00-00-00-000Z/.claude/settings.local.json'), 'utf8')).toBe('{"hooks":{}}\n');
+  });
 });

@@ -18,7 +18,11 @@
  *   then), out of the checkout into `<git common dir>/polywave/quarantine/<agent>-<time>/` — read-only
  *   to every sandbox — and recorded in its journal's `denials.jsonl` (code SANDBOX_IGNORED_QUARANTINED).
  *   Nothing is deleted; the wave goes on (a test run's `__pycache__` is such a path, and polywave's
- *   post-merge commands run in a throwaway checkout anyway).
+ *   post-merge commands run in a throwaway checkout anyway). An existing entry that holds a hidden
+ *   worktree or an owned file (`.claude/` holding `.claude/worktrees/<x>`) is one entry in git's list
+ *   before and after, so its content is fingerprinted file by file (within the same 50,000 budget)
+ *   and what is new or changed in it is moved out the same way (outside attack X8 #3:
+ *   `.claude/settings.local.json` hooks). Only the worktrees git registers are skipped, not a place.
  *
  * Limits: an orchestrator killed while the agent runs leaves the new paths in place; a change the
  * user makes in the checkout's ignored files during the agent's run is quarantined too.
@@ -67,8 +71,12 @@ const readOnlyLimit = 256;
 /** Files and directories fingerprinted under the watched entries, at most (beyond: not watched). */
 const watchBudget = 50_000;
 
-/** `ino:size:mtime:ctime:mode` of every path under `absolute` (not following links), into `into`. */
-async function fingerprint(absolute: string, into: Map<string, string>, budget: { left: number }): Promise<boolean> {
+/**
+ * `ino:size:mtime:ctime:mode` of every path under `absolute` (not following links), into `into`;
+ * a directory's print starts with `dir:`. Paths for which `skip` is true are left out with their content.
+ */
+async function fingerprint(absolute: string, into: Map<string, string>, budget: { left: number }, skip?: (absolute: string) => boolean): Promise<boolean> {
+  if (skip?.(absolute) === true) return true;
   if (budget.left <= 0) return false;
   budget.left -= 1;
   let stats;
@@ -78,20 +86,39 @@ async function fingerprint(absolute: string, into: Map<string, string>, budget: 
     into.set(absolute, 'missing');
     return true;
   }
-  into.set(absolute, `${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}:${stats.mode}`);
+  into.set(absolute, `${stats.isDirectory() ? 'dir:' : ''}${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}:${stats.mode}`);
   if (!stats.isDirectory()) return true;
   const children = await readdir(absolute).catch(() => [] as string[]);
-  for (const child of children) if (!(await fingerprint(path.join(absolute, child), into, budget))) return false;
+  for (const child of children) if (!(await fingerprint(path.join(absolute, child), into, budget, skip))) return false;
   return true;
+}
+
+/**
+ * The paths of `now` that are new since `before`, or files (not directories) that changed, outermost
+ * only (a new directory stands for what it holds).
+ */
+function changedPaths(before: ReadonlyMap<string, string>, now: ReadonlyMap<string, string>): string[] {
+  const changed = [...now]
+    .filter(([file, print]) => {
+      const was = before.get(file);
+      return was === undefined || (was !== print && !print.startsWith('dir:'));
+    })
+    .map(([file]) => file)
+    .sort();
+  const outermost: string[] = [];
+  for (const file of changed) if (!outermost.some((outer) => isInside(file, outer))) outermost.push(file);
+  return outermost;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
 
 /**
- * Paths polywave itself writes in the checkout while an agent runs: its state directory, and the
- * worktrees of other IMPLs (a PROGRAM tier's prepare-wave may make them meanwhile).
+ * The path polywave itself writes in the checkout while an agent runs: its state directory. (The
+ * worktrees of other IMPLs that a PROGRAM tier's prepare-wave may make meanwhile under
+ * `.claude/worktrees/` are skipped by what `git worktree list` names, never by their place: a plant
+ * of the agent's own under `.claude/worktrees/` is quarantined — outside attack X8 #3.)
  */
-const polywaveOwned = ['.polywave-state', '.claude/worktrees'];
+const polywaveOwned = ['.polywave-state'];
 
 /** The work trees git knows of (absolute), for the quarantine never to move one. */
 async function worktreePaths(root: string, env: Env): Promise<string[]> {
@@ -168,15 +195,22 @@ export async function guardIgnoredPaths(input: IgnoredGuardInput): Promise<Ignor
   const root = path.resolve(input.root);
   const before = new Set(await listIgnored(root, input.env));
   const owned = input.ownedFiles.map((file) => path.resolve(root, file));
+  // An entry that is (or lies inside) an owned file stays the agent's to write; one that HOLDS an owned
+  // file is gone through below (its other content read-only or watched file by file).
   const keep = (entry: string): boolean => {
     const absolute = path.resolve(root, entry);
     if (polywaveOwned.some((name) => isInside(absolute, path.join(root, name)))) return false;
-    // An entry that is, holds or lies inside an owned file stays the agent's to write.
-    return !owned.some((file) => isInside(file, absolute) || isInside(absolute, file));
+    return !owned.some((file) => isInside(absolute, file));
   };
+  const worktreesAtStart = (await worktreePaths(root, input.env)).filter((entry) => entry !== root);
+  const hiddenAtStart = [...input.plan.unreadable];
   const readOnly: string[] = [];
   const throwaway: string[] = [];
   const mountLimit = input.mountLimit ?? readOnlyLimit;
+  // Entries gone through child by child (they hold a hidden worktree or an owned file): a NEW child
+  // is neither read-only nor a new entry of git's collapsed list (`.claude/` before and after), so
+  // their content is fingerprinted file by file and what is new or changed at the end is quarantined.
+  const recursed: string[] = [];
   const protectedInside = (absolute: string): boolean =>
     input.plan.unreadable.some((hidden) => isInside(hidden, absolute)) || input.plan.writable.some((open) => open !== root && isInside(open, absolute)) || owned.some((file) => isInside(file, absolute));
   // An entry that holds a path with a mount of its own (another worktree, hidden) or an owned file:
@@ -190,6 +224,7 @@ export async function guardIgnoredPaths(input: IgnoredGuardInput): Promise<Ignor
       else readOnly.push(absolute);
       return;
     }
+    if (depth === 0) recursed.push(absolute);
     if (depth >= 4) return;
     const children = await readdir(absolute, { withFileTypes: true }).catch(() => []);
     for (const child of children) await add(path.join(absolute, child.name), depth + 1);
@@ -209,6 +244,16 @@ export async function guardIgnoredPaths(input: IgnoredGuardInput): Promise<Ignor
     const prints = new Map<string, string>();
     if (await fingerprint(path.resolve(root, entry), prints, budget)) watched.set(entry, prints);
   }
+  // Never watched inside a recursed entry: other worktrees (hidden, or registered), owned files, polywave's state.
+  const skipAt = (worktrees: readonly string[]) => (absolute: string): boolean =>
+    hiddenAtStart.some((hidden) => isInside(absolute, hidden)) ||
+    worktrees.some((worktree) => isInside(absolute, worktree)) ||
+    owned.some((file) => isInside(absolute, file)) ||
+    polywaveOwned.some((name) => isInside(absolute, path.join(root, name)));
+  const recursedPrints = new Map<string, string>();
+  // Past the budget the rest is not recorded: then only files that were recorded and changed count (not new ones).
+  let recursedComplete = true;
+  for (const entry of recursed) if (!(await fingerprint(entry, recursedPrints, budget, skipAt(worktreesAtStart)))) recursedComplete = false;
   input.plan.readOnlyWithin = [...new Set([...input.plan.readOnlyWithin, ...readOnly])];
   // "Unreadable" is an empty tmpfs over the directory: writable in the sandbox, gone with it.
   input.plan.unreadable = [...new Set([...input.plan.unreadable, ...throwaway])];
@@ -217,16 +262,39 @@ export async function guardIgnoredPaths(input: IgnoredGuardInput): Promise<Ignor
     throwaway,
     async quarantineNew() {
       const after = await listIgnored(root, input.env);
-      let fresh = after.filter((entry) => !before.has(entry) && keep(entry));
+      const candidates = after.filter((entry) => !before.has(entry) && keep(entry));
       for (const [entry, prints] of watched) {
         const now = new Map<string, string>();
         await fingerprint(path.resolve(root, entry), now, { left: watchBudget });
         const same = now.size === prints.size && [...prints].every(([file, print]) => now.get(file) === print);
-        if (!same && now.get(path.resolve(root, entry)) !== 'missing') fresh.push(entry);
+        if (!same && now.get(path.resolve(root, entry)) !== 'missing') candidates.push(entry);
       }
+      const worktrees = [...new Set([...worktreesAtStart, ...(await worktreePaths(root, input.env)).filter((entry) => entry !== root)])];
+      if (recursed.length > 0) {
+        const now = new Map<string, string>();
+        for (const entry of recursed) await fingerprint(entry, now, { left: watchBudget }, skipAt(worktrees));
+        for (const changed of changedPaths(recursedPrints, now).filter((file) => recursedComplete || recursedPrints.has(file))) {
+          const relative = path.relative(root, changed);
+          candidates.push(now.get(changed)?.startsWith('dir:') === true ? `${relative}/` : relative);
+        }
+      }
+      // A candidate that is or lies inside a worktree or an owned file stays; one that holds one is
+      // gone through child by child (a new `.claude/` holding a worktree made meanwhile: its other content).
+      const keepers = [...worktrees, ...owned];
+      const fresh: string[] = [];
+      const around = async (entry: string, depth: number): Promise<void> => {
+        const absolute = path.resolve(root, entry);
+        if (keepers.some((keeper) => isInside(absolute, keeper))) return;
+        if (!keepers.some((keeper) => isInside(keeper, absolute))) {
+          fresh.push(entry);
+          return;
+        }
+        if (depth >= 8) return;
+        const children = await readdir(absolute, { withFileTypes: true }).catch(() => []);
+        for (const child of children) await around(`${path.relative(root, path.join(absolute, child.name))}${child.isDirectory() ? '/' : ''}`, depth + 1);
+      };
+      for (const entry of [...new Set(candidates)]) await around(entry, 0);
       if (fresh.length === 0) return [];
-      const worktrees = (await worktreePaths(root, input.env)).filter((entry) => entry !== root);
-      fresh = fresh.filter((entry) => !worktrees.some((worktree) => isInside(worktree, path.resolve(root, entry))));
       const stamp = (input.now ?? (() => new Date()))().toISOString().replace(/[:.]/g, '-');
       const target = path.join(input.gitCommonDir, 'polywave', 'quarantine', `${input.agentId.replace(/[^A-Za-z0-9_-]/g, '_')}-${stamp}`);
       const moved: QuarantinedPath[] = [];
