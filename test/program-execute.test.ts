@@ -4,7 +4,7 @@
  * real temporary git repositories (the demo PROGRAM "shop"), scripted agents, real worktrees and
  * merges; assertions on git and the file system afterwards.
  *
- * Time: one uninterrupted run (~50 s), one kill-and-resume repo (9 SIGKILLs with POLYWAVE_TEST_PROGRAM_KILL_POINTS=all, ~90 s), one
+ * Time: one uninterrupted run (~50 s), one kill-and-resume repo (10 SIGKILLs with POLYWAVE_TEST_PROGRAM_KILL_POINTS=all, ~100 s), one
  * failing-gate + re-plan repo (tier 1 crafted as done: ~15 s), refusals (seconds). POLYWAVE_TEST_PROGRAM_KILL_REPOS=<n>
  * repeats the kill-and-resume sequence on n repositories (default 1).
  */
@@ -225,6 +225,11 @@ const killPoints: Array<{ name: string; trigger: (observed: Observed) => boolean
     name: 'tier 1: the first agent merged into an IMPL branch while the other IMPL is mid-wave',
     trigger: (observed) => [...subjectsOf(observed, watchedRefs[1]!), ...subjectsOf(observed, watchedRefs[2]!)].some((subject) => subject.startsWith('Merge polywave/')),
   },
+  // Between two waves of one IMPL: catalog's wave 1 merged and verified on its IMPL branch, wave 2 prepared (its
+  // base_commit recorded, state WAVE_EXECUTING) and launching. Every re-run stopped "wave 1 … already merged and
+  // verified … pass --rerun" and left the PROGRAM BLOCKED (outside attack X7 #1). Optional: the previous point's
+  // kill may land after D's launch on a loaded machine, and the resumed run then never prints the line again.
+  { name: "tier 1: catalog's wave 2 launching (wave 1 merged into its IMPL branch)", trigger: (observed) => since(observed, /wave 2: launching/) >= 0, optional: true },
   { name: 'finalize-tier 1: between the IMPL-branch merges', trigger: (observed) => subjectsOf(observed, 'main').some((subject) => subject.startsWith('Merge program tier 1 impl')) },
   { name: 'finalize-tier 1: after the tier gate (closing the IMPLs)', trigger: (observed) => subjectsOf(observed, 'main').some((subject) => subject.includes('close-impl')) },
   { name: 'after finalize-tier 1 (freezing, advancing to tier 2)', trigger: (observed) => subjectsOf(observed, 'main').some((subject) => subject.includes('finalize tier 1')) },

@@ -12,7 +12,7 @@ import type { Git } from '../git/git-port.js';
 import { unmergedAgents } from '../engine/wave-merged.js';
 import { implSlugFromPath } from '../protocol/names.js';
 import { scaffoldPath, type ImplManifest } from '../protocol/schema/impl-schema.js';
-import { isScaffoldCommitted, isWaveComplete } from '../protocol/waves.js';
+import { isScaffoldCommitted, isWaveComplete, isWaveFinished } from '../protocol/waves.js';
 import { loadImpl } from '../store/manifest-file.js';
 import { deriveSlug } from './run-scout.js';
 import { runWave, type AgentSlots, type RunWaveResult } from './run-wave.js';
@@ -331,12 +331,15 @@ export async function runAutopilot(options: AutopilotOptions): Promise<Autopilot
 
 /**
  * True when the wave was finalized: the manifest says so (a verified state, or a later wave has
- * reports) and git agrees — every agent's commit is reachable from the target (issue 13, F1: a
- * wave that reported complete but was never merged is finalized by run-wave, not skipped).
+ * reports or was prepared — its `base_commit` recorded) and git agrees — every agent's commit is
+ * reachable from the target (issue 13, F1: a wave that reported complete but was never merged is
+ * finalized by run-wave, not skipped). The same rule as run-wave's WAVE_ALREADY_VERIFIED refusal
+ * ({@link isWaveFinished}): a run killed after wave N+1 was prepared (state WAVE_EXECUTING, no
+ * wave N+1 report yet) resumes at wave N+1 instead of asking for `--rerun` of wave N (X7 #1).
  */
 async function waveMerged(git: Git, manifest: ImplManifest, wave: number, slug: string, target: string): Promise<boolean> {
   const state = (manifest.state ?? '').trim();
   const later = (manifest.waves ?? []).some((item) => (item.number ?? 0) > wave && (item.agents ?? []).some((agent) => manifest.completion_reports?.[agent.id ?? ''] !== undefined));
-  if (!later && state !== 'WAVE_VERIFIED' && state !== 'COMPLETE') return false;
+  if (!later && state !== 'WAVE_VERIFIED' && state !== 'COMPLETE' && !isWaveFinished(manifest, wave)) return false;
   return (await unmergedAgents(git, manifest, slug, [wave], target)).length === 0;
 }
