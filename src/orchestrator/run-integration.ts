@@ -21,6 +21,7 @@
 import path from 'node:path';
 import type { AgentBackend, AgentLimits } from '../agents/contract.js';
 import { resolveModelSpec } from '../agents/model-spec.js';
+import { requireAgentsReady } from '../agents/model-preflight.js';
 import { renderRolePrompt } from '../agents/prompts/index.js';
 import type { IntegrationGapInput } from '../agents/prompts/integration.js';
 import { runAgent } from '../agents/run-agent.js';
@@ -246,6 +247,9 @@ export async function runIntegrationAgent(options: RunIntegrationOptions): Promi
     return finish();
   }
 
+  // Issue 13 (N4): credentials, the backend's package and the model server before the state commit
+  // below (exit 2, nothing changed). A backend given by the caller (tests) needs none.
+  if (!options.backend) await requireAgentsReady([{ role: 'the Integration agent', model: options.model }], env);
   // 2. The agent, on the merged result (a clean tree: its bash calls are audited against all of it).
   const clean = await ensureCleanRoot({ git, repoDir: workDir, implPath, writable: new Set(allowed), env, message: `chore: commit Polywave state before the integration agent [Polywave:wave${wave}:integrator]` });
   if (clean.blocking.length > 0) {

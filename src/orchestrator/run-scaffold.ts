@@ -27,6 +27,7 @@ import type { AgentBackend, AgentEvent, AgentLimits, AgentOutcome, ToolDenial } 
 import { renderRolePrompt } from '../agents/prompts/index.js';
 import { pendingScaffolds } from '../agents/prompts/scaffold.js';
 import { resolveModelSpec } from '../agents/model-spec.js';
+import { requireAgentsReady } from '../agents/model-preflight.js';
 import { runAgent } from '../agents/run-agent.js';
 import { combineCommands, detectToolchain } from '../analysis/toolchain.js';
 import { PolywaveError } from '../errors/polywave-error.js';
@@ -328,6 +329,9 @@ export async function runScaffold(options: RunScaffoldOptions): Promise<RunScaff
 
   const implRelative = implRelativePath(implPath, repoDir);
   if (toCreate.length > 0) {
+    // Issue 13 (N4): credentials, the backend's package and the model server before the state
+    // commit below (exit 2, nothing changed). A backend given by the caller (tests) needs none.
+    if (!options.backend) await requireAgentsReady([{ role: 'the Scaffold agent', model: options.model }], env);
     const files = toCreate.map((entry) => entry.file);
     const clean = await ensureCleanRoot({ git, repoDir, implPath, writable: new Set(files), env, message: `chore: commit Polywave state before the scaffold agent for ${slug} [Polywave:scaffold:${slug}]` });
     if (clean.blocking.length > 0) {

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { requireModelCredentials } from '../../agents/credentials.js';
+import { requireAgentsReady } from '../../agents/model-preflight.js';
 import { EventBus } from '../../engine/events.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { parseAutonomy, runDaemon, type AutonomyLevel } from '../../orchestrator/daemon.js';
@@ -52,7 +52,8 @@ export async function run(_args: string[], options: Record<string, unknown>, io:
   if (maxItems !== undefined && (!Number.isInteger(maxItems) || maxItems < 1)) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `--max-items: a positive integer, got "${String(options.maxItems)}"` });
   // A queue that cannot be read is bad input now, not a failure at the first poll.
   await readQueue(repoDir);
-  requireModelCredentials(
+  // Issue 13 (N4): the one launch pre-check (credentials, backend package, model servers) before the first item.
+  await requireAgentsReady(
     [
       { role: 'the Scout', model: model(options, 'scoutModel') ?? model(options, 'model') },
       { role: 'the wave agents', model: model(options, 'waveModel') ?? model(options, 'model') },

@@ -9,6 +9,10 @@ import { unsafeNoSandboxFrom } from '../sandbox-option.js';
 import { createWaveProgress } from '../wave-progress.js';
 import { interruptSignal, repoDirOption, waveOption } from './prepare-wave.js';
 import { implPathFrom } from './shared.js';
+import { loadImpl } from '../../store/manifest-file.js';
+import { agentsOfWave } from '../../protocol/waves.js';
+import { requireAgentsReady } from '../../agents/model-preflight.js';
+import { waveAgentRoles } from './run-wave.js';
 
 function positive(options: Record<string, unknown>, name: string, flag: string, allowZero = false): number | undefined {
   const value = options[name];
@@ -35,6 +39,24 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const timeout = positive(options, 'timeout', '--timeout');
   const maxTurns = positive(options, 'maxTurns', '--max-turns');
   const repoDir = typeof options.repoRoot === 'string' && options.repoRoot.trim() !== '' ? path.resolve(io.cwd, options.repoRoot) : repoDirOption(options, io);
+  // Issue 17: --dispatch redis://… (or polywave.config.json `dispatch`): the relaunched agents run on `polywave worker`s.
+  const dispatcher = await dispatcherFromConfig(dispatchFlagsFrom(options), { startDir: path.dirname(implPath), env: io.env });
+  // Issue 13 (N4): the agents retry would relaunch (no complete report; --agent: that one) pass the
+  // same pre-check as run-wave — credentials, backend package, model servers — before anything is
+  // written (exit 2). Nothing to retry, an unknown wave or agent: retryWave's own refusals.
+  try {
+    const manifest = (await loadImpl(implPath)).parsed.manifest;
+    const agentOption = typeof options.agent === 'string' && options.agent.trim() !== '' ? options.agent.trim() : undefined;
+    const failed = !manifest
+      ? []
+      : agentsOfWave(manifest, wave)
+      .map((agent) => agent.id ?? '')
+          .filter((id) => id !== '' && manifest.completion_reports?.[id]?.status !== 'complete' && (agentOption === undefined || id === agentOption));
+    if (manifest && failed.length > 0) await requireAgentsReady(waveAgentRoles(manifest, wave, options, { only: failed, remote: dispatcher !== undefined }), io.env);
+  } catch (error) {
+    await dispatcher?.close();
+    throw error;
+  }
   const json = options.json === true;
   const events = new EventBus();
   const progress = json ? undefined : createWaveProgress(io, { tty: io.stderrIsTty === true });
@@ -42,8 +64,6 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   else events.subscribe(progress!.onEvent);
   const recorder = startRecording(events, { command: 'retry', options, io, quiet: json });
   const interrupt = interruptSignal();
-  // Issue 17: --dispatch redis://… (or polywave.config.json `dispatch`): the relaunched agents run on `polywave worker`s.
-  const dispatcher = await dispatcherFromConfig(dispatchFlagsFrom(options), { startDir: path.dirname(implPath), env: io.env });
   try {
     const result = await retryWave({
       ...(dispatcher ? { dispatcher } : {}),

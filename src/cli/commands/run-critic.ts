@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { startRecording } from '../event-recording.js';
 import { EventBus } from '../../engine/events.js';
+import { requireAgentsReady } from '../../agents/model-preflight.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { commitManifest, inferRepoRoot, renderCriticForAgentTool, rfc3339, runCritic, type CriticReportRecord } from '../../orchestrator/run-critic.js';
 import { editImpl } from '../../store/manifest-file.js';
@@ -53,6 +54,8 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
 
   const timeout = options.timeout === undefined ? undefined : Number(options.timeout);
   if (timeout !== undefined && (!Number.isFinite(timeout) || timeout <= 0)) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `--timeout must be a positive number of minutes (got ${String(options.timeout)})` });
+  // Issue 13 (N4): credentials, the backend's package and the model server before the Critic starts (exit 2).
+  await requireAgentsReady([{ role: 'the Critic', model: typeof options.model === 'string' && options.model.trim() !== '' ? options.model.trim() : undefined }], io.env);
   const events = new EventBus();
   events.subscribe((event) => {
     if (event.type === 'step-end') io.stderr(`${event.command}: [${event.step.step}] ${event.step.status} — ${event.step.detail}\n`);

@@ -9,8 +9,7 @@ import { runScout } from '../../orchestrator/run-scout.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { interruptSignal } from './prepare-wave.js';
 import { unsafeNoSandboxFrom } from '../sandbox-option.js';
-import { requireModelCredentials } from '../../agents/credentials.js';
-import { requireReachableModels } from '../../agents/model-preflight.js';
+import { requireAgentsReady } from '../../agents/model-preflight.js';
 import { slugPattern } from '../../protocol/schema/impl-schema.js';
 
 function text(options: Record<string, unknown>, name: string): string | undefined {
@@ -77,8 +76,8 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   // starts (exit 2). After the flags are checked: a bad slug is still reported as such.
   if (slug !== undefined && !slugPattern.test(slug)) throw new PolywaveError({ code: 'V018_INVALID_SLUG_FORMAT', message: `slug "${slug}" is not kebab-case (a-z, 0-9, single hyphens)` });
   const scoutRole = [{ role: 'the Scout', model }];
-  // F10: a local model server must answer before anything starts.
-  await requireReachableModels(scoutRole, requireModelCredentials(scoutRole, io.env));
+  // F10, N3, N4: the backend's package and the model server too (the one launch pre-check).
+  await requireAgentsReady(scoutRole, io.env);
 
   const events = new EventBus();
   if (json) events.subscribe((event) => io.stdout(`${JSON.stringify(event)}\n`));

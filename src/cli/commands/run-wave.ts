@@ -9,7 +9,8 @@ import { interruptSignal, repoDirOption, waveOption } from './prepare-wave.js';
 import { implPathFrom, requireManifest } from './shared.js';
 import { unsafeNoSandboxFrom } from '../sandbox-option.js';
 import { budgetFrom } from '../budget-option.js';
-import { requireModelCredentials } from '../../agents/credentials.js';
+import { requireAgentsReady, type LaunchRole } from '../../agents/model-preflight.js';
+import type { ImplManifest } from '../../protocol/schema/impl-schema.js';
 import { agentsOfWave, isWaveFinished } from '../../protocol/waves.js';
 import { dispatchFlagsFrom, dispatcherFromConfig } from '../../dispatch/from-config.js';
 import path from 'node:path';
@@ -23,6 +24,17 @@ function positiveNumber(options: Record<string, unknown>, name: string, flag: st
 }
 
 /**
+ * The roles the agents of a wave launch as (each agent's own `model:`, else --model, else the
+ * environment's default), for {@link requireAgentsReady}; `only`: just these agent ids.
+ */
+export function waveAgentRoles(manifest: ImplManifest, wave: number, options: Record<string, unknown>, extra: { only?: readonly string[]; remote?: boolean } = {}): LaunchRole[] {
+  const cliModel = typeof options.model === 'string' && options.model.trim() !== '' ? options.model.trim() : undefined;
+  return agentsOfWave(manifest, wave)
+    .filter((agent) => extra.only === undefined || extra.only.includes(agent.id ?? ''))
+    .map((agent) => ({ role: `agent ${agent.id ?? '?'}`, model: agent.model?.trim() || cliModel, ...(extra.remote ? { remote: true } : {}) }));
+}
+
+/**
  * `run-wave <impl> --wave N [--model M] [--concurrency K] [--no-prioritize] [--timeout S]
  * [--max-turns T] [--auto] [--json] [--no-finalize] …` — runs a wave of agents for real:
  * prepare, launch (E1), E42 on each stop, E19 reactions, finalize. Progress on stderr (a live
@@ -33,16 +45,21 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const implPath = implPathFrom(args, io);
   const wave = waveOption(options);
   const manifest = requireManifest((await loadImpl(implPath)).parsed, implPath);
-  // Issue 13: no model credentials → say which backend would run and what to set, before anything starts (exit 2).
-  // (A finished wave is refused by runWave itself, credentials or not.)
-  if (!isWaveFinished(manifest, wave) || options.rerun === true) {
-    const cliModel = typeof options.model === 'string' && options.model.trim() !== '' ? options.model.trim() : undefined;
-    requireModelCredentials(agentsOfWave(manifest, wave).map((agent) => ({ role: `agent ${agent.id ?? '?'}`, model: agent.model?.trim() || cliModel })), io.env);
-  }
   // Bad budget amounts are refused before anything starts (polywave.config.json is found upward from the IMPL).
   const budget = await budgetFrom(options, implPath);
   // Issue 17: --dispatch redis://… (or polywave.config.json `dispatch`): agents run on `polywave worker`s.
   const dispatcher = await dispatcherFromConfig(dispatchFlagsFrom(options), { startDir: path.dirname(implPath), env: io.env });
+  // Issue 13 (F10, N3, N4): credentials, the backend's package and the model servers, before anything
+  // starts (exit 2, nothing changed). Dispatched agents use the workers' packages and servers: only
+  // their credentials are checked here. (A finished wave is refused by runWave itself.)
+  if (!isWaveFinished(manifest, wave) || options.rerun === true) {
+    try {
+      await requireAgentsReady(waveAgentRoles(manifest, wave, options, { remote: dispatcher !== undefined }), io.env);
+    } catch (error) {
+      await dispatcher?.close();
+      throw error;
+    }
+  }
   const json = options.json === true;
   const events = new EventBus();
   const progress = json ? undefined : createWaveProgress(io, { tty: io.stderrIsTty === true });

@@ -11,7 +11,7 @@ import { unsafeNoSandboxFrom } from '../sandbox-option.js';
 import { budgetFrom } from '../budget-option.js';
 import { dispatchFlagsFrom, dispatcherFromConfig } from '../../dispatch/from-config.js';
 import { requireModelCredentials } from '../../agents/credentials.js';
-import { requireReachableModels } from '../../agents/model-preflight.js';
+import { requireAgentsReady } from '../../agents/model-preflight.js';
 
 function formatPlan(plan: PlanSummary): string {
   const lines = [`Plan: ${plan.title || plan.slug} — verdict ${plan.verdict || '?'}, ${plan.waves.length} wave(s), ${plan.estimated_agents} agent(s)`];
@@ -95,7 +95,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   if (!isImpl && looksLikeManifestPath(target)) throw missingManifest(target, asPath, repoDir);
   // Issue 13: no model credentials → say which backend each role would use and what to set, before anything starts (exit 2).
   const roles = [...(isImpl ? [] : [{ role: 'the Scout', model: model(options, 'scoutModel') ?? model(options, 'model') }]), { role: 'the wave agents', model: model(options, 'waveModel') ?? model(options, 'model') }];
-  const specs = requireModelCredentials(roles, io.env);
+  requireModelCredentials(roles, io.env);
   // E39 `run --interview`: the interview comes first; its REQUIREMENTS.md is what the Scout plans from.
   let feature = target;
   let slug: string | undefined;
@@ -116,13 +116,12 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const budget = await budgetFrom(options, repoDir);
   // Issue 17: --dispatch redis://… (or polywave.config.json `dispatch`): wave agents run on `polywave worker`s.
   const dispatcher = await dispatcherFromConfig(dispatchFlagsFrom(options), { startDir: repoDir, env: io.env });
-  // F10: a local model server (ollama:, lmstudio:, openai-compatible:) must answer before the run writes anything
-  // (dispatched wave agents use the workers' servers: only the roles that run here are checked).
-  const local = roles.map((role, index) => ({ role, spec: specs[index]! })).filter((entry) => !(dispatcher && entry.role.role === 'the wave agents'));
+  // F10, N3, N4: the one launch pre-check — the backend's package and the model servers (local ones, a custom
+  // base URL) — before the run writes anything (dispatched wave agents use the workers': only their credentials count).
   try {
-    await requireReachableModels(
-      local.map((entry) => entry.role),
-      local.map((entry) => entry.spec),
+    await requireAgentsReady(
+      roles.map((role) => ({ ...role, ...(dispatcher && role.role === 'the wave agents' ? { remote: true } : {}) })),
+      io.env,
     );
   } catch (error) {
     await dispatcher?.close();
