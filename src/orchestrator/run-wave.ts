@@ -470,6 +470,9 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
     const owned = ownedFiles(manifest, options.wave, plan.id);
     const journal = journalPaths(plan.root, slug, options.wave, plan.id);
     let previousReport = JSON.stringify(manifest.completion_reports?.[plan.id] ?? null);
+    // Outside attack N5: what E42 found wrong with the last report this run refused (a later attempt
+    // that files nothing new is diagnosed with it, not with "no completion report").
+    let refusedReport: string | undefined;
     let retry: WaveRetryContext | undefined = options.initialRetry?.[plan.id];
     // E9 re-entry: an agent whose complete report still passes E42 is not launched again.
     const existing = manifest.completion_reports?.[plan.id] as CompletionReportRecord | undefined;
@@ -562,8 +565,11 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
         ...(account ? { onCost: (usd: number) => account.charge(usd) } : {}),
       });
       // (A dispatched agent's events come from its worker: `at` is when they happened there, `worker` its id.)
+      // N5: the last set_completion call of this attempt that the tool or the writer refused (its error text).
+      let refusedCall: string | undefined;
       const onEvent = (event: AgentEvent, meta: { at?: number; worker?: string } = {}) => {
         const where = { ...(meta.at !== undefined ? { at: meta.at } : {}), ...(meta.worker ? { worker: meta.worker } : {}) };
+        if (event.type === 'tool-call-end' && event.tool === 'set_completion') refusedCall = event.isError ? event.output.split('\n')[0]!.slice(0, 400) : undefined;
         if (event.type === 'turn-end') {
           turns = event.turn;
           Object.assign(usage, event.usage);
@@ -666,6 +672,7 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
           failureType = 'fixable';
           explanation = `reported complete, but E42 refused it: ${describeProblems(check)}`;
           fixDetails = explanation;
+          refusedReport = describeProblems(check);
         } else if (report && (report.status === 'partial' || report.status === 'blocked')) {
           failureType = report.failure_type ?? '';
           explanation = `reported ${report.status}${report.failure_type ? ` (${report.failure_type})` : ''}${report.notes ? `: ${report.notes}` : ''}`;
@@ -676,10 +683,25 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
           explanation = `stopped by the budget: ${budgetBreach.message}${report ? '' : '; no completion report'} (journal kept)`;
         } else {
           failureType = failureTypeOfOutcome(outcome);
-          explanation = outcome.status === 'finished' ? `stopped without a completion report (E42/I4)${check.ok ? '' : `: ${describeProblems(check)}`}` : `${outcome.status}${outcome.failure ? `: ${outcome.failure.message}` : ''}; no completion report`;
+          // N5: a report that exists but failed a check is named by that check, not as "no completion report".
+          const others = check.problems.filter((problem) => problem.code !== 'E42_I4_NO_REPORT').map((problem) => problem.message);
+          const why =
+            refusedCall !== undefined
+              ? `its set_completion call was refused: ${refusedCall}`
+              : reportValue !== undefined && refusedReport !== undefined
+                ? `the completion report on record is the one E42 refused before (${refusedReport}) and was not filed again with a fix`
+                : reportValue !== undefined
+                  ? 'the completion report on record is from before this attempt; it filed none'
+                  : undefined;
+          explanation =
+            outcome.status === 'finished'
+              ? why !== undefined
+                ? `stopped without an accepted completion report (E42/I4): ${why}${others.length > 0 ? `; ${others.join('; ')}` : ''}`
+                : `stopped without a completion report (E42/I4)${check.ok ? '' : `: ${describeProblems(check)}`}`
+              : `${outcome.status}${outcome.failure ? `: ${outcome.failure.message}` : ''}; ${why ?? 'no completion report'}`;
           if (outcome.status === 'finished') {
             failureType = 'fixable';
-            fixDetails = 'Your previous run ended without a completion report. Commit your work and call set_completion.';
+            fixDetails = why !== undefined ? `Your previous run ended without an accepted completion report: ${why}. Fix that, commit, and call set_completion again.` : 'Your previous run ended without a completion report. Commit your work and call set_completion.';
           }
         }
         events?.emit({ v: 1, type: 'agent-end', slug, wave: options.wave, agent: plan.id, attempt, status: summary.status === 'complete' ? 'complete' : (report?.status ?? outcome.status), ...(failureType !== undefined ? { failure_type: failureType } : {}), turns: outcome.turns, input_tokens: outcome.usage.inputTokens, output_tokens: outcome.usage.outputTokens, cost_usd: outcome.usage.costUsd, duration_ms: attemptSummary.duration_ms, ...(explanation ? { explanation } : {}), ...(run.dispatch ? { dispatch: run.dispatch } : {}) });

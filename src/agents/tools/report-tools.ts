@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { createGit } from '../../git/git-cli.js';
+import { noHooksGitConfig } from '../../git/harden.js';
 import { completionStatuses, failureTypes } from '../../protocol/schema/impl-schema.js';
 import { isProtocolOwnedPath } from '../../protocol/conflicts.js';
 import { isAgentSupportPath } from '../jail/jail.js';
@@ -21,7 +22,8 @@ export const gitCommitTool: AgentTool = defineTool<z.infer<typeof gitCommitInput
   inputSchema: gitCommitInput,
   async execute(input, context) {
     const jail = context.jail;
-    const git = createGit(jail.root, { env: context.env });
+    // X8 #1: outside the sandbox, on the agent's tree: no hook runs (an in-tree core.hooksPath is the agent's to write).
+    const git = createGit(jail.root, { env: context.env, config: () => noHooksGitConfig });
     const branch = context.branch ?? jail.policy.branch;
     try {
       // Branch and status in parallel: this runs once per commit of every agent of a wave.
@@ -119,6 +121,44 @@ export async function fillReportFromGit(report: Record<string, unknown>, origin:
   }
 }
 
+/**
+ * Outside attack N5: what the model wrote that git contradicts, as the error it sees (so it can
+ * correct itself in the same session), or undefined. A `commit` must be a commit reachable from
+ * the worktree's HEAD; for a `complete` report on the agent's branch, every file named in
+ * `files_created` / `files_changed` must be in the branch's diff against the wave base (finalize
+ * would refuse the report with E11 otherwise). Git's facts are not substituted silently: the
+ * model is told, and omitting the field lets git fill it.
+ */
+export async function reportContradictsGit(report: Record<string, unknown>, origin: ReportOrigin): Promise<string | undefined> {
+  const commit = typeof report.commit === 'string' ? report.commit.trim() : '';
+  const lists = [report.files_created, report.files_changed].filter((value): value is unknown[] => Array.isArray(value));
+  const named = [...new Set(lists.flat().filter((file): file is string => typeof file === 'string' && file.trim() !== '').map((file) => file.trim().replace(/^\.\//, '')))];
+  const checkFiles = report.status === 'complete' && named.length > 0 && origin.baseCommit !== undefined;
+  if ((commit === '' || commit === 'uncommitted') && !checkFiles) return undefined;
+  const git = createGit(origin.cwd, origin.env ? { env: origin.env } : {});
+  const head = await git.tryRevParse('HEAD').catch(() => undefined);
+  if (head === undefined) return undefined;
+  if (commit !== '' && commit !== 'uncommitted') {
+    const resolved = /^[0-9a-f]{4,64}$/i.test(commit) || /^[\w./-]+$/.test(commit) ? await git.tryRevParse(commit).catch(() => undefined) : undefined;
+    const reachable = resolved !== undefined && (resolved === head || (await git.isAncestor(resolved, head).catch(() => false)));
+    if (!reachable) {
+      return `commit "${commit.slice(0, 80)}" is ${resolved === undefined ? 'not a commit in this repository' : 'not reachable from your HEAD'} (HEAD is ${head.slice(0, 12)}). Omit commit (it is filled in from git) or give a SHA from \`git log\`.`;
+    }
+  }
+  if (checkFiles && origin.baseCommit !== undefined) {
+    const current = await git.currentBranch().catch(() => undefined);
+    if (current === undefined || (origin.branch !== undefined && current !== origin.branch)) return undefined;
+    const entries = await git.diffNameStatus(`${origin.baseCommit}..HEAD`).catch(() => undefined);
+    if (entries === undefined) return undefined;
+    const inDiff = new Set(entries.flatMap((entry) => (entry.from !== undefined ? [entry.path, entry.from] : [entry.path])));
+    const missing = named.filter((file) => !inDiff.has(file));
+    if (missing.length > 0) {
+      return `not changed by your commits (not in git diff ${origin.baseCommit.slice(0, 12)}..HEAD): ${missing.slice(0, 20).join(', ')}${missing.length > 20 ? ', …' : ''}. Commit those files first, or list only files your commits changed — or omit files_created and files_changed (they are filled in from git).`;
+    }
+  }
+  return undefined;
+}
+
 const blankList = (value: unknown): boolean => value === undefined || value === null || (Array.isArray(value) && value.length === 0);
 
 const setCompletionInput = z.object({
@@ -145,6 +185,9 @@ export const setCompletionTool: AgentTool = defineTool<z.infer<typeof setComplet
     const report: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(input)) if (value !== undefined) report[key] = value;
     try {
+      const origin: ReportOrigin = { cwd: context.jail.root, env: context.env, ...((context.branch ?? context.jail.policy.branch) !== undefined ? { branch: (context.branch ?? context.jail.policy.branch)! } : {}), ...(context.baseCommit ? { baseCommit: context.baseCommit } : {}) };
+      const contradiction = await reportContradictsGit(report, origin);
+      if (contradiction !== undefined) return errorResult(`Completion report refused (E42_REPORT_CONTRADICTS_GIT): ${contradiction}`);
       await fillReportFromGit(report, { cwd: context.jail.root, env: context.env, ...((context.branch ?? context.jail.policy.branch) !== undefined ? { branch: (context.branch ?? context.jail.policy.branch)! } : {}), ...(context.baseCommit ? { baseCommit: context.baseCommit } : {}) });
       const result = await context.reportCompletion(report);
       if (result.ok) return okResult(`Completion report saved (status: ${result.status}).`);

@@ -392,7 +392,12 @@ describe('set_completion', () => {
     const head = (await f.repo.run(['-C', f.wt, 'rev-parse', 'HEAD'])).trim();
     expect(await f.call('set_completion', { status: 'complete', files_changed: ['src/a.ts'], verification: 'PASS' })).toEqual({ output: 'Completion report saved (status: complete).', isError: false });
     expect(reports[0]).toMatchObject({ commit: head, branch, worktree: f.context.jail.root });
-    await f.call('set_completion', { status: 'complete', commit: 'abc1234', branch: 'mine', worktree: '/elsewhere' });
-    expect(reports[1]).toMatchObject({ commit: 'abc1234', branch: 'mine', worktree: '/elsewhere' });
+    await f.call('set_completion', { status: 'complete', commit: head.slice(0, 7), branch: 'mine', worktree: '/elsewhere' });
+    expect(reports[1]).toMatchObject({ commit: head.slice(0, 7), branch: 'mine', worktree: '/elsewhere' });
+    // Outside attack N5: a commit git does not have (or not on this HEAD) is refused, to the model, and not saved.
+    const bogus = await f.call('set_completion', { status: 'complete', commit: 'abc1234' });
+    expect(bogus.isError).toBe(true);
+    expect(bogus.output).toMatch(/E42_REPORT_CONTRADICTS_GIT.*commit "abc1234" is not a commit in this repository/);
+    expect(reports).toHaveLength(2);
   });
 });
