@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { GitError } from './git-error.js';
+import { hardenGitArgs } from './harden.js';
 import { indexLockRetryDelaysMs, retriableIndexLockFailure } from './index-lock-retry.js';
 import { execFileOffloaded, gitSpawnsOffloaded, type OffloadedError } from './spawn-server.js';
 import type { CommitOptions, Git, MergeTreeResult, StatusEntry, WorktreeEntry } from './git-port.js';
@@ -111,6 +112,8 @@ export function createGit(cwd: string, options: CreateGitOptions = {}): Git {
   function execOnce(args: readonly string[], execOptions: ExecOptions = {}): Promise<ExecResult> {
     const environment = execOptions.env ? { ...baseEnvironment, ...execOptions.env, GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' } : baseEnvironment;
     const pinned = options.config ? configArguments(options.config()) : [];
+    // X8 #2: no fsmonitor, no submodule recursion, no external diff (harden.ts), over any pin.
+    const argv = hardenGitArgs([...pinned, ...args]);
     return new Promise((resolve, reject) => {
       const settle = (error: OffloadedError | null, stdout: string, stderr: string) => {
         if (!error) {
@@ -142,10 +145,10 @@ export function createGit(cwd: string, options: CreateGitOptions = {}): Git {
       const maxBuffer = 512 * 1024 * 1024;
       if (gitSpawnsOffloaded()) {
         // A long-running orchestrator: started by the helper process (spawn-server.ts), same result.
-        execFileOffloaded('git', [...pinned, ...args], { cwd, env: environment, maxBuffer, input: execOptions.input ?? '', ...(execOptions.signal ? { signal: execOptions.signal } : {}) }, settle);
+        execFileOffloaded('git', argv, { cwd, env: environment, maxBuffer, input: execOptions.input ?? '', ...(execOptions.signal ? { signal: execOptions.signal } : {}) }, settle);
         return;
       }
-      const child = execFile('git', [...pinned, ...args], { cwd, env: environment, encoding: 'utf8', maxBuffer, ...(execOptions.signal ? { signal: execOptions.signal } : {}) }, (error, stdout, stderr) => settle(error, stdout, stderr));
+      const child = execFile('git', argv, { cwd, env: environment, encoding: 'utf8', maxBuffer, ...(execOptions.signal ? { signal: execOptions.signal } : {}) }, (error, stdout, stderr) => settle(error, stdout, stderr));
       // Closed at once without input, so a command that reads stdin never waits. git may exit
       // before reading it all (EPIPE): the exit code tells that story, not the pipe.
       child.stdin?.on('error', () => {});

@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { GitError } from './git-error.js';
+import { hardenGitArgs } from './harden.js';
 import { indexLockRetryDelaysMs, retriableIndexLockFailure } from './index-lock-retry.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 
@@ -34,7 +35,8 @@ function runGitOnce(args: readonly string[], options: RunGitOptions): Promise<st
   return new Promise((resolve, reject) => {
     const child = execFile(
       'git',
-      [...args],
+      // X8 #2: no fsmonitor, no submodule recursion, no external diff (harden.ts).
+      hardenGitArgs(args),
       {
         cwd: options.cwd,
         env: { ...(options.env ?? process.env), GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' } as NodeJS.ProcessEnv,

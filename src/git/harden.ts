@@ -1,0 +1,62 @@
+/**
+ * Outside attack X8 #2 (issue 11): polywave runs git OUTSIDE the sandbox on trees an agent writes
+ * (its worktree, or the main checkout for a solo agent). git executes programs named by files in
+ * such a tree: a nested repository's `config` (`core.fsmonitor = <cmd>` in an uninitialised
+ * submodule path the agent turned into a repository) runs `<cmd>` on every `git status` that
+ * recurses into it, and its filter drivers run when git compares its files.
+ *
+ * Every git command polywave runs (createGit, runGit) therefore gets:
+ * - `-c core.fsmonitor=false -c submodule.recurse=false`: command-line configuration outranks
+ *   every config file, and git hands it to the child gits it starts (GIT_CONFIG_PARAMETERS), so a
+ *   nested repository's own `core.fsmonitor` never runs;
+ * - `status`: `--ignore-submodules=all` (git never enters a submodule's working tree, so neither
+ *   its config, its filters nor its hooks are used), unless the caller chose a mode;
+ * - `diff`: `--ignore-submodules=dirty` (a moved gitlink still shows, so ownership checks see it,
+ *   but git starts no `status` inside the submodule) and `--no-ext-diff --no-textconv`.
+ * The agent cannot write the worktree's own git configuration (`.git` and the common git dir are
+ * read-only in its sandbox), so `core.hooksPath`, filters and the like from there are the user's.
+ */
+
+/** Configuration laid over every git command polywave runs (after the caller's own `-c`). */
+export const hardenedGitConfig: Readonly<Record<string, string>> = Object.freeze({
+  'core.fsmonitor': 'false',
+  'submodule.recurse': 'false',
+});
+
+/** Global options that take a separate value (`-C dir`, `-c key=value`…). */
+const globalOptionsWithValue = new Set(['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--config-env', '--exec-path', '--super-prefix', '--list-cmds', '--attr-source']);
+
+/**
+ * `args` with the hardening above: `-c` pairs first, then the caller's arguments, with the
+ * submodule/diff options inserted right after a `status` or `diff` subcommand.
+ */
+export function hardenGitArgs(args: readonly string[]): string[] {
+  const config = Object.entries(hardenedGitConfig).flatMap(([key, value]) => ['-c', `${key}=${value}`]);
+  let index = 0;
+  while (index < args.length) {
+    const arg = args[index]!;
+    if (!arg.startsWith('-')) break;
+    index += globalOptionsWithValue.has(arg) ? 2 : 1;
+  }
+  const subcommand = args[index];
+  const rest = args.slice(index + 1);
+  const explicit = rest.some((arg) => arg === '--ignore-submodules' || arg.startsWith('--ignore-submodules='));
+  let extra: string[] = [];
+  if (subcommand === 'status' && !explicit) extra = ['--ignore-submodules=all'];
+  if (subcommand === 'diff') {
+    extra = [...(explicit ? [] : ['--ignore-submodules=dirty']), ...(rest.includes('--ext-diff') ? [] : ['--no-ext-diff']), ...(rest.includes('--textconv') ? [] : ['--no-textconv'])];
+  }
+  // Options go before `--end-of-options` / `--`: right after the subcommand.
+  if (subcommand === undefined) return [...args];
+  return [...args.slice(0, index), ...config, subcommand, ...extra, ...rest];
+}
+
+/**
+ * X8 #1: configuration for the commits polywave makes on an agent-written tree outside the
+ * sandbox (the git_commit tool, the cli backend's commit after a clean audit, solo agents, the
+ * orchestrator's bookkeeping commits): NO hook runs. An in-tree `core.hooksPath` (husky's
+ * `.husky/_`, a tracked `.githooks`) and polywave's wrapper that delegates to it name files the
+ * agent can write, so a hook there would be the agent's code run as the user. `/dev/null` is not a
+ * directory: git finds no hook in it (the tamper pins use the same value).
+ */
+export const noHooksGitConfig: Readonly<Record<string, string>> = Object.freeze({ 'core.hooksPath': '/dev/null' });
