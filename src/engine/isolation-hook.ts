@@ -19,8 +19,9 @@ import { writeTextAtomic } from './prepare/write-text.js';
  * When `core.hooksPath` points into the working tree (husky's `.husky`, a tracked `.githooks`),
  * writing there would dirty a tracked file and linked worktrees would run their own checked-out
  * copy anyway. Then the guard goes into `<common-dir>/polywave-hooks/`, which delegates every
- * hook the user has to the original directory, and each worktree (main included) points at it
- * with a per-worktree `core.hooksPath` (`extensions.worktreeConfig`).
+ * hook the user has to the original directory OF THE MAIN CHECKOUT (never a linked worktree's
+ * copy, which its agent writes: outside attack X8 #1), and each worktree (main included) points at
+ * it with a per-worktree `core.hooksPath` (`extensions.worktreeConfig`).
  *
  * What it enforces (only while `.polywave-state/active-wave` exists in the main checkout, except
  * the agent-branch rule which always holds in an agent worktree):
@@ -236,7 +237,11 @@ export async function installIsolationHook(git: Git): Promise<HookInstallResult>
   // core.hooksPath inside the working tree: wrapper directory + per-worktree core.hooksPath.
   const wrapperDir = path.join(location.commonDir, wrapperHooksDirName);
   const original = location.configured ?? '';
-  const originalDir = path.isAbsolute(original) ? shellQuote(original) : `"$(git rev-parse --show-toplevel)"/${shellQuote(original)}`;
+  // X8 #1: a relative core.hooksPath is read from the MAIN checkout (its path recorded here), never
+  // from the worktree git runs in: an agent writes its own worktree, so `$(git rev-parse
+  // --show-toplevel)/.husky/_/pre-commit` would be the agent's code, run wherever that worktree is committed.
+  const mainCheckout = (await git.worktreeList()).find((entry) => !entry.bare)?.path ?? location.mainRoot;
+  const originalDir = path.isAbsolute(original) ? shellQuote(original) : shellQuote(path.join(mainCheckout, original));
   let userHooks: string[];
   try {
     userHooks = (await readdir(location.directory)).filter((name) => knownHookNames.includes(name));

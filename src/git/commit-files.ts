@@ -1,9 +1,10 @@
 import path from 'node:path';
+import { noHooksGitConfig } from './harden.js';
 import { runGit } from './run-git.js';
 
 /**
  * Stages `files` and commits them (only them) with `message`; returns the new commit SHA.
- * Sets POLYWAVE_ALLOW_MAIN_COMMIT=1 so the E43 isolation hook lets the orchestrator through.
+ * Sets POLYWAVE_ALLOW_MAIN_COMMIT=1 (E43 guard bypass) and runs no hook at all (X8 #1, see harden.ts).
  */
 export async function commitFiles(options: { cwd: string; files: string[]; message: string; env?: Readonly<Record<string, string | undefined>> }): Promise<string> {
   // One commit at a time per checkout in this process (the PROGRAM tier loop scouts several IMPLs
@@ -28,6 +29,9 @@ async function commitNow(options: { cwd: string; files: string[]; message: strin
   // `env` replaces the child environment (as in runGit), so start from the caller's full env.
   const env = { ...(options.env ?? process.env), POLYWAVE_ALLOW_MAIN_COMMIT: '1' };
   await runGit(['add', '--', ...options.files], { cwd: options.cwd, env });
-  await runGit(['commit', '--quiet', '-m', options.message, '--', ...options.files], { cwd: options.cwd, env });
+  // X8 #1: no hook — these are polywave's own commits, often of files an agent wrote in this checkout
+  // (a scaffold or solo agent), and an in-tree core.hooksPath would run the agent's hook as the user.
+  const noHooks = Object.entries(noHooksGitConfig).flatMap(([key, value]) => ['-c', `${key}=${value}`]);
+  await runGit([...noHooks, 'commit', '--quiet', '-m', options.message, '--', ...options.files], { cwd: options.cwd, env });
   return (await runGit(['rev-parse', 'HEAD'], { cwd: options.cwd, env })).trim();
 }
