@@ -159,8 +159,9 @@ describe('claude-code backend without the SDK', () => {
       jail: {} as Jail, limits: defaultAgentLimits, env: {}, scratchDir: os.tmpdir(), signal: new AbortController().signal, onEvent: (event) => events.push(event),
     });
     expect(outcome.status).toBe('failed');
-    expect(outcome.failure).toEqual({ kind: 'config', message: sdkMissingMessage });
-    expect(sdkMissingMessage).toBe('the claude-code backend needs @anthropic-ai/claude-agent-sdk: npm i @anthropic-ai/claude-agent-sdk');
+    // N3: the install command fits where polywave is (here a checkout: npm i -D in it; a global install: npm i -g --prefix).
+    expect(outcome.failure).toEqual({ kind: 'config', message: expect.stringMatching(/^the claude-code backend needs @anthropic-ai\/claude-agent-sdk: cd \S+ && npm i -D @anthropic-ai\/claude-agent-sdk$/) });
+    expect(outcome.failure?.message.startsWith(sdkMissingMessage)).toBe(true);
   });
 });
 

@@ -71,6 +71,7 @@ import type { JailDecision } from '../jail/types.js';
 import { sandboxStatus, sandboxUnavailableMessage, type SandboxPlan } from '../sandbox/index.js';
 import { gitCommitHint, isGitWriteRefusal, sandboxDenialsIn } from '../sandbox/sandbox-denials.js';
 import { fillReportFromGit, gitCommitTool } from '../tools/report-tools.js';
+import { claudeAgentSdkPackage, installCommandFor } from '../model-preflight.js';
 import { datagramFilter } from '../../sandbox/wrap-in-sandbox.js';
 
 type ClaudeAgentSdk = typeof import('@anthropic-ai/claude-agent-sdk');
@@ -91,7 +92,8 @@ export const abortGraceMs = 15_000;
 /** How often the E42 Stop check may refuse to let the agent finish before it gives in (no endless loop). */
 export const maxStopBlocks = 2;
 
-export const sdkMissingMessage = 'the claude-code backend needs @anthropic-ai/claude-agent-sdk: npm i @anthropic-ai/claude-agent-sdk';
+/** The start of the failure when the SDK cannot be loaded; the install command that fits this install follows (N3). */
+export const sdkMissingMessage = 'the claude-code backend needs @anthropic-ai/claude-agent-sdk';
 
 /** Added to authentication failures: the agent's HOME is isolated, so a `claude login` session is not visible to it. */
 export const authHint =
@@ -376,7 +378,7 @@ async function runClaudeCode(request: AgentRunRequest, loadSdk: () => Promise<Cl
   try {
     sdk = await loadSdk();
   } catch {
-    return outcome('failed', { failure: { kind: 'config', message: sdkMissingMessage } });
+    return outcome('failed', { failure: { kind: 'config', message: `${sdkMissingMessage}: ${installCommandFor(claudeAgentSdkPackage)}` } });
   }
 
   const env = buildClaudeCodeEnv(request);
