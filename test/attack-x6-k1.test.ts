@@ -39,6 +39,11 @@ describe('issue 13 outside attack round 2: N2, N10, N12', () => {
     expect(refused.stderr).toContain('run `polywave finalize-wave docs/IMPL/IMPL-demo.yaml --wave 1` first');
     expect(refused.stderr.trim().split('\n')).toHaveLength(1);
     expect(await snapshot()).toEqual(before);
+    // set-impl-state --state COMPLETE refuses it the same way (it had set COMPLETE; then `run` said "already COMPLETE").
+    const state = await runCliInProcess(['set-impl-state', implRelative, '--state', 'COMPLETE'], { cwd: repo.dir, env: env(repo.env) });
+    expect(state.code, state.stderr).toBe(1);
+    expect(state.stderr).toMatch(/^polywave: error\[WAVE_NOT_MERGED\]: IMPL demo cannot be COMPLETE: agent work not merged into main: A \(wave 1/);
+    expect(await snapshot()).toEqual(before);
 
     // N2 follow-on: a manifest path that does not exist is N005 (exit 2, nothing changed), never a feature
     // description — checked before credentials or anything else (no model is configured here).

@@ -18,6 +18,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   if (!isProtocolState(target)) {
     throw new PolywaveError({ code: 'V008_INVALID_STATE', message: `unknown state "${target}" — must be one of: ${protocolStates.join(', ')}` });
   }
+  if (target === 'COMPLETE') await refuseUnmergedWork(filePath, options, io);
   const outcome = await editImpl(filePath, (parsed) => {
     const manifest = requireManifest(parsed, filePath);
     const check = checkTransition(manifest.state, target, manifest);
@@ -34,4 +35,35 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   }
   printJson(io, { previous_state: outcome.previous, new_state: target, committed: commitSha !== undefined, ...(commitSha ? { commit_sha: commitSha } : {}) });
   return 0;
+}
+
+/**
+ * Reports are not merges (issue 13, N2): COMPLETE is refused while an agent's reported work — its
+ * report commit or its branch tip — is not reachable from HEAD, as close-impl and mark-complete
+ * refuse it (their --force is the way to close anyway). Loaded only for this target.
+ */
+async function refuseUnmergedWork(filePath: string, options: Record<string, unknown>, io: CommandIo): Promise<void> {
+  const [{ loadImpl }, { implRepoRoot }, { createGit }, { describeUnmerged, unmergedAgents }, { implSlugFromPath }, { codes }] = await Promise.all([
+    import('../../store/manifest-file.js'),
+    import('./impl-repo.js'),
+    import('../../git/git-cli.js'),
+    import('../../engine/wave-merged.js'),
+    import('../../protocol/names.js'),
+    import('../../errors/codes.js'),
+  ]);
+  const { parsed } = await loadImpl(filePath);
+  const manifest = requireManifest(parsed, filePath);
+  if ((manifest.state ?? '').trim() === 'COMPLETE') return;
+  const root = await implRepoRoot(filePath, options, io);
+  const git = createGit(root, { env: io.env });
+  if (!(await git.isRepository())) return;
+  const slug = implSlugFromPath(filePath, manifest);
+  const unmerged = await unmergedAgents(git, manifest, slug, (manifest.waves ?? []).map((wave) => wave.number ?? 0), 'HEAD');
+  if (unmerged.length === 0) return;
+  const branch = (await git.currentBranch()) ?? 'HEAD';
+  throw new PolywaveError({
+    code: codes.waveNotMerged,
+    message: `IMPL ${slug} cannot be COMPLETE: agent work not merged into ${branch}: ${describeUnmerged(unmerged)} — run \`polywave finalize-wave ${path.relative(io.cwd, filePath) || filePath} --wave ${unmerged[0]!.wave}\` first (or \`polywave mark-complete --force\` to close it anyway)`,
+    exitCode: 1,
+  });
 }
