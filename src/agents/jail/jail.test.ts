@@ -305,6 +305,7 @@ describe('audit', () => {
     const seen: string[] = [];
     const j = await createJail({ root: wt, ownedFiles: [] }, { gitAt: (dir) => (seen.push(dir), createGit(dir, { env: repo.env })) });
     await j.audit();
-    expect(seen).toEqual([realpathSync(wt)]);
+    // Once for the submodule-path baseline at creation (X8 #2c), once for the audit: always the worktree.
+    expect(seen).toEqual([realpathSync(wt), realpathSync(wt)]);
   });
 });
