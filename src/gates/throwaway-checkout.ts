@@ -22,10 +22,10 @@
  * copy, but it needs bubblewrap ≥ 0.10; Debian bookworm ships 0.8.0, which has no overlay options.
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { runGit } from '../git/run-git.js';
-import { makeScratchDir } from '../sandbox/scratch-dirs.js';
+import { makeScratchDir, scratchParent } from '../sandbox/scratch-dirs.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -116,6 +116,105 @@ function linkDependencyDir(source: string, target: string): void {
 }
 
 /**
+ * Outside attack X7 #6: a run SIGKILLed while a gate ran in its throwaway checkout never disposed of
+ * it — the worktree stayed registered in the repository (`git worktree list`) and on disk, a full
+ * copy of the tree, and `git worktree prune` keeps it (its directory exists). So each checkout's
+ * scratch directory names its owner (`owner`: pid and, on Linux, the process's start time, so a
+ * reused pid is not taken for the owner), written before the worktree is registered, and
+ * {@link pruneDeadCheckouts} removes the checkouts whose owner is gone.
+ */
+const ownerFileName = 'owner';
+const checkoutDirPrefix = 'polywave-checkout-';
+const treeName = /^tree-[0-9a-f]{8}$/;
+/** A checkout directory an older polywave made (no `owner` file) counts as dead once it is this old. */
+const unownedMaxAgeMs = 24 * 60 * 60 * 1000;
+
+/** The start time of process `pid` (clock ticks since boot, /proc/<pid>/stat field 22), where /proc has it. */
+function processStart(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/** This process, as an `owner` file holds it. */
+function ownerLine(): string {
+  const started = processStart(process.pid);
+  return `${process.pid}${started !== undefined ? ` ${started}` : ''}\n`;
+}
+
+/** Whether the owner an `owner` file names still runs (an unreadable line counts as alive: never remove what is not provably dead). */
+function ownerAlive(text: string): boolean {
+  const match = /^(\d+)(?: (\d+))?$/.exec(text.trim());
+  if (!match) return true;
+  const pid = Number(match[1]);
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
+  }
+  const started = match[2] !== undefined ? processStart(pid) : undefined;
+  return started === undefined || started === match[2];
+}
+
+/**
+ * Removes the throwaway checkouts (`<scratch parent>/polywave-checkout-*`) whose owner process is
+ * gone, with their worktree registrations in whichever repository they were made from. Only
+ * directories of that name in this user's scratch parent are touched, and a registration only when
+ * it points back at the checkout's `tree-*` directory: a worktree anywhere else is never removed.
+ * They are throwaway copies by construction (detached, nothing in them is kept). A checkout without
+ * an `owner` file (made by an older version) is removed once it is a day old. Returns the removed
+ * checkouts' directories. Cheap: one readdir of the scratch parent plus a few small reads.
+ */
+export function pruneDeadCheckouts(parent: string = scratchParent()): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(parent).filter((name) => name.startsWith(checkoutDirPrefix));
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    const scratch = path.join(parent, name);
+    try {
+      if (!lstatSync(scratch).isDirectory()) continue;
+      let owner: string | undefined;
+      try {
+        owner = readFileSync(path.join(scratch, ownerFileName), 'utf8');
+      } catch {
+        owner = undefined;
+      }
+      if (owner !== undefined ? ownerAlive(owner) : Date.now() - lstatSync(scratch).mtimeMs < unownedMaxAgeMs) continue;
+      for (const tree of readdirSync(scratch).filter((entry) => treeName.test(entry))) {
+        const root = path.join(scratch, tree);
+        let admin: string | undefined;
+        try {
+          admin = /^gitdir: (.+)$/m.exec(readFileSync(path.join(root, '.git'), 'utf8'))?.[1]?.trim();
+        } catch {
+          admin = undefined;
+        }
+        // The registration, only when it is a `<git dir>/worktrees/<id>` entry that names this checkout.
+        if (admin === undefined || !path.isAbsolute(admin) || path.basename(path.dirname(admin)) !== 'worktrees') continue;
+        let back: string;
+        try {
+          back = readFileSync(path.join(admin, 'gitdir'), 'utf8').trim();
+        } catch {
+          continue;
+        }
+        if (path.resolve(back) === path.join(root, '.git')) removeTree(admin);
+      }
+      removeTree(scratch);
+      removed.push(scratch);
+    } catch {
+      // Gone meanwhile (another run pruned it), or unreadable: leave it.
+    }
+  }
+  return removed;
+}
+
+/**
  * Makes a throwaway checkout of `directory`'s working tree (see the module comment). Returns
  * undefined when `directory` is not inside a git work tree (nothing to snapshot: the caller runs the
  * command where it is). Throws `GATE_CHECKOUT_UNAVAILABLE: …` when the checkout cannot be made.
@@ -135,14 +234,20 @@ export async function makeThrowawayCheckout(directory: string, env: Env): Promis
   let adminDir: string | undefined;
   const cleanUp = async (): Promise<void> => {
     // The files first (never following a link the command planted), then the worktree's entry in the
-    // main repository's `.git/worktrees/` (read before the command ran); `git worktree remove` would
-    // be slower (it reads the whole worktree), and `prune` is the fallback when the entry is unknown.
-    if (scratch !== undefined) removeTree(scratch);
+    // main repository's `.git/worktrees/` (read before the command ran), then the scratch directory
+    // with its `owner` file: a kill at any point leaves either nothing or a checkout that
+    // pruneDeadCheckouts finds. `git worktree remove` would be slower (it reads the whole worktree),
+    // and `prune` is the fallback when the entry is unknown.
+    if (root !== undefined) removeTree(root);
     if (adminDir !== undefined) removeTree(adminDir);
     else if (registered) await git(['worktree', 'prune'], source, env).catch(() => undefined);
+    if (scratch !== undefined) removeTree(scratch);
   };
+  // Leftovers of runs that were killed while a gate ran (X7 #6).
+  pruneDeadCheckouts();
   try {
-    scratch = await makeScratchDir('polywave-checkout-');
+    scratch = await makeScratchDir(checkoutDirPrefix);
+    writeFileSync(path.join(scratch, ownerFileName), ownerLine());
     // Which installed-dependency directories to link: listed while the tree is made (a walk of the checkout).
     const ignoredListing = git(['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory'], source, env);
     ignoredListing.catch(() => undefined);
