@@ -156,8 +156,9 @@ async function followUpsFrom(options: Record<string, unknown>, io: CommandIo, pr
     io.stderr('interview: --model is not used with --non-interactive or --answers (the run stays reproducible)\n');
     return undefined;
   }
-  const { requireModelCredentials } = await import('../../agents/credentials.js');
-  requireModelCredentials([{ role: 'the interview follow-ups', model }], io.env);
+  // Issue 13 (N4): the one launch pre-check — credentials, the backend's package, the model server.
+  const { requireAgentsReady } = await import('../../agents/model-preflight.js');
+  await requireAgentsReady([{ role: 'the interview follow-ups', model }], io.env);
   const { modelFollowUps } = await import('../../interview/follow-ups.js');
   return modelFollowUps({
     model,
