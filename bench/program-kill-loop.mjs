@@ -12,7 +12,8 @@
 //   KILL_WAVE2_DELAY_MS=1500 (default, as the test)   KILL_DIR=/tmp/x (default: a new temp dir)
 //
 // Points (comma-separated, in run order): impl-wave2 = tier 1, once catalog's wave 2 is prepared (its wave 1 merged
-// into the IMPL branch, "wave 2: launching" on stderr); scout2 = 300 ms after "tier 2: scouting checkout";
+// into the IMPL branch, "wave 2: launching" on stderr); post-merge-gate = 50 ms after a merge into catalog's IMPL
+// branch (its post-merge gate in a throwaway checkout); scout2 = 300 ms after "tier 2: scouting checkout";
 // scout2-commit = inside the tier-2 Scout's commit (its IMPL doc staged, not committed);
 // wave2 = KILL_WAVE2_DELAY_MS after "tier 2: checkout running on"; wave2-sweep = like wave2 but the
 // delay moves over the runs from 0 to 2 × KILL_WAVE2_DELAY_MS (to land in each step of the wave's
@@ -65,6 +66,9 @@ const points = {
   // Tier 1, between two waves of one IMPL: catalog's wave 1 merged into its IMPL branch and wave 2
   // prepared, its agent launching. The re-run asked for --rerun of wave 1 (outside attack X7 #1).
   'impl-wave2': () => (lines) => since(lines, /wave 2: launching/) >= 0,
+  // 50 ms after a wave merged into catalog's IMPL branch: its post-merge gate running in a throwaway
+  // checkout, which the kill left registered and on disk for good (outside attack X7 #6).
+  'post-merge-gate': () => (lines) => since(lines, /with --no-ff into polywave\/program\/shop\/tier1-impl-catalog/) >= 50,
   // Inside `git worktree add` of agent K's worktree (tier 2): git's lock file of the new
   // registration exists from the add's first write to its last (~50–300 ms).
   'wave2-add': (_run, repo) => () => {
