@@ -22,6 +22,7 @@ import type { ToolContext } from '../src/agents/tools/types.js';
 import { attachWorktreeHooks, installIsolationHook } from '../src/engine/isolation-hook.js';
 import { commitFiles } from '../src/git/commit-files.js';
 import { createGit } from '../src/git/git-cli.js';
+import { hardenGitArgs } from '../src/git/harden.js';
 import { runGit } from '../src/git/run-git.js';
 import { createTestRepo } from './support/git-repo.js';
 
@@ -91,4 +92,14 @@ describe('X8: git run by polywave outside the sandbox executes nothing the agent
     expect(existsSync(log('agent-hook'))).toBe(false);
     expect(existsSync(log('fsmonitor'))).toBe(false);
   }, 60_000);
+
+  it('hardenGitArgs: -c pins after the caller\'s global options, submodule options right after status/diff, an explicit choice kept', () => {
+    const pins = ['-c', 'core.fsmonitor=false', '-c', 'submodule.recurse=false'];
+    expect(hardenGitArgs(['-C', '/w', '--no-optional-locks', 'status', '--porcelain'])).toEqual(['-C', '/w', '--no-optional-locks', ...pins, 'status', '--ignore-submodules=all', '--porcelain']);
+    expect(hardenGitArgs(['-c', 'core.hooksPath=/dev/null', 'status', '--ignore-submodules=none'])).toEqual(['-c', 'core.hooksPath=/dev/null', ...pins, 'status', '--ignore-submodules=none']);
+    expect(hardenGitArgs(['diff', '--name-only', '--end-of-options', 'a..b'])).toEqual([...pins, 'diff', '--ignore-submodules=dirty', '--no-ext-diff', '--no-textconv', '--name-only', '--end-of-options', 'a..b']);
+    expect(hardenGitArgs(['diff-files', '--name-only'])).toEqual([...pins, 'diff-files', '--ignore-submodules=dirty', '--name-only']);
+    expect(hardenGitArgs(['commit', '-m', 'status'])).toEqual([...pins, 'commit', '-m', 'status']);
+    expect(hardenGitArgs(['--version'])).toEqual(['--version']);
+  });
 });

@@ -46,7 +46,10 @@ export async function computeWorkspaceFingerprint(dir: string, options: { git?: 
   const git = options.git ?? defaultGitRunner;
   const root = (await findWorktreeRoot(dir)) ?? (await git(['rev-parse', '--show-toplevel'], dir)).trim();
   // --no-optional-locks: never take index.lock (a concurrent commit must not fail because of us).
-  const status = await git(['--no-optional-locks', 'status', '--porcelain=v2', '--branch', '-z', '--untracked-files=all', '--no-renames', '--ignore-submodules=none'], root);
+  // --ignore-submodules=dirty, not none: a moved gitlink still counts, but git starts no status INSIDE
+  // a submodule — in an agent's tree that can be a repository the agent made, whose config names
+  // programs (filter drivers) git would run there, outside the sandbox (outside attack X8 #2).
+  const status = await git(['--no-optional-locks', 'status', '--porcelain=v2', '--branch', '-z', '--untracked-files=all', '--no-renames', '--ignore-submodules=dirty'], root);
 
   let head = 'unborn';
   const lines: Array<{ entry: string; worktreePath?: string }> = [];

@@ -11,8 +11,9 @@
  *   nested repository's own `core.fsmonitor` never runs;
  * - `status`: `--ignore-submodules=all` (git never enters a submodule's working tree, so neither
  *   its config, its filters nor its hooks are used), unless the caller chose a mode;
- * - `diff`: `--ignore-submodules=dirty` (a moved gitlink still shows, so ownership checks see it,
- *   but git starts no `status` inside the submodule) and `--no-ext-diff --no-textconv`.
+ * - `diff` (and `diff-files`, `diff-index`): `--ignore-submodules=dirty` (a moved gitlink still
+ *   shows, so ownership checks see it, but git starts no `status` inside the submodule, whose
+ *   filter drivers would run), and for `diff` `--no-ext-diff --no-textconv`.
  * The agent cannot write the worktree's own git configuration (`.git` and the common git dir are
  * read-only in its sandbox), so `core.hooksPath`, filters and the like from there are the user's.
  */
@@ -43,6 +44,7 @@ export function hardenGitArgs(args: readonly string[]): string[] {
   const explicit = rest.some((arg) => arg === '--ignore-submodules' || arg.startsWith('--ignore-submodules='));
   let extra: string[] = [];
   if (subcommand === 'status' && !explicit) extra = ['--ignore-submodules=all'];
+  if ((subcommand === 'diff-files' || subcommand === 'diff-index') && !explicit) extra = ['--ignore-submodules=dirty'];
   if (subcommand === 'diff') {
     extra = [...(explicit ? [] : ['--ignore-submodules=dirty']), ...(rest.includes('--ext-diff') ? [] : ['--no-ext-diff']), ...(rest.includes('--textconv') ? [] : ['--no-textconv'])];
   }
