@@ -39,7 +39,7 @@ describe.skipIf(!available)("a gate's build caches are polywave's, per repositor
       'echo evil > "$HOME/go/pkg/mod/evil.go" && echo WROTE-GO',
       'mkdir -p "$XDG_CACHE_HOME/node/corepack/v1" && echo shim > "$XDG_CACHE_HOME/node/corepack/v1/shim.cjs"',
       'mkdir -p "$npm_config_cache/_npx" "$GOCACHE" "$PIP_CACHE_DIR" "$CARGO_HOME" && echo npm > "$npm_config_cache/_npx/entry" && echo go > "$GOCACHE/entry"',
-      'for v in XDG_CACHE_HOME npm_config_cache npm_config_store_dir GOCACHE GOMODCACHE PIP_CACHE_DIR CARGO_HOME GRADLE_USER_HOME YARN_CACHE_FOLDER BUN_INSTALL_CACHE_DIR; do echo "$v=$(printenv $v)"; done',
+      'for v in XDG_CACHE_HOME npm_config_cache PNPM_HOME GOCACHE GOMODCACHE PIP_CACHE_DIR CARGO_HOME GRADLE_USER_HOME YARN_CACHE_FOLDER BUN_INSTALL_CACHE_DIR; do echo "$v=$(printenv $v)"; done',
     ].join('; ');
     // The cache of a repository deleted since (a `polywave demo` run) goes when a new cache is made.
     const stale = path.join(home, '.cache', 'polywave', 'gate-build-cache', 'stale0123456789a');

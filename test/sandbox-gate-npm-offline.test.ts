@@ -6,7 +6,7 @@
  * once (ENOTCACHED); where it does, npm is left alone. Real sandbox, real npm, no network needed.
  */
 import { describe, expect, it } from 'vitest';
-import { hostAllowed, npmOfflineEnv, npmRegistryHost } from '../src/gates/npm-offline.js';
+import { hostAllowed, npmOfflineEnv, npmOfflineHint, npmRegistryHost } from '../src/gates/npm-offline.js';
 import { runGates } from '../src/gates/run-gates.js';
 import { sandboxStatus } from '../src/sandbox/index.js';
 import { createTestRepo } from './support/git-repo.js';
@@ -21,6 +21,10 @@ describe('npm in a gate sandbox without the registry (F9)', () => {
     expect(npmOfflineEnv('/nonexistent', ['registry.npmjs.org'], { HOME: '/nonexistent' })).toEqual({});
     expect(npmOfflineEnv('/nonexistent', [], { HOME: '/nonexistent', npm_config_offline: 'false' })).toEqual({});
     expect(npmRegistryHost('/nonexistent', { HOME: '/nonexistent', npm_config_registry: 'https://npm.example.com/repo/' })).toBe('npm.example.com');
+    // X6 N7: the hint for npm's offline misses only.
+    expect(npmOfflineHint('npm error code ENOTCACHED\nnpm error request to https://registry.npmjs.org/x failed: cache mode is \'only-if-cached\'', 'registry.npmjs.org')).toContain('add "registry.npmjs.org" there');
+    expect(npmOfflineHint('npm error code E404\nnpm error 404 Not Found - GET https://registry.npmjs.org/x (offline)', 'registry.npmjs.org')).toBeDefined();
+    expect(npmOfflineHint('FAIL src/a.test.ts: expected 1 to be 2', 'registry.npmjs.org')).toBeUndefined();
   });
 
   it.skipIf(!available)('npx of a missing package fails at once (ENOTCACHED), not after retrying the registry; an allowed registry is left alone', async () => {
@@ -34,6 +38,9 @@ describe('npm in a gate sandbox without the registry (F9)', () => {
     expect(output).toContain('offline=true');
     expect(output).toContain('ENOTCACHED');
     expect(output).not.toContain('EAI_AGAIN');
+    // X6 N7: the failure says how to allow the registry, and npm has no store-dir noise (pnpm's store is PNPM_HOME's here).
+    expect(output).toContain('the registry registry.npmjs.org is not in sandbox.network.allow of the committed polywave.config.json; add "registry.npmjs.org" there');
+    expect(output).not.toContain('Unknown env config');
 
     repo.write('polywave.config.json', JSON.stringify({ sandbox: { network: { allow: ['registry.npmjs.org'] } } }));
     await repo.commitAll('allow the npm registry');

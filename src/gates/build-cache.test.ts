@@ -28,7 +28,7 @@ describe('gate build cache', () => {
     mkdirSync(path.join(home, '.cache', 'ms-playwright'), { recursive: true });
     const cache = path.join(root, 'cache');
     const env = gateBuildCacheEnv(cache, { HOME: home, npm_config_cache: path.join(home, '.npm'), GOCACHE: path.join(home, '.cache', 'go-build'), MAVEN_OPTS: '-Xmx1g' });
-    for (const name of ['XDG_CACHE_HOME', 'npm_config_cache', 'npm_config_store_dir', 'YARN_CACHE_FOLDER', 'YARN_GLOBAL_FOLDER', 'BUN_INSTALL_CACHE_DIR', 'GOCACHE', 'GOMODCACHE', 'PIP_CACHE_DIR', 'CARGO_HOME', 'GRADLE_USER_HOME']) {
+    for (const name of ['XDG_CACHE_HOME', 'npm_config_cache', 'PNPM_HOME', 'YARN_CACHE_FOLDER', 'YARN_GLOBAL_FOLDER', 'BUN_INSTALL_CACHE_DIR', 'GOCACHE', 'GOMODCACHE', 'PIP_CACHE_DIR', 'CARGO_HOME', 'GRADLE_USER_HOME']) {
       expect(env[name]!.startsWith(cache + path.sep), name).toBe(true);
     }
     expect(env.MAVEN_OPTS).toBe(`-Xmx1g -Dmaven.repo.local=${path.join(cache, 'm2')}`);
@@ -38,5 +38,13 @@ describe('gate build cache', () => {
     expect(env.CYPRESS_CACHE_FOLDER).toBeUndefined();
     // without a user module cache, GOPROXY is left alone
     expect(gateBuildCacheEnv(cache, { HOME: path.join(root, 'empty') }).GOPROXY).toBeUndefined();
+    // npm_config_store_dir only in a pnpm project (npm warns 'Unknown env config "store-dir"' on every run otherwise: X6 N7).
+    expect(env.npm_config_store_dir).toBeUndefined();
+    const project = path.join(root, 'project');
+    mkdirSync(path.join(project, 'packages', 'app'), { recursive: true });
+    writeFileSync(path.join(project, 'package.json'), '{"name": "p"}\n');
+    expect(gateBuildCacheEnv(cache, { HOME: home }, path.join(project, 'packages', 'app')).npm_config_store_dir).toBeUndefined();
+    writeFileSync(path.join(project, 'pnpm-workspace.yaml'), 'packages: ["packages/*"]\n');
+    expect(gateBuildCacheEnv(cache, { HOME: home }, path.join(project, 'packages', 'app')).npm_config_store_dir).toBe(path.join(cache, 'pnpm', 'store'));
   });
 });

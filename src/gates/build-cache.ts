@@ -118,8 +118,12 @@ function userGoModCache(env: Env): string {
  * user's value: the user's caches are read-only in the gate):
  * - `XDG_CACHE_HOME` = `<dir>/xdg`: every tool that follows the XDG base directories — corepack
  *   (`node/corepack`), pip, Go's build cache by default, yarn 1, node-gyp's headers, deno, pre-commit;
- * - `npm_config_cache` = `<dir>/npm` (npm's cache and `npx`'s packages), `npm_config_store_dir` =
- *   `<dir>/pnpm-store` (pnpm), `YARN_CACHE_FOLDER` / `YARN_GLOBAL_FOLDER` (yarn 1 and berry),
+ * - `npm_config_cache` = `<dir>/npm` (npm's cache and `npx`'s packages); `PNPM_HOME` = `<dir>/pnpm`
+ *   (pnpm's default store is `$PNPM_HOME/store`), and in a pnpm project (a `pnpm-lock.yaml` or
+ *   `pnpm-workspace.yaml` at or above `projectDir`, or `packageManager: pnpm@…`) also
+ *   `npm_config_store_dir` = `<dir>/pnpm/store`, which outranks a store-dir in the user's pnpm
+ *   config — never elsewhere: npm warns `Unknown env config "store-dir"` on every run (outside
+ *   attack X6, N7); `YARN_CACHE_FOLDER` / `YARN_GLOBAL_FOLDER` (yarn 1 and berry),
  *   `BUN_INSTALL_CACHE_DIR` (bun);
  * - `GOCACHE` = `<dir>/go-build`, `GOMODCACHE` = `<dir>/go-mod`; when the user's module cache has
  *   downloads, `GOPROXY` starts with it (`file://…/cache/download`, read-only) so that modules the
@@ -132,13 +136,14 @@ function userGoModCache(env: Env): string {
  *   read-only: `PLAYWRIGHT_BROWSERS_PATH`, `CYPRESS_CACHE_FOLDER`, `PUPPETEER_CACHE_DIR` name them when
  *   they exist and the user set none (moving XDG_CACHE_HOME would otherwise hide them).
  */
-export function gateBuildCacheEnv(directory: string, env: Env = process.env): Record<string, string> {
+export function gateBuildCacheEnv(directory: string, env: Env = process.env, projectDir?: string): Record<string, string> {
   const home = env.HOME || os.homedir();
   const userCache = userCacheBase(env);
   const result: Record<string, string> = {
     XDG_CACHE_HOME: path.join(directory, 'xdg'),
     npm_config_cache: path.join(directory, 'npm'),
-    npm_config_store_dir: path.join(directory, 'pnpm-store'),
+    PNPM_HOME: path.join(directory, 'pnpm'),
+    ...(projectDir !== undefined && isPnpmProject(projectDir) ? { npm_config_store_dir: path.join(directory, 'pnpm', 'store') } : {}),
     YARN_CACHE_FOLDER: path.join(directory, 'yarn'),
     YARN_GLOBAL_FOLDER: path.join(directory, 'yarn-berry'),
     BUN_INSTALL_CACHE_DIR: path.join(directory, 'bun'),
@@ -183,4 +188,23 @@ function writeNewFile(directory: string, name: string, content: string): void {
   } finally {
     closeSync(fd);
   }
+}
+
+/** A pnpm project: `pnpm-lock.yaml` / `pnpm-workspace.yaml` in `directory` or above, or a package.json naming pnpm as its packageManager. */
+export function isPnpmProject(directory: string): boolean {
+  let current = path.resolve(directory);
+  for (let depth = 0; depth < 64; depth += 1) {
+    if (existsSync(path.join(current, 'pnpm-lock.yaml')) || existsSync(path.join(current, 'pnpm-workspace.yaml'))) return true;
+    try {
+      const manifest = JSON.parse(readFileSync(path.join(current, 'package.json'), 'utf8')) as { packageManager?: unknown };
+      if (typeof manifest.packageManager === 'string') return manifest.packageManager.startsWith('pnpm@');
+    } catch {
+      // no package.json here, or not JSON
+    }
+    if (existsSync(path.join(current, '.git'))) return false;
+    const parent = path.dirname(current);
+    if (parent === current) return false;
+    current = parent;
+  }
+  return false;
 }

@@ -54,3 +54,16 @@ export function npmOfflineEnv(cwd: string, allowedHosts: readonly string[], env:
   if (hostAllowed(npmRegistryHost(cwd, env), allowedHosts)) return {};
   return { npm_config_offline: 'true', npm_config_fetch_retries: '0', npm_config_update_notifier: 'false', npm_config_audit: 'false', npm_config_fund: 'false' };
 }
+
+/** npm's own words for "offline, and the package is not in the cache": ENOTCACHED, an offline E404, `only-if-cached`. */
+const offlineMiss = /\bENOTCACHED\b|\bE404\b[^\n]*(?:\n[^\n]*){0,3}\boffline\b|\boffline\b[^\n]*\bE404\b|only-if-cached/i;
+
+/**
+ * The line a failed gate's output gets when npm ran offline (npmOfflineEnv) and failed for a
+ * package it could not fetch (outside attack X6, N7: `npx --yes eslint` passed in Go, which reaches
+ * the registry; ours failed with ENOTCACHED and no word why). Undefined for any other failure.
+ */
+export function npmOfflineHint(output: string, registryHost: string): string | undefined {
+  if (!offlineMiss.test(output)) return undefined;
+  return `[polywave: npm ran offline in the gate sandbox, so it could not fetch that package: the registry ${registryHost} is not in sandbox.network.allow of the committed polywave.config.json; add "${registryHost}" there to let npm and npx fetch packages in gates]`;
+}

@@ -11,7 +11,7 @@ import { ensureGateBuildCache, gateBuildCacheEnv } from './build-cache.js';
 import { computeWorkspaceFingerprint, gateCacheKey, type GitRunner, type WorkspaceFingerprint } from './cache-key.js';
 import { resolveGateRepo, type RepoRegistry } from './config.js';
 import { detectFormatter } from './detect-formatter.js';
-import { npmOfflineEnv } from './npm-offline.js';
+import { npmOfflineEnv, npmOfflineHint, npmRegistryHost } from './npm-offline.js';
 import type { GateCache } from './gate-cache.js';
 import type { OutputLimits } from './output.js';
 import { runShellCommand } from './run-command.js';
@@ -208,6 +208,9 @@ export async function executeGate(plan: PlannedGate, context: GateRunContext): P
   let output = run.output;
   if (run.error) output = `${output}${output === '' || output.endsWith('\n') ? '' : '\n'}[polywave: ${run.error}]\n`;
   const passed = run.exitCode === 0 && !run.timedOut && !run.canceled && !run.error;
+  // npm ran offline (no registry in the sandbox's allow-list) and missed a package: say how to allow it (X6 N7).
+  const offlineHint = !passed && sandboxed?.npmOfflineRegistry !== undefined ? npmOfflineHint(output, sandboxed.npmOfflineRegistry) : undefined;
+  if (offlineHint !== undefined) output = `${output}${output === '' || output.endsWith('\n') ? '' : '\n'}${offlineHint}\n`;
   const result: GateResult = {
     ...baseResult(plan, cwd),
     command,
@@ -314,6 +317,8 @@ export interface SandboxedGateCommand {
   cwd: string;
   /** The output with the throwaway checkout's paths written as `cwd`'s checkout's (identity otherwise). */
   mapOutput: (text: string) => string;
+  /** The npm registry host when npm runs offline in it (not in `sandbox.network.allow`): a failed gate's output then says how to allow it. */
+  npmOfflineRegistry?: string;
   /** Releases the wrapper and deletes the TMPDIR and the throwaway checkout. */
   dispose: () => Promise<void>;
 }
@@ -361,11 +366,12 @@ export async function sandboxGateCommand(command: string, cwd: string, context: 
     // Gate code is the agents' code: no model keys or other credentials (X3 #17; workers strip them too).
     const stringEnv: Record<string, string> = {};
     for (const [name, value] of Object.entries(withoutCredentials(env))) if (value !== undefined) stringEnv[name] = value;
-    Object.assign(stringEnv, gateBuildCacheEnv(buildCache, env));
-    stringEnv.TMPDIR = tmp;
     const runIn = checkout ? checkout.cwd : cwd;
+    Object.assign(stringEnv, gateBuildCacheEnv(buildCache, env, runIn));
+    stringEnv.TMPDIR = tmp;
     // No way to the npm registry in this sandbox: npm/npx fail at once instead of retrying it for a minute (F9).
-    Object.assign(stringEnv, npmOfflineEnv(runIn, plan.allowedHosts, env));
+    const offline = npmOfflineEnv(runIn, plan.allowedHosts, env);
+    Object.assign(stringEnv, offline);
     const wrapped = await wrapInSandbox(plan, command, { cwd: runIn, env: stringEnv, ...(context.signal ? { signal: context.signal } : {}) });
     const gateTmp = tmp;
     const made = context.checkouts ? undefined : checkout;
@@ -373,6 +379,7 @@ export async function sandboxGateCommand(command: string, cwd: string, context: 
     return {
       wrapped,
       cwd: runIn,
+      ...(offline.npm_config_offline === 'true' ? { npmOfflineRegistry: npmRegistryHost(runIn, env) } : {}),
       mapOutput: mapOutput ?? ((text) => text),
       dispose: async () => {
         wrapped.release();
