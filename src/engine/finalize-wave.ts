@@ -19,6 +19,8 @@ import { markBlockedStep, markVerifiedStep, saveReportsStep } from './finalize/m
 import { mergeStep } from './finalize/merge-step.js';
 import { populateChecklistStep } from './finalize/populate-checklist.js';
 import { cascadeHotfixStep, postMergeGatesStep } from './finalize/post-merge-gates.js';
+import { configChangeStep } from './finalize/config-change-step.js';
+import { pinSandboxSettings } from '../sandbox/sandbox-settings.js';
 import { preMergeGatesStep } from './finalize/pre-merge-gates.js';
 import { predictConflictsStep } from './finalize/predict-conflicts.js';
 import { scanStubsStep } from './finalize/scan-stubs.js';
@@ -56,6 +58,7 @@ const preMergeSteps: ReadonlyArray<StepDefinition<FinalizeContext>> = [
 /** From the merge to the end (steps 4–6). */
 const mergeAndAfterSteps: ReadonlyArray<StepDefinition<FinalizeContext>> = [
   mergeStep, // 4    E9 / E12
+  configChangeStep, // 4.1  issue 11: a merged polywave.config.json change to sandbox/setup/teardown blocks
   populateChecklistStep, // 4.5  M5
   verifyBuildStep, // 5    E10 / E13 (+ E47 classification)
   postMergeGatesStep, // 5.5  E21
@@ -64,7 +67,7 @@ const mergeAndAfterSteps: ReadonlyArray<StepDefinition<FinalizeContext>> = [
 ];
 
 /** Post-merge steps only (skip-merge / already merged / solo). */
-const postMergeSteps: ReadonlyArray<StepDefinition<FinalizeContext>> = [populateChecklistStep, verifyBuildStep, postMergeGatesStep, markVerifiedStep, cleanupStep];
+const postMergeSteps: ReadonlyArray<StepDefinition<FinalizeContext>> = [configChangeStep, populateChecklistStep, verifyBuildStep, postMergeGatesStep, markVerifiedStep, cleanupStep];
 
 /** The finalize-wave pipeline for a mode (after load-manifest and check-absent-branches). */
 export function finalizeSteps(mode: FinalizeMode): ReadonlyArray<StepDefinition<FinalizeContext>> {
@@ -211,8 +214,12 @@ export async function finalizeWave(options: FinalizeWaveOptions): Promise<Finali
     options.onStep?.(step);
     options.events?.emit({ v: 1, type: 'step-end', command: 'finalize-wave', slug: context.slug, wave: context.wave, step });
   });
+  let releasePin: (() => void) | undefined;
   try {
     let ok = await runSteps(context, recorder, [loadManifestStep]);
+    // Every sandbox of this run (gates, verify-build, integration agent, teardown) takes the settings
+    // of the wave's base commit, never of the merge it makes (outside attack X8 #4).
+    if (ok && context.primary.base !== undefined) releasePin = pinSandboxSettings(context.primary.root, context.primary.base);
     if (ok) ok = await runSteps(context, recorder, [tamperCheckStep]);
     if (ok) ok = await runSteps(context, recorder, [absentBranchesStep]);
     if (ok) ok = await runSteps(context, recorder, finalizeSteps(context.mode));
@@ -220,6 +227,7 @@ export async function finalizeWave(options: FinalizeWaveOptions): Promise<Finali
     if (context.manifest) await runSteps(context, recorder, [saveReportsStep]);
     if (ok) await runSteps(context, recorder, [commitStateStep]);
   } finally {
+    releasePin?.();
     await releaseTargetCheckouts(context);
   }
   const result = context.result;
@@ -261,12 +269,15 @@ export async function runFinalizeSteps(
     options.onStep?.(step);
     options.events?.emit({ v: 1, type: 'step-end', command: settings.command, slug: context.slug, wave: context.wave, step });
   });
+  let releasePin: (() => void) | undefined;
   try {
     let ok = await runSteps(context, recorder, [loadManifestStep]);
+    if (ok && context.primary.base !== undefined) releasePin = pinSandboxSettings(context.primary.root, context.primary.base);
     if (ok) ok = await runSteps(context, recorder, steps);
     if (!ok && context.manifest && settings.onFailure) await runSteps(context, recorder, settings.onFailure);
     if (context.manifest) await runSteps(context, recorder, [saveReportsStep]);
   } finally {
+    releasePin?.();
     await releaseTargetCheckouts(context);
   }
   context.result.steps = recorder.steps;

@@ -2,6 +2,7 @@
  * The `sandbox` section of polywave.config.json (network allow-list, extra writable directories),
  * shared by agents and gates.
  */
+import { realpathSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { runGit } from '../git/run-git.js';
@@ -21,8 +22,10 @@ export async function readSandboxSettings(directory: string): Promise<SandboxSet
   try {
     const configPath = await locateProjectConfig(directory);
     if (configPath === undefined) return {};
+    const pinned = pinsOf(configPath);
+    if (pinned.length > 0) return narrowest(await Promise.all(pinned.map((commit) => settingsAt(configPath, commit))));
     const text = await readFile(configPath, 'utf8');
-    const committed = await committedText(configPath);
+    const committed = await committedText(configPath, 'HEAD');
     const trusted = committed === undefined ? text : committed.text;
     if (trusted === undefined) return {};
     return configuredSandbox(parseProjectConfig(trusted).config);
@@ -32,10 +35,76 @@ export async function readSandboxSettings(directory: string): Promise<SandboxSet
 }
 
 /**
- * HEAD's content of `file` (`text` undefined when HEAD has no such file), or undefined when `file`
- * is not in a git work tree.
+ * Pinned commits (outside attack X8 #4): while a wave is finalized, the sandbox settings of its
+ * repository are those of the wave's BASE commit (recorded by prepare-wave), not HEAD's — HEAD is the
+ * merge just made, and an agent that owned polywave.config.json committed `sandbox.writable: [<home>]`
+ * that verify-build's test run then got. Keyed by the checkout (resolved); several pins of one
+ * checkout (concurrent finalizes in one process) give the narrowest settings.
  */
-async function committedText(file: string): Promise<{ text: string | undefined } | undefined> {
+const pins = new Map<string, string[]>();
+
+/**
+ * From now until the returned release is called, {@link readSandboxSettings} for a config inside
+ * `checkout` reads it as committed at `commit` (a config absent there: the defaults).
+ */
+export function pinSandboxSettings(checkout: string, commit: string): () => void {
+  let key = path.resolve(checkout);
+  try {
+    key = realpathSync(key);
+  } catch {
+    // as given
+  }
+  pins.set(key, [...(pins.get(key) ?? []), commit]);
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    const left = [...(pins.get(key) ?? [])];
+    left.splice(left.indexOf(commit), 1);
+    if (left.length === 0) pins.delete(key);
+    else pins.set(key, left);
+  };
+}
+
+function pinsOf(configPath: string): string[] {
+  if (pins.size === 0) return [];
+  let real = configPath;
+  try {
+    real = realpathSync(configPath);
+  } catch {
+    // as given
+  }
+  const result: string[] = [];
+  for (const [checkout, commits] of pins) {
+    const relative = path.relative(checkout, real);
+    if (!relative.startsWith('..') && !path.isAbsolute(relative)) result.push(...commits);
+  }
+  return [...new Set(result)];
+}
+
+/** The sandbox settings of `configPath` as committed at `commit` (absent, unreadable: the defaults). */
+async function settingsAt(configPath: string, commit: string): Promise<SandboxSettings> {
+  const committed = await committedText(configPath, commit).catch(() => undefined);
+  if (committed?.text === undefined) return {};
+  return configuredSandbox(parseProjectConfig(committed.text).config);
+}
+
+/** What every one of `all` allows (hosts and writable directories listed by each). */
+function narrowest(all: readonly SandboxSettings[]): SandboxSettings {
+  if (all.length === 1) return all[0]!;
+  const allow = (settings: SandboxSettings): readonly string[] => settings.network?.allow ?? [];
+  const writable = (settings: SandboxSettings): readonly string[] => settings.writable ?? [];
+  return {
+    network: { allow: allow(all[0]!).filter((host) => all.every((settings) => allow(settings).includes(host))) },
+    writable: writable(all[0]!).filter((entry) => all.every((settings) => writable(settings).includes(entry))),
+  };
+}
+
+/**
+ * `revision`'s content of `file` (`text` undefined when it has no such file), or undefined when
+ * `file` is not in a git work tree.
+ */
+async function committedText(file: string, revision: string): Promise<{ text: string | undefined } | undefined> {
   const cwd = path.dirname(file);
   const inRepository = await runGit(['rev-parse', '--is-inside-work-tree'], { cwd }).then(
     (output) => output.trim() === 'true',
@@ -43,7 +112,7 @@ async function committedText(file: string): Promise<{ text: string | undefined }
   );
   if (!inRepository) return undefined;
   // `HEAD:./name` is relative to cwd (no top-level path to compute through symlinks).
-  return runGit(['show', `HEAD:./${path.basename(file)}`], { cwd }).then(
+  return runGit(['show', `${revision}:./${path.basename(file)}`], { cwd }).then(
     (output) => ({ text: output }),
     () => ({ text: undefined }),
   );

@@ -359,6 +359,42 @@ export function configuredSandbox(config: ProjectConfig | undefined): { network:
   return { network: { allow: strings(network?.allow) }, writable: strings(sandbox?.writable) };
 }
 
+/** What a change of polywave.config.json does to the settings that decide what runs and where (see {@link securityConfigChanges}). */
+export interface SecurityConfigChanges {
+  /** Keys whose change widens every later sandbox: `sandbox.network.allow`, `sandbox.writable` (with the added entries). */
+  widened: Array<{ key: string; added: string[] }>;
+  /** Other changed keys that decide what runs or where (setup/teardown/copy, `agent_clis`, `worktree_setup`, a narrowed sandbox). */
+  changed: string[];
+}
+
+/**
+ * Pure: compares two versions of polywave.config.json (undefined: none) on the settings that decide
+ * what polywave runs outside an agent's control and with which sandbox (issue 11, outside attack X8
+ * #4: an agent that owned the config committed `sandbox.writable: [<home>]`, and the gates after its
+ * merge ran with it). Widening `sandbox.network.allow` or `sandbox.writable` is `widened`; any other
+ * change of `sandbox`, `setup`, `teardown`, `copy`, `worktree_setup`, `agent_clis` or of a `repos[]`
+ * entry's `setup`/`teardown`/`copy`/`path` is `changed`.
+ */
+export function securityConfigChanges(before: ProjectConfig | undefined, after: ProjectConfig | undefined): SecurityConfigChanges {
+  const widened: SecurityConfigChanges['widened'] = [];
+  const changed: string[] = [];
+  const old = configuredSandbox(before);
+  const now = configuredSandbox(after);
+  const addedTo = (key: string, was: string[], is: string[]): void => {
+    const added = is.filter((entry) => !was.includes(entry));
+    if (added.length > 0) widened.push({ key, added });
+  };
+  addedTo('sandbox.network.allow', old.network.allow, now.network.allow);
+  addedTo('sandbox.writable', old.writable, now.writable);
+  const same = (left: unknown, right: unknown): boolean => JSON.stringify(left ?? null) === JSON.stringify(right ?? null);
+  if (widened.length === 0 && !same(before?.sandbox, after?.sandbox)) changed.push('sandbox');
+  for (const key of ['setup', 'teardown', 'copy', 'worktree_setup', 'agent_clis'] as const) if (!same(before?.[key], after?.[key])) changed.push(key);
+  const repoKeys = (config: ProjectConfig | undefined): unknown =>
+    Array.isArray(config?.repos) ? config.repos.map((entry) => (isRecord(entry) ? { path: entry.path, setup: entry.setup, teardown: entry.teardown, copy: entry.copy } : entry)) : null;
+  if (!same(repoKeys(before), repoKeys(after))) changed.push('repos[].setup/teardown/copy/path');
+  return { widened, changed };
+}
+
 /**
  * Pure: the worktree setup of the repository at `repoRoot` — its `repos[]` entry (matched by
  * resolved path) wins key by key; the top-level `setup`/`teardown`/`copy` apply to the primary
