@@ -648,7 +648,7 @@ export const commandTable: CommandSpec[] = [
       { flags: '--no-hotfix', description: 'E47: no hotfix agent when the merged build fails only in later-wave/unowned callers (just report them)' },
       unsafeNoSandboxOption,
       { flags: '--enforce-integration', description: 'E25: integration gaps fail the wave instead of being informational' },
-      { flags: '--accept-changes', description: 'the changes the tamper check reports (config, hooks, refs, manifest since prepare-wave) are yours: record the repository as it is now and go on (a dirty main checkout still refuses)' },
+      { flags: '--accept-changes', description: 'the changes the tamper check reports (config, hooks, refs, manifest since prepare-wave) are yours: record the repository as it is now and go on (a dirty main checkout still refuses); also accepts a merged polywave.config.json change of sandbox/setup/teardown settings (SANDBOX_CONFIG_CHANGED), which this run still does not use' },
       { flags: '--commit-state', description: 'after a verified wave, commit the state change (IMPL manifest, docs/IMPL/**) in the main checkout so the tree is clean (default; never inside a PROGRAM tier)', defaultValue: true },
       { flags: '--no-commit-state', description: 'leave the state change uncommitted' },
       { flags: '--cross-repo-verify', description: 'accepted for Go compatibility: every repository of a cross-repo wave is always verified (verify-build and post-merge gates per repository)' },
