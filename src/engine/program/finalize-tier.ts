@@ -245,7 +245,7 @@ export async function finalizeTier(options: FinalizeTierOptions): Promise<Finali
   result.tier_gate_result = gate;
   if (!gate.passed) {
     const message = `tier gate: ${gate.reason ?? 'did not pass'} — nothing was marked complete`;
-    fail('N016_TIER_GATE_FAILED', message);
+    fail((gate.p2_violations ?? []).length > 0 ? 'P2_FROZEN_CONTRACT_CHANGED' : 'N016_TIER_GATE_FAILED', message);
     record('tier_gate', 'failed', message, started);
     return result;
   }

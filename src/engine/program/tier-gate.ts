@@ -1,6 +1,7 @@
 import { runGates, toGoGateResult, type GateEventSink, type GoGateResult } from '../../gates/index.js';
 import { activityEvent } from '../../protocol/e40.js';
 import { programStatus } from '../../protocol/program/index.js';
+import { normalizeRelativePath } from '../../protocol/program/program-rules.js';
 import { readProgramImplDocs } from '../../store/program-impl-docs.js';
 import { loadProgramTier, openMainCheckout, type LoadedTier, type MainCheckout, type TierOptions } from './tier-common.js';
 
@@ -39,6 +40,37 @@ export interface TierGateResult {
   all_impls_done: boolean;
   /** Why it did not pass (absent when it passed). */
   reason?: string;
+  /** P2: frozen contracts whose file at HEAD is not the blob recorded when they froze (the tier then fails). */
+  p2_violations?: FrozenContractViolation[];
+}
+
+/** A frozen program contract whose file changed after its freeze (P2). */
+export interface FrozenContractViolation {
+  contract: string;
+  location: string;
+  frozen_at_tier: number;
+  frozen_blob: string;
+  /** The file's blob at HEAD, null when HEAD no longer has the file. */
+  current_blob: string | null;
+}
+
+/**
+ * P2 on the main line: every contract frozen at a tier before `tier` (with the freeze record
+ * freeze-contracts wrote) must still have the recorded blob at HEAD — whoever changed it, an IMPL
+ * that owned the file or a hand edit.
+ */
+export async function frozenContractViolations(loaded: LoadedTier, checkout: MainCheckout): Promise<FrozenContractViolation[]> {
+  const violations: FrozenContractViolation[] = [];
+  for (const contract of loaded.manifest.program_contracts ?? []) {
+    const recorded = (contract.frozen_blob ?? '').trim();
+    const location = normalizeRelativePath(contract.location ?? '');
+    if (recorded === '' || location === '' || contract.frozen_at_tier === undefined || contract.frozen_at_tier >= loaded.tier) continue;
+    const probe = await checkout.git.run(['rev-parse', '--verify', '--quiet', `HEAD:${location}`], { allowExitCodes: [1, 128] });
+    const current = probe.exitCode === 0 ? probe.stdout.trim() : null;
+    if (current === recorded) continue;
+    violations.push({ contract: contract.name ?? '', location, frozen_at_tier: contract.frozen_at_tier, frozen_blob: recorded, current_blob: current });
+  }
+  return violations;
 }
 
 export interface TierGateOptions extends TierOptions {
@@ -94,6 +126,12 @@ export async function runLoadedTierGate(loaded: LoadedTier, checkout: MainChecko
   if (!allDone) {
     const open = implStatuses.filter((entry) => entry.status !== 'complete');
     result.reason = `not all IMPLs of tier ${loaded.tier} are complete: ${open.map((entry) => `${entry.slug} (${entry.status})`).join(', ')}`;
+    return emitTierGate(result, loaded, options.events);
+  }
+  const violations = await frozenContractViolations(loaded, checkout);
+  if (violations.length > 0) {
+    result.p2_violations = violations;
+    result.reason = `P2_FROZEN_CONTRACT_CHANGED: ${violations.map((item) => `frozen contract ${item.contract} (${item.location}, frozen at tier ${item.frozen_at_tier}) ${item.current_blob === null ? 'is gone from HEAD' : `changed: blob ${item.frozen_blob.slice(0, 12)} → ${item.current_blob.slice(0, 12)}`}`).join('; ')} — a later tier must consume a frozen contract, not modify it (revert the change or re-plan with program-replan)`;
     return emitTierGate(result, loaded, options.events);
   }
   const gates = loaded.manifest.tier_gates ?? [];

@@ -112,6 +112,15 @@ export function validateProgramImport(
   const locate = options.locate ?? noLocation;
   const findings: Finding[] = [];
   const frozen = frozenProgramContracts(manifest);
+  // Frozen contract → its file (location, normalized), for P2 by file ownership.
+  const frozenFiles = new Map<string, Array<{ name: string; tier: number }>>();
+  for (const contract of manifest.program_contracts) {
+    const name = (contract.name ?? '').trim();
+    const tier = frozen.get(name);
+    const location = normalizeRelativePath(contract.location ?? '');
+    if (tier === undefined || location === '') continue;
+    frozenFiles.set(location, [...(frozenFiles.get(location) ?? []).filter((entry) => entry.name !== name), { name, tier }]);
+  }
   const tierOf = new Map<string, number>();
   for (const tier of manifest.tiers) for (const slug of tier.impls) if (tier.number !== undefined && !tierOf.has(slug)) tierOf.set(slug, tier.number);
 
@@ -181,6 +190,23 @@ export function validateProgramImport(
         file: doc.path,
       });
     });
+    // P2 by ownership: an agent that owns the frozen contract's file (any action) rewrites what
+    // the consumers were built against — caught here, before a wave, not by the tier gate after.
+    if (frozenFiles.size > 0 && implTier !== undefined) {
+      doc.manifest.file_ownership.forEach((row, rowIndex) => {
+        const file = normalizeRelativePath(row.file ?? '');
+        for (const contract of frozenFiles.get(file) ?? []) {
+          if (implTier <= contract.tier) continue;
+          findings.push({
+            code: programCodes.p2ContractRedefinition,
+            message: `IMPL ${quote(slug)} owns ${file} (agent ${row.agent ?? '?'}, action ${row.action ?? 'unspecified'}), the file of program contract ${quote(contract.name)} frozen at tier ${contract.tier}: a frozen contract is consumed, never modified (P2) — move the change out of ${file} or re-plan the contract`,
+            severity: 'error',
+            field: formatProgramPath(['file_ownership', rowIndex, 'file']),
+            file: doc.path,
+          });
+        }
+      });
+    }
   });
 
   // P1: IMPLs of one tier own disjoint files (per repository).
