@@ -76,6 +76,7 @@ describe('finalize-wave: the whole pipeline', () => {
       'validate-integration',
       'check-wiring-declarations',
       'merge-agents',
+      'check-config-change',
       'populate-integration-checklist',
       'verify-build',
       'run-post-merge-gates',
@@ -161,7 +162,7 @@ describe('finalize-wave: the whole pipeline', () => {
     await fixture.repo.run(['merge', '--no-ff', '-q', '-m', 'manual octopus', fixture.branch('A'), fixture.branch('B'), fixture.branch('C')]);
     const result = await fixture.finalize(1, { skipMerge: true });
     expect(result.success, JSON.stringify(failedStep(result))).toBe(true);
-    expect(result.steps.map((item) => item.step)).toEqual(['load-manifest', 'check-tamper', 'verify-manual-merge', 'populate-integration-checklist', 'verify-build', 'run-post-merge-gates', 'mark-wave-verified', 'cleanup', 'commit-state']);
+    expect(result.steps.map((item) => item.step)).toEqual(['load-manifest', 'check-tamper', 'verify-manual-merge', 'check-config-change', 'populate-integration-checklist', 'verify-build', 'run-post-merge-gates', 'mark-wave-verified', 'cleanup', 'commit-state']);
     expect(fixture.manifest().state).toBe('WAVE_VERIFIED');
     expect(await fixture.repo.git.listBranches('polywave/')).toEqual([]);
   });
