@@ -12,7 +12,7 @@ import { prepareWave } from '../prepare-wave.js';
 import type { WorktreeInfo } from '../worktrees.js';
 import { errorText } from '../step-text.js';
 import { loadProgramTier, openMainCheckout, type TierOptions } from './tier-common.js';
-import { ensureProgramWorktrees, type ProgramWorktree } from './tier-worktrees.js';
+import { ensureProgramWorktrees, requireTierMayStart, type ProgramWorktree } from './tier-worktrees.js';
 
 /** One IMPL's validation (Go `IMPLValidationResult` keys plus ours). */
 export interface TierImplValidation {
@@ -75,6 +75,8 @@ export interface PrepareTierOptions extends TierOptions {
 export async function prepareTier(options: PrepareTierOptions): Promise<PrepareTierResult> {
   const loaded = await loadProgramTier(options.programPath, options.tier);
   const checkout = await openMainCheckout(options.repoRoot, options.env);
+  // P3: no tier is prepared before every earlier tier is complete (nothing changed otherwise).
+  await requireTierMayStart(loaded, checkout, 'prepare-tier');
   const now = options.now ?? (() => new Date());
 
   // The IMPL docs of the tier (abs_path, docs/IMPL/, docs/IMPL/complete/, …), in tier order.
