@@ -521,19 +521,7 @@ describe('program-execute refuses, with a coded error and nothing changed', () =
     expect(resultOf(result).state).toBe('PLANNING');
   });
 
-  it('P1: two pre-existing IMPLs of tier 1 claiming the same file → BLOCKED, naming the file', async () => {
-    const demo = await craft({
-      [programRelative]: withStatuses({ pricing: 'reviewed', catalog: 'reviewed' }),
-      'docs/IMPL/IMPL-pricing.yaml': implDoc('pricing', 'REVIEWED'),
-      'docs/IMPL/IMPL-catalog.yaml': implDoc('catalog', 'REVIEWED', (text) => text.replace('src/catalog-data.js', 'src/pricing.js').replace('src/catalog-data.js', 'src/pricing.js')),
-    });
-    await expectRefusal(demo, executeArgs(demo), { code: 1, message: /src\/pricing\.js/, programState: 'BLOCKED' });
-  });
-
-  it('a pre-existing (reviewed) IMPL whose doc is missing → BLOCKED (V031)', async () => {
-    const demo = await craft({ [programRelative]: withStatuses({ pricing: 'reviewed' }) });
-    await expectRefusal(demo, executeArgs(demo), { code: 1, message: /V031|IMPL-pricing\.yaml not found/, programState: 'BLOCKED' });
-  });
+  // P1 between pre-existing IMPLs and a missing pre-existing IMPL doc (V031): test/program-x7-refusals.test.ts.
 
   it('P2: a pre-existing tier-2 IMPL doc redefining the frozen contract priceWithTax → BLOCKED (V030)', async () => {
     const demo = await craft({ ...tier1Done, [programRelative]: withStatuses({ pricing: 'complete', catalog: 'complete', checkout: 'reviewed' }), 'docs/IMPL/IMPL-checkout.yaml': implDoc('checkout', 'REVIEWED', redefinePriceWithTax) });
@@ -541,7 +529,8 @@ describe('program-execute refuses, with a coded error and nothing changed', () =
     const freeze = await cli(demo, ['freeze-contracts', programRelative, '--tier', '1']);
     expect(freeze.code, `${freeze.stdout}\n${freeze.stderr}`).toBe(0);
     commitAll(demo.repo, 'test: tier 1 contracts frozen');
-    await expectRefusal(demo, executeArgs(demo), { code: 1, message: /V030|redefines frozen program contract "priceWithTax"/, programState: 'BLOCKED' });
+    // A refusal before anything of the tier ran: the PROGRAM stays REVIEWED (X7 finding 5: REVIEWED → BLOCKED is illegal).
+    await expectRefusal(demo, executeArgs(demo), { code: 1, message: /V030|redefines frozen program contract "priceWithTax"/, programState: 'REVIEWED' });
   });
 
   it('P2: a tier-2 Scout writing an IMPL that redefines the frozen contract → BLOCKED before any wave', async () => {
@@ -554,14 +543,17 @@ describe('program-execute refuses, with a coded error and nothing changed', () =
     expect(result.code, result.stderr.slice(-3000)).toBe(1);
     expect(resultOf(result).stopped).toMatch(/V030|redefines frozen program contract "priceWithTax"/);
     expect(readFileSync(path.join(demo.repo, programRelative), 'utf8')).toMatch(/^state: BLOCKED$/m);
+    // The Scout ran, so the stop is BLOCKED (TIER_EXECUTING → BLOCKED), committed: the checkout is clean.
+    expect(git(demo.repo, ['status', '--porcelain']).trim()).toBe('');
+    expect(result.stderr).toMatch(/Next: fix the cause above, then `polywave update-program-state docs\/PROGRAM\/PROGRAM-shop\.yaml --state TIER_EXECUTING`/);
     expect(mergeSubjects(demo.repo)).toEqual([]);
     expect(git(demo.repo, ['branch', '--list', 'polywave/*']).trim()).toBe('');
   });
 
-  it('P3: a manifest claiming tier 1 complete while its IMPLs are not → BLOCKED, tier 2 not started', async () => {
+  it('P3: a manifest claiming tier 1 complete while its IMPLs are not → refused (state kept), tier 2 not started', async () => {
     // Statuses say complete, but there are no IMPL docs and no code: tier 1 never ran.
     const demo = await craft({ [programRelative]: withStatuses({ pricing: 'complete', catalog: 'complete' }) });
-    await expectRefusal(demo, executeArgs(demo), { code: 1, message: /tier 1.*(V031|not found|not complete)/s, programState: 'BLOCKED' });
+    await expectRefusal(demo, executeArgs(demo), { code: 1, message: /tier 1.*(V031|not found|not complete)/s, programState: 'REVIEWED' });
   });
 
   it('P3: tier-gate / finalize-tier for tier 2 before tier 1 passed', async () => {

@@ -133,6 +133,10 @@ export interface ProgramExecuteResult {
   success: boolean;
   /** Why the loop stopped before COMPLETE (a human must act), when it did. */
   stopped?: string;
+  /** What to do next after a stop: the command(s) that move the PROGRAM on from where it is. */
+  next?: string;
+  /** True when the stop was a refusal found before anything ran: the PROGRAM manifest was not changed. */
+  refused?: boolean;
   tiers: ProgramTierRun[];
   usage: AgentUsage;
   duration_ms: number;
@@ -173,10 +177,43 @@ export async function executeProgram(options: ProgramExecuteOptions): Promise<Pr
     result.duration_ms = Math.round(performance.now() - started);
     return result;
   };
+  const relativeProgram = path.relative(repoDir, programPath);
+  /** The next step from the PROGRAM's state after a stop (a re-run alone only repeats a BLOCKED or REPLANNING stop). */
+  const nextStep = async (): Promise<string> => {
+    const latest = await readProgram(programPath).catch(() => undefined);
+    const current = (latest?.state ?? '').trim();
+    const rerun = `polywave program-execute ${relativeProgram}`;
+    if (current === 'BLOCKED') {
+      const blocked = (latest?.impls ?? []).filter((impl) => impl.status === 'blocked').map((impl) => impl.slug ?? '');
+      return `fix the cause above, then \`polywave update-program-state ${relativeProgram} --state TIER_EXECUTING\`${blocked.length > 0 ? `, ${blocked.map((slug) => `\`polywave update-program-impl ${relativeProgram} --impl ${slug} --status reviewed\``).join(', ')}` : ''} and re-run \`${rerun}\`; or re-plan: \`polywave program-replan ${relativeProgram} --reason "…"\``;
+    }
+    if (current === 'REPLANNING') return `review the revised ${relativeProgram}, approve it with \`polywave update-program-state ${relativeProgram} --state REVIEWED\`, then re-run \`${rerun}\``;
+    return `re-run \`${rerun}\` to resume`;
+  };
   const stop = async (reason: string, state?: ProgramState): Promise<ProgramExecuteResult> => {
-    if (state) await setProgramState(programPath, state).catch(() => undefined);
+    if (state) {
+      // Only through a legal transition (a failure while the tier executes: TIER_EXECUTING → BLOCKED),
+      // and committed: the stop must not leave the main checkout dirty with the PROGRAM's state.
+      const moved = await setProgramState(programPath, state).then(() => true, (error: unknown) => {
+        progress(`the PROGRAM state stays as it is: ${error instanceof Error ? error.message : String(error)}`);
+        return false;
+      });
+      if (moved) {
+        const { commitManifest } = await import('./run-critic.js');
+        await commitManifest(repoDir, programPath, `chore: program ${result.program_slug || path.basename(programPath)} ${state}: ${reason.slice(0, 120)}`, options.env).catch((error: unknown) => progress(`warning: the PROGRAM manifest was not committed: ${error instanceof Error ? error.message : String(error)}`));
+      }
+    }
     result.stopped = reason;
+    result.next = await nextStep();
     progress(`stopped: ${reason}`);
+    return finish();
+  };
+  /** A refusal found before anything of the tier ran: the manifest is left as it is (no BLOCKED: nothing was started). */
+  const refuse = async (reason: string, fix: string): Promise<ProgramExecuteResult> => {
+    result.stopped = reason;
+    result.refused = true;
+    result.next = `${fix}, then re-run \`polywave program-execute ${relativeProgram}\` (nothing was changed)`;
+    progress(`refused: ${reason}`);
     return finish();
   };
   const showStatus = async () => {
@@ -296,22 +333,22 @@ export async function executeProgram(options: ProgramExecuteOptions): Promise<Pr
         done();
         continue;
       }
-      if ((manifest.state ?? '') !== 'TIER_EXECUTING') await setProgramState(programPath, 'TIER_EXECUTING').catch(() => undefined);
       run.status = 'blocked';
       run.detail = `the PROGRAM says tier ${tier} is complete, but: ${claimed.map((finding) => `${finding.code}: ${finding.message}`).join('; ')}`;
       done();
-      return stop(`tier ${tier}: ${run.detail}`, 'BLOCKED');
+      return refuse(`tier ${tier}: ${run.detail}`, `make tier ${tier}'s IMPL docs and statuses agree (P3: \`polywave program-status ${relativeProgram}\`)`);
     }
     progress(`tier ${tier}: ${impls.map((impl) => impl.slug).join(', ')}`);
-    if ((manifest.state ?? '') !== 'TIER_EXECUTING') await setProgramState(programPath, 'TIER_EXECUTING');
 
-    // 1. E28A: partition, validate what exists, P1 across the tier.
+    // 1. E28A: partition, validate what exists, P1 across the tier — refusals before anything of
+    // the tier runs leave the manifest as it is (TIER_EXECUTING is written only when work starts).
     const partition = partitionImplsByStatus(manifest, tier);
     if (partition.held.length > 0) {
       run.status = 'blocked';
       run.detail = `IMPL(s) held for a human: ${partition.held.map((impl) => `${impl.slug} (${impl.status})`).join(', ')}`;
       done();
-      return stop(`tier ${tier}: ${run.detail}`, 'BLOCKED');
+      if ((manifest.state ?? '') === 'TIER_EXECUTING') return stop(`tier ${tier}: ${run.detail}`, 'BLOCKED');
+      return refuse(`tier ${tier}: ${run.detail}`, `decide on ${partition.held.map((impl) => impl.slug).join(', ')} (\`polywave update-program-impl ${relativeProgram} --impl <slug> --status reviewed\` once its IMPL doc is ready)`);
     }
     const preDocs = await readProgramImplDocs(repoDir, manifest);
     const preFindings = scopedImportFindings(manifest, preDocs, partition.preExisting);
@@ -319,8 +356,9 @@ export async function executeProgram(options: ProgramExecuteOptions): Promise<Pr
       run.status = 'blocked';
       run.detail = preFindings.map((finding) => `${finding.code}: ${finding.message}`).join('; ');
       done();
-      return stop(`tier ${tier}: ${run.detail}`, 'BLOCKED');
+      return refuse(`tier ${tier}: ${run.detail}`, 'fix the pre-existing IMPL doc(s) named above (E28A: the file, its state, P1 file ownership, P2 frozen contracts) or their status in the PROGRAM');
     }
+    if ((manifest.state ?? '') !== 'TIER_EXECUTING') await setProgramState(programPath, 'TIER_EXECUTING');
 
     // 2. E31: Scouts for every pending IMPL of the tier, at once. A Scout that finished before an
     // interruption (its IMPL doc reviewed on disk) is not run again. Killed after it wrote the doc
@@ -527,7 +565,8 @@ export async function executeProgram(options: ProgramExecuteOptions): Promise<Pr
       run.status = 'failed';
       run.detail = `finalize-tier: ${describeFinalizeFailure(finalized)}`;
       done();
-      if (options.auto || options.replan) {
+      const p2 = (finalized.errors ?? []).some((error) => error.code === 'P2_FROZEN_CONTRACT_CHANGED');
+      if (!p2 && (options.auto || options.replan)) {
         const replanned = await replanAfterFailure(options, programPath, repoDir, tier, run.detail, usage);
         return stop(`tier ${tier}: ${run.detail}; ${replanned}`);
       }

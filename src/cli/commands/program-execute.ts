@@ -14,6 +14,18 @@ function text(options: Record<string, unknown>, name: string): string | undefine
   return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
 }
 
+/** `--name <value>` as a positive number (an integer when `integer`), undefined when absent; X001 (exit 2) otherwise. */
+function positiveOption(options: Record<string, unknown>, name: string, flag: string, integer: boolean): number | undefined {
+  const raw = options[name];
+  if (raw === undefined) return undefined;
+  const text = String(raw).trim();
+  const value = Number(text);
+  if (text === '' || !Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
+    throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `${flag} must be a positive ${integer ? 'integer' : 'number'}, got "${String(raw)}"`, exitCode: 2 });
+  }
+  return value;
+}
+
 function describe(question: ProgramQuestion): string {
   if (question.kind === 'tier-review') {
     const stale = question.stale_briefs.map((item) => `  stale brief? ${item.impl} agent ${item.agent} names ${item.references.join(', ')}, changed by the previous tier (E28A: re-run its Scout to refresh the briefs)`);
@@ -29,6 +41,10 @@ function describe(question: ProgramQuestion): string {
 export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
   const target = args[0]?.trim() ?? '';
   if (target === '') throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: 'program-execute needs the path of a PROGRAM manifest' });
+  // Checked before anything runs (a bad value used to be ignored: 0 ran with no limit).
+  const concurrency = positiveOption(options, 'concurrency', '--concurrency', true);
+  const timeout = positiveOption(options, 'timeout', '--timeout', false);
+  const maxTurns = positiveOption(options, 'maxTurns', '--max-turns', true);
   const repoDir = repoDirOption(options, io) ?? io.cwd;
   const programPath = path.resolve(io.cwd, target);
   const budget = await budgetFrom(options, repoDir);
@@ -41,9 +57,6 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   else events.subscribe(progress!.onEvent);
   const recorder = startRecording(events, { command: 'program-execute', options, io, quiet: json });
   const interrupt = interruptSignal();
-  const concurrency = Number(options.concurrency);
-  const timeout = Number(options.timeout);
-  const maxTurns = Number(options.maxTurns);
   try {
     const result = await executeProgram({
       programPath,
@@ -61,9 +74,9 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
         ...(text(options, 'waveModel') ? { wave: text(options, 'waveModel')! } : {}),
         ...(text(options, 'plannerModel') ? { planner: text(options, 'plannerModel')! } : {}),
       },
-      ...(Number.isFinite(concurrency) && concurrency > 0 ? { concurrency: Math.floor(concurrency) } : {}),
-      ...(Number.isFinite(timeout) && timeout > 0 ? { agentTimeoutMs: Math.round(timeout * 1000) } : {}),
-      ...(Number.isFinite(maxTurns) && maxTurns > 0 ? { maxTurns: Math.floor(maxTurns) } : {}),
+      ...(concurrency !== undefined ? { concurrency } : {}),
+      ...(timeout !== undefined ? { agentTimeoutMs: Math.round(timeout * 1000) } : {}),
+      ...(maxTurns !== undefined ? { maxTurns } : {}),
       ...(options.critic === false ? { noCritic: true } : {}),
       ...(budget ? { budget } : {}),
       approve: async (question) => {
@@ -84,7 +97,9 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     if (json) io.stdout(`${JSON.stringify({ v: 1, type: 'program-result', result, ...(recorder ? { run_id: recorder.runId } : {}) })}\n`);
     else {
       printJson(io, result);
-      io.stderr(`program: ${result.success ? 'COMPLETE' : `stopped (${result.state})`} in ${(result.duration_ms / 1000).toFixed(1)} s${result.stopped ? `\n  ${result.stopped}\n  Re-run the same command to resume.` : ''}\n`);
+      // The next step as the PROGRAM's state allows it (a plain re-run only repeats a BLOCKED stop).
+      const next = result.next ?? 're-run the same command to resume';
+      io.stderr(`program: ${result.success ? 'COMPLETE' : `${result.refused ? 'refused, nothing changed' : 'stopped'} (${result.state})`} in ${(result.duration_ms / 1000).toFixed(1)} s${result.stopped ? `\n  ${result.stopped}\n  Next: ${next}.` : ''}\n`);
     }
     return result.success ? 0 : 1;
   } finally {
