@@ -178,7 +178,12 @@ function preserved(manifest: ProgramManifest): { contracts: Map<string, string>;
   const frozen = frozenProgramContracts(manifest);
   const contracts = new Map<string, string>();
   for (const contract of manifest.program_contracts ?? []) {
-    if (contract.name && frozen.has(contract.name)) contracts.set(contract.name, JSON.stringify({ definition: contract.definition ?? '', location: contract.location ?? '' }));
+    // Frozen by the tier statuses, or by the engine's freeze record — which is the evidence the
+    // tier gate checks the file against (P2): dropping or editing it is a change of the contract.
+    const recorded = (contract.frozen_blob ?? '').trim() !== '' || contract.frozen_at_tier !== undefined;
+    if (contract.name && (frozen.has(contract.name) || recorded)) {
+      contracts.set(contract.name, JSON.stringify({ definition: contract.definition ?? '', location: contract.location ?? '', frozen_at_tier: contract.frozen_at_tier ?? null, frozen_commit: contract.frozen_commit ?? null, frozen_blob: contract.frozen_blob ?? null }));
+    }
   }
   const complete = new Map<string, string>();
   for (const impl of manifest.impls) if (impl.status === 'complete' && impl.slug) complete.set(impl.slug, JSON.stringify({ tier: impl.tier }));
@@ -211,7 +216,7 @@ export async function replanProgram(options: ReplanProgramOptions): Promise<Repl
   if (after) {
     const kept = preserved(before);
     const now = preserved(after);
-    for (const [name, value] of kept.contracts) if (now.contracts.get(name) !== value) errors.push(`P2_FROZEN_CONTRACT_CHANGED: the frozen contract ${name} was changed or removed`);
+    for (const [name, value] of kept.contracts) if (now.contracts.get(name) !== value) errors.push(`P2_FROZEN_CONTRACT_CHANGED: the frozen contract ${name} was changed or removed (its definition, location or freeze record frozen_at_tier/frozen_commit/frozen_blob)`);
     for (const [slug, value] of kept.complete) {
       const revised = after.impls.find((impl) => impl.slug === slug);
       if (!revised || revised.status !== 'complete' || JSON.stringify({ tier: revised.tier }) !== value) errors.push(`E34_COMPLETED_IMPL_CHANGED: the complete IMPL ${slug} was changed or removed`);
