@@ -37,7 +37,15 @@ export function editProgram<Outcome>(
   filePath: string,
   plan: (manifest: ProgramManifest, parsed: ProgramParseResult) => { edits: YamlEdit[]; outcome: Outcome },
 ): Promise<Outcome> {
-  return editManifest(filePath, parseProgram, (parsed) => plan(requireProgramManifest(parsed, filePath), parsed));
+  return editManifest(filePath, parseProgram, (parsed) => {
+    const manifest = requireProgramManifest(parsed, filePath);
+    const planned = plan(manifest, parsed);
+    // `updated` (program-manifest.txt §3: date of the last manifest update) follows every write
+    // that changes something; a manifest without the field is not given one.
+    const today = new Date().toISOString().slice(0, 10);
+    const stamped = planned.edits.length > 0 && manifest.updated !== undefined && manifest.updated !== today && !planned.edits.some((edit) => edit.path.length === 1 && edit.path[0] === 'updated');
+    return stamped ? { edits: [...planned.edits, { path: ['updated'], value: today }], outcome: planned.outcome } : planned;
+  });
 }
 
 /** The `tiers` entry numbered `tier`, or X001 (exit 2) listing the tiers there are. */
