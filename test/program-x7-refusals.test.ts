@@ -1,0 +1,228 @@
+/**
+ * Outside attack X7 on the PROGRAM layer (issue 12), findings 2, 3, 5, 7, 8 and 9, as regression
+ * tests: the real CLI as child processes on real temporary git repositories (the demo PROGRAM
+ * "shop", set up without running it), no agents run — every case is a refusal or a tier command
+ * on a crafted state, so the file takes seconds.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { programDemoImpl, programDemoManifest, programDemoScript } from '../src/demo/program-project.js';
+import { runProgramDemo } from '../src/demo/run-program-demo.js';
+import { runCli, type CliResult } from './support/cli.js';
+import { makeTempDir } from './support/temp.js';
+
+const programRelative = 'docs/PROGRAM/PROGRAM-shop.yaml';
+const gitEnv = { GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: os.devNull };
+const tempRoot = makeTempDir('polywave-program-x7-');
+let demos = 0;
+
+interface Demo {
+  repo: string;
+  script: string;
+  program: string;
+}
+
+async function setupDemo(): Promise<Demo> {
+  demos += 1;
+  const demo = await runProgramDemo({ env: { ...process.env, ...gitEnv }, dir: path.join(tempRoot, `demo-${demos}`), setupOnly: true });
+  return { repo: demo.repo, script: demo.script, program: demo.program_path };
+}
+
+function git(repo: string, args: string[]): string {
+  return execFileSync('git', args, { cwd: repo, encoding: 'utf8', env: { ...process.env, ...gitEnv, POLYWAVE_ALLOW_MAIN_COMMIT: '1' } });
+}
+
+function writeFiles(repo: string, files: Record<string, string>): void {
+  for (const [file, text] of Object.entries(files)) {
+    const target = path.join(repo, file);
+    execFileSync('mkdir', ['-p', path.dirname(target)]);
+    writeFileSync(target, text);
+  }
+}
+
+function commitAll(repo: string, message: string): void {
+  git(repo, ['add', '-A']);
+  git(repo, ['commit', '-q', '--no-verify', '-m', message]);
+}
+
+async function craft(files: Record<string, string>): Promise<Demo> {
+  const demo = await setupDemo();
+  writeFiles(demo.repo, files);
+  commitAll(demo.repo, 'test: crafted PROGRAM state');
+  return demo;
+}
+
+function cli(demo: Demo, args: string[]): Promise<CliResult> {
+  return runCli(args, { cwd: demo.repo, env: gitEnv, timeoutMs: 120_000 });
+}
+
+const withStatuses = (statuses: Record<string, string>, state = 'REVIEWED') => {
+  let text = programDemoManifest(state);
+  for (const [slug, status] of Object.entries(statuses)) text = text.replace(new RegExp(`(- slug: ${slug}\\n(?:      .*\\n)*?      status: )pending`), `$1${status}`);
+  return text;
+};
+const implDoc = (slug: string, state: string, edit: (text: string) => string = (text) => text) => edit(programDemoImpl(slug).replace('state: SCOUT_PENDING', `state: ${state}`));
+
+/** Tier 1 built and merged as a finished run leaves it: its agents' files and both IMPL docs archived COMPLETE. */
+function tier1Built(): Record<string, string> {
+  const script = parseYaml(programDemoScript()) as { agents: Record<string, { steps: Array<{ write?: { path: string; content: string } }> }> };
+  const files: Record<string, string> = {};
+  for (const agent of ['P', 'C', 'D']) for (const step of script.agents[agent]!.steps) if (step.write) files[step.write.path] = step.write.content;
+  return { ...files, 'docs/IMPL/complete/IMPL-pricing.yaml': implDoc('pricing', 'COMPLETE'), 'docs/IMPL/complete/IMPL-catalog.yaml': implDoc('catalog', 'COMPLETE') };
+}
+
+/** Tier 1 done and its contract priceWithTax frozen with the real command (the record committed). */
+async function tier1Frozen(extra: Record<string, string> = {}, statuses: Record<string, string> = {}, state = 'REVIEWED'): Promise<Demo> {
+  const demo = await craft({ ...tier1Built(), [programRelative]: withStatuses({ pricing: 'complete', catalog: 'complete', ...statuses }, state), ...extra });
+  const freeze = await cli(demo, ['freeze-contracts', programRelative, '--tier', '1']);
+  expect(freeze.code, `${freeze.stdout}\n${freeze.stderr}`).toBe(0);
+  commitAll(demo.repo, 'test: tier 1 contracts frozen');
+  expect(readFileSync(demo.program, 'utf8')).toMatch(/frozen_blob: [0-9a-f]{40}/);
+  return demo;
+}
+
+/** Checks a refusal with nothing changed: exit code, message, HEAD, branches, worktrees, status and the manifest's bytes. */
+async function expectUnchanged(demo: Demo, args: string[], code: number, message: RegExp): Promise<CliResult> {
+  const before = { head: git(demo.repo, ['rev-parse', 'HEAD']), branches: git(demo.repo, ['branch', '--list']), worktrees: git(demo.repo, ['worktree', 'list', '--porcelain']), program: readFileSync(demo.program, 'utf8') };
+  const result = await cli(demo, args);
+  expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(code);
+  expect(`${result.stdout}\n${result.stderr}`).toMatch(message);
+  expect(result.stderr).not.toMatch(/\n\s+at .*\(.*:\d+:\d+\)/);
+  expect({ head: git(demo.repo, ['rev-parse', 'HEAD']), branches: git(demo.repo, ['branch', '--list']), worktrees: git(demo.repo, ['worktree', 'list', '--porcelain']), program: readFileSync(demo.program, 'utf8') }).toEqual(before);
+  expect(git(demo.repo, ['status', '--porcelain']).trim()).toBe('');
+  return result;
+}
+
+const executeArgs = (demo: Demo, extra: string[] = []) => ['program-execute', programRelative, '--auto', '--model', `script:${demo.script}`, '--no-critic', ...extra];
+
+describe('X7 finding 5: a refusal before anything runs leaves the PROGRAM as it is and names the real next step', () => {
+  it('P1 overlap of two pre-existing IMPLs and a missing pre-existing IMPL doc: exit 1, coded, REVIEWED kept, clean tree, no "re-run to resume"', async () => {
+    const overlap = await craft({
+      [programRelative]: withStatuses({ pricing: 'reviewed', catalog: 'reviewed' }),
+      'docs/IMPL/IMPL-pricing.yaml': implDoc('pricing', 'REVIEWED'),
+      'docs/IMPL/IMPL-catalog.yaml': implDoc('catalog', 'REVIEWED', (text) => text.replaceAll('src/catalog-data.js', 'src/pricing.js')),
+    });
+    const p1 = await expectUnchanged(overlap, executeArgs(overlap), 1, /V029_P1_FILE_OVERLAP.*src\/pricing\.js/s);
+    expect(readFileSync(overlap.program, 'utf8')).toMatch(/^state: REVIEWED$/m);
+    expect(p1.stderr).toMatch(/refused, nothing changed \(REVIEWED\)/);
+    expect(p1.stderr).toMatch(/Next: fix the pre-existing IMPL doc.*re-run `polywave program-execute docs\/PROGRAM\/PROGRAM-shop\.yaml`/s);
+    expect(p1.stderr).not.toMatch(/Re-run the same command to resume/i);
+
+    // The same repository, pricing's doc gone: V031.
+    execFileSync('rm', [path.join(overlap.repo, 'docs/IMPL/IMPL-pricing.yaml')]);
+    commitAll(overlap.repo, 'test: pricing doc missing');
+    await expectUnchanged(overlap, executeArgs(overlap), 1, /V031_IMPL_FILE_MISSING.*pricing/s);
+    expect(readFileSync(overlap.program, 'utf8')).toMatch(/^state: REVIEWED$/m);
+    // BLOCKED → REVIEWED is illegal: the engine no longer needs it, nothing was written.
+  });
+});
+
+describe('X7 finding 8: program-execute checks its numbers before anything runs', () => {
+  it('--concurrency 0 / abc and --max-turns -1: exit 2, X001, nothing changed', async () => {
+    const demo = await setupDemo();
+    for (const [flag, value] of [['--concurrency', '0'], ['--concurrency', 'abc'], ['--max-turns', '-1']] as const) {
+      const result = await expectUnchanged(demo, executeArgs(demo, [flag, value]), 2, new RegExp(`error\\[X001_INVALID_INPUT\\]: ${flag} must be a positive`));
+      expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    }
+  });
+});
+
+describe('X7 finding 2: P2 — a later tier may not own or change a frozen contract\'s file', () => {
+  it('(a) a pre-existing tier-2 IMPL owning src/pricing.js (action modify) is refused before any wave: V030 naming the contract and the file', async () => {
+    const owning = implDoc('checkout', 'REVIEWED', (text) => text.replace('file_ownership:\n', 'file_ownership:\n    - file: src/pricing.js\n      agent: K\n      wave: 1\n      action: modify\n'));
+    const demo = await tier1Frozen({ 'docs/IMPL/IMPL-checkout.yaml': owning }, { checkout: 'reviewed' });
+    const result = await expectUnchanged(demo, executeArgs(demo), 1, /V030_P2_CONTRACT_REDEFINITION: IMPL "checkout" owns src\/pricing\.js \(agent K, action modify\), the file of program contract "priceWithTax" frozen at tier 1/);
+    expect(result.stderr).toMatch(/refused, nothing changed/);
+  });
+
+  it('(b) the frozen file changed on the main line: tier-gate and finalize-tier of tier 2 fail with P2_FROZEN_CONTRACT_CHANGED naming the contract', async () => {
+    const demo = await tier1Frozen({ 'docs/IMPL/complete/IMPL-checkout.yaml': implDoc('checkout', 'COMPLETE') }, { checkout: 'complete' });
+    const frozenBlob = /frozen_blob: ([0-9a-f]{40})/.exec(readFileSync(demo.program, 'utf8'))![1]!;
+    // Before the change the gate's P2 check passes (the tier gate then runs node --test).
+    const clean = await cli(demo, ['tier-gate', programRelative, '--tier', '2']);
+    expect(clean.stdout).not.toMatch(/P2_FROZEN_CONTRACT_CHANGED/);
+    writeFiles(demo.repo, { 'src/pricing.js': "export function priceWithTax(net, rate, currency = 'EUR') {\n  return Math.round(net * (1 + rate) * 100) / 100;\n}\n" });
+    commitAll(demo.repo, 'test: tier 2 rewrote the frozen contract');
+    const gate = await expectUnchanged(demo, ['tier-gate', programRelative, '--tier', '2'], 1, /P2_FROZEN_CONTRACT_CHANGED: frozen contract priceWithTax \(src\/pricing\.js, frozen at tier 1\) changed/);
+    const parsed = JSON.parse(gate.stdout) as { passed: boolean; p2_violations: Array<{ contract: string; frozen_blob: string; current_blob: string }> };
+    expect(parsed.passed).toBe(false);
+    expect(parsed.p2_violations).toEqual([expect.objectContaining({ contract: 'priceWithTax', frozen_blob: frozenBlob, current_blob: git(demo.repo, ['rev-parse', 'HEAD:src/pricing.js']).trim() })]);
+    const finalize = await cli(demo, ['finalize-tier', programRelative, '--tier', '2']);
+    expect(finalize.code, `${finalize.stdout}\n${finalize.stderr}`).toBe(1);
+    expect((JSON.parse(finalize.stdout) as { errors: Array<{ code: string; message: string }> }).errors).toEqual([expect.objectContaining({ code: 'P2_FROZEN_CONTRACT_CHANGED', message: expect.stringMatching(/priceWithTax/) })]);
+  });
+});
+
+describe('X7 finding 3: P3 — no IMPL branch of tier N before tier N−1 is done, none kept from before its merges', () => {
+  it('create-program-worktrees / prepare-tier --tier 2 on a fresh PROGRAM: exit 1, N039 P3, no branch or worktree', async () => {
+    const demo = await setupDemo();
+    await expectUnchanged(demo, ['create-program-worktrees', programRelative, '--tier', '2'], 1, /N039_VERIFY_TIERS_INCOMPLETE.*P3: earlier tier\(s\) not complete: tier 1/s);
+    await expectUnchanged(demo, ['prepare-tier', programRelative, '--tier', '2'], 1, /N039_VERIFY_TIERS_INCOMPLETE.*P3/s);
+    expect(existsSync(path.join(demo.repo, '.claude', 'worktrees', 'polywave', 'program'))).toBe(false);
+  });
+
+  it('a tier-2 IMPL branch made before tier 1\'s merge: holding work → P3_STALE_IMPL_BRANCH, untouched; holding none → moved forward to the main line', async () => {
+    const demo = await setupDemo();
+    const root = git(demo.repo, ['rev-parse', 'HEAD']).trim();
+    // Tier 1 done on a side branch, merged as finalize-tier merges an IMPL branch.
+    git(demo.repo, ['checkout', '-q', '-b', 'tier1-work']);
+    writeFiles(demo.repo, { ...tier1Built(), [programRelative]: withStatuses({ pricing: 'complete', catalog: 'complete' }) });
+    commitAll(demo.repo, 'test: tier 1 work');
+    git(demo.repo, ['checkout', '-q', 'main']);
+    // The stale branch and its worktree, from before tier 1 (as an early create-program-worktrees left it).
+    const branch = 'polywave/program/shop/tier2-impl-checkout';
+    const worktree = path.join(demo.repo, '.claude', 'worktrees', 'polywave', 'program', 'shop', 'tier2-impl-checkout');
+    git(demo.repo, ['branch', branch, root]);
+    git(demo.repo, ['worktree', 'add', '-q', worktree, branch]);
+    git(demo.repo, ['merge', '-q', '--no-ff', '--no-verify', '-m', 'Merge program tier 1 impl pricing: tier 1', 'tier1-work']);
+    const head = git(demo.repo, ['rev-parse', 'HEAD']).trim();
+    // Work of its own on the stale branch: refused, nothing moved.
+    writeFileSync(path.join(worktree, 'early.txt'), 'work\n');
+    git(worktree, ['add', 'early.txt']);
+    git(worktree, ['commit', '-q', '--no-verify', '-m', 'early work']);
+    const tip = git(demo.repo, ['rev-parse', branch]).trim();
+    const refused = await cli(demo, ['create-program-worktrees', programRelative, '--tier', '2']);
+    expect(refused.code, `${refused.stdout}\n${refused.stderr}`).toBe(1);
+    expect(refused.stderr).toMatch(/P3_STALE_IMPL_BRANCH: polywave\/program\/shop\/tier2-impl-checkout .* does not contain tier 1's merges .*holds commits of its own/);
+    expect(git(demo.repo, ['rev-parse', branch]).trim()).toBe(tip);
+    expect(git(worktree, ['rev-parse', 'HEAD']).trim()).toBe(tip);
+    // No work of its own: moved forward (branch and worktree) to the main line.
+    git(worktree, ['reset', '-q', '--hard', root]);
+    const moved = await cli(demo, ['create-program-worktrees', programRelative, '--tier', '2']);
+    expect(moved.code, `${moved.stdout}\n${moved.stderr}`).toBe(0);
+    expect((JSON.parse(moved.stdout) as { worktrees: Array<{ note?: string }> }).worktrees[0]!.note).toMatch(/created before tier 1 was merged .*moved forward/);
+    expect(git(demo.repo, ['rev-parse', branch]).trim()).toBe(head);
+    expect(git(worktree, ['rev-parse', 'HEAD']).trim()).toBe(head);
+    expect(existsSync(path.join(worktree, 'src', 'pricing.js'))).toBe(true);
+  });
+});
+
+describe('X7 findings 7 and 9: the freeze record is part of a frozen contract; `updated` follows every write', () => {
+  it('program-replan: a revision that drops frozen_at_tier/frozen_commit/frozen_blob is refused (P2_FROZEN_CONTRACT_CHANGED), the manifest restored', async () => {
+    const demo = await tier1Frozen({}, {}, 'BLOCKED');
+    const original = readFileSync(demo.program, 'utf8');
+    const unfrozen = original.replace(/ {6}frozen_at_tier: 1\n {6}frozen_commit: \S+\n {6}frozen_blob: \S+\n/, '');
+    expect(unfrozen).not.toBe(original);
+    const script = readFileSync(demo.script, 'utf8');
+    writeFileSync(demo.script, `${script.replace(/\n*$/, '\n')}  planner:\n    steps:\n      - write: { path: ${programRelative}, content: ${JSON.stringify(unfrozen)} }\n      - text: "revised"\n`);
+    const replan = await cli(demo, ['program-replan', programRelative, '--reason', 'x7 finding 7', '--tier', '2', '--model', `script:${demo.script}`]);
+    expect(replan.code, `${replan.stdout}\n${replan.stderr}`).toBe(1);
+    expect(replan.stdout).toMatch(/P2_FROZEN_CONTRACT_CHANGED: the frozen contract priceWithTax was changed or removed/);
+    expect(readFileSync(demo.program, 'utf8')).toBe(original);
+  });
+
+  it('update-program-state / update-program-impl set `updated:` to the date of the write', async () => {
+    const demo = await setupDemo();
+    expect(readFileSync(demo.program, 'utf8')).toMatch(/^updated: 2026-12-01$/m);
+    const today = new Date().toISOString().slice(0, 10);
+    const state = await cli(demo, ['update-program-state', programRelative, '--state', 'TIER_EXECUTING']);
+    expect(state.code, state.stderr).toBe(0);
+    const text = readFileSync(demo.program, 'utf8');
+    expect(text).toMatch(new RegExp(`^updated: ['"]?${today}['"]?$`, 'm'));
+    expect(text).toMatch(/^created: 2026-12-01$/m);
+  });
+});
