@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { createJail } from '../src/agents/jail/jail.js';
 import { ownershipDenials } from '../src/engine/jail-denials.js';
 import { prepareWave } from '../src/engine/prepare-wave.js';
 import { runPolywave } from './support/closing-fixture.js';
@@ -103,5 +104,8 @@ describe('N9: refused writes the merge lacks are counted whatever the code, and 
     // A Bash record stored before the jail passed its target on: the file comes from the reason.
     const old = { ts: '', attempt: 1, tool: 'Bash', code: 'JAIL_NOT_OWNED', reason: 'bash: "echo moved > src/d.ts" would write "src/d.ts": "src/d.ts" is not owned by this agent, which may write only its own files' };
     expect(ownershipDenials([old]).map((record) => record.target)).toEqual(['src/d.ts']);
+    // The jail's Bash refusal carries the file (run-agent's bash tool records it as the target too).
+    const jail = await createJail({ root: wtA, ownedFiles: ['src/a.ts'] });
+    expect(await jail.checkBash('printf x >> src/b.ts')).toMatchObject({ allowed: false, code: 'JAIL_NOT_OWNED', target: 'src/b.ts' });
   });
 });

@@ -176,7 +176,8 @@ export const bashTool: AgentTool = defineTool<z.infer<typeof bashInput>>({
   inputSchema: bashInput,
   async execute(input, context): Promise<ToolResult> {
     const decision = await context.jail.checkBash(input.command);
-    if (!decision.allowed) return denialResult('bash', decision, input.command);
+    // The file the jail refused when it knows it (X6 N9: the report names it), else the command.
+    if (!decision.allowed) return denialResult('bash', decision, decision.target ?? input.command);
     const root = context.jail.root;
     const git = createGit(root, { env: context.env });
     let headBefore: string | undefined;
@@ -241,7 +242,7 @@ export const bashTool: AgentTool = defineTool<z.infer<typeof bashInput>>({
     return {
       output,
       isError: true,
-      denial: { tool: 'bash', code: first.code, reason: violations.map((violation) => violation.reason).join(' '), target: input.command },
+      denial: { tool: 'bash', code: first.code, reason: violations.map((violation) => violation.reason).join(' '), target: first.path ?? input.command },
     };
   },
 });
