@@ -13,6 +13,7 @@
  *   checkout it would outlive the run and fire on the user's own `git status`).
  * One real repository, one worktree, the real tools; the planted programs only append to a file.
  */
+import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -23,6 +24,7 @@ import { attachWorktreeHooks, installIsolationHook } from '../src/engine/isolati
 import { commitFiles } from '../src/git/commit-files.js';
 import { createGit } from '../src/git/git-cli.js';
 import { hardenGitArgs } from '../src/git/harden.js';
+import { gitlinkRepoSignatures, quarantineGitlinkRepos } from '../src/git/nested-repos.js';
 import { runGit } from '../src/git/run-git.js';
 import { createTestRepo } from './support/git-repo.js';
 
@@ -52,6 +54,8 @@ describe('X8: git run by polywave outside the sandbox executes nothing the agent
     await repo.git.worktreeAdd({ path: wt, branch, base: 'HEAD', createBranch: true });
     await attachWorktreeHooks(createGit(wt, { env: repo.env }), install);
     const jail = await createJail({ root: wt, ownedFiles: ['src/a.ts'], branch }, { env: repo.env });
+    const wtGit = createGit(wt, { env: repo.env });
+    const before = await gitlinkRepoSignatures(wtGit, wt);
 
     // What the agent does inside its sandbox: its owned file, a hook in its tree, a repository in vendor/lib.
     writeFileSync(path.join(wt, 'src/a.ts'), 'export const a = 2;\n');
@@ -91,6 +95,16 @@ describe('X8: git run by polywave outside the sandbox executes nothing the agent
     expect(readFileSync(log('main-hook'), 'utf8')).toBe(`${wt}\n`);
     expect(existsSync(log('agent-hook'))).toBe(false);
     expect(existsSync(log('fsmonitor'))).toBe(false);
+
+    // After the agent (run-agent does this): the planted repository is moved out, so the user's own
+    // plain `git status` (which enters submodules) runs nothing either.
+    const moved = await quarantineGitlinkRepos({ git: wtGit, root: wt, before, agentId: 'A' });
+    expect(moved).toEqual([{ path: 'vendor/lib/.git', movedTo: expect.stringContaining(path.join(repo.dir, '.git', 'polywave', 'quarantine', 'A-')) }]);
+    expect(existsSync(nested)).toBe(false);
+    expect(existsSync(path.join(moved[0]!.movedTo!, 'config'))).toBe(true);
+    execFileSync('git', ['status', '--porcelain', '--ignore-submodules=none'], { cwd: wt, env: repo.env as NodeJS.ProcessEnv });
+    expect(existsSync(log('fsmonitor'))).toBe(false);
+    expect(await quarantineGitlinkRepos({ git: wtGit, root: wt, before, agentId: 'A' })).toEqual([]);
   }, 60_000);
 
   it('hardenGitArgs: -c pins after the caller\'s global options, submodule options right after status/diff, an explicit choice kept', () => {

@@ -5,6 +5,8 @@ import path from 'node:path';
 import type { JournalPaths } from '../engine/journal.js';
 import { appendDenials, outOfScopeLine, ownershipDenials, type DenialRecord } from '../engine/jail-denials.js';
 import { stateDirName } from '../engine/state-paths.js';
+import { createGit } from '../git/git-cli.js';
+import { gitlinkRepoSignatures, quarantineGitlinkRepos, type GitlinkRepoSignatures, type QuarantinedGitlinkRepo } from '../git/nested-repos.js';
 import { ensureConfinedDirSync, realRootOf } from '../store/confined-write.js';
 import { loadBackend } from './backends/index.js';
 import {
@@ -156,6 +158,9 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
   };
   if (!decision.sandboxed) onEvent({ type: 'agent-log', level: decision.reason === 'unsafe-no-sandbox' ? 'warn' : 'info', message: decision.message });
   const jail = await createJail(options.policy, { env: options.env });
+  // X8 #2c: the .git of every submodule path before the agent runs; a planted one is moved out after it.
+  const rootGit = createGit(jail.root, { env: options.env });
+  const gitlinkBaseline: GitlinkRepoSignatures | undefined = await gitlinkRepoSignatures(rootGit, jail.root).catch(() => undefined);
   // Under the scratch parent that every other agent's and gate's sandbox hides (outside attack #12).
   const scratchDir = await makeScratchDir(`polywave-agent-${options.agentId.replace(/[^A-Za-z0-9-]/g, '_')}-`);
   const home = path.join(scratchDir, 'home');
@@ -259,6 +264,18 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
         forward({ type: 'agent-log', level: 'warn', message: `${ignoredQuarantineCode}: ${reason}` });
       }
     }
+    if (gitlinkBaseline) {
+      // X8 #2c: a repository the agent made in a submodule path (its config can name programs the
+      // user's own git would run there: core.fsmonitor, filters) does not stay in the tree.
+      const moved = await quarantineGitlinkRepos({ git: rootGit, root: jail.root, before: gitlinkBaseline, agentId: options.agentId }).catch((error: unknown): QuarantinedGitlinkRepo[] => [{ path: '.', error: error instanceof Error ? error.message : String(error) }]);
+      for (const entry of moved) {
+        const reason = entry.movedTo
+          ? `"${entry.path}" (a git repository in a submodule path) was made or changed while the agent ran; git would run what its config names: moved to ${entry.movedTo}`
+          : `"${entry.path}" (a git repository in a submodule path) was made or changed while the agent ran, but could not be moved out: ${entry.error ?? 'unknown error'}`;
+        denied.push({ ts: new Date().toISOString(), attempt: options.attempt ?? 1, tool: 'sandbox', code: nestedRepoQuarantineCode, reason, target: entry.path });
+        forward({ type: 'agent-log', level: 'warn', message: `${nestedRepoQuarantineCode}: ${reason}` });
+      }
+    }
     if (options.journal) await appendDenials(options.journal.dir, denied.map((record) => ({ ...record, ...(record.target ? { target: repoRelative(record.target, jail.root) } : {}) }))).catch(() => undefined);
     if (!options.keepScratch) await rm(scratchDir, { recursive: true, force: true }).catch(() => undefined);
   }
@@ -266,6 +283,9 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
   outcome = { ...outcome, durationMs: Math.round(performance.now() - started) };
   return { outcome, spec, jail, ...(sandbox ? { sandbox } : {}) };
 }
+
+/** The code of a planted submodule-path repository moved out after the agent (X8 #2c). */
+export const nestedRepoQuarantineCode = 'SANDBOX_NESTED_REPO_QUARANTINED';
 
 /** A denial target as a repository-relative path when it is inside the agent's root. */
 function repoRelative(target: string, root: string): string {

@@ -1,4 +1,5 @@
 import { lstatSync, readFileSync } from 'node:fs';
+import { mkdir, rename } from 'node:fs/promises';
 import path from 'node:path';
 import type { Git } from './git-port.js';
 
@@ -52,4 +53,40 @@ export function changedGitlinkRepos(before: GitlinkRepoSignatures, after: Gitlin
     .filter(([relative, signature]) => signature !== (before.get(relative) ?? 'absent'))
     .map(([relative]) => relative)
     .sort();
+}
+
+/** A planted `.git` moved out of the tree (or the move that failed). */
+export interface QuarantinedGitlinkRepo {
+  /** `<submodule path>/.git`, relative to the tree. */
+  path: string;
+  movedTo?: string;
+  error?: string;
+}
+
+/**
+ * X8 #2c: moves every `.git` made or changed in a submodule path since `before` out of `root`, to
+ * `<git common dir>/polywave/quarantine/<agent>-<time>-gitlinks/<path>/.git` (nothing is deleted),
+ * so neither polywave nor the user's own git later runs what its config names. Call it once the
+ * agent's processes are gone.
+ */
+export async function quarantineGitlinkRepos(options: { git: Git; root: string; before: GitlinkRepoSignatures; agentId: string; now?: Date }): Promise<QuarantinedGitlinkRepo[]> {
+  const changed = changedGitlinkRepos(options.before, await gitlinkRepoSignatures(options.git, options.root));
+  if (changed.length === 0) return [];
+  const commonDir = path.resolve(options.root, await options.git.commonDir());
+  const stamp = (options.now ?? new Date()).toISOString().replace(/[:.]/g, '-');
+  const target = path.join(commonDir, 'polywave', 'quarantine', `${options.agentId.replace(/[^A-Za-z0-9_-]/g, '_')}-${stamp}-gitlinks`);
+  const moved: QuarantinedGitlinkRepo[] = [];
+  for (const link of changed) {
+    const from = path.join(options.root, link, '.git');
+    const to = path.join(target, link, '.git');
+    try {
+      await mkdir(path.dirname(to), { recursive: true });
+      await rename(from, to);
+      moved.push({ path: `${link}/.git`, movedTo: to });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT' && signatureOf(from) === 'absent') continue;
+      moved.push({ path: `${link}/.git`, error: error instanceof Error ? error.message : String(error) });
+    }
+  }
+  return moved;
 }
