@@ -12,7 +12,7 @@
  * test/program-execute.test.ts. Cost: one child process, ~1 s.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -55,7 +55,7 @@ describe('gate checkouts left by a killed run (outside attack X7 #6)', () => {
     const holder = await holdCheckout(repo);
     expect(path.dirname(path.dirname(holder.root))).toBe(scratchParent());
     // The checkout names its owner, and is kept while the owner runs.
-    expect(readFileSync(path.join(path.dirname(holder.root), 'owner'), 'utf8')).toMatch(new RegExp(`^${holder.pid}( \\d+)?\\n$`));
+    expect(readFileSync(path.join(path.dirname(holder.root), 'owner'), 'utf8')).toMatch(new RegExp(`^${holder.pid}( \\d+( pid:\\[\\d+\\])?)?\\n$`));
     expect(pruneDeadCheckouts()).not.toContain(path.dirname(holder.root));
     expect(await worktreePaths(repo)).toContain(holder.root);
 
@@ -82,5 +82,20 @@ describe('gate checkouts left by a killed run (outside attack X7 #6)', () => {
     await next.dispose();
     expect(await worktreePaths(repo)).toEqual([repo.dir, outside]);
     expect(readdirSync(repo.path('.git/worktrees'))).toHaveLength(1);
+
+    // Killed after its registration was removed (dispose's last step): the directory alone, dead owner → removed.
+    // An owner in another PID namespace (a container sharing /tmp) cannot be judged → kept.
+    const unregistered = mkdtempSync(path.join(scratchParent(), 'polywave-checkout-'));
+    writeFileSync(path.join(unregistered, 'owner'), `${holder.pid}\n`);
+    const foreign = mkdtempSync(path.join(scratchParent(), 'polywave-checkout-'));
+    writeFileSync(path.join(foreign, 'owner'), `${holder.pid} 1 pid:[1]\n`);
+    try {
+      const removed = pruneDeadCheckouts();
+      expect(removed).toContain(unregistered);
+      expect(existsSync(unregistered)).toBe(false);
+      expect(existsSync(foreign)).toBe(true);
+    } finally {
+      rmSync(foreign, { recursive: true, force: true });
+    }
   });
 });

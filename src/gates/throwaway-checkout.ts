@@ -22,7 +22,7 @@
  * copy, but it needs bubblewrap ≥ 0.10; Debian bookworm ships 0.8.0, which has no overlay options.
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { runGit } from '../git/run-git.js';
 import { makeScratchDir, scratchParent } from '../sandbox/scratch-dirs.js';
@@ -120,7 +120,7 @@ function linkDependencyDir(source: string, target: string): void {
  * it — the worktree stayed registered in the repository (`git worktree list`) and on disk, a full
  * copy of the tree, and `git worktree prune` keeps it (its directory exists). So each checkout's
  * scratch directory names its owner (`owner`: pid and, on Linux, the process's start time, so a
- * reused pid is not taken for the owner), written before the worktree is registered, and
+ * reused pid is not taken for the owner, and its PID namespace), written before the worktree is registered, and
  * {@link pruneDeadCheckouts} removes the checkouts whose owner is gone.
  */
 const ownerFileName = 'owner';
@@ -139,16 +139,30 @@ function processStart(pid: number): string | undefined {
   }
 }
 
-/** This process, as an `owner` file holds it. */
-function ownerLine(): string {
-  const started = processStart(process.pid);
-  return `${process.pid}${started !== undefined ? ` ${started}` : ''}\n`;
+/** This process's PID namespace (`pid:[4026531836]`), where /proc has it: a pid means nothing in another one. */
+function pidNamespace(): string | undefined {
+  try {
+    return readlinkSync('/proc/self/ns/pid');
+  } catch {
+    return undefined;
+  }
 }
 
-/** Whether the owner an `owner` file names still runs (an unreadable line counts as alive: never remove what is not provably dead). */
+/** This process, as an `owner` file holds it: `<pid>[ <start time>[ <pid namespace>]]`. */
+function ownerLine(): string {
+  const started = processStart(process.pid);
+  const namespace = started !== undefined ? pidNamespace() : undefined;
+  return `${process.pid}${started !== undefined ? ` ${started}` : ''}${namespace !== undefined ? ` ${namespace}` : ''}\n`;
+}
+
+/**
+ * Whether the owner an `owner` file names still runs. Unreadable lines, and owners in another PID
+ * namespace (a container sharing this /tmp), count as alive: never remove what is not provably dead.
+ */
 function ownerAlive(text: string): boolean {
-  const match = /^(\d+)(?: (\d+))?$/.exec(text.trim());
+  const match = /^(\d+)(?: (\d+)(?: (\S+))?)?$/.exec(text.trim());
   if (!match) return true;
+  if (match[3] !== undefined && match[3] !== pidNamespace()) return true;
   const pid = Number(match[1]);
   try {
     process.kill(pid, 0);
