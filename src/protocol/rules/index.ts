@@ -16,6 +16,7 @@ import {
   requiredTopLevelFields,
 } from './schema-rules.js';
 import { agentLocBudget, agentScopeSize, nonTrivialScope } from './complexity-rules.js';
+import { agentOwnsProjectConfig } from './config-ownership-rule.js';
 import { contextSourceRecorded, injectionMethodRecorded } from './observability-rules.js';
 import { conflictPatternClassification } from './conflict-pattern-rules.js';
 
@@ -64,10 +65,12 @@ export const implRules: readonly ImplRule[] = [
   agentScopeSize,
   modifiedFilesExist,
   agentLocBudget,
+  agentOwnsProjectConfig,
 ];
 
 export {
   agentFilesOwned,
+  agentOwnsProjectConfig,
   agentIdFormat,
   agentLocBudget,
   agentScopeSize,

@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { parseImpl } from '../parse-impl.js';
+import { validateImpl } from '../validate-impl.js';
+
+const manifest = (file: string) => `title: Config
+feature_slug: config
+verdict: SUITABLE
+state: WAVE_PENDING
+file_ownership:
+  - {file: src/a.ts, agent: A, wave: 1, action: new}
+  - {file: ${file}, agent: A, wave: 1, action: modify}
+waves:
+  - number: 1
+    agents:
+      - {id: A, task: Do it., files: [src/a.ts, ${file}]}
+`;
+
+describe('agent-owns-project-config (W002, outside attack X8 #4)', () => {
+  it('warns, at the ownership row, when an agent owns polywave.config.json; not for other files', () => {
+    const parsed = parseImpl(manifest('polywave.config.json'));
+    const findings = validateImpl({ manifest: parsed.manifest!, locate: parsed.locate }).filter((finding) => finding.code === 'W002_AGENT_OWNS_PROJECT_CONFIG');
+    expect(findings).toHaveLength(1);
+    expect(findings[0]).toMatchObject({ severity: 'warning', field: 'file_ownership[1].file' });
+    expect(findings[0]!.message).toContain('SANDBOX_CONFIG_CHANGED');
+    const other = parseImpl(manifest('src/config.json'));
+    expect(validateImpl({ manifest: other.manifest!, locate: other.locate }).filter((finding) => finding.code.startsWith('W002'))).toEqual([]);
+  });
+});
