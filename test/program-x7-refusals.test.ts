@@ -118,6 +118,13 @@ describe('X7 finding 5: a refusal before anything runs leaves the PROGRAM as it 
     await expectUnchanged(overlap, executeArgs(overlap), 1, /V031_IMPL_FILE_MISSING.*pricing/s);
     expect(readFileSync(overlap.program, 'utf8')).toMatch(/^state: REVIEWED$/m);
     // BLOCKED → REVIEWED is illegal: the engine no longer needs it, nothing was written.
+
+    // Issue 13 N4: a model server that does not answer is refused before anything runs (exit 2), as run and run-wave.
+    const closed = await runCli(['program-execute', programRelative, '--auto', '--model', 'ollama:llama3', '--no-critic'], { cwd: overlap.repo, env: { ...gitEnv, OLLAMA_HOST: 'http://127.0.0.1:9' }, timeoutMs: 60_000 });
+    expect(closed.code, closed.stderr).toBe(2);
+    expect(closed.stderr).toMatch(/^polywave: error\[AGENT_MODEL_UNREACHABLE\]/);
+    expect(readFileSync(overlap.program, 'utf8')).toMatch(/^state: REVIEWED$/m);
+    expect(git(overlap.repo, ['status', '--porcelain']).trim()).toBe('');
   });
 });
 

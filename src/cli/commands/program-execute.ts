@@ -8,6 +8,9 @@ import { unsafeNoSandboxFrom } from '../sandbox-option.js';
 import { budgetFrom } from '../budget-option.js';
 import { createWaveProgress } from '../wave-progress.js';
 import { interruptSignal, repoDirOption } from './prepare-wave.js';
+import { requireAgentsReady } from '../../agents/model-preflight.js';
+import { parseProgram } from '../../protocol/parse-program.js';
+import { readFile } from 'node:fs/promises';
 
 function text(options: Record<string, unknown>, name: string): string | undefined {
   const value = options[name];
@@ -47,6 +50,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const maxTurns = positiveOption(options, 'maxTurns', '--max-turns', true);
   const repoDir = repoDirOption(options, io) ?? io.cwd;
   const programPath = path.resolve(io.cwd, target);
+  await requireProgramAgentsReady(programPath, options, io);
   const budget = await budgetFrom(options, repoDir);
   const json = options.json === true;
   const auto = options.auto === true;
@@ -107,4 +111,31 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     progress?.stop();
     interrupt.dispose();
   }
+}
+
+/**
+ * Issue 13 (N4): the roles a PROGRAM run may launch (Planner, Scouts, wave agents) must have their
+ * credentials, backend package and model server before anything changes — exit 2, as run and
+ * run-wave. A missing or unreadable manifest, or a COMPLETE PROGRAM, is left to executeProgram's
+ * own answer (nothing would launch).
+ */
+async function requireProgramAgentsReady(programPath: string, options: Record<string, unknown>, io: CommandIo): Promise<void> {
+  let state: string;
+  try {
+    const parsed = parseProgram(await readFile(programPath, 'utf8'));
+    if (parsed.fatal || !parsed.manifest) return;
+    state = (parsed.manifest.state ?? '').trim();
+  } catch {
+    return;
+  }
+  if (state === 'COMPLETE') return;
+  const model = (name: string) => text(options, name) ?? text(options, 'model');
+  await requireAgentsReady(
+    [
+      { role: 'the Planner', model: model('plannerModel') },
+      { role: 'the Scouts', model: model('scoutModel') },
+      { role: 'the wave agents', model: model('waveModel') },
+    ],
+    io.env,
+  );
 }
