@@ -24,5 +24,10 @@ describe('removeStaleIndexLock', () => {
     // The holder was killed: the lock is a dead one now.
     expect(await removeStaleIndexLock(dir, { recheckMs: 10 })).toBe(path.join(dir, 'index.lock'));
     expect(existsSync(lock)).toBe(false);
+    // Other locks git takes the same way (a commit killed between its ref updates leaves HEAD.lock).
+    writeFileSync(path.join(dir, 'HEAD.lock'), '');
+    expect(await removeStaleIndexLock(dir, { recheckMs: 10 })).toBeUndefined();
+    expect(await removeStaleIndexLock(dir, { recheckMs: 10, name: 'HEAD.lock' })).toBe(path.join(dir, 'HEAD.lock'));
+    expect(existsSync(path.join(dir, 'HEAD.lock'))).toBe(false);
   });
 });

@@ -13,8 +13,9 @@ import path from 'node:path';
  *
  * Returns the path removed, or undefined (no lock, or one that may be in use — left alone).
  */
-export async function removeStaleIndexLock(gitDir: string, options: { recheckMs?: number; minAgeWithoutProcMs?: number; now?: () => number } = {}): Promise<string | undefined> {
-  const lock = path.join(await realpath(gitDir).catch(() => gitDir), 'index.lock');
+export async function removeStaleIndexLock(gitDir: string, options: { recheckMs?: number; minAgeWithoutProcMs?: number; now?: () => number; name?: string } = {}): Promise<string | undefined> {
+  // `name`: another lock git takes the same way (HEAD.lock, refs/heads/<branch>.lock during a commit).
+  const lock = path.join(await realpath(gitDir).catch(() => gitDir), options.name ?? 'index.lock');
   const info = await stat(lock).catch(() => undefined);
   if (!info || !info.isFile()) return undefined;
   const held = await heldByAProcess(lock);

@@ -279,8 +279,14 @@ export async function executeProgram(options: ProgramExecuteOptions): Promise<Pr
   // A git process of a killed run (a Scout's `git add`, a state commit) may have left index.lock in
   // the main checkout: every later index write there would fail. Removed only when no process has it open.
   const mainGit = createGit(repoDir, { env: options.env as NodeJS.ProcessEnv });
-  const staleLock = await removeStaleIndexLock(path.resolve(repoDir, await mainGit.gitDir()));
-  if (staleLock) progress(`removed ${path.relative(repoDir, staleLock)}, left by a git process of a killed run (no process had it open)`);
+  // A commit killed between its ref updates leaves HEAD.lock or the branch's ref lock the same way
+  // ("HEAD.lock: File exists" on every resume): the same rule removes them.
+  const mainGitDir = path.resolve(repoDir, await mainGit.gitDir());
+  const branch = await mainGit.currentBranch().catch(() => undefined);
+  for (const name of ['index.lock', 'HEAD.lock', ...(branch ? [`refs/heads/${branch}.lock`] : [])]) {
+    const staleLock = await removeStaleIndexLock(mainGitDir, { name });
+    if (staleLock) progress(`removed ${path.relative(repoDir, staleLock)}, left by a git process of a killed run (no process had it open)`);
+  }
 
   const slots = createAgentSlots(Math.max(1, options.concurrency ?? 8));
   const modelFor = (role: 'scout' | 'critic' | 'scaffold' | 'wave' | 'integration' | 'planner') => options.models?.[role] ?? options.model;
