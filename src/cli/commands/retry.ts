@@ -52,7 +52,9 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
       : agentsOfWave(manifest, wave)
       .map((agent) => agent.id ?? '')
           .filter((id) => id !== '' && manifest.completion_reports?.[id]?.status !== 'complete' && (agentOption === undefined || id === agentOption));
-    if (manifest && failed.length > 0) await requireAgentsReady(waveAgentRoles(manifest, wave, options, { only: failed, remote: dispatcher !== undefined }), io.env);
+    // --max-retries 0 relaunches nobody (retryWave reports the agents as not relaunched): nothing to check.
+    const relaunchesNone = maxRetries !== undefined && Math.floor(maxRetries) === 0;
+    if (manifest && failed.length > 0 && !relaunchesNone) await requireAgentsReady(waveAgentRoles(manifest, wave, options, { only: failed, remote: dispatcher !== undefined }), io.env);
   } catch (error) {
     await dispatcher?.close();
     throw error;
