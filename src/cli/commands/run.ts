@@ -66,7 +66,7 @@ function missingManifest(target: string, asPath: string, repoDir: string): Polyw
     return relative === '' || relative.startsWith('..') || path.isAbsolute(relative) ? file : relative;
   };
   const message = archived !== undefined
-    ? `manifest not found: ${target} — it was archived to ${shown(archived)} (the IMPL is closed; nothing to run); nothing changed`
+    ? `manifest not found: ${target} — it was archived to ${shown(archived)} (the ${/^PROGRAM-/.test(base) || path.basename(directory) === 'PROGRAM' ? 'PROGRAM' : 'IMPL'} is closed; nothing to run); nothing changed`
     : `manifest not found: ${target} (${asPath} does not exist); nothing changed — to plan a new feature, pass its description in words`;
   return new PolywaveError({ code: 'N005_IMPL_NOT_FOUND', message });
 }
