@@ -363,7 +363,7 @@ export function configuredSandbox(config: ProjectConfig | undefined): { network:
 export interface SecurityConfigChanges {
   /** Keys whose change widens every later sandbox: `sandbox.network.allow`, `sandbox.writable` (with the added entries). */
   widened: Array<{ key: string; added: string[] }>;
-  /** Other changed keys that decide what runs or where (setup/teardown/copy, `agent_clis`, `worktree_setup`, a narrowed sandbox). */
+  /** Other changed keys that decide what runs or where (setup/teardown/copy, `agent_clis`, `worktree_setup`, `dispatch`, `repo`, a narrowed sandbox). */
   changed: string[];
 }
 
@@ -372,8 +372,9 @@ export interface SecurityConfigChanges {
  * what polywave runs outside an agent's control and with which sandbox (issue 11, outside attack X8
  * #4: an agent that owned the config committed `sandbox.writable: [<home>]`, and the gates after its
  * merge ran with it). Widening `sandbox.network.allow` or `sandbox.writable` is `widened`; any other
- * change of `sandbox`, `setup`, `teardown`, `copy`, `worktree_setup`, `agent_clis` or of a `repos[]`
- * entry's `setup`/`teardown`/`copy`/`path` is `changed`.
+ * change of `sandbox`, `setup`, `teardown`, `copy`, `worktree_setup`, `agent_clis`, `dispatch` (url,
+ * remote, queue, gates, labels: where the next run-wave connects and pushes the code — outside
+ * attack X9 #5), the legacy `repo` or of a `repos[]` entry's `setup`/`teardown`/`copy`/`path` is `changed`.
  */
 export function securityConfigChanges(before: ProjectConfig | undefined, after: ProjectConfig | undefined): SecurityConfigChanges {
   const widened: SecurityConfigChanges['widened'] = [];
@@ -388,7 +389,7 @@ export function securityConfigChanges(before: ProjectConfig | undefined, after: 
   addedTo('sandbox.writable', old.writable, now.writable);
   const same = (left: unknown, right: unknown): boolean => JSON.stringify(left ?? null) === JSON.stringify(right ?? null);
   if (widened.length === 0 && !same(before?.sandbox, after?.sandbox)) changed.push('sandbox');
-  for (const key of ['setup', 'teardown', 'copy', 'worktree_setup', 'agent_clis'] as const) if (!same(before?.[key], after?.[key])) changed.push(key);
+  for (const key of ['setup', 'teardown', 'copy', 'worktree_setup', 'agent_clis', 'dispatch', 'repo'] as const) if (!same(before?.[key], after?.[key])) changed.push(key);
   const repoKeys = (config: ProjectConfig | undefined): unknown =>
     Array.isArray(config?.repos) ? config.repos.map((entry) => (isRecord(entry) ? { path: entry.path, setup: entry.setup, teardown: entry.teardown, copy: entry.copy } : entry)) : null;
   if (!same(repoKeys(before), repoKeys(after))) changed.push('repos[].setup/teardown/copy/path');

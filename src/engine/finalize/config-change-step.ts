@@ -36,7 +36,7 @@ export const configChangeStep: StepDefinition<FinalizeContext> = {
     }
     const changes = securityConfigChanges(before, after);
     const keys = [...changes.widened.map((entry) => `${entry.key} (+ ${entry.added.join(', ')})`), ...changes.changed];
-    if (keys.length === 0) return { status: 'success', detail: `${projectConfigFileName}: no change to sandbox, setup, teardown or agent CLI settings since the wave base ${short(repo.base)}` };
+    if (keys.length === 0) return { status: 'success', detail: `${projectConfigFileName}: no change to sandbox, setup, teardown, dispatch or agent CLI settings since the wave base ${short(repo.base)}` };
     const what = `${projectConfigFileName} changed since the wave base ${short(repo.base)} in ${keys.join('; ')}${changes.widened.length > 0 ? ' — this WIDENS every later sandbox' : ''}`;
     if (context.options.acceptChanges === true) return { status: 'warning', detail: `${configChangedCode}: ${what}; accepted (--accept-changes)`, data: changes };
     context.block = { reason: `${configChangedCode}: ${what}`, mergeState: 'failed' };
