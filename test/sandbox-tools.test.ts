@@ -284,7 +284,9 @@ describe.skipIf(!available)('file tools in the sandbox: no check-then-open race'
     const outside = shared.repo.sibling('outside');
     mkdirSync(outside, { recursive: true });
     writeFileSync(path.join(outside, 'f.txt'), 'victim\n');
-    const writes = await race(outside, 'write_file');
+    // write_file races at least `iterations` times and on until a write landed and the sandbox refused one the jail let through (at most 20×): the default stop
+    // (a refusal or a failed call) could end both races with failures only on a loaded machine (seen once in CI).
+    const writes = await race(outside, 'write_file', shared.context, (tally) => tally.ok + tally.failed + Object.values(tally.denied).reduce((sum, count) => sum + count, 0) >= iterations && tally.ok > 0 && Object.keys(tally.denied).some((code) => code.startsWith('SANDBOX_')));
     const edits = await race(outside, 'edit_file');
     console.info(`[race outside] write_file ${JSON.stringify(writes)}; edit_file ${JSON.stringify(edits)}`);
     expect(readFileSync(path.join(outside, 'f.txt'), 'utf8')).toBe('victim\n');
