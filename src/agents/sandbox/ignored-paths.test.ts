@@ -63,4 +63,31 @@ describe('guardIgnoredPaths (real git, no sandbox needed)', () => {
     expect(readFileSync(repo.path('gen/out.js'), 'utf8')).toBe('owned\n');
     expect(readFileSync(repo.path('.git/polywave/quarantine/A-2026-12-03T00-00-00-000Z/.claude/settings.local.json'), 'utf8')).toBe('{"hooks":{}}\n');
   });
+
+  it('fails closed past the watch budget: an entry that does not fit is mounted read-only after all, one gone through child by child or too many mounts stop the launch (outside attack X9 #3)', async () => {
+    const repo = await createTestRepo({ files: { '.gitignore': '.polywave-state/\nnode_modules/\n.envrc\ngen/\n*.log\n', 'pkg/a/package.json': '{}\n', 'pkg/b/package.json': '{}\n', 'logs/README': 'x\n' } });
+    writeFileSync(repo.path('.envrc'), 'user\n');
+    mkdirSync(repo.path('pkg/a/node_modules'), { recursive: true });
+    writeFileSync(repo.path('pkg/a/node_modules/small.js'), 'user\n');
+    mkdirSync(repo.path('pkg/b/node_modules/.bin'), { recursive: true });
+    for (const name of ['tsc', 'x', 'y', 'z']) writeFileSync(repo.path(`pkg/b/node_modules/.bin/${name}`), 'user\n');
+    const planOf = () => agentSandboxPlan({ root: repo.dir, home: repo.sibling('h'), tmp: repo.sibling('t'), gitCommonDir: repo.path('.git'), otherWorktrees: [], scratchDirs: [] });
+    const base = { root: repo.dir, gitCommonDir: repo.path('.git'), agentId: 'A', env: repo.env, mountLimit: 1, watchBudget: 5, now: () => new Date('2026-12-03T00:00:00Z') };
+    // One mount (.envrc); pkg/a/node_modules/ fits in the 5-file budget (watched), pkg/b's does not: read-only, never unwatched.
+    const plan = planOf();
+    const guard = await guardIgnoredPaths({ ...base, plan, ownedFiles: [] });
+    expect(guard.overBudget).toEqual([repo.path('pkg/b/node_modules')]);
+    expect(guard.readOnly).toEqual([repo.path('.envrc'), repo.path('pkg/b/node_modules')]);
+    expect(plan.readOnlyWithin).toContain(repo.path('pkg/b/node_modules'));
+    expect(plan.readOnlyWithin).not.toContain(repo.path('pkg/a/node_modules'));
+    writeFileSync(repo.path('pkg/a/node_modules/small.js'), 'agent\n');
+    expect((await guard.quarantineNew()).map((entry) => entry.path)).toEqual(['pkg/a/node_modules/']);
+    // An ignored directory holding an owned file is gone through child by child: over the budget, no launch.
+    mkdirSync(repo.path('gen'));
+    for (let index = 0; index < 6; index += 1) writeFileSync(repo.path(`gen/${index}.js`), 'user\n');
+    await expect(guardIgnoredPaths({ ...base, plan: planOf(), ownedFiles: ['gen/out.js'] })).rejects.toMatchObject({ code: 'SANDBOX_IGNORED_TOO_MANY', message: expect.stringContaining('gen') as unknown });
+    // More entries past the budget than mounts can take (8 × the mount limit): no launch either.
+    for (let index = 0; index < 9; index += 1) writeFileSync(repo.path(`logs/${index}.log`), 'x\n');
+    await expect(guardIgnoredPaths({ ...base, plan: planOf(), ownedFiles: [], watchBudget: 0 })).rejects.toMatchObject({ code: 'SANDBOX_IGNORED_TOO_MANY', message: expect.stringContaining('run this wave with worktrees') as unknown });
+  });
 });

@@ -12,7 +12,10 @@
  *   directory (`dist/`, `target/`, `__pycache__/`…) is an empty throwaway tmpfs instead. At most 256 mounts,
  *   shallowest first; the deeper entries past that (many `__pycache__/`) are fingerprinted instead
  *   (inode, size, mtime, ctime, mode of every file, up to 50,000) and moved out like new ones when
- *   the agent changed them.
+ *   the agent changed them. Fail closed (outside attack X9 #3): a deep entry that does not fit in
+ *   what is left of that budget (a monorepo's `pkgs/app/node_modules/`) is mounted read-only after
+ *   all; an entry that holds an owned file or a worktree and does not fit, or more such mounts than
+ *   8 × the limit, stop the agent's launch with SANDBOX_IGNORED_TOO_MANY (remedy: worktrees).
  * - **Containment.** A sandbox cannot keep a writable directory from getting NEW files, so ignored
  *   paths that appear while the agent runs are moved, after it stopped (its processes are dead by
  *   then), out of the checkout into `<git common dir>/polywave/quarantine/<agent>-<time>/` — read-only
@@ -29,6 +32,7 @@
  */
 import { lstat, mkdir, readdir, rename } from 'node:fs/promises';
 import path from 'node:path';
+import { PolywaveError } from '../../errors/polywave-error.js';
 import { runGit } from '../../git/run-git.js';
 import type { SandboxPlan } from '../../sandbox/sandbox-plan.js';
 
@@ -68,8 +72,31 @@ export const throwawayDirNames: ReadonlySet<string> = new Set([
  */
 const readOnlyLimit = 256;
 
-/** Files and directories fingerprinted under the watched entries, at most (beyond: not watched). */
-const watchBudget = 50_000;
+/**
+ * Files and directories fingerprinted under the watched entries, at most. Beyond it nothing is left
+ * unwatched (outside attack X9 #3: a 50,000-file `node_modules/` past the mount limit was neither
+ * read-only nor watched, and its `.bin/tsc` was rewritten): an entry that does not fit is mounted
+ * read-only (a build-output directory: throwaway) after all, and an entry gone through child by
+ * child that does not fit stops the launch (see {@link ignoredTooManyCode}).
+ */
+const defaultWatchBudget = 50_000;
+
+/**
+ * Mounts in all, at most, counting those over the mount limit for entries the budget could not
+ * watch: bubblewrap takes ~3,000. More, and the agent is not started (see {@link ignoredTooManyCode}).
+ */
+const mountCeilingFactor = 8;
+
+/** The code of a solo agent not started because its checkout's ignored files cannot all be guarded. */
+export const ignoredTooManyCode = 'SANDBOX_IGNORED_TOO_MANY';
+
+function tooMany(root: string, entry: string, why: string): PolywaveError {
+  return new PolywaveError({
+    code: ignoredTooManyCode,
+    message: `the main checkout's ignored ${path.relative(root, entry) || entry} ${why}, so an agent working in the checkout could change it unseen; run this wave with worktrees (more than one agent, or an IMPL that is not solo), or remove/unignore what it does not need`,
+    details: { entry },
+  });
+}
 
 /**
  * `ino:size:mtime:ctime:mode` of every path under `absolute` (not following links), into `into`;
@@ -167,6 +194,8 @@ export interface IgnoredGuardInput {
   now?: () => Date;
   /** Read-only/throwaway mounts at most (default 256; tests use fewer). */
   mountLimit?: number;
+  /** Files fingerprinted at most past the mount limit (default 50,000; tests use fewer). */
+  watchBudget?: number;
 }
 
 /** One path moved out of the checkout. */
@@ -182,6 +211,8 @@ export interface QuarantinedPath {
 export interface IgnoredGuard {
   /** Entries made read-only in the plan. */
   readOnly: string[];
+  /** Entries past the mount limit that the watch budget could not fingerprint: mounted (read-only or throwaway) after all. */
+  overBudget: string[];
   /** Build-output directories the agent sees empty and writable, and whose writes vanish (see {@link throwawayDirNames}). */
   throwaway: string[];
   quarantineNew(): Promise<QuarantinedPath[]>;
@@ -234,46 +265,64 @@ export async function guardIgnoredPaths(input: IgnoredGuardInput): Promise<Ignor
   const ordered = [...before].filter(keep).sort((left, right) => depth(left) - depth(right) || (left < right ? -1 : left > right ? 1 : 0));
   const overflow: string[] = [];
   for (const entry of ordered) {
-    if (readOnly.length + throwaway.length >= mountLimit) overflow.push(entry);
-    else await add(path.resolve(root, entry), 0);
+    const absolute = path.resolve(root, entry);
+    if (readOnly.length + throwaway.length < mountLimit) await add(absolute, 0);
+    // Past the limit, one that holds an owned file or a hidden path is never read-only as a whole: its print skips those.
+    else if (protectedInside(absolute)) recursed.push(absolute);
+    else overflow.push(entry);
   }
-  // Past the mount limit: each entry's files are fingerprinted now and compared when the agent stops.
-  const watched = new Map<string, Map<string, string>>();
+  const watchBudget = input.watchBudget ?? defaultWatchBudget;
   const budget = { left: watchBudget };
-  for (const entry of overflow) {
-    const prints = new Map<string, string>();
-    if (await fingerprint(path.resolve(root, entry), prints, budget)) watched.set(entry, prints);
-  }
   // Never watched inside a recursed entry: other worktrees (hidden, or registered), owned files, polywave's state.
   const skipAt = (worktrees: readonly string[]) => (absolute: string): boolean =>
     hiddenAtStart.some((hidden) => isInside(absolute, hidden)) ||
     worktrees.some((worktree) => isInside(absolute, worktree)) ||
     owned.some((file) => isInside(absolute, file)) ||
     polywaveOwned.some((name) => isInside(absolute, path.join(root, name)));
+  // The recursed entries first (`.claude/` holding a worktree: what is new there is only found by its
+  // print). One that does not fit in the budget cannot be guarded (it cannot be read-only as a whole:
+  // it holds a worktree or an owned file): the agent is not started (fail closed, outside attack X9 #3).
   const recursedPrints = new Map<string, string>();
-  // Past the budget the rest is not recorded: then only files that were recorded and changed count (not new ones).
-  let recursedComplete = true;
-  for (const entry of recursed) if (!(await fingerprint(entry, recursedPrints, budget, skipAt(worktreesAtStart)))) recursedComplete = false;
+  for (const entry of recursed) if (!(await fingerprint(entry, recursedPrints, budget, skipAt(worktreesAtStart)))) throw tooMany(root, entry, `holds more than ${watchBudget} files beside a worktree or an owned file`);
+  // Past the mount limit: each entry's files are fingerprinted now and compared when the agent stops.
+  // One that does not fit in what is left of the budget is mounted after all (read-only; a build
+  // output throwaway): never writable and unwatched (fail closed, outside attack X9 #3).
+  const watched = new Map<string, Map<string, string>>();
+  const overBudget: string[] = [];
+  for (const entry of overflow) {
+    const prints = new Map<string, string>();
+    const absolute = path.resolve(root, entry);
+    if (budget.left > 0 && (await fingerprint(absolute, prints, budget))) watched.set(entry, prints);
+    else {
+      overBudget.push(absolute);
+      if (throwawayDirNames.has(path.basename(absolute)) && (await lstat(absolute).then((stats) => stats.isDirectory(), () => false))) throwaway.push(absolute);
+      else readOnly.push(absolute);
+    }
+  }
+  if (readOnly.length + throwaway.length > mountLimit * mountCeilingFactor) {
+    throw tooMany(root, overBudget[0] ?? root, `and ${readOnly.length + throwaway.length - mountLimit} more ignored entries are past ${mountLimit} read-only mounts and ${watchBudget} watched files`);
+  }
   input.plan.readOnlyWithin = [...new Set([...input.plan.readOnlyWithin, ...readOnly])];
   // "Unreadable" is an empty tmpfs over the directory: writable in the sandbox, gone with it.
   input.plan.unreadable = [...new Set([...input.plan.unreadable, ...throwaway])];
   return {
     readOnly,
+    overBudget,
     throwaway,
     async quarantineNew() {
       const after = await listIgnored(root, input.env);
       const candidates = after.filter((entry) => !before.has(entry) && keep(entry));
       for (const [entry, prints] of watched) {
         const now = new Map<string, string>();
-        await fingerprint(path.resolve(root, entry), now, { left: watchBudget });
+        await fingerprint(path.resolve(root, entry), now, { left: Number.POSITIVE_INFINITY });
         const same = now.size === prints.size && [...prints].every(([file, print]) => now.get(file) === print);
         if (!same && now.get(path.resolve(root, entry)) !== 'missing') candidates.push(entry);
       }
       const worktrees = [...new Set([...worktreesAtStart, ...(await worktreePaths(root, input.env)).filter((entry) => entry !== root)])];
       if (recursed.length > 0) {
         const now = new Map<string, string>();
-        for (const entry of recursed) await fingerprint(entry, now, { left: watchBudget }, skipAt(worktrees));
-        for (const changed of changedPaths(recursedPrints, now).filter((file) => recursedComplete || recursedPrints.has(file))) {
+        for (const entry of recursed) await fingerprint(entry, now, { left: Number.POSITIVE_INFINITY }, skipAt(worktrees));
+        for (const changed of changedPaths(recursedPrints, now)) {
           const relative = path.relative(root, changed);
           candidates.push(now.get(changed)?.startsWith('dir:') === true ? `${relative}/` : relative);
         }
