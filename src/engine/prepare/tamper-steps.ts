@@ -4,6 +4,7 @@ import { loadImpl } from '../../store/manifest-file.js';
 import type { StepDefinition } from '../step.js';
 import { checkRepository, describeFindings, type TamperFinding } from '../tamper-check.js';
 import {
+  configIncludesInWorkingTree,
   hooksSnapshotPath,
   locateRepository,
   manifestFingerprint,
@@ -14,6 +15,9 @@ import {
   tamperRecordPath,
 } from '../tamper-record.js';
 import { errorText, listForDetail, manifestOf, type PrepareContext, type RepoContext } from './context.js';
+
+/** prepare-wave refuses a git config include inside the working tree (outside attack X9 #1/#2). */
+export const gitConfigInWorkingTreeCode = 'GIT_CONFIG_IN_WORKTREE';
 
 function repoLabel(context: PrepareContext, repo: RepoContext): string {
   return context.repos.length > 1 ? `${repo.key || path.basename(repo.root)}: ` : '';
@@ -41,6 +45,20 @@ export const tamperCheckStep: StepDefinition<PrepareContext> = {
     const recordedBase = waveBaseCommit(manifest, context.wave);
     // Agents may have run: this wave's branches exist (E9 re-entry), or the manifest holds the base an earlier prepare recorded.
     const branchesExist = context.existingBranches.size > 0;
+    // X9 #1/#2: a config include resolving into the working tree lets an agent (solo, or by a merged
+    // owned file) write git configuration that names programs git runs outside every sandbox.
+    const inTree: string[] = [];
+    for (const repo of context.repos) {
+      const location = await locateRepository(context.rawGitAt(repo.root));
+      for (const file of await configIncludesInWorkingTree(context.rawGitAt(repo.root), location.commonDir, repo.root, home)) inTree.push(`${repoLabel(context, repo)}${file}`);
+    }
+    if (inTree.length > 0) {
+      return {
+        status: 'failed',
+        detail: `${gitConfigInWorkingTreeCode}: the repository's git config includes ${inTree.join(', ')}, inside the working tree agents write — git would run programs named there (filters, diff commands, gpg.program) outside the sandbox. Nothing was written. Move the included file into .git/ or outside the repository (or drop the include.path), then re-run.`,
+        data: { code: gitConfigInWorkingTreeCode, includes: inTree },
+      };
+    }
     for (const repo of context.repos) {
       const label = repoLabel(context, repo);
       const location = await locateRepository(context.rawGitAt(repo.root));
