@@ -197,6 +197,18 @@ async function runSteps(context: FinalizeContext, recorder: StepRecorder, steps:
 }
 
 /**
+ * Pins the sandbox settings of every repository of the wave to its wave base (load-manifest): the
+ * primary's and, in a cross-repo wave, each sibling's (outside attack X9 #4). Returns the release.
+ */
+function pinWaveSandboxSettings(context: FinalizeContext): () => void {
+  const releases: Array<() => void> = [];
+  for (const repo of context.repos.length > 0 ? context.repos : [context.primary]) if (repo.base !== undefined) releases.push(pinSandboxSettings(repo.root, repo.base));
+  return () => {
+    for (const release of releases) release();
+  };
+}
+
+/**
  * finalize-wave: verify → predict → gate → merge → verify the merge → mark → clean up, as named
  * steps (DESIGN §3), for one wave of an IMPL. Returns the result — with every step's status —
  * on success AND on failure (Go prints `null` on failure); throws only for bad input (coded,
@@ -219,7 +231,7 @@ export async function finalizeWave(options: FinalizeWaveOptions): Promise<Finali
     let ok = await runSteps(context, recorder, [loadManifestStep]);
     // Every sandbox of this run (gates, verify-build, integration agent, teardown) takes the settings
     // of the wave's base commit, never of the merge it makes (outside attack X8 #4).
-    if (ok && context.primary.base !== undefined) releasePin = pinSandboxSettings(context.primary.root, context.primary.base);
+    if (ok) releasePin = pinWaveSandboxSettings(context);
     if (ok) ok = await runSteps(context, recorder, [tamperCheckStep]);
     if (ok) ok = await runSteps(context, recorder, [absentBranchesStep]);
     if (ok) ok = await runSteps(context, recorder, finalizeSteps(context.mode));
@@ -272,7 +284,7 @@ export async function runFinalizeSteps(
   let releasePin: (() => void) | undefined;
   try {
     let ok = await runSteps(context, recorder, [loadManifestStep]);
-    if (ok && context.primary.base !== undefined) releasePin = pinSandboxSettings(context.primary.root, context.primary.base);
+    if (ok) releasePin = pinWaveSandboxSettings(context);
     if (ok) ok = await runSteps(context, recorder, steps);
     if (!ok && context.manifest && settings.onFailure) await runSteps(context, recorder, settings.onFailure);
     if (context.manifest) await runSteps(context, recorder, [saveReportsStep]);

@@ -1,4 +1,4 @@
-import { parseProjectConfig, projectConfigFileName, securityConfigChanges, type ProjectConfig } from '../../store/project-config.js';
+import { parseProjectConfig, projectConfigFileName, securityConfigChanges, type ProjectConfig, type SecurityConfigChanges } from '../../store/project-config.js';
 import type { StepDefinition } from '../step.js';
 import { errorText, short, type FinalizeContext, type FinalizeRepo } from './context.js';
 
@@ -17,33 +17,56 @@ async function configAt(repo: FinalizeRepo, ref: string): Promise<ProjectConfig 
  * (see pinSandboxSettings), but the merged file is what every LATER wave, gate and teardown would
  * run with — and no human wrote it. So a merged change to those keys blocks the wave
  * (`SANDBOX_CONFIG_CHANGED`, naming the keys and what was added) until a human reviews it and
- * re-runs finalize-wave with `--accept-changes`.
+ * re-runs finalize-wave with `--accept-changes`. Every repository of a cross-repo wave is checked
+ * against its own wave base, not only the primary (outside attack X9 #4).
  */
 export const configChangeStep: StepDefinition<FinalizeContext> = {
   name: 'check-config-change',
   async run(context) {
     if (context.dryRun) return { status: 'skipped', detail: 'dry run: nothing was merged' };
-    const repo = context.primary;
-    if (repo.base === undefined) return { status: 'skipped', detail: 'no wave base commit known to compare polywave.config.json with' };
-    let before: ProjectConfig | undefined;
-    let after: ProjectConfig | undefined;
-    try {
-      before = await configAt(repo, repo.base);
-      after = await configAt(repo, 'HEAD');
-    } catch (error) {
-      context.block = { reason: `${configChangedCode}: polywave.config.json could not be compared with the wave base: ${errorText(error)}`, mergeState: 'failed' };
-      return { status: 'failed', detail: context.block.reason };
+    const details: string[] = [];
+    const accepted: string[] = [];
+    const blocked: string[] = [];
+    const data: Record<string, SecurityConfigChanges> = {};
+    // Every repository of the wave: a sibling's config widens the sandboxes of its own later waves (X9 #4).
+    for (const repo of context.repos.length > 0 ? context.repos : [context.primary]) {
+      const where = repo.primary ? projectConfigFileName : `${repo.key}: ${projectConfigFileName}`;
+      const base = repo.base;
+      if (base === undefined) {
+        if (repo.primary) details.push('no wave base commit known to compare polywave.config.json with');
+        continue;
+      }
+      let before: ProjectConfig | undefined;
+      let after: ProjectConfig | undefined;
+      try {
+        before = await configAt(repo, base);
+        after = await configAt(repo, 'HEAD');
+      } catch (error) {
+        context.block = { reason: `${configChangedCode}: ${where} could not be compared with the wave base: ${errorText(error)}`, mergeState: 'failed' };
+        return { status: 'failed', detail: context.block.reason };
+      }
+      const changes = securityConfigChanges(before, after);
+      const keys = [...changes.widened.map((entry) => `${entry.key} (+ ${entry.added.join(', ')})`), ...changes.changed];
+      if (keys.length === 0) {
+        details.push(`${where}: no change to sandbox, setup, teardown, dispatch or agent CLI settings since the wave base ${short(base)}`);
+        continue;
+      }
+      data[repo.key] = changes;
+      const what = `${where} changed since the wave base ${short(base)} in ${keys.join('; ')}${changes.widened.length > 0 ? ' — this WIDENS every later sandbox' : ''}`;
+      (context.options.acceptChanges === true ? accepted : blocked).push(what);
     }
-    const changes = securityConfigChanges(before, after);
-    const keys = [...changes.widened.map((entry) => `${entry.key} (+ ${entry.added.join(', ')})`), ...changes.changed];
-    if (keys.length === 0) return { status: 'success', detail: `${projectConfigFileName}: no change to sandbox, setup, teardown, dispatch or agent CLI settings since the wave base ${short(repo.base)}` };
-    const what = `${projectConfigFileName} changed since the wave base ${short(repo.base)} in ${keys.join('; ')}${changes.widened.length > 0 ? ' — this WIDENS every later sandbox' : ''}`;
-    if (context.options.acceptChanges === true) return { status: 'warning', detail: `${configChangedCode}: ${what}; accepted (--accept-changes)`, data: changes };
-    context.block = { reason: `${configChangedCode}: ${what}`, mergeState: 'failed' };
-    return {
-      status: 'failed',
-      detail: `${configChangedCode}: ${what}. Nothing ran with it (this finalize used the base's settings); review the change yourself, then re-run finalize-wave with --accept-changes to accept it (or revert it on the target)`,
-      data: changes,
-    };
+    const only = Object.keys(data).length === 1 ? Object.values(data)[0] : undefined;
+    const payload = only ?? (Object.keys(data).length > 0 ? data : undefined);
+    if (blocked.length > 0) {
+      context.block = { reason: `${configChangedCode}: ${blocked.join('; ')}`, mergeState: 'failed' };
+      return {
+        status: 'failed',
+        detail: `${configChangedCode}: ${blocked.join('; ')}. Nothing ran with it (this finalize used the base's settings); review the change yourself, then re-run finalize-wave with --accept-changes to accept it (or revert it on the target)`,
+        ...(payload ? { data: payload } : {}),
+      };
+    }
+    if (accepted.length > 0) return { status: 'warning', detail: `${configChangedCode}: ${accepted.join('; ')}; accepted (--accept-changes)`, ...(payload ? { data: payload } : {}) };
+    if (details.length === 1 && details[0]!.startsWith('no wave base')) return { status: 'skipped', detail: details[0]! };
+    return { status: 'success', detail: details.join('; ') };
   },
 };

@@ -214,13 +214,24 @@ function resolveTarget(context: FinalizeContext, repo: FinalizeRepo, known: { he
 
 /**
  * The wave's base: `waves[N].base_commit` (recorded by prepare-wave) in the primary repository;
- * otherwise — and in other repositories — the merge base of the target and every agent tip.
+ * otherwise — and in other repositories — the merge base of every agent tip and the target as it was
+ * before this wave's merges: a re-run after a block (SANDBOX_CONFIG_CHANGED, a failed verify-build)
+ * finds the merges already on the target, and the plain merge base would be an agent's own tip (no
+ * commits "beyond the base", no config change seen — outside attack X9 #4). Before the merges = the
+ * first parent of the oldest first-parent commit of the target that no agent tip holds.
  */
 async function resolveBase(context: FinalizeContext, repo: FinalizeRepo, recordedBase: string | undefined): Promise<void> {
   const recorded = repo.primary ? recordedBase : undefined;
   const tips = context.agents.filter((agent) => agent.repo === repo && agent.tip).map((agent) => agent.tip!);
   if (tips.length === 0) return;
-  const { stdout } = await repo.git.run(['merge-base', '--octopus', repo.targetTip, ...tips], { allowExitCodes: [1] });
+  let target = repo.targetTip;
+  const after = await repo.git.run(['rev-list', '--first-parent', repo.targetTip, ...tips.map((tip) => `^${tip}`)], { allowExitCodes: [128] });
+  const oldest = after.exitCode === 0 ? after.stdout.trim().split('\n').filter((line) => line !== '').pop() : undefined;
+  if (oldest !== undefined) {
+    const parent = await repo.git.run(['rev-parse', '--verify', '--quiet', `${oldest}^1`], { allowExitCodes: [1, 128] });
+    if (parent.exitCode === 0 && parent.stdout.trim() !== '') target = parent.stdout.trim();
+  }
+  const { stdout } = await repo.git.run(['merge-base', '--octopus', target, ...tips], { allowExitCodes: [1] });
   const base = stdout.trim();
   if (base !== '') {
     repo.base = base;
