@@ -83,7 +83,7 @@ describe.skipIf(skipReason !== undefined)(`cli backend, sandboxed: the real code
     const bashCalls = record.uses.filter((use) => use.tool === 'bash').map((use) => use.toolCallId);
     expect(bashCalls).toHaveLength(commands.length);
     expect(uncontainedAttempts(attempts, record, (index) => bashCalls[index])).toEqual([]);
-    expect(record.results.find((result) => result.toolCallId === bashCalls[attempts.length + 1])?.output).toMatch(/Read-only file system[\s\S]*exit=128/);
+    expect(record.results.find((result) => result.toolCallId === bashCalls[attempts.length + 1])?.output).toMatch(/Read-only file system[\s\S]*exit=128|exit=128[\s\S]*Read-only file system/); // stdout and stderr interleave either way
     const codes = outcome.denials.map((denial) => denial.code);
     expect(codes.filter((code) => code === 'SANDBOX_WRITE_DENIED').length).toBeGreaterThanOrEqual(12);
     expect(codes).toContain('SANDBOX_NETWORK_DENIED');
