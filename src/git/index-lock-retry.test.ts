@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { commitManifest } from '../orchestrator/run-critic.js';
 import { createGit } from './git-cli.js';
 import { runGit } from './run-git.js';
+import { retriableIndexLockFailure } from './index-lock-retry.js';
 
 const env = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@e', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@e', GIT_CONFIG_NOSYSTEM: '1' };
 
@@ -87,6 +88,26 @@ describe('git commands that meet another process’s index.lock', () => {
       setTimeout(() => writeFileSync(commondir, '../..\n'), 150);
       const entries = await createGit(dir, { env }).worktreeList();
       expect(entries.map((entry) => path.basename(entry.path))).toEqual([path.basename(dir), 'wt']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a worktree remove (or list) that meets an entry another `git worktree remove` just deleted is re-run; other commands are not (a CI cleanup of a wave)', async () => {
+    const vanished = "fatal: Invalid path '/r/.git/worktrees/wave1-agent-A': No such file or directory\n";
+    expect(retriableIndexLockFailure(['worktree', 'remove', '--force', '/r/wt-B'], 128, vanished)).toBe(true);
+    expect(retriableIndexLockFailure(['worktree', 'list', '--porcelain'], 128, vanished)).toBe(true);
+    expect(retriableIndexLockFailure(['worktree', 'add', '/r/wt-C'], 128, vanished)).toBe(false);
+    expect(retriableIndexLockFailure(['merge', 'x'], 128, vanished)).toBe(false);
+    expect(retriableIndexLockFailure(['worktree', 'remove', '/r/wt-B'], 1, vanished)).toBe(false);
+    // For real: eight worktrees of one repository removed at once all go.
+    const dir = repo();
+    try {
+      const names = Array.from({ length: 8 }, (_, index) => `wt${index}`);
+      for (const name of names) execFileSync('git', ['worktree', 'add', '-q', '-b', name, path.join(dir, name)], { cwd: dir, env });
+      const git = createGit(dir, { env });
+      await Promise.all(names.map((name) => git.worktreeRemove(path.join(dir, name), { force: true })));
+      expect((await git.worktreeList()).map((entry) => path.basename(entry.path))).toEqual([path.basename(dir)]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -24,6 +24,18 @@ export const indexLockRetryDelaysMs: readonly number[] = [20, 40, 80, 160, 320, 
  * stopped BLOCKED (bench:program's rare BLOCKED round). Only read-only commands are re-run on it.
  */
 const halfWrittenWorktree = /failed to read [^\n]*[/\\]worktrees[/\\][^/\\\n]+[/\\](?:commondir|gitdir)\b/;
+/**
+ * And its mirror: another process's `git worktree remove` deleted `.git/worktrees/<name>` while this
+ * command walked the entries ("fatal: Invalid path '…/worktrees/<name>': No such file or
+ * directory", exit 128) — cleanup removes a wave's worktrees at once; one removal failed on
+ * another's vanished entry (seen in CI). It fails while reading the list, before changing anything,
+ * so read-only commands and `worktree remove` itself are re-run.
+ */
+const vanishedWorktree = /Invalid path '[^'\n]*[/\\]worktrees[/\\][^'/\\\n]+': No such file or directory/;
+const worktreeRemove = (args: readonly string[]): boolean => {
+  const [command, sub] = args.filter((arg) => !arg.startsWith('-'));
+  return command === 'worktree' && sub === 'remove';
+};
 const readOnly = (args: readonly string[]): boolean => {
   const [command, sub] = args.filter((arg) => !arg.startsWith('-'));
   return (command === 'worktree' && sub === 'list') || command === 'for-each-ref' || command === 'rev-parse' || command === 'status' || command === 'show-ref';
@@ -36,6 +48,7 @@ const readOnly = (args: readonly string[]): boolean => {
 export function retriableIndexLockFailure(args: readonly string[], exitCode: number | null, stderr: string): boolean {
   if (exitCode !== 128) return false;
   if (halfWrittenWorktree.test(stderr)) return readOnly(args);
+  if (vanishedWorktree.test(stderr)) return readOnly(args) || worktreeRemove(args);
   if (!contention.test(stderr)) return false;
   return !args.some((arg) => notRetried.has(arg));
 }
