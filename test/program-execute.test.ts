@@ -435,6 +435,8 @@ describe('program-execute: the demo PROGRAM end to end (one run, several asserti
       for (let rerun = 1; rerun <= 3; rerun += 1) {
         final = await runKillable(victim, args, undefined);
         report.push(`re-run ${rerun}: exit ${final.code} after ${(final.ms / 1000).toFixed(1)} s`);
+        // The first failed re-run says why it stopped (the later ones only repeat the BLOCKED state it left).
+        if (final.code !== 0 && rerun === 1) report.push(`re-run 1 stderr (tail): ${final.stderr.slice(-1500)}`);
         if (final.code === 0) break;
       }
       console.log(`kill-and-resume (repo ${round}):\n  ${report.join('\n  ')}`);
