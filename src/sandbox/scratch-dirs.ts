@@ -149,7 +149,9 @@ export function foreignScratchDirs(env: Readonly<Record<string, string | undefin
   // Each by its real path too (a symlinked TMPDIR: the sandbox mounts on the resolved path).
   const given = [os.tmpdir(), env.TMPDIR, ...wellKnownTemps()].filter((entry): entry is string => typeof entry === 'string' && path.isAbsolute(entry));
   const roots = [...new Set(given.flatMap((entry) => [path.resolve(entry), realTemp(entry)]))];
-  const result: string[] = [...roots.map(parentIn), ...registeredScratchParents().filter((entry) => path.basename(entry) === path.basename(parentIn('/tmp')))];
+  const result: string[] = [...roots.map(parentIn), ...registeredScratchParents().filter((entry) => path.basename(entry) === path.basename(parentIn('/tmp')) && existsSync(entry))];
+  // (A registered parent that is gone — its run's TMPDIR deleted — is not hidden: bubblewrap cannot mount over a path
+  // whose directory is missing and the sandbox failed to start, seen in CI when another run's TMPDIR was removed.)
   for (const tmp of roots) {
     try {
       for (const name of readdirSync(tmp)) if (legacyScratchName.test(name)) result.push(path.join(tmp, name));
