@@ -296,6 +296,24 @@ describe('run-scout (issue 6): E16 correction loop, critic gate, one commit', ()
     expect(model.doGenerateCalls).toHaveLength(0);
   });
 
+  it('resume: an uncommitted SCOUT_VALIDATING IMPL (a Scout killed during its critic or before its commit) is scouted again; a committed one (the E37 gate stopped it) is refused', async () => {
+    const repo = await repository();
+    repo.write(implRelative, validManifest.replace('state: SCOUT_PENDING', 'state: SCOUT_VALIDATING'));
+    const model = scripted([writeManifest(validManifest), say('done')]);
+    const result = await runScout({ feature: 'Greeting formatters', repoDir: repo.dir, model: mockModelString, env: repo.env, backend: backendFor(model) });
+    expect(result).toMatchObject({ state: 'REVIEWED', success: true, committed: true });
+    expect(model.doGenerateCalls.length).toBeGreaterThan(0);
+
+    const other = await repository();
+    other.write(implRelative, validManifest.replace('state: SCOUT_PENDING', 'state: SCOUT_VALIDATING'));
+    await other.run(['add', implRelative]);
+    await other.run(['commit', '-q', '-m', 'critic gate stopped it']);
+    const refused = scripted([]);
+    await expect(runScout({ feature: 'Greeting formatters', repoDir: other.dir, model: mockModelString, env: other.env, backend: backendFor(refused) })).rejects.toMatchObject({ code: 'N019_SCOUT_INVALID_OPTS', exitCode: 2 });
+    expect(refused.doGenerateCalls).toHaveLength(0);
+    expect(other.read(implRelative)).toContain('state: SCOUT_VALIDATING');
+  });
+
   it('E37: three agents in wave 1 → the critic runs read-only; PASS → REVIEWED, one commit with the critic_report', async () => {
     const repo = await repository();
     const name = 'three-agents';

@@ -269,7 +269,19 @@ function mayRescout(manifest: ImplManifest): boolean {
   return state === 'BLOCKED' && !executed;
 }
 
-async function refuseExisting(implPath: string): Promise<void> {
+/**
+ * True when the IMPL at `relative` is not in HEAD: a Scout interrupted between its validation and
+ * its commit (the state SCOUT_VALIDATING is written first) left its own, never reviewed output.
+ */
+async function uncommitted(repoDir: string, relative: string, env: Readonly<Record<string, string | undefined>>): Promise<boolean> {
+  try {
+    return (await runGit(['ls-tree', '--name-only', 'HEAD', '--', relative], { cwd: repoDir, env })).trim() === '';
+  } catch {
+    return false;
+  }
+}
+
+async function refuseExisting(implPath: string, repoDir: string, relative: string, env: Readonly<Record<string, string | undefined>>): Promise<void> {
   if (!existsSync(implPath)) return;
   let text: string;
   try {
@@ -281,7 +293,11 @@ async function refuseExisting(implPath: string): Promise<void> {
   if (!parsed.manifest) {
     throw new PolywaveError({ code: 'N019_SCOUT_INVALID_OPTS', message: `${implPath} exists and is not a usable manifest (${parsed.findings.find(isBlocking)?.message ?? 'unreadable'}); fix it (polywave validate) or remove it before scouting again` });
   }
-  if (!mayRescout(parsed.manifest)) {
+  // A SCOUT_VALIDATING doc that was never committed is an interrupted Scout's (killed during its
+  // critic or before its commit): running the Scout again is the resume (program-execute does so).
+  // A committed one ended at the E37 critic gate and is the human's to correct (run-critic).
+  const interrupted = (parsed.manifest.state ?? '').trim() === 'SCOUT_VALIDATING' && (await uncommitted(repoDir, relative, env));
+  if (!interrupted && !mayRescout(parsed.manifest)) {
     throw new PolywaveError({
       code: 'N019_SCOUT_INVALID_OPTS',
       message: `${implPath} already exists in state ${parsed.manifest.state}: the Scout only (re)writes an IMPL in SCOUT_PENDING (or BLOCKED before any wave ran); use another --slug or amend-impl`,
@@ -324,7 +340,7 @@ export async function runScout(options: RunScoutOptions): Promise<RunScoutResult
   const relativeImpl = path.relative(repoDir, implPath).split(path.sep).join('/');
   if (relativeImpl.startsWith('../') || path.isAbsolute(relativeImpl)) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `the IMPL path ${implPath} is outside the repository ${repoDir}` });
   const refresh = options.refreshBrief ? await refreshSnapshot(implPath) : undefined;
-  if (!refresh) await refuseExisting(implPath);
+  if (!refresh) await refuseExisting(implPath, repoDir, relativeImpl, options.env);
   const program = options.program ? await programContext(path.resolve(repoDir, options.program), slug) : undefined;
   await mkdir(path.dirname(implPath), { recursive: true });
 
