@@ -475,7 +475,13 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       const add = () => queue.add('agent', data, { jobId, attempts: 1, removeOnComplete: { age: keep }, removeOnFail: { age: keep } });
       await guarded(add());
       let stored = await guarded(Job.fromId<AgentJobData, AgentJobReturn>(queue, jobId));
-      if (!stored) return fail('transient', dispatchCodes.redisLost, `job ${jobId} vanished from Redis`);
+      // Gone already (a worker took it at once and the key was then deleted — a non-persistent Redis,
+      // a hostile DEL): added again under the same id, E9-safe, as the watch below does (seen in CI).
+      for (let readded = 0; !stored && readded < 3; readded += 1) {
+        await guarded(add());
+        stored = await guarded(Job.fromId<AgentJobData, AgentJobReturn>(queue, jobId));
+      }
+      if (!stored) return fail('transient', dispatchCodes.redisLost, `job ${jobId} vanished from Redis (added again 3 times)`);
       // A job stored under this id with other content (put there by someone else): never reuse it — replace it.
       if (!sameContent(stored.data, digest)) {
         const removed = await guarded(stored.remove().then(() => true, () => false));
