@@ -293,6 +293,12 @@ describe('update-program-state', () => {
     expect(result.code, result.stderr).toBe(0);
     expect(parseStdoutJson(result)).toEqual({ updated: true, manifest_path: programPath, previous_state: 'PLANNING', new_state: 'VALIDATING' });
     expect(changedLines(before, repo.read(programPath))).toEqual(['state: VALIDATING  # the current phase']);
+    // The same state again: nothing to write, and the JSON says so.
+    const after = repo.read(programPath);
+    const again = await cli(repo, ['update-program-state', 'suite', '--state', 'VALIDATING']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(parseStdoutJson(again)).toEqual({ updated: false, manifest_path: programPath, previous_state: 'VALIDATING', new_state: 'VALIDATING' });
+    expect(repo.read(programPath)).toBe(after);
   });
 
   it('an illegal transition → exit 1 N008 naming the legal targets, nothing written; --force writes it with a warning', async () => {

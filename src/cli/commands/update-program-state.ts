@@ -10,7 +10,7 @@ import { programPathFrom, requireOption } from './shared.js';
  * `update-program-state <program> --state S [--force]` — moves the PROGRAM to state S, checked
  * against the PROGRAM state machine (Go checks nothing); `--force` writes an illegal transition
  * anyway (a warning names why it was illegal). Prints `{updated, manifest_path, previous_state,
- * new_state}`. Exit 0; 1 illegal transition (N008, nothing written); 2 unknown state.
+ * new_state}` (`updated: false` when the PROGRAM already was in S: nothing written). Exit 0; 1 illegal transition (N008, nothing written); 2 unknown state.
  */
 export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
   const filePath = programPathFrom(args, io);
@@ -20,6 +20,6 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   }
   const outcome = await updateProgramState(filePath, state, { force: options.force === true });
   if (outcome.forced !== undefined) io.stderr(`polywave: warning[N008_STATE_TRANSITION]: --force: ${outcome.forced}\n`);
-  printJson(io, { updated: true, manifest_path: path.relative(io.cwd, filePath) || filePath, previous_state: outcome.previous ?? '', new_state: state });
+  printJson(io, { updated: outcome.changed, manifest_path: path.relative(io.cwd, filePath) || filePath, previous_state: outcome.previous ?? '', new_state: state });
   return 0;
 }
