@@ -342,6 +342,14 @@ describe('freeze-contracts', () => {
     expect(repo.read(programPath)).toBe(after);
   });
 
+  it('a location with a #Symbol suffix freezes its file', async () => {
+    const repo = await repoWith({ [programPath]: programText('TIER_VERIFIED').replace('location: src/session.ts', 'location: src/session.ts#Session'), 'src/session.ts': 'export interface Session { id: string }\n', 'src/api.ts': 'export type Api = () => void;\n' });
+    const blob = (await repo.run(['rev-parse', 'HEAD:src/session.ts'])).trim();
+    const result = await cli(repo, ['freeze-contracts', programPath, '--tier', '1']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(parseStdoutJson<{ contracts_frozen: unknown[] }>(result).contracts_frozen[0]).toMatchObject({ name: 'Session', location: 'src/session.ts#Session', file_exists: true, committed: true, frozen_blob: blob });
+  });
+
   it('--commit commits the recorded freeze; a frozen contract changed later is a P2 error (exit 1)', async () => {
     const repo = await repoWith({ [programPath]: programText('TIER_VERIFIED'), 'src/session.ts': 'export interface Session { id: string }\n', 'src/api.ts': 'export type Api = () => void;\n' });
     const result = await cli(repo, ['freeze-contracts', programPath, '--tier', '1', '--commit']);

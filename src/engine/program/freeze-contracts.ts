@@ -3,7 +3,7 @@ import path from 'node:path';
 import { createGit } from '../../git/git-cli.js';
 import type { Git } from '../../git/git-port.js';
 import { resolveFreezeAt } from '../../protocol/program/freeze-at.js';
-import { normalizeRelativePath } from '../../protocol/program/program-rules.js';
+import { contractLocationFile } from '../../protocol/program/program-rules.js';
 import type { ProgramContract, ProgramManifest } from '../../protocol/schema/program-schema.js';
 import type { YamlEdit } from '../../protocol/yaml/index.js';
 import { editProgram, loadProgramManifest, requireTier } from './program-file.js';
@@ -92,7 +92,7 @@ export async function freezeContracts(options: { programPath: string; repoRoot: 
       result.contracts_skipped.push(name);
       continue;
     }
-    const location = normalizeRelativePath(contract.location ?? '');
+    const location = contractLocationFile(contract.location);
     const entry: FrozenContract = { name, location: contract.location ?? '', freeze_at: contract.freeze_at ?? '', file_exists: false, committed: false };
     result.contracts_frozen.push(entry);
     const absolute = path.resolve(options.repoRoot, location);

@@ -1,7 +1,7 @@
 import { runGates, toGoGateResult, type GateEventSink, type GoGateResult } from '../../gates/index.js';
 import { activityEvent } from '../../protocol/e40.js';
 import { programStatus } from '../../protocol/program/index.js';
-import { normalizeRelativePath } from '../../protocol/program/program-rules.js';
+import { contractLocationFile } from '../../protocol/program/program-rules.js';
 import { readProgramImplDocs } from '../../store/program-impl-docs.js';
 import { loadProgramTier, openMainCheckout, type LoadedTier, type MainCheckout, type TierOptions } from './tier-common.js';
 
@@ -63,7 +63,7 @@ export async function frozenContractViolations(loaded: LoadedTier, checkout: Mai
   const violations: FrozenContractViolation[] = [];
   for (const contract of loaded.manifest.program_contracts ?? []) {
     const recorded = (contract.frozen_blob ?? '').trim();
-    const location = normalizeRelativePath(contract.location ?? '');
+    const location = contractLocationFile(contract.location);
     if (recorded === '' || location === '' || contract.frozen_at_tier === undefined || contract.frozen_at_tier >= loaded.tier) continue;
     const probe = await checkout.git.run(['rev-parse', '--verify', '--quiet', `HEAD:${location}`], { allowExitCodes: [1, 128] });
     const current = probe.exitCode === 0 ? probe.stdout.trim() : null;

@@ -127,6 +127,17 @@ describe('validateProgramImport (E28A, §13.4)', () => {
     ]);
   });
 
+  it('P2 by ownership: a later-tier IMPL owning the file of a frozen contract whose location carries a #Symbol or :line suffix', () => {
+    for (const location of ['pkg/types/session.go#UserSession', './pkg/types/session.go:12']) {
+      const manifest = program();
+      manifest.program_contracts[0]!.location = location;
+      const entries = { ...healthy(), views: doc('docs/IMPL/IMPL-views.yaml', 'REVIEWED', [{ file: 'web/views.tsx' }, { file: 'pkg/types/session.go' }]) };
+      const findings = validateProgramImport(manifest, docs(entries));
+      expect(findings.map((finding) => [finding.code, finding.field]), location).toEqual([['V030_P2_CONTRACT_REDEFINITION', 'file_ownership[1].file']]);
+      expect(findings[0]!.message).toContain('owns pkg/types/session.go');
+    }
+  });
+
   it('P2 also applies to IMPLs that are not pre-existing, when their doc is passed', () => {
     const entries = { ...healthy(), widgets: doc('docs/IMPL/IMPL-widgets.yaml', 'SCOUT_PENDING', [{ file: 'web/w.tsx' }], ['UserSession']) };
     expect(validateProgramImport(program(), docs(entries)).map((finding) => finding.code)).toEqual(['V030_P2_CONTRACT_REDEFINITION']);

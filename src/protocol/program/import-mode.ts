@@ -4,7 +4,7 @@ import type { ImplManifest } from '../schema/impl-schema.js';
 import type { ProgramImpl, ProgramManifest } from '../schema/program-schema.js';
 import { resolveFreezeAt } from './freeze-at.js';
 import { programFinding, formatProgramPath } from './program-rule.js';
-import { normalizeRelativePath, programCodes } from './program-rules.js';
+import { contractLocationFile, normalizeRelativePath, programCodes } from './program-rules.js';
 
 /**
  * One IMPL doc as the caller (the CLI) found it on disk for a program IMPL slug:
@@ -117,7 +117,7 @@ export function validateProgramImport(
   for (const contract of manifest.program_contracts) {
     const name = (contract.name ?? '').trim();
     const tier = frozen.get(name);
-    const location = normalizeRelativePath(contract.location ?? '');
+    const location = contractLocationFile(contract.location);
     if (tier === undefined || location === '') continue;
     frozenFiles.set(location, [...(frozenFiles.get(location) ?? []).filter((entry) => entry.name !== name), { name, tier }]);
   }

@@ -638,6 +638,15 @@ export function normalizeRelativePath(path: string): string {
   return text.replace(/\/\.\//g, '/');
 }
 
+/**
+ * The file a program contract's `location` names, normalised: the spec's value is a file path, and a
+ * symbol or line suffix people add (`pkg/types.go#Session`, `src/api.ts:12`) is not part of it — P2
+ * (ownership of a frozen contract's file), the freeze (E30) and §15.4 all compare files.
+ */
+export function contractLocationFile(location: string | undefined): string {
+  return normalizeRelativePath((location ?? '').replace(/#[^/]*$/, '').replace(/:\d+(?::\d+)?$/, ''));
+}
+
 // §15.4: no two program contracts materialize to the same file.
 const contractLocations: ProgramRule = {
   name: 'program-contract-locations',
@@ -648,7 +657,7 @@ const contractLocations: ProgramRule = {
     const owners = new Map<string, number>();
     manifest.program_contracts.forEach((contract, index) => {
       if (blank(contract.location)) return;
-      const location = normalizeRelativePath(contract.location!);
+      const location = contractLocationFile(contract.location!);
       const first = owners.get(location);
       if (first === undefined) {
         owners.set(location, index);
