@@ -185,9 +185,12 @@ console.log(`  program-execute (IMPLs concurrently on IMPL branches): median ${(
 console.log(`    of which finalize-tier (IMPL-branch merges + tier gate) + freezing + archive: ${(finalize / 1000).toFixed(1)} s`);
 if (withSequential) console.log(`  the ${implCount} IMPLs one after another (polywave run <impl>): median ${(sequential / 1000).toFixed(1)} s (${sequentialTimes.map((value) => (value / 1000).toFixed(1)).join(', ')})`);
 if (withSequential) console.log(`  ratio ${(tier / sequential).toFixed(2)}× of the sequential time (target ≤ 0.35×) — ${tier / sequential <= 0.35 ? 'OK' : 'ABOVE TARGET'}`);
+// Above the target is a failed bench (exit 1), after everything was printed.
+if (withSequential && tier / sequential > 0.35) process.exitCode = 1;
 if (withCli) {
   const cliTier = percentile(cliTierTimes, 0.5);
   const cliSequential = percentile(cliSequentialTimes, 0.5);
   console.log(`  as typed, one process per command: polywave program-execute median ${(cliTier / 1000).toFixed(1)} s (${cliTierTimes.map((value) => (value / 1000).toFixed(1)).join(', ')}); ${implCount} × polywave run median ${(cliSequential / 1000).toFixed(1)} s (${cliSequentialTimes.map((value) => (value / 1000).toFixed(1)).join(', ')})`);
   console.log(`  ratio as typed ${(cliTier / cliSequential).toFixed(2)}× (target ≤ 0.35×) — ${cliTier / cliSequential <= 0.35 ? 'OK' : 'ABOVE TARGET'}`);
+  if (cliTier / cliSequential > 0.35) process.exitCode = 1;
 }
