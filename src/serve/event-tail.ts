@@ -55,7 +55,15 @@ export class EventTail {
     if (this.db || this.isClosed) return this.db;
     try {
       const identity = this.identity();
-      this.db = openEventStore(this.storePath, { readonly: true, busyTimeoutMs: 1000 });
+      const db = openEventStore(this.storePath, { readonly: true, busyTimeoutMs: 1000 });
+      // Created or replaced while it was opened (the stat before names another file than the one
+      // opened, or none): which file the handle reads is unknown — the next poll opens it again. Kept,
+      // the next poll saw "replaced" and sent a second resync for one replacement (seen in CI).
+      if (db && this.identity() !== identity) {
+        db.close();
+        return undefined;
+      }
+      this.db = db;
       this.cached = this.db ? cachingPrepare(this.db) : undefined;
       this.openedIdentity = identity;
       this.openError = undefined;
