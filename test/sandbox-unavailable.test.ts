@@ -5,7 +5,7 @@
  * created); `--unsafe-no-sandbox` lets them run after ONE warning line on stderr; script agents
  * (tests, the demo) still run, with a notice; verify-install reports the sandbox status.
  */
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -13,6 +13,7 @@ import { agentSpecVersion, emptyUsage, type AgentBackend, type AgentEvent, type 
 import { decideAgentSandbox, runAgent } from '../src/agents/run-agent.js';
 import { createAgentTools, runToolCall, toolRunContext } from '../src/agents/tools/index.js';
 import { resetSandbox, sandboxStatus, sandboxUnavailableMessage } from '../src/sandbox/index.js';
+import { journalPaths } from '../src/engine/journal.js';
 import { runCli } from './support/cli.js';
 import { expectCodedError, parseStdoutJson } from './support/cli-assert.js';
 import { createTestRepo } from './support/git-repo.js';
@@ -128,6 +129,31 @@ describe('runAgent', () => {
     expect(seen?.toolExecutor).toBeUndefined();
     expect(events.filter((event) => event.type === 'agent-log' && event.level === 'warn' && event.message.startsWith('UNSAFE'))).toHaveLength(1);
     expect(readFileSync(repo.path('src/a.ts'), 'utf8')).toContain("'a'");
+  });
+
+  it('unsafeNoSandbox: a journal swapped for a symlink is not written through, and the refusal is said (agent log, denials)', async () => {
+    const repo = await createTestRepo();
+    const outside = path.join(mkdtempSync(path.join(os.tmpdir(), 'pw-journal-')), 'bashrc');
+    writeFileSync(outside, 'echo original\n');
+    const journal = journalPaths(repo.dir, 'solo', 1, 'A');
+    const events: AgentEvent[] = [];
+    const backend: AgentBackend = {
+      specVersion: agentSpecVersion,
+      name: 'ai-sdk',
+      async run(request) {
+        request.recorder!.recordToolUse({ toolCallId: 'c1', tool: 'bash', input: { command: 'true' } });
+        // What an unsandboxed agent can do to its own journal: replace it with a link out.
+        rmSync(journal.index, { force: true });
+        symlinkSync(outside, journal.index);
+        request.recorder!.recordToolResult({ toolCallId: 'c1', tool: 'bash', output: '$(touch PWNED)', isError: false });
+        return { status: 'finished', text: '', turns: 1, usage: emptyUsage(), durationMs: 0, denials: [] };
+      },
+    };
+    const result = await runAgent({ agentId: 'A', role: 'wave', model: 'anthropic:claude-sonnet-4-5', systemPrompt: 's', prompt: 'p', cwd: repo.dir, policy: { root: repo.dir, ownedFiles: [] }, env: { ...repo.env, ...off }, backend, unsafeNoSandbox: true, journal, onEvent: (event) => events.push(event) });
+    expect(result.outcome.status).toBe('finished');
+    expect(readFileSync(outside, 'utf8')).toBe('echo original\n');
+    expect(events.some((event) => event.type === 'agent-log' && event.level === 'warn' && event.message.startsWith('JOURNAL_WRITE_REFUSED'))).toBe(true);
+    expect(readFileSync(path.join(journal.dir, 'denials.jsonl'), 'utf8')).toContain('"code":"JOURNAL_WRITE_REFUSED"');
   });
 });
 

@@ -252,6 +252,14 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
     clearTimeout(timer);
     options.signal?.removeEventListener('abort', onAbort);
     recorder?.flush();
+    if (recorder?.refused !== undefined) {
+      // A journal file swapped for a symlink (or a directory leading out): the recorder stopped writing
+      // rather than follow it. Said where the orchestrator and the human look: the agent's log, its
+      // denials (check-jail-denials, agent-status) — the journal itself is incomplete from here on.
+      const reason = `the agent's journal stopped recording: ${recorder.refused}`;
+      denied.push({ ts: new Date().toISOString(), attempt: options.attempt ?? 1, tool: 'journal', code: journalRefusedCode, reason, target: options.journal!.index });
+      forward({ type: 'agent-log', level: 'warn', message: `${journalRefusedCode}: ${reason}` });
+    }
     await toolExecutor?.stop().catch(() => undefined);
     if (ignoredGuard) {
       // Its processes are gone (executor stopped, backend returned): what appeared among the ignored files is moved out.
@@ -283,6 +291,9 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
   outcome = { ...outcome, durationMs: Math.round(performance.now() - started) };
   return { outcome, spec, jail, ...(sandbox ? { sandbox } : {}) };
 }
+
+/** The code of a journal write refused (a journal file replaced by a symlink or a link leading out). */
+export const journalRefusedCode = 'JOURNAL_WRITE_REFUSED';
 
 /** The code of a planted submodule-path repository moved out after the agent (X8 #2c). */
 export const nestedRepoQuarantineCode = 'SANDBOX_NESTED_REPO_QUARANTINED';
