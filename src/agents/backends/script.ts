@@ -55,7 +55,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { createGit } from '../../git/index.js';
 import { formatPath, parseYamlSafe, toPlain } from '../../protocol/yaml/index.js';
 import {
   abortOutcomeStatus,
@@ -70,7 +69,8 @@ import {
   type ToolDenial,
 } from '../contract.js';
 import { createAgentTools, runToolCall, toolRunContext } from '../tools/index.js';
-import type { AgentTool, AgentToolName, ToolResult } from '../tools/types.js';
+import { reportGitFacts, type ReportGitFacts } from '../tools/report-tools.js';
+import type { AgentTool, AgentToolName, ToolContext, ToolResult } from '../tools/types.js';
 
 /** The largest script file read (it is a test fixture, not a data set). */
 const maxScriptBytes = 4 * 1024 * 1024;
@@ -237,21 +237,18 @@ function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
 }
 
 /** Fills the report fields the script left out from git (see the format above). */
-async function fillReport(report: Record<string, unknown>, request: AgentRunRequest): Promise<Record<string, unknown>> {
+async function fillReport(report: Record<string, unknown>, request: AgentRunRequest, facts: ReportGitFacts): Promise<Record<string, unknown>> {
   const filled: Record<string, unknown> = { ...report };
-  const git = createGit(request.cwd, { env: request.env });
   const missing = (key: string) => filled[key] === undefined || filled[key] === null || filled[key] === '';
-  if (missing('commit')) {
-    const head = await git.tryRevParse('HEAD').catch(() => undefined);
-    if (head) filled.commit = head;
-  }
-  if (missing('branch')) {
-    const branch = await git.currentBranch().catch(() => undefined);
-    if (branch) filled.branch = branch;
+  if (missing('commit') || missing('branch')) {
+    // HEAD and the branch in one git process.
+    const { head, branch } = await facts.headAndBranch();
+    if (missing('commit') && head) filled.commit = head;
+    if (missing('branch') && branch) filled.branch = branch;
   }
   if (missing('worktree')) filled.worktree = request.cwd;
   if (request.baseCommit && (missing('files_changed') || missing('files_created'))) {
-    const entries = await git.diffNameStatus(`${request.baseCommit}..HEAD`).catch(() => undefined);
+    const entries = await facts.diffFromBase(request.baseCommit);
     if (entries) {
       const created = entries.filter((entry) => entry.status.startsWith('A')).map((entry) => entry.path);
       const changed = entries.filter((entry) => !entry.status.startsWith('A')).map((entry) => entry.path);
@@ -263,7 +260,7 @@ async function fillReport(report: Record<string, unknown>, request: AgentRunRequ
 }
 
 /** The tool call a step makes, or undefined for steps that are not tool calls. */
-async function toolCallOf(step: ScriptStep, request: AgentRunRequest): Promise<{ tool: AgentToolName; input: Record<string, unknown> } | undefined> {
+async function toolCallOf(step: ScriptStep, request: AgentRunRequest, context: ToolContext): Promise<{ tool: AgentToolName; input: Record<string, unknown>; reportFacts?: ReportGitFacts } | undefined> {
   switch (step.kind) {
     case 'read':
       return { tool: 'read_file', input: { path: step.value } };
@@ -275,8 +272,12 @@ async function toolCallOf(step: ScriptStep, request: AgentRunRequest): Promise<{
       return { tool: 'bash', input: { command: step.value } };
     case 'commit':
       return { tool: 'git_commit', input: { message: step.value } };
-    case 'report':
-      return { tool: 'set_completion', input: await fillReport(step.value, request) };
+    case 'report': {
+      // Read from git once, as set_completion would (its checkout and environment), and handed to
+      // it: the report is checked against the same answers it was filled from.
+      const reportFacts = reportGitFacts({ cwd: context.jail.root, env: context.env });
+      return { tool: 'set_completion', input: await fillReport(step.value, request, reportFacts), reportFacts };
+    }
     case 'tool':
       return { tool: step.value.name, input: step.value.input ?? {} };
     default:
@@ -389,9 +390,9 @@ async function runScript(request: AgentRunRequest): Promise<AgentOutcome> {
         break;
     }
 
-    let call: { tool: AgentToolName; input: Record<string, unknown> } | undefined;
+    let call: { tool: AgentToolName; input: Record<string, unknown>; reportFacts?: ReportGitFacts } | undefined;
     try {
-      call = await toolCallOf(step, request);
+      call = await toolCallOf(step, request, context);
     } catch (error) {
       endTurn();
       return outcome('failed', { kind: 'fatal', message: `script ${label}: ${errorMessage(error)}` });
@@ -405,7 +406,7 @@ async function runScript(request: AgentRunRequest): Promise<AgentOutcome> {
     if (!tool) {
       result = { output: `unknown tool ${call.tool}`, isError: true };
     } else {
-      result = await runToolCall(tool, call.input, context, observer, `script-${request.attempt}-${index + 1}`);
+      result = await runToolCall(tool, call.input, call.reportFacts ? { ...context, reportFacts: call.reportFacts } : context, observer, `script-${request.attempt}-${index + 1}`);
     }
     endTurn();
     if (request.signal.aborted) return outcome(abortOutcomeStatus(request.signal));

@@ -4,12 +4,17 @@
  */
 import { z } from 'zod';
 import { createGit } from '../../git/git-cli.js';
+import type { Git, StatusEntry } from '../../git/git-port.js';
 import { noHooksGitConfig } from '../../git/harden.js';
 import { completionStatuses, failureTypes } from '../../protocol/schema/impl-schema.js';
 import { isProtocolOwnedPath } from '../../protocol/conflicts.js';
 import { isAgentSupportPath } from '../jail/jail.js';
 import { denialResult, defineTool, errorMessage, errorResult, okResult, plural } from './shared.js';
-import type { AgentTool } from './types.js';
+import type { AgentTool, ReportGitFacts } from './types.js';
+
+export type { ReportGitFacts } from './types.js';
+
+const agentCommitGitConfig: Readonly<Record<string, string>> = Object.freeze({ ...noHooksGitConfig, 'maintenance.auto': 'false' });
 
 const gitCommitInput = z.object({
   message: z.string().min(1).describe('The commit message.'),
@@ -23,11 +28,13 @@ export const gitCommitTool: AgentTool = defineTool<z.infer<typeof gitCommitInput
   async execute(input, context) {
     const jail = context.jail;
     // X8 #1: outside the sandbox, on the agent's tree: no hook runs (an in-tree core.hooksPath is the agent's to write).
-    const git = createGit(jail.root, { env: context.env, config: () => noHooksGitConfig });
+    // No `maintenance run --auto` process after each agent commit either: the wave's last merge
+    // (merge.ts), or the repository's next commit, runs it once for all of them.
+    const git = createGit(jail.root, { env: context.env, config: () => agentCommitGitConfig });
     const branch = context.branch ?? jail.policy.branch;
     try {
-      // Branch and status in parallel: this runs once per commit of every agent of a wave.
-      const [current, status] = await Promise.all([git.currentBranch(), input.paths !== undefined && input.paths.length > 0 ? Promise.resolve([]) : git.status()]);
+      // Branch and status in one process (`status --branch`): this runs once per commit of every agent of a wave.
+      const { branch: current, entries: status } = input.paths !== undefined && input.paths.length > 0 ? { branch: await git.currentBranch(), entries: [] } : await statusWithBranch(git);
       if (current === undefined || (branch !== undefined && current !== branch)) {
         const where = current === undefined ? 'HEAD is detached' : `HEAD is on "${current}"`;
         const reason = branch !== undefined ? `${where}, not on the agent branch "${branch}", so nothing was committed (worktree isolation E4/E43).` : `${where}, so nothing was committed.`;
@@ -66,6 +73,43 @@ export const gitCommitTool: AgentTool = defineTool<z.infer<typeof gitCommitInput
   },
 });
 
+/**
+ * `status --porcelain=v2 --branch`: the current branch (`# branch.head`; undefined when detached —
+ * an unborn branch is named, as `branch --show-current` does) and the entries `git.status()` gives
+ * (same options: every untracked file, no ignored ones; renames with their old path), in one process.
+ */
+export async function statusWithBranch(git: Git): Promise<{ branch: string | undefined; entries: StatusEntry[] }> {
+  const output = (await git.run(['--no-optional-locks', 'status', '--porcelain=v2', '-z', '--branch', '--untracked-files=all', '--ignored=no'])).stdout;
+  const fields = output.split('\0');
+  let branch: string | undefined;
+  const entries: StatusEntry[] = [];
+  // Fields before the path: ordinary `1` 8, renamed/copied `2` 9 (then the old path), unmerged `u` 10.
+  const fieldsBeforePath: Record<string, number> = { '1': 8, '2': 9, u: 10 };
+  for (let index = 0; index < fields.length; index++) {
+    const field = fields[index]!;
+    if (field.startsWith('# branch.head ')) {
+      const name = field.slice('# branch.head '.length);
+      branch = name === '(detached)' || name === '' ? undefined : name;
+      continue;
+    }
+    if (field.startsWith('? ')) {
+      entries.push({ code: '??', path: field.slice(2) });
+      continue;
+    }
+    const count = fieldsBeforePath[field.charAt(0)];
+    if (count === undefined || field.charAt(1) !== ' ') continue;
+    const parts = field.split(' ');
+    if (parts.length <= count) continue;
+    const entry: StatusEntry = { code: parts[1]!.replace(/\./g, ' '), path: parts.slice(count).join(' ') };
+    if (field.charAt(0) === '2') {
+      entry.from = fields[index + 1] ?? '';
+      index++;
+    }
+    entries.push(entry);
+  }
+  return { branch, entries };
+}
+
 const interfaceDeviation = z.object({
   description: z.string(),
   downstream_action_required: z.boolean().optional(),
@@ -86,6 +130,45 @@ export interface ReportOrigin {
 }
 
 /**
+ * What git says about a report's origin, read lazily and each at most once, shared by the check and
+ * the filling of one report (set_completion asked HEAD twice, the branch and the diff two times each).
+ */
+export function reportGitFacts(origin: Pick<ReportOrigin, 'cwd' | 'env'>): ReportGitFacts {
+  const git = createGit(origin.cwd, origin.env ? { env: origin.env } : {});
+  let headAndBranch: Promise<{ head: string | undefined; branch: string | undefined }> | undefined;
+  const diffs = new Map<string, Promise<Array<{ status: string; path: string; from?: string }> | undefined>>();
+  return {
+    headAndBranch() {
+      headAndBranch ??= readHeadAndBranch(git);
+      return headAndBranch;
+    },
+    diffFromBase(base) {
+      let diff = diffs.get(base);
+      if (diff === undefined) {
+        diff = git.diffNameStatus(`${base}..HEAD`).catch(() => undefined);
+        diffs.set(base, diff);
+      }
+      return diff;
+    },
+  };
+}
+
+/**
+ * HEAD's commit and branch in one process (`rev-parse HEAD --symbolic-full-name HEAD`: the commit,
+ * then `refs/heads/<branch>` or `HEAD` when detached); an unborn HEAD (no commit) falls back to
+ * `branch --show-current`, which names the unborn branch. Same answers as tryRevParse('HEAD') and
+ * currentBranch().
+ */
+export async function readHeadAndBranch(git: Git): Promise<{ head: string | undefined; branch: string | undefined }> {
+  const result = await git.run(['rev-parse', 'HEAD^{commit}', '--symbolic-full-name', 'HEAD'], { allowExitCodes: [128] }).catch(() => undefined);
+  const [headLine = '', refLine = ''] = result?.exitCode === 0 ? result.stdout.split('\n') : [];
+  const head = /^[0-9a-f]{40,64}$/.test(headLine.trim()) ? headLine.trim() : undefined;
+  if (head === undefined) return { head: undefined, branch: await git.currentBranch().catch(() => undefined) };
+  const ref = refLine.trim();
+  return { head, branch: ref.startsWith('refs/heads/') && ref.length > 'refs/heads/'.length ? ref.slice('refs/heads/'.length) : undefined };
+}
+
+/**
  * Issue 13: `commit`, `branch`, `worktree` and (F3) the file lists are facts git knows — fill what
  * the model left out (as the script backend does), so a `complete` report is not refused for a
  * missing commit (G003) nor for files it did not list (E11 "changed but not reported"), and the
@@ -94,18 +177,17 @@ export interface ReportOrigin {
  * filled only for a `complete` report that names neither list, from `base..HEAD` on that branch
  * (added → files_created, anything else → files_changed, the protocol's own paths left out).
  */
-export async function fillReportFromGit(report: Record<string, unknown>, origin: ReportOrigin): Promise<void> {
+export async function fillReportFromGit(report: Record<string, unknown>, origin: ReportOrigin, facts: ReportGitFacts = reportGitFacts(origin)): Promise<void> {
   const noFiles = report.status === 'complete' && blankList(report.files_changed) && blankList(report.files_created) && origin.baseCommit !== undefined;
   if (!blank(report.commit) && !blank(report.branch) && !blank(report.worktree) && !noFiles) return;
-  const git = createGit(origin.cwd, origin.env ? { env: origin.env } : {});
   const expected = origin.branch;
-  const [current, head] = await Promise.all([git.currentBranch().catch(() => undefined), git.tryRevParse('HEAD').catch(() => undefined)]);
+  const { head, branch: current } = await facts.headAndBranch();
   const onBranch = head !== undefined && current !== undefined && (expected === undefined || current === expected);
   if (blank(report.branch) && (current ?? expected) !== undefined) report.branch = current ?? expected;
   if (blank(report.commit) && onBranch) report.commit = head;
   if (blank(report.worktree)) report.worktree = origin.cwd;
   if (noFiles && onBranch) {
-    const entries = await git.diffNameStatus(`${origin.baseCommit}..HEAD`).catch(() => undefined);
+    const entries = await facts.diffFromBase(origin.baseCommit!);
     if (entries !== undefined) {
       // As finalize sees it (--no-renames): a rename or copy creates its new path; a rename changes (deletes) its old one.
       const created: string[] = [];
@@ -129,26 +211,26 @@ export async function fillReportFromGit(report: Record<string, unknown>, origin:
  * would refuse the report with E11 otherwise). Git's facts are not substituted silently: the
  * model is told, and omitting the field lets git fill it.
  */
-export async function reportContradictsGit(report: Record<string, unknown>, origin: ReportOrigin): Promise<string | undefined> {
+export async function reportContradictsGit(report: Record<string, unknown>, origin: ReportOrigin, facts: ReportGitFacts = reportGitFacts(origin)): Promise<string | undefined> {
   const commit = typeof report.commit === 'string' ? report.commit.trim() : '';
   const lists = [report.files_created, report.files_changed].filter((value): value is unknown[] => Array.isArray(value));
   const named = [...new Set(lists.flat().filter((file): file is string => typeof file === 'string' && file.trim() !== '').map((file) => file.trim().replace(/^\.\//, '')))];
   const checkFiles = report.status === 'complete' && named.length > 0 && origin.baseCommit !== undefined;
   if ((commit === '' || commit === 'uncommitted') && !checkFiles) return undefined;
-  const git = createGit(origin.cwd, origin.env ? { env: origin.env } : {});
-  const head = await git.tryRevParse('HEAD').catch(() => undefined);
+  const { head, branch: current } = await facts.headAndBranch();
   if (head === undefined) return undefined;
+  const git = createGit(origin.cwd, origin.env ? { env: origin.env } : {});
   if (commit !== '' && commit !== 'uncommitted') {
-    const resolved = /^[0-9a-f]{4,64}$/i.test(commit) || /^[\w./-]+$/.test(commit) ? await git.tryRevParse(commit).catch(() => undefined) : undefined;
+    // HEAD's own full id (what git fills in) needs no second rev-parse: it resolves to itself.
+    const resolved = commit === head ? head : /^[0-9a-f]{4,64}$/i.test(commit) || /^[\w./-]+$/.test(commit) ? await git.tryRevParse(commit).catch(() => undefined) : undefined;
     const reachable = resolved !== undefined && (resolved === head || (await git.isAncestor(resolved, head).catch(() => false)));
     if (!reachable) {
       return `commit "${commit.slice(0, 80)}" is ${resolved === undefined ? 'not a commit in this repository' : 'not reachable from your HEAD'} (HEAD is ${head.slice(0, 12)}). Omit commit (it is filled in from git) or give a SHA from \`git log\`.`;
     }
   }
   if (checkFiles && origin.baseCommit !== undefined) {
-    const current = await git.currentBranch().catch(() => undefined);
     if (current === undefined || (origin.branch !== undefined && current !== origin.branch)) return undefined;
-    const entries = await git.diffNameStatus(`${origin.baseCommit}..HEAD`).catch(() => undefined);
+    const entries = await facts.diffFromBase(origin.baseCommit);
     if (entries === undefined) return undefined;
     const inDiff = new Set(entries.flatMap((entry) => (entry.from !== undefined ? [entry.path, entry.from] : [entry.path])));
     const missing = named.filter((file) => !inDiff.has(file));
@@ -186,9 +268,11 @@ export const setCompletionTool: AgentTool = defineTool<z.infer<typeof setComplet
     for (const [key, value] of Object.entries(input)) if (value !== undefined) report[key] = value;
     try {
       const origin: ReportOrigin = { cwd: context.jail.root, env: context.env, ...((context.branch ?? context.jail.policy.branch) !== undefined ? { branch: (context.branch ?? context.jail.policy.branch)! } : {}), ...(context.baseCommit ? { baseCommit: context.baseCommit } : {}) };
-      const contradiction = await reportContradictsGit(report, origin);
+      // One read of HEAD, the branch and the diff for both the check and the filling (nothing is committed in between).
+      const facts = context.reportFacts ?? reportGitFacts(origin);
+      const contradiction = await reportContradictsGit(report, origin, facts);
       if (contradiction !== undefined) return errorResult(`Completion report refused (E42_REPORT_CONTRADICTS_GIT): ${contradiction}`);
-      await fillReportFromGit(report, { cwd: context.jail.root, env: context.env, ...((context.branch ?? context.jail.policy.branch) !== undefined ? { branch: (context.branch ?? context.jail.policy.branch)! } : {}), ...(context.baseCommit ? { baseCommit: context.baseCommit } : {}) });
+      await fillReportFromGit(report, origin, facts);
       const result = await context.reportCompletion(report);
       if (result.ok) return okResult(`Completion report saved (status: ${result.status}).`);
       return errorResult(`Completion report refused (${result.code}): ${result.message}`);

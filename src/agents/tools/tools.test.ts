@@ -8,6 +8,7 @@ import { createGit } from '../../git/git-cli.js';
 import { createJail } from '../jail/jail.js';
 import type { JailPolicy } from '../jail/types.js';
 import { createAgentTools, runToolCall, truncateOutput } from './index.js';
+import { readHeadAndBranch, statusWithBranch } from './report-tools.js';
 import { globToRegExp } from './shared.js';
 import type { AgentTool, AgentToolName, ToolCallObserver, ToolContext } from './types.js';
 
@@ -356,6 +357,28 @@ describe('git_commit', () => {
     const result = await f.call('git_commit', { message: 'x' });
     expect(result).toMatchObject({ isError: true, denial: { code: 'JAIL_BRANCH_MOVED', reason: `HEAD is on "main", not on the agent branch "${branch}", so nothing was committed (worktree isolation E4/E43).` } });
     expect(await git.revParse('main')).toBe(mainBefore);
+  });
+
+  it('reads the branch with the status, and HEAD with the branch, in one git process each — the same answers as status(), currentBranch(), tryRevParse()', async () => {
+    const repo = await createTestRepo({ files: { 'a b.txt': 'a\n', 'old.txt': 'o\no\no\n', 'd/c.txt': 'c\n' } });
+    const git = repo.git;
+    const separate = async () => ({ branch: await git.currentBranch(), entries: await git.status() });
+    await repo.run(['mv', 'old.txt', 'new name.txt']);
+    repo.write('a b.txt', 'changed\n');
+    repo.write('d/u n.txt', 'untracked\n');
+    repo.write('d/c.txt', 'staged\n');
+    await repo.run(['add', 'd/c.txt']);
+    repo.write('d/c.txt', 'and changed again\n');
+    const both = await statusWithBranch(git);
+    expect(both.entries.map((entry) => entry.code).sort()).toEqual(['??', 'MM', 'R ', ' M'].sort());
+    expect(both).toEqual(await separate());
+    expect(await readHeadAndBranch(git)).toEqual({ head: await git.tryRevParse('HEAD'), branch: 'main' });
+    await repo.run(['checkout', '--quiet', '--detach']);
+    expect(await statusWithBranch(git)).toEqual({ ...(await separate()), branch: undefined });
+    expect(await readHeadAndBranch(git)).toEqual({ head: await git.tryRevParse('HEAD'), branch: undefined });
+    await repo.run(['checkout', '--quiet', '--orphan', 'unborn']);
+    expect(await readHeadAndBranch(git)).toEqual({ head: undefined, branch: 'unborn' });
+    expect((await statusWithBranch(git)).branch).toBe('unborn');
   });
 });
 

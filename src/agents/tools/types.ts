@@ -39,6 +39,21 @@ export interface ToolContext {
    * check-then-open race). Absent: the file tools work in-process (O_NOFOLLOW on the last component).
    */
   toolExecutor?: ToolExecutor;
+  /**
+   * What git says about the agent's checkout (HEAD, branch, the diff from the base), already read
+   * for this report by a backend that filled the report's fields from git just before the call
+   * (the script backend): set_completion checks and fills with the same answers instead of asking
+   * git again. Only valid for the one call it is passed to (nothing is committed in between).
+   */
+  reportFacts?: ReportGitFacts;
+}
+
+/** HEAD, the branch and the diff from a base, each read from git at most once (see report-tools.ts). */
+export interface ReportGitFacts {
+  /** HEAD's commit (undefined: unborn or unreadable) and current branch (undefined: detached). */
+  headAndBranch(): Promise<{ head: string | undefined; branch: string | undefined }>;
+  /** `git diff --name-status <base>..HEAD` (undefined: git failed). */
+  diffFromBase(base: string): Promise<Array<{ status: string; path: string; from?: string }> | undefined>;
 }
 
 export interface AgentTool<Input = Record<string, unknown>> {
