@@ -17,16 +17,63 @@ export type GitlinkRepoSignatures = ReadonlyMap<string, string>;
 
 /** Signatures of the `.git` entries of every gitlink (mode 160000) path of `git`'s index. */
 export async function gitlinkRepoSignatures(git: Git, root: string): Promise<GitlinkRepoSignatures> {
-  const { stdout } = await git.run(['--no-optional-locks', 'ls-files', '--stage', '-z']);
   const signatures = new Map<string, string>();
+  for (const relative of await gitlinkPaths(git)) signatures.set(relative, signatureOf(path.join(root, relative, '.git')));
+  return signatures;
+}
+
+/**
+ * The gitlink paths of the index, by `index file → stamp → paths`. One agent's tree is listed up
+ * to four times (the jail's baseline, run-agent's, the quarantine and the stop audit), mostly with
+ * the index unchanged in between: `ls-files --stage` is a function of the index file alone, and
+ * git replaces that file on every write (a new inode, by rename), so an unchanged stamp (inode,
+ * size, mtime, ctime in ns) is an unchanged answer. The `.git` signatures are read anew every time.
+ */
+const gitlinkPathCache = new Map<string, { stamp: string; paths: readonly string[] }>();
+
+async function gitlinkPaths(git: Git): Promise<readonly string[]> {
+  const indexFile = indexFileOf(git.cwd);
+  const before = indexFile === undefined ? undefined : indexStamp(indexFile);
+  const cached = indexFile === undefined ? undefined : gitlinkPathCache.get(indexFile);
+  if (cached !== undefined && before !== undefined && cached.stamp === before) return cached.paths;
+  const { stdout } = await git.run(['--no-optional-locks', 'ls-files', '--stage', '-z']);
+  const paths: string[] = [];
   for (const record of stdout.split('\0')) {
     if (!record.startsWith('160000 ')) continue;
     const tab = record.indexOf('\t');
     if (tab < 0) continue;
-    const relative = record.slice(tab + 1);
-    signatures.set(relative, signatureOf(path.join(root, relative, '.git')));
+    paths.push(record.slice(tab + 1));
   }
-  return signatures;
+  // Kept only when the index did not change while git read it.
+  if (indexFile !== undefined && before !== undefined && indexStamp(indexFile) === before) {
+    gitlinkPathCache.delete(indexFile);
+    gitlinkPathCache.set(indexFile, { stamp: before, paths });
+    if (gitlinkPathCache.size > 256) gitlinkPathCache.delete(gitlinkPathCache.keys().next().value!);
+  }
+  return paths;
+}
+
+/** The index file of the tree at `top` (its `.git` directory or `.git` file's gitdir), or undefined. */
+function indexFileOf(top: string): string | undefined {
+  const dotGit = path.join(top, '.git');
+  try {
+    const stats = lstatSync(dotGit);
+    if (stats.isDirectory()) return path.join(dotGit, 'index');
+    if (!stats.isFile()) return undefined;
+    const match = /^gitdir: (.+)$/m.exec(readFileSync(dotGit, 'utf8'));
+    return match ? path.join(path.resolve(top, match[1]!.trim()), 'index') : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function indexStamp(indexFile: string): string | undefined {
+  try {
+    const stats = lstatSync(indexFile, { bigint: true });
+    return stats.isFile() ? `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}` : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function signatureOf(dotGit: string): string {
