@@ -13,6 +13,7 @@ import {
   recordRepository,
   tamperDetectedCode,
   tamperRecordPath,
+  type RepositoryLocation,
 } from '../tamper-record.js';
 import { errorText, listForDetail, manifestOf, type PrepareContext, type RepoContext } from './context.js';
 
@@ -48,8 +49,18 @@ export const tamperCheckStep: StepDefinition<PrepareContext> = {
     // X9 #1/#2: a config include resolving into the working tree lets an agent (solo, or by a merged
     // owned file) write git configuration that names programs git runs outside every sandbox.
     const inTree: string[] = [];
+    // One `rev-parse` per repository for this step (it was asked twice: the include check, then the record).
+    const locations = new Map<string, Promise<RepositoryLocation>>();
+    const locate = (root: string): Promise<RepositoryLocation> => {
+      let location = locations.get(root);
+      if (location === undefined) {
+        location = locateRepository(context.rawGitAt(root));
+        locations.set(root, location);
+      }
+      return location;
+    };
     for (const repo of context.repos) {
-      const location = await locateRepository(context.rawGitAt(repo.root));
+      const location = await locate(repo.root);
       for (const file of await configIncludesInWorkingTree(context.rawGitAt(repo.root), location.commonDir, repo.root, home)) inTree.push(`${repoLabel(context, repo)}${file}`);
     }
     if (inTree.length > 0) {
@@ -61,7 +72,7 @@ export const tamperCheckStep: StepDefinition<PrepareContext> = {
     }
     for (const repo of context.repos) {
       const label = repoLabel(context, repo);
-      const location = await locateRepository(context.rawGitAt(repo.root));
+      const location = await locate(repo.root);
       const recordPath = tamperRecordPath(location.commonDir, context.slug, context.wave);
       let record;
       try {
