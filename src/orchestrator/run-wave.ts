@@ -1,4 +1,5 @@
 import { appendFile, mkdir, readFile, rm } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AgentBackend, AgentEvent, AgentOutcome, AgentRole, AgentUsage, ModelSpec, ReportCompletionResult } from '../agents/contract.js';
@@ -437,7 +438,7 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
       plans.push({ agent, id: worktree.agent, cwd: worktree.path, branch: worktree.branch, base, git, spec: specOf(agent), role: 'wave', solo: false, root });
       // No agent runs in this worktree yet: an index.lock there is the leftover of a git process
       // killed with an earlier run (E9 re-entry after a SIGKILL); every git write would fail on it.
-      const gitDir = path.resolve(worktree.path, (await git.run(['rev-parse', '--git-dir'])).stdout.trim());
+      const gitDir = worktreeGitDirOf(worktree.path) ?? path.resolve(worktree.path, (await git.run(['rev-parse', '--git-dir'])).stdout.trim());
       if (await rm(path.join(gitDir, 'index.lock')).then(() => true, () => false)) {
         events?.emit({ v: 1, type: 'step-end', command: 'run-wave', slug, step: { step: 'stale_index_lock', status: 'warning', detail: `agent ${worktree.agent}: removed a stale index.lock in ${gitDir} (left by a git process of a killed run)`, duration_ms: 0 } });
       }
@@ -838,4 +839,17 @@ function agentPerformanceEvent(summary: AgentRunSummary, context: { slug: string
 function remoteGatesOf(dispatcher: Dispatcher | undefined): { remoteGates?: NonNullable<Dispatcher['runGateJob']> } {
   const runGateJob = dispatcher?.runGateJob;
   return runGateJob ? { remoteGates: (job) => runGateJob.call(dispatcher, job) } : {};
+}
+
+/**
+ * The git directory of a linked worktree from its `.git` file (`gitdir: <path>`, as git itself
+ * reads it), without a `rev-parse` process per agent; undefined when `.git` is not such a file.
+ */
+function worktreeGitDirOf(worktreePath: string): string | undefined {
+  try {
+    const match = /^gitdir: (.+)$/m.exec(readFileSync(path.join(worktreePath, '.git'), 'utf8'));
+    return match ? path.resolve(worktreePath, match[1]!.trim()) : undefined;
+  } catch {
+    return undefined;
+  }
 }
