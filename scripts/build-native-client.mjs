@@ -116,8 +116,9 @@ function relinkOwnBins() {
 }
 
 try {
-  // The npm tarball carries no compiled code: dist/native/ is left out of it.
-  if (portable) rmSync(path.dirname(output), { recursive: true, force: true });
+  // The npm tarball carries no compiled code: dist/native/ is left out of it by package.json's
+  // "files" ("!dist/native"), not deleted here — deleting it while packing took the seccomp filter
+  // away from every polywave running from this checkout meanwhile (their sandbox became unavailable).
   compileSeccomp();
   if (compile()) {
     install(fastBin, (temp) => copyFileSync(output, temp));
