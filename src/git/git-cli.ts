@@ -4,7 +4,7 @@ import path from 'node:path';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { GitError } from './git-error.js';
 import { hardenGitArgs } from './harden.js';
-import { indexLockRetryDelaysMs, retriableIndexLockFailure } from './index-lock-retry.js';
+import { clearDeadHalfWrittenWorktree, indexLockRetryDelaysMs, retriableIndexLockFailure } from './index-lock-retry.js';
 import { execFileOffloaded, gitSpawnsOffloaded, type OffloadedError } from './spawn-server.js';
 import type { CommitOptions, Git, MergeTreeResult, StatusEntry, WorktreeEntry } from './git-port.js';
 
@@ -102,8 +102,11 @@ export function createGit(cwd: string, options: CreateGitOptions = {}): Git {
       try {
         const result = await execOnce(args, execOptions);
         if (delay === undefined || execOptions.signal?.aborted || !retriableIndexLockFailure(args, result.exitCode, result.stderr)) return result;
+        // A killed `git worktree add`'s entry never gets written: removed, and the command re-run at once.
+        if (clearDeadHalfWrittenWorktree(result.stderr, cwd)) continue;
       } catch (error) {
         if (delay === undefined || execOptions.signal?.aborted || !(error instanceof GitError) || !retriableIndexLockFailure(args, error.gitExitCode, error.stderr)) throw error;
+        if (clearDeadHalfWrittenWorktree(error.stderr, cwd)) continue;
       }
       await new Promise((resolve) => setTimeout(resolve, delay));
     }

@@ -1,12 +1,12 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { commitManifest } from '../orchestrator/run-critic.js';
 import { createGit } from './git-cli.js';
 import { runGit } from './run-git.js';
-import { retriableIndexLockFailure } from './index-lock-retry.js';
+import { clearDeadHalfWrittenWorktree, retriableIndexLockFailure } from './index-lock-retry.js';
 
 const env = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@e', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@e', GIT_CONFIG_NOSYSTEM: '1' };
 
@@ -88,6 +88,46 @@ describe('git commands that meet another process’s index.lock', () => {
       setTimeout(() => writeFileSync(commondir, '../..\n'), 150);
       const entries = await createGit(dir, { env }).worktreeList();
       expect(entries.map((entry) => path.basename(entry.path))).toEqual([path.basename(dir), 'wt']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('an entry a killed `git worktree add` left with an empty commondir (locked initializing, untouched for 10 s) is removed and the list succeeds; a fresh one, or one with files beside .git, is left', async () => {
+    const dir = repo();
+    try {
+      const killedAdd = (name: string, ageMs: number, extra?: string) => {
+        const admin = path.join(dir, '.git', 'worktrees', name);
+        const worktree = path.join(dir, 'wt', name);
+        mkdirSync(admin, { recursive: true });
+        mkdirSync(worktree, { recursive: true });
+        writeFileSync(path.join(admin, 'locked'), 'initializing');
+        writeFileSync(path.join(admin, 'gitdir'), `${path.join(worktree, '.git')}\n`);
+        writeFileSync(path.join(worktree, '.git'), `gitdir: ${admin}\n`);
+        writeFileSync(path.join(admin, 'HEAD'), `${'0'.repeat(40)}\n`);
+        // Created, never written: git was killed between its open and its write.
+        writeFileSync(path.join(admin, 'commondir'), '');
+        if (extra) writeFileSync(path.join(worktree, extra), 'work\n');
+        const then = new Date(Date.now() - ageMs);
+        for (const file of ['locked', 'gitdir', 'HEAD', 'commondir']) utimesSync(path.join(admin, file), then, then);
+        utimesSync(admin, then, then);
+        return { admin, worktree };
+      };
+      const dead = killedAdd('dead', 60_000);
+      expect(() => execFileSync('git', ['worktree', 'list', '--porcelain'], { cwd: dir, stdio: 'pipe' })).toThrow(/failed to read .*commondir/);
+      const entries = await createGit(dir, { env }).worktreeList();
+      expect(entries.map((entry) => path.basename(entry.path))).toEqual([path.basename(dir)]);
+      expect(existsSync(dead.admin) || existsSync(dead.worktree)).toBe(false);
+      await runGit(['worktree', 'list'], { cwd: dir, env });
+      // Files beside the .git file: not what a killed add leaves — kept for a human (the list keeps failing).
+      const kept = killedAdd('kept', 60_000, 'notes.txt');
+      await expect(runGit(['worktree', 'list'], { cwd: dir, env })).rejects.toThrow(/commondir/);
+      expect(existsSync(path.join(kept.worktree, 'notes.txt')) && existsSync(kept.admin)).toBe(true);
+      rmSync(kept.admin, { recursive: true, force: true });
+      // A fresh one may be an add in flight: waited for, never removed.
+      const fresh = killedAdd('fresh', 0);
+      expect(clearDeadHalfWrittenWorktree(`fatal: failed to read ${fresh.admin}/commondir: Success\n`, dir)).toBe(false);
+      expect(existsSync(fresh.admin)).toBe(true);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

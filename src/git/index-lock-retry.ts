@@ -9,6 +9,9 @@
  * Commands that may have done part of their work before they took the lock (stash, rebase, am,
  * cherry-pick/revert sequences) are not retried.
  */
+import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import path from 'node:path';
+
 const contention = /Unable to create '[^']*index\.lock': File exists/;
 const notRetried = new Set(['stash', 'rebase', 'am', 'cherry-pick', 'revert', 'bisect', 'filter-branch']);
 
@@ -51,4 +54,59 @@ export function retriableIndexLockFailure(args: readonly string[], exitCode: num
   if (vanishedWorktree.test(stderr)) return readOnly(args) || worktreeRemove(args);
   if (!contention.test(stderr)) return false;
   return !args.some((arg) => notRetried.has(arg));
+}
+
+/** How old a half-written worktree entry must be to be a killed `git worktree add`'s, not one in flight (git writes `commondir` right after `gitdir`). */
+export const deadWorktreeEntryAgeMs = 10_000;
+
+/**
+ * A `git worktree add` killed between writing `gitdir` and `commondir` leaves an entry that makes
+ * every `git worktree list` fail ("failed to read …/worktrees/<name>/commondir") until someone
+ * deletes it; the retries above only wait for an add in flight. When `stderr` names such an entry,
+ * still locked `initializing` and untouched for {@link deadWorktreeEntryAgeMs}, it is removed —
+ * with its worktree directory when that holds nothing but the `.git` file git wrote first (the
+ * checkout comes after `commondir`, so no work can be there). `cwd`: where the git command ran.
+ * Returns true when it removed one.
+ */
+export function clearDeadHalfWrittenWorktree(stderr: string, cwd: string, now = Date.now()): boolean {
+  const match = /failed to read ([^\n]*[/\\]worktrees[/\\][^/\\\n]+)[/\\](?:commondir|gitdir)\b/.exec(stderr);
+  if (!match) return false;
+  // git names it relative to the directory it ran in (`.git/worktrees/<name>`) or absolute.
+  const admin = path.resolve(cwd, match[1]!);
+  try {
+    if (readFileSync(path.join(admin, 'locked'), 'utf8').trim() !== 'initializing') return false;
+  } catch {
+    // no `locked` file: not an add git left half-way
+    return false;
+  }
+  let newest = 0;
+  try {
+    for (const name of readdirSync(admin)) newest = Math.max(newest, statSync(path.join(admin, name)).mtimeMs);
+    newest = Math.max(newest, statSync(admin).mtimeMs);
+  } catch {
+    return false;
+  }
+  if (now - newest < deadWorktreeEntryAgeMs) return false;
+  let worktree: string | undefined;
+  try {
+    const gitdir = readFileSync(path.join(admin, 'gitdir'), 'utf8').trim();
+    if (gitdir !== '') worktree = path.dirname(path.resolve(admin, gitdir));
+  } catch {
+    // no gitdir: git never made the worktree's `.git` file
+  }
+  if (worktree !== undefined) {
+    let names: string[];
+    try {
+      names = readdirSync(worktree);
+    } catch {
+      names = [];
+    }
+    if (names.some((name) => name !== '.git')) {
+      // Files beside the `.git` file: not what a killed add leaves; the registration stays for a human.
+      return false;
+    }
+    rmSync(worktree, { recursive: true, force: true });
+  }
+  rmSync(admin, { recursive: true, force: true });
+  return true;
 }

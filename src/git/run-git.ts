@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { GitError } from './git-error.js';
 import { hardenGitArgs } from './harden.js';
-import { indexLockRetryDelaysMs, retriableIndexLockFailure } from './index-lock-retry.js';
+import { clearDeadHalfWrittenWorktree, indexLockRetryDelaysMs, retriableIndexLockFailure } from './index-lock-retry.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 
 export interface RunGitOptions {
@@ -26,6 +26,8 @@ export async function runGit(args: readonly string[], options: RunGitOptions): P
     } catch (error) {
       const delay = indexLockRetryDelaysMs[attempt];
       if (delay === undefined || options.signal?.aborted || !(error instanceof GitError) || !retriableIndexLockFailure(args, error.gitExitCode, error.stderr)) throw error;
+      // A killed `git worktree add`'s entry never gets written: removed, and the command re-run at once.
+      if (clearDeadHalfWrittenWorktree(error.stderr, options.cwd)) continue;
       await new Promise((resolve) => setTimeout(resolve, delay));
     }
   }
