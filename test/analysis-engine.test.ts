@@ -4,7 +4,7 @@
  * on an unchanged tree parses nothing and is faster; entries live under the git common dir, are
  * shared by worktrees, survive concurrent writers and treat a damaged entry as a miss).
  */
-import { readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { analyzeRepo, dependencyGraph, findReferences, listSymbols } from '../src/analysis/engine/index.js';
@@ -149,6 +149,10 @@ describe('cache', () => {
     const repo = await analysisFixtureRepo('ts');
     const before = await dependencyGraph(repo.dir, ['src/app.ts']);
     expect(before.dependsOn['src/app.ts']).toEqual(['src/index.ts', 'src/model.ts', 'src/service.ts']);
+    // Cold: only the listed file and the files that can import it were read — no whole-tree graph to store.
+    expect(existsSync(path.join(repo.dir, '.git', 'polywave', 'analysis-cache', cacheVersion, 'graphs'))).toBe(false);
+    await listSymbols(repo.dir); // the whole tree's heads: the next graph is resolved from them and stored
+    expect(await dependencyGraph(repo.dir, ['src/app.ts'])).toEqual(before);
     expect(readdirSync(path.join(repo.dir, '.git', 'polywave', 'analysis-cache', cacheVersion, 'graphs'))).toHaveLength(1);
     expect(await dependencyGraph(repo.dir, ['src/app.ts'])).toEqual(before);
     repo.write('src/app.ts', "import { run } from './service.js';\nrun(undefined as never);\n");
@@ -158,7 +162,8 @@ describe('cache', () => {
   it('a cold cache of many files parses in worker threads with the same answers (POLYWAVE_ANALYSIS_WORKERS)', async () => {
     const files: Record<string, string> = {};
     for (let index = 0; index < 320; index += 1) {
-      files[`src/f${index}.ts`] = `import { f${Math.max(0, index - 1)} } from './f${Math.max(0, index - 1)}.js';\nexport function f${index}(): number {\n  return ${index === 0 ? '0' : `f${index - 1}()`};\n}\n`;
+      // The comment names f5 and f6 in every file: analyze-deps reads every file that could import them (all 320).
+      files[`src/f${index}.ts`] = `// see f5, f6\nimport { f${Math.max(0, index - 1)} } from './f${Math.max(0, index - 1)}.js';\nexport function f${index}(): number {\n  return ${index === 0 ? '0' : `f${index - 1}()`};\n}\n`;
     }
     const repo = await createTestRepo({ files });
     const pooled = await runCli(['analyze-deps', '.', '--files', 'src/f5.ts,src/f6.ts', '--format', 'json'], { cwd: repo.dir, env: { POLYWAVE_ANALYSIS_WORKERS: '2', POLYWAVE_ANALYSIS_STATS: '1' } });

@@ -14,6 +14,7 @@ import path from 'node:path';
 import { cacheDir, readCached, readGraphPack, readTreePack, treePackKey, writeCached, writeGraphPack, writeTreePack, type GraphPack, type HeadEntry } from './cache.js';
 import { decodeRefs, type FileFacts, type RawRef } from './extract.js';
 import { extractMany, poolSize } from './parse-pool.js';
+import { onlyInLiterals } from './lexical.js';
 import { blobId, listRepo, listRepoFiles, readTexts, repoContext, type RepoContext, type RepoFile, type RepoListing } from './repo-files.js';
 import { cargoCrateName, goModulePath, ModuleResolver } from './resolve.js';
 import { currentScope, factsCost, fixedProbes, memory, memoryKey } from './scope.js';
@@ -70,8 +71,15 @@ interface Loaded {
   facts: FileFacts;
 }
 
-/** Facts for every entry: from the cache, or parsed (and stored) on a miss. */
-async function loadFacts(context: RepoContext, entries: readonly RepoFile[], stats: AnalysisStats): Promise<Loaded[]> {
+/** Blobs (with the names looked for) known to name them only in comments and strings: `<blob>.<lang>\0<names>` (memory scope). */
+const literalOnly = new Map<string, true>();
+
+/**
+ * Facts for every entry: from the cache, or parsed (and stored) on a miss. With `onlyCode`, a miss
+ * that names those words only inside comments and plain strings ({@link onlyInLiterals}) is neither
+ * parsed nor returned: it cannot refer to them.
+ */
+async function loadFacts(context: RepoContext, entries: readonly RepoFile[], stats: AnalysisStats, onlyCode?: readonly string[]): Promise<Loaded[]> {
   const dir = cacheDir(context.commonDir);
   const useMemory = currentScope().memory;
   const cached = entries.map((entry) => {
@@ -82,12 +90,30 @@ async function loadFacts(context: RepoContext, entries: readonly RepoFile[], sta
     if (read && useMemory) memory.update(key, { facts: read }, factsCost(read));
     return read;
   });
-  const misses = entries.filter((_, index) => cached[index] === undefined);
+  const verdictKey = (entry: RepoFile) => `${memoryKey(entry.blob, entry.lang)}\0${onlyCode!.join('\0')}`;
+  const skipped = new Set<string>();
+  let misses = entries.filter((_, index) => cached[index] === undefined);
+  if (onlyCode && useMemory) {
+    for (const entry of misses) if (literalOnly.has(verdictKey(entry))) skipped.add(entry.file);
+    misses = misses.filter((entry) => !skipped.has(entry.file));
+  }
   const parsed = new Map<string, FileFacts>();
   if (misses.length > 0) {
     const exact = new Set<string>();
     const texts = readTexts(context, misses, exact);
-    const present = misses.filter((entry) => texts.has(entry.file));
+    let present = misses.filter((entry) => texts.has(entry.file));
+    if (onlyCode) {
+      present = present.filter((entry) => {
+        const text = texts.get(entry.file)!;
+        if (text.length > maxSourceChars || !onlyInLiterals(entry.lang, text, entry.file, onlyCode)) return true;
+        skipped.add(entry.file);
+        if (useMemory && exact.has(entry.file)) {
+          literalOnly.set(verdictKey(entry), true);
+          while (literalOnly.size > 200_000) literalOnly.delete(literalOnly.keys().next().value!);
+        }
+        return false;
+      });
+    }
     // Generated or minified giants are not source anyone edits by hand: no facts (and no parse cost).
     const parseable = present.filter((entry) => texts.get(entry.file)!.length <= maxSourceChars);
     const facts = await extractMany(
@@ -105,8 +131,9 @@ async function loadFacts(context: RepoContext, entries: readonly RepoFile[], sta
     }
   }
   stats.parsed += parsed.size;
-  stats.cached += entries.length - misses.length;
-  count(parsed.size, entries.length - misses.length);
+  const fromCache = cached.filter((facts) => facts !== undefined).length;
+  stats.cached += fromCache;
+  count(parsed.size, fromCache);
   const result: Loaded[] = [];
   entries.forEach((entry, index) => {
     const facts = cached[index] ?? parsed.get(entry.file);
@@ -238,15 +265,21 @@ export async function dependencyGraph(repoRoot: string, files: string[]): Promis
   const useMemory = currentScope().memory;
   let pack = (useMemory ? (packMemory.get(`graph:${dir}:${fingerprint}`) as GraphPack | undefined) : undefined) ?? readGraphPack(dir, fingerprint);
   if (pack && useMemory) rememberPack(`graph:${dir}:${fingerprint}`, pack);
+  // No whole-tree graph and no whole-tree heads at hand: only the listed files and the files that can import them are read.
+  const treeKey = pack ? undefined : treePackKey(entries);
+  const heads = treeKey === undefined ? undefined : ((useMemory ? (packMemory.get(`tree:${dir}:${treeKey}`) as HeadEntry[] | undefined) : undefined) ?? readTreePack(dir, treeKey));
+  if (!pack && !heads && files.length * 4 < entries.length) return importersOf(context, { files: entries, allPaths, fingerprint }, files);
   if (!pack) {
-    const [heads, resolver] = await Promise.all([loadHeads(context, entries), resolverFor(context, allPaths)]);
-    const index = new Map(heads.map((head, position) => [head.file, position]));
-    const deps = heads.map((head) => {
+    if (heads && useMemory) rememberPack(`tree:${dir}:${treeKey}`, heads);
+    if (heads) count(0, heads.length);
+    const [heads2, resolver] = await Promise.all([heads ?? loadHeads(context, entries), resolverFor(context, allPaths)]);
+    const index = new Map(heads2.map((head, position) => [head.file, position]));
+    const deps = heads2.map((head) => {
       const targets = new Set<number>();
       for (const raw of head.imports) for (const target of resolver.resolve(head.file, head.lang, raw)) if (index.has(target)) targets.add(index.get(target)!);
       return [...targets].sort((a, b) => a - b);
     });
-    pack = { files: heads.map((head) => head.file), deps };
+    pack = { files: heads2.map((head) => head.file), deps };
     writeGraphPack(dir, fingerprint, pack);
     if (useMemory) rememberPack(`graph:${dir}:${fingerprint}`, pack);
   } else count(0, pack.files.length);
@@ -267,6 +300,139 @@ export async function dependencyGraph(repoRoot: string, files: string[]): Promis
 }
 
 /**
+ * Words one of whose whole-word occurrences any file importing `target` must contain, and whether
+ * that is not enough (`probes`): an import names the file it resolves to by its stem (`./store.js`,
+ * `app.store`, `crate::store`, `mod store;`), its directory for an index/`__init__.py`/`mod.rs`
+ * module, a Go package by its directory's (or module path's) last element. What can reach a file
+ * without its name is covered by probes: a TS/JS specifier ending in `.`/`..` (when the file's
+ * extension-less path is a directory), Python `from . import x` (an `__init__.py`), Rust `super`
+ * (a module file with child modules), `crate` and the crate's name (the crate root). Mirrors
+ * {@link ModuleResolver}; a test compares the result with the whole-tree graph.
+ */
+function importerWords(target: string, dirs: ReadonlySet<string>, goModules: ReadonlyArray<{ dir: string; module: string }>, crateNames: readonly string[]): { words: Set<string>; jsDots: boolean; pythonRelative: boolean } {
+  const words = new Set<string>();
+  const dir = path.posix.dirname(target) === '.' ? '' : path.posix.dirname(target);
+  const base = path.posix.basename(target);
+  const stems = new Set([base.replace(/\.[^.]*$/, ''), ...(base.endsWith('.d.ts') ? [base.slice(0, -'.d.ts'.length)] : [])]);
+  for (const stem of stems) if (stem !== '') words.add(stem);
+  let jsDots = false;
+  let pythonRelative = false;
+  const withoutExtension = [target.replace(/\.[^./]*$/, ''), ...(target.endsWith('.d.ts') ? [target.slice(0, -'.d.ts'.length)] : [])];
+  // TS's .js -> .ts mapping: `./x.js` (a directory named x.js) names x.ts.
+  for (const [from, to] of [['.js', ['.ts', '.tsx']], ['.jsx', ['.tsx']], ['.mjs', ['.mts']], ['.cjs', ['.cts']]] as const) {
+    for (const extension of to) if (target.endsWith(extension)) withoutExtension.push(target.slice(0, -extension.length) + from);
+  }
+  if (/^index\.[^/]*$/.test(base)) withoutExtension.push(dir);
+  if (withoutExtension.some((candidate) => dirs.has(candidate))) jsDots = true;
+  if (base === '__init__.py' || base === 'mod.rs' || /^index\./.test(base) || base === 'lib.rs' || base === 'main.rs') {
+    if (dir !== '') words.add(path.posix.basename(dir));
+    if (dir === '' && /^index\./.test(base)) jsDots = true;
+  }
+  if (base === '__init__.py') pythonRelative = true;
+  if (target.endsWith('.go')) {
+    if (dir !== '') words.add(path.posix.basename(dir));
+    for (const module of goModules) if (module.dir === dir) words.add(module.module.slice(module.module.lastIndexOf('/') + 1));
+  }
+  if (target.endsWith('.rs')) {
+    if (base === 'mod.rs' || base === 'lib.rs' || base === 'main.rs' || dirs.has(target.slice(0, -3))) words.add('super');
+    if (base === 'lib.rs' || base === 'main.rs') {
+      words.add('crate');
+      for (const name of crateNames) words.add(name);
+    }
+  }
+  return { words, jsDots, pythonRelative };
+}
+
+/** Every directory holding a listed path ('' excluded). */
+function directoriesOf(paths: readonly string[]): Set<string> {
+  const dirs = new Set<string>();
+  for (const file of paths) {
+    for (let slash = file.lastIndexOf('/'); slash > 0; slash = file.lastIndexOf('/', slash - 1)) {
+      const dir = file.slice(0, slash);
+      if (dirs.has(dir)) break;
+      dirs.add(dir);
+    }
+  }
+  return dirs;
+}
+
+/**
+ * Files with any of `words` ([A-Za-z0-9_]+) as a whole word, as `git grep -w -F -e a -e b …` answers. Many words
+ * are one Perl pattern with explicit ASCII word boundaries (about twice as fast as many -F patterns with -w; an
+ * alternation under -w could miss `ab` where `a` matches first); a git without PCRE gets the -F form.
+ */
+async function grepWords(words: readonly string[], grep: (args: string[]) => Promise<string[]>): Promise<string[]> {
+  if (words.length > 1) {
+    try {
+      return await grep(['-P', '-e', `(?<![A-Za-z0-9_])(?:${[...words].sort((a, b) => b.length - a.length).join('|')})(?![A-Za-z0-9_])`]);
+    } catch {
+      // no PCRE in this git: the fixed-string form below
+    }
+  }
+  return grep(['-w', '-F', ...words.flatMap((word) => ['-e', word])]);
+}
+
+/**
+ * {@link dependencyGraph} without the whole tree (a cold cache): the listed files are read for their
+ * own imports, and the only other files read are those a lexical search says could import one of
+ * them ({@link importerWords}: git grep, or the word index of a process that searched the repository
+ * before). Exactly the whole-tree answer for the listed files; no graph pack is written (it would
+ * cover only part of the tree).
+ */
+async function importersOf(context: RepoContext, listing: RepoListing, files: readonly string[]): Promise<DependencyGraph> {
+  const byPath = new Map(listing.files.map((entry) => [entry.file, entry]));
+  const resolverPromise = resolverFor(context, listing.allPaths);
+  const dirs = directoriesOf(listing.allPaths);
+  const resolver = await resolverPromise;
+  const targets = [...new Set(files)].filter((file) => byPath.has(file));
+  const plain = new Set<string>();
+  const texts = new Set<string>();
+  const patterns = new Set<string>();
+  for (const target of targets) {
+    const { words, jsDots, pythonRelative } = importerWords(target, dirs, resolver.goModuleList(), resolver.crateNames());
+    // A name with other characters (`my-lib`, `types.generated`) is searched as plain text: more files, never fewer.
+    for (const word of words) (/^\w+$/.test(word) ? plain : texts).add(word);
+    // A quoted specifier whose last segment is `.` or `..` (`'..'`, `'./x/..'`, `"../"`).
+    if (jsDots) patterns.add('["\'`]([^"\'`]*/)?\\.\\.?/?["\'`]');
+    // `from . import x`, `from .. import (`, `from .import x`, a `from` continued on the next line.
+    if (pythonRelative) patterns.add('from[[:space:]]+\\.+[[:space:]]*(import|\\(|\\\\|$)').add('from[[:space:]]*\\\\');
+  }
+  const useMemory = currentScope().memory;
+  const index = useMemory && memory.searched.has(context.commonDir) ? await wordIndex(context, listing, {}) : undefined;
+  if (useMemory) memory.searched.add(context.commonDir);
+  const grep = async (args: string[]): Promise<string[]> => {
+    const answer = await context.git.run(['grep', '-l', '-z', '--no-color', ...args, '--', '*.ts', '*.mts', '*.cts', '*.tsx', '*.js', '*.mjs', '*.cjs', '*.jsx', '*.go', '*.py', '*.rs'], { allowExitCodes: [1] });
+    return answer.stdout.split('\0').filter((file) => file !== '');
+  };
+  const words = [...plain];
+  // Not -I: a file git calls binary is still parsed by the whole-tree graph, so it must be found here too.
+  const [byWord, byText, byPattern] = await Promise.all([
+    words.length === 0 ? [] : index ? [...index.withWords(words), ...index.binary()] : grepWords(words, grep),
+    texts.size === 0 ? [] : grep(['-F', ...[...texts].flatMap((text) => ['-e', text])]),
+    patterns.size === 0 ? [] : grep(['-E', ...[...patterns].flatMap((pattern) => ['-e', pattern])]),
+  ]);
+  // Symbolic links: git grep does not search them, the whole-tree graph reads them.
+  const candidates = new Set([...targets, ...byWord, ...byText, ...byPattern, ...listing.files.filter((entry) => entry.symlink).map((entry) => entry.file)]);
+  const entries = [...candidates].sort().flatMap((file) => byPath.get(file) ?? []);
+  const loaded = await loadFacts(context, entries, { parsed: 0, cached: 0 });
+  const wanted = new Set(targets);
+  const dependsOn: Record<string, string[]> = {};
+  const dependedBy: Record<string, string[]> = {};
+  for (const file of files) {
+    dependsOn[file] = [];
+    dependedBy[file] = [];
+  }
+  for (const { entry, facts } of loaded) {
+    const resolved = new Set<string>();
+    for (const raw of facts.imports) for (const target of resolver.resolve(entry.file, entry.lang, raw)) if (byPath.has(target)) resolved.add(target);
+    if (wanted.has(entry.file)) dependsOn[entry.file] = [...resolved].sort();
+    for (const target of resolved) if (wanted.has(target)) dependedBy[target]!.push(entry.file);
+  }
+  for (const file of files) dependedBy[file] = [...new Set(dependedBy[file])].sort();
+  return { dependsOn, dependedBy };
+}
+
+/**
  * The word index: whole words and star-re-export probes of every listed file's content, kept per
  * blob id in the process's memory — standing in for `git grep -w -F` / `git grep -F` over the
  * working tree in a process that searches this repository again (resident server, scout tools).
@@ -280,6 +446,8 @@ interface WordIndex {
   withWords(words: readonly string[]): string[];
   /** Files (sorted, not Go) whose content contains any of the fixed star-re-export probes. */
   withStars(): string[];
+  /** Files whose content git grep -I calls binary (no words indexed). */
+  binary(): string[];
 }
 
 const grepExtensions = /\.(?:ts|mts|cts|tsx|js|mjs|cjs|jsx|go|py|rs)$/;
@@ -378,6 +546,11 @@ async function wordIndex(context: RepoContext, listing: RepoListing, options: { 
       hits.set(key, result);
       while (hits.size > 64) hits.delete(hits.keys().next().value!);
       return [...result];
+    },
+    binary() {
+      const result: string[] = [];
+      for (const [file, { words: present }] of files) if (present === null) result.push(file);
+      return result;
     },
     withStars() {
       const result: string[] = [];
@@ -504,16 +677,19 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   if (currentScope().memory) memory.searched.add(context.commonDir);
   const byPath = new Map(listing.files.map((entry) => [entry.file, entry]));
   /** Loads the files with these words (or these grep hits), following aliased re-exports to their words in turn. */
-  const follow = async (firstFound: string[] | undefined, words: string[]): Promise<void> => {
+  const follow = async (firstFound: string[] | undefined, words: string[], identifiers = true): Promise<void> => {
     let pending = words;
     let hits = firstFound;
     for (;;) {
       const found: string[] = hits ?? (pending.length > 0 ? await filesWithWords(context, pending, searchOptions, index) : []);
+      // The names this search was for: a file naming them only in comments and strings is not parsed (identifiers only:
+      // a module's base name is searched for its import strings).
+      const searched = hits ? [symbol] : pending;
       hits = undefined;
       pending = [];
       const entries = found.filter((file) => !loadedFiles.has(file)).flatMap((file) => byPath.get(file) ?? []);
       if (entries.length === 0) break;
-      for (const item of await loadFacts(context, entries, stats)) {
+      for (const item of await loadFacts(context, entries, stats, identifiers ? searched : undefined)) {
         loadedFiles.set(item.entry.file, item);
         for (const raw of item.facts.imports) {
           // Python: every imported name can be imported again from the importing module (`from .core import f as g`
@@ -549,7 +725,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     // The files that name the module are read, and an import of `default` that resolves to the definition binds its local name.
     if (definer?.facts.symbols.some((def) => def.name === symbol && def.defaultExport)) {
       const base = path.posix.basename(definedIn).replace(/\.[^.]*$/, '');
-      await follow(undefined, [base === 'index' ? path.posix.basename(path.posix.dirname(definedIn)) : base]);
+      await follow(undefined, [base === 'index' ? path.posix.basename(path.posix.dirname(definedIn)) : base], false);
       const carried: string[] = [];
       for (const item of loadedFiles.values()) {
         for (const raw of item.facts.imports) {

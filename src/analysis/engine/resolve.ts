@@ -54,6 +54,16 @@ export class ModuleResolver {
     this.goModules = [...input.goModules].sort((a, b) => b.module.length - a.module.length);
   }
 
+  /** The go.mod modules (directory, module path). */
+  goModuleList(): ReadonlyArray<{ dir: string; module: string }> {
+    return this.goModules;
+  }
+
+  /** The Cargo.toml crate names (as code names them). */
+  crateNames(): string[] {
+    return (this.input.rustCrates ?? []).map((crate) => crate.name);
+  }
+
   private has(file: string): boolean {
     return this.input.files.has(file);
   }
