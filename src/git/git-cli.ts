@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, lstatSync } from 'node:fs';
 import path from 'node:path';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { GitError } from './git-error.js';
@@ -75,6 +75,33 @@ interface RepositoryLayout {
   topLevel: string;
   gitDir: string;
   commonDir: string;
+}
+
+/**
+ * Repository layouts (top level, git dir, common dir) already read in this process, per directory
+ * holding a `.git` entry (and the port's pinned config), with that entry's stamp: a `.git` file
+ * (a linked worktree: `gitdir: …`) by inode, size, mtime and ctime; a `.git` directory by inode
+ * and birth time (its mtime moves with every index write, its identity does not). A directory
+ * without its own `.git` (a subdirectory) is always asked: what git finds there depends on the
+ * parents. program-execute made ~25 fresh ports of the same 9 directories per tier, each asking.
+ */
+const layoutCache = new Map<string, { stamp: string; layout: RepositoryLayout }>();
+
+function dotGitStamp(directory: string): string | undefined {
+  try {
+    const stats = lstatSync(path.join(directory, '.git'), { bigint: true });
+    if (stats.isFile()) return `file:${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}`;
+    if (stats.isDirectory() && stats.birthtimeNs > 0n) return `dir:${stats.dev}:${stats.ino}:${stats.birthtimeNs}`;
+    return undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function rememberLayout(key: string, stamp: string, layout: RepositoryLayout): void {
+  layoutCache.delete(key);
+  layoutCache.set(key, { stamp, layout });
+  if (layoutCache.size > 512) layoutCache.delete(layoutCache.keys().next().value!);
 }
 
 /** Parsed `git --version`, once per process and PATH (a different PATH may find another git). */
@@ -165,9 +192,18 @@ export function createGit(cwd: string, options: CreateGitOptions = {}): Git {
 
   function readLayout(): Promise<RepositoryLayout> {
     layout ??= (async () => {
+      // Another port of this process may have asked already (a fresh port per step or agent).
+      const key = `${cwd}\0${options.config ? configArguments(options.config()).join('\0') : ''}`;
+      const stamp = dotGitStamp(cwd);
+      const known = layoutCache.get(key);
+      if (stamp !== undefined && known !== undefined && known.stamp === stamp) return known.layout;
       const args = ['rev-parse', '--path-format=absolute', '--show-toplevel', '--absolute-git-dir', '--git-common-dir'];
       const lines = withoutTrailingNewline(await stdoutOf(args)).split('\n');
-      if (lines.length === 3) return { topLevel: lines[0]!, gitDir: lines[1]!, commonDir: lines[2]! };
+      if (lines.length === 3) {
+        const found = { topLevel: lines[0]!, gitDir: lines[1]!, commonDir: lines[2]! };
+        if (stamp !== undefined && dotGitStamp(cwd) === stamp) rememberLayout(key, stamp, found);
+        return found;
+      }
       // A path containing a newline: ask one question at a time.
       const [topLevel, gitDir, commonDir] = await Promise.all([
         stdoutOf(['rev-parse', '--show-toplevel']),
