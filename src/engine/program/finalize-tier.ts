@@ -350,9 +350,13 @@ export async function finalizeTier(options: FinalizeTierOptions): Promise<Finali
 /** Where each IMPL of the tier stands: its branch, its doc and whether it is finished. */
 async function planTier(loaded: LoadedTier, checkout: MainCheckout, recordPath: string): Promise<ImplPlan[]> {
   const targets = programTargets(loaded, checkout.root);
-  const [docs, tips, recorded] = await Promise.all([
+  // The tips, and those already merged into HEAD (`for-each-ref --merged`: one process for every
+  // IMPL, not a `merge-base --is-ancestor` each); a tip counts as merged when both answers name it.
+  const branches = targets.map((target) => target.branch);
+  const [docs, tips, mergedTips, recorded] = await Promise.all([
     readProgramImplDocs(checkout.root, loaded.manifest),
-    branchTips(checkout.git, targets.map((target) => target.branch)),
+    branchTips(checkout.git, branches),
+    branchTips(checkout.git, branches, { mergedInto: checkout.head }),
     readTierMergeRecord(recordPath),
   ]);
   // Each IMPL's plan on its own (reads only: its doc, its branch tip, ancestry checks), all at once.
@@ -380,7 +384,7 @@ async function planTier(loaded: LoadedTier, checkout: MainCheckout, recordPath: 
     const tip = tips.get(target.branch);
     if (tip !== undefined) {
       plan.tip = tip;
-      plan.action = (await checkout.git.isAncestor(tip, checkout.head)) ? 'already-merged' : 'merge';
+      plan.action = mergedTips.get(target.branch) === tip ? 'already-merged' : 'merge';
     } else {
       // The branch is gone: fine when the record shows its tip merged (a finished earlier run removed it).
       const merged = recorded.filter((item) => item.impl_slug === slug);
@@ -424,7 +428,9 @@ async function commitProgramManifest(checkout: MainCheckout, programPath: string
  * an unmerged one) — only when the branch tip is still in the main line's history.
  */
 async function removeMergedImplBranches(checkout: MainCheckout, plans: readonly ImplPlan[], env: TierOptions['env']): Promise<TierCleanupOutcome[]> {
-  const [entries, tips] = await Promise.all([checkout.git.worktreeList(), branchTips(checkout.git, plans.map((plan) => plan.branch))]);
+  // The tips, and which of them HEAD contains (one `for-each-ref --merged=HEAD` for all, not a `merge-base --is-ancestor` each).
+  const branches = plans.map((plan) => plan.branch);
+  const [entries, tips, mergedTips] = await Promise.all([checkout.git.worktreeList(), branchTips(checkout.git, branches), branchTips(checkout.git, branches, { mergedInto: 'HEAD' })]);
   const gitAt = (directory: string): Git => createGit(directory, env ? { env } : {});
   // Each IMPL's worktree on its own (reads, then `git worktree remove` of a different worktree:
   // nothing shared), all IMPLs at once; the branches after, one `branch -d` at a time (ref locks).
@@ -434,7 +440,7 @@ async function removeMergedImplBranches(checkout: MainCheckout, plans: readonly 
       const entry = entries.find((candidate) => candidate.branch === plan.branch);
       if (tip === undefined && entry === undefined) return undefined;
       const outcome: TierCleanupOutcome = { impl_slug: plan.slug, branch: plan.branch, worktree_path: entry?.path ?? null, worktree_removed: false, branch_deleted: false, detail: '' };
-      if (tip !== undefined && !(await checkout.git.isAncestor(tip, 'HEAD'))) {
+      if (tip !== undefined && mergedTips.get(plan.branch) !== tip) {
         outcome.detail = `kept: ${plan.branch} has commits that are not in ${checkout.branch}`;
         return { outcome, tip, done: true };
       }
