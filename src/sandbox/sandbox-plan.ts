@@ -2,9 +2,12 @@
  * What one sandboxed process may touch (DESIGN §3.1): the plan is data, built once per agent
  * (or per gate) and handed to {@link wrapInSandbox} for every command. Paths are absolute.
  */
-import { existsSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, realpathSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { isCredentialVariable } from './credential-variables.js';
 import { foreignScratchDirs } from './scratch-dirs.js';
 
 /** The boundary the OS enforces for one agent or gate. */
@@ -13,8 +16,13 @@ export interface SandboxPlan {
   writable: string[];
   /** Paths inside a writable one that stay read-only (the worktree's `.git` file, a main checkout's `.git` directory). */
   readOnlyWithin: string[];
-  /** Paths that cannot be read at all (other worktrees, secrets). */
+  /** Paths that cannot be read at all (other worktrees, secrets, the user's home). */
   unreadable: string[];
+  /**
+   * Paths inside an unreadable one that are readable again, read-only: the tool roots of the user's
+   * home a build needs (see {@link homeView}). An unreadable path inside one of them stays unreadable.
+   */
+  readable?: string[];
   /** Hosts the process may reach through the sandbox's proxy (`registry.npmjs.org`, `*.example.com`); empty = no network. */
   allowedHosts: string[];
 }
@@ -24,9 +32,15 @@ export interface SandboxSettings {
   network?: { allow?: readonly string[] };
   /** Extra writable directories (shared caches such as `~/.npm`), `~/` expanded with the user's home. */
   writable?: readonly string[];
+  /** Extra readable (read-only) directories or files of the user's home (`~/.config/mytool`), `~/` expanded. */
+  readable?: readonly string[];
 }
 
-/** Files of the user's home an agent must never read (credentials of git hosts, clouds, registries). */
+/**
+ * Files of the user's home an agent must never read (credentials of git hosts, clouds, registries).
+ * The home is hidden whole where it can be ({@link homeView}); this list still applies inside the
+ * tool roots bound back (`.cargo/credentials.toml`) and where the home cannot be hidden.
+ */
 export const homeSecrets: readonly string[] = Object.freeze([
   '.ssh',
   '.aws',
@@ -91,6 +105,259 @@ function isInside(child: string, parent: string): boolean {
 }
 
 /**
+ * Tool and cache directories of the user's home that builds read (issue 11, outside attack X10 N1b:
+ * the home behind a deny-list still showed 28 credential stores `homeSecrets` did not name — glab,
+ * doctl, fly, pulumi, rclone, podman, browser cookies…). The home is unreadable as a whole in agent
+ * and gate sandboxes; these stay readable, read-only, when they exist. Credential files inside them
+ * (`.cargo/credentials.toml`, `.m2/settings.xml` is not inside `.m2/repository`) stay hidden.
+ */
+export const homeToolDirs: readonly string[] = Object.freeze([
+  '.nvm',
+  '.volta',
+  '.fnm',
+  '.local/share/fnm',
+  '.n',
+  '.rustup',
+  '.cargo',
+  'go/pkg',
+  'sdk',
+  '.m2/repository',
+  '.gradle/caches',
+  '.gradle/wrapper',
+  '.pyenv',
+  '.rbenv',
+  '.asdf',
+  '.local/share/mise',
+  '.sdkman',
+  '.bun',
+  '.deno',
+  '.local/share/pnpm',
+  '.npm/_cacache',
+  '.cache/ms-playwright',
+  '.cache/Cypress',
+  '.cache/puppeteer',
+]);
+
+/** Variables naming a tool's install or cache directory (read when they lie inside the home). */
+const toolDirectoryVariables = ['NVM_DIR', 'VOLTA_HOME', 'FNM_DIR', 'N_PREFIX', 'RUSTUP_HOME', 'CARGO_HOME', 'GOROOT', 'GOPATH', 'GOMODCACHE', 'PYENV_ROOT', 'RBENV_ROOT', 'ASDF_DIR', 'ASDF_DATA_DIR', 'MISE_DATA_DIR', 'SDKMAN_DIR', 'JAVA_HOME', 'GRADLE_HOME', 'MAVEN_HOME', 'M2_HOME', 'BUN_INSTALL', 'DENO_INSTALL', 'PNPM_HOME', 'ANDROID_HOME', 'ANDROID_SDK_ROOT', 'FLUTTER_ROOT', 'CONDA_PREFIX', 'VIRTUAL_ENV'];
+
+/** Variables naming a credential file or directory under a name {@link isCredentialVariable} does not flag. */
+const credentialPathVariables = ['KUBECONFIG', 'AWS_CONFIG_FILE', 'DOCKER_CONFIG', 'CLOUDSDK_CONFIG', 'AZURE_CONFIG_DIR', 'GNUPGHOME', 'PASSWORD_STORE_DIR', 'NETRC', 'NPM_CONFIG_USERCONFIG', 'npm_config_userconfig', 'BOTO_CONFIG', 'RCLONE_CONFIG', 'PGPASSFILE', 'PGSERVICEFILE', 'VAULT_CONFIG_PATH', 'TF_CLI_CONFIG_FILE'];
+
+function realOrResolved(entry: string): string {
+  try {
+    return realpathSync(entry);
+  } catch {
+    return path.resolve(entry);
+  }
+}
+
+/** The directory a build needs for an executable directory `dir` inside `home`: `<tool>/bin` → `<tool>` (not for `~/bin`, `~/.local/bin`). */
+function toolRootOf(dir: string, home: string): string {
+  if (path.basename(dir) !== 'bin') return dir;
+  const parent = path.dirname(dir);
+  return parent === home || parent === path.join(home, '.local') ? dir : parent;
+}
+
+/** polywave's own package directory (dist/native/polywave-seccomp runs in every sandbox) and the `node_modules` holding it, if any. */
+function packageDirs(): string[] {
+  const packageRoot = fileURLToPath(new URL('../..', import.meta.url)).replace(/\/+$/, '');
+  const dirs = [packageRoot];
+  // installed as a dependency: sandbox-runtime may be hoisted beside it
+  let parent = path.dirname(packageRoot);
+  if (path.basename(parent).startsWith('@')) parent = path.dirname(parent);
+  if (path.basename(parent) === 'node_modules') dirs.push(parent);
+  return dirs;
+}
+
+/**
+ * What a sandbox reads of the user's home `home` (realpath): every PATH entry inside it (as its tool
+ * root: `~/.nvm/versions/node/v20/bin` → `~/.nvm/versions/node/v20`) and the tool root of a link in
+ * such an entry pointing elsewhere in the home (`~/.local/bin/claude` → `~/.local/share/claude/…`),
+ * {@link homeToolDirs}, the directories {@link toolDirectoryVariables} name, `~/.local/lib/python*`,
+ * node itself and polywave's package when installed there. Only existing paths, realpath'd, strictly
+ * inside `home`.
+ */
+export function homeToolRoots(home: string, env: Readonly<Record<string, string | undefined>> = process.env): string[] {
+  const found: string[] = [];
+  const add = (entry: string | undefined): void => {
+    if (entry === undefined || entry === '' || !path.isAbsolute(entry)) return;
+    const real = realOrResolved(entry);
+    if (real !== home && isInside(real, home) && existsSync(real)) found.push(real);
+  };
+  for (const entry of (env.PATH ?? '').split(path.delimiter)) {
+    if (entry === '' || !path.isAbsolute(entry)) continue;
+    const real = realOrResolved(entry);
+    if (real === home || !isInside(real, home) || !existsSync(real)) continue;
+    const root = toolRootOf(real, home);
+    add(root);
+    // links to programs elsewhere in the home (a few hundred at most)
+    try {
+      for (const dirent of readdirSync(real, { withFileTypes: true }).slice(0, 500)) {
+        if (!dirent.isSymbolicLink()) continue;
+        const target = realOrResolved(path.join(real, dirent.name));
+        if (!isInside(target, root) && isInside(target, home)) add(toolRootOf(path.dirname(target), home));
+      }
+    } catch {
+      // unreadable: the directory alone
+    }
+  }
+  for (const entry of homeToolDirs) add(path.join(home, entry));
+  for (const name of toolDirectoryVariables) add(env[name]);
+  try {
+    for (const name of readdirSync(path.join(home, '.local/lib'))) if (name.startsWith('python')) add(path.join(home, '.local/lib', name));
+  } catch {
+    // none
+  }
+  const node = realOrResolved(process.execPath);
+  add(path.basename(path.dirname(node)) === 'bin' ? path.dirname(path.dirname(node)) : path.dirname(node));
+  for (const entry of packageDirs()) add(entry);
+  return unique(found);
+}
+
+/** Input of {@link homeView}. */
+export interface HomeViewInput {
+  /** The user's real home. */
+  userHome: string;
+  /** Paths the sandbox needs readable besides the tool roots: the repository, its git directory, `sandbox.readable`… */
+  needed: readonly string[];
+  /** The plan's writable paths (bound back by the sandbox; one that is or holds the home keeps it readable). */
+  writable: readonly string[];
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+/**
+ * The user's home as an allow-list (outside attack X10 N1b): `{ unreadable: [<home>], readable: […] }`
+ * where readable = {@link homeToolRoots} + the `needed` paths inside the home. Empty when the home is
+ * `/`, missing, or a writable path or a needed one is the home or holds it (then only the deny-list
+ * {@link homeSecrets} applies).
+ */
+export function homeView(input: HomeViewInput): { unreadable: string[]; readable: string[] } {
+  const none = { unreadable: [], readable: [] };
+  if (!existsSync(input.userHome)) return none;
+  const home = realOrResolved(input.userHome);
+  if (home === path.parse(home).root) return none;
+  const needed = input.needed.map(realOrResolved);
+  if ([...input.writable.map(realOrResolved), ...needed].some((entry) => isInside(home, entry))) return none;
+  const readable = unique([...homeToolRoots(home, input.env ?? process.env), ...needed.filter((entry) => isInside(entry, home) && existsSync(entry))]);
+  return { unreadable: unique([home, ...(input.userHome !== home ? [path.resolve(input.userHome)] : [])]), readable };
+}
+
+/**
+ * Names of files that hold secrets by convention: `.env`, `.env.*`, `.envrc`, `.dev.vars`
+ * (Cloudflare), `secrets.*`/`credentials*` data files, keys and certificates (`*.pem`, `*.key`,
+ * `*.p12`…), registry and ssh credentials.
+ */
+export const secretFileName =
+  /^(?:\.env(?:\..+)?|\.envrc|\.dev\.vars(?:\..+)?|\.npmrc|\.pypirc|\.netrc|\.git-credentials|\.pgpass|(?:secrets?|credentials?)(?:[._-][^/]*)?\.(?:json|ya?ml|toml|ini|env|txt|csv|xml|conf|cfg|properties|enc)|secrets|credentials|.+\.(?:pem|key|p12|pfx|jks|keystore|ppk)|id_(?:rsa|dsa|ecdsa|ed25519)|service[-_]?account[^/]*\.json)$/;
+
+/** git pathspecs for {@link secretFileName} (globs, filtered by the expression afterwards). */
+const secretPathspecs = ['.env*', '.envrc', '.dev.vars*', '.npmrc', '.pypirc', '.netrc', '.git-credentials', '.pgpass', 'secret*', 'credential*', '*.pem', '*.key', '*.p12', '*.pfx', '*.jks', '*.keystore', '*.ppk', 'id_*', 'service*account*.json'].map((glob) => `:(glob)**/${glob}`);
+/** At most this many files of a checkout are hidden (each is one mount). */
+const secretFileLimit = 400;
+const secretFilesCache = new Map<string, { at: number; files: string[] }>();
+
+/**
+ * The untracked files (ignored or not) of `checkout` whose names are {@link secretFileName}, outside
+ * `node_modules` (outside attack X10 N1c: an agent read the main checkout's `pkgs/app/.env.local`,
+ * `.dev.vars`, `secrets.yml`). One `git ls-files --others`, remembered for a few seconds (one wave's
+ * agents). A tracked file is the project's and stays readable. Absolute paths; none outside git.
+ */
+export function untrackedSecretFiles(checkout: string): string[] {
+  const key = path.resolve(checkout);
+  const cached = secretFilesCache.get(key);
+  if (cached && Date.now() - cached.at < 10_000) return cached.files;
+  let files: string[] = [];
+  try {
+    const output = execFileSync('git', ['-c', 'core.fsmonitor=false', 'ls-files', '--others', '-z', '--', ...secretPathspecs, ':(exclude,glob)**/node_modules/**'], {
+      cwd: key,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+      env: { ...process.env, GIT_OPTIONAL_LOCKS: '0' },
+      maxBuffer: 16 * 1024 * 1024,
+      timeout: 20_000,
+    });
+    files = output
+      .split('\0')
+      .filter((entry) => entry !== '' && secretFileName.test(path.basename(entry)))
+      .slice(0, secretFileLimit)
+      .map((entry) => path.join(key, entry));
+  } catch {
+    // not a git checkout (or git failed): none
+  }
+  secretFilesCache.set(key, { at: Date.now(), files });
+  return files;
+}
+
+/** {@link secretFileName} files directly in each directory above `checkout`, up to `/` (a parent's `.env`), except those inside `skipInside`. */
+export function parentSecretFiles(checkout: string, skipInside?: string): string[] {
+  const files: string[] = [];
+  let dir = path.dirname(path.resolve(checkout));
+  for (;;) {
+    if (skipInside === undefined || !isInside(dir, skipInside)) {
+      try {
+        for (const dirent of readdirSync(dir, { withFileTypes: true })) if ((dirent.isFile() || dirent.isSymbolicLink()) && secretFileName.test(dirent.name)) files.push(path.join(dir, dirent.name));
+      } catch {
+        // unreadable
+      }
+    }
+    const up = path.dirname(dir);
+    if (up === dir) break;
+    dir = up;
+  }
+  return files;
+}
+
+/**
+ * Files and directories the environment names as credentials (`GOOGLE_APPLICATION_CREDENTIALS`,
+ * `AWS_SHARED_CREDENTIALS_FILE`, `KUBECONFIG`, `DOCKER_CONFIG`…): the variable is stripped from
+ * the sandbox's environment, and the file it named is hidden too (outside attack X10 N1c).
+ * Absolute existing paths that hold none of `keep` (the sandbox's writable paths).
+ */
+export function credentialPathsOf(env: Readonly<Record<string, string | undefined>>, keep: readonly string[]): string[] {
+  const paths: string[] = [];
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined || value === '' || !(credentialPathVariables.includes(name) || isCredentialVariable(name))) continue;
+    for (const entry of value.split(path.delimiter)) {
+      if (!path.isAbsolute(entry) || entry === '/' || !existsSync(entry)) continue;
+      if (keep.some((open) => isInside(path.resolve(open), path.resolve(entry)))) continue;
+      paths.push(path.resolve(entry));
+    }
+  }
+  return paths;
+}
+
+
+/**
+ * `unreadable` without the entries inside another unreadable one that no readable or writable path
+ * re-opens around them (`~/.ssh` when the whole home is hidden): they are hidden already, and each
+ * entry is one more mount at every sandbox's start.
+ */
+function pruneCovered(unreadable: readonly string[], reopened: readonly string[]): string[] {
+  const denied = new Set(unreadable);
+  // walks each entry's ancestors (O(entries × depth): there may be hundreds of scratch directories)
+  const coveringAncestor = (entry: string): string | undefined => {
+    for (let dir = path.dirname(entry); dir !== path.dirname(dir); dir = path.dirname(dir)) if (denied.has(dir)) return dir;
+    return denied.has('/') && entry !== '/' ? '/' : undefined;
+  };
+  return unreadable.filter((entry) => {
+    const cover = coveringAncestor(entry);
+    return cover === undefined || reopened.some((open) => open !== cover && isInside(entry, open) && isInside(open, cover));
+  });
+}
+
+/** The secret files around a checkout (see {@link untrackedSecretFiles}, {@link parentSecretFiles}) for a sandbox whose own directory is `own`. */
+function secretFilesAround(mainCheckout: string | undefined, own: string, view: { unreadable: string[]; readable: string[] }): string[] {
+  const hiddenHome = view.unreadable[0];
+  // a directory inside the hidden home and outside every carve-out shows nothing anyway
+  const shown = (dir: string): boolean => hiddenHome === undefined || !isInside(dir, hiddenHome) || view.readable.some((open) => isInside(dir, open));
+  const parents = (dir: string): string[] => parentSecretFiles(dir).filter((file) => shown(path.dirname(file)));
+  const files = parents(own);
+  if (mainCheckout !== undefined && mainCheckout !== own) files.push(...untrackedSecretFiles(mainCheckout), ...parents(mainCheckout));
+  return unique(files).filter((file) => !isInside(file, own));
+}
+
+/**
  * The directories of polywave's per-user Unix sockets — the resident server's (src/cli/resident-server.ts:
  * `$XDG_RUNTIME_DIR/polywave/`, else `<tmp>/polywave-<uid>/`). That server runs outside every sandbox with
  * its caller's cwd and environment, so an agent or a gate must not even see its socket: unreadable in
@@ -143,9 +410,12 @@ function scratchDenials(scratchDirs: readonly string[], root: string): string[] 
 /**
  * The plan for an agent: writable = its root + private HOME + TMPDIR (+ `sandbox.writable`);
  * read-only within: `<root>/.git` (and the common git dir when it lies inside root, i.e. an agent
- * working in the main checkout); unreadable: every other worktree, the user's credentials, the
- * main checkout's `.env*` files (unless they are the agent's own root) and the scratch directories of
- * other agents and gates, present and future (outside attack #12); network: `sandbox.network.allow`.
+ * working in the main checkout); unreadable: every other worktree, the user's home except its tool
+ * roots, the repository and `sandbox.readable` ({@link homeView}; where the home cannot be hidden
+ * whole, {@link homeSecrets}), the main checkout's untracked secret files (`.env*`, `.dev.vars`,
+ * `secrets.*`, keys: unless it is the agent's own root) and its parents', the files credential
+ * variables name, and the scratch directories of other agents and gates, present and future (outside
+ * attack #12); network: `sandbox.network.allow`.
  */
 export function agentSandboxPlan(input: AgentSandboxPlanInput): SandboxPlan {
   const userHome = input.userHome ?? os.homedir();
@@ -157,16 +427,28 @@ export function agentSandboxPlan(input: AgentSandboxPlanInput): SandboxPlan {
     ...(writable.some((entry) => isInside(path.resolve(input.gitCommonDir), entry)) ? [path.resolve(input.gitCommonDir)] : []),
     ...(input.readOnly ?? []).map((entry) => path.resolve(root, entry)),
   ]);
+  const env = input.env ?? process.env;
+  const gitCommonDir = path.resolve(input.gitCommonDir);
+  const view = homeView({ userHome, needed: [root, mainCheckout, gitCommonDir, ...(input.config?.readable ?? []).map((entry) => expandHome(entry, userHome))], writable, env });
   const envFiles = root === mainCheckout ? [] : (input.mainCheckoutEnvFiles ?? []).map((entry) => path.resolve(mainCheckout, entry));
   const unreadable = unique([
     ...input.otherWorktrees.map((entry) => path.resolve(entry)).filter((entry) => entry !== root && !isInside(root, entry)),
+    ...view.unreadable,
     ...homeSecrets.map((entry) => path.join(userHome, entry)),
     ...envFiles,
+    ...secretFilesAround(mainCheckout, root, view),
+    ...credentialPathsOf(env, [...writable, root]),
     ...scratchDenials(input.scratchDirs ?? foreignScratchDirs(input.env), root),
     ...residentSocketDirs(),
     ...(input.env ? residentSocketDirs(input.env) : []),
   ]);
-  return { writable, readOnlyWithin, unreadable, allowedHosts: unique(input.config?.network?.allow ?? []) };
+  return {
+    writable,
+    readOnlyWithin,
+    unreadable: pruneCovered(unreadable, [...view.readable, ...writable]),
+    ...(view.readable.length > 0 ? { readable: view.readable } : {}),
+    allowedHosts: unique(input.config?.network?.allow ?? []),
+  };
 }
 
 /** Input of {@link gatePlan}. */
@@ -188,6 +470,8 @@ export interface GatePlanInput {
   env?: Readonly<Record<string, string | undefined>>;
   /** Scratch directories of agents and other gates, unreadable (default: {@link foreignScratchDirs}). */
   scratchDirs?: readonly string[];
+  /** The repository's main checkout (default: the parent of a `gitCommonDir` named `.git`): its untracked secret files are unreadable unless it is `directory`. */
+  mainCheckout?: string;
   /**
    * `directory` is one of polywave's own scratch directories (a throwaway checkout, src/gates/
    * throwaway-checkout.ts): every scratch directory stays unreadable, the one containing `directory`
@@ -220,8 +504,10 @@ export function configFilesOf(directory: string): string[] {
 
 /**
  * The plan for a quality gate: its directory, TMPDIR and `caches` (the repository's gate build cache)
- * writable, `<dir>/.git` (and the common git dir inside it) read-only, secrets and the scratch
- * directories of agents and other gates unreadable, network = `sandbox.network.allow`.
+ * writable, `<dir>/.git` (and the common git dir inside it) read-only; the user's home (except its
+ * tool roots and the repository, as for agents), the main checkout's untracked secret files (unless
+ * the gate runs in it) and its parents', the files credential variables name and the scratch
+ * directories of agents and other gates unreadable; network = `sandbox.network.allow`.
  */
 export function gatePlan(input: GatePlanInput): SandboxPlan {
   const userHome = input.userHome ?? os.homedir();
@@ -233,11 +519,28 @@ export function gatePlan(input: GatePlanInput): SandboxPlan {
     ...(gitCommonDir !== undefined && isInside(gitCommonDir, directory) ? [gitCommonDir] : []),
     ...configFilesOf(directory),
   ]);
+  const env = input.env ?? process.env;
+  const mainCheckout = input.mainCheckout !== undefined ? path.resolve(input.mainCheckout) : gitCommonDir !== undefined && path.basename(gitCommonDir) === '.git' ? path.dirname(gitCommonDir) : undefined;
+  const view = homeView({
+    userHome,
+    needed: [directory, ...(gitCommonDir !== undefined ? [gitCommonDir] : []), ...(mainCheckout !== undefined ? [mainCheckout] : []), ...(input.config?.readable ?? []).map((entry) => expandHome(entry, userHome))],
+    writable,
+    env,
+  });
   const unreadable = unique([
+    ...view.unreadable,
     ...homeSecrets.map((entry) => path.join(userHome, entry)),
+    ...secretFilesAround(mainCheckout, directory, view),
+    ...credentialPathsOf(env, writable),
     ...(input.directoryIsScratch === true ? (input.scratchDirs ?? foreignScratchDirs(input.env)).map((entry) => path.resolve(entry)) : scratchDenials(input.scratchDirs ?? foreignScratchDirs(input.env), directory)),
     ...residentSocketDirs(),
     ...(input.env ? residentSocketDirs(input.env) : []),
   ]);
-  return { writable, readOnlyWithin, unreadable, allowedHosts: unique(input.config?.network?.allow ?? []) };
+  return {
+    writable,
+    readOnlyWithin,
+    unreadable: pruneCovered(unreadable, [...view.readable, ...writable]),
+    ...(view.readable.length > 0 ? { readable: view.readable } : {}),
+    allowedHosts: unique(input.config?.network?.allow ?? []),
+  };
 }

@@ -116,7 +116,9 @@ async function buildWrapper(key: string, plan: SandboxPlan, options: WrapInSandb
   // A writable directory inside an unreadable one (the own HOME/TMPDIR inside the denied scratch
   // parent, scratch-dirs.ts) is readable again: on Linux the write bind already restores it over the
   // tmpfs (sandbox-runtime then skips this), Seatbelt needs the read allowed explicitly.
-  const readCarveOuts = plan.writable.filter((entry) => plan.unreadable.some((denied) => entry !== denied && entry.startsWith(`${denied}/`)));
+  // The plan's `readable` paths (the tool roots of a hidden home, sandbox-plan.ts homeView) are
+  // read-only carve-outs: bubblewrap binds each back read-only over the tmpfs of the denied home.
+  const readCarveOuts = [...new Set([...plan.writable.filter((entry) => plan.unreadable.some((denied) => entry !== denied && entry.startsWith(`${denied}/`))), ...(plan.readable ?? [])])];
   const generation = sandboxSessionGeneration();
   const deniedPresent = plan.unreadable.filter((entry) => existsSync(entry));
   const {
@@ -162,7 +164,7 @@ export async function wrapInSandbox(plan: SandboxPlan, command: string, options:
   const status = await sandboxStatus({ env: options.env });
   if (!status.available) throw sandboxUnavailableError(status);
   // A wrapper belongs to one sandbox host (session): a new host means new wrappers.
-  const key = JSON.stringify([sandboxSessionGeneration(), plan.writable, plan.readOnlyWithin, plan.unreadable, plan.allowedHosts, options.cwd, options.env.TMPDIR ?? '']);
+  const key = JSON.stringify([sandboxSessionGeneration(), plan.writable, plan.readOnlyWithin, plan.unreadable, plan.readable ?? [], plan.allowedHosts, options.cwd, options.env.TMPDIR ?? '']);
   let wrapper = await wrappers.get(key)?.catch(() => undefined);
   if (!wrapper || Date.now() >= wrapper.expires || !wrapper.deniedPresent.every((entry) => existsSync(entry))) {
     if (wrapper) retire(wrapper);

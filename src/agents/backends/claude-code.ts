@@ -125,6 +125,7 @@ export function claudeCodeSandboxSettings(plan: SandboxPlan, gitDirectories: rea
       allowWrite: [...plan.writable],
       denyWrite: [...new Set([...plan.readOnlyWithin, ...gitDirectories])],
       denyRead: [...plan.unreadable],
+      ...(plan.readable && plan.readable.length > 0 ? { allowRead: [...plan.readable] } : {}),
     },
     network: { allowedDomains: [...plan.allowedHosts], strictAllowlist: true },
   };

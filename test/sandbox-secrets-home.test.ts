@@ -1,0 +1,129 @@
+/**
+ * ESCAPE REPRODUCTION (outside attack X10 N1b/N1c, 2026-12-03), against the home deny-list.
+ * `homeSecrets` named ~45 credential stores; agent bash and the verify-build gate read 28 others
+ * (glab, Copilot, doctl, fly, pulumi, wrangler, s3cmd, rclone, podman, OCI, Databricks, Vercel,
+ * browser cookies, client histories…), and `.env`-like files outside the agent's worktree: the main
+ * checkout's `pkgs/app/.env.local`, `.dev.vars`, `secrets.yml`, a parent directory's `.env`, the
+ * file GOOGLE_APPLICATION_CREDENTIALS names (the gate even read the top-level `.env`).
+ *
+ * Now the user's home is an allow-list (sandbox-plan.ts homeView): unreadable except the tool roots
+ * a build needs — here a node-like program under `~/.nvm/versions/node/vX/bin` and a tool in
+ * `~/.local/bin`, both on PATH, which must still run — and the repository when it lives in the home.
+ * Untracked secret-named files of the main checkout and its parents are hidden in agent and gate plans.
+ */
+import { execFile } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { buildAgentSandboxPlan } from '../src/agents/sandbox/index.js';
+import { runGates } from '../src/gates/run-gates.js';
+import { resetSandbox, sandboxStatus, wrapInSandbox } from '../src/sandbox/index.js';
+import { createTestRepo } from './support/git-repo.js';
+
+const available = (await sandboxStatus()).available;
+const run = promisify(execFile);
+
+/** Credential stores X10 read (not in homeSecrets then), and two the deny-list always had. */
+const stores = [
+  '.config/glab-cli/config.yml',
+  '.config/github-copilot/hosts.json',
+  '.config/doctl/config.yaml',
+  '.fly/config.yml',
+  '.pulumi/credentials.json',
+  '.config/.wrangler/config/default.toml',
+  '.s3cfg',
+  '.boto',
+  '.config/rclone/rclone.conf',
+  '.config/containers/auth.json',
+  '.oci/config',
+  '.databrickscfg',
+  '.local/share/com.vercel.cli/auth.json',
+  '.gemini/oauth_creds.json',
+  '.mozilla/firefox/p/cookies.sqlite',
+  '.config/google-chrome/Default/Cookies',
+  '.viminfo',
+  '.rediscli_history',
+  '.snowflake/connections.toml',
+  '.ansible/vault_pass',
+  '.ssh/id_rsa',
+  '.cargo/credentials.toml',
+];
+const made: string[] = [];
+
+function plant(file: string, text: string): void {
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, text);
+}
+
+afterAll(async () => {
+  await resetSandbox();
+  for (const directory of made) rmSync(directory, { recursive: true, force: true });
+});
+
+describe.skipIf(!available)('the home is an allow-list; secret files around the checkout are hidden (X10 N1b, N1c)', () => {
+  it('agent bash and a gate read no credential store of the home and no .env-like file outside their tree; tools on PATH under the home still run', async () => {
+    const repo = await createTestRepo({ files: { 'src/a.ts': 'export const a = 1;\n', 'pkgs/app/.env.example': 'TRACKED=1\n', '.gitignore': '.env*\n!.env.example\n.dev.vars\nsecrets.yml\n' } });
+    // The repository lives in the home: HOME = the directory holding it and its siblings.
+    const home = path.dirname(repo.dir);
+    for (const store of stores) plant(path.join(home, store), `CANARY-X10-STORE ${store}\n`);
+    // tools a build uses, installed in the home and on PATH
+    const nodeBin = path.join(home, '.nvm/versions/node/v20.0.0/bin');
+    plant(path.join(nodeBin, 'fakenode'), '#!/bin/sh\necho TOOL-nvm-ok\n');
+    plant(path.join(home, '.nvm/versions/node/v20.0.0/lib/x.js'), 'TOOL-lib-ok\n');
+    plant(path.join(home, '.local/bin/mytool'), '#!/bin/sh\necho TOOL-local-ok\n');
+    plant(path.join(home, '.cargo/bin/cargo-x'), '#!/bin/sh\necho TOOL-cargo-ok\n');
+    for (const tool of [path.join(nodeBin, 'fakenode'), path.join(home, '.local/bin/mytool'), path.join(home, '.cargo/bin/cargo-x')]) chmodSync(tool, 0o755);
+    // secret files of the main checkout (untracked, ignored), its parent, and one a variable names
+    plant(path.join(repo.dir, 'pkgs/app/.env.local'), 'CANARY-X10-FILE subdir-env\n');
+    plant(path.join(repo.dir, '.dev.vars'), 'CANARY-X10-FILE devvars\n');
+    plant(path.join(repo.dir, '.env'), 'CANARY-X10-FILE root-env\n');
+    plant(path.join(repo.dir, 'secrets.yml'), 'CANARY-X10-FILE secrets-yml\n');
+    plant(path.join(home, '.env'), 'CANARY-X10-FILE parent-env\n');
+    // a checkout outside the home: its parent's .env and a credentials file a variable names
+    const outside = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'polywave-x10-outside-')));
+    made.push(outside);
+    plant(path.join(outside, '.env'), 'CANARY-X10-FILE outside-parent-env\n');
+    plant(path.join(outside, 'gcreds.json'), 'CANARY-X10-FILE gcreds\n');
+    const worktree = repo.sibling('wt-a');
+    await repo.git.worktreeAdd({ path: worktree, branch: 'a', base: 'HEAD', createBranch: true });
+    const files = [...stores.map((store) => path.join(home, store)), ...['pkgs/app/.env.local', '.dev.vars', '.env', 'secrets.yml'].map((file) => path.join(repo.dir, file)), path.join(home, '.env'), path.join(outside, 'gcreds.json')];
+    const probe = [
+      `for f in ${files.map((file) => `'${file}'`).join(' ')}; do cat "$f" 2>/dev/null; done`,
+      'fakenode; mytool; cargo-x',
+      `cat '${home}/.nvm/versions/node/v20.0.0/lib/x.js'`,
+      `cat '${repo.dir}/pkgs/app/.env.example' | sed 's/^/main-tracked: /'`,
+      'git status --porcelain >/dev/null && echo GIT-ok',
+    ].join('\n');
+    const PATH = `${nodeBin}:${path.join(home, '.local/bin')}:${path.join(home, '.cargo/bin')}:${process.env.PATH ?? ''}`;
+    const env = { ...repo.env, HOME: home, PATH, GOOGLE_APPLICATION_CREDENTIALS: path.join(outside, 'gcreds.json') } as Record<string, string>;
+
+    // agent bash in its worktree (the worktree and main checkout live in the home)
+    const scratch = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'polywave-x10-agent-')));
+    made.push(scratch);
+    mkdirSync(path.join(scratch, 'home'));
+    mkdirSync(path.join(scratch, 'tmp'));
+    const plan = await buildAgentSandboxPlan({ root: worktree, home: path.join(scratch, 'home'), tmp: path.join(scratch, 'tmp'), env, userHome: home });
+    expect(plan.unreadable).toContain(home);
+    expect(plan.readable).toEqual(expect.arrayContaining([repo.dir, path.join(home, '.nvm'), path.join(home, '.local/bin'), path.join(home, '.cargo')]));
+    const wrapped = await wrapInSandbox(plan, probe, { cwd: worktree, env: { ...env, HOME: path.join(scratch, 'home'), TMPDIR: path.join(scratch, 'tmp') } });
+    const agent = await run(wrapped.file, wrapped.args, { cwd: worktree, env: wrapped.env }).then(
+      (result) => result.stdout + result.stderr,
+      (error: { stdout?: string; stderr?: string }) => `${error.stdout ?? ''}${error.stderr ?? ''}`,
+    );
+    wrapped.release();
+
+    // a post-merge / verify-build gate: a throwaway checkout of the main checkout, the real HOME
+    const gates = await runGates({ repoDir: repo.dir, gates: [{ type: 'test', command: probe, required: true }], noCache: true, throwawayCheckout: true, env });
+    const gate = gates.results[0]!.output;
+
+    for (const [who, output] of [
+      ['agent', agent],
+      ['gate', gate],
+    ] as const) {
+      expect({ who, read: output.split('\n').filter((line) => line.includes('CANARY-X10')) }).toEqual({ who, read: [] });
+      for (const ok of ['TOOL-nvm-ok', 'TOOL-local-ok', 'TOOL-cargo-ok', 'TOOL-lib-ok', 'main-tracked: TRACKED=1', 'GIT-ok']) expect(output, `${who}: ${ok}`).toContain(ok);
+    }
+  }, 120_000);
+});
