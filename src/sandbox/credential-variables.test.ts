@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isCredentialVariable, withoutCredentials } from './credential-variables.js';
+import { isCredentialVariable, tokenShapes, withoutCredentials } from './credential-variables.js';
 import { isSecretKey, redactText } from '../serve/security.js';
 
 describe('credential variables (outside attack X3 #22)', () => {
@@ -23,6 +23,24 @@ describe('credential variables (outside attack X3 #22)', () => {
       MY_SERVICE_ENDPOINT: 'https://user:CANARY@svc.example/',
       UPSTREAM: 'amqp://:CANARY@broker/',
       // the names the filter knew before
+      // outside attack X10 N1a
+      STRIPE_SK: 'sk_live_CANARY-X10',
+      STRIPE_RK: 'x10',
+      PAYMENTS: 'rk_live_CANARY10abc',
+      SOME_KEY_VALUE: 'sk_test_CANARY10abc',
+      SSHPASS: 'x10',
+      PGPASS: 'x10',
+      CODECOV: 'x10',
+      CODECOV_TOKEN: 'x10',
+      CLICKHOUSE_URL: 'http://default:@ch:8123/',
+      ELASTIC_URL: 'https://es.example/',
+      OPENSEARCH_URL: 'https://os.example/',
+      S3_URL: 's3://bucket',
+      MINIO_URL: 'http://minio:9000',
+      INFLUXDB_URL: 'http://influx:8086',
+      NEO4J_URI: 'bolt://neo4j:7687',
+      CASSANDRA_URL: 'cassandra://c',
+      COUCHDB_URL: 'http://couch:5984',
       ANTHROPIC_API_KEY: 'x', CLAUDE_CODE_OAUTH_TOKEN: 'x', AWS_SECRET_ACCESS_KEY: 'x', AWS_ACCESS_KEY_ID: 'x', GH_TOKEN: 'x', PGPASSWORD: 'x', GOOGLE_APPLICATION_CREDENTIALS: 'x',
     };
     const kept: Record<string, string> = {
@@ -45,6 +63,11 @@ describe('credential variables (outside attack X3 #22)', () => {
       NODE_OPTIONS: '--max-old-space-size=4096',
       TOKENIZERS_PARALLELISM: 'false',
       npm_config_registry: 'https://registry.npmjs.org/',
+      NPM_REGISTRY_URL: 'https://registry.npmjs.org/',
+      STRIPE_PK: 'pk_live_public',
+      DISK: 'sda',
+      TASK_ID: '7',
+      SKIP_TESTS: '1',
     };
     const misses = Object.entries(leaked).filter(([name, value]) => !isCredentialVariable(name, value)).map(([name]) => name);
     const wrongly = Object.entries(kept).filter(([name, value]) => isCredentialVariable(name, value)).map(([name]) => name);
@@ -53,6 +76,8 @@ describe('credential variables (outside attack X3 #22)', () => {
     // One list of secret words: serve's key redaction knows the names the filter knows, and env lines are redacted by the filter.
     expect(['OPENAI_API_KEY', 'refreshToken', 'Authorization', 'x-api-key', 'pgpassword'].filter((key) => !isSecretKey(key))).toEqual([]);
     expect(['input_tokens', 'key', 'path'].filter((key) => isSecretKey(key))).toEqual([]);
+    // `sk_live_` keys are searched for in files too (prepare-wave --commit-baseline); test keys only in values
+    expect(new RegExp(tokenShapes).test('const k = "sk_live_abcdefgh12"')).toBe(true);
     expect(redactText('export MISTRAL_KEY=abc123 DATABASE_URL=postgres://u:pw@h/db PATH=/bin', 'serve-token-x')).toBe('export MISTRAL_KEY=[redacted] DATABASE_URL=[redacted] PATH=/bin');
   });
 });

@@ -41,7 +41,16 @@ export function wordsNameSecret(words: readonly string[]): boolean {
  */
 const variableSecretWords = new Set(['key', 'keys', 'pat', 'pass', 'pwd', 'webhook', 'webhooks', 'dsn', 'oauth', 'jwt']);
 /** Services whose connection URL carries their credentials (`DATABASE_URL`, `REDIS_URL`, `MONGODB_URI`, `AMQP_URL`…). */
-const connectionServices = new Set(['database', 'db', 'redis', 'mongo', 'mongodb', 'postgres', 'postgresql', 'pg', 'mysql', 'mariadb', 'amqp', 'rabbitmq', 'cloudamqp', 'kafka', 'nats', 'elasticsearch', 'smtp', 'mail', 'broker', 'celery', 'sentry']);
+const connectionServices = new Set([
+  'database', 'db', 'redis', 'mongo', 'mongodb', 'postgres', 'postgresql', 'pg', 'mysql', 'mariadb', 'amqp', 'rabbitmq', 'cloudamqp', 'kafka', 'nats', 'elasticsearch', 'smtp', 'mail', 'broker', 'celery', 'sentry',
+  // outside attack X10 N1a: more services whose URL carries a user and password
+  'clickhouse', 'elastic', 'opensearch', 's3', 'minio', 'influx', 'influxdb', 'neo4j', 'neo4', 'cassandra', 'scylla', 'couchdb', 'couchbase', 'couch', 'memcached', 'mssql', 'sqlserver', 'oracle', 'snowflake', 'redshift', 'cockroach', 'cockroachdb', 'timescale', 'supabase', 'turso', 'libsql', 'jdbc', 'odbc', 'sql', 'ftp', 'sftp', 'ldap', 'mqtt', 'rabbit', 'etcd', 'consul', 'arangodb', 'surrealdb', 'qdrant', 'weaviate', 'meilisearch', 'typesense', 'valkey', 'dragonfly', 'keydb', 'solr',
+]);
+/**
+ * Names that are credentials by themselves, without a word the lists above know (X10 N1a): `sshpass -e`'s
+ * password, libpq's `PGPASS`, Codecov's legacy upload token, `STRIPE_SK`-style secret keys (`*_SK`).
+ */
+const credentialNames = new Set(['SSHPASS', 'PGPASS', 'CODECOV', 'MYSQL_PWD', 'REDISCLI_AUTH', 'LFTP_PASSWORD', 'SK', 'RK']);
 /** Variables agents need even where their value carries a password (the network goes through them). */
 const keptVariables = new Set(['http_proxy', 'https_proxy', 'all_proxy', 'ftp_proxy', 'no_proxy', 'HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'FTP_PROXY', 'NO_PROXY', 'PWD', 'OLDPWD']);
 /** A URL with user-info holding a password: `scheme://user:pass@host`, `scheme://:pass@host`. */
@@ -59,7 +68,10 @@ export const urlWithPassword = /[a-z][a-z0-9+.-]*:\/\/[^\s/@:]*:[^\s/@]+@/i;
  */
 export function isCredentialVariable(name: string, value?: string): boolean {
   if (keptVariables.has(name)) return false;
+  if (credentialNames.has(name.toUpperCase())) return true;
   const words = nameWords(name);
+  // `STRIPE_SK`, `STRIPE_RK`, `APP_SK_LIVE`: a secret (or restricted) key in Stripe's naming
+  if (words.length > 1 && words.some((word, index) => (word === 'sk' || word === 'rk') && (index === words.length - 1 || words[index + 1] === 'live' || words[index + 1] === 'test'))) return true;
   if (wordsNameSecret(words)) return true;
   for (const word of words) {
     if (variableSecretWords.has(word)) return true;
@@ -77,9 +89,9 @@ export function isCredentialVariable(name: string, value?: string): boolean {
 }
 
 /** The shapes of well-known API tokens (`sk-ant-…`, `ghp_…`, `xoxb-…`, `AKIA…`), unanchored: also searched for in file contents (prepare-wave --commit-baseline). */
-export const tokenShapes = 'sk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{16,}|xox[abposr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|hf_[A-Za-z0-9]{20,}|npm_[A-Za-z0-9]{30,}';
-/** Values shaped like well-known API tokens, whatever the variable is called. */
-const tokenShaped = new RegExp(`^(?:${tokenShapes})$`);
+export const tokenShapes = 'sk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}|[sr]k_live_[A-Za-z0-9_-]{8,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{16,}|xox[abposr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|hf_[A-Za-z0-9]{20,}|npm_[A-Za-z0-9]{30,}';
+/** Values shaped like well-known API tokens, whatever the variable is called (Stripe's `sk_test_`/`rk_test_` keys too: secrets, not searched for in files). */
+const tokenShaped = new RegExp(`^(?:${tokenShapes}|[sr]k_test_[A-Za-z0-9_-]{8,})$`);
 
 /**
  * `env` without its credentials ({@link isCredentialVariable}): the environment of the tools
