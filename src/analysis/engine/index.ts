@@ -253,6 +253,9 @@ export async function listSymbols(repoRoot: string, files?: string[]): Promise<F
   return heads.flatMap((head) => head.symbols.map((symbol) => ({ file: head.file, ...symbol })));
 }
 
+/** Cold-path dependency answers of this process (memory scope), keyed by cache dir, listing fingerprint and files. */
+const graphAnswers = new Map<string, DependencyGraph>();
+
 /**
  * Resolved dependencies of `files` (repo-relative) and the repository files that depend on them.
  * Reverse dependencies need every file's imports: the whole repository is analysed (cached).
@@ -268,7 +271,18 @@ export async function dependencyGraph(repoRoot: string, files: string[]): Promis
   // No whole-tree graph and no whole-tree heads at hand: only the listed files and the files that can import them are read.
   const treeKey = pack ? undefined : treePackKey(entries);
   const heads = treeKey === undefined ? undefined : ((useMemory ? (packMemory.get(`tree:${dir}:${treeKey}`) as HeadEntry[] | undefined) : undefined) ?? readTreePack(dir, treeKey));
-  if (!pack && !heads && files.length * 4 < entries.length) return importersOf(context, { files: entries, allPaths, fingerprint }, files);
+  if (!pack && !heads && files.length * 4 < entries.length) {
+    // The answer depends on the listing only (paths and contents, go.mod/Cargo.toml included): remembered by its fingerprint.
+    const answerKey = `${dir}\0${fingerprint}\0${files.join('\0')}`;
+    const known = useMemory ? graphAnswers.get(answerKey) : undefined;
+    if (known) return structuredClone(known);
+    const answer = await importersOf(context, { files: entries, allPaths, fingerprint }, files);
+    if (useMemory) {
+      graphAnswers.set(answerKey, structuredClone(answer));
+      while (graphAnswers.size > 16) graphAnswers.delete(graphAnswers.keys().next().value!);
+    }
+    return answer;
+  }
   if (!pack) {
     if (heads && useMemory) rememberPack(`tree:${dir}:${treeKey}`, heads);
     if (heads) count(0, heads.length);
