@@ -5,6 +5,8 @@
 //   - `polywave check-callers <symbol>` end to end (CLI), cold (empty cache) and warm,
 //   - `polywave analyze-deps <root> --files <100 files>` end to end, cold and warm,
 //   - the same two through the API in process (findReferences / dependencyGraph), cold and warm.
+//   - the CLI floor: check-callers for a name found nowhere (start-up, listing, one git grep; nothing parsed),
+//   - resident cold: the server's first call on the tree with the disk cache emptied (no node start-up),
 //   - resident (a warm `polywave resident` server through the native client dist/native/polywave-client,
 //     when built): check-callers and analyze-deps after two calls on the tree (the second builds the
 //     word index), interleaved round by round with `git grep -w` and the Go binary
@@ -149,6 +151,10 @@ function generate(lang, dir) {
   run('git', ['init', '-q', '-b', 'main'], dir);
   run('git', ['add', '-A'], dir);
   run('git', ['commit', '-q', '-m', 'generated'], dir);
+  // Files written in the same second as the index are "racily clean": every `git diff-files` (each call's
+  // listing) re-hashes them — 130–200 ms here for 5,000 files, which a checkout's first `git status` ends.
+  // Refreshed as that first `git status` would (measured 3 Dec: diff-files 200 → 10 ms; git grep unaffected).
+  run('git', ['update-index', '-q', '--refresh'], dir);
   return files;
 }
 
@@ -198,6 +204,8 @@ try {
     const callersCold = measure('callers cold', cli(['check-callers', symbol]), { cold: true });
     const callersWarm = measure('callers warm', cli(['check-callers', symbol]), { cold: false });
     const callers = JSON.parse(run(process.execPath, [bin, 'check-callers', symbol], dir).stdout).length;
+    // The floor of any CLI call here: node start-up, the CLI bundle, the listing and one git grep, nothing parsed.
+    const callersFloor = measure('callers floor', cli(['check-callers', 'noSuchSymbolAnywhere']), { cold: false });
     const depsCold = measure('deps cold', cli(['analyze-deps', '.', '--files', listed, '--format', 'json']), { cold: true });
     const depsWarm = measure('deps warm', cli(['analyze-deps', '.', '--files', listed, '--format', 'json']), { cold: false });
     const inProcess = async (fn, cold) => {
@@ -222,6 +230,14 @@ try {
     if (haveResident) {
       const expected = run(process.execPath, [bin, 'check-callers', symbol], dir).stdout;
       const expectedDeps = run(process.execPath, [bin, 'analyze-deps', '.', '--files', listed, '--format', 'json'], dir).stdout;
+      // Cold through the server: this tree's blobs are new to it and the disk cache is emptied (no node start-up).
+      clear();
+      const coldCallers = residentRun(['check-callers', symbol], dir);
+      clear();
+      const coldDeps = residentRun(['analyze-deps', '.', '--files', listed, '--format', 'json'], dir);
+      if (coldCallers.stdout !== expected || coldDeps.stdout !== expectedDeps) residentSame = false;
+      same.coldCallers = coldCallers.ms;
+      same.coldDeps = coldDeps.ms;
       for (let warmup = 0; warmup < 2; warmup += 1) {
         residentRun(['check-callers', symbol], dir);
         residentRun(['analyze-deps', '.', '--files', listed, '--format', 'json'], dir);
@@ -241,19 +257,20 @@ try {
       }
     }
     const residentRow = haveResident
-      ? { grepMsSameRounds: median(same.grep), residentCallers: median(same.callers), residentDeps: median(same.deps), residentSame, ...(haveGo ? { goCallers: median(same.goCallers), ...(same.goDeps.length > 0 ? { goDeps: median(same.goDeps) } : {}) } : {}) }
+      ? { grepMsSameRounds: median(same.grep), residentColdCallers: same.coldCallers, residentColdDeps: same.coldDeps, residentCallers: median(same.callers), residentDeps: median(same.deps), residentSame, ...(haveGo ? { goCallers: median(same.goCallers), ...(same.goDeps.length > 0 ? { goDeps: median(same.goDeps) } : {}) } : {}) }
       : {};
-    const row = { lang, files: fileCount, load1: os.loadavg()[0], grepHits, callers, grepMs, callersCold, callersWarm, depsCold, depsWarm, apiCallersCold, apiCallersWarm, apiDepsCold, apiDepsWarm, ...residentRow };
+    const row = { lang, files: fileCount, load1: os.loadavg()[0], grepHits, callers, grepMs, callersFloor, callersCold, callersWarm, depsCold, depsWarm, apiCallersCold, apiCallersWarm, apiDepsCold, apiDepsWarm, ...residentRow };
     results.push(row);
     const ratio = (ms) => `${ms.toFixed(0)} ms (${(ms / grepMs).toFixed(1)}×)`;
     console.log(`\n${lang}: ${fileCount} files, symbol ${symbol}: git grep -w ${grepMs.toFixed(0)} ms (${grepHits} lines), check-callers ${callers} references; load average ${os.loadavg().map((value) => value.toFixed(1)).join(' ')}`);
-    console.log(`  CLI check-callers  cold ${ratio(callersCold)}  warm ${ratio(callersWarm)}`);
+    console.log(`  CLI check-callers  cold ${ratio(callersCold)}  warm ${ratio(callersWarm)}  (floor: a name found nowhere ${ratio(callersFloor)})`);
     console.log(`  CLI analyze-deps   cold ${ratio(depsCold)}  warm ${ratio(depsWarm)}   (${depsFiles} files listed; reverse deps need the whole repository)`);
     console.log(`  API findReferences cold ${ratio(apiCallersCold)}  warm ${ratio(apiCallersWarm)}`);
     console.log(`  API dependencyGraph cold ${ratio(apiDepsCold)}  warm ${ratio(apiDepsWarm)}`);
     if (haveResident) {
       const g = residentRow.grepMsSameRounds;
       const versus = (ms) => `${ms.toFixed(0)} ms (${(ms / g).toFixed(2)}× git grep)`;
+      console.log(`  resident cold (first call on the tree, empty cache) check-callers ${versus(residentRow.residentColdCallers)}  analyze-deps ${versus(residentRow.residentColdDeps)}`);
       console.log(`  resident (same rounds: git grep -w ${g.toFixed(0)} ms) check-callers ${versus(residentRow.residentCallers)}  analyze-deps ${versus(residentRow.residentDeps)}  same stdout as node: ${residentSame ? 'yes' : 'NO'}`);
       if (haveGo) console.log(`  Go binary (same rounds; Go-only, substring scan) check-callers ${versus(residentRow.goCallers)}${residentRow.goDeps === undefined ? '' : `  analyze-deps ${versus(residentRow.goDeps)}`}`);
     }
