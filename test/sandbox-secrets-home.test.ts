@@ -86,7 +86,8 @@ describe.skipIf(!available)('the home is an allow-list; secret files around the 
     made.push(outside);
     plant(path.join(outside, '.env'), 'CANARY-X10-FILE outside-parent-env\n');
     plant(path.join(outside, 'gcreds.json'), 'CANARY-X10-FILE gcreds\n');
-    const worktree = repo.sibling('wt-a');
+    // where polywave makes agent worktrees: inside the main checkout, so inside the home too
+    const worktree = path.join(repo.dir, '.claude', 'worktrees', 'wave1-agent-A');
     await repo.git.worktreeAdd({ path: worktree, branch: 'a', base: 'HEAD', createBranch: true });
     const files = [...stores.map((store) => path.join(home, store)), ...['pkgs/app/.env.local', '.dev.vars', '.env', 'secrets.yml'].map((file) => path.join(repo.dir, file)), path.join(home, '.env'), path.join(outside, 'gcreds.json')];
     const probe = [
@@ -95,6 +96,7 @@ describe.skipIf(!available)('the home is an allow-list; secret files around the 
       `cat '${home}/.nvm/versions/node/v20.0.0/lib/x.js'`,
       `cat '${repo.dir}/pkgs/app/.env.example' | sed 's/^/main-tracked: /'`,
       'git status --porcelain >/dev/null && echo GIT-ok',
+      'echo w > written.txt && echo WRITE-ok',
     ].join('\n');
     const PATH = `${nodeBin}:${path.join(home, '.local/bin')}:${path.join(home, '.cargo/bin')}:${process.env.PATH ?? ''}`;
     const env = { ...repo.env, HOME: home, PATH, GOOGLE_APPLICATION_CREDENTIALS: path.join(outside, 'gcreds.json') } as Record<string, string>;
@@ -106,7 +108,9 @@ describe.skipIf(!available)('the home is an allow-list; secret files around the 
     mkdirSync(path.join(scratch, 'tmp'));
     const plan = await buildAgentSandboxPlan({ root: worktree, home: path.join(scratch, 'home'), tmp: path.join(scratch, 'tmp'), env, userHome: home });
     expect(plan.unreadable).toContain(home);
-    expect(plan.readable).toEqual(expect.arrayContaining([repo.dir, path.join(home, '.nvm'), path.join(home, '.local/bin'), path.join(home, '.cargo')]));
+    // the main checkout is bound back child by child around the worktree inside it (which stays writable)
+    expect(plan.readable).toEqual(expect.arrayContaining([path.join(repo.dir, '.git'), path.join(repo.dir, 'src'), path.join(home, '.nvm'), path.join(home, '.local/bin'), path.join(home, '.cargo')]));
+    expect(plan.readable).not.toContain(repo.dir);
     const wrapped = await wrapInSandbox(plan, probe, { cwd: worktree, env: { ...env, HOME: path.join(scratch, 'home'), TMPDIR: path.join(scratch, 'tmp') } });
     const agent = await run(wrapped.file, wrapped.args, { cwd: worktree, env: wrapped.env }).then(
       (result) => result.stdout + result.stderr,
@@ -123,7 +127,7 @@ describe.skipIf(!available)('the home is an allow-list; secret files around the 
       ['gate', gate],
     ] as const) {
       expect({ who, read: output.split('\n').filter((line) => line.includes('CANARY-X10')) }).toEqual({ who, read: [] });
-      for (const ok of ['TOOL-nvm-ok', 'TOOL-local-ok', 'TOOL-cargo-ok', 'TOOL-lib-ok', 'main-tracked: TRACKED=1', 'GIT-ok']) expect(output, `${who}: ${ok}`).toContain(ok);
+      for (const ok of ['TOOL-nvm-ok', 'TOOL-local-ok', 'TOOL-cargo-ok', 'TOOL-lib-ok', 'main-tracked: TRACKED=1', 'GIT-ok', 'WRITE-ok']) expect(output, `${who}: ${ok}`).toContain(ok);
     }
   }, 120_000);
 });

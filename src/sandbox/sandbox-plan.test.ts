@@ -1,6 +1,8 @@
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { agentSandboxPlan, defaultBuildCaches, gatePlan, homeSecrets } from './sandbox-plan.js';
+import { agentSandboxPlan, defaultBuildCaches, gatePlan, homeSecrets, secretFileName } from './sandbox-plan.js';
 import { scratchParent } from './scratch-dirs.js';
 
 const base = {
@@ -94,5 +96,51 @@ describe('gatePlan', () => {
     expect(plan.writable).toEqual(['/repo', '/tmp/gate-2']);
     expect(plan.readOnlyWithin).toEqual(['/repo/.git']);
     expect(plan.allowedHosts).toEqual(['proxy.golang.org']);
+  });
+});
+
+describe('the home as an allow-list (outside attack X10 N1b/N1c)', () => {
+  it('hides the home but for its tool roots and the repository (around the writable worktree), keeps credentials inside tool roots hidden; secret files around the checkout hidden', () => {
+    const lab = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'polywave-plan-home-')));
+    try {
+      const home = path.join(lab, 'home');
+      const repo = path.join(home, 'code', 'repo');
+      const worktree = path.join(repo, '.claude', 'worktrees', 'wave1-agent-A');
+      const other = path.join(repo, '.claude', 'worktrees', 'wave1-agent-B');
+      for (const dir of ['.cargo/bin', '.nvm/versions/node/v20/bin', '.config/glab-cli', '.config/mytool', '.local/bin', '.local/share/claude/versions']) mkdirSync(path.join(home, dir), { recursive: true });
+      for (const dir of [path.join(repo, '.git'), path.join(repo, 'src'), worktree, other]) mkdirSync(dir, { recursive: true });
+      writeFileSync(path.join(home, '.cargo/credentials.toml'), 'x');
+      writeFileSync(path.join(home, '.local/share/claude/versions/1.0'), 'x');
+      symlinkSync(path.join(home, '.local/share/claude/versions/1.0'), path.join(home, '.local/bin/claude'));
+      writeFileSync(path.join(repo, '.env'), 'x');
+      writeFileSync(path.join(home, 'code', '.env'), 'x');
+      writeFileSync(path.join(lab, 'gcreds.json'), 'x');
+      const env = { PATH: `${path.join(home, '.cargo/bin')}:${path.join(home, '.nvm/versions/node/v20/bin')}:${path.join(home, '.local/bin')}:/usr/bin`, GOOGLE_APPLICATION_CREDENTIALS: path.join(lab, 'gcreds.json') };
+      const plan = agentSandboxPlan({ root: worktree, home: path.join(lab, 'h'), tmp: path.join(lab, 't'), gitCommonDir: path.join(repo, '.git'), otherWorktrees: [other], userHome: home, env, mainCheckoutEnvFiles: ['.env'], config: { readable: ['~/.config/mytool'] } });
+      expect(plan.unreadable).toEqual(expect.arrayContaining([home, path.join(home, '.cargo/credentials.toml'), other, path.join(repo, '.env'), path.join(lab, 'gcreds.json')]));
+      // covered by the hidden home: no mount of their own
+      expect(plan.unreadable).not.toContain(path.join(home, '.ssh'));
+      expect(plan.unreadable).not.toContain(path.join(home, 'code', '.env'));
+      expect(plan.readable).toEqual(expect.arrayContaining([path.join(home, '.cargo'), path.join(home, '.nvm'), path.join(home, '.local/bin'), path.join(home, '.local/share/claude/versions'), path.join(home, '.config/mytool'), path.join(repo, '.git'), path.join(repo, 'src')]));
+      for (const never of [repo, worktree, other, path.join(repo, '.env'), path.join(home, '.config/glab-cli')]) expect(plan.readable).not.toContain(never);
+      // a solo agent (root = the checkout): the checkout is writable, its own .env readable; the parent's .env hidden (not inside the hidden home: HOME is elsewhere)
+      const solo = agentSandboxPlan({ root: repo, home: path.join(lab, 'h'), tmp: path.join(lab, 't'), gitCommonDir: path.join(repo, '.git'), otherWorktrees: [], userHome: path.join(lab, 'elsewhere'), env: {} });
+      expect(solo.unreadable).toContain(path.join(home, 'code', '.env'));
+      expect(solo.unreadable).not.toContain(path.join(repo, '.env'));
+      // the home cannot be hidden when a writable path holds it (sandbox.writable: ["~"]): the deny-list
+      const wide = gatePlan({ directory: worktree, tmp: path.join(lab, 't'), userHome: home, env, config: { writable: ['~'] } });
+      expect(wide.unreadable).not.toContain(home);
+      expect(wide.unreadable).toContain(path.join(home, '.ssh'));
+      expect(wide.readable).toBeUndefined();
+    } finally {
+      rmSync(lab, { recursive: true, force: true });
+    }
+  });
+
+  it('secret file names', () => {
+    const secret = ['.env', '.env.local', '.envrc', '.dev.vars', 'secrets.yml', 'secrets.prod.json', 'credentials', 'credentials.json', 'server.pem', 'tls.key', 'id_ed25519', 'service-account.json', '.npmrc'];
+    const plain = ['credentials.ts', 'secrets.js', 'env.ts', 'keys.go', 'README.md', 'key.txt', 'monkey', 'environment.yml'];
+    expect(secret.filter((name) => !secretFileName.test(name))).toEqual([]);
+    expect(plain.filter((name) => secretFileName.test(name))).toEqual([]);
   });
 });

@@ -215,6 +215,39 @@ export function homeToolRoots(home: string, env: Readonly<Record<string, string 
   return unique(found);
 }
 
+/**
+ * `entry` as read-only binds that leave out the writable paths inside it: bubblewrap binds a
+ * carve-out of the hidden home AFTER the writable paths, so a read-only bind of the main checkout
+ * would cover an agent worktree inside it (`.claude/worktrees/…`). So a directory holding one is
+ * bound child by child (the children on the way down likewise); the writable path is bound by its
+ * own rule. A child that is a symlink is left out (sandbox-runtime does not bind links back).
+ */
+function carveAround(entry: string, holes: readonly string[], denied: ReadonlySet<string>): string[] {
+  if (holes.length === 0) return [entry];
+  const out: string[] = [];
+  let children: string[];
+  try {
+    children = readdirSync(entry);
+  } catch {
+    return [];
+  }
+  for (const name of children) {
+    const child = path.join(entry, name);
+    const inner = holes.filter((hole) => isInside(hole, child));
+    // a denied child is not bound back: a file's own read rule would lift the file's deny
+    if (inner.includes(child) || denied.has(child)) continue;
+    out.push(...carveAround(child, inner, denied));
+  }
+  return out;
+}
+
+/** The readable carve-outs of a plan as bubblewrap can bind them: none inside a writable path, none over a writable one ({@link carveAround}). */
+function bindable(readable: readonly string[], writable: readonly string[], unreadable: readonly string[]): string[] {
+  const open = writable.map(realOrResolved);
+  const denied = new Set(unreadable);
+  return unique(readable.flatMap((entry) => (open.some((path_) => isInside(entry, path_)) ? [] : carveAround(entry, open.filter((path_) => isInside(path_, entry)), denied))));
+}
+
 /** Input of {@link homeView}. */
 export interface HomeViewInput {
   /** The user's real home. */
@@ -239,7 +272,9 @@ export function homeView(input: HomeViewInput): { unreadable: string[]; readable
   if (home === path.parse(home).root) return none;
   const needed = input.needed.map(realOrResolved);
   if ([...input.writable.map(realOrResolved), ...needed].some((entry) => isInside(home, entry))) return none;
-  const readable = unique([...homeToolRoots(home, input.env ?? process.env), ...needed.filter((entry) => isInside(entry, home) && existsSync(entry))]);
+  const all = unique([...homeToolRoots(home, input.env ?? process.env), ...needed.filter((entry) => isInside(entry, home) && existsSync(entry))]);
+  // one bind for `~/.pyenv` covers `~/.pyenv/shims` (the secrets inside stay hidden: the plan denies them after)
+  const readable = all.filter((entry) => !all.some((other) => other !== entry && isInside(entry, other)));
   return { unreadable: unique([home, ...(input.userHome !== home ? [path.resolve(input.userHome)] : [])]), readable };
 }
 
@@ -289,18 +324,29 @@ export function untrackedSecretFiles(checkout: string): string[] {
   return files;
 }
 
-/** {@link secretFileName} files directly in each directory above `checkout`, up to `/` (a parent's `.env`), except those inside `skipInside`. */
-export function parentSecretFiles(checkout: string, skipInside?: string): string[] {
+const dirSecretsCache = new Map<string, { at: number; files: string[] }>();
+
+/** {@link secretFileName} files directly in `dir` (remembered for a few seconds: `/tmp` may hold thousands of entries). */
+function secretFilesIn(dir: string): string[] {
+  const cached = dirSecretsCache.get(dir);
+  if (cached && Date.now() - cached.at < 10_000) return cached.files;
+  const files: string[] = [];
+  try {
+    for (const dirent of readdirSync(dir, { withFileTypes: true })) if ((dirent.isFile() || dirent.isSymbolicLink()) && secretFileName.test(dirent.name)) files.push(path.join(dir, dirent.name));
+  } catch {
+    // unreadable
+  }
+  if (dirSecretsCache.size > 256) dirSecretsCache.clear();
+  dirSecretsCache.set(dir, { at: Date.now(), files });
+  return files;
+}
+
+/** {@link secretFileName} files directly in each directory above `checkout`, up to `/` (a parent's `.env`), except in directories `skip` names. */
+export function parentSecretFiles(checkout: string, skip: (dir: string) => boolean = () => false): string[] {
   const files: string[] = [];
   let dir = path.dirname(path.resolve(checkout));
   for (;;) {
-    if (skipInside === undefined || !isInside(dir, skipInside)) {
-      try {
-        for (const dirent of readdirSync(dir, { withFileTypes: true })) if ((dirent.isFile() || dirent.isSymbolicLink()) && secretFileName.test(dirent.name)) files.push(path.join(dir, dirent.name));
-      } catch {
-        // unreadable
-      }
-    }
+    if (!skip(dir)) files.push(...secretFilesIn(dir));
     const up = path.dirname(dir);
     if (up === dir) break;
     dir = up;
@@ -351,7 +397,7 @@ function secretFilesAround(mainCheckout: string | undefined, own: string, view: 
   const hiddenHome = view.unreadable[0];
   // a directory inside the hidden home and outside every carve-out shows nothing anyway
   const shown = (dir: string): boolean => hiddenHome === undefined || !isInside(dir, hiddenHome) || view.readable.some((open) => isInside(dir, open));
-  const parents = (dir: string): string[] => parentSecretFiles(dir).filter((file) => shown(path.dirname(file)));
+  const parents = (dir: string): string[] => parentSecretFiles(dir, (parent) => !shown(parent));
   const files = parents(own);
   if (mainCheckout !== undefined && mainCheckout !== own) files.push(...untrackedSecretFiles(mainCheckout), ...parents(mainCheckout));
   return unique(files).filter((file) => !isInside(file, own));
@@ -446,7 +492,7 @@ export function agentSandboxPlan(input: AgentSandboxPlanInput): SandboxPlan {
     writable,
     readOnlyWithin,
     unreadable: pruneCovered(unreadable, [...view.readable, ...writable]),
-    ...(view.readable.length > 0 ? { readable: view.readable } : {}),
+    ...(view.readable.length > 0 ? { readable: bindable(view.readable, writable, unreadable) } : {}),
     allowedHosts: unique(input.config?.network?.allow ?? []),
   };
 }
@@ -540,7 +586,7 @@ export function gatePlan(input: GatePlanInput): SandboxPlan {
     writable,
     readOnlyWithin,
     unreadable: pruneCovered(unreadable, [...view.readable, ...writable]),
-    ...(view.readable.length > 0 ? { readable: view.readable } : {}),
+    ...(view.readable.length > 0 ? { readable: bindable(view.readable, writable, unreadable) } : {}),
     allowedHosts: unique(input.config?.network?.allow ?? []),
   };
 }
