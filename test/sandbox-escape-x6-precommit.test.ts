@@ -38,7 +38,8 @@ describe.skipIf(!available)('pre-commit-check runs its gates like quality gates'
     const result = await runCliInProcess(['pre-commit-check'], { cwd: repo.dir, env });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toContain('[pre-commit] running build gate: sh build.sh');
-    for (const line of ['key=none', 'ssh=denied', 'bashrc=denied', 'envrc=denied', 'hook=denied', 'bin=written-here']) expect(result.stderr).toContain(line);
+    // ~/.bashrc: the home is hidden (X10 N1b), a write lands in the sandbox's private view and is gone with it (checked below)
+    for (const line of ['key=none', 'ssh=denied', 'envrc=denied', 'hook=denied', 'bin=written-here']) expect(result.stderr).toContain(line);
     expect(result.stderr).not.toContain('CANARY');
     expect(readFileSync(path.join(home, '.bashrc'), 'utf8')).toBe('echo original\n');
     expect(existsSync(repo.path('.envrc'))).toBe(false);

@@ -107,7 +107,7 @@ describe('the home as an allow-list (outside attack X10 N1b/N1c)', () => {
       const repo = path.join(home, 'code', 'repo');
       const worktree = path.join(repo, '.claude', 'worktrees', 'wave1-agent-A');
       const other = path.join(repo, '.claude', 'worktrees', 'wave1-agent-B');
-      for (const dir of ['.cargo/bin', '.nvm/versions/node/v20/bin', '.config/glab-cli', '.config/mytool', '.local/bin', '.local/share/claude/versions']) mkdirSync(path.join(home, dir), { recursive: true });
+      for (const dir of ['.cargo/bin', '.nvm/versions/node/v20/bin', '.config/glab-cli', '.config/mytool', '.docker/bin', '.local/bin', '.local/share/claude/versions']) mkdirSync(path.join(home, dir), { recursive: true });
       for (const dir of [path.join(repo, '.git'), path.join(repo, 'src'), worktree, other]) mkdirSync(dir, { recursive: true });
       writeFileSync(path.join(home, '.cargo/credentials.toml'), 'x');
       writeFileSync(path.join(home, '.local/share/claude/versions/1.0'), 'x');
@@ -115,14 +115,15 @@ describe('the home as an allow-list (outside attack X10 N1b/N1c)', () => {
       writeFileSync(path.join(repo, '.env'), 'x');
       writeFileSync(path.join(home, 'code', '.env'), 'x');
       writeFileSync(path.join(lab, 'gcreds.json'), 'x');
-      const env = { PATH: `${path.join(home, '.cargo/bin')}:${path.join(home, '.nvm/versions/node/v20/bin')}:${path.join(home, '.local/bin')}:/usr/bin`, GOOGLE_APPLICATION_CREDENTIALS: path.join(lab, 'gcreds.json') };
+      const env = { PATH: `${path.join(home, '.docker/bin')}:${path.join(home, '.cargo/bin')}:${path.join(home, '.nvm/versions/node/v20/bin')}:${path.join(home, '.local/bin')}:/usr/bin`, GOOGLE_APPLICATION_CREDENTIALS: path.join(lab, 'gcreds.json') };
       const plan = agentSandboxPlan({ root: worktree, home: path.join(lab, 'h'), tmp: path.join(lab, 't'), gitCommonDir: path.join(repo, '.git'), otherWorktrees: [other], userHome: home, env, mainCheckoutEnvFiles: ['.env'], config: { readable: ['~/.config/mytool'] } });
       expect(plan.unreadable).toEqual(expect.arrayContaining([home, path.join(home, '.cargo/credentials.toml'), other, path.join(repo, '.env'), path.join(lab, 'gcreds.json')]));
       // covered by the hidden home: no mount of their own
       expect(plan.unreadable).not.toContain(path.join(home, '.ssh'));
       expect(plan.unreadable).not.toContain(path.join(home, 'code', '.env'));
       expect(plan.readable).toEqual(expect.arrayContaining([path.join(home, '.cargo'), path.join(home, '.nvm'), path.join(home, '.local/bin'), path.join(home, '.local/share/claude/versions'), path.join(home, '.config/mytool'), path.join(repo, '.git'), path.join(repo, 'src')]));
-      for (const never of [repo, worktree, other, path.join(repo, '.env'), path.join(home, '.config/glab-cli')]) expect(plan.readable).not.toContain(never);
+      // ~/.docker/bin on PATH does not open ~/.docker (a secret store)
+      for (const never of [repo, worktree, other, path.join(repo, '.env'), path.join(home, '.config/glab-cli'), path.join(home, '.docker'), path.join(home, '.docker/bin')]) expect(plan.readable).not.toContain(never);
       // a solo agent (root = the checkout): the checkout is writable, its own .env readable; the parent's .env hidden (not inside the hidden home: HOME is elsewhere)
       const solo = agentSandboxPlan({ root: repo, home: path.join(lab, 'h'), tmp: path.join(lab, 't'), gitCommonDir: path.join(repo, '.git'), otherWorktrees: [], userHome: path.join(lab, 'elsewhere'), env: {} });
       expect(solo.unreadable).toContain(path.join(home, 'code', '.env'));

@@ -241,11 +241,18 @@ function carveAround(entry: string, holes: readonly string[], denied: ReadonlySe
   return out;
 }
 
-/** The readable carve-outs of a plan as bubblewrap can bind them: none inside a writable path, none over a writable one ({@link carveAround}). */
-function bindable(readable: readonly string[], writable: readonly string[], unreadable: readonly string[]): string[] {
+/**
+ * The readable carve-outs of a plan as bubblewrap can bind them: none inside a writable path, none
+ * over a writable one ({@link carveAround}), none that is or lies inside a denied path other than the
+ * hidden home itself (`~/.docker/bin` on PATH makes `~/.docker` a tool root: it stays hidden).
+ */
+function bindable(readable: readonly string[], writable: readonly string[], unreadable: readonly string[], hiddenHome: readonly string[]): string[] {
   const open = writable.map(realOrResolved);
   const denied = new Set(unreadable);
-  return unique(readable.flatMap((entry) => (open.some((path_) => isInside(entry, path_)) ? [] : carveAround(entry, open.filter((path_) => isInside(path_, entry)), denied))));
+  const inDenied = (entry: string): boolean => unreadable.some((hidden) => !hiddenHome.includes(hidden) && isInside(entry, hidden));
+  return unique(
+    readable.flatMap((entry) => (inDenied(entry) || open.some((path_) => isInside(entry, path_)) ? [] : carveAround(entry, open.filter((path_) => isInside(path_, entry)), denied))),
+  );
 }
 
 /** Input of {@link homeView}. */
@@ -492,7 +499,7 @@ export function agentSandboxPlan(input: AgentSandboxPlanInput): SandboxPlan {
     writable,
     readOnlyWithin,
     unreadable: pruneCovered(unreadable, [...view.readable, ...writable]),
-    ...(view.readable.length > 0 ? { readable: bindable(view.readable, writable, unreadable) } : {}),
+    ...(view.readable.length > 0 ? { readable: bindable(view.readable, writable, unreadable, view.unreadable) } : {}),
     allowedHosts: unique(input.config?.network?.allow ?? []),
   };
 }
@@ -586,7 +593,7 @@ export function gatePlan(input: GatePlanInput): SandboxPlan {
     writable,
     readOnlyWithin,
     unreadable: pruneCovered(unreadable, [...view.readable, ...writable]),
-    ...(view.readable.length > 0 ? { readable: bindable(view.readable, writable, unreadable) } : {}),
+    ...(view.readable.length > 0 ? { readable: bindable(view.readable, writable, unreadable, view.unreadable) } : {}),
     allowedHosts: unique(input.config?.network?.allow ?? []),
   };
 }
