@@ -63,6 +63,7 @@ describe('finalize-wave: the whole pipeline', () => {
 
     expect(result.success, JSON.stringify(failedStep(result))).toBe(true);
     expect(result.steps.map((item) => item.step)).toEqual([
+      'check-git-config',
       'load-manifest',
       'check-tamper',
       'verify-commits',
@@ -162,7 +163,7 @@ describe('finalize-wave: the whole pipeline', () => {
     await fixture.repo.run(['merge', '--no-ff', '-q', '-m', 'manual octopus', fixture.branch('A'), fixture.branch('B'), fixture.branch('C')]);
     const result = await fixture.finalize(1, { skipMerge: true });
     expect(result.success, JSON.stringify(failedStep(result))).toBe(true);
-    expect(result.steps.map((item) => item.step)).toEqual(['load-manifest', 'check-tamper', 'verify-manual-merge', 'check-config-change', 'populate-integration-checklist', 'verify-build', 'run-post-merge-gates', 'mark-wave-verified', 'cleanup', 'commit-state']);
+    expect(result.steps.map((item) => item.step)).toEqual(['check-git-config', 'load-manifest', 'check-tamper', 'verify-manual-merge', 'check-config-change', 'populate-integration-checklist', 'verify-build', 'run-post-merge-gates', 'mark-wave-verified', 'cleanup', 'commit-state']);
     expect(fixture.manifest().state).toBe('WAVE_VERIFIED');
     expect(await fixture.repo.git.listBranches('polywave/')).toEqual([]);
   });

@@ -25,6 +25,7 @@ import { preMergeGatesStep } from './finalize/pre-merge-gates.js';
 import { predictConflictsStep } from './finalize/predict-conflicts.js';
 import { scanStubsStep } from './finalize/scan-stubs.js';
 import { createTamperState, pinsFor, tamperCheckStep } from './finalize/tamper-step.js';
+import { gitConfigCheckStep, withGitConfigCheck } from './finalize/git-config-step.js';
 import { releaseTargetCheckouts } from './finalize/target.js';
 import { typeCollisionsStep } from './finalize/type-collisions.js';
 import { verifyBuildStep } from './finalize/verify-build-step.js';
@@ -228,11 +229,14 @@ export async function finalizeWave(options: FinalizeWaveOptions): Promise<Finali
   });
   let releasePin: (() => void) | undefined;
   try {
-    let ok = await runSteps(context, recorder, [loadManifestStep]);
+    // Issue 11 (X10 N2): no git config file of the main checkout in a working tree before any git
+    // command of this run reads it (load-manifest already starts the tamper probe's `git status`).
+    let ok = await runSteps(context, recorder, [gitConfigCheckStep, loadManifestStep]);
     // Every sandbox of this run (gates, verify-build, integration agent, teardown) takes the settings
     // of the wave's base commit, never of the merge it makes (outside attack X8 #4).
     if (ok) releasePin = pinWaveSandboxSettings(context);
-    if (ok) ok = await runSteps(context, recorder, [tamperCheckStep]);
+    // ...and again with every repository and agent worktree the manifest names: check-tamper first refuses GIT_CONFIG_IN_WORKTREE.
+    if (ok) ok = await runSteps(context, recorder, [withGitConfigCheck(tamperCheckStep)]);
     if (ok) ok = await runSteps(context, recorder, [absentBranchesStep]);
     if (ok) ok = await runSteps(context, recorder, finalizeSteps(context.mode));
     if (!ok && context.manifest) await runSteps(context, recorder, failureSteps);
@@ -283,7 +287,7 @@ export async function runFinalizeSteps(
   });
   let releasePin: (() => void) | undefined;
   try {
-    let ok = await runSteps(context, recorder, [loadManifestStep]);
+    let ok = await runSteps(context, recorder, settings.tamperCheck ? [gitConfigCheckStep, loadManifestStep] : [loadManifestStep]);
     if (ok) releasePin = pinWaveSandboxSettings(context);
     if (ok) ok = await runSteps(context, recorder, steps);
     if (!ok && context.manifest && settings.onFailure) await runSteps(context, recorder, settings.onFailure);
@@ -353,7 +357,7 @@ export async function scanWaveStubs(options: FinalizeWaveOptions): Promise<{ hit
  * E9 skips; a conflict sets BLOCKED). Follow with `finalize-wave --skip-merge` to verify.
  */
 export async function mergeWave(options: FinalizeWaveOptions): Promise<{ result: MergeAgentsResult | undefined; next_state: string; success: boolean; steps: StepResult[] }> {
-  const run = await runFinalizeSteps(options, [absentBranchesStep, mergeStep], { command: 'merge-agents', onFailure: [markBlockedStep], tamperCheck: true });
+  const run = await runFinalizeSteps(options, [withGitConfigCheck(absentBranchesStep), mergeStep], { command: 'merge-agents', onFailure: [markBlockedStep], tamperCheck: true });
   const result = run.result.merge_result[run.context.primary.key] as MergeAgentsResult | undefined;
   return { result, next_state: run.result.state, success: run.success, steps: stepsOf(run) };
 }

@@ -29,7 +29,7 @@ import {
   waveSequencingStep,
   wiringOwnershipStep,
 } from './prepare/preflight-steps.js';
-import { recordTamperStep, tamperCheckStep } from './prepare/tamper-steps.js';
+import { gitConfigCheckStep, recordTamperStep, tamperCheckStep } from './prepare/tamper-steps.js';
 import { typeCollisionsPreflightStep } from './prepare/type-collisions-step.js';
 import { baselineGatesStep, staleCleanupStep, workingDirStep } from './prepare/tree-steps.js';
 import { pinsForDirectory } from './tamper-record.js';
@@ -309,7 +309,7 @@ export async function prepareAgent(options: PrepareAgentOptions): Promise<Prepar
     },
   };
   const steps: Array<StepDefinition<PrepareContext>> = options.noWorktree
-    ? [loadManifestStep, stateCheckStep, repoMatchStep, selectAgent, scaffoldStep]
+    ? [loadManifestStep, stateCheckStep, repoMatchStep, selectAgent, gitConfigCheckStep, scaffoldStep]
     : [loadManifestStep, stateCheckStep, repoMatchStep, selectAgent, disjointOwnershipStep, scaffoldStep, freezeCheckStep, tamperCheckStep, installHooksStep, freezeRecordStep, createWorktreesStep, verifyWorktreesStep, verifyHooksStep, worktreeSetupStep, extractBriefsStep, recordTamperStep];
   const run = await runSteps(context, steps, { command: 'prepare-agent' });
   const empty: PrepareAgentResult = {

@@ -40,6 +40,7 @@ import { scaffoldPath, type ImplManifest } from '../protocol/schema/impl-schema.
 import { findWave } from '../protocol/waves.js';
 import type { YamlEdit } from '../protocol/yaml/index.js';
 import { editImpl } from '../store/manifest-file.js';
+import { assertGitConfigOutsideWorkingTrees } from '../git/config-origins.js';
 import { agentEndEvent, agentEventForwarder, agentRunReport, commitImplChange, ensureCleanRoot, errorGist, firstLines, implRelativePath, readManifestOrThrow, type AgentRunReport } from './run-scaffold.js';
 
 export type IntegrationRunMode = 'gaps' | 'hotfix';
@@ -250,6 +251,8 @@ export async function runIntegrationAgent(options: RunIntegrationOptions): Promi
   // Issue 13 (N4): credentials, the backend's package and the model server before the state commit
   // below (exit 2, nothing changed). A backend given by the caller (tests) needs none.
   if (!options.backend) await requireAgentsReady([{ role: 'the Integration agent', model: options.model }], env);
+  // Issue 11 (X10 R1): the agent writes this checkout; no git config file may lie in it (exit 2, nothing changed).
+  await assertGitConfigOutsideWorkingTrees(workDir, env);
   // 2. The agent, on the merged result (a clean tree: its bash calls are audited against all of it).
   const clean = await ensureCleanRoot({ git, repoDir: workDir, implPath, writable: new Set(allowed), env, message: `chore: commit Polywave state before the integration agent [Polywave:wave${wave}:integrator]` });
   if (clean.blocking.length > 0) {

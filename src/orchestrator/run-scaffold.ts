@@ -48,6 +48,7 @@ import { scaffoldPath, type ImplManifest } from '../protocol/schema/impl-schema.
 import { checkTransition } from '../protocol/state-machine.js';
 import { parseYamlSafe, toPlain, type YamlEdit } from '../protocol/yaml/index.js';
 import { editImpl, loadImpl } from '../store/manifest-file.js';
+import { assertGitConfigOutsideWorkingTrees } from '../git/config-origins.js';
 
 /** Options of {@link runScaffold}. */
 export interface RunScaffoldOptions {
@@ -332,6 +333,8 @@ export async function runScaffold(options: RunScaffoldOptions): Promise<RunScaff
     // Issue 13 (N4): credentials, the backend's package and the model server before the state
     // commit below (exit 2, nothing changed). A backend given by the caller (tests) needs none.
     if (!options.backend) await requireAgentsReady([{ role: 'the Scaffold agent', model: options.model }], env);
+    // Issue 11 (X10 R1): the agent writes this checkout; no git config file may lie in it (exit 2, nothing changed).
+    await assertGitConfigOutsideWorkingTrees(repoDir, env);
     const files = toCreate.map((entry) => entry.file);
     const clean = await ensureCleanRoot({ git, repoDir, implPath, writable: new Set(files), env, message: `chore: commit Polywave state before the scaffold agent for ${slug} [Polywave:scaffold:${slug}]` });
     if (clean.blocking.length > 0) {

@@ -1,10 +1,10 @@
 import path from 'node:path';
 import { waveBaseCommit } from '../../protocol/waves.js';
 import { loadImpl } from '../../store/manifest-file.js';
-import type { StepDefinition } from '../step.js';
+import type { StepDefinition, StepOutcome } from '../step.js';
 import { checkRepository, describeFindings, type TamperFinding } from '../tamper-check.js';
+import { checkGitConfigOrigins, gitConfigInWorkingTreeCode } from '../../git/config-origins.js';
 import {
-  configIncludesInWorkingTree,
   hooksSnapshotPath,
   locateRepository,
   manifestFingerprint,
@@ -18,11 +18,43 @@ import {
 import { errorText, listForDetail, manifestOf, type PrepareContext, type RepoContext } from './context.js';
 
 /** prepare-wave refuses a git config include inside the working tree (outside attack X9 #1/#2). */
-export const gitConfigInWorkingTreeCode = 'GIT_CONFIG_IN_WORKTREE';
+export { gitConfigInWorkingTreeCode };
 
 function repoLabel(context: PrepareContext, repo: RepoContext): string {
   return context.repos.length > 1 ? `${repo.key || path.basename(repo.root)}: ` : '';
 }
+
+/**
+ * X9 #1/#2, X10 R1/N2a–d: a git config file inside a working tree lets an agent (solo, or by a
+ * merged owned file) name programs git runs outside every sandbox. Which files git reads is asked
+ * from git itself, in the main checkout and in each agent worktree that exists (see
+ * src/git/config-origins.ts). Undefined when nothing is found.
+ */
+async function gitConfigRefusal(context: PrepareContext, locate: (root: string) => Promise<RepositoryLocation>): Promise<StepOutcome | undefined> {
+  const targets = await Promise.all(
+    context.repos.map(async (repo) => ({
+      label: repoLabel(context, repo),
+      root: repo.root,
+      commonDir: (await locate(repo.root)).commonDir,
+      checkouts: context.targets.filter((target) => target.repoContext === repo && target.path !== '' && target.path !== repo.root).map((target) => target.path),
+    })),
+  );
+  const check = await checkGitConfigOrigins(targets, context.options.env ?? process.env);
+  if (!check.refused) return undefined;
+  return { status: 'failed', detail: check.detail, data: { code: gitConfigInWorkingTreeCode, includes: check.files } };
+}
+
+/**
+ * The same check alone, for the paths without a tamper check: prepare-agent --no-worktree (a
+ * solo or integration wave's agent works in the main checkout, X10 R1), before anything is written.
+ */
+export const gitConfigCheckStep: StepDefinition<PrepareContext> = {
+  name: 'git_config_check',
+  async run(context) {
+    const refusal = await gitConfigRefusal(context, (root) => locateRepository(context.rawGitAt(root)));
+    return refusal ?? { status: 'success', detail: 'no git config file inside a working tree' };
+  },
+};
 
 /**
  * Issue 11: prepare-wave's own hook-running git commands (the state commit, `worktree add`,
@@ -46,9 +78,6 @@ export const tamperCheckStep: StepDefinition<PrepareContext> = {
     const recordedBase = waveBaseCommit(manifest, context.wave);
     // Agents may have run: this wave's branches exist (E9 re-entry), or the manifest holds the base an earlier prepare recorded.
     const branchesExist = context.existingBranches.size > 0;
-    // X9 #1/#2: a config include resolving into the working tree lets an agent (solo, or by a merged
-    // owned file) write git configuration that names programs git runs outside every sandbox.
-    const inTree: string[] = [];
     // One `rev-parse` per repository for this step (it was asked twice: the include check, then the record).
     const locations = new Map<string, Promise<RepositoryLocation>>();
     const locate = (root: string): Promise<RepositoryLocation> => {
@@ -59,17 +88,8 @@ export const tamperCheckStep: StepDefinition<PrepareContext> = {
       }
       return location;
     };
-    for (const repo of context.repos) {
-      const location = await locate(repo.root);
-      for (const file of await configIncludesInWorkingTree(context.rawGitAt(repo.root), location.commonDir, repo.root, home)) inTree.push(`${repoLabel(context, repo)}${file}`);
-    }
-    if (inTree.length > 0) {
-      return {
-        status: 'failed',
-        detail: `${gitConfigInWorkingTreeCode}: the repository's git config includes ${inTree.join(', ')}, inside the working tree agents write — git would run programs named there (filters, diff commands, gpg.program) outside the sandbox. Nothing was written. Move the included file into .git/ or outside the repository (or drop the include.path), then re-run.`,
-        data: { code: gitConfigInWorkingTreeCode, includes: inTree },
-      };
-    }
+    const refusal = await gitConfigRefusal(context, locate);
+    if (refusal !== undefined) return refusal;
     for (const repo of context.repos) {
       const label = repoLabel(context, repo);
       const location = await locate(repo.root);

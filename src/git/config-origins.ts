@@ -1,0 +1,309 @@
+/**
+ * Issue 11, outside attacks X9 #1/#2 and X10 R1/N2a–d: every git command polywave runs outside the
+ * sandbox reads git's configuration, and whatever file of it lies in a working tree an agent
+ * writes (the main checkout in a solo/integration/scaffold run, its worktree otherwise, or a file
+ * merged from an agent's branch) can name programs git then runs as the user: `filter.*.clean`,
+ * `diff.*.command`, `gpg.program`, `core.fsmonitor`.
+ *
+ * Which files apply is decided by git itself, not by reading `.git/config`: one
+ * `git config --list --show-origin --show-scope --includes -z` per checkout (with polywave's git
+ * environment: GIT_CONFIG_GLOBAL/SYSTEM, HOME, XDG_CONFIG_HOME; `includeIf gitdir:/onbranch:`
+ * evaluated as git does for that checkout; nested includes followed). Then:
+ * - every `file:` origin is resolved through symlinks (a `.git/shared.cfg -> ../.gitconfig` is the
+ *   tree file it points to);
+ * - every include directive (`include.path`, `includeIf.<cond>.path`, whatever its condition —
+ *   an agent may make it match later) is resolved as git would (relative to the including file,
+ *   `~/` from HOME) even when the file does not exist yet: the agent would be the one to write it;
+ * - the global and system files git would read (`GIT_CONFIG_GLOBAL`, `~/.gitconfig`,
+ *   `$XDG_CONFIG_HOME/git/config`, `GIT_CONFIG_SYSTEM`) likewise, existing or not.
+ * A path inside a protected working tree (the main checkout and every linked worktree of the
+ * repository) but not inside the common git directory is a finding, with the include chain that
+ * leads to it.
+ */
+import { lstat, readdir, readFile, readlink, realpath, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { PolywaveError } from '../errors/polywave-error.js';
+import { GitError } from './git-error.js';
+import { runGit } from './run-git.js';
+
+/** The refusal code (exit 1 in a wave step, 2 from a command). */
+export const gitConfigInWorkingTreeCode = 'GIT_CONFIG_IN_WORKTREE';
+
+/** One configuration file git reads (or would read, once written) inside a working tree. */
+export interface ConfigInTreeFinding {
+  /** Absolute path, symlinks resolved. */
+  file: string;
+  /** How git reaches it: `include.path in /r/.git/config (local)`, `GIT_CONFIG_GLOBAL`, … (outermost last). */
+  chain: string[];
+}
+
+export interface ConfigOriginsOptions {
+  /** The main checkout's top level. */
+  root: string;
+  /** The repository's common git directory (absolute). */
+  commonDir: string;
+  /** Other checkouts to list the configuration from (agent worktrees, a target checkout); missing ones are skipped. */
+  checkouts?: readonly string[];
+  /** The environment polywave's git runs with (default process.env). */
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+/** Variables that point git somewhere else than the checkout (createGit drops them too); GIT_CONFIG redirects only `git config`. */
+const droppedVariables = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_COMMON_DIR', 'GIT_INDEX_FILE', 'GIT_PREFIX', 'GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES', 'GIT_NAMESPACE', 'GIT_CONFIG'];
+
+/**
+ * `candidate` resolved the way the kernel would open it: symlinks followed component by component
+ * (also a dangling one, to where it points), `..` taken after the link it follows; a missing part
+ * is kept as written.
+ */
+export async function resolveThroughLinks(candidate: string): Promise<string> {
+  const pending = candidate.split('/').filter((part) => part !== '');
+  let current = '/';
+  let follows = 0;
+  let missing = false;
+  while (pending.length > 0) {
+    const part = pending.shift()!;
+    if (part === '.') continue;
+    if (part === '..') {
+      current = path.dirname(current);
+      continue;
+    }
+    const next = current === '/' ? `/${part}` : `${current}/${part}`;
+    if (missing) {
+      current = next;
+      continue;
+    }
+    let isLink: boolean;
+    try {
+      isLink = (await lstat(next)).isSymbolicLink();
+    } catch {
+      missing = true;
+      current = next;
+      continue;
+    }
+    if (!isLink || follows >= 40) {
+      current = next;
+      continue;
+    }
+    follows += 1;
+    const target = await readlink(next);
+    pending.unshift(...target.split('/').filter((piece) => piece !== ''));
+    if (target.startsWith('/')) current = '/';
+  }
+  return current;
+}
+
+function inside(file: string, directory: string): boolean {
+  return file === directory || file.startsWith(directory === '/' ? '/' : `${directory}/`);
+}
+
+async function realOrResolved(directory: string): Promise<string> {
+  return realpath(directory).catch(() => resolveThroughLinks(path.resolve(directory)));
+}
+
+/** The main checkout plus every linked worktree the repository records (`<common>/worktrees/*\/gitdir`). */
+async function protectedTrees(options: ConfigOriginsOptions): Promise<string[]> {
+  const trees = [options.root, ...(options.checkouts ?? [])];
+  const common = path.resolve(options.commonDir);
+  if (path.basename(common) === '.git') trees.push(path.dirname(common));
+  const names = await readdir(path.join(common, 'worktrees')).catch(() => [] as string[]);
+  const recorded = await Promise.all(names.map((name) => readFile(path.join(common, 'worktrees', name, 'gitdir'), 'utf8').catch(() => '')));
+  for (const line of recorded) {
+    const gitFile = line.trim();
+    if (gitFile !== '' && path.isAbsolute(gitFile)) trees.push(path.dirname(gitFile));
+  }
+  return [...new Set(await Promise.all(trees.map(realOrResolved)))];
+}
+
+interface ConfigEntry {
+  scope: string;
+  origin: string;
+  key: string;
+  value: string | undefined;
+}
+
+/** Entries of `git config --list --show-scope --show-origin -z`: `scope NUL origin NUL key [LF value] NUL`. */
+function parseListing(output: string): ConfigEntry[] {
+  const fields = output.split('\0');
+  const entries: ConfigEntry[] = [];
+  for (let index = 0; index + 2 < fields.length; index += 3) {
+    const pair = fields[index + 2]!;
+    const newline = pair.indexOf('\n');
+    entries.push({ scope: fields[index]!, origin: fields[index + 1]!, key: newline < 0 ? pair : pair.slice(0, newline), value: newline < 0 ? undefined : pair.slice(newline + 1) });
+  }
+  return entries;
+}
+
+function isIncludeDirective(key: string): boolean {
+  const lower = key.toLowerCase();
+  return lower === 'include.path' || (lower.startsWith('includeif.') && lower.endsWith('.path'));
+}
+
+function homeOf(env: Readonly<Record<string, string | undefined>>): string | undefined {
+  const home = env.HOME;
+  return home !== undefined && home !== '' ? home : undefined;
+}
+
+/** Where an include directive's value points (git's rules), or undefined when git would not read a file from it. */
+function includeTarget(value: string, includingFile: string | undefined, env: Readonly<Record<string, string | undefined>>): string | undefined {
+  if (value === '') return undefined;
+  if (value === '~' || value.startsWith('~/')) {
+    const home = homeOf(env);
+    return home === undefined ? undefined : `${home}${value.slice(1)}`;
+  }
+  if (value.startsWith('~') || value.startsWith('%(prefix)/')) return undefined; // ~user, git's install prefix: not a repository path
+  if (value.startsWith('/')) return value;
+  return includingFile === undefined ? undefined : `${path.dirname(includingFile)}/${value}`;
+}
+
+/** The global and system files git reads in `env`, whether they exist or not (labelled). */
+function defaultConfigFiles(env: Readonly<Record<string, string | undefined>>, cwd: string): Array<{ file: string; label: string }> {
+  const files: Array<{ file: string; label: string }> = [];
+  const absolute = (file: string) => (file.startsWith('/') ? file : `${cwd}/${file}`);
+  if (env.GIT_CONFIG_GLOBAL !== undefined) {
+    if (env.GIT_CONFIG_GLOBAL !== '') files.push({ file: absolute(env.GIT_CONFIG_GLOBAL), label: 'GIT_CONFIG_GLOBAL' });
+  } else {
+    const home = homeOf(env);
+    if (home !== undefined) files.push({ file: `${home}/.gitconfig`, label: 'global ~/.gitconfig' });
+    const xdg = env.XDG_CONFIG_HOME !== undefined && env.XDG_CONFIG_HOME !== '' ? env.XDG_CONFIG_HOME : home !== undefined ? `${home}/.config` : undefined;
+    if (xdg !== undefined) files.push({ file: `${xdg}/git/config`, label: 'global $XDG_CONFIG_HOME/git/config' });
+  }
+  const noSystem = env.GIT_CONFIG_NOSYSTEM !== undefined && !/^(0|false|no|off|)$/i.test(env.GIT_CONFIG_NOSYSTEM);
+  if (!noSystem && env.GIT_CONFIG_SYSTEM !== undefined && env.GIT_CONFIG_SYSTEM !== '') files.push({ file: absolute(env.GIT_CONFIG_SYSTEM), label: 'GIT_CONFIG_SYSTEM' });
+  return files;
+}
+
+/**
+ * The configuration files git reads for the repository at `root` (and in each existing checkout)
+ * that lie inside a working tree of the repository, outside its git directory. One git process
+ * per checkout. Throws GitError when git cannot read its configuration (polywave's git would fail
+ * the same way).
+ */
+export async function configFilesInWorkingTrees(options: ConfigOriginsOptions): Promise<ConfigInTreeFinding[]> {
+  const env: Record<string, string | undefined> = { ...(options.env ?? process.env) };
+  for (const name of droppedVariables) delete env[name];
+  const root = path.resolve(options.root);
+  const [trees, gitDirectory] = await Promise.all([protectedTrees(options), realOrResolved(options.commonDir)]);
+  const checkouts = [root];
+  for (const checkout of options.checkouts ?? []) {
+    const absolute = path.resolve(checkout);
+    if (!checkouts.includes(absolute) && (await lstat(path.join(absolute, '.git')).then(() => true, () => false))) checkouts.push(absolute);
+  }
+  const listings = await Promise.all(checkouts.map((cwd) => runGit(['config', '--list', '--show-origin', '--show-scope', '--includes', '-z'], { cwd, env }).then((output) => ({ cwd, entries: parseListing(output) }))));
+
+  // file (resolved) → how git gets there (its first-seen include chain).
+  const reached = new Map<string, string[]>();
+  const note = (file: string, chain: string[]) => {
+    if (!reached.has(file)) reached.set(file, chain);
+  };
+  for (const candidate of defaultConfigFiles(env, root)) note(await resolveThroughLinks(candidate.file), [candidate.label]);
+  for (const { cwd, entries } of listings) {
+    const resolvedOrigins = new Map<string, string>();
+    const resolveOrigin = async (raw: string): Promise<string> => {
+      let resolved = resolvedOrigins.get(raw);
+      if (resolved === undefined) {
+        resolved = await resolveThroughLinks(raw.startsWith('/') ? raw : `${cwd}/${raw}`);
+        resolvedOrigins.set(raw, resolved);
+      }
+      return resolved;
+    };
+    for (const entry of entries) {
+      const fileOrigin = entry.origin.startsWith('file:') ? entry.origin.slice('file:'.length) : undefined;
+      const origin = fileOrigin === undefined ? undefined : await resolveOrigin(fileOrigin);
+      if (origin !== undefined) note(origin, [`${entry.scope} config`]);
+      if (!isIncludeDirective(entry.key) || entry.value === undefined) continue;
+      const literal = fileOrigin === undefined ? undefined : fileOrigin.startsWith('/') ? fileOrigin : `${cwd}/${fileOrigin}`;
+      const target = includeTarget(entry.value, literal, env);
+      if (target === undefined) continue;
+      const resolved = await resolveThroughLinks(target);
+      const parent = origin === undefined ? [] : (reached.get(origin) ?? []);
+      const lexical = path.resolve(target);
+      const through = lexical === resolved ? '' : `, through the symlink ${lexical}`;
+      note(resolved, [`${entry.key} in ${origin ?? entry.origin} (${entry.scope})${through}`, ...parent.filter((link) => !link.endsWith(' config'))]);
+    }
+  }
+  const findings: ConfigInTreeFinding[] = [];
+  for (const [file, chain] of reached) {
+    if (inside(file, gitDirectory)) continue;
+    if (trees.some((tree) => inside(file, tree))) findings.push({ file, chain });
+  }
+  return findings;
+}
+
+/** `file: via include.path in … ← …` for messages. */
+export function describeConfigChains(findings: readonly ConfigInTreeFinding[]): string {
+  return findings.map((finding) => `${finding.file}: via ${finding.chain.join(' ← ') || 'git config'}`).join('; ');
+}
+
+/** The one-line refusal, naming the files and how git reaches them; `labelled` files carry a repository label. */
+export function gitConfigInWorkingTreeMessage(labelled: ReadonlyArray<{ label: string; finding: ConfigInTreeFinding }>): string {
+  const files = labelled.map(({ label, finding }) => `${label}${finding.file}`).join(', ');
+  const chains = describeConfigChains(labelled.map(({ finding }) => finding));
+  return `${gitConfigInWorkingTreeCode}: the repository's git config includes ${files}, inside the working tree agents write (${chains}) — git would run programs named there (filters, diff commands, gpg.program) outside the sandbox. Nothing was written. Move the included file into .git/ or outside the repository (or drop the include / GIT_CONFIG_GLOBAL), then re-run.`;
+}
+
+/** A git failure while listing, as a finding-shaped refusal reason (fail closed). */
+export function listingFailure(error: unknown): string {
+  if (error instanceof GitError) return (error.stderr || error.message).trim().split('\n')[0] ?? error.message;
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** One repository to check: its main checkout, common git directory and the checkouts to list from. */
+export interface GitConfigCheckTarget {
+  /** Prefix for messages (`repo-key: `), '' for a single repository. */
+  label: string;
+  root: string;
+  commonDir: string;
+  checkouts?: readonly string[];
+}
+
+/** What {@link checkGitConfigOrigins} decided: nothing found, or the one-line refusal. */
+export type GitConfigCheck = { refused: false; checked: number } | { refused: true; detail: string; files: string[] };
+
+/**
+ * The GIT_CONFIG_IN_WORKTREE check for a set of repositories (see the module comment): refused
+ * when a config file git reads, or would read once written, lies in a working tree; also when
+ * git cannot list its configuration (fail closed: polywave's git would fail too).
+ */
+export async function checkGitConfigOrigins(targets: readonly GitConfigCheckTarget[], env: Readonly<Record<string, string | undefined>> | undefined): Promise<GitConfigCheck> {
+  const results = await Promise.all(
+    targets.map(async (target) => {
+      try {
+        return { target, findings: await configFilesInWorkingTrees({ root: target.root, commonDir: target.commonDir, ...(target.checkouts ? { checkouts: target.checkouts } : {}), ...(env ? { env } : {}) }) };
+      } catch (error) {
+        return { target, failure: listingFailure(error) };
+      }
+    }),
+  );
+  const failure = results.find((result) => result.failure !== undefined);
+  if (failure?.failure !== undefined) {
+    return { refused: true, files: [], detail: `${gitConfigInWorkingTreeCode}: ${failure.target.label}git could not list its configuration in ${failure.target.root} (${failure.failure}), so which files it reads is unknown. Nothing was written. Fix the git configuration, then re-run.` };
+  }
+  const labelled = results.flatMap((result) => (result.findings ?? []).map((finding) => ({ label: result.target.label, finding })));
+  if (labelled.length === 0) return { refused: false, checked: targets.length };
+  return { refused: true, detail: gitConfigInWorkingTreeMessage(labelled), files: labelled.map(({ label, finding }) => `${label}${finding.file}`) };
+}
+
+/** The common git directory of the checkout at `root`, read from `.git` (no git process); undefined when unclear. */
+export async function commonDirOfCheckout(root: string): Promise<string | undefined> {
+  const dotGit = path.join(root, '.git');
+  const info = await stat(dotGit).catch(() => undefined);
+  if (info === undefined) return undefined;
+  if (info.isDirectory()) return dotGit;
+  const pointer = /^gitdir:\s*(.+)$/m.exec(await readFile(dotGit, 'utf8').catch(() => ''))?.[1]?.trim();
+  if (pointer === undefined || pointer === '') return undefined;
+  const gitDir = path.resolve(root, pointer);
+  const common = (await readFile(path.join(gitDir, 'commondir'), 'utf8').catch(() => '')).trim();
+  return common === '' ? gitDir : path.resolve(gitDir, common);
+}
+
+/**
+ * For the commands whose agent works in a checkout without a prepare step (run-integration,
+ * run-scaffold): throws GIT_CONFIG_IN_WORKTREE (exit 2, before anything is written) when a git
+ * config file of the repository at `root` lies in a working tree.
+ */
+export async function assertGitConfigOutsideWorkingTrees(root: string, env: Readonly<Record<string, string | undefined>> | undefined, checkouts: readonly string[] = []): Promise<void> {
+  const commonDir = (await commonDirOfCheckout(root)) ?? path.resolve(root, (await runGit(['rev-parse', '--git-common-dir'], { cwd: root, ...(env ? { env } : {}) })).trim());
+  const check = await checkGitConfigOrigins([{ label: '', root, commonDir, checkouts }], env);
+  if (check.refused) throw new PolywaveError({ code: gitConfigInWorkingTreeCode, message: check.detail.slice(`${gitConfigInWorkingTreeCode}: `.length), exitCode: 2, details: { files: check.files } });
+}
