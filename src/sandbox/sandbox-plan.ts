@@ -179,6 +179,19 @@ function packageDirs(): string[] {
  * inside `home`.
  */
 export function homeToolRoots(home: string, env: Readonly<Record<string, string | undefined>> = process.env): string[] {
+  // remembered for a few seconds: a wave plans many agents and gates with the same PATH (~10 ms each otherwise)
+  const key = JSON.stringify([home, env.PATH ?? '', ...toolDirectoryVariables.map((name) => env[name] ?? '')]);
+  const cached = toolRootsCache.get(key);
+  if (cached && Date.now() - cached.at < 10_000) return cached.roots;
+  const roots = findToolRoots(home, env);
+  if (toolRootsCache.size > 32) toolRootsCache.clear();
+  toolRootsCache.set(key, { at: Date.now(), roots });
+  return roots;
+}
+
+const toolRootsCache = new Map<string, { at: number; roots: string[] }>();
+
+function findToolRoots(home: string, env: Readonly<Record<string, string | undefined>>): string[] {
   const found: string[] = [];
   const add = (entry: string | undefined): void => {
     if (entry === undefined || entry === '' || !path.isAbsolute(entry)) return;
