@@ -18,6 +18,7 @@ import path from 'node:path';
 import { createGit } from '../../git/git-cli.js';
 import type { Git } from '../../git/git-port.js';
 import { changedGitlinkRepos, gitlinkRepoSignatures, type GitlinkRepoSignatures } from '../../git/nested-repos.js';
+import { statusWithBranch } from '../../git/status-with-branch.js';
 import { checkBashCommand } from './bash-policy.js';
 import type { Jail, JailAudit, JailCode, JailDecision, JailPolicy, PathDecision } from './types.js';
 
@@ -344,14 +345,14 @@ export async function createJail(policy: JailPolicy, options: CreateJailOptions 
       const changed = new Set<string>();
       const uncommitted = new Set<string>();
       // One round of git reads, in parallel (every agent of a wave is audited when it stops).
-      const [committed, status, headInfo, gitlinks] = await Promise.all([
+      const [committed, headAndStatus, gitlinks] = await Promise.all([
         auditOptions.baseCommit ? git.diffNameOnly(`${auditOptions.baseCommit}..HEAD`) : Promise.resolve([] as string[]),
+        // The status with HEAD's commit and branch (`status --branch`: one process, not a status and a rev-parse).
         // X8 #2: never enters a submodule (git-cli hardening), so a repository planted there runs nothing here.
-        git.status(),
-        // HEAD's commit and branch in one process: `<sha>\nrefs/heads/<branch>` (or `HEAD` when detached).
-        git.run(['rev-parse', 'HEAD', '--symbolic-full-name', 'HEAD'], { allowExitCodes: [128] }),
+        statusWithBranch(git),
         gitlinkBaseline ? gitlinkRepoSignatures(git, root) : Promise.resolve(undefined),
       ]);
+      const status = headAndStatus.entries;
       // X8 #2c: a git repository made (or changed) in a submodule path names programs the user's own
       // git would run there (core.fsmonitor, filters): never the agent's to create.
       for (const link of gitlinkBaseline && gitlinks ? changedGitlinkRepos(gitlinkBaseline, gitlinks) : []) {
@@ -361,9 +362,9 @@ export async function createJail(policy: JailPolicy, options: CreateJailOptions 
           reason: `"${link}/.git" was created or changed in the submodule path ${link}: a git repository there can name programs git runs outside the sandbox (core.fsmonitor, filters), so agents may not make one (${isolation}).`,
         });
       }
-      const [headLine = '', refLine = ''] = headInfo.exitCode === 0 ? headInfo.stdout.split('\n') : [];
-      head = /^[0-9a-f]{40,64}$/.test(headLine.trim()) ? headLine.trim() : undefined;
-      const current = refLine.trim().startsWith('refs/heads/') ? refLine.trim().slice('refs/heads/'.length) : undefined;
+      head = headAndStatus.head;
+      // No commit at HEAD (unborn): no branch either, as before (the check below then says so).
+      const current = head === undefined ? undefined : headAndStatus.branch;
       for (const file of committed) changed.add(file);
       for (const entry of status) {
         for (const file of entry.from === undefined ? [entry.path] : [entry.path, entry.from]) {

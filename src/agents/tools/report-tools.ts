@@ -4,7 +4,10 @@
  */
 import { z } from 'zod';
 import { createGit } from '../../git/git-cli.js';
-import type { Git, StatusEntry } from '../../git/git-port.js';
+import type { Git } from '../../git/git-port.js';
+import { statusWithBranch } from '../../git/status-with-branch.js';
+
+export { statusWithBranch } from '../../git/status-with-branch.js';
 import { noHooksGitConfig } from '../../git/harden.js';
 import { completionStatuses, failureTypes } from '../../protocol/schema/impl-schema.js';
 import { isProtocolOwnedPath } from '../../protocol/conflicts.js';
@@ -72,43 +75,6 @@ export const gitCommitTool: AgentTool = defineTool<z.infer<typeof gitCommitInput
     }
   },
 });
-
-/**
- * `status --porcelain=v2 --branch`: the current branch (`# branch.head`; undefined when detached —
- * an unborn branch is named, as `branch --show-current` does) and the entries `git.status()` gives
- * (same options: every untracked file, no ignored ones; renames with their old path), in one process.
- */
-export async function statusWithBranch(git: Git): Promise<{ branch: string | undefined; entries: StatusEntry[] }> {
-  const output = (await git.run(['--no-optional-locks', 'status', '--porcelain=v2', '-z', '--branch', '--untracked-files=all', '--ignored=no'])).stdout;
-  const fields = output.split('\0');
-  let branch: string | undefined;
-  const entries: StatusEntry[] = [];
-  // Fields before the path: ordinary `1` 8, renamed/copied `2` 9 (then the old path), unmerged `u` 10.
-  const fieldsBeforePath: Record<string, number> = { '1': 8, '2': 9, u: 10 };
-  for (let index = 0; index < fields.length; index++) {
-    const field = fields[index]!;
-    if (field.startsWith('# branch.head ')) {
-      const name = field.slice('# branch.head '.length);
-      branch = name === '(detached)' || name === '' ? undefined : name;
-      continue;
-    }
-    if (field.startsWith('? ')) {
-      entries.push({ code: '??', path: field.slice(2) });
-      continue;
-    }
-    const count = fieldsBeforePath[field.charAt(0)];
-    if (count === undefined || field.charAt(1) !== ' ') continue;
-    const parts = field.split(' ');
-    if (parts.length <= count) continue;
-    const entry: StatusEntry = { code: parts[1]!.replace(/\./g, ' '), path: parts.slice(count).join(' ') };
-    if (field.charAt(0) === '2') {
-      entry.from = fields[index + 1] ?? '';
-      index++;
-    }
-    entries.push(entry);
-  }
-  return { branch, entries };
-}
 
 const interfaceDeviation = z.object({
   description: z.string(),

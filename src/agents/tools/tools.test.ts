@@ -359,10 +359,10 @@ describe('git_commit', () => {
     expect(await git.revParse('main')).toBe(mainBefore);
   });
 
-  it('reads the branch with the status, and HEAD with the branch, in one git process each — the same answers as status(), currentBranch(), tryRevParse()', async () => {
+  it('reads the branch and HEAD with the status, and HEAD with the branch, in one git process each — the same answers as status(), currentBranch(), tryRevParse()', async () => {
     const repo = await createTestRepo({ files: { 'a b.txt': 'a\n', 'old.txt': 'o\no\no\n', 'd/c.txt': 'c\n' } });
     const git = repo.git;
-    const separate = async () => ({ branch: await git.currentBranch(), entries: await git.status() });
+    const separate = async () => ({ branch: await git.currentBranch(), head: await git.tryRevParse('HEAD'), entries: await git.status() });
     await repo.run(['mv', 'old.txt', 'new name.txt']);
     repo.write('a b.txt', 'changed\n');
     repo.write('d/u n.txt', 'untracked\n');
@@ -378,7 +378,7 @@ describe('git_commit', () => {
     expect(await readHeadAndBranch(git)).toEqual({ head: await git.tryRevParse('HEAD'), branch: undefined });
     await repo.run(['checkout', '--quiet', '--orphan', 'unborn']);
     expect(await readHeadAndBranch(git)).toEqual({ head: undefined, branch: 'unborn' });
-    expect((await statusWithBranch(git)).branch).toBe('unborn');
+    expect(await statusWithBranch(git)).toMatchObject({ branch: 'unborn', head: undefined });
   });
 });
 
