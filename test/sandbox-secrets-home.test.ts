@@ -118,6 +118,18 @@ describe.skipIf(!available)('the home is an allow-list; secret files around the 
     );
     wrapped.release();
 
+    // a solo agent in the main checkout (in the home): the checkout writable, its .git read-only, the home's stores hidden
+    const soloPlan = await buildAgentSandboxPlan({ root: repo.dir, home: path.join(scratch, 'home'), tmp: path.join(scratch, 'tmp'), env, userHome: home });
+    const soloProbe = `echo s > solo.txt && echo SOLO-WRITE-ok; (echo x >> .git/config) 2>/dev/null || echo SOLO-GIT-ro; cat '${path.join(home, '.s3cfg')}' '${path.join(home, '.env')}' 2>/dev/null; mytool`;
+    const soloWrapped = await wrapInSandbox(soloPlan, soloProbe, { cwd: repo.dir, env: { ...env, HOME: path.join(scratch, 'home'), TMPDIR: path.join(scratch, 'tmp') } });
+    const solo = await run(soloWrapped.file, soloWrapped.args, { cwd: repo.dir, env: soloWrapped.env }).then(
+      (result) => result.stdout + result.stderr,
+      (error: { stdout?: string; stderr?: string }) => `${error.stdout ?? ''}${error.stderr ?? ''}`,
+    );
+    soloWrapped.release();
+    expect(solo).not.toContain('CANARY-X10');
+    for (const ok of ['SOLO-WRITE-ok', 'SOLO-GIT-ro', 'TOOL-local-ok']) expect(solo, ok).toContain(ok);
+
     // a post-merge / verify-build gate: a throwaway checkout of the main checkout, the real HOME
     const gates = await runGates({ repoDir: repo.dir, gates: [{ type: 'test', command: probe, required: true }], noCache: true, throwawayCheckout: true, env });
     const gate = gates.results[0]!.output;
