@@ -9,7 +9,7 @@ import { PolywaveError } from '../errors/polywave-error.js';
  * plus the indexed columns queries filter on. Schema in docs/observability.md; versioned through
  * SQLite's `user_version` with forward-only migrations.
  */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 export type Database = BetterSqlite3.Database;
 
@@ -38,6 +38,12 @@ export interface RunRow {
   command: string;
   cwd: string | null;
   pid: number | null;
+  /**
+   * The repository roots the run worked on (schema 2): a JSON array of absolute paths — the
+   * `--repo-dir` / the IMPL's repository, and every repository of a cross-repo wave. Null when the
+   * run never said (older runs, commands that touch no repository): readers fall back to `cwd`.
+   */
+  repos?: string | null;
 }
 
 /** Migration N takes a database at user_version N-1 to N (index 0 is migration 1). */
@@ -71,6 +77,11 @@ const migrations: ReadonlyArray<(db: Database) => void> = [
         pid INTEGER
       );
     `);
+  },
+  // 2: the repositories a run worked on (its cwd is only where it was started: `demo --dir`, `run --repo-dir`).
+  (db) => {
+    const present = (db.prepare("SELECT name FROM pragma_table_info('runs')").all() as Array<{ name: string }>).some((column) => column.name === 'repos');
+    if (!present) db.exec('ALTER TABLE runs ADD COLUMN repos TEXT');
   },
 ];
 
@@ -167,7 +178,8 @@ export function insertEvents(db: Database, rows: readonly NewEventRow[], run?: R
   }
   const insert = statement;
   const write = db.transaction(() => {
-    if (run) db.prepare('INSERT OR IGNORE INTO runs (run_id, started_at, command, cwd, pid) VALUES (@run_id, @started_at, @command, @cwd, @pid)').run(run);
+    // A run row is stored with its first batch, and again (its repos only) when the run named more repositories.
+    if (run) db.prepare('INSERT INTO runs (run_id, started_at, command, cwd, pid, repos) VALUES (@run_id, @started_at, @command, @cwd, @pid, @repos) ON CONFLICT(run_id) DO UPDATE SET repos = COALESCE(excluded.repos, runs.repos)').run({ ...run, repos: run.repos ?? null });
     let written = 0;
     for (const row of rows) written += insert.run(row).changes;
     return written;
@@ -272,7 +284,7 @@ export function pruneEvents(db: Database, before: number): { events: number; run
 
 /** Runs of the store (newest first). */
 export function listRuns(db: Database, limit: number): RunRow[] {
-  return db.prepare('SELECT run_id, started_at, command, cwd, pid FROM runs ORDER BY started_at DESC LIMIT ?').all(limit) as RunRow[];
+  return db.prepare('SELECT run_id, started_at, command, cwd, pid, repos FROM runs ORDER BY started_at DESC LIMIT ?').all(limit) as RunRow[];
 }
 
 /**

@@ -1,3 +1,5 @@
+import { realpathSync } from 'node:fs';
+import path from 'node:path';
 import type { EventBus, PolywaveEvent } from '../engine/events.js';
 import { FutureSchemaError, insertEvents, openEventStore, setBusyTimeout, type Database, type NewEventRow, type RunRow } from './event-store.js';
 import { newRunId } from './run-id.js';
@@ -36,6 +38,29 @@ export interface Recorder {
   flush(): void;
   /** Writes the rest, stops listening and closes the database. Idempotent. */
   close(): void;
+  /** Adds repository roots this run works on (stored on its run row with the next batch; see {@link recordRunRepositories}). */
+  addRepos(roots: readonly string[]): void;
+}
+
+/** The recorder listening on each bus, and the open recorders of this process. */
+const recordersByBus = new WeakMap<EventBus, Recorder>();
+const openRecorders = new Set<Recorder>();
+
+/**
+ * Tells the recorder of `bus` which repositories the run works on (absolute roots: `--repo-dir`,
+ * the IMPL's repository, each repository of a cross-repo wave). `polywave serve` matches runs to the
+ * repositories it serves by these, and by the run's cwd only when it never said. A bus without a
+ * recorder of its own (a labelled child bus) reaches the process's recorder when there is exactly one.
+ * Never throws; without a recorder it does nothing.
+ */
+export function recordRunRepositories(bus: EventBus | undefined, roots: readonly string[]): void {
+  if (!bus) return;
+  const recorder = recordersByBus.get(bus) ?? (openRecorders.size === 1 ? [...openRecorders][0] : undefined);
+  try {
+    recorder?.addRepos(roots);
+  } catch {
+    // observability never breaks a run
+  }
 }
 
 function text(value: unknown): string | null {
@@ -94,6 +119,8 @@ export function attachRecorder(bus: EventBus, options: RecorderOptions): Recorde
   let retryDelayMs = flushDelayMs;
   const slugsSeen = new Set<string>();
   let latestWave: number | null = null;
+  const repos: string[] = [];
+  let reposDirty = false;
 
   const warnOnce = (reason: string) => {
     if (warned) return;
@@ -134,8 +161,10 @@ export function attachRecorder(bus: EventBus, options: RecorderOptions): Recorde
       }
       setBusyTimeout(db, waitMs);
       const batch = buffer;
-      const written = insertEvents(db, batch, runStored ? undefined : run);
+      const dirty = reposDirty;
+      const written = insertEvents(db, batch, runStored && !dirty ? undefined : run);
       runStored = true;
+      if (dirty) reposDirty = false;
       buffer = buffer.slice(batch.length);
       counts.written += written;
       busySince = undefined;
@@ -212,9 +241,28 @@ export function attachRecorder(bus: EventBus, options: RecorderOptions): Recorde
     writeBuffer(busyTimeoutMs);
   }
 
+  function addRepos(roots: readonly string[]): void {
+    for (const given of roots) {
+      if (typeof given !== 'string' || given === '') continue;
+      // Canonical (what `polywave serve` compares with: the realpath of each served repository).
+      let root = path.resolve(given);
+      try {
+        root = realpathSync(root);
+      } catch {
+        // a repository that is gone: its path as given
+      }
+      if (repos.includes(root)) continue;
+      repos.push(root);
+      reposDirty = true;
+    }
+    if (reposDirty) run.repos = JSON.stringify(repos);
+  }
+
   function close(): void {
     if (closed) return;
     closed = true;
+    openRecorders.delete(recorder);
+    recordersByBus.delete(bus);
     unsubscribe();
     process.removeListener('exit', onExit);
     if (timer) clearTimeout(timer);
@@ -239,7 +287,7 @@ export function attachRecorder(bus: EventBus, options: RecorderOptions): Recorde
     db = undefined;
   }
 
-  return {
+  const recorder: Recorder = {
     runId,
     counts,
     get disabled() {
@@ -247,7 +295,11 @@ export function attachRecorder(bus: EventBus, options: RecorderOptions): Recorde
     },
     flush,
     close,
+    addRepos,
   };
+  recordersByBus.set(bus, recorder);
+  openRecorders.add(recorder);
+  return recorder;
 }
 
 function safeJson(event: unknown): string {

@@ -17,6 +17,7 @@ import { createJail } from '../agents/jail/jail.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { ownedFiles, renderAgentBrief } from '../engine/brief.js';
 import type { EventBus } from '../engine/events.js';
+import { recordRunRepositories } from '../observability/recorder.js';
 import { finalizeWave, type FinalizeWaveResult } from '../engine/finalize-wave.js';
 import { classifyDirtyTree } from '../engine/prepare/tree-steps.js';
 import { addTestCounts, parseTestCounts } from '../gates/test-counts.js';
@@ -365,6 +366,8 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
   const engine = { ...(options.env ? { env: options.env } : {}), ...(options.now ? { now: options.now } : {}), ...(options.signal ? { signal: options.signal } : {}), ...(events ? { events } : {}), ...(options.onStep ? { onStep: options.onStep } : {}), ...(options.gitAt ? { gitAt: options.gitAt } : {}), ...(options.gateTimeoutMs ? { gateTimeoutMs: options.gateTimeoutMs } : {}) };
   const gitAt = options.gitAt ?? ((directory: string) => createGit(directory, { env }));
   const repoDir = options.repoDir ?? (await gitAt(path.dirname(implPath)).topLevel());
+  // The run record names the repositories the run works on (polywave serve matches runs to repositories by them).
+  recordRunRepositories(events, [repoDir]);
   // A one-agent wave works in the main checkout — unless the wave merges into another branch than
   // the one checked out there (a PROGRAM tier's IMPL branch): then it gets a worktree like any wave.
   const mergesElsewhere = options.mergeTarget !== undefined && options.mergeTarget !== (await gitAt(repoDir).currentBranch().catch(() => undefined));
@@ -454,6 +457,7 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
   result.concurrency = concurrency;
   const limiter = new ProviderLimiter(concurrency);
   const sequencer = createLaunchSequencer(ordered.map((plan) => plan.id));
+  recordRunRepositories(events, plans.map((plan) => plan.root));
   events?.emit({ v: 1, type: 'wave-run-start', slug, wave: options.wave, agents: ordered.map((plan) => plan.id), order: order.order, reordered: order.reordered, concurrency });
   // E40: agents start (one wave_start per wave, not per agent).
   events?.emit(activityEvent('wave_start', { slug, wave: options.wave, details: `${ordered.length} agent(s): ${ordered.map((plan) => plan.id).join(', ')}` }));
