@@ -1,8 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { startServer } from '../src/serve/server.js';
 import { repoRoot, runCli } from './support/cli.js';
 import { rotatingSlice } from './support/rotation.js';
 
@@ -78,5 +79,20 @@ describe('polywave demo', () => {
     const summed = JSON.parse(metrics.stdout) as { totals: { agent_attempts: number; agents_succeeded: number }; waves: Array<{ wave: number; success_rate: number }> };
     expect(summed.totals).toMatchObject({ agent_attempts: 6, agents_succeeded: 6 });
     expect(summed.waves.map((wave) => [wave.wave, wave.success_rate])).toEqual([[1, 1], [2, 1]]);
+
+    // `polywave serve --repo <dir>/textkit` shows the run although it was started elsewhere (attack X12 F1:
+    // runs are matched by the repositories they recorded, not by their cwd — here the test's directory).
+    const server = await startServer({ repos: [repo], port: 0, host: '127.0.0.1', explicitHost: false, storePath: store, env: {}, now: () => new Date() });
+    try {
+      const get = async (pathname: string) => (await (await fetch(new URL(pathname, server.url), { headers: { 'X-Polywave-Token': server.token } })).json()) as Record<string, unknown>;
+      const runs = (await get('/api/runs')).runs as Array<{ run_id: string; cwd: string; repos: string[] }>;
+      expect(runs.map((run) => [run.run_id, run.repos])).toEqual([[summary.run_id, [realpathSync(repo)]]]);
+      expect(runs[0]!.cwd).not.toBe(realpathSync(repo));
+      expect(await get('/api/metrics?impl=textkit')).toMatchObject({ runs: 1 });
+      const listed = (await get('/api/repos')).repos as Array<{ impls: Array<{ slug: string; last_event_at: string | null }> }>;
+      expect(listed[0]!.impls.find((impl) => impl.slug === 'textkit')!.last_event_at).not.toBeNull();
+    } finally {
+      await server.close();
+    }
   }, 200_000);
 });

@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, linkSync, lstatSync, mkdirSync, readFileSync, renameSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,9 +25,9 @@ interface Serve {
   stderr: () => string;
 }
 
-function startServeProcess(args: string[]): Promise<Serve> {
+function startServeProcess(args: string[], env: Record<string, string> = {}): Promise<Serve> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [binPath, 'serve', '--port', '0', ...args], { env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [binPath, 'serve', '--port', '0', ...args], { env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
     let stdout = '';
     let stderr = '';
@@ -51,10 +51,12 @@ let other: TestRepo;
 // Made at load time: makeTempDir registers its own cleanup.
 const outside = makeTempDir('polywave-serve-outside-');
 const storeDir = makeTempDir('polywave-serve-hardening-');
+const away = makeTempDir('polywave-serve-runlog-');
 let db: Database;
 let server: Serve;
 let repoId: string;
 const secretText = 'OUTSIDE-SECRET-hunter2';
+const envKey = 'Zq9vENVPLAINKEY0001';
 
 async function api(pathname: string, timeoutMs = 5000): Promise<{ status: number; json: Record<string, unknown>; text: string; ms: number }> {
   const started = Date.now();
@@ -137,8 +139,14 @@ beforeAll(async () => {
   insertEvents(db, [row('run-other', 1, 'secretplan', 'cost', { cost_usd: 1.25, note: 'OTHER-REPO-ACTIVITY' })], { run_id: 'run-other', started_at: started + 1, command: 'run --api-key x other', cwd: other.dir, pid: 2 });
   insertEvents(db, [row('run-sibling', 1, 'ok', 'agent-progress', { note: 'SIBLING-PREFIX' })], { run_id: 'run-sibling', started_at: started + 2, command: 'run sibling', cwd: `${repo.dir}-sibling`, pid: 3 });
   insertEvents(db, [row('run-mine', 2, 'ok', 'agent-progress', { note: 'MINE-LAST' })]);
+  // Attack X12 F1: runs are matched by the repositories they recorded, not by where they were started:
+  // `demo --dir` / `run --repo-dir R` from elsewhere is shown; started inside with --repo-dir of another repository is not.
+  insertEvents(db, [row('run-elsewhere', 1, 'ok', 'agent-progress', { note: 'MINE-ELSEWHERE' })], { run_id: 'run-elsewhere', started_at: started + 4, command: 'demo', cwd: outside, pid: 5, repos: JSON.stringify([repo.dir]) });
+  insertEvents(db, [row('run-reverse', 1, 'ok', 'agent-progress', { note: 'REVERSE-LEAK' })], { run_id: 'run-reverse', started_at: started + 5, command: 'run --repo-dir other', cwd: path.join(repo.dir, 'src'), pid: 6, repos: JSON.stringify([other.dir]) });
   insertEvents(db, [row('run-sub', 1, 'ok', 'agent-progress', { note: 'MINE-SUBDIR' })], { run_id: 'run-sub', started_at: started + 3, command: 'run sub', cwd: path.join(repo.dir, 'src'), pid: 4 });
-  server = await startServeProcess(['--repo', repo.dir, '--store', store]);
+  // Attack X12 F2: a key of the server's own environment with no known shape, in a file of the repository.
+  writeFileSync(path.join(repo.dir, 'envleak.txt'), `key in use ${envKey}\n`);
+  server = await startServeProcess(['--repo', repo.dir, '--store', store], { OPENAI_API_KEY: envKey });
   repoId = ((await api('/api/repos')).json.repos as Array<{ id: string }>)[0]!.id;
 }, 30_000);
 
@@ -263,26 +271,53 @@ describe('polywave serve hardening (attack report F2, F3, F6, F7)', () => {
     expect(existsSync(path.join(repo.dir, '.polywave-state', 'serve', 'rejections.jsonl'))).toBe(false);
   });
 
-  it('F7: without repo=, runs, events and metrics are those of the served repositories only', async () => {
+  it('F7 / X12 F1: without repo=, runs, events and metrics are those of the served repositories only — by the repositories a run recorded, else its cwd', async () => {
     const runs = await api('/api/runs');
-    expect((runs.json.runs as Array<{ run_id: string }>).map((run) => run.run_id).sort()).toEqual(['run-mine', 'run-sub']);
+    expect((runs.json.runs as Array<{ run_id: string }>).map((run) => run.run_id).sort()).toEqual(['run-elsewhere', 'run-mine', 'run-sub']);
+    expect((runs.json.runs as Array<{ run_id: string; repos: string[] }>).find((run) => run.run_id === 'run-elsewhere')!.repos).toEqual([repo.dir]);
     const events = await sseUntil('/api/events?after=0', 'MINE-SUBDIR');
     expect(events.map((event) => [event.run_id, event.slug])).toEqual([
       ['run-mine', 'ok'],
       ['run-mine', 'ok'],
+      ['run-elsewhere', 'ok'],
       ['run-sub', 'ok'],
     ]);
     const metrics = await api('/api/metrics?impl=secretplan');
     expect(metrics.json).toMatchObject({ runs: 0, events: 0, totals: { cost_usd: null } });
     const mine = await api('/api/metrics?impl=ok');
-    expect(mine.json).toMatchObject({ runs: 2, events: 3 });
+    expect(mine.json).toMatchObject({ runs: 3, events: 4 });
     for (const answer of [runs, metrics, mine]) {
       expect(answer.text).not.toContain('OTHER-REPO-ACTIVITY');
       expect(answer.text).not.toContain('SIBLING-PREFIX');
+      expect(answer.text).not.toContain('REVERSE-LEAK');
     }
+    expect(JSON.stringify(events)).not.toContain('REVERSE-LEAK');
+    // Last activity counts the run started elsewhere (the newest event of `ok` is its row or run-sub's).
+    const listed = (await api('/api/repos')).json.repos as Array<{ impls: Array<{ slug: string; last_event_at: string | null }> }>;
+    expect(listed[0]!.impls.find((impl) => impl.slug === 'ok')!.last_event_at).not.toBeNull();
     // repo= still narrows to one repository; an unknown one is 404.
-    expect((await api(`/api/runs?repo=${repoId}`)).json.runs).toHaveLength(2);
+    expect((await api(`/api/runs?repo=${repoId}`)).json.runs).toHaveLength(3);
     expect((await api('/api/runs?repo=nope-00000000')).status).toBe(404);
+  });
+
+  it("X12 F2: the server's own credential values never reach the browser, whatever their shape", async () => {
+    const file = await api(`/api/repos/${repoId}/file?path=envleak.txt`);
+    expect(file.status).toBe(200);
+    expect(file.json.content).toBe('key in use [redacted]\n');
+  });
+
+  it('X12 F3: the run log is not written through a symlinked .polywave-state/serve out of the repository (403, no run, nothing outside)', async () => {
+    const link = path.join(repo.dir, '.polywave-state', 'serve');
+    symlinkSync(away, link);
+    try {
+      const response = await fetch(new URL(`/api/repos/${repoId}/impls/ok/run`, server.base), { method: 'POST', headers: { 'X-Polywave-Token': server.token } });
+      expect(response.status).toBe(403);
+      expect(((await response.json()) as { error: { code: string } }).error.code).toBe('SERVE_PATH');
+      expect(readdirSync(away)).toEqual([]);
+      expect((await api('/api/launches')).json).toEqual({ launches: [] });
+    } finally {
+      unlinkSync(link);
+    }
   });
 
   it('F7: a model that starts like an option is refused before any run starts', async () => {

@@ -149,7 +149,7 @@ describe('polywave serve: SSE from the event store', () => {
     expect(restEvents[0]!.id).toBe(lastId + 1);
   });
 
-  it('filters by repository (the run recorded its working directory) and refuses a bad Last-Event-ID', { timeout: 15_000 }, async () => {
+  it('filters by repository (the run recorded its working directory), treats a bad Last-Event-ID as absent and refuses a bad ?after=', { timeout: 15_000 }, async () => {
     const url = `${server.base}api/events`;
     const auth = { 'X-Polywave-Token': server.token };
     const otherRun = '01TESTSSEOTHER000000000000';
@@ -165,9 +165,21 @@ describe('polywave serve: SSE from the event store', () => {
     // State answers carry the newest row id: an EventSource opened with ?after=<event_id> misses nothing.
     const listed = (await (await fetch(`${server.base}api/repos`, { headers: auth })).json()) as { event_id: number };
     expect(listed.event_id).toBe(lastEventId(db));
-    const bad = await fetch(url, { headers: { ...auth, 'Last-Event-ID': 'abc' } });
-    expect(bad.status).toBe(400);
-    expect(((await bad.json()) as { error: { code: string } }).error.code).toBe('SERVE_BAD_REQUEST');
+    // X12 F5: a Last-Event-ID that is not a row id is treated as absent (a 400 ends an EventSource for good):
+    // the stream opens at the store's current position with a resync first. `?after=` takes decimal digits only.
+    const controller = new AbortController();
+    const odd = await fetch(url, { headers: { ...auth, 'Last-Event-ID': 'abc' }, signal: controller.signal });
+    expect(odd.status).toBe(200);
+    const reader = odd.body!.getReader();
+    let head = '';
+    while (!head.includes('event: resync')) head += new TextDecoder().decode((await reader.read()).value);
+    expect(head).toContain(`event: resync\ndata: {"after":${lastEventId(db)}}`);
+    controller.abort();
+    for (const after of ['1e3', '0x10', '-1', ' 5', 'abc']) {
+      const bad = await fetch(`${url}?after=${encodeURIComponent(after)}`, { headers: auth });
+      expect(bad.status, after).toBe(400);
+      expect(((await bad.json()) as { error: { code: string } }).error.code).toBe('SERVE_BAD_REQUEST');
+    }
   });
 });
 

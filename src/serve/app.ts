@@ -18,11 +18,11 @@ import { findAgent } from '../protocol/waves.js';
 import { parseImpl } from '../protocol/parse-impl.js';
 import { applyEdits } from '../protocol/yaml/index.js';
 import { withFileLock, writeFileAtomic } from '../store/locked-write.js';
-import { EventTail } from './event-tail.js';
+import { EventTail, parseRoots as repoRootsOf, rootsInRepo } from './event-tail.js';
 import { countAgents, ManifestCache, waveProgress, type LoadedImpl, type LoadedManifest, type ServedRepo } from './manifests.js';
 import { RunLauncher } from './runs.js';
 import { appendConfined, ConfinedReadError, maxManifestBytes, readConfined, readConfinedIfExists } from './safe-read.js';
-import { cookieName, hostPolicy, originMatches, redactSecrets, secretRedactor, securityHeaders, tokenMatches } from './security.js';
+import { cookieName, hostPolicy, originMatches, redactSecrets, secretRedactor, securityHeaders, serverSecretValues, tokenMatches } from './security.js';
 import { streamEvents } from './sse.js';
 import { etagMatches, StaticAssets } from './static-assets.js';
 import { latencyTracer } from './trace.js';
@@ -166,16 +166,18 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
   const hostAllowed = hostPolicy({ host: options.host, port: options.port, explicitHost: options.explicitHost });
   const cookie = cookieName(options.port);
   const token = options.token;
-  // Same answer as redactSecrets(value, token), remembering the strings it already redacted (events repeat them).
-  const redactAnswer = secretRedactor(token);
+  // What never leaves by value: the token, and the values of the server's own credential variables (OPENAI_API_KEY=…, any shape).
+  const secrets = [token, ...serverSecretValues(options.env)];
+  // Same answer as redactSecrets(value, secrets), remembering the strings it already redacted (events repeat them).
+  const redactAnswer = secretRedactor(secrets);
   const json = (c: Context, value: unknown, status: ContentfulStatusCode = 200) => c.json(redactAnswer(value) as object, status);
 
   const app = new Hono();
 
   app.onError((error, c) => {
     if (error instanceof HttpError || error instanceof ConfinedReadError) return c.json(errorBody(error.code, error.message), error.status);
-    if (PolywaveError.isInstance(error)) return c.json(errorBody(error.code, redactSecrets(error.message, token)), 422);
-    options.log?.(`polywave serve: internal error on ${c.req.method} ${c.req.path}: ${redactSecrets(error instanceof Error ? error.message : String(error), token)}\n`);
+    if (PolywaveError.isInstance(error)) return c.json(errorBody(error.code, redactSecrets(error.message, secrets)), 422);
+    options.log?.(`polywave serve: internal error on ${c.req.method} ${c.req.path}: ${redactSecrets(error instanceof Error ? error.message : String(error), secrets)}\n`);
     return c.json(errorBody('SERVE_INTERNAL', 'internal server error'), 500);
   });
 
@@ -228,12 +230,25 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
   };
   // Runs, events and metrics are those of the served repositories (`?repo=` narrows to one): the store is per user.
   const scopeOf = (repoId: string | undefined): ServedRepo[] => (repoId ? [repoOf(repoId)] : [...repos.values()]);
-  /** SQL: `column` (a run's cwd) is one of `scope`'s repositories or below one. */
-  const runsIn = (scope: ServedRepo[], column: string): { sql: string; params: unknown[] } => ({
+  /** SQL: `column` (a path) is one of `scope`'s repositories or below one. */
+  const pathIn = (scope: ServedRepo[], column: string): { sql: string; params: unknown[] } => ({
     sql: `(${scope.map(() => `${column} = ? OR substr(${column}, 1, ?) = ?`).join(' OR ') || '0'})`,
     // SQLite's substr counts characters (code points), as the spread does.
     params: scope.flatMap((repo) => [repo.path, [...repo.path].length + 1, `${repo.path}${path.sep}`]),
   });
+  /**
+   * SQL: the run row `alias` worked on one of `scope`'s repositories — one of the roots it recorded
+   * (`repos`, a JSON array: `--repo-dir`, every repository of a cross-repo wave), or its cwd when it
+   * recorded none (older runs). The same rule as EventTail.runRoots.
+   */
+  const runsIn = (scope: ServedRepo[], alias: string): { sql: string; params: unknown[] } => {
+    const roots = pathIn(scope, 'root.value');
+    const cwd = pathIn(scope, `${alias}.cwd`);
+    return {
+      sql: `(CASE WHEN (CASE WHEN json_valid(${alias}.repos) THEN json_array_length(${alias}.repos) ELSE 0 END) > 0 THEN EXISTS (SELECT 1 FROM json_each(${alias}.repos) AS root WHERE ${roots.sql}) ELSE ${cwd.sql} END)`,
+      params: [...roots.params, ...cwd.params],
+    };
+  };
   // Slugs name files (docs/IMPL/IMPL-<slug>.yaml): only slug characters, never a path.
   const checkSlug = (slug: string) => {
     if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(slug) || slug.includes('..')) throw new HttpError(404, 'SERVE_NOT_FOUND', `"${slug.slice(0, 100)}" is not a slug`);
@@ -309,12 +324,9 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
       const statement = db.prepare(`SELECT id, run_id, ts, type, agent, payload FROM events WHERE slug = ? AND id > ? AND type IN ('agent-launch', 'agent-running', 'agent-end') AND agent IS NOT NULL ORDER BY id`);
       runsOnQuery = { db, rows: (forSlug, afterId) => statement.all(forSlug, afterId) as LaunchRow[] };
     }
-    const inRepo = (runId: string) => {
-      const cwd = tail.runCwd(runId);
-      return cwd !== null && (cwd === repo.path || cwd.startsWith(`${repo.path}${path.sep}`));
-    };
+    const inRepo = (runId: string) => rootsInRepo(tail.runRoots(runId), repo.path);
     const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : null);
-    // Materialized (the connection runs nothing else while a statement iterates; runCwd reads below).
+    // Materialized (the connection runs nothing else while a statement iterates; runRoots reads below).
     for (const row of runsOnQuery.rows(slug, cache.afterId)) {
       cache.afterId = row.id;
       if (!inRepo(row.run_id)) continue;
@@ -359,7 +371,7 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
     const db = tail.database();
     const out = new Map<string, string>();
     if (!db || slugs.length === 0) return out;
-    const scope = runsIn([repo], 'cwd');
+    const scope = runsIn([repo], 'runs');
     const rows = db
       .prepare(`SELECT ${column} AS key, MAX(ts) AS ts FROM events WHERE ${column} IN (${slugs.map(() => '?').join(', ')}) AND run_id IN (SELECT run_id FROM runs WHERE ${scope.sql}) GROUP BY ${column}`)
       .all(...slugs, ...scope.params) as Array<{ key: string; ts: number }>;
@@ -578,24 +590,25 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
       clauses.push('r.run_id IN (SELECT DISTINCT run_id FROM events WHERE program = ?)');
       params.push(program);
     }
-    const scope = runsIn(scopeOf(repoId), 'r.cwd');
+    const scope = runsIn(scopeOf(repoId), 'r');
     clauses.push(scope.sql);
     params.push(...scope.params);
     const rows = db
       .prepare(
-        `SELECT r.run_id, r.command, r.started_at, r.cwd, COUNT(e.id) AS events, MIN(e.ts) AS first_ts, MAX(e.ts) AS last_ts,
+        `SELECT r.run_id, r.command, r.started_at, r.cwd, r.repos, COUNT(e.id) AS events, MIN(e.ts) AS first_ts, MAX(e.ts) AS last_ts,
           SUM(CASE WHEN e.type = 'cost' THEN json_extract(e.payload, '$.cost_usd') END) AS cost_calls,
           SUM(CASE WHEN e.type = 'agent-end' THEN json_extract(e.payload, '$.cost_usd') END) AS cost_agents
          FROM runs r LEFT JOIN events e ON e.run_id = r.run_id ${clauses.length > 0 ? `WHERE ${clauses.join(' AND ')}` : ''}
          GROUP BY r.run_id ORDER BY r.started_at DESC LIMIT ?`,
       )
-      .all(...params, limit) as Array<{ run_id: string; command: string; started_at: number; cwd: string | null; events: number; first_ts: number | null; last_ts: number | null; cost_calls: number | null; cost_agents: number | null }>;
+      .all(...params, limit) as Array<{ run_id: string; command: string; started_at: number; cwd: string | null; repos: string | null; events: number; first_ts: number | null; last_ts: number | null; cost_calls: number | null; cost_agents: number | null }>;
     return json(c, {
       runs: rows.map((row) => ({
         run_id: row.run_id,
         command: row.command,
         started_at: new Date(row.started_at).toISOString(),
         cwd: row.cwd,
+        repos: repoRootsOf(row.repos),
         events: row.events,
         cost_usd: row.cost_calls ?? row.cost_agents ?? null,
         duration_ms: row.first_ts !== null && row.last_ts !== null ? row.last_ts - Math.min(row.first_ts, row.started_at) : null,
@@ -611,25 +624,37 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
     const db = tail.database();
     // Only the runs of the served repositories (the store is per user: other repositories' runs share it).
     const served = [...repos.values()].map((repo) => repo.path);
-    const inServed = (cwd: string | null) => cwd !== null && served.some((root) => cwd === root || cwd.startsWith(`${root}${path.sep}`));
-    return json(c, computeMetrics(db ? eventsForMetrics(db, scope, metricsEventTypes).filter((row) => inServed(tail.runCwd(row.run_id))) : [], scope));
+    const inServed = (roots: readonly string[]) => served.some((root) => rootsInRepo(roots, root));
+    return json(c, computeMetrics(db ? eventsForMetrics(db, scope, metricsEventTypes).filter((row) => inServed(tail.runRoots(row.run_id))) : [], scope));
   });
 
   app.get('/api/launches', (c) => json(c, { launches: launcher.list().map((run) => ({ pid: run.pid, slug: run.slug, repo: [...repos.values()].find((repo) => repo.path === run.repo)?.id ?? null, started_at: run.started_at, running: run.running, exit_code: run.exit_code, log: run.log })) }));
 
   app.get('/api/events', (c) => {
-    const lastId = c.req.header('last-event-id') ?? c.req.query('after');
-    let after: number | undefined;
-    if (lastId !== undefined && lastId !== '') {
-      after = Number(lastId);
-      if (!Number.isSafeInteger(after) || after < 0) throw new HttpError(400, 'SERVE_BAD_REQUEST', 'Last-Event-ID / after must be a non-negative integer');
+    // A row id: decimal digits only (`1e3`, `0x10`, ` 5`, `-1` are not ids).
+    const rowId = (text: string | undefined): number | undefined => {
+      if (text === undefined || !/^\d{1,16}$/.test(text)) return undefined;
+      const id = Number(text);
+      return Number.isSafeInteger(id) ? id : undefined;
+    };
+    // Last-Event-ID comes from the browser (what the server sent): one that is not a row id is treated as absent —
+    // a 400 would end the EventSource for good. The stream then starts at `?after=`, or at the store's current
+    // position with a `resync` first (the page refetches what it shows).
+    const header = c.req.header('last-event-id');
+    const fromHeader = rowId(header);
+    const query = c.req.query('after');
+    let after = fromHeader;
+    if (after === undefined && query !== undefined && query !== '') {
+      after = rowId(query);
+      if (after === undefined) throw new HttpError(400, 'SERVE_BAD_REQUEST', 'after must be a row id (decimal digits)');
     }
+    const resyncFirst = after === undefined && header !== undefined && header !== '';
     const filter: EventFilter = {};
     const impl = c.req.query('impl');
     const program = c.req.query('program');
     if (impl) filter.impl = impl;
     if (program) filter.program = program;
-    return streamEvents(c, { tail, filter, after, repoPaths: scopeOf(c.req.query('repo')).map((repo) => repo.path), heartbeatMs: options.heartbeatMs ?? 15_000, redact: redactAnswer, ...(tracer ? { trace: tracer.stream(c.req.header('user-agent')) } : {}) });
+    return streamEvents(c, { tail, filter, after, ...(resyncFirst ? { resyncFirst: true } : {}), repoPaths: scopeOf(c.req.query('repo')).map((repo) => repo.path), heartbeatMs: options.heartbeatMs ?? 15_000, redact: redactAnswer, ...(tracer ? { trace: tracer.stream(c.req.header('user-agent')) } : {}) });
   });
 
   const readBody = async (c: Context): Promise<Record<string, unknown>> => {
@@ -652,9 +677,9 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
   };
 
   // Approve and Run: `polywave run` started on the IMPL, unless a run of it started here is still running.
-  const startRun = (c: Context, repo: ServedRepo, loaded: LoadedImpl, body: Record<string, unknown>) => {
-    if (launcher.running(repo.path, loaded.slug)) throw new HttpError(409, 'SERVE_BUSY', `a run of ${loaded.slug} started here is still running`);
-    const run = launcher.start({ repo: repo.path, implPath: loaded.file, slug: loaded.slug, extraArgs: modelArgs(body) });
+  const startRun = async (c: Context, repo: ServedRepo, loaded: LoadedImpl, body: Record<string, unknown>) => {
+    if (launcher.running(repo.path, loaded.slug) || launcher.isStarting(repo.path, loaded.slug)) throw new HttpError(409, 'SERVE_BUSY', `a run of ${loaded.slug} started here is still running`);
+    const run = await launcher.start({ repo: repo.path, implPath: loaded.file, slug: loaded.slug, extraArgs: modelArgs(body) });
     return json(c, { started: true, pid: run.pid });
   };
 

@@ -34,6 +34,8 @@ export class EventTail {
   private settleTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly waiters = new Set<() => void>();
   private readonly runCwds = new Map<string, string | null>();
+  /** Per run: the roots it is matched to repositories by; `final` once they came from the run's recorded repositories. */
+  private readonly runRootCache = new Map<string, { roots: readonly string[]; final: boolean; at: number }>();
   private openError: string | undefined;
   private isClosed = false;
   /** `dev:ino` of the file the open handle reads. */
@@ -185,6 +187,7 @@ export class EventTail {
     this.cached = undefined;
     this.openedIdentity = undefined;
     this.runCwds.clear();
+    this.runRootCache.clear();
     this.latest = 0;
     this.gen += 1;
     // The directory may have been replaced with the file (a watch on a deleted directory hears nothing more): watch it anew.
@@ -262,6 +265,28 @@ export class EventTail {
     return cwd;
   }
 
+  /**
+   * The directories that match a run to a served repository: the repository roots the run
+   * recorded (the `repos` column, schema 2: `--repo-dir`, the IMPL's repository, every repository
+   * of a cross-repo wave), or — when it recorded none (older runs, or none yet) — its working
+   * directory; [] when unknown. Recorded roots are final and kept; a cwd answer is asked again
+   * after {@link rootsRecheckMs} (a live run names its repository after its first events).
+   */
+  runRoots(runId: string): readonly string[] {
+    const cached = this.runRootCache.get(runId);
+    if (cached && (cached.final || Date.now() - cached.at < rootsRecheckMs)) return cached.roots;
+    this.database();
+    const db = this.cached;
+    if (!db) return [];
+    const row = db.prepare('SELECT cwd, repos FROM runs WHERE run_id = ?').get(runId) as { cwd: string | null; repos: string | null } | undefined;
+    if (!row) return [];
+    const recorded = parseRoots(row.repos);
+    const answer = { roots: recorded.length > 0 ? recorded : row.cwd ? [row.cwd] : [], final: recorded.length > 0, at: Date.now() };
+    if (this.runRootCache.size >= runRootCacheSize) this.runRootCache.clear();
+    this.runRootCache.set(runId, answer);
+    return answer.roots;
+  }
+
   close(): void {
     this.isClosed = true;
     if (this.timer) clearInterval(this.timer);
@@ -280,6 +305,27 @@ export class EventTail {
     this.db = undefined;
     this.cached = undefined;
   }
+}
+
+/** How long a run's cwd-only answer is kept before the store is asked again whether it recorded its repositories. */
+const rootsRecheckMs = 500;
+const runRootCacheSize = 10_000;
+
+/** The absolute paths of a `runs.repos` JSON array (anything else: none). */
+export function parseRoots(text: string | null): string[] {
+  if (!text) return [];
+  try {
+    const value: unknown = JSON.parse(text);
+    return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string' && path.isAbsolute(item)) : [];
+  } catch {
+    return [];
+  }
+}
+
+/** True when one of a run's roots ({@link EventTail.runRoots}) is `repoPath` or inside it. */
+export function rootsInRepo(roots: readonly string[], repoPath: string): boolean {
+  const prefix = `${repoPath}${path.sep}`;
+  return roots.some((root) => root === repoPath || root.startsWith(prefix));
 }
 
 /**

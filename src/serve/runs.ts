@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, openSync, closeSync } from 'node:fs';
 import path from 'node:path';
+import { openAppendConfined } from './safe-read.js';
 
 /** A `polywave run` started from the page: tracked while it lives, never killed by the server. */
 export interface StartedRun {
@@ -31,36 +31,52 @@ export interface RunLauncherOptions {
  */
 export class RunLauncher {
   private readonly runs = new Map<number, StartedRun>();
+  private readonly starting = new Set<string>();
 
   constructor(private readonly options: RunLauncherOptions) {}
 
-  start(input: { repo: string; implPath: string; slug: string; extraArgs?: string[] }): StartedRun {
-    const at = this.options.now();
-    const logDir = path.join(input.repo, '.polywave-state', 'serve');
-    mkdirSync(logDir, { recursive: true });
-    const log = path.join(logDir, `${input.slug}-${at.toISOString().replace(/[:.]/g, '-')}.log`);
-    const fd = openSync(log, 'a');
+  /**
+   * Starts the run. The log is opened through the repository confinement (a committed symlink
+   * `.polywave-state/serve → elsewhere` is refused with SERVE_PATH, never written through). The
+   * (repo, slug) pair is taken before the first await: two requests at once start one run.
+   */
+  async start(input: { repo: string; implPath: string; slug: string; extraArgs?: string[] }): Promise<StartedRun> {
+    const key = `${input.repo}\0${input.slug}`;
+    if (this.starting.has(key)) throw new Error(`a run of ${input.slug} is being started`);
+    this.starting.add(key);
     try {
-      const child = spawn(process.execPath, [this.options.bin, 'run', input.implPath, '--yes', '--repo-dir', input.repo, '--store', this.options.storePath, ...(input.extraArgs ?? [])], {
-        cwd: input.repo,
-        detached: true,
-        stdio: ['ignore', fd, fd],
-        env: { ...this.options.env, POLYWAVE_EVENTS_FLUSH_MS: String(this.options.flushMs) } as NodeJS.ProcessEnv,
-      });
-      const record: StartedRun = { pid: child.pid ?? -1, repo: input.repo, slug: input.slug, started_at: at.toISOString(), log, exit_code: null, running: true };
-      child.on('exit', (code) => {
-        record.running = false;
-        record.exit_code = code;
-      });
-      child.on('error', () => {
-        record.running = false;
-      });
-      child.unref();
-      this.runs.set(record.pid, record);
-      return record;
+      const at = this.options.now();
+      const log = path.join(input.repo, '.polywave-state', 'serve', `${input.slug}-${at.toISOString().replace(/[:.]/g, '-')}.log`);
+      const handle = await openAppendConfined(input.repo, log);
+      try {
+        const child = spawn(process.execPath, [this.options.bin, 'run', input.implPath, '--yes', '--repo-dir', input.repo, '--store', this.options.storePath, ...(input.extraArgs ?? [])], {
+          cwd: input.repo,
+          detached: true,
+          stdio: ['ignore', handle.fd, handle.fd],
+          env: { ...this.options.env, POLYWAVE_EVENTS_FLUSH_MS: String(this.options.flushMs) } as NodeJS.ProcessEnv,
+        });
+        const record: StartedRun = { pid: child.pid ?? -1, repo: input.repo, slug: input.slug, started_at: at.toISOString(), log, exit_code: null, running: true };
+        child.on('exit', (code) => {
+          record.running = false;
+          record.exit_code = code;
+        });
+        child.on('error', () => {
+          record.running = false;
+        });
+        child.unref();
+        this.runs.set(record.pid, record);
+        return record;
+      } finally {
+        await handle.close();
+      }
     } finally {
-      closeSync(fd);
+      this.starting.delete(key);
     }
+  }
+
+  /** True while a run of (repo, slug) is being started by this server. */
+  isStarting(repo: string, slug: string): boolean {
+    return this.starting.has(`${repo}\0${slug}`);
   }
 
   /** The run this server started for (repo, slug) that is still running, if any. */

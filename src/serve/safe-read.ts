@@ -175,6 +175,21 @@ export async function readConfinedIfExists(root: string, file: string, options: 
  * file must be a regular file with one link (never a FIFO, which would block, nor a symlink).
  */
 export async function appendConfined(root: string, file: string, text: string): Promise<void> {
+  const handle = await openAppendConfined(root, file);
+  try {
+    await handle.appendFile(text);
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * `file` opened for appending (created when missing) under the confinement of {@link appendConfined}:
+ * its directories are created only below an ancestor inside `root`, and the file must resolve
+ * inside it, be a regular file with one link and not a symlink. What the run log of a run started
+ * from the page is written through (attack-serve-12 F3). Throws {@link ConfinedReadError}.
+ */
+export async function openAppendConfined(root: string, file: string): Promise<FileHandle> {
   const name = showName(root, file, undefined);
   const directory = path.dirname(file);
   // The deepest existing ancestor must be inside the root before anything is created below it.
@@ -192,10 +207,5 @@ export async function appendConfined(root: string, file: string, text: string): 
     }
   }
   await mkdir(directory, { recursive: true });
-  const { handle } = await openConfined(root, file, name, appendFlags, 0o644);
-  try {
-    await handle.appendFile(text);
-  } finally {
-    await handle.close();
-  }
+  return (await openConfined(root, file, name, appendFlags, 0o644)).handle;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cookieName, hostPolicy, isLoopbackHost, isSecretKey, isWildcardHost, newToken, originMatches, randomLoopbackHost, redactSecrets, redactText, secretRedactor, tokenMatches } from './security.js';
+import { cookieName, hostPolicy, isLoopbackHost, isSecretKey, isWildcardHost, newToken, originMatches, randomLoopbackHost, redactSecrets, redactText, secretRedactor, serverSecretValues, tokenMatches } from './security.js';
 
 describe('serve security helpers', () => {
   it('makes 32-hex tokens and compares them exactly', () => {
@@ -141,5 +141,38 @@ describe('serve security helpers', () => {
     const code = 'const token = process.env.TOKEN;\ninterface A { password: string; apiKey: string, }\nBearer tokens are described here.\nThe token is missing.\n';
     expect(redactText(code, '')).toBe(code);
     expect(redactText('FOO_TOKEN=abc123 polywave run --token=xyz789', '')).toBe('FOO_TOKEN=[redacted] polywave run --token=[redacted]');
+  });
+  it('redacts the key shapes of attack-serve-12 F2 wherever they are, and the server\'s own credential values by value', () => {
+    const lines = [
+      'groq gsk_AAAAbbbbCCCCddddEEEEffffGGGGhhhh1111wxyz',
+      'xai xai-AAAAbbbbCCCCddddEEEEffffGGGGhhhh1111wxyz',
+      'jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U',
+      'slack https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX',
+      'sendgrid SG.AAAAbbbbCCCCddddEEEEff.GGGGhhhh1111wxyzAAAAbbbbCCCCddddEEEEffffG',
+      'do dop_v1_0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef',
+      'azure https://x.openai.azure.com/openai?api-key=0123456789abcdef0123456789abcdef',
+      'query https://api.example.com/v1?api_key=Zq9vQUERY12345&model=x and ?key=Zq9vGOOGLE12345',
+      "curl -H 'x-api-key: Zq9vHEADER98765' -H 'Authorization: Basic dXNlcjpwYXNzd29yZA==' https://x",
+      'GET / Authorization: Negotiate YIIBzgYGKwYBBQUCoIIB',
+      'env-value Zq9vENVPLAINKEY0001 in a journal line',
+    ];
+    const out = redactText(lines.join('\n'), ['t'.repeat(32), ...serverSecretValues({ OPENAI_API_KEY: 'Zq9vENVPLAINKEY0001', SHORT_TOKEN: 'abc', PATH: '/usr/bin', HOME: '/home/u' })]).split('\n');
+    expect(out).toEqual([
+      'groq [redacted]',
+      'xai [redacted]',
+      'jwt [redacted]',
+      'slack https://[redacted]',
+      'sendgrid [redacted]',
+      'do [redacted]',
+      'azure https://x.openai.azure.com/openai?api-key=[redacted]',
+      'query https://api.example.com/v1?api_key=[redacted]&model=x and ?key=[redacted]',
+      "curl -H 'x-api-key: [redacted]' -H 'Authorization: Basic [redacted]' https://x",
+      'GET / Authorization: Negotiate [redacted]',
+      'env-value [redacted] in a journal line',
+    ]);
+    // Only credential-named variables of 8+ characters, longest first; prose and code with the same words stay.
+    expect(serverSecretValues({ OPENAI_API_KEY: 'Zq9vENVPLAINKEY0001', GH_TOKEN: 'ghp_abcdefghijklmnopqrstuvwxyz0123', SHORT_TOKEN: 'abc', PATH: '/usr/bin', LANG: 'en_US.UTF-8' })).toEqual(['ghp_abcdefghijklmnopqrstuvwxyz0123', 'Zq9vENVPLAINKEY0001']);
+    const prose = 'Basic configuration, see key: value pairs; x-api-key: string; password: hunter; ?page=2&key=';
+    expect(redactText(prose, '')).toBe(prose);
   });
 });

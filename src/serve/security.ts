@@ -136,16 +136,29 @@ const secretShapes: RegExp[] = [
   /\bxox[abprse]-[A-Za-z0-9-]{10,}/g, // Slack
   /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g, // AWS access key id
   /\bAIza[0-9A-Za-z_-]{30,}/g, // Google API key
+  /\bgsk_[A-Za-z0-9]{20,}/g, // Groq
+  /\bxai-[A-Za-z0-9]{20,}/g, // xAI
+  /\beyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/g, // JWT (header.payload.signature; `alg: none` has no signature)
+  /\bhooks\.slack\.com\/services\/[A-Za-z0-9_/-]+/g, // Slack incoming webhook URL (the path is the secret)
+  /\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}/g, // SendGrid
+  /\bdo[opr]_v1_[a-f0-9]{64}\b/g, // DigitalOcean personal / OAuth / refresh tokens
   /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)/g, // PEM private keys
 ];
 
 const keyChars = String.raw`[A-Za-z_][A-Za-z0-9_.-]*`;
-/** `Bearer <token>` (Authorization headers quoted in logs and payloads); a plain word after it (prose) stays. */
-const bearer = /\b(Bearer)(\s+)([A-Za-z0-9._~+/=-]{8,})/gi;
+/** `Bearer <token>` / `Basic <base64>` (Authorization headers quoted in logs and payloads); a plain word after it (prose) stays. */
+const bearer = /\b(Bearer|Basic)(\s+)([A-Za-z0-9._~+/=-]{8,})/gi;
+/** `Authorization: <scheme> <credentials>` anywhere in a line (`curl -H '…'`, a logged request): the credentials go, whatever the scheme. */
+const authHeader = /\b((?:proxy-)?authorization:[ \t]*)([^'"`\r\n]+)/gi;
+const authSchemes = /^(Bearer|Basic|Digest|Negotiate|NTLM|Token|ApiKey|Key|AWS4-HMAC-SHA256|OAuth|Splunk|SSWS)(\s+)/i;
+/** `x-api-key: VALUE` / `api_key: VALUE` in the middle of a line (`curl -H '…'`): a secret-named key and a key-looking value. */
+const headerPair = new RegExp(String.raw`(^|[\s'"\`(;,{])((${keyChars}):[ \t]*)([A-Za-z0-9_+/=~-]{8,})(?=$|[\s'"\`,;)}])`, 'gm');
 /** `scheme://user:password@host` → the password goes. */
 const urlPassword = /\b([a-z][a-z0-9+.-]*:\/\/[^\s:/@'"]+:)([^\s@/'"]+)(@)/gi;
 /** `KEY=value` (env lines, `--token=v`, `FOO_TOKEN=v cmd`) with a secret-looking KEY. */
-const assignment = new RegExp(String.raw`(^|[\s'"\`;&|(])((?:export\s+)?-{0,2}(${keyChars})=)("[^"\n]*"|'[^'\n]*'|[^\s'"\`;&|)]+)`, 'gm');
+const assignment = new RegExp(String.raw`(^|[\s'"\`;&|(?])((?:export\s+)?-{0,2}(${keyChars})=)("[^"\n]*"|'[^'\n]*'|[^\s'"\`;&|)]+)`, 'gm');
+/** URL query parameters that carry a key under a name no secret-name rule knows (`?key=` of Google APIs, signatures). */
+const queryKeyNames = /^(key|sig|signature|code|access_token|auth)$/i;
 /** `"key": "value"` (JSON text) with a secret-looking key. */
 const jsonPair = /("([^"\\\n]{1,100})"\s*:\s*)"((?:[^"\\\n]|\\.)*)"/g;
 /** `key: value` at the start of a line (YAML) with a secret-looking key and a one-word value. */
@@ -153,14 +166,42 @@ const yamlPair = new RegExp(String.raw`^(\s*-?\s*(${keyChars}):[ \t]+)(["']?)([^
 /** `--api-key value` / `--token value` in a command line. */
 const flagPair = new RegExp(String.raw`(^|\s)(--?(${keyChars})[ \t]+)("[^"]*"|'[^']*'|[^\s-][^\s]*)`, 'g');
 
-/** `text` with every secret it shows replaced by "[redacted]" (see {@link redactSecrets}). */
-export function redactText(text: string, token: string): string {
+/**
+ * The values of the server's own environment variables whose names say they are credentials
+ * ({@link isCredentialVariable}: `OPENAI_API_KEY`, `*_TOKEN`, `*_PASSWORD`, a URL with a password…),
+ * 8 characters or longer: redacted by value wherever they appear, whatever their shape (a gateway
+ * or proxy key with no known prefix). Longest first, so a value containing another goes whole.
+ */
+export function serverSecretValues(env: Readonly<Record<string, string | undefined>>): string[] {
+  const values = new Set<string>();
+  for (const [name, value] of Object.entries(env)) {
+    if (typeof value !== 'string') continue;
+    const trimmed = value.trim();
+    if (trimmed.length >= 8 && isCredentialVariable(name, trimmed)) values.add(trimmed);
+  }
+  return [...values].sort((a, b) => b.length - a.length);
+}
+
+/**
+ * `text` with every secret it shows replaced by "[redacted]" (see {@link redactSecrets}). `secrets`:
+ * exact strings that always go (the server's token, {@link serverSecretValues}).
+ */
+export function redactText(text: string, secrets: string | readonly string[]): string {
   let out = text;
-  if (token !== '' && out.includes(token)) out = out.split(token).join(redacted);
+  for (const secret of typeof secrets === 'string' ? [secrets] : secrets) if (secret !== '' && out.includes(secret)) out = out.split(secret).join(redacted);
   for (const shape of secretShapes) out = out.replace(shape, redacted);
   out = out.replace(urlPassword, (_all, head: string, _pass: string, at: string) => `${head}${redacted}${at}`);
   out = out.replace(bearer, (all, word: string, space: string, value: string) => (value === redacted || !/[\d._~+/=-]/.test(value) ? all : `${word}${space}${redacted}`));
-  out = out.replace(assignment, (all, lead: string, head: string, key: string, value: string) => ((isSecretKey(key) || (/^[A-Z][A-Z0-9_]*$/.test(key) && isCredentialVariable(key, value))) && value !== redacted && value !== '""' && value !== "''" ? `${lead}${head}${redacted}` : all));
+  out = out.replace(authHeader, (all, head: string, value: string) => {
+    const scheme = authSchemes.exec(value);
+    const rest = scheme ? value.slice(scheme[0].length) : value;
+    if (rest.trim() === '' || rest.trim() === redacted) return all;
+    return `${head}${scheme ? `${scheme[1]}${scheme[2]}` : ''}${redacted}`;
+  });
+  out = out.replace(headerPair, (all, lead: string, head: string, key: string, value: string) => (isSecretKey(key) && !/^authorization$/i.test(key) && /\d/.test(value) && /[A-Za-z]/.test(value) ? `${lead}${head}${redacted}` : all));
+  out = out.replace(assignment, (all, lead: string, head: string, key: string, value: string) =>
+    (isSecretKey(key) || (/^[A-Z][A-Z0-9_]*$/.test(key) && isCredentialVariable(key, value)) || ((lead === '?' || lead === '&') && queryKeyNames.test(key))) && value !== redacted && value !== '""' && value !== "''" ? `${lead}${head}${redacted}` : all,
+  );
   out = out.replace(jsonPair, (all, head: string, key: string, value: string) => (isSecretKey(key) && value !== '' && value !== redacted ? `${head}"${redacted}"` : all));
   out = out.replace(yamlPair, (all, head: string, key: string, quote: string, value: string) => (isSecretKey(key) && value !== redacted && !/^(null|~|true|false|string)$/i.test(value) ? `${head}${quote}${redacted}${quote}` : all));
   out = out.replace(flagPair, (all, lead: string, head: string, key: string, value: string) => (isSecretKey(key) && value !== redacted ? `${lead}${head}${redacted}` : all));
@@ -174,8 +215,8 @@ export function redactText(text: string, token: string): string {
  * shapes, `Bearer …`, URL passwords, `KEY=value` / `"key": "value"` / `key: value` with a secret
  * key, `--token v`) and the server's own token are replaced by "[redacted]".
  */
-export function redactSecrets<T>(value: T, token: string): T {
-  return redactWith(value, (text) => redactText(text, token));
+export function redactSecrets<T>(value: T, secrets: string | readonly string[]): T {
+  return redactWith(value, (text) => redactText(text, secrets));
 }
 
 /**
@@ -184,13 +225,13 @@ export function redactSecrets<T>(value: T, token: string): T {
  * redactSecrets': redactText is a pure function of the text and the token. What the SSE stream
  * uses, where each event would otherwise run every pattern over the same run id, slug and paths.
  */
-export function secretRedactor(token: string): <T>(value: T) => T {
+export function secretRedactor(secrets: string | readonly string[]): <T>(value: T) => T {
   const memo = new Map<string, string>();
   const text = (item: string): string => {
-    if (item.length > memoMaxLength) return redactText(item, token);
+    if (item.length > memoMaxLength) return redactText(item, secrets);
     let out = memo.get(item);
     if (out === undefined) {
-      out = redactText(item, token);
+      out = redactText(item, secrets);
       if (memo.size >= memoEntries) memo.clear();
       memo.set(item, out);
     }

@@ -1,8 +1,7 @@
-import path from 'node:path';
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import type { EventFilter, EventRow } from '../observability/event-store.js';
-import type { EventTail } from './event-tail.js';
+import { rootsInRepo, type EventTail } from './event-tail.js';
 
 /** Rows read from the store per step of one client: its whole queue (bounded memory per client). */
 export const sseBatchRows = 256;
@@ -12,9 +11,11 @@ export interface StreamEventsOptions {
   filter: EventFilter;
   /** Resume after this row id (Last-Event-ID / ?after=); undefined = only what is stored from now on. */
   after: number | undefined;
-  /** Only events of runs whose working directory is inside one of these repositories (undefined: every event). */
+  /** Only events of runs that worked on one of these repositories (their recorded roots, else their cwd; undefined: every event). */
   repoPaths: readonly string[] | undefined;
   heartbeatMs: number;
+  /** Send `resync` before anything else (the client's Last-Event-ID was not a row id: it must refetch). */
+  resyncFirst?: boolean;
   redact: (value: unknown) => unknown;
   /** Latency tracing (POLYWAVE_SERVE_TRACE, benches only): told after each write which rows it carried, when they were read and when the write returned. */
   trace?: (rows: readonly EventRow[], readAt: number, writtenAt: number) => void;
@@ -54,6 +55,7 @@ export function streamEvents(c: Context, options: StreamEventsOptions): Response
     // `id:` moves the browser's Last-Event-ID to the new cursor: a reconnect right after resumes there, not at the stale id.
     const resync = (after: number) => `id: ${after}\nevent: resync\ndata: ${JSON.stringify({ after })}\n\n`;
     await stream.write(`retry: 1000\n: polywave events after ${cursor}\n\n`);
+    if (options.after === undefined && options.resyncFirst) await stream.write(resync(cursor));
     if (options.after !== undefined && options.after > latest) {
       // The client's id is newer than the store — an empty store included (it was replaced,
       // pruned or deleted): the rows it would wait for are not its rows. It must refetch, then
@@ -61,11 +63,12 @@ export function streamEvents(c: Context, options: StreamEventsOptions): Response
       await stream.write(resync(latest));
       cursor = latest;
     }
-    const repos = options.repoPaths?.map((root) => ({ root, prefix: `${root}${path.sep}` }));
+    const repos = options.repoPaths;
+    // A run belongs to a served repository by the roots it recorded (else its cwd): EventTail.runRoots.
     const inRepo = (row: EventRow): boolean => {
       if (!repos) return true;
-      const cwd = tail.runCwd(row.run_id);
-      return cwd !== null && repos.some(({ root, prefix }) => cwd === root || cwd.startsWith(prefix));
+      const roots = tail.runRoots(row.run_id);
+      return repos.some((repo) => rootsInRepo(roots, repo));
     };
     while (!stream.aborted && !controller.signal.aborted && !tail.closed) {
       if (tail.generation !== generation) {
