@@ -131,7 +131,13 @@ describe.skipIf(!available)('the home is an allow-list; secret files around the 
     for (const ok of ['SOLO-WRITE-ok', 'SOLO-GIT-ro', 'TOOL-local-ok']) expect(solo, ok).toContain(ok);
 
     // a post-merge / verify-build gate: a throwaway checkout of the main checkout, the real HOME
-    const gates = await runGates({ repoDir: repo.dir, gates: [{ type: 'test', command: probe, required: true }], noCache: true, throwawayCheckout: true, env });
+    // as finalize-wave's verify-build: the gate's environment is already without credentials; the variable is the orchestrator's
+    const gateEnv = { ...env };
+    delete gateEnv.GOOGLE_APPLICATION_CREDENTIALS;
+    process.env.GOOGLE_APPLICATION_CREDENTIALS = env.GOOGLE_APPLICATION_CREDENTIALS;
+    const gates = await runGates({ repoDir: repo.dir, gates: [{ type: 'test', command: probe, required: true }], noCache: true, throwawayCheckout: true, env: gateEnv }).finally(() => {
+      delete process.env.GOOGLE_APPLICATION_CREDENTIALS;
+    });
     const gate = gates.results[0]!.output;
 
     for (const [who, output] of [

@@ -503,7 +503,8 @@ export function agentSandboxPlan(input: AgentSandboxPlanInput): SandboxPlan {
     ...homeSecrets.map((entry) => path.join(userHome, entry)),
     ...envFiles,
     ...secretFilesAround(mainCheckout, root, view),
-    ...credentialPathsOf(env, [...writable, root]),
+    // the orchestrator's own environment too: a gate's or tool's is already stripped of the variable (X10: verify-build read GOOGLE_APPLICATION_CREDENTIALS' file)
+    ...credentialPathsOf({ ...process.env, ...env }, [...writable, root]),
     ...scratchDenials(input.scratchDirs ?? foreignScratchDirs(input.env), root),
     ...residentSocketDirs(),
     ...(input.env ? residentSocketDirs(input.env) : []),
@@ -597,7 +598,7 @@ export function gatePlan(input: GatePlanInput): SandboxPlan {
     ...view.unreadable,
     ...homeSecrets.map((entry) => path.join(userHome, entry)),
     ...secretFilesAround(mainCheckout, directory, view),
-    ...credentialPathsOf(env, writable),
+    ...credentialPathsOf({ ...process.env, ...env }, writable),
     ...(input.directoryIsScratch === true ? (input.scratchDirs ?? foreignScratchDirs(input.env)).map((entry) => path.resolve(entry)) : scratchDenials(input.scratchDirs ?? foreignScratchDirs(input.env), directory)),
     ...residentSocketDirs(),
     ...(input.env ? residentSocketDirs(input.env) : []),
