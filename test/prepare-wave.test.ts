@@ -133,7 +133,7 @@ describe('prepare-wave: success path', () => {
     ]);
     // Go key set of the JSON, in steps order.
     expect(result.steps.map((item) => item.step)).toEqual([
-      'resume_detection', 'load_manifest', 'state_check', 'repo_match', 'i1_disjoint', 'critic_verdict', 'scaffold_validation', 'wiring_ownership', 'type_collision',
+      'resume_detection', 'load_manifest', 'state_check', 'repo_match', 'config_trust', 'i1_disjoint', 'critic_verdict', 'scaffold_validation', 'wiring_ownership', 'type_collision',
       'freeze_check', 'tamper_check', 'working_dir_check', 'stale_cleanup', 'baseline_gates', 'install_hooks', 'freeze_record', 'create_worktrees', 'verify_worktrees',
       'verify_hooks', 'workspace_setup', 'extract_briefs', 'activate_wave', 'record_tamper',
     ]);

@@ -1014,6 +1014,17 @@ export const commandTable: CommandSpec[] = [
     load: () => import('./commands/validate-integration.js'),
   },
   {
+    name: 'accept-config',
+    group: 'State & reports',
+    summary: "accept a polywave.config.json change finalize-wave BLOCKED (SANDBOX_CONFIG_CHANGED): until then every command of the repository refuses",
+    options: [
+      { flags: '--check', description: 'only say whether a blocked change is in effect (exit 1 when it is)' },
+      repoDirOption,
+    ],
+    help: "After finalize-wave blocks a merged change of polywave.config.json's sandbox, setup, teardown, copy, worktree_setup, agent_clis, dispatch or repos settings, prepare-wave, prepare-agent, run-wave, run, retry, verify-build and run-gates refuse (SANDBOX_CONFIG_CHANGED, exit 1) until you review the change and accept it here (or revert it). Accepting takes HEAD's committed config as it is now.\nPrints {accepted, blocked, impl?, wave?, accepted_before?, changes?, message}; with --check {blocked, changes?} and exit 1 when blocked.\nExit: 0, 1 (--check: blocked), 2 not a git repository.",
+    load: () => import('./commands/accept-config.js'),
+  },
+  {
     name: 'cleanup',
     group: 'State & reports',
     summary: "remove a wave's worktrees and branches once their tips are in the target (E9); never forced, lost work gets a recovery command",

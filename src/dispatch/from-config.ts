@@ -1,5 +1,6 @@
 import { PolywaveError } from '../errors/polywave-error.js';
-import { locateProjectConfig, readProjectConfig, type ProjectDispatchConfig } from '../store/project-config.js';
+import type { ProjectDispatchConfig } from '../store/project-config.js';
+import { assertConfigAccepted, loadTrustedConfig } from '../store/trusted-config.js';
 import { dispatchCodes } from './codes.js';
 import type { Dispatcher } from './dispatcher.js';
 import { checkQueueName } from './job.js';
@@ -25,8 +26,9 @@ export function dispatchFlagsFrom(options: Record<string, unknown>): DispatchFla
 }
 
 /**
- * The dispatcher a run uses: `--dispatch` first, then polywave.config.json's `dispatch.url` (found
- * upward from `startDir`); none → undefined (in-process). Everything is checked now, before
+ * The dispatcher a run uses: `--dispatch` first, then polywave.config.json's `dispatch.url` (the
+ * repository root's config as committed, store/trusted-config.ts); none → undefined (in-process).
+ * A blocked, unaccepted config change of the repository is refused first (SANDBOX_CONFIG_CHANGED, exit 1). Everything is checked now, before
  * anything changed (exit 2, one coded line): an invalid `dispatch` block (DISPATCH_INVALID_CONFIG),
  * a bad `--dispatch-queue` (DISPATCH_INVALID_QUEUE), `--dispatch-remote`/`--dispatch-queue` with no
  * Redis URL (DISPATCH_NO_URL), the shared remote
@@ -39,8 +41,11 @@ export async function dispatcherFromConfig(flags: DispatchFlags, options: { star
   const lone = flags.dispatchRemote !== undefined ? '--dispatch-remote' : flags.dispatchQueue !== undefined ? '--dispatch-queue' : undefined;
   if (inProcess && lone) throw new PolywaveError({ code: dispatchCodes.noUrl, message: `${lone} needs the Redis dispatcher, not --dispatch inprocess; nothing was started` });
   if (inProcess) return undefined;
-  const configPath = await locateProjectConfig(options.startDir).catch(() => undefined);
-  const loaded = configPath ? await readProjectConfig(configPath).catch(() => undefined) : undefined;
+  // X10 N9/R5: a BLOCKED change of the repository's config (its dispatch among others) is refused until accepted.
+  await assertConfigAccepted([options.startDir], 'this run');
+  // X10 N6: `dispatch` comes only from the repository root's committed config (never a nested or untracked one).
+  const loaded = await loadTrustedConfig(options.startDir).catch(() => undefined);
+  const configPath = loaded?.path;
   // F16: a `dispatch` block with problems is never used half-checked.
   const problems = (loaded?.findings ?? []).filter((finding) => finding.severity !== 'warning' && (finding.field === 'dispatch' || finding.field?.startsWith('dispatch.')));
   if (problems.length > 0) {

@@ -30,6 +30,7 @@ import {
   wiringOwnershipStep,
 } from './prepare/preflight-steps.js';
 import { gitConfigCheckStep, recordTamperStep, tamperCheckStep } from './prepare/tamper-steps.js';
+import { configTrustStep, soloBaseStep } from './prepare/config-trust-step.js';
 import { typeCollisionsPreflightStep } from './prepare/type-collisions-step.js';
 import { baselineGatesStep, staleCleanupStep, workingDirStep } from './prepare/tree-steps.js';
 import { pinsForDirectory } from './tamper-record.js';
@@ -76,6 +77,7 @@ export const prepareWaveSteps: ReadonlyArray<StepDefinition<PrepareContext>> = [
   loadManifestStep,
   stateCheckStep,
   repoMatchStep,
+  configTrustStep('prepare-wave'),
   disjointOwnershipStep,
   waveSequencingStep,
   criticVerdictStep,
@@ -253,7 +255,7 @@ export interface CreateWorktreesResult {
  */
 export async function createWaveWorktrees(options: PrepareWaveOptions): Promise<CreateWorktreesResult> {
   const context = await createContext(options, false);
-  const steps = [loadManifestStep, stateCheckStep, repoMatchStep, disjointOwnershipStep, freezeCheckStep, tamperCheckStep, installHooksStep, freezeRecordStep, createWorktreesStep, verifyWorktreesStep, verifyHooksStep, worktreeSetupStep, recordTamperStep];
+  const steps = [loadManifestStep, stateCheckStep, repoMatchStep, configTrustStep('create-worktrees'), disjointOwnershipStep, freezeCheckStep, tamperCheckStep, installHooksStep, freezeRecordStep, createWorktreesStep, verifyWorktreesStep, verifyHooksStep, worktreeSetupStep, recordTamperStep];
   const run = await runSteps(context, steps, { command: 'create-worktrees' });
   return { worktrees: context.result.worktrees, steps: run.steps, success: !run.failed };
 }
@@ -309,8 +311,8 @@ export async function prepareAgent(options: PrepareAgentOptions): Promise<Prepar
     },
   };
   const steps: Array<StepDefinition<PrepareContext>> = options.noWorktree
-    ? [loadManifestStep, stateCheckStep, repoMatchStep, selectAgent, gitConfigCheckStep, scaffoldStep]
-    : [loadManifestStep, stateCheckStep, repoMatchStep, selectAgent, disjointOwnershipStep, scaffoldStep, freezeCheckStep, tamperCheckStep, installHooksStep, freezeRecordStep, createWorktreesStep, verifyWorktreesStep, verifyHooksStep, worktreeSetupStep, extractBriefsStep, recordTamperStep];
+    ? [loadManifestStep, stateCheckStep, repoMatchStep, selectAgent, configTrustStep('prepare-agent'), gitConfigCheckStep, scaffoldStep, soloBaseStep]
+    : [loadManifestStep, stateCheckStep, repoMatchStep, selectAgent, configTrustStep('prepare-agent'), disjointOwnershipStep, scaffoldStep, freezeCheckStep, tamperCheckStep, installHooksStep, freezeRecordStep, createWorktreesStep, verifyWorktreesStep, verifyHooksStep, worktreeSetupStep, extractBriefsStep, recordTamperStep];
   const run = await runSteps(context, steps, { command: 'prepare-agent' });
   const empty: PrepareAgentResult = {
     brief_path: '',

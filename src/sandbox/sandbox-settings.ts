@@ -3,32 +3,34 @@
  * shared by agents and gates.
  */
 import { realpathSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { runGit } from '../git/run-git.js';
-import { configuredSandbox, locateProjectConfig, parseProjectConfig } from '../store/project-config.js';
+import { configuredSandbox, parseProjectConfig } from '../store/project-config.js';
+import { configBlockInEffect, readTrustedConfigText } from '../store/trusted-config.js';
 import type { SandboxSettings } from './sandbox-plan.js';
 
 /**
- * The `sandbox` settings of the polywave.config.json found from `directory` upwards (empty when there
- * is none or it is unreadable) — as COMMITTED when the file is in a git repository. These settings
+ * The `sandbox` settings for `directory` (empty when there is no config or it is unreadable) — from
+ * the repository root's polywave.config.json as COMMITTED (store/trusted-config.ts). These settings
  * widen every later sandbox of the repository, and sandboxed code can write the main checkout (a
  * post-merge gate, verify-build's test run, a solo-wave agent): outside attack X4 wrote a config with
  * `sandbox.writable: ["~"]` there, and the next gate wrote `~/.bashrc`. So a working-tree file that
- * differs from HEAD's is not trusted: HEAD's version is used (none: the defaults). A config outside
- * any repository is read as it is.
+ * differs from HEAD's is not trusted: HEAD's version is used (none: the defaults); a nested
+ * directory's config is never read for them (X10 N6). A config outside any repository is read as it
+ * is. While a blocked change of the repository's config is in effect (X10 N9: finalize-wave BLOCKED
+ * it, no one accepted it), the settings are the narrower of HEAD's and the accepted config's.
  */
 export async function readSandboxSettings(directory: string): Promise<SandboxSettings> {
   try {
-    const configPath = await locateProjectConfig(directory);
-    if (configPath === undefined) return {};
+    const trusted = await readTrustedConfigText(directory);
+    if (trusted.path === undefined) return {};
+    const configPath = trusted.path;
+    const block = trusted.repository ? await configBlockInEffect(trusted.repository.toplevel).catch(() => undefined) : undefined;
+    const accepted: SandboxSettings[] = block ? [configuredSandbox(block.accepted)] : [];
     const pinned = pinsOf(configPath);
-    if (pinned.length > 0) return narrowest(await Promise.all(pinned.map((commit) => settingsAt(configPath, commit))));
-    const text = await readFile(configPath, 'utf8');
-    const committed = await committedText(configPath, 'HEAD');
-    const trusted = committed === undefined ? text : committed.text;
-    if (trusted === undefined) return {};
-    return configuredSandbox(parseProjectConfig(trusted).config);
+    if (pinned.length > 0) return narrowest([...(await Promise.all(pinned.map((commit) => settingsAt(configPath, commit)))), ...accepted]);
+    if (trusted.text === undefined) return {};
+    return narrowest([configuredSandbox(parseProjectConfig(trusted.text).config), ...accepted]);
   } catch {
     return {};
   }

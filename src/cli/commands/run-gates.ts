@@ -1,5 +1,6 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
+import { assertConfigAccepted } from '../../store/trusted-config.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { isDocsOnlyWave } from '../../gates/docs-only.js';
 import { toDetailJson, toGoGateResult } from '../../gates/go-compat.js';
@@ -21,6 +22,8 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const repoDir = resolveRepoDir(options, filePath, io);
   const { parsed } = await loadImpl(filePath);
   const manifest = requireManifest(parsed, filePath);
+  // X10 N9: a blocked, unaccepted polywave.config.json change is refused (exit 1, nothing run).
+  await assertConfigAccepted([repoDir], 'run-gates');
 
   let docsOnly = false;
   if (typeof options.wave === 'number') {

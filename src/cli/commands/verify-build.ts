@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { classifyCallerCascade, verifyBuild, verifyBuildCommands } from '../../engine/verify-build.js';
+import { assertConfigAccepted } from '../../store/trusted-config.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { createGit } from '../../git/git-cli.js';
 import { loadImpl } from '../../store/manifest-file.js';
@@ -21,6 +22,8 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const git = createGit(start, { env: io.env });
   if (!(await git.isRepository())) throw new PolywaveError({ code: 'D011_REPO_ROOT_INVALID', message: `${start} is not inside a git repository (pass --repo-dir)` });
   const repoDir = await git.topLevel();
+  // X10 N9: a blocked, unaccepted polywave.config.json change is refused (exit 1, nothing run).
+  await assertConfigAccepted([repoDir], 'verify-build');
   const { testCommand, lintCommand } = verifyBuildCommands(manifest);
   const interrupt = interruptSignal();
   try {

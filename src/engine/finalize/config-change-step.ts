@@ -1,9 +1,10 @@
 import { parseProjectConfig, projectConfigFileName, securityConfigChanges, type ProjectConfig, type SecurityConfigChanges } from '../../store/project-config.js';
+import { changedKeys, clearConfigBlock, configBlockInEffect, configChangedCode, recordConfigBlock } from '../../store/trusted-config.js';
 import type { StepDefinition } from '../step.js';
 import { errorText, short, type FinalizeContext, type FinalizeRepo } from './context.js';
 
 /** The code of a wave blocked because its merge changed what runs outside the agents' control. */
-export const configChangedCode = 'SANDBOX_CONFIG_CHANGED';
+export { configChangedCode };
 
 async function configAt(repo: FinalizeRepo, ref: string): Promise<ProjectConfig | undefined> {
   const text = await repo.targetGit.showFile(ref, projectConfigFileName);
@@ -19,6 +20,13 @@ async function configAt(repo: FinalizeRepo, ref: string): Promise<ProjectConfig 
  * (`SANDBOX_CONFIG_CHANGED`, naming the keys and what was added) until a human reviews it and
  * re-runs finalize-wave with `--accept-changes`. Every repository of a cross-repo wave is checked
  * against its own wave base, not only the primary (outside attack X9 #4).
+ *
+ * A block is recorded persistently (X10 N9): `<git common dir>/polywave/config-block.json` keeps the
+ * base's config as the accepted one, so every later command of ANY IMPL in that repository refuses
+ * (or reads the accepted settings) until a human accepts — `polywave accept-config`, or this
+ * finalize with `--accept-changes`, which removes the record. A record left by another wave is
+ * checked here too: this wave's base may already hold the unaccepted change. Solo waves have a base
+ * too (prepare-agent records HEAD before the agent starts; X10 N3).
  */
 export const configChangeStep: StepDefinition<FinalizeContext> = {
   name: 'check-config-change',
@@ -46,14 +54,31 @@ export const configChangeStep: StepDefinition<FinalizeContext> = {
         return { status: 'failed', detail: context.block.reason };
       }
       const changes = securityConfigChanges(before, after);
-      const keys = [...changes.widened.map((entry) => `${entry.key} (+ ${entry.added.join(', ')})`), ...changes.changed];
+      const keys = changedKeys(changes);
+      // A change blocked earlier (another IMPL or wave) and not accepted: this wave's base may already hold it.
+      const earlier = await configBlockInEffect(repo.root).catch(() => undefined);
+      if (earlier !== undefined && keys.length === 0) {
+        const what = `${where} at HEAD still changes ${earlier.keys.join('; ')} against the config accepted before ${earlier.record.impl === '?' ? 'an earlier block' : `${earlier.record.impl.split('/').pop()} wave ${earlier.record.wave}`} (blocked, not accepted)`;
+        if (context.options.acceptChanges === true) {
+          await clearConfigBlock(repo.root);
+          accepted.push(what);
+        } else blocked.push(what);
+        continue;
+      }
       if (keys.length === 0) {
         details.push(`${where}: no change to sandbox, setup, teardown, dispatch or agent CLI settings since the wave base ${short(base)}`);
         continue;
       }
       data[repo.key] = changes;
       const what = `${where} changed since the wave base ${short(base)} in ${keys.join('; ')}${changes.widened.length > 0 ? ' — this WIDENS every later sandbox' : ''}`;
-      (context.options.acceptChanges === true ? accepted : blocked).push(what);
+      if (context.options.acceptChanges === true) {
+        await clearConfigBlock(repo.root);
+        accepted.push(what);
+      } else {
+        blocked.push(what);
+        // Persistent (X10 N9): later commands of any IMPL refuse, or read the accepted (base) config, until accepted.
+        await recordConfigBlock(repo.root, { impl: context.implPath, wave: context.wave, acceptedCommit: base, changed: what, now: context.now() }).catch(() => undefined);
+      }
     }
     const only = Object.keys(data).length === 1 ? Object.values(data)[0] : undefined;
     const payload = only ?? (Object.keys(data).length > 0 ? data : undefined);
@@ -61,7 +86,7 @@ export const configChangeStep: StepDefinition<FinalizeContext> = {
       context.block = { reason: `${configChangedCode}: ${blocked.join('; ')}`, mergeState: 'failed' };
       return {
         status: 'failed',
-        detail: `${configChangedCode}: ${blocked.join('; ')}. Nothing ran with it (this finalize used the base's settings); review the change yourself, then re-run finalize-wave with --accept-changes to accept it (or revert it on the target)`,
+        detail: `${configChangedCode}: ${blocked.join('; ')}. Nothing ran with it (this finalize used the base's settings); every later command in the repository refuses until you accept it. Review the change yourself, then re-run finalize-wave with --accept-changes (or run polywave accept-config) to accept it, or revert it on the target`,
         ...(payload ? { data: payload } : {}),
       };
     }

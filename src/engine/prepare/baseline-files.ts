@@ -2,7 +2,8 @@ import { lstat, open, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Git } from '../../git/git-port.js';
 import { nameWords, tokenShapes, urlWithPassword, wordsNameSecret } from '../../sandbox/credential-variables.js';
-import { configuredWorktreeSetup, locateProjectConfig, readProjectConfig } from '../../store/project-config.js';
+import { configuredWorktreeSetup } from '../../store/project-config.js';
+import { loadTrustedConfig } from '../../store/trusted-config.js';
 import { writeTextAtomic } from './write-text.js';
 
 /**
@@ -136,9 +137,10 @@ async function secretInFile(root: string, relativePath: string): Promise<string 
 /** The `copy` entries of the repository's worktree setup (empty without a readable config). */
 async function setupCopyEntries(root: string, primary: boolean): Promise<string[]> {
   try {
-    const located = await locateProjectConfig(root);
+    // The root config as committed (X10 N6): store/trusted-config.ts.
+    const loaded = await loadTrustedConfig(root);
+    const located = loaded.path;
     if (located === undefined) return [];
-    const loaded = await readProjectConfig(located);
     return configuredWorktreeSetup(loaded.config, { configDir: path.dirname(located), repoRoot: root, primary }).copy;
   } catch {
     return [];

@@ -10,7 +10,8 @@ import { agentsOfWave, criticGatePasses, e37Required, findWave, isScaffoldCommit
 import { describeUnmerged, waveFinishInGit } from '../wave-merged.js';
 import { codes } from '../../errors/codes.js';
 import { editImpl, loadImpl } from '../../store/manifest-file.js';
-import { configuredRepos, locateProjectConfig, readProjectConfig, type ResolvedRepo } from '../../store/project-config.js';
+import { configuredRepos, type ResolvedRepo } from '../../store/project-config.js';
+import { loadTrustedConfig } from '../../store/trusted-config.js';
 import type { StepDefinition } from '../step.js';
 import { branchTips, canonicalPath } from '../worktrees.js';
 import { listForDetail, manifestOf, short, type PrepareContext, type RepoContext } from './context.js';
@@ -55,12 +56,15 @@ export async function resolveRepoRoot(manifest: ImplManifest, key: string, prima
   return undefined;
 }
 
-/** The repositories polywave.config.json lists (searched from `startDir` up); [] when there is none or it is unreadable. */
+/**
+ * The repositories polywave.config.json lists — the repository root's config as committed (never a
+ * nested or working-tree one: X10 N6, store/trusted-config.ts); [] when there is none or it is unreadable.
+ */
 export async function configuredRepositories(startDir: string): Promise<ResolvedRepo[]> {
   try {
-    const configPath = await locateProjectConfig(startDir);
+    const loaded = await loadTrustedConfig(startDir);
+    const configPath = loaded.path;
     if (configPath === undefined) return [];
-    const loaded = await readProjectConfig(configPath);
     return loaded.config ? configuredRepos(loaded.config, path.dirname(configPath)) : [];
   } catch {
     return []; // an unreadable config is reported by verify-install; here it only cannot route

@@ -18,13 +18,12 @@ import { withoutCredentials } from '../../sandbox/credential-variables.js';
 import {
   configuredWorktreeSetup,
   configuredWorktreeSetupSettings,
-  locateProjectConfig,
-  readProjectConfig,
   type ProjectConfig,
   type SetupCommand,
   type WorktreeSetupConfig,
   type WorktreeSetupEntry,
 } from '../../store/project-config.js';
+import { loadTrustedConfig } from '../../store/trusted-config.js';
 import type { StepDefinition } from '../step.js';
 import { errorText, listForDetail, manifestOf, type PrepareContext } from './context.js';
 import { mapBounded } from './parallel.js';
@@ -611,11 +610,15 @@ async function nothingToDo(entry: WorktreeSetupEntry, settings: WorktreeSetupCon
   return !goWork || (await tracked()).goModules.length < 2;
 }
 
-/** The config every repository of the run reads (polywave.config.json of the primary checkout or a parent). */
+/**
+ * The config every repository of the run reads: the primary checkout's root polywave.config.json as
+ * committed (or one above the repository) — never the working tree's or a nested one (X10 N6:
+ * setup/teardown/copy run outside the agents' control; store/trusted-config.ts).
+ */
 async function loadConfig(root: string): Promise<{ config: ProjectConfig | undefined; configDir: string; problems: string[] }> {
-  const located = await locateProjectConfig(root);
+  const loaded = await loadTrustedConfig(root);
+  const located = loaded.path;
   if (located === undefined) return { config: undefined, configDir: root, problems: [] };
-  const loaded = await readProjectConfig(located);
   const relevant = loaded.findings.filter((finding) => finding.severity === 'fatal' || (finding.severity === 'error' && /(^|\.)(setup|teardown|copy|worktree_setup)(\b|\[|$)/.test(finding.field ?? '')));
   return { config: loaded.config, configDir: path.dirname(located), problems: relevant.map((finding) => `${located}: ${finding.message}`) };
 }

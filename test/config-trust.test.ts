@@ -1,0 +1,143 @@
+/**
+ * REGRESSION (issue 11, outside attack X10 N3, N9/R4/R5, N6; helper S5): polywave.config.json trust.
+ * - N3: a SOLO wave's agent owning polywave.config.json widened `sandbox.writable`; finalize had no
+ *   wave base for solo waves ("check-config-change skipped"), so nothing pinned the settings and the
+ *   wave was verified. Now prepare-agent --no-worktree records HEAD as the wave's base_commit: the
+ *   change BLOCKs (SANDBOX_CONFIG_CHANGED), and the accepted finalize's verify-build runs with the
+ *   base's (old) settings.
+ * - N9: a BLOCKED change stayed live on main: the next plan's agents and gates ran with it. Now the
+ *   block is recorded in `<git common dir>/polywave/`; prepare-wave/prepare-agent, verify-build and
+ *   the dispatcher refuse (exit 1) and the sandbox settings are the accepted ones until
+ *   `polywave accept-config` (or finalize-wave --accept-changes).
+ * - N6: `dispatch` came from a nested (owned or untracked) `docs/.../polywave.config.json` found from
+ *   the IMPL's directory upwards: the next run-wave connected to the agent's Redis. Now only the
+ *   repository root's committed config sets the watched keys; a loopback listener records that no
+ *   connection is attempted.
+ * Real git, the real prepare/finalize pipelines in-process, the CLI for accept-config/verify-build.
+ */
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import path from 'node:path';
+import { describe, expect, it, vi } from 'vitest';
+import { dispatcherFromConfig } from '../src/dispatch/from-config.js';
+import { prepareAgent, prepareWave } from '../src/engine/prepare-wave.js';
+import { readSandboxSettings, sandboxStatus } from '../src/sandbox/index.js';
+import { loadTrustedConfig } from '../src/store/trusted-config.js';
+import { runCliInProcess } from './support/cli-in-process.js';
+import { createTestRepo } from './support/git-repo.js';
+import { createWaveFixture, implYaml } from './support/wave-fixture.js';
+
+const available = (await sandboxStatus()).available;
+
+describe('polywave.config.json trust (X10)', () => {
+  it('N3 + N9: a solo wave has a base, its widened config blocks, stays refused until accepted, and its gates ran with the old settings', async () => {
+    // Another plan of the same repository, the user's next one (N9).
+    const nextImpl = implYaml({ waves: [[{ id: 'C', files: ['src/c.ts'] }, { id: 'D', files: ['src/d.ts'] }]], state: 'WAVE_PENDING' }).replace('feature_slug: demo', 'feature_slug: next');
+    const fixture = await createWaveFixture({ waves: [[{ id: 'A', files: ['polywave.config.json', 'test.sh', 'src/a.ts'] }], [{ id: 'B', files: ['src/b.ts'] }]], testCommand: 'sh test.sh' }, { 'docs/IMPL/IMPL-next.yaml': nextImpl });
+    const nextPath = fixture.repo.path('docs/IMPL/IMPL-next.yaml');
+    const { repo } = fixture;
+    const home = repo.sibling('victim-home');
+    mkdirSync(home);
+    const bashrc = path.join(home, '.bashrc');
+    writeFileSync(bashrc, 'echo original\n');
+    const head = await fixture.head();
+
+    // The solo agent is prepared: HEAD is recorded as the wave's base.
+    const prepared = await prepareAgent({ implPath: fixture.implPath, wave: 1, agent: 'A', noWorktree: true, env: repo.env, gitAt: fixture.gitAt });
+    expect(prepared.success, JSON.stringify(prepared.steps)).toBe(true);
+    expect(prepared.steps.find((step) => step.step === 'solo_base')?.status).toBe('success');
+    expect(fixture.manifest().waves[0]?.base_commit).toBe(head);
+
+    // The agent commits in the main checkout: a config widening the sandbox and a test writing the home.
+    repo.write('polywave.config.json', `${JSON.stringify({ sandbox: { writable: [home] } })}\n`);
+    repo.write('test.sh', `echo "echo PWNED-X10" >> ${JSON.stringify(bashrc)} 2>/dev/null && echo wrote-bashrc || echo bashrc-denied\nexit 0\n`);
+    repo.write('src/a.ts', "export const a = 'a';\n");
+    await repo.run(['add', 'polywave.config.json', 'test.sh', 'src/a.ts']);
+    await repo.run(['commit', '-qm', 'feat(A): a']);
+    const commit = await fixture.head();
+    await fixture.report('A', { status: 'complete', commit, branch: 'main', worktree: repo.dir, files_created: ['polywave.config.json', 'test.sh', 'src/a.ts'], files_changed: [], verification: 'PASS' });
+
+    const blocked = await fixture.finalize(1);
+    expect(blocked.success).toBe(false);
+    expect(blocked.failed_step?.step, JSON.stringify(blocked.steps)).toBe('check-config-change');
+    expect(blocked.failed_step?.detail).toContain(`SANDBOX_CONFIG_CHANGED: polywave.config.json changed since the wave base ${head.slice(0, 12)} in sandbox.writable (+ ${home})`);
+    expect(existsSync(repo.path('.git/polywave/config-block.json'))).toBe(true);
+
+    // N9: while blocked, the sandbox settings are the accepted ones, and every later command refuses.
+    expect((await readSandboxSettings(repo.dir)).writable ?? []).not.toContain(home);
+    const next = await prepareWave({ implPath: nextPath, wave: 1, env: repo.env, gitAt: fixture.gitAt, commitState: true });
+    expect(next.success).toBe(false);
+    const refusal = next.steps.find((step) => step.step === 'config_trust');
+    expect(refusal?.status).toBe('failed');
+    expect(refusal?.detail).toContain('SANDBOX_CONFIG_CHANGED: prepare-wave:');
+    expect(refusal?.detail).toContain('IMPL-demo.yaml wave 1');
+    expect(refusal?.detail).toContain('polywave accept-config');
+    expect(next.steps.some((step) => step.step === 'working_dir_check')).toBe(false);
+    expect(await fixture.head()).toBe(commit); // nothing committed (not the blocked IMPL's state either)
+    const solo = await prepareAgent({ implPath: fixture.implPath, wave: 2, agent: 'B', noWorktree: true, env: repo.env, gitAt: fixture.gitAt });
+    expect(solo.success).toBe(false);
+    await expect(dispatcherFromConfig({}, { startDir: path.dirname(fixture.implPath), env: repo.env })).rejects.toMatchObject({ code: 'SANDBOX_CONFIG_CHANGED', exitCode: 1 });
+    const verify = await runCliInProcess(['verify-build', fixture.implPath], { cwd: repo.dir, env: repo.env as Record<string, string> });
+    expect(verify.code).toBe(1);
+    expect(verify.stderr).toMatch(/^polywave: error\[SANDBOX_CONFIG_CHANGED\]: verify-build: .*polywave\.config\.json at HEAD changes sandbox\.writable/);
+    const check = await runCliInProcess(['accept-config', '--check', '--repo-dir', repo.dir], { cwd: repo.dir, env: repo.env as Record<string, string> });
+    expect(check.code, check.stderr).toBe(1);
+    expect(JSON.parse(check.stdout)).toMatchObject({ blocked: true, wave: 1, accepted_before: head });
+
+    // The human accepts: the record goes, commands run again.
+    const accept = await runCliInProcess(['accept-config', '--repo-dir', repo.dir], { cwd: repo.dir, env: repo.env as Record<string, string> });
+    expect(accept.code, accept.stderr).toBe(0);
+    expect(JSON.parse(accept.stdout)).toMatchObject({ accepted: true, changes: [`sandbox.writable (+ ${home})`] });
+    expect(existsSync(repo.path('.git/polywave/config-block.json'))).toBe(false);
+    expect((await runCliInProcess(['accept-config', '--check', '--repo-dir', repo.dir], { cwd: repo.dir, env: repo.env as Record<string, string> })).code).toBe(0);
+
+    // N3: the solo wave's own finalize (accepted) still ran its test with the base's settings.
+    const finished = await fixture.finalize(1, { acceptChanges: true });
+    expect(finished.steps.find((step) => step.step === 'check-config-change')?.status, JSON.stringify(finished.steps)).toBe('warning');
+    if (available) expect(finished.verify_build['.']?.test_output ?? '', JSON.stringify(finished.steps)).toContain('bashrc-denied');
+    expect(readFileSync(bashrc, 'utf8')).toBe('echo original\n');
+    const after = await prepareAgent({ implPath: nextPath, wave: 1, agent: 'C', noWorktree: true, env: repo.env, gitAt: fixture.gitAt });
+    expect(after.steps.find((step) => step.step === 'config_trust')?.status, JSON.stringify(after.steps)).toBe('success');
+  }, 120_000);
+
+  it('N6: a nested (committed or untracked) config never sets dispatch or sandbox; only the root committed one does', async () => {
+    const connections: string[] = [];
+    const server: Server = createServer((socket) => {
+      connections.push(String(socket.remotePort));
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as { port: number }).port;
+    try {
+      const nested = `${JSON.stringify({ dispatch: { url: `redis://127.0.0.1:${port}`, remote: 'file:///tmp/exfil.git' }, sandbox: { writable: ['/tmp/nested-widened'] } })}\n`;
+      const repo = await createTestRepo({ files: { 'polywave.config.json': `${JSON.stringify({ sandbox: { network: { allow: [] } } })}\n`, 'docs/polywave.config.json': nested, 'docs/IMPL/README.md': 'x\n' } });
+      // An untracked one even nearer to the IMPL (a solo agent's leftover).
+      writeFileSync(repo.path('docs/IMPL/polywave.config.json'), nested);
+      const warnings: string[] = [];
+      const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+        warnings.push(String(chunk));
+        return true;
+      });
+      let dispatcher;
+      try {
+        dispatcher = await dispatcherFromConfig({}, { startDir: repo.path('docs/IMPL'), env: repo.env });
+      } finally {
+        spy.mockRestore();
+      }
+      expect(dispatcher).toBeUndefined();
+      expect(warnings.join('')).toContain(`${repo.path('docs/IMPL/polywave.config.json')}: ignored for sandbox, dispatch — only the repository root's committed polywave.config.json sets them`);
+      expect((await readSandboxSettings(repo.path('docs/IMPL'))).writable ?? []).not.toContain('/tmp/nested-widened');
+      const trusted = await loadTrustedConfig(repo.path('docs/IMPL'));
+      expect(trusted.path).toBe(repo.path('polywave.config.json'));
+      // The working tree's root config is not trusted either: HEAD's is.
+      repo.write('polywave.config.json', nested);
+      expect((await loadTrustedConfig(repo.dir)).config?.dispatch).toBeUndefined();
+      await repo.run(['add', 'polywave.config.json']);
+      await repo.run(['commit', '-qm', 'dispatch, by a human']);
+      expect((await loadTrustedConfig(repo.path('docs/IMPL'))).config?.dispatch?.url).toBe(`redis://127.0.0.1:${port}`);
+      expect(connections).toEqual([]);
+    } finally {
+      server.close();
+    }
+  }, 60_000);
+});
