@@ -82,21 +82,22 @@ const literalOnly = new Map<string, true>();
 async function loadFacts(context: RepoContext, entries: readonly RepoFile[], stats: AnalysisStats, onlyCode?: readonly string[]): Promise<Loaded[]> {
   const dir = cacheDir(context.commonDir);
   const useMemory = currentScope().memory;
+  const verdictKey = (entry: RepoFile) => `${memoryKey(entry.blob, entry.lang)}\0${onlyCode!.join('\0')}`;
+  const skipped = new Set<string>();
   const cached = entries.map((entry) => {
     const key = memoryKey(entry.blob, entry.lang);
     const known = useMemory ? memory.get(key)?.facts : undefined;
     if (known) return known;
+    // Known to name the words only in literals (never cached on disk): no failed cache read either.
+    if (onlyCode && useMemory && literalOnly.has(verdictKey(entry))) {
+      skipped.add(entry.file);
+      return undefined;
+    }
     const read = readCached(dir, entry.blob, entry.lang);
     if (read && useMemory) memory.update(key, { facts: read }, factsCost(read));
     return read;
   });
-  const verdictKey = (entry: RepoFile) => `${memoryKey(entry.blob, entry.lang)}\0${onlyCode!.join('\0')}`;
-  const skipped = new Set<string>();
-  let misses = entries.filter((_, index) => cached[index] === undefined);
-  if (onlyCode && useMemory) {
-    for (const entry of misses) if (literalOnly.has(verdictKey(entry))) skipped.add(entry.file);
-    misses = misses.filter((entry) => !skipped.has(entry.file));
-  }
+  const misses = entries.filter((entry, index) => cached[index] === undefined && !skipped.has(entry.file));
   const parsed = new Map<string, FileFacts>();
   if (misses.length > 0) {
     const exact = new Set<string>();
