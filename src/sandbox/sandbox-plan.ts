@@ -378,7 +378,8 @@ export function parentSecretFiles(checkout: string, skip: (dir: string) => boole
  * Files and directories the environment names as credentials (`GOOGLE_APPLICATION_CREDENTIALS`,
  * `AWS_SHARED_CREDENTIALS_FILE`, `KUBECONFIG`, `DOCKER_CONFIG`…): the variable is stripped from
  * the sandbox's environment, and the file it named is hidden too (outside attack X10 N1c).
- * Absolute existing paths that hold none of `keep` (the sandbox's writable paths).
+ * Absolute existing paths that hold none of `keep` (the sandbox's writable and needed paths: a
+ * variable naming a directory above the repository or a tool root must not hide them).
  */
 export function credentialPathsOf(env: Readonly<Record<string, string | undefined>>, keep: readonly string[]): string[] {
   const paths: string[] = [];
@@ -504,7 +505,7 @@ export function agentSandboxPlan(input: AgentSandboxPlanInput): SandboxPlan {
     ...envFiles,
     ...secretFilesAround(mainCheckout, root, view),
     // the orchestrator's own environment too: a gate's or tool's is already stripped of the variable (X10: verify-build read GOOGLE_APPLICATION_CREDENTIALS' file)
-    ...credentialPathsOf({ ...process.env, ...env }, [...writable, root]),
+    ...credentialPathsOf({ ...process.env, ...env }, [...writable, root, mainCheckout, gitCommonDir, ...view.readable]),
     ...scratchDenials(input.scratchDirs ?? foreignScratchDirs(input.env), root),
     ...residentSocketDirs(),
     ...(input.env ? residentSocketDirs(input.env) : []),
@@ -598,7 +599,7 @@ export function gatePlan(input: GatePlanInput): SandboxPlan {
     ...view.unreadable,
     ...homeSecrets.map((entry) => path.join(userHome, entry)),
     ...secretFilesAround(mainCheckout, directory, view),
-    ...credentialPathsOf({ ...process.env, ...env }, writable),
+    ...credentialPathsOf({ ...process.env, ...env }, [...writable, ...(gitCommonDir !== undefined ? [gitCommonDir] : []), ...(mainCheckout !== undefined ? [mainCheckout] : []), ...view.readable]),
     ...(input.directoryIsScratch === true ? (input.scratchDirs ?? foreignScratchDirs(input.env)).map((entry) => path.resolve(entry)) : scratchDenials(input.scratchDirs ?? foreignScratchDirs(input.env), directory)),
     ...residentSocketDirs(),
     ...(input.env ? residentSocketDirs(input.env) : []),
