@@ -13,6 +13,8 @@ import { prepareAgent, prepareWave } from '../src/engine/prepare-wave.js';
 import { assertGitConfigOutsideWorkingTrees, configFilesInWorkingTrees } from '../src/git/config-origins.js';
 import { createGit } from '../src/git/git-cli.js';
 import { PolywaveError } from '../src/errors/polywave-error.js';
+import { runScaffold } from '../src/orchestrator/run-scaffold.js';
+import { createTestRepo } from './support/git-repo.js';
 import { createWaveFixture } from './support/wave-fixture.js';
 
 type Env = Record<string, string | undefined>;
@@ -161,5 +163,20 @@ describe('GIT_CONFIG_IN_WORKTREE from git config --show-origin (X10 R1, N2a–d)
     expect(again.failed_step?.detail).toMatch(/via include\.path in .*\/config\.worktree \(worktree\)/);
     expect(await fixture.head()).toBe(head);
     expect(existsSync(canary)).toBe(false);
+  });
+  it('run-scaffold (an agent in the main checkout) refuses before the state commit and the agent: exit 2, nothing changed', async () => {
+    const yaml = ['title: Shapes', 'feature_slug: shapes', 'verdict: SUITABLE', 'state: REVIEWED', 'scaffolds:', '    - file_path: src/types.mjs', '      contents: |', '          export const a = 1;', '      status: pending', 'file_ownership:', '    - file: src/shape.mjs', '      agent: A', '      wave: 1', '      action: new', 'waves:', '    - number: 1', '      agents:', '        - id: A', '          task: Implement src/shape.mjs.', '          files:', '            - src/shape.mjs', ''].join('\n');
+    const repo = await createTestRepo({ files: { 'docs/IMPL/IMPL-shapes.yaml': yaml } });
+    await repo.run(['config', '--add', 'includeIf.onbranch:main.path', '../tools/team.gitconfig']);
+    repo.write('docs/IMPL/IMPL-shapes.yaml', `${yaml}# a dirty IMPL (the run would commit it first)\n`);
+    const head = await repo.git.headCommit();
+    const refused = await runScaffold({ implPath: repo.path('docs/IMPL/IMPL-shapes.yaml'), repoDir: repo.dir, env: repo.env, model: 'script:/nonexistent.yaml' }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(refused).toMatchObject({ code: 'GIT_CONFIG_IN_WORKTREE', exitCode: 2 });
+    expect((refused as Error).message).toContain(`${repo.dir}/tools/team.gitconfig, inside the working tree agents write (`);
+    expect(await repo.git.headCommit()).toBe(head);
+    expect(await repo.run(['status', '--porcelain'])).toBe(' M docs/IMPL/IMPL-shapes.yaml\n');
   });
 });
