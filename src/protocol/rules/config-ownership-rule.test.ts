@@ -25,4 +25,11 @@ describe('agent-owns-project-config (W002, outside attack X8 #4)', () => {
     const other = parseImpl(manifest('src/config.json'));
     expect(validateImpl({ manifest: other.manifest!, locate: other.locate }).filter((finding) => finding.code.startsWith('W002'))).toEqual([]);
   });
+
+  it('says a nested polywave.config.json is ignored for the watched keys (X10 N6)', () => {
+    const parsed = parseImpl(manifest('docs/polywave.config.json'));
+    const findings = validateImpl({ manifest: parsed.manifest!, locate: parsed.locate }).filter((finding) => finding.code === 'W002_AGENT_OWNS_PROJECT_CONFIG');
+    expect(findings).toHaveLength(1);
+    expect(findings[0]!.message).toContain("a nested config's sandbox, setup, teardown, dispatch, repos and agent_clis settings are ignored");
+  });
 });
