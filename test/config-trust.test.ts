@@ -74,10 +74,10 @@ describe('polywave.config.json trust (X10)', () => {
     expect(refusal?.detail).toContain('polywave accept-config');
     expect(next.steps.some((step) => step.step === 'working_dir_check')).toBe(false);
     expect(await fixture.head()).toBe(commit); // nothing committed (not the blocked IMPL's state either)
-    const solo = await prepareAgent({ implPath: fixture.implPath, wave: 2, agent: 'B', noWorktree: true, env: repo.env, gitAt: fixture.gitAt });
+    const solo = await prepareAgent({ implPath: nextPath, wave: 1, agent: 'C', noWorktree: true, env: repo.env, gitAt: fixture.gitAt });
     expect(solo.success).toBe(false);
     expect(solo.steps.find((step) => step.step === 'config_trust')?.detail).toContain('SANDBOX_CONFIG_CHANGED: prepare-agent:');
-    expect(fixture.manifest().waves[1]?.base_commit).toBeUndefined(); // refused before its base was recorded
+    expect(readFileSync(nextPath, 'utf8')).not.toContain('base_commit'); // refused before its base was recorded
     await expect(dispatcherFromConfig({}, { startDir: path.dirname(fixture.implPath), env: repo.env })).rejects.toMatchObject({ code: 'SANDBOX_CONFIG_CHANGED', exitCode: 1 });
     const verify = await runCliInProcess(['verify-build', fixture.implPath], { cwd: repo.dir, env: repo.env as Record<string, string> });
     expect(verify.code).toBe(1);
