@@ -181,6 +181,8 @@ describe.skipIf(skip !== undefined)('polywave serve in Chromium', () => {
     await page.locator('[data-testid="chart-runs-duration"] canvas').waitFor({ timeout: 10_000 });
     await page.locator('[data-testid="metrics-totals"]').waitFor({ timeout: 10_000 });
     expect(await page.locator('[data-testid="metrics-totals"]').textContent()).toMatch(/3 of 3 agent attempts succeeded/);
+    // What each run was for (attack X12 F6): the IMPL its events name.
+    expect(await page.locator('[data-testid="run-for"]').first().textContent()).toContain('tiny');
     await page.screenshot({ path: path.join(screenshotDir, 'costs.png'), fullPage: true });
 
     // Dark theme by the toggle, kept across a reload.

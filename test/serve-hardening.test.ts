@@ -274,7 +274,8 @@ describe('polywave serve hardening (attack report F2, F3, F6, F7)', () => {
   it('F7 / X12 F1: without repo=, runs, events and metrics are those of the served repositories only — by the repositories a run recorded, else its cwd', async () => {
     const runs = await api('/api/runs');
     expect((runs.json.runs as Array<{ run_id: string }>).map((run) => run.run_id).sort()).toEqual(['run-elsewhere', 'run-mine', 'run-sub']);
-    expect((runs.json.runs as Array<{ run_id: string; repos: string[] }>).find((run) => run.run_id === 'run-elsewhere')!.repos).toEqual([repo.dir]);
+    const elsewhere = (runs.json.runs as Array<{ run_id: string; repos: string[]; impls: string[]; programs: string[] }>).find((run) => run.run_id === 'run-elsewhere')!;
+    expect([elsewhere.repos, elsewhere.impls, elsewhere.programs]).toEqual([[repo.dir], ['ok'], []]);
     const events = await sseUntil('/api/events?after=0', 'MINE-SUBDIR');
     expect(events.map((event) => [event.run_id, event.slug])).toEqual([
       ['run-mine', 'ok'],

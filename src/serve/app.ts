@@ -75,6 +75,16 @@ export interface RunsOn {
   ended: boolean;
 }
 
+/** The strings of a json_group_array answer (NULLs and non-strings dropped), sorted. */
+function slugList(text: string): string[] {
+  try {
+    const value: unknown = JSON.parse(text);
+    return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string' && item !== '').sort() : [];
+  } catch {
+    return [];
+  }
+}
+
 /** The coded JSON error every /api route answers with. */
 class HttpError extends Error {
   constructor(
@@ -595,13 +605,13 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
     params.push(...scope.params);
     const rows = db
       .prepare(
-        `SELECT r.run_id, r.command, r.started_at, r.cwd, r.repos, COUNT(e.id) AS events, MIN(e.ts) AS first_ts, MAX(e.ts) AS last_ts,
+        `SELECT r.run_id, r.command, r.started_at, r.cwd, r.repos, COUNT(e.id) AS events, json_group_array(DISTINCT e.slug) AS slugs, json_group_array(DISTINCT e.program) AS programs, MIN(e.ts) AS first_ts, MAX(e.ts) AS last_ts,
           SUM(CASE WHEN e.type = 'cost' THEN json_extract(e.payload, '$.cost_usd') END) AS cost_calls,
           SUM(CASE WHEN e.type = 'agent-end' THEN json_extract(e.payload, '$.cost_usd') END) AS cost_agents
          FROM runs r LEFT JOIN events e ON e.run_id = r.run_id ${clauses.length > 0 ? `WHERE ${clauses.join(' AND ')}` : ''}
          GROUP BY r.run_id ORDER BY r.started_at DESC LIMIT ?`,
       )
-      .all(...params, limit) as Array<{ run_id: string; command: string; started_at: number; cwd: string | null; repos: string | null; events: number; first_ts: number | null; last_ts: number | null; cost_calls: number | null; cost_agents: number | null }>;
+      .all(...params, limit) as Array<{ run_id: string; command: string; started_at: number; cwd: string | null; repos: string | null; events: number; slugs: string; programs: string; first_ts: number | null; last_ts: number | null; cost_calls: number | null; cost_agents: number | null }>;
     return json(c, {
       runs: rows.map((row) => ({
         run_id: row.run_id,
@@ -609,6 +619,9 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
         started_at: new Date(row.started_at).toISOString(),
         cwd: row.cwd,
         repos: repoRootsOf(row.repos),
+        // What the run was for (the Costs page's runs table): the IMPL and PROGRAM slugs its events name.
+        impls: slugList(row.slugs),
+        programs: slugList(row.programs),
         events: row.events,
         cost_usd: row.cost_calls ?? row.cost_agents ?? null,
         duration_ms: row.first_ts !== null && row.last_ts !== null ? row.last_ts - Math.min(row.first_ts, row.started_at) : null,

@@ -58,6 +58,7 @@ export interface ImplSummary {
   waves?: number;
   agents?: number;
   updated_at?: string;
+  last_event_at?: string | null;
 }
 export interface ProgramSummary {
   slug: string;
@@ -67,6 +68,7 @@ export interface ProgramSummary {
   tiers?: number;
   impls?: number;
   updated_at?: string;
+  last_event_at?: string | null;
 }
 export interface Repo {
   id: string;
@@ -166,6 +168,9 @@ export interface RunRow {
   command: string;
   started_at: string | number;
   cwd?: string;
+  /** The IMPL and PROGRAM slugs the run's events name. */
+  impls?: string[];
+  programs?: string[];
   events?: number;
   cost_usd?: number | null;
   duration_ms?: number | null;

@@ -52,9 +52,12 @@ function Metrics({ scope }: { scope: string }) {
 export function Costs() {
   const runs = useLoad('runs', () => api.runs({ limit: '50' }));
   const repos = useLoad('repos', api.repos);
-  const scopes = (repos.data?.repos ?? []).flatMap((repo) => [...repo.impls.map((impl) => `impl:${impl.slug}`), ...repo.programs.map((program) => `program:${program.slug}`)]);
+  const listed = (repos.data?.repos ?? []).flatMap((repo) => [...repo.impls.map((impl) => ({ scope: `impl:${impl.slug}`, last: impl.last_event_at ?? '' })), ...repo.programs.map((program) => ({ scope: `program:${program.slug}`, last: program.last_event_at ?? '' }))]);
+  const scopes = listed.map((entry) => entry.scope);
   const [picked, setPicked] = useState<string>();
-  const scope = picked ?? scopes[0];
+  // Opens on the IMPL or PROGRAM with the newest run activity (ISO times sort as text), not the first by name.
+  const newest = listed.reduce<{ scope: string; last: string } | undefined>((best, entry) => (entry.last !== '' && (!best || entry.last > best.last) ? entry : best), undefined);
+  const scope = picked ?? newest?.scope ?? scopes[0];
   const rows = [...(runs.data?.runs ?? [])].reverse();
   // Run ids are ULIDs: their first characters are the time and repeat; label a bar by command and start time.
   const runLabel = (run: RunRow) => {
@@ -77,6 +80,7 @@ export function Costs() {
                 <tr>
                   <th>Run</th>
                   <th>Command</th>
+                  <th>For</th>
                   <th>Started</th>
                   <th>Events</th>
                   <th>Duration</th>
@@ -88,6 +92,7 @@ export function Costs() {
                   <tr key={run.run_id}>
                     <td class="mono">{run.run_id}</td>
                     <td class="mono">{run.command}</td>
+                    <td class="mono" data-testid="run-for">{[...(run.impls ?? []), ...(run.programs ?? []).map((slug) => `program ${slug}`)].join(', ')}</td>
                     <td>{typeof run.started_at === 'number' ? new Date(run.started_at).toLocaleString() : run.started_at}</td>
                     <td class="num">{run.events ?? ''}</td>
                     <td>{duration(run.duration_ms)}</td>
