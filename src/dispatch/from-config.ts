@@ -40,9 +40,10 @@ export async function dispatcherFromConfig(flags: DispatchFlags, options: { star
   if (flags.dispatchQueue !== undefined) checkQueueName(flags.dispatchQueue, '--dispatch-queue');
   const lone = flags.dispatchRemote !== undefined ? '--dispatch-remote' : flags.dispatchQueue !== undefined ? '--dispatch-queue' : undefined;
   if (inProcess && lone) throw new PolywaveError({ code: dispatchCodes.noUrl, message: `${lone} needs the Redis dispatcher, not --dispatch inprocess; nothing was started` });
-  if (inProcess) return undefined;
-  // X10 N9/R5: a BLOCKED change of the repository's config (its dispatch among others) is refused until accepted.
+  // X10 N9/R5: a BLOCKED change of the repository's config (its dispatch, sandbox, setup…) is refused until
+  // accepted — before anything starts, in-process runs too (their prepare-wave would refuse after the IMPL changed).
   await assertConfigAccepted([options.startDir], 'this run');
+  if (inProcess) return undefined;
   // X10 N6: `dispatch` comes only from the repository root's committed config (never a nested or untracked one).
   const loaded = await loadTrustedConfig(options.startDir).catch(() => undefined);
   const configPath = loaded?.path;
