@@ -93,11 +93,15 @@ describe('polywave.config.json trust (X10)', () => {
     expect(existsSync(repo.path('.git/polywave/config-block.json'))).toBe(false);
     expect((await runCliInProcess(['accept-config', '--check', '--repo-dir', repo.dir], { cwd: repo.dir, env: repo.env as Record<string, string> })).code).toBe(0);
 
-    // N3: the solo wave's own finalize (accepted) still ran its test with the base's settings.
-    const finished = await fixture.finalize(1, { acceptChanges: true });
-    expect(finished.steps.find((step) => step.step === 'check-config-change')?.status, JSON.stringify(finished.steps)).toBe('warning');
+    // N3: the solo wave's own finalize, re-run (accepted with accept-config: no --accept-changes needed),
+    // still runs its test with the base's settings.
+    const finished = await fixture.finalize(1);
+    const change = finished.steps.find((step) => step.step === 'check-config-change');
+    expect(change?.status, JSON.stringify(finished.steps)).toBe('warning');
+    expect(change?.detail).toContain('accepted with polywave accept-config');
     if (available) expect(finished.verify_build['.']?.test_output ?? '', JSON.stringify(finished.steps)).toContain('bashrc-denied');
     expect(readFileSync(bashrc, 'utf8')).toBe('echo original\n');
+    expect(existsSync(repo.path('.git/polywave/config-block.json'))).toBe(false);
     const after = await prepareAgent({ implPath: nextPath, wave: 1, agent: 'C', noWorktree: true, env: repo.env, gitAt: fixture.gitAt });
     expect(after.steps.find((step) => step.step === 'config_trust')?.status, JSON.stringify(after.steps)).toBe('success');
   }, 120_000);

@@ -223,9 +223,10 @@ export const commandTable: CommandSpec[] = [
     arguments: ['<program>'],
     options: [
       { flags: '--impl <slug>', description: 'IMPL slug', required: true },
-      { flags: '--status <status>', description: 'pending | scouting | reviewed | executing | complete | blocked | not-suitable', required: true },
+      { flags: '--status <status>', description: 'pending | scouting | reviewed | executing (Go\'s in_progress) | complete | blocked | not-suitable', required: true },
+      { flags: '--force', description: 'write an illegal status transition anyway (repairs; a warning says why it was illegal)' },
     ],
-    help: 'Prints {updated, manifest_path, impl_slug, previous_status, new_status}.\nExit: 0, 1 no such IMPL in the PROGRAM, 2 invalid status or unreadable manifest.',
+    help: 'Prints {updated, manifest_path, impl_slug, previous_status, new_status}.\nExit: 0, 1 no such IMPL in the PROGRAM or an illegal transition / COMPLETE PROGRAM (N008, nothing written), 2 invalid status or unreadable manifest.',
     load: () => import('./commands/update-program-impl.js'),
   },
   {
@@ -1021,7 +1022,7 @@ export const commandTable: CommandSpec[] = [
       { flags: '--check', description: 'only say whether a blocked change is in effect (exit 1 when it is)' },
       repoDirOption,
     ],
-    help: "After finalize-wave blocks a merged change of polywave.config.json's sandbox, setup, teardown, copy, worktree_setup, agent_clis, dispatch or repos settings, prepare-wave, prepare-agent, run-wave, run, retry, verify-build and run-gates refuse (SANDBOX_CONFIG_CHANGED, exit 1) until you review the change and accept it here (or revert it). Accepting takes HEAD's committed config as it is now.\nPrints {accepted, blocked, impl?, wave?, accepted_before?, changes?, message}; with --check {blocked, changes?} and exit 1 when blocked.\nExit: 0, 1 (--check: blocked), 2 not a git repository.",
+    help: "After finalize-wave blocks a merged change of polywave.config.json's sandbox, setup, teardown, copy, worktree_setup, agent_clis, dispatch or repos settings, prepare-wave, prepare-agent, run-wave, run, retry, verify-build and run-gates refuse (SANDBOX_CONFIG_CHANGED, exit 1) until you review the change and accept it here (or revert it). Accepting takes HEAD's committed config as it is now (re-running the blocked wave's finalize-wave then needs no --accept-changes).\nPrints {accepted, blocked, impl?, wave?, accepted_before?, changes?, message}; with --check {blocked, changes?} and exit 1 when blocked.\nExit: 0, 1 (--check: blocked), 2 not a git repository.",
     load: () => import('./commands/accept-config.js'),
   },
   {

@@ -217,6 +217,56 @@ export async function clearConfigBlock(repoRoot: string): Promise<ConfigBlockRec
   return record;
 }
 
+/** The config a human accepted last with `accept-config` (`<git common dir>/polywave/config-accepted.json`). */
+export interface ConfigAcceptance {
+  accepted_config: string | null;
+  accepted_at: string;
+  /** The block it resolved. */
+  impl?: string;
+  wave?: number;
+}
+
+function acceptancePath(repository: RepositoryPaths): string {
+  return path.join(repository.commonDir, 'polywave', 'config-accepted.json');
+}
+
+/**
+ * Accepts HEAD's committed root config of `repoRoot`: removes the block record and remembers the
+ * accepted config, so a re-run of the blocked wave's finalize-wave takes it as accepted (no
+ * `--accept-changes` needed). Returns the removed record.
+ */
+export async function acceptHeadConfig(repoRoot: string, now: Date = new Date()): Promise<ConfigBlockRecord | undefined> {
+  const repository = await repositoryOf(repoRoot);
+  if (repository === undefined) return undefined;
+  const record = await readConfigBlock(repository);
+  const head = await runGit(['show', `HEAD:${projectConfigFileName}`], { cwd: repository.toplevel }).then(
+    (output) => output,
+    () => null,
+  );
+  const acceptance: ConfigAcceptance = { accepted_config: head, accepted_at: now.toISOString(), ...(record ? { impl: record.impl, wave: record.wave } : {}) };
+  await mkdir(path.dirname(acceptancePath(repository)), { recursive: true });
+  await writeFileAtomic(acceptancePath(repository), `${JSON.stringify(acceptance, null, 2)}\n`);
+  if (record !== undefined) await rm(configBlockPath(repository), { force: true });
+  return record;
+}
+
+/** True when `config` is, in every watched key, the one a human accepted last with `accept-config`. */
+export async function acceptedByHuman(repoRoot: string, config: ProjectConfig | undefined): Promise<ConfigAcceptance | undefined> {
+  const repository = await repositoryOf(repoRoot);
+  if (repository === undefined) return undefined;
+  let acceptance: ConfigAcceptance;
+  try {
+    acceptance = JSON.parse(await readFile(acceptancePath(repository), 'utf8')) as ConfigAcceptance;
+  } catch {
+    return undefined;
+  }
+  if (typeof acceptance.accepted_config !== 'string' && acceptance.accepted_config !== null) return undefined;
+  const accepted = acceptance.accepted_config === null ? undefined : parseProjectConfig(acceptance.accepted_config).config;
+  const changes = securityConfigChanges(accepted, config);
+  const reverse = securityConfigChanges(config, accepted);
+  return changedKeys(changes).length === 0 && changedKeys(reverse).length === 0 ? acceptance : undefined;
+}
+
 /** A blocked change still in effect: the record, and what HEAD's config changes against the accepted one. */
 export interface ConfigBlockInEffect {
   record: ConfigBlockRecord;

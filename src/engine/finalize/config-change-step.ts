@@ -1,5 +1,5 @@
 import { parseProjectConfig, projectConfigFileName, securityConfigChanges, type ProjectConfig, type SecurityConfigChanges } from '../../store/project-config.js';
-import { changedKeys, clearConfigBlock, configBlockInEffect, configChangedCode, recordConfigBlock } from '../../store/trusted-config.js';
+import { acceptedByHuman, changedKeys, clearConfigBlock, configBlockInEffect, configChangedCode, recordConfigBlock } from '../../store/trusted-config.js';
 import type { StepDefinition } from '../step.js';
 import { errorText, short, type FinalizeContext, type FinalizeRepo } from './context.js';
 
@@ -71,9 +71,11 @@ export const configChangeStep: StepDefinition<FinalizeContext> = {
       }
       data[repo.key] = changes;
       const what = `${where} changed since the wave base ${short(base)} in ${keys.join('; ')}${changes.widened.length > 0 ? ' — this WIDENS every later sandbox' : ''}`;
-      if (context.options.acceptChanges === true) {
+      // Accepted already with `polywave accept-config` (HEAD's config is the one accepted): not blocked again.
+      const human = context.options.acceptChanges === true ? undefined : await acceptedByHuman(repo.root, after).catch(() => undefined);
+      if (context.options.acceptChanges === true || human !== undefined) {
         await clearConfigBlock(repo.root);
-        accepted.push(what);
+        accepted.push(human ? `${what} (accepted with polywave accept-config at ${human.accepted_at})` : what);
       } else {
         blocked.push(what);
         // Persistent (X10 N9): later commands of any IMPL refuse, or read the accepted (base) config, until accepted.
@@ -90,7 +92,7 @@ export const configChangeStep: StepDefinition<FinalizeContext> = {
         ...(payload ? { data: payload } : {}),
       };
     }
-    if (accepted.length > 0) return { status: 'warning', detail: `${configChangedCode}: ${accepted.join('; ')}; accepted (--accept-changes)`, ...(payload ? { data: payload } : {}) };
+    if (accepted.length > 0) return { status: 'warning', detail: `${configChangedCode}: ${accepted.join('; ')}; accepted${context.options.acceptChanges === true ? ' (--accept-changes)' : ''}`, ...(payload ? { data: payload } : {}) };
     if (details.length === 1 && details[0]!.startsWith('no wave base')) return { status: 'skipped', detail: details[0]! };
     return { status: 'success', detail: details.join('; ') };
   },
