@@ -250,8 +250,12 @@ export async function acceptHeadConfig(repoRoot: string, now: Date = new Date())
   return record;
 }
 
-/** True when `config` is, in every watched key, the one a human accepted last with `accept-config`. */
-export async function acceptedByHuman(repoRoot: string, config: ProjectConfig | undefined): Promise<ConfigAcceptance | undefined> {
+/**
+ * The acceptance when `config` is, in every watched key, the one a human accepted last with
+ * `accept-config` for the blocked wave `wave` of `impl` (only that wave's finalize-wave re-runs take it:
+ * a later agent restoring an old accepted config is still a change).
+ */
+export async function acceptedByHuman(repoRoot: string, config: ProjectConfig | undefined, wave: { impl: string; wave: number }): Promise<ConfigAcceptance | undefined> {
   const repository = await repositoryOf(repoRoot);
   if (repository === undefined) return undefined;
   let acceptance: ConfigAcceptance;
@@ -261,6 +265,7 @@ export async function acceptedByHuman(repoRoot: string, config: ProjectConfig | 
     return undefined;
   }
   if (typeof acceptance.accepted_config !== 'string' && acceptance.accepted_config !== null) return undefined;
+  if (acceptance.impl !== wave.impl || acceptance.wave !== wave.wave) return undefined;
   const accepted = acceptance.accepted_config === null ? undefined : parseProjectConfig(acceptance.accepted_config).config;
   const changes = securityConfigChanges(accepted, config);
   const reverse = securityConfigChanges(config, accepted);

@@ -72,7 +72,7 @@ export const configChangeStep: StepDefinition<FinalizeContext> = {
       data[repo.key] = changes;
       const what = `${where} changed since the wave base ${short(base)} in ${keys.join('; ')}${changes.widened.length > 0 ? ' — this WIDENS every later sandbox' : ''}`;
       // Accepted already with `polywave accept-config` (HEAD's config is the one accepted): not blocked again.
-      const human = context.options.acceptChanges === true ? undefined : await acceptedByHuman(repo.root, after).catch(() => undefined);
+      const human = context.options.acceptChanges === true ? undefined : await acceptedByHuman(repo.root, after, { impl: context.implPath, wave: context.wave }).catch(() => undefined);
       if (context.options.acceptChanges === true || human !== undefined) {
         await clearConfigBlock(repo.root);
         accepted.push(human ? `${what} (accepted with polywave accept-config at ${human.accepted_at})` : what);
