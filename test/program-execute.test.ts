@@ -140,7 +140,7 @@ function since(observed: Observed, pattern: RegExp): number {
 
 const watchedRefs = ['main', 'polywave/program/shop/tier1-impl-pricing', 'polywave/program/shop/tier1-impl-catalog', 'polywave/program/shop/tier2-impl-checkout'];
 
-function runKillable(demo: Demo, args: string[], trigger: ((observed: Observed) => boolean) | undefined, timeoutMs = 240_000): Promise<{ killed: boolean; code: number | null; stdout: string; stderr: string; ms: number; observed: Observed }> {
+function runKillable(demo: Demo, args: string[], trigger: ((observed: Observed) => boolean) | undefined, timeoutMs = 240_000, signal: NodeJS.Signals = 'SIGKILL'): Promise<{ killed: boolean; code: number | null; stdout: string; stderr: string; ms: number; observed: Observed }> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const child = spawn(process.execPath, [binPath, ...args], { cwd: demo.repo, env: { ...process.env, NO_COLOR: '1', ...gitEnv }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
@@ -161,7 +161,7 @@ function runKillable(demo: Demo, args: string[], trigger: ((observed: Observed) 
       if (killed) return;
       killed = true;
       try {
-        process.kill(-child.pid!, 'SIGKILL'); // the CLI and everything it started (agents, gates, git)
+        process.kill(-child.pid!, signal); // the CLI and everything it started (agents, gates, git); SIGINT: a terminal's Ctrl-C
       } catch {
         /* already gone */
       }
@@ -633,10 +633,11 @@ describe('a failing tier gate, the Planner (E34), approval, and the loop resumed
     expect(waiting).toMatch(/^state: REPLANNING$/m);
     expect(waiting).toContain('command: node --test');
     expect(waiting).not.toContain('GATE-BROKEN-42');
-    // The manifest as it was before the Planner touched it is kept beside it.
-    const backups = readdirSync(path.join(demo.repo, '.polywave-state', 'program-replan'));
+    // The manifest as it was before the Planner touched it is kept in git's directory (no untracked file in the tree).
+    const backups = readdirSync(path.join(demo.repo, '.git', 'polywave', 'program-replan'));
     expect(backups).toHaveLength(1);
-    expect(readFileSync(path.join(demo.repo, '.polywave-state', 'program-replan', backups[0]!), 'utf8')).toContain(failingLine);
+    expect(readFileSync(path.join(demo.repo, '.git', 'polywave', 'program-replan', backups[0]!), 'utf8')).toContain(failingLine);
+    expect(existsSync(path.join(demo.repo, '.polywave-state'))).toBe(false);
 
     // Not approved yet: refused (even with --auto: PROGRAM_REVIEWED is never skipped), nothing changed.
     await expectRefusal(demo, executeArgs(demo, ['--auto']), { code: 1, message: /REPLANNING/, programState: 'REPLANNING' });
@@ -677,10 +678,15 @@ describe('a failing tier gate, the Planner (E34), approval, and the loop resumed
     expect(git(demo.repo, ['rev-parse', 'HEAD'])).toBe(head);
   });
 
-  it('a Planner revision that changes a frozen contract is refused and the manifest restored byte for byte', async () => {
+  it.each([
+    ['its definition', (text: string) => text.replace('"export function priceWithTax(net: number, rate: number): number"', '"export function priceWithTax(net: number): number"')],
+    // Outside attack X11 #3: moving freeze_at to a later tier reported it unfrozen (and let a tier-2 IMPL own its file).
+    ['its freeze_at (to a later tier)', (text: string) => text.replace('freeze_at: tier-1', 'freeze_at: tier-2')],
+  ])('a Planner revision that changes a frozen contract (%s) is refused and the manifest restored byte for byte', async (_what, change) => {
     const program = withStatuses({ pricing: 'complete', catalog: 'complete' }, 'BLOCKED');
     const demo = await craft({ ...tier1Done, [programRelative]: program });
-    addPlanner(demo, { write: program.replace('"export function priceWithTax(net: number, rate: number): number"', '"export function priceWithTax(net: number): number"') });
+    expect(change(program)).not.toBe(program);
+    addPlanner(demo, { write: change(program) });
     const head = git(demo.repo, ['rev-parse', 'HEAD']);
     const replan = await cli(demo, ['program-replan', programRelative, '--reason', 'try to change the contract', '--model', `script:${demo.script}`]);
     expect(replan.code, `${replan.stdout}\n${replan.stderr}`).toBe(1);
@@ -688,6 +694,48 @@ describe('a failing tier gate, the Planner (E34), approval, and the loop resumed
     expect(readFileSync(demo.program, 'utf8')).toBe(program);
     expect(git(demo.repo, ['rev-parse', 'HEAD'])).toBe(head);
   });
+
+  it('program-replan refuses before any Planner runs: a PROGRAM not BLOCKED/TIER_EXECUTING (N008), --tier 9 (X001), a missing agent script (X001) — nothing changed, no backup', async () => {
+    const blocked = withStatuses({ pricing: 'complete', catalog: 'complete' }, 'BLOCKED');
+    const demo = await craft({ ...tier1Done, [programRelative]: blocked });
+    const replan = (extra: string[], model = `script:${demo.script}`) => ['program-replan', programRelative, '--reason', 'again', ...extra, '--model', model];
+    for (const [args, code, message] of [
+      [replan(['--tier', '9']), 2, /X001_INVALID_INPUT.*tier 9 not found/],
+      [replan([], `script:${path.join(demo.repo, 'missing-script.yaml')}`), 2, /X001_INVALID_INPUT.*agent script .*missing-script\.yaml cannot be read/],
+    ] as const) {
+      await expectRefusal(demo, [...args], { code, message, programState: 'BLOCKED' });
+    }
+    writeFileSync(demo.program, withStatuses({}, 'REVIEWED'));
+    commitAll(demo.repo, 'test: a REVIEWED PROGRAM');
+    const refused = await expectRefusal(demo, replan([]), { code: 1, message: /N008_STATE_TRANSITION: the PROGRAM is REVIEWED: a re-plan \(E34\) starts from BLOCKED, TIER_EXECUTING, REPLANNING/, programState: 'REVIEWED' });
+    expect(refused.stderr).not.toMatch(/Planner did not finish/);
+    expect(existsSync(path.join(demo.repo, '.git', 'polywave', 'program-replan'))).toBe(false);
+    expect(existsSync(path.join(demo.repo, '.polywave-state'))).toBe(false);
+  });
+
+  it('Ctrl-C during the tier gate is an interruption: exit 130, no Planner (E34), TIER_EXECUTING and the IMPL branch kept; the re-run finishes', async () => {
+    // The tier-2 gate waits while .git/hold exists (a gate a user stops); tier 1 is done and merged.
+    const hold = 'HOLD_FILE';
+    const gate = `node -e "if (require('fs').existsSync(process.argv[1])) setInterval(() => {}, 1000)" ${hold}`;
+    const manifest = withStatuses({ pricing: 'complete', catalog: 'complete' }).replace('      command: node --test', `      command: ${JSON.stringify(gate)}`);
+    expect(manifest).toContain('HOLD_FILE');
+    const demo = await craft({ ...tier1Built(), [programRelative]: (built) => manifest.replace('HOLD_FILE', path.join(built.repo, '.git', 'hold')) });
+    writeFileSync(path.join(demo.repo, '.git', 'hold'), '');
+    const interrupted = await runKillable(demo, executeArgs(demo, ['--auto']), (observed) => since(observed, /tier 2: merging 1 IMPL branch/) >= 1500, 240_000, 'SIGINT');
+    expect(interrupted.killed, interrupted.stderr.slice(-3000)).toBe(true);
+    expect(interrupted.code, interrupted.stderr.slice(-3000)).toBe(130);
+    expect(interrupted.stderr).toMatch(/program: interrupted \(TIER_EXECUTING\)[^\n]*\n\s+interrupted — re-run to resume/);
+    expect(interrupted.stderr).not.toMatch(/Planner|REPLANNING|BLOCKED/);
+    expect(readFileSync(demo.program, 'utf8')).toMatch(/^state: TIER_EXECUTING$/m);
+    expect(git(demo.repo, ['branch', '--list', 'polywave/program/shop/tier2-impl-checkout']).trim()).not.toBe('');
+    expect(existsSync(path.join(demo.repo, '.git', 'polywave', 'program-replan'))).toBe(false);
+    execFileSync('rm', [path.join(demo.repo, '.git', 'hold')]);
+    const resumed = await cli(demo, executeArgs(demo, ['--auto']));
+    expect(resumed.code, resumed.stderr.slice(-3000)).toBe(0);
+    expect(resultOf(resumed).state).toBe('COMPLETE');
+    expect(countMerges(demo.repo, [agentMerges[3]!, implMerges[2]!], '--all')).toEqual(once([agentMerges[3]!, implMerges[2]!]));
+    expectClean(demo.repo);
+  }, 400_000);
 
   it('a Planner that fails (writes nothing) is not a valid revision: exit 1, manifest unchanged', async () => {
     const program = withStatuses({}, 'BLOCKED');

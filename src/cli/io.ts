@@ -22,7 +22,8 @@ export interface CommandIo {
 }
 
 /** A command's outcome: the exit code (0 success, 1 "no", 2 bad input/fatal). */
-export type CommandResult = 0 | 1 | 2;
+/** 130: interrupted (SIGINT/SIGTERM; program-execute), as a shell reports a Ctrl-C. */
+export type CommandResult = 0 | 1 | 2 | 130;
 
 /** Prints a JSON document on stdout: indented like the Go tool, or compact where Go is compact. */
 export function printJson(io: CommandIo, value: unknown, options: { compact?: boolean } = {}): void {

@@ -137,6 +137,11 @@ export interface ProgramExecuteResult {
   next?: string;
   /** True when the stop was a refusal found before anything ran: the PROGRAM manifest was not changed. */
   refused?: boolean;
+  /**
+   * True when the run was interrupted (SIGINT/SIGTERM): nothing was judged failed — no BLOCKED, no
+   * Planner — and the PROGRAM stays as a kill there leaves it: re-running the command resumes it.
+   */
+  interrupted?: boolean;
   tiers: ProgramTierRun[];
   usage: AgentUsage;
   duration_ms: number;
@@ -160,8 +165,36 @@ function tierImpls(manifest: ProgramManifest, tier: number): ProgramImpl[] {
   return [...new Set(listed)].flatMap((slug) => manifest.impls.find((impl) => impl.slug === slug) ?? []);
 }
 
+/** A failure caused by the interruption itself: a git or gate process killed by the same Ctrl-C (the terminal signals the whole process group). */
+function killedByInterrupt(error: unknown): boolean {
+  return /killed by SIG(?:INT|TERM)\b|canceled \(process group killed\)|The operation was aborted|interrupted \(SIG/.test(error instanceof Error ? error.message : String(error));
+}
+
 /** Runs (or resumes) a PROGRAM to COMPLETE, or until a human must act. */
 export async function executeProgram(options: ProgramExecuteOptions): Promise<ProgramExecuteResult> {
+  const started = performance.now();
+  const state: { result?: ProgramExecuteResult } = {};
+  try {
+    return await executeProgramSteps(options, state);
+  } catch (error) {
+    // A process of the run killed by the Ctrl-C (a git command, the gate) fails the step it was in: an
+    // interruption, not an error — the PROGRAM is left as a kill there leaves it, and a re-run resumes.
+    if (options.signal?.aborted !== true && !killedByInterrupt(error)) throw error;
+    const programPath = path.resolve(options.repoDir, options.programPath);
+    const result = state.result ?? { program_path: programPath, program_slug: '', state: '', success: false, tiers: [], usage: emptyUsage(), duration_ms: 0 };
+    result.success = false;
+    result.interrupted = true;
+    result.stopped = `interrupted — re-run to resume (${error instanceof Error ? error.message.split('\n')[0] : String(error)})`;
+    result.next = `re-run \`polywave program-execute ${path.relative(path.resolve(options.repoDir), programPath)}\` to resume`;
+    options.onProgress?.(`stopped: ${result.stopped}`);
+    const latest = await readProgram(programPath).catch(() => undefined);
+    if (latest) result.state = latest.state ?? result.state;
+    result.duration_ms = Math.round(performance.now() - started);
+    return result;
+  }
+}
+
+async function executeProgramSteps(options: ProgramExecuteOptions, holder: { result?: ProgramExecuteResult }): Promise<ProgramExecuteResult> {
   const started = performance.now();
   // The tier's IMPLs run at once in this process: their git commands are started by a small
   // helper process, not by this (large) one's main thread, on which they would queue.
@@ -171,6 +204,9 @@ export async function executeProgram(options: ProgramExecuteOptions): Promise<Pr
   const progress = (line: string) => options.onProgress?.(line);
   const usage = emptyUsage();
   const result: ProgramExecuteResult = { program_path: programPath, program_slug: '', state: '', success: false, tiers: [], usage, duration_ms: 0 };
+  holder.result = result;
+  /** SIGINT/SIGTERM: what fails from here on failed because of the stop, and is not judged. */
+  const interrupted = () => options.signal?.aborted === true;
   const finish = async (): Promise<ProgramExecuteResult> => {
     const latest = await readProgram(programPath).catch(() => undefined);
     if (latest) result.state = latest.state ?? result.state;
@@ -191,6 +227,14 @@ export async function executeProgram(options: ProgramExecuteOptions): Promise<Pr
     return `re-run \`${rerun}\` to resume`;
   };
   const stop = async (reason: string, state?: ProgramState): Promise<ProgramExecuteResult> => {
+    if (interrupted()) {
+      // A user's stop: no BLOCKED, no commit — the PROGRAM as a kill at this point leaves it (resumable).
+      result.interrupted = true;
+      result.stopped = `interrupted — re-run to resume (${reason})`;
+      result.next = `re-run \`polywave program-execute ${relativeProgram}\` to resume`;
+      progress(`stopped: ${result.stopped}`);
+      return finish();
+    }
     if (state) {
       // Only through a legal transition (a failure while the tier executes: TIER_EXECUTING → BLOCKED),
       // and committed: the stop must not leave the main checkout dirty with the PROGRAM's state.
@@ -244,6 +288,16 @@ export async function executeProgram(options: ProgramExecuteOptions): Promise<Pr
     // A finished PROGRAM is archived by mark-program-complete: re-running the command says so.
     const archived = path.join(path.dirname(programPath), 'complete', path.basename(programPath));
     if (existsSync(archived) && ((await readProgram(archived).catch(() => undefined))?.state ?? '') === 'COMPLETE') {
+      // A run killed inside mark-program-complete (archived, not yet committed): finish it (idempotent).
+      const mainGitDirty = (await createGit(repoDir, { env: options.env as NodeJS.ProcessEnv }).run(['status', '--porcelain', '--', path.dirname(programPath)]).catch(() => ({ stdout: '' }))).stdout.trim() !== '';
+      if (mainGitDirty) {
+        const { markProgramComplete } = await import('../engine/program/program-edits.js');
+        const date = (options.now ?? (() => new Date()))().toISOString().slice(0, 10);
+        await markProgramComplete({ programPath: archived, repoRoot: repoDir, date, env: options.env as NodeJS.ProcessEnv }).then(
+          () => progress(`finished archiving ${path.relative(repoDir, archived)} (a killed run had left it uncommitted)`),
+          (error: unknown) => progress(`warning: the archived PROGRAM is not committed: ${error instanceof Error ? error.message : String(error)}`),
+        );
+      }
       result.program_path = archived;
       result.state = 'COMPLETE';
       result.success = true;
@@ -296,6 +350,7 @@ export async function executeProgram(options: ProgramExecuteOptions): Promise<Pr
   const tiers = [...manifest.tiers].map((tier) => tier.number ?? 0).filter((number) => number > 0).sort((left, right) => left - right);
 
   for (const [index, tier] of tiers.entries()) {
+    if (interrupted()) return stop(`before tier ${tier}`);
     const tierStarted = performance.now();
     manifest = await readProgram(programPath);
     const impls = tierImpls(manifest, tier);
@@ -555,6 +610,7 @@ export async function executeProgram(options: ProgramExecuteOptions): Promise<Pr
     run.impls = runs.map(({ autopilot: _autopilot, ...rest }) => rest);
     const failedImpls = runs.filter((item) => item.status !== 'complete');
     if (failedImpls.length > 0) {
+      if (interrupted()) return stop(`tier ${tier}: ${failedImpls.map((item) => item.slug).join(', ')} stopped`);
       for (const item of failedImpls) await setProgramImplStatus(programPath, item.slug, 'blocked').catch(() => undefined);
       run.status = 'blocked';
       run.detail = failedImpls.map((item) => `${item.slug}: ${item.detail}`).join('; ');
@@ -571,6 +627,8 @@ export async function executeProgram(options: ProgramExecuteOptions): Promise<Pr
       run.status = 'failed';
       run.detail = `finalize-tier: ${describeFinalizeFailure(finalized)}`;
       done();
+      // A gate (or merge) stopped by Ctrl-C did not fail: no BLOCKED and no Planner (E34) on a user's stop.
+      if (interrupted()) return stop(`tier ${tier}: the tier gate was stopped`);
       const p2 = (finalized.errors ?? []).some((error) => error.code === 'P2_FROZEN_CONTRACT_CHANGED');
       if (!p2 && (options.auto || options.replan)) {
         const replanned = await replanAfterFailure(options, programPath, repoDir, tier, run.detail, usage);
@@ -653,7 +711,7 @@ export async function staleBriefs(repoDir: string, tier: number, impls: Readonly
  * E28A import validation (V030–V032) of `impls` only: a finding belongs to the IMPL its field
  * (`impls[i]…`) or its file (the IMPL doc) names — not to any IMPL whose slug its message contains.
  */
-function scopedImportFindings(manifest: ProgramManifest, docs: Awaited<ReturnType<typeof readProgramImplDocs>>, impls: ProgramImpl[]): Finding[] {
+export function scopedImportFindings(manifest: ProgramManifest, docs: Awaited<ReturnType<typeof readProgramImplDocs>>, impls: ProgramImpl[]): Finding[] {
   const slugs = new Set(impls.map((impl) => impl.slug ?? ''));
   const slugOfDoc = new Map([...docs].map(([slug, doc]) => [doc.path, slug]));
   return validateProgramImport(manifest, docs).filter((finding) => {

@@ -762,6 +762,12 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
       reason: `E7: ${incomplete.length} of ${result.agents.length} agent(s) did not complete; nothing was merged`,
       agents: incomplete.map((agent) => ({ agent: agent.agent, status: agent.status, explanation: agent.explanation ?? agent.status, ...(agent.decision ? { action: agent.decision.action } : {}) })),
     };
+    // Interrupted (Ctrl-C): the agents were stopped, they did not fail — the wave stays as a kill
+    // leaves it (WAVE_EXECUTING), which a re-run resumes, not BLOCKED for a human to decide.
+    if (options.signal?.aborted) {
+      result.blocked.reason = `interrupted: ${result.blocked.reason}`;
+      return finish();
+    }
     result.state = await moveState(implPath, 'BLOCKED').catch(() => result.state);
     if (result.budget && incomplete.some((agent) => stopReasons.has(agent.agent) || agent.status === 'not-run')) result.blocked.reason = `${result.budget.message}: the run paused (raise the budget and re-run); ${result.blocked.reason}`;
     events?.emit(activityEvent('wave_failed', { slug, wave: options.wave, details: result.blocked.reason }));

@@ -7,10 +7,11 @@ import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { unsafeNoSandboxFrom } from '../sandbox-option.js';
 import { budgetFrom } from '../budget-option.js';
 import { createWaveProgress } from '../wave-progress.js';
-import { interruptSignal, repoDirOption } from './prepare-wave.js';
+import { repoDirOption } from './prepare-wave.js';
 import { requireAgentsReady } from '../../agents/model-preflight.js';
 import { parseProgram } from '../../protocol/parse-program.js';
 import { readFile } from 'node:fs/promises';
+import { accessSync, constants, statSync } from 'node:fs';
 
 function text(options: Record<string, unknown>, name: string): string | undefined {
   const value = options[name];
@@ -28,6 +29,34 @@ function positiveOption(options: Record<string, unknown>, name: string, flag: st
   }
   return value;
 }
+
+/**
+ * SIGINT and SIGTERM stop the run as an interruption (exit 130, resumable). The first one aborts
+ * the run; a second one (a terminal's double Ctrl-C) is absorbed while it winds down; a third
+ * quits at once (exit 130: the PROGRAM is as a kill leaves it, which a re-run resumes too).
+ */
+function programInterrupt(io: CommandIo): { signal: AbortSignal; dispose: () => void } {
+  const controller = new AbortController();
+  let count = 0;
+  const onSignal = (name: NodeJS.Signals) => {
+    count += 1;
+    if (count === 1) controller.abort(new Error(`interrupted (${name})`));
+    else if (count === 2) io.stderr('program: stopping — the run is being interrupted (once more to quit at once)\n');
+    else process.exit(130);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
+}
+
+/** Exit code of an interrupted run (128 + SIGINT, as a shell reports a Ctrl-C). */
+export const interruptedExitCode = 130;
 
 function describe(question: ProgramQuestion): string {
   if (question.kind === 'tier-review') {
@@ -60,7 +89,16 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   if (json) events.subscribe((event) => io.stdout(`${JSON.stringify(event)}\n`));
   else events.subscribe(progress!.onEvent);
   const recorder = startRecording(events, { command: 'program-execute', options, io, quiet: json });
-  const interrupt = interruptSignal();
+  const interrupt = programInterrupt(io);
+  // After a Ctrl-C, a step that never settles (an agent stopped mid-tool) must not end the process
+  // with Node's "unsettled top-level await" (exit 13) and no word: when nothing is left to run, the
+  // stop is reported as the interruption it is (the PROGRAM is as a kill leaves it: a re-run resumes).
+  const onDrained = () => {
+    if (!interrupt.signal.aborted) return;
+    io.stderr(`program: interrupted\n  Next: re-run \`polywave program-execute ${path.relative(repoDir, programPath)}\` to resume.\n`);
+    process.exit(interruptedExitCode);
+  };
+  process.once('beforeExit', onDrained);
   try {
     const result = await executeProgram({
       programPath,
@@ -103,10 +141,11 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
       printJson(io, result);
       // The next step as the PROGRAM's state allows it (a plain re-run only repeats a BLOCKED stop).
       const next = result.next ?? 're-run the same command to resume';
-      io.stderr(`program: ${result.success ? 'COMPLETE' : `${result.refused ? 'refused, nothing changed' : 'stopped'} (${result.state})`} in ${(result.duration_ms / 1000).toFixed(1)} s${result.stopped ? `\n  ${result.stopped}\n  Next: ${next}.` : ''}\n`);
+      io.stderr(`program: ${result.success ? 'COMPLETE' : `${result.refused ? 'refused, nothing changed' : result.interrupted ? 'interrupted' : 'stopped'} (${result.state})`} in ${(result.duration_ms / 1000).toFixed(1)} s${result.stopped ? `\n  ${result.stopped}\n  Next: ${next}.` : ''}\n`);
     }
-    return result.success ? 0 : 1;
+    return result.success ? 0 : result.interrupted ? interruptedExitCode : 1;
   } finally {
+    process.off('beforeExit', onDrained);
     recorder?.close();
     progress?.stop();
     interrupt.dispose();
@@ -130,12 +169,30 @@ async function requireProgramAgentsReady(programPath: string, options: Record<st
   }
   if (state === 'COMPLETE') return;
   const model = (name: string) => text(options, name) ?? text(options, 'model');
-  await requireAgentsReady(
-    [
-      { role: 'the Planner', model: model('plannerModel') },
-      { role: 'the Scouts', model: model('scoutModel') },
-      { role: 'the wave agents', model: model('waveModel') },
-    ],
-    io.env,
-  );
+  const roles = [
+    { role: 'the Planner', model: model('plannerModel') },
+    { role: 'the Scouts', model: model('scoutModel') },
+    { role: 'the wave agents', model: model('waveModel') },
+  ];
+  requireAgentScripts(await requireAgentsReady(roles, io.env), roles, repoDirOption(options, io) ?? io.cwd, io.env);
+}
+
+/**
+ * `--model script:<file>` (the test/demo backend): the agent script must be readable before
+ * anything runs — X001 (exit 2), nothing started or committed (it used to fail every Scout and
+ * commit a BLOCKED PROGRAM). Relative paths are the repository's, as the script backend reads them.
+ */
+export function requireAgentScripts(specs: ReadonlyArray<{ backend: string; scriptPath?: string; raw: string }>, roles: ReadonlyArray<{ role: string }>, repoDir: string, env: Readonly<Record<string, string | undefined>>): void {
+  specs.forEach((spec, index) => {
+    if (spec.backend !== 'script') return;
+    const configured = (spec.scriptPath ?? env.POLYWAVE_SCRIPT ?? '').trim();
+    if (configured === '') return;
+    const file = path.resolve(env.POLYWAVE_REPO_ROOT || repoDir, configured);
+    try {
+      accessSync(file, constants.R_OK);
+      if (statSync(file).isDirectory()) throw new Error('a directory');
+    } catch (error) {
+      throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `${roles[index]?.role ?? 'an agent'} (${spec.raw}): agent script ${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error instanceof Error ? error.message : String(error))}) — nothing was started or changed`, exitCode: 2 });
+    }
+  });
 }
