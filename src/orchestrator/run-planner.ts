@@ -7,6 +7,7 @@
  */
 import { existsSync } from 'node:fs';
 import { copyFile, mkdir, readFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { addUsage, emptyUsage, type AgentBackend, type AgentUsage } from '../agents/contract.js';
 import { resolveModelSpec } from '../agents/model-spec.js';
@@ -21,6 +22,8 @@ import { frozenProgramContracts, validateProgram } from '../protocol/program/ind
 import { slugPattern } from '../protocol/schema/impl-schema.js';
 import type { ProgramManifest } from '../protocol/schema/program-schema.js';
 import { writeFileAtomic } from '../store/locked-write.js';
+import { createGit } from '../git/git-cli.js';
+import { requireTier } from '../engine/program/program-file.js';
 import { readTextFile } from '../store/read-text.js';
 import { slugOfFeature } from './autopilot.js';
 
@@ -173,6 +176,14 @@ export async function runPlanner(options: RunPlannerOptions): Promise<PlannerRes
   return { program_path: outputPath, program_slug: slug, success: loop.valid, state, attempts: loop.attempts, usage: loop.usage };
 }
 
+/** JSON with sorted keys: the same value whatever order the Planner wrote its keys in. */
+function stableJson(value: unknown): string {
+  return JSON.stringify(value, (_key, item: unknown) => (item !== null && typeof item === 'object' && !Array.isArray(item) ? Object.fromEntries(Object.entries(item as Record<string, unknown>).sort(([left], [right]) => left.localeCompare(right))) : item));
+}
+
+/** PROGRAM states a re-plan may start from (§9.2: BLOCKED → REPLANNING; E34 on a failing tier: TIER_EXECUTING → REPLANNING; a REPLANNING PROGRAM may be revised again). */
+export const replannableStates: readonly string[] = ['BLOCKED', 'TIER_EXECUTING', 'REPLANNING'];
+
 /** What a revision must keep: the contracts frozen so far and the complete IMPLs (P2, E34). */
 function preserved(manifest: ProgramManifest): { contracts: Map<string, string>; complete: Map<string, string> } {
   const frozen = frozenProgramContracts(manifest);
@@ -182,7 +193,11 @@ function preserved(manifest: ProgramManifest): { contracts: Map<string, string>;
     // tier gate checks the file against (P2): dropping or editing it is a change of the contract.
     const recorded = (contract.frozen_blob ?? '').trim() !== '' || contract.frozen_at_tier !== undefined;
     if (contract.name && (frozen.has(contract.name) || recorded)) {
-      contracts.set(contract.name, JSON.stringify({ definition: contract.definition ?? '', location: contract.location ?? '', frozen_at_tier: contract.frozen_at_tier ?? null, frozen_commit: contract.frozen_commit ?? null, frozen_blob: contract.frozen_blob ?? null }));
+      // Every field of it (definition, location, freeze_at, the freeze record…): moving freeze_at to a
+      // later tier would report it unfrozen and let a later IMPL own its file (V030). Only the list of
+      // consumers may grow or change: a re-plan may add IMPLs that consume it.
+      const { consumers: _consumers, ...fields } = contract as typeof contract & { consumers?: unknown };
+      contracts.set(contract.name, stableJson(fields));
     }
   }
   const complete = new Map<string, string>();
@@ -198,8 +213,20 @@ export async function replanProgram(options: ReplanProgramOptions): Promise<Repl
   const original = await readTextFile(programPath);
   const before = parseProgram(original).manifest as ProgramManifest | null;
   if (!before) throw new PolywaveError({ code: 'V001_MANIFEST_INVALID', message: `${programPath} is not a usable PROGRAM manifest` });
+  // Preconditions, before any Planner is launched (nothing changed on a refusal).
+  const current = (before.state ?? '').trim();
+  if (!replannableStates.includes(current)) {
+    throw new PolywaveError({
+      code: 'N008_STATE_TRANSITION',
+      message: `the PROGRAM is ${current || 'without a state'}${current === 'COMPLETE' || current === 'NOT_SUITABLE' ? ' (terminal)' : ''}: a re-plan (E34) starts from ${replannableStates.join(', ')} — nothing was changed`,
+      exitCode: 1,
+    });
+  }
+  if (options.tier !== undefined) requireTier(before, options.tier, programPath);
   const stamp = (options.now ?? (() => new Date()))().toISOString().replace(/[:.]/g, '-');
-  const backupDir = path.join(repoDir, '.polywave-state', 'program-replan');
+  // The backup lives in git's own directory (never an untracked file in the work tree).
+  const commonDir = await createGit(repoDir, { env: options.env }).run(['rev-parse', '--path-format=absolute', '--git-common-dir']).then((out) => out.stdout.trim(), () => '');
+  const backupDir = commonDir !== '' ? path.join(commonDir, 'polywave', 'program-replan') : path.join(os.tmpdir(), 'polywave-program-replan');
   await mkdir(backupDir, { recursive: true });
   const backupPath = path.join(backupDir, `PROGRAM-${before.program_slug ?? 'program'}-${stamp}.yaml`);
   await copyFile(programPath, backupPath);
@@ -216,7 +243,7 @@ export async function replanProgram(options: ReplanProgramOptions): Promise<Repl
   if (after) {
     const kept = preserved(before);
     const now = preserved(after);
-    for (const [name, value] of kept.contracts) if (now.contracts.get(name) !== value) errors.push(`P2_FROZEN_CONTRACT_CHANGED: the frozen contract ${name} was changed or removed (its definition, location or freeze record frozen_at_tier/frozen_commit/frozen_blob)`);
+    for (const [name, value] of kept.contracts) if (now.contracts.get(name) !== value) errors.push(`P2_FROZEN_CONTRACT_CHANGED: the frozen contract ${name} was changed or removed (its definition, location, freeze_at or freeze record frozen_at_tier/frozen_commit/frozen_blob)`);
     for (const [slug, value] of kept.complete) {
       const revised = after.impls.find((impl) => impl.slug === slug);
       if (!revised || revised.status !== 'complete' || JSON.stringify({ tier: revised.tier }) !== value) errors.push(`E34_COMPLETED_IMPL_CHANGED: the complete IMPL ${slug} was changed or removed`);

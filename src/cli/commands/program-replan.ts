@@ -4,6 +4,8 @@ import { replanProgram } from '../../orchestrator/run-planner.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { unsafeNoSandboxFrom } from '../sandbox-option.js';
 import { repoDirOption } from './prepare-wave.js';
+import { requireAgentsReady } from '../../agents/model-preflight.js';
+import { requireAgentScripts } from './program-execute.js';
 
 /**
  * `polywave program-replan <program> --reason "…" [--tier N] [--model M]` — E34: the Planner
@@ -17,6 +19,10 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const tier = options.tier === undefined ? undefined : Number(options.tier);
   if (tier !== undefined && (!Number.isInteger(tier) || tier < 1)) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `--tier must be a positive integer, got ${String(options.tier)}` });
   const repoDir = repoDirOption(options, io) ?? io.cwd;
+  // The Planner's model before anything: credentials, backend, server, agent script (exit 2).
+  // (The PROGRAM's state and --tier are checked by replanProgram, before its backup.)
+  const roles = [{ role: 'the Planner', model: typeof options.model === 'string' && options.model.trim() !== '' ? options.model.trim() : undefined }];
+  requireAgentScripts(await requireAgentsReady(roles, io.env), roles, repoDir, io.env);
   const result = await replanProgram({
     programPath: path.resolve(io.cwd, target),
     repoDir,
