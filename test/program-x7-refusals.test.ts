@@ -111,11 +111,14 @@ describe('X7 finding 5: a refusal before anything runs leaves the PROGRAM as it 
     expect(p1.stderr).toMatch(/refused, nothing changed \(REVIEWED\)/);
     expect(p1.stderr).toMatch(/Next: fix the pre-existing IMPL doc.*re-run `polywave program-execute docs\/PROGRAM\/PROGRAM-shop\.yaml`/s);
     expect(p1.stderr).not.toMatch(/Re-run the same command to resume/i);
+    // Outside attack X11 #6: create-program-worktrees refuses the same tier (it made both IMPL branches).
+    await expectUnchanged(overlap, ['create-program-worktrees', programRelative, '--tier', '1'], 1, /V029_P1_FILE_OVERLAP.*src\/pricing\.js.*nothing was created/s);
 
     // The same repository, pricing's doc gone: V031.
     execFileSync('rm', [path.join(overlap.repo, 'docs/IMPL/IMPL-pricing.yaml')]);
     commitAll(overlap.repo, 'test: pricing doc missing');
     await expectUnchanged(overlap, executeArgs(overlap), 1, /V031_IMPL_FILE_MISSING.*pricing/s);
+    await expectUnchanged(overlap, ['create-program-worktrees', programRelative, '--tier', '1'], 1, /V031_IMPL_FILE_MISSING.*pricing/s);
     expect(readFileSync(overlap.program, 'utf8')).toMatch(/^state: REVIEWED$/m);
     // BLOCKED → REVIEWED is illegal: the engine no longer needs it, nothing was written.
 
