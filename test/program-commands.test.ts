@@ -263,11 +263,11 @@ describe('check-program-conflicts', () => {
 
 describe('update-program-impl', () => {
   it('changes only the status and the completion counters; comments kept', async () => {
-    const repo = await repoWith({ [programPath]: programText('TIER_EXECUTING') });
+    const repo = await repoWith({ [programPath]: programText('TIER_EXECUTING', { alpha: 'executing' }) });
     const before = repo.read(programPath);
     const result = await cli(repo, ['update-program-impl', programPath, '--impl', 'alpha', '--status', 'complete']);
     expect(result.code, result.stderr).toBe(0);
-    expect(parseStdoutJson(result)).toEqual({ updated: true, manifest_path: programPath, impl_slug: 'alpha', previous_status: 'reviewed', new_status: 'complete' });
+    expect(parseStdoutJson(result)).toEqual({ updated: true, manifest_path: programPath, impl_slug: 'alpha', previous_status: 'executing', new_status: 'complete' });
     const after = repo.read(programPath);
     expect(changedLines(before, after)).toEqual(['    status: complete  # set by hand', '  impls_complete: 2']);
     // Completing gamma completes tier 1 (and with beta complete, tier 2): tiers_complete follows.
@@ -279,9 +279,30 @@ describe('update-program-impl', () => {
     const repo = await repoWith({ [programPath]: programText('TIER_EXECUTING') });
     const before = repo.read(programPath);
     expectCodedError(await cli(repo, ['update-program-impl', programPath, '--impl', 'zzz', '--status', 'complete']), { exitCode: 1, code: 'N005_IMPL_NOT_FOUND' });
-    expectCodedError(await cli(repo, ['update-program-impl', programPath, '--impl', 'alpha', '--status', 'in_progress']), { exitCode: 2, code: 'X001_INVALID_INPUT' });
+    expectCodedError(await cli(repo, ['update-program-impl', programPath, '--impl', 'alpha', '--status', 'done']), { exitCode: 2, code: 'X001_INVALID_INPUT' });
     expectCodedError(await cli(repo, ['update-program-impl', programPath, '--impl', 'alpha']), { exitCode: 2 });
     expect(repo.read(programPath)).toBe(before);
+  });
+});
+
+describe('update-program-impl: status transitions (outside attack X11 #6)', () => {
+  it('an illegal move or a COMPLETE PROGRAM → exit 1 N008, nothing written; --force writes it with a warning; Go\'s in_progress is executing; `updated:` keeps its plain style', async () => {
+    const text = programText('TIER_EXECUTING').replace('title: Suite\n', 'title: Suite\nupdated: 2026-01-01\n');
+    const repo = await repoWith({ [programPath]: text, 'docs/PROGRAM/complete/PROGRAM-done.yaml': programText('COMPLETE').replace('program_slug: suite', 'program_slug: done') });
+    expectCodedError(await cli(repo, ['update-program-impl', programPath, '--impl', 'alpha', '--status', 'complete']), { exitCode: 1, code: 'N008_STATE_TRANSITION' });
+    expectCodedError(await cli(repo, ['update-program-impl', programPath, '--impl', 'beta', '--status', 'pending']), { exitCode: 1, code: 'N008_STATE_TRANSITION' });
+    expect(repo.read(programPath)).toBe(text);
+    const archived = repo.read('docs/PROGRAM/complete/PROGRAM-done.yaml');
+    expectCodedError(await cli(repo, ['update-program-impl', 'docs/PROGRAM/complete/PROGRAM-done.yaml', '--impl', 'alpha', '--status', 'executing']), { exitCode: 1, code: 'N008_STATE_TRANSITION' });
+    expect(repo.read('docs/PROGRAM/complete/PROGRAM-done.yaml')).toBe(archived);
+    const goName = await cli(repo, ['update-program-impl', programPath, '--impl', 'alpha', '--status', 'in_progress']);
+    expect(goName.code, goName.stderr).toBe(0);
+    expect(parseStdoutJson(goName)).toMatchObject({ previous_status: 'reviewed', new_status: 'executing' });
+    expect(repo.read(programPath)).toMatch(/^updated: \d{4}-\d{2}-\d{2}$/m);
+    const forced = await cli(repo, ['update-program-impl', programPath, '--impl', 'beta', '--status', 'pending', '--force']);
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(forced.stderr).toMatch(/warning\[N008_STATE_TRANSITION\]: --force: illegal IMPL status transition complete -> pending/);
+    expect(parseProgram(repo.read(programPath)).manifest!.impls.find((impl) => impl.slug === 'beta')!.status).toBe('pending');
   });
 });
 

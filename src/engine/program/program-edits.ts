@@ -1,6 +1,6 @@
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { checkProgramTransition, isProgramState } from '../../protocol/program/program-state-machine.js';
-import { programImplStatuses, programStates, type ProgramImplStatus, type ProgramState } from '../../protocol/schema/program-schema.js';
+import { programImplStatuses, programStates, type ProgramImplStatus, type ProgramManifest, type ProgramState } from '../../protocol/schema/program-schema.js';
 import type { YamlEdit } from '../../protocol/yaml/index.js';
 import { completionEdits } from './completion-edits.js';
 import { editProgram } from './program-file.js';
@@ -31,12 +31,13 @@ export async function setProgramImplStatus(programPath: string, implSlug: string
  * tier at once — one parse, edit and rename instead of one each). All or nothing: an unknown slug
  * throws N005 and nothing is written. One outcome per slug, in order.
  */
-export async function setProgramImplStatuses(programPath: string, implSlugs: readonly string[], status: ProgramImplStatus): Promise<Array<{ previous: string | undefined; changed: boolean }>> {
+export async function setProgramImplStatuses(programPath: string, implSlugs: readonly string[], status: ProgramImplStatus, guard?: (manifest: ProgramManifest) => void): Promise<Array<{ previous: string | undefined; changed: boolean }>> {
   if (!isProgramImplStatus(status)) {
     throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `invalid IMPL status "${String(status)}" — must be one of: ${programImplStatuses.join(', ')}` });
   }
   if (implSlugs.length === 0) return [];
   return editProgram(programPath, (manifest) => {
+    guard?.(manifest);
     const indexes = implSlugs.map((implSlug) => {
       const index = manifest.impls.findIndex((impl) => impl.slug === implSlug);
       if (index < 0) {
@@ -54,6 +55,49 @@ export async function setProgramImplStatuses(programPath: string, implSlugs: rea
     const edits: YamlEdit[] = [...[...targets].filter((index) => manifest.impls[index]!.status !== status).map((index): YamlEdit => ({ path: ['impls', index, 'status'], value: status })), ...completionEdits(after, ['impls_complete', 'tiers_complete'])];
     return { edits, outcome };
   });
+}
+
+/**
+ * The program-level IMPL status transitions `update-program-impl` allows without `--force`
+ * (program-manifest.txt §5.2's life cycle pending → scouting → reviewed → executing → complete, plus
+ * the tier loop's failure and recovery moves). `complete` is final (a re-plan keeps it, E34).
+ * Go checks nothing. The tier loop itself writes statuses directly (setProgramImplStatus).
+ */
+export const programImplTransitions: Readonly<Record<ProgramImplStatus, readonly ProgramImplStatus[]>> = {
+  pending: ['scouting', 'reviewed', 'blocked', 'not-suitable'],
+  scouting: ['reviewed', 'pending', 'blocked', 'not-suitable'],
+  reviewed: ['executing', 'scouting', 'pending', 'blocked'],
+  executing: ['complete', 'blocked', 'reviewed'],
+  blocked: ['pending', 'scouting', 'reviewed', 'executing'],
+  'not-suitable': ['pending'],
+  complete: [],
+};
+
+/**
+ * {@link setProgramImplStatus} as a human's edit (update-program-impl): the transition must be in
+ * {@link programImplTransitions} and the PROGRAM must not be COMPLETE (archived), else N008 (exit 1,
+ * nothing written) — unless `force` (repairs; `forced` says what was illegal).
+ */
+export async function updateProgramImplStatus(programPath: string, implSlug: string, status: ProgramImplStatus, options: { force?: boolean } = {}): Promise<{ previous: string | undefined; changed: boolean; forced?: string }> {
+  let forced: string | undefined;
+  const [outcome] = await setProgramImplStatuses(programPath, [implSlug], status, (manifest) => {
+    const entry = manifest.impls.find((impl) => impl.slug === implSlug);
+    const previous = (entry?.status ?? '').trim();
+    const programState = (manifest.state ?? '').trim();
+    const problem =
+      entry === undefined || previous === status
+        ? undefined
+        : programState === 'COMPLETE'
+          ? `the PROGRAM is COMPLETE (terminal): its IMPL statuses are final`
+          : !(programImplTransitions as Record<string, readonly string[]>)[previous]?.includes(status)
+            ? `illegal IMPL status transition ${previous || '(none)'} -> ${status} for ${implSlug}; legal from ${previous || '(none)'}: ${(programImplTransitions as Record<string, readonly string[]>)[previous]?.join(', ') || 'none'}`
+            : undefined;
+    if (problem !== undefined) {
+      if (!options.force) throw new PolywaveError({ code: 'N008_STATE_TRANSITION', message: `${problem} — nothing was written (--force to repair)`, exitCode: 1 });
+      forced = problem;
+    }
+  });
+  return { ...outcome!, ...(forced !== undefined ? { forced } : {}) };
 }
 
 /** The outcome of {@link updateProgramState} (the CLI also reports a forced transition). */

@@ -504,7 +504,15 @@ function replaceNode(
 
 function quoteHint(oldNode: unknown, value: unknown): Scalar.Type | undefined {
   if (!isScalar(oldNode) || typeof value !== 'string' || /[\n\r]/.test(value)) return undefined;
-  return oldNode.type === 'QUOTE_DOUBLE' || oldNode.type === 'QUOTE_SINGLE' ? oldNode.type : undefined;
+  if (oldNode.type === 'QUOTE_DOUBLE' || oldNode.type === 'QUOTE_SINGLE') return oldNode.type;
+  // A plain string replaced by one of the same ambiguous kind (`updated: 2026-12-01` → a new date)
+  // stays plain: it reads back as the old one did, here and in Go (the edit is verified anyway).
+  if (oldNode.type === 'PLAIN' && typeof oldNode.value === 'string') {
+    const tests = ambiguousStringTests();
+    const kind = tests.findIndex((test) => test.test(value));
+    if (kind >= 0 && tests[kind]!.test(oldNode.value)) return 'PLAIN';
+  }
+  return undefined;
 }
 
 /**
