@@ -236,10 +236,15 @@ describe('finalize-tier (E28B merges, E29 gate, P5)', () => {
     repo.write('docs/notes.md', 'main moved\n');
     await repo.commitAll('main moves');
     const before = (await repo.run(['rev-parse', 'HEAD'])).trim();
+    // Outside attack X11 #2: beta's worktree half-removed (its .git file gone: still registered, "prunable"), as a
+    // run killed inside the cleanup leaves it — `git worktree remove` refuses it; the cleanup must still finish.
+    const betaWorktree = (await repo.git.worktreeList()).find((entry) => entry.branch === branchOf('beta'))!.path;
+    rmSync(path.join(betaWorktree, '.git'));
 
     const outcome = await cli(repo, ['finalize-tier', programRelative, '--tier', '1']);
     expect(outcome.code, outcome.stdout.slice(0, 3000)).toBe(0);
     const result = json<FinalizeTierResult>(outcome);
+    expect(existsSync(betaWorktree)).toBe(false);
     expect(result).toMatchObject({ tier_number: 1, success: true, state_advanced: true, merged_count: 2, target_branch: 'main', target_before: before, impls_closed: ['alpha', 'beta'], impls_skipped: [] });
     expect(Object.keys(result.merge_results)).toEqual(['alpha', 'beta']);
     expect(result.merge_results.alpha!.merges[0]).toMatchObject({ agent: 'alpha', status: 'merged', success: true, tip: tips.alpha });

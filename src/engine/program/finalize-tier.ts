@@ -1,3 +1,4 @@
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import type { GateEventSink } from '../../gates/index.js';
@@ -453,7 +454,12 @@ async function removeMergedImplBranches(checkout: MainCheckout, plans: readonly 
           }
         }
         try {
-          await checkout.git.worktreeRemove(entry.path);
+          if (entry.prunable) {
+            // Half-removed by a killed run (its .git file gone: `git worktree remove` refuses it). The
+            // branch is merged (checked above): drop the stale registration and what is left of the directory.
+            await checkout.git.worktreePrune();
+            await rm(entry.path, { recursive: true, force: true });
+          } else await checkout.git.worktreeRemove(entry.path);
           outcome.worktree_removed = true;
         } catch (error) {
           outcome.detail = `kept: git worktree remove ${entry.path} refused: ${errorText(error)}`;
