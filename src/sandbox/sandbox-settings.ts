@@ -91,14 +91,16 @@ async function settingsAt(configPath: string, commit: string): Promise<SandboxSe
   return configuredSandbox(parseProjectConfig(committed.text).config);
 }
 
-/** What every one of `all` allows (hosts and writable directories listed by each). */
+/** What every one of `all` allows (hosts, writable and readable paths listed by each). */
 function narrowest(all: readonly SandboxSettings[]): SandboxSettings {
   if (all.length === 1) return all[0]!;
   const allow = (settings: SandboxSettings): readonly string[] => settings.network?.allow ?? [];
   const writable = (settings: SandboxSettings): readonly string[] => settings.writable ?? [];
+  const readable = (settings: SandboxSettings): readonly string[] => settings.readable ?? [];
   return {
     network: { allow: allow(all[0]!).filter((host) => all.every((settings) => allow(settings).includes(host))) },
     writable: writable(all[0]!).filter((entry) => all.every((settings) => writable(settings).includes(entry))),
+    readable: readable(all[0]!).filter((entry) => all.every((settings) => readable(settings).includes(entry))),
   };
 }
 

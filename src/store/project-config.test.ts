@@ -7,6 +7,7 @@ import {
   configuredCommands,
   configuredRepos,
   configuredSandbox,
+  securityConfigChanges,
   configuredWorktreeSetup,
   configuredWorktreeSetupSettings,
   locateProjectConfig,
@@ -79,14 +80,17 @@ describe('configured repos and commands', () => {
 
 describe('the sandbox section (issue 11)', () => {
   it('defaults to no network and nothing extra writable', () => {
-    expect(configuredSandbox(undefined)).toEqual({ network: { allow: [] }, writable: [] });
-    expect(configuredSandbox({ repos: [] })).toEqual({ network: { allow: [] }, writable: [] });
+    expect(configuredSandbox(undefined)).toEqual({ network: { allow: [] }, writable: [], readable: [] });
+    expect(configuredSandbox({ repos: [] })).toEqual({ network: { allow: [] }, writable: [], readable: [] });
   });
 
   it('reads sandbox.network.allow and sandbox.writable', () => {
-    const { config, findings } = parseProjectConfig(JSON.stringify({ repos: [{ name: 'a', path: '.' }], sandbox: { network: { allow: ['registry.npmjs.org', ' *.pypi.org '] }, writable: ['~/.npm'] } }));
+    const { config, findings } = parseProjectConfig(JSON.stringify({ repos: [{ name: 'a', path: '.' }], sandbox: { network: { allow: ['registry.npmjs.org', ' *.pypi.org '] }, writable: ['~/.npm'], readable: ['~/.config/mytool'] } }));
     expect(findings).toEqual([]);
-    expect(configuredSandbox(config)).toEqual({ network: { allow: ['registry.npmjs.org', '*.pypi.org'] }, writable: ['~/.npm'] });
+    expect(configuredSandbox(config)).toEqual({ network: { allow: ['registry.npmjs.org', '*.pypi.org'] }, writable: ['~/.npm'], readable: ['~/.config/mytool'] });
+    // Adding to sandbox.readable widens every later sandbox: a merged change of it blocks like sandbox.writable.
+    expect(securityConfigChanges({ sandbox: { readable: [] } }, config).widened).toContainEqual({ key: 'sandbox.readable', added: ['~/.config/mytool'] });
+    expect(parseProjectConfig(JSON.stringify({ sandbox: { readable: [3] } })).findings.map((finding) => finding.field)).toEqual(['sandbox.readable[0]']);
   });
 
   it('wrong shapes are N014 errors with the field path', () => {

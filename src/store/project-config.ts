@@ -134,6 +134,8 @@ export interface ProjectSandboxConfig {
   network?: { allow?: string[] };
   /** Extra writable directories for agents and gates (shared caches), `~/` = the user's home. */
   writable?: string[];
+  /** Parts of the user's home put back read-only in the sandboxes' home view (`~/.config/mytool`), `~/` = the user's home. */
+  readable?: string[];
 }
 
 /** The outcome of {@link parseProjectConfig}; `config` is undefined when the text is not a usable config. */
@@ -233,6 +235,7 @@ export function parseProjectConfig(text: string): ProjectConfigParse {
         else stringList('sandbox.network.allow', sandbox.network.allow);
       }
       stringList('sandbox.writable', sandbox.writable);
+      stringList('sandbox.readable', sandbox.readable);
     }
   }
   checkSetupKeys(value, '', problem);
@@ -349,19 +352,20 @@ export function configuredCommands(config: ProjectConfig): { build?: string; tes
 }
 
 /**
- * Pure: the agents' sandbox settings of a config — `sandbox.network.allow` (hosts) and
- * `sandbox.writable` (directories), keeping only non-empty strings. Default: both empty.
+ * Pure: the agents' sandbox settings of a config — `sandbox.network.allow` (hosts),
+ * `sandbox.writable` (directories) and `sandbox.readable` (parts of the user's home put back
+ * read-only in the sandbox's home view), keeping only non-empty strings. Default: all empty.
  */
-export function configuredSandbox(config: ProjectConfig | undefined): { network: { allow: string[] }; writable: string[] } {
+export function configuredSandbox(config: ProjectConfig | undefined): { network: { allow: string[] }; writable: string[]; readable: string[] } {
   const strings = (list: unknown): string[] => (Array.isArray(list) ? list.filter((entry): entry is string => typeof entry === 'string' && entry.trim() !== '').map((entry) => entry.trim()) : []);
   const sandbox = config && isRecord(config.sandbox) ? config.sandbox : undefined;
   const network = sandbox && isRecord(sandbox.network) ? sandbox.network : undefined;
-  return { network: { allow: strings(network?.allow) }, writable: strings(sandbox?.writable) };
+  return { network: { allow: strings(network?.allow) }, writable: strings(sandbox?.writable), readable: strings(sandbox?.readable) };
 }
 
 /** What a change of polywave.config.json does to the settings that decide what runs and where (see {@link securityConfigChanges}). */
 export interface SecurityConfigChanges {
-  /** Keys whose change widens every later sandbox: `sandbox.network.allow`, `sandbox.writable` (with the added entries). */
+  /** Keys whose change widens every later sandbox: `sandbox.network.allow`, `sandbox.writable`, `sandbox.readable` (with the added entries). */
   widened: Array<{ key: string; added: string[] }>;
   /** Other changed keys that decide what runs or where (setup/teardown/copy, `agent_clis`, `worktree_setup`, `dispatch`, `repo`, a narrowed sandbox). */
   changed: string[];
@@ -387,6 +391,7 @@ export function securityConfigChanges(before: ProjectConfig | undefined, after: 
   };
   addedTo('sandbox.network.allow', old.network.allow, now.network.allow);
   addedTo('sandbox.writable', old.writable, now.writable);
+  addedTo('sandbox.readable', old.readable, now.readable);
   const same = (left: unknown, right: unknown): boolean => JSON.stringify(left ?? null) === JSON.stringify(right ?? null);
   if (widened.length === 0 && !same(before?.sandbox, after?.sandbox)) changed.push('sandbox');
   for (const key of ['setup', 'teardown', 'copy', 'worktree_setup', 'agent_clis', 'dispatch', 'repo'] as const) if (!same(before?.[key], after?.[key])) changed.push(key);
