@@ -510,13 +510,7 @@ export function agentSandboxPlan(input: AgentSandboxPlanInput): SandboxPlan {
     ...residentSocketDirs(),
     ...(input.env ? residentSocketDirs(input.env) : []),
   ]);
-  return {
-    writable,
-    readOnlyWithin,
-    unreadable: pruneCovered(unreadable, [...view.readable, ...writable]),
-    ...(view.readable.length > 0 ? { readable: bindable(view.readable, writable, unreadable, view.unreadable) } : {}),
-    allowedHosts: unique(input.config?.network?.allow ?? []),
-  };
+  return finishPlan(writable, readOnlyWithin, unreadable, view, input.config);
 }
 
 /** Input of {@link gatePlan}. */
@@ -604,11 +598,16 @@ export function gatePlan(input: GatePlanInput): SandboxPlan {
     ...residentSocketDirs(),
     ...(input.env ? residentSocketDirs(input.env) : []),
   ]);
+  return finishPlan(writable, readOnlyWithin, unreadable, view, input.config);
+}
+
+/** A plan's last step, the same for agents and gates: what the home view puts back is bound read-only, what it covers is not listed twice. */
+function finishPlan(writable: string[], readOnlyWithin: string[], unreadable: string[], view: { readable: string[]; unreadable: string[] }, config: SandboxSettings | undefined): SandboxPlan {
   return {
     writable,
     readOnlyWithin,
     unreadable: pruneCovered(unreadable, [...view.readable, ...writable]),
     ...(view.readable.length > 0 ? { readable: bindable(view.readable, writable, unreadable, view.unreadable) } : {}),
-    allowedHosts: unique(input.config?.network?.allow ?? []),
+    allowedHosts: unique(config?.network?.allow ?? []),
   };
 }
