@@ -637,7 +637,7 @@ describe('a failing tier gate, the Planner (E34), approval, and the loop resumed
     const backups = readdirSync(path.join(demo.repo, '.git', 'polywave', 'program-replan'));
     expect(backups).toHaveLength(1);
     expect(readFileSync(path.join(demo.repo, '.git', 'polywave', 'program-replan', backups[0]!), 'utf8')).toContain(failingLine);
-    expect(existsSync(path.join(demo.repo, '.polywave-state'))).toBe(false);
+    expect(existsSync(path.join(demo.repo, '.polywave-state', 'program-replan'))).toBe(false);
 
     // Not approved yet: refused (even with --auto: PROGRAM_REVIEWED is never skipped), nothing changed.
     await expectRefusal(demo, executeArgs(demo, ['--auto']), { code: 1, message: /REPLANNING/, programState: 'REPLANNING' });
@@ -707,10 +707,10 @@ describe('a failing tier gate, the Planner (E34), approval, and the loop resumed
     }
     writeFileSync(demo.program, withStatuses({}, 'REVIEWED'));
     commitAll(demo.repo, 'test: a REVIEWED PROGRAM');
-    const refused = await expectRefusal(demo, replan([]), { code: 1, message: /N008_STATE_TRANSITION: the PROGRAM is REVIEWED: a re-plan \(E34\) starts from BLOCKED, TIER_EXECUTING, REPLANNING/, programState: 'REVIEWED' });
+    const refused = await expectRefusal(demo, replan([]), { code: 1, message: /N008_STATE_TRANSITION\]: the PROGRAM is REVIEWED: a re-plan \(E34\) starts from BLOCKED, TIER_EXECUTING, REPLANNING/, programState: 'REVIEWED' });
     expect(refused.stderr).not.toMatch(/Planner did not finish/);
     expect(existsSync(path.join(demo.repo, '.git', 'polywave', 'program-replan'))).toBe(false);
-    expect(existsSync(path.join(demo.repo, '.polywave-state'))).toBe(false);
+    expect(existsSync(path.join(demo.repo, '.polywave-state', 'program-replan'))).toBe(false);
   });
 
   it('Ctrl-C during the tier gate is an interruption: exit 130, no Planner (E34), TIER_EXECUTING and the IMPL branch kept; the re-run finishes', async () => {
