@@ -5,6 +5,7 @@
 // sandbox. Each variant is refused before any git command runs a filter: the tree's .gitconfig
 // defines a clean filter that appends to a canary file; the canary stays absent (and a control
 // `git hash-object --path` with the same environment shows the filter would have run).
+import { userInfo } from 'node:os';
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -115,6 +116,21 @@ describe('GIT_CONFIG_IN_WORKTREE from git config --show-origin (X10 R1, N2a–d)
       () => git(['config', '--unset-all', 'include.path']),
       'both',
     );
+
+    // X13: `~user/…` (git's getpwnam): the current user's home, then up and into the repository.
+    const me = userInfo();
+    if (me.homedir.startsWith('/') && existsSync(me.homedir)) {
+      const viaUser = `~${me.username}${path.relative(me.homedir, gitconfig).startsWith('/') ? '' : '/'}${path.relative(me.homedir, gitconfig)}`;
+      await expectRefused(
+        'X13 ~user include',
+        fixture.repo.env,
+        gitconfig,
+        /via include\.path in .*\/\.git\/config \(local\)/,
+        () => git(['config', '--add', 'include.path', viaUser]),
+        () => git(['config', '--unset-all', 'include.path']),
+        'both',
+      );
+    }
 
     // The command check (run-integration / run-scaffold): exit 2, coded.
     git(['config', '--add', 'include.path', '../.gitconfig']);

@@ -20,6 +20,8 @@
  * repository) but not inside the common git directory is a finding, with the include chain that
  * leads to it.
  */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { lstat, readdir, readFile, readlink, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { PolywaveError } from '../errors/polywave-error.js';
@@ -144,6 +146,26 @@ function homeOf(env: Readonly<Record<string, string | undefined>>): string | und
   return home !== undefined && home !== '' ? home : undefined;
 }
 
+/** The home directory of user `name` (/etc/passwd, then `getent passwd` for other user databases), or undefined. */
+function userHome(name: string): string | undefined {
+  if (!/^[A-Za-z0-9._-]+$/.test(name)) return undefined;
+  const fromEntry = (line: string | undefined): string | undefined => {
+    const fields = (line ?? '').split(':');
+    return fields[0] === name && fields[5] ? fields[5] : undefined;
+  };
+  try {
+    const found = fromEntry(readFileSync('/etc/passwd', 'utf8').split('\n').find((line) => line.startsWith(`${name}:`)));
+    if (found !== undefined) return found;
+  } catch {
+    // no /etc/passwd: getent below
+  }
+  try {
+    return fromEntry(execFileSync('getent', ['passwd', name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 5000 }).trim());
+  } catch {
+    return undefined;
+  }
+}
+
 /** Where an include directive's value points (git's rules), or undefined when git would not read a file from it. */
 function includeTarget(value: string, includingFile: string | undefined, env: Readonly<Record<string, string | undefined>>): string | undefined {
   if (value === '') return undefined;
@@ -151,7 +173,13 @@ function includeTarget(value: string, includingFile: string | undefined, env: Re
     const home = homeOf(env);
     return home === undefined ? undefined : `${home}${value.slice(1)}`;
   }
-  if (value.startsWith('~') || value.startsWith('%(prefix)/')) return undefined; // ~user, git's install prefix: not a repository path
+  if (value.startsWith('~')) {
+    // `~user/…`: that user's home, as git's getpwnam (outside attack X13: `~root/…/repo/.gitconfig` went unchecked).
+    const slash = value.indexOf('/');
+    const home = userHome(slash === -1 ? value.slice(1) : value.slice(1, slash));
+    return home === undefined ? undefined : `${home}${slash === -1 ? '' : value.slice(slash)}`;
+  }
+  if (value.startsWith('%(prefix)/')) return undefined; // git's install prefix: not a repository path
   if (value.startsWith('/')) return value;
   return includingFile === undefined ? undefined : `${path.dirname(includingFile)}/${value}`;
 }
