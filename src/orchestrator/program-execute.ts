@@ -165,9 +165,9 @@ function tierImpls(manifest: ProgramManifest, tier: number): ProgramImpl[] {
   return [...new Set(listed)].flatMap((slug) => manifest.impls.find((impl) => impl.slug === slug) ?? []);
 }
 
-/** A failure caused by the interruption itself: a git or gate process killed by the same Ctrl-C (the terminal signals the whole process group). */
+/** A failure caused by the interruption itself: a git process killed by the same Ctrl-C (the terminal signals the whole process group). */
 function killedByInterrupt(error: unknown): boolean {
-  return /killed by SIG(?:INT|TERM)\b|canceled \(process group killed\)|The operation was aborted|interrupted \(SIG/.test(error instanceof Error ? error.message : String(error));
+  return /killed by SIGINT\b|interrupted \(SIG/.test(error instanceof Error ? error.message : String(error));
 }
 
 /** Runs (or resumes) a PROGRAM to COMPLETE, or until a human must act. */
@@ -179,6 +179,8 @@ export async function executeProgram(options: ProgramExecuteOptions): Promise<Pr
   } catch (error) {
     // A process of the run killed by the Ctrl-C (a git command, the gate) fails the step it was in: an
     // interruption, not an error — the PROGRAM is left as a kill there leaves it, and a re-run resumes.
+    // The process's own signal handler may run just after the killed child's exit was seen: a moment for it.
+    if (options.signal !== undefined && !options.signal.aborted && /killed by SIG|aborted/i.test(error instanceof Error ? error.message : String(error))) await new Promise((resolve) => setTimeout(resolve, 100));
     if (options.signal?.aborted !== true && !killedByInterrupt(error)) throw error;
     const programPath = path.resolve(options.repoDir, options.programPath);
     const result = state.result ?? { program_path: programPath, program_slug: '', state: '', success: false, tiers: [], usage: emptyUsage(), duration_ms: 0 };
