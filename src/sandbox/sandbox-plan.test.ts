@@ -110,8 +110,18 @@ describe('the home as an allow-list (outside attack X10 N1b/N1c)', () => {
       for (const dir of ['.cargo/bin', '.nvm/versions/node/v20/bin', '.config/glab-cli', '.config/mytool', '.docker/bin', '.local/bin', '.local/share/claude/versions']) mkdirSync(path.join(home, dir), { recursive: true });
       for (const dir of [path.join(repo, '.git'), path.join(repo, 'src'), worktree, other]) mkdirSync(dir, { recursive: true });
       writeFileSync(path.join(home, '.cargo/credentials.toml'), 'x');
-      writeFileSync(path.join(home, '.local/share/claude/versions/1.0'), 'x');
+      writeFileSync(path.join(home, '.local/share/claude/versions/1.0'), 'x', { mode: 0o755 });
       symlinkSync(path.join(home, '.local/share/claude/versions/1.0'), path.join(home, '.local/bin/claude'));
+      // outside attack X13 #4: links in a PATH dir to a data file, a store directory, an executable in ~/.config or a credential store put nothing back
+      for (const dir of ['.local/share/store', '.ssh/bin', '.nvm/alias']) mkdirSync(path.join(home, dir), { recursive: true });
+      writeFileSync(path.join(home, '.config/glab-cli/config.yml'), 'x');
+      writeFileSync(path.join(home, '.config/run.sh'), 'x', { mode: 0o755 });
+      writeFileSync(path.join(home, '.ssh/bin/helper'), 'x', { mode: 0o755 });
+      symlinkSync(path.join(home, '.config/glab-cli/config.yml'), path.join(home, '.local/bin/glab-link'));
+      symlinkSync(path.join(home, '.local/share/store'), path.join(home, '.local/bin/storedir'));
+      symlinkSync(path.join(home, '.config/run.sh'), path.join(home, '.local/bin/run'));
+      symlinkSync(path.join(home, '.ssh/bin/helper'), path.join(home, '.local/bin/helper'));
+      symlinkSync(path.join(home, '.nvm/alias'), path.join(home, '.local/bin/nvm-alias'));
       writeFileSync(path.join(repo, '.env'), 'x');
       writeFileSync(path.join(home, 'code', '.env'), 'x');
       writeFileSync(path.join(lab, 'gcreds.json'), 'x');
@@ -124,6 +134,9 @@ describe('the home as an allow-list (outside attack X10 N1b/N1c)', () => {
       expect(plan.readable).toEqual(expect.arrayContaining([path.join(home, '.cargo'), path.join(home, '.nvm'), path.join(home, '.local/bin'), path.join(home, '.local/share/claude/versions'), path.join(home, '.config/mytool'), path.join(repo, '.git'), path.join(repo, 'src')]));
       // ~/.docker/bin on PATH does not open ~/.docker (a secret store)
       for (const never of [repo, worktree, other, path.join(repo, '.env'), path.join(home, '.config/glab-cli'), path.join(home, '.docker'), path.join(home, '.docker/bin')]) expect(plan.readable).not.toContain(never);
+      // X13 #4: nothing the links point at outside the tool roots (`~/.nvm/alias` is inside `~/.nvm`, put back whole)
+      for (const never of ['.config', '.config/glab-cli', '.config/glab-cli/config.yml', '.local/share', '.local/share/store', '.ssh', '.ssh/bin', '.nvm/alias']) expect(plan.readable, never).not.toContain(path.join(home, never));
+      expect(plan.readable!.filter((entry) => entry.startsWith(path.join(home, '.local/share')))).toEqual([path.join(home, '.local/share/claude/versions')]);
       // a solo agent (root = the checkout): the checkout is writable, its own .env readable; the parent's .env hidden (not inside the hidden home: HOME is elsewhere)
       const solo = agentSandboxPlan({ root: repo, home: path.join(lab, 'h'), tmp: path.join(lab, 't'), gitCommonDir: path.join(repo, '.git'), otherWorktrees: [], userHome: path.join(lab, 'elsewhere'), env: {} });
       expect(solo.unreadable).toContain(path.join(home, 'code', '.env'));
@@ -139,8 +152,10 @@ describe('the home as an allow-list (outside attack X10 N1b/N1c)', () => {
   });
 
   it('secret file names', () => {
-    const secret = ['.env', '.env.local', '.envrc', '.dev.vars', 'secrets.yml', 'secrets.prod.json', 'credentials', 'credentials.json', 'server.pem', 'tls.key', 'id_ed25519', 'service-account.json', '.npmrc'];
-    const plain = ['credentials.ts', 'secrets.js', 'env.ts', 'keys.go', 'README.md', 'key.txt', 'monkey', 'environment.yml'];
+    const secret = ['.env', '.env.local', '.envrc', '.dev.vars', 'secrets.yml', 'secrets.prod.json', 'credentials', 'credentials.json', 'server.pem', 'tls.key', 'id_ed25519', 'service-account.json', '.npmrc', '.pypirc', '.netrc', '.git-credentials',
+      // outside attack X13 #5
+      'terraform.tfvars', 'prod.auto.tfvars.json', 'prod.tfstate', 'terraform.tfstate.backup', 'terraform.tfstate.1700000000.backup', 'kubeconfig', 'kubeconfig.yaml', 'kubeconfig-prod', 'application-secrets.yaml', 'app.secrets.json', 'db_credentials.yml', 'Application-Secrets.YML'];
+    const plain = ['credentials.ts', 'secrets.js', 'env.ts', 'keys.go', 'README.md', 'key.txt', 'monkey', 'environment.yml', 'secrets-manager.ts', 'tfvars.md', 'variables.tf', 'main.tf', 'kube.yaml'];
     expect(secret.filter((name) => !secretFileName.test(name))).toEqual([]);
     expect(plain.filter((name) => secretFileName.test(name))).toEqual([]);
   });

@@ -3,7 +3,7 @@
  * (or per gate) and handed to {@link wrapInSandbox} for every command. Paths are absolute.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, realpathSync } from 'node:fs';
+import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -159,6 +159,47 @@ function toolRootOf(dir: string, home: string): string {
   return parent === home || parent === path.join(home, '.local') ? dir : parent;
 }
 
+/**
+ * Directories of the home too broad to put back for a link's sake (they hold credential stores of
+ * tools nobody lists: `~/.config/glab-cli`, `~/.local/share/com.vercel.cli`…).
+ */
+const sharedHomeDirs: readonly string[] = Object.freeze(['.config', '.local', '.local/share', '.local/state', '.cache']);
+
+/**
+ * What a link in a PATH directory of the home puts back (outside attack X13 #4: `~/.local/bin/x ->
+ * ~/.config/glab-cli/config.yml` made the store readable): for an executable regular file, the tool
+ * root of its directory (`~/.local/bin/claude` → `~/.local/share/claude/versions/1.0`); for a
+ * directory, itself when it is or lies in a known tool root ({@link homeToolDirs}). Nothing for a
+ * non-executable file, anything else, a target in or above a credential store ({@link homeSecrets};
+ * a known tool root holding one, `~/.cargo`, keeps it hidden by the plan's deny-list) or a shared
+ * directory (`~/.config`, `~/.local/share`, `~/.cache`).
+ */
+function linkTargetRoot(target: string, home: string): string | undefined {
+  let info;
+  try {
+    info = statSync(target);
+  } catch {
+    return undefined;
+  }
+  let dir: string;
+  if (info.isFile()) {
+    if ((info.mode & 0o111) === 0) return undefined;
+    dir = toolRootOf(path.dirname(target), home);
+  } else if (info.isDirectory()) {
+    if (!homeToolDirs.some((entry) => isInside(target, path.join(home, entry)))) return undefined;
+    dir = target;
+  } else {
+    return undefined;
+  }
+  if (dir === home || sharedHomeDirs.some((entry) => path.join(home, entry) === dir)) return undefined;
+  const knownRoot = homeToolDirs.some((entry) => path.join(home, entry) === dir);
+  for (const entry of homeSecrets) {
+    const secret = path.join(home, entry);
+    if (isInside(dir, secret) || isInside(target, secret) || (!knownRoot && isInside(secret, dir))) return undefined;
+  }
+  return dir;
+}
+
 /** polywave's own package directory (dist/native/polywave-seccomp runs in every sandbox) and the `node_modules` holding it, if any. */
 function packageDirs(): string[] {
   const packageRoot = fileURLToPath(new URL('../..', import.meta.url)).replace(/\/+$/, '');
@@ -173,7 +214,8 @@ function packageDirs(): string[] {
 /**
  * What a sandbox reads of the user's home `home` (realpath): every PATH entry inside it (as its tool
  * root: `~/.nvm/versions/node/v20/bin` → `~/.nvm/versions/node/v20`) and the tool root of a link in
- * such an entry pointing elsewhere in the home (`~/.local/bin/claude` → `~/.local/share/claude/…`),
+ * such an entry to an executable elsewhere in the home (`~/.local/bin/claude` → `~/.local/share/claude/…`;
+ * never a link to a data file or a credential store: {@link linkTargetRoot}),
  * {@link homeToolDirs}, the directories {@link toolDirectoryVariables} name, `~/.local/lib/python*`,
  * node itself and polywave's package when installed there. Only existing paths, realpath'd, strictly
  * inside `home`.
@@ -209,7 +251,7 @@ function findToolRoots(home: string, env: Readonly<Record<string, string | undef
       for (const dirent of readdirSync(real, { withFileTypes: true }).slice(0, 500)) {
         if (!dirent.isSymbolicLink()) continue;
         const target = realOrResolved(path.join(real, dirent.name));
-        if (!isInside(target, root) && isInside(target, home)) add(toolRootOf(path.dirname(target), home));
+        if (!isInside(target, root) && isInside(target, home)) add(linkTargetRoot(target, home));
       }
     } catch {
       // unreadable: the directory alone
@@ -299,15 +341,20 @@ export function homeView(input: HomeViewInput): { unreadable: string[]; readable
 }
 
 /**
- * Names of files that hold secrets by convention: `.env`, `.env.*`, `.envrc`, `.dev.vars`
- * (Cloudflare), `secrets.*`/`credentials*` data files, keys and certificates (`*.pem`, `*.key`,
- * `*.p12`…), registry and ssh credentials.
+ * Names of files that hold secrets by convention (case-insensitive): `.env`, `.env.*`, `.envrc`,
+ * `.dev.vars` (Cloudflare), data files with `secret`/`credential` in their name (`secrets.yml`,
+ * `application-secrets.yaml`), keys and certificates (`*.pem`, `*.key`, `*.p12`…), registry and ssh
+ * credentials, Terraform variables and state (`*.tfvars`, `*.tfvars.json`, `*.tfstate`,
+ * `*.tfstate.backup`) and kubeconfigs (`kubeconfig*`; outside attack X13 #5).
  */
 export const secretFileName =
-  /^(?:\.env(?:\..+)?|\.envrc|\.dev\.vars(?:\..+)?|\.npmrc|\.pypirc|\.netrc|\.git-credentials|\.pgpass|(?:secrets?|credentials?)(?:[._-][^/]*)?\.(?:json|ya?ml|toml|ini|env|txt|csv|xml|conf|cfg|properties|enc)|secrets|credentials|.+\.(?:pem|key|p12|pfx|jks|keystore|ppk)|id_(?:rsa|dsa|ecdsa|ed25519)|service[-_]?account[^/]*\.json)$/;
+  /^(?:\.env(?:\..+)?|\.envrc|\.dev\.vars(?:\..+)?|\.npmrc|\.pypirc|\.netrc|\.git-credentials|\.pgpass|[^/]*(?:secrets?|credentials?)(?:[._-][^/]*)?\.(?:json|ya?ml|toml|ini|env|txt|csv|xml|conf|cfg|properties|enc)|secrets|credentials|.+\.(?:pem|key|p12|pfx|jks|keystore|ppk)|id_(?:rsa|dsa|ecdsa|ed25519)|service[-_]?account[^/]*\.json|.+\.tfvars(?:\.json)?|.+\.tfstate(?:\.[^/]+)?|\.?kubeconfig[^/]*)$/i;
 
-/** git pathspecs for {@link secretFileName} (globs, filtered by the expression afterwards). */
-const secretPathspecs = ['.env*', '.envrc', '.dev.vars*', '.npmrc', '.pypirc', '.netrc', '.git-credentials', '.pgpass', 'secret*', 'credential*', '*.pem', '*.key', '*.p12', '*.pfx', '*.jks', '*.keystore', '*.ppk', 'id_*', 'service*account*.json'].map((glob) => `:(glob)**/${glob}`);
+/** git pathspecs for {@link secretFileName} (globs, case-insensitive, filtered by the expression afterwards). */
+const secretPathspecs = [
+  '.env*', '.envrc', '.dev.vars*', '.npmrc', '.pypirc', '.netrc', '.git-credentials', '.pgpass', '*secret*', '*credential*', '*.pem', '*.key', '*.p12', '*.pfx', '*.jks', '*.keystore', '*.ppk', 'id_*', 'service*account*.json',
+  '*.tfvars', '*.tfvars.json', '*.tfstate', '*.tfstate.*', 'kubeconfig*', '.kubeconfig*',
+].map((glob) => `:(glob,icase)**/${glob}`);
 /** At most this many files of a checkout are hidden (each is one mount). */
 const secretFileLimit = 400;
 const secretFilesCache = new Map<string, { at: number; files: string[] }>();
