@@ -80,4 +80,44 @@ describe('credential variables (outside attack X3 #22)', () => {
     expect(new RegExp(tokenShapes).test('const k = "sk_live_abcdefgh12"')).toBe(true);
     expect(redactText('export MISTRAL_KEY=abc123 DATABASE_URL=postgres://u:pw@h/db PATH=/bin', 'serve-token-x')).toBe('export MISTRAL_KEY=[redacted] DATABASE_URL=[redacted] PATH=/bin');
   });
+
+  it('token VALUES under innocuous names (outside attack X13 #6): PEM keys, Google, SendGrid, Vault, PyPI, Shopify, Doppler, Linear, Twilio, JSON with secrets', () => {
+    const r = (length: number, alphabet = 'aB3xQ9kLm2Zp7Rt'): string => Array.from({ length }, (_, index) => alphabet[(index * 7) % alphabet.length]).join('');
+    const leaked: Record<string, string> = {
+      V_PEM: `-----BEGIN RSA PRIVATE KEY-----MIIE${r(40)}`,
+      V_PEM_NL: `\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn${r(60)}\n-----END OPENSSH PRIVATE KEY-----\n`,
+      V_EC: '-----BEGIN EC PRIVATE KEY-----',
+      V_GOOGLEAPI: `AIza${r(35)}`,
+      V_SENDGRID: `SG.${r(22)}.${r(43)}`,
+      V_VAULT: `hvs.${r(90)}`,
+      V_VAULT_BATCH: `hvb.${r(30)}`,
+      V_PYPI: `pypi-AgEIcHlwaS5vcmc${r(50)}`,
+      V_SHOPIFY: `shpat_${r(32, '0123456789abcdef')}`,
+      V_SHOPIFY_SS: `shpss_${r(32)}`,
+      V_DOPPLER: `dp.st.${r(40)}`,
+      V_LINEAR: `lin_api_${r(40)}`,
+      V_TWILIO: `SK${r(32, '0123456789abcdef')}`,
+      V_DOCKERAUTH: `{"auths":{"r.io":{"auth":"${r(24)}"}}}`,
+      V_JSONPW: `{"user":"a","password":"${r(16)}"}`,
+      V_JSONTOKEN: ` {"refreshToken": "${r(16)}"}`,
+    };
+    const kept: Record<string, string> = {
+      V_JSON: '{"level":"debug","tokens":3,"name":"x"}',
+      V_LIST: '["a","b"]',
+      V_PEM_PUBLIC: '-----BEGIN PUBLIC KEY-----MIIB',
+      V_CERT: '-----BEGIN CERTIFICATE-----MIIB',
+      V_SG: 'SG.short.value',
+      V_SKU: 'SKU-12345',
+      V_SID: `SK${r(31)}`,
+      V_AIZA: 'AIzaShort',
+      V_PATH: '/opt/hvs.tools/bin:/usr/bin',
+    };
+    const misses = Object.entries(leaked).filter(([name, value]) => !isCredentialVariable(name, value)).map(([name]) => name);
+    const wrongly = Object.entries(kept).filter(([name, value]) => isCredentialVariable(name, value)).map(([name]) => name);
+    expect({ misses, wrongly }).toEqual({ misses: [], wrongly: [] });
+    // the shapes are searched for in untracked files' contents too (prepare-wave --commit-baseline), bounded by non-token characters
+    const inText = new RegExp(`(?<![A-Za-z0-9_-])(?:${tokenShapes})(?![A-Za-z0-9_-])`);
+    expect([leaked.V_GOOGLEAPI, leaked.V_SENDGRID, leaked.V_VAULT, leaked.V_PYPI, leaked.V_SHOPIFY, leaked.V_DOPPLER, leaked.V_LINEAR, leaked.V_TWILIO, '-----BEGIN PRIVATE KEY-----'].filter((token) => !inText.test(`const k = "${token!}";\n`))).toEqual([]);
+    expect(['const sku = "SKU-1";', 'hvs.short', 'see AIza docs', 'lin_api_x'].filter((text) => inText.test(text))).toEqual([]);
+  });
 });

@@ -85,13 +85,59 @@ export function isCredentialVariable(name: string, value?: string): boolean {
   if (last === 'auth' || last === 'authkey' || last === 'headers' || last === 'header') return true;
   if (words.some((word, index) => word === 'connection' && (words[index + 1] === 'string' || words[index + 1] === 'str'))) return true;
   if (name === 'GIT_CONFIG_PARAMETERS' || /^GIT_CONFIG_(KEY|VALUE)_\d+$/.test(name)) return true;
-  return value !== undefined && (urlWithPassword.test(value) || tokenShaped.test(value));
+  return value !== undefined && isCredentialValue(value);
 }
 
-/** The shapes of well-known API tokens (`sk-ant-…`, `ghp_…`, `xoxb-…`, `AKIA…`), unanchored: also searched for in file contents (prepare-wave --commit-baseline). */
-export const tokenShapes = 'sk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}|[sr]k_live_[A-Za-z0-9_-]{8,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{16,}|xox[abposr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|hf_[A-Za-z0-9]{20,}|npm_[A-Za-z0-9]{30,}';
+/**
+ * The shapes of well-known API tokens (`sk-ant-…`, `ghp_…`, `xoxb-…`, `AKIA…`), unanchored: also
+ * searched for in file contents (prepare-wave --commit-baseline). Outside attack X13 #6: a PEM private
+ * key header, Google API keys (`AIza…`), SendGrid (`SG.….…`), Vault (`hvs.`/`hvb.`/`hvr.`), PyPI
+ * (`pypi-…`), Shopify (`shpat_`/`shpca_`/`shppa_`/`shpss_`), Doppler (`dp.st.…`), Linear
+ * (`lin_api_…`) and Twilio API keys (`SK` + 32) reached agent bash under innocuous names.
+ */
+export const tokenShapes = [
+  'sk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}',
+  '[sr]k_live_[A-Za-z0-9_-]{8,}',
+  'gh[pousr]_[A-Za-z0-9]{20,}',
+  'github_pat_[A-Za-z0-9_]{20,}',
+  'glpat-[A-Za-z0-9_-]{16,}',
+  'xox[abposr]-[A-Za-z0-9-]{10,}',
+  'AKIA[0-9A-Z]{16}',
+  'hf_[A-Za-z0-9]{20,}',
+  'npm_[A-Za-z0-9]{30,}',
+  '-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----',
+  'AIza[0-9A-Za-z_-]{35}',
+  'SG\\.[\\w-]{22}\\.[\\w-]{43}',
+  'hv[sbr]\\.[A-Za-z0-9_-]{24,}',
+  'pypi-[A-Za-z0-9_-]{50,}',
+  'shp(?:at|ca|pa|ss)_[A-Za-z0-9]{32}',
+  'dp\\.(?:st|pt|sa|ct|scim|audit)\\.[A-Za-z0-9_-]{20,}',
+  'lin_(?:api|oauth)_[A-Za-z0-9]{32,}',
+  'SK[0-9a-z]{32}',
+].join('|');
 /** Values shaped like well-known API tokens, whatever the variable is called (Stripe's `sk_test_`/`rk_test_` keys too: secrets, not searched for in files). */
 const tokenShaped = new RegExp(`^(?:${tokenShapes}|[sr]k_test_[A-Za-z0-9_-]{8,})$`);
+/** A PEM private key anywhere in a value (its header is followed by the key itself). */
+const privateKeyInValue = /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----/;
+/** `"key": "literal"` or `"key": {` in a JSON value (`{"password":"…"}`, docker's `{"auths":{…}}`). */
+const jsonKeyWithValue = /"([A-Za-z_][\w.-]*)"\s*:\s*(?:"[^"]+"|\{)/g;
+
+/**
+ * True for a variable value that is a credential whatever the variable is called: a URL with a
+ * password, a value shaped like a well-known token ({@link tokenShapes}), one holding a PEM private
+ * key, or a JSON object with a secret-named key (`password`, `token`, `auth`, `auths`…) set.
+ */
+export function isCredentialValue(value: string): boolean {
+  const trimmed = value.trim();
+  if (urlWithPassword.test(value) || tokenShaped.test(trimmed) || privateKeyInValue.test(value)) return true;
+  if (!/^[[{]/.test(trimmed)) return false;
+  for (const match of trimmed.matchAll(jsonKeyWithValue)) {
+    const words = nameWords(match[1]!);
+    const last = words[words.length - 1];
+    if (wordsNameSecret(words) || last === 'auth' || last === 'auths') return true;
+  }
+  return false;
+}
 
 /**
  * `env` without its credentials ({@link isCredentialVariable}): the environment of the tools
