@@ -125,6 +125,9 @@ describe('reconcile-state (E49) on real repositories', () => {
     await doAgentWork(service, { wave: 1, id: 'B', file: 'src/b.ts' });
     writeFileSync(fixture.manifest, readFileSync(fixture.manifest, 'utf8').replace('      agent: B\n      wave: 1\n', '      agent: B\n      wave: 1\n      repo: service\n'));
     writeFileSync(fixture.repo.path('polywave.config.json'), JSON.stringify({ repos: [{ name: 'closing', path: '.' }, { name: 'service', path: service.dir }] }));
+    // `repos` decides where polywave works: read from the config as committed only (issue 11, X10 N6).
+    await fixture.repo.run(['add', 'polywave.config.json']);
+    await fixture.repo.run(['commit', '-q', '-m', 'config']);
     const result = await reconcile(fixture);
     expect(result.agent_summary.map((row) => [row.id, row.branch_exists])).toEqual([['A', false], ['B', true], ['C', false]]);
     expect(result).toMatchObject({ derived_state: 'WAVE_EXECUTING', state_changed: true });
