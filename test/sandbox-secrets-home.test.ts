@@ -10,9 +10,12 @@
  * a build needs — here a node-like program under `~/.nvm/versions/node/vX/bin` and a tool in
  * `~/.local/bin`, both on PATH, which must still run — and the repository when it lives in the home.
  * Untracked secret-named files of the main checkout and its parents are hidden in agent and gate plans.
+ * Outside attack X13 #4/#5: links in a PATH directory of the home to a store file or directory
+ * (`~/.local/bin/x -> ~/.config/glab-cli/config.yml`) and `*.tfvars`, `*.tfstate*`, `kubeconfig.yaml`,
+ * `application-secrets.yaml` were still read; a link to an executable elsewhere in the home still runs.
  */
 import { execFile } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -64,7 +67,7 @@ afterAll(async () => {
 
 describe.skipIf(!available)('the home is an allow-list; secret files around the checkout are hidden (X10 N1b, N1c)', () => {
   it('agent bash and a gate read no credential store of the home and no .env-like file outside their tree; tools on PATH under the home still run', async () => {
-    const repo = await createTestRepo({ files: { 'src/a.ts': 'export const a = 1;\n', 'pkgs/app/.env.example': 'TRACKED=1\n', '.gitignore': '.env*\n!.env.example\n.dev.vars\nsecrets.yml\n' } });
+    const repo = await createTestRepo({ files: { 'src/a.ts': 'export const a = 1;\n', 'pkgs/app/.env.example': 'TRACKED=1\n', '.gitignore': '.env*\n!.env.example\n.dev.vars\nsecrets.yml\n*.tfvars\n*.tfstate*\nkubeconfig.yaml\napplication-secrets.yaml\n' } });
     // The repository lives in the home: HOME = the directory holding it and its siblings.
     const home = path.dirname(repo.dir);
     for (const store of stores) plant(path.join(home, store), `CANARY-X10-STORE ${store}\n`);
@@ -74,13 +77,24 @@ describe.skipIf(!available)('the home is an allow-list; secret files around the 
     plant(path.join(home, '.nvm/versions/node/v20.0.0/lib/x.js'), 'TOOL-lib-ok\n');
     plant(path.join(home, '.local/bin/mytool'), '#!/bin/sh\necho TOOL-local-ok\n');
     plant(path.join(home, '.cargo/bin/cargo-x'), '#!/bin/sh\necho TOOL-cargo-ok\n');
-    for (const tool of [path.join(nodeBin, 'fakenode'), path.join(home, '.local/bin/mytool'), path.join(home, '.cargo/bin/cargo-x')]) chmodSync(tool, 0o755);
+    // outside attack X13 #4: a claude-like link in ~/.local/bin to an executable elsewhere in the home still runs;
+    // links there to a store file or a store directory do not open them
+    plant(path.join(home, '.local/share/xtool/versions/1/xtool'), '#!/bin/sh\necho TOOL-linked-ok\n');
+    plant(path.join(home, '.local/share/store/secret.txt'), 'CANARY-X10-STORE linked-dir\n');
+    symlinkSync(path.join(home, '.local/share/xtool/versions/1/xtool'), path.join(home, '.local/bin/xtool'));
+    symlinkSync(path.join(home, '.config/glab-cli/config.yml'), path.join(home, '.local/bin/glab-link'));
+    symlinkSync(path.join(home, '.local/share/store'), path.join(home, '.local/bin/storedir'));
+    for (const tool of [path.join(nodeBin, 'fakenode'), path.join(home, '.local/bin/mytool'), path.join(home, '.cargo/bin/cargo-x'), path.join(home, '.local/share/xtool/versions/1/xtool')]) chmodSync(tool, 0o755);
     // secret files of the main checkout (untracked, ignored), its parent, and one a variable names
     plant(path.join(repo.dir, 'pkgs/app/.env.local'), 'CANARY-X10-FILE subdir-env\n');
     plant(path.join(repo.dir, '.dev.vars'), 'CANARY-X10-FILE devvars\n');
     plant(path.join(repo.dir, '.env'), 'CANARY-X10-FILE root-env\n');
     plant(path.join(repo.dir, 'secrets.yml'), 'CANARY-X10-FILE secrets-yml\n');
     plant(path.join(home, '.env'), 'CANARY-X10-FILE parent-env\n');
+    // X13 #5: terraform variables and state, a kubeconfig, *-secrets.yaml (checkout, ignored) and a parent's terraform.tfvars
+    const x13Files = ['terraform.tfvars', 'prod.tfstate', 'infra/terraform.tfstate.backup', 'kubeconfig.yaml', 'application-secrets.yaml'];
+    for (const file of x13Files) plant(path.join(repo.dir, file), `CANARY-X10-FILE ${file}\n`);
+    plant(path.join(home, 'terraform.tfvars'), 'CANARY-X10-FILE parent-tfvars\n');
     // a checkout outside the home: its parent's .env and a credentials file a variable names
     const outside = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'polywave-x10-outside-')));
     made.push(outside);
@@ -89,10 +103,10 @@ describe.skipIf(!available)('the home is an allow-list; secret files around the 
     // where polywave makes agent worktrees: inside the main checkout, so inside the home too
     const worktree = path.join(repo.dir, '.claude', 'worktrees', 'wave1-agent-A');
     await repo.git.worktreeAdd({ path: worktree, branch: 'a', base: 'HEAD', createBranch: true });
-    const files = [...stores.map((store) => path.join(home, store)), ...['pkgs/app/.env.local', '.dev.vars', '.env', 'secrets.yml'].map((file) => path.join(repo.dir, file)), path.join(home, '.env'), path.join(outside, 'gcreds.json')];
+    const files = [...stores.map((store) => path.join(home, store)), ...['pkgs/app/.env.local', '.dev.vars', '.env', 'secrets.yml'].map((file) => path.join(repo.dir, file)), path.join(home, '.env'), path.join(outside, 'gcreds.json'), ...x13Files.map((file) => path.join(repo.dir, file)), path.join(home, 'terraform.tfvars'), path.join(home, '.local/bin/glab-link'), path.join(home, '.local/bin/storedir/secret.txt')];
     const probe = [
       `for f in ${files.map((file) => `'${file}'`).join(' ')}; do cat "$f" 2>/dev/null; done`,
-      'fakenode; mytool; cargo-x',
+      'fakenode; mytool; cargo-x; xtool',
       `cat '${home}/.nvm/versions/node/v20.0.0/lib/x.js'`,
       `cat '${repo.dir}/pkgs/app/.env.example' | sed 's/^/main-tracked: /'`,
       'git status --porcelain >/dev/null && echo GIT-ok',
@@ -145,7 +159,7 @@ describe.skipIf(!available)('the home is an allow-list; secret files around the 
       ['gate', gate],
     ] as const) {
       expect({ who, read: output.split('\n').filter((line) => line.includes('CANARY-X10')) }).toEqual({ who, read: [] });
-      for (const ok of ['TOOL-nvm-ok', 'TOOL-local-ok', 'TOOL-cargo-ok', 'TOOL-lib-ok', 'main-tracked: TRACKED=1', 'GIT-ok', 'WRITE-ok']) expect(output, `${who}: ${ok}`).toContain(ok);
+      for (const ok of ['TOOL-nvm-ok', 'TOOL-local-ok', 'TOOL-linked-ok', 'TOOL-cargo-ok', 'TOOL-lib-ok', 'main-tracked: TRACKED=1', 'GIT-ok', 'WRITE-ok']) expect(output, `${who}: ${ok}`).toContain(ok);
     }
   }, 120_000);
 });
