@@ -6,7 +6,7 @@ import type { JournalPaths } from '../engine/journal.js';
 import { appendDenials, outOfScopeLine, ownershipDenials, type DenialRecord } from '../engine/jail-denials.js';
 import { stateDirName } from '../engine/state-paths.js';
 import { createGit } from '../git/git-cli.js';
-import { gitlinkRepoSignatures, quarantineGitlinkRepos, type GitlinkRepoSignatures, type QuarantinedGitlinkRepo } from '../git/nested-repos.js';
+import { gitlinkRepoSignatures, nestedRepoBaseline, quarantineGitlinkRepos, quarantineNewNestedRepos, type GitlinkRepoSignatures, type NestedRepoBaseline, type QuarantinedGitlinkRepo } from '../git/nested-repos.js';
 import { ensureConfinedDirSync, realRootOf } from '../store/confined-write.js';
 import { loadBackend } from './backends/index.js';
 import {
@@ -205,6 +205,11 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
     }
   }
 
+  // X13 #1/#2/#6: an agent in the main checkout (solo, integration, scaffold) may not leave a new
+  // repository anywhere in it (`docs/.git`: git status never shows a `.git`): every `.git` there now.
+  const nestedBaseline: NestedRepoBaseline | undefined = isMainCheckout(jail.root) ? await nestedRepoBaseline({ root: jail.root, env: options.env, pruneIgnored: ignoredGuard !== undefined }).catch(() => undefined) : undefined;
+  const planted: QuarantinedGitlinkRepo[] = [];
+
   const controller = new AbortController();
   let timedOut = false;
   const timer = setTimeout(() => {
@@ -283,13 +288,26 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
         denied.push({ ts: new Date().toISOString(), attempt: options.attempt ?? 1, tool: 'sandbox', code: nestedRepoQuarantineCode, reason, target: entry.path });
         forward({ type: 'agent-log', level: 'warn', message: `${nestedRepoQuarantineCode}: ${reason}` });
       }
+      planted.push(...moved);
+    }
+    if (nestedBaseline) {
+      const moved = await quarantineNewNestedRepos({ root: jail.root, commonDir: path.join(jail.root, '.git'), before: nestedBaseline, agentId: options.agentId }).catch((error: unknown): QuarantinedGitlinkRepo[] => [{ path: '.', error: error instanceof Error ? error.message : String(error) }]);
+      for (const entry of moved) {
+        const what = `"${entry.path}" (a new git repository in the main checkout: git would take it for the repository of the files below it and run what its config and hooks name)`;
+        const reason = entry.movedTo ? `${what} was made while the agent ran: moved to ${entry.movedTo}` : `${what} was made while the agent ran, but could not be moved out: ${entry.error ?? 'unknown error'}`;
+        denied.push({ ts: new Date().toISOString(), attempt: options.attempt ?? 1, tool: 'sandbox', code: nestedRepoQuarantineCode, reason, target: entry.path });
+        forward({ type: 'agent-log', level: 'warn', message: `${nestedRepoQuarantineCode}: ${reason}` });
+      }
+      planted.push(...moved);
     }
     if (options.journal) await appendDenials(options.journal.dir, denied.map((record) => ({ ...record, ...(record.target ? { target: repoRelative(record.target, jail.root) } : {}) }))).catch(() => undefined);
     if (!options.keepScratch) await rm(scratchDir, { recursive: true, force: true }).catch(() => undefined);
   }
   if (timedOut && outcome.status !== 'finished') outcome = { ...outcome, status: 'timeout', failure: { kind: 'transient', message: `wall-clock limit of ${Math.round(limits.timeoutMs / 1000)} s reached` } };
   outcome = { ...outcome, durationMs: Math.round(performance.now() - started) };
-  return { outcome, spec, jail, ...(sandbox ? { sandbox } : {}) };
+  // A planted repository fails the agent's stop audit (E42, like an unowned change) though it was moved out.
+  const audited = planted.length === 0 ? jail : withPlantedRepos(jail, planted);
+  return { outcome, spec, jail: audited, ...(sandbox ? { sandbox } : {}) };
 }
 
 /** The code of a journal write refused (a journal file replaced by a symlink or a link leading out). */
@@ -297,6 +315,25 @@ export const journalRefusedCode = 'JOURNAL_WRITE_REFUSED';
 
 /** The code of a planted submodule-path repository moved out after the agent (X8 #2c). */
 export const nestedRepoQuarantineCode = 'SANDBOX_NESTED_REPO_QUARANTINED';
+
+/** `jail` whose audit also reports each planted repository moved out after the agent (JAIL_GIT_INTERNALS). */
+function withPlantedRepos(jail: Jail, planted: readonly QuarantinedGitlinkRepo[]): Jail {
+  return Object.freeze({
+    ...jail,
+    async audit(auditOptions?: { baseCommit?: string }) {
+      const audit = await jail.audit(auditOptions);
+      const violations = [
+        ...audit.violations,
+        ...planted.map((entry) => ({
+          code: 'JAIL_GIT_INTERNALS' as const,
+          path: entry.path,
+          reason: `"${entry.path}" is a git repository the agent made in the checkout (${entry.movedTo ? `moved to ${entry.movedTo}` : `could not be moved out: ${entry.error ?? 'unknown error'}`}); agents may not make one: git would run what its config and hooks name (${nestedRepoQuarantineCode}).`,
+        })),
+      ];
+      return { ...audit, ok: false, violations };
+    },
+  });
+}
 
 /** A denial target as a repository-relative path when it is inside the agent's root. */
 function repoRelative(target: string, root: string): string {

@@ -48,6 +48,7 @@ import { worktreeSetupStep } from './prepare/worktree-setup.js';
 import { detectResumable } from './resume-detect.js';
 import { StepRecorder, type StepDefinition, type StepResult } from './step.js';
 import { canonicalPath, type WorktreeInfo } from './worktrees.js';
+import { assertNotNestedRepository } from '../git/nested-repos.js';
 
 export type { AgentBriefInfo, PrepareWaveOptions, PrepareWaveResult } from './prepare/context.js';
 
@@ -131,6 +132,8 @@ async function createContext(options: PrepareWaveOptions, readOnly: boolean): Pr
     throw error;
   }
   const root = await canonicalPath(top);
+  // X13 #1/#2: a repository an agent nested in the checkout (docs/.git) is refused before its hooks are pinned.
+  await assertNotNestedRepository(root, options.env);
   const git = root === start ? startGit : gitAt(root);
   const primary: RepoContext = { key: '', root, git, primary: true, ...(currentBranch ? { currentBranch } : {}) };
   const context: PrepareContext = {

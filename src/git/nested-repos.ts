@@ -1,7 +1,9 @@
-import { lstatSync, readFileSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, realpathSync, type Dirent } from 'node:fs';
 import { mkdir, rename } from 'node:fs/promises';
 import path from 'node:path';
+import { PolywaveError } from '../errors/polywave-error.js';
 import type { Git } from './git-port.js';
+import { runGit } from './run-git.js';
 
 /**
  * Outside attack X8 #2c (issue 11): an agent turns a submodule path of its tree (a gitlink in the
@@ -136,4 +138,184 @@ export async function quarantineGitlinkRepos(options: { git: Git; root: string; 
     }
   }
   return moved;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Outside attack X13 #1, #2, #6 (issue 11): a solo agent (any agent that works in the main
+// checkout: solo, integration, scaffold) makes `docs/.git` — its own repository, with its config,
+// hooks, filters and a committed polywave.config.json. `git status` of the outer repository never
+// shows a `.git`, so neither the jail's audit nor the ignored-path quarantine saw it; the user's next
+// command resolved the repository of `docs/IMPL/IMPL-x.yaml` to `docs/` and trusted the agent's
+// repository. Two parts: every NEW `.git` in the checkout is moved out after the agent
+// ({@link nestedRepoBaseline}, {@link quarantineNewNestedRepos}), and a repository nested in
+// another one's work tree is refused as "the repository" ({@link assertNotNestedRepository}).
+// ---------------------------------------------------------------------------------------------
+
+/** The code of a plan whose repository is a repository nested in another one's work tree. */
+export const nestedRepositoryCode = 'NESTED_REPOSITORY';
+
+/** Every `.git` (directory, file or link) below `root` (not `root/.git` itself) when the walk started, by relative path. */
+export interface NestedRepoBaseline {
+  /** `<relative dir>/.git` → signature. */
+  entries: ReadonlyMap<string, string>;
+  /** Directories not walked (relative, no trailing slash): ignored ones the ignored-path guard watches. */
+  pruned: ReadonlySet<string>;
+}
+
+/**
+ * The `.git` entries below `root`, by a directory walk that skips every `.git` directory's content
+ * and `prune`d directories. Cheap: ~10 ms for this repository without its ignored directories.
+ */
+export function nestedGitEntries(root: string, prune: ReadonlySet<string> = new Set()): Map<string, string> {
+  const found = new Map<string, string>();
+  const stack = [''];
+  while (stack.length > 0) {
+    const relative = stack.pop()!;
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(relative === '' ? root : path.join(root, relative), { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const entry of entries) {
+      const child = relative === '' ? entry.name : `${relative}/${entry.name}`;
+      if (entry.name === '.git') {
+        if (relative !== '') found.set(child, signatureOf(path.join(root, child)));
+        continue;
+      }
+      if (entry.isDirectory() && !prune.has(child)) stack.push(child);
+    }
+  }
+  return found;
+}
+
+/**
+ * The baseline at an agent's launch. `pruneIgnored`: the checkout's ignored directories (git's
+ * collapsed list) are not walked — only when the ignored-path guard makes them read-only or moves
+ * what appears in them out (sandbox/ignored-paths.ts); without it every directory is walked.
+ */
+export async function nestedRepoBaseline(options: { root: string; env?: Readonly<Record<string, string | undefined>>; pruneIgnored: boolean }): Promise<NestedRepoBaseline> {
+  const pruned = new Set<string>();
+  if (options.pruneIgnored) {
+    const listing = await runGit(['--no-optional-locks', 'ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory'], { cwd: options.root, env: { ...process.env, ...options.env } });
+    for (const entry of listing.split('\0')) if (entry.endsWith('/')) pruned.add(entry.slice(0, -1));
+  }
+  return { entries: nestedGitEntries(options.root, pruned), pruned };
+}
+
+/** A linked worktree (or submodule) git registers in `commonDir`: its `.git` file names a git dir there that points back. */
+function isRegisteredGitFile(dotGit: string, commonDir: string): boolean {
+  try {
+    if (!lstatSync(dotGit).isFile()) return false;
+    const match = /^gitdir: (.+)$/m.exec(readFileSync(dotGit, 'utf8'));
+    if (!match) return false;
+    const gitDir = realpathSync(path.resolve(path.dirname(dotGit), match[1]!.trim()));
+    const common = realpathSync(commonDir);
+    const relative = path.relative(common, gitDir);
+    if (relative === '' || relative.startsWith('..') || path.isAbsolute(relative)) return false;
+    if (relative.startsWith(`worktrees${path.sep}`)) {
+      // git writes `<gitdir>/gitdir` = the worktree's `.git` file: the agent cannot (the common dir is read-only to it).
+      return realpathSync(readFileSync(path.join(gitDir, 'gitdir'), 'utf8').trim()) === realpathSync(dotGit);
+    }
+    return relative.startsWith(`modules${path.sep}`);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * After the agent (its processes gone): every `.git` below `root` that was not there at the
+ * baseline is moved to `<git common dir>/polywave/quarantine/<agent>-<time>-nested/<path>` (nothing
+ * is deleted). Linked worktrees and submodules the repository itself registers are left alone; a
+ * changed `.git` of a submodule path is {@link quarantineGitlinkRepos}'s.
+ */
+export async function quarantineNewNestedRepos(options: { root: string; commonDir: string; before: NestedRepoBaseline; agentId: string; now?: Date }): Promise<QuarantinedGitlinkRepo[]> {
+  const now = nestedGitEntries(options.root, options.before.pruned);
+  const fresh = [...now.keys()].filter((entry) => !options.before.entries.has(entry) && !isRegisteredGitFile(path.join(options.root, entry), options.commonDir)).sort();
+  if (fresh.length === 0) return [];
+  const stamp = (options.now ?? new Date()).toISOString().replace(/[:.]/g, '-');
+  const target = path.join(options.commonDir, 'polywave', 'quarantine', `${options.agentId.replace(/[^A-Za-z0-9_-]/g, '_')}-${stamp}-nested`);
+  const moved: QuarantinedGitlinkRepo[] = [];
+  for (const entry of fresh) {
+    const from = path.join(options.root, entry);
+    const to = path.join(target, entry);
+    try {
+      await mkdir(path.dirname(to), { recursive: true });
+      await rename(from, to);
+      moved.push({ path: entry, movedTo: to });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT' && signatureOf(from) === 'absent') continue;
+      moved.push({ path: entry, error: error instanceof Error ? error.message : String(error) });
+    }
+  }
+  return moved;
+}
+
+/**
+ * Refuses (NESTED_REPOSITORY, exit 2) a repository top level `top` that lies in another
+ * repository's work tree, when that outer repository tracks files under it (a tracked directory
+ * turned into a repository: X13 s9/s2) or lists it as untracked and not ignored — unless it is a
+ * submodule (a gitlink in the outer index) or a worktree/module the outer repository registers.
+ * An outer repository with `status.showUntrackedFiles=no` (a home-directory dotfiles repository)
+ * only refuses the first case. Outer repositories are checked upwards. Cost without an outer
+ * `.git` in the ancestors: one lstat per ancestor.
+ */
+export async function assertNotNestedRepository(top: string, env?: Readonly<Record<string, string | undefined>>): Promise<void> {
+  const nested = await nestedRepositoryOf(top, env);
+  if (nested === undefined) return;
+  throw new PolywaveError({
+    code: nestedRepositoryCode,
+    message: `${nested.repository} is a git repository nested in the work tree of ${nested.outer}, which ${nested.why}; polywave does not take it for the plan's repository (an agent can make such a repository: its config, hooks and polywave.config.json would be trusted). Nothing was changed. Move it out or register it as a submodule`,
+    details: { repository: nested.repository, outer: nested.outer },
+  });
+}
+
+/** What {@link assertNotNestedRepository} refuses (the innermost refused pair), or undefined. Never throws. */
+export async function nestedRepositoryOf(top: string, env?: Readonly<Record<string, string | undefined>>): Promise<{ repository: string; outer: string; why: string } | undefined> {
+  let inner = path.resolve(top);
+  for (let depth = 0; depth < 64; depth += 1) {
+    const outer = outerRepositoryDir(inner);
+    if (outer === undefined) return undefined;
+    const relative = path.relative(outer, inner).split(path.sep).join('/');
+    const why = await nestedReason(outer, inner, relative, env).catch(() => undefined);
+    if (why !== undefined) return { repository: inner, outer, why };
+    inner = outer;
+  }
+  return undefined;
+}
+
+/** The nearest ancestor directory of `dir` (not `dir`) holding a `.git` entry. */
+function outerRepositoryDir(dir: string): string | undefined {
+  let current = path.dirname(dir);
+  for (;;) {
+    try {
+      lstatSync(path.join(current, '.git'));
+      return current;
+    } catch {
+      // none here
+    }
+    const parent = path.dirname(current);
+    if (parent === current) return undefined;
+    current = parent;
+  }
+}
+
+async function nestedReason(outer: string, inner: string, relative: string, env?: Readonly<Record<string, string | undefined>>): Promise<string | undefined> {
+  const options = { cwd: outer, env: { ...process.env, ...env } };
+  let common: string;
+  try {
+    common = (await runGit(['rev-parse', '--path-format=absolute', '--git-common-dir'], options)).trim();
+  } catch {
+    return undefined; // not a repository after all (an empty `.git`)
+  }
+  if (isRegisteredGitFile(path.join(inner, '.git'), common)) return undefined;
+  const staged = await runGit(['--no-optional-locks', 'ls-files', '--stage', '-z', '--', relative], options);
+  const records = staged.split('\0').filter((record) => record !== '');
+  if (records.some((record) => record.startsWith('160000 ') && record.slice(record.indexOf('\t') + 1) === relative)) return undefined;
+  if (records.length > 0) return `tracks files under ${relative}/`;
+  const untracked = await runGit(['--no-optional-locks', 'ls-files', '-z', '--others', '--exclude-standard', '--directory', '--', relative], options);
+  if (untracked === '') return undefined; // ignored there
+  const showUntracked = (await runGit(['config', '--get', 'status.showUntrackedFiles'], options).catch(() => '')).trim().toLowerCase();
+  if (showUntracked === 'no' || showUntracked === 'false') return undefined;
+  return `lists ${relative}/ as untracked (not ignored)`;
 }

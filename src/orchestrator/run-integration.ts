@@ -42,6 +42,7 @@ import type { YamlEdit } from '../protocol/yaml/index.js';
 import { editImpl } from '../store/manifest-file.js';
 import { assertGitConfigOutsideWorkingTrees } from '../git/config-origins.js';
 import { agentEndEvent, agentEventForwarder, agentRunReport, commitImplChange, ensureCleanRoot, errorGist, firstLines, implRelativePath, readManifestOrThrow, type AgentRunReport } from './run-scaffold.js';
+import { assertNotNestedRepository } from '../git/nested-repos.js';
 
 export type IntegrationRunMode = 'gaps' | 'hotfix';
 
@@ -181,6 +182,7 @@ export async function runIntegrationAgent(options: RunIntegrationOptions): Promi
   }
   const gitAt = (directory: string) => createGit(directory, { env });
   const repoDir = options.repoDir ?? (await gitAt(path.dirname(implPath)).topLevel());
+  await assertNotNestedRepository(repoDir, env); // X13 #1/#2
   const workDir = options.workDir ? path.resolve(options.workDir) : repoDir;
   // Compared resolved: a relative repoDir is the same checkout, not "elsewhere".
   const elsewhere = options.workDir !== undefined && workDir !== path.resolve(repoDir);

@@ -49,6 +49,7 @@ import { checkTransition } from '../protocol/state-machine.js';
 import { parseYamlSafe, toPlain, type YamlEdit } from '../protocol/yaml/index.js';
 import { editImpl, loadImpl } from '../store/manifest-file.js';
 import { assertGitConfigOutsideWorkingTrees } from '../git/config-origins.js';
+import { assertNotNestedRepository } from '../git/nested-repos.js';
 
 /** Options of {@link runScaffold}. */
 export interface RunScaffoldOptions {
@@ -309,6 +310,7 @@ export async function runScaffold(options: RunScaffoldOptions): Promise<RunScaff
   const slug = implSlugFromPath(implPath, manifest);
   const gitAt = (directory: string) => createGit(directory, { env });
   const repoDir = options.repoDir ?? (await gitAt(path.dirname(implPath)).topLevel());
+  await assertNotNestedRepository(repoDir, env); // X13 #1/#2
   const git = gitAt(repoDir);
   const state = (manifest.state ?? '').trim();
   const result: RunScaffoldResult = { impl_path: implPath, slug, scaffolds: [], success: false, state, agent_launched: false, violations: [], duration_ms: 0 };

@@ -42,6 +42,7 @@ import { createBatchedImplEditor } from '../store/batched-edit.js';
 import { saveCompletionReport } from '../store/completion-report-file.js';
 import { editImpl, loadImpl } from '../store/manifest-file.js';
 import { mapBounded } from '../gates/concurrency.js';
+import { assertNotNestedRepository } from '../git/nested-repos.js';
 
 /** Options of {@link runWave}. */
 export interface RunWaveOptions extends EngineRunOptions {
@@ -366,6 +367,8 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
   const engine = { ...(options.env ? { env: options.env } : {}), ...(options.now ? { now: options.now } : {}), ...(options.signal ? { signal: options.signal } : {}), ...(events ? { events } : {}), ...(options.onStep ? { onStep: options.onStep } : {}), ...(options.gitAt ? { gitAt: options.gitAt } : {}), ...(options.gateTimeoutMs ? { gateTimeoutMs: options.gateTimeoutMs } : {}) };
   const gitAt = options.gitAt ?? ((directory: string) => createGit(directory, { env }));
   const repoDir = options.repoDir ?? (await gitAt(path.dirname(implPath)).topLevel());
+  // X13 #1/#2: never a repository an agent nested in the checkout (docs/.git), before anything runs there.
+  await assertNotNestedRepository(repoDir, env);
   // The run record names the repositories the run works on (polywave serve matches runs to repositories by them).
   recordRunRepositories(events, [repoDir]);
   // A one-agent wave works in the main checkout — unless the wave merges into another branch than

@@ -20,6 +20,7 @@ import { mkdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Finding } from '../errors/finding.js';
 import { PolywaveError } from '../errors/polywave-error.js';
+import { nestedRepositoryOf } from '../git/nested-repos.js';
 import { runGit } from '../git/run-git.js';
 import { writeFileAtomic } from './atomic-file.js';
 import { locateProjectConfig, parseProjectConfig, projectConfigFileName, securityConfigChanges, type ProjectConfig, type SecurityConfigChanges } from './project-config.js';
@@ -47,6 +48,11 @@ export async function repositoryOf(directory: string): Promise<RepositoryPaths |
   try {
     const [toplevel, commonDir] = (await runGit(['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-common-dir'], { cwd })).trim().split('\n');
     if (!toplevel || !commonDir) return undefined;
+    // X13 #2: a repository an agent nested in the checkout (`docs/.git`) is not the one whose
+    // committed config is trusted: the enclosing repository is (the commands refuse it as the
+    // plan's repository: NESTED_REPOSITORY, git/nested-repos.ts).
+    const nested = await nestedRepositoryOf(toplevel);
+    if (nested !== undefined) return await repositoryOf(nested.outer);
     return { toplevel: realOrSame(toplevel), commonDir: realOrSame(commonDir) };
   } catch {
     return undefined;

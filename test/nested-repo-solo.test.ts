@@ -1,0 +1,109 @@
+/**
+ * REGRESSION (issue 11, outside attack X13 #1, #2, #6; helper S7): an agent working in the main
+ * checkout (solo wave) turned `docs/` — the IMPL's directory's parent — into its own repository
+ * (`docs/.git` with config, hooks, filters and a committed polywave.config.json). `git status` never
+ * shows a `.git`, so no check saw it; the user's next command resolved the repository of
+ * `docs/IMPL/IMPL-x.yaml` to `docs/` (rev-parse --show-toplevel) and ran the agent's clean filter,
+ * pinned its hooks, connected to its `dispatch.url`. Now a new `.git` anywhere in the checkout is
+ * moved out when the agent stops (a denial, the wave blocks), and a repository nested in another
+ * one's work tree is refused as the plan's repository (NESTED_REPOSITORY, exit 2, nothing changed),
+ * except a registered submodule; its config is never the trusted one.
+ */
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { assertNotNestedRepository } from '../src/git/nested-repos.js';
+import { runGit } from '../src/git/run-git.js';
+import { sandboxStatus } from '../src/sandbox/index.js';
+import { repositoryOf } from '../src/store/trusted-config.js';
+import { runCliInProcess } from './support/cli-in-process.js';
+import { soloEscapeRepo } from './support/solo-escape.js';
+
+const available = (await sandboxStatus()).available;
+
+/** What the agent runs (with `sh`; the static bash layer refuses `git init` on a command line). */
+const plant = [
+  'set -e',
+  // X13 s9/s2: docs/ becomes a repository with a filter, an fsmonitor and a committed config.
+  "cd docs && git init -q && git config core.fsmonitor 'echo PWNED' && git config filter.x.clean 'echo PWNED' && echo '* filter=x' > .gitattributes",
+  'echo \'{"dispatch":{"url":"redis://127.0.0.1:1"}}\' > polywave.config.json && git add polywave.config.json && git -c user.name=t -c user.email=t@t commit -qm c && rm polywave.config.json .gitattributes',
+  // X13 s1 solo: a new directory holding a repository (not a submodule path).
+  'cd .. && mkdir -p lib/sub && cd lib/sub && git init -q && git config core.fsmonitor "echo PWNED"',
+  'echo planted',
+  '',
+].join('\n');
+
+describe('a repository nested in the main checkout (X13 #1, #2, #6)', () => {
+  it.skipIf(!available)('a solo agent\'s new .git is moved out and blocks the wave; a nested repository is refused as the plan\'s', async () => {
+    const { repo, home } = await soloEscapeRepo();
+    const steps = [
+      { write: { path: 'src/a.ts', content: plant } },
+      { bash: 'sh src/a.ts' },
+      { write: { path: 'src/a.ts', content: "export const a = 'a';\n" } },
+      { commit: 'feat(A): a' },
+      { report: { status: 'complete', verification: 'PASS', notes: 'done' } },
+    ];
+    const scriptPath = path.join(realpathSync(mkdtempSync(path.join(os.tmpdir(), 'pw-s7-'))), 'script.json');
+    writeFileSync(scriptPath, JSON.stringify({ version: 1, agents: { A: { steps } } }));
+    const env: Record<string, string> = { ...(repo.env as Record<string, string>), HOME: home };
+    const impl = repo.path('docs/IMPL/IMPL-solo.yaml');
+    const wave = await runCliInProcess(['run-wave', impl, '--wave', '1', '--model', `script:${scriptPath}`, '--skip-critic', '--timeout', '120'], { cwd: repo.dir, env });
+    expect(wave.code, wave.stderr).toBe(1);
+    expect(wave.stderr).toContain('BLOCKED');
+    expect(wave.stdout + wave.stderr).toContain('docs/.git');
+    // Both repositories are out of the checkout, kept in the quarantine; recorded as denials.
+    expect(existsSync(repo.path('docs/.git'))).toBe(false);
+    expect(existsSync(repo.path('lib/sub/.git'))).toBe(false);
+    const quarantine = repo.path('.git/polywave/quarantine');
+    const batches = readdirSync(quarantine).filter((name) => name.endsWith('-nested'));
+    expect(batches.length).toBeGreaterThan(0);
+    expect(existsSync(path.join(quarantine, batches[0]!, 'docs/.git/config'))).toBe(true);
+    const denials = readFileSync(findFile(repo.path('.polywave-state'), 'denials.jsonl')!, 'utf8');
+    const targets = denials.trim().split('\n').map((line) => JSON.parse(line) as { code: string; target?: string }).filter((record) => record.code === 'SANDBOX_NESTED_REPO_QUARANTINED').map((record) => record.target);
+    expect(new Set(targets)).toEqual(new Set(['docs/.git', 'lib/sub/.git']));
+
+    // The s9/s2 shape made by hand (as an agent's leftover would be): refused, nothing changed.
+    await runGit(['init', '-q'], { cwd: repo.path('docs'), env: repo.env });
+    writeFileSync(repo.path('docs/polywave.config.json'), '{"dispatch":{"url":"redis://127.0.0.1:1"}}\n');
+    await runGit(['add', 'polywave.config.json'], { cwd: repo.path('docs'), env: repo.env });
+    await runGit(['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'c'], { cwd: repo.path('docs'), env: repo.env });
+    const manifestBefore = readFileSync(impl, 'utf8');
+    const head = await repo.run(['rev-parse', 'HEAD']);
+    for (const command of [['prepare-wave', impl, '--wave', '2'], ['run-wave', impl, '--wave', '2', '--model', `script:${scriptPath}`, '--skip-critic']]) {
+      const refused = await runCliInProcess(command, { cwd: repo.dir, env });
+      expect(refused.code, `${command[0]}: ${refused.stderr}`).toBe(2);
+      expect(refused.stderr).toMatch(/error\[NESTED_REPOSITORY\]: .*docs is a git repository nested in the work tree of .*tracks files under docs\//);
+    }
+    expect(readFileSync(impl, 'utf8')).toBe(manifestBefore);
+    expect(await repo.run(['rev-parse', 'HEAD'])).toBe(head);
+    // The trusted config is the outer repository's, never the nested one's.
+    expect((await repositoryOf(repo.path('docs/IMPL')))?.toplevel).toBe(realpathSync(repo.dir));
+    // A new untracked directory holding a repository: refused too.
+    mkdirSync(repo.path('other'));
+    await runGit(['init', '-q'], { cwd: repo.path('other'), env: repo.env });
+    await expect(assertNotNestedRepository(repo.path('other'), repo.env)).rejects.toMatchObject({ code: 'NESTED_REPOSITORY', message: expect.stringContaining('untracked') as unknown });
+
+    // Unaffected: the repository itself, a repository in an ignored directory, a registered submodule.
+    await expect(assertNotNestedRepository(repo.dir, repo.env)).resolves.toBeUndefined();
+    writeFileSync(repo.path('.git/info/exclude'), 'other/\n');
+    await expect(assertNotNestedRepository(repo.path('other'), repo.env)).resolves.toBeUndefined();
+    const upstream = repo.sibling('upstream');
+    mkdirSync(upstream);
+    await runGit(['init', '-q'], { cwd: upstream, env: repo.env });
+    await runGit(['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '--allow-empty', '-m', 'u'], { cwd: upstream, env: repo.env });
+    await runGit(['-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', upstream, 'vendor/lib'], { cwd: repo.dir, env: repo.env });
+    await expect(assertNotNestedRepository(repo.path('vendor/lib'), repo.env)).resolves.toBeUndefined();
+  }, 240_000);
+});
+
+function findFile(dir: string, name: string): string | undefined {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) {
+      const found = findFile(full, name);
+      if (found) return found;
+    } else if (entry.name === name) return full;
+  }
+  return undefined;
+}
