@@ -64,9 +64,7 @@ function jsRanges(text: string, jsx: boolean, typescript: boolean): Range[] | un
       continue;
     }
     if (c === '/' && text[i + 1] === '/') {
-      const end = text.indexOf('\n', i);
-      ranges.push([i, end < 0 ? n : end]);
-      i = end < 0 ? n : end;
+      i = lineComment(text, i, ranges);
       continue;
     }
     if (c === '/' && text[i + 1] === '*') {
@@ -154,17 +152,29 @@ function jsRanges(text: string, jsx: boolean, typescript: boolean): Range[] | un
   return ranges;
 }
 
+/** A comment from `at` to the end of its line, added to `ranges`; returns where scanning goes on. */
+function lineComment(text: string, at: number, ranges: Range[]): number {
+  const end = text.indexOf('\n', at);
+  const stop = end < 0 ? text.length : end;
+  ranges.push([at, stop]);
+  return stop;
+}
+
+/** The end of the identifier (or string prefix) at `at`: word characters and any non-ASCII. */
+function identifierEnd(text: string, at: number): number {
+  let i = at;
+  while (i < text.length && (wordChar(text.charCodeAt(i)) || text.charCodeAt(i) > 127)) i += 1;
+  return i;
+}
+
 /** Go: comments, interpreted and raw strings, runes. */
 function goRanges(text: string): Range[] | undefined {
   const ranges: Range[] = [];
   const n = text.length;
   for (let i = 0; i < n; ) {
     const c = text[i];
-    if (c === '/' && text[i + 1] === '/') {
-      const end = text.indexOf('\n', i);
-      ranges.push([i, end < 0 ? n : end]);
-      i = end < 0 ? n : end;
-    } else if (c === '/' && text[i + 1] === '*') {
+    if (c === '/' && text[i + 1] === '/') i = lineComment(text, i, ranges);
+    else if (c === '/' && text[i + 1] === '*') {
       const end = text.indexOf('*/', i + 2);
       if (end < 0) return undefined;
       ranges.push([i, end + 2]);
@@ -195,14 +205,12 @@ function pythonRanges(text: string): Range[] | undefined {
   for (let i = 0; i < n; ) {
     const c = text[i]!;
     if (c === '#') {
-      const end = text.indexOf('\n', i);
-      ranges.push([i, end < 0 ? n : end]);
-      i = end < 0 ? n : end;
+      i = lineComment(text, i, ranges);
       continue;
     }
     if (wordChar(c.charCodeAt(0)) || c.charCodeAt(0) > 127) {
       const start = i;
-      while (i < n && (wordChar(text.charCodeAt(i)) || text.charCodeAt(i) > 127)) i += 1;
+      i = identifierEnd(text, i);
       const word = text.slice(start, i);
       if ((text[i] === '"' || text[i] === "'") && /^(?:[rRbBuU]|[rR][bB]|[bB][rR]|[fF][rRbB]?|[rR][fF])$/.test(word)) {
         if (/[fF]/.test(word)) return undefined;
@@ -247,9 +255,7 @@ function rustRanges(text: string): Range[] | undefined {
   for (let i = 0; i < n; ) {
     const c = text[i]!;
     if (c === '/' && text[i + 1] === '/') {
-      const end = text.indexOf('\n', i);
-      ranges.push([i, end < 0 ? n : end]);
-      i = end < 0 ? n : end;
+      i = lineComment(text, i, ranges);
       continue;
     }
     if (c === '/' && text[i + 1] === '*') {
@@ -271,7 +277,7 @@ function rustRanges(text: string): Range[] | undefined {
     }
     if (wordChar(c.charCodeAt(0)) || c.charCodeAt(0) > 127) {
       const start = i;
-      while (i < n && (wordChar(text.charCodeAt(i)) || text.charCodeAt(i) > 127)) i += 1;
+      i = identifierEnd(text, i);
       const word = text.slice(start, i);
       if (/^(?:r|br|cr)$/.test(word) && (text[i] === '"' || text[i] === '#')) {
         let hashes = 0;
