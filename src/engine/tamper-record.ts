@@ -297,24 +297,6 @@ async function includedConfigFiles(git: Git, commonDir: string, texts: readonly 
   return [...new Set(files)].sort();
 }
 
-/**
- * The files the repository's config includes (`include.path`, `includeIf.*.path`) that resolve
- * inside the working tree `root` (its `.git` excepted) — whether they exist yet or not. Whatever an
- * agent writes there becomes git configuration of every git command polywave runs outside the
- * sandbox (`filter.*.clean`, `diff.*.command`, `gpg.program`… are programs): outside attack X9 #1/#2.
- */
-export async function configIncludesInWorkingTree(git: Git, commonDir: string, root: string, home: string | undefined): Promise<string[]> {
-  const texts = await Promise.all(['config', 'config.worktree'].map((name) => readFile(path.join(commonDir, name), 'utf8').catch(() => '')));
-  const gitDirectory = path.resolve(commonDir);
-  const top = path.resolve(root);
-  return (await includedConfigFiles(git, commonDir, texts, home)).filter((file) => {
-    const resolved = path.resolve(file);
-    const inside = resolved === top || resolved.startsWith(`${top}${path.sep}`);
-    const inGitDir = resolved === gitDirectory || resolved.startsWith(`${gitDirectory}${path.sep}`);
-    return inside && !inGitDir;
-  });
-}
-
 /** The fingerprints of git's own files (see {@link recordedGitFiles}) plus the files the config includes. */
 export async function fingerprintGitFiles(git: Git, commonDir: string, home: string | undefined): Promise<TamperRecord['files']> {
   const files: TamperRecord['files'] = {};
