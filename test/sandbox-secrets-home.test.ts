@@ -84,7 +84,15 @@ describe.skipIf(!available)('the home is an allow-list; secret files around the 
     symlinkSync(path.join(home, '.local/share/xtool/versions/1/xtool'), path.join(home, '.local/bin/xtool'));
     symlinkSync(path.join(home, '.config/glab-cli/config.yml'), path.join(home, '.local/bin/glab-link'));
     symlinkSync(path.join(home, '.local/share/store'), path.join(home, '.local/bin/storedir'));
-    for (const tool of [path.join(nodeBin, 'fakenode'), path.join(home, '.local/bin/mytool'), path.join(home, '.cargo/bin/cargo-x'), path.join(home, '.local/share/xtool/versions/1/xtool')]) chmodSync(tool, 0o755);
+    // issue 11 (S9): a link to an executable puts back that file only (not its directory's other files);
+    // a link to a directory is not followed
+    plant(path.join(home, '.local/share/xtool/versions/1/data.txt'), 'CANARY-X10-STORE beside-linked-tool\n');
+    plant(path.join(home, 'Documents/run.sh'), '#!/bin/sh\necho TOOL-docrun-ok\n');
+    plant(path.join(home, 'Documents/notes.txt'), 'CANARY-X10-STORE documents-notes\n');
+    plant(path.join(home, 'Documents/dir/secret.txt'), 'CANARY-X10-STORE documents-dir\n');
+    symlinkSync(path.join(home, 'Documents/run.sh'), path.join(home, '.local/bin/docrun'));
+    symlinkSync(path.join(home, 'Documents/dir'), path.join(home, '.local/bin/docdir'));
+    for (const tool of [path.join(nodeBin, 'fakenode'), path.join(home, '.local/bin/mytool'), path.join(home, '.cargo/bin/cargo-x'), path.join(home, '.local/share/xtool/versions/1/xtool'), path.join(home, 'Documents/run.sh')]) chmodSync(tool, 0o755);
     // secret files of the main checkout (untracked, ignored), its parent, and one a variable names
     plant(path.join(repo.dir, 'pkgs/app/.env.local'), 'CANARY-X10-FILE subdir-env\n');
     plant(path.join(repo.dir, '.dev.vars'), 'CANARY-X10-FILE devvars\n');
@@ -103,10 +111,10 @@ describe.skipIf(!available)('the home is an allow-list; secret files around the 
     // where polywave makes agent worktrees: inside the main checkout, so inside the home too
     const worktree = path.join(repo.dir, '.claude', 'worktrees', 'wave1-agent-A');
     await repo.git.worktreeAdd({ path: worktree, branch: 'a', base: 'HEAD', createBranch: true });
-    const files = [...stores.map((store) => path.join(home, store)), ...['pkgs/app/.env.local', '.dev.vars', '.env', 'secrets.yml'].map((file) => path.join(repo.dir, file)), path.join(home, '.env'), path.join(outside, 'gcreds.json'), ...x13Files.map((file) => path.join(repo.dir, file)), path.join(home, 'terraform.tfvars'), path.join(home, '.local/bin/glab-link'), path.join(home, '.local/bin/storedir/secret.txt')];
+    const files = [...stores.map((store) => path.join(home, store)), ...['pkgs/app/.env.local', '.dev.vars', '.env', 'secrets.yml'].map((file) => path.join(repo.dir, file)), path.join(home, '.env'), path.join(outside, 'gcreds.json'), ...x13Files.map((file) => path.join(repo.dir, file)), path.join(home, 'terraform.tfvars'), path.join(home, '.local/bin/glab-link'), path.join(home, '.local/bin/storedir/secret.txt'), path.join(home, '.local/share/xtool/versions/1/data.txt'), path.join(home, 'Documents/notes.txt'), path.join(home, 'Documents/dir/secret.txt'), path.join(home, '.local/bin/docdir/secret.txt')];
     const probe = [
       `for f in ${files.map((file) => `'${file}'`).join(' ')}; do cat "$f" 2>/dev/null; done`,
-      'fakenode; mytool; cargo-x; xtool',
+      'fakenode; mytool; cargo-x; xtool; docrun',
       `cat '${home}/.nvm/versions/node/v20.0.0/lib/x.js'`,
       `cat '${repo.dir}/pkgs/app/.env.example' | sed 's/^/main-tracked: /'`,
       'git status --porcelain >/dev/null && echo GIT-ok',
@@ -159,7 +167,7 @@ describe.skipIf(!available)('the home is an allow-list; secret files around the 
       ['gate', gate],
     ] as const) {
       expect({ who, read: output.split('\n').filter((line) => line.includes('CANARY-X10')) }).toEqual({ who, read: [] });
-      for (const ok of ['TOOL-nvm-ok', 'TOOL-local-ok', 'TOOL-linked-ok', 'TOOL-cargo-ok', 'TOOL-lib-ok', 'main-tracked: TRACKED=1', 'GIT-ok', 'WRITE-ok']) expect(output, `${who}: ${ok}`).toContain(ok);
+      for (const ok of ['TOOL-nvm-ok', 'TOOL-local-ok', 'TOOL-linked-ok', 'TOOL-docrun-ok', 'TOOL-cargo-ok', 'TOOL-lib-ok', 'main-tracked: TRACKED=1', 'GIT-ok', 'WRITE-ok']) expect(output, `${who}: ${ok}`).toContain(ok);
     }
   }, 120_000);
 });

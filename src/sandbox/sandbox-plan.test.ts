@@ -122,6 +122,13 @@ describe('the home as an allow-list (outside attack X10 N1b/N1c)', () => {
       symlinkSync(path.join(home, '.config/run.sh'), path.join(home, '.local/bin/run'));
       symlinkSync(path.join(home, '.ssh/bin/helper'), path.join(home, '.local/bin/helper'));
       symlinkSync(path.join(home, '.nvm/alias'), path.join(home, '.local/bin/nvm-alias'));
+      // issue 11 (S9): a link to an executable file elsewhere puts back that file only, never its directory; a link to a directory is not followed
+      mkdirSync(path.join(home, 'Documents/tools'), { recursive: true });
+      writeFileSync(path.join(home, 'Documents/run.sh'), 'x', { mode: 0o755 });
+      writeFileSync(path.join(home, 'Documents/prod.key'), 'x', { mode: 0o755 });
+      symlinkSync(path.join(home, 'Documents/run.sh'), path.join(home, '.local/bin/docrun'));
+      symlinkSync(path.join(home, 'Documents/prod.key'), path.join(home, '.local/bin/dockey'));
+      symlinkSync(path.join(home, 'Documents/tools'), path.join(home, '.local/bin/doctools'));
       writeFileSync(path.join(repo, '.env'), 'x');
       writeFileSync(path.join(home, 'code', '.env'), 'x');
       writeFileSync(path.join(lab, 'gcreds.json'), 'x');
@@ -131,12 +138,13 @@ describe('the home as an allow-list (outside attack X10 N1b/N1c)', () => {
       // covered by the hidden home: no mount of their own
       expect(plan.unreadable).not.toContain(path.join(home, '.ssh'));
       expect(plan.unreadable).not.toContain(path.join(home, 'code', '.env'));
-      expect(plan.readable).toEqual(expect.arrayContaining([path.join(home, '.cargo'), path.join(home, '.nvm'), path.join(home, '.local/bin'), path.join(home, '.local/share/claude/versions'), path.join(home, '.config/mytool'), path.join(repo, '.git'), path.join(repo, 'src')]));
+      expect(plan.readable).toEqual(expect.arrayContaining([path.join(home, '.cargo'), path.join(home, '.nvm'), path.join(home, '.local/bin'), path.join(home, '.local/share/claude/versions/1.0'), path.join(home, '.config/run.sh'), path.join(home, 'Documents/run.sh'), path.join(home, '.config/mytool'), path.join(repo, '.git'), path.join(repo, 'src')]));
       // ~/.docker/bin on PATH does not open ~/.docker (a secret store)
       for (const never of [repo, worktree, other, path.join(repo, '.env'), path.join(home, '.config/glab-cli'), path.join(home, '.docker'), path.join(home, '.docker/bin')]) expect(plan.readable).not.toContain(never);
-      // X13 #4: nothing the links point at outside the tool roots (`~/.nvm/alias` is inside `~/.nvm`, put back whole)
-      for (const never of ['.config', '.config/glab-cli', '.config/glab-cli/config.yml', '.local/share', '.local/share/store', '.ssh', '.ssh/bin', '.nvm/alias']) expect(plan.readable, never).not.toContain(path.join(home, never));
-      expect(plan.readable!.filter((entry) => entry.startsWith(path.join(home, '.local/share')))).toEqual([path.join(home, '.local/share/claude/versions')]);
+      // X13 #4, S9: of what the links point at outside the tool roots, only executable files (`~/.nvm/alias` is inside `~/.nvm`, put back whole)
+      for (const never of ['.config', '.config/glab-cli', '.config/glab-cli/config.yml', '.local/share', '.local/share/store', '.local/share/claude/versions', '.ssh', '.ssh/bin', '.ssh/bin/helper', '.nvm/alias', 'Documents', 'Documents/tools', 'Documents/prod.key']) expect(plan.readable, never).not.toContain(path.join(home, never));
+      expect(plan.readable!.filter((entry) => entry.startsWith(path.join(home, '.local/share')))).toEqual([path.join(home, '.local/share/claude/versions/1.0')]);
+      expect(plan.readable!.filter((entry) => entry.startsWith(path.join(home, 'Documents')))).toEqual([path.join(home, 'Documents/run.sh')]);
       // a solo agent (root = the checkout): the checkout is writable, its own .env readable; the parent's .env hidden (not inside the hidden home: HOME is elsewhere)
       const solo = agentSandboxPlan({ root: repo, home: path.join(lab, 'h'), tmp: path.join(lab, 't'), gitCommonDir: path.join(repo, '.git'), otherWorktrees: [], userHome: path.join(lab, 'elsewhere'), env: {} });
       expect(solo.unreadable).toContain(path.join(home, 'code', '.env'));

@@ -160,44 +160,25 @@ function toolRootOf(dir: string, home: string): string {
 }
 
 /**
- * Directories of the home too broad to put back for a link's sake (they hold credential stores of
- * tools nobody lists: `~/.config/glab-cli`, `~/.local/share/com.vercel.cli`…).
+ * What a link in a PATH directory of the home puts back: the link's target FILE alone, when it is
+ * an executable regular file that is not in a credential store ({@link homeSecrets}) nor named like
+ * a secret file ({@link secretFileName}). Nothing for a link to a directory (not followed), a data
+ * file or anything else. Outside attack X13 #4 (`~/.local/bin/x -> ~/.config/glab-cli/config.yml`)
+ * and issue 11 (S9): the target's whole directory was put back, so `~/.local/bin/x ->
+ * ~/Documents/run.sh` opened `~/Documents`; a program is run from its one file
+ * (`~/.local/bin/claude` → `~/.local/share/claude/versions/1.0`).
  */
-const sharedHomeDirs: readonly string[] = Object.freeze(['.config', '.local', '.local/share', '.local/state', '.cache']);
-
-/**
- * What a link in a PATH directory of the home puts back (outside attack X13 #4: `~/.local/bin/x ->
- * ~/.config/glab-cli/config.yml` made the store readable): for an executable regular file, the tool
- * root of its directory (`~/.local/bin/claude` → `~/.local/share/claude/versions/1.0`); for a
- * directory, itself when it is or lies in a known tool root ({@link homeToolDirs}). Nothing for a
- * non-executable file, anything else, a target in or above a credential store ({@link homeSecrets};
- * a known tool root holding one, `~/.cargo`, keeps it hidden by the plan's deny-list) or a shared
- * directory (`~/.config`, `~/.local/share`, `~/.cache`).
- */
-function linkTargetRoot(target: string, home: string): string | undefined {
+function linkTargetFile(target: string, home: string): string | undefined {
   let info;
   try {
     info = statSync(target);
   } catch {
-    return undefined;
+    return undefined; // dangling or unreadable: nothing to put back
   }
-  let dir: string;
-  if (info.isFile()) {
-    if ((info.mode & 0o111) === 0) return undefined;
-    dir = toolRootOf(path.dirname(target), home);
-  } else if (info.isDirectory()) {
-    if (!homeToolDirs.some((entry) => isInside(target, path.join(home, entry)))) return undefined;
-    dir = target;
-  } else {
-    return undefined;
-  }
-  if (dir === home || sharedHomeDirs.some((entry) => path.join(home, entry) === dir)) return undefined;
-  const knownRoot = homeToolDirs.some((entry) => path.join(home, entry) === dir);
-  for (const entry of homeSecrets) {
-    const secret = path.join(home, entry);
-    if (isInside(dir, secret) || isInside(target, secret) || (!knownRoot && isInside(secret, dir))) return undefined;
-  }
-  return dir;
+  if (!info.isFile() || (info.mode & 0o111) === 0) return undefined;
+  if (secretFileName.test(path.basename(target))) return undefined;
+  if (homeSecrets.some((entry) => isInside(target, path.join(home, entry)))) return undefined;
+  return target;
 }
 
 /** polywave's own package directory (dist/native/polywave-seccomp runs in every sandbox) and the `node_modules` holding it, if any. */
@@ -213,9 +194,9 @@ function packageDirs(): string[] {
 
 /**
  * What a sandbox reads of the user's home `home` (realpath): every PATH entry inside it (as its tool
- * root: `~/.nvm/versions/node/v20/bin` → `~/.nvm/versions/node/v20`) and the tool root of a link in
- * such an entry to an executable elsewhere in the home (`~/.local/bin/claude` → `~/.local/share/claude/…`;
- * never a link to a data file or a credential store: {@link linkTargetRoot}),
+ * root: `~/.nvm/versions/node/v20/bin` → `~/.nvm/versions/node/v20`) and, for a link in such an
+ * entry to an executable elsewhere in the home, that one file (`~/.local/bin/claude` →
+ * `~/.local/share/claude/versions/1.0`; never a directory, a data file or a credential store: {@link linkTargetFile}),
  * {@link homeToolDirs}, the directories {@link toolDirectoryVariables} name, `~/.local/lib/python*`,
  * node itself and polywave's package when installed there. Only existing paths, realpath'd, strictly
  * inside `home`.
@@ -251,7 +232,7 @@ function findToolRoots(home: string, env: Readonly<Record<string, string | undef
       for (const dirent of readdirSync(real, { withFileTypes: true }).slice(0, 500)) {
         if (!dirent.isSymbolicLink()) continue;
         const target = realOrResolved(path.join(real, dirent.name));
-        if (!isInside(target, root) && isInside(target, home)) add(linkTargetRoot(target, home));
+        if (!isInside(target, root) && isInside(target, home)) add(linkTargetFile(target, home));
       }
     } catch {
       // unreadable: the directory alone
