@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createTestRepo } from '../../test/support/git-repo.js';
 import { createGit } from './git-cli.js';
+import { runGit } from './run-git.js';
 import { gitSpawnsOffloaded, offloadGitSpawns } from './spawn-server.js';
 
 // Git commands started by the helper process give git-cli exactly what its own execFile gave:
@@ -25,6 +26,11 @@ describe('git commands offloaded to the helper process', () => {
         git.run(['hash-object', '--stdin'], { input: 'hello\n' }).then((result) => result.stdout.trim()),
         git.run(['var', 'GIT_AUTHOR_IDENT'], { env: { GIT_AUTHOR_NAME: 'Other' } }).then((result) => result.stdout.split(' <')[0]),
         outcome(git.run(['status'], { signal: aborted.signal })),
+        // runGit (the issue-11 checks' git) goes through the helper too: same output, errors, stdin.
+        runGit(['rev-parse', 'HEAD'], { cwd: repo.dir, env: repo.env }).then((stdout) => stdout.trim()),
+        outcome(runGit(['rev-parse', '--verify', 'no-such-ref'], { cwd: repo.dir, env: repo.env }).catch((error: { gitExitCode?: unknown; stderr?: string }) => Promise.reject({ code: `${String(error.gitExitCode)} ${error.stderr?.trim()}` }))),
+        outcome(runGit(['status'], { cwd: repo.sibling('nowhere'), env: repo.env })),
+        runGit(['hash-object', '--stdin'], { cwd: repo.dir, env: repo.env, input: 'hello\n' }).then((stdout) => stdout.trim()),
       ]);
     };
     const inProcess = await questions();
@@ -38,5 +44,9 @@ describe('git commands offloaded to the helper process', () => {
     expect(offloaded[5]).toBe('ce013625030ba8dba906f756967f9e9ca394464a');
     expect(offloaded[6]).toBe('Other');
     expect(offloaded[7]).toEqual({ error: 'AbortError' });
+    expect(offloaded[8]).toBe(head);
+    expect(offloaded[9]).toEqual({ error: '128 fatal: Needed a single revision' });
+    expect(offloaded[10]).toEqual({ error: 'G000_NOT_A_REPOSITORY' });
+    expect(offloaded[11]).toBe('ce013625030ba8dba906f756967f9e9ca394464a');
   });
 });
