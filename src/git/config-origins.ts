@@ -48,6 +48,12 @@ export interface ConfigOriginsOptions {
   checkouts?: readonly string[];
   /** The environment polywave's git runs with (default process.env). */
   env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Listings already made in this run, by checkout (finalize checks the main checkout before
+   * load-manifest and again with the agent worktrees: git is asked once per checkout). Only for
+   * checks a moment apart with nothing but polywave's own steps between them, in one environment.
+   */
+  listings?: Map<string, Promise<string>>;
 }
 
 /** Variables that point git somewhere else than the checkout (createGit drops them too); GIT_CONFIG redirects only `git config`. */
@@ -79,6 +85,8 @@ export async function resolveThroughLinks(candidate: string): Promise<string> {
     try {
       isLink = (await lstat(next)).isSymbolicLink();
     } catch {
+      // Stays: missing (or unreadable: git, as the same user, cannot read past it either) — the rest
+      // is kept as written, and that literal path is what is checked against the working trees.
       missing = true;
       current = next;
       continue;
@@ -95,10 +103,20 @@ export async function resolveThroughLinks(candidate: string): Promise<string> {
   return current;
 }
 
+/** A catch handler: `value` for ENOENT/ENOTDIR, any other error rethrown. */
+function ifMissing<T>(value: T): (error: unknown) => T {
+  return (error: unknown) => {
+    const code = (error as NodeJS.ErrnoException | undefined)?.code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return value;
+    throw error;
+  };
+}
+
 function inside(file: string, directory: string): boolean {
   return file === directory || file.startsWith(directory === '/' ? '/' : `${directory}/`);
 }
 
+/** Never fails: a directory that cannot be realpath'd is resolved through its links as far as they exist. */
 async function realOrResolved(directory: string): Promise<string> {
   return realpath(directory).catch(() => resolveThroughLinks(path.resolve(directory)));
 }
@@ -108,8 +126,10 @@ async function protectedTrees(options: ConfigOriginsOptions): Promise<string[]> 
   const trees = [options.root, ...(options.checkouts ?? [])];
   const common = path.resolve(options.commonDir);
   if (path.basename(common) === '.git') trees.push(path.dirname(common));
-  const names = await readdir(path.join(common, 'worktrees')).catch(() => [] as string[]);
-  const recorded = await Promise.all(names.map((name) => readFile(path.join(common, 'worktrees', name, 'gitdir'), 'utf8').catch(() => '')));
+  // No `worktrees/` (or an entry without its `gitdir`, mid-creation): none. Any other error throws —
+  // an unprotected worktree is not "no worktree" (fail closed: the caller refuses).
+  const names = await readdir(path.join(common, 'worktrees')).catch(ifMissing([] as string[]));
+  const recorded = await Promise.all(names.map((name) => readFile(path.join(common, 'worktrees', name, 'gitdir'), 'utf8').catch(ifMissing(''))));
   for (const line of recorded) {
     const gitFile = line.trim();
     if (gitFile !== '' && path.isAbsolute(gitFile)) trees.push(path.dirname(gitFile));
@@ -166,22 +186,45 @@ function userHome(name: string): string | undefined {
   }
 }
 
-/** Where an include directive's value points (git's rules), or undefined when git would not read a file from it. */
-function includeTarget(value: string, includingFile: string | undefined, env: Readonly<Record<string, string | undefined>>): string | undefined {
+/** git's runtime prefix (`%(prefix)/` in an include path) from its exec path (`<prefix>/libexec/git-core`, `<prefix>/lib/git-core`), or undefined. */
+let gitPrefix: string | null | undefined;
+function gitInstallPrefix(env: Readonly<Record<string, string | undefined>>): string | undefined {
+  if (gitPrefix === undefined) {
+    try {
+      const execPath = execFileSync('git', ['--exec-path'], { encoding: 'utf8', env: env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'ignore'], timeout: 5000 }).trim();
+      gitPrefix = /^(.*)\/(?:libexec|lib)\/git-core\/?$/.exec(execPath)?.[1] ?? null;
+    } catch {
+      gitPrefix = null; // unknown: the include is an unresolvable target (a finding)
+    }
+  }
+  return gitPrefix === null ? undefined : gitPrefix === '' ? '/' : gitPrefix;
+}
+
+/**
+ * Where an include directive's value points (git's rules): a path, undefined when git reads no
+ * file from it (an empty value), or `{ unresolved }` when it cannot be resolved here (`~user/` of
+ * an unknown user, `~/` without HOME, a relative path with no including file, an unknown
+ * `%(prefix)`) — a finding (fail closed: a target nobody checked could be in a working tree).
+ */
+function includeTarget(value: string, includingFile: string | undefined, env: Readonly<Record<string, string | undefined>>): string | { unresolved: string } | undefined {
   if (value === '') return undefined;
   if (value === '~' || value.startsWith('~/')) {
     const home = homeOf(env);
-    return home === undefined ? undefined : `${home}${value.slice(1)}`;
+    return home === undefined ? { unresolved: 'no HOME' } : `${home}${value.slice(1)}`;
   }
   if (value.startsWith('~')) {
     // `~user/…`: that user's home, as git's getpwnam (outside attack X13: `~root/…/repo/.gitconfig` went unchecked).
     const slash = value.indexOf('/');
-    const home = userHome(slash === -1 ? value.slice(1) : value.slice(1, slash));
-    return home === undefined ? undefined : `${home}${slash === -1 ? '' : value.slice(slash)}`;
+    const user = slash === -1 ? value.slice(1) : value.slice(1, slash);
+    const home = userHome(user);
+    return home === undefined ? { unresolved: `no home directory found for user ${user}` } : `${home}${slash === -1 ? '' : value.slice(slash)}`;
   }
-  if (value.startsWith('%(prefix)/')) return undefined; // git's install prefix: not a repository path
+  if (value.startsWith('%(prefix)/')) {
+    const prefix = gitInstallPrefix(env);
+    return prefix === undefined ? { unresolved: "git's install prefix is unknown" } : path.join(prefix, value.slice('%(prefix)/'.length));
+  }
   if (value.startsWith('/')) return value;
-  return includingFile === undefined ? undefined : `${path.dirname(includingFile)}/${value}`;
+  return includingFile === undefined ? { unresolved: 'relative to a config that is not a file' } : `${path.dirname(includingFile)}/${value}`;
 }
 
 /** The global and system files git reads in `env`, whether they exist or not (labelled). */
@@ -215,12 +258,24 @@ export async function configFilesInWorkingTrees(options: ConfigOriginsOptions): 
   const checkouts = [root];
   for (const checkout of options.checkouts ?? []) {
     const absolute = path.resolve(checkout);
-    if (!checkouts.includes(absolute) && (await lstat(path.join(absolute, '.git')).then(() => true, () => false))) checkouts.push(absolute);
+    // a checkout without `.git` is skipped (documented: missing); one that cannot be looked at throws (fail closed)
+    if (!checkouts.includes(absolute) && (await lstat(path.join(absolute, '.git')).then(() => true, ifMissing(false)))) checkouts.push(absolute);
   }
-  const listings = await Promise.all(checkouts.map((cwd) => runGit(['config', '--list', '--show-origin', '--show-scope', '--includes', '-z'], { cwd, env }).then((output) => ({ cwd, entries: parseListing(output) }))));
+  const list = (cwd: string): Promise<string> => {
+    let listing = options.listings?.get(cwd);
+    if (listing === undefined) {
+      listing = runGit(['config', '--list', '--show-origin', '--show-scope', '--includes', '-z'], { cwd, env });
+      options.listings?.set(cwd, listing);
+      // a failed listing is not remembered: the next check asks git again (and refuses again)
+      listing.catch(() => options.listings?.delete(cwd));
+    }
+    return listing;
+  };
+  const listings = await Promise.all(checkouts.map((cwd) => list(cwd).then((output) => ({ cwd, entries: parseListing(output) }))));
 
   // file (resolved) → how git gets there (its first-seen include chain).
   const reached = new Map<string, string[]>();
+  const unresolved: ConfigInTreeFinding[] = [];
   const note = (file: string, chain: string[]) => {
     if (!reached.has(file)) reached.set(file, chain);
   };
@@ -243,6 +298,10 @@ export async function configFilesInWorkingTrees(options: ConfigOriginsOptions): 
       const literal = fileOrigin === undefined ? undefined : fileOrigin.startsWith('/') ? fileOrigin : `${cwd}/${fileOrigin}`;
       const target = includeTarget(entry.value, literal, env);
       if (target === undefined) continue;
+      if (typeof target !== 'string') {
+        unresolved.push({ file: entry.value, chain: [`${entry.key} in ${origin ?? entry.origin} (${entry.scope}): cannot be resolved (${target.unresolved})`] });
+        continue;
+      }
       const resolved = await resolveThroughLinks(target);
       const parent = origin === undefined ? [] : (reached.get(origin) ?? []);
       const lexical = path.resolve(target);
@@ -250,7 +309,7 @@ export async function configFilesInWorkingTrees(options: ConfigOriginsOptions): 
       note(resolved, [`${entry.key} in ${origin ?? entry.origin} (${entry.scope})${through}`, ...parent.filter((link) => !link.endsWith(' config'))]);
     }
   }
-  const findings: ConfigInTreeFinding[] = [];
+  const findings: ConfigInTreeFinding[] = [...unresolved];
   for (const [file, chain] of reached) {
     if (inside(file, gitDirectory)) continue;
     if (trees.some((tree) => inside(file, tree))) findings.push({ file, chain });
@@ -293,11 +352,11 @@ export type GitConfigCheck = { refused: false; checked: number } | { refused: tr
  * when a config file git reads, or would read once written, lies in a working tree; also when
  * git cannot list its configuration (fail closed: polywave's git would fail too).
  */
-export async function checkGitConfigOrigins(targets: readonly GitConfigCheckTarget[], env: Readonly<Record<string, string | undefined>> | undefined): Promise<GitConfigCheck> {
+export async function checkGitConfigOrigins(targets: readonly GitConfigCheckTarget[], env: Readonly<Record<string, string | undefined>> | undefined, listings?: Map<string, Promise<string>>): Promise<GitConfigCheck> {
   const results = await Promise.all(
     targets.map(async (target) => {
       try {
-        return { target, findings: await configFilesInWorkingTrees({ root: target.root, commonDir: target.commonDir, ...(target.checkouts ? { checkouts: target.checkouts } : {}), ...(env ? { env } : {}) }) };
+        return { target, findings: await configFilesInWorkingTrees({ root: target.root, commonDir: target.commonDir, ...(target.checkouts ? { checkouts: target.checkouts } : {}), ...(env ? { env } : {}), ...(listings ? { listings } : {}) }) };
       } catch (error) {
         return { target, failure: listingFailure(error) };
       }
@@ -312,7 +371,11 @@ export async function checkGitConfigOrigins(targets: readonly GitConfigCheckTarg
   return { refused: true, detail: gitConfigInWorkingTreeMessage(labelled), files: labelled.map(({ label, finding }) => `${label}${finding.file}`) };
 }
 
-/** The common git directory of the checkout at `root`, read from `.git` (no git process); undefined when unclear. */
+/**
+ * The common git directory of the checkout at `root`, read from `.git` (no git process); undefined
+ * when unclear — the catches below stay because every caller then asks git (`rev-parse
+ * --git-common-dir`), which fails loudly. A `commondir` that exists but cannot be read is unclear too.
+ */
 export async function commonDirOfCheckout(root: string): Promise<string | undefined> {
   const dotGit = path.join(root, '.git');
   const info = await stat(dotGit).catch(() => undefined);
@@ -321,7 +384,13 @@ export async function commonDirOfCheckout(root: string): Promise<string | undefi
   const pointer = /^gitdir:\s*(.+)$/m.exec(await readFile(dotGit, 'utf8').catch(() => ''))?.[1]?.trim();
   if (pointer === undefined || pointer === '') return undefined;
   const gitDir = path.resolve(root, pointer);
-  const common = (await readFile(path.join(gitDir, 'commondir'), 'utf8').catch(() => '')).trim();
+  let common: string;
+  try {
+    common = (await readFile(path.join(gitDir, 'commondir'), 'utf8')).trim();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return undefined;
+    common = '';
+  }
   return common === '' ? gitDir : path.resolve(gitDir, common);
 }
 

@@ -2,6 +2,7 @@ import { lstatSync, readdirSync, readFileSync, realpathSync, type Dirent } from 
 import { mkdir, rename } from 'node:fs/promises';
 import path from 'node:path';
 import { PolywaveError } from '../errors/polywave-error.js';
+import { GitError } from './git-error.js';
 import type { Git } from './git-port.js';
 import { runGit } from './run-git.js';
 
@@ -56,6 +57,7 @@ async function gitlinkPaths(git: Git): Promise<readonly string[]> {
 }
 
 /** The index file of the tree at `top` (its `.git` directory or `.git` file's gitdir), or undefined. */
+// The catches of indexFileOf and indexStamp stay: undefined only means "not cached" (git is asked).
 function indexFileOf(top: string): string | undefined {
   const dotGit = path.join(top, '.git');
   try {
@@ -78,21 +80,37 @@ function indexStamp(indexFile: string): string | undefined {
   }
 }
 
+/** ENOENT/ENOTDIR: the path is not there (as opposed to there but unreadable). */
+function isMissing(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}
+
+/**
+ * `absent` only when the `.git` is not there: one that cannot be read (EACCES: an agent made the
+ * submodule path or `.git` unreadable) is `unreadable:<code>`, a change from `absent` (fail closed:
+ * it is moved out, or the move's failure is reported).
+ */
 function signatureOf(dotGit: string): string {
+  let stats;
   try {
-    const stats = lstatSync(dotGit);
+    stats = lstatSync(dotGit);
+  } catch (error) {
+    return isMissing(error) ? 'absent' : `unreadable:${(error as NodeJS.ErrnoException).code ?? 'error'}`;
+  }
+  try {
     if (stats.isFile()) return `file:${readFileSync(dotGit, 'utf8').slice(0, 4096)}`;
     if (!stats.isDirectory()) return `other:${stats.mode}`;
     let config = 'none';
     try {
       const configStats = lstatSync(path.join(dotGit, 'config'));
       config = `${configStats.size}:${configStats.mtimeMs}:${configStats.ino}`;
-    } catch {
-      // no config file
+    } catch (error) {
+      if (!isMissing(error)) config = `unreadable:${(error as NodeJS.ErrnoException).code ?? 'error'}`;
     }
     return `dir:${stats.ino}:${config}`;
-  } catch {
-    return 'absent';
+  } catch (error) {
+    return `unreadable:${(error as NodeJS.ErrnoException).code ?? 'error'}`;
   }
 }
 
@@ -154,7 +172,10 @@ export async function quarantineGitlinkRepos(options: { git: Git; root: string; 
 /** The code of a plan whose repository is a repository nested in another one's work tree. */
 export const nestedRepositoryCode = 'NESTED_REPOSITORY';
 
-/** Every `.git` (directory, file or link) below `root` (not `root/.git` itself) when the walk started, by relative path. */
+/** The code of a refusal because git could not read a repository around the plan's (so nesting is unknown). */
+export const nestedRepositoryUncheckedCode = 'NESTED_REPOSITORY_UNCHECKED';
+
+/** Every `.git` (directory, file or link) below `root` (not `root/.git` itself) when the walk started, by relative path; an unreadable directory as `<dir>/`. */
 export interface NestedRepoBaseline {
   /** `<relative dir>/.git` → signature. */
   entries: ReadonlyMap<string, string>;
@@ -174,7 +195,11 @@ export function nestedGitEntries(root: string, prune: ReadonlySet<string> = new 
     let entries: Dirent[];
     try {
       entries = readdirSync(relative === '' ? root : path.join(root, relative), { withFileTypes: true });
-    } catch {
+    } catch (error) {
+      // Gone while walking: nothing there. Unreadable (an agent's `chmod 000 dir` around a new
+      // `dir/.git`): fail closed — recorded as `dir/`, so a new one is reported as a repository that
+      // could not be looked for (the stop is refused); one the baseline already had is the user's.
+      if (!isMissing(error)) found.set(relative === '' ? './' : `${relative}/`, `unreadable-dir:${(error as NodeJS.ErrnoException).code ?? 'error'}`);
       continue;
     }
     for (const entry of entries) {
@@ -197,13 +222,19 @@ export function nestedGitEntries(root: string, prune: ReadonlySet<string> = new 
 export async function nestedRepoBaseline(options: { root: string; env?: Readonly<Record<string, string | undefined>>; pruneIgnored: boolean }): Promise<NestedRepoBaseline> {
   const pruned = new Set<string>();
   if (options.pruneIgnored) {
-    const listing = await runGit(['--no-optional-locks', 'ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory'], { cwd: options.root, env: { ...process.env, ...options.env } });
+    // When git cannot list the ignored directories, nothing is pruned (fail closed: every directory
+    // is walked — slower, nothing missed); never a baseline-less agent.
+    const listing = await runGit(['--no-optional-locks', 'ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory'], { cwd: options.root, env: { ...process.env, ...options.env } }).catch(() => '');
     for (const entry of listing.split('\0')) if (entry.endsWith('/')) pruned.add(entry.slice(0, -1));
   }
   return { entries: nestedGitEntries(options.root, pruned), pruned };
 }
 
-/** A linked worktree (or submodule) git registers in `commonDir`: its `.git` file names a git dir there that points back. */
+/**
+ * A linked worktree (or submodule) git registers in `commonDir`: its `.git` file names a git dir
+ * there that points back. Any error is "not registered" (fail closed: quarantined, or refused as
+ * a nested repository).
+ */
 function isRegisteredGitFile(dotGit: string, commonDir: string): boolean {
   try {
     if (!lstatSync(dotGit).isFile()) return false;
@@ -237,6 +268,10 @@ export async function quarantineNewNestedRepos(options: { root: string; commonDi
   const target = path.join(options.commonDir, 'polywave', 'quarantine', `${options.agentId.replace(/[^A-Za-z0-9_-]/g, '_')}-${stamp}-nested`);
   const moved: QuarantinedGitlinkRepo[] = [];
   for (const entry of fresh) {
+    if (entry.endsWith('/')) {
+      moved.push({ path: entry, error: `the directory cannot be read (${now.get(entry)}), so a repository in it could not be looked for` });
+      continue;
+    }
     const from = path.join(options.root, entry);
     const to = path.join(target, entry);
     try {
@@ -270,18 +305,44 @@ export async function assertNotNestedRepository(top: string, env?: Readonly<Reco
   });
 }
 
-/** What {@link assertNotNestedRepository} refuses (the innermost refused pair), or undefined. Never throws. */
+/**
+ * What {@link assertNotNestedRepository} refuses (the innermost refused pair), or undefined. Fails
+ * closed: when git cannot read a repository around `top` (or its `.git` cannot be looked at), it
+ * throws NESTED_REPOSITORY_UNCHECKED (exit 2) naming that repository and git's message — an error is
+ * never taken for "not nested" (issue 11: an unreadable outer repository made the check pass).
+ */
 export async function nestedRepositoryOf(top: string, env?: Readonly<Record<string, string | undefined>>): Promise<{ repository: string; outer: string; why: string } | undefined> {
   let inner = path.resolve(top);
   for (let depth = 0; depth < 64; depth += 1) {
     const outer = outerRepositoryDir(inner);
     if (outer === undefined) return undefined;
     const relative = path.relative(outer, inner).split(path.sep).join('/');
-    const why = await nestedReason(outer, inner, relative, env).catch(() => undefined);
+    let why: string | undefined;
+    try {
+      why = await nestedReason(outer, inner, relative, env);
+    } catch (error) {
+      throw uncheckedError(outer, inner, error);
+    }
     if (why !== undefined) return { repository: inner, outer, why };
     inner = outer;
   }
   return undefined;
+}
+
+/** git's own message (its stderr's first line) or the error's. */
+function gitMessage(error: unknown): string {
+  const stderr = (error as { stderr?: unknown } | undefined)?.stderr;
+  if (typeof stderr === 'string' && stderr.trim() !== '') return stderr.trim().split('\n')[0]!;
+  return error instanceof Error ? error.message : String(error);
+}
+
+function uncheckedError(outer: string, inner: string, error: unknown): PolywaveError {
+  return new PolywaveError({
+    code: nestedRepositoryUncheckedCode,
+    exitCode: 2,
+    message: `git could not read ${outer}, a repository around ${inner} (${gitMessage(error)}), so whether ${inner} is a repository nested in its work tree is unknown; polywave does not take it for the plan's repository. Nothing was changed. Fix ${path.join(outer, '.git')} (or move it away), then re-run`,
+    details: { repository: inner, outer },
+  });
 }
 
 /** The nearest ancestor directory of `dir` (not `dir`) holding a `.git` entry. */
@@ -291,8 +352,9 @@ function outerRepositoryDir(dir: string): string | undefined {
     try {
       lstatSync(path.join(current, '.git'));
       return current;
-    } catch {
-      // none here
+    } catch (error) {
+      // none here; a `.git` that cannot be looked at (EACCES, ELOOP…) may be a repository: fail closed
+      if (!isMissing(error)) throw uncheckedError(current, dir, error);
     }
     const parent = path.dirname(current);
     if (parent === current) return undefined;
@@ -305,8 +367,12 @@ async function nestedReason(outer: string, inner: string, relative: string, env?
   let common: string;
   try {
     common = (await runGit(['rev-parse', '--path-format=absolute', '--git-common-dir'], options)).trim();
-  } catch {
-    return undefined; // not a repository after all (an empty `.git`)
+  } catch (error) {
+    // Stays "not nested" only for an empty `.git` directory: git itself does not take it for a
+    // repository (the loop checks the next one up). Anything else git cannot read (a broken or
+    // foreign-owned repository, a bad gitfile) is refused by the caller (fail closed).
+    if (isEmptyDirectory(path.join(outer, '.git'))) return undefined;
+    throw error;
   }
   if (isRegisteredGitFile(path.join(inner, '.git'), common)) return undefined;
   const staged = await runGit(['--no-optional-locks', 'ls-files', '--stage', '-z', '--', relative], options);
@@ -315,7 +381,23 @@ async function nestedReason(outer: string, inner: string, relative: string, env?
   if (records.length > 0) return `tracks files under ${relative}/`;
   const untracked = await runGit(['--no-optional-locks', 'ls-files', '-z', '--others', '--exclude-standard', '--directory', '--', relative], options);
   if (untracked === '') return undefined; // ignored there
-  const showUntracked = (await runGit(['config', '--get', 'status.showUntrackedFiles'], options).catch(() => '')).trim().toLowerCase();
+  // `git config --get` exits 1 for an unset key (the default: untracked files shown); any other failure is an error.
+  const showUntracked = (
+    await runGit(['config', '--get', 'status.showUntrackedFiles'], options).catch((error: unknown) => {
+      if (error instanceof GitError && error.gitExitCode === 1) return '';
+      throw error;
+    })
+  )
+    .trim()
+    .toLowerCase();
   if (showUntracked === 'no' || showUntracked === 'false') return undefined;
   return `lists ${relative}/ as untracked (not ignored)`;
+}
+
+function isEmptyDirectory(directory: string): boolean {
+  try {
+    return lstatSync(directory).isDirectory() && readdirSync(directory).length === 0;
+  } catch {
+    return false; // not an empty directory we can see: fail closed
+  }
 }

@@ -20,6 +20,7 @@ import { mkdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Finding } from '../errors/finding.js';
 import { PolywaveError } from '../errors/polywave-error.js';
+import { GitError } from '../git/git-error.js';
 import { nestedRepositoryOf } from '../git/nested-repos.js';
 import { runGit } from '../git/run-git.js';
 import { writeFileAtomic } from './atomic-file.js';
@@ -45,17 +46,47 @@ export async function repositoryOf(directory: string): Promise<RepositoryPaths |
     if (parent === cwd) return undefined;
     cwd = parent;
   }
+  let output: string;
   try {
-    const [toplevel, commonDir] = (await runGit(['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-common-dir'], { cwd })).trim().split('\n');
-    if (!toplevel || !commonDir) return undefined;
-    // X13 #2: a repository an agent nested in the checkout (`docs/.git`) is not the one whose
-    // committed config is trusted: the enclosing repository is (the commands refuse it as the
-    // plan's repository: NESTED_REPOSITORY, git/nested-repos.ts).
-    const nested = await nestedRepositoryOf(toplevel);
-    if (nested !== undefined) return await repositoryOf(nested.outer);
-    return { toplevel: realOrSame(toplevel), commonDir: realOrSame(commonDir) };
-  } catch {
-    return undefined;
+    output = await runGit(['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-common-dir'], { cwd });
+  } catch (error) {
+    // Not in a work tree (git says so): no repository, the config above is read as it is. Any other
+    // failure (a broken `.git`, dubious ownership) fails closed: which committed config to trust is unknown.
+    if (error instanceof GitError && /not a git repository|must be run in a work tree/i.test(error.stderr)) return undefined;
+    throw new PolywaveError({ code: configRepositoryUnreadableCode, exitCode: 2, message: `git could not read the repository of ${cwd} (${gitMessage(error)}), so which ${projectConfigFileName} to trust is unknown. Nothing was changed. Fix the repository, then re-run`, details: { directory: cwd } });
+  }
+  const [toplevel, commonDir] = output.trim().split('\n');
+  if (!toplevel || !commonDir) return undefined;
+  // X13 #2: a repository an agent nested in the checkout (`docs/.git`) is not the one whose
+  // committed config is trusted: the enclosing repository is (the commands refuse it as the
+  // plan's repository: NESTED_REPOSITORY, git/nested-repos.ts). An outer repository git cannot
+  // read throws NESTED_REPOSITORY_UNCHECKED (fail closed, never "not nested").
+  const nested = await nestedRepositoryOf(toplevel);
+  if (nested !== undefined) return await repositoryOf(nested.outer);
+  return { toplevel: realOrSame(toplevel), commonDir: realOrSame(commonDir) };
+}
+
+/** The code of a refusal because git could not read the repository whose committed config is trusted. */
+export const configRepositoryUnreadableCode = 'CONFIG_REPOSITORY_UNREADABLE';
+
+function gitMessage(error: unknown): string {
+  if (error instanceof GitError && error.stderr.trim() !== '') return error.stderr.trim().split('\n')[0]!;
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * `file` as committed at `revision` in the repository at `cwd`; undefined only when git says the
+ * file is not in that commit (or HEAD is unborn). Any other git failure throws (fail closed: an
+ * error is never read as "no config", which would mean the defaults or a config found above).
+ */
+async function committedFile(cwd: string, revision: string, file: string): Promise<string | undefined> {
+  try {
+    return await runGit(['show', `${revision}:${file}`], { cwd });
+  } catch (error) {
+    const stderr = error instanceof GitError ? error.stderr : '';
+    if (/does not exist in '|exists on disk, but not in '/.test(stderr)) return undefined;
+    if (revision === 'HEAD' && /invalid object name 'HEAD'/.test(stderr)) return undefined;
+    throw new PolywaveError({ code: configRepositoryUnreadableCode, exitCode: 2, message: `git could not read ${revision}:${file} in ${cwd} (${gitMessage(error)}). Nothing was changed. Fix the repository, then re-run`, details: { directory: cwd, revision } });
   }
 }
 
@@ -82,11 +113,14 @@ function warnOnce(text: string): void {
 
 /**
  * The text of the polywave.config.json that sets the watched keys for `startDir` (see the module
- * comment): the repository root's as committed at `revision` (default HEAD). Never throws.
+ * comment): the repository root's as committed at `revision` (default HEAD). Throws (exit 2) only
+ * when git cannot read the repository (fail closed; see {@link repositoryOf}, {@link committedFile}).
  */
 export async function readTrustedConfigText(startDir: string, options: { revision?: string; depth?: number } = {}): Promise<TrustedConfigText> {
   const repository = await repositoryOf(startDir);
   if (repository === undefined) {
+    // Outside every repository: a config that cannot be found or read is no config (the defaults,
+    // the narrowest settings), as before.
     const located = await locateProjectConfig(startDir).catch(() => undefined);
     if (located === undefined) return { path: undefined, text: undefined, ignored: [] };
     return { path: located, text: await readFile(located, 'utf8').catch(() => undefined), ignored: [] };
@@ -105,10 +139,7 @@ export async function readTrustedConfigText(startDir: string, options: { revisio
   }
   const rootFile = path.join(repository.toplevel, projectConfigFileName);
   const revision = options.revision ?? 'HEAD';
-  const committed = await runGit(['show', `${revision}:${projectConfigFileName}`], { cwd: repository.toplevel }).then(
-    (output) => output,
-    () => undefined,
-  );
+  const committed = await committedFile(repository.toplevel, revision, projectConfigFileName);
   if (committed !== undefined) return { path: rootFile, text: committed, repository, ignored };
   if (isFile(rootFile)) {
     if (revision === 'HEAD') warnOnce(`${rootFile} is not committed: its sandbox, setup, teardown, dispatch and repos settings are not used until it is`);
@@ -142,7 +173,7 @@ export interface TrustedConfig {
 export async function loadTrustedConfig(startDir: string, options: { revision?: string } = {}): Promise<TrustedConfig> {
   const trusted = await readTrustedConfigText(startDir, options);
   const block = options.revision === undefined && trusted.repository !== undefined && trusted.path !== undefined && path.dirname(trusted.path) === trusted.repository.toplevel
-    ? await configBlockInEffect(trusted.repository.toplevel).catch(() => undefined)
+    ? await configBlockInEffect(trusted.repository.toplevel) // no catch: an error is not "no block" (fail closed)
     : undefined;
   const text = block ? (block.record.accepted_config ?? undefined) : trusted.text;
   const parsed = text === undefined ? { config: undefined, findings: [] } : parseProjectConfig(text);
@@ -175,8 +206,10 @@ export async function readConfigBlock(repository: RepositoryPaths): Promise<Conf
   let text: string;
   try {
     text = await readFile(file, 'utf8');
-  } catch {
-    return undefined;
+  } catch (error) {
+    // Only a missing record is "no block"; one that cannot be read accepts nothing (below).
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    text = '';
   }
   try {
     const data = JSON.parse(text) as Partial<ConfigBlockRecord>;
@@ -195,10 +228,7 @@ export async function recordConfigBlock(repoRoot: string, entry: { impl: string;
   const repository = await repositoryOf(repoRoot);
   if (repository === undefined) return undefined;
   if ((await readConfigBlock(repository)) !== undefined) return configBlockPath(repository);
-  const accepted = await runGit(['show', `${entry.acceptedCommit}:${projectConfigFileName}`], { cwd: repository.toplevel }).then(
-    (output) => output,
-    () => null,
-  );
+  const accepted = (await committedFile(repository.toplevel, entry.acceptedCommit, projectConfigFileName)) ?? null;
   const record: ConfigBlockRecord = {
     version: 1,
     impl: entry.impl,
@@ -245,10 +275,7 @@ export async function acceptHeadConfig(repoRoot: string, now: Date = new Date())
   const repository = await repositoryOf(repoRoot);
   if (repository === undefined) return undefined;
   const record = await readConfigBlock(repository);
-  const head = await runGit(['show', `HEAD:${projectConfigFileName}`], { cwd: repository.toplevel }).then(
-    (output) => output,
-    () => null,
-  );
+  const head = (await committedFile(repository.toplevel, 'HEAD', projectConfigFileName)) ?? null;
   const acceptance: ConfigAcceptance = { accepted_config: head, accepted_at: now.toISOString(), ...(record ? { impl: record.impl, wave: record.wave } : {}) };
   await mkdir(path.dirname(acceptancePath(repository)), { recursive: true });
   await writeFileAtomic(acceptancePath(repository), `${JSON.stringify(acceptance, null, 2)}\n`);
@@ -268,7 +295,7 @@ export async function acceptedByHuman(repoRoot: string, config: ProjectConfig | 
   try {
     acceptance = JSON.parse(await readFile(acceptancePath(repository), 'utf8')) as ConfigAcceptance;
   } catch {
-    return undefined;
+    return undefined; // stays: no (readable) acceptance is "not accepted" — the change blocks (fail closed)
   }
   if (typeof acceptance.accepted_config !== 'string' && acceptance.accepted_config !== null) return undefined;
   if (acceptance.impl !== wave.impl || acceptance.wave !== wave.wave) return undefined;
@@ -302,10 +329,7 @@ export async function configBlockInEffect(directory: string): Promise<ConfigBloc
   if (repository === undefined) return undefined;
   const record = await readConfigBlock(repository);
   if (record === undefined) return undefined;
-  const head = await runGit(['show', `HEAD:${projectConfigFileName}`], { cwd: repository.toplevel }).then(
-    (output) => output,
-    () => undefined,
-  );
+  const head = await committedFile(repository.toplevel, 'HEAD', projectConfigFileName);
   const accepted = record.accepted_config === null ? undefined : parseProjectConfig(record.accepted_config).config;
   const now = head === undefined ? undefined : parseProjectConfig(head).config;
   const changes = securityConfigChanges(accepted, now);
@@ -338,6 +362,10 @@ export function configBlockMessage(block: ConfigBlockInEffect, command: string):
   );
 }
 
+// The catches below stay: isDirectory/isFile answer "no" for what cannot be stat'ed (a repository's
+// root config is read from git, not the disk; isFile only decides the "not committed" warning and
+// the fallback above a repository with no config of its own), readSafely feeds only the warning
+// about nested configs, realOrSame keeps a path that cannot be resolved as written.
 function isDirectory(file: string): boolean {
   try {
     return statSync(file).isDirectory();

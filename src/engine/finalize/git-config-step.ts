@@ -3,6 +3,9 @@ import { checkGitConfigOrigins, commonDirOfCheckout, gitConfigInWorkingTreeCode 
 import type { StepDefinition, StepOutcome } from '../step.js';
 import type { FinalizeContext } from './context.js';
 
+/** The config listings of a finalize run, by checkout (see {@link gitConfigRefusal}). */
+const runListings = new WeakMap<FinalizeContext, Map<string, Promise<string>>>();
+
 /**
  * Issue 11 (outside attack X10 N2a–d, R1): before finalize's first merge — and before its git
  * commands compare, commit or check out anything an agent wrote — no git config file of the
@@ -21,7 +24,11 @@ export async function gitConfigRefusal(context: FinalizeContext): Promise<StepOu
       return { label: repos.length > 1 ? `${repo.key}: ` : '', root: repo.root, commonDir, checkouts: [...checkouts].filter((checkout) => checkout !== '') };
     }),
   );
-  const check = await checkGitConfigOrigins(targets, context.env ?? process.env);
+  // One `git config --list` per checkout and run: check-git-config (before load-manifest) and the
+  // check before check-tamper both list the main checkout; the second takes the first's listing.
+  let listings = runListings.get(context);
+  if (listings === undefined) runListings.set(context, (listings = new Map()));
+  const check = await checkGitConfigOrigins(targets, context.env ?? process.env, listings);
   if (!check.refused) return undefined;
   return { status: 'failed', detail: check.detail.replace('Nothing was written. ', 'Nothing was merged. '), data: { code: gitConfigInWorkingTreeCode, includes: check.files } };
 }
