@@ -259,6 +259,15 @@ describe('polywave serve: security', () => {
     const notRepo = await runCli(['serve', '--repo', storeDir, '--port', '0']);
     expect(notRepo.code).toBe(2);
     expect(notRepo.stderr).toContain('error[G000_NOT_A_REPOSITORY]');
+    // An empty --host (an unset shell variable) is a mistake, not "the default" and not Node's every-interface bind.
+    for (const blank of ['', '  ']) {
+      const empty = await runCli(['serve', '--repo', repo.dir, '--port', '0', '--host', blank, '--open'], { env: { BROWSER: `${browserScript} %s` } });
+      expect(empty.code).toBe(2);
+      expect(empty.stderr).toContain('error[X001_INVALID_INPUT]');
+      expect(empty.stderr).toContain('--host needs an address');
+      expect(empty.stdout).toBe('');
+    }
+    expect(existsSync(`${browserScript}.out`)).toBe(false);
   });
 
   it('--open starts $BROWSER with the printed URL (the token in it), and only with --open', async () => {

@@ -23,7 +23,12 @@ export async function run(_args: string[], options: Record<string, unknown>, io:
   const requested = Array.isArray(options.repo) && options.repo.length > 0 ? (options.repo as string[]) : typeof options.repoDir === 'string' ? [options.repoDir] : [io.cwd];
   const roots: string[] = [];
   for (const directory of requested) roots.push(await repoRoot(path.resolve(io.cwd, directory), io));
-  const explicitHost = typeof options.host === 'string' && options.host.trim() !== '';
+  // `--host ''` (an unset shell variable, a typo) is refused, never read as "the default": a user who typed --host
+  // meant a choice, and silently binding loopback (or Node's every-interface '' bind) would not be that choice.
+  if (options.host !== undefined && (typeof options.host !== 'string' || options.host.trim() === '')) {
+    throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: '--host needs an address (127.0.0.1 or ::1 for this machine only, 0.0.0.0 for every interface); leave --host out for the default private loopback address' });
+  }
+  const explicitHost = typeof options.host === 'string';
   // POLYWAVE_SERVE_HOST may choose another loopback address; exposing the server takes --host on the command line.
   // Neither: a random 127.X.Y.Z chosen by the server (the token cookie then reaches no other local server).
   const host = explicitHost ? (options.host as string).trim() : io.env.POLYWAVE_SERVE_HOST?.trim() || undefined;
