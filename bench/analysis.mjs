@@ -26,7 +26,7 @@ const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const dist = process.env.POLYWAVE_DIST ?? path.join(root, 'dist');
 const bin = path.join(root, 'bin', 'polywave.js');
 const engine = await import(path.join(dist, 'analysis/engine/index.js'));
-const { cacheDir } = await import(path.join(dist, 'analysis/engine/cache.js'));
+const { cacheDir, flushCache } = await import(path.join(dist, 'analysis/engine/cache.js'));
 
 const fileCount = Math.min(Number(process.env.BENCH_FILES ?? 5000), 20000);
 const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
@@ -189,7 +189,11 @@ try {
     const symbol = symbols[lang];
     const listed = files.slice(files.length - depsFiles).join(',');
     const cache = cacheDir(path.join(dir, '.git'));
-    const clear = () => rmSync(cache, { recursive: true, force: true });
+    // Facts this process parsed are written after its call (cache.ts): written first, then removed with the rest.
+    const clear = () => {
+      flushCache?.();
+      rmSync(cache, { recursive: true, force: true });
+    };
     const measure = (label, fn, { cold }) => {
       const times = [];
       for (let round = 0; round < (cold ? coldRounds : rounds); round += 1) {

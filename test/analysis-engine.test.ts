@@ -4,11 +4,11 @@
  * on an unchanged tree parses nothing and is faster; entries live under the git common dir, are
  * shared by worktrees, survive concurrent writers and treat a damaged entry as a miss).
  */
-import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { analyzeRepo, dependencyGraph, findReferences, listSymbols } from '../src/analysis/engine/index.js';
-import { cacheVersion } from '../src/analysis/engine/cache.js';
+import { cacheVersion, flushCache } from '../src/analysis/engine/cache.js';
 import { runCli } from './support/cli.js';
 import { analysisFixtureRepo } from './support/analysis-fixture.js';
 import { createTestRepo } from './support/git-repo.js';
@@ -136,8 +136,12 @@ describe('cache', () => {
     expect(warm.stats).toEqual({ parsed: 0, cached: 6 });
     expect(warm.files).toEqual(cold.files);
 
-    const entries = readdirSync(path.join(repo.dir, '.git', 'polywave', 'analysis-cache', cacheVersion), { recursive: true }).filter((name) => String(name).endsWith('.json'));
-    expect(entries).toHaveLength(6);
+    // One pack for the six facts parsed by the first call (written after it, not one file per blob).
+    flushCache();
+    const packs = readdirSync(path.join(repo.dir, '.git', 'polywave', 'analysis-cache', cacheVersion, 'packs'));
+    expect(packs).toHaveLength(1);
+    const header = readFileSync(path.join(repo.dir, '.git', 'polywave', 'analysis-cache', cacheVersion, 'packs', packs[0]!), 'utf8').split('\n')[1]!;
+    expect(Object.keys(JSON.parse(header) as object)).toHaveLength(6);
 
     repo.write('src/service.rs', `${repo.read('src/service.rs')}\npub fn extra() {}\n`);
     const changed = await analyzeRepo(repo.dir);
@@ -198,7 +202,7 @@ describe('cache', () => {
     expect(inWorktree.stderr).toBe('analysis: parsed 0, cached 2\n');
 
     const dir = path.join(repo.dir, '.git', 'polywave', 'analysis-cache', cacheVersion);
-    for (const name of readdirSync(dir, { recursive: true })) if (String(name).endsWith('.json')) writeFileSync(path.join(dir, String(name)), '{not json');
+    for (const name of readdirSync(dir, { recursive: true })) if (String(name).endsWith('.pack')) writeFileSync(path.join(dir, String(name)), '{not json');
     const damaged = await runCli(['check-callers', 'Widget'], { cwd: repo.dir, env });
     expect(damaged.stderr).toBe('analysis: parsed 2, cached 0\n');
     expect(damaged.stdout).toBe(one.stdout);

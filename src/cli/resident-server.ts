@@ -716,6 +716,13 @@ export async function runResidentServer(options: ServerOptions): Promise<string>
     server.listen(socketPath, () => resolve());
   });
   socketIno = lstatSync(socketPath).ino;
+  // The analysis commands' grammars and queries, loaded once the server listens (not on a first
+  // check-callers' path); POLYWAVE_RESIDENT_PRELOAD=0 leaves them to the first call that needs them.
+  if (process.env.POLYWAVE_RESIDENT_PRELOAD !== '0') {
+    setTimeout(() => {
+      if (!stopping) void import('../analysis/engine/extract.js').then((engine) => engine.preloadLanguages()).catch(() => undefined);
+    }, 50).unref();
+  }
   // Lost a race with another starter: the pid file is theirs now.
   if (readPidFile(pidFile) !== process.pid) stop('already-running');
   armIdle();

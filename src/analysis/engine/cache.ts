@@ -18,44 +18,195 @@ export function cacheDir(commonDir: string): string {
   return path.join(commonDir, 'polywave', 'analysis-cache', cacheVersion);
 }
 
-function entryPath(dir: string, blob: string, lang: Lang): string {
-  return path.join(dir, blob.slice(0, 2), `${blob.slice(2)}.${lang}.json`);
+/**
+ * Facts are stored in packs: one file per call that parsed something (`packs/<id>.pack`), written
+ * after the answer (a timer after the analysis call, or at process exit) instead of one file + rename
+ * per parsed blob on the answer's path (a cold check-callers parsed ~250 files: 250 temporary files,
+ * renames and up to 256 fan-out directories, the largest single cost of a cold call in CPU profiles).
+ * A pack is `PWP1\n`, one JSON line `{"<blob>.<lang>": [offset, length], …}`, then the entries'
+ * JSON texts (offsets in bytes after the header line): a reader parses only the entries it needs.
+ * Packs are immutable once renamed into place; more than {@link maxPacks} are merged into one.
+ */
+const packMagic = 'PWP1\n';
+const maxPacks = 8;
+/** Entries kept by a merge (the newest packs' first): bounds the pack a later call reads. */
+const maxMergedEntries = 60_000;
+
+/** Facts parsed by this process and not yet written, per cache dir (read back by this process meanwhile). */
+const pending = new Map<string, Map<string, string>>();
+/** The umask of the call that parsed them, per cache dir: the resident server restores its own after a call. */
+const pendingUmask = new Map<string, number>();
+let flushTimer: NodeJS.Timeout | undefined;
+let exitHook = false;
+
+interface PackView {
+  bytes: Buffer;
+  bodyStart: number;
+  index: Record<string, [number, number]>;
 }
 
-/**
- * The cached facts, or undefined (missing or unreadable entries are a miss, never an error).
- * Synchronous on purpose: thousands of small reads are several times faster than through the
- * promise API's thread pool round trips (measured in bench/analysis.mjs).
- */
-export function readCached(dir: string, blob: string, lang: Lang): FileFacts | undefined {
+/** A reader of the packs of one cache dir, for one call: packs are listed and read on its first miss only. */
+export interface CacheReader {
+  read(blob: string, lang: Lang): FileFacts | undefined;
+}
+
+function packView(file: string): PackView | undefined {
   try {
-    const facts = JSON.parse(readFileSync(entryPath(dir, blob, lang), 'utf8')) as FileFacts;
-    return typeof facts.refs === 'string' && Array.isArray(facts.symbols) && Array.isArray(facts.imports) ? facts : undefined;
+    const bytes = readFileSync(file);
+    if (bytes.toString('latin1', 0, packMagic.length) !== packMagic) return undefined;
+    const newline = bytes.indexOf(10, packMagic.length);
+    if (newline < 0) return undefined;
+    const index = JSON.parse(bytes.toString('utf8', packMagic.length, newline)) as Record<string, [number, number]>;
+    return typeof index === 'object' && index !== null ? { bytes, bodyStart: newline + 1, index } : undefined;
   } catch {
     return undefined;
   }
 }
 
-const madeDirs = new Set<string>();
+/** The pack files of `dir`, newest first. */
+function packFiles(dir: string): string[] {
+  try {
+    const folder = path.join(dir, 'packs');
+    return readdirSync(folder)
+      .filter((name) => name.endsWith('.pack'))
+      .map((name) => ({ file: path.join(folder, name), mtime: statSync(path.join(folder, name), { throwIfNoEntry: false })?.mtimeMs ?? 0 }))
+      .sort((a, b) => b.mtime - a.mtime)
+      .map((pack) => pack.file);
+  } catch {
+    return [];
+  }
+}
 
-/** Stores facts (best effort: a read-only git dir only costs the cache). */
+function validFacts(facts: FileFacts): FileFacts | undefined {
+  return typeof facts?.refs === 'string' && Array.isArray(facts.symbols) && Array.isArray(facts.imports) ? facts : undefined;
+}
+
+/**
+ * The cached facts reader of `dir` (missing or unreadable entries are a miss, never an error).
+ * Synchronous on purpose: small reads are several times faster than through the promise API's
+ * thread pool round trips (measured in bench/analysis.mjs).
+ */
+export function cacheReader(dir: string): CacheReader {
+  let views: PackView[] | undefined;
+  return {
+    read(blob, lang) {
+      const key = `${blob}.${lang}`;
+      const waiting = pending.get(dir)?.get(key);
+      try {
+        if (waiting !== undefined) return validFacts(JSON.parse(waiting) as FileFacts);
+        views ??= packFiles(dir).flatMap((file) => packView(file) ?? []);
+        for (const view of views) {
+          const at = view.index[key];
+          if (!Array.isArray(at)) continue;
+          const facts = validFacts(JSON.parse(view.bytes.toString('utf8', view.bodyStart + at[0], view.bodyStart + at[0] + at[1])) as FileFacts);
+          if (facts) return facts;
+        }
+      } catch {
+        // a damaged entry is a miss
+      }
+      return undefined;
+    },
+  };
+}
+
+/** One entry (tests, single reads); a call reading many uses {@link cacheReader}. */
+export function readCached(dir: string, blob: string, lang: Lang): FileFacts | undefined {
+  return cacheReader(dir).read(blob, lang);
+}
+
+/**
+ * Stores facts (best effort: a read-only git dir only costs the cache). Queued: written as one pack
+ * by {@link flushCache} — after the current analysis call (scope.ts), on a timer, or at exit.
+ */
 export function writeCached(dir: string, blob: string, lang: Lang, facts: FileFacts): void {
-  const target = entryPath(dir, blob, lang);
+  let entries = pending.get(dir);
+  if (!entries) {
+    entries = new Map();
+    pending.set(dir, entries);
+  }
+  entries.set(`${blob}.${lang}`, JSON.stringify(facts));
+  pendingUmask.set(dir, process.umask());
+  if (!exitHook) {
+    exitHook = true;
+    process.on('exit', () => flushCache());
+  }
+}
+
+/** Writes the queued facts soon (after the current turn of the event loop: an answer being sent goes first). */
+export function scheduleCacheFlush(): void {
+  if (flushTimer || pending.size === 0) return;
+  flushTimer = setTimeout(() => {
+    flushTimer = undefined;
+    flushCache();
+  }, 0);
+  flushTimer.unref?.();
+}
+
+/** Writes every queued entry: one pack per cache dir; merges the packs when there are too many. */
+export function flushCache(): void {
+  if (flushTimer) {
+    clearTimeout(flushTimer);
+    flushTimer = undefined;
+  }
+  const queued = [...pending];
+  pending.clear();
+  for (const [dir, entries] of queued) {
+    const folder = path.join(dir, 'packs');
+    const mask = pendingUmask.get(dir);
+    pendingUmask.delete(dir);
+    const own = mask === undefined ? undefined : process.umask(mask);
+    try {
+      writePack(folder, entries);
+      const packs = packFiles(dir);
+      if (packs.length > maxPacks) mergePacks(folder, packs);
+    } finally {
+      if (own !== undefined) process.umask(own);
+    }
+  }
+}
+
+/** Writes one pack of `entries` (key → JSON text) into `folder`; its name is unique (process, time, random). */
+function writePack(folder: string, entries: ReadonlyMap<string, string>): void {
+  const index: Record<string, [number, number]> = {};
+  const bodies: Buffer[] = [];
+  let offset = 0;
+  for (const [key, text] of entries) {
+    const body = Buffer.from(text, 'utf8');
+    index[key] = [offset, body.length];
+    offset += body.length;
+    bodies.push(body);
+  }
+  const name = `${Date.now().toString(36)}-${process.pid}-${randomBytes(4).toString('hex')}.pack`;
+  writeAtomically(folder, name, Buffer.concat([Buffer.from(`${packMagic}${JSON.stringify(index)}\n`), ...bodies]));
+}
+
+/** Merges `packs` (newest first) into one; the merged packs are removed (a concurrent reader misses, and parses). */
+function mergePacks(folder: string, packs: readonly string[]): void {
+  const entries = new Map<string, string>();
+  for (const file of packs) {
+    const view = packView(file);
+    if (!view) continue;
+    for (const [key, at] of Object.entries(view.index)) {
+      if (entries.size >= maxMergedEntries) break;
+      if (!entries.has(key) && Array.isArray(at)) entries.set(key, view.bytes.toString('utf8', view.bodyStart + at[0], view.bodyStart + at[0] + at[1]));
+    }
+  }
+  writePack(folder, entries);
+  for (const file of packs) {
+    try {
+      unlinkSync(file);
+    } catch {
+      // removed by another process's merge
+    }
+  }
+}
+
+function writeAtomically(folder: string, name: string, bytes: Buffer): void {
+  const target = path.join(folder, name);
   const temporary = `${target}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   try {
-    const parent = path.dirname(target);
-    if (!madeDirs.has(parent)) {
-      mkdirSync(parent, { recursive: true });
-      madeDirs.add(parent);
-    }
-    const text = JSON.stringify(facts);
-    try {
-      writeFileSync(temporary, text);
-    } catch {
-      // The directory went away (the cache was cleared while this process ran): make it again.
-      mkdirSync(parent, { recursive: true });
-      writeFileSync(temporary, text);
-    }
+    mkdirSync(folder, { recursive: true });
+    writeFileSync(temporary, bytes);
     renameSync(temporary, target);
   } catch {
     try {

@@ -264,6 +264,19 @@ function langTools(lang: Lang): Promise<LangTools> {
   return loading;
 }
 
+/**
+ * Loads the tree-sitter runtime, every grammar and its compiled queries ahead of any call (the
+ * resident server, once started): a first cold call then pays for parsing only, not for 50–150 ms
+ * of grammar load and query compilation per language. One language at a time, yielding between
+ * them so a request that arrives meanwhile is not held up by more than one language's load.
+ */
+export async function preloadLanguages(langs: readonly Lang[] = ['typescript', 'tsx', 'javascript', 'go', 'python', 'rust']): Promise<void> {
+  for (const lang of langs) {
+    await new Promise((resolve) => setImmediate(resolve));
+    await langTools(lang).catch(() => undefined);
+  }
+}
+
 /** Parses `source` as `lang` and extracts its facts. */
 export async function extractFacts(lang: Lang, source: string): Promise<FileFacts> {
   const { parser, identifiers, imports: importsQuery, bindings } = await langTools(lang);

@@ -11,13 +11,13 @@
 import { existsSync, lstatSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { cacheDir, readCached, readGraphPack, readTreePack, treePackKey, writeCached, writeGraphPack, writeTreePack, type GraphPack, type HeadEntry } from './cache.js';
+import { cacheDir, cacheReader, type CacheReader, readGraphPack, readTreePack, scheduleCacheFlush, treePackKey, writeCached, writeGraphPack, writeTreePack, type GraphPack, type HeadEntry } from './cache.js';
 import { decodeRefs, type FileFacts, type RawRef } from './extract.js';
 import { extractMany, poolSize } from './parse-pool.js';
 import { onlyInLiterals } from './lexical.js';
 import { blobId, listRepo, listRepoFiles, readTexts, repoContext, type RepoContext, type RepoFile, type RepoListing } from './repo-files.js';
 import { cargoCrateName, goModulePath, ModuleResolver } from './resolve.js';
-import { currentScope, factsCost, fixedProbes, memory, memoryKey } from './scope.js';
+import { afterCallHooks, currentScope, factsCost, fixedProbes, insideCall, memory, memoryKey } from './scope.js';
 import type {
   AnalysisStats,
   AnalyzeOptions,
@@ -35,6 +35,9 @@ export { languageOf } from './grammars.js';
 export { isAnalysable } from './repo-files.js';
 
 let workerCount = poolSize();
+
+// Parsed facts are written after the call that parsed them has answered (cache.ts).
+afterCallHooks.add(scheduleCacheFlush);
 
 /**
  * Worker threads for parsing a cold cache (default: one per core, at most 4). The CLI sets it from
@@ -66,6 +69,23 @@ function rememberPack(key: string, value: unknown): void {
   while (packMemory.size > 8) packMemory.delete(packMemory.keys().next().value!);
 }
 
+/** One pack reader per cache dir and analysis call (packs are listed and read once per call, on its first miss). */
+const callReaders = new WeakMap<object, Map<string, CacheReader>>();
+function readerOf(dir: string): CacheReader {
+  const scope = currentScope();
+  let readers = callReaders.get(scope);
+  if (!readers) {
+    readers = new Map();
+    callReaders.set(scope, readers);
+  }
+  let reader = readers.get(dir);
+  if (!reader) {
+    reader = cacheReader(dir);
+    readers.set(dir, reader);
+  }
+  return reader;
+}
+
 interface Loaded {
   entry: RepoFile;
   facts: FileFacts;
@@ -84,6 +104,7 @@ async function loadFacts(context: RepoContext, entries: readonly RepoFile[], sta
   const useMemory = currentScope().memory;
   const verdictKey = (entry: RepoFile) => `${memoryKey(entry.blob, entry.lang)}\0${onlyCode!.join('\0')}`;
   const skipped = new Set<string>();
+  const reader = readerOf(dir);
   const cached = entries.map((entry) => {
     const key = memoryKey(entry.blob, entry.lang);
     const known = useMemory ? memory.get(key)?.facts : undefined;
@@ -93,7 +114,7 @@ async function loadFacts(context: RepoContext, entries: readonly RepoFile[], sta
       skipped.add(entry.file);
       return undefined;
     }
-    const read = readCached(dir, entry.blob, entry.lang);
+    const read = reader.read(entry.blob, entry.lang);
     if (read && useMemory) memory.update(key, { facts: read }, factsCost(read));
     return read;
   });
@@ -130,6 +151,8 @@ async function loadFacts(context: RepoContext, entries: readonly RepoFile[], sta
       writeCached(dir, entry.blob, entry.lang, entryFacts);
       if (useMemory) memory.update(memoryKey(entry.blob, entry.lang), { facts: entryFacts }, factsCost(entryFacts));
     }
+    // An API call outside an analysis call: written soon (inside one: when it ends).
+    if (!insideCall()) scheduleCacheFlush();
   }
   stats.parsed += parsed.size;
   const fromCache = cached.filter((facts) => facts !== undefined).length;

@@ -47,7 +47,22 @@ function freshScope(memory: boolean): AnalysisScope {
  */
 export function analysisCall<T>(env: Readonly<Record<string, string | undefined>>, fn: () => Promise<T>): Promise<T> {
   if (storage.getStore()) return fn();
-  return storage.run(freshScope(env.POLYWAVE_ANALYSIS_STATS !== '1'), fn);
+  return storage.run(freshScope(env.POLYWAVE_ANALYSIS_STATS !== '1'), async () => {
+    try {
+      return await fn();
+    } finally {
+      // Work that must not delay the answer (the cache's writes): after it, once the caller has it.
+      for (const hook of afterCallHooks) hook();
+    }
+  });
+}
+
+/** Run when an outermost {@link analysisCall} ends (the engine registers its cache flush here). */
+export const afterCallHooks = new Set<() => void>();
+
+/** Whether an {@link analysisCall} is running (its end runs {@link afterCallHooks}). */
+export function insideCall(): boolean {
+  return storage.getStore() !== undefined;
 }
 
 /**
