@@ -5,6 +5,7 @@ import { commandTable } from './command-table.js';
 import type { CommandSpec, OptionSpec } from './command-spec.js';
 import { processIo, type CommandIo, type CommandResult } from './io.js';
 import { readPackageVersion } from './version.js';
+import { guardUnsettled } from './unsettled-guard.js';
 
 function parseInteger(flag: string) {
   return (value: string): number => {
@@ -163,7 +164,13 @@ export async function main(argv: string[], io: CommandIo = processIo()): Promise
       program.outputHelp();
       return 0;
     }
-    await program.parseAsync(normalizeBooleanFlags(argv, invoked), { from: 'user' });
+    // A command that stalls with nothing left running ends loud, never as Node's silent exit 13.
+    const unguard = guardUnsettled(invoked?.name ?? 'polywave', io);
+    try {
+      await program.parseAsync(normalizeBooleanFlags(argv, invoked), { from: 'user' });
+    } finally {
+      unguard();
+    }
     return result;
   } catch (error) {
     if (error instanceof CommanderError) {

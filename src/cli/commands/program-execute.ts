@@ -12,6 +12,7 @@ import { requireAgentsReady } from '../../agents/model-preflight.js';
 import { parseProgram } from '../../protocol/parse-program.js';
 import { readFile } from 'node:fs/promises';
 import { accessSync, constants, statSync } from 'node:fs';
+import { notePendingStep, onUnsettled } from '../unsettled-guard.js';
 
 function text(options: Record<string, unknown>, name: string): string | undefined {
   const value = options[name];
@@ -90,15 +91,15 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   else events.subscribe(progress!.onEvent);
   const recorder = startRecording(events, { command: 'program-execute', options, io, quiet: json });
   const interrupt = programInterrupt(io);
-  // After a Ctrl-C, a step that never settles (an agent stopped mid-tool) must not end the process
-  // with Node's "unsettled top-level await" (exit 13) and no word: when nothing is left to run, the
-  // stop is reported as the interruption it is (the PROGRAM is as a kill leaves it: a re-run resumes).
-  const onDrained = () => {
-    if (!interrupt.signal.aborted) return;
+  // After a Ctrl-C or SIGTERM, a step that never settles (an agent stopped mid-tool, a request to a
+  // child the signal killed) must not end the process with Node's silent exit 13: when nothing is
+  // left to run, the stop is reported as the interruption it is (the PROGRAM is as a kill leaves
+  // it: a re-run resumes). Without a signal, the CLI's guard reports the stall (exit 1).
+  const removeUnsettled = onUnsettled(() => {
+    if (!interrupt.signal.aborted) return false;
     io.stderr(`program: interrupted\n  Next: re-run \`polywave program-execute ${path.relative(repoDir, programPath)}\` to resume.\n`);
     process.exit(interruptedExitCode);
-  };
-  process.once('beforeExit', onDrained);
+  });
   try {
     const result = await executeProgram({
       programPath,
@@ -133,6 +134,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
         return answer === 'y' || answer === 'yes';
       },
       onProgress: (line) => {
+        notePendingStep(line);
         if (!json) io.stderr(`program: ${line}\n`);
       },
     });
@@ -145,7 +147,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     }
     return result.success ? 0 : result.interrupted ? interruptedExitCode : 1;
   } finally {
-    process.off('beforeExit', onDrained);
+    removeUnsettled();
     recorder?.close();
     progress?.stop();
     interrupt.dispose();
