@@ -82,14 +82,18 @@ describe('polywave.config.json trust (X10)', () => {
     const verify = await runCliInProcess(['verify-build', fixture.implPath], { cwd: repo.dir, env: repo.env as Record<string, string> });
     expect(verify.code).toBe(1);
     expect(verify.stderr).toMatch(/^polywave: error\[SANDBOX_CONFIG_CHANGED\]: verify-build: .*polywave\.config\.json at HEAD changes sandbox\.writable/);
-    const check = await runCliInProcess(['accept-config', '--check', '--repo-dir', repo.dir], { cwd: repo.dir, env: repo.env as Record<string, string> });
+    // --check shows each changed key's committed value before and now (text; --json the same), accepts nothing.
+    const check = await runCliInProcess(['accept-config', '--check', '--json', '--repo-dir', repo.dir], { cwd: repo.dir, env: repo.env as Record<string, string> });
     expect(check.code, check.stderr).toBe(1);
-    expect(JSON.parse(check.stdout)).toMatchObject({ blocked: true, wave: 1, accepted_before: head });
+    expect(JSON.parse(check.stdout)).toMatchObject({ blocked: true, wave: 1, accepted_before: head, values: [{ key: 'sandbox', now: { writable: [home] } }] });
+    const checkText = await runCliInProcess(['accept-config', '--check', '--repo-dir', repo.dir], { cwd: repo.dir, env: repo.env as Record<string, string> });
+    expect(checkText.code, checkText.stderr).toBe(1);
+    expect(checkText.stdout).toContain(`  sandbox:\n    before: (not set)\n    now:    ${JSON.stringify({ writable: [home] })}\n`);
 
     // The human accepts: the record goes, commands run again.
-    const accept = await runCliInProcess(['accept-config', '--repo-dir', repo.dir], { cwd: repo.dir, env: repo.env as Record<string, string> });
+    const accept = await runCliInProcess(['accept-config', '--json', '--repo-dir', repo.dir], { cwd: repo.dir, env: repo.env as Record<string, string> });
     expect(accept.code, accept.stderr).toBe(0);
-    expect(JSON.parse(accept.stdout)).toMatchObject({ accepted: true, changes: [`sandbox.writable (+ ${home})`] });
+    expect(JSON.parse(accept.stdout)).toMatchObject({ accepted: true, changes: [`sandbox.writable (+ ${home})`], values: [{ key: 'sandbox', now: { writable: [home] } }] });
     expect(existsSync(repo.path('.git/polywave/config-block.json'))).toBe(false);
     expect((await runCliInProcess(['accept-config', '--check', '--repo-dir', repo.dir], { cwd: repo.dir, env: repo.env as Record<string, string> })).code).toBe(0);
 

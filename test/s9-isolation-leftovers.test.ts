@@ -8,6 +8,8 @@
  * - An include target polywave cannot resolve (an unknown `%(prefix)`) was skipped: now a
  *   GIT_CONFIG_IN_WORKTREE finding (`%(prefix)/` is resolved from git's exec path). A committed polywave.config.json git cannot read was "no
  *   config" (the defaults, or a config found above): now CONFIG_REPOSITORY_UNREADABLE.
+ * - accept-config listed the changed keys, not what they now say: each watched key's committed
+ *   value before and now is shown (secret-shaped parts redacted).
  * - finalize-wave listed the main checkout's git config twice (check-git-config before
  *   load-manifest, then again before check-tamper): once per checkout now.
  * Real git (a PATH wrapper around the real git counts the listings), the CLI in-process.
@@ -16,8 +18,10 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { valueChanges } from '../src/cli/commands/accept-config.js';
 import { checkGitConfigOrigins } from '../src/git/config-origins.js';
 import { assertNotNestedRepository } from '../src/git/nested-repos.js';
+import type { ProjectConfig } from '../src/store/project-config.js';
 import { readTrustedConfigText, repositoryOf } from '../src/store/trusted-config.js';
 import { runCliInProcess } from './support/cli-in-process.js';
 import { createTestRepo } from './support/git-repo.js';
@@ -64,6 +68,12 @@ describe('isolation leftovers (issue 11, S9)', () => {
     const blob = (await broken.run(['rev-parse', 'HEAD:polywave.config.json'])).trim();
     rmSync(broken.path(`.git/objects/${blob.slice(0, 2)}/${blob.slice(2)}`));
     await expect(readTrustedConfigText(broken.dir)).rejects.toMatchObject({ code: 'CONFIG_REPOSITORY_UNREADABLE', exitCode: 2 });
+
+    // accept-config's values: secret-shaped parts redacted, unchanged keys left out.
+    expect(valueChanges({ dispatch: { url: 'redis://:hunter2pass@10.0.0.1:6379' }, setup: 'npm ci' } as ProjectConfig, { dispatch: { url: 'redis://:s3cretpass99@evil.example:6379' }, setup: 'npm ci', sandbox: { writable: ['/home/u'] } } as ProjectConfig)).toEqual([
+      { key: 'sandbox', now: { writable: ['/home/u'] } },
+      { key: 'dispatch', before: { url: 'redis://:[redacted]@10.0.0.1:6379' }, now: { url: 'redis://:[redacted]@evil.example:6379' } },
+    ]);
 
     // 4. finalize-wave: one `git config --list --show-origin` per checkout (the main checkout was listed twice).
     await fixture.complete('A', { 'src/a.js': 'export const a = 1;\n' });

@@ -1019,10 +1019,11 @@ export const commandTable: CommandSpec[] = [
     group: 'State & reports',
     summary: "accept a polywave.config.json change finalize-wave BLOCKED (SANDBOX_CONFIG_CHANGED): until then every command of the repository refuses",
     options: [
-      { flags: '--check', description: 'only say whether a blocked change is in effect (exit 1 when it is)' },
+      { flags: '--check', description: 'only show whether a blocked change is in effect, and its values (exit 1 when it is)' },
+      { flags: '--json', description: 'print the result as one JSON object instead of text' },
       repoDirOption,
     ],
-    help: "After finalize-wave blocks a merged change of polywave.config.json's sandbox, setup, teardown, copy, worktree_setup, agent_clis, dispatch or repos settings, prepare-wave, prepare-agent, run-wave, run, retry, verify-build and run-gates refuse (SANDBOX_CONFIG_CHANGED, exit 1) until you review the change and accept it here (or revert it). Accepting takes HEAD's committed config as it is now (re-running the blocked wave's finalize-wave then needs no --accept-changes).\nPrints {accepted, blocked, impl?, wave?, accepted_before?, changes?, message}; with --check {blocked, changes?} and exit 1 when blocked.\nExit: 0, 1 (--check: blocked), 2 not a git repository.",
+    help: "After finalize-wave blocks a merged change of polywave.config.json's sandbox, setup, teardown, copy, worktree_setup, agent_clis, dispatch or repos settings, prepare-wave, prepare-agent, run-wave, run, retry, verify-build and run-gates refuse (SANDBOX_CONFIG_CHANGED, exit 1) until you review the change and accept it here (or revert it). It shows each changed watched key's committed value before (the accepted config) and now (HEAD's), secret-shaped values redacted. Accepting takes HEAD's committed config as it is now (re-running the blocked wave's finalize-wave then needs no --accept-changes); run --check first to review without accepting.\nText by default; --json prints {accepted, blocked, impl?, wave?, accepted_before?, changes?, values?[{key, before?, now?}], message}; with --check {blocked, changes?, values?}.\nExit: 0, 1 (--check: blocked), 2 not a git repository.",
     load: () => import('./commands/accept-config.js'),
   },
   {

@@ -310,6 +310,8 @@ export interface ConfigBlockInEffect {
   record: ConfigBlockRecord;
   repository: RepositoryPaths;
   accepted: ProjectConfig | undefined;
+  /** HEAD's committed root config (undefined: none). */
+  now: ProjectConfig | undefined;
   changes: SecurityConfigChanges;
   keys: string[];
 }
@@ -335,7 +337,7 @@ export async function configBlockInEffect(directory: string): Promise<ConfigBloc
   const changes = securityConfigChanges(accepted, now);
   const keys = changedKeys(changes);
   if (keys.length === 0) return undefined;
-  return { record, repository, accepted, changes, keys };
+  return { record, repository, accepted, now, changes, keys };
 }
 
 /**
