@@ -120,4 +120,46 @@ describe('credential variables (outside attack X3 #22)', () => {
     expect([leaked.V_GOOGLEAPI, leaked.V_SENDGRID, leaked.V_VAULT, leaked.V_PYPI, leaked.V_SHOPIFY, leaked.V_DOPPLER, leaked.V_LINEAR, leaked.V_TWILIO, '-----BEGIN PRIVATE KEY-----'].filter((token) => !inText.test(`const k = "${token!}";\n`))).toEqual([]);
     expect(['const sku = "SKU-1";', 'hvs.short', 'see AIza docs', 'lin_api_x'].filter((text) => inText.test(text))).toEqual([]);
   });
+  it('token VALUES of other shapes (outside attack X14 #4): Google OAuth, DigitalOcean, Stripe webhook, Sentry, Square, age, Azure, webhooks, password text; ordinary values kept', () => {
+    const r = (length: number, alphabet = 'aB3xQ9kLm2Zp7Rt'): string => Array.from({ length }, (_, index) => alphabet[(index * 7) % alphabet.length]).join('');
+    const hex = (length: number): string => r(length, '0123456789abcdef');
+    const leaked: Record<string, string> = {
+      V_YA29: `ya29.a0${r(100)}`,
+      V_DO: `dop_v1_${hex(64)}`,
+      V_WHSEC: `whsec_${r(32)}`,
+      V_SENTRY: `sntrys_${r(60)}`,
+      V_SQUARE: `sq0atp-${r(22)}`,
+      V_SQUARE_SECRET: `sq0csp-${r(43)}`,
+      V_AGE: `AGE-SECRET-KEY-1${r(58, 'QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L')}`,
+      V_AZURE: `DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=${r(86)}==;EndpointSuffix=core.windows.net`,
+      V_AZURE_SB: `Endpoint=sb://x.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey=${r(44)}=`,
+      V_SLACK: `https://hooks.slack.com/services/T0ABCDEFGH/B0ABCDEFGH/${r(24)}`,
+      V_DISCORD: `https://discord.com/api/webhooks/1234567890/${r(68)}`,
+      V_YAMLPW: `password: ${r(16)}`,
+      V_KV: `user=a;password=${r(16)}`,
+      V_NETRC: `machine h login u password ${r(16)}`,
+    };
+    const kept: Record<string, string> = {
+      GITHUB_SHA: hex(40),
+      V_PATH: '/usr/local/bin:/usr/bin:/bin',
+      V_URL: 'https://example.com/api/v1?page=2',
+      V_SLACK_DOCS: 'https://api.slack.com/messaging/webhooks',
+      V_DISCORD_INVITE: 'https://discord.com/invite/abc',
+      V_PW_VAR: 'password=$DB_PASSWORD',
+      V_PW_TEMPLATE: 'password: ${DB_PASSWORD}',
+      V_PW_EMPTY: 'password=',
+      V_TEXT: 'enter your password here',
+      V_FLAGS: '--password-stdin --pass-through',
+      V_YA: 'ya29.short',
+      V_ACCOUNT: 'AccountName=acct;EndpointSuffix=core.windows.net',
+      V_SHA256: hex(64),
+    };
+    const misses = Object.entries(leaked).filter(([name, value]) => !isCredentialVariable(name, value)).map(([name]) => name);
+    const wrongly = Object.entries(kept).filter(([name, value]) => isCredentialVariable(name, value)).map(([name]) => name);
+    expect({ misses, wrongly }).toEqual({ misses: [], wrongly: [] });
+    // the distinctive token shapes are searched for in files too; the in-value ones (password text, webhooks, AccountKey) are not
+    const inText = new RegExp(`(?<![A-Za-z0-9_-])(?:${tokenShapes})(?![A-Za-z0-9_-])`);
+    expect([leaked.V_YA29, leaked.V_DO, leaked.V_WHSEC, leaked.V_SENTRY, leaked.V_SQUARE, leaked.V_AGE].filter((token) => !inText.test(`const k = "${token!}";\n`))).toEqual([]);
+    expect(inText.test('const password = "hunter22";')).toBe(false);
+  });
 });

@@ -93,7 +93,10 @@ export function isCredentialVariable(name: string, value?: string): boolean {
  * searched for in file contents (prepare-wave --commit-baseline). Outside attack X13 #6: a PEM private
  * key header, Google API keys (`AIza…`), SendGrid (`SG.….…`), Vault (`hvs.`/`hvb.`/`hvr.`), PyPI
  * (`pypi-…`), Shopify (`shpat_`/`shpca_`/`shppa_`/`shpss_`), Doppler (`dp.st.…`), Linear
- * (`lin_api_…`) and Twilio API keys (`SK` + 32) reached agent bash under innocuous names.
+ * (`lin_api_…`) and Twilio API keys (`SK` + 32) reached agent bash under innocuous names. Outside
+ * attack X14 #4: Google OAuth access tokens (`ya29.`), DigitalOcean (`dop_v1_`/`doo_v1_`/`dor_v1_`),
+ * Stripe webhook secrets (`whsec_`), Sentry (`sntrys_`/`sntryu_`), Square (`sq0atp-`/`sq0csp-`)
+ * and age secret keys (`AGE-SECRET-KEY-1…`).
  */
 export const tokenShapes = [
   'sk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}',
@@ -114,22 +117,43 @@ export const tokenShapes = [
   'dp\\.(?:st|pt|sa|ct|scim|audit)\\.[A-Za-z0-9_-]{20,}',
   'lin_(?:api|oauth)_[A-Za-z0-9]{32,}',
   'SK[0-9a-z]{32}',
+  'ya29\\.[A-Za-z0-9_-]{30,}',
+  'do[opr]_v1_[a-f0-9]{64}',
+  'whsec_[A-Za-z0-9+/=]{24,}',
+  'sntry[su]_[A-Za-z0-9+/=_-]{40,}',
+  'sq0(?:atp|csp)-[A-Za-z0-9_-]{22,}',
+  'AGE-SECRET-KEY-1[0-9A-Z]{50,}',
 ].join('|');
 /** Values shaped like well-known API tokens, whatever the variable is called (Stripe's `sk_test_`/`rk_test_` keys too: secrets, not searched for in files). */
 const tokenShaped = new RegExp(`^(?:${tokenShapes}|[sr]k_test_[A-Za-z0-9_-]{8,})$`);
 /** A PEM private key anywhere in a value (its header is followed by the key itself). */
 const privateKeyInValue = /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----/;
+/**
+ * Credentials INSIDE a longer value (outside attack X14 #4), searched in values only (too common in
+ * source text to search files for): an Azure connection string's `AccountKey=`/`SharedAccessKey=`,
+ * a Slack or Discord webhook URL (its path is the secret), `password=…`/`password: …`/`pwd=…` text
+ * (a key=value list, YAML, a netrc line `login u password x`) with a non-empty value that is not a
+ * placeholder variable (`password=$PW`, `password: ${DB_PASSWORD}`).
+ */
+const secretInValue = [
+  /(?:^|[;\s])(?:AccountKey|SharedAccessKey|SharedAccessSignature)=[A-Za-z0-9+/=%]{16,}/i,
+  /hooks\.slack\.com\/(?:services|workflows|triggers)\/[A-Za-z0-9_/-]{20,}/,
+  /(?:discord(?:app)?\.com)\/api\/webhooks\/\d+\/[A-Za-z0-9_-]{20,}/,
+  /(?:^|[\s;,&?{"'])(?:password|passwd|pwd|pass)\s*[=:]\s*(?!\$|\*+(?:\s|$)|<|\{\{)[^\s;,&"']{4,}/i,
+  /(?:^|\s)login\s+\S+\s+password\s+\S{4,}/i,
+];
 /** `"key": "literal"` or `"key": {` in a JSON value (`{"password":"…"}`, docker's `{"auths":{…}}`). */
 const jsonKeyWithValue = /"([A-Za-z_][\w.-]*)"\s*:\s*(?:"[^"]+"|\{)/g;
 
 /**
  * True for a variable value that is a credential whatever the variable is called: a URL with a
  * password, a value shaped like a well-known token ({@link tokenShapes}), one holding a PEM private
- * key, or a JSON object with a secret-named key (`password`, `token`, `auth`, `auths`…) set.
+ * key, an Azure account key, a Slack/Discord webhook URL or `password=…` text, or a JSON object with a secret-named key (`password`, `token`, `auth`, `auths`…) set.
  */
 export function isCredentialValue(value: string): boolean {
   const trimmed = value.trim();
   if (urlWithPassword.test(value) || tokenShaped.test(trimmed) || privateKeyInValue.test(value)) return true;
+  if (secretInValue.some((shape) => shape.test(value))) return true;
   if (!/^[[{]/.test(trimmed)) return false;
   for (const match of trimmed.matchAll(jsonKeyWithValue)) {
     const words = nameWords(match[1]!);
