@@ -25,14 +25,15 @@ export async function readSandboxSettings(directory: string): Promise<SandboxSet
     const trusted = await readTrustedConfigText(directory);
     if (trusted.path === undefined) return {};
     const configPath = trusted.path;
-    const block = trusted.repository ? await configBlockInEffect(trusted.repository.toplevel).catch(() => undefined) : undefined;
+    // no catch here: a block check that fails takes the catch below (the defaults, narrowest), never HEAD's settings alone
+    const block = trusted.repository ? await configBlockInEffect(trusted.repository.toplevel) : undefined;
     const accepted: SandboxSettings[] = block ? [configuredSandbox(block.accepted)] : [];
     const pinned = pinsOf(configPath);
     if (pinned.length > 0) return narrowest([...(await Promise.all(pinned.map((commit) => settingsAt(configPath, commit)))), ...accepted]);
     if (trusted.text === undefined) return {};
     return narrowest([configuredSandbox(parseProjectConfig(trusted.text).config), ...accepted]);
   } catch {
-    return {};
+    return {}; // stays: the defaults are the narrowest settings (fail closed: no extra writable/readable path, no network)
   }
 }
 

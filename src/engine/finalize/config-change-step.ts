@@ -56,7 +56,14 @@ export const configChangeStep: StepDefinition<FinalizeContext> = {
       const changes = securityConfigChanges(before, after);
       const keys = changedKeys(changes);
       // A change blocked earlier (another IMPL or wave) and not accepted: this wave's base may already hold it.
-      const earlier = await configBlockInEffect(repo.root).catch(() => undefined);
+      // No catch-to-undefined: a block record or HEAD config that cannot be read is not "no earlier block" (fail closed).
+      let earlier: Awaited<ReturnType<typeof configBlockInEffect>>;
+      try {
+        earlier = await configBlockInEffect(repo.root);
+      } catch (error) {
+        context.block = { reason: `${configChangedCode}: ${where}: the recorded block of an earlier change could not be checked: ${errorText(error)}`, mergeState: 'failed' };
+        return { status: 'failed', detail: context.block.reason };
+      }
       if (earlier !== undefined && keys.length === 0) {
         const what = `${where} at HEAD still changes ${earlier.keys.join('; ')} against the config accepted before ${earlier.record.impl === '?' ? 'an earlier block' : `${earlier.record.impl.split('/').pop()} wave ${earlier.record.wave}`} (blocked, not accepted)`;
         if (context.options.acceptChanges === true) {
