@@ -9,10 +9,13 @@ import { PolywaveError } from '../errors/polywave-error.js';
  * is atomic only within one file system), is fsynced, gets the original mode and is renamed over
  * the file; then the directory is fsynced. Readers see the old or the new text, never a mix.
  *
- * Temp names are `.<name>.<pid>.<12 hex>.tmp`. A process killed between writing and renaming
- * leaves one behind: {@link removeOrphans} deletes them under the file's lock (every locked
- * writer of the file writes its temp files only while holding the lock, so any found then is an
- * orphan), together with the `<name>.lock*` files of the lock of earlier versions.
+ * Temp names are `.<name>.<pid>.<12 hex>.tmp` ({@link tempPathFor}; every atomic writer of the
+ * code base names its temp files so). A process killed between writing and renaming leaves one
+ * behind (e.g. `docs/.CONTEXT.md.<pid>.<hex>.tmp`, an untracked file in the checkout):
+ * {@link removeOrphans} deletes them under the file's lock (every locked writer of the file writes
+ * its temp files only while holding the lock, so any found then is an orphan), together with the
+ * `<name>.lock*` files of the lock of earlier versions, and, from the same listing, the temp files
+ * of other files in that directory whose writer is dead ({@link staleTempNames}).
  */
 
 /** Hooks for crash tests: called at the named points of a write. */
@@ -24,9 +27,37 @@ export interface AtomicWriteHooks {
 const tempPattern = /^\..+\.\d+\.[0-9a-f]{12}\.tmp$/;
 const legacyLockPattern = /^(?:IMPL|PROGRAM)-.+\.(?:ya?ml|md)\.lock(?:\.break)?(?:\.\d+\.[0-9a-f]{12}\.tmp)?$/;
 
-/** The temp file name for `filePath` (same directory). */
+/** The temp file name for `filePath` (same directory): `.<name>.<pid>.<12 hex>.tmp`. */
 export function tempPathFor(filePath: string): string {
   return path.join(path.dirname(filePath), `.${path.basename(filePath)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+}
+
+/** A temp file left this long by a dead writer is removed (an atomic write takes milliseconds). */
+export const staleTempAgeMs = 10_000;
+
+/** Whether process `pid` exists here (EPERM: it exists, owned by someone else). */
+function processAlive(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * The names among `names` (entries of `directory`) that are temp files of an atomic write whose
+ * writer is gone: `.<name>.<pid>.<hex>.tmp` with no process `pid` here and older than
+ * {@link staleTempAgeMs} (never a live writer's, never one just made).
+ */
+export async function staleTempNames(directory: string, names: readonly string[], now = Date.now()): Promise<string[]> {
+  const candidates = names.flatMap((name) => {
+    const match = /^\..+\.(\d+)\.[0-9a-f]{8,12}\.tmp$/.exec(name);
+    return match && !processAlive(Number(match[1])) ? [name] : [];
+  });
+  const old = await Promise.all(candidates.map((name) => stat(path.join(directory, name)).then((info) => now - info.mtimeMs >= staleTempAgeMs, () => false)));
+  return candidates.filter((_, index) => old[index]);
 }
 
 /**
@@ -48,7 +79,8 @@ function escapeRegExp(text: string): string {
 
 /**
  * Removes, beside `filePath`, the temp files of its atomic writes (`.<name>.<pid>.<hex>.tmp`) and
- * the lock files of earlier versions (`<name>.lock`, `<name>.lock.*.tmp`, `<name>.lock.break*`).
+ * the lock files of earlier versions (`<name>.lock`, `<name>.lock.*.tmp`, `<name>.lock.break*`),
+ * and the temp files of other files there whose writer is dead ({@link staleTempNames}).
  * Call only while holding the file's lock. Returns the names removed.
  */
 export async function removeOrphans(filePath: string): Promise<string[]> {
@@ -61,8 +93,11 @@ export async function removeOrphans(filePath: string): Promise<string[]> {
     return [];
   }
   const orphans = names.filter((entry) => ours.test(entry));
-  await Promise.all(orphans.map((entry) => unlink(path.join(path.dirname(filePath), entry)).catch(() => undefined)));
-  return orphans;
+  // A dead writer's temp of another file here (a SIGKILL inside its write): nothing renames it any more.
+  const stale = await staleTempNames(path.dirname(filePath), names.filter((entry) => !ours.test(entry) && entry.endsWith('.tmp')));
+  const removed = [...orphans, ...stale];
+  await Promise.all(removed.map((entry) => unlink(path.join(path.dirname(filePath), entry)).catch(() => undefined)));
+  return removed;
 }
 
 /** The current mode bits of a file, or undefined when it does not exist. */
