@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFile, realpath, rename, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ensureDirectory, gitCommonDirOf } from './lock-location.js';
+import { tempPathFor } from './atomic-file.js';
 
 /**
  * Removal markers: "a cleanup started removing this worktree (branch, tip)". `git worktree
@@ -43,8 +44,10 @@ export async function recordRemoval(worktree: string, what: { branch: string; ti
   if (file === undefined) return;
   await ensureDirectory(path.dirname(file));
   const marker: RemovalMarker = { worktree: await canonical(worktree), branch: what.branch, tip: what.tip, started_at: new Date().toISOString(), pid: process.pid };
-  await writeFile(`${file}.${process.pid}.tmp`, `${JSON.stringify(marker)}\n`);
-  await rename(`${file}.${process.pid}.tmp`, file);
+  // The shared temp name (atomic-file.ts): unique per write, known to the cleanups of dead writers' temps.
+  const temporary = tempPathFor(file);
+  await writeFile(temporary, `${JSON.stringify(marker)}\n`);
+  await rename(temporary, file);
 }
 
 /** Forgets the removal of `worktree` (it is gone, or git refused before deleting anything). */
