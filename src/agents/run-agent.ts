@@ -207,7 +207,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
 
   // X13 #1/#2/#6: an agent in the main checkout (solo, integration, scaffold) may not leave a new
   // repository anywhere in it (`docs/.git`: git status never shows a `.git`): every `.git` there now.
-  const nestedBaseline: NestedRepoBaseline | undefined = isMainCheckout(jail.root) ? await nestedRepoBaseline({ root: jail.root, env: options.env, pruneIgnored: ignoredGuard !== undefined }).catch(() => undefined) : undefined;
+  const nestedBaseline: NestedRepoBaseline | undefined = isMainCheckout(jail.root) ? await nestedRepoBaseline({ root: jail.root, env: options.env, pruneIgnored: ignoredGuard !== undefined }) : undefined; // no catch: never an agent without the baseline (it walks everything when git cannot list ignored dirs)
   const planted: QuarantinedGitlinkRepo[] = [];
 
   const controller = new AbortController();
