@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createGit } from '../git/git-cli.js';
@@ -46,11 +46,18 @@ describe('ensureWorktrees in parallel', () => {
     for (const batch of [false, true]) {
       const repo = await createTestRepo({ files: Object.fromEntries(Array.from({ length: 30 }, (_, index) => [`src/f${index}.ts`, `export const f${index} = ${index};\n`])) });
       const base = await repo.git.headCommit();
+      // X8 #2: every `git worktree add` (the one-shell batch's too) runs with core.fsmonitor=false —
+      // a configured fsmonitor hook (git runs it during the add's checkout) never runs.
+      const marker = repo.sibling('fsmonitor-ran');
+      const hook = repo.sibling('fsmonitor-hook.sh');
+      writeFileSync(hook, `#!/bin/sh\necho ran >> '${marker}'\nexit 1\n`, { mode: 0o755 });
+      await repo.run(['config', 'core.fsmonitor', hook]);
       const targets = Array.from({ length: 10 }, (_, index) => ({ agent: `A${index}`, path: repo.path(`.claude/worktrees/polywave/p/wave1-agent-${String.fromCharCode(65 + index)}`), branch: `polywave/p/wave1-agent-${String.fromCharCode(65 + index)}` }));
       const result = await ensureWorktrees({ git: repo.git, targets, base, concurrency: 8, batch, ...(batch ? { env: repo.env } : {}) });
       expect(result.failures, `batch=${batch}`).toEqual([]);
       expect(result.worktrees.map((item) => item.action)).toEqual(Array(10).fill('created'));
       expect(await verifyWorktrees(repo.git, targets)).toMatchObject({ ok: true, found: 10 });
+      expect(existsSync(marker), `batch=${batch}: the fsmonitor hook ran`).toBe(false);
     }
   });
 });

@@ -3,6 +3,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { GitError } from '../../git/git-error.js';
+import { hardenGitArgs } from '../../git/harden.js';
 
 /**
  * Many `git worktree add <path> <branch>` at once, forked by one small `/bin/sh` instead of one
@@ -27,15 +28,17 @@ export type BatchOutcome = GitError | undefined;
 /** Variables that would point git at another repository (the Git port drops them too). */
 const repositoryLocatingVariables = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_COMMON_DIR', 'GIT_INDEX_FILE', 'GIT_PREFIX', 'GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES', 'GIT_NAMESPACE'];
 
+// $3: the hardening -c pairs of git/harden.ts (X8 #2: `-c core.fsmonitor=false -c submodule.recurse=false`,
+// which the port puts on every git it runs) — constant words without blanks, split on purpose.
 const script = `set -u
-dir=$1; limit=$2; shift 2
+dir=$1; limit=$2; hard=$3; shift 3
 i=0; running=0
 while [ $# -ge 2 ]; do
   wt=$1; br=$2; shift 2
   if [ "$limit" -le 1 ]; then
-    git worktree add --quiet -- "$wt" "$br" >"$dir/$i.out" 2>&1; echo $? >"$dir/$i.rc"
+    git $hard worktree add --quiet -- "$wt" "$br" >"$dir/$i.out" 2>&1; echo $? >"$dir/$i.rc"
   else
-    ( git worktree add --quiet -- "$wt" "$br" >"$dir/$i.out" 2>&1; echo $? >"$dir/$i.rc" ) &
+    ( git $hard worktree add --quiet -- "$wt" "$br" >"$dir/$i.out" 2>&1; echo $? >"$dir/$i.rc" ) &
     running=$((running + 1))
     if [ "$running" -ge "$limit" ]; then wait; running=0; fi
   fi
@@ -60,7 +63,8 @@ export async function addWorktreesBatch(options: {
 
   const directory = await mkdtemp(path.join(os.tmpdir(), 'polywave-wt-'));
   try {
-    const args = ['-c', script, 'sh', directory, String(Math.max(1, options.concurrency)), ...options.items.flatMap((item) => [item.path, item.branch])];
+    const hardening = hardenGitArgs(['worktree']).slice(0, -1).join(' ');
+    const args = ['-c', script, 'sh', directory, String(Math.max(1, options.concurrency)), hardening, ...options.items.flatMap((item) => [item.path, item.branch])];
     const started = await new Promise<boolean>((resolve, reject) => {
       const child = spawn('sh', args, { cwd: options.cwd, env: environment, stdio: 'ignore', ...(options.signal ? { signal: options.signal } : {}) });
       child.on('error', (error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? resolve(false) : reject(error)));
