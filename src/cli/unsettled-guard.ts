@@ -37,26 +37,44 @@ export function onUnsettled(handler: () => boolean): () => void {
 /** Grace on the first drain for a signal on its way (ms). */
 export const unsettledGraceMs = 100;
 
+interface Guard {
+  command: string;
+  stderr: (text: string) => void;
+  exit: (code: number) => void;
+  graced: boolean;
+}
+
+/** The commands running in this process (the resident server runs several at once): one listener for all. */
+const active = new Set<Guard>();
+
+function onBeforeExit(): void {
+  const guards = [...active];
+  if (guards.length === 0) return;
+  if (guards.some((guard) => !guard.graced)) {
+    for (const guard of guards) guard.graced = true;
+    setTimeout(() => undefined, unsettledGraceMs);
+    return;
+  }
+  for (const handler of handlers) if (handler()) return;
+  const guard = guards[0]!;
+  const step = pendingStep === undefined ? '' : ` (last step: ${pendingStep.split('\n')[0]!.trim().slice(0, 200)})`;
+  guard.stderr(`polywave: error[INTERNAL_UNSETTLED]: ${guard.command} stopped unfinished: it was waiting for something nothing left running can finish${step} — an internal error; re-run the command (what it changed is as a kill at that point leaves it)\n`);
+  guard.exit(1);
+}
+
 /**
  * Installs the guard for one command run (`command`: its name, for the message); returns the
  * function that removes it, to be called once the command settled.
  */
 export function guardUnsettled(command: string, io: Pick<CommandIo, 'stderr'>, exit: (code: number) => void = (code) => process.exit(code)): () => void {
-  let graced = false;
-  const onBeforeExit = () => {
-    if (!graced) {
-      graced = true;
-      setTimeout(() => undefined, unsettledGraceMs);
-      return;
-    }
-    for (const handler of handlers) if (handler()) return;
-    const step = pendingStep === undefined ? '' : ` (last step: ${pendingStep.split('\n')[0]!.trim().slice(0, 200)})`;
-    io.stderr(`polywave: error[INTERNAL_UNSETTLED]: ${command} stopped unfinished: it was waiting for something nothing left running can finish${step} — an internal error; re-run the command (what it changed is as a kill at that point leaves it)\n`);
-    exit(1);
-  };
-  process.on('beforeExit', onBeforeExit);
+  const guard: Guard = { command, stderr: io.stderr, exit, graced: false };
+  if (active.size === 0) process.on('beforeExit', onBeforeExit);
+  active.add(guard);
   return () => {
-    process.off('beforeExit', onBeforeExit);
-    pendingStep = undefined;
+    if (!active.delete(guard)) return;
+    if (active.size === 0) {
+      process.off('beforeExit', onBeforeExit);
+      pendingStep = undefined;
+    }
   };
 }
