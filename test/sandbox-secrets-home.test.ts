@@ -53,6 +53,9 @@ const stores = [
   '.ssh/id_rsa',
   '.cargo/credentials.toml',
 ];
+/** Outside attack X14 #2: untracked, ignored files of the main checkout under names the secret list lacked, and a plain one. */
+const x14Files = ['.vault-token', '.s3cfg', '.boto', '.terraformrc', '.htpasswd', 'config/database.yml', 'wp-config.php', 'appsettings.Production.json', 'vpn/client.ovpn', '.secrets', 'env.local', 'notes/todo.txt', '.claude/settings.local.json'];
+const x14Ignored = '/.vault-token\n/.s3cfg\n/.boto\n/.terraformrc\n/.htpasswd\n/config/database.yml\n/wp-config.php\n/appsettings.Production.json\n/vpn/\n/.secrets\n/env.local\n/notes/todo.txt\n/.claude/\nnode_modules/\n/dist/\n/local-data/\n';
 const made: string[] = [];
 
 function plant(file: string, text: string): void {
@@ -67,7 +70,7 @@ afterAll(async () => {
 
 describe.skipIf(!available)('the home is an allow-list; secret files around the checkout are hidden (X10 N1b, N1c)', () => {
   it('agent bash and a gate read no credential store of the home and no .env-like file outside their tree; tools on PATH under the home still run', async () => {
-    const repo = await createTestRepo({ files: { 'src/a.ts': 'export const a = 1;\n', 'pkgs/app/.env.example': 'TRACKED=1\n', '.gitignore': '.env*\n!.env.example\n.dev.vars\nsecrets.yml\n*.tfvars\n*.tfstate*\nkubeconfig.yaml\napplication-secrets.yaml\n' } });
+    const repo = await createTestRepo({ files: { 'src/a.ts': 'export const a = 1;\n', 'pkgs/app/.env.example': 'TRACKED=1\n', '.gitignore': '.env*\n!.env.example\n.dev.vars\nsecrets.yml\n*.tfvars\n*.tfstate*\nkubeconfig.yaml\napplication-secrets.yaml\n' + x14Ignored } });
     // The repository lives in the home: HOME = the directory holding it and its siblings.
     const home = path.dirname(repo.dir);
     for (const store of stores) plant(path.join(home, store), `CANARY-X10-STORE ${store}\n`);
@@ -108,15 +111,22 @@ describe.skipIf(!available)('the home is an allow-list; secret files around the 
     made.push(outside);
     plant(path.join(outside, '.env'), 'CANARY-X10-FILE outside-parent-env\n');
     plant(path.join(outside, 'gcreds.json'), 'CANARY-X10-FILE gcreds\n');
+    // X14 #2: every untracked IGNORED file of the main checkout is hidden (secret names the list lacks, and any other
+    // name), but build/dependency directories and what sandbox.readable names stay readable
+    for (const file of x14Files) plant(path.join(repo.dir, file), `CANARY-X10-FILE ${file}\n`);
+    plant(path.join(repo.dir, 'node_modules/pkg/index.js'), 'BUILD-node_modules-ok\n');
+    plant(path.join(repo.dir, 'dist/app.js'), 'BUILD-dist-ok\n');
+    plant(path.join(repo.dir, 'local-data/fixture.txt'), 'READABLE-back-ok\n');
     // where polywave makes agent worktrees: inside the main checkout, so inside the home too
     const worktree = path.join(repo.dir, '.claude', 'worktrees', 'wave1-agent-A');
     await repo.git.worktreeAdd({ path: worktree, branch: 'a', base: 'HEAD', createBranch: true });
-    const files = [...stores.map((store) => path.join(home, store)), ...['pkgs/app/.env.local', '.dev.vars', '.env', 'secrets.yml'].map((file) => path.join(repo.dir, file)), path.join(home, '.env'), path.join(outside, 'gcreds.json'), ...x13Files.map((file) => path.join(repo.dir, file)), path.join(home, 'terraform.tfvars'), path.join(home, '.local/bin/glab-link'), path.join(home, '.local/bin/storedir/secret.txt'), path.join(home, '.local/share/xtool/versions/1/data.txt'), path.join(home, 'Documents/notes.txt'), path.join(home, 'Documents/dir/secret.txt'), path.join(home, '.local/bin/docdir/secret.txt')];
+    const files = [...stores.map((store) => path.join(home, store)), ...['pkgs/app/.env.local', '.dev.vars', '.env', 'secrets.yml'].map((file) => path.join(repo.dir, file)), path.join(home, '.env'), path.join(outside, 'gcreds.json'), ...x13Files.map((file) => path.join(repo.dir, file)), path.join(home, 'terraform.tfvars'), path.join(home, '.local/bin/glab-link'), path.join(home, '.local/bin/storedir/secret.txt'), path.join(home, '.local/share/xtool/versions/1/data.txt'), path.join(home, 'Documents/notes.txt'), path.join(home, 'Documents/dir/secret.txt'), path.join(home, '.local/bin/docdir/secret.txt'), ...x14Files.map((file) => path.join(repo.dir, file))];
     const probe = [
       `for f in ${files.map((file) => `'${file}'`).join(' ')}; do cat "$f" 2>/dev/null; done`,
       'fakenode; mytool; cargo-x; xtool; docrun',
       `cat '${home}/.nvm/versions/node/v20.0.0/lib/x.js'`,
       `cat '${repo.dir}/pkgs/app/.env.example' | sed 's/^/main-tracked: /'`,
+      `cat '${repo.dir}/node_modules/pkg/index.js' '${repo.dir}/dist/app.js' '${repo.dir}/local-data/fixture.txt' 2>/dev/null`,
       'git status --porcelain >/dev/null && echo GIT-ok',
       'echo w > written.txt && echo WRITE-ok',
     ].join('\n');
@@ -128,11 +138,17 @@ describe.skipIf(!available)('the home is an allow-list; secret files around the 
     made.push(scratch);
     mkdirSync(path.join(scratch, 'home'));
     mkdirSync(path.join(scratch, 'tmp'));
-    const plan = await buildAgentSandboxPlan({ root: worktree, home: path.join(scratch, 'home'), tmp: path.join(scratch, 'tmp'), env, userHome: home });
+    const started = performance.now();
+    const plan = await buildAgentSandboxPlan({ root: worktree, home: path.join(scratch, 'home'), tmp: path.join(scratch, 'tmp'), env, userHome: home, settings: { readable: [path.join(repo.dir, 'local-data')] } });
+    const planMs = performance.now() - started;
     expect(plan.unreadable).toContain(home);
     // the main checkout is bound back child by child around the worktree inside it (which stays writable)
     expect(plan.readable).toEqual(expect.arrayContaining([path.join(repo.dir, '.git'), path.join(repo.dir, 'src'), path.join(home, '.nvm'), path.join(home, '.local/bin'), path.join(home, '.cargo')]));
     expect(plan.readable).not.toContain(repo.dir);
+    // the agent's own worktree lies in the ignored .claude/: hidden around it; the other ignored paths one mount each
+    expect(plan.unreadable).toEqual(expect.arrayContaining([path.join(repo.dir, 'vpn'), path.join(repo.dir, '.claude/settings.local.json')]));
+    for (const open of [worktree, path.join(repo.dir, '.claude'), path.join(repo.dir, 'node_modules'), path.join(repo.dir, 'dist'), path.join(repo.dir, 'local-data')]) expect(plan.unreadable, open).not.toContain(open);
+    expect(planMs).toBeGreaterThan(0);
     const wrapped = await wrapInSandbox(plan, probe, { cwd: worktree, env: { ...env, HOME: path.join(scratch, 'home'), TMPDIR: path.join(scratch, 'tmp') } });
     const agent = await run(wrapped.file, wrapped.args, { cwd: worktree, env: wrapped.env }).then(
       (result) => result.stdout + result.stderr,
@@ -167,7 +183,7 @@ describe.skipIf(!available)('the home is an allow-list; secret files around the 
       ['gate', gate],
     ] as const) {
       expect({ who, read: output.split('\n').filter((line) => line.includes('CANARY-X10')) }).toEqual({ who, read: [] });
-      for (const ok of ['TOOL-nvm-ok', 'TOOL-local-ok', 'TOOL-linked-ok', 'TOOL-docrun-ok', 'TOOL-cargo-ok', 'TOOL-lib-ok', 'main-tracked: TRACKED=1', 'GIT-ok', 'WRITE-ok']) expect(output, `${who}: ${ok}`).toContain(ok);
+      for (const ok of ['BUILD-node_modules-ok', 'BUILD-dist-ok', ...(who === 'agent' ? ['READABLE-back-ok'] : []), 'TOOL-nvm-ok', 'TOOL-local-ok', 'TOOL-linked-ok', 'TOOL-docrun-ok', 'TOOL-cargo-ok', 'TOOL-lib-ok', 'main-tracked: TRACKED=1', 'GIT-ok', 'WRITE-ok']) expect(output, `${who}: ${ok}`).toContain(ok);
     }
   }, 120_000);
 });

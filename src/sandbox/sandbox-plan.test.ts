@@ -2,7 +2,8 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSyn
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { agentSandboxPlan, defaultBuildCaches, gatePlan, homeSecrets, secretFileName } from './sandbox-plan.js';
+import { execFileSync } from 'node:child_process';
+import { agentSandboxPlan, defaultBuildCaches, gatePlan, homeSecrets, ignoredPathsToHide, secretFileName } from './sandbox-plan.js';
 import { scratchParent } from './scratch-dirs.js';
 
 const base = {
@@ -159,11 +160,42 @@ describe('the home as an allow-list (outside attack X10 N1b/N1c)', () => {
     }
   });
 
+  it("the main checkout's ignored paths (outside attack X14 #2): hidden but build directories and sandbox.readable, around the agent's own worktree; real git", () => {
+    const repo = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'polywave-plan-ignored-')));
+    try {
+      const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, stdio: 'ignore' });
+      git('init', '-q');
+      const files: Record<string, string> = {
+        '.gitignore': '/.claude/\n*.log\n/private/\n/db.sqlite\nnode_modules/\ntarget/\n__pycache__/\n/fixtures/\n',
+        'src/a.ts': 'x', 'src/debug.log': 'x', 'private/notes.txt': 'x', 'db.sqlite': 'x', 'pkgs/web/node_modules/x/i.js': 'x', 'target/debug/app': 'x', 'src/__pycache__/a.pyc': 'x', 'fixtures/big.json': 'x',
+        '.claude/settings.local.json': 'x', '.claude/worktrees/wave1-agent-A/a.ts': 'x', '.claude/worktrees/wave1-agent-B/b.ts': 'x',
+      };
+      for (const [file, text] of Object.entries(files)) {
+        mkdirSync(path.dirname(path.join(repo, file)), { recursive: true });
+        writeFileSync(path.join(repo, file), text);
+      }
+      git('add', '.gitignore', 'src/a.ts');
+      const own = path.join(repo, '.claude/worktrees/wave1-agent-A');
+      const hidden = ignoredPathsToHide(repo, [own, path.join(repo, 'fixtures')]);
+      expect(hidden.map((entry) => path.relative(repo, entry)).sort()).toEqual(['.claude/settings.local.json', '.claude/worktrees/wave1-agent-B', 'db.sqlite', 'private', 'src/debug.log']);
+      // through the plan: a relative sandbox.readable entry is the checkout's; the solo agent (root = checkout) hides none of its own
+      const plan = agentSandboxPlan({ root: own, home: path.join(repo, 'h'), tmp: path.join(repo, 't'), gitCommonDir: path.join(repo, '.git'), otherWorktrees: [], userHome: '/nonexistent-home', env: {}, config: { readable: ['fixtures'] } });
+      expect(plan.unreadable).toEqual(expect.arrayContaining([path.join(repo, 'private'), path.join(repo, 'db.sqlite'), path.join(repo, '.claude/settings.local.json')]));
+      for (const open of [own, path.join(repo, 'fixtures'), path.join(repo, 'target'), path.join(repo, '.claude')]) expect(plan.unreadable, open).not.toContain(open);
+      const solo = agentSandboxPlan({ root: repo, home: path.join(repo, 'h'), tmp: path.join(repo, 't'), gitCommonDir: path.join(repo, '.git'), otherWorktrees: [], userHome: '/nonexistent-home', env: {} });
+      expect(solo.unreadable.filter((entry) => entry.startsWith(`${repo}/`))).toEqual([]);
+    } finally {
+      rmSync(repo, { recursive: true, force: true });
+    }
+  });
+
   it('secret file names', () => {
     const secret = ['.env', '.env.local', '.envrc', '.dev.vars', 'secrets.yml', 'secrets.prod.json', 'credentials', 'credentials.json', 'server.pem', 'tls.key', 'id_ed25519', 'service-account.json', '.npmrc', '.pypirc', '.netrc', '.git-credentials',
       // outside attack X13 #5
-      'terraform.tfvars', 'prod.auto.tfvars.json', 'prod.tfstate', 'terraform.tfstate.backup', 'terraform.tfstate.1700000000.backup', 'kubeconfig', 'kubeconfig.yaml', 'kubeconfig-prod', 'application-secrets.yaml', 'app.secrets.json', 'db_credentials.yml', 'Application-Secrets.YML'];
-    const plain = ['credentials.ts', 'secrets.js', 'env.ts', 'keys.go', 'README.md', 'key.txt', 'monkey', 'environment.yml', 'secrets-manager.ts', 'tfvars.md', 'variables.tf', 'main.tf', 'kube.yaml'];
+      'terraform.tfvars', 'prod.auto.tfvars.json', 'prod.tfstate', 'terraform.tfstate.backup', 'terraform.tfstate.1700000000.backup', 'kubeconfig', 'kubeconfig.yaml', 'kubeconfig-prod', 'application-secrets.yaml', 'app.secrets.json', 'db_credentials.yml', 'Application-Secrets.YML',
+      // outside attack X14 #2
+      '.vault-token', '.s3cfg', '.boto', '.terraformrc', '.htpasswd', 'database.yml', 'wp-config.php', 'appsettings.Production.json', 'client.ovpn', '.secrets', '.secrets.toml', 'env.local'];
+    const plain = ['credentials.ts', 'secrets.js', 'env.ts', 'keys.go', 'README.md', 'key.txt', 'monkey', 'environment.yml', 'secrets-manager.ts', 'tfvars.md', 'variables.tf', 'main.tf', 'kube.yaml', 'appsettings.json', 'database.ts', 'env.local.ts.md'];
     expect(secret.filter((name) => !secretFileName.test(name))).toEqual([]);
     expect(plain.filter((name) => secretFileName.test(name))).toEqual([]);
   });

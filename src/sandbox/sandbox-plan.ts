@@ -95,6 +95,11 @@ function expandHome(entry: string, userHome: string): string {
   return path.resolve(entry);
 }
 
+/** `sandbox.readable` as absolute paths: `~/` in the home, a relative entry in the main checkout (it puts an ignored path of the checkout back). */
+function configReadable(config: SandboxSettings | undefined, userHome: string, mainCheckout: string): string[] {
+  return (config?.readable ?? []).map((entry) => (entry === '~' || entry.startsWith('~/') || path.isAbsolute(entry) ? expandHome(entry, userHome) : path.resolve(mainCheckout, entry)));
+}
+
 function unique(paths: Iterable<string>): string[] {
   return [...new Set(paths)];
 }
@@ -326,15 +331,19 @@ export function homeView(input: HomeViewInput): { unreadable: string[]; readable
  * `.dev.vars` (Cloudflare), data files with `secret`/`credential` in their name (`secrets.yml`,
  * `application-secrets.yaml`), keys and certificates (`*.pem`, `*.key`, `*.p12`…), registry and ssh
  * credentials, Terraform variables and state (`*.tfvars`, `*.tfvars.json`, `*.tfstate`,
- * `*.tfstate.backup`) and kubeconfigs (`kubeconfig*`; outside attack X13 #5).
+ * `*.tfstate.backup`) and kubeconfigs (`kubeconfig*`; outside attack X13 #5), and (X14 #2) `.secrets*`,
+ * `env.local`, `.vault-token`, `.s3cfg`, `.boto`, `.terraformrc`, `.htpasswd`, `*.ovpn`,
+ * `database.yml`, `wp-config.php`, `appsettings.*.json`. Only UNTRACKED files are hidden by name (a
+ * tracked one is the project's); every untracked IGNORED file is hidden anyway ({@link ignoredPathsToHide}).
  */
 export const secretFileName =
-  /^(?:\.env(?:\..+)?|\.envrc|\.dev\.vars(?:\..+)?|\.npmrc|\.pypirc|\.netrc|\.git-credentials|\.pgpass|[^/]*(?:secrets?|credentials?)(?:[._-][^/]*)?\.(?:json|ya?ml|toml|ini|env|txt|csv|xml|conf|cfg|properties|enc)|secrets|credentials|.+\.(?:pem|key|p12|pfx|jks|keystore|ppk)|id_(?:rsa|dsa|ecdsa|ed25519)|service[-_]?account[^/]*\.json|.+\.tfvars(?:\.json)?|.+\.tfstate(?:\.[^/]+)?|\.?kubeconfig[^/]*)$/i;
+  /^(?:\.env(?:\..+)?|\.envrc|\.dev\.vars(?:\..+)?|\.npmrc|\.pypirc|\.netrc|\.git-credentials|\.pgpass|[^/]*(?:secrets?|credentials?)(?:[._-][^/]*)?\.(?:json|ya?ml|toml|ini|env|txt|csv|xml|conf|cfg|properties|enc)|secrets|credentials|.+\.(?:pem|key|p12|pfx|jks|keystore|ppk)|id_(?:rsa|dsa|ecdsa|ed25519)|service[-_]?account[^/]*\.json|.+\.tfvars(?:\.json)?|.+\.tfstate(?:\.[^/]+)?|\.?kubeconfig[^/]*|\.secrets(?:\..+)?|env\.local|\.vault-token|\.s3cfg|\.boto|\.terraformrc|\.htpasswd|.+\.ovpn|database\.ya?ml|wp-config\.php|appsettings\..+\.json)$/i;
 
 /** git pathspecs for {@link secretFileName} (globs, case-insensitive, filtered by the expression afterwards). */
 const secretPathspecs = [
   '.env*', '.envrc', '.dev.vars*', '.npmrc', '.pypirc', '.netrc', '.git-credentials', '.pgpass', '*secret*', '*credential*', '*.pem', '*.key', '*.p12', '*.pfx', '*.jks', '*.keystore', '*.ppk', 'id_*', 'service*account*.json',
   '*.tfvars', '*.tfvars.json', '*.tfstate', '*.tfstate.*', 'kubeconfig*', '.kubeconfig*',
+  '.secrets*', 'env.local', '.vault-token', '.s3cfg', '.boto', '.terraformrc', '.htpasswd', '*.ovpn', 'database.yml', 'database.yaml', 'wp-config.php', 'appsettings.*.json',
 ].map((glob) => `:(glob,icase)**/${glob}`);
 /** At most this many files of a checkout are hidden (each is one mount). */
 const secretFileLimit = 400;
@@ -370,6 +379,87 @@ export function untrackedSecretFiles(checkout: string): string[] {
   }
   secretFilesCache.set(key, { at: Date.now(), files });
   return files;
+}
+
+/**
+ * Directory names whose ignored content stays readable to agents and gates outside the main checkout
+ * (build output, dependencies, caches: what a build or a test reads, never a secret by convention):
+ * JavaScript (`node_modules`, `dist`, `build`, `out`, `coverage`, `.next`, `.nuxt`, `.svelte-kit`,
+ * `.turbo`, `.parcel-cache`, `.cache`), Rust/JVM (`target`, `.gradle`), Python (`.venv`, `venv`,
+ * `__pycache__`, `.tox`, `.pytest_cache`, `.mypy_cache`, `.ruff_cache`), Go/PHP/Ruby (`vendor`), Dart
+ * (`.dart_tool`), .NET (`bin`, `obj`). Secret-named files inside them are still hidden
+ * ({@link untrackedSecretFiles}, except under `node_modules`).
+ */
+export const buildDirectoryNames: ReadonlySet<string> = new Set([
+  'node_modules', 'dist', 'build', 'out', 'coverage', '.next', '.nuxt', '.svelte-kit', '.turbo', '.parcel-cache', '.cache',
+  'target', '.gradle', '.venv', 'venv', '__pycache__', '.tox', '.pytest_cache', '.mypy_cache', '.ruff_cache', 'vendor', '.dart_tool', 'bin', 'obj',
+]);
+/** At most this many ignored paths of a checkout are hidden (each is one mount at every sandbox start). */
+const ignoredHideLimit = 300;
+const ignoredCache = new Map<string, { at: number; entries: string[] }>();
+
+/** git's collapsed list of the untracked IGNORED paths of `checkout` (a wholly ignored directory is one entry, with a trailing `/`), remembered for a few seconds. */
+function ignoredEntries(checkout: string): string[] {
+  const cached = ignoredCache.get(checkout);
+  if (cached && Date.now() - cached.at < 10_000) return cached.entries;
+  let entries: string[] = [];
+  try {
+    entries = execFileSync('git', ['-c', 'core.fsmonitor=false', 'ls-files', '--others', '--ignored', '--exclude-standard', '--directory', '-z'], {
+      cwd: checkout,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+      env: { ...process.env, GIT_OPTIONAL_LOCKS: '0' },
+      maxBuffer: 16 * 1024 * 1024,
+      timeout: 20_000,
+    })
+      .split('\0')
+      .filter((entry) => entry !== '');
+  } catch {
+    // not a git checkout (or git failed): none
+  }
+  if (ignoredCache.size > 64) ignoredCache.clear();
+  ignoredCache.set(checkout, { at: Date.now(), entries });
+  return entries;
+}
+
+/**
+ * The untracked IGNORED paths of a main checkout an agent or gate working ELSEWHERE (its worktree, a
+ * throwaway checkout) may not read (outside attack X14 #2: a name list always misses some —
+ * `.vault-token`, `.s3cfg`, `database.yml`, `wp-config.php`, `*.ovpn`…): every entry of git's
+ * collapsed ignored list, except those in a {@link buildDirectoryNames} directory. A path in `keep`
+ * (the sandbox's own root, writable paths, `sandbox.readable`) stays readable: an ignored directory
+ * holding one is hidden child by child around it. Absolute paths, at most {@link ignoredHideLimit}.
+ */
+export function ignoredPathsToHide(checkout: string, keep: readonly string[]): string[] {
+  const key = path.resolve(checkout);
+  const hidden: string[] = [];
+  const around = (absolute: string, depth: number): void => {
+    if (hidden.length >= ignoredHideLimit || keep.some((open) => isInside(absolute, open))) return;
+    if (!keep.some((open) => isInside(open, absolute))) {
+      hidden.push(absolute);
+      return;
+    }
+    if (depth > 12) return;
+    let names: string[];
+    try {
+      names = readdirSync(absolute);
+    } catch {
+      return;
+    }
+    for (const name of names) around(path.join(absolute, name), depth + 1);
+  };
+  const entries = ignoredEntries(key);
+  // git also lists an untracked directory above an ignored one (`pkgs/`, `pkgs/web/` for `pkgs/web/node_modules/`):
+  // not ignored whole — its ignored content has entries of its own
+  const parents = new Set(entries.flatMap((entry) => entry.replace(/\/+$/, '').split('/').slice(0, -1).map((_, index, all) => `${all.slice(0, index + 1).join('/')}/`)));
+  for (const entry of entries) {
+    if (parents.has(entry)) continue;
+    const segments = entry.replace(/\/+$/, '').split('/');
+    const directories = entry.endsWith('/') ? segments : segments.slice(0, -1);
+    if (directories.some((segment) => buildDirectoryNames.has(segment))) continue;
+    around(path.join(key, ...segments), 0);
+  }
+  return hidden;
 }
 
 const dirSecretsCache = new Map<string, { at: number; files: string[] }>();
@@ -441,14 +531,18 @@ function pruneCovered(unreadable: readonly string[], reopened: readonly string[]
   });
 }
 
-/** The secret files around a checkout (see {@link untrackedSecretFiles}, {@link parentSecretFiles}) for a sandbox whose own directory is `own`. */
-function secretFilesAround(mainCheckout: string | undefined, own: string, view: { unreadable: string[]; readable: string[] }): string[] {
+/**
+ * The secret files around a checkout (see {@link untrackedSecretFiles}, {@link parentSecretFiles}) for a
+ * sandbox whose own directory is `own`, and the main checkout's ignored paths ({@link ignoredPathsToHide})
+ * when `own` is elsewhere — except `keep` (writable paths, `sandbox.readable`) and what holds them.
+ */
+function secretFilesAround(mainCheckout: string | undefined, own: string, view: { unreadable: string[]; readable: string[] }, keep: readonly string[] = []): string[] {
   const hiddenHome = view.unreadable[0];
   // a directory inside the hidden home and outside every carve-out shows nothing anyway
   const shown = (dir: string): boolean => hiddenHome === undefined || !isInside(dir, hiddenHome) || view.readable.some((open) => isInside(dir, open));
   const parents = (dir: string): string[] => parentSecretFiles(dir, (parent) => !shown(parent));
   const files = parents(own);
-  if (mainCheckout !== undefined && mainCheckout !== own) files.push(...untrackedSecretFiles(mainCheckout), ...parents(mainCheckout));
+  if (mainCheckout !== undefined && mainCheckout !== own) files.push(...untrackedSecretFiles(mainCheckout), ...ignoredPathsToHide(mainCheckout, [own, ...keep]), ...parents(mainCheckout));
   return unique(files).filter((file) => !isInside(file, own));
 }
 
@@ -531,7 +625,7 @@ export function agentSandboxPlan(input: AgentSandboxPlanInput): SandboxPlan {
     ...view.unreadable,
     ...homeSecrets.map((entry) => path.join(userHome, entry)),
     ...envFiles,
-    ...secretFilesAround(mainCheckout, root, view),
+    ...secretFilesAround(mainCheckout, root, view, [...writable, gitCommonDir, ...configReadable(input.config, userHome, mainCheckout)]),
     // the orchestrator's own environment too: a gate's or tool's is already stripped of the variable (X10: verify-build read GOOGLE_APPLICATION_CREDENTIALS' file)
     ...credentialPathsOf({ ...process.env, ...env }, [...writable, root, mainCheckout, gitCommonDir, ...view.readable]),
     ...scratchDenials(input.scratchDirs ?? foreignScratchDirs(input.env), root),
@@ -620,7 +714,7 @@ export function gatePlan(input: GatePlanInput): SandboxPlan {
   const unreadable = unique([
     ...view.unreadable,
     ...homeSecrets.map((entry) => path.join(userHome, entry)),
-    ...secretFilesAround(mainCheckout, directory, view),
+    ...secretFilesAround(mainCheckout, directory, view, [...writable, ...(gitCommonDir !== undefined ? [gitCommonDir] : []), ...(mainCheckout !== undefined ? configReadable(input.config, userHome, mainCheckout) : [])]),
     ...credentialPathsOf({ ...process.env, ...env }, [...writable, ...(gitCommonDir !== undefined ? [gitCommonDir] : []), ...(mainCheckout !== undefined ? [mainCheckout] : []), ...view.readable]),
     ...(input.directoryIsScratch === true ? (input.scratchDirs ?? foreignScratchDirs(input.env)).map((entry) => path.resolve(entry)) : scratchDenials(input.scratchDirs ?? foreignScratchDirs(input.env), directory)),
     ...residentSocketDirs(),
