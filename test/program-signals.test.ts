@@ -91,3 +91,33 @@ describe('a command whose step can no longer settle never ends with a silent exi
     expect(interrupted.stderr).toBe('program: interrupted\n  Next: re-run to resume.\n');
   });
 });
+
+describe('the sandbox host keeps this process alive while a request waits', () => {
+  it('a host killed mid-request (as by a SIGTERM to the group) rejects the request, without the guard', async () => {
+    // (The drain itself is a race this shape does not hit reliably — it passed 4 of 4 with the process handle
+    // unreferenced too; the handle's ref while a request waits closes the window P4 traced in the tier gate.)
+    const dir = makeTempDir('sandbox-host-dies-');
+    const file = path.join(dir, 'host-dies.mjs');
+    const managerUrl = pathToFileURL(path.join(repoRoot, 'dist', 'sandbox', 'sandbox-manager.js')).href;
+    writeFileSync(
+      file,
+      `
+import { readFileSync } from 'node:fs';
+const { wrapInHost } = await import(${JSON.stringify(managerUrl)});
+const pending = wrapInHost({ command: 'true', config: { writable: [], readable: [], hidden: [] }, cwd: process.cwd(), commandId: 'probe', hosts: [] });
+// The host is this process's only child: kill it before it can answer.
+const children = readFileSync('/proc/' + process.pid + '/task/' + process.pid + '/children', 'utf8').trim().split(/\\s+/).filter(Boolean);
+for (const pid of children) process.kill(Number(pid), 'SIGKILL');
+try {
+  await pending;
+  process.stdout.write('answered\\n');
+} catch (error) {
+  process.stdout.write('rejected: ' + String(error.message).split(':')[0] + '\\n');
+}
+`,
+    );
+    const result = await runScript(file, []);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toBe('rejected: the sandbox host ended\n');
+  });
+});

@@ -42,6 +42,13 @@ let host: Host | undefined;
 let generation = 0;
 
 function setReferenced(current: Host, referenced: boolean): void {
+  // The process handle too, not only its pipes: a host killed with this process group (SIGTERM to
+  // the group) closes its pipes first, and with them unreferenced and the handle too, the event loop
+  // could empty before the host's exit was seen — a waiting request then never settled and Node
+  // exited 13 without a word (issue 12, helper P4). Referenced while a request waits, its exit is
+  // always seen and `gone` rejects the request.
+  if (referenced) current.child.ref();
+  else current.child.unref();
   for (const stream of [current.child.stdout, current.child.stdin, current.child.stderr] as unknown as Socket[]) {
     if (referenced) stream.ref?.();
     else stream.unref?.();
