@@ -25,6 +25,7 @@ import type { Jail, JailPolicy } from './jail/types.js';
 import { createJournalRecorder } from './journal-recorder.js';
 import { resolveModelSpec } from './model-spec.js';
 import { buildAgentSandboxPlan } from './sandbox/agent-sandbox.js';
+import { leftoverReason, quarantineSoloLeftovers, soloLeftoverBaseline, soloLeftoverCode, withLeftovers, type SoloLeftover, type SoloLeftoverBaseline } from '../git/solo-quarantine.js';
 import { guardIgnoredPaths, ignoredQuarantineCode, type IgnoredGuard, type QuarantinedPath } from './sandbox/ignored-paths.js';
 import { configFilesOf, type SandboxPlan, type SandboxSettings } from '../sandbox/sandbox-plan.js';
 import { sandboxStatus, type SandboxStatus } from '../sandbox/sandbox-status.js';
@@ -209,6 +210,9 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
   // repository anywhere in it (`docs/.git`: git status never shows a `.git`): every `.git` there now.
   const nestedBaseline: NestedRepoBaseline | undefined = isMainCheckout(jail.root) ? await nestedRepoBaseline({ root: jail.root, env: options.env, pruneIgnored: ignoredGuard !== undefined }) : undefined; // no catch: never an agent without the baseline (it walks everything when git cannot list ignored dirs)
   const planted: QuarantinedGitlinkRepo[] = [];
+  // X14 #3/#5: a directory git takes for a git dir without any `.git` (HEAD + objects/ + refs/), and what the stop audit refuses, are moved out after it (git/solo-quarantine.ts).
+  const leftoverBaseline: SoloLeftoverBaseline | undefined = isMainCheckout(jail.root) ? await soloLeftoverBaseline(jail.root, { ...(nestedBaseline ? { pruned: nestedBaseline.pruned } : {}), env: options.env }).catch(() => undefined) : undefined;
+  const leftovers: SoloLeftover[] = [];
 
   const controller = new AbortController();
   let timedOut = false;
@@ -300,13 +304,21 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
       }
       planted.push(...moved);
     }
+    if (leftoverBaseline) {
+      const left = await quarantineSoloLeftovers({ root: jail.root, jail, before: leftoverBaseline, agentId: options.agentId, ...(options.baseCommit ? { baseCommit: options.baseCommit } : {}), env: options.env }).catch((error: unknown): SoloLeftover[] => [{ path: '.', why: 'git-dir', error: error instanceof Error ? error.message : String(error) }]);
+      for (const entry of left) {
+        denied.push({ ts: new Date().toISOString(), attempt: options.attempt ?? 1, tool: 'sandbox', code: soloLeftoverCode, reason: leftoverReason(entry), target: entry.path });
+        forward({ type: 'agent-log', level: 'warn', message: `${soloLeftoverCode}: ${leftoverReason(entry)}` });
+      }
+      leftovers.push(...left);
+    }
     if (options.journal) await appendDenials(options.journal.dir, denied.map((record) => ({ ...record, ...(record.target ? { target: repoRelative(record.target, jail.root) } : {}) }))).catch(() => undefined);
     if (!options.keepScratch) await rm(scratchDir, { recursive: true, force: true }).catch(() => undefined);
   }
   if (timedOut && outcome.status !== 'finished') outcome = { ...outcome, status: 'timeout', failure: { kind: 'transient', message: `wall-clock limit of ${Math.round(limits.timeoutMs / 1000)} s reached` } };
   outcome = { ...outcome, durationMs: Math.round(performance.now() - started) };
   // A planted repository fails the agent's stop audit (E42, like an unowned change) though it was moved out.
-  const audited = planted.length === 0 ? jail : withPlantedRepos(jail, planted);
+  const audited = withLeftovers(planted.length === 0 ? jail : withPlantedRepos(jail, planted), leftovers);
   return { outcome, spec, jail: audited, ...(sandbox ? { sandbox } : {}) };
 }
 

@@ -1,0 +1,282 @@
+/**
+ * What an agent working IN the main checkout (solo, integration, scaffold) may not leave there
+ * (issue 11, outside attack X14 #3/#5, helper S10). nested-repos.ts moves out a new `.git`; two
+ * leftovers got past it:
+ *
+ * - **An implicit git directory.** A directory holding `HEAD`, `objects/` and `refs/` IS a git dir to
+ *   git's discovery (no `.git` needed; `safe.bareRepository` is `all` by default). `docs/IMPL` made one
+ *   with `core.worktree=../..`: the user's own `git status` there ran its fsmonitor and clean filter
+ *   outside any sandbox. Every directory git would take for a git dir (HEAD + objects/ + refs/, or
+ *   HEAD + commondir) that was not one at the agent's start is made harmless when it stops — whether
+ *   or not the wave is refused otherwise: a directory without tracked files is moved out whole, else
+ *   its untracked git-dir entries (`HEAD`, `objects`, `refs`, `commondir`, `config`…).
+ * - **What the stop audit refuses stays.** Untracked unowned files the audit flags (I1) block the
+ *   wave but stayed in the checkout (those there before the agent started are the user's: left), and an owned file turned into a link into `.git` (or out of the
+ *   checkout) stayed where the user's editor would write through it. Both are moved out; an owned
+ *   file that was tracked is written back from its committed version.
+ *
+ * Everything moved goes to `<git dir>/polywave/quarantine/<agent>-<time>-leftover/<path>` (nothing is
+ * deleted), is returned for the agent's denials, and keeps the stop refused ({@link withLeftovers}).
+ */
+import { execFile } from 'node:child_process';
+import { lstatSync, readdirSync, realpathSync, type Dirent } from 'node:fs';
+import { chmod, mkdir, rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { runGit } from './run-git.js';
+
+/** What this module needs of an agent's jail (agents/jail/types.ts Jail): its stop audit. */
+export interface AuditedJail {
+  audit(options?: { baseCommit?: string }): Promise<{ ok: boolean; violations: Array<{ code: string; reason: string; path?: string }>; changedFiles: string[]; uncommittedFiles: string[] }>;
+}
+
+/** The denial code of a leftover moved out of the main checkout after its agent. */
+export const soloLeftoverCode = 'SANDBOX_SOLO_LEFTOVER_QUARANTINED';
+
+/** The directories git would take for a git dir when the agent started (relative, `/`-separated). */
+export interface SoloLeftoverBaseline {
+  gitDirs: ReadonlySet<string>;
+  /** Directories not walked (ignored ones the ignored-path guard watches). */
+  pruned: ReadonlySet<string>;
+  /** Untracked, not ignored paths already there (git's collapsed list, no trailing `/`): the user's, never moved. */
+  untracked: ReadonlySet<string>;
+}
+
+/** One leftover: moved (`movedTo`), or not (`error`); `restored` when an owned tracked file was written back. */
+export interface SoloLeftover {
+  path: string;
+  why: 'git-dir' | 'unowned' | 'link';
+  movedTo?: string;
+  restored?: boolean;
+  error?: string;
+}
+
+/** Entries of a directory that make it a git dir (git's is_git_directory: HEAD + objects/ + refs/, or HEAD + commondir). */
+const gitDirEntries = ['HEAD', 'objects', 'refs', 'commondir', 'config', 'hooks', 'info', 'packed-refs', 'index', 'gitdir'];
+
+function kind(dirents: readonly Dirent[], name: string): 'file' | 'dir' | 'link' | undefined {
+  const entry = dirents.find((dirent) => dirent.name === name);
+  if (!entry) return undefined;
+  return entry.isSymbolicLink() ? 'link' : entry.isDirectory() ? 'dir' : 'file';
+}
+
+/** True when git's discovery would take a directory with these entries for a git dir (a link counts: git follows it). */
+function looksLikeGitDir(dirents: readonly Dirent[]): boolean {
+  const head = kind(dirents, 'HEAD');
+  if (head === undefined || head === 'dir') return false;
+  const objects = kind(dirents, 'objects');
+  const refs = kind(dirents, 'refs');
+  return (objects !== undefined && objects !== 'file' && refs !== undefined && refs !== 'file') || kind(dirents, 'commondir') !== undefined;
+}
+
+/**
+ * Every directory below `root` (not `root` itself: git looks for `root/.git` first) git would take
+ * for a git dir, by a walk that skips `.git` directories and `prune`d ones. An unreadable directory
+ * is `<dir>/` (a new one is reported: what it holds could not be looked at).
+ */
+export function implicitGitDirs(root: string, prune: ReadonlySet<string> = new Set()): Set<string> {
+  const found = new Set<string>();
+  const stack = [''];
+  while (stack.length > 0) {
+    const relative = stack.pop()!;
+    let dirents: Dirent[];
+    try {
+      dirents = readdirSync(relative === '' ? root : path.join(root, relative), { withFileTypes: true });
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') found.add(relative === '' ? './' : `${relative}/`);
+      continue;
+    }
+    if (relative !== '' && looksLikeGitDir(dirents)) found.add(relative);
+    for (const dirent of dirents) {
+      const child = relative === '' ? dirent.name : `${relative}/${dirent.name}`;
+      if (dirent.isDirectory() && dirent.name !== '.git' && !prune.has(child)) stack.push(child);
+    }
+  }
+  return found;
+}
+
+/**
+ * The baseline at the agent's launch; `pruned`: the ignored directories nested-repos' baseline does not
+ * walk either. Throws when git cannot list the untracked paths (the caller then runs no quarantine of
+ * untracked paths rather than move the user's own files).
+ */
+export async function soloLeftoverBaseline(root: string, options: { pruned?: ReadonlySet<string>; env?: Readonly<Record<string, string | undefined>> } = {}): Promise<SoloLeftoverBaseline> {
+  const pruned = options.pruned ?? new Set<string>();
+  const listing = await runGit(['ls-files', '-z', '--others', '--exclude-standard', '--directory', '--no-empty-directory'], { cwd: root, env: { ...process.env, ...options.env, GIT_OPTIONAL_LOCKS: '0' } });
+  const untracked = new Set(listing.split('\0').filter(Boolean).map((entry) => entry.replace(/\/+$/, '')));
+  return { gitDirs: implicitGitDirs(root, pruned), pruned, untracked };
+}
+
+/** `entry` is (or lies in) an untracked path of the baseline. */
+function wasThere(before: SoloLeftoverBaseline, entry: string): boolean {
+  for (let current = entry; current !== '.' && current !== ''; current = path.posix.dirname(current)) if (before.untracked.has(current)) return true;
+  return false;
+}
+
+/** Of `paths` (relative), those git tracks a file at or below (one `git ls-files`, literal pathspecs). */
+async function trackedAmong(root: string, paths: readonly string[], env: Readonly<Record<string, string | undefined>>): Promise<Set<string>> {
+  if (paths.length === 0) return new Set();
+  const listing = await runGit(['--literal-pathspecs', 'ls-files', '-z', '--', ...paths], { cwd: root, env: { ...process.env, ...env, GIT_OPTIONAL_LOCKS: '0' } });
+  const files = listing.split('\0').filter(Boolean);
+  return new Set(paths.filter((entry) => files.some((file) => file === entry || file.startsWith(`${entry}/`))));
+}
+
+/** The link at `absolute` leads into the git dir or out of `root` (or nowhere it can be resolved). */
+function dangerousLink(absolute: string, root: string): boolean {
+  try {
+    if (!lstatSync(absolute).isSymbolicLink()) return false;
+  } catch {
+    return false;
+  }
+  const realRoot = realpathSync(root);
+  let target: string;
+  try {
+    target = realpathSync(absolute);
+  } catch {
+    return true; // dangling: it may be made to point anywhere later
+  }
+  const relative = path.relative(realRoot, target);
+  return relative === '' || relative.startsWith('..') || path.isAbsolute(relative) || relative.split(path.sep)[0] === '.git';
+}
+
+/** `<commit>:<file>` as a regular file (mode and content), or undefined (absent, a link, a gitlink). */
+async function committedFile(root: string, commit: string, file: string, env: Readonly<Record<string, string | undefined>>): Promise<{ mode: number; content: Buffer } | undefined> {
+  const genv = { ...process.env, ...env, GIT_OPTIONAL_LOCKS: '0' };
+  const tree = await runGit(['ls-tree', '-z', commit, '--', file], { cwd: root, env: genv }).catch(() => '');
+  const match = /^(100644|100755) blob ([0-9a-f]+)\t/.exec(tree);
+  if (!match) return undefined;
+  const content = await new Promise<Buffer>((resolve, reject) => {
+    execFile('git', ['cat-file', 'blob', match[2]!], { cwd: root, env: genv, encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 }, (error, stdout) => (error ? reject(error) : resolve(stdout)));
+  });
+  return { mode: match[1] === '100755' ? 0o755 : 0o644, content };
+}
+
+/**
+ * After an agent in the main checkout (its processes gone): moves out every new implicit git dir,
+ * every untracked path the stop audit flags (I1) and every changed path that is a link into `.git` or
+ * out of the checkout; an owned tracked file moved out is written back from HEAD (else the base).
+ */
+export async function quarantineSoloLeftovers(options: {
+  root: string;
+  jail: AuditedJail;
+  before: SoloLeftoverBaseline;
+  agentId: string;
+  baseCommit?: string;
+  env?: Readonly<Record<string, string | undefined>>;
+  now?: Date;
+}): Promise<SoloLeftover[]> {
+  const { root } = options;
+  const env = options.env ?? {};
+  const gitDir = path.join(root, '.git');
+  const stamp = (options.now ?? new Date()).toISOString().replace(/[:.]/g, '-');
+  const target = path.join(gitDir, 'polywave', 'quarantine', `${options.agentId.replace(/[^A-Za-z0-9_-]/g, '_')}-${stamp}-leftover`);
+  const results: SoloLeftover[] = [];
+  const moved = new Set<string>();
+  const move = async (entry: string, why: SoloLeftover['why']): Promise<SoloLeftover> => {
+    const from = path.join(root, entry);
+    const to = path.join(target, entry);
+    try {
+      await mkdir(path.dirname(to), { recursive: true });
+      await rename(from, to);
+      moved.add(entry);
+      return { path: entry, why, movedTo: to };
+    } catch (error) {
+      return { path: entry, why, error: error instanceof Error ? error.message : String(error) };
+    }
+  };
+
+  // 1. New implicit git dirs, whatever else the stop decides.
+  const fresh = [...implicitGitDirs(root, options.before.pruned)].filter((entry) => !options.before.gitDirs.has(entry)).sort();
+  for (const entry of fresh) {
+    if (entry.endsWith('/')) {
+      results.push({ path: entry, why: 'git-dir', error: 'the directory cannot be read, so a git directory in it could not be looked for' });
+      continue;
+    }
+    if ((await trackedAmong(root, [entry], env)).size === 0) {
+      results.push(await move(entry, 'git-dir'));
+      continue;
+    }
+    // It holds the project's files (docs/IMPL): only its untracked git-dir entries go.
+    const present = gitDirEntries.filter((name) => {
+      try {
+        lstatSync(path.join(root, entry, name));
+        return true;
+      } catch {
+        return false;
+      }
+    });
+    const tracked = await trackedAmong(root, present.map((name) => `${entry}/${name}`), env);
+    for (const name of present) if (!tracked.has(`${entry}/${name}`)) results.push(await move(`${entry}/${name}`, 'git-dir'));
+    try {
+      if (looksLikeGitDir(readdirSync(path.join(root, entry), { withFileTypes: true }))) results.push({ path: entry, why: 'git-dir', error: 'still a git directory: its HEAD, objects or refs are tracked files' });
+    } catch {
+      // gone: nothing left to look at
+    }
+  }
+
+  // 2. What the stop audit refuses: untracked unowned paths, and links into .git / out of the checkout.
+  const audit = await options.jail.audit(options.baseCommit ? { baseCommit: options.baseCommit } : {});
+  const flagged = [...new Set(audit.violations.filter((violation) => violation.code === 'JAIL_UNOWNED_CHANGE' && violation.path).map((violation) => violation.path!.replace(/\/+$/, '')))];
+  const exists = (entry: string): boolean => {
+    try {
+      lstatSync(path.join(root, entry));
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const within = (entry: string): boolean => [...moved].some((done) => entry === done || entry.startsWith(`${done}/`));
+  const candidates = flagged.filter((entry) => exists(entry) && !within(entry) && !wasThere(options.before, entry));
+  const tracked = await trackedAmong(root, candidates, env);
+  for (const entry of candidates) if (!tracked.has(entry)) results.push(await move(entry, 'unowned'));
+  const links = [...new Set([...audit.changedFiles, ...audit.uncommittedFiles].map((entry) => entry.replace(/\/+$/, '')))].filter((entry) => !within(entry) && !wasThere(options.before, entry) && dangerousLink(path.join(root, entry), root));
+  for (const entry of links) {
+    const result = await move(entry, 'link');
+    if (result.movedTo) {
+      // An owned file the project tracks: written back as committed (HEAD, else the wave's base).
+      for (const commit of ['HEAD', ...(options.baseCommit ? [options.baseCommit] : [])]) {
+        const committed = await committedFile(root, commit, entry, env);
+        if (!committed) continue;
+        try {
+          await writeFile(path.join(root, entry), committed.content, { flag: 'wx' });
+          await chmod(path.join(root, entry), committed.mode);
+          result.restored = true;
+        } catch {
+          // something is there again, or the directory is gone: left as it is
+        }
+        break;
+      }
+    }
+    results.push(result);
+  }
+  return results;
+}
+
+/** The reason line of a leftover for the agent's denials and log. */
+export function leftoverReason(entry: SoloLeftover): string {
+  const what =
+    entry.why === 'git-dir'
+      ? `"${entry.path}" makes a directory git takes for a repository (HEAD, objects/, refs/: the user's git there would run what its config names)`
+      : entry.why === 'link'
+        ? `"${entry.path}" is a link into .git or out of the checkout (an editor saving it writes there)`
+        : `"${entry.path}" is an untracked path the agent does not own (I1)`;
+  const outcome = entry.movedTo ? `moved to ${entry.movedTo}${entry.restored ? ' (the committed file written back)' : ''}` : `could not be moved out: ${entry.error ?? 'unknown error'}`;
+  return `${what}, left in the main checkout by the agent: ${outcome} (${soloLeftoverCode})`;
+}
+
+/** `jail` whose audit also refuses each leftover moved out (the stop stays refused though the checkout is clean now). */
+export function withLeftovers<J extends AuditedJail>(jail: J, leftovers: readonly SoloLeftover[]): J {
+  if (leftovers.length === 0) return jail;
+  return Object.freeze<J>({
+    ...jail,
+    async audit(auditOptions?: { baseCommit?: string }) {
+      const audit = await jail.audit(auditOptions);
+      const known = new Set(audit.violations.map((violation) => violation.path));
+      const violations = [
+        ...audit.violations,
+        ...leftovers.filter((entry) => !known.has(entry.path)).map((entry) => ({ code: entry.why === 'unowned' ? 'JAIL_UNOWNED_CHANGE' : 'JAIL_GIT_INTERNALS', path: entry.path, reason: leftoverReason(entry) })),
+      ];
+      return { ...audit, ok: false, violations };
+    },
+  });
+}

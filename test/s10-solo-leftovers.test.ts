@@ -1,0 +1,94 @@
+/**
+ * REGRESSION (issue 11, outside attack X14 #3/#5, helper S10): a solo agent (in the main checkout)
+ * made `docs/IMPL` ITSELF a git directory (HEAD, config, objects/, refs/ — no `.git` anywhere, so the
+ * nested-`.git` quarantine saw nothing): the user's own `git status` in docs/IMPL then ran its
+ * fsmonitor outside any sandbox. It also left an unowned script and turned its owned file into a link
+ * into `.git/hooks` — refused by the stop audit, but left in the checkout for the user to run or save.
+ * Now all of it is moved to `.git/polywave/quarantine/<agent>-<time>-leftover/` when the agent stops
+ * (the plan's own files in docs/IMPL stay), recorded as denials, and the wave stays refused; the
+ * user's own untracked file is not touched.
+ */
+import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runGit } from '../src/git/run-git.js';
+import { sandboxStatus } from '../src/sandbox/index.js';
+import { runCliInProcess } from './support/cli-in-process.js';
+import { soloEscapeRepo } from './support/solo-escape.js';
+
+const available = (await sandboxStatus()).available;
+
+/** What the agent runs (with `sh`): docs/IMPL becomes a git dir whose fsmonitor writes a marker; an unowned script; its own file a link into .git. */
+const plant = (marker: string): string =>
+  [
+    'set -e',
+    'T=$(mktemp -d) && git init -q "$T" && cp -r "$T/.git/HEAD" "$T/.git/objects" "$T/.git/refs" docs/IMPL/',
+    `printf '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n\\tworktree = ../..\\n\\tfsmonitor = "echo PWNED >> ${marker}"\\n' > docs/IMPL/config`,
+    'mkdir -p tools && echo "echo PWNED" > tools/run.sh',
+    'ln -sf ../.git/hooks/pre-commit src/a.ts',
+    'echo planted',
+    '',
+  ].join('\n');
+
+describe('leftovers of an agent in the main checkout (X14 #3/#5)', () => {
+  it.skipIf(!available)('an implicit git dir, an unowned file and a link into .git are moved out; the wave is refused; the user\'s files stay', async () => {
+    const { repo, home } = await soloEscapeRepo();
+    const marker = path.join(home, 'fsmonitor-ran');
+    // (a solo wave needs a clean checkout: the user's own file is an ignored one)
+    writeFileSync(repo.path('.git/info/exclude'), 'mine.txt\n');
+    writeFileSync(repo.path('mine.txt'), 'the user\'s own untracked file\n');
+    const steps = [
+      { write: { path: 'src/a.ts', content: plant(marker) } },
+      { bash: 'sh src/a.ts' },
+      { report: { status: 'complete', verification: 'PASS', notes: 'done' } },
+    ];
+    const scriptPath = path.join(realpathSync(mkdtempSync(path.join(os.tmpdir(), 'pw-s10-'))), 'script.json');
+    writeFileSync(scriptPath, JSON.stringify({ version: 1, agents: { A: { steps } } }));
+    const env: Record<string, string> = { ...(repo.env as Record<string, string>), HOME: home };
+    const impl = repo.path('docs/IMPL/IMPL-solo.yaml');
+    const wave = await runCliInProcess(['run-wave', impl, '--wave', '1', '--model', `script:${scriptPath}`, '--skip-critic', '--timeout', '120'], { cwd: repo.dir, env });
+    expect(wave.code, wave.stdout + wave.stderr).toBe(1);
+    expect(wave.stdout + wave.stderr).toContain('BLOCKED');
+
+    // Out of the checkout: the git-dir entries, the script, the link; the plan stays, and so does the user's file.
+    for (const gone of ['docs/IMPL/HEAD', 'docs/IMPL/objects', 'docs/IMPL/refs', 'docs/IMPL/config', 'tools/run.sh', 'src/a.ts']) expect(existsSync(repo.path(gone)) || isLink(repo.path(gone)), gone).toBe(false);
+    expect(existsSync(impl)).toBe(true);
+    expect(readFileSync(repo.path('mine.txt'), 'utf8')).toContain('own untracked');
+    // nothing left but the manifest the orchestrator updates
+    expect((await runGit(['status', '--porcelain'], { cwd: repo.dir, env: repo.env })).split('\n').filter((line) => line !== '' && !line.endsWith('docs/IMPL/IMPL-solo.yaml'))).toEqual([]);
+    // git from docs/IMPL finds the real repository again, and runs nothing of the agent's
+    expect(path.resolve(repo.path('docs/IMPL'), (await runGit(['rev-parse', '--git-dir'], { cwd: repo.path('docs/IMPL'), env: repo.env })).trim())).toBe(realpathSync(repo.path('.git')));
+    await runGit(['status', '--porcelain'], { cwd: repo.path('docs/IMPL'), env: repo.env });
+    expect(existsSync(marker)).toBe(false);
+
+    // Kept in the quarantine, recorded as denials.
+    const quarantine = repo.path('.git/polywave/quarantine');
+    const batch = readdirSync(quarantine).find((name) => name.endsWith('-leftover'));
+    expect(batch).toBeDefined();
+    for (const kept of ['docs/IMPL/HEAD', 'docs/IMPL/config', 'tools/run.sh']) expect(existsSync(path.join(quarantine, batch!, kept)), kept).toBe(true);
+    expect(isLink(path.join(quarantine, batch!, 'src/a.ts'))).toBe(true);
+    const denials = readFileSync(findFile(repo.path('.polywave-state'), 'denials.jsonl')!, 'utf8');
+    const targets = denials.trim().split('\n').map((line) => JSON.parse(line) as { code: string; target?: string }).filter((record) => record.code === 'SANDBOX_SOLO_LEFTOVER_QUARANTINED').map((record) => record.target);
+    expect(new Set(targets)).toEqual(new Set(['docs/IMPL/HEAD', 'docs/IMPL/objects', 'docs/IMPL/refs', 'docs/IMPL/config', 'tools/run.sh', 'src/a.ts']));
+  }, 240_000);
+});
+
+function isLink(file: string): boolean {
+  try {
+    return lstatSync(file).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+function findFile(dir: string, name: string): string | undefined {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) {
+      const found = findFile(full, name);
+      if (found) return found;
+    } else if (entry.name === name) return full;
+  }
+  return undefined;
+}
