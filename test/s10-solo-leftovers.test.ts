@@ -8,13 +8,16 @@
  * (the plan's own files in docs/IMPL stay), recorded as denials, and the wave stays refused; the
  * user's own untracked file is not touched.
  */
-import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { createJail } from '../src/agents/jail/jail.js';
 import { runGit } from '../src/git/run-git.js';
+import { quarantineSoloLeftovers, soloLeftoverBaseline } from '../src/git/solo-quarantine.js';
 import { sandboxStatus } from '../src/sandbox/index.js';
 import { runCliInProcess } from './support/cli-in-process.js';
+import { createTestRepo } from './support/git-repo.js';
 import { soloEscapeRepo } from './support/solo-escape.js';
 
 const available = (await sandboxStatus()).available;
@@ -72,6 +75,37 @@ describe('leftovers of an agent in the main checkout (X14 #3/#5)', () => {
     const targets = denials.trim().split('\n').map((line) => JSON.parse(line) as { code: string; target?: string }).filter((record) => record.code === 'SANDBOX_SOLO_LEFTOVER_QUARANTINED').map((record) => record.target);
     expect(new Set(targets)).toEqual(new Set(['docs/IMPL/HEAD', 'docs/IMPL/objects', 'docs/IMPL/refs', 'docs/IMPL/config', 'tools/run.sh', 'src/a.ts']));
   }, 240_000);
+});
+
+describe('quarantineSoloLeftovers (real git, real jail, no sandbox needed)', () => {
+  it('a new git dir is moved out even with nothing else refused; an owned tracked file made a link is written back; the user\'s untracked file stays', async () => {
+    const repo = await createTestRepo({ files: { 'src/a.ts': 'export const a = 1;\n', 'lib/keep.ts': 'x\n', 'notes/HEAD': 'tracked file named HEAD\n' } });
+    writeFileSync(repo.path('mine.txt'), 'the user\'s\n');
+    const before = await soloLeftoverBaseline(repo.dir, { env: repo.env });
+    // the agent: an implicit git dir in a new directory (its files are owned: no I1 violation), one beside tracked files
+    // whose HEAD is tracked already (only objects/ and refs/ are new), and its owned tracked file replaced by a link into .git
+    for (const dir of ['gen/repo/objects', 'gen/repo/refs', 'notes/objects', 'notes/refs']) mkdirSync(repo.path(dir), { recursive: true });
+    writeFileSync(repo.path('gen/repo/HEAD'), 'ref: refs/heads/main\n');
+    writeFileSync(repo.path('gen/repo/config'), '[core]\n\tfsmonitor = echo PWNED\n');
+    rmSync(repo.path('src/a.ts'));
+    symlinkSync('../.git/hooks/pre-commit', repo.path('src/a.ts'));
+    const jail = await createJail({ root: repo.dir, ownedFiles: ['src/a.ts', 'gen/repo/HEAD', 'gen/repo/config'] }, { env: repo.env });
+    const left = await quarantineSoloLeftovers({ root: repo.dir, jail, before, agentId: 'A', env: repo.env, now: new Date('2026-12-03T00:00:00Z') });
+    expect(left.map((entry) => `${entry.why}:${entry.path}:${entry.movedTo ? 'moved' : entry.error}${entry.restored ? ':restored' : ''}`).sort()).toEqual([
+      'git-dir:gen/repo:moved',
+      'git-dir:notes/objects:moved',
+      'git-dir:notes/refs:moved',
+      'link:src/a.ts:moved:restored',
+    ]);
+    expect(existsSync(repo.path('gen/repo'))).toBe(false);
+    expect(readFileSync(repo.path('notes/HEAD'), 'utf8')).toContain('tracked');
+    expect(isLink(repo.path('src/a.ts'))).toBe(false);
+    expect(readFileSync(repo.path('src/a.ts'), 'utf8')).toBe('export const a = 1;\n');
+    expect(readFileSync(repo.path('mine.txt'), 'utf8')).toBe('the user\'s\n');
+    expect(readFileSync(repo.path('.git/polywave/quarantine/A-2026-12-03T00-00-00-000Z-leftover/gen/repo/config'), 'utf8')).toContain('fsmonitor');
+    // nothing new: nothing moved
+    expect(await quarantineSoloLeftovers({ root: repo.dir, jail, before: await soloLeftoverBaseline(repo.dir, { env: repo.env }), agentId: 'A', env: repo.env })).toEqual([]);
+  });
 });
 
 function isLink(file: string): boolean {
