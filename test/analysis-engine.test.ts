@@ -4,11 +4,12 @@
  * on an unchanged tree parses nothing and is faster; entries live under the git common dir, are
  * shared by worktrees, survive concurrent writers and treat a damaged entry as a miss).
  */
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { analyzeRepo, dependencyGraph, findReferences, listSymbols } from '../src/analysis/engine/index.js';
-import { cacheVersion, flushCache } from '../src/analysis/engine/cache.js';
+import { cacheVersion, flushCache, readCached, writeCached } from '../src/analysis/engine/cache.js';
 import { runCli } from './support/cli.js';
 import { analysisFixtureRepo } from './support/analysis-fixture.js';
 import { createTestRepo } from './support/git-repo.js';
@@ -147,6 +148,28 @@ describe('cache', () => {
     const changed = await analyzeRepo(repo.dir);
     expect(changed.stats).toEqual({ parsed: 1, cached: 5 });
     expect(changed.files.find((file) => file.file === 'src/service.rs')!.symbols.map((symbol) => symbol.name)).toEqual(['run', 'make_widget_factory', 'extra']);
+  });
+
+  it('facts are queued until flushed, one pack per flush; more than 8 packs are merged into one that answers for all', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'polywave-packs-'));
+    try {
+      const facts = (index: number) => ({ symbols: [], imports: [], refs: `f${index}\t1\t1\tc` });
+      writeCached(dir, 'a'.repeat(40), 'go', facts(0));
+      // Queued: this process reads it back before anything is written.
+      expect(readCached(dir, 'a'.repeat(40), 'go')).toEqual(facts(0));
+      expect(existsSync(path.join(dir, 'packs'))).toBe(false);
+      flushCache();
+      for (let index = 1; index <= 8; index += 1) {
+        writeCached(dir, `${index}`.padStart(40, 'b'), 'rust', facts(index));
+        flushCache();
+      }
+      expect(readdirSync(path.join(dir, 'packs'))).toHaveLength(1);
+      expect(readCached(dir, 'a'.repeat(40), 'go')).toEqual(facts(0));
+      for (let index = 1; index <= 8; index += 1) expect(readCached(dir, `${index}`.padStart(40, 'b'), 'rust')).toEqual(facts(index));
+      expect(readCached(dir, 'a'.repeat(40), 'rust')).toBeUndefined();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('the dependency graph of an unchanged tree comes from one cached file; an uncommitted import change is seen', async () => {
