@@ -126,6 +126,7 @@ describe('credential variables (outside attack X3 #22)', () => {
     const leaked: Record<string, string> = {
       V_YA29: `ya29.a0${r(100)}`,
       V_DO: `dop_v1_${hex(64)}`,
+      V_DO_ALNUM: `dop_v1_${r(64, 'abcdefghijklmnopqrstuvwxyz0123456789')}`,
       V_WHSEC: `whsec_${r(32)}`,
       V_SENTRY: `sntrys_${r(60)}`,
       V_SQUARE: `sq0atp-${r(22)}`,

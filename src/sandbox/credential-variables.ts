@@ -118,7 +118,7 @@ export const tokenShapes = [
   'lin_(?:api|oauth)_[A-Za-z0-9]{32,}',
   'SK[0-9a-z]{32}',
   'ya29\\.[A-Za-z0-9_-]{30,}',
-  'do[opr]_v1_[a-f0-9]{64}',
+  'do[opr]_v1_[a-z0-9]{64}',
   'whsec_[A-Za-z0-9+/=]{24,}',
   'sntry[su]_[A-Za-z0-9+/=_-]{40,}',
   'sq0(?:atp|csp)-[A-Za-z0-9_-]{22,}',
