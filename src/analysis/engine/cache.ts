@@ -154,7 +154,12 @@ export function flushCache(): void {
     const folder = path.join(dir, 'packs');
     const mask = pendingUmask.get(dir);
     pendingUmask.delete(dir);
-    const own = mask === undefined ? undefined : process.umask(mask);
+    let own: number | undefined;
+    try {
+      own = mask === undefined ? undefined : process.umask(mask);
+    } catch {
+      // a worker thread cannot set it: the process's own applies
+    }
     try {
       writePack(folder, entries);
       const packs = packFiles(dir);
