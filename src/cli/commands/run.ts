@@ -12,6 +12,7 @@ import { budgetFrom } from '../budget-option.js';
 import { dispatchFlagsFrom, dispatcherFromConfig } from '../../dispatch/from-config.js';
 import { requireModelCredentials } from '../../agents/credentials.js';
 import { requireAgentsReady } from '../../agents/model-preflight.js';
+import { acquireRunLock } from '../run-lock.js';
 
 function formatPlan(plan: PlanSummary): string {
   const lines = [`Plan: ${plan.title || plan.slug} — verdict ${plan.verdict || '?'}, ${plan.waves.length} wave(s), ${plan.estimated_agents} agent(s)`];
@@ -93,6 +94,17 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   }
   // Issue 13 (N2): a single word that looks like a manifest path but names no file is a missing manifest, never feature text.
   if (!isImpl && looksLikeManifestPath(target)) throw missingManifest(target, asPath, repoDir);
+  // attack-serve-15 N1: one run per plan at a time, across processes (terminals, `polywave serve`s) — taken
+  // before anything is checked or written, held for the run's life; a second run is RUN_IN_PROGRESS (exit 2).
+  const releaseLock = isImpl ? acquireRunLock(repoDir, asPath) : undefined;
+  try {
+    return await runPlan(target, asPath, isImpl, repoDir, options, io);
+  } finally {
+    releaseLock?.();
+  }
+}
+
+async function runPlan(target: string, asPath: string, isImpl: boolean, repoDir: string, options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
   // Issue 13: no model credentials → say which backend each role would use and what to set, before anything starts (exit 2).
   const roles = [...(isImpl ? [] : [{ role: 'the Scout', model: model(options, 'scoutModel') ?? model(options, 'model') }]), { role: 'the wave agents', model: model(options, 'waveModel') ?? model(options, 'model') }];
   requireModelCredentials(roles, io.env);

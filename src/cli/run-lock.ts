@@ -1,0 +1,112 @@
+import { createHash } from 'node:crypto';
+import { closeSync, constants, fstatSync, ftruncateSync, lstatSync, mkdirSync, openSync, readFileSync, realpathSync, writeSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { PolywaveError } from '../errors/polywave-error.js';
+
+/**
+ * One `polywave run` per plan at a time, across processes, terminals and `polywave serve`s
+ * (attack-serve-15 N1): an exclusive kernel lock (`fs-native-extensions`, the lock the daemon and
+ * the manifest writes use) on `.polywave-state/run-locks/<impl>-<hash>.lock`, held for the run's
+ * life. The kernel drops it when its holder exits or is killed, so a dead holder's lock is taken
+ * over by the next run at once (no stale lock to detect or break); the file keeps the last
+ * holder's record (pid, host, since) for the refusal's message and for `polywave serve`, which
+ * waits for its child's pid to appear there (or for the child's RUN_IN_PROGRESS exit).
+ */
+
+/** The code of the refusal (exit 2): another run of the same plan holds the lock. */
+export const runInProgressCode = 'RUN_IN_PROGRESS';
+
+interface NativeLocks {
+  tryLock(fd: number): boolean;
+  unlock(fd: number): void;
+}
+
+/** What the holder writes into the lock file. */
+export interface RunLockHolder {
+  pid: number;
+  hostname: string;
+  since: string;
+  impl: string;
+}
+
+function real(file: string): string {
+  try {
+    return realpathSync(file);
+  } catch {
+    return path.resolve(file);
+  }
+}
+
+/** The lock file of the plan `implPath` in the repository `repoDir` (both resolved through symlinks). */
+export function runLockPath(repoDir: string, implPath: string): string {
+  const impl = real(implPath);
+  const name = path.basename(impl).replace(/\.ya?ml$/i, '').replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 80) || 'impl';
+  const hash = createHash('sha256').update(impl).digest('hex').slice(0, 12);
+  return path.join(real(repoDir), '.polywave-state', 'run-locks', `${name}-${hash}.lock`);
+}
+
+/** The record of the lock's last holder (alive or not), if the file holds one. */
+export function readRunLockHolder(lockPath: string): RunLockHolder | undefined {
+  try {
+    const value = JSON.parse(readFileSync(lockPath, 'utf8')) as Partial<RunLockHolder>;
+    if (typeof value.pid === 'number' && typeof value.hostname === 'string') return { pid: value.pid, hostname: value.hostname, since: String(value.since ?? ''), impl: String(value.impl ?? '') };
+  } catch {
+    // no record (never held, or being written)
+  }
+  return undefined;
+}
+
+/**
+ * Takes the run lock of `implPath`, or throws RUN_IN_PROGRESS (exit 2) naming the holder, before
+ * anything is written. A symlinked `.polywave-state/run-locks` or lock file is refused (never
+ * followed out of the repository). Returns the release (also done by the kernel at exit).
+ */
+export function acquireRunLock(repoDir: string, implPath: string): () => void {
+  const file = runLockPath(repoDir, implPath);
+  const directory = path.dirname(file);
+  const shown = path.relative(real(repoDir), file);
+  try {
+    mkdirSync(directory, { recursive: true });
+  } catch (error) {
+    throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `${shown}: cannot create the run lock's directory (${(error as Error).message})` });
+  }
+  for (const part of [path.dirname(directory), directory]) {
+    if (!lstatSync(part).isDirectory()) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `${part} is not a directory (a symlink?): the run lock is kept only in the repository's own .polywave-state/; nothing changed` });
+  }
+  const native = createRequire(import.meta.url)('fs-native-extensions') as NativeLocks;
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
+  } catch (error) {
+    throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `${shown}: ${(error as NodeJS.ErrnoException).code === 'ELOOP' ? 'is a symbolic link: remove it' : (error as Error).message}; nothing changed` });
+  }
+  if (!fstatSync(fd).isFile()) {
+    closeSync(fd);
+    throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `${shown} is not a regular file: remove it; nothing changed` });
+  }
+  if (!native.tryLock(fd)) {
+    closeSync(fd);
+    const holder = readRunLockHolder(file);
+    const who = holder ? `pid ${holder.pid} on ${holder.hostname}${holder.since ? ` since ${holder.since}` : ''}` : 'another process';
+    throw new PolywaveError({
+      code: runInProgressCode,
+      message: `a run of ${path.basename(implPath)} is already in progress (${who}): one run per plan at a time; nothing changed — wait for it to end (or stop it), then run again`,
+      exitCode: 2,
+    });
+  }
+  const record: RunLockHolder = { pid: process.pid, hostname: os.hostname(), since: new Date().toISOString(), impl: real(implPath) };
+  ftruncateSync(fd, 0);
+  writeSync(fd, `${JSON.stringify(record)}\n`, 0);
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    try {
+      native.unlock(fd);
+    } finally {
+      closeSync(fd);
+    }
+  };
+}
