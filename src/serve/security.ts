@@ -120,12 +120,25 @@ const secretKeyMemo = new Map<string, boolean>();
 
 /** The shared secret-name words of src/sandbox/credential-variables.ts (one list for env names and keys). */
 function keyIsSecret(key: string): boolean {
-  return wordsNameSecret(nameWords(key));
+  return wordsNameSecret(nameWords(key)) || extraSecretKeys.has(key.toLowerCase().replace(/[^a-z0-9]/g, ''));
 }
+
+/**
+ * Key names that hold a credential although no secret-name word says so (attack-serve-15 N3): the
+ * Azure connection-string `AccountKey`, kube's `client-key-data`, `passwd`. Docker's `"auth"`
+ * (base64 user:password) is redacted only with a base64 value ({@link dockerAuth}): `auth` alone
+ * names too many things that are not secrets.
+ */
+const extraSecretKeys = new Set(['accountkey', 'sharedaccesskey', 'clientkeydata', 'passwd']);
 
 /** Token shapes redacted wherever they appear in a string. */
 const secretShapes: RegExp[] = [
   /\bsk-ant-[A-Za-z0-9_-]{16,}/g, // Anthropic
+  /\bsk-ant-(?:api|admin|oat|sid)\d{0,3}-[A-Za-z0-9_-]+/g, // Anthropic, however short a piece of it is shown
+  /\bya29\.[A-Za-z0-9_-]{16,}/g, // Google OAuth access token
+  /\bGOCSPX-[A-Za-z0-9_-]{16,}/g, // Google OAuth client secret
+  /\bSK[0-9a-f]{32}\b/g, // Twilio API key
+  /\bkey-[0-9a-f]{32}\b/g, // Mailgun
   /\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,}/g, // OpenAI
   /\bgh[pousr]_[A-Za-z0-9]{20,}/g, // GitHub classic / OAuth / app tokens
   /\bgithub_pat_[A-Za-z0-9_]{20,}/g, // GitHub fine-grained PAT
@@ -159,6 +172,23 @@ const urlPassword = /\b([a-z][a-z0-9+.-]*:\/\/[^\s:/@'"]+:)([^\s@/'"]+)(@)/gi;
 const assignment = new RegExp(String.raw`(^|[\s'"\`;&|(?])((?:export\s+)?-{0,2}(${keyChars})=)("[^"\n]*"|'[^'\n]*'|[^\s'"\`;&|)]+)`, 'gm');
 /** URL query parameters that carry a key under a name no secret-name rule knows (`?key=` of Google APIs, signatures). */
 const queryKeyNames = /^(key|sig|signature|code|access_token|auth)$/i;
+/**
+ * `name = "value"` / `name = value` with spaces around `=` (TOML, INI, Python, shell config;
+ * attack-serve-15 N3) and a secret-named key: a quoted value, or an unquoted one with a letter and
+ * a digit (a token, not `token = getToken()` or `password = None`).
+ */
+const spacedAssignment = new RegExp(String.raw`(^|[\s'"\`;&|({,])((?:export\s+)?(${keyChars})[ \t]+=[ \t]*|(?:export\s+)?(${keyChars})=[ \t]+)("[^"\n]+"|'[^'\n]+'|[A-Za-z0-9_+/=~.:@-]{8,})`, 'gm');
+/** .netrc: `machine H login U password P`, `login U password P`, or a `password P` line. */
+const netrcPassword = /(\b(?:machine|default)\b[^\n]*?\bpassword[ \t]+|\blogin[ \t]+\S+[ \t]+password[ \t]+|^[ \t]*password[ \t]+)(\S+)/gm;
+/** .pgpass: `host:port:database:user:password`. */
+const pgpassLine = /(^|\s)([^\s:]+:(?:\d{1,5}|\*):[^\s:]+:[^\s:]+:)([^\s:]+)(?=\s|$)/gm;
+/** Connection strings: `;AccountKey=…;`, `SharedAccessKey=…`, `Password=…`, `Pwd=…` (ADO.NET, Azure). */
+const connectionStringKey = /(^|[;\s'"])((?:AccountKey|SharedAccessKey|SharedAccessSignature|Password|Pwd)=)([^;'"\s]+)/gi;
+/** `key: value` in the middle of a line whose key names a password (`{password: hunterhunterhunter}`): any value of 8+ characters. */
+const passwordPair = new RegExp(String.raw`(^|[\s'"\`(;,{])(((?:[A-Za-z0-9_.-]*[_.-])?(?:password|passwd|passphrase|secret|pwd)):[ \t]*)([^\s'"\`,;)}]{8,})`, 'gim');
+/** docker `config.json`: `"auth": "<base64 of user:password>"`. */
+const dockerAuth = /("auth"\s*:\s*")([A-Za-z0-9+/]{12,}={0,2})(")/g;
+const base64Value = /^[A-Za-z0-9+/]{12,}={0,2}$/;
 /** `"key": "value"` (JSON text) with a secret-looking key. */
 const jsonPair = /("([^"\\\n]{1,100})"\s*:\s*)"((?:[^"\\\n]|\\.)*)"/g;
 /** `key: value` at the start of a line (YAML) with a secret-looking key and a one-word value. */
@@ -202,6 +232,19 @@ export function redactText(text: string, secrets: string | readonly string[]): s
   out = out.replace(assignment, (all, lead: string, head: string, key: string, value: string) =>
     (isSecretKey(key) || (/^[A-Z][A-Z0-9_]*$/.test(key) && isCredentialVariable(key, value)) || ((lead === '?' || lead === '&') && queryKeyNames.test(key))) && value !== redacted && value !== '""' && value !== "''" ? `${lead}${head}${redacted}` : all,
   );
+  out = out.replace(spacedAssignment, (all, lead: string, head: string, key1: string | undefined, key2: string | undefined, value: string) => {
+    const key = key1 ?? key2 ?? '';
+    if (!(isSecretKey(key) || (/^[A-Z][A-Z0-9_]*$/.test(key) && isCredentialVariable(key, value)))) return all;
+    const bare = value.replace(/^["']|["']$/g, '');
+    if (bare === '' || bare === redacted || bare.startsWith('=')) return all;
+    if (!/^["']/.test(value) && !(/\d/.test(value) && /[A-Za-z]/.test(value))) return all;
+    return `${lead}${head}${/^["']/.test(value) ? `${value[0]}${redacted}${value[0]}` : redacted}`;
+  });
+  out = out.replace(netrcPassword, (all, head: string, value: string) => (value === redacted ? all : `${head}${redacted}`));
+  out = out.replace(pgpassLine, (all, lead: string, head: string, value: string) => (value === redacted || value.length < 4 ? all : `${lead}${head}${redacted}`));
+  out = out.replace(connectionStringKey, (all, lead: string, head: string, value: string) => (value === redacted ? all : `${lead}${head}${redacted}`));
+  out = out.replace(passwordPair, (all, lead: string, head: string, _key: string, value: string) => (value === redacted || /^(required|optional|undefined|string|null|none|true|false|\[redacted\])$/i.test(value) ? all : `${lead}${head}${redacted}`));
+  out = out.replace(dockerAuth, (_all, head: string, _value: string, tail: string) => `${head}${redacted}${tail}`);
   out = out.replace(jsonPair, (all, head: string, key: string, value: string) => (isSecretKey(key) && value !== '' && value !== redacted ? `${head}"${redacted}"` : all));
   out = out.replace(yamlPair, (all, head: string, key: string, quote: string, value: string) => (isSecretKey(key) && value !== redacted && !/^(null|~|true|false|string)$/i.test(value) ? `${head}${quote}${redacted}${quote}` : all));
   out = out.replace(flagPair, (all, lead: string, head: string, key: string, value: string) => (isSecretKey(key) && value !== redacted ? `${lead}${head}${redacted}` : all));
@@ -244,6 +287,7 @@ function redactWith<T>(value: T, redactString: (text: string) => string): T {
   const walk = (item: unknown, key: string | undefined): unknown => {
     if (typeof item === 'string') {
       if (key !== undefined && isSecretKey(key) && item !== '') return redacted;
+      if (key === 'auth' && base64Value.test(item)) return redacted;
       return redactString(item);
     }
     if (Array.isArray(item)) {
@@ -256,7 +300,8 @@ function redactWith<T>(value: T, redactString: (text: string) => string): T {
     }
     if (item !== null && typeof item === 'object') {
       const out: Record<string, unknown> = {};
-      for (const [name, entry] of Object.entries(item as Record<string, unknown>)) out[name] = walk(entry, name);
+      // attack-serve-15 N4: a property NAME can be a secret too (a model-written tool input, a map keyed by values).
+      for (const [name, entry] of Object.entries(item as Record<string, unknown>)) out[redactString(name)] = walk(entry, name);
       return out;
     }
     return item;
