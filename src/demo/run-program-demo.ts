@@ -4,6 +4,7 @@ import path from 'node:path';
 import { decideAgentSandbox } from '../agents/run-agent.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 import type { EventBus } from '../engine/events.js';
+import { recordRunRepositories } from '../observability/recorder.js';
 import { executeProgram, type ProgramExecuteResult } from '../orchestrator/program-execute.js';
 import { programDemoFiles, programDemoScript } from './program-project.js';
 import { initDemoRepository, runProcess } from './run-demo.js';
@@ -60,6 +61,8 @@ export async function runProgramDemo(options: RunProgramDemoOptions): Promise<Pr
   await writeFile(script, programDemoScript(options.stepDelayMs !== undefined ? { stepDelayMs: options.stepDelayMs } : {}));
   const git = await initDemoRepository(repo, programDemoFiles(), env, 'shop: empty project and the approved PROGRAM');
   const programPath = path.join(repo, 'docs', 'PROGRAM', 'PROGRAM-shop.yaml');
+  // The run's repository on its run row (how `polywave serve --repo shop` finds it; the IMPL branches' worktrees are elsewhere).
+  recordRunRepositories(options.events, [repo]);
   if (options.setupOnly) return { dir, repo, script, program_path: programPath, duration_ms: Math.round(performance.now() - started), sandbox };
 
   const run = await executeProgram({

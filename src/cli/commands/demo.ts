@@ -71,8 +71,12 @@ async function runProgram(options: Record<string, unknown>, io: CommandIo): Prom
     if (!json) io.stderr(text);
   };
   say('polywave demo --program: a 2-tier PROGRAM (shop) — tier 1: pricing + catalog (2 waves) scouted in parallel and run concurrently on IMPL branches; tier 2: checkout, on the contract frozen at tier 1.\n');
+  // attack-serve-15 N6: recorded in the event store like `polywave demo` and `program-execute` (what `polywave serve` shows).
+  const events = new EventBus();
+  const recorder = startRecording(events, { command: 'demo', options, io, quiet: json, program: 'shop' });
   try {
     const result = await runProgramDemo({
+      events,
       ...(unsafeNoSandboxFrom(options, io) ? { unsafeNoSandbox: true } : {}),
       env: io.env,
       now: io.now,
@@ -83,7 +87,7 @@ async function runProgram(options: Record<string, unknown>, io: CommandIo): Prom
     const run = result.run!;
     const ok = run.success && result.tests!.passed;
     if (json) {
-      printJson(io, { dir: result.dir, repo: result.repo, success: ok, state: run.state, stopped: run.stopped, tests_passed: result.tests!.passed, duration_ms: result.duration_ms, tiers: run.tiers, sandbox: result.sandbox });
+      printJson(io, { dir: result.dir, repo: result.repo, success: ok, state: run.state, stopped: run.stopped, tests_passed: result.tests!.passed, duration_ms: result.duration_ms, tiers: run.tiers, sandbox: result.sandbox, ...(recorder ? { run_id: recorder.runId } : {}) });
     } else {
       io.stdout(`${result.log}\n`);
       io.stdout(
@@ -97,12 +101,15 @@ async function runProgram(options: Record<string, unknown>, io: CommandIo): Prom
           '  cat docs/PROGRAM/complete/PROGRAM-shop.yaml   # tiers, statuses, the frozen contract',
           '  ls docs/IMPL/complete/             # the three IMPLs, archived',
           `  cat ${result.script}   # what each scripted Scout and agent did`,
+          '  polywave query events --program shop   # what happened, event by event (E40 store)',
+          `  polywave serve --repo ${result.repo}   # the PROGRAM view and each IMPL's live board in the browser`,
           '',
         ].join('\n'),
       );
     }
     return ok ? 0 : 1;
   } finally {
+    recorder?.close();
     interrupt.dispose();
   }
 }
