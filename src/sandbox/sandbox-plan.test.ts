@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { agentSandboxPlan, defaultBuildCaches, gatePlan, homeSecrets, ignoredPathsToHide, secretFileName } from './sandbox-plan.js';
 import { scratchParent } from './scratch-dirs.js';
@@ -185,6 +185,34 @@ describe('the home as an allow-list (outside attack X10 N1b/N1c)', () => {
       const solo = agentSandboxPlan({ root: repo, home: path.join(repo, 'h'), tmp: path.join(repo, 't'), gitCommonDir: path.join(repo, '.git'), otherWorktrees: [], userHome: '/nonexistent-home', env: {} });
       expect(solo.unreadable.filter((entry) => entry.startsWith(`${repo}/`))).toEqual([]);
     } finally {
+      rmSync(repo, { recursive: true, force: true });
+    }
+  });
+
+  it('over the hide limit, secret-named files, whole directories and dot files are hidden first and the checkout gets one warning (no silent fail-open); real git', () => {
+    const repo = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'polywave-plan-ignored-many-')));
+    const written: string[] = [];
+    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      written.push(String(chunk));
+      return true;
+    });
+    try {
+      execFileSync('git', ['init', '-q'], { cwd: repo, stdio: 'ignore' });
+      writeFileSync(path.join(repo, '.gitignore'), '/out-*.txt\n/zz/\n');
+      for (let index = 0; index < 320; index += 1) writeFileSync(path.join(repo, `out-${String(index).padStart(3, '0')}.txt`), 'x');
+      // sorted after every out-*.txt by git: kept only because the likely secrets go first
+      mkdirSync(path.join(repo, 'zz'));
+      writeFileSync(path.join(repo, 'zz', '.vault-token'), 'x');
+      const hidden = ignoredPathsToHide(repo, []);
+      expect(hidden).toHaveLength(300);
+      expect(hidden[0]).toBe(path.join(repo, 'zz'));
+      expect(written.filter((line) => line.includes('ignored paths outside build directories'))).toEqual([
+        `polywave: warning: ${repo} has more than 300 ignored paths outside build directories; 21 of them stay readable to agents and gates working elsewhere (secret-named files, whole directories and dot files were hidden first). Move private files out of the checkout.\n`,
+      ]);
+      ignoredPathsToHide(repo, []);
+      expect(written.filter((line) => line.includes('ignored paths outside build directories'))).toHaveLength(1);
+    } finally {
+      spy.mockRestore();
       rmSync(repo, { recursive: true, force: true });
     }
   });

@@ -433,6 +433,7 @@ function ignoredEntries(checkout: string): string[] {
 export function ignoredPathsToHide(checkout: string, keep: readonly string[]): string[] {
   const key = path.resolve(checkout);
   const hidden: string[] = [];
+  let skipped = 0;
   const around = (absolute: string, depth: number): void => {
     if (hidden.length >= ignoredHideLimit || keep.some((open) => isInside(absolute, open))) return;
     if (!keep.some((open) => isInside(open, absolute))) {
@@ -448,7 +449,14 @@ export function ignoredPathsToHide(checkout: string, keep: readonly string[]): s
     }
     for (const name of names) around(path.join(absolute, name), depth + 1);
   };
-  const entries = ignoredEntries(key);
+  // Over the limit (each hidden path is one mount at every sandbox start: 300 ≈ +120 ms, 1,000 ≈ +1.1 s
+  // for bwrap here), the entries most likely to hold a secret go first — secret-named, then whole
+  // directories (one mount each, any content), then dotfiles, then the rest — and the checkout gets one warning per process naming how many stayed readable.
+  const likely = (entry: string): number => {
+    const name = path.basename(entry.replace(/\/+$/, ''));
+    return secretFileName.test(name) ? 0 : entry.endsWith('/') ? 1 : name.startsWith('.') ? 2 : 3;
+  };
+  const entries = [...ignoredEntries(key)].sort((a, b) => likely(a) - likely(b));
   // git also lists an untracked directory above an ignored one (`pkgs/`, `pkgs/web/` for `pkgs/web/node_modules/`):
   // not ignored whole — its ignored content has entries of its own
   const parents = new Set(entries.flatMap((entry) => entry.replace(/\/+$/, '').split('/').slice(0, -1).map((_, index, all) => `${all.slice(0, index + 1).join('/')}/`)));
@@ -457,10 +465,17 @@ export function ignoredPathsToHide(checkout: string, keep: readonly string[]): s
     const segments = entry.replace(/\/+$/, '').split('/');
     const directories = entry.endsWith('/') ? segments : segments.slice(0, -1);
     if (directories.some((segment) => buildDirectoryNames.has(segment))) continue;
+    const before = hidden.length;
     around(path.join(key, ...segments), 0);
+    if (hidden.length === before && hidden.length >= ignoredHideLimit) skipped += 1;
+  }
+  if (skipped > 0 && !ignoredLimitWarned.has(key)) {
+    ignoredLimitWarned.add(key);
+    process.stderr.write(`polywave: warning: ${key} has more than ${ignoredHideLimit} ignored paths outside build directories; ${skipped} of them stay readable to agents and gates working elsewhere (secret-named files, whole directories and dot files were hidden first). Move private files out of the checkout.\n`);
   }
   return hidden;
 }
+const ignoredLimitWarned = new Set<string>();
 
 const dirSecretsCache = new Map<string, { at: number; files: string[] }>();
 
