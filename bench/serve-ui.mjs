@@ -168,7 +168,7 @@ try {
           const frame = buffer.slice(0, end);
           buffer = buffer.slice(end + 2);
           const id = frame.split('\\n').find((line) => line.startsWith('id: '));
-          if (id) out += id.slice(4) + ' ' + now + '\\n';
+          if (id) out += id.slice(4).split('-').pop() + ' ' + now + '\\n';
         }
         if (out) process.stdout.write(out);
       });

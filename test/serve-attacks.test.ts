@@ -88,7 +88,7 @@ function sseFrames(url: string, headers: Record<string, string>, until: (frames:
           const data = field('data');
           if (data === undefined) continue;
           const id = field('id');
-          frames.push({ event: field('event') ?? 'message', id: id === undefined ? undefined : Number(id), data: JSON.parse(data) });
+          frames.push({ event: field('event') ?? 'message', id: id === undefined ? undefined : Number(id.split('-').pop()), data: JSON.parse(data) });
           if (until(frames)) {
             clearTimeout(timer);
             request.destroy();
@@ -106,6 +106,27 @@ function sseFrames(url: string, headers: Record<string, string>, until: (frames:
 
 function rows(runId: string, count: number, payload: (seq: number) => Record<string, unknown> = () => ({})): NewEventRow[] {
   return Array.from({ length: count }, (_, index) => ({ run_id: runId, seq: index + 1, ts: Date.now(), type: 'agent-progress', activity_type: null, slug: 'letters', wave: 1, agent: 'A', program: null, payload: JSON.stringify({ type: 'agent-progress', seq: index + 1, ...payload(index + 1) }) }));
+}
+
+/** The raw `id:` of the first event frame (`<store epoch>-<row>`) of /api/events?after=0. */
+function firstRawId(base: string, headers: Record<string, string>): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const request = http.get(`${base}api/events?after=0`, { headers }, (response) => {
+      response.setEncoding('utf8');
+      let buffer = '';
+      response.on('data', (chunk: string) => {
+        buffer += chunk;
+        const match = /^id: (\S+)\nevent: (?!resync)/m.exec(buffer);
+        if (match) {
+          request.destroy();
+          resolve(match[1]!);
+        }
+      });
+    });
+    request.on('error', (error) => {
+      if (!(error as NodeJS.ErrnoException).code?.startsWith('ECONNRESET')) reject(error);
+    });
+  });
 }
 
 const eventIds = (frames: Frame[]) => frames.filter((frame) => frame.event !== 'resync').map((frame) => frame.id);
@@ -276,6 +297,9 @@ describe('F5: no silent gap when the store is empty or replaced', () => {
     const server = await startServe(['--repo', repo.dir, '--store', store]);
     const auth = { 'X-Polywave-Token': server.token };
     const wantNew = (got: Frame[]) => got.some((frame) => frame.event === 'resync') && got.filter((frame) => frame.event !== 'resync' && (frame.data as { run_id: string }).run_id === '01TESTATTACKF5BNEW00000000').length >= 2;
+    // X15 N7: the id a tab of the old store holds (epoch of the old store, row 1).
+    const oldId = await firstRawId(server.base, auth);
+    expect(oldId).toMatch(/^[0-9a-f]{10}-1$/);
     const clients = [sseFrames(`${server.base}api/events`, auth, wantNew), sseFrames(`${server.base}api/events?after=3`, auth, wantNew)];
     await Promise.all(clients.map((client) => client.connected));
     // Rotate the store: delete it (with its WAL files) and create a new one.
@@ -297,6 +321,16 @@ describe('F5: no silent gap when the store is empty or replaced', () => {
     }
     const runs = JSON.parse((await rawGet(`${server.base}api/runs`, auth)).body) as { runs: Array<{ command: string; events: number }> };
     expect(runs.runs.map((run) => [run.command, run.events])).toEqual([['new-run', 2]]);
+    // X15 N7: a tab disconnected during the replacement comes back with the old store's id 1, LOWER than the new store's
+    // newest row (2): a row number alone would resume after 1 and silently skip the new store's row 1. Its epoch says
+    // it is another store's: resync first (the page refetches), then what follows. An id of this store resumes exactly.
+    const stale = await sseFrames(`${server.base}api/events`, { ...auth, 'Last-Event-ID': oldId }, (got) => got.length >= 1).done;
+    expect(stale[0]).toEqual({ event: 'resync', id: 2, data: { after: 2 } });
+    const newId = await firstRawId(server.base, auth);
+    expect(newId).not.toBe(oldId);
+    expect(newId.endsWith('-1')).toBe(true);
+    const current = await sseFrames(`${server.base}api/events`, { ...auth, 'Last-Event-ID': newId }, (got) => got.length >= 1).done;
+    expect(current.map((frame) => [frame.event, frame.id])).toEqual([['agent-progress', 2]]);
     server.child.kill('SIGTERM');
   });
 });

@@ -105,7 +105,7 @@ describe.skipIf(skip !== undefined)('polywave serve in Chromium', () => {
     // Approve from the page: the server starts the run (the POST carries the token header).
     await page.locator('[data-testid="approve"]').click();
     const approvedAt = performance.now();
-    await expect.poll(() => page.locator('[data-testid="action-message"]').textContent(), { timeout: 10_000 }).toMatch(/run started \(pid \d+\)/);
+    await expect.poll(() => page.locator('[data-testid="action-message"]').textContent(), { timeout: 10_000 }).toMatch(/run launched \(pid \d+\)/);
 
     // The live board, reached by a link (no reload from here on): cards go running → complete.
     await page.locator('[data-testid="open-live"]').click();
@@ -248,6 +248,25 @@ describe.skipIf(skip !== undefined)('polywave serve in Chromium', () => {
     ]);
     expect(await page.locator('main').textContent()).not.toContain('OUTSIDE-JOURNAL');
     await page.screenshot({ path: path.join(screenshotDir, 'agent-unreadable.png'), fullPage: true });
+
+    // X15 N2: a run that fails at once is shown as failed — exit code, reason, the log's last lines — not "started" and
+    // forgotten, and still after a reload. (A plan of one agent owning one file: the run refuses it, V047_TRIVIAL_SCOPE.)
+    writeFileSync(path.join(plan.repo, 'docs', 'IMPL', 'IMPL-stuck.yaml'), smallPlan('stuck', [{ id: 'A', wave: 1 }]).manifest.replace('state: REVIEWED', 'state: WAVE_PENDING'));
+    await page.goto(`${serve.origin}/r/${repoId}/impl/stuck`);
+    await page.locator('[data-testid="run"]').click();
+    await expect.poll(() => page.locator('[data-testid="action-message"]').textContent(), { timeout: 15_000 }).toMatch(/^Run launched \(pid \d+\)/);
+    const launchPanel = page.locator('[data-testid="launch"][data-running="false"]');
+    await launchPanel.waitFor({ timeout: 20_000 });
+    for (const round of ['after the run', 'after a reload']) {
+      expect(await page.locator('[data-testid="launch-status"]').textContent(), round).toBe('failed (exit 1)');
+      expect(await page.locator('[data-testid="launch-reason"]').textContent(), round).toContain('V047_TRIVIAL_SCOPE');
+      expect(await page.locator('[data-testid="launch-log"]').textContent(), round).toContain('run: stopped');
+      if (round === 'after the run') {
+        await page.screenshot({ path: path.join(screenshotDir, 'impl-launch-failed.png'), fullPage: true });
+        await page.reload();
+        await launchPanel.waitFor({ timeout: 10_000 });
+      }
+    }
 
     expect(pageErrors).toEqual([]);
     // ~25 s on an idle 2-core machine (the run ~10 s); the margin is for a loaded one.

@@ -4,7 +4,9 @@ import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertEvents, openEventStore, type Database, type NewEventRow } from '../src/observability/event-store.js';
-import { binPath } from './support/cli.js';
+import os from 'node:os';
+import { acquireRunLock, readRunLockHolder, runLockPath } from '../src/cli/run-lock.js';
+import { binPath, repoRoot } from './support/cli.js';
 import { createTestRepo, type TestRepo } from './support/git-repo.js';
 import { lettersImplYaml } from './support/letters-impl.js';
 import { makeTempDir } from './support/temp.js';
@@ -328,6 +330,108 @@ describe('polywave serve hardening (attack report F2, F3, F6, F7)', () => {
       expect(((await response.json()) as { error: { code: string } }).error.code).toBe('SERVE_BAD_REQUEST');
     }
     expect((await api('/api/launches')).json).toEqual({ launches: [] });
+  });
+
+  it('X15 N3/N4: secret shapes of the second attack (spaced assignments, .netrc, Azure, docker, kube, Google, Twilio, Mailgun, .pgpass) and secret object KEYS never reach the browser — file view and SSE', async () => {
+    const shapes: Array<[string, string]> = [
+      ['api_key = "Zq9vTOMLplainvalue0001"', 'Zq9vTOMLplainvalue0001'],
+      ['OPENAI_API_KEY = "Zq9vPYplainvalue00002"', 'Zq9vPYplainvalue00002'],
+      ['aws_secret_access_key = wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY', 'wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY'],
+      ['machine github.com login bob password Zq9vNETRCplain0003', 'Zq9vNETRCplain0003'],
+      ['{password: hunterhunterhunter}', 'hunterhunterhunter'],
+      ['DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=Zq9vAZUREbase64value0004==;EndpointSuffix=core.windows.net', 'Zq9vAZUREbase64value0004'],
+      ['    client-key-data: LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlFcEFJQkFBS0NBUUVB', 'LS0tLS1CRUdJTiBSU0Eg'],
+      ['kube client-key-data: LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlFcEFJQkFBS0NBUUVC', 'LS0tLS1CRUdJTiBSU0Eg'],
+      ['"auths":{"ghcr.io":{"auth":"Ym9iOlpxOXZET0NLRVJwYXNzMDAwNQ=="}}', 'Ym9iOlpxOXZET0NLRVJwYXNzMDAwNQ'],
+      ['ya29.a0AfH6SMBZq9vGOOGLEoauthACCESStoken0006xyz', 'a0AfH6SMBZq9vGOOGLE'],
+      ['GOCSPX-Zq9vGOOGLEclientSECRET07', 'Zq9vGOOGLEclientSECRET07'],
+      ['twilio SK0123456789abcdef0123456789abcdef', 'SK0123456789abcdef'],
+      ['truncated sk-ant-api03-Zq9', 'sk-ant-api03-Zq9'],
+      ['db.example.com:5432:prod:admin:Zq9vPGPASSplain0008', 'Zq9vPGPASSplain0008'],
+      ['mailgun key-0123456789abcdef0123456789abcdef', 'key-0123456789abcdef'],
+      ['could not build api_key = Zq9vNOTESspaced0009', 'Zq9vNOTESspaced0009'],
+    ];
+    writeFileSync(path.join(repo.dir, 'keys2.txt'), `${shapes.map(([line]) => line).join('\n')}\nkeep const token = getToken(); password = None; input_tokens = 1234\n`);
+    const file = await api(`/api/repos/${repoId}/file?path=keys2.txt`);
+    expect(file.status).toBe(200);
+    const lines = (file.json.content as string).split('\n');
+    shapes.forEach(([, secret], index) => {
+      expect(lines[index], secret).toContain('[redacted]');
+      expect(lines[index], secret).not.toContain(secret);
+    });
+    expect(lines[shapes.length]).toBe('keep const token = getToken(); password = None; input_tokens = 1234');
+    // An event whose payload has secrets as property NAMES (a model-written tool input), the server's own key among them, and spaced notes.
+    insertEvents(db, [row('run-keys', 1, 'ok', 'agent-tool-call', { input: { 'sk-ant-api03-OBJECTKEYLEAKaaaaaaaaaaaa': 1, env: { [envKey]: true } }, notes: shapes.map(([line]) => line).join(' | '), probe: 'KEYS-PROBE' })], { run_id: 'run-keys', started_at: Date.now(), command: 'run', cwd: repo.dir, pid: 7 });
+    const events = await sseUntil(`/api/events?repo=${repoId}&after=0`, 'KEYS-PROBE');
+    const frame = JSON.stringify(events.find((event) => event.run_id === 'run-keys'));
+    expect(frame).toContain('[redacted]');
+    for (const secret of ['OBJECTKEYLEAK', envKey, ...shapes.map(([, secret]) => secret)]) expect(frame, secret).not.toContain(secret);
+  });
+
+  it('X15 N5: Reject with a rejection log that leads outside the repository refuses before the plan changes (403, still REVIEWED, nothing outside)', async () => {
+    const implFile = path.join(repo.dir, 'docs', 'IMPL', 'IMPL-rev.yaml');
+    writeFileSync(implFile, lettersImplYaml({ title: 'Rev', slug: 'rev', agents: ['A'] }).replace('state: WAVE_PENDING', 'state: REVIEWED'));
+    const before = readFileSync(implFile, 'utf8');
+    const link = path.join(repo.dir, '.polywave-state', 'serve');
+    symlinkSync(away, link);
+    try {
+      const response = await fetch(new URL(`/api/repos/${repoId}/impls/rev/reject`, server.base), { method: 'POST', headers: { 'X-Polywave-Token': server.token, 'Content-Type': 'application/json' }, body: JSON.stringify({ reason: 'no' }) });
+      expect(response.status).toBe(403);
+      expect(((await response.json()) as { error: { code: string } }).error.code).toBe('SERVE_PATH');
+      expect(readFileSync(implFile, 'utf8')).toBe(before);
+      expect(readdirSync(away)).toEqual([]);
+    } finally {
+      unlinkSync(link);
+      unlinkSync(implFile);
+    }
+  });
+
+  it('X15 N1/N2: one run per plan across processes — a held run lock is SERVE_BUSY (nothing started or changed), a dead holder\'s lock is taken over, and the IMPL answer shows the launch\'s outcome (exit code, reason, log)', { timeout: 60_000 }, async () => {
+    const implFile = path.join(repo.dir, 'docs', 'IMPL', 'IMPL-ok.yaml');
+    const before = readFileSync(implFile, 'utf8');
+    const post = async (body: Record<string, unknown> = {}) => {
+      const response = await fetch(new URL(`/api/repos/${repoId}/impls/ok/run`, server.base), { method: 'POST', headers: { 'X-Polywave-Token': server.token, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+      return { status: response.status, json: (await response.json()) as Record<string, unknown> };
+    };
+    // Another process's run of the plan (here: this test process) holds the lock: the run the server starts refuses (RUN_IN_PROGRESS, exit 2).
+    const release = acquireRunLock(repo.dir, implFile);
+    try {
+      const busy = await post();
+      expect(busy.status, JSON.stringify(busy.json)).toBe(409);
+      const error = busy.json.error as { code: string; message: string };
+      expect(error.code).toBe('SERVE_BUSY');
+      expect(error.message).toContain('RUN_IN_PROGRESS');
+      expect(error.message).toContain(`pid ${process.pid} on ${os.hostname()}`);
+      expect((await api('/api/launches')).json).toEqual({ launches: [] });
+      expect(readFileSync(implFile, 'utf8')).toBe(before);
+    } finally {
+      release();
+    }
+    // A holder killed with SIGKILL: the kernel dropped its lock; its record stays in the file, and the next run takes the lock over.
+    const lockFile = runLockPath(repo.dir, implFile);
+    const holderScript = `const fs=require('fs');const n=require(${JSON.stringify(path.join(repoRoot, 'node_modules', 'fs-native-extensions'))});const fd=fs.openSync(process.argv[1],'r+');if(!n.tryLock(fd))process.exit(3);fs.ftruncateSync(fd,0);fs.writeSync(fd,JSON.stringify({pid:process.pid,hostname:require('os').hostname(),since:'then',impl:'x'}),0);console.log('locked');setInterval(()=>{},1000);`;
+    const holder = spawn(process.execPath, ['-e', holderScript, lockFile], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise<void>((resolve) => holder.stdout!.on('data', () => resolve()));
+    holder.kill('SIGKILL');
+    await new Promise((resolve) => holder.once('exit', resolve));
+    expect(readRunLockHolder(lockFile)?.pid).toBe(holder.pid);
+    // The run starts and fails within seconds — not "started" and forgotten:
+    // the IMPL answer carries its outcome, as the review page shows it.
+    const started = await post({ model: 'nosuchbackend:model' });
+    expect(started.status, JSON.stringify(started.json)).toBe(200);
+    expect(started.json).toMatchObject({ started: true, pid: expect.any(Number) });
+    let launch: { pid: number; running: boolean; exit_code: number | null; reason: string | null; log_tail: string[]; log: string } | undefined;
+    for (let attempt = 0; attempt < 200; attempt += 1) {
+      launch = (await api(`/api/repos/${repoId}/impls/ok`)).json.launch as typeof launch;
+      if (launch && !launch.running) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    // It stops at once (this checkout has untracked files: "working tree has uncommitted changes"), exit 1, and says why.
+    expect(launch).toMatchObject({ pid: started.json.pid, running: false, exit_code: 1, reason: expect.stringContaining('uncommitted changes') });
+    expect(launch!.log).toMatch(/^\.polywave-state\/serve\/ok-.*\.log$/);
+    expect(launch!.log_tail.join('\n')).toContain(launch!.reason);
+    expect(readRunLockHolder(lockFile)?.pid).toBe(started.json.pid);
+    expect(readFileSync(implFile, 'utf8')).toBe(before);
   });
 
   it('F7: --host 0 and a numeric 127.0.0.1 print the address they bound, and warn only for the wildcard', async () => {

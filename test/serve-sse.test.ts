@@ -1,10 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { realpathSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertEvents, lastEventId, openEventStore, type Database, type NewEventRow } from '../src/observability/event-store.js';
 import { startRecording } from '../src/cli/event-recording.js';
 import { EventBus } from '../src/engine/events.js';
+import { startServer } from '../src/serve/server.js';
 import { binPath } from './support/cli.js';
 import { createTestRepo, type TestRepo } from './support/git-repo.js';
 import { makeTempDir } from './support/temp.js';
@@ -71,7 +73,7 @@ function sseClient(url: string, headers: Record<string, string>, options: { slow
           const id = frame.split('\n').find((line) => line.startsWith('id: '));
           if (!data || !id) continue;
           const parsed = JSON.parse(data.slice(6)) as Received;
-          expect(parsed.id).toBe(Number(id.slice(4)));
+          expect(id.slice(4)).toMatch(new RegExp(`^[0-9a-f]{10}-${parsed.id}$`));
           events.push({ id: parsed.id, seq: parsed.seq, type: parsed.type, run_id: parsed.run_id });
           if (options.stopAfter !== undefined && events.length >= options.stopAfter) return finish();
           if (events.length >= options.want) return finish();
@@ -203,6 +205,51 @@ describe('POLYWAVE_EVENTS_FLUSH_MS (the runs serve starts)', () => {
       expect(countIn(store), setting).toBe(expected);
       recorder.close();
       expect(countIn(store), setting).toBe(1);
+    }
+  });
+});
+
+describe('polywave demo --program records like polywave demo (X15 N6)', () => {
+  it('its run, with the shop repository and the PROGRAM, is in the store as it runs: serve shows it on the shop repository', { timeout: 60_000 }, async () => {
+    const directory = makeTempDir('polywave-serve-demo-program-');
+    const store = path.join(directory, 'events.db');
+    const demo = spawn(process.execPath, [binPath, 'demo', '--program', '--dir', path.join(directory, 'd'), '--json'], {
+      env: { ...process.env, NO_COLOR: '1', POLYWAVE_EVENTS_DB: store, POLYWAVE_EVENTS_FLUSH_MS: '0', POLYWAVE_SANDBOX: 'off', POLYWAVE_MODEL: '' },
+      stdio: 'ignore',
+    });
+    const exited = new Promise((resolve) => demo.once('exit', resolve));
+    // Only until its first IMPL events are stored (the whole tier loop takes ~25 s; what is recorded is what matters here).
+    let repos: string | null = null;
+    try {
+      for (let attempt = 0; attempt < 400 && repos === null; attempt += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        const reader = openEventStore(store, { readonly: true, busyTimeoutMs: 1000 });
+        try {
+          const found = reader?.prepare("SELECT r.repos AS repos FROM runs r JOIN events e ON e.run_id = r.run_id WHERE r.command = 'demo' AND e.program = 'shop' AND e.slug IS NOT NULL AND r.repos IS NOT NULL LIMIT 1").get() as { repos: string } | undefined;
+          repos = found?.repos ?? null;
+        } catch {
+          // the store is being created
+        } finally {
+          reader?.close();
+        }
+      }
+    } finally {
+      demo.kill('SIGKILL');
+      await exited;
+    }
+    const shop = path.join(directory, 'd', 'shop');
+    expect(JSON.parse(repos ?? 'null')).toEqual([realpathSync(shop)]);
+    const served = await startServer({ repos: [shop], port: 0, explicitHost: false, storePath: store, env: {}, now: () => new Date() });
+    try {
+      const get = async (pathname: string) => (await (await fetch(new URL(pathname, served.url), { headers: { 'X-Polywave-Token': served.token } })).json()) as Record<string, unknown>;
+      const runs = (await get('/api/runs')).runs as Array<{ command: string; programs: string[]; events: number }>;
+      expect(runs).toHaveLength(1);
+      expect(runs[0]).toMatchObject({ command: 'demo', programs: ['shop'] });
+      expect(runs[0]!.events).toBeGreaterThan(0);
+      const listed = ((await get('/api/repos')).repos as Array<{ programs: Array<{ slug: string; last_event_at: string | null }> }>)[0]!;
+      expect(listed.programs.find((program) => program.slug === 'shop')?.last_event_at).toMatch(/^\d{4}-/);
+    } finally {
+      await served.close();
     }
   });
 });

@@ -20,8 +20,8 @@ import { applyEdits } from '../protocol/yaml/index.js';
 import { withFileLock, writeFileAtomic } from '../store/locked-write.js';
 import { EventTail, parseRoots as repoRootsOf, rootsInRepo } from './event-tail.js';
 import { countAgents, ManifestCache, waveProgress, type LoadedImpl, type LoadedManifest, type ServedRepo } from './manifests.js';
-import { RunLauncher } from './runs.js';
-import { appendConfined, ConfinedReadError, maxManifestBytes, readConfined, readConfinedIfExists } from './safe-read.js';
+import { describeLaunch, RunLauncher } from './runs.js';
+import { appendConfined, checkAppendConfined, ConfinedReadError, maxManifestBytes, readConfined, readConfinedIfExists } from './safe-read.js';
 import { cookieName, hostPolicy, originMatches, redactSecrets, secretRedactor, securityHeaders, serverSecretValues, tokenMatches } from './security.js';
 import { streamEvents } from './sse.js';
 import { etagMatches, StaticAssets } from './static-assets.js';
@@ -453,7 +453,10 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
       manifest: loaded.parsed.data,
       findings: findingsOf(loaded),
       progress: { waves, ...waveProgress(manifest) },
-      launch: launcher.running(repo.path, loaded.slug) ?? null,
+      launch: await (async () => {
+        const last = launcher.latest(repo.path, loaded.slug);
+        return last ? describeLaunch(last, loaded.relative) : null;
+      })(),
       event_id: eventId,
     });
   });
@@ -472,7 +475,8 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
     const reads = await Promise.all(
       [paths.index, path.join(paths.dir, denialsFileName)].map(async (file) => {
         try {
-          return { lines: jsonLines((await readConfinedIfExists(repo.path, file, { maxBytes: maxManifestBytes, tail: true }))?.buffer.toString('utf8') ?? '') };
+          const read = await readConfinedIfExists(repo.path, file, { maxBytes: maxManifestBytes, tail: true });
+          return { lines: jsonLines(read?.buffer.toString('utf8') ?? ''), ...(read?.truncated ? { cut: read.size } : {}) };
         } catch (error) {
           if (!(error instanceof ConfinedReadError)) throw error;
           return { lines: [], unreadable: { file: path.relative(repo.path, file).split(path.sep).join('/'), code: error.code, message: error.message } };
@@ -481,14 +485,16 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
     );
     const [entries, denials] = reads.map((read) => read.lines) as [ToolEntry[], Array<Record<string, unknown>>];
     const unreadable = reads.flatMap((read) => (read.unreadable ? [read.unreadable] : []));
-    const journal = [
+    // attack-serve-15 N8: the page says when it shows only the newest entries (how many were read, the file's size when only its end was read).
+    const journalCut = reads.reduce((size, read) => size + ((read as { cut?: number }).cut ?? 0), 0);
+    const journalAll = [
       ...entries.map((entry) => ({ ts: String(entry.ts ?? ''), kind: String(entry.kind ?? 'tool_use'), ...(typeof entry.tool_name === 'string' && entry.tool_name ? { tool: entry.tool_name } : {}), summary: journalSummary(entry) })),
       ...denials
         .filter((denial) => typeof denial.code === 'string' && typeof denial.tool === 'string')
         .map((denial) => ({ ts: String(denial.ts ?? ''), kind: 'denial', tool: denial.tool as string, summary: `${denial.code as string}: ${String(denial.reason ?? '')}${typeof denial.target === 'string' && denial.target ? ` (${denial.target})` : ''}`, denied: true })),
     ]
-      .sort((a, b) => (a.ts < b.ts ? -1 : a.ts > b.ts ? 1 : 0))
-      .slice(-maxJournalEntries);
+      .sort((a, b) => (a.ts < b.ts ? -1 : a.ts > b.ts ? 1 : 0));
+    const journal = journalAll.slice(-maxJournalEntries);
     // The diff of the agent's branch against its base (the wave's base commit, else HEAD's merge base), capped.
     let diff = '';
     let diffTruncated = false;
@@ -528,6 +534,8 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
       report,
       runs_on: runsOnOf(repo, loaded.slug).get(id) ?? null,
       journal,
+      journal_read: journalAll.length,
+      journal_cut_bytes: journalCut,
       unreadable,
       diff,
       diff_truncated: diffTruncated,
@@ -654,7 +662,10 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
     // a 400 would end the EventSource for good. The stream then starts at `?after=`, or at the store's current
     // position with a `resync` first (the page refetches what it shows).
     const header = c.req.header('last-event-id');
-    const fromHeader = rowId(header);
+    // `<epoch>-<row>` as sent (attack-serve-15 N7), or a bare row id (a client of an older server, curl).
+    const sent = header === undefined ? undefined : /^(?:([0-9a-f]{10}|none)-)?(\d{1,16})$/.exec(header);
+    const fromHeader = sent ? rowId(sent[2]) : undefined;
+    const headerEpoch = fromHeader !== undefined ? sent?.[1] : undefined;
     const query = c.req.query('after');
     let after = fromHeader;
     if (after === undefined && query !== undefined && query !== '') {
@@ -667,7 +678,7 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
     const program = c.req.query('program');
     if (impl) filter.impl = impl;
     if (program) filter.program = program;
-    return streamEvents(c, { tail, filter, after, ...(resyncFirst ? { resyncFirst: true } : {}), repoPaths: scopeOf(c.req.query('repo')).map((repo) => repo.path), heartbeatMs: options.heartbeatMs ?? 15_000, redact: redactAnswer, ...(tracer ? { trace: tracer.stream(c.req.header('user-agent')) } : {}) });
+    return streamEvents(c, { tail, filter, after, ...(headerEpoch !== undefined && after === fromHeader ? { epoch: headerEpoch } : {}), ...(resyncFirst ? { resyncFirst: true } : {}), repoPaths: scopeOf(c.req.query('repo')).map((repo) => repo.path), heartbeatMs: options.heartbeatMs ?? 15_000, redact: redactAnswer, ...(tracer ? { trace: tracer.stream(c.req.header('user-agent')) } : {}) });
   });
 
   const readBody = async (c: Context): Promise<Record<string, unknown>> => {
@@ -693,7 +704,9 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
   const startRun = async (c: Context, repo: ServedRepo, loaded: LoadedImpl, body: Record<string, unknown>) => {
     if (launcher.running(repo.path, loaded.slug) || launcher.isStarting(repo.path, loaded.slug)) throw new HttpError(409, 'SERVE_BUSY', `a run of ${loaded.slug} started here is still running`);
     const run = await launcher.start({ repo: repo.path, implPath: loaded.file, slug: loaded.slug, extraArgs: modelArgs(body) });
-    return json(c, { started: true, pid: run.pid });
+    // attack-serve-15 N1: the run found its plan's run lock held (another server, a terminal): nothing started.
+    if (run.busy !== undefined) throw new HttpError(409, 'SERVE_BUSY', run.busy);
+    return json(c, { started: true, pid: run.pid, running: run.running, exit_code: run.exit_code });
   };
 
   app.post('/api/repos/:repo/impls/:slug/approve', async (c) => {
@@ -711,6 +724,8 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
     const state = loaded.manifest.state ?? '';
     if (state === 'COMPLETE' || state === 'NOT_SUITABLE' || state === 'SCOUT_PENDING' || state === 'SCOUT_VALIDATING' || state === 'INTERVIEWING')
       throw new HttpError(409, 'SERVE_STATE', `IMPL ${loaded.slug} is ${state || 'without a state'}: nothing to run or resume`);
+    // attack-serve-15 N2: `polywave run` stops at once on a BLOCKED plan; say so instead of starting a run that cannot go on.
+    if (state === 'BLOCKED') throw new HttpError(409, 'SERVE_STATE', `IMPL ${loaded.slug} is BLOCKED: a human must decide (see polywave agent-status ${loaded.relative}); a run would stop at once`);
     return startRun(c, repo, loaded, body);
   });
 
@@ -724,6 +739,11 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
     // The edit re-reads the IMPL under the lock through the confined reader (not the store's path read, which follows
     // links): an IMPL swapped for a symlink out of the repository, a FIFO or a hard link since it was loaded is
     // refused (SERVE_PATH / SERVE_NOT_FILE), nothing of it reaches the answer, and nothing is written.
+    // attack-serve-15 N5: the rejection log is checked (through the confinement) before the plan changes: a log that
+    // leads outside the repository refuses the reject with nothing changed. Once the plan is BLOCKED, a log that still
+    // cannot be written is a warning in a success answer, never a failure after the change.
+    const logFile = path.join(repo.path, '.polywave-state', 'serve', 'rejections.jsonl');
+    await checkAppendConfined(repo.path, logFile);
     const previous = await withFileLock(loaded.file, async () => {
       const read = await readConfined(repo.path, loaded.file, { maxBytes: maxManifestBytes, shown: loaded.relative });
       let text: string;
@@ -742,8 +762,13 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
       await writeFileAtomic(read.real, applyEdits(text, [{ path: ['state'], value: 'BLOCKED' }]));
       return state;
     });
-    await appendConfined(repo.path, path.join(repo.path, '.polywave-state', 'serve', 'rejections.jsonl'), `${JSON.stringify({ ts: options.now().toISOString(), slug: loaded.slug, previous_state: previous, state: 'BLOCKED', reason })}\n`);
-    return json(c, { state: 'BLOCKED', previous_state: previous, reason });
+    let warning: string | undefined;
+    try {
+      await appendConfined(repo.path, logFile, `${JSON.stringify({ ts: options.now().toISOString(), slug: loaded.slug, previous_state: previous, state: 'BLOCKED', reason })}\n`);
+    } catch (error) {
+      warning = `the plan is BLOCKED, but the reason was not logged to .polywave-state/serve/rejections.jsonl: ${error instanceof Error ? error.message : String(error)}`;
+    }
+    return json(c, { state: 'BLOCKED', previous_state: previous, reason, ...(warning ? { warning } : {}) });
   });
 
   app.all('/api/*', (c) => c.json(errorBody('SERVE_NOT_FOUND', `no API route ${c.req.method} ${c.req.path}`), 404));

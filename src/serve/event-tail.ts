@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { statSync, watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
 import { iterateEvents, lastEventId, openEventStore, type Database, type EventFilter, type EventRow } from '../observability/event-store.js';
@@ -41,6 +42,7 @@ export class EventTail {
   /** `dev:ino` of the file the open handle reads. */
   private openedIdentity: string | undefined;
   private gen = 0;
+  private epochMemo: { identity: string; value: string } | undefined;
   /** How many polls ran (tests and benches see that a write woke the tail, not the timer). */
   polls = 0;
   /** Latency tracing (benches): told when a poll sees a newer max id, and when. */
@@ -157,6 +159,20 @@ export class EventTail {
     return this.latest;
   }
 
+  /**
+   * The identity of the store the handle reads, short (attack-serve-15 N7): SSE ids are
+   * `<epoch>-<row>`, so a Last-Event-ID from another store — a tab disconnected while the store
+   * was replaced or restored, or across a server restart on another `--store` — is told apart
+   * from a row of this one (resync) even when its row number is lower. `none` while no store is open.
+   */
+  get epoch(): string {
+    this.database();
+    const identity = this.openedIdentity;
+    if (identity === undefined) return 'none';
+    if (this.epochMemo?.identity !== identity) this.epochMemo = { identity, value: createHash('sha256').update(`${path.resolve(this.storePath)}\0${identity}`).digest('hex').slice(0, 10) };
+    return this.epochMemo.value;
+  }
+
   /** Bumped each time the store file was replaced (another inode) or deleted: every SSE client then gets `resync`. */
   get generation(): number {
     return this.gen;
@@ -165,7 +181,8 @@ export class EventTail {
   private identity(): string | undefined {
     try {
       const stats = statSync(this.storePath);
-      return `${stats.dev}:${stats.ino}`;
+      // The birth time too: a store deleted and restored at once may get the same inode number back.
+      return `${stats.dev}:${stats.ino}:${stats.birthtimeMs}`;
     } catch {
       return undefined;
     }

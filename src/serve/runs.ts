@@ -1,6 +1,8 @@
 import { spawn } from 'node:child_process';
+import os from 'node:os';
 import path from 'node:path';
-import { openAppendConfined } from './safe-read.js';
+import { readRunLockHolder, runInProgressCode, runLockPath } from '../cli/run-lock.js';
+import { openAppendConfined, readConfined } from './safe-read.js';
 
 /** A `polywave run` started from the page: tracked while it lives, never killed by the server. */
 export interface StartedRun {
@@ -11,6 +13,8 @@ export interface StartedRun {
   log: string;
   exit_code: number | null;
   running: boolean;
+  /** The run refused to start: another run of the plan holds its run lock (RUN_IN_PROGRESS); the refusal's line. */
+  busy?: string;
 }
 
 export interface RunLauncherOptions {
@@ -22,6 +26,8 @@ export interface RunLauncherOptions {
   now: () => Date;
   /** POLYWAVE_EVENTS_FLUSH_MS for these runs: 0 writes each event as it is emitted (live pages). */
   flushMs: number;
+  /** How long start() waits for the run to take its plan's run lock (or to exit) before answering. Default 20 s. */
+  lockWaitMs?: number;
 }
 
 /**
@@ -65,13 +71,55 @@ export class RunLauncher {
         });
         child.unref();
         this.runs.set(record.pid, record);
+        await handle.close().catch(() => undefined);
+        await this.settled(child, record, runLockPath(input.repo, input.implPath));
+        if (!record.running && record.exit_code === 2) {
+          // attack-serve-15 N1: another run of the plan (another server, a terminal) holds its run lock: not a launch of ours.
+          const tail = await readConfined(input.repo, log, { maxBytes: 16_384, tail: true }).then((read) => read.buffer.toString('utf8'), () => '');
+          const line = tail.split('\n').find((text) => text.includes(runInProgressCode));
+          if (line !== undefined) {
+            this.runs.delete(record.pid);
+            record.busy = line.trim();
+          }
+        }
         return record;
       } finally {
-        await handle.close();
+        await handle.close().catch(() => undefined);
       }
     } finally {
       this.starting.delete(key);
     }
+  }
+
+  /**
+   * Resolves once the started run holds its plan's run lock (its pid in the lock's record) or has
+   * exited, or after lockWaitMs (a slow start: answered as started, the page follows its outcome).
+   */
+  private settled(child: import('node:child_process').ChildProcess, record: StartedRun, lockPath: string): Promise<void> {
+    const limit = Date.now() + (this.options.lockWaitMs ?? 20_000);
+    const host = os.hostname();
+    return new Promise((resolve) => {
+      const check = () => {
+        const holder = readRunLockHolder(lockPath);
+        if (!record.running || (holder?.pid === record.pid && holder.hostname === host) || Date.now() >= limit) {
+          clearInterval(timer);
+          child.off('exit', exited);
+          resolve();
+        }
+      };
+      // 'exit' may come before the record's own listener ran: let it set exit_code first.
+      const exited = () => setImmediate(check);
+      const timer = setInterval(check, 25);
+      child.on('exit', exited);
+      check();
+    });
+  }
+
+  /** The newest run this server started for (repo, slug), running or ended (what the review page shows). */
+  latest(repo: string, slug: string): StartedRun | undefined {
+    let newest: StartedRun | undefined;
+    for (const run of this.runs.values()) if (run.repo === repo && run.slug === slug && (!newest || run.started_at >= newest.started_at)) newest = run;
+    return newest;
   }
 
   /** True while a run of (repo, slug) is being started by this server. */
@@ -87,4 +135,43 @@ export class RunLauncher {
   list(): StartedRun[] {
     return [...this.runs.values()];
   }
+}
+
+/** What the review page shows of a plan's last launch from this server (attack-serve-15 N2). */
+export interface LaunchView {
+  pid: number;
+  started_at: string;
+  running: boolean;
+  exit_code: number | null;
+  /** The log, relative to the repository. */
+  log: string;
+  /** Its last lines (at most 30; the answer is redacted like every other). */
+  log_tail: string[];
+  /** Why it stopped, when the log says (its `error[…]` line, or the line after `run: stopped`). */
+  reason: string | null;
+  /** What a human must do when the page cannot do it (a tamper finding to accept in a terminal). */
+  hint: string | null;
+}
+
+/** The launch as the review page shows it: state, exit code, the log's last lines and the reason. */
+export async function describeLaunch(run: StartedRun, implRelative: string): Promise<LaunchView> {
+  const text = await readConfined(run.repo, run.log, { maxBytes: 16_384, tail: true }).then((read) => read.buffer.toString('utf8'), () => '');
+  // Progress lines redraw with \r: keep each line's last state.
+  const lines = text.split('\n').map((line) => line.split('\r').pop()!.trimEnd()).filter((line) => line.trim() !== '');
+  const errorLine = [...lines].reverse().find((line) => /^error\[[A-Z0-9_]+\]/.test(line));
+  const stoppedAt = lines.findLastIndex((line) => /^run: stopped/.test(line));
+  const reason = errorLine ?? (stoppedAt >= 0 && stoppedAt + 1 < lines.length ? lines[stoppedAt + 1]!.trim() : stoppedAt >= 0 ? lines[stoppedAt]! : null);
+  const tamper = !run.running && /TAMPER_DETECTED|SANDBOX_CONFIG_CHANGED/.test(text);
+  return {
+    pid: run.pid,
+    started_at: run.started_at,
+    running: run.running,
+    exit_code: run.exit_code,
+    log: path.relative(run.repo, run.log),
+    log_tail: lines.slice(-30),
+    reason: run.running ? null : reason,
+    hint: tamper
+      ? `The run stopped on changes made since the wave was prepared (above). The page never accepts them for you: review them; if they are yours and intended, accept them in a terminal in the repository — \`polywave prepare-wave ${implRelative} --wave <n> --accept-changes\` (or \`polywave finalize-wave ${implRelative} --wave <n> --accept-changes\` when it stopped while finalizing; \`polywave accept-config\` for a config change) — then Resume here.`
+      : null,
+  };
 }

@@ -170,6 +170,30 @@ export async function readConfinedIfExists(root: string, file: string, options: 
 }
 
 /**
+ * Throws the {@link ConfinedReadError} {@link appendConfined} would throw for `file`, creating and
+ * writing nothing: its deepest existing directory must be inside the root, and an existing file must
+ * open as appendConfined opens it (attack-serve-15 N5: Reject checks its log before the plan changes).
+ */
+export async function checkAppendConfined(root: string, file: string): Promise<void> {
+  const name = showName(root, file, undefined);
+  const directory = path.dirname(file);
+  let existing = directory;
+  for (;;) {
+    try {
+      const real = await realpath(existing);
+      if (!insideRoot(root, real)) throw new ConfinedReadError(403, 'SERVE_PATH', `${name} leads outside the repository`);
+      break;
+    } catch (error) {
+      if (error instanceof ConfinedReadError) throw error;
+      const parent = path.dirname(existing);
+      if (parent === existing) throw new ConfinedReadError(404, 'SERVE_NOT_FOUND', `${name}: no directory to create it in`);
+      existing = parent;
+    }
+  }
+  if (existing === directory && (await lstat(file).catch(() => undefined)) !== undefined) await (await openConfined(root, file, name, appendFlags, 0o644)).handle.close();
+}
+
+/**
  * Appends `text` to `file` under `root`, creating it and its directories: the directories must stay
  * inside the root (a committed symlinked `.polywave-state` is refused, not written through) and the
  * file must be a regular file with one link (never a FIFO, which would block, nor a symlink).

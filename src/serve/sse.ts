@@ -16,6 +16,8 @@ export interface StreamEventsOptions {
   heartbeatMs: number;
   /** Send `resync` before anything else (the client's Last-Event-ID was not a row id: it must refetch). */
   resyncFirst?: boolean;
+  /** The store epoch of the client's Last-Event-ID (`<epoch>-<row>`): another store's → `resync` (attack-serve-15 N7). */
+  epoch?: string;
   redact: (value: unknown) => unknown;
   /** Latency tracing (POLYWAVE_SERVE_TRACE, benches only): told after each write which rows it carried, when they were read and when the write returned. */
   trace?: (rows: readonly EventRow[], readAt: number, writtenAt: number) => void;
@@ -29,11 +31,14 @@ function parsePayload(text: string): unknown {
   }
 }
 
-/** One SSE frame: `id` is the store's row id (what Last-Event-ID resumes after). */
-export function eventFrame(row: EventRow, redact: (value: unknown) => unknown): string {
+/**
+ * One SSE frame: `id` is `<store epoch>-<row id>` (what Last-Event-ID resumes after; the epoch
+ * tells a row of this store from one of a replaced or restored store, see EventTail.epoch).
+ */
+export function eventFrame(row: EventRow, redact: (value: unknown) => unknown, epoch = 'none'): string {
   const data = redact({ id: row.id, run_id: row.run_id, seq: row.seq, ts: row.ts, type: row.type, activity_type: row.activity_type, slug: row.slug, wave: row.wave, agent: row.agent, program: row.program, payload: parsePayload(row.payload) });
   const type = /^[\w.-]+$/.test(row.type) ? row.type : 'message';
-  return `id: ${row.id}\nevent: ${type}\ndata: ${JSON.stringify(data)}\n\n`;
+  return `id: ${epoch}-${row.id}\nevent: ${type}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
 /**
@@ -53,10 +58,15 @@ export function streamEvents(c: Context, options: StreamEventsOptions): Response
     const latest = tail.poll();
     let generation = tail.generation;
     // `id:` moves the browser's Last-Event-ID to the new cursor: a reconnect right after resumes there, not at the stale id.
-    const resync = (after: number) => `id: ${after}\nevent: resync\ndata: ${JSON.stringify({ after })}\n\n`;
+    const resync = (after: number) => `id: ${tail.epoch}-${after}\nevent: resync\ndata: ${JSON.stringify({ after })}\n\n`;
     await stream.write(`retry: 1000\n: polywave events after ${cursor}\n\n`);
     if (options.after === undefined && options.resyncFirst) await stream.write(resync(cursor));
-    if (options.after !== undefined && options.after > latest) {
+    if (options.after !== undefined && options.epoch !== undefined && options.epoch !== 'none' && options.epoch !== tail.epoch) {
+      // attack-serve-15 N7: the client's id is a row of another store (replaced or restored while it was away, or
+      // another --store): whatever its number, the rows it would resume after are not this store's. Refetch, then follow.
+      await stream.write(resync(latest));
+      cursor = latest;
+    } else if (options.after !== undefined && options.after > latest) {
       // The client's id is newer than the store — an empty store included (it was replaced,
       // pruned or deleted): the rows it would wait for are not its rows. It must refetch, then
       // follows from the store's current max id (attack-serve.md F5a).
@@ -83,7 +93,8 @@ export function streamEvents(c: Context, options: StreamEventsOptions): Response
       const rows = tail.read(options.filter, cursor, sseBatchRows);
       if (rows.length > 0) {
         let text = '';
-        for (const row of rows) if (inRepo(row)) text += eventFrame(row, options.redact);
+        const epoch = tail.epoch;
+        for (const row of rows) if (inRepo(row)) text += eventFrame(row, options.redact, epoch);
         cursor = rows[rows.length - 1]!.id;
         if (text !== '') {
           await stream.write(text);

@@ -125,6 +125,19 @@ export interface ImplDetail {
   manifest: Manifest | null;
   findings: Finding[];
   progress: { waves: Array<{ number: number; agents: ProgressAgent[] }> };
+  /** The last run this server started for the plan (running or ended). */
+  launch?: Launch | null;
+}
+
+export interface Launch {
+  pid: number;
+  started_at: string;
+  running: boolean;
+  exit_code: number | null;
+  log: string;
+  log_tail: string[];
+  reason: string | null;
+  hint: string | null;
 }
 
 export interface JournalEntry {
@@ -143,6 +156,9 @@ export interface AgentDetail {
   dependencies?: string[];
   status: string;
   report: Record<string, unknown> | null;
+  /** Journal entries read (the page shows the newest 2,000) and the bytes of journal files whose beginning was not read. */
+  journal_read?: number;
+  journal_cut_bytes?: number;
   runs_on?: RunsOn | null;
   journal: JournalEntry[];
   /** Journal/denials files the server refused to read (a symlink out of the repository, a FIFO…): listed, never read. */

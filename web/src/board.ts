@@ -99,6 +99,9 @@ export const e19Actions: Record<string, string> = {
   escalate: "a human reads the agent's completion report and decides",
 };
 
+/** E19 types whose default reaction retries (src/protocol/e19.ts e19Defaults): failing at the end means escalated. */
+const retryingTypes = new Set(['transient', 'fixable', 'timeout']);
+
 const terminal = new Set<AgentStatus>(['complete', 'partial', 'blocked', 'failed']);
 
 function progressStatus(status: string): AgentStatus {
@@ -295,7 +298,11 @@ export function applyEvent(board: Board, event: StreamEvent): { board: Board; ag
       else if (status === 'partial' || status === 'blocked') c.status = status;
       else if (status === 'failed') c.status = 'failed';
       c.failureType = str(p.failure_type) ?? c.failureType;
-      if (c.failureType) c.action = c.action ?? e19Actions[c.failureType];
+      // The agent's final record: a retrying type (transient, fixable, timeout) that still failed here had its
+      // retries used up, and the engine escalated (E19: "If all retries fail, escalate") — say that, not the default.
+      const attempts = (num(p.retry_count) ?? 0) + 1;
+      if (c.failureType && c.status !== 'complete' && retryingTypes.has(c.failureType)) c.action = `escalated after ${attempts} attempt(s), retries used up: ${e19Actions.escalate}`;
+      else if (c.failureType) c.action = c.action ?? e19Actions[c.failureType];
     });
   }
   if (type === 'worktree-create' && agentId) {

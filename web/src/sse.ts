@@ -98,7 +98,7 @@ export function useEventStream({ query, onEvents, onResync }: EventStreamOptions
       } catch {
         return;
       }
-      if (typeof event.id !== 'number' && message.lastEventId) event.id = Number(message.lastEventId);
+      if (typeof event.id !== 'number' && message.lastEventId) event.id = Number(message.lastEventId.split('-').pop());
       event.type ??= message.type;
       event.payload ??= {};
       queue.push({ event, at: Date.now() });

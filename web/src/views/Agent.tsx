@@ -1,7 +1,7 @@
 // Agent detail: its task and files, its journal (tool calls, jail denials), its completion report
 // and its diff against the wave's base.
 
-import { api } from '../api';
+import { api, type AgentDetail } from '../api';
 import { whereText } from '../board';
 import { enc, Json, Section, StateBadge, Status, useLoad } from '../util';
 
@@ -64,7 +64,7 @@ export function AgentView({ repo, slug, id }: { repo: string; slug: string; id: 
               ))}
             </ul>
           </Section>
-          <Section title={`Journal (${data.journal.length} entries${denials.length ? `, ${denials.length} denied by the jail` : ''})`} id="journal">
+          <Section title={`Journal (${journalCount(data)}${denials.length ? `, ${denials.length} denied by the jail` : ''})`} id="journal">
             {data.unreadable?.length ? (
               <div class="error" role="alert" data-testid="unreadable">
                 <p>
@@ -117,4 +117,14 @@ export function AgentView({ repo, slug, id }: { repo: string; slug: string; id: 
       )}
     </main>
   );
+}
+
+/** "N entries", or — when the page shows only the newest — "the last N of M entries read" and whether the file's beginning was read at all. */
+function journalCount(data: AgentDetail): string {
+  const shown = data.journal.length.toLocaleString('en-US');
+  const read = data.journal_read ?? data.journal.length;
+  const cut = data.journal_cut_bytes ?? 0;
+  const older = cut > 0 ? `; older entries of the ${(cut / 1048576).toFixed(1)} MB file not read` : '';
+  if (read > data.journal.length) return `the last ${shown} of ${read.toLocaleString('en-US')} entries read${older}`;
+  return `${shown} entries${cut > 0 ? ` — the newest only${older}` : ''}`;
 }

@@ -1,8 +1,8 @@
 // IMPL review: what the Scout planned and the critic said, the validation findings, and the
 // buttons that move the plan on (Approve/Reject when REVIEWED, Run/Resume otherwise).
 
-import { useState } from 'preact/hooks';
-import { api, type ImplDetail, type Manifest } from '../api';
+import { useEffect, useState } from 'preact/hooks';
+import { api, type ImplDetail, type Launch, type Manifest } from '../api';
 import { DependencyGraph, type GraphAgent } from '../components/Graph';
 import { GridTable } from '../components/GridTable';
 import { enc, Json, Section, StateBadge, Status, useLoad } from '../util';
@@ -15,7 +15,51 @@ export function graphAgents(detail: ImplDetail, statuses: Record<string, string>
   );
 }
 
-const runnable = new Set(['REVIEWED', 'SCAFFOLD_PENDING', 'WAVE_PENDING', 'WAVE_EXECUTING', 'WAVE_MERGING', 'WAVE_VERIFIED', 'BLOCKED', 'INTERRUPTED']);
+// BLOCKED is not runnable: `polywave run` stops at once on it (a human must decide).
+const runnable = new Set(['REVIEWED', 'SCAFFOLD_PENDING', 'WAVE_PENDING', 'WAVE_EXECUTING', 'WAVE_MERGING', 'WAVE_VERIFIED', 'INTERRUPTED']);
+
+/**
+ * The last run started from this server for the plan (attack-serve-15 N2): running, or ended with
+ * its exit code, the reason and the log's last lines (redacted by the server, rendered as text).
+ * While it runs, the page asks again every 2 s, so a run that fails at once shows so without a reload.
+ */
+function LaunchPanel({ launch, onRefresh }: { launch: Launch; onRefresh: () => void }) {
+  useEffect(() => {
+    if (!launch.running) return undefined;
+    const timer = setTimeout(onRefresh, 2000);
+    return () => clearTimeout(timer);
+  }, [launch.running, launch.pid, launch.log_tail.length]);
+  const failed = !launch.running && launch.exit_code !== 0;
+  const status = launch.running ? 'running' : launch.exit_code === 0 ? 'ended (exit 0)' : launch.exit_code === null ? 'ended (killed)' : `failed (exit ${launch.exit_code})`;
+  return (
+    <div class={`launch ${failed ? 'launch-failed' : ''}`} data-testid="launch" data-running={String(launch.running)} data-exit={launch.exit_code ?? ''}>
+      <p>
+        Last run from this page: <strong data-testid="launch-status" class={failed ? 'error' : launch.running ? '' : 'ok'}>{status}</strong>{' '}
+        <span class="muted">
+          pid {launch.pid}, started {launch.started_at}, log <span class="mono">{launch.log}</span>
+        </span>
+      </p>
+      {launch.reason && (
+        <p class={failed ? 'error' : ''} data-testid="launch-reason">
+          {launch.reason}
+        </p>
+      )}
+      {launch.hint && (
+        <p class="hint" data-testid="launch-hint">
+          {launch.hint}
+        </p>
+      )}
+      {launch.log_tail.length > 0 && (
+        <details open={failed}>
+          <summary>Last lines of the log</summary>
+          <pre class="code" data-testid="launch-log">
+            {launch.log_tail.join('\n')}
+          </pre>
+        </details>
+      )}
+    </div>
+  );
+}
 
 function Actions({ repo, slug, state, onChange }: { repo: string; slug: string; state: string; onChange: () => void }) {
   const [busy, setBusy] = useState(false);
@@ -26,8 +70,10 @@ function Actions({ repo, slug, state, onChange }: { repo: string; slug: string; 
     setError(undefined);
     setMessage(undefined);
     try {
-      const answer = (await what()) as { pid?: number; state?: string };
-      setMessage(answer.pid ? `${done} (pid ${answer.pid})` : answer.state ? `${done}: ${answer.state}` : done);
+      const answer = (await what()) as { pid?: number; state?: string; running?: boolean; exit_code?: number | null; warning?: string };
+      // A launched run is not a succeeded one: its outcome is the panel below (it may fail in seconds).
+      const ended = answer.running === false ? `; it already ended (exit ${answer.exit_code ?? '?'}), see below` : '; its outcome is shown below';
+      setMessage(answer.pid ? `${done} (pid ${answer.pid})${ended}` : answer.state ? `${done}: ${answer.state}${answer.warning ? ` (warning: ${answer.warning})` : ''}` : done);
       onChange();
     } catch (failure) {
       setError(failure instanceof Error ? failure.message : String(failure));
@@ -40,7 +86,7 @@ function Actions({ repo, slug, state, onChange }: { repo: string; slug: string; 
     <div class="actions">
       {reviewed && (
         <>
-          <button type="button" class="primary" data-testid="approve" disabled={busy} onClick={() => act(() => api.approve(repo, slug), 'Approved — run started')}>
+          <button type="button" class="primary" data-testid="approve" disabled={busy} onClick={() => act(() => api.approve(repo, slug), 'Approved — run launched')}>
             Approve and run
           </button>
           <button
@@ -58,15 +104,17 @@ function Actions({ repo, slug, state, onChange }: { repo: string; slug: string; 
         </>
       )}
       {!reviewed && runnable.has(state) && (
-        <button type="button" class="primary" data-testid="run" disabled={busy} onClick={() => act(() => api.run(repo, slug), 'Run started')}>
+        <button type="button" class="primary" data-testid="run" disabled={busy} onClick={() => act(() => api.run(repo, slug), 'Run launched')}>
           {state === 'SCAFFOLD_PENDING' || state === 'WAVE_PENDING' ? 'Run' : 'Resume'}
         </button>
       )}
+      {state === 'BLOCKED' && <span class="muted">BLOCKED: a human must decide (polywave agent-status); a run would stop at once.</span>}
       <a class="button" href={`/r/${enc(repo)}/impl/${enc(slug)}/live`} data-testid="open-live">
         Live board
       </a>
       {message && (
-        <span class="ok" role="status" data-testid="action-message">
+        // A launch is not a success (its outcome is the panel below): said in the neutral colour.
+        <span class={/launched/.test(message) ? '' : 'ok'} role="status" data-testid="action-message">
           {message}
         </span>
       )}
@@ -188,6 +236,7 @@ export function ImplView({ repo, slug }: { repo: string; slug: string }) {
         <>
           <p class="muted mono">{data.file}</p>
           <Actions repo={repo} slug={slug} state={data.state} onChange={detail.reload} />
+          {data.launch && <LaunchPanel launch={data.launch} onRefresh={detail.reload} />}
           <Section title="Validation findings" id="findings">
             {data.findings.length === 0 ? (
               <p class="ok">No findings: the plan validates.</p>
