@@ -386,7 +386,7 @@ describe('polywave serve hardening (attack report F2, F3, F6, F7)', () => {
     }
   });
 
-  it('X15 N1/N2: one run per plan across processes — a held run lock is SERVE_BUSY (nothing started or changed), a dead holder\'s lock is taken over, and the IMPL answer shows the launch\'s outcome (exit code, reason, log)', { timeout: 60_000 }, async () => {
+  it('X15 N1: one run per plan across processes — a held run lock is SERVE_BUSY (nothing started or changed), a dead holder\'s lock is taken over', { timeout: 30_000 }, async () => {
     const implFile = path.join(repo.dir, 'docs', 'IMPL', 'IMPL-ok.yaml');
     const before = readFileSync(implFile, 'utf8');
     const post = async (body: Record<string, unknown> = {}) => {
@@ -415,22 +415,13 @@ describe('polywave serve hardening (attack report F2, F3, F6, F7)', () => {
     holder.kill('SIGKILL');
     await new Promise((resolve) => holder.once('exit', resolve));
     expect(readRunLockHolder(lockFile)?.pid).toBe(holder.pid);
-    // The run starts and fails within seconds — not "started" and forgotten:
-    // the IMPL answer carries its outcome, as the review page shows it.
-    const started = await post({ model: 'nosuchbackend:model' });
-    expect(started.status, JSON.stringify(started.json)).toBe(200);
-    expect(started.json).toMatchObject({ started: true, pid: expect.any(Number) });
-    let launch: { pid: number; running: boolean; exit_code: number | null; reason: string | null; log_tail: string[]; log: string } | undefined;
-    for (let attempt = 0; attempt < 200; attempt += 1) {
-      launch = (await api(`/api/repos/${repoId}/impls/ok`)).json.launch as typeof launch;
-      if (launch && !launch.running) break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
+    // The next run takes it over (here in this process; the launch's outcome on the page: test/serve-browser.test.ts).
+    const again = acquireRunLock(repo.dir, implFile);
+    try {
+      expect(readRunLockHolder(lockFile)?.pid).toBe(process.pid);
+    } finally {
+      again();
     }
-    // It stops at once (this checkout has untracked files: "working tree has uncommitted changes"), exit 1, and says why.
-    expect(launch).toMatchObject({ pid: started.json.pid, running: false, exit_code: 1, reason: expect.stringContaining('uncommitted changes') });
-    expect(launch!.log).toMatch(/^\.polywave-state\/serve\/ok-.*\.log$/);
-    expect(launch!.log_tail.join('\n')).toContain(launch!.reason);
-    expect(readRunLockHolder(lockFile)?.pid).toBe(started.json.pid);
     expect(readFileSync(implFile, 'utf8')).toBe(before);
   });
 

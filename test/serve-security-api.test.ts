@@ -432,7 +432,11 @@ describe('polywave serve: API', () => {
     }
     const log = readFileSync(launch!.log, 'utf8');
     expect(launch, log).toMatchObject({ running: false, exit_code: 0 });
-    expect((await api(`/api/repos/${repoId}/impls/go`)).json.state).toBe('COMPLETE');
+    const impl = (await api(`/api/repos/${repoId}/impls/go`)).json;
+    expect(impl.state).toBe('COMPLETE');
+    // X15 N2: the IMPL answer carries the launch's outcome (what the review page shows), the log's last lines included.
+    expect(impl.launch).toMatchObject({ pid: approve.json.pid, running: false, exit_code: 0, reason: null, hint: null, log: expect.stringMatching(/^\.polywave-state\/serve\/go-/) });
+    expect((impl.launch as { log_tail: string[] }).log_tail.join('\n')).toContain('run: COMPLETE');
   });
 
   it('answers runs and metrics from the store, and unknown API routes with a coded 404', async () => {
