@@ -403,6 +403,9 @@ describe('polywave serve hardening (attack report F2, F3, F6, F7)', () => {
       expect(error.message).toContain('RUN_IN_PROGRESS');
       expect(error.message).toContain(`pid ${process.pid} on ${os.hostname()}`);
       expect((await api('/api/launches')).json).toEqual({ launches: [] });
+      // X15 N8: Reject holds the same lock while it edits: not while a run of the plan holds it.
+      const reject = await fetch(new URL(`/api/repos/${repoId}/impls/ok/reject`, server.base), { method: 'POST', headers: { 'X-Polywave-Token': server.token, 'Content-Type': 'application/json' }, body: '{}' });
+      expect([reject.status, ((await reject.json()) as { error: { code: string } }).error.code]).toEqual([409, 'SERVE_BUSY']);
       expect(readFileSync(implFile, 'utf8')).toBe(before);
     } finally {
       release();
@@ -423,6 +426,12 @@ describe('polywave serve hardening (attack report F2, F3, F6, F7)', () => {
       again();
     }
     expect(readFileSync(implFile, 'utf8')).toBe(before);
+    // A clone that ships .polywave-state as a symlink out of it: the lock is refused, nothing created outside.
+    const clone = makeTempDir('polywave-run-lock-clone-');
+    const elsewhere = makeTempDir('polywave-run-lock-elsewhere-');
+    symlinkSync(elsewhere, path.join(clone, '.polywave-state'));
+    expect(() => acquireRunLock(clone, path.join(clone, 'IMPL-x.yaml'))).toThrow(/not a directory \(a symlink\?\)/);
+    expect(readdirSync(elsewhere)).toEqual([]);
   });
 
   it('F7: --host 0 and a numeric 127.0.0.1 print the address they bound, and warn only for the wildcard', async () => {

@@ -67,12 +67,13 @@ export function acquireRunLock(repoDir: string, implPath: string): () => void {
   const file = runLockPath(repoDir, implPath);
   const directory = path.dirname(file);
   const shown = path.relative(real(repoDir), file);
-  try {
-    mkdirSync(directory, { recursive: true });
-  } catch (error) {
-    throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `${shown}: cannot create the run lock's directory (${(error as Error).message})` });
-  }
+  // Each level is created without following a link (a cloned repository can ship `.polywave-state` as a symlink out of it).
   for (const part of [path.dirname(directory), directory]) {
+    try {
+      mkdirSync(part);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `${shown}: cannot create the run lock's directory (${(error as Error).message}); nothing changed` });
+    }
     if (!lstatSync(part).isDirectory()) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `${part} is not a directory (a symlink?): the run lock is kept only in the repository's own .polywave-state/; nothing changed` });
   }
   const native = createRequire(import.meta.url)('fs-native-extensions') as NativeLocks;

@@ -20,6 +20,7 @@ import { applyEdits } from '../protocol/yaml/index.js';
 import { withFileLock, writeFileAtomic } from '../store/locked-write.js';
 import { EventTail, parseRoots as repoRootsOf, rootsInRepo } from './event-tail.js';
 import { countAgents, ManifestCache, waveProgress, type LoadedImpl, type LoadedManifest, type ServedRepo } from './manifests.js';
+import { acquireRunLock, runInProgressCode } from '../cli/run-lock.js';
 import { describeLaunch, RunLauncher } from './runs.js';
 import { appendConfined, checkAppendConfined, ConfinedReadError, maxManifestBytes, readConfined, readConfinedIfExists } from './safe-read.js';
 import { cookieName, hostPolicy, originMatches, redactSecrets, secretRedactor, securityHeaders, serverSecretValues, tokenMatches } from './security.js';
@@ -744,24 +745,40 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
     // cannot be written is a warning in a success answer, never a failure after the change.
     const logFile = path.join(repo.path, '.polywave-state', 'serve', 'rejections.jsonl');
     await checkAppendConfined(repo.path, logFile);
-    const previous = await withFileLock(loaded.file, async () => {
-      const read = await readConfined(repo.path, loaded.file, { maxBytes: maxManifestBytes, shown: loaded.relative });
-      let text: string;
-      try {
-        text = new TextDecoder('utf-8', { fatal: true }).decode(read.buffer).replace(/^\uFEFF/, '');
-      } catch {
-        throw new HttpError(422, 'V046_PARSE_ERROR', `${loaded.relative}: not UTF-8 text`);
-      }
-      const parsed = parseImpl(text);
-      if (parsed.fatal || !parsed.manifest) throw new HttpError(422, parsed.findings[0]?.code ?? 'V001_MANIFEST_INVALID', `${loaded.relative}: ${parsed.findings[0]?.message ?? 'not a usable manifest'}`);
-      const state = parsed.manifest.state;
-      if (state !== 'REVIEWED') throw new HttpError(409, 'SERVE_STATE', `IMPL ${loaded.slug} is ${state ?? 'without a state'}, not REVIEWED: only a reviewed plan is rejected`);
-      const check = checkTransition(state, 'BLOCKED', parsed.manifest);
-      if (!check.ok) throw new HttpError(409, check.finding.code, check.finding.message);
-      // Written to the real path that was read (a temp file beside it, renamed over it: never through a link).
-      await writeFileAtomic(read.real, applyEdits(text, [{ path: ['state'], value: 'BLOCKED' }]));
-      return state;
-    });
+    // attack-serve-15 N8: no reject while a run of the plan is starting or running (here or anywhere): Reject holds
+    // the plan's run lock while it edits, so Approve and Reject sent together do not both answer success.
+    if (launcher.running(repo.path, loaded.slug) || launcher.isStarting(repo.path, loaded.slug)) throw new HttpError(409, 'SERVE_BUSY', `a run of ${loaded.slug} started here is starting or running`);
+    let releaseRunLock: () => void;
+    try {
+      releaseRunLock = acquireRunLock(repo.path, loaded.file);
+    } catch (error) {
+      if (PolywaveError.isInstance(error) && error.code === runInProgressCode) throw new HttpError(409, 'SERVE_BUSY', error.message);
+      if (PolywaveError.isInstance(error)) throw new HttpError(403, 'SERVE_PATH', error.message);
+      throw error;
+    }
+    let previous: string;
+    try {
+      previous = await withFileLock(loaded.file, async () => {
+        const read = await readConfined(repo.path, loaded.file, { maxBytes: maxManifestBytes, shown: loaded.relative });
+        let text: string;
+        try {
+          text = new TextDecoder('utf-8', { fatal: true }).decode(read.buffer).replace(/^\uFEFF/, '');
+        } catch {
+          throw new HttpError(422, 'V046_PARSE_ERROR', `${loaded.relative}: not UTF-8 text`);
+        }
+        const parsed = parseImpl(text);
+        if (parsed.fatal || !parsed.manifest) throw new HttpError(422, parsed.findings[0]?.code ?? 'V001_MANIFEST_INVALID', `${loaded.relative}: ${parsed.findings[0]?.message ?? 'not a usable manifest'}`);
+        const state = parsed.manifest.state;
+        if (state !== 'REVIEWED') throw new HttpError(409, 'SERVE_STATE', `IMPL ${loaded.slug} is ${state ?? 'without a state'}, not REVIEWED: only a reviewed plan is rejected`);
+        const check = checkTransition(state, 'BLOCKED', parsed.manifest);
+        if (!check.ok) throw new HttpError(409, check.finding.code, check.finding.message);
+        // Written to the real path that was read (a temp file beside it, renamed over it: never through a link).
+        await writeFileAtomic(read.real, applyEdits(text, [{ path: ['state'], value: 'BLOCKED' }]));
+        return state;
+      });
+    } finally {
+      releaseRunLock();
+    }
     let warning: string | undefined;
     try {
       await appendConfined(repo.path, logFile, `${JSON.stringify({ ts: options.now().toISOString(), slug: loaded.slug, previous_state: previous, state: 'BLOCKED', reason })}\n`);
