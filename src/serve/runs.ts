@@ -158,10 +158,15 @@ export async function describeLaunch(run: StartedRun, implRelative: string): Pro
   const text = await readConfined(run.repo, run.log, { maxBytes: 16_384, tail: true }).then((read) => read.buffer.toString('utf8'), () => '');
   // Progress lines redraw with \r: keep each line's last state.
   const lines = text.split('\n').map((line) => line.split('\r').pop()!.trimEnd()).filter((line) => line.trim() !== '');
-  const errorLine = [...lines].reverse().find((line) => /^error\[[A-Z0-9_]+\]/.test(line));
+  const errorLine = [...lines].reverse().find((line) => /^(?:polywave: )?error\[[A-Z0-9_]+\]/.test(line));
   const stoppedAt = lines.findLastIndex((line) => /^run: stopped/.test(line));
   const reason = errorLine ?? (stoppedAt >= 0 && stoppedAt + 1 < lines.length ? lines[stoppedAt + 1]!.trim() : stoppedAt >= 0 ? lines[stoppedAt]! : null);
   const tamper = !run.running && /TAMPER_DETECTED|SANDBOX_CONFIG_CHANGED/.test(text);
+  // The wave and the step that stopped, when the log says (`prepare-wave: [tamper_check] failed — TAMPER_DETECTED: wave 1 …`).
+  const tamperLine = [...lines].reverse().find((line) => /TAMPER_DETECTED|SANDBOX_CONFIG_CHANGED/.test(line)) ?? '';
+  const wave = /\bwave (\d+)\b/.exec(tamperLine)?.[1] ?? [...lines].reverse().map((line) => /\bwave (\d+) (?:stopped|failed)/.exec(line)?.[1]).find((found) => found !== undefined) ?? '<n>';
+  const step = /^finalize-wave:/.test(tamperLine) ? 'finalize-wave' : 'prepare-wave';
+  const config = /SANDBOX_CONFIG_CHANGED/.test(tamperLine);
   return {
     pid: run.pid,
     started_at: run.started_at,
@@ -171,7 +176,7 @@ export async function describeLaunch(run: StartedRun, implRelative: string): Pro
     log_tail: lines.slice(-30),
     reason: run.running ? null : reason,
     hint: tamper
-      ? `The run stopped on changes made since the wave was prepared (above). The page never accepts them for you: review them; if they are yours and intended, accept them in a terminal in the repository — \`polywave prepare-wave ${implRelative} --wave <n> --accept-changes\` (or \`polywave finalize-wave ${implRelative} --wave <n> --accept-changes\` when it stopped while finalizing; \`polywave accept-config\` for a config change) — then Resume here.`
+      ? `The run stopped on changes made since the wave was prepared (above). The page never accepts them for you: review them; if they are yours and intended, accept them in a terminal in the repository — ${config ? '`polywave accept-config`' : `\`polywave ${step} ${implRelative} --wave ${wave} --accept-changes\``} — then Resume here.`
       : null,
   };
 }
