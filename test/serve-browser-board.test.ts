@@ -95,6 +95,14 @@ describe('live board fold', () => {
     expect(blocked.agents.B).toMatchObject({ status: 'blocked', failureType: 'needs_replan', note: 'the contract is wrong', action: 're-engage the Scout with the completion report; review the revised IMPL' });
     const escalated = fold(boardFromImpl(detail), [event('agent_performance', { wave: 1, agent: 'A', payload: { status: 'failed', failure_type: 'escalate' } })]);
     expect(escalated.agents.A).toMatchObject({ status: 'failed', failureType: 'escalate', action: "a human reads the agent's completion report and decides" });
+    // X15 N8: a fixable failure that still failed on the final record had its retries used up: the engine escalated.
+    const usedUp = fold(boardFromImpl(detail), [
+      event('agent-end', { wave: 1, agent: 'B', payload: { status: 'blocked', failure_type: 'fixable' } }),
+      event('agent-retry', { wave: 1, agent: 'B', payload: { failure_type: 'fixable', action: 'send-fix-prompt', note: 'fixable failure: apply the fix' } }),
+      event('agent-end', { wave: 1, agent: 'B', payload: { status: 'blocked', failure_type: 'fixable' } }),
+      event('agent_performance', { wave: 1, agent: 'B', payload: { status: 'blocked', failure_type: 'fixable', retry_count: 1 } }),
+    ]);
+    expect(usedUp.agents.B!.action).toBe("escalated after 2 attempt(s), retries used up: a human reads the agent's completion report and decides");
   });
 
   it('says where each agent runs (issue 17) and shows finalize-wave merging agent by agent (issue 16)', () => {
