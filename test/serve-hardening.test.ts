@@ -403,6 +403,8 @@ describe('polywave serve hardening (attack report F2, F3, F6, F7)', () => {
       expect(error.message).toContain('RUN_IN_PROGRESS');
       expect(error.message).toContain(`pid ${process.pid} on ${os.hostname()}`);
       expect((await api('/api/launches')).json).toEqual({ launches: [] });
+      // Its log is removed too: not shown as the plan's last launch (nor after a server restart, from the logs on disk).
+      expect((await api(`/api/repos/${repoId}/impls/ok`)).json.launch).toBeNull();
       // X15 N8: Reject holds the same lock while it edits: not while a run of the plan holds it.
       const reject = await fetch(new URL(`/api/repos/${repoId}/impls/ok/reject`, server.base), { method: 'POST', headers: { 'X-Polywave-Token': server.token, 'Content-Type': 'application/json' }, body: '{}' });
       expect([reject.status, ((await reject.json()) as { error: { code: string } }).error.code]).toEqual([409, 'SERVE_BUSY']);

@@ -21,7 +21,7 @@ import { withFileLock, writeFileAtomic } from '../store/locked-write.js';
 import { EventTail, parseRoots as repoRootsOf, rootsInRepo } from './event-tail.js';
 import { countAgents, ManifestCache, waveProgress, type LoadedImpl, type LoadedManifest, type ServedRepo } from './manifests.js';
 import { acquireRunLock, runInProgressCode } from '../cli/run-lock.js';
-import { describeLaunch, RunLauncher } from './runs.js';
+import { describeLaunch, launchFromLog, RunLauncher } from './runs.js';
 import { appendConfined, checkAppendConfined, ConfinedReadError, maxManifestBytes, readConfined, readConfinedIfExists } from './safe-read.js';
 import { cookieName, hostPolicy, originMatches, redactSecrets, secretRedactor, securityHeaders, serverSecretValues, tokenMatches } from './security.js';
 import { streamEvents } from './sse.js';
@@ -456,7 +456,7 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
       progress: { waves, ...waveProgress(manifest) },
       launch: await (async () => {
         const last = launcher.latest(repo.path, loaded.slug);
-        return last ? describeLaunch(last, loaded.relative) : null;
+        return last ? describeLaunch(last, loaded.relative) : launchFromLog(repo.path, loaded.slug, loaded.file, loaded.relative);
       })(),
       event_id: eventId,
     });

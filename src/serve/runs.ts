@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { readdir, unlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { readRunLockHolder, runInProgressCode, runLockPath } from '../cli/run-lock.js';
@@ -80,6 +81,8 @@ export class RunLauncher {
           if (line !== undefined) {
             this.runs.delete(record.pid);
             record.busy = line.trim();
+            // Not a launch: its log would otherwise show as the plan's last launch after a restart (launchFromLog).
+            await unlink(log).catch(() => undefined);
           }
         }
         return record;
@@ -151,6 +154,50 @@ export interface LaunchView {
   reason: string | null;
   /** What a human must do when the page cannot do it (a tamper finding to accept in a terminal). */
   hint: string | null;
+  /** Found on disk, not started by this server process (a run from the page before the server restarted): exit code read from the log. */
+  from_log?: boolean;
+}
+
+/** `<slug>-<ISO time with : and . as ->.log`, the name RunLauncher gives a log. */
+function logTime(slug: string, name: string): string | undefined {
+  if (!name.startsWith(`${slug}-`) || !name.endsWith('.log')) return undefined;
+  const match = /^(\d{4}-\d{2}-\d{2}T\d{2})-(\d{2})-(\d{2})-(\d{3})Z$/.exec(name.slice(slug.length + 1, -4));
+  return match ? `${match[1]}:${match[2]}:${match[3]}.${match[4]}Z` : undefined;
+}
+
+/**
+ * The newest log of a run started from a page for (repo, slug) when this server started none — after a
+ * server restart the page still shows the last launch: running while the plan's run lock names a live
+ * process on this host, else the outcome its log states (`run: COMPLETE` 0, `run: stopped` 1, an
+ * `error[…]` line 2; none: null).
+ */
+export async function launchFromLog(repo: string, slug: string, implPath: string, implRelative: string): Promise<LaunchView | null> {
+  const directory = path.join(repo, '.polywave-state', 'serve');
+  const names = await readdir(directory).catch(() => [] as string[]);
+  let newest: { name: string; at: string } | undefined;
+  for (const name of names) {
+    const at = logTime(slug, name);
+    if (at !== undefined && (!newest || at > newest.at)) newest = { name, at };
+  }
+  if (!newest) return null;
+  const holder = readRunLockHolder(runLockPath(repo, implPath));
+  let alive = false;
+  if (holder && holder.hostname === os.hostname() && holder.since >= newest.at) {
+    try {
+      process.kill(holder.pid, 0);
+      alive = true;
+    } catch (error) {
+      alive = (error as NodeJS.ErrnoException).code === 'EPERM';
+    }
+  }
+  const run: StartedRun = { pid: alive ? holder!.pid : 0, repo, slug, started_at: newest.at, log: path.join(directory, newest.name), exit_code: null, running: alive };
+  const view = await describeLaunch(run, implRelative).catch(() => undefined);
+  if (!view) return null;
+  if (!alive) {
+    const text = view.log_tail.join('\n');
+    view.exit_code = /^run: COMPLETE/m.test(text) ? 0 : /^run: stopped/m.test(text) ? 1 : /^(?:polywave: )?error\[/m.test(text) ? 2 : null;
+  }
+  return { ...view, from_log: true };
 }
 
 /** The launch as the review page shows it: state, exit code, the log's last lines and the reason. */

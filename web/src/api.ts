@@ -138,6 +138,8 @@ export interface Launch {
   log_tail: string[];
   reason: string | null;
   hint: string | null;
+  /** Read from the log on disk (started before this server process): exit code from the log's last lines, or null. */
+  from_log?: boolean;
 }
 
 export interface JournalEntry {

@@ -30,13 +30,14 @@ function LaunchPanel({ launch, onRefresh }: { launch: Launch; onRefresh: () => v
     return () => clearTimeout(timer);
   }, [launch.running, launch.pid, launch.log_tail.length]);
   const failed = !launch.running && launch.exit_code !== 0;
-  const status = launch.running ? 'running' : launch.exit_code === 0 ? 'ended (exit 0)' : launch.exit_code === null ? 'ended (killed)' : `failed (exit ${launch.exit_code})`;
+  const status = launch.running ? 'running' : launch.exit_code === 0 ? 'ended (exit 0)' : launch.exit_code === null ? (launch.from_log ? 'ended (outcome not in its log)' : 'ended (killed)') : `failed (exit ${launch.exit_code})`;
   return (
     <div class={`launch ${failed ? 'launch-failed' : ''}`} data-testid="launch" data-running={String(launch.running)} data-exit={launch.exit_code ?? ''}>
       <p>
-        Last run from this page: <strong data-testid="launch-status" class={failed ? 'error' : launch.running ? '' : 'ok'}>{status}</strong>{' '}
+        {launch.from_log ? 'Last run from a page (before this server started; from its log): ' : 'Last run from this page: '}
+        <strong data-testid="launch-status" class={failed ? 'error' : launch.running ? '' : 'ok'}>{status}</strong>{' '}
         <span class="muted">
-          pid {launch.pid}, started {launch.started_at}, log <span class="mono">{launch.log}</span>
+          {launch.pid > 0 ? `pid ${launch.pid}, ` : ''}started {launch.started_at}, log <span class="mono">{launch.log}</span>
         </span>
       </p>
       {launch.reason && (
