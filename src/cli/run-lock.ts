@@ -76,7 +76,12 @@ export function acquireRunLock(repoDir: string, implPath: string): () => void {
     }
     if (!lstatSync(part).isDirectory()) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `${part} is not a directory (a symlink?): the run lock is kept only in the repository's own .polywave-state/; nothing changed` });
   }
-  const native = createRequire(import.meta.url)('fs-native-extensions') as NativeLocks;
+  let native: NativeLocks;
+  try {
+    native = createRequire(import.meta.url)('fs-native-extensions') as NativeLocks;
+  } catch (error) {
+    throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `the kernel file lock that keeps one run per plan is not available on ${process.platform}-${process.arch} (fs-native-extensions: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}); nothing changed` });
+  }
   let fd: number;
   try {
     fd = openSync(file, constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
