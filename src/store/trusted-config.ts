@@ -15,7 +15,7 @@
  * every later command that uses those keys refuses ({@link assertConfigAccepted}), and the sandbox
  * settings are the narrower of HEAD's and the accepted ones.
  */
-import { readFileSync, realpathSync, statSync } from 'node:fs';
+import { lstatSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Finding } from '../errors/finding.js';
@@ -48,11 +48,10 @@ export async function repositoryOf(directory: string): Promise<RepositoryPaths |
   }
   let output: string;
   try {
-    output = await runGit(['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-common-dir'], { cwd });
+    const located = await locateRepository(cwd);
+    if (located === undefined) return undefined;
+    output = located;
   } catch (error) {
-    // Not in a work tree (git says so): no repository, the config above is read as it is. Any other
-    // failure (a broken `.git`, dubious ownership) fails closed: which committed config to trust is unknown.
-    if (error instanceof GitError && /not a git repository|must be run in a work tree/i.test(error.stderr)) return undefined;
     throw new PolywaveError({ code: configRepositoryUnreadableCode, exitCode: 2, message: `git could not read the repository of ${cwd} (${gitMessage(error)}), so which ${projectConfigFileName} to trust is unknown. Nothing was changed. Fix the repository, then re-run`, details: { directory: cwd } });
   }
   const [toplevel, commonDir] = output.trim().split('\n');
@@ -64,6 +63,124 @@ export async function repositoryOf(directory: string): Promise<RepositoryPaths |
   const nested = await nestedRepositoryOf(toplevel);
   if (nested !== undefined) return await repositoryOf(nested.outer);
   return { toplevel: realOrSame(toplevel), commonDir: realOrSame(commonDir) };
+}
+
+/**
+ * git's answers to "which repository is `cwd` in" (`rev-parse --show-toplevel --git-common-dir`),
+ * kept per directory with a stamp that changes whenever git's answer could ({@link locationStamp}).
+ * Only answers are kept ("not a repository" is one): a failure asks git again next time. ~42 asks per PROGRAM tier, 17 of them
+ * in the parent of a repository with no config of its own, answered "not a repository".
+ */
+const locationCache = new Map<string, { stamp: string; output: Promise<string | undefined> }>();
+
+/** Identity of a file system entry (lstat), or 'none' when missing, or undefined when it cannot be read. */
+function entryStamp(file: string, withTimes: boolean): string | undefined {
+  try {
+    const stats = lstatSync(file, { bigint: true });
+    return withTimes ? `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}:${stats.mode}` : `${stats.dev}:${stats.ino}:${stats.mode}`;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' || code === 'ENOTDIR' ? 'none' : undefined;
+  }
+}
+
+/** The environment that steers git's discovery (GIT_DIR, GIT_CEILING_DIRECTORIES, …, HOME for the global config). */
+function discoveryEnvironment(): string {
+  return Object.keys(process.env)
+    .filter((name) => name.startsWith('GIT_') || name === 'HOME' || name === 'XDG_CONFIG_HOME')
+    .sort()
+    .map((name) => `${name}=${process.env[name]}`)
+    .join('\0');
+}
+
+/**
+ * A stamp of everything git's answer for `cwd` depends on, or undefined when it cannot be made
+ * safely (then git is asked). Two cases:
+ * - `cwd` holds its own `.git`: that entry (a directory by identity and birth time — its mtime
+ *   moves with every index write —, a `.git` file by identity, size and times), the repository's
+ *   `config` (core.worktree) and a linked worktree's `commondir` and `config.worktree`, and
+ *   `cwd`'s own identity;
+ * - no `.git` and no `HEAD` (what git needs to take a directory for a git directory) in `cwd` nor
+ *   in any directory above it up to `/`: every such directory's identity (a `.git` or `HEAD` made
+ *   later there ends the case: git is asked).
+ * Anything else (a subdirectory of a work tree, a bare repository) is always asked. Plus the
+ * GIT_* environment.
+ */
+function locationStamp(cwd: string): string | undefined {
+  const environment = discoveryEnvironment();
+  const own = path.join(cwd, '.git');
+  let stats;
+  try {
+    stats = lstatSync(own, { bigint: true });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') return undefined;
+  }
+  if (stats !== undefined) {
+    const self = entryStamp(cwd, false);
+    if (self === undefined || self === 'none') return undefined;
+    if (stats.isDirectory()) {
+      if (stats.birthtimeNs <= 0n) return undefined;
+      const config = entryStamp(path.join(own, 'config'), true);
+      const commondir = entryStamp(path.join(own, 'commondir'), true);
+      if (config === undefined || commondir !== 'none') return undefined;
+      return `dir:${self}:${stats.dev}:${stats.ino}:${stats.birthtimeNs}:${config}\0${environment}`;
+    }
+    if (!stats.isFile()) return undefined;
+    const pointer = /^gitdir:\s*(.+)$/m.exec(readSafely(own) ?? '')?.[1]?.trim();
+    if (pointer === undefined || pointer === '') return undefined;
+    const gitDir = path.resolve(cwd, pointer);
+    const common = readSafely(path.join(gitDir, 'commondir'))?.trim();
+    if (common === undefined || common === '') return undefined;
+    const commonDir = path.resolve(gitDir, common);
+    const parts = [entryStamp(path.join(gitDir, 'commondir'), true), entryStamp(path.join(gitDir, 'config.worktree'), true), entryStamp(path.join(commonDir, 'config'), true), entryStamp(commonDir, false)];
+    if (parts.some((part) => part === undefined)) return undefined;
+    return `file:${self}:${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}:${parts.join(':')}\0${environment}`;
+  }
+  const chain: string[] = [];
+  // The real path's parents: git walks up from its real working directory, not through a symlink's parents.
+  for (let directory = realOrSame(cwd); ; directory = path.dirname(directory)) {
+    const dotGit = entryStamp(path.join(directory, '.git'), false);
+    const head = entryStamp(path.join(directory, 'HEAD'), false);
+    const self = entryStamp(directory, false);
+    if (dotGit !== 'none' || head !== 'none' || self === undefined || self === 'none') return undefined;
+    chain.push(`${directory}=${self}`);
+    if (path.dirname(directory) === directory) break;
+  }
+  return `none:${chain.join('|')}\0${environment}`;
+}
+
+/**
+ * `rev-parse --show-toplevel --git-common-dir` in `cwd` (a directory), undefined when git says it is
+ * not in a work tree; from {@link locationCache} when its stamp still holds.
+ */
+async function locateRepository(cwd: string): Promise<string | undefined> {
+  const stamp = locationStamp(cwd);
+  const known = locationCache.get(cwd);
+  // An answer still being read counts too: callers at the same stamp (the agents of a wave at once) share one git.
+  if (stamp !== undefined && known !== undefined && known.stamp === stamp) return known.output;
+  const output = (async () => {
+    try {
+      return await runGit(['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-common-dir'], { cwd });
+    } catch (error) {
+      // Not in a work tree (git says so): no repository, the config above is read as it is. Any other
+      // failure (a broken `.git`, dubious ownership) fails closed (the caller refuses) and is not kept.
+      if (error instanceof GitError && /not a git repository|must be run in a work tree/i.test(error.stderr)) return undefined;
+      throw error;
+    }
+  })();
+  if (stamp === undefined) return output;
+  locationCache.delete(cwd);
+  locationCache.set(cwd, { stamp, output });
+  if (locationCache.size > 256) locationCache.delete(locationCache.keys().next().value!);
+  // Kept only when git answered and nothing moved while it looked.
+  const forget = () => {
+    if (locationCache.get(cwd)?.output === output) locationCache.delete(cwd);
+  };
+  output.then(() => {
+    if (locationStamp(cwd) !== stamp) forget();
+  }, forget);
+  return output;
 }
 
 /** The code of a refusal because git could not read the repository whose committed config is trusted. */
@@ -79,15 +196,88 @@ function gitMessage(error: unknown): string {
  * file is not in that commit (or HEAD is unborn). Any other git failure throws (fail closed: an
  * error is never read as "no config", which would mean the defaults or a config found above).
  */
-async function committedFile(cwd: string, revision: string, file: string): Promise<string | undefined> {
-  try {
-    return await runGit(['show', `${revision}:${file}`], { cwd });
-  } catch (error) {
-    const stderr = error instanceof GitError ? error.stderr : '';
-    if (/does not exist in '|exists on disk, but not in '/.test(stderr)) return undefined;
-    if (revision === 'HEAD' && /invalid object name 'HEAD'/.test(stderr)) return undefined;
-    throw new PolywaveError({ code: configRepositoryUnreadableCode, exitCode: 2, message: `git could not read ${revision}:${file} in ${cwd} (${gitMessage(error)}). Nothing was changed. Fix the repository, then re-run`, details: { directory: cwd, revision } });
+async function committedFile(cwd: string, revision: string, file: string, commonDir?: string): Promise<string | undefined> {
+  // A commit's file never changes (content-addressed): kept by the commit's id, HEAD's read from its ref file.
+  const commit = commonDir === undefined ? undefined : /^([0-9a-f]{40}|[0-9a-f]{64})$/.test(revision) ? revision : revision === 'HEAD' ? headCommitOf(cwd, commonDir) : undefined;
+  const key = commit !== undefined && commonDir !== undefined && !replaceRefsPossible(commonDir) ? `${commonDir}\0${commit}\0${file}` : undefined;
+  const known = key === undefined ? undefined : committedCache.get(key);
+  if (known !== undefined) return known;
+  const revisionAsked = key !== undefined ? commit! : revision;
+  const text = (async () => {
+    try {
+      return await runGit(['show', `${revisionAsked}:${file}`], { cwd });
+    } catch (error) {
+      const stderr = error instanceof GitError ? error.stderr : '';
+      if (/does not exist in '|exists on disk, but not in '/.test(stderr)) return undefined;
+      if (revision === 'HEAD' && key === undefined && /invalid object name 'HEAD'/.test(stderr)) return undefined;
+      throw new PolywaveError({ code: configRepositoryUnreadableCode, exitCode: 2, message: `git could not read ${revision}:${file} in ${cwd} (${gitMessage(error)}). Nothing was changed. Fix the repository, then re-run`, details: { directory: cwd, revision } });
+    }
+  })();
+  if (key !== undefined) {
+    committedCache.set(key, text);
+    if (committedCache.size > 256) committedCache.delete(committedCache.keys().next().value!);
+    // A failure is not kept: the next read asks git again.
+    text.catch(() => {
+      if (committedCache.get(key) === text) committedCache.delete(key);
+    });
   }
+  return text;
+}
+
+/** Committed files already read (or being read), by common dir, commit id and path (undefined: not in that commit). */
+const committedCache = new Map<string, Promise<string | undefined>>();
+
+/**
+ * The commit HEAD of the checkout at `toplevel` names, read from the files: HEAD a symbolic ref to
+ * `refs/heads/…` whose loose ref file holds an object id. Undefined for anything else (detached,
+ * packed or missing ref, another ref store, an unusual name): then git is asked for HEAD itself.
+ */
+function headCommitOf(toplevel: string, commonDir: string): string | undefined {
+  const dotGit = path.join(toplevel, '.git');
+  let gitDir: string;
+  try {
+    const stats = lstatSync(dotGit);
+    if (stats.isDirectory()) gitDir = dotGit;
+    else if (stats.isFile()) {
+      const pointer = /^gitdir:\s*(.+)$/m.exec(readFileSync(dotGit, 'utf8'))?.[1]?.trim();
+      if (pointer === undefined || pointer === '') return undefined;
+      gitDir = path.resolve(toplevel, pointer);
+    } else return undefined;
+  } catch {
+    return undefined; // stays: git is asked (and fails loudly if the repository is broken)
+  }
+  const ref = /^ref: (refs\/heads\/[A-Za-z0-9._/-]+)\n?$/.exec(readSafely(path.join(gitDir, 'HEAD')) ?? '')?.[1];
+  if (ref === undefined || ref.includes('..') || ref.includes('//') || ref.endsWith('/') || ref.endsWith('.lock')) return undefined;
+  const refFile = path.join(commonDir, ref);
+  if (entryStamp(refFile, false) === undefined || !isPlainFile(refFile)) return undefined; // a symlinked ref: git decides
+  return /^([0-9a-f]{40}|[0-9a-f]{64})\n?$/.exec(readSafely(refFile) ?? '')?.[1];
+}
+
+/** packed-refs stamps already checked for replace refs. */
+const packedRefsChecked = new Map<string, boolean>();
+
+/**
+ * Whether `git show <commit>:file` could answer differently for the same commit id: a replace ref
+ * (`refs/replace/`, loose or packed) or an environment that redirects them. Then nothing is kept.
+ */
+function replaceRefsPossible(commonDir: string): boolean {
+  if (process.env.GIT_REPLACE_REF_BASE !== undefined) return true;
+  if (entryStamp(path.join(commonDir, 'refs', 'replace'), false) !== 'none') return true;
+  const packed = path.join(commonDir, 'packed-refs');
+  const stamp = entryStamp(packed, true);
+  if (stamp === 'none') return false;
+  if (stamp === undefined) return true;
+  const key = `${packed}\0${stamp}`;
+  let has = packedRefsChecked.get(key);
+  if (has === undefined) {
+    const text = readSafely(packed);
+    has = text === undefined || text.includes(' refs/replace/');
+    if (entryStamp(packed, true) === stamp) {
+      packedRefsChecked.set(key, has);
+      if (packedRefsChecked.size > 64) packedRefsChecked.delete(packedRefsChecked.keys().next().value!);
+    }
+  }
+  return has;
 }
 
 /** The trusted text of the config that sets the watched keys for a directory. */
@@ -139,7 +329,7 @@ export async function readTrustedConfigText(startDir: string, options: { revisio
   }
   const rootFile = path.join(repository.toplevel, projectConfigFileName);
   const revision = options.revision ?? 'HEAD';
-  const committed = await committedFile(repository.toplevel, revision, projectConfigFileName);
+  const committed = await committedFile(repository.toplevel, revision, projectConfigFileName, repository.commonDir);
   if (committed !== undefined) return { path: rootFile, text: committed, repository, ignored };
   if (isFile(rootFile)) {
     if (revision === 'HEAD') warnOnce(`${rootFile} is not committed: its sandbox, setup, teardown, dispatch and repos settings are not used until it is`);
@@ -228,7 +418,7 @@ export async function recordConfigBlock(repoRoot: string, entry: { impl: string;
   const repository = await repositoryOf(repoRoot);
   if (repository === undefined) return undefined;
   if ((await readConfigBlock(repository)) !== undefined) return configBlockPath(repository);
-  const accepted = (await committedFile(repository.toplevel, entry.acceptedCommit, projectConfigFileName)) ?? null;
+  const accepted = (await committedFile(repository.toplevel, entry.acceptedCommit, projectConfigFileName, repository.commonDir)) ?? null;
   const record: ConfigBlockRecord = {
     version: 1,
     impl: entry.impl,
@@ -275,7 +465,7 @@ export async function acceptHeadConfig(repoRoot: string, now: Date = new Date())
   const repository = await repositoryOf(repoRoot);
   if (repository === undefined) return undefined;
   const record = await readConfigBlock(repository);
-  const head = (await committedFile(repository.toplevel, 'HEAD', projectConfigFileName)) ?? null;
+  const head = (await committedFile(repository.toplevel, 'HEAD', projectConfigFileName, repository.commonDir)) ?? null;
   const acceptance: ConfigAcceptance = { accepted_config: head, accepted_at: now.toISOString(), ...(record ? { impl: record.impl, wave: record.wave } : {}) };
   await mkdir(path.dirname(acceptancePath(repository)), { recursive: true });
   await writeFileAtomic(acceptancePath(repository), `${JSON.stringify(acceptance, null, 2)}\n`);
@@ -331,7 +521,7 @@ export async function configBlockInEffect(directory: string): Promise<ConfigBloc
   if (repository === undefined) return undefined;
   const record = await readConfigBlock(repository);
   if (record === undefined) return undefined;
-  const head = await committedFile(repository.toplevel, 'HEAD', projectConfigFileName);
+  const head = await committedFile(repository.toplevel, 'HEAD', projectConfigFileName, repository.commonDir);
   const accepted = record.accepted_config === null ? undefined : parseProjectConfig(record.accepted_config).config;
   const now = head === undefined ? undefined : parseProjectConfig(head).config;
   const changes = securityConfigChanges(accepted, now);
@@ -379,6 +569,14 @@ function isDirectory(file: string): boolean {
 function isFile(file: string): boolean {
   try {
     return statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+function isPlainFile(file: string): boolean {
+  try {
+    return lstatSync(file).isFile();
   } catch {
     return false;
   }
