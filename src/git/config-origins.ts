@@ -21,7 +21,7 @@
  * leads to it.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { lstatSync, readFileSync, statSync } from 'node:fs';
 import { lstat, readdir, readFile, readlink, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { PolywaveError } from '../errors/polywave-error.js';
@@ -245,6 +245,130 @@ function defaultConfigFiles(env: Readonly<Record<string, string | undefined>>, c
 }
 
 /**
+ * Listings kept across checks, by checkout, common dir and environment, while every file the listing depends
+ * on is unchanged ({@link listingStamp}). Each check of a tier listed the main checkout again
+ * (8 times per PROGRAM tier).
+ */
+const listingCache = new Map<string, { stamp: string; output: string }>();
+
+/** Coarse kernel timestamps: a file changed within this long before a listing could change again unseen. */
+let settledNs = 1_000_000_000n;
+
+/** Tests only: the settle window (tests change files in the same second and check every change is seen anyway). */
+export function setConfigListingSettleNsForTests(ns: bigint): void {
+  settledNs = ns;
+}
+
+/** lstat and stat identity of `file` (missing: 'none'); undefined when it cannot be read or changed too recently. */
+function fileStamp(file: string, now: bigint): string | undefined {
+  const one = (follow: boolean): string | undefined => {
+    try {
+      const stats = follow ? statSync(file, { bigint: true }) : lstatSync(file, { bigint: true });
+      // A directory (the checkout's `.git`) by identity: its times move with every index write; its files are stamped one by one.
+      if (stats.isDirectory()) return `${stats.dev}:${stats.ino}:${stats.mode}`;
+      if (now - stats.mtimeNs < settledNs || now - stats.ctimeNs < settledNs) return undefined;
+      return `${stats.dev}:${stats.ino}:${stats.mode}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}`;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      return code === 'ENOENT' || code === 'ENOTDIR' ? 'none' : undefined;
+    }
+  };
+  const linkStamp = one(false);
+  const targetStamp = one(true);
+  return linkStamp === undefined || targetStamp === undefined ? undefined : `${file}=${linkStamp}/${targetStamp}`;
+}
+
+/** The git directory of the checkout at `cwd` (its `.git` directory, or where its `.git` file points), or undefined. */
+function gitDirOf(cwd: string): string | undefined {
+  const dotGit = path.join(cwd, '.git');
+  try {
+    const stats = lstatSync(dotGit);
+    if (stats.isDirectory()) return dotGit;
+    if (!stats.isFile()) return undefined;
+    const pointer = /^gitdir:\s*(.+)$/m.exec(readFileSync(dotGit, 'utf8'))?.[1]?.trim();
+    return pointer === undefined || pointer === '' ? undefined : path.resolve(cwd, pointer);
+  } catch {
+    return undefined; // stays: no stamp, git is asked
+  }
+}
+
+/**
+ * A stamp of everything a checkout's listing depends on besides the environment (in the cache
+ * key), or undefined (then it is not kept): the checkout's `.git`, its git directory's HEAD (`onbranch:`),
+ * `commondir` and `config.worktree`, the common `config`; the system and global files git reads
+ * (existing or not); and every file the listing names — each origin and each include target,
+ * whatever its condition, existing or not. None of them may have changed in the last second.
+ */
+function listingStamp(cwd: string, commonDir: string, env: Readonly<Record<string, string | undefined>>, output: string | undefined): string | undefined {
+  const now = BigInt(Date.now()) * 1_000_000n;
+  const gitDir = gitDirOf(cwd);
+  if (gitDir === undefined) return undefined;
+  const files = [path.join(cwd, '.git'), path.join(gitDir, 'HEAD'), path.join(gitDir, 'commondir'), path.join(gitDir, 'config.worktree'), path.join(gitDir, 'config'), path.join(path.resolve(commonDir), 'config'), '/etc/gitconfig'];
+  const prefix = gitInstallPrefix(env);
+  if (prefix !== undefined) files.push(path.join(prefix, 'etc', 'gitconfig'));
+  for (const candidate of defaultConfigFiles(env, cwd)) files.push(candidate.file);
+  if (output !== undefined) {
+    for (const entry of parseListing(output)) {
+      const origin = entry.origin.startsWith('file:') ? entry.origin.slice('file:'.length) : undefined;
+      const literal = origin === undefined ? undefined : origin.startsWith('/') ? origin : `${cwd}/${origin}`;
+      if (literal !== undefined) files.push(literal);
+      else if (entry.origin !== 'command line:' && entry.scope !== 'command') return undefined; // blobs, stdin: not kept
+      if (!isIncludeDirective(entry.key) || entry.value === undefined) continue;
+      const target = includeTarget(entry.value, literal, env);
+      if (target === undefined) continue;
+      if (typeof target !== 'string') return undefined;
+      files.push(target);
+    }
+  }
+  const stamps: string[] = [];
+  for (const file of new Set(files)) {
+    const stamp = fileStamp(file, now);
+    if (stamp === undefined) return undefined;
+    stamps.push(stamp);
+  }
+  return stamps.join('|');
+}
+
+/** `git config --list --show-origin --show-scope --includes -z` in `cwd`, from {@link listingCache} while its stamp holds. */
+function listConfig(cwd: string, commonDir: string, env: Readonly<Record<string, string | undefined>>): Promise<string> {
+  const key = `${cwd}\0${commonDir}\0${environmentKey(env)}`;
+  // Checks made while git is listing this checkout (the tier's IMPLs prepare at once) share its answer.
+  let listing = listingsInFlight.get(key);
+  if (listing === undefined) {
+    listing = listConfigOnce(cwd, commonDir, env, key);
+    listingsInFlight.set(key, listing);
+    const done = () => listingsInFlight.delete(key);
+    listing.then(done, done);
+  }
+  return listing;
+}
+
+const listingsInFlight = new Map<string, Promise<string>>();
+
+function environmentKey(env: Readonly<Record<string, string | undefined>>): string {
+  return Object.keys(env)
+    .sort()
+    .map((name) => `${name}=${env[name]}`)
+    .join('\0');
+}
+
+async function listConfigOnce(cwd: string, commonDir: string, env: Readonly<Record<string, string | undefined>>, key: string): Promise<string> {
+  const known = listingCache.get(key);
+  if (known !== undefined && listingStamp(cwd, commonDir, env, known.output) === known.stamp) return known.output;
+  const started = Date.now();
+  const output = await runGit(['config', '--list', '--show-origin', '--show-scope', '--includes', '-z'], { cwd, env });
+  // Stamped after git read: a file changed since it read shows a time under a second old (not kept), so the
+  // listing is kept only when git answered within half of that.
+  const stamp = Date.now() - started > 500 ? undefined : listingStamp(cwd, commonDir, env, output);
+  if (stamp !== undefined) {
+    listingCache.delete(key);
+    listingCache.set(key, { stamp, output });
+    if (listingCache.size > 128) listingCache.delete(listingCache.keys().next().value!);
+  } else listingCache.delete(key);
+  return output;
+}
+
+/**
  * The configuration files git reads for the repository at `root` (and in each existing checkout)
  * that lie inside a working tree of the repository, outside its git directory. One git process
  * per checkout. Throws GitError when git cannot read its configuration (polywave's git would fail
@@ -264,7 +388,7 @@ export async function configFilesInWorkingTrees(options: ConfigOriginsOptions): 
   const list = (cwd: string): Promise<string> => {
     let listing = options.listings?.get(cwd);
     if (listing === undefined) {
-      listing = runGit(['config', '--list', '--show-origin', '--show-scope', '--includes', '-z'], { cwd, env });
+      listing = listConfig(cwd, options.commonDir, env);
       options.listings?.set(cwd, listing);
       // a failed listing is not remembered: the next check asks git again (and refuses again)
       listing.catch(() => options.listings?.delete(cwd));
