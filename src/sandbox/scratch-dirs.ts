@@ -9,7 +9,7 @@
  * later (its tool executor is one long-lived sandbox). Agents all run as the same uid: 0700 alone
  * does not keep one agent out of another's directory.
  */
-import { appendFileSync, chmodSync, closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -154,10 +154,44 @@ export function foreignScratchDirs(env: Readonly<Record<string, string | undefin
   // whose directory is missing and the sandbox failed to start, seen in CI when another run's TMPDIR was removed.)
   for (const tmp of roots) {
     try {
-      for (const name of readdirSync(tmp)) if (legacyScratchName.test(name)) result.push(path.join(tmp, name));
+      for (const name of legacyScratchNames(tmp)) result.push(path.join(tmp, name));
     } catch {
       // an unreadable temp directory: only the parent
     }
   }
   return [...new Set(result)];
+}
+
+/**
+ * The legacy scratch names in temp directories read before, by directory, with the directory's
+ * stamp (device, inode, link count, size, mtime, ctime) when it was read. A name made or removed in a directory
+ * moves its mtime and ctime, so a listing is reused only while both are unchanged — and only when
+ * they were at least {@link settledMs} old when it was read: the kernel stamps directories with a
+ * coarse clock, and a name made within the same tick as the reading would leave the stamp as it
+ * was. A /tmp of ~7,500 entries took ~30 ms to list per agent sandbox plan.
+ */
+const legacyListings = new Map<string, { stamp: string; names: string[] }>();
+let settledMs = 1000;
+
+/** Tests only: the settle window of {@link legacyScratchNames}' listings. */
+export function setScratchListingSettleMsForTests(ms: number): void {
+  settledMs = ms;
+}
+
+function directoryStamp(directory: string): { stamp: string; settled: boolean } {
+  const stats = statSync(directory, { bigint: true });
+  const newest = stats.mtimeNs > stats.ctimeNs ? stats.mtimeNs : stats.ctimeNs;
+  return { stamp: `${stats.dev}:${stats.ino}:${stats.nlink}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}`, settled: BigInt(Date.now()) * 1_000_000n - newest >= BigInt(settledMs) * 1_000_000n };
+}
+
+function legacyScratchNames(tmp: string): string[] {
+  const before = directoryStamp(tmp);
+  const known = legacyListings.get(tmp);
+  if (known !== undefined && known.stamp === before.stamp) return known.names;
+  const names = readdirSync(tmp).filter((name) => legacyScratchName.test(name));
+  if (before.settled && directoryStamp(tmp).stamp === before.stamp) {
+    legacyListings.set(tmp, { stamp: before.stamp, names });
+    if (legacyListings.size > 32) legacyListings.delete(legacyListings.keys().next().value!);
+  } else legacyListings.delete(tmp);
+  return names;
 }
