@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
@@ -183,7 +183,12 @@ describe('the home as an allow-list (outside attack X10 N1b/N1c)', () => {
       expect(plan.unreadable).toEqual(expect.arrayContaining([path.join(repo, 'private'), path.join(repo, 'db.sqlite'), path.join(repo, '.claude/settings.local.json')]));
       for (const open of [own, path.join(repo, 'fixtures'), path.join(repo, 'target'), path.join(repo, '.claude')]) expect(plan.unreadable, open).not.toContain(open);
       const solo = agentSandboxPlan({ root: repo, home: path.join(repo, 'h'), tmp: path.join(repo, 't'), gitCommonDir: path.join(repo, '.git'), otherWorktrees: [], userHome: '/nonexistent-home', env: {} });
-      expect(solo.unreadable.filter((entry) => entry.startsWith(`${repo}/`))).toEqual([]);
+      // ... but the quarantine (outside attack X16 #9), in every plan, created so that the deny is a mount
+      expect(solo.unreadable.filter((entry) => entry.startsWith(`${repo}/`))).toEqual([path.join(repo, '.git/polywave/quarantine')]);
+      expect(existsSync(path.join(repo, '.git/polywave/quarantine'))).toBe(true);
+      expect(plan.unreadable).toContain(path.join(repo, '.git/polywave/quarantine'));
+      const gate = gatePlan({ directory: own, tmp: path.join(repo, 't'), gitCommonDir: path.join(repo, '.git'), userHome: '/nonexistent-home', env: {} });
+      expect(gate.unreadable).toContain(path.join(repo, '.git/polywave/quarantine'));
     } finally {
       rmSync(repo, { recursive: true, force: true });
     }
@@ -211,6 +216,53 @@ describe('the home as an allow-list (outside attack X10 N1b/N1c)', () => {
       ]);
       ignoredPathsToHide(repo, []);
       expect(written.filter((line) => line.includes('ignored paths outside build directories'))).toHaveLength(1);
+    } finally {
+      spy.mockRestore();
+      rmSync(repo, { recursive: true, force: true });
+    }
+  });
+
+  it('a listing git cannot give fails the plan closed (X16 #7: it hid nothing); over the 400 secret-name limit, dependency dirs go last, with one warning (X16 #5); real git', () => {
+    const repo = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'polywave-plan-listing-')));
+    const written: string[] = [];
+    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      written.push(String(chunk));
+      return true;
+    });
+    try {
+      execFileSync('git', ['init', '-q'], { cwd: repo, stdio: 'ignore' });
+      const certs = path.join(repo, '.venv/lib/python3.12/site-packages/certifi');
+      mkdirSync(certs, { recursive: true });
+      for (let index = 0; index < 405; index += 1) writeFileSync(path.join(certs, `c${String(index).padStart(3, '0')}.pem`), 'x');
+      for (const file of ['build/.env', 'bin/credentials', 'vendor/secrets.json', 'dist/deep/er/id_rsa']) {
+        mkdirSync(path.dirname(path.join(repo, file)), { recursive: true });
+        writeFileSync(path.join(repo, file), 'x');
+      }
+      writeFileSync(path.join(repo, '.gitignore'), '/.venv/\n/build/\n/bin/\n/vendor/\n/dist/\n/private/\n');
+      const own = path.join(repo, 'wt');
+      const plan = agentSandboxPlan({ root: own, home: path.join(repo, 'h'), tmp: path.join(repo, 't'), gitCommonDir: path.join(repo, '.git'), otherWorktrees: [], userHome: '/nonexistent-home', env: {} });
+      for (const file of ['build/.env', 'bin/credentials', 'vendor/secrets.json', 'dist/deep/er/id_rsa']) expect(plan.unreadable, file).toContain(path.join(repo, file));
+      expect(plan.unreadable.filter((entry) => entry.endsWith('.pem'))).toHaveLength(396);
+      const warnings = written.filter((line) => line.includes('untracked secret-named files'));
+      expect(warnings).toEqual([expect.stringContaining(`${repo} has 409 untracked secret-named files`) as unknown]);
+      expect(warnings[0]).toContain('9 stay readable');
+      gatePlan({ directory: own, tmp: path.join(repo, 't'), gitCommonDir: path.join(repo, '.git'), userHome: '/nonexistent-home', env: {} });
+      expect(written.filter((line) => line.includes('untracked secret-named files'))).toHaveLength(1);
+      // a broken index: git fails, the plan is refused (coded, naming the checkout and git's message) instead of hiding nothing
+      const broken = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'polywave-plan-broken-')));
+      try {
+        execFileSync('git', ['init', '-q'], { cwd: broken, stdio: 'ignore' });
+        mkdirSync(path.join(broken, 'private'));
+        writeFileSync(path.join(broken, 'private/notes.txt'), 'x');
+        writeFileSync(path.join(broken, '.git/index'), 'not an index at all, longer than a header');
+        const refused = () => agentSandboxPlan({ root: path.join(broken, 'wt'), home: path.join(broken, 'h'), tmp: path.join(broken, 't'), gitCommonDir: path.join(broken, '.git'), otherWorktrees: [], userHome: '/nonexistent-home', env: {} });
+        expect(refused).toThrow(expect.objectContaining({ code: 'SANDBOX_PLAN_UNAVAILABLE', message: expect.stringMatching(new RegExp(`git could not list the .* of ${broken} \\(.*index`)) as unknown }) as Error);
+        expect(() => ignoredPathsToHide(broken, [])).toThrow(/SANDBOX_PLAN_UNAVAILABLE|git could not list the ignored paths/);
+      } finally {
+        rmSync(broken, { recursive: true, force: true });
+      }
+      // not a repository (or no such directory): nothing to hide, no error
+      expect(ignoredPathsToHide(path.join(repo, 'h-missing'), [])).toEqual([]);
     } finally {
       spy.mockRestore();
       rmSync(repo, { recursive: true, force: true });

@@ -3,10 +3,11 @@
  * (or per gate) and handed to {@link wrapInSandbox} for every command. Paths are absolute.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { PolywaveError } from '../errors/polywave-error.js';
 import { isCredentialVariable } from './credential-variables.js';
 import { foreignScratchDirs } from './scratch-dirs.js';
 
@@ -349,34 +350,97 @@ const secretPathspecs = [
 const secretFileLimit = 400;
 const secretFilesCache = new Map<string, { at: number; files: string[] }>();
 
+/** The code of a sandbox plan that cannot be built because git could not list what it must hide. */
+export const planUnavailableCode = 'SANDBOX_PLAN_UNAVAILABLE';
+/** The largest listing read from git (a wholly ignored directory is one entry; a per-file rule over a big tree is one per file). */
+const listingMaxBytes = 512 * 1024 * 1024;
+const listingTimeoutMs = 60_000;
+
+/**
+ * The NUL-separated paths `git <args>` lists in `checkout`, FAIL CLOSED (issue 11, outside attack X16
+ * #7: a listing over the old 16 MiB buffer, or past its timeout, counted as "nothing to hide", so
+ * every ignored file of the checkout was readable again, silently). None when `checkout` does not
+ * exist or is not in a git repository; any other failure (output over {@link listingMaxBytes}, the
+ * timeout, a git error) throws {@link planUnavailableCode} naming the checkout and git's message, so no
+ * agent or gate starts with a plan that lost what it hides.
+ */
+function listForPlan(checkout: string, args: readonly string[], what: string): string[] {
+  if (!existsSync(checkout)) return [];
+  let output: string;
+  try {
+    output = execFileSync('git', ['-c', 'core.fsmonitor=false', ...args], {
+      cwd: checkout,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // LC_ALL=C: git's "not a git repository" in English whatever the user's locale
+      env: { ...process.env, GIT_OPTIONAL_LOCKS: '0', LC_ALL: 'C', LANGUAGE: 'C' },
+      maxBuffer: listingMaxBytes,
+      timeout: listingTimeoutMs,
+    });
+  } catch (error) {
+    const failure = error as NodeJS.ErrnoException & { status?: number | null; signal?: string | null; stderr?: string | Buffer };
+    const stderr = String(failure.stderr ?? '').trim();
+    if (failure.status === 128 && /not a git repository/i.test(stderr)) return [];
+    const why =
+      failure.code === 'ENOBUFS'
+        ? `git's listing is over ${listingMaxBytes / 1024 / 1024} MiB`
+        : failure.code === 'ETIMEDOUT' || failure.signal === 'SIGTERM'
+          ? `git did not answer within ${listingTimeoutMs / 1000} s`
+          : stderr !== ''
+            ? stderr.split('\n').map((line) => line.trim()).filter(Boolean).join('; ').slice(0, 400)
+            : (failure.message.split('\n')[0] ?? 'git failed');
+    throw new PolywaveError({
+      code: planUnavailableCode,
+      message: `cannot build the sandbox plan: git could not list the ${what} of ${checkout} (${why.trim()}), and a plan without them would leave them readable to agents and gates; fix the repository (or narrow its ignore rules to whole directories) and retry`,
+      details: { checkout, listing: what },
+      cause: error,
+    });
+  }
+  return output.split('\0').filter((entry) => entry !== '');
+}
+
+/**
+ * One warning per checkout and limit per process when a hide limit left paths readable (the ignored-path
+ * and the secret-name limits alike: outside attack X16 #5, the latter was silent).
+ */
+function warnLimitOnce(kind: string, checkout: string, message: string): void {
+  const key = `${kind}\0${checkout}`;
+  if (limitWarned.has(key)) return;
+  limitWarned.add(key);
+  process.stderr.write(`polywave: warning: ${message}\n`);
+}
+const limitWarned = new Set<string>();
+
+/** Dependency directories whose secret-named files are test fixtures far more often than secrets (certifi's `*.pem`): counted last. */
+const dependencyDirectoryNames: ReadonlySet<string> = new Set(['.venv', 'venv', 'vendor', 'site-packages', 'dist-packages', '.tox', 'node_modules', '.nox', '.eggs']);
+
+/** Sort key of a secret-named candidate: outside dependency directories first, then the shallowest, then by path. */
+function secretCandidateOrder(a: string, b: string): number {
+  const inDependency = (entry: string): number => (entry.split('/').slice(0, -1).some((segment) => dependencyDirectoryNames.has(segment)) ? 1 : 0);
+  const depth = (entry: string): number => entry.split('/').length;
+  return inDependency(a) - inDependency(b) || depth(a) - depth(b) || (a < b ? -1 : a > b ? 1 : 0);
+}
+
 /**
  * The untracked files (ignored or not) of `checkout` whose names are {@link secretFileName}, outside
  * `node_modules` (outside attack X10 N1c: an agent read the main checkout's `pkgs/app/.env.local`,
  * `.dev.vars`, `secrets.yml`). One `git ls-files --others`, remembered for a few seconds (one wave's
- * agents). A tracked file is the project's and stays readable. Absolute paths; none outside git.
+ * agents). A tracked file is the project's and stays readable. Absolute paths; none outside git;
+ * throws {@link planUnavailableCode} when git cannot list them. Over {@link secretFileLimit}, the files
+ * outside dependency directories (`.venv`, `vendor`, `site-packages`…) and the shallowest go first
+ * (outside attack X16 #5: 405 `*.pem` of a `.venv` uncovered `build/.env`), with one warning.
  */
 export function untrackedSecretFiles(checkout: string): string[] {
   const key = path.resolve(checkout);
   const cached = secretFilesCache.get(key);
   if (cached && Date.now() - cached.at < 10_000) return cached.files;
-  let files: string[] = [];
-  try {
-    const output = execFileSync('git', ['-c', 'core.fsmonitor=false', 'ls-files', '--others', '-z', '--', ...secretPathspecs, ':(exclude,glob)**/node_modules/**'], {
-      cwd: key,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-      env: { ...process.env, GIT_OPTIONAL_LOCKS: '0' },
-      maxBuffer: 16 * 1024 * 1024,
-      timeout: 20_000,
-    });
-    files = output
-      .split('\0')
-      .filter((entry) => entry !== '' && secretFileName.test(path.basename(entry)))
-      .slice(0, secretFileLimit)
-      .map((entry) => path.join(key, entry));
-  } catch {
-    // not a git checkout (or git failed): none
+  const candidates = listForPlan(key, ['ls-files', '--others', '-z', '--', ...secretPathspecs, ':(exclude,glob)**/node_modules/**'], 'untracked secret-named files')
+    .filter((entry) => secretFileName.test(path.basename(entry)))
+    .sort(secretCandidateOrder);
+  if (candidates.length > secretFileLimit) {
+    warnLimitOnce('secret-names', key, `${key} has ${candidates.length} untracked secret-named files (keys, certificates, .env…); only ${secretFileLimit} are hidden from agents and gates working elsewhere (those outside dependency directories and the shallowest first), ${candidates.length - secretFileLimit} stay readable. Move private files out of the checkout.`);
   }
+  const files = candidates.slice(0, secretFileLimit).map((entry) => path.join(key, entry));
   secretFilesCache.set(key, { at: Date.now(), files });
   return files;
 }
@@ -398,25 +462,11 @@ export const buildDirectoryNames: ReadonlySet<string> = new Set([
 const ignoredHideLimit = 300;
 const ignoredCache = new Map<string, { at: number; entries: string[] }>();
 
-/** git's collapsed list of the untracked IGNORED paths of `checkout` (a wholly ignored directory is one entry, with a trailing `/`), remembered for a few seconds. */
+/** git's collapsed list of the untracked IGNORED paths of `checkout` (a wholly ignored directory is one entry, with a trailing `/`), remembered for a few seconds; fail closed ({@link listForPlan}). */
 function ignoredEntries(checkout: string): string[] {
   const cached = ignoredCache.get(checkout);
   if (cached && Date.now() - cached.at < 10_000) return cached.entries;
-  let entries: string[] = [];
-  try {
-    entries = execFileSync('git', ['-c', 'core.fsmonitor=false', 'ls-files', '--others', '--ignored', '--exclude-standard', '--directory', '-z'], {
-      cwd: checkout,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-      env: { ...process.env, GIT_OPTIONAL_LOCKS: '0' },
-      maxBuffer: 16 * 1024 * 1024,
-      timeout: 20_000,
-    })
-      .split('\0')
-      .filter((entry) => entry !== '');
-  } catch {
-    // not a git checkout (or git failed): none
-  }
+  const entries = listForPlan(checkout, ['ls-files', '--others', '--ignored', '--exclude-standard', '--directory', '-z'], 'ignored paths');
   if (ignoredCache.size > 64) ignoredCache.clear();
   ignoredCache.set(checkout, { at: Date.now(), entries });
   return entries;
@@ -469,13 +519,11 @@ export function ignoredPathsToHide(checkout: string, keep: readonly string[]): s
     around(path.join(key, ...segments), 0);
     if (hidden.length === before && hidden.length >= ignoredHideLimit) skipped += 1;
   }
-  if (skipped > 0 && !ignoredLimitWarned.has(key)) {
-    ignoredLimitWarned.add(key);
-    process.stderr.write(`polywave: warning: ${key} has more than ${ignoredHideLimit} ignored paths outside build directories; ${skipped} of them stay readable to agents and gates working elsewhere (secret-named files, whole directories and dot files were hidden first). Move private files out of the checkout.\n`);
+  if (skipped > 0) {
+    warnLimitOnce('ignored', key, `${key} has more than ${ignoredHideLimit} ignored paths outside build directories; ${skipped} of them stay readable to agents and gates working elsewhere (secret-named files, whole directories and dot files were hidden first). Move private files out of the checkout.`);
   }
   return hidden;
 }
-const ignoredLimitWarned = new Set<string>();
 
 const dirSecretsCache = new Map<string, { at: number; files: string[] }>();
 
@@ -574,6 +622,26 @@ export function residentSocketDirs(env: Readonly<Record<string, string | undefin
   return unique([path.join(tmp, `polywave-${uid}`), path.join('/tmp', `polywave-${uid}`), ...(env.XDG_RUNTIME_DIR ? [path.join(env.XDG_RUNTIME_DIR, 'polywave')] : [])]);
 }
 
+/**
+ * `<git common dir>/polywave/quarantine`, where the ignored-path guard, the solo leftover sweep and the
+ * nested-repository quarantine move what agents left behind — including files the USER created in the
+ * checkout during a solo agent's run (a new `.env.local`). Unreadable in every agent and gate plan
+ * (issue 11, outside attack X16 #9: a later worktree agent, the verify-build gate and Claude Code's Bash
+ * read `.git/polywave/quarantine/A-…/.env.local`). Created when the git directory exists, so that the
+ * deny is a mount from the start (a path missing when the sandbox starts is not hidden once it appears).
+ */
+export function quarantineDirOf(gitCommonDir: string): string {
+  const dir = path.join(path.resolve(gitCommonDir), 'polywave', 'quarantine');
+  if (existsSync(gitCommonDir) && !existsSync(dir)) {
+    try {
+      mkdirSync(dir, { recursive: true });
+    } catch {
+      // a read-only git directory: nothing can be moved there either
+    }
+  }
+  return dir;
+}
+
 /** Input of {@link agentSandboxPlan}. */
 export interface AgentSandboxPlanInput {
   /** The agent's working directory (its worktree, or the main checkout for solo/integration agents). */
@@ -640,6 +708,7 @@ export function agentSandboxPlan(input: AgentSandboxPlanInput): SandboxPlan {
     ...view.unreadable,
     ...homeSecrets.map((entry) => path.join(userHome, entry)),
     ...envFiles,
+    quarantineDirOf(gitCommonDir),
     ...secretFilesAround(mainCheckout, root, view, [...writable, gitCommonDir, ...configReadable(input.config, userHome, mainCheckout)]),
     // the orchestrator's own environment too: a gate's or tool's is already stripped of the variable (X10: verify-build read GOOGLE_APPLICATION_CREDENTIALS' file)
     ...credentialPathsOf({ ...process.env, ...env }, [...writable, root, mainCheckout, gitCommonDir, ...view.readable]),
@@ -729,6 +798,7 @@ export function gatePlan(input: GatePlanInput): SandboxPlan {
   const unreadable = unique([
     ...view.unreadable,
     ...homeSecrets.map((entry) => path.join(userHome, entry)),
+    ...unique([...(gitCommonDir !== undefined ? [gitCommonDir] : []), ...(mainCheckout !== undefined ? [path.join(mainCheckout, '.git')] : [])]).map(quarantineDirOf),
     ...secretFilesAround(mainCheckout, directory, view, [...writable, ...(gitCommonDir !== undefined ? [gitCommonDir] : []), ...(mainCheckout !== undefined ? configReadable(input.config, userHome, mainCheckout) : [])]),
     ...credentialPathsOf({ ...process.env, ...env }, [...writable, ...(gitCommonDir !== undefined ? [gitCommonDir] : []), ...(mainCheckout !== undefined ? [mainCheckout] : []), ...view.readable]),
     ...(input.directoryIsScratch === true ? (input.scratchDirs ?? foreignScratchDirs(input.env)).map((entry) => path.resolve(entry)) : scratchDenials(input.scratchDirs ?? foreignScratchDirs(input.env), directory)),
