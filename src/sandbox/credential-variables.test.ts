@@ -164,3 +164,45 @@ describe('credential variables (outside attack X3 #22)', () => {
     expect(inText.test('const password = "hunter22";')).toBe(false);
   });
 });
+
+describe('token shapes of outside attack X16 #22', () => {
+  it('Atlassian, Databricks, Docker Hub, Figma, Google OAuth client secret, New Relic, PlanetScale, Pulumi, Terraform Cloud, Slack app tokens are stripped under any name; ordinary values are kept', () => {
+    const r = (length: number, alphabet = 'aB3xQ9kLm2Zp7Rt'): string => Array.from({ length }, (_, index) => alphabet[(index * 7) % alphabet.length]).join('');
+    const hex = (length: number): string => r(length, '0123456789abcdef');
+    const leaked: Record<string, string> = {
+      V_ATATT: `ATATT3xFfGF0${r(180)}=A1B2C3D4`,
+      V_DAPI: `dapi${hex(32)}`,
+      V_DAPI_SUFFIX: `dapi${hex(32)}-2`,
+      V_DCKR: `dckr_pat_${r(27)}`,
+      V_FIGD: `figd_${r(40)}`,
+      V_GOCSPX: `GOCSPX-${r(28)}`,
+      V_NRAK: `NRAK-${r(27, 'ABCDEFGHJKLMNPQRSTUVWXYZ0123456789')}`,
+      V_PSCALE: `pscale_tkn_${r(43)}`,
+      V_PULUMI: `pul-${hex(40)}`,
+      V_TFC: `${r(14)}.atlasv1.${r(67)}`,
+      V_XAPP: `xapp-1-A0123456789-1234567890123-${hex(64)}`,
+    };
+    const kept: Record<string, string> = {
+      V_DAPI_WORD: 'dapi-client',
+      V_DAPI_SHORT: `dapi${hex(16)}`,
+      V_PUL: 'pul-request-handler',
+      V_PUL_SHA: `pul-${hex(39)}`,
+      V_FIG: 'figd_short',
+      V_NR: 'NRAK-short',
+      V_ATLAS: 'atlasv1.example.com',
+      V_XAPP: 'xapp-config',
+      V_DOCKER: 'dckr_pat_',
+      V_ATAT: 'ATATT3 is a prefix',
+      V_UUID: '123e4567-e89b-12d3-a456-426614174000',
+      V_SHA: hex(40),
+      V_HOST: 'db.atlasv1.internal',
+    };
+    const misses = Object.entries(leaked).filter(([name, value]) => !isCredentialVariable(name, value)).map(([name]) => name);
+    const wrongly = Object.entries(kept).filter(([name, value]) => isCredentialVariable(name, value)).map(([name]) => name);
+    expect({ misses, wrongly }).toEqual({ misses: [], wrongly: [] });
+    // searched for in files too (prepare-wave --commit-baseline): found in code, not in ordinary text
+    const inText = new RegExp(`(?<![A-Za-z0-9_-])(?:${tokenShapes})(?![A-Za-z0-9_-])`);
+    expect(Object.values(leaked).filter((token) => !inText.test(`const k = "${token}";\n`))).toEqual([]);
+    expect(['import { dapiClient } from "./dapi";', 'const url = "https://app.terraform.io/api/v2";', 'pul-request', 'NRAK-1', 'see figd_ docs'].filter((text) => inText.test(text))).toEqual([]);
+  });
+});

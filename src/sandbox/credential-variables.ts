@@ -96,7 +96,10 @@ export function isCredentialVariable(name: string, value?: string): boolean {
  * (`lin_api_…`) and Twilio API keys (`SK` + 32) reached agent bash under innocuous names. Outside
  * attack X14 #4: Google OAuth access tokens (`ya29.`), DigitalOcean (`dop_v1_`/`doo_v1_`/`dor_v1_`),
  * Stripe webhook secrets (`whsec_`), Sentry (`sntrys_`/`sntryu_`), Square (`sq0atp-`/`sq0csp-`)
- * and age secret keys (`AGE-SECRET-KEY-1…`).
+ * and age secret keys (`AGE-SECRET-KEY-1…`). Outside attack X16 #22: Atlassian (`ATATT3…`), Databricks
+ * (`dapi` + 32 hex), Docker Hub (`dckr_pat_`), Figma (`figd_`), Google OAuth client secrets (`GOCSPX-`),
+ * New Relic (`NRAK-`), PlanetScale (`pscale_tkn_`/`pscale_pw_`), Pulumi (`pul-` + 40 hex), Terraform
+ * Cloud (`….atlasv1.…`) and Slack app-level tokens (`xapp-1-…`).
  */
 export const tokenShapes = [
   'sk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}',
@@ -123,6 +126,17 @@ export const tokenShapes = [
   'sntry[su]_[A-Za-z0-9+/=_-]{40,}',
   'sq0(?:atp|csp)-[A-Za-z0-9_-]{22,}',
   'AGE-SECRET-KEY-1[0-9A-Z]{50,}',
+  // outside attack X16 #22
+  'ATATT3[A-Za-z0-9_=-]{100,}',
+  'dapi[0-9a-f]{32}(?:-[0-9]+)?',
+  'dckr_pat_[A-Za-z0-9_-]{24,}',
+  'figd_[A-Za-z0-9_-]{32,}',
+  'GOCSPX-[A-Za-z0-9_-]{24,}',
+  'NRAK-[A-Z0-9]{27}',
+  'pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.-]{32,}',
+  'pul-[0-9a-f]{40}',
+  '[A-Za-z0-9]{14}\\.atlasv1\\.[A-Za-z0-9_=-]{60,}',
+  'xapp-[0-9]-[A-Za-z0-9]+-[0-9]+-[A-Za-z0-9]{32,}',
 ].join('|');
 /** Values shaped like well-known API tokens, whatever the variable is called (Stripe's `sk_test_`/`rk_test_` keys too: secrets, not searched for in files). */
 const tokenShaped = new RegExp(`^(?:${tokenShapes}|[sr]k_test_[A-Za-z0-9_-]{8,})$`);
