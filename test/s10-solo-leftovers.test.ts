@@ -14,7 +14,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createJail } from '../src/agents/jail/jail.js';
 import { runGit } from '../src/git/run-git.js';
-import { quarantineSoloLeftovers, soloLeftoverBaseline } from '../src/git/solo-quarantine.js';
+import { implicitGitDirs, quarantineSoloLeftovers, soloLeftoverBaseline } from '../src/git/solo-quarantine.js';
 import { sandboxStatus } from '../src/sandbox/index.js';
 import { runCliInProcess } from './support/cli-in-process.js';
 import { createTestRepo } from './support/git-repo.js';
@@ -105,6 +105,23 @@ describe('quarantineSoloLeftovers (real git, real jail, no sandbox needed)', () 
     expect(readFileSync(repo.path('.git/polywave/quarantine/A-2026-12-03T00-00-00-000Z-leftover/gen/repo/config'), 'utf8')).toContain('fsmonitor');
     // nothing new: nothing moved
     expect(await quarantineSoloLeftovers({ root: repo.dir, jail, before: await soloLeftoverBaseline(repo.dir, { env: repo.env }), agentId: 'A', env: repo.env })).toEqual([]);
+  });
+});
+
+describe('implicitGitDirs follows git\'s own rule (outside attack X16 #16)', () => {
+  it('objects/refs as EXECUTABLE files make a git dir (git takes it), as plain files not; checked against real git', async () => {
+    const repo = await createTestRepo({ files: { 'src/a.ts': 'export const a = 1;\n' } });
+    for (const dir of ['exe', 'plain']) {
+      mkdirSync(repo.path(`${dir}/sub`), { recursive: true });
+      writeFileSync(repo.path(`${dir}/HEAD`), 'ref: refs/heads/main\n');
+      writeFileSync(repo.path(`${dir}/objects`), 'x', { mode: dir === 'exe' ? 0o755 : 0o644 });
+      writeFileSync(repo.path(`${dir}/refs`), 'x', { mode: dir === 'exe' ? 0o755 : 0o644 });
+    }
+    const gitDirOf = async (dir: string): Promise<string> => path.resolve(repo.path(dir), (await runGit(['rev-parse', '--git-dir'], { cwd: repo.path(dir), env: repo.env })).trim());
+    // what git does: exe/ is a repository of its own; plain/ is not (discovery goes on to the real one)
+    expect(await gitDirOf('exe/sub')).toBe(repo.path('exe'));
+    expect(await gitDirOf('plain/sub')).toBe(realpathSync(repo.path('.git')));
+    expect([...implicitGitDirs(repo.dir)].sort()).toEqual(['exe']);
   });
 });
 

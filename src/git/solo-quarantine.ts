@@ -19,7 +19,7 @@
  * deleted), is returned for the agent's denials, and keeps the stop refused ({@link withLeftovers}).
  */
 import { execFile } from 'node:child_process';
-import { lstatSync, readdirSync, realpathSync, type Dirent } from 'node:fs';
+import { accessSync, constants, lstatSync, readdirSync, realpathSync, type Dirent } from 'node:fs';
 import { chmod, mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { runGit } from './run-git.js';
@@ -59,13 +59,29 @@ function kind(dirents: readonly Dirent[], name: string): 'file' | 'dir' | 'link'
   return entry.isSymbolicLink() ? 'link' : entry.isDirectory() ? 'dir' : 'file';
 }
 
-/** True when git's discovery would take a directory with these entries for a git dir (a link counts: git follows it). */
-function looksLikeGitDir(dirents: readonly Dirent[]): boolean {
+/**
+ * True when git's discovery would take directory `dir` with these entries for a git dir: a HEAD that is
+ * not a directory, and `objects` and `refs` that git's is_git_directory accepts — it only asks
+ * `access(X_OK)`, so an EXECUTABLE FILE counts as well as a directory (outside attack X16 #16, checked
+ * with git 2.39: `objects`/`refs` as `chmod +x` files are taken, as plain files not); a link counts
+ * (git follows it; a dangling one is counted too, erring on the side of moving it); or a `commondir`.
+ */
+function looksLikeGitDir(dir: string, dirents: readonly Dirent[]): boolean {
   const head = kind(dirents, 'HEAD');
   if (head === undefined || head === 'dir') return false;
-  const objects = kind(dirents, 'objects');
-  const refs = kind(dirents, 'refs');
-  return (objects !== undefined && objects !== 'file' && refs !== undefined && refs !== 'file') || kind(dirents, 'commondir') !== undefined;
+  if (kind(dirents, 'commondir') !== undefined) return true;
+  const accepted = (name: string): boolean => {
+    const found = kind(dirents, name);
+    if (found === undefined) return false;
+    if (found !== 'file') return true;
+    try {
+      accessSync(path.join(dir, name), constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  return accepted('objects') && accepted('refs');
 }
 
 /**
@@ -86,7 +102,7 @@ export function implicitGitDirs(root: string, prune: ReadonlySet<string> = new S
       if (code !== 'ENOENT' && code !== 'ENOTDIR') found.add(relative === '' ? './' : `${relative}/`);
       continue;
     }
-    if (relative !== '' && looksLikeGitDir(dirents)) found.add(relative);
+    if (relative !== '' && looksLikeGitDir(path.join(root, relative), dirents)) found.add(relative);
     for (const dirent of dirents) {
       const child = relative === '' ? dirent.name : `${relative}/${dirent.name}`;
       if (dirent.isDirectory() && dirent.name !== '.git' && !prune.has(child)) stack.push(child);
@@ -208,7 +224,7 @@ export async function quarantineSoloLeftovers(options: {
     const tracked = await trackedAmong(root, present.map((name) => `${entry}/${name}`), env);
     for (const name of present) if (!tracked.has(`${entry}/${name}`)) results.push(await move(`${entry}/${name}`, 'git-dir'));
     try {
-      if (looksLikeGitDir(readdirSync(path.join(root, entry), { withFileTypes: true }))) results.push({ path: entry, why: 'git-dir', error: 'still a git directory: its HEAD, objects or refs are tracked files' });
+      if (looksLikeGitDir(path.join(root, entry), readdirSync(path.join(root, entry), { withFileTypes: true }))) results.push({ path: entry, why: 'git-dir', error: 'still a git directory: its HEAD, objects or refs are tracked files' });
     } catch {
       // gone: nothing left to look at
     }
