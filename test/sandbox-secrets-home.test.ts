@@ -117,10 +117,12 @@ describe.skipIf(!available)('the home is an allow-list; secret files around the 
     plant(path.join(repo.dir, 'node_modules/pkg/index.js'), 'BUILD-node_modules-ok\n');
     plant(path.join(repo.dir, 'dist/app.js'), 'BUILD-dist-ok\n');
     plant(path.join(repo.dir, 'local-data/fixture.txt'), 'READABLE-back-ok\n');
+    // X16 #9: what the ignored-path guard / leftover sweep moved to the quarantine (a user's .env.local) stays hidden
+    plant(path.join(repo.dir, '.git/polywave/quarantine/A-old/.env.local'), 'CANARY-X10-FILE quarantined\n');
     // where polywave makes agent worktrees: inside the main checkout, so inside the home too
     const worktree = path.join(repo.dir, '.claude', 'worktrees', 'wave1-agent-A');
     await repo.git.worktreeAdd({ path: worktree, branch: 'a', base: 'HEAD', createBranch: true });
-    const files = [...stores.map((store) => path.join(home, store)), ...['pkgs/app/.env.local', '.dev.vars', '.env', 'secrets.yml'].map((file) => path.join(repo.dir, file)), path.join(home, '.env'), path.join(outside, 'gcreds.json'), ...x13Files.map((file) => path.join(repo.dir, file)), path.join(home, 'terraform.tfvars'), path.join(home, '.local/bin/glab-link'), path.join(home, '.local/bin/storedir/secret.txt'), path.join(home, '.local/share/xtool/versions/1/data.txt'), path.join(home, 'Documents/notes.txt'), path.join(home, 'Documents/dir/secret.txt'), path.join(home, '.local/bin/docdir/secret.txt'), ...x14Files.map((file) => path.join(repo.dir, file))];
+    const files = [...stores.map((store) => path.join(home, store)), ...['pkgs/app/.env.local', '.dev.vars', '.env', 'secrets.yml'].map((file) => path.join(repo.dir, file)), path.join(home, '.env'), path.join(outside, 'gcreds.json'), ...x13Files.map((file) => path.join(repo.dir, file)), path.join(home, 'terraform.tfvars'), path.join(home, '.local/bin/glab-link'), path.join(home, '.local/bin/storedir/secret.txt'), path.join(home, '.local/share/xtool/versions/1/data.txt'), path.join(home, 'Documents/notes.txt'), path.join(home, 'Documents/dir/secret.txt'), path.join(home, '.local/bin/docdir/secret.txt'), ...x14Files.map((file) => path.join(repo.dir, file)), path.join(repo.dir, '.git/polywave/quarantine/A-old/.env.local')];
     const probe = [
       `for f in ${files.map((file) => `'${file}'`).join(' ')}; do cat "$f" 2>/dev/null; done`,
       'fakenode; mytool; cargo-x; xtool; docrun',
@@ -158,7 +160,7 @@ describe.skipIf(!available)('the home is an allow-list; secret files around the 
 
     // a solo agent in the main checkout (in the home): the checkout writable, its .git read-only, the home's stores hidden
     const soloPlan = await buildAgentSandboxPlan({ root: repo.dir, home: path.join(scratch, 'home'), tmp: path.join(scratch, 'tmp'), env, userHome: home });
-    const soloProbe = `echo s > solo.txt && echo SOLO-WRITE-ok; (echo x >> .git/config) 2>/dev/null || echo SOLO-GIT-ro; cat '${path.join(home, '.s3cfg')}' '${path.join(home, '.env')}' 2>/dev/null; mytool`;
+    const soloProbe = `echo s > solo.txt && echo SOLO-WRITE-ok; (echo x >> .git/config) 2>/dev/null || echo SOLO-GIT-ro; cat '${path.join(home, '.s3cfg')}' '${path.join(home, '.env')}' .git/polywave/quarantine/A-old/.env.local 2>/dev/null; mytool`;
     const soloWrapped = await wrapInSandbox(soloPlan, soloProbe, { cwd: repo.dir, env: { ...env, HOME: path.join(scratch, 'home'), TMPDIR: path.join(scratch, 'tmp') } });
     const solo = await run(soloWrapped.file, soloWrapped.args, { cwd: repo.dir, env: soloWrapped.env }).then(
       (result) => result.stdout + result.stderr,
