@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { PolywaveError } from '../errors/polywave-error.js';
+import { projectRootOf } from '../store/program-impl-docs.js';
 
 /**
  * One `polywave run` per plan at a time, across processes, terminals and `polywave serve`s
@@ -39,12 +40,47 @@ function real(file: string): string {
   }
 }
 
-/** The lock file of the plan `implPath` in the repository `repoDir` (both resolved through symlinks). */
+/**
+ * The lock file of the plan `implPath`: in the plan's project (`<root>/docs/IMPL/…` → `<root>`,
+ * else `repoDir`), resolved through symlinks, so `run`, `run-wave`, `finalize-wave`, … started
+ * from any directory and `polywave serve` all name the same file.
+ */
 export function runLockPath(repoDir: string, implPath: string): string {
   const impl = real(implPath);
   const name = path.basename(impl).replace(/\.ya?ml$/i, '').replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 80) || 'impl';
   const hash = createHash('sha256').update(impl).digest('hex').slice(0, 12);
-  return path.join(real(repoDir), '.polywave-state', 'run-locks', `${name}-${hash}.lock`);
+  return path.join(real(projectRootOf(path.resolve(implPath), path.resolve(repoDir))), '.polywave-state', 'run-locks', `${name}-${hash}.lock`);
+}
+
+/**
+ * The locks this process holds (lock file → its fd and how many holders): the kernel lock is an
+ * open-file-description lock, which a second descriptor of the same file conflicts with even in
+ * one process, so a nested take (a command that runs another's engine in-process) counts up
+ * instead of refusing itself; the kernel lock is dropped when the last holder releases.
+ */
+const held = new Map<string, { fd: number; count: number; native: NativeLocks }>();
+
+function releaser(file: string): () => void {
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    const entry = held.get(file);
+    if (!entry) return;
+    entry.count -= 1;
+    if (entry.count > 0) return;
+    held.delete(file);
+    try {
+      entry.native.unlock(entry.fd);
+    } finally {
+      closeSync(entry.fd);
+    }
+  };
+}
+
+/** Whether this process holds the run lock of `implPath` (for tests and diagnostics). */
+export function holdsRunLock(repoDir: string, implPath: string): boolean {
+  return held.has(runLockPath(repoDir, implPath));
 }
 
 /** The record of the lock's last holder (alive or not), if the file holds one. */
@@ -62,11 +98,17 @@ export function readRunLockHolder(lockPath: string): RunLockHolder | undefined {
  * Takes the run lock of `implPath`, or throws RUN_IN_PROGRESS (exit 2) naming the holder, before
  * anything is written. A symlinked `.polywave-state/run-locks` or lock file is refused (never
  * followed out of the repository). Returns the release (also done by the kernel at exit).
+ * Re-entrant within one process: a take while this process holds the lock counts up (see `held`).
  */
 export function acquireRunLock(repoDir: string, implPath: string): () => void {
   const file = runLockPath(repoDir, implPath);
   const directory = path.dirname(file);
   const shown = path.relative(real(repoDir), file);
+  const mine = held.get(file);
+  if (mine) {
+    mine.count += 1;
+    return releaser(file);
+  }
   // Each level is created without following a link (a cloned repository can ship `.polywave-state` as a symlink out of it).
   for (const part of [path.dirname(directory), directory]) {
     try {
@@ -105,14 +147,27 @@ export function acquireRunLock(repoDir: string, implPath: string): () => void {
   const record: RunLockHolder = { pid: process.pid, hostname: os.hostname(), since: new Date().toISOString(), impl: real(implPath) };
   ftruncateSync(fd, 0);
   writeSync(fd, `${JSON.stringify(record)}\n`, 0);
-  let released = false;
-  return () => {
-    if (released) return;
-    released = true;
-    try {
-      native.unlock(fd);
-    } finally {
-      closeSync(fd);
-    }
-  };
+  held.set(file, { fd, count: 1, native });
+  return releaser(file);
+}
+
+/**
+ * Runs `body` holding the run lock of `implPath` (attack-serve-17 X1: `run-wave`, `retry`,
+ * `finalize-wave`, `merge-agents` take the lock `polywave run` and `polywave serve` take). A path
+ * that names no file takes no lock (the command itself reports the missing manifest, nothing written).
+ */
+export async function withRunLock<T>(repoDir: string, implPath: string, body: () => Promise<T>): Promise<T> {
+  let exists: boolean;
+  try {
+    const stat = lstatSync(implPath);
+    exists = stat.isFile() || stat.isSymbolicLink();
+  } catch {
+    exists = false;
+  }
+  const release = exists ? acquireRunLock(repoDir, implPath) : undefined;
+  try {
+    return await body();
+  } finally {
+    release?.();
+  }
 }

@@ -5,6 +5,7 @@ import type { MergeProgressEvent } from '../../engine/merge.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { loadImpl } from '../../store/manifest-file.js';
 import { projectRootOf } from '../../store/program-impl-docs.js';
+import { withRunLock } from '../run-lock.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { interruptSignal, progressPrinter, repoDirOption, waveOption } from './prepare-wave.js';
 import { implPathFrom, requireManifest } from './shared.js';
@@ -51,7 +52,7 @@ export function finalizeOptionsFrom(command: string, args: string[], options: Re
  * gate, merge, verify the merge, mark, clean up. Prints the FinalizeWaveResult JSON with every
  * step's status — on failure too (the Go tool prints `null`); exit 1 when a step failed.
  */
-export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+async function finalizeWaveCommand(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
   const base = finalizeOptionsFrom('finalize-wave', args, options, io);
   const manifest = requireManifest((await loadImpl(base.implPath)).parsed, base.implPath);
   // E51: on a cross-repo wave, pick the primary repository (or refuse a --repo-dir owning nothing).
@@ -117,4 +118,12 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   } finally {
     interrupt.dispose();
   }
+}
+
+/** attack-serve-17 X1: the plan's run lock (the one `polywave run` and `polywave serve` take) for the command's life: a second run of the plan is RUN_IN_PROGRESS (exit 2), nothing changed. A dry run changes nothing and takes no lock. */
+export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  const implPath = implPathFrom(args, io);
+  waveOption(options);
+  if (options.dryRun === true) return finalizeWaveCommand(args, options, io);
+  return withRunLock(repoDirOption(options, io) ?? io.cwd, implPath, () => finalizeWaveCommand(args, options, io));
 }

@@ -1,7 +1,9 @@
 import { mergeWave } from '../../engine/finalize-wave.js';
+import { withRunLock } from '../run-lock.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { crashHookFromEnv, finalizeOptionsFrom } from './finalize-wave.js';
-import { interruptSignal } from './prepare-wave.js';
+import { interruptSignal, repoDirOption, waveOption } from './prepare-wave.js';
+import { implPathFrom } from './shared.js';
 
 /**
  * `merge-agents <impl> --wave N [--merge-target B]` — the merge step alone: WAVE_MERGING, one
@@ -9,7 +11,7 @@ import { interruptSignal } from './prepare-wave.js';
  * sets BLOCKED. Prints `{wave, merges[{agent, branch, success, error?}], next_state, …}` (also on
  * failure); exit 1 when a merge failed. Verify afterwards with `finalize-wave --skip-merge`.
  */
-export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+async function mergeAgentsCommand(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
   const base = finalizeOptionsFrom('merge-agents', args, options, io);
   const afterMerge = crashHookFromEnv(io.env);
   const interrupt = interruptSignal();
@@ -20,4 +22,11 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   } finally {
     interrupt.dispose();
   }
+}
+
+/** attack-serve-17 X1: the plan's run lock (the one `polywave run` and `polywave serve` take) for the command's life: a second run of the plan is RUN_IN_PROGRESS (exit 2), nothing changed. */
+export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  const implPath = implPathFrom(args, io);
+  waveOption(options);
+  return withRunLock(repoDirOption(options, io) ?? io.cwd, implPath, () => mergeAgentsCommand(args, options, io));
 }

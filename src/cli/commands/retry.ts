@@ -9,6 +9,7 @@ import { unsafeNoSandboxFrom } from '../sandbox-option.js';
 import { createWaveProgress } from '../wave-progress.js';
 import { interruptSignal, repoDirOption, waveOption } from './prepare-wave.js';
 import { implPathFrom } from './shared.js';
+import { withRunLock } from '../run-lock.js';
 import { loadImpl } from '../../store/manifest-file.js';
 import { agentsOfWave } from '../../protocol/waves.js';
 import { requireAgentsReady } from '../../agents/model-preflight.js';
@@ -30,7 +31,7 @@ function positive(options: Record<string, unknown>, name: string, flag: string, 
  * relaunched}], final_state: passed|retrying|blocked, warnings, run?, success}`. Exit 0 passed,
  * 1 still failing or nothing to retry (R001_NOTHING_TO_RETRY), 2 bad input.
  */
-export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+async function retryCommand(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
   const implPath = implPathFrom(args, io);
   const wave = waveOption(options);
   const gateType = typeof options.gateType === 'string' && options.gateType.trim() !== '' ? options.gateType.trim() : undefined;
@@ -97,4 +98,12 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     progress?.stop();
     interrupt.dispose();
   }
+}
+
+/** attack-serve-17 X1: the plan's run lock (the one `polywave run` and `polywave serve` take) for the command's life: a second run of the plan is RUN_IN_PROGRESS (exit 2), nothing changed. */
+export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  const implPath = implPathFrom(args, io);
+  waveOption(options);
+  const repoDir = typeof options.repoRoot === 'string' && options.repoRoot.trim() !== '' ? path.resolve(io.cwd, options.repoRoot) : repoDirOption(options, io);
+  return withRunLock(repoDir ?? io.cwd, implPath, () => retryCommand(args, options, io));
 }

@@ -3,6 +3,7 @@ import { startRecording } from '../event-recording.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { runWave } from '../../orchestrator/run-wave.js';
 import { loadImpl } from '../../store/manifest-file.js';
+import { withRunLock } from '../run-lock.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { createWaveProgress } from '../wave-progress.js';
 import { interruptSignal, repoDirOption, waveOption } from './prepare-wave.js';
@@ -41,7 +42,7 @@ export function waveAgentRoles(manifest: ImplManifest, wave: number, options: Re
  * table on a terminal); `--json` streams the events as NDJSON on stdout instead, ending with the
  * result. Exit 0 when the wave is verified, 1 when it is blocked, 2 for bad input.
  */
-export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+async function runWaveCommand(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
   const implPath = implPathFrom(args, io);
   const wave = waveOption(options);
   const manifest = requireManifest((await loadImpl(implPath)).parsed, implPath);
@@ -109,4 +110,11 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     progress?.stop();
     interrupt.dispose();
   }
+}
+
+/** attack-serve-17 X1: the plan's run lock (the one `polywave run` and `polywave serve` take) for the command's life: a second run of the plan is RUN_IN_PROGRESS (exit 2), nothing changed. */
+export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  const implPath = implPathFrom(args, io);
+  waveOption(options);
+  return withRunLock(repoDirOption(options, io) ?? io.cwd, implPath, () => runWaveCommand(args, options, io));
 }
