@@ -175,4 +175,38 @@ describe('serve security helpers', () => {
     const prose = 'Basic configuration, see key: value pairs; x-api-key: string; password: hunter; ?page=2&key=';
     expect(redactText(prose, '')).toBe(prose);
   });
+
+  it('redacts the shapes of attack-serve-17 X3 (object key without quotes, URL with no user, curl -u, XML element, heredoc) and keeps two redacted object keys apart (X5)', () => {
+    const lines = [
+      'js {apiKey:"Zq9vJSOBJplain00012x"} and {token: \'Zq9vJSOBJplain00013x\'}',
+      'redis redis://:Zq9vREDISplain00015x@cache:6379/0',
+      'curl -u bob:Zq9vCURLUplain0018x https://x; curl --user=bob:Zq9vCURLUplain0019x https://y',
+      'xml <password>Zq9vXMLplain0024x</password> <add key="x"><clientSecret attr="1">Zq9vXMLplain0025x</clientSecret></add>',
+      'hcl secret_key = <<EOT',
+      'Zq9vHEREDOCnext0026x',
+      'EOT',
+      'after the heredoc: kept',
+      'code {name:"Zq9vNOTSECRET"} <title>hello world</title> git add -u src/x.ts http://localhost:8080/x user = <<EOF',
+      'kept (not a secret name)',
+      'EOF',
+      'env API_TOKEN=<<END',
+      'Zq9vHEREDOCnoend0027x (no terminator: to the end, the safe side)',
+    ];
+    expect(redactText(lines.join('\n'), '').split('\n')).toEqual([
+      'js {apiKey:"[redacted]"} and {token: \'[redacted]\'}',
+      'redis redis://:[redacted]@cache:6379/0',
+      'curl -u bob:[redacted] https://x; curl --user=bob:[redacted] https://y',
+      'xml <password>[redacted]</password> <add key="x"><clientSecret attr="1">[redacted]</clientSecret></add>',
+      'hcl secret_key = <<EOT',
+      '[redacted]',
+      'EOT',
+      'after the heredoc: kept',
+      'code {name:"Zq9vNOTSECRET"} <title>hello world</title> git add -u src/x.ts http://localhost:8080/x user = <<EOF',
+      'kept (not a secret name)',
+      'EOF',
+      'env API_TOKEN=<<END',
+      '[redacted]',
+    ]);
+    expect(redactSecrets({ 'sk-ant-api03-abcdefghijklmnopqrstuv': 1, ghp_abcdefghijklmnopqrstuvwxyz12: 3, ok: 2 }, '')).toEqual({ '[redacted]': 1, '[redacted-2]': 3, ok: 2 });
+  });
 });

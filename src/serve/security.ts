@@ -166,8 +166,16 @@ const authHeader = /\b((?:proxy-)?authorization:[ \t]*)([^'"`\r\n]+)/gi;
 const authSchemes = /^(Bearer|Basic|Digest|Negotiate|NTLM|Token|ApiKey|Key|AWS4-HMAC-SHA256|OAuth|Splunk|SSWS)(\s+)/i;
 /** `x-api-key: VALUE` / `api_key: VALUE` in the middle of a line (`curl -H '…'`): a secret-named key and a key-looking value. */
 const headerPair = new RegExp(String.raw`(^|[\s'"\`(;,{])((${keyChars}):[ \t]*)([A-Za-z0-9_+/=~-]{8,})(?=$|[\s'"\`,;)}])`, 'gm');
-/** `scheme://user:password@host` → the password goes. */
-const urlPassword = /\b([a-z][a-z0-9+.-]*:\/\/[^\s:/@'"]+:)([^\s@/'"]+)(@)/gi;
+/** `scheme://user:password@host` (or `redis://:password@host`, no user) → the password goes. */
+const urlPassword = /\b([a-z][a-z0-9+.-]*:\/\/[^\s:/@'"]*:)([^\s@/'"]+)(@)/gi;
+/** attack-serve-17 X3: `{apiKey:"v"}` / `apiKey: 'v'` (a JS/TS object key without quotes) with a secret-looking key. */
+const objectKeyPair = new RegExp(String.raw`(^|[\s{,(])((${keyChars})[ \t]*:[ \t]*)(["'\`])([^"'\`\n]+)\4`, 'gm');
+/** attack-serve-17 X3: `curl -u user:password` / `--user user:password` (HTTP basic): the password goes. */
+const userFlag = /(^|\s)((?:-u|--user)(?:[ \t]+|=)["']?[^\s:'"]+:)([^\s'"]+)/g;
+/** attack-serve-17 X3: `<password>v</password>` (XML / .NET config) with a secret-looking element name. */
+const xmlElement = new RegExp(String.raw`(<(${keyChars})(?:\s[^<>]*)?>)([^<]+)(</\2\s*>)`, 'g');
+/** attack-serve-17 X3: `secret_key = <<EOT` then the value on the next lines (HCL, shell): up to the terminator (or the end). */
+const heredocValue = new RegExp(String.raw`(^|[\s;{(])((${keyChars})[ \t]*=?[ \t]*<<[-~]?[ \t]*["']?([A-Za-z_][A-Za-z0-9_]*)["']?[ \t]*\r?\n)([\s\S]*?)(?=\r?\n[ \t]*\4[ \t]*(?:\r?\n|$)|$(?![\s\S]))`, 'gm');
 /** `KEY=value` (env lines, `--token=v`, `FOO_TOKEN=v cmd`) with a secret-looking KEY. */
 const assignment = new RegExp(String.raw`(^|[\s'"\`;&|(?])((?:export\s+)?-{0,2}(${keyChars})=)("[^"\n]*"|'[^'\n]*'|[^\s'"\`;&|)]+)`, 'gm');
 /** URL query parameters that carry a key under a name no secret-name rule knows (`?key=` of Google APIs, signatures). */
@@ -220,6 +228,7 @@ export function redactText(text: string, secrets: string | readonly string[]): s
   let out = text;
   for (const secret of typeof secrets === 'string' ? [secrets] : secrets) if (secret !== '' && out.includes(secret)) out = out.split(secret).join(redacted);
   for (const shape of secretShapes) out = out.replace(shape, redacted);
+  out = out.replace(heredocValue, (all, lead: string, head: string, key: string, _end: string, body: string) => (isSecretKey(key) && body.trim() !== '' && body !== redacted ? `${lead}${head}${redacted}` : all));
   out = out.replace(urlPassword, (_all, head: string, _pass: string, at: string) => `${head}${redacted}${at}`);
   out = out.replace(bearer, (all, word: string, space: string, value: string) => (value === redacted || !/[\d._~+/=-]/.test(value) ? all : `${word}${space}${redacted}`));
   out = out.replace(authHeader, (all, head: string, value: string) => {
@@ -230,7 +239,7 @@ export function redactText(text: string, secrets: string | readonly string[]): s
   });
   out = out.replace(headerPair, (all, lead: string, head: string, key: string, value: string) => (isSecretKey(key) && !/^authorization$/i.test(key) && /\d/.test(value) && /[A-Za-z]/.test(value) ? `${lead}${head}${redacted}` : all));
   out = out.replace(assignment, (all, lead: string, head: string, key: string, value: string) =>
-    (isSecretKey(key) || (/^[A-Z][A-Z0-9_]*$/.test(key) && isCredentialVariable(key, value)) || ((lead === '?' || lead === '&') && queryKeyNames.test(key))) && value !== redacted && value !== '""' && value !== "''" ? `${lead}${head}${redacted}` : all,
+    (isSecretKey(key) || (/^[A-Z][A-Z0-9_]*$/.test(key) && isCredentialVariable(key, value)) || ((lead === '?' || lead === '&') && queryKeyNames.test(key))) && value !== redacted && value !== '""' && value !== "''" && !/^<<[-~]?["']?[A-Za-z_]\w*["']?$/.test(value) ? `${lead}${head}${redacted}` : all,
   );
   out = out.replace(spacedAssignment, (all, lead: string, head: string, key1: string | undefined, key2: string | undefined, value: string) => {
     const key = key1 ?? key2 ?? '';
@@ -245,6 +254,9 @@ export function redactText(text: string, secrets: string | readonly string[]): s
   out = out.replace(connectionStringKey, (all, lead: string, head: string, value: string) => (value === redacted ? all : `${lead}${head}${redacted}`));
   out = out.replace(passwordPair, (all, lead: string, head: string, _key: string, value: string) => (value === redacted || /^(required|optional|undefined|string|null|none|true|false|\[redacted\])$/i.test(value) ? all : `${lead}${head}${redacted}`));
   out = out.replace(dockerAuth, (_all, head: string, _value: string, tail: string) => `${head}${redacted}${tail}`);
+  out = out.replace(objectKeyPair, (all, lead: string, head: string, key: string, quote: string, value: string) => (isSecretKey(key) && value !== redacted ? `${lead}${head}${quote}${redacted}${quote}` : all));
+  out = out.replace(userFlag, (all, lead: string, head: string, value: string) => (value === redacted ? all : `${lead}${head}${redacted}`));
+  out = out.replace(xmlElement, (all, open: string, key: string, value: string, close: string) => (isSecretKey(key) && value.trim() !== '' && value !== redacted ? `${open}${redacted}${close}` : all));
   out = out.replace(jsonPair, (all, head: string, key: string, value: string) => (isSecretKey(key) && value !== '' && value !== redacted ? `${head}"${redacted}"` : all));
   out = out.replace(yamlPair, (all, head: string, key: string, quote: string, value: string) => (isSecretKey(key) && value !== redacted && !/^(null|~|true|false|string)$/i.test(value) ? `${head}${quote}${redacted}${quote}` : all));
   out = out.replace(flagPair, (all, lead: string, head: string, key: string, value: string) => (isSecretKey(key) && value !== redacted ? `${lead}${head}${redacted}` : all));
@@ -301,7 +313,17 @@ function redactWith<T>(value: T, redactString: (text: string) => string): T {
     if (item !== null && typeof item === 'object') {
       const out: Record<string, unknown> = {};
       // attack-serve-15 N4: a property NAME can be a secret too (a model-written tool input, a map keyed by values).
-      for (const [name, entry] of Object.entries(item as Record<string, unknown>)) out[redactString(name)] = walk(entry, name);
+      // attack-serve-17 X5: two names redacted to one keep distinct names (`[redacted]`, `[redacted-2]`): no value is dropped.
+      for (const [name, entry] of Object.entries(item as Record<string, unknown>)) {
+        let shown = redactString(name);
+        if (Object.hasOwn(out, shown)) {
+          let n = 2;
+          const numbered = (k: number) => (shown.endsWith(']') ? `${shown.slice(0, -1)}-${k}]` : `${shown}-${k}`);
+          while (Object.hasOwn(out, numbered(n))) n += 1;
+          shown = numbered(n);
+        }
+        out[shown] = walk(entry, name);
+      }
       return out;
     }
     return item;
