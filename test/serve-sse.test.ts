@@ -29,6 +29,8 @@ function startServeProcess(args: string[]): Promise<{ child: ChildProcess; base:
 
 interface Received {
   id: number;
+  /** The frame's `id:` as sent (`<epoch>-<row>`): what a browser's Last-Event-ID carries. */
+  sent: string;
   seq: number;
   type: string;
   run_id: string;
@@ -74,7 +76,7 @@ function sseClient(url: string, headers: Record<string, string>, options: { slow
           if (!data || !id) continue;
           const parsed = JSON.parse(data.slice(6)) as Received;
           expect(id.slice(4)).toMatch(new RegExp(`^[0-9a-f]{10}-${parsed.id}$`));
-          events.push({ id: parsed.id, seq: parsed.seq, type: parsed.type, run_id: parsed.run_id });
+          events.push({ id: parsed.id, sent: id.slice(4), seq: parsed.seq, type: parsed.type, run_id: parsed.run_id });
           if (options.stopAfter !== undefined && events.length >= options.stopAfter) return finish();
           if (events.length >= options.want) return finish();
         }
@@ -145,7 +147,7 @@ describe('polywave serve: SSE from the event store', () => {
     expect(firstPart.length).toBeGreaterThanOrEqual(2000);
     expect(firstPart.map((event) => event.seq)).toEqual(sequence.slice(0, firstPart.length));
     const lastId = firstPart[firstPart.length - 1]!.id;
-    const rest = sseClient(url, { ...auth, 'Last-Event-ID': String(lastId) }, { want: total - firstPart.length });
+    const rest = sseClient(url, { ...auth, 'Last-Event-ID': firstPart[firstPart.length - 1]!.sent }, { want: total - firstPart.length });
     const restEvents = await rest.done;
     expect(restEvents.map((event) => event.seq)).toEqual(sequence.slice(firstPart.length));
     expect(restEvents[0]!.id).toBe(lastId + 1);
@@ -177,6 +179,21 @@ describe('polywave serve: SSE from the event store', () => {
     while (!head.includes('event: resync')) head += new TextDecoder().decode((await reader.read()).value);
     expect(head).toContain(`event: resync\ndata: {"after":${lastEventId(db)}}`);
     controller.abort();
+    // X17 X4: a bare row id (a tab of a pre-epoch server) cannot tell a replaced store: `resync` first, then the rows after it.
+    // `?after=<row>` (curl, documented) stays a plain row id: the rows after it, no resync.
+    const rowBefore = lastEventId(db) - 1;
+    for (const [label, target, headers] of [['bare Last-Event-ID', url, { ...auth, 'Last-Event-ID': String(rowBefore) }], ['?after=', `${url}?after=${rowBefore}`, auth]] as const) {
+      const abort = new AbortController();
+      const answer = await fetch(target, { headers, signal: abort.signal });
+      expect(answer.status, label).toBe(200);
+      const body = answer.body!.getReader();
+      let text = '';
+      while (!text.includes(`-${rowBefore + 1}\nevent: `)) text += new TextDecoder().decode((await body.read()).value);
+      abort.abort();
+      const frames = text.split('\n\n').filter((frame) => frame.includes('\nevent: ')).map((frame) => /^id: ([^\n]+)\nevent: (\S+)/.exec(frame)?.slice(1, 3));
+      expect(frames[0], label).toEqual(label === '?after=' ? [expect.stringMatching(new RegExp(`^[0-9a-f]{10}-${rowBefore + 1}$`)), expect.any(String)] : [expect.stringMatching(new RegExp(`^[0-9a-f]{10}-${rowBefore}$`)), 'resync']);
+      expect(frames.filter((frame) => frame?.[1] === 'resync'), label).toHaveLength(label === '?after=' ? 0 : 1);
+    }
     for (const after of ['1e3', '0x10', '-1', ' 5', 'abc']) {
       const bad = await fetch(`${url}?after=${encodeURIComponent(after)}`, { headers: auth });
       expect(bad.status, after).toBe(400);

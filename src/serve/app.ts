@@ -673,7 +673,10 @@ export function createServeApp(options: ServeAppOptions): { app: Hono; tail: Eve
       after = rowId(query);
       if (after === undefined) throw new HttpError(400, 'SERVE_BAD_REQUEST', 'after must be a row id (decimal digits)');
     }
-    const resyncFirst = after === undefined && header !== undefined && header !== '';
+    // attack-serve-17 X4: a bare row id in Last-Event-ID (a tab of a pre-epoch server) cannot tell whether the store was
+    // replaced while it was away: `resync` first, then the rows after it. `?after=` (curl) stays a plain row id.
+    const bareHeaderId = fromHeader !== undefined && sent?.[1] === undefined && after === fromHeader;
+    const resyncFirst = (after === undefined && header !== undefined && header !== '') || bareHeaderId;
     const filter: EventFilter = {};
     const impl = c.req.query('impl');
     const program = c.req.query('program');

@@ -14,7 +14,7 @@ export interface StreamEventsOptions {
   /** Only events of runs that worked on one of these repositories (their recorded roots, else their cwd; undefined: every event). */
   repoPaths: readonly string[] | undefined;
   heartbeatMs: number;
-  /** Send `resync` before anything else (the client's Last-Event-ID was not a row id: it must refetch). */
+  /** Send `resync` before anything else (the client's Last-Event-ID was not a row id, or a bare one without the store's epoch: it must refetch). */
   resyncFirst?: boolean;
   /** The store epoch of the client's Last-Event-ID (`<epoch>-<row>`): another store's → `resync` (attack-serve-15 N7). */
   epoch?: string;
@@ -60,7 +60,6 @@ export function streamEvents(c: Context, options: StreamEventsOptions): Response
     // `id:` moves the browser's Last-Event-ID to the new cursor: a reconnect right after resumes there, not at the stale id.
     const resync = (after: number) => `id: ${tail.epoch}-${after}\nevent: resync\ndata: ${JSON.stringify({ after })}\n\n`;
     await stream.write(`retry: 1000\n: polywave events after ${cursor}\n\n`);
-    if (options.after === undefined && options.resyncFirst) await stream.write(resync(cursor));
     if (options.after !== undefined && options.epoch !== undefined && options.epoch !== 'none' && options.epoch !== tail.epoch) {
       // attack-serve-15 N7: the client's id is a row of another store (replaced or restored while it was away, or
       // another --store): whatever its number, the rows it would resume after are not this store's. Refetch, then follow.
@@ -72,6 +71,10 @@ export function streamEvents(c: Context, options: StreamEventsOptions): Response
       // follows from the store's current max id (attack-serve.md F5a).
       await stream.write(resync(latest));
       cursor = latest;
+    } else if (options.resyncFirst) {
+      // No usable id (after undefined: from the store's current position), or a bare row id of a pre-epoch client
+      // (attack-serve-17 X4: the rows after it follow, but the store may have been replaced: refetch first).
+      await stream.write(resync(cursor));
     }
     const repos = options.repoPaths;
     // A run belongs to a served repository by the roots it recorded (else its cwd): EventTail.runRoots.
