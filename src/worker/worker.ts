@@ -684,31 +684,18 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   }
 
   const queueNames = subsets.map((subset) => queueNameFor(subset, key, queue));
-  // Fetchers per queue: a BullMQ Worker with concurrency N meeting a burst fetches N jobs one after the
-  // other (one moveToActive round trip each) before its processor starts the first, so the first job
-  // waited N round trips (bench:dispatch, 3 workers × 6 on 2 cores: fetch → start 63 ms median).
-  // Several Workers of lower concurrency each start the job they fetched at once; the slot budget stays
-  // this process's (`admit` hands back a job fetched when every slot is taken). Bounded, because each
-  // Worker holds its own blocking Redis connection: at most maxFetchers in all across the label queues.
-  const maxFetchers = 8;
-  const perQueue = Math.max(1, Math.min(options.concurrency, Math.floor(maxFetchers / queueNames.length)));
-  const fetcherConcurrency = Math.ceil(options.concurrency / perQueue);
   for (const name of queueNames) {
-    for (let fetcher = 0; fetcher < perQueue; fetcher += 1) {
-      workers.push(
-        new Worker(name, tracked, {
-          connection,
-          concurrency: fetcherConcurrency,
-          lockDuration: lockDurationMs,
-          stalledInterval: options.stalledIntervalMs ?? 15_000,
-          maxStalledCount: 3,
-          // One stalled-job check per queue is enough (each is a Redis script on a timer).
-          skipStalledCheck: fetcher > 0,
-          // After a Redis outage, take jobs again within a second of its return (BullMQ waits 15 s by default).
-          runRetryDelay: 1000,
-        }),
-      );
-    }
+    workers.push(
+      new Worker(name, tracked, {
+        connection,
+        concurrency: options.concurrency,
+        lockDuration: lockDurationMs,
+        stalledInterval: options.stalledIntervalMs ?? 15_000,
+        maxStalledCount: 3,
+        // After a Redis outage, take jobs again within a second of its return (BullMQ waits 15 s by default).
+        runRetryDelay: 1000,
+      }),
+    );
   }
   for (const worker of workers) worker.on('error', (error) => errors.error(error, client.status === 'ready'));
   await Promise.all(workers.map((worker) => worker.waitUntilReady()));
