@@ -400,7 +400,7 @@ describe('polywave serve hardening (attack report F2, F3, F6, F7)', () => {
       expect(busy.status, JSON.stringify(busy.json)).toBe(409);
       const error = busy.json.error as { code: string; message: string };
       expect(error.code).toBe('SERVE_BUSY');
-      expect(error.message).toContain('RUN_IN_PROGRESS');
+      expect(error.message).toMatch(/^a run of IMPL-ok\.yaml is already in progress /); // X17 X5: no CLI `polywave: error[…]:` prefix inside the JSON message
       expect(error.message).toContain(`pid ${process.pid} on ${os.hostname()}`);
       expect((await api('/api/launches')).json).toEqual({ launches: [] });
       // Its log is removed too: not shown as the plan's last launch (nor after a server restart, from the logs on disk).

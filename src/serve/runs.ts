@@ -80,7 +80,8 @@ export class RunLauncher {
           const line = tail.split('\n').find((text) => text.includes(runInProgressCode));
           if (line !== undefined) {
             this.runs.delete(record.pid);
-            record.busy = line.trim();
+            // attack-serve-17 X5: the message alone (the JSON answer has its own code), not the CLI's `polywave: error[…]:` prefix.
+            record.busy = line.trim().replace(/^polywave: error\[[A-Z0-9_]+\]:\s*/, '');
             // Not a launch: its log would otherwise show as the plan's last launch after a restart (launchFromLog).
             await unlink(log).catch(() => undefined);
           }
