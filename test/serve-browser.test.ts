@@ -106,6 +106,12 @@ describe.skipIf(skip !== undefined)('polywave serve in Chromium', () => {
     await page.locator('[data-testid="approve"]').click();
     const approvedAt = performance.now();
     await expect.poll(() => page.locator('[data-testid="action-message"]').textContent(), { timeout: 10_000 }).toMatch(/run launched \(pid \d+\)/);
+    // X17 X2: a second tab stays on the review page (never reloaded) while the run goes on past the log tail's 30 lines.
+    // Its event stream is cut, so only the page's own polling can tell it the run ended.
+    const watcher = await page.context().newPage();
+    await watcher.route('**/api/events**', (route) => route.abort());
+    await watcher.goto(`${serve.origin}/r/${repoId}/impl/tiny`);
+    await watcher.locator('[data-testid="launch"]').waitFor({ timeout: 10_000 });
 
     // The live board, reached by a link (no reload from here on): cards go running → complete.
     await page.locator('[data-testid="open-live"]').click();
@@ -118,6 +124,11 @@ describe.skipIf(skip !== undefined)('polywave serve in Chromium', () => {
     await page.locator('[data-agent].card dd', { hasText: /bash|write_file/ }).first().waitFor({ timeout: 5000 }).catch(() => undefined);
     await page.screenshot({ path: path.join(screenshotDir, 'live-board-top.png'), clip: { x: 0, y: 0, width: 1280, height: 640 } });
     await page.locator('[data-testid="impl-state"] [data-state="COMPLETE"]').waitFor({ timeout: 80_000 });
+    // The watching tab saw the run end without a reload (by polling), though its tail had stopped growing at 30 lines before.
+    await watcher.locator('[data-testid="launch"][data-running="false"]').waitFor({ timeout: 20_000 });
+    expect(await watcher.locator('[data-testid="launch-status"]').textContent()).toBe('ended (exit 0)');
+    expect((await watcher.locator('[data-testid="launch-log"]').textContent())!.split('\n')).toHaveLength(30);
+    await watcher.close();
     for (const agent of ['A', 'B', 'C']) expect(await page.locator(`[data-testid="card-${agent}"]`).getAttribute('data-status')).toBe('complete');
     const statuses = await page.evaluate(() => (window as unknown as { __statuses: Record<string, string[]> }).__statuses);
     for (const agent of ['A', 'B', 'C']) {

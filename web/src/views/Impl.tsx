@@ -1,7 +1,7 @@
 // IMPL review: what the Scout planned and the critic said, the validation findings, and the
 // buttons that move the plan on (Approve/Reject when REVIEWED, Run/Resume otherwise).
 
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, type ImplDetail, type Launch, type Manifest } from '../api';
 import { DependencyGraph, type GraphAgent } from '../components/Graph';
 import { GridTable } from '../components/GridTable';
@@ -21,14 +21,19 @@ const runnable = new Set(['REVIEWED', 'SCAFFOLD_PENDING', 'WAVE_PENDING', 'WAVE_
 /**
  * The last run started from this server for the plan (attack-serve-15 N2): running, or ended with
  * its exit code, the reason and the log's last lines (redacted by the server, rendered as text).
- * While it runs, the page asks again every 2 s, so a run that fails at once shows so without a reload.
+ * While it runs, the page asks again every 2 s until it ended, so a run's end (at once or after
+ * minutes of log) shows without a reload.
  */
 function LaunchPanel({ launch, onRefresh }: { launch: Launch; onRefresh: () => void }) {
+  // attack-serve-17 X2: an interval for as long as the run is running, whatever the answer (the log
+  // tail stops changing length at its 30-line cap); it stops when a refresh says the run ended.
+  const refresh = useRef(onRefresh);
+  refresh.current = onRefresh;
   useEffect(() => {
     if (!launch.running) return undefined;
-    const timer = setTimeout(onRefresh, 2000);
-    return () => clearTimeout(timer);
-  }, [launch.running, launch.pid, launch.log_tail.length]);
+    const timer = setInterval(() => refresh.current(), 2000);
+    return () => clearInterval(timer);
+  }, [launch.running, launch.pid]);
   const failed = !launch.running && launch.exit_code !== 0;
   const status = launch.running ? 'running' : launch.exit_code === 0 ? 'ended (exit 0)' : launch.exit_code === null ? (launch.from_log ? 'ended (outcome not in its log)' : 'ended (killed)') : `failed (exit ${launch.exit_code})`;
   return (
