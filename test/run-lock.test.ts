@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -43,6 +44,9 @@ describe('run lock (attack-serve-17 X1)', () => {
     // The kernel lock was dropped: a fresh take (a new descriptor) succeeds.
     const again = acquireRunLock(repo, impl);
     again();
+    // The lock files are ignored by git (their directory's `.gitignore` is `*`): `git status` lists only the plan.
+    execFileSync('git', ['init', '-q'], { cwd: repo });
+    expect(execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: repo, encoding: 'utf8' }).trim()).toBe('?? docs/IMPL/IMPL-tiny.yaml');
     // A path that names no file takes no lock and writes nothing: the command's own not-found error.
     const missing = await runCli(['merge-agents', 'docs/IMPL/IMPL-none.yaml', '--wave', '1'], { cwd: path.join(repo, 'docs'), timeoutMs: 20_000 });
     expect(missing.stderr).not.toContain('RUN_IN_PROGRESS');

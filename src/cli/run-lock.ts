@@ -118,6 +118,18 @@ export function acquireRunLock(repoDir: string, implPath: string): () => void {
     }
     if (!lstatSync(part).isDirectory()) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `${part} is not a directory (a symlink?): the run lock is kept only in the repository's own .polywave-state/; nothing changed` });
   }
+  // The lock files are never the repository's content: a `.gitignore` of `*` in their directory keeps
+  // `git status` clean (a wave command refused for bad input leaves no untracked `.polywave-state/`).
+  try {
+    const ignore = openSync(path.join(directory, '.gitignore'), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
+    try {
+      writeSync(ignore, '*\n');
+    } finally {
+      closeSync(ignore);
+    }
+  } catch {
+    // there already (or not writable: the lock itself reports a real problem below)
+  }
   let native: NativeLocks;
   try {
     native = createRequire(import.meta.url)('fs-native-extensions') as NativeLocks;
