@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { acquireRunLock, holdsRunLock, readRunLockHolder, runLockPath } from '../src/cli/run-lock.js';
@@ -44,6 +44,8 @@ describe('run lock (attack-serve-17 X1)', () => {
     // The kernel lock was dropped: a fresh take (a new descriptor) succeeds.
     const again = acquireRunLock(repo, impl);
     again();
+    // The last release removed the lock file, its directory and the empty .polywave-state/: nothing left behind.
+    expect(existsSync(path.join(repo, '.polywave-state'))).toBe(false);
     // The lock files are ignored by git (their directory's `.gitignore` is `*`): `git status` lists only the plan.
     execFileSync('git', ['init', '-q'], { cwd: repo });
     expect(execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: repo, encoding: 'utf8' }).trim()).toBe('?? docs/IMPL/IMPL-tiny.yaml');

@@ -412,9 +412,9 @@ describe('polywave serve hardening (attack report F2, F3, F6, F7)', () => {
     } finally {
       release();
     }
-    // A holder killed with SIGKILL: the kernel dropped its lock; its record stays in the file, and the next run takes the lock over.
+    // A holder killed with SIGKILL (the released lock above left no file): the kernel dropped its lock; its record stays in the file, and the next run takes the lock over.
     const lockFile = runLockPath(repo.dir, implFile);
-    const holderScript = `const fs=require('fs');const n=require(${JSON.stringify(path.join(repoRoot, 'node_modules', 'fs-native-extensions'))});const fd=fs.openSync(process.argv[1],'r+');if(!n.tryLock(fd))process.exit(3);fs.ftruncateSync(fd,0);fs.writeSync(fd,JSON.stringify({pid:process.pid,hostname:require('os').hostname(),since:'then',impl:'x'}),0);console.log('locked');setInterval(()=>{},1000);`;
+    const holderScript = `const fs=require('fs');const n=require(${JSON.stringify(path.join(repoRoot, 'node_modules', 'fs-native-extensions'))});fs.mkdirSync(require('path').dirname(process.argv[1]),{recursive:true});const fd=fs.openSync(process.argv[1],'w+');if(!n.tryLock(fd))process.exit(3);fs.ftruncateSync(fd,0);fs.writeSync(fd,JSON.stringify({pid:process.pid,hostname:require('os').hostname(),since:'then',impl:'x'}),0);console.log('locked');setInterval(()=>{},1000);`;
     const holder = spawn(process.execPath, ['-e', holderScript, lockFile], { stdio: ['ignore', 'pipe', 'inherit'] });
     await new Promise<void>((resolve) => holder.stdout!.on('data', () => resolve()));
     holder.kill('SIGKILL');

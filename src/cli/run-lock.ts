@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { closeSync, constants, fstatSync, ftruncateSync, lstatSync, mkdirSync, openSync, readFileSync, realpathSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, ftruncateSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, rmdirSync, unlinkSync, writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -71,11 +71,35 @@ function releaser(file: string): () => void {
     if (entry.count > 0) return;
     held.delete(file);
     try {
-      entry.native.unlock(entry.fd);
+      // attack-serve-17 X1: the lock file goes with its last holder (still holding it, and only if the path still names
+      // it), and so do its directory and an empty `.polywave-state/`: a refused or finished command leaves nothing
+      // behind. A taker that opened the old file meanwhile sees the path no longer names it and opens the new one.
+      const own = fstatSync(entry.fd);
+      const now = lstatSync(file);
+      if (now.ino === own.ino && now.dev === own.dev) unlinkSync(file);
+    } catch {
+      // already gone
     } finally {
-      closeSync(entry.fd);
+      try {
+        entry.native.unlock(entry.fd);
+      } finally {
+        closeSync(entry.fd);
+      }
     }
+    tidy(path.dirname(file));
   };
+}
+
+/** Removes the run-locks directory (and its `.gitignore`) when no lock file is left in it, then `.polywave-state/` if empty. */
+function tidy(directory: string): void {
+  try {
+    if (readdirSync(directory).some((name) => name !== '.gitignore')) return;
+    unlinkSync(path.join(directory, '.gitignore'));
+    rmdirSync(directory);
+    rmdirSync(path.dirname(directory));
+  } catch {
+    // in use again, or not empty: kept
+  }
 }
 
 /** Whether this process holds the run lock of `implPath` (for tests and diagnostics). */
@@ -109,6 +133,51 @@ export function acquireRunLock(repoDir: string, implPath: string): () => void {
     mine.count += 1;
     return releaser(file);
   }
+  let native: NativeLocks;
+  try {
+    native = createRequire(import.meta.url)('fs-native-extensions') as NativeLocks;
+  } catch (error) {
+    throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `the kernel file lock that keeps one run per plan is not available on ${process.platform}-${process.arch} (fs-native-extensions: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}); nothing changed` });
+  }
+  // A last holder removes the file (and an empty directory) as it releases: a take that raced with that starts over.
+  for (let attempt = 0; ; attempt += 1) {
+    const fd = openLockFile(file, directory, shown);
+    if (fd === undefined && attempt < 5) continue;
+    if (fd === undefined) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `${shown}: the run lock's file kept disappearing while it was taken; nothing changed — try again` });
+    if (!native.tryLock(fd)) {
+      closeSync(fd);
+      const holder = readRunLockHolder(file);
+      const who = holder ? `pid ${holder.pid} on ${holder.hostname}${holder.since ? ` since ${holder.since}` : ''}` : 'another process';
+      throw new PolywaveError({
+        code: runInProgressCode,
+        message: `a run of ${path.basename(implPath)} is already in progress (${who}): one run per plan at a time; nothing changed — wait for it to end (or stop it), then run again`,
+        exitCode: 2,
+      });
+    }
+    let same: boolean;
+    try {
+      const own = fstatSync(fd);
+      const now = lstatSync(file);
+      same = now.ino === own.ino && now.dev === own.dev;
+    } catch {
+      same = false;
+    }
+    if (!same) {
+      native.unlock(fd);
+      closeSync(fd);
+      if (attempt < 5) continue;
+      throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `${shown}: the run lock's file kept being replaced while it was taken; nothing changed — try again` });
+    }
+    const record: RunLockHolder = { pid: process.pid, hostname: os.hostname(), since: new Date().toISOString(), impl: real(implPath) };
+    ftruncateSync(fd, 0);
+    writeSync(fd, `${JSON.stringify(record)}\n`, 0);
+    held.set(file, { fd, count: 1, native });
+    return releaser(file);
+  }
+}
+
+/** Creates the lock's directories (never through a link) and opens its file; undefined when a releasing holder removed them meanwhile. */
+function openLockFile(file: string, directory: string, shown: string): number | undefined {
   // Each level is created without following a link (a cloned repository can ship `.polywave-state` as a symlink out of it).
   for (const part of [path.dirname(directory), directory]) {
     try {
@@ -116,7 +185,13 @@ export function acquireRunLock(repoDir: string, implPath: string): () => void {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `${shown}: cannot create the run lock's directory (${(error as Error).message}); nothing changed` });
     }
-    if (!lstatSync(part).isDirectory()) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `${part} is not a directory (a symlink?): the run lock is kept only in the repository's own .polywave-state/; nothing changed` });
+    let isDirectory: boolean;
+    try {
+      isDirectory = lstatSync(part).isDirectory();
+    } catch {
+      return undefined;
+    }
+    if (!isDirectory) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `${part} is not a directory (a symlink?): the run lock is kept only in the repository's own .polywave-state/; nothing changed` });
   }
   // The lock files are never the repository's content: a `.gitignore` of `*` in their directory keeps
   // `git status` clean (a wave command refused for bad input leaves no untracked `.polywave-state/`).
@@ -130,37 +205,18 @@ export function acquireRunLock(repoDir: string, implPath: string): () => void {
   } catch {
     // there already (or not writable: the lock itself reports a real problem below)
   }
-  let native: NativeLocks;
-  try {
-    native = createRequire(import.meta.url)('fs-native-extensions') as NativeLocks;
-  } catch (error) {
-    throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `the kernel file lock that keeps one run per plan is not available on ${process.platform}-${process.arch} (fs-native-extensions: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}); nothing changed` });
-  }
   let fd: number;
   try {
     fd = openSync(file, constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
   } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `${shown}: ${(error as NodeJS.ErrnoException).code === 'ELOOP' ? 'is a symbolic link: remove it' : (error as Error).message}; nothing changed` });
   }
   if (!fstatSync(fd).isFile()) {
     closeSync(fd);
     throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `${shown} is not a regular file: remove it; nothing changed` });
   }
-  if (!native.tryLock(fd)) {
-    closeSync(fd);
-    const holder = readRunLockHolder(file);
-    const who = holder ? `pid ${holder.pid} on ${holder.hostname}${holder.since ? ` since ${holder.since}` : ''}` : 'another process';
-    throw new PolywaveError({
-      code: runInProgressCode,
-      message: `a run of ${path.basename(implPath)} is already in progress (${who}): one run per plan at a time; nothing changed — wait for it to end (or stop it), then run again`,
-      exitCode: 2,
-    });
-  }
-  const record: RunLockHolder = { pid: process.pid, hostname: os.hostname(), since: new Date().toISOString(), impl: real(implPath) };
-  ftruncateSync(fd, 0);
-  writeSync(fd, `${JSON.stringify(record)}\n`, 0);
-  held.set(file, { fd, count: 1, native });
-  return releaser(file);
+  return fd;
 }
 
 /**
