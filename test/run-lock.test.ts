@@ -28,7 +28,10 @@ describe('run lock (attack-serve-17 X1)', () => {
     inner(); // a second call of one release is a no-op
     expect(holdsRunLock(repo, impl)).toBe(true);
     try {
-      const commands = [['run-wave', '--wave', '1'], ['retry', '--wave', '1'], ['finalize-wave', '--wave', '1'], ['merge-agents', '--wave', '1']];
+      // run-wave checks its input (the model's credentials among it) before the lock: a script model passes them.
+      const script = path.join(makeTempDir('polywave-run-lock-script-'), 'agents.json');
+      writeFileSync(script, JSON.stringify({ version: 1, agents: {} }));
+      const commands = [['run-wave', '--wave', '1', '--model', `script:${script}`], ['retry', '--wave', '1'], ['finalize-wave', '--wave', '1'], ['merge-agents', '--wave', '1']];
       const results = await Promise.all(commands.map(([command, ...rest]) => runCli([command!, 'docs/IMPL/IMPL-tiny.yaml', ...rest], { cwd: repo, timeoutMs: 20_000 })));
       results.forEach((result, index) => {
         expect(result.code, `${commands[index]![0]}: ${result.stderr}`).toBe(2);

@@ -11,7 +11,7 @@
  * the next gate cannot write the home. Fixed: sandbox settings are read as committed (HEAD), and the
  * unowned file fails the wave at the agent's stop audit (E42), kept in place.
  */
-import { existsSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -44,11 +44,15 @@ describe("a solo wave's agent cannot choose the sandbox of later gates and agent
     await runGates({ repoDir: repo.dir, gates: [{ type: 'test', command: 'echo "echo PWNED-via-agent-config" >> "$HOME/.bashrc"; true', required: true }], noCache: true, env });
     const escapes: string[] = [];
     // The untracked file the agent left in the main checkout fails the wave (E42 at the agent's stop,
-    // JAIL_UNOWNED_CHANGE naming the file; exit 1) and is kept, not deleted (nothing of the user's lost).
-    // What it could do is closed too: sandbox settings are read as committed.
+    // naming the file; exit 1) and is moved to the quarantine, not deleted (X14 #3/#5: a main-checkout
+    // agent's refused untracked paths leave the checkout; nothing is lost). What it could do is closed
+    // too: sandbox settings are read as committed.
     expect(cli.code, cli.stderr).toBe(1);
-    expect(cli.stdout).toMatch(/E42 refused it: I1 violation: \\?"polywave\.config\.json\\?" changed in the worktree, but the agent does not own it/);
-    expect(existsSync(repo.path('polywave.config.json'))).toBe(true);
+    expect(cli.stdout).toMatch(/I1 violation: \\?"polywave\.config\.json\\?" is an untracked path the agent does not own \(I1\), left in the main checkout by the agent: moved to .*\(SANDBOX_SOLO_LEFTOVER_QUARANTINED\)/);
+    expect(existsSync(repo.path('polywave.config.json'))).toBe(false);
+    const quarantine = repo.path('.git/polywave/quarantine');
+    const kept = readdirSync(quarantine).map((entry) => path.join(quarantine, entry, 'polywave.config.json')).filter((file) => existsSync(file));
+    expect(kept.map((file) => readFileSync(file, 'utf8'))).toContain(config);
     const after = readFileSync(bashrc, 'utf8');
     if (after !== 'echo original\n') escapes.push(`the next gate wrote ~/.bashrc: ${JSON.stringify(after)}`);
     expect(escapes).toEqual([]);

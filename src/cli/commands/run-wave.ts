@@ -3,7 +3,7 @@ import { startRecording } from '../event-recording.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { runWave } from '../../orchestrator/run-wave.js';
 import { loadImpl } from '../../store/manifest-file.js';
-import { withRunLock } from '../run-lock.js';
+import { acquireRunLock } from '../run-lock.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { createWaveProgress } from '../wave-progress.js';
 import { interruptSignal, repoDirOption, waveOption } from './prepare-wave.js';
@@ -48,6 +48,10 @@ async function runWaveCommand(args: string[], options: Record<string, unknown>, 
   const manifest = requireManifest((await loadImpl(implPath)).parsed, implPath);
   // Bad budget amounts are refused before anything starts (polywave.config.json is found upward from the IMPL).
   const budget = await budgetFrom(options, implPath);
+  const timeout = positiveNumber(options, 'timeout', '--timeout');
+  const concurrency = positiveNumber(options, 'concurrency', '--concurrency');
+  const maxTurns = positiveNumber(options, 'maxTurns', '--max-turns');
+  const repoDir = repoDirOption(options, io);
   // Issue 17: --dispatch redis://… (or polywave.config.json `dispatch`): agents run on `polywave worker`s.
   const dispatcher = await dispatcherFromConfig(dispatchFlagsFrom(options), { startDir: path.dirname(implPath), env: io.env });
   // Issue 13 (F10, N3, N4): credentials, the backend's package and the model servers, before anything
@@ -61,6 +65,16 @@ async function runWaveCommand(args: string[], options: Record<string, unknown>, 
       throw error;
     }
   }
+  // attack-serve-17 X1: the plan's run lock (the one `polywave run` and `polywave serve` take) for the
+  // wave's life, taken after the checks of the command's input (bad input is reported as such, even
+  // while another run holds the plan) and before anything is recorded or changed.
+  let releaseLock: () => void;
+  try {
+    releaseLock = acquireRunLock(repoDir ?? io.cwd, implPath);
+  } catch (error) {
+    await dispatcher?.close();
+    throw error;
+  }
   const json = options.json === true;
   const events = new EventBus();
   const progress = json ? undefined : createWaveProgress(io, { tty: io.stderrIsTty === true });
@@ -68,10 +82,6 @@ async function runWaveCommand(args: string[], options: Record<string, unknown>, 
   else events.subscribe(progress!.onEvent);
   const recorder = startRecording(events, { command: 'run-wave', options, io, quiet: json });
   const interrupt = interruptSignal();
-  const timeout = positiveNumber(options, 'timeout', '--timeout');
-  const concurrency = positiveNumber(options, 'concurrency', '--concurrency');
-  const maxTurns = positiveNumber(options, 'maxTurns', '--max-turns');
-  const repoDir = repoDirOption(options, io);
   try {
     const result = await runWave({
       ...(unsafeNoSandboxFrom(options, io) ? { unsafeNoSandbox: true } : {}),
@@ -109,12 +119,11 @@ async function runWaveCommand(args: string[], options: Record<string, unknown>, 
     recorder?.close();
     progress?.stop();
     interrupt.dispose();
+    releaseLock();
   }
 }
 
-/** attack-serve-17 X1: the plan's run lock (the one `polywave run` and `polywave serve` take) for the command's life: a second run of the plan is RUN_IN_PROGRESS (exit 2), nothing changed. */
+/** A second run of the plan while one holds its run lock is RUN_IN_PROGRESS (exit 2), nothing changed (see runWaveCommand). */
 export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
-  const implPath = implPathFrom(args, io);
-  waveOption(options);
-  return withRunLock(repoDirOption(options, io) ?? io.cwd, implPath, () => runWaveCommand(args, options, io));
+  return runWaveCommand(args, options, io);
 }
