@@ -169,6 +169,23 @@ export async function readConfinedIfExists(root: string, file: string, options: 
   }
 }
 
+/** The deepest existing ancestor of `directory` (itself included), which must resolve inside `root` (else 403; none at all: 404). */
+async function deepestExistingInside(root: string, directory: string, name: string): Promise<string> {
+  let existing = directory;
+  for (;;) {
+    try {
+      const real = await realpath(existing);
+      if (!insideRoot(root, real)) throw new ConfinedReadError(403, 'SERVE_PATH', `${name} leads outside the repository`);
+      return existing;
+    } catch (error) {
+      if (error instanceof ConfinedReadError) throw error;
+      const parent = path.dirname(existing);
+      if (parent === existing) throw new ConfinedReadError(404, 'SERVE_NOT_FOUND', `${name}: no directory to create it in`);
+      existing = parent;
+    }
+  }
+}
+
 /**
  * Throws the {@link ConfinedReadError} {@link appendConfined} would throw for `file`, creating and
  * writing nothing: its deepest existing directory must be inside the root, and an existing file must
@@ -177,19 +194,7 @@ export async function readConfinedIfExists(root: string, file: string, options: 
 export async function checkAppendConfined(root: string, file: string): Promise<void> {
   const name = showName(root, file, undefined);
   const directory = path.dirname(file);
-  let existing = directory;
-  for (;;) {
-    try {
-      const real = await realpath(existing);
-      if (!insideRoot(root, real)) throw new ConfinedReadError(403, 'SERVE_PATH', `${name} leads outside the repository`);
-      break;
-    } catch (error) {
-      if (error instanceof ConfinedReadError) throw error;
-      const parent = path.dirname(existing);
-      if (parent === existing) throw new ConfinedReadError(404, 'SERVE_NOT_FOUND', `${name}: no directory to create it in`);
-      existing = parent;
-    }
-  }
+  const existing = await deepestExistingInside(root, directory, name);
   if (existing === directory && (await lstat(file).catch(() => undefined)) !== undefined) await (await openConfined(root, file, name, appendFlags, 0o644)).handle.close();
 }
 
@@ -217,19 +222,7 @@ export async function openAppendConfined(root: string, file: string): Promise<Fi
   const name = showName(root, file, undefined);
   const directory = path.dirname(file);
   // The deepest existing ancestor must be inside the root before anything is created below it.
-  let existing = directory;
-  for (;;) {
-    try {
-      const real = await realpath(existing);
-      if (!insideRoot(root, real)) throw new ConfinedReadError(403, 'SERVE_PATH', `${name} leads outside the repository`);
-      break;
-    } catch (error) {
-      if (error instanceof ConfinedReadError) throw error;
-      const parent = path.dirname(existing);
-      if (parent === existing) throw new ConfinedReadError(404, 'SERVE_NOT_FOUND', `${name}: no directory to create it in`);
-      existing = parent;
-    }
-  }
+  await deepestExistingInside(root, directory, name);
   await mkdir(directory, { recursive: true });
   return (await openConfined(root, file, name, appendFlags, 0o644)).handle;
 }
