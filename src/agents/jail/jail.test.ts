@@ -150,6 +150,17 @@ describe('checkRead / checkWrite', () => {
     expect(await j.checkWrite(manifest)).toMatchObject({ allowed: false, code: 'JAIL_OUTSIDE_ROOT' });
     expect(await j.checkRead(repo.path('README.md'))).toMatchObject({ allowed: false, code: 'JAIL_OUTSIDE_ROOT' });
   });
+
+  it("never opens a readable root's .git, even through a link that resolves into it (S11 after X16)", async () => {
+    const { repo, wt, jail } = await setup();
+    symlinkSync(repo.path('.git/config'), path.join(wt, 'cfg'));
+    symlinkSync(repo.path('.git'), path.join(wt, 'gitdir'));
+    const j = await jail({ readablePaths: [repo.dir] });
+    expect(await j.checkRead(repo.path('src/b.ts'))).toMatchObject({ allowed: true });
+    expect(await j.checkRead('cfg')).toMatchObject({ allowed: false, code: 'JAIL_GIT_INTERNALS' });
+    expect(await j.checkRead('gitdir/HEAD')).toMatchObject({ allowed: false, code: 'JAIL_GIT_INTERNALS' });
+    expect(await j.checkRead(repo.path('.git/config'))).toMatchObject({ allowed: false, code: 'JAIL_GIT_INTERNALS' });
+  });
 });
 
 describe('checkToolUse (Claude Code tools)', () => {

@@ -218,7 +218,15 @@ export async function createJail(policy: JailPolicy, options: CreateJailOptions 
     const resolved = resolveRequested(requested, 'read');
     if ('allowed' in resolved) return resolved;
     if (resolved.outside) {
-      if (isReadable(resolved.absolute)) return { allowed: true, absolute: resolved.absolute, relative: resolved.relative };
+      if (isReadable(resolved.absolute)) {
+        // A readable root's git internals are as closed as the worktree's own: a symlink (or a path)
+        // into `<readable>/.git/…` would read its config, hooks or the quarantine (S11, after X16).
+        const entry = readable.find((open) => resolved.absolute === open || resolved.absolute.startsWith(`${open}/`));
+        if (entry !== undefined && hasGitComponent(toPosix(path.relative(entry, resolved.absolute)))) {
+          return deny('JAIL_GIT_INTERNALS', `cannot read "${requested}": it resolves into ${resolved.absolute}, inside .git, and agents may not touch git internals (${isolation}).`);
+        }
+        return { allowed: true, absolute: resolved.absolute, relative: resolved.relative };
+      }
       return deny('JAIL_OUTSIDE_ROOT', outsideReason(requested, resolved.absolute, 'read'));
     }
     if (hasGitComponent(resolved.relative)) {
