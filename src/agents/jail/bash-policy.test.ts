@@ -532,6 +532,14 @@ describe('checkBashCommand: options', () => {
     expect(await check(`cat ${manifest}`)).toMatchObject({ allowed: false, code: 'JAIL_BASH_ESCAPE' });
   });
 
+  it('a refused write after a cd names the path bash would write (the denial record), still checked from every directory', async () => {
+    expect(await check('cd src && echo x > b.ts')).toMatchObject({ allowed: false, code: 'JAIL_NOT_OWNED', target: 'src/b.ts' });
+    expect(await check('cd src && touch b.ts')).toMatchObject({ allowed: false, code: 'JAIL_NOT_OWNED', target: 'src/b.ts' });
+    // the parser hangs the redirection on the whole list, so it is checked from every directory the list may
+    // reach, the root included: owned as src/a.ts, refused as a.ts (a false refusal, on the safe side)
+    expect(await check('cd src && echo x > a.ts')).toMatchObject({ allowed: false, code: 'JAIL_NOT_OWNED', target: 'a.ts' });
+  });
+
   it('without the file-system hooks the checks are lexical only', async () => {
     expect(await checkBashCommand('cat out-link/secret', { root })).toEqual({ allowed: true });
     expect(await checkBashCommand('echo x > src/b.ts', { root })).toEqual({ allowed: true });

@@ -939,8 +939,10 @@ function evaluateRedirected(node: BashNode, from: Set<string>, context: Context,
     }
     outcome = evaluateStatement(body, from, context, stdinIsData || redirectsStdin(all));
     // tree-sitter hangs a here-document after `a && b <<EOF` on the whole list: its redirections
-    // belong to the last command, so they are checked from every directory the list may reach
-    const start = body.type === 'list' || body.type === 'pipeline' ? union(from, outcome.success, outcome.failure) : from;
+    // belong to the last command, so they are checked from every directory the list may reach — the
+    // ones it reaches first, so that a refusal names the path bash would write (`cd src && echo x > b.ts`
+    // is denied as `src/b.ts`, not `b.ts`; the decision is the same: every directory is checked)
+    const start = body.type === 'list' || body.type === 'pipeline' ? union(outcome.success, outcome.failure, from) : from;
     for (const redirect of all) checkRedirect(redirect, start, context, label);
   }
   if (continuation === undefined) return outcome;
