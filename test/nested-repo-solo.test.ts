@@ -18,7 +18,7 @@ import { runGit } from '../src/git/run-git.js';
 import { sandboxStatus } from '../src/sandbox/index.js';
 import { repositoryOf } from '../src/store/trusted-config.js';
 import { runCliInProcess } from './support/cli-in-process.js';
-import { soloEscapeRepo } from './support/solo-escape.js';
+import { findFile, soloEscapeRepo } from './support/solo-escape.js';
 
 const available = (await sandboxStatus()).available;
 
@@ -96,14 +96,3 @@ describe('a repository nested in the main checkout (X13 #1, #2, #6)', () => {
     await expect(assertNotNestedRepository(repo.path('vendor/lib'), repo.env)).resolves.toBeUndefined();
   }, 240_000);
 });
-
-function findFile(dir: string, name: string): string | undefined {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) {
-      const found = findFile(full, name);
-      if (found) return found;
-    } else if (entry.name === name) return full;
-  }
-  return undefined;
-}

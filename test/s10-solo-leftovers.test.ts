@@ -18,7 +18,7 @@ import { implicitGitDirs, quarantineSoloLeftovers, soloLeftoverBaseline } from '
 import { sandboxStatus } from '../src/sandbox/index.js';
 import { runCliInProcess } from './support/cli-in-process.js';
 import { createTestRepo } from './support/git-repo.js';
-import { soloEscapeRepo } from './support/solo-escape.js';
+import { findFile, soloEscapeRepo } from './support/solo-escape.js';
 
 const available = (await sandboxStatus()).available;
 
@@ -131,15 +131,4 @@ function isLink(file: string): boolean {
   } catch {
     return false;
   }
-}
-
-function findFile(dir: string, name: string): string | undefined {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) {
-      const found = findFile(full, name);
-      if (found) return found;
-    } else if (entry.name === name) return full;
-  }
-  return undefined;
 }

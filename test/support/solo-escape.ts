@@ -2,7 +2,7 @@
  * The solo-wave fixture of the escape reproductions (outside attacks X3 #21, X4 #3): an IMPL whose wave 1
  * has one agent (A, owning src/a.ts), so A works in the main checkout; a victim HOME with a ~/.bashrc.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createTestRepo, type TestRepo } from './git-repo.js';
 
@@ -50,4 +50,16 @@ export async function soloEscapeRepo(): Promise<{ repo: TestRepo; home: string; 
   const bashrc = path.join(home, '.bashrc');
   writeFileSync(bashrc, 'echo original\n');
   return { repo, home, bashrc };
+}
+
+/** The first file named `name` under `dir` (depth first), e.g. a run's `denials.jsonl` under `.polywave-state`. */
+export function findFile(dir: string, name: string): string | undefined {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) {
+      const found = findFile(full, name);
+      if (found) return found;
+    } else if (entry.name === name) return full;
+  }
+  return undefined;
 }
