@@ -208,11 +208,55 @@ function bindsModuleExports(node: Node): boolean {
  * Binding sites (start offsets) and, per name, the ranges of the non-top-level scopes that bind it.
  */
 function localBindings(lang: Lang, root: Node, query: Query): { sites: Set<number>; scopes: Map<string, Array<[number, number]>> } {
+  return bindingsFrom(
+    lang,
+    query.captures(root).map((capture) => capture.node),
+  );
+}
+
+/**
+ * {@link localBindings} for the binding sites named one of `names` only: a binding site is an
+ * identifier, so it starts at one of its name's occurrences in the text — the query runs on each
+ * occurrence's range instead of the whole tree.
+ */
+function localBindingsOf(lang: Lang, root: Node, query: Query, source: string, names: ReadonlySet<string>): { sites: Set<number>; scopes: Map<string, Array<[number, number]>> } {
+  const nodes: Node[] = [];
+  const seen = new Set<number>();
+  for (const name of names) {
+    for (const at of occurrences(source, name)) {
+      for (const capture of query.captures(root, byteRange(at, at + name.length))) {
+        const node = capture.node;
+        if (node.startIndex !== at || node.endIndex !== at + name.length || seen.has(node.id)) continue;
+        seen.add(node.id);
+        nodes.push(node);
+      }
+    }
+  }
+  return bindingsFrom(lang, nodes);
+}
+
+/**
+ * A query range for the text between two node indices: web-tree-sitter's nodes count UTF-16 code
+ * units (the parser reads the JS string as UTF-16), its query ranges are passed to the C side as
+ * bytes — two per code unit.
+ */
+function byteRange(start: number, end: number): { startIndex: number; endIndex: number } {
+  return { startIndex: start * 2, endIndex: end * 2 };
+}
+
+/** Start offsets of `word` in `text` (every occurrence, whole word or not: the syntax tree decides). */
+function occurrences(text: string, word: string): number[] {
+  const result: number[] = [];
+  if (word === '') return result;
+  for (let at = text.indexOf(word); at >= 0; at = text.indexOf(word, at + 1)) result.push(at);
+  return result;
+}
+
+function bindingsFrom(lang: Lang, nodes: readonly Node[]): { sites: Set<number>; scopes: Map<string, Array<[number, number]>> } {
   const sites = new Set<number>();
   const scopes = new Map<string, Array<[number, number]>>();
   const scopeSet = scopeTypes[lang];
-  for (const capture of query.captures(root)) {
-    const node = capture.node;
+  for (const node of nodes) {
     if ((lang === 'typescript' || lang === 'tsx' || lang === 'javascript') && bindsModuleExports(node)) continue;
     sites.add(node.startIndex);
     // A declaration's own name belongs to the enclosing scope, not to the function it names.
@@ -277,8 +321,20 @@ export async function preloadLanguages(langs: readonly Lang[] = ['typescript', '
   }
 }
 
-/** Parses `source` as `lang` and extracts its facts. */
-export async function extractFacts(lang: Lang, source: string): Promise<FileFacts> {
+/**
+ * What to extract: everything (default), or a part that is cheaper to get and cached apart from
+ * the full facts (index.ts):
+ * - `{ imports: true }` — imports only (no symbols, no references): what a dependency graph reads;
+ * - `{ refsFor: [w…] }` — definitions and imports in full, but only the references named one of
+ *   `w…` or the local name of one of the file's imports, and every reference inside an import or
+ *   re-export statement: exactly what {@link findReferences} reads of a file when it looks for `w`.
+ *   They are found from the words' occurrences in the text (tree-sitter queries restricted to
+ *   each occurrence's range) instead of walking every identifier of the file.
+ */
+export type ExtractPart = { imports: true } | { refsFor: readonly string[] };
+
+/** Parses `source` as `lang` and extracts its facts (or the `part` of them asked for). */
+export async function extractFacts(lang: Lang, source: string, part?: ExtractPart): Promise<FileFacts> {
   const { parser, identifiers, imports: importsQuery, bindings } = await langTools(lang);
   const tree = parser.parse(source);
   if (!tree) throw new Error('tree-sitter returned no tree');
@@ -294,7 +350,7 @@ export async function extractFacts(lang: Lang, source: string): Promise<FileFact
       if (defaultExport) symbol.defaultExport = true;
       symbols.push(symbol);
     };
-    collectDefinitions(lang, root, addSymbol);
+    if (!part || !('imports' in part)) collectDefinitions(lang, root, addSymbol);
 
     const imports: RawImport[] = [];
     const importRanges: Array<{ start: number; end: number; kind: ReferenceKind }> = [];
@@ -311,11 +367,30 @@ export async function extractFacts(lang: Lang, source: string): Promise<FileFact
       if (capture.name === 'require' || capture.name === 'mod') continue;
       importRanges.push({ start: node.startIndex, end: node.endIndex, kind: parsed.reexport ? 'reexport' : 'import' });
     }
+    if (part && 'imports' in part) return { symbols, imports, refs: '' };
 
-    const locals = localBindings(lang, root, bindings);
+    let locals: { sites: Set<number>; scopes: Map<string, Array<[number, number]>> };
+    let identifierNodes: Node[];
+    if (part) {
+      // The identifiers a full walk would capture, limited to the names asked for, the imports' local names and the import statements.
+      const names = new Set(part.refsFor);
+      for (const raw of imports) for (const name of raw.names) if (name.local !== '*') names.add(name.local);
+      const found = new Map<number, Node>();
+      const keep = (node: Node) => {
+        if (!found.has(node.id)) found.set(node.id, node);
+      };
+      for (const name of names) {
+        for (const at of occurrences(source, name)) for (const capture of identifiers.captures(root, byteRange(at, at + name.length))) if (capture.node.startIndex === at && capture.node.endIndex === at + name.length) keep(capture.node);
+      }
+      for (const range of importRanges) for (const capture of identifiers.captures(root, byteRange(range.start, range.end))) if (capture.node.startIndex >= range.start && capture.node.startIndex < range.end) keep(capture.node);
+      identifierNodes = [...found.values()].sort((a, b) => a.startIndex - b.startIndex || a.endIndex - b.endIndex);
+      locals = localBindingsOf(lang, root, bindings, source, new Set(identifierNodes.map((node) => node.text)));
+    } else {
+      locals = localBindings(lang, root, bindings);
+      identifierNodes = identifiers.captures(root).map((capture) => capture.node);
+    }
     const refs: RawRef[] = [];
-    for (const capture of identifiers.captures(root)) {
-      const node = capture.node;
+    for (const node of identifierNodes) {
       const start = node.startIndex;
       if (definitionSites.has(start) || skip.has(start) || locals.sites.has(start)) continue;
       const localScopes = locals.scopes.get(node.text);

@@ -12,7 +12,7 @@ import { existsSync, lstatSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { cacheDir, cacheReader, type CacheReader, readGraphPack, readTreePack, scheduleCacheFlush, treePackKey, writeCached, writeGraphPack, writeTreePack, type GraphPack, type HeadEntry } from './cache.js';
-import { decodeRefs, type FileFacts, type RawRef } from './extract.js';
+import { decodeRefs, type ExtractPart, type FileFacts, type RawRef } from './extract.js';
 import { extractMany, poolSize } from './parse-pool.js';
 import { onlyInLiterals } from './lexical.js';
 import { blobId, listRepo, listRepoFiles, readTexts, repoContext, type RepoContext, type RepoFile, type RepoListing } from './repo-files.js';
@@ -26,6 +26,7 @@ import type {
   FileSymbol,
   FindReferencesOptions,
   ImportRef,
+  Lang,
   Reference,
   RepoAnalysis,
 } from './types.js';
@@ -95,27 +96,38 @@ interface Loaded {
 const literalOnly = new Map<string, true>();
 
 /**
+ * The cache's name for a part of a blob's facts (extract.ts {@link ExtractPart}): its language with
+ * the part appended, so a part is stored and found apart from the full facts (which answer for any part).
+ */
+function partLang(lang: string, part: ExtractPart): Lang {
+  return `${lang}~${'imports' in part ? 'imports' : `refs:${part.refsFor.join('\0')}`}` as Lang;
+}
+
+/**
  * Facts for every entry: from the cache, or parsed (and stored) on a miss. With `onlyCode`, a miss
  * that names those words only inside comments and plain strings ({@link onlyInLiterals}) is neither
- * parsed nor returned: it cannot refer to them.
+ * parsed nor returned: it cannot refer to them. With `part`, a miss extracts only that part of the
+ * facts (cached under its own key; full facts at hand are returned instead: they hold the part).
  */
-async function loadFacts(context: RepoContext, entries: readonly RepoFile[], stats: AnalysisStats, onlyCode?: readonly string[]): Promise<Loaded[]> {
+async function loadFacts(context: RepoContext, entries: readonly RepoFile[], stats: AnalysisStats, onlyCode?: readonly string[], part?: ExtractPart): Promise<Loaded[]> {
   const dir = cacheDir(context.commonDir);
   const useMemory = currentScope().memory;
   const verdictKey = (entry: RepoFile) => `${memoryKey(entry.blob, entry.lang)}\0${onlyCode!.join('\0')}`;
+  const storedAs = (entry: RepoFile): Lang => (part ? partLang(entry.lang, part) : entry.lang);
   const skipped = new Set<string>();
   const reader = readerOf(dir);
   const cached = entries.map((entry) => {
     const key = memoryKey(entry.blob, entry.lang);
-    const known = useMemory ? memory.get(key)?.facts : undefined;
+    const known = useMemory ? (memory.get(key)?.facts ?? (part ? memory.get(memoryKey(entry.blob, storedAs(entry)))?.facts : undefined)) : undefined;
     if (known) return known;
     // Known to name the words only in literals (never cached on disk): no failed cache read either.
     if (onlyCode && useMemory && literalOnly.has(verdictKey(entry))) {
       skipped.add(entry.file);
       return undefined;
     }
-    const read = reader.read(entry.blob, entry.lang);
-    if (read && useMemory) memory.update(key, { facts: read }, factsCost(read));
+    const full = reader.read(entry.blob, entry.lang);
+    const read = full ?? (part ? reader.read(entry.blob, storedAs(entry)) : undefined);
+    if (read && useMemory) memory.update(full ? key : memoryKey(entry.blob, storedAs(entry)), { facts: read }, factsCost(read));
     return read;
   });
   const misses = entries.filter((entry, index) => cached[index] === undefined && !skipped.has(entry.file));
@@ -139,7 +151,7 @@ async function loadFacts(context: RepoContext, entries: readonly RepoFile[], sta
     // Generated or minified giants are not source anyone edits by hand: no facts (and no parse cost).
     const parseable = present.filter((entry) => texts.get(entry.file)!.length <= maxSourceChars);
     const facts = await extractMany(
-      parseable.map((entry) => ({ lang: entry.lang, text: texts.get(entry.file)! })),
+      parseable.map((entry) => ({ lang: entry.lang, text: texts.get(entry.file)!, ...(part ? { part } : {}) })),
       workerCount,
     );
     const byFile = new Map(parseable.map((entry, index) => [entry.file, facts[index]!]));
@@ -148,8 +160,8 @@ async function loadFacts(context: RepoContext, entries: readonly RepoFile[], sta
       parsed.set(entry.file, entryFacts);
       // Edited between the listing and this read: analysed as read (as any reader would), stored under no id.
       if (!exact.has(entry.file)) continue;
-      writeCached(dir, entry.blob, entry.lang, entryFacts);
-      if (useMemory) memory.update(memoryKey(entry.blob, entry.lang), { facts: entryFacts }, factsCost(entryFacts));
+      writeCached(dir, entry.blob, storedAs(entry), entryFacts);
+      if (useMemory) memory.update(memoryKey(entry.blob, storedAs(entry)), { facts: entryFacts }, factsCost(entryFacts));
     }
     // An API call outside an analysis call: written soon (inside one: when it ends).
     if (!insideCall()) scheduleCacheFlush();
@@ -452,7 +464,7 @@ async function importersOf(context: RepoContext, listing: RepoListing, files: re
   // Symbolic links: git grep does not search them, the whole-tree graph reads them.
   const candidates = new Set([...targets, ...byWord, ...byText, ...byPattern, ...listing.files.filter((entry) => entry.symlink).map((entry) => entry.file)]);
   const entries = [...candidates].sort().flatMap((file) => byPath.get(file) ?? []);
-  const loaded = await loadFacts(context, entries, { parsed: 0, cached: 0 });
+  const loaded = await loadFacts(context, entries, { parsed: 0, cached: 0 }, undefined, { imports: true });
   const wanted = new Set(targets);
   const dependsOn: Record<string, string[]> = {};
   const dependedBy: Record<string, string[]> = {};
@@ -727,7 +739,8 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       pending = [];
       const entries = found.filter((file) => !loadedFiles.has(file)).flatMap((file) => byPath.get(file) ?? []);
       if (entries.length === 0) break;
-      for (const item of await loadFacts(context, entries, stats, identifiers ? searched : undefined)) {
+      // Only the references findReferences reads below: the symbol's, the file's import aliases', those in import statements.
+      for (const item of await loadFacts(context, entries, stats, identifiers ? searched : undefined, { refsFor: [symbol] })) {
         loadedFiles.set(item.entry.file, item);
         for (const raw of item.facts.imports) {
           // Python: every imported name can be imported again from the importing module (`from .core import f as g`
@@ -785,7 +798,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     // Barrels re-export without naming the symbol (`export * from`, `pub use x::*`, Python
     // `from x import *`): the word search misses them, so files with a star re-export are read too.
     const barrels = (await filesWithFixed(context, [...fixedProbes], searchOptions, index)).filter((file) => !loadedFiles.has(file)).flatMap((file) => byPath.get(file) ?? []);
-    const candidates = [...loaded, ...(await loadFacts(context, barrels, stats))];
+    const candidates = [...loaded, ...(await loadFacts(context, barrels, stats, undefined, { imports: true }))];
     // Files re-exporting from a source become sources too (in Python every imported name can be imported again from there).
     const reexporting = (item: Loaded, raw: FileFacts['imports'][number]) => raw.reexport || (item.entry.lang === 'python' && raw.names.length > 0);
     for (let changed = true; changed; ) {

@@ -7,12 +7,14 @@
  */
 import { availableParallelism } from 'node:os';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
-import { extractFacts, type FileFacts } from './extract.js';
+import { extractFacts, type ExtractPart, type FileFacts } from './extract.js';
 import type { Lang } from './types.js';
 
 export interface ParseItem {
   lang: Lang;
   text: string;
+  /** Only this part of the facts (extract.ts). */
+  part?: ExtractPart;
 }
 
 /** Below this many files, parsing in process is faster than starting workers. */
@@ -29,7 +31,7 @@ if (!isMainThread && (workerData as { polywaveAnalysisWorker?: boolean } | null)
   port.on('message', (request: Request) => {
     void (async () => {
       const facts: FileFacts[] = [];
-      for (const item of request.items) facts.push(await extractFacts(item.lang, item.text));
+      for (const item of request.items) facts.push(await extractFacts(item.lang, item.text, item.part));
       port.postMessage({ id: request.id, facts });
     })().catch((error: unknown) => port.postMessage({ id: request.id, error: String(error) }));
   });
@@ -50,7 +52,7 @@ export function poolSize(env: Readonly<Record<string, string | undefined>> = {})
 export async function extractMany(items: readonly ParseItem[], workers: number): Promise<FileFacts[]> {
   if (items.length < minimumForPool || workers < 2) {
     const facts: FileFacts[] = [];
-    for (const item of items) facts.push(await extractFacts(item.lang, item.text));
+    for (const item of items) facts.push(await extractFacts(item.lang, item.text, item.part));
     return facts;
   }
   const chunks: ParseItem[][] = [];
