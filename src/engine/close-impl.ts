@@ -3,7 +3,7 @@ import { mkdir, rename } from 'node:fs/promises';
 import path from 'node:path';
 import { isMap, isScalar } from 'yaml';
 import { createGit } from '../git/git-cli.js';
-import type { Git } from '../git/git-port.js';
+import type { Git, WorktreeEntry } from '../git/git-port.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { contextEntriesFromImpl, mergeProjectContext } from '../protocol/context-md.js';
 import { canonicalJson } from '../protocol/freeze.js';
@@ -121,6 +121,12 @@ export interface CloseImplOptions {
   events?: { emit(event: ActivityEvent): void };
   /** The PROGRAM the IMPL belongs to (a label of the E40 event). */
   program?: string;
+  /**
+   * What the caller already read from the project root's git, after the last change to it (a PROGRAM
+   * tier closes all its IMPLs in a row without committing in between, so one read serves them all):
+   * the checked-out branch (undefined = detached) and the `worktree list`. Absent: read here.
+   */
+  known?: { branch: string | undefined; worktrees?: readonly WorktreeEntry[] };
   /**
    * false: leave the commit (step 6) to the caller, who commits several closes at once with
    * {@link commitClosedImpls} (finalize-tier: one commit per tier instead of one per IMPL); the
@@ -319,7 +325,7 @@ export async function closeImpl(options: CloseImplOptions): Promise<CloseImplRes
   const slug = implSlugFromPath(location.activePath, initial);
   const alreadyComplete = (initial.state ?? '').trim() === 'COMPLETE';
 
-  const branch = await git.currentBranch();
+  const branch = options.known ? options.known.branch : await git.currentBranch();
   if (branch !== undefined && parseBranchName(branch) !== undefined) {
     throw refused(`HEAD is on the agent branch ${branch}; check out the branch the waves merged into, then re-run close-impl`);
   }
@@ -397,7 +403,7 @@ export async function closeImpl(options: CloseImplOptions): Promise<CloseImplRes
 
   // 5. E4a stale worktrees of this slug (never dirty or unmerged ones)
   const worktreesCleaned = (await runStep('clean_worktrees', true, async () => {
-    const stale = await detectStaleWorktrees({ git, slug });
+    const stale = await detectStaleWorktrees({ git, slug, ...(options.known?.worktrees ? { entries: options.known.worktrees } : {}) });
     if (stale.length === 0) return { value: 0, status: 'skipped', detail: 'no stale worktrees' };
     const bases = ['HEAD'];
     for (const name of ['main', 'master']) if (await git.branchExists(name)) bases.push(`refs/heads/${name}`);

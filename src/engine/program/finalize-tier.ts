@@ -3,7 +3,7 @@ import path from 'node:path';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import type { GateEventSink } from '../../gates/index.js';
 import { createGit } from '../../git/git-cli.js';
-import type { Git } from '../../git/git-port.js';
+import type { Git, WorktreeEntry } from '../../git/git-port.js';
 import { programStatus } from '../../protocol/program/index.js';
 import type { ImplManifest } from '../../protocol/schema/impl-schema.js';
 import { readProgramImplDocs } from '../../store/program-impl-docs.js';
@@ -267,13 +267,18 @@ export async function finalizeTier(options: FinalizeTierOptions): Promise<Finali
   // CONTEXT.md uncommitted, and this run commits them.
   const closedPaths: string[] = [];
   const closing: string[] = [];
+  // What every close asks git first — the checked-out branch (the tier's merges kept it) and the
+  // worktree list — read once for the tier: the closes do not commit in between, and each removes
+  // only its own IMPL's stale worktrees, which the next IMPL's close does not look at.
+  let known: { branch: string | undefined; worktrees: readonly WorktreeEntry[] } | undefined;
   for (const plan of plans) {
     if ((plan.readiness !== 'finished' && plan.readiness !== 'doc-complete') || plan.docPath === undefined) {
       result.impls_skipped.push(plan.slug);
       continue;
     }
     try {
-      const closed = await closeImpl({ implPath: plan.docPath, date, repoDir: checkout.root, gitAt: closeGitAt, commit: false, ...(options.env ? { env: options.env } : {}), ...(options.events ? { events: options.events, ...(loaded.manifest.program_slug ? { program: loaded.manifest.program_slug } : {}) } : {}) });
+      known ??= { branch: checkout.branch, worktrees: await checkout.git.worktreeList() };
+      const closed = await closeImpl({ implPath: plan.docPath, date, repoDir: checkout.root, gitAt: closeGitAt, commit: false, known, ...(options.env ? { env: options.env } : {}), ...(options.events ? { events: options.events, ...(loaded.manifest.program_slug ? { program: loaded.manifest.program_slug } : {}) } : {}) });
       closing.push(plan.slug);
       closedPaths.push(...closed.commit_paths);
       if (plan.readiness === 'finished' || closed.steps.some((step) => step.status === 'success')) result.impls_closed.push(plan.slug);
