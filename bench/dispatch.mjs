@@ -98,6 +98,10 @@ try {
       const values = rel(key);
       return values.length === 0 ? `${label} –` : `${label} ${median(values)} (p90 ${percentile(values, 0.9)})`;
     };
+    const stepNames = ['active', 'processor', 'checked', 'admitted', 'clone_turn', 'base', 'cleaned', 'worktree', 'seeded', 'first_event'];
+    const stepValues = (name) => records.map((record) => record.worker_steps_ms?.[name]).filter((value) => typeof value === 'number');
+    console.log(`  the worker's start step by step, ms from the step before (median, p90): ${stepNames.filter((name) => stepValues(name).length > 0).map((name) => `${name} ${median(stepValues(name))} (${percentile(stepValues(name), 0.9)})`).join(', ')}`);
+    console.log(`  arrival split: finish → completion in Redis's stream ${show('finish_to_stream_ms', '')} ms; this process's event loop late by ${show('loop_delay_ms', '')} ms (p90 of its last 5 s at each result)`);
     console.log(`  workers' event loops late by (each result's p90 while its worker was busy; median over results):${show('worker_loop_delay_ms', '')} ms`);
     console.log(`  timeline vs the worker's finish, ms (median): ${show('agent_end_rel_ms', 'agent ended')}, ${show('reported_rel_ms', 'agent reported')}, ${show('pushed_rel_ms', 'worker pushed')}, ${show('report_seen_rel_ms', 'report seen here')}, ${show('pack_seen_rel_ms', 'pack seen here')}, ${show('pushed_seen_rel_ms', 'push seen here')}, ${show('early_fetched_rel_ms', 'unpacked or fetched here')}, ${show('early_applied_rel_ms', 'fast-forwarded here')}, ${show('report_written_rel_ms', 'report written here')}`);
   }

@@ -75,6 +75,17 @@ export interface DispatchRecord {
   early_fetched_rel_ms?: number;
   early_applied_rel_ms?: number;
   report_written_rel_ms?: number;
+  /**
+   * The job's start step by step (ms each, from the previous step; the worker's clock): `active` BullMQ's
+   * moveToActive answered (from its processedOn), `processor` the processor took it, `checked` its data
+   * checked, `admitted` a slot taken (the start), `clone_turn`, `base` (present or fetched), `cleaned`
+   * (earlier worktrees gone), `worktree` (`worktree add`), `seeded` (script, journal), `first_event` (the agent's first event).
+   */
+  worker_steps_ms?: Record<string, number>;
+  /** The worker finished → the completion was in Redis's events stream (its entry's time): the rest of the arrival is this process reading it. */
+  finish_to_stream_ms?: number;
+  /** This process's event-loop delay (ms, p90 over the last few seconds) when the result arrived. */
+  loop_delay_ms?: number;
   /** The worker process's event-loop delay (ms, p90 since it last went from idle to busy) when it returned the result. */
   worker_loop_delay_ms?: number;
   /** The commits were fetched and fast-forwarded when the agent reported (the worker pushed them then), before the result arrived. */

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import path from 'node:path';
 import { Job, Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -130,6 +131,19 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
   const pollMs = options.pollMs ?? 2000;
   const runMarginMs = options.runMarginMs ?? 120_000;
   const pushedBases = new Map<string, Promise<void>>();
+  // This process's event-loop lateness (p90 over ~5 s windows; the 10 ms resolution is on time): the
+  // part of a result's arrival that is this process waiting for a CPU (dispatch record loop_delay_ms).
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  loopDelay.enable();
+  let lastLoopP90 = 0;
+  const loopWindow = setInterval(() => {
+    lastLoopP90 = Math.max(0, Math.round(loopDelay.percentile(90) / 1e6) - 10);
+    loopDelay.reset();
+  }, 5000);
+  loopWindow.unref();
+  const loopP90 = () => Math.max(lastLoopP90, Math.max(0, Math.round(loopDelay.percentile(90) / 1e6) - 10));
+  // When each job's completion entered the queue's events stream (Redis's clock: the entry id), by job id.
+  const completedInStream = new Map<string, number>();
   const gitOf = (directory: string): Git => createGit(directory, { env: options.env });
 
   const queueFor = (name: string) => {
@@ -151,6 +165,10 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
         events.setMaxListeners(0);
         // E19: a stalled job (its worker died or hung past its lock) goes back to the queue for another worker.
         events.on('stalled', ({ jobId }) => stalls.set(jobId, (stalls.get(jobId) ?? 0) + 1));
+        events.on('completed', ({ jobId }, id) => {
+          const at = Number(String(id).split('-')[0]);
+          if (Number.isFinite(at) && at > 0 && completedInStream.size < 10_000) completedInStream.set(jobId, at);
+        });
         await events.waitUntilReady();
         return events;
       })();
@@ -537,6 +555,24 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       }
       if (typeof value.ready_at === 'number' && Number.isFinite(value.ready_at)) dispatch.worker_setup_ms = Math.max(0, value.ready_at - value.started_at);
       dispatch.finish_to_received_ms = Math.max(0, received - value.finished_at);
+      const inStream = completedInStream.get(jobId);
+      completedInStream.delete(jobId);
+      if (inStream !== undefined) dispatch.finish_to_stream_ms = inStream - value.finished_at;
+      dispatch.loop_delay_ms = loopP90();
+      if (value.steps && typeof value.steps === 'object') {
+        // Each step's duration from the one before it (the start: BullMQ's processedOn).
+        const order = ['active', 'processor', 'checked', 'admitted', 'clone_turn', 'base', 'cleaned', 'worktree', 'seeded', 'first_event'];
+        const at: Record<string, unknown> = { ...value.steps, admitted: value.started_at };
+        let previous = typeof value.fetched_at === 'number' ? value.fetched_at : undefined;
+        const stepsMs: Record<string, number> = {};
+        for (const name of order) {
+          const time = at[name];
+          if (typeof time !== 'number' || !Number.isFinite(time)) continue;
+          if (previous !== undefined) stepsMs[name] = time - previous;
+          previous = time;
+        }
+        dispatch.worker_steps_ms = stepsMs;
+      }
       // The agent's commits: the branch the worker pushed, fast-forwarded into the local worktree.
       // Attack F15: a result's head is a full commit id (never an option or a branch name for git).
       if (value.head !== undefined && !/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(String(value.head))) return fail('fatal', dispatchCodes.invalidJob, `job ${jobId}: the result's head ${JSON.stringify(String(value.head).slice(0, 80))} is not a full commit id`);
@@ -699,6 +735,8 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
     // E23A: the tool journal the job's workers relayed (its progress) joins the orchestrator's journal of the agent.
     runAgentJob: (job) => (job.context.solo || !job.context.branch ? inProcessDispatcher.runAgentJob(job) : run(job).then((result) => keepJobJournal(result, job.options.journal, (id) => Job.fromId(queueFor(queueNameFor(labelsOf(job.context.slug, job.context.agentId), remoteKeyOf, queueName)).queue, id)))),
     close: async () => {
+      clearInterval(loopWindow);
+      loopDelay.disable();
       // Bounded: with Redis gone, BullMQ's close never settles; the connections are dropped instead.
       const bounded = (work: Promise<unknown>, ms: number) => Promise.race([work.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, ms).unref())]);
       client.disconnect();

@@ -249,6 +249,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     cleanups.set(worktree, done);
   };
 
+  // When BullMQ's moveToActive answered for a job (by id), until its processor takes it.
+  const activeAt = new Map<string, number>();
   // Job journals being deleted (by job directory).
   const journalCleanups = new Map<string, Promise<unknown>>();
   const runningIds = new Set<string>();
@@ -380,7 +382,12 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   };
 
   const processJob = async (job: Job, token?: string): Promise<AgentJobReturn | GateJobReturn> => {
+    const handedOverAt = activeAt.get(String(job.id));
+    activeAt.delete(String(job.id));
     if (job.name === 'gate') return processGateJob(job, token);
+    // The job's start, step by step (the worker's clock, ms since the epoch): bench:dispatch's breakdown.
+    const steps: Record<string, number> = { ...(handedOverAt !== undefined ? { active: handedOverAt } : {}), processor: Date.now() };
+    const step = (name: string) => (steps[name] ??= Date.now());
     const parsed = agentJobDataSchema.safeParse(job.data);
     if (!parsed.success) throw new UnrecoverableError(`${dispatchCodes.invalidJob}: job ${String(job.id).slice(0, 120)}: ${parsed.error.issues[0]?.path.join('.') ?? ''} ${parsed.error.issues[0]?.message ?? 'invalid'}`);
     const data: AgentJobData = parsed.data;
@@ -398,6 +405,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     } catch (error) {
       throw new UnrecoverableError(PolywaveError.isInstance(error) ? `${error.code}: ${error.message}` : String(error));
     }
+    step('checked');
     if (data.script_text === undefined && backendOf(data.model) !== 'script') await refuseWithoutSandbox('agent', data.job_id);
     const admitted = admit(data.job_id);
     if ('handBackMs' in admitted) return handBack(job, token, admitted.handBackMs);
@@ -429,6 +437,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     let relay: JournalRelay | undefined;
     try {
       await withClone(async () => {
+        step('clone_turn');
         // The base is fetched once per clone (a later wave or retry on the same base finds it here).
         const hasBase = async () => knownBases.has(data.base_commit) || (await cloneGit.run(['cat-file', '-e', `${data.base_commit}^{commit}`], { allowExitCodes: [1, 128] })).exitCode === 0;
         if (!(await hasBase())) {
@@ -441,6 +450,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
           if (!(await hasBase())) throw new UnrecoverableError(`${dispatchCodes.baseMissing}: the base ${data.base_commit.slice(0, 12)} of job ${data.job_id} is not at ${data.base_ref} on the shared remote ${shownRemote} (the ref moved since the job was enqueued)`);
         }
         knownBases.add(data.base_commit);
+        step('base');
         // Deletes still under way finish first (the same agent's branch may be checked out in one).
         await Promise.all(cleanups.values());
         await removeWorktree(worktree);
@@ -455,11 +465,12 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         }
         await removeWorktree();
         branchesUsed.add(data.branch);
+        step('cleaned');
         await cloneGit.run(['worktree', 'add', '--quiet', '--force', '-B', data.branch, worktree, data.base_commit]);
         runningWorktrees.add(worktree);
         added = true;
       });
-      const readyAtMs = Date.now();
+      const readyAtMs = step('worktree');
       let model = data.model;
       if (data.script_text !== undefined) {
         await mkdir(path.dirname(scriptFile), { recursive: true });
@@ -482,6 +493,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         return publish({ journal: toPortableJournal(entries, worktree), ...(events.length > 0 ? { events } : {}) });
       }, { pending: () => outbox.pending() });
       const worktreeGit = createGit(worktree, { env });
+      step('seeded');
       /** Pushes `head` to the agent branch — F12: only while the job is still this worker's (a lapsed lock: another worker runs it and its push wins), and only over the branch as `lease` (lease). */
       const pushHead = async (head: string, lease: string): Promise<void> => {
         const ours = token !== undefined && (await job.extendLock(token, lockDurationMs).catch(() => 0)) === 1;
@@ -577,6 +589,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         env: { ...env, POLYWAVE_REPO_ROOT: worktree },
         signal: controller.signal,
         onEvent: (event) => {
+          step('first_event');
           relay?.touch();
           const kept = keepEvent(event);
           if (!kept || events.length >= jobLimits.resultEvents) return;
@@ -617,7 +630,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       }
       done += 1;
       log(`job ${data.job_id}: ${run.outcome.status}${report ? ` (report ${String(report.status)})` : ''}`);
-      return { v: 1, job_id: data.job_id, worker: id, host: os.hostname(), outcome: { ...run.outcome, text: run.outcome.text.slice(0, jobLimits.resultText) }, ...(report ? { report } : {}), ...(head !== data.base_commit ? { head } : {}), events, ...(job.processedOn ? { fetched_at: job.processedOn } : {}), started_at: startedAtMs, ready_at: readyAtMs, ...(reportedAt ? { reported_at: reportedAt } : {}), ...(pushedAt ? { pushed_at: pushedAt } : {}), agent_end_at: agentEndAt, loop_delay_ms: lateBy(), finished_at: Date.now() };
+      return { v: 1, job_id: data.job_id, worker: id, host: os.hostname(), outcome: { ...run.outcome, text: run.outcome.text.slice(0, jobLimits.resultText) }, ...(report ? { report } : {}), ...(head !== data.base_commit ? { head } : {}), events, ...(job.processedOn ? { fetched_at: job.processedOn } : {}), started_at: startedAtMs, ready_at: readyAtMs, ...(reportedAt ? { reported_at: reportedAt } : {}), ...(pushedAt ? { pushed_at: pushedAt } : {}), agent_end_at: agentEndAt, loop_delay_ms: lateBy(), steps, finished_at: Date.now() };
     } catch (error) {
       if (error instanceof HandBack) {
         if (controller.signal.aborted) {
@@ -697,7 +710,13 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       }),
     );
   }
-  for (const worker of workers) worker.on('error', (error) => errors.error(error, client.status === 'ready'));
+  for (const worker of workers) {
+    worker.on('error', (error) => errors.error(error, client.status === 'ready'));
+    // BullMQ handed the job over (its moveToActive answered); the processor may start later.
+    worker.on('active', (job) => {
+      if (activeAt.size < 1000) activeAt.set(String(job.id), Date.now());
+    });
+  }
   await Promise.all(workers.map((worker) => worker.waitUntilReady()));
   await beat();
   const timer = setInterval(() => void beat(), heartbeatMs);
