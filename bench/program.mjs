@@ -11,11 +11,38 @@
 //
 //   npm run bench:program
 //   BENCH_IMPLS=4 BENCH_AGENTS=2 BENCH_AGENT_MS=2000 BENCH_ROUNDS=1 npm run bench:program
+//   BENCH_SEQUENTIAL=0 BENCH_PHASES=1 node bench/program.mjs   (the tier alone, each IMPL's phases)
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { benchEnv, percentile, root, sh } from './support/script-wave.mjs';
+const { EventBus } = await import(path.join(root, 'dist/engine/events.js'));
+
+/**
+ * BENCH_PHASES=1: each IMPL's phases of the tier from the engine's own events (seconds since the
+ * tier started): prepare-wave, the agents (first launch to last end), finalize-wave; then the
+ * tier gate. Where a tier's wall time goes, without a profiler.
+ */
+function phaseReport(timeline) {
+  const bySlug = new Map();
+  const at = (slug) => bySlug.get(slug) ?? bySlug.set(slug, {}).get(slug);
+  const lines = [];
+  for (const { t, event } of timeline) {
+    const slot = event.slug ? at(event.slug) : undefined;
+    if (event.type === 'wave-prepare-start') slot.prepare ??= t;
+    else if (event.type === 'wave-prepare-end') slot.prepared = t;
+    else if (event.type === 'agent-launch') slot.launch ??= t;
+    else if (event.type === 'agent-end') slot.ended = t;
+    else if (event.type === 'wave-run-end') slot.end = t;
+    else if (event.type === 'gate-start') lines.push(`  tier gate ${(t / 1000).toFixed(2)} s →`);
+    else if (event.type === 'gate-result') lines.push(`  … ${(t / 1000).toFixed(2)} s (${event.duration_ms} ms)`);
+  }
+  const s = (value) => (value === undefined ? '?' : (value / 1000).toFixed(2));
+  const span = (from, to) => (from === undefined || to === undefined ? '?' : `${((to - from) / 1000).toFixed(2)} s`);
+  const perImpl = [...bySlug].sort(([left], [right]) => left.localeCompare(right)).map(([slug, p]) => `  ${slug}: prepare-wave ${s(p.prepare)}–${s(p.prepared)} (${span(p.prepare, p.prepared)}), agents ${s(p.launch)}–${s(p.ended)} (${span(p.launch, p.ended)}), finalize-wave –${s(p.end)} (${span(p.ended, p.end)})`);
+  return [...perImpl, ...lines].join('\n');
+}
 
 const { executeProgram } = await import(path.join(root, 'dist/orchestrator/program-execute.js'));
 const { runAutopilot } = await import(path.join(root, 'dist/orchestrator/autopilot.js'));
@@ -125,7 +152,10 @@ for (let round = 0; round < rounds; round += 1) {
   {
     const { directory, repo, script } = setup();
     let finalizeStart;
+    const timeline = [];
+    const events = new EventBus();
     const begin = performance.now();
+    if (process.env.BENCH_PHASES === '1') events.subscribe((event) => timeline.push({ t: performance.now() - begin, event }));
     const result = await executeProgram({
       programPath: path.join(repo, 'docs', 'PROGRAM', 'PROGRAM-bench.yaml'),
       repoDir: repo,
@@ -134,6 +164,7 @@ for (let round = 0; round < rounds; round += 1) {
       model: `script:${script}`,
       noCritic: true,
       concurrency: implCount * agentsPerImpl,
+      ...(process.env.BENCH_PHASES === '1' ? { events } : {}),
       onProgress: (line) => {
         if (process.env.BENCH_PROGRESS === '1') console.error(`${((performance.now() - begin) / 1000).toFixed(2)} ${line}`);
         if (/merging \d+ IMPL branch/.test(line)) finalizeStart = performance.now();
@@ -146,6 +177,7 @@ for (let round = 0; round < rounds; round += 1) {
       process.exit(1);
     }
     tierTimes.push(total);
+    if (process.env.BENCH_PHASES === '1') console.error(`round ${round + 1}, tier ${(total / 1000).toFixed(2)} s:\n${phaseReport(timeline)}`);
     if (process.env.BENCH_PROGRESS === '1') for (const run of result.tiers ?? []) console.error(`finalize-tier steps: ${(run.finalize?.steps ?? []).map((step) => `${step.step} ${step.duration_ms} ms`).join(', ')}`);
     // finalize-tier + freezing + archive: from the merge announcement to the end.
     finalizeTimes.push(finalizeStart === undefined ? Number.NaN : begin + total - finalizeStart);
