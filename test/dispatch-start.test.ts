@@ -4,9 +4,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDispatchRepo, lettersScript, runWaveCli, startRedis, startWorker, waveResult, type TestRedis, type TestWorker } from './dispatch-support.js';
 
-// Issue 17 (enqueue → agent start): a burst of 4 jobs on ONE worker with 4 slots runs every agent to
-// its own pushed branch, and each attempt's dispatch record carries the worker's start step by step
-// and the split of the result's arrival.
+// Issue 17 (enqueue → agent start): a burst of 4 jobs on ONE worker with 4 slots — their F12 leases
+// read by one shared `ls-remote` — still runs every agent to its own pushed branch, and each attempt's
+// dispatch record carries the worker's start step by step and the split of the result's arrival.
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-dispatch-start-'));
 let redis: TestRedis;
@@ -46,7 +46,7 @@ describe('dispatch start (issue 17)', () => {
       expect(dispatch.finish_to_stream_ms).toBeGreaterThanOrEqual(0);
       expect(dispatch.finish_to_stream_ms).toBeLessThanOrEqual(dispatch.finish_to_received_ms! + 1);
       expect(dispatch.loop_delay_ms).toBeGreaterThanOrEqual(0);
-      // Its own branch, pushed with its lease, holds the agent's commit that was merged here.
+      // Its own branch, pushed with the lease its burst's one ls-remote read, holds the agent's commit that was merged here.
       const line = remoteBranches.split('\n').find((entry) => entry.endsWith(`\trefs/heads/polywave/burst/wave1-agent-${agent.agent}`));
       expect(line, remoteBranches).toBeDefined();
       const head = line!.split('\t')[0]!;

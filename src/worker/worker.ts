@@ -251,6 +251,33 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
 
   // When BullMQ's moveToActive answered for a job (by id), until its processor takes it.
   const activeAt = new Map<string, number>();
+  // F12: each job's lease, its agent branch on the remote as the job found it. The jobs that start
+  // in the same turn of the event loop (a burst) read theirs with ONE `git ls-remote` started after
+  // all of them began: each git spawn holds this process's event loop until the child runs (tens of
+  // ms on a loaded machine), and the jobs of the burst still being handed over wait for it.
+  let leaseBatch: { branches: Set<string>; heads: Promise<Map<string, string> | Error> } | undefined;
+  const remoteHeadAtStart = (branch: string): Promise<string | Error> => {
+    if (leaseBatch === undefined) {
+      const branches = new Set<string>();
+      const heads = new Promise((resolve) => setImmediate(resolve)).then(() => {
+        leaseBatch = undefined;
+        return cloneGit.run(['ls-remote', '--quiet', options.remote, ...[...branches].map((name) => `refs/heads/${name}`)]).then(
+          (result) => {
+            const found = new Map<string, string>();
+            for (const line of result.stdout.split('\n')) {
+              const [commit, ref] = line.trim().split('\t');
+              if (commit && ref?.startsWith('refs/heads/') && !found.has(ref)) found.set(ref, commit.trim());
+            }
+            return found;
+          },
+          (error: unknown) => new Error(firstLine(error)),
+        );
+      });
+      leaseBatch = { branches, heads };
+    }
+    leaseBatch.branches.add(branch);
+    return leaseBatch.heads.then((heads) => (heads instanceof Error ? heads : (heads.get(`refs/heads/${branch}`) ?? '')));
+  };
   // Job journals being deleted (by job directory).
   const journalCleanups = new Map<string, Promise<unknown>>();
   const runningIds = new Set<string>();
@@ -428,10 +455,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     };
     void publish({}).catch(() => undefined);
     // F12: the agent branch on the remote as this job found it; the push leases it.
-    const seenAtStart = cloneGit.run(['ls-remote', '--quiet', options.remote, `refs/heads/${data.branch}`]).then(
-      (result) => result.stdout.split('\t')[0]?.trim() ?? '',
-      (error: unknown) => new Error(firstLine(error)),
-    );
+    const seenAtStart = remoteHeadAtStart(data.branch);
     let added = false;
     let journalDir: string | undefined;
     let relay: JournalRelay | undefined;
