@@ -137,7 +137,11 @@ describe.skipIf(skipReason !== undefined)(`claude-code backend, sandboxed${skipR
         for (const index of group) {
           const segment = output.split(`### ${index}\n`)[1]?.split(/\n### \d+\n/)[0];
           if (segment === undefined) problems.push(`${attempts[index]!.name}: no output`);
-          else if (attempts[index]!.shows === 'refused' && !containedPattern.test(segment)) problems.push(`${attempts[index]!.name}: no refusal in ${JSON.stringify(segment.slice(0, 300))}`);
+          // Claude Code's own sandbox gives the hidden main checkout a WRITABLE empty view (our executor remounts it
+          // read-only; Claude Code's bundled sandbox-runtime takes no such option): a write there succeeds into that
+          // view and vanishes — contained, which the host snapshot below checks; README.md documents it.
+          else if (attempts[index]!.shows === 'refused' && !containedPattern.test(segment) && !(/the main checkout's README/.test(attempts[index]!.name) && /exit=0/.test(segment)))
+            problems.push(`${attempts[index]!.name}: no refusal in ${JSON.stringify(segment.slice(0, 300))}`);
         }
       });
       // The file tools are stopped by the jail (or by Claude Code's own "read it first" rule, before the hook).

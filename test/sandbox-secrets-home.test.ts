@@ -127,7 +127,9 @@ describe.skipIf(!available)('the home is an allow-list; secret files around the 
       `for f in ${files.map((file) => `'${file}'`).join(' ')}; do cat "$f" 2>/dev/null; done`,
       'fakenode; mytool; cargo-x; xtool; docrun',
       `cat '${home}/.nvm/versions/node/v20.0.0/lib/x.js'`,
-      `cat '${repo.dir}/pkgs/app/.env.example' | sed 's/^/main-tracked: /'`,
+      // the main checkout is hidden whole from a sandbox working elsewhere (issue 11): its tracked files too; the own tree has them
+      `cat '${repo.dir}/pkgs/app/.env.example' 2>/dev/null | sed 's/^/main-tracked: /'`,
+      `cat pkgs/app/.env.example | sed 's/^/own-tracked: /'`,
       `cat '${repo.dir}/node_modules/pkg/index.js' '${repo.dir}/dist/app.js' '${repo.dir}/local-data/fixture.txt' 2>/dev/null`,
       'git status --porcelain >/dev/null && echo GIT-ok',
       'echo w > written.txt && echo WRITE-ok',
@@ -144,11 +146,11 @@ describe.skipIf(!available)('the home is an allow-list; secret files around the 
     const plan = await buildAgentSandboxPlan({ root: worktree, home: path.join(scratch, 'home'), tmp: path.join(scratch, 'tmp'), env, userHome: home, settings: { readable: [path.join(repo.dir, 'local-data')] } });
     const planMs = performance.now() - started;
     expect(plan.unreadable).toContain(home);
-    // the main checkout is bound back child by child around the worktree inside it (which stays writable)
-    expect(plan.readable).toEqual(expect.arrayContaining([path.join(repo.dir, '.git'), path.join(repo.dir, 'src'), path.join(home, '.nvm'), path.join(home, '.local/bin'), path.join(home, '.cargo')]));
-    expect(plan.readable).not.toContain(repo.dir);
-    // the agent's own worktree lies in the ignored .claude/: hidden around it; the other ignored paths one mount each
-    expect(plan.unreadable).toEqual(expect.arrayContaining([path.join(repo.dir, 'vpn'), path.join(repo.dir, '.claude/settings.local.json')]));
+    // of the main checkout (hidden whole, issue 11) only its .git, build/dependency directories and sandbox.readable come back
+    expect(plan.readable).toEqual(expect.arrayContaining([path.join(repo.dir, '.git'), path.join(repo.dir, 'node_modules'), path.join(repo.dir, 'dist'), path.join(repo.dir, 'local-data'), path.join(home, '.nvm'), path.join(home, '.local/bin'), path.join(home, '.cargo')]));
+    for (const never of [repo.dir, path.join(repo.dir, 'src'), path.join(repo.dir, '.claude')]) expect(plan.readable, never).not.toContain(never);
+    // inside the hidden home the checkout has no view of its own: the agent's view of the home is read-only instead
+    expect(plan.emptyReadOnly).toEqual([home]);
     for (const open of [worktree, path.join(repo.dir, '.claude'), path.join(repo.dir, 'node_modules'), path.join(repo.dir, 'dist'), path.join(repo.dir, 'local-data')]) expect(plan.unreadable, open).not.toContain(open);
     expect(planMs).toBeGreaterThan(0);
     const wrapped = await wrapInSandbox(plan, probe, { cwd: worktree, env: { ...env, HOME: path.join(scratch, 'home'), TMPDIR: path.join(scratch, 'tmp') } });
@@ -185,7 +187,8 @@ describe.skipIf(!available)('the home is an allow-list; secret files around the 
       ['gate', gate],
     ] as const) {
       expect({ who, read: output.split('\n').filter((line) => line.includes('CANARY-X10')) }).toEqual({ who, read: [] });
-      for (const ok of ['BUILD-node_modules-ok', 'BUILD-dist-ok', ...(who === 'agent' ? ['READABLE-back-ok'] : []), 'TOOL-nvm-ok', 'TOOL-local-ok', 'TOOL-linked-ok', 'TOOL-docrun-ok', 'TOOL-cargo-ok', 'TOOL-lib-ok', 'main-tracked: TRACKED=1', 'GIT-ok', 'WRITE-ok']) expect(output, `${who}: ${ok}`).toContain(ok);
+      for (const ok of ['BUILD-node_modules-ok', 'BUILD-dist-ok', ...(who === 'agent' ? ['READABLE-back-ok'] : []), 'TOOL-nvm-ok', 'TOOL-local-ok', 'TOOL-linked-ok', 'TOOL-docrun-ok', 'TOOL-cargo-ok', 'TOOL-lib-ok', 'own-tracked: TRACKED=1', 'GIT-ok', 'WRITE-ok']) expect(output, `${who}: ${ok}`).toContain(ok);
+      expect(output, `${who}: the main checkout's tracked file`).not.toContain('main-tracked:');
     }
   }, 120_000);
 });

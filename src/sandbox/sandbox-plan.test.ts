@@ -135,11 +135,12 @@ describe('the home as an allow-list (outside attack X10 N1b/N1c)', () => {
       writeFileSync(path.join(lab, 'gcreds.json'), 'x');
       const env = { PATH: `${path.join(home, '.docker/bin')}:${path.join(home, '.cargo/bin')}:${path.join(home, '.nvm/versions/node/v20/bin')}:${path.join(home, '.local/bin')}:/usr/bin`, GOOGLE_APPLICATION_CREDENTIALS: path.join(lab, 'gcreds.json') };
       const plan = agentSandboxPlan({ root: worktree, home: path.join(lab, 'h'), tmp: path.join(lab, 't'), gitCommonDir: path.join(repo, '.git'), otherWorktrees: [other], userHome: home, env, mainCheckoutEnvFiles: ['.env'], config: { readable: ['~/.config/mytool'] } });
-      expect(plan.unreadable).toEqual(expect.arrayContaining([home, path.join(home, '.cargo/credentials.toml'), other, path.join(repo, '.env'), path.join(lab, 'gcreds.json')]));
-      // covered by the hidden home: no mount of their own
-      expect(plan.unreadable).not.toContain(path.join(home, '.ssh'));
-      expect(plan.unreadable).not.toContain(path.join(home, 'code', '.env'));
-      expect(plan.readable).toEqual(expect.arrayContaining([path.join(home, '.cargo'), path.join(home, '.nvm'), path.join(home, '.local/bin'), path.join(home, '.local/share/claude/versions/1.0'), path.join(home, '.config/run.sh'), path.join(home, 'Documents/run.sh'), path.join(home, '.config/mytool'), path.join(repo, '.git'), path.join(repo, 'src')]));
+      expect(plan.unreadable).toEqual(expect.arrayContaining([home, path.join(home, '.cargo/credentials.toml'), path.join(lab, 'gcreds.json')]));
+      // covered by the hidden home (the main checkout inside it is hidden whole from a worktree agent): no mount of their own
+      for (const covered of [path.join(home, '.ssh'), path.join(home, 'code', '.env'), repo, other, path.join(repo, '.env')]) expect(plan.unreadable, covered).not.toContain(covered);
+      expect(plan.readable).toEqual(expect.arrayContaining([path.join(home, '.cargo'), path.join(home, '.nvm'), path.join(home, '.local/bin'), path.join(home, '.local/share/claude/versions/1.0'), path.join(home, '.config/run.sh'), path.join(home, 'Documents/run.sh'), path.join(home, '.config/mytool'), path.join(repo, '.git')]));
+      // of the main checkout only its git directory (and dependency directories) is put back: not its sources, not the other worktree
+      for (const never of [path.join(repo, 'src'), path.join(repo, '.claude')]) expect(plan.readable, never).not.toContain(never);
       // ~/.docker/bin on PATH does not open ~/.docker (a secret store)
       for (const never of [repo, worktree, other, path.join(repo, '.env'), path.join(home, '.config/glab-cli'), path.join(home, '.docker'), path.join(home, '.docker/bin')]) expect(plan.readable).not.toContain(never);
       // X13 #4, S9: of what the links point at outside the tool roots, only executable files (`~/.nvm/alias` is inside `~/.nvm`, put back whole)
@@ -180,7 +181,11 @@ describe('the home as an allow-list (outside attack X10 N1b/N1c)', () => {
       expect(hidden.map((entry) => path.relative(repo, entry)).sort()).toEqual(['.claude/settings.local.json', '.claude/worktrees/wave1-agent-B', 'db.sqlite', 'private', 'src/debug.log']);
       // through the plan: a relative sandbox.readable entry is the checkout's; the solo agent (root = checkout) hides none of its own
       const plan = agentSandboxPlan({ root: own, home: path.join(repo, 'h'), tmp: path.join(repo, 't'), gitCommonDir: path.join(repo, '.git'), otherWorktrees: [], userHome: '/nonexistent-home', env: {}, config: { readable: ['fixtures'] } });
-      expect(plan.unreadable).toEqual(expect.arrayContaining([path.join(repo, 'private'), path.join(repo, 'db.sqlite'), path.join(repo, '.claude/settings.local.json')]));
+      // the checkout is hidden whole (issue 11: also what is created in it later); its git directory, build/dependency
+      // directories and sandbox.readable put back read-only — its other ignored paths need no mount of their own
+      expect(plan.unreadable).toContain(repo);
+      for (const covered of [path.join(repo, 'private'), path.join(repo, 'db.sqlite'), path.join(repo, '.claude/settings.local.json')]) expect(plan.unreadable, covered).not.toContain(covered);
+      expect([...(plan.readable ?? [])].sort()).toEqual(['.git', 'fixtures', 'pkgs/web/node_modules', 'src/__pycache__', 'target'].map((entry) => path.join(repo, entry)));
       for (const open of [own, path.join(repo, 'fixtures'), path.join(repo, 'target'), path.join(repo, '.claude')]) expect(plan.unreadable, open).not.toContain(open);
       const solo = agentSandboxPlan({ root: repo, home: path.join(repo, 'h'), tmp: path.join(repo, 't'), gitCommonDir: path.join(repo, '.git'), otherWorktrees: [], userHome: '/nonexistent-home', env: {} });
       // ... but the quarantine (outside attack X16 #9), in every plan, created so that the deny is a mount

@@ -3,7 +3,7 @@
  * (or per gate) and handed to {@link wrapInSandbox} for every command. Paths are absolute.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,6 +26,18 @@ export interface SandboxPlan {
   readable?: string[];
   /** Hosts the process may reach through the sandbox's proxy (`registry.npmjs.org`, `*.example.com`); empty = no network. */
   allowedHosts: string[];
+  /**
+   * Unreadable directories whose empty view is read-only as well (the main checkout seen from a worktree:
+   * a write there fails with EROFS instead of vanishing into the view, so an agent that wrote to the
+   * checkout's path learns it at once rather than losing the work).
+   */
+  emptyReadOnly?: string[];
+  /**
+   * Files the sandbox sees with their credential values replaced (capture group 1 of `extract`, a regular
+   * expression applied to the whole file): the repository's `.git/config` when a remote URL carries a
+   * password or token, or an `http.extraHeader` carries an authorization (CI checkouts write one).
+   */
+  maskedFiles?: Array<{ path: string; extract: string }>;
 }
 
 /** The `sandbox` section of polywave.config.json (see store/project-config.ts). */
@@ -451,12 +463,14 @@ export function untrackedSecretFiles(checkout: string): string[] {
  * JavaScript (`node_modules`, `dist`, `build`, `out`, `coverage`, `.next`, `.nuxt`, `.svelte-kit`,
  * `.turbo`, `.parcel-cache`, `.cache`), Rust/JVM (`target`, `.gradle`), Python (`.venv`, `venv`,
  * `__pycache__`, `.tox`, `.pytest_cache`, `.mypy_cache`, `.ruff_cache`), Go/PHP/Ruby (`vendor`), Dart
- * (`.dart_tool`), .NET (`bin`, `obj`). Secret-named files inside them are still hidden
+ * (`.dart_tool`), .NET (`bin`, `obj`), and the dependency directories a throwaway checkout links (`bower_components`, `jspm_packages`, `__pypackages__`, Ruby `.bundle`, CocoaPods `Pods`). Secret-named files inside them are still hidden
  * ({@link untrackedSecretFiles}, except under `node_modules`).
  */
 export const buildDirectoryNames: ReadonlySet<string> = new Set([
   'node_modules', 'dist', 'build', 'out', 'coverage', '.next', '.nuxt', '.svelte-kit', '.turbo', '.parcel-cache', '.cache',
   'target', '.gradle', '.venv', 'venv', '__pycache__', '.tox', '.pytest_cache', '.mypy_cache', '.ruff_cache', 'vendor', '.dart_tool', 'bin', 'obj',
+  // the dependency directories a throwaway checkout links in (src/gates/throwaway-checkout.ts dependencyDirNames)
+  'bower_components', 'jspm_packages', '__pypackages__', '.bundle', 'Pods',
 ]);
 /** At most this many ignored paths of a checkout are hidden (each is one mount at every sandbox start). */
 const ignoredHideLimit = 300;
@@ -523,6 +537,73 @@ export function ignoredPathsToHide(checkout: string, keep: readonly string[]): s
     warnLimitOnce('ignored', key, `${key} has more than ${ignoredHideLimit} ignored paths outside build directories; ${skipped} of them stay readable to agents and gates working elsewhere (secret-named files, whole directories and dot files were hidden first). Move private files out of the checkout.`);
   }
   return hidden;
+}
+
+/**
+ * What a sandbox working ELSEWHERE (an agent's worktree, a gate's throwaway checkout) may still read of
+ * the main checkout, which it otherwise cannot read at all (issue 11, outside attack X16: a deny-list
+ * taken when the sandbox starts missed every file created in the checkout afterwards, and stopped at
+ * 300 ignored paths): its git directory when it lies inside (a linked worktree's git reads it), the
+ * dependency/build/cache directories git lists as ignored ({@link buildDirectoryNames}: the worktree's
+ * `node_modules` link, a `.venv`), and `extra` (`sandbox.readable` entries inside it). Each is one
+ * read-only bind; absolute paths, none inside another; fail closed like {@link ignoredPathsToHide}.
+ */
+export function checkoutCarveOuts(checkout: string, gitCommonDir: string | undefined, extra: readonly string[]): string[] {
+  const key = path.resolve(checkout);
+  const found: string[] = [];
+  if (gitCommonDir !== undefined && isInside(path.resolve(gitCommonDir), key) && path.resolve(gitCommonDir) !== key) found.push(path.resolve(gitCommonDir));
+  for (const entry of ignoredEntries(key)) {
+    const segments = entry.replace(/\/+$/, '').split('/');
+    // a build directory on the way (the entry itself only when git listed it as a directory)
+    const last = entry.endsWith('/') ? segments.length : segments.length - 1;
+    const at = segments.slice(0, last).findIndex((segment) => buildDirectoryNames.has(segment));
+    if (at >= 0) found.push(path.join(key, ...segments.slice(0, at + 1)));
+  }
+  for (const entry of extra) if (isInside(path.resolve(entry), key) && path.resolve(entry) !== key) found.push(path.resolve(entry));
+  const all = unique(found).filter((entry) => existsSync(entry));
+  return all.filter((entry) => !all.some((other) => other !== entry && isInside(entry, other)));
+}
+
+/**
+ * A credential in git configuration: the password or token of a URL (`https://user:TOKEN@host/…`, in a
+ * remote's `url`, a `[url "…"]` section, `pushurl`) and the value of an `http.extraHeader` (CI checkouts put
+ * `AUTHORIZATION: basic …` there). Group 1 is the value. Case-insensitive key without a flag: the pattern
+ * travels to sandbox-runtime as source text.
+ */
+const gitConfigCredential = /(?::\/\/[^/\s:@]+:(?=[^\s/@]+@)|[eE][xX][tT][rR][aA][hH][eE][aA][dD][eE][rR]\s*=\s*)([^\n@]+?)(?=@|\n|$)/;
+
+/**
+ * The repository's git configuration as a masked file when it holds a credential (issue 11: agents read the
+ * main checkout's `.git/config` — git needs it — and a token in a remote URL with it): the sandbox sees each
+ * value replaced by a placeholder, git still works. Read when the plan is built; none when unreadable.
+ */
+export function gitConfigMasks(gitCommonDir: string | undefined): Array<{ path: string; extract: string }> {
+  if (gitCommonDir === undefined) return [];
+  const file = path.join(path.resolve(gitCommonDir), 'config');
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return [];
+  }
+  return gitConfigCredential.test(text) ? [{ path: file, extract: gitConfigCredential.source }] : [];
+}
+
+/** The main checkout hidden whole from a sandbox working elsewhere, and what of it stays readable ({@link checkoutCarveOuts}). */
+interface HiddenCheckout {
+  root: string;
+  readable: string[];
+}
+
+/**
+ * The main checkout to hide from a sandbox whose own directory is `own`: none when `own` is the
+ * checkout (or holds it), when it does not exist, or when a writable path is or holds it (the user
+ * made it writable on purpose: the deny-lists apply there instead).
+ */
+function hiddenCheckout(mainCheckout: string | undefined, own: string, writable: readonly string[], gitCommonDir: string | undefined, extra: readonly string[]): HiddenCheckout | undefined {
+  if (mainCheckout === undefined || isInside(mainCheckout, own) || !existsSync(mainCheckout)) return undefined;
+  if (writable.some((entry) => isInside(mainCheckout, path.resolve(entry)))) return undefined;
+  return { root: mainCheckout, readable: checkoutCarveOuts(mainCheckout, gitCommonDir, extra) };
 }
 
 const dirSecretsCache = new Map<string, { at: number; files: string[] }>();
@@ -599,13 +680,14 @@ function pruneCovered(unreadable: readonly string[], reopened: readonly string[]
  * sandbox whose own directory is `own`, and the main checkout's ignored paths ({@link ignoredPathsToHide})
  * when `own` is elsewhere — except `keep` (writable paths, `sandbox.readable`) and what holds them.
  */
-function secretFilesAround(mainCheckout: string | undefined, own: string, view: { unreadable: string[]; readable: string[] }, keep: readonly string[] = []): string[] {
+function secretFilesAround(mainCheckout: string | undefined, own: string, view: { unreadable: string[]; readable: string[] }, keep: readonly string[] = [], checkoutHidden = false): string[] {
   const hiddenHome = view.unreadable[0];
   // a directory inside the hidden home and outside every carve-out shows nothing anyway
   const shown = (dir: string): boolean => hiddenHome === undefined || !isInside(dir, hiddenHome) || view.readable.some((open) => isInside(dir, open));
   const parents = (dir: string): string[] => parentSecretFiles(dir, (parent) => !shown(parent));
   const files = parents(own);
-  if (mainCheckout !== undefined && mainCheckout !== own) files.push(...untrackedSecretFiles(mainCheckout), ...ignoredPathsToHide(mainCheckout, [own, ...keep]), ...parents(mainCheckout));
+  // a checkout hidden whole needs no list of its ignored paths (only its carve-outs show, and the secret-named files in them stay hidden)
+  if (mainCheckout !== undefined && mainCheckout !== own) files.push(...untrackedSecretFiles(mainCheckout), ...(checkoutHidden ? [] : ignoredPathsToHide(mainCheckout, [own, ...keep])), ...parents(mainCheckout));
   return unique(files).filter((file) => !isInside(file, own));
 }
 
@@ -701,7 +783,9 @@ export function agentSandboxPlan(input: AgentSandboxPlanInput): SandboxPlan {
   ]);
   const env = input.env ?? process.env;
   const gitCommonDir = path.resolve(input.gitCommonDir);
-  const view = homeView({ userHome, needed: [root, mainCheckout, gitCommonDir, ...(input.config?.readable ?? []).map((entry) => expandHome(entry, userHome))], writable, env });
+  // an agent in a worktree reads nothing of the main checkout but its git directory and dependency directories
+  const hidden = hiddenCheckout(mainCheckout, root, writable, gitCommonDir, configReadable(input.config, userHome, mainCheckout));
+  const view = homeView({ userHome, needed: [root, ...(hidden ? hidden.readable : [mainCheckout]), gitCommonDir, ...(input.config?.readable ?? []).map((entry) => expandHome(entry, userHome))], writable, env });
   const envFiles = root === mainCheckout ? [] : (input.mainCheckoutEnvFiles ?? []).map((entry) => path.resolve(mainCheckout, entry));
   const unreadable = unique([
     ...input.otherWorktrees.map((entry) => path.resolve(entry)).filter((entry) => entry !== root && !isInside(root, entry)),
@@ -709,14 +793,20 @@ export function agentSandboxPlan(input: AgentSandboxPlanInput): SandboxPlan {
     ...homeSecrets.map((entry) => path.join(userHome, entry)),
     ...envFiles,
     quarantineDirOf(gitCommonDir),
-    ...secretFilesAround(mainCheckout, root, view, [...writable, gitCommonDir, ...configReadable(input.config, userHome, mainCheckout)]),
+    ...(hidden ? [hidden.root] : []),
+    ...secretFilesAround(mainCheckout, root, view, [...writable, gitCommonDir, ...configReadable(input.config, userHome, mainCheckout)], hidden !== undefined),
     // the orchestrator's own environment too: a gate's or tool's is already stripped of the variable (X10: verify-build read GOOGLE_APPLICATION_CREDENTIALS' file)
     ...credentialPathsOf({ ...process.env, ...env }, [...writable, root, mainCheckout, gitCommonDir, ...view.readable]),
     ...scratchDenials(input.scratchDirs ?? foreignScratchDirs(input.env), root),
     ...residentSocketDirs(),
     ...(input.env ? residentSocketDirs(input.env) : []),
   ]);
-  return finishPlan(writable, readOnlyWithin, unreadable, view, input.config);
+  return { ...finishPlan(writable, readOnlyWithin, unreadable, view, input.config, hidden, true), ...maskedFilesOf(gitCommonDir) };
+}
+
+function maskedFilesOf(gitCommonDir: string | undefined): Pick<SandboxPlan, 'maskedFiles'> {
+  const masks = gitConfigMasks(gitCommonDir);
+  return masks.length > 0 ? { maskedFiles: masks } : {};
 }
 
 /** Input of {@link gatePlan}. */
@@ -789,9 +879,11 @@ export function gatePlan(input: GatePlanInput): SandboxPlan {
   ]);
   const env = input.env ?? process.env;
   const mainCheckout = input.mainCheckout !== undefined ? path.resolve(input.mainCheckout) : gitCommonDir !== undefined && path.basename(gitCommonDir) === '.git' ? path.dirname(gitCommonDir) : undefined;
+  // a gate in a worktree or a throwaway checkout reads nothing of the main checkout but its git directory and dependency directories
+  const hidden = hiddenCheckout(mainCheckout, directory, writable, gitCommonDir, mainCheckout !== undefined ? configReadable(input.config, userHome, mainCheckout) : []);
   const view = homeView({
     userHome,
-    needed: [directory, ...(gitCommonDir !== undefined ? [gitCommonDir] : []), ...(mainCheckout !== undefined ? [mainCheckout] : []), ...(input.config?.readable ?? []).map((entry) => expandHome(entry, userHome))],
+    needed: [directory, ...(gitCommonDir !== undefined ? [gitCommonDir] : []), ...(hidden ? hidden.readable : mainCheckout !== undefined ? [mainCheckout] : []), ...(input.config?.readable ?? []).map((entry) => expandHome(entry, userHome))],
     writable,
     env,
   });
@@ -799,22 +891,31 @@ export function gatePlan(input: GatePlanInput): SandboxPlan {
     ...view.unreadable,
     ...homeSecrets.map((entry) => path.join(userHome, entry)),
     ...unique([...(gitCommonDir !== undefined ? [gitCommonDir] : []), ...(mainCheckout !== undefined ? [path.join(mainCheckout, '.git')] : [])]).map(quarantineDirOf),
-    ...secretFilesAround(mainCheckout, directory, view, [...writable, ...(gitCommonDir !== undefined ? [gitCommonDir] : []), ...(mainCheckout !== undefined ? configReadable(input.config, userHome, mainCheckout) : [])]),
+    ...(hidden ? [hidden.root] : []),
+    ...secretFilesAround(mainCheckout, directory, view, [...writable, ...(gitCommonDir !== undefined ? [gitCommonDir] : []), ...(mainCheckout !== undefined ? configReadable(input.config, userHome, mainCheckout) : [])], hidden !== undefined),
     ...credentialPathsOf({ ...process.env, ...env }, [...writable, ...(gitCommonDir !== undefined ? [gitCommonDir] : []), ...(mainCheckout !== undefined ? [mainCheckout] : []), ...view.readable]),
     ...(input.directoryIsScratch === true ? (input.scratchDirs ?? foreignScratchDirs(input.env)).map((entry) => path.resolve(entry)) : scratchDenials(input.scratchDirs ?? foreignScratchDirs(input.env), directory)),
     ...residentSocketDirs(),
     ...(input.env ? residentSocketDirs(input.env) : []),
   ]);
-  return finishPlan(writable, readOnlyWithin, unreadable, view, input.config);
+  return { ...finishPlan(writable, readOnlyWithin, unreadable, view, input.config, hidden), ...maskedFilesOf(gitCommonDir) };
 }
 
 /** A plan's last step, the same for agents and gates: what the home view puts back is bound read-only, what it covers is not listed twice. */
-function finishPlan(writable: string[], readOnlyWithin: string[], unreadable: string[], view: { readable: string[]; unreadable: string[] }, config: SandboxSettings | undefined): SandboxPlan {
+function finishPlan(writable: string[], readOnlyWithin: string[], unreadable: string[], view: { readable: string[]; unreadable: string[] }, config: SandboxSettings | undefined, hidden?: HiddenCheckout, readOnlyHomeView = false): SandboxPlan {
+  // a hidden main checkout's carve-outs are the home view's already when it lies in the hidden home
+  const readable = unique([...view.readable, ...(hidden?.readable ?? []).filter((entry) => !view.readable.some((open) => isInside(entry, open)))]);
+  // The hidden checkout's empty view is read-only (EROFS rather than a write that vanishes). Inside the hidden
+  // home it has no view of its own (the home's covers it): for an agent (its HOME is a private directory) the
+  // home's view is made read-only instead; a gate keeps a writable home view (tools write ~/.cache there).
+  const inHiddenHome = hidden !== undefined && view.unreadable.some((home) => isInside(hidden.root, home));
+  const emptyReadOnly = hidden === undefined ? [] : !inHiddenHome ? [hidden.root] : readOnlyHomeView ? view.unreadable.slice(0, 1) : [];
   return {
     writable,
     readOnlyWithin,
-    unreadable: pruneCovered(unreadable, [...view.readable, ...writable]),
-    ...(view.readable.length > 0 ? { readable: bindable(view.readable, writable, unreadable, view.unreadable) } : {}),
+    unreadable: pruneCovered(unreadable, [...readable, ...writable]),
+    ...(readable.length > 0 ? { readable: bindable(readable, writable, unreadable, [...view.unreadable, ...(hidden ? [hidden.root] : [])]) } : {}),
     allowedHosts: unique(config?.network?.allow ?? []),
+    ...(emptyReadOnly.length > 0 ? { emptyReadOnly } : {}),
   };
 }

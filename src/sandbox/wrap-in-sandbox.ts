@@ -4,7 +4,7 @@
  * process handling: process group, timeout, output cap).
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { SandboxPlan } from './sandbox-plan.js';
 import { releaseWrapped, sandboxSessionGeneration, wrapInHost } from './sandbox-manager.js';
@@ -111,7 +111,10 @@ async function buildWrapper(key: string, plan: SandboxPlan, options: WrapInSandb
   // Through polywave-seccomp when it was built: one more filter, refusing Unix datagram socketpairs
   // (sandbox-runtime's own lets them through; native/polywave-seccomp.c says why).
   const filter = datagramFilter();
-  const runner = `export SANDBOX_RUNTIME=1; ${tmpdir !== undefined && tmpdir !== '' ? `export TMPDIR=${shellQuote(tmpdir)}; ` : ''}exec ${filter ? `${shellQuote(filter)} ` : ''}bash -c "$${sandboxCommandVariable}"`;
+  // Every descriptor above stderr is closed first (outside attack X18-03/04): one that polywave's own launcher left
+  // open without close-on-exec (a directory: write anywhere through /proc/self/fd/N/) would reach every command.
+  const closeInherited = 'for _pw_fd in /proc/self/fd/*; do _pw_fd=${_pw_fd##*/}; case $_pw_fd in 0|1|2) ;; *) eval "exec $_pw_fd>&-" 2>/dev/null;; esac; done; unset _pw_fd; ';
+  const runner = `export SANDBOX_RUNTIME=1; ${closeInherited}${tmpdir !== undefined && tmpdir !== '' ? `export TMPDIR=${shellQuote(tmpdir)}; ` : ''}exec ${filter ? `${shellQuote(filter)} ` : ''}bash -c "$${sandboxCommandVariable}"`;
   const sharedTemp = runtimeSharedTemp.filter((entry) => existsSync(entry));
   // A writable directory inside an unreadable one (the own HOME/TMPDIR inside the denied scratch
   // parent, scratch-dirs.ts) is readable again: on Linux the write bind already restores it over the
@@ -134,11 +137,17 @@ async function buildWrapper(key: string, plan: SandboxPlan, options: WrapInSandb
         ...(readCarveOuts.length > 0 ? { allowRead: readCarveOuts } : {}),
       },
       network: { allowedDomains: [], deniedDomains: [] },
+      // files whose credential spans the sandbox sees replaced (sandbox-runtime's structured masking; nothing is
+      // substituted back: no host is named for it), denied whole when the pattern no longer matches
+      ...(plan.maskedFiles && plan.maskedFiles.length > 0
+        ? { credentials: { files: plan.maskedFiles.map((entry) => ({ path: entry.path, mode: 'mask' as const, extract: entry.extract, onExtractNoMatch: 'deny' as const, injectHosts: [] })) } }
+        : {}),
     },
     cwd: options.cwd,
     commandId,
     hosts: plan.allowedHosts,
   });
+  if (plan.emptyReadOnly && plan.emptyReadOnly.length > 0) args.splice(0, args.length, ...remountReadOnly(args, plan.emptyReadOnly));
   let disposed = false;
   const dispose = (): void => {
     if (disposed) return;
@@ -148,6 +157,61 @@ async function buildWrapper(key: string, plan: SandboxPlan, options: WrapInSandb
   const wrapper: Wrapper = { key, file: file!, args, isolated, expires: Date.now() + wrapperReuseMs, deniedPresent, inFlight: 0, dispose };
   setTimeout(() => retire(wrapper), wrapperReuseMs + 50).unref();
   return wrapper;
+}
+
+/**
+ * bubblewrap's `--remount-ro` for each of `directories` (the empty views of denied directories:
+ * sandbox-runtime mounts a writable tmpfs there), placed after every mount — right before the `--`
+ * that ends bubblewrap's options, ` -- <shell> -c ` in the shell string sandbox-runtime returns (inline or
+ * with its mounts in an arguments file, the tail is the same) — so that the binds inside (a worktree,
+ * the `.git` carve-out) are made first and keep their own modes. Without that marker (another
+ * platform's sandbox) the arguments are left as they are: the view stays writable, still empty and
+ * private to the sandbox.
+ */
+export function remountReadOnly(args: readonly string[], directories: readonly string[]): string[] {
+  const marker = / -- (?:'[^']*'|[^\s'"]+) -c /;
+  return args.map((arg) => {
+    if (!arg.includes('bwrap')) return arg;
+    const found = marker.exec(arg);
+    if (!found) return arg;
+    // only a directory sandbox-runtime gave a tmpfs of its own (bubblewrap refuses to remount a path that is no mount point)
+    const mounted = tmpfsLandings(arg);
+    const remounts = directories
+      .map(realpathOrSelf)
+      .filter((directory) => mounted.has(directory))
+      .map((directory) => ` --remount-ro ${shellQuote(directory)}`)
+      .join('');
+    return `${arg.slice(0, found.index)}${remounts}${arg.slice(found.index)}`;
+  });
+}
+
+/**
+ * The `--tmpfs` destinations of a bubblewrap command string: on the line, or — for a long profile —
+ * in the arguments file sandbox-runtime's host process keeps open (`/proc/<pid>/fd/<n>`, NUL-separated).
+ */
+function tmpfsLandings(command: string): Set<string> {
+  const landings = new Set<string>();
+  for (const match of command.matchAll(/ --tmpfs (?:'((?:[^']|'\\'')*)'|([^\s'"]+))/g)) landings.add((match[1] ?? match[2] ?? '').replace(/'\\''/g, "'"));
+  const profile = / srt-args '?(\/proc\/\d+\/fd\/\d+)'? /.exec(command);
+  if (profile) {
+    try {
+      const words = readFileSync(profile[1]!, 'utf8').split('\0');
+      words.forEach((word, index) => {
+        if (word === '--tmpfs' && words[index + 1] !== undefined) landings.add(words[index + 1]!);
+      });
+    } catch {
+      // unreadable: nothing is remounted (the views stay writable, still empty and private)
+    }
+  }
+  return landings;
+}
+
+function realpathOrSelf(entry: string): string {
+  try {
+    return realpathSync(entry);
+  } catch {
+    return entry;
+  }
 }
 
 /**
@@ -164,7 +228,7 @@ export async function wrapInSandbox(plan: SandboxPlan, command: string, options:
   const status = await sandboxStatus({ env: options.env });
   if (!status.available) throw sandboxUnavailableError(status);
   // A wrapper belongs to one sandbox host (session): a new host means new wrappers.
-  const key = JSON.stringify([sandboxSessionGeneration(), plan.writable, plan.readOnlyWithin, plan.unreadable, plan.readable ?? [], plan.allowedHosts, options.cwd, options.env.TMPDIR ?? '']);
+  const key = JSON.stringify([sandboxSessionGeneration(), plan.writable, plan.readOnlyWithin, plan.unreadable, plan.readable ?? [], plan.emptyReadOnly ?? [], plan.maskedFiles ?? [], plan.allowedHosts, options.cwd, options.env.TMPDIR ?? '']);
   let wrapper = await wrappers.get(key)?.catch(() => undefined);
   if (!wrapper || Date.now() >= wrapper.expires || !wrapper.deniedPresent.every((entry) => existsSync(entry))) {
     if (wrapper) retire(wrapper);

@@ -22,8 +22,10 @@ describe('buildAgentSandboxPlan (real git)', () => {
     const plan = await buildAgentSandboxPlan({ root: a, home: repo.sibling('s/home'), tmp: repo.sibling('s/tmp'), env: repo.env, userHome: '/home/someone' });
     expect(plan.writable).toEqual([a, repo.sibling('s/home'), repo.sibling('s/tmp'), '/home/someone/.npm']);
     expect(plan.readOnlyWithin).toEqual([path.join(a, '.git')]);
-    expect(plan.unreadable).toEqual(expect.arrayContaining([b, repo.path('.env'), repo.path('.env.local'), '/home/someone/.ssh']));
-    expect(plan.unreadable).not.toContain(repo.dir);
+    // the main checkout is hidden whole from a worktree agent (its .env files with it), its .git put back read-only
+    expect(plan.unreadable).toEqual(expect.arrayContaining([b, repo.dir, '/home/someone/.ssh']));
+    expect(plan.readable).toEqual(expect.arrayContaining([repo.path('.git')]));
+    expect(plan.readable).not.toContain(repo.dir);
     expect(plan.unreadable).not.toContain(a);
     expect(plan.allowedHosts).toEqual(['registry.npmjs.org']);
   });
