@@ -6,6 +6,7 @@ import type { JournalPaths } from '../engine/journal.js';
 import { appendDenials, outOfScopeLine, ownershipDenials, type DenialRecord } from '../engine/jail-denials.js';
 import { stateDirName } from '../engine/state-paths.js';
 import { createGit } from '../git/git-cli.js';
+import { hostHomeVariable } from '../git/harden.js';
 import { gitlinkRepoSignatures, nestedRepoBaseline, quarantineGitlinkRepos, quarantineNewNestedRepos, type GitlinkRepoSignatures, type NestedRepoBaseline, type QuarantinedGitlinkRepo } from '../git/nested-repos.js';
 import { ensureConfinedDirSync, realRootOf } from '../store/confined-write.js';
 import { loadBackend } from './backends/index.js';
@@ -121,6 +122,8 @@ export function agentEnvironment(options: {
     ...env,
     HOME: path.join(options.scratchDir, 'home'),
     TMPDIR: path.join(options.scratchDir, 'tmp'),
+    // git run outside the sandbox with this environment reads the orchestrator's HOME, not the agent's (src/git/harden.ts)
+    [hostHomeVariable]: home,
     POLYWAVE_AGENT_ID: options.agentId,
     POLYWAVE_AGENT_WORKTREE: options.cwd,
     POLYWAVE_WORKTREE_ROOT: options.cwd,

@@ -3,7 +3,7 @@ import { existsSync, lstatSync } from 'node:fs';
 import path from 'node:path';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { GitError } from './git-error.js';
-import { hardenGitArgs } from './harden.js';
+import { hardenGitArgs, hostGitEnvironment } from './harden.js';
 import { clearDeadHalfWrittenWorktree, indexLockRetryDelaysMs, retriableIndexLockFailure } from './index-lock-retry.js';
 import { execFileOffloaded, gitSpawnsOffloaded, type OffloadedError } from './spawn-server.js';
 import type { CommitOptions, Git, MergeTreeResult, StatusEntry, WorktreeEntry } from './git-port.js';
@@ -512,7 +512,7 @@ export function createGit(cwd: string, options: CreateGitOptions = {}): Git {
 
 function buildEnvironment(source: Readonly<Record<string, string | undefined>>): Record<string, string> {
   const environment: Record<string, string> = {};
-  for (const [name, value] of Object.entries(source)) {
+  for (const [name, value] of Object.entries(hostGitEnvironment(source))) {
     if (value !== undefined) environment[name] = value;
   }
   for (const name of repositoryLocatingVariables) delete environment[name];

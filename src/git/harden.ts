@@ -62,3 +62,19 @@ export function hardenGitArgs(args: readonly string[]): string[] {
  * directory: git finds no hook in it (the tamper pins use the same value).
  */
 export const noHooksGitConfig: Readonly<Record<string, string>> = Object.freeze({ 'core.hooksPath': '/dev/null' });
+
+/**
+ * The variable an agent's environment carries its orchestrator's HOME in (src/agents/run-agent.ts
+ * agentEnvironment). Every git polywave runs OUTSIDE the sandbox with an agent's environment (git_commit,
+ * the bash tool's audit, set_completion, the CLI backends' host commits) reads the configuration of
+ * that HOME, never the agent's private HOME — which the agent writes: its `.gitconfig`,
+ * `.config/git/config` or `.config/git/attributes` could name a filter or `gpg.program` that git would
+ * run on the host (issue 11, outside attack X18-08/09/16).
+ */
+export const hostHomeVariable = 'POLYWAVE_HOST_HOME';
+
+/** `env` for a git run outside the sandbox: HOME back to the orchestrator's when it is an agent's environment. */
+export function hostGitEnvironment<T extends Readonly<Record<string, string | undefined>>>(env: T): T {
+  const host = env[hostHomeVariable];
+  return host === undefined || host === '' ? env : ({ ...env, HOME: host } as T);
+}
