@@ -39,7 +39,7 @@ export function wordsNameSecret(words: readonly string[]): boolean {
  * reached the agent's bash): a variable's name is about one thing, so any `key`, `pat`, `pass`,
  * `webhook`, `dsn` word means one. (`KEYBOARD`, `PATH`, `PASSTHROUGH` are other words.)
  */
-const variableSecretWords = new Set(['key', 'keys', 'pat', 'pass', 'pwd', 'webhook', 'webhooks', 'dsn', 'oauth', 'jwt']);
+const variableSecretWords = new Set(['key', 'keys', 'pat', 'pass', 'pwd', 'webhook', 'webhooks', 'dsn', 'oauth', 'jwt', 'creds', 'cred', 'salt', 'pepper']);
 /** Services whose connection URL carries their credentials (`DATABASE_URL`, `REDIS_URL`, `MONGODB_URI`, `AMQP_URL`…). */
 const connectionServices = new Set([
   'database', 'db', 'redis', 'mongo', 'mongodb', 'postgres', 'postgresql', 'pg', 'mysql', 'mariadb', 'amqp', 'rabbitmq', 'cloudamqp', 'kafka', 'nats', 'elasticsearch', 'smtp', 'mail', 'broker', 'celery', 'sentry',
@@ -67,7 +67,9 @@ export const urlWithPassword = /[a-z][a-z0-9+.-]*:\/\/[^\s/@:]*:[^\s/@]+@/i;
  * `MAX_OUTPUT_TOKENS`, `KEYBOARD`…
  */
 export function isCredentialVariable(name: string, value?: string): boolean {
-  if (keptVariables.has(name)) return false;
+  // a proxy with a user and password in its URL is a credential too (outside attack X18-14); sandboxed commands
+  // reach the network through the sandbox's own proxy, which sets these variables itself
+  if (keptVariables.has(name)) return value !== undefined && /proxy$/i.test(name) && urlWithPassword.test(value);
   if (credentialNames.has(name.toUpperCase())) return true;
   const words = nameWords(name);
   // `STRIPE_SK`, `STRIPE_RK`, `APP_SK_LIVE`: a secret (or restricted) key in Stripe's naming
