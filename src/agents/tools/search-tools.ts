@@ -1,11 +1,11 @@
 /**
  * glob and grep: walk the worktree (no symbolic links followed, .git and node_modules skipped).
  */
-import { open, stat } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { checkGlobPattern, globLiteralBase } from '../jail/jail.js';
-import { denialResult, defineTool, errorMessage, errorResult, globToRegExp, looksBinary, okResult, plural, walkTree } from './shared.js';
+import { denialResult, defineTool, errorMessage, errorResult, globToRegExp, looksBinary, okResult, openPinned, plural, walkTree } from './shared.js';
 import type { AgentTool, ToolContext } from './types.js';
 
 const maxGlobResults = 1000;
@@ -111,10 +111,12 @@ export const grepTool: AgentTool = defineTool<z.infer<typeof grepInput>>({
     let matchCount = 0;
     let truncated = false;
     let skippedLarge = 0;
-    const searchFile = async (absolute: string): Promise<boolean> => {
+    // `expected`: the file's canonical path as the walk reached it; a file reached through a link swapped in meanwhile is not read (X18-15)
+    const searchFile = async (absolute: string, expected: string): Promise<boolean> => {
       let handle;
       try {
-        handle = await open(absolute, 'r');
+        handle = await openPinned(absolute, expected);
+        if (!handle) return false;
         const { size } = await handle.stat();
         if (size > maxGrepFileBytes) {
           skippedLarge += 1;
@@ -145,12 +147,12 @@ export const grepTool: AgentTool = defineTool<z.infer<typeof grepInput>>({
     try {
       const info = await stat(decision.absolute);
       let stopped: string | undefined;
-      if (info.isFile()) await searchFile(decision.absolute);
+      if (info.isFile()) await searchFile(decision.absolute, await realpath(decision.absolute));
       else {
         const walk = await walkTree(decision.absolute, { maxEntries: maxWalkEntries, deadline: Date.now() + context.toolTimeoutMs, signal: context.signal }, async (entry) => {
           if (!entry.dirent.isFile()) return;
           if (fileFilter && !fileFilter(entry.relative)) return;
-          return searchFile(entry.absolute);
+          return searchFile(entry.absolute, entry.real);
         });
         stopped = walk.stopped;
       }

@@ -1,8 +1,8 @@
 /**
  * Helpers shared by the agent tools: results, denials, directory walking, glob matching.
  */
-import type { Dirent } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { constants, type Dirent } from 'node:fs';
+import { open, readdir, readlink, realpath, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { JailCode } from '../jail/types.js';
 import type { AgentTool, AgentToolName, ToolResult } from './types.js';
@@ -50,28 +50,74 @@ export interface WalkLimits {
 
 export interface WalkEntry {
   absolute: string;
+  /** The entry's canonical path as the walk reached it (the base's real path + `relative`): what {@link openPinned} checks. */
+  real: string;
   /** Relative to the walk's base, POSIX separators. */
   relative: string;
   dirent: Dirent;
 }
 
+/** Linux gives the path of an open descriptor: the pinned reads below check what was opened, not a path. */
+const pinnable = process.platform === 'linux';
+
+/**
+ * Opens `absolute` (a file; with `directory`, a directory) for reading only when what was opened IS
+ * `expected` (its canonical path): the last component is not followed (O_NOFOLLOW) and the opened
+ * descriptor's own path (`/proc/self/fd/N`) must equal `expected`, so a directory on the way swapped
+ * for a symbolic link after it was listed leads nowhere (issue 11, outside attack X18-15: grep run
+ * beside a bash call that swapped a directory for a link to ~/.ssh read the private key). Undefined
+ * when it is not. Elsewhere than Linux: a plain O_NOFOLLOW open.
+ */
+export async function openPinned(absolute: string, expected: string, directory = false): Promise<FileHandle | undefined> {
+  let handle: FileHandle | undefined;
+  try {
+    handle = await open(absolute, constants.O_RDONLY | constants.O_NOFOLLOW | (directory ? constants.O_DIRECTORY : 0));
+    if (pinnable && (await readlink(`/proc/self/fd/${handle.fd}`)) !== expected) {
+      await handle.close();
+      return undefined;
+    }
+    return handle;
+  } catch {
+    await handle?.close().catch(() => undefined);
+    return undefined;
+  }
+}
+
+/** The entries of directory `absolute` when it is still `expected` once opened ({@link openPinned}), read through its descriptor. */
+async function readDirectoryPinned(absolute: string, expected: string): Promise<Dirent[] | undefined> {
+  if (!pinnable) return readdir(absolute, { withFileTypes: true }).catch(() => undefined);
+  const handle = await openPinned(absolute, expected, true);
+  if (!handle) return undefined;
+  try {
+    return await readdir(`/proc/self/fd/${handle.fd}`, { withFileTypes: true });
+  } catch {
+    return undefined;
+  } finally {
+    await handle.close();
+  }
+}
+
 /**
  * Walks a directory tree depth-first in name order, never following symbolic links and skipping
- * `.git` and `node_modules`. `stopped` says why it ended early (limit, time, abort).
+ * `.git` and `node_modules`. `stopped` says why it ended early (limit, time, abort). Each directory is
+ * read through a descriptor checked to be the directory listed ({@link openPinned}): a directory
+ * swapped for a link meanwhile is skipped, never followed.
  */
 export async function walkTree(base: string, limits: WalkLimits, visit: (entry: WalkEntry) => boolean | void | Promise<boolean | void>): Promise<{ visited: number; stopped?: 'entries' | 'time' | 'aborted' }> {
   let visited = 0;
+  let realBase: string;
+  try {
+    realBase = await realpath(base);
+  } catch {
+    return { visited };
+  }
   const stack: string[] = [''];
   while (stack.length > 0) {
     const relativeDirectory = stack.pop()!;
     if (limits.signal?.aborted) return { visited, stopped: 'aborted' };
     if (Date.now() > limits.deadline) return { visited, stopped: 'time' };
-    let entries: Dirent[];
-    try {
-      entries = await readdir(path.join(base, relativeDirectory), { withFileTypes: true });
-    } catch {
-      continue;
-    }
+    const entries = await readDirectoryPinned(path.join(base, relativeDirectory), path.join(realBase, relativeDirectory));
+    if (!entries) continue;
     entries.sort((left, right) => (left.name < right.name ? -1 : left.name > right.name ? 1 : 0));
     const subdirectories: string[] = [];
     for (const dirent of entries) {
@@ -80,7 +126,7 @@ export async function walkTree(base: string, limits: WalkLimits, visit: (entry: 
       visited += 1;
       if (visited > limits.maxEntries) return { visited, stopped: 'entries' };
       const relative = relativeDirectory === '' ? dirent.name : `${relativeDirectory}/${dirent.name}`;
-      const stop = await visit({ absolute: path.join(base, relative), relative, dirent });
+      const stop = await visit({ absolute: path.join(base, relative), real: path.join(realBase, relative), relative, dirent });
       if (stop === true) return { visited };
       if (dirent.isDirectory()) subdirectories.push(relative);
     }
