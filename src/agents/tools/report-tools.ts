@@ -2,6 +2,7 @@
  * git_commit (stage owned changes and commit on the agent branch) and set_completion (the
  * agent's completion report, through the same locked writer as `polywave set-completion`).
  */
+import path from 'node:path';
 import { z } from 'zod';
 import { createGit } from '../../git/git-cli.js';
 import type { Git } from '../../git/git-port.js';
@@ -67,6 +68,13 @@ export const gitCommitTool: AgentTool = defineTool<z.infer<typeof gitCommitInput
       const skippedNote = skipped.length > 0 ? `\nLeft uncommitted (not yours to commit): ${skipped.join(', ')}.` : '';
       if (files.length === 0) return errorResult(`Nothing to commit: no changed file you own.${skippedNote}`);
       await git.add(files);
+      // What was staged, not what was checked (outside attack X18-20): a file swapped for a link to outside the
+      // worktree between the jail's check and `git add` is taken out of the index again and nothing is committed.
+      const escaping = await stagedLinksOutside(git, jail.root, files);
+      if (escaping.length > 0) {
+        await git.run(['reset', '-q', '--', ...escaping]);
+        return denialResult('git_commit', { code: 'JAIL_OUTSIDE_ROOT', reason: `${escaping.join(', ')} became a symbolic link pointing outside the worktree after it was checked; nothing was committed (worktree isolation E4/E43).` }, escaping[0]!);
+      }
       const sha = await git.commit({ message: input.message, paths: files });
       const short = sha.slice(0, 12);
       return okResult(`Committed ${short} on ${current}: ${plural(files.length, 'file')} (${files.join(', ')}).${skippedNote}`);
@@ -75,6 +83,25 @@ export const gitCommitTool: AgentTool = defineTool<z.infer<typeof gitCommitInput
     }
   },
 });
+
+/**
+ * The staged paths among `files` that are symbolic links (mode 120000) whose target, as staged, lies outside
+ * `root` or inside its `.git` — read from the index, so a swap after the check cannot hide it.
+ */
+export async function stagedLinksOutside(git: Git, root: string, files: readonly string[]): Promise<string[]> {
+  if (files.length === 0) return [];
+  const { stdout: staged } = await git.run(['ls-files', '-s', '-z', '--', ...files]);
+  const escaping: string[] = [];
+  for (const record of staged.split('\0')) {
+    const match = /^120000 ([0-9a-f]+) \d\t(.+)$/s.exec(record);
+    if (!match) continue;
+    const target = (await git.run(['cat-file', 'blob', match[1]!])).stdout;
+    const resolved = path.resolve(root, path.dirname(match[2]!), target);
+    const relative = path.relative(root, resolved);
+    if (relative === '' || relative.startsWith('..') || path.isAbsolute(relative) || relative.split(path.sep)[0] === '.git') escaping.push(match[2]!);
+  }
+  return escaping;
+}
 
 const interfaceDeviation = z.object({
   description: z.string(),

@@ -1,0 +1,33 @@
+/**
+ * Outside attack X18-20 (2026-12-03): git_commit checked an owned path with the jail, then ran `git add`; a bash call
+ * beside it swapped the file for a symbolic link to ~/.ssh/id_rsa in between, and the link was committed on the agent
+ * branch (1 of 4 runs). git_commit now reads what was STAGED (`git ls-files -s`, the link's target from its blob) and
+ * takes a link pointing outside the worktree or into .git out of the index before any commit. Real git.
+ */
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { stagedLinksOutside } from '../src/agents/tools/report-tools.js';
+import { createTestRepo } from './support/git-repo.js';
+
+describe('git_commit judges the index, not the checked path (X18-20)', () => {
+  it('staged links to outside the worktree or into .git are found; links inside and regular files are not', async () => {
+    const repo = await createTestRepo({ files: { 'src/index.ts': 'export {};\n' } });
+    const outside = repo.sibling('home/.ssh');
+    mkdirSync(outside, { recursive: true });
+    writeFileSync(path.join(outside, 'id_rsa'), 'KEY\n');
+    symlinkSync(path.join(outside, 'id_rsa'), repo.path('src/a.ts'));
+    symlinkSync('../../home/.ssh/id_rsa', repo.path('src/rel.ts'));
+    symlinkSync('../.git/config', repo.path('src/git.ts'));
+    symlinkSync('index.ts', repo.path('src/inside.ts'));
+    writeFileSync(repo.path('src/plain.ts'), 'export const p = 1;\n');
+    const files = ['src/a.ts', 'src/rel.ts', 'src/git.ts', 'src/inside.ts', 'src/plain.ts'];
+    await repo.run(['add', '--', ...files]);
+    expect((await stagedLinksOutside(repo.git, repo.dir, files)).sort()).toEqual(['src/a.ts', 'src/git.ts', 'src/rel.ts']);
+    expect(await stagedLinksOutside(repo.git, repo.dir, ['src/inside.ts', 'src/plain.ts'])).toEqual([]);
+    expect(await stagedLinksOutside(repo.git, repo.dir, [])).toEqual([]);
+    // what git_commit does with them: out of the index again, nothing else touched
+    await repo.run(['reset', '-q', '--', 'src/a.ts', 'src/rel.ts', 'src/git.ts']);
+    expect((await repo.run(['diff', '--cached', '--name-only'])).trim().split('\n').sort()).toEqual(['src/inside.ts', 'src/plain.ts']);
+  });
+});
