@@ -162,7 +162,7 @@ const toolDirectoryVariables = ['NVM_DIR', 'VOLTA_HOME', 'FNM_DIR', 'N_PREFIX', 
 /** Variables naming a credential file or directory under a name {@link isCredentialVariable} does not flag. */
 const credentialPathVariables = ['KUBECONFIG', 'AWS_CONFIG_FILE', 'DOCKER_CONFIG', 'CLOUDSDK_CONFIG', 'AZURE_CONFIG_DIR', 'GNUPGHOME', 'PASSWORD_STORE_DIR', 'NETRC', 'NPM_CONFIG_USERCONFIG', 'npm_config_userconfig', 'BOTO_CONFIG', 'RCLONE_CONFIG', 'PGPASSFILE', 'PGSERVICEFILE', 'VAULT_CONFIG_PATH', 'TF_CLI_CONFIG_FILE'];
 
-function realOrResolved(entry: string): string {
+export function realOrResolved(entry: string): string {
   try {
     return realpathSync(entry);
   } catch {

@@ -4,9 +4,9 @@
  * process handling: process group, timeout, output cap).
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { SandboxPlan } from './sandbox-plan.js';
+import { realOrResolved, type SandboxPlan } from './sandbox-plan.js';
 import { releaseWrapped, sandboxSessionGeneration, wrapInHost } from './sandbox-manager.js';
 import { sandboxStatus } from './sandbox-status.js';
 import { sandboxUnavailableError } from './sandbox-unavailable-error.js';
@@ -177,7 +177,7 @@ export function remountReadOnly(args: readonly string[], directories: readonly s
     // only a directory sandbox-runtime gave a tmpfs of its own (bubblewrap refuses to remount a path that is no mount point)
     const mounted = tmpfsLandings(arg);
     const remounts = directories
-      .map(realpathOrSelf)
+      .map(realOrResolved)
       .filter((directory) => mounted.has(directory))
       .map((directory) => ` --remount-ro ${shellQuote(directory)}`)
       .join('');
@@ -204,14 +204,6 @@ function tmpfsLandings(command: string): Set<string> {
     }
   }
   return landings;
-}
-
-function realpathOrSelf(entry: string): string {
-  try {
-    return realpathSync(entry);
-  } catch {
-    return entry;
-  }
 }
 
 /**
