@@ -283,7 +283,7 @@ export async function clearCommitRecord(location: LockLocation): Promise<void> {
 
 /**
  * Delivers outcomes: `<id>.done` for each request (except `skip`, the holder's own, which it
- * returns directly), then removes the request files.
+ * returns directly, and those of writers known to be gone), then removes the request files.
  */
 export async function settleEntries(location: LockLocation, outcomes: ReadonlyArray<{ id: string; outcome: EntryOutcome }>, options: { skip?: string; afterFirst?: () => void | Promise<void> } = {}): Promise<void> {
   const inbox = location.inboxPath;
@@ -291,7 +291,9 @@ export async function settleEntries(location: LockLocation, outcomes: ReadonlyAr
   for (const chunk of chunks(outcomes, 32)) {
     await Promise.all(
       chunk.map(async ({ id, outcome }) => {
-        if (id !== options.skip) {
+        // No outcome for a writer known to be gone (killed while it waited, a holder that died in its
+        // own group commit): nobody would pick it up, and it would stay until the next holder.
+        if (id !== options.skip && !writerGone(id)) {
           const donePath = path.join(inbox, `${id}.done`);
           await writeFile(`${donePath}.tmp`, JSON.stringify(outcome), { mode: 0o600 });
           await rename(`${donePath}.tmp`, donePath);

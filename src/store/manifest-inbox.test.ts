@@ -166,5 +166,19 @@ describe('group-committed manifest requests', () => {
     await withFileLock(file, () => claimPendingEntries(location));
     expect(readdirSync(location.inboxPath).sort()).toEqual([`${legacy}.done`, `${ours}.done`].sort());
   });
+  it.runIf(processStartTime(process.pid) !== undefined)('a request whose writer died while it waited is applied, and no outcome is left for it in the inbox (CI: a .done of a killed writer outlived every process)', async () => {
+    const file = freshManifest();
+    const location = await resolveLockLocation(file);
+    const start = processStartTime(process.pid)!;
+    // A writer "killed while it waited": its id names our pid with another start time (a dead process).
+    const dead = newEntryId().replace(`-${process.pid}.${start}-`, `-${process.pid}.${Number(start) - 1}-`);
+    await dropEntry(location, { id: dead, kind: 'completion-report', request: { agentId: 'D', report: { status: 'complete', commit: 'ddd1111' } } });
+    const alive = newEntryId();
+    await dropEntry(location, { id: alive, kind: 'completion-report', request: { agentId: 'E', report: { status: 'complete', commit: 'eee1111' } } });
+    await submitImplRequest(file, 'status-update', { wave: 1, agentId: 'B', status: 'partial', commit: 'bbb2222' });
+    expect(Object.keys(reports(file)).sort()).toEqual(['B', 'D', 'E']);
+    // The live writer's outcome waits for it; the dead writer's was never written.
+    expect(readdirSync(location.inboxPath)).toEqual([`${alive}.done`]);
+  });
 });
 
