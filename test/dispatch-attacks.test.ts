@@ -299,8 +299,15 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
     expect(agentA.attempts, evidence).toHaveLength(1);
     expect(agentA.attempts[0]!.dispatch!.job_id).toBe(jobId);
     expect(target.repo.read('src/a.js')).toBe("export const a = 'a';\n");
-    // It ran twice (the lost copy, then the one added again — on another worker, or here after the first); only the accepted copy pushed (F12).
-    expect(`${main.log()}\n${rare.log()}`.split('\n').filter((line) => line.includes(`job ${jobId}: agent A`))).toHaveLength(2);
+    // It ran at least twice (the lost copy, then the one added again — on another worker, or here after the
+    // first); only the accepted copy pushed (F12). A third run is BullMQ's at-least-once delivery on a starved
+    // machine (seen in CI at load ~25: the tests' workers hold 2.5 s locks, renewed every 1.25 s, and a late
+    // renewal makes the copy running count as stalled): still one attempt, one report, one merge (above).
+    const runs = `${main.log()}\n${rare.log()}`.split('\n').filter((line) => line.includes(`job ${jobId}: agent A`));
+    expect(runs.length, evidence).toBeGreaterThanOrEqual(2);
+    expect(runs.length, evidence).toBeLessThanOrEqual(4);
+    const merges = (await target.repo.run(['log', '--merges', '--format=%s'])).split('\n').filter((subject) => subject.startsWith('Merge ') && subject.includes('-agent-A'));
+    expect(merges, evidence).toHaveLength(1);
   }, 120_000);
 
   it.concurrent('F4: a job that runs past the agent’s limit + the margin on a live worker that never answers fails as a timeout (no hang)', async ({ expect }) => {
