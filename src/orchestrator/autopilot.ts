@@ -44,6 +44,8 @@ export interface AutopilotOptions {
   unsafeNoSandbox?: boolean;
   /** Issue 17: where wave agents run (`--dispatch redis://…`); default in this process. */
   dispatcher?: Dispatcher;
+  /** Takes the run lock of the plan (an existing IMPL, or a feature's IMPL path before its Scout) for the run's life; throws RUN_IN_PROGRESS when another process holds it. Returns its release. */
+  lockPlan?: (implPath: string) => () => void;
   /** A feature description (scouted first) or the path of an existing IMPL (resumed). */
   feature?: string;
   /** The IMPL slug for `feature` (default: derived from its text, as run-scout does). */
@@ -143,6 +145,22 @@ export function slugOfFeature(feature: string): string {
  * are not relaunched (E9), an interrupted merge is finished.
  */
 export async function runAutopilot(options: AutopilotOptions): Promise<AutopilotResult> {
+  // One run per plan (the CLI's run lock), taken as soon as the plan's path is known — for a feature, its
+  // docs/IMPL/IMPL-<slug>.yaml before the Scout writes it — and held for the run's life: a second `polywave run`
+  // of the same feature, or `polywave run <IMPL>` while a PROGRAM's tier runs that IMPL, is refused instead of racing.
+  const releases: Array<() => void> = [];
+  const lock = (implPath: string): void => {
+    if (options.lockPlan) releases.push(options.lockPlan(implPath));
+  };
+  try {
+    if (options.implPath) lock(path.resolve(options.repoDir, options.implPath));
+    return await autopilotSteps(options, lock);
+  } finally {
+    for (const release of releases.reverse()) release();
+  }
+}
+
+async function autopilotSteps(options: AutopilotOptions, lock: (implPath: string) => void): Promise<AutopilotResult> {
   const started = performance.now();
   const env = options.env;
   const gitAt = (directory: string): Git => createGit(directory, { env });
@@ -167,6 +185,7 @@ export async function runAutopilot(options: AutopilotOptions): Promise<Autopilot
     if (!options.feature?.trim()) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: 'polywave run needs a feature description or an IMPL path' });
     const slug = options.slug ?? slugOfFeature(options.feature);
     const candidate = path.join(options.repoDir, 'docs', 'IMPL', `IMPL-${slug}.yaml`);
+    lock(candidate);
     const scoutNeeded = !existsSync(candidate) || ['', 'SCOUT_PENDING', 'SCOUT_VALIDATING', 'INTERVIEWING'].includes(((await readManifest(candidate).catch(() => undefined))?.state ?? '').trim());
     if (scoutNeeded) {
       const phaseStart = performance.now();
@@ -186,6 +205,7 @@ export async function runAutopilot(options: AutopilotOptions): Promise<Autopilot
       });
       addUsage(usage, scout.usage);
       implPath = scout.impl_path;
+      if (implPath && path.resolve(implPath) !== path.resolve(candidate)) lock(implPath);
       record({ phase: 'scout', status: scout.success ? 'done' : 'failed', detail: `state ${scout.state} after ${scout.attempts.length} attempt(s)${scout.critic ? `; critic ${scout.critic.verdict}` : ''}`, duration_ms: Math.round(performance.now() - phaseStart) });
       if (!scout.success) {
         result.impl_path = implPath;

@@ -80,6 +80,8 @@ export interface ProgramExecuteOptions {
   /** After a failed tier gate, re-engage the Planner (E34) even without `auto`. */
   replan?: boolean;
   unsafeNoSandbox?: boolean;
+  /** Takes the run lock of each IMPL while the tier runs it (the CLI's one-run-per-plan lock); returns its release. */
+  lockPlan?: (implPath: string) => () => void;
   now?: () => Date;
   events?: EventBus;
   signal?: AbortSignal;
@@ -583,6 +585,7 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
             agentSlots: slots,
             orchestratorFiles: [programPath, ...manifestPaths.filter((other) => other !== implPath)],
             concurrentRefs,
+            ...(options.lockPlan ? { lockPlan: options.lockPlan } : {}),
             ...base,
             ...(modelFor('wave') ? { model: modelFor('wave')! } : {}),
             ...(options.models ? { models: options.models } : {}),

@@ -2,6 +2,7 @@ import { prepareWave } from '../../engine/prepare-wave.js';
 import type { StepResult } from '../../engine/step.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { loadImpl } from '../../store/manifest-file.js';
+import { acquireRunLock } from '../run-lock.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { implPathFrom, requireManifest } from './shared.js';
 import { repoDirOption } from './repo-dir-option.js';
@@ -39,9 +40,12 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const wave = waveOption(options);
   requireManifest((await loadImpl(implPath)).parsed, implPath);
   const jsonOnly = options.jsonOnly === true;
+  const repoDir = repoDirOption(options, io);
+  // The plan's run lock (the one run, run-wave and finalize-wave take): a prepare-wave while another process
+  // runs this plan's waves would create worktrees and rewrite state under it — RUN_IN_PROGRESS, nothing changed.
+  const releaseLock = acquireRunLock(repoDir ?? io.cwd, implPath);
   const interrupt = interruptSignal();
   try {
-    const repoDir = repoDirOption(options, io);
     const result = await prepareWave({
       implPath,
       wave,
@@ -73,5 +77,6 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     return result.success ? 0 : 1;
   } finally {
     interrupt.dispose();
+    releaseLock();
   }
 }

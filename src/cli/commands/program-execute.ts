@@ -11,7 +11,8 @@ import { repoDirOption } from './prepare-wave.js';
 import { requireAgentsReady } from '../../agents/model-preflight.js';
 import { parseProgram } from '../../protocol/parse-program.js';
 import { readFile } from 'node:fs/promises';
-import { accessSync, constants, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { acquireRunLock } from '../run-lock.js';
 import { notePendingStep, onUnsettled } from '../unsettled-guard.js';
 
 function text(options: Record<string, unknown>, name: string): string | undefined {
@@ -81,6 +82,19 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const repoDir = repoDirOption(options, io) ?? io.cwd;
   const programPath = path.resolve(io.cwd, target);
   await requireProgramAgentsReady(programPath, options, io);
+  // One run of a PROGRAM at a time, across processes (the lock `polywave run` takes per plan), held for the
+  // loop's life; each IMPL's own lock is taken while its tier runs it (a `polywave run <IMPL>` meanwhile is refused).
+  // (A path that names no file takes no lock: the loop's own not-found error, nothing written.)
+  const releaseLock = existsSync(programPath) ? acquireRunLock(repoDir, programPath) : () => undefined;
+  try {
+    return await execute(programPath, repoDir, options, io, { concurrency, timeout, maxTurns });
+  } finally {
+    releaseLock();
+  }
+}
+
+async function execute(programPath: string, repoDir: string, options: Record<string, unknown>, io: CommandIo, limits: { concurrency: number | undefined; timeout: number | undefined; maxTurns: number | undefined }): Promise<CommandResult> {
+  const { concurrency, timeout, maxTurns } = limits;
   const budget = await budgetFrom(options, repoDir);
   const json = options.json === true;
   const auto = options.auto === true;
@@ -109,6 +123,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
       events,
       signal: interrupt.signal,
       auto,
+      lockPlan: (implPath) => acquireRunLock(repoDir, implPath),
       ...(options.replan === true ? { replan: true } : {}),
       ...(unsafeNoSandboxFrom(options, io) ? { unsafeNoSandbox: true } : {}),
       ...(text(options, 'model') ? { model: text(options, 'model')! } : {}),

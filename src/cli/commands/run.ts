@@ -176,6 +176,8 @@ async function runPlan(target: string, asPath: string, isImpl: boolean, repoDir:
       ...(options.critic === false ? { noCritic: true } : {}),
       ...(budget ? { budget } : {}),
       ...(dispatcher ? { dispatcher } : {}),
+      // A feature's plan is locked from before its Scout (an IMPL's already is, above; the take nests).
+      lockPlan: (implPath) => acquireRunLock(repoDir, implPath),
       approve: async (plan) => {
         if (json) return false;
         io.stderr(formatPlan(plan));
