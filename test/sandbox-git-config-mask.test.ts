@@ -31,7 +31,11 @@ describe("credentials in the repository's git configuration are masked in every 
     const repo = await createTestRepo();
     expect(gitConfigMasks(repo.path('.git'))).toEqual([]);
     await repo.run(['remote', 'add', 'plain', 'https://github.com:443/o/r.git']);
+    expect(gitConfigMasks(repo.path('.git'))).toEqual([]);
+    // X19-01: a URL's user part alone may be a token (GitHub takes one as the user name): masked too
     await repo.run(['remote', 'add', 'user-only', 'https://someone@github.com/o/r.git']);
+    expect(gitConfigMasks(repo.path('.git'))).toHaveLength(1);
+    await repo.run(['remote', 'remove', 'user-only']);
     expect(gitConfigMasks(repo.path('.git'))).toEqual([]);
     await repo.run(['config', 'http.https://github.com/.extraHeader', 'AUTHORIZATION: basic U0VDUkVU']);
     expect(gitConfigMasks(repo.path('.git'))).toHaveLength(1);

@@ -115,7 +115,8 @@ describe.skipIf(!available)('the home is an allow-list; secret files around the 
     // name), but build/dependency directories and what sandbox.readable names stay readable
     for (const file of x14Files) plant(path.join(repo.dir, file), `CANARY-X10-FILE ${file}\n`);
     plant(path.join(repo.dir, 'node_modules/pkg/index.js'), 'BUILD-node_modules-ok\n');
-    plant(path.join(repo.dir, 'dist/app.js'), 'BUILD-dist-ok\n');
+    // X19-02: build output is not bound back (the compiled copy of a hidden file): only dependency directories are
+    plant(path.join(repo.dir, 'dist/app.js'), 'CANARY-X10-FILE dist-build-output\n');
     plant(path.join(repo.dir, 'local-data/fixture.txt'), 'READABLE-back-ok\n');
     // X16 #9: what the ignored-path guard / leftover sweep moved to the quarantine (a user's .env.local) stays hidden
     plant(path.join(repo.dir, '.git/polywave/quarantine/A-old/.env.local'), 'CANARY-X10-FILE quarantined\n');
@@ -147,11 +148,12 @@ describe.skipIf(!available)('the home is an allow-list; secret files around the 
     const planMs = performance.now() - started;
     expect(plan.unreadable).toContain(home);
     // of the main checkout (hidden whole, issue 11) only its .git, build/dependency directories and sandbox.readable come back
-    expect(plan.readable).toEqual(expect.arrayContaining([path.join(repo.dir, '.git'), path.join(repo.dir, 'node_modules'), path.join(repo.dir, 'dist'), path.join(repo.dir, 'local-data'), path.join(home, '.nvm'), path.join(home, '.local/bin'), path.join(home, '.cargo')]));
+    expect(plan.readable).not.toContain(path.join(repo.dir, 'dist'));
+    expect(plan.readable).toEqual(expect.arrayContaining([path.join(repo.dir, '.git'), path.join(repo.dir, 'node_modules'), path.join(repo.dir, 'local-data'), path.join(home, '.nvm'), path.join(home, '.local/bin'), path.join(home, '.cargo')]));
     for (const never of [repo.dir, path.join(repo.dir, 'src'), path.join(repo.dir, '.claude')]) expect(plan.readable, never).not.toContain(never);
     // inside the hidden home the checkout has no view of its own: the agent's view of the home is read-only instead
     expect(plan.emptyReadOnly).toEqual([home]);
-    for (const open of [worktree, path.join(repo.dir, '.claude'), path.join(repo.dir, 'node_modules'), path.join(repo.dir, 'dist'), path.join(repo.dir, 'local-data')]) expect(plan.unreadable, open).not.toContain(open);
+    for (const open of [worktree, path.join(repo.dir, '.claude'), path.join(repo.dir, 'node_modules'), path.join(repo.dir, 'local-data')]) expect(plan.unreadable, open).not.toContain(open);
     expect(planMs).toBeGreaterThan(0);
     const wrapped = await wrapInSandbox(plan, probe, { cwd: worktree, env: { ...env, HOME: path.join(scratch, 'home'), TMPDIR: path.join(scratch, 'tmp') } });
     const agent = await run(wrapped.file, wrapped.args, { cwd: worktree, env: wrapped.env }).then(
@@ -187,7 +189,7 @@ describe.skipIf(!available)('the home is an allow-list; secret files around the 
       ['gate', gate],
     ] as const) {
       expect({ who, read: output.split('\n').filter((line) => line.includes('CANARY-X10')) }).toEqual({ who, read: [] });
-      for (const ok of ['BUILD-node_modules-ok', 'BUILD-dist-ok', ...(who === 'agent' ? ['READABLE-back-ok'] : []), 'TOOL-nvm-ok', 'TOOL-local-ok', 'TOOL-linked-ok', 'TOOL-docrun-ok', 'TOOL-cargo-ok', 'TOOL-lib-ok', 'own-tracked: TRACKED=1', 'GIT-ok', 'WRITE-ok']) expect(output, `${who}: ${ok}`).toContain(ok);
+      for (const ok of ['BUILD-node_modules-ok', ...(who === 'agent' ? ['READABLE-back-ok'] : []), 'TOOL-nvm-ok', 'TOOL-local-ok', 'TOOL-linked-ok', 'TOOL-docrun-ok', 'TOOL-cargo-ok', 'TOOL-lib-ok', 'own-tracked: TRACKED=1', 'GIT-ok', 'WRITE-ok']) expect(output, `${who}: ${ok}`).toContain(ok);
       expect(output, `${who}: the main checkout's tracked file`).not.toContain('main-tracked:');
     }
   }, 120_000);

@@ -185,11 +185,13 @@ describe('the home as an allow-list (outside attack X10 N1b/N1c)', () => {
       // directories and sandbox.readable put back read-only — its other ignored paths need no mount of their own
       expect(plan.unreadable).toContain(repo);
       for (const covered of [path.join(repo, 'private'), path.join(repo, 'db.sqlite'), path.join(repo, '.claude/settings.local.json')]) expect(plan.unreadable, covered).not.toContain(covered);
-      expect([...(plan.readable ?? [])].sort()).toEqual(['.git', 'fixtures', 'pkgs/web/node_modules', 'src/__pycache__', 'target'].map((entry) => path.join(repo, entry)));
+      // build output (target/, __pycache__/) is not bound back (outside attack X19-02): only dependency directories are
+      expect([...(plan.readable ?? [])].sort()).toEqual(['.git', 'fixtures', 'pkgs/web/node_modules'].map((entry) => path.join(repo, entry)));
       for (const open of [own, path.join(repo, 'fixtures'), path.join(repo, 'target'), path.join(repo, '.claude')]) expect(plan.unreadable, open).not.toContain(open);
       const solo = agentSandboxPlan({ root: repo, home: path.join(repo, 'h'), tmp: path.join(repo, 't'), gitCommonDir: path.join(repo, '.git'), otherWorktrees: [], userHome: '/nonexistent-home', env: {} });
       // ... but the quarantine (outside attack X16 #9), in every plan, created so that the deny is a mount
-      expect(solo.unreadable.filter((entry) => entry.startsWith(`${repo}/`))).toEqual([path.join(repo, '.git/polywave/quarantine')]);
+      // ... and the manifest writes' lock directory (X19-06: a read lock from inside a sandbox stalled them)
+      expect(solo.unreadable.filter((entry) => entry.startsWith(`${repo}/`))).toEqual([path.join(repo, '.git/polywave/quarantine'), path.join(repo, '.git/polywave/locks')]);
       expect(existsSync(path.join(repo, '.git/polywave/quarantine'))).toBe(true);
       expect(plan.unreadable).toContain(path.join(repo, '.git/polywave/quarantine'));
       const gate = gatePlan({ directory: own, tmp: path.join(repo, 't'), gitCommonDir: path.join(repo, '.git'), userHome: '/nonexistent-home', env: {} });
@@ -246,7 +248,10 @@ describe('the home as an allow-list (outside attack X10 N1b/N1c)', () => {
       writeFileSync(path.join(repo, '.gitignore'), '/.venv/\n/build/\n/bin/\n/vendor/\n/dist/\n/private/\n');
       const own = path.join(repo, 'wt');
       const plan = agentSandboxPlan({ root: own, home: path.join(repo, 'h'), tmp: path.join(repo, 't'), gitCommonDir: path.join(repo, '.git'), otherWorktrees: [], userHome: '/nonexistent-home', env: {} });
-      for (const file of ['build/.env', 'bin/credentials', 'vendor/secrets.json', 'dist/deep/er/id_rsa']) expect(plan.unreadable, file).toContain(path.join(repo, file));
+      // inside a bound-back dependency directory: hidden one by one; build output is not bound back at all (X19-02)
+      expect(plan.unreadable).toContain(path.join(repo, 'vendor/secrets.json'));
+      for (const file of ['build/.env', 'bin/credentials', 'dist/deep/er/id_rsa']) expect((plan.readable ?? []).some((open) => path.join(repo, file).startsWith(`${open}/`)), file).toBe(false);
+      expect(plan.unreadable).toContain(repo);
       expect(plan.unreadable.filter((entry) => entry.endsWith('.pem'))).toHaveLength(396);
       const warnings = written.filter((line) => line.includes('untracked secret-named files'));
       expect(warnings).toEqual([expect.stringContaining(`${repo} has 409 untracked secret-named files`) as unknown]);

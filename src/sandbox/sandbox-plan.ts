@@ -544,9 +544,11 @@ export function ignoredPathsToHide(checkout: string, keep: readonly string[]): s
  * the main checkout, which it otherwise cannot read at all (issue 11, outside attack X16: a deny-list
  * taken when the sandbox starts missed every file created in the checkout afterwards, and stopped at
  * 300 ignored paths): its git directory when it lies inside (a linked worktree's git reads it), the
- * dependency/build/cache directories git lists as ignored ({@link buildDirectoryNames}: the worktree's
- * `node_modules` link, a `.venv`), and `extra` (`sandbox.readable` entries inside it). Each is one
- * read-only bind; absolute paths, none inside another; fail closed like {@link ignoredPathsToHide}.
+ * dependency directories git lists as ignored that worktrees and throwaway checkouts link to
+ * ({@link linkedDependencyNames}: `node_modules`, a `.venv`), and `extra` (`sandbox.readable` entries inside
+ * it). Build output (`dist`, `target`, `__pycache__`, `bin`…) is not bound back (outside attack X19-02: the
+ * compiled copy of a hidden `local_settings.py`, a private `bin/deploy.sh`): a sandbox elsewhere builds its own.
+ * Each is one read-only bind; absolute paths, none inside another; fail closed like {@link ignoredPathsToHide}.
  */
 export function checkoutCarveOuts(checkout: string, gitCommonDir: string | undefined, extra: readonly string[]): string[] {
   const key = path.resolve(checkout);
@@ -554,9 +556,9 @@ export function checkoutCarveOuts(checkout: string, gitCommonDir: string | undef
   if (gitCommonDir !== undefined && isInside(path.resolve(gitCommonDir), key) && path.resolve(gitCommonDir) !== key) found.push(path.resolve(gitCommonDir));
   for (const entry of ignoredEntries(key)) {
     const segments = entry.replace(/\/+$/, '').split('/');
-    // a build directory on the way (the entry itself only when git listed it as a directory)
+    // a dependency directory on the way (the entry itself only when git listed it as a directory)
     const last = entry.endsWith('/') ? segments.length : segments.length - 1;
-    const at = segments.slice(0, last).findIndex((segment) => buildDirectoryNames.has(segment));
+    const at = segments.slice(0, last).findIndex((segment) => linkedDependencyNames.has(segment));
     if (at >= 0) found.push(path.join(key, ...segments.slice(0, at + 1)));
   }
   for (const entry of extra) if (isInside(path.resolve(entry), key) && path.resolve(entry) !== key) found.push(path.resolve(entry));
@@ -565,34 +567,163 @@ export function checkoutCarveOuts(checkout: string, gitCommonDir: string | undef
 }
 
 /**
- * A credential in git configuration: the password or token of a URL (`https://user:TOKEN@host/…`, in a
- * remote's `url`, a `[url "…"]` section, `pushurl`) and the value of an `http.extraHeader` (CI checkouts put
- * `AUTHORIZATION: basic …` there). Group 1 is the value. Case-insensitive key without a flag: the pattern
- * travels to sandbox-runtime as source text.
+ * The dependency directories a worktree's or a throwaway checkout's links point into (worktree setup's
+ * `node_modules` / `.venv` links, src/gates/throwaway-checkout.ts `dependencyDirNames`): the only ignored
+ * content of the main checkout bound back into a sandbox working elsewhere.
  */
-const gitConfigCredential = /(?::\/\/[^/\s:@]+:(?=[^\s/@]+@)|[eE][xX][tT][rR][aA][hH][eE][aA][dD][eE][rR]\s*=\s*)([^\n@]+?)(?=@|\n|$)/;
+const linkedDependencyNames: ReadonlySet<string> = new Set(['node_modules', 'bower_components', 'jspm_packages', '.venv', 'venv', '__pypackages__', '.bundle', 'vendor', 'Pods']);
 
 /**
- * The repository's git configuration as a masked file when it holds a credential (issue 11: agents read the
- * main checkout's `.git/config` — git needs it — and a token in a remote URL with it): the sandbox sees each
- * value replaced by a placeholder, git still works. Read when the plan is built; none when unreadable.
+ * What stays hidden inside a bound-back dependency directory (outside attack X19-02): Bundler's local
+ * `config` (where `bundle config set --local` keeps private gem-server credentials), a virtualenv's `pip.conf`
+ * / `pip.ini` (an index URL with a token), tool caches (`.cache`) and `.env` / `.npmrc` files at its top.
  */
-export function gitConfigMasks(gitCommonDir: string | undefined): Array<{ path: string; extract: string }> {
-  if (gitCommonDir === undefined) return [];
-  const file = path.join(path.resolve(gitCommonDir), 'config');
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch {
-    return [];
+export function dependencyDirectoryPrivates(dir: string): string[] {
+  const name = path.basename(dir);
+  const candidates = [...(name === '.bundle' ? ['config'] : []), 'pip.conf', 'pip.ini', '.cache', '.env', '.env.local', '.npmrc', '.pypirc', '.netrc'];
+  return candidates.map((entry) => path.join(dir, entry)).filter((entry) => existsSync(entry));
+}
+
+/** `word` as a case-insensitive pattern without a flag (the pattern travels to sandbox-runtime as source text, compiled with `gd` only). */
+const anyCase = (word: string): string => word.replace(/[a-z]/gi, (letter) => `[${letter.toLowerCase()}${letter.toUpperCase()}]`);
+
+/**
+ * A credential in git configuration (group 1, the value): the user-info of a URL — its password
+ * (`https://user:TOKEN@host/…`) or, without one, its user part (`https://ghp_TOKEN@host/…`: GitHub and others
+ * take a token as the user name, outside attack X19-01; a plain user name is masked too, harmlessly) — in a
+ * remote's `url`, `pushurl`, a `[url "…"]` section; and the value of a key that names a secret:
+ * `http.extraHeader` (CI checkouts put `AUTHORIZATION: basic …` there, also in every submodule's config),
+ * `sendemail.smtpPass`, and any key ending in `token`, `password`, `passwd` or `secret` (`github.token`).
+ */
+const gitConfigCredential = new RegExp(
+  `((?<=://(?:[^/\\s:@]+:)?)[^/\\s:@]+(?=@)|(?<=(?:^|\\n)[ \\t]*(?:${anyCase('extraheader')}|${anyCase('smtppass')}|[a-zA-Z]*(?:${anyCase('token')}|${anyCase('password')}|${anyCase('passwd')}|${anyCase('secret')}))[ \\t]*=[ \\t]*)[^\\s][^\\n]*)`,
+);
+
+/** The files `[include]` / `[includeIf …]` of a git config file name (`path = …`), resolved as git does (relative to the file, `~/` the home). */
+function includedConfigFiles(file: string, text: string, userHome: string): string[] {
+  const found: string[] = [];
+  let inInclude = false;
+  for (const line of text.split('\n')) {
+    const section = /^\s*\[\s*([A-Za-z]+)/.exec(line);
+    if (section) inInclude = /^include(?:if)?$/i.test(section[1]!);
+    const entry = inInclude ? /^\s*path\s*=\s*"?([^"\n]+?)"?\s*$/i.exec(line.replace(/^\s*\[[^\]]*\]/, '')) : null;
+    if (!entry) continue;
+    const value = entry[1]!.trim();
+    found.push(value.startsWith('~/') ? path.join(userHome, value.slice(2)) : path.resolve(path.dirname(file), value));
   }
-  return gitConfigCredential.test(text) ? [{ path: file, extract: gitConfigCredential.source }] : [];
+  return found;
+}
+
+/**
+ * The git configuration files of a repository: `config` and `config.worktree` of its git directory and of
+ * each linked worktree's, every submodule's `modules/…/config` (actions/checkout with submodules writes its
+ * token into each), and the files they `[include]` (depth-limited).
+ */
+function gitConfigFiles(gitCommonDir: string, userHome: string): string[] {
+  const files: string[] = [];
+  const visit = (dir: string, depth: number): void => {
+    files.push(path.join(dir, 'config'), path.join(dir, 'config.worktree'));
+    if (depth > 3) return;
+    for (const sub of ['worktrees', 'modules']) {
+      let names: string[];
+      try {
+        names = readdirSync(path.join(dir, sub));
+      } catch {
+        continue;
+      }
+      for (const name of names) {
+        if (sub === 'worktrees') files.push(path.join(dir, sub, name, 'config.worktree'));
+        else visit(path.join(dir, sub, name), depth + 1);
+      }
+    }
+  };
+  visit(gitCommonDir, 0);
+  const all: string[] = [];
+  const queue = files.map((file) => ({ file, depth: 0 }));
+  const seen = new Set<string>();
+  while (queue.length > 0 && all.length < 64) {
+    const { file, depth } = queue.shift()!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch {
+      continue;
+    }
+    all.push(file);
+    if (depth < 4) for (const included of includedConfigFiles(file, text, userHome)) queue.push({ file: included, depth: depth + 1 });
+  }
+  return all;
+}
+
+/**
+ * The repository's git configuration files as masked files where they hold a credential (issue 11: agents read
+ * the main checkout's `.git/config` — git needs it — and a token in a remote URL with it; outside attack
+ * X19-01: also submodule configs and included files): the sandbox sees each value replaced by a placeholder,
+ * git still works. Read when the plan is built; none for files that are unreadable or hold no credential.
+ */
+export function gitConfigMasks(gitCommonDir: string | undefined, userHome: string = os.homedir()): Array<{ path: string; extract: string }> {
+  if (gitCommonDir === undefined) return [];
+  const root = path.resolve(gitCommonDir);
+  // Only files of the git directory: an included file elsewhere is hidden or readable by the plan's other rules
+  // (a mask over a hidden file would show it, masked).
+  return gitConfigFiles(root, userHome).filter((file) => isInside(file, root)).flatMap((file) => {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch {
+      return [];
+    }
+    return gitConfigCredential.test(text) ? [{ path: file, extract: gitConfigCredential.source }] : [];
+  });
+}
+
+/**
+ * What git itself keeps at the top of a git directory (and polywave's `polywave*`); anything else there was put
+ * by someone else — a credential store (`credential.helper 'store --file=.git/.git-credentials'`), a file the
+ * config `[include]`s — and is hidden from sandboxes (outside attack X19-01). Lock files, `sharedindex.*`,
+ * `BISECT_*`, `NOTES_MERGE_*` and the fsmonitor socket are git's too.
+ */
+const gitDirectoryEntries: ReadonlySet<string> = new Set([
+  'HEAD', 'ORIG_HEAD', 'FETCH_HEAD', 'MERGE_HEAD', 'MERGE_MODE', 'MERGE_MSG', 'MERGE_RR', 'AUTO_MERGE', 'CHERRY_PICK_HEAD', 'REVERT_HEAD', 'REBASE_HEAD', 'COMMIT_EDITMSG', 'TAG_EDITMSG', 'SQUASH_MSG', 'EDIT_DESCRIPTION',
+  'description', 'config', 'config.worktree', 'index', 'packed-refs', 'shallow', 'objects', 'refs', 'logs', 'hooks', 'info', 'worktrees', 'modules', 'rr-cache', 'lfs', 'branches', 'remotes', 'sequencer', 'rebase-merge', 'rebase-apply', 'reftable', 'gc.pid', 'gc.log', 'commondir', 'gitdir', 'gitk.cache', 'annex', 'filter-repo',
+]);
+const gitDirectoryEntryPattern = /^(?:polywave.*|.*\.lock|sharedindex\..*|BISECT_.*|NOTES_MERGE_.*|fsmonitor--daemon.*)$/;
+
+/** The entries at the top of the git directory (and of each submodule's) that are not git's ({@link gitDirectoryEntries}): unreadable in every sandbox. */
+export function gitDirectoryForeignEntries(gitCommonDir: string | undefined, userHome: string = os.homedir()): string[] {
+  if (gitCommonDir === undefined) return [];
+  // A file the configuration includes stays (masked where it holds a credential): git inside reads it.
+  const configFiles = new Set(gitConfigFiles(path.resolve(gitCommonDir), userHome));
+  const found: string[] = [];
+  const visit = (dir: string, depth: number): void => {
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      return;
+    }
+    for (const name of names) if (!gitDirectoryEntries.has(name) && !gitDirectoryEntryPattern.test(name) && !configFiles.has(path.join(dir, name))) found.push(path.join(dir, name));
+    if (depth > 3 || !names.includes('modules')) return;
+    let modules: string[];
+    try {
+      modules = readdirSync(path.join(dir, 'modules'));
+    } catch {
+      return;
+    }
+    for (const name of modules) visit(path.join(dir, 'modules', name), depth + 1);
+  };
+  visit(path.resolve(gitCommonDir), 0);
+  return found.slice(0, 200);
 }
 
 /** The main checkout hidden whole from a sandbox working elsewhere, and what of it stays readable ({@link checkoutCarveOuts}). */
 interface HiddenCheckout {
   root: string;
   readable: string[];
+  /** What stays hidden inside the bound-back directories ({@link dependencyDirectoryPrivates}). */
+  privates: string[];
 }
 
 /**
@@ -603,7 +734,9 @@ interface HiddenCheckout {
 function hiddenCheckout(mainCheckout: string | undefined, own: string, writable: readonly string[], gitCommonDir: string | undefined, extra: readonly string[]): HiddenCheckout | undefined {
   if (mainCheckout === undefined || isInside(mainCheckout, own) || !existsSync(mainCheckout)) return undefined;
   if (writable.some((entry) => isInside(mainCheckout, path.resolve(entry)))) return undefined;
-  return { root: mainCheckout, readable: checkoutCarveOuts(mainCheckout, gitCommonDir, extra) };
+  const readable = checkoutCarveOuts(mainCheckout, gitCommonDir, extra);
+  const privates = readable.filter((dir) => linkedDependencyNames.has(path.basename(dir))).flatMap(dependencyDirectoryPrivates);
+  return { root: mainCheckout, readable, privates };
 }
 
 const dirSecretsCache = new Map<string, { at: number; files: string[] }>();
@@ -713,15 +846,29 @@ export function residentSocketDirs(env: Readonly<Record<string, string | undefin
  * deny is a mount from the start (a path missing when the sandbox starts is not hidden once it appears).
  */
 export function quarantineDirOf(gitCommonDir: string): string {
-  const dir = path.join(path.resolve(gitCommonDir), 'polywave', 'quarantine');
+  return ensuredPolywaveDir(gitCommonDir, 'quarantine');
+}
+
+function ensuredPolywaveDir(gitCommonDir: string, name: string): string {
+  const dir = path.join(path.resolve(gitCommonDir), 'polywave', name);
   if (existsSync(gitCommonDir) && !existsSync(dir)) {
     try {
-      mkdirSync(dir, { recursive: true });
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
     } catch {
-      // a read-only git directory: nothing can be moved there either
+      // a read-only git directory: nothing can be moved (or locked) there either
     }
   }
   return dir;
+}
+
+/**
+ * What an agent or gate may neither read nor lock in the git directory's `polywave/`: the quarantine
+ * ({@link quarantineDirOf}) and `locks/`, where the manifest writes' kernel locks live (outside attack
+ * X19-06: a read lock taken from inside a sandbox on the read-only lock file conflicts with the writer's
+ * exclusive one, and another agent's report timed out: wave BLOCKED). Created up front like the quarantine.
+ */
+export function privatePolywaveDirsOf(gitCommonDir: string): string[] {
+  return [quarantineDirOf(gitCommonDir), ensuredPolywaveDir(gitCommonDir, 'locks')];
 }
 
 /** Input of {@link agentSandboxPlan}. */
@@ -792,8 +939,9 @@ export function agentSandboxPlan(input: AgentSandboxPlanInput): SandboxPlan {
     ...view.unreadable,
     ...homeSecrets.map((entry) => path.join(userHome, entry)),
     ...envFiles,
-    quarantineDirOf(gitCommonDir),
-    ...(hidden ? [hidden.root] : []),
+    ...privatePolywaveDirsOf(gitCommonDir),
+    ...gitDirectoryForeignEntries(gitCommonDir, userHome),
+    ...(hidden ? [hidden.root, ...hidden.privates] : []),
     ...secretFilesAround(mainCheckout, root, view, [...writable, gitCommonDir, ...configReadable(input.config, userHome, mainCheckout)], hidden !== undefined),
     // the orchestrator's own environment too: a gate's or tool's is already stripped of the variable (X10: verify-build read GOOGLE_APPLICATION_CREDENTIALS' file)
     ...credentialPathsOf({ ...process.env, ...env }, [...writable, root, mainCheckout, gitCommonDir, ...view.readable]),
@@ -801,11 +949,11 @@ export function agentSandboxPlan(input: AgentSandboxPlanInput): SandboxPlan {
     ...residentSocketDirs(),
     ...(input.env ? residentSocketDirs(input.env) : []),
   ]);
-  return { ...finishPlan(writable, readOnlyWithin, unreadable, view, input.config, hidden, true), ...maskedFilesOf(gitCommonDir) };
+  return { ...finishPlan(writable, readOnlyWithin, unreadable, view, input.config, hidden, true), ...maskedFilesOf(gitCommonDir, userHome) };
 }
 
-function maskedFilesOf(gitCommonDir: string | undefined): Pick<SandboxPlan, 'maskedFiles'> {
-  const masks = gitConfigMasks(gitCommonDir);
+function maskedFilesOf(gitCommonDir: string | undefined, userHome: string): Pick<SandboxPlan, 'maskedFiles'> {
+  const masks = gitConfigMasks(gitCommonDir, userHome);
   return masks.length > 0 ? { maskedFiles: masks } : {};
 }
 
@@ -890,15 +1038,15 @@ export function gatePlan(input: GatePlanInput): SandboxPlan {
   const unreadable = unique([
     ...view.unreadable,
     ...homeSecrets.map((entry) => path.join(userHome, entry)),
-    ...unique([...(gitCommonDir !== undefined ? [gitCommonDir] : []), ...(mainCheckout !== undefined ? [path.join(mainCheckout, '.git')] : [])]).map(quarantineDirOf),
-    ...(hidden ? [hidden.root] : []),
+    ...unique([...(gitCommonDir !== undefined ? [gitCommonDir] : []), ...(mainCheckout !== undefined ? [path.join(mainCheckout, '.git')] : [])]).flatMap((dir) => [...privatePolywaveDirsOf(dir), ...gitDirectoryForeignEntries(dir, userHome)]),
+    ...(hidden ? [hidden.root, ...hidden.privates] : []),
     ...secretFilesAround(mainCheckout, directory, view, [...writable, ...(gitCommonDir !== undefined ? [gitCommonDir] : []), ...(mainCheckout !== undefined ? configReadable(input.config, userHome, mainCheckout) : [])], hidden !== undefined),
     ...credentialPathsOf({ ...process.env, ...env }, [...writable, ...(gitCommonDir !== undefined ? [gitCommonDir] : []), ...(mainCheckout !== undefined ? [mainCheckout] : []), ...view.readable]),
     ...(input.directoryIsScratch === true ? (input.scratchDirs ?? foreignScratchDirs(input.env)).map((entry) => path.resolve(entry)) : scratchDenials(input.scratchDirs ?? foreignScratchDirs(input.env), directory)),
     ...residentSocketDirs(),
     ...(input.env ? residentSocketDirs(input.env) : []),
   ]);
-  return { ...finishPlan(writable, readOnlyWithin, unreadable, view, input.config, hidden), ...maskedFilesOf(gitCommonDir) };
+  return { ...finishPlan(writable, readOnlyWithin, unreadable, view, input.config, hidden), ...maskedFilesOf(gitCommonDir, userHome) };
 }
 
 /** A plan's last step, the same for agents and gates: what the home view puts back is bound read-only, what it covers is not listed twice. */

@@ -1,0 +1,103 @@
+/**
+ * Outside attack X19 (issue 11): secrets an agent in a worktree could still read in the main repository's
+ * bound-back parts, each merged into main by the attacker's wave:
+ * - X19-01, `.git/` beyond `.git/config`'s URL passwords: a submodule's `.git/modules/<sub>/config` with the
+ *   `extraheader` actions/checkout writes there, a file the config `[include]`s, a credential store kept in
+ *   `.git/.git-credentials`, and in the config itself a token as a URL's user name, `sendemail.smtpPass`,
+ *   `github.token`;
+ * - X19-02, the ignored "build/dependency" directories bound back: Bundler's local `.bundle/config`, a
+ *   virtualenv's `pip.conf`, `node_modules/.cache`, the compiled `__pycache__` copy of a hidden settings file, an
+ *   ignored `bin/` of private scripts;
+ * - X19-06, a read lock taken from inside the sandbox on the manifest writes' lock file in `.git/polywave/locks/`
+ *   (the writer's exclusive lock waited on it: another agent's report timed out, the wave was BLOCKED).
+ * Real git, the real sandbox: the sandboxed command prints what it can read; git inside still works.
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { buildAgentSandboxPlan } from '../src/agents/sandbox/agent-sandbox.js';
+import { gitConfigMasks, sandboxStatus } from '../src/sandbox/index.js';
+import { gitDirectoryForeignEntries } from '../src/sandbox/sandbox-plan.js';
+import { wrapInSandbox } from '../src/sandbox/wrap-in-sandbox.js';
+import { childOutput } from './support/child-output.js';
+import { createTestRepo, type TestRepo } from './support/git-repo.js';
+
+const available = (await sandboxStatus()).available;
+
+async function runWrapped(file: string, args: string[], cwd: string, env: Record<string, string>): Promise<string> {
+  const { stdout, stderr } = await childOutput(spawn(file, args, { cwd, env }));
+  return stdout + stderr;
+}
+
+function plant(file: string, text: string): void {
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, text);
+}
+
+/** The attacker's layout: every place X19 read a secret from, each with its own canary. */
+async function attackedRepo(): Promise<TestRepo> {
+  const repo = await createTestRepo({ files: { 'src/a.ts': 'export const a = 1;\n', '.gitignore': '.bundle/\n.venv/\nnode_modules/\n__pycache__/\n/bin/\n/dist/\n' } });
+  await repo.run(['remote', 'add', 'origin', 'https://ghp_SECRET14tokenonly@github.com/o/r.git']);
+  await repo.run(['config', 'sendemail.smtpPass', 'SECRET-SMTP-15']);
+  await repo.run(['config', 'github.token', 'SECRET-GHTOKEN-16']);
+  await repo.run(['config', 'include.path', 'creds.inc']);
+  plant(repo.path('.git/creds.inc'), '[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic SECRET-INC-12\n');
+  plant(repo.path('.git/modules/sub/config'), '[core]\n\trepositoryformatversion = 0\n[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic SECRET-SUBMOD-9\n');
+  plant(repo.path('.git/.git-credentials'), 'https://bot:SECRET-GITCRED-10@github.com\n');
+  plant(repo.path('.bundle/config'), '---\nBUNDLE_GEMS__CONTRIBSYS__COM: "user:SECRET-BUNDLE-1"\n');
+  plant(repo.path('.venv/pip.conf'), '[global]\nindex-url = https://u:SECRET-PIP-2@pypi.corp/simple\n');
+  plant(repo.path('.venv/lib/ok.py'), 'DEP-venv-ok\n');
+  plant(repo.path('__pycache__/local_settings.cpython-311.pyc'), 'SECRET-PYC-3\n');
+  plant(repo.path('bin/deploy.sh'), 'SECRET-BIN-5\n');
+  plant(repo.path('dist/app.js'), 'SECRET-DIST-7\n');
+  plant(repo.path('node_modules/.cache/app/.env'), 'SECRET-NM-6\n');
+  plant(repo.path('node_modules/pkg/index.js'), 'DEP-node_modules-ok\n');
+  plant(repo.path('.git/polywave/locks/IMPL-x.yaml.0123.lock'), '');
+  return repo;
+}
+
+const secrets = ['ghp_SECRET14tokenonly', 'SECRET-SMTP-15', 'SECRET-GHTOKEN-16', 'SECRET-INC-12', 'SECRET-SUBMOD-9', 'SECRET-GITCRED-10', 'SECRET-BUNDLE-1', 'SECRET-PIP-2', 'SECRET-PYC-3', 'SECRET-BIN-5', 'SECRET-DIST-7', 'SECRET-NM-6'];
+
+describe('outside attack X19: the git directory and the bound-back directories hold no readable secret', () => {
+  it('masks every config file with a credential (the config, a submodule config, an included file) and hides the git directory\'s foreign files, not git\'s own', async () => {
+    const repo = await attackedRepo();
+    const masked = gitConfigMasks(repo.path('.git')).map((entry) => entry.path).sort();
+    expect(masked).toEqual([repo.path('.git/config'), repo.path('.git/creds.inc'), repo.path('.git/modules/sub/config')].sort());
+    const foreign = gitDirectoryForeignEntries(repo.path('.git'));
+    expect(foreign).toContain(repo.path('.git/.git-credentials'));
+    // git's own entries, and the included file (git inside reads it: masked, not hidden), stay
+    for (const own of ['HEAD', 'config', 'objects', 'refs', 'index', 'hooks', 'info', 'modules', 'creds.inc']) expect(foreign, own).not.toContain(repo.path(`.git/${own}`));
+  });
+
+  it.skipIf(!available)('an agent in a worktree reads none of the twelve secrets; its dependency directories and git still work', async () => {
+    const repo = await attackedRepo();
+    const worktree = path.join(repo.dir, '.claude', 'worktrees', 'wave1-agent-A');
+    await repo.run(['worktree', 'add', '--quiet', '-b', 'a', worktree]);
+    const home = repo.sibling('home');
+    const tmp = repo.sibling('tmp');
+    mkdirSync(home);
+    mkdirSync(tmp);
+    const plan = await buildAgentSandboxPlan({ root: worktree, home, tmp, env: repo.env as Record<string, string> });
+    const files = ['.git/config', '.git/creds.inc', '.git/modules/sub/config', '.git/.git-credentials', '.bundle/config', '.venv/pip.conf', '__pycache__/local_settings.cpython-311.pyc', 'bin/deploy.sh', 'dist/app.js', 'node_modules/.cache/app/.env'];
+    const probe = [
+      `for f in ${files.map((file) => `'${repo.path(file)}'`).join(' ')}; do cat "$f" 2>/dev/null; done`,
+      `grep -rh SECRET '${repo.path('.git')}' '${repo.path('node_modules')}' '${repo.path('.venv')}' 2>/dev/null`,
+      'git config --list 2>&1; git remote -v 2>&1',
+      `cat '${repo.path('node_modules/pkg/index.js')}' '${repo.path('.venv/lib/ok.py')}'`,
+      'git status --short >/dev/null && echo GIT-STATUS-OK; git log --oneline -1 >/dev/null && echo GIT-LOG-OK',
+      `python3 -c "print('PY-' + 'OK')"`,
+      // X19-06: a read lock on the manifest writes' lock file (the orchestrator's exclusive lock would wait on it)
+      `python3 -c "import fcntl, os; fd = os.open('${repo.path('.git/polywave/locks/IMPL-x.yaml.0123.lock')}', os.O_RDONLY); fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB); print('LOCK-' + 'TAKEN')" 2>/dev/null`,
+      `ls '${repo.path('.git/polywave/locks')}' 2>/dev/null | sed 's/^/listed: /'`,
+    ].join('\n');
+    const wrapped = await wrapInSandbox(plan, probe, { cwd: worktree, env: { PATH: process.env.PATH ?? '', HOME: home, TMPDIR: tmp } });
+    const output = await runWrapped(wrapped.file, wrapped.args, worktree, wrapped.env);
+    wrapped.release();
+    if (process.env.X19_DEBUG) console.log(output);
+    for (const secret of secrets) expect(output, secret).not.toContain(secret);
+    expect(output).not.toContain('LOCK-TAKEN');
+    expect(output).not.toContain('listed: ');
+    for (const ok of ['PY-OK', 'DEP-node_modules-ok', 'DEP-venv-ok', 'GIT-STATUS-OK', 'GIT-LOG-OK', 'origin']) expect(output, ok).toContain(ok);
+  }, 120_000);
+});
