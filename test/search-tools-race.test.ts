@@ -5,6 +5,7 @@
  * key and returned it to the model. The walk now reads each directory and file through a descriptor checked to be
  * what was listed (src/agents/tools/shared.ts openPinned). Deterministic: the swap is made from the walk's own visit.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -57,5 +58,25 @@ describe('grep/glob walk no directory swapped for a link after it was listed (X1
     // a link as the last component is never followed either
     symlinkSync(path.join(outside, 'id_rsa'), path.join(root, 'key'));
     expect(await openPinned(path.join(root, 'key'), path.join(root, 'key'))).toBeUndefined();
+  });
+  it.skipIf(process.platform !== 'linux')('X19-07: a file swapped for a FIFO after it was listed is refused at once, never waited on (four such opens had stopped every fs call of the orchestrator)', async () => {
+    const { root } = layout();
+    const files = ['f0.txt', 'f1.txt', 'f2.txt', 'f3.txt', 'f4.txt', 'f5.txt'].map((name) => path.join(root, 'a', name));
+    for (const file of files) writeFileSync(file, 'text\n');
+    // the concurrent bash call: a FIFO (no writer ever) renamed over each listed file
+    for (const file of files) {
+      execFileSync('mkfifo', [`${file}.fifo`]);
+      renameSync(`${file}.fifo`, file);
+    }
+    const started = Date.now();
+    const opened = await Promise.race([
+      Promise.all(files.map((file) => openPinned(file, file))),
+      new Promise<'blocked'>((resolve) => setTimeout(() => resolve('blocked'), 5_000).unref()),
+    ]);
+    expect(opened).toEqual(files.map(() => undefined));
+    expect(Date.now() - started).toBeLessThan(5_000);
+    // and the process's fs calls still answer (the libuv threads are free)
+    writeFileSync(path.join(root, 'after.txt'), 'ok\n');
+    expect(await openPinned(path.join(root, 'after.txt'), path.join(root, 'after.txt')).then(async (handle) => (await handle?.close(), handle !== undefined))).toBe(true);
   });
 });

@@ -66,13 +66,18 @@ const pinnable = process.platform === 'linux';
  * descriptor's own path (`/proc/self/fd/N`) must equal `expected`, so a directory on the way swapped
  * for a symbolic link after it was listed leads nowhere (issue 11, outside attack X18-15: grep run
  * beside a bash call that swapped a directory for a link to ~/.ssh read the private key). Undefined
- * when it is not. Elsewhere than Linux: a plain O_NOFOLLOW open.
+ * when it is not, or when it is not a regular file (a directory with `directory`). Elsewhere than Linux: a
+ * plain O_NOFOLLOW open.
  */
 export async function openPinned(absolute: string, expected: string, directory = false): Promise<FileHandle | undefined> {
   let handle: FileHandle | undefined;
   try {
-    handle = await open(absolute, constants.O_RDONLY | constants.O_NOFOLLOW | (directory ? constants.O_DIRECTORY : 0));
-    if (pinnable && (await readlink(`/proc/self/fd/${handle.fd}`)) !== expected) {
+    // O_NONBLOCK: a FIFO swapped in for a listed file opens at once instead of blocking a libuv thread until a
+    // writer comes (outside attack X19-07: four such opens stopped every fs call of the orchestrator for good);
+    // anything but a regular file (a directory with `directory`) is then refused. No effect on a regular file's reads.
+    handle = await open(absolute, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | (directory ? constants.O_DIRECTORY : 0));
+    const stats = await handle.stat();
+    if ((directory ? !stats.isDirectory() : !stats.isFile()) || (pinnable && (await readlink(`/proc/self/fd/${handle.fd}`)) !== expected)) {
       await handle.close();
       return undefined;
     }
