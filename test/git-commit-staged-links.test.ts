@@ -30,4 +30,17 @@ describe('git_commit judges the index, not the checked path (X18-20)', () => {
     await repo.run(['reset', '-q', '--', 'src/a.ts', 'src/rel.ts', 'src/git.ts']);
     expect((await repo.run(['diff', '--cached', '--name-only'])).trim().split('\n').sort()).toEqual(['src/inside.ts', 'src/plain.ts']);
   });
+  it('X19-12: a link inside the worktree to a path the repository does not hold (../.env: the main checkout\'s secret once merged) is found; a link to a tracked or staged file is not', async () => {
+    const repo = await createTestRepo({ files: { 'src/index.ts': 'export {};\n', '.gitignore': '.env\nlocal/\n' } });
+    writeFileSync(repo.path('.env'), 'SECRET\n');
+    symlinkSync('../.env', repo.path('src/env.ts'));
+    symlinkSync('../local/settings.json', repo.path('src/settings.ts'));
+    symlinkSync('../.git/../.env', repo.path('src/dotdot.ts'));
+    symlinkSync('new.ts', repo.path('src/to-new.ts'));
+    writeFileSync(repo.path('src/new.ts'), 'export const n = 1;\n');
+    symlinkSync('../src', repo.path('src/dir.ts'));
+    const files = ['src/env.ts', 'src/settings.ts', 'src/dotdot.ts', 'src/to-new.ts', 'src/new.ts', 'src/dir.ts'];
+    await repo.run(['add', '--', ...files]);
+    expect((await stagedLinksOutside(repo.git, repo.dir, files)).sort()).toEqual(['src/dotdot.ts', 'src/env.ts', 'src/settings.ts']);
+  });
 });

@@ -73,7 +73,7 @@ export const gitCommitTool: AgentTool = defineTool<z.infer<typeof gitCommitInput
       const escaping = await stagedLinksOutside(git, jail.root, files);
       if (escaping.length > 0) {
         await git.run(['reset', '-q', '--', ...escaping]);
-        return denialResult('git_commit', { code: 'JAIL_OUTSIDE_ROOT', reason: `${escaping.join(', ')} became a symbolic link pointing outside the worktree after it was checked; nothing was committed (worktree isolation E4/E43).` }, escaping[0]!);
+        return denialResult('git_commit', { code: 'JAIL_OUTSIDE_ROOT', reason: `${escaping.join(', ')} became a symbolic link pointing outside the worktree, or at a path the repository does not hold, after it was checked; nothing was committed (worktree isolation E4/E43).` }, escaping[0]!);
       }
       const sha = await git.commit({ message: input.message, paths: files });
       const short = sha.slice(0, 12);
@@ -86,7 +86,8 @@ export const gitCommitTool: AgentTool = defineTool<z.infer<typeof gitCommitInput
 
 /**
  * The staged paths among `files` that are symbolic links (mode 120000) whose target, as staged, lies outside
- * `root` or inside its `.git` — read from the index, so a swap after the check cannot hide it.
+ * `root` or inside its `.git`, or names no path the index holds (an untracked or ignored file: the main
+ * checkout's `.env` once merged) — read from the index, so a swap after the check cannot hide it.
  */
 export async function stagedLinksOutside(git: Git, root: string, files: readonly string[]): Promise<string[]> {
   if (files.length === 0) return [];
@@ -99,6 +100,10 @@ export async function stagedLinksOutside(git: Git, root: string, files: readonly
     const resolved = path.resolve(root, path.dirname(match[2]!), target);
     const relative = path.relative(root, resolved);
     if (relative === '' || relative.startsWith('..') || path.isAbsolute(relative) || relative.split(path.sep)[0] === '.git') escaping.push(match[2]!);
+    // Inside the worktree but at nothing the repository holds (outside attack X19-12: `src/a.ts -> ../.env` passes the
+    // lexical check, and once merged points at the main checkout's ignored `.env`): only a link to a tracked (or
+    // staged) path is committed.
+    else if ((await git.run(['ls-files', '-z', '--', `:(literal)${relative.split(path.sep).join('/')}`])).stdout === '') escaping.push(match[2]!);
   }
   return escaping;
 }
