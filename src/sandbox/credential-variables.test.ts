@@ -210,4 +210,18 @@ describe('token shapes of outside attack X16 #22', () => {
     expect(Object.values(leaked).filter((token) => !inText.test(`const k = "${token}";\n`))).toEqual([]);
     expect(['import { dapiClient } from "./dapi";', 'const url = "https://app.terraform.io/api/v2";', 'pul-request', 'NRAK-1', 'see figd_ docs'].filter((text) => inText.test(text))).toEqual([]);
   });
+  it('outside attack X19-05: *_PW, *_ACCESS, Bundler host credentials, 1Password tokens; the GIT_CONFIG_COUNT group goes whole', () => {
+    const leaked: Record<string, string> = {
+      LDAP_BIND_PW: 'x19ldap',
+      JFROG_ACCESS: 'x19jfrog',
+      BUNDLE_GEMS__CONTRIBSYS__COM: 'user:X19bundle',
+      OP_SERVICE_ACCOUNT: `ops_eyJ${'a'.repeat(40)}`,
+      GIT_CONFIG_COUNT: '1',
+      GIT_CONFIG_KEY_0: 'http.https://github.com/.extraheader',
+      GIT_CONFIG_VALUE_0: 'AUTHORIZATION: basic X19',
+    };
+    const kept: Record<string, string> = { BUNDLE_PATH: 'vendor/bundle', BUNDLE_WITHOUT: 'development:test', ACCESS: 'public', PWD: '/work', OPS_TEAM: 'ops_team' };
+    expect(Object.keys(withoutCredentials(leaked))).toEqual([]);
+    expect(withoutCredentials(kept)).toEqual(kept);
+  });
 });

@@ -86,7 +86,12 @@ export function isCredentialVariable(name: string, value?: string): boolean {
   // parameters (an `http.extraheader` token). `SSH_AUTH_SOCK` keeps `auth` in the middle.
   if (last === 'auth' || last === 'authkey' || last === 'headers' || last === 'header') return true;
   if (words.some((word, index) => word === 'connection' && (words[index + 1] === 'string' || words[index + 1] === 'str'))) return true;
-  if (name === 'GIT_CONFIG_PARAMETERS' || /^GIT_CONFIG_(KEY|VALUE)_\d+$/.test(name)) return true;
+  // The whole GIT_CONFIG_COUNT group (outside attack X19-05: with KEY_n/VALUE_n stripped and the count kept, every
+  // git run with the agent's environment failed — "missing config key GIT_CONFIG_KEY_0" — and both agents BLOCKED).
+  if (name === 'GIT_CONFIG_PARAMETERS' || name === 'GIT_CONFIG_COUNT' || /^GIT_CONFIG_(KEY|VALUE)_\d+$/.test(name)) return true;
+  // X19-05: `*_PW` (`LDAP_BIND_PW`), `*_ACCESS` (`JFROG_ACCESS`), and Bundler's per-host credentials `BUNDLE_<HOST>=user:pass` (dots of the host as `__`)
+  if ((last === 'access' || last === 'pw') && words.length > 1) return true;
+  if (value !== undefined && /^BUNDLE_[A-Z0-9_]*__[A-Z0-9_]+$/.test(name) && value.includes(':')) return true;
   return value !== undefined && isCredentialValue(value);
 }
 
@@ -139,6 +144,8 @@ export const tokenShapes = [
   'pul-[0-9a-f]{40}',
   '[A-Za-z0-9]{14}\\.atlasv1\\.[A-Za-z0-9_=-]{60,}',
   'xapp-[0-9]-[A-Za-z0-9]+-[0-9]+-[A-Za-z0-9]{32,}',
+  // outside attack X19-05: 1Password service-account tokens
+  'ops_eyJ[A-Za-z0-9_-]{20,}',
 ].join('|');
 /** Values shaped like well-known API tokens, whatever the variable is called (Stripe's `sk_test_`/`rk_test_` keys too: secrets, not searched for in files). */
 const tokenShaped = new RegExp(`^(?:${tokenShapes}|[sr]k_test_[A-Za-z0-9_-]{8,})$`);
