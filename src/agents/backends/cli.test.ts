@@ -1,11 +1,12 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createTestRepo, type TestRepo } from '../../../test/support/git-repo.js';
 import { defaultAgentLimits, type AgentEvent, type AgentRunRequest, type ModelSpec } from '../contract.js';
 import { createJail } from '../jail/jail.js';
-import { builtinCliTemplates, createCliBackend, endpointHost, expandTemplateArgs, modelEndpoints, noProxyFor, sandboxedCliTemplates, type CliTemplate } from './cli.js';
+import { builtinCliTemplates, createCliBackend, endpointHost, expandTemplateArgs, modelEndpoints, noProxyFor, readReportFile, sandboxedCliTemplates, type CliTemplate } from './cli.js';
 
 /**
  * A stand-in for `claude -p --output-format stream-json --verbose`: reads the prompt from stdin,
@@ -472,5 +473,31 @@ describe('cli backend: custom templates', () => {
     const c = await backend.run(third.request);
     expect(c.text).toContain('file SYSTEM PROMPT\n\nImplement src/a.ts');
     expect(c.text).toContain(JSON.stringify(['--cwd', f.worktree]).slice(1, -1));
+  });
+});
+
+describe('cli backend: the report file the agent wrote (outside attack X19-19)', () => {
+  it('a FIFO, a link or a huge file there is refused at once, never waited on or followed; a JSON object in a regular file is read', async () => {
+    const f = await fixture();
+    const logs: string[] = [];
+    const state = { emit: (event: AgentEvent) => void (event.type === 'agent-log' && logs.push(event.message)) };
+    const report = path.join(f.scratch, 'report.json');
+    writeFileSync(report, JSON.stringify({ status: 'complete' }));
+    expect(readReportFile(state, report)).toEqual({ status: 'complete' });
+    rmSync(report);
+    execFileSync('mkfifo', [report]);
+    const started = Date.now();
+    expect(readReportFile(state, report)).toBeUndefined(); // synchronous: a blocking open would never return
+    expect(Date.now() - started).toBeLessThan(2_000);
+    rmSync(report);
+    const secret = path.join(f.repo.sibling('home'), 'creds.json');
+    mkdirSync(path.dirname(secret), { recursive: true });
+    writeFileSync(secret, JSON.stringify({ status: 'complete', token: 'SECRET' }));
+    symlinkSync(secret, report);
+    expect(readReportFile(state, report)).toBeUndefined();
+    rmSync(report);
+    writeFileSync(report, `{"notes":"${'x'.repeat(5 * 1024 * 1024)}"}`);
+    expect(readReportFile(state, report)).toBeUndefined();
+    expect(logs.filter((line) => line.includes('not a JSON object in a regular file'))).toHaveLength(3);
   });
 });

@@ -41,7 +41,7 @@
  * files it through `request.reportCompletion` after the commit, with that commit's SHA.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants as fsConstants, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, closeSync, constants as fsConstants, existsSync, fstatSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { BlockList, isIP } from 'node:net';
 import path from 'node:path';
 import {
@@ -565,20 +565,37 @@ function sandboxInstructions(request: AgentRunRequest, plan: SandboxPlan, report
 }
 
 /** The report a sandboxed CLI agent left in its report file (undefined when there is none or it is not a JSON object). */
-function readReportFile(state: ParseState, file: string): Record<string, unknown> | undefined {
+/** The completion report a sandboxed CLI agent wrote to its report file, or undefined (each refusal logged through `state.emit`). */
+export function readReportFile(state: Pick<ParseState, 'emit'>, file: string): Record<string, unknown> | undefined {
   if (!existsSync(file)) {
     state.emit({ type: 'agent-log', level: 'warn', message: `the agent wrote no completion report to $${reportFileVariable}` });
     return undefined;
   }
+  // The file lies in the agent's own TMPDIR, which it writes: opened without following a link and without
+  // blocking, and read only when it is a regular file of bounded size (outside attack X19-19: a FIFO there blocked
+  // this synchronous read, and with it the orchestrator's main thread, for good; a link would be read host-side).
+  let text: string | undefined;
+  let fd: number | undefined;
   try {
-    const parsed = asRecord(JSON.parse(readFileSync(file, 'utf8')));
+    fd = openSync(file, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
+    const stats = fstatSync(fd);
+    if (stats.isFile() && stats.size <= maxReportFileBytes) text = readFileSync(fd, 'utf8');
+  } catch {
+    // reported below
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+  try {
+    const parsed = text === undefined ? undefined : asRecord(JSON.parse(text));
     if (parsed) return parsed;
   } catch {
     // reported below
   }
-  state.emit({ type: 'agent-log', level: 'warn', message: `the completion report in $${reportFileVariable} is not a JSON object; nothing was filed` });
+  state.emit({ type: 'agent-log', level: 'warn', message: `the completion report in $${reportFileVariable} is not a JSON object in a regular file (at most ${maxReportFileBytes / 1024 / 1024} MiB); nothing was filed` });
   return undefined;
 }
+
+const maxReportFileBytes = 4 * 1024 * 1024;
 
 /**
  * Commits the agent's changed owned files on its branch, outside the sandbox, with the code of the
