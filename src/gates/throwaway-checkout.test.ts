@@ -2,6 +2,7 @@ import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, writeFileS
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createTestRepo } from '../../test/support/git-repo.js';
+import { pinSandboxSettings } from '../sandbox/sandbox-settings.js';
 import { type CheckoutSet, disposeCheckouts, inPlaceOptOut, makeThrowawayCheckout, sharedCheckout } from './throwaway-checkout.js';
 
 describe('throwaway checkout (issue 11, X3 #18)', () => {
@@ -47,5 +48,42 @@ describe('throwaway checkout (issue 11, X3 #18)', () => {
     expect(await makeThrowawayCheckout(repo.sibling(''), repo.env)).toBeUndefined();
     expect(inPlaceOptOut({ POLYWAVE_UNSAFE_GATES_IN_CHECKOUT: '1' })).toBe(true);
     expect(inPlaceOptOut({ POLYWAVE_UNSAFE_GATES_IN_CHECKOUT: '0' })).toBe(false);
+  });
+  it('outside attack X19-16: a merged .gitignore that stops ignoring the user\'s secrets does not bring them into the tree (judged by the base commit\'s rules while the wave is finalized; secret-named files never)', async () => {
+    const repo = await createTestRepo({ files: { 'src/a.ts': 'x\n', '.gitignore': '.env\nlocal/\n', 'config/app.ts': 'y\n' } });
+    const base = (await repo.run(['rev-parse', 'HEAD'])).trim();
+    writeFileSync(repo.path('.env'), 'SECRET-DOTENV\n');
+    mkdirSync(repo.path('local'));
+    writeFileSync(repo.path('local/settings.json'), '{"token":"SECRET-LOCAL"}\n');
+    writeFileSync(repo.path('config/.env'), 'SECRET-CONFIG\n');
+    writeFileSync(repo.path('notes.md'), 'the user\'s own untracked work\n');
+    // the agents' merge: the root .gitignore loses its lines, a new config/.gitignore un-ignores .env
+    writeFileSync(repo.path('.gitignore'), '*.log\n');
+    writeFileSync(repo.path('config/.gitignore'), '!.env\n');
+    await repo.run(['add', '.gitignore', 'config/.gitignore']);
+    await repo.run(['commit', '-q', '-m', 'merge: agent A']);
+    const release = pinSandboxSettings(repo.dir, base);
+    try {
+      const checkout = (await makeThrowawayCheckout(repo.dir, repo.env))!;
+      try {
+        for (const secret of ['.env', 'local/settings.json', 'config/.env']) expect(existsSync(path.join(checkout.root, secret)), secret).toBe(false);
+        expect(readFileSync(path.join(checkout.root, 'notes.md'), 'utf8')).toBe("the user's own untracked work\n");
+        expect(readFileSync(path.join(checkout.root, 'config/app.ts'), 'utf8')).toBe('y\n');
+      } finally {
+        await checkout.dispose();
+      }
+    } finally {
+      release();
+    }
+    // Outside a finalize (no pinned base): secret-named files still stay out; the rest follows the current rules.
+    const unpinned = (await makeThrowawayCheckout(repo.dir, repo.env))!;
+    try {
+      expect(existsSync(path.join(unpinned.root, '.env'))).toBe(false);
+      expect(existsSync(path.join(unpinned.root, 'config/.env'))).toBe(false);
+      expect(existsSync(path.join(unpinned.root, 'notes.md'))).toBe(true);
+    } finally {
+      await unpinned.dispose();
+    }
+    expect((await repo.run(['status', '--porcelain', '--', '.env', 'local'])).trim().split('\n').sort()).toEqual(['?? .env', '?? local/']);
   });
 });

@@ -25,6 +25,8 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { runGit } from '../git/run-git.js';
+import { secretFileName } from '../sandbox/sandbox-plan.js';
+import { pinnedCommitsOf } from '../sandbox/sandbox-settings.js';
 import { makeScratchDir, scratchParent } from '../sandbox/scratch-dirs.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -272,7 +274,17 @@ export async function makeThrowawayCheckout(directory: string, env: Env): Promis
     const withIndex = { GIT_INDEX_FILE: tempIndex };
     if (!existsSync(tempIndex)) await git(['read-tree', 'HEAD'], source, env, withIndex);
     // (Agents' worktrees inside the checkout, `.claude/worktrees/`, are ignored or else nested repositories: not copied.)
-    await git(['add', '-A'], source, env, withIndex);
+    // Tracked changes as they are; untracked files only those no trusted ignore rule hides (outside attack X19-16).
+    await git(['add', '-u'], source, env, withIndex);
+    const untracked = (await git(['ls-files', '-z', '--others', '--exclude-standard'], source, env)).split('\0').filter((file) => file !== '');
+    const refused = await untrustedUntracked(source, untracked, env, scratch);
+    const kept = untracked.filter((file) => !refused.has(file));
+    if (kept.length > 0) {
+      const list = path.join(scratch, 'untracked.list');
+      writeFileSync(list, `${kept.join('\0')}\0`);
+      await git(['add', '--pathspec-from-file', list, '--pathspec-file-nul'], source, env, { ...withIndex, GIT_LITERAL_PATHSPECS: '1' });
+      removeTree(list);
+    }
     const tree = (await git(['write-tree'], source, env, withIndex)).trim();
     removeTree(tempIndex);
     root = path.join(scratch, `tree-${randomBytes(4).toString('hex')}`);
@@ -302,6 +314,41 @@ export async function makeThrowawayCheckout(directory: string, env: Env): Promis
     mapOutput: (text) => sources.reduce((current, from) => current.split(from).join(source), text),
     dispose: cleanUp,
   };
+}
+
+/**
+ * The untracked (not ignored) files of the checkout a throwaway checkout must NOT copy (outside attack X19-16: an
+ * agent that owned a `.gitignore` dropped its `.env` line; after the merge the user's `.env` was "untracked", the
+ * throwaway tree copied it into the gate's own tree and the merged test code read it): secret-named files
+ * ({@link secretFileName}), and files the ignore rules of a pinned commit hide — the base commit of the wave being
+ * finalized ({@link pinnedCommitsOf}), whose `.gitignore` files no agent of the wave wrote. Judged with git's own
+ * `check-ignore` in a scratch repository holding only that commit's `.gitignore` files.
+ */
+async function untrustedUntracked(source: string, untracked: readonly string[], env: Env, scratch: string): Promise<Set<string>> {
+  const refused = new Set(untracked.filter((file) => secretFileName.test(path.basename(file))));
+  const candidates = untracked.filter((file) => !refused.has(file));
+  if (candidates.length === 0) return refused;
+  for (const commit of pinnedCommitsOf(source)) {
+    const listing = await git(['ls-tree', '-r', '-z', '--full-tree', '--name-only', commit], source, env).catch(() => '');
+    const ignoreFiles = listing.split('\0').filter((file) => file === '.gitignore' || file.endsWith('/.gitignore'));
+    if (ignoreFiles.length === 0) continue;
+    const judge = path.join(scratch, `ignore-rules-${randomBytes(4).toString('hex')}`);
+    mkdirSync(judge);
+    try {
+      await git(['init', '-q'], judge, env);
+      for (const file of ignoreFiles) {
+        const text = await git(['show', `${commit}:${file}`], source, env).catch(() => '');
+        mkdirSync(path.dirname(path.join(judge, file)), { recursive: true });
+        writeFileSync(path.join(judge, file), text);
+      }
+      // exit 1: none of them is ignored
+      const ignored = await runGit(['check-ignore', '--no-index', '-z', '--stdin'], { cwd: judge, env: { ...env, GIT_DIR: path.join(judge, '.git') }, input: `${candidates.join('\0')}\0` }).catch(() => '');
+      for (const file of ignored.split('\0')) if (file !== '') refused.add(file);
+    } finally {
+      removeTree(judge);
+    }
+  }
+  return refused;
 }
 
 /**

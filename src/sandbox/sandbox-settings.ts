@@ -69,6 +69,17 @@ export function pinSandboxSettings(checkout: string, commit: string): () => void
   };
 }
 
+/** The commits pinned for `checkout` ({@link pinSandboxSettings}): the base commits of the waves being finalized there. */
+export function pinnedCommitsOf(checkout: string): string[] {
+  let key = path.resolve(checkout);
+  try {
+    key = realpathSync(key);
+  } catch {
+    // as given
+  }
+  return [...(pins.get(key) ?? [])];
+}
+
 function pinsOf(configPath: string): string[] {
   if (pins.size === 0) return [];
   let real = configPath;
