@@ -5,7 +5,7 @@ import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { checkGlobPattern, globLiteralBase } from '../jail/jail.js';
-import { denialResult, defineTool, errorMessage, errorResult, globToRegExp, looksBinary, okResult, openPinned, plural, walkTree } from './shared.js';
+import { denialResult, defineTool, errorMessage, errorResult, globToRegExp, looksBinary, okResult, openPinned, plural, sandboxHiddenTest, walkTree } from './shared.js';
 import type { AgentTool, ToolContext } from './types.js';
 
 const maxGlobResults = 1000;
@@ -63,7 +63,8 @@ export const globTool: AgentTool = defineTool<z.infer<typeof globInput>>({
     }
     const matches: string[] = [];
     let more = false;
-    const walk = await walkTree(base.absolute, { maxEntries: maxWalkEntries, deadline: Date.now() + context.toolTimeoutMs, signal: context.signal }, (entry) => {
+    const hidden = sandboxHiddenTest(context.sandbox, context.jail.root);
+    const walk = await walkTree(base.absolute, { maxEntries: maxWalkEntries, deadline: Date.now() + context.toolTimeoutMs, signal: context.signal, ...(hidden ? { hidden } : {}) }, (entry) => {
       if (!matcher.test(entry.relative)) return;
       if (matches.length >= maxGlobResults) {
         more = true;
@@ -147,9 +148,13 @@ export const grepTool: AgentTool = defineTool<z.infer<typeof grepInput>>({
     try {
       const info = await stat(decision.absolute);
       let stopped: string | undefined;
-      if (info.isFile()) await searchFile(decision.absolute, await realpath(decision.absolute));
-      else {
-        const walk = await walkTree(decision.absolute, { maxEntries: maxWalkEntries, deadline: Date.now() + context.toolTimeoutMs, signal: context.signal }, async (entry) => {
+      // What the agent's sandbox hides inside its root stays hidden from this host-side search too (X19-17).
+      const hidden = sandboxHiddenTest(context.sandbox, context.jail.root);
+      if (info.isFile()) {
+        const real = await realpath(decision.absolute);
+        if (!hidden?.(real)) await searchFile(decision.absolute, real);
+      } else {
+        const walk = await walkTree(decision.absolute, { maxEntries: maxWalkEntries, deadline: Date.now() + context.toolTimeoutMs, signal: context.signal, ...(hidden ? { hidden } : {}) }, async (entry) => {
           if (!entry.dirent.isFile()) return;
           if (fileFilter && !fileFilter(entry.relative)) return;
           return searchFile(entry.absolute, entry.real);

@@ -1,7 +1,7 @@
 /**
  * Helpers shared by the agent tools: results, denials, directory walking, glob matching.
  */
-import { constants, type Dirent } from 'node:fs';
+import { constants, realpathSync, type Dirent } from 'node:fs';
 import { open, readdir, readlink, realpath, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { JailCode } from '../jail/types.js';
@@ -46,6 +46,33 @@ export interface WalkLimits {
   /** Stop at this time (ms since epoch). */
   deadline: number;
   signal?: AbortSignal;
+  /** Entries (by canonical path) the walk neither reports nor enters: what the agent's sandbox hides ({@link sandboxHiddenTest}). */
+  hidden?: (real: string) => boolean;
+}
+
+const within = (child: string, parent: string): boolean => child === parent || child.startsWith(parent.endsWith(path.sep) ? parent : `${parent}${path.sep}`);
+
+/**
+ * What the agent's OS sandbox hides inside `root`, as a test on canonical paths, for the tools that read the
+ * tree in the orchestrator's process (grep, glob): a path under an `unreadable` entry of the plan that no more
+ * specific `readable`/`writable` entry reopens (outside attack X19-17: inside the root, the files credential
+ * variables name — hidden from bash and read_file — were returned by grep). Undefined without a sandbox or
+ * without such entries.
+ */
+export function sandboxHiddenTest(plan: { unreadable: readonly string[]; readable?: readonly string[]; writable: readonly string[] } | undefined, root: string): ((real: string) => boolean) | undefined {
+  if (!plan) return undefined;
+  const base = path.resolve(root);
+  const canonical = (entry: string): string => {
+    try {
+      return realpathSync(entry);
+    } catch {
+      return path.resolve(entry);
+    }
+  };
+  const denied = plan.unreadable.map((entry) => path.resolve(entry)).filter((entry) => within(entry, base) && entry !== base).map(canonical);
+  if (denied.length === 0) return undefined;
+  const open = [...(plan.readable ?? []), ...plan.writable].map((entry) => path.resolve(entry));
+  return (real) => denied.some((hidden) => within(real, hidden) && !open.some((reopened) => reopened !== hidden && within(reopened, hidden) && within(real, reopened)));
 }
 
 export interface WalkEntry {
@@ -131,6 +158,7 @@ export async function walkTree(base: string, limits: WalkLimits, visit: (entry: 
       visited += 1;
       if (visited > limits.maxEntries) return { visited, stopped: 'entries' };
       const relative = relativeDirectory === '' ? dirent.name : `${relativeDirectory}/${dirent.name}`;
+      if (limits.hidden?.(path.join(realBase, relative))) continue;
       const stop = await visit({ absolute: path.join(base, relative), real: path.join(realBase, relative), relative, dirent });
       if (stop === true) return { visited };
       if (dirent.isDirectory()) subdirectories.push(relative);

@@ -10,6 +10,7 @@ import type { JailPolicy } from '../jail/types.js';
 import { createAgentTools, runToolCall, truncateOutput } from './index.js';
 import { readHeadAndBranch, statusWithBranch } from './report-tools.js';
 import { globToRegExp } from './shared.js';
+import type { SandboxPlan } from '../../sandbox/index.js';
 import type { AgentTool, AgentToolName, ToolCallObserver, ToolContext } from './types.js';
 
 const branch = 'polywave/demo/wave1-agent-A';
@@ -422,5 +423,31 @@ describe('set_completion', () => {
     expect(bogus.isError).toBe(true);
     expect(bogus.output).toMatch(/E42_REPORT_CONTRADICTS_GIT.*commit "abc1234" is not a commit in this repository/);
     expect(reports).toHaveLength(2);
+  });
+});
+
+describe('grep and glob keep what the sandbox hides inside the root hidden (outside attack X19-17)', () => {
+  it('files the plan makes unreadable inside the root (a credential variable\'s file) are neither searched nor listed', async () => {
+    const sandbox = { writable: [] as string[], readOnlyWithin: [], unreadable: [] as string[], allowedHosts: [] };
+    const f = await fixture({ context: { sandbox: sandbox as SandboxPlan } });
+    const wt = f.context.jail.root;
+    mkdirSync(path.join(wt, 'keys'), { recursive: true });
+    mkdirSync(path.join(wt, 'kube'), { recursive: true });
+    writeFileSync(path.join(wt, 'keys', 'gcp.json'), '{"private_key":"SECRET-GCP-1"}\n');
+    writeFileSync(path.join(wt, 'kube', 'config'), 'token: SECRET-KUBE-2\n');
+    writeFileSync(path.join(wt, 'kube', 'notes.txt'), 'SECRET-free notes\n');
+    sandbox.writable.push(wt);
+    sandbox.unreadable.push(path.join(wt, 'keys'), path.join(wt, 'kube', 'config'));
+    const outputs = [
+      (await f.call('grep', { pattern: 'SECRET' })).output,
+      (await f.call('grep', { pattern: 'SECRET', path: 'keys' })).output,
+      (await f.call('grep', { pattern: 'SECRET', path: 'kube/config' })).output,
+      (await f.call('glob', { pattern: '**/*' })).output,
+    ].join('\n');
+    for (const secret of ['SECRET-GCP-1', 'SECRET-KUBE-2', 'gcp.json', 'kube/config']) expect(outputs, secret).not.toContain(secret);
+    expect(outputs).toContain('kube/notes.txt:1: SECRET-free notes');
+    // control: without the plan, the same grep finds them (the test is not vacuous)
+    delete (f.context as { sandbox?: unknown }).sandbox;
+    expect((await f.call('grep', { pattern: 'SECRET', path: 'keys' })).output).toContain('SECRET-GCP-1');
   });
 });
