@@ -188,7 +188,10 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
     }
     try {
       // The user's home (its credentials are unreadable) is the orchestrator's HOME, as passed down.
-      sandbox = await buildAgentSandboxPlan({ root: jail.root, home, tmp, env: options.env, readOnly, userHome: options.env.HOME ?? os.homedir(), ...(options.sandboxSettings ? { settings: options.sandboxSettings } : {}) });
+      // The Scout and the critic read code and write the plan: the checkout's `.env` and other untracked secret-named
+      // files stay hidden from them although they work in the checkout (outside attack X19-09).
+      const hideCheckoutSecrets = options.role === 'scout' || options.role === 'critic' || options.role === 'planner';
+      sandbox = await buildAgentSandboxPlan({ root: jail.root, home, tmp, env: options.env, readOnly, userHome: options.env.HOME ?? os.homedir(), ...(options.sandboxSettings ? { settings: options.sandboxSettings } : {}), ...(hideCheckoutSecrets ? { hideCheckoutSecrets } : {}) });
       // An agent working in the main checkout (its `.git` is a directory): the checkout's ignored
       // files are read-only to it, new ones are moved out after it (issue 11; sandbox/ignored-paths.ts).
       if (isMainCheckout(jail.root)) {

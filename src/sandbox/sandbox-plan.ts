@@ -893,6 +893,11 @@ export interface AgentSandboxPlanInput {
   mainCheckoutEnvFiles?: readonly string[];
   /** Extra paths inside `root` that stay read-only (e.g. the IMPL manifest when root is the main checkout). */
   readOnly?: readonly string[];
+  /**
+   * Also when `root` is the main checkout: its untracked secret-named files and `.env*` files unreadable (outside
+   * attack X19-09: the Scout of every `polywave run` works in the checkout, read `.env` and committed it in the IMPL).
+   */
+  hideCheckoutSecrets?: boolean;
   /** The orchestrator's environment: its TMPDIR / XDG_RUNTIME_DIR place the resident socket (hidden; so is this process's). */
   env?: Readonly<Record<string, string | undefined>>;
   /**
@@ -933,7 +938,8 @@ export function agentSandboxPlan(input: AgentSandboxPlanInput): SandboxPlan {
   // an agent in a worktree reads nothing of the main checkout but its git directory and dependency directories
   const hidden = hiddenCheckout(mainCheckout, root, writable, gitCommonDir, configReadable(input.config, userHome, mainCheckout));
   const view = homeView({ userHome, needed: [root, ...(hidden ? hidden.readable : [mainCheckout]), gitCommonDir, ...(input.config?.readable ?? []).map((entry) => expandHome(entry, userHome))], writable, env });
-  const envFiles = root === mainCheckout ? [] : (input.mainCheckoutEnvFiles ?? []).map((entry) => path.resolve(mainCheckout, entry));
+  const ownCheckoutHidden = root === mainCheckout && input.hideCheckoutSecrets === true;
+  const envFiles = root === mainCheckout && !ownCheckoutHidden ? [] : (input.mainCheckoutEnvFiles ?? []).map((entry) => path.resolve(mainCheckout, entry));
   const unreadable = unique([
     ...input.otherWorktrees.map((entry) => path.resolve(entry)).filter((entry) => entry !== root && !isInside(root, entry)),
     ...view.unreadable,
@@ -943,6 +949,7 @@ export function agentSandboxPlan(input: AgentSandboxPlanInput): SandboxPlan {
     ...gitDirectoryForeignEntries(gitCommonDir, userHome),
     ...(hidden ? [hidden.root, ...hidden.privates] : []),
     ...secretFilesAround(mainCheckout, root, view, [...writable, gitCommonDir, ...configReadable(input.config, userHome, mainCheckout)], hidden !== undefined),
+    ...(ownCheckoutHidden ? untrackedSecretFiles(mainCheckout) : []),
     // the orchestrator's own environment too: a gate's or tool's is already stripped of the variable (X10: verify-build read GOOGLE_APPLICATION_CREDENTIALS' file)
     ...credentialPathsOf({ ...process.env, ...env }, [...writable, root, mainCheckout, gitCommonDir, ...view.readable]),
     ...scratchDenials(input.scratchDirs ?? foreignScratchDirs(input.env), root),

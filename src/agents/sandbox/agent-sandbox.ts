@@ -32,6 +32,8 @@ export interface BuildAgentSandboxPlanInput {
   settings?: SandboxSettings;
   /** The user's home (default: os.homedir()). */
   userHome?: string;
+  /** Hide the main checkout's untracked secret-named files even when the root IS the checkout (the Scout and critic read code, never `.env`). */
+  hideCheckoutSecrets?: boolean;
 }
 
 /** The agent's {@link SandboxPlan}, with the repository facts read from git. */
@@ -61,6 +63,7 @@ export async function buildAgentSandboxPlan(input: BuildAgentSandboxPlanInput): 
     mainCheckoutEnvFiles: await envFilesOf(mainCheckout),
     ...(input.readOnly ? { readOnly: input.readOnly } : {}),
     ...(input.userHome ? { userHome: input.userHome } : {}),
+    ...(input.hideCheckoutSecrets ? { hideCheckoutSecrets: true } : {}),
     env: input.env,
   });
 }
