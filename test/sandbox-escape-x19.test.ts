@@ -16,11 +16,11 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildAgentSandboxPlan } from '../src/agents/sandbox/agent-sandbox.js';
 import { gitConfigMasks, sandboxStatus } from '../src/sandbox/index.js';
 import { gitDirectoryForeignEntries } from '../src/sandbox/sandbox-plan.js';
 import { wrapInSandbox } from '../src/sandbox/wrap-in-sandbox.js';
 import { childOutput } from './support/child-output.js';
+import { worktreeAgentPlan } from './support/worktree-plan.js';
 import { createTestRepo, type TestRepo } from './support/git-repo.js';
 
 const available = (await sandboxStatus()).available;
@@ -72,13 +72,7 @@ describe('outside attack X19: the git directory and the bound-back directories h
 
   it.skipIf(!available)('an agent in a worktree reads none of the twelve secrets; its dependency directories and git still work', async () => {
     const repo = await attackedRepo();
-    const worktree = path.join(repo.dir, '.claude', 'worktrees', 'wave1-agent-A');
-    await repo.run(['worktree', 'add', '--quiet', '-b', 'a', worktree]);
-    const home = repo.sibling('home');
-    const tmp = repo.sibling('tmp');
-    mkdirSync(home);
-    mkdirSync(tmp);
-    const plan = await buildAgentSandboxPlan({ root: worktree, home, tmp, env: repo.env as Record<string, string> });
+    const { worktree, home, tmp, plan } = await worktreeAgentPlan(repo);
     const files = ['.git/config', '.git/creds.inc', '.git/modules/sub/config', '.git/.git-credentials', '.bundle/config', '.venv/pip.conf', '__pycache__/local_settings.cpython-311.pyc', 'bin/deploy.sh', 'dist/app.js', 'node_modules/.cache/app/.env'];
     const probe = [
       `for f in ${files.map((file) => `'${repo.path(file)}'`).join(' ')}; do cat "$f" 2>/dev/null; done`,

@@ -5,13 +5,13 @@
  * Real git, real sandbox: the sandboxed command prints what it can read.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildAgentSandboxPlan } from '../src/agents/sandbox/agent-sandbox.js';
 import { runGates } from '../src/gates/run-gates.js';
 import { gitConfigMasks, sandboxStatus } from '../src/sandbox/index.js';
 import { wrapInSandbox } from '../src/sandbox/wrap-in-sandbox.js';
+import { worktreeAgentPlan } from './support/worktree-plan.js';
 import { createTestRepo } from './support/git-repo.js';
 
 const available = (await sandboxStatus()).available;
@@ -48,13 +48,7 @@ describe("credentials in the repository's git configuration are masked in every 
     await repo.run(['config', 'http.https://github.com/.extraheader', 'AUTHORIZATION: basic SEADER-IN-CONFIG']);
     await repo.run(['config', 'url.https://bot:PUSH-TOKEN-99@github.com/.insteadOf', 'https://github.com/']);
     const before = readFileSync(repo.path('.git/config'), 'utf8');
-    const worktree = path.join(repo.dir, '.claude', 'worktrees', 'wave1-agent-A');
-    await repo.run(['worktree', 'add', '--quiet', '-b', 'a', worktree]);
-    const home = repo.sibling('home');
-    const tmp = repo.sibling('tmp');
-    mkdirSync(home);
-    mkdirSync(tmp);
-    const plan = await buildAgentSandboxPlan({ root: worktree, home, tmp, env: repo.env as Record<string, string> });
+    const { worktree, home, tmp, plan } = await worktreeAgentPlan(repo);
     expect(plan.maskedFiles?.map((entry) => entry.path)).toEqual([repo.path('.git/config')]);
     const probe = `cat ${repo.path('.git/config')}; git config --get remote.origin.url; git config --get-regexp 'http.*'; git status --short && echo GIT-STATUS-OK; git log --oneline -1 && echo GIT-LOG-OK`;
     const wrapped = await wrapInSandbox(plan, probe, { cwd: worktree, env: { PATH: process.env.PATH ?? '', HOME: home, TMPDIR: tmp } });
