@@ -3,6 +3,7 @@
  */
 import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
+import v8 from 'node:v8';
 import { z } from 'zod';
 import { checkGlobPattern, globLiteralBase } from '../jail/jail.js';
 import { denialResult, defineTool, errorMessage, errorResult, globToRegExp, looksBinary, okResult, openPinned, plural, sandboxHiddenTest, walkTree } from './shared.js';
@@ -87,6 +88,89 @@ const grepInput = z.object({
   ignore_case: z.boolean().optional().describe('Case-insensitive search (default false).'),
 });
 
+let linearEngine = false;
+
+/**
+ * The agent's pattern compiled for V8's linear-time engine (the `l` flag): grep runs it in the orchestrator's
+ * process, on its main thread, where a catastrophically backtracking pattern (`^(a+)+$` on a line of 50 `a`s and a
+ * `!`) stopped every timer, agent and lock renewal for good (outside attack X20-06). Patterns the engine cannot run
+ * in linear time (backreferences, lookaround) are refused with a message.
+ */
+function linearRegExp(pattern: string, flags: string): RegExp {
+  if (!linearEngine) {
+    v8.setFlagsFromString('--enable-experimental-regexp-engine');
+    linearEngine = true;
+  }
+  // The linear engine takes no `i` flag: case is folded in the pattern itself.
+  const linear = 'l'; // V8's linear-time engine flag (eslint's RegExp flag list does not know it)
+  return new RegExp(flags.includes('i') ? caseFolded(pattern) : pattern, linear);
+}
+
+const otherCase = (letter: string): string => (letter === letter.toLowerCase() ? letter.toUpperCase() : letter.toLowerCase());
+const isLetter = (char: string): boolean => /^[A-Za-z]$/.test(char);
+
+/**
+ * `pattern` matching both cases of every ASCII letter without the `i` flag: a letter outside a class becomes `[xX]`,
+ * a letter (or a letter range) inside one gets its other case added; escapes (`\w`, `\cJ`, `\p{…}`, `\u{…}`) and
+ * group names (`(?<name>`) are kept as they are.
+ */
+export function caseFolded(pattern: string): string {
+  let out = '';
+  let inClass = false;
+  for (let index = 0; index < pattern.length; index += 1) {
+    const char = pattern[index]!;
+    if (char === '\\') {
+      const next = pattern[index + 1] ?? '';
+      if ((next === 'p' || next === 'P' || next === 'u' || next === 'x') && pattern[index + 2] === '{') {
+        const end = pattern.indexOf('}', index + 2);
+        const stop = end < 0 ? pattern.length - 1 : end;
+        out += pattern.slice(index, stop + 1);
+        index = stop;
+      } else if (next === 'c') {
+        out += pattern.slice(index, index + 3);
+        index += 2;
+      } else {
+        out += char + next;
+        index += 1;
+      }
+      continue;
+    }
+    if (!inClass && char === '(' && pattern.startsWith('(?<', index) && pattern[index + 3] !== '=' && pattern[index + 3] !== '!') {
+      const end = pattern.indexOf('>', index);
+      const stop = end < 0 ? pattern.length - 1 : end;
+      out += pattern.slice(index, stop + 1);
+      index = stop;
+      continue;
+    }
+    if (char === '[' && !inClass) {
+      inClass = true;
+      out += char;
+      continue;
+    }
+    if (char === ']' && inClass) {
+      inClass = false;
+      out += char;
+      continue;
+    }
+    if (!isLetter(char)) {
+      out += char;
+      continue;
+    }
+    if (!inClass) {
+      out += `[${char}${otherCase(char)}]`;
+      continue;
+    }
+    // in a class: a range of letters of one case gets the same range in the other; a letter gets its other case
+    if (pattern[index + 1] === '-' && isLetter(pattern[index + 2] ?? '') && (char === char.toLowerCase()) === (pattern[index + 2] === pattern[index + 2]!.toLowerCase())) {
+      out += `${char}-${pattern[index + 2]}${otherCase(char)}-${otherCase(pattern[index + 2]!)}`;
+      index += 2;
+      continue;
+    }
+    out += char + otherCase(char);
+  }
+  return out;
+}
+
 export const grepTool: AgentTool = defineTool<z.infer<typeof grepInput>>({
   name: 'grep',
   description: 'Search file contents with a JavaScript regular expression (skips binaries, .git and node_modules). Prints path:line: text.',
@@ -94,9 +178,11 @@ export const grepTool: AgentTool = defineTool<z.infer<typeof grepInput>>({
   async execute(input, context) {
     let regex: RegExp;
     try {
-      regex = new RegExp(input.pattern, input.ignore_case ? 'i' : '');
+      regex = linearRegExp(input.pattern, input.ignore_case ? 'i' : '');
     } catch (error) {
-      return errorResult(`invalid regular expression: ${errorMessage(error)}`);
+      const message = errorMessage(error);
+      if (/linear time/i.test(message)) return errorResult(`grep runs patterns in linear time only: rewrite "${input.pattern}" without backreferences or lookaround (${message})`);
+      return errorResult(`invalid regular expression: ${message}`);
     }
     let fileFilter: ((relative: string) => boolean) | undefined;
     if (input.glob !== undefined) {

@@ -9,6 +9,7 @@ import { createJail } from '../jail/jail.js';
 import type { JailPolicy } from '../jail/types.js';
 import { createAgentTools, runToolCall, truncateOutput } from './index.js';
 import { readHeadAndBranch, statusWithBranch } from './report-tools.js';
+import { caseFolded } from './search-tools.js';
 import { globToRegExp } from './shared.js';
 import type { SandboxPlan } from '../../sandbox/index.js';
 import type { AgentTool, AgentToolName, ToolCallObserver, ToolContext } from './types.js';
@@ -449,5 +450,22 @@ describe('grep and glob keep what the sandbox hides inside the root hidden (outs
     // control: without the plan, the same grep finds them (the test is not vacuous)
     delete (f.context as { sandbox?: unknown }).sandbox;
     expect((await f.call('grep', { pattern: 'SECRET', path: 'keys' })).output).toContain('SECRET-GCP-1');
+  });
+});
+
+describe('grep runs the agent\'s pattern in linear time (outside attack X20-06)', () => {
+  it('a catastrophically backtracking pattern returns at once; backreferences and lookaround are refused with a message', async () => {
+    const f = await fixture();
+    writeFileSync(path.join(f.context.jail.root, 'src', 'a.ts'), `${'a'.repeat(50)}!\n${'a'.repeat(20)}\n`);
+    const started = Date.now();
+    const result = await f.call('grep', { pattern: '^(a+)+$', path: 'src/a.ts' });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(result.output).toBe(`src/a.ts:2: ${'a'.repeat(20)}`);
+    expect((await f.call('grep', { pattern: '(a)\\1' })).output).toMatch(/linear time only: rewrite/);
+    expect((await f.call('grep', { pattern: '(?<=export )const' })).output).toMatch(/linear time only/);
+    // case folding without the `i` flag (the linear engine has none): escapes and group names untouched
+    expect(caseFolded('a\\wB[a-cX_]\\cJ(?<nm>z)')).toBe('[aA]\\w[Bb][a-cA-CXx_]\\cJ(?<nm>[zZ])');
+    // ordinary patterns, case-insensitive too, as before
+    expect((await f.call('grep', { pattern: 'EXPORT CONST B', ignore_case: true })).output).toBe('src/b.ts:1: export const b = 2;');
   });
 });
