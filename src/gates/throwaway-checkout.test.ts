@@ -57,16 +57,19 @@ describe('throwaway checkout (issue 11, X3 #18)', () => {
     writeFileSync(repo.path('local/settings.json'), '{"token":"SECRET-LOCAL"}\n');
     writeFileSync(repo.path('config/.env'), 'SECRET-CONFIG\n');
     writeFileSync(repo.path('notes.md'), 'the user\'s own untracked work\n');
+    // X20-03: ignored only in the repository's info/exclude, un-ignored by the agent's nested .gitignore below
+    writeFileSync(repo.path('.git/info/exclude'), 'config/local.yml\n');
+    writeFileSync(repo.path('config/local.yml'), 'db_password: SECRET-INFOEXCL\n');
     // the agents' merge: the root .gitignore loses its lines, a new config/.gitignore un-ignores .env
     writeFileSync(repo.path('.gitignore'), '*.log\n');
-    writeFileSync(repo.path('config/.gitignore'), '!.env\n');
+    writeFileSync(repo.path('config/.gitignore'), '!.env\n!local.yml\n');
     await repo.run(['add', '.gitignore', 'config/.gitignore']);
     await repo.run(['commit', '-q', '-m', 'merge: agent A']);
     const release = pinSandboxSettings(repo.dir, base);
     try {
       const checkout = (await makeThrowawayCheckout(repo.dir, repo.env))!;
       try {
-        for (const secret of ['.env', 'local/settings.json', 'config/.env']) expect(existsSync(path.join(checkout.root, secret)), secret).toBe(false);
+        for (const secret of ['.env', 'local/settings.json', 'config/.env', 'config/local.yml']) expect(existsSync(path.join(checkout.root, secret)), secret).toBe(false);
         expect(readFileSync(path.join(checkout.root, 'notes.md'), 'utf8')).toBe("the user's own untracked work\n");
         expect(readFileSync(path.join(checkout.root, 'config/app.ts'), 'utf8')).toBe('y\n');
       } finally {

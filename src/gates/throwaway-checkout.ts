@@ -321,8 +321,9 @@ export async function makeThrowawayCheckout(directory: string, env: Env): Promis
  * agent that owned a `.gitignore` dropped its `.env` line; after the merge the user's `.env` was "untracked", the
  * throwaway tree copied it into the gate's own tree and the merged test code read it): secret-named files
  * ({@link secretFileName}), and files the ignore rules of a pinned commit hide — the base commit of the wave being
- * finalized ({@link pinnedCommitsOf}), whose `.gitignore` files no agent of the wave wrote. Judged with git's own
- * `check-ignore` in a scratch repository holding only that commit's `.gitignore` files.
+ * finalized ({@link pinnedCommitsOf}), whose `.gitignore` files no agent of the wave wrote, with the repository's
+ * `info/exclude` and the user's `core.excludesFile`. Judged with git's own `check-ignore` in a scratch repository
+ * holding only those.
  */
 async function untrustedUntracked(source: string, untracked: readonly string[], env: Env, scratch: string): Promise<Set<string>> {
   const refused = new Set(untracked.filter((file) => secretFileName.test(path.basename(file))));
@@ -331,11 +332,17 @@ async function untrustedUntracked(source: string, untracked: readonly string[], 
   for (const commit of pinnedCommitsOf(source)) {
     const listing = await git(['ls-tree', '-r', '-z', '--full-tree', '--name-only', commit], source, env).catch(() => '');
     const ignoreFiles = listing.split('\0').filter((file) => file === '.gitignore' || file.endsWith('/.gitignore'));
-    if (ignoreFiles.length === 0) continue;
     const judge = path.join(scratch, `ignore-rules-${randomBytes(4).toString('hex')}`);
     mkdirSync(judge);
     try {
       await git(['init', '-q'], judge, env);
+      // The repository's own `info/exclude` too (outside attack X20-03: a file the user ignores only there was
+      // un-ignored by an agent's nested `.gitignore` negation and copied); `core.excludesFile` is read as by git.
+      const exclude = await git(['rev-parse', '--git-path', 'info/exclude'], source, env).then((output) => path.resolve(source, output.trim()), () => undefined);
+      if (exclude !== undefined && existsSync(exclude)) {
+        mkdirSync(path.join(judge, '.git', 'info'), { recursive: true });
+        copyFileSync(exclude, path.join(judge, '.git', 'info', 'exclude'));
+      }
       for (const file of ignoreFiles) {
         const text = await git(['show', `${commit}:${file}`], source, env).catch(() => '');
         mkdirSync(path.dirname(path.join(judge, file)), { recursive: true });
