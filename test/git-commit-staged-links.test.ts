@@ -38,9 +38,15 @@ describe('git_commit judges the index, not the checked path (X18-20)', () => {
     symlinkSync('../.git/../.env', repo.path('src/dotdot.ts'));
     symlinkSync('new.ts', repo.path('src/to-new.ts'));
     writeFileSync(repo.path('src/new.ts'), 'export const n = 1;\n');
+    // X20-04: a tracked directory, or a tracked link (a monorepo's packages/web/.env -> ../../.env), leads on to what the repository does not hold
     symlinkSync('../src', repo.path('src/dir.ts'));
-    const files = ['src/env.ts', 'src/settings.ts', 'src/dotdot.ts', 'src/to-new.ts', 'src/new.ts', 'src/dir.ts'];
+    mkdirSync(repo.path('packages/web'), { recursive: true });
+    symlinkSync('../../.env', repo.path('packages/web/.env'));
+    await repo.run(['add', '-f', 'packages/web/.env']);
+    await repo.run(['commit', '-q', '-m', 'tracked link']);
+    symlinkSync('../packages/web/.env', repo.path('src/chain.ts'));
+    const files = ['src/env.ts', 'src/settings.ts', 'src/dotdot.ts', 'src/to-new.ts', 'src/new.ts', 'src/dir.ts', 'src/chain.ts'];
     await repo.run(['add', '--', ...files]);
-    expect((await stagedLinksOutside(repo.git, repo.dir, files)).sort()).toEqual(['src/dotdot.ts', 'src/env.ts', 'src/settings.ts']);
+    expect((await stagedLinksOutside(repo.git, repo.dir, files)).sort()).toEqual(['src/chain.ts', 'src/dir.ts', 'src/dotdot.ts', 'src/env.ts', 'src/settings.ts']);
   });
 });

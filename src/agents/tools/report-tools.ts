@@ -86,8 +86,9 @@ export const gitCommitTool: AgentTool = defineTool<z.infer<typeof gitCommitInput
 
 /**
  * The staged paths among `files` that are symbolic links (mode 120000) whose target, as staged, lies outside
- * `root` or inside its `.git`, or names no path the index holds (an untracked or ignored file: the main
- * checkout's `.env` once merged) — read from the index, so a swap after the check cannot hide it.
+ * `root` or inside its `.git`, or names anything but a regular file the index holds (an untracked or ignored file —
+ * the main checkout's `.env` once merged —, a directory, another link) — read from the index, so a swap after the
+ * check cannot hide it.
  */
 export async function stagedLinksOutside(git: Git, root: string, files: readonly string[]): Promise<string[]> {
   if (files.length === 0) return [];
@@ -103,7 +104,13 @@ export async function stagedLinksOutside(git: Git, root: string, files: readonly
     // Inside the worktree but at nothing the repository holds (outside attack X19-12: `src/a.ts -> ../.env` passes the
     // lexical check, and once merged points at the main checkout's ignored `.env`): only a link to a tracked (or
     // staged) path is committed.
-    else if ((await git.run(['ls-files', '-z', '--', `:(literal)${relative.split(path.sep).join('/')}`])).stdout === '') escaping.push(match[2]!);
+    else {
+      // ... and only at a regular tracked file (X20-04: a tracked directory, or a tracked link such as a monorepo's
+      // `packages/web/.env -> ../../.env`, passed the index check and leads on to what the repository does not hold).
+      const target = relative.split(path.sep).join('/');
+      const entry = (await git.run(['ls-files', '-s', '-z', '--', `:(literal)${target}`])).stdout.split('\0').filter((line) => line !== '');
+      if (entry.length !== 1 || !/^100(?:644|755) [0-9a-f]+ 0\t/.test(entry[0]!) || entry[0]!.slice(entry[0]!.indexOf('\t') + 1) !== target) escaping.push(match[2]!);
+    }
   }
   return escaping;
 }
