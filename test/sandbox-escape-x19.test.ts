@@ -13,7 +13,7 @@
  * Real git, the real sandbox: the sandboxed command prints what it can read; git inside still works.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { gitConfigMasks, sandboxStatus } from '../src/sandbox/index.js';
@@ -54,26 +54,42 @@ async function attackedRepo(): Promise<TestRepo> {
   plant(repo.path('node_modules/.cache/app/.env'), 'SECRET-NM-6\n');
   plant(repo.path('node_modules/pkg/index.js'), 'DEP-node_modules-ok\n');
   plant(repo.path('.git/polywave/locks/IMPL-x.yaml.0123.lock'), '');
+  // X20-01: what the X19 fixes missed in .git — a reflog with a pull URL, config grammar (a key on the header line, a
+  // continued value, imap.pass, api-token, a ':' in the password), an include with a comment, files in info/,
+  // legacy remotes, git-annex credentials; X20-02: Prisma's copy of .env in node_modules
+  plant(repo.path('.git/logs/HEAD'), `${'0'.repeat(40)} ${'1'.repeat(40)} T <t@t> 1 +0000\tpull https://x-access-token:SECRET-REFLOG-1@github.com/o/r.git main: Fast-forward\n`);
+  const config = readFileSync(repo.path('.git/config'), 'utf8');
+  writeFileSync(repo.path('.git/config'), `${config}[http "https://gitlab.com/"] extraheader = AUTHORIZATION: basic SECRET-SAMELINE-2\n[http "https://example.com/"]\n\textraheader = \\\nAUTHORIZATION: bearer SECRET-CONT-3\n[imap]\n\tpass = SECRET-IMAP-4\n[gitlab]\n\tapi-token = SECRET-DASH-5\n[remote "colon"]\n\turl = https://u:pa:SECRET-COLON-6@host/r.git\n[include]\n\tpath = info/q.inc ; the CI token\n`);
+  plant(repo.path('.git/info/q.inc'), '[http]\n\textraheader = SECRET-INCCOMMENT-13\n');
+  plant(repo.path('.git/info/git-credentials'), 'https://bot:SECRET-INFO-9@github.com\n');
+  plant(repo.path('.git/info/cookies'), 'example.com\tFALSE\t/\tTRUE\t0\to\tSECRET-COOKIE-15\n');
+  plant(repo.path('.git/annex/creds/uuid'), 'SECRET-ANNEX-10\n');
+  plant(repo.path('.git/branches/legacy'), 'https://u:SECRET-BRANCHES-7@host/r.git\n');
+  plant(repo.path('.git/remotes/legacy2'), 'URL: https://u:SECRET-REMOTES-8@host/r.git\n');
+  plant(repo.path('node_modules/.prisma/client/.env'), 'DATABASE_URL=postgres://u:SECRET-PRISMA-21@db/x\n');
   return repo;
 }
 
-const secrets = ['ghp_SECRET14tokenonly', 'SECRET-SMTP-15', 'SECRET-GHTOKEN-16', 'SECRET-INC-12', 'SECRET-SUBMOD-9', 'SECRET-GITCRED-10', 'SECRET-BUNDLE-1', 'SECRET-PIP-2', 'SECRET-PYC-3', 'SECRET-BIN-5', 'SECRET-DIST-7', 'SECRET-NM-6'];
+const secrets = ['SECRET-REFLOG-1', 'SECRET-SAMELINE-2', 'SECRET-CONT-3', 'SECRET-IMAP-4', 'SECRET-DASH-5', 'SECRET-COLON-6', 'SECRET-INCCOMMENT-13', 'SECRET-INFO-9', 'SECRET-COOKIE-15', 'SECRET-ANNEX-10', 'SECRET-BRANCHES-7', 'SECRET-REMOTES-8', 'SECRET-PRISMA-21', 'ghp_SECRET14tokenonly', 'SECRET-SMTP-15', 'SECRET-GHTOKEN-16', 'SECRET-INC-12', 'SECRET-SUBMOD-9', 'SECRET-GITCRED-10', 'SECRET-BUNDLE-1', 'SECRET-PIP-2', 'SECRET-PYC-3', 'SECRET-BIN-5', 'SECRET-DIST-7', 'SECRET-NM-6'];
 
 describe('outside attack X19: the git directory and the bound-back directories hold no readable secret', () => {
   it('masks every config file with a credential (the config, a submodule config, an included file) and hides the git directory\'s foreign files, not git\'s own', async () => {
     const repo = await attackedRepo();
     const masked = gitConfigMasks(repo.path('.git')).map((entry) => entry.path).sort();
-    expect(masked).toEqual([repo.path('.git/config'), repo.path('.git/creds.inc'), repo.path('.git/modules/sub/config')].sort());
+    expect(masked).toEqual([repo.path('.git/config'), repo.path('.git/creds.inc'), repo.path('.git/info/q.inc'), repo.path('.git/modules/sub/config')].sort());
     const foreign = gitDirectoryForeignEntries(repo.path('.git'));
     expect(foreign).toContain(repo.path('.git/.git-credentials'));
     // git's own entries, and the included file (git inside reads it: masked, not hidden), stay
-    for (const own of ['HEAD', 'config', 'objects', 'refs', 'index', 'hooks', 'info', 'modules', 'creds.inc']) expect(foreign, own).not.toContain(repo.path(`.git/${own}`));
+    for (const own of ['HEAD', 'config', 'objects', 'refs', 'index', 'hooks', 'info', 'info/exclude', 'modules', 'creds.inc', 'info/q.inc']) expect(foreign, own).not.toContain(repo.path(`.git/${own}`));
+    // git's, but holding credentials and needed by no sandbox (X20-01)
+    for (const hidden of ['logs', 'branches', 'remotes', 'info/git-credentials', 'info/cookies', 'annex/creds']) expect(foreign, hidden).toContain(repo.path(`.git/${hidden}`));
+    expect(gitConfigMasks(repo.path('.git')).map((entry) => entry.path)).toContain(repo.path('.git/info/q.inc'));
   });
 
-  it.skipIf(!available)('an agent in a worktree reads none of the twelve secrets; its dependency directories and git still work', async () => {
+  it.skipIf(!available)('an agent in a worktree reads none of the secrets of X19 and X20; its dependency directories and git still work', async () => {
     const repo = await attackedRepo();
     const { worktree, home, tmp, plan } = await worktreeAgentPlan(repo);
-    const files = ['.git/config', '.git/creds.inc', '.git/modules/sub/config', '.git/.git-credentials', '.bundle/config', '.venv/pip.conf', '__pycache__/local_settings.cpython-311.pyc', 'bin/deploy.sh', 'dist/app.js', 'node_modules/.cache/app/.env'];
+    const files = ['.git/logs/HEAD', '.git/info/q.inc', '.git/info/git-credentials', '.git/info/cookies', '.git/annex/creds/uuid', '.git/branches/legacy', '.git/remotes/legacy2', 'node_modules/.prisma/client/.env', '.git/config', '.git/creds.inc', '.git/modules/sub/config', '.git/.git-credentials', '.bundle/config', '.venv/pip.conf', '__pycache__/local_settings.cpython-311.pyc', 'bin/deploy.sh', 'dist/app.js', 'node_modules/.cache/app/.env'];
     const probe = [
       `for f in ${files.map((file) => `'${repo.path(file)}'`).join(' ')}; do cat "$f" 2>/dev/null; done`,
       `grep -rh SECRET '${repo.path('.git')}' '${repo.path('node_modules')}' '${repo.path('.venv')}' 2>/dev/null`,

@@ -580,7 +580,7 @@ const linkedDependencyNames: ReadonlySet<string> = new Set(['node_modules', 'bow
  */
 export function dependencyDirectoryPrivates(dir: string): string[] {
   const name = path.basename(dir);
-  const candidates = [...(name === '.bundle' ? ['config'] : []), 'pip.conf', 'pip.ini', '.cache', '.env', '.env.local', '.npmrc', '.pypirc', '.netrc'];
+  const candidates = [...(name === '.bundle' ? ['config'] : []), ...(name === 'node_modules' ? ['.prisma/client/.env'] : []), 'pip.conf', 'pip.ini', '.cache', '.env', '.env.local', '.npmrc', '.pypirc', '.netrc'];
   return candidates.map((entry) => path.join(dir, entry)).filter((entry) => existsSync(entry));
 }
 
@@ -595,8 +595,12 @@ const anyCase = (word: string): string => word.replace(/[a-z]/gi, (letter) => `[
  * `http.extraHeader` (CI checkouts put `AUTHORIZATION: basic …` there, also in every submodule's config),
  * `sendemail.smtpPass`, and any key ending in `token`, `password`, `passwd` or `secret` (`github.token`).
  */
+const credentialKeys = [anyCase('extraheader'), anyCase('smtppass'), anyCase('pass'), `[a-zA-Z0-9_-]*(?:${anyCase('token')}|${anyCase('password')}|${anyCase('passwd')}|${anyCase('secret')})`].join('|');
 const gitConfigCredential = new RegExp(
-  `((?<=://(?:[^/\\s:@]+:)?)[^/\\s:@]+(?=@)|(?<=(?:^|\\n)[ \\t]*(?:${anyCase('extraheader')}|${anyCase('smtppass')}|[a-zA-Z]*(?:${anyCase('token')}|${anyCase('password')}|${anyCase('passwd')}|${anyCase('secret')}))[ \\t]*=[ \\t]*)[^\\s][^\\n]*)`,
+  // a URL's whole user-info (outside attack X20-01: `https://u:pa:SECRET@…`, a `:` in the password), or the value of a
+  // credential key — at a line's start or after its section header (`[http "…"] extraheader = …`), `pass`
+  // (`imap.pass`), `api-token` — with its continuation lines (a value ending in `\` goes on on the next line)
+  String.raw`((?<=://)[^/\s@]+(?=@)|(?<=(?:^|\n|\])[ \t]*(?:` + credentialKeys + String.raw`)[ \t]*=[ \t]*)(?:[^\s\\]|\\[^\n]|\\\n)(?:[^\n\\]|\\[^\n]|\\\n)*)`,
 );
 
 /** The files `[include]` / `[includeIf …]` of a git config file name (`path = …`), resolved as git does (relative to the file, `~/` the home). */
@@ -606,9 +610,10 @@ function includedConfigFiles(file: string, text: string, userHome: string): stri
   for (const line of text.split('\n')) {
     const section = /^\s*\[\s*([A-Za-z]+)/.exec(line);
     if (section) inInclude = /^include(?:if)?$/i.test(section[1]!);
-    const entry = inInclude ? /^\s*path\s*=\s*"?([^"\n]+?)"?\s*$/i.exec(line.replace(/^\s*\[[^\]]*\]/, '')) : null;
+    const entry = inInclude ? /^\s*path\s*=\s*"?([^"\n]+?)"?\s*(?:[;#].*)?$/i.exec(line.replace(/^\s*\[[^\]]*\]/, '')) : null;
     if (!entry) continue;
-    const value = entry[1]!.trim();
+    // a comment after the value (`path = info/q.inc ; the CI token`, X20-01) is not part of it
+    const value = entry[1]!.replace(/\s+[;#].*$/, '').trim();
     found.push(value.startsWith('~/') ? path.join(userHome, value.slice(2)) : path.resolve(path.dirname(file), value));
   }
   return found;
@@ -689,6 +694,24 @@ const gitDirectoryEntries: ReadonlySet<string> = new Set([
   'HEAD', 'ORIG_HEAD', 'FETCH_HEAD', 'MERGE_HEAD', 'MERGE_MODE', 'MERGE_MSG', 'MERGE_RR', 'AUTO_MERGE', 'CHERRY_PICK_HEAD', 'REVERT_HEAD', 'REBASE_HEAD', 'COMMIT_EDITMSG', 'TAG_EDITMSG', 'SQUASH_MSG', 'EDIT_DESCRIPTION',
   'description', 'config', 'config.worktree', 'index', 'packed-refs', 'shallow', 'objects', 'refs', 'logs', 'hooks', 'info', 'worktrees', 'modules', 'rr-cache', 'lfs', 'branches', 'remotes', 'sequencer', 'rebase-merge', 'rebase-apply', 'reftable', 'gc.pid', 'gc.log', 'commondir', 'gitdir', 'gitk.cache', 'annex', 'filter-repo',
 ]);
+/**
+ * git's own, but no sandbox needs them and they can hold credentials (outside attack X20-01): `logs/` (git writes
+ * the URL of `git pull https://x-access-token:TOKEN@…` into the reflog verbatim) and the legacy remote files of
+ * `branches/` and `remotes/` (URLs with passwords). Hidden; git in a worktree works without them (its own reflog is
+ * under `worktrees/<name>/`; a sandbox cannot commit to `.git` anyway). `hooks/` stays readable (and read-only: a
+ * hook planted from a sandbox must fail, not vanish into an empty view).
+ */
+const gitDirectoryPrivateEntries: ReadonlySet<string> = new Set(['logs', 'branches', 'remotes']);
+function nonEmpty(dir: string): boolean {
+  try {
+    return readdirSync(dir).length > 0;
+  } catch {
+    return false;
+  }
+}
+
+/** What git reads in `info/`. */
+const gitInfoEntries: ReadonlySet<string> = new Set(['exclude', 'attributes', 'sparse-checkout', 'grafts', 'refs', 'packs']);
 const gitDirectoryEntryPattern = /^(?:polywave.*|.*\.lock|sharedindex\..*|BISECT_.*|NOTES_MERGE_.*|fsmonitor--daemon.*)$/;
 
 /** The entries at the top of the git directory (and of each submodule's) that are not git's ({@link gitDirectoryEntries}): unreadable in every sandbox. */
@@ -704,7 +727,25 @@ export function gitDirectoryForeignEntries(gitCommonDir: string | undefined, use
     } catch {
       return;
     }
-    for (const name of names) if (!gitDirectoryEntries.has(name) && !gitDirectoryEntryPattern.test(name) && !configFiles.has(path.join(dir, name))) found.push(path.join(dir, name));
+    for (const name of names) {
+      if (gitDirectoryPrivateEntries.has(name)) {
+        // (git init makes an empty `branches/`: nothing to hide, no mount)
+        if (name === 'logs' || nonEmpty(path.join(dir, name))) found.push(path.join(dir, name));
+      }
+      else if (!gitDirectoryEntries.has(name) && !gitDirectoryEntryPattern.test(name) && !configFiles.has(path.join(dir, name))) found.push(path.join(dir, name));
+    }
+    // X20-01: in `info/` only what git reads there (a credential store kept as `info/git-credentials`, Gerrit's
+    // `info/cookies`); git-annex's special-remote credentials
+    if (names.includes('info')) {
+      let info: string[] = [];
+      try {
+        info = readdirSync(path.join(dir, 'info'));
+      } catch {
+        // unreadable: nothing to list
+      }
+      for (const name of info) if (!gitInfoEntries.has(name) && !configFiles.has(path.join(dir, 'info', name))) found.push(path.join(dir, 'info', name));
+    }
+    if (names.includes('annex') && existsSync(path.join(dir, 'annex', 'creds'))) found.push(path.join(dir, 'annex', 'creds'));
     if (depth > 3 || !names.includes('modules')) return;
     let modules: string[];
     try {
