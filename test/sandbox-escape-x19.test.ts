@@ -86,6 +86,13 @@ describe('outside attack X19: the git directory and the bound-back directories h
     expect(gitConfigMasks(repo.path('.git')).map((entry) => entry.path)).toContain(repo.path('.git/info/q.inc'));
   });
 
+  it('X20-07: every submodule config with a token is masked, 80 of them too (a cap of 64 left 17 in clear)', async () => {
+    const repo = await createTestRepo();
+    for (let index = 0; index < 80; index += 1) plant(repo.path(`.git/modules/sub${index}/config`), `[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic SECRET-SUB-${index}\n`);
+    const masked = gitConfigMasks(repo.path('.git')).map((entry) => entry.path);
+    for (let index = 0; index < 80; index += 1) expect(masked).toContain(repo.path(`.git/modules/sub${index}/config`));
+  });
+
   it.skipIf(!available)('an agent in a worktree reads none of the secrets of X19 and X20; its dependency directories and git still work', async () => {
     const repo = await attackedRepo();
     const { worktree, home, tmp, plan } = await worktreeAgentPlan(repo);

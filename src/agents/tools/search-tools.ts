@@ -58,7 +58,7 @@ export const globTool: AgentTool = defineTool<z.infer<typeof globInput>>({
     }
     let matcher: RegExp;
     try {
-      matcher = globToRegExp(pattern.replace(/^\.\//, ''));
+      matcher = linearRegExp(globToRegExp(pattern.replace(/^\.\//, '')).source, '');
     } catch (error) {
       return errorResult(`invalid glob "${input.pattern}": ${errorMessage(error)}`);
     }
@@ -93,7 +93,8 @@ let linearEngine = false;
 /**
  * The agent's pattern compiled for V8's linear-time engine (the `l` flag): grep runs it in the orchestrator's
  * process, on its main thread, where a catastrophically backtracking pattern (`^(a+)+$` on a line of 50 `a`s and a
- * `!`) stopped every timer, agent and lock renewal for good (outside attack X20-06). Patterns the engine cannot run
+ * `!`) stopped every timer, agent and lock renewal for good (outside attack X20-06; glob's compiled pattern the same,
+ * X20-14: `*a*a*a*…b` against long names). Patterns the engine cannot run
  * in linear time (backreferences, lookaround) are refused with a message.
  */
 function linearRegExp(pattern: string, flags: string): RegExp {
@@ -188,7 +189,7 @@ export const grepTool: AgentTool = defineTool<z.infer<typeof grepInput>>({
     if (input.glob !== undefined) {
       const globDecision = checkGlobPattern(input.glob);
       if (!globDecision.allowed) return denialResult('grep', globDecision, input.glob);
-      const matcher = globToRegExp(input.glob.replace(/^\.\//, ''));
+      const matcher = linearRegExp(globToRegExp(input.glob.replace(/^\.\//, '')).source, '');
       fileFilter = input.glob.includes('/') ? (relative) => matcher.test(relative) : (relative) => matcher.test(path.posix.basename(relative));
     }
     const requested = input.path ?? '.';

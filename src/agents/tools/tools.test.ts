@@ -463,6 +463,12 @@ describe('grep runs the agent\'s pattern in linear time (outside attack X20-06)'
     expect(result.output).toBe(`src/a.ts:2: ${'a'.repeat(20)}`);
     expect((await f.call('grep', { pattern: '(a)\\1' })).output).toMatch(/linear time only: rewrite/);
     expect((await f.call('grep', { pattern: '(?<=export )const' })).output).toMatch(/linear time only/);
+    // X20-14: glob's compiled pattern too (a name of 60 `a`s against `*a*a*…*b` backtracked for good)
+    writeFileSync(path.join(f.context.jail.root, 'src', `${'a'.repeat(60)}.ts`), '');
+    const globStarted = Date.now();
+    expect((await f.call('glob', { pattern: `src/${'*a'.repeat(14)}*b` })).output).toMatch(/^No files match/);
+    expect((await f.call('grep', { pattern: 'zzz', glob: `${'*a'.repeat(14)}*b` })).output).toBe('No matches.');
+    expect(Date.now() - globStarted).toBeLessThan(5_000);
     // case folding without the `i` flag (the linear engine has none): escapes and group names untouched
     expect(caseFolded('a\\wB[a-cX_]\\cJ(?<nm>z)')).toBe('[aA]\\w[Bb][a-cA-CXx_]\\cJ(?<nm>[zZ])');
     // ordinary patterns, case-insensitive too, as before
