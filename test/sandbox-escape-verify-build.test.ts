@@ -96,4 +96,25 @@ describe('finalize-wave runs the merged code only in the sandbox', () => {
     if (written.length > 0) escapes.push(`written outside: ${written.join(', ')} (${readFileSync(path.join(outside, written[0]!), 'utf8')})`);
     expect(escapes).toEqual([]);
   }, 300_000);
+  it.skipIf(!available)('X20-10: a standalone verify-build judges the user\'s untracked files by the last wave base\'s ignore rules too — an agent\'s merged .gitignore cannot un-ignore them into the tree its code runs in', async () => {
+    const probeImpl = impl.replace('test_command: "node --test src/"', 'test_command: "cat local/settings.json config/local.yml notes.md 2>&1; true"');
+    const repo = await createTestRepo({ files: { 'docs/IMPL/IMPL-vb.yaml': probeImpl, 'src/index.ts': 'export {};\n', '.gitignore': 'local/\n' } });
+    const base = (await repo.run(['rev-parse', 'HEAD'])).trim();
+    mkdirSync(repo.path('local'));
+    writeFileSync(repo.path('local/settings.json'), '{"token":"SECRET-LOCAL-X20"}\n');
+    mkdirSync(repo.path('config'));
+    writeFileSync(repo.path('.git/info/exclude'), 'config/local.yml\n');
+    writeFileSync(repo.path('config/local.yml'), 'db_password: SECRET-INFOEXCL-X20\n');
+    writeFileSync(repo.path('notes.md'), 'USER-NOTES-OK\n');
+    // the merged wave: its base recorded by prepare-wave, an agent's .gitignore that no longer ignores local/ and config/local.yml
+    writeFileSync(repo.path('docs/IMPL/IMPL-vb.yaml'), probeImpl.replace("    - number: 1\n", `    - number: 1\n      base_commit: ${base}\n`));
+    writeFileSync(repo.path('.gitignore'), '*.log\n');
+    writeFileSync(repo.path('config/.gitignore'), '!local.yml\n');
+    await repo.run(['add', '.gitignore', 'config/.gitignore', 'docs/IMPL/IMPL-vb.yaml']);
+    await repo.run(['commit', '-q', '-m', 'merge: agent A']);
+    const result = await runCli(['verify-build', 'docs/IMPL/IMPL-vb.yaml', '--wave', '1'], { cwd: repo.dir, env: repo.env, timeoutMs: 60_000 });
+    expect(result.stdout).toContain('USER-NOTES-OK');
+    expect(result.stdout).not.toContain('SECRET-LOCAL-X20');
+    expect(result.stdout).not.toContain('SECRET-INFOEXCL-X20');
+  }, 120_000);
 });

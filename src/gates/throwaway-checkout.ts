@@ -316,6 +316,34 @@ export async function makeThrowawayCheckout(directory: string, env: Env): Promis
   };
 }
 
+/** Commits whose ignore rules judge the untracked files of a checkout ({@link pinIgnoreRules}), by the checkout's real path. */
+const ignorePins = new Map<string, string[]>();
+
+/**
+ * From now until the returned release: a throwaway checkout of `checkout` also leaves out the untracked files the
+ * ignore rules of `commit` hide — for a `verify-build` run outside finalize-wave, the last wave's base (outside
+ * attack X20-10: there the merged `.gitignore` alone judged them again). finalize-wave pins its base through
+ * pinSandboxSettings, which counts here too.
+ */
+export function pinIgnoreRules(checkout: string, commit: string): () => void {
+  let key = path.resolve(checkout);
+  try {
+    key = realpathSync(key);
+  } catch {
+    // as given
+  }
+  ignorePins.set(key, [...(ignorePins.get(key) ?? []), commit]);
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    const left = [...(ignorePins.get(key) ?? [])];
+    left.splice(left.indexOf(commit), 1);
+    if (left.length === 0) ignorePins.delete(key);
+    else ignorePins.set(key, left);
+  };
+}
+
 /**
  * The untracked (not ignored) files of the checkout a throwaway checkout must NOT copy (outside attack X19-16: an
  * agent that owned a `.gitignore` dropped its `.env` line; after the merge the user's `.env` was "untracked", the
@@ -329,7 +357,7 @@ async function untrustedUntracked(source: string, untracked: readonly string[], 
   const refused = new Set(untracked.filter((file) => secretFileName.test(path.basename(file))));
   const candidates = untracked.filter((file) => !refused.has(file));
   if (candidates.length === 0) return refused;
-  for (const commit of pinnedCommitsOf(source)) {
+  for (const commit of [...new Set([...pinnedCommitsOf(source), ...(ignorePins.get(source) ?? [])])]) {
     const listing = await git(['ls-tree', '-r', '-z', '--full-tree', '--name-only', commit], source, env).catch(() => '');
     const ignoreFiles = listing.split('\0').filter((file) => file === '.gitignore' || file.endsWith('/.gitignore'));
     const judge = path.join(scratch, `ignore-rules-${randomBytes(4).toString('hex')}`);

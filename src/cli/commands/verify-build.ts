@@ -2,6 +2,8 @@ import path from 'node:path';
 import { classifyCallerCascade, verifyBuild, verifyBuildCommands } from '../../engine/verify-build.js';
 import { assertConfigAccepted } from '../../store/trusted-config.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
+import { pinIgnoreRules } from '../../gates/throwaway-checkout.js';
+import type { ImplManifest } from '../../protocol/schema/impl-schema.js';
 import { createGit } from '../../git/git-cli.js';
 import { loadImpl } from '../../store/manifest-file.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
@@ -25,6 +27,11 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   // X10 N9: a blocked, unaccepted polywave.config.json change is refused (exit 1, nothing run).
   await assertConfigAccepted([repoDir], 'verify-build');
   const { testCommand, lintCommand } = verifyBuildCommands(manifest);
+  // The throwaway checkout judges the user's untracked files by the ignore rules of the wave's base as well (outside
+  // attack X20-10): `--wave N`'s, else the last wave's that prepare-wave recorded — an agent's merged `.gitignore`
+  // cannot un-ignore them into the tree the merged code runs in.
+  const base = waveBaseOf(manifest, typeof options.wave === 'number' && options.wave > 0 ? options.wave : undefined);
+  const releaseIgnorePin = base !== undefined && (await git.run(['cat-file', '-e', `${base}^{commit}`], { allowExitCodes: [1, 128] })).exitCode === 0 ? pinIgnoreRules(repoDir, base) : () => undefined;
   const interrupt = interruptSignal();
   try {
     const data = await verifyBuild({
@@ -43,5 +50,13 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     return passed ? 0 : 1;
   } finally {
     interrupt.dispose();
+    releaseIgnorePin();
   }
+}
+
+/** `waves[N].base_commit` of wave `wave`, or of the last wave that has one. */
+function waveBaseOf(manifest: ImplManifest, wave: number | undefined): string | undefined {
+  const waves = [...(manifest.waves ?? [])].filter((item) => (wave === undefined || item.number === wave) && typeof item.base_commit === 'string' && /^[0-9a-f]{7,64}$/.test(item.base_commit));
+  waves.sort((left, right) => (left.number ?? 0) - (right.number ?? 0));
+  return waves.at(-1)?.base_commit;
 }
