@@ -112,7 +112,7 @@ describe('finalize-wave runs the merged code only in the sandbox', () => {
     writeFileSync(repo.path('config/.gitignore'), '!local.yml\n');
     await repo.run(['add', '.gitignore', 'config/.gitignore', 'docs/IMPL/IMPL-vb.yaml']);
     await repo.run(['commit', '-q', '-m', 'merge: agent A']);
-    const result = await runCli(['verify-build', 'docs/IMPL/IMPL-vb.yaml', '--wave', '1'], { cwd: repo.dir, env: repo.env, timeoutMs: 60_000 });
+    const result = await runCli(['verify-build', 'docs/IMPL/IMPL-vb.yaml', '--wave', '1'], { cwd: repo.dir, env: repo.env as Record<string, string>, timeoutMs: 60_000 });
     expect(result.stdout).toContain('USER-NOTES-OK');
     expect(result.stdout).not.toContain('SECRET-LOCAL-X20');
     expect(result.stdout).not.toContain('SECRET-INFOEXCL-X20');
