@@ -98,7 +98,7 @@ try {
       const values = rel(key);
       return values.length === 0 ? `${label} –` : `${label} ${median(values)} (p90 ${percentile(values, 0.9)})`;
     };
-    const stepNames = ['active', 'processor', 'checked', 'admitted', 'clone_turn', 'base', 'cleaned', 'worktree', 'seeded', 'first_event'];
+    const stepNames = ['active', 'processor', 'checked', 'admitted', 'clone_turn', 'base', 'cleaned', 'worktree', 'seeded', 'lease', 'first_event'];
     const stepValues = (name) => records.map((record) => record.worker_steps_ms?.[name]).filter((value) => typeof value === 'number');
     console.log(`  the worker's start step by step, ms from the step before (median, p90): ${stepNames.filter((name) => stepValues(name).length > 0).map((name) => `${name} ${median(stepValues(name))} (${percentile(stepValues(name), 0.9)})`).join(', ')}`);
     console.log(`  arrival split: finish → completion in Redis's stream ${show('finish_to_stream_ms', '')} ms; this process's event loop late by ${show('loop_delay_ms', '')} ms (p90 of its last 5 s at each result)`);

@@ -38,7 +38,7 @@ describe('dispatch start (issue 17)', () => {
       expect(dispatch.worker).toBe('solo');
       // Every step from BullMQ's handing over to the agent's first event, none negative, in order.
       const steps = dispatch.worker_steps_ms!;
-      expect(Object.keys(steps), JSON.stringify(steps)).toEqual(['active', 'processor', 'checked', 'admitted', 'clone_turn', 'base', 'cleaned', 'worktree', 'seeded', 'first_event']);
+      expect(Object.keys(steps), JSON.stringify(steps)).toEqual(['active', 'processor', 'checked', 'admitted', 'clone_turn', 'base', 'cleaned', 'worktree', 'seeded', 'lease', 'first_event']);
       for (const value of Object.values(steps)) expect(value).toBeGreaterThanOrEqual(0);
       // The steps up to the start make up the processor part of enqueue → start exactly.
       expect(steps.active! + steps.processor! + steps.checked! + steps.admitted!).toBe(dispatch.fetch_to_start_ms);

@@ -79,7 +79,7 @@ export interface DispatchRecord {
    * The job's start step by step (ms each, from the previous step; the worker's clock): `active` BullMQ's
    * moveToActive answered (from its processedOn), `processor` the processor took it, `checked` its data
    * checked, `admitted` a slot taken (the start), `clone_turn`, `base` (present or fetched), `cleaned`
-   * (earlier worktrees gone), `worktree` (`worktree add`), `seeded` (script, journal), `first_event` (the agent's first event).
+   * (earlier worktrees gone), `worktree` (`worktree add`), `seeded` (script, journal), `lease` (the agent branch's lease read), `first_event` (the agent's first event).
    */
   worker_steps_ms?: Record<string, number>;
   /** The worker finished → the completion was in Redis's events stream (its entry's time): the rest of the arrival is this process reading it. */

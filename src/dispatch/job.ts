@@ -240,7 +240,7 @@ export interface AgentJobReturn {
   agent_end_at?: number;
   /** The worker process's event-loop delay since it last went from idle to busy (ms; percentiles): how long it waited for a CPU. */
   loop_delay_ms?: { p50: number; p90: number; max: number };
-  /** When each step of the job's start was done (the worker's clock, ms since the epoch): active (BullMQ handed it over), processor, checked, clone_turn, base, cleaned, worktree, seeded, first_event. */
+  /** When each step of the job's start was done (the worker's clock, ms since the epoch): active (BullMQ handed it over), processor, checked, clone_turn, base, cleaned, worktree, seeded, lease (the agent branch's lease read), first_event. */
   steps?: Record<string, number>;
   finished_at: number;
 }

@@ -561,7 +561,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       dispatch.loop_delay_ms = loopP90();
       if (value.steps && typeof value.steps === 'object') {
         // Each step's duration from the one before it (the start: BullMQ's processedOn).
-        const order = ['active', 'processor', 'checked', 'admitted', 'clone_turn', 'base', 'cleaned', 'worktree', 'seeded', 'first_event'];
+        const order = ['active', 'processor', 'checked', 'admitted', 'clone_turn', 'base', 'cleaned', 'worktree', 'seeded', 'lease', 'first_event'];
         const at: Record<string, unknown> = { ...value.steps, admitted: value.started_at };
         let previous = typeof value.fetched_at === 'number' ? value.fetched_at : undefined;
         const stepsMs: Record<string, number> = {};

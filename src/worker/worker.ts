@@ -595,6 +595,12 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       let report: Record<string, unknown> | undefined;
       const events: NumberedEvent[] = [];
       let eventChars = 0;
+      // F12: the lease is read before the agent starts (its `git ls-remote` began with the job and has
+      // normally answered while the worktree was made): a push to the branch once the agent runs (another
+      // job's, or a lost copy of this one) is then always one the push's lease sees, however late that
+      // read would otherwise answer on a loaded machine.
+      await seenAtStart;
+      step('lease');
       const run = await runAgent({
         ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
         agentId: data.agent,
