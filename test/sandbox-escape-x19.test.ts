@@ -37,7 +37,7 @@ function plant(file: string, text: string): void {
 
 /** The attacker's layout: every place X19 read a secret from, each with its own canary. */
 async function attackedRepo(): Promise<TestRepo> {
-  const repo = await createTestRepo({ files: { 'src/a.ts': 'export const a = 1;\n', '.gitignore': '.bundle/\n.venv/\nnode_modules/\n__pycache__/\n/bin/\n/dist/\n' } });
+  const repo = await createTestRepo({ files: { 'src/a.ts': 'export const a = 1;\n', '.gitignore': '.bundle/\n.venv/\nnode_modules/\n__pycache__/\n/bin/\n/dist/\nvendor/\n' } });
   await repo.run(['remote', 'add', 'origin', 'https://ghp_SECRET14tokenonly@github.com/o/r.git']);
   await repo.run(['config', 'sendemail.smtpPass', 'SECRET-SMTP-15']);
   await repo.run(['config', 'github.token', 'SECRET-GHTOKEN-16']);
@@ -67,10 +67,29 @@ async function attackedRepo(): Promise<TestRepo> {
   plant(repo.path('.git/branches/legacy'), 'https://u:SECRET-BRANCHES-7@host/r.git\n');
   plant(repo.path('.git/remotes/legacy2'), 'URL: https://u:SECRET-REMOTES-8@host/r.git\n');
   plant(repo.path('node_modules/.prisma/client/.env'), 'DATABASE_URL=postgres://u:SECRET-PRISMA-21@db/x\n');
+  // X20-09: clones inside dependency directories keep the install URL's token (pip's editable VCS installs, a git
+  // dependency kept as a clone, a scoped one, Composer's --prefer-source, Bundler's bare mirror and its checkout),
+  // npm's hidden lockfile keeps a tokened `resolved`, a secret-named file at a (nested) dependency dir's top
+  for (const [file, canary] of x2009Clones) plant(repo.path(file), `[remote "origin"]\n\turl = https://u:${canary}@github.com/org/private.git\n`);
+  plant(repo.path('.venv/src/private-lib/setup.py'), 'DEP-venv-src-ok\n');
+  plant(repo.path('node_modules/private-pkg/index.js'), 'DEP-git-pkg-ok\n');
+  plant(repo.path('node_modules/.package-lock.json'), '{"packages":{"node_modules/private-pkg":{"resolved":"git+https://SECRET-NPMLOCK-72:x-oauth-basic@github.com/org/private-pkg.git#abc"}},"name":"LOCK-READABLE"}\n');
+  plant(repo.path('packages/web/node_modules/.env.production'), 'API_KEY=SECRET-NESTEDENVPROD-74\n');
+  plant(repo.path('node_modules/.env.development.local'), 'API_KEY=SECRET-ENVDEV-76\n');
   return repo;
 }
 
-const secrets = ['SECRET-REFLOG-1', 'SECRET-SAMELINE-2', 'SECRET-CONT-3', 'SECRET-IMAP-4', 'SECRET-DASH-5', 'SECRET-COLON-6', 'SECRET-INCCOMMENT-13', 'SECRET-INFO-9', 'SECRET-COOKIE-15', 'SECRET-ANNEX-10', 'SECRET-BRANCHES-7', 'SECRET-REMOTES-8', 'SECRET-PRISMA-21', 'ghp_SECRET14tokenonly', 'SECRET-SMTP-15', 'SECRET-GHTOKEN-16', 'SECRET-INC-12', 'SECRET-SUBMOD-9', 'SECRET-GITCRED-10', 'SECRET-BUNDLE-1', 'SECRET-PIP-2', 'SECRET-PYC-3', 'SECRET-BIN-5', 'SECRET-DIST-7', 'SECRET-NM-6'];
+const x2009Clones: Array<[string, string]> = [
+  ['.venv/src/private-lib/.git/config', 'SECRET-VENVSRC-71'],
+  ['node_modules/private-pkg/.git/config', 'SECRET-NMGIT-75'],
+  ['node_modules/@org/scoped/.git/config', 'SECRET-SCOPED-77'],
+  ['vendor/acme/lib/.git/config', 'SECRET-COMPOSER-78'],
+  ['vendor/bundle/ruby/3.2.0/cache/bundler/git/private-gem-abc123/config', 'SECRET-BUNDLERGIT-73'],
+  ['vendor/bundle/ruby/3.2.0/bundler/gems/private-gem-0a1b2c/.git/config', 'SECRET-BUNDLERGEM-79'],
+  ['.venv/src/private-lib/.git/logs/HEAD', 'SECRET-VENVLOG-80'],
+];
+
+const secrets = [...x2009Clones.map(([, canary]) => canary), 'SECRET-NPMLOCK-72', 'SECRET-NESTEDENVPROD-74', 'SECRET-ENVDEV-76', 'SECRET-REFLOG-1', 'SECRET-SAMELINE-2', 'SECRET-CONT-3', 'SECRET-IMAP-4', 'SECRET-DASH-5', 'SECRET-COLON-6', 'SECRET-INCCOMMENT-13', 'SECRET-INFO-9', 'SECRET-COOKIE-15', 'SECRET-ANNEX-10', 'SECRET-BRANCHES-7', 'SECRET-REMOTES-8', 'SECRET-PRISMA-21', 'ghp_SECRET14tokenonly', 'SECRET-SMTP-15', 'SECRET-GHTOKEN-16', 'SECRET-INC-12', 'SECRET-SUBMOD-9', 'SECRET-GITCRED-10', 'SECRET-BUNDLE-1', 'SECRET-PIP-2', 'SECRET-PYC-3', 'SECRET-BIN-5', 'SECRET-DIST-7', 'SECRET-NM-6'];
 
 describe('outside attack X19: the git directory and the bound-back directories hold no readable secret', () => {
   it('masks every config file with a credential (the config, a submodule config, an included file) and hides the git directory\'s foreign files, not git\'s own', async () => {
@@ -96,12 +115,12 @@ describe('outside attack X19: the git directory and the bound-back directories h
   it.skipIf(!available)('an agent in a worktree reads none of the secrets of X19 and X20; its dependency directories and git still work', async () => {
     const repo = await attackedRepo();
     const { worktree, home, tmp, plan } = await worktreeAgentPlan(repo);
-    const files = ['.git/logs/HEAD', '.git/info/q.inc', '.git/info/git-credentials', '.git/info/cookies', '.git/annex/creds/uuid', '.git/branches/legacy', '.git/remotes/legacy2', 'node_modules/.prisma/client/.env', '.git/config', '.git/creds.inc', '.git/modules/sub/config', '.git/.git-credentials', '.bundle/config', '.venv/pip.conf', '__pycache__/local_settings.cpython-311.pyc', 'bin/deploy.sh', 'dist/app.js', 'node_modules/.cache/app/.env'];
+    const files = ['.git/logs/HEAD', '.git/info/q.inc', '.git/info/git-credentials', '.git/info/cookies', '.git/annex/creds/uuid', '.git/branches/legacy', '.git/remotes/legacy2', 'node_modules/.prisma/client/.env', '.git/config', '.git/creds.inc', '.git/modules/sub/config', '.git/.git-credentials', '.bundle/config', '.venv/pip.conf', '__pycache__/local_settings.cpython-311.pyc', 'bin/deploy.sh', 'dist/app.js', 'node_modules/.cache/app/.env', ...x2009Clones.map(([file]) => file), 'node_modules/.package-lock.json', 'packages/web/node_modules/.env.production', 'node_modules/.env.development.local'];
     const probe = [
       `for f in ${files.map((file) => `'${repo.path(file)}'`).join(' ')}; do cat "$f" 2>/dev/null; done`,
-      `grep -rh SECRET '${repo.path('.git')}' '${repo.path('node_modules')}' '${repo.path('.venv')}' 2>/dev/null`,
+      `grep -rh SECRET '${repo.path('.git')}' '${repo.path('node_modules')}' '${repo.path('.venv')}' '${repo.path('vendor')}' '${repo.path('packages')}' 2>/dev/null`,
       'git config --list 2>&1; git remote -v 2>&1',
-      `cat '${repo.path('node_modules/pkg/index.js')}' '${repo.path('.venv/lib/ok.py')}'`,
+      `cat '${repo.path('node_modules/pkg/index.js')}' '${repo.path('.venv/lib/ok.py')}' '${repo.path('.venv/src/private-lib/setup.py')}' '${repo.path('node_modules/private-pkg/index.js')}'`,
       'git status --short >/dev/null && echo GIT-STATUS-OK; git log --oneline -1 >/dev/null && echo GIT-LOG-OK',
       `python3 -c "print('PY-' + 'OK')"`,
       // X19-06: a read lock on the manifest writes' lock file (the orchestrator's exclusive lock would wait on it)
@@ -115,6 +134,6 @@ describe('outside attack X19: the git directory and the bound-back directories h
     for (const secret of secrets) expect(output, secret).not.toContain(secret);
     expect(output).not.toContain('LOCK-TAKEN');
     expect(output).not.toContain('listed: ');
-    for (const ok of ['PY-OK', 'DEP-node_modules-ok', 'DEP-venv-ok', 'GIT-STATUS-OK', 'GIT-LOG-OK', 'origin']) expect(output, ok).toContain(ok);
+    for (const ok of ['PY-OK', 'DEP-node_modules-ok', 'DEP-venv-ok', 'DEP-venv-src-ok', 'DEP-git-pkg-ok', 'LOCK-READABLE', 'GIT-STATUS-OK', 'GIT-LOG-OK', 'origin']) expect(output, ok).toContain(ok);
   }, 120_000);
 });

@@ -576,12 +576,129 @@ const linkedDependencyNames: ReadonlySet<string> = new Set(['node_modules', 'bow
 /**
  * What stays hidden inside a bound-back dependency directory (outside attack X19-02): Bundler's local
  * `config` (where `bundle config set --local` keeps private gem-server credentials), a virtualenv's `pip.conf`
- * / `pip.ini` (an index URL with a token), tool caches (`.cache`) and `.env` / `.npmrc` files at its top.
+ * / `pip.ini` (an index URL with a token), tool caches (`.cache`), Prisma's copy of `.env`, every secret-named
+ * file at its top ({@link secretFileName}: `.env.production`, `.npmrc`…, outside attack X20-09), and the git
+ * directories of clones kept inside it ({@link dependencyGitDirectories}).
  */
 export function dependencyDirectoryPrivates(dir: string): string[] {
   const name = path.basename(dir);
   const candidates = [...(name === '.bundle' ? ['config'] : []), ...(name === 'node_modules' ? ['.prisma/client/.env'] : []), 'pip.conf', 'pip.ini', '.cache', '.env', '.env.local', '.npmrc', '.pypirc', '.netrc'];
-  return candidates.map((entry) => path.join(dir, entry)).filter((entry) => existsSync(entry));
+  let top: string[] = [];
+  try {
+    top = readdirSync(dir).filter((entry) => secretFileName.test(entry));
+  } catch {
+    // unreadable: nothing more to hide at its top
+  }
+  const named = unique([...candidates, ...top]).map((entry) => path.join(dir, entry)).filter((entry) => existsSync(entry));
+  return [...named, ...dependencyGitDirectories(dir)];
+}
+
+/** Entries of `dir` (none when it cannot be read). */
+function entriesOf(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+/** At most this many git directories inside one dependency directory are hidden (each is one mount). */
+const dependencyGitDirLimit = 100;
+
+/**
+ * The git directories of clones that package managers keep inside a dependency directory (outside attack
+ * X20-09): their config keeps the install URL with its token (`pip install -e git+https://TOKEN@…` clones into
+ * `<venv>/src/<name>/`; git dependencies kept as clones in `node_modules/<pkg>/` or Composer's
+ * `vendor/<vendor>/<pkg>/` with `--prefer-source`; Bundler's bare mirror of a `git:` source in
+ * `…/ruby/<version>/cache/bundler/git/<name>/` and its checkouts in `…/bundler/gems/<name>/`), and their
+ * reflogs the URLs fetched. No sandbox needs them (the package's files stay readable); hidden whole. Looked for
+ * where the package managers put them, not by walking the directory (a `node_modules` holds 10⁵ files).
+ */
+export function dependencyGitDirectories(dir: string): string[] {
+  // (a stat per package: ~16 ms for a node_modules of 1,600 packages; remembered a few seconds, while the directory is unchanged)
+  let changed: number;
+  try {
+    changed = statSync(dir).mtimeMs;
+  } catch {
+    return [];
+  }
+  const cached = dependencyGitDirsCache.get(dir);
+  if (cached && cached.changed === changed && Date.now() - cached.at < 10_000) return cached.found;
+  const found = findDependencyGitDirectories(dir);
+  if (dependencyGitDirsCache.size > 64) dependencyGitDirsCache.clear();
+  dependencyGitDirsCache.set(dir, { at: Date.now(), changed, found });
+  return found;
+}
+const dependencyGitDirsCache = new Map<string, { at: number; changed: number; found: string[] }>();
+
+function findDependencyGitDirectories(dir: string): string[] {
+  const name = path.basename(dir);
+  const found: string[] = [];
+  const clone = (candidate: string): void => {
+    if (found.length < dependencyGitDirLimit && existsSync(path.join(candidate, '.git'))) found.push(path.join(candidate, '.git'));
+  };
+  const bundler = (rubies: string): void => {
+    for (const version of entriesOf(rubies)) {
+      const mirrors = path.join(rubies, version, 'cache', 'bundler', 'git');
+      for (const mirror of entriesOf(mirrors)) if (found.length < dependencyGitDirLimit) found.push(path.join(mirrors, mirror));
+      const gems = path.join(rubies, version, 'bundler', 'gems');
+      for (const gem of entriesOf(gems)) clone(path.join(gems, gem));
+    }
+  };
+  if (name === '.venv' || name === 'venv' || name === '__pypackages__') {
+    for (const entry of entriesOf(path.join(dir, 'src'))) clone(path.join(dir, 'src', entry));
+  } else if (name === '.bundle') {
+    bundler(path.join(dir, 'ruby'));
+  } else {
+    // node_modules/<pkg>, node_modules/@scope/<pkg>; vendor/<vendor>/<pkg> (Composer); Pods/<pod>
+    for (const entry of entriesOf(dir)) {
+      clone(path.join(dir, entry));
+      if (entry.startsWith('@') || name === 'vendor') for (const inner of entriesOf(path.join(dir, entry))) clone(path.join(dir, entry, inner));
+    }
+    if (name === 'vendor') bundler(path.join(dir, 'bundle', 'ruby'));
+  }
+  return found;
+}
+
+/**
+ * The lock and state files a package manager keeps inside a dependency directory, with the URLs it installed
+ * from (outside attack X20-09: npm's hidden lockfile `node_modules/.package-lock.json` keeps
+ * `"resolved": "git+https://TOKEN:x-oauth-basic@github.com/…"`): masked where a URL carries user-info (the
+ * package manager still reads them).
+ */
+const dependencyStateFiles = ['.package-lock.json', '.yarn-state.yml', '.yarn-integrity', '.modules.yaml', '.pnpm/lock.yaml'];
+/** A URL's user-info (group 1), as in git configuration. */
+const urlUserinfo = /((?<=:\/\/)[^/\s@"'<>]+(?=@))/;
+const stateMaskCache = new Map<string, { key: string; masked: boolean }>();
+
+/** {@link dependencyStateFiles} of a dependency directory holding a URL with user-info, as masks. */
+export function dependencyStateMasks(dir: string): Array<{ path: string; extract: string }> {
+  const masks: Array<{ path: string; extract: string }> = [];
+  for (const entry of dependencyStateFiles) {
+    const file = path.join(dir, entry);
+    let key: string;
+    try {
+      const stats = statSync(file);
+      if (!stats.isFile()) continue;
+      key = `${stats.size}:${stats.mtimeMs}:${stats.ino}`;
+    } catch {
+      continue;
+    }
+    let cached = stateMaskCache.get(file);
+    if (cached?.key !== key) {
+      let masked: boolean;
+      try {
+        masked = urlUserinfo.test(readFileSync(file, 'utf8'));
+      } catch {
+        masked = false;
+      }
+      cached = { key, masked };
+      if (stateMaskCache.size > 256) stateMaskCache.clear();
+      stateMaskCache.set(file, cached);
+    }
+    if (cached.masked) masks.push({ path: file, extract: urlUserinfo.source });
+  }
+  return masks;
 }
 
 /** `word` as a case-insensitive pattern without a flag (the pattern travels to sandbox-runtime as source text, compiled with `gd` only). */
@@ -766,6 +883,8 @@ interface HiddenCheckout {
   readable: string[];
   /** What stays hidden inside the bound-back directories ({@link dependencyDirectoryPrivates}). */
   privates: string[];
+  /** Their package managers' state files with a URL's user-info, masked ({@link dependencyStateMasks}). */
+  masks: Array<{ path: string; extract: string }>;
 }
 
 /**
@@ -777,8 +896,8 @@ function hiddenCheckout(mainCheckout: string | undefined, own: string, writable:
   if (mainCheckout === undefined || isInside(mainCheckout, own) || !existsSync(mainCheckout)) return undefined;
   if (writable.some((entry) => isInside(mainCheckout, path.resolve(entry)))) return undefined;
   const readable = checkoutCarveOuts(mainCheckout, gitCommonDir, extra);
-  const privates = readable.filter((dir) => linkedDependencyNames.has(path.basename(dir))).flatMap(dependencyDirectoryPrivates);
-  return { root: mainCheckout, readable, privates };
+  const dependencies = readable.filter((dir) => linkedDependencyNames.has(path.basename(dir)));
+  return { root: mainCheckout, readable, privates: dependencies.flatMap(dependencyDirectoryPrivates), masks: dependencies.flatMap(dependencyStateMasks) };
 }
 
 const dirSecretsCache = new Map<string, { at: number; files: string[] }>();
@@ -998,11 +1117,11 @@ export function agentSandboxPlan(input: AgentSandboxPlanInput): SandboxPlan {
     ...residentSocketDirs(),
     ...(input.env ? residentSocketDirs(input.env) : []),
   ]);
-  return { ...finishPlan(writable, readOnlyWithin, unreadable, view, input.config, hidden, true), ...maskedFilesOf(gitCommonDir, userHome) };
+  return { ...finishPlan(writable, readOnlyWithin, unreadable, view, input.config, hidden, true), ...maskedFilesOf(gitCommonDir, userHome, hidden) };
 }
 
-function maskedFilesOf(gitCommonDir: string | undefined, userHome: string): Pick<SandboxPlan, 'maskedFiles'> {
-  const masks = gitConfigMasks(gitCommonDir, userHome);
+function maskedFilesOf(gitCommonDir: string | undefined, userHome: string, hidden?: HiddenCheckout): Pick<SandboxPlan, 'maskedFiles'> {
+  const masks = [...gitConfigMasks(gitCommonDir, userHome), ...(hidden?.masks ?? [])];
   return masks.length > 0 ? { maskedFiles: masks } : {};
 }
 
@@ -1095,7 +1214,7 @@ export function gatePlan(input: GatePlanInput): SandboxPlan {
     ...residentSocketDirs(),
     ...(input.env ? residentSocketDirs(input.env) : []),
   ]);
-  return { ...finishPlan(writable, readOnlyWithin, unreadable, view, input.config, hidden), ...maskedFilesOf(gitCommonDir, userHome) };
+  return { ...finishPlan(writable, readOnlyWithin, unreadable, view, input.config, hidden), ...maskedFilesOf(gitCommonDir, userHome, hidden) };
 }
 
 /** A plan's last step, the same for agents and gates: what the home view puts back is bound read-only, what it covers is not listed twice. */
