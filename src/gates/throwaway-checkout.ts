@@ -25,6 +25,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { runGit } from '../git/run-git.js';
+import { createCheckoutPins } from '../sandbox/checkout-pins.js';
 import { secretFileName } from '../sandbox/sandbox-plan.js';
 import { pinnedCommitsOf } from '../sandbox/sandbox-settings.js';
 import { makeScratchDir, scratchParent } from '../sandbox/scratch-dirs.js';
@@ -316,8 +317,8 @@ export async function makeThrowawayCheckout(directory: string, env: Env): Promis
   };
 }
 
-/** Commits whose ignore rules judge the untracked files of a checkout ({@link pinIgnoreRules}), by the checkout's real path. */
-const ignorePins = new Map<string, string[]>();
+/** Commits whose ignore rules judge the untracked files of a checkout ({@link pinIgnoreRules}). */
+const ignorePins = createCheckoutPins();
 
 /**
  * From now until the returned release: a throwaway checkout of `checkout` also leaves out the untracked files the
@@ -326,22 +327,7 @@ const ignorePins = new Map<string, string[]>();
  * pinSandboxSettings, which counts here too.
  */
 export function pinIgnoreRules(checkout: string, commit: string): () => void {
-  let key = path.resolve(checkout);
-  try {
-    key = realpathSync(key);
-  } catch {
-    // as given
-  }
-  ignorePins.set(key, [...(ignorePins.get(key) ?? []), commit]);
-  let released = false;
-  return () => {
-    if (released) return;
-    released = true;
-    const left = [...(ignorePins.get(key) ?? [])];
-    left.splice(left.indexOf(commit), 1);
-    if (left.length === 0) ignorePins.delete(key);
-    else ignorePins.set(key, left);
-  };
+  return ignorePins.pin(checkout, commit);
 }
 
 /**
@@ -357,7 +343,7 @@ async function untrustedUntracked(source: string, untracked: readonly string[], 
   const refused = new Set(untracked.filter((file) => secretFileName.test(path.basename(file))));
   const candidates = untracked.filter((file) => !refused.has(file));
   if (candidates.length === 0) return refused;
-  for (const commit of [...new Set([...pinnedCommitsOf(source), ...(ignorePins.get(source) ?? [])])]) {
+  for (const commit of [...new Set([...pinnedCommitsOf(source), ...ignorePins.of(source)])]) {
     const listing = await git(['ls-tree', '-r', '-z', '--full-tree', '--name-only', commit], source, env).catch(() => '');
     const ignoreFiles = listing.split('\0').filter((file) => file === '.gitignore' || file.endsWith('/.gitignore'));
     const judge = path.join(scratch, `ignore-rules-${randomBytes(4).toString('hex')}`);

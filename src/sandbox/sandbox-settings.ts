@@ -7,6 +7,7 @@ import path from 'node:path';
 import { runGit } from '../git/run-git.js';
 import { configuredSandbox, parseProjectConfig } from '../store/project-config.js';
 import { configBlockInEffect, readTrustedConfigText } from '../store/trusted-config.js';
+import { createCheckoutPins } from './checkout-pins.js';
 import type { SandboxSettings } from './sandbox-plan.js';
 
 /**
@@ -44,40 +45,19 @@ export async function readSandboxSettings(directory: string): Promise<SandboxSet
  * that verify-build's test run then got. Keyed by the checkout (resolved); several pins of one
  * checkout (concurrent finalizes in one process) give the narrowest settings.
  */
-const pins = new Map<string, string[]>();
+const pins = createCheckoutPins();
 
 /**
  * From now until the returned release is called, {@link readSandboxSettings} for a config inside
  * `checkout` reads it as committed at `commit` (a config absent there: the defaults).
  */
 export function pinSandboxSettings(checkout: string, commit: string): () => void {
-  let key = path.resolve(checkout);
-  try {
-    key = realpathSync(key);
-  } catch {
-    // as given
-  }
-  pins.set(key, [...(pins.get(key) ?? []), commit]);
-  let released = false;
-  return () => {
-    if (released) return;
-    released = true;
-    const left = [...(pins.get(key) ?? [])];
-    left.splice(left.indexOf(commit), 1);
-    if (left.length === 0) pins.delete(key);
-    else pins.set(key, left);
-  };
+  return pins.pin(checkout, commit);
 }
 
 /** The commits pinned for `checkout` ({@link pinSandboxSettings}): the base commits of the waves being finalized there. */
 export function pinnedCommitsOf(checkout: string): string[] {
-  let key = path.resolve(checkout);
-  try {
-    key = realpathSync(key);
-  } catch {
-    // as given
-  }
-  return [...(pins.get(key) ?? [])];
+  return pins.of(checkout);
 }
 
 function pinsOf(configPath: string): string[] {
@@ -89,7 +69,7 @@ function pinsOf(configPath: string): string[] {
     // as given
   }
   const result: string[] = [];
-  for (const [checkout, commits] of pins) {
+  for (const [checkout, commits] of pins.entries()) {
     const relative = path.relative(checkout, real);
     if (!relative.startsWith('..') && !path.isAbsolute(relative)) result.push(...commits);
   }
