@@ -2,7 +2,8 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createTestRepo } from '../../../test/support/git-repo.js';
-import { buildAgentSandboxPlan } from './agent-sandbox.js';
+import { createGit as createTestRepoGit } from '../../git/git-cli.js';
+import { buildAgentSandboxPlan, linkedWorktreeCommonDir } from './agent-sandbox.js';
 
 describe('buildAgentSandboxPlan (real git)', () => {
   it('other worktrees from git worktree list, the main checkout .env files, polywave.config.json sandbox settings', async () => {
@@ -40,5 +41,30 @@ describe('buildAgentSandboxPlan (real git)', () => {
     expect(plan.unreadable).toContain(a);
     expect(plan.unreadable).not.toContain(repo.path('.env'));
     expect(plan.allowedHosts).toEqual([]);
+  });
+
+  it('reads a linked worktree\'s common git directory as git does, and hides a worktree added after an earlier plan of the same wave (the list is asked again when the worktrees change)', async () => {
+    const repo = await createTestRepo();
+    const a = repo.sibling('wt-A');
+    await repo.git.worktreeAdd({ path: a, branch: 'a', base: 'HEAD', createBranch: true });
+    const fromGit = (await createTestRepoGit(a).run(['rev-parse', '--path-format=absolute', '--git-common-dir'])).stdout.trim();
+    expect(linkedWorktreeCommonDir(a)).toBe(fromGit);
+    // the main checkout and a subdirectory: git is asked
+    expect(linkedWorktreeCommonDir(repo.dir)).toBeUndefined();
+    expect(linkedWorktreeCommonDir(path.join(a, 'docs'))).toBeUndefined();
+    const plan = (root: string) => buildAgentSandboxPlan({ root, home: repo.sibling('s/home'), tmp: repo.sibling('s/tmp'), env: repo.env });
+    const first = await plan(a);
+    // two worktrees added back to back (within one clock tick of the directory's mtime): both hidden from A's next plan
+    const b = repo.sibling('wt-B');
+    const c = repo.sibling('wt-C');
+    await repo.git.worktreeAdd({ path: b, branch: 'b', base: 'HEAD', createBranch: true });
+    await repo.git.worktreeAdd({ path: c, branch: 'c', base: 'HEAD', createBranch: true });
+    expect(first.unreadable).not.toContain(b);
+    const second = await plan(a);
+    expect(second.unreadable).toEqual(expect.arrayContaining([b, c]));
+    // moved: the new place is hidden
+    const moved = repo.sibling('wt-C2');
+    await repo.run(['worktree', 'move', c, moved]);
+    expect((await plan(a)).unreadable).toEqual(expect.arrayContaining([b, moved]));
   });
 });

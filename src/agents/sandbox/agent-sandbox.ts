@@ -3,10 +3,11 @@
  * worktree (`git worktree list`), the main checkout's `.env*` files, and the `sandbox` section of
  * polywave.config.json (network allow-list, extra writable caches).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { createGit } from '../../git/git-cli.js';
+import type { WorktreeEntry } from '../../git/git-port.js';
 import { agentSandboxPlan, type SandboxPlan, type SandboxSettings } from '../../sandbox/sandbox-plan.js';
 import { readSandboxSettings } from '../../sandbox/sandbox-settings.js';
 
@@ -17,6 +18,65 @@ async function envFilesOf(directory: string): Promise<string[]> {
   } catch {
     return [];
   }
+}
+
+/**
+ * The common git directory of a linked worktree, read as git itself finds it (the worktree's `.git` file
+ * names its git directory, whose `commondir` names the common one) — no `git rev-parse` per agent (a wave's
+ * agents each build a plan; a git process costs the orchestrator a fork). Undefined for anything else (a
+ * main checkout, a subdirectory, an unreadable pointer): then git is asked.
+ */
+export function linkedWorktreeCommonDir(root: string): string | undefined {
+  try {
+    const dotGit = path.join(root, '.git');
+    if (!lstatSync(dotGit).isFile()) return undefined;
+    const pointer = /^gitdir: *(.+?)[ \t\r]*$/m.exec(readFileSync(dotGit, 'utf8'));
+    if (!pointer) return undefined;
+    const gitDir = path.resolve(root, pointer[1]!);
+    const common = readFileSync(path.join(gitDir, 'commondir'), 'utf8').trim();
+    if (common === '') return undefined;
+    return realpathSync(path.resolve(gitDir, common));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * What `git worktree list` depends on here: the entries of `<common dir>/worktrees/` and the worktree path
+ * each one's `gitdir` file names (a worktree added, removed or moved changes it; a timestamp would not do:
+ * two adds within one clock tick leave the directory's mtime as it was).
+ */
+function worktreesStamp(commonDir: string): string {
+  const dir = path.join(commonDir, 'worktrees');
+  let names: string[];
+  try {
+    names = readdirSync(dir).sort();
+  } catch {
+    return '';
+  }
+  return names.map((name) => {
+    let pointer = '';
+    try {
+      pointer = readFileSync(path.join(dir, name, 'gitdir'), 'utf8');
+    } catch {
+      // none: git lists it as prunable
+    }
+    return `${name}\0${pointer}`;
+  }).join('\0\0');
+}
+const worktreeListCache = new Map<string, { stamp: string; at: number; list: WorktreeEntry[] }>();
+
+/** `git worktree list` of the repository, asked once per change of {@link worktreesStamp} (a wave's agents share one answer). */
+async function worktreeListOf(git: ReturnType<typeof createGit>, commonDir: string): Promise<WorktreeEntry[]> {
+  const stamp = worktreesStamp(commonDir);
+  const cached = worktreeListCache.get(commonDir);
+  if (cached && cached.stamp === stamp && Date.now() - cached.at < 10_000) return cached.list;
+  const list = await git.worktreeList();
+  if (worktreesStamp(commonDir) === stamp) {
+    if (worktreeListCache.size > 32) worktreeListCache.clear();
+    worktreeListCache.set(commonDir, { stamp, at: Date.now(), list });
+  }
+  return list;
 }
 
 /** Input of {@link buildAgentSandboxPlan}. */
@@ -43,8 +103,8 @@ export async function buildAgentSandboxPlan(input: BuildAgentSandboxPlanInput): 
   let mainCheckout = input.root;
   let otherWorktrees: string[] = [];
   try {
-    gitCommonDir = path.resolve(input.root, await git.commonDir());
-    const worktrees = await git.worktreeList();
+    gitCommonDir = linkedWorktreeCommonDir(input.root) ?? path.resolve(input.root, await git.commonDir());
+    const worktrees = await worktreeListOf(git, gitCommonDir);
     mainCheckout = worktrees.find((entry) => !entry.bare)?.path ?? path.dirname(gitCommonDir);
     // A prunable entry (its directory is gone) has nothing to hide.
     otherWorktrees = worktrees.filter((entry) => !entry.prunable && existsSync(entry.path)).map((entry) => entry.path).filter((entry) => entry !== input.root && entry !== mainCheckout);
