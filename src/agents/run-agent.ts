@@ -9,7 +9,9 @@ import { createGit } from '../git/git-cli.js';
 import { hostHomeVariable } from '../git/harden.js';
 import { gitlinkRepoSignatures, nestedRepoBaseline, quarantineGitlinkRepos, quarantineNewNestedRepos, type GitlinkRepoSignatures, type NestedRepoBaseline, type QuarantinedGitlinkRepo } from '../git/nested-repos.js';
 import { ensureConfinedDirSync, realRootOf } from '../store/confined-write.js';
+import { readAgentCliTemplates } from './agent-cli-templates.js';
 import { loadBackend } from './backends/index.js';
+import type { CliTemplate } from './backends/cli.js';
 import {
   defaultAgentLimits,
   emptyUsage,
@@ -72,6 +74,8 @@ export interface RunAgentOptions {
   unsafeNoSandbox?: boolean;
   /** Sandbox settings instead of those of polywave.config.json (tests). */
   sandboxSettings?: SandboxSettings;
+  /** `cli:<name>` command templates instead of polywave.config.json's `agent_clis` (tests). */
+  cliTemplates?: Record<string, CliTemplate>;
 }
 
 /** How an agent run is confined, decided before anything starts. */
@@ -139,11 +143,13 @@ export function agentEnvironment(options: {
 
 /**
  * Runs one agent on the backend its model names: builds the jail, an isolated scratch HOME/TMPDIR,
- * the OS sandbox plan (other worktrees from `git worktree list`, polywave.config.json's `sandbox`)
+ * the OS sandbox plan (other worktrees from `git worktree list`, polywave.config.json's `sandbox`;
+ * a `cli:<name>` model's template from its `agent_clis`, agents/agent-cli-templates.ts)
  * with the agent's tool executor inside it (stopped at the end), the journal recorder and the
  * wall-clock timeout, and resolves with an outcome — a backend that throws, a missing SDK or a
- * timeout is data (status + failure). The one exception: SANDBOX_UNAVAILABLE (see
- * {@link decideAgentSandbox}), thrown before anything is created.
+ * timeout is data (status + failure). The exceptions, thrown before anything is created:
+ * SANDBOX_UNAVAILABLE (see {@link decideAgentSandbox}) and, for a cli agent, an invalid `agent_clis`
+ * (N014_CONFIG_INVALID) or a repository git cannot read.
  * The timeout and the caller's abort both reach the backend through one signal; the outcome says
  * which (`timeout` vs `aborted`).
  */
@@ -153,6 +159,9 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
   const spec = typeof options.model === 'object' ? options.model : resolveModelSpec(options.model, options.env);
   // Before anything is created: a model-backed agent without the sandbox refuses to start.
   const decision = await decideAgentSandbox({ backend: spec.backend, env: options.env, ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}) });
+  // A cli agent's templates (`agent_clis`) come from the repository root's committed config, like the
+  // sandbox settings; an invalid one refuses here (N014_CONFIG_INVALID), before anything is created.
+  const cliTemplates = spec.backend === 'cli' && options.backend === undefined ? (options.cliTemplates ?? (await readAgentCliTemplates(options.cwd, options.env))) : undefined;
   const forward = options.onEvent ?? (() => {});
   // Issue 13: every refused tool call is kept (journal `denials.jsonl`, the report's out_of_scope_deps).
   const denied: DenialRecord[] = [];
@@ -233,7 +242,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
   const recorder = options.journal ? createJournalRecorder(options.journal) : undefined;
   let outcome: AgentOutcome;
   try {
-    const backend = options.backend ?? (await loadBackend(spec.backend));
+    const backend = options.backend ?? (await loadBackend(spec.backend, cliTemplates ? { templates: cliTemplates } : {}));
     const request: AgentRunRequest = {
       agentId: options.agentId,
       role: options.role,

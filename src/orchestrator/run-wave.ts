@@ -11,6 +11,7 @@ import { resolveModelSpec } from '../agents/model-spec.js';
 import { renderRolePrompt } from '../agents/prompts/index.js';
 import type { WaveRetryContext } from '../agents/prompts/wave.js';
 import { decideAgentSandbox } from '../agents/run-agent.js';
+import { readAgentCliTemplates } from '../agents/agent-cli-templates.js';
 import { inProcessDispatcher, type DispatchRecord, type Dispatcher } from '../dispatch/dispatcher.js';
 import { checkAgentStop, type StopCheck } from '../agents/stop-check.js';
 import { createJail } from '../agents/jail/jail.js';
@@ -399,6 +400,8 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
   const specOf = (agent: Agent) => resolveModelSpec(agent.model?.trim() || options.model, env);
   // Issue 11: a model-backed agent without the OS sandbox refuses (SANDBOX_UNAVAILABLE) before any worktree exists.
   for (const agent of agents) await decideAgentSandbox({ backend: specOf(agent).backend, env, ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}) });
+  // X19: a cli agent's `agent_clis` template (the committed root config's) that is invalid refuses now (N014_CONFIG_INVALID, exit 2), not per agent after the worktrees exist.
+  if (options.backend === undefined && agents.some((agent) => specOf(agent).backend === 'cli')) await readAgentCliTemplates(repoDir, env);
   if (solo) {
     const steps: StepResult[] = [];
     const rootGit = gitAt(repoDir);

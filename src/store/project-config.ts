@@ -63,8 +63,39 @@ export interface ProjectConfig {
   worktree_setup?: WorktreeSetupSettings;
   /** Issue 17: run agents on `polywave worker`s through BullMQ on Redis (docs/scale-out.md). */
   dispatch?: ProjectDispatchConfig;
+  /** Command templates of the `cli:<name>` models: see {@link configuredAgentClis}. */
+  agent_clis?: Record<string, ProjectAgentCli>;
   [key: string]: unknown;
 }
+
+/**
+ * One entry of `agent_clis` in polywave.config.json: the command a `cli:<name>` model runs (docs/agent-clis.md).
+ *
+ * ```json
+ * { "agent_clis": { "aider": { "command": ["aider", "--yes-always", "--model", "{model}", "--message-file", "{prompt_file}"], "prompt_via": "file", "format": "text" } } }
+ * ```
+ */
+export interface ProjectAgentCli {
+  /** argv; `command[0]` is the binary (a name on PATH, or a path relative to the worktree); placeholders `{prompt}`, `{model}`, `{max_turns}`, `{cwd}`, `{prompt_file}`. */
+  command: string[];
+  /** How the prompt reaches the CLI. Default `stdin`. */
+  prompt_via?: 'stdin' | 'argument' | 'file';
+  /** How its stdout is read. Default `text`. */
+  format?: 'claude-stream-json' | 'codex-json' | 'text';
+}
+
+/** An `agent_clis` entry resolved with its defaults (the cli backend's `CliTemplate` shape). */
+export interface AgentCliTemplate {
+  command: string[];
+  promptVia: 'stdin' | 'argument' | 'file';
+  format: 'claude-stream-json' | 'codex-json' | 'text';
+}
+
+/** What an `agent_clis` name must look like (it is the `<name>` of a `cli:<name>` model). */
+export const agentCliNamePattern = /^[a-z0-9][a-z0-9_-]{0,31}$/;
+const agentCliPromptVia = ['stdin', 'argument', 'file'] as const;
+const agentCliFormats = ['claude-stream-json', 'codex-json', 'text'] as const;
+const agentCliKeys = ['command', 'prompt_via', 'format'];
 
 /**
  * `dispatch` of polywave.config.json (issue 17). `--dispatch`/`--dispatch-remote`/`--dispatch-queue` override `url`/`remote`/`queue`.
@@ -159,7 +190,7 @@ function typeName(value: unknown): string {
  * Pure: parses and checks the text of a polywave.config.json; never throws. Not JSON or not an
  * object → `N014_CONFIG_INVALID` (fatal) and no config. Wrong types of the keys both tools read
  * (`repos[]` entries with string `name`/`path`, the command keys, `repo`, `build`/`test`,
- * `agent`) → `N014_CONFIG_INVALID` errors with the field path; the config is still returned.
+ * `agent`, `agent_clis`) → `N014_CONFIG_INVALID` errors with the field path; the config is still returned.
  * No repository configured → a warning.
  */
 export function parseProjectConfig(text: string): ProjectConfigParse {
@@ -275,11 +306,61 @@ export function parseProjectConfig(text: string): ProjectConfigParse {
       }
     }
   }
+  if (value.agent_clis !== undefined && value.agent_clis !== null) checkAgentClis(value.agent_clis, problem);
   const config = value as ProjectConfig;
   if (findings.length === 0 && configuredRepos(config, '/').length === 0) {
     findings.push({ code: configCodes.invalid, message: 'no repos configured (run: polywave init)', severity: 'warning', field: 'repos' });
   }
   return { config, findings };
+}
+
+/** An `agent_clis` command: a non-empty argv of strings (no NUL) whose binary is not blank. */
+function isAgentCliCommand(command: unknown): command is string[] {
+  return Array.isArray(command) && command.length > 0 && typeof command[0] === 'string' && command[0].trim() !== '' && command.every((item) => typeof item === 'string' && !item.includes('\0'));
+}
+
+/** `agent_clis`: names matching {@link agentCliNamePattern}, each `{command: [argv], prompt_via?, format?}` and nothing else. */
+function checkAgentClis(clis: unknown, problem: (field: string, message: string) => void): void {
+  if (!isRecord(clis)) {
+    problem('agent_clis', `must be an object {<name>: {command: [argv], prompt_via, format}}, found ${typeName(clis)}`);
+    return;
+  }
+  for (const [name, entry] of Object.entries(clis)) {
+    const field = `agent_clis.${JSON.stringify(name).slice(1, -1).slice(0, 60)}`;
+    if (!agentCliNamePattern.test(name)) problem(field, `the name must match ${agentCliNamePattern.source} (it is the <name> of a cli:<name> model)`);
+    if (!isRecord(entry)) {
+      problem(field, `must be an object {command: [argv], prompt_via, format}, found ${typeName(entry)}`);
+      continue;
+    }
+    const command = entry.command;
+    if (!isAgentCliCommand(command)) {
+      problem(`${field}.command`, `must be a non-empty argv array of strings whose first one (the binary) is not empty, found ${String(JSON.stringify(command)).slice(0, 80)}`);
+    }
+    if (entry.prompt_via !== undefined && !(agentCliPromptVia as readonly unknown[]).includes(entry.prompt_via)) problem(`${field}.prompt_via`, `must be one of ${agentCliPromptVia.map((item) => `"${item}"`).join(', ')} (default "stdin"), found ${String(JSON.stringify(entry.prompt_via)).slice(0, 80)}`);
+    if (entry.format !== undefined && !(agentCliFormats as readonly unknown[]).includes(entry.format)) problem(`${field}.format`, `must be one of ${agentCliFormats.map((item) => `"${item}"`).join(', ')} (default "text"), found ${String(JSON.stringify(entry.format)).slice(0, 80)}`);
+    // A misspelt key (`promptVia`) would silently fall back to the default: refused instead.
+    for (const key of Object.keys(entry)) if (!agentCliKeys.includes(key)) problem(`${field}.${key}`, `unknown key (known: ${agentCliKeys.join(', ')})`);
+  }
+}
+
+/**
+ * Pure: the `agent_clis` templates of a config with their defaults (`prompt_via` stdin, `format`
+ * text), by name. Only entries {@link parseProjectConfig} accepts are returned; callers refuse a
+ * config with `agent_clis` problems before using any of them.
+ */
+export function configuredAgentClis(config: ProjectConfig | undefined): Record<string, AgentCliTemplate> {
+  const templates: Record<string, AgentCliTemplate> = {};
+  const clis = config && isRecord(config.agent_clis) ? config.agent_clis : {};
+  for (const [name, entry] of Object.entries(clis)) {
+    if (!agentCliNamePattern.test(name) || !isRecord(entry) || Object.keys(entry).some((key) => !agentCliKeys.includes(key))) continue;
+    const command = entry.command;
+    if (!isAgentCliCommand(command)) continue;
+    const promptVia = entry.prompt_via === undefined ? 'stdin' : entry.prompt_via;
+    const format = entry.format === undefined ? 'text' : entry.format;
+    if (!(agentCliPromptVia as readonly unknown[]).includes(promptVia) || !(agentCliFormats as readonly unknown[]).includes(format)) continue;
+    templates[name] = { command: [...command], promptVia: promptVia as AgentCliTemplate['promptVia'], format: format as AgentCliTemplate['format'] };
+  }
+  return templates;
 }
 
 /** `setup`/`teardown` (string or argv), `copy` (list of paths/globs) of a repos[] entry or the top level. */

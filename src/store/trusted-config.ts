@@ -332,7 +332,7 @@ export async function readTrustedConfigText(startDir: string, options: { revisio
   const committed = await committedFile(repository.toplevel, revision, projectConfigFileName, repository.commonDir);
   if (committed !== undefined) return { path: rootFile, text: committed, repository, ignored };
   if (isFile(rootFile)) {
-    if (revision === 'HEAD') warnOnce(`${rootFile} is not committed: its sandbox, setup, teardown, dispatch and repos settings are not used until it is`);
+    if (revision === 'HEAD') warnOnce(`${rootFile} is not committed: its sandbox, setup, teardown, agent_clis, dispatch and repos settings are not used until it is`);
     return { path: rootFile, text: undefined, repository, ignored };
   }
   // No config of its own: one above the repository (outside it: as on disk; in an enclosing repository: its root's, committed).

@@ -672,7 +672,7 @@ async function runCli(request: AgentRunRequest, templates: Readonly<Record<strin
   const template = custom ?? builtin;
   if (!template) {
     const known = ['claude', 'codex', ...Object.keys(templates).filter((name) => name !== 'claude' && name !== 'codex')];
-    return failedOutcome(started, 'config', `unknown agent CLI "${model.command}" in model "${model.raw}": use ${known.join(', ')} or define it under agent_clis in polywave.config.json`);
+    return failedOutcome(started, 'config', `unknown agent CLI "${model.command}" in model "${model.raw}": use ${known.join(', ')} or define it under agent_clis in the repository root's polywave.config.json and commit it (an uncommitted or nested config's agent_clis is not used)`);
   }
   if (!Array.isArray(template.command) || template.command.length === 0 || typeof template.command[0] !== 'string' || template.command[0] === '') {
     return failedOutcome(started, 'config', `agent CLI template "${model.command}": command must be a non-empty argv array`);
