@@ -64,18 +64,29 @@ function worktreesStamp(commonDir: string): string {
     return `${name}\0${pointer}`;
   }).join('\0\0');
 }
-const worktreeListCache = new Map<string, { stamp: string; at: number; list: WorktreeEntry[] }>();
+const worktreeListCache = new Map<string, { stamp: string; at: number; list: Promise<WorktreeEntry[]> }>();
 
-/** `git worktree list` of the repository, asked once per change of {@link worktreesStamp} (a wave's agents share one answer). */
-async function worktreeListOf(git: ReturnType<typeof createGit>, commonDir: string): Promise<WorktreeEntry[]> {
+/**
+ * `git worktree list` of the repository, asked once per change of {@link worktreesStamp}: a wave's agents,
+ * which build their plans at the same moment, share one answer (the one being asked, too).
+ */
+function worktreeListOf(git: ReturnType<typeof createGit>, commonDir: string): Promise<WorktreeEntry[]> {
   const stamp = worktreesStamp(commonDir);
   const cached = worktreeListCache.get(commonDir);
   if (cached && cached.stamp === stamp && Date.now() - cached.at < 10_000) return cached.list;
-  const list = await git.worktreeList();
-  if (worktreesStamp(commonDir) === stamp) {
-    if (worktreeListCache.size > 32) worktreeListCache.clear();
-    worktreeListCache.set(commonDir, { stamp, at: Date.now(), list });
-  }
+  const list = git.worktreeList();
+  if (worktreeListCache.size > 32) worktreeListCache.clear();
+  const entry = { stamp, at: Date.now(), list };
+  worktreeListCache.set(commonDir, entry);
+  // Kept only when it succeeded and the worktrees did not change while git listed them.
+  list.then(
+    () => {
+      if (worktreesStamp(commonDir) !== stamp && worktreeListCache.get(commonDir) === entry) worktreeListCache.delete(commonDir);
+    },
+    () => {
+      if (worktreeListCache.get(commonDir) === entry) worktreeListCache.delete(commonDir);
+    },
+  );
   return list;
 }
 
