@@ -308,6 +308,8 @@ export interface SandboxGateOptions {
    * commands of one run); without it each command gets its own, deleted with the command.
    */
   checkouts?: CheckoutSet;
+  /** Hosts reachable besides the committed `sandbox.network.allow` (worktree setup's default install: the public registry). */
+  allowHosts?: readonly string[];
 }
 
 /** A gate command ready to run in the sandbox: where, and how to give its output back. */
@@ -363,6 +365,7 @@ export async function sandboxGateCommand(command: string, cwd: string, context: 
       // The throwaway checkout (its cwd inside it: a gate routed by `repo:` to a subdirectory) is a scratch directory itself: the scratch parent stays hidden around it.
       ...(checkout ? { directoryIsScratch: true } : {}),
     });
+    if (context.allowHosts && context.allowHosts.length > 0) plan.allowedHosts = [...new Set([...plan.allowedHosts, ...context.allowHosts])];
     // Gate code is the agents' code: no model keys or other credentials (X3 #17; workers strip them too).
     const stringEnv: Record<string, string> = {};
     for (const [name, value] of Object.entries(withoutCredentials(env))) if (value !== undefined) stringEnv[name] = value;

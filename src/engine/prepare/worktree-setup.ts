@@ -207,17 +207,19 @@ async function isDirectory(target: string): Promise<boolean> {
  * the repository's gate build cache, `.git` read-only, secrets unreadable, network = the committed
  * `sandbox.network.allow`, and never with credentials (model keys, tokens) in its environment. Where the
  * sandbox is unavailable it runs unsandboxed, as gates do there, still without credentials; a sandbox
- * that cannot start is a failed run (exit -1), never an unsandboxed one. Polywave's own defaults
- * (linking node_modules, `npm ci` for a changed lockfile, go.work) are not `sandboxed`.
+ * that cannot start is a failed run (exit -1), never an unsandboxed one. Polywave's own default install
+ * (`npm ci` … for a changed lockfile or a workspaces repository) runs the same way (outside attack X21-10: it
+ * ran on the host, and a `postinstall` an agent of an earlier wave added to package.json read ~/.ssh and
+ * planted a git hook), with `allowHosts` (the package manager's public registry) allowed too.
  */
-async function runCommand(command: SetupCommand, options: { cwd: string; env: Record<string, string>; timeoutMs: number; logPath: string; signal?: AbortSignal; sandboxed?: boolean }): Promise<ShellCommandResult> {
+async function runCommand(command: SetupCommand, options: { cwd: string; env: Record<string, string>; timeoutMs: number; logPath: string; signal?: AbortSignal; sandboxed?: boolean; allowHosts?: readonly string[] }): Promise<ShellCommandResult> {
   const text = commandText(command);
   let env = options.env;
   let wrapped: SandboxedGateCommand | undefined;
   if (options.sandboxed === true) {
     env = {};
     for (const [name, value] of Object.entries(withoutCredentials(options.env))) if (value !== undefined) env[name] = value;
-    const prepared = await sandboxGateCommand(text, options.cwd, { env, throwaway: false, ...(options.signal ? { signal: options.signal } : {}) });
+    const prepared = await sandboxGateCommand(text, options.cwd, { env, throwaway: false, ...(options.allowHosts ? { allowHosts: options.allowHosts } : {}), ...(options.signal ? { signal: options.signal } : {}) });
     if (prepared && 'error' in prepared) {
       await writeFile(options.logPath, `${prepared.error}\n`).catch(() => undefined);
       return { exitCode: -1, signal: null, timedOut: false, canceled: false, durationMs: 0, output: prepared.error, outputTruncated: false, error: prepared.error };
@@ -430,7 +432,9 @@ async function nodeDefaults(options: SetupWorktreeOptions, tracked: ReturnType<t
   const same = theirs !== undefined && ours.equals(theirs);
   if (!same || workspaces) {
     const command = installCommand(lock[1], await exists(path.join(options.worktree, '.yarnrc.yml')));
-    const result = await run(`node: ${!same ? `${lock[0]} differs from the main checkout's` : 'workspaces'} —`, command);
+    // In the sandbox (X21-10); HUSKY=0: a `prepare` that installs git hooks would write the repository's
+    // config, which no sandbox may (polywave's commits run no hook; the main checkout's hooks run through the guard).
+    const result = await run(`node: ${!same ? `${lock[0]} differs from the main checkout's` : 'workspaces'} —`, command, { allowHosts: defaultInstallHosts[lock[1]], env: { HUSKY: '0' } });
     actions.push(`node: ${command.join(' ')} (${!same ? `${lock[0]} differs from the main checkout's` : 'workspaces link to their own sources'}; ${(result.durationMs / 1000).toFixed(1)} s)`);
     created.push('node_modules');
     return;
@@ -484,7 +488,19 @@ async function pythonDefaults(options: SetupWorktreeOptions, actions: string[], 
   actions.push(".venv → main checkout's (an editable install in it still imports the main checkout's sources)");
 }
 
-type RunLabelled = (label: string, command: SetupCommand) => Promise<ShellCommandResult>;
+type RunLabelled = (label: string, command: SetupCommand, how?: { allowHosts?: readonly string[]; env?: Record<string, string> }) => Promise<ShellCommandResult>;
+
+/**
+ * The public registries a default install may reach from its sandbox (besides the committed
+ * `sandbox.network.allow`, where a private registry belongs): its packages come from there when the
+ * repository's gate build cache (the sandbox's package cache) does not hold them yet.
+ */
+const defaultInstallHosts: Readonly<Record<'npm' | 'pnpm' | 'yarn' | 'bun', readonly string[]>> = {
+  npm: ['registry.npmjs.org'],
+  pnpm: ['registry.npmjs.org'],
+  yarn: ['registry.yarnpkg.com', 'registry.npmjs.org', 'repo.yarnpkg.com'],
+  bun: ['registry.npmjs.org'],
+};
 
 /** The worktree's own git directory from its `.git` file, proven to lie under `<commonDir>/worktrees`. */
 export async function worktreeGitDir(worktree: string, commonDir: string): Promise<string | undefined> {
@@ -534,9 +550,9 @@ export async function setupWorktree(options: SetupWorktreeOptions): Promise<Agen
   const logPath = path.join(options.gitDir, logName);
   const env = commandEnvironment(options.env, setupEnvironment(options));
   const timeoutMs = options.settings.timeoutSeconds * 1000;
-  const run: RunLabelled = async (label, command) => {
-    // The configured `setup` runs sandboxed; the defaults' own commands (label `npm ci`…) do not.
-    const result = await runCommand(command, { cwd: options.worktree, env, timeoutMs, logPath, sandboxed: label === 'setup', ...(options.signal ? { signal: options.signal } : {}) });
+  const run: RunLabelled = async (label, command, how = {}) => {
+    // Every command runs sandboxed: the configured `setup` and the defaults' install alike (X21-10).
+    const result = await runCommand(command, { cwd: options.worktree, env: { ...env, ...how.env }, timeoutMs, logPath, sandboxed: true, ...(how.allowHosts ? { allowHosts: how.allowHosts } : {}), ...(options.signal ? { signal: options.signal } : {}) });
     if (result.exitCode !== 0 || result.timedOut || result.canceled) failedCommand(label, command, result, logPath);
     return result;
   };
