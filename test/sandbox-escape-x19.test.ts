@@ -17,7 +17,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { gitConfigMasks, sandboxStatus } from '../src/sandbox/index.js';
-import { gitDirectoryForeignEntries } from '../src/sandbox/sandbox-plan.js';
+import { gitConfigUnmaskable, gitDirectoryForeignEntries } from '../src/sandbox/sandbox-plan.js';
 import { wrapInSandbox } from '../src/sandbox/wrap-in-sandbox.js';
 import { childOutput } from './support/child-output.js';
 import { worktreeAgentPlan } from './support/worktree-plan.js';
@@ -135,5 +135,22 @@ describe('outside attack X19: the git directory and the bound-back directories h
     expect(output).not.toContain('LOCK-TAKEN');
     expect(output).not.toContain('listed: ');
     for (const ok of ['PY-OK', 'DEP-node_modules-ok', 'DEP-venv-ok', 'DEP-venv-src-ok', 'DEP-git-pkg-ok', 'LOCK-READABLE', 'GIT-STATUS-OK', 'GIT-LOG-OK', 'origin']) expect(output, ok).toContain(ok);
+  }, 120_000);
+
+  it.skipIf(!available)('X21-04: a config file with a credential that is not UTF-8 (one Latin-1 byte in a comment), which sandbox-runtime cannot mask, is seen as polywave\'s masked copy, not in clear; git inside still works', async () => {
+    const repo = await createTestRepo({ files: { 'src/a.ts': 'export const a = 1;\n' } });
+    const config = readFileSync(repo.path('.git/config'));
+    writeFileSync(repo.path('.git/config'), Buffer.concat([config, Buffer.from('# Jos\xe9\'s machine\n[remote "origin"]\n\turl = https://u:SECRET-LATIN1-21@github.com/o/r.git\n', 'latin1')]));
+    expect(gitConfigMasks(repo.path('.git')).map((entry) => entry.path)).not.toContain(repo.path('.git/config'));
+    expect(gitConfigUnmaskable(repo.path('.git'))).toEqual([repo.path('.git/config')]);
+    const { worktree, home, tmp, plan } = await worktreeAgentPlan(repo);
+    const probe = [`cat '${repo.path('.git/config')}' 2>&1`, 'git config --list 2>&1', 'git status --short >/dev/null && echo GIT-STATUS-OK'].join('\n');
+    const wrapped = await wrapInSandbox(plan, probe, { cwd: worktree, env: { PATH: process.env.PATH ?? '', HOME: home, TMPDIR: tmp } });
+    const output = await runWrapped(wrapped.file, wrapped.args, worktree, wrapped.env);
+    wrapped.release();
+    expect(output).not.toContain('SECRET-LATIN1-21');
+    expect(output).toContain('GIT-STATUS-OK');
+    // not an empty file: the configuration as it is, the credential replaced (git reads the remote)
+    expect(output).toContain('remote.origin.url=https://fake_value_1@github.com/o/r.git');
   }, 120_000);
 });

@@ -1,6 +1,12 @@
-import { describe, expect, it } from 'vitest';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { goImports, scriptImports } from './imports.js';
-import { bracketErrors, overallStatus } from './scaffold-check.js';
+import { bracketErrors, checkScaffold, overallStatus } from './scaffold-check.js';
+
+const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-scaffold-check-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 describe('scaffold checks', () => {
   it('bracket balance ignores brackets in strings and comments, and names the lines', () => {
@@ -18,5 +24,27 @@ describe('scaffold checks', () => {
     expect(overallStatus({ syntax: { status: 'PASS' }, imports: { status: 'FAIL' }, type_references: { status: 'SKIP' }, build: { status: 'SKIP' } })).toBe('FAIL');
     expect(overallStatus({ syntax: { status: 'PASS' }, imports: { status: 'SKIP' }, type_references: { status: 'SKIP' }, build: { status: 'SKIP' } })).toBe('PASS');
     expect(overallStatus({ syntax: { status: 'SKIP' }, imports: { status: 'SKIP' }, type_references: { status: 'SKIP' }, build: { status: 'SKIP' } })).toBe('SKIP');
+  });
+
+  it('outside attack X21-12: the syntax check runs no code of the repository (its ast.py, a typescript in its node_modules); syntax errors are still found', async () => {
+    const root = path.join(scratch, 'repo');
+    mkdirSync(path.join(root, 'node_modules', 'typescript'), { recursive: true });
+    const ran = path.join(scratch, 'RAN');
+    writeFileSync(path.join(root, 'ast.py'), `open(${JSON.stringify(`${ran}-py`)}, 'w').write('ast.py executed')\n`);
+    writeFileSync(path.join(root, 'node_modules', 'typescript', 'package.json'), JSON.stringify({ name: 'typescript', main: 'index.js' }));
+    writeFileSync(path.join(root, 'node_modules', 'typescript', 'index.js'), `require('fs').writeFileSync(${JSON.stringify(`${ran}-ts`)}, 'typescript executed'); exports.transpileModule = () => ({ diagnostics: [] });\n`);
+    writeFileSync(path.join(root, 'scaf.py'), 'x = 1\n');
+    writeFileSync(path.join(root, 'bad.py'), 'def f(:\n  pass\n');
+    writeFileSync(path.join(root, 'scaf.ts'), 'export interface T { a: number }\n');
+    writeFileSync(path.join(root, 'bad.ts'), 'export const x = ;\n');
+    const check = (file: string) => checkScaffold({ file: path.join(root, file), root });
+    const [good, badPython, goodTs, badTs] = await Promise.all([check('scaf.py'), check('bad.py'), check('scaf.ts'), check('bad.ts')]);
+    expect(existsSync(`${ran}-py`)).toBe(false);
+    expect(existsSync(`${ran}-ts`)).toBe(false);
+    expect(good.syntax.status).toBe('PASS');
+    expect(badPython.syntax.status).toBe('FAIL');
+    expect(goodTs.syntax.status).toBe('PASS');
+    expect(badTs.syntax.status).toBe('FAIL');
+    expect(badTs.syntax.errors?.[0]).toMatch(/^bad\.ts:1/);
   });
 });

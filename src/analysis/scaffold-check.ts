@@ -6,6 +6,7 @@ import path from 'node:path';
 import { runSandboxedShell } from '../gates/sandboxed-shell.js';
 import { cargoDependencies, declaredPackages, goImports, goModule, packageNameOf, readSmall, scriptImports } from './imports.js';
 import { codeFamilyOf, lexSource, lineAt, type CodeFamily } from './source-lexer.js';
+import { createParser, languageOf } from './engine/grammars.js';
 
 /**
  * `validate-scaffold` (E22): checks one scaffold file before the Scaffold Agent commits it —
@@ -85,8 +86,14 @@ function run(command: string, args: readonly string[], options: { cwd: string; e
 }
 
 /** The TypeScript compiler of the repository (or polywave's own dev install), for syntax diagnostics. */
-function loadTypeScript(root: string): { transpileModule: (text: string, options: object) => { diagnostics?: Array<{ start?: number; messageText: unknown }> } } | undefined {
-  for (const base of [path.join(root, 'package.json'), import.meta.url]) {
+/**
+ * polywave's own TypeScript (a development install has it), never the repository's: requiring a module
+ * from the checkout's `node_modules` runs that code in the orchestrator, unsandboxed — and a worktree's
+ * `node_modules` comes from a sandboxed install that runs the repository's scripts (outside attack X21-12:
+ * the same for Python's `ast`). Without it the syntax comes from tree-sitter ({@link treeSitterSyntaxErrors}).
+ */
+function loadTypeScript(): { transpileModule: (text: string, options: object) => { diagnostics?: Array<{ start?: number; messageText: unknown }> } } | undefined {
+  for (const base of [import.meta.url]) {
     try {
       const required = createRequire(base)('typescript') as { transpileModule?: unknown };
       if (typeof required.transpileModule === 'function') return required as never;
@@ -95,6 +102,36 @@ function loadTypeScript(root: string): { transpileModule: (text: string, options
     }
   }
   return undefined;
+}
+
+/** Syntax errors by tree-sitter's grammar (its ERROR and MISSING nodes), for TypeScript/JavaScript without polywave's own TypeScript. */
+async function treeSitterSyntaxErrors(file: string, relative: string, text: string): Promise<{ code: number; output: string } | undefined> {
+  const lang = languageOf(file) ?? 'typescript';
+  let parser;
+  try {
+    parser = await createParser(lang);
+  } catch {
+    return undefined;
+  }
+  try {
+    const tree = parser.parse(text);
+    if (!tree) return undefined;
+    const messages: string[] = [];
+    const visit = (node: import('web-tree-sitter').Node): void => {
+      if (messages.length >= 20) return;
+      if (node.isError || node.isMissing) {
+        messages.push(`${relative}:${node.startPosition.row + 1}:${node.startPosition.column + 1}: ${node.isMissing ? `missing ${node.type}` : 'syntax error'}`);
+        return;
+      }
+      if (!node.hasError) return;
+      for (const child of node.children) if (child) visit(child);
+    };
+    visit(tree.rootNode);
+    tree.delete();
+    return { code: messages.length > 0 ? 1 : 0, output: messages.join('\n') };
+  } finally {
+    parser.delete();
+  }
 }
 
 async function checkSyntax(options: ScaffoldCheckOptions, family: CodeFamily | undefined, text: string): Promise<ScaffoldStep> {
@@ -113,11 +150,13 @@ async function checkSyntax(options: ScaffoldCheckOptions, family: CodeFamily | u
   // A real parser where one is installed: gofmt, python3, node, TypeScript, rustfmt.
   let parsed: { code: number; output: string } | undefined;
   if (family === 'go') parsed = await run('gofmt', ['-e', '-l', options.file], { cwd: options.root, ...(options.env ? { env: options.env } : {}) });
-  else if (family === 'python') parsed = await run('python3', ['-c', 'import ast,sys; ast.parse(open(sys.argv[1], encoding="utf-8").read(), sys.argv[1])', options.file], { cwd: options.root, ...(options.env ? { env: options.env } : {}) });
+  // Isolated (-I: neither the working directory nor PYTHON* variables on sys.path) and run from a directory of
+  // no repository (outside attack X21-12: with `-c` and cwd = the repository, its `ast.py` ran on the host).
+  else if (family === 'python') parsed = await run('python3', ['-I', '-c', 'import ast,sys; ast.parse(open(sys.argv[1], encoding="utf-8").read(), sys.argv[1])', path.resolve(options.root, options.file)], { cwd: os.tmpdir(), ...(options.env ? { env: options.env } : {}) });
   else if (family === 'rust') parsed = await run('rustfmt', ['--edition', '2021', '--check', options.file], { cwd: options.root, ...(options.env ? { env: options.env } : {}) });
   else if (family === 'typescript' || family === 'javascript') {
-    const typescript = loadTypeScript(options.root);
-    if (!typescript && /\.(mjs|cjs)$/i.test(options.file)) parsed = await run(process.execPath, ['--check', options.file], { cwd: options.root, ...(options.env ? { env: options.env } : {}) });
+    const typescript = loadTypeScript();
+    if (!typescript) parsed = await treeSitterSyntaxErrors(options.file, relative, text);
     if (typescript) {
       const result = typescript.transpileModule(text, { reportDiagnostics: true, fileName: options.file, compilerOptions: { jsx: 1 } });
       const messages = (result.diagnostics ?? []).map((diagnostic) => {

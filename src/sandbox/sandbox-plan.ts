@@ -3,7 +3,9 @@
  * (or per gate) and handed to {@link wrapInSandbox} for every command. Paths are absolute.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { isUtf8 } from 'node:buffer';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,6 +40,12 @@ export interface SandboxPlan {
    * password or token, or an `http.extraHeader` carries an authorization (CI checkouts write one).
    */
   maskedFiles?: Array<{ path: string; extract: string }>;
+  /**
+   * Files the sandbox sees as another file (bound read-only over them, after every other mount): the masked
+   * copy polywave made of a git config file sandbox-runtime cannot mask (not UTF-8 text: outside attack X21-04).
+   * Each `path` is in `unreadable` too, so a platform without the bind keeps it hidden.
+   */
+  boundCopies?: Array<{ path: string; source: string }>;
 }
 
 /** The `sandbox` section of polywave.config.json (see store/project-config.ts). */
@@ -688,7 +696,9 @@ export function dependencyStateMasks(dir: string): Array<{ path: string; extract
     if (cached?.key !== key) {
       let masked: boolean;
       try {
-        masked = urlUserinfo.test(readFileSync(file, 'utf8'));
+        // (a file that is not UTF-8 text cannot be masked: X21-04; a package manager's state file always is)
+        const bytes = readFileSync(file);
+        masked = isUtf8(bytes) && urlUserinfo.test(bytes.toString('utf8'));
       } catch {
         masked = false;
       }
@@ -787,19 +797,66 @@ function gitConfigFiles(gitCommonDir: string, userHome: string): string[] {
  * git still works. Read when the plan is built; none for files that are unreadable or hold no credential.
  */
 export function gitConfigMasks(gitCommonDir: string | undefined, userHome: string = os.homedir()): Array<{ path: string; extract: string }> {
-  if (gitCommonDir === undefined) return [];
+  return classifiedConfigFiles(gitCommonDir, userHome).masks;
+}
+
+/**
+ * The git configuration files with a credential that cannot be masked, hidden instead (outside attack X21-04:
+ * sandbox-runtime masks only UTF-8 text and leaves any other file as it is — one Latin-1 byte in a comment
+ * of `.git/config` put every token in it in clear). git inside then reads an empty file there.
+ */
+export function gitConfigUnmaskable(gitCommonDir: string | undefined, userHome: string = os.homedir()): string[] {
+  return classifiedConfigFiles(gitCommonDir, userHome).hidden;
+}
+
+/**
+ * For each {@link gitConfigUnmaskable} file, a masked copy made here (its bytes as they are, each credential
+ * span replaced by `fake_value_<n>`), in a directory of this user's only: bound over the file, git inside reads
+ * the configuration without the credential.
+ */
+export function unmaskableConfigCopies(gitCommonDir: string | undefined, userHome: string = os.homedir()): Array<{ path: string; source: string }> {
+  const copies: Array<{ path: string; source: string }> = [];
+  for (const file of gitConfigUnmaskable(gitCommonDir, userHome)) {
+    try {
+      const text = readFileSync(file).toString('latin1');
+      let count = 0;
+      const masked = text.replace(new RegExp(gitConfigCredential.source, 'g'), () => `fake_value_${(count += 1)}`);
+      const directory = path.join(os.tmpdir(), `polywave-masked-config-${process.getuid?.() ?? 'user'}`);
+      mkdirSync(directory, { recursive: true, mode: 0o700 });
+      const source = path.join(directory, `${createHash('sha256').update(file).update('\0').update(masked).digest('hex').slice(0, 32)}.config`);
+      if (!existsSync(source)) {
+        writeFileSync(`${source}.${process.pid}.tmp`, Buffer.from(masked, 'latin1'), { mode: 0o600 });
+        renameSync(`${source}.${process.pid}.tmp`, source);
+      }
+      copies.push({ path: file, source });
+    } catch {
+      // no copy: the file stays hidden (fail closed)
+    }
+  }
+  return copies;
+}
+
+function classifiedConfigFiles(gitCommonDir: string | undefined, userHome: string): { masks: Array<{ path: string; extract: string }>; hidden: string[] } {
+  const masks: Array<{ path: string; extract: string }> = [];
+  const hidden: string[] = [];
+  if (gitCommonDir === undefined) return { masks, hidden };
   const root = path.resolve(gitCommonDir);
   // Only files of the git directory: an included file elsewhere is hidden or readable by the plan's other rules
   // (a mask over a hidden file would show it, masked).
-  return gitConfigFiles(root, userHome).filter((file) => isInside(file, root)).flatMap((file) => {
-    let text: string;
+  for (const file of gitConfigFiles(root, userHome).filter((entry) => isInside(entry, root))) {
+    let bytes: Buffer;
     try {
-      text = readFileSync(file, 'utf8');
+      bytes = readFileSync(file);
     } catch {
-      return [];
+      continue;
     }
-    return gitConfigCredential.test(text) ? [{ path: file, extract: gitConfigCredential.source }] : [];
-  });
+    const utf8 = isUtf8(bytes);
+    if (!gitConfigCredential.test(bytes.toString(utf8 ? 'utf8' : 'latin1'))) continue;
+    if (utf8) masks.push({ path: file, extract: gitConfigCredential.source });
+    else hidden.push(file);
+  }
+  if (hidden.length > 0) warnLimitOnce('unmaskable-config', root, `${hidden.map((file) => path.relative(path.dirname(root), file)).join(', ')} ${hidden.length === 1 ? 'holds' : 'hold'} a credential and ${hidden.length === 1 ? 'is' : 'are'} not UTF-8 text, which the sandbox cannot mask: hidden from agents and gates instead (git there reads ${hidden.length === 1 ? 'it' : 'them'} as empty). Save ${hidden.length === 1 ? 'it' : 'them'} as UTF-8 to have only the credential masked.`);
+  return { masks, hidden };
 }
 
 /**
@@ -1108,6 +1165,7 @@ export function agentSandboxPlan(input: AgentSandboxPlanInput): SandboxPlan {
     ...envFiles,
     ...privatePolywaveDirsOf(gitCommonDir),
     ...gitDirectoryForeignEntries(gitCommonDir, userHome),
+    ...gitConfigUnmaskable(gitCommonDir, userHome),
     ...(hidden ? [hidden.root, ...hidden.privates] : []),
     ...secretFilesAround(mainCheckout, root, view, [...writable, gitCommonDir, ...configReadable(input.config, userHome, mainCheckout)], hidden !== undefined),
     ...(ownCheckoutHidden ? untrackedSecretFiles(mainCheckout) : []),
@@ -1120,8 +1178,10 @@ export function agentSandboxPlan(input: AgentSandboxPlanInput): SandboxPlan {
   return { ...finishPlan(writable, readOnlyWithin, unreadable, view, input.config, hidden, true), ...maskedFilesOf(gitCommonDir, userHome, hidden) };
 }
 
-function maskedFilesOf(gitCommonDir: string | undefined, userHome: string, hidden?: HiddenCheckout): Pick<SandboxPlan, 'maskedFiles'> {
+function maskedFilesOf(gitCommonDir: string | undefined, userHome: string, hidden?: HiddenCheckout): Pick<SandboxPlan, 'maskedFiles' | 'boundCopies'> {
   const masks = [...gitConfigMasks(gitCommonDir, userHome), ...(hidden?.masks ?? [])];
+  const copies = unmaskableConfigCopies(gitCommonDir, userHome);
+  if (copies.length > 0) return { ...(masks.length > 0 ? { maskedFiles: masks } : {}), boundCopies: copies };
   return masks.length > 0 ? { maskedFiles: masks } : {};
 }
 
@@ -1206,7 +1266,7 @@ export function gatePlan(input: GatePlanInput): SandboxPlan {
   const unreadable = unique([
     ...view.unreadable,
     ...homeSecrets.map((entry) => path.join(userHome, entry)),
-    ...unique([...(gitCommonDir !== undefined ? [gitCommonDir] : []), ...(mainCheckout !== undefined ? [path.join(mainCheckout, '.git')] : [])]).flatMap((dir) => [...privatePolywaveDirsOf(dir), ...gitDirectoryForeignEntries(dir, userHome)]),
+    ...unique([...(gitCommonDir !== undefined ? [gitCommonDir] : []), ...(mainCheckout !== undefined ? [path.join(mainCheckout, '.git')] : [])]).flatMap((dir) => [...privatePolywaveDirsOf(dir), ...gitDirectoryForeignEntries(dir, userHome), ...gitConfigUnmaskable(dir, userHome)]),
     ...(hidden ? [hidden.root, ...hidden.privates] : []),
     ...secretFilesAround(mainCheckout, directory, view, [...writable, ...(gitCommonDir !== undefined ? [gitCommonDir] : []), ...(mainCheckout !== undefined ? configReadable(input.config, userHome, mainCheckout) : [])], hidden !== undefined),
     ...credentialPathsOf({ ...process.env, ...env }, [...writable, ...(gitCommonDir !== undefined ? [gitCommonDir] : []), ...(mainCheckout !== undefined ? [mainCheckout] : []), ...view.readable]),

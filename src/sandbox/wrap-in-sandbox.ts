@@ -148,6 +148,7 @@ async function buildWrapper(key: string, plan: SandboxPlan, options: WrapInSandb
     hosts: plan.allowedHosts,
   });
   if (plan.emptyReadOnly && plan.emptyReadOnly.length > 0) args.splice(0, args.length, ...remountReadOnly(args, plan.emptyReadOnly));
+  if (plan.boundCopies && plan.boundCopies.length > 0) args.splice(0, args.length, ...bindCopies(args, plan.boundCopies));
   let disposed = false;
   const dispose = (): void => {
     if (disposed) return;
@@ -186,6 +187,22 @@ export function remountReadOnly(args: readonly string[], directories: readonly s
 }
 
 /**
+ * bubblewrap's `--ro-bind <source> <path>` for each of `copies` (sandbox-plan.ts `boundCopies`), after every
+ * mount like {@link remountReadOnly}'s, so it wins over the path's deny. Without the marker the path stays as the
+ * plan has it: unreadable.
+ */
+export function bindCopies(args: readonly string[], copies: ReadonlyArray<{ path: string; source: string }>): string[] {
+  const marker = / -- (?:'[^']*'|[^\s'"]+) -c /;
+  return args.map((arg) => {
+    if (!arg.includes('bwrap')) return arg;
+    const found = marker.exec(arg);
+    if (!found) return arg;
+    const binds = copies.map((copy) => ` --ro-bind ${shellQuote(copy.source)} ${shellQuote(realOrResolved(copy.path))}`).join('');
+    return `${arg.slice(0, found.index)}${binds}${arg.slice(found.index)}`;
+  });
+}
+
+/**
  * The `--tmpfs` destinations of a bubblewrap command string: on the line, or — for a long profile —
  * in the arguments file sandbox-runtime's host process keeps open (`/proc/<pid>/fd/<n>`, NUL-separated).
  */
@@ -220,7 +237,7 @@ export async function wrapInSandbox(plan: SandboxPlan, command: string, options:
   const status = await sandboxStatus({ env: options.env });
   if (!status.available) throw sandboxUnavailableError(status);
   // A wrapper belongs to one sandbox host (session): a new host means new wrappers.
-  const key = JSON.stringify([sandboxSessionGeneration(), plan.writable, plan.readOnlyWithin, plan.unreadable, plan.readable ?? [], plan.emptyReadOnly ?? [], plan.maskedFiles ?? [], plan.allowedHosts, options.cwd, options.env.TMPDIR ?? '']);
+  const key = JSON.stringify([sandboxSessionGeneration(), plan.writable, plan.readOnlyWithin, plan.unreadable, plan.readable ?? [], plan.emptyReadOnly ?? [], plan.maskedFiles ?? [], plan.boundCopies ?? [], plan.allowedHosts, options.cwd, options.env.TMPDIR ?? '']);
   let wrapper = await wrappers.get(key)?.catch(() => undefined);
   if (!wrapper || Date.now() >= wrapper.expires || !wrapper.deniedPresent.every((entry) => existsSync(entry))) {
     if (wrapper) retire(wrapper);
