@@ -76,5 +76,9 @@ export const hostHomeVariable = 'POLYWAVE_HOST_HOME';
 /** `env` for a git run outside the sandbox: HOME back to the orchestrator's when it is an agent's environment. */
 export function hostGitEnvironment<T extends Readonly<Record<string, string | undefined>>>(env: T): T {
   const host = env[hostHomeVariable];
-  return host === undefined || host === '' ? env : ({ ...env, HOME: host } as T);
+  // PYTHONSAFEPATH (Python ≥ 3.11): a filter or textconv driver git runs as `python3 -m <tool>` (nbstripout's,
+  // installed by `nbstripout --install`) does not put git's working directory — an agent's worktree, where the
+  // agent left an ignored `nbstripout.pyc` — first on sys.path (outside attack X21-13: the agent's module ran on
+  // the host as the filter, during polywave's own `git add`/`status`).
+  return { ...env, ...(host === undefined || host === '' ? {} : { HOME: host }), PYTHONSAFEPATH: '1' } as T;
 }

@@ -1,0 +1,48 @@
+/**
+ * Outside attack X21-13 (issue 11): the user's own git filter `python3 -m nbstripout` (what `nbstripout
+ * --install` configures) runs whenever git cleans a notebook — also during polywave's host-side git in an
+ * agent's worktree (git_commit's `git add`, the change audit's `status`/`diff`). git runs the filter with the
+ * worktree as its directory, and `python3 -m` put that directory first on sys.path: the agent's ignored
+ * `nbstripout.py` ran on the host instead of the tool. polywave's host git now runs Python tools without the
+ * working directory on their path (PYTHONSAFEPATH); the user's installed tool, were it there, still runs.
+ * Real git, a real python3 filter, both git ports polywave uses.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createGit } from '../src/git/git-cli.js';
+import { runGit } from '../src/git/run-git.js';
+import { createTestRepo } from './support/git-repo.js';
+
+const python = (() => {
+  try {
+    return execFileSync('python3', ['-c', 'import sys; print("%d.%d" % sys.version_info[:2])'], { encoding: 'utf8' }).trim();
+  } catch {
+    return undefined;
+  }
+})();
+const safePath = python !== undefined && Number(python.split('.')[1]) >= 11 && python.startsWith('3.');
+
+describe('outside attack X21-13: a filter run as `python3 -m <tool>` never imports the worktree\'s module', () => {
+  it.skipIf(!safePath)('polywave\'s git add and status in an agent worktree do not run the agent\'s nbstripout.py; a module installed for the user still would', async () => {
+    const repo = await createTestRepo({ files: { 'src/a.ts': 'export const a = 1;\n', '.gitignore': '*.pyc\nnbstripout.py\n' } });
+    const worktree = repo.sibling('wt-A');
+    await repo.git.worktreeAdd({ path: worktree, branch: 'a', base: 'HEAD', createBranch: true });
+    await repo.run(['config', 'filter.nbstripout.clean', 'python3 -m nbstripout']);
+    mkdirSync(path.join(repo.path('.git'), 'info'), { recursive: true });
+    writeFileSync(repo.path('.git/info/attributes'), '*.ipynb filter=nbstripout\n');
+    const marker = repo.sibling('RAN-ON-HOST');
+    // the agent's module, ignored (no ownership check sees it)
+    writeFileSync(path.join(worktree, 'nbstripout.py'), `import sys\nopen(${JSON.stringify(marker)}, 'a').write('ran\\n')\nsys.stdout.write(sys.stdin.read())\n`);
+    writeFileSync(path.join(worktree, 'a.ipynb'), '{"cells": []}\n');
+    const git = createGit(worktree, { env: repo.env });
+    await git.run(['add', 'a.ipynb']).catch(() => undefined);
+    await git.run(['status', '--porcelain']);
+    await runGit(['diff', '--cached', '--stat'], { cwd: worktree, env: repo.env }).catch(() => undefined);
+    expect(existsSync(marker)).toBe(false);
+    // control: the same filter run by a plain git (no PYTHONSAFEPATH) does import it — the attack is real here
+    execFileSync('git', ['-c', 'core.fsmonitor=false', 'add', '--renormalize', 'a.ipynb'], { cwd: worktree, env: { ...process.env, ...repo.env, PYTHONSAFEPATH: '' }, stdio: 'ignore' });
+    expect(existsSync(marker)).toBe(true);
+  });
+});
