@@ -116,5 +116,14 @@ describe('finalize-wave runs the merged code only in the sandbox', () => {
     expect(result.stdout).toContain('USER-NOTES-OK');
     expect(result.stdout).not.toContain('SECRET-LOCAL-X20');
     expect(result.stdout).not.toContain('SECRET-INFOEXCL-X20');
+    // X21-05: verify-build of the NEXT plan (no wave base of its own yet) runs the same merged code: judged by the
+    // bases the repository's other plans recorded
+    writeFileSync(repo.path('docs/IMPL/IMPL-next.yaml'), probeImpl.replace(/feature_slug: .*/, 'feature_slug: next'));
+    await repo.run(['add', 'docs/IMPL/IMPL-next.yaml']);
+    await repo.run(['commit', '-q', '-m', 'plan: next']);
+    const next = await runCli(['verify-build', 'docs/IMPL/IMPL-next.yaml'], { cwd: repo.dir, env: repo.env as Record<string, string>, timeoutMs: 60_000 });
+    expect(next.stdout).toContain('USER-NOTES-OK');
+    expect(next.stdout).not.toContain('SECRET-LOCAL-X20');
+    expect(next.stdout).not.toContain('SECRET-INFOEXCL-X20');
   }, 120_000);
 });

@@ -60,16 +60,20 @@ describe('throwaway checkout (issue 11, X3 #18)', () => {
     // X20-03: ignored only in the repository's info/exclude, un-ignored by the agent's nested .gitignore below
     writeFileSync(repo.path('.git/info/exclude'), 'config/local.yml\n');
     writeFileSync(repo.path('config/local.yml'), 'db_password: SECRET-INFOEXCL\n');
+    // X21-03: ignored only by a core.excludesFile the REPOSITORY's config names (a per-project personal ignore list)
+    writeFileSync(repo.sibling('personal-ignore'), 'config/personal.yml\n');
+    await repo.run(['config', 'core.excludesFile', repo.sibling('personal-ignore')]);
+    writeFileSync(repo.path('config/personal.yml'), 'api_key: SECRET-LOCALEXCL\n');
     // the agents' merge: the root .gitignore loses its lines, a new config/.gitignore un-ignores .env
     writeFileSync(repo.path('.gitignore'), '*.log\n');
-    writeFileSync(repo.path('config/.gitignore'), '!.env\n!local.yml\n');
+    writeFileSync(repo.path('config/.gitignore'), '!.env\n!local.yml\n!personal.yml\n');
     await repo.run(['add', '.gitignore', 'config/.gitignore']);
     await repo.run(['commit', '-q', '-m', 'merge: agent A']);
     const release = pinSandboxSettings(repo.dir, base);
     try {
       const checkout = (await makeThrowawayCheckout(repo.dir, repo.env))!;
       try {
-        for (const secret of ['.env', 'local/settings.json', 'config/.env', 'config/local.yml']) expect(existsSync(path.join(checkout.root, secret)), secret).toBe(false);
+        for (const secret of ['.env', 'local/settings.json', 'config/.env', 'config/local.yml', 'config/personal.yml']) expect(existsSync(path.join(checkout.root, secret)), secret).toBe(false);
         expect(readFileSync(path.join(checkout.root, 'notes.md'), 'utf8')).toBe("the user's own untracked work\n");
         expect(readFileSync(path.join(checkout.root, 'config/app.ts'), 'utf8')).toBe('y\n');
       } finally {

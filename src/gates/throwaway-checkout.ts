@@ -343,9 +343,24 @@ async function untrustedUntracked(source: string, untracked: readonly string[], 
   const refused = new Set(untracked.filter((file) => secretFileName.test(path.basename(file))));
   const candidates = untracked.filter((file) => !refused.has(file));
   if (candidates.length === 0) return refused;
+  // The user's own `core.excludesFile`, also when the repository's config sets it (outside attack X21-03: only the
+  // global one was read by the judge, which has a configuration of its own).
+  const excludesFile = await git(['config', '--path', '--get', 'core.excludesFile'], source, env).then((output) => output.trim(), () => '');
+  let excludes = '';
+  try {
+    if (excludesFile !== '') excludes = readFileSync(path.resolve(source, excludesFile), 'utf8');
+  } catch {
+    // named but absent or unreadable: git ignores nothing by it either
+  }
+  // Commits whose `.gitignore` files are the same judge the same: one judge per distinct set.
+  const judged = new Set<string>();
   for (const commit of [...new Set([...pinnedCommitsOf(source), ...ignorePins.of(source)])]) {
-    const listing = await git(['ls-tree', '-r', '-z', '--full-tree', '--name-only', commit], source, env).catch(() => '');
-    const ignoreFiles = listing.split('\0').filter((file) => file === '.gitignore' || file.endsWith('/.gitignore'));
+    const listing = await git(['ls-tree', '-r', '-z', '--full-tree', commit], source, env).catch(() => '');
+    const entries = listing.split('\0').filter((line) => /\t(?:.*\/)?\.gitignore$/.test(line));
+    const signature = entries.join('\0');
+    if (judged.has(signature)) continue;
+    judged.add(signature);
+    const ignoreFiles = entries.map((line) => line.slice(line.indexOf('\t') + 1));
     const judge = path.join(scratch, `ignore-rules-${randomBytes(4).toString('hex')}`);
     mkdirSync(judge);
     try {
@@ -353,10 +368,9 @@ async function untrustedUntracked(source: string, untracked: readonly string[], 
       // The repository's own `info/exclude` too (outside attack X20-03: a file the user ignores only there was
       // un-ignored by an agent's nested `.gitignore` negation and copied); `core.excludesFile` is read as by git.
       const exclude = await git(['rev-parse', '--git-path', 'info/exclude'], source, env).then((output) => path.resolve(source, output.trim()), () => undefined);
-      if (exclude !== undefined && existsSync(exclude)) {
-        mkdirSync(path.join(judge, '.git', 'info'), { recursive: true });
-        copyFileSync(exclude, path.join(judge, '.git', 'info', 'exclude'));
-      }
+      const excluded = `${exclude !== undefined && existsSync(exclude) ? readFileSync(exclude, 'utf8') : ''}\n${excludes}\n`;
+      mkdirSync(path.join(judge, '.git', 'info'), { recursive: true });
+      writeFileSync(path.join(judge, '.git', 'info', 'exclude'), excluded);
       for (const file of ignoreFiles) {
         const text = await git(['show', `${commit}:${file}`], source, env).catch(() => '');
         mkdirSync(path.dirname(path.join(judge, file)), { recursive: true });

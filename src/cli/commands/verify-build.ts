@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { classifyCallerCascade, verifyBuild, verifyBuildCommands } from '../../engine/verify-build.js';
 import { assertConfigAccepted } from '../../store/trusted-config.js';
@@ -30,8 +31,17 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   // The throwaway checkout judges the user's untracked files by the ignore rules of the wave's base as well (outside
   // attack X20-10): `--wave N`'s, else the last wave's that prepare-wave recorded — an agent's merged `.gitignore`
   // cannot un-ignore them into the tree the merged code runs in.
+  // And by every wave base any plan of the repository recorded (outside attack X21-05: a plan not prepared yet has
+  // none, and the same test command runs the code an earlier plan's wave merged): a file ignored at any of them stays out.
   const base = waveBaseOf(manifest, typeof options.wave === 'number' && options.wave > 0 ? options.wave : undefined);
-  const releaseIgnorePin = base !== undefined && (await git.run(['cat-file', '-e', `${base}^{commit}`], { allowExitCodes: [1, 128] })).exitCode === 0 ? pinIgnoreRules(repoDir, base) : () => undefined;
+  const candidates = [...new Set([...(base !== undefined ? [base] : []), ...recordedWaveBases(repoDir)])];
+  const existing = (
+    await Promise.all(candidates.map(async (commit) => ((await git.run(['cat-file', '-e', `${commit}^{commit}`], { allowExitCodes: [1, 128] })).exitCode === 0 ? commit : undefined)))
+  ).filter((commit): commit is string => commit !== undefined);
+  const releases = existing.map((commit) => pinIgnoreRules(repoDir, commit));
+  const releaseIgnorePin = () => {
+    for (const release of releases) release();
+  };
   const interrupt = interruptSignal();
   try {
     const data = await verifyBuild({
@@ -59,4 +69,29 @@ function waveBaseOf(manifest: ImplManifest, wave: number | undefined): string | 
   const waves = [...(manifest.waves ?? [])].filter((item) => (wave === undefined || item.number === wave) && typeof item.base_commit === 'string' && /^[0-9a-f]{7,64}$/.test(item.base_commit));
   waves.sort((left, right) => (left.number ?? 0) - (right.number ?? 0));
   return waves.at(-1)?.base_commit;
+}
+
+/** The `base_commit` of every wave of every plan in `<repo>/docs/IMPL` (and its `complete/`), newest files first, at most 64. */
+function recordedWaveBases(repoDir: string): string[] {
+  const found: Array<{ commit: string; mtime: number }> = [];
+  for (const directory of [path.join(repoDir, 'docs', 'IMPL'), path.join(repoDir, 'docs', 'IMPL', 'complete')]) {
+    let names: string[];
+    try {
+      names = readdirSync(directory).filter((name) => /^IMPL-.+\.ya?ml$/.test(name));
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      try {
+        const file = path.join(directory, name);
+        const stats = statSync(file);
+        if (!stats.isFile() || stats.size > 4 * 1024 * 1024) continue;
+        for (const match of readFileSync(file, 'utf8').matchAll(/^\s*base_commit:\s*["']?([0-9a-f]{7,64})["']?\s*$/gm)) found.push({ commit: match[1]!, mtime: stats.mtimeMs });
+      } catch {
+        // unreadable: skipped
+      }
+    }
+  }
+  found.sort((left, right) => right.mtime - left.mtime);
+  return [...new Set(found.map((entry) => entry.commit))].slice(0, 64);
 }
