@@ -153,4 +153,36 @@ describe('outside attack X19: the git directory and the bound-back directories h
     // not an empty file: the configuration as it is, the credential replaced (git reads the remote)
     expect(output).toContain('remote.origin.url=https://fake_value_1@github.com/o/r.git');
   }, 120_000);
+
+  it.skipIf(!available)('X21-01/X21-06: credentials in a helper, an ssh command, *key keys, a filter command, a URL with two @, an included file outside .git, a linked worktree\'s reflog and messages, a rebase todo, 210 submodule reflogs — none readable; git inside still works', async () => {
+    const repo = await createTestRepo({ files: { 'src/a.ts': 'export const a = 1;\n' } });
+    const outsideInclude = repo.sibling('ci-auth.gitconfig');
+    writeFileSync(outsideInclude, '[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic SECRET-OUTINC-7\n');
+    const config = readFileSync(repo.path('.git/config'), 'utf8');
+    writeFileSync(repo.path('.git/config'), `${config}[credential]\n\thelper = "!f() { echo username=ci; echo password=SECRET-HELPER-1; }; f"\n[core]\n\tsshCommand = sshpass -p SECRET-SSHPASS-2 ssh\n[jira]\n\tapikey = SECRET-APIKEY-3\n[filter "x"]\n\tsmudge = curl -H 'PRIVATE-TOKEN: SECRET-FILTER-4' https://example.com\n[remote "at"]\n\turl = https://u:p@SECRET-AT-6@host/r.git\n[include]\n\tpath = ${outsideInclude}\n`);
+    await repo.run(['worktree', 'add', '--quiet', '-b', 'user-wt', repo.sibling('wt-user')]);
+    plant(repo.path('.git/worktrees/wt-user/logs/HEAD'), `${'0'.repeat(40)} ${'1'.repeat(40)} T <t@t> 1 +0000\tpull https://x-access-token:SECRET-WTLOG-14@github.com/o/r.git: Fast-forward\n`);
+    plant(repo.path('.git/worktrees/wt-user/MERGE_MSG'), 'Merge SECRET-WTMERGE-15\n');
+    plant(repo.path('.git/rebase-merge/git-rebase-todo'), "exec curl -H 'Authorization: token SECRET-REBASE-16' https://x\n");
+    plant(repo.path('.git/COMMIT_EDITMSG'), 'SECRET-EDITMSG-17\n');
+    plant(repo.path('.git/lfs/tmp/part'), 'SECRET-LFS-18\n');
+    for (let index = 0; index < 210; index += 1) plant(repo.path(`.git/modules/lib${index}/logs/HEAD`), `pull https://x-access-token:SECRET-MODLOG${index}-1@github.com/o/r.git\n`);
+    const canaries = ['SECRET-HELPER-1', 'SECRET-SSHPASS-2', 'SECRET-APIKEY-3', 'SECRET-FILTER-4', 'SECRET-AT-6', 'SECRET-OUTINC-7', 'SECRET-WTLOG-14', 'SECRET-WTMERGE-15', 'SECRET-REBASE-16', 'SECRET-EDITMSG-17', 'SECRET-LFS-18', 'SECRET-MODLOG'];
+    const { worktree, home, tmp, plan } = await worktreeAgentPlan(repo);
+    const probe = [
+      `cat '${repo.path('.git/config')}' '${outsideInclude}' 2>/dev/null`,
+      `grep -rh SECRET '${repo.path('.git')}' 2>/dev/null`,
+      'git config --list 2>&1',
+      'git status --short >/dev/null && echo GIT-STATUS-OK',
+    ].join('\n');
+    const wrapped = await wrapInSandbox(plan, probe, { cwd: worktree, env: { PATH: process.env.PATH ?? '', HOME: home, TMPDIR: tmp } });
+    const output = await runWrapped(wrapped.file, wrapped.args, worktree, wrapped.env);
+    wrapped.release();
+    if (process.env.X19_DEBUG) console.log(output);
+    for (const canary of canaries) expect(output, canary).not.toContain(canary);
+    expect(output).toContain('GIT-STATUS-OK');
+    // the configuration is still there, its credentials replaced
+    expect(output).toContain('filter.x.smudge=fake_value_');
+    expect(output).toContain('remote.at.url=https://fake_value_');
+  }, 120_000);
 });

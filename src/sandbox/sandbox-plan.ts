@@ -722,12 +722,18 @@ const anyCase = (word: string): string => word.replace(/[a-z]/gi, (letter) => `[
  * `http.extraHeader` (CI checkouts put `AUTHORIZATION: basic …` there, also in every submodule's config),
  * `sendemail.smtpPass`, and any key ending in `token`, `password`, `passwd` or `secret` (`github.token`).
  */
-const credentialKeys = [anyCase('extraheader'), anyCase('smtppass'), anyCase('pass'), `[a-zA-Z0-9_-]*(?:${anyCase('token')}|${anyCase('password')}|${anyCase('passwd')}|${anyCase('secret')})`].join('|');
+// (outside attack X21-01: also `credential.helper = "!f() { echo password=…; }; f"`, `core.sshCommand = sshpass -p …`,
+// `core.askPass`, keys ending in `key` — `jira.apikey`, `api-key`, `accessKey`)
+const credentialKeys = [anyCase('extraheader'), anyCase('smtppass'), anyCase('pass'), anyCase('helper'), anyCase('sshcommand'), anyCase('askpass'), `[a-zA-Z0-9_-]*(?:${anyCase('token')}|${anyCase('password')}|${anyCase('passwd')}|${anyCase('secret')}|${anyCase('key')})`].join('|');
+/** A command git runs (a filter, a diff or merge driver) whose value names a credential (`curl -H 'PRIVATE-TOKEN: …'`): masked whole (X21-01). */
+const credentialCommandKeys = `(?:${[anyCase('clean'), anyCase('smudge'), anyCase('process'), anyCase('textconv'), anyCase('command'), anyCase('driver')].join('|')})`;
+const credentialWords = `(?:${[anyCase('token'), anyCase('authorization'), anyCase('bearer'), anyCase('passw'), anyCase('secret'), anyCase('apikey'), anyCase('api-key'), anyCase('x-access')].join('|')})`;
 const gitConfigCredential = new RegExp(
   // a URL's whole user-info (outside attack X20-01: `https://u:pa:SECRET@…`, a `:` in the password), or the value of a
   // credential key — at a line's start or after its section header (`[http "…"] extraheader = …`), `pass`
   // (`imap.pass`), `api-token` — with its continuation lines (a value ending in `\` goes on on the next line)
-  String.raw`((?<=://)[^/\s@]+(?=@)|(?<=(?:^|\n|\])[ \t]*(?:` + credentialKeys + String.raw`)[ \t]*=[ \t]*)(?:[^\s\\]|\\[^\n]|\\\n)(?:[^\n\\]|\\[^\n]|\\\n)*)`,
+  // (a URL's user-info runs to the LAST `@` of its authority: `https://u:p@SECRET@host`, X21-01)
+  String.raw`((?<=://)[^/\s]+(?=@[^@/\s]*(?:[/\s:]|$))|(?<=(?:^|\n|\])[ \t]*(?:` + credentialKeys + String.raw`)[ \t]*=[ \t]*)(?:[^\s\\]|\\[^\n]|\\\n)(?:[^\n\\]|\\[^\n]|\\\n)*|(?<=(?:^|\n|\])[ \t]*` + credentialCommandKeys + String.raw`[ \t]*=[ \t]*)(?=[^\n]*` + credentialWords + String.raw`)(?:[^\s\\]|\\[^\n]|\\\n)(?:[^\n\\]|\\[^\n]|\\\n)*)`,
 );
 
 /** The files `[include]` / `[includeIf …]` of a git config file name (`path = …`), resolved as git does (relative to the file, `~/` the home). */
@@ -801,9 +807,10 @@ export function gitConfigMasks(gitCommonDir: string | undefined, userHome: strin
 }
 
 /**
- * The git configuration files with a credential that cannot be masked, hidden instead (outside attack X21-04:
- * sandbox-runtime masks only UTF-8 text and leaves any other file as it is — one Latin-1 byte in a comment
- * of `.git/config` put every token in it in clear). git inside then reads an empty file there.
+ * The git configuration files with a credential that sandbox-runtime cannot mask: not UTF-8 text (outside attack
+ * X21-04: it leaves such a file as it is — one Latin-1 byte in a comment of `.git/config` put every token in clear),
+ * or included from outside the git directory and the user's home (X21-01). Unreadable in the plan; on Linux
+ * polywave's masked copy is bound over each ({@link unmaskableConfigCopies}).
  */
 export function gitConfigUnmaskable(gitCommonDir: string | undefined, userHome: string = os.homedir()): string[] {
   return classifiedConfigFiles(gitCommonDir, userHome).hidden;
@@ -839,11 +846,14 @@ export function unmaskableConfigCopies(gitCommonDir: string | undefined, userHom
 function classifiedConfigFiles(gitCommonDir: string | undefined, userHome: string): { masks: Array<{ path: string; extract: string }>; hidden: string[] } {
   const masks: Array<{ path: string; extract: string }> = [];
   const hidden: string[] = [];
+  const binary: string[] = [];
   if (gitCommonDir === undefined) return { masks, hidden };
   const root = path.resolve(gitCommonDir);
-  // Only files of the git directory: an included file elsewhere is hidden or readable by the plan's other rules
+  // Files of the git directory, and included files outside it and outside the user's home (X21-01: CI images keep
+  // an included `ci-auth.gitconfig` in /etc or /opt, which nothing hid). One in the home is hidden with the home
   // (a mask over a hidden file would show it, masked).
-  for (const file of gitConfigFiles(root, userHome).filter((entry) => isInside(entry, root))) {
+  const home = path.resolve(userHome);
+  for (const file of gitConfigFiles(root, userHome).filter((entry) => isInside(entry, root) || !isInside(entry, home))) {
     let bytes: Buffer;
     try {
       bytes = readFileSync(file);
@@ -852,10 +862,12 @@ function classifiedConfigFiles(gitCommonDir: string | undefined, userHome: strin
     }
     const utf8 = isUtf8(bytes);
     if (!gitConfigCredential.test(bytes.toString(utf8 ? 'utf8' : 'latin1'))) continue;
-    if (utf8) masks.push({ path: file, extract: gitConfigCredential.source });
+    // (outside the git directory: polywave's own masked copy, bound over it like a non-UTF-8 one's)
+    if (utf8 && isInside(file, root)) masks.push({ path: file, extract: gitConfigCredential.source });
     else hidden.push(file);
+    if (!utf8) binary.push(file);
   }
-  if (hidden.length > 0) warnLimitOnce('unmaskable-config', root, `${hidden.map((file) => path.relative(path.dirname(root), file)).join(', ')} ${hidden.length === 1 ? 'holds' : 'hold'} a credential and ${hidden.length === 1 ? 'is' : 'are'} not UTF-8 text, which the sandbox cannot mask: hidden from agents and gates instead (git there reads ${hidden.length === 1 ? 'it' : 'them'} as empty). Save ${hidden.length === 1 ? 'it' : 'them'} as UTF-8 to have only the credential masked.`);
+  if (binary.length > 0) warnLimitOnce('unmaskable-config', root, `${binary.join(', ')} ${binary.length === 1 ? 'holds' : 'hold'} a credential and ${binary.length === 1 ? 'is' : 'are'} not UTF-8 text: agents and gates see polywave's masked copy (on Linux; elsewhere ${binary.length === 1 ? 'it is' : 'they are'} hidden). Saving ${binary.length === 1 ? 'it' : 'them'} as UTF-8 lets the sandbox mask ${binary.length === 1 ? 'it' : 'them'} in place.`);
   return { masks, hidden };
 }
 
@@ -877,6 +889,14 @@ const gitDirectoryEntries: ReadonlySet<string> = new Set([
  * hook planted from a sandbox must fail, not vanish into an empty view).
  */
 const gitDirectoryPrivateEntries: ReadonlySet<string> = new Set(['logs', 'branches', 'remotes']);
+/**
+ * git's, per working tree (the main one's at the top, a linked one's under `worktrees/<name>/`), needed by no
+ * sandbox and holding what the user typed or ran (outside attack X21-01: a rebase todo's `exec curl -H 'Authorization: …'`,
+ * a commit message, a merge message, LFS's partial downloads, a linked worktree's reflog with a pull URL): hidden.
+ */
+const workingTreePrivateEntries: readonly string[] = ['logs', 'MERGE_MSG', 'SQUASH_MSG', 'COMMIT_EDITMSG', 'TAG_EDITMSG', 'rebase-merge', 'rebase-apply', 'sequencer'];
+/** More hidden entries than this in submodules' git directories: `modules/` is hidden whole (X21-06: a cap of 200 left later ones readable). */
+const moduleEntriesLimit = 100;
 function nonEmpty(dir: string): boolean {
   try {
     return readdirSync(dir).length > 0;
@@ -921,6 +941,18 @@ export function gitDirectoryForeignEntries(gitCommonDir: string | undefined, use
       for (const name of info) if (!gitInfoEntries.has(name) && !configFiles.has(path.join(dir, 'info', name))) found.push(path.join(dir, 'info', name));
     }
     if (names.includes('annex') && existsSync(path.join(dir, 'annex', 'creds'))) found.push(path.join(dir, 'annex', 'creds'));
+    for (const name of workingTreePrivateEntries) if (name !== 'logs' && names.includes(name)) found.push(path.join(dir, name));
+    if (names.includes('lfs') && existsSync(path.join(dir, 'lfs', 'tmp'))) found.push(path.join(dir, 'lfs', 'tmp'));
+    // each linked worktree's own (X21-01: the user's linked worktree's reflog and merge message)
+    if (names.includes('worktrees')) {
+      let linked: string[] = [];
+      try {
+        linked = readdirSync(path.join(dir, 'worktrees'));
+      } catch {
+        // unreadable: nothing to list
+      }
+      for (const name of linked) for (const entry of workingTreePrivateEntries) if (existsSync(path.join(dir, 'worktrees', name, entry))) found.push(path.join(dir, 'worktrees', name, entry));
+    }
     if (depth > 3 || !names.includes('modules')) return;
     let modules: string[];
     try {
@@ -930,8 +962,13 @@ export function gitDirectoryForeignEntries(gitCommonDir: string | undefined, use
     }
     for (const name of modules) visit(path.join(dir, 'modules', name), depth + 1);
   };
-  visit(path.resolve(gitCommonDir), 0);
-  return found.slice(0, 200);
+  const root = path.resolve(gitCommonDir);
+  visit(root, 0);
+  // Never a silent cap (X21-06): past the limit, submodules' git directories are hidden whole (no sandbox's git needs them).
+  const modules = path.join(root, 'modules');
+  const inModules = found.filter((entry) => isInside(entry, modules) && entry !== modules);
+  if (inModules.length > moduleEntriesLimit) return [...found.filter((entry) => !isInside(entry, modules)), modules];
+  return found;
 }
 
 /** The main checkout hidden whole from a sandbox working elsewhere, and what of it stays readable ({@link checkoutCarveOuts}). */
