@@ -17,6 +17,12 @@ export interface CommandIo {
    * that only print until interrupted (`--follow`) stop on it; the others finish their work.
    */
   outputClosed?: () => boolean;
+  /**
+   * Writes polywave's own terminal control sequences (the live progress redraw) to stderr as they are.
+   * Set by main(), whose stdout/stderr escape every control character (terminal-text.ts): nothing
+   * an agent, a model or a repository wrote may go through it.
+   */
+  terminalControl?: (sequence: string) => void;
   /** Asks a question on the terminal; absent when stdin is not a terminal. */
   ask?: (question: string) => Promise<string>;
 }

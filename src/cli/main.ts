@@ -4,6 +4,7 @@ import { PolywaveError } from '../errors/polywave-error.js';
 import { commandTable } from './command-table.js';
 import type { CommandSpec, OptionSpec } from './command-spec.js';
 import { processIo, type CommandIo, type CommandResult } from './io.js';
+import { terminalSafeIo } from './terminal-text.js';
 import { readPackageVersion } from './version.js';
 import { guardUnsettled } from './unsettled-guard.js';
 
@@ -145,7 +146,9 @@ export const maxArguments = 65_536;
  * The only place that turns errors into output: PolywaveErrors become one line with their code;
  * anything else is an internal error (stack only with POLYWAVE_DEBUG=1).
  */
-export async function main(argv: string[], io: CommandIo = processIo()): Promise<CommandResult> {
+export async function main(argv: string[], rawIo: CommandIo = processIo()): Promise<CommandResult> {
+  // X21-07: no control character an agent, a model or a repository wrote reaches the terminal raw.
+  const io = terminalSafeIo(rawIo);
   if (argv.length > maxArguments) {
     io.stderr(formatErrorLine(new PolywaveError({ code: 'RESOURCE_EXHAUSTION', message: `${argv.length} arguments: at most ${maxArguments} in one call (split the list, e.g. with xargs -n ${maxArguments / 2})` })));
     return 2;

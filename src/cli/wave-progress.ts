@@ -41,8 +41,13 @@ export function createWaveProgress(io: CommandIo, options: { tty: boolean; now?:
       const elapsed = line.started === undefined ? 0 : (line.ended ?? now()) - line.started;
       return `  ${line.agent.padEnd(4)} ${line.status.padEnd(10)} ${seconds(elapsed).padStart(7)}  turns ${String(line.turns).padStart(3)}  tok ${tokens(line.inputTokens)}/${tokens(line.outputTokens)}  ${cost(line.costUsd)}${line.attempt > 1 ? `  (attempt ${line.attempt})` : ''}${line.note ? `  ${line.note}` : ''}`;
     });
-    const clear = drawn > 0 ? `\u001b[${drawn}F` : '';
-    io.stderr(`${clear}${rows.map((row) => `\u001b[2K${row}\n`).join('')}`);
+    // Our own cursor moves go through terminalControl; the rows (agent notes, tool names) through the escaping stderr.
+    const control = io.terminalControl ?? io.stderr;
+    if (drawn > 0) control(`\u001b[${drawn}F`);
+    for (const row of rows) {
+      control('\u001b[2K');
+      io.stderr(`${row}\n`);
+    }
     drawn = rows.length;
   };
   const line = (agent: string): AgentLine => {
