@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { abortGraceMs, authHint, createClaudeCodeBackend, completionToolName, sdkMissingMessage } from '../src/agents/backends/claude-code.js';
+import { abortGraceMs, authHint, buildClaudeCodeEnv, createClaudeCodeBackend, completionToolName, sdkMissingMessage } from '../src/agents/backends/claude-code.js';
 import { defaultAgentLimits, type AgentEvent, type AgentRunRequest, type ReportCompletionResult } from '../src/agents/contract.js';
 import { createJail } from '../src/agents/jail/jail.js';
 import type { Jail } from '../src/agents/jail/types.js';
@@ -659,5 +659,14 @@ describe.skipIf(noBinary)(needsBinary('claude-code backend: the shared adversari
     } finally {
       await api.close();
     }
+  });
+});
+
+describe('the Claude Code process environment', () => {
+  it('outside attack X21-13: Claude Code\'s own host git runs a `python3 -m` filter without the worktree on sys.path; the orchestrator\'s credentials do not pass', () => {
+    const env = buildClaudeCodeEnv({ env: { PATH: '/usr/bin', GITHUB_TOKEN: 'ghp_x', POLYWAVE_AGENT_ID: 'A' }, scratchDir: '/tmp/s', limits: defaultAgentLimits });
+    expect(env.PYTHONSAFEPATH).toBe('1');
+    expect(env.POLYWAVE_AGENT_ID).toBe('A');
+    expect(env.GITHUB_TOKEN).toBeUndefined();
   });
 });

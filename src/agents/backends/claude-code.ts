@@ -266,6 +266,9 @@ export function buildClaudeCodeEnv(request: Pick<AgentRunRequest, 'env' | 'scrat
     CLAUDE_CODE_DISABLE_BACKGROUND_TASKS: '1',
     // A start-up failure (e.g. the sandbox cannot start) ends with a result saying why, not stderr alone.
     CLAUDE_CODE_STARTUP_FAILURE_RESULTS: '1',
+    // Claude Code runs git itself, on the host, in the worktree: a git filter started as `python3 -m <tool>` must not
+    // import a module the agent left there (outside attack X21-13; polywave's own host git does the same, git/harden.ts).
+    PYTHONSAFEPATH: '1',
   });
   return env;
 }
