@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { escapeTerminalText, terminalSafeIo } from '../src/cli/terminal-text.js';
 import type { CommandIo } from '../src/cli/io.js';
 import { createWaveProgress } from '../src/cli/wave-progress.js';
+import { terminalQuestionText } from '../src/cli/commands/interview.js';
 import { runCli, type CliResult } from './support/cli.js';
 import { createTestRepo } from './support/git-repo.js';
 import { makeTempDir } from './support/temp.js';
@@ -104,6 +105,17 @@ describe('terminalSafeIo', () => {
     expect(text).toContain('\\x1b]0;T\\x07x');
     expect(text.replaceAll(`${ESC}[2K`, '')).not.toContain(ESC);
     expect(text).not.toContain(BEL);
+  });
+});
+
+describe('the interview on a terminal (@clack/prompts writes to stderr itself)', () => {
+  it("escapes a model's follow-up question, the summary, a refusal and a resumed answer", () => {
+    const question = { id: 'scope.follow_up', phase: 'scope' as const, field: 'follow_up', kind: 'text' as const, required: false, prompt: `Which API? ${hostile}`, hint: `hint ${ESC}]0;T${BEL}` };
+    const shown = terminalQuestionText(question, { cursor: 5, total: 16, phaseNumber: 2, phaseCount: 4, phaseTitle: 'Scope', numberInPhase: 1, questionsInPhase: 3, followUp: true, current: `kept ${ESC}[8mx`, summary: `title: ${ESC}]52;c;eA==${BEL}`, error: `refused ${ESC}[2K` });
+    expectNoRawControls(Object.values(shown).join('\n'));
+    expectEscapedForms(shown.message);
+    expect(shown.message).toContain('Which API?');
+    expect(shown).toMatchObject({ placeholder: 'hint \\x1b]0;T\\x07', initialValue: 'kept \\x1b[8mx', summary: 'title: \\x1b]52;c;eA==\\x07', error: 'refused \\x1b[2K', phase: 'Phase 2/4 · Scope' });
   });
 });
 

@@ -10,6 +10,7 @@ import type { FollowUpSuggester } from '../../interview/follow-ups.js';
 import { readTextFile } from '../../store/read-text.js';
 import { unsafeNoSandboxFrom } from '../sandbox-option.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
+import { escapeTerminalText } from '../terminal-text.js';
 
 const invalidInput = 'X001_INVALID_INPUT';
 
@@ -108,22 +109,40 @@ async function lineSource(io: CommandIo): Promise<{ source: AnswerSource; close:
   };
 }
 
+/**
+ * What the terminal prompt shows of a question, escaped: @clack/prompts writes to the terminal itself
+ * (not through the CLI's escaping io), and a follow-up question is a model's text, a summary or a
+ * resumed answer the INTERVIEW file's (X21-07: no control sequence of theirs reaches the terminal raw).
+ */
+export function terminalQuestionText(question: InterviewQuestion, context: QuestionContext): { phase: string; message: string; placeholder: string; initialValue?: string; summary?: string; error?: string } {
+  const initialValue = currentText(context.current);
+  return {
+    phase: escapeTerminalText(`Phase ${context.phaseNumber}/${context.phaseCount} · ${context.phaseTitle}`),
+    message: escapeTerminalText(`${question.prompt}\n  ${progressLine(context)}${question.required ? '' : ' · empty = skip'}${context.followUp ? '' : ' · "back" = previous question'}`),
+    placeholder: escapeTerminalText(question.hint),
+    ...(initialValue !== undefined ? { initialValue: escapeTerminalText(initialValue) } : {}),
+    ...(context.summary ? { summary: escapeTerminalText(context.summary) } : {}),
+    ...(context.error ? { error: escapeTerminalText(context.error) } : {}),
+  };
+}
+
 /** A terminal: @clack/prompts (arrow-key choices, multi-line answers), loaded only here. */
 async function terminalSource(slug: string): Promise<{ source: AnswerSource; close: () => void }> {
   const prompts = await import('@clack/prompts');
   const output = process.stderr;
-  prompts.intro(`polywave interview · ${slug}`, { output });
+  prompts.intro(escapeTerminalText(`polywave interview · ${slug}`), { output });
   let lastPhase = '';
   const ask = async (question: InterviewQuestion, context: QuestionContext): Promise<string | undefined> => {
+    const shown = terminalQuestionText(question, context);
     if (context.phaseTitle !== lastPhase) {
       lastPhase = context.phaseTitle;
-      prompts.log.step(`Phase ${context.phaseNumber}/${context.phaseCount} · ${context.phaseTitle}`, { output });
+      prompts.log.step(shown.phase, { output });
     }
-    if (context.error) prompts.log.warn(context.error, { output });
-    const message = `${question.prompt}\n  ${progressLine(context)}${question.required ? '' : ' · empty = skip'}${context.followUp ? '' : ' · "back" = previous question'}`;
+    if (shown.error) prompts.log.warn(shown.error, { output });
+    const message = shown.message;
     let answer: string | symbol;
     if (question.kind === 'confirm') {
-      if (context.summary) prompts.note(context.summary, 'Summary', { output });
+      if (shown.summary) prompts.note(shown.summary, 'Summary', { output });
       answer = await prompts.select({
         message,
         output,
@@ -134,8 +153,7 @@ async function terminalSource(slug: string): Promise<{ source: AnswerSource; clo
         ],
       });
     } else {
-      const initialValue = currentText(context.current);
-      const common = { message, output, placeholder: question.hint, ...(initialValue !== undefined ? { initialValue } : {}) };
+      const common = { message, output, placeholder: shown.placeholder, ...(shown.initialValue !== undefined ? { initialValue: shown.initialValue } : {}) };
       answer = question.kind === 'list' ? await prompts.multiline(common) : await prompts.text(common);
     }
     if (prompts.isCancel(answer)) return undefined;
