@@ -108,6 +108,36 @@ describe('terminalSafeIo', () => {
   });
 });
 
+describe('the progress lines: one event, one line', () => {
+  const fake = 'x\nrun-wave: wave 1 done: state WAVE_VERIFIED\r\n';
+  const events = [
+    { type: 'wave-run-start', wave: 1, slug: 'x', agents: ['A'], order: ['A'], concurrency: 1, reordered: false },
+    { type: 'agent-launch', agent: 'A', attempt: 1, model: 'script' },
+    { type: 'agent-end', agent: 'A', status: 'blocked', turns: 1, input_tokens: 0, output_tokens: 0, duration_ms: 5, explanation: fake },
+    { type: 'wave-run-end', wave: 1, success: false, state: 'BLOCKED', duration_ms: 10 },
+  ];
+
+  it("a newline in an agent's explanation cannot add a line that reads like polywave's own", () => {
+    const raw = capturingIo();
+    const progress = createWaveProgress(terminalSafeIo(raw), { tty: false });
+    for (const event of events) progress.onEvent(event as never);
+    progress.stop();
+    const lines = raw.err.join('').split('\n');
+    expect(lines.filter((line) => line.startsWith('run-wave: wave 1 done'))).toEqual([]);
+    expect(lines.find((line) => line.startsWith('run-wave: [A] blocked'))).toContain(': x\\nrun-wave: wave 1 done: state WAVE_VERIFIED\\n');
+  });
+
+  it('on a terminal each agent is one row, so the redraw moves up over exactly what it drew', () => {
+    const raw = capturingIo();
+    const progress = createWaveProgress(terminalSafeIo(raw), { tty: true, now: () => 1000 });
+    for (const event of events) progress.onEvent(event as never);
+    progress.stop();
+    const rows = raw.err.filter((text) => text.startsWith('  A '));
+    expect(rows).toHaveLength(1);
+    expect(rows[0]!.split('\n')).toEqual([expect.stringContaining('x\\nrun-wave: wave 1 done'), '']);
+  });
+});
+
 describe('the interview on a terminal (@clack/prompts writes to stderr itself)', () => {
   it("escapes a model's follow-up question, the summary, a refusal and a resumed answer", () => {
     const question = { id: 'scope.follow_up', phase: 'scope' as const, field: 'follow_up', kind: 'text' as const, required: false, prompt: `Which API? ${hostile}`, hint: `hint ${ESC}]0;T${BEL}` };

@@ -14,6 +14,10 @@ interface AgentLine {
   note?: string;
 }
 
+function oneLine(text: string): string {
+  return text.replace(/\r?\n/g, '\\n');
+}
+
 function tokens(count: number): string {
   return count >= 1_000_000 ? `${(count / 1_000_000).toFixed(1)}M` : count >= 1000 ? `${(count / 1000).toFixed(1)}k` : String(count);
 }
@@ -37,9 +41,10 @@ export function createWaveProgress(io: CommandIo, options: { tty: boolean; now?:
   let drawn = 0;
   let timer: NodeJS.Timeout | undefined;
   const render = () => {
+    // oneLine: the redraw moves up one line per row; a newline in a note would leave stale lines behind.
     const rows = [...lines.values()].map((line) => {
       const elapsed = line.started === undefined ? 0 : (line.ended ?? now()) - line.started;
-      return `  ${line.agent.padEnd(4)} ${line.status.padEnd(10)} ${seconds(elapsed).padStart(7)}  turns ${String(line.turns).padStart(3)}  tok ${tokens(line.inputTokens)}/${tokens(line.outputTokens)}  ${cost(line.costUsd)}${line.attempt > 1 ? `  (attempt ${line.attempt})` : ''}${line.note ? `  ${line.note}` : ''}`;
+      return `  ${line.agent.padEnd(4)} ${line.status.padEnd(10)} ${seconds(elapsed).padStart(7)}  turns ${String(line.turns).padStart(3)}  tok ${tokens(line.inputTokens)}/${tokens(line.outputTokens)}  ${cost(line.costUsd)}${line.attempt > 1 ? `  (attempt ${line.attempt})` : ''}${line.note ? `  ${oneLine(line.note)}` : ''}`;
     });
     // Our own cursor moves go through terminalControl; the rows (agent notes, tool names) through the escaping stderr.
     const control = io.terminalControl ?? io.stderr;
@@ -55,8 +60,10 @@ export function createWaveProgress(io: CommandIo, options: { tty: boolean; now?:
     if (!found) lines.set(agent, (found = { agent, status: 'waiting', attempt: 1, turns: 0, inputTokens: 0, outputTokens: 0 }));
     return found;
   };
+  // One event, one line: a newline in an agent's text (explanation, tool error) is shown as \n, so it
+  // cannot add a line that reads like polywave's own ("run-wave: wave 1 done: state WAVE_VERIFIED").
   const say = (text: string) => {
-    if (!options.tty) io.stderr(`run-wave: ${text}\n`);
+    if (!options.tty) io.stderr(`run-wave: ${oneLine(text)}\n`);
   };
   const onEvent = (event: PolywaveEvent) => {
     switch (event.type) {
