@@ -97,4 +97,16 @@ describe('outside attack X21-10: the default install of a new worktree runs in t
     expect(existsSync(path.join(outside, 'PWNED.txt'))).toBe(false);
     expect(existsSync(fixture.repo.path('.git/hooks/post-checkout'))).toBe(hooksBefore);
   }, 180_000);
+
+  it('a setup that runs where no sandbox confines it (POLYWAVE_SANDBOX=off) and changes the git hooks or configuration fails prepare-wave, before the tamper record could take the change as its baseline', async () => {
+    const fixture = await createWaveFixture({ waves: [[{ id: 'A', files: ['src/a.js'] }, { id: 'B', files: ['src/b.js'] }]], state: 'WAVE_PENDING' });
+    fixture.repo.write('polywave.config.json', `${JSON.stringify({ setup: "sh -c 'printf \"#!/bin/sh\\necho pwned\\n\" > \"$(git rev-parse --git-common-dir)/hooks/post-checkout\"'" }, null, 2)}\n`);
+    await fixture.repo.commitAll('configure a setup');
+    const result = await prepareWave({ implPath: fixture.implPath, wave: 1, env: { ...fixture.repo.env, POLYWAVE_SANDBOX: 'off' }, gitAt: fixture.gitAt, now: () => new Date('2026-12-03T10:00:00Z') });
+    const setup = result.steps.find((step) => step.step === 'workspace_setup');
+    expect(result.success).toBe(false);
+    expect(setup?.status, JSON.stringify(result.steps.find((step) => step.status === 'failed'))).toBe('failed');
+    expect(setup?.detail).toMatch(/^WORKTREE_SETUP_TAMPERED: the worktree setup changed the repository's git configuration or hooks, which no setup may: .*hooks\/post-checkout/);
+    expect(result.steps.find((step) => step.step === 'record_tamper')?.status ?? 'not run').not.toBe('success');
+  }, 120_000);
 });

@@ -27,6 +27,8 @@ import { loadTrustedConfig } from '../../store/trusted-config.js';
 import type { StepDefinition } from '../step.js';
 import { errorText, listForDetail, manifestOf, type PrepareContext } from './context.js';
 import { mapBounded } from './parallel.js';
+import { describeFindings, diffFingerprints } from '../tamper-check.js';
+import { fingerprintPath, fingerprintTree, type PathFingerprint } from '../tamper-record.js';
 import { writeTextAtomic } from './write-text.js';
 
 /** Codes of this module (no Go equivalent: the Go tool runs no per-worktree setup). */
@@ -37,6 +39,8 @@ export const worktreeSetupCodes = {
   copyRefused: 'WORKTREE_SETUP_COPY_REFUSED',
   /** polywave.config.json is unreadable or its setup keys have the wrong shape. */
   configInvalid: 'N014_CONFIG_INVALID',
+  /** A setup changed the repository's git configuration or hooks (outside attack X21-10). */
+  tampered: 'WORKTREE_SETUP_TAMPERED',
 } as const;
 
 /** The per-worktree record, in the worktree's own git directory (outside the agent's reach). */
@@ -488,6 +492,14 @@ async function pythonDefaults(options: SetupWorktreeOptions, actions: string[], 
   actions.push(".venv → main checkout's (an editable install in it still imports the main checkout's sources)");
 }
 
+/** What of a git directory no worktree setup may change: its configuration files, `info/attributes` and its hooks. */
+async function gitControlsOf(commonDir: string): Promise<Record<string, PathFingerprint>> {
+  const controls: Record<string, PathFingerprint> = {};
+  for (const name of ['config', 'config.worktree', 'info/attributes']) controls[name] = await fingerprintPath(path.join(commonDir, name));
+  for (const [name, fingerprint] of Object.entries(await fingerprintTree(path.join(commonDir, 'hooks')).catch(() => ({})))) controls[`hooks/${name}`] = fingerprint;
+  return controls;
+}
+
 type RunLabelled = (label: string, command: SetupCommand, how?: { allowHosts?: readonly string[]; env?: Record<string, string> }) => Promise<ShellCommandResult>;
 
 /**
@@ -725,7 +737,16 @@ export const worktreeSetupStep: StepDefinition<PrepareContext> = {
       return { status: 'skipped', detail: `${why}${skipped.length > 0 ? ` (${skipped.join(', ')})` : ''}` };
     }
     const limit = settings.concurrency ?? Math.max(1, Math.min(4, availableParallelism()));
+    // The repositories' git controls as they were before any setup ran (outside attack X21-10: an install's
+    // lifecycle script planted a hook, which the tamper record, made after this step, then took as the baseline).
+    const guarded = [...new Set([...commonDirs.values()])];
+    const before = await Promise.all(guarded.map((commonDir) => gitControlsOf(commonDir)));
     const settled = await mapBounded(jobs, limit, (job) => setupWorktree(job), context.options.signal);
+    const changed = (await Promise.all(guarded.map(async (commonDir, index) => diffFingerprints(commonDir, before[index]!, await gitControlsOf(commonDir))))).flat();
+    if (changed.length > 0) {
+      const detail = `${worktreeSetupCodes.tampered}: the worktree setup changed the repository's git configuration or hooks, which no setup may: ${describeFindings(changed, 5)} — review them (a lifecycle script of the repository, or your configured setup) before the wave runs; nothing was armed`;
+      return { status: 'failed', detail, data: { code: worktreeSetupCodes.tampered, changes: changed } };
+    }
     const outcomes = settled.map((item, index): AgentSetupOutcome =>
       item.status === 'fulfilled' ? item.value : { agent: jobs[index]!.agent, worktree: jobs[index]!.worktree, port: jobs[index]!.port, ok: false, actions: [], created: [], duration_ms: 0, code: worktreeSetupCodes.failed, error: errorText(item.reason) },
     );
