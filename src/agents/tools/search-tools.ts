@@ -3,10 +3,10 @@
  */
 import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
-import v8 from 'node:v8';
 import { z } from 'zod';
 import { checkGlobPattern, globLiteralBase } from '../jail/jail.js';
 import { denialResult, defineTool, errorMessage, errorResult, globToRegExp, looksBinary, okResult, openPinned, plural, sandboxHiddenTest, walkTree } from './shared.js';
+import { SearchMatcher, SearchStoppedError } from './search-matcher.js';
 import type { AgentTool, ToolContext } from './types.js';
 
 const maxGlobResults = 1000;
@@ -14,6 +14,36 @@ const maxGrepMatches = 500;
 const maxWalkEntries = 200_000;
 const maxGrepFileBytes = 4 * 1024 * 1024;
 const maxLineChars = 400;
+/**
+ * Bounds on the agent's input to the host-side matching (outside attack X21-02: the linear engine costs
+ * pattern size × text, and a ~7 KB alternation on a 200 KB line ran 54 s): patterns (grep's and globs) up to
+ * this length, lines matched on their first {@link maxMatchedLineChars} characters, and a whole call
+ * stopped at {@link maxSearchMs} (or the tool timeout when shorter), the matching itself in a worker
+ * that is then terminated (search-matcher.ts).
+ */
+const maxPatternChars = 1000;
+const maxMatchedLineChars = 4096;
+const maxSearchMs = 10_000;
+/** Files (their characters) sent to the matcher at once, and glob's paths. */
+const maxBatchChars = 1024 * 1024;
+const maxBatchFiles = 256;
+const globBatchEntries = 2000;
+
+function searchDeadline(context: ToolContext): { deadline: number; seconds: number } {
+  const milliseconds = Math.min(maxSearchMs, context.toolTimeoutMs);
+  return { deadline: Date.now() + milliseconds, seconds: Math.round(milliseconds / 100) / 10 };
+}
+
+function tooLong(tool: string, what: string, pattern: string): string | undefined {
+  if (pattern.length <= maxPatternChars) return undefined;
+  return `${tool}: the ${what} is longer than ${maxPatternChars} characters (${pattern.length}); use a shorter ${what} (search in steps, or narrow the path).`;
+}
+
+/** The model's message when the matching ran out of time or the call was aborted; what was found before is kept below it. */
+function stoppedResult(tool: string, error: SearchStoppedError, seconds: number, found: string[]): ReturnType<typeof errorResult> {
+  const head = error.reason === 'time' ? `${tool} stopped after ${seconds} s: narrow the pattern or the path.` : `${tool} was aborted.`;
+  return errorResult(found.length === 0 ? head : [head, `Found before it stopped (incomplete):`, ...found].join('\n'));
+}
 
 function toPosix(value: string): string {
   return value.split(path.sep).join('/');
@@ -36,6 +66,9 @@ export const globTool: AgentTool = defineTool<z.infer<typeof globInput>>({
   description: 'Find files by glob pattern in the worktree (skips .git and node_modules). Returns paths relative to the worktree root.',
   inputSchema: globInput,
   async execute(input, context) {
+    const long = tooLong('glob', 'pattern', input.pattern);
+    if (long) return errorResult(long);
+    const { deadline, seconds } = searchDeadline(context);
     const patternDecision = checkGlobPattern(input.pattern);
     if (!patternDecision.allowed) return denialResult('glob', patternDecision, input.pattern);
     let pattern = input.pattern;
@@ -56,23 +89,40 @@ export const globTool: AgentTool = defineTool<z.infer<typeof globInput>>({
     } catch (error) {
       return errorResult(`cannot search ${basePath}: ${errorMessage(error)}`);
     }
-    let matcher: RegExp;
+    let matcher: SearchMatcher;
     try {
-      matcher = linearRegExp(globToRegExp(pattern.replace(/^\.\//, '')).source, '');
+      matcher = new SearchMatcher(globToRegExp(pattern.replace(/^\.\//, '')).source, { deadline, signal: context.signal });
     } catch (error) {
       return errorResult(`invalid glob "${input.pattern}": ${errorMessage(error)}`);
     }
     const matches: string[] = [];
     let more = false;
+    // the walk's entries are matched in batches (in the worker when large), in walk order
+    let pending: Array<{ relative: string; shown: string }> = [];
+    const flush = async (): Promise<boolean> => {
+      const batch = pending;
+      pending = [];
+      if (batch.length === 0) return false;
+      const result = await matcher.match(
+        batch.map((entry) => entry.relative),
+        { lines: false, limit: maxGlobResults - matches.length, maxLineChars: Number.MAX_SAFE_INTEGER },
+      );
+      for (const [index] of result.hits) matches.push(batch[index]!.shown);
+      more = result.more;
+      return more;
+    };
     const hidden = sandboxHiddenTest(context.sandbox, context.jail.root);
-    const walk = await walkTree(base.absolute, { maxEntries: maxWalkEntries, deadline: Date.now() + context.toolTimeoutMs, signal: context.signal, ...(hidden ? { hidden } : {}) }, (entry) => {
-      if (!matcher.test(entry.relative)) return;
-      if (matches.length >= maxGlobResults) {
-        more = true;
-        return true;
-      }
-      matches.push(display(context, entry.absolute) + (entry.dirent.isDirectory() ? '/' : ''));
-    });
+    let walk: Awaited<ReturnType<typeof walkTree>>;
+    try {
+      walk = await walkTree(base.absolute, { maxEntries: maxWalkEntries, deadline, signal: context.signal, ...(hidden ? { hidden } : {}) }, (entry) => {
+        pending.push({ relative: entry.relative, shown: display(context, entry.absolute) + (entry.dirent.isDirectory() ? '/' : '') });
+        if (pending.length >= globBatchEntries) return flush();
+      });
+      if (!more) await flush();
+    } catch (error) {
+      if (error instanceof SearchStoppedError) return stoppedResult('glob', error, seconds, matches);
+      return errorResult(`cannot search ${basePath}: ${errorMessage(error)}`);
+    }
     const notes: string[] = [];
     if (more) notes.push(`[glob: stopped after ${maxGlobResults} matches; narrow the pattern]`);
     if (walk.stopped) notes.push(`[glob: the search stopped early (${walk.stopped}); results are incomplete]`);
@@ -88,23 +138,15 @@ const grepInput = z.object({
   ignore_case: z.boolean().optional().describe('Case-insensitive search (default false).'),
 });
 
-let linearEngine = false;
-
 /**
- * The agent's pattern compiled for V8's linear-time engine (the `l` flag): grep runs it in the orchestrator's
- * process, on its main thread, where a catastrophically backtracking pattern (`^(a+)+$` on a line of 50 `a`s and a
- * `!`) stopped every timer, agent and lock renewal for good (outside attack X20-06; glob's compiled pattern the same,
- * X20-14: `*a*a*a*…b` against long names). Patterns the engine cannot run
- * in linear time (backreferences, lookaround) are refused with a message.
+ * The agent's pattern for V8's linear-time engine (the `l` flag, search-matcher.ts): a catastrophically
+ * backtracking pattern (`^(a+)+$` on a line of 50 `a`s and a `!`) stopped every timer, agent and lock renewal of
+ * the orchestrator for good (outside attack X20-06; glob's compiled pattern the same, X20-14: `*a*a*a*…b` against
+ * long names). Patterns the engine cannot run in linear time (backreferences, lookaround) are refused with a
+ * message. The engine takes no `i` flag: case is folded in the pattern itself.
  */
-function linearRegExp(pattern: string, flags: string): RegExp {
-  if (!linearEngine) {
-    v8.setFlagsFromString('--enable-experimental-regexp-engine');
-    linearEngine = true;
-  }
-  // The linear engine takes no `i` flag: case is folded in the pattern itself.
-  const linear = 'l'; // V8's linear-time engine flag (eslint's RegExp flag list does not know it)
-  return new RegExp(flags.includes('i') ? caseFolded(pattern) : pattern, linear);
+function linearSource(pattern: string, ignoreCase: boolean): string {
+  return ignoreCase ? caseFolded(pattern) : pattern;
 }
 
 const otherCase = (letter: string): string => (letter === letter.toLowerCase() ? letter.toUpperCase() : letter.toLowerCase());
@@ -177,60 +219,87 @@ export const grepTool: AgentTool = defineTool<z.infer<typeof grepInput>>({
   description: 'Search file contents with a JavaScript regular expression (skips binaries, .git and node_modules). Prints path:line: text.',
   inputSchema: grepInput,
   async execute(input, context) {
-    let regex: RegExp;
+    const long = tooLong('grep', 'pattern', input.pattern) ?? (input.glob === undefined ? undefined : tooLong('grep', 'glob', input.glob));
+    if (long) return errorResult(long);
+    const { deadline, seconds } = searchDeadline(context);
+    let matcher: SearchMatcher;
     try {
-      regex = linearRegExp(input.pattern, input.ignore_case ? 'i' : '');
+      matcher = new SearchMatcher(linearSource(input.pattern, input.ignore_case === true), { deadline, signal: context.signal });
     } catch (error) {
       const message = errorMessage(error);
       if (/linear time/i.test(message)) return errorResult(`grep runs patterns in linear time only: rewrite "${input.pattern}" without backreferences or lookaround (${message})`);
       return errorResult(`invalid regular expression: ${message}`);
     }
-    let fileFilter: ((relative: string) => boolean) | undefined;
+    let fileFilter: ((relative: string) => Promise<boolean>) | undefined;
     if (input.glob !== undefined) {
       const globDecision = checkGlobPattern(input.glob);
       if (!globDecision.allowed) return denialResult('grep', globDecision, input.glob);
-      const matcher = linearRegExp(globToRegExp(input.glob.replace(/^\.\//, '')).source, '');
-      fileFilter = input.glob.includes('/') ? (relative) => matcher.test(relative) : (relative) => matcher.test(path.posix.basename(relative));
+      let globMatcher: SearchMatcher;
+      try {
+        globMatcher = new SearchMatcher(globToRegExp(input.glob.replace(/^\.\//, '')).source, { deadline, signal: context.signal });
+      } catch (error) {
+        return errorResult(`invalid glob "${input.glob}": ${errorMessage(error)}`);
+      }
+      fileFilter = input.glob.includes('/') ? (relative) => globMatcher.test(relative) : (relative) => globMatcher.test(path.posix.basename(relative));
     }
     const requested = input.path ?? '.';
     const decision = await context.jail.checkRead(requested);
     if (!decision.allowed) return denialResult('grep', decision, requested);
     const lines: string[] = [];
-    let matchCount = 0;
     let truncated = false;
     let skippedLarge = 0;
+    let longLines = 0;
+    // files read and not yet matched: matched in batches (in the worker when large), in walk order
+    let pending: Array<{ shown: string; text: string }> = [];
+    let pendingChars = 0;
+    const flush = async (): Promise<boolean> => {
+      const batch = pending;
+      pending = [];
+      pendingChars = 0;
+      if (batch.length === 0) return truncated;
+      const result = await matcher.match(
+        batch.map((file) => file.text),
+        { lines: true, limit: maxGrepMatches - lines.length, maxLineChars: maxMatchedLineChars },
+      );
+      const split = new Map<number, string[]>();
+      for (const [fileIndex, lineIndex] of result.hits) {
+        const file = batch[fileIndex]!;
+        if (!split.has(fileIndex)) split.set(fileIndex, file.text.split('\n'));
+        const line = split.get(fileIndex)![lineIndex]!;
+        const shown = line.length > maxLineChars ? `${line.slice(0, maxLineChars)}…` : line;
+        lines.push(`${file.shown}:${lineIndex + 1}: ${shown}`);
+      }
+      longLines += result.longLines;
+      if (result.more) truncated = true;
+      return truncated;
+    };
     // `expected`: the file's canonical path as the walk reached it; a file reached through a link swapped in meanwhile is not read (X18-15)
-    const searchFile = async (absolute: string, expected: string): Promise<boolean> => {
+    const readText = async (absolute: string, expected: string): Promise<string | undefined> => {
       let handle;
       try {
         handle = await openPinned(absolute, expected);
-        if (!handle) return false;
+        if (!handle) return undefined;
         const { size } = await handle.stat();
         if (size > maxGrepFileBytes) {
           skippedLarge += 1;
-          return false;
+          return undefined;
         }
         const buffer = Buffer.alloc(size);
         await handle.read(buffer, 0, size, 0);
-        if (looksBinary(buffer)) return false;
-        const fileLines = buffer.toString('utf8').split('\n');
-        for (let index = 0; index < fileLines.length; index += 1) {
-          const line = fileLines[index]!;
-          if (!regex.test(line)) continue;
-          matchCount += 1;
-          if (lines.length >= maxGrepMatches) {
-            truncated = true;
-            return true;
-          }
-          const shown = line.length > maxLineChars ? `${line.slice(0, maxLineChars)}…` : line;
-          lines.push(`${display(context, absolute)}:${index + 1}: ${shown}`);
-        }
-        return false;
+        if (looksBinary(buffer)) return undefined;
+        return buffer.toString('utf8');
       } catch {
-        return false;
+        return undefined;
       } finally {
         await handle?.close();
       }
+    };
+    const searchFile = async (absolute: string, expected: string): Promise<boolean> => {
+      const text = await readText(absolute, expected);
+      if (text === undefined) return false;
+      pending.push({ shown: display(context, absolute), text });
+      pendingChars += text.length;
+      return pendingChars >= maxBatchChars || pending.length >= maxBatchFiles ? flush() : false;
     };
     try {
       const info = await stat(decision.absolute);
@@ -241,20 +310,23 @@ export const grepTool: AgentTool = defineTool<z.infer<typeof grepInput>>({
         const real = await realpath(decision.absolute);
         if (!hidden?.(real)) await searchFile(decision.absolute, real);
       } else {
-        const walk = await walkTree(decision.absolute, { maxEntries: maxWalkEntries, deadline: Date.now() + context.toolTimeoutMs, signal: context.signal, ...(hidden ? { hidden } : {}) }, async (entry) => {
+        const walk = await walkTree(decision.absolute, { maxEntries: maxWalkEntries, deadline, signal: context.signal, ...(hidden ? { hidden } : {}) }, async (entry) => {
           if (!entry.dirent.isFile()) return;
-          if (fileFilter && !fileFilter(entry.relative)) return;
+          if (fileFilter && !(await fileFilter(entry.relative))) return;
           return searchFile(entry.absolute, entry.real);
         });
         stopped = walk.stopped;
       }
+      if (!truncated) await flush();
       const notes: string[] = [];
-      if (truncated) notes.push(`[grep: showing the first ${maxGrepMatches} of at least ${matchCount} matches; narrow the pattern or path]`);
+      if (truncated) notes.push(`[grep: showing the first ${maxGrepMatches} of at least ${maxGrepMatches + 1} matches; narrow the pattern or path]`);
+      if (longLines > 0) notes.push(`[grep: ${plural(longLines, 'line')} longer than ${maxMatchedLineChars} characters searched in their first ${maxMatchedLineChars} only]`);
       if (skippedLarge > 0) notes.push(`[grep: skipped ${plural(skippedLarge, 'file')} larger than ${maxGrepFileBytes} bytes]`);
       if (stopped) notes.push(`[grep: the search stopped early (${stopped}); results are incomplete]`);
       if (lines.length === 0) return okResult(['No matches.', ...notes].join('\n'));
       return okResult([...lines, ...notes].join('\n'));
     } catch (error) {
+      if (error instanceof SearchStoppedError) return stoppedResult('grep', error, seconds, lines);
       return errorResult(`cannot search ${requested}: ${errorMessage(error)}`);
     }
   },
