@@ -57,7 +57,7 @@ function display(context: ToolContext, absolute: string): string {
 }
 
 const globInput = z.object({
-  pattern: z.string().min(1).describe('Glob such as "src/**/*.ts" or "*.json" (** spans directories, {a,b} alternatives).'),
+  pattern: z.string().min(1).describe(`Glob such as "src/**/*.ts" or "*.json" (** spans directories, {a,b} alternatives); at most ${maxPatternChars} characters.`),
   path: z.string().optional().describe('Directory the pattern is relative to (default: the worktree root).'),
 });
 
@@ -132,7 +132,7 @@ export const globTool: AgentTool = defineTool<z.infer<typeof globInput>>({
 });
 
 const grepInput = z.object({
-  pattern: z.string().min(1).describe('JavaScript regular expression to search for.'),
+  pattern: z.string().min(1).describe(`JavaScript regular expression to search for (at most ${maxPatternChars} characters; no backreferences or lookaround). Lines longer than ${maxMatchedLineChars} characters are searched in their first ${maxMatchedLineChars}.`),
   path: z.string().optional().describe('File or directory to search (default: the worktree root).'),
   glob: z.string().optional().describe('Only files matching this glob ("*.ts" matches names; "src/**/*.ts" matches paths).'),
   ignore_case: z.boolean().optional().describe('Case-insensitive search (default false).'),
