@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { escapeTerminalText, terminalSafeIo } from '../src/cli/terminal-text.js';
+import { escapeTerminalText, oneTerminalLine, terminalSafeIo } from '../src/cli/terminal-text.js';
 import type { CommandIo } from '../src/cli/io.js';
 import { createWaveProgress } from '../src/cli/wave-progress.js';
 import { terminalQuestionText } from '../src/cli/commands/interview.js';
@@ -49,6 +49,11 @@ describe('escapeTerminalText', () => {
   it('shows C0 (but tab and newline), a lone CR, DEL and C1 as escapes and keeps the rest', () => {
     expect(escapeTerminalText(`a${ESC}[31mb${BEL}c\bd\u007fe\u0085f\u009bg\u0000h`)).toBe('a\\x1b[31mb\\x07c\\x08d\\u007fe\\u0085f\\u009bg\\x00h');
     expect(escapeTerminalText('line 1\r\nline\t2\nover\rwrite\r')).toBe('line 1\r\nline\t2\nover\\rwrite\\r');
+    // bidirectional overrides and isolates reorder what the operator reads (Trojan Source): shown escaped, JSON-safe
+    expect(escapeTerminalText('ok \u202egnp.exe\u202c \u2066x\u2069')).toBe('ok \\u202egnp.exe\\u202c \\u2066x\\u2069');
+    expect(JSON.parse(escapeTerminalText(JSON.stringify('a\u202eb')))).toBe('a\u202eb');
+    // one line (run-wave's BLOCKED summary, run-scaffold's stop line, the progress)
+    expect(oneTerminalLine('x\nrun-wave: wave 1 done: state WAVE_VERIFIED\r\n')).toBe('x\\nrun-wave: wave 1 done: state WAVE_VERIFIED\\n');
     expect(escapeTerminalText('vertical\u000bform\u000cfeed')).toBe('vertical\\x0bform\\x0cfeed');
     // Printable text, including non-ASCII letters, is untouched.
     expect(escapeTerminalText('héllo — ✓ 日本 \u00a0')).toBe('héllo — ✓ 日本 \u00a0');

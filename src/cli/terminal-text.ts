@@ -6,8 +6,10 @@ import type { CommandIo } from './io.js';
  * newline (rewrites the line), DEL, and C1 (U+0080–U+009F: U+009B is CSI, U+009D OSC on terminals
  * that honour 8-bit controls).
  */
+// (and the bidirectional overrides and isolates, U+202A–U+202E and U+2066–U+2069: they reorder what the operator
+// reads, "Trojan Source" style — shown as \u escapes like C1, which JSON parses back)
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
-const terminalControl = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]|\r(?!\n)/g;
+const terminalControl = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]|\r(?!\n)/g;
 
 function escapeControl(character: string): string {
   if (character === '\r') return '\\r';
@@ -25,6 +27,11 @@ function escapeControl(character: string): string {
  */
 export function escapeTerminalText(text: string): string {
   return text.replace(terminalControl, escapeControl);
+}
+
+/** `text` on one line: a newline in an agent's or a model's text shown as `\n`, so it cannot add a line that reads like polywave's own. */
+export function oneTerminalLine(text: string): string {
+  return text.replace(/\r?\n/g, '\\n');
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { PolywaveEvent } from '../engine/events.js';
 import type { CommandIo } from './io.js';
+import { oneTerminalLine } from './terminal-text.js';
 
 interface AgentLine {
   agent: string;
@@ -14,9 +15,7 @@ interface AgentLine {
   note?: string;
 }
 
-function oneLine(text: string): string {
-  return text.replace(/\r?\n/g, '\\n');
-}
+const oneLine = oneTerminalLine;
 
 function tokens(count: number): string {
   return count >= 1_000_000 ? `${(count / 1_000_000).toFixed(1)}M` : count >= 1000 ? `${(count / 1000).toFixed(1)}k` : String(count);

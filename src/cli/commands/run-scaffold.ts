@@ -1,4 +1,5 @@
 import { EventBus } from '../../engine/events.js';
+import { oneTerminalLine } from '../terminal-text.js';
 import { startRecording } from '../event-recording.js';
 import { runScaffold } from '../../orchestrator/run-scaffold.js';
 import { loadImpl } from '../../store/manifest-file.js';
@@ -13,7 +14,7 @@ export function agentProgressPrinter(command: string, io: CommandIo): EventBus {
   events.subscribe((event) => {
     if (event.type === 'agent-launch') io.stderr(`${command}: launching the ${event.agent} agent (${event.model})\n`);
     else if (event.type === 'agent-tool-call' && event.denied) io.stderr(`${command}: ${event.agent}: ${event.tool} refused — ${event.denied}\n`);
-    else if (event.type === 'agent-end') io.stderr(`${command}: the ${event.agent} agent stopped: ${event.status} after ${event.turns} turn(s)${event.explanation ? ` — ${event.explanation}` : ''}\n`);
+    else if (event.type === 'agent-end') io.stderr(`${command}: the ${event.agent} agent stopped: ${event.status} after ${event.turns} turn(s)${event.explanation ? ` — ${oneTerminalLine(event.explanation)}` : ''}\n`);
   });
   return events;
 }

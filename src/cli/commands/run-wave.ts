@@ -6,6 +6,7 @@ import { loadImpl } from '../../store/manifest-file.js';
 import { acquireRunLock } from '../run-lock.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { createWaveProgress } from '../wave-progress.js';
+import { oneTerminalLine } from '../terminal-text.js';
 import { interruptSignal, repoDirOption, waveOption } from './prepare-wave.js';
 import { implPathFrom, requireManifest } from './shared.js';
 import { unsafeNoSandboxFrom } from '../sandbox-option.js';
@@ -111,7 +112,7 @@ async function runWaveCommand(args: string[], options: Record<string, unknown>, 
     else printJson(io, result);
     if (!json && result.blocked) {
       io.stderr(`run-wave: wave ${wave} BLOCKED — ${result.blocked.reason}\n`);
-      for (const agent of result.blocked.agents) io.stderr(`  ${agent.agent}: ${agent.explanation}\n`);
+      for (const agent of result.blocked.agents) io.stderr(`  ${agent.agent}: ${oneTerminalLine(agent.explanation)}\n`);
     }
     return result.success ? 0 : 1;
   } finally {
