@@ -13,11 +13,12 @@
  * Real git, the real sandbox: the sandboxed command prints what it can read; git inside still works.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { gitConfigMasks, sandboxStatus } from '../src/sandbox/index.js';
-import { gitConfigUnmaskable, gitDirectoryForeignEntries } from '../src/sandbox/sandbox-plan.js';
+import { gitConfigUnmaskable, gitDirectoryForeignEntries, unmaskableConfigCopies } from '../src/sandbox/sandbox-plan.js';
 import { wrapInSandbox } from '../src/sandbox/wrap-in-sandbox.js';
 import { childOutput } from './support/child-output.js';
 import { worktreeAgentPlan } from './support/worktree-plan.js';
@@ -185,4 +186,35 @@ describe('outside attack X19: the git directory and the bound-back directories h
     expect(output).toContain('filter.x.smudge=fake_value_');
     expect(output).toContain('remote.at.url=https://fake_value_');
   }, 120_000);
+
+  it('X22-01: the masked copies live in a directory of this user\'s alone, written fresh: one another user made first (0777) is not used, a file found there is replaced', async () => {
+    const repo = await createTestRepo({ files: { 'src/a.ts': 'export const a = 1;\n' } });
+    const config = readFileSync(repo.path('.git/config'));
+    writeFileSync(repo.path('.git/config'), Buffer.concat([config, Buffer.from('# Jos\xe9\n[remote "origin"]\n\turl = https://u:SECRET-LATIN1-22@github.com/o/r.git\n', 'latin1')]));
+    const saved = process.env.TMPDIR;
+    const tmp = mkdtempSync(path.join(os.tmpdir(), 'pw-x22-'));
+    process.env.TMPDIR = tmp;
+    try {
+      const directory = path.join(tmp, `polywave-masked-config-${process.getuid?.() ?? 'user'}`);
+      mkdirSync(directory);
+      chmodSync(directory, 0o777);
+      expect(unmaskableConfigCopies(repo.path('.git'))).toEqual([]);
+      // the file stays hidden (fail closed): the plan still lists it
+      expect(gitConfigUnmaskable(repo.path('.git'))).toEqual([repo.path('.git/config')]);
+      chmodSync(directory, 0o700);
+      const first = unmaskableConfigCopies(repo.path('.git'));
+      expect(first).toHaveLength(1);
+      // a copy swapped there in between is not reused: the next plan writes it again
+      writeFileSync(first[0]!.source, '[core]\n\tfsmonitor = touch /tmp/pwned\n');
+      const second = unmaskableConfigCopies(repo.path('.git'));
+      expect(second[0]!.source).toBe(first[0]!.source);
+      const text = readFileSync(second[0]!.source, 'latin1');
+      expect(text).toContain('url = https://fake_value_1@github.com/o/r.git');
+      expect(text).not.toContain('fsmonitor');
+    } finally {
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  });
 });

@@ -3,13 +3,14 @@
  * (or per gate) and handed to {@link wrapInSandbox} for every command. Paths are absolute.
  */
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { isUtf8 } from 'node:buffer';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PolywaveError } from '../errors/polywave-error.js';
+import { privateUserDir } from '../store/private-dir.js';
 import { isCredentialVariable } from './credential-variables.js';
 import { foreignScratchDirs } from './scratch-dirs.js';
 
@@ -828,13 +829,15 @@ export function unmaskableConfigCopies(gitCommonDir: string | undefined, userHom
       const text = readFileSync(file).toString('latin1');
       let count = 0;
       const masked = text.replace(new RegExp(gitConfigCredential.source, 'g'), () => `fake_value_${(count += 1)}`);
+      // A directory of this user's alone (outside attack X22-01: a fixed name in /tmp another local user made first,
+      // 0777, let that user swap the copy for a config of theirs — `core.fsmonitor` ran in the agent's sandbox), and
+      // a copy written fresh each time (O_EXCL, never one found there), then renamed into place.
       const directory = path.join(os.tmpdir(), `polywave-masked-config-${process.getuid?.() ?? 'user'}`);
-      mkdirSync(directory, { recursive: true, mode: 0o700 });
+      if (!privateUserDir(directory, true)) continue;
       const source = path.join(directory, `${createHash('sha256').update(file).update('\0').update(masked).digest('hex').slice(0, 32)}.config`);
-      if (!existsSync(source)) {
-        writeFileSync(`${source}.${process.pid}.tmp`, Buffer.from(masked, 'latin1'), { mode: 0o600 });
-        renameSync(`${source}.${process.pid}.tmp`, source);
-      }
+      const temporary = `${source}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+      writeFileSync(temporary, Buffer.from(masked, 'latin1'), { mode: 0o600, flag: 'wx' });
+      renameSync(temporary, source);
       copies.push({ path: file, source });
     } catch {
       // no copy: the file stays hidden (fail closed)
