@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -46,5 +46,22 @@ describe('scaffold checks', () => {
     expect(goodTs.syntax.status).toBe('PASS');
     expect(badTs.syntax.status).toBe('FAIL');
     expect(badTs.syntax.errors?.[0]).toMatch(/^bad\.ts:1/);
+  });
+
+  it('outside attack X22-02: a formatter found on PATH is started from a directory of no repository (rustup follows the rust-toolchain.toml of its working directory), on the file\'s absolute path', async () => {
+    const root = path.join(scratch, 'rust-repo');
+    const bin = path.join(scratch, 'fake-bin');
+    mkdirSync(root, { recursive: true });
+    mkdirSync(bin, { recursive: true });
+    const seen = path.join(scratch, 'rustfmt-seen');
+    // a stand-in rustfmt (what rustup's proxy would run) that records where it was started and on what
+    writeFileSync(path.join(bin, 'rustfmt'), `#!/bin/sh\necho "$(pwd) $*" > ${JSON.stringify(seen)}\nexit 0\n`, { mode: 0o755 });
+    writeFileSync(path.join(root, 'rust-toolchain.toml'), '[toolchain]\npath = "/somewhere"\n');
+    writeFileSync(path.join(root, 'scaf.rs'), 'pub struct T;\n');
+    const result = await checkScaffold({ file: path.join(root, 'scaf.rs'), root, env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ''}` } });
+    expect(result.syntax.status).toBe('PASS');
+    const [cwd, ...args] = readFileSync(seen, 'utf8').trim().split(' ');
+    expect(cwd).toBe(realpathSync(os.tmpdir()));
+    expect(args.at(-1)).toBe(path.join(root, 'scaf.rs'));
   });
 });

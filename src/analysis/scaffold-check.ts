@@ -149,11 +149,14 @@ async function checkSyntax(options: ScaffoldCheckOptions, family: CodeFamily | u
   if (brackets.length > 0) return { status: 'FAIL', errors: brackets, fixes: ['Balance the brackets at the reported lines'] };
   // A real parser where one is installed: gofmt, python3, node, TypeScript, rustfmt.
   let parsed: { code: number; output: string } | undefined;
-  if (family === 'go') parsed = await run('gofmt', ['-e', '-l', options.file], { cwd: options.root, ...(options.env ? { env: options.env } : {}) });
+  // Every parser from a directory of no repository, on the file's absolute path (outside attack X22-02: rustup's proxy,
+  // started in the repository, followed its rust-toolchain.toml `path =` to a rustfmt of the repository's).
+  const file = path.resolve(options.root, options.file);
+  if (family === 'go') parsed = await run('gofmt', ['-e', '-l', file], { cwd: os.tmpdir(), ...(options.env ? { env: options.env } : {}) });
   // Isolated (-I: neither the working directory nor PYTHON* variables on sys.path) and run from a directory of
   // no repository (outside attack X21-12: with `-c` and cwd = the repository, its `ast.py` ran on the host).
-  else if (family === 'python') parsed = await run('python3', ['-I', '-c', 'import ast,sys; ast.parse(open(sys.argv[1], encoding="utf-8").read(), sys.argv[1])', path.resolve(options.root, options.file)], { cwd: os.tmpdir(), ...(options.env ? { env: options.env } : {}) });
-  else if (family === 'rust') parsed = await run('rustfmt', ['--edition', '2021', '--check', options.file], { cwd: options.root, ...(options.env ? { env: options.env } : {}) });
+  else if (family === 'python') parsed = await run('python3', ['-I', '-c', 'import ast,sys; ast.parse(open(sys.argv[1], encoding="utf-8").read(), sys.argv[1])', file], { cwd: os.tmpdir(), ...(options.env ? { env: options.env } : {}) });
+  else if (family === 'rust') parsed = await run('rustfmt', ['--edition', '2021', '--check', file], { cwd: os.tmpdir(), ...(options.env ? { env: options.env } : {}) });
   else if (family === 'typescript' || family === 'javascript') {
     const typescript = loadTypeScript();
     if (!typescript) parsed = await treeSitterSyntaxErrors(options.file, relative, text);
