@@ -8,10 +8,11 @@
  * Real git, a real python3 filter, both git ports polywave uses.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createGit } from '../src/git/git-cli.js';
+import { hostGitEnvironmentFor } from '../src/git/harden.js';
 import { runGit } from '../src/git/run-git.js';
 import { createTestRepo } from './support/git-repo.js';
 
@@ -44,5 +45,25 @@ describe('outside attack X21-13: a filter run as `python3 -m <tool>` never impor
     // control: the same filter run by a plain git (no PYTHONSAFEPATH) does import it — the attack is real here
     execFileSync('git', ['-c', 'core.fsmonitor=false', 'add', '--renormalize', 'a.ipynb'], { cwd: worktree, env: { ...process.env, ...repo.env, PYTHONSAFEPATH: '' }, stdio: 'ignore' });
     expect(existsSync(marker)).toBe(true);
+  });
+
+  it('outside attack X22-03: a filter run by polywave\'s local git commands gets no credential variable of the orchestrator; commands that talk to a remote keep them', async () => {
+    const repo = await createTestRepo({ files: { 'src/a.ts': 'export const a = 1;\n' } });
+    const dump = repo.sibling('filter-env');
+    await repo.run(['config', 'filter.envdump.clean', `sh -c 'env >> ${dump}; cat'`]);
+    mkdirSync(repo.path('.git/info'), { recursive: true });
+    writeFileSync(repo.path('.git/info/attributes'), '*.txt filter=envdump\n');
+    writeFileSync(repo.path('a.txt'), 'x\n');
+    const env = { ...repo.env, GITHUB_TOKEN: 'ghp_SECRETX22tokenaaaaaaaaaaaaaaaaaaaaaaaaa', ANTHROPIC_API_KEY: 'sk-ant-SECRET-X22', PLAIN_SETTING: 'kept-x22' };
+    await createGit(repo.dir, { env }).run(['add', 'a.txt']);
+    writeFileSync(repo.path('a.txt'), 'y\n');
+    await runGit(['add', 'a.txt'], { cwd: repo.dir, env });
+    const seen = readFileSync(dump, 'utf8');
+    expect(seen).toContain('PLAIN_SETTING=kept-x22');
+    expect(seen).not.toContain('SECRETX22');
+    expect(seen).not.toContain('SECRET-X22');
+    // a command that talks to a remote keeps them (a credential helper may need GITHUB_TOKEN)
+    expect(hostGitEnvironmentFor(['-c', 'x=y', 'push', 'origin'], env).GITHUB_TOKEN).toBe(env.GITHUB_TOKEN);
+    expect(hostGitEnvironmentFor(['commit', '-m', 'x'], env).GITHUB_TOKEN).toBeUndefined();
   });
 });

@@ -3,7 +3,8 @@ import { existsSync, lstatSync } from 'node:fs';
 import path from 'node:path';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { GitError } from './git-error.js';
-import { hardenGitArgs, hostGitEnvironment } from './harden.js';
+import { hardenGitArgs, hostGitEnvironment, remoteGitCommand } from './harden.js';
+import { withoutCredentials } from '../sandbox/credential-variables.js';
 import { clearDeadHalfWrittenWorktree, indexLockRetryDelaysMs, retriableIndexLockFailure } from './index-lock-retry.js';
 import { execFileOffloaded, gitSpawnsOffloaded, type OffloadedError } from './spawn-server.js';
 import type { CommitOptions, Git, MergeTreeResult, StatusEntry, WorktreeEntry } from './git-port.js';
@@ -119,6 +120,7 @@ const versionCache = new Map<string, Promise<GitVersion>>();
  */
 export function createGit(cwd: string, options: CreateGitOptions = {}): Git {
   const baseEnvironment = buildEnvironment(options.env ?? process.env);
+  let localEnvironment: Record<string, string> | undefined;
   let layout: Promise<RepositoryLayout> | undefined;
 
   async function exec(args: readonly string[], execOptions: ExecOptions = {}): Promise<ExecResult> {
@@ -140,7 +142,10 @@ export function createGit(cwd: string, options: CreateGitOptions = {}): Git {
   }
 
   function execOnce(args: readonly string[], execOptions: ExecOptions = {}): Promise<ExecResult> {
-    const environment = execOptions.env ? { ...baseEnvironment, ...execOptions.env, GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' } : baseEnvironment;
+    // (no credential variables for a command that does not talk to a remote: X22-03, harden.ts hostGitEnvironmentFor)
+    const remote = remoteGitCommand(args);
+    const base = remote ? baseEnvironment : (localEnvironment ??= withoutCredentials(baseEnvironment));
+    const environment = execOptions.env ? { ...base, ...(remote ? execOptions.env : withoutCredentials(execOptions.env)), GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' } : base;
     const pinned = options.config ? configArguments(options.config()) : [];
     // X8 #2: no fsmonitor, no submodule recursion, no external diff (harden.ts), over any pin.
     const argv = hardenGitArgs([...pinned, ...args]);

@@ -17,6 +17,7 @@
  * The agent cannot write the worktree's own git configuration (`.git` and the common git dir are
  * read-only in its sandbox), so `core.hooksPath`, filters and the like from there are the user's.
  */
+import { withoutCredentials } from '../sandbox/credential-variables.js';
 
 /** Configuration laid over every git command polywave runs (after the caller's own `-c`). */
 export const hardenedGitConfig: Readonly<Record<string, string>> = Object.freeze({
@@ -26,6 +27,33 @@ export const hardenedGitConfig: Readonly<Record<string, string>> = Object.freeze
 
 /** Global options that take a separate value (`-C dir`, `-c key=value`…). */
 const globalOptionsWithValue = new Set(['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--config-env', '--exec-path', '--super-prefix', '--list-cmds', '--attr-source']);
+
+/** The git subcommand of `args` (after the global options), or undefined. */
+export function gitSubcommandOf(args: readonly string[]): string | undefined {
+  let index = 0;
+  while (index < args.length && args[index]!.startsWith('-')) index += globalOptionsWithValue.has(args[index]!) ? 2 : 1;
+  return args[index];
+}
+
+/** Subcommands that talk to a remote (and may need the user's credentials to): the others get none. */
+const remoteSubcommands: ReadonlySet<string> = new Set(['push', 'fetch', 'pull', 'clone', 'ls-remote', 'remote', 'submodule', 'archive', 'send-pack', 'fetch-pack', 'lfs', 'credential', 'request-pull', 'bundle']);
+
+/**
+ * The environment of a host-side git command: {@link hostGitEnvironment}, and — unless the command talks to a
+ * remote — without credential variables (outside attack X22-03: a user's filter that runs code from the
+ * working tree, `npx --no-install prettier` against an agent's own `node_modules/.bin`, got the orchestrator's
+ * `GITHUB_TOKEN` with everything else; local commands — add, commit, status, diff, merge — need none).
+ */
+export function hostGitEnvironmentFor(args: readonly string[], env: Readonly<Record<string, string | undefined>>): Record<string, string | undefined> {
+  const host = hostGitEnvironment(env);
+  return remoteGitCommand(args) ? host : withoutCredentials(host);
+}
+
+/** True when git `args` run a subcommand that talks to a remote ({@link hostGitEnvironmentFor}). */
+export function remoteGitCommand(args: readonly string[]): boolean {
+  const subcommand = gitSubcommandOf(args);
+  return subcommand !== undefined && remoteSubcommands.has(subcommand);
+}
 
 /**
  * `args` with the hardening above: `-c` pairs first, then the caller's arguments, with the

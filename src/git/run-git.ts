@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { GitError } from './git-error.js';
-import { hardenGitArgs, hostGitEnvironment } from './harden.js';
+import { hardenGitArgs, hostGitEnvironmentFor } from './harden.js';
 import { clearDeadHalfWrittenWorktree, indexLockRetryDelaysMs, retriableIndexLockFailure } from './index-lock-retry.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { execFileOffloaded, gitSpawnsOffloaded, type OffloadedError } from './spawn-server.js';
@@ -38,7 +38,7 @@ function runGitOnce(args: readonly string[], options: RunGitOptions): Promise<st
   return new Promise((resolve, reject) => {
     // X8 #2: no fsmonitor, no submodule recursion, no external diff (harden.ts).
     const argv = hardenGitArgs(args);
-    const env = { ...hostGitEnvironment(options.env ?? process.env), GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' } as NodeJS.ProcessEnv;
+    const env = { ...hostGitEnvironmentFor(args, options.env ?? process.env), GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' } as NodeJS.ProcessEnv;
     const maxBuffer = 256 * 1024 * 1024;
     const settle = (error: OffloadedError | null, stdout: string, stderr: string) => {
       if (!error) {
