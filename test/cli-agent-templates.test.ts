@@ -22,6 +22,7 @@ import { configuredAgentClis, parseProjectConfig } from '../src/store/project-co
 import { recordConfigBlock } from '../src/store/trusted-config.js';
 import { runCli } from './support/cli.js';
 import { createTestRepo, type TestRepo } from './support/git-repo.js';
+import { oneWaveImplYaml } from './support/one-wave-impl.js';
 
 /**
  * The agent CLI: reads its prompt on stdin, writes the file its agent owns (`src/<id>.ts`) and the
@@ -44,25 +45,7 @@ process.stdin.on('end', () => {
 const agents = ['A', 'B'];
 
 function implYaml(models: Record<string, string> = {}): string {
-  return [
-    'title: Two letters',
-    'feature_slug: letters',
-    'verdict: SUITABLE',
-    'state: WAVE_PENDING',
-    'test_command: "node -e \\"process.exit(0)\\""',
-    'file_ownership:',
-    ...agents.flatMap((id) => [`    - file: src/${id.toLowerCase()}.ts`, `      agent: ${id}`, '      wave: 1', '      action: new']),
-    'interface_contracts:',
-    '    - name: Letter',
-    '      description: A letter constant.',
-    '      definition: "export const x: string"',
-    '      location: src/a.ts',
-    'waves:',
-    '    - number: 1',
-    '      agents:',
-    ...agents.flatMap((id) => [`        - id: ${id}`, `          task: Implement src/${id.toLowerCase()}.ts.`, ...(models[id] ? [`          model: ${models[id]}`] : []), '          files:', `            - src/${id.toLowerCase()}.ts`]),
-    '',
-  ].join('\n');
+  return oneWaveImplYaml({ title: 'Two letters', slug: 'letters', owned: Object.fromEntries(agents.map((id) => [id, [`src/${id.toLowerCase()}.ts`]])), models });
 }
 
 const fakeTemplate = { command: ['node', 'tools/fake-agent.cjs', '--model', '{model}', '--max-turns={max_turns}'] };

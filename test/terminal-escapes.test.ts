@@ -8,6 +8,7 @@ import { terminalQuestionText } from '../src/cli/commands/interview.js';
 import { runCli, type CliResult } from './support/cli.js';
 import { createTestRepo } from './support/git-repo.js';
 import { makeTempDir } from './support/temp.js';
+import { oneWaveImplYaml } from './support/one-wave-impl.js';
 
 // Outside attack X21-07: an agent's completion report (notes, interface deviations, commit subjects)
 // carried terminal control sequences that run-wave, retry and agent-status printed raw — OSC 52 wrote
@@ -155,26 +156,7 @@ describe('the interview on a terminal (@clack/prompts writes to stderr itself)',
 });
 
 function implYaml(): string {
-  const owned: Record<string, string[]> = { A: ['src/a.ts'], B: ['src/b.ts'] };
-  return [
-    'title: Terminal escapes',
-    'feature_slug: termesc',
-    'verdict: SUITABLE',
-    'state: WAVE_PENDING',
-    'test_command: "node -e \\"process.exit(0)\\""',
-    'file_ownership:',
-    ...Object.entries(owned).flatMap(([agent, files]) => files.flatMap((file) => [`    - file: ${file}`, `      agent: ${agent}`, '      wave: 1', '      action: new'])),
-    'interface_contracts:',
-    '    - name: Letter',
-    '      description: A letter constant.',
-    '      definition: "export const x: string"',
-    '      location: src/a.ts',
-    'waves:',
-    '    - number: 1',
-    '      agents:',
-    ...Object.entries(owned).flatMap(([agent, files]) => [`        - id: ${agent}`, `          task: Implement ${files.join(', ')}.`, '          files:', ...files.map((file) => `            - ${file}`)]),
-    '',
-  ].join('\n');
+  return oneWaveImplYaml({ title: 'Terminal escapes', slug: 'termesc', owned: { A: ['src/a.ts'], B: ['src/b.ts'] } });
 }
 
 // B reports blocked with the hostile notes and an interface deviation, and its later attempts (retry)
