@@ -48,7 +48,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { invokedCommandName } from './invoked-command.js';
-import { privateUserDir } from '../store/private-dir.js';
+import { privateUserDir } from '../sandbox/private-dir.js';
 import type { CommandIo, CommandResult } from './io.js';
 
 /**

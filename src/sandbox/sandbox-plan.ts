@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PolywaveError } from '../errors/polywave-error.js';
-import { privateUserDir } from '../store/private-dir.js';
+import { privateUserDir } from './private-dir.js';
 import { isCredentialVariable } from './credential-variables.js';
 import { foreignScratchDirs } from './scratch-dirs.js';
 

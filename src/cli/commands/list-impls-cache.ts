@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { privateUserDir } from '../../store/private-dir.js';
+import { privateUserDir } from '../../sandbox/private-dir.js';
 
 /**
  * What list-impls takes from one manifest: its summary fields, or why it is skipped. A pure
