@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -61,7 +62,33 @@ describe('scaffold checks', () => {
     const result = await checkScaffold({ file: path.join(root, 'scaf.rs'), root, env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ''}` } });
     expect(result.syntax.status).toBe('PASS');
     const [cwd, ...args] = readFileSync(seen, 'utf8').trim().split(' ');
-    expect(cwd).toBe(realpathSync(os.tmpdir()));
+    expect(cwd).toBe('/');
     expect(args.at(-1)).toBe(path.join(root, 'scaf.rs'));
+  });
+
+  // Needs rustup (its proxy is what reads rust-toolchain.toml): skipped where there is none.
+  const rustup = spawnSync('rustup', ['--version'], { stdio: 'ignore' }).status === 0;
+  it.skipIf(!rustup)('outside attack X23-02: a rust-toolchain.toml another local user left in the shared temp directory does not pick the rustfmt the syntax check runs', async () => {
+    const shared = path.join(scratch, 'shared-tmp');
+    const evil = path.join(shared, 'evil-toolchain');
+    const ran = path.join(scratch, 'EVIL-RAN');
+    mkdirSync(path.join(evil, 'bin'), { recursive: true });
+    for (const tool of ['rustfmt', 'rustc', 'cargo']) {
+      writeFileSync(path.join(evil, 'bin', tool), `#!/bin/sh\necho "$0 ran in $(pwd)" >> ${JSON.stringify(ran)}\n[ "$1" = "--version" ] && echo "${tool} 1.99.0"\nexit 0\n`, { mode: 0o755 });
+    }
+    writeFileSync(path.join(shared, 'rust-toolchain.toml'), `[toolchain]\npath = ${JSON.stringify(evil)}\n`);
+    const root = path.join(scratch, 'rust-repo-2');
+    mkdirSync(root, { recursive: true });
+    writeFileSync(path.join(root, 'scaf.rs'), 'pub struct T;\n');
+    const saved = process.env.TMPDIR;
+    process.env.TMPDIR = shared;
+    try {
+      expect(os.tmpdir()).toBe(shared);
+      await checkScaffold({ file: path.join(root, 'scaf.rs'), root, env: { ...process.env, TMPDIR: shared } });
+    } finally {
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
+    }
+    expect(existsSync(ran) ? readFileSync(ran, 'utf8') : '').toBe('');
   });
 });

@@ -149,14 +149,17 @@ async function checkSyntax(options: ScaffoldCheckOptions, family: CodeFamily | u
   if (brackets.length > 0) return { status: 'FAIL', errors: brackets, fixes: ['Balance the brackets at the reported lines'] };
   // A real parser where one is installed: gofmt, python3, node, TypeScript, rustfmt.
   let parsed: { code: number; output: string } | undefined;
-  // Every parser from a directory of no repository, on the file's absolute path (outside attack X22-02: rustup's proxy,
-  // started in the repository, followed its rust-toolchain.toml `path =` to a rustfmt of the repository's).
+  // Every parser from `/`, on the file's absolute path (outside attack X22-02: rustup's proxy, started in the
+  // repository, followed its rust-toolchain.toml `path =` to a rustfmt of the repository's; X23-02: started in
+  // os.tmpdir() instead, it followed a `/tmp/rust-toolchain.toml` any local user can write — rustup and pyenv
+  // search the working directory and every parent; `/` has none but itself, writable by root alone).
   const file = path.resolve(options.root, options.file);
-  if (family === 'go') parsed = await run('gofmt', ['-e', '-l', file], { cwd: os.tmpdir(), ...(options.env ? { env: options.env } : {}) });
+  const neutral = path.parse(file).root;
+  if (family === 'go') parsed = await run('gofmt', ['-e', '-l', file], { cwd: neutral, ...(options.env ? { env: options.env } : {}) });
   // Isolated (-I: neither the working directory nor PYTHON* variables on sys.path) and run from a directory of
   // no repository (outside attack X21-12: with `-c` and cwd = the repository, its `ast.py` ran on the host).
-  else if (family === 'python') parsed = await run('python3', ['-I', '-c', 'import ast,sys; ast.parse(open(sys.argv[1], encoding="utf-8").read(), sys.argv[1])', file], { cwd: os.tmpdir(), ...(options.env ? { env: options.env } : {}) });
-  else if (family === 'rust') parsed = await run('rustfmt', ['--edition', '2021', '--check', file], { cwd: os.tmpdir(), ...(options.env ? { env: options.env } : {}) });
+  else if (family === 'python') parsed = await run('python3', ['-I', '-c', 'import ast,sys; ast.parse(open(sys.argv[1], encoding="utf-8").read(), sys.argv[1])', file], { cwd: neutral, ...(options.env ? { env: options.env } : {}) });
+  else if (family === 'rust') parsed = await run('rustfmt', ['--edition', '2021', '--check', file], { cwd: neutral, ...(options.env ? { env: options.env } : {}) });
   else if (family === 'typescript' || family === 'javascript') {
     const typescript = loadTypeScript();
     if (!typescript) parsed = await treeSitterSyntaxErrors(options.file, relative, text);
