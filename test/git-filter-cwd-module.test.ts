@@ -12,8 +12,9 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createGit } from '../src/git/git-cli.js';
-import { hostGitEnvironmentFor } from '../src/git/harden.js';
+import { hostGitEnvironmentFor, hostGitProcessEnvironment } from '../src/git/harden.js';
 import { runGit } from '../src/git/run-git.js';
+import { addWorktreesBatch } from '../src/engine/prepare/add-worktrees-batch.js';
 import { createTestRepo } from './support/git-repo.js';
 
 const python = (() => {
@@ -65,5 +66,32 @@ describe('outside attack X21-13: a filter run as `python3 -m <tool>` never impor
     // a command that talks to a remote keeps them (a credential helper may need GITHUB_TOKEN)
     expect(hostGitEnvironmentFor(['-c', 'x=y', 'push', 'origin'], env).GITHUB_TOKEN).toBe(env.GITHUB_TOKEN);
     expect(hostGitEnvironmentFor(['commit', '-m', 'x'], env).GITHUB_TOKEN).toBeUndefined();
+  });
+
+  it('outside attack X23-08: prepare-wave\'s batched `git worktree add` (one shell, many worktrees) runs the user\'s checkout filter without the orchestrator\'s credentials too', async () => {
+    const repo = await createTestRepo({ files: { 'src/a.ts': 'export const a = 1;\n', 'notes.txt': 'tracked\n' } });
+    const dump = repo.sibling('smudge-env');
+    // a checkout (smudge) filter: runs for notes.txt in every new worktree
+    await repo.run(['config', 'filter.envdump.smudge', `sh -c 'env >> ${dump}; cat'`]);
+    await repo.run(['config', 'filter.envdump.clean', 'cat']);
+    mkdirSync(repo.path('.git/info'), { recursive: true });
+    writeFileSync(repo.path('.git/info/attributes'), '*.txt filter=envdump\n');
+    await repo.run(['branch', 'wave1-a']);
+    await repo.run(['branch', 'wave1-b']);
+    const env = { ...repo.env, GITHUB_TOKEN: 'ghp_SECRETX23tokenaaaaaaaaaaaaaaaaaaaaaaaaa', ANTHROPIC_API_KEY: 'sk-ant-SECRET-X23', PLAIN_SETTING: 'kept-x23', GIT_DIR: '/nonexistent/elsewhere' };
+    const outcomes = await addWorktreesBatch({ cwd: repo.dir, items: [{ path: repo.sibling('wt-a'), branch: 'wave1-a' }, { path: repo.sibling('wt-b'), branch: 'wave1-b' }], concurrency: 2, env });
+    expect(outcomes).toEqual([undefined, undefined]);
+    expect(readFileSync(path.join(repo.sibling('wt-a'), 'notes.txt'), 'utf8')).toBe('tracked\n');
+    const seen = readFileSync(dump, 'utf8');
+    expect(seen.match(/PLAIN_SETTING=kept-x23/g)).toHaveLength(2);
+    expect(seen).not.toContain('SECRETX23');
+    expect(seen).not.toContain('SECRET-X23');
+    // the one builder every git polywave starts outside the port uses: the same rules as the port's
+    const built = hostGitProcessEnvironment(['worktree', 'add'], env);
+    expect(built.GITHUB_TOKEN).toBeUndefined();
+    expect(built.GIT_DIR).toBeUndefined();
+    expect(built.PYTHONSAFEPATH).toBe('1');
+    expect(built.GIT_TERMINAL_PROMPT).toBe('0');
+    expect(hostGitProcessEnvironment(['fetch', 'origin'], env).GITHUB_TOKEN).toBe(env.GITHUB_TOKEN);
   });
 });

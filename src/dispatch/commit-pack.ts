@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { hostGitProcessEnvironment } from '../git/harden.js';
 
 /**
  * Issue 17 (dispatch overhead): an agent's commits travel in its job's progress as a git pack, so
@@ -11,14 +12,9 @@ export const packMaxBytes = 64 * 1024;
 /** Its base64 length. */
 export const packMaxChars = Math.ceil(packMaxBytes / 3) * 4;
 
-const repositoryLocatingVariables = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_COMMON_DIR', 'GIT_INDEX_FILE', 'GIT_PREFIX', 'GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES', 'GIT_NAMESPACE'];
 
 function gitBinary(cwd: string, env: Readonly<Record<string, string | undefined>>, args: readonly string[], input: Buffer | string, maxBuffer: number): Promise<Buffer> {
-  const environment: Record<string, string> = {};
-  for (const [name, value] of Object.entries(env)) if (value !== undefined) environment[name] = value;
-  for (const name of repositoryLocatingVariables) delete environment[name];
-  environment.GIT_TERMINAL_PROMPT = '0';
-  environment.LC_ALL = 'C';
+  const environment = hostGitProcessEnvironment(args, env);
   return new Promise((resolve, reject) => {
     const child = execFile('git', [...args], { cwd, env: environment, encoding: 'buffer', maxBuffer }, (error, stdout) => (error ? reject(error) : resolve(stdout)));
     child.stdin?.on('error', () => undefined);

@@ -3,7 +3,7 @@ import { existsSync, lstatSync } from 'node:fs';
 import path from 'node:path';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { GitError } from './git-error.js';
-import { hardenGitArgs, hostGitEnvironment, remoteGitCommand } from './harden.js';
+import { hardenGitArgs, hostGitEnvironment, remoteGitCommand, repositoryLocatingVariables } from './harden.js';
 import { withoutCredentials } from '../sandbox/credential-variables.js';
 import { clearDeadHalfWrittenWorktree, indexLockRetryDelaysMs, retriableIndexLockFailure } from './index-lock-retry.js';
 import { execFileOffloaded, gitSpawnsOffloaded, type OffloadedError } from './spawn-server.js';
@@ -17,7 +17,6 @@ const minimumVersion = { major: 2, minor: 38 } as const;
  * `cwd`; inheriting these (e.g. when polywave or its tests run inside a git hook) would silently
  * redirect every command to another repository.
  */
-const repositoryLocatingVariables = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_COMMON_DIR', 'GIT_INDEX_FILE', 'GIT_PREFIX', 'GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES', 'GIT_NAMESPACE'];
 
 /** Fixed identity and dates for the throw-away commits of the merge-tree fallback: same input, same ids. */
 const scratchCommitEnvironment = {

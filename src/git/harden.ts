@@ -35,6 +35,26 @@ export function gitSubcommandOf(args: readonly string[]): string | undefined {
   return args[index];
 }
 
+/** Variables that would point git at another repository: never passed to a git polywave starts. */
+export const repositoryLocatingVariables: readonly string[] = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_COMMON_DIR', 'GIT_INDEX_FILE', 'GIT_PREFIX', 'GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES', 'GIT_NAMESPACE'];
+
+/**
+ * The whole environment of one host-side `git <args>` process started outside the Git port (a
+ * batch shell, a binary pipe): {@link hostGitEnvironmentFor} (no credentials unless it talks to a
+ * remote, the user's HOME, PYTHONSAFEPATH), no repository-locating variables, no prompt, the C
+ * locale. Outside attack X23-08: prepare-wave's batched `git worktree add` built its own from the
+ * raw environment, so a user's checkout filter running a tracked script an agent had rewritten got
+ * `GITHUB_TOKEN` and the model key. Every git polywave starts goes through this or the port.
+ */
+export function hostGitProcessEnvironment(args: readonly string[], env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  const environment: Record<string, string> = {};
+  for (const [name, value] of Object.entries(hostGitEnvironmentFor(args, env))) if (value !== undefined) environment[name] = value;
+  for (const name of repositoryLocatingVariables) delete environment[name];
+  environment.GIT_TERMINAL_PROMPT = '0';
+  environment.LC_ALL = 'C';
+  return environment;
+}
+
 /** Subcommands that talk to a remote (and may need the user's credentials to): the others get none. */
 const remoteSubcommands: ReadonlySet<string> = new Set(['push', 'fetch', 'pull', 'clone', 'ls-remote', 'remote', 'submodule', 'archive', 'send-pack', 'fetch-pack', 'lfs', 'credential', 'request-pull', 'bundle']);
 

@@ -22,6 +22,7 @@ import { execFile } from 'node:child_process';
 import { accessSync, constants, lstatSync, readdirSync, realpathSync, type Dirent } from 'node:fs';
 import { chmod, mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { hostGitProcessEnvironment } from './harden.js';
 import { runGit } from './run-git.js';
 
 /** What this module needs of an agent's jail (agents/jail/types.ts Jail): its stop audit. */
@@ -159,10 +160,11 @@ function dangerousLink(absolute: string, root: string): boolean {
 async function committedFile(root: string, commit: string, file: string, env: Readonly<Record<string, string | undefined>>): Promise<{ mode: number; content: Buffer } | undefined> {
   const genv = { ...process.env, ...env, GIT_OPTIONAL_LOCKS: '0' };
   const tree = await runGit(['ls-tree', '-z', commit, '--', file], { cwd: root, env: genv }).catch(() => '');
+  const catEnv = hostGitProcessEnvironment(['cat-file'], genv);
   const match = /^(100644|100755) blob ([0-9a-f]+)\t/.exec(tree);
   if (!match) return undefined;
   const content = await new Promise<Buffer>((resolve, reject) => {
-    execFile('git', ['cat-file', 'blob', match[2]!], { cwd: root, env: genv, encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 }, (error, stdout) => (error ? reject(error) : resolve(stdout)));
+    execFile('git', ['cat-file', 'blob', match[2]!], { cwd: root, env: catEnv, encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 }, (error, stdout) => (error ? reject(error) : resolve(stdout)));
   });
   return { mode: match[1] === '100755' ? 0o755 : 0o644, content };
 }

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { privateUserDir } from './private-dir.js';
-import { isCredentialVariable } from './credential-variables.js';
+import { isCredentialVariable, withoutCredentials } from './credential-variables.js';
 import { foreignScratchDirs } from './scratch-dirs.js';
 
 /** The boundary the OS enforces for one agent or gate. */
@@ -394,7 +394,8 @@ function listForPlan(checkout: string, args: readonly string[], what: string): s
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'pipe'],
       // LC_ALL=C: git's "not a git repository" in English whatever the user's locale
-      env: { ...process.env, GIT_OPTIONAL_LOCKS: '0', LC_ALL: 'C', LANGUAGE: 'C' },
+      // no credential variables: nothing here talks to a remote, and a user's filter may run (X23-08)
+      env: { ...withoutCredentials(process.env), GIT_OPTIONAL_LOCKS: '0', LC_ALL: 'C', LANGUAGE: 'C' },
       maxBuffer: listingMaxBytes,
       timeout: listingTimeoutMs,
     });

@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { GitError } from '../../git/git-error.js';
-import { hardenGitArgs } from '../../git/harden.js';
+import { hardenGitArgs, hostGitProcessEnvironment } from '../../git/harden.js';
 
 /**
  * Many `git worktree add <path> <branch>` at once, forked by one small `/bin/sh` instead of one
@@ -24,9 +24,6 @@ export interface BatchItem {
 
 /** Per item: undefined on success, else the GitError of that `git worktree add`. */
 export type BatchOutcome = GitError | undefined;
-
-/** Variables that would point git at another repository (the Git port drops them too). */
-const repositoryLocatingVariables = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_COMMON_DIR', 'GIT_INDEX_FILE', 'GIT_PREFIX', 'GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES', 'GIT_NAMESPACE'];
 
 // $3: the hardening -c pairs of git/harden.ts (X8 #2: `-c core.fsmonitor=false -c submodule.recurse=false`,
 // which the port puts on every git it runs) — constant words without blanks, split on purpose.
@@ -55,11 +52,8 @@ export async function addWorktreesBatch(options: {
   env: Readonly<Record<string, string | undefined>>;
   signal?: AbortSignal | undefined;
 }): Promise<BatchOutcome[] | undefined> {
-  const environment: Record<string, string> = {};
-  for (const [name, value] of Object.entries(options.env)) if (value !== undefined) environment[name] = value;
-  for (const name of repositoryLocatingVariables) delete environment[name];
-  environment.GIT_TERMINAL_PROMPT = '0';
-  environment.LC_ALL = 'C';
+  // The port's environment rules exactly: no credentials (a checkout filter runs during the add), the user's HOME (X23-08).
+  const environment = hostGitProcessEnvironment(['worktree', 'add'], options.env);
 
   const directory = await mkdtemp(path.join(os.tmpdir(), 'polywave-wt-'));
   try {

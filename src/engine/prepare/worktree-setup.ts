@@ -12,6 +12,7 @@ import { copyFile, lstat, mkdir, readFile, readdir, realpath, stat, symlink, wri
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import type { Git } from '../../git/git-port.js';
+import { repositoryLocatingVariables } from '../../git/harden.js';
 import { runShellCommand, type ShellCommandResult } from '../../gates/run-command.js';
 import { sandboxGateCommand, type SandboxedGateCommand } from '../../gates/run-gate.js';
 import { withoutCredentials } from '../../sandbox/credential-variables.js';
@@ -58,7 +59,6 @@ const lockfiles: ReadonlyArray<readonly [file: string, manager: 'npm' | 'pnpm' |
 ];
 
 /** Variables that would point git (inside a setup script) at another repository. */
-const repositoryLocatingVariables = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_COMMON_DIR', 'GIT_INDEX_FILE', 'GIT_PREFIX', 'GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES', 'GIT_NAMESPACE'];
 
 const excludeBegin = '# >>> polywave worktree setup (shared dependencies, copied files; managed) >>>';
 const excludeEnd = '# <<< polywave worktree setup <<<';
