@@ -352,6 +352,31 @@ describe('finalize-tier (E28B merges, E29 gate, P5)', () => {
     expect(await repo.run(['rev-parse', 'HEAD'])).toBe(head);
   });
 
+  it('outside attack X23-05: an IMPL branch that changes the PROGRAM manifest or adds a PROGRAM is refused before anything merges (N096, exit 1), main unchanged', async () => {
+    for (const [label, file, text] of [
+      ['edit', programRelative, null],
+      ['new', 'docs/PROGRAM/PROGRAM-next.yaml', 'title: next\nprogram_slug: next\nstate: REVIEWED\n# approved by nobody\n'],
+    ] as const) {
+      const repo = await tierRepo();
+      const created = await cli(repo, ['create-program-worktrees', programRelative, '--tier', '1']);
+      const { worktrees } = json<CreateProgramWorktreesResult>(created);
+      await workOnImpl(repo, worktrees[0]!.path, { 'src/alpha.ts': "export const alpha = 'alpha';\n" });
+      const programText = readFileSync(path.join(worktrees[1]!.path, programRelative), 'utf8');
+      const hostile = text ?? programText.replace(/command: .*/g, 'command: node -e 0');
+      await workOnImpl(repo, worktrees[1]!.path, { 'src/beta.ts': "export const beta = 'beta';\n", [file]: hostile === programText ? `${programText}# edited by an agent\n` : hostile });
+      const head = await repo.run(['rev-parse', 'HEAD']);
+      const outcome = await cli(repo, ['finalize-tier', programRelative, '--tier', '1', '--json-only']);
+      expect(outcome.code, label).toBe(1);
+      const result = json<FinalizeTierResult>(outcome);
+      expect(result.errors?.[0]?.code, label).toBe('N096_PROGRAM_MANIFEST_CHANGED_BY_IMPL');
+      expect(result.errors?.[0]?.message).toContain(`beta (${branchOf('beta')}: ${file})`);
+      expect(result.errors?.[0]?.message).not.toContain('alpha (');
+      expect(result.merged_count).toBe(0);
+      expect(await repo.run(['rev-parse', 'HEAD']), label).toBe(head);
+      expect(existsSync(repo.path('docs/PROGRAM/PROGRAM-next.yaml'))).toBe(false);
+    }
+  });
+
   it('never removes an IMPL worktree holding uncommitted work (nor its branch)', async () => {
     const repo = await tierRepo();
     await workedTier(repo);

@@ -117,6 +117,9 @@ interface ImplPlan {
 }
 
 const finalizeFailedCode = 'N002_FINALIZE_WAVE_FAILED';
+/** An IMPL branch of the tier changes something under docs/PROGRAM/ (X23-05). */
+export const programManifestChangedCode = 'N096_PROGRAM_MANIFEST_CHANGED_BY_IMPL';
+const programManifestDir = 'docs/PROGRAM/';
 
 /**
  * E28B/E29/E30/E33/P5: closes a program tier.
@@ -188,6 +191,23 @@ export async function finalizeTier(options: FinalizeTierOptions): Promise<Finali
   if (notReady.length > 0) {
     const message = `tier ${loaded.tier} is not finished: ${notReady.map((plan) => `${plan.slug}: ${plan.reasons.join('; ')}`).join(' | ')} — nothing was merged`;
     fail('N039_VERIFY_TIERS_INCOMPLETE', message);
+    record('preflight', 'failed', message, started);
+    return result;
+  }
+  // P4/X23-05: the PROGRAM manifests are the orchestrator's alone. An IMPL branch that changes anything under
+  // docs/PROGRAM/ (an agent given the running PROGRAM's file by its Scout — its frozen-contract record, its tier gate —
+  // or a new PROGRAM marked approved by nobody) is refused before anything merges.
+  const touching: string[] = [];
+  for (const plan of plans) {
+    if (plan.action !== 'merge' || plan.tip === undefined) continue;
+    const changed = await checkout.git.run(['diff', '--name-only', '--no-renames', '-z', `${checkout.head}...${plan.tip}`, '--', programManifestDir], { allowExitCodes: [128] });
+    const files = changed.exitCode === 0 ? changed.stdout.split('\0').filter((file) => file !== '') : [];
+    if (changed.exitCode !== 0) touching.push(`${plan.slug} (${plan.branch}: its changes could not be listed)`);
+    else if (files.length > 0) touching.push(`${plan.slug} (${plan.branch}: ${files.slice(0, 5).join(', ')}${files.length > 5 ? `, … ${files.length - 5} more` : ''})`);
+  }
+  if (touching.length > 0) {
+    const message = `an IMPL branch changes the PROGRAM manifests, which only the orchestrator writes: ${touching.join(' | ')} — nothing was merged; revert those changes on the branch (or re-plan the IMPL without them) and re-run`;
+    fail(programManifestChangedCode, message);
     record('preflight', 'failed', message, started);
     return result;
   }

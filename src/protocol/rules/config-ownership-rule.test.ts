@@ -33,3 +33,18 @@ describe('agent-owns-project-config (W002, outside attack X8 #4)', () => {
     expect(findings[0]!.message).toContain("a nested config's sandbox, setup, teardown, dispatch, repos and agent_clis settings are ignored");
   });
 });
+
+describe('agent-owns-program-manifest (V057, P4, outside attack X23-05)', () => {
+  it('refuses, at the ownership row, an agent owning any file under docs/PROGRAM/ however spelled; not docs/PROGRAMS.md or src/program/', () => {
+    for (const file of ['docs/PROGRAM/PROGRAM-shop.yaml', './docs/PROGRAM/PROGRAM-next.yaml', 'docs//PROGRAM/x.yaml', 'src/../docs/PROGRAM/y.yaml', 'docs/program/z.yaml']) {
+      const parsed = parseImpl(manifest(file));
+      const findings = validateImpl({ manifest: parsed.manifest!, locate: parsed.locate }).filter((finding) => finding.code === 'V057_AGENT_OWNS_PROGRAM_MANIFEST');
+      expect(findings, file).toHaveLength(1);
+      expect(findings[0]).toMatchObject({ severity: 'error', field: 'file_ownership[1].file' });
+    }
+    for (const file of ['docs/PROGRAMS.md', 'src/program/run.ts', 'docs/IMPL-notes.md']) {
+      const parsed = parseImpl(manifest(file));
+      expect(validateImpl({ manifest: parsed.manifest!, locate: parsed.locate }).filter((finding) => finding.code.startsWith('V057')), file).toEqual([]);
+    }
+  });
+});

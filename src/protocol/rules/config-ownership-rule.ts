@@ -35,3 +35,42 @@ export const agentOwnsProjectConfig: ImplRule = {
     return findings;
   },
 };
+
+/**
+ * An agent owns a file under `docs/PROGRAM/` (error, issue 11, outside attack X23-05): the PROGRAM
+ * manifests are the orchestrator's (P4: it is their single writer). An agent given the running
+ * PROGRAM could rewrite its frozen-contract records and tier gates; one given a new PROGRAM file
+ * could put a plan marked REVIEWED — approved by nobody — into main. finalize-tier refuses an IMPL
+ * branch that changes them either way (N096_PROGRAM_MANIFEST_CHANGED_BY_IMPL).
+ */
+export const agentOwnsProgramManifest: ImplRule = {
+  name: 'agent-owns-program-manifest',
+  reference: 'P4, issue 11',
+  codes: ['V057_AGENT_OWNS_PROGRAM_MANIFEST'],
+  check(context) {
+    const findings: Finding[] = [];
+    context.manifest.file_ownership.forEach((row, index) => {
+      if (!/^docs\/program(\/|$)/i.test(normalizedParts(row.file ?? ''))) return;
+      findings.push(
+        report(context, {
+          code: 'V057_AGENT_OWNS_PROGRAM_MANIFEST',
+          message: `agent ${row.agent ?? '?'} owns ${row.file}: files under docs/PROGRAM/ are written by the orchestrator alone (P4) — no agent may own them; take the row out`,
+          severity: 'error',
+          path: ['file_ownership', index, 'file'],
+        }),
+      );
+    });
+    return findings;
+  },
+};
+
+/** `a/./b//c/../d` → `a/b/d` (a leading `..` kept): the path an ownership row names, spelled one way. */
+function normalizedParts(file: string): string {
+  const parts: string[] = [];
+  for (const part of file.trim().replace(/\\/g, '/').split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part === '..' && parts.length > 0 && parts.at(-1) !== '..') parts.pop();
+    else parts.push(part);
+  }
+  return parts.join('/');
+}

@@ -16,7 +16,7 @@ import {
   requiredTopLevelFields,
 } from './schema-rules.js';
 import { agentLocBudget, agentScopeSize, nonTrivialScope } from './complexity-rules.js';
-import { agentOwnsProjectConfig } from './config-ownership-rule.js';
+import { agentOwnsProgramManifest, agentOwnsProjectConfig } from './config-ownership-rule.js';
 import { contextSourceRecorded, injectionMethodRecorded } from './observability-rules.js';
 import { conflictPatternClassification } from './conflict-pattern-rules.js';
 
@@ -66,10 +66,12 @@ export const implRules: readonly ImplRule[] = [
   modifiedFilesExist,
   agentLocBudget,
   agentOwnsProjectConfig,
+  agentOwnsProgramManifest,
 ];
 
 export {
   agentFilesOwned,
+  agentOwnsProgramManifest,
   agentOwnsProjectConfig,
   agentIdFormat,
   agentLocBudget,
