@@ -1,5 +1,4 @@
 import { readFile } from 'node:fs/promises';
-import os from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import path from 'node:path';
 import { Job, Queue, QueueEvents } from 'bullmq';
@@ -118,7 +117,7 @@ class WatchError extends Error {
 export async function createRedisDispatcher(options: RedisDispatcherOptions): Promise<Dispatcher> {
   if (!options.remote) throw new PolywaveError({ code: dispatchCodes.noRemote, message: 'the Redis dispatcher needs the shared git remote workers clone (--dispatch-remote <git-url> or dispatch.remote in polywave.config.json)' });
   const queueName = options.queue === undefined || options.queue === '' ? undefined : checkQueueName(options.queue, '--dispatch-queue');
-  await assertRemoteReachable(options.remote, { cwd: options.cwd ?? os.tmpdir(), env: options.env, ...(options.remoteCheckMs !== undefined ? { timeoutMs: options.remoteCheckMs } : {}) });
+  await assertRemoteReachable(options.remote, { cwd: options.cwd ?? '/', env: options.env, ...(options.remoteCheckMs !== undefined ? { timeoutMs: options.remoteCheckMs } : {}) });
   await assertRedisReachable(options.url);
   const connection = bullConnectionFromUrl(options.url);
   const client = new Redis(redisOptionsFromUrl(options.url));

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { hardenGitArgs, hostGitProcessEnvironment } from '../../git/harden.js';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { realpath } from 'node:fs/promises';
@@ -73,7 +74,8 @@ async function fillFromWorktree(input: Record<string, unknown>, agentId: string,
   if (input.status !== 'complete' || (!blank(input.commit) && !wantFiles)) return;
   const directory = typeof input.worktree === 'string' && input.worktree.trim() !== '' ? path.resolve(io.cwd, input.worktree) : io.cwd;
   const run = promisify(execFile);
-  const git = async (args: string[], cwd = directory) => (await run('git', ['-C', cwd, ...args], { env: io.env as NodeJS.ProcessEnv, maxBuffer: 64 * 1024 * 1024 })).stdout.trim();
+  // Hardened like every host git (no fsmonitor of the worktree's config; no credentials: X23-10).
+  const git = async (args: string[], cwd = directory) => (await run('git', hardenGitArgs(['-C', cwd, ...args]), { env: hostGitProcessEnvironment(args, io.env), maxBuffer: 64 * 1024 * 1024 })).stdout.trim();
   try {
     const [top, branch, head] = await Promise.all([git(['rev-parse', '--show-toplevel']), git(['symbolic-ref', '--quiet', '--short', 'HEAD']), git(['rev-parse', 'HEAD'])]);
     const match = /^polywave\/([a-z0-9][a-z0-9-]*)\/wave(\d+)-agent-([A-Z][2-9]?)$/.exec(branch);
