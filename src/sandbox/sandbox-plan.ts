@@ -871,7 +871,7 @@ function classifiedConfigFiles(gitCommonDir: string | undefined, userHome: strin
     else hidden.push(file);
     if (!utf8) binary.push(file);
   }
-  if (binary.length > 0) warnLimitOnce('unmaskable-config', root, `${binary.join(', ')} ${binary.length === 1 ? 'holds' : 'hold'} a credential and ${binary.length === 1 ? 'is' : 'are'} not UTF-8 text: agents and gates see polywave's masked copy (on Linux; elsewhere ${binary.length === 1 ? 'it is' : 'they are'} hidden). Saving ${binary.length === 1 ? 'it' : 'them'} as UTF-8 lets the sandbox mask ${binary.length === 1 ? 'it' : 'them'} in place.`);
+  if (binary.length > 0) warnLimitOnce('unmaskable-config', root, `${binary.join(', ')} ${binary.length === 1 ? 'holds' : 'hold'} a credential and ${binary.length === 1 ? 'is' : 'are'} not UTF-8 text: agents and gates see polywave's masked copy (on Linux, when a private copy can be made under the temp directory; otherwise, and on other platforms, ${binary.length === 1 ? 'it is' : 'they are'} hidden: git in a sandbox then finds no configuration there). Saving ${binary.length === 1 ? 'it' : 'them'} as UTF-8 lets the sandbox mask ${binary.length === 1 ? 'it' : 'them'} in place.`);
   return { masks, hidden };
 }
 
