@@ -13,6 +13,7 @@ import { agentJobDataSchema, assertGateJobIdentity, assertJobBranch, assertJobId
 import { withoutCredentials } from '../agents/credentials.js';
 import { runGates } from '../gates/run-gates.js';
 import { sandboxInstallHint, sandboxStatus } from '../sandbox/index.js';
+import { pinSandboxSettings } from '../sandbox/sandbox-settings.js';
 import { assertRedisReachable, bullConnectionFromUrl, redactUserinfo, redisOptionsFromUrl } from '../dispatch/redis-url.js';
 import { claimWorkerId, removeWorkerRecord, workerIdPattern, writeWorkerRecord, type WorkerRecord } from '../dispatch/registry.js';
 import { journalPaths } from '../engine/journal.js';
@@ -459,6 +460,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     let added = false;
     let journalDir: string | undefined;
     let relay: JournalRelay | undefined;
+    let unpinSettings: (() => void) | undefined;
     try {
       await withClone(async () => {
         step('clone_turn');
@@ -601,6 +603,10 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       // read would otherwise answer on a loaded machine.
       await seenAtStart;
       step('lease');
+      // The job's sandbox settings are the base commit's (a bare clone has no main checkout to read them from, and
+      // the worktree's HEAD is the agent's branch: a retried job's own earlier commit of polywave.config.json, or
+      // another job's, must never widen its sandbox).
+      unpinSettings = pinSandboxSettings(worktree, data.base_commit);
       const run = await runAgent({
         ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
         agentId: data.agent,
@@ -671,6 +677,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       }
       throw error;
     } finally {
+      unpinSettings?.();
       if (added) discardWorktree(worktree);
       relay?.stop();
       // (off the result's path; a later run of the same job here waits for it before seeding)

@@ -1,9 +1,12 @@
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createTestRepo } from '../../../test/support/git-repo.js';
 import { createGit as createTestRepoGit } from '../../git/git-cli.js';
 import { buildAgentSandboxPlan, linkedWorktreeCommonDir } from './agent-sandbox.js';
+import { createToolExecutor } from './tool-executor.js';
+import { sandboxStatus } from '../../sandbox/index.js';
+import { pinSandboxSettings } from '../../sandbox/sandbox-settings.js';
 
 describe('buildAgentSandboxPlan (real git)', () => {
   it('other worktrees from git worktree list, the main checkout .env files, polywave.config.json sandbox settings', async () => {
@@ -29,6 +32,59 @@ describe('buildAgentSandboxPlan (real git)', () => {
     expect(plan.readable).not.toContain(repo.dir);
     expect(plan.unreadable).not.toContain(a);
     expect(plan.allowedHosts).toEqual(['registry.npmjs.org']);
+  });
+
+  it('a worktree of a bare clone (a dispatch worker\'s): the bare git directory is not hidden as if it were a worktree — git works in the agent\'s worktree, read-only; other jobs\' worktrees stay hidden', async () => {
+    const repo = await createTestRepo();
+    const workerDir = repo.sibling('worker');
+    const clone = path.join(workerDir, 'repo.git');
+    await repo.run(['clone', '--quiet', '--bare', repo.dir, clone]);
+    const bare = createTestRepoGit(clone, { env: repo.env });
+    const job = path.join(workerDir, 'work', 'job1');
+    const other = path.join(workerDir, 'work', 'job2');
+    await bare.run(['worktree', 'add', '--quiet', '-b', 'polywave/x/wave1-agent-A', job, 'HEAD']);
+    await bare.run(['worktree', 'add', '--quiet', '-b', 'polywave/x/wave1-agent-B', other, 'HEAD']);
+    const home = repo.sibling('bare-s/home');
+    const tmp = repo.sibling('bare-s/tmp');
+    mkdirSync(home, { recursive: true });
+    mkdirSync(tmp, { recursive: true });
+    const plan = await buildAgentSandboxPlan({ root: job, home, tmp, env: repo.env, userHome: '/home/someone' });
+    expect(plan.unreadable).not.toContain(clone);
+    expect(plan.unreadable).toContain(other);
+    expect(plan.writable.some((entry) => clone.startsWith(entry))).toBe(false);
+    // Sandbox settings: never another job's branch (job1 committed a widening), nor — pinned at the job's base, as the
+    // worker does — the agent's own earlier commit (a retried job).
+    const widen = async (worktree: string) => {
+      writeFileSync(path.join(worktree, 'polywave.config.json'), JSON.stringify({ sandbox: { network: { allow: ['evil.example'] }, writable: ['~'] } }));
+      const git = createTestRepoGit(worktree, { env: repo.env });
+      await git.run(['add', 'polywave.config.json']);
+      await git.run(['-c', 'user.name=agent', '-c', 'user.email=agent@example.invalid', 'commit', '-q', '--no-verify', '-m', 'widen']);
+    };
+    const base = (await bare.run(['rev-parse', 'HEAD'])).stdout.trim();
+    await widen(job);
+    const fromOther = await buildAgentSandboxPlan({ root: other, home, tmp, env: repo.env, userHome: '/home/someone' });
+    expect(fromOther.allowedHosts).toEqual([]);
+    expect(fromOther.writable).not.toContain('/home/someone');
+    await widen(other);
+    const release = pinSandboxSettings(other, base);
+    try {
+      const retried = await buildAgentSandboxPlan({ root: other, home, tmp, env: repo.env, userHome: '/home/someone' });
+      expect(retried.allowedHosts).toEqual([]);
+    } finally {
+      release();
+    }
+    if (!(await sandboxStatus()).available) return;
+    const executor = createToolExecutor(plan, { cwd: job, env: { PATH: process.env.PATH ?? '', HOME: home } });
+    try {
+      let output = '';
+      const run = executor.run(`git status --short --branch 2>&1; echo x > ${JSON.stringify(path.join(clone, 'hooks', 'planted'))} 2>&1 || echo refused`, { cwd: job, env: { PATH: process.env.PATH ?? '', HOME: home }, onOutput: (chunk) => (output += chunk.toString()) });
+      await run.done;
+      expect(output).toContain('## polywave/x/wave1-agent-A');
+      expect(output).not.toContain('not a git repository');
+      expect(output).toContain('refused');
+    } finally {
+      await executor.stop();
+    }
   });
 
   it('an agent in the main checkout: the common .git directory read-only, every linked worktree unreadable, its own .env readable', async () => {

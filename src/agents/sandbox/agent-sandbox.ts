@@ -116,9 +116,13 @@ export async function buildAgentSandboxPlan(input: BuildAgentSandboxPlanInput): 
   try {
     gitCommonDir = linkedWorktreeCommonDir(input.root) ?? path.resolve(input.root, await git.commonDir());
     const worktrees = await worktreeListOf(git, gitCommonDir);
-    mainCheckout = worktrees.find((entry) => !entry.bare)?.path ?? path.dirname(gitCommonDir);
-    // A prunable entry (its directory is gone) has nothing to hide.
-    otherWorktrees = worktrees.filter((entry) => !entry.prunable && existsSync(entry.path)).map((entry) => entry.path).filter((entry) => entry !== input.root && entry !== mainCheckout);
+    // A bare repository's worktrees (a dispatch worker's clone) have no main checkout: not another job's
+    // worktree (whose HEAD is that agent's branch — the sandbox settings would be read from it), the agent's own.
+    mainCheckout = worktrees[0]?.bare ? input.root : (worktrees.find((entry) => !entry.bare)?.path ?? path.dirname(gitCommonDir));
+    // A prunable entry (its directory is gone) has nothing to hide. A bare repository's own entry is
+    // its git directory, not a worktree: hidden, no git command worked in the agent's worktree (a
+    // worker's bare clone: X23-07's functional note) — it stays read-only, its config masked, as a `.git` does.
+    otherWorktrees = worktrees.filter((entry) => !entry.prunable && !entry.bare && existsSync(entry.path)).map((entry) => entry.path).filter((entry) => entry !== input.root && entry !== mainCheckout);
   } catch {
     // not a git repository: only the root itself (its .git read-only if it appears)
   }
