@@ -847,7 +847,28 @@ export function unmaskableConfigCopies(gitCommonDir: string | undefined, userHom
   return copies;
 }
 
+/**
+ * One plan asks {@link classifiedConfigFiles} up to three times for the same directory (the masks, the hidden
+ * files, their copies), all in one synchronous turn: the answer is kept until that turn ends (never across
+ * plans: a config edited between two plans is read again).
+ */
+let classifiedThisTurn: Map<string, { masks: Array<{ path: string; extract: string }>; hidden: string[] }> | undefined;
+
 function classifiedConfigFiles(gitCommonDir: string | undefined, userHome: string): { masks: Array<{ path: string; extract: string }>; hidden: string[] } {
+  if (gitCommonDir === undefined) return { masks: [], hidden: [] };
+  const key = `${path.resolve(gitCommonDir)}\0${userHome}`;
+  const known = classifiedThisTurn?.get(key);
+  if (known) return { masks: [...known.masks], hidden: [...known.hidden] };
+  const answer = classifyConfigFiles(gitCommonDir, userHome);
+  if (!classifiedThisTurn) {
+    classifiedThisTurn = new Map();
+    queueMicrotask(() => (classifiedThisTurn = undefined));
+  }
+  classifiedThisTurn.set(key, answer);
+  return { masks: [...answer.masks], hidden: [...answer.hidden] };
+}
+
+function classifyConfigFiles(gitCommonDir: string | undefined, userHome: string): { masks: Array<{ path: string; extract: string }>; hidden: string[] } {
   const masks: Array<{ path: string; extract: string }> = [];
   const hidden: string[] = [];
   const binary: string[] = [];
