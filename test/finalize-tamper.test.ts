@@ -316,7 +316,7 @@ describe('finalize-wave with an untampered repository', () => {
     expect(result.steps.find((item) => item.step === 'run-gates')?.status).toBe('success');
   });
 
-  it('core.hooksPath inside the working tree (tracked hooks): merges run the hooks as recorded, not an agent-changed version merged before them', async () => {
+  it('core.hooksPath inside the working tree (tracked hooks): the merges run none of them — not the version recorded at prepare-wave (an earlier wave\'s agent may have written it: outside attack X24-01), not an agent-changed version merged before them', async () => {
     const marker = 'hook-ran.txt';
     const hookSpec: FixtureSpec = { ...spec, waves: [[{ id: 'A', files: ['src/a.ts', '.githooks/post-merge'], modify: ['.githooks/post-merge'] }, { id: 'B', files: ['src/b.ts'] }]] };
     const fixture = await createWaveFixture(hookSpec, { '.githooks/post-merge': `#!/bin/sh\necho legit >> "$(git rev-parse --show-toplevel)/../${marker}"\n` });
@@ -326,14 +326,15 @@ describe('finalize-wave with an untampered repository', () => {
     await fixture.repo.run(['config', 'core.hooksPath', '.githooks']);
     const prepared = await prepareWave({ implPath: fixture.implPath, wave: 1, env: fixture.repo.env, gitAt: fixture.gitAt, now: () => new Date('2026-05-12T09:00:00Z') });
     expect(prepared.success, JSON.stringify(prepared.steps.find((item) => item.status === 'failed'))).toBe(true);
-    expect(readdirSync(hooksSnapshotPath(fixture.repo.path('.git'), 'demo', 1))).toEqual(['post-merge']);
+    // tracked hooks are agent-writable content: nothing of them is snapshotted for the merges
+    expect(existsSync(hooksSnapshotPath(fixture.repo.path('.git'), 'demo', 1))).toBe(false);
     // Agent A owns the tracked hook and rewrites it; merged first, its version is in main when B merges.
     await fixture.complete('A', { 'src/a.ts': 'export const a = 1;\n', '.githooks/post-merge': `#!/bin/sh\necho planted >> "$(git rev-parse --show-toplevel)/../${marker}"\n` });
     await fixture.complete('B', { 'src/b.ts': 'export const b = 1;\n' });
     const result = await fixture.finalize(1);
     expect(result.success, JSON.stringify(failed(result))).toBe(true);
     expect(fixture.repo.read('.githooks/post-merge')).toContain('planted');
-    expect(readFileSync(fixture.repo.sibling(marker), 'utf8')).toBe('legit\nlegit\n');
+    expect(existsSync(fixture.repo.sibling(marker))).toBe(false);
   });
 
   it('a crash-resumed finalize (merge log present) passes the check and finishes', async () => {

@@ -456,7 +456,11 @@ export async function recordRepository(options: RecordRepositoryOptions): Promis
   const inTree = isInside(location.root, location.hooksDirectory) && !isInside(location.commonDir, location.hooksDirectory);
   const entries = inTree ? {} : await fingerprintTree(location.hooksDirectory);
   const hooks: HooksFingerprint = { directory: location.hooksDirectory, in_tree: inTree, source, entries, directory_entry: directoryEntry };
-  if (options.snapshot) hooks.snapshot = await writeHooksSnapshot(source, hooksSnapshotPath(location.commonDir, options.slug, options.wave));
+  // Hooks kept in the tracked tree (core.hooksPath `.githooks`, husky — directly or through polywave's wrapper) are
+  // content agents write and earlier waves merged: never snapshotted, so finalize's git runs no hook at all there
+  // (outside attack X24-01: the snapshot of wave 2 held the hooks wave 1's agent had rewritten).
+  const sourceInTree = isInside(location.root, path.resolve(source)) && !isInside(location.commonDir, path.resolve(source));
+  if (options.snapshot && !sourceInTree) hooks.snapshot = await writeHooksSnapshot(source, hooksSnapshotPath(location.commonDir, options.slug, options.wave));
   const targetCommit = options.targetBranch ? refs[`refs/heads/${options.targetBranch}`] : undefined;
   const record: TamperRecord = {
     version: tamperRecordVersion,

@@ -17,6 +17,7 @@
  * The agent cannot write the worktree's own git configuration (`.git` and the common git dir are
  * read-only in its sandbox), so `core.hooksPath`, filters and the like from there are the user's.
  */
+import os from 'node:os';
 import { withoutCredentials } from '../sandbox/credential-variables.js';
 
 /** Configuration laid over every git command polywave runs (after the caller's own `-c`). */
@@ -24,6 +25,18 @@ export const hardenedGitConfig: Readonly<Record<string, string>> = Object.freeze
   'core.fsmonitor': 'false',
   'submodule.recurse': 'false',
 });
+
+/**
+ * Subcommands that run hooks no user needs from polywave (post-checkout, pre-push, reference-transaction,
+ * pre-auto-gc…; commits and merges keep theirs: the user's pre-commit, and finalize's merges pin the verified
+ * snapshot — which never holds hooks kept in the tracked tree, tamper-record.ts): they run
+ * with `core.hooksPath=/dev/null` put FIRST, so a caller's own `-c core.hooksPath=<dir>` (finalize's verified
+ * snapshot) still wins, and queries (`config --get core.hooksPath`, `rev-parse --git-path hooks`) see the real
+ * setting. Outside attack X24-01/02: with `core.hooksPath` in the tracked tree (`.githooks`, husky), hooks an agent of
+ * an earlier wave rewrote ran on the host — 60 times in one wave: prepare-wave's worktree adds, the merges,
+ * polywave's own commits, the dispatcher's push (with its credentials).
+ */
+const hookRunningSubcommands: ReadonlySet<string> = new Set(['worktree', 'checkout', 'switch', 'push', 'pull', 'fetch', 'clone', 'send-pack', 'gc', 'maintenance', 'update-ref', 'branch', 'tag', 'symbolic-ref', 'replace', 'notes', 'stash', 'reset']);
 
 /** Global options that take a separate value (`-C dir`, `-c key=value`…). */
 const globalOptionsWithValue = new Set(['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--config-env', '--exec-path', '--super-prefix', '--list-cmds', '--attr-source']);
@@ -98,7 +111,8 @@ export function hardenGitArgs(args: readonly string[]): string[] {
   }
   // Options go before `--end-of-options` / `--`: right after the subcommand.
   if (subcommand === undefined) return [...args];
-  return [...args.slice(0, index), ...config, subcommand, ...extra, ...rest];
+  const noHooks = hookRunningSubcommands.has(subcommand) ? ['-c', `core.hooksPath=${os.devNull}`] : [];
+  return [...noHooks, ...args.slice(0, index), ...config, subcommand, ...extra, ...rest];
 }
 
 /**
