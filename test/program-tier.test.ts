@@ -356,6 +356,7 @@ describe('finalize-tier (E28B merges, E29 gate, P5)', () => {
     for (const [label, file, text] of [
       ['edit', programRelative, null],
       ['new', 'docs/PROGRAM/PROGRAM-next.yaml', 'title: next\nprogram_slug: next\nstate: REVIEWED\n# approved by nobody\n'],
+      ['legacy location (X24-04)', 'docs/PROGRAM-later.yaml', 'title: later\nprogram_slug: later\nstate: REVIEWED\n# approved by nobody\n'],
     ] as const) {
       const repo = await tierRepo();
       const created = await cli(repo, ['create-program-worktrees', programRelative, '--tier', '1']);
@@ -374,6 +375,7 @@ describe('finalize-tier (E28B merges, E29 gate, P5)', () => {
       expect(result.merged_count).toBe(0);
       expect(await repo.run(['rev-parse', 'HEAD']), label).toBe(head);
       expect(existsSync(repo.path('docs/PROGRAM/PROGRAM-next.yaml'))).toBe(false);
+      expect(existsSync(repo.path('docs/PROGRAM-later.yaml'))).toBe(false);
     }
   });
 

@@ -119,7 +119,13 @@ interface ImplPlan {
 const finalizeFailedCode = 'N002_FINALIZE_WAVE_FAILED';
 /** An IMPL branch of the tier changes something under docs/PROGRAM/ (X23-05). */
 export const programManifestChangedCode = 'N096_PROGRAM_MANIFEST_CHANGED_BY_IMPL';
-const programManifestDir = 'docs/PROGRAM/';
+/**
+ * A PROGRAM manifest's path, any case (a case-insensitive file system makes `docs/program/` the same directory):
+ * under `docs/PROGRAM/`, or the legacy `docs/PROGRAM-<slug>.yaml` that list-programs reads too (X24-04).
+ */
+export function isProgramManifestPath(file: string): boolean {
+  return /^docs\/program(\/|-[^/]*$)/i.test(file);
+}
 
 /**
  * E28B/E29/E30/E33/P5: closes a program tier.
@@ -200,8 +206,8 @@ export async function finalizeTier(options: FinalizeTierOptions): Promise<Finali
   const touching: string[] = [];
   for (const plan of plans) {
     if (plan.action !== 'merge' || plan.tip === undefined) continue;
-    const changed = await checkout.git.run(['diff', '--name-only', '--no-renames', '-z', `${checkout.head}...${plan.tip}`, '--', programManifestDir], { allowExitCodes: [128] });
-    const files = changed.exitCode === 0 ? changed.stdout.split('\0').filter((file) => file !== '') : [];
+    const changed = await checkout.git.run(['diff', '--name-only', '--no-renames', '-z', `${checkout.head}...${plan.tip}`], { allowExitCodes: [128] });
+    const files = changed.exitCode === 0 ? changed.stdout.split('\0').filter((file) => file !== '' && isProgramManifestPath(file)) : [];
     if (changed.exitCode !== 0) touching.push(`${plan.slug} (${plan.branch}: its changes could not be listed)`);
     else if (files.length > 0) touching.push(`${plan.slug} (${plan.branch}: ${files.slice(0, 5).join(', ')}${files.length > 5 ? `, … ${files.length - 5} more` : ''})`);
   }

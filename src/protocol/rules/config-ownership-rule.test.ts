@@ -36,7 +36,7 @@ describe('agent-owns-project-config (W002, outside attack X8 #4)', () => {
 
 describe('agent-owns-program-manifest (V057, P4, outside attack X23-05)', () => {
   it('refuses, at the ownership row, an agent owning any file under docs/PROGRAM/ however spelled; not docs/PROGRAMS.md or src/program/', () => {
-    for (const file of ['docs/PROGRAM/PROGRAM-shop.yaml', './docs/PROGRAM/PROGRAM-next.yaml', 'docs//PROGRAM/x.yaml', 'src/../docs/PROGRAM/y.yaml', 'docs/program/z.yaml']) {
+    for (const file of ['docs/PROGRAM/PROGRAM-shop.yaml', './docs/PROGRAM/PROGRAM-next.yaml', 'docs//PROGRAM/x.yaml', 'src/../docs/PROGRAM/y.yaml', 'docs/program/z.yaml', 'docs/PROGRAM-next.yaml']) {
       const parsed = parseImpl(manifest(file));
       const findings = validateImpl({ manifest: parsed.manifest!, locate: parsed.locate }).filter((finding) => finding.code === 'V057_AGENT_OWNS_PROGRAM_MANIFEST');
       expect(findings, file).toHaveLength(1);
@@ -46,5 +46,18 @@ describe('agent-owns-program-manifest (V057, P4, outside attack X23-05)', () => 
       const parsed = parseImpl(manifest(file));
       expect(validateImpl({ manifest: parsed.manifest!, locate: parsed.locate }).filter((finding) => finding.code.startsWith('V057')), file).toEqual([]);
     }
+  });
+});
+
+describe('agent-owns-queue-item (V058, outside attack X24-03)', () => {
+  it('refuses an agent owning an item of the IMPL queue; docs/IMPL-queue.md is an ordinary file', () => {
+    for (const file of ['docs/IMPL/queue/001-next.yaml', './docs/IMPL/queue/x.yaml', 'docs/impl/queue/y.yaml']) {
+      const parsed = parseImpl(manifest(file));
+      const findings = validateImpl({ manifest: parsed.manifest!, locate: parsed.locate }).filter((finding) => finding.code === 'V058_AGENT_OWNS_QUEUE_ITEM');
+      expect(findings, file).toHaveLength(1);
+      expect(findings[0]).toMatchObject({ severity: 'error', field: 'file_ownership[1].file' });
+    }
+    const other = parseImpl(manifest('docs/IMPL-queue.md'));
+    expect(validateImpl({ manifest: other.manifest!, locate: other.locate }).filter((finding) => finding.code.startsWith('V058'))).toEqual([]);
   });
 });

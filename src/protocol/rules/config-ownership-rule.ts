@@ -46,15 +46,29 @@ export const agentOwnsProjectConfig: ImplRule = {
 export const agentOwnsProgramManifest: ImplRule = {
   name: 'agent-owns-program-manifest',
   reference: 'P4, issue 11',
-  codes: ['V057_AGENT_OWNS_PROGRAM_MANIFEST'],
+  codes: ['V057_AGENT_OWNS_PROGRAM_MANIFEST', 'V058_AGENT_OWNS_QUEUE_ITEM'],
   check(context) {
     const findings: Finding[] = [];
     context.manifest.file_ownership.forEach((row, index) => {
-      if (!/^docs\/program(\/|$)/i.test(normalizedParts(row.file ?? ''))) return;
+      const file = normalizedParts(row.file ?? '');
+      // X24-03: a queue item an agent writes is work the daemon takes up (with its own autonomy override) once merged.
+      if (/^docs\/impl\/queue(\/|$)/i.test(file)) {
+        findings.push(
+          report(context, {
+            code: 'V058_AGENT_OWNS_QUEUE_ITEM',
+            message: `agent ${row.agent ?? '?'} owns ${row.file}: the IMPL queue (docs/IMPL/queue/) is yours and the daemon's — an item an agent wrote would be planned and run once merged; take the row out`,
+            severity: 'error',
+            path: ['file_ownership', index, 'file'],
+          }),
+        );
+        return;
+      }
+      // docs/PROGRAM/… and the legacy docs/PROGRAM-<slug>.yaml (X24-04: list-programs reads both)
+      if (!/^docs\/program(\/|-[^/]*$|$)/i.test(file)) return;
       findings.push(
         report(context, {
           code: 'V057_AGENT_OWNS_PROGRAM_MANIFEST',
-          message: `agent ${row.agent ?? '?'} owns ${row.file}: files under docs/PROGRAM/ are written by the orchestrator alone (P4) — no agent may own them; take the row out`,
+          message: `agent ${row.agent ?? '?'} owns ${row.file}: PROGRAM manifests (docs/PROGRAM/, docs/PROGRAM-<slug>.yaml) are written by the orchestrator alone (P4) — no agent may own them; take the row out`,
           severity: 'error',
           path: ['file_ownership', index, 'file'],
         }),
