@@ -47,4 +47,37 @@ describe('outside attack X24-01/02: polywave\'s host git runs no hook kept in th
     const ran = readFileSync(path.join(log), 'utf8');
     expect(ran).toContain('pre-push GITHUB_TOKEN=ghp_SECRETX24');
   });
+
+  it('polywave\'s own commits and merges run hooks kept in the tracked tree never, the repository\'s own .git/hooks still', async () => {
+    const repo = await createTestRepo({ files: { 'src/a.ts': 'export const a = 1;\n' } });
+    const log = repo.sibling('COMMIT-HOOKS-RAN');
+    mkdirSync(repo.path('.githooks'), { recursive: true });
+    for (const hook of ['pre-commit', 'post-merge', 'post-commit']) {
+      writeFileSync(repo.path(`.githooks/${hook}`), `#!/bin/sh\necho "tree ${hook}" >> ${JSON.stringify(log)}\n`);
+      chmodSync(repo.path(`.githooks/${hook}`), 0o755);
+    }
+    await repo.run(['add', '.githooks']);
+    await repo.run(['commit', '-q', '-m', 'tracked hooks']);
+    await repo.run(['branch', 'side']);
+    const git = createGit(repo.dir, { env: repo.env });
+    // relative, then absolute in-tree core.hooksPath
+    for (const hooksPath of ['.githooks', repo.path('.githooks')]) {
+      await repo.run(['config', 'core.hooksPath', hooksPath]);
+      const fresh = createGit(repo.dir, { env: repo.env });
+      writeFileSync(repo.path('src/a.ts'), `export const a = '${hooksPath}';\n`);
+      await fresh.run(['add', 'src/a.ts']);
+      await fresh.commit({ message: `change ${hooksPath}` });
+    }
+    await git.run(['merge', '--no-ff', '--no-edit', '-q', 'side']);
+    expect(existsSync(log) ? readFileSync(log, 'utf8') : '').toBe('');
+    // the repository's own hooks directory (not agent-writable) is the user's: its pre-commit still runs
+    await repo.run(['config', '--unset', 'core.hooksPath']);
+    writeFileSync(repo.path('.git/hooks/pre-commit'), `#!/bin/sh\necho "git-dir pre-commit" >> ${JSON.stringify(log)}\n`);
+    chmodSync(repo.path('.git/hooks/pre-commit'), 0o755);
+    writeFileSync(repo.path('src/a.ts'), 'export const a = 3;\n');
+    const plain = createGit(repo.dir, { env: repo.env });
+    await plain.run(['add', 'src/a.ts']);
+    await plain.commit({ message: 'user hooks' });
+    expect(readFileSync(log, 'utf8')).toBe('git-dir pre-commit\n');
+  });
 });

@@ -1,5 +1,7 @@
 import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import {
   chainedHookName,
@@ -16,6 +18,8 @@ import { GitError } from '../src/git/git-error.js';
 import { createGit } from '../src/git/git-cli.js';
 import type { Git } from '../src/git/git-port.js';
 import { createTestRepo, type TestRepo } from './support/git-repo.js';
+
+const execFileAsync = promisify(execFile);
 
 // E4 layer 0 / E43: the pre-commit guard, exercised with real `git commit` (git runs the hook).
 
@@ -58,6 +62,19 @@ async function commitFile(git: Git, directory: string, file: string, text: strin
   writeFileSync(path.join(directory, file), text);
   await git.add([file]);
   return git.commit({ message: `change ${file}`, ...(env ? { env } : {}) });
+}
+
+/** A commit made with plain git (a user's terminal, an agent's CLI): the hooks it runs are git's, not polywave's choice. */
+async function plainCommit(repo: TestRepo, directory: string, file: string, text: string): Promise<string> {
+  writeFileSync(path.join(directory, file), text);
+  const run = (args: string[]) => execFileAsync('git', args, { cwd: directory, env: { ...process.env, ...repo.env } });
+  await run(['add', '--', file]);
+  const committed = await run(['commit', '-q', '-m', `change ${file}`]).then(
+    () => undefined,
+    (error: unknown) => String((error as { stderr?: string }).stderr ?? error),
+  );
+  if (committed !== undefined) throw new GitError({ args: ['commit'], exitCode: 1, stderr: committed, cwd: directory });
+  return (await run(['rev-parse', 'HEAD'])).stdout.trim();
 }
 
 async function expectRefused(promise: Promise<unknown>, pattern: RegExp): Promise<void> {
@@ -232,13 +249,14 @@ describe('hook installation', () => {
     // The tracked hook file was not touched: only the IMPL edit is dirty.
     expect((await repo.git.status()).map((entry) => entry.path)).toEqual(['docs/IMPL/IMPL-iso.yaml']);
 
-    await expectRefused(commitFile(repo.git, repo.dir, 'src/base.ts', 'export const x = 1;\n'), /merge target/);
+    // the commits a user or an agent's CLI makes with plain git (polywave's own commits never run tracked hooks: X24-01)
+    await expectRefused(plainCommit(repo, repo.dir, 'src/base.ts', 'export const x = 1;\n'), /merge target/);
     const worktreeA = worktreeOf(repo, 'A');
     const gitA = gitIn(repo, worktreeA);
     expect((await verifyHookInstalled(gitA)).valid).toBe(true);
-    await commitFile(gitA, worktreeA, 'src/a.ts', 'export const a = 1;\n');
+    await plainCommit(repo, worktreeA, 'src/a.ts', 'export const a = 1;\n');
     await gitA.run(['checkout', '-q', '-b', 'elsewhere']);
-    await expectRefused(commitFile(gitA, worktreeA, 'src/a.ts', 'export const a = 2;\n'), /not allowed/);
+    await expectRefused(plainCommit(repo, worktreeA, 'src/a.ts', 'export const a = 2;\n'), /not allowed/);
     // The repository's own (tracked) hook ran for the agent's commit, from the agent's checkout.
     const ran = readFileSync(path.join(path.dirname(worktreeA), 'tracked-hook-ran'), 'utf8');
     expect(ran).toContain(worktreeA);
