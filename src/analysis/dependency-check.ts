@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
 import { builtinModules } from 'node:module';
-import os from 'node:os';
 import path from 'node:path';
 import { cargoDependencies, goImports, goModule, packageNameOf, readSmall, scriptImports } from './imports.js';
 import { codeFamilyOf, lexSource } from './source-lexer.js';
@@ -166,8 +165,8 @@ let pythonStdlib: Promise<Set<string> | undefined> | undefined;
 /** The running python3's standard library module names (3.10+), undefined without one. */
 function pythonStandardLibrary(env?: Readonly<Record<string, string | undefined>>): Promise<Set<string> | undefined> {
   pythonStdlib ??= new Promise((resolve) => {
-    // isolated, from a directory of no repository: no module of the working directory can shadow the standard library's (X21-12)
-    execFile('python3', ['-I', '-c', 'import sys; print("\\n".join(sorted(sys.stdlib_module_names)))'], { timeout: 10_000, env: env as NodeJS.ProcessEnv, cwd: os.tmpdir() }, (error, stdout) => {
+    // isolated, from / (not the temp directory, whose parents a version manager would search: X24): no module of the working directory can shadow the standard library's (X21-12)
+    execFile('python3', ['-I', '-c', 'import sys; print("\\n".join(sorted(sys.stdlib_module_names)))'], { timeout: 10_000, env: env as NodeJS.ProcessEnv, cwd: '/' }, (error, stdout) => {
       resolve(error ? undefined : new Set(stdout.split('\n').map((line) => line.trim()).filter(Boolean)));
     });
   });
