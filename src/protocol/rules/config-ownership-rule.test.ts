@@ -61,3 +61,20 @@ describe('agent-owns-queue-item (V058, outside attack X24-03)', () => {
     expect(validateImpl({ manifest: other.manifest!, locate: other.locate }).filter((finding) => finding.code.startsWith('V058'))).toEqual([]);
   });
 });
+
+describe('agent-owns-impl-manifest (V059, outside attack X24-05)', () => {
+  it('refuses an agent owning an IMPL manifest, however spelled; a report next to the plans stays ownable', () => {
+    for (const file of ['docs/IMPL/IMPL-evil.yaml', './docs/IMPL/IMPL-evil.yml', 'docs/impl/impl-x.yaml', 'docs//IMPL/./complete/IMPL-old.yaml', 'src/../docs/IMPL/IMPL-y.yaml']) {
+      const parsed = parseImpl(manifest(file));
+      const findings = validateImpl({ manifest: parsed.manifest!, locate: parsed.locate }).filter((finding) => finding.code === 'V059_AGENT_OWNS_IMPL_MANIFEST');
+      expect(findings, file).toHaveLength(1);
+      expect(findings[0]).toMatchObject({ severity: 'error', field: 'file_ownership[1].file' });
+      expect(findings[0]!.message).toContain('written by the Scout and the orchestrator alone');
+    }
+    // the corpus's IMPL-final-cleanup has agent B write docs/IMPL/IMPL-final-cleanup-item3-report.md
+    for (const file of ['docs/IMPL/IMPL-final-cleanup-item3-report.md', 'docs/IMPL-notes.yaml', 'docs/IMPL/notes/IMPL-x.yaml']) {
+      const parsed = parseImpl(manifest(file));
+      expect(validateImpl({ manifest: parsed.manifest!, locate: parsed.locate }).filter((finding) => finding.code.startsWith('V059')), file).toEqual([]);
+    }
+  });
+});

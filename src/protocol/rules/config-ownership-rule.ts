@@ -37,7 +37,8 @@ export const agentOwnsProjectConfig: ImplRule = {
 };
 
 /**
- * An agent owns a file under `docs/PROGRAM/` (error, issue 11, outside attack X23-05): the PROGRAM
+ * An agent owns a protocol manifest (errors, issue 11): a file under `docs/PROGRAM/` (V057, X23-05),
+ * an item of the IMPL queue (V058, X24-03) or an IMPL manifest (V059, X24-05). The PROGRAM
  * manifests are the orchestrator's (P4: it is their single writer). An agent given the running
  * PROGRAM could rewrite its frozen-contract records and tier gates; one given a new PROGRAM file
  * could put a plan marked REVIEWED — approved by nobody — into main. finalize-tier refuses an IMPL
@@ -46,7 +47,7 @@ export const agentOwnsProjectConfig: ImplRule = {
 export const agentOwnsProgramManifest: ImplRule = {
   name: 'agent-owns-program-manifest',
   reference: 'P4, issue 11',
-  codes: ['V057_AGENT_OWNS_PROGRAM_MANIFEST', 'V058_AGENT_OWNS_QUEUE_ITEM'],
+  codes: ['V057_AGENT_OWNS_PROGRAM_MANIFEST', 'V058_AGENT_OWNS_QUEUE_ITEM', 'V059_AGENT_OWNS_IMPL_MANIFEST'],
   check(context) {
     const findings: Finding[] = [];
     context.manifest.file_ownership.forEach((row, index) => {
@@ -57,6 +58,20 @@ export const agentOwnsProgramManifest: ImplRule = {
           report(context, {
             code: 'V058_AGENT_OWNS_QUEUE_ITEM',
             message: `agent ${row.agent ?? '?'} owns ${row.file}: the IMPL queue (docs/IMPL/queue/) is yours and the daemon's — an item an agent wrote would be planned and run once merged; take the row out`,
+            severity: 'error',
+            path: ['file_ownership', index, 'file'],
+          }),
+        );
+        return;
+      }
+      // X24-05: an IMPL manifest an agent wrote (docs/IMPL/IMPL-x.yaml or under complete/) is listed by list-impls
+      // and serve with whatever state it claims — a plan past review that nobody reviewed. Other files there
+      // (a report an agent writes next to the plans, as in the corpus) stay ownable.
+      if (isImplManifestPath(file)) {
+        findings.push(
+          report(context, {
+            code: 'V059_AGENT_OWNS_IMPL_MANIFEST',
+            message: `agent ${row.agent ?? '?'} owns ${row.file}: IMPL manifests (docs/IMPL/IMPL-<slug>.yaml, docs/IMPL/complete/) are written by the Scout and the orchestrator alone — an agent-written one would be listed with the state it claims; take the row out`,
             severity: 'error',
             path: ['file_ownership', index, 'file'],
           }),
@@ -77,6 +92,11 @@ export const agentOwnsProgramManifest: ImplRule = {
     return findings;
   },
 };
+
+/** `docs/IMPL/IMPL-x.yaml`, `docs/IMPL/complete/IMPL-x.yml`, any case: where list-impls and serve find IMPL manifests. */
+function isImplManifestPath(file: string): boolean {
+  return /^docs\/impl\/(complete\/)?impl-[^/]*\.ya?ml$/i.test(file);
+}
 
 /** `a/./b//c/../d` → `a/b/d` (a leading `..` kept): the path an ownership row names, spelled one way. */
 function normalizedParts(file: string): string {
