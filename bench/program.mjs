@@ -46,7 +46,6 @@ function phaseReport(timeline) {
 
 const { executeProgram } = await import(path.join(root, 'dist/orchestrator/program-execute.js'));
 const { runAutopilot } = await import(path.join(root, 'dist/orchestrator/autopilot.js'));
-const { offloadGitSpawns } = await import(path.join(root, 'dist/git/spawn-server.js'));
 const implCount = Number(process.env.BENCH_IMPLS ?? 4);
 const agentsPerImpl = Number(process.env.BENCH_AGENTS ?? 2);
 const agentMs = Number(process.env.BENCH_AGENT_MS ?? 2000);
@@ -183,9 +182,8 @@ for (let round = 0; round < rounds; round += 1) {
     finalizeTimes.push(finalizeStart === undefined ? Number.NaN : begin + total - finalizeStart);
     rmSync(directory, { recursive: true, force: true });
   }
-  // The floor: the same IMPLs one after another through the autopilot (polywave run <impl>),
-  // which starts its git commands itself (program-execute turned the helper process on).
-  offloadGitSpawns(false);
+  // The floor: the same IMPLs one after another through the autopilot (polywave run <impl>); its
+  // waves start their git commands through the helper process too (run-wave turns it on), as there.
   if (withSequential) {
     const { directory, repo, script } = setup();
     const begin = performance.now();

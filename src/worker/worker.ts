@@ -20,6 +20,7 @@ import { journalPaths } from '../engine/journal.js';
 import { codes } from '../errors/codes.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { createGit } from '../git/git-cli.js';
+import { offloadGitSpawns } from '../git/spawn-server.js';
 import { packCommits } from '../dispatch/commit-pack.js';
 import { createLiveEventOutbox, liveEventsMax, type NumberedEvent } from '../dispatch/live-events.js';
 import { createJournalRelay, seedJobJournal, toPortableJournal, withRecoveredContext, type JournalRelay } from './journal-relay.js';
@@ -139,6 +140,9 @@ class HandBack extends Error {}
  */
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
   const log = options.log ?? (() => undefined);
+  // Its jobs run at once, each creating a worktree, auditing the agent and pushing: git started by a small
+  // helper process keeps this process's event loop (job progress, lease renewals, results) free of forks.
+  offloadGitSpawns();
   const labels = normalizeLabels(options.labels);
   const subsets = labelSubsets(labels);
   const queue = options.queue === undefined || options.queue === '' ? undefined : checkQueueName(options.queue);
