@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -128,10 +128,24 @@ describe('run-wave with the script backend', () => {
     bus.subscribe((event) => {
       if (event.type === 'agent-launch') launches.push(String(event.agent));
     });
-    const result = await runWave({ implPath, wave: 1, model: `script:${scriptPath}`, env: repo.env, events: bus, concurrency: 1, skipCritic: true, gitAt: (dir) => createGit(dir, { env: repo.env }) });
+    // Every git the wave starts, with the process that started it: a git on PATH that records its parent.
+    const shim = mkdtempSync(path.join(os.tmpdir(), 'polywave-git-parents-'));
+    mkdirSync(path.join(shim, 'bin'));
+    const realGit = (await repo.run(['--exec-path'])).trim() + '/git';
+    writeFileSync(path.join(shim, 'bin', 'git'), `#!/bin/sh\necho "$PPID" >> ${JSON.stringify(path.join(shim, 'parents'))}\nexec ${JSON.stringify(realGit)} "$@"\n`);
+    chmodSync(path.join(shim, 'bin', 'git'), 0o755);
+    const env = { ...repo.env, PATH: `${path.join(shim, 'bin')}:${repo.env.PATH ?? process.env.PATH ?? ''}` };
+    const result = await runWave({ implPath, wave: 1, model: `script:${scriptPath}`, env, events: bus, concurrency: 1, skipCritic: true, gitAt: (dir) => createGit(dir, { env }) });
     expect(result.success, JSON.stringify(result.blocked ?? result.finalize?.failed_step)).toBe(true);
     expect(result.launch_order).toEqual(['A', 'B', 'C', 'D']);
     expect(launches).toEqual(result.launch_order);
+    // The wave's git commands are started by the helper process (git/spawn-server.ts), not forked by this
+    // process's main thread, where each fork held every agent's tool calls: a few with a timeout at most.
+    const parents = readFileSync(path.join(shim, 'parents'), 'utf8').split('\n').filter(Boolean);
+    const here = parents.filter((parent) => parent === String(process.pid)).length;
+    expect(parents.length).toBeGreaterThan(40);
+    expect(here, `${here} of ${parents.length} git commands forked by the orchestrator itself`).toBeLessThanOrEqual(parents.length / 10);
+    rmSync(shim, { recursive: true, force: true });
   }, 120_000);
 
   it('leaves the wave BLOCKED with nothing merged when an agent reports blocked', async () => {
