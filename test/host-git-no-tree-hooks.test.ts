@@ -6,7 +6,7 @@
  * shows each hook is live.
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { addWorktreesBatch } from '../src/engine/prepare/add-worktrees-batch.js';
@@ -48,7 +48,7 @@ describe('outside attack X24-01/02: polywave\'s host git runs no hook kept in th
     expect(ran).toContain('pre-push GITHUB_TOKEN=ghp_SECRETX24');
   });
 
-  it('polywave\'s own commits and merges run hooks kept in the tracked tree never, the repository\'s own .git/hooks still', async () => {
+  it('polywave\'s own commits, merges and index writes run no hook: neither the tracked tree\'s nor .git/hooks that lead into it (X25-03/04/06)', async () => {
     const repo = await createTestRepo({ files: { 'src/a.ts': 'export const a = 1;\n' } });
     const log = repo.sibling('COMMIT-HOOKS-RAN');
     mkdirSync(repo.path('.githooks'), { recursive: true });
@@ -70,14 +70,31 @@ describe('outside attack X24-01/02: polywave\'s host git runs no hook kept in th
     }
     await git.run(['merge', '--no-ff', '--no-edit', '-q', 'side']);
     expect(existsSync(log) ? readFileSync(log, 'utf8') : '').toBe('');
-    // the repository's own hooks directory (not agent-writable) is the user's: its pre-commit still runs
+    // X25-03: a .git/hooks entry symlinked to a tracked script; X25-04: one that runs tree content (the shape of the
+    // pre-commit framework, lefthook, `exec ./scripts/…`); X25-06: `git add` writes the index (post-index-change).
     await repo.run(['config', '--unset', 'core.hooksPath']);
-    writeFileSync(repo.path('.git/hooks/pre-commit'), `#!/bin/sh\necho "git-dir pre-commit" >> ${JSON.stringify(log)}\n`);
-    chmodSync(repo.path('.git/hooks/pre-commit'), 0o755);
+    mkdirSync(repo.path('scripts'), { recursive: true });
+    writeFileSync(repo.path('scripts/pre-commit'), `#!/bin/sh\necho "tracked pre-commit via symlink" >> ${JSON.stringify(log)}\n`);
+    writeFileSync(repo.path('scripts/on-index.sh'), `#!/bin/sh\necho "tree content via post-index-change" >> ${JSON.stringify(log)}\n`);
+    chmodSync(repo.path('scripts/pre-commit'), 0o755);
+    chmodSync(repo.path('scripts/on-index.sh'), 0o755);
+    symlinkSync('../../scripts/pre-commit', repo.path('.git/hooks/pre-commit'));
+    for (const hook of ['post-index-change', 'post-merge', 'reference-transaction']) {
+      writeFileSync(repo.path(`.git/hooks/${hook}`), `#!/bin/sh\ncat > /dev/null 2>&1\nexec "$(git rev-parse --show-toplevel)/scripts/on-index.sh"\n`);
+      chmodSync(repo.path(`.git/hooks/${hook}`), 0o755);
+    }
     writeFileSync(repo.path('src/a.ts'), 'export const a = 3;\n');
     const plain = createGit(repo.dir, { env: repo.env });
-    await plain.run(['add', 'src/a.ts']);
+    await plain.run(['add', 'src/a.ts', 'scripts']);
     await plain.commit({ message: 'user hooks' });
-    expect(readFileSync(log, 'utf8')).toBe('git-dir pre-commit\n');
+    await runGit(['add', '--', 'src/a.ts'], { cwd: repo.dir, env: repo.env });
+    await plain.run(['branch', 'side2', 'side']);
+    await plain.run(['merge', '--no-ff', '--no-edit', '-q', 'side2']);
+    expect(existsSync(log) ? readFileSync(log, 'utf8') : '').toBe('');
+    // control: the user's own git runs them
+    writeFileSync(repo.path('src/a.ts'), 'export const a = 4;\n');
+    execFileSync('git', ['commit', '-q', '-am', 'by hand'], { cwd: repo.dir, env: { ...process.env, ...repo.env }, stdio: 'ignore' });
+    expect(readFileSync(log, 'utf8')).toContain('tracked pre-commit via symlink');
+    expect(readFileSync(log, 'utf8')).toContain('tree content via post-index-change');
   });
 });

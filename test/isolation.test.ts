@@ -57,11 +57,20 @@ function worktreeOf(repo: TestRepo, agent: string): string {
   return repo.path(`.claude/worktrees/polywave/iso/wave1-agent-${agent}`);
 }
 
-/** `git add` + `git commit` WITHOUT --no-verify: the pre-commit hook runs. */
-async function commitFile(git: Git, directory: string, file: string, text: string, env?: Record<string, string>): Promise<string> {
+/**
+ * `git add` + `git commit` WITHOUT --no-verify, with plain git (a user's terminal, an agent's own git): the pre-commit
+ * hook runs. polywave's own git port runs no repository hook at all (harden.ts), so the guard is for these.
+ */
+async function commitFile(repo: TestRepo, directory: string, file: string, text: string, env?: Record<string, string>): Promise<string> {
   writeFileSync(path.join(directory, file), text);
-  await git.add([file]);
-  return git.commit({ message: `change ${file}`, ...(env ? { env } : {}) });
+  const run = (args: string[]) => execFileAsync('git', args, { cwd: directory, env: { ...process.env, ...repo.env, ...env } });
+  await run(['add', '--', file]);
+  const committed = await run(['commit', '-q', '--allow-empty', '-m', `change ${file}`]).then(
+    () => undefined,
+    (error: unknown) => String((error as { stderr?: string }).stderr ?? error),
+  );
+  if (committed !== undefined) throw new GitError({ args: ['commit'], exitCode: 1, stderr: committed, cwd: directory });
+  return (await run(['rev-parse', 'HEAD'])).stdout.trim();
 }
 
 /** A commit made with plain git (a user's terminal, an agent's CLI): the hooks it runs are git's, not polywave's choice. */
@@ -104,17 +113,17 @@ describe('isolation guard during an active wave', () => {
     const mainBefore = await repo.git.headCommit();
 
     // A commit on main (the merge target) is refused by the real hook.
-    await expectRefused(commitFile(repo.git, repo.dir, 'src/base.ts', 'export const x = 1;\n'), /commit refused \(E4 layer 0\): wave 1 of 'iso' is active and 'main' is its merge target/);
+    await expectRefused(commitFile(repo, repo.dir, 'src/base.ts', 'export const x = 1;\n'), /commit refused \(E4 layer 0\): wave 1 of 'iso' is active and 'main' is its merge target/);
     expect(await repo.git.headCommit()).toBe(mainBefore);
 
     // The orchestrator's bypass goes through.
-    const bypass = await repo.git.commit({ message: 'orchestrator commit', env: { POLYWAVE_ALLOW_MAIN_COMMIT: '1' } });
+    const bypass = await commitFile(repo, repo.dir, 'src/base.ts', 'export const x = 5;\n', { POLYWAVE_ALLOW_MAIN_COMMIT: '1' });
     expect(await repo.git.headCommit()).toBe(bypass);
 
     // An agent commits in its worktree: only its branch moves.
     const worktreeA = worktreeOf(repo, 'A');
     const gitA = gitIn(repo, worktreeA);
-    const agentCommit = await commitFile(gitA, worktreeA, 'src/a.ts', 'export const a = 1;\n');
+    const agentCommit = await commitFile(repo, worktreeA, 'src/a.ts', 'export const a = 1;\n');
     expect((await repo.run(['rev-parse', 'polywave/iso/wave1-agent-A'])).trim()).toBe(agentCommit);
     expect(await repo.git.headCommit()).toBe(bypass);
     expect((await repo.run(['rev-parse', 'polywave/iso/wave1-agent-B'])).trim()).toBe(mainBefore);
@@ -122,12 +131,12 @@ describe('isolation guard during an active wave', () => {
 
     // In its worktree an agent may not commit on any other branch — main included.
     await gitA.run(['checkout', '-q', '-b', 'sneaky']);
-    await expectRefused(commitFile(gitA, worktreeA, 'src/a.ts', 'export const a = 2;\n'), /worktree of polywave\/iso\/wave1-agent-A; commits on 'sneaky' are not allowed/);
+    await expectRefused(commitFile(repo, worktreeA, 'src/a.ts', 'export const a = 2;\n'), /worktree of polywave\/iso\/wave1-agent-A; commits on 'sneaky' are not allowed/);
     await gitA.run(['checkout', '-q', 'polywave/iso/wave1-agent-A']);
 
     // Once the wave is over (finalize removes the marker) main accepts commits again.
     expect(await clearActiveWave(repo.dir, { slug: 'iso' })).toBe(true);
-    await commitFile(repo.git, repo.dir, 'src/base.ts', 'export const x = 2;\n');
+    await commitFile(repo, repo.dir, 'src/base.ts', 'export const x = 2;\n');
     expect(await repo.git.headCommit()).not.toBe(bypass);
   });
 
@@ -149,16 +158,16 @@ describe('isolation guard during an active wave', () => {
     expect((await readActiveWaves(repo.dir)).map((record) => `${record.slug}:${record.wave}`)).toEqual(['beta:1', 'alpha:3']);
 
     await repo.run(['checkout', '-q', 'polywave/alpha/impl']);
-    await expectRefused(commitFile(repo.git, repo.dir, 'src/base.ts', 'export const x = 1;\n'), /wave 3 of 'alpha' is active and 'polywave\/alpha\/impl' is its merge target/);
+    await expectRefused(commitFile(repo, repo.dir, 'src/base.ts', 'export const x = 1;\n'), /wave 3 of 'alpha' is active and 'polywave\/alpha\/impl' is its merge target/);
     await repo.run(['checkout', '-q', 'polywave/beta/impl']);
-    await expectRefused(commitFile(repo.git, repo.dir, 'src/base.ts', 'export const x = 2;\n'), /wave 1 of 'beta' is active and 'polywave\/beta\/impl' is its merge target/);
+    await expectRefused(commitFile(repo, repo.dir, 'src/base.ts', 'export const x = 2;\n'), /wave 1 of 'beta' is active and 'polywave\/beta\/impl' is its merge target/);
 
     // alpha's finalize disarms alpha only: beta's target stays guarded.
     expect(await clearActiveWave(repo.dir, { slug: 'alpha' })).toBe(true);
     expect(await clearActiveWave(repo.dir, { slug: 'alpha' })).toBe(false);
-    await expectRefused(commitFile(repo.git, repo.dir, 'src/base.ts', 'export const x = 3;\n'), /'beta' is active/);
+    await expectRefused(commitFile(repo, repo.dir, 'src/base.ts', 'export const x = 3;\n'), /'beta' is active/);
     await repo.run(['checkout', '-q', 'polywave/alpha/impl']);
-    await commitFile(repo.git, repo.dir, 'src/base.ts', 'export const x = 4;\n');
+    await commitFile(repo, repo.dir, 'src/base.ts', 'export const x = 4;\n');
     expect(await clearActiveWave(repo.dir, { slug: 'beta' })).toBe(true);
     expect(existsSync(repo.path('.polywave-state/active-wave'))).toBe(false);
   });
@@ -201,12 +210,12 @@ describe('hook installation', () => {
     expect(installed.split(guardBeginMarker)).toHaveLength(2);
 
     // The user hook still runs on a normal commit; the guard blocks main once a wave is active.
-    await commitFile(repo.git, repo.dir, 'one.txt', '1\n');
+    await commitFile(repo, repo.dir, 'one.txt', '1\n');
     expect(readFileSync(repo.path('.git/user-hook-ran'), 'utf8')).toBe('ran\n');
     await writeActiveWave(repo.dir, { slug: 'x', wave: 1, target_branch: 'main', impl: 'docs/IMPL/IMPL-x.yaml' }, new Date());
-    await expectRefused(commitFile(repo.git, repo.dir, 'two.txt', '2\n'), /'main' is its merge target/);
+    await expectRefused(commitFile(repo, repo.dir, 'two.txt', '2\n'), /'main' is its merge target/);
     // With the bypass the guard steps aside but the user's hook still runs.
-    await commitFile(repo.git, repo.dir, 'two.txt', '2\n', { POLYWAVE_ALLOW_MAIN_COMMIT: '1' });
+    await commitFile(repo, repo.dir, 'two.txt', '2\n', { POLYWAVE_ALLOW_MAIN_COMMIT: '1' });
     expect(readFileSync(repo.path('.git/user-hook-ran'), 'utf8')).toBe('ran\nran\n');
   });
 
@@ -219,7 +228,7 @@ describe('hook installation', () => {
     expect(result).toMatchObject({ action: 'chained', chained_hook: repo.path(`.git/hooks/${chainedHookName}`) });
     expect(readFileSync(repo.path(`.git/hooks/${chainedHookName}`), 'utf8')).toBe(nodeHook);
     expect((await installIsolationHook(repo.git)).action).toBe('unchanged');
-    await commitFile(repo.git, repo.dir, 'one.txt', '1\n');
+    await commitFile(repo, repo.dir, 'one.txt', '1\n');
     expect(readFileSync(repo.path('.git/node-hook-ran'), 'utf8')).toBe('ran\n');
   });
 
@@ -231,7 +240,7 @@ describe('hook installation', () => {
     expect(result.hook_path).toBe(path.join(hooksDir, 'pre-commit'));
     expect(existsSync(repo.path('.git/hooks/pre-commit'))).toBe(false);
     await writeActiveWave(repo.dir, { slug: 'x', wave: 1, target_branch: 'main', impl: 'x' }, new Date());
-    await expectRefused(commitFile(repo.git, repo.dir, 'one.txt', '1\n'), /merge target/);
+    await expectRefused(commitFile(repo, repo.dir, 'one.txt', '1\n'), /merge target/);
   });
 
   it('with core.hooksPath inside the working tree (husky-style), guards main and the agent worktrees and keeps the user hooks running', async () => {

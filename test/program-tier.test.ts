@@ -291,11 +291,14 @@ describe('finalize-tier (E28B merges, E29 gate, P5)', () => {
     expect((await repo.run(['rev-parse', 'HEAD'])).trim()).toBe(after);
   });
 
-  it('the tier\'s close commit refused (a pre-commit hook): exit 1, the docs marked and archived but not committed; the re-run commits both closes once', async () => {
+  it('the tier\'s close commit refused (a required clean filter fails on the archive): exit 1, the docs marked and archived but not committed; the re-run commits both closes once', async () => {
     const repo = await tierRepo();
     await workedTier(repo);
-    const hook = repo.path('.git/hooks/pre-commit');
-    writeFileSync(hook, '#!/bin/sh\necho refused by the test hook >&2\nexit 1\n', { mode: 0o755 });
+    // polywave's git runs no repository hook (X25-03/04), so a pre-commit hook cannot refuse it: a required clean
+    // filter that fails on the archived docs (which the tier's merges never touch) does.
+    await repo.run(['config', 'filter.broken.clean', 'false']);
+    await repo.run(['config', 'filter.broken.required', 'true']);
+    writeFileSync(repo.path('.git/info/attributes'), 'docs/IMPL/complete/* filter=broken\n');
     const outcome = await cli(repo, ['finalize-tier', programRelative, '--tier', '1', '--json-only']);
     expect(outcome.code, outcome.stdout.slice(0, 2000)).toBe(1);
     const result = json<FinalizeTierResult>(outcome);
@@ -303,7 +306,7 @@ describe('finalize-tier (E28B merges, E29 gate, P5)', () => {
     expect(result.errors?.[0]?.message).toMatch(/commit the closed IMPL docs \(alpha, beta\).*re-run finalize-tier/);
     expect(existsSync(repo.path('docs/IMPL/complete/IMPL-alpha.yaml'))).toBe(true);
     expect((await repo.run(['status', '--porcelain', '--', 'docs/IMPL'])).trim()).not.toBe('');
-    rmSync(hook);
+    rmSync(repo.path('.git/info/attributes'));
     const rerun = await cli(repo, ['finalize-tier', programRelative, '--tier', '1', '--json-only']);
     expect(rerun.code, rerun.stdout.slice(0, 2000)).toBe(0);
     expect(json<FinalizeTierResult>(rerun)).toMatchObject({ success: true, merged_count: 0, impls_closed: [], impls_skipped: ['alpha', 'beta'] });

@@ -91,7 +91,7 @@ describe('X8: git run by polywave outside the sandbox executes nothing the agent
     // A plain `git commit` in the worktree (the user's, or the agent's inside its sandbox) goes through
     // the wrapper: it runs the MAIN checkout's hook, never the worktree's copy.
     writeFileSync(path.join(wt, 'src/a.ts'), 'export const a = 3;\n');
-    await runGit(['commit', '--quiet', '-m', 'by hand', '--', 'src/a.ts'], { cwd: wt, env: repo.env });
+    execFileSync('git', ['commit', '--quiet', '-m', 'by hand', '--', 'src/a.ts'], { cwd: wt, env: { ...process.env, ...repo.env }, stdio: 'ignore' });
     expect(readFileSync(log('main-hook'), 'utf8')).toBe(`${wt}\n`);
     expect(existsSync(log('agent-hook'))).toBe(false);
     expect(existsSync(log('fsmonitor'))).toBe(false);
@@ -108,12 +108,17 @@ describe('X8: git run by polywave outside the sandbox executes nothing the agent
   }, 60_000);
 
   it('hardenGitArgs: -c pins after the caller\'s global options, submodule options right after status/diff, an explicit choice kept', () => {
-    const pins = ['-c', 'core.fsmonitor=false', '-c', 'submodule.recurse=false'];
+    // …and core.hooksPath=/dev/null last (it wins over a caller's pin; X25-01), except for the queries that read it.
+    const pins = ['-c', 'core.fsmonitor=false', '-c', 'submodule.recurse=false', '-c', 'core.hooksPath=/dev/null'];
+    const queryPins = pins.slice(0, 4);
     expect(hardenGitArgs(['-C', '/w', '--no-optional-locks', 'status', '--porcelain'])).toEqual(['-C', '/w', '--no-optional-locks', ...pins, 'status', '--ignore-submodules=all', '--porcelain']);
-    expect(hardenGitArgs(['-c', 'core.hooksPath=/dev/null', 'status', '--ignore-submodules=none'])).toEqual(['-c', 'core.hooksPath=/dev/null', ...pins, 'status', '--ignore-submodules=none']);
+    expect(hardenGitArgs(['-c', 'core.hooksPath=/snapshot', 'status', '--ignore-submodules=none'])).toEqual(['-c', 'core.hooksPath=/snapshot', ...pins, 'status', '--ignore-submodules=none']);
     expect(hardenGitArgs(['diff', '--name-only', '--end-of-options', 'a..b'])).toEqual([...pins, 'diff', '--ignore-submodules=dirty', '--no-ext-diff', '--no-textconv', '--name-only', '--end-of-options', 'a..b']);
     expect(hardenGitArgs(['diff-files', '--name-only'])).toEqual([...pins, 'diff-files', '--ignore-submodules=dirty', '--name-only']);
     expect(hardenGitArgs(['commit', '-m', 'status'])).toEqual([...pins, 'commit', '-m', 'status']);
+    expect(hardenGitArgs(['add', '--', 'x'])).toEqual([...pins, 'add', '--', 'x']);
+    expect(hardenGitArgs(['config', '--get', 'core.hooksPath'])).toEqual([...queryPins, 'config', '--get', 'core.hooksPath']);
+    expect(hardenGitArgs(['rev-parse', '--git-path', 'hooks'])).toEqual([...queryPins, 'rev-parse', '--git-path', 'hooks']);
     expect(hardenGitArgs(['--version'])).toEqual(['--version']);
   });
 });

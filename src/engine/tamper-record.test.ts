@@ -21,9 +21,9 @@ describe('refs other orchestrated work moves (a PROGRAM tier)', () => {
 });
 
 describe('pinned git configuration', () => {
-  it('no hooks at all without a verified directory; fsmonitor always off', () => {
+  it('no hooks at all, even with a verified snapshot (X25-03/04: a hook may run tree content); fsmonitor always off', () => {
     expect(pinnedGitConfig(undefined)).toEqual({ 'core.hooksPath': os.devNull, 'core.fsmonitor': 'false' });
-    expect(pinnedGitConfig('/snap')).toEqual({ 'core.hooksPath': '/snap', 'core.fsmonitor': 'false' });
+    expect(pinnedGitConfig('/snap')).toEqual({ 'core.hooksPath': os.devNull, 'core.fsmonitor': 'false' });
   });
 
   it('a directory takes the pins of the longest root that contains it', () => {

@@ -136,12 +136,14 @@ export function hooksSnapshotPath(commonDir: string, slug: string, wave: number)
 export const noHooksPath = os.devNull;
 
 /**
- * The configuration finalize's (and prepare's) git commands run with: hooks only from
- * `hooksDirectory` (the verified snapshot, or nowhere), and no fsmonitor command (it would run on
- * every index refresh, and is config an agent could have set after the check).
+ * The configuration finalize's (and prepare's) git commands run with: no hook at all (X25-03/04: a
+ * hook in `.git/hooks` — even the verified snapshot's copy — may run tree content an agent wrote:
+ * a symlink to a tracked script, the pre-commit framework, lefthook; harden.ts gives every host git
+ * the same), and no fsmonitor command (it would run on every index refresh, and is config an agent
+ * could have set after the check). The snapshot stays part of the record (what the hooks were).
  */
-export function pinnedGitConfig(hooksDirectory: string | undefined): Record<string, string> {
-  return { 'core.hooksPath': hooksDirectory ?? noHooksPath, 'core.fsmonitor': 'false' };
+export function pinnedGitConfig(_hooksDirectory?: string): Record<string, string> {
+  return { 'core.hooksPath': noHooksPath, 'core.fsmonitor': 'false' };
 }
 
 /** The pinned configuration for a directory: that of the longest root in `pins` containing it (undefined: none). */

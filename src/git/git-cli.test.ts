@@ -1,11 +1,15 @@
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestRepo, type TestRepo } from '../../test/support/git-repo.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { createGit } from './git-cli.js';
 import { GitError } from './git-error.js';
+
+const execFileAsync = promisify(execFile);
 
 const scratch = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'polywave-git-cli-')));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -390,19 +394,24 @@ describe('showFile', () => {
 });
 
 describe('add, commit, checkout', () => {
-  it('stages and commits with extra env, only the given paths, and runs hooks unless noVerify', async () => {
+  it('stages and commits with extra env, only the given paths; no repository hook ever runs (X25-03/04/06)', async () => {
     const repo = await createTestRepo();
     const hooks = await repo.git.hooksPath();
     mkdirSync(hooks, { recursive: true });
-    writeFileSync(path.join(hooks, 'pre-commit'), '#!/bin/sh\n[ "$POLYWAVE_ALLOW_MAIN_COMMIT" = "1" ] || { echo "blocked by hook" >&2; exit 1; }\n');
-    chmodSync(path.join(hooks, 'pre-commit'), 0o755);
+    const ran = repo.path('.git/hook-ran');
+    for (const name of ['pre-commit', 'commit-msg', 'post-commit', 'post-index-change', 'reference-transaction']) {
+      writeFileSync(path.join(hooks, name), `#!/bin/sh\necho ${name} >> ${JSON.stringify(ran)}\n[ "$POLYWAVE_ALLOW_MAIN_COMMIT" = "1" ] || exit 1\n`);
+      chmodSync(path.join(hooks, name), 0o755);
+    }
 
     repo.write('a b.txt', 'a\n');
     repo.write('ü.txt', 'u\n');
     repo.write('other.txt', 'o\n');
     await repo.git.add(['a b.txt', 'ü.txt', 'other.txt']);
-    const refused = await rejectionOf(repo.git.commit({ message: 'refused' }));
-    expect((refused as GitError).stderr).toContain('blocked by hook');
+    // The same commit with the user's own git: the hooks run (and refuse it).
+    await expect(execFileAsync('git', ['commit', '-q', '-m', 'refused'], { cwd: repo.dir, env: { ...process.env, ...repo.env } })).rejects.toThrow();
+    expect(readFileSync(ran, 'utf8')).toContain('pre-commit');
+    rmSync(ran);
 
     const sha = await repo.git.commit({
       message: 'add two files\n\nbody line',
@@ -420,6 +429,9 @@ describe('add, commit, checkout', () => {
     expect(await repo.git.revParse('HEAD~1')).toBe(bookkeeping);
     expect(empty).not.toBe(bookkeeping);
     await expect(repo.git.commit({ message: 'nothing', noVerify: true })).rejects.toBeInstanceOf(GitError);
+    await repo.git.run(['branch', 'side']);
+    await repo.git.run(['update-ref', 'refs/heads/side', 'HEAD~1']);
+    expect(existsSync(ran), 'a hook ran in a git command of the port').toBe(false);
   });
 
   it('adds ignored files only with force, and treats paths literally', async () => {

@@ -1,10 +1,9 @@
 import { execFile } from 'node:child_process';
 import { existsSync, lstatSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { GitError } from './git-error.js';
-import { gitSubcommandOf, hardenGitArgs, hostGitEnvironment, remoteGitCommand, repositoryLocatingVariables } from './harden.js';
+import { hardenGitArgs, hostGitEnvironment, remoteGitCommand, repositoryLocatingVariables } from './harden.js';
 import { withoutCredentials } from '../sandbox/credential-variables.js';
 import { clearDeadHalfWrittenWorktree, indexLockRetryDelaysMs, retriableIndexLockFailure } from './index-lock-retry.js';
 import { execFileOffloaded, gitSpawnsOffloaded, type OffloadedError } from './spawn-server.js';
@@ -118,36 +117,13 @@ const versionCache = new Map<string, Promise<GitVersion>>();
  * G008_WORKTREE_REMOVE_FAILED, G000_GIT_FAILED (default), G000_NOT_A_REPOSITORY,
  * G000_GIT_MISSING, G000_GIT_TOO_OLD (all exit 2 unless noted).
  */
-/** Subcommands whose hooks (pre-commit, commit-msg, post-merge…) a user may want on polywave's commits — unless kept in a work tree. */
-const hookedCommitSubcommands: ReadonlySet<string> = new Set(['commit', 'merge', 'cherry-pick', 'revert', 'am', 'rebase', 'pull']);
-
 export function createGit(cwd: string, options: CreateGitOptions = {}): Git {
   const baseEnvironment = buildEnvironment(options.env ?? process.env);
   let localEnvironment: Record<string, string> | undefined;
   let layout: Promise<RepositoryLayout> | undefined;
 
-  /**
-   * Whether this checkout's hooks are kept in a work tree (a relative or in-tree `core.hooksPath`: `.githooks`,
-   * husky; or polywave's wrapper, which delegates to them): content agents write and waves merge. Asked once.
-   */
-  let treeHooks: Promise<boolean> | undefined;
-  const hooksInTree = (): Promise<boolean> =>
-    (treeHooks ??= execOnce(['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-common-dir', '--git-path', 'hooks'])
-      .then(({ stdout }) => {
-        const [top = '', common = '', hooks = ''] = stdout.replace(/\n$/, '').split('\n');
-        if (top === '' || common === '' || hooks === '') return false;
-        const inside = (parent: string, child: string) => child === parent || child.startsWith(`${parent}${path.sep}`);
-        const directory = path.resolve(top, hooks);
-        return directory === path.join(path.resolve(common), 'polywave-hooks') || (inside(path.resolve(top), directory) && !inside(path.resolve(common), directory));
-      })
-      .catch(() => false));
-
   async function exec(args: readonly string[], execOptions: ExecOptions = {}): Promise<ExecResult> {
-    // X24-01: a commit or merge polywave makes runs the repository's hooks only when they are not kept in a work tree
-    // (an earlier wave's agent may have rewritten and merged them); a caller's own hooks pin (or --no-verify) stands.
-    if (hookedCommitSubcommands.has(gitSubcommandOf(args) ?? '') && !args.some((arg) => arg.startsWith('core.hooksPath=')) && !(options.config && 'core.hooksPath' in options.config()) && (await hooksInTree())) {
-      args = ['-c', `core.hooksPath=${os.devNull}`, ...args];
-    }
+    // No repository hook runs: hardenGitArgs gives every command core.hooksPath=/dev/null (X24-01, X25-03/04/06).
     // Another git process held this checkout's index.lock: git gives up at once, so wait and retry
     // (also when the caller allowed exit 128).
     for (let attempt = 0; ; attempt += 1) {

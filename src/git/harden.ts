@@ -27,16 +27,21 @@ export const hardenedGitConfig: Readonly<Record<string, string>> = Object.freeze
 });
 
 /**
- * Subcommands that run hooks no user needs from polywave (post-checkout, pre-push, reference-transaction,
- * pre-auto-gc…; commits and merges keep theirs: the user's pre-commit, and finalize's merges pin the verified
- * snapshot — which never holds hooks kept in the tracked tree, tamper-record.ts): they run
- * with `core.hooksPath=/dev/null` put FIRST, so a caller's own `-c core.hooksPath=<dir>` (finalize's verified
- * snapshot) still wins, and queries (`config --get core.hooksPath`, `rev-parse --git-path hooks`) see the real
- * setting. Outside attack X24-01/02: with `core.hooksPath` in the tracked tree (`.githooks`, husky), hooks an agent of
- * an earlier wave rewrote ran on the host — 60 times in one wave: prepare-wave's worktree adds, the merges,
- * polywave's own commits, the dispatcher's push (with its credentials).
+ * No repository hook runs in a git command polywave starts on the host: every one gets `core.hooksPath=/dev/null`
+ * (`/dev/null` is not a directory: git finds no hook in it), put AFTER the caller's own `-c` options so that no pin
+ * wins over it, and handed by git to the gits it starts (GIT_CONFIG_PARAMETERS). Only the queries that read the
+ * setting itself (`config`, `rev-parse --git-path hooks`) see the real one. Hooks run agent-written code on the
+ * host in too many ways to tell apart: kept in the tracked tree (`core.hooksPath=.githooks`, husky — X24-01/02, 60
+ * runs in one wave, the dispatcher's pre-push with its credentials), a `.git/hooks/<name>` symlinked to a tracked
+ * script (X25-03), or one that runs tree content — the pre-commit framework's `.pre-commit-config.yaml`, lefthook's
+ * `lefthook.yml`, husky 4's `package.json`, `exec ./scripts/…` (X25-04); and `git add` writes the index
+ * (post-index-change, X25-06). The user's hooks still run in the user's own git; the E43 guard that prepare-wave
+ * installs is for the agents' git, inside their sandboxes.
  */
-const hookRunningSubcommands: ReadonlySet<string> = new Set(['worktree', 'checkout', 'switch', 'push', 'pull', 'fetch', 'clone', 'send-pack', 'gc', 'maintenance', 'update-ref', 'branch', 'tag', 'symbolic-ref', 'replace', 'notes', 'stash', 'reset']);
+const hookQuerySubcommands: ReadonlySet<string> = new Set(['config', 'rev-parse', 'var', 'version', 'help']);
+
+/** The `core.hooksPath` value that disables every hook. */
+export const noHooksDirectory = os.devNull;
 
 /** Global options that take a separate value (`-C dir`, `-c key=value`…). */
 const globalOptionsWithValue = new Set(['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--config-env', '--exec-path', '--super-prefix', '--list-cmds', '--attr-source']);
@@ -65,6 +70,15 @@ export function hostGitProcessEnvironment(args: readonly string[], env: Readonly
   for (const name of repositoryLocatingVariables) delete environment[name];
   environment.GIT_TERMINAL_PROMPT = '0';
   environment.LC_ALL = 'C';
+  // No hook (see hookQuerySubcommands) for the gits a batch shell or a pipe starts, whatever their arguments.
+  const subcommand = gitSubcommandOf(args);
+  if (subcommand === undefined || !hookQuerySubcommands.has(subcommand)) {
+    const count = Number.parseInt(environment.GIT_CONFIG_COUNT ?? '0', 10);
+    const index = Number.isInteger(count) && count >= 0 ? count : 0;
+    environment[`GIT_CONFIG_KEY_${index}`] = 'core.hooksPath';
+    environment[`GIT_CONFIG_VALUE_${index}`] = noHooksDirectory;
+    environment.GIT_CONFIG_COUNT = String(index + 1);
+  }
   return environment;
 }
 
@@ -111,8 +125,8 @@ export function hardenGitArgs(args: readonly string[]): string[] {
   }
   // Options go before `--end-of-options` / `--`: right after the subcommand.
   if (subcommand === undefined) return [...args];
-  const noHooks = hookRunningSubcommands.has(subcommand) ? ['-c', `core.hooksPath=${os.devNull}`] : [];
-  return [...noHooks, ...args.slice(0, index), ...config, subcommand, ...extra, ...rest];
+  const noHooks = hookQuerySubcommands.has(subcommand) ? [] : ['-c', `core.hooksPath=${noHooksDirectory}`];
+  return [...args.slice(0, index), ...config, ...noHooks, subcommand, ...extra, ...rest];
 }
 
 /**

@@ -327,8 +327,7 @@ export async function verifyRepositories(context: FinalizeContext, phase: 'start
   }
   if (manifest !== undefined && manifest.data !== undefined) state.manifestSha = manifest.sha;
   state.verified = true;
-  const hooksFrom = context.repos.map((repo) => (pinsFor(state, repo.root)['core.hooksPath'] === state.fallback['core.hooksPath'] ? 'none' : 'the recorded snapshot'));
-  const summary = `repository as recorded: config, hooks, refs, manifest; main checkout clean; hooks run from ${[...new Set(hooksFrom)].join(' / ')}`;
+  const summary = 'repository as recorded: config, hooks, refs, manifest; main checkout clean; no repository hook runs in its git commands';
   if (notes.length > 0) return { status: 'warning', detail: `${notes.join('; ')}${state.records.size > 0 ? `; otherwise ${summary}` : ''}`, data: { phase, notes, records: recordPaths } };
   return { status: 'success', detail: summary, data: { phase, records: recordPaths } };
 }
