@@ -1,4 +1,4 @@
-import { stat } from 'node:fs/promises';
+import { lstat, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Finding } from '../errors/finding.js';
 import { PolywaveError } from '../errors/polywave-error.js';
@@ -475,7 +475,8 @@ export function securityConfigChanges(before: ProjectConfig | undefined, after: 
   addedTo('sandbox.readable', old.readable, now.readable);
   const same = (left: unknown, right: unknown): boolean => JSON.stringify(left ?? null) === JSON.stringify(right ?? null);
   if (widened.length === 0 && !same(before?.sandbox, after?.sandbox)) changed.push('sandbox');
-  for (const key of ['setup', 'teardown', 'copy', 'worktree_setup', 'agent_clis', 'dispatch', 'repo'] as const) if (!same(before?.[key], after?.[key])) changed.push(key);
+  // autonomy and budget_usd: the daemon's level (without --autonomy) and the operator's cost cap (X25-11).
+  for (const key of ['setup', 'teardown', 'copy', 'worktree_setup', 'agent_clis', 'dispatch', 'repo', 'autonomy', 'budget_usd'] as const) if (!same(before?.[key], after?.[key])) changed.push(key);
   const repoKeys = (config: ProjectConfig | undefined): unknown =>
     Array.isArray(config?.repos) ? config.repos.map((entry) => (isRecord(entry) ? { path: entry.path, setup: entry.setup, teardown: entry.teardown, copy: entry.copy } : entry)) : null;
   if (!same(repoKeys(before), repoKeys(after))) changed.push('repos[].setup/teardown/copy/path');
@@ -518,8 +519,30 @@ export function configuredWorktreeSetupSettings(config: ProjectConfig | undefine
 }
 
 /**
+ * Why a config file on disk is not one this user may trust, or undefined when it is (POSIX only): it
+ * belongs to another user than this one and root, or anyone may write it, or it lies in a directory
+ * anyone may write without the sticky bit (anyone could put another there). Outside attack X25-21: a
+ * repository under a shared directory (/tmp/proj) without a config of its own took its sandbox,
+ * setup, dispatch and the daemon's autonomy from another local user's /tmp/polywave.config.json.
+ */
+export async function untrustedConfigReason(file: string): Promise<string | undefined> {
+  const uid = typeof process.geteuid === 'function' ? process.geteuid() : undefined;
+  if (uid === undefined) return undefined;
+  const [link, target, directory] = await Promise.all([lstat(file), stat(file), stat(path.dirname(file))]);
+  for (const [what, stats] of [['it', link], ['its target', target]] as const) {
+    if (stats.uid !== uid && stats.uid !== 0) return `${what} belongs to uid ${stats.uid}, not to you (uid ${uid}) or root`;
+  }
+  if ((target.mode & 0o002) !== 0) return 'anyone may write it';
+  if ((directory.mode & 0o002) !== 0 && (directory.mode & 0o1000) === 0) return 'its directory is writable by anyone, without the sticky bit';
+  return undefined;
+}
+
+const untrustedWarned = new Set<string>();
+
+/**
  * Finds polywave.config.json in `startDir` or one of its parents (at most `maxLevels`
- * directories, default 10 as in Go). Returns the absolute path or undefined.
+ * directories, default 10 as in Go). Returns the absolute path or undefined. A file another
+ * user controls ({@link untrustedConfigReason}) is skipped, with one warning on stderr naming it.
  */
 export async function locateProjectConfig(startDir: string, options: { maxLevels?: number } = {}): Promise<string | undefined> {
   let directory = path.resolve(startDir);
@@ -527,7 +550,14 @@ export async function locateProjectConfig(startDir: string, options: { maxLevels
   for (let level = 0; level < maxLevels; level += 1) {
     const candidate = path.join(directory, projectConfigFileName);
     try {
-      if ((await stat(candidate)).isFile()) return candidate;
+      if ((await stat(candidate)).isFile()) {
+        const reason = await untrustedConfigReason(candidate);
+        if (reason === undefined) return candidate;
+        if (!untrustedWarned.has(candidate)) {
+          untrustedWarned.add(candidate);
+          process.stderr.write(`polywave: warning: ${JSON.stringify(candidate)} ignored (${reason})\n`);
+        }
+      }
     } catch {
       // not here
     }

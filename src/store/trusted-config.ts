@@ -290,6 +290,8 @@ export interface TrustedConfigText {
   repository?: RepositoryPaths;
   /** Nested configs between the start directory and the repository root: never read for the watched keys. */
   ignored: string[];
+  /** The start directory's own repository, when the config came from above it (no config of its own). */
+  own?: RepositoryPaths;
 }
 
 const warned = new Set<string>();
@@ -340,7 +342,7 @@ export async function readTrustedConfigText(startDir: string, options: { revisio
   const depth = options.depth ?? 0;
   if (parent === repository.toplevel || depth >= 8) return { path: undefined, text: undefined, repository, ignored };
   const above = await readTrustedConfigText(parent, { depth: depth + 1 });
-  return { ...above, repository: above.repository ?? repository, ignored: [...ignored, ...above.ignored] };
+  return { ...above, repository: above.repository ?? repository, ignored: [...ignored, ...above.ignored], own: repository };
 }
 
 /** A trusted config, parsed. */
@@ -362,8 +364,10 @@ export interface TrustedConfig {
  */
 export async function loadTrustedConfig(startDir: string, options: { revision?: string } = {}): Promise<TrustedConfig> {
   const trusted = await readTrustedConfigText(startDir, options);
-  const block = options.revision === undefined && trusted.repository !== undefined && trusted.path !== undefined && path.dirname(trusted.path) === trusted.repository.toplevel
-    ? await configBlockInEffect(trusted.repository.toplevel) // no catch: an error is not "no block" (fail closed)
+  // The block of the repository itself, also when its own config is gone and one above would be read (X25-25).
+  const own = options.revision === undefined ? (trusted.own ?? (trusted.path !== undefined && trusted.repository !== undefined && path.dirname(trusted.path) === trusted.repository.toplevel ? trusted.repository : undefined)) : undefined;
+  const block = own !== undefined
+    ? await configBlockInEffect(own.toplevel) // no catch: an error is not "no block" (fail closed)
     : undefined;
   const text = block ? (block.record.accepted_config ?? undefined) : trusted.text;
   const parsed = text === undefined ? { config: undefined, findings: [] } : parseProjectConfig(text);
@@ -525,6 +529,11 @@ export async function configBlockInEffect(directory: string): Promise<ConfigBloc
   const accepted = record.accepted_config === null ? undefined : parseProjectConfig(record.accepted_config).config;
   const now = head === undefined ? undefined : parseProjectConfig(head).config;
   const changes = securityConfigChanges(accepted, now);
+  // Deleted while a config above the repository would take its place (X25-25): still the blocked change.
+  if (head === undefined && record.accepted_config !== null) {
+    const above = await readTrustedConfigText(path.dirname(repository.toplevel));
+    if (above.path !== undefined) changes.changed.push(`${projectConfigFileName} deleted: ${above.path} (above the repository) would set its settings`);
+  }
   const keys = changedKeys(changes);
   if (keys.length === 0) return undefined;
   return { record, repository, accepted, now, changes, keys };

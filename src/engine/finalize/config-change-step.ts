@@ -1,14 +1,25 @@
 import { parseProjectConfig, projectConfigFileName, securityConfigChanges, type ProjectConfig, type SecurityConfigChanges } from '../../store/project-config.js';
-import { acceptedByHuman, changedKeys, clearConfigBlock, configBlockInEffect, configChangedCode, recordConfigBlock } from '../../store/trusted-config.js';
+import path from 'node:path';
+import { acceptedByHuman, changedKeys, clearConfigBlock, configBlockInEffect, configChangedCode, readTrustedConfigText, recordConfigBlock } from '../../store/trusted-config.js';
 import type { StepDefinition } from '../step.js';
 import { errorText, short, type FinalizeContext, type FinalizeRepo } from './context.js';
 
 /** The code of a wave blocked because its merge changed what runs outside the agents' control. */
 export { configChangedCode };
 
-async function configAt(repo: FinalizeRepo, ref: string): Promise<ProjectConfig | undefined> {
+async function configAt(repo: FinalizeRepo, ref: string): Promise<{ exists: boolean; config: ProjectConfig | undefined }> {
   const text = await repo.targetGit.showFile(ref, projectConfigFileName);
-  return text === undefined ? undefined : parseProjectConfig(text).config;
+  return { exists: text !== undefined, config: text === undefined ? undefined : parseProjectConfig(text).config };
+}
+
+/**
+ * The repository's own config was deleted by the merge while a config above the repository would take its place
+ * (outside attack X25-25: an agent deleted it, finalize saw "no change" in the watched keys, and wave 2 ran with the
+ * config above, `sandbox.writable: ["~"]`). The path of that config, or undefined.
+ */
+async function configAboveTakingOver(repo: FinalizeRepo): Promise<string | undefined> {
+  const trusted = await readTrustedConfigText(path.dirname(repo.root));
+  return trusted.path;
 }
 
 /**
@@ -46,14 +57,18 @@ export const configChangeStep: StepDefinition<FinalizeContext> = {
       }
       let before: ProjectConfig | undefined;
       let after: ProjectConfig | undefined;
+      let takingOver: string | undefined;
       try {
-        before = await configAt(repo, base);
-        after = await configAt(repo, 'HEAD');
+        const [atBase, atHead] = [await configAt(repo, base), await configAt(repo, 'HEAD')];
+        before = atBase.config;
+        after = atHead.config;
+        if (atBase.exists && !atHead.exists) takingOver = await configAboveTakingOver(repo);
       } catch (error) {
         context.block = { reason: `${configChangedCode}: ${where} could not be compared with the wave base: ${errorText(error)}`, mergeState: 'failed' };
         return { status: 'failed', detail: context.block.reason };
       }
       const changes = securityConfigChanges(before, after);
+      if (takingOver !== undefined) changes.changed.push(`${projectConfigFileName} deleted: ${takingOver} (above the repository) would set its settings`);
       const keys = changedKeys(changes);
       // A change blocked earlier (another IMPL or wave) and not accepted: this wave's base may already hold it.
       // No catch-to-undefined: a block record or HEAD config that cannot be read is not "no earlier block" (fail closed).
