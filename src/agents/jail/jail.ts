@@ -352,14 +352,13 @@ export async function createJail(policy: JailPolicy, options: CreateJailOptions 
       const git = gitAt(root);
       const changed = new Set<string>();
       const uncommitted = new Set<string>();
-      // One round of git reads, in parallel (every agent of a wave is audited when it stops).
-      const [committed, headAndStatus, gitlinks] = await Promise.all([
-        auditOptions.baseCommit ? git.diffNameOnly(`${auditOptions.baseCommit}..HEAD`) : Promise.resolve([] as string[]),
-        // The status with HEAD's commit and branch (`status --branch`: one process, not a status and a rev-parse).
-        // X8 #2: never enters a submodule (git-cli hardening), so a repository planted there runs nothing here.
-        statusWithBranch(git),
-        gitlinkBaseline ? gitlinkRepoSignatures(git, root) : Promise.resolve(undefined),
-      ]);
+      // The status with HEAD's commit and branch (`status --branch`: one process, not a status and a rev-parse).
+      // X8 #2: never enters a submodule (git-cli hardening), so a repository planted there runs nothing here.
+      const [headAndStatus, gitlinks] = await Promise.all([statusWithBranch(git), gitlinkBaseline ? gitlinkRepoSignatures(git, root) : Promise.resolve(undefined)]);
+      // HEAD still at the base (the bash tool's audit after a command that committed nothing): nothing committed
+      // since it, and the base is HEAD's own ancestor — no diff, no merge-base process.
+      const unmoved = auditOptions.baseCommit !== undefined && headAndStatus.head === auditOptions.baseCommit;
+      const committed = auditOptions.baseCommit && !unmoved ? await git.diffNameOnly(`${auditOptions.baseCommit}..HEAD`) : [];
       const status = headAndStatus.entries;
       // X8 #2c: a git repository made (or changed) in a submodule path names programs the user's own
       // git would run there (core.fsmonitor, filters): never the agent's to create.
@@ -396,7 +395,7 @@ export async function createJail(policy: JailPolicy, options: CreateJailOptions 
             code: 'JAIL_BRANCH_MOVED',
             reason: current === undefined ? `HEAD is detached, not on the agent branch "${policy.branch}" (${isolation}).` : `HEAD is on "${current}", not on the agent branch "${policy.branch}" (${isolation}).`,
           });
-        } else if (auditOptions.baseCommit && !(await git.isAncestor(auditOptions.baseCommit, 'HEAD'))) {
+        } else if (auditOptions.baseCommit && !unmoved && !(await git.isAncestor(auditOptions.baseCommit, 'HEAD'))) {
           violations.push({ code: 'JAIL_BRANCH_MOVED', reason: `the agent branch "${policy.branch}" no longer contains the base commit ${auditOptions.baseCommit.slice(0, 12)} (${isolation}).` });
         }
       }

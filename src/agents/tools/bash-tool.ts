@@ -13,6 +13,7 @@
 import { spawn } from 'node:child_process';
 import { z } from 'zod';
 import { createGit } from '../../git/git-cli.js';
+import { statusWithBranch } from '../../git/status-with-branch.js';
 import { isCredentialVariable } from '../credentials.js';
 import { gitCommitHint, isGitWriteRefusal, sandboxDenialsIn } from '../sandbox/sandbox-denials.js';
 import { wrapInSandbox } from '../../sandbox/wrap-in-sandbox.js';
@@ -185,7 +186,8 @@ export const bashTool: AgentTool = defineTool<z.infer<typeof bashInput>>({
     // audit still judges them): only new changes are blamed on the command.
     let dirtyBefore = new Set<string>();
     try {
-      const [head, status] = await Promise.all([git.tryRevParse('HEAD'), git.status()]);
+      // HEAD and the status in one process (status --branch), not a rev-parse beside a status.
+      const { head, entries: status } = await statusWithBranch(git);
       headBefore = head;
       dirtyBefore = new Set(status.flatMap((entry) => (entry.from === undefined ? [entry.path] : [entry.path, entry.from])));
     } catch {

@@ -262,6 +262,30 @@ describe('bash', () => {
     expect(await f.call('bash', { command: 'echo changed > src/a.ts && cat src/a.ts' })).toEqual({ output: 'changed\n[exit status 0]', isError: false });
   });
 
+  it('a command that commits nothing costs two git processes: one status --branch before (HEAD and the dirty files), one after (the audit)', async () => {
+    const f = await fixture();
+    const shim = path.join(f.repo.root, 'git-shim');
+    mkdirSync(shim);
+    const log = path.join(f.repo.root, 'git-calls');
+    const realGit = (await f.repo.run(['--exec-path'])).trim() + '/git';
+    writeFileSync(path.join(shim, 'git'), `#!/bin/sh\necho "$*" >> ${JSON.stringify(log)}\nexec ${JSON.stringify(realGit)} "$@"\n`, { mode: 0o755 });
+    const env = { ...f.repo.env, PATH: `${shim}:${f.repo.env.PATH ?? process.env.PATH ?? ''}` };
+    const jail = await createJail({ root: f.wt, ownedFiles: ['src/a.ts'], branch }, { env });
+    const bash = createAgentTools({ include: ['bash'] })[0]!;
+    const result = await runToolCall(bash, { command: 'echo changed > src/a.ts' }, { ...f.context, jail, env }, f.observer, 'count-1');
+    expect(result).toEqual({ output: '[exit status 0]', isError: false });
+    const calls = readFileSync(log, 'utf8').split('\n').filter(Boolean);
+    expect(calls, calls.join('\n')).toHaveLength(2);
+    for (const call of calls) expect(call).toMatch(/ status --ignore-submodules=all --porcelain=v2 -z --branch /);
+    // One that commits: the audit asks what the commit changed and whether the base is still below HEAD.
+    writeFileSync(log, '');
+    const committing = await runToolCall(bash, { command: 'git add src/a.ts && git commit -qm change' }, { ...f.context, jail, env }, f.observer, 'count-2');
+    expect(committing.isError, committing.output).toBe(false);
+    const after = readFileSync(log, 'utf8').split('\n').filter(Boolean).filter((call) => !/^(add|commit) /.test(call.replace(/^(-c \S+ )*/, '')));
+    expect(after.some((call) => / diff /.test(call)), after.join('\n')).toBe(true);
+    expect(after.some((call) => / merge-base --is-ancestor /.test(call)), after.join('\n')).toBe(true);
+  });
+
   it('refuses commands the jail denies, before running them', async () => {
     const f = await fixture();
     const result = await f.call('bash', { command: 'cd .. && touch escaped' });
