@@ -766,6 +766,23 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   let resolveClosed: () => void = () => undefined;
   const closed = new Promise<void>((resolve) => (resolveClosed = resolve));
   let closing: Promise<void> | undefined;
+  let forced: Promise<void> | undefined;
+  // X24-12: what waits on Redis (BullMQ's close, the worker record) never ends while it is gone — bounded when forced.
+  const bounded = (work: Promise<unknown>, ms: number): Promise<unknown> => Promise.race([work.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, ms).unref())]);
+  const finish = async (force: boolean): Promise<void> => {
+    // Forced: the aborted jobs move themselves back to the queue while the connection is still open.
+    if (force) await bounded(Promise.all(inflight), 10_000);
+    if (force) await bounded(Promise.all(workers.map((worker) => worker.close(true))), 5_000);
+    else await Promise.all(workers.map((worker) => worker.close(false)));
+    await (force ? bounded(Promise.all(cleanups.values()), 5_000) : Promise.all(cleanups.values()));
+    await withClone(() => removeWorktree()).catch(() => undefined);
+    clearInterval(timer);
+    loopDelay.disable();
+    await bounded(removeWorkerRecord(client, id, { pid: process.pid, started_at: startedAt }), force ? 2_000 : 10_000);
+    client.disconnect();
+    if (force) for (const worker of workers) void worker.disconnect().catch(() => undefined);
+    resolveClosed();
+  };
   return {
     id,
     closed,
@@ -773,20 +790,9 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       stopping = true;
       // F14: the running agents stop now; their jobs go back to the queue unpushed (another worker runs them).
       if (force) for (const controller of aborts) controller.abort(new Error('handed back by a second signal'));
-      if (closing) return closing;
-      closing = (async () => {
-        // Forced: the aborted jobs move themselves back to the queue while the connection is still open.
-        if (force) await Promise.race([Promise.all(inflight), new Promise((resolve) => setTimeout(resolve, 10_000).unref())]);
-        await Promise.all(workers.map((worker) => worker.close(force)));
-        await Promise.all(cleanups.values());
-        await withClone(() => removeWorktree()).catch(() => undefined);
-        clearInterval(timer);
-        loopDelay.disable();
-        await removeWorkerRecord(client, id, { pid: process.pid, started_at: startedAt }).catch(() => undefined);
-        client.disconnect();
-        resolveClosed();
-      })();
-      return closing;
+      // A second signal while the graceful stop waits (on Redis, perhaps gone: X24-12) stops it, bounded, instead of joining it.
+      if (force) return (forced ??= finish(true));
+      return (closing ??= finish(false));
     },
   };
 }

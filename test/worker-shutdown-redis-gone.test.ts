@@ -1,0 +1,46 @@
+/**
+ * Outside attack notes X24-12 / X25-20 (issue 17): with Redis gone, `polywave worker` ignored SIGTERM — the first
+ * signal's graceful stop waited on BullMQ and on Redis writes that could never finish, and the second signal (hand
+ * the jobs back now) joined that same wait. An operator's `systemctl stop` or Ctrl-C during a Redis outage hung.
+ * Now: the second signal stops it within a bounded time whatever Redis does; the first, with Redis back, still
+ * finishes cleanly.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createDispatchRepo, lettersScript, startRedis, startWorker, type TestWorker } from './dispatch-support.js';
+
+const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-worker-redis-gone-'));
+const workers: TestWorker[] = [];
+
+afterAll(() => {
+  for (const worker of workers) worker.child.kill('SIGKILL');
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+describe('polywave worker stops with Redis gone (X24-12)', () => {
+  it('a second SIGTERM stops it within seconds (the first may wait for Redis), and it says it stopped', async () => {
+    const redis = await startRedis(path.join(scratch, 'redis'));
+    try {
+      const { remote } = await createDispatchRepo('gone', lettersScript());
+      const worker = await startWorker({ id: 'gone-1', redisUrl: redis.url, remote, dir: path.join(scratch, 'worker') });
+      workers.push(worker);
+      await redis.stop();
+      worker.child.kill('SIGTERM');
+      const first = await Promise.race([worker.exited.then(() => 'exited'), sleep(3000).then(() => 'running')]);
+      if (first === 'running') {
+        const sent = Date.now();
+        worker.child.kill('SIGTERM');
+        const second = await Promise.race([worker.exited.then(() => 'exited'), sleep(20_000).then(() => 'running')]);
+        expect(second, worker.log()).toBe('exited');
+        expect(Date.now() - sent).toBeLessThan(20_000);
+      }
+      expect(worker.log()).toContain('SIGTERM');
+      expect(worker.log()).toContain('stopped');
+    } finally {
+      await redis.stop();
+    }
+  }, 90_000);
+});
