@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { MockLanguageModelV3 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
@@ -275,6 +275,26 @@ describe('run-scout (issue 6): E16 correction loop, critic gate, one commit', ()
     ]);
     const result = await runScout({ feature: 'Greeting formatters', repoDir: repo.dir, model: mockModelString, env: repo.env, backend: backendFor(model) });
     expect(result.state).toBe('REVIEWED');
+    expect((await repo.run(['status', '--porcelain', '--untracked-files=all'])).trim()).toBe('');
+  });
+
+  it('the Scout may write its own IMPL doc only (X26-05): a queue item, another IMPL\'s plan and an archive entry are refused, and one written with bash is moved out', async () => {
+    const repo = await repository();
+    const planted = ['docs/IMPL/queue/001-follow-up.yaml', 'docs/IMPL/IMPL-deploy.yaml', 'docs/IMPL/complete/IMPL-sec-review.yaml', 'docs/IMPL/complete/sec-review.yaml'];
+    const model = scripted([
+      callTool('write_file', { path: planted[0], content: 'slug: follow-up\nautonomy_override: autonomous\n' }),
+      callTool('write_file', { path: planted[1], content: 'state: WAVE_EXECUTING\n' }),
+      callTool('write_file', { path: planted[2], content: 'state: COMPLETE\n' }),
+      (call) => {
+        for (const result of toolResults(call).slice(-3)) expect(result).toMatch(/JAIL_NOT_OWNED|not owned|may not/i);
+        return callTool('bash', { command: `mkdir -p docs/IMPL/complete && printf 'feature_slug: sec-review\\nstate: COMPLETE\\n' > ${planted[3]}` });
+      },
+      () => writeManifest(validManifest),
+      say('done'),
+    ]);
+    const result = await runScout({ feature: 'Greeting formatters', repoDir: repo.dir, model: mockModelString, env: repo.env, backend: backendFor(model) });
+    expect(result.state).toBe('REVIEWED');
+    for (const file of planted) expect(existsSync(repo.path(file)), file).toBe(false);
     expect((await repo.run(['status', '--porcelain', '--untracked-files=all'])).trim()).toBe('');
   });
 

@@ -5,7 +5,7 @@
  * 1. Slug and path (`docs/IMPL/IMPL-<slug>.yaml`); an IMPL already past SCOUT_PENDING is refused.
  * 2. Inputs: docs/CONTEXT.md (E17), H2 toolchain commands (extract-commands), the PROGRAM's
  *    contracts (E31, `--program`).
- * 3. Attempt N: the Scout runs jailed at the repository root, writable only under docs/IMPL/ (I6);
+ * 3. Attempt N: the Scout runs jailed at the repository root, writable only its own IMPL doc (I6, X26-05);
  *    then the manifest is parsed and validated (every IMPL rule, with the repository for file
  *    facts). Blocking findings go back to attempt N+1 in the prompt's correction section, each
  *    with code, field and line (E16). After `maxAttempts` (3) failed attempts: BLOCKED (written
@@ -376,7 +376,9 @@ export async function runScout(options: RunScoutOptions): Promise<RunScoutResult
   const maxAttempts = Math.max(1, Math.floor(options.maxAttempts ?? 3));
   const attempts: ScoutAttemptRecord[] = [];
   const spec = resolveModelSpec(options.model, options.env);
-  const writable = relativeImpl.startsWith('docs/IMPL/') ? ['docs/IMPL/'] : ['docs/IMPL/', relativeImpl];
+  // Its own IMPL doc only (X26-05: writable on all of docs/IMPL/, a steered Scout planted queue items, other IMPLs'
+  // plans and archive entries beside its plan — what V058/V059 refuse to wave agents — and the daemon ran them).
+  const owned = [relativeImpl];
   let previousErrors: Finding[] = [];
   let output: ScoutOutput | undefined;
   let stopped: { code: string; message: string } | undefined;
@@ -426,7 +428,7 @@ export async function runScout(options: RunScoutOptions): Promise<RunScoutResult
       prompt: prompt.user,
       cwd: repoDir,
       implPath,
-      policy: { root: repoDir, ownedFiles: [], writablePrefixes: writable },
+      policy: { root: repoDir, ownedFiles: owned },
       limits: { timeoutMs: options.timeoutMs ?? 10 * 60_000, ...(options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}) },
       env: options.env,
       onEvent,
