@@ -12,6 +12,8 @@
 import { chmodSync, chownSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { budgetFrom } from '../src/cli/budget-option.js';
+import { findConfigFile } from '../src/gates/config.js';
 import { locateProjectConfig } from '../src/store/project-config.js';
 import { configBlockInEffect, loadTrustedConfig } from '../src/store/trusted-config.js';
 import { createTestRepo } from './support/git-repo.js';
@@ -41,6 +43,28 @@ describe('a polywave.config.json above the repository (X25-21)', () => {
     chmodSync(path.dirname(above), directoryMode | 0o1000);
     expect((await loadTrustedConfig(target)).path, 'sticky (/tmp): the owner decides').toBe(above);
 
+    // X26-03: group-writable (umask 002, a team directory) — trusted only when the group is our own.
+    const gid = process.getegid?.() ?? 0;
+    chmodSync(above, 0o664);
+    expect((await loadTrustedConfig(target)).path, 'group-writable, our group').toBe(above);
+    if (isRoot) {
+      chownSync(above, 0, 1);
+      expect((await loadTrustedConfig(target)).path, 'group-writable by group 1').toBeUndefined();
+      expect(await findConfigFile(target), 'the gates\' repo registry (X26-12)').toBeUndefined();
+      chownSync(above, 0, gid);
+      chmodSync(above, 0o644);
+      chownSync(path.dirname(above), 0, 1);
+      chmodSync(path.dirname(above), 0o775);
+      expect((await loadTrustedConfig(target)).path, 'a directory group 1 may write').toBeUndefined();
+      chmodSync(path.dirname(above), 0o755);
+      chownSync(path.dirname(above), 0, gid);
+    }
+    chmodSync(above, 0o644);
+    chmodSync(above, 0o666);
+    expect(await findConfigFile(target), 'the gates\' repo registry (X26-12): writable by anyone').toBeUndefined();
+    chmodSync(above, 0o644);
+    expect(await findConfigFile(target)).toBe(above);
+
     if (isRoot) {
       chownSync(above, 1, 1);
       expect((await loadTrustedConfig(target)).path, 'owned by uid 1').toBeUndefined();
@@ -49,6 +73,14 @@ describe('a polywave.config.json above the repository (X25-21)', () => {
       expect((await loadTrustedConfig(target)).path).toBe(above);
     }
     chmodSync(path.dirname(above), 0o755);
+  });
+});
+
+describe('the budget of run-wave (X26-10)', () => {
+  it('comes from the repository root\'s committed config, never from a nested one next to the IMPL an agent may own', async () => {
+    const repo = await createTestRepo({ files: { 'polywave.config.json': `${JSON.stringify({ budget_usd: { run: 5, wave: 2, agent: 1 } })}\n`, 'docs/IMPL/polywave.config.json': `${JSON.stringify({ budget_usd: 1_000_000 })}\n`, 'docs/IMPL/IMPL-x.yaml': 'title: x\n' } });
+    const tracker = await budgetFrom({}, repo.path('docs/IMPL/IMPL-x.yaml'));
+    expect(tracker?.limits).toMatchObject({ runUsd: 5, waveUsd: 2, agentUsd: 1 });
   });
 });
 

@@ -19,9 +19,10 @@ export const budgetOptions = [
  * undefined when no limit is set. Bad values → X001_INVALID_INPUT (exit 2) before anything starts.
  */
 export async function budgetFrom(options: Record<string, unknown>, startDir: string): Promise<BudgetTracker | undefined> {
-  const [{ BudgetTracker, resolveBudgetLimits }, { locateProjectConfig, readProjectConfig }] = await Promise.all([import('../agents/budget.js'), import('../store/project-config.js')]);
-  const configPath = await locateProjectConfig(startDir).catch(() => undefined);
-  const config = configPath ? (await readProjectConfig(configPath).catch(() => undefined))?.config : undefined;
+  const [{ BudgetTracker, resolveBudgetLimits }, { loadTrustedConfig }] = await Promise.all([import('../agents/budget.js'), import('../store/trusted-config.js')]);
+  // The repository root's committed config (a watched key: X25-11), never a nested one an agent may own (X26-10:
+  // run-wave started from the IMPL's directory and took `docs/IMPL/polywave.config.json`'s budget).
+  const config = (await loadTrustedConfig(startDir).catch(() => undefined))?.config;
   const limits = resolveBudgetLimits({ budgetUsd: options.budgetUsd, waveBudgetUsd: options.waveBudgetUsd, agentBudgetUsd: options.agentBudgetUsd }, config?.budget_usd);
   const tracker = new BudgetTracker(limits);
   return tracker.active ? tracker : undefined;

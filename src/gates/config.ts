@@ -1,6 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { untrustedConfigReason } from '../store/project-config.js';
 
 export const configFileName = 'polywave.config.json';
 
@@ -34,7 +35,8 @@ export async function findConfigFile(startDir: string): Promise<string | undefin
   for (let level = 0; level <= maxConfigSearchLevels; level += 1) {
     const candidate = path.join(directory, configFileName);
     try {
-      if ((await stat(candidate)).isFile()) return candidate;
+      // A file another user controls is never read (X26-12, as locateProjectConfig: X25-21).
+      if ((await stat(candidate)).isFile() && (await untrustedConfigReason(candidate)) === undefined) return candidate;
     } catch {
       // not here
     }

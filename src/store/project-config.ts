@@ -534,6 +534,10 @@ export async function untrustedConfigReason(file: string): Promise<string | unde
   }
   if ((target.mode & 0o002) !== 0) return 'anyone may write it';
   if ((directory.mode & 0o002) !== 0 && (directory.mode & 0o1000) === 0) return 'its directory is writable by anyone, without the sticky bit';
+  // X26-03: group-writable (umask 002, a team directory) is another user's to change unless the group is your own.
+  const gid = typeof process.getegid === 'function' ? process.getegid() : undefined;
+  if ((target.mode & 0o020) !== 0 && target.gid !== gid) return `the members of group ${target.gid} may write it`;
+  if ((directory.mode & 0o020) !== 0 && (directory.mode & 0o1000) === 0 && directory.gid !== gid) return `the members of group ${directory.gid} may write its directory`;
   return undefined;
 }
 
