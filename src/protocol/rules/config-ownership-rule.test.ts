@@ -64,7 +64,7 @@ describe('agent-owns-queue-item (V058, outside attack X24-03)', () => {
 
 describe('agent-owns-impl-manifest (V059, outside attack X24-05)', () => {
   it('refuses an agent owning an IMPL manifest, however spelled; a report next to the plans stays ownable', () => {
-    for (const file of ['docs/IMPL/IMPL-evil.yaml', './docs/IMPL/IMPL-evil.yml', 'docs/impl/impl-x.yaml', 'docs//IMPL/./complete/IMPL-old.yaml', 'src/../docs/IMPL/IMPL-y.yaml', 'docs/IMPL/complete/sec-review.yaml', 'docs/IMPL/complete/notes.md', 'docs/IMPL/deploy.yaml']) {
+    for (const file of ['docs/IMPL/IMPL-evil.yaml', './docs/IMPL/IMPL-evil.yml', 'docs/impl/impl-x.yaml', 'docs//IMPL/./complete/IMPL-old.yaml', 'src/../docs/IMPL/IMPL-y.yaml', 'docs/IMPL/complete/sec-review.yaml', 'docs/IMPL/complete/notes.md', 'docs/IMPL/deploy.yaml', 'docs/IMPL/in-progress/IMPL-checkout.yaml', 'docs/IMPL/pending/x.yml', 'docs/IMPL/blocked/IMPL-y.yaml', 'docs/IMPL/not-suitable/z.yaml']) {
       const parsed = parseImpl(manifest(file));
       const findings = validateImpl({ manifest: parsed.manifest!, locate: parsed.locate }).filter((finding) => finding.code === 'V059_AGENT_OWNS_IMPL_MANIFEST');
       expect(findings, file).toHaveLength(1);
@@ -72,7 +72,7 @@ describe('agent-owns-impl-manifest (V059, outside attack X24-05)', () => {
       expect(findings[0]!.message).toContain('written by the Scout and the orchestrator alone');
     }
     // the corpus's IMPL-final-cleanup has agent B write docs/IMPL/IMPL-final-cleanup-item3-report.md
-    for (const file of ['docs/IMPL/IMPL-final-cleanup-item3-report.md', 'docs/IMPL-notes.yaml', 'docs/IMPL/notes/IMPL-x.yaml', 'docs/IMPL/completed.md']) {
+    for (const file of ['docs/IMPL/IMPL-final-cleanup-item3-report.md', 'docs/IMPL-notes.yaml', 'docs/IMPL/completed.md', 'docs/IMPL/in-progress/notes.md']) {
       const parsed = parseImpl(manifest(file));
       expect(validateImpl({ manifest: parsed.manifest!, locate: parsed.locate }).filter((finding) => finding.code.startsWith('V059')), file).toEqual([]);
     }

@@ -71,7 +71,7 @@ export const agentOwnsProgramManifest: ImplRule = {
         findings.push(
           report(context, {
             code: 'V059_AGENT_OWNS_IMPL_MANIFEST',
-            message: `agent ${row.agent ?? '?'} owns ${row.file}: IMPL manifests (a YAML file in docs/IMPL/, anything in docs/IMPL/complete/) are written by the Scout and the orchestrator alone — an agent-written one would be listed with the state it claims; take the row out`,
+            message: `agent ${row.agent ?? '?'} owns ${row.file}: IMPL manifests (a YAML file under docs/IMPL/, anything in docs/IMPL/complete/) are written by the Scout and the orchestrator alone — an agent-written one would be listed with the state it claims; take the row out`,
             severity: 'error',
             path: ['file_ownership', index, 'file'],
           }),
@@ -94,12 +94,13 @@ export const agentOwnsProgramManifest: ImplRule = {
 };
 
 /**
- * Where polywave finds IMPL manifests, any case: a YAML file at the top of `docs/IMPL/` (list-impls, serve) and
- * anything in the archive `docs/IMPL/complete/` (the daemon's completed slugs read every YAML there by its
- * `feature_slug`, whatever the file is called: X26-04).
+ * Where polywave finds IMPL manifests, any case: a YAML file anywhere under `docs/IMPL/` (list-impls and serve read
+ * the top, program-execute also `in-progress/`, `pending/`, `blocked/`, `not-suitable/`: X26-15) and anything in the
+ * archive `docs/IMPL/complete/` (the daemon's completed slugs read every YAML there by its `feature_slug`, whatever
+ * the file is called: X26-04).
  */
 function isImplManifestPath(file: string): boolean {
-  return /^docs\/impl\/[^/]*\.ya?ml$/i.test(file) || /^docs\/impl\/complete\/./i.test(file);
+  return /^docs\/impl\/(?:[^/]+\/)*[^/]*\.ya?ml$/i.test(file) || /^docs\/impl\/complete\/./i.test(file);
 }
 
 /** `a/./b//c/../d` → `a/b/d` (a leading `..` kept): the path an ownership row names, spelled one way. */
