@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -191,7 +192,8 @@ describe('close-impl (E15 + E18)', () => {
     // The guard is armed: an ordinary commit on main is refused.
     repo.write('x.txt', 'x\n');
     await repo.run(['add', 'x.txt']);
-    await expect(repo.run(['commit', '--quiet', '-m', 'user commit'])).rejects.toThrow();
+    // (with plain git, as a user commits: polywave's own git runs no repository hook)
+    expect(() => execFileSync('git', ['commit', '--quiet', '-m', 'user commit'], { cwd: repo.dir, env: { ...process.env, ...repo.env }, stdio: 'pipe' })).toThrow(/commit refused/);
     await repo.run(['reset', '--quiet', '--', 'x.txt']);
     const result = await close(fixture);
     expect(result.code, result.stderr).toBe(0);

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { MockLanguageModelV3 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
@@ -296,6 +296,35 @@ describe('run-scout (issue 6): E16 correction loop, critic gate, one commit', ()
     expect(result.state).toBe('REVIEWED');
     for (const file of planted) expect(existsSync(repo.path(file)), file).toBe(false);
     expect((await repo.run(['status', '--porcelain', '--untracked-files=all'])).trim()).toBe('');
+  });
+
+  it('X27: tracked files the Scout changed with bash (a queue item\'s autonomy, the config) are put back, your uncommitted edit as you left it; a file it added in a wholly untracked directory is moved out', async () => {
+    const repo = await repository();
+    repo.write('docs/IMPL/queue/001-next.yaml', 'slug: next\nautonomy_override: gated\n');
+    repo.write('polywave.config.json', '{}\n');
+    repo.write('notes.md', 'committed notes\n');
+    await repo.commitAll('queue and config');
+    repo.write('notes.md', 'my uncommitted notes\n');
+    repo.write('scratch/mine.md', 'the user\'s untracked file\n');
+    const edit = [
+      "const fs=require('fs');",
+      "fs.writeFileSync('docs/IMPL/queue/001-next.yaml','slug: next\\nautonomy_override: autonomous\\n');",
+      "fs.writeFileSync('polywave.config.json','{\"autonomy\":{\"level\":\"autonomous\"}}\\n');",
+      "fs.writeFileSync('notes.md','rewritten by the scout\\n');",
+      "fs.writeFileSync('scratch/planted.yaml','feature_slug: x\\nstate: COMPLETE\\n');",
+    ].join('');
+    const model = scripted([callTool('bash', { command: `node -e ${JSON.stringify(edit)}` }), () => writeManifest(validManifest), say('done')]);
+    const result = await runScout({ feature: 'Greeting formatters', repoDir: repo.dir, model: mockModelString, env: repo.env, backend: backendFor(model) });
+    expect(result.state).toBe('REVIEWED');
+    expect(repo.read('docs/IMPL/queue/001-next.yaml')).toBe('slug: next\nautonomy_override: gated\n');
+    expect(repo.read('polywave.config.json')).toBe('{}\n');
+    expect(repo.read('notes.md')).toBe('my uncommitted notes\n');
+    expect(repo.read('scratch/mine.md')).toBe('the user\'s untracked file\n');
+    expect(existsSync(repo.path('scratch/planted.yaml'))).toBe(false);
+    // The Scout's versions are kept in the quarantine, not lost.
+    const quarantined = JSON.stringify(readdirSync(repo.path('.git/polywave/quarantine'), { recursive: true }));
+    expect(quarantined).toContain('001-next.yaml');
+    expect(quarantined).toContain('planted.yaml');
   });
 
   it('NOT_SUITABLE: state NOT_SUITABLE with the reasons, committed, success false', async () => {

@@ -19,7 +19,7 @@
  * deleted), is returned for the agent's denials, and keeps the stop refused ({@link withLeftovers}).
  */
 import { execFile } from 'node:child_process';
-import { accessSync, constants, lstatSync, readdirSync, realpathSync, type Dirent } from 'node:fs';
+import { accessSync, constants, lstatSync, readdirSync, readFileSync, realpathSync, type Dirent } from 'node:fs';
 import { chmod, mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { hostGitProcessEnvironment } from './harden.js';
@@ -38,14 +38,23 @@ export interface SoloLeftoverBaseline {
   gitDirs: ReadonlySet<string>;
   /** Directories not walked (ignored ones the ignored-path guard watches). */
   pruned: ReadonlySet<string>;
-  /** Untracked, not ignored paths already there (git's collapsed list, no trailing `/`): the user's, never moved. */
+  /**
+   * Untracked, not ignored files already there, one by one (X27-02: with git's collapsed list, a file an agent added
+   * inside a directory that was wholly untracked — a queue made by `queue add`, a `docs/` holding only CONTEXT.md —
+   * counted as the user's): the user's, never moved.
+   */
   untracked: ReadonlySet<string>;
+  /**
+   * Tracked files that differed from HEAD already (the user's uncommitted work): their content then (undefined: deleted
+   * then, or too large to keep), so that one the agent changed again is put back as the user left it.
+   */
+  dirtyTracked?: ReadonlyMap<string, Buffer | undefined>;
 }
 
 /** One leftover: moved (`movedTo`), or not (`error`); `restored` when an owned tracked file was written back. */
 export interface SoloLeftover {
   path: string;
-  why: 'git-dir' | 'unowned' | 'link';
+  why: 'git-dir' | 'unowned' | 'link' | 'unowned-tracked';
   movedTo?: string;
   restored?: boolean;
   error?: string;
@@ -119,9 +128,29 @@ export function implicitGitDirs(root: string, prune: ReadonlySet<string> = new S
  */
 export async function soloLeftoverBaseline(root: string, options: { pruned?: ReadonlySet<string>; env?: Readonly<Record<string, string | undefined>> } = {}): Promise<SoloLeftoverBaseline> {
   const pruned = options.pruned ?? new Set<string>();
-  const listing = await runGit(['ls-files', '-z', '--others', '--exclude-standard', '--directory', '--no-empty-directory'], { cwd: root, env: { ...process.env, ...options.env, GIT_OPTIONAL_LOCKS: '0' } });
+  const env = { ...process.env, ...options.env, GIT_OPTIONAL_LOCKS: '0' };
+  const [listing, changed] = await Promise.all([
+    runGit(['ls-files', '-z', '--others', '--exclude-standard'], { cwd: root, env }),
+    runGit(['diff', '--name-only', '-z', '--no-renames', 'HEAD', '--'], { cwd: root, env }).catch(() => ''),
+  ]);
   const untracked = new Set(listing.split('\0').filter(Boolean).map((entry) => entry.replace(/\/+$/, '')));
-  return { gitDirs: implicitGitDirs(root, pruned), pruned, untracked };
+  // The user's uncommitted changes to tracked files, kept (up to 64 MiB in all) to be put back should the agent change them.
+  const dirtyTracked = new Map<string, Buffer | undefined>();
+  let kept = 0;
+  for (const entry of changed.split('\0').filter(Boolean)) {
+    let content: Buffer | undefined;
+    try {
+      const stats = lstatSync(path.join(root, entry));
+      if (stats.isFile() && kept + stats.size <= 64 * 1024 * 1024) {
+        content = readFileSync(path.join(root, entry));
+        kept += content.length;
+      }
+    } catch {
+      content = undefined;
+    }
+    dirtyTracked.set(entry, content);
+  }
+  return { gitDirs: implicitGitDirs(root, pruned), pruned, untracked, dirtyTracked };
 }
 
 /** `entry` is (or lies in) an untracked path of the baseline. */
@@ -247,6 +276,53 @@ export async function quarantineSoloLeftovers(options: {
   const candidates = flagged.filter((entry) => exists(entry) && !within(entry) && !wasThere(options.before, entry));
   const tracked = await trackedAmong(root, candidates, env);
   for (const entry of candidates) if (!tracked.has(entry)) results.push(await move(entry, 'unowned'));
+  // X27: a TRACKED file the agent does not own, changed (or deleted) while it ran — a queue item's autonomy, another IMPL's
+  // task, the PROGRAM's tier gate, polywave.config.json — stayed, and later steps read and committed it. Its version goes to
+  // the quarantine and the file is put back: as the user left it (uncommitted work), else as committed at HEAD.
+  const trackedFlagged = flagged.filter((entry) => !within(entry) && !results.some((result) => result.path === entry));
+  const trackedNow = await trackedAmong(root, trackedFlagged, env);
+  for (const entry of trackedFlagged) {
+    if (!trackedNow.has(entry)) continue;
+    const before = options.before.dirtyTracked;
+    const userCopy = before?.get(entry);
+    if (before?.has(entry) && userCopy === undefined) {
+      // uncommitted before (deleted, or too large to keep): left as it is, and said
+      results.push({ path: entry, why: 'unowned-tracked', error: 'it had uncommitted changes of yours before the agent ran that polywave could not keep, so it was left as it is: look at it before you commit' });
+      continue;
+    }
+    const isFile = ((): boolean => {
+      try {
+        const stats = lstatSync(path.join(root, entry));
+        return stats.isFile() || stats.isSymbolicLink();
+      } catch {
+        return false;
+      }
+    })();
+    let result: SoloLeftover = { path: entry, why: 'unowned-tracked' };
+    if (isFile) result = await move(entry, 'unowned-tracked');
+    if (isFile && result.movedTo === undefined) {
+      results.push(result);
+      continue;
+    }
+    try {
+      if (userCopy !== undefined) {
+        await mkdir(path.dirname(path.join(root, entry)), { recursive: true });
+        await writeFile(path.join(root, entry), userCopy, { flag: 'wx' });
+        result.restored = true;
+      } else {
+        const committed = await committedFile(root, 'HEAD', entry, env);
+        if (committed) {
+          await mkdir(path.dirname(path.join(root, entry)), { recursive: true });
+          await writeFile(path.join(root, entry), committed.content, { flag: 'wx' });
+          await chmod(path.join(root, entry), committed.mode);
+          result.restored = true;
+        } else if (!isFile) result.error = 'deleted, and not a regular file at HEAD to put back';
+      }
+    } catch (error) {
+      result.error = `could not be put back: ${error instanceof Error ? error.message : String(error)}`;
+    }
+    results.push(result);
+  }
   const links = [...new Set([...audit.changedFiles, ...audit.uncommittedFiles].map((entry) => entry.replace(/\/+$/, '')))].filter((entry) => !within(entry) && !wasThere(options.before, entry) && dangerousLink(path.join(root, entry), root));
   for (const entry of links) {
     const result = await move(entry, 'link');
@@ -277,8 +353,14 @@ export function leftoverReason(entry: SoloLeftover): string {
       ? `"${entry.path}" makes a directory git takes for a repository (HEAD, objects/, refs/: the user's git there would run what its config names)`
       : entry.why === 'link'
         ? `"${entry.path}" is a link into .git or out of the checkout (an editor saving it writes there)`
-        : `"${entry.path}" is an untracked path the agent does not own (I1)`;
-  const outcome = entry.movedTo ? `moved to ${entry.movedTo}${entry.restored ? ' (the committed file written back)' : ''}` : `could not be moved out: ${entry.error ?? 'unknown error'}`;
+        : entry.why === 'unowned-tracked'
+          ? `"${entry.path}" is a tracked file the agent does not own (I1), changed while it ran`
+          : `"${entry.path}" is an untracked path the agent does not own (I1)`;
+  const outcome = entry.movedTo
+    ? `moved to ${entry.movedTo}${entry.restored ? (entry.why === 'unowned-tracked' ? ' (put back as it was before the agent)' : ' (the committed file written back)') : ''}`
+    : entry.restored
+      ? 'put back as it was before the agent'
+      : `could not be moved out: ${entry.error ?? 'unknown error'}`;
   return `${what}, left in the main checkout by the agent: ${outcome} (${soloLeftoverCode})`;
 }
 
@@ -292,7 +374,7 @@ export function withLeftovers<J extends AuditedJail>(jail: J, leftovers: readonl
       const known = new Set(audit.violations.map((violation) => violation.path));
       const violations = [
         ...audit.violations,
-        ...leftovers.filter((entry) => !known.has(entry.path)).map((entry) => ({ code: entry.why === 'unowned' ? 'JAIL_UNOWNED_CHANGE' : 'JAIL_GIT_INTERNALS', path: entry.path, reason: leftoverReason(entry) })),
+        ...leftovers.filter((entry) => !known.has(entry.path)).map((entry) => ({ code: entry.why === 'unowned' || entry.why === 'unowned-tracked' ? 'JAIL_UNOWNED_CHANGE' : 'JAIL_GIT_INTERNALS', path: entry.path, reason: leftoverReason(entry) })),
       ];
       return { ...audit, ok: false, violations };
     },

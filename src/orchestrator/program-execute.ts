@@ -456,6 +456,8 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
             repoDir,
             slug,
             program: programPath,
+            // The tier's Scouts run at once in the main checkout, and this process updates the PROGRAM meanwhile.
+            concurrentPaths: [path.relative(repoDir, programPath).split(path.sep).join('/'), ...partition.needsScout.filter((other) => other !== impl).map((other) => `docs/IMPL/IMPL-${other.slug ?? ''}.yaml`)],
             ...base,
             ...(modelFor('scout') ? { model: modelFor('scout')! } : {}),
             ...(options.backends?.scout ? { backend: options.backends.scout } : {}),

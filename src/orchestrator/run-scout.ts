@@ -76,6 +76,11 @@ export interface RunScoutOptions {
   signal?: AbortSignal;
   /** PROGRAM manifest this IMPL belongs to (E31: its contracts go into the prompt). */
   program?: string;
+  /**
+   * Files others write while this Scout runs (relative to the repository): the tier's other Scouts' IMPL docs, the
+   * PROGRAM manifest the orchestrator updates. Not the Scout's to write, and never taken for its leftovers.
+   */
+  concurrentPaths?: readonly string[];
   /** Run the E37 critic when the threshold is met (default true; `--no-critic` → false). */
   critic?: boolean;
   /** E16 attempts in total (default 3). */
@@ -428,7 +433,7 @@ export async function runScout(options: RunScoutOptions): Promise<RunScoutResult
       prompt: prompt.user,
       cwd: repoDir,
       implPath,
-      policy: { root: repoDir, ownedFiles: owned },
+      policy: { root: repoDir, ownedFiles: owned, ...(options.concurrentPaths && options.concurrentPaths.length > 0 ? { orchestratorPaths: [...options.concurrentPaths] } : {}) },
       limits: { timeoutMs: options.timeoutMs ?? 10 * 60_000, ...(options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}) },
       env: options.env,
       onEvent,
