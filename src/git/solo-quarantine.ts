@@ -153,6 +153,14 @@ export async function soloLeftoverBaseline(root: string, options: { pruned?: Rea
   return { gitDirs: implicitGitDirs(root, pruned), pruned, untracked, dirtyTracked };
 }
 
+/** Writes `entry` back (never over something that is there again: `wx`), with `mode` when given. */
+async function writeBack(root: string, entry: string, content: Buffer, mode?: number): Promise<void> {
+  const file = path.join(root, entry);
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, content, { flag: 'wx' });
+  if (mode !== undefined) await chmod(file, mode);
+}
+
 /** `entry` is (or lies in) an untracked path of the baseline. */
 function wasThere(before: SoloLeftoverBaseline, entry: string): boolean {
   for (let current = entry; current !== '.' && current !== ''; current = path.posix.dirname(current)) if (before.untracked.has(current)) return true;
@@ -305,19 +313,11 @@ export async function quarantineSoloLeftovers(options: {
       continue;
     }
     try {
-      if (userCopy !== undefined) {
-        await mkdir(path.dirname(path.join(root, entry)), { recursive: true });
-        await writeFile(path.join(root, entry), userCopy, { flag: 'wx' });
-        result.restored = true;
-      } else {
-        const committed = await committedFile(root, 'HEAD', entry, env);
-        if (committed) {
-          await mkdir(path.dirname(path.join(root, entry)), { recursive: true });
-          await writeFile(path.join(root, entry), committed.content, { flag: 'wx' });
-          await chmod(path.join(root, entry), committed.mode);
-          result.restored = true;
-        } else if (!isFile) result.error = 'deleted, and not a regular file at HEAD to put back';
-      }
+      const committed = userCopy === undefined ? await committedFile(root, 'HEAD', entry, env) : undefined;
+      if (userCopy !== undefined) await writeBack(root, entry, userCopy);
+      else if (committed) await writeBack(root, entry, committed.content, committed.mode);
+      result.restored = userCopy !== undefined || committed !== undefined;
+      if (!result.restored && !isFile) result.error = 'deleted, and not a regular file at HEAD to put back';
     } catch (error) {
       result.error = `could not be put back: ${error instanceof Error ? error.message : String(error)}`;
     }
@@ -332,8 +332,7 @@ export async function quarantineSoloLeftovers(options: {
         const committed = await committedFile(root, commit, entry, env);
         if (!committed) continue;
         try {
-          await writeFile(path.join(root, entry), committed.content, { flag: 'wx' });
-          await chmod(path.join(root, entry), committed.mode);
+          await writeBack(root, entry, committed.content, committed.mode);
           result.restored = true;
         } catch {
           // something is there again, or the directory is gone: left as it is
