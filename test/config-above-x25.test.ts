@@ -9,17 +9,44 @@
  * - X25-11: `autonomy` (the daemon's level without --autonomy) and `budget_usd` were not watched.
  * Real git, the real finalize pipeline in-process.
  */
-import { chmodSync, chownSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, closeSync, openSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { budgetFrom } from '../src/cli/budget-option.js';
 import { findConfigFile } from '../src/gates/config.js';
-import { locateProjectConfig } from '../src/store/project-config.js';
+import { locateProjectConfig, untrustedConfigReason } from '../src/store/project-config.js';
 import { configBlockInEffect, loadTrustedConfig } from '../src/store/trusted-config.js';
 import { createTestRepo } from './support/git-repo.js';
 import { createWaveFixture } from './support/wave-fixture.js';
 
 const isRoot = typeof process.geteuid === 'function' && process.geteuid() === 0;
+
+// A POSIX access ACL written as the kernel's xattr (what setfacl writes; no acl package needed): version 2, then
+// (tag u16, perm u16, id u32) entries sorted by tag. The kernel sets the mode's group bits to the mask.
+const [aclUserObj, aclUser, aclGroupObj, aclMask, aclOther] = [0x01, 0x02, 0x04, 0x10, 0x20];
+const xattrs = createRequire(import.meta.url)('fs-native-extensions') as { setAttrSync: (fd: number, name: string, value: Buffer) => void; removeAttrSync: (fd: number, name: string) => void };
+function withFd(file: string, use: (fd: number) => void): void {
+  const fd = openSync(file, 'r');
+  try {
+    use(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+function setAcl(file: string, entries: Array<[number, number, number?]>): void {
+  const value = Buffer.alloc(4 + entries.length * 8);
+  value.writeUInt32LE(2, 0);
+  entries.forEach(([tag, perm, id], index) => {
+    value.writeUInt16LE(tag, 4 + index * 8);
+    value.writeUInt16LE(perm, 6 + index * 8);
+    value.writeUInt32LE(id ?? 0xffffffff, 8 + index * 8);
+  });
+  withFd(file, (fd) => xattrs.setAttrSync(fd, 'system.posix_acl_access', value));
+}
+function removeAcl(file: string): void {
+  withFd(file, (fd) => xattrs.removeAttrSync(fd, 'system.posix_acl_access'));
+}
 
 describe('a polywave.config.json above the repository (X25-21)', () => {
   it('is used only when it is this user\'s (or root\'s), not writable by anyone, in a directory not open to anyone', async () => {
@@ -62,6 +89,59 @@ describe('a polywave.config.json above the repository (X25-21)', () => {
     chmodSync(above, 0o644);
     chmodSync(above, 0o666);
     expect(await findConfigFile(target), 'the gates\' repo registry (X26-12): writable by anyone').toBeUndefined();
+    chmodSync(above, 0o644);
+    chmodSync(path.dirname(above), 0o755);
+  });
+
+  // X27-07: a shared primary group (`users`, a team group that is also your egid) — your own egid says nothing about
+  // who else is in it. X27-08: a POSIX ACL entry `user:1:rw-` on a root:root file, which the mode shows only as the
+  // group bits (the ACL's mask). Both let another local user rewrite the config the victim's sandbox is built from.
+  it.runIf(isRoot && process.platform === 'linux')('group write is trusted only from your private group, and never with an ACL on the file or its directory (X27-07, X27-08)', async () => {
+    const repo = await createTestRepo({ files: { 'src/a.ts': 'export {};\n' } });
+    const target = repo.dir;
+    const above = path.join(path.dirname(target), 'polywave.config.json');
+    writeFileSync(above, `${JSON.stringify({ sandbox: { writable: ['~'] } })}\n`);
+    chmodSync(above, 0o664);
+    expect((await loadTrustedConfig(target)).path, 'root:root 0664: root\'s private group').toBe(above);
+
+    // X27-07: the victim's own egid is a group others are in.
+    const shared = 100; // Debian's `users`: no member listed, yet every account whose primary group it is (USERGROUPS_ENAB no).
+    chownSync(above, 0, shared);
+    const egid = process.getegid!();
+    process.setegid!(shared);
+    try {
+      expect(await untrustedConfigReason(above)).toMatch(/^the members of group 100 may write it/);
+      expect((await loadTrustedConfig(target)).path, 'group users, which is also our egid').toBeUndefined();
+      expect(await findConfigFile(target), 'the gates\' repo registry').toBeUndefined();
+    } finally {
+      process.setegid!(egid);
+    }
+    chownSync(above, 0, 0);
+
+    // X27-08: an ACL entry for uid 1 (rw-), mask rw-: the mode reads 0664 root:root.
+    setAcl(above, [[aclUserObj, 6], [aclUser, 6, 1], [aclGroupObj, 4], [aclMask, 6], [aclOther, 4]]);
+    expect(statSync(above).mode & 0o777).toBe(0o664);
+    expect(await untrustedConfigReason(above)).toMatch(/POSIX ACL may write it/);
+    expect((await loadTrustedConfig(target)).path).toBeUndefined();
+    expect(await locateProjectConfig(target)).toBeUndefined();
+    // The same entry under a mask without w cannot write (effective r--): trusted.
+    chmodSync(above, 0o644);
+    expect(await untrustedConfigReason(above)).toBeUndefined();
+    removeAcl(above);
+
+    // A directory (no sticky bit) whose ACL lets uid 1 create and rename entries: it could put another config there.
+    const directory = path.dirname(above);
+    const mode = statSync(directory).mode & 0o7777;
+    setAcl(directory, [[aclUserObj, 7], [aclUser, 7, 1], [aclGroupObj, 5], [aclMask, 7], [aclOther, 5]]);
+    try {
+      expect(await untrustedConfigReason(above)).toMatch(/POSIX ACL may write its directory/);
+      chmodSync(directory, (statSync(directory).mode & 0o7777) | 0o1000);
+      expect(await untrustedConfigReason(above), 'sticky: uid 1 cannot replace a file it does not own').toBeUndefined();
+    } finally {
+      removeAcl(directory);
+      chmodSync(directory, mode);
+    }
+    expect((await loadTrustedConfig(target)).path).toBe(above);
     chmodSync(above, 0o644);
     expect(await findConfigFile(target)).toBe(above);
 

@@ -1,4 +1,7 @@
-import { lstat, stat } from 'node:fs/promises';
+import { closeSync, openSync } from 'node:fs';
+import { lstat, readFile, stat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import os from 'node:os';
 import path from 'node:path';
 import type { Finding } from '../errors/finding.js';
 import { PolywaveError } from '../errors/polywave-error.js';
@@ -524,6 +527,12 @@ export function configuredWorktreeSetupSettings(config: ProjectConfig | undefine
  * anyone may write without the sticky bit (anyone could put another there). Outside attack X25-21: a
  * repository under a shared directory (/tmp/proj) without a config of its own took its sandbox,
  * setup, dispatch and the daemon's autonomy from another local user's /tmp/polywave.config.json.
+ *
+ * Group write (the file, or its directory without the sticky bit) is trusted only when the group is
+ * your private group — named as you, with no other member — and (Linux) no POSIX or NFSv4 ACL is on
+ * it: X26-03 (another group), X27-07 (a shared primary group such as `users`, which is your own egid
+ * too: membership of it says nothing about who else is in it), X27-08 (an ACL entry `user:bob:rw-`,
+ * which shows in the mode only as the group bits, the ACL's mask).
  */
 export async function untrustedConfigReason(file: string): Promise<string | undefined> {
   const uid = typeof process.geteuid === 'function' ? process.geteuid() : undefined;
@@ -534,11 +543,96 @@ export async function untrustedConfigReason(file: string): Promise<string | unde
   }
   if ((target.mode & 0o002) !== 0) return 'anyone may write it';
   if ((directory.mode & 0o002) !== 0 && (directory.mode & 0o1000) === 0) return 'its directory is writable by anyone, without the sticky bit';
-  // X26-03: group-writable (umask 002, a team directory) is another user's to change unless the group is your own.
-  const gid = typeof process.getegid === 'function' ? process.getegid() : undefined;
-  if ((target.mode & 0o020) !== 0 && target.gid !== gid) return `the members of group ${target.gid} may write it`;
-  if ((directory.mode & 0o020) !== 0 && (directory.mode & 0o1000) === 0 && directory.gid !== gid) return `the members of group ${directory.gid} may write its directory`;
+  if ((target.mode & 0o020) !== 0) {
+    const why = await groupWriteReason(file, target.gid);
+    if (why) return `${why} may write it; to use it: ${why.includes('ACL') ? 'setfacl -b' : 'chmod g-w'} ${file}`;
+  }
+  if ((directory.mode & 0o020) !== 0 && (directory.mode & 0o1000) === 0) {
+    const why = await groupWriteReason(path.dirname(file), directory.gid);
+    if (why) return `${why} may write its directory`;
+  }
   return undefined;
+}
+
+/**
+ * Who besides you may write `file`, whose mode has the group write bit (the group, or with an ACL the
+ * ACL's mask), or undefined when nobody: the group is your private one and no ACL is on the file.
+ */
+async function groupWriteReason(file: string, gid: number): Promise<string | undefined> {
+  if (!(await privateGroupOfMine(gid))) return `the members of group ${gid}`;
+  const acl = extendedAcl(file);
+  if (acl === undefined) return undefined;
+  return acl === 'unknown' ? 'perhaps others (its ACL could not be read)' : `the users and groups of its ${acl}`;
+}
+
+const privateGroups = new Map<number, Promise<boolean>>();
+
+/**
+ * True when group `gid` is this user's private group (a user private group: the usual umask-002
+ * setup): named as the user, listing no other member in /etc/group, and no other account in
+ * /etc/passwd has it as its primary group. A group only the name service knows (LDAP…) is not
+ * taken as private: its members cannot be listed from here.
+ */
+function privateGroupOfMine(gid: number): Promise<boolean> {
+  let known = privateGroups.get(gid);
+  if (!known) {
+    known = (async () => {
+      let user: string;
+      try {
+        user = os.userInfo().username;
+      } catch {
+        return false;
+      }
+      const [groups, passwd] = await Promise.all([readFile('/etc/group', 'utf8'), readFile('/etc/passwd', 'utf8')]).catch(() => ['', '']);
+      const entry = groups.split('\n').map((line) => line.split(':')).find((fields) => fields.length >= 4 && fields[2] === String(gid));
+      if (!entry || entry[0] !== user) return false;
+      const members = (entry[3] ?? '').split(',').map((member) => member.trim()).filter((member) => member !== '');
+      if (members.some((member) => member !== user)) return false;
+      const others = passwd.split('\n').map((line) => line.split(':')).filter((fields) => fields.length >= 4 && fields[3] === String(gid) && fields[0] !== user);
+      return others.length === 0;
+    })();
+    privateGroups.set(gid, known);
+  }
+  return known;
+}
+
+/** fs-native-extensions (its prebuilt xattr calls), loaded once; null where it cannot load. */
+let xattrs: { getAttrSync: (fd: number, name: string) => Buffer | null } | null | undefined;
+
+/**
+ * Linux: the kind of extended ACL on `file` ('POSIX ACL', 'NFSv4 ACL'), 'unknown' when it cannot be
+ * read, undefined when there is none (or on another platform: macOS ACLs are not checked — docs/differences.md).
+ */
+function extendedAcl(file: string): string | undefined {
+  if (process.platform !== 'linux') return undefined;
+  if (xattrs === undefined) {
+    try {
+      xattrs = createRequire(import.meta.url)('fs-native-extensions') as NonNullable<typeof xattrs>;
+    } catch {
+      xattrs = null;
+    }
+  }
+  if (!xattrs) return 'unknown';
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch {
+    return 'unknown';
+  }
+  try {
+    for (const [name, kind] of [['system.posix_acl_access', 'POSIX ACL'], ['system.nfs4_acl', 'NFSv4 ACL']] as const) {
+      try {
+        if (xattrs.getAttrSync(fd, name) !== null) return kind;
+      } catch (error) {
+        // A file system without extended attributes has no ACL either.
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code !== 'ENOTSUP' && code !== 'EOPNOTSUPP') return 'unknown';
+      }
+    }
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 const untrustedWarned = new Set<string>();
