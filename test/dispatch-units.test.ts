@@ -1,11 +1,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { createBranchFetcher } from '../src/dispatch/branch-fetch.js';
 import { packCommits, packMaxBytes, packMaxChars, unpackCommits } from '../src/dispatch/commit-pack.js';
 import { assertRemoteReachable } from '../src/dispatch/redis-dispatcher.js';
 import { createGit } from '../src/git/git-cli.js';
+import { gitSpawnsOffloaded, offloadGitSpawns } from '../src/git/spawn-server.js';
 import type { Git } from '../src/git/git-port.js';
 import { agentJobId, assertGateJobIdentity, assertJobBranch, assertJobIdentity, assertJobModel, checkQueueName, expectedGateJobId, expectedJobId, gateJobDataSchema, jobContentDigest, jobIdPattern, labelSubsets, normalizeRemote, queueNameFor, remoteKey, type AgentJobData, type GateJobData } from '../src/dispatch/job.js';
 import { redactRedisUrl, redactUserinfo, redisOptionsFromUrl, remoteWithoutUserinfo } from '../src/dispatch/redis-url.js';
@@ -240,7 +241,12 @@ describe('fetching agent branches (createBranchFetcher)', () => {
     expect(await has(heads.D!)).toBe(true);
   });
 
-  it("an agent's small commits travel as a pack: unpacked into a repository holding the base; refused (--strict) where the base is missing; a large one is left to the fetch", async () => {
+  it.each([
+    ['in this process', false],
+    ['through the git helper process (run-wave, program-execute, the worker)', true],
+  ])("an agent's small commits travel as a pack (%s): unpacked into a repository holding the base; refused (--strict) where the base is missing; a large one is left to the fetch", async (_how, offloaded) => {
+    offloadGitSpawns(offloaded);
+    onTestFinished(() => offloadGitSpawns(false));
     const source = await createTestRepo({ files: { 'README.md': 'x\n' } });
     const base = await source.git.headCommit();
     await source.run(['checkout', '--quiet', '-b', 'polywave/p/wave1-agent-A']);
@@ -267,6 +273,7 @@ describe('fetching agent branches (createBranchFetcher)', () => {
     source.write('src/big.txt', randomBytes(packMaxBytes).toString('hex'));
     expect(await packCommits(source.dir, source.env, await source.commitAll('big'), base)).toBeUndefined();
     expect(await packCommits(source.dir, source.env, '--all', base)).toBeUndefined();
+    expect(gitSpawnsOffloaded()).toBe(offloaded);
   });
 });
 

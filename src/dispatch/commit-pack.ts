@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { hostGitProcessEnvironment } from '../git/harden.js';
+import { execFileBinaryOffloaded, gitSpawnsOffloaded } from '../git/spawn-server.js';
 
 /**
  * Issue 17 (dispatch overhead): an agent's commits travel in its job's progress as a git pack, so
@@ -16,6 +17,13 @@ export const packMaxChars = Math.ceil(packMaxBytes / 3) * 4;
 function gitBinary(cwd: string, env: Readonly<Record<string, string | undefined>>, args: readonly string[], input: Buffer | string, maxBuffer: number): Promise<Buffer> {
   const environment = hostGitProcessEnvironment(args, env);
   return new Promise((resolve, reject) => {
+    // Through the helper process once run-wave, program-execute or the worker turned it on: a spawn
+    // from this (large) process blocks its event loop for the fork — ~65 ms per unpacked result on a
+    // busy 2-core machine, which was most of bench:dispatch's "finish → result" (docs/performance.md).
+    if (gitSpawnsOffloaded()) {
+      execFileBinaryOffloaded('git', args, { cwd, env: environment, maxBuffer, input }, (error, stdout) => (error ? reject(error) : resolve(stdout)));
+      return;
+    }
     const child = execFile('git', [...args], { cwd, env: environment, encoding: 'buffer', maxBuffer }, (error, stdout) => (error ? reject(error) : resolve(stdout)));
     child.stdin?.on('error', () => undefined);
     child.stdin?.end(input);

@@ -64,23 +64,42 @@ export const repositoryLocatingVariables: readonly string[] = ['GIT_DIR', 'GIT_W
  * raw environment, so a user's checkout filter running a tracked script an agent had rewritten got
  * `GITHUB_TOKEN` and the model key. Every git polywave starts goes through this or the port.
  */
-export function hostGitProcessEnvironment(args: readonly string[], env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+export function hostGitProcessEnvironment(args: readonly string[], env: Readonly<Record<string, string | undefined>>): Readonly<Record<string, string>> {
+  // The same environment object gives the same answer per kind of command (remote or not, hooks
+  // query or not): computed once (the credential filter tests each variable's name), frozen, and
+  // the same object each time, so the git helper process is not sent it again (spawn-server).
+  // process.env itself changes under us: never cached.
+  const remote = remoteGitCommand(args);
+  const subcommand = gitSubcommandOf(args);
+  const hooksOff = subcommand === undefined || !hookQuerySubcommands.has(subcommand);
+  const key = `${remote ? 'remote' : 'local'}:${hooksOff ? 'nohooks' : 'query'}`;
+  const cacheable = env !== process.env;
+  const cached = cacheable ? processEnvironments.get(env)?.get(key) : undefined;
+  if (cached) return cached;
   const environment: Record<string, string> = {};
   for (const [name, value] of Object.entries(hostGitEnvironmentFor(args, env))) if (value !== undefined) environment[name] = value;
   for (const name of repositoryLocatingVariables) delete environment[name];
   environment.GIT_TERMINAL_PROMPT = '0';
   environment.LC_ALL = 'C';
   // No hook (see hookQuerySubcommands) for the gits a batch shell or a pipe starts, whatever their arguments.
-  const subcommand = gitSubcommandOf(args);
-  if (subcommand === undefined || !hookQuerySubcommands.has(subcommand)) {
+  if (hooksOff) {
     const count = Number.parseInt(environment.GIT_CONFIG_COUNT ?? '0', 10);
     const index = Number.isInteger(count) && count >= 0 ? count : 0;
     environment[`GIT_CONFIG_KEY_${index}`] = 'core.hooksPath';
     environment[`GIT_CONFIG_VALUE_${index}`] = noHooksDirectory;
     environment.GIT_CONFIG_COUNT = String(index + 1);
   }
-  return environment;
+  const frozen = Object.freeze(environment);
+  if (cacheable) {
+    let byKind = processEnvironments.get(env);
+    if (!byKind) processEnvironments.set(env, (byKind = new Map()));
+    byKind.set(key, frozen);
+  }
+  return frozen;
 }
+
+/** {@link hostGitProcessEnvironment}'s answers per environment object and kind of command. */
+const processEnvironments = new WeakMap<object, Map<string, Readonly<Record<string, string>>>>();
 
 /** Subcommands that talk to a remote (and may need the user's credentials to): the others get none. */
 const remoteSubcommands: ReadonlySet<string> = new Set(['push', 'fetch', 'pull', 'clone', 'ls-remote', 'remote', 'submodule', 'archive', 'send-pack', 'fetch-pack', 'lfs', 'credential', 'request-pull', 'bundle']);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createTestRepo } from '../../test/support/git-repo.js';
 import { createGit } from './git-cli.js';
 import { runGit } from './run-git.js';
-import { gitSpawnsOffloaded, offloadGitSpawns } from './spawn-server.js';
+import { execFileBinaryOffloaded, gitSpawnsOffloaded, offloadGitSpawns } from './spawn-server.js';
 
 // Git commands started by the helper process give git-cli exactly what its own execFile gave:
 // output, exit codes that are answers, failures with their codes, stdin, a per-call environment, abort.
@@ -48,5 +48,22 @@ describe('git commands offloaded to the helper process', () => {
     expect(offloaded[9]).toEqual({ error: '128 fatal: Needed a single revision' });
     expect(offloaded[10]).toEqual({ error: 'G000_NOT_A_REPOSITORY' });
     expect(offloaded[11]).toBe('ce013625030ba8dba906f756967f9e9ca394464a');
+  });
+
+  it('binary in and out (a git pack): every byte value survives the trip through the helper', async () => {
+    const repo = await createTestRepo();
+    const bytes = Buffer.from(Array.from({ length: 4096 }, (_, index) => (index * 7) % 256));
+    const run = (args: string[], input: Buffer | string) =>
+      new Promise<{ stdout: Buffer; code: unknown }>((resolve) => execFileBinaryOffloaded('git', args, { cwd: repo.dir, env: repo.env as Record<string, string>, maxBuffer: 1024 * 1024, input }, (error, stdout) => resolve({ stdout, code: error?.code })));
+    offloadGitSpawns();
+    try {
+      const id = (await run(['hash-object', '-w', '--stdin'], bytes)).stdout.toString().trim();
+      expect(id).toMatch(/^[0-9a-f]{40}$/);
+      const back = await run(['cat-file', 'blob', id], '');
+      expect(Buffer.compare(back.stdout, bytes)).toBe(0);
+      expect((await run(['cat-file', 'blob', 'no-such-object'], '')).code).toBe(128);
+    } finally {
+      offloadGitSpawns(false);
+    }
   });
 });

@@ -26,12 +26,16 @@ export interface OffloadedExecOptions {
   cwd: string;
   env: Readonly<Record<string, string>>;
   maxBuffer: number;
-  /** Written to the command's stdin, which is then closed. */
-  input: string;
+  /** Written to the command's stdin, which is then closed (text, or bytes: sent to the helper as base64). */
+  input: string | Buffer;
+  /** 'buffer': stdout is binary (a git pack): it travels back as base64 and reaches the callback as a Buffer. */
+  encoding?: 'utf8' | 'buffer';
   signal?: AbortSignal;
 }
 
 export type OffloadedCallback = (error: OffloadedError | null, stdout: string, stderr: string) => void;
+/** The callback of a binary command ({@link OffloadedExecOptions.encoding} 'buffer'). */
+export type OffloadedBinaryCallback = (error: OffloadedError | null, stdout: Buffer, stderr: string) => void;
 
 // The helper (CommonJS, run by `node -e`): one JSON request per stdin line, one JSON answer per stdout line.
 const helperSource = `
@@ -50,16 +54,17 @@ createInterface({ input: process.stdin }).on('line', (line) => {
   if (request.env) lastEnv = request.env;
   let child;
   try {
-    child = execFile(request.file, request.args, { cwd: request.cwd, env: lastEnv, encoding: 'utf8', maxBuffer: request.maxBuffer }, (error, stdout, stderr) => {
+    // binary: stdin arrives as base64 and stdout goes back as base64 (a git pack in or out).
+    child = execFile(request.file, request.args, { cwd: request.cwd, env: lastEnv, encoding: request.binary ? 'buffer' : 'utf8', maxBuffer: request.maxBuffer }, (error, stdout, stderr) => {
       running.delete(request.id);
-      answer({ id: request.id, stdout, stderr, error: error ? { name: error.name, message: error.message, code: error.code, signal: error.signal } : null });
+      answer({ id: request.id, stdout: request.binary ? stdout.toString('base64') : stdout, stderr: request.binary ? stderr.toString('utf8') : stderr, error: error ? { name: error.name, message: error.message, code: error.code, signal: error.signal } : null });
     });
   } catch (error) {
     answer({ id: request.id, stdout: '', stderr: '', error: { name: error.name, message: error.message, code: error.code } });
     return;
   }
   running.set(request.id, child);
-  if (child.stdin) { child.stdin.on('error', () => {}); child.stdin.end(request.input || ''); }
+  if (child.stdin) { child.stdin.on('error', () => {}); child.stdin.end(request.binary ? Buffer.from(request.input || '', 'base64') : request.input || ''); }
 }).on('close', () => process.exit(0));
 `;
 
@@ -144,10 +149,23 @@ function startHelper(): Helper | undefined {
 
 /** execFile(file, args) run by the helper (or here, when it cannot run); the callback gets what execFile would give. */
 export function execFileOffloaded(file: string, args: readonly string[], options: OffloadedExecOptions, callback: OffloadedCallback): void {
+  offload(file, args, { ...options, encoding: 'utf8' }, (error, stdout, stderr) => callback(error, stdout as string, stderr));
+}
+
+/** The same for a command whose stdout is binary (stdin may be too): stdout reaches the callback as a Buffer. */
+export function execFileBinaryOffloaded(file: string, args: readonly string[], options: Omit<OffloadedExecOptions, 'encoding'>, callback: OffloadedBinaryCallback): void {
+  offload(file, args, { ...options, encoding: 'buffer' }, (error, stdout, stderr) => callback(error, Buffer.isBuffer(stdout) ? stdout : Buffer.from(stdout, 'base64'), stderr));
+}
+
+function offload(file: string, args: readonly string[], options: OffloadedExecOptions, callback: (error: OffloadedError | null, stdout: string | Buffer, stderr: string) => void): void {
+  const binary = options.encoding === 'buffer';
   helper ??= startHelper();
   const current = helper;
   if (!current) {
-    const child = execFile(file, args, { cwd: options.cwd, env: options.env, encoding: 'utf8', maxBuffer: options.maxBuffer, ...(options.signal ? { signal: options.signal } : {}) }, (error, stdout, stderr) => callback(error as OffloadedError | null, stdout, stderr));
+    const done = (error: Error | null, stdout: string | Buffer, stderr: string | Buffer) => callback(error as OffloadedError | null, stdout, stderr.toString());
+    const child = binary
+      ? execFile(file, args, { cwd: options.cwd, env: options.env, encoding: 'buffer', maxBuffer: options.maxBuffer, ...(options.signal ? { signal: options.signal } : {}) }, done)
+      : execFile(file, args, { cwd: options.cwd, env: options.env, encoding: 'utf8', maxBuffer: options.maxBuffer, ...(options.signal ? { signal: options.signal } : {}) }, done);
     child.stdin?.on('error', () => {});
     child.stdin?.end(options.input);
     return;
@@ -175,14 +193,15 @@ export function execFileOffloaded(file: string, args: readonly string[], options
     signal?.removeEventListener('abort', onAbort);
     if (settled) return;
     settled = true;
+    const stdout = binary ? Buffer.from(answer.stdout, 'base64') : answer.stdout;
     if (!answer.error) {
-      callback(null, answer.stdout, answer.stderr);
+      callback(null, stdout, answer.stderr);
       return;
     }
     const error: OffloadedError = Object.assign(new Error(answer.error.message), { name: answer.error.name });
     if (answer.error.code !== undefined && answer.error.code !== null) error.code = answer.error.code;
     if (answer.error.signal !== undefined) error.signal = answer.error.signal;
-    callback(error, answer.stdout, answer.stderr);
+    callback(error, stdout, answer.stderr);
   });
   if (current.pending.size === 1) keepAlive(current, true);
   let env = envJson.get(options.env);
@@ -190,7 +209,8 @@ export function execFileOffloaded(file: string, args: readonly string[], options
     env = JSON.stringify(options.env);
     envJson.set(options.env, env);
   }
-  const request = JSON.stringify({ id, file, args, cwd: options.cwd, maxBuffer: options.maxBuffer, input: options.input });
+  const input = typeof options.input === 'string' ? (binary ? Buffer.from(options.input).toString('base64') : options.input) : binary ? options.input.toString('base64') : options.input.toString('utf8');
+  const request = JSON.stringify({ id, file, args, cwd: options.cwd, maxBuffer: options.maxBuffer, input, ...(binary ? { binary: true } : {}) });
   // The environment (~5 KB) only when it differs from the previous command's.
   current.child.stdin.write(env === current.lastEnv ? `${request}\n` : `${request.slice(0, -1)},"env":${env}}\n`);
   current.lastEnv = env;
