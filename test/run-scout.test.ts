@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { MockLanguageModelV3 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
@@ -306,12 +306,13 @@ describe('run-scout (issue 6): E16 correction loop, critic gate, one commit', ()
     await repo.commitAll('queue and config');
     repo.write('notes.md', 'my uncommitted notes\n');
     repo.write('scratch/mine.md', 'the user\'s untracked file\n');
+    // Each write on its own (the root config is read-only in the Scout's sandbox since X27-10: that one fails).
     const edit = [
-      "const fs=require('fs');",
-      "fs.writeFileSync('docs/IMPL/queue/001-next.yaml','slug: next\\nautonomy_override: autonomous\\n');",
-      "fs.writeFileSync('polywave.config.json','{\"autonomy\":{\"level\":\"autonomous\"}}\\n');",
-      "fs.writeFileSync('notes.md','rewritten by the scout\\n');",
-      "fs.writeFileSync('scratch/planted.yaml','feature_slug: x\\nstate: COMPLETE\\n');",
+      "const fs=require('fs');const w=(f,c)=>{try{fs.writeFileSync(f,c)}catch(e){console.log(f+': '+e.code)}};",
+      "w('docs/IMPL/queue/001-next.yaml','slug: next\\nautonomy_override: autonomous\\n');",
+      "w('polywave.config.json','{\"autonomy\":{\"level\":\"autonomous\"}}\\n');",
+      "w('notes.md','rewritten by the scout\\n');",
+      "w('scratch/planted.yaml','feature_slug: x\\nstate: COMPLETE\\n');",
     ].join('');
     const model = scripted([callTool('bash', { command: `node -e ${JSON.stringify(edit)}` }), () => writeManifest(validManifest), say('done')]);
     const result = await runScout({ feature: 'Greeting formatters', repoDir: repo.dir, model: mockModelString, env: repo.env, backend: backendFor(model) });
@@ -325,6 +326,39 @@ describe('run-scout (issue 6): E16 correction loop, critic gate, one commit', ()
     const quarantined = JSON.stringify(readdirSync(repo.path('.git/polywave/quarantine'), { recursive: true }));
     expect(quarantined).toContain('001-next.yaml');
     expect(quarantined).toContain('planted.yaml');
+  });
+
+  it.runIf(sandboxAvailable)('X27-10: polywave\'s state directory and the root config are read-only in the Scout\'s sandbox (gate cache, active-impl, another agent\'s journal context)', async () => {
+    const repo = await repository();
+    repo.write('polywave.config.json', '{}\n');
+    await repo.commitAll('config');
+    mkdirSync(repo.path('.polywave-state'), { recursive: true });
+    repo.write('.polywave-state/gate-cache.json', '{"v":1,"entries":[]}\n');
+    const plant = [
+      "const fs=require('fs');const w=(f,c)=>{try{fs.mkdirSync(require('path').dirname(f),{recursive:true});fs.writeFileSync(f,c);console.log(f+': WRITTEN')}catch(e){console.log(f+': '+e.code)}};",
+      "w('.polywave-state/gate-cache.json','{\"v\":1,\"entries\":[{\"passed\":true}]}');",
+      "w('.polywave-state/active-impl','docs/IMPL/IMPL-evil.yaml');",
+      "w('.polywave-state/deploy/wave1/agent-X/context.md','PLANTED-BY-SCOUT');",
+      "w('polywave.config.json','{\"sandbox\":{\"writable\":[\"~\"]}}');",
+    ].join('');
+    let output = '';
+    const model = scripted([
+      callTool('bash', { command: `node -e ${JSON.stringify(plant)}` }),
+      (call) => {
+        output = toolResults(call).at(-1) ?? '';
+        return writeManifest(validManifest);
+      },
+      say('done'),
+    ]);
+    const result = await runScout({ feature: 'Greeting formatters', repoDir: repo.dir, model: mockModelString, env: repo.env, backend: backendFor(model) });
+    expect(result.state).toBe('REVIEWED');
+    expect(output, output).not.toContain("WRITTEN");
+    // (the journal's directories cannot be made: node's recursive mkdir reports ENOENT there)
+    expect(output.match(/: (EROFS|EACCES|EPERM|ENOENT)$/gm)?.length, output).toBe(4);
+    expect(repo.read('.polywave-state/gate-cache.json')).toBe('{"v":1,"entries":[]}\n');
+    expect(existsSync(repo.path('.polywave-state/active-impl'))).toBe(false);
+    expect(existsSync(repo.path('.polywave-state/deploy'))).toBe(false);
+    expect(repo.read('polywave.config.json')).toBe('{}\n');
   });
 
   it('NOT_SUITABLE: state NOT_SUITABLE with the reasons, committed, success false', async () => {

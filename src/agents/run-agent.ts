@@ -189,9 +189,11 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
     const readOnly = options.role !== 'scout' && options.implPath && isInside(options.implPath, jail.root) ? [options.implPath] : [];
     // An agent whose root holds polywave's state (solo, integration, scaffold, hotfix agents: the main
     // checkout) must not reach it: its own journal swapped for a symlink made the orchestrator append
-    // to ~/.bashrc (outside attack X3 #21); gate cache, merge logs and markers live there too.
+    // to ~/.bashrc (outside attack X3 #21); gate cache, merge logs and markers live there too. Every
+    // agent in the main checkout, the Scout, critic and Planner included (outside attack X27-10: the
+    // Scout's bash wrote the gate cache, active-impl and another agent's journal context).
     const stateDir = path.join(jail.root, stateDirName);
-    if ((options.journal && isInside(options.journal.dir, jail.root)) || readOnly.length > 0) {
+    if ((options.journal && isInside(options.journal.dir, jail.root)) || readOnly.length > 0 || isMainCheckout(jail.root)) {
       ensureConfinedDirSync(stateDir, realRootOf(jail.root));
       readOnly.push(stateDir, ...configFilesOf(jail.root));
     }
