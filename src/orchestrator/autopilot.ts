@@ -1,4 +1,5 @@
 import type { Dispatcher } from '../dispatch/dispatcher.js';
+import { prewarmSandboxStatus } from '../sandbox/sandbox-status.js';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { addUsage, emptyUsage, type AgentBackend, type AgentUsage } from '../agents/contract.js';
@@ -145,6 +146,8 @@ export function slugOfFeature(feature: string): string {
  * are not relaunched (E9), an interrupted merge is finished.
  */
 export async function runAutopilot(options: AutopilotOptions): Promise<AutopilotResult> {
+  // The sandbox probe runs while the first steps do (issue 12's bench:program: ~0.3 s off the tier's start).
+  if (!options.unsafeNoSandbox) prewarmSandboxStatus(options.env);
   // One run per plan (the CLI's run lock), taken as soon as the plan's path is known — for a feature, its
   // docs/IMPL/IMPL-<slug>.yaml before the Scout writes it — and held for the run's life: a second `polywave run`
   // of the same feature, or `polywave run <IMPL>` while a PROGRAM's tier runs that IMPL, is refused instead of racing.

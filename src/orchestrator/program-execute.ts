@@ -17,6 +17,7 @@
  * PROGRAM_REVIEWED — the human approval of the plan — is never skipped, not even by `--auto`.
  * The PROGRAM manifest is updated (locked, format-preserving) on every IMPL change (E32/P4).
  */
+import { prewarmSandboxStatus } from '../sandbox/sandbox-status.js';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { addUsage, emptyUsage, type AgentBackend, type AgentUsage } from '../agents/contract.js';
@@ -174,6 +175,8 @@ function killedByInterrupt(error: unknown): boolean {
 
 /** Runs (or resumes) a PROGRAM to COMPLETE, or until a human must act. */
 export async function executeProgram(options: ProgramExecuteOptions): Promise<ProgramExecuteResult> {
+  // The sandbox probe runs while the first steps do (issue 12's bench:program: ~0.3 s off the tier's start).
+  if (!options.unsafeNoSandbox) prewarmSandboxStatus(options.env);
   const started = performance.now();
   const state: { result?: ProgramExecuteResult } = {};
   try {
