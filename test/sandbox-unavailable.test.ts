@@ -5,7 +5,8 @@
  * created); `--unsafe-no-sandbox` lets them run after ONE warning line on stderr; script agents
  * (tests, the demo) still run, with a notice; verify-install reports the sandbox status.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -206,6 +207,23 @@ describe('the CLI', () => {
     const human = await runCli(['verify-install', '--human'], { cwd: repo.dir, env: { ...(repo.env as Record<string, string>), ...off } });
     expect(human.stdout).toContain('Sandbox: UNAVAILABLE');
     expect(human.stdout).toContain('apt-get install bubblewrap socat ripgrep');
+  }, 120_000);
+
+  it.runIf(process.platform === 'linux')('verify-install on a PATH without bubblewrap, socat and ripgrep: unavailable, the three Debian packages named (the check runs in the sandbox host)', async () => {
+    const repo = await createTestRepo();
+    // A bin directory with what polywave itself needs (git, node, a shell, which) and none of the three.
+    const bin = repo.sibling('bin-without-sandbox');
+    mkdirSync(bin, { recursive: true });
+    for (const name of ['git', 'which', 'sh', 'bash', 'node', 'env']) {
+      const found = execFileSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).trim();
+      symlinkSync(found, path.join(bin, name));
+    }
+    type Report = { sandbox: { available: boolean; mechanism: string; missing: string[]; detail: string } };
+    const report = parseStdoutJson<Report>(await runCli(['verify-install'], { cwd: repo.dir, env: { ...(repo.env as Record<string, string>), PATH: bin } }));
+    expect(report.sandbox.available).toBe(false);
+    expect(report.sandbox.mechanism).toBe('none');
+    expect([...report.sandbox.missing].sort()).toEqual(['bubblewrap', 'ripgrep', 'socat']);
+    expect(report.sandbox.detail).toMatch(/bwrap/);
   }, 120_000);
 
   // `polywave demo` without the sandbox (it runs and says so): test/demo.test.ts, whose one demo run a day alternates

@@ -4,7 +4,8 @@
  * build step or test transform touches it: CommonJS, built-in modules only, and the one
  * sandbox-runtime entry file whose absolute path is its first argument.
  *
- * Requests (JSON lines on stdin): `{id, op: 'wrap', command, config, cwd, commandId, hosts}` →
+ * Requests (JSON lines on stdin): `{id, op: 'check'}` → `{id, ok, supported, errors, warnings}` (the
+ * platform and dependency check of sandbox-runtime); `{id, op: 'wrap', command, config, cwd, commandId, hosts}` →
  * `{id, ok, argv}` (the network allow-list `hosts` is registered under `commandId`);
  * `{id, op: 'wrap', …, isolated: true}` wraps with no network at all (see below) and answers
  * `{id, ok, argv, isolated: true}` when it could;
@@ -92,6 +93,14 @@ const start = () => {
   return session;
 };
 const handle = async (request) => {
+  if (request.op === 'check') {
+    // The platform and dependency check (bubblewrap, socat, ripgrep, the seccomp helper), here where
+    // the library is loaded anyway: the orchestrator then never loads it itself (~170 ms per process).
+    const { SandboxManager } = await import(pathToFileURL(runtimePath).href);
+    if (!SandboxManager.isSupportedPlatform()) return { supported: false, errors: [], warnings: [] };
+    const check = SandboxManager.checkDependencies();
+    return { supported: true, errors: check.errors, warnings: check.warnings };
+  }
   if (request.op === 'wrap') {
     if (request.isolated === true && (!Array.isArray(request.hosts) || request.hosts.length === 0)) {
       const argv = await wrapIsolated(request);

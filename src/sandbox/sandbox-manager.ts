@@ -136,6 +136,13 @@ export async function wrapInHost(options: { command: string; config: HostWrapCon
   return { argv: argv as string[], isolated: answer.isolated === true };
 }
 
+/** sandbox-runtime's platform and dependency check, run by the host (which loads the library anyway). */
+export async function checkInHost(): Promise<{ supported: boolean; errors: string[]; warnings: string[] }> {
+  const answer = await request('check', {});
+  const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filter((entry): entry is string => typeof entry === 'string') : []);
+  return { supported: answer.supported === true, errors: strings(answer.errors), warnings: strings(answer.warnings) };
+}
+
 /** Tells the host of `generation` a wrapped command is over (its network list and placeholder mount points go). */
 export function releaseWrapped(commandId: string, generation: number, isolated = false): void {
   if (!host || host.generation !== generation) return;
