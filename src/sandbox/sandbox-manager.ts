@@ -31,6 +31,8 @@ export interface HostWrapConfig {
 
 interface Host {
   child: ChildProcessByStdio<Writable, Readable, Readable>;
+  /** Its working directory: empty, its own. */
+  directory: string;
   pending: Map<number, { resolve: (answer: Record<string, unknown>) => void; reject: (error: Error) => void }>;
   nextId: number;
   stderr: string;
@@ -60,7 +62,7 @@ function startHost(): Host {
   const directory = mkdtempSync(path.join(os.tmpdir(), 'polywave-sandbox-host-'));
   const runtimePath = createRequire(import.meta.url).resolve('@anthropic-ai/sandbox-runtime');
   const child = spawn(process.execPath, ['-e', sandboxHostProgram, runtimePath], { cwd: directory, stdio: ['pipe', 'pipe', 'pipe'] });
-  const current: Host = { child, pending: new Map(), nextId: 1, stderr: '', exited: new Promise((resolve) => child.once('close', () => resolve())), generation };
+  const current: Host = { child, directory, pending: new Map(), nextId: 1, stderr: '', exited: new Promise((resolve) => child.once('close', () => resolve())), generation };
   child.unref();
   setReferenced(current, false);
   child.stdin.on('error', () => undefined);
@@ -134,6 +136,11 @@ export async function wrapInHost(options: { command: string; config: HostWrapCon
   const argv = answer.argv;
   if (!Array.isArray(argv) || argv.length === 0 || !argv.every((entry) => typeof entry === 'string')) throw new Error('the sandbox host returned no command');
   return { argv: argv as string[], isolated: answer.isolated === true };
+}
+
+/** The running host's working directory (tests: it must stay empty, see the host program), or undefined. */
+export function sandboxHostDirectory(): string | undefined {
+  return host?.directory;
 }
 
 /** sandbox-runtime's platform and dependency check, run by the host (which loads the library anyway). */
