@@ -263,4 +263,15 @@ describe('parseAgentScript / selectSteps', () => {
     expect(selectSteps(script, 'scout', 'scout', 1)).toEqual([{ kind: 'final', value: { ok: true } }]);
     expect(selectSteps(script, 'B', 'wave', 1)).toEqual([{ kind: 'text', value: 'everyone' }]);
   });
+
+  it('the same text is parsed once: every caller gets an equal copy of its own; a bad text fails every time', () => {
+    const text = 'version: 1\nagents:\n  A:\n    steps:\n      - write: { path: a.txt, content: "a" }\n';
+    const first = parseAgentScript(text);
+    const second = parseAgentScript(text);
+    expect(second).toEqual(first);
+    expect(second).not.toBe(first);
+    (first.agents!.A!.steps![0]!.value as { path: string }).path = 'changed.txt';
+    expect(selectSteps(parseAgentScript(text), 'A', 'wave', 1)).toEqual([{ kind: 'write', value: { path: 'a.txt', content: 'a' } }]);
+    for (let round = 0; round < 2; round += 1) expect(() => parseAgentScript('version: 2\n')).toThrow(/version must be 1/);
+  });
 });
