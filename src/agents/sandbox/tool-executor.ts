@@ -3,9 +3,8 @@
  * started inside the agent's sandbox on the first file-tool call, spoken to in JSON lines over
  * stdio, stopped by {@link ToolExecutor.stop} at the end of the run.
  */
-import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import type { Readable, Writable } from 'node:stream';
+import { spawnPiped, type PipedChild } from '../../sandbox/piped-spawn.js';
 import type { SandboxPlan } from '../../sandbox/sandbox-plan.js';
 import { toolExecutorMain } from './tool-executor-main.js';
 import { sandboxCommandVariable, shellQuote, wrapInSandbox } from '../../sandbox/wrap-in-sandbox.js';
@@ -72,7 +71,7 @@ export interface ToolExecutor {
 type Answer = { id: number; ok: boolean; code?: string; message?: string } & Record<string, unknown>;
 
 interface Session {
-  child: ChildProcessByStdio<Writable, Readable, Readable>;
+  child: PipedChild;
   pending: Map<number, { resolve: (answer: Answer) => void; reject: (error: Error) => void; onChunk?: (chunk: Buffer) => void }>;
   /** What the sandbox changed in the environment it was started with: laid over every command's. */
   sandboxEnv: { set: Record<string, string>; unset: string[] };
@@ -110,7 +109,8 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
     const executorEnv = { ...options.env };
     delete executorEnv.NODE_EXTRA_CA_CERTS;
     const wrapped = await wrapInSandbox(plan, command, { cwd: options.cwd, env: executorEnv });
-    const child = spawn(wrapped.file, wrapped.args, { cwd: options.cwd, env: wrapped.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    // Started by a small helper process that hands the pipes back (sandbox/piped-spawn.ts): not a fork of this one.
+    const child = await spawnPiped(wrapped.file, wrapped.args, { cwd: options.cwd, env: wrapped.env });
     const pending: Session['pending'] = new Map();
     let resolveReady!: () => void;
     let rejectReady!: (error: Error) => void;

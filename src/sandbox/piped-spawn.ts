@@ -1,0 +1,228 @@
+/**
+ * Long-lived piped children (the agents' sandboxed tool executors) started by a small helper
+ * process, which hands their pipes back over its IPC channel.
+ *
+ * Node starts a child with fork + exec and blocks the calling thread until it has exec'd; the cost
+ * grows with the parent's memory. The git helper (src/git/spawn-server.ts) takes that off the
+ * orchestrator's thread for git, whose output it relays when the command ends; a tool executor
+ * instead talks with the orchestrator for the agent's whole life, so its pipes must end here. The
+ * helper (`node -e`, small) spawns the child detached with three pipes and sends their handles over
+ * its IPC channel (libuv passes the file descriptors with SCM_RIGHTS; the helper's copies are closed
+ * once sent), then reports the child's exit. The orchestrator gets a child it writes to and reads
+ * from as if it had spawned it: same pid (its own process group), stdin/stdout/stderr, 'error' and
+ * 'close'. A 16-agent wave's executor starts held the orchestrator's main thread for ~410 ms
+ * (bench:sandbox, docs/performance.md).
+ *
+ * If the helper cannot start, or dies, the child is spawned here as before. The helper ends with
+ * this process (its IPC channel closes); while nothing is being started it keeps nothing alive.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import type { Socket } from 'node:net';
+import type { Readable, Writable } from 'node:stream';
+
+/** What a caller uses of a piped child: its pid, its three pipes, and 'error' / 'close'. */
+export interface PipedChild extends EventEmitter {
+  readonly pid?: number | undefined;
+  readonly stdin: Writable;
+  readonly stdout: Readable;
+  readonly stderr: Readable;
+}
+
+/** Options of {@link spawnPiped}. */
+export interface PipedSpawnOptions {
+  cwd: string;
+  env: Readonly<Record<string, string>>;
+}
+
+// The helper (CommonJS, `node -e`): one IPC message per child to start; answers with the pid and the
+// three pipe handles, then the exit.
+const helperSource = `
+const { spawn } = require('node:child_process');
+process.on('disconnect', () => process.exit(0));
+// Ctrl-C reaches the process group: the helper stays for the orchestrator's own shutdown.
+process.on('SIGINT', () => {});
+process.on('message', (request) => {
+  const fail = (error) => process.send({ id: request.id, error: { message: String(error && error.message), code: error && error.code } });
+  let child;
+  try {
+    child = spawn(request.file, request.args, { cwd: request.cwd, env: request.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+  } catch (error) {
+    fail(error);
+    return;
+  }
+  if (child.pid === undefined) {
+    child.once('error', fail);
+    return;
+  }
+  child.on('error', () => {});
+  // Node starts reading a child's output pipes into their stream buffers at once; what this process
+  // read before the handle went over would stay here (an executor's first line, lost under load).
+  // Stopped now, before the event loop could read anything: the orchestrator reads it all.
+  for (const stream of [child.stdout, child.stderr]) if (stream._handle) stream._handle.readStop();
+  process.send({ id: request.id, pid: child.pid, pipe: 'stdin' }, child.stdin);
+  process.send({ id: request.id, pipe: 'stdout' }, child.stdout);
+  process.send({ id: request.id, pipe: 'stderr' }, child.stderr);
+  child.once('exit', (code, signal) => process.send({ id: request.id, exit: { code, signal } }));
+});
+`;
+
+interface Waiting {
+  child: Relayed;
+  settle: (ready: boolean) => void;
+  pipes: Partial<Record<'stdin' | 'stdout' | 'stderr', Socket>>;
+}
+
+/** The child as the orchestrator sees it: the pipes the helper handed over. */
+class Relayed extends EventEmitter implements PipedChild {
+  pid: number | undefined;
+  stdin!: Writable;
+  stdout!: Readable;
+  stderr!: Readable;
+  exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  private open = 2;
+  private closed = false;
+
+  /** 'close' once it exited and its stdout and stderr ended (as a spawned child's). */
+  attach(): void {
+    for (const stream of [this.stdout, this.stderr]) {
+      stream.once('close', () => {
+        this.open -= 1;
+        this.maybeClose();
+      });
+    }
+  }
+
+  exited(code: number | null, signal: NodeJS.Signals | null): void {
+    this.exit = { code, signal };
+    this.maybeClose();
+  }
+
+  lost(error: Error): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.emit('error', error);
+    this.emit('close', null, null);
+  }
+
+  private maybeClose(): void {
+    if (this.closed || !this.exit || this.open > 0) return;
+    this.closed = true;
+    this.emit('exit', this.exit.code, this.exit.signal);
+    this.emit('close', this.exit.code, this.exit.signal);
+  }
+}
+
+interface Helper {
+  child: ChildProcess;
+  waiting: Map<number, Waiting>;
+  running: Map<number, Relayed>;
+}
+
+let helper: Helper | undefined;
+let nextId = 0;
+let disabled = false;
+
+function keepAlive(current: Helper): void {
+  const busy = current.waiting.size > 0;
+  const channel = current.child.channel as unknown as { ref?: () => void; unref?: () => void } | undefined;
+  if (busy) {
+    current.child.ref();
+    channel?.ref?.();
+  } else {
+    current.child.unref();
+    channel?.unref?.();
+  }
+}
+
+function startHelper(): Helper | undefined {
+  const environment = { ...process.env };
+  delete environment.NODE_OPTIONS;
+  delete environment.NODE_V8_COVERAGE;
+  let child: ChildProcess;
+  try {
+    child = spawn(process.execPath, ['-e', helperSource], { stdio: ['ignore', 'ignore', 'ignore', 'ipc'], env: environment });
+  } catch {
+    return undefined;
+  }
+  const current: Helper = { child, waiting: new Map(), running: new Map() };
+  const gone = () => {
+    if (helper === current) helper = undefined;
+    for (const waiting of current.waiting.values()) waiting.settle(false);
+    current.waiting.clear();
+    for (const running of current.running.values()) running.lost(new Error('the process helper ended while the child ran'));
+    current.running.clear();
+  };
+  child.on('error', gone);
+  child.on('exit', gone);
+  child.on('message', (message: { id?: number; pid?: number; pipe?: 'stdin' | 'stdout' | 'stderr'; exit?: { code: number | null; signal: NodeJS.Signals | null }; error?: { message: string; code?: string } }, handle?: Socket) => {
+    const id = message.id;
+    if (typeof id !== 'number') return;
+    if (message.exit) {
+      const running = current.running.get(id);
+      current.running.delete(id);
+      running?.exited(message.exit.code, message.exit.signal);
+      return;
+    }
+    const waiting = current.waiting.get(id);
+    if (!waiting) {
+      handle?.destroy();
+      return;
+    }
+    if (message.error) {
+      // It could not start there: started here instead, where it fails the same way, as a real child.
+      current.waiting.delete(id);
+      keepAlive(current);
+      waiting.settle(false);
+      return;
+    }
+    if (message.pipe && handle) waiting.pipes[message.pipe] = handle;
+    if (typeof message.pid === 'number') waiting.child.pid = message.pid;
+    const { stdin, stdout, stderr } = waiting.pipes;
+    if (stdin && stdout && stderr) {
+      current.waiting.delete(id);
+      keepAlive(current);
+      Object.assign(waiting.child, { stdin, stdout, stderr });
+      waiting.child.attach();
+      current.running.set(id, waiting.child);
+      waiting.settle(true);
+    }
+  });
+  keepAlive(current);
+  return current;
+}
+
+/** Spawns `file args` here (the fallback): the same child, started by this process. */
+function spawnHere(file: string, args: readonly string[], options: PipedSpawnOptions): PipedChild {
+  return spawn(file, [...args], { cwd: options.cwd, env: options.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+}
+
+/**
+ * `file args` started detached (its own process group) with three pipes, by the helper when it runs
+ * (else here). Resolves once the pipes are here; a child that cannot start emits 'error' then 'close'.
+ */
+export async function spawnPiped(file: string, args: readonly string[], options: PipedSpawnOptions): Promise<PipedChild> {
+  if (disabled || process.platform === 'win32') return spawnHere(file, args, options);
+  helper ??= startHelper();
+  const current = helper;
+  if (!current) return spawnHere(file, args, options);
+  nextId += 1;
+  const id = nextId;
+  const child = new Relayed();
+  const ready = await new Promise<boolean>((resolve) => {
+    current.waiting.set(id, { child, settle: resolve, pipes: {} });
+    keepAlive(current);
+    current.child.send({ id, file, args, cwd: options.cwd, env: options.env }, (error) => {
+      if (!error) return;
+      current.waiting.delete(id);
+      keepAlive(current);
+      resolve(false);
+    });
+  });
+  return ready ? child : spawnHere(file, args, options);
+}
+
+/** Tests: `false` spawns every child here (the fallback path); `true` through the helper again. */
+export function usePipedSpawnHelper(on: boolean): void {
+  disabled = !on;
+}
