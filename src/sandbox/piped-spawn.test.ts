@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { spawnPiped, usePipedSpawnHelper, type PipedChild } from './piped-spawn.js';
 
@@ -49,4 +51,49 @@ describe.runIf(process.platform === 'linux')('long-lived piped children started 
     }
     usePipedSpawnHelper(true);
   });
+
+  it('an orchestrator killed with SIGKILL leaves neither the helper nor its children behind (their stdin closes)', async () => {
+    const built = fileURLToPath(new URL('../../dist/sandbox/piped-spawn.js', import.meta.url));
+    expect(existsSync(built), 'npm run build first').toBe(true);
+    const program = `import { spawnPiped } from ${JSON.stringify(built)};
+      const children = await Promise.all([1, 2, 3].map(() => spawnPiped('sh', ['-c', 'cat; sleep 30'], { cwd: '/', env: { PATH: process.env.PATH } })));
+      console.log(JSON.stringify(children.map((child) => child.pid)));
+      setInterval(() => {}, 1000);`;
+    const orchestrator = spawn(process.execPath, ['--input-type=module', '-e', program], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const pids = await new Promise<number[]>((resolve) => orchestrator.stdout.setEncoding('utf8').once('data', (line: string) => resolve(JSON.parse(line) as number[])));
+    const alive = (pid: number) => existsSync(`/proc/${pid}`) && !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    expect(pids.every(alive)).toBe(true);
+    const helperPid = Number(/^PPid:\s+(\d+)$/m.exec(readFileSync(`/proc/${pids[0]}/status`, 'utf8'))?.[1]);
+    expect(helperPid).not.toBe(orchestrator.pid);
+    orchestrator.kill('SIGKILL');
+    // cat sees EOF and the shell goes on to its sleep: the group is what the executor's stop kills; here,
+    // what matters is that nothing keeps the pipes open: cat ended for each, and the helper is gone.
+    const runsCat = (pid: number) => descendants(pid).some((command) => command.startsWith('cat'));
+    for (let tries = 0; tries < 100 && (alive(helperPid) || pids.some(runsCat)); tries += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(alive(helperPid), 'the helper').toBe(false);
+    for (const pid of pids) expect(descendants(pid), `child ${pid}`).toEqual(['sleep 30']);
+    for (const pid of pids) {
+      try {
+        process.kill(-pid, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+  });
 });
+
+/** The command lines of `pid`'s descendants (the shell runs cat, then sleep, as its children). */
+function descendants(pid: number): string[] {
+  try {
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+    return children.flatMap((child) => {
+      try {
+        return [readFileSync(`/proc/${child}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' '), ...descendants(child)];
+      } catch {
+        return [];
+      }
+    });
+  } catch {
+    return [];
+  }
+}
