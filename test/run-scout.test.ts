@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { MockLanguageModelV3 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
@@ -359,6 +359,60 @@ describe('run-scout (issue 6): E16 correction loop, critic gate, one commit', ()
     expect(existsSync(repo.path('.polywave-state/active-impl'))).toBe(false);
     expect(existsSync(repo.path('.polywave-state/deploy'))).toBe(false);
     expect(repo.read('polywave.config.json')).toBe('{}\n');
+  });
+
+  it('X28-01/02: an untracked file of yours the Scout rewrote is put back (its copy quarantined); a tracked file you had deleted that it made again is removed again', async () => {
+    const repo = await repository();
+    repo.write('docs/IMPL/queue/010-deploy.yaml', 'slug: deploy\nautonomy_override: gated\n');
+    await repo.commitAll('a queue item');
+    rmSync(repo.path('docs/IMPL/queue/010-deploy.yaml'));
+    const mine = 'slug: deploy-to-prod\ntitle: Deploy to prod\n';
+    repo.write('docs/IMPL/queue/005-deploy-to-prod.yaml', mine);
+    const plant = [
+      "const fs=require('fs');",
+      "fs.appendFileSync('docs/IMPL/queue/005-deploy-to-prod.yaml','autonomy_override: autonomous\\n');",
+      "fs.writeFileSync('docs/IMPL/queue/010-deploy.yaml','slug: deploy\\nautonomy_override: autonomous\\n');",
+    ].join('');
+    const model = scripted([callTool('bash', { command: `node -e ${JSON.stringify(plant)}` }), () => writeManifest(validManifest), say('done')]);
+    const result = await runScout({ feature: 'Greeting formatters', repoDir: repo.dir, model: mockModelString, env: repo.env, backend: backendFor(model) });
+    expect(result.state).toBe('REVIEWED');
+    expect(repo.read('docs/IMPL/queue/005-deploy-to-prod.yaml')).toBe(mine);
+    expect(existsSync(repo.path('docs/IMPL/queue/010-deploy.yaml'))).toBe(false);
+    const status = (await repo.run(['status', '--porcelain', '--untracked-files=all'])).split('\n').filter(Boolean).sort();
+    expect(status).toEqual([' D docs/IMPL/queue/010-deploy.yaml', '?? docs/IMPL/queue/005-deploy-to-prod.yaml']);
+    const quarantine = readdirSync(repo.path('.git/polywave/quarantine'), { recursive: true }).map(String);
+    const planted = quarantine.filter((entry) => entry.endsWith('.yaml')).map((entry) => readFileSync(path.join(repo.path('.git/polywave/quarantine'), entry), 'utf8'));
+    expect(planted.length).toBe(2);
+    for (const text of planted) expect(text).toContain('autonomy_override: autonomous');
+  });
+
+  it.runIf(sandboxAvailable)('X28-06: a tier Scout cannot rewrite the PROGRAM or another IMPL doc of its tier (named as written by others: read-only in its sandbox, not only left out of its audit)', async () => {
+    const repo = await repository();
+    const program = 'title: Shop\nprogram_slug: shop\nstate: TIER_EXECUTING\ntier_gates:\n    - type: test\n      command: node --test\n      required: true\n';
+    const sibling = 'title: Other\nfeature_slug: other\nstate: SCOUT_PENDING\n';
+    repo.write('docs/PROGRAM/PROGRAM-shop.yaml', program);
+    repo.write('docs/IMPL/IMPL-other.yaml', sibling);
+    await repo.commitAll('the approved program and a sibling plan');
+    const plant = [
+      "const fs=require('fs');const w=(f,c)=>{try{fs.writeFileSync(f,c);console.log(f+': WRITTEN')}catch(e){console.log(f+': '+e.code)}};",
+      "w('docs/PROGRAM/PROGRAM-shop.yaml','title: PLANTED\\ntier_gates:\\n    - command: node -e 0\\n');",
+      "w('docs/IMPL/IMPL-other.yaml','title: PLANTED\\n');",
+    ].join('');
+    let output = '';
+    const model = scripted([
+      callTool('bash', { command: `node -e ${JSON.stringify(plant)}` }),
+      (call) => {
+        output = toolResults(call).at(-1) ?? '';
+        return writeManifest(validManifest);
+      },
+      say('done'),
+    ]);
+    const result = await runScout({ feature: 'Greeting formatters', repoDir: repo.dir, model: mockModelString, env: repo.env, backend: backendFor(model), concurrentPaths: ['docs/PROGRAM/PROGRAM-shop.yaml', 'docs/IMPL/IMPL-other.yaml'] });
+    expect(result.state).toBe('REVIEWED');
+    expect(output, output).not.toContain('WRITTEN');
+    expect(output.match(/: (EROFS|EACCES|EPERM|EBUSY)$/gm)?.length, output).toBe(2);
+    expect(repo.read('docs/PROGRAM/PROGRAM-shop.yaml')).toBe(program);
+    expect(repo.read('docs/IMPL/IMPL-other.yaml')).toBe(sibling);
   });
 
   it('NOT_SUITABLE: state NOT_SUITABLE with the reasons, committed, success false', async () => {

@@ -197,6 +197,11 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
       ensureConfinedDirSync(stateDir, realRootOf(jail.root));
       readOnly.push(stateDir, ...configFilesOf(jail.root));
     }
+    // Files the orchestrator writes while an agent in the main checkout runs (the PROGRAM manifest and the
+    // other IMPL docs of a tier's concurrent Scouts): the audit leaves them out, so its sandbox must not let
+    // it write them at all (outside attack X28-06: a tier Scout's bash rewrote the approved PROGRAM's tier
+    // gate, unseen). Those that exist now are bound read-only; one created later is its own writer's.
+    if (isMainCheckout(jail.root)) readOnly.push(...existingRegularFiles(jail.root, options.policy.orchestratorPaths ?? []));
     try {
       // The user's home (its credentials are unreadable) is the orchestrator's HOME, as passed down.
       // The Scout and the critic read code and write the plan: the checkout's `.env` and other untracked secret-named
@@ -396,4 +401,17 @@ function isMainCheckout(root: string): boolean {
 function isInside(child: string, parent: string): boolean {
   const relative = path.relative(parent, child);
   return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
+}
+
+/** The repository-relative `files` that are regular files inside `root` now (no link followed), as absolute paths. */
+function existingRegularFiles(root: string, files: readonly string[]): string[] {
+  return files.flatMap((file) => {
+    const absolute = path.resolve(root, file);
+    if (!isInside(absolute, root)) return [];
+    try {
+      return lstatSync(absolute).isFile() ? [absolute] : [];
+    } catch {
+      return [];
+    }
+  });
 }

@@ -45,16 +45,31 @@ export interface SoloLeftoverBaseline {
    */
   untracked: ReadonlySet<string>;
   /**
-   * Tracked files that differed from HEAD already (the user's uncommitted work): their content then (undefined: deleted
-   * then, or too large to keep), so that one the agent changed again is put back as the user left it.
+   * Tracked files that differed from HEAD already (the user's uncommitted work): their content then (null: deleted
+   * then; undefined: too large to keep), so that one the agent changed again is put back as the user left it.
    */
-  dirtyTracked?: ReadonlyMap<string, Buffer | undefined>;
+  dirtyTracked?: ReadonlyMap<string, Buffer | null | undefined>;
+  /**
+   * The untracked files of {@link untracked} as they were (X28-01: the user's own untracked file — a queue item made by
+   * `queue add` — rewritten by the agent stayed, being "the user's"): their identity and, when small enough, content.
+   */
+  untrackedFiles?: ReadonlyMap<string, UntrackedPrint>;
+}
+
+/** An untracked file at the agent's start: what tells a change, and its content when kept (≤ 1 MiB each, 16 MiB in all). */
+export interface UntrackedPrint {
+  size: number;
+  mtimeMs: number;
+  ctimeMs: number;
+  ino: number;
+  mode: number;
+  content?: Buffer;
 }
 
 /** One leftover: moved (`movedTo`), or not (`error`); `restored` when an owned tracked file was written back. */
 export interface SoloLeftover {
   path: string;
-  why: 'git-dir' | 'unowned' | 'link' | 'unowned-tracked';
+  why: 'git-dir' | 'unowned' | 'link' | 'unowned-tracked' | 'unowned-untracked';
   movedTo?: string;
   restored?: boolean;
   error?: string;
@@ -135,22 +150,39 @@ export async function soloLeftoverBaseline(root: string, options: { pruned?: Rea
   ]);
   const untracked = new Set(listing.split('\0').filter(Boolean).map((entry) => entry.replace(/\/+$/, '')));
   // The user's uncommitted changes to tracked files, kept (up to 64 MiB in all) to be put back should the agent change them.
-  const dirtyTracked = new Map<string, Buffer | undefined>();
+  const dirtyTracked = new Map<string, Buffer | null | undefined>();
   let kept = 0;
   for (const entry of changed.split('\0').filter(Boolean)) {
-    let content: Buffer | undefined;
+    let content: Buffer | null | undefined;
     try {
       const stats = lstatSync(path.join(root, entry));
       if (stats.isFile() && kept + stats.size <= 64 * 1024 * 1024) {
         content = readFileSync(path.join(root, entry));
         kept += content.length;
       }
-    } catch {
-      content = undefined;
+    } catch (error) {
+      // X28-02: deleted by the user (not yet committed) is a state of its own: an agent that makes it again is undone.
+      content = (error as NodeJS.ErrnoException).code === 'ENOENT' ? null : undefined;
     }
     dirtyTracked.set(entry, content);
   }
-  return { gitDirs: implicitGitDirs(root, pruned), pruned, untracked, dirtyTracked };
+  const untrackedFiles = new Map<string, UntrackedPrint>();
+  let keptUntracked = 0;
+  for (const entry of untracked) {
+    try {
+      const stats = lstatSync(path.join(root, entry));
+      if (!stats.isFile()) continue;
+      const print: UntrackedPrint = { size: stats.size, mtimeMs: stats.mtimeMs, ctimeMs: stats.ctimeMs, ino: stats.ino, mode: stats.mode & 0o7777 };
+      if (stats.size <= 1024 * 1024 && keptUntracked + stats.size <= 16 * 1024 * 1024) {
+        print.content = readFileSync(path.join(root, entry));
+        keptUntracked += print.content.length;
+      }
+      untrackedFiles.set(entry, print);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return { gitDirs: implicitGitDirs(root, pruned), pruned, untracked, dirtyTracked, untrackedFiles };
 }
 
 /** Writes `entry` back (never over something that is there again: `wx`), with `mode` when given. */
@@ -293,9 +325,15 @@ export async function quarantineSoloLeftovers(options: {
     if (!trackedNow.has(entry)) continue;
     const before = options.before.dirtyTracked;
     const userCopy = before?.get(entry);
+    if (userCopy === null) {
+      // X28-02: you had deleted it (not yet committed); the agent made it again: its copy goes, the file stays deleted.
+      const gone = await move(entry, 'unowned-tracked');
+      results.push(gone.movedTo ? { ...gone, restored: true } : gone);
+      continue;
+    }
     if (before?.has(entry) && userCopy === undefined) {
       // uncommitted before (deleted, or too large to keep): left as it is, and said
-      results.push({ path: entry, why: 'unowned-tracked', error: 'it had uncommitted changes of yours before the agent ran that polywave could not keep, so it was left as it is: look at it before you commit' });
+      results.push({ path: entry, why: 'unowned-tracked', error: 'it had uncommitted changes of yours before the agent ran, too large to keep, so it was left as it is: look at it before you commit' });
       continue;
     }
     const isFile = ((): boolean => {
@@ -318,6 +356,35 @@ export async function quarantineSoloLeftovers(options: {
       else if (committed) await writeBack(root, entry, committed.content, committed.mode);
       result.restored = userCopy !== undefined || committed !== undefined;
       if (!result.restored && !isFile) result.error = 'deleted, and not a regular file at HEAD to put back';
+    } catch (error) {
+      result.error = `could not be put back: ${error instanceof Error ? error.message : String(error)}`;
+    }
+    results.push(result);
+  }
+  // X28-01: an untracked file of yours from before the agent (never moved as a leftover: it is yours) that the agent
+  // rewrote — flagged by the audit, so not the agent's to write. Its version goes to the quarantine, yours is put back.
+  for (const entry of flagged) {
+    const print = options.before.untrackedFiles?.get(entry);
+    if (!print || within(entry) || results.some((result) => result.path === entry)) continue;
+    let now: ReturnType<typeof lstatSync> | undefined;
+    try {
+      now = lstatSync(path.join(root, entry));
+    } catch {
+      now = undefined;
+    }
+    if (now?.isFile() && now.size === print.size && now.mtimeMs === print.mtimeMs && now.ctimeMs === print.ctimeMs && now.ino === print.ino) continue;
+    if (print.content === undefined) {
+      results.push({ path: entry, why: 'unowned-untracked', error: 'an untracked file of yours the agent changed; too large to have been kept, so it was left as it is: look at it' });
+      continue;
+    }
+    const result = now ? await move(entry, 'unowned-untracked') : { path: entry, why: 'unowned-untracked' as const };
+    if (now && result.movedTo === undefined) {
+      results.push(result);
+      continue;
+    }
+    try {
+      await writeBack(root, entry, print.content, print.mode);
+      result.restored = true;
     } catch (error) {
       result.error = `could not be put back: ${error instanceof Error ? error.message : String(error)}`;
     }
@@ -354,9 +421,12 @@ export function leftoverReason(entry: SoloLeftover): string {
         ? `"${entry.path}" is a link into .git or out of the checkout (an editor saving it writes there)`
         : entry.why === 'unowned-tracked'
           ? `"${entry.path}" is a tracked file the agent does not own (I1), changed while it ran`
-          : `"${entry.path}" is an untracked path the agent does not own (I1)`;
+          : entry.why === 'unowned-untracked'
+            ? `"${entry.path}" is an untracked file of yours the agent does not own (I1), changed while it ran`
+            : `"${entry.path}" is an untracked path the agent does not own (I1)`;
+  const restoredHow = entry.why === 'unowned-tracked' || entry.why === 'unowned-untracked' ? ' (put back as it was before the agent)' : ' (the committed file written back)';
   const outcome = entry.movedTo
-    ? `moved to ${entry.movedTo}${entry.restored ? (entry.why === 'unowned-tracked' ? ' (put back as it was before the agent)' : ' (the committed file written back)') : ''}`
+    ? `moved to ${entry.movedTo}${entry.restored ? restoredHow : ''}`
     : entry.restored
       ? 'put back as it was before the agent'
       : `could not be moved out: ${entry.error ?? 'unknown error'}`;
@@ -373,7 +443,7 @@ export function withLeftovers<J extends AuditedJail>(jail: J, leftovers: readonl
       const known = new Set(audit.violations.map((violation) => violation.path));
       const violations = [
         ...audit.violations,
-        ...leftovers.filter((entry) => !known.has(entry.path)).map((entry) => ({ code: entry.why === 'unowned' || entry.why === 'unowned-tracked' ? 'JAIL_UNOWNED_CHANGE' : 'JAIL_GIT_INTERNALS', path: entry.path, reason: leftoverReason(entry) })),
+        ...leftovers.filter((entry) => !known.has(entry.path)).map((entry) => ({ code: entry.why === 'unowned' || entry.why === 'unowned-tracked' || entry.why === 'unowned-untracked' ? 'JAIL_UNOWNED_CHANGE' : 'JAIL_GIT_INTERNALS', path: entry.path, reason: leftoverReason(entry) })),
       ];
       return { ...audit, ok: false, violations };
     },
