@@ -58,7 +58,7 @@ describe('a repository nested in the main checkout (X13 #1, #2, #6)', () => {
     const quarantine = repo.path('.git/polywave/quarantine');
     const batches = readdirSync(quarantine).filter((name) => name.endsWith('-nested'));
     expect(batches.length).toBeGreaterThan(0);
-    expect(existsSync(path.join(quarantine, batches[0]!, 'docs/.git/config'))).toBe(true);
+    expect(existsSync(path.join(quarantine, batches[0]!, 'docs/.git/config.quarantined'))).toBe(true);
     const denials = readFileSync(findFile(repo.path('.polywave-state'), 'denials.jsonl')!, 'utf8');
     const targets = denials.trim().split('\n').map((line) => JSON.parse(line) as { code: string; target?: string }).filter((record) => record.code === 'SANDBOX_NESTED_REPO_QUARANTINED').map((record) => record.target);
     expect(new Set(targets)).toEqual(new Set(['docs/.git', 'lib/sub/.git']));

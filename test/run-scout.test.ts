@@ -381,9 +381,39 @@ describe('run-scout (issue 6): E16 correction loop, critic gate, one commit', ()
     const status = (await repo.run(['status', '--porcelain', '--untracked-files=all'])).split('\n').filter(Boolean).sort();
     expect(status).toEqual([' D docs/IMPL/queue/010-deploy.yaml', '?? docs/IMPL/queue/005-deploy-to-prod.yaml']);
     const quarantine = readdirSync(repo.path('.git/polywave/quarantine'), { recursive: true }).map(String);
-    const planted = quarantine.filter((entry) => entry.endsWith('.yaml')).map((entry) => readFileSync(path.join(repo.path('.git/polywave/quarantine'), entry), 'utf8'));
+    const planted = quarantine.filter((entry) => entry.endsWith('.yaml.quarantined')).map((entry) => readFileSync(path.join(repo.path('.git/polywave/quarantine'), entry), 'utf8'));
     expect(planted.length).toBe(2);
     for (const text of planted) expect(text).toContain('autonomy_override: autonomous');
+  });
+
+  it.runIf(sandboxAvailable)('X28-03: submodule paths are read-only to the Scout (an uninitialised one is an empty directory git status never looks into); one absent at its start that it makes is moved out', async () => {
+    const repo = await repository();
+    const sha = (await repo.run(['rev-parse', 'HEAD'])).trim();
+    for (const link of ['vendor/lib', 'vendor/gone']) await repo.run(['update-index', '--add', '--cacheinfo', `160000,${sha},${link}`]);
+    await repo.run(['commit', '-qm', 'two submodules']);
+    mkdirSync(repo.path('vendor/lib'), { recursive: true }); // as a clone without --recurse-submodules leaves it; vendor/gone: absent
+    const plant = [
+      "const fs=require('fs');const w=(f,c)=>{try{fs.mkdirSync(require('path').dirname(f),{recursive:true});fs.writeFileSync(f,c);console.log(f+': WRITTEN')}catch(e){console.log(f+': '+e.code)}};",
+      "w('vendor/lib/helpers.test.js','require(\"fs\").writeFileSync(\"/tmp/pwned\",\"x\")');",
+      "w('vendor/gone/helpers.test.js','x');",
+    ].join('');
+    let output = '';
+    const model = scripted([
+      callTool('bash', { command: `node -e ${JSON.stringify(plant)}` }),
+      (call) => {
+        output = toolResults(call).at(-1) ?? '';
+        return writeManifest(validManifest);
+      },
+      say('done'),
+    ]);
+    const result = await runScout({ feature: 'Greeting formatters', repoDir: repo.dir, model: mockModelString, env: repo.env, backend: backendFor(model) });
+    expect(result.state).toBe('REVIEWED');
+    expect(output, output).toMatch(/vendor\/lib\/helpers\.test\.js: (EROFS|EACCES|EPERM)$/m);
+    expect(readdirSync(repo.path('vendor/lib'))).toEqual([]);
+    // The one it could make (the path was absent) is in the quarantine, renamed so no test runner takes it.
+    expect(existsSync(repo.path('vendor/gone'))).toBe(false);
+    const quarantined = readdirSync(repo.path('.git/polywave/quarantine'), { recursive: true }).map(String);
+    expect(quarantined.some((entry) => entry.endsWith('vendor/gone/helpers.test.js.quarantined'))).toBe(true);
   });
 
   it.runIf(sandboxAvailable)('X28-06: a tier Scout cannot rewrite the PROGRAM or another IMPL doc of its tier (named as written by others: read-only in its sandbox, not only left out of its audit)', async () => {

@@ -69,8 +69,8 @@ describe('leftovers of an agent in the main checkout (X14 #3/#5)', () => {
     const quarantine = repo.path('.git/polywave/quarantine');
     const batch = readdirSync(quarantine).find((name) => name.endsWith('-leftover'));
     expect(batch).toBeDefined();
-    for (const kept of ['docs/IMPL/HEAD', 'docs/IMPL/config', 'tools/run.sh']) expect(existsSync(path.join(quarantine, batch!, kept)), kept).toBe(true);
-    expect(isLink(path.join(quarantine, batch!, 'src/a.ts'))).toBe(true);
+    for (const kept of ['docs/IMPL/HEAD', 'docs/IMPL/config', 'tools/run.sh']) expect(existsSync(path.join(quarantine, batch!, `${kept}.quarantined`)), kept).toBe(true);
+    expect(isLink(path.join(quarantine, batch!, 'src/a.ts.quarantined'))).toBe(true);
     const denials = readFileSync(findFile(repo.path('.polywave-state'), 'denials.jsonl')!, 'utf8');
     const targets = denials.trim().split('\n').map((line) => JSON.parse(line) as { code: string; target?: string }).filter((record) => record.code === 'SANDBOX_SOLO_LEFTOVER_QUARANTINED').map((record) => record.target);
     expect(new Set(targets)).toEqual(new Set(['docs/IMPL/HEAD', 'docs/IMPL/objects', 'docs/IMPL/refs', 'docs/IMPL/config', 'tools/run.sh', 'src/a.ts']));
@@ -102,7 +102,7 @@ describe('quarantineSoloLeftovers (real git, real jail, no sandbox needed)', () 
     expect(isLink(repo.path('src/a.ts'))).toBe(false);
     expect(readFileSync(repo.path('src/a.ts'), 'utf8')).toBe('export const a = 1;\n');
     expect(readFileSync(repo.path('mine.txt'), 'utf8')).toBe('the user\'s\n');
-    expect(readFileSync(repo.path('.git/polywave/quarantine/A-2026-12-03T00-00-00-000Z-leftover/gen/repo/config'), 'utf8')).toContain('fsmonitor');
+    expect(readFileSync(repo.path('.git/polywave/quarantine/A-2026-12-03T00-00-00-000Z-leftover/gen/repo/config.quarantined'), 'utf8')).toContain('fsmonitor');
     // nothing new: nothing moved
     expect(await quarantineSoloLeftovers({ root: repo.dir, jail, before: await soloLeftoverBaseline(repo.dir, { env: repo.env }), agentId: 'A', env: repo.env })).toEqual([]);
   });

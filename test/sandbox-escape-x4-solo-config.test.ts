@@ -51,7 +51,7 @@ describe("a solo wave's agent cannot choose the sandbox of later gates and agent
     expect(cli.stdout).toMatch(/I1 violation: \\?"polywave\.config\.json\\?" is an untracked path the agent does not own \(I1\), left in the main checkout by the agent: moved to .*\(SANDBOX_SOLO_LEFTOVER_QUARANTINED\)/);
     expect(existsSync(repo.path('polywave.config.json'))).toBe(false);
     const quarantine = repo.path('.git/polywave/quarantine');
-    const kept = readdirSync(quarantine).map((entry) => path.join(quarantine, entry, 'polywave.config.json')).filter((file) => existsSync(file));
+    const kept = readdirSync(quarantine).map((entry) => path.join(quarantine, entry, 'polywave.config.json.quarantined')).filter((file) => existsSync(file));
     expect(kept.map((file) => readFileSync(file, 'utf8'))).toContain(config);
     const after = readFileSync(bashrc, 'utf8');
     if (after !== 'echo original\n') escapes.push(`the next gate wrote ~/.bashrc: ${JSON.stringify(after)}`);

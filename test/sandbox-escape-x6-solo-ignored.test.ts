@@ -66,9 +66,9 @@ describe("a solo wave's agent and the main checkout's ignored files", () => {
     const quarantine = repo.path('.git/polywave/quarantine');
     const [batch] = readdirSync(quarantine);
     expect(batch).toMatch(/^A-/);
-    expect(readFileSync(path.join(quarantine, batch!, 'build/index.js'), 'utf8')).toBe('pwn\n');
-    expect(existsSync(path.join(quarantine, batch!, '.vscode/tasks.json'))).toBe(true);
-    expect(existsSync(path.join(quarantine, batch!, 'src/evil.pyc'))).toBe(true);
+    expect(readFileSync(path.join(quarantine, batch!, 'build/index.js.quarantined'), 'utf8')).toBe('pwn\n');
+    expect(existsSync(path.join(quarantine, batch!, '.vscode/tasks.json.quarantined'))).toBe(true);
+    expect(existsSync(path.join(quarantine, batch!, 'src/evil.pyc.quarantined'))).toBe(true);
     // Recorded in the agent's journal.
     const denials = findFile(repo.path('.polywave-state'), 'denials.jsonl');
     expect(denials, 'no denials.jsonl').toBeDefined();

@@ -101,7 +101,7 @@ describe('X8: git run by polywave outside the sandbox executes nothing the agent
     const moved = await quarantineGitlinkRepos({ git: wtGit, root: wt, before, agentId: 'A' });
     expect(moved).toEqual([{ path: 'vendor/lib/.git', movedTo: expect.stringContaining(path.join(repo.dir, '.git', 'polywave', 'quarantine', 'A-')) }]);
     expect(existsSync(nested)).toBe(false);
-    expect(existsSync(path.join(moved[0]!.movedTo!, 'config'))).toBe(true);
+    expect(existsSync(path.join(moved[0]!.movedTo!, 'config.quarantined'))).toBe(true);
     execFileSync('git', ['status', '--porcelain', '--ignore-submodules=none'], { cwd: wt, env: repo.env as NodeJS.ProcessEnv });
     expect(existsSync(log('fsmonitor'))).toBe(false);
     expect(await quarantineGitlinkRepos({ git: wtGit, root: wt, before, agentId: 'A' })).toEqual([]);

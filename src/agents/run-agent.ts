@@ -7,6 +7,7 @@ import { appendDenials, outOfScopeLine, ownershipDenials, type DenialRecord } fr
 import { stateDirName } from '../engine/state-paths.js';
 import { createGit } from '../git/git-cli.js';
 import { hostHomeVariable } from '../git/harden.js';
+import { moveToQuarantine } from '../git/quarantine-move.js';
 import { gitlinkRepoSignatures, nestedRepoBaseline, quarantineGitlinkRepos, quarantineNewNestedRepos, type GitlinkRepoSignatures, type NestedRepoBaseline, type QuarantinedGitlinkRepo } from '../git/nested-repos.js';
 import { ensureConfinedDirSync, realRootOf } from '../store/confined-write.js';
 import { readAgentCliTemplates } from './agent-cli-templates.js';
@@ -174,6 +175,8 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
   // X8 #2c: the .git of every submodule path before the agent runs; a planted one is moved out after it.
   const rootGit = createGit(jail.root, { env: options.env });
   const gitlinkBaseline: GitlinkRepoSignatures | undefined = await gitlinkRepoSignatures(rootGit, jail.root).catch(() => undefined);
+  // X28-03: submodule paths with no directory at all when the agent starts (one it makes there is moved out after it).
+  const absentGitlinks = isMainCheckout(jail.root) && gitlinkBaseline ? [...gitlinkBaseline.keys()].filter((entry) => !existsSync(path.join(jail.root, entry))) : [];
   // Under the scratch parent that every other agent's and gate's sandbox hides (outside attack #12).
   const scratchDir = await makeScratchDir(`polywave-agent-${options.agentId.replace(/[^A-Za-z0-9-]/g, '_')}-`);
   const home = path.join(scratchDir, 'home');
@@ -202,6 +205,11 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
     // it write them at all (outside attack X28-06: a tier Scout's bash rewrote the approved PROGRAM's tier
     // gate, unseen). Those that exist now are bound read-only; one created later is its own writer's.
     if (isMainCheckout(jail.root)) readOnly.push(...existingRegularFiles(jail.root, options.policy.orchestratorPaths ?? []));
+    // X28-03: a submodule path (a gitlink) is invisible to git status — files planted in an uninitialised one
+    // (an empty directory, as a clone without --recurse-submodules leaves it) or in an initialised one (polywave's
+    // git ignores submodules) were seen by no audit, and the user's own `npm test` ran them. Read-only in the
+    // sandbox of an agent in the main checkout; one that did not exist is moved out if the agent makes it.
+    if (isMainCheckout(jail.root) && gitlinkBaseline) readOnly.push(...existingDirectories(jail.root, [...gitlinkBaseline.keys()]));
     try {
       // The user's home (its credentials are unreadable) is the orchestrator's HOME, as passed down.
       // The Scout and the critic read code and write the plan: the checkout's `.env` and other untracked secret-named
@@ -315,6 +323,22 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
         forward({ type: 'agent-log', level: 'warn', message: `${nestedRepoQuarantineCode}: ${reason}` });
       }
       planted.push(...moved);
+      for (const entry of absentGitlinks) {
+        if (!existsSync(path.join(jail.root, entry))) continue;
+        const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+        const to = path.join(jail.root, '.git', 'polywave', 'quarantine', `${options.agentId.replace(/[^A-Za-z0-9_-]/g, '_')}-${stamp}-gitlinks`, entry);
+        let result: QuarantinedGitlinkRepo;
+        try {
+          result = { path: entry, movedTo: await moveToQuarantine(path.join(jail.root, entry), to) };
+        } catch (error) {
+          result = { path: entry, error: error instanceof Error ? error.message : String(error) };
+        }
+        const what = `"${entry}" (a submodule path, absent when the agent started: git status never shows what is in it, and your own tools would run it)`;
+        const reason = result.movedTo ? `${what} was made while the agent ran: moved to ${result.movedTo}` : `${what} was made while the agent ran, but could not be moved out: ${result.error ?? 'unknown error'}`;
+        denied.push({ ts: new Date().toISOString(), attempt: options.attempt ?? 1, tool: 'sandbox', code: nestedRepoQuarantineCode, reason, target: entry });
+        forward({ type: 'agent-log', level: 'warn', message: `${nestedRepoQuarantineCode}: ${reason}` });
+        planted.push(result);
+      }
     }
     if (nestedBaseline) {
       const moved = await quarantineNewNestedRepos({ root: jail.root, commonDir: path.join(jail.root, '.git'), before: nestedBaseline, agentId: options.agentId }).catch((error: unknown): QuarantinedGitlinkRepo[] => [{ path: '.', error: error instanceof Error ? error.message : String(error) }]);
@@ -401,6 +425,19 @@ function isMainCheckout(root: string): boolean {
 function isInside(child: string, parent: string): boolean {
   const relative = path.relative(parent, child);
   return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
+}
+
+/** The repository-relative `entries` that are directories inside `root` now (no link followed), as absolute paths. */
+function existingDirectories(root: string, entries: readonly string[]): string[] {
+  return entries.flatMap((entry) => {
+    const absolute = path.resolve(root, entry);
+    if (!isInside(absolute, root) || absolute === root) return [];
+    try {
+      return lstatSync(absolute).isDirectory() ? [absolute] : [];
+    } catch {
+      return [];
+    }
+  });
 }
 
 /** The repository-relative `files` that are regular files inside `root` now (no link followed), as absolute paths. */

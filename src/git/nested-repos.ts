@@ -1,9 +1,9 @@
 import { lstatSync, readdirSync, readFileSync, realpathSync, type Dirent } from 'node:fs';
-import { mkdir, rename } from 'node:fs/promises';
 import path from 'node:path';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { GitError } from './git-error.js';
 import type { Git } from './git-port.js';
+import { moveToQuarantine } from './quarantine-move.js';
 import { runGit } from './run-git.js';
 
 /**
@@ -147,9 +147,7 @@ export async function quarantineGitlinkRepos(options: { git: Git; root: string; 
     const from = path.join(options.root, link, '.git');
     const to = path.join(target, link, '.git');
     try {
-      await mkdir(path.dirname(to), { recursive: true });
-      await rename(from, to);
-      moved.push({ path: `${link}/.git`, movedTo: to });
+      moved.push({ path: `${link}/.git`, movedTo: await moveToQuarantine(from, to) });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT' && signatureOf(from) === 'absent') continue;
       moved.push({ path: `${link}/.git`, error: error instanceof Error ? error.message : String(error) });
@@ -275,9 +273,7 @@ export async function quarantineNewNestedRepos(options: { root: string; commonDi
     const from = path.join(options.root, entry);
     const to = path.join(target, entry);
     try {
-      await mkdir(path.dirname(to), { recursive: true });
-      await rename(from, to);
-      moved.push({ path: entry, movedTo: to });
+      moved.push({ path: entry, movedTo: await moveToQuarantine(from, to) });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT' && signatureOf(from) === 'absent') continue;
       moved.push({ path: entry, error: error instanceof Error ? error.message : String(error) });

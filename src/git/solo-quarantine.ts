@@ -20,9 +20,10 @@
  */
 import { execFile } from 'node:child_process';
 import { accessSync, constants, lstatSync, readdirSync, readFileSync, realpathSync, type Dirent } from 'node:fs';
-import { chmod, mkdir, rename, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { hostGitProcessEnvironment } from './harden.js';
+import { moveToQuarantine } from './quarantine-move.js';
 import { runGit } from './run-git.js';
 
 /** What this module needs of an agent's jail (agents/jail/types.ts Jail): its stop audit. */
@@ -263,10 +264,9 @@ export async function quarantineSoloLeftovers(options: {
     const from = path.join(root, entry);
     const to = path.join(target, entry);
     try {
-      await mkdir(path.dirname(to), { recursive: true });
-      await rename(from, to);
+      const movedTo = await moveToQuarantine(from, to);
       moved.add(entry);
-      return { path: entry, why, movedTo: to };
+      return { path: entry, why, movedTo };
     } catch (error) {
       return { path: entry, why, error: error instanceof Error ? error.message : String(error) };
     }

@@ -37,7 +37,7 @@ describe('guardIgnoredPaths (real git, no sandbox needed)', () => {
     const moved = await guard.quarantineNew();
     const batch = repo.path('.git/polywave/quarantine/A-2026-12-03T00-00-00-000Z');
     expect(moved.map((entry) => entry.path).sort()).toEqual(['dist/', 'pkg/p9/__pycache__/']);
-    expect(readFileSync(path.join(batch, 'pkg/p9/__pycache__/m.pyc'), 'utf8')).toBe('agent bytecode\n');
+    expect(readFileSync(path.join(batch, 'pkg/p9/__pycache__/m.pyc.quarantined'), 'utf8')).toBe('agent bytecode\n');
     expect(existsSync(repo.path('dist'))).toBe(false);
     expect(readFileSync(repo.path('pkg/p8/__pycache__/m.pyc'), 'utf8')).toBe('user bytecode\n');
     expect(readFileSync(repo.path('src/owned/gen.txt'), 'utf8')).toBe('changed by its owner\n');
@@ -61,7 +61,7 @@ describe('guardIgnoredPaths (real git, no sandbox needed)', () => {
     expect(moved.map((entry) => entry.path).sort()).toEqual(['.claude/settings.local.json', '.claude/worktrees/plant/', 'gen/evil.sh']);
     expect(existsSync(repo.path('.claude/worktrees/tier/src/a.ts'))).toBe(true);
     expect(readFileSync(repo.path('gen/out.js'), 'utf8')).toBe('owned\n');
-    expect(readFileSync(repo.path('.git/polywave/quarantine/A-2026-12-03T00-00-00-000Z/.claude/settings.local.json'), 'utf8')).toBe('{"hooks":{}}\n');
+    expect(readFileSync(repo.path('.git/polywave/quarantine/A-2026-12-03T00-00-00-000Z/.claude/settings.local.json.quarantined'), 'utf8')).toBe('{"hooks":{}}\n');
   });
 
   it('fails closed past the watch budget: an entry that does not fit is mounted read-only after all, one gone through child by child or too many mounts stop the launch (outside attack X9 #3)', async () => {

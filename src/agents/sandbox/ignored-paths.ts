@@ -30,7 +30,8 @@
  * Limits: an orchestrator killed while the agent runs leaves the new paths in place; a change the
  * user makes in the checkout's ignored files during the agent's run is quarantined too.
  */
-import { lstat, mkdir, readdir, rename } from 'node:fs/promises';
+import { lstat, readdir } from 'node:fs/promises';
+import { moveToQuarantine } from '../../git/quarantine-move.js';
 import path from 'node:path';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { runGit } from '../../git/run-git.js';
@@ -352,10 +353,7 @@ export async function guardIgnoredPaths(input: IgnoredGuardInput): Promise<Ignor
         const to = path.join(target, entry);
         try {
           // The entry itself is moved (a symlink as a symlink); its parent directories are the checkout's own.
-          await lstat(from);
-          await mkdir(path.dirname(to), { recursive: true, mode: 0o700 });
-          await rename(from, to);
-          moved.push({ path: entry, movedTo: to });
+          moved.push({ path: entry, movedTo: await moveToQuarantine(from, to, { mode: 0o700 }) });
         } catch (error) {
           moved.push({ path: entry, error: error instanceof Error ? error.message : String(error) });
         }
