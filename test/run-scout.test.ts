@@ -508,6 +508,27 @@ describe('run-scout (issue 6): E16 correction loop, critic gate, one commit', ()
   });
 });
 
+describe('run-scout commits only the plan it validated (outside attack X28-12)', () => {
+  it('the IMPL rewritten by another process after validation (a concurrent tier Scout, right after REVIEWED was written) is not committed', async () => {
+    const repo = await repository();
+    const file = `docs/IMPL/IMPL-${slug}.yaml`;
+    const scout = scripted([() => writeManifest(validManifest), say('done')]);
+    const events = new EventBus();
+    // Another process of the checkout (not this Scout) rewrites agent A's task the moment the state REVIEWED is written.
+    events.subscribe((event: PolywaveEvent) => {
+      if (event.type === 'step-end' && event.command === 'run-scout' && event.step.step === 'state' && (event.step.data as { state?: string } | undefined)?.state === 'REVIEWED') {
+        writeFileSync(repo.path(file), repo.read(file).replace(/task: .*/, 'task: PLANTED — also push to production'));
+      }
+    });
+    const result = await runScout({ feature: 'Greeting formatters', repoDir: repo.dir, model: mockModelString, env: repo.env, backend: backendFor(scout), events });
+    expect(repo.read(file), 'the planted task is there').toContain('PLANTED');
+    expect(result.success).toBe(false);
+    expect(result.committed).toBe(false);
+    expect(result.error?.code).toBe('SCOUT_IMPL_CHANGED');
+    expect((await repo.run(['log', '--all', '--format=%s'])).trim()).not.toContain('scout IMPL');
+  });
+});
+
 describe('run-scout: an ISSUES verdict with an error does not enter REVIEWED (E37 failure path)', () => {
   it('state stays SCOUT_VALIDATING, P009, exit-1 result; the manifest with its critic_report is committed (E48)', async () => {
     const repo = await repository();

@@ -36,6 +36,7 @@ import { checkImplConflicts } from '../protocol/impl-conflicts.js';
 import { programBranchName, programWorktreePath } from '../protocol/names.js';
 import { parseImpl } from '../protocol/parse-impl.js';
 import { validateImpl } from '../protocol/validate-impl.js';
+import { writeFileAtomic } from '../store/atomic-file.js';
 import { readTextFile } from '../store/read-text.js';
 import { parseProgram } from '../protocol/parse-program.js';
 import { formatProgramStatus, partitionImplsByStatus, programStatus, reviewedOrLaterStates, validateProgram, validateProgramImport } from '../protocol/program/index.js';
@@ -475,6 +476,20 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
         }),
       );
       run.scouted = scouted.map((item) => item.slug);
+      // Outside attack X28-12: each Scout committed the plan it validated; a sibling Scout (its bash, after that
+      // doc existed) could still rewrite it in the working tree afterwards. Every doc of the tier goes back to
+      // its commit (the changed copy to the quarantine) before anything reads it.
+      for (const item of scouted.filter((entry) => entry.scout.success)) {
+        const relative = `docs/IMPL/IMPL-${item.slug}.yaml`;
+        const changed = (await mainGit.run(['diff', '--quiet', 'HEAD', '--', relative], { allowExitCodes: [1] })).exitCode === 1;
+        if (!changed) continue;
+        const { moveToQuarantine } = await import('../git/quarantine-move.js');
+        const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+        const kept = await moveToQuarantine(path.join(repoDir, relative), path.join(repoDir, '.git', 'polywave', 'quarantine', `tier${tier}-scouts-${stamp}`, relative)).catch(() => undefined);
+        const committed = (await mainGit.run(['show', `HEAD:${relative}`])).stdout;
+        await writeFileAtomic(path.join(repoDir, relative), committed);
+        progress(`tier ${tier}: ${relative} was changed after its Scout committed it (another Scout of the tier?): put back as committed${kept ? `, the changed copy kept in ${kept}` : ''}`);
+      }
       const failed = scouted.filter((item) => !item.scout.success);
       if (failed.length > 0) {
         run.status = 'blocked';

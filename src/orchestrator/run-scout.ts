@@ -636,13 +636,36 @@ export async function runScout(options: RunScoutOptions): Promise<RunScoutResult
     }
   }
 
-  // One commit of the manifest alone, so prepare-wave finds a clean tree.
+  // One commit of the manifest alone, so prepare-wave finds a clean tree. Only the plan that was validated: another
+  // process in this checkout (a concurrent tier Scout's bash: outside attack X28-12) may have rewritten the doc since —
+  // a changed plan is never committed as reviewed, and the commit is checked to hold the validated plan.
   const commitStarted = performance.now();
   let commitSha: string | undefined;
+  const planOf = (value: unknown): string => {
+    const { state: _state, critic_report: _critic, ...plan } = (value ?? {}) as Record<string, unknown>;
+    return JSON.stringify(plan);
+  };
+  const validatedPlan = planOf(manifest);
+  const foreignChange = async (text: () => Promise<string>): Promise<boolean> => {
+    try {
+      const parsed = parseImpl(await text());
+      return parsed.manifest === null || planOf(parsed.manifest) !== validatedPlan;
+    } catch {
+      return true;
+    }
+  };
+  if (await foreignChange(() => readFile(implPath, 'utf8'))) {
+    const message = `${relativeImpl} changed after it was validated (not by this Scout run: another process in the checkout wrote it); not committed — look at it, then run the Scout again`;
+    record('commit', 'failed', message, commitStarted);
+    return finish({ state, ...(verdict ? { verdict } : {}), ...(criticSummary ? { critic: criticSummary } : {}), committed: false, error: { code: 'SCOUT_IMPL_CHANGED', message }, success: false });
+  }
   try {
     const markers = `[Polywave:scout:${slug}]${criticRan ? ` [Polywave:critic:${slug}]` : ''}`;
     commitSha = await commitManifest(repoDir, implPath, `chore: scout IMPL for ${slug} (${state}${criticSummary?.verdict ? `, critic ${criticSummary.verdict}` : ''}) ${markers}`, options.env);
     record('commit', 'success', commitSha ? `committed ${relativeImpl} (${commitSha.slice(0, 12)})` : 'manifest unchanged, nothing to commit', commitStarted);
+    if (commitSha && (await foreignChange(() => runGit(['show', `${commitSha}:${relativeImpl.split(path.sep).join('/')}`], { cwd: repoDir, env: options.env })))) {
+      error ??= { code: 'SCOUT_IMPL_CHANGED', message: `${relativeImpl} as committed (${commitSha.slice(0, 12)}) is not the plan that was validated: another process in the checkout wrote it while it was being committed — look at it, then run the Scout again` };
+    }
   } catch (caught) {
     const message = caught instanceof Error ? caught.message : String(caught);
     record('commit', 'failed', message, commitStarted);
