@@ -9,13 +9,13 @@
  * - X25-11: `autonomy` (the daemon's level without --autonomy) and `budget_usd` were not watched.
  * Real git, the real finalize pipeline in-process.
  */
-import { chmodSync, chownSync, closeSync, openSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, closeSync, mkdirSync, openSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { budgetFrom } from '../src/cli/budget-option.js';
 import { findConfigFile } from '../src/gates/config.js';
-import { locateProjectConfig, untrustedConfigReason } from '../src/store/project-config.js';
+import { isPrivateGroup, locateProjectConfig, untrustedConfigReason } from '../src/store/project-config.js';
 import { configBlockInEffect, loadTrustedConfig } from '../src/store/trusted-config.js';
 import { createTestRepo } from './support/git-repo.js';
 import { createWaveFixture } from './support/wave-fixture.js';
@@ -151,8 +151,38 @@ describe('a polywave.config.json above the repository (X25-21)', () => {
       expect(await locateProjectConfig(target)).toBeUndefined();
       chownSync(above, 0, 0);
       expect((await loadTrustedConfig(target)).path).toBe(above);
+
+    // X28-04: a link to a config in a team directory (group users, setgid, not sticky): its members may swap the
+    // file between the check and the read. The target's directory is held to the same rules as the link's.
+    const team = path.join(path.dirname(target), 'team');
+    mkdirSync(team);
+    chownSync(team, 0, shared);
+    chmodSync(team, 0o2775);
+    writeFileSync(path.join(team, 'polywave.config.json'), '{}\n');
+    chmodSync(path.join(team, 'polywave.config.json'), 0o644);
+    rmSync(above);
+    symlinkSync(path.join(team, 'polywave.config.json'), above);
+    expect(await untrustedConfigReason(above)).toMatch(/the members of group 100 may write its target's directory/);
+    chmodSync(team, 0o755);
+    chownSync(team, 0, 0);
+    expect(await untrustedConfigReason(above), 'the same link into a directory only root may write').toBeUndefined();
+    rmSync(above);
     }
     chmodSync(path.dirname(above), 0o755);
+  });
+});
+
+describe('your private group (X27-07, X28-05)', () => {
+  it('is one group line with your name, no other member, nobody else\'s primary group; a second name on the same gid shares it', () => {
+    const passwd = 'root:x:0:0:root:/root:/bin/bash\nalice:x:1000:1000::/home/alice:/bin/sh\nbob:x:1001:100::/home/bob:/bin/sh\n';
+    const groups = 'root:x:0:\nusers:x:100:\nalice:x:1000:\n';
+    expect(isPrivateGroup('alice', 1000, groups, passwd)).toBe(true);
+    expect(isPrivateGroup('root', 0, groups, passwd)).toBe(true);
+    expect(isPrivateGroup('alice', 100, groups, passwd), 'users: not named as you').toBe(false);
+    expect(isPrivateGroup('alice', 1000, 'alice:x:1000:alice,bob\n', passwd), 'bob is a member').toBe(false);
+    expect(isPrivateGroup('alice', 1000, groups, `${passwd}carol:x:1002:1000::/:/bin/sh\n`), 'carol\'s primary group').toBe(false);
+    expect(isPrivateGroup('root', 0, `${groups}wheel0:x:0:daemon\n`, passwd), 'X28-05: a second line with gid 0').toBe(false);
+    expect(isPrivateGroup('alice', 4242, groups, passwd), 'unknown to /etc/group (LDAP)').toBe(false);
   });
 });
 

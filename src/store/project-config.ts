@@ -1,5 +1,5 @@
 import { closeSync, openSync } from 'node:fs';
-import { lstat, readFile, stat } from 'node:fs/promises';
+import { lstat, readFile, realpath, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -551,6 +551,18 @@ export async function untrustedConfigReason(file: string): Promise<string | unde
     const why = await groupWriteReason(path.dirname(file), directory.gid);
     if (why) return `${why} may write its directory`;
   }
+  // X28-04: a link's target lies in another directory: whoever may write that one may swap the file between this
+  // check and the read. Its directory is held to the same rules.
+  if (link.isSymbolicLink()) {
+    const real = await realpath(file);
+    const realDirectory = await stat(path.dirname(real));
+    if (realDirectory.uid !== uid && realDirectory.uid !== 0 && (realDirectory.mode & 0o1000) === 0) return `its target's directory ${path.dirname(real)} belongs to uid ${realDirectory.uid}`;
+    if ((realDirectory.mode & 0o002) !== 0 && (realDirectory.mode & 0o1000) === 0) return `its target's directory ${path.dirname(real)} is writable by anyone, without the sticky bit`;
+    if ((realDirectory.mode & 0o020) !== 0 && (realDirectory.mode & 0o1000) === 0) {
+      const why = await groupWriteReason(path.dirname(real), realDirectory.gid);
+      if (why) return `${why} may write its target's directory ${path.dirname(real)}`;
+    }
+  }
   return undefined;
 }
 
@@ -584,16 +596,25 @@ function privateGroupOfMine(gid: number): Promise<boolean> {
         return false;
       }
       const [groups, passwd] = await Promise.all([readFile('/etc/group', 'utf8'), readFile('/etc/passwd', 'utf8')]).catch(() => ['', '']);
-      const entry = groups.split('\n').map((line) => line.split(':')).find((fields) => fields.length >= 4 && fields[2] === String(gid));
-      if (!entry || entry[0] !== user) return false;
-      const members = (entry[3] ?? '').split(',').map((member) => member.trim()).filter((member) => member !== '');
-      if (members.some((member) => member !== user)) return false;
-      const others = passwd.split('\n').map((line) => line.split(':')).filter((fields) => fields.length >= 4 && fields[3] === String(gid) && fields[0] !== user);
-      return others.length === 0;
+      return isPrivateGroup(user, gid, groups, passwd);
     })();
     privateGroups.set(gid, known);
   }
   return known;
+}
+
+/**
+ * Pure: whether `gid` is `user`'s private group by the texts of /etc/group and /etc/passwd: exactly one group line
+ * has that gid (X28-05: a second name on the same gid, with members of its own, shares it), it is named as the user
+ * and lists no other member, and no other account has it as its primary group.
+ */
+export function isPrivateGroup(user: string, gid: number, groups: string, passwd: string): boolean {
+  const entries = groups.split('\n').map((line) => line.split(':')).filter((fields) => fields.length >= 4 && fields[2] === String(gid));
+  const entry = entries.length === 1 ? entries[0] : undefined;
+  if (!entry || entry[0] !== user) return false;
+  const members = (entry[3] ?? '').split(',').map((member) => member.trim()).filter((member) => member !== '');
+  if (members.some((member) => member !== user)) return false;
+  return !passwd.split('\n').map((line) => line.split(':')).some((fields) => fields.length >= 4 && fields[3] === String(gid) && fields[0] !== user);
 }
 
 /** fs-native-extensions (its prebuilt xattr calls), loaded once; null where it cannot load. */
