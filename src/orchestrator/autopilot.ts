@@ -197,6 +197,8 @@ async function autopilotSteps(options: AutopilotOptions, lock: (implPath: string
         feature: options.feature,
         repoDir: options.repoDir,
         slug,
+        // What this run's caller writes meanwhile (the daemon: the queue item): not the Scout's, read-only to it.
+        ...(options.orchestratorFiles && options.orchestratorFiles.length > 0 ? { concurrentPaths: options.orchestratorFiles.map((file) => path.relative(options.repoDir, path.resolve(options.repoDir, file)).split(path.sep).join('/')).filter((file) => file !== '' && !file.startsWith('../')) } : {}),
         ...base,
         ...(modelFor('scout') ? { model: modelFor('scout')! } : {}),
         ...(options.backends?.scout ? { backend: options.backends.scout } : {}),

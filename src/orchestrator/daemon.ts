@@ -196,6 +196,9 @@ async function runItem(item: QueueFileItem, options: DaemonOptions): Promise<Dae
       ...options.run,
       feature,
       slug: item.slug,
+      // The daemon updates the item while the run goes on: never the Scout's or an agent's to change (X28-02), and
+      // its own updates are not taken for an agent's leftovers.
+      orchestratorFiles: [...(options.run?.orchestratorFiles ?? []), item.file_path],
       repoDir: options.repoDir,
       auto: !review,
       approve: async () => !review,
