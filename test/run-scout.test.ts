@@ -322,6 +322,10 @@ describe('run-scout (issue 6): E16 correction loop, critic gate, one commit', ()
     expect(repo.read('notes.md')).toBe('my uncommitted notes\n');
     expect(repo.read('scratch/mine.md')).toBe('the user\'s untracked file\n');
     expect(existsSync(repo.path('scratch/planted.yaml'))).toBe(false);
+    // Said in run-scout's own steps (printed by the CLI), not only in the journal.
+    const undone = result.steps.find((step) => step.step === 'scout-sandbox-1');
+    expect(undone?.status).toBe('warning');
+    expect(undone?.detail).toMatch(/SANDBOX_SOLO_LEFTOVER_QUARANTINED: "docs\/IMPL\/queue\/001-next\.yaml"/);
     // The Scout's versions are kept in the quarantine, not lost.
     const quarantined = JSON.stringify(readdirSync(repo.path('.git/polywave/quarantine'), { recursive: true }));
     expect(quarantined).toContain('001-next.yaml');

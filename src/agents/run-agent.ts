@@ -362,7 +362,10 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
     if (!options.keepScratch) await rm(scratchDir, { recursive: true, force: true }).catch(() => undefined);
   }
   if (timedOut && outcome.status !== 'finished') outcome = { ...outcome, status: 'timeout', failure: { kind: 'transient', message: `wall-clock limit of ${Math.round(limits.timeoutMs / 1000)} s reached` } };
-  outcome = { ...outcome, durationMs: Math.round(performance.now() - started) };
+  // What the after-run checks undid (tool 'sandbox') belongs to the outcome's denials too: callers without a journal
+  // (run-scout, plan, run-critic) report it from there.
+  const undone = denied.filter((record) => record.tool === 'sandbox').map(({ tool, code, reason, target }) => ({ tool, code, reason, ...(target ? { target: repoRelative(target, jail.root) } : {}) }));
+  outcome = { ...outcome, durationMs: Math.round(performance.now() - started), ...(undone.length > 0 ? { denials: [...outcome.denials, ...undone] } : {}) };
   // A planted repository fails the agent's stop audit (E42, like an unowned change) though it was moved out.
   const audited = withLeftovers(planted.length === 0 ? jail : withPlantedRepos(jail, planted), leftovers);
   return { outcome, spec, jail: audited, ...(sandbox ? { sandbox } : {}) };

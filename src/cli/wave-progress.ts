@@ -34,7 +34,7 @@ function cost(value: number | undefined): string {
  * On a terminal the block is redrawn in place (at most every 200 ms); elsewhere (CI logs, pipes)
  * each change of status is one line, so logs stay readable.
  */
-export function createWaveProgress(io: CommandIo, options: { tty: boolean; now?: () => number }): { onEvent: (event: PolywaveEvent) => void; stop: () => void } {
+export function createWaveProgress(io: CommandIo, options: { tty: boolean; now?: () => number; /** The prefix of its lines: the command that runs (default run-wave). */ command?: string }): { onEvent: (event: PolywaveEvent) => void; stop: () => void } {
   const now = options.now ?? (() => Date.now());
   const lines = new Map<string, AgentLine>();
   let drawn = 0;
@@ -62,7 +62,7 @@ export function createWaveProgress(io: CommandIo, options: { tty: boolean; now?:
   // One event, one line: a newline in an agent's text (explanation, tool error) is shown as \n, so it
   // cannot add a line that reads like polywave's own ("run-wave: wave 1 done: state WAVE_VERIFIED").
   const say = (text: string) => {
-    if (!options.tty) io.stderr(`run-wave: ${oneLine(text)}\n`);
+    if (!options.tty) io.stderr(`${options.command ?? 'run-wave'}: ${oneLine(text)}\n`);
   };
   const onEvent = (event: PolywaveEvent) => {
     switch (event.type) {

@@ -458,6 +458,10 @@ export async function runScout(options: RunScoutOptions): Promise<RunScoutResult
       duration_ms: outcome.durationMs,
       ...(outcome.failure ? { explanation: outcome.failure.message } : {}),
     });
+    // What the sandbox and the after-run checks undid (a file outside its doc moved out or put back, a planted
+    // repository): said here too, not only in the journal (attack report X28: run-scout printed none of it).
+    const undone = outcome.denials.filter((denial) => denial.tool === 'sandbox');
+    if (undone.length > 0) record(`scout-sandbox-${attempt}`, 'warning', `${undone.length} change(s) of the Scout outside its IMPL doc undone: ${undone.map((denial) => `${denial.code}: ${denial.reason}`).join('; ')}`, attemptStarted);
     const agentFailure = outcome.failure ? `${outcome.failure.kind}: ${outcome.failure.message}` : undefined;
     record(`scout-attempt-${attempt}`, outcome.status === 'finished' ? 'success' : 'failed', `${outcome.status} after ${outcome.turns} turn(s)${agentFailure ? ` — ${agentFailure}` : ''}`, attemptStarted, { status: outcome.status, turns: outcome.turns });
 

@@ -100,7 +100,7 @@ async function execute(programPath: string, repoDir: string, options: Record<str
   const auto = options.auto === true;
   const yes = options.yes === true;
   const events = new EventBus();
-  const progress = json ? undefined : createWaveProgress(io, { tty: io.stderrIsTty === true });
+  const progress = json ? undefined : createWaveProgress(io, { tty: io.stderrIsTty === true, command: 'program-execute' });
   if (json) events.subscribe((event) => io.stdout(`${JSON.stringify(event)}\n`));
   else events.subscribe(progress!.onEvent);
   const recorder = startRecording(events, { command: 'program-execute', options, io, quiet: json });

@@ -62,7 +62,7 @@ async function retryCommand(args: string[], options: Record<string, unknown>, io
   }
   const json = options.json === true;
   const events = new EventBus();
-  const progress = json ? undefined : createWaveProgress(io, { tty: io.stderrIsTty === true });
+  const progress = json ? undefined : createWaveProgress(io, { tty: io.stderrIsTty === true, command: 'retry' });
   if (json) events.subscribe((event) => io.stdout(`${JSON.stringify(event)}\n`));
   else events.subscribe(progress!.onEvent);
   const recorder = startRecording(events, { command: 'retry', options, io, quiet: json });

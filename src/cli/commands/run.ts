@@ -144,7 +144,7 @@ async function runPlan(target: string, asPath: string, isImpl: boolean, repoDir:
   const json = options.json === true;
   const auto = options.auto === true || options.yes === true;
   const events = new EventBus();
-  const progress = json ? undefined : createWaveProgress(io, { tty: io.stderrIsTty === true });
+  const progress = json ? undefined : createWaveProgress(io, { tty: io.stderrIsTty === true, command: 'run' });
   if (json) events.subscribe((event) => io.stdout(`${JSON.stringify(event)}\n`));
   else events.subscribe(progress!.onEvent);
   const recorder = startRecording(events, { command: 'run', options, io, quiet: json });
