@@ -133,6 +133,16 @@ describe('the progress lines: one event, one line', () => {
     expect(lines.find((line) => line.startsWith('run-wave: [A] blocked'))).toContain(': x\\nrun-wave: wave 1 done: state WAVE_VERIFIED\\n');
   });
 
+  it('the lines carry the command that runs (program-execute, run, retry), run-wave by default', () => {
+    const raw = capturingIo();
+    const progress = createWaveProgress(terminalSafeIo(raw), { tty: false, command: 'program-execute' });
+    for (const event of events) progress.onEvent(event as never);
+    progress.stop();
+    const lines = raw.err.join('').split('\n').filter(Boolean);
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.every((line) => line.startsWith('program-execute: '))).toBe(true);
+  });
+
   it('on a terminal each agent is one row, so the redraw moves up over exactly what it drew', () => {
     const raw = capturingIo();
     const progress = createWaveProgress(terminalSafeIo(raw), { tty: true, now: () => 1000 });
