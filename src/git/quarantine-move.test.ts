@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -43,6 +43,44 @@ describe('moving into the quarantine', () => {
       spawnSync(process.execPath, ['--test'], { cwd: root, encoding: 'utf8', timeout: 60_000 });
       expect(existsSync(marker('control')), 'node --test searches .git: the control ran').toBe(true);
       expect(existsSync(marker('moved')), 'the quarantined file ran').toBe(false);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('names chosen to collide or to be too long never keep a runnable name, never overwrite, and nothing is lost (X29-03, X29-05)', async () => {
+    const root = mkdtempSync(path.join(os.tmpdir(), 'polywave-quarantine-collide-'));
+    try {
+      spawnSync('git', ['init', '-q', root]);
+      const marker = path.join(root, 'ran');
+      const planted = `require('fs').appendFileSync(${JSON.stringify(marker)}, 'x'); require('node:test')('t', () => {});\n`;
+      const quarantine = path.join(root, '.git', 'polywave', 'quarantine', 'A-now');
+      // X29-03: beside helpers.test.js, a non-empty directory already named as its quarantined self.
+      mkdirSync(path.join(root, 'tools', 'helpers.test.js.quarantined'), { recursive: true });
+      writeFileSync(path.join(root, 'tools', 'helpers.test.js.quarantined', 'keep'), 'k');
+      writeFileSync(path.join(root, 'tools', 'helpers.test.js'), planted);
+      // A name the suffix would make too long (255 bytes at most).
+      const long = `${'l'.repeat(240)}.test.js`;
+      writeFileSync(path.join(root, 'tools', long), planted);
+      // A file already named like a quarantined one: kept as it is, not overwritten.
+      writeFileSync(path.join(root, 'tools', 'other.js.quarantined'), 'mine');
+      writeFileSync(path.join(root, 'tools', 'other.js'), 'agent');
+      await moveToQuarantine(path.join(root, 'tools'), path.join(quarantine, 'tools'));
+      // X29-05: a leftover whose quarantined name the previous one took.
+      writeFileSync(path.join(root, 'x'), 'first');
+      mkdirSync(path.join(root, 'x.quarantined'));
+      writeFileSync(path.join(root, 'x.quarantined', 'helpers.test.js'), planted);
+      await moveToQuarantine(path.join(root, 'x'), path.join(quarantine, 'x'));
+      const second = await moveToQuarantine(path.join(root, 'x.quarantined'), path.join(quarantine, 'x.quarantined'));
+      expect(second).not.toBe(path.join(quarantine, 'x.quarantined'));
+      const files = readdirSync(quarantine, { recursive: true, withFileTypes: true }).filter((entry) => !entry.isDirectory());
+      for (const entry of files) expect(entry.name, entry.name).toMatch(/\.quarantined$/);
+      const contents = files.map((entry) => readFileSync(path.join(entry.parentPath ?? (entry as unknown as { path: string }).path, entry.name), 'utf8'));
+      expect(contents.filter((text) => text === planted).length).toBe(3);
+      expect(contents).toEqual(expect.arrayContaining(['k', 'mine', 'agent', 'first']));
+      expect(readdirSync(root).sort()).toEqual(['.git']);
+      spawnSync(process.execPath, ['--test'], { cwd: root, encoding: 'utf8', timeout: 60_000 });
+      expect(existsSync(marker), 'a quarantined test file ran').toBe(false);
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
