@@ -420,6 +420,21 @@ describe('run-scout (issue 6): E16 correction loop, critic gate, one commit', ()
     expect(quarantined.some((entry) => entry.endsWith('vendor/gone/helpers.test.js.quarantined'))).toBe(true);
   });
 
+  it('X29-05: a leftover that cannot be moved out fails the run closed (SANDBOX_LEFTOVER_STAYED, nothing committed), never "undone"', async () => {
+    const repo = await repository();
+    // The quarantine cannot be made (a file where its directory goes): every move fails.
+    mkdirSync(repo.path('.git/polywave'), { recursive: true });
+    writeFileSync(repo.path('.git/polywave/quarantine'), 'not a directory\n');
+    const model = scripted([callTool('bash', { command: `node -e ${JSON.stringify("require('fs').mkdirSync('tools',{recursive:true});require('fs').writeFileSync('tools/helpers.test.js','x')")}` }), () => writeManifest(validManifest), say('done')]);
+    const result = await runScout({ feature: 'Greeting formatters', repoDir: repo.dir, model: mockModelString, env: repo.env, backend: backendFor(model) });
+    expect(result.success).toBe(false);
+    expect(result.committed).toBe(false);
+    expect(result.error?.code).toBe('SANDBOX_LEFTOVER_STAYED');
+    expect(result.error?.message).toContain('tools/helpers.test.js');
+    expect(result.steps.find((step) => step.step === 'scout-sandbox-1')?.status).toBe('failed');
+    expect((await repo.run(['log', '--format=%s'])).trim()).not.toContain('scout IMPL');
+  });
+
   it.runIf(sandboxAvailable)('X28-06: a tier Scout cannot rewrite the PROGRAM or another IMPL doc of its tier (named as written by others: read-only in its sandbox, not only left out of its audit)', async () => {
     const repo = await repository();
     const program = 'title: Shop\nprogram_slug: shop\nstate: TIER_EXECUTING\ntier_gates:\n    - type: test\n      command: node --test\n      required: true\n';

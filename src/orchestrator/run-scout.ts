@@ -461,7 +461,13 @@ export async function runScout(options: RunScoutOptions): Promise<RunScoutResult
     // What the sandbox and the after-run checks undid (a file outside its doc moved out or put back, a planted
     // repository): said here too, not only in the journal (attack report X28: run-scout printed none of it).
     const undone = outcome.denials.filter((denial) => denial.tool === 'sandbox');
-    if (undone.length > 0) record(`scout-sandbox-${attempt}`, 'warning', `${undone.length} change(s) of the Scout outside its IMPL doc undone: ${undone.map((denial) => `${denial.code}: ${denial.reason}`).join('; ')}`, attemptStarted);
+    const stayed = undone.filter((denial) => /could not be (moved out|put back)/.test(denial.reason));
+    if (undone.length > 0) record(`scout-sandbox-${attempt}`, stayed.length > 0 ? 'failed' : 'warning', `${undone.length - stayed.length} change(s) of the Scout outside its IMPL doc undone${stayed.length > 0 ? `, ${stayed.length} NOT undone` : ''}: ${undone.map((denial) => `${denial.code}: ${denial.reason}`).join('; ')}`, attemptStarted);
+    // Fail closed (X29-05): something the Scout left in the checkout is still there; no plan of this run goes on.
+    if (stayed.length > 0) {
+      stopped = { code: 'SANDBOX_LEFTOVER_STAYED', message: `the Scout left ${stayed.map((denial) => denial.target ?? '?').join(', ')} in the checkout and it could not be undone: look at it before you run anything there, then run the Scout again` };
+      break;
+    }
     const agentFailure = outcome.failure ? `${outcome.failure.kind}: ${outcome.failure.message}` : undefined;
     record(`scout-attempt-${attempt}`, outcome.status === 'finished' ? 'success' : 'failed', `${outcome.status} after ${outcome.turns} turn(s)${agentFailure ? ` — ${agentFailure}` : ''}`, attemptStarted, { status: outcome.status, turns: outcome.turns });
 
