@@ -435,6 +435,30 @@ describe('run-scout (issue 6): E16 correction loop, critic gate, one commit', ()
     expect((await repo.run(['log', '--format=%s'])).trim()).not.toContain('scout IMPL');
   });
 
+  it.runIf(sandboxAvailable)('X29-02: tracked files you marked --skip-worktree or --assume-unchanged (invisible to git status) are read-only to the Scout', async () => {
+    const repo = await repository();
+    repo.write('package.json', '{"scripts":{"test":"node --test"}}\n');
+    repo.write('test/a.test.js', 'require("node:test")("a", () => {});\n');
+    await repo.commitAll('package and a test');
+    await repo.run(['update-index', '--skip-worktree', 'package.json']);
+    await repo.run(['update-index', '--assume-unchanged', 'test/a.test.js']);
+    const plant = "const fs=require('fs');for(const f of ['package.json','test/a.test.js']){try{fs.writeFileSync(f,'PLANTED');console.log(f+': WRITTEN')}catch(e){console.log(f+': '+e.code)}}";
+    let output = '';
+    const model = scripted([
+      callTool('bash', { command: `node -e ${JSON.stringify(plant)}` }),
+      (call) => {
+        output = toolResults(call).at(-1) ?? '';
+        return writeManifest(validManifest);
+      },
+      say('done'),
+    ]);
+    const result = await runScout({ feature: 'Greeting formatters', repoDir: repo.dir, model: mockModelString, env: repo.env, backend: backendFor(model) });
+    expect(result.state).toBe('REVIEWED');
+    expect(output, output).not.toContain('WRITTEN');
+    expect(repo.read('package.json')).toBe('{"scripts":{"test":"node --test"}}\n');
+    expect(repo.read('test/a.test.js')).toBe('require("node:test")("a", () => {});\n');
+  });
+
   it.runIf(sandboxAvailable)('X28-06: a tier Scout cannot rewrite the PROGRAM or another IMPL doc of its tier (named as written by others: read-only in its sandbox, not only left out of its audit)', async () => {
     const repo = await repository();
     const program = 'title: Shop\nprogram_slug: shop\nstate: TIER_EXECUTING\ntier_gates:\n    - type: test\n      command: node --test\n      required: true\n';

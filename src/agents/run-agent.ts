@@ -210,6 +210,9 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
     // git ignores submodules) were seen by no audit, and the user's own `npm test` ran them. Read-only in the
     // sandbox of an agent in the main checkout; one that did not exist is moved out if the agent makes it.
     if (isMainCheckout(jail.root) && gitlinkBaseline) readOnly.push(...existingDirectories(jail.root, [...gitlinkBaseline.keys()]));
+    // X29-02: tracked files you marked --skip-worktree or --assume-unchanged are invisible to git status and diff, so
+    // no check after the agent would see a change: read-only in the sandbox of an agent in the main checkout.
+    if (isMainCheckout(jail.root)) readOnly.push(...existingRegularFiles(jail.root, await hiddenFromStatus(rootGit)));
     try {
       // The user's home (its credentials are unreadable) is the orchestrator's HOME, as passed down.
       // The Scout and the critic read code and write the plan: the checkout's `.env` and other untracked secret-named
@@ -428,6 +431,15 @@ function isMainCheckout(root: string): boolean {
 function isInside(child: string, parent: string): boolean {
   const relative = path.relative(parent, child);
   return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
+}
+
+/** Tracked files git status does not look at: marked skip-worktree (`S`) or assume-unchanged (a lower-case tag) in `git ls-files -v`. */
+async function hiddenFromStatus(git: ReturnType<typeof createGit>): Promise<string[]> {
+  const { stdout } = await git.run(['--no-optional-locks', 'ls-files', '-v', '-z']).catch(() => ({ stdout: '' }));
+  return stdout
+    .split('\0')
+    .filter((record) => record.length > 2 && record[1] === ' ' && (record[0] === 'S' || /[a-z]/.test(record[0]!)))
+    .map((record) => record.slice(2));
 }
 
 /** The repository-relative `entries` that are directories inside `root` now (no link followed), as absolute paths. */
