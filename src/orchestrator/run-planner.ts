@@ -151,7 +151,11 @@ async function plannerLoop(options: PlannerRunOptions & { outputPath: string; de
     // A Planner that did not finish has revised nothing: for a re-plan the file on disk is still the
     // (valid) original, which must not pass as the Planner's revision.
     if (outcome.status !== 'finished') findings = [{ code: 'N029_AGENT_RUN_FAILED', severity: 'error', message: `the Planner did not finish (${outcome.status})` } as Finding, ...findings];
+    // Fail closed (X29-08): something the Planner left in the checkout that could not be moved out or put back.
+    const stayed = outcome.denials.filter((denial) => denial.tool === 'sandbox' && /could not be (moved out|put back)/.test(denial.reason));
+    if (stayed.length > 0) findings = [{ code: 'SANDBOX_LEFTOVER_STAYED', severity: 'error', message: `the Planner left ${stayed.map((denial) => denial.target ?? '?').join(', ')} in the checkout and it could not be undone: look at it before you run anything there` } as Finding, ...findings];
     attempts.push({ attempt, agent_status: outcome.status, error_count: findings.length, errors: findings.map((finding) => ({ code: finding.code, message: finding.message })) });
+    if (stayed.length > 0) return { attempts, usage, valid: false, findings };
     if (findings.length === 0) return { attempts, usage, valid: true, findings };
   }
   return { attempts, usage, valid: false, findings };
