@@ -35,3 +35,57 @@ async function commitNow(options: { cwd: string; files: string[]; message: strin
   await runGit([...noHooks, 'commit', '--quiet', '-m', options.message, '--', ...options.files], { cwd: options.cwd, env });
   return (await runGit(['rev-parse', 'HEAD'], { cwd: options.cwd, env })).trim();
 }
+
+/**
+ * Commits `text` as `file` (repository-relative, `/`-separated) on top of HEAD without reading the working tree: the
+ * exact bytes the caller checked, whatever another process writes to the file meanwhile (outside attack X29-01: a
+ * sibling Scout rewrote an IMPL between run-scout's check and its `git add`). The commit is made with plumbing (the
+ * blob, the trees along the path, `commit-tree`, HEAD moved only if it is still where it was); then the index entry
+ * is set to the same blob. Returns the new commit SHA, or undefined when HEAD already holds exactly that text.
+ */
+export async function commitText(options: { cwd: string; file: string; text: string; message: string; env?: Readonly<Record<string, string | undefined>> }): Promise<string | undefined> {
+  const key = path.resolve(options.cwd);
+  const previous = queues.get(key) ?? Promise.resolve();
+  const mine = previous.then(() => commitTextNow(options));
+  const settled = mine.then(
+    () => undefined,
+    () => undefined,
+  );
+  queues.set(key, settled);
+  void settled.then(() => {
+    if (queues.get(key) === settled) queues.delete(key);
+  });
+  return mine;
+}
+
+async function commitTextNow(options: { cwd: string; file: string; text: string; message: string; env?: Readonly<Record<string, string | undefined>> }): Promise<string | undefined> {
+  const env = { ...(options.env ?? process.env), POLYWAVE_ALLOW_MAIN_COMMIT: '1' };
+  const git = (args: string[], input?: string) => runGit(args, { cwd: options.cwd, env, ...(input !== undefined ? { input } : {}) }).then((out) => out.trim());
+  const head = await git(['rev-parse', '--verify', 'HEAD^{commit}']);
+  const blob = await git(['hash-object', '-w', '--stdin'], options.text);
+  const parts = options.file.split('/').filter(Boolean);
+  /** The tree `tree` (undefined: none yet) with `parts` set to the blob; its new id. */
+  const replace = async (tree: string | undefined, rest: string[]): Promise<string> => {
+    const listing = tree ? await git(['ls-tree', '-z', tree]) : '';
+    const entries = listing.split('\0').filter(Boolean);
+    const [name, ...deeper] = rest;
+    const kept = entries.filter((entry) => entry.slice(entry.indexOf('\t') + 1) !== name);
+    let line: string;
+    if (deeper.length === 0) {
+      const current = entries.find((entry) => entry.slice(entry.indexOf('\t') + 1) === name);
+      const mode = current?.startsWith('100755 ') ? '100755' : '100644';
+      line = `${mode} blob ${blob}\t${name}`;
+    } else {
+      const sub = entries.find((entry) => entry.slice(entry.indexOf('\t') + 1) === name && entry.startsWith('040000 tree '));
+      line = `040000 tree ${await replace(sub ? sub.split(' ')[2]!.split('\t')[0] : undefined, deeper)}\t${name}`;
+    }
+    return git(['mktree', '-z'], `${[...kept, line].join('\0')}\0`);
+  };
+  const headTree = await git(['rev-parse', `${head}^{tree}`]);
+  const tree = await replace(headTree, parts);
+  if (tree === headTree) return undefined;
+  const commit = await git(['commit-tree', tree, '-p', head, '-m', options.message]);
+  await git(['update-ref', '-m', `commit: ${options.message.split('\n')[0]}`, 'HEAD', commit, head]);
+  await git(['update-index', '--add', '--cacheinfo', `100644,${blob},${options.file}`]);
+  return commit;
+}

@@ -48,6 +48,9 @@ import { editImpl, loadManifest } from '../store/manifest-file.js';
 import { readTextFile } from '../store/read-text.js';
 import { repoFileFacts } from '../store/repo-facts.js';
 import { commitManifest, runCritic, type RunCriticResult } from './run-critic.js';
+import { commitText } from '../git/commit-files.js';
+import { moveToQuarantine } from '../git/quarantine-move.js';
+import { writeFileAtomic } from '../store/atomic-file.js';
 import { postScoutChecks, preScoutAnalysis, scoutCheckCodes } from './scout-analysis.js';
 import { finishRefresh, refreshFeature, refreshSnapshot, type BriefRefreshRecord } from './brief-refresh.js';
 
@@ -664,14 +667,24 @@ export async function runScout(options: RunScoutOptions): Promise<RunScoutResult
       return true;
     }
   };
-  if (await foreignChange(() => readFile(implPath, 'utf8'))) {
+  // The text checked here is the text committed (X29-01: a check of the file, then `git add` of the file, left a window).
+  const checkedText = await readFile(implPath, 'utf8');
+  if (await foreignChange(async () => checkedText)) {
     const message = `${relativeImpl} changed after it was validated (not by this Scout run: another process in the checkout wrote it); not committed — look at it, then run the Scout again`;
     record('commit', 'failed', message, commitStarted);
     return finish({ state, ...(verdict ? { verdict } : {}), ...(criticSummary ? { critic: criticSummary } : {}), committed: false, error: { code: 'SCOUT_IMPL_CHANGED', message }, success: false });
   }
   try {
     const markers = `[Polywave:scout:${slug}]${criticRan ? ` [Polywave:critic:${slug}]` : ''}`;
-    commitSha = await commitManifest(repoDir, implPath, `chore: scout IMPL for ${slug} (${state}${criticSummary?.verdict ? `, critic ${criticSummary.verdict}` : ''}) ${markers}`, options.env);
+    const relativePosix = relativeImpl.split(path.sep).join('/');
+    commitSha = await commitText({ cwd: repoDir, file: relativePosix, text: checkedText, message: `chore: scout IMPL for ${slug} (${state}${criticSummary?.verdict ? `, critic ${criticSummary.verdict}` : ''}) ${markers}`, env: options.env });
+    // Should the file have changed since it was read (another process), the committed text goes back in its place.
+    if ((await readFile(implPath, 'utf8').catch(() => undefined)) !== checkedText) {
+      const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+      const kept = await moveToQuarantine(implPath, path.join(repoDir, '.git', 'polywave', 'quarantine', `scout-${slug}-${stamp}`, relativePosix)).catch(() => undefined);
+      await writeFileAtomic(implPath, checkedText);
+      record('commit', 'warning', `${relativeImpl} was changed by another process after it was checked: the checked plan was committed and put back${kept ? `; the changed copy is in ${kept}` : ''}`, commitStarted);
+    }
     record('commit', 'success', commitSha ? `committed ${relativeImpl} (${commitSha.slice(0, 12)})` : 'manifest unchanged, nothing to commit', commitStarted);
     if (commitSha && (await foreignChange(() => runGit(['show', `${commitSha}:${relativeImpl.split(path.sep).join('/')}`], { cwd: repoDir, env: options.env })))) {
       error ??= { code: 'SCOUT_IMPL_CHANGED', message: `${relativeImpl} as committed (${commitSha.slice(0, 12)}) is not the plan that was validated: another process in the checkout wrote it while it was being committed — look at it, then run the Scout again` };
