@@ -35,8 +35,10 @@ describe('a tier Scout rewriting its sibling\'s committed plan (X28-12)', () => 
     writeFileSync(demo.script, script.replace(anchor, `${anchor}      - bash: ${JSON.stringify(command)}\n`));
 
     const run = await runCli(['program-execute', 'docs/PROGRAM/PROGRAM-shop.yaml', '--auto', '--model', `script:${demo.script}`, '--no-critic'], { cwd: demo.repo, env: gitEnv, timeoutMs: 300_000 });
-    expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
-    expect(run.stderr).toMatch(/IMPL-catalog\.yaml was changed after its Scout committed it/);
+    expect(run.code, `${run.stdout.slice(-2000)}\n${run.stderr.slice(-4000)}`).toBe(0);
+    // Undone by whichever step saw it first: catalog's own run-scout (the plant landed while it committed) or
+    // program-execute after the scouting (it landed after).
+    expect(run.stderr).toMatch(/IMPL-catalog\.yaml was changed after its Scout committed it|IMPL-catalog\.yaml was changed by another process after it was checked/);
     const history = execFileSync('git', ['log', '--all', '-p'], { cwd: demo.repo, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
     expect(history).not.toContain('PLANTED-BY-SIBLING-SCOUT');
     const quarantine = path.join(demo.repo, '.git', 'polywave', 'quarantine');
