@@ -133,6 +133,21 @@ function toolResults(call: CallOptions | undefined): string[] {
 }
 
 const sandboxAvailable = (await sandboxStatus()).available;
+
+/** A Scout that runs one bash command, then writes the valid plan: the run's result and what the command printed. */
+async function scoutRunsBash(repo: TestRepo, command: string, extra: Partial<Parameters<typeof runScout>[0]> = {}) {
+  let output = '';
+  const model = scripted([
+    callTool('bash', { command }),
+    (call) => {
+      output = toolResults(call).at(-1) ?? '';
+      return writeManifest(validManifest);
+    },
+    say('done'),
+  ]);
+  const result = await runScout({ feature: 'Greeting formatters', repoDir: repo.dir, model: mockModelString, env: repo.env, backend: backendFor(model), ...extra });
+  return { result, output };
+}
 const backendFor = (model: MockLanguageModelV3) => createAiSdkBackend({ languageModel: () => model });
 const mockModelString = 'anthropic:mock-model';
 const fixedNow = new Date('2026-05-12T10:00:00.000Z');
@@ -345,16 +360,7 @@ describe('run-scout (issue 6): E16 correction loop, critic gate, one commit', ()
       "w('.polywave-state/deploy/wave1/agent-X/context.md','PLANTED-BY-SCOUT');",
       "w('polywave.config.json','{\"sandbox\":{\"writable\":[\"~\"]}}');",
     ].join('');
-    let output = '';
-    const model = scripted([
-      callTool('bash', { command: `node -e ${JSON.stringify(plant)}` }),
-      (call) => {
-        output = toolResults(call).at(-1) ?? '';
-        return writeManifest(validManifest);
-      },
-      say('done'),
-    ]);
-    const result = await runScout({ feature: 'Greeting formatters', repoDir: repo.dir, model: mockModelString, env: repo.env, backend: backendFor(model) });
+    const { result, output } = await scoutRunsBash(repo, `node -e ${JSON.stringify(plant)}`);
     expect(result.state).toBe('REVIEWED');
     expect(output, output).not.toContain("WRITTEN");
     // (the journal's directories cannot be made: node's recursive mkdir reports ENOENT there)
@@ -401,16 +407,7 @@ describe('run-scout (issue 6): E16 correction loop, critic gate, one commit', ()
       "w('vendor/lib/helpers.test.js','require(\"fs\").writeFileSync(\"/tmp/pwned\",\"x\")');",
       "w('vendor/gone/helpers.test.js','x');",
     ].join('');
-    let output = '';
-    const model = scripted([
-      callTool('bash', { command: `node -e ${JSON.stringify(plant)}` }),
-      (call) => {
-        output = toolResults(call).at(-1) ?? '';
-        return writeManifest(validManifest);
-      },
-      say('done'),
-    ]);
-    const result = await runScout({ feature: 'Greeting formatters', repoDir: repo.dir, model: mockModelString, env: repo.env, backend: backendFor(model) });
+    const { result, output } = await scoutRunsBash(repo, `node -e ${JSON.stringify(plant)}`);
     expect(result.state).toBe('REVIEWED');
     expect(output, output).toMatch(/vendor\/lib\/helpers\.test\.js: (EROFS|EACCES|EPERM)$/m);
     expect(readdirSync(repo.path('vendor/lib'))).toEqual([]);
@@ -443,16 +440,7 @@ describe('run-scout (issue 6): E16 correction loop, critic gate, one commit', ()
     await repo.run(['update-index', '--skip-worktree', 'package.json']);
     await repo.run(['update-index', '--assume-unchanged', 'test/a.test.js']);
     const plant = "const fs=require('fs');for(const f of ['package.json','test/a.test.js']){try{fs.writeFileSync(f,'PLANTED');console.log(f+': WRITTEN')}catch(e){console.log(f+': '+e.code)}}";
-    let output = '';
-    const model = scripted([
-      callTool('bash', { command: `node -e ${JSON.stringify(plant)}` }),
-      (call) => {
-        output = toolResults(call).at(-1) ?? '';
-        return writeManifest(validManifest);
-      },
-      say('done'),
-    ]);
-    const result = await runScout({ feature: 'Greeting formatters', repoDir: repo.dir, model: mockModelString, env: repo.env, backend: backendFor(model) });
+    const { result, output } = await scoutRunsBash(repo, `node -e ${JSON.stringify(plant)}`);
     expect(result.state).toBe('REVIEWED');
     expect(output, output).not.toContain('WRITTEN');
     expect(repo.read('package.json')).toBe('{"scripts":{"test":"node --test"}}\n');
@@ -471,16 +459,7 @@ describe('run-scout (issue 6): E16 correction loop, critic gate, one commit', ()
       "w('docs/PROGRAM/PROGRAM-shop.yaml','title: PLANTED\\ntier_gates:\\n    - command: node -e 0\\n');",
       "w('docs/IMPL/IMPL-other.yaml','title: PLANTED\\n');",
     ].join('');
-    let output = '';
-    const model = scripted([
-      callTool('bash', { command: `node -e ${JSON.stringify(plant)}` }),
-      (call) => {
-        output = toolResults(call).at(-1) ?? '';
-        return writeManifest(validManifest);
-      },
-      say('done'),
-    ]);
-    const result = await runScout({ feature: 'Greeting formatters', repoDir: repo.dir, model: mockModelString, env: repo.env, backend: backendFor(model), concurrentPaths: ['docs/PROGRAM/PROGRAM-shop.yaml', 'docs/IMPL/IMPL-other.yaml'] });
+    const { result, output } = await scoutRunsBash(repo, `node -e ${JSON.stringify(plant)}`, { concurrentPaths: ['docs/PROGRAM/PROGRAM-shop.yaml', 'docs/IMPL/IMPL-other.yaml'] });
     expect(result.state).toBe('REVIEWED');
     expect(output, output).not.toContain('WRITTEN');
     expect(output.match(/: (EROFS|EACCES|EPERM|EBUSY)$/gm)?.length, output).toBe(2);

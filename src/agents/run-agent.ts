@@ -19,6 +19,7 @@ import {
   type AgentBackend,
   type AgentEvent,
   type AgentLimits,
+  type ToolDenial,
   type AgentOutcome,
   type AgentRole,
   type AgentRunRequest,
@@ -372,6 +373,14 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
   // A planted repository fails the agent's stop audit (E42, like an unowned change) though it was moved out.
   const audited = withLeftovers(planted.length === 0 ? jail : withPlantedRepos(jail, planted), leftovers);
   return { outcome, spec, jail: audited, ...(sandbox ? { sandbox } : {}) };
+}
+
+/**
+ * The outcome's records of what the after-run checks could NOT undo (a leftover neither moved out nor put back): an
+ * agent in the main checkout that leaves one fails its run closed (run-scout, plan: SANDBOX_LEFTOVER_STAYED, X29-05/08).
+ */
+export function leftoversNotUndone(denials: readonly ToolDenial[]): ToolDenial[] {
+  return denials.filter((denial) => denial.tool === 'sandbox' && /could not be (moved out|put back)/.test(denial.reason));
 }
 
 /** The code of a journal write refused (a journal file replaced by a symlink or a link leading out). */

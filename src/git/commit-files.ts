@@ -7,11 +7,19 @@ import { runGit } from './run-git.js';
  * Sets POLYWAVE_ALLOW_MAIN_COMMIT=1 (E43 guard bypass) and runs no hook at all (X8 #1, see harden.ts).
  */
 export async function commitFiles(options: { cwd: string; files: string[]; message: string; env?: Readonly<Record<string, string | undefined>> }): Promise<string> {
-  // One commit at a time per checkout in this process (the PROGRAM tier loop scouts several IMPLs
-  // at once): two `git commit`s would meet on index.lock, and HEAD read after the commit must be ours.
-  const key = path.resolve(options.cwd);
+  return oneAtATime(options.cwd, () => commitNow(options));
+}
+
+const queues = new Map<string, Promise<void>>();
+
+/**
+ * One commit at a time per checkout in this process (the PROGRAM tier loop scouts several IMPLs at once): two
+ * commits would meet on index.lock, and HEAD read after a commit must be ours.
+ */
+function oneAtATime<T>(cwd: string, work: () => Promise<T>): Promise<T> {
+  const key = path.resolve(cwd);
   const previous = queues.get(key) ?? Promise.resolve();
-  const mine = previous.then(() => commitNow(options));
+  const mine = previous.then(work);
   const settled = mine.then(
     () => undefined,
     () => undefined,
@@ -22,8 +30,6 @@ export async function commitFiles(options: { cwd: string; files: string[]; messa
   });
   return mine;
 }
-
-const queues = new Map<string, Promise<void>>();
 
 async function commitNow(options: { cwd: string; files: string[]; message: string; env?: Readonly<Record<string, string | undefined>> }): Promise<string> {
   // `env` replaces the child environment (as in runGit), so start from the caller's full env.
@@ -44,18 +50,7 @@ async function commitNow(options: { cwd: string; files: string[]; message: strin
  * is set to the same blob. Returns the new commit SHA, or undefined when HEAD already holds exactly that text.
  */
 export async function commitText(options: { cwd: string; file: string; text: string; message: string; env?: Readonly<Record<string, string | undefined>> }): Promise<string | undefined> {
-  const key = path.resolve(options.cwd);
-  const previous = queues.get(key) ?? Promise.resolve();
-  const mine = previous.then(() => commitTextNow(options));
-  const settled = mine.then(
-    () => undefined,
-    () => undefined,
-  );
-  queues.set(key, settled);
-  void settled.then(() => {
-    if (queues.get(key) === settled) queues.delete(key);
-  });
-  return mine;
+  return oneAtATime(options.cwd, () => commitTextNow(options));
 }
 
 async function commitTextNow(options: { cwd: string; file: string; text: string; message: string; env?: Readonly<Record<string, string | undefined>> }): Promise<string | undefined> {

@@ -29,7 +29,7 @@ import { budgetExceededCode, type BudgetTracker } from '../agents/budget.js';
 import { resolveModelSpec } from '../agents/model-spec.js';
 import { renderRolePrompt, type PromptFinding } from '../agents/prompts/index.js';
 import type { ScoutProgramContext, ScoutProgramContract } from '../agents/prompts/scout.js';
-import { runAgent } from '../agents/run-agent.js';
+import { leftoversNotUndone, runAgent } from '../agents/run-agent.js';
 import type { EventBus } from '../engine/events.js';
 import { createCostMeter } from '../agents/cost-meter.js';
 import { activityEvent } from '../protocol/e40.js';
@@ -464,7 +464,7 @@ export async function runScout(options: RunScoutOptions): Promise<RunScoutResult
     // What the sandbox and the after-run checks undid (a file outside its doc moved out or put back, a planted
     // repository): said here too, not only in the journal (attack report X28: run-scout printed none of it).
     const undone = outcome.denials.filter((denial) => denial.tool === 'sandbox');
-    const stayed = undone.filter((denial) => /could not be (moved out|put back)/.test(denial.reason));
+    const stayed = leftoversNotUndone(undone);
     if (undone.length > 0) record(`scout-sandbox-${attempt}`, stayed.length > 0 ? 'failed' : 'warning', `${undone.length - stayed.length} change(s) of the Scout outside its IMPL doc undone${stayed.length > 0 ? `, ${stayed.length} NOT undone` : ''}: ${undone.map((denial) => `${denial.code}: ${denial.reason}`).join('; ')}`, attemptStarted);
     // Fail closed (X29-05): something the Scout left in the checkout is still there; no plan of this run goes on.
     if (stayed.length > 0) {
