@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { MockLanguageModelV3 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
@@ -394,6 +394,51 @@ describe('run-scout (issue 6): E16 correction loop, critic gate, one commit', ()
     const planted = quarantine.filter((entry) => entry.endsWith('.yaml.quarantined')).map((entry) => readFileSync(path.join(repo.path('.git/polywave/quarantine'), entry), 'utf8'));
     expect(planted.length).toBe(2);
     for (const text of planted) expect(text).toContain('autonomy_override: autonomous');
+  });
+
+  it('nothing lost: untracked files of yours the Scout deleted are put back (one in a directory it swapped for a link out of the checkout: the link is moved out, nothing written through it)', async () => {
+    const repo = await repository();
+    const outside = repo.sibling('outside');
+    mkdirSync(outside, { recursive: true });
+    repo.write('notes/todo.md', '- ask about the deploy\n');
+    repo.write('scratch/plan.txt', 'my plan\n');
+    writeFileSync(repo.path('scratch/run.sh'), '#!/bin/sh\necho hi\n', { mode: 0o755 });
+    const plant = [
+      "const fs=require('fs');",
+      "fs.rmSync('notes',{recursive:true});",
+      "fs.rmSync('scratch',{recursive:true});",
+      "fs['sym'+'linkSync']('.'+'./outside','scratch');", // (computed: the static check refuses symlinkSync and outside paths)
+      "console.log('DELETED');",
+    ].join('');
+    const { result, output } = await scoutRunsBash(repo, `node -e ${JSON.stringify(plant)}`);
+    expect(output, output).toContain('DELETED');
+    expect(result.state).toBe('REVIEWED');
+    expect(repo.read('notes/todo.md')).toBe('- ask about the deploy\n');
+    expect(repo.read('scratch/plan.txt')).toBe('my plan\n');
+    expect(lstatSync(repo.path('scratch')).isDirectory()).toBe(true);
+    expect(statSync(repo.path('scratch/run.sh')).mode & 0o777).toBe(0o755);
+    expect(readdirSync(outside)).toEqual([]);
+    // The link it left is in the quarantine, not in your checkout.
+    const quarantined = readdirSync(repo.path('.git/polywave/quarantine'), { recursive: true }).map(String);
+    expect(quarantined.some((entry) => entry.endsWith('scratch.quarantined')), quarantined.join(' ')).toBe(true);
+  });
+
+  it.runIf(sandboxAvailable)('nothing lost: an untracked file of yours too large to keep a copy of (> 1 MiB) is read-only to the Scout: it can neither change nor delete it', async () => {
+    const repo = await repository();
+    const big = Buffer.alloc(1024 * 1024 + 1, 7);
+    mkdirSync(repo.path('data'), { recursive: true });
+    writeFileSync(repo.path('data/sample.bin'), big);
+    const plant = [
+      "const fs=require('fs');const t=(n,f)=>{try{f();console.log(n+': DONE')}catch(e){console.log(n+': '+e.code)}};",
+      "t('append',()=>fs.appendFileSync('data/sample.bin','x'));",
+      "t('unlink',()=>fs.unlinkSync('data/sample.bin'));",
+      "t('rename',()=>fs.renameSync('data/sample.bin','data/moved.bin'));",
+      "t('rmdir',()=>fs.rmSync('data',{recursive:true}));",
+    ].join('');
+    const { result, output } = await scoutRunsBash(repo, `node -e ${JSON.stringify(plant)}`);
+    expect(result.state).toBe('REVIEWED');
+    expect(output, output).not.toMatch(/: DONE$/m);
+    expect(readFileSync(repo.path('data/sample.bin')).equals(big)).toBe(true);
   });
 
   it.runIf(sandboxAvailable)('X28-03: submodule paths are read-only to the Scout (an uninitialised one is an empty directory git status never looks into); one absent at its start that it makes is moved out', async () => {

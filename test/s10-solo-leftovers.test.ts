@@ -8,7 +8,7 @@
  * (the plan's own files in docs/IMPL stay), recorded as denials, and the wave stays refused; the
  * user's own untracked file is not touched.
  */
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -105,6 +105,52 @@ describe('quarantineSoloLeftovers (real git, real jail, no sandbox needed)', () 
     expect(readFileSync(repo.path('.git/polywave/quarantine/A-2026-12-03T00-00-00-000Z-leftover/gen/repo/config.quarantined'), 'utf8')).toContain('fsmonitor');
     // nothing new: nothing moved
     expect(await quarantineSoloLeftovers({ root: repo.dir, jail, before: await soloLeftoverBaseline(repo.dir, { env: repo.env }), agentId: 'A', env: repo.env })).toEqual([]);
+  });
+});
+
+describe('quarantineSoloLeftovers: untracked files of yours the agent deleted (nothing lost)', () => {
+  it('one it does not own is put back with its mode; one it owns stays deleted; one in a directory the agent moved out as a git dir comes back; one too large to keep is reported', async () => {
+    const repo = await createTestRepo({ files: { 'src/a.ts': 'export const a = 1;\n' } });
+    writeFileSync(repo.path('mine.txt'), 'the user\'s\n', { mode: 0o600 });
+    writeFileSync(repo.path('owned-draft.md'), 'the agent may delete this\n');
+    mkdirSync(repo.path('work'));
+    writeFileSync(repo.path('work/notes.md'), 'notes\n');
+    writeFileSync(repo.path('big.bin'), Buffer.alloc(1024 * 1024 + 1));
+    const before = await soloLeftoverBaseline(repo.dir, { env: repo.env });
+    for (const file of ['mine.txt', 'owned-draft.md', 'big.bin']) rmSync(repo.path(file));
+    // work/ emptied and made a git dir (HEAD + objects/ + refs/): moved out whole
+    rmSync(repo.path('work/notes.md'));
+    for (const dir of ['work/objects', 'work/refs']) mkdirSync(repo.path(dir), { recursive: true });
+    writeFileSync(repo.path('work/HEAD'), 'ref: refs/heads/main\n');
+    const jail = await createJail({ root: repo.dir, ownedFiles: ['src/a.ts', 'owned-draft.md'] }, { env: repo.env });
+    const left = await quarantineSoloLeftovers({ root: repo.dir, jail, before, agentId: 'A', env: repo.env });
+    expect(left.map((entry) => `${entry.why}:${entry.path}:${entry.movedTo ? 'moved' : entry.restored ? 'restored' : entry.error}`).sort()).toEqual([
+      'git-dir:work:moved',
+      'unowned-untracked:big.bin:an untracked file of yours the agent deleted; too large to have been kept, so it could not be put back',
+      'unowned-untracked:mine.txt:restored',
+      'unowned-untracked:work/notes.md:restored',
+    ]);
+    expect(readFileSync(repo.path('mine.txt'), 'utf8')).toBe('the user\'s\n');
+    expect(statSync(repo.path('mine.txt')).mode & 0o777).toBe(0o600);
+    expect(readFileSync(repo.path('work/notes.md'), 'utf8')).toBe('notes\n');
+    expect(existsSync(repo.path('work/HEAD'))).toBe(false);
+    expect(existsSync(repo.path('owned-draft.md'))).toBe(false);
+  });
+
+  it('never writes one back through a directory the agent turned into a link that stays (its own, into the checkout)', async () => {
+    const repo = await createTestRepo({ files: { 'src/a.ts': 'export const a = 1;\n' } });
+    mkdirSync(repo.path('work'));
+    writeFileSync(repo.path('work/notes.md'), 'notes\n');
+    const before = await soloLeftoverBaseline(repo.dir, { env: repo.env });
+    rmSync(repo.path('work'), { recursive: true });
+    symlinkSync('src', repo.path('work'));
+    // the link is the agent's own path (owned) and leads inside the checkout: not moved out; the restore must refuse it
+    const jail = await createJail({ root: repo.dir, ownedFiles: ['src/a.ts', 'work'] }, { env: repo.env });
+    const left = await quarantineSoloLeftovers({ root: repo.dir, jail, before, agentId: 'A', env: repo.env });
+    const notes = left.find((entry) => entry.path === 'work/notes.md');
+    expect(notes?.restored).toBeUndefined();
+    expect(notes?.error).toMatch(/"work" is no longer a directory \(a symbolic link\)/);
+    expect(readdirSync(repo.path('src'))).toEqual(['a.ts']);
   });
 });
 

@@ -30,7 +30,7 @@ import type { Jail, JailPolicy } from './jail/types.js';
 import { createJournalRecorder } from './journal-recorder.js';
 import { resolveModelSpec } from './model-spec.js';
 import { buildAgentSandboxPlan } from './sandbox/agent-sandbox.js';
-import { leftoverReason, quarantineSoloLeftovers, soloLeftoverBaseline, soloLeftoverCode, withLeftovers, type SoloLeftover, type SoloLeftoverBaseline } from '../git/solo-quarantine.js';
+import { leftoverReason, quarantineSoloLeftovers, soloLeftoverBaseline, soloLeftoverCode, untrackedBaseline, untrackedNotKept, withLeftovers, type SoloLeftover, type SoloLeftoverBaseline, type UntrackedBaseline } from '../git/solo-quarantine.js';
 import { guardIgnoredPaths, ignoredQuarantineCode, type IgnoredGuard, type QuarantinedPath } from './sandbox/ignored-paths.js';
 import { configFilesOf, type SandboxPlan, type SandboxSettings } from '../sandbox/sandbox-plan.js';
 import { sandboxStatus, type SandboxStatus } from '../sandbox/sandbox-status.js';
@@ -178,6 +178,10 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
   const gitlinkBaseline: GitlinkRepoSignatures | undefined = await gitlinkRepoSignatures(rootGit, jail.root).catch(() => undefined);
   // X28-03: submodule paths with no directory at all when the agent starts (one it makes there is moved out after it).
   const absentGitlinks = isMainCheckout(jail.root) && gitlinkBaseline ? [...gitlinkBaseline.keys()].filter((entry) => !existsSync(path.join(jail.root, entry))) : [];
+  // The checkout's untracked files and uncommitted changes as the agent starts (kept to be put back after it); taken
+  // before its sandbox is planned, which binds read-only the untracked files too large to keep. No catch here: the
+  // leftover baseline below runs without it then (git could not list them), as before.
+  const untrackedAtStart: UntrackedBaseline | undefined = isMainCheckout(jail.root) ? await untrackedBaseline(jail.root, { env: options.env }).catch(() => undefined) : undefined;
   // Under the scratch parent that every other agent's and gate's sandbox hides (outside attack #12).
   const scratchDir = await makeScratchDir(`polywave-agent-${options.agentId.replace(/[^A-Za-z0-9-]/g, '_')}-`);
   const home = path.join(scratchDir, 'home');
@@ -214,6 +218,10 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
     // X29-02: tracked files you marked --skip-worktree or --assume-unchanged are invisible to git status and diff, so
     // no check after the agent would see a change: read-only in the sandbox of an agent in the main checkout.
     if (isMainCheckout(jail.root)) readOnly.push(...existingRegularFiles(jail.root, await hiddenFromStatus(rootGit)));
+    // An untracked file of yours too large for its content to be kept (> 1 MiB) could not be put back were the agent to
+    // change or delete it: read-only in its sandbox unless it is the agent's to write (up to 256 such files; past that
+    // a change is reported, not undone).
+    if (untrackedAtStart) readOnly.push(...(await unkeptUntrackedNotWritable(jail, untrackedAtStart)));
     try {
       // The user's home (its credentials are unreadable) is the orchestrator's HOME, as passed down.
       // The Scout and the critic read code and write the plan: the checkout's `.env` and other untracked secret-named
@@ -245,7 +253,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
   const nestedBaseline: NestedRepoBaseline | undefined = isMainCheckout(jail.root) ? await nestedRepoBaseline({ root: jail.root, env: options.env, pruneIgnored: ignoredGuard !== undefined }) : undefined; // no catch: never an agent without the baseline (it walks everything when git cannot list ignored dirs)
   const planted: QuarantinedGitlinkRepo[] = [];
   // X14 #3/#5: a directory git takes for a git dir without any `.git` (HEAD + objects/ + refs/), and what the stop audit refuses, are moved out after it (git/solo-quarantine.ts).
-  const leftoverBaseline: SoloLeftoverBaseline | undefined = isMainCheckout(jail.root) ? await soloLeftoverBaseline(jail.root, { ...(nestedBaseline ? { pruned: nestedBaseline.pruned } : {}), env: options.env }).catch(() => undefined) : undefined;
+  const leftoverBaseline: SoloLeftoverBaseline | undefined = isMainCheckout(jail.root) ? await soloLeftoverBaseline(jail.root, { ...(nestedBaseline ? { pruned: nestedBaseline.pruned } : {}), ...(untrackedAtStart ? { untracked: untrackedAtStart } : {}), env: options.env }).catch(() => undefined) : undefined;
   const leftovers: SoloLeftover[] = [];
 
   const controller = new AbortController();
@@ -449,6 +457,20 @@ async function hiddenFromStatus(git: ReturnType<typeof createGit>): Promise<stri
     .split('\0')
     .filter((record) => record.length > 2 && record[1] === ' ' && (record[0] === 'S' || /[a-z]/.test(record[0]!)))
     .map((record) => record.slice(2));
+}
+
+/** Bound read-only for an agent in the main checkout: at most this many untracked files too large to keep. */
+const unkeptUntrackedLimit = 256;
+
+/** The untracked files of `baseline` too large to have been kept that `jail` does not let the agent write, as absolute paths. */
+async function unkeptUntrackedNotWritable(jail: Jail, baseline: UntrackedBaseline): Promise<string[]> {
+  const found: string[] = [];
+  for (const entry of untrackedNotKept(baseline)) {
+    if (found.length >= unkeptUntrackedLimit) break;
+    if ((await jail.checkWrite(entry)).allowed) continue;
+    found.push(...existingRegularFiles(jail.root, [entry]));
+  }
+  return found;
 }
 
 /** The repository-relative `entries` that are directories inside `root` now (no link followed), as absolute paths. */

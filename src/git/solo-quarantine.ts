@@ -29,6 +29,8 @@ import { runGit } from './run-git.js';
 /** What this module needs of an agent's jail (agents/jail/types.ts Jail): its stop audit. */
 export interface AuditedJail {
   audit(options?: { baseCommit?: string }): Promise<{ ok: boolean; violations: Array<{ code: string; reason: string; path?: string }>; changedFiles: string[]; uncommittedFiles: string[] }>;
+  /** Whether the agent may write `path` (its own files): a deleted untracked file it may write is not put back. */
+  checkWrite?(path: string): Promise<{ allowed: boolean }>;
 }
 
 /** The denial code of a leftover moved out of the main checkout after its agent. */
@@ -137,13 +139,20 @@ export function implicitGitDirs(root: string, prune: ReadonlySet<string> = new S
   return found;
 }
 
+/** What {@link untrackedBaseline} keeps of the checkout's untracked and uncommitted files at the agent's launch. */
+export type UntrackedBaseline = Pick<SoloLeftoverBaseline, 'untracked' | 'dirtyTracked' | 'untrackedFiles'>;
+
+/** An untracked file's content is kept when it is at most this large (and the total stays within {@link untrackedKeptTotal}). */
+export const untrackedKeptEach = 1024 * 1024;
+const untrackedKeptTotal = 16 * 1024 * 1024;
+
 /**
- * The baseline at the agent's launch; `pruned`: the ignored directories nested-repos' baseline does not
- * walk either. Throws when git cannot list the untracked paths (the caller then runs no quarantine of
- * untracked paths rather than move the user's own files).
+ * The checkout's untracked (not ignored) files and uncommitted tracked changes at the agent's launch, with the
+ * content kept that fits (untracked ≤ 1 MiB each, 16 MiB in all; tracked changes 64 MiB in all). Taken before the
+ * agent's sandbox is planned: an untracked file too large to keep is bound read-only in it (run-agent.ts).
+ * Throws when git cannot list the untracked paths.
  */
-export async function soloLeftoverBaseline(root: string, options: { pruned?: ReadonlySet<string>; env?: Readonly<Record<string, string | undefined>> } = {}): Promise<SoloLeftoverBaseline> {
-  const pruned = options.pruned ?? new Set<string>();
+export async function untrackedBaseline(root: string, options: { env?: Readonly<Record<string, string | undefined>> } = {}): Promise<UntrackedBaseline> {
   const env = { ...process.env, ...options.env, GIT_OPTIONAL_LOCKS: '0' };
   const [listing, changed] = await Promise.all([
     runGit(['ls-files', '-z', '--others', '--exclude-standard'], { cwd: root, env }),
@@ -174,7 +183,7 @@ export async function soloLeftoverBaseline(root: string, options: { pruned?: Rea
       const stats = lstatSync(path.join(root, entry));
       if (!stats.isFile()) continue;
       const print: UntrackedPrint = { size: stats.size, mtimeMs: stats.mtimeMs, ctimeMs: stats.ctimeMs, ino: stats.ino, mode: stats.mode & 0o7777 };
-      if (stats.size <= 1024 * 1024 && keptUntracked + stats.size <= 16 * 1024 * 1024) {
+      if (stats.size <= untrackedKeptEach && keptUntracked + stats.size <= untrackedKeptTotal) {
         print.content = readFileSync(path.join(root, entry));
         keptUntracked += print.content.length;
       }
@@ -183,12 +192,43 @@ export async function soloLeftoverBaseline(root: string, options: { pruned?: Rea
       // gone meanwhile
     }
   }
-  return { gitDirs: implicitGitDirs(root, pruned), pruned, untracked, dirtyTracked, untrackedFiles };
+  return { untracked, dirtyTracked, untrackedFiles };
 }
 
-/** Writes `entry` back (never over something that is there again: `wx`), with `mode` when given. */
+/** The untracked files of `baseline` whose content was not kept (too large): what the agent's sandbox binds read-only. */
+export function untrackedNotKept(baseline: UntrackedBaseline): string[] {
+  return [...(baseline.untrackedFiles ?? new Map<string, UntrackedPrint>())].filter(([, print]) => print.content === undefined).map(([entry]) => entry);
+}
+
+/**
+ * The baseline at the agent's launch; `pruned`: the ignored directories nested-repos' baseline does not
+ * walk either; `untracked`: {@link untrackedBaseline}'s answer when the caller took it already. Throws when git
+ * cannot list the untracked paths (the caller then runs no quarantine of untracked paths rather than move the
+ * user's own files).
+ */
+export async function soloLeftoverBaseline(root: string, options: { pruned?: ReadonlySet<string>; env?: Readonly<Record<string, string | undefined>>; untracked?: UntrackedBaseline } = {}): Promise<SoloLeftoverBaseline> {
+  const pruned = options.pruned ?? new Set<string>();
+  const files = options.untracked ?? (await untrackedBaseline(root, options.env ? { env: options.env } : {}));
+  return { gitDirs: implicitGitDirs(root, pruned), pruned, ...files };
+}
+
+/**
+ * Writes `entry` back (never over something that is there again: `wx`), with `mode` when given — never through a
+ * link: a directory on its way the agent turned into a symlink (to your home, out of the checkout) is refused.
+ */
 async function writeBack(root: string, entry: string, content: Buffer, mode?: number): Promise<void> {
   const file = path.join(root, entry);
+  const parts = entry.split('/').slice(0, -1);
+  for (let index = 1; index <= parts.length; index += 1) {
+    const dir = path.join(root, ...parts.slice(0, index));
+    let stats: ReturnType<typeof lstatSync> | undefined;
+    try {
+      stats = lstatSync(dir);
+    } catch {
+      break; // absent from here on: made below as directories
+    }
+    if (!stats.isDirectory()) throw new Error(`"${parts.slice(0, index).join('/')}" is no longer a directory (${stats.isSymbolicLink() ? 'a symbolic link' : 'a file'})`);
+  }
   await mkdir(path.dirname(file), { recursive: true });
   await writeFile(file, content, { flag: 'wx' });
   if (mode !== undefined) await chmod(file, mode);
@@ -406,6 +446,25 @@ export async function quarantineSoloLeftovers(options: {
         }
         break;
       }
+    }
+    results.push(result);
+  }
+  // An untracked file of yours from before the agent that it deleted (git status shows nothing: the audit flags
+  // nothing) is put back from the copy kept at its start, unless the agent may write it (one it owns).
+  for (const [entry, print] of options.before.untrackedFiles ?? new Map<string, UntrackedPrint>()) {
+    // (also inside a path moved out above: a link or a git dir the agent put where your directory was)
+    if (results.some((result) => result.path === entry) || exists(entry)) continue;
+    if (options.jail.checkWrite && (await options.jail.checkWrite(entry)).allowed) continue;
+    if (print.content === undefined) {
+      results.push({ path: entry, why: 'unowned-untracked', error: 'an untracked file of yours the agent deleted; too large to have been kept, so it could not be put back' });
+      continue;
+    }
+    const result: SoloLeftover = { path: entry, why: 'unowned-untracked' };
+    try {
+      await writeBack(root, entry, print.content, print.mode);
+      result.restored = true;
+    } catch (error) {
+      result.error = `deleted by the agent, and could not be put back: ${error instanceof Error ? error.message : String(error)}`;
     }
     results.push(result);
   }
