@@ -477,6 +477,17 @@ describe('run-scout (issue 6): E16 correction loop, critic gate, one commit', ()
     expect((await repo.run(['log', '--format=%s'])).trim()).not.toContain('scout IMPL');
   });
 
+  it('a change the after-run checks could not undo fails the run closed whatever its wording: an untracked file of yours too large to keep, changed by an unsandboxed Scout (SANDBOX_LEFTOVER_STAYED)', async () => {
+    const repo = await repository();
+    mkdirSync(repo.path('data'), { recursive: true });
+    writeFileSync(repo.path('data/sample.bin'), Buffer.alloc(1024 * 1024 + 1, 7));
+    const { result } = await scoutRunsBash(repo, `node -e ${JSON.stringify("require('fs').appendFileSync('data/sample.bin','x')")}`, { unsafeNoSandbox: true });
+    expect(result.success).toBe(false);
+    expect(result.error?.code).toBe('SANDBOX_LEFTOVER_STAYED');
+    expect(result.error?.message).toContain('data/sample.bin');
+    expect((await repo.run(['log', '--format=%s'])).trim()).not.toContain('scout IMPL');
+  });
+
   it.runIf(sandboxAvailable)('X29-02: tracked files you marked --skip-worktree or --assume-unchanged (invisible to git status) are read-only to the Scout', async () => {
     const repo = await repository();
     repo.write('package.json', '{"scripts":{"test":"node --test"}}\n');

@@ -67,6 +67,8 @@ export interface ToolDenial {
   reason: string;
   /** The path or command that was refused. */
   target?: string;
+  /** An after-run check (`tool: 'sandbox'`) found this change but could NOT undo it: it is still in the checkout. */
+  stayed?: true;
 }
 
 /** Events a backend streams while the agent runs (discriminated on `type`, noun-then-verb). */

@@ -319,7 +319,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
         const reason = entry.movedTo
           ? `"${entry.path}" is ignored by git and appeared in the main checkout while the agent ran (something the user may run later outside any sandbox): moved to ${entry.movedTo}`
           : `"${entry.path}" is ignored by git and appeared in the main checkout while the agent ran, but could not be moved out: ${entry.error ?? 'unknown error'}`;
-        denied.push({ ts: new Date().toISOString(), attempt: options.attempt ?? 1, tool: 'sandbox', code: ignoredQuarantineCode, reason, target: entry.path });
+        denied.push({ ts: new Date().toISOString(), attempt: options.attempt ?? 1, tool: 'sandbox', code: ignoredQuarantineCode, reason, target: entry.path, ...stayedIf(!entry.movedTo) });
         forward({ type: 'agent-log', level: 'warn', message: `${ignoredQuarantineCode}: ${reason}` });
       }
     }
@@ -331,7 +331,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
         const reason = entry.movedTo
           ? `"${entry.path}" (a git repository in a submodule path) was made or changed while the agent ran; git would run what its config names: moved to ${entry.movedTo}`
           : `"${entry.path}" (a git repository in a submodule path) was made or changed while the agent ran, but could not be moved out: ${entry.error ?? 'unknown error'}`;
-        denied.push({ ts: new Date().toISOString(), attempt: options.attempt ?? 1, tool: 'sandbox', code: nestedRepoQuarantineCode, reason, target: entry.path });
+        denied.push({ ts: new Date().toISOString(), attempt: options.attempt ?? 1, tool: 'sandbox', code: nestedRepoQuarantineCode, reason, target: entry.path, ...stayedIf(!entry.movedTo) });
         forward({ type: 'agent-log', level: 'warn', message: `${nestedRepoQuarantineCode}: ${reason}` });
       }
       planted.push(...moved);
@@ -347,7 +347,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
         }
         const what = `"${entry}" (a submodule path, absent when the agent started: git status never shows what is in it, and your own tools would run it)`;
         const reason = result.movedTo ? `${what} was made while the agent ran: moved to ${result.movedTo}` : `${what} was made while the agent ran, but could not be moved out: ${result.error ?? 'unknown error'}`;
-        denied.push({ ts: new Date().toISOString(), attempt: options.attempt ?? 1, tool: 'sandbox', code: nestedRepoQuarantineCode, reason, target: entry });
+        denied.push({ ts: new Date().toISOString(), attempt: options.attempt ?? 1, tool: 'sandbox', code: nestedRepoQuarantineCode, reason, target: entry, ...stayedIf(!result.movedTo) });
         forward({ type: 'agent-log', level: 'warn', message: `${nestedRepoQuarantineCode}: ${reason}` });
         planted.push(result);
       }
@@ -357,7 +357,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
       for (const entry of moved) {
         const what = `"${entry.path}" (a new git repository in the main checkout: git would take it for the repository of the files below it and run what its config and hooks name)`;
         const reason = entry.movedTo ? `${what} was made while the agent ran: moved to ${entry.movedTo}` : `${what} was made while the agent ran, but could not be moved out: ${entry.error ?? 'unknown error'}`;
-        denied.push({ ts: new Date().toISOString(), attempt: options.attempt ?? 1, tool: 'sandbox', code: nestedRepoQuarantineCode, reason, target: entry.path });
+        denied.push({ ts: new Date().toISOString(), attempt: options.attempt ?? 1, tool: 'sandbox', code: nestedRepoQuarantineCode, reason, target: entry.path, ...stayedIf(!entry.movedTo) });
         forward({ type: 'agent-log', level: 'warn', message: `${nestedRepoQuarantineCode}: ${reason}` });
       }
       planted.push(...moved);
@@ -365,7 +365,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
     if (leftoverBaseline) {
       const left = await quarantineSoloLeftovers({ root: jail.root, jail, before: leftoverBaseline, agentId: options.agentId, ...(options.baseCommit ? { baseCommit: options.baseCommit } : {}), env: options.env }).catch((error: unknown): SoloLeftover[] => [{ path: '.', why: 'git-dir', error: error instanceof Error ? error.message : String(error) }]);
       for (const entry of left) {
-        denied.push({ ts: new Date().toISOString(), attempt: options.attempt ?? 1, tool: 'sandbox', code: soloLeftoverCode, reason: leftoverReason(entry), target: entry.path });
+        denied.push({ ts: new Date().toISOString(), attempt: options.attempt ?? 1, tool: 'sandbox', code: soloLeftoverCode, reason: leftoverReason(entry), target: entry.path, ...stayedIf(entry.error !== undefined) });
         forward({ type: 'agent-log', level: 'warn', message: `${soloLeftoverCode}: ${leftoverReason(entry)}` });
       }
       leftovers.push(...left);
@@ -376,7 +376,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
   if (timedOut && outcome.status !== 'finished') outcome = { ...outcome, status: 'timeout', failure: { kind: 'transient', message: `wall-clock limit of ${Math.round(limits.timeoutMs / 1000)} s reached` } };
   // What the after-run checks undid (tool 'sandbox') belongs to the outcome's denials too: callers without a journal
   // (run-scout, plan, run-critic) report it from there.
-  const undone = denied.filter((record) => record.tool === 'sandbox').map(({ tool, code, reason, target }) => ({ tool, code, reason, ...(target ? { target: repoRelative(target, jail.root) } : {}) }));
+  const undone = denied.filter((record) => record.tool === 'sandbox').map(({ tool, code, reason, target, stayed }) => ({ tool, code, reason, ...(target ? { target: repoRelative(target, jail.root) } : {}), ...(stayed ? { stayed } : {}) }));
   outcome = { ...outcome, durationMs: Math.round(performance.now() - started), ...(undone.length > 0 ? { denials: [...outcome.denials, ...undone] } : {}) };
   // A planted repository fails the agent's stop audit (E42, like an unowned change) though it was moved out.
   const audited = withLeftovers(planted.length === 0 ? jail : withPlantedRepos(jail, planted), leftovers);
@@ -388,8 +388,11 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
  * agent in the main checkout that leaves one fails its run closed (run-scout, plan: SANDBOX_LEFTOVER_STAYED, X29-05/08).
  */
 export function leftoversNotUndone(denials: readonly ToolDenial[]): ToolDenial[] {
-  return denials.filter((denial) => denial.tool === 'sandbox' && /could not be (moved out|put back)/.test(denial.reason));
+  return denials.filter((denial) => denial.tool === 'sandbox' && denial.stayed === true);
 }
+
+/** The `stayed` mark of an after-run record when its change could not be undone. */
+const stayedIf = (stayed: boolean): { stayed?: true } => (stayed ? { stayed: true } : {});
 
 /** The code of a journal write refused (a journal file replaced by a symlink or a link leading out). */
 export const journalRefusedCode = 'JOURNAL_WRITE_REFUSED';

@@ -23,6 +23,8 @@ export interface DenialRecord {
   code: string;
   reason: string;
   target?: string;
+  /** An after-run check (`tool: 'sandbox'`) could not undo this change (ToolDenial.stayed). */
+  stayed?: true;
   /** `hook`: recorded by `polywave hook pre-tool-use` (the plugin's in-session agents); absent: by run-agent. */
   source?: 'hook';
   /**
