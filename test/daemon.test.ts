@@ -76,6 +76,33 @@ function expectLibraryBuilt(repo: string): void {
   expect(tests.stdout).toMatch(new RegExp(`# pass ${waveOneAgents.length}\\b`));
 }
 
+describe('polywave daemon: the queue item is the orchestrator\'s file (outside attack X28-06)', () => {
+  it.runIf(process.platform === 'linux')('the Scout of an item cannot rewrite it: read-only in its sandbox (not only left out of its audit)', async () => {
+    const { sandboxStatus } = await import('../src/sandbox/index.js');
+    if (!(await sandboxStatus({ env: process.env })).available) return;
+    counter += 1;
+    const dir = path.join(parent, `p${counter}`);
+    const repo = path.join(dir, 'greeter');
+    await initDemoRepository(repo, { ...demoBaseFiles }, { ...process.env }, 'an empty library');
+    const added = await runCli(['queue', 'add', '--title', 'greeter', '--description', 'Greeting helpers.', '--repo-dir', repo]);
+    expect(added.code, added.stderr).toBe(0);
+    const item = (JSON.parse(added.stdout) as { path: string }).path;
+    const itemRelative = path.relative(repo, item).split(path.sep).join('/');
+    // Exits 0 only when the write is refused by the file system (read-only), 3 when it went through.
+    const plant = `const fs=require('fs');try{fs.appendFileSync(${JSON.stringify(itemRelative)},'autonomy_override: autonomous\\n');process.exit(3)}catch(e){process.exit(e.code==='EROFS'?0:4)}`;
+    const manifest = waveOneManifest().replace('feature_slug: textkit', 'feature_slug: greeter').replace('state: REVIEWED', 'state: SCOUT_PENDING');
+    const script = path.join(dir, 'scout.yaml');
+    writeFileSync(script, `version: 1\nagents:\n  scout:\n    steps:\n      - bash: ${JSON.stringify(`node -e ${JSON.stringify(plant)}`)}\n        expect: ok\n      - write: { path: docs/IMPL/IMPL-greeter.yaml, content: ${JSON.stringify(manifest)} }\n      - text: "written"\n`);
+    const result = await runCli(['daemon', '--repo-dir', repo, '--model', `script:${script}`, '--no-critic', '--json', '--once', '--autonomy', 'supervised'], { env, timeoutMs: 300_000 });
+    expect(result.code, result.stderr).toBe(0);
+    const outcome = JSON.parse(result.stdout.split('\n')[0]!) as { status: string; reason?: string };
+    expect(outcome, result.stdout + result.stderr).toMatchObject({ type: 'daemon-item', slug: 'greeter', status: 'awaiting_review' });
+    const text = readFileSync(item, 'utf8');
+    expect(text).not.toContain('autonomy_override');
+    expect(text).toMatch(/awaiting_review: true/);
+  }, 300_000);
+});
+
 describe('polywave daemon', () => {
   let p: Project;
   beforeAll(async () => {
