@@ -503,6 +503,15 @@ describe('run-scout (issue 6): E16 correction loop, critic gate, one commit', ()
     expect(repo.read('test/a.test.js')).toBe('require("node:test")("a", () => {});\n');
   });
 
+  it.runIf(sandboxAvailable)('more files marked --skip-worktree than can be bound read-only (bubblewrap takes ~3,000 mounts): the Scout is not started, with a code that says what to do (SANDBOX_HIDDEN_TOO_MANY)', async () => {
+    const repo = await repository();
+    for (let index = 0; index < 300; index += 1) repo.write(`config/env-${index}.json`, '{}\n');
+    await repo.commitAll('local configs');
+    await repo.run(['update-index', '--skip-worktree', ...Array.from({ length: 300 }, (_, index) => `config/env-${index}.json`)]);
+    await expect(scoutRunsBash(repo, 'echo RAN')).rejects.toMatchObject({ code: 'SANDBOX_HIDDEN_TOO_MANY', message: expect.stringContaining('git update-index --no-skip-worktree') as unknown });
+    expect((await repo.run(['log', '--format=%s'])).trim()).not.toContain('scout IMPL');
+  });
+
   it.runIf(sandboxAvailable)('X28-06: a tier Scout cannot rewrite the PROGRAM or another IMPL doc of its tier (named as written by others: read-only in its sandbox, not only left out of its audit)', async () => {
     const repo = await repository();
     const program = 'title: Shop\nprogram_slug: shop\nstate: TIER_EXECUTING\ntier_gates:\n    - type: test\n      command: node --test\n      required: true\n';

@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { JournalPaths } from '../engine/journal.js';
 import { appendDenials, outOfScopeLine, ownershipDenials, type DenialRecord } from '../engine/jail-denials.js';
 import { stateDirName } from '../engine/state-paths.js';
+import { PolywaveError } from '../errors/polywave-error.js';
 import { createGit } from '../git/git-cli.js';
 import { hostHomeVariable } from '../git/harden.js';
 import { moveToQuarantine } from '../git/quarantine-move.js';
@@ -217,7 +218,16 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
     if (isMainCheckout(jail.root) && gitlinkBaseline) readOnly.push(...existingDirectories(jail.root, [...gitlinkBaseline.keys()]));
     // X29-02: tracked files you marked --skip-worktree or --assume-unchanged are invisible to git status and diff, so
     // no check after the agent would see a change: read-only in the sandbox of an agent in the main checkout.
-    if (isMainCheckout(jail.root)) readOnly.push(...existingRegularFiles(jail.root, await hiddenFromStatus(rootGit)));
+    if (isMainCheckout(jail.root)) {
+      const hidden = existingRegularFiles(jail.root, await hiddenFromStatus(rootGit));
+      // Each is a mount of its own: bubblewrap takes ~3,000 in all and 1,000 cost ~0.7 s per start. Past the limit the
+      // agent is not started rather than run with some of them writable unseen.
+      if (hidden.length > hiddenFromStatusLimit) {
+        await rm(scratchDir, { recursive: true, force: true }).catch(() => undefined);
+        throw hiddenTooMany(hidden.length);
+      }
+      readOnly.push(...hidden);
+    }
     // An untracked file of yours too large for its content to be kept (> 1 MiB) could not be put back were the agent to
     // change or delete it: read-only in its sandbox unless it is the agent's to write (up to 256 such files; past that
     // a change is reported, not undone).
@@ -460,6 +470,20 @@ async function hiddenFromStatus(git: ReturnType<typeof createGit>): Promise<stri
     .split('\0')
     .filter((record) => record.length > 2 && record[1] === ' ' && (record[0] === 'S' || /[a-z]/.test(record[0]!)))
     .map((record) => record.slice(2));
+}
+
+/** At most this many files marked --skip-worktree/--assume-unchanged are bound read-only; more, and the agent is not started. */
+const hiddenFromStatusLimit = 256;
+
+/** The code of an agent in the main checkout refused for too many files git status does not look at. */
+export const hiddenTooManyCode = 'SANDBOX_HIDDEN_TOO_MANY';
+
+function hiddenTooMany(count: number): PolywaveError {
+  return new PolywaveError({
+    code: hiddenTooManyCode,
+    message: `${count} files of the main checkout are marked --skip-worktree or --assume-unchanged: git status never looks at them, so an agent working in the checkout gets each read-only, and at most ${hiddenFromStatusLimit} can be; clear the marks you do not need (git update-index --no-skip-worktree / --no-assume-unchanged <file>), or run this wave with worktrees (more than one agent)`,
+    details: { count, limit: hiddenFromStatusLimit },
+  });
 }
 
 /** Bound read-only for an agent in the main checkout: at most this many untracked files too large to keep. */
