@@ -8,6 +8,7 @@
  * (the plan's own files in docs/IMPL stay), recorded as denials, and the wave stays refused; the
  * user's own untracked file is not touched.
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -135,6 +136,32 @@ describe('quarantineSoloLeftovers: untracked files of yours the agent deleted (n
     expect(readFileSync(repo.path('work/notes.md'), 'utf8')).toBe('notes\n');
     expect(existsSync(repo.path('work/HEAD'))).toBe(false);
     expect(existsSync(repo.path('owned-draft.md'))).toBe(false);
+  });
+
+  it('X30-01: an untracked file of yours replaced by a directory: what the agent put in it is moved out (not taken for yours), your file is put back', async () => {
+    const repo = await createTestRepo({ files: { 'src/a.ts': 'export const a = 1;\n' } });
+    writeFileSync(repo.path('TODO.md'), 'my list\n');
+    const before = await soloLeftoverBaseline(repo.dir, { env: repo.env });
+    rmSync(repo.path('TODO.md'));
+    mkdirSync(repo.path('TODO.md'));
+    writeFileSync(repo.path('TODO.md/evil.test.js'), "require('fs').writeFileSync('pwned','x')");
+    const jail = await createJail({ root: repo.dir, ownedFiles: ['src/a.ts'] }, { env: repo.env });
+    const left = await quarantineSoloLeftovers({ root: repo.dir, jail, before, agentId: 'A', env: repo.env });
+    expect(left.map((entry) => `${entry.why}:${entry.path}:${entry.movedTo ? 'moved' : entry.restored ? 'restored' : entry.error}`).sort()).toEqual(['unowned-untracked:TODO.md:restored', 'unowned:TODO.md/evil.test.js:moved']);
+    expect(readFileSync(repo.path('TODO.md'), 'utf8')).toBe('my list\n');
+  });
+
+  it('X30-04: a FIFO the agent left (git lists none) is moved out, even at a path it owns; one that was there before stays', async () => {
+    const repo = await createTestRepo({ files: { 'src/a.ts': 'export const a = 1;\n' } });
+    spawnSync('mkfifo', [repo.path('mine.fifo')]);
+    const before = await soloLeftoverBaseline(repo.dir, { env: repo.env });
+    spawnSync('mkfifo', [repo.path('.npmrc'), repo.path('src/index.js')]);
+    const jail = await createJail({ root: repo.dir, ownedFiles: ['src/a.ts', 'src/index.js'] }, { env: repo.env });
+    const left = await quarantineSoloLeftovers({ root: repo.dir, jail, before, agentId: 'A', env: repo.env });
+    expect(left.map((entry) => `${entry.why}:${entry.path}:${entry.movedTo ? 'moved' : entry.error}`).sort()).toEqual(['special:.npmrc:moved', 'special:src/index.js:moved']);
+    expect(existsSync(repo.path('.npmrc'))).toBe(false);
+    expect(existsSync(repo.path('src/index.js'))).toBe(false);
+    expect(lstatSync(repo.path('mine.fifo')).isFIFO()).toBe(true);
   });
 
   it('never writes one back through a directory the agent turned into a link that stays (its own, into the checkout)', async () => {

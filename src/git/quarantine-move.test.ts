@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { moveToQuarantine, quarantineSuffix } from './quarantine-move.js';
 
@@ -22,6 +23,30 @@ describe('moving into the quarantine', () => {
       expect(await moveToQuarantine(path.join(root, 'vendor', 'lib'), path.join(quarantine, 'vendor', 'lib'))).toBe(path.join(quarantine, 'vendor', 'lib'));
       expect(readdirSync(quarantine, { recursive: true }).map(String).sort()).toEqual(['link.quarantined', 'planted.test.js.quarantined', 'vendor', 'vendor/lib', 'vendor/lib/helpers.test.js.quarantined', 'vendor/lib/test', 'vendor/lib/test/run.js.quarantined']);
       expect(existsSync(path.join(root, 'vendor', 'lib'))).toBe(false);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('X30-07: directories the agent made read-only (0555, 0000) are made ours again: every file in them gets the suffix (as a user that is not root, whom modes do not stop)', async () => {
+    const root = mkdtempSync(path.join(os.tmpdir(), 'polywave-quarantine-readonly-'));
+    try {
+      const quarantine = path.join(root, '.git', 'polywave', 'quarantine', 'A-now');
+      mkdirSync(path.join(root, 'dist', 'ro'), { recursive: true });
+      mkdirSync(path.join(root, 'dist', 'shut'), { recursive: true });
+      writeFileSync(path.join(root, 'dist', 'ro', 'helpers.test.js'), 'x');
+      writeFileSync(path.join(root, 'dist', 'shut', 'other.test.js'), 'y');
+      // (the built module: a plain node process; `npm test` builds first)
+      const script = `import(${JSON.stringify(fileURLToPath(new URL('../../dist/git/quarantine-move.js', import.meta.url)))}).then(async (m) => { const fs = await import('node:fs'); fs.chmodSync(${JSON.stringify(path.join(root, 'dist', 'ro'))}, 0o555); fs.chmodSync(${JSON.stringify(path.join(root, 'dist', 'shut'))}, 0); await m.moveToQuarantine(${JSON.stringify(path.join(root, 'dist'))}, ${JSON.stringify(path.join(quarantine, 'dist'))}); console.log('MOVED'); }).catch((error) => { console.log('FAILED ' + error.message); });`;
+      // As root every mode is ignored: the move runs as an ordinary user (nobody) over a tree it owns, as an agent's files are.
+      const asUser = process.getuid?.() === 0;
+      if (asUser) spawnSync('chown', ['-R', '65534:65534', root]);
+      const run = asUser
+        ? spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '-e', script], { encoding: 'utf8', cwd: process.cwd() })
+        : spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', cwd: process.cwd() });
+      expect(run.stdout, run.stderr).toContain('MOVED');
+      spawnSync('chmod', ['-R', 'u+rwx', root]);
+      expect(readdirSync(quarantine, { recursive: true }).map(String).sort()).toEqual(['dist', 'dist/ro', 'dist/ro/helpers.test.js.quarantined', 'dist/shut', 'dist/shut/other.test.js.quarantined']);
     } finally {
       rmSync(root, { recursive: true, force: true });
     }

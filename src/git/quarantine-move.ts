@@ -13,7 +13,7 @@
  * keep a name without the suffix, the move fails (the caller reports it, and the run does not count it as undone).
  */
 import { randomBytes } from 'node:crypto';
-import { lstat, mkdir, readdir, rename, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, readdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 /** Appended to the name of every file in the quarantine. */
@@ -58,6 +58,9 @@ export async function moveToQuarantine(from: string, to: string, options: { mode
 
 async function neutralize(directory: string): Promise<void> {
   const names = new Map<string, string>();
+  // X30-07: a directory the agent made read-only (0555, or 0000) kept its files' names: ours now, so writable to us first.
+  const stats = await lstat(directory);
+  if ((stats.mode & 0o700) !== 0o700) await chmod(directory, (stats.mode & 0o7777) | 0o700);
   const entries = await readdir(directory, { withFileTypes: true });
   for (const entry of entries) {
     const at = path.join(directory, entry.name);

@@ -19,7 +19,7 @@
  * deleted), is returned for the agent's denials, and keeps the stop refused ({@link withLeftovers}).
  */
 import { execFile } from 'node:child_process';
-import { accessSync, constants, lstatSync, readdirSync, readFileSync, realpathSync, type Dirent } from 'node:fs';
+import { accessSync, constants, lstatSync, readdirSync, readFileSync, realpathSync, rmdirSync, type Dirent } from 'node:fs';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { hostGitProcessEnvironment } from './harden.js';
@@ -57,6 +57,10 @@ export interface SoloLeftoverBaseline {
    * `queue add` — rewritten by the agent stayed, being "the user's"): their identity and, when small enough, content.
    */
   untrackedFiles?: ReadonlyMap<string, UntrackedPrint>;
+  /** The untracked entries that were directories (nested repositories, listed by git as one entry): what may hold the user's paths below it. */
+  untrackedDirs?: ReadonlySet<string>;
+  /** FIFOs, sockets and device nodes (git lists none of them: X30-04) there when the agent started. */
+  specials?: ReadonlySet<string>;
 }
 
 /** An untracked file at the agent's start: what tells a change, and its content when kept (≤ 1 MiB each, 16 MiB in all). */
@@ -72,7 +76,7 @@ export interface UntrackedPrint {
 /** One leftover: moved (`movedTo`), or not (`error`); `restored` when an owned tracked file was written back. */
 export interface SoloLeftover {
   path: string;
-  why: 'git-dir' | 'unowned' | 'link' | 'unowned-tracked' | 'unowned-untracked';
+  why: 'git-dir' | 'unowned' | 'link' | 'unowned-tracked' | 'unowned-untracked' | 'special';
   movedTo?: string;
   restored?: boolean;
   error?: string;
@@ -117,7 +121,7 @@ function looksLikeGitDir(dir: string, dirents: readonly Dirent[]): boolean {
  * for a git dir, by a walk that skips `.git` directories and `prune`d ones. An unreadable directory
  * is `<dir>/` (a new one is reported: what it holds could not be looked at).
  */
-export function implicitGitDirs(root: string, prune: ReadonlySet<string> = new Set()): Set<string> {
+export function implicitGitDirs(root: string, prune: ReadonlySet<string> = new Set(), specials?: Set<string>): Set<string> {
   const found = new Set<string>();
   const stack = [''];
   while (stack.length > 0) {
@@ -134,13 +138,14 @@ export function implicitGitDirs(root: string, prune: ReadonlySet<string> = new S
     for (const dirent of dirents) {
       const child = relative === '' ? dirent.name : `${relative}/${dirent.name}`;
       if (dirent.isDirectory() && dirent.name !== '.git' && !prune.has(child)) stack.push(child);
+      else if (specials && (dirent.isFIFO() || dirent.isSocket() || dirent.isCharacterDevice() || dirent.isBlockDevice())) specials.add(child);
     }
   }
   return found;
 }
 
 /** What {@link untrackedBaseline} keeps of the checkout's untracked and uncommitted files at the agent's launch. */
-export type UntrackedBaseline = Pick<SoloLeftoverBaseline, 'untracked' | 'dirtyTracked' | 'untrackedFiles'>;
+export type UntrackedBaseline = Pick<SoloLeftoverBaseline, 'untracked' | 'dirtyTracked' | 'untrackedFiles' | 'untrackedDirs'>;
 
 /** An untracked file's content is kept when it is at most this large (and the total stays within {@link untrackedKeptTotal}). */
 export const untrackedKeptEach = 1024 * 1024;
@@ -177,10 +182,12 @@ export async function untrackedBaseline(root: string, options: { env?: Readonly<
     dirtyTracked.set(entry, content);
   }
   const untrackedFiles = new Map<string, UntrackedPrint>();
+  const untrackedDirs = new Set<string>();
   let keptUntracked = 0;
   for (const entry of untracked) {
     try {
       const stats = lstatSync(path.join(root, entry));
+      if (stats.isDirectory()) untrackedDirs.add(entry);
       if (!stats.isFile()) continue;
       const print: UntrackedPrint = { size: stats.size, mtimeMs: stats.mtimeMs, ctimeMs: stats.ctimeMs, ino: stats.ino, mode: stats.mode & 0o7777 };
       if (stats.size <= untrackedKeptEach && keptUntracked + stats.size <= untrackedKeptTotal) {
@@ -192,7 +199,7 @@ export async function untrackedBaseline(root: string, options: { env?: Readonly<
       // gone meanwhile
     }
   }
-  return { untracked, dirtyTracked, untrackedFiles };
+  return { untracked, dirtyTracked, untrackedFiles, untrackedDirs };
 }
 
 /** The untracked files of `baseline` whose content was not kept (too large): what the agent's sandbox binds read-only. */
@@ -209,7 +216,8 @@ export function untrackedNotKept(baseline: UntrackedBaseline): string[] {
 export async function soloLeftoverBaseline(root: string, options: { pruned?: ReadonlySet<string>; env?: Readonly<Record<string, string | undefined>>; untracked?: UntrackedBaseline } = {}): Promise<SoloLeftoverBaseline> {
   const pruned = options.pruned ?? new Set<string>();
   const files = options.untracked ?? (await untrackedBaseline(root, options.env ? { env: options.env } : {}));
-  return { gitDirs: implicitGitDirs(root, pruned), pruned, ...files };
+  const specials = new Set<string>();
+  return { gitDirs: implicitGitDirs(root, pruned, specials), pruned, specials, ...files };
 }
 
 /**
@@ -234,9 +242,16 @@ async function writeBack(root: string, entry: string, content: Buffer, mode?: nu
   if (mode !== undefined) await chmod(file, mode);
 }
 
-/** `entry` is (or lies in) an untracked path of the baseline. */
+/**
+ * `entry` is an untracked path of the baseline, or lies in an untracked DIRECTORY of it (a nested repository). Not
+ * below an untracked file of yours (X30-01: `TODO.md` replaced by a directory holding `TODO.md/evil.test.js` counted
+ * as yours and stayed).
+ */
 function wasThere(before: SoloLeftoverBaseline, entry: string): boolean {
-  for (let current = entry; current !== '.' && current !== ''; current = path.posix.dirname(current)) if (before.untracked.has(current)) return true;
+  if (before.untracked.has(entry)) return true;
+  for (let current = path.posix.dirname(entry); current !== '.' && current !== ''; current = path.posix.dirname(current)) {
+    if (before.untracked.has(current) && (before.untrackedDirs?.has(current) ?? !(before.untrackedFiles?.has(current) ?? false))) return true;
+  }
   return false;
 }
 
@@ -313,7 +328,8 @@ export async function quarantineSoloLeftovers(options: {
   };
 
   // 1. New implicit git dirs, whatever else the stop decides.
-  const fresh = [...implicitGitDirs(root, options.before.pruned)].filter((entry) => !options.before.gitDirs.has(entry)).sort();
+  const specialsNow = new Set<string>();
+  const fresh = [...implicitGitDirs(root, options.before.pruned, specialsNow)].filter((entry) => !options.before.gitDirs.has(entry)).sort();
   for (const entry of fresh) {
     if (entry.endsWith('/')) {
       results.push({ path: entry, why: 'git-dir', error: 'the directory cannot be read, so a git directory in it could not be looked for' });
@@ -339,6 +355,13 @@ export async function quarantineSoloLeftovers(options: {
     } catch {
       // gone: nothing left to look at
     }
+  }
+
+  // X30-04: a FIFO, socket or device node the agent left (git lists none: no audit sees it; a `.npmrc` FIFO hangs every
+  // npm in the checkout) is moved out, whoever owns the path.
+  if (options.before.specials) {
+    const inMoved = (entry: string): boolean => [...moved].some((done) => entry === done || entry.startsWith(`${done}/`));
+    for (const entry of [...specialsNow].filter((special) => !options.before.specials!.has(special) && !inMoved(special)).sort()) results.push(await move(entry, 'special'));
   }
 
   // 2. What the stop audit refuses: untracked unowned paths, and links into .git / out of the checkout.
@@ -453,7 +476,22 @@ export async function quarantineSoloLeftovers(options: {
   // nothing) is put back from the copy kept at its start, unless the agent may write it (one it owns).
   for (const [entry, print] of options.before.untrackedFiles ?? new Map<string, UntrackedPrint>()) {
     // (also inside a path moved out above: a link or a git dir the agent put where your directory was)
-    if (results.some((result) => result.path === entry) || exists(entry)) continue;
+    if (results.some((result) => result.path === entry)) continue;
+    if (exists(entry)) {
+      // an empty directory the agent left where your file was (what it put in it was moved out above) makes way
+      let emptyDir: boolean;
+      try {
+        emptyDir = lstatSync(path.join(root, entry)).isDirectory() && readdirSync(path.join(root, entry)).length === 0;
+      } catch {
+        emptyDir = false;
+      }
+      if (!emptyDir) continue;
+      try {
+        rmdirSync(path.join(root, entry));
+      } catch {
+        continue;
+      }
+    }
     if (options.jail.checkWrite && (await options.jail.checkWrite(entry)).allowed) continue;
     if (print.content === undefined) {
       results.push({ path: entry, why: 'unowned-untracked', error: 'an untracked file of yours the agent deleted; too large to have been kept, so it could not be put back' });
@@ -478,6 +516,8 @@ export function leftoverReason(entry: SoloLeftover): string {
       ? `"${entry.path}" makes a directory git takes for a repository (HEAD, objects/, refs/: the user's git there would run what its config names)`
       : entry.why === 'link'
         ? `"${entry.path}" is a link into .git or out of the checkout (an editor saving it writes there)`
+        : entry.why === 'special'
+          ? `"${entry.path}" is a FIFO, socket or device node (git lists none; a tool that reads it hangs)`
         : entry.why === 'unowned-tracked'
           ? `"${entry.path}" is a tracked file the agent does not own (I1), changed while it ran`
           : entry.why === 'unowned-untracked'
@@ -502,7 +542,7 @@ export function withLeftovers<J extends AuditedJail>(jail: J, leftovers: readonl
       const known = new Set(audit.violations.map((violation) => violation.path));
       const violations = [
         ...audit.violations,
-        ...leftovers.filter((entry) => !known.has(entry.path)).map((entry) => ({ code: entry.why === 'unowned' || entry.why === 'unowned-tracked' || entry.why === 'unowned-untracked' ? 'JAIL_UNOWNED_CHANGE' : 'JAIL_GIT_INTERNALS', path: entry.path, reason: leftoverReason(entry) })),
+        ...leftovers.filter((entry) => !known.has(entry.path)).map((entry) => ({ code: entry.why === 'unowned' || entry.why === 'unowned-tracked' || entry.why === 'unowned-untracked' || entry.why === 'special' ? 'JAIL_UNOWNED_CHANGE' : 'JAIL_GIT_INTERNALS', path: entry.path, reason: leftoverReason(entry) })),
       ];
       return { ...audit, ok: false, violations };
     },
