@@ -4,7 +4,7 @@
  * `polywave plan` closed — exit 1 with SANDBOX_LEFTOVER_STAYED — not pass as a valid plan. Real git, the real CLI, a
  * scripted Planner (its bash in the OS sandbox where it runs).
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { programDemoManifest } from '../src/demo/program-project.js';
@@ -13,7 +13,9 @@ import { createTestRepo } from './support/git-repo.js';
 import { makeTempDir } from './support/temp.js';
 
 describe('polywave plan and what the Planner leaves behind (X29-08)', () => {
-  it('a leftover that cannot be moved out fails the plan: exit 1, SANDBOX_LEFTOVER_STAYED named', async () => {
+  // A sandboxed Planner cannot write the checkout but its PROGRAM doc (X30, next test); the after-run checks guard a run
+  // without the sandbox (POLYWAVE_SANDBOX=off: a script agent then runs unsandboxed).
+  it('a leftover that cannot be moved out fails the plan: exit 1, SANDBOX_LEFTOVER_STAYED named (unsandboxed: the after-run checks)', async () => {
     const repo = await createTestRepo({ files: { 'README.md': '# shop\n' } });
     mkdirSync(repo.path('.git/polywave'), { recursive: true });
     writeFileSync(repo.path('.git/polywave/quarantine'), 'not a directory\n');
@@ -23,9 +25,26 @@ describe('polywave plan and what the Planner leaves behind (X29-08)', () => {
       script,
       ['version: 1', 'agents:', '  planner:', '    steps:', `      - bash: ${JSON.stringify(`node -e ${JSON.stringify(plant)}`)}`, `      - write: { path: docs/PROGRAM/PROGRAM-shop.yaml, content: ${JSON.stringify(programDemoManifest('PLANNING'))} }`, '      - text: "planned"', ''].join('\n'),
     );
-    const run = await runCli(['plan', 'A shop with a catalog and checkout', '--slug', 'shop', '--model', `script:${script}`], { cwd: repo.dir, env: repo.env as Record<string, string>, timeoutMs: 120_000 });
+    const run = await runCli(['plan', 'A shop with a catalog and checkout', '--slug', 'shop', '--model', `script:${script}`], { cwd: repo.dir, env: { ...(repo.env as Record<string, string>), POLYWAVE_SANDBOX: 'off' }, timeoutMs: 120_000 });
     expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(1);
     expect(`${run.stdout}\n${run.stderr}`).toContain('SANDBOX_LEFTOVER_STAYED');
     expect(`${run.stdout}\n${run.stderr}`).toContain('tools/helpers.test.js');
+  }, 150_000);
+
+  it.runIf(process.platform === 'linux')('X30: a sandboxed Planner writes its PROGRAM doc and nothing else: a planted file is refused by the file system, the plan succeeds with nothing to undo', async () => {
+    const { sandboxStatus } = await import('../src/sandbox/index.js');
+    if (!(await sandboxStatus({ env: process.env })).available) return;
+    const repo = await createTestRepo({ files: { 'README.md': '# shop\n' } });
+    const script = path.join(makeTempDir('polywave-plan-readonly-'), 'agents.yaml');
+    const plant = "try{require('fs').writeFileSync('helpers.test.js','x');process.exit(3)}catch(e){process.exit(e.code==='EROFS'?0:4)}";
+    writeFileSync(
+      script,
+      ['version: 1', 'agents:', '  planner:', '    steps:', `      - bash: ${JSON.stringify(`node -e ${JSON.stringify(plant)}`)}`, '        expect: ok', `      - write: { path: docs/PROGRAM/PROGRAM-shop.yaml, content: ${JSON.stringify(programDemoManifest('PLANNING'))} }`, '        expect: ok', '      - text: "planned"', ''].join('\n'),
+    );
+    const run = await runCli(['plan', 'A shop with a catalog and checkout', '--slug', 'shop', '--model', `script:${script}`], { cwd: repo.dir, env: repo.env as Record<string, string>, timeoutMs: 120_000 });
+    expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
+    expect(existsSync(repo.path('helpers.test.js'))).toBe(false);
+    expect(existsSync(repo.path('docs/PROGRAM/PROGRAM-shop.yaml'))).toBe(true);
+    expect(`${run.stdout}\n${run.stderr}`).not.toContain('SANDBOX_SOLO_LEFTOVER_QUARANTINED');
   }, 150_000);
 });

@@ -4,7 +4,8 @@
  * its reviewed plan, then rewrote a task in that plan: the change was read and merged. Now each Scout
  * commits only the plan it validated, and program-execute puts every doc of the tier back to its commit
  * after the scouting (the changed copy to the quarantine). Real git, the real tier loop, scripted agents
- * through the CLI, the OS sandbox where it runs.
+ * through the CLI — without the OS sandbox (POLYWAVE_SANDBOX=off): a sandboxed Scout cannot write the checkout
+ * but its own plan at all (X30, test/run-scout.test.ts), so these checks guard a run without it.
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -34,7 +35,7 @@ describe('a tier Scout rewriting its sibling\'s committed plan (X28-12)', () => 
     const command = `node -e "eval(Buffer.from('${Buffer.from(plant).toString('base64')}','base64').toString())"`;
     writeFileSync(demo.script, script.replace(anchor, `${anchor}      - bash: ${JSON.stringify(command)}\n`));
 
-    const run = await runCli(['program-execute', 'docs/PROGRAM/PROGRAM-shop.yaml', '--auto', '--model', `script:${demo.script}`, '--no-critic'], { cwd: demo.repo, env: gitEnv, timeoutMs: 300_000 });
+    const run = await runCli(['program-execute', 'docs/PROGRAM/PROGRAM-shop.yaml', '--auto', '--model', `script:${demo.script}`, '--no-critic'], { cwd: demo.repo, env: { ...gitEnv, POLYWAVE_SANDBOX: 'off' }, timeoutMs: 300_000 });
     expect(run.code, `${run.stdout.slice(-2000)}\n${run.stderr.slice(-4000)}`).toBe(0);
     // Undone by whichever step saw it first: catalog's own run-scout (the plant landed while it committed) or
     // program-execute after the scouting (it landed after).

@@ -1,4 +1,5 @@
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { MockLanguageModelV3 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
@@ -147,6 +148,10 @@ async function scoutRunsBash(repo: TestRepo, command: string, extra: Partial<Par
   ]);
   const result = await runScout({ feature: 'Greeting formatters', repoDir: repo.dir, model: mockModelString, env: repo.env, backend: backendFor(model), ...extra });
   return { result, output };
+}
+function spawnSyncOk(command: string, args: string[], cwd: string): void {
+  const done = spawnSync(command, args, { cwd, encoding: 'utf8' });
+  if (done.status !== 0) throw new Error(`${command} ${args.join(' ')}: ${done.stderr}`);
 }
 const backendFor = (model: MockLanguageModelV3) => createAiSdkBackend({ languageModel: () => model });
 const mockModelString = 'anthropic:mock-model';
@@ -313,7 +318,9 @@ describe('run-scout (issue 6): E16 correction loop, critic gate, one commit', ()
     expect((await repo.run(['status', '--porcelain', '--untracked-files=all'])).trim()).toBe('');
   });
 
-  it('X27: tracked files the Scout changed with bash (a queue item\'s autonomy, the config) are put back, your uncommitted edit as you left it; a file it added in a wholly untracked directory is moved out', async () => {
+  // The after-run checks below are what guards an agent that writes the main checkout (solo, scaffold, integration); a
+  // sandboxed Scout cannot write it at all (X30, next test), so they are exercised through a Scout run without the sandbox.
+  it('X27: tracked files the Scout changed with bash (a queue item\'s autonomy, the config) are put back, your uncommitted edit as you left it; a file it added in a wholly untracked directory is moved out (unsandboxed: the after-run checks)', async () => {
     const repo = await repository();
     repo.write('docs/IMPL/queue/001-next.yaml', 'slug: next\nautonomy_override: gated\n');
     repo.write('polywave.config.json', '{}\n');
@@ -330,7 +337,7 @@ describe('run-scout (issue 6): E16 correction loop, critic gate, one commit', ()
       "w('scratch/planted.yaml','feature_slug: x\\nstate: COMPLETE\\n');",
     ].join('');
     const model = scripted([callTool('bash', { command: `node -e ${JSON.stringify(edit)}` }), () => writeManifest(validManifest), say('done')]);
-    const result = await runScout({ feature: 'Greeting formatters', repoDir: repo.dir, model: mockModelString, env: repo.env, backend: backendFor(model) });
+    const result = await runScout({ feature: 'Greeting formatters', repoDir: repo.dir, model: mockModelString, env: repo.env, backend: backendFor(model), unsafeNoSandbox: true });
     expect(result.state).toBe('REVIEWED');
     expect(repo.read('docs/IMPL/queue/001-next.yaml')).toBe('slug: next\nautonomy_override: gated\n');
     expect(repo.read('polywave.config.json')).toBe('{}\n');
@@ -345,6 +352,61 @@ describe('run-scout (issue 6): E16 correction loop, critic gate, one commit', ()
     const quarantined = JSON.stringify(readdirSync(repo.path('.git/polywave/quarantine'), { recursive: true }));
     expect(quarantined).toContain('001-next.yaml');
     expect(quarantined).toContain('planted.yaml');
+  });
+
+  it.runIf(sandboxAvailable)('X30: the whole checkout is read-only to a sandboxed Scout but its plan — delete, replace, plant in a nested clone, FIFOs, chmod all refused; your own edits during its run are kept, not "undone"; a nested clone\'s secrets are unreadable', async () => {
+    const repo = await repository();
+    repo.write('scripts/build.sh', '#!/bin/sh\necho build\n');
+    await repo.commitAll('a script');
+    repo.write('notes/todo.md', 'my todo\n');
+    repo.write('TODO.md', 'my list\n');
+    mkdirSync(repo.path('ref'));
+    spawnSyncOk('git', ['init', '-q'], repo.path('ref'));
+    writeFileSync(repo.path('ref/.env'), 'NESTED_SECRET=1\n');
+    spawnSyncOk('git', ['-c', 'user.name=u', '-c', 'user.email=u@x', 'commit', '-q', '--allow-empty', '-m', 'init'], repo.path('ref'));
+    const modeOf = (file: string) => statSync(repo.path(file)).mode & 0o7777;
+    const modes = { root: modeOf('.'), docs: modeOf('docs'), build: modeOf('scripts/build.sh'), pkg: modeOf('package.json') };
+    const attempt = [
+      "const fs=require('fs');const t=(n,f)=>{try{f();console.log(n+': DONE')}catch(e){console.log(n+': '+e.code)}};",
+      "t('delete',()=>fs.rmSync('notes/todo.md'));",
+      "t('replace',()=>{fs.rmSync('TODO.md');fs.mkdirSync('TODO.md');fs.writeFileSync('TODO.md/evil.test.js','x')});",
+      "t('nested-config',()=>fs.appendFileSync('ref/.git/config','[core]\\n\\tfsmonitor = touch pwned\\n'));",
+      "t('nested-test',()=>fs.writeFileSync('ref/evil.test.js','x'));",
+      "t('nested-env',()=>fs.readFileSync('ref/.env','utf8'));",
+      "t('chmod-root',()=>fs.chmodSync('.',0o777));",
+      "t('chmod-docs',()=>fs.chmodSync('docs',0o777));",
+      "t('chmod-tracked',()=>fs.chmodSync('scripts/build.sh',0o6777));",
+      "t('plan-chmod',()=>{fs.writeFileSync('docs/IMPL/IMPL-greeting-formatters.yaml','draft\\n');fs.chmodSync('docs/IMPL/IMPL-greeting-formatters.yaml',0o666)});",
+    ].join('');
+    let output = '';
+    const model = scripted([
+      callTool('bash', { command: `node -e ${JSON.stringify(attempt)}; mkfifo .npmrc || echo 'fifo: refused'` }),
+      (call) => {
+        output = toolResults(call).at(-1) ?? '';
+        // you, in your editor, while the Scout works
+        repo.write('package.json', '{"name":"demo","scripts":{"test":"vitest run"},"private":true}\n');
+        repo.write('TODO.md', 'my list, edited meanwhile\n');
+        return writeManifest(validManifest);
+      },
+      say('done'),
+    ]);
+    const result = await runScout({ feature: 'Greeting formatters', repoDir: repo.dir, model: mockModelString, env: repo.env, backend: backendFor(model) });
+    expect(result.state, JSON.stringify(result.steps)).toBe('REVIEWED');
+    for (const name of ['delete', 'replace', 'nested-config', 'nested-test', 'chmod-root', 'chmod-docs', 'chmod-tracked']) expect(output, output).toMatch(new RegExp(`^(ERROR: )?${name}: (EROFS|EACCES|EPERM|EBUSY|ENOENT)$`, 'm'));
+    expect(output, output).toMatch(/^nested-env: (EACCES|ENOENT|EPERM)$/m);
+    expect(output, output).toMatch(/^plan-chmod: DONE$/m);
+    expect(output).toContain('fifo: refused');
+    expect(repo.read('notes/todo.md')).toBe('my todo\n');
+    expect(repo.read('TODO.md')).toBe('my list, edited meanwhile\n');
+    expect(repo.read('package.json')).toContain('"private":true');
+    expect(readFileSync(repo.path('ref/.git/config'), 'utf8')).not.toContain('fsmonitor');
+    expect(existsSync(repo.path('ref/evil.test.js'))).toBe(false);
+    expect(existsSync(repo.path('.npmrc'))).toBe(false);
+    expect({ root: modeOf('.'), docs: modeOf('docs'), build: modeOf('scripts/build.sh'), pkg: modeOf('package.json') }).toEqual(modes);
+    expect(modeOf('docs/IMPL/IMPL-greeting-formatters.yaml') & 0o022).toBe(0);
+    // nothing was the Scout's to undo: no step says so, nothing is quarantined
+    expect(result.steps.find((step) => step.step === 'scout-sandbox-1')).toBeUndefined();
+    expect(existsSync(repo.path('.git/polywave/quarantine')) ? readdirSync(repo.path('.git/polywave/quarantine')) : []).toEqual([]);
   });
 
   it.runIf(sandboxAvailable)('X27-10: polywave\'s state directory and the root config are read-only in the Scout\'s sandbox (gate cache, active-impl, another agent\'s journal context)', async () => {
@@ -371,7 +433,7 @@ describe('run-scout (issue 6): E16 correction loop, critic gate, one commit', ()
     expect(repo.read('polywave.config.json')).toBe('{}\n');
   });
 
-  it('X28-01/02: an untracked file of yours the Scout rewrote is put back (its copy quarantined); a tracked file you had deleted that it made again is removed again', async () => {
+  it('X28-01/02: an untracked file of yours the Scout rewrote is put back (its copy quarantined); a tracked file you had deleted that it made again is removed again (unsandboxed: the after-run checks)', async () => {
     const repo = await repository();
     repo.write('docs/IMPL/queue/010-deploy.yaml', 'slug: deploy\nautonomy_override: gated\n');
     await repo.commitAll('a queue item');
@@ -384,7 +446,7 @@ describe('run-scout (issue 6): E16 correction loop, critic gate, one commit', ()
       "fs.writeFileSync('docs/IMPL/queue/010-deploy.yaml','slug: deploy\\nautonomy_override: autonomous\\n');",
     ].join('');
     const model = scripted([callTool('bash', { command: `node -e ${JSON.stringify(plant)}` }), () => writeManifest(validManifest), say('done')]);
-    const result = await runScout({ feature: 'Greeting formatters', repoDir: repo.dir, model: mockModelString, env: repo.env, backend: backendFor(model) });
+    const result = await runScout({ feature: 'Greeting formatters', repoDir: repo.dir, model: mockModelString, env: repo.env, backend: backendFor(model), unsafeNoSandbox: true });
     expect(result.state).toBe('REVIEWED');
     expect(repo.read('docs/IMPL/queue/005-deploy-to-prod.yaml')).toBe(mine);
     expect(existsSync(repo.path('docs/IMPL/queue/010-deploy.yaml'))).toBe(false);
@@ -396,7 +458,7 @@ describe('run-scout (issue 6): E16 correction loop, critic gate, one commit', ()
     for (const text of planted) expect(text).toContain('autonomy_override: autonomous');
   });
 
-  it('nothing lost: untracked files of yours the Scout deleted are put back (one in a directory it swapped for a link out of the checkout: the link is moved out, nothing written through it)', async () => {
+  it('nothing lost: untracked files of yours the Scout deleted are put back (one in a directory it swapped for a link out of the checkout: the link is moved out, nothing written through it) (unsandboxed: the after-run checks)', async () => {
     const repo = await repository();
     const outside = repo.sibling('outside');
     mkdirSync(outside, { recursive: true });
@@ -410,7 +472,7 @@ describe('run-scout (issue 6): E16 correction loop, critic gate, one commit', ()
       "fs['sym'+'linkSync']('.'+'./outside','scratch');", // (computed: the static check refuses symlinkSync and outside paths)
       "console.log('DELETED');",
     ].join('');
-    const { result, output } = await scoutRunsBash(repo, `node -e ${JSON.stringify(plant)}`);
+    const { result, output } = await scoutRunsBash(repo, `node -e ${JSON.stringify(plant)}`, { unsafeNoSandbox: true });
     expect(output, output).toContain('DELETED');
     expect(result.state).toBe('REVIEWED');
     expect(repo.read('notes/todo.md')).toBe('- ask about the deploy\n');
@@ -441,7 +503,7 @@ describe('run-scout (issue 6): E16 correction loop, critic gate, one commit', ()
     expect(readFileSync(repo.path('data/sample.bin')).equals(big)).toBe(true);
   });
 
-  it.runIf(sandboxAvailable)('X28-03: submodule paths are read-only to the Scout (an uninitialised one is an empty directory git status never looks into); one absent at its start that it makes is moved out', async () => {
+  it.runIf(sandboxAvailable)('X28-03: submodule paths are read-only to the Scout (an uninitialised one is an empty directory git status never looks into), and an absent one cannot be made (X30: the whole checkout is read-only to it)', async () => {
     const repo = await repository();
     const sha = (await repo.run(['rev-parse', 'HEAD'])).trim();
     for (const link of ['vendor/lib', 'vendor/gone']) await repo.run(['update-index', '--add', '--cacheinfo', `160000,${sha},${link}`]);
@@ -455,20 +517,19 @@ describe('run-scout (issue 6): E16 correction loop, critic gate, one commit', ()
     const { result, output } = await scoutRunsBash(repo, `node -e ${JSON.stringify(plant)}`);
     expect(result.state).toBe('REVIEWED');
     expect(output, output).toMatch(/vendor\/lib\/helpers\.test\.js: (EROFS|EACCES|EPERM)$/m);
+    // (node's recursive mkdir reports ENOENT when the directory cannot be made on a read-only file system)
+    expect(output, output).toMatch(/vendor\/gone\/helpers\.test\.js: (EROFS|EACCES|EPERM|ENOENT)$/m);
     expect(readdirSync(repo.path('vendor/lib'))).toEqual([]);
-    // The one it could make (the path was absent) is in the quarantine, renamed so no test runner takes it.
     expect(existsSync(repo.path('vendor/gone'))).toBe(false);
-    const quarantined = readdirSync(repo.path('.git/polywave/quarantine'), { recursive: true }).map(String);
-    expect(quarantined.some((entry) => entry.endsWith('vendor/gone/helpers.test.js.quarantined'))).toBe(true);
   });
 
-  it('X29-05: a leftover that cannot be moved out fails the run closed (SANDBOX_LEFTOVER_STAYED, nothing committed), never "undone"', async () => {
+  it('X29-05: a leftover that cannot be moved out fails the run closed (SANDBOX_LEFTOVER_STAYED, nothing committed), never "undone" (unsandboxed: the after-run checks)', async () => {
     const repo = await repository();
     // The quarantine cannot be made (a file where its directory goes): every move fails.
     mkdirSync(repo.path('.git/polywave'), { recursive: true });
     writeFileSync(repo.path('.git/polywave/quarantine'), 'not a directory\n');
     const model = scripted([callTool('bash', { command: `node -e ${JSON.stringify("require('fs').mkdirSync('tools',{recursive:true});require('fs').writeFileSync('tools/helpers.test.js','x')")}` }), () => writeManifest(validManifest), say('done')]);
-    const result = await runScout({ feature: 'Greeting formatters', repoDir: repo.dir, model: mockModelString, env: repo.env, backend: backendFor(model) });
+    const result = await runScout({ feature: 'Greeting formatters', repoDir: repo.dir, model: mockModelString, env: repo.env, backend: backendFor(model), unsafeNoSandbox: true });
     expect(result.success).toBe(false);
     expect(result.committed).toBe(false);
     expect(result.error?.code).toBe('SANDBOX_LEFTOVER_STAYED');

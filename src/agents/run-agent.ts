@@ -1,5 +1,5 @@
 import { existsSync, lstatSync } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { chmod, mkdir, rm, rmdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { JournalPaths } from '../engine/journal.js';
@@ -192,6 +192,12 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
   let sandbox: SandboxPlan | undefined;
   let toolExecutor: ToolExecutor | undefined;
   let ignoredGuard: IgnoredGuard | undefined;
+  // The Scout, critic and Planner read the checkout and write one plan (or nothing): their sandbox makes the whole
+  // checkout read-only but that file (outside attack X30: every after-run check of a writable checkout had a gap — a
+  // deleted untracked file, a nested clone's .git, a FIFO, a chmod — and it could not tell your own edits meanwhile from
+  // the agent's). Through polywave's own tool loop (ai-sdk, script), whose file tools write in place.
+  const readOnlyCheckout = decision.sandboxed && isMainCheckout(jail.root) && isCheckoutReader(options.role) && (spec.backend === 'ai-sdk' || spec.backend === 'script');
+  const planFiles = readOnlyCheckout ? await preparePlanFiles(jail) : undefined;
   if (decision.sandboxed) {
     // A solo/integration agent works in the main checkout: the manifest the orchestrator writes stays
     // read-only. The Scout's job is to write that manifest (its jail keeps it to docs/IMPL/).
@@ -232,12 +238,27 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
     // change or delete it: read-only in its sandbox unless it is the agent's to write (up to 256 such files; past that
     // a change is reported, not undone).
     if (untrackedAtStart) readOnly.push(...(await unkeptUntrackedNotWritable(jail, untrackedAtStart)));
+    // X30-02: an untracked nested repository of yours (a clone inside the checkout): git status shows it as one entry and
+    // never looks inside, so nothing after the agent would see a planted hook, fsmonitor or test file: read-only.
+    if (untrackedAtStart && !isCheckoutReader(options.role)) readOnly.push(...untrackedDirectories(jail.root, untrackedAtStart));
     try {
       // The user's home (its credentials are unreadable) is the orchestrator's HOME, as passed down.
       // The Scout and the critic read code and write the plan: the checkout's `.env` and other untracked secret-named
       // files stay hidden from them although they work in the checkout (outside attack X19-09).
-      const hideCheckoutSecrets = options.role === 'scout' || options.role === 'critic' || options.role === 'planner';
+      const hideCheckoutSecrets = isCheckoutReader(options.role);
       sandbox = await buildAgentSandboxPlan({ root: jail.root, home, tmp, env: options.env, readOnly, userHome: options.env.HOME ?? os.homedir(), ...(options.sandboxSettings ? { settings: options.sandboxSettings } : {}), ...(hideCheckoutSecrets ? { hideCheckoutSecrets } : {}) });
+      // X30-09: an untracked nested repository (your clone inside the checkout) is opaque to every git listing the plan
+      // hides secrets by (its .env, keys, the token in its .git/config): unreadable to these roles whole.
+      if (hideCheckoutSecrets && untrackedAtStart) {
+        const nested = untrackedDirectories(jail.root, untrackedAtStart);
+        sandbox.unreadable = [...new Set([...sandbox.unreadable, ...nested])];
+        // its empty view read-only too (a write there fails instead of vanishing)
+        if (nested.length > 0) sandbox.emptyReadOnly = [...new Set([...(sandbox.emptyReadOnly ?? []), ...nested])];
+      }
+      if (planFiles) {
+        sandbox.writable = [...sandbox.writable.filter((entry) => entry !== path.resolve(jail.root)), ...planFiles.files.map((file) => file.absolute)];
+        // a pre-existing untracked clone is read-only anyway: the root is
+      }
       // An agent working in the main checkout (its `.git` is a directory): the checkout's ignored
       // files are read-only to it, new ones are moved out after it (issue 11; sandbox/ignored-paths.ts).
       if (isMainCheckout(jail.root)) {
@@ -322,7 +343,10 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
       forward({ type: 'agent-log', level: 'warn', message: `${journalRefusedCode}: ${reason}` });
     }
     await toolExecutor?.stop().catch(() => undefined);
-    if (ignoredGuard) {
+    // A read-only checkout: nothing there is the agent's doing but its plan file, so nothing is moved or put back (a
+    // change meanwhile is yours, X30-05); the plan file gets its mode back, and goes when it was made here and is empty.
+    if (planFiles) await planFiles.restore().catch(() => undefined);
+    if (ignoredGuard && !readOnlyCheckout) {
       // Its processes are gone (executor stopped, backend returned): what appeared among the ignored files is moved out.
       const moved = await ignoredGuard.quarantineNew().catch((error: unknown): QuarantinedPath[] => [{ path: '.', error: error instanceof Error ? error.message : String(error) }]);
       for (const entry of moved) {
@@ -333,7 +357,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
         forward({ type: 'agent-log', level: 'warn', message: `${ignoredQuarantineCode}: ${reason}` });
       }
     }
-    if (gitlinkBaseline) {
+    if (gitlinkBaseline && !readOnlyCheckout) {
       // X8 #2c: a repository the agent made in a submodule path (its config can name programs the
       // user's own git would run there: core.fsmonitor, filters) does not stay in the tree.
       const moved = await quarantineGitlinkRepos({ git: rootGit, root: jail.root, before: gitlinkBaseline, agentId: options.agentId }).catch((error: unknown): QuarantinedGitlinkRepo[] => [{ path: '.', error: error instanceof Error ? error.message : String(error) }]);
@@ -362,7 +386,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
         planted.push(result);
       }
     }
-    if (nestedBaseline) {
+    if (nestedBaseline && !readOnlyCheckout) {
       const moved = await quarantineNewNestedRepos({ root: jail.root, commonDir: path.join(jail.root, '.git'), before: nestedBaseline, agentId: options.agentId }).catch((error: unknown): QuarantinedGitlinkRepo[] => [{ path: '.', error: error instanceof Error ? error.message : String(error) }]);
       for (const entry of moved) {
         const what = `"${entry.path}" (a new git repository in the main checkout: git would take it for the repository of the files below it and run what its config and hooks name)`;
@@ -372,7 +396,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
       }
       planted.push(...moved);
     }
-    if (leftoverBaseline) {
+    if (leftoverBaseline && !readOnlyCheckout) {
       const left = await quarantineSoloLeftovers({ root: jail.root, jail, before: leftoverBaseline, agentId: options.agentId, ...(options.baseCommit ? { baseCommit: options.baseCommit } : {}), env: options.env }).catch((error: unknown): SoloLeftover[] => [{ path: '.', why: 'git-dir', error: error instanceof Error ? error.message : String(error) }]);
       for (const entry of left) {
         denied.push({ ts: new Date().toISOString(), attempt: options.attempt ?? 1, tool: 'sandbox', code: soloLeftoverCode, reason: leftoverReason(entry), target: entry.path, ...stayedIf(entry.error !== undefined) });
@@ -470,6 +494,81 @@ async function hiddenFromStatus(git: ReturnType<typeof createGit>): Promise<stri
     .split('\0')
     .filter((record) => record.length > 2 && record[1] === ' ' && (record[0] === 'S' || /[a-z]/.test(record[0]!)))
     .map((record) => record.slice(2));
+}
+
+/** The roles that read the checkout and write at most their plan: Scout, critic, Planner. */
+function isCheckoutReader(role: AgentRole): boolean {
+  return role === 'scout' || role === 'critic' || role === 'planner';
+}
+
+/** The untracked entries of `baseline` that are directories (nested repositories: git lists each as one entry), absolute. */
+function untrackedDirectories(root: string, baseline: UntrackedBaseline): string[] {
+  return existingDirectories(root, [...baseline.untracked].filter((entry) => !(baseline.untrackedFiles?.has(entry) ?? false))).slice(0, unkeptUntrackedLimit);
+}
+
+/** The files a checkout reader may write (its plan), made to exist for their writable bind; `restore` undoes what it made. */
+interface PlanFiles {
+  files: Array<{ absolute: string; created: boolean; mode: number }>;
+  restore(): Promise<void>;
+}
+
+/**
+ * The exact files `jail`'s policy lets its agent write (owned files, file entries of the writable prefixes), each
+ * created empty when absent (with its directories) so that it can be bound writable in an otherwise read-only
+ * checkout. A path that leads through a link or is not a regular file is left out (the agent cannot write it then).
+ */
+async function preparePlanFiles(jail: Jail): Promise<PlanFiles> {
+  const entries = [...new Set([...jail.policy.ownedFiles, ...(jail.policy.writablePrefixes ?? []).filter((entry) => !entry.endsWith('/'))])];
+  const files: PlanFiles['files'] = [];
+  const madeDirs: string[] = [];
+  for (const entry of entries) {
+    const absolute = path.resolve(jail.root, entry);
+    if (!isInside(absolute, jail.root) || absolute === path.resolve(jail.root)) continue;
+    const parts = path.relative(jail.root, absolute).split(path.sep);
+    let usable = true;
+    for (let index = 1; index < parts.length && usable; index += 1) {
+      const dir = path.join(jail.root, ...parts.slice(0, index));
+      try {
+        if (!lstatSync(dir).isDirectory()) usable = false;
+      } catch {
+        await mkdir(dir).catch(() => undefined);
+        try {
+          if (lstatSync(dir).isDirectory()) madeDirs.push(dir);
+          else usable = false;
+        } catch {
+          usable = false;
+        }
+      }
+    }
+    if (!usable) continue;
+    try {
+      const stats = lstatSync(absolute);
+      if (stats.isFile()) files.push({ absolute, created: false, mode: stats.mode & 0o7777 });
+    } catch {
+      try {
+        await writeFile(absolute, '', { flag: 'wx', mode: 0o644 });
+        files.push({ absolute, created: true, mode: lstatSync(absolute).mode & 0o7777 });
+      } catch {
+        // could not be made: not writable to the agent
+      }
+    }
+  }
+  return {
+    files,
+    async restore() {
+      for (const file of files) {
+        try {
+          const stats = lstatSync(file.absolute);
+          if (!stats.isFile()) continue;
+          if (file.created && stats.size === 0) await rm(file.absolute, { force: true });
+          else if ((stats.mode & 0o7777) !== file.mode) await chmod(file.absolute, file.mode);
+        } catch {
+          // gone: nothing to put back
+        }
+      }
+      for (const dir of madeDirs.reverse()) await rmdir(dir).catch(() => undefined);
+    },
+  };
 }
 
 /** At most this many files marked --skip-worktree/--assume-unchanged are bound read-only; more, and the agent is not started. */
