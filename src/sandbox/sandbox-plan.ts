@@ -355,15 +355,17 @@ export function homeView(input: HomeViewInput): { unreadable: string[]; readable
  * credentials, Terraform variables and state (`*.tfvars`, `*.tfvars.json`, `*.tfstate`,
  * `*.tfstate.backup`) and kubeconfigs (`kubeconfig*`; outside attack X13 #5), and (X14 #2) `.secrets*`,
  * `env.local`, `.vault-token`, `.s3cfg`, `.boto`, `.terraformrc`, `.htpasswd`, `*.ovpn`,
- * `database.yml`, `wp-config.php`, `appsettings.*.json`. Only UNTRACKED files are hidden by name (a
+ * `database.yml`, `wp-config.php`, `appsettings.*.json`, and (X30-06) ssh keys under the names ssh-keygen -f and
+ * deploy-key how-tos give them (`id_rsa_deploy`, `id_ed25519_sk`, `id_ed25519-github`, `deploy_key`; never a `.pub`),
+ * `.yarnrc.yml` (npmAuthToken), Composer's `auth.json`, `token.json`, `*.env`. Only UNTRACKED files are hidden by name (a
  * tracked one is the project's); every untracked IGNORED file is hidden anyway ({@link ignoredPathsToHide}).
  */
 export const secretFileName =
-  /^(?:\.env(?:\..+)?|\.envrc|\.dev\.vars(?:\..+)?|\.npmrc|\.pypirc|\.netrc|\.git-credentials|\.pgpass|[^/]*(?:secrets?|credentials?)(?:[._-][^/]*)?\.(?:json|ya?ml|toml|ini|env|txt|csv|xml|conf|cfg|properties|enc)|secrets|credentials|.+\.(?:pem|key|p12|pfx|jks|keystore|ppk)|id_(?:rsa|dsa|ecdsa|ed25519)|service[-_]?account[^/]*\.json|.+\.tfvars(?:\.json)?|.+\.tfstate(?:\.[^/]+)?|\.?kubeconfig[^/]*|\.secrets(?:\..+)?|env\.local|\.vault-token|\.s3cfg|\.boto|\.terraformrc|\.htpasswd|.+\.ovpn|database\.ya?ml|wp-config\.php|appsettings\..+\.json)$/i;
+  /^(?:\.env(?:\..+)?|\.envrc|\.dev\.vars(?:\..+)?|\.npmrc|\.pypirc|\.netrc|\.git-credentials|\.pgpass|[^/]*(?:secrets?|credentials?)(?:[._-][^/]*)?\.(?:json|ya?ml|toml|ini|env|txt|csv|xml|conf|cfg|properties|enc)|secrets|credentials|.+\.(?:pem|key|p12|pfx|jks|keystore|ppk)|(?![^/]*\.pub$)id_(?:rsa|dsa|ecdsa|ed25519)(?:_sk)?(?:[._-][^/]*)?|(?![^/]*\.pub$)[^/]*deploy[_-]?key[^/]*|\.yarnrc\.yml|auth\.json|token\.json|.+\.env|service[-_]?account[^/]*\.json|.+\.tfvars(?:\.json)?|.+\.tfstate(?:\.[^/]+)?|\.?kubeconfig[^/]*|\.secrets(?:\..+)?|env\.local|\.vault-token|\.s3cfg|\.boto|\.terraformrc|\.htpasswd|.+\.ovpn|database\.ya?ml|wp-config\.php|appsettings\..+\.json)$/i;
 
 /** git pathspecs for {@link secretFileName} (globs, case-insensitive, filtered by the expression afterwards). */
 const secretPathspecs = [
-  '.env*', '.envrc', '.dev.vars*', '.npmrc', '.pypirc', '.netrc', '.git-credentials', '.pgpass', '*secret*', '*credential*', '*.pem', '*.key', '*.p12', '*.pfx', '*.jks', '*.keystore', '*.ppk', 'id_*', 'service*account*.json',
+  '.env*', '.envrc', '.dev.vars*', '.npmrc', '.pypirc', '.netrc', '.git-credentials', '.pgpass', '*secret*', '*credential*', '*.pem', '*.key', '*.p12', '*.pfx', '*.jks', '*.keystore', '*.ppk', 'id_*', '*deploy*key*', '.yarnrc.yml', 'auth.json', 'token.json', '*.env', 'service*account*.json',
   '*.tfvars', '*.tfvars.json', '*.tfstate', '*.tfstate.*', 'kubeconfig*', '.kubeconfig*',
   '.secrets*', 'env.local', '.vault-token', '.s3cfg', '.boto', '.terraformrc', '.htpasswd', '*.ovpn', 'database.yml', 'database.yaml', 'wp-config.php', 'appsettings.*.json',
 ].map((glob) => `:(glob,icase)**/${glob}`);
