@@ -9,7 +9,7 @@
  * user's own untracked file is not touched.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -162,6 +162,23 @@ describe('quarantineSoloLeftovers: untracked files of yours the agent deleted (n
     expect(existsSync(repo.path('.npmrc'))).toBe(false);
     expect(existsSync(repo.path('src/index.js'))).toBe(false);
     expect(lstatSync(repo.path('mine.fifo')).isFIFO()).toBe(true);
+  });
+
+  it('X30-08: group/other write and setuid/setgid the agent added to the root, a directory or a file are taken back off; an x bit it set on its own file stays', async () => {
+    const repo = await createTestRepo({ files: { 'src/a.ts': 'export const a = 1;\n', 'scripts/build.sh': '#!/bin/sh\n', 'package.json': '{}\n' } });
+    const modeOf = (entry: string) => statSync(repo.path(entry)).mode & 0o7777;
+    const start = { root: modeOf('.'), scripts: modeOf('scripts'), build: modeOf('scripts/build.sh'), pkg: modeOf('package.json') };
+    const before = await soloLeftoverBaseline(repo.dir, { env: repo.env });
+    chmodSync(repo.dir, 0o777);
+    chmodSync(repo.path('scripts'), 0o2777);
+    chmodSync(repo.path('scripts/build.sh'), 0o6777);
+    chmodSync(repo.path('package.json'), 0o666);
+    chmodSync(repo.path('src/a.ts'), 0o755);
+    const jail = await createJail({ root: repo.dir, ownedFiles: ['src/a.ts'] }, { env: repo.env });
+    const left = await quarantineSoloLeftovers({ root: repo.dir, jail, before, agentId: 'A', env: repo.env });
+    expect(left.filter((entry) => entry.why === 'mode').map((entry) => `${entry.path}:${entry.restored ? 'restored' : entry.error}`).sort()).toEqual(['.:restored', 'package.json:restored', 'scripts/build.sh:restored', 'scripts:restored']);
+    expect({ root: modeOf('.'), scripts: modeOf('scripts'), build: modeOf('scripts/build.sh') & ~0o111, pkg: modeOf('package.json') }).toEqual({ ...start, build: start.build & ~0o111 });
+    expect(modeOf('src/a.ts')).toBe(0o755);
   });
 
   it('never writes one back through a directory the agent turned into a link that stays (its own, into the checkout)', async () => {

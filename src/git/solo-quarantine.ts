@@ -61,6 +61,8 @@ export interface SoloLeftoverBaseline {
   untrackedDirs?: ReadonlySet<string>;
   /** FIFOs, sockets and device nodes (git lists none of them: X30-04) there when the agent started. */
   specials?: ReadonlySet<string>;
+  /** The permission bits of the checkout's directories and files (its root as `''`) when the agent started: git keeps none but a file's x bit (X30-08). */
+  modes?: ReadonlyMap<string, number>;
 }
 
 /** An untracked file at the agent's start: what tells a change, and its content when kept (≤ 1 MiB each, 16 MiB in all). */
@@ -76,7 +78,7 @@ export interface UntrackedPrint {
 /** One leftover: moved (`movedTo`), or not (`error`); `restored` when an owned tracked file was written back. */
 export interface SoloLeftover {
   path: string;
-  why: 'git-dir' | 'unowned' | 'link' | 'unowned-tracked' | 'unowned-untracked' | 'special';
+  why: 'git-dir' | 'unowned' | 'link' | 'unowned-tracked' | 'unowned-untracked' | 'special' | 'mode';
   movedTo?: string;
   restored?: boolean;
   error?: string;
@@ -121,7 +123,7 @@ function looksLikeGitDir(dir: string, dirents: readonly Dirent[]): boolean {
  * for a git dir, by a walk that skips `.git` directories and `prune`d ones. An unreadable directory
  * is `<dir>/` (a new one is reported: what it holds could not be looked at).
  */
-export function implicitGitDirs(root: string, prune: ReadonlySet<string> = new Set(), specials?: Set<string>): Set<string> {
+export function implicitGitDirs(root: string, prune: ReadonlySet<string> = new Set(), specials?: Set<string>, modes?: Map<string, number>): Set<string> {
   const found = new Set<string>();
   const stack = [''];
   while (stack.length > 0) {
@@ -135,6 +137,16 @@ export function implicitGitDirs(root: string, prune: ReadonlySet<string> = new S
       continue;
     }
     if (relative !== '' && looksLikeGitDir(path.join(root, relative), dirents)) found.add(relative);
+    if (modes) {
+      for (const entry of [relative, ...dirents.filter((dirent) => dirent.isFile() || (dirent.isDirectory() && dirent.name !== '.git')).map((dirent) => (relative === '' ? dirent.name : `${relative}/${dirent.name}`))]) {
+        if (entry !== relative && modes.has(entry)) continue;
+        try {
+          modes.set(entry, lstatSync(entry === '' ? root : path.join(root, entry)).mode & 0o7777);
+        } catch {
+          // gone meanwhile
+        }
+      }
+    }
     for (const dirent of dirents) {
       const child = relative === '' ? dirent.name : `${relative}/${dirent.name}`;
       if (dirent.isDirectory() && dirent.name !== '.git' && !prune.has(child)) stack.push(child);
@@ -217,7 +229,8 @@ export async function soloLeftoverBaseline(root: string, options: { pruned?: Rea
   const pruned = options.pruned ?? new Set<string>();
   const files = options.untracked ?? (await untrackedBaseline(root, options.env ? { env: options.env } : {}));
   const specials = new Set<string>();
-  return { gitDirs: implicitGitDirs(root, pruned, specials), pruned, specials, ...files };
+  const modes = new Map<string, number>();
+  return { gitDirs: implicitGitDirs(root, pruned, specials, modes), pruned, specials, modes, ...files };
 }
 
 /**
@@ -329,7 +342,8 @@ export async function quarantineSoloLeftovers(options: {
 
   // 1. New implicit git dirs, whatever else the stop decides.
   const specialsNow = new Set<string>();
-  const fresh = [...implicitGitDirs(root, options.before.pruned, specialsNow)].filter((entry) => !options.before.gitDirs.has(entry)).sort();
+  const modesNow = new Map<string, number>();
+  const fresh = [...implicitGitDirs(root, options.before.pruned, specialsNow, options.before.modes ? modesNow : undefined)].filter((entry) => !options.before.gitDirs.has(entry)).sort();
   for (const entry of fresh) {
     if (entry.endsWith('/')) {
       results.push({ path: entry, why: 'git-dir', error: 'the directory cannot be read, so a git directory in it could not be looked for' });
@@ -362,6 +376,24 @@ export async function quarantineSoloLeftovers(options: {
   if (options.before.specials) {
     const inMoved = (entry: string): boolean => [...moved].some((done) => entry === done || entry.startsWith(`${done}/`));
     for (const entry of [...specialsNow].filter((special) => !options.before.specials!.has(special) && !inMoved(special)).sort()) results.push(await move(entry, 'special'));
+  }
+
+  // X30-08: write for group or others, setuid or setgid the agent ADDED to the checkout's root, a directory or a file (on
+  // a shared host another user could then rewrite what you run, or swap the checkout's .git) is taken back off.
+  if (options.before.modes) {
+    const widening = 0o6022;
+    for (const [entry, mode] of modesNow) {
+      const was = options.before.modes.get(entry);
+      if (was === undefined || (mode & widening & ~was) === 0) continue;
+      const result: SoloLeftover = { path: entry === '' ? '.' : entry, why: 'mode' };
+      try {
+        await chmod(entry === '' ? root : path.join(root, entry), mode & ~(widening & ~was));
+        result.restored = true;
+      } catch (error) {
+        result.error = `its permission bits could not be put back: ${error instanceof Error ? error.message : String(error)}`;
+      }
+      results.push(result);
+    }
   }
 
   // 2. What the stop audit refuses: untracked unowned paths, and links into .git / out of the checkout.
@@ -518,12 +550,15 @@ export function leftoverReason(entry: SoloLeftover): string {
         ? `"${entry.path}" is a link into .git or out of the checkout (an editor saving it writes there)`
         : entry.why === 'special'
           ? `"${entry.path}" is a FIFO, socket or device node (git lists none; a tool that reads it hangs)`
+          : entry.why === 'mode'
+            ? `"${entry.path}" was made writable to group or others, or setuid/setgid (git keeps no such bit)`
         : entry.why === 'unowned-tracked'
           ? `"${entry.path}" is a tracked file the agent does not own (I1), changed while it ran`
           : entry.why === 'unowned-untracked'
             ? `"${entry.path}" is an untracked file of yours the agent does not own (I1), changed while it ran`
             : `"${entry.path}" is an untracked path the agent does not own (I1)`;
   const restoredHow = entry.why === 'unowned-tracked' || entry.why === 'unowned-untracked' ? ' (put back as it was before the agent)' : ' (the committed file written back)';
+  if (entry.why === 'mode') return `${what}, left in the main checkout by the agent: ${entry.restored ? 'those bits were taken back off' : `not undone: ${entry.error ?? 'unknown error'}`} (${soloLeftoverCode})`;
   const outcome = entry.movedTo
     ? `moved to ${entry.movedTo}${entry.restored ? restoredHow : ''}`
     : entry.restored
@@ -542,7 +577,7 @@ export function withLeftovers<J extends AuditedJail>(jail: J, leftovers: readonl
       const known = new Set(audit.violations.map((violation) => violation.path));
       const violations = [
         ...audit.violations,
-        ...leftovers.filter((entry) => !known.has(entry.path)).map((entry) => ({ code: entry.why === 'unowned' || entry.why === 'unowned-tracked' || entry.why === 'unowned-untracked' || entry.why === 'special' ? 'JAIL_UNOWNED_CHANGE' : 'JAIL_GIT_INTERNALS', path: entry.path, reason: leftoverReason(entry) })),
+        ...leftovers.filter((entry) => !known.has(entry.path)).map((entry) => ({ code: entry.why === 'unowned' || entry.why === 'unowned-tracked' || entry.why === 'unowned-untracked' || entry.why === 'special' || entry.why === 'mode' ? 'JAIL_UNOWNED_CHANGE' : 'JAIL_GIT_INTERNALS', path: entry.path, reason: leftoverReason(entry) })),
       ];
       return { ...audit, ok: false, violations };
     },
