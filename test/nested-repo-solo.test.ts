@@ -34,6 +34,31 @@ const plant = [
   '',
 ].join('\n');
 
+describe('an untracked nested repository of yours in the main checkout (outside attack X30-02)', () => {
+  // run-wave refuses a solo wave with an untracked path, so the agent is run directly (runAgent, as the integration
+  // agent and the daemon's runs reach it): a writing agent in the main checkout, the real sandbox, a script backend.
+  it.skipIf(!available)('is read-only to an agent that writes the checkout: its .git/config, hooks and work tree cannot be written (git status shows it as one entry and never looks inside)', async () => {
+    const { repo, home } = await soloEscapeRepo();
+    mkdirSync(repo.path('ref'));
+    await runGit(['init', '-q'], { cwd: repo.path('ref'), env: repo.env });
+    const config = readFileSync(repo.path('ref/.git/config'), 'utf8');
+    // (base64 and eval, as an attacker does: the static check refuses a .git path on the command line; the sandbox is the boundary)
+    const attempt = "const fs=require('fs');for(const f of ['ref/.git/config','ref/.git/hooks/post-checkout','ref/evil.test.js']){try{fs.appendFileSync(f,'x');console.log(f+': WRITTEN')}catch(e){console.log(f+': '+e.code)}}";
+    const scriptPath = path.join(realpathSync(mkdtempSync(path.join(os.tmpdir(), 'pw-x30-02-'))), 'script.json');
+    writeFileSync(scriptPath, JSON.stringify({ version: 1, agents: { A: { steps: [{ bash: `node -e "eval(Buffer.from('${Buffer.from(attempt).toString('base64')}','base64').toString())"` }] } } }));
+    const { runAgent } = await import('../src/agents/run-agent.js');
+    const outputs: string[] = [];
+    const result = await runAgent({ agentId: 'A', role: 'wave', wave: 1, model: `script:${scriptPath}`, systemPrompt: 'x', prompt: 'x', cwd: repo.dir, policy: { root: repo.dir, ownedFiles: ['src/a.ts'] }, limits: { maxTurns: 10, toolTimeoutMs: 30_000 }, env: { ...(repo.env as Record<string, string>), HOME: home }, onEvent: (event) => void (event.type === 'tool-call-end' && outputs.push(event.output)) });
+    expect(result.sandbox, 'sandboxed').toBeDefined();
+    const output = outputs.join('\n');
+    expect(output, output).toMatch(/^ref\/\.git\/config: (EROFS|EACCES|EPERM)$/m);
+    expect(output, output).toMatch(/^ref\/evil\.test\.js: (EROFS|EACCES|EPERM)$/m);
+    expect(readFileSync(repo.path('ref/.git/config'), 'utf8')).toBe(config);
+    expect(existsSync(repo.path('ref/.git/hooks/post-checkout'))).toBe(false);
+    expect(existsSync(repo.path('ref/evil.test.js'))).toBe(false);
+  }, 180_000);
+});
+
 describe('a repository nested in the main checkout (X13 #1, #2, #6)', () => {
   it.skipIf(!available)('a solo agent\'s new .git is moved out and blocks the wave; a nested repository is refused as the plan\'s', async () => {
     const { repo, home } = await soloEscapeRepo();
