@@ -744,6 +744,39 @@ describe('run-critic and set-critic-review', () => {
     expect(events.flatMap((event) => (event.type === 'step-end' ? [event.step.step] : []))).toEqual(['critic-agent', 'critic-report', 'commit']);
   });
 
+  it('X30-10: a critic change the after-run checks could not undo fails the review closed (SANDBOX_LEFTOVER_STAYED, nothing committed) — unsandboxed: a sandboxed critic has the checkout read-only', async () => {
+    const { repo, implPath, original } = await reviewedRepo();
+    mkdirSync(repo.path('.git/polywave'), { recursive: true });
+    writeFileSync(repo.path('.git/polywave/quarantine'), 'not a directory\n');
+    const model = scripted([
+      callTool('bash', { command: `node -e ${JSON.stringify("require('fs').mkdirSync('tools',{recursive:true});require('fs').writeFileSync('tools/x.test.js','x')")}` }),
+      callTool('final_answer', { verdict: 'PASS', summary: 'fine', agent_reviews: { A: { issues: [] }, B: { issues: [] }, C: { issues: [] } } }),
+    ]);
+    const result = await runCritic({ implPath, env: repo.env, model: mockModelString, backend: backendFor(model), now: () => fixedNow, unsafeNoSandbox: true });
+    expect(result.success).toBe(false);
+    expect(result.committed).toBe(false);
+    expect(result.error?.code).toBe('SANDBOX_LEFTOVER_STAYED');
+    expect(result.error?.message).toContain('tools/x.test.js');
+    expect(result.steps.find((step) => step.step === 'critic-sandbox')?.status).toBe('failed');
+    expect(repo.read('docs/IMPL/IMPL-critic-demo.yaml')).toBe(original);
+  });
+
+  it.runIf(sandboxAvailable)('X30-10: a sandboxed critic cannot write the checkout at all', async () => {
+    const { repo, implPath } = await reviewedRepo();
+    let output = '';
+    const model = scripted([
+      callTool('bash', { command: `node -e ${JSON.stringify("try{require('fs').writeFileSync('x.test.js','x');console.log('WRITTEN')}catch(e){console.log(e.code)}")}` }),
+      (call) => {
+        output = toolResults(call).at(-1) ?? '';
+        return callTool('final_answer', { verdict: 'PASS', summary: 'fine', agent_reviews: { A: { issues: [] }, B: { issues: [] }, C: { issues: [] } } });
+      },
+    ]);
+    const result = await runCritic({ implPath, env: repo.env, model: mockModelString, backend: backendFor(model), now: () => fixedNow });
+    expect(output, output).toContain('EROFS');
+    expect(existsSync(repo.path('x.test.js'))).toBe(false);
+    expect(result.steps.find((step) => step.step === 'critic-sandbox')).toBeUndefined();
+  });
+
   it('runCritic: no structured answer → no review, manifest untouched, success false', async () => {
     const { repo, implPath, original } = await reviewedRepo();
     const model = scripted([say('Looks fine to me.'), say('Still prose.')]);

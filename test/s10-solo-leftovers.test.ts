@@ -9,7 +9,7 @@
  * user's own untracked file is not touched.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, statSync, utimesSync, symlinkSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -195,6 +195,26 @@ describe('quarantineSoloLeftovers: untracked files of yours the agent deleted (n
     expect(notes?.restored).toBeUndefined();
     expect(notes?.error).toMatch(/"work" is no longer a directory \(a symbolic link\)/);
     expect(readdirSync(repo.path('src'))).toEqual(['a.ts']);
+  });
+});
+
+describe('the stop audit reads what git\'s stat data would hide (outside attack X30-12)', () => {
+  it('with core.trustctime=false in the repository, a tracked file rewritten in place (same size, old mtime put back) is still an unowned change', async () => {
+    const repo = await createTestRepo({ files: { 'package.json': '{"scripts":{"test":"vitest run"}}\n', 'src/a.ts': 'export const a = 1;\n' } });
+    await runGit(['config', 'core.trustctime', 'false'], { cwd: repo.dir, env: repo.env });
+    await runGit(['config', 'core.checkStat', 'minimal'], { cwd: repo.dir, env: repo.env });
+    const file = repo.path('package.json');
+    const before = statSync(file);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    spawnSync('git', ['update-index', '--refresh'], { cwd: repo.dir, env: repo.env as NodeJS.ProcessEnv }); // as the user's own git status does
+    writeFileSync(file, '{"scripts":{"test":"node x.js;"}}\n');
+    expect(statSync(file).size).toBe(before.size);
+    utimesSync(file, before.atime, before.mtime);
+    // (runGit pins the full stat check: the user's own git is asked here)
+    expect(spawnSync('git', ['status', '--porcelain'], { cwd: repo.dir, env: repo.env as NodeJS.ProcessEnv, encoding: 'utf8' }).stdout.trim(), 'your own git, with the repository\'s settings, sees nothing').toBe('');
+    const jail = await createJail({ root: repo.dir, ownedFiles: ['src/a.ts'] }, { env: repo.env });
+    const audit = await jail.audit();
+    expect(audit.violations.map((violation) => `${violation.code}:${violation.path}`)).toContain('JAIL_UNOWNED_CHANGE:package.json');
   });
 });
 

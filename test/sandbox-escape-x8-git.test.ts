@@ -109,8 +109,8 @@ describe('X8: git run by polywave outside the sandbox executes nothing the agent
 
   it('hardenGitArgs: -c pins after the caller\'s global options, submodule options right after status/diff, an explicit choice kept', () => {
     // …and core.hooksPath=/dev/null last (it wins over a caller's pin; X25-01), except for the queries that read it.
-    const pins = ['-c', 'core.fsmonitor=false', '-c', 'submodule.recurse=false', '-c', 'core.hooksPath=/dev/null'];
-    const queryPins = pins.slice(0, 4);
+    const pins = ['-c', 'core.fsmonitor=false', '-c', 'submodule.recurse=false', '-c', 'core.trustctime=true', '-c', 'core.checkStat=default', '-c', 'core.ignoreStat=false', '-c', 'core.hooksPath=/dev/null'];
+    const queryPins = pins.slice(0, -2);
     expect(hardenGitArgs(['-C', '/w', '--no-optional-locks', 'status', '--porcelain'])).toEqual(['-C', '/w', '--no-optional-locks', ...pins, 'status', '--ignore-submodules=all', '--porcelain']);
     expect(hardenGitArgs(['-c', 'core.hooksPath=/snapshot', 'status', '--ignore-submodules=none'])).toEqual(['-c', 'core.hooksPath=/snapshot', ...pins, 'status', '--ignore-submodules=none']);
     expect(hardenGitArgs(['diff', '--name-only', '--end-of-options', 'a..b'])).toEqual([...pins, 'diff', '--ignore-submodules=dirty', '--no-ext-diff', '--no-textconv', '--name-only', '--end-of-options', 'a..b']);

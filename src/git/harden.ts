@@ -24,6 +24,12 @@ import { withoutCredentials } from '../sandbox/credential-variables.js';
 export const hardenedGitConfig: Readonly<Record<string, string>> = Object.freeze({
   'core.fsmonitor': 'false',
   'submodule.recurse': 'false',
+  // X30-12: what "unchanged" means to status and diff is the repository's to set (core.trustctime=false, checkStat=minimal,
+  // ignoreStat): with them an in-place, same-size rewrite with its old mtime put back was never read. polywave's checks
+  // compare with git's full stat data.
+  'core.trustctime': 'true',
+  'core.checkStat': 'default',
+  'core.ignoreStat': 'false',
 });
 
 /**
