@@ -2,8 +2,17 @@
  * The host side of the per-agent tool executor (tool-executor-main.ts): one long-lived process
  * started inside the agent's sandbox on the first file-tool call, spoken to in JSON lines over
  * stdio, stopped by {@link ToolExecutor.stop} at the end of the run.
+ *
+ * Two programs speak that protocol: dist/native/polywave-executor (native/polywave-executor.c,
+ * built with the native client when a C compiler is there), started when it exists — the program
+ * itself starts in ~1 ms; a sandboxed executor start measured ~65–75 ms of CPU with it against
+ * ~125–150 ms with node's, per agent — and toolExecutorMain as `node -e` otherwise, or when
+ * POLYWAVE_EXECUTOR=node is set in polywave's own environment.
  */
+import { accessSync, constants as fsConstants } from 'node:fs';
+import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { spawnPiped, type PipedChild } from '../../sandbox/piped-spawn.js';
 import type { SandboxPlan } from '../../sandbox/sandbox-plan.js';
 import { toolExecutorMain } from './tool-executor-main.js';
@@ -86,6 +95,47 @@ export function toolExecutorSource(): string {
   return `(${toolExecutorMain.toString()})()`;
 }
 
+/**
+ * dist/native/polywave-executor when it was built and is executable, else undefined. Found from
+ * this module: src/agents/sandbox/ and dist/agents/sandbox/ are three levels below the package
+ * directory, dist/bundle/ (the bundled CLI) two.
+ */
+let nativeExecutorPath: string | undefined | null = null;
+export function nativeToolExecutor(): string | undefined {
+  if (nativeExecutorPath === null) {
+    const here = path.dirname(fileURLToPath(import.meta.url));
+    const nested = path.basename(here) === 'sandbox' && path.basename(path.dirname(here)) === 'agents';
+    const candidate = path.join(here, nested ? '../../..' : '../..', 'dist', 'native', 'polywave-executor');
+    nativeExecutorPath = undefined;
+    if (process.platform === 'linux' || process.platform === 'darwin') {
+      try {
+        accessSync(candidate, fsConstants.X_OK);
+        nativeExecutorPath = candidate;
+      } catch {
+        // not built (no C compiler, POLYWAVE_NO_NATIVE, the npm tarball before its install): node's
+      }
+    }
+  }
+  return nativeExecutorPath;
+}
+
+/** Which program an executor runs: `native` unless it was not built or POLYWAVE_EXECUTOR=node. */
+export function toolExecutorProgram(requested?: 'native' | 'node'): 'native' | 'node' {
+  const wanted = requested ?? (process.env.POLYWAVE_EXECUTOR === 'node' ? 'node' : 'native');
+  return wanted === 'native' && nativeToolExecutor() !== undefined ? 'native' : 'node';
+}
+
+/**
+ * The command the sandbox runs for the executor. The native one gets `--protocol=toolExecutorMain`
+ * (it ignores its arguments): the protocol it speaks, and the name both executors are found by
+ * in a process list.
+ */
+function executorCommand(program: 'native' | 'node'): string {
+  const native = program === 'native' ? nativeToolExecutor() : undefined;
+  if (native !== undefined) return `exec ${shellQuote(native)} --protocol=toolExecutorMain`;
+  return `exec ${shellQuote(process.execPath)} -e ${shellQuote(toolExecutorSource())}`;
+}
+
 /** Options of {@link createToolExecutor}. */
 export interface ToolExecutorOptions {
   /** Working directory of the executor (the agent's root). */
@@ -93,6 +143,11 @@ export interface ToolExecutorOptions {
   env: Record<string, string>;
   /** Time allowed for the process to start (default 20 s). */
   startTimeoutMs?: number;
+  /**
+   * The program: `native` (dist/native/polywave-executor; node's when it was not built) or `node`
+   * (toolExecutorMain). Default: native, unless POLYWAVE_EXECUTOR=node is set in this process's environment.
+   */
+  program?: 'native' | 'node';
 }
 
 /** A tool executor for `plan`; its process starts on the first request. */
@@ -102,10 +157,11 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
   let nextId = 1;
 
   const start = async (): Promise<Session> => {
-    const command = `exec ${shellQuote(process.execPath)} -e ${shellQuote(toolExecutorSource())}`;
+    const command = executorCommand(toolExecutorProgram(options.program));
     // The executor itself makes no TLS connection: started without NODE_EXTRA_CA_CERTS, node does not
     // read and parse that certificate bundle at start-up (~60 ms of CPU per agent with the system
-    // bundle). The commands it runs get the environment they are given, the variable included.
+    // bundle; the native executor reads no such variable). The commands it runs get the environment
+    // they are given, the variable included.
     const executorEnv = { ...options.env };
     delete executorEnv.NODE_EXTRA_CA_CERTS;
     const wrapped = await wrapInSandbox(plan, command, { cwd: options.cwd, env: executorEnv });

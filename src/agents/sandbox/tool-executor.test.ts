@@ -1,0 +1,201 @@
+/**
+ * The tool executor inside a real OS sandbox, run with both of its programs — the native one
+ * (native/polywave-executor.c, when it was built) and node's (toolExecutorMain): the same requests,
+ * the same answers. Each case fails with an executor that gets it wrong: a write through a swapped
+ * directory (EXDEV, nothing left behind), a final symbolic link (ELOOP), a write outside (EROFS), a
+ * background job that would outlive its call, 1 MB of output, a huge environment, signals by name.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAgentLayout } from '../../../test/support/agent-layout.js';
+import { resetSandbox, sandboxStatus } from '../../sandbox/index.js';
+import type { SandboxPlan } from '../../sandbox/sandbox-plan.js';
+import { buildAgentSandboxPlan } from './agent-sandbox.js';
+import { createToolExecutor, nativeToolExecutor, toolExecutorProgram, type ExecutorRunResult, type ToolExecutor } from './tool-executor.js';
+
+const available = (await sandboxStatus()).available;
+
+interface Layout {
+  worktree: string;
+  outside: string;
+  plan: SandboxPlan;
+  env: Record<string, string>;
+}
+
+let layout: Layout;
+beforeAll(async () => {
+  if (!available) return;
+  const { repo, worktree, home, tmp } = await createAgentLayout('polywave/exec/wave1-agent-A');
+  const plan = await buildAgentSandboxPlan({ root: worktree, home, tmp, env: repo.env, userHome: repo.sibling('user-home') });
+  layout = { worktree, outside: repo.sibling('outside'), plan, env: { ...repo.env, HOME: home, TMPDIR: tmp } as Record<string, string> };
+  mkdirSync(layout.outside, { recursive: true });
+}, 60_000);
+afterAll(async () => {
+  await resetSandbox();
+});
+
+/** Host processes whose command line contains `marker` (the host sees into every PID namespace). */
+function processesWith(marker: string): string[] {
+  const found: string[] = [];
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const commandLine = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+      if (commandLine.includes(marker) && !commandLine.includes('vitest')) found.push(`${pid}: ${commandLine.trim()}`);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return found;
+}
+
+describe('which program', () => {
+  it('native unless POLYWAVE_EXECUTOR=node or it was not built', () => {
+    const saved = process.env.POLYWAVE_EXECUTOR;
+    try {
+      delete process.env.POLYWAVE_EXECUTOR;
+      expect(toolExecutorProgram()).toBe(nativeToolExecutor() ? 'native' : 'node');
+      process.env.POLYWAVE_EXECUTOR = 'node';
+      expect(toolExecutorProgram()).toBe('node');
+      expect(toolExecutorProgram('native')).toBe(nativeToolExecutor() ? 'native' : 'node');
+    } finally {
+      if (saved === undefined) delete process.env.POLYWAVE_EXECUTOR;
+      else process.env.POLYWAVE_EXECUTOR = saved;
+    }
+  });
+});
+
+const programs = [
+  { program: 'native' as const, skip: !available || nativeToolExecutor() === undefined },
+  { program: 'node' as const, skip: !available },
+];
+
+for (const { program, skip } of programs) {
+  describe.skipIf(skip)(`the ${program} tool executor in the sandbox`, () => {
+    let executor: ToolExecutor;
+    beforeAll(() => {
+      executor = createToolExecutor(layout.plan, { cwd: layout.worktree, env: layout.env, program });
+    });
+    afterAll(async () => {
+      await executor?.stop();
+    });
+
+    const run = async (command: string, env: Record<string, string> = layout.env, cwd = layout.worktree): Promise<ExecutorRunResult & { output: Buffer }> => {
+      const chunks: Buffer[] = [];
+      const result = await executor.run(command, { cwd, env, onOutput: (chunk) => chunks.push(chunk) }).done;
+      return { ...result, output: Buffer.concat(chunks) };
+    };
+
+    it('runs the program it was asked for', async () => {
+      await executor.start();
+      const marker = program === 'native' ? 'polywave-executor' : '(function toolExecutorMain';
+      expect(processesWith(marker).length, processesWith('toolExecutorMain').join('\n')).toBeGreaterThan(0);
+    });
+
+    it('write, read, list, stat: parents created, existed, limit, kinds and link targets', async () => {
+      const file = path.join(layout.worktree, program, 'deep', 'f.bin');
+      const bytes = Buffer.from([0, 1, 2, 255, 254, 10, 13, 34, 92]);
+      expect(await executor.write(file, bytes)).toEqual({ existed: false, bytes: bytes.length });
+      expect(await executor.write(file, bytes)).toEqual({ existed: true, bytes: bytes.length });
+      expect(readFileSync(file)).toEqual(bytes);
+      expect(await executor.read(file, 4)).toEqual({ kind: 'file', size: bytes.length, data: bytes.subarray(0, 4) });
+      expect(await executor.read(file, 1000)).toEqual({ kind: 'file', size: bytes.length, data: bytes });
+      expect((await executor.read(path.dirname(file), 10)).kind).toBe('directory');
+      expect(await executor.write(file, '')).toEqual({ existed: true, bytes: 0 });
+      expect(readFileSync(file, 'utf8')).toBe('');
+      symlinkSync('f.bin', path.join(path.dirname(file), 'link'));
+      writeFileSync(path.join(path.dirname(file), 'é "q"\t.txt'), 'x');
+      const entries = await executor.list(path.dirname(file));
+      expect(entries).toEqual([
+        { name: 'f.bin', kind: 'file' },
+        { name: 'link', kind: 'symlink', target: 'f.bin' },
+        { name: 'é "q"\t.txt', kind: 'file' },
+      ]);
+      expect(await executor.stat(path.join(path.dirname(file), 'link'))).toEqual({ kind: 'symlink', size: 5 });
+      await expect(executor.stat(path.join(layout.worktree, 'no-such'))).rejects.toMatchObject({ code: 'ENOENT', message: expect.stringContaining("no such file or directory, lstat '") });
+      await expect(executor.list(path.join(layout.worktree, 'no-such'))).rejects.toMatchObject({ code: 'ENOENT' });
+      await expect(executor.write(path.dirname(file), 'x')).rejects.toMatchObject({ code: 'EISDIR' });
+      await expect(executor.read('relative/path', 10)).rejects.toMatchObject({ code: 'EINVAL' });
+    });
+
+    it('refusals: EROFS outside, ELOOP for a final symbolic link, EXDEV through a swapped directory (nothing left behind)', async () => {
+      await expect(executor.write(path.join(layout.outside, `${program}.txt`), 'x')).rejects.toMatchObject({ code: 'EROFS', message: expect.stringContaining('read-only file system') });
+      expect(existsSync(path.join(layout.outside, `${program}.txt`))).toBe(false);
+      const dir = path.join(layout.worktree, `${program}-refusals`);
+      mkdirSync(path.join(dir, 'real'), { recursive: true });
+      writeFileSync(path.join(dir, 'target.txt'), 'keep');
+      symlinkSync(path.join(dir, 'target.txt'), path.join(dir, 'final-link'));
+      await expect(executor.write(path.join(dir, 'final-link'), 'x')).rejects.toMatchObject({ code: 'ELOOP' });
+      await expect(executor.read(path.join(dir, 'final-link'), 10)).rejects.toMatchObject({ code: 'ELOOP' });
+      expect(readFileSync(path.join(dir, 'target.txt'), 'utf8')).toBe('keep');
+      symlinkSync(path.join(dir, 'real'), path.join(dir, 'swapped'));
+      await expect(executor.write(path.join(dir, 'swapped', 'new.txt'), 'x')).rejects.toMatchObject({ code: 'EXDEV' });
+      expect(existsSync(path.join(dir, 'real', 'new.txt'))).toBe(false);
+      writeFileSync(path.join(dir, 'real', 'old.txt'), 'old');
+      await expect(executor.write(path.join(dir, 'swapped', 'old.txt'), 'new')).rejects.toMatchObject({ code: 'EXDEV' });
+      expect(readFileSync(path.join(dir, 'real', 'old.txt'), 'utf8')).toBe('old');
+    });
+
+    it('run: output, exit codes, signal names, a missing cwd', async () => {
+      const plain = await run('echo out; echo err >&2; exit 7');
+      expect(plain).toMatchObject({ exitCode: 7, signal: null });
+      expect(plain.output.toString()).toBe('out\nerr\n');
+      expect(await run('kill -TERM $$')).toMatchObject({ exitCode: null, signal: 'SIGTERM' });
+      expect(await run('kill -KILL $$')).toMatchObject({ exitCode: null, signal: 'SIGKILL' });
+      const missing = await run('echo never', layout.env, path.join(layout.worktree, 'no-such-dir'));
+      expect(missing.spawnError).toMatch(/ENOENT/);
+      expect(missing.output.length).toBe(0);
+      // stdin is /dev/null: a read ends at once
+      expect((await run('cat; echo read-done')).output.toString()).toBe('read-done\n');
+    });
+
+    it('1 MB of output comes through intact, in order', async () => {
+      const result = await run('i=0; while [ $i -lt 16384 ]; do printf "%063d\\n" $i; i=$((i+1)); done');
+      expect(result.exitCode).toBe(0);
+      expect(result.output.length).toBe(16384 * 64);
+      let expected = '';
+      for (let i = 0; i < 16384; i += 1) expected += `${String(i).padStart(63, '0')}\n`;
+      expect(createHash('sha256').update(result.output).digest('hex')).toBe(createHash('sha256').update(expected).digest('hex'));
+    });
+
+    it('a huge environment reaches the command exactly', async () => {
+      const env: Record<string, string> = { ...layout.env, BIG: 'b'.repeat(120_000), QUOTED: 'a "b" \\ c\n\té😀' };
+      for (let i = 0; i < 2000; i += 1) env[`POLYWAVE_TEST_VAR_${i}`] = `value-${i}`;
+      const result = await run('printf "%s" "$BIG" | wc -c; printf "%s" "$QUOTED"; echo; env | grep -c ^POLYWAVE_TEST_VAR_', env);
+      expect(result.output.toString()).toBe(`120000\n${env.QUOTED}\n2000\n`);
+      // one string over the kernel's 128 KiB limit: bash cannot start, node's words for it
+      expect(await run('echo never', { ...layout.env, BIG: 'b'.repeat(200_000) })).toMatchObject({ exitCode: null, signal: null, spawnError: 'spawn E2BIG' });
+    });
+
+    it('nothing a call started outlives it: background jobs, setsid, a double fork', async () => {
+      const marker = program === 'native' ? '71.5151' : '71.5252';
+      const result = await run(`sleep ${marker}1 & setsid sleep ${marker}2 & (sleep ${marker}3 &) ; sleep 0.3; echo started`);
+      expect(result.output.toString()).toContain('started');
+      expect(result.exitCode).toBe(0);
+      expect(processesWith(marker)).toEqual([]);
+    });
+
+    it('a run is stopped by SIGTERM (its group) and SIGKILL (everything it started); the next run works', async () => {
+      const marker = program === 'native' ? '72.5151' : '72.5252';
+      const term = executor.run(`sleep ${marker}1`, { cwd: layout.worktree, env: layout.env, onOutput: () => undefined });
+      await sleep(500);
+      term.kill('SIGTERM');
+      expect(await term.done).toMatchObject({ exitCode: null, signal: 'SIGTERM' });
+      const killed = executor.run(`trap '' TERM; setsid sleep ${marker}2 & sleep ${marker}3`, { cwd: layout.worktree, env: layout.env, onOutput: () => undefined });
+      await sleep(500);
+      killed.kill('SIGKILL');
+      expect((await killed.done).signal).toBe('SIGKILL');
+      expect(processesWith(marker)).toEqual([]);
+      expect((await run('echo again')).output.toString()).toBe('again\n');
+    });
+
+    it('stop ends the process; a later request starts a new one', async () => {
+      await executor.stop();
+      expect(executor.running).toBe(false);
+      expect((await executor.stat(layout.worktree)).kind).toBe('directory');
+      expect(executor.running).toBe(true);
+    });
+  });
+}
