@@ -58,51 +58,41 @@ function compile() {
 }
 
 /**
- * native/polywave-seccomp.c → dist/native/polywave-seccomp (Linux): the sandbox's extra seccomp filter
- * (socketpair of Unix datagram sockets, which sandbox-runtime's own filter lets through). Without a C
- * compiler there is none, and src/sandbox/wrap-in-sandbox.ts runs commands without it (status detail says so).
+ * native/<name>.c → dist/native/<name>, for `platforms` (and `arches` when given); on failure a line saying `without`
+ * (what runs instead) and false.
  */
-function compileSeccomp() {
-  const seccompSource = path.join(root, 'native', 'polywave-seccomp.c');
-  const seccompOutput = path.join(root, 'dist', 'native', 'polywave-seccomp');
-  if (portable || process.env.POLYWAVE_NO_NATIVE === '1' || process.platform !== 'linux' || !['x64', 'arm64'].includes(process.arch) || !existsSync(seccompSource)) return false;
+function compileHelper(name, { platforms, arches, without }) {
+  const helperSource = path.join(root, 'native', `${name}.c`);
+  const helperOutput = path.join(root, 'dist', 'native', name);
+  if (portable || process.env.POLYWAVE_NO_NATIVE === '1' || !platforms.includes(process.platform) || (arches && !arches.includes(process.arch)) || !existsSync(helperSource)) return false;
   const cc = process.env.CC || 'cc';
-  mkdirSync(path.dirname(seccompOutput), { recursive: true });
-  const temp = `${seccompOutput}.${process.pid}.tmp`;
-  const result = spawnSync(cc, ['-std=c99', '-O2', '-Wall', '-Wextra', '-o', temp, seccompSource], { encoding: 'utf8' });
+  mkdirSync(path.dirname(helperOutput), { recursive: true });
+  const temp = `${helperOutput}.${process.pid}.tmp`;
+  const result = spawnSync(cc, ['-std=c99', '-O2', '-Wall', '-Wextra', '-o', temp, helperSource], { encoding: 'utf8' });
   if (result.error || result.status !== 0) {
     rmSync(temp, { force: true });
-    if (!quiet && !result.error) process.stderr.write(`build-native-client: ${cc} failed on polywave-seccomp.c (the sandbox runs without its datagram filter)\n${result.stderr}`);
+    if (!quiet && !result.error) process.stderr.write(`build-native-client: ${cc} failed on ${name}.c (${without})\n${result.stderr}`);
     return false;
   }
   chmodSync(temp, 0o755);
-  renameSync(temp, seccompOutput);
+  renameSync(temp, helperOutput);
   return true;
 }
 
 /**
+ * native/polywave-seccomp.c → dist/native/polywave-seccomp (Linux): the sandbox's extra seccomp filter
+ * (socketpair of Unix datagram sockets, which sandbox-runtime's own filter lets through). Without a C
+ * compiler there is none, and src/sandbox/wrap-in-sandbox.ts runs commands without it (status detail says so).
+ */
+const compileSeccomp = () => compileHelper('polywave-seccomp', { platforms: ['linux'], arches: ['x64', 'arm64'], without: 'the sandbox runs without its datagram filter' });
+
+/**
  * native/polywave-executor.c → dist/native/polywave-executor (Linux, macOS): the agents' tool executor
  * in C (src/agents/sandbox/tool-executor.ts starts it inside each agent's sandbox; a sandboxed executor
- * start measured ~70 ms of CPU with it against ~140 ms with node's). Without a C compiler there is none, and the executor is `node -e`
- * toolExecutorMain as before.
+ * start measured ~70 ms of CPU with it against ~140 ms with node's). Without a C compiler there is none, and the
+ * executor is `node -e` toolExecutorMain as before.
  */
-function compileExecutor() {
-  const executorSource = path.join(root, 'native', 'polywave-executor.c');
-  const executorOutput = path.join(root, 'dist', 'native', 'polywave-executor');
-  if (portable || process.env.POLYWAVE_NO_NATIVE === '1' || !['linux', 'darwin'].includes(process.platform) || !existsSync(executorSource)) return false;
-  const cc = process.env.CC || 'cc';
-  mkdirSync(path.dirname(executorOutput), { recursive: true });
-  const temp = `${executorOutput}.${process.pid}.tmp`;
-  const result = spawnSync(cc, ['-std=c99', '-O2', '-Wall', '-Wextra', '-o', temp, executorSource], { encoding: 'utf8' });
-  if (result.error || result.status !== 0) {
-    rmSync(temp, { force: true });
-    if (!quiet && !result.error) process.stderr.write(`build-native-client: ${cc} failed on polywave-executor.c (the agents' tool executor stays node)\n${result.stderr}`);
-    return false;
-  }
-  chmodSync(temp, 0o755);
-  renameSync(temp, executorOutput);
-  return true;
-}
+const compileExecutor = () => compileHelper('polywave-executor', { platforms: ['linux', 'darwin'], without: "the agents' tool executor stays node" });
 
 /**
  * A git checkout installs itself as a devDependency (`"polywave": "file:."`, for `node_modules/.bin/sawtools`), and

@@ -26,6 +26,7 @@ import type { ToolContext, ToolResult } from '../src/agents/tools/types.js';
 import { resetSandbox, sandboxStatus, type SandboxPlan } from '../src/sandbox/index.js';
 import type { TestRepo } from './support/git-repo.js';
 import { createAgentLayout } from './support/agent-layout.js';
+import { processesWith } from './support/processes.js';
 
 const branch = 'polywave/tools/wave1-agent-A';
 const tools = new Map(createAgentTools().map((tool) => [tool.name, tool]));
@@ -56,19 +57,6 @@ async function call(context: ToolContext, tool: string, input: Record<string, un
   return runToolCall(tools.get(tool as never)!, input, context, { denials }, `call-${Math.random().toString(36).slice(2)}`);
 }
 
-/** Host processes whose command line contains `marker` (the host sees into every PID namespace). */
-function processesWith(marker: string): string[] {
-  const found: string[] = [];
-  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
-    try {
-      const commandLine = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
-      if (commandLine.includes(marker) && !commandLine.includes('vitest')) found.push(`${pid}: ${commandLine.trim()}`);
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return found;
-}
 
 let shared: Setup;
 beforeAll(async () => {

@@ -6,7 +6,7 @@
  * background job that would outlive its call, 1 MB of output, a huge environment, signals by name.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +15,7 @@ import { resetSandbox, sandboxStatus } from '../../sandbox/index.js';
 import type { SandboxPlan } from '../../sandbox/sandbox-plan.js';
 import { buildAgentSandboxPlan } from './agent-sandbox.js';
 import { createToolExecutor, nativeToolExecutor, toolExecutorProgram, type ExecutorRunResult, type ToolExecutor } from './tool-executor.js';
+import { processesWith } from '../../../test/support/processes.js';
 
 const available = (await sandboxStatus()).available;
 
@@ -37,19 +38,6 @@ afterAll(async () => {
   await resetSandbox();
 });
 
-/** Host processes whose command line contains `marker` (the host sees into every PID namespace). */
-function processesWith(marker: string): string[] {
-  const found: string[] = [];
-  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
-    try {
-      const commandLine = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
-      if (commandLine.includes(marker) && !commandLine.includes('vitest')) found.push(`${pid}: ${commandLine.trim()}`);
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return found;
-}
 
 describe('which program', () => {
   it('native unless POLYWAVE_EXECUTOR=node or it was not built', () => {
