@@ -9,6 +9,7 @@
  * one's work tree is refused as the plan's repository (NESTED_REPOSITORY, exit 2, nothing changed),
  * except a registered submodule; its config is never the trusted one.
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -56,6 +57,27 @@ describe('an untracked nested repository of yours in the main checkout (outside 
     expect(readFileSync(repo.path('ref/.git/config'), 'utf8')).toBe(config);
     expect(existsSync(repo.path('ref/.git/hooks/post-checkout'))).toBe(false);
     expect(existsSync(repo.path('ref/evil.test.js'))).toBe(false);
+  }, 180_000);
+});
+
+describe('a FIFO where git reads, made by an agent that writes the main checkout (outside attack X30-13)', () => {
+  it.skipIf(!available)('never holds the run: the bash audit times out (fails closed), the FIFO is moved out before any listing at the stop, the run ends', async () => {
+    const { repo, home } = await soloEscapeRepo();
+    const scriptPath = path.join(realpathSync(mkdtempSync(path.join(os.tmpdir(), 'pw-x30-13-'))), 'script.json');
+    writeFileSync(scriptPath, JSON.stringify({ version: 1, agents: { A: { steps: [{ bash: 'mkdir -p tools && mkfifo tools/.gitignore && echo made' }] } } }));
+    const { runAgent } = await import('../src/agents/run-agent.js');
+    process.env.POLYWAVE_GIT_STATUS_TIMEOUT_MS = '3000';
+    try {
+      const started = performance.now();
+      const result = await runAgent({ agentId: 'A', role: 'wave', wave: 1, model: `script:${scriptPath}`, systemPrompt: 'x', prompt: 'x', cwd: repo.dir, policy: { root: repo.dir, ownedFiles: ['src/a.ts'] }, limits: { maxTurns: 10, toolTimeoutMs: 30_000 }, env: { ...(repo.env as Record<string, string>), HOME: home } });
+      expect(performance.now() - started).toBeLessThan(60_000);
+      expect(existsSync(repo.path('tools/.gitignore'))).toBe(false);
+      expect(result.outcome.denials.some((denial) => denial.code === 'SANDBOX_SOLO_LEFTOVER_QUARANTINED' && denial.target === 'tools/.gitignore')).toBe(true);
+      // and your own git in the checkout answers again
+      expect(spawnSync('git', ['status', '--porcelain'], { cwd: repo.dir, timeout: 10_000 }).status).toBe(0);
+    } finally {
+      delete process.env.POLYWAVE_GIT_STATUS_TIMEOUT_MS;
+    }
   }, 180_000);
 });
 

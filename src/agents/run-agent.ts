@@ -31,7 +31,7 @@ import type { Jail, JailPolicy } from './jail/types.js';
 import { createJournalRecorder } from './journal-recorder.js';
 import { resolveModelSpec } from './model-spec.js';
 import { buildAgentSandboxPlan } from './sandbox/agent-sandbox.js';
-import { leftoverReason, quarantineSoloLeftovers, soloLeftoverBaseline, soloLeftoverCode, untrackedBaseline, untrackedNotKept, withLeftovers, type SoloLeftover, type SoloLeftoverBaseline, type UntrackedBaseline } from '../git/solo-quarantine.js';
+import { leftoverReason, quarantineNewSpecials, quarantineSoloLeftovers, soloLeftoverBaseline, soloLeftoverCode, untrackedBaseline, untrackedNotKept, withLeftovers, type SoloLeftover, type SoloLeftoverBaseline, type UntrackedBaseline } from '../git/solo-quarantine.js';
 import { guardIgnoredPaths, ignoredQuarantineCode, type IgnoredGuard, type QuarantinedPath } from './sandbox/ignored-paths.js';
 import { configFilesOf, type SandboxPlan, type SandboxSettings } from '../sandbox/sandbox-plan.js';
 import { sandboxStatus, type SandboxStatus } from '../sandbox/sandbox-status.js';
@@ -346,6 +346,15 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
     // A read-only checkout: nothing there is the agent's doing but its plan file, so nothing is moved or put back (a
     // change meanwhile is yours, X30-05); the plan file gets its mode back, and goes when it was made here and is empty.
     if (planFiles) await planFiles.restore().catch(() => undefined);
+    // Before any git listing of the checkout (X30-13: a FIFO `.gitignore` holds git): FIFOs, sockets, devices it made.
+    if (leftoverBaseline && !readOnlyCheckout) {
+      const specials = await quarantineNewSpecials({ root: jail.root, before: leftoverBaseline, agentId: options.agentId }).catch((error: unknown): SoloLeftover[] => [{ path: '.', why: 'special', error: error instanceof Error ? error.message : String(error) }]);
+      for (const entry of specials) {
+        denied.push({ ts: new Date().toISOString(), attempt: options.attempt ?? 1, tool: 'sandbox', code: soloLeftoverCode, reason: leftoverReason(entry), target: entry.path, ...stayedIf(entry.error !== undefined) });
+        forward({ type: 'agent-log', level: 'warn', message: `${soloLeftoverCode}: ${leftoverReason(entry)}` });
+      }
+      leftovers.push(...specials);
+    }
     if (ignoredGuard && !readOnlyCheckout) {
       // Its processes are gone (executor stopped, backend returned): what appeared among the ignored files is moved out.
       const moved = await ignoredGuard.quarantineNew().catch((error: unknown): QuarantinedPath[] => [{ path: '.', error: error instanceof Error ? error.message : String(error) }]);

@@ -372,7 +372,7 @@ export async function quarantineSoloLeftovers(options: {
   }
 
   // X30-04: a FIFO, socket or device node the agent left (git lists none: no audit sees it; a `.npmrc` FIFO hangs every
-  // npm in the checkout) is moved out, whoever owns the path.
+  // npm in the checkout) is moved out, whoever owns the path (run-agent moves them before any git listing: X30-13).
   if (options.before.specials) {
     const inMoved = (entry: string): boolean => [...moved].some((done) => entry === done || entry.startsWith(`${done}/`));
     for (const entry of [...specialsNow].filter((special) => !options.before.specials!.has(special) && !inMoved(special)).sort()) results.push(await move(entry, 'special'));
@@ -537,6 +537,28 @@ export async function quarantineSoloLeftovers(options: {
       result.error = `deleted by the agent, and could not be put back: ${error instanceof Error ? error.message : String(error)}`;
     }
     results.push(result);
+  }
+  return results;
+}
+
+/**
+ * The FIFOs, sockets and device nodes made since `before` (git lists none of them), moved to the quarantine — first
+ * thing after the agent, before any git command reads the tree: git opens a `.gitignore` or `.gitattributes` on its
+ * way without O_NONBLOCK, so a FIFO there holds every listing (X30-13).
+ */
+export async function quarantineNewSpecials(options: { root: string; before: SoloLeftoverBaseline; agentId: string; now?: Date }): Promise<SoloLeftover[]> {
+  if (!options.before.specials) return [];
+  const now = new Set<string>();
+  implicitGitDirs(options.root, options.before.pruned, now);
+  const stamp = (options.now ?? new Date()).toISOString().replace(/[:.]/g, '-');
+  const target = path.join(options.root, '.git', 'polywave', 'quarantine', `${options.agentId.replace(/[^A-Za-z0-9_-]/g, '_')}-${stamp}-specials`);
+  const results: SoloLeftover[] = [];
+  for (const entry of [...now].filter((special) => !options.before.specials!.has(special)).sort()) {
+    try {
+      results.push({ path: entry, why: 'special', movedTo: await moveToQuarantine(path.join(options.root, entry), path.join(target, entry)) });
+    } catch (error) {
+      results.push({ path: entry, why: 'special', error: error instanceof Error ? error.message : String(error) });
+    }
   }
   return results;
 }

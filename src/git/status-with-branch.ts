@@ -1,3 +1,4 @@
+import { PolywaveError } from '../errors/polywave-error.js';
 import type { Git, StatusEntry } from './git-port.js';
 
 /**
@@ -7,7 +8,20 @@ import type { Git, StatusEntry } from './git-port.js';
  * no ignored ones; renames with their old path), in one process instead of two or three.
  */
 export async function statusWithBranch(git: Git): Promise<{ branch: string | undefined; head: string | undefined; entries: StatusEntry[] }> {
-  const output = (await git.run(['--no-optional-locks', 'status', '--porcelain=v2', '-z', '--branch', '--untracked-files=all', '--ignored=no'])).stdout;
+  // X30-13: git opens every `.gitignore` on its way without O_NONBLOCK, so a FIFO an agent put there holds the status —
+  // and the agent's run with it — for ever. Bounded: killed after the limit, and the caller's check fails closed.
+  const limitMs = Number(process.env.POLYWAVE_GIT_STATUS_TIMEOUT_MS) || 120_000;
+  let output: string;
+  try {
+    output = (await git.run(['--no-optional-locks', 'status', '--porcelain=v2', '-z', '--branch', '--untracked-files=all', '--ignored=no'], { signal: AbortSignal.timeout(limitMs) })).stdout;
+  } catch (error) {
+    if (!(error instanceof Error) || (error.name !== 'AbortError' && error.name !== 'TimeoutError' && !/killed by SIGTERM|aborted/i.test(error.message))) throw error;
+    throw new PolywaveError({
+      code: 'GIT_STATUS_TIMEOUT',
+      message: `git status in ${git.cwd} did not answer in ${Math.round(limitMs / 1000)} s (a FIFO where git reads — a .gitignore, .gitattributes — blocks it): the check fails closed`,
+      cause: error,
+    });
+  }
   const fields = output.split('\0');
   let branch: string | undefined;
   let head: string | undefined;
