@@ -359,9 +359,11 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
       // Its processes are gone (executor stopped, backend returned): what appeared among the ignored files is moved out.
       const moved = await ignoredGuard.quarantineNew().catch((error: unknown): QuarantinedPath[] => [{ path: '.', error: error instanceof Error ? error.message : String(error) }]);
       for (const entry of moved) {
-        const reason = entry.movedTo
-          ? `"${entry.path}" is ignored by git and appeared in the main checkout while the agent ran (something the user may run later outside any sandbox): moved to ${entry.movedTo}`
-          : `"${entry.path}" is ignored by git and appeared in the main checkout while the agent ran, but could not be moved out: ${entry.error ?? 'unknown error'}`;
+        const reason = entry.deleted
+          ? `"${entry.path}" is ignored by git and was yours before the agent ran: ${entry.error ?? 'deleted'}`
+          : entry.movedTo
+            ? `"${entry.path}" is ignored by git and appeared in the main checkout while the agent ran (something the user may run later outside any sandbox): moved to ${entry.movedTo}`
+            : `"${entry.path}" is ignored by git and appeared in the main checkout while the agent ran, but could not be moved out: ${entry.error ?? 'unknown error'}`;
         denied.push({ ts: new Date().toISOString(), attempt: options.attempt ?? 1, tool: 'sandbox', code: ignoredQuarantineCode, reason, target: entry.path, ...stayedIf(!entry.movedTo) });
         forward({ type: 'agent-log', level: 'warn', message: `${ignoredQuarantineCode}: ${reason}` });
       }

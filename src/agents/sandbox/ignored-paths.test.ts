@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createTestRepo } from '../../../test/support/git-repo.js';
@@ -42,6 +42,21 @@ describe('guardIgnoredPaths (real git, no sandbox needed)', () => {
     expect(readFileSync(repo.path('pkg/p8/__pycache__/m.pyc'), 'utf8')).toBe('user bytecode\n');
     expect(readFileSync(repo.path('src/owned/gen.txt'), 'utf8')).toBe('changed by its owner\n');
     expect(existsSync(repo.path('.polywave-state/journal.jsonl'))).toBe(true);
+  });
+
+  it('X30-11: a watched entry past the read-only mounts that the agent deleted is reported (no copy was kept), never passed over in silence; one it owns is not', async () => {
+    const repo = await createTestRepo({ files: { '.gitignore': '*.log\nzz-data/\nmine.cache\n', 'src/a.ts': 'x\n' } });
+    for (let index = 0; index < 4; index += 1) writeFileSync(repo.path(`a${index}.log`), 'log\n');
+    mkdirSync(repo.path('zz-data'));
+    writeFileSync(repo.path('zz-data/db.sqlite'), 'the user\'s data\n');
+    writeFileSync(repo.path('mine.cache'), 'owned\n');
+    const plan = agentSandboxPlan({ root: repo.dir, home: repo.sibling('h'), tmp: repo.sibling('t'), gitCommonDir: repo.path('.git'), otherWorktrees: [], scratchDirs: [] });
+    const guard = await guardIgnoredPaths({ root: repo.dir, plan, ownedFiles: ['mine.cache'], gitCommonDir: repo.path('.git'), agentId: 'A', env: repo.env, mountLimit: 2, now: () => new Date('2026-12-03T00:00:00Z') });
+    rmSync(repo.path('zz-data'), { recursive: true });
+    rmSync(repo.path('mine.cache'));
+    const moved = await guard.quarantineNew();
+    expect(moved.filter((entry) => entry.deleted).map((entry) => entry.path)).toEqual(['zz-data/']);
+    expect(moved.find((entry) => entry.deleted)?.error).toContain('could not be put back');
   });
 
   it('a new ignored directory is moved out whole, except a worktree git made in it meanwhile (a PROGRAM tier), and an owned file in it stays (outside attack X8 #3)', async () => {

@@ -206,6 +206,8 @@ export interface QuarantinedPath {
   /** Where it is now (absolute), or undefined when the move failed. */
   movedTo?: string;
   error?: string;
+  /** A watched entry (past the read-only mounts) the agent deleted: no copy was kept, it cannot be put back (X30-11). */
+  deleted?: true;
 }
 
 /** The guard of one agent run: call {@link IgnoredGuard.quarantineNew} once its processes are gone. */
@@ -313,12 +315,16 @@ export async function guardIgnoredPaths(input: IgnoredGuardInput): Promise<Ignor
     async quarantineNew() {
       const after = await listIgnored(root, input.env);
       const candidates = after.filter((entry) => !before.has(entry) && keep(entry));
+      const deleted: string[] = [];
       for (const [entry, prints] of watched) {
         const now = new Map<string, string>();
         await fingerprint(path.resolve(root, entry), now, { left: Number.POSITIVE_INFINITY });
         const same = now.size === prints.size && [...prints].every(([file, print]) => now.get(file) === print);
-        if (!same && now.get(path.resolve(root, entry)) !== 'missing') candidates.push(entry);
+        if (same) continue;
+        if (now.get(path.resolve(root, entry)) !== 'missing') candidates.push(entry);
+        else if (!owned.some((file) => isInside(path.resolve(root, entry), file) || isInside(file, path.resolve(root, entry)))) deleted.push(entry);
       }
+      const gone: QuarantinedPath[] = deleted.map((entry) => ({ path: entry, deleted: true, error: `deleted by the agent: one of the ignored entries past the ${mountLimit} read-only mounts (watched, not kept), so it could not be put back` }));
       const worktrees = [...new Set([...worktreesAtStart, ...(await worktreePaths(root, input.env)).filter((entry) => entry !== root)])];
       if (recursed.length > 0) {
         const now = new Map<string, string>();
@@ -344,7 +350,7 @@ export async function guardIgnoredPaths(input: IgnoredGuardInput): Promise<Ignor
         for (const child of children) await around(`${path.relative(root, path.join(absolute, child.name))}${child.isDirectory() ? '/' : ''}`, depth + 1);
       };
       for (const entry of [...new Set(candidates)]) await around(entry, 0);
-      if (fresh.length === 0) return [];
+      if (fresh.length === 0) return gone;
       const stamp = (input.now ?? (() => new Date()))().toISOString().replace(/[:.]/g, '-');
       const target = path.join(input.gitCommonDir, 'polywave', 'quarantine', `${input.agentId.replace(/[^A-Za-z0-9_-]/g, '_')}-${stamp}`);
       const moved: QuarantinedPath[] = [];
@@ -358,7 +364,7 @@ export async function guardIgnoredPaths(input: IgnoredGuardInput): Promise<Ignor
           moved.push({ path: entry, error: error instanceof Error ? error.message : String(error) });
         }
       }
-      return moved;
+      return [...gone, ...moved];
     },
   };
 }
