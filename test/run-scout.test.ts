@@ -571,6 +571,8 @@ describe('run-scout (issue 6): E16 correction loop, critic gate, one commit', ()
     await repo.run(['update-index', '--skip-worktree', ...Array.from({ length: 300 }, (_, index) => `config/env-${index}.json`)]);
     await expect(scoutRunsBash(repo, 'echo RAN')).rejects.toMatchObject({ code: 'SANDBOX_HIDDEN_TOO_MANY', message: expect.stringContaining('git update-index --no-skip-worktree') as unknown });
     expect((await repo.run(['log', '--format=%s'])).trim()).not.toContain('scout IMPL');
+    // X31-04: nothing of the run is left in the checkout (no empty plan file made for its writable bind)
+    expect((await repo.run(['status', '--porcelain', '--untracked-files=all'])).trim()).toBe('');
   });
 
   it.runIf(sandboxAvailable)('X28-06: a tier Scout cannot rewrite the PROGRAM or another IMPL doc of its tier (named as written by others: read-only in its sandbox, not only left out of its audit)', async () => {

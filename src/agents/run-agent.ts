@@ -197,7 +197,8 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
   // deleted untracked file, a nested clone's .git, a FIFO, a chmod — and it could not tell your own edits meanwhile from
   // the agent's). Through polywave's own tool loop (ai-sdk, script), whose file tools write in place.
   const readOnlyCheckout = decision.sandboxed && isMainCheckout(jail.root) && isCheckoutReader(options.role) && (spec.backend === 'ai-sdk' || spec.backend === 'script');
-  const planFiles = readOnlyCheckout ? await preparePlanFiles(jail) : undefined;
+  // (made once every check that can refuse the agent has passed: X31-04 — an empty plan file stayed after a refusal)
+  let planFiles: PlanFiles | undefined;
   if (decision.sandboxed) {
     // A solo/integration agent works in the main checkout: the manifest the orchestrator writes stays
     // read-only. The Scout's job is to write that manifest (its jail keeps it to docs/IMPL/).
@@ -255,16 +256,17 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
         // its empty view read-only too (a write there fails instead of vanishing)
         if (nested.length > 0) sandbox.emptyReadOnly = [...new Set([...(sandbox.emptyReadOnly ?? []), ...nested])];
       }
-      if (planFiles) {
-        sandbox.writable = [...sandbox.writable.filter((entry) => entry !== path.resolve(jail.root)), ...planFiles.files.map((file) => file.absolute)];
-        // a pre-existing untracked clone is read-only anyway: the root is
-      }
       // An agent working in the main checkout (its `.git` is a directory): the checkout's ignored
       // files are read-only to it, new ones are moved out after it (issue 11; sandbox/ignored-paths.ts).
       if (isMainCheckout(jail.root)) {
         ignoredGuard = await guardIgnoredPaths({ root: jail.root, plan: sandbox, ownedFiles: options.policy.ownedFiles, gitCommonDir: path.join(jail.root, '.git'), agentId: options.agentId, env: options.env });
       }
+      if (readOnlyCheckout) {
+        planFiles = await preparePlanFiles(jail);
+        sandbox.writable = [...sandbox.writable.filter((entry) => entry !== path.resolve(jail.root)), ...planFiles.files.map((file) => file.absolute)];
+      }
     } catch (error) {
+      await planFiles?.restore().catch(() => undefined);
       await rm(scratchDir, { recursive: true, force: true }).catch(() => undefined);
       throw error;
     }
