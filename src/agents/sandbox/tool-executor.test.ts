@@ -14,7 +14,7 @@ import { createAgentLayout } from '../../../test/support/agent-layout.js';
 import { resetSandbox, sandboxStatus } from '../../sandbox/index.js';
 import type { SandboxPlan } from '../../sandbox/sandbox-plan.js';
 import { buildAgentSandboxPlan } from './agent-sandbox.js';
-import { createToolExecutor, nativeToolExecutor, toolExecutorProgram, type ExecutorRunResult, type ToolExecutor } from './tool-executor.js';
+import { createToolExecutor, onBoundedLines, nativeToolExecutor, toolExecutorProgram, type ExecutorRunResult, type ToolExecutor } from './tool-executor.js';
 import { processesWith } from '../../../test/support/processes.js';
 
 const available = (await sandboxStatus()).available;
@@ -38,6 +38,20 @@ afterAll(async () => {
   await resetSandbox();
 });
 
+
+describe('onBoundedLines', () => {
+  it('gives each line whole across chunks, drops one past the bound (once, then goes on after its newline)', async () => {
+    const { PassThrough } = await import('node:stream');
+    const stream = new PassThrough();
+    const lines: string[] = [];
+    let overflows = 0;
+    onBoundedLines(stream, 8, (line) => lines.push(line), () => (overflows += 1));
+    for (const chunk of ['ab', 'c\nde', 'f\n', '0123456', '789abc', 'def\nok\n', 'é\n']) stream.write(Buffer.from(chunk));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(lines).toEqual(['abc', 'def', 'ok', 'é']);
+    expect(overflows).toBe(1);
+  });
+});
 
 describe('which program', () => {
   it('native unless POLYWAVE_EXECUTOR=node or it was not built', () => {
@@ -80,6 +94,23 @@ for (const { program, skip } of programs) {
       await executor.start();
       const marker = program === 'native' ? 'polywave-executor' : '(function toolExecutorMain';
       expect(processesWith(marker).length, processesWith('toolExecutorMain').join('\n')).toBeGreaterThan(0);
+    });
+
+    it('X31-10: an answer past the bound (a listing of long names with control characters) is a tool error, never a crash of this process; the next request starts another executor', async () => {
+      const dir = path.join(layout.worktree, program, 'junk');
+      mkdirSync(dir, { recursive: true });
+      for (let index = 0; index < 400; index += 1) symlinkSync('\u0001'.repeat(3000), path.join(dir, `${String(index).padStart(4, '0')}${'\u0002'.repeat(200)}`));
+      const saved = process.env.POLYWAVE_EXECUTOR_MAX_ANSWER_BYTES;
+      process.env.POLYWAVE_EXECUTOR_MAX_ANSWER_BYTES = String(1024 * 1024);
+      const bounded = createToolExecutor(layout.plan, { cwd: layout.worktree, env: layout.env, program });
+      try {
+        await expect(bounded.list(dir)).rejects.toMatchObject({ code: 'E2BIG', message: expect.stringContaining('larger than 1 MiB') as unknown });
+        expect((await bounded.stat(dir)).kind).toBe('directory');
+      } finally {
+        if (saved === undefined) delete process.env.POLYWAVE_EXECUTOR_MAX_ANSWER_BYTES;
+        else process.env.POLYWAVE_EXECUTOR_MAX_ANSWER_BYTES = saved;
+        await bounded.stop();
+      }
     });
 
     it('write, read, list, stat: parents created, existed, limit, kinds and link targets', async () => {

@@ -11,7 +11,6 @@
  */
 import { accessSync, constants as fsConstants } from 'node:fs';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { spawnPiped, type PipedChild } from '../../sandbox/piped-spawn.js';
 import type { SandboxPlan } from '../../sandbox/sandbox-plan.js';
@@ -187,8 +186,11 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
       if (current.stderr.length < 8192) current.stderr += chunk.toString('utf8');
     });
     child.stdin.on('error', () => undefined);
-    const lines = createInterface({ input: child.stdout, crlfDelay: Infinity });
-    lines.on('line', (line) => {
+    // Answers are read line by line with a bound (X31-10: one list_dir answer of ~720 MB — 30,000 names with escaped
+    // control characters — made node's readline throw "Invalid string length" and took the orchestrator down, with every
+    // after-run check). A longer line ends the executor: its requests fail as tool errors, the next one starts another.
+    const answerLimit = maxAnswerBytes();
+    onBoundedLines(child.stdout, answerLimit, (line) => {
       let answer: Answer;
       try {
         answer = JSON.parse(line) as Answer;
@@ -208,11 +210,17 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
       }
       pending.delete(answer.id);
       waiter.resolve(answer);
+    }, () => {
+      overflowed = true;
+      killGroup(child.pid);
     });
+    let overflowed = false;
     const onGone = (error?: Error) => {
       wrapped.release();
       if (session === current) session = undefined;
-      const reason = new ToolExecutorError('EPIPE', `the tool executor ended${error ? `: ${error.message}` : ''}${current.stderr.trim() ? ` (${current.stderr.trim().split('\n').slice(-3).join(' | ')})` : ''}`);
+      const reason = overflowed
+        ? new ToolExecutorError('E2BIG', `the tool executor's answer was larger than ${Math.round(answerLimit / 1024 / 1024)} MiB (a directory listing or output too large to pass back): the executor was stopped, the next call starts another`)
+        : new ToolExecutorError('EPIPE', `the tool executor ended${error ? `: ${error.message}` : ''}${current.stderr.trim() ? ` (${current.stderr.trim().split('\n').slice(-3).join(' | ')})` : ''}`);
       rejectReady(reason);
       for (const waiter of pending.values()) waiter.reject(reason);
       pending.clear();
@@ -334,6 +342,42 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
       current.release();
     },
   };
+}
+
+/** The largest answer line read from an executor (a 16 MiB read_file is ~22 MB of base64); POLYWAVE_EXECUTOR_MAX_ANSWER_BYTES in polywave's own environment lowers it (tests). */
+const maxAnswerBytes = (): number => Number(process.env.POLYWAVE_EXECUTOR_MAX_ANSWER_BYTES) || 64 * 1024 * 1024;
+
+/**
+ * Calls `onLine` with each newline-ended line of `stream` (UTF-8), kept as bytes until it ends; a line longer than
+ * `maxBytes` is dropped and `onOverflow` called (node's readline keeps a partial line in one string, which throws past
+ * V8's string limit).
+ */
+export function onBoundedLines(stream: NodeJS.ReadableStream, maxBytes: number, onLine: (line: string) => void, onOverflow: () => void): void {
+  let parts: Buffer[] = [];
+  let size = 0;
+  let dropping = false;
+  stream.on('data', (data: Buffer | string) => {
+    const chunk = typeof data === 'string' ? Buffer.from(data) : data;
+    let start = 0;
+    for (;;) {
+      const end = chunk.indexOf(10, start);
+      const piece = end === -1 ? chunk.subarray(start) : chunk.subarray(start, end);
+      if (!dropping) {
+        size += piece.length;
+        if (size > maxBytes) {
+          dropping = true;
+          parts = [];
+          onOverflow();
+        } else if (piece.length > 0) parts.push(piece);
+      }
+      if (end === -1) return;
+      if (!dropping) onLine(Buffer.concat(parts, size).toString('utf8'));
+      parts = [];
+      size = 0;
+      dropping = false;
+      start = end + 1;
+    }
+  });
 }
 
 /** What the sandbox set or removed in the environment `given` to the executor (`actual`: the executor's own). */
