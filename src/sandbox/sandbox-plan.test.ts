@@ -286,7 +286,7 @@ describe('the home as an allow-list (outside attack X10 N1b/N1c)', () => {
       // outside attack X14 #2
       '.vault-token', '.s3cfg', '.boto', '.terraformrc', '.htpasswd', 'database.yml', 'wp-config.php', 'appsettings.Production.json', 'client.ovpn', '.secrets', '.secrets.toml', 'env.local',
       // outside attack X30-06: the names ssh-keygen -f and deploy-key how-tos give keys, package-manager auth files
-      'id_rsa_deploy', 'id_ed25519_sk', 'id_ed25519-github', 'id_ecdsa.old', 'deploy_key', 'github_deploy_key', 'deploy-key.txt', '.yarnrc.yml', 'auth.json', 'token.json', 'prod.env'];
+      'id_rsa_deploy', 'id_ed25519_sk', 'id_xmss', 'id_ed25519-github', 'id_ecdsa.old', 'deploy_key', 'github_deploy_key', 'deploy-key.txt', '.yarnrc.yml', 'auth.json', 'token.json', 'prod.env'];
     const plain = ['credentials.ts', 'secrets.js', 'env.ts', 'keys.go', 'README.md', 'key.txt', 'monkey', 'environment.yml', 'secrets-manager.ts', 'tfvars.md', 'variables.tf', 'main.tf', 'kube.yaml', 'appsettings.json', 'database.ts', 'env.local.ts.md',
       'id_rsa.pub', 'id_ed25519_sk.pub', 'deploy_key.pub', 'id_card.png', 'deploy.ts', 'keyboard.js', 'tokens.ts', 'auth.ts', '.yarnrc'];
     expect(secret.filter((name) => !secretFileName.test(name))).toEqual([]);

@@ -361,7 +361,7 @@ export function homeView(input: HomeViewInput): { unreadable: string[]; readable
  * tracked one is the project's); every untracked IGNORED file is hidden anyway ({@link ignoredPathsToHide}).
  */
 export const secretFileName =
-  /^(?:\.env(?:\..+)?|\.envrc|\.dev\.vars(?:\..+)?|\.npmrc|\.pypirc|\.netrc|\.git-credentials|\.pgpass|[^/]*(?:secrets?|credentials?)(?:[._-][^/]*)?\.(?:json|ya?ml|toml|ini|env|txt|csv|xml|conf|cfg|properties|enc)|secrets|credentials|.+\.(?:pem|key|p12|pfx|jks|keystore|ppk)|(?![^/]*\.pub$)id_(?:rsa|dsa|ecdsa|ed25519)(?:_sk)?(?:[._-][^/]*)?|(?![^/]*\.pub$)[^/]*deploy[_-]?key[^/]*|\.yarnrc\.yml|auth\.json|token\.json|.+\.env|service[-_]?account[^/]*\.json|.+\.tfvars(?:\.json)?|.+\.tfstate(?:\.[^/]+)?|\.?kubeconfig[^/]*|\.secrets(?:\..+)?|env\.local|\.vault-token|\.s3cfg|\.boto|\.terraformrc|\.htpasswd|.+\.ovpn|database\.ya?ml|wp-config\.php|appsettings\..+\.json)$/i;
+  /^(?:\.env(?:\..+)?|\.envrc|\.dev\.vars(?:\..+)?|\.npmrc|\.pypirc|\.netrc|\.git-credentials|\.pgpass|[^/]*(?:secrets?|credentials?)(?:[._-][^/]*)?\.(?:json|ya?ml|toml|ini|env|txt|csv|xml|conf|cfg|properties|enc)|secrets|credentials|.+\.(?:pem|key|p12|pfx|jks|keystore|ppk)|(?![^/]*\.pub$)id_(?:rsa|dsa|ecdsa|ed25519|xmss)(?:_sk)?(?:[._-][^/]*)?|(?![^/]*\.pub$)[^/]*deploy[_-]?key[^/]*|\.yarnrc\.yml|auth\.json|token\.json|.+\.env|service[-_]?account[^/]*\.json|.+\.tfvars(?:\.json)?|.+\.tfstate(?:\.[^/]+)?|\.?kubeconfig[^/]*|\.secrets(?:\..+)?|env\.local|\.vault-token|\.s3cfg|\.boto|\.terraformrc|\.htpasswd|.+\.ovpn|database\.ya?ml|wp-config\.php|appsettings\..+\.json)$/i;
 
 /** git pathspecs for {@link secretFileName} (globs, case-insensitive, filtered by the expression afterwards). */
 const secretPathspecs = [
