@@ -113,6 +113,28 @@ for (const { program, skip } of programs) {
       }
     });
 
+    it('X31-12: an executor the command stopped (SIGSTOP to its parent) is killed from the host: the run and a file request end with ETIMEDOUT, the next request starts another', async () => {
+      const stopped = createToolExecutor(layout.plan, { cwd: layout.worktree, env: layout.env, program });
+      const saved = process.env.POLYWAVE_EXECUTOR_REQUEST_MS;
+      try {
+        const started = performance.now();
+        const running = stopped.run('kill -STOP $PPID; sleep 60', { cwd: layout.worktree, env: layout.env, onOutput: () => undefined });
+        setTimeout(() => running.kill('SIGKILL'), 500).unref();
+        await expect(running.done).rejects.toMatchObject({ code: 'ETIMEDOUT', message: expect.stringContaining('SIGKILL') as unknown });
+        expect(performance.now() - started).toBeLessThan(15_000);
+        const again = stopped.run('kill -STOP $PPID', { cwd: layout.worktree, env: layout.env, onOutput: () => undefined });
+        process.env.POLYWAVE_EXECUTOR_REQUEST_MS = '1500';
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        await expect(stopped.stat(layout.worktree)).rejects.toMatchObject({ code: 'ETIMEDOUT' });
+        await expect(again.done).rejects.toMatchObject({ code: 'ETIMEDOUT' });
+        expect((await stopped.stat(layout.worktree)).kind).toBe('directory');
+      } finally {
+        if (saved === undefined) delete process.env.POLYWAVE_EXECUTOR_REQUEST_MS;
+        else process.env.POLYWAVE_EXECUTOR_REQUEST_MS = saved;
+        await stopped.stop();
+      }
+    });
+
     it('write, read, list, stat: parents created, existed, limit, kinds and link targets', async () => {
       const file = path.join(layout.worktree, program, 'deep', 'f.bin');
       const bytes = Buffer.from([0, 1, 2, 255, 254, 10, 13, 34, 92]);

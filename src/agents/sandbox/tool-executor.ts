@@ -87,6 +87,9 @@ interface Session {
   exited: Promise<void>;
   release: () => void;
   stderr: string;
+  /** Host-side deadlines running for this session (X31-12), and why one fired. */
+  timers: Set<NodeJS.Timeout>;
+  deadlineReason?: string;
 }
 
 /** The program text `node -e` runs inside the sandbox. */
@@ -181,6 +184,7 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
       release: wrapped.release,
       stderr: '',
       sandboxEnv: { set: {}, unset: [] },
+      timers: new Set(),
     };
     child.stderr.on('data', (chunk: Buffer) => {
       if (current.stderr.length < 8192) current.stderr += chunk.toString('utf8');
@@ -218,7 +222,11 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
     const onGone = (error?: Error) => {
       wrapped.release();
       if (session === current) session = undefined;
-      const reason = overflowed
+      for (const timer of current.timers) clearTimeout(timer);
+      current.timers.clear();
+      const reason = current.deadlineReason
+        ? new ToolExecutorError('ETIMEDOUT', `the tool executor was killed: ${current.deadlineReason}; the next call starts another`)
+        : overflowed
         ? new ToolExecutorError('E2BIG', `the tool executor's answer was larger than ${Math.round(answerLimit / 1024 / 1024)} MiB (a directory listing or output too large to pass back): the executor was stopped, the next call starts another`)
         : new ToolExecutorError('EPIPE', `the tool executor ended${error ? `: ${error.message}` : ''}${current.stderr.trim() ? ` (${current.stderr.trim().split('\n').slice(-3).join(' | ')})` : ''}`);
       rejectReady(reason);
@@ -258,10 +266,13 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
   const request = async (op: string, body: Record<string, unknown>): Promise<Answer> => {
     const current = await ensure();
     const id = nextId++;
+    let timer: NodeJS.Timeout | undefined;
     const answer = await new Promise<Answer>((resolve, reject) => {
       current.pending.set(id, { resolve, reject });
       current.child.stdin.write(`${JSON.stringify({ id, op, ...body })}\n`);
-    });
+      // X31-12: an executor that does not answer (stopped by the agent's own SIGSTOP, or hung) is killed from here.
+      timer = deadline(current, requestDeadlineMs(), `${op} was not answered in ${Math.round(requestDeadlineMs() / 1000)} s`);
+    }).finally(() => clearDeadline(current, timer));
     if (!answer.ok) throw new ToolExecutorError(answer.code ?? 'EIO', answer.message ?? `${op} failed`);
     return answer;
   };
@@ -271,12 +282,17 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
 
   const run = (command: string, runOptions: ExecutorRunOptions): ExecutorRun => {
     let requested: 'SIGTERM' | 'SIGKILL' | undefined;
+    let killTimer: NodeJS.Timeout | undefined;
+    let finished = false;
     let started: { current: Session; id: number } | undefined;
     const sendSignal = (signal: 'SIGTERM' | 'SIGKILL'): void => {
       if (!started) return;
       const id = nextId++;
       started.current.pending.set(id, { resolve: () => undefined, reject: () => undefined });
       started.current.child.stdin.write(`${JSON.stringify({ id, op: 'signal', target: started.id, signal })}\n`);
+      // X31-12: the command's process may have stopped the executor itself (SIGSTOP from inside its namespace): a SIGKILL
+      // the executor does not carry out in time ends the executor from here, and the run with it.
+      if (signal === 'SIGKILL' && !finished) killTimer = deadline(started.current, killAnswerMs, 'it did not carry out a SIGKILL of the command (stopped or hung)');
     };
     const done = runQueue.then(async (): Promise<ExecutorRunResult> => {
       if (requested !== undefined) return { exitCode: null, signal: requested };
@@ -289,7 +305,10 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
         current.child.stdin.write(`${JSON.stringify({ id, op: 'run', command, cwd: runOptions.cwd, env })}\n`);
       });
       started = { current, id };
-      const result = await answer;
+      const result = await answer.finally(() => {
+        finished = true;
+        clearDeadline(current, killTimer);
+      });
       if (!result.ok) throw new ToolExecutorError(result.code ?? 'EIO', result.message ?? 'run failed');
       if (typeof result.spawnError === 'string') return { exitCode: null, signal: null, spawnError: result.spawnError };
       return { exitCode: typeof result.exitCode === 'number' ? result.exitCode : null, signal: typeof result.signal === 'string' ? (result.signal as NodeJS.Signals) : null };
@@ -342,6 +361,28 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
       current.release();
     },
   };
+}
+
+/** How long a file request may wait for the executor's answer (POLYWAVE_EXECUTOR_REQUEST_MS lowers it: tests). */
+const requestDeadlineMs = (): number => Number(process.env.POLYWAVE_EXECUTOR_REQUEST_MS) || 120_000;
+/** How long a SIGKILL of a command may take the executor before the executor is killed. */
+const killAnswerMs = 3000;
+/** Kills `session`'s executor (its whole sandbox) unless {@link clearDeadline} comes first; its requests then fail with `why`. */
+function deadline(session: Pick<Session, 'child' | 'timers' | 'deadlineReason'>, ms: number, why: string): NodeJS.Timeout {
+  const timer = setTimeout(() => {
+    session.timers.delete(timer);
+    session.deadlineReason = why;
+    killGroup(session.child.pid);
+  }, ms);
+  timer.unref();
+  session.timers.add(timer);
+  return timer;
+}
+
+function clearDeadline(session: Pick<Session, 'timers'>, timer: NodeJS.Timeout | undefined): void {
+  if (timer === undefined) return;
+  clearTimeout(timer);
+  session.timers.delete(timer);
 }
 
 /** The largest answer line read from an executor (a 16 MiB read_file is ~22 MB of base64); POLYWAVE_EXECUTOR_MAX_ANSWER_BYTES in polywave's own environment lowers it (tests). */
