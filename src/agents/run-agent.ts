@@ -283,10 +283,12 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
 
   // X13 #1/#2/#6: an agent in the main checkout (solo, integration, scaffold) may not leave a new
   // repository anywhere in it (`docs/.git`: git status never shows a `.git`): every `.git` there now.
-  const nestedBaseline: NestedRepoBaseline | undefined = isMainCheckout(jail.root) ? await nestedRepoBaseline({ root: jail.root, env: options.env, pruneIgnored: ignoredGuard !== undefined }) : undefined; // no catch: never an agent without the baseline (it walks everything when git cannot list ignored dirs)
+  // (not for an agent with the checkout read-only: its after-run passes do not run, so their baselines — walks of the
+  // whole tree — are not taken either)
+  const nestedBaseline: NestedRepoBaseline | undefined = isMainCheckout(jail.root) && !readOnlyCheckout ? await nestedRepoBaseline({ root: jail.root, env: options.env, pruneIgnored: ignoredGuard !== undefined }) : undefined; // no catch: never an agent without the baseline (it walks everything when git cannot list ignored dirs)
   const planted: QuarantinedGitlinkRepo[] = [];
   // X14 #3/#5: a directory git takes for a git dir without any `.git` (HEAD + objects/ + refs/), and what the stop audit refuses, are moved out after it (git/solo-quarantine.ts).
-  const leftoverBaseline: SoloLeftoverBaseline | undefined = isMainCheckout(jail.root) ? await soloLeftoverBaseline(jail.root, { ...(nestedBaseline ? { pruned: nestedBaseline.pruned } : {}), ...(untrackedAtStart ? { untracked: untrackedAtStart } : {}), env: options.env }).catch(() => undefined) : undefined;
+  const leftoverBaseline: SoloLeftoverBaseline | undefined = isMainCheckout(jail.root) && !readOnlyCheckout ? await soloLeftoverBaseline(jail.root, { ...(nestedBaseline ? { pruned: nestedBaseline.pruned } : {}), ...(untrackedAtStart ? { untracked: untrackedAtStart } : {}), env: options.env }).catch(() => undefined) : undefined;
   const leftovers: SoloLeftover[] = [];
 
   const controller = new AbortController();
@@ -349,7 +351,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
     // change meanwhile is yours, X30-05); the plan file gets its mode back, and goes when it was made here and is empty.
     if (planFiles) await planFiles.restore().catch(() => undefined);
     // Before any git listing of the checkout (X30-13: a FIFO `.gitignore` holds git): FIFOs, sockets, devices it made.
-    if (leftoverBaseline && !readOnlyCheckout) {
+    if (leftoverBaseline) {
       const specials = await quarantineNewSpecials({ root: jail.root, before: leftoverBaseline, agentId: options.agentId }).catch((error: unknown): SoloLeftover[] => [{ path: '.', why: 'special', error: error instanceof Error ? error.message : String(error) }]);
       for (const entry of specials) {
         denied.push({ ts: new Date().toISOString(), attempt: options.attempt ?? 1, tool: 'sandbox', code: soloLeftoverCode, reason: leftoverReason(entry), target: entry.path, ...stayedIf(entry.error !== undefined) });
@@ -399,7 +401,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
         planted.push(result);
       }
     }
-    if (nestedBaseline && !readOnlyCheckout) {
+    if (nestedBaseline) {
       const moved = await quarantineNewNestedRepos({ root: jail.root, commonDir: path.join(jail.root, '.git'), before: nestedBaseline, agentId: options.agentId }).catch((error: unknown): QuarantinedGitlinkRepo[] => [{ path: '.', error: error instanceof Error ? error.message : String(error) }]);
       for (const entry of moved) {
         const what = `"${entry.path}" (a new git repository in the main checkout: git would take it for the repository of the files below it and run what its config and hooks name)`;
@@ -409,7 +411,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
       }
       planted.push(...moved);
     }
-    if (leftoverBaseline && !readOnlyCheckout) {
+    if (leftoverBaseline) {
       const left = await quarantineSoloLeftovers({ root: jail.root, jail, before: leftoverBaseline, agentId: options.agentId, ...(options.baseCommit ? { baseCommit: options.baseCommit } : {}), env: options.env }).catch((error: unknown): SoloLeftover[] => [{ path: '.', why: 'git-dir', error: error instanceof Error ? error.message : String(error) }]);
       for (const entry of left) {
         denied.push({ ts: new Date().toISOString(), attempt: options.attempt ?? 1, tool: 'sandbox', code: soloLeftoverCode, reason: leftoverReason(entry), target: entry.path, ...stayedIf(entry.error !== undefined) });
