@@ -574,7 +574,10 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
     const worktree = hostile.repo.sibling('wt-live-E');
     await hostile.repo.git.worktreeAdd({ path: worktree, branch, base, createBranch: true });
     const scriptPath = hostile.repo.sibling('live-E.yaml');
-    writeFileSync(scriptPath, ['version: 1', 'steps:', '  - write: { path: src/e.js, content: "export const e = 1;\\n" }', '  - sleep_ms: 2500', '  - commit: "feat(E): e"', '  - report: { status: complete, verification: PASS, notes: "done" }', ''].join('\n'));
+    // The agent waits (a bash loop) until the test has pushed the lost copy and then changed its file in the
+    // worker's worktree: the race is set up whatever the machine's load (a fixed sleep lost it under CI load,
+    // when the first event reached the test after the agent had already pushed).
+    writeFileSync(scriptPath, ['version: 1', 'steps:', '  - write: { path: src/e.js, content: "export const e = 1;\\n" }', `  - bash: "until grep -q 'e = 2' src/e.js; do sleep 0.1; done"`, '  - commit: "feat(E): e"', '  - report: { status: complete, verification: PASS, notes: "done" }', ''].join('\n'));
     const env = { ...process.env, ...gitEnv };
     const dispatcher = await createRedisDispatcher({ url: redis.url, remote, cwd: scratch, env, pollMs: 200 });
     const queue = new Queue(queueNameFor([], remoteKey(remote)), { connection: { host: '127.0.0.1', port: redis.port } });
@@ -603,6 +606,11 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
       const lost = (await hostile.repo.run(['commit-tree', `${base}^{tree}`, '-p', base, '-m', 'lost copy'])).trim();
       await client.sadd(`polywave:pushed:${placed!.job_id}`, lost);
       await hostile.repo.run(['push', '--quiet', remote, `${lost}:refs/heads/${branch}`]);
+      expect(remoteBranch(remote, branch)).toBe(lost);
+      // Now let the agent go on: its file in the worker's worktree (work/<job id> under the worker's directory).
+      const workerFile = ['worker-main', 'worker-rare'].map((name) => path.join(scratch, name, 'work', placed!.job_id, 'src', 'e.js')).find((file) => existsSync(file));
+      expect(workerFile, 'the agent’s file in the worker’s worktree').toBeDefined();
+      writeFileSync(workerFile!, 'export const e = 2;\n');
       const result = await running;
       expect(result.outcome.status, JSON.stringify(result.outcome)).toBe('finished');
       // Placed before any event, on the worker that ran it; no event went to the plain listener (each went once, with its meta).
@@ -612,7 +620,7 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
       const runner = [main, rare].find((candidate) => candidate.id === placed!.worker)!;
       // Each of the 4 turns once; every event with the worker's id and its time there (never after it arrived here).
       expect(delivered.filter((event) => event.type === 'turn-end').map((event) => event.turn)).toEqual([1, 2, 3, 4]);
-      expect(delivered.filter((event) => event.type === 'tool-call-end')).toHaveLength(3);
+      expect(delivered.filter((event) => event.type === 'tool-call-end')).toHaveLength(4);
       for (const event of delivered) expect(event.worker === runner.id && event.at! > 0 && event.at! <= event.received, JSON.stringify(event)).toBe(true);
       // The run pushed over the lost copy's commit (its lock still its own); the local worktree holds its commit.
       expect(runner.log()).toContain(`job ${placed!.job_id}: ${branch} was pushed by another run of this job (${lost.slice(0, 12)})`);
