@@ -195,8 +195,12 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
   // The Scout, critic and Planner read the checkout and write one plan (or nothing): their sandbox makes the whole
   // checkout read-only but that file (outside attack X30: every after-run check of a writable checkout had a gap — a
   // deleted untracked file, a nested clone's .git, a FIFO, a chmod — and it could not tell your own edits meanwhile from
-  // the agent's). Through polywave's own tool loop (ai-sdk, script), whose file tools write in place.
-  const readOnlyCheckout = decision.sandboxed && isMainCheckout(jail.root) && isCheckoutReader(options.role) && (spec.backend === 'ai-sdk' || spec.backend === 'script');
+  // the agent's). Through polywave's own tool loop (ai-sdk, script), whose file tools write in place; and through
+  // claude-code, whose sandbox holds only Bash (its file tools run in Claude Code's process, outside it, behind the
+  // PreToolUse jail): its Bash gets the checkout read-only with no file of it writable (Claude Code writes a file by
+  // renaming a new one over it, and refuses to write a file it has not read: the plan file is not made in advance).
+  // The cli backend runs the whole CLI in the sandbox (its file tools too) and keeps the writable checkout.
+  const readOnlyCheckout = decision.sandboxed && isMainCheckout(jail.root) && isCheckoutReader(options.role) && (spec.backend === 'ai-sdk' || spec.backend === 'script' || spec.backend === 'claude-code');
   // (made once every check that can refuse the agent has passed: X31-04 — an empty plan file stayed after a refusal)
   let planFiles: PlanFiles | undefined;
   if (decision.sandboxed) {
@@ -262,8 +266,8 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
         ignoredGuard = await guardIgnoredPaths({ root: jail.root, plan: sandbox, ownedFiles: options.policy.ownedFiles, gitCommonDir: path.join(jail.root, '.git'), agentId: options.agentId, env: options.env });
       }
       if (readOnlyCheckout) {
-        planFiles = await preparePlanFiles(jail);
-        sandbox.writable = [...sandbox.writable.filter((entry) => entry !== path.resolve(jail.root)), ...planFiles.files.map((file) => file.absolute)];
+        planFiles = spec.backend === 'claude-code' ? undefined : await preparePlanFiles(jail);
+        sandbox.writable = [...sandbox.writable.filter((entry) => entry !== path.resolve(jail.root)), ...(planFiles?.files.map((file) => file.absolute) ?? [])];
       }
     } catch (error) {
       await planFiles?.restore().catch(() => undefined);
