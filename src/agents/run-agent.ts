@@ -27,6 +27,7 @@ import {
   type ModelSpec,
 } from './contract.js';
 import { createJail } from './jail/jail.js';
+import { planFileEntries, planFileVariable, preparePlanRedirect, type PlanRedirect } from './plan-redirect.js';
 import type { Jail, JailPolicy } from './jail/types.js';
 import { createJournalRecorder } from './journal-recorder.js';
 import { resolveModelSpec } from './model-spec.js';
@@ -199,10 +200,12 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
   // claude-code, whose sandbox holds only Bash (its file tools run in Claude Code's process, outside it, behind the
   // PreToolUse jail): its Bash gets the checkout read-only with no file of it writable (Claude Code writes a file by
   // renaming a new one over it, and refuses to write a file it has not read: the plan file is not made in advance).
-  // The cli backend runs the whole CLI in the sandbox (its file tools too) and keeps the writable checkout.
-  const readOnlyCheckout = decision.sandboxed && isMainCheckout(jail.root) && isCheckoutReader(options.role) && (spec.backend === 'ai-sdk' || spec.backend === 'script' || spec.backend === 'claude-code');
+  // The cli backends run the whole CLI in the sandbox (its file tools too, which also write by rename): the CLI writes
+  // a copy of the plan in a directory of its own, which polywave puts in place after it (plan-redirect.ts).
+  const readOnlyCheckout = decision.sandboxed && isMainCheckout(jail.root) && isCheckoutReader(options.role);
   // (made once every check that can refuse the agent has passed: X31-04 — an empty plan file stayed after a refusal)
   let planFiles: PlanFiles | undefined;
+  let planRedirect: PlanRedirect | undefined;
   if (decision.sandboxed) {
     // A solo/integration agent works in the main checkout: the manifest the orchestrator writes stays
     // read-only. The Scout's job is to write that manifest (its jail keeps it to docs/IMPL/).
@@ -266,8 +269,13 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
         ignoredGuard = await guardIgnoredPaths({ root: jail.root, plan: sandbox, ownedFiles: options.policy.ownedFiles, gitCommonDir: path.join(jail.root, '.git'), agentId: options.agentId, env: options.env });
       }
       if (readOnlyCheckout) {
-        planFiles = spec.backend === 'claude-code' ? undefined : await preparePlanFiles(jail);
-        sandbox.writable = [...sandbox.writable.filter((entry) => entry !== path.resolve(jail.root)), ...(planFiles?.files.map((file) => file.absolute) ?? [])];
+        if (spec.backend === 'cli') {
+          planRedirect = await preparePlanRedirect(jail, path.join(scratchDir, 'plan'));
+          if (planRedirect.files.length === 1) env[planFileVariable] = planRedirect.files[0]!.copy;
+        } else if (spec.backend !== 'claude-code') {
+          planFiles = await preparePlanFiles(jail);
+        }
+        sandbox.writable = [...sandbox.writable.filter((entry) => entry !== path.resolve(jail.root)), ...(planFiles?.files.map((file) => file.absolute) ?? []), ...(planRedirect ? [planRedirect.dir] : [])];
       }
     } catch (error) {
       await planFiles?.restore().catch(() => undefined);
@@ -316,7 +324,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
       attempt: options.attempt ?? 1,
       model: spec,
       systemPrompt: options.systemPrompt,
-      prompt: options.prompt,
+      prompt: planRedirect?.note ? `${options.prompt}\n\n${planRedirect.note}` : options.prompt,
       cwd: options.cwd,
       ...(options.branch ? { branch: options.branch } : {}),
       ...(options.baseCommit ? { baseCommit: options.baseCommit } : {}),
@@ -354,6 +362,14 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
     // A read-only checkout: nothing there is the agent's doing but its plan file, so nothing is moved or put back (a
     // change meanwhile is yours, X30-05); the plan file gets its mode back, and goes when it was made here and is empty.
     if (planFiles) await planFiles.restore().catch(() => undefined);
+    if (planRedirect) {
+      // (its processes are gone: the CLI ran inside the sandbox, whose PID namespace ended with it)
+      const refused = await planRedirect.putBack().catch((error: unknown) => [{ path: '.', reason: error instanceof Error ? error.message : String(error) }]);
+      for (const entry of refused) {
+        denied.push({ ts: new Date().toISOString(), attempt: options.attempt ?? 1, tool: 'sandbox', code: planCopyRefusedCode, reason: `"${entry.path}": ${entry.reason}`, target: entry.path });
+        forward({ type: 'agent-log', level: 'warn', message: `${planCopyRefusedCode}: "${entry.path}": ${entry.reason}` });
+      }
+    }
     // Before any git listing of the checkout (X30-13: a FIFO `.gitignore` holds git): FIFOs, sockets, devices it made.
     if (leftoverBaseline) {
       const specials = await quarantineNewSpecials({ root: jail.root, before: leftoverBaseline, agentId: options.agentId }).catch((error: unknown): SoloLeftover[] => [{ path: '.', why: 'special', error: error instanceof Error ? error.message : String(error) }]);
@@ -450,6 +466,9 @@ const stayedIf = (stayed: boolean): { stayed?: true } => (stayed ? { stayed: tru
 /** The code of a journal write refused (a journal file replaced by a symlink or a link leading out). */
 export const journalRefusedCode = 'JOURNAL_WRITE_REFUSED';
 
+/** The code of a plan copy (cli backends, plan-redirect.ts) not put in place: a link, not a regular file, too large. */
+export const planCopyRefusedCode = 'SANDBOX_PLAN_COPY_REFUSED';
+
 /** The code of a planted submodule-path repository moved out after the agent (X8 #2c). */
 export const nestedRepoQuarantineCode = 'SANDBOX_NESTED_REPO_QUARANTINED';
 
@@ -537,12 +556,9 @@ interface PlanFiles {
  * checkout. A path that leads through a link or is not a regular file is left out (the agent cannot write it then).
  */
 async function preparePlanFiles(jail: Jail): Promise<PlanFiles> {
-  const entries = [...new Set([...jail.policy.ownedFiles, ...(jail.policy.writablePrefixes ?? []).filter((entry) => !entry.endsWith('/'))])];
   const files: PlanFiles['files'] = [];
   const madeDirs: string[] = [];
-  for (const entry of entries) {
-    const absolute = path.resolve(jail.root, entry);
-    if (!isInside(absolute, jail.root) || absolute === path.resolve(jail.root)) continue;
+  for (const absolute of planFileEntries(jail)) {
     const parts = path.relative(jail.root, absolute).split(path.sep);
     let usable = true;
     for (let index = 1; index < parts.length && usable; index += 1) {

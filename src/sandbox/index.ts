@@ -9,7 +9,7 @@
  * - {@link wrapInSandbox}: a shell command → the file, arguments and environment to spawn.
  * - SANDBOX_UNAVAILABLE: {@link sandboxUnavailableError}.
  */
-export { agentSandboxPlan, defaultBuildCaches, gatePlan, gitConfigMasks, homeSecrets, type AgentSandboxPlanInput, type GatePlanInput, type SandboxPlan, type SandboxSettings } from './sandbox-plan.js';
+export { agentSandboxPlan, defaultBuildCaches, gatePlan, gitConfigMasks, homeSecrets, planWritesIn, type AgentSandboxPlanInput, type GatePlanInput, type SandboxPlan, type SandboxSettings } from './sandbox-plan.js';
 export { sandboxOverrideVariable, sandboxStatus, type SandboxStatus } from './sandbox-status.js';
 export { sandboxInstallHint, sandboxUnavailableError, sandboxUnavailableMessage } from './sandbox-unavailable-error.js';
 export { resetSandboxManager as resetSandbox } from './sandbox-manager.js';

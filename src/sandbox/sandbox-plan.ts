@@ -131,6 +131,11 @@ function isInside(child: string, parent: string): boolean {
   return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
 }
 
+/** Whether `plan` lets its sandbox write `directory` (it, or a directory above it, is writable). */
+export function planWritesIn(plan: Pick<SandboxPlan, 'writable'>, directory: string): boolean {
+  return plan.writable.some((entry) => isInside(path.resolve(directory), path.resolve(entry)));
+}
+
 /**
  * Tool and cache directories of the user's home that builds read (issue 11, outside attack X10 N1b:
  * the home behind a deny-list still showed 28 credential stores `homeSecrets` did not name — glab,

@@ -68,7 +68,7 @@ import {
   type ToolDenial,
 } from '../contract.js';
 import type { JailDecision } from '../jail/types.js';
-import { sandboxStatus, sandboxUnavailableMessage, type SandboxPlan } from '../sandbox/index.js';
+import { planWritesIn, sandboxStatus, sandboxUnavailableMessage, type SandboxPlan } from '../sandbox/index.js';
 import { gitCommitHint, isGitWriteRefusal, sandboxDenialsIn } from '../sandbox/sandbox-denials.js';
 import { fillReportFromGit, gitCommitTool } from '../tools/report-tools.js';
 import { claudeAgentSdkPackage, installCommandFor } from '../model-preflight.js';
@@ -118,7 +118,7 @@ const confinedTools = ['Read', 'Write', 'Edit', 'NotebookEdit', 'Glob', 'Grep', 
 export function claudeCodeSandboxSettings(plan: SandboxPlan, gitDirectories: readonly string[], cwd?: string): NonNullable<Options['sandbox']> {
   // Claude Code makes the working directory writable on its own: for an agent whose plan leaves it out (a Scout,
   // critic or Planner in the main checkout, run-agent.ts) it is denied explicitly.
-  const readOnlyCwd = cwd !== undefined && !writableIn(plan, cwd) ? [path.resolve(cwd)] : [];
+  const readOnlyCwd = cwd !== undefined && !planWritesIn(plan, cwd) ? [path.resolve(cwd)] : [];
   return {
     enabled: true,
     failIfUnavailable: true,
@@ -134,19 +134,13 @@ export function claudeCodeSandboxSettings(plan: SandboxPlan, gitDirectories: rea
   };
 }
 
-/** Whether `plan` lets the sandbox write `directory` (it, or a directory above it, is writable). */
-function writableIn(plan: SandboxPlan, directory: string): boolean {
-  const target = path.resolve(directory);
-  return plan.writable.some((entry) => path.resolve(entry) === target || target.startsWith(`${path.resolve(entry)}${path.sep}`));
-}
-
 /** Appended to the role prompt when the agent runs sandboxed. */
 export function sandboxPromptNote(plan: SandboxPlan, cwd: string): string {
   const network = plan.allowedHosts.length > 0 ? plan.allowedHosts.join(', ') : 'nothing';
   return [
     '## The sandbox you run in',
     // A Scout, critic or Planner in the main checkout: the checkout is read-only to its Bash (run-agent.ts, X30).
-    writableIn(plan, cwd)
+    planWritesIn(plan, cwd)
       ? `Your Bash commands (and everything they start) run in an OS sandbox: only your working directory (${cwd}), $HOME and $TMPDIR are writable; the rest of the file system is read-only, other agents' worktrees and credentials are unreadable, and the network reaches only ${network}. Background commands are not available.`
       : `Your Bash commands (and everything they start) run in an OS sandbox: only $HOME and $TMPDIR are writable; the repository (${cwd}) and the rest of the file system are read-only to them, credentials are unreadable, and the network reaches only ${network}. Write the file your task names with the Write or Edit tool. Background commands are not available.`,
     `The repository metadata (.git) is read-only in Bash, so \`git add\` / \`git commit\` fail there: commit with the ${gitCommitToolName} tool (it stages and commits the files you own on your branch, outside the sandbox).`,

@@ -59,7 +59,7 @@ import {
   type ToolDenial,
 } from '../contract.js';
 import { createGit } from '../../git/git-cli.js';
-import { wrapInSandbox, type SandboxPlan } from '../sandbox/index.js';
+import { planWritesIn, wrapInSandbox, type SandboxPlan } from '../sandbox/index.js';
 import { sandboxDenialsIn } from '../sandbox/sandbox-denials.js';
 import { fillReportFromGit, gitCommitTool } from '../tools/report-tools.js';
 
@@ -553,7 +553,10 @@ function failedOutcome(started: number, kind: AgentFailureKind, message: string,
 function sandboxInstructions(request: AgentRunRequest, plan: SandboxPlan, reportFile: string | undefined): string {
   const lines = [
     '## The sandbox you run in',
-    `Everything you run is confined by an OS sandbox: only your working directory (${request.cwd}), $HOME and $TMPDIR are writable; the rest of the file system is read-only, other agents' worktrees and credentials are unreadable, and the network reaches only ${plan.allowedHosts.length > 0 ? plan.allowedHosts.join(', ') : 'nothing'}.`,
+    // (a Scout, critic or Planner in the main checkout has it read-only: run-agent.ts, plan-redirect.ts)
+    planWritesIn(plan, request.cwd)
+      ? `Everything you run is confined by an OS sandbox: only your working directory (${request.cwd}), $HOME and $TMPDIR are writable; the rest of the file system is read-only, other agents' worktrees and credentials are unreadable, and the network reaches only ${plan.allowedHosts.length > 0 ? plan.allowedHosts.join(', ') : 'nothing'}.`
+      : `Everything you run is confined by an OS sandbox: only $HOME, $TMPDIR and the directory named below for your file are writable; the repository (${request.cwd}) and the rest of the file system are read-only, credentials are unreadable, and the network reaches only ${plan.allowedHosts.length > 0 ? plan.allowedHosts.join(', ') : 'nothing'}.`,
     "The repository metadata (.git) is read-only here: do not run git add or git commit (they fail). When you exit, polywave commits your changed files on your branch for you — only files you own; a change to any other file fails your run and nothing of it is committed.",
   ];
   if (reportFile) {

@@ -15,14 +15,14 @@ import { createTestRepo } from './support/git-repo.js';
  * yours); its plan still goes in through the Write tool (outside that sandbox, behind the PreToolUse jail).
  */
 
-const hasBinary = (() => {
+const claudeBinary = (() => {
   try {
-    createRequire(import.meta.url).resolve(`@anthropic-ai/claude-agent-sdk-${process.platform}-${process.arch}/claude`);
-    return true;
+    return createRequire(import.meta.url).resolve(`@anthropic-ai/claude-agent-sdk-${process.platform}-${process.arch}/claude`);
   } catch {
-    return false;
+    return undefined;
   }
 })();
+const hasBinary = claudeBinary !== undefined;
 const status = await sandboxStatus();
 const skipReason = !status.available ? `the OS sandbox is unavailable here (${status.detail})` : !hasBinary ? 'the Claude Code native binary package is not installed' : undefined;
 
@@ -67,11 +67,15 @@ quality_gates:
 state: SCOUT_PENDING
 `;
 
+/** A node one-liner whose paths are computed (base64, evaluated): nothing a static check of the command can see. */
+function computed(code: string): string {
+  return `node -e "eval(Buffer.from('${Buffer.from(code).toString('base64')}','base64').toString())"`;
+}
+
 describe.skipIf(skipReason !== undefined)(`a claude-code Scout's Bash has the main checkout read-only${skipReason ? ` — SKIPPED: ${skipReason}` : ''}`, () => {
   it('rewrite, delete and plant fail with EROFS inside; your edit meanwhile stays; the plan goes in through Write', async () => {
     const repo = await createTestRepo({ files: { 'package.json': '{"name":"demo","scripts":{"test":"node -e 0"}}\n', 'docs/CONTEXT.md': 'conventions: none\n' } });
     repo.write('notes.txt', 'my notes\n');
-    // computed paths (base64, evaluated): nothing the static check of the Bash command can see
     const attack = [
       "const fs=require('fs');const t=(n,f)=>{try{f();console.log(n+': DONE')}catch(e){console.log(n+': '+e.code)}};",
       "t('rewrite',()=>fs.writeFileSync('package'+'.json','PWNED'));",
@@ -79,7 +83,7 @@ describe.skipIf(skipReason !== undefined)(`a claude-code Scout's Bash has the ma
       "t('plant',()=>fs.writeFileSync('evil'+'.test.js','x'));",
       "t('plan',()=>fs.writeFileSync(['docs','IMPL','IMPL-x.yaml'].join('/'),'x'));",
     ].join('');
-    const command = `node -e "eval(Buffer.from('${Buffer.from(attack).toString('base64')}','base64').toString())"`;
+    const command = computed(attack);
     const turns: LoopbackToolUse[][] = [
       [{ id: 'toolu_attack', name: 'Bash', input: { command, timeout: 60_000 } }],
       [{ id: 'toolu_plan', name: 'Write', input: { file_path: path.join(repo.dir, 'docs', 'IMPL', `IMPL-${slug}.yaml`), content: plan } }],
@@ -116,4 +120,50 @@ describe.skipIf(skipReason !== undefined)(`a claude-code Scout's Bash has the ma
       await api.close();
     }
   }, 120_000);
+});
+
+describe.skipIf(skipReason !== undefined)(`a cli:claude Scout (the whole CLI in the sandbox) has the main checkout read-only${skipReason ? ` — SKIPPED: ${skipReason}` : ''}`, () => {
+  it('its Bash and Write fail on the checkout; the plan it writes at $POLYWAVE_PLAN_FILE is put in place', async () => {
+    const repo = await createTestRepo({ files: { 'package.json': '{"name":"demo","scripts":{"test":"node -e 0"}}\n', 'docs/CONTEXT.md': 'conventions: none\n' } });
+    repo.write('notes.txt', 'my notes\n');
+    const attack = [
+      "const fs=require('fs');const t=(n,f)=>{try{f();console.log(n+': DONE')}catch(e){console.log(n+': '+e.code)}};",
+      "t('rewrite',()=>fs.writeFileSync('package'+'.json','PWNED'));",
+      "t('delete',()=>fs.rmSync('notes'+'.txt'));",
+      "t('plant',()=>fs.writeFileSync('evil'+'.test.js','x'));",
+      "t('copy-var',()=>{if(!process.env.POLYWAVE_PLAN_FILE)throw Object.assign(new Error(),{code:'UNSET'})});",
+    ].join('');
+    const realPlan = path.join(repo.dir, 'docs', 'IMPL', `IMPL-${slug}.yaml`);
+    let output = '';
+    let copy = '';
+    let realRefused = false;
+    const api = await startAnthropicLoopback((body: MessagesRequestBody) => {
+      const results = toolResults(body);
+      copy ||= /IMPL-greeting-formatters\.yaml → (\S+)/.exec(JSON.stringify(body.messages).replace(/\\n/g, '\n'))?.[1] ?? '';
+      const turns: LoopbackToolUse[][] = [
+        [{ id: 'toolu_attack', name: 'Bash', input: { command: computed(attack), timeout: 60_000 } }],
+        [{ id: 'toolu_real', name: 'Write', input: { file_path: realPlan, content: 'WRONG\n' } }],
+        [{ id: 'toolu_copy', name: 'Write', input: { file_path: copy, content: plan } }],
+      ];
+      output ||= results.find((result) => result.toolUseId === 'toolu_attack')?.text ?? '';
+      realRefused ||= results.find((result) => result.toolUseId === 'toolu_real')?.isError ?? false;
+      const turn = turns[results.length];
+      return turn ? { toolUses: turn } : { text: 'Done.' };
+    });
+    try {
+      const env = { ...repo.env, POLYWAVE_CLAUDE_BIN: claudeBinary, ANTHROPIC_BASE_URL: api.baseURL, ANTHROPIC_API_KEY: 'test', CLAUDE_CODE_MAX_RETRIES: '0', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' };
+      const result = await runScout({ feature: 'Greeting formatters', repoDir: repo.dir, model: 'cli:claude', env });
+      expect(copy, 'the copy\'s path is in the prompt').toMatch(/\/plan\/1-IMPL-greeting-formatters\.yaml$/);
+      for (const name of ['rewrite', 'delete', 'plant']) expect(output, output).toMatch(new RegExp(`^${name}: (EROFS|EACCES|EPERM)$`, 'm'));
+      expect(output).toMatch(/^copy-var: DONE$/m);
+      expect(realRefused, 'its Write to the plan path in the checkout failed').toBe(true);
+      expect(result.state, JSON.stringify(result.steps)).toBe('REVIEWED');
+      expect(readFileSync(realPlan, 'utf8')).toContain('feature_slug: greeting-formatters');
+      expect(repo.read('package.json')).toContain('"name":"demo"');
+      expect(repo.read('notes.txt')).toBe('my notes\n');
+      expect(existsSync(repo.path('evil.test.js'))).toBe(false);
+    } finally {
+      await api.close();
+    }
+  }, 180_000);
 });
