@@ -72,18 +72,28 @@ function computed(code: string): string {
   return `node -e "eval(Buffer.from('${Buffer.from(code).toString('base64')}','base64').toString())"`;
 }
 
+/** A repository with a tracked package.json and an untracked notes.txt of yours. */
+async function scoutRepo() {
+  const repo = await createTestRepo({ files: { 'package.json': '{"name":"demo","scripts":{"test":"node -e 0"}}\n', 'docs/CONTEXT.md': 'conventions: none\n' } });
+  repo.write('notes.txt', 'my notes\n');
+  return repo;
+}
+
+/** Rewrite package.json, delete notes.txt, plant evil.test.js, then `extra`: each prints `<name>: DONE` or its error code. */
+function attackOn(extra: string): string {
+  return [
+    "const fs=require('fs');const t=(n,f)=>{try{f();console.log(n+': DONE')}catch(e){console.log(n+': '+e.code)}};",
+    "t('rewrite',()=>fs.writeFileSync('package'+'.json','PWNED'));",
+    "t('delete',()=>fs.rmSync('notes'+'.txt'));",
+    "t('plant',()=>fs.writeFileSync('evil'+'.test.js','x'));",
+    extra,
+  ].join('');
+}
+
 describe.skipIf(skipReason !== undefined)(`a claude-code Scout's Bash has the main checkout read-only${skipReason ? ` — SKIPPED: ${skipReason}` : ''}`, () => {
   it('rewrite, delete and plant fail with EROFS inside; your edit meanwhile stays; the plan goes in through Write', async () => {
-    const repo = await createTestRepo({ files: { 'package.json': '{"name":"demo","scripts":{"test":"node -e 0"}}\n', 'docs/CONTEXT.md': 'conventions: none\n' } });
-    repo.write('notes.txt', 'my notes\n');
-    const attack = [
-      "const fs=require('fs');const t=(n,f)=>{try{f();console.log(n+': DONE')}catch(e){console.log(n+': '+e.code)}};",
-      "t('rewrite',()=>fs.writeFileSync('package'+'.json','PWNED'));",
-      "t('delete',()=>fs.rmSync('notes'+'.txt'));",
-      "t('plant',()=>fs.writeFileSync('evil'+'.test.js','x'));",
-      "t('plan',()=>fs.writeFileSync(['docs','IMPL','IMPL-x.yaml'].join('/'),'x'));",
-    ].join('');
-    const command = computed(attack);
+    const repo = await scoutRepo();
+    const command = computed(attackOn("t('plan',()=>fs.writeFileSync(['docs','IMPL','IMPL-x.yaml'].join('/'),'x'));"));
     const turns: LoopbackToolUse[][] = [
       [{ id: 'toolu_attack', name: 'Bash', input: { command, timeout: 60_000 } }],
       [{ id: 'toolu_plan', name: 'Write', input: { file_path: path.join(repo.dir, 'docs', 'IMPL', `IMPL-${slug}.yaml`), content: plan } }],
@@ -124,15 +134,8 @@ describe.skipIf(skipReason !== undefined)(`a claude-code Scout's Bash has the ma
 
 describe.skipIf(skipReason !== undefined)(`a cli:claude Scout (the whole CLI in the sandbox) has the main checkout read-only${skipReason ? ` — SKIPPED: ${skipReason}` : ''}`, () => {
   it('its Bash and Write fail on the checkout; the plan it writes at $POLYWAVE_PLAN_FILE is put in place', async () => {
-    const repo = await createTestRepo({ files: { 'package.json': '{"name":"demo","scripts":{"test":"node -e 0"}}\n', 'docs/CONTEXT.md': 'conventions: none\n' } });
-    repo.write('notes.txt', 'my notes\n');
-    const attack = [
-      "const fs=require('fs');const t=(n,f)=>{try{f();console.log(n+': DONE')}catch(e){console.log(n+': '+e.code)}};",
-      "t('rewrite',()=>fs.writeFileSync('package'+'.json','PWNED'));",
-      "t('delete',()=>fs.rmSync('notes'+'.txt'));",
-      "t('plant',()=>fs.writeFileSync('evil'+'.test.js','x'));",
-      "t('copy-var',()=>{if(!process.env.POLYWAVE_PLAN_FILE)throw Object.assign(new Error(),{code:'UNSET'})});",
-    ].join('');
+    const repo = await scoutRepo();
+    const attack = attackOn("t('copy-var',()=>{if(!process.env.POLYWAVE_PLAN_FILE)throw Object.assign(new Error(),{code:'UNSET'})});");
     const realPlan = path.join(repo.dir, 'docs', 'IMPL', `IMPL-${slug}.yaml`);
     let output = '';
     let copy = '';
