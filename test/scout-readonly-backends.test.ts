@@ -169,4 +169,23 @@ describe.skipIf(skipReason !== undefined)(`a cli:claude Scout (the whole CLI in 
       await api.close();
     }
   }, 180_000);
+
+  it('a plan copy made a link (to a file it can read) is not followed: SANDBOX_PLAN_COPY_REFUSED, said as such, nothing in place', async () => {
+    const repo = await scoutRepo();
+    const api = await startAnthropicLoopback((body: MessagesRequestBody) =>
+      toolResults(body).length === 0 ? { toolUses: [{ id: 'toolu_link', name: 'Bash', input: { command: 'ln -sf "$PWD/package.json" "$POLYWAVE_PLAN_FILE" && echo linked' } }] } : { text: 'Done.' },
+    );
+    try {
+      const env = { ...repo.env, POLYWAVE_CLAUDE_BIN: claudeBinary, ANTHROPIC_BASE_URL: api.baseURL, ANTHROPIC_API_KEY: 'test', CLAUDE_CODE_MAX_RETRIES: '0', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' };
+      const result = await runScout({ feature: 'Greeting formatters', repoDir: repo.dir, model: 'cli:claude', env, maxAttempts: 1 });
+      expect(result.success).toBe(false);
+      const step = result.steps.find((entry) => entry.step === 'scout-plan-copy-1');
+      expect(step?.status, JSON.stringify(result.steps)).toBe('failed');
+      expect(step?.detail).toMatch(/^the Scout's plan was not put in place: SANDBOX_PLAN_COPY_REFUSED: "docs\/IMPL\/IMPL-greeting-formatters\.yaml": its copy .* was not put in place: it is a symbolic link$/);
+      expect(result.steps.some((entry) => entry.step.startsWith('scout-sandbox'))).toBe(false);
+      expect(existsSync(repo.path(`docs/IMPL/IMPL-${slug}.yaml`))).toBe(false);
+    } finally {
+      await api.close();
+    }
+  }, 180_000);
 });
