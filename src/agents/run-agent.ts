@@ -460,6 +460,30 @@ export function leftoversNotUndone(denials: readonly ToolDenial[]): ToolDenial[]
   return denials.filter((denial) => denial.tool === 'sandbox' && denial.stayed === true);
 }
 
+/** What the after-run checks of a Scout, critic or Planner in the main checkout did, said one way for all three. */
+export interface AfterRunChecks {
+  /** The sandbox's after-run records (a change moved out or put back, or one that stayed); a refused plan copy is not one. */
+  undone: ToolDenial[];
+  /** Those that could NOT be undone: the run fails closed (SANDBOX_LEFTOVER_STAYED). */
+  stayed: ToolDenial[];
+  /** `<n> change(s) of <who><where> undone[, <m> NOT undone]: <code>: <reason>; …` (undefined: nothing to say). */
+  summary: string | undefined;
+  /** `<who> left <paths> in the checkout and it could not be undone: look at it before you run anything there` (undefined: nothing stayed). */
+  stayedMessage: string | undefined;
+}
+
+/** {@link AfterRunChecks} of `denials` for `who` ("the Scout"); `where` qualifies the changes (" outside its IMPL doc"). */
+export function afterRunChecks(denials: readonly ToolDenial[], who: string, where = ''): AfterRunChecks {
+  const undone = denials.filter((denial) => denial.tool === 'sandbox' && denial.code !== planCopyRefusedCode);
+  const stayed = leftoversNotUndone(undone);
+  return {
+    undone,
+    stayed,
+    summary: undone.length > 0 ? `${undone.length - stayed.length} change(s) of ${who}${where} undone${stayed.length > 0 ? `, ${stayed.length} NOT undone` : ''}: ${undone.map((denial) => `${denial.code}: ${denial.reason}`).join('; ')}` : undefined,
+    stayedMessage: stayed.length > 0 ? `${who} left ${stayed.map((denial) => denial.target ?? '?').join(', ')} in the checkout and it could not be undone: look at it before you run anything there` : undefined,
+  };
+}
+
 /** The `stayed` mark of an after-run record when its change could not be undone. */
 const stayedIf = (stayed: boolean): { stayed?: true } => (stayed ? { stayed: true } : {});
 

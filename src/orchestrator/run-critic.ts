@@ -12,7 +12,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { emptyUsage, type AgentBackend, type AgentUsage } from '../agents/contract.js';
 import { renderRolePrompt } from '../agents/prompts/index.js';
-import { leftoversNotUndone, runAgent } from '../agents/run-agent.js';
+import { afterRunChecks, runAgent } from '../agents/run-agent.js';
 import type { EventBus } from '../engine/events.js';
 import type { BudgetTracker } from '../agents/budget.js';
 import { budgetSignal, meterAgentEvents } from '../agents/cost-meter.js';
@@ -392,10 +392,9 @@ export async function runCritic(options: RunCriticOptions): Promise<RunCriticRes
 
   // X30-10: what the critic changed in the checkout and the after-run checks undid is said; what they could NOT undo fails
   // the review closed, as for the Scout and the Planner (a sandboxed critic has the checkout read-only: nothing to undo).
-  const undone = outcome.denials.filter((denial) => denial.tool === 'sandbox');
-  const stayed = leftoversNotUndone(undone);
-  if (undone.length > 0) record('critic-sandbox', stayed.length > 0 ? 'failed' : 'warning', `${undone.length - stayed.length} change(s) of the critic undone${stayed.length > 0 ? `, ${stayed.length} NOT undone` : ''}: ${undone.map((denial) => `${denial.code}: ${denial.reason}`).join('; ')}`, agentStarted);
-  if (stayed.length > 0) return fail('SANDBOX_LEFTOVER_STAYED', `the critic left ${stayed.map((denial) => denial.target ?? '?').join(', ')} in the checkout and it could not be undone: look at it before you run anything there, then run the review again`);
+  const checks = afterRunChecks(outcome.denials, 'the critic');
+  if (checks.summary) record('critic-sandbox', checks.stayedMessage ? 'failed' : 'warning', checks.summary, agentStarted);
+  if (checks.stayedMessage) return fail('SANDBOX_LEFTOVER_STAYED', `${checks.stayedMessage}, then run the review again`);
 
   if (outcome.structured === undefined) {
     const why = outcome.failure?.message ?? (outcome.status === 'finished' ? 'the critic finished without a structured review (final_answer)' : `the critic ended with status ${outcome.status}`);

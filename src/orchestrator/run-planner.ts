@@ -13,7 +13,7 @@ import { addUsage, emptyUsage, type AgentBackend, type AgentUsage } from '../age
 import { resolveModelSpec } from '../agents/model-spec.js';
 import { renderRolePrompt, type PromptFinding } from '../agents/prompts/index.js';
 import type { ExistingImplRef } from '../agents/prompts/planner.js';
-import { leftoversNotUndone, runAgent } from '../agents/run-agent.js';
+import { afterRunChecks, runAgent } from '../agents/run-agent.js';
 import { isBlocking, type Finding } from '../errors/finding.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { parseImpl } from '../protocol/parse-impl.js';
@@ -152,10 +152,10 @@ async function plannerLoop(options: PlannerRunOptions & { outputPath: string; de
     // (valid) original, which must not pass as the Planner's revision.
     if (outcome.status !== 'finished') findings = [{ code: 'N029_AGENT_RUN_FAILED', severity: 'error', message: `the Planner did not finish (${outcome.status})` } as Finding, ...findings];
     // Fail closed (X29-08): something the Planner left in the checkout that could not be moved out or put back.
-    const stayed = leftoversNotUndone(outcome.denials);
-    if (stayed.length > 0) findings = [{ code: 'SANDBOX_LEFTOVER_STAYED', severity: 'error', message: `the Planner left ${stayed.map((denial) => denial.target ?? '?').join(', ')} in the checkout and it could not be undone: look at it before you run anything there` } as Finding, ...findings];
+    const { stayedMessage } = afterRunChecks(outcome.denials, 'the Planner');
+    if (stayedMessage) findings = [{ code: 'SANDBOX_LEFTOVER_STAYED', severity: 'error', message: stayedMessage } as Finding, ...findings];
     attempts.push({ attempt, agent_status: outcome.status, error_count: findings.length, errors: findings.map((finding) => ({ code: finding.code, message: finding.message })) });
-    if (stayed.length > 0) return { attempts, usage, valid: false, findings };
+    if (stayedMessage) return { attempts, usage, valid: false, findings };
     if (findings.length === 0) return { attempts, usage, valid: true, findings };
   }
   return { attempts, usage, valid: false, findings };

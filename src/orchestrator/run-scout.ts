@@ -29,7 +29,7 @@ import { budgetExceededCode, type BudgetTracker } from '../agents/budget.js';
 import { resolveModelSpec } from '../agents/model-spec.js';
 import { renderRolePrompt, type PromptFinding } from '../agents/prompts/index.js';
 import type { ScoutProgramContext, ScoutProgramContract } from '../agents/prompts/scout.js';
-import { leftoversNotUndone, planCopyRefusedCode, runAgent } from '../agents/run-agent.js';
+import { afterRunChecks, planCopyRefusedCode, runAgent } from '../agents/run-agent.js';
 import type { EventBus } from '../engine/events.js';
 import { createCostMeter } from '../agents/cost-meter.js';
 import { activityEvent } from '../protocol/e40.js';
@@ -463,15 +463,14 @@ export async function runScout(options: RunScoutOptions): Promise<RunScoutResult
     });
     // What the sandbox and the after-run checks undid (a file outside its doc moved out or put back, a planted
     // repository): said here too, not only in the journal (attack report X28: run-scout printed none of it).
-    const undone = outcome.denials.filter((denial) => denial.tool === 'sandbox' && denial.code !== planCopyRefusedCode);
-    const stayed = leftoversNotUndone(undone);
+    const checks = afterRunChecks(outcome.denials, 'the Scout', ' outside its IMPL doc');
     // A cli Scout's plan copy that was not put in place (a link, not a regular file): nothing was undone, its plan is not there.
     const refusedCopies = outcome.denials.filter((denial) => denial.code === planCopyRefusedCode);
     if (refusedCopies.length > 0) record(`scout-plan-copy-${attempt}`, 'failed', `the Scout's plan was not put in place: ${refusedCopies.map((denial) => `${denial.code}: ${denial.reason}`).join('; ')}`, attemptStarted);
-    if (undone.length > 0) record(`scout-sandbox-${attempt}`, stayed.length > 0 ? 'failed' : 'warning', `${undone.length - stayed.length} change(s) of the Scout outside its IMPL doc undone${stayed.length > 0 ? `, ${stayed.length} NOT undone` : ''}: ${undone.map((denial) => `${denial.code}: ${denial.reason}`).join('; ')}`, attemptStarted);
+    if (checks.summary) record(`scout-sandbox-${attempt}`, checks.stayedMessage ? 'failed' : 'warning', checks.summary, attemptStarted);
     // Fail closed (X29-05): something the Scout left in the checkout is still there; no plan of this run goes on.
-    if (stayed.length > 0) {
-      stopped = { code: 'SANDBOX_LEFTOVER_STAYED', message: `the Scout left ${stayed.map((denial) => denial.target ?? '?').join(', ')} in the checkout and it could not be undone: look at it before you run anything there, then run the Scout again` };
+    if (checks.stayedMessage) {
+      stopped = { code: 'SANDBOX_LEFTOVER_STAYED', message: `${checks.stayedMessage}, then run the Scout again` };
       break;
     }
     const agentFailure = outcome.failure ? `${outcome.failure.kind}: ${outcome.failure.message}` : undefined;
