@@ -409,6 +409,22 @@ describe('run-scout (issue 6): E16 correction loop, critic gate, one commit', ()
     expect(existsSync(repo.path('.git/polywave/quarantine')) ? readdirSync(repo.path('.git/polywave/quarantine')) : []).toEqual([]);
   });
 
+  it.runIf(sandboxAvailable)('a Scout starts where a writing agent is refused (SANDBOX_IGNORED_TOO_MANY: an ignored .claude/ holding a worktree and > 50,000 files): with the checkout read-only it needs no ignored-path guard but the build-output throwaways', async () => {
+    const repo = await repository();
+    repo.write('.gitignore', '.claude/\ndist/\n');
+    await repo.commitAll('ignore');
+    await repo.run(['worktree', 'add', '-q', '-b', 'side', repo.path('.claude/worktrees/side')]);
+    mkdirSync(repo.path('.claude/cache'), { recursive: true });
+    spawnSyncOk('sh', ['-c', 'seq 1 50001 | xargs touch'], repo.path('.claude/cache'));
+    repo.write('dist/app.js', 'built\n');
+    const { result, output } = await scoutRunsBash(repo, `ls dist | wc -l; node -e ${JSON.stringify("require('fs').writeFileSync('dist/'+'x.js','x');console.log('dist: DONE')")}`);
+    expect(result.state, JSON.stringify(result.steps)).toBe('REVIEWED');
+    // dist/ is the build-output throwaway: empty and writable inside, nothing reaches the checkout
+    expect(output, output).toMatch(/^0\n/);
+    expect(output, output).toContain('dist: DONE');
+    expect(readdirSync(repo.path('dist'))).toEqual(['app.js']);
+  }, 120_000);
+
   it.runIf(sandboxAvailable)('X27-10: polywave\'s state directory and the root config are read-only in the Scout\'s sandbox (gate cache, active-impl, another agent\'s journal context)', async () => {
     const repo = await repository();
     repo.write('polywave.config.json', '{}\n');

@@ -266,7 +266,9 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
       // An agent working in the main checkout (its `.git` is a directory): the checkout's ignored
       // files are read-only to it, new ones are moved out after it (issue 11; sandbox/ignored-paths.ts).
       if (isMainCheckout(jail.root)) {
-        ignoredGuard = await guardIgnoredPaths({ root: jail.root, plan: sandbox, ownedFiles: options.policy.ownedFiles, gitCommonDir: path.join(jail.root, '.git'), agentId: options.agentId, env: options.env });
+        // (a reader with the checkout read-only: only the build-output throwaways — no read-only mounts, fingerprints
+        // of up to 50,000 files, or SANDBOX_IGNORED_TOO_MANY refusal, none of which it needs)
+        ignoredGuard = await guardIgnoredPaths({ root: jail.root, plan: sandbox, ownedFiles: options.policy.ownedFiles, gitCommonDir: path.join(jail.root, '.git'), agentId: options.agentId, env: options.env, ...(readOnlyCheckout ? { throwawayOnly: true } : {}) });
       }
       if (readOnlyCheckout) {
         if (spec.backend === 'cli') {

@@ -197,6 +197,12 @@ export interface IgnoredGuardInput {
   mountLimit?: number;
   /** Files fingerprinted at most past the mount limit (default 50,000; tests use fewer). */
   watchBudget?: number;
+  /**
+   * The agent's sandbox has the whole checkout read-only (a Scout, critic or Planner: run-agent.ts): nothing needs
+   * a read-only mount, a fingerprint or a move afterwards — only the build-output throwaways are made (so that a build
+   * it runs still works), and nothing can refuse its start.
+   */
+  throwawayOnly?: boolean;
 }
 
 /** One path moved out of the checkout. */
@@ -266,6 +272,16 @@ export async function guardIgnoredPaths(input: IgnoredGuardInput): Promise<Ignor
   // Shallow entries first: the top-level `node_modules/`, `.envrc`, `dist/` are the ones users run.
   const depth = (entry: string): number => entry.replace(/\/$/, '').split('/').length;
   const ordered = [...before].filter(keep).sort((left, right) => depth(left) - depth(right) || (left < right ? -1 : left > right ? 1 : 0));
+  if (input.throwawayOnly) {
+    for (const entry of ordered) {
+      if (throwaway.length >= mountLimit) break;
+      const absolute = path.resolve(root, entry);
+      if (!throwawayDirNames.has(path.basename(absolute)) || input.plan.unreadable.includes(absolute) || protectedInside(absolute)) continue;
+      if (await lstat(absolute).then((stats) => stats.isDirectory(), () => false)) throwaway.push(absolute);
+    }
+    input.plan.unreadable = [...new Set([...input.plan.unreadable, ...throwaway])];
+    return { readOnly, overBudget: [], throwaway, quarantineNew: async () => [] };
+  }
   const overflow: string[] = [];
   for (const entry of ordered) {
     const absolute = path.resolve(root, entry);
