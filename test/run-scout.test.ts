@@ -409,6 +409,21 @@ describe('run-scout (issue 6): E16 correction loop, critic gate, one commit', ()
     expect(existsSync(repo.path('.git/polywave/quarantine')) ? readdirSync(repo.path('.git/polywave/quarantine')) : []).toEqual([]);
   });
 
+  it.runIf(sandboxAvailable)('X32-07: a sandbox.writable entry of your config that holds the checkout (its parent) or lies in it does not make it writable to the Scout again', async () => {
+    const repo = await repository();
+    repo.write('polywave.config.json', `${JSON.stringify({ sandbox: { writable: [path.dirname(repo.dir), repo.path('scripts')] } })}\n`);
+    repo.write('scripts/build.sh', 'echo build\n');
+    await repo.commitAll('config');
+    repo.write('notes.txt', 'my notes\n');
+    const attack = "const fs=require('fs');const t=(n,f)=>{try{f();console.log(n+': DONE')}catch(e){console.log(n+': '+e.code)}};t('rewrite',()=>fs.writeFileSync('package'+'.json','PWNED'));t('delete',()=>fs.rmSync('notes'+'.txt'));t('scripts',()=>fs.writeFileSync('scripts/'+'evil.test.js','x'));";
+    const { result, output } = await scoutRunsBash(repo, `node -e ${JSON.stringify(attack)}`);
+    expect(result.state, JSON.stringify(result.steps)).toBe('REVIEWED');
+    for (const name of ['rewrite', 'delete', 'scripts']) expect(output, output).toMatch(new RegExp(`^(ERROR: )?${name}: (EROFS|EACCES|EPERM)$`, 'm'));
+    expect(repo.read('package.json')).not.toContain('PWNED');
+    expect(repo.read('notes.txt')).toBe('my notes\n');
+    expect(existsSync(repo.path('scripts/evil.test.js'))).toBe(false);
+  });
+
   it.runIf(sandboxAvailable)('a Scout starts where a writing agent is refused (SANDBOX_IGNORED_TOO_MANY: an ignored .claude/ holding a worktree and > 50,000 files): with the checkout read-only it needs no ignored-path guard but the build-output throwaways', async () => {
     const repo = await repository();
     repo.write('.gitignore', '.claude/\ndist/\n');

@@ -72,9 +72,13 @@ function computed(code: string): string {
   return `node -e "eval(Buffer.from('${Buffer.from(code).toString('base64')}','base64').toString())"`;
 }
 
-/** A repository with a tracked package.json and an untracked notes.txt of yours. */
-async function scoutRepo() {
+/** A repository with a tracked package.json and an untracked notes.txt of yours; `writableParent`: its committed config makes its parent writable (X32-07/08). */
+async function scoutRepo(writableParent = false) {
   const repo = await createTestRepo({ files: { 'package.json': '{"name":"demo","scripts":{"test":"node -e 0"}}\n', 'docs/CONTEXT.md': 'conventions: none\n' } });
+  if (writableParent) {
+    repo.write('polywave.config.json', `${JSON.stringify({ sandbox: { writable: [path.dirname(repo.dir)] } })}\n`);
+    await repo.commitAll('config');
+  }
   repo.write('notes.txt', 'my notes\n');
   return repo;
 }
@@ -91,8 +95,11 @@ function attackOn(extra: string): string {
 }
 
 describe.skipIf(skipReason !== undefined)(`a claude-code Scout's Bash has the main checkout read-only${skipReason ? ` — SKIPPED: ${skipReason}` : ''}`, () => {
-  it('rewrite, delete and plant fail with EROFS inside; your edit meanwhile stays; the plan goes in through Write', async () => {
-    const repo = await scoutRepo();
+  it.each([
+    ['', false],
+    [' (X32-08: also with your config making the checkout\'s parent writable)', true],
+  ])('rewrite, delete and plant fail with EROFS inside; your edit meanwhile stays; the plan goes in through Write%s', async (_label, writableParent) => {
+    const repo = await scoutRepo(writableParent);
     const command = computed(attackOn("t('plan',()=>fs.writeFileSync(['docs','IMPL','IMPL-x.yaml'].join('/'),'x'));"));
     const turns: LoopbackToolUse[][] = [
       [{ id: 'toolu_attack', name: 'Bash', input: { command, timeout: 60_000 } }],

@@ -34,7 +34,7 @@ import { resolveModelSpec } from './model-spec.js';
 import { buildAgentSandboxPlan } from './sandbox/agent-sandbox.js';
 import { leftoverReason, quarantineNewSpecials, quarantineSoloLeftovers, soloLeftoverBaseline, soloLeftoverCode, untrackedBaseline, untrackedNotKept, withLeftovers, type SoloLeftover, type SoloLeftoverBaseline, type UntrackedBaseline } from '../git/solo-quarantine.js';
 import { guardIgnoredPaths, ignoredQuarantineCode, type IgnoredGuard, type QuarantinedPath } from './sandbox/ignored-paths.js';
-import { configFilesOf, type SandboxPlan, type SandboxSettings } from '../sandbox/sandbox-plan.js';
+import { configFilesOf, realOrResolved, type SandboxPlan, type SandboxSettings } from '../sandbox/sandbox-plan.js';
 import { sandboxStatus, type SandboxStatus } from '../sandbox/sandbox-status.js';
 import { sandboxUnavailableError } from '../sandbox/sandbox-unavailable-error.js';
 import { makeScratchDir } from '../sandbox/scratch-dirs.js';
@@ -277,7 +277,13 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
         } else if (spec.backend !== 'claude-code') {
           planFiles = await preparePlanFiles(jail);
         }
-        sandbox.writable = [...sandbox.writable.filter((entry) => entry !== path.resolve(jail.root)), ...(planFiles?.files.map((file) => file.absolute) ?? []), ...(planRedirect ? [planRedirect.dir] : [])];
+        // Nothing that holds the checkout or lies in it stays writable: also not a `sandbox.writable` entry of the
+        // user's config that holds it (its parent, `~`: outside attack X32-07/08 — the checkout was writable again)
+        // or names a directory in it; the agent is told.
+        const root = realOrResolved(jail.root);
+        const overlapping = sandbox.writable.filter((entry) => isInside(realOrResolved(entry), root) || isInside(root, realOrResolved(entry)));
+        for (const entry of overlapping.filter((item) => realOrResolved(item) !== root)) onEvent({ type: 'agent-log', level: 'warn', message: `sandbox.writable entry ${entry} holds or lies in the main checkout: read-only for the ${options.role}, whose sandbox has the checkout read-only` });
+        sandbox.writable = [...sandbox.writable.filter((entry) => !overlapping.includes(entry)), ...(planFiles?.files.map((file) => file.absolute) ?? []), ...(planRedirect ? [planRedirect.dir] : [])];
       }
     } catch (error) {
       await planFiles?.restore().catch(() => undefined);
