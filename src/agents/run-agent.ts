@@ -281,7 +281,9 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
         // user's config that holds it (its parent, `~`: outside attack X32-07/08 — the checkout was writable again)
         // or names a directory in it; the agent is told.
         const root = realOrResolved(jail.root);
-        const overlapping = sandbox.writable.filter((entry) => isInside(realOrResolved(entry), root) || isInside(root, realOrResolved(entry)));
+        // (its own scratch HOME/TMPDIR stay, wherever the temp directory is)
+        const scratch = realOrResolved(scratchDir);
+        const overlapping = sandbox.writable.filter((entry) => !isInside(realOrResolved(entry), scratch) && (isInside(realOrResolved(entry), root) || isInside(root, realOrResolved(entry))));
         for (const entry of overlapping.filter((item) => realOrResolved(item) !== root)) onEvent({ type: 'agent-log', level: 'warn', message: `sandbox.writable entry ${entry} holds or lies in the main checkout: read-only for the ${options.role}, whose sandbox has the checkout read-only` });
         sandbox.writable = [...sandbox.writable.filter((entry) => !overlapping.includes(entry)), ...(planFiles?.files.map((file) => file.absolute) ?? []), ...(planRedirect ? [planRedirect.dir] : [])];
       }
