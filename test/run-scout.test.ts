@@ -1,4 +1,5 @@
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { MockLanguageModelV3 } from 'ai/test';
@@ -149,6 +150,18 @@ async function scoutRunsBash(repo: TestRepo, command: string, extra: Partial<Par
   const result = await runScout({ feature: 'Greeting formatters', repoDir: repo.dir, model: mockModelString, env: repo.env, backend: backendFor(model), ...extra });
   return { result, output };
 }
+/** Root with the capability to bind-mount (CI runs as root): probed once on a scratch directory. */
+const canBindMount = (() => {
+  if (process.getuid?.() !== 0) return false;
+  const probe = mkdtempSync(path.join(os.tmpdir(), 'pw-bind-probe-'));
+  try {
+    if (spawnSync('mount', ['--bind', probe, probe]).status !== 0) return false;
+    spawnSync('umount', ['-l', probe]);
+    return true;
+  } finally {
+    rmSync(probe, { recursive: true, force: true });
+  }
+})();
 function spawnSyncOk(command: string, args: string[], cwd: string): void {
   const done = spawnSync(command, args, { cwd, encoding: 'utf8' });
   if (done.status !== 0) throw new Error(`${command} ${args.join(' ')}: ${done.stderr}`);
@@ -423,6 +436,56 @@ describe('run-scout (issue 6): E16 correction loop, critic gate, one commit', ()
     expect(repo.read('notes.txt')).toBe('my notes\n');
     expect(existsSync(repo.path('scripts/evil.test.js'))).toBe(false);
   });
+
+  it.runIf(sandboxAvailable)('X33-05/06: run from a subdirectory or in a linked worktree of yours, the Scout\'s tree is read-only too; from a subdirectory it plans at the top of the work tree', async () => {
+    const attack = "const fs=require('fs');const t=(n,f)=>{try{f();console.log(n+': DONE')}catch(e){console.log(n+': '+e.code)}};t('rewrite',()=>fs.writeFileSync('package'+'.json','PWNED'));t('plant',()=>fs.writeFileSync('evil'+'.test.js','x'));";
+    const expectRefused = (output: string) => {
+      for (const name of ['rewrite', 'plant']) expect(output, output).toMatch(new RegExp(`^(ERROR: )?${name}: (EROFS|EACCES|EPERM)$`, 'm'));
+    };
+    // a subdirectory: the Scout runs at the top (its bash's cwd), the subdirectory is as read-only as the rest
+    const repo = await repository();
+    repo.write('pkg/package.json', '{"name":"pkg"}\n');
+    await repo.commitAll('a package');
+    const nested = await scoutRunsBash(repo, `node -e ${JSON.stringify(attack)}; cd pkg && node -e ${JSON.stringify(attack)}`, { repoDir: repo.path('pkg') });
+    expect(nested.result.state, JSON.stringify(nested.result.steps)).toBe('REVIEWED');
+    expectRefused(nested.output.split('\n').slice(0, 3).join('\n'));
+    expectRefused(nested.output.split('\n').slice(2).join('\n'));
+    expect(repo.read('pkg/package.json')).toBe('{"name":"pkg"}\n');
+    expect(existsSync(repo.path('pkg/evil.test.js'))).toBe(false);
+    expect(existsSync(repo.path(implRelative))).toBe(true);
+    expect((await repo.run(['status', '--porcelain'])).trim()).toBe('');
+    // a linked worktree of yours (its .git is a file): read-only as the main checkout would be
+    const other = await repository();
+    const worktree = other.sibling('feature-wt');
+    await other.run(['worktree', 'add', '-q', '-b', 'feature', worktree]);
+    const linked = await scoutRunsBash(other, `node -e ${JSON.stringify(attack)}`, { repoDir: worktree });
+    expect(linked.result.state, JSON.stringify(linked.result.steps)).toBe('REVIEWED');
+    expectRefused(linked.output);
+    expect(readFileSync(path.join(worktree, 'package.json'), 'utf8')).not.toContain('PWNED');
+    expect(existsSync(path.join(worktree, 'evil.test.js'))).toBe(false);
+    expect(existsSync(path.join(worktree, implRelative))).toBe(true);
+  }, 120_000);
+
+  it.runIf(sandboxAvailable && canBindMount)('X33-01: a sandbox.writable entry that reaches the checkout through a bind mount of its parent does not make it writable to the Scout', async () => {
+    const repo = await repository();
+    const alias = repo.sibling('alias-of-parent');
+    mkdirSync(alias, { recursive: true });
+    const mounted = spawnSync('mount', ['--bind', path.dirname(repo.dir), alias], { encoding: 'utf8' });
+    expect(mounted.status, mounted.stderr).toBe(0);
+    try {
+      repo.write('polywave.config.json', `${JSON.stringify({ sandbox: { writable: [alias] } })}\n`);
+      await repo.commitAll('config');
+      // through the alias (the checkout's own path is read-only anyway), computed: the static check sees no path
+      const target = path.join(alias, path.basename(repo.dir), 'package.json');
+      const code = `const fs=require('fs');try{fs.writeFileSync(Buffer.from('${Buffer.from(target).toString('hex')}','hex').toString(),'PWNED');console.log('rewrite: DONE')}catch(e){console.log('rewrite: '+e.code)}`;
+      const { result, output } = await scoutRunsBash(repo, `node -e "eval(Buffer.from('${Buffer.from(code).toString('base64')}','base64').toString())"`);
+      expect(result.state, JSON.stringify(result.steps)).toBe('REVIEWED');
+      expect(output, output).toMatch(/^(ERROR: )?rewrite: (EROFS|EACCES|EPERM)$/m);
+      expect(repo.read('package.json')).not.toContain('PWNED');
+    } finally {
+      spawnSync('umount', ['-l', alias]);
+    }
+  }, 120_000);
 
   it.runIf(sandboxAvailable)('a Scout starts where a writing agent is refused (SANDBOX_IGNORED_TOO_MANY: an ignored .claude/ holding a worktree and > 50,000 files): with the checkout read-only it needs no ignored-path guard but the build-output throwaways', async () => {
     const repo = await repository();

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -96,10 +96,18 @@ function attackOn(extra: string): string {
 
 describe.skipIf(skipReason !== undefined)(`a claude-code Scout's Bash has the main checkout read-only${skipReason ? ` — SKIPPED: ${skipReason}` : ''}`, () => {
   it.each([
-    ['', false],
-    [' (X32-08: also with your config making the checkout\'s parent writable)', true],
-  ])('rewrite, delete and plant fail with EROFS inside; your edit meanwhile stays; the plan goes in through Write%s', async (_label, writableParent) => {
-    const repo = await scoutRepo(writableParent);
+    ['', 'plain'],
+    [' (X32-08: also with your config making the checkout\'s parent writable)', 'parent'],
+    [' (X33-10: also in a linked worktree of yours)', 'worktree'],
+  ])('rewrite, delete and plant fail with EROFS inside; your edit meanwhile stays; the plan goes in through Write%s', async (_label, mode) => {
+    const main = await scoutRepo(mode === 'parent');
+    let dir = main.dir;
+    if (mode === 'worktree') {
+      dir = main.sibling('feature-wt');
+      await main.run(['worktree', 'add', '-q', '-b', 'feature', dir]);
+      writeFileSync(path.join(dir, 'notes.txt'), 'my notes\n');
+    }
+    const repo = { dir, env: main.env, path: (relative: string) => path.join(dir, relative), read: (relative: string) => readFileSync(path.join(dir, relative), 'utf8'), write: (relative: string, text: string) => writeFileSync(path.join(dir, relative), text) };
     const command = computed(attackOn("t('plan',()=>fs.writeFileSync(['docs','IMPL','IMPL-x.yaml'].join('/'),'x'));"));
     const turns: LoopbackToolUse[][] = [
       [{ id: 'toolu_attack', name: 'Bash', input: { command, timeout: 60_000 } }],

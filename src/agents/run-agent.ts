@@ -1,4 +1,4 @@
-import { existsSync, lstatSync } from 'node:fs';
+import { existsSync, lstatSync, statSync } from 'node:fs';
 import { chmod, mkdir, rm, rmdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -202,7 +202,9 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
   // renaming a new one over it, and refuses to write a file it has not read: the plan file is not made in advance).
   // The cli backends run the whole CLI in the sandbox (its file tools too, which also write by rename): the CLI writes
   // a copy of the plan in a directory of its own, which polywave puts in place after it (plan-redirect.ts).
-  const readOnlyCheckout = decision.sandboxed && isMainCheckout(jail.root) && isCheckoutReader(options.role);
+  // Wherever it runs (outside attack X33-04/05/06/13: a subdirectory of the repository or a linked worktree of yours —
+  // not the top of a main checkout — was writable to it, with no after-run check either).
+  const readOnlyCheckout = decision.sandboxed && isCheckoutReader(options.role);
   // (made once every check that can refuse the agent has passed: X31-04 — an empty plan file stayed after a refusal)
   let planFiles: PlanFiles | undefined;
   let planRedirect: PlanRedirect | undefined;
@@ -283,7 +285,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
         const root = realOrResolved(jail.root);
         // (its own scratch HOME/TMPDIR stay, wherever the temp directory is)
         const scratch = realOrResolved(scratchDir);
-        const overlapping = sandbox.writable.filter((entry) => !isInside(realOrResolved(entry), scratch) && (isInside(realOrResolved(entry), root) || isInside(root, realOrResolved(entry))));
+        const overlapping = sandbox.writable.filter((entry) => !isInside(realOrResolved(entry), scratch) && (isInside(realOrResolved(entry), root) || isInside(root, realOrResolved(entry)) || overlapsByIdentity(realOrResolved(entry), root)));
         for (const entry of overlapping.filter((item) => realOrResolved(item) !== root)) onEvent({ type: 'agent-log', level: 'warn', message: `sandbox.writable entry ${entry} holds or lies in the main checkout: read-only for the ${options.role}, whose sandbox has the checkout read-only` });
         sandbox.writable = [...sandbox.writable.filter((entry) => !overlapping.includes(entry)), ...(planFiles?.files.map((file) => file.absolute) ?? []), ...(planRedirect ? [planRedirect.dir] : [])];
       }
@@ -546,6 +548,37 @@ function withRefusedWrites(report: NonNullable<AgentRunRequest['reportCompletion
 }
 
 /** True when `root` is a main checkout (its `.git` is a directory, not a linked worktree's file). */
+/** `device:inode` of `target`, or undefined. */
+function identityOf(target: string): string | undefined {
+  try {
+    const stats = statSync(target);
+    return `${stats.dev}:${stats.ino}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether `entry` holds `root` or lies in it through another path to the same directories — a bind mount of the
+ * root's parent elsewhere (outside attack X33-01), which path comparison cannot see: the device and inode of `entry`
+ * are those of `root` or of a directory above it, or a directory above `entry` is `root`.
+ */
+function overlapsByIdentity(entry: string, root: string): boolean {
+  const above = new Set<string>();
+  for (let dir = root; ; dir = path.dirname(dir)) {
+    const id = identityOf(dir);
+    if (id !== undefined) above.add(id);
+    if (dir === path.dirname(dir)) break;
+  }
+  const entryId = identityOf(entry);
+  if (entryId !== undefined && above.has(entryId)) return true;
+  const rootId = identityOf(root);
+  for (let dir = entry; ; dir = path.dirname(dir)) {
+    if (rootId !== undefined && identityOf(dir) === rootId) return true;
+    if (dir === path.dirname(dir)) return false;
+  }
+}
+
 function isMainCheckout(root: string): boolean {
   try {
     return lstatSync(path.join(root, '.git')).isDirectory();

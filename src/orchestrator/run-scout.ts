@@ -328,11 +328,13 @@ export async function runScout(options: RunScoutOptions): Promise<RunScoutResult
   if (feature === '') throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: 'the feature description is empty' });
   const resolvedRepo = path.resolve(options.repoDir);
   if (!existsSync(resolvedRepo) || !statSync(resolvedRepo).isDirectory()) throw new PolywaveError({ code: 'D011_REPO_ROOT_INVALID', message: `${resolvedRepo} is not a directory` });
-  const repoDir = realpathSync(resolvedRepo);
+  let repoDir: string;
   try {
-    await runGit(['rev-parse', '--show-toplevel'], { cwd: repoDir, env: options.env });
+    // The top of the work tree, from a subdirectory too (outside attack X33-05/10: the plan went to <subdir>/docs/IMPL
+    // while its commit named the top-level path); a linked worktree's own top.
+    repoDir = realpathSync((await runGit(['rev-parse', '--show-toplevel'], { cwd: realpathSync(resolvedRepo), env: options.env })).trim());
   } catch {
-    throw new PolywaveError({ code: 'G000_NOT_A_REPOSITORY', message: `${repoDir} is not a git repository (the IMPL manifest is committed there)` });
+    throw new PolywaveError({ code: 'G000_NOT_A_REPOSITORY', message: `${realpathSync(resolvedRepo)} is not a git repository (the IMPL manifest is committed there)` });
   }
 
   let implPath: string;
