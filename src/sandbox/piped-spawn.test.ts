@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -33,6 +33,28 @@ describe.runIf(process.platform === 'linux')('long-lived piped children started 
     // Its own process group (detached), as the executor's kill of the whole group needs.
     expect(children.every((child) => typeof child.pid === 'number')).toBe(true);
   });
+
+  it('children that end at once, many at the same time (an executor whose sandbox fails to start): every start resolves — none waits for ever for a pipe node dropped in the helper (it closes a quick child\'s stdin on exit while the handle waits its turn) — and those started here end', async () => {
+    const started = await Promise.race([
+      Promise.all(
+        Array.from({ length: 24 }, () =>
+          spawnPiped('sh', ['-c', 'exit 7'], { cwd: process.cwd(), env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } }).then((child) => {
+            const closed = new Promise<number | null>((resolve) => child.once('close', (code: number | null) => resolve(code)));
+            child.stdout.resume();
+            child.stderr.resume();
+            child.stdin.on('error', () => {});
+            child.stdin.end();
+            return { child, closed };
+          }),
+        ),
+      ),
+      new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 15_000).unref()),
+    ]);
+    expect(started).not.toBe('hung');
+    const fellBack = (started as Array<{ child: PipedChild; closed: Promise<number | null> }>).filter((entry) => entry.child instanceof ChildProcess);
+    expect(fellBack.length).toBeGreaterThan(0);
+    expect(await Promise.all(fellBack.map((entry) => entry.closed))).toEqual(fellBack.map(() => 7));
+  }, 30_000);
 
   it('without the helper: spawned here, the same answers; a missing program fails with ENOENT either way', async () => {
     usePipedSpawnHelper(false);

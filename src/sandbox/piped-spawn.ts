@@ -71,6 +71,8 @@ interface Waiting {
   child: Relayed;
   settle: (ready: boolean) => void;
   pipes: Partial<Record<'stdin' | 'stdout' | 'stderr', Socket>>;
+  /** Its exit, when that came first: a message without a handle is not queued behind the handles still waiting for their acknowledgement. */
+  exit?: { code: number | null; signal: NodeJS.Signals | null };
 }
 
 /** The child as the orchestrator sees it: the pipes the helper handed over. */
@@ -161,7 +163,11 @@ function startHelper(): Helper | undefined {
     if (message.exit) {
       const running = current.running.get(id);
       current.running.delete(id);
-      running?.exited(message.exit.code, message.exit.signal);
+      if (running) running.exited(message.exit.code, message.exit.signal);
+      else {
+        const early = current.waiting.get(id);
+        if (early) early.exit = message.exit;
+      }
       return;
     }
     const waiting = current.waiting.get(id);
@@ -176,6 +182,16 @@ function startHelper(): Helper | undefined {
       waiting.settle(false);
       return;
     }
+    if (message.pipe && !handle) {
+      // The handle did not come with its message: node closed it in the helper before it went out (a child that
+      // ended at once: node destroys its stdin on exit, and handles go one at a time, each waiting for the last's
+      // acknowledgement — nine quick children at once lost some). Started here instead; never waited for forever.
+      current.waiting.delete(id);
+      keepAlive(current);
+      for (const pipe of Object.values(waiting.pipes)) pipe?.destroy();
+      waiting.settle(false);
+      return;
+    }
     if (message.pipe && handle) waiting.pipes[message.pipe] = handle;
     if (typeof message.pid === 'number') waiting.child.pid = message.pid;
     const { stdin, stdout, stderr } = waiting.pipes;
@@ -184,7 +200,8 @@ function startHelper(): Helper | undefined {
       keepAlive(current);
       Object.assign(waiting.child, { stdin, stdout, stderr });
       waiting.child.attach();
-      current.running.set(id, waiting.child);
+      if (waiting.exit) waiting.child.exited(waiting.exit.code, waiting.exit.signal);
+      else current.running.set(id, waiting.child);
       waiting.settle(true);
     }
   });
