@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { sandboxStatus } from '../src/sandbox/index.js';
 import { main } from '../src/cli/main.js';
 import type { CommandIo } from '../src/cli/io.js';
 import type { CliResult } from './support/cli.js';
@@ -417,6 +418,8 @@ describe('run-scout --refresh-brief (E28A)', () => {
   });
 });
 
+const reviewSandbox = await sandboxStatus();
+
 describe('run-review', () => {
   const review = (overall: number) => ({
     code_quality: { score: overall, rationale: 'Readable.' },
@@ -442,6 +445,17 @@ describe('run-review', () => {
     expect(result.code, result.stderr).toBe(0);
     expect(parseStdoutJson(result)).toMatchObject({ passed: true, overall: 80, threshold: 70, summary: 'A small change.', truncated: false, dimensions: { security: { score: 80, rationale: 'No input handling.' } } });
     expect((await repo.run(['status', '--porcelain'])).trim()).toBe('');
+  });
+
+  it.runIf(reviewSandbox.available)('X33-04: started in a subdirectory, the reviewer\'s bash can change nothing there either (read-only wherever it runs)', async () => {
+    const repo = await createTestRepo({ files: baseFiles });
+    repo.write('src/use.ts', `${repo.read('src/use.ts')}export const twice = greet('again');\n`);
+    await repo.commitAll('use greet twice');
+    const attack = "const fs=require('fs');for(const f of ['evil'+'.test.js','use'+'.ts']){try{fs.appendFileSync(f,'//x');console.log(f+': DONE')}catch(e){console.log(f+': '+e.code)}}";
+    repo.write('../review-sub.yaml', `version: 1\nagents:\n  reviewer:\n    steps:\n      - bash: ${JSON.stringify(`node -e "eval(Buffer.from('${Buffer.from(attack).toString('base64')}','base64').toString())"`)}\n      - final: ${JSON.stringify(review(80))}\n`);
+    const result = await cli(['run-review', '--model', `script:${repo.sibling('review-sub.yaml')}`], { cwd: repo.path('src'), env: repo.env });
+    expect(result.code, result.stderr).toBe(0);
+    expect((await repo.run(['status', '--porcelain', '-uall'])).trim()).toBe('');
   });
 
   it('below the threshold: exit 0, with --blocking exit 1; a bad --threshold is exit 2', async () => {
