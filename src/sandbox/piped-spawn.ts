@@ -88,6 +88,11 @@ class Relayed extends EventEmitter implements PipedChild {
   /** 'close' once it exited and its stdout and stderr ended (as a spawned child's). */
   attach(): void {
     for (const stream of [this.stdout, this.stderr]) {
+      // One that ended and closed before the last pipe arrived (a child that ended at once) counts as closed now.
+      if (stream.closed) {
+        this.open -= 1;
+        continue;
+      }
       stream.once('close', () => {
         this.open -= 1;
         this.maybeClose();
