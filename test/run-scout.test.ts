@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -466,26 +466,49 @@ describe('run-scout (issue 6): E16 correction loop, critic gate, one commit', ()
     expect(existsSync(path.join(worktree, implRelative))).toBe(true);
   }, 120_000);
 
-  it.runIf(sandboxAvailable && canBindMount)('X33-01: a sandbox.writable entry that reaches the checkout through a bind mount of its parent does not make it writable to the Scout', async () => {
+  /** Rewrites `target` (absolute; computed, so the static check sees no path) from the Scout's bash: its output line. */
+  const rewriteThrough = (target: string) => {
+    const code = `const fs=require('fs');try{fs.writeFileSync(Buffer.from('${Buffer.from(target).toString('hex')}','hex').toString(),'PWNED');console.log('rewrite: DONE')}catch(e){console.log('rewrite: '+e.code)}`;
+    return `node -e "eval(Buffer.from('${Buffer.from(code).toString('base64')}','base64').toString())"`;
+  };
+
+  it.runIf(sandboxAvailable && canBindMount).each([
+    ['X33-01: a bind mount of the checkout\'s parent', 'parent'],
+    ['X34-01: a bind mount of a directory in the checkout', 'inside'],
+  ])('%s named in sandbox.writable does not make the checkout writable to the Scout', async (_name, kind) => {
     const repo = await repository();
-    const alias = repo.sibling('alias-of-parent');
+    repo.write('src/index.js', 'export const a = 1;\n');
+    await repo.commitAll('src');
+    const alias = repo.sibling(`alias-${kind}`);
     mkdirSync(alias, { recursive: true });
-    const mounted = spawnSync('mount', ['--bind', path.dirname(repo.dir), alias], { encoding: 'utf8' });
+    const mounted = spawnSync('mount', ['--bind', kind === 'parent' ? path.dirname(repo.dir) : repo.path('src'), alias], { encoding: 'utf8' });
     expect(mounted.status, mounted.stderr).toBe(0);
     try {
       repo.write('polywave.config.json', `${JSON.stringify({ sandbox: { writable: [alias] } })}\n`);
       await repo.commitAll('config');
-      // through the alias (the checkout's own path is read-only anyway), computed: the static check sees no path
-      const target = path.join(alias, path.basename(repo.dir), 'package.json');
-      const code = `const fs=require('fs');try{fs.writeFileSync(Buffer.from('${Buffer.from(target).toString('hex')}','hex').toString(),'PWNED');console.log('rewrite: DONE')}catch(e){console.log('rewrite: '+e.code)}`;
-      const { result, output } = await scoutRunsBash(repo, `node -e "eval(Buffer.from('${Buffer.from(code).toString('base64')}','base64').toString())"`);
+      // through the alias (the checkout's own path is read-only anyway)
+      const target = kind === 'parent' ? path.join(alias, path.basename(repo.dir), 'src', 'index.js') : path.join(alias, 'index.js');
+      const { result, output } = await scoutRunsBash(repo, rewriteThrough(target));
       expect(result.state, JSON.stringify(result.steps)).toBe('REVIEWED');
       expect(output, output).toMatch(/^(ERROR: )?rewrite: (EROFS|EACCES|EPERM)$/m);
-      expect(repo.read('package.json')).not.toContain('PWNED');
+      expect(repo.read('src/index.js')).toBe('export const a = 1;\n');
     } finally {
       spawnSync('umount', ['-l', alias]);
     }
   }, 120_000);
+
+  it.runIf(sandboxAvailable)('X33-07/X34-02: a file named in sandbox.writable that is a hard link to a checkout file does not make that file writable to the Scout', async () => {
+    const repo = await repository();
+    const linked = repo.sibling('linked-package.json');
+    linkSync(repo.path('package.json'), linked);
+    repo.write('polywave.config.json', `${JSON.stringify({ sandbox: { writable: [linked] } })}\n`);
+    await repo.commitAll('config');
+    const before = repo.read('package.json');
+    const { result, output } = await scoutRunsBash(repo, rewriteThrough(linked));
+    expect(result.state, JSON.stringify(result.steps)).toBe('REVIEWED');
+    expect(output, output).toMatch(/^(ERROR: )?rewrite: (EROFS|EACCES|EPERM)$/m);
+    expect(repo.read('package.json')).toBe(before);
+  });
 
   it.runIf(sandboxAvailable)('a Scout starts where a writing agent is refused (SANDBOX_IGNORED_TOO_MANY: an ignored .claude/ holding a worktree and > 50,000 files): with the checkout read-only it needs no ignored-path guard but the build-output throwaways', async () => {
     const repo = await repository();

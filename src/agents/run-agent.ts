@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, statSync } from 'node:fs';
+import { existsSync, lstatSync } from 'node:fs';
 import { chmod, mkdir, rm, rmdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -279,15 +279,16 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
         } else if (spec.backend !== 'claude-code') {
           planFiles = await preparePlanFiles(jail);
         }
-        // Nothing that holds the checkout or lies in it stays writable: also not a `sandbox.writable` entry of the
-        // user's config that holds it (its parent, `~`: outside attack X32-07/08 — the checkout was writable again)
-        // or names a directory in it; the agent is told.
-        const root = realOrResolved(jail.root);
-        // (its own scratch HOME/TMPDIR stay, wherever the temp directory is)
+        // Nothing but its own scratch HOME/TMPDIR (wherever the temp directory is) and its plan stays writable: not its
+        // root, and no `sandbox.writable` entry of the user's config either — such an entry can reach the checkout
+        // another way: hold it (its parent, `~`: outside attack X32-07/08), reach it through a bind mount of it or of a
+        // directory in it (X33-01, X34-01), or be a hard link to a file in it (X33-07, X34-02). A reader writes nothing
+        // else; the agent is told what was dropped.
         const scratch = realOrResolved(scratchDir);
-        const overlapping = sandbox.writable.filter((entry) => !isInside(realOrResolved(entry), scratch) && (isInside(realOrResolved(entry), root) || isInside(root, realOrResolved(entry)) || overlapsByIdentity(realOrResolved(entry), root)));
-        for (const entry of overlapping.filter((item) => realOrResolved(item) !== root)) onEvent({ type: 'agent-log', level: 'warn', message: `sandbox.writable entry ${entry} holds or lies in the main checkout: read-only for the ${options.role}, whose sandbox has the checkout read-only` });
-        sandbox.writable = [...sandbox.writable.filter((entry) => !overlapping.includes(entry)), ...(planFiles?.files.map((file) => file.absolute) ?? []), ...(planRedirect ? [planRedirect.dir] : [])];
+        const root = realOrResolved(jail.root);
+        const dropped = sandbox.writable.filter((entry) => !isInside(realOrResolved(entry), scratch));
+        for (const entry of dropped.filter((item) => realOrResolved(item) !== root)) onEvent({ type: 'agent-log', level: 'warn', message: `sandbox.writable entry ${entry} is read-only for the ${options.role}, which writes nothing but its plan` });
+        sandbox.writable = [...sandbox.writable.filter((entry) => !dropped.includes(entry)), ...(planFiles?.files.map((file) => file.absolute) ?? []), ...(planRedirect ? [planRedirect.dir] : [])];
       }
     } catch (error) {
       await planFiles?.restore().catch(() => undefined);
@@ -548,37 +549,6 @@ function withRefusedWrites(report: NonNullable<AgentRunRequest['reportCompletion
 }
 
 /** True when `root` is a main checkout (its `.git` is a directory, not a linked worktree's file). */
-/** `device:inode` of `target`, or undefined. */
-function identityOf(target: string): string | undefined {
-  try {
-    const stats = statSync(target);
-    return `${stats.dev}:${stats.ino}`;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Whether `entry` holds `root` or lies in it through another path to the same directories — a bind mount of the
- * root's parent elsewhere (outside attack X33-01), which path comparison cannot see: the device and inode of `entry`
- * are those of `root` or of a directory above it, or a directory above `entry` is `root`.
- */
-function overlapsByIdentity(entry: string, root: string): boolean {
-  const above = new Set<string>();
-  for (let dir = root; ; dir = path.dirname(dir)) {
-    const id = identityOf(dir);
-    if (id !== undefined) above.add(id);
-    if (dir === path.dirname(dir)) break;
-  }
-  const entryId = identityOf(entry);
-  if (entryId !== undefined && above.has(entryId)) return true;
-  const rootId = identityOf(root);
-  for (let dir = entry; ; dir = path.dirname(dir)) {
-    if (rootId !== undefined && identityOf(dir) === rootId) return true;
-    if (dir === path.dirname(dir)) return false;
-  }
-}
-
 function isMainCheckout(root: string): boolean {
   try {
     return lstatSync(path.join(root, '.git')).isDirectory();
