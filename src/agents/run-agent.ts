@@ -193,7 +193,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
   let sandbox: SandboxPlan | undefined;
   let toolExecutor: ToolExecutor | undefined;
   let ignoredGuard: IgnoredGuard | undefined;
-  // The Scout, critic and Planner read the checkout and write one plan (or nothing): their sandbox makes the whole
+  // The Scout, critic and Planner read the checkout and write one plan (or nothing; I6): their sandbox makes the whole
   // checkout read-only but that file (outside attack X30: every after-run check of a writable checkout had a gap — a
   // deleted untracked file, a nested clone's .git, a FIFO, a chmod — and it could not tell your own edits meanwhile from
   // the agent's). Through polywave's own tool loop (ai-sdk, script), whose file tools write in place; and through
@@ -473,15 +473,14 @@ export function leftoversNotUndone(denials: readonly ToolDenial[]): ToolDenial[]
   return denials.filter((denial) => denial.tool === 'sandbox' && denial.stayed === true);
 }
 
-/** What the after-run checks of a Scout, critic or Planner in the main checkout did, said one way for all three. */
+/**
+ * What the after-run checks of a Scout, critic or Planner did (the sandbox's after-run records: a change moved out or
+ * put back, or one that stayed; a refused plan copy is not one), said one way for all three.
+ */
 export interface AfterRunChecks {
-  /** The sandbox's after-run records (a change moved out or put back, or one that stayed); a refused plan copy is not one. */
-  undone: ToolDenial[];
-  /** Those that could NOT be undone: the run fails closed (SANDBOX_LEFTOVER_STAYED). */
-  stayed: ToolDenial[];
   /** `<n> change(s) of <who><where> undone[, <m> NOT undone]: <code>: <reason>; …` (undefined: nothing to say). */
   summary: string | undefined;
-  /** `<who> left <paths> in the checkout and it could not be undone: look at it before you run anything there` (undefined: nothing stayed). */
+  /** `<who> left <paths> in the checkout and it could not be undone: look at it before you run anything there` (undefined: nothing stayed; else the run fails closed, SANDBOX_LEFTOVER_STAYED). */
   stayedMessage: string | undefined;
 }
 
@@ -490,8 +489,6 @@ export function afterRunChecks(denials: readonly ToolDenial[], who: string, wher
   const undone = denials.filter((denial) => denial.tool === 'sandbox' && denial.code !== planCopyRefusedCode);
   const stayed = leftoversNotUndone(undone);
   return {
-    undone,
-    stayed,
     summary: undone.length > 0 ? `${undone.length - stayed.length} change(s) of ${who}${where} undone${stayed.length > 0 ? `, ${stayed.length} NOT undone` : ''}: ${undone.map((denial) => `${denial.code}: ${denial.reason}`).join('; ')}` : undefined,
     stayedMessage: stayed.length > 0 ? `${who} left ${stayed.map((denial) => denial.target ?? '?').join(', ')} in the checkout and it could not be undone: look at it before you run anything there` : undefined,
   };
