@@ -466,6 +466,19 @@ describe('run-scout (issue 6): E16 correction loop, critic gate, one commit', ()
     expect(existsSync(path.join(worktree, implRelative))).toBe(true);
   }, 120_000);
 
+  it('X34-07: GIT_DIR / GIT_WORK_TREE of another repository in the environment (as inside a git hook) do not move the run away from --repo-dir', async () => {
+    const repo = await repository();
+    const other = await repository();
+    const otherHead = await other.git.headCommit();
+    const { result } = await scoutRunsBash(repo, 'true', { env: { ...repo.env, GIT_DIR: path.join(other.dir, '.git'), GIT_WORK_TREE: other.dir } });
+    expect(result.state, JSON.stringify(result.steps)).toBe('REVIEWED');
+    expect(existsSync(repo.path(implRelative))).toBe(true);
+    // the other repository: no plan, no commit, nothing changed
+    expect(existsSync(path.join(other.dir, implRelative))).toBe(false);
+    expect(await other.git.headCommit()).toBe(otherHead);
+    expect((await other.run(['status', '--porcelain'])).trim()).toBe('');
+  }, 60_000);
+
   /** Rewrites `target` (absolute; computed, so the static check sees no path) from the Scout's bash: its output line. */
   const rewriteThrough = (target: string) => {
     const code = `const fs=require('fs');try{fs.writeFileSync(Buffer.from('${Buffer.from(target).toString('hex')}','hex').toString(),'PWNED');console.log('rewrite: DONE')}catch(e){console.log('rewrite: '+e.code)}`;

@@ -63,6 +63,15 @@ export function gitSubcommandOf(args: readonly string[]): string | undefined {
 export const repositoryLocatingVariables: readonly string[] = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_COMMON_DIR', 'GIT_INDEX_FILE', 'GIT_PREFIX', 'GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES', 'GIT_NAMESPACE'];
 
 /**
+ * `env` without {@link repositoryLocatingVariables}: for a run bound to one repository (run-scout,
+ * run-critic) whose git calls go through `runGit`, which honours them. Outside attack X34-07: exported
+ * (as inside another repository's git hook), they moved run-scout's discovery and its commit elsewhere.
+ */
+export function withoutRepositoryLocating(env: Readonly<Record<string, string | undefined>>): Record<string, string | undefined> {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !repositoryLocatingVariables.includes(name)));
+}
+
+/**
  * The whole environment of one host-side `git <args>` process started outside the Git port (a
  * batch shell, a binary pipe): {@link hostGitEnvironmentFor} (no credentials unless it talks to a
  * remote, the user's HOME, PYTHONSAFEPATH), no repository-locating variables, no prompt, the C

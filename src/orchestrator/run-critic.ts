@@ -21,6 +21,7 @@ import type { StepResult, StepStatus } from '../engine/step.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { commitFiles } from '../git/commit-files.js';
 import { runGit } from '../git/run-git.js';
+import { withoutRepositoryLocating } from '../git/harden.js';
 import { implSlugFromPath } from '../protocol/names.js';
 import type { CriticReport, ImplManifest } from '../protocol/schema/impl-schema.js';
 import { criticGatePasses, repoKey } from '../protocol/waves.js';
@@ -329,7 +330,9 @@ export async function commitManifest(repoDir: string, file: string, message: str
  * an agent failure (that is `success: false` with `error`); throws a coded error for bad input
  * (missing or unreadable manifest).
  */
-export async function runCritic(options: RunCriticOptions): Promise<RunCriticResult> {
+export async function runCritic(given: RunCriticOptions): Promise<RunCriticResult> {
+  // Bound to the manifest's repository, never where GIT_DIR / GIT_WORK_TREE point (X34-07).
+  const options: RunCriticOptions = { ...given, env: withoutRepositoryLocating(given.env) };
   const started = performance.now();
   const implPath = path.resolve(options.implPath);
   const manifest = await loadManifestOrThrow(implPath);

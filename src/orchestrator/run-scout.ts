@@ -37,6 +37,7 @@ import type { StepResult, StepStatus } from '../engine/step.js';
 import { isBlocking, type Finding } from '../errors/finding.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { runGit } from '../git/run-git.js';
+import { withoutRepositoryLocating } from '../git/harden.js';
 import { parseImpl } from '../protocol/parse-impl.js';
 import { parseProgram } from '../protocol/parse-program.js';
 import { resolveFreezeAt, tierOfImpl } from '../protocol/program/index.js';
@@ -322,7 +323,9 @@ async function setState(implPath: string, state: string): Promise<void> {
  * comment). Bad input (no repository, a bad slug, an IMPL past SCOUT_PENDING, an unreadable
  * PROGRAM) throws a coded error (exit 2); everything that happens to the agents is in the result.
  */
-export async function runScout(options: RunScoutOptions): Promise<RunScoutResult> {
+export async function runScout(given: RunScoutOptions): Promise<RunScoutResult> {
+  // Never where GIT_DIR / GIT_WORK_TREE point: the run is bound to --repo-dir (outside attack X34-07).
+  const options: RunScoutOptions = { ...given, env: withoutRepositoryLocating(given.env) };
   const started = performance.now();
   const feature = options.feature.trim();
   if (feature === '') throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: 'the feature description is empty' });
