@@ -298,6 +298,8 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
     // over it (F12 still refuses another job's push: the twins test).
     expect(agentA.attempts, evidence).toHaveLength(1);
     expect(agentA.attempts[0]!.dispatch!.job_id).toBe(jobId);
+    const history = await target.repo.run(['log', '--format=%h %p %s', '--name-status', '-n', '12']);
+    expect(existsSync(path.join(target.repo.dir, 'src/a.js')), `${evidence}\n${history}`).toBe(true);
     expect(target.repo.read('src/a.js')).toBe("export const a = 'a';\n");
     // It ran at least twice (the lost copy, then the one added again — on another worker, or here after the
     // first); only the accepted copy pushed (F12). A third run is BullMQ's at-least-once delivery on a starved
