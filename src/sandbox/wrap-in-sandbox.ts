@@ -10,6 +10,8 @@ import { realOrResolved, type SandboxPlan } from './sandbox-plan.js';
 import { releaseWrapped, sandboxSessionGeneration, wrapInHost } from './sandbox-manager.js';
 import { sandboxStatus } from './sandbox-status.js';
 import { sandboxUnavailableError } from './sandbox-unavailable-error.js';
+import { codes } from '../errors/codes.js';
+import { PolywaveError } from '../errors/polywave-error.js';
 
 /**
  * sandbox-runtime's own temp directories: it points TMPDIR there and keeps them writable for every
@@ -147,17 +149,43 @@ async function buildWrapper(key: string, plan: SandboxPlan, options: WrapInSandb
     commandId,
     hosts: plan.allowedHosts,
   });
-  if (plan.emptyReadOnly && plan.emptyReadOnly.length > 0) args.splice(0, args.length, ...remountReadOnly(args, plan.emptyReadOnly));
-  if (plan.boundCopies && plan.boundCopies.length > 0) args.splice(0, args.length, ...bindCopies(args, plan.boundCopies));
   let disposed = false;
   const dispose = (): void => {
     if (disposed) return;
     disposed = true;
     releaseWrapped(commandId, generation, isolated);
   };
+  // A private System V IPC / POSIX message queue namespace (outside attack X35-12: sandbox-runtime's bubblewrap shares
+  // the host's, whose shared memory segments, queues and semaphores a command could read and write). Fail closed on
+  // Linux when the command is not the bubblewrap line this expects.
+  const withIpc = privateIpc(args);
+  if (process.platform === 'linux' && withIpc === undefined) {
+    dispose();
+    throw new PolywaveError({ code: codes.sandboxUnavailable, message: 'the OS sandbox for agents is unavailable (sandbox-runtime returned a command polywave does not recognise: no bubblewrap options to give it a private IPC namespace); update polywave and @anthropic-ai/sandbox-runtime together', exitCode: 2 });
+  }
+  if (withIpc) args.splice(0, args.length, ...withIpc);
+  if (plan.emptyReadOnly && plan.emptyReadOnly.length > 0) args.splice(0, args.length, ...remountReadOnly(args, plan.emptyReadOnly));
+  if (plan.boundCopies && plan.boundCopies.length > 0) args.splice(0, args.length, ...bindCopies(args, plan.boundCopies));
   const wrapper: Wrapper = { key, file: file!, args, isolated, expires: Date.now() + wrapperReuseMs, deniedPresent, inFlight: 0, dispose };
   setTimeout(() => retire(wrapper), wrapperReuseMs + 50).unref();
   return wrapper;
+}
+
+/**
+ * bubblewrap's `--unshare-ipc` added to the bubblewrap command sandbox-runtime returned (before the ` -- <shell> -c `
+ * that ends its options, like {@link remountReadOnly}'s); undefined when no argument is such a command.
+ */
+export function privateIpc(args: readonly string[]): string[] | undefined {
+  const marker = / -- (?:'[^']*'|[^\s'"]+) -c /;
+  let added = false;
+  const result = args.map((arg) => {
+    if (!arg.includes('bwrap')) return arg;
+    const found = marker.exec(arg);
+    if (!found) return arg;
+    added = true;
+    return `${arg.slice(0, found.index)} --unshare-ipc${arg.slice(found.index)}`;
+  });
+  return added ? result : undefined;
 }
 
 /**

@@ -334,7 +334,9 @@ function isBinaryProblem(message: string): boolean {
  * Bash command as `<prefix> '<command>'` INSIDE its sandbox (after sandbox-runtime's own start-up,
  * whose socat relays must stay outside the filter: socat makes a datagram socketpair at start and
  * aborts when refused — which is why the filter cannot simply be put on the Claude Code process),
- * so the prefix execs `filter bash -c <command>`: the command and all it starts inherit the filter.
+ * so the prefix execs `filter --no-ipc bash -c <command>`: the command and all it starts inherit the filter — which
+ * there also refuses System V IPC and POSIX message queues (Claude Code's bubblewrap shares the host's IPC namespace,
+ * outside attack X35-12; polywave's own sandbox gives each command a private one instead).
  * Any other call shape is passed through the filter unchanged.
  */
 export function seccompShellPrefixScript(filter: string): string {
@@ -342,8 +344,8 @@ export function seccompShellPrefixScript(filter: string): string {
   return [
     '#!/bin/sh',
     '# polywave: Claude Code runs each Bash command through this (CLAUDE_CODE_SHELL_PREFIX), inside its sandbox.',
-    `if [ "$#" -eq 1 ]; then exec ${quoted} bash -c "$1"; fi`,
-    `exec ${quoted} "$@"`,
+    `if [ "$#" -eq 1 ]; then exec ${quoted} --no-ipc bash -c "$1"; fi`,
+    `exec ${quoted} --no-ipc "$@"`,
     '',
   ].join('\n');
 }
@@ -353,7 +355,7 @@ export function seccompShellPrefixScript(filter: string): string {
  * `undefined` when it can, else why not.
  */
 function filterWorks(filter: string): string | undefined {
-  const probe = spawnSync(filter, ['true'], { encoding: 'utf8', timeout: 10_000 });
+  const probe = spawnSync(filter, ['--no-ipc', 'true'], { encoding: 'utf8', timeout: 10_000 });
   if (probe.error) return probe.error.message;
   if (probe.status !== 0) return (probe.stderr.trim().split('\n')[0] ?? '') || `exit ${String(probe.status ?? probe.signal)}`;
   return undefined;
