@@ -50,7 +50,9 @@ const connectionServices = new Set([
  * Names that are credentials by themselves, without a word the lists above know (X10 N1a): `sshpass -e`'s
  * password, libpq's `PGPASS`, Codecov's legacy upload token, `STRIPE_SK`-style secret keys (`*_SK`).
  */
-const credentialNames = new Set(['SSHPASS', 'PGPASS', 'CODECOV', 'MYSQL_PWD', 'REDISCLI_AUTH', 'LFTP_PASSWORD', 'SK', 'RK']);
+const credentialNames = new Set(['SSHPASS', 'PGPASS', 'CODECOV', 'MYSQL_PWD', 'REDISCLI_AUTH', 'LFTP_PASSWORD', 'SK', 'RK',
+  // where the user's Kerberos tickets and keytabs, and podman's registry logins, are (X35-14: the files are hidden too)
+  'KRB5CCNAME', 'KRB5_KTNAME', 'KRB5_CLIENT_KTNAME', 'REGISTRY_AUTH_FILE']);
 /** Variables agents need even where their value carries a password (the network goes through them). */
 const keptVariables = new Set(['http_proxy', 'https_proxy', 'all_proxy', 'ftp_proxy', 'no_proxy', 'HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'FTP_PROXY', 'NO_PROXY', 'PWD', 'OLDPWD']);
 /** A URL with user-info holding a password: `scheme://user:pass@host`, `scheme://:pass@host`. */

@@ -174,7 +174,9 @@ export const homeToolDirs: readonly string[] = Object.freeze([
 const toolDirectoryVariables = ['NVM_DIR', 'VOLTA_HOME', 'FNM_DIR', 'N_PREFIX', 'RUSTUP_HOME', 'CARGO_HOME', 'GOROOT', 'GOPATH', 'GOMODCACHE', 'PYENV_ROOT', 'RBENV_ROOT', 'ASDF_DIR', 'ASDF_DATA_DIR', 'MISE_DATA_DIR', 'SDKMAN_DIR', 'JAVA_HOME', 'GRADLE_HOME', 'MAVEN_HOME', 'M2_HOME', 'BUN_INSTALL', 'DENO_INSTALL', 'PNPM_HOME', 'ANDROID_HOME', 'ANDROID_SDK_ROOT', 'FLUTTER_ROOT', 'CONDA_PREFIX', 'VIRTUAL_ENV'];
 
 /** Variables naming a credential file or directory under a name {@link isCredentialVariable} does not flag. */
-const credentialPathVariables = ['KUBECONFIG', 'AWS_CONFIG_FILE', 'DOCKER_CONFIG', 'CLOUDSDK_CONFIG', 'AZURE_CONFIG_DIR', 'GNUPGHOME', 'PASSWORD_STORE_DIR', 'NETRC', 'NPM_CONFIG_USERCONFIG', 'npm_config_userconfig', 'BOTO_CONFIG', 'RCLONE_CONFIG', 'PGPASSFILE', 'PGSERVICEFILE', 'VAULT_CONFIG_PATH', 'TF_CLI_CONFIG_FILE'];
+const credentialPathVariables = ['KUBECONFIG', 'AWS_CONFIG_FILE', 'DOCKER_CONFIG', 'CLOUDSDK_CONFIG', 'AZURE_CONFIG_DIR', 'GNUPGHOME', 'PASSWORD_STORE_DIR', 'NETRC', 'NPM_CONFIG_USERCONFIG', 'npm_config_userconfig', 'BOTO_CONFIG', 'RCLONE_CONFIG', 'PGPASSFILE', 'PGSERVICEFILE', 'VAULT_CONFIG_PATH', 'TF_CLI_CONFIG_FILE',
+  // outside attack X35-14: Kerberos credential caches and keytabs (a `FILE:`/`DIR:` type prefix is dropped), podman/buildah/skopeo's registry logins
+  'KRB5CCNAME', 'KRB5_KTNAME', 'KRB5_CLIENT_KTNAME', 'REGISTRY_AUTH_FILE'];
 
 export function realOrResolved(entry: string): string {
   try {
@@ -1067,7 +1069,9 @@ export function credentialPathsOf(env: Readonly<Record<string, string | undefine
   const paths: string[] = [];
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined || value === '' || !(credentialPathVariables.includes(name) || isCredentialVariable(name))) continue;
-    for (const entry of value.split(path.delimiter)) {
+    for (const named of value.split(path.delimiter)) {
+      // Kerberos names a cache or keytab with its type: FILE:/tmp/krb5cc_1000, DIR:/run/user/1000/krb5cc
+      const entry = /^(FILE|DIR|WRFILE):\//.test(named) ? named.slice(named.indexOf(':') + 1) : named;
       if (!path.isAbsolute(entry) || entry === '/' || !existsSync(entry)) continue;
       if (keep.some((open) => isInside(path.resolve(open), path.resolve(entry)))) continue;
       paths.push(path.resolve(entry));
@@ -1076,6 +1080,50 @@ export function credentialPathsOf(env: Readonly<Record<string, string | undefine
   return paths;
 }
 
+
+/**
+ * The user's credential stores that live outside the home at their tools' default places (outside attack X35-14):
+ * MIT Kerberos' ticket caches `/tmp/krb5cc_*` (Debian/Ubuntu's default when KRB5CCNAME is unset), and the user's
+ * runtime directory (`$XDG_RUNTIME_DIR`, `/run/user/<uid>`: podman's `containers/auth.json`, a `DIR:` Kerberos
+ * cache, the desktop's keyring and gvfs mounts of remote shares) — whole, unless a path in `keep` (the sandbox's own
+ * writable paths, the checkout) lies in it; then the known stores in it one by one.
+ */
+export function hostCredentialStores(env: Readonly<Record<string, string | undefined>>, keep: readonly string[]): string[] {
+  const uid = typeof process.getuid === 'function' ? process.getuid() : -1;
+  const stores: string[] = [];
+  for (const dir of unique(['/tmp', path.resolve(os.tmpdir())])) stores.push(...kerberosCachesIn(dir));
+  const runtimeDirs = unique([...(env.XDG_RUNTIME_DIR && path.isAbsolute(env.XDG_RUNTIME_DIR) ? [path.resolve(env.XDG_RUNTIME_DIR)] : []), ...(uid >= 0 ? [`/run/user/${uid}`] : [])]);
+  for (const dir of runtimeDirs) {
+    if (dir === '/' || !existsSync(dir)) continue;
+    const needed = keep.some((open) => isInside(path.resolve(open), dir) || isInside(dir, path.resolve(open)));
+    if (!needed) {
+      stores.push(dir);
+      continue;
+    }
+    for (const name of ['containers', 'keyring', 'gnupg', 'gvfs', 'krb5cc', 'podman', 'docker.sock', 'bus', 'pass', 'secrets']) {
+      const entry = path.join(dir, name);
+      if (existsSync(entry) && !keep.some((open) => isInside(path.resolve(open), entry))) stores.push(entry);
+    }
+  }
+  return stores;
+}
+
+const kerberosCacheLists = new Map<string, { at: number; files: string[] }>();
+
+/** `krb5cc*` entries directly in `dir` (remembered for a few seconds: `/tmp` may hold thousands of entries). */
+function kerberosCachesIn(dir: string): string[] {
+  const cached = kerberosCacheLists.get(dir);
+  if (cached && Date.now() - cached.at < 10_000) return cached.files;
+  let files: string[] = [];
+  try {
+    files = readdirSync(dir).filter((name) => name.startsWith('krb5cc')).map((name) => path.join(dir, name));
+  } catch {
+    // unreadable
+  }
+  if (kerberosCacheLists.size > 16) kerberosCacheLists.clear();
+  kerberosCacheLists.set(dir, { at: Date.now(), files });
+  return files;
+}
 
 /**
  * `unreadable` without the entries inside another unreadable one that no readable or writable path
@@ -1240,6 +1288,7 @@ export function agentSandboxPlan(input: AgentSandboxPlanInput): SandboxPlan {
     ...(ownCheckoutHidden ? untrackedSecretFiles(mainCheckout) : []),
     // the orchestrator's own environment too: a gate's or tool's is already stripped of the variable (X10: verify-build read GOOGLE_APPLICATION_CREDENTIALS' file)
     ...credentialPathsOf({ ...process.env, ...env }, [...writable, root, mainCheckout, gitCommonDir, ...view.readable]),
+    ...hostCredentialStores({ ...process.env, ...env }, [...writable, root, mainCheckout, gitCommonDir, ...view.readable]),
     ...scratchDenials(input.scratchDirs ?? foreignScratchDirs(input.env), root),
     ...residentSocketDirs(),
     ...(input.env ? residentSocketDirs(input.env) : []),
@@ -1339,6 +1388,7 @@ export function gatePlan(input: GatePlanInput): SandboxPlan {
     ...(hidden ? [hidden.root, ...hidden.privates] : []),
     ...secretFilesAround(mainCheckout, directory, view, [...writable, ...(gitCommonDir !== undefined ? [gitCommonDir] : []), ...(mainCheckout !== undefined ? configReadable(input.config, userHome, mainCheckout) : [])], hidden !== undefined),
     ...credentialPathsOf({ ...process.env, ...env }, [...writable, ...(gitCommonDir !== undefined ? [gitCommonDir] : []), ...(mainCheckout !== undefined ? [mainCheckout] : []), ...view.readable]),
+    ...hostCredentialStores({ ...process.env, ...env }, [...writable, ...(gitCommonDir !== undefined ? [gitCommonDir] : []), ...(mainCheckout !== undefined ? [mainCheckout] : []), ...view.readable]),
     ...(input.directoryIsScratch === true ? (input.scratchDirs ?? foreignScratchDirs(input.env)).map((entry) => path.resolve(entry)) : scratchDenials(input.scratchDirs ?? foreignScratchDirs(input.env), directory)),
     ...residentSocketDirs(),
     ...(input.env ? residentSocketDirs(input.env) : []),

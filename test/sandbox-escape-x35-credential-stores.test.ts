@@ -1,0 +1,83 @@
+/**
+ * ESCAPE REPRODUCTION (outside attack X35-14, 2026-12-04), now the regression test of its fix: the user's credential
+ * stores that live OUTSIDE the home at their tools' default places were readable from every sandbox — MIT Kerberos'
+ * ticket cache `/tmp/krb5cc_<uid>` (Debian/Ubuntu's default) and podman/buildah/skopeo's registry logins in
+ * `$XDG_RUNTIME_DIR/containers/auth.json` — also when `KRB5CCNAME=FILE:<path>` and `REGISTRY_AUTH_FILE` named them
+ * (the variables reached the sandbox too). src/sandbox/sandbox-plan.ts `hostCredentialStores` now hides the runtime
+ * directory whole (or, when the sandbox's own paths lie in it, the known stores in it) and every `/tmp/krb5cc*`;
+ * `KRB5CCNAME`, `KRB5_KTNAME`, `KRB5_CLIENT_KTNAME` and `REGISTRY_AUTH_FILE` are credential variables (stripped, and
+ * their files hidden, a `FILE:` prefix understood).
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createJail } from '../src/agents/jail/jail.js';
+import { buildAgentSandboxPlan, createToolExecutor, type ToolExecutor } from '../src/agents/sandbox/index.js';
+import { createAgentTools, runToolCall } from '../src/agents/tools/index.js';
+import type { ToolContext } from '../src/agents/tools/types.js';
+import { resetSandbox, sandboxStatus } from '../src/sandbox/index.js';
+import { hostCredentialStores } from '../src/sandbox/sandbox-plan.js';
+import { isCredentialVariable } from '../src/sandbox/credential-variables.js';
+import { createAgentLayout } from './support/agent-layout.js';
+
+const available = (await sandboxStatus()).available && process.platform === 'linux';
+const branch = 'polywave/stores/wave1-agent-A';
+const tools = new Map(createAgentTools().map((tool) => [tool.name, tool]));
+const kerberosCache = path.join('/tmp', `krb5cc_${process.getuid?.() ?? 0}_x35_${process.pid}`);
+const runtimeDir = mkdtempSync(path.join(os.tmpdir(), 'pw-x35-runtime-'));
+const authFile = path.join(runtimeDir, 'containers', 'auth.json');
+
+let executor: ToolExecutor | undefined;
+let context: ToolContext;
+
+beforeAll(async () => {
+  writeFileSync(kerberosCache, 'X35SECRET-krb5-FILE-ccache\n', { mode: 0o600 });
+  mkdirSync(path.dirname(authFile), { recursive: true });
+  writeFileSync(authFile, '{"auths":{"quay.io":{"auth":"X35SECRET-podman-auth"}}}\n', { mode: 0o600 });
+  if (!available) return;
+  const layout = await createAgentLayout(branch);
+  const { worktree, home, tmp, repo } = layout;
+  // The user's environment names both stores, as a Kerberos or podman user's does.
+  const userEnv = { ...repo.env, XDG_RUNTIME_DIR: runtimeDir, KRB5CCNAME: `FILE:${kerberosCache}`, REGISTRY_AUTH_FILE: authFile };
+  const env = { ...userEnv, HOME: home, TMPDIR: tmp } as Record<string, string>;
+  const jail = await createJail({ root: worktree, ownedFiles: ['src/a.ts'], branch }, { env: repo.env });
+  const plan = await buildAgentSandboxPlan({ root: jail.root, home, tmp, env: userEnv, userHome: repo.sibling('user-home') });
+  executor = createToolExecutor(plan, { cwd: jail.root, env });
+  context = { jail, env, signal: new AbortController().signal, toolTimeoutMs: 30_000, maxToolOutputBytes: 30_000, branch, sandbox: plan, toolExecutor: executor };
+}, 60_000);
+
+afterAll(async () => {
+  rmSync(kerberosCache, { force: true });
+  rmSync(runtimeDir, { recursive: true, force: true });
+  await executor?.stop();
+  await resetSandbox();
+});
+
+describe('X35-14: credential stores outside the home', () => {
+  it('the Kerberos and registry-login variables are credentials; the stores are planned unreadable', () => {
+    for (const name of ['KRB5CCNAME', 'KRB5_KTNAME', 'KRB5_CLIENT_KTNAME', 'REGISTRY_AUTH_FILE']) expect(isCredentialVariable(name), name).toBe(true);
+    const stores = hostCredentialStores({ XDG_RUNTIME_DIR: runtimeDir }, ['/elsewhere']);
+    expect(stores).toContain(kerberosCache);
+    expect(stores).toContain(runtimeDir);
+    // the sandbox's own directory inside the runtime directory: the known stores in it instead of the whole
+    const inside = hostCredentialStores({ XDG_RUNTIME_DIR: runtimeDir }, [path.join(runtimeDir, 'scratch')]);
+    expect(inside).not.toContain(runtimeDir);
+    expect(inside).toContain(path.join(runtimeDir, 'containers'));
+  });
+
+  it.skipIf(!available)('an agent\'s bash reads neither the ticket cache in /tmp nor the registry login in the runtime directory, named or not', async () => {
+    const at = (file: string) => Buffer.from(file).toString('base64');
+    const command = [
+      `cat "$(echo ${at(kerberosCache)} | base64 -d)"; echo "krb=$?"`,
+      `cat "$(echo ${at(authFile)} | base64 -d)"; echo "auth=$?"`,
+      'echo "vars=${KRB5CCNAME:-none},${REGISTRY_AUTH_FILE:-none}"',
+    ].join('; ');
+    const result = await runToolCall(tools.get('bash' as never)!, { command }, context, { denials: [] }, 'b1');
+    // Before the fix: both secrets printed, and `vars=FILE:/tmp/krb5cc_…,/…/containers/auth.json`.
+    expect(result.output).not.toContain('X35SECRET');
+    expect(result.output).toMatch(/krb=1/);
+    expect(result.output).toMatch(/auth=1/);
+    expect(result.output).toContain('vars=none,none');
+  }, 60_000);
+});
