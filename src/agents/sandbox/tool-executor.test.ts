@@ -124,7 +124,8 @@ for (const { program, skip } of programs) {
         expect(performance.now() - started).toBeLessThan(15_000);
         const again = stopped.run('kill -STOP $PPID', { cwd: layout.worktree, env: layout.env, onOutput: () => undefined });
         process.env.POLYWAVE_EXECUTOR_REQUEST_MS = '1500';
-        await new Promise((resolve) => setTimeout(resolve, 300));
+        // (time for the command to start and stop the executor: 300 ms was not always enough on a loaded machine)
+        await new Promise((resolve) => setTimeout(resolve, 1200));
         await expect(stopped.stat(layout.worktree)).rejects.toMatchObject({ code: 'ETIMEDOUT' });
         await expect(again.done).rejects.toMatchObject({ code: 'ETIMEDOUT' });
         expect((await stopped.stat(layout.worktree)).kind).toBe('directory');
