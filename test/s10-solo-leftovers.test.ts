@@ -242,3 +242,33 @@ function isLink(file: string): boolean {
     return false;
   }
 }
+
+describe('another IMPL\'s uncommitted state record during a solo wave (outside attack X35-08)', () => {
+  it.skipIf(!available)('a solo agent is not blamed for another IMPL doc\'s uncommitted changes (its BLOCKED state record), and cannot change that doc', async () => {
+    const { repo, home } = await soloEscapeRepo();
+    // another plan, committed, then its state recorded by a run that ended BLOCKED (left uncommitted, as run-wave leaves it)
+    const other = repo.path('docs/IMPL/IMPL-other.yaml');
+    writeFileSync(other, readFileSync(repo.path('docs/IMPL/IMPL-solo.yaml'), 'utf8').replace('feature_slug: solo', 'feature_slug: other'));
+    await repo.commitAll('another plan');
+    const blockedRecord = readFileSync(other, 'utf8').replace('state: WAVE_PENDING', 'state: BLOCKED');
+    writeFileSync(other, blockedRecord);
+    const steps = [
+      { write: { path: 'src/a.ts', content: "export const a = 'a';\n" } },
+      // computed path: the static check does not see which file it is
+      { bash: `node -e "require('fs').appendFileSync(Buffer.from('${Buffer.from('docs/IMPL/IMPL-other.yaml').toString('hex')}','hex').toString(), '# agent\\n')" || echo refused` },
+      { commit: 'feat(A): letter a' },
+      { report: { status: 'complete', verification: 'PASS', notes: 'done' } },
+    ];
+    const scriptPath = path.join(realpathSync(mkdtempSync(path.join(os.tmpdir(), 'pw-x35-08-'))), 'script.json');
+    writeFileSync(scriptPath, JSON.stringify({ version: 1, agents: { A: { steps } } }));
+    const env: Record<string, string> = { ...(repo.env as Record<string, string>), HOME: home };
+    const wave = await runCliInProcess(['run-wave', repo.path('docs/IMPL/IMPL-solo.yaml'), '--wave', '1', '--model', `script:${scriptPath}`, '--skip-critic', '--timeout', '120'], { cwd: repo.dir, env });
+    // Before the fix: BLOCKED, "I1 violation: docs/IMPL/IMPL-other.yaml changed in the worktree".
+    expect(wave.code, wave.stdout + wave.stderr).toBe(0);
+    expect(wave.stdout + wave.stderr).not.toMatch(/I1 violation|TAMPER_DETECTED/);
+    // the agent's write to it was refused by the sandbox (the doc is read-only to it)
+    expect(wave.stdout + wave.stderr).toMatch(/EROFS: read-only file system, open 'docs\/IMPL\/IMPL-other\.yaml'/);
+    expect(readFileSync(other, 'utf8')).toBe(blockedRecord);
+    expect(readFileSync(repo.path('src/a.ts'), 'utf8')).toBe("export const a = 'a';\n");
+  }, 180_000);
+});

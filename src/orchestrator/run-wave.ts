@@ -1,5 +1,6 @@
 import { appendFile, mkdir, readFile, rm } from 'node:fs/promises';
 import { prewarmSandboxStatus } from '../sandbox/sandbox-status.js';
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -201,6 +202,12 @@ interface AgentPlan {
   role: AgentRole;
   solo: boolean;
   root: string;
+  /**
+   * A solo agent's (the main checkout's) files the orchestrators write: this IMPL doc, and the other IMPL and PROGRAM
+   * manifests that had uncommitted changes when the wave started (another IMPL's BLOCKED state record: outside attack
+   * X35-08 found every solo wave refused for it with a false I1). Read-only in its sandbox, not judged as its changes.
+   */
+  orchestratorPaths?: string[];
 }
 
 
@@ -384,6 +391,10 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
   // the one checked out there (a PROGRAM tier's IMPL branch): then it gets a worktree like any wave.
   const mergesElsewhere = options.mergeTarget !== undefined && options.mergeTarget !== (await gitAt(repoDir).currentBranch().catch(() => undefined));
   const solo = (isSoloWave(manifest, options.wave) && !mergesElsewhere) || waveData.type === 'integration';
+  // Other IMPL and PROGRAM manifests with uncommitted changes at the start (another IMPL's BLOCKED state record, which
+  // run-wave leaves uncommitted): the orchestrators', not this wave's agents' — read-only to a solo agent, and no
+  // tamper at finalize while their content is what it was here (outside attack X35-08: every wave was refused for it).
+  const otherDirtyManifests = await uncommittedManifests(gitAt(repoDir), repoDir, implPath);
 
   // A crash during the merge (E9), or a wave reported but never finalized (F1): the agents are done; finish the merge.
   if ((manifest.state ?? '').trim() === 'WAVE_MERGING' || finishState === 'unmerged') {
@@ -423,6 +434,7 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
       return finish();
     }
     const base = await rootGit.headCommit();
+    const soloOrchestratorPaths = [path.relative(repoDir, implPath).split(path.sep).join('/'), ...otherDirtyManifests.keys()];
     for (const agent of agents) {
       const prepared = await prepareAgent({ ...engine, implPath, wave: options.wave, agent: agent.id ?? '', noWorktree: true, ...(options.rerun ? { rerun: true } : {}), ...(options.repoDir ? { repoDir: options.repoDir } : {}), ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}), ...(options.portOffset ? { portOffset: options.portOffset } : {}) });
       steps.push(...prepared.steps);
@@ -430,7 +442,7 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
         result.prepare = { steps, success: false };
         return finish();
       }
-      plans.push({ agent, id: agent.id ?? '', cwd: repoDir, base, git: rootGit, spec: specOf(agent), role: waveData.type === 'integration' ? 'integration' : 'wave', solo: true, root: repoDir, ...((await rootGit.currentBranch()) ? { branch: (await rootGit.currentBranch())! } : {}) });
+      plans.push({ agent, id: agent.id ?? '', cwd: repoDir, base, git: rootGit, spec: specOf(agent), role: waveData.type === 'integration' ? 'integration' : 'wave', solo: true, root: repoDir, orchestratorPaths: soloOrchestratorPaths, ...((await rootGit.currentBranch()) ? { branch: (await rootGit.currentBranch())! } : {}) });
     }
     result.prepare = { steps, success: true };
   } else {
@@ -496,7 +508,7 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
     // E9 re-entry: an agent whose complete report still passes E42 is not launched again.
     const existing = manifest.completion_reports?.[plan.id] as CompletionReportRecord | undefined;
     if (existing?.status === 'complete') {
-      const jail = await createJail({ root: plan.cwd, ownedFiles: owned, ...(plan.branch ? { branch: plan.branch } : {}), ...(plan.solo ? { orchestratorPaths: [path.relative(plan.root, implPath).split(path.sep).join('/')] } : {}) }, { env });
+      const jail = await createJail({ root: plan.cwd, ownedFiles: owned, ...(plan.branch ? { branch: plan.branch } : {}), ...(plan.solo ? { orchestratorPaths: plan.orchestratorPaths ?? [path.relative(plan.root, implPath).split(path.sep).join('/')] } : {}) }, { env });
       const check = await checkAgentStop({ git: plan.git, jail, baseCommit: plan.base, report: existing });
       if (check.ok) {
         summary.status = 'complete';
@@ -622,7 +634,7 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
             ...(plan.branch ? { branch: plan.branch } : {}),
             readablePaths: [implPath],
             // Solo/integration agents share the checkout with the manifest the orchestrator writes.
-            ...(plan.solo ? { orchestratorPaths: [path.relative(plan.root, implPath).split(path.sep).join('/')] } : {}),
+            ...(plan.solo ? { orchestratorPaths: plan.orchestratorPaths ?? [path.relative(plan.root, implPath).split(path.sep).join('/')] } : {}),
           },
           limits: { ...(options.agentTimeoutMs ? { timeoutMs: options.agentTimeoutMs } : {}), ...(options.maxTurns ? { maxTurns: options.maxTurns } : {}) },
           env: { ...env, POLYWAVE_REPO_ROOT: plan.root, ...(plan.solo ? { POLYWAVE_ALLOW_MAIN_COMMIT: '1' } : {}) },
@@ -791,7 +803,9 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
     result.success = true;
     return finish();
   }
-  const finalized = await finalizeWave({ ...engine, ...remoteGatesOf(options.dispatcher), implPath, wave: options.wave, ...(options.concurrentRefs ? { concurrentRefs: options.concurrentRefs } : {}), ...(options.orchestratorFiles ? { orchestratorFiles: options.orchestratorFiles } : {}), ...(options.repoDir ? { repoDir: options.repoDir } : {}), ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}), ...(options.noCache ? { noCache: true } : {}), ...(options.strictOwnership ? { strictOwnership: true } : {}) });
+  const unchangedManifests = [...otherDirtyManifests].filter(([relative, digest]) => contentDigest(path.join(repoDir, relative)) === digest).map(([relative]) => path.join(repoDir, relative));
+  const orchestratorFiles = [...(options.orchestratorFiles ?? []), ...unchangedManifests];
+  const finalized = await finalizeWave({ ...engine, ...remoteGatesOf(options.dispatcher), implPath, wave: options.wave, ...(options.concurrentRefs ? { concurrentRefs: options.concurrentRefs } : {}), ...(orchestratorFiles.length > 0 ? { orchestratorFiles } : {}), ...(options.repoDir ? { repoDir: options.repoDir } : {}), ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}), ...(options.noCache ? { noCache: true } : {}), ...(options.strictOwnership ? { strictOwnership: true } : {}) });
   result.finalize = finalized;
   result.state = finalized.state || result.state;
   result.success = finalized.success;
@@ -876,4 +890,27 @@ function worktreeGitDirOf(worktreePath: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The content's digest (undefined: unreadable or gone). */
+function contentDigest(file: string): string | undefined {
+  try {
+    return createHash('sha256').update(readFileSync(file)).digest('hex');
+  } catch {
+    return undefined;
+  }
+}
+
+/** IMPL and PROGRAM manifests under docs/ other than `implPath` with uncommitted changes, with their content's digest. */
+async function uncommittedManifests(git: Git, repoDir: string, implPath: string): Promise<Map<string, string>> {
+  const own = path.relative(repoDir, implPath).split(path.sep).join('/');
+  const found = new Map<string, string>();
+  const listed = await git.run(['status', '--porcelain', '-z', '--untracked-files=all', '--', 'docs/IMPL', 'docs/PROGRAM'], { allowExitCodes: [128] });
+  for (const entry of listed.stdout.split('\0')) {
+    const file = entry.slice(3);
+    if (entry.length <= 3 || file === own || !/^docs\/(IMPL|PROGRAM)\/[^/]+\.ya?ml$/.test(file)) continue;
+    const digest = contentDigest(path.join(repoDir, file));
+    if (digest !== undefined) found.set(file, digest);
+  }
+  return found;
 }
