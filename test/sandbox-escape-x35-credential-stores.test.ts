@@ -8,7 +8,7 @@
  * `KRB5CCNAME`, `KRB5_KTNAME`, `KRB5_CLIENT_KTNAME` and `REGISTRY_AUTH_FILE` are credential variables (stripped, and
  * their files hidden, a `FILE:` prefix understood).
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -60,6 +60,19 @@ describe('X35-14: credential stores outside the home', () => {
     const stores = hostCredentialStores({ XDG_RUNTIME_DIR: runtimeDir }, ['/elsewhere']);
     expect(stores).toContain(kerberosCache);
     expect(stores).toContain(runtimeDir);
+    // rootful podman's logins (X36-03): /run/containers/<uid>, when it exists (made here for the check when it does not)
+    const uid = process.getuid?.() ?? -1;
+    const rootful = `/run/containers/${uid}`;
+    let made = false;
+    try {
+      if (uid === 0 && !existsSync(rootful)) {
+        mkdirSync(rootful, { recursive: true });
+        made = true;
+      }
+      if (existsSync(rootful)) expect(hostCredentialStores({}, ['/elsewhere'])).toContain(rootful);
+    } finally {
+      if (made) rmSync(rootful, { recursive: true, force: true });
+    }
     // the sandbox's own directory inside the runtime directory: the known stores in it instead of the whole
     const inside = hostCredentialStores({ XDG_RUNTIME_DIR: runtimeDir }, [path.join(runtimeDir, 'scratch')]);
     expect(inside).not.toContain(runtimeDir);

@@ -1093,6 +1093,8 @@ export function hostCredentialStores(env: Readonly<Record<string, string | undef
   const stores: string[] = [];
   for (const dir of unique(['/tmp', path.resolve(os.tmpdir())])) stores.push(...kerberosCachesIn(dir));
   const runtimeDirs = unique([...(env.XDG_RUNTIME_DIR && path.isAbsolute(env.XDG_RUNTIME_DIR) ? [path.resolve(env.XDG_RUNTIME_DIR)] : []), ...(uid >= 0 ? [`/run/user/${uid}`] : [])]);
+  // rootful podman/buildah/skopeo keep their registry logins in /run/containers/<uid>/auth.json (X36-03)
+  if (uid >= 0 && existsSync(`/run/containers/${uid}`)) stores.push(`/run/containers/${uid}`);
   for (const dir of runtimeDirs) {
     if (dir === '/' || !existsSync(dir)) continue;
     const needed = keep.some((open) => isInside(path.resolve(open), dir) || isInside(dir, path.resolve(open)));

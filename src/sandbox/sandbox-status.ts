@@ -101,7 +101,7 @@ async function probeSandbox(override: string, withoutDatagramFilter: boolean): P
         available: false,
         mechanism: 'none',
         missing: ['gcc'],
-        detail: `${mechanism} runs here but polywave's own seccomp filter (dist/native/polywave-seccomp) was not built — no C compiler at install? — so Unix datagram socketpairs would not be refused: install a C compiler (gcc or clang) and run \`npm rebuild polywave\`, or set ${noDatagramFilterVariable}=1 to run without it`,
+        detail: `${mechanism} runs here but polywave's own seccomp filter (dist/native/polywave-seccomp) was not built — no C compiler at install? — so Unix datagram socketpairs and the kernel keyring calls (your Kerberos tickets and cached passphrases in the keyring) would not be refused: install a C compiler (gcc or clang) and run \`npm rebuild polywave\`, or set ${noDatagramFilterVariable}=1 to run without it (and accept both)`,
       };
     }
   }
