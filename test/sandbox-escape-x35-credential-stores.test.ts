@@ -74,9 +74,13 @@ describe('X35-14: credential stores outside the home', () => {
       if (made) rmSync(rootful, { recursive: true, force: true });
     }
     // the sandbox's own directory inside the runtime directory: the known stores in it instead of the whole
+    // (a path the sandbox must READ there — X36-07: also systemd's credentials, the Xwayland cookie, a FILE: cache in it)
+    for (const name of ['credentials/x.service', 'app/org.example.App']) mkdirSync(path.join(runtimeDir, name), { recursive: true });
+    for (const name of ['.mutter-Xwaylandauth.X36ABC', 'krb5cc_0', 'scratch-notes.txt']) writeFileSync(path.join(runtimeDir, name), 'x');
     const inside = hostCredentialStores({ XDG_RUNTIME_DIR: runtimeDir }, [path.join(runtimeDir, 'scratch')]);
     expect(inside).not.toContain(runtimeDir);
-    expect(inside).toContain(path.join(runtimeDir, 'containers'));
+    for (const name of ['containers', 'credentials', 'app', '.mutter-Xwaylandauth.X36ABC', 'krb5cc_0']) expect(inside).toContain(path.join(runtimeDir, name));
+    expect(inside).not.toContain(path.join(runtimeDir, 'scratch-notes.txt'));
   });
 
   it.skipIf(!available)('an agent\'s bash reads neither the ticket cache in /tmp nor the registry login in the runtime directory, named or not', async () => {
@@ -92,5 +96,29 @@ describe('X35-14: credential stores outside the home', () => {
     expect(result.output).toMatch(/krb=1/);
     expect(result.output).toMatch(/auth=1/);
     expect(result.output).toContain('vars=none,none');
+  }, 60_000);
+
+  it.skipIf(!available)('X36-07: with the agent\'s TMPDIR inside the runtime directory, it still writes its TMPDIR and reads nothing else there', async () => {
+    const layout = await createAgentLayout('polywave/stores/wave1-agent-B');
+    const privateTmp = path.join(runtimeDir, 'agent-tmp');
+    mkdirSync(privateTmp, { recursive: true });
+    writeFileSync(path.join(runtimeDir, 'credentials-token'), 'X36SECRET-runtime-file\n', { mode: 0o600 });
+    const userEnv = { ...layout.repo.env, XDG_RUNTIME_DIR: runtimeDir };
+    const env = { ...userEnv, HOME: layout.home, TMPDIR: privateTmp } as Record<string, string>;
+    const jail = await createJail({ root: layout.worktree, ownedFiles: ['src/a.ts'], branch: 'polywave/stores/wave1-agent-B' }, { env: layout.repo.env });
+    const plan = await buildAgentSandboxPlan({ root: jail.root, home: layout.home, tmp: privateTmp, env: userEnv, userHome: layout.repo.sibling('user-home') });
+    const own = createToolExecutor(plan, { cwd: jail.root, env });
+    try {
+      const ownContext: ToolContext = { ...context, jail, env, sandbox: plan, toolExecutor: own, branch: 'polywave/stores/wave1-agent-B' };
+      const at = Buffer.from(path.join(runtimeDir, 'credentials-token')).toString('base64');
+      // (computed: the static check refuses a plain $TMPDIR path)
+      const code = `const fs=require('fs');const d=process.env['TMP'+'DIR'];fs.writeFileSync(d+'/own.txt','mine');console.log(fs.readFileSync(d+'/own.txt','utf8'))`;
+      const result = await runToolCall(tools.get('bash' as never)!, { command: `node -e "eval(Buffer.from('${Buffer.from(code).toString('base64')}','base64').toString())"; cat "$(echo ${at} | base64 -d)"; echo "read=$?"` }, ownContext, { denials: [] }, 'b2');
+      expect(result.output).toContain('mine');
+      expect(result.output).not.toContain('X36SECRET');
+      expect(result.output).toMatch(/read=1/);
+    } finally {
+      await own.stop();
+    }
   }, 60_000);
 });

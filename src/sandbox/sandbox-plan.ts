@@ -1083,28 +1083,38 @@ export function credentialPathsOf(env: Readonly<Record<string, string | undefine
 
 /**
  * The user's credential stores that live outside the home at their tools' default places (outside attack X35-14):
- * MIT Kerberos' ticket caches `/tmp/krb5cc_*` (Debian/Ubuntu's default when KRB5CCNAME is unset), and the user's
- * runtime directory (`$XDG_RUNTIME_DIR`, `/run/user/<uid>`: podman's `containers/auth.json`, a `DIR:` Kerberos
- * cache, the desktop's keyring and gvfs mounts of remote shares) — whole, unless a path in `keep` (the sandbox's own
- * writable paths, the checkout) lies in it; then the known stores in it one by one.
+ * MIT Kerberos' ticket caches `/tmp/krb5cc_*` (Debian/Ubuntu's default when KRB5CCNAME is unset), rootful podman's
+ * `/run/containers/<uid>`, and the user's runtime directory (`$XDG_RUNTIME_DIR`, `/run/user/<uid>`: podman's
+ * `containers/auth.json`, a `DIR:` Kerberos cache, systemd's `credentials/`, the desktop's Xwayland cookie and keyring,
+ * flatpak apps' directories, gvfs mounts) — whole: the sandbox's own writable paths in it (a TMPDIR there) are bound
+ * back over it. Only when a path it must READ lies there (`needed`: the checkout, the git directory, a tool root) are
+ * the known stores in it hidden one by one instead (X36-07).
  */
-export function hostCredentialStores(env: Readonly<Record<string, string | undefined>>, keep: readonly string[]): string[] {
+export function hostCredentialStores(env: Readonly<Record<string, string | undefined>>, needed: readonly string[]): string[] {
   const uid = typeof process.getuid === 'function' ? process.getuid() : -1;
   const stores: string[] = [];
   for (const dir of unique(['/tmp', path.resolve(os.tmpdir())])) stores.push(...kerberosCachesIn(dir));
-  const runtimeDirs = unique([...(env.XDG_RUNTIME_DIR && path.isAbsolute(env.XDG_RUNTIME_DIR) ? [path.resolve(env.XDG_RUNTIME_DIR)] : []), ...(uid >= 0 ? [`/run/user/${uid}`] : [])]);
   // rootful podman/buildah/skopeo keep their registry logins in /run/containers/<uid>/auth.json (X36-03)
   if (uid >= 0 && existsSync(`/run/containers/${uid}`)) stores.push(`/run/containers/${uid}`);
+  const runtimeDirs = unique([...(env.XDG_RUNTIME_DIR && path.isAbsolute(env.XDG_RUNTIME_DIR) ? [path.resolve(env.XDG_RUNTIME_DIR)] : []), ...(uid >= 0 ? [`/run/user/${uid}`] : [])]);
   for (const dir of runtimeDirs) {
     if (dir === '/' || !existsSync(dir)) continue;
-    const needed = keep.some((open) => isInside(path.resolve(open), dir) || isInside(dir, path.resolve(open)));
-    if (!needed) {
+    const read = needed.filter((open) => isInside(path.resolve(open), dir) || isInside(dir, path.resolve(open)));
+    if (read.length === 0) {
       stores.push(dir);
       continue;
     }
-    for (const name of ['containers', 'keyring', 'gnupg', 'gvfs', 'krb5cc', 'podman', 'docker.sock', 'bus', 'pass', 'secrets']) {
+    let names: string[] = [];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      // unreadable
+    }
+    const known = new Set(['containers', 'keyring', 'gnupg', 'gvfs', 'podman', 'docker.sock', 'bus', 'pass', 'secrets', 'credentials', 'app', 'flatpak', 'doc', 'systemd', 'pulse', 'pipewire-0', 'wayland-0', 'at-spi', 'dconf']);
+    for (const name of names) {
+      if (!known.has(name) && !name.startsWith('krb5cc') && !name.startsWith('.mutter-Xwaylandauth') && !name.startsWith('xauth_') && !name.startsWith('.Xauthority') && !name.startsWith('ssh-')) continue;
       const entry = path.join(dir, name);
-      if (existsSync(entry) && !keep.some((open) => isInside(path.resolve(open), entry))) stores.push(entry);
+      if (!read.some((open) => isInside(path.resolve(open), entry))) stores.push(entry);
     }
   }
   return stores;
@@ -1290,7 +1300,7 @@ export function agentSandboxPlan(input: AgentSandboxPlanInput): SandboxPlan {
     ...(ownCheckoutHidden ? untrackedSecretFiles(mainCheckout) : []),
     // the orchestrator's own environment too: a gate's or tool's is already stripped of the variable (X10: verify-build read GOOGLE_APPLICATION_CREDENTIALS' file)
     ...credentialPathsOf({ ...process.env, ...env }, [...writable, root, mainCheckout, gitCommonDir, ...view.readable]),
-    ...hostCredentialStores({ ...process.env, ...env }, [...writable, root, mainCheckout, gitCommonDir, ...view.readable]),
+    ...hostCredentialStores({ ...process.env, ...env }, [mainCheckout, gitCommonDir, ...view.readable]),
     ...scratchDenials(input.scratchDirs ?? foreignScratchDirs(input.env), root),
     ...residentSocketDirs(),
     ...(input.env ? residentSocketDirs(input.env) : []),
@@ -1390,7 +1400,7 @@ export function gatePlan(input: GatePlanInput): SandboxPlan {
     ...(hidden ? [hidden.root, ...hidden.privates] : []),
     ...secretFilesAround(mainCheckout, directory, view, [...writable, ...(gitCommonDir !== undefined ? [gitCommonDir] : []), ...(mainCheckout !== undefined ? configReadable(input.config, userHome, mainCheckout) : [])], hidden !== undefined),
     ...credentialPathsOf({ ...process.env, ...env }, [...writable, ...(gitCommonDir !== undefined ? [gitCommonDir] : []), ...(mainCheckout !== undefined ? [mainCheckout] : []), ...view.readable]),
-    ...hostCredentialStores({ ...process.env, ...env }, [...writable, ...(gitCommonDir !== undefined ? [gitCommonDir] : []), ...(mainCheckout !== undefined ? [mainCheckout] : []), ...view.readable]),
+    ...hostCredentialStores({ ...process.env, ...env }, [...(gitCommonDir !== undefined ? [gitCommonDir] : []), ...(mainCheckout !== undefined ? [mainCheckout] : []), ...view.readable]),
     ...(input.directoryIsScratch === true ? (input.scratchDirs ?? foreignScratchDirs(input.env)).map((entry) => path.resolve(entry)) : scratchDenials(input.scratchDirs ?? foreignScratchDirs(input.env), directory)),
     ...residentSocketDirs(),
     ...(input.env ? residentSocketDirs(input.env) : []),
