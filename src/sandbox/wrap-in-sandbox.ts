@@ -172,18 +172,49 @@ async function buildWrapper(key: string, plan: SandboxPlan, options: WrapInSandb
 }
 
 /**
+ * Where bubblewrap's options end in the shell string sandbox-runtime returns: the index of the ` -- <shell> -c ` that
+ * follows them, found OUTSIDE quotes (outside attack X36-09: a path named `a -- q -c b` in a quoted mount argument
+ * matched a plain search, and options inserted there landed inside the path). -1 when there is none.
+ */
+export function bwrapOptionsEnd(arg: string): number {
+  const tail = /^ -- (?:'[^']*'|[^\s'"]+) -c /;
+  let quote: "'" | '"' | undefined;
+  for (let index = 0; index < arg.length; index += 1) {
+    const char = arg[index]!;
+    if (quote === "'") {
+      if (char === "'") quote = undefined;
+      continue;
+    }
+    if (char === '\\') {
+      index += 1;
+      continue;
+    }
+    if (quote === '"') {
+      if (char === '"') quote = undefined;
+      continue;
+    }
+    if (char === "'" || char === '"') {
+      quote = char;
+      continue;
+    }
+    if (char === ' ' && tail.test(arg.slice(index, index + 4096))) return index;
+  }
+  return -1;
+}
+
+/**
  * bubblewrap's `--unshare-ipc` added to the bubblewrap command sandbox-runtime returned (before the ` -- <shell> -c `
  * that ends its options, like {@link remountReadOnly}'s); undefined when no argument is such a command.
  */
 export function privateIpc(args: readonly string[]): string[] | undefined {
-  const marker = / -- (?:'[^']*'|[^\s'"]+) -c /;
   let added = false;
   const result = args.map((arg) => {
-    if (!arg.includes('bwrap')) return arg;
-    const found = marker.exec(arg);
-    if (!found) return arg;
+    if (!arg.startsWith('bwrap ')) return arg;
+    const end = bwrapOptionsEnd(arg);
+    if (end < 0) return arg;
     added = true;
-    return `${arg.slice(0, found.index)} --unshare-ipc${arg.slice(found.index)}`;
+    // right after `bwrap`: the first word of the line, never inside a quoted argument
+    return `bwrap --unshare-ipc${arg.slice('bwrap'.length)}`;
   });
   return added ? result : undefined;
 }
@@ -198,11 +229,10 @@ export function privateIpc(args: readonly string[]): string[] | undefined {
  * private to the sandbox.
  */
 export function remountReadOnly(args: readonly string[], directories: readonly string[]): string[] {
-  const marker = / -- (?:'[^']*'|[^\s'"]+) -c /;
   return args.map((arg) => {
     if (!arg.includes('bwrap')) return arg;
-    const found = marker.exec(arg);
-    if (!found) return arg;
+    const end = bwrapOptionsEnd(arg);
+    if (end < 0) return arg;
     // only a directory sandbox-runtime gave a tmpfs of its own (bubblewrap refuses to remount a path that is no mount point)
     const mounted = tmpfsLandings(arg);
     const remounts = directories
@@ -210,7 +240,7 @@ export function remountReadOnly(args: readonly string[], directories: readonly s
       .filter((directory) => mounted.has(directory))
       .map((directory) => ` --remount-ro ${shellQuote(directory)}`)
       .join('');
-    return `${arg.slice(0, found.index)}${remounts}${arg.slice(found.index)}`;
+    return `${arg.slice(0, end)}${remounts}${arg.slice(end)}`;
   });
 }
 
@@ -220,13 +250,12 @@ export function remountReadOnly(args: readonly string[], directories: readonly s
  * plan has it: unreadable.
  */
 export function bindCopies(args: readonly string[], copies: ReadonlyArray<{ path: string; source: string }>): string[] {
-  const marker = / -- (?:'[^']*'|[^\s'"]+) -c /;
   return args.map((arg) => {
     if (!arg.includes('bwrap')) return arg;
-    const found = marker.exec(arg);
-    if (!found) return arg;
+    const end = bwrapOptionsEnd(arg);
+    if (end < 0) return arg;
     const binds = copies.map((copy) => ` --ro-bind ${shellQuote(copy.source)} ${shellQuote(realOrResolved(copy.path))}`).join('');
-    return `${arg.slice(0, found.index)}${binds}${arg.slice(found.index)}`;
+    return `${arg.slice(0, end)}${binds}${arg.slice(end)}`;
   });
 }
 

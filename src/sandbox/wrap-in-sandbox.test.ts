@@ -1,0 +1,52 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { agentSandboxPlan } from './sandbox-plan.js';
+import { sandboxStatus } from './sandbox-status.js';
+import { bindCopies, bwrapOptionsEnd, privateIpc, remountReadOnly, wrapInSandbox } from './wrap-in-sandbox.js';
+
+// Outside attack X36-09: a path NAMED like the end of bubblewrap's options (`a -- q -c b`), quoted in the shell string
+// sandbox-runtime returns, matched a plain search — `--unshare-ipc` (and a --remount-ro / --ro-bind) landed inside the
+// path: the sandbox ran in the host's IPC namespace and a hidden file under that name was readable.
+const line = "bwrap --new-session --ro-bind / / --bind '/w/p -- q -c r.env' '/w/p -- q -c r.env' --ro-bind /dev/null '/c/x \"-- y -c\" z' --tmpfs /t -- /usr/bin/bash -c 'inner -- a -c b'";
+
+describe('editing the bubblewrap line (X36-09)', () => {
+  it('finds the end of the options outside quotes only', () => {
+    const end = bwrapOptionsEnd(line);
+    expect(line.slice(end)).toBe(" -- /usr/bin/bash -c 'inner -- a -c b'");
+    expect(bwrapOptionsEnd("bwrap --bind '/a -- q -c b' '/a -- q -c b'")).toBe(-1);
+  });
+
+  it('puts --unshare-ipc right after bwrap, and the other options before the real end, never inside a path', () => {
+    expect(privateIpc(['-c', line])![1]).toBe(`bwrap --unshare-ipc${line.slice('bwrap'.length)}`);
+    expect(privateIpc(['-c', "bwrap --bind '/a -- q -c b' '/a'"])).toBeUndefined();
+    expect(remountReadOnly(['-c', line], ['/t'])[1]).toBe(line.replace(" -- /usr/bin/bash", " --remount-ro '/t' -- /usr/bin/bash"));
+    expect(bindCopies(['-c', line], [{ path: '/k', source: '/s' }])[1]).toBe(line.replace(" -- /usr/bin/bash", " --ro-bind '/s' '/k' -- /usr/bin/bash"));
+  });
+
+  it.skipIf(process.platform !== 'linux')('a sandbox whose writable path is named `… -- q -c …` still has its own IPC namespace', async () => {
+    if (!(await sandboxStatus()).available) return;
+    const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-x36-09-'));
+    try {
+      const root = path.join(scratch, 'p -- q -c r.env');
+      const home = path.join(scratch, 'home');
+      const tmp = path.join(scratch, 'tmp');
+      for (const dir of [root, home, tmp]) mkdirSync(dir, { recursive: true });
+      const plan = agentSandboxPlan({ root, home, tmp, gitCommonDir: path.join(scratch, '.git'), otherWorktrees: [] });
+      const env = { ...process.env, HOME: home, TMPDIR: tmp };
+      const wrapped = await wrapInSandbox(plan, 'readlink /proc/self/ns/ipc', { cwd: root, env });
+      try {
+        const ran = spawnSync(wrapped.file, wrapped.args, { cwd: root, env: wrapped.env, encoding: 'utf8' });
+        expect(ran.status, ran.stderr).toBe(0);
+        expect(ran.stdout.trim()).toMatch(/^ipc:\[\d+\]$/);
+        expect(ran.stdout.trim()).not.toBe(spawnSync('readlink', ['/proc/self/ns/ipc'], { encoding: 'utf8' }).stdout.trim());
+      } finally {
+        wrapped.release();
+      }
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
