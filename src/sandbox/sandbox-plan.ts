@@ -1120,21 +1120,13 @@ export function hostCredentialStores(env: Readonly<Record<string, string | undef
   return stores;
 }
 
-const kerberosCacheLists = new Map<string, { at: number; files: string[] }>();
-
-/** `krb5cc*` entries directly in `dir` (remembered for a few seconds: `/tmp` may hold thousands of entries). */
+/** `krb5cc*` entries directly in `dir`, listed at each plan (not remembered: a cache made since the last plan is hidden from the next). */
 function kerberosCachesIn(dir: string): string[] {
-  const cached = kerberosCacheLists.get(dir);
-  if (cached && Date.now() - cached.at < 10_000) return cached.files;
-  let files: string[] = [];
   try {
-    files = readdirSync(dir).filter((name) => name.startsWith('krb5cc')).map((name) => path.join(dir, name));
+    return readdirSync(dir).filter((name) => name.startsWith('krb5cc')).map((name) => path.join(dir, name));
   } catch {
-    // unreadable
+    return [];
   }
-  if (kerberosCacheLists.size > 16) kerberosCacheLists.clear();
-  kerberosCacheLists.set(dir, { at: Date.now(), files });
-  return files;
 }
 
 /**
