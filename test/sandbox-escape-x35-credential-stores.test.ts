@@ -121,4 +121,32 @@ describe('X35-14: credential stores outside the home', () => {
       await own.stop();
     }
   }, 60_000);
+
+  it('X37-02/09/13/14/04: container and CI secrets, mailboxes, crash dumps, the journal and systemd credentials are hidden; a PATH entry in the runtime directory stays readable; sandbox.readable opts back in', () => {
+    const fixed = ['/run/secrets', '/run/credentials', '/workspaces/.codespaces/shared', '/var/crash', '/var/lib/systemd/coredump', '/var/log/journal'];
+    const made: string[] = [];
+    try {
+      if (process.getuid?.() === 0) {
+        for (const dir of fixed) {
+          if (existsSync(dir)) continue;
+          // the topmost directory this test makes (removed after; never one that was there)
+          let top = dir;
+          while (!existsSync(path.dirname(top))) top = path.dirname(top);
+          mkdirSync(dir, { recursive: true });
+          made.push(top);
+        }
+      }
+      const stores = hostCredentialStores({ USER: 'pwtester' }, ['/elsewhere']);
+      for (const dir of fixed.filter((entry) => existsSync(entry))) expect(stores, dir).toContain(dir);
+      // named in sandbox.readable (passed as needed): readable again
+      expect(hostCredentialStores({}, ['/run/secrets/db_password'])).not.toContain('/run/secrets');
+      // fnm's multishell links in the runtime directory (X37-04): the directory is not hidden whole
+      mkdirSync(path.join(runtimeDir, 'fnm_multishells', '1_2', 'bin'), { recursive: true });
+      const withTool = hostCredentialStores({ XDG_RUNTIME_DIR: runtimeDir, PATH: `${path.join(runtimeDir, 'fnm_multishells', '1_2', 'bin')}:/usr/bin` }, []);
+      expect(withTool).not.toContain(runtimeDir);
+      expect(withTool).toContain(path.join(runtimeDir, 'containers'));
+    } finally {
+      for (const dir of made.reverse()) rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -1094,12 +1094,23 @@ export function hostCredentialStores(env: Readonly<Record<string, string | undef
   const uid = typeof process.getuid === 'function' ? process.getuid() : -1;
   const stores: string[] = [];
   for (const dir of unique(['/tmp', path.resolve(os.tmpdir())])) stores.push(...kerberosCachesIn(dir));
-  // rootful podman/buildah/skopeo keep their registry logins in /run/containers/<uid>/auth.json (X36-03)
-  if (uid >= 0 && existsSync(`/run/containers/${uid}`)) stores.push(`/run/containers/${uid}`);
+  // rootful podman/buildah/skopeo keep their registry logins in /run/containers/<uid>/auth.json (X36-03); Docker,
+  // Compose and Swarm secrets and a Kubernetes pod's service-account token are in /run/secrets (/var/run/secrets); the
+  // user's mailbox (reset links, codes); crash dumps of the user's processes (apport, systemd-coredump: an agent's
+  // keys and passphrases in a core) and the journal (X37-02/09). No build reads them.
+  const user = env.USER ?? env.LOGNAME ?? (uid === 0 ? 'root' : undefined);
+  // (and systemd's credentials of every unit, /run/credentials, X37-14; a GitHub Codespace's secrets and token in
+  // /workspaces/.codespaces/shared, X37-13)
+  for (const entry of [...(uid >= 0 ? [`/run/containers/${uid}`] : []), '/run/secrets', '/run/credentials', '/workspaces/.codespaces/shared', ...(user && /^[\w.-]+$/.test(user) ? [`/var/mail/${user}`, `/var/spool/mail/${user}`] : []), '/var/crash', '/var/lib/systemd/coredump', '/var/log/journal']) {
+    // (what `sandbox.readable` names there stays readable: tests of a compose service may need its secrets)
+    if (existsSync(entry) && !needed.some((open) => isInside(path.resolve(open), entry) || isInside(entry, path.resolve(open)))) stores.push(entry);
+  }
   const runtimeDirs = unique([...(env.XDG_RUNTIME_DIR && path.isAbsolute(env.XDG_RUNTIME_DIR) ? [path.resolve(env.XDG_RUNTIME_DIR)] : []), ...(uid >= 0 ? [`/run/user/${uid}`] : [])]);
   for (const dir of runtimeDirs) {
     if (dir === '/' || !existsSync(dir)) continue;
-    const read = needed.filter((open) => isInside(path.resolve(open), dir) || isInside(dir, path.resolve(open)));
+    // a PATH entry there is a tool the sandbox runs (fnm's multishell links in $XDG_RUNTIME_DIR, X37-04)
+    const toolDirs = (env.PATH ?? '').split(path.delimiter).filter((entry) => path.isAbsolute(entry));
+    const read = [...needed, ...toolDirs].filter((open) => isInside(path.resolve(open), dir) || isInside(dir, path.resolve(open)));
     if (read.length === 0) {
       stores.push(dir);
       continue;
@@ -1110,7 +1121,7 @@ export function hostCredentialStores(env: Readonly<Record<string, string | undef
     } catch {
       // unreadable
     }
-    const known = new Set(['containers', 'keyring', 'gnupg', 'gvfs', 'podman', 'docker.sock', 'bus', 'pass', 'secrets', 'credentials', 'app', 'flatpak', 'doc', 'systemd', 'pulse', 'pipewire-0', 'wayland-0', 'at-spi', 'dconf']);
+    const known = new Set(['containers', 'keyring', 'gnupg', 'gvfs', 'podman', 'docker.sock', 'bus', 'pass', 'secrets', 'credentials', 'app', 'flatpak', 'doc', 'systemd', 'pulse', 'pipewire-0', 'wayland-0', 'at-spi', 'dconf', 'gdm', 'ICEauthority', 'keybase', 'psd']);
     for (const name of names) {
       if (!known.has(name) && !name.startsWith('krb5cc') && !name.startsWith('.mutter-Xwaylandauth') && !name.startsWith('xauth_') && !name.startsWith('.Xauthority') && !name.startsWith('ssh-')) continue;
       const entry = path.join(dir, name);
@@ -1292,7 +1303,7 @@ export function agentSandboxPlan(input: AgentSandboxPlanInput): SandboxPlan {
     ...(ownCheckoutHidden ? untrackedSecretFiles(mainCheckout) : []),
     // the orchestrator's own environment too: a gate's or tool's is already stripped of the variable (X10: verify-build read GOOGLE_APPLICATION_CREDENTIALS' file)
     ...credentialPathsOf({ ...process.env, ...env }, [...writable, root, mainCheckout, gitCommonDir, ...view.readable]),
-    ...hostCredentialStores({ ...process.env, ...env }, [mainCheckout, gitCommonDir, ...view.readable]),
+    ...hostCredentialStores({ ...process.env, ...env }, [mainCheckout, gitCommonDir, ...view.readable, ...(input.config?.readable ?? []).map((entry) => expandHome(entry, userHome))]),
     ...scratchDenials(input.scratchDirs ?? foreignScratchDirs(input.env), root),
     ...residentSocketDirs(),
     ...(input.env ? residentSocketDirs(input.env) : []),
@@ -1392,7 +1403,7 @@ export function gatePlan(input: GatePlanInput): SandboxPlan {
     ...(hidden ? [hidden.root, ...hidden.privates] : []),
     ...secretFilesAround(mainCheckout, directory, view, [...writable, ...(gitCommonDir !== undefined ? [gitCommonDir] : []), ...(mainCheckout !== undefined ? configReadable(input.config, userHome, mainCheckout) : [])], hidden !== undefined),
     ...credentialPathsOf({ ...process.env, ...env }, [...writable, ...(gitCommonDir !== undefined ? [gitCommonDir] : []), ...(mainCheckout !== undefined ? [mainCheckout] : []), ...view.readable]),
-    ...hostCredentialStores({ ...process.env, ...env }, [...(gitCommonDir !== undefined ? [gitCommonDir] : []), ...(mainCheckout !== undefined ? [mainCheckout] : []), ...view.readable]),
+    ...hostCredentialStores({ ...process.env, ...env }, [...(gitCommonDir !== undefined ? [gitCommonDir] : []), ...(mainCheckout !== undefined ? [mainCheckout] : []), ...view.readable, ...(input.config?.readable ?? []).map((entry) => expandHome(entry, userHome))]),
     ...(input.directoryIsScratch === true ? (input.scratchDirs ?? foreignScratchDirs(input.env)).map((entry) => path.resolve(entry)) : scratchDenials(input.scratchDirs ?? foreignScratchDirs(input.env), directory)),
     ...residentSocketDirs(),
     ...(input.env ? residentSocketDirs(input.env) : []),

@@ -1,11 +1,11 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { agentSandboxPlan } from './sandbox-plan.js';
 import { sandboxStatus } from './sandbox-status.js';
-import { bindCopies, bwrapOptionsEnd, privateIpc, remountReadOnly, wrapInSandbox } from './wrap-in-sandbox.js';
+import { bindCopies, bwrapOptionsEnd, bwrapWordEnd, privateIpc, remountReadOnly, wrapInSandbox } from './wrap-in-sandbox.js';
 
 // Outside attack X36-09: a path NAMED like the end of bubblewrap's options (`a -- q -c b`), quoted in the shell string
 // sandbox-runtime returns, matched a plain search — `--unshare-ipc` (and a --remount-ro / --ro-bind) landed inside the
@@ -25,6 +25,42 @@ describe('editing the bubblewrap line (X36-09)', () => {
     expect(remountReadOnly(['-c', line], ['/t'])[1]).toBe(line.replace(" -- /usr/bin/bash", " --remount-ro '/t' -- /usr/bin/bash"));
     expect(bindCopies(['-c', line], [{ path: '/k', source: '/s' }])[1]).toBe(line.replace(" -- /usr/bin/bash", " --ro-bind '/s' '/k' -- /usr/bin/bash"));
   });
+
+  it('X37-01: the arguments-file form of a long profile (`sh -c … srt-args <file> bwrap … --args 3 -- …`) gets --unshare-ipc after its bwrap word', () => {
+    const long = `/bin/sh -c 'exec 3<"$1" && shift && exec "$@"' srt-args /proc/42/fd/7 bwrap --new-session --args 3 --bind '/w/bwrap x' '/w/bwrap x' -- /usr/bin/bash -c 'inner'`;
+    expect(long.slice(0, bwrapWordEnd(long))).toBe(`/bin/sh -c 'exec 3<"$1" && shift && exec "$@"' srt-args /proc/42/fd/7 bwrap`);
+    expect(privateIpc(['-c', long])![1]).toBe(long.replace('/fd/7 bwrap --new-session', '/fd/7 bwrap --unshare-ipc --new-session'));
+    expect(bwrapWordEnd("echo 'bwrap --x' -- bash -c y")).toBe(-1);
+  });
+
+  it.skipIf(process.platform !== 'linux')('X37-01: a plan too long for one argument (sandbox-runtime\'s arguments file) still starts, in its own IPC namespace', async () => {
+    if (!(await sandboxStatus()).available) return;
+    const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-x37-01-'));
+    try {
+      const root = path.join(scratch, 'wt');
+      const home = path.join(scratch, 'home');
+      const tmp = path.join(scratch, 'tmp');
+      for (const dir of [root, home, tmp]) mkdirSync(dir, { recursive: true });
+      // ~60 hidden files with ~3 KB paths: a bubblewrap line over the kernel's 128 KiB limit for one argument
+      const deep = path.join(scratch, ...Array.from({ length: 14 }, (_, index) => `${String(index).padStart(2, '0')}${'d'.repeat(200)}`));
+      mkdirSync(deep, { recursive: true });
+      const hidden = Array.from({ length: 60 }, (_, index) => path.join(deep, `${index}${'s'.repeat(200)}.env`));
+      for (const file of hidden) writeFileSync(file, 'SECRET=1\n');
+      const plan = { writable: [root, home, tmp], readOnlyWithin: [], unreadable: hidden, allowedHosts: [] };
+      const env = { ...process.env, HOME: home, TMPDIR: tmp };
+      const wrapped = await wrapInSandbox(plan, 'readlink /proc/self/ns/ipc', { cwd: root, env });
+      try {
+        expect(wrapped.args.join(' ')).toContain('srt-args');
+        const ran = spawnSync(wrapped.file, wrapped.args, { cwd: root, env: wrapped.env, encoding: 'utf8' });
+        expect(ran.status, ran.stderr).toBe(0);
+        expect(ran.stdout.trim()).not.toBe(spawnSync('readlink', ['/proc/self/ns/ipc'], { encoding: 'utf8' }).stdout.trim());
+      } finally {
+        wrapped.release();
+      }
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it.skipIf(process.platform !== 'linux')('a sandbox whose writable path is named `… -- q -c …` still has its own IPC namespace', async () => {
     if (!(await sandboxStatus()).available) return;

@@ -178,6 +178,21 @@ async function buildWrapper(key: string, plan: SandboxPlan, options: WrapInSandb
  */
 export function bwrapOptionsEnd(arg: string): number {
   const tail = /^ -- (?:'[^']*'|[^\s'"]+) -c /;
+  return firstUnquoted(arg, (index) => arg[index] === ' ' && tail.test(arg.slice(index, index + 4096)));
+}
+
+/**
+ * The index just after the `bwrap` word of sandbox-runtime's shell string, outside quotes: the line's first word, or —
+ * for a profile too long for one argument — the word after `srt-args <file>` (`/bin/sh -c '…' srt-args /proc/…/fd/N
+ * bwrap … --args 3 -- …`, outside attack X37-01). -1 when there is none.
+ */
+export function bwrapWordEnd(arg: string): number {
+  const at = firstUnquoted(arg, (index) => (index === 0 || arg[index - 1] === ' ') && /^(?:\/[^\s'"]*\/)?bwrap(?= )/.test(arg.slice(index, index + 4096)));
+  return at < 0 ? -1 : arg.indexOf(' ', at);
+}
+
+/** The first index of `arg` outside single quotes, double quotes and backslash escapes where `matches` holds; -1 if none. */
+function firstUnquoted(arg: string, matches: (index: number) => boolean): number {
   let quote: "'" | '"' | undefined;
   for (let index = 0; index < arg.length; index += 1) {
     const char = arg[index]!;
@@ -197,7 +212,7 @@ export function bwrapOptionsEnd(arg: string): number {
       quote = char;
       continue;
     }
-    if (char === ' ' && tail.test(arg.slice(index, index + 4096))) return index;
+    if (matches(index)) return index;
   }
   return -1;
 }
@@ -209,12 +224,12 @@ export function bwrapOptionsEnd(arg: string): number {
 export function privateIpc(args: readonly string[]): string[] | undefined {
   let added = false;
   const result = args.map((arg) => {
-    if (!arg.startsWith('bwrap ')) return arg;
-    const end = bwrapOptionsEnd(arg);
-    if (end < 0) return arg;
+    if (!arg.includes('bwrap')) return arg;
+    const word = bwrapWordEnd(arg);
+    if (word < 0 || bwrapOptionsEnd(arg) < word) return arg;
     added = true;
-    // right after `bwrap`: the first word of the line, never inside a quoted argument
-    return `bwrap --unshare-ipc${arg.slice('bwrap'.length)}`;
+    // right after the `bwrap` word (outside quotes), before all of its options
+    return `${arg.slice(0, word)} --unshare-ipc${arg.slice(word)}`;
   });
   return added ? result : undefined;
 }
