@@ -85,4 +85,9 @@ describe('editing the bubblewrap line (X36-09)', () => {
       rmSync(scratch, { recursive: true, force: true });
     }
   }, 60_000);
+
+  it('X37-07: a hidden directory whose path holds a quote (sandbox-runtime writes it \'"\'"\') gets its read-only remount', () => {
+    const quoted = `bwrap --ro-bind / / --tmpfs '/v/bob'"'"'s dir' -- /usr/bin/bash -c 'x'`;
+    expect(remountReadOnly(['-c', quoted], ["/v/bob's dir"])[1]).toBe(quoted.replace(" -- /usr/bin/bash", " --remount-ro '/v/bob'\\''s dir' -- /usr/bin/bash"));
+  });
 });

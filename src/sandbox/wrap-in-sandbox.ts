@@ -280,7 +280,9 @@ export function bindCopies(args: readonly string[], copies: ReadonlyArray<{ path
  */
 function tmpfsLandings(command: string): Set<string> {
   const landings = new Set<string>();
-  for (const match of command.matchAll(/ --tmpfs (?:'((?:[^']|'\\'')*)'|([^\s'"]+))/g)) landings.add((match[1] ?? match[2] ?? '').replace(/'\\''/g, "'"));
+  // a quote in a path is written `'\''` or, by sandbox-runtime, `'"'"'` (outside attack X37-07: that form was not read,
+  // so a hidden directory whose path holds a quote kept a writable empty view)
+  for (const match of command.matchAll(/ --tmpfs (?:'((?:[^']|'\\''|'"'"')*)'|([^\s'"]+))/g)) landings.add((match[1] ?? match[2] ?? '').replace(/'\\''|'"'"'/g, "'"));
   const profile = / srt-args '?(\/proc\/\d+\/fd\/\d+)'? /.exec(command);
   if (profile) {
     try {
