@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { agentSandboxPlan } from './sandbox-plan.js';
+import { agentSandboxPlan, type SandboxPlan } from './sandbox-plan.js';
 import { sandboxStatus } from './sandbox-status.js';
 import { bindCopies, bwrapOptionsEnd, bwrapWordEnd, privateIpc, remountReadOnly, wrapInSandbox } from './wrap-in-sandbox.js';
 
@@ -33,57 +33,48 @@ describe('editing the bubblewrap line (X36-09)', () => {
     expect(bwrapWordEnd("echo 'bwrap --x' -- bash -c y")).toBe(-1);
   });
 
-  it.skipIf(process.platform !== 'linux')('X37-01: a plan too long for one argument (sandbox-runtime\'s arguments file) still starts, in its own IPC namespace', async () => {
-    if (!(await sandboxStatus()).available) return;
-    const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-x37-01-'));
+  /**
+   * Runs `readlink /proc/self/ns/ipc` in a sandbox of the plan `makePlan` gives for a scratch root named `rootName` (with
+   * its HOME and TMPDIR); checks it started and is not in this process's IPC namespace; returns the wrapped arguments.
+   */
+  async function ownIpcNamespace(prefix: string, rootName: string, makePlan: (dirs: { scratch: string; root: string; home: string; tmp: string }) => SandboxPlan): Promise<string[]> {
+    const scratch = mkdtempSync(path.join(os.tmpdir(), prefix));
     try {
-      const root = path.join(scratch, 'wt');
+      const root = path.join(scratch, rootName);
       const home = path.join(scratch, 'home');
       const tmp = path.join(scratch, 'tmp');
       for (const dir of [root, home, tmp]) mkdirSync(dir, { recursive: true });
-      // ~60 hidden files with ~3 KB paths: a bubblewrap line over the kernel's 128 KiB limit for one argument
-      const deep = path.join(scratch, ...Array.from({ length: 14 }, (_, index) => `${String(index).padStart(2, '0')}${'d'.repeat(200)}`));
-      mkdirSync(deep, { recursive: true });
-      const hidden = Array.from({ length: 60 }, (_, index) => path.join(deep, `${index}${'s'.repeat(200)}.env`));
-      for (const file of hidden) writeFileSync(file, 'SECRET=1\n');
-      const plan = { writable: [root, home, tmp], readOnlyWithin: [], unreadable: hidden, allowedHosts: [] };
-      const env = { ...process.env, HOME: home, TMPDIR: tmp };
-      const wrapped = await wrapInSandbox(plan, 'readlink /proc/self/ns/ipc', { cwd: root, env });
-      try {
-        expect(wrapped.args.join(' ')).toContain('srt-args');
-        const ran = spawnSync(wrapped.file, wrapped.args, { cwd: root, env: wrapped.env, encoding: 'utf8' });
-        expect(ran.status, ran.stderr).toBe(0);
-        expect(ran.stdout.trim()).not.toBe(spawnSync('readlink', ['/proc/self/ns/ipc'], { encoding: 'utf8' }).stdout.trim());
-      } finally {
-        wrapped.release();
-      }
-    } finally {
-      rmSync(scratch, { recursive: true, force: true });
-    }
-  }, 60_000);
-
-  it.skipIf(process.platform !== 'linux')('a sandbox whose writable path is named `… -- q -c …` still has its own IPC namespace', async () => {
-    if (!(await sandboxStatus()).available) return;
-    const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-x36-09-'));
-    try {
-      const root = path.join(scratch, 'p -- q -c r.env');
-      const home = path.join(scratch, 'home');
-      const tmp = path.join(scratch, 'tmp');
-      for (const dir of [root, home, tmp]) mkdirSync(dir, { recursive: true });
-      const plan = agentSandboxPlan({ root, home, tmp, gitCommonDir: path.join(scratch, '.git'), otherWorktrees: [] });
-      const env = { ...process.env, HOME: home, TMPDIR: tmp };
-      const wrapped = await wrapInSandbox(plan, 'readlink /proc/self/ns/ipc', { cwd: root, env });
+      const wrapped = await wrapInSandbox(makePlan({ scratch, root, home, tmp }), 'readlink /proc/self/ns/ipc', { cwd: root, env: { ...process.env, HOME: home, TMPDIR: tmp } });
       try {
         const ran = spawnSync(wrapped.file, wrapped.args, { cwd: root, env: wrapped.env, encoding: 'utf8' });
         expect(ran.status, ran.stderr).toBe(0);
         expect(ran.stdout.trim()).toMatch(/^ipc:\[\d+\]$/);
         expect(ran.stdout.trim()).not.toBe(spawnSync('readlink', ['/proc/self/ns/ipc'], { encoding: 'utf8' }).stdout.trim());
+        return wrapped.args;
       } finally {
         wrapped.release();
       }
     } finally {
       rmSync(scratch, { recursive: true, force: true });
     }
+  }
+
+  it.skipIf(process.platform !== 'linux')('X37-01: a plan too long for one argument (sandbox-runtime\'s arguments file) still starts, in its own IPC namespace', async () => {
+    if (!(await sandboxStatus()).available) return;
+    const args = await ownIpcNamespace('pw-x37-01-', 'wt', ({ scratch, root, home, tmp }) => {
+      // ~60 hidden files with ~3 KB paths: a bubblewrap line over the kernel's 128 KiB limit for one argument
+      const deep = path.join(scratch, ...Array.from({ length: 14 }, (_, index) => `${String(index).padStart(2, '0')}${'d'.repeat(200)}`));
+      mkdirSync(deep, { recursive: true });
+      const hidden = Array.from({ length: 60 }, (_, index) => path.join(deep, `${index}${'s'.repeat(200)}.env`));
+      for (const file of hidden) writeFileSync(file, 'SECRET=1\n');
+      return { writable: [root, home, tmp], readOnlyWithin: [], unreadable: hidden, allowedHosts: [] };
+    });
+    expect(args.join(' ')).toContain('srt-args');
+  }, 60_000);
+
+  it.skipIf(process.platform !== 'linux')('a sandbox whose writable path is named `… -- q -c …` still has its own IPC namespace', async () => {
+    if (!(await sandboxStatus()).available) return;
+    await ownIpcNamespace('pw-x36-09-', 'p -- q -c r.env', ({ scratch, root, home, tmp }) => agentSandboxPlan({ root, home, tmp, gitCommonDir: path.join(scratch, '.git'), otherWorktrees: [] }));
   }, 60_000);
 
   it('X37-07: a hidden directory whose path holds a quote (sandbox-runtime writes it \'"\'"\') gets its read-only remount', () => {
