@@ -391,10 +391,6 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
   // the one checked out there (a PROGRAM tier's IMPL branch): then it gets a worktree like any wave.
   const mergesElsewhere = options.mergeTarget !== undefined && options.mergeTarget !== (await gitAt(repoDir).currentBranch().catch(() => undefined));
   const solo = (isSoloWave(manifest, options.wave) && !mergesElsewhere) || waveData.type === 'integration';
-  // Other IMPL and PROGRAM manifests with uncommitted changes at the start (another IMPL's BLOCKED state record, which
-  // run-wave leaves uncommitted): the orchestrators', not this wave's agents' — read-only to a solo agent, and no
-  // tamper at finalize while their content is what it was here (outside attack X35-08: every wave was refused for it).
-  const otherDirtyManifests = await uncommittedManifests(gitAt(repoDir), repoDir, implPath);
 
   // A crash during the merge (E9), or a wave reported but never finalized (F1): the agents are done; finish the merge.
   if ((manifest.state ?? '').trim() === 'WAVE_MERGING' || finishState === 'unmerged') {
@@ -404,6 +400,11 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
     result.success = finalized.success;
     return finish();
   }
+
+  // Other IMPL and PROGRAM manifests with uncommitted changes at the start (another IMPL's BLOCKED state record, which
+  // run-wave leaves uncommitted): the orchestrators', not this wave's agents' — read-only to a solo agent, and no
+  // tamper at finalize while their content is what it was here (outside attack X35-08: every wave was refused for it).
+  const otherDirtyManifests = await uncommittedManifests(gitAt(repoDir), repoDir, implPath);
 
   // Issue 14: a run whose money is spent pauses before the wave starts (nothing prepared, state unchanged).
   const spent = budget?.checkLaunch({ slug, wave: options.wave });
@@ -508,7 +509,7 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
     // E9 re-entry: an agent whose complete report still passes E42 is not launched again.
     const existing = manifest.completion_reports?.[plan.id] as CompletionReportRecord | undefined;
     if (existing?.status === 'complete') {
-      const jail = await createJail({ root: plan.cwd, ownedFiles: owned, ...(plan.branch ? { branch: plan.branch } : {}), ...(plan.solo ? { orchestratorPaths: plan.orchestratorPaths ?? [path.relative(plan.root, implPath).split(path.sep).join('/')] } : {}) }, { env });
+      const jail = await createJail({ root: plan.cwd, ownedFiles: owned, ...(plan.branch ? { branch: plan.branch } : {}), ...(plan.orchestratorPaths ? { orchestratorPaths: plan.orchestratorPaths } : {}) }, { env });
       const check = await checkAgentStop({ git: plan.git, jail, baseCommit: plan.base, report: existing });
       if (check.ok) {
         summary.status = 'complete';
@@ -634,7 +635,7 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
             ...(plan.branch ? { branch: plan.branch } : {}),
             readablePaths: [implPath],
             // Solo/integration agents share the checkout with the manifest the orchestrator writes.
-            ...(plan.solo ? { orchestratorPaths: plan.orchestratorPaths ?? [path.relative(plan.root, implPath).split(path.sep).join('/')] } : {}),
+            ...(plan.orchestratorPaths ? { orchestratorPaths: plan.orchestratorPaths } : {}),
           },
           limits: { ...(options.agentTimeoutMs ? { timeoutMs: options.agentTimeoutMs } : {}), ...(options.maxTurns ? { maxTurns: options.maxTurns } : {}) },
           env: { ...env, POLYWAVE_REPO_ROOT: plan.root, ...(plan.solo ? { POLYWAVE_ALLOW_MAIN_COMMIT: '1' } : {}) },

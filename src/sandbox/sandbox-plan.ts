@@ -174,9 +174,7 @@ export const homeToolDirs: readonly string[] = Object.freeze([
 const toolDirectoryVariables = ['NVM_DIR', 'VOLTA_HOME', 'FNM_DIR', 'N_PREFIX', 'RUSTUP_HOME', 'CARGO_HOME', 'GOROOT', 'GOPATH', 'GOMODCACHE', 'PYENV_ROOT', 'RBENV_ROOT', 'ASDF_DIR', 'ASDF_DATA_DIR', 'MISE_DATA_DIR', 'SDKMAN_DIR', 'JAVA_HOME', 'GRADLE_HOME', 'MAVEN_HOME', 'M2_HOME', 'BUN_INSTALL', 'DENO_INSTALL', 'PNPM_HOME', 'ANDROID_HOME', 'ANDROID_SDK_ROOT', 'FLUTTER_ROOT', 'CONDA_PREFIX', 'VIRTUAL_ENV'];
 
 /** Variables naming a credential file or directory under a name {@link isCredentialVariable} does not flag. */
-const credentialPathVariables = ['KUBECONFIG', 'AWS_CONFIG_FILE', 'DOCKER_CONFIG', 'CLOUDSDK_CONFIG', 'AZURE_CONFIG_DIR', 'GNUPGHOME', 'PASSWORD_STORE_DIR', 'NETRC', 'NPM_CONFIG_USERCONFIG', 'npm_config_userconfig', 'BOTO_CONFIG', 'RCLONE_CONFIG', 'PGPASSFILE', 'PGSERVICEFILE', 'VAULT_CONFIG_PATH', 'TF_CLI_CONFIG_FILE',
-  // outside attack X35-14: Kerberos credential caches and keytabs (a `FILE:`/`DIR:` type prefix is dropped), podman/buildah/skopeo's registry logins
-  'KRB5CCNAME', 'KRB5_KTNAME', 'KRB5_CLIENT_KTNAME', 'REGISTRY_AUTH_FILE'];
+const credentialPathVariables = ['KUBECONFIG', 'AWS_CONFIG_FILE', 'DOCKER_CONFIG', 'CLOUDSDK_CONFIG', 'AZURE_CONFIG_DIR', 'GNUPGHOME', 'PASSWORD_STORE_DIR', 'NETRC', 'NPM_CONFIG_USERCONFIG', 'npm_config_userconfig', 'BOTO_CONFIG', 'RCLONE_CONFIG', 'PGPASSFILE', 'PGSERVICEFILE', 'VAULT_CONFIG_PATH', 'TF_CLI_CONFIG_FILE'];
 
 export function realOrResolved(entry: string): string {
   try {
@@ -1106,10 +1104,10 @@ export function hostCredentialStores(env: Readonly<Record<string, string | undef
     if (existsSync(entry) && !needed.some((open) => isInside(path.resolve(open), entry) || isInside(entry, path.resolve(open)))) stores.push(entry);
   }
   const runtimeDirs = unique([...(env.XDG_RUNTIME_DIR && path.isAbsolute(env.XDG_RUNTIME_DIR) ? [path.resolve(env.XDG_RUNTIME_DIR)] : []), ...(uid >= 0 ? [`/run/user/${uid}`] : [])]);
+  // a PATH entry there is a tool the sandbox runs (fnm's multishell links in $XDG_RUNTIME_DIR, X37-04)
+  const toolDirs = (env.PATH ?? '').split(path.delimiter).filter((entry) => path.isAbsolute(entry));
   for (const dir of runtimeDirs) {
     if (dir === '/' || !existsSync(dir)) continue;
-    // a PATH entry there is a tool the sandbox runs (fnm's multishell links in $XDG_RUNTIME_DIR, X37-04)
-    const toolDirs = (env.PATH ?? '').split(path.delimiter).filter((entry) => path.isAbsolute(entry));
     const read = [...needed, ...toolDirs].filter((open) => isInside(path.resolve(open), dir) || isInside(dir, path.resolve(open)));
     if (read.length === 0) {
       stores.push(dir);
