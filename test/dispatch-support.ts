@@ -149,8 +149,12 @@ export function lettersScript(extra: Record<string, string[]> = {}): string {
       return [
         `  ${id}:`,
         '    steps:',
+        // `expect: ok`: a write that fails fails the agent with the tool's answer (a silent loss was a
+        // commit of the test file alone — dispatch F4 in CI — with nothing saying why).
         `      - write: { path: src/${lower}.js, content: "export const ${lower} = '${lower}';\\n" }`,
+        '        expect: ok',
         `      - write: { path: src/${lower}.test.js, content: "import { ${lower} } from './${lower}.js';\\nif (${lower} !== '${lower}') throw new Error('bad');\\n" }`,
+        '        expect: ok',
         ...(extra[id] ?? []).map((step) => `      - ${step}`),
         `      - commit: "feat(${id}): letter ${lower}"`,
         '      - report: { status: complete, verification: PASS, notes: "done" }',

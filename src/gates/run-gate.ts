@@ -2,7 +2,7 @@ import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { runGit } from '../git/run-git.js';
-import { gatePlan, makeScratchDir, readSandboxSettings, sandboxStatus, wrapInSandbox, type SandboxedCommand } from '../sandbox/index.js';
+import { gatePlan, makeScratchDir, readSandboxSettings, sandboxStatus, vanishedMountAttempts, vanishedMountPoint, wrapInSandbox, type SandboxedCommand } from '../sandbox/index.js';
 import { ensureScratchParent } from '../sandbox/scratch-dirs.js';
 import type { SandboxSettings } from '../sandbox/index.js';
 import { withoutCredentials } from '../sandbox/credential-variables.js';
@@ -14,7 +14,7 @@ import { detectFormatter } from './detect-formatter.js';
 import { npmOfflineEnv, npmOfflineHint, npmRegistryHost } from './npm-offline.js';
 import type { GateCache } from './gate-cache.js';
 import type { OutputLimits } from './output.js';
-import { runShellCommand } from './run-command.js';
+import { runShellCommand, type ShellCommandOptions, type ShellCommandResult } from './run-command.js';
 import { inPlaceOptOut, makeThrowawayCheckout, sharedCheckout, type CheckoutSet, type ThrowawayCheckout } from './throwaway-checkout.js';
 import type { GatePhase, GateResult, GateSpec, GateTiming } from './types.js';
 import type { ActivityEvent } from '../protocol/e40.js';
@@ -186,25 +186,16 @@ export async function executeGate(plan: PlannedGate, context: GateRunContext): P
   }
 
   const logPath = path.join(await gateLogDir(context.repoDir), `${context.logStamp}-${plan.logName}.log`);
-  const sandboxed = context.sandbox === true ? await sandboxGateCommand(command, cwd, { ...context, throwaway: context.throwawayCheckout === true }) : undefined;
+  const shell = {
+    timeoutMs: plan.timeoutMs,
+    logPath,
+    ...(context.signal ? { signal: context.signal } : {}),
+    ...(context.outputLimits ? { outputLimits: context.outputLimits } : {}),
+    ...(context.killGraceMs === undefined ? {} : { killGraceMs: context.killGraceMs }),
+  };
+  const sandboxed = context.sandbox === true ? await runInGateSandbox(command, cwd, { ...context, throwaway: context.throwawayCheckout === true }, shell) : undefined;
   if (sandboxed && 'error' in sandboxed) return finish({ ...baseResult(plan, cwd), command, duration_ms: elapsed(), output: `${sandboxed.error}\n`, error: sandboxed.error });
-  let run: Awaited<ReturnType<typeof runShellCommand>>;
-  try {
-    // The wrapped form is itself a shell command line (`bwrap … -- bash -c <command>`): the runner's
-    // process group, timeout and output handling stay the same.
-    run = await runShellCommand(sandboxed ? sandboxed.wrapped.args[sandboxed.wrapped.args.length - 1]! : command, {
-      cwd: sandboxed ? sandboxed.cwd : cwd,
-      timeoutMs: plan.timeoutMs,
-      logPath,
-      ...(context.signal ? { signal: context.signal } : {}),
-      ...(sandboxed ? { env: sandboxed.wrapped.env } : context.env ? { env: context.env } : {}),
-      ...(context.outputLimits ? { outputLimits: context.outputLimits } : {}),
-      ...(context.killGraceMs === undefined ? {} : { killGraceMs: context.killGraceMs }),
-    });
-  } finally {
-    if (sandboxed) await sandboxed.dispose();
-  }
-  if (sandboxed) run = { ...run, output: sandboxed.mapOutput(run.output) };
+  const run = sandboxed ? sandboxed.run : await runShellCommand(command, { ...shell, cwd, ...(context.env ? { env: context.env } : {}) });
   let output = run.output;
   if (run.error) output = `${output}${output === '' || output.endsWith('\n') ? '' : '\n'}[polywave: ${run.error}]\n`;
   const passed = run.exitCode === 0 && !run.timedOut && !run.canceled && !run.error;
@@ -310,6 +301,8 @@ export interface SandboxGateOptions {
   checkouts?: CheckoutSet;
   /** Hosts reachable besides the committed `sandbox.network.allow` (worktree setup's default install: the public registry). */
   allowHosts?: readonly string[];
+  /** A new sandbox wrapper even when one for the same plan is reused (a retry after vanishedMountPoint). */
+  fresh?: boolean;
 }
 
 /** A gate command ready to run in the sandbox: where, and how to give its output back. */
@@ -375,7 +368,7 @@ export async function sandboxGateCommand(command: string, cwd: string, context: 
     // No way to the npm registry in this sandbox: npm/npx fail at once instead of retrying it for a minute (F9).
     const offline = npmOfflineEnv(runIn, plan.allowedHosts, env);
     Object.assign(stringEnv, offline);
-    const wrapped = await wrapInSandbox(plan, command, { cwd: runIn, env: stringEnv, ...(context.signal ? { signal: context.signal } : {}) });
+    const wrapped = await wrapInSandbox(plan, command, { cwd: runIn, env: stringEnv, ...(context.signal ? { signal: context.signal } : {}), ...(context.fresh === true ? { fresh: true } : {}) });
     const gateTmp = tmp;
     const made = context.checkouts ? undefined : checkout;
     const mapOutput = checkout?.mapOutput;
@@ -394,6 +387,37 @@ export async function sandboxGateCommand(command: string, cwd: string, context: 
     if (tmp !== undefined) await rm(tmp, { recursive: true, force: true }).catch(() => undefined);
     if (!context.checkouts) await checkout?.dispose();
     return { error: `cannot start the sandbox for this gate: ${error instanceof Error ? error.message : String(error)}` };
+  }
+}
+
+/** A command run by {@link runInGateSandbox}: its result (output mapped back to `cwd`'s checkout) and where npm ran offline. */
+export interface GateSandboxRun {
+  run: ShellCommandResult;
+  npmOfflineRegistry?: string;
+}
+
+/**
+ * Runs `command` in {@link sandboxGateCommand}'s sandbox (runShellCommand: one output, its own process group) and
+ * disposes the sandbox. When bubblewrap stopped before it ran anything on a mount point that vanished after the wrap
+ * (vanishedMountPoint: a hidden directory deleted meanwhile — another run's scratch parent, another agent's worktree),
+ * the command is started again with a fresh plan and wrap, which leave out what is gone. Undefined where the sandbox is
+ * unavailable here (the caller runs the command unsandboxed, as before issue 11); `{ error }` when it cannot start.
+ */
+export async function runInGateSandbox(command: string, cwd: string, context: SandboxGateOptions, shell: Omit<ShellCommandOptions, 'cwd' | 'env'>): Promise<GateSandboxRun | { error: string } | undefined> {
+  for (let attempt = 1; ; attempt += 1) {
+    const prepared = await sandboxGateCommand(command, cwd, attempt > 1 ? { ...context, fresh: true } : context);
+    if (!prepared || 'error' in prepared) return prepared;
+    let run: ShellCommandResult;
+    try {
+      // The wrapped form is itself a shell command line (`bwrap … -- bash -c <command>`): the runner's
+      // process group, timeout and output handling stay the same.
+      run = await runShellCommand(prepared.wrapped.args[prepared.wrapped.args.length - 1]!, { ...shell, cwd: prepared.cwd, env: prepared.wrapped.env });
+    } finally {
+      await prepared.dispose();
+    }
+    const startedNothing = run.exitCode === 1 && !run.timedOut && !run.canceled && vanishedMountPoint(run.output) !== undefined;
+    if (startedNothing && attempt < vanishedMountAttempts) continue;
+    return { run: { ...run, output: prepared.mapOutput(run.output) }, ...(prepared.npmOfflineRegistry !== undefined ? { npmOfflineRegistry: prepared.npmOfflineRegistry } : {}) };
   }
 }
 

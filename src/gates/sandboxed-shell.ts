@@ -1,6 +1,6 @@
 import { withoutCredentials } from '../sandbox/credential-variables.js';
 import { runShellCommand, type ShellCommandOptions, type ShellCommandResult } from './run-command.js';
-import { sandboxGateCommand } from './run-gate.js';
+import { runInGateSandbox } from './run-gate.js';
 import { inPlaceOptOut, type CheckoutSet } from './throwaway-checkout.js';
 
 /** Options of {@link runSandboxedShell}: those of `runShellCommand`, plus the sandbox switch. */
@@ -33,17 +33,12 @@ export async function runSandboxedShell(command: string, options: SandboxedShell
   const env = withoutCredentials(options.env ?? process.env);
   // In a throwaway checkout of cwd's working tree: the merged code's writes do not persist (X3 #18).
   const opted = options.env ?? process.env;
-  const wrapped =
-    sandbox === false ? undefined : await sandboxGateCommand(command, options.cwd, { env, throwaway: !inPlaceOptOut(opted), ...(checkouts ? { checkouts } : {}), ...(options.signal ? { signal: options.signal } : {}) });
-  if (wrapped && 'error' in wrapped) {
-    return { exitCode: -1, signal: null, timedOut: false, canceled: false, durationMs: 0, output: '', outputTruncated: false, error: wrapped.error, sandboxed: false };
+  const { cwd, env: _env, ...rest } = shell;
+  const sandboxed =
+    sandbox === false ? undefined : await runInGateSandbox(command, cwd, { env, throwaway: !inPlaceOptOut(opted), ...(checkouts ? { checkouts } : {}), ...(options.signal ? { signal: options.signal } : {}) }, rest);
+  if (sandboxed && 'error' in sandboxed) {
+    return { exitCode: -1, signal: null, timedOut: false, canceled: false, durationMs: 0, output: '', outputTruncated: false, error: sandboxed.error, sandboxed: false };
   }
-  if (!wrapped) return { ...(await runShellCommand(command, { ...shell, env })), sandboxed: false };
-  try {
-    // The wrapped form is itself a shell command line (`bwrap … -- bash -c <command>`), as for gates.
-    const run = await runShellCommand(wrapped.wrapped.args[wrapped.wrapped.args.length - 1]!, { ...shell, cwd: wrapped.cwd, env: wrapped.wrapped.env });
-    return { ...run, output: wrapped.mapOutput(run.output), sandboxed: true };
-  } finally {
-    await wrapped.dispose();
-  }
+  if (!sandboxed) return { ...(await runShellCommand(command, { ...shell, env })), sandboxed: false };
+  return { ...sandboxed.run, sandboxed: true };
 }

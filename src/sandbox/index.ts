@@ -15,4 +15,4 @@ export { sandboxInstallHint, sandboxUnavailableError, sandboxUnavailableMessage 
 export { resetSandboxManager as resetSandbox } from './sandbox-manager.js';
 export { readSandboxSettings } from './sandbox-settings.js';
 export { ensureScratchParent, foreignScratchDirs, makeScratchDir, registeredScratchParents, scratchParent } from './scratch-dirs.js';
-export { sandboxCommandVariable, shellQuote, wrapInSandbox, type SandboxedCommand, type WrapInSandboxOptions } from './wrap-in-sandbox.js';
+export { sandboxCommandVariable, shellQuote, vanishedMountAttempts, vanishedMountPoint, wrapInSandbox, type SandboxedCommand, type WrapInSandboxOptions } from './wrap-in-sandbox.js';

@@ -46,6 +46,8 @@ export interface WrapInSandboxOptions {
   /** The environment the command sees (the sandbox adds its proxy variables). */
   env: Record<string, string>;
   signal?: AbortSignal;
+  /** A new wrapper even when one for this plan is still reused (a retry after {@link vanishedMountPoint}). */
+  fresh?: boolean;
 }
 
 /** The variable that carries the command into a reused sandbox wrapper. */
@@ -313,7 +315,7 @@ export async function wrapInSandbox(plan: SandboxPlan, command: string, options:
   // A wrapper belongs to one sandbox host (session): a new host means new wrappers.
   const key = JSON.stringify([sandboxSessionGeneration(), plan.writable, plan.readOnlyWithin, plan.unreadable, plan.readable ?? [], plan.emptyReadOnly ?? [], plan.maskedFiles ?? [], plan.boundCopies ?? [], plan.allowedHosts, options.cwd, options.env.TMPDIR ?? '']);
   let wrapper = await wrappers.get(key)?.catch(() => undefined);
-  if (!wrapper || Date.now() >= wrapper.expires || !wrapper.deniedPresent.every((entry) => existsSync(entry))) {
+  if (options.fresh === true || !wrapper || Date.now() >= wrapper.expires || !wrapper.deniedPresent.every((entry) => existsSync(entry))) {
     if (wrapper) retire(wrapper);
     const building = buildWrapper(key, plan, options);
     wrappers.set(key, building);
@@ -332,4 +334,26 @@ export async function wrapInSandbox(plan: SandboxPlan, command: string, options:
     retire(used);
   };
   return { file: used.file, args: [...used.args], isolated: used.isolated, env: { ...options.env, [sandboxCommandVariable]: command }, release };
+}
+
+/**
+ * How often a sandboxed start is tried in all when bubblewrap stopped on a mount point that vanished (see
+ * {@link vanishedMountPoint}): a directory deleted piece by piece can vanish again between two tries.
+ */
+export const vanishedMountAttempts = 3;
+
+/**
+ * The path bubblewrap stopped on, before it ran anything, because it vanished after the sandbox's command line was
+ * built: a directory the plan hides (another agent's worktree, another run's scratch parent) deleted in between, whose
+ * mount point bubblewrap then cannot make on the read-only root (`bwrap: Can't mkdir parents for P: Read-only file
+ * system`). Seen in CI: an agent's first tool call failed, so its commit lost the file that call wrote. The command
+ * never started, so starting it again with a fresh wrap (which leaves out what is gone) is safe. Undefined unless
+ * `output` is exactly one such bubblewrap line and P is gone now.
+ */
+export function vanishedMountPoint(output: string): string | undefined {
+  const line = output.trim();
+  if (line.includes('\n')) return undefined;
+  const match = /^bwrap: Can't (?:mkdir parents for|mkdir|create file at|find source path|mount tmpfs on) (\/.*): [A-Za-z][A-Za-z -]*$/.exec(line);
+  if (!match) return undefined;
+  return existsSync(match[1]!) ? undefined : match[1];
 }

@@ -6,6 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { createTestRepo, type TestRepo } from '../../../test/support/git-repo.js';
 import { defaultAgentLimits, type AgentEvent, type AgentRunRequest, type ModelSpec } from '../contract.js';
 import { createJail } from '../jail/jail.js';
+import { vanishingShim } from '../../../test/support/bwrap-shim.js';
+import { sandboxStatus } from '../../sandbox/index.js';
 import { builtinCliTemplates, createCliBackend, endpointHost, expandTemplateArgs, modelEndpoints, noProxyFor, readReportFile, sandboxedCliTemplates, type CliTemplate } from './cli.js';
 
 /**
@@ -474,6 +476,22 @@ describe('cli backend: custom templates', () => {
     expect(c.text).toContain('file SYSTEM PROMPT\n\nImplement src/a.ts');
     expect(c.text).toContain(JSON.stringify(['--cwd', f.worktree]).slice(1, -1));
   });
+});
+
+describe.skipIf(!(await sandboxStatus()).available)('cli backend in the OS sandbox: a hidden directory that vanishes before bubblewrap starts', () => {
+  it('the CLI is started again with a fresh wrap (bubblewrap ran nothing the first time) and its output is read', async () => {
+    const f = await fixture();
+    const vanishing = f.repo.sibling('other-run/polywave-scratch-x');
+    mkdirSync(vanishing, { recursive: true });
+    const shim = vanishingShim(vanishing);
+    const backend = createCliBackend({ templates: { echoarg: { command: [path.join(f.bin, 'echo-standin'), '{prompt}'], promptVia: 'argument', format: 'text' } } });
+    const made = await request(f, { backend: 'cli', command: 'echoarg', raw: 'cli:echoarg' }, { env: { PATH: shim.path(f.repo.env.PATH) } });
+    made.request.sandbox = { writable: [f.worktree, f.scratch], readOnlyWithin: [], unreadable: [vanishing], allowedHosts: [] };
+    const outcome = await backend.run(made.request);
+    expect(outcome.status, JSON.stringify(outcome.failure ?? outcome.text)).toBe('finished');
+    expect(outcome.text).toContain('last line');
+    expect(shim.starts()).toBe(2);
+  }, 60_000);
 });
 
 describe('cli backend: the report file the agent wrote (outside attack X19-19)', () => {

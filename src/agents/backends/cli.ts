@@ -59,7 +59,7 @@ import {
   type ToolDenial,
 } from '../contract.js';
 import { createGit } from '../../git/git-cli.js';
-import { planWritesIn, wrapInSandbox, type SandboxPlan } from '../sandbox/index.js';
+import { planWritesIn, vanishedMountAttempts, vanishedMountPoint, wrapInSandbox, type SandboxPlan } from '../sandbox/index.js';
 import { sandboxDenialsIn } from '../sandbox/sandbox-denials.js';
 import { fillReportFromGit, gitCommitTool } from '../tools/report-tools.js';
 
@@ -735,11 +735,12 @@ async function runCli(request: AgentRunRequest, templates: Readonly<Record<strin
   let spawnArgs = args;
   let spawnEnv = env;
   let releaseSandbox = () => {};
+  let sandboxedCommand = '';
   if (sandboxPlan) {
     const noProxy = noProxyFor(endpoints);
-    const inner = `export NO_PROXY=${shellWord(noProxy)} no_proxy=${shellWord(noProxy)}; exec ${[binary, ...args].map(shellWord).join(' ')}`;
+    sandboxedCommand = `export NO_PROXY=${shellWord(noProxy)} no_proxy=${shellWord(noProxy)}; exec ${[binary, ...args].map(shellWord).join(' ')}`;
     try {
-      const wrapped = await wrapInSandbox(sandboxPlan, inner, { cwd: request.cwd, env, signal: request.signal });
+      const wrapped = await wrapInSandbox(sandboxPlan, sandboxedCommand, { cwd: request.cwd, env, signal: request.signal });
       spawnFile = wrapped.file;
       spawnArgs = wrapped.args;
       spawnEnv = wrapped.env;
@@ -804,15 +805,16 @@ async function runCli(request: AgentRunRequest, templates: Readonly<Record<strin
     }
   };
 
-  const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; spawnError?: Error; stderr: string }>((resolve) => {
+  const runOnce = () => new Promise<{ code: number | null; signal: NodeJS.Signals | null; spawnError?: Error; stderr: string; sawOutput: boolean }>((resolve) => {
     let child: ChildProcess;
     try {
       child = spawn(spawnFile, spawnArgs, { cwd: request.cwd, env: spawnEnv, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
     } catch (error) {
-      resolve({ code: null, signal: null, spawnError: error instanceof Error ? error : new Error(String(error)), stderr: '' });
+      resolve({ code: null, signal: null, spawnError: error instanceof Error ? error : new Error(String(error)), stderr: '', sawOutput: false });
       return;
     }
     let stderr = '';
+    let sawOutput = false;
     let pending = '';
     let dropping = false;
     let killTimer: NodeJS.Timeout | undefined;
@@ -827,6 +829,7 @@ async function runCli(request: AgentRunRequest, templates: Readonly<Record<strin
 
     child.stdout!.setEncoding('utf8');
     child.stdout!.on('data', (chunk: string) => {
+      sawOutput = true;
       pending += chunk;
       let newline = pending.indexOf('\n');
       while (newline >= 0) {
@@ -876,10 +879,28 @@ async function runCli(request: AgentRunRequest, templates: Readonly<Record<strin
       if (killTimer) clearTimeout(killTimer);
       request.signal.removeEventListener('abort', onAbort);
       if (!dropping && pending !== '') handleLine(pending.replace(/\r$/, ''));
-      resolve({ code, signal, ...(spawnError ? { spawnError } : {}), stderr: stderr.slice(-stderrTailBytes) });
+      resolve({ code, signal, ...(spawnError ? { spawnError } : {}), stderr: stderr.slice(-stderrTailBytes), sawOutput });
     }
     child.on('close', (code, signal) => finish(code, signal));
   });
+
+  let exit = await runOnce();
+  // bubblewrap stopped, before the CLI started, on a mount point that vanished after the wrap (a hidden directory
+  // deleted meanwhile): started again with a fresh wrap, which leaves out what is gone.
+  for (let attempt = 2; sandboxPlan && attempt <= vanishedMountAttempts && exit.code === 1 && !exit.sawOutput && vanishedMountPoint(exit.stderr) !== undefined; attempt += 1) {
+    releaseSandbox();
+    try {
+      const wrapped = await wrapInSandbox(sandboxPlan, sandboxedCommand, { cwd: request.cwd, env, signal: request.signal, fresh: true });
+      spawnFile = wrapped.file;
+      spawnArgs = wrapped.args;
+      spawnEnv = wrapped.env;
+      releaseSandbox = wrapped.release;
+    } catch (error) {
+      const code = asString(asRecord(error)?.code);
+      return failedOutcome(started, 'config', `${code ? `${code}: ` : ''}cannot start agent CLI ${model.command} in the OS sandbox: ${errorMessage(error)}`);
+    }
+    exit = await runOnce();
+  }
 
   releaseSandbox();
   // Tool calls the CLI never closed (killed mid-call) are journaled as errors.

@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { spawnPiped, type PipedChild } from '../../sandbox/piped-spawn.js';
 import type { SandboxPlan } from '../../sandbox/sandbox-plan.js';
 import { toolExecutorMain } from './tool-executor-main.js';
-import { sandboxCommandVariable, shellQuote, wrapInSandbox } from '../../sandbox/wrap-in-sandbox.js';
+import { sandboxCommandVariable, shellQuote, vanishedMountAttempts, vanishedMountPoint, wrapInSandbox } from '../../sandbox/wrap-in-sandbox.js';
 
 /** What a directory entry is (lstat semantics: a symbolic link is `symlink`). */
 export type EntryKind = 'file' | 'directory' | 'symlink' | 'other';
@@ -27,6 +27,16 @@ export class ToolExecutorError extends Error {
     super(message.includes(code) ? message : `${code}: ${message}`);
     this.name = 'ToolExecutorError';
     this.code = code;
+  }
+}
+
+/** A start bubblewrap gave up on because a path it was to mount vanished after the wrap (see vanishedMountPoint). */
+class VanishedMountError extends Error {
+  constructor(
+    readonly path: string,
+    override readonly cause: unknown,
+  ) {
+    super(`bubblewrap stopped on ${path}, which vanished after the sandbox's command was built`);
   }
 }
 
@@ -158,7 +168,7 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
   let starting: Promise<Session> | undefined;
   let nextId = 1;
 
-  const start = async (): Promise<Session> => {
+  const start = async (fresh = false): Promise<Session> => {
     const command = executorCommand(toolExecutorProgram(options.program));
     // The executor itself makes no TLS connection: started without NODE_EXTRA_CA_CERTS, node does not
     // read and parse that certificate bundle at start-up (~60 ms of CPU per agent with the system
@@ -166,7 +176,7 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
     // they are given, the variable included.
     const executorEnv = { ...options.env };
     delete executorEnv.NODE_EXTRA_CA_CERTS;
-    const wrapped = await wrapInSandbox(plan, command, { cwd: options.cwd, env: executorEnv });
+    const wrapped = await wrapInSandbox(plan, command, { cwd: options.cwd, env: executorEnv, fresh });
     // Started by a small helper process that hands the pipes back (sandbox/piped-spawn.ts): not a fork of this one.
     const child = await spawnPiped(wrapped.file, wrapped.args, { cwd: options.cwd, env: wrapped.env });
     const pending: Session['pending'] = new Map();
@@ -240,6 +250,8 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
       await ready;
     } catch (error) {
       killGroup(child.pid);
+      const vanished = vanishedMountPoint(current.stderr);
+      if (vanished !== undefined) throw new VanishedMountError(vanished, error);
       throw error;
     } finally {
       clearTimeout(timer);
@@ -247,9 +259,21 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
     return current;
   };
 
+  /** {@link start}, again with a fresh wrap when bubblewrap stopped on a mount point that vanished meanwhile (it ran nothing). */
+  const startTried = async (): Promise<Session> => {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await start(attempt > 1);
+      } catch (error) {
+        if (!(error instanceof VanishedMountError)) throw error;
+        if (attempt >= vanishedMountAttempts) throw error.cause;
+      }
+    }
+  };
+
   const ensure = async (): Promise<Session> => {
     if (session) return session;
-    starting ??= start().then(
+    starting ??= startTried().then(
       (started) => {
         session = started;
         starting = undefined;

@@ -16,7 +16,7 @@ import { createGit } from '../../git/git-cli.js';
 import { statusWithBranch } from '../../git/status-with-branch.js';
 import { isCredentialVariable } from '../credentials.js';
 import { gitCommitHint, isGitWriteRefusal, sandboxDenialsIn } from '../sandbox/sandbox-denials.js';
-import { wrapInSandbox } from '../../sandbox/wrap-in-sandbox.js';
+import { vanishedMountAttempts, vanishedMountPoint, wrapInSandbox } from '../../sandbox/wrap-in-sandbox.js';
 import { denialResult, defineTool, errorMessage, errorResult } from './shared.js';
 import type { AgentTool, ToolResult } from './types.js';
 
@@ -201,21 +201,25 @@ export const bashTool: AgentTool = defineTool<z.infer<typeof bashInput>>({
       // The agent's sandbox is already running (its tool executor): a plain process start there.
       run = await supervise((onOutput) => executor.run(input.command, { cwd: root, env, onOutput }), { timeoutMs, signal: context.signal });
     } else {
-      let spawnSpec = { file: 'bash', args: ['-c', input.command], env };
-      let release = (): void => {};
-      if (context.sandbox) {
-        try {
-          const wrapped = await wrapInSandbox(context.sandbox, input.command, { cwd: root, env, signal: context.signal });
-          spawnSpec = { file: wrapped.file, args: wrapped.args, env: wrapped.env };
-          release = wrapped.release;
-        } catch (error) {
-          return errorResult(`cannot start the sandbox for this command: ${errorMessage(error)}`);
+      // (again with a fresh wrap when bubblewrap stopped on a mount point that vanished after the wrap: it ran nothing)
+      for (let attempt = 1; ; attempt += 1) {
+        let spawnSpec = { file: 'bash', args: ['-c', input.command], env };
+        let release = (): void => {};
+        if (context.sandbox) {
+          try {
+            const wrapped = await wrapInSandbox(context.sandbox, input.command, { cwd: root, env, signal: context.signal, fresh: attempt > 1 });
+            spawnSpec = { file: wrapped.file, args: wrapped.args, env: wrapped.env };
+            release = wrapped.release;
+          } catch (error) {
+            return errorResult(`cannot start the sandbox for this command: ${errorMessage(error)}`);
+          }
         }
-      }
-      try {
-        run = await supervise((onOutput) => spawnLocal(spawnSpec, { cwd: root, env: spawnSpec.env }, onOutput), { timeoutMs, signal: context.signal });
-      } finally {
-        release();
+        try {
+          run = await supervise((onOutput) => spawnLocal(spawnSpec, { cwd: root, env: spawnSpec.env }, onOutput), { timeoutMs, signal: context.signal });
+        } finally {
+          release();
+        }
+        if (!context.sandbox || attempt >= vanishedMountAttempts || run.exitCode !== 1 || run.timedOut || run.aborted || vanishedMountPoint(run.output) === undefined) break;
       }
     }
     if (run.spawnError !== undefined) return errorResult(`cannot run bash: ${run.spawnError}`);

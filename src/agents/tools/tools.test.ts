@@ -11,7 +11,8 @@ import { createAgentTools, runToolCall, truncateOutput } from './index.js';
 import { readHeadAndBranch, statusWithBranch } from './report-tools.js';
 import { caseFolded } from './search-tools.js';
 import { globToRegExp } from './shared.js';
-import type { SandboxPlan } from '../../sandbox/index.js';
+import { sandboxStatus, type SandboxPlan } from '../../sandbox/index.js';
+import { vanishingShim } from '../../../test/support/bwrap-shim.js';
 import type { AgentTool, AgentToolName, ToolCallObserver, ToolContext } from './types.js';
 
 const branch = 'polywave/demo/wave1-agent-A';
@@ -498,4 +499,20 @@ describe('grep runs the agent\'s pattern in linear time (outside attack X20-06)'
     // ordinary patterns, case-insensitive too, as before
     expect((await f.call('grep', { pattern: 'EXPORT CONST B', ignore_case: true })).output).toBe('src/b.ts:1: export const b = 2;');
   });
+});
+
+describe.skipIf(!(await sandboxStatus()).available)('bash in a sandbox of its own (no tool executor)', () => {
+  it('runs the command when a hidden directory vanished between the wrap and bubblewrap\'s start (it tries again)', async () => {
+    const f = await fixture();
+    const wt = f.context.jail.root;
+    const vanishing = f.repo.sibling('other-run/polywave-scratch-x');
+    mkdirSync(vanishing, { recursive: true });
+    const shim = vanishingShim(vanishing);
+    f.context.sandbox = { writable: [wt], readOnlyWithin: [], unreadable: [vanishing], allowedHosts: [] };
+    f.context.env = { ...f.context.env, PATH: shim.path(f.context.env.PATH) };
+    const result = await f.call('bash', { command: 'echo BASH-$((40 + 2))' });
+    expect(result.output, result.output).toContain('BASH-42');
+    expect(result.isError).toBe(false);
+    expect(shim.starts()).toBe(2);
+  }, 60_000);
 });

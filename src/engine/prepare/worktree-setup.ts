@@ -14,7 +14,7 @@ import path from 'node:path';
 import type { Git } from '../../git/git-port.js';
 import { repositoryLocatingVariables } from '../../git/harden.js';
 import { runShellCommand, type ShellCommandResult } from '../../gates/run-command.js';
-import { sandboxGateCommand, type SandboxedGateCommand } from '../../gates/run-gate.js';
+import { runInGateSandbox, type GateSandboxRun } from '../../gates/run-gate.js';
 import { withoutCredentials } from '../../sandbox/credential-variables.js';
 import {
   configuredWorktreeSetup,
@@ -219,31 +219,24 @@ async function isDirectory(target: string): Promise<boolean> {
 async function runCommand(command: SetupCommand, options: { cwd: string; env: Record<string, string>; timeoutMs: number; logPath: string; signal?: AbortSignal; sandboxed?: boolean; allowHosts?: readonly string[] }): Promise<ShellCommandResult> {
   const text = commandText(command);
   let env = options.env;
-  let wrapped: SandboxedGateCommand | undefined;
+  const shell = {
+    timeoutMs: options.timeoutMs,
+    logPath: options.logPath,
+    outputLimits: { headLines: 20, tailLines: 60, maxBytes: 16 * 1024 },
+    ...(options.signal ? { signal: options.signal } : {}),
+  };
+  let sandboxed: GateSandboxRun | undefined;
   if (options.sandboxed === true) {
     env = {};
     for (const [name, value] of Object.entries(withoutCredentials(options.env))) if (value !== undefined) env[name] = value;
-    const prepared = await sandboxGateCommand(text, options.cwd, { env, throwaway: false, ...(options.allowHosts ? { allowHosts: options.allowHosts } : {}), ...(options.signal ? { signal: options.signal } : {}) });
-    if (prepared && 'error' in prepared) {
-      await writeFile(options.logPath, `${prepared.error}\n`).catch(() => undefined);
-      return { exitCode: -1, signal: null, timedOut: false, canceled: false, durationMs: 0, output: prepared.error, outputTruncated: false, error: prepared.error };
+    const ran = await runInGateSandbox(text, options.cwd, { env, throwaway: false, ...(options.allowHosts ? { allowHosts: options.allowHosts } : {}), ...(options.signal ? { signal: options.signal } : {}) }, shell);
+    if (ran && 'error' in ran) {
+      await writeFile(options.logPath, `${ran.error}\n`).catch(() => undefined);
+      return { exitCode: -1, signal: null, timedOut: false, canceled: false, durationMs: 0, output: ran.error, outputTruncated: false, error: ran.error };
     }
-    wrapped = prepared;
+    sandboxed = ran;
   }
-  let result: ShellCommandResult;
-  try {
-    // The wrapped form is itself a shell command line (`bwrap … -- bash -c <command>`), as for gates.
-    result = await runShellCommand(wrapped ? wrapped.wrapped.args[wrapped.wrapped.args.length - 1]! : text, {
-      cwd: wrapped ? wrapped.cwd : options.cwd,
-      env: wrapped ? wrapped.wrapped.env : env,
-      timeoutMs: options.timeoutMs,
-      logPath: options.logPath,
-      outputLimits: { headLines: 20, tailLines: 60, maxBytes: 16 * 1024 },
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
-  } finally {
-    await wrapped?.dispose();
-  }
+  const result: ShellCommandResult = sandboxed ? sandboxed.run : await runShellCommand(text, { ...shell, cwd: options.cwd, env });
   if (!result.outputTruncated) await writeFile(options.logPath, result.output).catch(() => undefined);
   return result;
 }
