@@ -23,7 +23,7 @@ export interface SandboxStatus {
  */
 export const sandboxOverrideVariable = 'POLYWAVE_SANDBOX';
 
-/** `=1`: run the sandbox without polywave's second seccomp filter when it was not built (accepting the risk it closes). */
+/** `=1`: run the sandbox without polywave's second seccomp filter (native or BPF), accepting the risks it closes. */
 export const noDatagramFilterVariable = 'POLYWAVE_SANDBOX_NO_DATAGRAM_FILTER';
 
 /** Error texts of sandbox-runtime's dependency check → the Debian package that fixes them. */
@@ -37,17 +37,15 @@ const cache = new Map<string, Promise<SandboxStatus>>();
 
 /**
  * Whether agents can run inside the OS sandbox. Cached per process (per value of the override).
- * `env` defaults to the process environment; only {@link sandboxOverrideVariable} and
- * {@link noDatagramFilterVariable} are read.
+ * `env` defaults to the process environment; only {@link sandboxOverrideVariable} is read.
  */
 export function sandboxStatus(options: { env?: Readonly<Record<string, string | undefined>> } = {}): Promise<SandboxStatus> {
   const env = options.env ?? process.env;
   const override = env[sandboxOverrideVariable]?.trim().toLowerCase() ?? '';
-  const withoutDatagramFilter = env[noDatagramFilterVariable] === '1';
-  const key = `${override}\0${withoutDatagramFilter ? 1 : 0}`;
+  const key = override;
   let answer = cache.get(key);
   if (!answer) {
-    answer = probeSandbox(override, withoutDatagramFilter);
+    answer = probeSandbox(override);
     cache.set(key, answer);
   }
   return answer;
@@ -62,7 +60,7 @@ export function prewarmSandboxStatus(env: Readonly<Record<string, string | undef
   sandboxStatus(env ? { env } : {}).catch(() => undefined);
 }
 
-async function probeSandbox(override: string, withoutDatagramFilter: boolean): Promise<SandboxStatus> {
+async function probeSandbox(override: string): Promise<SandboxStatus> {
   if (['off', '0', 'false', 'no', 'none', 'disabled'].includes(override)) {
     return { available: false, mechanism: 'none', missing: [], detail: `disabled by ${sandboxOverrideVariable}=${override}` };
   }
@@ -90,21 +88,11 @@ async function probeSandbox(override: string, withoutDatagramFilter: boolean): P
   if (seccompWarning) {
     return { available: false, mechanism: 'none', missing: [], detail: `${mechanism} runs here but without sandbox-runtime's seccomp filter, so Unix sockets would not be restricted: ${seccompWarning}` };
   }
-  // Fail closed too without our own second filter (native/polywave-seccomp.c, compiled at install when
-  // a C compiler is there): sandbox-runtime's filter lets socketpair(AF_UNIX, SOCK_DGRAM) through, and
-  // such a socket can send to any host datagram socket the agent can see (outside attack X2, #6).
-  // Where it is built at all (Linux x64/arm64); an explicit opt-out accepts that risk.
-  if (process.platform === 'linux' && ['x64', 'arm64'].includes(process.arch) && !withoutDatagramFilter) {
-    const { datagramFilter } = await import('./wrap-in-sandbox.js');
-    if (datagramFilter() === undefined) {
-      return {
-        available: false,
-        mechanism: 'none',
-        missing: ['gcc'],
-        detail: `${mechanism} runs here but polywave's own seccomp filter (dist/native/polywave-seccomp) was not built — no C compiler at install? — so Unix datagram socketpairs and the kernel keyring calls (your Kerberos tickets and cached passphrases in the keyring) would not be refused: install a C compiler (gcc or clang) and run \`npm rebuild polywave\`, or set ${noDatagramFilterVariable}=1 to run without it (and accept both)`,
-      };
-    }
-  }
+  // Our own second filter (sandbox-runtime's lets socketpair(AF_UNIX, SOCK_DGRAM) and the keyring calls through: X2 #6,
+  // X35-11) is the native program (native/polywave-seccomp.c, compiled at install when a C compiler is there) or, where it
+  // was not built, the same filter as a BPF program bubblewrap loads (seccomp-program.ts): on Linux x64/arm64 every
+  // polywave sandbox has it, no compiler needed. Claude Code's Bash, whose sandbox is Claude Code's, needs the native
+  // program as its shell prefix (the claude-code backend refuses to start without it).
   try {
     const { releaseWrapped, sandboxSessionGeneration, wrapInHost } = await import('./sandbox-manager.js');
     const commandId = `probe-${process.pid}-${Date.now()}`;

@@ -3,12 +3,15 @@
  * result is a file, its arguments and the environment to spawn it with (the caller keeps its own
  * process handling: process group, timeout, output cap).
  */
-import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureScratchParent } from './scratch-dirs.js';
+import { seccompProgram, seccompProgramSupported } from './seccomp-program.js';
 import { realOrResolved, type SandboxPlan } from './sandbox-plan.js';
 import { releaseWrapped, sandboxSessionGeneration, wrapInHost } from './sandbox-manager.js';
-import { sandboxStatus } from './sandbox-status.js';
+import { noDatagramFilterVariable, sandboxStatus } from './sandbox-status.js';
 import { sandboxUnavailableError } from './sandbox-unavailable-error.js';
 import { codes } from '../errors/codes.js';
 import { PolywaveError } from '../errors/polywave-error.js';
@@ -76,6 +79,48 @@ export function datagramFilter(): string | undefined {
   return datagramFilterPath;
 }
 
+/**
+ * The variable that makes polywave use its BPF program (bubblewrap `--seccomp`) even where dist/native/polywave-seccomp
+ * was built: `bpf`. For tests and for a native program that cannot apply its filter on some kernel.
+ */
+export const seccompProgramVariable = 'POLYWAVE_SECCOMP_PROGRAM';
+
+/** The descriptor the BPF program reaches bubblewrap on (opened by the shell that starts bubblewrap; 3 is sandbox-runtime's arguments file). */
+const seccompDescriptor = 9;
+
+/**
+ * polywave's second seccomp filter for one wrapper (see native/polywave-seccomp.c and seccomp-program.ts): the native
+ * program that runs the command (`native`), else the same filter as a BPF program bubblewrap loads (`bpf`: a file under
+ * the scratch parent, which every sandbox hides), else none (not Linux x64/arm64, or the explicit opt-out).
+ */
+export function secondFilter(env: Readonly<Record<string, string | undefined>> = process.env): { kind: 'native'; path: string } | { kind: 'bpf'; file: string } | undefined {
+  if (env[noDatagramFilterVariable] === '1') return undefined;
+  const native = env[seccompProgramVariable] === 'bpf' ? undefined : datagramFilter();
+  if (native !== undefined) return { kind: 'native', path: native };
+  return seccompProgramSupported() ? { kind: 'bpf', file: seccompProgramFile() } : undefined;
+}
+
+let programFile: string | undefined;
+/** The BPF program written once per process (content-addressed, read-only, written whole then renamed into place). */
+function seccompProgramFile(): string {
+  if (programFile !== undefined && existsSync(programFile)) return programFile;
+  const bytes = seccompProgram();
+  const file = path.join(ensureScratchParent(), `polywave-seccomp-${process.arch}-${createHash('sha256').update(bytes).digest('hex').slice(0, 16)}.bpf`);
+  let current: Buffer | undefined;
+  try {
+    current = readFileSync(file);
+  } catch {
+    current = undefined;
+  }
+  if (current === undefined || !current.equals(bytes)) {
+    const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+    writeFileSync(temporary, bytes, { mode: 0o400, flag: 'wx' });
+    renameSync(temporary, file);
+  }
+  programFile = file;
+  return file;
+}
+
 /** A wrapper built once and reused: `bwrap … bash -c 'exec bash -c "$POLYWAVE_SANDBOX_COMMAND"'`. */
 interface Wrapper {
   key: string;
@@ -114,7 +159,8 @@ async function buildWrapper(key: string, plan: SandboxPlan, options: WrapInSandb
   // executor's process sweep goes by it).
   // Through polywave-seccomp when it was built: one more filter, refusing Unix datagram socketpairs
   // (sandbox-runtime's own lets them through; native/polywave-seccomp.c says why).
-  const filter = datagramFilter();
+  const second = secondFilter();
+  const filter = second?.kind === 'native' ? second.path : undefined;
   // Every descriptor above stderr is closed first (outside attack X18-03/04): one that polywave's own launcher left
   // open without close-on-exec (a directory: write anywhere through /proc/self/fd/N/) would reach every command.
   const closeInherited = 'for _pw_fd in /proc/self/fd/*; do _pw_fd=${_pw_fd##*/}; case $_pw_fd in 0|1|2) ;; *) eval "exec $_pw_fd>&-" 2>/dev/null;; esac; done; unset _pw_fd; ';
@@ -166,6 +212,27 @@ async function buildWrapper(key: string, plan: SandboxPlan, options: WrapInSandb
     throw new PolywaveError({ code: codes.sandboxUnavailable, message: 'the OS sandbox for agents is unavailable (sandbox-runtime returned a command polywave does not recognise: no bubblewrap options to give it a private IPC namespace); update polywave and @anthropic-ai/sandbox-runtime together', exitCode: 2 });
   }
   if (withIpc) args.splice(0, args.length, ...withIpc);
+  // No native filter program here: bubblewrap loads the same filter from polywave's BPF program (fail closed when
+  // the line is not one this can give it to).
+  if (second?.kind === 'bpf') {
+    // Bubblewrap applies the program to everything in the sandbox, sandbox-runtime's network bridge included, and
+    // socat needs the datagram pairs the program refuses: a sandbox with hosts allowed needs the native program,
+    // which applies the filter to the command alone. Fail closed (never a sandbox without the datagram rule).
+    if (!isolated) {
+      dispose();
+      throw new PolywaveError({
+        code: codes.sandboxUnavailable,
+        message: `the OS sandbox for agents is unavailable for a command with network hosts allowed (${plan.allowedHosts.join(', ')}): polywave's seccomp filter for it needs dist/native/polywave-seccomp, which was not built here (no C compiler at install?) — install gcc or clang and run \`npm rebuild polywave\`, or set ${noDatagramFilterVariable}=1 to run without the filter (Unix datagram socketpairs and the kernel keyring calls are then allowed)`,
+        exitCode: 2,
+      });
+    }
+    const withProgram = afterBwrapWord(args, `--seccomp ${seccompDescriptor}`, `exec ${seccompDescriptor}<${shellQuote(second.file)}; `);
+    if (withProgram === undefined) {
+      dispose();
+      throw new PolywaveError({ code: codes.sandboxUnavailable, message: "the OS sandbox for agents is unavailable (sandbox-runtime returned a command polywave does not recognise: no bubblewrap line to give polywave's seccomp filter to); update polywave and @anthropic-ai/sandbox-runtime together", exitCode: 2 });
+    }
+    args.splice(0, args.length, ...withProgram);
+  }
   if (plan.emptyReadOnly && plan.emptyReadOnly.length > 0) args.splice(0, args.length, ...remountReadOnly(args, plan.emptyReadOnly));
   if (plan.boundCopies && plan.boundCopies.length > 0) args.splice(0, args.length, ...bindCopies(args, plan.boundCopies));
   const wrapper: Wrapper = { key, file: file!, args, isolated, expires: Date.now() + wrapperReuseMs, deniedPresent, inFlight: 0, dispose };
@@ -224,14 +291,22 @@ function firstUnquoted(arg: string, matches: (index: number) => boolean): number
  * that ends its options, like {@link remountReadOnly}'s); undefined when no argument is such a command.
  */
 export function privateIpc(args: readonly string[]): string[] | undefined {
+  return afterBwrapWord(args, '--unshare-ipc');
+}
+
+/**
+ * `options` added right after the `bwrap` word (outside quotes, before all of its options) of the bubblewrap command
+ * sandbox-runtime returned, and `prefix` (shell text) before that whole command line; undefined when no argument is
+ * such a command.
+ */
+function afterBwrapWord(args: readonly string[], options: string, prefix = ''): string[] | undefined {
   let added = false;
   const result = args.map((arg) => {
     if (!arg.includes('bwrap')) return arg;
     const word = bwrapWordEnd(arg);
     if (word < 0 || bwrapOptionsEnd(arg) < word) return arg;
     added = true;
-    // right after the `bwrap` word (outside quotes), before all of its options
-    return `${arg.slice(0, word)} --unshare-ipc${arg.slice(word)}`;
+    return `${prefix}${arg.slice(0, word)} ${options}${arg.slice(word)}`;
   });
   return added ? result : undefined;
 }
@@ -313,7 +388,7 @@ export async function wrapInSandbox(plan: SandboxPlan, command: string, options:
   const status = await sandboxStatus({ env: options.env });
   if (!status.available) throw sandboxUnavailableError(status);
   // A wrapper belongs to one sandbox host (session): a new host means new wrappers.
-  const key = JSON.stringify([sandboxSessionGeneration(), plan.writable, plan.readOnlyWithin, plan.unreadable, plan.readable ?? [], plan.emptyReadOnly ?? [], plan.maskedFiles ?? [], plan.boundCopies ?? [], plan.allowedHosts, options.cwd, options.env.TMPDIR ?? '']);
+  const key = JSON.stringify([sandboxSessionGeneration(), secondFilter()?.kind ?? 'none', plan.writable, plan.readOnlyWithin, plan.unreadable, plan.readable ?? [], plan.emptyReadOnly ?? [], plan.maskedFiles ?? [], plan.boundCopies ?? [], plan.allowedHosts, options.cwd, options.env.TMPDIR ?? '']);
   let wrapper = await wrappers.get(key)?.catch(() => undefined);
   if (options.fresh === true || !wrapper || Date.now() >= wrapper.expires || !wrapper.deniedPresent.every((entry) => existsSync(entry))) {
     if (wrapper) retire(wrapper);

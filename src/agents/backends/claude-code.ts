@@ -72,7 +72,8 @@ import { planWritesIn, sandboxStatus, sandboxUnavailableMessage, type SandboxPla
 import { gitCommitHint, isGitWriteRefusal, sandboxDenialsIn } from '../sandbox/sandbox-denials.js';
 import { fillReportFromGit, gitCommitTool } from '../tools/report-tools.js';
 import { claudeAgentSdkPackage, installCommandFor } from '../model-preflight.js';
-import { datagramFilter } from '../../sandbox/wrap-in-sandbox.js';
+import { secondFilter } from '../../sandbox/wrap-in-sandbox.js';
+import { noDatagramFilterVariable } from '../../sandbox/sandbox-status.js';
 
 type ClaudeAgentSdk = typeof import('@anthropic-ai/claude-agent-sdk');
 
@@ -413,9 +414,20 @@ async function runClaudeCode(request: AgentRunRequest, loadSdk: () => Promise<Cl
     const status = await sandboxStatus({ env: request.env });
     if (!status.available) return outcome('failed', { failure: { kind: 'config', message: `SANDBOX_UNAVAILABLE: ${sandboxUnavailableMessage(status)}` } });
     // The same rule as the tool executor (wrapInSandbox): through the filter whenever it was built.
-    filter = datagramFilter();
+    const second = secondFilter({ ...process.env, ...request.env });
+    filter = second?.kind === 'native' ? second.path : undefined;
+    if (second?.kind === 'bpf') {
+      // polywave's own sandboxes load the filter as a BPF program; Claude Code's Bash runs in Claude Code's sandbox, which
+      // only a prefix program can put under it — without it the keyring and Unix datagram pairs would be open there.
+      return outcome('failed', {
+        failure: {
+          kind: 'config',
+          message: `SANDBOX_UNAVAILABLE: the claude-code backend puts Claude Code's Bash under polywave's seccomp filter with dist/native/polywave-seccomp, which was not built here (no C compiler at install?): install gcc or clang and run \`npm rebuild polywave\`, use another backend (ai-sdk, cli:claude), or set ${noDatagramFilterVariable}=1 to run without it (the kernel keyring and Unix datagram socketpairs are then open to Claude Code's Bash)`,
+        },
+      });
+    }
     if (filter === undefined && process.platform === 'linux') {
-      request.onEvent({ type: 'agent-log', level: 'warn', message: 'polywave-seccomp is not built here (dist/native/polywave-seccomp; it needs a C compiler at install): Unix datagram socketpairs are not refused in Claude Code\'s sandbox' });
+      request.onEvent({ type: 'agent-log', level: 'warn', message: 'polywave-seccomp is not built here (dist/native/polywave-seccomp; it needs a C compiler at install): Unix datagram socketpairs and the keyring calls are not refused in Claude Code\'s sandbox' });
     }
     const git = createGit(request.cwd, { env: { ...request.env } });
     try {
