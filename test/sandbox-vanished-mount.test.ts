@@ -26,6 +26,19 @@ afterAll(async () => {
   await resetSandbox();
 });
 
+/**
+ * A repository, and the environment of a gate there that names another run's TMPDIR (whose scratch parent every gate
+ * plan then hides), with a `bwrap` on PATH that deletes that parent at its first start.
+ */
+async function otherRunLayout() {
+  const repo = await createTestRepo({ files: { 'src/a.ts': 'export const a = 1;\n' } });
+  const otherTmp = mkdtempSync(path.join(os.tmpdir(), 'pw-other-run-'));
+  const vanishing = path.join(otherTmp, `polywave-scratch-${uid}`);
+  mkdirSync(vanishing, { recursive: true });
+  const shim = vanishingShim(vanishing);
+  return { repo, shim, env: { ...repo.env, TMPDIR: otherTmp, PATH: shim.path() } };
+}
+
 describe('vanishedMountPoint', () => {
   it("is bubblewrap's own start failure on a path that is gone, nothing else", () => {
     const gone = path.join(mkdtempSync(path.join(os.tmpdir(), 'pw-vanished-')), 'gone/polywave-scratch-0');
@@ -61,13 +74,7 @@ describe.skipIf(!available)('a hidden directory that vanishes before bubblewrap 
   }, 60_000);
 
   it('a quality gate runs its command instead of failing on bubblewrap’s line (a wave is not BLOCKED for it)', async () => {
-    const repo = await createTestRepo({ files: { 'src/a.ts': 'export const a = 1;\n' } });
-    // Another run's TMPDIR: its scratch parent is hidden by every gate plan that names that TMPDIR.
-    const otherTmp = mkdtempSync(path.join(os.tmpdir(), 'pw-other-run-'));
-    const vanishing = path.join(otherTmp, `polywave-scratch-${uid}`);
-    mkdirSync(vanishing, { recursive: true });
-    const shim = vanishingShim(vanishing);
-    const env = { ...repo.env, TMPDIR: otherTmp, PATH: shim.path() };
+    const { repo, env, shim } = await otherRunLayout();
     const result = await runGates({ repoDir: repo.dir, env, noCache: true, gates: [{ type: 'test', command: 'echo GATE-$((40 + 2))', required: true }] });
     const gate = result.results[0]!;
     // (the command's own output, not its text: a gate's output may name the command)
@@ -78,12 +85,8 @@ describe.skipIf(!available)('a hidden directory that vanishes before bubblewrap 
   }, 60_000);
 
   it("verify-build's commands (runSandboxedShell) run too", async () => {
-    const repo = await createTestRepo({ files: { 'src/a.ts': 'export const a = 1;\n' } });
-    const otherTmp = mkdtempSync(path.join(os.tmpdir(), 'pw-other-run-'));
-    const vanishing = path.join(otherTmp, `polywave-scratch-${uid}`);
-    mkdirSync(vanishing, { recursive: true });
-    const shim = vanishingShim(vanishing);
-    const run = await runSandboxedShell('echo BUILD-$((40 + 2))', { cwd: repo.dir, env: { ...repo.env, TMPDIR: otherTmp, PATH: shim.path() }, timeoutMs: 30_000, logPath: repo.sibling('build.log') });
+    const { repo, env, shim } = await otherRunLayout();
+    const run = await runSandboxedShell('echo BUILD-$((40 + 2))', { cwd: repo.dir, env, timeoutMs: 30_000, logPath: repo.sibling('build.log') });
     expect(run.output, run.output).toContain('BUILD-42');
     expect(run.exitCode).toBe(0);
     expect(run.sandboxed).toBe(true);

@@ -736,19 +736,25 @@ async function runCli(request: AgentRunRequest, templates: Readonly<Record<strin
   let spawnEnv = env;
   let releaseSandbox = () => {};
   let sandboxedCommand = '';
-  if (sandboxPlan) {
-    const noProxy = noProxyFor(endpoints);
-    sandboxedCommand = `export NO_PROXY=${shellWord(noProxy)} no_proxy=${shellWord(noProxy)}; exec ${[binary, ...args].map(shellWord).join(' ')}`;
+  /** The CLI wrapped for the sandbox (spawnFile and the rest set); a failed outcome when the sandbox cannot start. */
+  const wrapCli = async (plan_: SandboxPlan, fresh: boolean): Promise<AgentOutcome | undefined> => {
     try {
-      const wrapped = await wrapInSandbox(sandboxPlan, sandboxedCommand, { cwd: request.cwd, env, signal: request.signal });
+      const wrapped = await wrapInSandbox(plan_, sandboxedCommand, { cwd: request.cwd, env, signal: request.signal, fresh });
       spawnFile = wrapped.file;
       spawnArgs = wrapped.args;
       spawnEnv = wrapped.env;
       releaseSandbox = wrapped.release;
+      return undefined;
     } catch (error) {
       const code = asString(asRecord(error)?.code);
       return failedOutcome(started, 'config', `${code ? `${code}: ` : ''}cannot start agent CLI ${model.command} in the OS sandbox: ${errorMessage(error)}`);
     }
+  };
+  if (sandboxPlan) {
+    const noProxy = noProxyFor(endpoints);
+    sandboxedCommand = `export NO_PROXY=${shellWord(noProxy)} no_proxy=${shellWord(noProxy)}; exec ${[binary, ...args].map(shellWord).join(' ')}`;
+    const refused = await wrapCli(sandboxPlan, false);
+    if (refused) return refused;
     request.onEvent({ type: 'agent-log', level: 'info', message: `agent CLI ${model.command} runs in the OS sandbox (writable: ${sandboxPlan.writable.join(', ')}; network: ${sandboxPlan.allowedHosts.join(', ') || 'none'})` });
   } else {
     request.onEvent({ type: 'agent-log', level: 'warn', message: `agent CLI ${model.command} runs WITHOUT the OS sandbox: only the post-hoc ownership audit confines it` });
@@ -889,16 +895,8 @@ async function runCli(request: AgentRunRequest, templates: Readonly<Record<strin
   // deleted meanwhile): started again with a fresh wrap, which leaves out what is gone.
   for (let attempt = 2; sandboxPlan && attempt <= vanishedMountAttempts && exit.code === 1 && !exit.sawOutput && vanishedMountPoint(exit.stderr) !== undefined; attempt += 1) {
     releaseSandbox();
-    try {
-      const wrapped = await wrapInSandbox(sandboxPlan, sandboxedCommand, { cwd: request.cwd, env, signal: request.signal, fresh: true });
-      spawnFile = wrapped.file;
-      spawnArgs = wrapped.args;
-      spawnEnv = wrapped.env;
-      releaseSandbox = wrapped.release;
-    } catch (error) {
-      const code = asString(asRecord(error)?.code);
-      return failedOutcome(started, 'config', `${code ? `${code}: ` : ''}cannot start agent CLI ${model.command} in the OS sandbox: ${errorMessage(error)}`);
-    }
+    const refused = await wrapCli(sandboxPlan, true);
+    if (refused) return refused;
     exit = await runOnce();
   }
 
