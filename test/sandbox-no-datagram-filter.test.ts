@@ -67,7 +67,7 @@ describe.runIf(available)('polywave sandboxes under the BPF program (POLYWAVE_SE
     const work = makeTempDir('polywave-bpf-');
     const wrapped = await wrapInSandbox({ writable: [work], readOnlyWithin: [], unreadable: [], allowedHosts: [] }, probe, { cwd: work, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: work } });
     try {
-      expect(wrapped.args.join(' ')).toContain('--seccomp 9');
+      expect(wrapped.args.join(' ')).toContain('--seccomp 58');
       const result = spawnSync(wrapped.file, wrapped.args, { cwd: work, env: wrapped.env, encoding: 'utf8', timeout: 60_000 });
       expect(result.stdout, result.stderr).toContain('KEYCTL EPERM');
       expect(result.stdout).toContain('DGRAM EPERM');

@@ -6,15 +6,15 @@
  * made certain here by a `bwrap` first on PATH that deletes the directory at the first start. Each case fails
  * without the retry (the first start's error comes back).
  */
-import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildAgentSandboxPlan } from '../src/agents/sandbox/agent-sandbox.js';
-import { createToolExecutor } from '../src/agents/sandbox/tool-executor.js';
+import { createToolExecutor, type ToolExecutor } from '../src/agents/sandbox/tool-executor.js';
 import { runGates } from '../src/gates/run-gates.js';
 import { runSandboxedShell } from '../src/gates/sandboxed-shell.js';
-import { resetSandbox, sandboxStatus, vanishedMountPoint } from '../src/sandbox/index.js';
+import { makeScratchDir, resetSandbox, sandboxStatus, vanishedMountPoint } from '../src/sandbox/index.js';
 import { createAgentLayout } from './support/agent-layout.js';
 import { vanishingShim } from './support/bwrap-shim.js';
 import { createTestRepo } from './support/git-repo.js';
@@ -25,6 +25,15 @@ const uid = typeof process.getuid === 'function' ? process.getuid() : 'user';
 afterAll(async () => {
   await resetSandbox();
 });
+
+/** A command run by `executor` in `cwd`: its output (stdout and stderr). */
+function outputOf(executor: ToolExecutor, cwd: string, env: Record<string, string>): (command: string) => Promise<string> {
+  return async (command) => {
+    const chunks: Buffer[] = [];
+    await executor.run(command, { cwd, env, onOutput: (chunk) => chunks.push(chunk) }).done;
+    return Buffer.concat(chunks).toString('utf8');
+  };
+}
 
 /**
  * A repository, and the environment of a gate there that names another run's TMPDIR (whose scratch parent every gate
@@ -84,6 +93,17 @@ describe.skipIf(!available)('a hidden directory that vanishes before bubblewrap 
     expect(shim.starts()).toBe(2);
   }, 60_000);
 
+  it('a gate command that prints bubblewrap\'s line itself and exits 1 is run once and fails (outside attack X38-02)', async () => {
+    const repo = await createTestRepo({ files: { 'src/a.ts': 'export const a = 1;\n' } });
+    // a `bwrap` on PATH that only counts the starts (what it would delete never exists)
+    const shim = vanishingShim(repo.sibling('never-there'));
+    // the command ran (bubblewrap recorded its exit code): its own "bwrap:" line is no reason to run it again
+    const command = `echo "bwrap: Can't mkdir parents for /nonexistent-x38/a: Read-only file system" >&2; exit 1`;
+    const result = await runGates({ repoDir: repo.dir, env: { ...repo.env, PATH: shim.path() }, noCache: true, gates: [{ type: 'test', command, required: true }] });
+    expect(result.results[0]!.passed).toBe(false);
+    expect(shim.starts()).toBe(1);
+  }, 60_000);
+
   it("verify-build's commands (runSandboxedShell) run too", async () => {
     const { repo, env, shim } = await otherRunLayout();
     const run = await runSandboxedShell('echo BUILD-$((40 + 2))', { cwd: repo.dir, env, timeoutMs: 30_000, logPath: repo.sibling('build.log') });
@@ -91,5 +111,57 @@ describe.skipIf(!available)('a hidden directory that vanishes before bubblewrap 
     expect(run.exitCode).toBe(0);
     expect(run.sandboxed).toBe(true);
     expect(shim.starts()).toBe(2);
+  }, 60_000);
+});
+
+describe.skipIf(!available)('a hidden path that did not exist when the sandbox started (outside attack X38-03)', () => {
+  it("is not readable once it appears: the agent's tool executor starts a new sandbox, which hides it, before its next request", async () => {
+    const { repo, worktree, home, tmp } = await createAgentLayout('polywave/appear/wave1-agent-A');
+    const appearing = repo.sibling('other-run/polywave-scratch-y');
+    const built = await buildAgentSandboxPlan({ root: worktree, home, tmp, env: repo.env, userHome: repo.sibling('user-home') });
+    const plan = { ...built, unreadable: [...built.unreadable, appearing] };
+    const env = { ...repo.env, HOME: home, TMPDIR: tmp } as Record<string, string>;
+    const executor = createToolExecutor(plan, { cwd: worktree, env });
+    const run = outputOf(executor, worktree, env);
+    try {
+      expect(await run(`cat ${JSON.stringify(path.join(appearing, 'key'))} 2>&1; echo first`)).toContain('No such file or directory');
+      // re-created after the start (another run's new scratch parent, a directory put back by rename)
+      mkdirSync(appearing, { recursive: true });
+      writeFileSync(path.join(appearing, 'key'), 'X38SECRET-appeared-later\n');
+      const output = await run(`cat ${JSON.stringify(path.join(appearing, 'key'))} 2>&1; echo second`);
+      expect(output).toContain('second');
+      expect(output).not.toContain('X38SECRET');
+    } finally {
+      await executor.stop();
+    }
+  }, 60_000);
+});
+
+describe.skipIf(!available)('a polywave run started after an agent\'s tool executor (outside attack X38-09)', () => {
+  it("its scratch parent (its agents' HOME/TMPDIR) is not readable: the executor starts a new sandbox that hides it", async () => {
+    const { repo, worktree, home, tmp } = await createAgentLayout('polywave/laterrun/wave1-agent-A');
+    const plan = await buildAgentSandboxPlan({ root: worktree, home, tmp, env: repo.env, userHome: repo.sibling('user-home') });
+    const env = { ...repo.env, HOME: home, TMPDIR: tmp } as Record<string, string>;
+    const executor = createToolExecutor(plan, { cwd: worktree, env });
+    const run = outputOf(executor, worktree, env);
+    const laterTmp = mkdtempSync(path.join(os.tmpdir(), 'pw-later-run-'));
+    const saved = process.env.TMPDIR;
+    try {
+      expect(await run('echo started')).toContain('started');
+      // Another polywave process, TMPDIR elsewhere, makes an agent's scratch directory (registering its parent).
+      process.env.TMPDIR = laterTmp;
+      const agentDir = await makeScratchDir('polywave-agent-B-');
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
+      writeFileSync(path.join(agentDir, 'credentials.json'), 'X38SECRET-later-run\n');
+      const output = await run(`cat ${JSON.stringify(path.join(agentDir, 'credentials.json'))} 2>&1; echo after`);
+      expect(output).toContain('after');
+      expect(output).not.toContain('X38SECRET');
+    } finally {
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
+      await executor.stop();
+      rmSync(laterTmp, { recursive: true, force: true });
+    }
   }, 60_000);
 });

@@ -2,7 +2,7 @@ import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { runGit } from '../git/run-git.js';
-import { gatePlan, makeScratchDir, readSandboxSettings, sandboxStatus, vanishedMountAttempts, vanishedMountPoint, wrapInSandbox, type SandboxedCommand } from '../sandbox/index.js';
+import { gatePlan, makeScratchDir, readSandboxSettings, sandboxStatus, vanishedMountAttempts, wrapInSandbox, type SandboxedCommand } from '../sandbox/index.js';
 import { ensureScratchParent } from '../sandbox/scratch-dirs.js';
 import type { SandboxSettings } from '../sandbox/index.js';
 import { withoutCredentials } from '../sandbox/credential-variables.js';
@@ -415,7 +415,7 @@ export async function runInGateSandbox(command: string, cwd: string, context: Sa
     } finally {
       await prepared.dispose();
     }
-    const startedNothing = run.exitCode === 1 && !run.timedOut && !run.canceled && vanishedMountPoint(run.output) !== undefined;
+    const startedNothing = run.exitCode === 1 && !run.timedOut && !run.canceled && prepared.wrapped.ranNothing(run.output) !== undefined;
     if (startedNothing && attempt < vanishedMountAttempts) continue;
     return { run: { ...run, output: prepared.mapOutput(run.output) }, ...(prepared.npmOfflineRegistry !== undefined ? { npmOfflineRegistry: prepared.npmOfflineRegistry } : {}) };
   }

@@ -4,7 +4,7 @@
  * process handling: process group, timeout, output cap).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureScratchParent } from './scratch-dirs.js';
@@ -40,6 +40,18 @@ export interface SandboxedCommand {
    * under an unguessable id) and sandbox-runtime's placeholder mount points are released.
    */
   release(): void;
+  /**
+   * After a start that failed: the path bubblewrap stopped on when it ran NOTHING because that path vanished after the
+   * wrap (see {@link vanishedMountPoint}) — undefined when the command ran (bubblewrap recorded its exit code in this
+   * start's status file: a command that prints bubblewrap's line itself is not started again, outside attack X38-02) or
+   * the failure was anything else. Call it before {@link release}.
+   */
+  ranNothing(output: string): string | undefined;
+  /**
+   * Whether a path the plan hides appeared after this sandbox was built (it was absent then, so nothing covers it): a
+   * long-lived sandbox (the agent's tool executor) starts again before its next request (outside attack X38-03).
+   */
+  hiddenPathAppeared(): boolean;
 }
 
 /** Options of {@link wrapInSandbox}. */
@@ -85,8 +97,12 @@ export function datagramFilter(): string | undefined {
  */
 export const seccompProgramVariable = 'POLYWAVE_SECCOMP_PROGRAM';
 
-/** The descriptor the BPF program reaches bubblewrap on (opened by the shell that starts bubblewrap; 3 is sandbox-runtime's arguments file). */
-const seccompDescriptor = 9;
+/** The variable naming a start's bubblewrap status file, and the descriptor bubblewrap writes it on. */
+const bwrapStatusVariable = 'POLYWAVE_BWRAP_STATUS';
+const statusDescriptor = 57;
+
+/** The descriptor the BPF program reaches bubblewrap on (opened by the shell that starts bubblewrap; high, clear of the low ones sandbox-runtime's arguments-file form uses: X38-06 saw 9 taken). */
+const seccompDescriptor = 58;
 
 /**
  * polywave's second seccomp filter for one wrapper (see native/polywave-seccomp.c and seccomp-program.ts): the native
@@ -134,6 +150,11 @@ interface Wrapper {
    * start when one has gone since (another agent's worktree removed, a scratch directory deleted).
    */
   deniedPresent: string[];
+  /**
+   * The unreadable paths that did NOT exist when it was built: nothing is mounted over them, so one that appears later
+   * (a hidden directory re-created after a brief absence) would be readable through this wrapper (outside attack X38-03).
+   */
+  deniedAbsent: string[];
   inFlight: number;
   /** Forgets the wrapper's network registration (when it expired and no command uses it). */
   dispose: () => void;
@@ -164,7 +185,7 @@ async function buildWrapper(key: string, plan: SandboxPlan, options: WrapInSandb
   // Every descriptor above stderr is closed first (outside attack X18-03/04): one that polywave's own launcher left
   // open without close-on-exec (a directory: write anywhere through /proc/self/fd/N/) would reach every command.
   const closeInherited = 'for _pw_fd in /proc/self/fd/*; do _pw_fd=${_pw_fd##*/}; case $_pw_fd in 0|1|2) ;; *) eval "exec $_pw_fd>&-" 2>/dev/null;; esac; done; unset _pw_fd; ';
-  const runner = `export SANDBOX_RUNTIME=1; ${closeInherited}${tmpdir !== undefined && tmpdir !== '' ? `export TMPDIR=${shellQuote(tmpdir)}; ` : ''}exec ${filter ? `${shellQuote(filter)} ` : ''}bash -c "$${sandboxCommandVariable}"`;
+  const runner = `export SANDBOX_RUNTIME=1; unset ${bwrapStatusVariable}; ${closeInherited}${tmpdir !== undefined && tmpdir !== '' ? `export TMPDIR=${shellQuote(tmpdir)}; ` : ''}exec ${filter ? `${shellQuote(filter)} ` : ''}bash -c "$${sandboxCommandVariable}"`;
   const sharedTemp = runtimeSharedTemp.filter((entry) => existsSync(entry));
   // A writable directory inside an unreadable one (the own HOME/TMPDIR inside the denied scratch
   // parent, scratch-dirs.ts) is readable again: on Linux the write bind already restores it over the
@@ -173,7 +194,9 @@ async function buildWrapper(key: string, plan: SandboxPlan, options: WrapInSandb
   // read-only carve-outs: bubblewrap binds each back read-only over the tmpfs of the denied home.
   const readCarveOuts = [...new Set([...plan.writable.filter((entry) => plan.unreadable.some((denied) => entry !== denied && entry.startsWith(`${denied}/`))), ...(plan.readable ?? [])])];
   const generation = sandboxSessionGeneration();
-  const deniedPresent = plan.unreadable.filter((entry) => existsSync(entry));
+  const deniedPresent: string[] = [];
+  const deniedAbsent: string[] = [];
+  for (const entry of plan.unreadable) (existsSync(entry) ? deniedPresent : deniedAbsent).push(entry);
   const {
     argv: [file, ...args],
     isolated,
@@ -212,6 +235,9 @@ async function buildWrapper(key: string, plan: SandboxPlan, options: WrapInSandb
     throw new PolywaveError({ code: codes.sandboxUnavailable, message: 'the OS sandbox for agents is unavailable (sandbox-runtime returned a command polywave does not recognise: no bubblewrap options to give it a private IPC namespace); update polywave and @anthropic-ai/sandbox-runtime together', exitCode: 2 });
   }
   if (withIpc) args.splice(0, args.length, ...withIpc);
+  // bubblewrap's status of each start goes to the file that start names (see ranNothing).
+  const withStatus = afterBwrapWord(args, `--json-status-fd ${statusDescriptor}`, `exec ${statusDescriptor}>>"\${${bwrapStatusVariable}:-/dev/null}"; `);
+  if (withStatus) args.splice(0, args.length, ...withStatus);
   // No native filter program here: bubblewrap loads the same filter from polywave's BPF program (fail closed when
   // the line is not one this can give it to).
   if (second?.kind === 'bpf') {
@@ -235,7 +261,7 @@ async function buildWrapper(key: string, plan: SandboxPlan, options: WrapInSandb
   }
   if (plan.emptyReadOnly && plan.emptyReadOnly.length > 0) args.splice(0, args.length, ...remountReadOnly(args, plan.emptyReadOnly));
   if (plan.boundCopies && plan.boundCopies.length > 0) args.splice(0, args.length, ...bindCopies(args, plan.boundCopies));
-  const wrapper: Wrapper = { key, file: file!, args, isolated, expires: Date.now() + wrapperReuseMs, deniedPresent, inFlight: 0, dispose };
+  const wrapper: Wrapper = { key, file: file!, args, isolated, expires: Date.now() + wrapperReuseMs, deniedPresent, deniedAbsent, inFlight: 0, dispose };
   setTimeout(() => retire(wrapper), wrapperReuseMs + 50).unref();
   return wrapper;
 }
@@ -390,7 +416,7 @@ export async function wrapInSandbox(plan: SandboxPlan, command: string, options:
   // A wrapper belongs to one sandbox host (session): a new host means new wrappers.
   const key = JSON.stringify([sandboxSessionGeneration(), secondFilter()?.kind ?? 'none', plan.writable, plan.readOnlyWithin, plan.unreadable, plan.readable ?? [], plan.emptyReadOnly ?? [], plan.maskedFiles ?? [], plan.boundCopies ?? [], plan.allowedHosts, options.cwd, options.env.TMPDIR ?? '']);
   let wrapper = await wrappers.get(key)?.catch(() => undefined);
-  if (options.fresh === true || !wrapper || Date.now() >= wrapper.expires || !wrapper.deniedPresent.every((entry) => existsSync(entry))) {
+  if (options.fresh === true || !wrapper || Date.now() >= wrapper.expires || !wrapper.deniedPresent.every((entry) => existsSync(entry)) || wrapper.deniedAbsent.some((entry) => existsSync(entry))) {
     if (wrapper) retire(wrapper);
     const building = buildWrapper(key, plan, options);
     wrappers.set(key, building);
@@ -401,14 +427,33 @@ export async function wrapInSandbox(plan: SandboxPlan, command: string, options:
   }
   const used = wrapper;
   used.inFlight += 1;
+  // This start's bubblewrap status (`--json-status-fd`): its `exit-code` record is written only when the command ran.
+  const statusFile = path.join(ensureScratchParent(), `bwrap-status-${process.pid}-${randomBytes(8).toString('hex')}`);
+  const readStatus = (): string | undefined => {
+    try {
+      return readFileSync(statusFile, 'utf8');
+    } catch {
+      return undefined;
+    }
+  };
   let released = false;
+  let statusAtRelease: string | undefined;
   const release = (): void => {
     if (released) return;
     released = true;
     used.inFlight -= 1;
     retire(used);
+    statusAtRelease = readStatus();
+    rmSync(statusFile, { force: true });
   };
-  return { file: used.file, args: [...used.args], isolated: used.isolated, env: { ...options.env, [sandboxCommandVariable]: command }, release };
+  const ranNothing = (output: string): string | undefined => {
+    const vanished = vanishedMountPoint(output);
+    if (vanished === undefined) return undefined;
+    const recorded = released ? statusAtRelease : readStatus();
+    // no status at all: not shown that bubblewrap stopped before the command (never started again on a guess)
+    return recorded !== undefined && !recorded.includes('"exit-code"') ? vanished : undefined;
+  };
+  return { file: used.file, args: [...used.args], isolated: used.isolated, env: { ...options.env, [sandboxCommandVariable]: command, [bwrapStatusVariable]: statusFile }, release, ranNothing, hiddenPathAppeared: () => used.deniedAbsent.some((entry) => existsSync(entry)) };
 }
 
 /**

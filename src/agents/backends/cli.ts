@@ -59,7 +59,7 @@ import {
   type ToolDenial,
 } from '../contract.js';
 import { createGit } from '../../git/git-cli.js';
-import { planWritesIn, vanishedMountAttempts, vanishedMountPoint, wrapInSandbox, type SandboxPlan } from '../sandbox/index.js';
+import { planWritesIn, vanishedMountAttempts, wrapInSandbox, type SandboxPlan } from '../sandbox/index.js';
 import { sandboxDenialsIn } from '../sandbox/sandbox-denials.js';
 import { fillReportFromGit, gitCommitTool } from '../tools/report-tools.js';
 
@@ -736,6 +736,7 @@ async function runCli(request: AgentRunRequest, templates: Readonly<Record<strin
   let spawnEnv = env;
   let releaseSandbox = () => {};
   let sandboxedCommand = '';
+  let ranNothing = (_output: string): string | undefined => undefined;
   /** The CLI wrapped for the sandbox (spawnFile and the rest set); a failed outcome when the sandbox cannot start. */
   const wrapCli = async (plan_: SandboxPlan, fresh: boolean): Promise<AgentOutcome | undefined> => {
     try {
@@ -744,6 +745,7 @@ async function runCli(request: AgentRunRequest, templates: Readonly<Record<strin
       spawnArgs = wrapped.args;
       spawnEnv = wrapped.env;
       releaseSandbox = wrapped.release;
+      ranNothing = wrapped.ranNothing;
       return undefined;
     } catch (error) {
       const code = asString(asRecord(error)?.code);
@@ -893,7 +895,7 @@ async function runCli(request: AgentRunRequest, templates: Readonly<Record<strin
   let exit = await runOnce();
   // bubblewrap stopped, before the CLI started, on a mount point that vanished after the wrap (a hidden directory
   // deleted meanwhile): started again with a fresh wrap, which leaves out what is gone.
-  for (let attempt = 2; sandboxPlan && attempt <= vanishedMountAttempts && exit.code === 1 && !exit.sawOutput && vanishedMountPoint(exit.stderr) !== undefined; attempt += 1) {
+  for (let attempt = 2; sandboxPlan && attempt <= vanishedMountAttempts && exit.code === 1 && !exit.sawOutput && ranNothing(exit.stderr) !== undefined; attempt += 1) {
     releaseSandbox();
     const refused = await wrapCli(sandboxPlan, true);
     if (refused) return refused;

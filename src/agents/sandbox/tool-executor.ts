@@ -9,13 +9,14 @@
  * ~125–150 ms with node's, per agent — and toolExecutorMain as `node -e` otherwise, or when
  * POLYWAVE_EXECUTOR=node is set in polywave's own environment.
  */
-import { accessSync, constants as fsConstants } from 'node:fs';
+import { accessSync, constants as fsConstants, existsSync } from 'node:fs';
+import { registeredScratchParents } from '../../sandbox/scratch-dirs.js';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawnPiped, type PipedChild } from '../../sandbox/piped-spawn.js';
 import type { SandboxPlan } from '../../sandbox/sandbox-plan.js';
 import { toolExecutorMain } from './tool-executor-main.js';
-import { sandboxCommandVariable, shellQuote, vanishedMountAttempts, vanishedMountPoint, wrapInSandbox } from '../../sandbox/wrap-in-sandbox.js';
+import { sandboxCommandVariable, shellQuote, vanishedMountAttempts, wrapInSandbox } from '../../sandbox/wrap-in-sandbox.js';
 
 /** What a directory entry is (lstat semantics: a symbolic link is `symlink`). */
 export type EntryKind = 'file' | 'directory' | 'symlink' | 'other';
@@ -96,6 +97,8 @@ interface Session {
   ready: Promise<void>;
   exited: Promise<void>;
   release: () => void;
+  /** See SandboxedCommand.hiddenPathAppeared. */
+  hiddenPathAppeared: () => boolean;
   stderr: string;
   /** Host-side deadlines running for this session (X31-12), and why one fired. */
   timers: Set<NodeJS.Timeout>;
@@ -192,6 +195,7 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
       ready,
       exited: new Promise<void>((resolve) => child.once('close', () => resolve())),
       release: wrapped.release,
+      hiddenPathAppeared: wrapped.hiddenPathAppeared,
       stderr: '',
       sandboxEnv: { set: {}, unset: [] },
       timers: new Set(),
@@ -250,7 +254,7 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
       await ready;
     } catch (error) {
       killGroup(child.pid);
-      const vanished = vanishedMountPoint(current.stderr);
+      const vanished = wrapped.ranNothing(current.stderr);
       if (vanished !== undefined) throw new VanishedMountError(vanished, error);
       throw error;
     } finally {
@@ -271,7 +275,47 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
     }
   };
 
+  /** Ends `current` (as stop() does): its processes and its sandbox go. */
+  const end = async (current: Session): Promise<void> => {
+    if (session === current) session = undefined;
+    current.child.stdin.end();
+    const timer = setTimeout(() => killGroup(current.child.pid), 2000);
+    await current.exited;
+    clearTimeout(timer);
+    killGroup(current.child.pid);
+    current.release();
+  };
+
+  // X38-09: scratch parents other polywave runs register after this executor started (a run with another TMPDIR: its
+  // agents' HOME/TMPDIR) — the plan hides them from then on. The registry is read per request (a small file); parents
+  // listed but absent are looked at again each time.
+  let registrySeen = registeredScratchParents().join('\n');
+  let registeredAbsent: string[] = [];
+  const newlyRegistered = (): string[] => {
+    const listed = registeredScratchParents();
+    const text = listed.join('\n');
+    const candidates = text === registrySeen ? registeredAbsent : listed;
+    registrySeen = text;
+    const fresh: string[] = [];
+    registeredAbsent = [];
+    for (const entry of candidates) {
+      if (plan.unreadable.includes(entry) || !path.basename(entry).startsWith('polywave-scratch-')) continue;
+      if (existsSync(entry)) fresh.push(entry);
+      else registeredAbsent.push(entry);
+    }
+    return fresh;
+  };
+
   const ensure = async (): Promise<Session> => {
+    // X38-03/X38-09: a path the plan hides that was absent at the start has appeared, or another run registered a
+    // scratch parent since (nothing covers either in this sandbox): a new sandbox, which mounts over it, before
+    // anything else runs — only between requests, none in flight. (The plan's list grows in place: the bash tool
+    // knows this executor by its plan.)
+    if (session && session.pending.size === 0) {
+      const registered = newlyRegistered();
+      if (registered.length > 0) plan.unreadable.push(...registered);
+      if (registered.length > 0 || session.hiddenPathAppeared()) await end(session);
+    }
     if (session) return session;
     starting ??= startTried().then(
       (started) => {
@@ -377,12 +421,7 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
       const current = session ?? (starting ? await starting.catch(() => undefined) : undefined);
       session = undefined;
       if (!current) return;
-      current.child.stdin.end();
-      const timer = setTimeout(() => killGroup(current.child.pid), 2000);
-      await current.exited;
-      clearTimeout(timer);
-      killGroup(current.child.pid);
-      current.release();
+      await end(current);
     },
   };
 }

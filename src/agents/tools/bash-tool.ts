@@ -16,7 +16,7 @@ import { createGit } from '../../git/git-cli.js';
 import { statusWithBranch } from '../../git/status-with-branch.js';
 import { isCredentialVariable } from '../credentials.js';
 import { gitCommitHint, isGitWriteRefusal, sandboxDenialsIn } from '../sandbox/sandbox-denials.js';
-import { vanishedMountAttempts, vanishedMountPoint, wrapInSandbox } from '../../sandbox/wrap-in-sandbox.js';
+import { vanishedMountAttempts, wrapInSandbox } from '../../sandbox/wrap-in-sandbox.js';
 import { denialResult, defineTool, errorMessage, errorResult } from './shared.js';
 import type { AgentTool, ToolResult } from './types.js';
 
@@ -205,11 +205,13 @@ export const bashTool: AgentTool = defineTool<z.infer<typeof bashInput>>({
       for (let attempt = 1; ; attempt += 1) {
         let spawnSpec = { file: 'bash', args: ['-c', input.command], env };
         let release = (): void => {};
+        let ranNothing = (_output: string): string | undefined => undefined;
         if (context.sandbox) {
           try {
             const wrapped = await wrapInSandbox(context.sandbox, input.command, { cwd: root, env, signal: context.signal, fresh: attempt > 1 });
             spawnSpec = { file: wrapped.file, args: wrapped.args, env: wrapped.env };
             release = wrapped.release;
+            ranNothing = wrapped.ranNothing;
           } catch (error) {
             return errorResult(`cannot start the sandbox for this command: ${errorMessage(error)}`);
           }
@@ -219,7 +221,7 @@ export const bashTool: AgentTool = defineTool<z.infer<typeof bashInput>>({
         } finally {
           release();
         }
-        if (!context.sandbox || attempt >= vanishedMountAttempts || run.exitCode !== 1 || run.timedOut || run.aborted || vanishedMountPoint(run.output) === undefined) break;
+        if (!context.sandbox || attempt >= vanishedMountAttempts || run.exitCode !== 1 || run.timedOut || run.aborted || ranNothing(run.output) === undefined) break;
       }
     }
     if (run.spawnError !== undefined) return errorResult(`cannot run bash: ${run.spawnError}`);
