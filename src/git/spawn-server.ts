@@ -15,8 +15,13 @@
  * dies, commands run in this process again (a command that was running when it died fails).
  */
 import { execFile, spawn, type ChildProcessByStdio } from 'node:child_process';
+import { accessSync, constants as fsConstants } from 'node:fs';
+import { constants as osConstants } from 'node:os';
+import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { getSystemErrorName } from 'node:util';
 
 /** The error an offloaded command ended with: the fields git-cli reads from execFile's error. */
 export type OffloadedError = Error & { code?: string | number | null; signal?: NodeJS.Signals | null };
@@ -70,16 +75,107 @@ createInterface({ input: process.stdin }).on('line', (line) => {
 
 interface Answer {
   id: number;
-  stdout: string;
+  /** base64 from the node helper when the command is binary; the bytes themselves from the native one. */
+  stdout: string | Buffer;
   stderr: string;
   error: { name: string; message: string; code?: string | number; signal?: NodeJS.Signals | null } | null;
 }
 
 interface Helper {
   child: ChildProcessByStdio<Writable, Readable, null>;
+  /** dist/native/polywave-spawn (binary frames) rather than the node helper (JSON lines). */
+  native: boolean;
   pending: Map<number, (answer: Answer) => void>;
+  /** The command line of each pending command of the native helper (its failures' messages name it). */
+  commandLines: Map<number, string>;
   /** The environment the helper has (sent once, then reused while it stays the same). */
   lastEnv?: string;
+}
+
+/**
+ * dist/native/polywave-spawn (native/polywave-spawn.c) when it was built and is executable: the same
+ * helper without Node's fork of a whole process per command (~3.5 ms of CPU each, against ~0.1 ms
+ * with its posix_spawn; docs/performance.md). Found from this module: src/git/, dist/git/ and
+ * dist/bundle/ are all two levels below the package directory. POLYWAVE_SPAWN_HELPER=node: the node
+ * helper even so.
+ */
+let nativeHelperPath: string | undefined | null = null;
+export function nativeSpawnHelper(): string | undefined {
+  if (process.env.POLYWAVE_SPAWN_HELPER === 'node' || process.platform === 'win32') return undefined;
+  if (nativeHelperPath === null) {
+    const candidate = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'native', 'polywave-spawn');
+    nativeHelperPath = undefined;
+    try {
+      accessSync(candidate, fsConstants.X_OK);
+      nativeHelperPath = candidate;
+    } catch {
+      // not built (no C compiler, POLYWAVE_NO_NATIVE, the npm tarball before its install): the node helper
+    }
+  }
+  return nativeHelperPath;
+}
+
+/** A length-prefixed message of the native helper's protocol: u32 length, then the parts. */
+function frame(parts: readonly Buffer[]): Buffer {
+  const body = Buffer.concat(parts);
+  const head = Buffer.allocUnsafe(4);
+  head.writeUInt32LE(body.length, 0);
+  return Buffer.concat([head, body]);
+}
+
+function u32(value: number): Buffer {
+  const bytes = Buffer.allocUnsafe(4);
+  bytes.writeUInt32LE(value >>> 0, 0);
+  return bytes;
+}
+
+function lengthPrefixed(text: string | Buffer): Buffer[] {
+  const bytes = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
+  return [u32(bytes.length), bytes];
+}
+
+const signalNames = new Map<number, NodeJS.Signals>(Object.entries(osConstants.signals).map(([name, number]) => [number, name as NodeJS.Signals]));
+
+/** The native helper's answer as the error execFile would have given (exit status, signal, start failure, maxBuffer). */
+function nativeAnswer(id: number, kind: number, value: number, stdout: Buffer, stderr: string, commandLine: string): Answer {
+  if (kind === 0 && value === 0) return { id, stdout, stderr, error: null };
+  if (kind === 0) return { id, stdout, stderr, error: { name: 'Error', message: `Command failed: ${commandLine}\n${stderr}`, code: value, signal: null } };
+  if (kind === 1) return { id, stdout, stderr, error: { name: 'Error', message: `Command failed: ${commandLine}\n${stderr}`, signal: signalNames.get(value) ?? null } };
+  if (kind === 2) {
+    let code: string;
+    try {
+      code = getSystemErrorName(-value);
+    } catch {
+      code = 'UNKNOWN';
+    }
+    return { id, stdout: Buffer.alloc(0), stderr: '', error: { name: 'Error', message: `spawn ${commandLine.split(' ')[0] ?? ''} ${code}`, code } };
+  }
+  const stream = kind === 3 ? 'stdout' : 'stderr';
+  return { id, stdout, stderr, error: { name: 'RangeError', message: `${stream} maxBuffer length exceeded`, code: 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER' } };
+}
+
+/** Reads the native helper's answers (u32 length, u32 id, u8 kind, i32 value, u32 + stdout, u32 + stderr) from its stdout. */
+function readNativeAnswers(current: Helper, deliver: (answer: Answer) => void): void {
+  let pending: Buffer = Buffer.alloc(0);
+  current.child.stdout.on('data', (chunk: Buffer) => {
+    pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+    while (pending.length >= 4) {
+      const size = pending.readUInt32LE(0);
+      if (pending.length < 4 + size) break;
+      const body = pending.subarray(4, 4 + size);
+      pending = pending.subarray(4 + size);
+      const id = body.readUInt32LE(0);
+      const kind = body.readUInt8(4);
+      const value = body.readInt32LE(5);
+      const outLength = body.readUInt32LE(9);
+      const stdout = Buffer.from(body.subarray(13, 13 + outLength));
+      const errLength = body.readUInt32LE(13 + outLength);
+      const stderr = body.subarray(17 + outLength, 17 + outLength + errLength).toString('utf8');
+      const commandLine = current.commandLines.get(id) ?? '';
+      current.commandLines.delete(id);
+      deliver(nativeAnswer(id, kind, value, stdout, stderr, commandLine));
+    }
+  });
 }
 
 /** JSON of each environment object (git-cli passes the same object to most of its commands). */
@@ -92,6 +188,19 @@ let nextId = 0;
 /** From now on, git-cli starts its commands through the helper process (idempotent); `false`: in this process again. */
 export function offloadGitSpawns(on = true): void {
   offloaded = on;
+}
+
+/** Tests: the helper process ends; the next command starts a new one (native or node, per POLYWAVE_SPAWN_HELPER then). */
+export function endGitSpawnHelper(): void {
+  const current = helper;
+  helper = undefined;
+  nativeHelperPath = null;
+  current?.child.stdin.end();
+}
+
+/** Which helper runs the commands now (undefined: none started yet). */
+export function gitSpawnHelperKind(): 'native' | 'node' | undefined {
+  return helper ? (helper.native ? 'native' : 'node') : undefined;
 }
 
 /** Whether git commands go through the helper. */
@@ -114,13 +223,14 @@ function startHelper(): Helper | undefined {
   // Not the parent's preload/inspector/coverage options: the helper only starts processes.
   delete environment.NODE_OPTIONS;
   delete environment.NODE_V8_COVERAGE;
+  const native = nativeSpawnHelper();
   let child: ChildProcessByStdio<Writable, Readable, null>;
   try {
-    child = spawn(process.execPath, ['-e', helperSource], { stdio: ['pipe', 'pipe', 'ignore'], env: environment });
+    child = native ? spawn(native, [], { stdio: ['pipe', 'pipe', 'ignore'], env: environment }) : spawn(process.execPath, ['-e', helperSource], { stdio: ['pipe', 'pipe', 'ignore'], env: environment });
   } catch {
     return undefined;
   }
-  const current: Helper = { child, pending: new Map() };
+  const current: Helper = { child, native: native !== undefined, pending: new Map(), commandLines: new Map() };
   const lost = () => {
     if (helper === current) helper = undefined;
     const pending = [...current.pending.values()];
@@ -130,19 +240,24 @@ function startHelper(): Helper | undefined {
   child.on('error', lost);
   child.on('exit', lost);
   child.stdin.on('error', () => {});
-  createInterface({ input: child.stdout }).on('line', (line) => {
-    let answer: Answer;
-    try {
-      answer = JSON.parse(line) as Answer;
-    } catch {
-      return;
-    }
+  const deliver = (answer: Answer) => {
     const settle = current.pending.get(answer.id);
     if (!settle) return;
     current.pending.delete(answer.id);
     if (current.pending.size === 0) keepAlive(current, false);
     settle(answer);
-  });
+  };
+  if (current.native) readNativeAnswers(current, deliver);
+  else
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      let answer: Answer;
+      try {
+        answer = JSON.parse(line) as Answer;
+      } catch {
+        return;
+      }
+      deliver(answer);
+    });
   keepAlive(current, false);
   return current;
 }
@@ -161,7 +276,8 @@ function offload(file: string, args: readonly string[], options: OffloadedExecOp
   const binary = options.encoding === 'buffer';
   helper ??= startHelper();
   const current = helper;
-  if (!current) {
+  // A NUL in an argument is execFile's own error (thrown at once): run here, where it is raised the same way.
+  if (!current || (current.native && (file.includes('\0') || args.some((arg) => arg.includes('\0')) || options.cwd.includes('\0') || environmentJson(options.env).includes('\\u0000')))) {
     const done = (error: Error | null, stdout: string | Buffer, stderr: string | Buffer) => callback(error as OffloadedError | null, stdout, stderr.toString());
     const child = binary
       ? execFile(file, args, { cwd: options.cwd, env: options.env, encoding: 'buffer', maxBuffer: options.maxBuffer, ...(options.signal ? { signal: options.signal } : {}) }, done)
@@ -178,8 +294,9 @@ function offload(file: string, args: readonly string[], options: OffloadedExecOp
     if (settled) return;
     settled = true;
     current.pending.delete(id);
+    current.commandLines.delete(id);
     if (current.pending.size === 0) keepAlive(current, false);
-    current.child.stdin.write(`${JSON.stringify({ kill: id })}\n`);
+    current.child.stdin.write(current.native ? frame([Buffer.from('K'), u32(id)]) : `${JSON.stringify({ kill: id })}\n`);
     // What execFile rejects with when its signal aborts (the command is sent SIGTERM).
     const error: OffloadedError = Object.assign(new Error('The operation was aborted', { cause: signal?.reason }), { name: 'AbortError', code: 'ABORT_ERR' });
     callback(error, '', '');
@@ -193,7 +310,7 @@ function offload(file: string, args: readonly string[], options: OffloadedExecOp
     signal?.removeEventListener('abort', onAbort);
     if (settled) return;
     settled = true;
-    const stdout = binary ? Buffer.from(answer.stdout, 'base64') : answer.stdout;
+    const stdout = Buffer.isBuffer(answer.stdout) ? (binary ? answer.stdout : answer.stdout.toString('utf8')) : binary ? Buffer.from(answer.stdout, 'base64') : answer.stdout;
     if (!answer.error) {
       callback(null, stdout, answer.stderr);
       return;
@@ -204,6 +321,10 @@ function offload(file: string, args: readonly string[], options: OffloadedExecOp
     callback(error, stdout, answer.stderr);
   });
   if (current.pending.size === 1) keepAlive(current, true);
+  if (current.native) {
+    sendNative(current, id, file, args, options);
+    return;
+  }
   let env = envJson.get(options.env);
   if (env === undefined) {
     env = JSON.stringify(options.env);
@@ -214,4 +335,37 @@ function offload(file: string, args: readonly string[], options: OffloadedExecOp
   // The environment (~5 KB) only when it differs from the previous command's.
   current.child.stdin.write(env === current.lastEnv ? `${request}\n` : `${request.slice(0, -1)},"env":${env}}\n`);
   current.lastEnv = env;
+}
+
+/** JSON of an environment object, computed once per object (git-cli passes the same object to most of its commands). */
+function environmentJson(env: Readonly<Record<string, string>>): string {
+  let json = envJson.get(env);
+  if (json === undefined) {
+    json = JSON.stringify(env);
+    envJson.set(env, json);
+  }
+  return json;
+}
+
+/** The environment as execFile passes it (`KEY=value` for each key whose value is not undefined). */
+function environmentPairs(env: Readonly<Record<string, string | undefined>>): string[] {
+  const pairs: string[] = [];
+  for (const [key, value] of Object.entries(env)) if (value !== undefined) pairs.push(`${key}=${String(value)}`);
+  return pairs;
+}
+
+/** One command to the native helper: its environment first when it differs from the last one sent. */
+function sendNative(current: Helper, id: number, file: string, args: readonly string[], options: OffloadedExecOptions): void {
+  const env = environmentJson(options.env);
+  const messages: Buffer[] = [];
+  if (env !== current.lastEnv) {
+    const pairs = environmentPairs(options.env);
+    messages.push(frame([Buffer.from('E'), u32(pairs.length), ...pairs.flatMap((pair) => lengthPrefixed(pair))]));
+    current.lastEnv = env;
+  }
+  const input = typeof options.input === 'string' ? Buffer.from(options.input, 'utf8') : options.input;
+  const strings = [file, options.cwd, file, ...args];
+  messages.push(frame([Buffer.from('R'), u32(id), u32(Math.min(options.maxBuffer, 0xffffffff)), u32(strings.length), ...strings.flatMap((text) => lengthPrefixed(text)), u32(input.length), input]));
+  current.commandLines.set(id, [file, ...args].join(' '));
+  current.child.stdin.write(messages.length === 1 ? messages[0] : Buffer.concat(messages));
 }
