@@ -9,7 +9,7 @@
  * ~125–150 ms with node's, per agent — and toolExecutorMain as `node -e` otherwise, or when
  * POLYWAVE_EXECUTOR=node is set in polywave's own environment.
  */
-import { accessSync, constants as fsConstants, existsSync } from 'node:fs';
+import { accessSync, constants as fsConstants, existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
 import { registeredScratchParents } from '../../sandbox/scratch-dirs.js';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -99,6 +99,8 @@ interface Session {
   release: () => void;
   /** See SandboxedCommand.hiddenPathAppeared. */
   hiddenPathAppeared: () => boolean;
+  /** {@link hiddenIdentity} of the plan's unreadable paths when this sandbox was made. */
+  hiddenAtStart: string;
   stderr: string;
   /** Host-side deadlines running for this session (X31-12), and why one fired. */
   timers: Set<NodeJS.Timeout>;
@@ -151,6 +153,75 @@ function executorCommand(program: 'native' | 'node'): string {
   return `exec ${shellQuote(process.execPath)} -e ${shellQuote(toolExecutorSource())}`;
 }
 
+/**
+ * What each path the plan hides is on the host right now (device, inode and birth time, or absent): X39-03 — bubblewrap mounts
+ * over the directory or file that is there when the sandbox starts; one removed (or renamed away) and made again
+ * later is another inode, which the mount does not cover (the kernel drops a mount whose mount point another
+ * namespace deleted). A change means a new sandbox.
+ */
+function hiddenIdentity(paths: readonly string[]): string {
+  let identity = '';
+  for (const entry of paths) {
+    try {
+      const stat = lstatSync(entry, { bigint: true });
+      // (and its birth time: a directory removed and made again at once often gets the freed inode number back)
+      identity += `${stat.dev}:${stat.ino}:${stat.birthtimeNs}\n`;
+    } catch {
+      identity += '-\n';
+    }
+  }
+  return identity;
+}
+
+/** `<common dir>/worktrees` of the repository `root` is a worktree (or main checkout) of; undefined when not found. */
+function worktreesDirOf(root: string): string | undefined {
+  const dotGit = path.join(root, '.git');
+  try {
+    if (lstatSync(dotGit).isDirectory()) return path.join(dotGit, 'worktrees');
+    const pointer = /^gitdir:\s*(.+)$/m.exec(readFileSync(dotGit, 'utf8'))?.[1]?.trim();
+    if (!pointer) return undefined;
+    const gitDir = path.resolve(root, pointer);
+    let common = path.dirname(path.dirname(gitDir));
+    try {
+      common = path.resolve(gitDir, readFileSync(path.join(gitDir, 'commondir'), 'utf8').trim());
+    } catch {
+      // no commondir file: <common>/worktrees/<name>
+    }
+    return path.join(common, 'worktrees');
+  } catch {
+    return undefined;
+  }
+}
+
+/** The worktree roots `<common dir>/worktrees/*\/gitdir` name, with the text they were read from (the change stamp). */
+function linkedWorktrees(worktreesDir: string): { stamp: string; roots: string[] } {
+  let names: string[];
+  try {
+    names = readdirSync(worktreesDir).sort();
+  } catch {
+    return { stamp: '', roots: [] };
+  }
+  const roots: string[] = [];
+  let stamp = '';
+  for (const name of names) {
+    let pointer = '';
+    try {
+      pointer = readFileSync(path.join(worktreesDir, name, 'gitdir'), 'utf8').trim();
+    } catch {
+      // none (being added, or prunable)
+    }
+    stamp += `${name}\0${pointer}\0`;
+    if (pointer) roots.push(path.dirname(path.resolve(worktreesDir, name, pointer)));
+  }
+  return { stamp, roots };
+}
+
+/** `inner` is `outer` or inside it. */
+function isInsideDir(outer: string, inner: string): boolean {
+  const relative = path.relative(outer, inner);
+  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
+}
+
 /** Options of {@link createToolExecutor}. */
 export interface ToolExecutorOptions {
   /** Working directory of the executor (the agent's root). */
@@ -179,6 +250,8 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
     // they are given, the variable included.
     const executorEnv = { ...options.env };
     delete executorEnv.NODE_EXTRA_CA_CERTS;
+    // (taken before the wrap: a path that changes after this moment is seen at the next request)
+    const hiddenAtStart = hiddenIdentity(plan.unreadable);
     const wrapped = await wrapInSandbox(plan, command, { cwd: options.cwd, env: executorEnv, fresh });
     // Started by a small helper process that hands the pipes back (sandbox/piped-spawn.ts): not a fork of this one.
     const child = await spawnPiped(wrapped.file, wrapped.args, { cwd: options.cwd, env: wrapped.env });
@@ -196,6 +269,7 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
       exited: new Promise<void>((resolve) => child.once('close', () => resolve())),
       release: wrapped.release,
       hiddenPathAppeared: wrapped.hiddenPathAppeared,
+      hiddenAtStart,
       stderr: '',
       sandboxEnv: { set: {}, unset: [] },
       timers: new Set(),
@@ -288,8 +362,9 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
 
   // X38-09: scratch parents other polywave runs register after this executor started (a run with another TMPDIR: its
   // agents' HOME/TMPDIR) — the plan hides them from then on. The registry is read per request (a small file); parents
-  // listed but absent are looked at again each time.
-  let registrySeen = registeredScratchParents().join('\n');
+  // listed but absent are looked at again each time — those listed before this executor existed too (X39-02: a CI job's
+  // TMPDIR registered by an earlier job, wiped, then made again by the next; X39-09: registered after the plan was made).
+  let registrySeen: string | undefined;
   let registeredAbsent: string[] = [];
   const newlyRegistered = (): string[] => {
     const listed = registeredScratchParents();
@@ -306,15 +381,29 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
     return fresh;
   };
 
+  // X39-12: a worktree added to the repository after the plan was made (another IMPL's wave of a PROGRAM tier, a
+  // retry's or rework agent's worktree, a concurrent run) is hidden like those that existed: read from
+  // `<common dir>/worktrees/*/gitdir` before each request (no git process), added to the plan, a new sandbox.
+  const worktreesDir = worktreesDirOf(options.cwd);
+  const ownRoot = path.resolve(options.cwd);
+  let worktreesSeen: string | undefined;
+  const newWorktrees = (): string[] => {
+    if (worktreesDir === undefined) return [];
+    const { stamp, roots } = linkedWorktrees(worktreesDir);
+    if (stamp === worktreesSeen) return [];
+    worktreesSeen = stamp;
+    return roots.filter((root) => root !== ownRoot && !isInsideDir(ownRoot, root) && !isInsideDir(root, ownRoot) && !plan.unreadable.includes(root) && existsSync(root));
+  };
+
   const ensure = async (): Promise<Session> => {
-    // X38-03/X38-09: a path the plan hides that was absent at the start has appeared, or another run registered a
-    // scratch parent since (nothing covers either in this sandbox): a new sandbox, which mounts over it, before
-    // anything else runs — only between requests, none in flight. (The plan's list grows in place: the bash tool
-    // knows this executor by its plan.)
-    if (session && session.pending.size === 0) {
-      const registered = newlyRegistered();
-      if (registered.length > 0) plan.unreadable.push(...registered);
-      if (registered.length > 0 || session.hiddenPathAppeared()) await end(session);
+    // X38-03/X38-09/X39: before anything else runs — only between requests, none in flight — a new sandbox when a
+    // path the plan hides appeared, changed (removed and made again: X39-03) or another run registered a scratch parent
+    // or added a worktree since (nothing covers those in this sandbox). Also before the first start, so that the plan
+    // has what appeared since it was made. (The plan's list grows in place: the bash tool knows this executor by its plan.)
+    if (!session || session.pending.size === 0) {
+      const added = [...newlyRegistered(), ...newWorktrees()];
+      if (added.length > 0) plan.unreadable.push(...added);
+      if (session && (added.length > 0 || session.hiddenPathAppeared() || hiddenIdentity(plan.unreadable) !== session.hiddenAtStart)) await end(session);
     }
     if (session) return session;
     starting ??= startTried().then(

@@ -1,0 +1,153 @@
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { buildAgentSandboxPlan } from '../src/agents/sandbox/agent-sandbox.js';
+import { createToolExecutor, type ToolExecutor } from '../src/agents/sandbox/tool-executor.js';
+import { makeScratchDir, resetSandbox, sandboxStatus } from '../src/sandbox/index.js';
+import { createAgentLayout } from './support/agent-layout.js';
+
+// Outside round X39 (attack-sandbox-39.md): what appears AFTER an agent's tool executor started must be as hidden
+// as what was there when its plan was made — a worktree added to the repository (X39-12), a hidden directory removed
+// and made again (X39-03), a registered scratch parent that was absent at the start and is made again (X39-02), a run
+// registered between the plan and the executor's start (X39-09). Each case reads a secret through the agent's bash
+// between two requests: before the fix the second request printed it.
+const uid = typeof process.getuid === 'function' ? process.getuid() : 'user';
+const registry = `/tmp/polywave-scratch-${uid}/parents`;
+const available = (await sandboxStatus()).available;
+
+afterAll(async () => {
+  await resetSandbox();
+});
+
+function outputOf(executor: ToolExecutor, cwd: string, env: Record<string, string>) {
+  return async (command: string) => {
+    const chunks: Buffer[] = [];
+    await executor.run(command, { cwd, env, onOutput: (chunk) => chunks.push(chunk) }).done;
+    return Buffer.concat(chunks).toString('utf8');
+  };
+}
+
+function withTmp<T>(tmp: string, work: () => Promise<T>): Promise<T> {
+  const saved = process.env.TMPDIR;
+  process.env.TMPDIR = tmp;
+  return work().finally(() => {
+    if (saved === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = saved;
+  });
+}
+
+/** Removes the registry line a case added (the registry is the machine's, shared with other runs). */
+function dropRegistryLine(line: string): void {
+  try {
+    const text = readFileSync(registry, 'utf8');
+    writeFileSync(registry, text.split('\n').filter((entry) => entry !== line).join('\n'));
+  } catch {
+    // no registry
+  }
+}
+
+async function agentExecutor(branch: string) {
+  const layout = await createAgentLayout(branch);
+  const plan = await buildAgentSandboxPlan({ root: layout.worktree, home: layout.home, tmp: layout.tmp, env: layout.repo.env, userHome: layout.repo.sibling('user-home') });
+  const env = { ...layout.repo.env, HOME: layout.home, TMPDIR: layout.tmp } as Record<string, string>;
+  const executor = createToolExecutor(plan, { cwd: layout.worktree, env });
+  return { ...layout, plan, executor, run: outputOf(executor, layout.worktree, env) };
+}
+
+describe.skipIf(!available)('paths that appear after an agent sandbox started stay hidden (X39)', () => {
+  it('X39-12: a worktree added to the repository while the agent runs — its uncommitted work and .env', async () => {
+    const { repo, executor, run, plan } = await agentExecutor('polywave/x39j/wave1-agent-A');
+    try {
+      expect(await run('echo started')).toBe('started\n');
+      const other = repo.sibling('wt-C');
+      await repo.git.worktreeAdd({ path: other, branch: 'polywave/x39j/wave1-agent-C', base: 'HEAD', createBranch: true });
+      writeFileSync(path.join(other, 'README.md'), 'SECRET-12 agent C uncommitted work\n');
+      writeFileSync(path.join(other, '.env'), 'SECRET-12-TOKEN=agent-C\n');
+      const out = await run(`cat ${other}/README.md ${other}/.env 2>&1; echo two`);
+      expect(out).not.toContain('SECRET-12');
+      expect(out).toContain('two');
+      expect(plan.unreadable).toContain(other);
+      // its own tree is still its own
+      expect(await run('echo mine > own.txt && cat own.txt')).toBe('mine\n');
+    } finally {
+      await executor.stop();
+    }
+  }, 60_000);
+
+  it('X39-03: a hidden directory removed (or renamed away) and made again between two requests', async () => {
+    for (const mode of ['rm', 'mv'] as const) {
+      const layout = await createAgentLayout(`polywave/x39c${mode}/wave1-agent-A`);
+      const hidden = layout.repo.sibling('other-run/polywave-scratch-z');
+      mkdirSync(hidden, { recursive: true });
+      writeFileSync(path.join(hidden, 'key'), 'SECRET-03-original\n');
+      const built = await buildAgentSandboxPlan({ root: layout.worktree, home: layout.home, tmp: layout.tmp, env: layout.repo.env, userHome: layout.repo.sibling('user-home') });
+      const plan = { ...built, unreadable: [...built.unreadable, hidden] };
+      const env = { ...layout.repo.env, HOME: layout.home, TMPDIR: layout.tmp } as Record<string, string>;
+      const executor = createToolExecutor(plan, { cwd: layout.worktree, env });
+      const run = outputOf(executor, layout.worktree, env);
+      try {
+        const first = await run(`cat ${hidden}/key 2>&1; echo first`);
+        expect(first).not.toContain('SECRET-03');
+        if (mode === 'rm') rmSync(hidden, { recursive: true, force: true });
+        else renameSync(hidden, `${hidden}.old`);
+        mkdirSync(hidden, { recursive: true });
+        writeFileSync(path.join(hidden, 'key'), `SECRET-03-made-again-${mode}\n`);
+        const second = await run(`cat ${hidden}/key 2>&1; echo second`);
+        expect(second).not.toContain('SECRET-03');
+        expect(second).toContain('second');
+      } finally {
+        await executor.stop();
+      }
+    }
+  }, 60_000);
+
+  it('X39-02: a registered scratch parent that was gone when the executor started and is made again (registry unchanged)', async () => {
+    const laterTmp = mkdtempSync('/tmp/polywave-x39b-');
+    const parent = path.join(laterTmp, `polywave-scratch-${uid}`);
+    try {
+      // an earlier run with this TMPDIR registered its parent; the TMPDIR was then wiped (a CI job's temp directory)
+      await withTmp(laterTmp, () => makeScratchDir('polywave-agent-old-'));
+      rmSync(parent, { recursive: true, force: true });
+      const { executor, run } = await agentExecutor('polywave/x39b/wave1-agent-A');
+      try {
+        expect(await run('echo started')).toBe('started\n');
+        const before = readFileSync(registry, 'utf8');
+        const agentDir = await withTmp(laterTmp, () => makeScratchDir('polywave-agent-B-'));
+        writeFileSync(path.join(agentDir, 'credentials.json'), 'SECRET-02-next-job\n');
+        expect(readFileSync(registry, 'utf8')).toBe(before);
+        const out = await run(`cat ${path.join(agentDir, 'credentials.json')} 2>&1; echo after`);
+        expect(out).not.toContain('SECRET-02');
+        expect(out).toContain('after');
+      } finally {
+        await executor.stop();
+      }
+    } finally {
+      dropRegistryLine(parent);
+      rmSync(laterTmp, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('X39-09: a run registered between the plan and the executor start is hidden from the first request on', async () => {
+    const layout = await createAgentLayout('polywave/x39g/wave1-agent-A');
+    const plan = await buildAgentSandboxPlan({ root: layout.worktree, home: layout.home, tmp: layout.tmp, env: layout.repo.env, userHome: layout.repo.sibling('user-home') });
+    const laterTmp = mkdtempSync('/tmp/polywave-x39g-');
+    const parent = path.join(laterTmp, `polywave-scratch-${uid}`);
+    try {
+      const agentDir = await withTmp(laterTmp, () => makeScratchDir('polywave-agent-B-'));
+      writeFileSync(path.join(agentDir, 'credentials.json'), 'SECRET-09-between\n');
+      const env = { ...layout.repo.env, HOME: layout.home, TMPDIR: layout.tmp } as Record<string, string>;
+      const executor = createToolExecutor(plan, { cwd: layout.worktree, env });
+      const run = outputOf(executor, layout.worktree, env);
+      try {
+        const out = await run(`cat ${agentDir}/credentials.json 2>&1; echo one`);
+        expect(out).not.toContain('SECRET-09');
+        expect(out).toContain('one');
+      } finally {
+        await executor.stop();
+      }
+    } finally {
+      dropRegistryLine(parent);
+      rmSync(laterTmp, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
