@@ -46,6 +46,18 @@ function dropRegistryLine(line: string): void {
   }
 }
 
+/** A TMPDIR of another polywave run (not /tmp: it registers its scratch parent); its registry line and files go afterwards. */
+async function withOtherRun(prefix: string, work: (laterTmp: string, parent: string) => Promise<void>): Promise<void> {
+  const laterTmp = mkdtempSync(`/tmp/${prefix}`);
+  const parent = path.join(laterTmp, `polywave-scratch-${uid}`);
+  try {
+    await work(laterTmp, parent);
+  } finally {
+    dropRegistryLine(parent);
+    rmSync(laterTmp, { recursive: true, force: true });
+  }
+}
+
 async function agentExecutor(branch: string) {
   const layout = await createAgentLayout(branch);
   const plan = await buildAgentSandboxPlan({ root: layout.worktree, home: layout.home, tmp: layout.tmp, env: layout.repo.env, userHome: layout.repo.sibling('user-home') });
@@ -102,9 +114,7 @@ describe.skipIf(!available)('paths that appear after an agent sandbox started st
   }, 60_000);
 
   it('X39-02: a registered scratch parent that was gone when the executor started and is made again (registry unchanged)', async () => {
-    const laterTmp = mkdtempSync('/tmp/polywave-x39b-');
-    const parent = path.join(laterTmp, `polywave-scratch-${uid}`);
-    try {
+    await withOtherRun('polywave-x39b-', async (laterTmp, parent) => {
       // an earlier run with this TMPDIR registered its parent; the TMPDIR was then wiped (a CI job's temp directory)
       await withTmp(laterTmp, () => makeScratchDir('polywave-agent-old-'));
       rmSync(parent, { recursive: true, force: true });
@@ -121,33 +131,24 @@ describe.skipIf(!available)('paths that appear after an agent sandbox started st
       } finally {
         await executor.stop();
       }
-    } finally {
-      dropRegistryLine(parent);
-      rmSync(laterTmp, { recursive: true, force: true });
-    }
+    });
   }, 60_000);
 
   it('X39-09: a run registered between the plan and the executor start is hidden from the first request on', async () => {
     const layout = await createAgentLayout('polywave/x39g/wave1-agent-A');
     const plan = await buildAgentSandboxPlan({ root: layout.worktree, home: layout.home, tmp: layout.tmp, env: layout.repo.env, userHome: layout.repo.sibling('user-home') });
-    const laterTmp = mkdtempSync('/tmp/polywave-x39g-');
-    const parent = path.join(laterTmp, `polywave-scratch-${uid}`);
-    try {
+    await withOtherRun('polywave-x39g-', async (laterTmp) => {
       const agentDir = await withTmp(laterTmp, () => makeScratchDir('polywave-agent-B-'));
       writeFileSync(path.join(agentDir, 'credentials.json'), 'SECRET-09-between\n');
       const env = { ...layout.repo.env, HOME: layout.home, TMPDIR: layout.tmp } as Record<string, string>;
       const executor = createToolExecutor(plan, { cwd: layout.worktree, env });
-      const run = outputOf(executor, layout.worktree, env);
       try {
-        const out = await run(`cat ${agentDir}/credentials.json 2>&1; echo one`);
+        const out = await outputOf(executor, layout.worktree, env)(`cat ${agentDir}/credentials.json 2>&1; echo one`);
         expect(out).not.toContain('SECRET-09');
         expect(out).toContain('one');
       } finally {
         await executor.stop();
       }
-    } finally {
-      dropRegistryLine(parent);
-      rmSync(laterTmp, { recursive: true, force: true });
-    }
+    });
   }, 60_000);
 });
