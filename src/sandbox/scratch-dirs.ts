@@ -9,7 +9,7 @@
  * later (its tool executor is one long-lived sandbox). Agents all run as the same uid: 0700 alone
  * does not keep one agent out of another's directory.
  */
-import { appendFileSync, chmodSync, closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -116,6 +116,10 @@ function register(parent: string): void {
 export function ensureScratchParent(): string {
   const tmp = realTemp(os.tmpdir());
   const parent = ensureParentIn(tmp);
+  if (!swept.has(parent)) {
+    swept.add(parent);
+    sweepStaleStatusFiles(parent);
+  }
   if (process.platform !== 'win32' && !wellKnownTemps().includes(tmp)) {
     try {
       register(parent);
@@ -124,6 +128,39 @@ export function ensureScratchParent(): string {
     }
   }
   return parent;
+}
+
+const swept = new Set<string>();
+
+/**
+ * Bubblewrap status files (`bwrap-status-<pid>-<hex>`, src/sandbox/wrap-in-sandbox.ts) whose process is gone: a
+ * sandboxed command's release deletes its file, but a process that ended first (killed, or a CLI that exited with
+ * an agent's tool executor still running) left it behind, one per start (X39-14). Removed once per process and
+ * scratch parent, at its first use; a live process's (or another user's: EPERM) are left alone.
+ */
+export function sweepStaleStatusFiles(parent: string): number {
+  let names: string[];
+  try {
+    names = readdirSync(parent);
+  } catch {
+    return 0;
+  }
+  let removed = 0;
+  for (const name of names) {
+    const match = /^bwrap-status-(\d+)-[0-9a-f]+$/.exec(name);
+    if (!match) continue;
+    const pid = Number(match[1]);
+    if (pid === process.pid) continue;
+    try {
+      process.kill(pid, 0);
+      continue;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ESRCH') continue;
+    }
+    rmSync(path.join(parent, name), { force: true });
+    removed += 1;
+  }
+  return removed;
 }
 
 /** A new scratch directory `<parent>/<prefix>XXXXXX` (prefix such as `polywave-agent-A-`). */
