@@ -165,27 +165,32 @@ static int spawn_file(pid_t *pid, const char *path, const posix_spawn_file_actio
   return error;
 }
 
-/* posix_spawn on `file`, looked up on the command environment's PATH when it has no slash. */
+/* posix_spawn on `file`, looked up on the command environment's PATH when it has no slash, as execvp does (and so
+   Node): an entry where it is not found (ENOENT, ENOTDIR, ESTALE, ENODEV, ETIMEDOUT) or not permitted (EACCES,
+   remembered) is passed over; any other failure ends the search with that error — a later entry is never tried
+   (X40-03: an ELOOP link earlier on PATH made a later program start). The command's cwd was checked before. */
 static int spawn_in_path(pid_t *pid, const char *file, const posix_spawn_file_actions_t *actions, const posix_spawnattr_t *attributes, char *const argv[], const char *cwd) {
   if (strchr(file, '/')) return spawn_file(pid, file, actions, attributes, argv);
   const char *search = environment_value("PATH");
   if (!search) search = "/usr/local/bin:/usr/bin:/bin";
-  int first_error = ENOENT;
+  int denied = 0;
   const char *start = search;
   for (;;) {
     const char *end = strchr(start, ':');
     size_t length = end ? (size_t)(end - start) : strlen(start);
     char *candidate = malloc(length + strlen(file) + strlen(cwd) + 3);
     if (!candidate) die("malloc");
-    /* An empty or relative PATH entry is relative to the command's cwd (it is chdir'd there first). */
+    /* An empty or relative PATH entry is relative to the command's cwd (it is chdir'd there first). git-cli never
+       sends one (src/git/harden.ts keeps only absolute entries: X40-02); kept here for execvp's semantics. */
     if (length == 0) sprintf(candidate, "%s/%s", cwd, file);
     else if (start[0] != '/') sprintf(candidate, "%s/%.*s/%s", cwd, (int)length, start, file);
     else sprintf(candidate, "%.*s/%s", (int)length, start, file);
     int error = access(candidate, X_OK) == 0 ? spawn_file(pid, candidate, actions, attributes, argv) : errno;
     free(candidate);
     if (error == 0) return 0;
-    if (error != ENOENT && error != ENOTDIR && first_error == ENOENT) first_error = error;
-    if (!end) return first_error;
+    if (error == EACCES) denied = 1;
+    else if (error != ENOENT && error != ENOTDIR && error != ESTALE && error != ENODEV && error != ETIMEDOUT) return error;
+    if (!end) return denied ? EACCES : ENOENT;
     start = end + 1;
   }
 }
@@ -215,7 +220,12 @@ static void run(const unsigned char *data, size_t length) {
 
   int in_pipe[2] = {-1, -1}, out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
   int error = 0;
-  if (pipe2(in_pipe, O_CLOEXEC) || pipe2(out_pipe, O_CLOEXEC) || pipe2(err_pipe, O_CLOEXEC)) error = errno;
+  /* The cwd first, with its own error (X40-04: a cwd that is a file failed every PATH entry's chdir and was
+     reported as a missing program): ENOENT, ENOTDIR or EACCES, as Node reports it. */
+  int directory = open(cwd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (directory < 0) error = errno;
+  else close(directory);
+  if (!error && (pipe2(in_pipe, O_CLOEXEC) || pipe2(out_pipe, O_CLOEXEC) || pipe2(err_pipe, O_CLOEXEC))) error = errno;
   pid_t pid = -1;
   if (!error) {
     posix_spawn_file_actions_t actions;
@@ -383,8 +393,12 @@ static void finish_ended(void) {
   Command **link = &commands;
   while (*link) {
     Command *command = *link;
-    if (command->exited && command->out_fd < 0 && command->err_fd < 0) {
+    /* Ended and both pipes closed; or ended past maxBuffer (X40-05: execFile answers then, whatever still holds the
+       pipes — a background child — is not waited for). */
+    if (command->exited && ((command->out_fd < 0 && command->err_fd < 0) || command->over)) {
       if (command->in_fd >= 0) close(command->in_fd);
+      if (command->out_fd >= 0) close(command->out_fd);
+      if (command->err_fd >= 0) close(command->err_fd);
       if (command->over) answer(command->id, (unsigned char)command->over, 0, &command->out, &command->err);
       else if (WIFSIGNALED(command->status)) answer(command->id, 1, WTERMSIG(command->status), &command->out, &command->err);
       else answer(command->id, 0, WEXITSTATUS(command->status), &command->out, &command->err);

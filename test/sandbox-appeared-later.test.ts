@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildAgentSandboxPlan } from '../src/agents/sandbox/agent-sandbox.js';
-import { createToolExecutor, type ToolExecutor } from '../src/agents/sandbox/tool-executor.js';
+import { closeHeld, createToolExecutor, heldDirectoryRemoved, holdHiddenDirectories, type ToolExecutor } from '../src/agents/sandbox/tool-executor.js';
 import { makeScratchDir, resetSandbox, sandboxStatus } from '../src/sandbox/index.js';
 import { createAgentLayout } from './support/agent-layout.js';
 
@@ -151,4 +151,47 @@ describe.skipIf(!available)('paths that appear after an agent sandbox started st
       }
     });
   }, 60_000);
+
+  it('X40-09: a worktree whose directory was gone at the start (its entry kept) and comes back at the same path', async () => {
+    const layout = await createAgentLayout('polywave/x40e2/wave1-agent-A');
+    const other = layout.repo.sibling('wt-D');
+    await layout.repo.git.worktreeAdd({ path: other, branch: 'polywave/x40e2/wave1-agent-D', base: 'HEAD', createBranch: true });
+    renameSync(other, `${other}.away`);
+    const plan = await buildAgentSandboxPlan({ root: layout.worktree, home: layout.home, tmp: layout.tmp, env: layout.repo.env, userHome: layout.repo.sibling('user-home') });
+    const env = { ...layout.repo.env, HOME: layout.home, TMPDIR: layout.tmp } as Record<string, string>;
+    const executor = createToolExecutor(plan, { cwd: layout.worktree, env });
+    const run = outputOf(executor, layout.worktree, env);
+    try {
+      expect(await run('echo started')).toBe('started\n');
+      renameSync(`${other}.away`, other);
+      writeFileSync(path.join(other, '.env'), 'SECRET-40-09=agent-D\n');
+      for (const round of ['two', 'three']) {
+        const out = await run(`cat ${other}/.env 2>&1; echo ${round}`);
+        expect(out).not.toContain('SECRET-40-09');
+        expect(out).toContain(round);
+      }
+    } finally {
+      await executor.stop();
+    }
+  }, 60_000);
+
+  it('X40-08: a held hidden directory tells it was removed on any file system (no birth time needed)', () => {
+    const dir = mkdtempSync('/tmp/polywave-x40-held-');
+    try {
+      const hidden = path.join(dir, 'hidden');
+      mkdirSync(hidden);
+      writeFileSync(path.join(dir, 'a-file'), 'x');
+      const held = holdHiddenDirectories([hidden, path.join(dir, 'a-file'), path.join(dir, 'absent')]);
+      expect(held).toHaveLength(1);
+      expect(heldDirectoryRemoved(held)).toBe(false);
+      rmSync(hidden, { recursive: true });
+      mkdirSync(hidden);
+      // the same path again, possibly the same inode number: the held one has no links left
+      expect(heldDirectoryRemoved(held)).toBe(true);
+      closeHeld(held);
+      expect(held).toHaveLength(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -3,7 +3,7 @@ import { existsSync, lstatSync } from 'node:fs';
 import path from 'node:path';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { GitError } from './git-error.js';
-import { hardenGitArgs, hostGitEnvironment, remoteGitCommand, repositoryLocatingVariables } from './harden.js';
+import { absolutePathEntries, hardenGitArgs, hostGitEnvironment, remoteGitCommand, repositoryLocatingVariables } from './harden.js';
 import { withoutCredentials } from '../sandbox/credential-variables.js';
 import { clearDeadHalfWrittenWorktree, indexLockRetryDelaysMs, retriableIndexLockFailure } from './index-lock-retry.js';
 import { execFileOffloaded, gitSpawnsOffloaded, type OffloadedError } from './spawn-server.js';
@@ -145,7 +145,8 @@ export function createGit(cwd: string, options: CreateGitOptions = {}): Git {
     // (no credential variables for a command that does not talk to a remote: X22-03, harden.ts hostGitEnvironmentFor)
     const remote = remoteGitCommand(args);
     const base = remote ? baseEnvironment : (localEnvironment ??= withoutCredentials(baseEnvironment));
-    const environment = execOptions.env ? { ...base, ...(remote ? execOptions.env : withoutCredentials(execOptions.env)), GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' } : base;
+    // (a per-call PATH keeps only its absolute entries too: X40-02, harden.ts absolutePathEntries)
+    const environment = execOptions.env ? { ...base, ...(remote ? execOptions.env : withoutCredentials(execOptions.env)), ...(execOptions.env.PATH === undefined ? {} : { PATH: absolutePathEntries(execOptions.env.PATH) ?? '' }), GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' } : base;
     const pinned = options.config ? configArguments(options.config()) : [];
     // X8 #2: no fsmonitor, no submodule recursion, no external diff (harden.ts), over any pin.
     const argv = hardenGitArgs([...pinned, ...args]);

@@ -17,6 +17,7 @@
  * The agent cannot write the worktree's own git configuration (`.git` and the common git dir are
  * read-only in its sandbox), so `core.hooksPath`, filters and the like from there are the user's.
  */
+import path from 'node:path';
 import os from 'node:os';
 import { withoutCredentials } from '../sandbox/credential-variables.js';
 
@@ -186,9 +187,26 @@ export const hostHomeVariable = 'POLYWAVE_HOST_HOME';
 /** `env` for a git run outside the sandbox: HOME back to the orchestrator's when it is an agent's environment. */
 export function hostGitEnvironment<T extends Readonly<Record<string, string | undefined>>>(env: T): T {
   const host = env[hostHomeVariable];
+  const searchPath = absolutePathEntries(env.PATH);
   // PYTHONSAFEPATH (Python ≥ 3.11): a filter or textconv driver git runs as `python3 -m <tool>` (nbstripout's,
   // installed by `nbstripout --install`) does not put git's working directory — an agent's worktree, where the
   // agent left an ignored `nbstripout.pyc` — first on sys.path (outside attack X21-13: the agent's module ran on
   // the host as the filter, during polywave's own `git add`/`status`).
-  return { ...env, ...(host === undefined || host === '' ? {} : { HOME: host }), PYTHONSAFEPATH: '1' } as T;
+  return { ...env, ...(host === undefined || host === '' ? {} : { HOME: host }), ...(searchPath === undefined ? {} : { PATH: searchPath }), PYTHONSAFEPATH: '1' } as T;
+}
+
+/** The directories execvp searches when PATH is unset (glibc's default). */
+const defaultSearchPath = '/usr/local/bin:/usr/bin:/bin';
+
+/**
+ * PATH with only its absolute entries (X40-02): host git runs with cwd = an agent's worktree, and an empty entry
+ * (`PATH=:$PATH`, `PATH=$EXTRA:$PATH` with EXTRA unset) or a relative one (`node_modules/.bin`, `.`) is searched
+ * relative to that cwd — for `git` itself (Node's spawn looks it up on the command's PATH) and for every program git
+ * runs (`git-upload-pack`, filters, credential helpers): the agent's own `git` ran on the host, outside the sandbox.
+ * Never empty (an empty PATH is the current directory too): the default search path then. Undefined when unset.
+ */
+export function absolutePathEntries(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const kept = value.split(path.delimiter).filter((entry) => path.isAbsolute(entry));
+  return kept.length > 0 ? kept.join(path.delimiter) : defaultSearchPath;
 }

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -66,6 +66,12 @@ describe.skipIf(!built)('the native git helper (polywave-spawn)', () => {
     writeFileSync(path.join(dir, 'plain.txt'), 'echo never run\n');
     writeFileSync(path.join(dir, 'no-shebang'), 'echo "run by sh: $1"\n');
     chmodSync(path.join(dir, 'no-shebang'), 0o755);
+    // X40-03: an entry where the program is a link loop (ELOOP) comes before one where it runs
+    mkdirSync(path.join(dir, 'loop-bin'));
+    mkdirSync(path.join(dir, 'later-bin'));
+    symlinkSync('loopy', path.join(dir, 'loop-bin', 'loopy'));
+    writeFileSync(path.join(dir, 'later-bin', 'loopy'), '#!/bin/sh\necho LATER-LOOPY\n');
+    chmodSync(path.join(dir, 'later-bin', 'loopy'), 0o755);
     env = { PATH: `${path.join(dir, 'bin')}:/usr/bin:/bin`, HOME: dir, LANG: 'C', GREETING: 'hi there', EMPTY: '' };
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -86,6 +92,8 @@ describe.skipIf(!built)('the native git helper (polywave-spawn)', () => {
     'argument with spaces and quotes': { file: 'printf', args: ['%s|', 'a b', '"q"', "it's", ''] },
     'utf-8 output': { file: 'printf', args: ['%s', 'é漢字🙂'] },
   };
+  // (built once `dir` exists)
+  const loopCase = (): Case => ({ file: 'loopy', args: [], env: { ...env, PATH: `${path.join(dir, 'loop-bin')}:${path.join(dir, 'later-bin')}:/usr/bin:/bin` } });
 
   it('answers every case as execFile does in this process and as the node helper does', async () => {
     const names = Object.keys(cases);
@@ -112,6 +120,43 @@ describe.skipIf(!built)('the native git helper (polywave-spawn)', () => {
     expect(by('large output').stdout).toHaveLength(3_000_000);
     expect(by('argument with spaces and quotes').stdout).toBe('a b|"q"|it\'s||');
     expect(by('utf-8 output').stdout).toBe('é漢字🙂');
+  });
+
+  it('a link loop earlier on PATH ends the search with ELOOP, as execFile does — never a later program (X40-03)', async () => {
+    // (execFile throws this at once; the node helper and the native one answer it)
+    expect(() => execFile('loopy', [], { cwd: dir, env: loopCase().env })).toThrow(/ELOOP/);
+    const node = await withHelper('node', () => offloaded(loopCase()));
+    const native = await withHelper('native', () => offloaded(loopCase()));
+    expect(node.code).toBe('ELOOP');
+    expect(native.code).toBe('ELOOP');
+    expect(native.stdout).not.toContain('LATER-LOOPY');
+  });
+
+  it('a cwd that is a file: ENOTDIR, not a missing program (X40-04; execFile throws it at once)', async () => {
+    const native = await withHelper('native', () => offloaded({ file: 'sh', args: ['-c', 'pwd'], cwd: path.join(dir, 'plain.txt') }));
+    expect(native.code).toBe('ENOTDIR');
+  });
+
+  it('a 48 MB answer costs about what execFile costs, not quadratic time (X40-01)', async () => {
+    const spec: Case = { file: 'sh', args: ['-c', 'head -c 50331648 /dev/zero | tr "\\0" a'], maxBuffer: 64 * 1024 * 1024 };
+    let started = performance.now();
+    const here = await inProcess(spec);
+    const hereMs = performance.now() - started;
+    started = performance.now();
+    const native = await withHelper('native', () => offloaded(spec));
+    const nativeMs = performance.now() - started;
+    expect(native.stdout.length).toBe(50_331_648);
+    expect(here.stdout.length).toBe(50_331_648);
+    // quadratic copying took ~70 s for 48 MB on this machine; linear is within a small factor of execFile
+    expect(nativeMs).toBeLessThan(Math.max(5_000, hereMs * 5));
+  }, 60_000);
+
+  it('past maxBuffer, a background child holding the pipes is not waited for (X40-05)', async () => {
+    const spec: Case = { file: 'sh', args: ['-c', 'sleep 4 & head -c 5000 /dev/zero'], maxBuffer: 1000 };
+    const started = Date.now();
+    const native = await withHelper('native', () => offloaded(spec));
+    expect(native.code).toBe('ERR_CHILD_PROCESS_STDIO_MAXBUFFER');
+    expect(Date.now() - started).toBeLessThan(2_500);
   });
 
   it('past maxBuffer: the command is stopped and the error is execFile’s', async () => {

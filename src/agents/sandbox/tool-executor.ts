@@ -9,7 +9,7 @@
  * ~125–150 ms with node's, per agent — and toolExecutorMain as `node -e` otherwise, or when
  * POLYWAVE_EXECUTOR=node is set in polywave's own environment.
  */
-import { accessSync, constants as fsConstants, existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
+import { accessSync, closeSync, constants as fsConstants, existsSync, fstatSync, lstatSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { registeredScratchParents } from '../../sandbox/scratch-dirs.js';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -101,6 +101,8 @@ interface Session {
   hiddenPathAppeared: () => boolean;
   /** {@link hiddenIdentity} of the plan's unreadable paths when this sandbox was made. */
   hiddenAtStart: string;
+  /** Descriptors of hidden directories held from the start ({@link holdHiddenDirectories}); closed when it ends. */
+  held: number[];
   stderr: string;
   /** Host-side deadlines running for this session (X31-12), and why one fired. */
   timers: Set<NodeJS.Timeout>;
@@ -164,13 +166,60 @@ function hiddenIdentity(paths: readonly string[]): string {
   for (const entry of paths) {
     try {
       const stat = lstatSync(entry, { bigint: true });
-      // (and its birth time: a directory removed and made again at once often gets the freed inode number back)
-      identity += `${stat.dev}:${stat.ino}:${stat.birthtimeNs}\n`;
+      // (and its birth time: a directory removed and made again at once often gets the freed inode number back; where
+      // the file system keeps none, its change time — X40-08: still equal within one tick of a coarse clock)
+      identity += `${stat.dev}:${stat.ino}:${stat.birthtimeNs === 0n ? `c${stat.ctimeNs}` : stat.birthtimeNs}\n`;
     } catch {
       identity += '-\n';
     }
   }
   return identity;
+}
+
+/** How many hidden directories one executor holds open (16 agents of a wave: 512 descriptors at most). */
+const heldDirectoriesMax = 32;
+
+/**
+ * Descriptors of the first hidden directories of the plan, opened before its sandbox starts (X40-08): a directory
+ * removed since has no links left (`nlink` 0 on the held descriptor) whatever the file system — where it keeps no
+ * birth time, a directory made again at the same path can get the same inode number and a change time within the
+ * same clock tick, which {@link hiddenIdentity} cannot tell apart. Directories only (no FIFO or device is opened),
+ * never through a symbolic link.
+ */
+export function holdHiddenDirectories(paths: readonly string[]): number[] {
+  const held: number[] = [];
+  for (const entry of paths) {
+    if (held.length >= heldDirectoriesMax) break;
+    try {
+      held.push(openSync(entry, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY | fsConstants.O_NOFOLLOW));
+    } catch {
+      // absent, not a directory, a link, not ours to open: the identity check covers it
+    }
+  }
+  return held;
+}
+
+/** True when a held hidden directory was removed (no links left). */
+export function heldDirectoryRemoved(held: readonly number[]): boolean {
+  for (const fd of held) {
+    try {
+      if (fstatSync(fd).nlink === 0) return true;
+    } catch {
+      return true;
+    }
+  }
+  return false;
+}
+
+/** Closes what {@link holdHiddenDirectories} opened (and empties the list). */
+export function closeHeld(held: number[]): void {
+  for (const fd of held.splice(0)) {
+    try {
+      closeSync(fd);
+    } catch {
+      // closed already
+    }
+  }
 }
 
 /** `<common dir>/worktrees` of the repository `root` is a worktree (or main checkout) of; undefined when not found. */
@@ -252,9 +301,17 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
     delete executorEnv.NODE_EXTRA_CA_CERTS;
     // (taken before the wrap: a path that changes after this moment is seen at the next request)
     const hiddenAtStart = hiddenIdentity(plan.unreadable);
-    const wrapped = await wrapInSandbox(plan, command, { cwd: options.cwd, env: executorEnv, fresh });
-    // Started by a small helper process that hands the pipes back (sandbox/piped-spawn.ts): not a fork of this one.
-    const child = await spawnPiped(wrapped.file, wrapped.args, { cwd: options.cwd, env: wrapped.env });
+    const held = holdHiddenDirectories(plan.unreadable);
+    let wrapped: Awaited<ReturnType<typeof wrapInSandbox>>;
+    let child: PipedChild;
+    try {
+      wrapped = await wrapInSandbox(plan, command, { cwd: options.cwd, env: executorEnv, fresh });
+      // Started by a small helper process that hands the pipes back (sandbox/piped-spawn.ts): not a fork of this one.
+      child = await spawnPiped(wrapped.file, wrapped.args, { cwd: options.cwd, env: wrapped.env });
+    } catch (error) {
+      closeHeld(held);
+      throw error;
+    }
     const pending: Session['pending'] = new Map();
     let resolveReady!: () => void;
     let rejectReady!: (error: Error) => void;
@@ -270,6 +327,7 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
       release: wrapped.release,
       hiddenPathAppeared: wrapped.hiddenPathAppeared,
       hiddenAtStart,
+      held,
       stderr: '',
       sandboxEnv: { set: {}, unset: [] },
       timers: new Set(),
@@ -309,6 +367,7 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
     let overflowed = false;
     const onGone = (error?: Error) => {
       wrapped.release();
+      closeHeld(current.held);
       if (session === current) session = undefined;
       for (const timer of current.timers) clearTimeout(timer);
       current.timers.clear();
@@ -384,15 +443,25 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
   // X39-12: a worktree added to the repository after the plan was made (another IMPL's wave of a PROGRAM tier, a
   // retry's or rework agent's worktree, a concurrent run) is hidden like those that existed: read from
   // `<common dir>/worktrees/*/gitdir` before each request (no git process), added to the plan, a new sandbox.
+  // Listed worktrees whose directory is absent are looked at again each time (X40-09: one moved away and back, its
+  // entry unchanged).
   const worktreesDir = worktreesDirOf(options.cwd);
   const ownRoot = path.resolve(options.cwd);
   let worktreesSeen: string | undefined;
+  let worktreesAbsent: string[] = [];
   const newWorktrees = (): string[] => {
     if (worktreesDir === undefined) return [];
     const { stamp, roots } = linkedWorktrees(worktreesDir);
-    if (stamp === worktreesSeen) return [];
+    const candidates = stamp === worktreesSeen ? worktreesAbsent : roots;
     worktreesSeen = stamp;
-    return roots.filter((root) => root !== ownRoot && !isInsideDir(ownRoot, root) && !isInsideDir(root, ownRoot) && !plan.unreadable.includes(root) && existsSync(root));
+    worktreesAbsent = [];
+    const fresh: string[] = [];
+    for (const root of candidates) {
+      if (root === ownRoot || isInsideDir(ownRoot, root) || isInsideDir(root, ownRoot) || plan.unreadable.includes(root)) continue;
+      if (existsSync(root)) fresh.push(root);
+      else worktreesAbsent.push(root);
+    }
+    return fresh;
   };
 
   const ensure = async (): Promise<Session> => {
@@ -403,7 +472,7 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
     if (!session || session.pending.size === 0) {
       const added = [...newlyRegistered(), ...newWorktrees()];
       if (added.length > 0) plan.unreadable.push(...added);
-      if (session && (added.length > 0 || session.hiddenPathAppeared() || hiddenIdentity(plan.unreadable) !== session.hiddenAtStart)) await end(session);
+      if (session && (added.length > 0 || session.hiddenPathAppeared() || heldDirectoryRemoved(session.held) || hiddenIdentity(plan.unreadable) !== session.hiddenAtStart)) await end(session);
     }
     if (session) return session;
     starting ??= startTried().then(
