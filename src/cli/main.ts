@@ -7,6 +7,7 @@ import { processIo, type CommandIo, type CommandResult } from './io.js';
 import { terminalSafeIo } from './terminal-text.js';
 import { readPackageVersion } from './version.js';
 import { guardUnsettled } from './unsettled-guard.js';
+import { absolutePathEntries } from '../sandbox/search-path.js';
 
 function parseInteger(flag: string) {
   return (value: string): number => {
@@ -149,6 +150,10 @@ export const maxArguments = 65_536;
 export async function main(argv: string[], rawIo: CommandIo = processIo()): Promise<CommandResult> {
   // X21-07: no control character an agent, a model or a repository wrote reaches the terminal raw.
   const io = terminalSafeIo(rawIo);
+  // X40-02/X41: every program this process starts by name (git, the sandbox's bash and bwrap, gates' tools) is found
+  // on PATH's absolute entries only — an empty or relative entry is searched from the command's cwd, an agent's
+  // worktree or the main checkout its work is merged into.
+  if (process.env.PATH !== undefined) process.env.PATH = absolutePathEntries(process.env.PATH);
   if (argv.length > maxArguments) {
     io.stderr(formatErrorLine(new PolywaveError({ code: 'RESOURCE_EXHAUSTION', message: `${argv.length} arguments: at most ${maxArguments} in one call (split the list, e.g. with xargs -n ${maxArguments / 2})` })));
     return 2;

@@ -27,6 +27,7 @@ import path from 'node:path';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { GitError } from './git-error.js';
 import { runGit } from './run-git.js';
+import { withAbsolutePath } from '../sandbox/search-path.js';
 
 /** The refusal code (exit 1 in a wave step, 2 from a command). */
 export const gitConfigInWorkingTreeCode = 'GIT_CONFIG_IN_WORKTREE';
@@ -191,7 +192,7 @@ let gitPrefix: string | null | undefined;
 function gitInstallPrefix(env: Readonly<Record<string, string | undefined>>): string | undefined {
   if (gitPrefix === undefined) {
     try {
-      const execPath = execFileSync('git', ['--exec-path'], { encoding: 'utf8', env: env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'ignore'], timeout: 5000 }).trim();
+      const execPath = execFileSync('git', ['--exec-path'], { encoding: 'utf8', env: withAbsolutePath(env) as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'ignore'], timeout: 5000 }).trim();
       gitPrefix = /^(.*)\/(?:libexec|lib)\/git-core\/?$/.exec(execPath)?.[1] ?? null;
     } catch {
       gitPrefix = null; // unknown: the include is an unresolvable target (a finding)

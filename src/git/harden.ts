@@ -17,9 +17,9 @@
  * The agent cannot write the worktree's own git configuration (`.git` and the common git dir are
  * read-only in its sandbox), so `core.hooksPath`, filters and the like from there are the user's.
  */
-import path from 'node:path';
 import os from 'node:os';
 import { withoutCredentials } from '../sandbox/credential-variables.js';
+import { absolutePathEntries } from '../sandbox/search-path.js';
 
 /** Configuration laid over every git command polywave runs (after the caller's own `-c`). */
 export const hardenedGitConfig: Readonly<Record<string, string>> = Object.freeze({
@@ -195,18 +195,5 @@ export function hostGitEnvironment<T extends Readonly<Record<string, string | un
   return { ...env, ...(host === undefined || host === '' ? {} : { HOME: host }), ...(searchPath === undefined ? {} : { PATH: searchPath }), PYTHONSAFEPATH: '1' } as T;
 }
 
-/** The directories execvp searches when PATH is unset (glibc's default). */
-const defaultSearchPath = '/usr/local/bin:/usr/bin:/bin';
-
-/**
- * PATH with only its absolute entries (X40-02): host git runs with cwd = an agent's worktree, and an empty entry
- * (`PATH=:$PATH`, `PATH=$EXTRA:$PATH` with EXTRA unset) or a relative one (`node_modules/.bin`, `.`) is searched
- * relative to that cwd — for `git` itself (Node's spawn looks it up on the command's PATH) and for every program git
- * runs (`git-upload-pack`, filters, credential helpers): the agent's own `git` ran on the host, outside the sandbox.
- * Never empty (an empty PATH is the current directory too): the default search path then. Undefined when unset.
- */
-export function absolutePathEntries(value: string | undefined): string | undefined {
-  if (value === undefined) return undefined;
-  const kept = value.split(path.delimiter).filter((entry) => path.isAbsolute(entry));
-  return kept.length > 0 ? kept.join(path.delimiter) : defaultSearchPath;
-}
+/** See src/sandbox/search-path.ts (X40-02): re-exported for the git port. */
+export { absolutePathEntries };

@@ -13,6 +13,7 @@ import { PolywaveError } from '../errors/polywave-error.js';
 import { privateUserDir } from './private-dir.js';
 import { isCredentialVariable, withoutCredentials } from './credential-variables.js';
 import { foreignScratchDirs } from './scratch-dirs.js';
+import { withAbsolutePath } from './search-path.js';
 
 /** The boundary the OS enforces for one agent or gate. */
 export interface SandboxPlan {
@@ -402,7 +403,8 @@ function listForPlan(checkout: string, args: readonly string[], what: string): s
       stdio: ['ignore', 'pipe', 'pipe'],
       // LC_ALL=C: git's "not a git repository" in English whatever the user's locale
       // no credential variables: nothing here talks to a remote, and a user's filter may run (X23-08)
-      env: { ...withoutCredentials(process.env), GIT_OPTIONAL_LOCKS: '0', LC_ALL: 'C', LANGUAGE: 'C' },
+      // PATH's absolute entries only: cwd is the main checkout, where an agent's merged `git` may lie (X41-01)
+      env: { ...withAbsolutePath(withoutCredentials(process.env)), GIT_OPTIONAL_LOCKS: '0', LC_ALL: 'C', LANGUAGE: 'C' },
       maxBuffer: listingMaxBytes,
       timeout: listingTimeoutMs,
     });

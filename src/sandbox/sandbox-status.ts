@@ -6,6 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import os from 'node:os';
+import { withAbsolutePath } from './search-path.js';
 
 /** The answer of {@link sandboxStatus}. */
 export interface SandboxStatus {
@@ -118,7 +119,8 @@ async function probeSandbox(override: string): Promise<SandboxStatus> {
 
 function runProbe(argv: string[]): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'ignore', 'pipe'] });
+    // (PATH's absolute entries only: `bash` and `bwrap` are found by name, from this process's cwd, X41-05)
+    const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'ignore', 'pipe'], env: withAbsolutePath(process.env) });
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => {
       if (stderr.length < 4096) stderr += chunk.toString('utf8');

@@ -13,6 +13,7 @@ import { realOrResolved, type SandboxPlan } from './sandbox-plan.js';
 import { releaseWrapped, sandboxSessionGeneration, wrapInHost } from './sandbox-manager.js';
 import { noDatagramFilterVariable, sandboxStatus } from './sandbox-status.js';
 import { sandboxUnavailableError } from './sandbox-unavailable-error.js';
+import { withAbsolutePath } from './search-path.js';
 import { codes } from '../errors/codes.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 
@@ -453,7 +454,9 @@ export async function wrapInSandbox(plan: SandboxPlan, command: string, options:
     // no status at all: not shown that bubblewrap stopped before the command (never started again on a guess)
     return recorded !== undefined && !recorded.includes('"exit-code"') ? vanished : undefined;
   };
-  return { file: used.file, args: [...used.args], isolated: used.isolated, env: { ...options.env, [sandboxCommandVariable]: command, [bwrapStatusVariable]: statusFile }, release, ranNothing, hiddenPathAppeared: () => used.deniedAbsent.some((entry) => existsSync(entry)) };
+  // (the wrapper's `bash` and the `bwrap` in it are found on PATH's absolute entries only: started with an agent's
+  // worktree as cwd, an empty or relative entry ran the agent's own `bash` on the host, X41-02/05)
+  return { file: used.file, args: [...used.args], isolated: used.isolated, env: withAbsolutePath({ ...options.env, [sandboxCommandVariable]: command, [bwrapStatusVariable]: statusFile }), release, ranNothing, hiddenPathAppeared: () => used.deniedAbsent.some((entry) => existsSync(entry)) };
 }
 
 /**
