@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildAgentSandboxPlan } from '../src/agents/sandbox/agent-sandbox.js';
@@ -175,14 +175,18 @@ describe.skipIf(!available)('paths that appear after an agent sandbox started st
     }
   }, 60_000);
 
-  it('X40-08: a held hidden directory tells it was removed on any file system (no birth time needed)', () => {
+  it('X40-08, X41-03/04: a held hidden directory or file tells it was removed on any file system (no birth time needed)', () => {
     const dir = mkdtempSync('/tmp/polywave-x40-held-');
     try {
       const hidden = path.join(dir, 'hidden');
+      const secret = path.join(dir, 'secret.env');
       mkdirSync(hidden);
-      writeFileSync(path.join(dir, 'a-file'), 'x');
-      const held = holdHiddenDirectories([hidden, path.join(dir, 'a-file'), path.join(dir, 'absent')]);
-      expect(held).toHaveLength(1);
+      writeFileSync(secret, 'x');
+      // here the file system keeps birth times: the identity tells a path made again apart, nothing needs holding
+      const birthTimes = statSync(hidden, { bigint: true }).birthtimeNs !== 0n;
+      expect(holdHiddenDirectories([hidden, secret])).toHaveLength(birthTimes ? 0 : 2);
+      const held = holdHiddenDirectories([hidden, secret, path.join(dir, 'absent')], true);
+      expect(held).toHaveLength(2);
       expect(heldDirectoryRemoved(held)).toBe(false);
       rmSync(hidden, { recursive: true });
       mkdirSync(hidden);
@@ -190,6 +194,11 @@ describe.skipIf(!available)('paths that appear after an agent sandbox started st
       expect(heldDirectoryRemoved(held)).toBe(true);
       closeHeld(held);
       expect(held).toHaveLength(0);
+      const file = holdHiddenDirectories([secret], true);
+      rmSync(secret);
+      writeFileSync(secret, 'made again');
+      expect(heldDirectoryRemoved(file)).toBe(true);
+      closeHeld(file);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

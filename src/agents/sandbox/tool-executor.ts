@@ -101,7 +101,7 @@ interface Session {
   hiddenPathAppeared: () => boolean;
   /** {@link hiddenIdentity} of the plan's unreadable paths when this sandbox was made. */
   hiddenAtStart: string;
-  /** Descriptors of hidden directories held from the start ({@link holdHiddenDirectories}); closed when it ends. */
+  /** Descriptors of hidden paths held from the start ({@link holdHiddenDirectories}); closed when it ends. */
   held: number[];
   stderr: string;
   /** Host-side deadlines running for this session (X31-12), and why one fired. */
@@ -176,24 +176,27 @@ function hiddenIdentity(paths: readonly string[]): string {
   return identity;
 }
 
-/** How many hidden directories one executor holds open (16 agents of a wave: 512 descriptors at most). */
-const heldDirectoriesMax = 32;
+/** How many hidden paths one executor holds open at most (16 agents of a wave: 4,096 descriptors at most). */
+const heldPathsMax = 256;
 
 /**
- * Descriptors of the first hidden directories of the plan, opened before its sandbox starts (X40-08): a directory
- * removed since has no links left (`nlink` 0 on the held descriptor) whatever the file system — where it keeps no
- * birth time, a directory made again at the same path can get the same inode number and a change time within the
- * same clock tick, which {@link hiddenIdentity} cannot tell apart. Directories only (no FIFO or device is opened),
- * never through a symbolic link.
+ * Descriptors of the hidden directories and regular files whose removal {@link hiddenIdentity} cannot see, opened
+ * before the sandbox starts (X40-08, X41-03/04): on a file system that keeps no birth time, a path removed and made
+ * again can get the same inode number and a change time within the same clock tick; a held descriptor of the old one
+ * has no links left then, whatever the file system. Where the birth time is kept the identity tells them apart and
+ * nothing is held (`evenWithBirthTimes`: held anyway — tests on file systems that keep them). Never through a symbolic
+ * link; no FIFO or device is opened (regular files and directories only).
  */
-export function holdHiddenDirectories(paths: readonly string[]): number[] {
+export function holdHiddenDirectories(paths: readonly string[], evenWithBirthTimes = false): number[] {
   const held: number[] = [];
   for (const entry of paths) {
-    if (held.length >= heldDirectoriesMax) break;
+    if (held.length >= heldPathsMax) break;
     try {
-      held.push(openSync(entry, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY | fsConstants.O_NOFOLLOW));
+      const stat = lstatSync(entry, { bigint: true });
+      if ((stat.birthtimeNs !== 0n && !evenWithBirthTimes) || !(stat.isDirectory() || stat.isFile())) continue;
+      held.push(openSync(entry, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK | (stat.isDirectory() ? fsConstants.O_DIRECTORY : 0)));
     } catch {
-      // absent, not a directory, a link, not ours to open: the identity check covers it
+      // absent, a link, not ours to open: the identity check covers it
     }
   }
   return held;
