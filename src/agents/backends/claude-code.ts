@@ -74,6 +74,7 @@ import { fillReportFromGit, gitCommitTool } from '../tools/report-tools.js';
 import { claudeAgentSdkPackage, installCommandFor } from '../model-preflight.js';
 import { secondFilter } from '../../sandbox/wrap-in-sandbox.js';
 import { noDatagramFilterVariable } from '../../sandbox/sandbox-status.js';
+import { withAbsolutePath } from '../../sandbox/search-path.js';
 
 type ClaudeAgentSdk = typeof import('@anthropic-ai/claude-agent-sdk');
 
@@ -356,7 +357,8 @@ export function seccompShellPrefixScript(filter: string): string {
  * `undefined` when it can, else why not.
  */
 function filterWorks(filter: string): string | undefined {
-  const probe = spawnSync(filter, ['--no-ipc', 'true'], { encoding: 'utf8', timeout: 10_000 });
+  // (`true` is found on PATH's absolute entries only: X41-09, as every host program started by name)
+  const probe = spawnSync(filter, ['--no-ipc', 'true'], { encoding: 'utf8', timeout: 10_000, env: withAbsolutePath(process.env) });
   if (probe.error) return probe.error.message;
   if (probe.status !== 0) return (probe.stderr.trim().split('\n')[0] ?? '') || `exit ${String(probe.status ?? probe.signal)}`;
   return undefined;
