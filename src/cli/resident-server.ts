@@ -50,6 +50,7 @@ import { fileURLToPath } from 'node:url';
 import { invokedCommandName } from './invoked-command.js';
 import { privateUserDir } from '../sandbox/private-dir.js';
 import type { CommandIo, CommandResult } from './io.js';
+import type { WarmUpResult } from '../analysis/engine/warm-up.js';
 
 /**
  * Commands that change nothing, take env/cwd only from their io and keep no state in the process
@@ -435,6 +436,7 @@ export async function runResidentServer(options: ServerOptions): Promise<string>
   const server = net.createServer();
   let served = 0;
   let stopping: string | undefined;
+  let warmUp: WarmUpResult | undefined;
   const maxRunMs = options.maxRunMs ?? defaultMaxRunMs;
   // The server's own files (pid file, socket) for this user only; each request runs with its caller's umask.
   process.umask(0o077);
@@ -522,7 +524,7 @@ export async function runResidentServer(options: ServerOptions): Promise<string>
       }
       if (request.kind === 's') {
         const usage = process.cpuUsage();
-        const status = { running: true, pid: process.pid, socket: socketPath, version: identity.split(':')[0], requests: served, cpu_user_us: usage.user, cpu_system_us: usage.system, uptime_s: Math.round(process.uptime()) };
+        const status = { running: true, pid: process.pid, socket: socketPath, version: identity.split(':')[0], requests: served, ...(warmUp ? { warm_up_ms: Math.round(warmUp.ms), warm_up_cpu_ms: Math.round(warmUp.cpuMs) } : {}), cpu_user_us: usage.user, cpu_system_us: usage.system, uptime_s: Math.round(process.uptime()) };
         socket.end(Buffer.concat([frame('o', `${JSON.stringify(status)}\n`), frame('x', Buffer.from([0]))]));
         return;
       }
@@ -716,11 +718,26 @@ export async function runResidentServer(options: ServerOptions): Promise<string>
     server.listen(socketPath, () => resolve());
   });
   socketIno = lstatSync(socketPath).ino;
+  // Git commands through the spawn helper (the C one when built): a fork of this process — large, with
+  // the grammars' WebAssembly memories mapped — cost its main thread ~8 ms per command, four per
+  // cold analysis call; the helper starts each for ~0.1 ms. It runs with this process's environment.
+  (await import('../git/spawn-server.js')).offloadGitSpawns();
   // The analysis commands' grammars and queries, loaded once the server listens (not on a first
-  // check-callers' path); POLYWAVE_RESIDENT_PRELOAD=0 leaves them to the first call that needs them.
+  // check-callers' path), then the engine run once on a sample of its own (warm-up.ts: a first cold
+  // call otherwise ran before V8 had optimised it, ~2.5× slower), each step after the running request;
+  // POLYWAVE_RESIDENT_PRELOAD=0 leaves all of it to the first call that needs it.
   if (process.env.POLYWAVE_RESIDENT_PRELOAD !== '0') {
+    const ownEnvironment = { ...process.env };
     setTimeout(() => {
-      if (!stopping) void import('../analysis/engine/extract.js').then((engine) => engine.preloadLanguages()).catch(() => undefined);
+      if (stopping) return;
+      void (async () => {
+        await (await import('../analysis/engine/extract.js')).preloadLanguages();
+        const { warmUpEngine } = await import('../analysis/engine/warm-up.js');
+        warmUp = await warmUpEngine(ownEnvironment, async () => {
+          await drained();
+          return !stopping;
+        });
+      })().catch(() => undefined);
     }, 50).unref();
   }
   // Lost a race with another starter: the pid file is theirs now.

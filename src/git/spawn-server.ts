@@ -209,9 +209,18 @@ let offloaded = false;
 let helper: Helper | undefined;
 let nextId = 0;
 
+/**
+ * The helper's own environment: the process's when offloading was first turned on. A long-lived
+ * process that runs its callers' requests in their environments (the resident server swaps
+ * `process.env` per request) starts its helper with its own, not with whichever caller's came first;
+ * each command still runs with the environment it is given.
+ */
+let helperEnvironment: Record<string, string | undefined> | undefined;
+
 /** From now on, git-cli starts its commands through the helper process (idempotent); `false`: in this process again. */
 export function offloadGitSpawns(on = true): void {
   offloaded = on;
+  if (on) helperEnvironment ??= { ...process.env };
 }
 
 /** Tests: the helper process ends; the next command starts a new one (native or node, per POLYWAVE_SPAWN_HELPER then). */
@@ -243,7 +252,7 @@ function keepAlive(current: Helper, alive: boolean): void {
 }
 
 function startHelper(): Helper | undefined {
-  const environment = { ...process.env };
+  const environment = { ...(helperEnvironment ?? process.env) };
   // Not the parent's preload/inspector/coverage options: the helper only starts processes.
   delete environment.NODE_OPTIONS;
   delete environment.NODE_V8_COVERAGE;
