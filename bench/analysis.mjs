@@ -6,7 +6,8 @@
 //   - `polywave analyze-deps <root> --files <100 files>` end to end, cold and warm,
 //   - the same two through the API in process (findReferences / dependencyGraph), cold and warm.
 //   - the CLI floor: check-callers for a name found nowhere (start-up, listing, one git grep; nothing parsed),
-//   - resident cold: the server's first call on the tree with the disk cache emptied (no node start-up),
+//   - resident cold: the server's first call on the tree with the disk cache emptied (no node start-up), then on
+//     BENCH_RESIDENT_COLD_ROUNDS-1 (default 3) copies of the tree with new blobs, each against its own git grep -w,
 //   - resident (a warm `polywave resident` server through the native client dist/native/polywave-client,
 //     when built): check-callers and analyze-deps after two calls on the tree (the second builds the
 //     word index), interleaved round by round with `git grep -w` and the Go binary
@@ -32,6 +33,8 @@ const fileCount = Math.min(Number(process.env.BENCH_FILES ?? 5000), 20000);
 const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 /** Cold runs parse the whole (or a large part of the) repository: one each unless asked. */
 const coldRounds = Math.max(1, Number(process.env.BENCH_COLD_ROUNDS ?? 1));
+/** Resident cold calls per language: the generated tree, then the tree generated again with a salt (new blobs). */
+const residentColdRounds = Math.max(1, Number(process.env.BENCH_RESIDENT_COLD_ROUNDS ?? 4));
 const languages = (process.env.BENCH_LANGS ?? 'ts,js,go,python,rust').split(',');
 const depsFiles = 100;
 const env = {
@@ -123,15 +126,17 @@ function rel(fromDir, target) {
   return relative.startsWith('.') ? relative : `./${relative}`;
 }
 
-function generate(lang, dir) {
+function generate(lang, dir, salt) {
   const generator = generators[lang];
+  // A salt (resident cold rounds): one comment line more per source file — new blobs, the same work.
+  const tail = salt === undefined ? '' : lang === 'python' ? `# ${salt}\n` : `// ${salt}\n`;
   // Dependencies point to earlier files only (no cycles): i-1 and a pseudo-random earlier one.
   const dep = (i, k) => (k === 1 ? i - 1 : Math.floor((i * 7919) % i));
   const files = [];
   for (let i = 0; i < fileCount; i += 1) {
     const file = generator.path(i);
     mkdirSync(path.join(dir, path.dirname(file)), { recursive: true });
-    writeFileSync(path.join(dir, file), generator.text(i, dep));
+    writeFileSync(path.join(dir, file), generator.text(i, dep) + tail);
     files.push(file);
   }
   for (const [name, text] of Object.entries(generator.extra ?? {})) writeFileSync(path.join(dir, name), text);
@@ -230,6 +235,8 @@ try {
     const apiDepsWarm = await inProcess(() => engine.dependencyGraph(dir, listedFiles), false);
     // Resident, git grep and Go round by round (the same moments of a loaded machine for each).
     const same = { grep: [], callers: [], deps: [], goCallers: [], goDeps: [] };
+    /** The resident cold rounds' trees: removed with the language's own (the server may still write its cache packs there just after a call). */
+    const copies = [];
     let residentSame = true;
     if (haveResident) {
       const expected = run(process.execPath, [bin, 'check-callers', symbol], dir).stdout;
@@ -240,8 +247,33 @@ try {
       clear();
       const coldDeps = residentRun(['analyze-deps', '.', '--files', listed, '--format', 'json'], dir);
       if (coldCallers.stdout !== expected || coldDeps.stdout !== expectedDeps) residentSame = false;
-      same.coldCallers = coldCallers.ms;
-      same.coldDeps = coldDeps.ms;
+      // More cold rounds (one call is one sample of a machine whose single calls swing 2x): each on the tree generated
+      // again at a new path with a comment line added to every source file — new blobs the server has never seen, the
+      // same work — with git grep -w on it just before. The ratio is the median of the rounds' own ratios.
+      const coldRatios = { callers: [], deps: [] };
+      const coldTimes = { callers: [coldCallers.ms], deps: [coldDeps.ms], grep: [] };
+      for (let round = 1; round < residentColdRounds; round += 1) {
+        const copy = `${dir}-cold${round}`;
+        mkdirSync(copy);
+        generate(lang, copy, `copy ${round}`);
+        copies.push(copy);
+        run('git', ['grep', '-n', '-w', symbol], copy); // as for the first tree: not the copy's first search
+        const grep = run('git', ['grep', '-n', '-w', symbol], copy).ms;
+        const callersCall = residentRun(['check-callers', symbol], copy);
+        const depsGrep = run('git', ['grep', '-n', '-w', symbol], copy).ms;
+        const depsCall = residentRun(['analyze-deps', '.', '--files', listed, '--format', 'json'], copy);
+        coldTimes.callers.push(callersCall.ms);
+        coldTimes.deps.push(depsCall.ms);
+        coldTimes.grep.push(grep, depsGrep);
+        coldRatios.callers.push(callersCall.ms / grep);
+        coldRatios.deps.push(depsCall.ms / depsGrep);
+        if (process.env.BENCH_VERBOSE) console.log(`    copy ${round}: git grep ${grep.toFixed(0)} ms, check-callers ${callersCall.ms.toFixed(0)} ms; git grep ${depsGrep.toFixed(0)} ms, analyze-deps ${depsCall.ms.toFixed(0)} ms`);
+      }
+      same.coldCallers = median(coldTimes.callers);
+      same.coldDeps = median(coldTimes.deps);
+      same.coldRounds = coldTimes.callers.length;
+      same.coldCallersRatio = coldRatios.callers.length > 0 ? median(coldRatios.callers) : undefined;
+      same.coldDepsRatio = coldRatios.deps.length > 0 ? median(coldRatios.deps) : undefined;
       for (let warmup = 0; warmup < 2; warmup += 1) {
         residentRun(['check-callers', symbol], dir);
         residentRun(['analyze-deps', '.', '--files', listed, '--format', 'json'], dir);
@@ -261,7 +293,7 @@ try {
       }
     }
     const residentRow = haveResident
-      ? { grepMsSameRounds: median(same.grep), residentColdCallers: same.coldCallers, residentColdDeps: same.coldDeps, residentCallers: median(same.callers), residentDeps: median(same.deps), residentSame, ...(haveGo ? { goCallers: median(same.goCallers), ...(same.goDeps.length > 0 ? { goDeps: median(same.goDeps) } : {}) } : {}) }
+      ? { grepMsSameRounds: median(same.grep), residentColdCallers: same.coldCallers, residentColdDeps: same.coldDeps, residentColdRounds: same.coldRounds, residentColdCallersRatio: same.coldCallersRatio, residentColdDepsRatio: same.coldDepsRatio, residentCallers: median(same.callers), residentDeps: median(same.deps), residentSame, ...(haveGo ? { goCallers: median(same.goCallers), ...(same.goDeps.length > 0 ? { goDeps: median(same.goDeps) } : {}) } : {}) }
       : {};
     const row = { lang, files: fileCount, load1: os.loadavg()[0], grepHits, callers, grepMs, callersFloor, callersCold, callersWarm, depsCold, depsWarm, apiCallersCold, apiCallersWarm, apiDepsCold, apiDepsWarm, ...residentRow };
     results.push(row);
@@ -274,11 +306,12 @@ try {
     if (haveResident) {
       const g = residentRow.grepMsSameRounds;
       const versus = (ms) => `${ms.toFixed(0)} ms (${(ms / g).toFixed(2)}× git grep)`;
-      console.log(`  resident cold (first call on the tree, empty cache) check-callers ${versus(residentRow.residentColdCallers)}  analyze-deps ${versus(residentRow.residentColdDeps)}`);
+      console.log(`  resident cold (first call on the tree, empty cache) check-callers ${versus(residentRow.residentColdCallers)}  analyze-deps ${versus(residentRow.residentColdDeps)}  (median of ${residentRow.residentColdRounds} trees)`);
+      if (residentRow.residentColdCallersRatio !== undefined) console.log(`  resident cold on ${residentRow.residentColdRounds - 1} copies with new blobs, each against its own git grep -w: check-callers ${residentRow.residentColdCallersRatio.toFixed(2)}×  analyze-deps ${residentRow.residentColdDepsRatio.toFixed(2)}× (medians of the rounds' ratios)`);
       console.log(`  resident (same rounds: git grep -w ${g.toFixed(0)} ms) check-callers ${versus(residentRow.residentCallers)}  analyze-deps ${versus(residentRow.residentDeps)}  same stdout as node: ${residentSame ? 'yes' : 'NO'}`);
       if (haveGo) console.log(`  Go binary (same rounds; Go-only, substring scan) check-callers ${versus(residentRow.goCallers)}${residentRow.goDeps === undefined ? '' : `  analyze-deps ${versus(residentRow.goDeps)}`}`);
     }
-    if (!process.env.BENCH_KEEP) rmSync(dir, { recursive: true, force: true });
+    if (!process.env.BENCH_KEEP) for (const tree of [dir, ...copies]) rmSync(tree, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
   }
 } finally {
   if (haveResident) spawnSync(process.execPath, [bin, 'resident', 'stop'], { env: { ...env, ...residentEnv }, stdio: 'ignore' });

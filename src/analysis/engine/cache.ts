@@ -109,6 +109,11 @@ export function cacheReader(dir: string): CacheReader {
   };
 }
 
+/** Whether `dir` holds any facts: a pack on disk or entries queued for one. */
+export function cacheHoldsFacts(dir: string): boolean {
+  return (pending.get(dir)?.size ?? 0) > 0 || packFiles(dir).length > 0;
+}
+
 /** One entry (tests, single reads); a call reading many uses {@link cacheReader}. */
 export function readCached(dir: string, blob: string, lang: Lang): FileFacts | undefined {
   return cacheReader(dir).read(blob, lang);

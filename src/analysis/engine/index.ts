@@ -11,11 +11,12 @@
 import { existsSync, lstatSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { cacheDir, cacheReader, type CacheReader, readGraphPack, readTreePack, scheduleCacheFlush, treePackKey, writeCached, writeGraphPack, writeTreePack, type GraphPack, type HeadEntry } from './cache.js';
+import { cacheDir, cacheHoldsFacts, cacheReader, type CacheReader, readGraphPack, readTreePack, scheduleCacheFlush, treePackKey, writeCached, writeGraphPack, writeTreePack, type GraphPack, type HeadEntry } from './cache.js';
 import { decodeRefs, type ExtractPart, type FileFacts, type RawRef } from './extract.js';
+import { languageOf } from './grammars.js';
 import { extractMany, poolSize } from './parse-pool.js';
 import { onlyInLiterals } from './lexical.js';
-import { blobId, listRepo, listRepoFiles, readTexts, repoContext, type RepoContext, type RepoFile, type RepoListing } from './repo-files.js';
+import { blobId, isAnalysable as analysable, listRepo, listRepoFiles, readTexts, repoContext, type RepoContext, type RepoFile, type RepoListing } from './repo-files.js';
 import { cargoCrateName, goModulePath, ModuleResolver } from './resolve.js';
 import { afterCallHooks, currentScope, factsCost, fixedProbes, insideCall, memory, memoryKey } from './scope.js';
 import type {
@@ -109,7 +110,7 @@ function partLang(lang: string, part: ExtractPart): Lang {
  * parsed nor returned: it cannot refer to them. With `part`, a miss extracts only that part of the
  * facts (cached under its own key; full facts at hand are returned instead: they hold the part).
  */
-async function loadFacts(context: RepoContext, entries: readonly RepoFile[], stats: AnalysisStats, onlyCode?: readonly string[], part?: ExtractPart): Promise<Loaded[]> {
+async function loadFacts(context: RepoContext, entries: readonly RepoFile[], stats: AnalysisStats, onlyCode?: readonly string[], part?: ExtractPart, prefetched?: ReadonlyMap<string, string>): Promise<Loaded[]> {
   const dir = cacheDir(context.commonDir);
   const useMemory = currentScope().memory;
   const verdictKey = (entry: RepoFile) => `${memoryKey(entry.blob, entry.lang)}\0${onlyCode!.join('\0')}`;
@@ -134,7 +135,9 @@ async function loadFacts(context: RepoContext, entries: readonly RepoFile[], sta
   const parsed = new Map<string, FileFacts>();
   if (misses.length > 0) {
     const exact = new Set<string>();
-    const texts = readTexts(context, misses, exact);
+    // Texts read by the caller and hashed into the entries' blob ids (findReferences' first call on a tree) are exact.
+    const texts = prefetched ? new Map(misses.flatMap((entry) => (prefetched.has(entry.file) ? [[entry.file, prefetched.get(entry.file)!] as const] : []))) : readTexts(context, misses, exact);
+    if (prefetched) for (const file of texts.keys()) exact.add(file);
     let present = misses.filter((entry) => texts.has(entry.file));
     if (onlyCode) {
       present = present.filter((entry) => {
@@ -243,7 +246,7 @@ function toAnalysis(loaded: Loaded, resolver: ModuleResolver, lines: string[] | 
 }
 
 /** The lines of each entry's content: from memory by blob id, else read (and remembered). */
-function linesOf(context: RepoContext, entries: readonly RepoFile[]): Map<string, string[]> {
+function linesOf(context: RepoContext, entries: readonly RepoFile[], prefetched?: ReadonlyMap<string, string>): Map<string, string[]> {
   const result = new Map<string, string[]>();
   const useMemory = currentScope().memory;
   const missing: RepoFile[] = [];
@@ -253,7 +256,16 @@ function linesOf(context: RepoContext, entries: readonly RepoFile[]): Map<string
     else missing.push(entry);
   }
   const exact = new Set<string>();
-  const texts = readTexts(context, missing, exact);
+  const unread = prefetched ? missing.filter((entry) => !prefetched.has(entry.file)) : missing;
+  const texts = readTexts(context, unread, exact);
+  if (prefetched) {
+    for (const entry of missing) {
+      const text = prefetched.get(entry.file);
+      if (text === undefined) continue;
+      texts.set(entry.file, text);
+      exact.add(entry.file);
+    }
+  }
   const byFile = new Map(missing.map((entry) => [entry.file, entry]));
   for (const [file, text] of texts) {
     const lines = text.split(/\r?\n/);
@@ -719,13 +731,45 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   // Names under which the symbol is exported: itself plus re-export aliases, found iteratively.
   const exportedNames = new Set([symbol]);
   const loadedFiles = new Map<string, Loaded>();
+  // The first call on a tree with nothing cached (no facts on disk, a repository this process has not searched):
+  // every file the word search finds is read anyway (to parse it), so its blob id is hashed from those bytes
+  // and the listing (`ls-files -s` + `diff-files` over the whole tree, ~half of such a call's git time on
+  // 5,000 files, and competing with the search for the cores) is not made. The hits are tracked regular files
+  // (git grep searches no untracked file, symbolic link or submodule); the analysable ones are kept, as the
+  // listing would. With `definedIn` (module resolution needs every path) or untracked files: the listing.
+  const firstOnTree = !opts.definedIn && !opts.includeUntracked && !memory.searched.has(context.commonDir) && !cacheHoldsFacts(cacheDir(context.commonDir));
+  const prefetched = firstOnTree ? new Map<string, string>() : undefined;
   // The listing (blob ids) and the first word search run at once: both are git processes.
-  const listed = listRepo(context, { includeUntracked: opts.includeUntracked });
+  const listed = firstOnTree ? undefined : listRepo(context, { includeUntracked: opts.includeUntracked });
   // A repository searched before in this process: the word index of its blobs answers for git grep.
-  const index = memory.searched.has(context.commonDir) ? await wordIndex(context, await listed, searchOptions) : undefined;
+  const index = listed && memory.searched.has(context.commonDir) ? await wordIndex(context, await listed, searchOptions) : undefined;
   const [listing, firstHits] = await Promise.all([listed, filesWithWords(context, [symbol], searchOptions, index)]);
   if (currentScope().memory) memory.searched.add(context.commonDir);
-  const byPath = new Map(listing.files.map((entry) => [entry.file, entry]));
+  const byPath = new Map(listing?.files.map((entry) => [entry.file, entry]));
+  /** The entries of found files: the listing's, or (first call on the tree) made from the files' bytes. */
+  const entriesOf = (files: readonly string[]): RepoFile[] => {
+    if (!prefetched) return files.flatMap((file) => byPath.get(file) ?? []);
+    const entries: RepoFile[] = [];
+    for (const file of files) {
+      const known = byPath.get(file);
+      if (known) {
+        entries.push(known);
+        continue;
+      }
+      if (!analysable(file)) continue;
+      let bytes: Buffer;
+      try {
+        bytes = readFileSync(path.join(context.root, file));
+      } catch {
+        continue; // deleted since the search
+      }
+      const entry: RepoFile = { file, lang: languageOf(file)!, blob: blobId(bytes), fromWorktree: true };
+      prefetched.set(file, bytes.toString('utf8'));
+      byPath.set(file, entry);
+      entries.push(entry);
+    }
+    return entries;
+  };
   /** Loads the files with these words (or these grep hits), following aliased re-exports to their words in turn. */
   const follow = async (firstFound: string[] | undefined, words: string[], identifiers = true): Promise<void> => {
     let pending = words;
@@ -737,10 +781,10 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       const searched = hits ? [symbol] : pending;
       hits = undefined;
       pending = [];
-      const entries = found.filter((file) => !loadedFiles.has(file)).flatMap((file) => byPath.get(file) ?? []);
+      const entries = entriesOf(found.filter((file) => !loadedFiles.has(file)));
       if (entries.length === 0) break;
       // Only the references findReferences reads below: the symbol's, the file's import aliases', those in import statements.
-      for (const item of await loadFacts(context, entries, stats, identifiers ? searched : undefined, { refsFor: [symbol] })) {
+      for (const item of await loadFacts(context, entries, stats, identifiers ? searched : undefined, { refsFor: [symbol] }, prefetched)) {
         loadedFiles.set(item.entry.file, item);
         for (const raw of item.facts.imports) {
           // Python: every imported name can be imported again from the importing module (`from .core import f as g`
@@ -767,7 +811,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   // Go: outside the defining package only `pkg.Name` can name the definition (an unqualified Name is another package's own).
   let qualifiedOnly: ((item: Loaded) => boolean) | undefined;
   if (opts.definedIn !== undefined) {
-    const resolver = await resolverFor(context, listing.allPaths);
+    const resolver = await resolverFor(context, listing!.allPaths);
     const definedIn = opts.definedIn.replace(/^\.\//, '');
     const definerEntry = byPath.get(definedIn);
     const definer = loadedFiles.get(definedIn) ?? (definerEntry ? (await loadFacts(context, [definerEntry], stats))[0] : undefined);
@@ -852,7 +896,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       withReferences.set(item.entry.file, item.entry);
     }
   }
-  const lines = linesOf(context, [...withReferences.values()]);
+  const lines = linesOf(context, [...withReferences.values()], prefetched);
   const unqualified = new Set<Reference>();
   if (qualifiedOnly) {
     const goOutside = new Set(loaded.filter(qualifiedOnly).map((item) => item.entry.file));
