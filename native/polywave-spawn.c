@@ -14,6 +14,8 @@
  *   request 'R' u32 id, u32 maxBuffer, u32 n, n x (u32 len, bytes) = file, cwd, argv[0..n-3],
  *               u32 inputLength, input bytes            run a command (stdin: input, then closed)
  *   request 'K' u32 id                                    SIGTERM to that command (if it still runs)
+ *   request 'U' u32 mask                                  the file mode creation mask of the commands that follow
+ *                                                         (a resident server runs each request with its caller's)
  *   answer      u32 id, u8 kind, i32 value, u32 outLength, out, u32 errLength, err
  *               kind 0: exited with status `value`; 1: killed by signal `value`; 2: could not start
  *               (`value` = errno); 3 / 4: stdout / stderr went past maxBuffer (the command was sent
@@ -320,6 +322,14 @@ static void kill_command(const unsigned char *data, size_t length) {
     if (command->id == id && !command->exited) kill(command->pid, SIGTERM);
 }
 
+/* 'U': the umask the following commands inherit (posix_spawn keeps the parent's; this process is single-threaded). */
+static void set_umask(const unsigned char *data, size_t length) {
+  size_t at = 1;
+  uint32_t mask;
+  if (get32(data, length, &at, &mask)) return;
+  umask((mode_t)(mask & 0777));
+}
+
 /* Handles every complete request in the buffer; keeps a partial one for later. */
 static void handle_requests(void) {
   size_t at = 0;
@@ -335,6 +345,7 @@ static void handle_requests(void) {
       if (message[0] == 'R') run(message, size);
       else if (message[0] == 'E') set_environment(message, size);
       else if (message[0] == 'K') kill_command(message, size);
+      else if (message[0] == 'U') set_umask(message, size);
     }
     at += size;
   }

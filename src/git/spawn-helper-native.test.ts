@@ -234,4 +234,24 @@ describe.skipIf(!built)('the native git helper (polywave-spawn)', () => {
       expect((await offloaded({ file: 'sh', args: ['-c', 'echo again'] })).stdout).toBe('again\n');
     });
   });
+
+  it('each command gets the umask of the moment it was asked for (a resident server sets its caller\'s per request), with both helpers', async () => {
+    for (const kind of ['native', 'node'] as const) {
+      await withHelper(kind, async () => {
+        const saved = process.umask();
+        try {
+          const modes: string[] = [];
+          for (const mask of [0o022, 0o077, 0o002, 0o022]) {
+            process.umask(mask);
+            // The shell reports the umask it started with and creates a file under it.
+            const outcome = await offloaded({ file: 'sh', args: ['-c', `umask; f=$(mktemp -u ${dir}/mode-XXXXXX); : > "$f"; stat -c %a "$f"; rm -f "$f"`] });
+            modes.push(outcome.stdout.trim().replace(/\s+/g, ' '));
+          }
+          expect(modes, kind).toEqual(['0022 644', '0077 600', '0002 664', '0022 644']);
+        } finally {
+          process.umask(saved);
+        }
+      });
+    }
+  });
 });

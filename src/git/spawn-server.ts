@@ -56,6 +56,7 @@ createInterface({ input: process.stdin }).on('line', (line) => {
   let request;
   try { request = JSON.parse(line); } catch { return; }
   if (request.kill !== undefined) { const child = running.get(request.kill); if (child) child.kill('SIGTERM'); return; }
+  if (request.umask !== undefined) { process.umask(request.umask); return; }
   if (request.env) lastEnv = request.env;
   let child;
   try {
@@ -90,6 +91,17 @@ interface Helper {
   commandLines: Map<number, string>;
   /** The environment the helper has (sent once, then reused while it stays the same). */
   lastEnv?: string;
+  /** The umask the helper's commands get: this process's when it started the helper, then the last one sent. */
+  umask: number;
+}
+
+/**
+ * This process's umask now (a resident server sets its caller's per request). `process.umask()` without an
+ * argument reads it — by setting and restoring it on this thread; in a worker thread, where setting is not
+ * allowed, it answers the main thread's.
+ */
+function currentUmask(): number {
+  return process.umask();
 }
 
 /**
@@ -263,7 +275,7 @@ function startHelper(): Helper | undefined {
   } catch {
     return undefined;
   }
-  const current: Helper = { child, native: native !== undefined, pending: new Map(), commandLines: new Map() };
+  const current: Helper = { child, native: native !== undefined, pending: new Map(), commandLines: new Map(), umask: currentUmask() };
   const lost = () => {
     if (helper === current) helper = undefined;
     const pending = [...current.pending.values()];
@@ -364,6 +376,11 @@ function offload(file: string, args: readonly string[], options: OffloadedExecOp
     envJson.set(options.env, env);
   }
   const input = typeof options.input === 'string' ? (binary ? Buffer.from(options.input).toString('base64') : options.input) : binary ? options.input.toString('base64') : options.input.toString('utf8');
+  const mask = currentUmask();
+  if (mask !== current.umask) {
+    current.child.stdin.write(`${JSON.stringify({ umask: mask })}\n`);
+    current.umask = mask;
+  }
   const request = JSON.stringify({ id, file, args, cwd: options.cwd, maxBuffer: options.maxBuffer, input, ...(binary ? { binary: true } : {}) });
   // The environment (~5 KB) only when it differs from the previous command's.
   current.child.stdin.write(env === current.lastEnv ? `${request}\n` : `${request.slice(0, -1)},"env":${env}}\n`);
@@ -391,6 +408,12 @@ function environmentPairs(env: Readonly<Record<string, string | undefined>>): st
 function sendNative(current: Helper, id: number, file: string, args: readonly string[], options: OffloadedExecOptions): void {
   const env = environmentJson(options.env);
   const messages: Buffer[] = [];
+  // Files a command creates get the mode they would get when started here (the caller's umask in a resident server).
+  const mask = currentUmask();
+  if (mask !== current.umask) {
+    messages.push(frame([Buffer.from('U'), u32(mask)]));
+    current.umask = mask;
+  }
   if (env !== current.lastEnv) {
     const pairs = environmentPairs(options.env);
     messages.push(frame([Buffer.from('E'), u32(pairs.length), ...pairs.flatMap((pair) => lengthPrefixed(pair))]));
