@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync }
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { warmUpEngine, warmUpSample } from '../src/analysis/engine/warm-up.js';
+import { sweepStaleWarmUps, warmUpEngine, warmUpSample } from '../src/analysis/engine/warm-up.js';
 import { processAlive } from '../src/cli/resident-server.js';
 import { createGit } from '../src/git/git-cli.js';
 import { endGitSpawnHelper, gitSpawnHelperKind, offloadGitSpawns } from '../src/git/spawn-server.js';
@@ -84,6 +84,62 @@ describe('warmUpEngine', () => {
       ).rejects.toThrow('stopped in the middle');
       expect(readdirSync(dir)).toEqual([]);
     });
+  }, 60_000);
+});
+
+describe('the warm-up\'s directory (outside round X42)', () => {
+  it('is made under the temporary directory it is given, never under a caller\'s relative TMPDIR and cwd of the moment', async () => {
+    const root = scratch();
+    const own = path.join(root, 'own-tmp');
+    const callerCwd = path.join(root, 'caller');
+    mkdirSync(own);
+    mkdirSync(callerCwd);
+    const savedCwd = process.cwd();
+    const savedTmp = process.env.TMPDIR;
+    let calls = 0;
+    try {
+      const result = await warmUpEngine(
+        process.env,
+        async () => {
+          // A request runs meanwhile: the process has its caller's environment and cwd (the resident server swaps both).
+          calls += 1;
+          if (calls === 1) {
+            process.env.TMPDIR = 'tmp';
+            process.chdir(callerCwd);
+          }
+          return true;
+        },
+        own,
+      );
+      expect(result?.references.sharedHelper).toBeGreaterThan(40);
+    } finally {
+      process.chdir(savedCwd);
+      if (savedTmp === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = savedTmp;
+    }
+    expect(readdirSync(callerCwd)).toEqual([]);
+    expect(readdirSync(own)).toEqual([]);
+    await expect(warmUpEngine(process.env, async () => true, 'relative/tmp')).rejects.toThrow('must be absolute');
+  }, 60_000);
+
+  it('removes its directory when the process exits in the middle, and a killed one\'s at the next warm-up', async () => {
+    const root = scratch();
+    // A process that exits (as the server does on a request timeout: process.exit) during the warm-up's second step.
+    const script = `
+      const { warmUpEngine } = await import(${JSON.stringify(path.join(repoRoot, 'dist', 'analysis', 'engine', 'warm-up.js'))});
+      let calls = 0;
+      await warmUpEngine(process.env, async () => { calls += 1; if (calls === 3) process.exit(0); return true; }, ${JSON.stringify(root)});
+    `;
+    const exited = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(exited.status, exited.stderr).toBe(0);
+    expect(readdirSync(root).filter((name) => name.startsWith('polywave-warm-up-'))).toEqual([]);
+    // SIGKILLed: nothing can clean up then; the next warm-up removes a dead process's directory (and only that).
+    const deadPid = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout;
+    mkdirSync(path.join(root, `polywave-warm-up-${deadPid}-abcdef`, 'ts'), { recursive: true });
+    mkdirSync(path.join(root, `polywave-warm-up-${process.pid}-other`));
+    mkdirSync(path.join(root, 'polywave-warm-up-notapid'));
+    expect(sweepStaleWarmUps(root)).toBe(1);
+    expect(readdirSync(root).sort()).toEqual([`polywave-warm-up-${process.pid}-other`, 'polywave-warm-up-notapid']);
   }, 60_000);
 });
 

@@ -433,6 +433,7 @@ export async function runResidentServer(options: ServerOptions): Promise<string>
   rmSync(socketPath, { force: true });
 
   const { main } = (await import(new URL('./main.js', import.meta.url).href)) as { main: (argv: string[], io: CommandIo) => Promise<CommandResult> };
+  const gitHelper = await import('../git/spawn-server.js');
   const server = net.createServer();
   let served = 0;
   let stopping: string | undefined;
@@ -665,6 +666,7 @@ export async function runResidentServer(options: ServerOptions): Promise<string>
     // log, a cache) gets the mode it would get from node; older clients do not send one: 022.
     const savedEnv = swapEnvironment(request.env);
     process.umask(request.umask ?? 0o022);
+    gitHelper.setCommandUmask(request.umask ?? 0o022);
     let stdinRead: Promise<string> | undefined;
     const io: CommandIo = {
       cwd: request.cwd,
@@ -702,6 +704,7 @@ export async function runResidentServer(options: ServerOptions): Promise<string>
       clearTimeout(runLimit);
       swapEnvironment(savedEnv);
       process.umask(0o077);
+      gitHelper.setCommandUmask(0o077);
       try {
         process.chdir(savedCwd);
       } catch {
@@ -721,22 +724,29 @@ export async function runResidentServer(options: ServerOptions): Promise<string>
   // Git commands through the spawn helper (the C one when built): a fork of this process — large, with
   // the grammars' WebAssembly memories mapped — cost its main thread ~8 ms per command, four per
   // cold analysis call; the helper starts each for ~0.1 ms. It runs with this process's environment.
-  (await import('../git/spawn-server.js')).offloadGitSpawns();
+  gitHelper.offloadGitSpawns();
+  gitHelper.setCommandUmask(0o077);
   // The analysis commands' grammars and queries, loaded once the server listens (not on a first
   // check-callers' path), then the engine run once on a sample of its own (warm-up.ts: a first cold
   // call otherwise ran before V8 had optimised it, ~2.5× slower), each step after the running request;
   // POLYWAVE_RESIDENT_PRELOAD=0 leaves all of it to the first call that needs it.
   if (process.env.POLYWAVE_RESIDENT_PRELOAD !== '0') {
     const ownEnvironment = { ...process.env };
+    // The server's own temporary directory, absolute, taken now: during a request process.env and the cwd are the caller's (X42-02/03).
+    const ownTmp = path.resolve(os.tmpdir());
     setTimeout(() => {
       if (stopping) return;
       void (async () => {
         await (await import('../analysis/engine/extract.js')).preloadLanguages();
         const { warmUpEngine } = await import('../analysis/engine/warm-up.js');
-        warmUp = await warmUpEngine(ownEnvironment, async () => {
-          await drained();
-          return !stopping;
-        });
+        warmUp = await warmUpEngine(
+          ownEnvironment,
+          async () => {
+            await drained();
+            return !stopping;
+          },
+          ownTmp,
+        );
       })().catch(() => undefined);
     }, 50).unref();
   }

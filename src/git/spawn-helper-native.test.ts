@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, wri
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { endGitSpawnHelper, execFileBinaryOffloaded, execFileOffloaded, gitSpawnHelperKind, nativeSpawnHelper, offloadGitSpawns } from './spawn-server.js';
+import { endGitSpawnHelper, execFileBinaryOffloaded, execFileOffloaded, gitSpawnHelperKind, nativeSpawnHelper, offloadGitSpawns, setCommandUmask } from './spawn-server.js';
 
 // dist/native/polywave-spawn (native/polywave-spawn.c) stands in for execFile: every case below gets
 // the same callback from it as from Node's own execFile in this process and from the node helper —
@@ -235,23 +235,34 @@ describe.skipIf(!built)('the native git helper (polywave-spawn)', () => {
     });
   });
 
-  it('each command gets the umask of the moment it was asked for (a resident server sets its caller\'s per request), with both helpers', async () => {
-    for (const kind of ['native', 'node'] as const) {
-      await withHelper(kind, async () => {
-        const saved = process.umask();
-        try {
+  it('each command gets the umask it was told (a resident server tells its caller\'s per request), with both helpers; the umask is never read', async () => {
+    const umask = process.umask.bind(process);
+    let reads = 0;
+    // Reading the umask (no argument) sets it to 0 for a moment: files other threads create meanwhile get mode 0666 (X42-09).
+    process.umask = ((mask?: number | string) => {
+      if (mask === undefined) reads += 1;
+      return mask === undefined ? umask() : umask(mask);
+    }) as typeof process.umask;
+    try {
+      for (const kind of ['native', 'node'] as const) {
+        await withHelper(kind, async () => {
           const modes: string[] = [];
-          for (const mask of [0o022, 0o077, 0o002, 0o022]) {
-            process.umask(mask);
-            // The shell reports the umask it started with and creates a file under it.
-            const outcome = await offloaded({ file: 'sh', args: ['-c', `umask; f=$(mktemp -u ${dir}/mode-XXXXXX); : > "$f"; stat -c %a "$f"; rm -f "$f"`] });
-            modes.push(outcome.stdout.trim().replace(/\s+/g, ' '));
+          try {
+            for (const mask of [0o022, 0o077, 0o002, 0o022]) {
+              setCommandUmask(mask);
+              // The shell reports the umask it started with and creates a file under it.
+              const outcome = await offloaded({ file: 'sh', args: ['-c', `umask; f=$(mktemp -u ${dir}/mode-XXXXXX); : > "$f"; stat -c %a "$f"; rm -f "$f"`] });
+              modes.push(outcome.stdout.trim().replace(/\s+/g, ' '));
+            }
+          } finally {
+            setCommandUmask(undefined);
           }
           expect(modes, kind).toEqual(['0022 644', '0077 600', '0002 664', '0022 644']);
-        } finally {
-          process.umask(saved);
-        }
-      });
+        });
+      }
+      expect(reads).toBe(0);
+    } finally {
+      process.umask = umask as typeof process.umask;
     }
   });
 });

@@ -91,17 +91,21 @@ interface Helper {
   commandLines: Map<number, string>;
   /** The environment the helper has (sent once, then reused while it stays the same). */
   lastEnv?: string;
-  /** The umask the helper's commands get: this process's when it started the helper, then the last one sent. */
-  umask: number;
+  /** The umask last sent to the helper (undefined: none sent, its commands get the one it started with). */
+  umask?: number;
 }
 
 /**
- * This process's umask now (a resident server sets its caller's per request). `process.umask()` without an
- * argument reads it — by setting and restoring it on this thread; in a worker thread, where setting is not
- * allowed, it answers the main thread's.
+ * The umask the helper's commands are to get, when the process changes its own (the resident server sets
+ * its caller's per request and tells it here); undefined: the helper's own, inherited from this process at
+ * its start. Told rather than read: reading it (`process.umask()` without an argument) sets it to 0 for a
+ * moment, and a file another thread creates meanwhile gets mode 0666 (X42-09).
  */
-function currentUmask(): number {
-  return process.umask();
+let commandUmask: number | undefined;
+
+/** From now on, commands started through the helper get `mask` as their umask (undefined: the helper's own). */
+export function setCommandUmask(mask: number | undefined): void {
+  commandUmask = mask === undefined ? undefined : mask & 0o777;
 }
 
 /**
@@ -275,7 +279,7 @@ function startHelper(): Helper | undefined {
   } catch {
     return undefined;
   }
-  const current: Helper = { child, native: native !== undefined, pending: new Map(), commandLines: new Map(), umask: currentUmask() };
+  const current: Helper = { child, native: native !== undefined, pending: new Map(), commandLines: new Map() };
   const lost = () => {
     if (helper === current) helper = undefined;
     const pending = [...current.pending.values()];
@@ -376,8 +380,8 @@ function offload(file: string, args: readonly string[], options: OffloadedExecOp
     envJson.set(options.env, env);
   }
   const input = typeof options.input === 'string' ? (binary ? Buffer.from(options.input).toString('base64') : options.input) : binary ? options.input.toString('base64') : options.input.toString('utf8');
-  const mask = currentUmask();
-  if (mask !== current.umask) {
+  const mask = commandUmask;
+  if (mask !== undefined && mask !== current.umask) {
     current.child.stdin.write(`${JSON.stringify({ umask: mask })}\n`);
     current.umask = mask;
   }
@@ -409,8 +413,8 @@ function sendNative(current: Helper, id: number, file: string, args: readonly st
   const env = environmentJson(options.env);
   const messages: Buffer[] = [];
   // Files a command creates get the mode they would get when started here (the caller's umask in a resident server).
-  const mask = currentUmask();
-  if (mask !== current.umask) {
+  const mask = commandUmask;
+  if (mask !== undefined && mask !== current.umask) {
     messages.push(frame([Buffer.from('U'), u32(mask)]));
     current.umask = mask;
   }

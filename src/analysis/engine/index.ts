@@ -758,13 +758,16 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       }
       if (!analysable(file)) continue;
       let bytes: Buffer;
+      let text: string;
       try {
         bytes = readFileSync(path.join(context.root, file));
+        // Past V8's longest string (~512 MiB) this throws: the file is passed over, as the listing path's read does (X42-13).
+        text = bytes.toString('utf8');
       } catch {
-        continue; // deleted since the search
+        continue; // deleted since the search, or unreadable as text
       }
       const entry: RepoFile = { file, lang: languageOf(file)!, blob: blobId(bytes), fromWorktree: true };
-      prefetched.set(file, bytes.toString('utf8'));
+      prefetched.set(file, text);
       byPath.set(file, entry);
       entries.push(entry);
     }

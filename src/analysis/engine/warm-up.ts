@@ -11,7 +11,7 @@
  * commands make, on nothing of the user's. The directory is removed at the end; the process's
  * content-addressed memory keeps the sample's few facts (bounded like any other entries).
  */
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdtempSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createGit } from '../../git/git-cli.js';
@@ -32,15 +32,75 @@ export interface WarmUpResult {
   graphEdges: number;
 }
 
+/** The sample's directory while a warm-up runs: removed at process exit too (a server that exits mid-warm-up). */
+let activeDir: string | undefined;
+let exitHookInstalled = false;
+
+const warmUpPrefix = 'polywave-warm-up-';
+
 /**
- * Runs the engine's cold paths once on the sample in a private temporary directory (removed at the
- * end, also on failure). `between` is awaited before each step — the resident server waits there
- * for its running request to end — and ends the warm-up when it answers false (the server stops).
+ * Removes sample directories of warm-ups whose process is gone (killed mid-way): `polywave-warm-up-<pid>-*`
+ * in `root`, owned by this user, whose pid does not run. Best effort.
  */
-export async function warmUpEngine(env: Readonly<Record<string, string | undefined>>, between: () => Promise<boolean> = async () => true): Promise<WarmUpResult | undefined> {
+export function sweepStaleWarmUps(root: string): number {
+  let removed = 0;
+  let names: string[];
+  try {
+    names = readdirSync(root);
+  } catch {
+    return 0;
+  }
+  const uid = process.getuid?.();
+  for (const name of names) {
+    const match = /^polywave-warm-up-(\d+)-/.exec(name);
+    if (!match || Number(match[1]) === process.pid) continue;
+    const dir = path.join(root, name);
+    try {
+      const stats = lstatSync(dir);
+      if (!stats.isDirectory() || (uid !== undefined && stats.uid !== uid)) continue;
+      if (alive(Number(match[1]))) continue;
+      rmSync(dir, { recursive: true, force: true });
+      removed += 1;
+    } catch {
+      // raced with its owner or another sweep
+    }
+  }
+  return removed;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Runs the engine's cold paths once on the sample in a private temporary directory under `tmpRoot` (absolute;
+ * default the temporary directory of this moment), removed at the end — also on failure and at process exit —
+ * and by the next warm-up when the process was killed. `between` is awaited before anything is created and
+ * before each step — the resident server waits there for its running request to end (whose caller's
+ * environment and cwd the process has meanwhile) — and ends the warm-up when it answers false (the server stops).
+ */
+export async function warmUpEngine(env: Readonly<Record<string, string | undefined>>, between: () => Promise<boolean> = async () => true, tmpRoot: string = path.resolve(os.tmpdir())): Promise<WarmUpResult | undefined> {
+  if (!path.isAbsolute(tmpRoot)) throw new Error(`warm-up: the temporary directory must be absolute: ${tmpRoot}`);
+  if (!(await between())) return undefined;
   const started = performance.now();
   const cpu = process.cpuUsage();
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'polywave-warm-up-'));
+  sweepStaleWarmUps(tmpRoot);
+  const dir = mkdtempSync(path.join(tmpRoot, `${warmUpPrefix}${process.pid}-`));
+  activeDir = dir;
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.on('exit', () => {
+      if (!activeDir) return;
+      // The sample's queued cache packs first (the cache's own exit flush may run after this and would make the directory again).
+      flushCache();
+      rmSync(activeDir, { recursive: true, force: true });
+    });
+  }
   try {
     for (const [file, text] of Object.entries(warmUpSample())) {
       mkdirSync(path.join(dir, path.dirname(file)), { recursive: true });
@@ -72,5 +132,6 @@ export async function warmUpEngine(env: Readonly<Record<string, string | undefin
     // The cache's packs for the sample are queued for after the call: written now, before the directory goes.
     flushCache();
     rmSync(dir, { recursive: true, force: true });
+    if (activeDir === dir) activeDir = undefined;
   }
 }
