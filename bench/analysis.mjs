@@ -6,8 +6,9 @@
 //   - `polywave analyze-deps <root> --files <100 files>` end to end, cold and warm,
 //   - the same two through the API in process (findReferences / dependencyGraph), cold and warm.
 //   - the CLI floor: check-callers for a name found nowhere (start-up, listing, one git grep; nothing parsed),
-//   - resident cold: the server's first call on the tree with the disk cache emptied (no node start-up), then on
-//     BENCH_RESIDENT_COLD_ROUNDS-1 (default 3) copies of the tree with new blobs, each against its own git grep -w,
+//   - resident cold: a command's first call on a tree with the disk cache emptied (no node start-up): check-callers on
+//     the generated tree, then both commands on BENCH_RESIDENT_COLD_ROUNDS-1 (default 3) trees each generated again with
+//     new blobs, each call against its own git grep -w; and analyze-deps as the second command on a tree,
 //   - resident (a warm `polywave resident` server through the native client dist/native/polywave-client,
 //     when built): check-callers and analyze-deps after two calls on the tree (the second builds the
 //     word index), interleaved round by round with `git grep -w` and the Go binary
@@ -244,33 +245,43 @@ try {
       // Cold through the server: this tree's blobs are new to it and the disk cache is emptied (no node start-up).
       clear();
       const coldCallers = residentRun(['check-callers', symbol], dir);
-      clear();
-      const coldDeps = residentRun(['analyze-deps', '.', '--files', listed, '--format', 'json'], dir);
-      if (coldCallers.stdout !== expected || coldDeps.stdout !== expectedDeps) residentSame = false;
-      // More cold rounds (one call is one sample of a machine whose single calls swing 2x): each on the tree generated
-      // again at a new path with a comment line added to every source file — new blobs the server has never seen, the
-      // same work — with git grep -w on it just before. The ratio is the median of the rounds' own ratios.
+      if (coldCallers.stdout !== expected) residentSame = false;
+      // Each command's first call on a tree, more rounds (one call is one sample of a machine whose single calls swing
+      // 2x): each on the tree generated again at a new path with a comment line added to every source file — new blobs
+      // the server has never seen, the same work — one tree per command (a second command on a tree is not its first
+      // call: the server has searched that repository and builds its word index then), with git grep -w on that tree
+      // just before. The ratios are the medians of the rounds' own ratios.
       const coldRatios = { callers: [], deps: [] };
-      const coldTimes = { callers: [coldCallers.ms], deps: [coldDeps.ms], grep: [] };
+      const coldTimes = { callers: [coldCallers.ms], deps: [] };
+      const freshTree = (round, command) => {
+        const tree = `${dir}-cold${round}-${command}`;
+        mkdirSync(tree);
+        generate(lang, tree, `copy ${round} ${command}`);
+        copies.push(tree);
+        run('git', ['grep', '-n', '-w', symbol], tree); // as for the first tree: not the tree's first search
+        return tree;
+      };
       for (let round = 1; round < residentColdRounds; round += 1) {
-        const copy = `${dir}-cold${round}`;
-        mkdirSync(copy);
-        generate(lang, copy, `copy ${round}`);
-        copies.push(copy);
-        run('git', ['grep', '-n', '-w', symbol], copy); // as for the first tree: not the copy's first search
-        const grep = run('git', ['grep', '-n', '-w', symbol], copy).ms;
-        const callersCall = residentRun(['check-callers', symbol], copy);
-        const depsGrep = run('git', ['grep', '-n', '-w', symbol], copy).ms;
-        const depsCall = residentRun(['analyze-deps', '.', '--files', listed, '--format', 'json'], copy);
+        const callersTree = freshTree(round, 'callers');
+        const grep = run('git', ['grep', '-n', '-w', symbol], callersTree).ms;
+        const callersCall = residentRun(['check-callers', symbol], callersTree);
+        const depsTree = freshTree(round, 'deps');
+        const depsGrep = run('git', ['grep', '-n', '-w', symbol], depsTree).ms;
+        const depsCall = residentRun(['analyze-deps', '.', '--files', listed, '--format', 'json'], depsTree);
+        if (depsCall.stdout !== expectedDeps) residentSame = false;
         coldTimes.callers.push(callersCall.ms);
         coldTimes.deps.push(depsCall.ms);
-        coldTimes.grep.push(grep, depsGrep);
         coldRatios.callers.push(callersCall.ms / grep);
         coldRatios.deps.push(depsCall.ms / depsGrep);
-        if (process.env.BENCH_VERBOSE) console.log(`    copy ${round}: git grep ${grep.toFixed(0)} ms, check-callers ${callersCall.ms.toFixed(0)} ms; git grep ${depsGrep.toFixed(0)} ms, analyze-deps ${depsCall.ms.toFixed(0)} ms`);
+        if (process.env.BENCH_VERBOSE) console.log(`    round ${round}: git grep ${grep.toFixed(0)} ms, check-callers ${callersCall.ms.toFixed(0)} ms; git grep ${depsGrep.toFixed(0)} ms, analyze-deps ${depsCall.ms.toFixed(0)} ms`);
       }
+      // The generated tree's own second command (analyze-deps after check-callers, disk cache emptied): the server builds its word index here.
+      clear();
+      const secondDeps = residentRun(['analyze-deps', '.', '--files', listed, '--format', 'json'], dir);
+      if (secondDeps.stdout !== expectedDeps) residentSame = false;
+      same.secondDeps = secondDeps.ms;
       same.coldCallers = median(coldTimes.callers);
-      same.coldDeps = median(coldTimes.deps);
+      same.coldDeps = coldTimes.deps.length > 0 ? median(coldTimes.deps) : undefined;
       same.coldRounds = coldTimes.callers.length;
       same.coldCallersRatio = coldRatios.callers.length > 0 ? median(coldRatios.callers) : undefined;
       same.coldDepsRatio = coldRatios.deps.length > 0 ? median(coldRatios.deps) : undefined;
@@ -293,7 +304,7 @@ try {
       }
     }
     const residentRow = haveResident
-      ? { grepMsSameRounds: median(same.grep), residentColdCallers: same.coldCallers, residentColdDeps: same.coldDeps, residentColdRounds: same.coldRounds, residentColdCallersRatio: same.coldCallersRatio, residentColdDepsRatio: same.coldDepsRatio, residentCallers: median(same.callers), residentDeps: median(same.deps), residentSame, ...(haveGo ? { goCallers: median(same.goCallers), ...(same.goDeps.length > 0 ? { goDeps: median(same.goDeps) } : {}) } : {}) }
+      ? { grepMsSameRounds: median(same.grep), residentColdCallers: same.coldCallers, residentColdDeps: same.coldDeps, residentColdRounds: same.coldRounds, residentColdCallersRatio: same.coldCallersRatio, residentColdDepsRatio: same.coldDepsRatio, residentSecondDeps: same.secondDeps, residentCallers: median(same.callers), residentDeps: median(same.deps), residentSame, ...(haveGo ? { goCallers: median(same.goCallers), ...(same.goDeps.length > 0 ? { goDeps: median(same.goDeps) } : {}) } : {}) }
       : {};
     const row = { lang, files: fileCount, load1: os.loadavg()[0], grepHits, callers, grepMs, callersFloor, callersCold, callersWarm, depsCold, depsWarm, apiCallersCold, apiCallersWarm, apiDepsCold, apiDepsWarm, ...residentRow };
     results.push(row);
@@ -306,8 +317,9 @@ try {
     if (haveResident) {
       const g = residentRow.grepMsSameRounds;
       const versus = (ms) => `${ms.toFixed(0)} ms (${(ms / g).toFixed(2)}× git grep)`;
-      console.log(`  resident cold (first call on the tree, empty cache) check-callers ${versus(residentRow.residentColdCallers)}  analyze-deps ${versus(residentRow.residentColdDeps)}  (median of ${residentRow.residentColdRounds} trees)`);
-      if (residentRow.residentColdCallersRatio !== undefined) console.log(`  resident cold on ${residentRow.residentColdRounds - 1} copies with new blobs, each against its own git grep -w: check-callers ${residentRow.residentColdCallersRatio.toFixed(2)}×  analyze-deps ${residentRow.residentColdDepsRatio.toFixed(2)}× (medians of the rounds' ratios)`);
+      console.log(`  resident cold (a command's first call on a tree, empty cache; medians) check-callers ${versus(residentRow.residentColdCallers)} (${residentRow.residentColdRounds} trees)${residentRow.residentColdDeps === undefined ? '' : `  analyze-deps ${versus(residentRow.residentColdDeps)} (${residentRow.residentColdRounds - 1} trees)`}`);
+      if (residentRow.residentColdCallersRatio !== undefined) console.log(`  resident cold on ${residentRow.residentColdRounds - 1} trees with new blobs per command, each against its own git grep -w: check-callers ${residentRow.residentColdCallersRatio.toFixed(2)}×  analyze-deps ${residentRow.residentColdDepsRatio.toFixed(2)}× (medians of the rounds' ratios)`);
+      console.log(`  resident analyze-deps after check-callers on the same tree, disk cache emptied (builds the word index) ${versus(residentRow.residentSecondDeps)}`);
       console.log(`  resident (same rounds: git grep -w ${g.toFixed(0)} ms) check-callers ${versus(residentRow.residentCallers)}  analyze-deps ${versus(residentRow.residentDeps)}  same stdout as node: ${residentSame ? 'yes' : 'NO'}`);
       if (haveGo) console.log(`  Go binary (same rounds; Go-only, substring scan) check-callers ${versus(residentRow.goCallers)}${residentRow.goDeps === undefined ? '' : `  analyze-deps ${versus(residentRow.goDeps)}`}`);
     }
