@@ -8,7 +8,7 @@
  * - {@link listSymbols} — definitions;
  * - {@link dependencyGraph} — resolved file dependencies.
  */
-import { existsSync, lstatSync, readFileSync } from 'node:fs';
+import { lstatSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { cacheDir, cacheHoldsFacts, cacheReader, type CacheReader, readGraphPack, readTreePack, scheduleCacheFlush, treePackKey, writeCached, writeGraphPack, writeTreePack, type GraphPack, type HeadEntry } from './cache.js';
@@ -16,7 +16,8 @@ import { decodeRefs, type ExtractPart, type FileFacts, type RawRef } from './ext
 import { languageOf } from './grammars.js';
 import { extractMany, poolSize } from './parse-pool.js';
 import { onlyInLiterals } from './lexical.js';
-import { blobId, isAnalysable as analysable, listRepo, listRepoFiles, readTexts, repoContext, type RepoContext, type RepoFile, type RepoListing } from './repo-files.js';
+import { attributesPossible } from './attributes.js';
+import { blobId, directoriesOf, isAnalysable as analysable, listRepo, listRepoFiles, readTexts, repoContext, type RepoContext, type RepoFile, type RepoListing } from './repo-files.js';
 import { cargoCrateName, goModulePath, ModuleResolver } from './resolve.js';
 import { afterCallHooks, currentScope, factsCost, fixedProbes, insideCall, memory, memoryKey } from './scope.js';
 import type {
@@ -405,19 +406,6 @@ function importerWords(target: string, dirs: ReadonlySet<string>, goModules: Rea
   return { words, jsDots, pythonRelative };
 }
 
-/** Every directory holding a listed path ('' excluded). */
-function directoriesOf(paths: readonly string[]): Set<string> {
-  const dirs = new Set<string>();
-  for (const file of paths) {
-    for (let slash = file.lastIndexOf('/'); slash > 0; slash = file.lastIndexOf('/', slash - 1)) {
-      const dir = file.slice(0, slash);
-      if (dirs.has(dir)) break;
-      dirs.add(dir);
-    }
-  }
-  return dirs;
-}
-
 /**
  * Files with any of `words` ([A-Za-z0-9_]+) as a whole word, as `git grep -w -F -e a -e b …` answers. Many words
  * are one Perl pattern with explicit ASCII word boundaries (about twice as fast as many -F patterns with -w; an
@@ -499,9 +487,11 @@ async function importersOf(context: RepoContext, listing: RepoListing, files: re
  * blob id in the process's memory — standing in for `git grep -w -F` / `git grep -F` over the
  * working tree in a process that searches this repository again (resident server, scout tools).
  * Exactly git grep's answer: git's word characters ([A-Za-z0-9_]), no words in content git grep
- * -I calls binary (a NUL in the first 8,000 bytes) or in anything but a regular file. Not used
- * (git grep answers) with untracked files, a `files` subset, or any attributes file (which can
- * mark files binary): a `.gitattributes` in a listed directory, `info/attributes`, a global one.
+ * -I calls binary (a NUL in the first 8,000 bytes) or in anything but a regular file (on disk and
+ * in the index). Not used (git grep answers) with untracked files, a `files` subset, any attributes
+ * file (which can mark files binary: a `.gitattributes` in a listed directory, `info/attributes`, the
+ * per-user or the system one), an assume-unchanged or skip-worktree entry (git grep searches the
+ * index blob, or nothing, not the disk), or a file too large to read as one string.
  */
 interface WordIndex {
   /** Files (sorted) whose content has any of `words` as a whole word. */
@@ -542,51 +532,17 @@ function listedDirectories(context: RepoContext, listing: RepoListing): string[]
 /** {@link listedDirectories} of the last few listings (a listing's fingerprint covers its paths). */
 const recentDirectories = new Map<string, string[] | undefined>();
 
-async function attributesPossible(context: RepoContext, listing: RepoListing): Promise<boolean> {
-  const env = process.env;
-  if (env.GIT_ATTR_SOURCE !== undefined || env.GIT_ATTR_NOSYSTEM !== undefined) return true;
-  const dirs = listedDirectories(context, listing);
-  if (dirs === undefined) return true;
-  // Untracked attribute files count for git grep too.
-  for (const dir of dirs) if (existsSync(path.join(context.root, dir, '.gitattributes'))) return true;
-  if (existsSync(path.join(context.commonDir, 'info', 'attributes'))) return true;
-  const xdg = env.XDG_CONFIG_HOME ? path.join(env.XDG_CONFIG_HOME, 'git', 'attributes') : env.HOME ? path.join(env.HOME, '.config', 'git', 'attributes') : undefined;
-  if (xdg !== undefined && existsSync(xdg)) return true;
-  // core.attributesFile: the config files that can set it are read as text (no git process); one
-  // that names it, includes another file, or comes from the environment leaves the answer to git grep.
-  if (Object.keys(env).some((name) => name === 'GIT_CONFIG_PARAMETERS' || name === 'GIT_CONFIG_COUNT' || name === 'GIT_CONFIG')) {
-    const configured = await context.git.run(['config', '--get', 'core.attributesFile'], { allowExitCodes: [1] });
-    return configured.stdout.trim() !== '';
-  }
-  const globals = env.GIT_CONFIG_GLOBAL !== undefined ? [env.GIT_CONFIG_GLOBAL] : [env.XDG_CONFIG_HOME ? path.join(env.XDG_CONFIG_HOME, 'git', 'config') : env.HOME ? path.join(env.HOME, '.config', 'git', 'config') : '', env.HOME ? path.join(env.HOME, '.gitconfig') : ''];
-  const configs = [
-    env.GIT_CONFIG_SYSTEM ?? '/etc/gitconfig',
-    ...globals,
-    path.join(context.commonDir, 'config'),
-    path.join(context.commonDir, 'config.worktree'),
-  ];
-  for (const file of configs) {
-    if (file === '') continue;
-    let text: string;
-    try {
-      text = readFileSync(file, 'utf8').toLowerCase();
-    } catch {
-      continue;
-    }
-    if (text.includes('attributesfile') || text.includes('include')) return true;
-  }
-  return false;
-}
-
 /** The word index of `listing`, or undefined where git grep must answer (see {@link WordIndex}). */
 async function wordIndex(context: RepoContext, listing: RepoListing, options: { includeUntracked?: boolean }): Promise<WordIndex | undefined> {
-  if (!currentScope().memory || options.includeUntracked || !memory.searched.has(context.commonDir)) return undefined;
-  if (await attributesPossible(context, listing)) return undefined;
+  if (!currentScope().memory || options.includeUntracked || listing.grepOnly || !memory.searched.has(context.commonDir)) return undefined;
+  if (await attributesPossible(context, listedDirectories(context, listing))) return undefined;
   // The same listing (paths, modes, blob ids, working-tree hashes, link types) as a recent call: the same files hold the words.
   const listingKey = `${context.root}\0${listing.fingerprint}\0${listing.files.filter((entry) => entry.symlink).map((entry) => entry.file).join('\0')}`;
   let known = recentIndexes.get(listingKey);
   if (!known) {
     const built = indexListing(context, listing);
+    // A file that could not be read as text whole (past V8's longest string): git grep answers.
+    if (built.known === undefined) return undefined;
     known = built.known;
     // Only a listing whose every file was read as listed (nothing edited meanwhile) is kept for the next call.
     if (built.exact) {
@@ -629,7 +585,7 @@ const recentIndexes = new Map<string, ListingWords>();
 const wordHits = new WeakMap<ListingWords, Map<string, string[]>>();
 
 /** The words of every listed file, from remembered blobs or by reading the files; `exact` when every read file had its listed blob id. */
-function indexListing(context: RepoContext, listing: RepoListing): { known: ListingWords; exact: boolean } {
+function indexListing(context: RepoContext, listing: RepoListing): { known: ListingWords | undefined; exact: boolean } {
   const known: ListingWords = new Map();
   let exact = true;
   for (const entry of listing.files) {
@@ -649,7 +605,12 @@ function indexListing(context: RepoContext, listing: RepoListing): { known: List
       continue; // deleted since listed: git grep finds nothing there either
     }
     const binary = bytes.subarray(0, 8000).includes(0);
-    const text = binary ? '' : bytes.toString('latin1');
+    let text: string;
+    try {
+      text = binary ? '' : bytes.toString('latin1');
+    } catch {
+      return { known: undefined, exact: false };
+    }
     const words = binary ? null : new Set(text.split(/[^A-Za-z0-9_]+/).filter((word) => word !== ''));
     let fixed = 0;
     fixedProbes.forEach((probe, bit) => {

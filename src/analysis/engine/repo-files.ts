@@ -15,6 +15,7 @@ import { lstat, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createGit } from '../../git/git-cli.js';
 import type { Git } from '../../git/git-port.js';
+import { conversionPossible, convertedFiles } from './attributes.js';
 import { languageOf } from './grammars.js';
 import { currentScope } from './scope.js';
 import type { Lang } from './types.js';
@@ -146,6 +147,26 @@ function splitZ(text: string): string[] {
   return text.split('\0').filter((entry) => entry.length > 0);
 }
 
+/** One `git ls-files -s -v -z` entry: `<tag> <mode> <blob> <stage>\t<path>`. */
+function parseStaged(entry: string): { tag: string; mode: string; blob: string; file: string } {
+  const tab = entry.indexOf('\t');
+  const [tag, mode, blob] = entry.slice(0, tab).split(' ');
+  return { tag: tag!, mode: mode!, blob: blob!, file: entry.slice(tab + 1) };
+}
+
+/** Every directory holding one of `paths` ('' excluded). */
+export function directoriesOf(paths: readonly string[]): Set<string> {
+  const dirs = new Set<string>();
+  for (const file of paths) {
+    for (let slash = file.lastIndexOf('/'); slash > 0; slash = file.lastIndexOf('/', slash - 1)) {
+      const dir = file.slice(0, slash);
+      if (dirs.has(dir)) break;
+      dirs.add(dir);
+    }
+  }
+  return dirs;
+}
+
 /**
  * Every analysable file (or the `only` subset), sorted by path. Deleted-but-tracked files are
  * skipped. Modified and untracked files are hashed from the working tree.
@@ -161,6 +182,11 @@ export interface RepoListing {
   allPaths: string[];
   /** Changes whenever any listed path or content changes (index entries + hashes of working-tree files). */
   fingerprint: string;
+  /**
+   * Some index entry is assume-unchanged or skip-worktree: git grep searches those otherwise than
+   * their working-tree bytes (the index blob, or not at all), so only git grep answers which files hold a word.
+   */
+  grepOnly?: true;
 }
 
 /**
@@ -195,7 +221,8 @@ export async function listRepo(context: RepoContext, options: { only?: readonly 
     scope.listings.set(context.root, whole);
   }
   const listing = await whole;
-  if (!options.only) return { files: [...listing.files], allPaths: [...listing.allPaths], fingerprint: listing.fingerprint };
+  const grepOnly = listing.grepOnly ? { grepOnly: true as const } : {};
+  if (!options.only) return { files: [...listing.files], allPaths: [...listing.allPaths], fingerprint: listing.fingerprint, ...grepOnly };
   const wanted = new Set(options.only);
   const matches = (file: string) => {
     if (wanted.has(file)) return true;
@@ -203,7 +230,7 @@ export async function listRepo(context: RepoContext, options: { only?: readonly 
     return false;
   };
   const fingerprint = createHash('sha1').update(listing.fingerprint).update(`\0only\0${[...wanted].sort().join('\0')}`).digest('hex');
-  return { files: listing.files.filter((entry) => matches(entry.file)), allPaths: listing.allPaths.filter(matches), fingerprint };
+  return { files: listing.files.filter((entry) => matches(entry.file)), allPaths: listing.allPaths.filter(matches), fingerprint, ...grepOnly };
 }
 
 async function listRepoNow(context: RepoContext, options: { only?: readonly string[]; includeUntracked?: boolean }): Promise<RepoListing> {
@@ -215,16 +242,34 @@ async function listRepoNow(context: RepoContext, options: { only?: readonly stri
   const known = currentIndex === undefined ? undefined : knownListings.get(root);
   const sameIndex = known !== undefined && known.indexKey === currentIndex;
   const [staged, changed, untracked] = await Promise.all([
-    sameIndex ? { stdout: known.staged } : git.run(['ls-files', '-s', '-z', ...pathspec]),
+    // -v: a lower-case tag marks an assume-unchanged entry, S a skip-worktree one.
+    sameIndex ? { stdout: known.staged } : git.run(['ls-files', '-s', '-v', '-z', ...pathspec]),
     git.run(['diff-files', '--name-only', '-z', ...pathspec]),
     options.includeUntracked ? git.run(['ls-files', '-o', '--exclude-standard', '-z', ...pathspec]) : Promise.resolve({ stdout: '' }),
   ]);
   const modified = new Set(splitZ(changed.stdout));
+  const stagedEntries = splitZ(staged.stdout).map(parseStaged);
+  // Files git calls unmodified whose working-tree bytes may still differ from the index blob: assume-unchanged
+  // and skip-worktree entries (git does not look at the disk), a name git wrote in bytes that are not UTF-8 (the
+  // decoded name is not the file's), and files a filter, `ident` or `working-tree-encoding` converts. They are
+  // read from disk like modified files, so their facts, lines and blob ids all come from the bytes analysed.
+  let grepOnly = false;
+  const unlike = new Set<string>();
+  for (const entry of stagedEntries) {
+    if (entry.mode === '160000' || !isAnalysable(entry.file) || modified.has(entry.file)) continue;
+    const flagged = entry.tag !== 'H' && entry.tag !== 'M';
+    if (flagged) grepOnly = true;
+    if (flagged || entry.file.includes('\uFFFD')) unlike.add(entry.file);
+  }
+  if (await conversionPossible(context, ['', ...directoriesOf(stagedEntries.map((entry) => entry.file))])) {
+    const plain = stagedEntries.flatMap((entry) => (entry.mode !== '160000' && isAnalysable(entry.file) && !modified.has(entry.file) && !unlike.has(entry.file) ? [entry.file] : []));
+    for (const file of await convertedFiles(context, plain)) unlike.add(file);
+  }
   // Working-tree state that the listing depends on: content of every modified file (hashed), link or not.
   const fromDisk = new Map<string, { blob: string; symlink: boolean } | null>();
   const otherModified = new Map<string, string>();
   await Promise.all(
-    [...modified].filter(isAnalysable).map(async (file) => {
+    [...modified, ...unlike].filter(isAnalysable).map(async (file) => {
       const content = await readFile(path.join(root, file)).catch(() => undefined);
       if (content === undefined) {
         fromDisk.set(file, null); // deleted in the working tree
@@ -236,19 +281,19 @@ async function listRepoNow(context: RepoContext, options: { only?: readonly stri
   );
   // go.mod / Cargo.toml edits change resolution: their working-tree state counts too.
   for (const file of modified) if (!isAnalysable(file)) otherModified.set(file, await readFile(path.join(root, file), 'utf8').catch(() => ''));
-  const diskKey = currentIndex === undefined ? undefined : JSON.stringify([[...fromDisk].sort(), [...otherModified].sort()]);
+  const diskKey = currentIndex === undefined ? undefined : JSON.stringify([[...fromDisk].sort(), [...otherModified].sort(), [...unlike].sort()]);
   if (sameIndex && known.listing && known.changed === changed.stdout && known.diskKey === diskKey) return known.listing;
   const files = new Map<string, RepoFile>();
   const allPaths: string[] = [];
   const listedModified: string[] = [];
-  for (const entry of splitZ(staged.stdout)) {
-    const tab = entry.indexOf('\t');
-    const file = entry.slice(tab + 1);
+  // A symbolic link in the index is one for git grep whatever the disk holds (and a link on disk is one whatever the index says).
+  const indexLinks = new Set<string>();
+  for (const { file, mode, blob } of stagedEntries) {
     allPaths.push(file);
-    const [mode, blob] = entry.slice(0, tab).split(' ');
     if (mode === '160000' || !isAnalysable(file)) continue;
-    if (modified.has(file)) listedModified.push(file);
-    else files.set(file, { file, lang: languageOf(file)!, blob: blob!, fromWorktree: false, ...(mode === '120000' ? { symlink: true as const } : {}) });
+    if (mode === '120000') indexLinks.add(file);
+    if (modified.has(file) || unlike.has(file)) listedModified.push(file);
+    else files.set(file, { file, lang: languageOf(file)!, blob, fromWorktree: false, ...(mode === '120000' ? { symlink: true as const } : {}) });
   }
   const untrackedFiles: string[] = [];
   for (const file of splitZ(untracked.stdout)) {
@@ -264,13 +309,14 @@ async function listRepoNow(context: RepoContext, options: { only?: readonly stri
   }
   for (const file of [...listedModified, ...untrackedFiles]) {
     const state = fromDisk.get(file);
-    if (state) files.set(file, { file, lang: languageOf(file)!, blob: state.blob, fromWorktree: true, ...(state.symlink ? { symlink: true as const } : {}) });
+    if (state) files.set(file, { file, lang: languageOf(file)!, blob: state.blob, fromWorktree: true, ...(state.symlink || indexLinks.has(file) ? { symlink: true as const } : {}) });
   }
   const sorted = [...files.values()].sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
   const fingerprint = createHash('sha1').update(staged.stdout).update('\0').update(changed.stdout).update('\0').update(untracked.stdout);
   for (const entry of sorted) if (entry.fromWorktree) fingerprint.update(`${entry.file}\0${entry.blob}\n`);
   for (const [file, text] of otherModified) fingerprint.update(`${file}\0${text}\n`);
-  const listing = { files: sorted, allPaths, fingerprint: fingerprint.digest('hex') };
+  for (const file of [...unlike].sort()) fingerprint.update(`unlike\0${file}\n`);
+  const listing: RepoListing = { files: sorted, allPaths, fingerprint: fingerprint.digest('hex'), ...(grepOnly ? { grepOnly: true as const } : {}) };
   if (currentIndex !== undefined) {
     knownListings.delete(root);
     knownListings.set(root, { indexKey: currentIndex, staged: staged.stdout, changed: changed.stdout, diskKey, listing });
