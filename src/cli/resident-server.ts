@@ -51,6 +51,7 @@ import { invokedCommandName } from './invoked-command.js';
 import { privateUserDir } from '../sandbox/private-dir.js';
 import type { CommandIo, CommandResult } from './io.js';
 import type { WarmUpResult } from '../analysis/engine/warm-up.js';
+import { processExists } from '../store/process-alive.js';
 
 /**
  * Commands that change nothing, take env/cwd only from their io and keep no state in the process
@@ -380,11 +381,7 @@ function bundleIdentity(root: string): string {
 
 /** True when `pid` runs: exists for kill(pid, 0) and, on Linux, is not a zombie that nothing reaped (a container's init may not). */
 export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
-  }
+  if (!processExists(pid)) return false;
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     return !/^[ZX]$/.test(stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3));

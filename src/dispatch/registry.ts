@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { normalizeLabels, queuePattern, registryPrefix } from './job.js';
+import { processExists } from '../store/process-alive.js';
 
 /** A worker id: what `polywave worker --id` accepts and `polywave workers` lists (attack F15: nothing a terminal interprets). */
 export const workerIdPattern = /^[A-Za-z0-9][-A-Za-z0-9._]{0,127}$/;
@@ -43,7 +44,7 @@ export async function claimWorkerId(client: Redis, record: WorkerRecord, ttlMs: 
   const key = `${registryPrefix}${record.id}`;
   const value = JSON.stringify(record);
   const first = await client.get(key);
-  if (first === null || staleHere(first, record.host, options.isAlive ?? processAlive)) {
+  if (first === null || staleHere(first, record.host, options.isAlive ?? processExists)) {
     await client.set(key, value, 'PX', ttlMs);
     return true;
   }
@@ -65,15 +66,6 @@ function staleHere(value: string, host: string, isAlive: (pid: number) => boolea
     return parsed.host === host && typeof parsed.pid === 'number' && !isAlive(parsed.pid);
   } catch {
     return true;
-  }
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -29,6 +29,7 @@ import { createCheckoutPins } from '../sandbox/checkout-pins.js';
 import { secretFileName } from '../sandbox/sandbox-plan.js';
 import { pinnedCommitsOf } from '../sandbox/sandbox-settings.js';
 import { makeScratchDir, scratchParent } from '../sandbox/scratch-dirs.js';
+import { processExists } from '../store/process-alive.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -167,11 +168,7 @@ function ownerAlive(text: string): boolean {
   if (!match) return true;
   if (match[3] !== undefined && match[3] !== pidNamespace()) return true;
   const pid = Number(match[1]);
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
-  }
+  if (!processExists(pid)) return false;
   const started = match[2] !== undefined ? processStart(pid) : undefined;
   return started === undefined || started === match[2];
 }

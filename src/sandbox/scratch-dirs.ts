@@ -13,6 +13,7 @@ import { appendFileSync, chmodSync, closeSync, constants, existsSync, fstatSync,
 import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { processExists } from '../store/process-alive.js';
 
 /**
  * `tmp` with its symlinks resolved (as it is when missing or unreadable: `path.resolve`). A TMPDIR
@@ -150,13 +151,7 @@ export function sweepStaleStatusFiles(parent: string): number {
     const match = /^bwrap-status-(\d+)-[0-9a-f]+$/.exec(name);
     if (!match) continue;
     const pid = Number(match[1]);
-    if (pid === process.pid) continue;
-    try {
-      process.kill(pid, 0);
-      continue;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ESRCH') continue;
-    }
+    if (pid === process.pid || processExists(pid)) continue;
     rmSync(path.join(parent, name), { force: true });
     removed += 1;
   }

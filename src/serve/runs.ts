@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { readRunLockHolder, runInProgressCode, runLockPath } from '../cli/run-lock.js';
 import { openAppendConfined, readConfined } from './safe-read.js';
+import { processExists } from '../store/process-alive.js';
 
 /** A `polywave run` started from the page: tracked while it lives, never killed by the server. */
 export interface StartedRun {
@@ -183,14 +184,7 @@ export async function launchFromLog(repo: string, slug: string, implPath: string
   if (!newest) return null;
   const holder = readRunLockHolder(runLockPath(repo, implPath));
   let alive = false;
-  if (holder && holder.hostname === os.hostname() && holder.since >= newest.at) {
-    try {
-      process.kill(holder.pid, 0);
-      alive = true;
-    } catch (error) {
-      alive = (error as NodeJS.ErrnoException).code === 'EPERM';
-    }
-  }
+  if (holder && holder.hostname === os.hostname() && holder.since >= newest.at) alive = processExists(holder.pid);
   const run: StartedRun = { pid: alive ? holder!.pid : 0, repo, slug, started_at: newest.at, log: path.join(directory, newest.name), exit_code: null, running: alive };
   const view = await describeLaunch(run, implRelative).catch(() => undefined);
   if (!view) return null;

@@ -3,6 +3,7 @@ import { chmod, open, readdir, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { codes } from '../errors/codes.js';
 import { PolywaveError } from '../errors/polywave-error.js';
+import { processExists } from './process-alive.js';
 
 /**
  * Atomic replacement of a file: the new text goes to a temp file in the same directory (rename
@@ -37,13 +38,7 @@ export const staleTempAgeMs = 10_000;
 
 /** Whether process `pid` exists here (EPERM: it exists, owned by someone else). */
 function processAlive(pid: number): boolean {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
+  return pid === process.pid || processExists(pid);
 }
 
 /**

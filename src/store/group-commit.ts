@@ -6,6 +6,7 @@ import path from 'node:path';
 import { codes } from '../errors/codes.js';
 import { PolywaveError, type ExitCode } from '../errors/polywave-error.js';
 import { ensureDirectory, type LockLocation } from './lock-location.js';
+import { processExists } from './process-alive.js';
 
 /**
  * Group commit across processes: the durable inbox of a file's edit requests and the commit
@@ -101,23 +102,13 @@ function writerOf(id: string): { host: string; pid: number; start?: string } | u
   return match[3] ? { host: match[1]!, pid: Number(match[2]), start: match[3] } : { host: match[1]!, pid: Number(match[2]) };
 }
 
-function isProcessAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** True when the process that wrote request `id` is known to be gone. */
 function writerGone(id: string): boolean {
   const writer = writerOf(id);
   if (writer === undefined || writer.host !== hostTag()) return false;
   // A reused pid is another process: the writer is gone when the start time differs (or the pid is free).
   if (writer.start !== undefined && ownStart !== undefined) return processStartTime(writer.pid) !== writer.start;
-  return !isProcessAlive(writer.pid);
+  return !processExists(writer.pid);
 }
 
 /** SHA-256 of text as written (UTF-8), or of a file's bytes ('missing' when it does not exist). */

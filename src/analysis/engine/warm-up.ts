@@ -19,6 +19,7 @@ import { flushCache } from './cache.js';
 import { dependencyGraph, findReferences } from './index.js';
 import { analysisCall } from './scope.js';
 import { warmUpSample } from './warm-up-sample.js';
+import { processExists } from '../../store/process-alive.js';
 
 export { warmUpSample } from './warm-up-sample.js';
 
@@ -58,7 +59,7 @@ export function sweepStaleWarmUps(root: string): number {
     try {
       const stats = lstatSync(dir);
       if (!stats.isDirectory() || (uid !== undefined && stats.uid !== uid)) continue;
-      if (alive(Number(match[1]))) continue;
+      if (processExists(Number(match[1]))) continue;
       rmSync(dir, { recursive: true, force: true });
       removed += 1;
     } catch {
@@ -66,15 +67,6 @@ export function sweepStaleWarmUps(root: string): number {
     }
   }
   return removed;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /**
