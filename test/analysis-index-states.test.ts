@@ -125,6 +125,94 @@ describe('check-callers answers alike on every path (index states)', () => {
   }, 60_000);
 });
 
+/** Runs `fn` with `vars` set in process.env (undefined: unset), restored after. */
+async function withEnv<T>(vars: Record<string, string | undefined>, fn: () => Promise<T>): Promise<T> {
+  const saved = Object.fromEntries(Object.keys(vars).map((name) => [name, process.env[name]]));
+  const apply = (values: Record<string, string | undefined>) => {
+    for (const [name, value] of Object.entries(values)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  };
+  apply(vars);
+  try {
+    return await fn();
+  } finally {
+    apply(saved);
+  }
+}
+
+const filtered = [
+  "a.ts:2:10 import | import { zapIt } from './def.js';",
+  'a.ts:3:1 call | zapIt();',
+  "b.ts:1:10 import | import { zapIt } from './def.js';",
+  'b.ts:2:1 call | zapIt();',
+];
+
+/** a.ts through a smudge filter that adds a header line (index blob = b.ts's), the attribute written by `attribute`. */
+async function filteredRepo(attribute: (repo: TestRepo) => Promise<void> | void, clean = true): Promise<TestRepo> {
+  const repo = await repoWith({ 'b.ts': use });
+  await repo.run(['config', 'filter.hdr.smudge', "sed '1i // generated header'"]);
+  await repo.run(['config', 'filter.hdr.clean', "sed '1d'"]);
+  repo.write('.git/info/attributes', 'a.ts filter=hdr\n');
+  repo.write('a.ts', `// generated header\n${use}`);
+  await repo.commitAll('filtered a.ts');
+  repo.remove('.git/info/attributes');
+  await attribute(repo);
+  if (clean) expect(await repo.run(['status', '--porcelain'])).toBe('');
+  return repo;
+}
+
+describe('attributes git reads that a text scan could miss (outside round X43)', () => {
+  it('pathspec variables in the environment (GIT_LITERAL_PATHSPECS / GIT_GLOB_PATHSPECS) change no answer (X43-01)', async () => {
+    const repo = await repoWith({ 'use.ts': use, 'deep/er/use.ts': use });
+    const expected = ["deep/er/use.ts:1:10 import | import { zapIt } from './def.js';", 'deep/er/use.ts:2:1 call | zapIt();', "use.ts:1:10 import | import { zapIt } from './def.js';", 'use.ts:2:1 call | zapIt();'];
+    for (const name of ['GIT_LITERAL_PATHSPECS', 'GIT_GLOB_PATHSPECS', 'GIT_ICASE_PATHSPECS']) {
+      expectAllEqual(await withEnv({ [name]: '1' }, () => everyPath(repo.dir)), expected);
+    }
+  }, 60_000);
+
+  it('a tracked .gitattributes missing from the disk: git reads the index copy (X43-02)', async () => {
+    const repo = await filteredRepo(async (repo) => {
+      repo.write('.gitattributes', 'a.ts filter=hdr\n');
+      await repo.commitAll('attributes');
+      await repo.run(['update-index', '--skip-worktree', '.gitattributes']);
+      repo.remove('.gitattributes');
+    });
+    expectAllEqual(await everyPath(repo.dir), filtered);
+  }, 60_000);
+
+  it('a pattern in quotes, and the host user\'s attributes file where polywave gives git the host HOME (X43-07, X43-03)', async () => {
+    const quoted = await filteredRepo((repo) => {
+      repo.write('.gitattributes', '"a.ts"filter=hdr\n');
+      return repo.commitAll('quoted').then(() => undefined);
+    });
+    expectAllEqual(await everyPath(quoted.dir), filtered);
+    const hostHome = path.join(quoted.root, 'host-home');
+    mkdirSync(path.join(hostHome, '.config', 'git'), { recursive: true });
+    writeFileSync(path.join(hostHome, '.config', 'git', 'attributes'), 'a.ts filter=hdr\n');
+    const viaHome = await filteredRepo(() => undefined, false);
+    // git with the host HOME applies the filter (git status is clean there); with the process's own HOME it does not.
+    const hostGit = spawnSync('git', ['status', '--porcelain'], { cwd: viaHome.dir, encoding: 'utf8', env: { ...process.env, HOME: hostHome, XDG_CONFIG_HOME: '' } });
+    expect(hostGit.stdout).toBe('');
+    expectAllEqual(await withEnv({ POLYWAVE_HOST_HOME: hostHome, XDG_CONFIG_HOME: undefined }, () => everyPath(viaHome.dir)), filtered);
+  }, 60_000);
+
+  it('a FIFO or a link to /dev/zero in place of a tracked source file, a directory replaced by a link to another: no hang, nothing read there (X43-12, X43-11)', async () => {
+    const repo = await repoWith({ 'use.ts': use, 'fifo.ts': use, 'zero.ts': use, 'lib/inner.ts': 'export const x = 1;\n' });
+    rmSync(repo.path('fifo.ts'));
+    expect(spawnSync('mkfifo', [repo.path('fifo.ts')]).status).toBe(0);
+    rmSync(repo.path('zero.ts'));
+    symlinkSync('/dev/zero', repo.path('zero.ts'));
+    const outside = path.join(repo.root, 'outside');
+    mkdirSync(outside);
+    writeFileSync(path.join(outside, 'inner.ts'), use);
+    rmSync(repo.path('lib'), { recursive: true });
+    symlinkSync(outside, repo.path('lib'));
+    expectAllEqual(await everyPath(repo.dir), ["use.ts:1:10 import | import { zapIt } from './def.js';", 'use.ts:2:1 call | zapIt();']);
+  }, 60_000);
+});
+
 /** bubblewrap, where it can run here (the CI installs it): a private /etc with a system attributes file. */
 const bwrapWorks = spawnSync('bwrap', ['--bind', '/', '/', '--dev', '/dev', '--proc', '/proc', 'true']).status === 0;
 
@@ -152,6 +240,14 @@ describe('the system attributes file', () => {
     });
     expect(run.stderr).toBe('');
     expect(JSON.parse(run.stdout)).toEqual([[], [], []]);
+    // GIT_ATTR_NOSYSTEM=0 (or empty) is false for git: the system file still counts (X43-06).
+    for (const value of ['0', '']) {
+      const again = spawnSync('bwrap', ['--bind', '/', '/', '--tmpfs', '/etc', ...etc, '--ro-bind', attributes, '/etc/gitattributes', '--dev', '/dev', '--proc', '/proc', process.execPath, script], {
+        encoding: 'utf8',
+        env: { ...process.env, POLYWAVE_ANALYSIS_WORKERS: '0', GIT_ATTR_NOSYSTEM: value },
+      });
+      expect(JSON.parse(again.stdout)).toEqual([[], [], []]);
+    }
     // Without the file the same script finds the uses (the test is about the file, not the sandbox).
     const plain = spawnSync(process.execPath, [script], { encoding: 'utf8' });
     expect(JSON.parse(plain.stdout)).toEqual([['b.ts:1', 'b.ts:2'], ['b.ts:1', 'b.ts:2'], ['b.ts:1', 'b.ts:2']]);

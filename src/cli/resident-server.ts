@@ -727,6 +727,21 @@ export async function runResidentServer(options: ServerOptions): Promise<string>
   // check-callers' path), then the engine run once on a sample of its own (warm-up.ts: a first cold
   // call otherwise ran before V8 had optimised it, ~2.5× slower), each step after the running request;
   // POLYWAVE_RESIDENT_PRELOAD=0 leaves all of it to the first call that needs it.
+  // Work the analysis engine leaves for idle time (the word index of a new tree: index.ts scheduleIndexFill),
+  // one task at a time, each slice after the running request and the waiting ones.
+  let idleChain = Promise.resolve();
+  void import('../analysis/engine/scope.js').then(({ setIdleRunner }) =>
+    setIdleRunner((task) => {
+      idleChain = idleChain
+        .then(() =>
+          task(async () => {
+            await drained();
+            return !stopping;
+          }),
+        )
+        .catch(() => undefined);
+    }),
+  );
   if (process.env.POLYWAVE_RESIDENT_PRELOAD !== '0') {
     const ownEnvironment = { ...process.env };
     // The server's own temporary directory, absolute, taken now: during a request process.env and the cwd are the caller's (X42-02/03).

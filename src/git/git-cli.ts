@@ -3,7 +3,7 @@ import { existsSync, lstatSync } from 'node:fs';
 import path from 'node:path';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { GitError } from './git-error.js';
-import { absolutePathEntries, hardenGitArgs, hostGitEnvironment, remoteGitCommand, repositoryLocatingVariables } from './harden.js';
+import { absolutePathEntries, hardenGitArgs, hostGitEnvironment, pathspecVariables, remoteGitCommand, repositoryLocatingVariables } from './harden.js';
 import { withoutCredentials } from '../sandbox/credential-variables.js';
 import { clearDeadHalfWrittenWorktree, indexLockRetryDelaysMs, retriableIndexLockFailure } from './index-lock-retry.js';
 import { execFileOffloaded, gitSpawnsOffloaded, type OffloadedError } from './spawn-server.js';
@@ -63,6 +63,8 @@ interface ExecOptions {
   allowExitCodes?: readonly number[];
   /** Error code for a failure (default G000_GIT_FAILED). */
   code?: string;
+  /** Each piece of stdout as it arrives (Git.run). */
+  onStdout?: (chunk: string) => void;
 }
 
 interface ExecResult {
@@ -179,12 +181,13 @@ export function createGit(cwd: string, options: CreateGitOptions = {}): Git {
         reject(createGitError({ args, exitCode, stderr: `${stderr}${signalNote}`, cwd, code: execOptions.code }));
       };
       const maxBuffer = 512 * 1024 * 1024;
-      if (gitSpawnsOffloaded()) {
+      if (gitSpawnsOffloaded() && !execOptions.onStdout) {
         // A long-running orchestrator: started by the helper process (spawn-server.ts), same result.
         execFileOffloaded('git', argv, { cwd, env: environment, maxBuffer, input: execOptions.input ?? '', ...(execOptions.signal ? { signal: execOptions.signal } : {}) }, settle);
         return;
       }
       const child = execFile('git', argv, { cwd, env: environment, encoding: 'utf8', maxBuffer, ...(execOptions.signal ? { signal: execOptions.signal } : {}) }, (error, stdout, stderr) => settle(error, stdout, stderr));
+      if (execOptions.onStdout) child.stdout?.on('data', execOptions.onStdout);
       // Closed at once without input, so a command that reads stdin never waits. git may exit
       // before reading it all (EPIPE): the exit code tells that story, not the pipe.
       child.stdin?.on('error', () => {});
@@ -521,7 +524,7 @@ function buildEnvironment(source: Readonly<Record<string, string | undefined>>):
   for (const [name, value] of Object.entries(hostGitEnvironment(source))) {
     if (value !== undefined) environment[name] = value;
   }
-  for (const name of repositoryLocatingVariables) delete environment[name];
+  for (const name of [...repositoryLocatingVariables, ...pathspecVariables]) delete environment[name];
   environment.GIT_TERMINAL_PROMPT = '0';
   environment.LC_ALL = 'C';
   return environment;

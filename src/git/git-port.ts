@@ -56,7 +56,20 @@ export interface Git {
   /** The directory commands run in. */
   readonly cwd: string;
   /** Raw access for the rare command without a typed method; throws GitError on failure. */
-  run(args: readonly string[], options?: { env?: Record<string, string>; input?: string; signal?: AbortSignal; allowExitCodes?: number[] }): Promise<{ stdout: string; stderr: string; exitCode: number }>;
+  run(
+    args: readonly string[],
+    options?: {
+      env?: Record<string, string>;
+      input?: string;
+      signal?: AbortSignal;
+      allowExitCodes?: number[];
+      /**
+       * Each piece of stdout as git writes it (the result still carries all of it): a caller can start on
+       * the first lines of a long answer. Such a command is never run through the spawn helper (one fork).
+       */
+      onStdout?: (chunk: string) => void;
+    },
+  ): Promise<{ stdout: string; stderr: string; exitCode: number }>;
   /**
    * The same repository and environment, with `config()` laid over every command as
    * `git -c key=value` (read before each command; on top of this instance's own overrides).

@@ -64,6 +64,14 @@ export function gitSubcommandOf(args: readonly string[]): string | undefined {
 export const repositoryLocatingVariables: readonly string[] = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_COMMON_DIR', 'GIT_INDEX_FILE', 'GIT_PREFIX', 'GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES', 'GIT_NAMESPACE'];
 
 /**
+ * Variables that change what every pathspec means (git exports them to everything it runs when given
+ * `--literal-pathspecs`, `--glob-pathspecs` …): never passed to a git polywave starts, whose pathspecs
+ * are written for git's default meaning. Outside attack X43-01: with GIT_LITERAL_PATHSPECS=1 the
+ * analysis engine's `git grep … -- '*.ts'` matched no file and check-callers answered "no callers".
+ */
+export const pathspecVariables: readonly string[] = ['GIT_LITERAL_PATHSPECS', 'GIT_GLOB_PATHSPECS', 'GIT_NOGLOB_PATHSPECS', 'GIT_ICASE_PATHSPECS'];
+
+/**
  * `env` without {@link repositoryLocatingVariables}: for a run bound to one repository (run-scout,
  * run-critic) whose git calls go through `runGit`, which honours them. Outside attack X34-07: exported
  * (as inside another repository's git hook), they moved run-scout's discovery and its commit elsewhere.
@@ -94,7 +102,7 @@ export function hostGitProcessEnvironment(args: readonly string[], env: Readonly
   if (cached) return cached;
   const environment: Record<string, string> = {};
   for (const [name, value] of Object.entries(hostGitEnvironmentFor(args, env))) if (value !== undefined) environment[name] = value;
-  for (const name of repositoryLocatingVariables) delete environment[name];
+  for (const name of [...repositoryLocatingVariables, ...pathspecVariables]) delete environment[name];
   environment.GIT_TERMINAL_PROMPT = '0';
   environment.LC_ALL = 'C';
   // No hook (see hookQuerySubcommands) for the gits a batch shell or a pipe starts, whatever their arguments.

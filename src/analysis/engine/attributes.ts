@@ -1,89 +1,131 @@
 /**
  * The git attributes files that can apply to a repository's paths, read as text without a git
- * process where that is certain: a `.gitattributes` in a listed directory (tracked or not: git reads
- * the working tree's), `$GIT_COMMON_DIR/info/attributes`, the per-user file (XDG), the system file
- * (`/etc/gitattributes` for a git built with `sysconfdir=/etc`, as Debian's), and `core.attributesFile`.
+ * process where that is certain: a `.gitattributes` in a listed directory (the working tree's, tracked
+ * or not; a tracked one missing from the disk is read by git from the index), `$GIT_COMMON_DIR/info/
+ * attributes`, the per-user file (XDG), the system file (`/etc/gitattributes` for a git built with
+ * `sysconfdir=/etc`, as Debian's), and `core.attributesFile`. Paths are git's: HOME is the one polywave
+ * gives git (the host user's, harden.ts), relative ones are taken from the top level (git's cwd).
  * Two questions are answered from them:
- * - could any file be marked binary, or searched by git grep otherwise than its bytes say
- *   ({@link attributesPossible}: the word index stands in for git grep only where none can);
+ * - could git grep -I call a file binary otherwise than its bytes say (a `diff` attribute, the `binary`
+ *   macro: {@link grepAttributesPossible}; the word index stands in for git grep only where none can);
  * - could any file's working-tree bytes differ from its index blob while git calls it unmodified
  *   ({@link conversionPossible}: a `filter` (clean/smudge, LFS), `ident` or `working-tree-encoding`):
  *   then the listing asks `git check-attr` which files, and reads those from disk (repo-files.ts).
+ * Where a file cannot be read as a small regular file (a FIFO, a device, past 1 MiB, a tracked
+ * `.gitattributes` missing or not a regular file on disk), the answer is "possible": git decides.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { hostGitEnvironment } from '../../git/harden.js';
 import type { RepoContext } from './repo-files.js';
 
 /** Where git builds commonly read their system attributes file (`$(sysconfdir)/gitattributes`). */
 const systemAttributeFiles = ['/etc/gitattributes', '/usr/local/etc/gitattributes', '/opt/homebrew/etc/gitattributes'];
 
-function readIfPresent(file: string): string | undefined {
-  if (!existsSync(file)) return undefined;
+/** Attributes and configuration files larger than this are left to git (they are a few lines in practice). */
+const maxTextBytes = 1024 * 1024;
+
+/**
+ * The text of a small regular file (symbolic links followed unless `noFollow`), without ever blocking on a
+ * FIFO or reading a device: undefined when there is nothing there, 'unknown' when something is there that is
+ * not such a file.
+ */
+function readSmallFile(file: string, noFollow = false): string | 'unknown' | undefined {
+  let fd: number;
   try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    return ''; // present but unreadable: counts as present (git may read it; we cannot tell what it says)
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | (noFollow ? constants.O_NOFOLLOW : 0));
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    // ELOOP: a symbolic link where none is followed (git ignores an in-tree .gitattributes link)
+    if (code === 'ELOOP' && noFollow) return undefined;
+    return 'unknown';
   }
+  try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile() || stats.size > maxTextBytes) return 'unknown';
+    return readFileSync(fd, 'utf8');
+  } catch {
+    return 'unknown';
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** git's boolean reading of an environment variable (unset or empty: false). */
+function gitBoolean(value: string | undefined): boolean {
+  if (value === undefined || value === '') return false;
+  const lower = value.trim().toLowerCase();
+  if (lower === 'false' || lower === 'no' || lower === 'off') return false;
+  if (/^-?\d+$/.test(lower)) return Number(lower) !== 0;
+  return true;
 }
 
 /**
  * Every attributes file's text that git could apply to paths in `dirs` (repo-relative directories,
- * '' for the top level), or undefined when that cannot be known (GIT_ATTR_SOURCE: attributes from a tree).
+ * '' for the top level), or undefined when that cannot be known here (GIT_ATTR_SOURCE: attributes from a
+ * tree; a file that is not a small regular one). `tracked`: the `.gitattributes` paths the index holds.
  * `core.attributesFile` is asked of git only where configuration names it, includes another file or comes
- * from the environment.
+ * from the environment, or the checkout is a linked worktree (its own config.worktree).
  */
-export async function attributeTexts(context: RepoContext, dirs: Iterable<string>): Promise<string[] | undefined> {
-  const env = process.env;
+export async function attributeTexts(context: RepoContext, dirs: Iterable<string>, tracked: ReadonlySet<string> = new Set()): Promise<string[] | undefined> {
+  const env = hostGitEnvironment(process.env);
   if (env.GIT_ATTR_SOURCE !== undefined) return undefined;
+  const fromTop = (file: string) => path.resolve(context.root, file);
   const texts: string[] = [];
-  const add = (file: string) => {
-    const text = readIfPresent(file);
-    if (text !== undefined) texts.push(text);
+  let unknown = false;
+  const add = (file: string, noFollow = false) => {
+    const text = readSmallFile(file, noFollow);
+    if (text === 'unknown') unknown = true;
+    else if (text !== undefined) texts.push(text);
   };
-  for (const dir of dirs) add(path.join(context.root, dir, '.gitattributes'));
+  for (const dir of dirs) {
+    const relative = dir === '' ? '.gitattributes' : `${dir}/.gitattributes`;
+    const file = path.join(context.root, relative);
+    // git reads an in-tree .gitattributes only as a regular file, and a tracked one it cannot read there from the index
+    if (tracked.has(relative) && !lstatSync(file, { throwIfNoEntry: false })?.isFile()) return undefined;
+    add(file, true);
+    if (unknown) return undefined;
+  }
   add(path.join(context.commonDir, 'info', 'attributes'));
-  const xdg = env.XDG_CONFIG_HOME ? path.join(env.XDG_CONFIG_HOME, 'git', 'attributes') : env.HOME ? path.join(env.HOME, '.config', 'git', 'attributes') : undefined;
+  const home = env.HOME ? fromTop(env.HOME) : undefined;
+  const xdg = env.XDG_CONFIG_HOME ? path.join(fromTop(env.XDG_CONFIG_HOME), 'git', 'attributes') : home ? path.join(home, '.config', 'git', 'attributes') : undefined;
   if (xdg !== undefined) add(xdg);
-  if (env.GIT_ATTR_NOSYSTEM === undefined) for (const file of systemAttributeFiles) add(file);
+  if (!gitBoolean(env.GIT_ATTR_NOSYSTEM)) for (const file of systemAttributeFiles) add(file);
+  if (unknown) return undefined;
   // core.attributesFile: the config files that can set it are read as text (no git process); where one
-  // names it or includes another file, or configuration comes from the environment, git is asked.
-  let ask = Object.keys(env).some((name) => name === 'GIT_CONFIG_PARAMETERS' || name === 'GIT_CONFIG_COUNT' || name === 'GIT_CONFIG');
-  const globals = env.GIT_CONFIG_GLOBAL !== undefined ? [env.GIT_CONFIG_GLOBAL] : [env.XDG_CONFIG_HOME ? path.join(env.XDG_CONFIG_HOME, 'git', 'config') : env.HOME ? path.join(env.HOME, '.config', 'git', 'config') : '', env.HOME ? path.join(env.HOME, '.gitconfig') : ''];
-  const configs = [env.GIT_CONFIG_SYSTEM ?? '/etc/gitconfig', ...globals, path.join(context.commonDir, 'config'), path.join(context.commonDir, 'config.worktree')];
+  // names it or includes another file, configuration comes from the environment, or this is a linked
+  // worktree (its config.worktree lives in its own git dir), git is asked.
+  let ask = Object.keys(env).some((name) => name === 'GIT_CONFIG_PARAMETERS' || name === 'GIT_CONFIG_COUNT' || name === 'GIT_CONFIG') || !lstatSync(path.join(context.root, '.git'), { throwIfNoEntry: false })?.isDirectory();
+  const globals = env.GIT_CONFIG_GLOBAL !== undefined ? [fromTop(env.GIT_CONFIG_GLOBAL)] : [env.XDG_CONFIG_HOME ? path.join(fromTop(env.XDG_CONFIG_HOME), 'git', 'config') : home ? path.join(home, '.config', 'git', 'config') : '', home ? path.join(home, '.gitconfig') : ''];
+  const configs = [env.GIT_CONFIG_SYSTEM !== undefined ? fromTop(env.GIT_CONFIG_SYSTEM) : '/etc/gitconfig', ...globals, path.join(context.commonDir, 'config'), path.join(context.commonDir, 'config.worktree')];
   for (const file of ask ? [] : configs) {
     if (file === '') continue;
-    let text: string;
-    try {
-      text = readFileSync(file, 'utf8').toLowerCase();
-    } catch {
-      continue;
-    }
-    if (text.includes('attributesfile') || text.includes('include')) ask = true;
+    const text = readSmallFile(file);
+    if (text === undefined) continue;
+    if (text === 'unknown' || /attributesfile|include/i.test(text)) ask = true;
   }
   if (ask) {
     const configured = (await context.git.run(['config', '--path', '--get', 'core.attributesFile'], { allowExitCodes: [1] })).stdout.trim();
-    if (configured !== '') add(path.resolve(context.root, configured));
+    if (configured !== '') add(fromTop(configured));
   }
-  return texts;
+  return unknown ? undefined : texts;
 }
 
-/** Whether any attributes file can apply to paths in `dirs` (undefined `dirs`: a `.gitattributes` is listed). */
-export async function attributesPossible(context: RepoContext, dirs: Iterable<string> | undefined): Promise<boolean> {
-  if (dirs === undefined) return true;
-  const texts = await attributeTexts(context, dirs);
-  return texts === undefined || texts.length > 0;
+/** Whether an attribute can make git grep -I call a file binary (`diff`, `-diff`, `diff=<driver>`, the `binary` macro, a macro of those). */
+export async function grepAttributesPossible(context: RepoContext, dirs: Iterable<string>, tracked: ReadonlySet<string>): Promise<boolean> {
+  const texts = await attributeTexts(context, dirs, tracked);
+  return texts === undefined || texts.some((text) => /diff|binary/.test(text));
 }
-
-/** Attributes that make git's working-tree bytes differ from the blob's in more than line endings. */
-const conversionWord = /(?:^|[\s!-])(?:filter|ident|working-tree-encoding)(?=[\s=]|$)/m;
 
 /**
  * Whether an attribute that converts content between the index and the working tree (`filter`,
  * `ident`, `working-tree-encoding`; a macro defining one names it too) can apply to paths in `dirs`.
+ * Any mention counts (a quoted pattern, a path containing the word): a false alarm costs one `git check-attr`.
  */
-export async function conversionPossible(context: RepoContext, dirs: Iterable<string>): Promise<boolean> {
-  const texts = await attributeTexts(context, dirs);
-  return texts === undefined || texts.some((text) => conversionWord.test(text));
+export async function conversionPossible(context: RepoContext, dirs: Iterable<string>, tracked: ReadonlySet<string>): Promise<boolean> {
+  const texts = await attributeTexts(context, dirs, tracked);
+  return texts === undefined || texts.some((text) => /filter|ident|working-tree-encoding/.test(text));
 }
 
 /** The files among `files` that have a `filter`, `ident` or `working-tree-encoding` attribute set (`git check-attr`). */

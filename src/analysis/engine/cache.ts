@@ -130,11 +130,32 @@ export function writeCached(dir: string, blob: string, lang: Lang, facts: FileFa
     pending.set(dir, entries);
   }
   entries.set(`${blob}.${lang}`, JSON.stringify(facts));
-  pendingUmask.set(dir, process.umask());
+  // The umask of the call that parsed them (a resident server's caller's): read once per queued pack. A call
+  // flushes what an earlier call queued before it writes (scope.ts beforeCallHooks), so one pack has one caller.
+  if (!pendingUmask.has(dir)) pendingUmask.set(dir, currentUmask());
   if (!exitHook) {
     exitHook = true;
     process.on('exit', () => flushCache());
   }
+}
+
+/**
+ * The process's umask, read without changing it: `process.umask()` with no argument sets it to 0 for a
+ * moment (DEP0139), when files created on other threads get mode 0666. Linux reports it in /proc.
+ */
+export function currentUmask(): number {
+  try {
+    const match = /^Umask:\s*([0-7]+)\s*$/m.exec(readFileSync('/proc/self/status', 'utf8'));
+    if (match) return Number.parseInt(match[1]!, 8);
+  } catch {
+    // no /proc (macOS): the only way left
+  }
+  return process.umask();
+}
+
+/** Writes the queued facts now if any are queued (before another call queues its own). */
+export function flushPendingCache(): void {
+  if (pending.size > 0) flushCache();
 }
 
 /** Writes the queued facts soon (after the current turn of the event loop: an answer being sent goes first). */

@@ -10,8 +10,7 @@
  * separate checkouts git does not list here.
  */
 import { createHash } from 'node:crypto';
-import { lstatSync, readFileSync } from 'node:fs';
-import { lstat, readFile } from 'node:fs/promises';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createGit } from '../../git/git-cli.js';
 import type { Git } from '../../git/git-port.js';
@@ -46,6 +45,38 @@ export function isAnalysable(file: string): boolean {
 export function blobId(content: Buffer): string {
   return createHash('sha1').update(`blob ${content.length}\0`).update(content).digest('hex');
 }
+
+/**
+ * The bytes of a regular file (a symbolic link is followed unless `noFollow`), or undefined when there is none:
+ * opened without blocking and checked on the open file, so a FIFO or a device put where a source file was
+ * (or between a check and the read) is never waited on or read without end (outside attack X43-12).
+ */
+export function readRegularFile(file: string, noFollow = false): Buffer | undefined {
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | (noFollow ? constants.O_NOFOLLOW : 0));
+  } catch {
+    return undefined;
+  }
+  try {
+    return fstatSync(fd).isFile() ? readFileSync(fd) : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Whether a directory on the way from `root` to `file` (repo-relative) is a symbolic link: git does not look beyond one. */
+function beyondLink(root: string, file: string): boolean {
+  for (let slash = file.indexOf('/'); slash > 0; slash = file.indexOf('/', slash + 1)) {
+    if (lstatSync(path.join(root, file.slice(0, slash)), { throwIfNoEntry: false })?.isSymbolicLink()) return true;
+  }
+  return false;
+}
+
+/** Which files module resolution reads the content of (go.mod, Cargo.toml): their working-tree edits count. */
+const resolutionFile = /(?:^|\/)(?:go\.mod|Cargo\.toml)$/;
 
 export interface RepoContext {
   /** Absolute top level of the working tree. */
@@ -261,26 +292,17 @@ async function listRepoNow(context: RepoContext, options: { only?: readonly stri
     if (flagged) grepOnly = true;
     if (flagged || entry.file.includes('\uFFFD')) unlike.add(entry.file);
   }
-  if (await conversionPossible(context, ['', ...directoriesOf(stagedEntries.map((entry) => entry.file))])) {
+  const trackedAttributes = new Set(stagedEntries.flatMap((entry) => (entry.file === '.gitattributes' || entry.file.endsWith('/.gitattributes') ? [entry.file] : [])));
+  if (await conversionPossible(context, ['', ...directoriesOf(stagedEntries.map((entry) => entry.file))], trackedAttributes)) {
     const plain = stagedEntries.flatMap((entry) => (entry.mode !== '160000' && isAnalysable(entry.file) && !modified.has(entry.file) && !unlike.has(entry.file) ? [entry.file] : []));
     for (const file of await convertedFiles(context, plain)) unlike.add(file);
   }
   // Working-tree state that the listing depends on: content of every modified file (hashed), link or not.
   const fromDisk = new Map<string, { blob: string; symlink: boolean } | null>();
   const otherModified = new Map<string, string>();
-  await Promise.all(
-    [...modified, ...unlike].filter(isAnalysable).map(async (file) => {
-      const content = await readFile(path.join(root, file)).catch(() => undefined);
-      if (content === undefined) {
-        fromDisk.set(file, null); // deleted in the working tree
-        return;
-      }
-      const regular = await lstat(path.join(root, file)).then((stats) => stats.isFile(), () => false);
-      fromDisk.set(file, { blob: blobId(content), symlink: !regular });
-    }),
-  );
+  for (const file of [...modified, ...unlike].filter(isAnalysable)) fromDisk.set(file, diskState(root, file));
   // go.mod / Cargo.toml edits change resolution: their working-tree state counts too.
-  for (const file of modified) if (!isAnalysable(file)) otherModified.set(file, await readFile(path.join(root, file), 'utf8').catch(() => ''));
+  for (const file of modified) if (resolutionFile.test(file)) otherModified.set(file, readRegularFile(path.join(root, file))?.toString('utf8') ?? '');
   const diskKey = currentIndex === undefined ? undefined : JSON.stringify([[...fromDisk].sort(), [...otherModified].sort(), [...unlike].sort()]);
   if (sameIndex && known.listing && known.changed === changed.stdout && known.diskKey === diskKey) return known.listing;
   const files = new Map<string, RepoFile>();
@@ -300,13 +322,7 @@ async function listRepoNow(context: RepoContext, options: { only?: readonly stri
     allPaths.push(file);
     if (isAnalysable(file) && !files.has(file)) untrackedFiles.push(file);
   }
-  for (const file of untrackedFiles) {
-    if (fromDisk.has(file)) continue;
-    const content = await readFile(path.join(root, file)).catch(() => undefined);
-    if (content === undefined) continue;
-    const regular = await lstat(path.join(root, file)).then((stats) => stats.isFile(), () => false);
-    fromDisk.set(file, { blob: blobId(content), symlink: !regular });
-  }
+  for (const file of untrackedFiles) if (!fromDisk.has(file)) fromDisk.set(file, diskState(root, file));
   for (const file of [...listedModified, ...untrackedFiles]) {
     const state = fromDisk.get(file);
     if (state) files.set(file, { file, lang: languageOf(file)!, blob: state.blob, fromWorktree: true, ...(state.symlink || indexLinks.has(file) ? { symlink: true as const } : {}) });
@@ -325,6 +341,18 @@ async function listRepoNow(context: RepoContext, options: { only?: readonly stri
   return listing;
 }
 
+/**
+ * A working-tree file's blob id (of the bytes a link leads to, for a link) and whether it is a link; null when
+ * git would call it deleted: gone, not a file (a FIFO, a device), or beyond a linked directory.
+ */
+function diskState(root: string, file: string): { blob: string; symlink: boolean } | null {
+  if (beyondLink(root, file)) return null;
+  const full = path.join(root, file);
+  const link = lstatSync(full, { throwIfNoEntry: false })?.isSymbolicLink() ?? false;
+  const content = readRegularFile(full);
+  return content === undefined ? null : { blob: blobId(content), symlink: link };
+}
+
 /** The texts of `files`: working-tree files from disk, the rest from git's object store in one batch. */
 export function readTexts(context: RepoContext, files: readonly RepoFile[], exact?: Set<string>): Map<string, string> {
   // Files git reports unmodified hold the index content on disk (git's own stat check), and
@@ -334,12 +362,13 @@ export function readTexts(context: RepoContext, files: readonly RepoFile[], exac
   // only what is derived from those may be stored under that id.
   const texts = new Map<string, string>();
   for (const entry of files) {
+    const bytes = readRegularFile(path.join(context.root, entry.file));
+    if (bytes === undefined) continue; // deleted (or no longer a file) since listed
     try {
-      const bytes = readFileSync(path.join(context.root, entry.file));
       texts.set(entry.file, bytes.toString('utf8'));
       if (exact && blobId(bytes) === entry.blob) exact.add(entry.file);
     } catch {
-      // deleted since listed
+      // past V8's longest string: passed over
     }
   }
   return texts;

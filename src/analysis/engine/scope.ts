@@ -47,6 +47,7 @@ function freshScope(memory: boolean): AnalysisScope {
  */
 export function analysisCall<T>(env: Readonly<Record<string, string | undefined>>, fn: () => Promise<T>): Promise<T> {
   if (storage.getStore()) return fn();
+  for (const hook of beforeCallHooks) hook();
   return storage.run(freshScope(env.POLYWAVE_ANALYSIS_STATS !== '1'), async () => {
     try {
       return await fn();
@@ -59,6 +60,22 @@ export function analysisCall<T>(env: Readonly<Record<string, string | undefined>
 
 /** Run when an outermost {@link analysisCall} ends (the engine registers its cache flush here). */
 export const afterCallHooks = new Set<() => void>();
+/** Run when an outermost {@link analysisCall} starts (the engine writes what an earlier call left queued). */
+export const beforeCallHooks = new Set<() => void>();
+
+/**
+ * Work a long-lived process (the resident server) runs while no request is: `task` gets `between`,
+ * to await before each slice of work, which resolves true when it may go on (false: the process is
+ * stopping). Undefined elsewhere: such work is then done within the call that needs it, or not at all.
+ */
+export type IdleRunner = (task: (between: () => Promise<boolean>) => Promise<void>) => void;
+let idleRunner: IdleRunner | undefined;
+export function setIdleRunner(runner: IdleRunner | undefined): void {
+  idleRunner = runner;
+}
+export function currentIdleRunner(): IdleRunner | undefined {
+  return idleRunner;
+}
 
 /** Whether an {@link analysisCall} is running (its end runs {@link afterCallHooks}). */
 export function insideCall(): boolean {

@@ -1,0 +1,86 @@
+/**
+ * The word index of a new tree in a long-lived process (issue 15: the second command on a tree cost 4–6×
+ * git grep while the resident server read every file to build it): above a few hundred unread files the
+ * call that would build it lets git grep answer and leaves the reading to idle time (scope.ts
+ * setIdleRunner; the resident server runs it between requests, a slice at a time). Shown here with
+ * a runner that records the task and runs it when told: the second call searches with git grep, the
+ * task reads the files, the third call searches with no git process — and all three answer alike.
+ * Without a runner (a CLI process) the index is built within the call, as before.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { findReferences } from '../src/analysis/engine/index.js';
+import { flushCache } from '../src/analysis/engine/cache.js';
+import { analysisCall, memory, setIdleRunner, type IdleRunner } from '../src/analysis/engine/scope.js';
+import { createTestRepo } from './support/git-repo.js';
+
+afterEach(() => {
+  setIdleRunner(undefined);
+  flushCache();
+  memory.clear();
+});
+
+async function bigRepo() {
+  const files: Record<string, string> = { 'src/def.ts': 'export function zapIt(): void {}\n' };
+  for (let i = 0; i < 400; i += 1) files[`src/f${i}.ts`] = i % 40 === 0 ? `import { zapIt } from './def.js';\nzapIt(${i});\n` : `export const v${i} = ${i};\n`;
+  return createTestRepo({ files });
+}
+
+async function traced<T>(trace: string, fn: () => Promise<T>): Promise<{ result: T; grep: boolean }> {
+  const saved = process.env.GIT_TRACE;
+  process.env.GIT_TRACE = trace;
+  try {
+    const result = await analysisCall(process.env, fn);
+    return { result, grep: / git grep /.test(readFileSync(trace, 'utf8')) };
+  } finally {
+    if (saved === undefined) delete process.env.GIT_TRACE;
+    else process.env.GIT_TRACE = saved;
+  }
+}
+
+describe('the word index of a new tree, built in idle time', () => {
+  it('second call: git grep, the reading left to idle time; third call: the index; one answer', async () => {
+    const repo = await bigRepo();
+    const tasks: Array<Parameters<IdleRunner>[0]> = [];
+    setIdleRunner((task) => tasks.push(task));
+    memory.clear();
+    const first = await traced(path.join(repo.root, '1.trace'), () => findReferences(repo.dir, 'zapIt'));
+    expect(first.result).toHaveLength(20);
+    expect(first.grep).toBe(true);
+    const second = await traced(path.join(repo.root, '2.trace'), () => findReferences(repo.dir, 'zapIt'));
+    expect(second.grep).toBe(true);
+    expect(second.result).toEqual(first.result);
+    expect(tasks).toHaveLength(1);
+    // The same tree asked again before the idle time came: no second task for it.
+    await traced(path.join(repo.root, '2b.trace'), () => findReferences(repo.dir, 'zapIt'));
+    expect(tasks).toHaveLength(1);
+    let slices = 0;
+    await tasks[0]!(async () => {
+      slices += 1;
+      return true;
+    });
+    expect(slices).toBeGreaterThan(1); // a slice at a time (128 files), the runner asked before each
+    const third = await traced(path.join(repo.root, '3.trace'), () => findReferences(repo.dir, 'zapIt'));
+    expect(third.grep).toBe(false);
+    expect(third.result).toEqual(first.result);
+  }, 60_000);
+
+  it('a stopping process ends the task between slices; without a runner the call builds the index itself', async () => {
+    const repo = await bigRepo();
+    const tasks: Array<Parameters<IdleRunner>[0]> = [];
+    setIdleRunner((task) => tasks.push(task));
+    memory.clear();
+    await traced(path.join(repo.root, '1.trace'), () => findReferences(repo.dir, 'zapIt'));
+    await traced(path.join(repo.root, '2.trace'), () => findReferences(repo.dir, 'zapIt'));
+    await tasks[0]!(async () => false);
+    // Nothing was read: still git grep.
+    expect((await traced(path.join(repo.root, '3.trace'), () => findReferences(repo.dir, 'zapIt'))).grep).toBe(true);
+    setIdleRunner(undefined);
+    memory.clear();
+    await traced(path.join(repo.root, '4.trace'), () => findReferences(repo.dir, 'zapIt'));
+    const built = await traced(path.join(repo.root, '5.trace'), () => findReferences(repo.dir, 'zapIt'));
+    expect(built.grep).toBe(false);
+    expect(built.result).toHaveLength(20);
+  }, 60_000);
+});
