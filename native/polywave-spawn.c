@@ -13,6 +13,9 @@
  *   request 'E' u32 count, count x (u32 len, bytes)       the environment of the commands that follow
  *   request 'R' u32 id, u32 maxBuffer, u32 n, n x (u32 len, bytes) = file, cwd, argv[0..n-3],
  *               u32 inputLength, input bytes            run a command (stdin: input, then closed)
+ *   request 'S' (as 'R')                                  run a command whose stdout is also sent as it comes:
+ *                                                         a kind 5 answer per piece read (its bytes as `out`), the
+ *                                                         final answer carrying only what was not sent before
  *   request 'K' u32 id                                    SIGTERM to that command (if it still runs)
  *   request 'U' u32 mask                                  the file mode creation mask of the commands that follow
  *                                                         (a resident server runs each request with its caller's)
@@ -56,6 +59,8 @@ typedef struct Command {
   size_t max_buffer;
   int exited, status;
   int over; /* 0, 3 (stdout) or 4 (stderr) */
+  int stream; /* 'S': stdout pieces are answered as they are read */
+  size_t streamed; /* stdout bytes already sent in pieces (they count against maxBuffer) */
   struct Command *next;
 } Command;
 
@@ -198,6 +203,7 @@ static int spawn_in_path(pid_t *pid, const char *file, const posix_spawn_file_ac
 }
 
 static void run(const unsigned char *data, size_t length) {
+  int stream = data[0] == 'S';
   size_t at = 1;
   uint32_t id, max_buffer, count;
   if (get32(data, length, &at, &id) || get32(data, length, &at, &max_buffer) || get32(data, length, &at, &count) || count < 3 || count > 1u << 20) return;
@@ -273,6 +279,7 @@ static void run(const unsigned char *data, size_t length) {
     command->out_fd = out_pipe[0];
     command->err_fd = err_pipe[0];
     command->max_buffer = max_buffer;
+    command->stream = stream;
     fcntl(command->in_fd, F_SETFL, fcntl(command->in_fd, F_GETFL) | O_NONBLOCK);
     fcntl(command->out_fd, F_SETFL, fcntl(command->out_fd, F_GETFL) | O_NONBLOCK);
     fcntl(command->err_fd, F_SETFL, fcntl(command->err_fd, F_GETFL) | O_NONBLOCK);
@@ -342,7 +349,7 @@ static void handle_requests(void) {
     }
     const unsigned char *message = (unsigned char *)requests.data + at;
     if (size > 0) {
-      if (message[0] == 'R') run(message, size);
+      if (message[0] == 'R' || message[0] == 'S') run(message, size);
       else if (message[0] == 'E') set_environment(message, size);
       else if (message[0] == 'K') kill_command(message, size);
       else if (message[0] == 'U') set_umask(message, size);
@@ -368,14 +375,20 @@ static void drain(Command *command, int *fd, Buffer *buffer, int which) {
     ssize_t got = read(*fd, chunk, sizeof chunk);
     if (got > 0) {
       size_t keep = (size_t)got;
-      if (buffer->length + keep > command->max_buffer) {
-        keep = command->max_buffer > buffer->length ? command->max_buffer - buffer->length : 0;
+      size_t used = buffer->length + (which == 3 ? command->streamed : 0);
+      if (used + keep > command->max_buffer) {
+        keep = command->max_buffer > used ? command->max_buffer - used : 0;
         if (!command->over) {
           command->over = which;
           if (!command->exited) kill(command->pid, SIGTERM);
         }
       }
       append(buffer, chunk, keep);
+      if (which == 3 && command->stream && buffer->length > 0) {
+        answer(command->id, 5, 0, buffer, NULL);
+        command->streamed += buffer->length;
+        buffer->length = 0;
+      }
       if ((size_t)got < sizeof chunk) return;
       continue;
     }

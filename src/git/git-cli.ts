@@ -181,9 +181,9 @@ export function createGit(cwd: string, options: CreateGitOptions = {}): Git {
         reject(createGitError({ args, exitCode, stderr: `${stderr}${signalNote}`, cwd, code: execOptions.code }));
       };
       const maxBuffer = 512 * 1024 * 1024;
-      if (gitSpawnsOffloaded() && !execOptions.onStdout) {
+      if (gitSpawnsOffloaded()) {
         // A long-running orchestrator: started by the helper process (spawn-server.ts), same result.
-        execFileOffloaded('git', argv, { cwd, env: environment, maxBuffer, input: execOptions.input ?? '', ...(execOptions.signal ? { signal: execOptions.signal } : {}) }, settle);
+        execFileOffloaded('git', argv, { cwd, env: environment, maxBuffer, input: execOptions.input ?? '', ...(execOptions.signal ? { signal: execOptions.signal } : {}), ...(execOptions.onStdout ? { onStdout: execOptions.onStdout } : {}) }, settle);
         return;
       }
       const child = execFile('git', argv, { cwd, env: environment, encoding: 'utf8', maxBuffer, ...(execOptions.signal ? { signal: execOptions.signal } : {}) }, (error, stdout, stderr) => settle(error, stdout, stderr));

@@ -65,7 +65,7 @@ export interface Git {
       allowExitCodes?: number[];
       /**
        * Each piece of stdout as git writes it (the result still carries all of it): a caller can start on
-       * the first lines of a long answer. Such a command is never run through the spawn helper (one fork).
+       * the first lines of a long answer (also through the spawn helper: its pieces are forwarded as they come).
        */
       onStdout?: (chunk: string) => void;
     },

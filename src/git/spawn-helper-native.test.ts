@@ -265,4 +265,32 @@ describe.skipIf(!built)('the native git helper (polywave-spawn)', () => {
       process.umask = umask as typeof process.umask;
     }
   });
+
+  it('a streamed command (onStdout): its stdout arrives in pieces before it ends, whole in the callback, a character split across pieces decoded once; maxBuffer counts the pieces', async () => {
+    for (const kind of ['native', 'node'] as const) {
+      await withHelper(kind, async () => {
+        const started = performance.now();
+        const pieces: Array<{ text: string; at: number }> = [];
+        // 'é' is written as its two bytes, 150 ms apart; the command runs ~450 ms in all.
+        const script = "printf 'first\\n'; sleep 0.15; printf '\\303'; sleep 0.15; printf '\\251 second\\n'; sleep 0.15; printf 'last'";
+        const outcome = await new Promise<{ stdout: string; error: unknown; ended: number }>((resolve) =>
+          execFileOffloaded('sh', ['-c', script], { cwd: dir, env, maxBuffer: 1024 * 1024, input: '', onStdout: (text) => pieces.push({ text, at: performance.now() - started }) }, (error, stdout) => resolve({ stdout, error, ended: performance.now() - started })),
+        );
+        expect(outcome.error, kind).toBeNull();
+        expect(outcome.stdout, kind).toBe('first\né second\nlast');
+        expect(pieces.map((piece) => piece.text).join(''), kind).toBe(outcome.stdout);
+        expect(pieces.length, kind).toBeGreaterThanOrEqual(3);
+        expect(pieces[0]!.text, kind).toBe('first\n');
+        expect(pieces[0]!.at, kind).toBeLessThan(outcome.ended - 250);
+        expect(pieces.some((piece) => piece.text.includes('\ufffd')), kind).toBe(false);
+        // Past maxBuffer: the same error as execFile's, the pieces never more than the limit.
+        const seen: string[] = [];
+        const over = await new Promise<{ code: unknown }>((resolve) =>
+          execFileOffloaded('sh', ['-c', 'printf 0123456789; sleep 0.1; printf abcdefghij'], { cwd: dir, env, maxBuffer: 15, input: '', onStdout: (text) => seen.push(text) }, (error) => resolve({ code: error?.code })),
+        );
+        expect(over.code, kind).toBe('ERR_CHILD_PROCESS_STDIO_MAXBUFFER');
+        expect(seen.join('').length, kind).toBeLessThanOrEqual(kind === 'native' ? 15 : 20);
+      });
+    }
+  });
 });

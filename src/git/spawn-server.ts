@@ -19,6 +19,7 @@ import { accessSync, constants as fsConstants } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { StringDecoder } from 'node:string_decoder';
 import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { getSystemErrorName } from 'node:util';
@@ -36,6 +37,8 @@ export interface OffloadedExecOptions {
   /** 'buffer': stdout is binary (a git pack): it travels back as base64 and reaches the callback as a Buffer. */
   encoding?: 'utf8' | 'buffer';
   signal?: AbortSignal;
+  /** Each piece of stdout as the command writes it (text commands): the callback still gets all of it. */
+  onStdout?: (chunk: string) => void;
 }
 
 export type OffloadedCallback = (error: OffloadedError | null, stdout: string, stderr: string) => void;
@@ -70,12 +73,15 @@ createInterface({ input: process.stdin }).on('line', (line) => {
     return;
   }
   running.set(request.id, child);
+  if (request.stream && child.stdout) child.stdout.on('data', (piece) => answer({ id: request.id, piece }));
   if (child.stdin) { child.stdin.on('error', () => {}); child.stdin.end(request.binary ? Buffer.from(request.input || '', 'base64') : request.input || ''); }
 }).on('close', () => process.exit(0));
 `;
 
 interface Answer {
   id: number;
+  /** A piece of a streamed command's stdout (not its end): the node helper's text, the native helper's bytes. */
+  piece?: string | Buffer;
   /** base64 from the node helper when the command is binary; the bytes themselves from the native one. */
   stdout: string | Buffer;
   stderr: string;
@@ -188,6 +194,10 @@ function readNativeAnswers(current: Helper, deliver: (answer: Answer) => void): 
     const stdout = body.subarray(13, 13 + outLength);
     const errLength = body.readUInt32LE(13 + outLength);
     const stderr = body.subarray(17 + outLength, 17 + outLength + errLength).toString('utf8');
+    if (kind === 5) {
+      deliver({ id, piece: Buffer.from(stdout), stdout: '', stderr: '', error: null });
+      return;
+    }
     const commandLine = current.commandLines.get(id) ?? '';
     current.commandLines.delete(id);
     deliver(nativeAnswer(id, kind, value, stdout, stderr, commandLine));
@@ -292,6 +302,10 @@ function startHelper(): Helper | undefined {
   const deliver = (answer: Answer) => {
     const settle = current.pending.get(answer.id);
     if (!settle) return;
+    if (answer.piece !== undefined) {
+      settle(answer);
+      return;
+    }
     current.pending.delete(answer.id);
     if (current.pending.size === 0) keepAlive(current, false);
     settle(answer);
@@ -331,6 +345,7 @@ function offload(file: string, args: readonly string[], options: OffloadedExecOp
     const child = binary
       ? execFile(file, args, { cwd: options.cwd, env: options.env, encoding: 'buffer', maxBuffer: options.maxBuffer, ...(options.signal ? { signal: options.signal } : {}) }, done)
       : execFile(file, args, { cwd: options.cwd, env: options.env, encoding: 'utf8', maxBuffer: options.maxBuffer, ...(options.signal ? { signal: options.signal } : {}) }, done);
+    if (options.onStdout && !binary) child.stdout?.on('data', options.onStdout);
     child.stdin?.on('error', () => {});
     child.stdin?.end(options.input);
     return;
@@ -355,10 +370,30 @@ function offload(file: string, args: readonly string[], options: OffloadedExecOp
     return;
   }
   signal?.addEventListener('abort', onAbort, { once: true });
+  // A streamed command (text only): pieces go to onStdout as they come (decoded across piece boundaries); the
+  // native helper's final answer holds only the rest, so its stdout is the pieces plus that.
+  const stream = options.onStdout && !binary ? options.onStdout : undefined;
+  const decoder = stream ? new StringDecoder('utf8') : undefined;
+  const pieces: Buffer[] = [];
   current.pending.set(id, (answer) => {
+    if (answer.piece !== undefined) {
+      if (settled || !stream) return;
+      if (Buffer.isBuffer(answer.piece)) {
+        pieces.push(answer.piece);
+        const text = decoder!.write(answer.piece);
+        if (text !== '') stream(text);
+      } else stream(answer.piece);
+      return;
+    }
     signal?.removeEventListener('abort', onAbort);
     if (settled) return;
     settled = true;
+    if (stream && current.native && Buffer.isBuffer(answer.stdout)) {
+      const rest = answer.stdout;
+      const tail = decoder!.write(rest) + decoder!.end();
+      if (tail !== '') stream(tail);
+      if (pieces.length > 0) answer = { ...answer, stdout: Buffer.concat([...pieces, rest]) };
+    }
     const stdout = Buffer.isBuffer(answer.stdout) ? (binary ? answer.stdout : answer.stdout.toString('utf8')) : binary ? Buffer.from(answer.stdout, 'base64') : answer.stdout;
     if (!answer.error) {
       callback(null, stdout, answer.stderr);
@@ -371,7 +406,7 @@ function offload(file: string, args: readonly string[], options: OffloadedExecOp
   });
   if (current.pending.size === 1) keepAlive(current, true);
   if (current.native) {
-    sendNative(current, id, file, args, options);
+    sendNative(current, id, file, args, options, stream !== undefined);
     return;
   }
   let env = envJson.get(options.env);
@@ -385,7 +420,7 @@ function offload(file: string, args: readonly string[], options: OffloadedExecOp
     current.child.stdin.write(`${JSON.stringify({ umask: mask })}\n`);
     current.umask = mask;
   }
-  const request = JSON.stringify({ id, file, args, cwd: options.cwd, maxBuffer: options.maxBuffer, input, ...(binary ? { binary: true } : {}) });
+  const request = JSON.stringify({ id, file, args, cwd: options.cwd, maxBuffer: options.maxBuffer, input, ...(binary ? { binary: true } : {}), ...(stream ? { stream: true } : {}) });
   // The environment (~5 KB) only when it differs from the previous command's.
   current.child.stdin.write(env === current.lastEnv ? `${request}\n` : `${request.slice(0, -1)},"env":${env}}\n`);
   current.lastEnv = env;
@@ -409,7 +444,7 @@ function environmentPairs(env: Readonly<Record<string, string | undefined>>): st
 }
 
 /** One command to the native helper: its environment first when it differs from the last one sent. */
-function sendNative(current: Helper, id: number, file: string, args: readonly string[], options: OffloadedExecOptions): void {
+function sendNative(current: Helper, id: number, file: string, args: readonly string[], options: OffloadedExecOptions, stream = false): void {
   const env = environmentJson(options.env);
   const messages: Buffer[] = [];
   // Files a command creates get the mode they would get when started here (the caller's umask in a resident server).
@@ -425,7 +460,7 @@ function sendNative(current: Helper, id: number, file: string, args: readonly st
   }
   const input = typeof options.input === 'string' ? Buffer.from(options.input, 'utf8') : options.input;
   const strings = [file, options.cwd, file, ...args];
-  messages.push(frame([Buffer.from('R'), u32(id), u32(Math.min(options.maxBuffer, 0xffffffff)), u32(strings.length), ...strings.flatMap((text) => lengthPrefixed(text)), u32(input.length), input]));
+  messages.push(frame([Buffer.from(stream ? 'S' : 'R'), u32(id), u32(Math.min(options.maxBuffer, 0xffffffff)), u32(strings.length), ...strings.flatMap((text) => lengthPrefixed(text)), u32(input.length), input]));
   current.commandLines.set(id, [file, ...args].join(' '));
   current.child.stdin.write(messages.length === 1 ? messages[0] : Buffer.concat(messages));
 }
