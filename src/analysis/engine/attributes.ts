@@ -18,6 +18,7 @@ import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync } fr
 import path from 'node:path';
 import { hostGitEnvironment } from '../../git/harden.js';
 import type { RepoContext } from './repo-files.js';
+import { currentScope } from './scope.js';
 
 /** Where git builds commonly read their system attributes file (`$(sysconfdir)/gitattributes`). */
 const systemAttributeFiles = ['/etc/gitattributes', '/usr/local/etc/gitattributes', '/opt/homebrew/etc/gitattributes'];
@@ -68,7 +69,28 @@ function gitBoolean(value: string | undefined): boolean {
  * `core.attributesFile` is asked of git only where configuration names it, includes another file or comes
  * from the environment, or the checkout is a linked worktree (its own config.worktree).
  */
-export async function attributeTexts(context: RepoContext, dirs: Iterable<string>, tracked: ReadonlySet<string> = new Set()): Promise<string[] | undefined> {
+export function attributeTexts(context: RepoContext, dirs: Iterable<string>, tracked: ReadonlySet<string> = new Set()): Promise<string[] | undefined> {
+  // Asked twice per call (the listing, the word index) with the same directories: once per analysis call.
+  const list = [...dirs];
+  const key = `${context.root}\0${list.length}\0${[...tracked].join('\0')}`;
+  const scope = currentScope();
+  let known = perCall.get(scope);
+  if (!known) {
+    known = new Map();
+    perCall.set(scope, known);
+  }
+  let texts = known.get(key);
+  if (!texts) {
+    texts = readAttributeTexts(context, list, tracked);
+    known.set(key, texts);
+  }
+  return texts;
+}
+
+/** {@link attributeTexts} of the running analysis call (a scope outside any call is new each time: nothing kept). */
+const perCall = new WeakMap<object, Map<string, Promise<string[] | undefined>>>();
+
+async function readAttributeTexts(context: RepoContext, dirs: readonly string[], tracked: ReadonlySet<string>): Promise<string[] | undefined> {
   const env = hostGitEnvironment(process.env);
   if (env.GIT_ATTR_SOURCE !== undefined) return undefined;
   const fromTop = (file: string) => path.resolve(context.root, file);
