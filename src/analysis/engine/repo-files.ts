@@ -10,7 +10,7 @@
  * separate checkouts git does not list here.
  */
 import { createHash } from 'node:crypto';
-import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync } from 'node:fs';
 import path from 'node:path';
 import { createGit } from '../../git/git-cli.js';
 import type { Git } from '../../git/git-port.js';
@@ -59,7 +59,18 @@ export function readRegularFile(file: string, noFollow = false): Buffer | undefi
     return undefined;
   }
   try {
-    return fstatSync(fd).isFile() ? readFileSync(fd) : undefined;
+    const stats = fstatSync(fd);
+    if (!stats.isFile()) return undefined;
+    // Read into a buffer of the size fstat gave (readFileSync(fd) would ask fstat again: ~8 µs a file, 1,000 files on a
+    // cold call): the file as it was then (one edited meanwhile hashes to another id and is cached under none).
+    const bytes = Buffer.allocUnsafe(stats.size);
+    let length = 0;
+    while (length < bytes.length) {
+      const got = readSync(fd, bytes, length, bytes.length - length, null);
+      if (got === 0) break;
+      length += got;
+    }
+    return length === bytes.length ? bytes : bytes.subarray(0, length);
   } catch {
     return undefined;
   } finally {
