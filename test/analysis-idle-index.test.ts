@@ -83,4 +83,31 @@ describe('the word index of a new tree, built in idle time', () => {
     expect(built.grep).toBe(false);
     expect(built.result).toHaveLength(20);
   }, 60_000);
+
+  it('slices end by bytes as well as files (X44-03); a listing filled once is not filled again when the memory did not keep it (X44-05/07)', async () => {
+    const padding = `// ${'x'.repeat(78)}\n`.repeat(500); // ~40 KB a file: 2 MB is ~50 files, not 128
+    const files: Record<string, string> = { 'src/def.ts': 'export function zapIt(): void {}\n' };
+    for (let i = 0; i < 300; i += 1) files[`src/f${i}.ts`] = (i % 50 === 0 ? `import { zapIt } from './def.js';\nzapIt(${i});\n` : `export const v${i} = ${i};\n`) + padding;
+    const repo = await createTestRepo({ files });
+    const tasks: Array<Parameters<IdleRunner>[0]> = [];
+    setIdleRunner((task) => tasks.push(task));
+    memory.clear();
+    await traced(path.join(repo.root, '1.trace'), () => findReferences(repo.dir, 'zapIt'));
+    await traced(path.join(repo.root, '2.trace'), () => findReferences(repo.dir, 'zapIt'));
+    expect(tasks).toHaveLength(1);
+    let slices = 0;
+    await tasks[0]!(async () => {
+      slices += 1;
+      return true;
+    });
+    expect(slices).toBeGreaterThanOrEqual(6); // 12 MB in slices of at most ~2 MB (128-file slices: 3)
+    // The memory lost the words before the next call (as with a tree past its budget): git grep answers; no second fill
+    // of the same listing (it would read everything again after every call).
+    memory.clear();
+    await traced(path.join(repo.root, '4.trace'), () => findReferences(repo.dir, 'zapIt'));
+    const again = await traced(path.join(repo.root, '5.trace'), () => findReferences(repo.dir, 'zapIt'));
+    expect(again.grep).toBe(true);
+    expect(again.result).toHaveLength(12);
+    expect(tasks).toHaveLength(1);
+  }, 60_000);
 });

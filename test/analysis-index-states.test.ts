@@ -213,6 +213,24 @@ describe('attributes git reads that a text scan could miss (outside round X43)',
   }, 60_000);
 });
 
+describe('re-export chains whatever the order files are read in (outside round X44-01)', () => {
+  it('a two-step alias chain is followed when the second re-exporter sorts before the first, on every path', async () => {
+    for (const [first, second] of [['zz/a.ts', 'aa/b.ts'], ['aa/a.ts', 'zz/b.ts']] as Array<[string, string]>) {
+      const up = (from: string, to: string) => path.posix.relative(path.posix.dirname(from), to).replace(/^(?!\.)/, './');
+      const repo = await repoWith({
+        [first]: `export { zapIt as zA } from '${up(first, 'def.js')}';\n`,
+        [second]: `import { zapIt } from '${up(second, 'def.js')}';\nzapIt();\nexport { zA as zB } from '${up(second, first.replace(/\.ts$/, '.js'))}';\n`,
+        'c.ts': `import { zB } from './${second.replace(/\.ts$/, '.js')}';\nzB();\n`,
+      });
+      const answers = await everyPath(repo.dir);
+      for (const answer of Object.values(answers)) {
+        expect(answer.filter((line) => line.startsWith('c.ts:')), `${first} ${second}`).toEqual(["c.ts:1:10 import | import { zB } from './" + second.replace(/\.ts$/, '.js') + "';", 'c.ts:2:1 call | zB();']);
+      }
+      expectAllEqual(answers, answers.first!);
+    }
+  }, 60_000);
+});
+
 /** bubblewrap, where it can run here (the CI installs it): a private /etc with a system attributes file. */
 const bwrapWorks = spawnSync('bwrap', ['--bind', '/', '/', '--dev', '/dev', '--proc', '/proc', 'true']).status === 0;
 

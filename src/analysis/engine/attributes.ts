@@ -32,6 +32,8 @@ const maxTextBytes = 1024 * 1024;
  * not such a file.
  */
 function readSmallFile(file: string, noFollow = false): string | 'unknown' | undefined {
+  // Most directories have none: asked without an exception (a thrown ENOENT per directory cost 13 µs: X44-02).
+  if (!lstatSync(file, { throwIfNoEntry: false })) return undefined;
   let fd: number;
   try {
     fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | (noFollow ? constants.O_NOFOLLOW : 0));

@@ -588,10 +588,17 @@ function unindexed(listing: RepoListing): RepoFile[] {
 
 /** Above this many files to read, the word index is built in idle time (where there is any), not within the call. */
 const deferIndexAbove = 256;
-/** Files read per slice of an idle fill (a request waits at most one slice: ~10–30 ms). */
-const fillSlice = 128;
+/** A slice of an idle fill ends after this many files or bytes (a request waits at most one slice: ~10–30 ms). */
+const fillSliceFiles = 128;
+const fillSliceBytes = 2 * 1024 * 1024;
 /** Listings whose fill is scheduled or running (root + fingerprint). */
 const filling = new Set<string>();
+/**
+ * Listings filled once already (the newest few): not filled again — what the memory could not keep (a tree past its
+ * budget) or would not (bytes that do not hash to the listed id: CRLF checkouts) would be read again after every
+ * call for nothing (X44-05/07); git grep answers there.
+ */
+const filled = new Set<string>();
 
 /**
  * Reads the words of `listing`'s unremembered files into the memory in idle time, a slice at a time; the
@@ -600,19 +607,26 @@ const filling = new Set<string>();
  */
 function scheduleIndexFill(runner: IdleRunner, root: string, listing: RepoListing): void {
   const key = `${root}\0${listing.fingerprint}`;
-  if (filling.has(key)) return;
+  if (filling.has(key) || filled.has(key)) return;
   filling.add(key);
   const pending = unindexed(listing);
   runner(async (between) => {
     try {
-      for (let at = 0; at < pending.length; at += fillSlice) {
+      for (let at = 0; at < pending.length; ) {
         if (!(await between())) return;
-        for (const entry of pending.slice(at, at + fillSlice)) {
+        // One slice: up to fillSliceFiles files or fillSliceBytes bytes (800 KB files made a slice of 128 last 0.8 s: X44-03).
+        let bytes = 0;
+        for (const end = Math.min(pending.length, at + fillSliceFiles); at < end && bytes < fillSliceBytes; at += 1) {
+          const entry = pending[at]!;
           if (memory.get(memoryKey(entry.blob, entry.lang))?.words !== undefined) continue;
           const read = wordsOfFile(path.join(root, entry.file));
-          if (read !== undefined && read !== 'unreadable' && read.blob === entry.blob) memory.update(memoryKey(entry.blob, entry.lang), { words: read.words, fixed: read.fixed }, read.cost);
+          if (read === undefined || read === 'unreadable') continue;
+          bytes += read.bytes;
+          if (read.blob === entry.blob) memory.update(memoryKey(entry.blob, entry.lang), { words: read.words, fixed: read.fixed }, read.cost);
         }
       }
+      filled.add(key);
+      while (filled.size > 16) filled.delete(filled.values().next().value!);
     } finally {
       filling.delete(key);
     }
@@ -623,7 +637,7 @@ function scheduleIndexFill(runner: IdleRunner, root: string, listing: RepoListin
  * The whole words and fixed probes of a file's bytes as git grep sees them, with its blob id: undefined when it is not
  * a regular file or is gone, 'unreadable' when its bytes cannot be one string (past V8's longest).
  */
-function wordsOfFile(full: string): { words: ReadonlySet<string> | null; fixed: number; blob: string; cost: number } | 'unreadable' | undefined {
+function wordsOfFile(full: string): { words: ReadonlySet<string> | null; fixed: number; blob: string; cost: number; bytes: number } | 'unreadable' | undefined {
   // (git grep searches no symbolic link: none is followed)
   const bytes = readRegularFile(full, true);
   if (bytes === undefined) return undefined;
@@ -639,7 +653,7 @@ function wordsOfFile(full: string): { words: ReadonlySet<string> | null; fixed: 
   fixedProbes.forEach((probe, bit) => {
     if (!binary && text.includes(probe)) fixed |= 1 << bit;
   });
-  return { words, fixed, blob: blobId(bytes), cost: bytes.length + 32 * (words?.size ?? 0) + 16 };
+  return { words, fixed, blob: blobId(bytes), cost: bytes.length + 32 * (words?.size ?? 0) + 16, bytes: bytes.length };
 }
 
 /** The words of every listed file, from remembered blobs or by reading the files; `exact` when every read file had its listed blob id. */
@@ -822,24 +836,40 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
    * (new ones). `searched`: the names their search was for — a file naming them only in comments and strings
    * is not parsed (identifiers only: a module's base name is searched for its import strings).
    */
+  /** The names `item` re-exports one of the exported names under that were not known yet (now known). */
+  const reexportedAliases = (item: Loaded): string[] => {
+    const aliases: string[] = [];
+    for (const raw of item.facts.imports) {
+      // Python: every imported name can be imported again from the importing module (`from .core import f as g`
+      // in a package's __init__.py makes `from pkg import g` a use of f).
+      if (!raw.reexport && item.entry.lang !== 'python') continue;
+      for (const name of raw.names) {
+        if (exportedNames.has(name.imported) && !exportedNames.has(name.local) && name.local !== '*') {
+          exportedNames.add(name.local);
+          aliases.push(name.local);
+        }
+      }
+    }
+    return aliases;
+  };
   const load = async (found: readonly string[], searched: readonly string[] | undefined): Promise<string[]> => {
     const aliases: string[] = [];
+    // Files loaded before for other names may re-export a name found since (`export { zA as zB }` read before the
+    // file that makes zA an alias: outside round X44-01): their facts are looked at again, not read again.
+    for (const file of found) {
+      const item = loadedFiles.get(file);
+      if (item) aliases.push(...reexportedAliases(item));
+    }
     const entries = entriesOf(found.filter((file) => !loadedFiles.has(file)));
     if (entries.length === 0) return aliases;
     // Only the references findReferences reads below: the symbol's, the file's import aliases', those in import statements.
-    for (const item of await loadFacts(context, entries, stats, searched, { refsFor: [symbol] }, prefetched)) {
-      loadedFiles.set(item.entry.file, item);
-      for (const raw of item.facts.imports) {
-        // Python: every imported name can be imported again from the importing module (`from .core import f as g`
-        // in a package's __init__.py makes `from pkg import g` a use of f).
-        if (!raw.reexport && item.entry.lang !== 'python') continue;
-        for (const name of raw.names) {
-          if (exportedNames.has(name.imported) && !exportedNames.has(name.local) && name.local !== '*') {
-            exportedNames.add(name.local);
-            aliases.push(name.local);
-          }
-        }
-      }
+    const loaded = await loadFacts(context, entries, stats, searched, { refsFor: [symbol] }, prefetched);
+    for (const item of loaded) loadedFiles.set(item.entry.file, item);
+    // Two passes: an alias made by a later file of this batch reaches the re-exports of an earlier one.
+    for (let grew = true; grew; ) {
+      const before = aliases.length;
+      for (const item of loaded) aliases.push(...reexportedAliases(item));
+      grew = aliases.length > before;
     }
     return aliases;
   };
