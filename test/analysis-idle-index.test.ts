@@ -110,4 +110,28 @@ describe('the word index of a new tree, built in idle time', () => {
     expect(again.result).toHaveLength(12);
     expect(tasks).toHaveLength(1);
   }, 60_000);
+
+  it('attributes that cannot change git grep\'s answer (Git LFS\'s lines) keep the word index and cost no git process on a warm call; `binary` on a source file keeps it out (X44-11)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        '.gitattributes': '*.psd filter=lfs diff=lfs merge=lfs -text\n',
+        'src/def.ts': 'export function zapIt(): void {}\n',
+        'src/use.ts': "import { zapIt } from './def.js';\nzapIt();\n",
+      },
+    });
+    memory.clear();
+    const first = await traced(path.join(repo.root, '1.trace'), () => findReferences(repo.dir, 'zapIt'));
+    await traced(path.join(repo.root, '2.trace'), () => findReferences(repo.dir, 'zapIt'));
+    const warm = await traced(path.join(repo.root, '3.trace'), () => findReferences(repo.dir, 'zapIt'));
+    expect(warm.grep).toBe(false);
+    expect(readFileSync(path.join(repo.root, '3.trace'), 'utf8')).not.toMatch(/check-attr/);
+    expect(warm.result).toEqual(first.result);
+    // The same tree with the sources marked binary: git grep -I passes them over, and so does every later call.
+    repo.write('.gitattributes', '*.psd filter=lfs diff=lfs merge=lfs -text\n*.ts binary\n');
+    const marked = await traced(path.join(repo.root, '4.trace'), () => findReferences(repo.dir, 'zapIt'));
+    const again = await traced(path.join(repo.root, '5.trace'), () => findReferences(repo.dir, 'zapIt'));
+    expect(marked.result).toEqual([]);
+    expect(again.result).toEqual([]);
+    expect(again.grep).toBe(true);
+  }, 60_000);
 });

@@ -5,15 +5,16 @@
  * attributes`, the per-user file (XDG), the system file (`/etc/gitattributes` for a git built with
  * `sysconfdir=/etc`, as Debian's), and `core.attributesFile`. Paths are git's: HOME is the one polywave
  * gives git (the host user's, harden.ts), relative ones are taken from the top level (git's cwd).
- * Two questions are answered from them:
- * - could git grep -I call a file binary otherwise than its bytes say (a `diff` attribute, the `binary`
- *   macro: {@link grepAttributesPossible}; the word index stands in for git grep only where none can);
- * - could any file's working-tree bytes differ from its index blob while git calls it unmodified
- *   ({@link conversionPossible}: a `filter` (clean/smudge, LFS), `ident` or `working-tree-encoding`):
- *   then the listing asks `git check-attr` which files, and reads those from disk (repo-files.ts).
+ * Where none of them names an attribute the engine cares about, no git process is asked; otherwise
+ * `git check-attr` tells ({@link fileAttributes}, remembered for the same files and texts):
+ * - which files git grep -I could call binary otherwise than their bytes say (a `diff` attribute, the
+ *   `binary` macro): then the word index does not stand in for git grep;
+ * - which files' working-tree bytes can differ from their index blob while git calls them unmodified
+ *   (a `filter` (clean/smudge, LFS), `ident` or `working-tree-encoding`): the listing reads those from disk.
  * Where a file cannot be read as a small regular file (a FIFO, a device, past 1 MiB, a tracked
- * `.gitattributes` missing or not a regular file on disk), the answer is "possible": git decides.
+ * `.gitattributes` missing or not a regular file on disk), git is asked.
  */
+import { createHash } from 'node:crypto';
 import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { hostGitEnvironment } from '../../git/harden.js';
@@ -136,31 +137,48 @@ async function readAttributeTexts(context: RepoContext, dirs: readonly string[],
   return unknown ? undefined : texts;
 }
 
-/** Whether an attribute can make git grep -I call a file binary (`diff`, `-diff`, `diff=<driver>`, the `binary` macro, a macro of those). */
-export async function grepAttributesPossible(context: RepoContext, dirs: Iterable<string>, tracked: ReadonlySet<string>): Promise<boolean> {
-  const texts = await attributeTexts(context, dirs, tracked);
-  return texts === undefined || texts.some((text) => /diff|binary/.test(text));
+/** What the attributes say about a listing's files ({@link fileAttributes}). */
+export interface FileAttributes {
+  /** Files a `filter`, `ident` or `working-tree-encoding` applies to: their disk bytes can differ from the index blob. */
+  converted: ReadonlySet<string>;
+  /** Some file has a `diff` attribute (set, unset — the `binary` macro — or a driver): git grep -I may pass it over. */
+  grepAttributed: boolean;
+  /** Changes when the answer can: the attribute files' texts (or '?' where they are not known here). */
+  key: string;
 }
+
+/** git check-attr answers for the same files and attribute texts (the newest few): a warm call asks no git process. */
+const knownAttributes = new Map<string, FileAttributes>();
 
 /**
- * Whether an attribute that converts content between the index and the working tree (`filter`,
- * `ident`, `working-tree-encoding`; a macro defining one names it too) can apply to paths in `dirs`.
- * Any mention counts (a quoted pattern, a path containing the word): a false alarm costs one `git check-attr`.
+ * The attributes of `files` (repo-relative, a listing's analysable ones) that the engine must know: from `git check-attr`
+ * only where an attributes file that can apply names `filter`, `ident`, `working-tree-encoding`, `diff` or `binary`
+ * (any mention: a quoted pattern, a macro, a path containing the word — a false alarm costs one git process), or where
+ * one cannot be read here; remembered for the same files and texts.
  */
-export async function conversionPossible(context: RepoContext, dirs: Iterable<string>, tracked: ReadonlySet<string>): Promise<boolean> {
+export async function fileAttributes(context: RepoContext, dirs: Iterable<string>, tracked: ReadonlySet<string>, files: readonly string[]): Promise<FileAttributes> {
   const texts = await attributeTexts(context, dirs, tracked);
-  return texts === undefined || texts.some((text) => /filter|ident|working-tree-encoding/.test(text));
-}
-
-/** The files among `files` that have a `filter`, `ident` or `working-tree-encoding` attribute set (`git check-attr`). */
-export async function convertedFiles(context: RepoContext, files: readonly string[]): Promise<Set<string>> {
+  if (texts !== undefined && !texts.some((text) => /filter|ident|working-tree-encoding|diff|binary/.test(text))) return { converted: new Set(), grepAttributed: false, key: texts.length === 0 ? '' : 'plain' };
+  const textKey = texts === undefined ? undefined : createHash('sha1').update(texts.join('\0')).digest('hex');
+  const cacheKey = textKey === undefined ? undefined : createHash('sha1').update(`${context.root}\0${textKey}\0`).update(files.join('\0')).digest('hex');
+  const known = cacheKey === undefined ? undefined : knownAttributes.get(cacheKey);
+  if (known) return known;
   const converted = new Set<string>();
-  if (files.length === 0) return converted;
-  const answer = await context.git.run(['check-attr', '-z', '--stdin', 'filter', 'ident', 'working-tree-encoding'], { input: files.join('\0') + '\0' });
-  const fields = answer.stdout.split('\0');
-  for (let at = 0; at + 2 < fields.length; at += 3) {
-    const value = fields[at + 2]!;
-    if (value !== 'unspecified' && value !== 'unset') converted.add(fields[at]!);
+  let grepAttributed = false;
+  if (files.length > 0) {
+    const answer = await context.git.run(['check-attr', '-z', '--stdin', 'filter', 'ident', 'working-tree-encoding', 'diff'], { input: files.join('\0') + '\0' });
+    const fields = answer.stdout.split('\0');
+    for (let at = 0; at + 2 < fields.length; at += 3) {
+      const value = fields[at + 2]!;
+      if (value === 'unspecified') continue;
+      if (fields[at + 1] === 'diff') grepAttributed = true;
+      else if (value !== 'unset') converted.add(fields[at]!);
+    }
   }
-  return converted;
+  const result: FileAttributes = { converted, grepAttributed, key: textKey ?? `?${Date.now()}${Math.random()}` };
+  if (cacheKey !== undefined) {
+    knownAttributes.set(cacheKey, result);
+    while (knownAttributes.size > 8) knownAttributes.delete(knownAttributes.keys().next().value!);
+  }
+  return result;
 }

@@ -15,7 +15,6 @@ import { decodeRefs, type ExtractPart, type FileFacts, type RawRef } from './ext
 import { languageOf } from './grammars.js';
 import { extractMany, poolSize } from './parse-pool.js';
 import { onlyInLiterals } from './lexical.js';
-import { grepAttributesPossible } from './attributes.js';
 import { blobId, directoriesOf, isAnalysable as analysable, listRepo, readRegularFile, listRepoFiles, readTexts, repoContext, type RepoContext, type RepoFile, type RepoListing } from './repo-files.js';
 import { cargoCrateName, goModulePath, ModuleResolver } from './resolve.js';
 import { afterCallHooks, beforeCallHooks, currentIdleRunner, currentScope, factsCost, fixedProbes, insideCall, type IdleRunner, memory, memoryKey } from './scope.js';
@@ -505,26 +504,10 @@ interface WordIndex {
 const grepExtensions = /\.(?:ts|mts|cts|tsx|js|mjs|cjs|jsx|go|py|rs)$/;
 const starExtensions = /\.(?:ts|mts|cts|tsx|js|mjs|cjs|jsx|py|rs)$/;
 
-/** The directories of a listing's paths ('' first) and its tracked `.gitattributes` files; remembered per listing. */
-function listedDirectories(context: RepoContext, listing: RepoListing): { dirs: string[]; tracked: Set<string> } {
-  const key = `${context.root}\0${listing.fingerprint}`;
-  const known = recentDirectories.get(key);
-  if (known) return known;
-  const tracked = new Set(listing.allPaths.filter((file) => file === '.gitattributes' || file.endsWith('/.gitattributes')));
-  const result = { dirs: ['', ...directoriesOf(listing.allPaths)], tracked };
-  recentDirectories.set(key, result);
-  while (recentDirectories.size > 4) recentDirectories.delete(recentDirectories.keys().next().value!);
-  return result;
-}
-
-/** {@link listedDirectories} of the last few listings (a listing's fingerprint covers its paths). */
-const recentDirectories = new Map<string, { dirs: string[]; tracked: Set<string> }>();
-
 /** The word index of `listing`, or undefined where git grep must answer (see {@link WordIndex}). */
 async function wordIndex(context: RepoContext, listing: RepoListing, options: { includeUntracked?: boolean }): Promise<WordIndex | undefined> {
+  // (grepOnly: index flags or attributes that make git grep search otherwise than the bytes on disk: repo-files.ts)
   if (!currentScope().memory || options.includeUntracked || listing.grepOnly || !memory.searched.has(context.commonDir)) return undefined;
-  const { dirs, tracked } = listedDirectories(context, listing);
-  if (await grepAttributesPossible(context, dirs, tracked)) return undefined;
   // The same listing (paths, modes, blob ids, working-tree hashes, link types) as a recent call: the same files hold the words.
   const listingKey = `${context.root}\0${listing.fingerprint}\0${listing.files.filter((entry) => entry.symlink).map((entry) => entry.file).join('\0')}`;
   let known = recentIndexes.get(listingKey);

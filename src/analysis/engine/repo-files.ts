@@ -14,7 +14,7 @@ import { closeSync, constants, fstatSync, lstatSync, openSync, readSync } from '
 import path from 'node:path';
 import { createGit } from '../../git/git-cli.js';
 import type { Git } from '../../git/git-port.js';
-import { conversionPossible, convertedFiles } from './attributes.js';
+import { fileAttributes } from './attributes.js';
 import { languageOf } from './grammars.js';
 import { currentScope } from './scope.js';
 import type { Lang } from './types.js';
@@ -225,8 +225,9 @@ export interface RepoListing {
   /** Changes whenever any listed path or content changes (index entries + hashes of working-tree files). */
   fingerprint: string;
   /**
-   * Some index entry is assume-unchanged or skip-worktree: git grep searches those otherwise than
-   * their working-tree bytes (the index blob, or not at all), so only git grep answers which files hold a word.
+   * Some index entry is assume-unchanged or skip-worktree (git grep searches those otherwise than their working-tree
+   * bytes: the index blob, or not at all), or an attribute (`diff`, the `binary` macro) can make git grep -I pass a
+   * listed file over: only git grep answers which files hold a word.
    */
   grepOnly?: true;
 }
@@ -304,17 +305,18 @@ async function listRepoNow(context: RepoContext, options: { only?: readonly stri
     if (flagged || entry.file.includes('\uFFFD')) unlike.add(entry.file);
   }
   const trackedAttributes = new Set(stagedEntries.flatMap((entry) => (entry.file === '.gitattributes' || entry.file.endsWith('/.gitattributes') ? [entry.file] : [])));
-  if (await conversionPossible(context, ['', ...directoriesOf(stagedEntries.map((entry) => entry.file))], trackedAttributes)) {
-    const plain = stagedEntries.flatMap((entry) => (entry.mode !== '160000' && isAnalysable(entry.file) && !modified.has(entry.file) && !unlike.has(entry.file) ? [entry.file] : []));
-    for (const file of await convertedFiles(context, plain)) unlike.add(file);
-  }
+  // Which files an attribute converts (read from disk) or marks for git grep -I (the word index then stays out): asked of
+  // git only where an attributes file that can apply names such an attribute, and remembered for the same files and texts.
+  const attributes = await fileAttributes(context, ['', ...directoriesOf(stagedEntries.map((entry) => entry.file))], trackedAttributes, stagedEntries.flatMap((entry) => (entry.mode !== '160000' && isAnalysable(entry.file) ? [entry.file] : [])));
+  for (const file of attributes.converted) if (!modified.has(file)) unlike.add(file);
+  if (attributes.grepAttributed) grepOnly = true;
   // Working-tree state that the listing depends on: content of every modified file (hashed), link or not.
   const fromDisk = new Map<string, { blob: string; symlink: boolean } | null>();
   const otherModified = new Map<string, string>();
   for (const file of [...modified, ...unlike].filter(isAnalysable)) fromDisk.set(file, diskState(root, file));
   // go.mod / Cargo.toml edits change resolution: their working-tree state counts too.
   for (const file of modified) if (resolutionFile.test(file)) otherModified.set(file, readRegularFile(path.join(root, file))?.toString('utf8') ?? '');
-  const diskKey = currentIndex === undefined ? undefined : JSON.stringify([[...fromDisk].sort(), [...otherModified].sort(), [...unlike].sort()]);
+  const diskKey = currentIndex === undefined ? undefined : JSON.stringify([[...fromDisk].sort(), [...otherModified].sort(), [...unlike].sort(), attributes.key, grepOnly]);
   if (sameIndex && known.listing && known.changed === changed.stdout && known.diskKey === diskKey) return known.listing;
   const files = new Map<string, RepoFile>();
   const allPaths: string[] = [];
@@ -343,6 +345,7 @@ async function listRepoNow(context: RepoContext, options: { only?: readonly stri
   for (const entry of sorted) if (entry.fromWorktree) fingerprint.update(`${entry.file}\0${entry.blob}\n`);
   for (const [file, text] of otherModified) fingerprint.update(`${file}\0${text}\n`);
   for (const file of [...unlike].sort()) fingerprint.update(`unlike\0${file}\n`);
+  fingerprint.update(`attributes\0${attributes.key}\0${grepOnly}\n`);
   const listing: RepoListing = { files: sorted, allPaths, fingerprint: fingerprint.digest('hex'), ...(grepOnly ? { grepOnly: true as const } : {}) };
   if (currentIndex !== undefined) {
     knownListings.delete(root);
