@@ -7,7 +7,7 @@
  * task reads the files, the third call searches with no git process — and all three answer alike.
  * Without a runner (a CLI process) the index is built within the call, as before.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { findReferences } from '../src/analysis/engine/index.js';
@@ -84,7 +84,7 @@ describe('the word index of a new tree, built in idle time', () => {
     expect(built.result).toHaveLength(20);
   }, 60_000);
 
-  it('slices end by bytes as well as files (X44-03); a listing filled once is not filled again when the memory did not keep it (X44-05/07)', async () => {
+  it('slices end by bytes as well as files (X44-03); a listing is filled at most twice when the memory did not keep it (X44-05/07, X45-02)', async () => {
     const padding = `// ${'x'.repeat(78)}\n`.repeat(500); // ~40 KB a file: 2 MB is ~50 files, not 128
     const files: Record<string, string> = { 'src/def.ts': 'export function zapIt(): void {}\n' };
     for (let i = 0; i < 300; i += 1) files[`src/f${i}.ts`] = (i % 50 === 0 ? `import { zapIt } from './def.js';\nzapIt(${i});\n` : `export const v${i} = ${i};\n`) + padding;
@@ -101,14 +101,21 @@ describe('the word index of a new tree, built in idle time', () => {
       return true;
     });
     expect(slices).toBeGreaterThanOrEqual(6); // 12 MB in slices of at most ~2 MB (128-file slices: 3)
-    // The memory lost the words before the next call (as with a tree past its budget): git grep answers; no second fill
-    // of the same listing (it would read everything again after every call).
+    // The memory lost the words before the next call (as with a tree past its budget): git grep answers; the same
+    // listing is filled once more (a tree edited during its fill and back: X45-02), then never again (it would read
+    // everything again after every call).
     memory.clear();
     await traced(path.join(repo.root, '4.trace'), () => findReferences(repo.dir, 'zapIt'));
     const again = await traced(path.join(repo.root, '5.trace'), () => findReferences(repo.dir, 'zapIt'));
     expect(again.grep).toBe(true);
     expect(again.result).toHaveLength(12);
-    expect(tasks).toHaveLength(1);
+    expect(tasks).toHaveLength(2);
+    await tasks[1]!(async () => true);
+    memory.clear();
+    await traced(path.join(repo.root, '6.trace'), () => findReferences(repo.dir, 'zapIt'));
+    const last = await traced(path.join(repo.root, '7.trace'), () => findReferences(repo.dir, 'zapIt'));
+    expect(last.grep).toBe(true);
+    expect(tasks).toHaveLength(2);
   }, 60_000);
 
   it('attributes that cannot change git grep\'s answer (Git LFS\'s lines) keep the word index and cost no git process on a warm call; `binary` on a source file keeps it out (X44-11)', async () => {
@@ -133,5 +140,53 @@ describe('the word index of a new tree, built in idle time', () => {
     expect(marked.result).toEqual([]);
     expect(again.result).toEqual([]);
     expect(again.grep).toBe(true);
+  }, 60_000);
+
+  it('the same attributes text moved to another directory is another answer (X45-01); a tracked .gitattributes git cannot read costs check-attr once, not every call (X45-05)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'lib/def.ts': 'export function zapIt(): void {}\n',
+        'lib/use.ts': "import { zapIt } from './def.js';\nzapIt();\n",
+        'assets/notes.txt': 'zapIt\n',
+      },
+    });
+    repo.write('assets/.gitattributes', '*.ts -diff\n');
+    memory.clear();
+    const grepI = async () => (await repo.run(['grep', '-I', '-l', '-w', 'zapIt'])).split('\n').filter((file) => file !== '' && file !== 'lib/def.ts');
+    expect(await grepI()).toEqual(['assets/notes.txt', 'lib/use.ts']);
+    for (const name of ['1', '2', '3']) expect((await traced(path.join(repo.root, `${name}.trace`), () => findReferences(repo.dir, 'zapIt'))).result.map((reference) => reference.file)).toEqual(['lib/use.ts', 'lib/use.ts']);
+    // Moved (untracked, the same text): now lib/*.ts are the files git grep -I passes over.
+    rmSync(repo.path('assets/.gitattributes'));
+    repo.write('lib/.gitattributes', '*.ts -diff\n');
+    expect(await grepI()).toEqual(['assets/notes.txt']);
+    for (const name of ['4', '5']) expect((await traced(path.join(repo.root, `${name}.trace`), () => findReferences(repo.dir, 'zapIt'))).result).toEqual([]);
+
+    // A tracked .gitattributes that is a symbolic link (not read here: git is asked) — once for the same state.
+    rmSync(repo.path('lib/.gitattributes'));
+    repo.write('attrs.txt', 'assets/*.ts -diff\n');
+    symlinkSync('attrs.txt', repo.path('.gitattributes'));
+    await repo.commitAll('a linked .gitattributes');
+    memory.clear();
+    await traced(path.join(repo.root, '6.trace'), () => findReferences(repo.dir, 'zapIt'));
+    await traced(path.join(repo.root, '7.trace'), () => findReferences(repo.dir, 'zapIt'));
+    await traced(path.join(repo.root, '8.trace'), () => findReferences(repo.dir, 'zapIt'));
+    expect(readFileSync(path.join(repo.root, '8.trace'), 'utf8')).not.toMatch(/check-attr/);
+  }, 60_000);
+
+  it('a listed file over 1 MiB keeps the word index out and is never read by the fill (X45-08/09)', async () => {
+    const repo = await bigRepo();
+    repo.write('src/bundle.js', `/* ${'y'.repeat(2 * 1024 * 1024)} */\nzapIt();\n`);
+    await repo.commitAll('a bundle');
+    const tasks: Array<Parameters<IdleRunner>[0]> = [];
+    setIdleRunner((task) => tasks.push(task));
+    memory.clear();
+    const first = await traced(path.join(repo.root, '1.trace'), () => findReferences(repo.dir, 'zapIt'));
+    await traced(path.join(repo.root, '2.trace'), () => findReferences(repo.dir, 'zapIt'));
+    expect(tasks).toHaveLength(1);
+    await tasks[0]!(async () => true);
+    const third = await traced(path.join(repo.root, '3.trace'), () => findReferences(repo.dir, 'zapIt'));
+    expect(third.grep).toBe(true);
+    expect(third.result).toEqual(first.result);
+    expect(first.result.some((reference) => reference.file === 'src/bundle.js')).toBe(true);
   }, 60_000);
 });

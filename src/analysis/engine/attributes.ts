@@ -66,13 +66,16 @@ function gitBoolean(value: string | undefined): boolean {
 }
 
 /**
- * Every attributes file's text that git could apply to paths in `dirs` (repo-relative directories,
- * '' for the top level), or undefined when that cannot be known here (GIT_ATTR_SOURCE: attributes from a
- * tree; a file that is not a small regular one). `tracked`: the `.gitattributes` paths the index holds.
- * `core.attributesFile` is asked of git only where configuration names it, includes another file or comes
- * from the environment, or the checkout is a linked worktree (its own config.worktree).
+ * The attributes files git could apply to paths in `dirs` (repo-relative directories, '' for the top level), each as
+ * `<path>\n<text>` — where the text sits matters as much as what it says (X45-01: the same `*.ts -diff` moved to
+ * another directory) — and whether one of them could not be read here as a small regular file (`unknown`: git must
+ * be asked; its entry is then `<path>\n\0<lstat identity>`, so a change to it still changes the texts).
+ * `cacheable` is false only with GIT_ATTR_SOURCE (attributes from a tree, whose content is not looked at here).
+ * `tracked`: the `.gitattributes` paths the index holds. `core.attributesFile` is asked of git only where
+ * configuration names it, includes another file or comes from the environment, or the checkout is a linked worktree
+ * (its own config.worktree). Read once per analysis call.
  */
-export function attributeTexts(context: RepoContext, dirs: Iterable<string>, tracked: ReadonlySet<string> = new Set()): Promise<string[] | undefined> {
+export function attributeTexts(context: RepoContext, dirs: Iterable<string>, tracked: ReadonlySet<string> = new Set()): Promise<AttributeTexts> {
   // Asked twice per call (the listing, the word index) with the same directories: once per analysis call.
   const list = [...dirs];
   const key = `${context.root}\0${list.length}\0${[...tracked].join('\0')}`;
@@ -90,34 +93,49 @@ export function attributeTexts(context: RepoContext, dirs: Iterable<string>, tra
   return texts;
 }
 
-/** {@link attributeTexts} of the running analysis call (a scope outside any call is new each time: nothing kept). */
-const perCall = new WeakMap<object, Map<string, Promise<string[] | undefined>>>();
+export interface AttributeTexts {
+  texts: string[];
+  unknown: boolean;
+  cacheable: boolean;
+}
 
-async function readAttributeTexts(context: RepoContext, dirs: readonly string[], tracked: ReadonlySet<string>): Promise<string[] | undefined> {
+/** {@link attributeTexts} of the running analysis call (a scope outside any call is new each time: nothing kept). */
+const perCall = new WeakMap<object, Map<string, Promise<AttributeTexts>>>();
+
+/** What identifies a file that is there but could not be read here (a change to it changes this). */
+function identity(file: string): string {
+  const stats = lstatSync(file, { bigint: true, throwIfNoEntry: false });
+  return stats ? `${stats.mode}:${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}` : 'none';
+}
+
+async function readAttributeTexts(context: RepoContext, dirs: readonly string[], tracked: ReadonlySet<string>): Promise<AttributeTexts> {
   const env = hostGitEnvironment(process.env);
-  if (env.GIT_ATTR_SOURCE !== undefined) return undefined;
   const fromTop = (file: string) => path.resolve(context.root, file);
   const texts: string[] = [];
-  let unknown = false;
+  let unknown = env.GIT_ATTR_SOURCE !== undefined;
   const add = (file: string, noFollow = false) => {
     const text = readSmallFile(file, noFollow);
-    if (text === 'unknown') unknown = true;
-    else if (text !== undefined) texts.push(text);
+    if (text === 'unknown') {
+      unknown = true;
+      texts.push(`${file}\n\0${identity(file)}`);
+    } else if (text !== undefined) texts.push(`${file}\n${text}`);
   };
   for (const dir of dirs) {
     const relative = dir === '' ? '.gitattributes' : `${dir}/.gitattributes`;
     const file = path.join(context.root, relative);
     // git reads an in-tree .gitattributes only as a regular file, and a tracked one it cannot read there from the index
-    if (tracked.has(relative) && !lstatSync(file, { throwIfNoEntry: false })?.isFile()) return undefined;
+    if (tracked.has(relative) && !lstatSync(file, { throwIfNoEntry: false })?.isFile()) {
+      unknown = true;
+      texts.push(`${file}\n\0${identity(file)}`);
+      continue;
+    }
     add(file, true);
-    if (unknown) return undefined;
   }
   add(path.join(context.commonDir, 'info', 'attributes'));
   const home = env.HOME ? fromTop(env.HOME) : undefined;
   const xdg = env.XDG_CONFIG_HOME ? path.join(fromTop(env.XDG_CONFIG_HOME), 'git', 'attributes') : home ? path.join(home, '.config', 'git', 'attributes') : undefined;
   if (xdg !== undefined) add(xdg);
   if (!gitBoolean(env.GIT_ATTR_NOSYSTEM)) for (const file of systemAttributeFiles) add(file);
-  if (unknown) return undefined;
   // core.attributesFile: the config files that can set it are read as text (no git process); where one
   // names it or includes another file, configuration comes from the environment, or this is a linked
   // worktree (its config.worktree lives in its own git dir), git is asked.
@@ -134,7 +152,7 @@ async function readAttributeTexts(context: RepoContext, dirs: readonly string[],
     const configured = (await context.git.run(['config', '--path', '--get', 'core.attributesFile'], { allowExitCodes: [1] })).stdout.trim();
     if (configured !== '') add(fromTop(configured));
   }
-  return unknown ? undefined : texts;
+  return { texts, unknown, cacheable: env.GIT_ATTR_SOURCE === undefined };
 }
 
 /** What the attributes say about a listing's files ({@link fileAttributes}). */
@@ -157,9 +175,10 @@ const knownAttributes = new Map<string, FileAttributes>();
  * one cannot be read here; remembered for the same files and texts.
  */
 export async function fileAttributes(context: RepoContext, dirs: Iterable<string>, tracked: ReadonlySet<string>, files: readonly string[]): Promise<FileAttributes> {
-  const texts = await attributeTexts(context, dirs, tracked);
-  if (texts !== undefined && !texts.some((text) => /filter|ident|working-tree-encoding|diff|binary/.test(text))) return { converted: new Set(), grepAttributed: false, key: texts.length === 0 ? '' : 'plain' };
-  const textKey = texts === undefined ? undefined : createHash('sha1').update(texts.join('\0')).digest('hex');
+  const { texts, unknown, cacheable } = await attributeTexts(context, dirs, tracked);
+  // (the text after each file's path line: a path naming a word counts too — a false alarm costs one git process)
+  if (!unknown && cacheable && !texts.some((text) => /filter|ident|working-tree-encoding|diff|binary/.test(text))) return { converted: new Set(), grepAttributed: false, key: texts.length === 0 ? '' : 'plain' };
+  const textKey = cacheable ? createHash('sha1').update(texts.join('\0')).digest('hex') : undefined;
   const cacheKey = textKey === undefined ? undefined : createHash('sha1').update(`${context.root}\0${textKey}\0`).update(files.join('\0')).digest('hex');
   const known = cacheKey === undefined ? undefined : knownAttributes.get(cacheKey);
   if (known) return known;

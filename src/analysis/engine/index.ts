@@ -490,7 +490,8 @@ async function importersOf(context: RepoContext, listing: RepoListing, files: re
  * in the index). Not used (git grep answers) with untracked files, a `files` subset, any attributes
  * file (which can mark files binary: a `.gitattributes` in a listed directory, `info/attributes`, the
  * per-user or the system one), an assume-unchanged or skip-worktree entry (git grep searches the
- * index blob, or nothing, not the disk), or a file too large to read as one string.
+ * index blob, or nothing, not the disk), or a listed file over 1 MiB (a generated bundle: its words would cost more
+ * than searching it, and one slice of an idle fill would hold requests up for seconds).
  */
 interface WordIndex {
   /** Files (sorted) whose content has any of `words` as a whole word. */
@@ -577,11 +578,14 @@ const fillSliceBytes = 2 * 1024 * 1024;
 /** Listings whose fill is scheduled or running (root + fingerprint). */
 const filling = new Set<string>();
 /**
- * Listings filled once already (the newest few): not filled again — what the memory could not keep (a tree past its
- * budget) or would not (bytes that do not hash to the listed id: CRLF checkouts) would be read again after every
- * call for nothing (X44-05/07); git grep answers there.
+ * Fills run per listing (the newest few): at most two — what the memory could not keep (a tree past its budget) or
+ * would not (bytes that do not hash to the listed id: CRLF checkouts) would be read again after every call for
+ * nothing (X44-05/07), while a tree edited during its fill and back again is filled once more (X45-02); git grep
+ * answers where the index cannot be had.
  */
-const filled = new Set<string>();
+const fills = new Map<string, number>();
+/** Files larger than this are not in a word index (a listing with one is searched by git grep: X45-08/09). */
+const maxIndexedBytes = 1024 * 1024;
 
 /**
  * Reads the words of `listing`'s unremembered files into the memory in idle time, a slice at a time; the
@@ -590,7 +594,7 @@ const filled = new Set<string>();
  */
 function scheduleIndexFill(runner: IdleRunner, root: string, listing: RepoListing): void {
   const key = `${root}\0${listing.fingerprint}`;
-  if (filling.has(key) || filled.has(key)) return;
+  if (filling.has(key) || (fills.get(key) ?? 0) >= 2) return;
   filling.add(key);
   const pending = unindexed(listing);
   runner(async (between) => {
@@ -608,8 +612,8 @@ function scheduleIndexFill(runner: IdleRunner, root: string, listing: RepoListin
           if (read.blob === entry.blob) memory.update(memoryKey(entry.blob, entry.lang), { words: read.words, fixed: read.fixed }, read.cost);
         }
       }
-      filled.add(key);
-      while (filled.size > 16) filled.delete(filled.values().next().value!);
+      fills.set(key, (fills.get(key) ?? 0) + 1);
+      while (fills.size > 16) fills.delete(fills.keys().next().value!);
     } finally {
       filling.delete(key);
     }
@@ -618,11 +622,12 @@ function scheduleIndexFill(runner: IdleRunner, root: string, listing: RepoListin
 
 /**
  * The whole words and fixed probes of a file's bytes as git grep sees them, with its blob id: undefined when it is not
- * a regular file or is gone, 'unreadable' when its bytes cannot be one string (past V8's longest).
+ * a regular file or is gone, 'unreadable' when it is past {@link maxIndexedBytes} (a word index does not hold it).
  */
 function wordsOfFile(full: string): { words: ReadonlySet<string> | null; fixed: number; blob: string; cost: number; bytes: number } | 'unreadable' | undefined {
   // (git grep searches no symbolic link: none is followed)
-  const bytes = readRegularFile(full, true);
+  const bytes = readRegularFile(full, true, maxIndexedBytes);
+  if (bytes === 'too large') return 'unreadable';
   if (bytes === undefined) return undefined;
   const binary = bytes.subarray(0, 8000).includes(0);
   let text: string;

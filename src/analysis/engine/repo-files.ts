@@ -51,7 +51,9 @@ export function blobId(content: Buffer): string {
  * opened without blocking and checked on the open file, so a FIFO or a device put where a source file was
  * (or between a check and the read) is never waited on or read without end (outside attack X43-12).
  */
-export function readRegularFile(file: string, noFollow = false): Buffer | undefined {
+export function readRegularFile(file: string, noFollow?: boolean): Buffer | undefined;
+export function readRegularFile(file: string, noFollow: boolean, maxBytes: number): Buffer | 'too large' | undefined;
+export function readRegularFile(file: string, noFollow = false, maxBytes?: number): Buffer | 'too large' | undefined {
   let fd: number;
   try {
     fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | (noFollow ? constants.O_NOFOLLOW : 0));
@@ -61,6 +63,7 @@ export function readRegularFile(file: string, noFollow = false): Buffer | undefi
   try {
     const stats = fstatSync(fd);
     if (!stats.isFile()) return undefined;
+    if (maxBytes !== undefined && stats.size > maxBytes) return 'too large';
     // Read into a buffer of the size fstat gave (readFileSync(fd) would ask fstat again: ~8 µs a file, 1,000 files on a
     // cold call): the file as it was then (one edited meanwhile hashes to another id and is cached under none).
     const bytes = Buffer.allocUnsafe(stats.size);
