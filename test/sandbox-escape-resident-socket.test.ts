@@ -120,7 +120,7 @@ describe.skipIf(!available)('the resident server is out of a sandboxed agent\'s 
       for (const name of readdirSync(path.join(packageRoot, 'node_modules'))) {
         if (name !== '@anthropic-ai' && !name.startsWith('.')) symlinkSync(path.join(packageRoot, 'node_modules', name), path.join(copy, 'node_modules', name));
       }
-      for (const dir of ['sandbox', 'errors']) cpSync(path.join(packageRoot, 'dist', dir), path.join(copy, 'dist', dir), { recursive: true });
+      for (const dir of ['sandbox', 'errors', 'store']) cpSync(path.join(packageRoot, 'dist', dir), path.join(copy, 'dist', dir), { recursive: true });
       writeFileSync(path.join(copy, 'package.json'), '{"type":"module"}\n');
     });
 

@@ -113,7 +113,7 @@ describe.runIf(supported && existsSync(path.join(packageRoot, 'dist', 'sandbox',
     for (const name of readdirSync(path.join(packageRoot, 'node_modules'))) {
       if (!name.startsWith('.')) symlinkSync(path.join(packageRoot, 'node_modules', name), path.join(copy, 'node_modules', name));
     }
-    for (const dir of ['sandbox', 'errors']) cpSync(path.join(packageRoot, 'dist', dir), path.join(copy, 'dist', dir), { recursive: true });
+    for (const dir of ['sandbox', 'errors', 'store']) cpSync(path.join(packageRoot, 'dist', dir), path.join(copy, 'dist', dir), { recursive: true });
     expect(existsSync(path.join(copy, 'dist', 'native'))).toBe(false);
     writeFileSync(path.join(copy, 'package.json'), '{"type":"module"}\n');
     const work = makeTempDir('polywave-no-filter-work-');

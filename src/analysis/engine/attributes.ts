@@ -6,7 +6,7 @@
  * `sysconfdir=/etc`, as Debian's), and `core.attributesFile`. Paths are git's: HOME is the one polywave
  * gives git (the host user's, harden.ts), relative ones are taken from the top level (git's cwd).
  * Where none of them names an attribute the engine cares about, no git process is asked; otherwise
- * `git check-attr` tells ({@link fileAttributes}, remembered for the same files and texts):
+ * `git check-attr` tells, on each call ({@link fileAttributes}; its answer depends on more than these texts):
  * - which files git grep -I could call binary otherwise than their bytes say (a `diff` attribute, the
  *   `binary` macro): then the word index does not stand in for git grep;
  * - which files' working-tree bytes can differ from their index blob while git calls them unmodified
@@ -70,15 +70,16 @@ function gitBoolean(value: string | undefined): boolean {
  * `<path>\n<text>` — where the text sits matters as much as what it says (X45-01: the same `*.ts -diff` moved to
  * another directory) — and whether one of them could not be read here as a small regular file (`unknown`: git must
  * be asked; its entry is then `<path>\n\0<lstat identity>`, so a change to it still changes the texts).
- * `cacheable` is false only with GIT_ATTR_SOURCE (attributes from a tree, whose content is not looked at here).
+ * `cacheable` is false with GIT_ATTR_SOURCE (attributes from a tree, whose content is not looked at here): git is asked.
  * `tracked`: the `.gitattributes` paths the index holds. `core.attributesFile` is asked of git only where
  * configuration names it, includes another file or comes from the environment, or the checkout is a linked worktree
  * (its own config.worktree). Read once per analysis call.
  */
 export function attributeTexts(context: RepoContext, dirs: Iterable<string>, tracked: ReadonlySet<string> = new Set()): Promise<AttributeTexts> {
-  // Asked twice per call (the listing, the word index) with the same directories: once per analysis call.
+  // Asked twice per call (the listing, the word index) with the same directories: once per analysis call (keyed by the
+  // directories themselves: two listings of as many directories are not one, X46-08).
   const list = [...dirs];
-  const key = `${context.root}\0${list.length}\0${[...tracked].join('\0')}`;
+  const key = createHash('sha1').update(`${context.root}\0${list.join('\0')}\0\0${[...tracked].join('\0')}`).digest('hex');
   const scope = currentScope();
   let known = perCall.get(scope);
   if (!known) {
@@ -161,27 +162,23 @@ export interface FileAttributes {
   converted: ReadonlySet<string>;
   /** Some file has a `diff` attribute (set, unset — the `binary` macro — or a driver): git grep -I may pass it over. */
   grepAttributed: boolean;
-  /** Changes when the answer can: the attribute files' texts (or '?' where they are not known here). */
+  /** Changes when the answer does ('' or 'plain' where no git process was asked: nothing applies). */
   key: string;
 }
-
-/** git check-attr answers for the same files and attribute texts (the newest few): a warm call asks no git process. */
-const knownAttributes = new Map<string, FileAttributes>();
 
 /**
  * The attributes of `files` (repo-relative, a listing's analysable ones) that the engine must know: from `git check-attr`
  * only where an attributes file that can apply names `filter`, `ident`, `working-tree-encoding`, `diff` or `binary`
  * (any mention: a quoted pattern, a macro, a path containing the word — a false alarm costs one git process), or where
- * one cannot be read here; remembered for the same files and texts.
+ * one cannot be read here.
  */
 export async function fileAttributes(context: RepoContext, dirs: Iterable<string>, tracked: ReadonlySet<string>, files: readonly string[]): Promise<FileAttributes> {
   const { texts, unknown, cacheable } = await attributeTexts(context, dirs, tracked);
   // (the text after each file's path line: a path naming a word counts too — a false alarm costs one git process)
   if (!unknown && cacheable && !texts.some((text) => /filter|ident|working-tree-encoding|diff|binary/.test(text))) return { converted: new Set(), grepAttributed: false, key: texts.length === 0 ? '' : 'plain' };
-  const textKey = cacheable ? createHash('sha1').update(texts.join('\0')).digest('hex') : undefined;
-  const cacheKey = textKey === undefined ? undefined : createHash('sha1').update(`${context.root}\0${textKey}\0`).update(files.join('\0')).digest('hex');
-  const known = cacheKey === undefined ? undefined : knownAttributes.get(cacheKey);
-  if (known) return known;
+  // Asked of git on every call where it can matter: its answer depends on more than the texts read here (a tracked
+  // .gitattributes' index copy, core.ignorecase, configuration from the caller's environment, a file changed in place:
+  // outside round X46 made a remembered answer stale five ways). One process over the listing's files (~20 ms on 5,000).
   const converted = new Set<string>();
   let grepAttributed = false;
   if (files.length > 0) {
@@ -194,10 +191,7 @@ export async function fileAttributes(context: RepoContext, dirs: Iterable<string
       else if (value !== 'unset') converted.add(fields[at]!);
     }
   }
-  const result: FileAttributes = { converted, grepAttributed, key: textKey ?? `?${Date.now()}${Math.random()}` };
-  if (cacheKey !== undefined) {
-    knownAttributes.set(cacheKey, result);
-    while (knownAttributes.size > 8) knownAttributes.delete(knownAttributes.keys().next().value!);
-  }
-  return result;
+  // The key is the answer itself: the same answer keeps the listing (repo-files.ts knownListings), another one makes it anew.
+  const key = createHash('sha1').update(`${grepAttributed}\0${[...converted].sort().join('\0')}`).digest('hex');
+  return { converted, grepAttributed, key };
 }
