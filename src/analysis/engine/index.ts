@@ -487,10 +487,10 @@ async function importersOf(context: RepoContext, listing: RepoListing, files: re
  * working tree in a process that searches this repository again (resident server, scout tools).
  * Exactly git grep's answer: git's word characters ([A-Za-z0-9_]), no words in content git grep
  * -I calls binary (a NUL in the first 8,000 bytes) or in anything but a regular file (on disk and
- * in the index). Not used (git grep answers) with untracked files, a `files` subset, any attributes
- * file (which can mark files binary: a `.gitattributes` in a listed directory, `info/attributes`, the
- * per-user or the system one), an assume-unchanged or skip-worktree entry (git grep searches the
- * index blob, or nothing, not the disk), or a listed file over 1 MiB (a generated bundle: its words would cost more
+ * in the index). Not used (git grep answers) with untracked files, a `files` subset, a `diff` attribute
+ * on a listed file (the `binary` macro included: git grep -I passes it over; attributes.ts
+ * `fileAttributes`), an assume-unchanged or skip-worktree entry (git grep searches the index blob, or
+ * nothing, not the disk) — both make the listing `grepOnly` —, or a listed file over 1 MiB (a generated bundle: its words would cost more
  * than searching it, and one slice of an idle fill would hold requests up for seconds).
  */
 interface WordIndex {
@@ -517,12 +517,13 @@ async function wordIndex(context: RepoContext, listing: RepoListing, options: { 
     // process with idle time (the resident server) reads them after it, between requests — building the index here
     // costs several times the search (reading every file, 5,000 on the bench's tree: 300–600 ms).
     const runner = currentIdleRunner();
-    if (runner !== undefined && unindexed(listing).length > deferIndexAbove) {
-      scheduleIndexFill(runner, context.root, listing);
+    const pending = runner === undefined ? [] : unindexed(listing);
+    if (runner !== undefined && pending.length > deferIndexAbove) {
+      scheduleIndexFill(runner, context.root, listing, pending);
       return undefined;
     }
     const built = indexListing(context, listing);
-    // A file that could not be read as text whole (past V8's longest string): git grep answers.
+    // A listed file over 1 MiB (maxIndexedBytes) is in no word index: git grep answers.
     if (built.known === undefined) return undefined;
     known = built.known;
     // Only a listing whose every file was read as listed (nothing edited meanwhile) is kept for the next call.
@@ -588,15 +589,14 @@ const fills = new Map<string, number>();
 const maxIndexedBytes = 1024 * 1024;
 
 /**
- * Reads the words of `listing`'s unremembered files into the memory in idle time, a slice at a time; the
+ * Reads the words of `pending` (`listing`'s unremembered files) into the memory in idle time, a slice at a time; the
  * next call on the same tree then builds the index from the memory. Only bytes that still have their listed
  * blob id are remembered (a file edited since is read again when asked).
  */
-function scheduleIndexFill(runner: IdleRunner, root: string, listing: RepoListing): void {
+function scheduleIndexFill(runner: IdleRunner, root: string, listing: RepoListing, pending: readonly RepoFile[]): void {
   const key = `${root}\0${listing.fingerprint}`;
   if (filling.has(key) || (fills.get(key) ?? 0) >= 2) return;
   filling.add(key);
-  const pending = unindexed(listing);
   runner(async (between) => {
     try {
       for (let at = 0; at < pending.length; ) {
