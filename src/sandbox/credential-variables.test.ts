@@ -225,3 +225,28 @@ describe('token shapes of outside attack X16 #22', () => {
     expect(withoutCredentials(kept)).toEqual(kept);
   });
 });
+
+describe('remembered verdicts', () => {
+  it('a name judged before is judged again by its value: the same name with a secret value, without one, and asked with no value', () => {
+    const runs = [
+      ['HTTPS_PROXY', 'http://proxy.local:3128', false],
+      ['HTTPS_PROXY', 'http://user:CANARY-PW@proxy.local:3128', true],
+      ['HTTPS_PROXY', 'http://proxy.local:3128', false],
+      ['HTTPS_PROXY', undefined, false],
+      ['BUILD_LABEL', 'nightly', false],
+      ['BUILD_LABEL', 'sk-ant-abcdefghijklmnopqrstuv', true],
+      ['BUILD_LABEL', undefined, false],
+      ['BUILD_LABEL', 'nightly', false],
+    ] as const;
+    for (let round = 0; round < 3; round += 1) {
+      for (const [name, value, secret] of runs) expect([name, value, isCredentialVariable(name, value)]).toEqual([name, value, secret]);
+    }
+    // past the memo's bounds (many names, many values of one name, a long value) the answers stay the same
+    for (let index = 0; index < 5000; index += 1) expect(isCredentialVariable(`VAR_${index}`, String(index))).toBe(false);
+    for (let index = 0; index < 100; index += 1) expect(isCredentialVariable('BUILD_LABEL', index % 2 === 0 ? `v${index}` : `ghp_${'a'.repeat(30)}${index}`)).toBe(index % 2 === 1);
+    const long = `${'x'.repeat(5000)} password=CANARY-LONG`;
+    expect(isCredentialVariable('NOTES', long)).toBe(true);
+    expect(isCredentialVariable('NOTES', long)).toBe(true);
+    expect(isCredentialVariable('NOTES', 'x'.repeat(5000))).toBe(false);
+  });
+});

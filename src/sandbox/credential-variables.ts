@@ -69,6 +69,33 @@ export const urlWithPassword = /[a-z][a-z0-9+.-]*:\/\/[^\s/@:]*:[^\s/@]+@/i;
  * `MAX_OUTPUT_TOKENS`, `KEYBOARD`…
  */
 export function isCredentialVariable(name: string, value?: string): boolean {
+  // Remembered: every git command and tool call filters its whole environment (~100 variables, the same
+  // ones each time), which was ~5 % of a bench:dispatch worker's CPU (nameWords' regexes) before.
+  if (value !== undefined && value.length > memoValueLimit) return classifyVariable(name, value);
+  let known = credentialMemo.get(name);
+  if (known === undefined) {
+    if (credentialMemo.size >= memoNameLimit) credentialMemo.clear();
+    known = new Map();
+    credentialMemo.set(name, known);
+  }
+  const key = value ?? noValue;
+  let verdict = known.get(key);
+  if (verdict === undefined) {
+    if (known.size >= memoValuesPerName) known.clear();
+    verdict = classifyVariable(name, value);
+    known.set(key, verdict);
+  }
+  return verdict;
+}
+
+/** {@link isCredentialVariable}'s verdicts by name, then by value ({@link noValue}: asked without one). */
+const credentialMemo = new Map<string, Map<string | symbol, boolean>>();
+const noValue = Symbol('no value');
+const memoNameLimit = 4096;
+const memoValuesPerName = 64;
+const memoValueLimit = 4096;
+
+function classifyVariable(name: string, value?: string): boolean {
   // a proxy with a user and password in its URL is a credential too (outside attack X18-14); sandboxed commands
   // reach the network through the sandbox's own proxy, which sets these variables itself
   if (keptVariables.has(name)) return value !== undefined && /proxy$/i.test(name) && urlWithPassword.test(value);
