@@ -1,7 +1,7 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it, vi } from 'vitest';
+import { corpusRoot, corpusYamlFiles } from '../../../test/support/corpus.js';
 import type { YamlEdit } from './edit.js';
 
 // applyEdits checks its result with the fast reader first; switched off here, the full check decides alone.
@@ -12,19 +12,6 @@ vi.mock('./fast-plain.js', async (importOriginal) => {
 });
 const { applyEdits, readsBackAs } = await import('./edit.js');
 const { loadPlainFast } = await import('./fast-plain.js');
-
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-const corpusRoot = path.resolve(repoRoot, '..', 'shared', 'corpus');
-
-function yamlFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    const full = path.join(dir, name);
-    if (statSync(full).isDirectory()) out.push(...yamlFiles(full));
-    else if (/\.ya?ml$/.test(name)) out.push(full);
-  }
-  return out.sort();
-}
 
 function outcome(text: string, edits: YamlEdit[], fast: boolean): string {
   fastReaderOn = fast;
@@ -39,7 +26,7 @@ function outcome(text: string, edits: YamlEdit[], fast: boolean): string {
 
 describe('the fast check of an edited manifest gives what the full check gives', () => {
   it('every corpus manifest, the writers’ kinds of edits one at a time and together: the same text or the same refusal', () => {
-    const files = yamlFiles(corpusRoot);
+    const files = corpusYamlFiles();
     expect(files.length).toBeGreaterThan(100);
     let fastTaken = 0;
     let compared = 0;

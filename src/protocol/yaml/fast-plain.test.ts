@@ -1,26 +1,13 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { corpusRoot, corpusYamlFiles } from '../../../test/support/corpus.js';
 import { parseImpl } from '../parse-impl.js';
 import { parseProgram } from '../parse-program.js';
 import { loadPlainFast } from './fast-plain.js';
 import { readPlain } from './read-plain.js';
 import { parseYamlSafe } from './safe-parse.js';
 import { toPlain } from './to-plain.js';
-
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-const corpusRoot = path.resolve(repoRoot, '..', 'shared', 'corpus');
-
-function yamlFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    const full = path.join(dir, name);
-    if (statSync(full).isDirectory()) out.push(...yamlFiles(full));
-    else if (/\.ya?ml$/.test(name)) out.push(full);
-  }
-  return out.sort();
-}
 
 /**
  * The one property the fast path must have: whenever it answers, the full parse accepts the text
@@ -42,7 +29,7 @@ function checkAgainstFullParse(text: string, label: string): boolean {
 
 describe('the fast plain read of YAML (js-yaml) against the full parse (yaml Document + toPlain)', () => {
   it('parseImpl and parseProgram give the same manifest, data and findings (with lines) on both paths, for every corpus file', () => {
-    const files = yamlFiles(corpusRoot);
+    const files = corpusYamlFiles();
     expect(files.length).toBeGreaterThan(100);
     const slow: string[] = [];
     for (const file of files) {
@@ -127,7 +114,7 @@ describe('the fast plain read of YAML (js-yaml) against the full parse (yaml Doc
   });
 
   it('never differs from the full parse on mutated manifests (deterministic fuzz)', () => {
-    const sources = yamlFiles(corpusRoot)
+    const sources = corpusYamlFiles()
       .map((file) => readFileSync(file, 'utf8'))
       .filter((text) => text.length > 3000 && text.length < 12000)
       .slice(0, 3);
