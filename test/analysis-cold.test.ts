@@ -27,6 +27,11 @@ const cases: Array<[Lang, string, string, boolean]> = [
   ['typescript', 'a.ts', "const a = b! / 2; const s = '\\'target';\n", false],
   ['typescript', 'a.ts', 'return /"/.test(x) ? target : 0;\n', false],
   ['typescript', 'a.ts', "const n = x['target'];\n", true],
+  // outside attack X47-01: a `//` comment ends at a lone CR, U+2028 or U+2029 as at LF
+  ['typescript', 'a.ts', '// calls below\rtarget();\r', false],
+  ['typescript', 'a.ts', '// note \u2028target();\n', false],
+  ['javascript', 'a.js', '// note \u2029target();\n', false],
+  ['typescript', 'a.ts', '// target\r\nconst s = "target";\r\n', true],
   ['tsx', 'a.tsx', "const e = <div>it's {target}</div>;\n", false],
   ['javascript', 'a.js', "const e = <p>don't</p>; target();\n", false],
   ['javascript', 'a.js', "#!/usr/bin/env node target\nconst s = 'target';\n", true],

@@ -64,7 +64,8 @@ function jsRanges(text: string, jsx: boolean, typescript: boolean): Range[] | un
       continue;
     }
     if (c === '/' && text[i + 1] === '/') {
-      i = lineComment(text, i, ranges);
+      // (JS line terminators end it: LF, CR, U+2028, U+2029 — outside attack X47-01: `// x\rFoo();` calls Foo)
+      i = jsLineComment(text, i, ranges);
       continue;
     }
     if (c === '/' && text[i + 1] === '*') {
@@ -156,6 +157,14 @@ function jsRanges(text: string, jsx: boolean, typescript: boolean): Range[] | un
 function lineComment(text: string, at: number, ranges: Range[]): number {
   const end = text.indexOf('\n', at);
   const stop = end < 0 ? text.length : end;
+  ranges.push([at, stop]);
+  return stop;
+}
+
+/** A JS/TS `//` comment: it ends at any ECMAScript line terminator (LF, CR, U+2028, U+2029), as tree-sitter's grammars end it. */
+function jsLineComment(text: string, at: number, ranges: Range[]): number {
+  const end = text.slice(at).search(/[\n\r\u2028\u2029]/);
+  const stop = end < 0 ? text.length : at + end;
   ranges.push([at, stop]);
   return stop;
 }
