@@ -106,3 +106,15 @@ describe('cold analyze-deps: the word search finds every importer', () => {
     rmSync(path.join(repo.dir, '.git', 'polywave'), { recursive: true, force: true });
   });
 });
+
+describe('what is not a reference (outside attack X47)', () => {
+  it("a Python keyword argument's name is the callee's parameter: `Car(make=…)` and `dict(make=1)` do not use `make`; a value named `make` does", async () => {
+    const source = ['from pkg.defs import Car, make', 'car = Car(make="Toyota")', 'd = dict(make=1)', 'e = Car(make=make)', 'make("x")', ''].join('\n');
+    const refs = decodeRefs((await extractFacts('python', source)).refs, new Set(['make']));
+    expect(refs.map(([, line, column, kind]) => [line, column, kind])).toEqual([
+      [1, 27, 'import'],
+      [4, 14, 'other'],
+      [5, 1, 'call'],
+    ]);
+  });
+});

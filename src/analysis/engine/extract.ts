@@ -393,6 +393,9 @@ export async function extractFacts(lang: Lang, source: string, part?: ExtractPar
     for (const node of identifierNodes) {
       const start = node.startIndex;
       if (definitionSites.has(start) || skip.has(start) || locals.sites.has(start)) continue;
+      // `Car(make="Toyota")`: a keyword argument's name is the callee's parameter, no use of a `make` in scope
+      // (outside attack X47-04/22: check-test-cascade failed a wave on it as an orphaned caller of `make()`)
+      if (lang === 'python' && node.parent?.type === 'keyword_argument' && isField(node.parent, 'name', node)) continue;
       const localScopes = locals.scopes.get(node.text);
       if (localScopes && localScopes.some(([from, to]) => start >= from && start < to) && namesVariable(lang, node)) continue;
       let kind: ReferenceKind | undefined;
@@ -827,7 +830,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 6;
+const factsFormat = 7;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {
