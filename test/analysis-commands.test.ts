@@ -312,6 +312,18 @@ describe('check-callers', () => {
     ]);
   });
 
+  it('--defined-in a file without a definition of the symbol says so on stderr (outside attack X47-24), the answer unchanged', async () => {
+    const ts = await analysisFixtureRepo('ts');
+    ts.write('src/plain.ts', "import './model.js';\nexport const unrelated = 1;\n");
+    await ts.commitAll('a file that defines nothing of the name');
+    const wrong = await runCliInProcess(['check-callers', 'makeWidget', '--defined-in', 'src/plain.ts'], { cwd: ts.dir });
+    expect(wrong.code).toBe(0);
+    expect(wrong.stderr).toBe('check-callers: warning: src/plain.ts has no definition of makeWidget; only what it imports or re-exports under that name is followed — check the path\n');
+    expect(JSON.parse(wrong.stdout)).toEqual([]);
+    // the file that defines it: no warning
+    expect(callers(await runCliInProcess(['check-callers', 'makeWidget', '--defined-in', 'src/model.ts'], { cwd: ts.dir })).length).toBeGreaterThan(0);
+  });
+
   it('parameters and locals that shadow the symbol are neither callers nor references (TS, Python, Go, Rust)', async () => {
     const ts = await analysisFixtureRepo('ts');
     ts.write('src/shadow-lib.ts', 'export function shadowFn(x: number) { return x; }\n');

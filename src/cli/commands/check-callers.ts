@@ -1,6 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { findReferences, type Reference } from '../../analysis/engine/index.js';
+import { findReferences, listSymbols, type Reference } from '../../analysis/engine/index.js';
 import { listRepoFiles, repoContext } from '../../analysis/engine/repo-files.js';
 import { repoRelative, requireFormat, requireRepository, reportStats, configureEngine } from '../../analysis/engine/cli-support.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
@@ -68,6 +68,10 @@ async function runCall(args: string[], options: Record<string, unknown>, io: Com
     throw new PolywaveError({ code: 'X002_FILE_READ', message: `--defined-in ${definedIn}: not a tracked TypeScript/JavaScript/Go/Python/Rust file of ${root}` });
   }
   const found = await findReferences(root, symbol, definedIn === undefined ? {} : { definedIn });
+  // Outside attack X47-24: a --defined-in that names the wrong file answered a confident "no callers".
+  if (definedIn !== undefined && !(await listSymbols(root, [definedIn])).some((definition) => definition.name === symbol)) {
+    io.stderr(`check-callers: warning: ${definedIn} has no definition of ${symbol}; only what it imports or re-exports under that name is followed — check the path\n`);
+  }
   // File lines of this call only: a long-lived process must read an edited file again.
   const lineCache = new Map<string, string[]>();
   const qualifier = raw.includes('.') ? raw.slice(0, raw.lastIndexOf('.')).split('.').pop()! : undefined;
