@@ -118,3 +118,18 @@ describe('what is not a reference (outside attack X47)', () => {
     ]);
   });
 });
+
+describe('columns (outside attack X47-18)', () => {
+  it('a byte order mark is not counted on line 1 (the context line never shows it); columns are UTF-16 units of the line', async () => {
+    const cases: Array<[Lang, string, Array<[number, number]>]> = [
+      ['typescript', '\uFEFFimport { Foo } from "./def";\nFoo();\n', [[1, 10], [2, 1]]],
+      ['python', '\uFEFFfrom pkg.defs import Foo\nFoo()\n', [[1, 22], [2, 1]]],
+      ['rust', '\uFEFFuse crate::a::Foo;\nfn f() { Foo(); }\n', [[1, 15], [2, 10]]],
+      ['typescript', '/*é😀*/Foo();\n', [[1, 8]]],
+    ];
+    for (const [lang, source, expected] of cases) {
+      const refs = decodeRefs((await extractFacts(lang, source)).refs, new Set(['Foo']));
+      expect(refs.map(([, line, column]) => [line, column]), `${lang}: ${JSON.stringify(source)}`).toEqual(expected);
+    }
+  });
+});
