@@ -236,13 +236,28 @@ static int resident_command(int argc, char **argv) {
   return 0;
 }
 
-/* Whether this call, which found no server, starts one: POLYWAVE_RESIDENT=1 always; in CI never;
+/* Whether the call is the `resident` command itself (status, stop, start): it never starts a server on its way
+   (outside round X47: `resident status` under POLYWAVE_RESIDENT=1 started one, then said it was running). */
+static int resident_self(int argc, char **argv) {
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--repo-dir") == 0) {
+      i++;
+      continue;
+    }
+    if (strncmp(argv[i], "--repo-dir=", 11) == 0) continue;
+    return strcmp(argv[i], "resident") == 0;
+  }
+  return 0;
+}
+
+/* Whether this call, which found no server, starts one: POLYWAVE_RESIDENT=1 always (but `resident …`); in CI never;
    else only for a command the server could run, and only when another such call found no server
    within START_WINDOW_S seconds (the marker <socket>.seen, 0600, in our private directory: its
    mtime says when). A one-off script call leaves no server behind; a hook or a loop gets one on
    its second call. */
 static int may_start_server(const char *socket_file, int argc, char **argv) {
   const char *mode = getenv("POLYWAVE_RESIDENT");
+  if (resident_self(argc, argv)) return 0;
   if (mode && strcmp(mode, "1") == 0) return 1;
   if (in_ci() || !resident_command(argc, argv)) return 0;
   char marker[PATH_MAX];

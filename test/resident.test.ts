@@ -406,6 +406,17 @@ describe.skipIf(!enabled)('resident mode (native client + warm server)', () => {
     expect(statusIn().running).toBe(false);
   }, 60_000);
 
+  it('`resident status` / `resident stop` under POLYWAVE_RESIDENT=1 start no server on their way (outside round X47)', async () => {
+    for (const args of [['resident', 'status', '--json'], ['resident', 'stop']]) {
+      const socket = path.join(socketDir, `self-${args[1]}.sock`);
+      const result = await runClient(args, { socket });
+      // (status: exit 1, the plain "no, not running"; stop: nothing to stop, exit 0)
+      expect([result.code, result.stdout.includes('"running": false') || result.stdout.includes('no resident server was running')]).toEqual([args[1] === 'status' ? 1 : 0, true]);
+      // a server started on the way would be up within a few seconds
+      expect(await waitFor(() => existsSync(socket) || status(socket).running === true, 3000)).toBe(false);
+    }
+  });
+
   it('prefers $XDG_RUNTIME_DIR/polywave/ for the default socket; without it, a squatted <tmp>/polywave-<uid>/ (open to others) → node answers, no error, no server', async () => {
     const runtime = path.join(scratch, 'xdg');
     mkdirSync(runtime, { mode: 0o700 });
