@@ -220,34 +220,32 @@ static const char *const resident_commands[] = {
     "detect-cascades", "detect-shared-types", "detect-wiring", "detect-scaffolds", "check-test-cascade",
     "analyze-suitability", "suggest-wave-structure", "list-error-ranges", "hook", NULL};
 
-/* The command name after the root options ([--repo-dir D] <command>), as invokedCommandName(). */
-static int resident_command(int argc, char **argv) {
+/* The command's name after the root options ([--repo-dir D] <command>), as invokedCommandName(); NULL when none. */
+static const char *command_name(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--repo-dir") == 0) {
       i++;
       continue;
     }
     if (strncmp(argv[i], "--repo-dir=", 11) == 0) continue;
-    if (argv[i][0] == '-') return 0;
-    for (const char *const *name = resident_commands; *name; name++)
-      if (strcmp(argv[i], *name) == 0) return 1;
-    return 0;
+    return argv[i];
   }
+  return NULL;
+}
+
+static int resident_command(int argc, char **argv) {
+  const char *name = command_name(argc, argv);
+  if (name == NULL || name[0] == '-') return 0;
+  for (const char *const *known = resident_commands; *known; known++)
+    if (strcmp(name, *known) == 0) return 1;
   return 0;
 }
 
 /* Whether the call is the `resident` command itself (status, stop, start): it never starts a server on its way
    (outside round X47: `resident status` under POLYWAVE_RESIDENT=1 started one, then said it was running). */
 static int resident_self(int argc, char **argv) {
-  for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--repo-dir") == 0) {
-      i++;
-      continue;
-    }
-    if (strncmp(argv[i], "--repo-dir=", 11) == 0) continue;
-    return strcmp(argv[i], "resident") == 0;
-  }
-  return 0;
+  const char *name = command_name(argc, argv);
+  return name != NULL && strcmp(name, "resident") == 0;
 }
 
 /* Whether this call, which found no server, starts one: POLYWAVE_RESIDENT=1 always (but `resident …`); in CI never;

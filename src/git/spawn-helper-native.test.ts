@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -192,16 +192,20 @@ describe.skipIf(!built)('the native git helper (polywave-spawn)', () => {
       const outcome = await running;
       expect(outcome.name).toBe('AbortError');
       const pid = Number((await offloaded({ file: 'cat', args: [marker] })).stdout.trim());
-      let alive = true;
-      for (let tries = 0; alive && tries < 200; tries += 1) {
+      // Our command (`sh -c … exec sleep 30`, before or after its exec) still running? Not when the pid is gone, a zombie (ended, not yet reaped) or another
+      // program's (pid_max is 32,768 here and a CI run starts hundreds of processes a second: seen reused in CI).
+      const sleeping = (): boolean => {
         try {
-          process.kill(pid, 0);
-          await new Promise((resolve) => setTimeout(resolve, 10));
+          const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+          const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+          return state !== 'Z' && state !== 'X' && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('sleep 30');
         } catch {
-          alive = false;
+          return false;
         }
-      }
-      expect(alive).toBe(false);
+      };
+      const deadline = Date.now() + 10_000;
+      while (sleeping() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(sleeping()).toBe(false);
     });
   });
 

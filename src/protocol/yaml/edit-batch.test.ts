@@ -75,8 +75,7 @@ describe('applyEdits batches edits that do not touch each other', () => {
     expect(result).toBe(withAlias.replace('state: WAVE_EXECUTING', 'state: WAVE_MERGING'));
   });
 
-  it('a result the fast reader reads otherwise than asked is not taken on its word: the full check refuses it too', () => {
-    // a key made a duplicate by hand (the input already had one: tolerated, not made worse)
+  it('an input with a duplicate key (tolerated, never made worse): the fast reader takes no result of it, the full check decides', () => {
     const duplicated = manifest.replace('feature_slug: feature\n', 'feature_slug: feature\nfeature_slug: other\n');
     fastReads.mockClear();
     const result = applyEdits(duplicated, [{ path: ['state'], value: 'WAVE_MERGING' }]);
