@@ -193,7 +193,7 @@ describe.skipIf(!built)('the native git helper (polywave-spawn)', () => {
       expect(outcome.name).toBe('AbortError');
       const pid = Number((await offloaded({ file: 'cat', args: [marker] })).stdout.trim());
       // Our command (`sh -c … exec sleep 30`, before or after its exec) still running? Not when the pid is gone, a zombie (ended, not yet reaped) or another
-      // program's (pid_max is 32,768 here and a CI run starts hundreds of processes a second: seen reused in CI).
+      // program's (pid_max is 32,768 here and a CI run starts hundreds of processes a second; kill(pid, 0) failed this once in CI).
       const sleeping = (): boolean => {
         try {
           const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
