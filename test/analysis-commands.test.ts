@@ -324,6 +324,44 @@ describe('check-callers', () => {
     expect(callers(await runCliInProcess(['check-callers', 'makeWidget', '--defined-in', 'src/model.ts'], { cwd: ts.dir })).length).toBeGreaterThan(0);
   });
 
+  it('Python: an attribute of an object no import binds (`car.make`, `self.make`) is not the module-level `make` (outside attack X47-22)', async () => {
+    const python = await analysisFixtureRepo('python');
+    python.write('pkg/__init__.py', '');
+    python.write('pkg/defs.py', 'class Car:\n    def __init__(self, make):\n        self.make = make\n\ndef make(kind):\n    return Car(kind)\n');
+    python.write(
+      'tests/test_cars.py',
+      [
+        'import pkg.defs',
+        'from pkg import defs',
+        'from pkg.defs import Car, make',
+        'import pkg.defs as d2',
+        '',
+        'def test_car():',
+        '    car = Car(make="Toyota")',
+        '    assert car.make == "Toyota"',
+        '    assert self_like().make is not None',
+        '    make("a")',
+        '    defs.make("b")',
+        '    pkg.defs.make("c")',
+        '    d2.make("d")',
+        '',
+      ].join('\n'),
+    );
+    python.write(
+      'IMPL.yaml',
+      ['title: t', 'feature_slug: t', 'verdict: SUITABLE', 'test_command: pytest', 'lint_command: ruff', 'file_ownership:', '    - file: pkg/defs.py', '      agent: A', '      wave: 1', '      action: modify', 'waves:', '    - number: 1', '      agents:', '        - id: A', '          task: Change the signature of `make()` to add a `year` parameter in pkg/defs.py.', '          files:', '            - pkg/defs.py', ''].join('\n'),
+    );
+    await python.commitAll('attributes named like a module-level function');
+    const found = callers(await runCliInProcess(['check-callers', 'make', '--defined-in', 'pkg/defs.py'], { cwd: python.dir })).filter((line) => line.startsWith('tests/'));
+    // kept: the import, the call, the calls through names an import binds, and `f().make` (its start is no name); dropped: `car.make`
+    expect(found).toEqual(['tests/test_cars.py:3:27 import', 'tests/test_cars.py:9:24 other', 'tests/test_cars.py:10:5 call', 'tests/test_cars.py:11:10 method-call', 'tests/test_cars.py:12:14 call', 'tests/test_cars.py:13:8 call']);
+    // check-test-cascade names the real calls, never `Car(make=…)` (line 7) nor `car.make` (line 8)
+    const cascade = await runCliInProcess(['check-test-cascade', 'IMPL.yaml', '--repo-dir', '.'], { cwd: python.dir });
+    expect((JSON.parse(cascade.stdout) as Array<{ line: number }>).map((entry) => entry.line)).toEqual([9, 10, 11, 12, 13]);
+    // `self.make` inside the defining module is the attribute, not the function
+    expect(callers(await runCliInProcess(['check-callers', 'make', '--defined-in', 'pkg/defs.py'], { cwd: python.dir })).filter((line) => line.startsWith('pkg/defs.py:3:'))).toEqual([]);
+  });
+
   it('parameters and locals that shadow the symbol are neither callers nor references (TS, Python, Go, Rust)', async () => {
     const ts = await analysisFixtureRepo('ts');
     ts.write('src/shadow-lib.ts', 'export function shadowFn(x: number) { return x; }\n');
@@ -352,11 +390,11 @@ describe('check-callers', () => {
     python.write('calc/core.py', 'def compute(v):\n    return v\n');
     python.write('use_calc.py', 'from calc.core import compute\ncompute(1)\ndef g(compute): return compute(5)\ndef h(): return compute(6)\ncompute = lambda v: v\nobj.compute(8)\n');
     await python.commitAll('shadowing parameter');
+    // (`obj.compute(8)`: a method of an object no import binds, not the module-level function — X47-22)
     expect(callers(await runCliInProcess(['check-callers', 'compute', '--defined-in', 'calc/core.py'], { cwd: python.dir }))).toEqual([
       'use_calc.py:1:23 import',
       'use_calc.py:2:1 call',
       'use_calc.py:4:17 call',
-      'use_calc.py:6:5 method-call',
     ]);
 
     const go = await analysisFixtureRepo('go');
