@@ -395,7 +395,7 @@ export async function extractFacts(lang: Lang, source: string, part?: ExtractPar
       const start = node.startIndex;
       if (definitionSites.has(start) || skip.has(start) || locals.sites.has(start)) continue;
       // `Car(make="Toyota")`: a keyword argument's name is the callee's parameter, no use of a `make` in scope
-      // (outside attack X47-04/22: check-test-cascade failed a wave on it as an orphaned caller of `make()`)
+      // (outside attack X47-04/22: E46's check-test-cascade failed a wave on it as an orphaned caller of `make()`)
       if (lang === 'python' && node.parent?.type === 'keyword_argument' && isField(node.parent, 'name', node)) continue;
       const localScopes = locals.scopes.get(node.text);
       if (localScopes && localScopes.some(([from, to]) => start >= from && start < to) && namesVariable(lang, node)) continue;

@@ -1019,7 +1019,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     }
   }
   if (pythonModuleLevel) {
-    // `car.make`, `self.make`: an attribute of an object no import binds is not the module's `make` (outside attack
+    // E46 (check-test-cascade): `car.make`, `self.make`: an attribute of an object no import binds is not the module's `make` (outside attack
     // X47-22: check-test-cascade failed a wave on `assert car.make == …`). Kept: `defs.make` after `import pkg.defs
     // as defs`, `pkg.defs.make`, any chain whose start is not a plain name (`f().make`), files with a star import.
     const bound = new Map<string, Set<string> | undefined>();
