@@ -97,9 +97,18 @@ const importQuery: Record<Lang, string> = {
 };
 
 /**
- * Local binding sites per language: parameters and variables declared inside a function or block.
- * A binding site is never a reference; uses inside the binding's scope name the local, not a
- * module-level symbol, and are dropped too.
+ * Local binding sites per language: parameters, variables and the other declarations made inside a
+ * function or block. A binding site is never a reference; uses inside the binding's scope name the
+ * local, not a module-level symbol, and are dropped too. Capture names say what is bound:
+ * - `@param` / `@var` — a value (in Go and Python, whose scopes have one namespace, any use);
+ * - `@type` — a type only (TS `interface`/`type`); `@both` — a value and a type (a class, an enum,
+ *   Rust's local items);
+ * - `@typeparam` — a type parameter: bound in the declaration that owns the parameter list;
+ * - `@self` — the name of a class or function expression: bound inside that expression only;
+ * - `@site` — a declaration that binds no name in any scope a use can see (an object key, a field,
+ *   an enum member, a label): not a reference, nothing else dropped;
+ * - `@global` — Python `global x`: the function's assignments to `x` bind the module's `x`.
+ * (Outside attack X47: each of these was reported as a reference to a module-level name.)
  */
 const tsBindings = [
   '(required_parameter pattern: (identifier) @param)',
@@ -112,7 +121,25 @@ const tsBindings = [
   '(rest_pattern (identifier) @var)',
   '(catch_clause parameter: (identifier) @var)',
   '(function_declaration name: (identifier) @var)',
+  '(generator_function_declaration name: (identifier) @var)',
   '(for_in_statement left: (identifier) @var)',
+  '(class_declaration name: (type_identifier) @both)',
+  '(abstract_class_declaration name: (type_identifier) @both)',
+  '(enum_declaration name: (identifier) @both)',
+  '(interface_declaration name: (type_identifier) @type)',
+  '(type_alias_declaration name: (type_identifier) @type)',
+  '(type_parameter name: (type_identifier) @typeparam)',
+  '(class name: (type_identifier) @self)',
+  '(function_expression name: (identifier) @self)',
+  '(pair key: (property_identifier) @site)',
+  '(property_signature name: (property_identifier) @site)',
+  '(method_signature name: (property_identifier) @site)',
+  '(abstract_method_signature name: (property_identifier) @site)',
+  '(public_field_definition name: (property_identifier) @site)',
+  '(method_definition name: (property_identifier) @site)',
+  '(enum_body name: (property_identifier) @site)',
+  '(enum_assignment name: (property_identifier) @site)',
+  '(index_signature name: (identifier) @site)',
 ].join(' ');
 const jsBindings = [
   '(formal_parameters (identifier) @param)',
@@ -124,7 +151,14 @@ const jsBindings = [
   '(rest_pattern (identifier) @var)',
   '(catch_clause parameter: (identifier) @var)',
   '(function_declaration name: (identifier) @var)',
+  '(generator_function_declaration name: (identifier) @var)',
   '(for_in_statement left: (identifier) @var)',
+  '(class_declaration name: (identifier) @var)',
+  '(class name: (identifier) @self)',
+  '(function_expression name: (identifier) @self)',
+  '(pair key: (property_identifier) @site)',
+  '(method_definition name: (property_identifier) @site)',
+  '(field_definition property: (property_identifier) @site)',
 ].join(' ');
 const bindingQuery: Record<Lang, string> = {
   typescript: tsBindings,
@@ -137,6 +171,12 @@ const bindingQuery: Record<Lang, string> = {
     '(var_spec name: (identifier) @var)',
     '(const_spec name: (identifier) @var)',
     '(range_clause left: (expression_list (identifier) @var))',
+    '(type_switch_statement alias: (expression_list (identifier) @var))',
+    '(type_spec name: (type_identifier) @var)',
+    '(type_alias name: (type_identifier) @var)',
+    '(type_parameter_declaration name: (identifier) @typeparam)',
+    '(field_declaration name: (field_identifier) @site)',
+    '(method_elem name: (field_identifier) @site)',
   ].join(' '),
   python: [
     '(parameters (identifier) @param)',
@@ -147,10 +187,23 @@ const bindingQuery: Record<Lang, string> = {
     '(list_splat_pattern (identifier) @param)',
     '(dictionary_splat_pattern (identifier) @param)',
     '(assignment left: (identifier) @var)',
-    '(assignment left: (pattern_list (identifier) @var))',
+    '(pattern_list (identifier) @var)',
+    '(tuple_pattern (identifier) @var)',
+    '(list_pattern (identifier) @var)',
     '(for_statement left: (identifier) @var)',
     '(for_in_clause left: (identifier) @var)',
     '(function_definition name: (identifier) @var)',
+    '(class_definition name: (identifier) @var)',
+    '(as_pattern_target (identifier) @var)',
+    '(as_pattern_target (tuple (identifier) @var))',
+    '(named_expression name: (identifier) @var)',
+    '(case_pattern (dotted_name . (identifier) @var .))',
+    '(keyword_pattern (dotted_name . (identifier) @var .))',
+    '(as_pattern (case_pattern) (identifier) @var)',
+    '(splat_pattern (identifier) @var)',
+    '(keyword_pattern . (identifier) @site)',
+    '(type_parameter (type (identifier) @typeparam))',
+    '(global_statement (identifier) @global)',
   ].join(' '),
   rust: [
     '(let_declaration pattern: (identifier) @var)',
@@ -158,6 +211,20 @@ const bindingQuery: Record<Lang, string> = {
     '(parameter pattern: (identifier) @param)',
     '(closure_parameters (identifier) @param)',
     '(for_expression pattern: (identifier) @var)',
+    '(function_item name: (identifier) @both)',
+    '(struct_item name: (type_identifier) @both)',
+    '(enum_item name: (type_identifier) @both)',
+    '(union_item name: (type_identifier) @both)',
+    '(type_item name: (type_identifier) @both)',
+    '(trait_item name: (type_identifier) @both)',
+    '(const_item name: (identifier) @both)',
+    '(static_item name: (identifier) @both)',
+    '(mod_item name: (identifier) @both)',
+    '(type_parameter name: (type_identifier) @typeparam)',
+    '(field_declaration name: (field_identifier) @site)',
+    '(enum_variant name: (identifier) @site)',
+    '(label (identifier) @site)',
+    '(lifetime (identifier) @site)',
   ].join(' '),
 };
 
@@ -177,16 +244,46 @@ const scopeTypes: Record<Lang, ReadonlySet<string>> = (() => {
 /** Parameter lists: a binding inside one belongs to the function that owns the list. */
 const parameterListTypes = new Set(['formal_parameters', 'parameters', 'lambda_parameters', 'parameter_list', 'closure_parameters']);
 
-/** Whether an identifier use can name a variable (not a member, keyword argument or path segment). */
-function namesVariable(lang: Lang, node: Node): boolean {
+/** Namespaces a binding or a use is in: a bit set (Go and Python scopes have one namespace: a binding there is in both). */
+const VALUE = 1;
+const TYPE = 2;
+
+/**
+ * The namespaces an identifier use can name a local in: values (an identifier), types (a type
+ * identifier), or none (0: a member, a keyword argument's name, a segment of a qualified path).
+ */
+function useSpace(lang: Lang, node: Node): number {
   const type = node.type;
-  if (type !== 'identifier' && type !== 'shorthand_property_identifier' && type !== 'shorthand_property_identifier_pattern') return false;
+  let space: number;
+  if (type === 'identifier' || type === 'shorthand_property_identifier' || type === 'shorthand_property_identifier_pattern') space = VALUE;
+  else if (type === 'type_identifier') space = TYPE;
+  else return 0;
   const parent = node.parent;
-  if (!parent) return true;
-  if (lang === 'python' && parent.type === 'attribute' && isField(parent, 'attribute', node)) return false;
-  if (lang === 'python' && parent.type === 'keyword_argument' && isField(parent, 'name', node)) return false;
-  if (lang === 'rust' && parent.type === 'scoped_identifier') return false;
-  return true;
+  if (!parent) return space;
+  if (lang === 'python' && parent.type === 'attribute' && isField(parent, 'attribute', node)) return 0;
+  if (lang === 'python' && parent.type === 'keyword_argument' && isField(parent, 'name', node)) return 0;
+  if (lang === 'rust' && (parent.type === 'scoped_identifier' || parent.type === 'scoped_type_identifier')) return 0;
+  if (lang === 'go' && parent.type === 'qualified_type' && isField(parent, 'name', node)) return 0;
+  if ((lang === 'typescript' || lang === 'tsx') && parent.type === 'nested_type_identifier' && isField(parent, 'name', node)) return 0;
+  return space;
+}
+
+/** The namespaces a capture of the binding query binds in `lang` (0: a declaration site only). */
+function bindingSpace(lang: Lang, capture: string): number {
+  const single = lang === 'go' || lang === 'python';
+  switch (capture) {
+    case 'param':
+    case 'var':
+      return single ? VALUE | TYPE : VALUE;
+    case 'type':
+    case 'typeparam':
+      return single ? VALUE | TYPE : TYPE;
+    case 'both':
+    case 'self':
+      return VALUE | TYPE;
+    default:
+      return 0;
+  }
 }
 
 const patternTypes = new Set(['object_pattern', 'pair_pattern', 'array_pattern', 'rest_pattern', 'assignment_pattern']);
@@ -204,13 +301,24 @@ function bindsModuleExports(node: Node): boolean {
   return callee?.type === 'import' || (callee?.type === 'identifier' && callee.text === 'require');
 }
 
-/**
- * Binding sites (start offsets) and, per name, the ranges of the non-top-level scopes that bind it.
- */
-function localBindings(lang: Lang, root: Node, query: Query): { sites: Set<number>; scopes: Map<string, Array<[number, number]>> } {
+/** A local binding's scope: the text range it covers and the namespaces it binds there. */
+type LocalScope = [from: number, to: number, space: number];
+interface Locals {
+  /** Binding and declaration sites (start offsets): never references. */
+  sites: Set<number>;
+  /** Per name, the non-top-level scopes that bind it. */
+  scopes: Map<string, LocalScope[]>;
+}
+interface BindingCapture {
+  node: Node;
+  name: string;
+}
+
+/** Binding sites and, per name, the ranges of the non-top-level scopes that bind it. */
+function localBindings(lang: Lang, root: Node, query: Query): Locals {
   return bindingsFrom(
     lang,
-    query.captures(root).map((capture) => capture.node),
+    query.captures(root).map((capture) => ({ node: capture.node, name: capture.name })),
   );
 }
 
@@ -219,20 +327,21 @@ function localBindings(lang: Lang, root: Node, query: Query): { sites: Set<numbe
  * identifier, so it starts at one of its name's occurrences in the text — the query runs on each
  * occurrence's range instead of the whole tree.
  */
-function localBindingsOf(lang: Lang, root: Node, query: Query, source: string, names: ReadonlySet<string>): { sites: Set<number>; scopes: Map<string, Array<[number, number]>> } {
-  const nodes: Node[] = [];
-  const seen = new Set<number>();
+function localBindingsOf(lang: Lang, root: Node, query: Query, source: string, names: ReadonlySet<string>): Locals {
+  const captures: BindingCapture[] = [];
+  const seen = new Set<string>();
   for (const name of names) {
     for (const at of occurrences(source, name)) {
       for (const capture of query.captures(root, byteRange(at, at + name.length))) {
         const node = capture.node;
-        if (node.startIndex !== at || node.endIndex !== at + name.length || seen.has(node.id)) continue;
-        seen.add(node.id);
-        nodes.push(node);
+        const key = `${node.id}:${capture.name}`;
+        if (node.startIndex !== at || node.endIndex !== at + name.length || seen.has(key)) continue;
+        seen.add(key);
+        captures.push({ node, name: capture.name });
       }
     }
   }
-  return bindingsFrom(lang, nodes);
+  return bindingsFrom(lang, captures);
 }
 
 /**
@@ -252,30 +361,67 @@ function occurrences(text: string, word: string): number[] {
   return result;
 }
 
-function bindingsFrom(lang: Lang, nodes: readonly Node[]): { sites: Set<number>; scopes: Map<string, Array<[number, number]>> } {
-  const sites = new Set<number>();
-  const scopes = new Map<string, Array<[number, number]>>();
+/** Nodes whose `name` is bound in the scope around them, not in their own (a function's name, a nested class's). */
+const namedScopeOwners = new Set(['function_declaration', 'generator_function_declaration', 'function_definition', 'class_definition', 'function_item']);
+/** Lists of type parameters: their owner (the list's parent) is the parameters' scope (Python's list is `type_parameter`). */
+const typeParameterLists = new Set(['type_parameters', 'type_parameter_list']);
+/** Rust: an impl's or a trait's members bind no name in the block around them. */
+const rustMemberHolders = new Set(['impl_item', 'trait_item', 'declaration_list']);
+
+/** The node whose range a capture's binding covers, or null when it is a top-level (or member) binding. */
+function bindingScope(lang: Lang, node: Node, capture: string): Node | null {
+  if (capture === 'self') return node.parent;
+  if (capture === 'typeparam') {
+    let list: Node | null = node.parent;
+    while (list && !(lang === 'python' ? list.type === 'type_parameter' : typeParameterLists.has(list.type))) list = list.parent;
+    let owner = list?.parent ?? null;
+    // Python `type Alias[T] = …`: the parameters sit in the alias's generic type.
+    while (owner && (owner.type === 'generic_type' || owner.type === 'type')) owner = owner.parent;
+    return owner;
+  }
   const scopeSet = scopeTypes[lang];
-  for (const node of nodes) {
+  let ancestor: Node | null = node.parent;
+  // A declaration's own name belongs to the enclosing scope, not to the function or class it names.
+  if (ancestor && namedScopeOwners.has(ancestor.type) && isField(ancestor, 'name', node)) ancestor = ancestor.parent;
+  let inParameters = false;
+  for (; ancestor; ancestor = ancestor.parent) {
+    if (parameterListTypes.has(ancestor.type)) inParameters = true;
+    if (scopeSet.has(ancestor.type)) return ancestor;
+    // Python: a class body or the module is not a function scope (assignments there are module/class attributes).
+    if (lang === 'python' && ancestor.type === 'class_definition' && !inParameters) return null;
+    if (lang === 'rust' && rustMemberHolders.has(ancestor.type)) return null;
+  }
+  return null;
+}
+
+function bindingsFrom(lang: Lang, captures: readonly BindingCapture[]): Locals {
+  const sites = new Set<number>();
+  const scopes = new Map<string, LocalScope[]>();
+  const globals: BindingCapture[] = [];
+  for (const capture of captures) {
+    const { node, name } = capture;
+    if (name === 'global') {
+      globals.push(capture);
+      continue;
+    }
     if ((lang === 'typescript' || lang === 'tsx' || lang === 'javascript') && bindsModuleExports(node)) continue;
     sites.add(node.startIndex);
-    // A declaration's own name belongs to the enclosing scope, not to the function it names.
-    let ancestor: Node | null = node.parent;
-    if (ancestor && (ancestor.type === 'function_declaration' || ancestor.type === 'function_definition') && isField(ancestor, 'name', node)) ancestor = ancestor.parent;
-    let inParameters = false;
-    for (; ancestor; ancestor = ancestor.parent) {
-      if (parameterListTypes.has(ancestor.type)) inParameters = true;
-      if (scopeSet.has(ancestor.type)) break;
-      // Python: a class body or the module is not a function scope (assignments there are module/class attributes).
-      if (lang === 'python' && ancestor.type === 'class_definition' && !inParameters) {
-        ancestor = null;
-        break;
-      }
-    }
-    if (!ancestor) continue;
+    const space = bindingSpace(lang, name);
+    if (space === 0) continue;
+    const scope = bindingScope(lang, node, name);
+    if (!scope) continue;
     const list = scopes.get(node.text) ?? [];
-    list.push([ancestor.startIndex, ancestor.endIndex]);
+    list.push([scope.startIndex, scope.endIndex, space]);
     scopes.set(node.text, list);
+  }
+  // Python `global x` in a function: its assignments to x bind the module's x, so x is no local there.
+  for (const { node } of globals) {
+    const scope = bindingScope(lang, node, 'var');
+    const list = scopes.get(node.text);
+    if (!scope || !list) continue;
+    const kept = list.filter(([from, to]) => from !== scope.startIndex || to !== scope.endIndex);
+    if (kept.length > 0) scopes.set(node.text, kept);
+    else scopes.delete(node.text);
   }
   return { sites, scopes };
 }
@@ -369,7 +515,7 @@ export async function extractFacts(lang: Lang, source: string, part?: ExtractPar
     }
     if (part && 'imports' in part) return { symbols, imports, refs: '' };
 
-    let locals: { sites: Set<number>; scopes: Map<string, Array<[number, number]>> };
+    let locals: Locals;
     let identifierNodes: Node[];
     if (part) {
       // The identifiers a full walk would capture, limited to the names asked for, the imports' local names and the import statements.
@@ -398,7 +544,10 @@ export async function extractFacts(lang: Lang, source: string, part?: ExtractPar
       // (outside attack X47-04/22: E46's check-test-cascade failed a wave on it as an orphaned caller of `make()`)
       if (lang === 'python' && node.parent?.type === 'keyword_argument' && isField(node.parent, 'name', node)) continue;
       const localScopes = locals.scopes.get(node.text);
-      if (localScopes && localScopes.some(([from, to]) => start >= from && start < to) && namesVariable(lang, node)) continue;
+      if (localScopes) {
+        const space = useSpace(lang, node);
+        if (space !== 0 && localScopes.some(([from, to, bound]) => start >= from && start < to && (bound & space) !== 0)) continue;
+      }
       let kind: ReferenceKind | undefined;
       for (const range of importRanges) {
         if (start >= range.start && start < range.end) {
@@ -413,6 +562,32 @@ export async function extractFacts(lang: Lang, source: string, part?: ExtractPar
       refs.push([node.text, node.startPosition.row + 1, column, kind]);
     }
     return { symbols, imports, refs: encodeRefs(refs) };
+  } finally {
+    tree.delete();
+  }
+}
+
+/**
+ * Per line (1-based), how many of `name`'s occurrences in `source` are identifiers of the syntax
+ * tree — references or not (a local's binding and uses, a member's declaration). What is left of a
+ * line's whole-word occurrences is in comments and strings (detect-cascades' semantic candidates).
+ */
+export async function identifierLines(lang: Lang, source: string, name: string): Promise<Map<number, number>> {
+  const { parser, identifiers } = await langTools(lang);
+  const tree = parser.parse(source);
+  if (!tree) throw new Error('tree-sitter returned no tree');
+  try {
+    const lines = new Map<number, number>();
+    for (const at of occurrences(source, name)) {
+      for (const capture of identifiers.captures(tree.rootNode, byteRange(at, at + name.length))) {
+        const node = capture.node;
+        if (node.startIndex !== at || node.endIndex !== at + name.length) continue;
+        const line = node.startPosition.row + 1;
+        lines.set(line, (lines.get(line) ?? 0) + 1);
+        break;
+      }
+    }
+    return lines;
   } finally {
     tree.delete();
   }
@@ -833,7 +1008,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 8;
+const factsFormat = 9;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {

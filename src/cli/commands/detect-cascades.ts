@@ -1,6 +1,8 @@
 import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { findReferences, listSymbols, type Reference } from '../../analysis/engine/index.js';
+import { findReferences, languageOf, listSymbols, type Reference } from '../../analysis/engine/index.js';
+import { identifierLines } from '../../analysis/engine/extract.js';
 import { requireFormat, requireRepository, toYaml, reportStats, configureEngine } from '../../analysis/engine/cli-support.js';
 import { repoContext } from '../../analysis/engine/repo-files.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
@@ -129,12 +131,28 @@ async function runCall(args: string[], options: Record<string, unknown>, io: Com
     const allRefs = await findReferences(root, rename.old, { files: filesWithWord });
     const allRefsPerLine = new Map<string, number>();
     for (const reference of allRefs) if (reference.name === rename.old) allRefsPerLine.set(`${reference.file}:${reference.line}`, (allRefsPerLine.get(`${reference.file}:${reference.line}`) ?? 0) + 1);
+    // Per file, the occurrences that are identifiers (a local's binding and its uses, a member's
+    // declaration: no reference, but no mention in a comment or string either — outside attack X47).
+    const identifiersOf = new Map<string, Promise<Map<number, number>>>();
+    const identifiersIn = (file: string): Promise<Map<number, number>> => {
+      let found = identifiersOf.get(file);
+      if (!found) {
+        found = (async () => {
+          const lang = languageOf(file);
+          const text = lang ? await readFile(path.join(root, file), 'utf8').catch(() => undefined) : undefined;
+          return lang && text !== undefined ? identifierLines(lang, text, rename.old) : new Map<number, number>();
+        })();
+        identifiersOf.set(file, found);
+      }
+      return found;
+    };
     for (const [key, count] of occurrences) {
       const file = key.slice(0, key.lastIndexOf(':'));
       if (!inScope(file) || !/\.(?:[cm]?[jt]sx?|go|py|rs)$/.test(file)) continue;
       const accounted = (allRefsPerLine.get(key) ?? 0) + (allSymbolsPerLine.get(key) ?? 0);
       if (count <= accounted) continue;
       const line = Number(key.slice(key.lastIndexOf(':') + 1));
+      if (count <= Math.max(accounted, (await identifiersIn(file)).get(line) ?? 0)) continue;
       const text = lineText.get(key) ?? (await lineOf(root, file, line));
       add({ file, line, match: text, cascade_type: 'semantic', severity: 'low', reason: `comment or string mentions renamed symbol ${rename.old} (now ${rename.new})` });
     }
@@ -147,7 +165,6 @@ async function runCall(args: string[], options: Record<string, unknown>, io: Com
 }
 
 async function lineOf(root: string, file: string, line: number): Promise<string> {
-  const { readFile } = await import('node:fs/promises');
   const text = await readFile(path.join(root, file), 'utf8').catch(() => '');
   return (text.split(/\r?\n/)[line - 1] ?? '').trim();
 }
