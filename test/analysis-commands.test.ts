@@ -409,6 +409,22 @@ describe('check-callers', () => {
     expect(callers(await runCliInProcess(['check-callers', 'total', '--defined-in', 'src/shadow.rs'], { cwd: rust.dir }))).toEqual(['src/shadow.rs:9:5 call']);
   });
 
+  it('Go --defined-in: only qualifiers bound to the defining package, dot imports, not an external _test package (X47)', async () => {
+    const go = await analysisFixtureRepo('go');
+    go.write('sa/sa.go', 'package sa\n\nfunc Do() int { return 1 }\n');
+    go.write('sa/more.go', 'package sa\n\ntype T struct{}\n\nfunc (T) Do() int { return 4 }\n\nfunc More(t T) int { return Do() + t.Do() }\n');
+    go.write('sa/sa_test.go', 'package sa_test\n\nimport "example.com/shop/sa"\n\nfunc Do() int { return 3 }\n\nfunc Both() int { return Do() + sa.Do() }\n');
+    go.write('sc/sc.go', 'package sc\n\nfunc Do() int { return 2 }\n');
+    go.write('sb/sb.go', 'package sb\n\nimport (\n\t"example.com/shop/sa"\n\to "example.com/shop/sc"\n)\n\nfunc Use(v interface{ Do() int }) int { return sa.Do() + o.Do() + v.Do() }\n');
+    go.write('sb/dot.go', 'package sb\n\nimport . "example.com/shop/sa"\n\nfunc Dot() int { return Do() }\n');
+    await go.commitAll('packages with a Do each, a dot import, an external test package');
+    // not: more.go's `t.Do()` (a method), sa_test.go's own `Do()`, sb.go's `o.Do()` (package sc) and `v.Do()`
+    expect(callers(await runCliInProcess(['check-callers', 'Do', '--defined-in', 'sa/sa.go'], { cwd: go.dir }))).toEqual(['sa/more.go:7:29 call', 'sa/sa_test.go:7:36 call', 'sb/dot.go:5:25 call', 'sb/sb.go:8:51 call']);
+    expect(callers(await runCliInProcess(['check-callers', 'Do', '--defined-in', 'sc/sc.go'], { cwd: go.dir }))).toEqual(['sb/sb.go:8:60 call']);
+    // a method: any `x.Do()` may call it (no types), an unqualified `Do` never does outside its package
+    expect(callers(await runCliInProcess(['check-callers', 'Do', '--defined-in', 'sa/more.go'], { cwd: go.dir })).filter((line) => line.includes('method-call'))).toEqual(['sa/more.go:7:38 method-call', 'sb/sb.go:8:69 method-call']);
+  });
+
   it('a qualified symbol narrows the answer: Type.Method member calls only, pkg.Func written pkg.Func or inside pkg', async () => {
     const go = await analysisFixtureRepo('go');
     go.write('sa/sa.go', 'package sa\n\ntype T struct{}\n\nfunc (T) Do() int { return 1 }\n\nfunc Do() int { return 2 }\n\nfunc Both() int { return Do() + T{}.Do() }\n');

@@ -160,7 +160,7 @@ describe('partial extraction = the full extraction, for what its readers read', 
       expect(expected.some(([name]) => name === word)).toBe(true);
       expect(part.symbols).toEqual(full.symbols);
       expect(part.imports).toEqual(full.imports);
-      expect(importsOnly).toEqual({ symbols: [], imports: full.imports, refs: '' });
+      expect(importsOnly).toEqual({ symbols: [], imports: full.imports, refs: '', ...(full.package === undefined ? {} : { package: full.package }) });
     });
   }
 

@@ -36,6 +36,8 @@ export interface FileFacts {
   refs: string;
   /** Too large to parse (see maxSourceChars in index.ts): references come from a text scan when asked for. */
   tooLarge?: true;
+  /** Go: the name in the file's `package` clause (an external test package `x_test` is another package than `x`). */
+  package?: string;
 }
 
 const kindCode: Record<ReferenceKind, string> = { call: 'c', 'method-call': 'm', type: 't', import: 'i', reexport: 'r', other: 'o' };
@@ -513,7 +515,9 @@ export async function extractFacts(lang: Lang, source: string, part?: ExtractPar
       if (capture.name === 'require' || capture.name === 'mod') continue;
       importRanges.push({ start: node.startIndex, end: node.endIndex, kind: parsed.reexport ? 'reexport' : 'import' });
     }
-    if (part && 'imports' in part) return { symbols, imports, refs: '' };
+    const goPackage = lang === 'go' ? root.namedChildren.find((child) => child?.type === 'package_clause')?.namedChild(0)?.text : undefined;
+    const withPackage = <T extends FileFacts>(facts: T): T => (goPackage === undefined ? facts : { ...facts, package: goPackage });
+    if (part && 'imports' in part) return withPackage({ symbols, imports, refs: '' });
 
     let locals: Locals;
     let identifierNodes: Node[];
@@ -561,7 +565,7 @@ export async function extractFacts(lang: Lang, source: string, part?: ExtractPar
       const column = node.startPosition.row === 0 && bom ? node.startPosition.column : node.startPosition.column + 1;
       refs.push([node.text, node.startPosition.row + 1, column, kind]);
     }
-    return { symbols, imports, refs: encodeRefs(refs) };
+    return withPackage({ symbols, imports, refs: encodeRefs(refs) });
   } finally {
     tree.delete();
   }
@@ -1008,7 +1012,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 9;
+const factsFormat = 10;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {

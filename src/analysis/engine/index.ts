@@ -235,6 +235,20 @@ function textBefore(lines: string[] | undefined, reference: Reference): string {
 }
 
 /**
+ * Go: the qualifier of the name `before` (a line up to the name) ends in — `sa` for `x := sa.` — undefined when
+ * the name is unqualified, null when the selector is no package qualifier (`a.b.`, `f().`, `x[0].`).
+ */
+function goQualifier(before: string): string | null | undefined {
+  const rest = before.trimEnd();
+  if (!rest.endsWith('.')) return undefined;
+  const head = rest.slice(0, -1).trimEnd();
+  const name = /[\p{L}_][\p{L}\p{N}_]*$/u.exec(head)?.[0];
+  if (name === undefined) return null;
+  const previous = head.slice(0, head.length - name.length).trimEnd();
+  return previous.endsWith('.') ? null : name;
+}
+
+/**
  * The start of the attribute chain that `before` (a line up to a name) ends in: `car` for `assert car.`, `pkg` for
  * `pkg.defs.`; undefined when it is no attribute (no `.` before the name); null when the chain does not start with
  * a plain name (`f().`, `x[0].`, a non-ASCII name, a chain continued from the line before).
@@ -918,8 +932,9 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   // Per file: local names bound to the definition's default export by that file's imports.
   const defaultAliases = new Map<string, string[]>();
   let memberAnywhere = false;
-  // Go: outside the defining package only `pkg.Name` can name the definition (an unqualified Name is another package's own).
-  let qualifiedOnly: ((item: Loaded) => boolean) | undefined;
+  // Go, per file: how a use can name the definition — unqualified (the defining package itself, or a dot import of it)
+  // and/or `q.Name` with q one of the names its imports of the defining package bind (outside attack X47).
+  let goNaming: Map<string, { qualifiers: Set<string>; unqualified: boolean }> | undefined;
   // Python, a module-level definition: an attribute `x.name` names it only when `x` is bound by an import.
   let pythonModuleLevel = false;
   if (opts.definedIn !== undefined) {
@@ -970,10 +985,29 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       }
     }
     const goDir = definedIn.endsWith('.go') ? path.posix.dirname(definedIn) : undefined;
-    if (goDir !== undefined) qualifiedOnly = (item) => item.entry.lang === 'go' && path.posix.dirname(item.entry.file) !== goDir;
+    // A Go file of the definer's directory is in its package unless its `package` clause says otherwise
+    // (an external test package `x_test`, a `//go:build ignore` tool in `package main`).
+    const goPackage = definer?.facts.package;
+    const samePackage = (item: Loaded): boolean =>
+      goDir !== undefined && item.entry.lang === 'go' && path.posix.dirname(item.entry.file) === goDir && (goPackage === undefined || item.facts.package === undefined || item.facts.package === goPackage);
+    if (goDir !== undefined) {
+      goNaming = new Map();
+      for (const item of loaded) {
+        if (item.entry.lang !== 'go') continue;
+        const naming = { qualifiers: new Set<string>(), unqualified: samePackage(item) };
+        for (const raw of item.facts.imports) {
+          if (!resolver.resolve(item.entry.file, item.entry.lang, raw).some((file) => path.posix.dirname(file) === goDir)) continue;
+          for (const name of raw.names) {
+            if (name.local === '.') naming.unqualified = true;
+            else if (name.local !== '_') naming.qualifiers.add(name.local);
+          }
+        }
+        goNaming.set(item.entry.file, naming);
+      }
+    }
     reachable = (item) =>
       sources.has(item.entry.file) ||
-      (goDir !== undefined && item.entry.lang === 'go' && path.posix.dirname(item.entry.file) === goDir) ||
+      samePackage(item) ||
       item.facts.imports.some((raw) => resolver.resolve(item.entry.file, item.entry.lang, raw).some((file) => sources.has(file)));
   }
 
@@ -1011,11 +1045,14 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   }
   const lines = linesOf(context, [...withReferences.values()], prefetched);
   const unqualified = new Set<Reference>();
-  if (qualifiedOnly) {
-    const goOutside = new Set(loaded.filter(qualifiedOnly).map((item) => item.entry.file));
+  if (goNaming) {
     for (const reference of references) {
-      if (!goOutside.has(reference.file) || reference.kind === 'method-call') continue;
-      if (textBefore(lines.get(reference.file), reference).trimEnd().slice(-1) !== '.') unqualified.add(reference);
+      const naming = goNaming.get(reference.file);
+      // (a method: any `x.Name` may call it — no types here; an unqualified use names it only inside its package)
+      if (!naming || (memberAnywhere && reference.kind === 'method-call')) continue;
+      const qualifier = goQualifier(textBefore(lines.get(reference.file), reference));
+      const names = qualifier === undefined ? naming.unqualified : memberAnywhere || (qualifier !== null && naming.qualifiers.has(qualifier));
+      if (!names) unqualified.add(reference);
     }
   }
   if (pythonModuleLevel) {
