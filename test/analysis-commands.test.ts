@@ -409,6 +409,22 @@ describe('check-callers', () => {
     expect(callers(await runCliInProcess(['check-callers', 'total', '--defined-in', 'src/shadow.rs'], { cwd: rust.dir }))).toEqual(['src/shadow.rs:9:5 call']);
   });
 
+  it('TS --defined-in: `import x = require()` and a namespace import of a barrel that renames the symbol (X47)', async () => {
+    const ts = await analysisFixtureRepo('ts');
+    ts.write('src/rq-lib.ts', 'export function rqThing(): number { return 1; }\n');
+    ts.write('src/rq-barrel.ts', "export { rqThing as rqAlias } from './rq-lib';\n");
+    ts.write('src/rq-a.ts', "import lib = require('./rq-lib');\nexport const a = lib.rqThing();\n");
+    ts.write('src/rq-b.ts', "import * as ns from './rq-barrel';\nexport const b = ns.rqAlias();\n");
+    // an rqAlias of another module's namespace, and one that is no namespace's, are not it
+    ts.write('src/rq-c.ts', "import * as other from './model';\nconst rqAlias = () => 2;\nexport const c = other.rqAlias() + rqAlias();\n");
+    await ts.commitAll('require-import and namespace of a renaming barrel');
+    expect(callers(await runCliInProcess(['check-callers', 'rqThing', '--defined-in', 'src/rq-lib.ts'], { cwd: ts.dir }))).toEqual([
+      'src/rq-a.ts:2:22 method-call',
+      'src/rq-b.ts:2:21 method-call via rqAlias',
+      'src/rq-barrel.ts:1:10 reexport',
+    ]);
+  });
+
   it('Go --defined-in: only qualifiers bound to the defining package, dot imports, not an external _test package (X47)', async () => {
     const go = await analysisFixtureRepo('go');
     go.write('sa/sa.go', 'package sa\n\nfunc Do() int { return 1 }\n');

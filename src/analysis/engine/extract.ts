@@ -873,6 +873,13 @@ function parseImport(lang: Lang, captureName: string, node: Node, spec: Node | u
     }
     return { module, line, names: names.length > 0 ? names : [{ imported: '*', local: '*' }], reexport: false };
   }
+  // TS `import x = require('m')`: x is the module (as a namespace import).
+  const requireClause = node.namedChildren.find((child) => child?.type === 'import_require_clause');
+  if (requireClause) {
+    const required = stringValue(requireClause.childForFieldName('source'));
+    const local = requireClause.namedChildren.find((child) => child?.type === 'identifier');
+    return required === undefined || !local ? undefined : { module: required, line, names: [{ imported: '*', local: local.text }], reexport: false };
+  }
   const module = stringValue(node.childForFieldName('source'));
   if (module === undefined) return undefined;
   const names: ImportedName[] = [];
@@ -1012,7 +1019,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 10;
+const factsFormat = 11;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {

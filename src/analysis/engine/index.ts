@@ -881,7 +881,9 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     }
     return aliases;
   };
-  const load = async (found: readonly string[], searched: readonly string[] | undefined): Promise<string[]> => {
+  /** Per loaded file, the words its references were extracted for (besides its import aliases). */
+  const covered = new Map<string, ReadonlySet<string>>();
+  const load = async (found: readonly string[], searched: readonly string[] | undefined, words: readonly string[] = [symbol]): Promise<string[]> => {
     const aliases: string[] = [];
     // Files loaded before for other names may re-export a name found since (`export { zA as zB }` read before the
     // file that makes zA an alias: outside round X44-01): their facts are looked at again, not read again.
@@ -889,11 +891,19 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       const item = loadedFiles.get(file);
       if (item) aliases.push(...reexportedAliases(item));
     }
-    const entries = entriesOf(found.filter((file) => !loadedFiles.has(file)));
+    // A file loaded before for other words is loaded again when it holds one of these (an exported alias used as
+    // `ns.Alias` through a namespace import names no import alias: its references were not extracted).
+    const stale = (file: string) => loadedFiles.has(file) && words.some((word) => !covered.get(file)!.has(word));
+    const entries = entriesOf(found.filter((file) => !loadedFiles.has(file) || stale(file)));
     if (entries.length === 0) return aliases;
-    // Only the references findReferences reads below: the symbol's, the file's import aliases', those in import statements.
-    const loaded = await loadFacts(context, entries, stats, searched, { refsFor: [symbol] }, prefetched);
-    for (const item of loaded) loadedFiles.set(item.entry.file, item);
+    // Only the references findReferences reads below: the symbol's (and exported aliases'), the file's import aliases', those in import statements.
+    const refsFor = new Set([symbol, ...words]);
+    for (const entry of entries) for (const word of covered.get(entry.file) ?? []) refsFor.add(word);
+    const loaded = await loadFacts(context, entries, stats, searched, { refsFor: [...refsFor] }, prefetched);
+    for (const item of loaded) {
+      loadedFiles.set(item.entry.file, item);
+      covered.set(item.entry.file, refsFor);
+    }
     // Two passes: an alias made by a later file of this batch reaches the re-exports of an earlier one.
     for (let grew = true; grew; ) {
       const before = aliases.length;
@@ -906,7 +916,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   const follow = async (words: string[], identifiers = true): Promise<void> => {
     for (let pending = words; pending.length > 0; ) {
       const found = await filesWithWords(context, pending, searchOptions, index);
-      pending = await load(found, identifiers ? pending : undefined);
+      pending = await load(found, identifiers ? pending : undefined, identifiers ? pending : undefined);
     }
   };
   // The first search: streamed (first call on the tree: pieces loaded one after another as git grep writes them,
@@ -937,6 +947,8 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   let goNaming: Map<string, { qualifiers: Set<string>; unqualified: boolean }> | undefined;
   // Python, a module-level definition: an attribute `x.name` names it only when `x` is bound by an import.
   let pythonModuleLevel = false;
+  // Whether an import of a file can bind the definition's exports (with definedIn: it resolves to a source of them).
+  let importsSource: (item: Loaded, raw: FileFacts['imports'][number]) => boolean = () => true;
   if (opts.definedIn !== undefined) {
     const resolver = await resolverFor(context, listing!.allPaths);
     const definedIn = opts.definedIn.replace(/^\.\//, '');
@@ -1005,13 +1017,13 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
         goNaming.set(item.entry.file, naming);
       }
     }
-    reachable = (item) =>
-      sources.has(item.entry.file) ||
-      samePackage(item) ||
-      item.facts.imports.some((raw) => resolver.resolve(item.entry.file, item.entry.lang, raw).some((file) => sources.has(file)));
+    importsSource = (item, raw) => resolver.resolve(item.entry.file, item.entry.lang, raw).some((file) => sources.has(file));
+    reachable = (item) => sources.has(item.entry.file) || samePackage(item) || item.facts.imports.some((raw) => importsSource(item, raw));
   }
 
   const references: Reference[] = [];
+  // Uses of an exported alias that count only when written `ns.Alias` with ns a namespace import of a source: checked on the lines below.
+  const throughNamespace = new Map<string, Set<string>>();
   // Context lines are read afterwards, only for files that have a reference (not for every grep hit).
   const withReferences = new Map<string, RepoFile>();
   for (const item of loaded) {
@@ -1028,6 +1040,9 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       }
     }
     for (const local of defaultAliases.get(item.entry.file) ?? []) if (local !== symbol) aliases.set(local, 'default');
+    // Namespace imports (`import * as ns`, `import ns = require()`) of a module exporting the symbol under an alias: `ns.Alias`.
+    const namespaces = new Set<string>();
+    for (const raw of item.facts.imports) if (!raw.reexport) for (const name of raw.names) if (name.imported === '*' && name.local !== '*' && importsSource(item, raw)) namespaces.add(name.local);
     const wanted = new Set([symbol, ...aliases.keys(), ...exportedNames]);
     const found = item.facts.tooLarge ? textScan(readTexts(context, [item.entry]).get(item.entry.file) ?? '', wanted) : decodeRefs(item.facts.refs, wanted);
     for (const [name, line, column, kind] of found) {
@@ -1035,7 +1050,10 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       if (name === symbol) via = undefined;
       else if (aliases.has(name)) via = name;
       else if (exportedNames.has(name) && (kind === 'reexport' || kind === 'import')) via = name;
-      else continue;
+      else if (exportedNames.has(name) && namespaces.size > 0 && kind !== 'type') {
+        via = name;
+        throughNamespace.set(`${item.entry.file}:${line}:${column}`, namespaces);
+      } else continue;
       if (!inScope && kind !== 'method-call') continue;
       const reference: Reference = { file: item.entry.file, line, column, context: '', kind, name };
       if (via !== undefined) reference.via = via;
@@ -1045,6 +1063,12 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   }
   const lines = linesOf(context, [...withReferences.values()], prefetched);
   const unqualified = new Set<Reference>();
+  for (const reference of references) {
+    const namespaces = throughNamespace.get(`${reference.file}:${reference.line}:${reference.column}`);
+    if (!namespaces) continue;
+    const qualifier = goQualifier(textBefore(lines.get(reference.file), reference));
+    if (qualifier === undefined || qualifier === null || !namespaces.has(qualifier)) unqualified.add(reference);
+  }
   if (goNaming) {
     for (const reference of references) {
       const naming = goNaming.get(reference.file);
