@@ -425,6 +425,28 @@ describe('check-callers', () => {
     ]);
   });
 
+  it('TS --defined-in: a module that re-exports the symbol as its default (`export { X as default }`, `export default X`) binds its importers (X47)', async () => {
+    const ts = await analysisFixtureRepo('ts');
+    ts.write('src/dx-lib.ts', 'export function dxThing(): number { return 1; }\nexport default function dxMain(): number { return 2; }\n');
+    ts.write('src/dx-a.ts', "import { dxThing as inner } from './dx-lib';\nexport { inner as default };\n");
+    ts.write('src/dx-b.ts', "import anyName from './dx-a';\nexport const b = anyName();\n");
+    ts.write('src/dx-c.ts', "import dxMain from './dx-lib';\nexport default dxMain;\n");
+    ts.write('src/dx-d.ts', "import again from './dx-c';\nexport const d = again();\n");
+    await ts.commitAll('default re-exports of a named export and of a default');
+    expect(callers(await runCliInProcess(['check-callers', 'dxThing', '--defined-in', 'src/dx-lib.ts'], { cwd: ts.dir }))).toEqual([
+      'src/dx-a.ts:1:10 import',
+      'src/dx-a.ts:2:10 other via inner',
+      'src/dx-b.ts:1:8 import via anyName',
+      'src/dx-b.ts:2:18 call via anyName',
+    ]);
+    expect(callers(await runCliInProcess(['check-callers', 'dxMain', '--defined-in', 'src/dx-lib.ts'], { cwd: ts.dir }))).toEqual([
+      'src/dx-c.ts:1:8 import',
+      'src/dx-c.ts:2:16 other',
+      'src/dx-d.ts:1:8 import via again',
+      'src/dx-d.ts:2:18 call via again',
+    ]);
+  });
+
   it('Go --defined-in: only qualifiers bound to the defining package, dot imports, not an external _test package (X47)', async () => {
     const go = await analysisFixtureRepo('go');
     go.write('sa/sa.go', 'package sa\n\nfunc Do() int { return 1 }\n');

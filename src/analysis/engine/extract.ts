@@ -515,6 +515,7 @@ export async function extractFacts(lang: Lang, source: string, part?: ExtractPar
       if (capture.name === 'require' || capture.name === 'mod') continue;
       importRanges.push({ start: node.startIndex, end: node.endIndex, kind: parsed.reexport ? 'reexport' : 'import' });
     }
+    if (lang === 'typescript' || lang === 'tsx' || lang === 'javascript') imports.push(...localReexports(root, imports));
     const goPackage = lang === 'go' ? root.namedChildren.find((child) => child?.type === 'package_clause')?.namedChild(0)?.text : undefined;
     const withPackage = <T extends FileFacts>(facts: T): T => (goPackage === undefined ? facts : { ...facts, package: goPackage });
     if (part && 'imports' in part) return withPackage({ symbols, imports, refs: '' });
@@ -921,6 +922,33 @@ function parseImport(lang: Lang, captureName: string, node: Node, spec: Node | u
   return { module, line, names, reexport: false };
 }
 
+/**
+ * TS/JS `export { b as c }` / `export default b` without `from`, where `b` is bound by an import (`import { a as b }
+ * from './m'`): a re-export of `./m`'s `a` as `c` (or `default`), as `export { a as c } from './m'` would be.
+ */
+function localReexports(root: Node, imports: readonly RawImport[]): RawImport[] {
+  const bound = new Map<string, { module: string; imported: string }>();
+  for (const raw of imports) if (!raw.reexport) for (const name of raw.names) if (name.local !== '*') bound.set(name.local, { module: raw.module, imported: name.imported });
+  const result: RawImport[] = [];
+  if (bound.size === 0) return result;
+  const add = (local: string, exportedAs: string, line: number) => {
+    const from = bound.get(local);
+    if (from) result.push({ module: from.module, line, names: [{ imported: from.imported, local: exportedAs }], reexport: true });
+  };
+  for (const statement of root.namedChildren) {
+    if (statement?.type !== 'export_statement' || statement.childForFieldName('source') || statement.childForFieldName('declaration')) continue;
+    const line = statement.startPosition.row + 1;
+    const clause = statement.namedChildren.find((child) => child?.type === 'export_clause');
+    for (const specifier of clause?.namedChildren ?? []) {
+      const name = specifier?.childForFieldName('name');
+      if (name) add(name.text, specifier!.childForFieldName('alias')?.text ?? name.text, line);
+    }
+    const value = statement.childForFieldName('value');
+    if (value?.type === 'identifier') add(value.text, 'default', line);
+  }
+  return result;
+}
+
 function parsePythonImport(node: Node, line: number, skip: Set<number>): RawImport | undefined {
   const names: ImportedName[] = [];
   const nameOf = (child: Node): ImportedName | undefined => {
@@ -1019,7 +1047,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 11;
+const factsFormat = 12;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {

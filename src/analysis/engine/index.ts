@@ -873,7 +873,8 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       // in a package's __init__.py makes `from pkg import g` a use of f).
       if (!raw.reexport && item.entry.lang !== 'python') continue;
       for (const name of raw.names) {
-        if (exportedNames.has(name.imported) && !exportedNames.has(name.local) && name.local !== '*') {
+        // (`default`: a default export is bound by its importers under their own names — handled with definedIn)
+        if (exportedNames.has(name.imported) && !exportedNames.has(name.local) && name.local !== '*' && name.local !== 'default') {
           exportedNames.add(name.local);
           aliases.push(name.local);
         }
@@ -958,26 +959,43 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     pythonModuleLevel = definer?.entry.lang === 'python' && !memberAnywhere && definer.facts.symbols.some((def) => def.name === symbol && def.container === undefined);
     // TS/JS default export: importers bind it under any name (`import x from './m'`, `export { default as x } from './m'`).
     // The files that name the module are read, and an import of `default` that resolves to the definition binds its local name.
-    if (definer?.facts.symbols.some((def) => def.name === symbol && def.defaultExport)) {
-      const base = path.posix.basename(definedIn).replace(/\.[^.]*$/, '');
-      await follow([base === 'index' ? path.posix.basename(path.posix.dirname(definedIn)) : base], false);
+    // The definition's own default export, and every module that re-exports the symbol as its default (`export { Foo as
+    // default } from './m'`, `import { Foo } from './m'; export default Foo;` — outside attack X47), found as they load.
+    const defaultModules = new Set<string>();
+    if (definer?.facts.symbols.some((def) => def.name === symbol && def.defaultExport)) defaultModules.add(definedIn);
+    const reexportsAsDefault = (item: Loaded) => item.facts.imports.some((raw) => raw.reexport && raw.names.some((name) => name.local === 'default' && exportedNames.has(lastSegment(name.imported))));
+    const followed = new Set<string>();
+    for (;;) {
+      for (const item of loadedFiles.values()) if (reexportsAsDefault(item)) defaultModules.add(item.entry.file);
+      const next = [...defaultModules].filter((file) => !followed.has(file));
+      if (next.length === 0) break;
+      for (const file of next) {
+        followed.add(file);
+        const base = path.posix.basename(file).replace(/\.[^.]*$/, '');
+        await follow([base === 'index' ? path.posix.basename(path.posix.dirname(file)) : base], false);
+      }
       const carried: string[] = [];
       for (const item of loadedFiles.values()) {
         for (const raw of item.facts.imports) {
           const importsDefault = raw.names.some((name) => name.imported === 'default');
-          if (!importsDefault || !resolver.resolve(item.entry.file, item.entry.lang, raw).includes(definedIn)) continue;
+          if (!importsDefault || !resolver.resolve(item.entry.file, item.entry.lang, raw).some((file) => defaultModules.has(file))) continue;
           for (const name of raw.names) {
+            // `import x from './m'; export default x;`: this module's default is the definition too
+            if (name.imported === 'default' && name.local === 'default' && raw.reexport) defaultModules.add(item.entry.file);
             if (name.imported !== 'default' || name.local === '*' || name.local === 'default') continue;
             if (raw.reexport) {
               if (!exportedNames.has(name.local)) carried.push(name.local);
               exportedNames.add(name.local);
-            } else defaultAliases.set(item.entry.file, [...(defaultAliases.get(item.entry.file) ?? []), name.local]);
+            } else {
+              const locals = defaultAliases.get(item.entry.file) ?? [];
+              if (!locals.includes(name.local)) defaultAliases.set(item.entry.file, [...locals, name.local]);
+            }
           }
         }
       }
       if (carried.length > 0) await follow(carried);
-      loaded = [...loadedFiles.values()].sort(byFile);
     }
+    loaded = [...loadedFiles.values()].sort(byFile);
     const sources = new Set([definedIn]);
     // Barrels re-export without naming the symbol (`export * from`, `pub use x::*`, Python
     // `from x import *`): the word search misses them, so files with a star re-export are read too.
