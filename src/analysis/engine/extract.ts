@@ -105,7 +105,9 @@ const importQuery: Record<Lang, string> = {
  * - `@param` / `@var` — a value (in Go and Python, whose scopes have one namespace, any use);
  * - `@type` — a type only (TS `interface`/`type`); `@both` — a value and a type (a class, an enum,
  *   Rust's local items);
- * - `@typeparam` — a type parameter: bound in the declaration that owns the parameter list;
+ * - `@typeparam` — a type parameter: bound in the declaration that owns the parameter list; `@receiverparam`
+ *   a Go method's receiver type parameter (`func (l *List[T]) …`): in the method; `@infer` (TS `infer T`): in the
+ *   conditional type's true branch; `@mapped` (TS `[K in keyof T]`): in the mapped type;
  * - `@self` — the name of a class or function expression: bound inside that expression only;
  * - `@site` — a declaration that binds no name in any scope a use can see (an object key, a field,
  *   an enum member, a label): not a reference, nothing else dropped;
@@ -131,6 +133,8 @@ const tsBindings = [
   '(interface_declaration name: (type_identifier) @type)',
   '(type_alias_declaration name: (type_identifier) @type)',
   '(type_parameter name: (type_identifier) @typeparam)',
+  '(infer_type (type_identifier) @infer)',
+  '(mapped_type_clause name: (type_identifier) @mapped)',
   '(class name: (type_identifier) @self)',
   '(function_expression name: (identifier) @self)',
   '(pair key: (property_identifier) @site)',
@@ -177,6 +181,8 @@ const bindingQuery: Record<Lang, string> = {
     '(type_spec name: (type_identifier) @var)',
     '(type_alias name: (type_identifier) @var)',
     '(type_parameter_declaration name: (identifier) @typeparam)',
+    '(method_declaration receiver: (parameter_list (parameter_declaration type: (generic_type type_arguments: (type_arguments (type_elem (type_identifier) @receiverparam))))))',
+    '(method_declaration receiver: (parameter_list (parameter_declaration type: (pointer_type (generic_type type_arguments: (type_arguments (type_elem (type_identifier) @receiverparam)))))))',
     '(field_declaration name: (field_identifier) @site)',
     '(method_elem name: (field_identifier) @site)',
   ].join(' '),
@@ -204,7 +210,9 @@ const bindingQuery: Record<Lang, string> = {
     '(as_pattern (case_pattern) (identifier) @var)',
     '(splat_pattern (identifier) @var)',
     '(keyword_pattern . (identifier) @site)',
-    '(type_parameter (type (identifier) @typeparam))',
+    '(function_definition type_parameters: (type_parameter (type (identifier) @typeparam)))',
+    '(class_definition type_parameters: (type_parameter (type (identifier) @typeparam)))',
+    '(type_alias_statement left: (type (generic_type (type_parameter (type (identifier) @typeparam)))))',
     '(global_statement (identifier) @global)',
   ].join(' '),
   rust: [
@@ -213,16 +221,19 @@ const bindingQuery: Record<Lang, string> = {
     '(parameter pattern: (identifier) @param)',
     '(closure_parameters (identifier) @param)',
     '(for_expression pattern: (identifier) @var)',
-    '(function_item name: (identifier) @both)',
+    '(field_pattern name: (shorthand_field_identifier) @var)',
+    '(field_pattern pattern: (identifier) @var)',
+    '(function_item name: (identifier) @var)',
+    '(const_item name: (identifier) @var)',
+    '(static_item name: (identifier) @var)',
     '(struct_item name: (type_identifier) @both)',
-    '(enum_item name: (type_identifier) @both)',
     '(union_item name: (type_identifier) @both)',
-    '(type_item name: (type_identifier) @both)',
-    '(trait_item name: (type_identifier) @both)',
-    '(const_item name: (identifier) @both)',
-    '(static_item name: (identifier) @both)',
-    '(mod_item name: (identifier) @both)',
+    '(enum_item name: (type_identifier) @type)',
+    '(type_item name: (type_identifier) @type)',
+    '(trait_item name: (type_identifier) @type)',
+    '(mod_item name: (identifier) @type)',
     '(type_parameter name: (type_identifier) @typeparam)',
+    '(const_parameter name: (identifier) @typeparam)',
     '(field_declaration name: (field_identifier) @site)',
     '(enum_variant name: (identifier) @site)',
     '(label (identifier) @site)',
@@ -232,12 +243,12 @@ const bindingQuery: Record<Lang, string> = {
 
 /** Nodes that open a scope for local bindings (the file's top level is not one). */
 const scopeTypes: Record<Lang, ReadonlySet<string>> = (() => {
-  const ts = new Set(['statement_block', 'function_declaration', 'generator_function_declaration', 'function_expression', 'function', 'generator_function', 'arrow_function', 'method_definition', 'for_statement', 'for_in_statement', 'catch_clause']);
+  const ts = new Set(['statement_block', 'switch_body', 'function_declaration', 'generator_function_declaration', 'function_expression', 'function', 'generator_function', 'arrow_function', 'method_definition', 'for_statement', 'for_in_statement', 'catch_clause']);
   return {
     typescript: ts,
     tsx: ts,
     javascript: ts,
-    go: new Set(['block', 'function_declaration', 'method_declaration', 'func_literal', 'function_type', 'if_statement', 'for_statement', 'expression_switch_statement', 'type_switch_statement', 'select_statement']),
+    go: new Set(['block', 'function_declaration', 'method_declaration', 'func_literal', 'function_type', 'if_statement', 'for_statement', 'expression_switch_statement', 'type_switch_statement', 'select_statement', 'expression_case', 'type_case', 'default_case', 'communication_case']),
     python: new Set(['function_definition', 'lambda', 'list_comprehension', 'set_comprehension', 'dictionary_comprehension', 'generator_expression']),
     rust: new Set(['block', 'function_item', 'closure_expression', 'for_expression', 'function_signature_item']),
   };
@@ -278,10 +289,15 @@ function bindingSpace(lang: Lang, capture: string): number {
     case 'var':
       return single ? VALUE | TYPE : VALUE;
     case 'type':
-    case 'typeparam':
+    case 'infer':
+    case 'mapped':
       return single ? VALUE | TYPE : TYPE;
+    case 'typeparam':
+      // (Rust: a const generic parameter is a value)
+      return single || lang === 'rust' ? VALUE | TYPE : TYPE;
     case 'both':
     case 'self':
+    case 'receiverparam':
       return VALUE | TYPE;
     default:
       return 0;
@@ -310,6 +326,8 @@ interface Locals {
   sites: Set<number>;
   /** Per name, the non-top-level scopes that bind it. */
   scopes: Map<string, LocalScope[]>;
+  /** Per name, ranges where it names the module's symbol whatever a scope around them binds (Python `global`). */
+  excluded: Map<string, Array<[number, number]>>;
 }
 interface BindingCapture {
   node: Node;
@@ -363,69 +381,132 @@ function occurrences(text: string, word: string): number[] {
   return result;
 }
 
-/** Nodes whose `name` is bound in the scope around them, not in their own (a function's name, a nested class's). */
-const namedScopeOwners = new Set(['function_declaration', 'generator_function_declaration', 'function_definition', 'class_definition', 'function_item']);
 /** Lists of type parameters: their owner (the list's parent) is the parameters' scope (Python's list is `type_parameter`). */
 const typeParameterLists = new Set(['type_parameters', 'type_parameter_list']);
 /** Rust: an impl's or a trait's members bind no name in the block around them. */
 const rustMemberHolders = new Set(['impl_item', 'trait_item', 'declaration_list']);
+/** Python comprehensions: their own scope, except for the first iterable (evaluated outside) and `:=` (binds outside). */
+const comprehensionTypes = new Set(['list_comprehension', 'set_comprehension', 'dictionary_comprehension', 'generator_expression']);
+/** Functions whose parameters (and, in Python, locals) are bound in their body only: defaults, annotations and types are outside. */
+const bodyScoped = new Set(['function_definition', 'lambda', 'function_declaration', 'method_declaration', 'func_literal', 'function_item', 'closure_expression']);
+/** Declarations whose names a later statement sees, not an earlier one (Go constants and variables, Rust `let`). */
+const declaredAfter: Partial<Record<Lang, ReadonlySet<string>>> = {
+  go: new Set(['short_var_declaration', 'var_spec', 'const_spec', 'range_clause']),
+  rust: new Set(['let_declaration']),
+};
 
-/** The node whose range a capture's binding covers, or null when it is a top-level (or member) binding. */
-function bindingScope(lang: Lang, node: Node, capture: string): Node | null {
-  if (capture === 'self') return node.parent;
+type Range = [from: number, to: number];
+
+function rangeOf(node: Node | null): Range[] | null {
+  return node ? [[node.startIndex, node.endIndex]] : null;
+}
+
+/** The nearest ancestor of `node` of one of `types`. */
+function ancestorOf(node: Node, types: ReadonlySet<string>): Node | null {
+  let ancestor = node.parent;
+  while (ancestor && !types.has(ancestor.type)) ancestor = ancestor.parent;
+  return ancestor;
+}
+
+/** The range a scope node covers for its locals: a function's body only; a comprehension without its first iterable. */
+function scopeRanges(lang: Lang, scope: Node): Range[] {
+  if (bodyScoped.has(scope.type) && (lang === 'python' || lang === 'go' || lang === 'rust')) {
+    const body = scope.childForFieldName('body');
+    if (body) return [[body.startIndex, body.endIndex]];
+  }
+  if (lang === 'python' && comprehensionTypes.has(scope.type)) {
+    const first = scope.namedChildren.find((child) => child?.type === 'for_in_clause')?.childForFieldName('right');
+    if (first) return [[scope.startIndex, first.startIndex], [first.endIndex, scope.endIndex]];
+  }
+  if (lang === 'rust' && scope.type === 'for_expression') {
+    const body = scope.childForFieldName('body');
+    if (body) return [[body.startIndex, body.endIndex]];
+  }
+  return [[scope.startIndex, scope.endIndex]];
+}
+
+/**
+ * The text ranges a capture's binding covers, or null when it is a top-level (or member) binding.
+ * Follows each language's scope rules where they differ from "the enclosing block": a function's
+ * parameters and locals are bound in its body (Python, Go, Rust: defaults, annotations and
+ * parameter types are outside); a Go constant or variable and a Rust `let` from the end of their
+ * declaration (`x := x`, `let x = x()` read the outer x); a Go type-switch variable in each clause's
+ * statements (its case types are outside); Python's `:=` in a comprehension in the enclosing
+ * function, a comprehension's first iterable outside it.
+ */
+function bindingScope(lang: Lang, node: Node, capture: string): Range[] | null {
+  if (capture === 'self') return rangeOf(node.parent);
+  if (capture === 'infer') return rangeOf(ancestorOf(node, new Set(['conditional_type']))?.childForFieldName('consequence') ?? null);
+  if (capture === 'mapped') return rangeOf(ancestorOf(node, new Set(['object_type', 'mapped_type'])));
+  if (capture === 'receiverparam') return rangeOf(ancestorOf(node, new Set(['method_declaration'])));
   if (capture === 'typeparam') {
     let list: Node | null = node.parent;
     while (list && !(lang === 'python' ? list.type === 'type_parameter' : typeParameterLists.has(list.type))) list = list.parent;
     let owner = list?.parent ?? null;
-    // Python `type Alias[T] = …`: the parameters sit in the alias's generic type.
+    // Python `type Alias[T] = …`: the parameters sit in the alias's generic type (and Rust's `const N` in its own node).
     while (owner && (owner.type === 'generic_type' || owner.type === 'type')) owner = owner.parent;
-    return owner;
+    return rangeOf(owner);
+  }
+  if (lang === 'go' && capture === 'var' && node.parent?.parent?.type === 'type_switch_statement') {
+    // `switch x := v.(type) { case T: … }`: x is declared at the end of each case's type list.
+    const ranges: Range[] = [];
+    for (const clause of node.parent.parent.namedChildren) {
+      const statements = clause?.namedChildren.find((child) => child?.type === 'statement_list');
+      if (statements) ranges.push([statements.startIndex, statements.endIndex]);
+    }
+    return ranges;
   }
   const scopeSet = scopeTypes[lang];
   let ancestor: Node | null = node.parent;
-  // A declaration's own name belongs to the enclosing scope, not to the function or class it names.
-  if (ancestor && namedScopeOwners.has(ancestor.type) && isField(ancestor, 'name', node)) ancestor = ancestor.parent;
+  // Go and Rust: a variable is seen from the end of its declaration on.
+  let from: number | undefined;
+  const after = declaredAfter[lang];
+  if (ancestor && after?.has(ancestor.type)) from = ancestor.endIndex;
+  // A declaration's own name belongs to the enclosing scope, not to the function, class or item it names.
+  if (ancestor && isField(ancestor, 'name', node)) ancestor = ancestor.parent;
+  const walrus = lang === 'python' && node.parent?.type === 'named_expression';
   let inParameters = false;
   for (; ancestor; ancestor = ancestor.parent) {
+    if (after?.has(ancestor.type) && from === undefined) from = ancestor.endIndex;
     if (parameterListTypes.has(ancestor.type)) inParameters = true;
-    if (scopeSet.has(ancestor.type)) return ancestor;
+    if (scopeSet.has(ancestor.type) && !(walrus && comprehensionTypes.has(ancestor.type))) break;
     // Python: a class body or the module is not a function scope (assignments there are module/class attributes).
     if (lang === 'python' && ancestor.type === 'class_definition' && !inParameters) return null;
     if (lang === 'rust' && rustMemberHolders.has(ancestor.type)) return null;
   }
-  return null;
+  if (!ancestor) return null;
+  // TS: a declaration in `declare module 'x' { … }` or `declare global { … }` augments the module's own (a reference).
+  if ((lang === 'typescript' || lang === 'tsx') && (capture === 'type' || capture === 'both') && ancestor.type === 'statement_block' && (ancestor.parent?.type === 'ambient_declaration' || (ancestor.parent?.type === 'module' && ancestor.parent.childForFieldName('name')?.type === 'string'))) return [];
+  // Go: a local type is seen from its name on.
+  if (lang === 'go' && node.type === 'type_identifier') from = node.startIndex;
+  const ranges = scopeRanges(lang, ancestor);
+  return from === undefined ? ranges : ranges.flatMap(([start, end]): Range[] => (end <= from! ? [] : [[Math.max(start, from!), end]]));
 }
 
 function bindingsFrom(lang: Lang, captures: readonly BindingCapture[]): Locals {
   const sites = new Set<number>();
   const scopes = new Map<string, LocalScope[]>();
-  const globals: BindingCapture[] = [];
+  const excluded = new Map<string, Range[]>();
   for (const capture of captures) {
     const { node, name } = capture;
     if (name === 'global') {
-      globals.push(capture);
+      // Python `global x` in a function: x there is the module's, whatever the function or one around it binds.
+      const scope = bindingScope(lang, node, 'var');
+      if (scope) excluded.set(node.text, [...(excluded.get(node.text) ?? []), ...scope]);
       continue;
     }
     if ((lang === 'typescript' || lang === 'tsx' || lang === 'javascript') && bindsModuleExports(node)) continue;
-    sites.add(node.startIndex);
     const space = bindingSpace(lang, name);
-    if (space === 0) continue;
-    const scope = bindingScope(lang, node, name);
-    if (!scope) continue;
+    const ranges = space === 0 ? null : bindingScope(lang, node, name);
+    // (an empty list: no binding at all — a TS module augmentation's declaration is a reference)
+    if (ranges?.length === 0) continue;
+    sites.add(node.startIndex);
+    if (!ranges) continue;
     const list = scopes.get(node.text) ?? [];
-    list.push([scope.startIndex, scope.endIndex, space]);
+    for (const [from, to] of ranges) list.push([from, to, space]);
     scopes.set(node.text, list);
   }
-  // Python `global x` in a function: its assignments to x bind the module's x, so x is no local there.
-  for (const { node } of globals) {
-    const scope = bindingScope(lang, node, 'var');
-    const list = scopes.get(node.text);
-    if (!scope || !list) continue;
-    const kept = list.filter(([from, to]) => from !== scope.startIndex || to !== scope.endIndex);
-    if (kept.length > 0) scopes.set(node.text, kept);
-    else scopes.delete(node.text);
-  }
-  return { sites, scopes };
+  return { sites, scopes, excluded };
 }
 
 interface LangTools {
@@ -551,7 +632,8 @@ export async function extractFacts(lang: Lang, source: string, part?: ExtractPar
       const localScopes = locals.scopes.get(node.text);
       if (localScopes) {
         const space = useSpace(lang, node);
-        if (space !== 0 && localScopes.some(([from, to, bound]) => start >= from && start < to && (bound & space) !== 0)) continue;
+        const global = locals.excluded.get(node.text)?.find(([from, to]) => start >= from && start < to);
+        if (space !== 0 && localScopes.some(([from, to, bound]) => start >= from && start < to && (bound & space) !== 0 && !(global && from <= global[0] && global[1] <= to))) continue;
       }
       let kind: ReferenceKind | undefined;
       for (const range of importRanges) {
@@ -572,25 +654,29 @@ export async function extractFacts(lang: Lang, source: string, part?: ExtractPar
   }
 }
 
+/** Leaves that hold text rather than code: a word in one is a mention, not an identifier. */
+const literalLeaf = /comment|string|char|regex|escape|heredoc|template/;
+
 /**
- * Per line (1-based), how many of `name`'s occurrences in `source` are identifiers of the syntax
- * tree — references or not (a local's binding and uses, a member's declaration). What is left of a
- * line's whole-word occurrences is in comments and strings (detect-cascades' semantic candidates).
+ * Per line (1-based), how many of `name`'s whole-word occurrences in `source` are code of the syntax
+ * tree — an identifier, a label, a private name `#name`, a pattern's field name —, references or not
+ * (a local's binding and uses, a member's declaration). What is left of a line's whole-word
+ * occurrences is in comments and strings (detect-cascades' semantic candidates).
  */
 export async function identifierLines(lang: Lang, source: string, name: string): Promise<Map<number, number>> {
-  const { parser, identifiers } = await langTools(lang);
+  const { parser } = await langTools(lang);
   const tree = parser.parse(source);
   if (!tree) throw new Error('tree-sitter returned no tree');
   try {
     const lines = new Map<number, number>();
     for (const at of occurrences(source, name)) {
-      for (const capture of identifiers.captures(tree.rootNode, byteRange(at, at + name.length))) {
-        const node = capture.node;
-        if (node.startIndex !== at || node.endIndex !== at + name.length) continue;
-        const line = node.startPosition.row + 1;
-        lines.set(line, (lines.get(line) ?? 0) + 1);
-        break;
-      }
+      const node = tree.rootNode.descendantForIndex(at, at + name.length);
+      if (!node || node.childCount > 0 || literalLeaf.test(node.type)) continue;
+      // the leaf holds the word as a whole (`#name`, `'name` are the word with a sigil)
+      const offset = at - node.startIndex;
+      if (offset < 0 || node.text.slice(offset, offset + name.length) !== name || /[\p{L}\p{N}_$]/u.test(node.text.charAt(offset + name.length))) continue;
+      const line = node.startPosition.row + 1;
+      lines.set(line, (lines.get(line) ?? 0) + 1);
     }
     return lines;
   } finally {

@@ -946,6 +946,8 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   // Go, per file: how a use can name the definition — unqualified (the defining package itself, or a dot import of it)
   // and/or `q.Name` with q one of the names its imports of the defining package bind (outside attack X47).
   let goNaming: Map<string, { qualifiers: Set<string>; unqualified: boolean }> | undefined;
+  // Go: the definition is a package-level function, type, variable or constant (`q.Name` then needs q bound to its package).
+  let goTopLevel = false;
   // Python, a module-level definition: an attribute `x.name` names it only when `x` is bound by an import.
   let pythonModuleLevel = false;
   // Whether an import of a file can bind the definition's exports (with definedIn: it resolves to a source of them).
@@ -1021,6 +1023,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     const samePackage = (item: Loaded): boolean =>
       goDir !== undefined && item.entry.lang === 'go' && path.posix.dirname(item.entry.file) === goDir && (goPackage === undefined || item.facts.package === undefined || item.facts.package === goPackage);
     if (goDir !== undefined) {
+      goTopLevel = !memberAnywhere && (definer?.facts.symbols.some((def) => def.name === symbol && def.container === undefined) ?? false);
       goNaming = new Map();
       for (const item of loaded) {
         if (item.entry.lang !== 'go') continue;
@@ -1090,10 +1093,11 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   if (goNaming) {
     for (const reference of references) {
       const naming = goNaming.get(reference.file);
-      // (a method: any `x.Name` may call it — no types here; an unqualified use names it only inside its package)
+      // (a method, or an interface's method or a field the file declares: any `x.Name` may use it — no types here;
+      // an unqualified use names it only inside its package)
       if (!naming || (memberAnywhere && reference.kind === 'method-call')) continue;
       const qualifier = goQualifier(textBefore(lines.get(reference.file), reference));
-      const names = qualifier === undefined ? naming.unqualified : memberAnywhere || (qualifier !== null && naming.qualifiers.has(qualifier));
+      const names = qualifier === undefined ? naming.unqualified : !goTopLevel || (qualifier !== null && naming.qualifiers.has(qualifier));
       if (!names) unqualified.add(reference);
     }
   }
