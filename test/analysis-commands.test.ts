@@ -447,6 +447,32 @@ describe('check-callers', () => {
     ]);
   });
 
+  it('Rust --defined-in: a path names the module (`crate::a::f()`, `super::a::f()`) without a `use`; a path to another module does not (X47)', async () => {
+    const rust = await analysisFixtureRepo('rust');
+    rust.write('src/lib.rs', 'pub mod pa;\npub mod pb;\npub mod pc;\n');
+    rust.write('src/pa.rs', 'pub fn pick() -> u32 { 1 }\n\npub fn again() -> u32 { self::pick() + pick() }\n');
+    rust.write('src/pb.rs', 'pub fn pick() -> u32 { 2 }\n\npub fn both() -> u32 { pick() + crate::pa::pick() + super::pa::pick() }\n');
+    rust.write('src/pc.rs', 'use crate::pa::pick;\n\npub fn mixed() -> u32 { pick() + crate::pb::pick() + Vec::<u32>::new().len() as u32 }\n');
+    await rust.commitAll('paths without use');
+    expect(callers(await runCliInProcess(['check-callers', 'pick', '--defined-in', 'src/pa.rs'], { cwd: rust.dir }))).toEqual([
+      'src/pa.rs:3:31 call',
+      'src/pa.rs:3:40 call',
+      'src/pb.rs:3:44 call',
+      'src/pb.rs:3:64 call',
+      'src/pc.rs:1:16 import',
+      'src/pc.rs:3:25 call',
+    ]);
+    expect(callers(await runCliInProcess(['check-callers', 'pick', '--defined-in', 'src/pb.rs'], { cwd: rust.dir }))).toEqual(['src/pb.rs:3:24 call', 'src/pc.rs:3:45 call']);
+    // a raw identifier is its name: `r#type` is `type` (asked for either way), through a path and a `use … as`
+    rust.write('src/pd.rs', 'pub fn r#type() -> u32 { 3 }\n');
+    rust.write('src/pe.rs', 'use crate::pd::r#type as kind;\n\npub fn e() -> u32 { crate::pd::r#type() + kind() }\n');
+    rust.write('src/lib.rs', 'pub mod pa;\npub mod pb;\npub mod pc;\npub mod pd;\npub mod pe;\n');
+    await rust.commitAll('raw identifiers');
+    const raw = ['src/pe.rs:1:16 import', 'src/pe.rs:3:32 call', 'src/pe.rs:3:43 call via kind'];
+    expect(callers(await runCliInProcess(['check-callers', 'type', '--defined-in', 'src/pd.rs'], { cwd: rust.dir }))).toEqual(raw);
+    expect(callers(await runCliInProcess(['check-callers', 'r#type', '--defined-in', 'src/pd.rs'], { cwd: rust.dir }))).toEqual(raw);
+  });
+
   it('Go --defined-in: only qualifiers bound to the defining package, dot imports, not an external _test package (X47)', async () => {
     const go = await analysisFixtureRepo('go');
     go.write('sa/sa.go', 'package sa\n\nfunc Do() int { return 1 }\n');

@@ -352,10 +352,10 @@ function localBindingsOf(lang: Lang, root: Node, query: Query, source: string, n
   const seen = new Set<string>();
   for (const name of names) {
     for (const at of occurrences(source, name)) {
-      for (const capture of query.captures(root, byteRange(at, at + name.length))) {
+      for (const capture of query.captures(root, byteRange(Math.max(0, at - 2), at + name.length))) {
         const node = capture.node;
         const key = `${node.id}:${capture.name}`;
-        if (node.startIndex !== at || node.endIndex !== at + name.length || seen.has(key)) continue;
+        if (!isOccurrence(node, source, at, name.length) || seen.has(key)) continue;
         seen.add(key);
         captures.push({ node, name: capture.name });
       }
@@ -492,7 +492,7 @@ function bindingsFrom(lang: Lang, captures: readonly BindingCapture[]): Locals {
     if (name === 'global') {
       // Python `global x` in a function: x there is the module's, whatever the function or one around it binds.
       const scope = bindingScope(lang, node, 'var');
-      if (scope) excluded.set(node.text, [...(excluded.get(node.text) ?? []), ...scope]);
+      if (scope) excluded.set(nameOf(node), [...(excluded.get(nameOf(node)) ?? []), ...scope]);
       continue;
     }
     if ((lang === 'typescript' || lang === 'tsx' || lang === 'javascript') && bindsModuleExports(node)) continue;
@@ -502,9 +502,9 @@ function bindingsFrom(lang: Lang, captures: readonly BindingCapture[]): Locals {
     if (ranges?.length === 0) continue;
     sites.add(node.startIndex);
     if (!ranges) continue;
-    const list = scopes.get(node.text) ?? [];
+    const list = scopes.get(nameOf(node)) ?? [];
     for (const [from, to] of ranges) list.push([from, to, space]);
-    scopes.set(node.text, list);
+    scopes.set(nameOf(node), list);
   }
   return { sites, scopes, excluded };
 }
@@ -574,7 +574,7 @@ export async function extractFacts(lang: Lang, source: string, part?: ExtractPar
     const addSymbol = (nameNode: Node | null, kind: SymbolKind, exported: boolean, container?: string, defaultExport?: boolean): void => {
       if (!nameNode) return;
       definitionSites.add(nameNode.startIndex);
-      const symbol: SymbolDef = { name: nameNode.text, kind, line: nameNode.startPosition.row + 1, column: nameNode.startPosition.column + 1, exported };
+      const symbol: SymbolDef = { name: nameOf(nameNode), kind, line: nameNode.startPosition.row + 1, column: nameNode.startPosition.column + 1, exported };
       if (container !== undefined) symbol.container = container;
       if (defaultExport) symbol.defaultExport = true;
       symbols.push(symbol);
@@ -612,11 +612,11 @@ export async function extractFacts(lang: Lang, source: string, part?: ExtractPar
         if (!found.has(node.id)) found.set(node.id, node);
       };
       for (const name of names) {
-        for (const at of occurrences(source, name)) for (const capture of identifiers.captures(root, byteRange(at, at + name.length))) if (capture.node.startIndex === at && capture.node.endIndex === at + name.length) keep(capture.node);
+        for (const at of occurrences(source, name)) for (const capture of identifiers.captures(root, byteRange(Math.max(0, at - 2), at + name.length))) if (isOccurrence(capture.node, source, at, name.length)) keep(capture.node);
       }
       for (const range of importRanges) for (const capture of identifiers.captures(root, byteRange(range.start, range.end))) if (capture.node.startIndex >= range.start && capture.node.startIndex < range.end) keep(capture.node);
       identifierNodes = [...found.values()].sort((a, b) => a.startIndex - b.startIndex || a.endIndex - b.endIndex);
-      locals = localBindingsOf(lang, root, bindings, source, new Set(identifierNodes.map((node) => node.text)));
+      locals = localBindingsOf(lang, root, bindings, source, new Set(identifierNodes.map(nameOf)));
     } else {
       locals = localBindings(lang, root, bindings);
       identifierNodes = identifiers.captures(root).map((capture) => capture.node);
@@ -629,10 +629,10 @@ export async function extractFacts(lang: Lang, source: string, part?: ExtractPar
       // `Car(make="Toyota")`: a keyword argument's name is the callee's parameter, no use of a `make` in scope
       // (outside attack X47-04/22: E46's check-test-cascade failed a wave on it as an orphaned caller of `make()`)
       if (lang === 'python' && node.parent?.type === 'keyword_argument' && isField(node.parent, 'name', node)) continue;
-      const localScopes = locals.scopes.get(node.text);
+      const localScopes = locals.scopes.get(nameOf(node));
       if (localScopes) {
         const space = useSpace(lang, node);
-        const global = locals.excluded.get(node.text)?.find(([from, to]) => start >= from && start < to);
+        const global = locals.excluded.get(nameOf(node))?.find(([from, to]) => start >= from && start < to);
         if (space !== 0 && localScopes.some(([from, to, bound]) => start >= from && start < to && (bound & space) !== 0 && !(global && from <= global[0] && global[1] <= to))) continue;
       }
       let kind: ReferenceKind | undefined;
@@ -646,7 +646,7 @@ export async function extractFacts(lang: Lang, source: string, part?: ExtractPar
       kind ??= classify(lang, node, packageNames);
       // (a byte order mark is not a column: outside attack X47-18, the context line never shows it)
       const column = node.startPosition.row === 0 && bom ? node.startPosition.column : node.startPosition.column + 1;
-      refs.push([node.text, node.startPosition.row + 1, column, kind]);
+      refs.push([nameOf(node), node.startPosition.row + 1, column, kind]);
     }
     return withPackage({ symbols, imports, refs: encodeRefs(refs) });
   } finally {
@@ -682,6 +682,17 @@ export async function identifierLines(lang: Lang, source: string, name: string):
   } finally {
     tree.delete();
   }
+}
+
+/** An identifier's name: its text, without Rust's raw-identifier prefix (`r#match` is the name `match`). */
+function nameOf(node: Node): string {
+  const text = node.text;
+  return text.charCodeAt(0) === 114 && text.charCodeAt(1) === 35 ? text.slice(2) : text;
+}
+
+/** Whether `node` is the identifier occurrence of a word found at `at` (`r#word` for a Rust raw identifier). */
+function isOccurrence(node: Node, source: string, at: number, length: number): boolean {
+  return node.endIndex === at + length && (node.startIndex === at || (node.startIndex === at - 2 && source.startsWith('r#', at - 2)));
 }
 
 function isField(parent: Node, field: string, node: Node): boolean {
@@ -1072,6 +1083,11 @@ function parsePythonImport(node: Node, line: number, skip: Set<number>): RawImpo
   return { module, line, names, reexport: false, level };
 }
 
+/** A Rust path's segments, raw identifiers by their names (`a::r#type` → a, type). */
+function pathParts(text: string): string[] {
+  return text.split('::').map((part) => part.trim().replace(/^r#/, ''));
+}
+
 function parseRustImport(captureName: string, node: Node, line: number, skip: Set<number>): RawImport | undefined {
   if (captureName === 'mod') {
     const name = node.childForFieldName('name');
@@ -1088,26 +1104,28 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
       case 'crate':
       case 'self':
       case 'super':
-        leaves.push({ path: [...prefix, tree.text], local: tree.text });
+        leaves.push({ path: [...prefix, nameOf(tree)], local: nameOf(tree) });
         break;
-      case 'scoped_identifier':
-        leaves.push({ path: [...prefix, ...tree.text.split('::').map((part) => part.trim())], local: tree.childForFieldName('name')?.text ?? tree.text });
+      case 'scoped_identifier': {
+        const name = tree.childForFieldName('name');
+        leaves.push({ path: [...prefix, ...pathParts(tree.text)], local: name ? nameOf(name) : tree.text });
         break;
+      }
       case 'use_as_clause': {
         const path = tree.childForFieldName('path');
         const alias = tree.childForFieldName('alias');
         if (alias) skip.add(alias.startIndex);
-        if (path) leaves.push({ path: [...prefix, ...path.text.split('::').map((part) => part.trim())], local: alias?.text ?? path.text });
+        if (path) leaves.push({ path: [...prefix, ...pathParts(path.text)], local: alias ? nameOf(alias) : path.text });
         break;
       }
       case 'use_wildcard': {
         const path = tree.namedChild(0);
-        leaves.push({ path: [...prefix, ...(path ? path.text.split('::').map((part) => part.trim()) : []), '*'], local: '*' });
+        leaves.push({ path: [...prefix, ...(path ? pathParts(path.text) : []), '*'], local: '*' });
         break;
       }
       case 'scoped_use_list': {
         const path = tree.childForFieldName('path');
-        const next = [...prefix, ...(path ? path.text.split('::').map((part) => part.trim()) : [])];
+        const next = [...prefix, ...(path ? pathParts(path.text) : [])];
         const list = tree.childForFieldName('list');
         for (const child of list?.namedChildren ?? []) if (child) walk(child, next);
         break;
@@ -1133,7 +1151,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 12;
+const factsFormat = 13;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {

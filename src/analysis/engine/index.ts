@@ -235,6 +235,20 @@ function textBefore(lines: string[] | undefined, reference: Reference): string {
 }
 
 /**
+ * Rust: the path before the name `before` (a line up to the name) ends in — `crate::defs` for `x = crate::defs::` —
+ * undefined when the name has no path, null when the path is not one of plain segments (`<T as Tr>::`, `Vec::<u8>::`).
+ */
+function rustPath(before: string): string | null | undefined {
+  const rest = before.trimEnd();
+  if (!rest.endsWith('::')) return undefined;
+  const match = /((?:[A-Za-z_][A-Za-z0-9_]*\s*::\s*)+)$/.exec(rest);
+  if (!match) return null;
+  const start = rest.length - match[1]!.length;
+  if (start > 0 && /[\w>:]/.test(rest.charAt(start - 1))) return null;
+  return match[1]!.replace(/\s+/g, '').replace(/::$/, '');
+}
+
+/**
  * Go: the qualifier of the name `before` (a line up to the name) ends in — `sa` for `x := sa.` — undefined when
  * the name is unqualified, null when the selector is no package qualifier (`a.b.`, `f().`, `x[0].`).
  */
@@ -948,6 +962,8 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   let goNaming: Map<string, { qualifiers: Set<string>; unqualified: boolean }> | undefined;
   // Go: the definition is a package-level function, type, variable or constant (`q.Name` then needs q bound to its package).
   let goTopLevel = false;
+  // Rust: whether a path (`crate::defs`, `super::defs`) names a module that is, or re-exports from, the definition's.
+  let rustPathReaches: ((file: string, path: string) => boolean) | undefined;
   // Python, a module-level definition: an attribute `x.name` names it only when `x` is bound by an import.
   let pythonModuleLevel = false;
   // Whether an import of a file can bind the definition's exports (with definedIn: it resolves to a source of them).
@@ -1039,10 +1055,15 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       }
     }
     importsSource = (item, raw) => resolver.resolve(item.entry.file, item.entry.lang, raw).some((file) => sources.has(file));
+    if (definedIn.endsWith('.rs')) {
+      rustPathReaches = (file, modulePath) => resolver.resolve(file, 'rust', { module: modulePath, line: 0, names: [{ imported: symbol, local: symbol }], reexport: false }, true).some((target) => sources.has(target));
+    }
     reachable = (item) => sources.has(item.entry.file) || samePackage(item) || item.facts.imports.some((raw) => importsSource(item, raw));
   }
 
   const references: Reference[] = [];
+  // Rust references (with definedIn) whose path decides: value = whether their file reaches the definition by its imports.
+  const rustChecked = new Map<Reference, boolean>();
   // Uses of an exported alias that count only when written `ns.Alias` with ns a namespace import of a source: checked on the lines below.
   const throughNamespace = new Map<string, Set<string>>();
   // Context lines are read afterwards, only for files that have a reference (not for every grep hit).
@@ -1050,7 +1071,9 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   for (const item of loaded) {
     if (reportIn && !reportIn.has(item.entry.file)) continue;
     const inScope = reachable ? reachable(item) : true;
-    if (!inScope && !memberAnywhere) continue;
+    // (Rust: a file that imports nothing of the definition's module may still name it by its path: `crate::defs::make()`)
+    const byPath = rustPathReaches !== undefined && item.entry.lang === 'rust';
+    if (!inScope && !memberAnywhere && !byPath) continue;
     // Local names bound to the symbol (or one of its exported aliases) by this file's imports.
     const aliases = new Map<string, string>();
     for (const raw of item.facts.imports) {
@@ -1075,10 +1098,12 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
         via = name;
         throughNamespace.set(`${item.entry.file}:${line}:${column}`, namespaces);
       } else continue;
-      if (!inScope && kind !== 'method-call') continue;
+      const pathDecides = byPath && kind !== 'import' && kind !== 'reexport';
+      if (!inScope && kind !== 'method-call' && !pathDecides) continue;
       const reference: Reference = { file: item.entry.file, line, column, context: '', kind, name };
       if (via !== undefined) reference.via = via;
       references.push(reference);
+      if (pathDecides) rustChecked.set(reference, inScope);
       withReferences.set(item.entry.file, item.entry);
     }
   }
@@ -1089,6 +1114,15 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     if (!namespaces) continue;
     const qualifier = goQualifier(textBefore(lines.get(reference.file), reference));
     if (qualifier === undefined || qualifier === null || !namespaces.has(qualifier)) unqualified.add(reference);
+  }
+  for (const [reference, imported] of rustChecked) {
+    const before = textBefore(lines.get(reference.file), reference);
+    const modulePath = rustPath(before);
+    // `crate::defs::make`: the path decides (an associated function `Type::make` of a method definition: any type's);
+    // an unqualified `make`: the file's imports do; `<T as Tr>::make`: only for a method, or where the imports reach it.
+    const keep =
+      reference.kind === 'method-call' ? imported || memberAnywhere : modulePath === undefined ? imported : modulePath === null ? imported || memberAnywhere : memberAnywhere || rustPathReaches!(reference.file, modulePath);
+    if (!keep) unqualified.add(reference);
   }
   if (goNaming) {
     for (const reference of references) {

@@ -68,13 +68,14 @@ export class ModuleResolver {
     return this.input.files.has(file);
   }
 
-  resolve(from: string, lang: Lang, raw: RawImport): string[] {
+  /** The files `raw` (imported by `from`) names; `from` itself only with `keepSelf` (a Rust path `self::f`, `crate::this::f`). */
+  resolve(from: string, lang: Lang, raw: RawImport, keepSelf = false): string[] {
     let result: string[];
     if (lang === 'go') result = this.resolveGo(raw.module);
     else if (lang === 'python') result = this.resolvePython(from, raw);
     else if (lang === 'rust') result = this.resolveRust(from, raw);
     else result = this.resolveJs(from, raw.module);
-    return [...new Set(result)].filter((file) => file !== from).sort();
+    return [...new Set(result)].filter((file) => keepSelf || file !== from).sort();
   }
 
   private resolveJs(from: string, specifier: string): string[] {

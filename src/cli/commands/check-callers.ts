@@ -54,7 +54,8 @@ async function runCall(args: string[], options: Record<string, unknown>, io: Com
   configureEngine(io.env);
   const format = requireFormat(options.format, ['json', 'text'] as const, 'json');
   const raw = (args[0] ?? '').trim();
-  const symbol = raw.includes('.') ? raw.slice(raw.lastIndexOf('.') + 1) : raw;
+  // (a Rust raw identifier `r#type` is the name `type`)
+  const symbol = (raw.includes('.') ? raw.slice(raw.lastIndexOf('.') + 1) : raw).replace(/^r#(?=[\p{L}_])/u, '');
   if (!identifier.test(symbol)) {
     throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `not a symbol name: ${JSON.stringify(args[0] ?? '')} (an identifier, optionally Qualifier.Name)` });
   }
