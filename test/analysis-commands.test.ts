@@ -473,6 +473,22 @@ describe('check-callers', () => {
     expect(callers(await runCliInProcess(['check-callers', 'r#type', '--defined-in', 'src/pd.rs'], { cwd: rust.dir }))).toEqual(raw);
   });
 
+  it('Go --defined-in: an unaliased import binds the package clause name (X49-01/05); a promoted embedded field is the type (X49-03)', async () => {
+    const go = await analysisFixtureRepo('go');
+    go.write('internal/util/defs.go', 'package utility\n\ntype Box struct{ N int }\n\nfunc Make() Box { return Box{} }\n');
+    go.write('internal/util/ext_test.go', 'package utility_test\n\nimport "example.com/shop/internal/util"\n\nvar _ = utility.Make()\n');
+    go.write('app/plain.go', 'package app\n\nimport "example.com/shop/internal/util"\n\nfunc A() int { return utility.Make().N }\n');
+    go.write('app/embed.go', 'package app\n\nimport "example.com/shop/internal/util"\n\ntype W struct {\n\tutility.Box\n}\n\nfunc B(w W) int { return w.Box.N }\n');
+    await go.commitAll('a package whose name is not its directory');
+    expect(callers(await runCliInProcess(['check-callers', 'Make', '--defined-in', 'internal/util/defs.go'], { cwd: go.dir }))).toEqual(['app/plain.go:5:31 call', 'internal/util/ext_test.go:5:17 call']);
+    expect(callers(await runCliInProcess(['check-callers', 'Box', '--defined-in', 'internal/util/defs.go'], { cwd: go.dir }))).toEqual([
+      'app/embed.go:6:10 type',
+      'app/embed.go:9:28 other',
+      'internal/util/defs.go:5:13 type',
+      'internal/util/defs.go:5:26 type',
+    ]);
+  });
+
   it('Go --defined-in: only qualifiers bound to the defining package, dot imports, not an external _test package (X47)', async () => {
     const go = await analysisFixtureRepo('go');
     go.write('sa/sa.go', 'package sa\n\nfunc Do() int { return 1 }\n');

@@ -25,6 +25,8 @@ describe('findReferences: renamed exports (TS/JS)', () => {
       },
     });
     expect(where(await findReferences(repo.dir, 'greet', { definedIn: 'src/greet.ts' }))).toEqual([
+      // (the re-export of the default is a use of it, as `export { greet as x } from` would be — outside attack X49-09)
+      'src/barrel.ts:1 reexport via default',
       'src/use-a.ts:1 import via hello',
       'src/use-a.ts:3 call via hello',
       'src/use-b.ts:1 import via g',
@@ -32,6 +34,29 @@ describe('findReferences: renamed exports (TS/JS)', () => {
       'src/use-c.ts:1 import via greeting',
       'src/use-c.ts:2 call via hi',
     ]);
+  });
+
+  it('importers of a module that re-exports the symbol as its default: by name without definedIn, resolved with it (X49-09)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'src/defs.ts': 'export function Foo() { return 1; }\n',
+        'src/dflt.ts': "export { Foo as default } from './defs';\n",
+        'src/dflt3.ts': "export { default } from './dflt';\n",
+        'src/use.ts': "import D from './dflt';\nimport D3 from './dflt3';\nimport { default as D5 } from './dflt';\nexport const all = [D(), D3(), D5()];\n",
+      },
+    });
+    const expected = [
+      'src/dflt.ts:1 reexport',
+      'src/dflt3.ts:1 reexport via default',
+      'src/use.ts:1 import via D',
+      'src/use.ts:2 import via D3',
+      'src/use.ts:3 import via default',
+      'src/use.ts:4 call via D',
+      'src/use.ts:4 call via D3',
+      'src/use.ts:4 call via D5',
+    ];
+    expect(where(await findReferences(repo.dir, 'Foo', { definedIn: 'src/defs.ts' }))).toEqual(expected);
+    expect(where(await findReferences(repo.dir, 'Foo'))).toEqual(expected);
   });
 
   it('`export default name;` and `export { name as default }` make name the default export too', async () => {

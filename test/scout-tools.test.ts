@@ -47,6 +47,25 @@ describe('check-test-cascade (E46): real references per language', () => {
     expect(json(result.stdout)).toEqual([{ symbol: 'Store.Load', test_file: 'store/mem_test.go', line: 8, context: 'm.Load("k")', agents: ['A'] }]);
   });
 
+  it('Go: an external test package, a dot import and a package named unlike its directory are orphaned callers too (X49-11)', async () => {
+    const { repo, implPath } = await repoWith(
+      {
+        'go.mod': 'module example.com/m\n\ngo 1.22\n',
+        'internal/util/defs.go': 'package utility\n\ntype Foo struct{ N int }\n\nfunc Make() Foo { return Foo{} }\n',
+        'internal/util/ext_test.go': 'package utility_test\n\nimport (\n\t"testing"\n\n\t"example.com/m/internal/util"\n)\n\nfunc TestExt(t *testing.T) {\n\t_ = utility.Make()\n}\n',
+        'app/app_test.go': 'package app\n\nimport (\n\t"testing"\n\n\t"example.com/m/internal/util"\n)\n\nfunc TestApp(t *testing.T) {\n\tif utility.Make().N != 0 {\n\t\tt.Fail()\n\t}\n}\n',
+        'dot/dot_test.go': 'package dot\n\nimport (\n\t"testing"\n\n\t. "example.com/m/internal/util"\n)\n\nfunc TestDot(t *testing.T) {\n\t_ = Make()\n}\n',
+      },
+      {
+        name: 'IMPL-go-ext.yaml',
+        text: 'title: t\nfeature_slug: t\nverdict: SUITABLE\nfile_ownership:\n  - file: internal/util/defs.go\n    agent: A\n    wave: 1\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: Change the signature of `Make()` to add a `size` parameter in internal/util/defs.go.\n',
+      },
+    );
+    const result = await runCliInProcess(['check-test-cascade', implPath, '--repo-dir', repo.dir]);
+    expect(result.code, result.stderr).toBe(1);
+    expect((json(result.stdout) as Array<{ test_file: string; line: number }>).map((entry) => `${entry.test_file}:${entry.line}`)).toEqual(['app/app_test.go:10', 'dot/dot_test.go:10', 'internal/util/ext_test.go:10']);
+  });
+
   it('TypeScript: an aliased import in a test file is found; a same-named function of another module and a comment are not', async () => {
     const { repo, implPath } = await repoWith(
       {

@@ -169,34 +169,23 @@ export function createEngineReferenceFinder(): ReferenceFinder {
       const definedIn = options.definedIn;
       if (definedIn === undefined || !definedIn.endsWith('.go')) return references;
       const kept: Reference[] = [];
-      const definedDir = path.posix.dirname(definedIn);
       for (const reference of references) {
         if (!reference.file.endsWith('.go')) {
           kept.push(reference);
           continue;
         }
-        const text = await readFile(path.join(repoRoot, reference.file), 'utf8').catch(() => '');
-        const qualifier = /([A-Za-z_]\w*)\s*\.\s*$/.exec((text.split('\n')[reference.line - 1] ?? '').slice(0, reference.column - 1))?.[1];
-        const samePackage = path.posix.dirname(reference.file) === definedDir;
-        if (options.memberOnly) {
-          // Methods resolve by name in the engine: keep calls in the defining package or in files importing it.
-          if (inScopeOf(reference.file, text, definedIn)) kept.push(reference);
+        // (a package-level name: the engine keeps only uses that can name it — unqualified in its package or through a dot
+        // import, `q.Name` with q an import of the package — outside attack X49-11: a second filter here knew neither
+        // external test packages nor dot imports, and named an import by its directory instead of its package clause)
+        if (!options.memberOnly) {
+          kept.push(reference);
           continue;
         }
-        // A package-level Go function: unqualified inside its package, `pkg.Name` (import name) outside — `t.Cleanup()` is not `protocol.Cleanup`.
-        if (samePackage ? qualifier === undefined : qualifier !== undefined && goImportNames(text, definedDir).has(qualifier)) kept.push(reference);
+        // Methods resolve by name in the engine: keep calls in the defining package or in files importing it.
+        const text = await readFile(path.join(repoRoot, reference.file), 'utf8').catch(() => '');
+        if (inScopeOf(reference.file, text, definedIn)) kept.push(reference);
       }
       return kept;
     },
   };
-}
-
-/** The names a Go file can use for the package in `dir`: its import alias, else the directory's last element. */
-function goImportNames(text: string, dir: string): Set<string> {
-  const names = new Set<string>();
-  const escaped = dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  for (const match of text.matchAll(new RegExp(`(?:^|\\n|\\()\\s*([A-Za-z_]\\w*|\\.)?\\s*"[^"\\n]*/${escaped}"`, 'g'))) {
-    names.add(match[1] ?? path.posix.basename(dir));
-  }
-  return names;
 }

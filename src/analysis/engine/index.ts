@@ -887,8 +887,9 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       // in a package's __init__.py makes `from pkg import g` a use of f).
       if (!raw.reexport && item.entry.lang !== 'python') continue;
       for (const name of raw.names) {
-        // (`default`: a default export is bound by its importers under their own names — handled with definedIn)
-        if (exportedNames.has(name.imported) && !exportedNames.has(name.local) && name.local !== '*' && name.local !== 'default') {
+        // (`default` with definedIn: a default export is bound by its importers under their own names, followed below through
+        // module resolution; without it every `import x from …` of a default is taken by name, as for any alias)
+        if (exportedNames.has(name.imported) && !exportedNames.has(name.local) && name.local !== '*' && (name.local !== 'default' || opts.definedIn === undefined)) {
           exportedNames.add(name.local);
           aliases.push(name.local);
         }
@@ -956,6 +957,8 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   let reachable: ((item: Loaded) => boolean) | undefined;
   // Per file: local names bound to the definition's default export by that file's imports.
   const defaultAliases = new Map<string, string[]>();
+  // Files whose imports or re-exports name `default` of a module whose default is the definition (`default` there is it).
+  const defaultImporters = new Set<string>();
   let memberAnywhere = false;
   // Go, per file: how a use can name the definition — unqualified (the defining package itself, or a dot import of it)
   // and/or `q.Name` with q one of the names its imports of the defining package bind (outside attack X47).
@@ -997,6 +1000,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
         for (const raw of item.facts.imports) {
           const importsDefault = raw.names.some((name) => name.imported === 'default');
           if (!importsDefault || !resolver.resolve(item.entry.file, item.entry.lang, raw).some((file) => defaultModules.has(file))) continue;
+          defaultImporters.add(item.entry.file);
           for (const name of raw.names) {
             // `import x from './m'; export default x;`: this module's default is the definition too
             if (name.imported === 'default' && name.local === 'default' && raw.reexport) defaultModules.add(item.entry.file);
@@ -1039,7 +1043,8 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     const samePackage = (item: Loaded): boolean =>
       goDir !== undefined && item.entry.lang === 'go' && path.posix.dirname(item.entry.file) === goDir && (goPackage === undefined || item.facts.package === undefined || item.facts.package === goPackage);
     if (goDir !== undefined) {
-      goTopLevel = !memberAnywhere && (definer?.facts.symbols.some((def) => def.name === symbol && def.container === undefined) ?? false);
+      // (not a type: `w.Foo` may be the field a struct embedding `p.Foo` promotes — outside attack X49-03)
+      goTopLevel = !memberAnywhere && (definer?.facts.symbols.some((def) => def.name === symbol && def.container === undefined && (def.kind === 'function' || def.kind === 'variable' || def.kind === 'constant')) ?? false);
       goNaming = new Map();
       for (const item of loaded) {
         if (item.entry.lang !== 'go') continue;
@@ -1050,6 +1055,9 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
             if (name.local === '.') naming.unqualified = true;
             else if (name.local !== '_') naming.qualifiers.add(name.local);
           }
+          // An import without an alias binds the package's own name (its `package` clause), which the directory's
+          // need not be (`…/internal/util` holding `package utility`, `…/m/v2` holding `package m` — X49-01/05).
+          if (goPackage !== undefined && raw.names.every((name) => name.local !== '.' && name.local !== '_')) naming.qualifiers.add(goPackage);
         }
         goNaming.set(item.entry.file, naming);
       }
@@ -1088,12 +1096,14 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     const namespaces = new Set<string>();
     for (const raw of item.facts.imports) if (!raw.reexport) for (const name of raw.names) if (name.imported === '*' && name.local !== '*' && importsSource(item, raw)) namespaces.add(name.local);
     const wanted = new Set([symbol, ...aliases.keys(), ...exportedNames]);
+    const importsDefault = defaultImporters.has(item.entry.file);
+    if (importsDefault) wanted.add('default');
     const found = item.facts.tooLarge ? textScan(readTexts(context, [item.entry]).get(item.entry.file) ?? '', wanted) : decodeRefs(item.facts.refs, wanted);
     for (const [name, line, column, kind] of found) {
       let via: string | undefined;
       if (name === symbol) via = undefined;
       else if (aliases.has(name)) via = name;
-      else if (exportedNames.has(name) && (kind === 'reexport' || kind === 'import')) via = name;
+      else if ((exportedNames.has(name) || (importsDefault && name === 'default')) && (kind === 'reexport' || kind === 'import')) via = name;
       else if (exportedNames.has(name) && namespaces.size > 0 && kind !== 'type') {
         via = name;
         throughNamespace.set(`${item.entry.file}:${line}:${column}`, namespaces);
@@ -1133,6 +1143,9 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       const qualifier = goQualifier(textBefore(lines.get(reference.file), reference));
       const names = qualifier === undefined ? naming.unqualified : !goTopLevel || (qualifier !== null && naming.qualifiers.has(qualifier));
       if (!names) unqualified.add(reference);
+      // (`utility.Make()` through an unaliased import of a package named unlike its directory: the extraction took
+      // `utility` for a value; it is the package — a call)
+      else if (reference.kind === 'method-call' && qualifier !== undefined && qualifier !== null && naming.qualifiers.has(qualifier)) reference.kind = 'call';
     }
   }
   if (pythonModuleLevel) {
