@@ -502,6 +502,42 @@ const cases: Case[] = [
     ].join('\n'),
     expected: ['1:22:import', '4:21:type', '5:13:call', '5:23:call', '13:12:call'],
   },
+  // Outside round X49 (/work/coord/attack-analysis-49.md)
+  {
+    name: 'X49-10: Rust refutable patterns bind in their block or arm (if let, while let, let-else, ref, @, tuple structs)',
+    lang: 'rust',
+    word: 'make',
+    source: [
+      'fn f() {',
+      '    if let Some(make) = make() { make } else { make() };',
+      '    while let Some(make) = it.next() { make; }',
+      '    match x { make @ 1..=5 => make, Foo(make) => make, _ => make() }',
+      '    let Some(make) = make() else { return make(); };',
+      '    make',
+      '}',
+      'fn g() { match x { Some(v) => v, None => make() } }',
+    ].join('\n'),
+    expected: ['2:25:call', '2:48:call', '4:61:call', '5:22:call', '5:43:call', '8:42:call'],
+  },
+  {
+    name: 'X49-02: Go a select receive `case v := <-ch` binds in its clause',
+    lang: 'go',
+    word: 'v',
+    source: ['package p', '', 'func f() {', '\tselect {', '\tcase v := <-ch:', '\t\t_ = v', '\tcase v = <-ch:', '\t}', '\t_ = v', '}'].join('\n'),
+    expected: ['7:7:other', '9:6:other'],
+  },
+  {
+    name: 'X49-08/07: TS an enum member in its enum body; a module augmentation is a reference',
+    lang: 'typescript',
+    source: ['enum E { Foo = 1, Bar = Foo }', 'const x = Foo;', "declare module './defs' { interface Foo {} }"].join('\n'),
+    expected: ['2:11:other', '3:37:type'],
+  },
+  {
+    name: 'X49-06: Python `del x` makes x local to the function',
+    lang: 'python',
+    source: ['def f():', '    del Foo', 'def g():', '    return Foo'].join('\n'),
+    expected: ['4:12:other'],
+  },
 ];
 
 const render = (refs: ReturnType<typeof decodeRefs>) => refs.map(([, line, column, kind]) => `${line}:${column}:${kind}`);

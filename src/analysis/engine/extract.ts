@@ -89,9 +89,11 @@ const identifierQuery: Record<Lang, string> = {
 /** Import (and re-export) statements per language; TS/JS also `import('x')` and `require('x')` with a literal specifier. */
 const dynamicImport = '(call_expression function: (import) arguments: (arguments . (string) @spec)) @require';
 const requireCall = '(call_expression function: (identifier) @fn (#eq? @fn "require") arguments: (arguments . (string) @spec)) @require';
+/** TS `declare module './m' { … }`: an augmentation of that module (its declarations merge with the module's). */
+const augmentation = '(ambient_declaration (module name: (string) @spec) @augment)';
 const importQuery: Record<Lang, string> = {
-  typescript: `(import_statement) @import (export_statement source: (_)) @reexport ${dynamicImport} ${requireCall}`,
-  tsx: `(import_statement) @import (export_statement source: (_)) @reexport ${dynamicImport} ${requireCall}`,
+  typescript: `(import_statement) @import (export_statement source: (_)) @reexport ${dynamicImport} ${requireCall} ${augmentation}`,
+  tsx: `(import_statement) @import (export_statement source: (_)) @reexport ${dynamicImport} ${requireCall} ${augmentation}`,
   javascript: `(import_statement) @import (export_statement source: (_)) @reexport ${dynamicImport} ${requireCall}`,
   go: '(import_spec) @import',
   python: '(import_statement) @import (import_from_statement) @import',
@@ -143,8 +145,8 @@ const tsBindings = [
   '(abstract_method_signature name: (property_identifier) @site)',
   '(public_field_definition name: (property_identifier) @site)',
   '(method_definition name: (property_identifier) @site)',
-  '(enum_body name: (property_identifier) @site)',
-  '(enum_assignment name: (property_identifier) @site)',
+  '(enum_body name: (property_identifier) @member)',
+  '(enum_assignment name: (property_identifier) @member)',
   '(index_signature name: (identifier) @site)',
 ].join(' ');
 const jsBindings = [
@@ -178,6 +180,7 @@ const bindingQuery: Record<Lang, string> = {
     '(const_spec name: (identifier) @var)',
     '(range_clause left: (expression_list (identifier) @var))',
     '(type_switch_statement alias: (expression_list (identifier) @var))',
+    '(receive_statement left: (expression_list (identifier) @var) ":=")',
     '(type_spec name: (type_identifier) @var)',
     '(type_alias name: (type_identifier) @var)',
     '(type_parameter_declaration name: (identifier) @typeparam)',
@@ -214,6 +217,7 @@ const bindingQuery: Record<Lang, string> = {
     '(class_definition type_parameters: (type_parameter (type (identifier) @typeparam)))',
     '(type_alias_statement left: (type (generic_type (type_parameter (type (identifier) @typeparam)))))',
     '(global_statement (identifier) @global)',
+    '(delete_statement (identifier) @var)',
   ].join(' '),
   rust: [
     '(let_declaration pattern: (identifier) @var)',
@@ -221,6 +225,12 @@ const bindingQuery: Record<Lang, string> = {
     '(parameter pattern: (identifier) @param)',
     '(closure_parameters (identifier) @param)',
     '(for_expression pattern: (identifier) @var)',
+    '(tuple_struct_pattern (identifier) @pattern)',
+    '(ref_pattern (identifier) @pattern)',
+    '(captured_pattern . (identifier) @pattern)',
+    '(match_pattern (identifier) @pattern)',
+    '(let_condition pattern: (identifier) @pattern)',
+    '(slice_pattern (identifier) @pattern)',
     '(field_pattern name: (shorthand_field_identifier) @var)',
     '(field_pattern pattern: (identifier) @var)',
     '(function_item name: (identifier) @var)',
@@ -287,7 +297,10 @@ function bindingSpace(lang: Lang, capture: string): number {
   switch (capture) {
     case 'param':
     case 'var':
+    case 'pattern':
       return single ? VALUE | TYPE : VALUE;
+    case 'member':
+      return VALUE;
     case 'type':
     case 'infer':
     case 'mapped':
@@ -391,7 +404,7 @@ const comprehensionTypes = new Set(['list_comprehension', 'set_comprehension', '
 const bodyScoped = new Set(['function_definition', 'lambda', 'function_declaration', 'method_declaration', 'func_literal', 'function_item', 'closure_expression']);
 /** Declarations whose names a later statement sees, not an earlier one (Go constants and variables, Rust `let`). */
 const declaredAfter: Partial<Record<Lang, ReadonlySet<string>>> = {
-  go: new Set(['short_var_declaration', 'var_spec', 'const_spec', 'range_clause']),
+  go: new Set(['short_var_declaration', 'var_spec', 'const_spec', 'range_clause', 'receive_statement']),
   rust: new Set(['let_declaration']),
 };
 
@@ -439,6 +452,10 @@ function bindingScope(lang: Lang, node: Node, capture: string): Range[] | null {
   if (capture === 'infer') return rangeOf(ancestorOf(node, new Set(['conditional_type']))?.childForFieldName('consequence') ?? null);
   if (capture === 'mapped') return rangeOf(ancestorOf(node, new Set(['object_type', 'mapped_type'])));
   if (capture === 'receiverparam') return rangeOf(ancestorOf(node, new Set(['method_declaration'])));
+  // A TS enum's member: in the enum's body (`B = A + 1` reads the member A).
+  if (capture === 'member') return rangeOf(ancestorOf(node, new Set(['enum_body'])));
+  // A Rust pattern's name: the type of `Some(x)` is no binding, nor is a capitalised name (a constant or a variant).
+  if (capture === 'pattern' && (isField(node.parent!, 'type', node) || /^[A-Z]/.test(node.text))) return null;
   if (capture === 'typeparam') {
     let list: Node | null = node.parent;
     while (list && !(lang === 'python' ? list.type === 'type_parameter' : typeParameterLists.has(list.type))) list = list.parent;
@@ -473,6 +490,12 @@ function bindingScope(lang: Lang, node: Node, capture: string): Range[] | null {
     // Python: a class body or the module is not a function scope (assignments there are module/class attributes).
     if (lang === 'python' && ancestor.type === 'class_definition' && !inParameters) return null;
     if (lang === 'rust' && rustMemberHolders.has(ancestor.type)) return null;
+    // Rust: `if let` / `while let` bind in their block, a match arm's pattern in the arm.
+    if (lang === 'rust' && ancestor.type === 'let_condition') {
+      const owner = ancestorOf(ancestor, new Set(['if_expression', 'while_expression']));
+      return rangeOf(owner?.childForFieldName(owner.type === 'if_expression' ? 'consequence' : 'body') ?? null) ?? [];
+    }
+    if (lang === 'rust' && ancestor.type === 'match_arm') return [[ancestor.startIndex, ancestor.endIndex]];
   }
   if (!ancestor) return null;
   // TS: a declaration in `declare module 'x' { … }` or `declare global { … }` augments the module's own (a reference).
@@ -586,14 +609,14 @@ export async function extractFacts(lang: Lang, source: string, part?: ExtractPar
     const skip = new Set<number>();
     const packageNames = new Set<string>();
     for (const match of importsQuery.matches(root)) {
-      const capture = match.captures.find((entry) => entry.name === 'import' || entry.name === 'reexport' || entry.name === 'mod' || entry.name === 'require');
+      const capture = match.captures.find((entry) => entry.name === 'import' || entry.name === 'reexport' || entry.name === 'mod' || entry.name === 'require' || entry.name === 'augment');
       if (!capture) continue;
       const node = capture.node;
       const parsed = parseImport(lang, capture.name, node, match.captures.find((entry) => entry.name === 'spec')?.node, skip);
       if (!parsed) continue;
       imports.push(parsed);
       if (lang === 'go' || lang === 'python') for (const name of parsed.names) if (name.imported === '*' || lang === 'go') packageNames.add(name.local);
-      if (capture.name === 'require' || capture.name === 'mod') continue;
+      if (capture.name === 'require' || capture.name === 'mod' || capture.name === 'augment') continue;
       importRanges.push({ start: node.startIndex, end: node.endIndex, kind: parsed.reexport ? 'reexport' : 'import' });
     }
     if (lang === 'typescript' || lang === 'tsx' || lang === 'javascript') imports.push(...localReexports(root, imports));
@@ -948,6 +971,10 @@ function parseImport(lang: Lang, captureName: string, node: Node, spec: Node | u
   if (lang === 'python') return parsePythonImport(node, line, skip);
   if (lang === 'rust') return parseRustImport(captureName, node, line, skip);
   // TS / JS
+  if (captureName === 'augment') {
+    const module = stringValue(spec);
+    return module === undefined ? undefined : { module, line, names: [], reexport: false };
+  }
   if (captureName === 'require') {
     const module = stringValue(spec);
     if (module === undefined) return undefined;
@@ -1151,7 +1178,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 13;
+const factsFormat = 14;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {
