@@ -473,6 +473,21 @@ describe('check-callers', () => {
     expect(callers(await runCliInProcess(['check-callers', 'r#type', '--defined-in', 'src/pd.rs'], { cwd: rust.dir }))).toEqual(raw);
   });
 
+  it('Python --defined-in: an alias through `from pkg import *`, and absolute imports inside a sub-project (X47)', async () => {
+    const python = await analysisFixtureRepo('python');
+    python.write('star/__init__.py', 'from .core import compute as calc\n');
+    python.write('star/core.py', 'def compute(v):\n    return v\n');
+    python.write('star_use.py', 'from star import *\ncalc(1)\n');
+    python.write('other_use.py', 'from json import *\ncalc(2)\n');
+    python.write('sub/pyproject.toml', '[project]\nname = "subapp"\n');
+    python.write('sub/subapp/__init__.py', '');
+    python.write('sub/subapp/svc.py', 'def helper():\n    return 1\n');
+    python.write('sub/subapp/main.py', 'from subapp.svc import helper\nhelper()\n');
+    await python.commitAll('a star import of an aliasing package; a sub-project');
+    expect(callers(await runCliInProcess(['check-callers', 'compute', '--defined-in', 'star/core.py'], { cwd: python.dir }))).toEqual(['star/__init__.py:1:19 import', 'star_use.py:2:1 call via calc']);
+    expect(callers(await runCliInProcess(['check-callers', 'helper', '--defined-in', 'sub/subapp/svc.py'], { cwd: python.dir }))).toEqual(['sub/subapp/main.py:1:24 import', 'sub/subapp/main.py:2:1 call']);
+  });
+
   it('Go --defined-in: an unaliased import binds the package clause name (X49-01/05); a promoted embedded field is the type (X49-03)', async () => {
     const go = await analysisFixtureRepo('go');
     go.write('internal/util/defs.go', 'package utility\n\ntype Box struct{ N int }\n\nfunc Make() Box { return Box{} }\n');

@@ -1097,6 +1097,9 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     for (const raw of item.facts.imports) if (!raw.reexport) for (const name of raw.names) if (name.imported === '*' && name.local !== '*' && importsSource(item, raw)) namespaces.add(name.local);
     const wanted = new Set([symbol, ...aliases.keys(), ...exportedNames]);
     const importsDefault = defaultImporters.has(item.entry.file);
+    // A star import of a module exporting the symbol under an alias binds that alias (`from pkg import *` of a package
+    // whose __init__ has `from .core import f as g`: g() is f; `use m::*` in Rust) — outside attack X47.
+    const starBound = item.facts.imports.some((raw) => !raw.reexport && raw.names.some((name) => name.local === '*') && importsSource(item, raw));
     if (importsDefault) wanted.add('default');
     const found = item.facts.tooLarge ? textScan(readTexts(context, [item.entry]).get(item.entry.file) ?? '', wanted) : decodeRefs(item.facts.refs, wanted);
     for (const [name, line, column, kind] of found) {
@@ -1104,6 +1107,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       if (name === symbol) via = undefined;
       else if (aliases.has(name)) via = name;
       else if ((exportedNames.has(name) || (importsDefault && name === 'default')) && (kind === 'reexport' || kind === 'import')) via = name;
+      else if (exportedNames.has(name) && starBound && name !== 'default') via = name;
       else if (exportedNames.has(name) && namespaces.size > 0 && kind !== 'type') {
         via = name;
         throughNamespace.set(`${item.entry.file}:${line}:${column}`, namespaces);

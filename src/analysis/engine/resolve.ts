@@ -115,7 +115,7 @@ export class ModuleResolver {
       let dir = posix.dirname(from);
       for (let up = 1; up < raw.level!; up += 1) dir = posix.dirname(dir);
       bases.push(dir === '.' ? '' : dir);
-    } else bases.push('', 'src', 'lib');
+    } else bases.push(...this.pythonProjectRoots(from), '', 'src', 'lib');
     const result: string[] = [];
     for (const base of bases) {
       const modulePath = [base, ...parts].filter((part) => part !== '').join('/');
@@ -130,6 +130,19 @@ export class ModuleResolver {
       if (result.length > 0) break;
     }
     return result;
+  }
+
+  /**
+   * Python: the directories above `from` (nearest first, the repository's top level excluded) holding a project file
+   * (`pyproject.toml`, `setup.py`, `setup.cfg`) and their `src/`: absolute imports of a sub-project resolve there
+   * (`sub/app/main.py`: `from app.svc import h` is `sub/app/svc/h.py` when `sub/pyproject.toml` exists).
+   */
+  private pythonProjectRoots(from: string): string[] {
+    const roots: string[] = [];
+    for (let dir = posix.dirname(from); dir !== '.' && dir !== '' && dir !== '/'; dir = posix.dirname(dir)) {
+      if (['pyproject.toml', 'setup.py', 'setup.cfg'].some((name) => this.has(`${dir}/${name}`))) roots.push(dir, `${dir}/src`);
+    }
+    return roots;
   }
 
   /** The directory holding a Rust module file's child modules. */
