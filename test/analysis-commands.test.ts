@@ -512,9 +512,11 @@ describe('check-callers', () => {
     go.write('sc/sc.go', 'package sc\n\nfunc Do() int { return 2 }\n');
     go.write('sb/sb.go', 'package sb\n\nimport (\n\t"example.com/shop/sa"\n\to "example.com/shop/sc"\n)\n\nfunc Use(v interface{ Do() int }) int { return sa.Do() + o.Do() + v.Do() }\n');
     go.write('sb/dot.go', 'package sb\n\nimport . "example.com/shop/sa"\n\nfunc Dot() int { return Do() }\n');
+    // a selector continued on the next line
+    go.write('sb/cont.go', 'package sb\n\nimport "example.com/shop/sa"\n\nfunc Cont() int {\n\treturn sa.\n\t\tDo()\n}\n');
     await go.commitAll('packages with a Do each, a dot import, an external test package');
     // not: more.go's `t.Do()` (a method), sa_test.go's own `Do()`, sb.go's `o.Do()` (package sc) and `v.Do()`
-    expect(callers(await runCliInProcess(['check-callers', 'Do', '--defined-in', 'sa/sa.go'], { cwd: go.dir }))).toEqual(['sa/more.go:7:29 call', 'sa/sa_test.go:7:36 call', 'sb/dot.go:5:25 call', 'sb/sb.go:8:51 call']);
+    expect(callers(await runCliInProcess(['check-callers', 'Do', '--defined-in', 'sa/sa.go'], { cwd: go.dir }))).toEqual(['sa/more.go:7:29 call', 'sa/sa_test.go:7:36 call', 'sb/cont.go:7:3 call', 'sb/dot.go:5:25 call', 'sb/sb.go:8:51 call']);
     expect(callers(await runCliInProcess(['check-callers', 'Do', '--defined-in', 'sc/sc.go'], { cwd: go.dir }))).toEqual(['sb/sb.go:8:60 call']);
     // a method: any `x.Do()` may call it (no types), an unqualified `Do` never does outside its package
     expect(callers(await runCliInProcess(['check-callers', 'Do', '--defined-in', 'sa/more.go'], { cwd: go.dir })).filter((line) => line.includes('method-call'))).toEqual(['sa/more.go:7:38 method-call', 'sb/sb.go:8:69 method-call']);

@@ -231,7 +231,15 @@ async function resolverFor(context: RepoContext, allPaths?: readonly string[]): 
 /** The text of a reference's line before it (a byte order mark on line 1 is not counted: columns never count it). */
 function textBefore(lines: string[] | undefined, reference: Reference): string {
   const text = lines?.[reference.line - 1] ?? '';
-  return (reference.line === 1 ? text.replace(/^\uFEFF/, '') : text).slice(0, reference.column - 1);
+  const before = (reference.line === 1 ? text.replace(/^\uFEFF/, '') : text).slice(0, reference.column - 1);
+  if (before.trim() !== '' || reference.line === 1) return before;
+  // A selector or path continued from the line before (`sa.\n\tDo()`, `crate::defs::\n make()`): that line's end.
+  for (let line = reference.line - 2; line >= 0 && line >= reference.line - 4; line -= 1) {
+    const previous = (lines?.[line] ?? '').replace(/\/\/.*$/, '').trimEnd();
+    if (previous === '') continue;
+    return previous.endsWith('.') || previous.endsWith('::') ? `${previous}${before}` : before;
+  }
+  return before;
 }
 
 /**
