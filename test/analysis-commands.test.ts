@@ -553,6 +553,17 @@ describe('check-callers', () => {
 });
 
 describe('analyze-deps', () => {
+  it('--files names a path with a comma of its own (the pieces that are no file are joined with the next ones)', async () => {
+    const repo = await analysisFixtureRepo('ts');
+    repo.write('src/we,ird/w.ts', "import { Widget } from '../model.js';\nexport const w: Widget | undefined = undefined;\n");
+    await repo.commitAll('a directory with a comma');
+    const result = await runCliInProcess(['analyze-deps', '.', '--files', 'src/we,ird/w.ts,src/model.ts', '--format', 'json'], { cwd: repo.dir });
+    expect(result.code, result.stderr).toBe(0);
+    expect((JSON.parse(result.stdout) as { nodes: Array<{ file: string; depends_on: string[] }> }).nodes.map((node) => `${node.file} <- ${node.depends_on.join(' ')}`)).toEqual(['src/model.ts <- ', 'src/we,ird/w.ts <- src/model.ts']);
+    // a piece that joins into no file is still an error naming it
+    expect(expectCodedError(await runCliInProcess(['analyze-deps', '.', '--files', 'src/we,nothing.ts'], { cwd: repo.dir }), { exitCode: 2 }).message).toMatch(/^src\/we: /);
+  });
+
   it('prints YAML by default (integer wave keys, Go layout)', async () => {
     const repo = await analysisFixtureRepo('go');
     const result = await runCli(['analyze-deps', '.', '--files', 'service/service.go,model/model.go'], { cwd: repo.dir });

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { dependencyGraph, isAnalysable, languageOf } from '../../analysis/engine/index.js';
@@ -74,6 +75,28 @@ export function dependencyDepths(files: readonly string[], dependsOn: (file: str
 }
 
 /**
+ * A comma-separated list split where a path has a comma of its own (`src/a,b/x.ts`): pieces that are no file
+ * are joined with the ones after them while that makes a file.
+ */
+export function rejoinCommas(pieces: readonly string[], isFile: (file: string) => boolean): string[] {
+  const result: string[] = [];
+  for (let index = 0; index < pieces.length; index += 1) {
+    let end = index;
+    if (!isFile(pieces[index]!)) {
+      for (let next = index + 1; next < pieces.length; next += 1) {
+        if (isFile(pieces.slice(index, next + 1).join(','))) {
+          end = next;
+          break;
+        }
+      }
+    }
+    result.push(pieces.slice(index, end + 1).join(','));
+    index = end;
+  }
+  return result;
+}
+
+/**
  * `analyze-deps <root> --files a,b,c [--format yaml|json]` (H3) — the dependency graph of the listed
  * files (imports resolved by the analysis engine, any mix of TS/JS/Go/Python/Rust), their depth
  * (longest dependency chain; wave = depth + 1) and the repository files outside the list that
@@ -94,7 +117,7 @@ async function runCall(args: string[], options: Record<string, unknown>, io: Com
     .map((file) => file.trim())
     .filter((file) => file !== '');
   if (given.length === 0) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: '--files is required: a comma-separated list of files' });
-  const files = [...new Set(given.map((file) => repoRelative(root, base, file)))].sort();
+  const files = [...new Set(rejoinCommas(given, (file) => statSync(path.resolve(base, file), { throwIfNoEntry: false })?.isFile() ?? false).map((file) => repoRelative(root, base, file)))].sort();
   const excluded = files.find((file) => languageOf(file) !== undefined && !isAnalysable(file));
   if (excluded !== undefined) {
     throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `${excluded}: excluded from analysis (agent worktrees, .polywave-state, node_modules, vendor and target are never analysed)` });
