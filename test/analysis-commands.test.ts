@@ -415,6 +415,9 @@ describe('check-callers', () => {
     ts.write('src/rq-barrel.ts', "export { rqThing as rqAlias } from './rq-lib';\n");
     ts.write('src/rq-a.ts', "import lib = require('./rq-lib');\nexport const a = lib.rqThing();\n");
     ts.write('src/rq-b.ts', "import * as ns from './rq-barrel';\nexport const b = ns.rqAlias();\n");
+    // a namespace re-exported under a name (`export * as inner`), used through a namespace import of that barrel (X49-09)
+    ts.write('src/rq-barrel2.ts', "export * as inner from './rq-barrel';\n");
+    ts.write('src/rq-d.ts', "import * as ns2 from './rq-barrel2';\nexport const d = ns2.inner.rqAlias();\n");
     // an rqAlias of another module's namespace, and one that is no namespace's, are not it
     ts.write('src/rq-c.ts', "import * as other from './model';\nconst rqAlias = () => 2;\nexport const c = other.rqAlias() + rqAlias();\n");
     await ts.commitAll('require-import and namespace of a renaming barrel');
@@ -422,6 +425,7 @@ describe('check-callers', () => {
       'src/rq-a.ts:2:22 method-call',
       'src/rq-b.ts:2:21 method-call via rqAlias',
       'src/rq-barrel.ts:1:10 reexport',
+      'src/rq-d.ts:2:28 method-call via rqAlias',
     ]);
   });
 

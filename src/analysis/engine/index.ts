@@ -1134,8 +1134,11 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   for (const reference of references) {
     const namespaces = throughNamespace.get(`${reference.file}:${reference.line}:${reference.column}`);
     if (!namespaces) continue;
-    const qualifier = goQualifier(textBefore(lines.get(reference.file), reference));
-    if (qualifier === undefined || qualifier === null || !namespaces.has(qualifier)) unqualified.add(reference);
+    const before = textBefore(lines.get(reference.file), reference);
+    const qualifier = goQualifier(before);
+    // `ns.Alias`, or `ns.inner.Alias` through a barrel's `export * as inner` (X49-09): the chain starts at the namespace
+    const root = qualifier === null ? attributeRoot(before) : qualifier;
+    if (root === undefined || root === null || !namespaces.has(root)) unqualified.add(reference);
   }
   for (const [reference, imported] of rustChecked) {
     const before = textBefore(lines.get(reference.file), reference);
