@@ -534,6 +534,11 @@ describe('check-callers', () => {
     expect(callers(await runCliInProcess(['check-callers', 'Do'], { cwd: go.dir }))).toEqual(['sa/sa.go:9:26 call', 'sa/sa.go:9:37 method-call', 'sb/sb.go:5:34 call', 'sb/sb.go:5:43 method-call']);
     expect(callers(await runCliInProcess(['check-callers', 'T.Do'], { cwd: go.dir }))).toEqual(['sa/sa.go:9:37 method-call', 'sb/sb.go:5:43 method-call']);
     expect(callers(await runCliInProcess(['check-callers', 'sa.Do'], { cwd: go.dir }))).toEqual(['sa/sa.go:9:26 call', 'sa/sa.go:9:37 method-call', 'sb/sb.go:5:34 call']);
+    // Rust: `Type::method(&x)` is the method too (X47)
+    const rust = await analysisFixtureRepo('rust');
+    rust.write('src/model.rs', 'pub struct W;\nimpl W {\n    pub fn make(&self) -> u32 { 1 }\n}\npub fn make() -> u32 { 2 }\npub fn z(w: &W) -> u32 { W::make(w) + w.make() + make() }\n');
+    await rust.commitAll('an associated function called through its type');
+    expect(callers(await runCliInProcess(['check-callers', 'W.make'], { cwd: rust.dir }))).toEqual(['src/model.rs:6:29 call', 'src/model.rs:6:41 method-call']);
   });
 
   it('a file over 2,000,000 characters is not parsed but scanned as text: whole words, kind other', async () => {

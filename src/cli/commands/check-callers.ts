@@ -14,13 +14,19 @@ const identifier = /^[\p{L}_$][\p{L}\p{N}_$]*$/u;
  * uses written `pkg.Func`, or any use inside a directory named `pkg` (the package itself).
  */
 function qualified(root: string, qualifier: string, reference: Reference, lineCache: Map<string, string[]>): boolean {
-  if (/^\p{Lu}/u.test(qualifier)) return reference.kind === 'method-call';
+  // (a Rust associated function called through its type, `Type::method(&x)`, is the method too)
+  if (/^\p{Lu}/u.test(qualifier)) return reference.kind === 'method-call' || textBefore(root, reference, lineCache).match(/([\p{L}\p{N}_]+)\s*::\s*$/u)?.[1] === qualifier;
   if (reference.file.split('/').slice(0, -1).includes(qualifier)) return true;
   return memberUse(root, reference, lineCache) === qualifier;
 }
 
 /** The identifier written before `.` at the reference (`a` in `a.Do`), if any. */
 function memberUse(root: string, reference: Reference, lineCache: Map<string, string[]>): string | undefined {
+  return /([\p{L}\p{N}_$]+)\s*\.\s*$/u.exec(textBefore(root, reference, lineCache))?.[1];
+}
+
+/** The reference's line up to it. */
+function textBefore(root: string, reference: Reference, lineCache: Map<string, string[]>): string {
   let lines = lineCache.get(reference.file);
   if (!lines) {
     lines = (() => {
@@ -32,8 +38,7 @@ function memberUse(root: string, reference: Reference, lineCache: Map<string, st
     })();
     lineCache.set(reference.file, lines);
   }
-  const before = (lines[reference.line - 1] ?? '').slice(0, reference.column - 1);
-  return /([\p{L}\p{N}_$]+)\s*\.\s*$/u.exec(before)?.[1];
+  return (lines[reference.line - 1] ?? '').slice(0, reference.column - 1);
 }
 
 /**
