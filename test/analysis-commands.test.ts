@@ -618,7 +618,7 @@ describe('analyze-deps', () => {
     const excluded = expectCodedError(await runCliInProcess(['analyze-deps', repo.dir, '--files', '.claude/worktrees/agent-a/src/x.ts']), { exitCode: 2 });
     expect([excluded.code, excluded.message]).toEqual([
       'X001_INVALID_INPUT',
-      '.claude/worktrees/agent-a/src/x.ts: excluded from analysis (agent worktrees, .polywave-state, node_modules, vendor and target are never analysed)',
+      '.claude/worktrees/agent-a/src/x.ts: excluded from analysis (agent worktrees, .polywave-state, node_modules, vendor and the Cargo build output under target are never analysed)',
     ]);
   });
 });

@@ -50,6 +50,10 @@ async function fixture(): Promise<TestRepo> {
   repo.write('src/untracked.ts', "import { makeWidget } from './core.js';\nexport const u = makeWidget(11);\n");
   repo.write('node_modules/dep/index.ts', "import { makeWidget } from '../../src/core.js';\nmakeWidget(12);\n");
   await repo.run(['add', '-f', 'node_modules/dep/index.ts']);
+  // Cargo's build output is skipped; a directory of the project's own code named `target` is not (X47)
+  repo.write('target/debug/build/gen/out/gen.ts', "import { makeWidget } from '../../../../../src/core.js';\nmakeWidget(14);\n");
+  repo.write('src/target/aim.ts', "import { makeWidget } from '../core.js';\nexport const a = makeWidget(15);\n");
+  await repo.run(['add', '-f', 'target/debug/build/gen/out/gen.ts', 'src/target/aim.ts']);
   symlinkSync('use.ts', repo.path('src/link.ts'));
   await repo.run(['add', 'src/link.ts']);
   mkdirSync(repo.path('nested'));
@@ -104,6 +108,8 @@ describe('findReferences, first call on a tree', () => {
     expect(files.has('src/deleted.ts')).toBe(false);
     expect(files.has('src/untracked.ts')).toBe(false);
     expect(files.has('node_modules/dep/index.ts')).toBe(false);
+    expect(files.has('target/debug/build/gen/out/gen.ts')).toBe(false);
+    expect(files.has('src/target/aim.ts')).toBe(true);
     expect(files.has('src/link.ts')).toBe(false);
     expect(files.has('nested/inner.ts')).toBe(false);
     expect(files.has('src/comment-only.ts')).toBe(false);

@@ -6,7 +6,7 @@
  * Untracked files (optional) are hashed the same way.
  *
  * Never analysed: anything under `.claude/worktrees/` (other agents' checkouts), `.polywave-state/`,
- * and any `node_modules`, `vendor` or `target` directory. Other worktrees of the repository are
+ * and any `node_modules` or `vendor` directory, Cargo's output under `target/`. Other worktrees of the repository are
  * separate checkouts git does not list here.
  */
 import { createHash } from 'node:crypto';
@@ -31,12 +31,17 @@ export interface RepoFile {
   symlink?: true;
 }
 
-const excludedDirectory = /(?:^|\/)(?:node_modules|vendor|target)\//;
+/**
+ * Dependencies and build output: `node_modules/` and `vendor/` anywhere; `target/` where it is Cargo's output
+ * (`target/debug/`, `target/release/`, a target triple such as `target/x86_64-unknown-linux-gnu/`, `target/doc/`…) —
+ * a directory of a project's own code named `target` is analysed (outside attack X47).
+ */
+const excludedDirectory = /(?:^|\/)(?:node_modules|vendor|target\/(?:debug|release|doc|package|tmp|build|deps|incremental|criterion|nextest|llvm-cov-target|rust-analyzer|flycheck\d*|[^/]+-[^/]+-[^/]+))\//;
 
 /** Whether the engine may read `file` (repo-relative). */
 export function isAnalysable(file: string): boolean {
   if (file.startsWith('.claude/worktrees/') || file === '.claude/worktrees' || file.startsWith('.polywave-state/')) return false;
-  // A directory segment (never the file name) named node_modules, vendor or target.
+  // A directory segment (never the file name) named node_modules or vendor, or Cargo's output under target/.
   if (excludedDirectory.test(file)) return false;
   return languageOf(file) !== undefined;
 }

@@ -120,7 +120,7 @@ async function runCall(args: string[], options: Record<string, unknown>, io: Com
   const files = [...new Set(rejoinCommas(given, (file) => statSync(path.resolve(base, file), { throwIfNoEntry: false })?.isFile() ?? false).map((file) => repoRelative(root, base, file)))].sort();
   const excluded = files.find((file) => languageOf(file) !== undefined && !isAnalysable(file));
   if (excluded !== undefined) {
-    throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `${excluded}: excluded from analysis (agent worktrees, .polywave-state, node_modules, vendor and target are never analysed)` });
+    throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `${excluded}: excluded from analysis (agent worktrees, .polywave-state, node_modules, vendor and the Cargo build output under target are never analysed)` });
   }
   const unsupported = files.find((file) => !isAnalysable(file));
   if (unsupported !== undefined) {
