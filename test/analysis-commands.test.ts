@@ -472,6 +472,11 @@ describe('check-callers', () => {
     rust.write('src/pe.rs', 'use crate::pd::r#type as kind;\n\npub fn e() -> u32 { crate::pd::r#type() + kind() }\n');
     rust.write('src/lib.rs', 'pub mod pa;\npub mod pb;\npub mod pc;\npub mod pd;\npub mod pe;\n');
     await rust.commitAll('raw identifiers');
+    // a path through a module a `use` binds (`use crate::pa;`, `as`, `{self}`) — outside attack X50-04
+    rust.write('src/pf.rs', 'use crate::pa;\nuse crate::pa as alpha;\nuse crate::pb::{self};\n\npub fn f() -> u32 { pa::pick() + alpha::pick() + pb::pick() }\n');
+    rust.write('src/lib.rs', 'pub mod pa;\npub mod pb;\npub mod pc;\npub mod pd;\npub mod pe;\npub mod pf;\n');
+    await rust.commitAll('module paths bound by use');
+    expect(callers(await runCliInProcess(['check-callers', 'pick', '--defined-in', 'src/pa.rs'], { cwd: rust.dir })).filter((line) => line.startsWith('src/pf.rs'))).toEqual(['src/pf.rs:5:25 call', 'src/pf.rs:5:41 call']);
     const raw = ['src/pe.rs:1:16 import', 'src/pe.rs:3:32 call', 'src/pe.rs:3:43 call via kind'];
     expect(callers(await runCliInProcess(['check-callers', 'type', '--defined-in', 'src/pd.rs'], { cwd: rust.dir }))).toEqual(raw);
     expect(callers(await runCliInProcess(['check-callers', 'r#type', '--defined-in', 'src/pd.rs'], { cwd: rust.dir }))).toEqual(raw);

@@ -242,6 +242,24 @@ function textBefore(lines: string[] | undefined, reference: Reference): string {
   return before;
 }
 
+/** Rust: the names a file's `use` declarations bind to paths (`use crate::net::conn;` → conn: crate::net::conn). */
+function rustUseBindings(imports: FileFacts['imports']): Map<string, string> {
+  const bindings = new Map<string, string>();
+  for (const raw of imports) {
+    if (raw.modDecl) continue;
+    for (const name of raw.names) {
+      if (name.local === '*') continue;
+      const full = [raw.module, name.imported].filter((part) => part !== '').join('::');
+      // `use a::b::{self}`: binds b to a::b
+      if (name.local === 'self' && full.endsWith('::self')) {
+        const module = full.slice(0, -'::self'.length);
+        bindings.set(module.slice(module.lastIndexOf(':') + 1), module);
+      } else bindings.set(name.local, full);
+    }
+  }
+  return bindings;
+}
+
 /**
  * Rust: the path before the name `before` (a line up to the name) ends in — `crate::defs` for `x = crate::defs::` —
  * undefined when the name has no path, null when the path is not one of plain segments (`<T as Tr>::`, `Vec::<u8>::`).
@@ -1072,7 +1090,14 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     }
     importsSource = (item, raw) => resolver.resolve(item.entry.file, item.entry.lang, raw).some((file) => sources.has(file));
     if (definedIn.endsWith('.rs')) {
-      rustPathReaches = (file, modulePath) => resolver.resolve(file, 'rust', { module: modulePath, line: 0, names: [{ imported: symbol, local: symbol }], reexport: false }, true).some((target) => sources.has(target));
+      rustPathReaches = (file, modulePath) => {
+        // A path may start with a module a `use` binds (`use crate::net::conn;` / `{self}` / `as c`, then `conn::dial()`):
+        // that segment stands for the `use`'s path (outside attack X50-04).
+        const [first, ...rest] = modulePath.split('::');
+        const bound = rustUseBindings(loadedFiles.get(file)?.facts.imports ?? []).get(first!);
+        const full = bound === undefined ? modulePath : [bound, ...rest].join('::');
+        return resolver.resolve(file, 'rust', { module: full, line: 0, names: [{ imported: symbol, local: symbol }], reexport: false }, true).some((target) => sources.has(target));
+      };
     }
     reachable = (item) => sources.has(item.entry.file) || samePackage(item) || item.facts.imports.some((raw) => importsSource(item, raw));
   }
