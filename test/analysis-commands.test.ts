@@ -474,9 +474,15 @@ describe('check-callers', () => {
     await rust.commitAll('raw identifiers');
     // a path through a module a `use` binds (`use crate::pa;`, `as`, `{self}`) — outside attack X50-04
     rust.write('src/pf.rs', 'use crate::pa;\nuse crate::pa as alpha;\nuse crate::pb::{self};\n\npub fn f() -> u32 { pa::pick() + alpha::pick() + pb::pick() }\n');
-    rust.write('src/lib.rs', 'pub mod pa;\npub mod pb;\npub mod pc;\npub mod pd;\npub mod pe;\npub mod pf;\n');
+    // and a type's associated function of the same name (`K::pick()`) is not the module's function
+    rust.write('src/pg.rs', 'use crate::pa;\npub struct K;\nimpl K {\n    pub fn pick() -> u32 { 5 }\n}\npub fn g() -> u32 { K::pick() + pa::pick() }\n');
+    rust.write('src/lib.rs', 'pub mod pa;\npub mod pb;\npub mod pc;\npub mod pd;\npub mod pe;\npub mod pf;\npub mod pg;\n');
     await rust.commitAll('module paths bound by use');
-    expect(callers(await runCliInProcess(['check-callers', 'pick', '--defined-in', 'src/pa.rs'], { cwd: rust.dir })).filter((line) => line.startsWith('src/pf.rs'))).toEqual(['src/pf.rs:5:25 call', 'src/pf.rs:5:41 call']);
+    expect(callers(await runCliInProcess(['check-callers', 'pick', '--defined-in', 'src/pa.rs'], { cwd: rust.dir })).filter((line) => line.startsWith('src/pf.rs') || line.startsWith('src/pg.rs'))).toEqual([
+      'src/pf.rs:5:25 call',
+      'src/pf.rs:5:41 call',
+      'src/pg.rs:6:37 call',
+    ]);
     const raw = ['src/pe.rs:1:16 import', 'src/pe.rs:3:32 call', 'src/pe.rs:3:43 call via kind'];
     expect(callers(await runCliInProcess(['check-callers', 'type', '--defined-in', 'src/pd.rs'], { cwd: rust.dir }))).toEqual(raw);
     expect(callers(await runCliInProcess(['check-callers', 'r#type', '--defined-in', 'src/pd.rs'], { cwd: rust.dir }))).toEqual(raw);

@@ -1171,7 +1171,14 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     // `crate::defs::make`: the path decides (an associated function `Type::make` of a method definition: any type's);
     // an unqualified `make`: the file's imports do; `<T as Tr>::make`: only for a method, or where the imports reach it.
     const keep =
-      reference.kind === 'method-call' ? imported || memberAnywhere : modulePath === undefined ? imported : modulePath === null ? imported || memberAnywhere : memberAnywhere || rustPathReaches!(reference.file, modulePath);
+      reference.kind === 'method-call'
+        ? imported || memberAnywhere
+        : modulePath === undefined
+          ? imported
+          : modulePath === null
+            ? imported || memberAnywhere
+            : // `W::make()`, `crate::defs::W::make()`: a type's associated function (types are CamelCase, modules snake_case)
+              memberAnywhere || (!/(?:^|::)[A-Z][A-Za-z0-9_]*$/.test(modulePath) && rustPathReaches!(reference.file, modulePath));
     if (!keep) unqualified.add(reference);
   }
   if (goNaming) {
