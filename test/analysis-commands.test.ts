@@ -475,7 +475,8 @@ describe('check-callers', () => {
     // a path through a module a `use` binds (`use crate::pa;`, `as`, `{self}`) — outside attack X50-04
     rust.write('src/pf.rs', 'use crate::pa;\nuse crate::pa as alpha;\nuse crate::pb::{self};\n\npub fn f() -> u32 { pa::pick() + alpha::pick() + pb::pick() }\n');
     // and a type's associated function of the same name (`K::pick()`) is not the module's function
-    rust.write('src/pg.rs', 'use crate::pa;\npub struct K;\nimpl K {\n    pub fn pick() -> u32 { 5 }\n}\npub fn g() -> u32 { K::pick() + pa::pick() }\n');
+    rust.write('src/pa.rs', 'pub fn pick() -> u32 { 1 }\n\npub fn again() -> u32 { self::pick() + pick() }\npub struct K;\n');
+    rust.write('src/pg.rs', 'use crate::pa;\nuse crate::pa::K;\nimpl K {\n    pub fn pick() -> u32 { 5 }\n}\npub fn g() -> u32 { K::pick() + pa::pick() }\n');
     rust.write('src/lib.rs', 'pub mod pa;\npub mod pb;\npub mod pc;\npub mod pd;\npub mod pe;\npub mod pf;\npub mod pg;\n');
     await rust.commitAll('module paths bound by use');
     expect(callers(await runCliInProcess(['check-callers', 'pick', '--defined-in', 'src/pa.rs'], { cwd: rust.dir })).filter((line) => line.startsWith('src/pf.rs') || line.startsWith('src/pg.rs'))).toEqual([
