@@ -502,6 +502,16 @@ describe('check-callers', () => {
     await python.commitAll('a star import of an aliasing package; a sub-project');
     expect(callers(await runCliInProcess(['check-callers', 'compute', '--defined-in', 'star/core.py'], { cwd: python.dir }))).toEqual(['star/__init__.py:1:19 import', 'star_use.py:2:1 call via calc']);
     expect(callers(await runCliInProcess(['check-callers', 'helper', '--defined-in', 'sub/subapp/svc.py'], { cwd: python.dir }))).toEqual(['sub/subapp/main.py:1:24 import', 'sub/subapp/main.py:2:1 call']);
+    // a sibling sub-project imports it as an installed workspace member (X50-11)
+    python.write('apps/web/pyproject.toml', '[project]\nname = "web"\n');
+    python.write('apps/web/web/views.py', 'from subapp.svc import helper\n\ndef view():\n    return helper()\n');
+    await python.commitAll('a sibling sub-project');
+    expect(callers(await runCliInProcess(['check-callers', 'helper', '--defined-in', 'sub/subapp/svc.py'], { cwd: python.dir }))).toEqual([
+      'apps/web/web/views.py:1:24 import',
+      'apps/web/web/views.py:4:12 call',
+      'sub/subapp/main.py:1:24 import',
+      'sub/subapp/main.py:2:1 call',
+    ]);
   });
 
   it('Go --defined-in: an unaliased import binds the package clause name (X49-01/05); a promoted embedded field is the type (X49-03)', async () => {
@@ -518,6 +528,24 @@ describe('check-callers', () => {
       'internal/util/defs.go:5:13 type',
       'internal/util/defs.go:5:26 type',
     ]);
+  });
+
+  it('a reference on a huge line carries a window of it, not the whole line (X50-07: 4,000 references on a 51 KB line printed 204 MB)', async () => {
+    const ts = await analysisFixtureRepo('ts');
+    ts.write('src/huge-lib.ts', 'export function hugeFn(n: number): number { return n; }\n');
+    ts.write('src/huge.ts', `import { hugeFn } from './huge-lib';\nexport const all = [${Array.from({ length: 2000 }, (_, i) => `hugeFn(${i})`).join(', ')}];\n`);
+    await ts.commitAll('a generated line');
+    const result = await runCliInProcess(['check-callers', 'hugeFn', '--defined-in', 'src/huge-lib.ts'], { cwd: ts.dir });
+    expect(result.code).toBe(0);
+    const found = JSON.parse(result.stdout) as Array<{ line: number; column: number; context: string }>;
+    expect(found).toHaveLength(2001);
+    for (const entry of found) {
+      expect(entry.context.length).toBeLessThanOrEqual(402);
+      expect(entry.context).toContain('hugeFn');
+    }
+    // the window holds the reference itself: the last call's number is in the last reference's context
+    expect(found.at(-1)!.context).toContain('hugeFn(1999)');
+    expect(result.stdout.length).toBeLessThan(2_000_000);
   });
 
   it('Go --defined-in: only qualifiers bound to the defining package, dot imports, not an external _test package (X47)', async () => {

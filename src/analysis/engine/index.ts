@@ -309,8 +309,26 @@ function attributeRoot(before: string): string | null | undefined {
   return root;
 }
 
-function lineAt(lines: string[] | undefined, line: number): string {
-  return (lines?.[line - 1] ?? '').trim();
+/** Longest `context` a reference carries: past it, a window of the line around the reference (`…` where cut). */
+export const maxContextChars = 400;
+
+/**
+ * A reference's context: its line, trimmed; a line longer than {@link maxContextChars} (generated or minified code)
+ * is cut to a window around `column` — every reference carried its whole line, and 4,000 references on one 51 KB line
+ * printed 204 MB (outside attack X50-07).
+ */
+function lineAt(lines: string[] | undefined, line: number, column = 1): string {
+  return referenceContext(lines?.[line - 1] ?? '', column);
+}
+
+/** {@link lineAt} of one line's text. */
+export function referenceContext(raw: string, column: number): string {
+  const text = raw.trim();
+  if (text.length <= maxContextChars) return text;
+  const at = Math.max(0, column - 1);
+  const start = Math.max(0, Math.min(at - 150, raw.length - maxContextChars));
+  const end = Math.min(raw.length, start + maxContextChars);
+  return `${start > 0 ? '…' : ''}${raw.slice(start, end).trim()}${end < raw.length ? '…' : ''}`;
 }
 
 function toAnalysis(loaded: Loaded, resolver: ModuleResolver, lines: string[] | undefined): FileAnalysis {
@@ -322,7 +340,7 @@ function toAnalysis(loaded: Loaded, resolver: ModuleResolver, lines: string[] | 
     reexport: raw.reexport,
     resolved: resolver.resolve(entry.file, entry.lang, raw),
   }));
-  const references: Reference[] = decodeRefs(facts.refs).map(([name, line, column, kind]) => ({ file: entry.file, line, column, context: lineAt(lines, line), kind, name }));
+  const references: Reference[] = decodeRefs(facts.refs).map(([name, line, column, kind]) => ({ file: entry.file, line, column, context: lineAt(lines, line, column), kind, name }));
   return { file: entry.file, lang: entry.lang, blob: entry.blob, symbols: facts.symbols, imports, references };
 }
 
@@ -1213,7 +1231,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     }
   }
   if (unqualified.size > 0) references.splice(0, references.length, ...references.filter((reference) => !unqualified.has(reference)));
-  for (const reference of references) reference.context = lineAt(lines.get(reference.file), reference.line);
+  for (const reference of references) reference.context = lineAt(lines.get(reference.file), reference.line, reference.column);
   references.sort((a, b) => (a.file !== b.file ? (a.file < b.file ? -1 : 1) : a.line - b.line || a.column - b.column));
   return references;
 }

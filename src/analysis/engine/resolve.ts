@@ -115,7 +115,7 @@ export class ModuleResolver {
       let dir = posix.dirname(from);
       for (let up = 1; up < raw.level!; up += 1) dir = posix.dirname(dir);
       bases.push(dir === '.' ? '' : dir);
-    } else bases.push(...this.pythonProjectRoots(from), '', 'src', 'lib');
+    } else bases.push(...this.pythonProjectRoots(from), '', 'src', 'lib', ...this.allPythonProjectRoots());
     const result: string[] = [];
     for (const base of bases) {
       const modulePath = [base, ...parts].filter((part) => part !== '').join('/');
@@ -143,6 +143,28 @@ export class ModuleResolver {
       if (['pyproject.toml', 'setup.py', 'setup.cfg'].some((name) => this.has(`${dir}/${name}`))) roots.push(dir, `${dir}/src`);
     }
     return roots;
+  }
+
+  private pythonRootsCache?: string[];
+
+  /**
+   * Every Python project root of the repository (and its `src/`), shortest path first: a monorepo's sub-projects
+   * import each other as installed workspace members (`from core.util import helper` in apps/web, `core` in
+   * libs/core/src — outside attack X50-11). Tried after the importing file's own roots and the top level.
+   */
+  private allPythonProjectRoots(): string[] {
+    if (!this.pythonRootsCache) {
+      const roots: string[] = [];
+      for (const file of this.input.files) {
+        const name = posix.basename(file);
+        if (name !== 'pyproject.toml' && name !== 'setup.py' && name !== 'setup.cfg') continue;
+        const dir = posix.dirname(file);
+        if (dir !== '.' && !roots.includes(dir)) roots.push(dir);
+      }
+      roots.sort((a, b) => a.split('/').length - b.split('/').length || (a < b ? -1 : 1));
+      this.pythonRootsCache = roots.flatMap((dir) => [dir, `${dir}/src`]);
+    }
+    return this.pythonRootsCache;
   }
 
   /** The directory holding a Rust module file's child modules. */

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { findReferences, languageOf, listSymbols, type Reference } from '../../analysis/engine/index.js';
+import { findReferences, languageOf, listSymbols, referenceContext, type Reference } from '../../analysis/engine/index.js';
 import { identifierLines } from '../../analysis/engine/extract.js';
 import { requireFormat, requireRepository, toYaml, reportStats, configureEngine } from '../../analysis/engine/cli-support.js';
 import { repoContext } from '../../analysis/engine/repo-files.js';
@@ -153,7 +153,7 @@ async function runCall(args: string[], options: Record<string, unknown>, io: Com
       if (count <= accounted) continue;
       const line = Number(key.slice(key.lastIndexOf(':') + 1));
       if (count <= Math.max(accounted, (await identifiersIn(file)).get(line) ?? 0)) continue;
-      const text = lineText.get(key) ?? (await lineOf(root, file, line));
+      const text = lineText.get(key) ?? (await lineOf(root, file, line, rename.old));
       add({ file, line, match: text, cascade_type: 'semantic', severity: 'low', reason: `comment or string mentions renamed symbol ${rename.old} (now ${rename.new})` });
     }
   }
@@ -164,7 +164,8 @@ async function runCall(args: string[], options: Record<string, unknown>, io: Com
   return 0;
 }
 
-async function lineOf(root: string, file: string, line: number): Promise<string> {
+async function lineOf(root: string, file: string, line: number, word: string): Promise<string> {
   const text = await readFile(path.join(root, file), 'utf8').catch(() => '');
-  return (text.split(/\r?\n/)[line - 1] ?? '').trim();
+  const raw = text.split(/\r?\n/)[line - 1] ?? '';
+  return referenceContext(raw, raw.indexOf(word) + 1);
 }
