@@ -429,6 +429,32 @@ describe('check-callers', () => {
     ]);
   });
 
+  it('TS --defined-in: the same name imported from another module, a namespace of another module, an augmentation of another module are not it (X49-07)', async () => {
+    const ts = await analysisFixtureRepo('ts');
+    ts.write('src/sn-defs.ts', 'export function snFoo() { return 1; }\nexport interface SnI { a: number }\n');
+    ts.write('src/sn-other.ts', 'export function snFoo() { return 2; }\nexport interface SnI { b: number }\n');
+    ts.write('src/sn-use.ts', "import { snFoo } from './sn-other';\nimport { snFoo as f } from './sn-defs';\nimport * as d from './sn-defs';\nimport * as o from './sn-other';\nexport const a = snFoo() + f() + d.snFoo() + o.snFoo();\n");
+    ts.write('src/sn-aug.ts', "import { snFoo } from './sn-defs';\nexport const b = snFoo();\ndeclare module './sn-other' {\n  interface SnI { c: number }\n}\n");
+    await ts.commitAll('one name in two modules');
+    expect(callers(await runCliInProcess(['check-callers', 'snFoo', '--defined-in', 'src/sn-defs.ts'], { cwd: ts.dir }))).toEqual([
+      'src/sn-aug.ts:1:10 import',
+      'src/sn-aug.ts:2:18 call',
+      'src/sn-use.ts:1:10 import', // (an import statement naming it, in a file that imports it from the definition too: kept)
+      'src/sn-use.ts:2:10 import',
+      'src/sn-use.ts:5:28 call via f',
+      'src/sn-use.ts:5:36 method-call',
+    ]);
+    expect(callers(await runCliInProcess(['check-callers', 'snFoo', '--defined-in', 'src/sn-other.ts'], { cwd: ts.dir }))).toEqual([
+      'src/sn-use.ts:1:10 import',
+      'src/sn-use.ts:2:10 import',
+      'src/sn-use.ts:5:18 call',
+      'src/sn-use.ts:5:48 method-call',
+    ]);
+    // the augmentation's interface is other's, not the definition's
+    expect(callers(await runCliInProcess(['check-callers', 'SnI', '--defined-in', 'src/sn-defs.ts'], { cwd: ts.dir }))).toEqual([]);
+    expect(callers(await runCliInProcess(['check-callers', 'SnI', '--defined-in', 'src/sn-other.ts'], { cwd: ts.dir }))).toEqual(['src/sn-aug.ts:4:13 type']);
+  });
+
   it('TS --defined-in: a module that re-exports the symbol as its default (`export { X as default }`, `export default X`) binds its importers (X47)', async () => {
     const ts = await analysisFixtureRepo('ts');
     ts.write('src/dx-lib.ts', 'export function dxThing(): number { return 1; }\nexport default function dxMain(): number { return 2; }\n');

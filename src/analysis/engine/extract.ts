@@ -19,6 +19,8 @@ export interface RawImport {
   modDecl?: boolean;
   /** Python relative-import level (number of leading dots). */
   level?: number;
+  /** TS `declare module './m' { … }`: the lines (first, last) of the augmentation block. */
+  augments?: [number, number];
 }
 
 /** Compact reference: [name, line, column, kind]. */
@@ -973,7 +975,7 @@ function parseImport(lang: Lang, captureName: string, node: Node, spec: Node | u
   // TS / JS
   if (captureName === 'augment') {
     const module = stringValue(spec);
-    return module === undefined ? undefined : { module, line, names: [], reexport: false };
+    return module === undefined ? undefined : { module, line, names: [], reexport: false, augments: [line, node.endPosition.row + 1] };
   }
   if (captureName === 'require') {
     const module = stringValue(spec);
@@ -1178,7 +1180,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 14;
+const factsFormat = 15;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {

@@ -1015,6 +1015,8 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   let pythonModuleLevel = false;
   // Whether an import of a file can bind the definition's exports (with definedIn: it resolves to a source of them).
   let importsSource: (item: Loaded, raw: FileFacts['imports'][number]) => boolean = () => true;
+  // Whether an import of a file resolves to a file of the repository that is no source of the definition.
+  let importsElsewhere: (item: Loaded, raw: FileFacts['imports'][number]) => boolean = () => false;
   if (opts.definedIn !== undefined) {
     const resolver = await resolverFor(context, listing!.allPaths);
     const definedIn = opts.definedIn.replace(/^\.\//, '');
@@ -1107,6 +1109,10 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       }
     }
     importsSource = (item, raw) => resolver.resolve(item.entry.file, item.entry.lang, raw).some((file) => sources.has(file));
+    importsElsewhere = (item, raw) => {
+      const targets = resolver.resolve(item.entry.file, item.entry.lang, raw);
+      return targets.length > 0 && !targets.some((file) => sources.has(file));
+    };
     if (definedIn.endsWith('.rs')) {
       rustPathReaches = (file, modulePath) => {
         // A path may start with a module a `use` binds (`use crate::net::conn;` / `{self}` / `as c`, then `conn::dial()`):
@@ -1121,6 +1127,11 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   }
 
   const references: Reference[] = [];
+  // References written `o.Foo` with o a namespace import of another module (by file:line:column).
+  const namespaceChecked = new Map<string, Set<string>>();
+  const referenceKey = (file: string, line: number, column: number) => `${file}:${line}:${column}`;
+  // References named like the symbol in files that import that name from elsewhere: dropped unless written qualified.
+  const importShadowed = new Set<Reference>();
   // Rust references (with definedIn) whose path decides: value = whether their file reaches the definition by its imports.
   const rustChecked = new Map<Reference, boolean>();
   // Uses of an exported alias that count only when written `ns.Alias` with ns a namespace import of a source: checked on the lines below.
@@ -1139,7 +1150,8 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       if (raw.reexport) continue;
       for (const name of raw.names) {
         const imported = lastSegment(name.imported);
-        if (exportedNames.has(imported) && name.local !== symbol && name.local !== '*') aliases.set(name.local, imported);
+        // (with definedIn, only an import that reaches the definition: `import { Foo as F } from './other'` is other's)
+        if (exportedNames.has(imported) && name.local !== symbol && name.local !== '*' && importsSource(item, raw)) aliases.set(name.local, imported);
       }
     }
     for (const local of defaultAliases.get(item.entry.file) ?? []) if (local !== symbol) aliases.set(local, 'default');
@@ -1153,7 +1165,24 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     const starBound = item.facts.imports.some((raw) => !raw.reexport && raw.names.some((name) => name.local === '*') && importsSource(item, raw));
     if (importsDefault) wanted.add('default');
     const found = item.facts.tooLarge ? textScan(readTexts(context, [item.entry]).get(item.entry.file) ?? '', wanted) : decodeRefs(item.facts.refs, wanted);
+    // TS: a `declare module './x' { … }` block augments ./x — what it declares refers to ./x's names only (X49-07)
+    const foreignAugmentations = opts.definedIn === undefined ? [] : item.facts.imports.filter((raw) => raw.augments && !importsSource(item, raw)).map((raw) => raw.augments!);
+    // A file that imports the symbol's name from another module of the repository (`import { Foo } from './other'`):
+    // its `Foo` is that one, outside an augmentation of the definition's module (X49-07). (Go imports name packages.)
+    const importedElsewhere =
+      opts.definedIn !== undefined && item.entry.lang !== 'go' && item.facts.imports.some((raw) => !raw.reexport && !raw.augments && raw.names.some((name) => name.local === symbol) && importsElsewhere(item, raw));
+    // (an import statement naming the symbol is the definition's when the file also imports it from a source: `import { Foo as F } from './defs'`)
+    const importsFromSource = importedElsewhere && item.facts.imports.some((raw) => !raw.augments && raw.names.some((name) => lastSegment(name.imported) === symbol) && importsSource(item, raw));
+    // Namespace imports of other modules of the repository (`import * as o from './other'`): `o.Foo` is other's.
+    const foreignNamespaces = new Set<string>();
+    if (opts.definedIn !== undefined && item.entry.lang !== 'go') {
+      for (const raw of item.facts.imports) if (!raw.reexport) for (const name of raw.names) if (name.imported === '*' && name.local !== '*' && importsElsewhere(item, raw)) foreignNamespaces.add(name.local);
+    }
+    const ownAugmentations = importedElsewhere ? item.facts.imports.filter((raw) => raw.augments && importsSource(item, raw)).map((raw) => raw.augments!) : [];
     for (const [name, line, column, kind] of found) {
+      if (foreignAugmentations.some(([first, last]) => line >= first && line <= last)) continue;
+      if (name === symbol && foreignNamespaces.size > 0 && kind !== 'import') namespaceChecked.set(referenceKey(item.entry.file, line, column), foreignNamespaces);
+      const shadowed = importedElsewhere && name === symbol && !ownAugmentations.some(([first, last]) => line >= first && line <= last) && !(kind === 'import' && importsFromSource);
       let via: string | undefined;
       if (name === symbol) via = undefined;
       else if (aliases.has(name)) via = name;
@@ -1168,6 +1197,8 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       const reference: Reference = { file: item.entry.file, line, column, context: '', kind, name };
       if (via !== undefined) reference.via = via;
       references.push(reference);
+      // (unless written qualified — `d.Foo`, `crate::defs::Foo`: decided below, on the line's text)
+      if (shadowed) importShadowed.add(reference);
       if (pathDecides) rustChecked.set(reference, inScope);
       withReferences.set(item.entry.file, item.entry);
     }
@@ -1182,6 +1213,18 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     // `ns.Alias`, or `ns.inner.Alias` through a barrel's `export * as inner` (X49-09): the chain starts at the namespace
     const root = qualifier === null ? attributeRoot(before) : qualifier;
     if (root === undefined || root === null || !namespaces.has(root)) unqualified.add(reference);
+  }
+  for (const reference of references) {
+    const foreign = namespaceChecked.get(referenceKey(reference.file, reference.line, reference.column));
+    if (!foreign) continue;
+    const before = textBefore(lines.get(reference.file), reference);
+    const qualifier = goQualifier(before);
+    const root = qualifier === null ? attributeRoot(before) : qualifier;
+    if (root !== undefined && root !== null && foreign.has(root)) unqualified.add(reference);
+  }
+  for (const reference of importShadowed) {
+    const before = textBefore(lines.get(reference.file), reference).trimEnd();
+    if (reference.kind === 'import' || !(before.endsWith('.') || before.endsWith('::'))) unqualified.add(reference);
   }
   for (const [reference, imported] of rustChecked) {
     const before = textBefore(lines.get(reference.file), reference);
