@@ -174,7 +174,7 @@ export function createEngineReferenceFinder(): ReferenceFinder {
           kept.push(reference);
           continue;
         }
-        // (a package-level name: the engine keeps only uses that can name it — unqualified in its package or through a dot
+        // (E46, a package-level name: the engine keeps only uses that can name it — unqualified in its package or through a dot
         // import, `q.Name` with q an import of the package — outside attack X49-11: a second filter here knew neither
         // external test packages nor dot imports, and named an import by its directory instead of its package clause)
         if (!options.memberOnly) {

@@ -275,10 +275,11 @@ function rustPath(before: string): string | null | undefined {
 }
 
 /**
- * Go: the qualifier of the name `before` (a line up to the name) ends in — `sa` for `x := sa.` — undefined when
- * the name is unqualified, null when the selector is no package qualifier (`a.b.`, `f().`, `x[0].`).
+ * The qualifier of a selector the name `before` (a line up to the name) ends in — `sa` for `x := sa.` (a Go package,
+ * a TS/Python namespace) — undefined when the name is unqualified, null when the selector is no single qualifier
+ * (`a.b.`, `f().`, `x[0].`).
  */
-function goQualifier(before: string): string | null | undefined {
+function selectorQualifier(before: string): string | null | undefined {
   const rest = before.trimEnd();
   if (!rest.endsWith('.')) return undefined;
   const head = rest.slice(0, -1).trimEnd();
@@ -1128,14 +1129,13 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
 
   const references: Reference[] = [];
   // References written `o.Foo` with o a namespace import of another module (by file:line:column).
-  const namespaceChecked = new Map<string, Set<string>>();
-  const referenceKey = (file: string, line: number, column: number) => `${file}:${line}:${column}`;
+  const foreignNamespaceUses = new Map<Reference, Set<string>>();
   // References named like the symbol in files that import that name from elsewhere: dropped unless written qualified.
   const importShadowed = new Set<Reference>();
   // Rust references (with definedIn) whose path decides: value = whether their file reaches the definition by its imports.
   const rustChecked = new Map<Reference, boolean>();
   // Uses of an exported alias that count only when written `ns.Alias` with ns a namespace import of a source: checked on the lines below.
-  const throughNamespace = new Map<string, Set<string>>();
+  const throughNamespace = new Map<Reference, Set<string>>();
   // Context lines are read afterwards, only for files that have a reference (not for every grep hit).
   const withReferences = new Map<string, RepoFile>();
   for (const item of loaded) {
@@ -1181,16 +1181,16 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     const ownAugmentations = importedElsewhere ? item.facts.imports.filter((raw) => raw.augments && importsSource(item, raw)).map((raw) => raw.augments!) : [];
     for (const [name, line, column, kind] of found) {
       if (foreignAugmentations.some(([first, last]) => line >= first && line <= last)) continue;
-      if (name === symbol && foreignNamespaces.size > 0 && kind !== 'import') namespaceChecked.set(referenceKey(item.entry.file, line, column), foreignNamespaces);
       const shadowed = importedElsewhere && name === symbol && !ownAugmentations.some(([first, last]) => line >= first && line <= last) && !(kind === 'import' && importsFromSource);
       let via: string | undefined;
+      let viaNamespace = false;
       if (name === symbol) via = undefined;
       else if (aliases.has(name)) via = name;
       else if ((exportedNames.has(name) || (importsDefault && name === 'default')) && (kind === 'reexport' || kind === 'import')) via = name;
       else if (exportedNames.has(name) && starBound && name !== 'default') via = name;
       else if (exportedNames.has(name) && namespaces.size > 0 && kind !== 'type') {
         via = name;
-        throughNamespace.set(`${item.entry.file}:${line}:${column}`, namespaces);
+        viaNamespace = true;
       } else continue;
       const pathDecides = byPath && kind !== 'import' && kind !== 'reexport';
       if (!inScope && kind !== 'method-call' && !pathDecides) continue;
@@ -1199,27 +1199,26 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       references.push(reference);
       // (unless written qualified — `d.Foo`, `crate::defs::Foo`: decided below, on the line's text)
       if (shadowed) importShadowed.add(reference);
+      if (viaNamespace) throughNamespace.set(reference, namespaces);
+      if (name === symbol && foreignNamespaces.size > 0 && kind !== 'import') foreignNamespaceUses.set(reference, foreignNamespaces);
       if (pathDecides) rustChecked.set(reference, inScope);
       withReferences.set(item.entry.file, item.entry);
     }
   }
   const lines = linesOf(context, [...withReferences.values()], prefetched);
   const unqualified = new Set<Reference>();
-  for (const reference of references) {
-    const namespaces = throughNamespace.get(`${reference.file}:${reference.line}:${reference.column}`);
-    if (!namespaces) continue;
+  // `ns.Alias`, or `ns.inner.Alias` through a barrel's `export * as inner` (X49-09): the chain starts at the namespace
+  const namespaceRoot = (reference: Reference) => {
     const before = textBefore(lines.get(reference.file), reference);
-    const qualifier = goQualifier(before);
-    // `ns.Alias`, or `ns.inner.Alias` through a barrel's `export * as inner` (X49-09): the chain starts at the namespace
-    const root = qualifier === null ? attributeRoot(before) : qualifier;
+    const qualifier = selectorQualifier(before);
+    return qualifier === null ? attributeRoot(before) : qualifier;
+  };
+  for (const [reference, namespaces] of throughNamespace) {
+    const root = namespaceRoot(reference);
     if (root === undefined || root === null || !namespaces.has(root)) unqualified.add(reference);
   }
-  for (const reference of references) {
-    const foreign = namespaceChecked.get(referenceKey(reference.file, reference.line, reference.column));
-    if (!foreign) continue;
-    const before = textBefore(lines.get(reference.file), reference);
-    const qualifier = goQualifier(before);
-    const root = qualifier === null ? attributeRoot(before) : qualifier;
+  for (const [reference, foreign] of foreignNamespaceUses) {
+    const root = namespaceRoot(reference);
     if (root !== undefined && root !== null && foreign.has(root)) unqualified.add(reference);
   }
   for (const reference of importShadowed) {
@@ -1248,7 +1247,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       // (a method, or an interface's method or a field the file declares: any `x.Name` may use it — no types here;
       // an unqualified use names it only inside its package)
       if (!naming || (memberAnywhere && reference.kind === 'method-call')) continue;
-      const qualifier = goQualifier(textBefore(lines.get(reference.file), reference));
+      const qualifier = selectorQualifier(textBefore(lines.get(reference.file), reference));
       const names = qualifier === undefined ? naming.unqualified : !goTopLevel || (qualifier !== null && naming.qualifiers.has(qualifier));
       if (!names) unqualified.add(reference);
       // (`utility.Make()` through an unaliased import of a package named unlike its directory: the extraction took
