@@ -556,6 +556,38 @@ describe('check-callers', () => {
     ]);
   });
 
+  it('Go struct fields: a field is a definition, a struct literal key uses the field and nothing named like it, Type.Field keeps member uses', async () => {
+    const go = await analysisFixtureRepo('go');
+    go.write('sa/opts.go', 'package sa\n\ntype Options struct {\n\tTimeout int\n\tRetries, Depth int\n\tName\n}\n\ntype Name string\n');
+    go.write(
+      'sa/vars.go',
+      'package sa\n\nvar Timeout = 5\n\nfunc Retries() int { return 3 }\n\nfunc Local() Options { return Options{Timeout: Timeout, Retries: Retries()} }\n\nfunc Keys() map[int]string { return map[int]string{Timeout: "t"} }\n\ntype Index []string\n\nfunc Ix() Index { return Index{Timeout: "t"} }\n',
+    );
+    go.write(
+      'sb/sb.go',
+      'package sb\n\nimport "example.com/shop/sa"\n\nvar all = []sa.Options{{Timeout: 1}, {Retries: 2}}\nvar byName = map[string]*sa.Options{"a": {Timeout: 3}}\n\nfunc Get(o sa.Options) int { return o.Timeout + sa.Timeout }\n\nvar fns = map[string]func() int{"r": sa.Retries}\n',
+    );
+    await go.commitAll('a struct whose fields are named like package-level names');
+    const run = async (...args: string[]) => callers(await runCliInProcess(['check-callers', ...args], { cwd: go.dir }));
+    // every use of the name (the plain answer is a superset)
+    expect(await run('Timeout')).toEqual(['sa/vars.go:7:39 other', 'sa/vars.go:7:48 other', 'sa/vars.go:9:52 other', 'sa/vars.go:13:32 other', 'sb/sb.go:5:25 other', 'sb/sb.go:6:43 other', 'sb/sb.go:8:39 other', 'sb/sb.go:8:52 other']);
+    // the variable: its value uses, a map's and a slice's keys (expressions), sa.Timeout; no struct key, no o.Timeout
+    expect(await run('Timeout', '--defined-in', 'sa/vars.go')).toEqual(['sa/vars.go:7:48 other', 'sa/vars.go:9:52 other', 'sa/vars.go:13:32 other', 'sb/sb.go:8:52 other']);
+    // the field: struct literal keys (written and elided types) and o.Timeout; not the variable, not sa.Timeout
+    expect(await run('Timeout', '--defined-in', 'sa/opts.go')).toEqual(['sa/vars.go:7:39 other', 'sb/sb.go:5:25 other', 'sb/sb.go:6:43 other', 'sb/sb.go:8:39 other']);
+    expect(await run('Retries', '--defined-in', 'sa/opts.go')).toEqual(['sa/vars.go:7:57 other', 'sb/sb.go:5:39 other']);
+    expect(await run('Retries', '--defined-in', 'sa/vars.go')).toEqual(['sa/vars.go:7:66 call', 'sb/sb.go:10:41 other']);
+    // Type.Field, without --defined-in: member uses and struct keys, not the package's own sa.Timeout / sa.Retries
+    expect(await run('Options.Timeout')).toEqual(['sa/vars.go:7:39 other', 'sb/sb.go:5:25 other', 'sb/sb.go:6:43 other', 'sb/sb.go:8:39 other']);
+    expect(await run('Options.Retries')).toEqual(['sa/vars.go:7:57 other', 'sb/sb.go:5:39 other']);
+    // a field is listed as a definition: no "no definition" warning, and detect-cascades names it
+    const depth = await runCliInProcess(['check-callers', 'Depth', '--defined-in', 'sa/opts.go'], { cwd: go.dir });
+    expect(depth.stderr).toBe('');
+    const cascades = await runCliInProcess(['detect-cascades', '.', '--renames', JSON.stringify([{ old: 'Retries', new: 'Attempts' }]), '--format', 'json'], { cwd: go.dir });
+    expect(cascades.code).toBe(0);
+    expect(cascades.stdout).toContain('sa/opts.go');
+  });
+
   it('a reference on a huge line carries a window of it, not the whole line (X50-07: 4,000 references on a 51 KB line printed 204 MB)', async () => {
     const ts = await analysisFixtureRepo('ts');
     ts.write('src/huge-lib.ts', 'export function hugeFn(n: number): number { return n; }\n');

@@ -443,9 +443,38 @@ const cases: Case[] = [
     source: ['def f():', '    del Foo', 'def g():', '    return Foo'].join('\n'),
     expected: ['4:12:other'],
   },
+  {
+    name: 'Go struct literal keys are the field (f), written or elided; map and slice keys, values, and pkg.Foo (p) are not',
+    lang: 'go',
+    source: [
+      'package p',
+      '',
+      'import "example.com/m/q"',
+      '',
+      'type M map[int]int',
+      'type L []int',
+      '',
+      'var a = S{Foo: Foo}',
+      'var b = []*q.S{{Foo: 1}, nil}',
+      'var c = map[S]S{{Foo: 1}: {Foo: 2}}',
+      'var d = map[int]int{Foo: 1}',
+      'var e = M{Foo: 1}',
+      'var f = L{Foo: 1}',
+      'var g = [...]G[int]{{Foo: 1}}',
+      'var h = q.Foo + q.Foo()',
+      'var i = struct{ Foo int }{Foo: 1}',
+    ].join('\n'),
+    expected: ['8:11:other:f', '8:16:other', '9:17:other:f', '10:18:other:f', '10:28:other:f', '11:21:other', '12:11:other', '13:11:other', '14:22:other:f', '15:11:other:p', '15:19:call', '16:27:other:f'],
+  },
+  {
+    name: 'Python: a module attribute is a package member (p), an object attribute is not',
+    lang: 'python',
+    source: ['import q', 'import r.s as t', 'x = q.Foo + t.u.Foo + obj.Foo + q.Foo()'].join('\n'),
+    expected: ['3:7:other:p', '3:17:other:p', '3:27:other', '3:35:call'],
+  },
 ];
 
-const render = (refs: ReturnType<typeof decodeRefs>) => refs.map(([, line, column, kind]) => `${line}:${column}:${kind}`);
+const render = (refs: ReturnType<typeof decodeRefs>) => refs.map(([, line, column, kind, flag]) => `${line}:${column}:${kind}${flag ? `:${flag}` : ''}`);
 
 describe('local declarations are not references, and hide the name in their scope (X47)', () => {
   for (const { name, lang, word = 'Foo', source, expected } of cases) {

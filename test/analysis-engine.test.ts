@@ -21,7 +21,7 @@ describe('definitions', () => {
   it.each([
     ['ts', 'src/model.ts', ['src/model.ts:1 interface Widget exported', 'src/model.ts:5 function makeWidget exported', 'src/model.ts:9 class WidgetStore exported', 'src/model.ts:10 method WidgetStore.add exported']],
     ['js', 'src/model.js', ['src/model.js:1 function makeWidget exported', 'src/model.js:5 class WidgetStore exported', 'src/model.js:6 method WidgetStore.add exported']],
-    ['go', 'model/model.go', ['model/model.go:4 struct Widget exported', 'model/model.go:9 struct Store exported', 'model/model.go:14 function MakeWidget exported', 'model/model.go:19 method Store.Add exported']],
+    ['go', 'model/model.go', ['model/model.go:4 struct Widget exported', 'model/model.go:5 field Widget.ID exported', 'model/model.go:9 struct Store exported', 'model/model.go:10 field Store.items', 'model/model.go:14 function MakeWidget exported', 'model/model.go:19 method Store.Add exported']],
     ['python', 'shop/model.py', ['shop/model.py:1 class Widget exported', 'shop/model.py:2 method Widget.__init__', 'shop/model.py:6 function make_widget exported', 'shop/model.py:10 class Store exported', 'shop/model.py:11 method Store.add exported']],
     ['rust', 'src/model.rs', ['src/model.rs:1 struct Widget exported', 'src/model.rs:5 struct Store exported', 'src/model.rs:9 function make_widget exported', 'src/model.rs:14 method Store.add exported']],
   ] as const)('%s: %s', async (lang, file, expected) => {

@@ -426,7 +426,7 @@ export const commandTable: CommandSpec[] = [
       { flags: '--defined-in <file>', description: 'only references that can reach the definition in this file (imports of it, same Go package)' },
       { flags: '--format <format>', description: 'output format: json or text', defaultValue: 'json' },
     ],
-    help: 'Prints [{file, line, context, column, kind, via?}] (kind: call | method-call | type | import | reexport | other; via: the local alias). Definitions, strings and comments are not references.\nA qualified symbol narrows the answer: Type.Method (capitalised qualifier) keeps member calls only (x.Method(), and Rust Type::method(&x)); pkg.Func keeps uses written pkg.Func and uses inside a directory named pkg.\nExit: 0 (also when there are none), 2 bad input.',
+    help: 'Prints [{file, line, context, column, kind, via?}] (kind: call | method-call | type | import | reexport | other; via: the local alias). Definitions, strings and comments are not references.\nA qualified symbol narrows the answer: Type.Member (capitalised qualifier) keeps member uses only (x.Member(), x.Member, a Go struct literal\'s key T{Member: v}, and Rust Type::method(&x)); pkg.Func keeps uses written pkg.Func and uses inside a directory named pkg.\nExit: 0 (also when there are none), 2 bad input.',
     load: () => import('./commands/check-callers.js'),
   },
   {

@@ -23,8 +23,15 @@ export interface RawImport {
   augments?: [number, number];
 }
 
-/** Compact reference: [name, line, column, kind]. */
-export type RawRef = [string, number, number, ReferenceKind];
+/**
+ * What the syntax says about a reference beyond its kind: `f` — a Go struct literal's key
+ * (`Options{Timeout: 5}`), a use of the struct's field, not of a value named like it; `p` — a member
+ * of an imported package or module (`pkg.Name`, `module.name`, not called): no object's member.
+ */
+export type RefFlag = 'f' | 'p';
+
+/** Compact reference: [name, line, column, kind, flag]. */
+export type RawRef = [string, number, number, ReferenceKind, RefFlag?];
 
 /**
  * What one parse yields; this is what the per-blob cache stores. References are one string
@@ -46,7 +53,13 @@ const kindCode: Record<ReferenceKind, string> = { call: 'c', 'method-call': 'm',
 const codeKind: Record<string, ReferenceKind> = { c: 'call', m: 'method-call', t: 'type', i: 'import', r: 'reexport', o: 'other' };
 
 export function encodeRefs(refs: readonly RawRef[]): string {
-  return refs.map(([name, line, column, kind]) => `${name}\t${line}\t${column}\t${kindCode[kind]}`).join('\n');
+  return refs.map(([name, line, column, kind, flag]) => `${name}\t${line}\t${column}\t${kindCode[kind]}${flag ? `\t${flag}` : ''}`).join('\n');
+}
+
+function decodedRef(name: string, line: string | undefined, column: string | undefined, kind: string | undefined, flag: string | undefined): RawRef {
+  const ref: RawRef = [name, Number(line), Number(column), codeKind[kind!] ?? 'other'];
+  if (flag === 'f' || flag === 'p') ref.push(flag);
+  return ref;
 }
 
 /** The references in `encoded`, or only those named one of `names`. */
@@ -64,15 +77,15 @@ export function decodeRefs(encoded: string, names?: ReadonlySet<string>): RawRef
         from = at + needle.length;
         if (at > 0 && encoded.charCodeAt(at - 1) !== 10) continue;
         const end = encoded.indexOf('\n', at);
-        const [, line, column, kind] = encoded.slice(at, end < 0 ? undefined : end).split('\t');
-        result.push([name, Number(line), Number(column), codeKind[kind!] ?? 'other']);
+        const [, line, column, kind, flag] = encoded.slice(at, end < 0 ? undefined : end).split('\t');
+        result.push(decodedRef(name, line, column, kind, flag));
       }
     }
     return result.sort((a, b) => a[1] - b[1] || a[2] - b[2]);
   }
   for (const row of encoded.split('\n')) {
-    const [name, line, column, kind] = row.split('\t');
-    result.push([name!, Number(line), Number(column), codeKind[kind!] ?? 'other']);
+    const [name, line, column, kind, flag] = row.split('\t');
+    result.push(decodedRef(name!, line, column, kind, flag));
   }
   return result;
 }
@@ -648,6 +661,7 @@ export async function extractFacts(lang: Lang, source: string, part?: ExtractPar
     }
     const refs: RawRef[] = [];
     const bom = source.charCodeAt(0) === 0xfeff;
+    let goTypes: Map<string, Node> | undefined;
     for (const node of identifierNodes) {
       const start = node.startIndex;
       if (definitionSites.has(start) || skip.has(start) || locals.sites.has(start)) continue;
@@ -671,12 +685,76 @@ export async function extractFacts(lang: Lang, source: string, part?: ExtractPar
       kind ??= classify(lang, node, packageNames);
       // (a byte order mark is not a column: outside attack X47-18, the context line never shows it)
       const column = node.startPosition.row === 0 && bom ? node.startPosition.column : node.startPosition.column + 1;
-      refs.push([nameOf(node), node.startPosition.row + 1, column, kind]);
+      const ref: RawRef = [nameOf(node), node.startPosition.row + 1, column, kind];
+      if (lang === 'go' && goStructKey(node, () => (goTypes ??= goFileTypes(root)))) ref.push('f');
+      else if (kind === 'other' && (lang === 'go' || lang === 'python') && packageMember(node, packageNames)) ref.push('p');
+      refs.push(ref);
     }
     return withPackage({ symbols, imports, refs: encodeRefs(refs) });
   } finally {
     tree.delete();
   }
+}
+
+/** Go, Python: whether `node` is the member in `pkg.Name` / `module.name` (`pkg.sub.name`), `pkg` bound by an import. */
+function packageMember(node: Node, packageNames: ReadonlySet<string>): boolean {
+  const parent = node.parent;
+  const field = parent?.type === 'selector_expression' ? 'field' : parent?.type === 'attribute' ? 'attribute' : undefined;
+  if (!field || !isField(parent!, field, node)) return false;
+  let object = parent!.childForFieldName(parent!.type === 'selector_expression' ? 'operand' : 'object');
+  while (parent!.type === 'attribute' && object?.type === 'attribute') object = object.childForFieldName('object');
+  return object?.type === 'identifier' && packageNames.has(object.text);
+}
+
+/** Go: the types the file declares (any depth), by name. */
+function goFileTypes(root: Node): Map<string, Node> {
+  const types = new Map<string, Node>();
+  for (const spec of root.descendantsOfType(['type_spec', 'type_alias'])) {
+    const name = spec?.childForFieldName('name');
+    const type = spec?.childForFieldName('type');
+    if (name && type && !types.has(name.text)) types.set(name.text, type);
+  }
+  return types;
+}
+
+const goSequenceTypes = new Set(['slice_type', 'array_type', 'implicit_length_array_type']);
+
+/** Go: a type as far as the file tells — through parentheses, a pointer, type arguments and the file's own named types. */
+function goUnderlying(type: Node | null | undefined, fileTypes: () => Map<string, Node>): Node | undefined {
+  for (let depth = 0; type && depth < 16; depth += 1) {
+    if (type.type === 'parenthesized_type' || type.type === 'pointer_type') type = type.namedChild(0);
+    else if (type.type === 'generic_type') type = type.childForFieldName('type');
+    else if (type.type === 'type_identifier' && fileTypes().has(type.text)) type = fileTypes().get(type.text);
+    else return type;
+  }
+  return undefined;
+}
+
+/** Go: the type of a literal's `{…}` — written (`T{…}`) or elided inside a slice, array or map literal (`[]T{{…}}`). */
+function goLiteralType(value: Node | null, fileTypes: () => Map<string, Node>, depth = 0): Node | undefined {
+  if (value?.type !== 'literal_value' || depth > 32) return undefined;
+  const holder = value.parent;
+  if (holder?.type === 'composite_literal') return goUnderlying(holder.childForFieldName('type'), fileTypes);
+  if (holder?.type !== 'literal_element') return undefined;
+  const container = holder.parent;
+  const outer = goLiteralType(container?.type === 'keyed_element' ? container.parent : container, fileTypes, depth + 1);
+  if (outer?.type === 'map_type') return goUnderlying(outer.childForFieldName(container?.type === 'keyed_element' && isField(container, 'key', holder) ? 'key' : 'value'), fileTypes);
+  if (outer && goSequenceTypes.has(outer.type)) return goUnderlying(outer.childForFieldName('element'), fileTypes);
+  return undefined;
+}
+
+/**
+ * Go: whether an identifier is the key of a struct literal (`S{Name: 1}`, `[]S{{Name: 1}}`): a field
+ * name. A map literal's key (`map[K]V{Name: 1}`) is an expression, a slice's an index; a named type
+ * the file does not declare is taken for a struct (the grammar cannot tell them apart).
+ */
+function goStructKey(node: Node, fileTypes: () => Map<string, Node>): boolean {
+  const element = node.parent;
+  if (node.type !== 'identifier' || element?.type !== 'literal_element') return false;
+  const keyed = element.parent;
+  if (keyed?.type !== 'keyed_element' || !isField(keyed, 'key', element)) return false;
+  const type = goLiteralType(keyed.parent, fileTypes);
+  return type !== undefined && (type.type === 'struct_type' || type.type === 'type_identifier' || type.type === 'qualified_type');
 }
 
 /** Leaves that hold text rather than code: a word in one is a mention, not an identifier. */
@@ -881,8 +959,17 @@ function goDefinitions(root: Node, add: AddSymbol): void {
       case 'type_declaration':
         for (const spec of declaration.namedChildren) {
           if (!spec || (spec.type !== 'type_spec' && spec.type !== 'type_alias')) continue;
-          const type = spec.childForFieldName('type')?.type;
-          named(spec.childForFieldName('name'), type === 'struct_type' ? 'struct' : type === 'interface_type' ? 'interface' : 'type');
+          const typeNode = spec.childForFieldName('type');
+          const type = typeNode?.type;
+          const name = spec.childForFieldName('name');
+          named(name, type === 'struct_type' ? 'struct' : type === 'interface_type' ? 'interface' : 'type');
+          // A struct's named fields (not embedded ones: their name is the type's, used as such)
+          if (type === 'struct_type' && name) {
+            for (const field of typeNode!.descendantsOfType('field_declaration')) {
+              if (field?.parent?.parent?.id !== typeNode!.id) continue;
+              for (const fieldName of field.childrenForFieldName('name')) if (fieldName) named(fieldName, 'field', name.text);
+            }
+          }
         }
         break;
       case 'const_declaration':
@@ -1180,7 +1267,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 15;
+const factsFormat = 16;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {

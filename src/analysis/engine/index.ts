@@ -11,7 +11,7 @@
 import { lstatSync } from 'node:fs';
 import path from 'node:path';
 import { cacheDir, cacheHoldsFacts, cacheReader, type CacheReader, flushPendingCache, readGraphPack, readTreePack, scheduleCacheFlush, treePackKey, writeCached, writeGraphPack, writeTreePack, type GraphPack, type HeadEntry } from './cache.js';
-import { decodeRefs, type ExtractPart, type FileFacts, type RawRef } from './extract.js';
+import { decodeRefs, type ExtractPart, type FileFacts, type RawRef, type RefFlag } from './extract.js';
 import { languageOf } from './grammars.js';
 import { extractMany, poolSize } from './parse-pool.js';
 import { onlyInLiterals } from './lexical.js';
@@ -289,6 +289,13 @@ function selectorQualifier(before: string): string | null | undefined {
   return previous.endsWith('.') ? null : name;
 }
 
+/** `reference` with what its extraction flag says (a Go struct literal's key, a package's member). */
+function withFlag(reference: Reference, flag: RefFlag | undefined): Reference {
+  if (flag === 'f') reference.fieldKey = true;
+  else if (flag === 'p') reference.packageMember = true;
+  return reference;
+}
+
 /**
  * The start of the attribute chain that `before` (a line up to a name) ends in: `car` for `assert car.`, `pkg` for
  * `pkg.defs.`; undefined when it is no attribute (no `.` before the name); null when the chain does not start with
@@ -341,7 +348,7 @@ function toAnalysis(loaded: Loaded, resolver: ModuleResolver, lines: string[] | 
     reexport: raw.reexport,
     resolved: resolver.resolve(entry.file, entry.lang, raw),
   }));
-  const references: Reference[] = decodeRefs(facts.refs).map(([name, line, column, kind]) => ({ file: entry.file, line, column, context: lineAt(lines, line, column), kind, name }));
+  const references: Reference[] = decodeRefs(facts.refs).map(([name, line, column, kind, flag]) => withFlag({ file: entry.file, line, column, context: lineAt(lines, line, column), kind, name }, flag));
   return { file: entry.file, lang: entry.lang, blob: entry.blob, symbols: facts.symbols, imports, references };
 }
 
@@ -1005,6 +1012,10 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   // Files whose imports or re-exports name `default` of a module whose default is the definition (`default` there is it).
   const defaultImporters = new Set<string>();
   let memberAnywhere = false;
+  // Go: the definition is (or includes) a struct field — a struct literal's key `S{Name: …}` uses it, nothing else's.
+  let fieldDefinition = false;
+  // Every definition of the name is a member (a method, a field): an unqualified Go use is never it.
+  let memberOnly = false;
   // Go, per file: how a use can name the definition — unqualified (the defining package itself, or a dot import of it)
   // and/or `q.Name` with q one of the names its imports of the defining package bind (outside attack X47).
   let goNaming: Map<string, { qualifiers: Set<string>; unqualified: boolean }> | undefined;
@@ -1023,7 +1034,9 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     const definedIn = opts.definedIn.replace(/^\.\//, '');
     const definerEntry = byPath.get(definedIn);
     const definer = loadedFiles.get(definedIn) ?? (definerEntry ? (await loadFacts(context, [definerEntry], stats))[0] : undefined);
-    memberAnywhere = definer?.facts.symbols.some((def) => def.name === symbol && def.kind === 'method') ?? false;
+    memberAnywhere = definer?.facts.symbols.some((def) => def.name === symbol && (def.kind === 'method' || def.kind === 'field')) ?? false;
+    fieldDefinition = definer?.facts.symbols.some((def) => def.name === symbol && def.kind === 'field') ?? false;
+    memberOnly = memberAnywhere && !(definer?.facts.symbols.some((def) => def.name === symbol && def.container === undefined) ?? true);
     pythonModuleLevel = definer?.entry.lang === 'python' && !memberAnywhere && definer.facts.symbols.some((def) => def.name === symbol && def.container === undefined);
     // TS/JS default export: importers bind it under any name (`import x from './m'`, `export { default as x } from './m'`).
     // The files that name the module are read, and an import of `default` that resolves to the definition binds its local name.
@@ -1179,7 +1192,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       for (const raw of item.facts.imports) if (!raw.reexport) for (const name of raw.names) if (name.imported === '*' && name.local !== '*' && importsElsewhere(item, raw)) foreignNamespaces.add(name.local);
     }
     const ownAugmentations = importedElsewhere ? item.facts.imports.filter((raw) => raw.augments && importsSource(item, raw)).map((raw) => raw.augments!) : [];
-    for (const [name, line, column, kind] of found) {
+    for (const [name, line, column, kind, flag] of found) {
       if (foreignAugmentations.some(([first, last]) => line >= first && line <= last)) continue;
       const shadowed = importedElsewhere && name === symbol && !ownAugmentations.some(([first, last]) => line >= first && line <= last) && !(kind === 'import' && importsFromSource);
       let via: string | undefined;
@@ -1196,6 +1209,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       if (!inScope && kind !== 'method-call' && !pathDecides) continue;
       const reference: Reference = { file: item.entry.file, line, column, context: '', kind, name };
       if (via !== undefined) reference.via = via;
+      withFlag(reference, flag);
       references.push(reference);
       // (unless written qualified — `d.Foo`, `crate::defs::Foo`: decided below, on the line's text)
       if (shadowed) importShadowed.add(reference);
@@ -1244,10 +1258,21 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   if (goNaming) {
     for (const reference of references) {
       const naming = goNaming.get(reference.file);
+      if (!naming) continue;
+      // A struct literal's key names a field: the definition's when it is one, never a function's or a variable's
+      if (reference.fieldKey) {
+        if (!fieldDefinition) unqualified.add(reference);
+        continue;
+      }
       // (a method, or an interface's method or a field the file declares: any `x.Name` may use it — no types here;
       // an unqualified use names it only inside its package)
-      if (!naming || (memberAnywhere && reference.kind === 'method-call')) continue;
+      if (memberAnywhere && reference.kind === 'method-call') continue;
       const qualifier = selectorQualifier(textBefore(lines.get(reference.file), reference));
+      // (Go has no implicit receiver: a bare `Name` is no method or field, nor is the package's own `pkg.Name`)
+      if (memberOnly && (qualifier === undefined || reference.packageMember || (qualifier !== null && naming.qualifiers.has(qualifier)))) {
+        unqualified.add(reference);
+        continue;
+      }
       const names = qualifier === undefined ? naming.unqualified : !goTopLevel || (qualifier !== null && naming.qualifiers.has(qualifier));
       if (!names) unqualified.add(reference);
       // (`utility.Make()` through an unaliased import of a package named unlike its directory: the extraction took

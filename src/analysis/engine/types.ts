@@ -18,7 +18,9 @@ export type SymbolKind =
   | 'variable'
   | 'constant'
   | 'module'
-  | 'macro';
+  | 'macro'
+  /** Go: a struct's named field (`container` is the struct). */
+  | 'field';
 
 /** One definition in a file. `line` is 1-based. */
 export interface SymbolDef {
@@ -72,6 +74,10 @@ export interface Reference {
   name: string;
   /** Set when reached through an alias: the local name bound by `import {Foo as Bar}` / `use x::Foo as Bar`. */
   via?: string;
+  /** Go: the key of a struct literal (`Options{Timeout: 5}`), a use of the struct's field. */
+  fieldKey?: true;
+  /** Go, Python: a member of an imported package or module (`pkg.Name`, `module.name`), not of an object. */
+  packageMember?: true;
 }
 
 /** Everything the engine knows about one file. `file` is repo-relative with `/` separators. */

@@ -10,12 +10,18 @@ import { analysisCall } from '../../analysis/engine/scope.js';
 const identifier = /^[\p{L}_$][\p{L}\p{N}_$]*$/u;
 
 /**
- * `Type.Method` (a capitalised qualifier): member calls only (`x.Method()`). `pkg.Func`:
- * uses written `pkg.Func`, or any use inside a directory named `pkg` (the package itself).
+ * `Type.Member` (a capitalised qualifier): member uses only — `x.Member()`, `x.Member` (a field, a
+ * method value), a Go struct literal's key `T{Member: …}`. `pkg.Func`: uses written `pkg.Func`, or
+ * any use inside a directory named `pkg` (the package itself).
  */
 function qualified(root: string, qualifier: string, reference: Reference, lineCache: Map<string, string[]>): boolean {
-  // (a Rust associated function called through its type, `Type::method(&x)`, is the method too)
-  if (/^\p{Lu}/u.test(qualifier)) return reference.kind === 'method-call' || textBefore(root, reference, lineCache).match(/([\p{L}\p{N}_]+)\s*::\s*$/u)?.[1] === qualifier;
+  if (/^\p{Lu}/u.test(qualifier)) {
+    if (reference.kind === 'method-call' || reference.fieldKey) return true;
+    const before = textBefore(root, reference, lineCache);
+    // (a Rust associated function called through its type, `Type::method(&x)`, is the method too)
+    // (`pkg.Func()`, `pkg.Var`: a package's or module's, no object's member — the extraction tells them)
+    return (/\.\s*$/u.test(before) && !reference.packageMember && reference.kind !== 'call' && reference.kind !== 'import' && reference.kind !== 'reexport') || before.match(/([\p{L}\p{N}_]+)\s*::\s*$/u)?.[1] === qualifier;
+  }
   if (reference.file.split('/').slice(0, -1).includes(qualifier)) return true;
   return memberUse(root, reference, lineCache) === qualifier;
 }
@@ -46,7 +52,7 @@ function textBefore(root: string, reference: Reference, lineCache: Map<string, s
  * reference to a symbol in the repository's tracked TS/JS/Go/Python/Rust files (working-tree
  * content), from syntax trees: whole identifiers only (never `FooBar`, strings or comments), through
  * aliased imports and re-exports, method calls included, definitions excluded. Never looks inside
- * `.claude/worktrees/` or any other checkout. `Type.Name` keeps member uses only (`x.Name`);
+ * `.claude/worktrees/` or any other checkout. `Type.Name` keeps member uses only (`x.Name`, Go's `T{Name: …}`);
  * `pkg.Name` keeps uses written `pkg.Name` and uses inside a directory named `pkg`.
  * JSON: `[{file, line, context, column, kind, via?}]` (Go keys first). Exit 0; 2 on bad input.
  */
