@@ -439,14 +439,13 @@ describe('check-callers', () => {
     expect(callers(await runCliInProcess(['check-callers', 'snFoo', '--defined-in', 'src/sn-defs.ts'], { cwd: ts.dir }))).toEqual([
       'src/sn-aug.ts:1:10 import',
       'src/sn-aug.ts:2:18 call',
-      'src/sn-use.ts:1:10 import', // (an import statement naming it, in a file that imports it from the definition too: kept)
+      // (not `import { snFoo } from './sn-other'`: an import statement's names are its module's)
       'src/sn-use.ts:2:10 import',
       'src/sn-use.ts:5:28 call via f',
       'src/sn-use.ts:5:36 method-call',
     ]);
     expect(callers(await runCliInProcess(['check-callers', 'snFoo', '--defined-in', 'src/sn-other.ts'], { cwd: ts.dir }))).toEqual([
       'src/sn-use.ts:1:10 import',
-      'src/sn-use.ts:2:10 import',
       'src/sn-use.ts:5:18 call',
       'src/sn-use.ts:5:48 method-call',
     ]);
@@ -586,6 +585,50 @@ describe('check-callers', () => {
     const cascades = await runCliInProcess(['detect-cascades', '.', '--renames', JSON.stringify([{ old: 'Retries', new: 'Attempts' }]), '--format', 'json'], { cwd: go.dir });
     expect(cascades.code).toBe(0);
     expect(cascades.stdout).toContain('sa/opts.go');
+  });
+
+  it('Python: an import inside a function binds its names in that function only, where it hides the module-level one', async () => {
+    const python = await analysisFixtureRepo('python');
+    python.write('shop/first.py', 'class Foo:\n    pass\n');
+    python.write('shop/second.py', 'class Foo:\n    pass\n');
+    python.write(
+      'shop/lazy.py',
+      [
+        'from shop.second import Foo',
+        '',
+        '',
+        'def lazy():',
+        '    from shop.first import Foo',
+        '    return Foo()',
+        '',
+        '',
+        'def plain():',
+        '    return Foo()',
+        '',
+        '',
+        'def aliased():',
+        '    from shop.first import Foo as A',
+        '',
+        '    def inner():',
+        '        return A(), Foo()',
+        '    return inner',
+        '',
+      ].join('\n'),
+    );
+    // a package whose __init__ imports inside a function re-exports nothing
+    python.write('shop/__init__.py', 'def load():\n    from .first import Foo\n    return Foo\n');
+    python.write('tests/test_lazy.py', 'from shop import Foo\n\nFoo()\n');
+    await python.commitAll('function-local imports');
+    const run = async (...args: string[]) => callers(await runCliInProcess(['check-callers', ...args], { cwd: python.dir }));
+    expect(await run('Foo', '--defined-in', 'shop/first.py')).toEqual([
+      'shop/__init__.py:2:24 import',
+      'shop/__init__.py:3:12 other',
+      'shop/lazy.py:5:28 import',
+      'shop/lazy.py:6:12 call',
+      'shop/lazy.py:14:28 import',
+      'shop/lazy.py:17:16 call via A',
+    ]);
+    expect(await run('Foo', '--defined-in', 'shop/second.py')).toEqual(['shop/lazy.py:1:25 import', 'shop/lazy.py:10:12 call', 'shop/lazy.py:17:21 call']);
   });
 
   it('a reference on a huge line carries a window of it, not the whole line (X50-07: 4,000 references on a 51 KB line printed 204 MB)', async () => {

@@ -21,6 +21,8 @@ export interface RawImport {
   level?: number;
   /** TS `declare module './m' { … }`: the lines (first, last) of the augmentation block. */
   augments?: [number, number];
+  /** Python: an import inside a function binds its names in that function only — the lines (first, last) of its body. */
+  scope?: [number, number];
 }
 
 /**
@@ -1057,7 +1059,12 @@ function parseImport(lang: Lang, captureName: string, node: Node, spec: Node | u
     const alias = node.childForFieldName('name')?.text;
     return { module: path, line, names: [{ imported: '*', local: alias ?? path.split('/').pop()! }], reexport: false };
   }
-  if (lang === 'python') return parsePythonImport(node, line, skip);
+  if (lang === 'python') {
+    const parsed = parsePythonImport(node, line, skip);
+    const body = ancestorOf(node, new Set(['function_definition']))?.childForFieldName('body');
+    if (parsed && body) parsed.scope = [body.startPosition.row + 1, body.endPosition.row + 1];
+    return parsed;
+  }
   if (lang === 'rust') return parseRustImport(captureName, node, line, skip);
   // TS / JS
   if (captureName === 'augment') {
@@ -1267,7 +1274,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 16;
+const factsFormat = 17;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {

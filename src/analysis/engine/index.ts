@@ -289,6 +289,53 @@ function selectorQualifier(before: string): string | null | undefined {
   return previous.endsWith('.') ? null : name;
 }
 
+/** The import statement a name of kind import/re-export at `line` is part of: the last one starting at or before it that names it. */
+function statementNaming(imports: FileFacts['imports'], name: string, line: number): FileFacts['imports'][number] | undefined {
+  let found: FileFacts['imports'][number] | undefined;
+  for (const raw of imports) {
+    if (raw.augments || raw.line > line || (found && found.line > raw.line)) continue;
+    if (raw.names.some((entry) => entry.local === name || lastSegment(entry.imported) === name)) found = raw;
+  }
+  return found;
+}
+
+/**
+ * How a file's imports bind its names, region by region. A Python import inside a function binds its
+ * names in that function only (and in the functions it encloses), where it hides the module's binding
+ * of the same name: such a file is one view per function with imports of its own — its lines outside
+ * the functions nested in it with imports of their own, the file's imports with the function's (and
+ * its enclosing functions') in place of those they hide — and one view of the rest with the file-level
+ * imports only. Any other file is one view of everything.
+ */
+function importViews(item: Loaded): Array<{ item: Loaded; lines?: (line: number) => boolean }> {
+  const scoped = item.facts.imports.filter((raw) => raw.scope !== undefined);
+  if (scoped.length === 0) return [{ item }];
+  const key = ([first, last]: [number, number]) => `${first}:${last}`;
+  const scopes = [...new Map(scoped.map((raw) => [key(raw.scope!), raw.scope!])).values()];
+  const holds = ([first, last]: [number, number], line: number) => line >= first && line <= last;
+  // The innermost scope with imports holding a line (scopes nest or are apart: the narrowest one holding it).
+  const innermost = (line: number) => {
+    let best: [number, number] | undefined;
+    for (const scope of scopes) if (holds(scope, line) && (!best || scope[1] - scope[0] < best[1] - best[0])) best = scope;
+    return best === undefined ? undefined : key(best);
+  };
+  const fileLevel = item.facts.imports.filter((raw) => raw.scope === undefined);
+  const views: Array<{ item: Loaded; lines?: (line: number) => boolean }> = [{ item: { entry: item.entry, facts: { ...item.facts, imports: fileLevel } }, lines: (line) => innermost(line) === undefined }];
+  for (const scope of scopes) {
+    let imports = fileLevel;
+    // the enclosing functions' imports, outermost first, each hiding the names bound before it
+    const enclosing = scopes.filter((outer) => outer[0] <= scope[0] && outer[1] >= scope[1]).sort((a, b) => b[1] - b[0] - (a[1] - a[0]));
+    for (const outer of enclosing) {
+      const own = scoped.filter((raw) => key(raw.scope!) === key(outer));
+      const bound = new Set(own.flatMap((raw) => raw.names.map((name) => name.local)));
+      imports = [...imports.map((raw) => ({ ...raw, names: raw.names.filter((name) => !bound.has(name.local)) })).filter((raw) => raw.names.length > 0), ...own];
+    }
+    const id = key(scope);
+    views.push({ item: { entry: item.entry, facts: { ...item.facts, imports } }, lines: (line) => innermost(line) === id });
+  }
+  return views;
+}
+
 /** `reference` with what its extraction flag says (a Go struct literal's key, a package's member). */
 function withFlag(reference: Reference, flag: RefFlag | undefined): Reference {
   if (flag === 'f') reference.fieldKey = true;
@@ -1084,7 +1131,8 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     const barrels = (await filesWithFixed(context, [...fixedProbes], searchOptions, index)).filter((file) => !loadedFiles.has(file)).flatMap((file) => byPath.get(file) ?? []);
     const candidates = [...loaded, ...(await loadFacts(context, barrels, stats, undefined, { imports: true }))];
     // Files re-exporting from a source become sources too (in Python every imported name can be imported again from there).
-    const reexporting = (item: Loaded, raw: FileFacts['imports'][number]) => raw.reexport || (item.entry.lang === 'python' && raw.names.length > 0);
+    // (not a function's own import: it binds no name of the module)
+    const reexporting = (item: Loaded, raw: FileFacts['imports'][number]) => raw.reexport || (item.entry.lang === 'python' && raw.names.length > 0 && raw.scope === undefined);
     for (let changed = true; changed; ) {
       changed = false;
       for (const item of candidates) {
@@ -1151,7 +1199,8 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   const throughNamespace = new Map<Reference, Set<string>>();
   // Context lines are read afterwards, only for files that have a reference (not for every grep hit).
   const withReferences = new Map<string, RepoFile>();
-  for (const item of loaded) {
+  for (const view of loaded.flatMap(importViews)) {
+    const { item, lines: inView } = view;
     if (reportIn && !reportIn.has(item.entry.file)) continue;
     const inScope = reachable ? reachable(item) : true;
     // (Rust: a file that imports nothing of the definition's module may still name it by its path: `crate::defs::make()`)
@@ -1177,7 +1226,8 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     // whose __init__ has `from .core import f as g`: g() is f; `use m::*` in Rust) — outside attack X47.
     const starBound = item.facts.imports.some((raw) => !raw.reexport && raw.names.some((name) => name.local === '*') && importsSource(item, raw));
     if (importsDefault) wanted.add('default');
-    const found = item.facts.tooLarge ? textScan(readTexts(context, [item.entry]).get(item.entry.file) ?? '', wanted) : decodeRefs(item.facts.refs, wanted);
+    const everywhere = item.facts.tooLarge ? textScan(readTexts(context, [item.entry]).get(item.entry.file) ?? '', wanted) : decodeRefs(item.facts.refs, wanted);
+    const found = inView ? everywhere.filter(([, line]) => inView(line)) : everywhere;
     // TS: a `declare module './x' { … }` block augments ./x — what it declares refers to ./x's names only (X49-07)
     const foreignAugmentations = opts.definedIn === undefined ? [] : item.facts.imports.filter((raw) => raw.augments && !importsSource(item, raw)).map((raw) => raw.augments!);
     // A file that imports the symbol's name from another module of the repository (`import { Foo } from './other'`):
@@ -1194,7 +1244,11 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     const ownAugmentations = importedElsewhere ? item.facts.imports.filter((raw) => raw.augments && importsSource(item, raw)).map((raw) => raw.augments!) : [];
     for (const [name, line, column, kind, flag] of found) {
       if (foreignAugmentations.some(([first, last]) => line >= first && line <= last)) continue;
-      const shadowed = importedElsewhere && name === symbol && !ownAugmentations.some(([first, last]) => line >= first && line <= last) && !(kind === 'import' && importsFromSource);
+      // An import statement's own names are that statement's module's: `from other import Foo as A` names other's Foo
+      // (with definedIn; the statement is the last one before the name that names it)
+      const statement = opts.definedIn !== undefined && (kind === 'import' || kind === 'reexport') ? statementNaming(item.facts.imports, name, line) : undefined;
+      if (statement && importsElsewhere(item, statement)) continue;
+      const shadowed = importedElsewhere && name === symbol && !ownAugmentations.some(([first, last]) => line >= first && line <= last) && !(kind === 'import' && (statement ? importsSource(item, statement) : importsFromSource));
       let via: string | undefined;
       let viaNamespace = false;
       if (name === symbol) via = undefined;
