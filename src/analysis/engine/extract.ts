@@ -504,8 +504,9 @@ function bindingScope(lang: Lang, node: Node, capture: string): Range[] | null {
     if (after?.has(ancestor.type) && from === undefined) from = ancestor.endIndex;
     if (parameterListTypes.has(ancestor.type)) inParameters = true;
     if (scopeSet.has(ancestor.type) && !(walrus && comprehensionTypes.has(ancestor.type))) break;
-    // Python: a class body or the module is not a function scope (assignments there are module/class attributes).
-    if (lang === 'python' && ancestor.type === 'class_definition' && !inParameters) return null;
+    // Python: a class body is no function scope — its names are the class's attributes, seen by the class body's own
+    // later statements (not by its methods: a function nested in it skips the class's namespace).
+    if (lang === 'python' && ancestor.type === 'class_definition' && !inParameters) return pythonClassRanges(ancestor, node);
     if (lang === 'rust' && rustMemberHolders.has(ancestor.type)) return null;
     // Rust: `if let` / `while let` bind in their block, a match arm's pattern in the arm.
     if (lang === 'rust' && ancestor.type === 'let_condition') {
@@ -521,6 +522,44 @@ function bindingScope(lang: Lang, node: Node, capture: string): Range[] | null {
   if (lang === 'go' && node.type === 'type_identifier') from = node.startIndex;
   const ranges = scopeRanges(lang, ancestor);
   return from === undefined ? ranges : ranges.flatMap(([start, end]): Range[] => (end <= from! ? [] : [[Math.max(start, from!), end]]));
+}
+
+const pythonNested = new Set(['function_definition', 'lambda', 'class_definition']);
+
+/**
+ * Python: the text a class-body binding covers — the class body from the end of the statement that binds it on
+ * (a class body runs top to bottom: an earlier read is the module's name), without the bodies of the functions,
+ * lambdas and classes nested in it and without comprehensions (their own scopes, which skip the class's).
+ */
+function pythonClassRanges(classNode: Node, binding: Node): Range[] {
+  const body = classNode.childForFieldName('body');
+  // (a list that covers nothing, never an empty one: that would make the binding a reference)
+  if (!body) return [[classNode.endIndex, classNode.endIndex]];
+  let statement: Node = binding;
+  while (statement.parent && statement.parent.startIndex !== body.startIndex) statement = statement.parent;
+  const holes: Range[] = [];
+  const visit = (node: Node): void => {
+    for (const child of node.namedChildren) {
+      if (!child) continue;
+      if (comprehensionTypes.has(child.type)) holes.push([child.startIndex, child.endIndex]);
+      else if (pythonNested.has(child.type)) {
+        const inner = child.childForFieldName('body');
+        if (inner) holes.push([inner.startIndex, inner.endIndex]);
+        // (defaults, decorators and bases are read in the class body)
+        for (const part of child.namedChildren) if (part && part.startIndex !== inner?.startIndex) visit(part);
+      } else visit(child);
+    }
+  };
+  visit(body);
+  const ranges: Range[] = [];
+  let from = Math.max(body.startIndex, statement.endIndex);
+  for (const [start, end] of holes.sort((a, b) => a[0] - b[0])) {
+    if (end <= from) continue;
+    if (start > from) ranges.push([from, start]);
+    from = Math.max(from, end);
+  }
+  if (from < body.endIndex) ranges.push([from, body.endIndex]);
+  return ranges.length > 0 ? ranges : [[body.endIndex, body.endIndex]];
 }
 
 function bindingsFrom(lang: Lang, captures: readonly BindingCapture[]): Locals {
@@ -1274,7 +1313,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 17;
+const factsFormat = 18;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {
