@@ -24,7 +24,7 @@ describe('findReferences: renamed exports (TS/JS)', () => {
         'src/use-c.ts': "import { greeting as hi } from './barrel.js';\nhi('c');\n",
       },
     });
-    expect(where(await findReferences(repo.dir, 'greet', { definedIn: 'src/greet.ts' }))).toEqual([
+    const expected = [
       // (the re-export of the default is a use of it, as `export { greet as x } from` would be — outside attack X49-09)
       'src/barrel.ts:1 reexport via default',
       'src/use-a.ts:1 import via hello',
@@ -33,7 +33,27 @@ describe('findReferences: renamed exports (TS/JS)', () => {
       'src/use-b.ts:2 call via g',
       'src/use-c.ts:1 import via greeting',
       'src/use-c.ts:2 call via hi',
-    ]);
+    ];
+    expect(where(await findReferences(repo.dir, 'greet', { definedIn: 'src/greet.ts' }))).toEqual(expected);
+    // without definedIn the same (X50-02: nothing — the definition's importers name it only as `default`), and of
+    // `other` only its own importer (by name, every default import was taken for any default-exported symbol)
+    expect(where(await findReferences(repo.dir, 'greet'))).toEqual(expected);
+    expect(where(await findReferences(repo.dir, 'other'))).toEqual(['src/not-it.ts:1 import via hello', 'src/not-it.ts:2 call via hello']);
+  });
+
+  it('without definedIn, a re-export of another module\'s default is no use of a symbol re-exported as a default (X50-02)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'src/defs.ts': 'export function Foo() { return 1; }\n',
+        'src/dflt.ts': "export { Foo as default } from './defs';\n",
+        'src/greet.ts': 'export default function greet(): number { return 2; }\n',
+        'src/barrel.ts': "export { default as greeting } from './greet';\nexport { default as foo } from './dflt';\n",
+        'src/use.ts': "import { greeting, foo } from './barrel';\nimport D from './dflt';\nexport const all = [greeting(), foo(), D()];\n",
+      },
+    });
+    const expected = ['src/barrel.ts:2 reexport via default', 'src/dflt.ts:1 reexport', 'src/use.ts:1 import via foo', 'src/use.ts:2 import via D', 'src/use.ts:3 call via foo', 'src/use.ts:3 call via D'];
+    expect(where(await findReferences(repo.dir, 'Foo'))).toEqual(expected);
+    expect(where(await findReferences(repo.dir, 'Foo', { definedIn: 'src/defs.ts' }))).toEqual(expected);
   });
 
   it('importers of a module that re-exports the symbol as its default: by name without definedIn, resolved with it (X49-09)', async () => {

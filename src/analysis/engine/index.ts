@@ -986,9 +986,9 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       // in a package's __init__.py makes `from pkg import g` a use of f).
       if (!raw.reexport && item.entry.lang !== 'python') continue;
       for (const name of raw.names) {
-        // (`default` with definedIn: a default export is bound by its importers under their own names, followed below through
-        // module resolution; without it every `import x from …` of a default is taken by name, as for any alias)
-        if (exportedNames.has(name.imported) && !exportedNames.has(name.local) && name.local !== '*' && (name.local !== 'default' || opts.definedIn === undefined)) {
+        // (`default`: a default export is bound by its importers under their own names, followed below through module
+        // resolution — by name, every `import x from …` of any module's default was taken for it: outside attack X50-02)
+        if (exportedNames.has(name.imported) && !exportedNames.has(name.local) && name.local !== '*' && name.local !== 'default') {
           exportedNames.add(name.local);
           aliases.push(name.local);
         }
@@ -1076,21 +1076,12 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   let importsSource: (item: Loaded, raw: FileFacts['imports'][number]) => boolean = () => true;
   // Whether an import of a file resolves to a file of the repository that is no source of the definition.
   let importsElsewhere: (item: Loaded, raw: FileFacts['imports'][number]) => boolean = () => false;
-  if (opts.definedIn !== undefined) {
-    const resolver = await resolverFor(context, listing!.allPaths);
-    const definedIn = opts.definedIn.replace(/^\.\//, '');
-    const definerEntry = byPath.get(definedIn);
-    const definer = loadedFiles.get(definedIn) ?? (definerEntry ? (await loadFacts(context, [definerEntry], stats))[0] : undefined);
-    memberAnywhere = definer?.facts.symbols.some((def) => def.name === symbol && (def.kind === 'method' || def.kind === 'field')) ?? false;
-    fieldDefinition = definer?.facts.symbols.some((def) => def.name === symbol && def.kind === 'field') ?? false;
-    memberOnly = memberAnywhere && !(definer?.facts.symbols.some((def) => def.name === symbol && def.container === undefined) ?? true);
-    pythonModuleLevel = definer?.entry.lang === 'python' && !memberAnywhere && definer.facts.symbols.some((def) => def.name === symbol && def.container === undefined);
-    // TS/JS default export: importers bind it under any name (`import x from './m'`, `export { default as x } from './m'`).
-    // The files that name the module are read, and an import of `default` that resolves to the definition binds its local name.
-    // The definition's own default export, and every module that re-exports the symbol as its default (`export { Foo as
-    // default } from './m'`, `import { Foo } from './m'; export default Foo;` — outside attack X47), found as they load.
-    const defaultModules = new Set<string>();
-    if (definer?.facts.symbols.some((def) => def.name === symbol && def.defaultExport)) defaultModules.add(definedIn);
+  // TS/JS default export: importers bind it under any name (`import x from './m'`, `export { default as x } from './m'`).
+  // The files that name the module are read, and an import of `default` that resolves to the definition binds its local name.
+  // The definition's own default export, and every module that re-exports the symbol as its default (`export { Foo as
+  // default } from './m'`, `import { Foo } from './m'; export default Foo;` — outside attack X47), found as they load.
+  const defaultModules = new Set<string>();
+  const followDefaults = async (resolver: ModuleResolver): Promise<void> => {
     const reexportsAsDefault = (item: Loaded) => item.facts.imports.some((raw) => raw.reexport && raw.names.some((name) => name.local === 'default' && exportedNames.has(lastSegment(name.imported))));
     const followed = new Set<string>();
     for (;;) {
@@ -1124,6 +1115,22 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       }
       if (carried.length > 0) await follow(carried);
     }
+  };
+  // Without definedIn: whether an import or re-export statement's `default` is a default module's (the symbol's), not
+  // any module's default (the plain answer found every `import x from` of a file that also named the symbol, and
+  // none of a default-exported definition's importers — outside attack X50-02).
+  let defaultOf: ((item: Loaded, raw: FileFacts['imports'][number]) => boolean) | undefined;
+  if (opts.definedIn !== undefined) {
+    const resolver = await resolverFor(context, listing!.allPaths);
+    const definedIn = opts.definedIn.replace(/^\.\//, '');
+    const definerEntry = byPath.get(definedIn);
+    const definer = loadedFiles.get(definedIn) ?? (definerEntry ? (await loadFacts(context, [definerEntry], stats))[0] : undefined);
+    memberAnywhere = definer?.facts.symbols.some((def) => def.name === symbol && (def.kind === 'method' || def.kind === 'field')) ?? false;
+    fieldDefinition = definer?.facts.symbols.some((def) => def.name === symbol && def.kind === 'field') ?? false;
+    memberOnly = memberAnywhere && !(definer?.facts.symbols.some((def) => def.name === symbol && def.container === undefined) ?? true);
+    pythonModuleLevel = definer?.entry.lang === 'python' && !memberAnywhere && definer.facts.symbols.some((def) => def.name === symbol && def.container === undefined);
+    if (definer?.facts.symbols.some((def) => def.name === symbol && def.defaultExport)) defaultModules.add(definedIn);
+    await followDefaults(resolver);
     loaded = [...loadedFiles.values()].sort(byFile);
     const sources = new Set([definedIn]);
     // Barrels re-export without naming the symbol (`export * from`, `pub use x::*`, Python
@@ -1186,6 +1193,19 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       };
     }
     reachable = (item) => sources.has(item.entry.file) || samePackage(item) || item.facts.imports.some((raw) => importsSource(item, raw));
+  } else {
+    const jsLike = (item: Loaded) => item.entry.lang === 'typescript' || item.entry.lang === 'tsx' || item.entry.lang === 'javascript';
+    const reexportsDefault = (item: Loaded) => item.facts.imports.some((raw) => raw.reexport && raw.names.some((name) => name.local === 'default' || name.imported === 'default'));
+    const hasDefault = (item: Loaded) => item.facts.symbols.some((def) => def.name === symbol && def.defaultExport);
+    // (only where a module's default can be the symbol: a module resolver costs a listing of the tree)
+    if ([...loadedFiles.values()].some((item) => jsLike(item) && (hasDefault(item) || reexportsDefault(item)))) {
+      // (the first call on a tree has no listing: the resolver lists the paths)
+      const resolver = await resolverFor(context, listing?.allPaths);
+      for (const item of loadedFiles.values()) if (jsLike(item) && hasDefault(item)) defaultModules.add(item.entry.file);
+      await followDefaults(resolver);
+      loaded = [...loadedFiles.values()].sort(byFile);
+      defaultOf = (item, raw) => resolver.resolve(item.entry.file, item.entry.lang, raw).some((file) => defaultModules.has(file));
+    }
   }
 
   const references: Reference[] = [];
@@ -1246,8 +1266,10 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       if (foreignAugmentations.some(([first, last]) => line >= first && line <= last)) continue;
       // An import statement's own names are that statement's module's: `from other import Foo as A` names other's Foo
       // (with definedIn; the statement is the last one before the name that names it)
-      const statement = opts.definedIn !== undefined && (kind === 'import' || kind === 'reexport') ? statementNaming(item.facts.imports, name, line) : undefined;
+      const statement = (opts.definedIn !== undefined || name === 'default') && (kind === 'import' || kind === 'reexport') ? statementNaming(item.facts.imports, name, line) : undefined;
       if (statement && importsElsewhere(item, statement)) continue;
+      // (without definedIn, `export { default as x } from './m'` names the symbol only when m's default is it)
+      if (statement && name === 'default' && defaultOf && !defaultOf(item, statement)) continue;
       const shadowed = importedElsewhere && name === symbol && !ownAugmentations.some(([first, last]) => line >= first && line <= last) && !(kind === 'import' && (statement ? importsSource(item, statement) : importsFromSource));
       let via: string | undefined;
       let viaNamespace = false;
