@@ -631,6 +631,18 @@ describe('check-callers', () => {
     expect(await run('Foo', '--defined-in', 'shop/second.py')).toEqual(['shop/lazy.py:1:25 import', 'shop/lazy.py:10:12 call', 'shop/lazy.py:17:21 call']);
   });
 
+  it('Go: an unaliased import binds the name its path implies (go-utils → utils, …/v2 → the element before, yaml.v3 → yaml): a call, on either path (X50-01)', async () => {
+    const go = await analysisFixtureRepo('go');
+    go.write('internal/go-utils/utils.go', 'package utils\n\nfunc Retry() int { return 1 }\n');
+    go.write('internal/lib/v2/lib.go', 'package lib\n\nfunc Retry() int { return 2 }\n');
+    go.write('app/svc.go', 'package app\n\nimport (\n\t"example.com/shop/internal/go-utils"\n\t"example.com/shop/internal/lib/v2"\n)\n\nfunc Run(x interface{ Retry() int }) int { return utils.Retry() + lib.Retry() + x.Retry() }\n');
+    await go.commitAll('packages named unlike their directories');
+    const plain = callers(await runCliInProcess(['check-callers', 'Retry'], { cwd: go.dir }));
+    expect(plain).toEqual(['app/svc.go:8:57 call', 'app/svc.go:8:71 call', 'app/svc.go:8:83 method-call']);
+    expect(callers(await runCliInProcess(['check-callers', 'Retry', '--defined-in', 'internal/go-utils/utils.go'], { cwd: go.dir }))).toEqual(['app/svc.go:8:57 call']);
+    expect(callers(await runCliInProcess(['check-callers', 'Retry', '--defined-in', 'internal/lib/v2/lib.go'], { cwd: go.dir }))).toEqual(['app/svc.go:8:71 call']);
+  });
+
   it('a reference on a huge line carries a window of it, not the whole line (X50-07: 4,000 references on a 51 KB line printed 204 MB)', async () => {
     const ts = await analysisFixtureRepo('ts');
     ts.write('src/huge-lib.ts', 'export function hugeFn(n: number): number { return n; }\n');

@@ -1090,13 +1090,28 @@ function stringValue(node: Node | null | undefined): string | undefined {
   return text;
 }
 
+/**
+ * Go: the package name an unaliased import binds, as far as its path tells (the convention goimports assumes):
+ * the last element, the one before a major version (`…/v2`), without a `go-` prefix, up to the first character
+ * that is no identifier's (`go-utils` → `utils`, `gopkg.in/yaml.v3` → `yaml`). The package clause decides where the
+ * package is in the repository (findReferences with definedIn).
+ */
+function goAssumedName(importPath: string): string {
+  const parts = importPath.split('/');
+  let base = parts.at(-1)!;
+  if (/^v\d+$/.test(base) && parts.length > 1) base = parts.at(-2)!;
+  if (base.startsWith('go-')) base = base.slice(3);
+  const cut = base.search(/[^\p{L}\p{N}_]/u);
+  return cut > 0 ? base.slice(0, cut) : base;
+}
+
 function parseImport(lang: Lang, captureName: string, node: Node, spec: Node | undefined, skip: Set<number>): RawImport | undefined {
   const line = node.startPosition.row + 1;
   if (lang === 'go') {
     const path = stringValue(node.childForFieldName('path'));
     if (path === undefined) return undefined;
     const alias = node.childForFieldName('name')?.text;
-    return { module: path, line, names: [{ imported: '*', local: alias ?? path.split('/').pop()! }], reexport: false };
+    return { module: path, line, names: [{ imported: '*', local: alias ?? goAssumedName(path) }], reexport: false };
   }
   if (lang === 'python') {
     const parsed = parsePythonImport(node, line, skip);
@@ -1313,7 +1328,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 18;
+const factsFormat = 19;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {
