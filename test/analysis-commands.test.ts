@@ -643,6 +643,75 @@ describe('check-callers', () => {
     expect(callers(await runCliInProcess(['check-callers', 'Retry', '--defined-in', 'internal/lib/v2/lib.go'], { cwd: go.dir }))).toEqual(['app/svc.go:8:71 call']);
   });
 
+  it('outside round X51, Go: elided literals under a type of another file, locals named like their package, embedded field keys, nested struct fields, malformed names', async () => {
+    const go = await analysisFixtureRepo('go');
+    go.write('cfg/cfg.go', 'package cfg\n\ntype Options struct {\n\tTimeout int\n\tServer  struct {\n\t\tPort int\n\t}\n}\n\ntype List []Options\n\ntype Base struct{ ID int }\n\ntype User struct {\n\tBase\n\tName string\n}\n');
+    go.write('cfg/use.go', 'package cfg\n\nvar e = List{{Timeout: 5}}\nvar u = User{Base: Base{ID: 1}, Name: "n"}\n');
+    go.write('srv/srv.go', 'package srv\n\ntype Server struct{ Addr string }\n\nfunc (s *Server) Start() {}\n');
+    go.write(
+      'app/main.go',
+      'package app\n\nimport (\n\t"example.com/shop/cfg"\n\t"example.com/shop/srv"\n)\n\nfunc Main() int {\n\tl := cfg.List{{Timeout: 3}}\n\t_ = l\n\tcfg := cfg.Options{Timeout: 2}\n\treturn cfg.Timeout + cfg.Server.Port\n}\n\nfunc Serve(srv *srv.Server) string {\n\tsrv.Start()\n\treturn srv.Addr\n}\n',
+    );
+    await go.commitAll('X51 Go cases');
+    const run = async (...args: string[]) => callers(await runCliInProcess(['check-callers', ...args], { cwd: go.dir }));
+    // X51-01/17: `List{{Timeout: 5}}`, `cfg.List{{…}}` (List declared elsewhere); X51-02: `cfg.Timeout` with cfg a local
+    const timeout = ['app/main.go:9:17 other', 'app/main.go:11:21 other', 'app/main.go:12:13 other', 'cfg/use.go:3:15 other'];
+    expect(await run('Timeout', '--defined-in', 'cfg/cfg.go')).toEqual(timeout);
+    expect(await run('Options.Timeout')).toEqual(timeout);
+    // X51-03: an embedded field's key is named by its type
+    expect(await run('Base', '--defined-in', 'cfg/cfg.go')).toEqual(['cfg/cfg.go:15:2 type', 'cfg/use.go:4:14 other', 'cfg/use.go:4:20 type']);
+    // X51-09: a parameter named like its type's package is the object
+    expect(await run('Start', '--defined-in', 'srv/srv.go')).toEqual(['app/main.go:16:6 method-call']);
+    expect(await run('Server.Addr')).toEqual(['app/main.go:17:13 other']);
+    // X51-15: a nested anonymous struct's field is a definition (no warning)
+    const port = await runCliInProcess(['check-callers', 'Port', '--defined-in', 'cfg/cfg.go'], { cwd: go.dir });
+    expect(callers(port)).toEqual(['app/main.go:12:34 other']);
+    // X51-11: a qualified name's every segment is an identifier
+    for (const bad of ['.X', 'A..B', 'A.']) expectCodedError(await runCliInProcess(['check-callers', bad], { cwd: go.dir }), { code: 'X001_INVALID_INPUT' });
+  });
+
+  it('outside round X51, Python: `global` with a function import, a name-aware __init__ re-export, a parameter named like a module, a class in a module path', async () => {
+    const python = await analysisFixtureRepo('python');
+    python.write('shop/models.py', 'class Foo:\n    pass\n\n\ndef helper():\n    return 1\n\n\nclass Config:\n    timeout = 1\n\n    def load(self):\n        return self\n');
+    python.write('shop/__init__.py', 'from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .models import Foo\n\n\ndef lazy():\n    from .models import helper\n    return helper()\n');
+    python.write('app.py', 'from shop import helper as shop_helper\n\nshop_helper()\n');
+    python.write('lazy.py', 'Config = None\n\n\ndef _load():\n    global Config\n    from shop.models import Config\n\n\ndef make():\n    _load()\n    return Config()\n');
+    python.write('config.py', 'timeout = 3\n');
+    python.write('runner.py', 'import config\nimport shop\nfrom shop.models import Config\n\n\ndef run(config: Config):\n    return config.timeout, config.load(), shop.models.Config.timeout\n');
+    await python.commitAll('X51 Python cases');
+    const run = async (...args: string[]) => callers(await runCliInProcess(['check-callers', ...args], { cwd: python.dir }));
+    // X51-04: `from .models import Foo` at module level does not make __init__ a source of `helper`
+    expect(await run('helper', '--defined-in', 'shop/models.py')).toEqual(['shop/__init__.py:7:25 import', 'shop/__init__.py:8:12 call']);
+    // X51-07: `global Config` — the function's import binds the module's name
+    expect((await run('Config', '--defined-in', 'shop/models.py')).filter((line) => line.startsWith('lazy.py'))).toEqual(['lazy.py:5:12 other', 'lazy.py:6:29 import', 'lazy.py:11:12 call']);
+    // X51-08: the parameter `config` is the object, not the module; X51-16: `shop.models.Config.timeout` is a class's attribute
+    expect(await run('Config.timeout')).toEqual(['runner.py:7:19 other', 'runner.py:7:62 other']);
+    expect(await run('Config.load')).toEqual(['runner.py:7:35 method-call']);
+  });
+
+  it('outside round X51, TS: a re-export of the definition beside a foreign import, a namespace import\'s member, two statements on one line', async () => {
+    const ts = await analysisFixtureRepo('ts');
+    ts.write('src/x51-defs.ts', 'export class Foo {\n  timeout = 5;\n  load() { return this.timeout; }\n}\n');
+    ts.write('src/x51-other.ts', 'export class Foo {}\nexport const timeout = 3;\n');
+    ts.write('src/x51-user2.ts', "import { Foo as F } from './x51-defs';\nimport { Foo } from './x51-other';\nexport const c = new F();\nexport const d = new Foo();\nexport { Foo as DefsFoo } from './x51-defs';\n");
+    ts.write('src/x51-user3.ts', "import * as settings from './x51-other';\nimport { Foo } from './x51-defs';\nexport function f(c?: Foo) {\n  return c?.timeout ?? settings.timeout;\n}\n");
+    ts.write('src/x51-user4.ts', "import { Foo } from './x51-other'; import { Foo as G } from './x51-defs';\nexport const g = new G();\n");
+    await ts.commitAll('X51 TS cases');
+    const run = async (...args: string[]) => callers(await runCliInProcess(['check-callers', ...args], { cwd: ts.dir }));
+    expect((await run('Foo', '--defined-in', 'src/x51-defs.ts')).filter((line) => line.startsWith('src/x51-'))).toEqual([
+      'src/x51-user2.ts:1:10 import',
+      'src/x51-user2.ts:3:22 call via F',
+      'src/x51-user2.ts:5:10 reexport', // X51-05
+      'src/x51-user3.ts:2:10 import',
+      'src/x51-user3.ts:3:23 type',
+      'src/x51-user4.ts:1:45 import', // X51-14
+      'src/x51-user4.ts:2:22 call via G',
+    ]);
+    expect((await run('Foo', '--defined-in', 'src/x51-other.ts')).filter((line) => line.startsWith('src/x51-'))).toEqual(['src/x51-user2.ts:2:10 import', 'src/x51-user2.ts:4:22 call', 'src/x51-user4.ts:1:10 import']);
+    // X51-06: `settings.timeout` is the module's export
+    expect((await run('Foo.timeout')).filter((line) => line.startsWith('src/x51-'))).toEqual(['src/x51-defs.ts:3:24 other', 'src/x51-user3.ts:4:13 other']);
+  });
+
   it('a reference on a huge line carries a window of it, not the whole line (X50-07: 4,000 references on a 51 KB line printed 204 MB)', async () => {
     const ts = await analysisFixtureRepo('ts');
     ts.write('src/huge-lib.ts', 'export function hugeFn(n: number): number { return n; }\n');

@@ -491,6 +491,13 @@ const cases: Case[] = [
     expected: ['2:9:other', '6:16:other', '7:10:other', '8:17:other', '10:13:other', '13:16:other', '15:5:other'],
   },
   {
+    name: 'Go: a local named like an imported package is an object from its declaration on (no p flag, a method call)',
+    lang: 'go',
+    word: 'Timeout',
+    source: ['package p', '', 'import "example.com/m/cfg"', '', 'func f() int {', '\tx := cfg.Timeout', '\tcfg := cfg.Load()', '\treturn x + cfg.Timeout + cfg.Timeout()', '}'].join('\n'),
+    expected: ['6:11:other:p', '8:17:other', '8:31:method-call'],
+  },
+  {
     name: 'Python: a module attribute is a package member (p), an object attribute is not',
     lang: 'python',
     source: ['import q', 'import r.s as t', 'x = q.Foo + t.u.Foo + obj.Foo + q.Foo()'].join('\n'),

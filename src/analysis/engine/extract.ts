@@ -23,6 +23,8 @@ export interface RawImport {
   augments?: [number, number];
   /** Python: an import inside a function binds its names in that function only — the lines (first, last) of its body. */
   scope?: [number, number];
+  /** The statement's 1-based column (two statements on one line: which one a name is in). */
+  column?: number;
 }
 
 /**
@@ -670,8 +672,10 @@ export async function extractFacts(lang: Lang, source: string, part?: ExtractPar
       const node = capture.node;
       const parsed = parseImport(lang, capture.name, node, match.captures.find((entry) => entry.name === 'spec')?.node, skip);
       if (!parsed) continue;
+      parsed.column = node.startPosition.column + 1;
       imports.push(parsed);
-      if (lang === 'go' || lang === 'python') for (const name of parsed.names) if (name.imported === '*' || lang === 'go') packageNames.add(name.local);
+      // (TS/JS: `import * as ns` — its members are flagged, its calls stay `method-call`s)
+      for (const name of parsed.names) if ((name.imported === '*' && name.local !== '*' && !parsed.reexport) || lang === 'go') packageNames.add(name.local);
       if (capture.name === 'require' || capture.name === 'mod' || capture.name === 'augment') continue;
       importRanges.push({ start: node.startIndex, end: node.endIndex, kind: parsed.reexport ? 'reexport' : 'import' });
     }
@@ -702,6 +706,13 @@ export async function extractFacts(lang: Lang, source: string, part?: ExtractPar
     }
     const refs: RawRef[] = [];
     const bom = source.charCodeAt(0) === 0xfeff;
+    // An identifier naming an imported package or module — unless a local of that name is bound where it is
+    // (`cfg := cfg.Load()`, `func f(srv *srv.Server)`, `def run(config: Config)`: outside round X51-02/08/09)
+    const isPackage = (object: Node): boolean => {
+      if (!packageNames.has(object.text)) return false;
+      const start = object.startIndex;
+      return !(locals.scopes.get(object.text) ?? []).some(([from, to, bound]) => start >= from && start < to && (bound & VALUE) !== 0);
+    };
     let goTypes: Map<string, Node> | undefined;
     for (const node of identifierNodes) {
       const start = node.startIndex;
@@ -723,12 +734,12 @@ export async function extractFacts(lang: Lang, source: string, part?: ExtractPar
         }
       }
       if (lang === 'go' && kind !== undefined) continue; // Go imports name packages, not symbols
-      kind ??= classify(lang, node, packageNames);
+      kind ??= classify(lang, node, isPackage);
       // (a byte order mark is not a column: outside attack X47-18, the context line never shows it)
       const column = node.startPosition.row === 0 && bom ? node.startPosition.column : node.startPosition.column + 1;
       const ref: RawRef = [nameOf(node), node.startPosition.row + 1, column, kind];
       if (lang === 'go' && goStructKey(node, () => (goTypes ??= goFileTypes(root)))) ref.push('f');
-      else if (kind === 'other' && (lang === 'go' || lang === 'python') && packageMember(node, packageNames)) ref.push('p');
+      else if (kind === 'other' && packageMember(lang, node, isPackage)) ref.push('p');
       refs.push(ref);
     }
     return withPackage({ symbols, imports, refs: encodeRefs(refs) });
@@ -737,14 +748,25 @@ export async function extractFacts(lang: Lang, source: string, part?: ExtractPar
   }
 }
 
-/** Go, Python: whether `node` is the member in `pkg.Name` / `module.name` (`pkg.sub.name`), `pkg` bound by an import. */
-function packageMember(node: Node, packageNames: ReadonlySet<string>): boolean {
+const memberObject: Record<string, [string, string]> = { selector_expression: ['field', 'operand'], attribute: ['attribute', 'object'], member_expression: ['property', 'object'] };
+
+/**
+ * Whether `node` is the member in `pkg.Name` (Go), `module.name` / `pkg.sub.name` (Python: a chain of lower-case
+ * names — `pkg.colors.Config.timeout` is a class's attribute), `ns.name` (TS/JS, `import * as ns`), the package,
+ * module or namespace bound by an import.
+ */
+function packageMember(lang: Lang, node: Node, isPackage: (object: Node) => boolean): boolean {
   const parent = node.parent;
-  const field = parent?.type === 'selector_expression' ? 'field' : parent?.type === 'attribute' ? 'attribute' : undefined;
-  if (!field || !isField(parent!, field, node)) return false;
-  let object = parent!.childForFieldName(parent!.type === 'selector_expression' ? 'operand' : 'object');
-  while (parent!.type === 'attribute' && object?.type === 'attribute') object = object.childForFieldName('object');
-  return object?.type === 'identifier' && packageNames.has(object.text);
+  const fields = parent ? memberObject[parent.type] : undefined;
+  if (!fields || !isField(parent!, fields[0], node)) return false;
+  let object = parent!.childForFieldName(fields[1]);
+  if (lang === 'python') {
+    while (object?.type === 'attribute') {
+      if (/^[A-Z]/.test(object.childForFieldName('attribute')?.text ?? '')) return false;
+      object = object.childForFieldName('object');
+    }
+  }
+  return object?.type === 'identifier' && isPackage(object);
 }
 
 /** Go: the types the file declares (any depth), by name. */
@@ -781,6 +803,9 @@ function goLiteralType(value: Node | null, fileTypes: () => Map<string, Node>, d
   const outer = goLiteralType(container?.type === 'keyed_element' ? container.parent : container, fileTypes, depth + 1);
   if (outer?.type === 'map_type') return goUnderlying(outer.childForFieldName(container?.type === 'keyed_element' && isField(container, 'key', holder) ? 'key' : 'value'), fileTypes);
   if (outer && goSequenceTypes.has(outer.type)) return goUnderlying(outer.childForFieldName('element'), fileTypes);
+  // A named type declared in another file (or package) holding a literal whose type is elided: a slice, array or map
+  // type (only those elide), whose element is taken for a struct like any unknown named type (X51-01/17)
+  if (outer?.type === 'type_identifier' || outer?.type === 'qualified_type') return outer;
   return undefined;
 }
 
@@ -852,7 +877,7 @@ function calleeOf(node: Node): Node | null {
   return isField(parent, parent.type === 'new_expression' ? 'constructor' : 'function', node) ? parent : null;
 }
 
-function classify(lang: Lang, node: Node, packageNames: Set<string>): ReferenceKind {
+function classify(lang: Lang, node: Node, isPackage: (object: Node) => boolean): ReferenceKind {
   const parent = node.parent;
   if (!parent) return 'other';
   if (calleeOf(node)) return 'call';
@@ -868,7 +893,7 @@ function classify(lang: Lang, node: Node, packageNames: Set<string>): ReferenceK
     let object = parent.childForFieldName(parent.type === 'selector_expression' ? 'operand' : 'object');
     // `pkg.Func()` (Go) and `module.func()` / `pkg.module.func()` (Python) call a function, not a method.
     while (lang === 'python' && object?.type === 'attribute') object = object.childForFieldName('object');
-    if ((lang === 'go' || lang === 'python') && object?.type === 'identifier' && packageNames.has(object.text)) return 'call';
+    if ((lang === 'go' || lang === 'python') && object?.type === 'identifier' && isPackage(object)) return 'call';
     return 'method-call';
   }
   if (parent.type === 'scoped_identifier' && isField(parent, 'name', node)) return calleeOf(parent) ? 'call' : 'other';
@@ -1006,8 +1031,9 @@ function goDefinitions(root: Node, add: AddSymbol): void {
           named(name, type === 'struct_type' ? 'struct' : type === 'interface_type' ? 'interface' : 'type');
           // A struct's named fields (not embedded ones: their name is the type's, used as such)
           if (type === 'struct_type' && name) {
+            // (and a nested anonymous struct's: `Server struct { Port int }` — X51-15)
             for (const field of typeNode!.descendantsOfType('field_declaration')) {
-              if (field?.parent?.parent?.id !== typeNode!.id) continue;
+              if (field?.parent?.parent?.type !== 'struct_type') continue;
               for (const fieldName of field.childrenForFieldName('name')) if (fieldName) named(fieldName, 'field', name.text);
             }
           }
@@ -1090,6 +1116,16 @@ function stringValue(node: Node | null | undefined): string | undefined {
   return text;
 }
 
+/** Python: the names a function declares `global` (in its own body, not in functions nested in it). */
+function pythonGlobals(fn: Node): Set<string> {
+  const names = new Set<string>();
+  for (const statement of fn.descendantsOfType('global_statement')) {
+    if (!statement || ancestorOf(statement, new Set(['function_definition']))?.id !== fn.id) continue;
+    for (const name of statement.namedChildren) if (name?.type === 'identifier') names.add(name.text);
+  }
+  return names;
+}
+
 /**
  * Go: the package name an unaliased import binds, as far as its path tells (the convention goimports assumes):
  * the last element, the one before a major version (`…/v2`), without a `go-` prefix, up to the first character
@@ -1115,8 +1151,10 @@ function parseImport(lang: Lang, captureName: string, node: Node, spec: Node | u
   }
   if (lang === 'python') {
     const parsed = parsePythonImport(node, line, skip);
-    const body = ancestorOf(node, new Set(['function_definition']))?.childForFieldName('body');
-    if (parsed && body) parsed.scope = [body.startPosition.row + 1, body.endPosition.row + 1];
+    const owner = ancestorOf(node, new Set(['function_definition']));
+    const body = owner?.childForFieldName('body');
+    // (`global Config` then `from .cfg import Config`: the function binds the module's name — the lazy-import idiom, X51-07)
+    if (parsed && body && !parsed.names.some((name) => pythonGlobals(owner!).has(name.local))) parsed.scope = [body.startPosition.row + 1, body.endPosition.row + 1];
     return parsed;
   }
   if (lang === 'rust') return parseRustImport(captureName, node, line, skip);
@@ -1328,7 +1366,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 19;
+const factsFormat = 20;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {

@@ -289,11 +289,13 @@ function selectorQualifier(before: string): string | null | undefined {
   return previous.endsWith('.') ? null : name;
 }
 
-/** The import statement a name of kind import/re-export at `line` is part of: the last one starting at or before it that names it. */
-function statementNaming(imports: FileFacts['imports'], name: string, line: number): FileFacts['imports'][number] | undefined {
+/** The import statement a name of kind import/re-export at `line`:`column` is part of: the last one starting before it that names it. */
+function statementNaming(imports: FileFacts['imports'], name: string, line: number, column: number): FileFacts['imports'][number] | undefined {
+  const before = (raw: FileFacts['imports'][number]) => raw.line < line || (raw.line === line && (raw.column ?? 0) <= column);
+  const later = (a: FileFacts['imports'][number], b: FileFacts['imports'][number]) => a.line > b.line || (a.line === b.line && (a.column ?? 0) > (b.column ?? 0));
   let found: FileFacts['imports'][number] | undefined;
   for (const raw of imports) {
-    if (raw.augments || raw.line > line || (found && found.line > raw.line)) continue;
+    if (raw.augments || !before(raw) || (found && later(found, raw))) continue;
     if (raw.names.some((entry) => entry.local === name || lastSegment(entry.imported) === name)) found = raw;
   }
   return found;
@@ -1061,6 +1063,8 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   let memberAnywhere = false;
   // Go: the definition is (or includes) a struct field — a struct literal's key `S{Name: …}` uses it, nothing else's.
   let fieldDefinition = false;
+  // Go: the definition is a type — an embedded field is named by it.
+  let typeDefinition = false;
   // Every definition of the name is a member (a method, a field): an unqualified Go use is never it.
   let memberOnly = false;
   // Go, per file: how a use can name the definition — unqualified (the defining package itself, or a dot import of it)
@@ -1127,6 +1131,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     const definer = loadedFiles.get(definedIn) ?? (definerEntry ? (await loadFacts(context, [definerEntry], stats))[0] : undefined);
     memberAnywhere = definer?.facts.symbols.some((def) => def.name === symbol && (def.kind === 'method' || def.kind === 'field')) ?? false;
     fieldDefinition = definer?.facts.symbols.some((def) => def.name === symbol && def.kind === 'field') ?? false;
+    typeDefinition = definer?.facts.symbols.some((def) => def.name === symbol && (def.kind === 'struct' || def.kind === 'interface' || def.kind === 'type')) ?? false;
     memberOnly = memberAnywhere && !(definer?.facts.symbols.some((def) => def.name === symbol && def.container === undefined) ?? true);
     pythonModuleLevel = definer?.entry.lang === 'python' && !memberAnywhere && definer.facts.symbols.some((def) => def.name === symbol && def.container === undefined);
     if (definer?.facts.symbols.some((def) => def.name === symbol && def.defaultExport)) defaultModules.add(definedIn);
@@ -1139,7 +1144,10 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     const candidates = [...loaded, ...(await loadFacts(context, barrels, stats, undefined, { imports: true }))];
     // Files re-exporting from a source become sources too (in Python every imported name can be imported again from there).
     // (not a function's own import: it binds no name of the module)
-    const reexporting = (item: Loaded, raw: FileFacts['imports'][number]) => raw.reexport || (item.entry.lang === 'python' && raw.names.length > 0 && raw.scope === undefined);
+    // (Python: an import of the symbol's name or a star import — `from .defs import other` in an __init__.py does not make
+    // `from pkg import Foo` reach defs' Foo: outside round X51-04)
+    const reexporting = (item: Loaded, raw: FileFacts['imports'][number]) =>
+      raw.reexport || (item.entry.lang === 'python' && raw.scope === undefined && raw.names.some((name) => name.imported === '*' || exportedNames.has(lastSegment(name.imported))));
     for (let changed = true; changed; ) {
       changed = false;
       for (const item of candidates) {
@@ -1266,11 +1274,11 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       if (foreignAugmentations.some(([first, last]) => line >= first && line <= last)) continue;
       // An import statement's own names are that statement's module's: `from other import Foo as A` names other's Foo
       // (with definedIn; the statement is the last one before the name that names it)
-      const statement = (opts.definedIn !== undefined || name === 'default') && (kind === 'import' || kind === 'reexport') ? statementNaming(item.facts.imports, name, line) : undefined;
+      const statement = (opts.definedIn !== undefined || name === 'default') && (kind === 'import' || kind === 'reexport') ? statementNaming(item.facts.imports, name, line, column) : undefined;
       if (statement && importsElsewhere(item, statement)) continue;
       // (without definedIn, `export { default as x } from './m'` names the symbol only when m's default is it)
       if (statement && name === 'default' && defaultOf && !defaultOf(item, statement)) continue;
-      const shadowed = importedElsewhere && name === symbol && !ownAugmentations.some(([first, last]) => line >= first && line <= last) && !(kind === 'import' && (statement ? importsSource(item, statement) : importsFromSource));
+      const shadowed = importedElsewhere && name === symbol && !ownAugmentations.some(([first, last]) => line >= first && line <= last) && !((kind === 'import' || kind === 'reexport') && (statement ? importsSource(item, statement) : importsFromSource));
       let via: string | undefined;
       let viaNamespace = false;
       if (name === symbol) via = undefined;
@@ -1336,8 +1344,9 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       const naming = goNaming.get(reference.file);
       if (!naming) continue;
       // A struct literal's key names a field: the definition's when it is one, never a function's or a variable's
+      // (or a type's: an embedded field `User{Base: …}` is named by its type — X51-03)
       if (reference.fieldKey) {
-        if (!fieldDefinition) unqualified.add(reference);
+        if (!fieldDefinition && !typeDefinition) unqualified.add(reference);
         continue;
       }
       // (a method, or an interface's method or a field the file declares: any `x.Name` may use it — no types here;
@@ -1345,7 +1354,8 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       if (memberAnywhere && reference.kind === 'method-call') continue;
       const qualifier = selectorQualifier(textBefore(lines.get(reference.file), reference));
       // (Go has no implicit receiver: a bare `Name` is no method or field, nor is the package's own `pkg.Name`)
-      if (memberOnly && (qualifier === undefined || reference.packageMember || (qualifier !== null && naming.qualifiers.has(qualifier)))) {
+      // (`pkg.Name` as the extraction tells it — a local named like the package is an object: X51-02/09)
+      if (memberOnly && (qualifier === undefined || reference.packageMember || reference.kind === 'call')) {
         unqualified.add(reference);
         continue;
       }

@@ -67,7 +67,8 @@ async function runCall(args: string[], options: Record<string, unknown>, io: Com
   const raw = (args[0] ?? '').trim();
   // (a Rust raw identifier `r#type` is the name `type`)
   const symbol = (raw.includes('.') ? raw.slice(raw.lastIndexOf('.') + 1) : raw).replace(/^r#(?=[\p{L}_])/u, '');
-  if (!identifier.test(symbol)) {
+  // (every segment of a qualified name is one: `.X`, `A..B`, `A.` are no symbol — outside round X51-11)
+  if (!identifier.test(symbol) || (raw.includes('.') && !raw.split('.').every((part) => identifier.test(part.replace(/^r#(?=[\p{L}_])/u, ''))))) {
     throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `not a symbol name: ${JSON.stringify(args[0] ?? '')} (an identifier, optionally Qualifier.Name)` });
   }
   const base = typeof options.repoDir === 'string' ? path.resolve(io.cwd, options.repoDir) : io.cwd;
