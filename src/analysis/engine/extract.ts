@@ -466,7 +466,7 @@ function scopeRanges(lang: Lang, scope: Node): Range[] {
  * statements (its case types are outside); Python's `:=` in a comprehension in the enclosing
  * function, a comprehension's first iterable outside it.
  */
-function bindingScope(lang: Lang, node: Node, capture: string): Range[] | null {
+function bindingScope(lang: Lang, node: Node, capture: string, classHoles?: Map<number, Range[]>): Range[] | null {
   if (capture === 'self') return rangeOf(node.parent);
   if (capture === 'infer') return rangeOf(ancestorOf(node, new Set(['conditional_type']))?.childForFieldName('consequence') ?? null);
   if (capture === 'mapped') return rangeOf(ancestorOf(node, new Set(['object_type', 'mapped_type'])));
@@ -508,7 +508,7 @@ function bindingScope(lang: Lang, node: Node, capture: string): Range[] | null {
     if (scopeSet.has(ancestor.type) && !(walrus && comprehensionTypes.has(ancestor.type))) break;
     // Python: a class body is no function scope — its names are the class's attributes, seen by the class body's own
     // later statements (not by its methods: a function nested in it skips the class's namespace).
-    if (lang === 'python' && ancestor.type === 'class_definition' && !inParameters) return pythonClassRanges(ancestor, node);
+    if (lang === 'python' && ancestor.type === 'class_definition' && !inParameters) return pythonClassRanges(ancestor, node, classHoles);
     if (lang === 'rust' && rustMemberHolders.has(ancestor.type)) return null;
     // Rust: `if let` / `while let` bind in their block, a match arm's pattern in the arm.
     if (lang === 'rust' && ancestor.type === 'let_condition') {
@@ -533,13 +533,15 @@ const pythonNested = new Set(['function_definition', 'lambda', 'class_definition
  * (a class body runs top to bottom: an earlier read is the module's name), without the bodies of the functions,
  * lambdas and classes nested in it and without comprehensions (their own scopes, which skip the class's).
  */
-function pythonClassRanges(classNode: Node, binding: Node): Range[] {
+function pythonClassRanges(classNode: Node, binding: Node, holesOf?: Map<number, Range[]>): Range[] {
   const body = classNode.childForFieldName('body');
   // (a list that covers nothing, never an empty one: that would make the binding a reference)
   if (!body) return [[classNode.endIndex, classNode.endIndex]];
   let statement: Node = binding;
   while (statement.parent && statement.parent.startIndex !== body.startIndex) statement = statement.parent;
-  const holes: Range[] = [];
+  // (one walk per class: every binding of its body has the same holes)
+  const known = holesOf?.get(classNode.id);
+  const holes: Range[] = known ?? [];
   const visit = (node: Node): void => {
     for (const child of node.namedChildren) {
       if (!child) continue;
@@ -552,10 +554,14 @@ function pythonClassRanges(classNode: Node, binding: Node): Range[] {
       } else visit(child);
     }
   };
-  visit(body);
+  if (!known) {
+    visit(body);
+    holes.sort((a, b) => a[0] - b[0]);
+    holesOf?.set(classNode.id, holes);
+  }
   const ranges: Range[] = [];
   let from = Math.max(body.startIndex, statement.endIndex);
-  for (const [start, end] of holes.sort((a, b) => a[0] - b[0])) {
+  for (const [start, end] of holes) {
     if (end <= from) continue;
     if (start > from) ranges.push([from, start]);
     from = Math.max(from, end);
@@ -565,6 +571,7 @@ function pythonClassRanges(classNode: Node, binding: Node): Range[] {
 }
 
 function bindingsFrom(lang: Lang, captures: readonly BindingCapture[]): Locals {
+  const classHoles = new Map<number, Range[]>();
   const sites = new Set<number>();
   const scopes = new Map<string, LocalScope[]>();
   const excluded = new Map<string, Range[]>();
@@ -578,7 +585,7 @@ function bindingsFrom(lang: Lang, captures: readonly BindingCapture[]): Locals {
     }
     if ((lang === 'typescript' || lang === 'tsx' || lang === 'javascript') && bindsModuleExports(node)) continue;
     const space = bindingSpace(lang, name);
-    const ranges = space === 0 ? null : bindingScope(lang, node, name);
+    const ranges = space === 0 ? null : bindingScope(lang, node, name, classHoles);
     // (an empty list: no binding at all — a TS module augmentation's declaration is a reference)
     if (ranges?.length === 0) continue;
     sites.add(node.startIndex);
