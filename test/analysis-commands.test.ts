@@ -687,6 +687,12 @@ describe('check-callers', () => {
     // X51-08: the parameter `config` is the object, not the module; X51-16: `shop.models.Config.timeout` is a class's attribute
     expect(await run('Config.timeout')).toEqual(['runner.py:7:19 other', 'runner.py:7:62 other']);
     expect(await run('Config.load')).toEqual(['runner.py:7:35 method-call']);
+    // X51-13: `from shop import other as models` binds the module other, whatever shop's __init__ re-exports
+    python.write('shop/other.py', 'class Foo:\n    pass\n');
+    python.write('shop/__init__.py', 'from .models import Foo\n');
+    python.write('aliased.py', 'from shop import models\n\n\ndef h():\n    from shop import other as models\n    return models.Foo()\n\n\ndef k():\n    return models.Foo()\n');
+    await python.commitAll('a submodule imported under another module\'s name');
+    expect((await run('Foo', '--defined-in', 'shop/models.py')).filter((line) => line.startsWith('aliased.py'))).toEqual(['aliased.py:10:19 method-call']);
   });
 
   it('outside round X51, TS: a re-export of the definition beside a foreign import, a namespace import\'s member, two statements on one line', async () => {

@@ -1076,6 +1076,9 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   let rustPathReaches: ((file: string, path: string) => boolean) | undefined;
   // Python, a module-level definition: an attribute `x.name` names it only when `x` is bound by an import.
   let pythonModuleLevel = false;
+  // Python, with definedIn: whether the name an import binds (`import pkg.defs as d`, `from pkg import defs`) is a module that
+  // is a source of the definition — `from pkg import other as m` binds pkg.other when that is a module, whatever pkg re-exports.
+  let pythonRootReaches: (item: Loaded, raw: FileFacts['imports'][number], local: string) => boolean = () => true;
   // Whether an import of a file can bind the definition's exports (with definedIn: it resolves to a source of them).
   let importsSource: (item: Loaded, raw: FileFacts['imports'][number]) => boolean = () => true;
   // Whether an import of a file resolves to a file of the repository that is no source of the definition.
@@ -1201,6 +1204,15 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       };
     }
     reachable = (item) => sources.has(item.entry.file) || samePackage(item) || item.facts.imports.some((raw) => importsSource(item, raw));
+    pythonRootReaches = (item, raw, local) => {
+      const name = raw.names.find((entry) => entry.local === local);
+      if (!name) return false;
+      // (`import pkg.defs` binds pkg, whose attribute chain `pkg.defs.Foo` may reach any of its modules; `import pkg.defs as d` binds d to defs)
+      if (name.imported === '*') return local === raw.module.split('.')[0] || importsSource(item, raw);
+      const submodule = { ...raw, module: raw.module === '' ? name.imported : `${raw.module}.${name.imported}`, names: [{ imported: '*', local }] };
+      const files = resolver.resolve(item.entry.file, item.entry.lang, submodule);
+      return files.length > 0 ? files.some((file) => sources.has(file)) : importsSource(item, raw);
+    };
   } else {
     const jsLike = (item: Loaded) => item.entry.lang === 'typescript' || item.entry.lang === 'tsx' || item.entry.lang === 'javascript';
     const reexportsDefault = (item: Loaded) => item.facts.imports.some((raw) => raw.reexport && raw.names.some((name) => name.local === 'default' || name.imported === 'default'));
@@ -1370,17 +1382,18 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     // E46 (check-test-cascade): `car.make`, `self.make`: an attribute of an object no import binds is not the module's `make` (outside attack
     // X47-22: check-test-cascade failed a wave on `assert car.make == …`). Kept: `defs.make` after `import pkg.defs
     // as defs`, `pkg.defs.make`, any chain whose start is not a plain name (`f().make`), files with a star import.
-    const bound = new Map<string, Set<string> | undefined>();
-    for (const item of loaded) {
-      if (item.entry.lang !== 'python') continue;
-      const names = item.facts.imports.flatMap((raw) => raw.names.map((name) => name.local));
-      bound.set(item.entry.file, names.includes('*') ? undefined : new Set(names));
-    }
+    // The root must be bound, where the reference is, by an import that reaches the definition: `from pkg import other
+    // as models; models.Foo()` names other's Foo even when pkg's __init__ re-exports the definition (outside round X51-13).
+    const views = new Map<string, ReturnType<typeof importViews>>();
+    for (const item of loaded) if (item.entry.lang === 'python') views.set(item.entry.file, importViews(item));
     for (const reference of references) {
-      const names = bound.get(reference.file);
-      if (names === undefined || reference.kind === 'import' || reference.kind === 'reexport') continue;
+      const view = views.get(reference.file)?.find((candidate) => !candidate.lines || candidate.lines(reference.line));
+      if (view === undefined || reference.kind === 'import' || reference.kind === 'reexport') continue;
+      if (view.item.facts.imports.some((raw) => raw.names.some((name) => name.local === '*'))) continue;
       const root = attributeRoot(textBefore(lines.get(reference.file), reference));
-      if (root !== undefined && root !== null && !names.has(root)) unqualified.add(reference);
+      if (root === undefined || root === null) continue;
+      const binding = view.item.facts.imports.find((raw) => raw.names.some((name) => name.local === root));
+      if (!binding || !pythonRootReaches(view.item, binding, root)) unqualified.add(reference);
     }
   }
   if (unqualified.size > 0) references.splice(0, references.length, ...references.filter((reference) => !unqualified.has(reference)));
