@@ -718,6 +718,18 @@ describe('check-callers', () => {
     expect((await run('Foo.timeout')).filter((line) => line.startsWith('src/x51-'))).toEqual(['src/x51-defs.ts:3:24 other', 'src/x51-user3.ts:4:13 other']);
   });
 
+  it('Rust --defined-in: one use tree naming the same name from two modules is one import per module (X51-10)', async () => {
+    const rust = await analysisFixtureRepo('rust');
+    rust.write('src/x51defs.rs', 'pub struct Foo;\nimpl Foo {\n    pub fn new() -> Foo {\n        Foo\n    }\n}\n');
+    rust.write('src/x51other.rs', 'pub struct Foo;\nimpl Foo {\n    pub fn new() -> Foo {\n        Foo\n    }\n}\n');
+    rust.write('src/x51user.rs', 'use crate::{\n    x51other::Foo,\n    x51defs::{Foo as F},\n};\npub fn a() {\n    let _o = Foo::new();\n    let _f = F::new();\n}\n');
+    rust.write('src/lib.rs', `${rust.read('src/lib.rs')}pub mod x51defs;\npub mod x51other;\npub mod x51user;\n`);
+    await rust.commitAll('a use tree into two modules');
+    const run = async (definedIn: string) => callers(await runCliInProcess(['check-callers', 'Foo', '--defined-in', definedIn], { cwd: rust.dir })).filter((line) => line.startsWith('src/x51user'));
+    expect(await run('src/x51defs.rs')).toEqual(['src/x51user.rs:3:15 import', 'src/x51user.rs:7:14 type via F']);
+    expect(await run('src/x51other.rs')).toEqual(['src/x51user.rs:2:15 import', 'src/x51user.rs:6:14 type']);
+  });
+
   it('a reference on a huge line carries a window of it, not the whole line (X50-07: 4,000 references on a 51 KB line printed 204 MB)', async () => {
     const ts = await analysisFixtureRepo('ts');
     ts.write('src/huge-lib.ts', 'export function hugeFn(n: number): number { return n; }\n');

@@ -679,12 +679,15 @@ export async function extractFacts(lang: Lang, source: string, part?: ExtractPar
       const node = capture.node;
       const parsed = parseImport(lang, capture.name, node, match.captures.find((entry) => entry.name === 'spec')?.node, skip);
       if (!parsed) continue;
-      parsed.column = node.startPosition.column + 1;
-      imports.push(parsed);
-      // (TS/JS: `import * as ns` — its members are flagged, its calls stay `method-call`s)
-      for (const name of parsed.names) if ((name.imported === '*' && name.local !== '*' && !parsed.reexport) || lang === 'go') packageNames.add(name.local);
+      const statement = Array.isArray(parsed) ? parsed : [parsed];
+      for (const raw of statement) {
+        raw.column ??= node.startPosition.column + 1;
+        imports.push(raw);
+        // (TS/JS: `import * as ns` — its members are flagged, its calls stay `method-call`s)
+        for (const name of raw.names) if ((name.imported === '*' && name.local !== '*' && !raw.reexport) || lang === 'go') packageNames.add(name.local);
+      }
       if (capture.name === 'require' || capture.name === 'mod' || capture.name === 'augment') continue;
-      importRanges.push({ start: node.startIndex, end: node.endIndex, kind: parsed.reexport ? 'reexport' : 'import' });
+      importRanges.push({ start: node.startIndex, end: node.endIndex, kind: statement[0]!.reexport ? 'reexport' : 'import' });
     }
     if (lang === 'typescript' || lang === 'tsx' || lang === 'javascript') imports.push(...localReexports(root, imports));
     const goPackage = lang === 'go' ? root.namedChildren.find((child) => child?.type === 'package_clause')?.namedChild(0)?.text : undefined;
@@ -1148,7 +1151,7 @@ function goAssumedName(importPath: string): string {
   return cut > 0 ? base.slice(0, cut) : base;
 }
 
-function parseImport(lang: Lang, captureName: string, node: Node, spec: Node | undefined, skip: Set<number>): RawImport | undefined {
+function parseImport(lang: Lang, captureName: string, node: Node, spec: Node | undefined, skip: Set<number>): RawImport | RawImport[] | undefined {
   const line = node.startPosition.row + 1;
   if (lang === 'go') {
     const path = stringValue(node.childForFieldName('path'));
@@ -1310,7 +1313,7 @@ function pathParts(text: string): string[] {
   return text.split('::').map((part) => part.trim().replace(/^r#/, ''));
 }
 
-function parseRustImport(captureName: string, node: Node, line: number, skip: Set<number>): RawImport | undefined {
+function parseRustImport(captureName: string, node: Node, line: number, skip: Set<number>): RawImport | RawImport[] | undefined {
   if (captureName === 'mod') {
     const name = node.childForFieldName('name');
     return name ? { module: name.text, line, names: [], reexport: false, modDecl: true } : undefined;
@@ -1319,30 +1322,31 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
   const argument = node.childForFieldName('argument');
   if (!argument) return undefined;
   // Flatten the use tree into (path, name, alias) leaves; the module is the common path prefix.
-  const leaves: Array<{ path: string[]; local: string }> = [];
+  const leaves: Array<{ path: string[]; local: string; at: [number, number] }> = [];
+  const at = (tree: Node): [number, number] => [tree.startPosition.row + 1, tree.startPosition.column + 1];
   const walk = (tree: Node, prefix: string[]): void => {
     switch (tree.type) {
       case 'identifier':
       case 'crate':
       case 'self':
       case 'super':
-        leaves.push({ path: [...prefix, nameOf(tree)], local: nameOf(tree) });
+        leaves.push({ path: [...prefix, nameOf(tree)], local: nameOf(tree), at: at(tree) });
         break;
       case 'scoped_identifier': {
         const name = tree.childForFieldName('name');
-        leaves.push({ path: [...prefix, ...pathParts(tree.text)], local: name ? nameOf(name) : tree.text });
+        leaves.push({ path: [...prefix, ...pathParts(tree.text)], local: name ? nameOf(name) : tree.text, at: at(tree) });
         break;
       }
       case 'use_as_clause': {
         const path = tree.childForFieldName('path');
         const alias = tree.childForFieldName('alias');
         if (alias) skip.add(alias.startIndex);
-        if (path) leaves.push({ path: [...prefix, ...pathParts(path.text)], local: alias ? nameOf(alias) : path.text });
+        if (path) leaves.push({ path: [...prefix, ...pathParts(path.text)], local: alias ? nameOf(alias) : path.text, at: at(tree) });
         break;
       }
       case 'use_wildcard': {
         const path = tree.namedChild(0);
-        leaves.push({ path: [...prefix, ...(path ? pathParts(path.text) : []), '*'], local: '*' });
+        leaves.push({ path: [...prefix, ...(path ? pathParts(path.text) : []), '*'], local: '*', at: at(tree) });
         break;
       }
       case 'scoped_use_list': {
@@ -1369,11 +1373,19 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
     common = common.slice(0, length);
   }
   const names = leaves.map((leaf) => ({ imported: leaf.path.slice(common.length).join('::'), local: leaf.local }));
-  return { module: common.join('::'), line, names, reexport: isPub };
+  const raw: RawImport = { module: common.join('::'), line, names, reexport: isPub };
+  // (a use tree reaching into several modules: one import per module, where its first name is — X51-10)
+  const groups = new Map<string, typeof leaves>();
+  for (const leaf of leaves) {
+    const module = leaf.path.slice(0, -1).join('::');
+    groups.set(module, [...(groups.get(module) ?? []), leaf]);
+  }
+  if (groups.size <= 1) return raw;
+  return [...groups].map(([module, group]) => ({ module, line: group[0]!.at[0], column: group[0]!.at[1], names: group.map((leaf) => ({ imported: leaf.path.at(-1)!, local: leaf.local })), reexport: isPub }));
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 20;
+const factsFormat = 21;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {
