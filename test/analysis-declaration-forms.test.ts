@@ -498,6 +498,20 @@ const cases: Case[] = [
     expected: ['6:11:other:p', '8:17:other', '8:31:method-call'],
   },
   {
+    name: "TS: a namespace's exported member is bound in every block of that namespace, not in another namespace",
+    lang: 'typescript',
+    source: [
+      'namespace NS { export const Foo = 1; const a = Foo; }',
+      'namespace NS { export const x = Foo; }',
+      'namespace Other { export const y = Foo; }',
+      'export namespace NS { export const z = Foo; }',
+      'namespace Local { const Foo = 2; }',
+      'namespace Local { export const w = Foo; }',
+      'const v = Foo;',
+    ].join('\n'),
+    expected: ['3:36:other', '6:36:other', '7:11:other'],
+  },
+  {
     name: 'Python: a module attribute is a package member (p), an object attribute is not',
     lang: 'python',
     source: ['import q', 'import r.s as t', 'x = q.Foo + t.u.Foo + obj.Foo + q.Foo()'].join('\n'),

@@ -518,12 +518,37 @@ function bindingScope(lang: Lang, node: Node, capture: string, classHoles?: Map<
     if (lang === 'rust' && ancestor.type === 'match_arm') return [[ancestor.startIndex, ancestor.endIndex]];
   }
   if (!ancestor) return null;
+  // TS: a namespace's exported member is bound in every block of that namespace in the file (they merge)
+  if ((lang === 'typescript' || lang === 'tsx') && ancestor.type === 'statement_block' && ancestor.parent?.type === 'internal_module' && exportedIn(node, ancestor)) return namespaceBodies(ancestor.parent);
   // TS: a declaration in `declare module 'x' { … }` or `declare global { … }` augments the module's own (a reference).
   if ((lang === 'typescript' || lang === 'tsx') && (capture === 'type' || capture === 'both') && ancestor.type === 'statement_block' && (ancestor.parent?.type === 'ambient_declaration' || (ancestor.parent?.type === 'module' && ancestor.parent.childForFieldName('name')?.type === 'string'))) return [];
   // Go: a local type is seen from its name on.
   if (lang === 'go' && node.type === 'type_identifier') from = node.startIndex;
   const ranges = scopeRanges(lang, ancestor);
   return from === undefined ? ranges : ranges.flatMap(([start, end]): Range[] => (end <= from! ? [] : [[Math.max(start, from!), end]]));
+}
+
+/** TS: whether the declaration binding `node` is exported from `block` (`export const x`, `export function f`). */
+function exportedIn(node: Node, block: Node): boolean {
+  let statement: Node = node;
+  while (statement.parent && statement.parent.startIndex !== block.startIndex) statement = statement.parent;
+  return statement.type === 'export_statement';
+}
+
+/** TS: the bodies of every `namespace N { … }` block of `module`'s name beside it (merged declarations: one namespace). */
+function namespaceBodies(module: Node): Range[] {
+  const name = module.childForFieldName('name')?.text;
+  const holder = module.parent?.type === 'expression_statement' || module.parent?.type === 'export_statement' || module.parent?.type === 'ambient_declaration' ? module.parent : module;
+  const ranges: Range[] = [];
+  for (const child of holder.parent?.namedChildren ?? []) {
+    let sibling: Node | null = child;
+    if (sibling && (sibling.type === 'expression_statement' || sibling.type === 'ambient_declaration')) sibling = sibling.namedChild(0);
+    else if (sibling?.type === 'export_statement') sibling = sibling.childForFieldName('declaration');
+    if (sibling?.type !== 'internal_module' || sibling.childForFieldName('name')?.text !== name) continue;
+    const body = sibling.childForFieldName('body');
+    if (body) ranges.push([body.startIndex, body.endIndex]);
+  }
+  return ranges.length > 0 ? ranges : [[module.endIndex, module.endIndex]];
 }
 
 const pythonNested = new Set(['function_definition', 'lambda', 'class_definition']);
@@ -1385,7 +1410,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 21;
+const factsFormat = 22;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {
