@@ -730,6 +730,53 @@ describe('check-callers', () => {
     expect(await run('src/x51other.rs')).toEqual(['src/x51user.rs:2:15 import', 'src/x51user.rs:6:14 type']);
   });
 
+  it('outside round X52, Go: an aliased import binds its alias only, an unaliased one its package clause only, a local named like the package is an object', async () => {
+    const go = await analysisFixtureRepo('go');
+    go.write('go-utils/u.go', 'package utils\n\nfunc Retry() int { return 1 }\n');
+    go.write('go-strutil/s.go', 'package stringutil\n\nfunc Retry() int { return 2 }\n');
+    go.write('app/thing.go', 'package app\n\ntype Thing struct{}\n\nfunc (Thing) Retry() int { return 3 }\n\nvar strutil Thing\n\nvar utils Thing\n');
+    go.write('app/alias.go', 'package app\n\nimport u "example.com/shop/go-utils"\n\nfunc A() int { return u.Retry() + utils.Retry() }\n');
+    go.write('app/c.go', 'package app\n\nimport "example.com/shop/go-strutil"\n\nfunc C() int { return strutil.Retry() + stringutil.Retry() }\n');
+    go.write('cfg/cfg.go', 'package cfg\n\ntype Options struct{ Timeout int }\n\nfunc Load() Options { return Options{Timeout: Timeout} }\n');
+    go.write('cfg/vars.go', 'package cfg\n\nvar Timeout = 5\n');
+    go.write('app/loop.go', 'package app\n\nimport "example.com/shop/cfg"\n\nfunc L(list []cfg.Options) int {\n\tn := cfg.Timeout\n\tfor _, cfg := range list {\n\t\tn += cfg.Timeout\n\t}\n\treturn n\n}\n');
+    await go.commitAll('X52 Go cases');
+    const run = async (...args: string[]) => callers(await runCliInProcess(['check-callers', ...args], { cwd: go.dir }));
+    // X52-06: `utils.Retry()` is the package-level variable's method (the import binds u)
+    expect(await run('Retry', '--defined-in', 'go-utils/u.go')).toEqual(['app/alias.go:5:25 call']);
+    // X52-08: the unaliased import binds stringutil (its package clause), not strutil
+    expect(await run('Retry', '--defined-in', 'go-strutil/s.go')).toEqual(['app/c.go:5:52 call']);
+    // X52-12: a range variable named like the package is the loop's Options
+    expect(await run('Timeout', '--defined-in', 'cfg/vars.go').then((lines) => lines.filter((line) => line.startsWith('app/')))).toEqual(['app/loop.go:6:11 other']);
+    expect(await run('Timeout', '--defined-in', 'cfg/cfg.go').then((lines) => lines.filter((line) => line.startsWith('app/')))).toEqual(['app/loop.go:8:12 other']);
+  });
+
+  it('outside round X52, Python: PEP 562 __getattr__ lends its imports; `from . import defs` then `Engine = defs.Engine` re-exports', async () => {
+    const python = await analysisFixtureRepo('python');
+    python.write('lazy/__init__.py', 'def __getattr__(name):\n    if name == "Engine":\n        from .defs import Engine\n        return Engine\n    raise AttributeError(name)\n');
+    python.write('lazy/defs.py', 'class Engine:\n    pass\n');
+    python.write('p1/__init__.py', 'from . import defs\n\nEngine = defs.Engine\n');
+    python.write('p1/defs.py', 'class Engine:\n    pass\n');
+    python.write('use_engines.py', 'from lazy import Engine as LazyEngine\nfrom p1 import Engine as E1\n\nLazyEngine()\nE1()\n');
+    await python.commitAll('X52 Python cases');
+    const run = async (...args: string[]) => callers(await runCliInProcess(['check-callers', ...args], { cwd: python.dir }));
+    expect((await run('Engine', '--defined-in', 'lazy/defs.py')).filter((line) => line.startsWith('use_engines'))).toEqual(['use_engines.py:1:18 import', 'use_engines.py:4:1 call via LazyEngine']);
+    expect((await run('Engine', '--defined-in', 'p1/defs.py')).filter((line) => line.startsWith('use_engines'))).toEqual(['use_engines.py:2:16 import', 'use_engines.py:5:1 call via E1']);
+  });
+
+  it('outside round X52, TS: `import { default as h }` from a barrel that re-exports the definition under a name is the barrel\'s own default', async () => {
+    const ts = await analysisFixtureRepo('ts');
+    ts.write('src/x52-greet.ts', 'export default function greet(): number { return 1; }\n');
+    ts.write('src/x52-arrow.ts', 'const helper = () => 2;\nexport default helper;\n');
+    ts.write('src/x52-barrel.ts', "export { default as hello } from './x52-greet';\nimport helper from './x52-arrow';\nexport default helper;\n");
+    ts.write('src/x52-app.ts', "import g from './x52-greet';\nimport { hello, default as h2 } from './x52-barrel';\nexport const all = [g(), hello(), h2()];\n");
+    await ts.commitAll('X52 TS case');
+    const expected = ['src/x52-app.ts:1:8 import via g', 'src/x52-app.ts:2:10 import via hello', 'src/x52-app.ts:3:21 call via g', 'src/x52-app.ts:3:26 call via hello', 'src/x52-barrel.ts:1:10 reexport via default'];
+    const only = (lines: string[]) => lines.filter((line) => line.startsWith('src/x52-'));
+    expect(only(callers(await runCliInProcess(['check-callers', 'greet', '--defined-in', 'src/x52-greet.ts'], { cwd: ts.dir })))).toEqual(expected);
+    expect(only(callers(await runCliInProcess(['check-callers', 'greet'], { cwd: ts.dir })))).toEqual(expected);
+  });
+
   it('a reference on a huge line carries a window of it, not the whole line (X50-07: 4,000 references on a 51 KB line printed 204 MB)', async () => {
     const ts = await analysisFixtureRepo('ts');
     ts.write('src/huge-lib.ts', 'export function hugeFn(n: number): number { return n; }\n');

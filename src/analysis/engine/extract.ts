@@ -30,9 +30,10 @@ export interface RawImport {
 /**
  * What the syntax says about a reference beyond its kind: `f` — a Go struct literal's key
  * (`Options{Timeout: 5}`), a use of the struct's field, not of a value named like it; `p` — a member
- * of an imported package or module (`pkg.Name`, `module.name`, not called): no object's member.
+ * of an imported package or module (`pkg.Name`, `module.name`, not called): no object's member; `o` (Go) — a member of
+ * a local named like an imported package (`for _, cfg := range l { cfg.Timeout }`): no package's.
  */
-export type RefFlag = 'f' | 'p';
+export type RefFlag = 'f' | 'p' | 'o';
 
 /** Compact reference: [name, line, column, kind, flag]. */
 export type RawRef = [string, number, number, ReferenceKind, RefFlag?];
@@ -62,7 +63,7 @@ export function encodeRefs(refs: readonly RawRef[]): string {
 
 function decodedRef(name: string, line: string | undefined, column: string | undefined, kind: string | undefined, flag: string | undefined): RawRef {
   const ref: RawRef = [name, Number(line), Number(column), codeKind[kind!] ?? 'other'];
-  if (flag === 'f' || flag === 'p') ref.push(flag);
+  if (flag === 'f' || flag === 'p' || flag === 'o') ref.push(flag);
   return ref;
 }
 
@@ -508,7 +509,10 @@ function bindingScope(lang: Lang, node: Node, capture: string, classHoles?: Map<
     if (scopeSet.has(ancestor.type) && !(walrus && comprehensionTypes.has(ancestor.type))) break;
     // Python: a class body is no function scope — its names are the class's attributes, seen by the class body's own
     // later statements (not by its methods: a function nested in it skips the class's namespace).
-    if (lang === 'python' && ancestor.type === 'class_definition' && !inParameters) return pythonClassRanges(ancestor, node, classHoles);
+    if (lang === 'python' && ancestor.type === 'class_definition' && !inParameters) {
+      // (`global LIMIT` in the class body: its assignments are the module's — X52-04)
+      return pythonGlobals(ancestor).has(nameOf(node)) ? null : pythonClassRanges(ancestor, node, classHoles);
+    }
     if (lang === 'rust' && rustMemberHolders.has(ancestor.type)) return null;
     // Rust: `if let` / `while let` bind in their block, a match arm's pattern in the arm.
     if (lang === 'rust' && ancestor.type === 'let_condition') {
@@ -531,7 +535,7 @@ function bindingScope(lang: Lang, node: Node, capture: string, classHoles?: Map<
 /** TS: whether the declaration binding `node` is exported from `block` (`export const x`, `export function f`). */
 function exportedIn(node: Node, block: Node): boolean {
   let statement: Node = node;
-  while (statement.parent && statement.parent.startIndex !== block.startIndex) statement = statement.parent;
+  while (statement.parent && statement.parent.id !== block.id) statement = statement.parent;
   return statement.type === 'export_statement';
 }
 
@@ -562,16 +566,25 @@ function pythonClassRanges(classNode: Node, binding: Node, holesOf?: Map<number,
   const body = classNode.childForFieldName('body');
   // (a list that covers nothing, never an empty one: that would make the binding a reference)
   if (!body) return [[classNode.endIndex, classNode.endIndex]];
+  // (an annotation without a value — `LIMIT: int` — binds nothing in a class body: X52-01)
+  const assignment = binding.parent;
+  if (assignment?.type === 'assignment' && isField(assignment, 'left', binding) && !assignment.childForFieldName('right')) return [[body.endIndex, body.endIndex]];
+  // From the end of the simple statement that binds it — inside a class-level `if`/`try` too (X52-03); the first
+  // statement starts where the body does: compared by node, not position (X52-09)
   let statement: Node = binding;
-  while (statement.parent && statement.parent.startIndex !== body.startIndex) statement = statement.parent;
+  while (statement.parent && statement.parent.id !== body.id && statement.parent.type !== 'block') statement = statement.parent;
   // (one walk per class: every binding of its body has the same holes)
   const known = holesOf?.get(classNode.id);
   const holes: Range[] = known ?? [];
   const visit = (node: Node): void => {
     for (const child of node.namedChildren) {
       if (!child) continue;
-      if (comprehensionTypes.has(child.type)) holes.push([child.startIndex, child.endIndex]);
-      else if (pythonNested.has(child.type)) {
+      if (comprehensionTypes.has(child.type)) {
+        // (its first iterable is read in the class body: X52-02)
+        const first = child.namedChildren.find((part) => part?.type === 'for_in_clause')?.childForFieldName('right');
+        if (first) holes.push([child.startIndex, first.startIndex], [first.endIndex, child.endIndex]);
+        else holes.push([child.startIndex, child.endIndex]);
+      } else if (pythonNested.has(child.type)) {
         const inner = child.childForFieldName('body');
         if (inner) holes.push([inner.startIndex, inner.endIndex]);
         // (defaults, decorators and bases are read in the class body)
@@ -739,6 +752,8 @@ export async function extractFacts(lang: Lang, source: string, part?: ExtractPar
       locals = localBindings(lang, root, bindings);
       identifierNodes = identifiers.captures(root).map((capture) => capture.node);
     }
+    // (Go: a package-level name of the file cannot share the file block's import name — the import's assumed name was wrong, X52-08)
+    if (lang === 'go') for (const symbol of symbols) if (symbol.container === undefined) packageNames.delete(symbol.name);
     const refs: RawRef[] = [];
     const bom = source.charCodeAt(0) === 0xfeff;
     // An identifier naming an imported package or module — unless a local of that name is bound where it is
@@ -775,6 +790,7 @@ export async function extractFacts(lang: Lang, source: string, part?: ExtractPar
       const ref: RawRef = [nameOf(node), node.startPosition.row + 1, column, kind];
       if (lang === 'go' && goStructKey(node, () => (goTypes ??= goFileTypes(root)))) ref.push('f');
       else if (kind === 'other' && packageMember(lang, node, isPackage)) ref.push('p');
+      else if (lang === 'go' && packageMember(lang, node, (object) => packageNames.has(object.text) && !isPackage(object))) ref.push('o');
       refs.push(ref);
     }
     return withPackage({ symbols, imports, refs: encodeRefs(refs) });
@@ -1151,11 +1167,13 @@ function stringValue(node: Node | null | undefined): string | undefined {
   return text;
 }
 
-/** Python: the names a function declares `global` (in its own body, not in functions nested in it). */
+const pythonCodeBlocks = new Set(['function_definition', 'class_definition']);
+
+/** Python: the names a function or class body declares `global` (itself, not the functions and classes nested in it). */
 function pythonGlobals(fn: Node): Set<string> {
   const names = new Set<string>();
   for (const statement of fn.descendantsOfType('global_statement')) {
-    if (!statement || ancestorOf(statement, new Set(['function_definition']))?.id !== fn.id) continue;
+    if (!statement || ancestorOf(statement, pythonCodeBlocks)?.id !== fn.id) continue;
     for (const name of statement.namedChildren) if (name?.type === 'identifier') names.add(name.text);
   }
   return names;
@@ -1167,7 +1185,7 @@ function pythonGlobals(fn: Node): Set<string> {
  * that is no identifier's (`go-utils` → `utils`, `gopkg.in/yaml.v3` → `yaml`). The package clause decides where the
  * package is in the repository (findReferences with definedIn).
  */
-function goAssumedName(importPath: string): string {
+export function goAssumedName(importPath: string): string {
   const parts = importPath.split('/');
   let base = parts.at(-1)!;
   if (/^v\d+$/.test(base) && parts.length > 1) base = parts.at(-2)!;
@@ -1188,8 +1206,10 @@ function parseImport(lang: Lang, captureName: string, node: Node, spec: Node | u
     const parsed = parsePythonImport(node, line, skip);
     const owner = ancestorOf(node, new Set(['function_definition']));
     const body = owner?.childForFieldName('body');
-    // (`global Config` then `from .cfg import Config`: the function binds the module's name — the lazy-import idiom, X51-07)
-    if (parsed && body && !parsed.names.some((name) => pythonGlobals(owner!).has(name.local))) parsed.scope = [body.startPosition.row + 1, body.endPosition.row + 1];
+    // (`global Config` then `from .cfg import Config`: the function binds the module's name — the lazy-import idiom, X51-07;
+    // a module's `def __getattr__(name)` (PEP 562) imports what the module lends as its attributes — X52-11)
+    const lazyAttributes = owner?.childForFieldName('name')?.text === '__getattr__' && owner.parent?.type === 'module';
+    if (parsed && body && !lazyAttributes && !parsed.names.some((name) => pythonGlobals(owner!).has(name.local))) parsed.scope = [body.startPosition.row + 1, body.endPosition.row + 1];
     return parsed;
   }
   if (lang === 'rust') return parseRustImport(captureName, node, line, skip);
@@ -1410,7 +1430,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 22;
+const factsFormat = 23;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {

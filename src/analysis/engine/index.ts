@@ -11,7 +11,7 @@
 import { lstatSync } from 'node:fs';
 import path from 'node:path';
 import { cacheDir, cacheHoldsFacts, cacheReader, type CacheReader, flushPendingCache, readGraphPack, readTreePack, scheduleCacheFlush, treePackKey, writeCached, writeGraphPack, writeTreePack, type GraphPack, type HeadEntry } from './cache.js';
-import { decodeRefs, type ExtractPart, type FileFacts, type RawRef, type RefFlag } from './extract.js';
+import { decodeRefs, goAssumedName, type ExtractPart, type FileFacts, type RawRef, type RefFlag } from './extract.js';
 import { languageOf } from './grammars.js';
 import { extractMany, poolSize } from './parse-pool.js';
 import { onlyInLiterals } from './lexical.js';
@@ -342,6 +342,7 @@ function importViews(item: Loaded): Array<{ item: Loaded; lines?: (line: number)
 function withFlag(reference: Reference, flag: RefFlag | undefined): Reference {
   if (flag === 'f') reference.fieldKey = true;
   else if (flag === 'p') reference.packageMember = true;
+  else if (flag === 'o') reference.localObject = true;
   return reference;
 }
 
@@ -1139,6 +1140,8 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     pythonModuleLevel = definer?.entry.lang === 'python' && !memberAnywhere && definer.facts.symbols.some((def) => def.name === symbol && def.container === undefined);
     if (definer?.facts.symbols.some((def) => def.name === symbol && def.defaultExport)) defaultModules.add(definedIn);
     await followDefaults(resolver);
+    // (`import { default as h } from './barrel'`: barrel's own default, not the definition because barrel re-exports it under a name — X52-05)
+    defaultOf = (item, raw) => resolver.resolve(item.entry.file, item.entry.lang, raw).some((file) => defaultModules.has(file));
     loaded = [...loadedFiles.values()].sort(byFile);
     const sources = new Set([definedIn]);
     // Barrels re-export without naming the symbol (`export * from`, `pub use x::*`, Python
@@ -1149,8 +1152,20 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     // (not a function's own import: it binds no name of the module)
     // (Python: an import of the symbol's name or a star import — `from .defs import other` in an __init__.py does not make
     // `from pkg import Foo` reach defs' Foo: outside round X51-04)
+    // An import of a source module itself (`from . import defs`, then `Engine = defs.Engine`) in a file that names the
+    // symbol re-exports it too (X52-13).
+    const namesSymbol = (item: Loaded) => decodeRefs(item.facts.refs, new Set([symbol])).length > 0;
+    const bindsSourceModule = (item: Loaded, raw: FileFacts['imports'][number]) =>
+      raw.names.some((name) => {
+        if (name.imported === '*') return name.local !== '*' && resolver.resolve(item.entry.file, item.entry.lang, raw).some((file) => sources.has(file));
+        const submodule = { ...raw, module: raw.module === '' ? name.imported : `${raw.module}.${name.imported}`, names: [{ imported: '*', local: name.local }] };
+        return resolver.resolve(item.entry.file, item.entry.lang, submodule).some((file) => sources.has(file));
+      });
     const reexporting = (item: Loaded, raw: FileFacts['imports'][number]) =>
-      raw.reexport || (item.entry.lang === 'python' && raw.scope === undefined && raw.names.some((name) => name.imported === '*' || exportedNames.has(lastSegment(name.imported))));
+      raw.reexport ||
+      (item.entry.lang === 'python' &&
+        raw.scope === undefined &&
+        (raw.names.some((name) => name.imported === '*' || exportedNames.has(lastSegment(name.imported))) || (namesSymbol(item) && bindsSourceModule(item, raw))));
     for (let changed = true; changed; ) {
       changed = false;
       for (const item of candidates) {
@@ -1179,11 +1194,12 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
           if (!resolver.resolve(item.entry.file, item.entry.lang, raw).some((file) => path.posix.dirname(file) === goDir)) continue;
           for (const name of raw.names) {
             if (name.local === '.') naming.unqualified = true;
-            else if (name.local !== '_') naming.qualifiers.add(name.local);
+            // An import without an alias binds the package's own name (its `package` clause), which the path's need
+            // not be (`…/internal/util` holding `package utility`, `…/m/v2` holding `package m` — X49-01/05), and
+            // only that (`strutil` beside `…/go-strutil` holding `package stringutil` is another name — X52-08); an
+            // aliased import binds its alias only (`u "…/go-utils"` — X52-06)
+            else if (name.local !== '_') naming.qualifiers.add(goPackage !== undefined && name.local === goAssumedName(raw.module) ? goPackage : name.local);
           }
-          // An import without an alias binds the package's own name (its `package` clause), which the directory's
-          // need not be (`…/internal/util` holding `package utility`, `…/m/v2` holding `package m` — X49-01/05).
-          if (goPackage !== undefined && raw.names.every((name) => name.local !== '.' && name.local !== '_')) naming.qualifiers.add(goPackage);
         }
         goNaming.set(item.entry.file, naming);
       }
@@ -1288,7 +1304,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       // (with definedIn; the statement is the last one before the name that names it)
       const statement = (opts.definedIn !== undefined || name === 'default') && (kind === 'import' || kind === 'reexport') ? statementNaming(item.facts.imports, name, line, column) : undefined;
       if (statement && importsElsewhere(item, statement)) continue;
-      // (without definedIn, `export { default as x } from './m'` names the symbol only when m's default is it)
+      // (`export { default as x } from './m'`, `import { default as x } from './m'` name the symbol only when m's default is it)
       if (statement && name === 'default' && defaultOf && !defaultOf(item, statement)) continue;
       const shadowed = importedElsewhere && name === symbol && !ownAugmentations.some(([first, last]) => line >= first && line <= last) && !((kind === 'import' || kind === 'reexport') && (statement ? importsSource(item, statement) : importsFromSource));
       let via: string | undefined;
@@ -1371,11 +1387,12 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
         unqualified.add(reference);
         continue;
       }
-      const names = qualifier === undefined ? naming.unqualified : !goTopLevel || (qualifier !== null && naming.qualifiers.has(qualifier));
+      // (a local named like the package is an object: X52-12)
+      const names = qualifier === undefined ? naming.unqualified : !goTopLevel || (qualifier !== null && naming.qualifiers.has(qualifier) && !reference.localObject);
       if (!names) unqualified.add(reference);
       // (`utility.Make()` through an unaliased import of a package named unlike its directory: the extraction took
       // `utility` for a value; it is the package — a call)
-      else if (reference.kind === 'method-call' && qualifier !== undefined && qualifier !== null && naming.qualifiers.has(qualifier)) reference.kind = 'call';
+      else if (reference.kind === 'method-call' && qualifier !== undefined && qualifier !== null && naming.qualifiers.has(qualifier) && !reference.localObject) reference.kind = 'call';
     }
   }
   if (pythonModuleLevel) {

@@ -78,6 +78,8 @@ export interface Reference {
   fieldKey?: true;
   /** Go, Python: a member of an imported package or module (`pkg.Name`, `module.name`), not of an object. */
   packageMember?: true;
+  /** Go: a member of a local named like an imported package (`cfg := cfg.Load(); cfg.Timeout`): an object's. */
+  localObject?: true;
 }
 
 /** Everything the engine knows about one file. `file` is repo-relative with `/` separators. */
