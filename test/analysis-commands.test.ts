@@ -762,6 +762,21 @@ describe('check-callers', () => {
     const run = async (...args: string[]) => callers(await runCliInProcess(['check-callers', ...args], { cwd: python.dir }));
     expect((await run('Engine', '--defined-in', 'lazy/defs.py')).filter((line) => line.startsWith('use_engines'))).toEqual(['use_engines.py:1:18 import', 'use_engines.py:4:1 call via LazyEngine']);
     expect((await run('Engine', '--defined-in', 'p1/defs.py')).filter((line) => line.startsWith('use_engines'))).toEqual(['use_engines.py:2:16 import', 'use_engines.py:5:1 call via E1']);
+    // X53-05: only `Engine = defs.Engine` at module level re-exports (not `= other.Engine`, a class of its own, a function's
+    // local); X53-09: a __getattr__ under a module-level `if` is the module's
+    python.write('p2/__init__.py', 'from . import defs, other\n\nEngine = other.Engine\n');
+    python.write('p2/defs.py', 'class Engine:\n    pass\n');
+    python.write('p2/other.py', 'class Engine:\n    pass\n');
+    python.write('p3/__init__.py', 'from . import defs\n\n\nclass Engine:\n    pass\n\n\nx = defs.Engine\n');
+    python.write('p3/defs.py', 'class Engine:\n    pass\n');
+    python.write('p4/__init__.py', 'from . import defs\n\n\ndef f():\n    Engine = defs.Engine\n    return Engine\n');
+    python.write('p4/defs.py', 'class Engine:\n    pass\n');
+    python.write('q/__init__.py', 'import sys\n\nif sys.version_info >= (3, 7):\n    def __getattr__(name):\n        from .defs import Engine\n        return Engine\n');
+    python.write('q/defs.py', 'class Engine:\n    pass\n');
+    python.write('more_engines.py', 'from p2 import Engine as E2\nfrom p3 import Engine as E3\nfrom p4 import Engine as E4\nfrom q import Engine as Q\n\nE2(); E3(); E4(); Q()\n');
+    await python.commitAll('X53 Python cases');
+    for (const pkg of ['p2', 'p3', 'p4']) expect((await run('Engine', '--defined-in', `${pkg}/defs.py`)).filter((line) => line.startsWith('more_engines'))).toEqual([]);
+    expect((await run('Engine', '--defined-in', 'q/defs.py')).filter((line) => line.startsWith('more_engines'))).toEqual(['more_engines.py:4:15 import', 'more_engines.py:6:19 call via Q']);
   });
 
   it('outside round X52, TS: `import { default as h }` from a barrel that re-exports the definition under a name is the barrel\'s own default', async () => {

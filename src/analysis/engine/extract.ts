@@ -597,16 +597,50 @@ function pythonClassRanges(classNode: Node, binding: Node, holesOf?: Map<number,
     holes.sort((a, b) => a[0] - b[0]);
     holesOf?.set(classNode.id, holes);
   }
-  const ranges: Range[] = [];
+  const none: Range[] = [[body.endIndex, body.endIndex]];
+  // (`del Foo` unbinds: the class's name no longer, the module's again — X53-04)
+  if (binding.parent?.type === 'delete_statement' || binding.parent?.parent?.type === 'delete_statement') return none;
   let from = Math.max(body.startIndex, statement.endIndex);
-  for (const [start, end] of holes) {
+  let until = body.endIndex;
+  const own: Range[] = [];
+  // `except E as Foo:` binds in its handler only (Python deletes the name at the handler's end — X53-02)
+  const handler = ancestorOf(binding, new Set(['except_clause', 'block']));
+  if (handler?.type === 'except_clause') {
+    const block = handler.namedChildren.find((child) => child?.type === 'block');
+    if (!block) return none;
+    from = block.startIndex;
+    until = block.endIndex;
+  } else if (pythonCompound.has(statement.type)) {
+    // a binding in a compound statement's header (`if (Foo := …):`, `for Foo in …:`, `with … as Foo:`, `case [Foo]:`)
+    // is seen from its body on (X53-01/08)
+    const block = statement.namedChildren.find((child) => child?.type === 'block' && child.startIndex >= binding.endIndex);
+    if (block) from = block.startIndex;
+  }
+  // an `if` branch's binding is not seen in the branches after it (X53-11)
+  for (let block = ancestorOf(binding, new Set(['block'])); block && block.id !== body.id; block = ancestorOf(block, new Set(['block']))) {
+    const owner = block.parent;
+    const ifStatement = owner?.type === 'if_statement' ? owner : owner?.type === 'elif_clause' ? owner.parent : null;
+    if (!ifStatement || ifStatement.type !== 'if_statement') continue;
+    for (const branch of ifStatement.childrenForFieldName('alternative')) if (branch && branch.startIndex > block.startIndex) own.push([branch.startIndex, branch.endIndex]);
+  }
+  // a later `del Foo` of the class body ends it
+  for (const deletion of body.descendantsOfType('delete_statement')) {
+    if (!deletion || deletion.startIndex < from || deletion.startIndex >= until) continue;
+    if (deletion.namedChildren.some((target) => target?.type === 'identifier' && target.text === binding.text) || deletion.descendantsOfType('identifier').some((target) => target?.parent?.type === 'expression_list' && target.text === binding.text)) until = deletion.startIndex;
+  }
+  const ranges: Range[] = [];
+  for (const [start, end] of [...holes, ...own].sort((a, b) => a[0] - b[0])) {
     if (end <= from) continue;
+    if (start >= until) break;
     if (start > from) ranges.push([from, start]);
     from = Math.max(from, end);
   }
-  if (from < body.endIndex) ranges.push([from, body.endIndex]);
-  return ranges.length > 0 ? ranges : [[body.endIndex, body.endIndex]];
+  if (from < until) ranges.push([from, until]);
+  return ranges.length > 0 ? ranges : none;
 }
+
+/** Python compound statements: a binding in their header is seen from their body on. */
+const pythonCompound = new Set(['if_statement', 'while_statement', 'for_statement', 'with_statement', 'case_clause']);
 
 function bindingsFrom(lang: Lang, captures: readonly BindingCapture[]): Locals {
   const classHoles = new Map<number, Range[]>();
@@ -1208,7 +1242,7 @@ function parseImport(lang: Lang, captureName: string, node: Node, spec: Node | u
     const body = owner?.childForFieldName('body');
     // (`global Config` then `from .cfg import Config`: the function binds the module's name — the lazy-import idiom, X51-07;
     // a module's `def __getattr__(name)` (PEP 562) imports what the module lends as its attributes — X52-11)
-    const lazyAttributes = owner?.childForFieldName('name')?.text === '__getattr__' && owner.parent?.type === 'module';
+    const lazyAttributes = owner?.childForFieldName('name')?.text === '__getattr__' && ancestorOf(owner, pythonCodeBlocks) === null;
     if (parsed && body && !lazyAttributes && !parsed.names.some((name) => pythonGlobals(owner!).has(name.local))) parsed.scope = [body.startPosition.row + 1, body.endPosition.row + 1];
     return parsed;
   }
@@ -1430,7 +1464,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 23;
+const factsFormat = 24;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {

@@ -1154,10 +1154,19 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     // `from pkg import Foo` reach defs' Foo: outside round X51-04)
     // An import of a source module itself (`from . import defs`, then `Engine = defs.Engine`) in a file that names the
     // symbol re-exports it too (X52-13).
-    const namesSymbol = (item: Loaded) => decodeRefs(item.facts.refs, new Set([symbol])).length > 0;
+    // (only a module-level `Engine = defs.Engine`, `defs` that import's name: not `Engine = other.Engine`, a class
+    // Engine of its own, an assignment inside a function — outside round X53-05)
+    const assignsFrom = (item: Loaded, local: string): boolean => {
+      const assigned = item.facts.symbols.filter((def) => def.name === symbol && def.container === undefined && (def.kind === 'variable' || def.kind === 'constant'));
+      if (assigned.length === 0 || item.facts.symbols.some((def) => def.name === symbol && (def.kind === 'class' || def.kind === 'function'))) return false;
+      const lines = (readTexts(context, [item.entry]).get(item.entry.file) ?? '').split(/\r?\n/);
+      const pattern = new RegExp(`^${symbol}\\s*(?::[^=]*)?=\\s*${local}\\s*\\.\\s*${symbol}\\b`);
+      return assigned.some((def) => pattern.test(lines[def.line - 1] ?? ''));
+    };
     const bindsSourceModule = (item: Loaded, raw: FileFacts['imports'][number]) =>
       raw.names.some((name) => {
-        if (name.imported === '*') return name.local !== '*' && resolver.resolve(item.entry.file, item.entry.lang, raw).some((file) => sources.has(file));
+        if (name.local === '*' || !assignsFrom(item, name.local)) return false;
+        if (name.imported === '*') return resolver.resolve(item.entry.file, item.entry.lang, raw).some((file) => sources.has(file));
         const submodule = { ...raw, module: raw.module === '' ? name.imported : `${raw.module}.${name.imported}`, names: [{ imported: '*', local: name.local }] };
         return resolver.resolve(item.entry.file, item.entry.lang, submodule).some((file) => sources.has(file));
       });
@@ -1165,7 +1174,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       raw.reexport ||
       (item.entry.lang === 'python' &&
         raw.scope === undefined &&
-        (raw.names.some((name) => name.imported === '*' || exportedNames.has(lastSegment(name.imported))) || (namesSymbol(item) && bindsSourceModule(item, raw))));
+        (raw.names.some((name) => name.imported === '*' || exportedNames.has(lastSegment(name.imported))) || bindsSourceModule(item, raw)));
     for (let changed = true; changed; ) {
       changed = false;
       for (const item of candidates) {
