@@ -33,6 +33,11 @@ interface Caller {
   via?: string;
 }
 
+/** `check-callers <args…>` in `dir` through the in-process CLI, as {@link callers} lines. */
+function checkCallersIn(dir: string): (...args: string[]) => Promise<string[]> {
+  return async (...args) => callers(await runCliInProcess(['check-callers', ...args], { cwd: dir }));
+}
+
 function callers(result: CliResult): string[] {
   expect(result.stderr).toBe('');
   expect(result.code).toBe(0);
@@ -567,7 +572,7 @@ describe('check-callers', () => {
       'package sb\n\nimport "example.com/shop/sa"\n\nvar all = []sa.Options{{Timeout: 1}, {Retries: 2}}\nvar byName = map[string]*sa.Options{"a": {Timeout: 3}}\n\nfunc Get(o sa.Options) int { return o.Timeout + sa.Timeout }\n\nvar fns = map[string]func() int{"r": sa.Retries}\n',
     );
     await go.commitAll('a struct whose fields are named like package-level names');
-    const run = async (...args: string[]) => callers(await runCliInProcess(['check-callers', ...args], { cwd: go.dir }));
+    const run = checkCallersIn(go.dir);
     // every use of the name (the plain answer is a superset)
     expect(await run('Timeout')).toEqual(['sa/vars.go:7:39 other', 'sa/vars.go:7:48 other', 'sa/vars.go:9:52 other', 'sa/vars.go:13:32 other', 'sb/sb.go:5:25 other', 'sb/sb.go:6:43 other', 'sb/sb.go:8:39 other', 'sb/sb.go:8:52 other']);
     // the variable: its value uses, a map's and a slice's keys (expressions), sa.Timeout; no struct key, no o.Timeout
@@ -619,7 +624,7 @@ describe('check-callers', () => {
     python.write('shop/__init__.py', 'def load():\n    from .first import Foo\n    return Foo\n');
     python.write('tests/test_lazy.py', 'from shop import Foo\n\nFoo()\n');
     await python.commitAll('function-local imports');
-    const run = async (...args: string[]) => callers(await runCliInProcess(['check-callers', ...args], { cwd: python.dir }));
+    const run = checkCallersIn(python.dir);
     expect(await run('Foo', '--defined-in', 'shop/first.py')).toEqual([
       'shop/__init__.py:2:24 import',
       'shop/__init__.py:3:12 other',
@@ -653,7 +658,7 @@ describe('check-callers', () => {
       'package app\n\nimport (\n\t"example.com/shop/cfg"\n\t"example.com/shop/srv"\n)\n\nfunc Main() int {\n\tl := cfg.List{{Timeout: 3}}\n\t_ = l\n\tcfg := cfg.Options{Timeout: 2}\n\treturn cfg.Timeout + cfg.Server.Port\n}\n\nfunc Serve(srv *srv.Server) string {\n\tsrv.Start()\n\treturn srv.Addr\n}\n',
     );
     await go.commitAll('X51 Go cases');
-    const run = async (...args: string[]) => callers(await runCliInProcess(['check-callers', ...args], { cwd: go.dir }));
+    const run = checkCallersIn(go.dir);
     // X51-01/17: `List{{Timeout: 5}}`, `cfg.List{{…}}` (List declared elsewhere); X51-02: `cfg.Timeout` with cfg a local
     const timeout = ['app/main.go:9:17 other', 'app/main.go:11:21 other', 'app/main.go:12:13 other', 'cfg/use.go:3:15 other'];
     expect(await run('Timeout', '--defined-in', 'cfg/cfg.go')).toEqual(timeout);
@@ -679,7 +684,7 @@ describe('check-callers', () => {
     python.write('config.py', 'timeout = 3\n');
     python.write('runner.py', 'import config\nimport shop\nfrom shop.models import Config\n\n\ndef run(config: Config):\n    return config.timeout, config.load(), shop.models.Config.timeout\n');
     await python.commitAll('X51 Python cases');
-    const run = async (...args: string[]) => callers(await runCliInProcess(['check-callers', ...args], { cwd: python.dir }));
+    const run = checkCallersIn(python.dir);
     // X51-04: `from .models import Foo` at module level does not make __init__ a source of `helper`
     expect(await run('helper', '--defined-in', 'shop/models.py')).toEqual(['shop/__init__.py:7:25 import', 'shop/__init__.py:8:12 call']);
     // X51-07: `global Config` — the function's import binds the module's name
@@ -703,7 +708,7 @@ describe('check-callers', () => {
     ts.write('src/x51-user3.ts', "import * as settings from './x51-other';\nimport { Foo } from './x51-defs';\nexport function f(c?: Foo) {\n  return c?.timeout ?? settings.timeout;\n}\n");
     ts.write('src/x51-user4.ts', "import { Foo } from './x51-other'; import { Foo as G } from './x51-defs';\nexport const g = new G();\n");
     await ts.commitAll('X51 TS cases');
-    const run = async (...args: string[]) => callers(await runCliInProcess(['check-callers', ...args], { cwd: ts.dir }));
+    const run = checkCallersIn(ts.dir);
     expect((await run('Foo', '--defined-in', 'src/x51-defs.ts')).filter((line) => line.startsWith('src/x51-'))).toEqual([
       'src/x51-user2.ts:1:10 import',
       'src/x51-user2.ts:3:22 call via F',
@@ -741,7 +746,7 @@ describe('check-callers', () => {
     go.write('cfg/vars.go', 'package cfg\n\nvar Timeout = 5\n');
     go.write('app/loop.go', 'package app\n\nimport "example.com/shop/cfg"\n\nfunc L(list []cfg.Options) int {\n\tn := cfg.Timeout\n\tfor _, cfg := range list {\n\t\tn += cfg.Timeout\n\t}\n\treturn n\n}\n');
     await go.commitAll('X52 Go cases');
-    const run = async (...args: string[]) => callers(await runCliInProcess(['check-callers', ...args], { cwd: go.dir }));
+    const run = checkCallersIn(go.dir);
     // X52-06: `utils.Retry()` is the package-level variable's method (the import binds u)
     expect(await run('Retry', '--defined-in', 'go-utils/u.go')).toEqual(['app/alias.go:5:25 call']);
     // X52-08: the unaliased import binds stringutil (its package clause), not strutil
@@ -759,7 +764,7 @@ describe('check-callers', () => {
     python.write('p1/defs.py', 'class Engine:\n    pass\n');
     python.write('use_engines.py', 'from lazy import Engine as LazyEngine\nfrom p1 import Engine as E1\n\nLazyEngine()\nE1()\n');
     await python.commitAll('X52 Python cases');
-    const run = async (...args: string[]) => callers(await runCliInProcess(['check-callers', ...args], { cwd: python.dir }));
+    const run = checkCallersIn(python.dir);
     expect((await run('Engine', '--defined-in', 'lazy/defs.py')).filter((line) => line.startsWith('use_engines'))).toEqual(['use_engines.py:1:18 import', 'use_engines.py:4:1 call via LazyEngine']);
     expect((await run('Engine', '--defined-in', 'p1/defs.py')).filter((line) => line.startsWith('use_engines'))).toEqual(['use_engines.py:2:16 import', 'use_engines.py:5:1 call via E1']);
     // X53-05: only `Engine = defs.Engine` at module level re-exports (not `= other.Engine`, a class of its own, a function's
