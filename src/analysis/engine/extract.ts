@@ -467,7 +467,7 @@ function scopeRanges(lang: Lang, scope: Node): Range[] {
  * statements (its case types are outside); Python's `:=` in a comprehension in the enclosing
  * function, a comprehension's first iterable outside it.
  */
-function bindingScope(lang: Lang, node: Node, capture: string, classHoles?: Map<number, Range[]>): Range[] | null {
+function bindingScope(lang: Lang, node: Node, capture: string, classes?: Map<number, PythonClass>): Range[] | null {
   if (capture === 'self') return rangeOf(node.parent);
   if (capture === 'infer') return rangeOf(ancestorOf(node, new Set(['conditional_type']))?.childForFieldName('consequence') ?? null);
   if (capture === 'mapped') return rangeOf(ancestorOf(node, new Set(['object_type', 'mapped_type'])));
@@ -511,7 +511,8 @@ function bindingScope(lang: Lang, node: Node, capture: string, classHoles?: Map<
     // later statements (not by its methods: a function nested in it skips the class's namespace).
     if (lang === 'python' && ancestor.type === 'class_definition' && !inParameters) {
       // (`global LIMIT` in the class body: its assignments are the module's — X52-04)
-      return pythonGlobals(ancestor).has(nameOf(node)) ? null : pythonClassRanges(ancestor, node, classHoles);
+      const known = pythonClass(ancestor, classes);
+      return known.globals.has(nameOf(node)) ? null : pythonClassRanges(ancestor, node, known);
     }
     if (lang === 'rust' && rustMemberHolders.has(ancestor.type)) return null;
     // Rust: `if let` / `while let` bind in their block, a match arm's pattern in the arm.
@@ -562,20 +563,20 @@ const pythonNested = new Set(['function_definition', 'lambda', 'class_definition
  * (a class body runs top to bottom: an earlier read is the module's name), without the bodies of the functions,
  * lambdas and classes nested in it and without comprehensions (their own scopes, which skip the class's).
  */
-function pythonClassRanges(classNode: Node, binding: Node, holesOf?: Map<number, Range[]>): Range[] {
+/** What every binding of one Python class body shares, read once per class: its holes, its `global` names, its `del`s. */
+interface PythonClass {
+  /** Nested function, lambda and class bodies, comprehensions but their first iterable (sorted). */
+  holes: Range[];
+  globals: Set<string>;
+  /** Each `del` statement of the body (any depth) with the plain names it deletes. */
+  deletions: Array<{ start: number; names: Set<string> }>;
+}
+
+function pythonClass(classNode: Node, known?: Map<number, PythonClass>): PythonClass {
+  const cached = known?.get(classNode.id);
+  if (cached) return cached;
   const body = classNode.childForFieldName('body');
-  // (a list that covers nothing, never an empty one: that would make the binding a reference)
-  if (!body) return [[classNode.endIndex, classNode.endIndex]];
-  // (an annotation without a value — `LIMIT: int` — binds nothing in a class body: X52-01)
-  const assignment = binding.parent;
-  if (assignment?.type === 'assignment' && isField(assignment, 'left', binding) && !assignment.childForFieldName('right')) return [[body.endIndex, body.endIndex]];
-  // From the end of the simple statement that binds it — inside a class-level `if`/`try` too (X52-03); the first
-  // statement starts where the body does: compared by node, not position (X52-09)
-  let statement: Node = binding;
-  while (statement.parent && statement.parent.id !== body.id && statement.parent.type !== 'block') statement = statement.parent;
-  // (one walk per class: every binding of its body has the same holes)
-  const known = holesOf?.get(classNode.id);
-  const holes: Range[] = known ?? [];
+  const holes: Range[] = [];
   const visit = (node: Node): void => {
     for (const child of node.namedChildren) {
       if (!child) continue;
@@ -592,11 +593,31 @@ function pythonClassRanges(classNode: Node, binding: Node, holesOf?: Map<number,
       } else visit(child);
     }
   };
-  if (!known) {
-    visit(body);
-    holes.sort((a, b) => a[0] - b[0]);
-    holesOf?.set(classNode.id, holes);
-  }
+  if (body) visit(body);
+  holes.sort((a, b) => a[0] - b[0]);
+  const deletions = (body?.descendantsOfType('delete_statement') ?? []).flatMap((deletion) => {
+    if (!deletion) return [];
+    const names = new Set<string>();
+    for (const target of deletion.namedChildren) if (target?.type === 'identifier') names.add(target.text);
+    for (const target of deletion.descendantsOfType('identifier')) if (target?.parent?.type === 'expression_list') names.add(target.text);
+    return [{ start: deletion.startIndex, names }];
+  });
+  const facts: PythonClass = { holes, globals: pythonGlobals(classNode), deletions };
+  known?.set(classNode.id, facts);
+  return facts;
+}
+
+function pythonClassRanges(classNode: Node, binding: Node, facts: PythonClass): Range[] {
+  const body = classNode.childForFieldName('body');
+  // (a list that covers nothing, never an empty one: that would make the binding a reference)
+  if (!body) return [[classNode.endIndex, classNode.endIndex]];
+  // (an annotation without a value — `LIMIT: int` — binds nothing in a class body: X52-01)
+  const assignment = binding.parent;
+  if (assignment?.type === 'assignment' && isField(assignment, 'left', binding) && !assignment.childForFieldName('right')) return [[body.endIndex, body.endIndex]];
+  // From the end of the simple statement that binds it — inside a class-level `if`/`try` too (X52-03); the first
+  // statement starts where the body does: compared by node, not position (X52-09)
+  let statement: Node = binding;
+  while (statement.parent && statement.parent.id !== body.id && statement.parent.type !== 'block') statement = statement.parent;
   const none: Range[] = [[body.endIndex, body.endIndex]];
   // (`del Foo` unbinds: the class's name no longer, the module's again — X53-04)
   if (binding.parent?.type === 'delete_statement' || binding.parent?.parent?.type === 'delete_statement') return none;
@@ -624,12 +645,9 @@ function pythonClassRanges(classNode: Node, binding: Node, holesOf?: Map<number,
     for (const branch of ifStatement.childrenForFieldName('alternative')) if (branch && branch.startIndex > block.startIndex) own.push([branch.startIndex, branch.endIndex]);
   }
   // a later `del Foo` of the class body ends it
-  for (const deletion of body.descendantsOfType('delete_statement')) {
-    if (!deletion || deletion.startIndex < from || deletion.startIndex >= until) continue;
-    if (deletion.namedChildren.some((target) => target?.type === 'identifier' && target.text === binding.text) || deletion.descendantsOfType('identifier').some((target) => target?.parent?.type === 'expression_list' && target.text === binding.text)) until = deletion.startIndex;
-  }
+  for (const deletion of facts.deletions) if (deletion.start >= from && deletion.start < until && deletion.names.has(binding.text)) until = deletion.start;
   const ranges: Range[] = [];
-  for (const [start, end] of [...holes, ...own].sort((a, b) => a[0] - b[0])) {
+  for (const [start, end] of [...facts.holes, ...own].sort((a, b) => a[0] - b[0])) {
     if (end <= from) continue;
     if (start >= until) break;
     if (start > from) ranges.push([from, start]);
@@ -643,7 +661,7 @@ function pythonClassRanges(classNode: Node, binding: Node, holesOf?: Map<number,
 const pythonCompound = new Set(['if_statement', 'while_statement', 'for_statement', 'with_statement', 'case_clause']);
 
 function bindingsFrom(lang: Lang, captures: readonly BindingCapture[]): Locals {
-  const classHoles = new Map<number, Range[]>();
+  const classes = new Map<number, PythonClass>();
   const sites = new Set<number>();
   const scopes = new Map<string, LocalScope[]>();
   const excluded = new Map<string, Range[]>();
@@ -657,7 +675,7 @@ function bindingsFrom(lang: Lang, captures: readonly BindingCapture[]): Locals {
     }
     if ((lang === 'typescript' || lang === 'tsx' || lang === 'javascript') && bindsModuleExports(node)) continue;
     const space = bindingSpace(lang, name);
-    const ranges = space === 0 ? null : bindingScope(lang, node, name, classHoles);
+    const ranges = space === 0 ? null : bindingScope(lang, node, name, classes);
     // (an empty list: no binding at all — a TS module augmentation's declaration is a reference)
     if (ranges?.length === 0) continue;
     sites.add(node.startIndex);
@@ -1243,7 +1261,8 @@ function parseImport(lang: Lang, captureName: string, node: Node, spec: Node | u
     // (`global Config` then `from .cfg import Config`: the function binds the module's name — the lazy-import idiom, X51-07;
     // a module's `def __getattr__(name)` (PEP 562) imports what the module lends as its attributes — X52-11)
     const lazyAttributes = owner?.childForFieldName('name')?.text === '__getattr__' && ancestorOf(owner, pythonCodeBlocks) === null;
-    if (parsed && body && !lazyAttributes && !parsed.names.some((name) => pythonGlobals(owner!).has(name.local))) parsed.scope = [body.startPosition.row + 1, body.endPosition.row + 1];
+    const globals = parsed && body && !lazyAttributes ? pythonGlobals(owner!) : undefined;
+    if (parsed && body && globals && !parsed.names.some((name) => globals.has(name.local))) parsed.scope = [body.startPosition.row + 1, body.endPosition.row + 1];
     return parsed;
   }
   if (lang === 'rust') return parseRustImport(captureName, node, line, skip);

@@ -1156,7 +1156,15 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     // symbol re-exports it too (X52-13).
     // (only a module-level `Engine = defs.Engine`, `defs` that import's name: not `Engine = other.Engine`, a class
     // Engine of its own, an assignment inside a function — outside round X53-05)
+    // (asked again on every pass of the fixed point below: each file's answer once)
+    const assignments = new Map<string, boolean>();
     const assignsFrom = (item: Loaded, local: string): boolean => {
+      const key = `${item.entry.file}\0${local}`;
+      let answer = assignments.get(key);
+      if (answer === undefined) assignments.set(key, (answer = assignsFromOnce(item, local)));
+      return answer;
+    };
+    const assignsFromOnce = (item: Loaded, local: string): boolean => {
       const assigned = item.facts.symbols.filter((def) => def.name === symbol && def.container === undefined && (def.kind === 'variable' || def.kind === 'constant'));
       if (assigned.length === 0 || item.facts.symbols.some((def) => def.name === symbol && (def.kind === 'class' || def.kind === 'function'))) return false;
       const lines = (readTexts(context, [item.entry]).get(item.entry.file) ?? '').split(/\r?\n/);
