@@ -527,7 +527,9 @@ describe.skipIf(!enabled)('resident mode (native client + warm server)', () => {
     const fakeBin = path.join(scratch, 'hung-git');
     const gitPid = path.join(scratch, 'hung-git.pid');
     mkdirSync(fakeBin);
-    writeFileSync(path.join(fakeBin, 'git'), `#!/bin/sh\necho $$ > ${gitPid}\nexec sleep 30\n`, { mode: 0o755 });
+    // Sleeps far longer than the test may take on a loaded 2-core CI (30 s was not enough there: the
+    // "still running" check below then failed); both sleepers are killed in the finally blocks.
+    writeFileSync(path.join(fakeBin, 'git'), `#!/bin/sh\necho $$ > ${gitPid}\nexec sleep 600\n`, { mode: 0o755 });
     const transcript = path.join(scratch, 'scout-transcript.txt');
     writeFileSync(transcript, '[polywave:scout:probe] go\n');
     const payload = JSON.stringify({ agent_type: 'polywave-scout', agent_transcript_path: transcript, cwd: scratch });
