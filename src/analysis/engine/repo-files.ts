@@ -10,7 +10,7 @@
  * separate checkouts git does not list here.
  */
 import { createHash } from 'node:crypto';
-import { closeSync, constants, fstatSync, lstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { createGit } from '../../git/git-cli.js';
 import type { Git } from '../../git/git-port.js';
@@ -124,11 +124,17 @@ export function repoContext(repoRoot: string): Promise<RepoContext> {
       if (known !== undefined && known.signature === contextSignature(key, known.root)) {
         return { root: known.root, git: createGit(known.root), commonDir: known.commonDir };
       }
-      const git = createGit(key);
-      const out = await git.run(['rev-parse', '--show-toplevel', '--git-common-dir']);
-      const [top, common] = out.stdout.split('\n');
-      const root = path.resolve(top!.trim());
-      const commonDir = path.resolve(key, common!.trim());
+      let root: string;
+      let commonDir: string;
+      const plain = plainRepositoryAt(key);
+      if (plain) ({ root, commonDir } = plain);
+      else {
+        const git = createGit(key);
+        const out = await git.run(['rev-parse', '--show-toplevel', '--git-common-dir']);
+        const [top, common] = out.stdout.split('\n');
+        root = path.resolve(top!.trim());
+        commonDir = path.resolve(key, common!.trim());
+      }
       if (scope.memory) {
         // Taken after git answered: anything changed since makes the next signature differ.
         const signature = commonDir === path.join(root, '.git') ? contextSignature(key, root) : undefined;
@@ -144,6 +150,52 @@ export function repoContext(repoRoot: string): Promise<RepoContext> {
     contexts.set(key, context);
   }
   return context;
+}
+
+/**
+ * Git variables that change nothing about which repository a directory belongs to (identity, prompts, tracing,
+ * where the user's and the system's configuration are read: discovery reads `core.worktree`/`core.bare` from the
+ * repository's own config only).
+ */
+const discoveryNeutral = /^GIT_(?:AUTHOR_(?:NAME|EMAIL|DATE)|COMMITTER_(?:NAME|EMAIL|DATE)|TERMINAL_PROMPT|EDITOR|SEQUENCE_EDITOR|PAGER|SSH|SSH_COMMAND|SSH_VARIANT|ASKPASS|CONFIG_NOSYSTEM|CONFIG_GLOBAL|CONFIG_SYSTEM|TRACE\w*|FLUSH|PROTOCOL\w*|HTTP_\w+|SSL_\w+|CURL_\w+|PROXY_\w+|REDACT_COOKIES|OPTIONAL_LOCKS|ADVICE|EXEC_PATH|MERGE_AUTOEDIT|NO_REPLACE_OBJECTS|LFS_\w+)$/;
+
+/**
+ * The answer `git rev-parse --show-toplevel --git-common-dir` gives in `key` when it is certain without asking git
+ * (a spawn is ~7–15 ms of a long-lived process's main thread: fork copies its page tables): `key` is a real path
+ * (no symbolic link in it: git prints the resolved one), owned by this user (git's safe.directory check), holding
+ * a `.git` directory of this user that git accepts as a repository (a valid `HEAD`, `objects/` and `refs/`, no
+ * `commondir`) whose config names no work tree, no bare repository and no include (those change the answer or can),
+ * and no variable of git's that moves the repository (`GIT_DIR`, `GIT_WORK_TREE`, `GIT_CEILING_DIRECTORIES`,
+ * `GIT_CONFIG_COUNT`…) is set. Anything else (a subdirectory, a linked worktree, a `.git` file) asks git.
+ */
+export function plainRepositoryAt(key: string): { root: string; commonDir: string } | undefined {
+  if (Object.keys(process.env).some((name) => name.startsWith('GIT_') && !discoveryNeutral.test(name))) return undefined;
+  const uid = process.getuid?.();
+  if (uid === undefined) return undefined;
+  try {
+    if (realpathSync.native(key) !== key) return undefined;
+    const gitDir = path.join(key, '.git');
+    const top = lstatSync(key, { throwIfNoEntry: false });
+    const dir = lstatSync(gitDir, { throwIfNoEntry: false });
+    if (!top?.isDirectory() || top.uid !== uid || !dir?.isDirectory() || dir.uid !== uid) return undefined;
+    if (!lstatSync(path.join(gitDir, 'objects'), { throwIfNoEntry: false })?.isDirectory() || !lstatSync(path.join(gitDir, 'refs'), { throwIfNoEntry: false })?.isDirectory()) return undefined;
+    if (lstatSync(path.join(gitDir, 'commondir'), { throwIfNoEntry: false })) return undefined;
+    const head = lstatSync(path.join(gitDir, 'HEAD'), { throwIfNoEntry: false });
+    if (!head?.isFile() || head.size > 4096) return undefined;
+    if (!/^(?:ref: refs\/[^\s]+|[0-9a-f]{40}(?:[0-9a-f]{24})?)\n?$/.test(readFileSync(path.join(gitDir, 'HEAD'), 'utf8'))) return undefined;
+    const config = lstatSync(path.join(gitDir, 'config'), { throwIfNoEntry: false });
+    if (config) {
+      if (!config.isFile() || config.size > 1024 * 1024) return undefined;
+      for (const line of readFileSync(path.join(gitDir, 'config'), 'utf8').split(/\r?\n/)) {
+        if (/worktree|include/i.test(line)) return undefined;
+        const bare = /^\s*bare\s*(?:=\s*(.*?))?\s*$/i.exec(line);
+        if (bare && !/^(?:false|no|off|0)$/i.test(bare[1] ?? 'true')) return undefined;
+      }
+    }
+    return { root: key, commonDir: gitDir };
+  } catch {
+    return undefined;
+  }
 }
 
 /** Directories whose repository this process found before (memory scope only), with what that answer depended on. */
