@@ -142,6 +142,57 @@ describe('check-test-cascade (E46): real references per language', () => {
     expect(json(result.stdout)).toEqual([{ symbol: 'slugify', test_file: 'lib/index.spec.js', line: 4, context: "slugify('A');", agents: ['A'] }]);
   });
 
+  it('ordinary task wordings of a signature change are taken for one: a qualified type in backticks, a file path, take / accept / argument / to return / async (outside round X54-03)', async () => {
+    const files = {
+      'go.mod': 'module example.com/m\n\ngo 1.22\n',
+      'store/store.go': 'package store\n\ntype Mem struct{}\n\nfunc NewMemStore() *Mem { return &Mem{} }\n',
+      'store/mem_test.go': 'package store\n\nimport "testing"\n\nfunc TestMem(t *testing.T) {\n\t_ = NewMemStore()\n}\n',
+    };
+    const wordings = [
+      'Add a `ctx context.Context` parameter to `NewMemStore()`.',
+      'Add a `logger *slog.Logger` parameter to `NewMemStore()` in store/store.go.',
+      'Make `NewMemStore()` take a `capacity int`.',
+      'Change `NewMemStore()` to accept a capacity.',
+      'Add an optional `capacity` argument to `NewMemStore()`.',
+      'Change `NewMemStore()` in store/store.go to return `(*Mem, error)`.',
+    ];
+    for (const [index, task] of wordings.entries()) {
+      const { repo, implPath } = await repoWith(files, {
+        name: `IMPL-w${index}.yaml`,
+        text: `title: w\nfeature_slug: w\nverdict: SUITABLE\nfile_ownership:\n  - file: store/store.go\n    agent: A\n    wave: 1\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: ${JSON.stringify(task)}\n`,
+      });
+      const result = await runCliInProcess(['check-test-cascade', implPath, '--repo-dir', repo.dir]);
+      expect([result.code, json(result.stdout)], task).toEqual([1, [{ symbol: 'NewMemStore', test_file: 'store/mem_test.go', line: 6, context: '_ = NewMemStore()', agents: ['A'] }]]);
+    }
+    // Two sentences, the second naming a parameter of nothing: no change announced.
+    const { repo, implPath } = await repoWith(files, { name: 'IMPL-none.yaml', text: 'title: w\nfeature_slug: w\nverdict: SUITABLE\nfile_ownership:\n  - file: store/store.go\n    agent: A\n    wave: 1\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: "Add logging to `NewMemStore()`. Document every parameter."\n' });
+    const none = await runCliInProcess(['check-test-cascade', implPath, '--repo-dir', repo.dir]);
+    expect([none.code, none.stdout]).toEqual([0, '[]\n']);
+  });
+
+  it('Rust `Type::new()` in a task: its calls through the type and inside assert_eq! are orphaned callers, as check-callers Type.new lists them (outside round X54-07)', async () => {
+    const { repo, implPath } = await repoWith(
+      {
+        'Cargo.toml': '[package]\nname = "shop"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'pub mod item;\npub mod store;\n',
+        'src/item.rs': 'pub struct Item { pub name: String }\n\nimpl Item {\n    pub fn new(name: &str) -> Item {\n        Item { name: name.to_string() }\n    }\n    pub fn is_empty(&self) -> bool {\n        self.name.is_empty()\n    }\n}\n',
+        'src/store.rs': 'use crate::item::Item;\n\npub struct Other;\nimpl Other {\n    pub fn new() -> Other { Other }\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n    #[test]\n    fn stores() {\n        let item = Item::new("a");\n        assert_eq!(Item::new("b").is_empty(), false);\n        let _ = Other::new();\n        drop(item);\n    }\n}\n',
+        'tests/items.rs': 'use shop::item::Item;\n\n#[test]\nfn builds() {\n    assert!(!Item::new("x").is_empty());\n}\n',
+      },
+      {
+        name: 'IMPL-rs-new.yaml',
+        text: 'title: rs\nfeature_slug: rs\nverdict: SUITABLE\nfile_ownership:\n  - file: src/item.rs\n    agent: A\n    wave: 1\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: Add a `price` parameter to `Item::new()`.\n',
+      },
+    );
+    const result = await runCliInProcess(['check-test-cascade', implPath, '--repo-dir', repo.dir]);
+    expect(result.code, result.stderr).toBe(1);
+    expect(json(result.stdout)).toEqual([
+      { symbol: 'Item.new', test_file: 'src/store.rs', line: 13, context: 'let item = Item::new("a");', agents: ['A'] },
+      { symbol: 'Item.new', test_file: 'src/store.rs', line: 14, context: 'assert_eq!(Item::new("b").is_empty(), false);', agents: ['A'] },
+      { symbol: 'Item.new', test_file: 'tests/items.rs', line: 5, context: 'assert!(!Item::new("x").is_empty());', agents: ['A'] },
+    ]);
+  });
+
   it('no changed signature → [] and exit 0; not a git repository → D011, exit 2', async () => {
     const { repo, implPath } = await repoWith({ 'a.go': 'package a\n' }, { name: 'IMPL-none.yaml', text: 'title: n\nfeature_slug: n\nverdict: SUITABLE\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: add docs\n' });
     const ok = await runCliInProcess(['check-test-cascade', implPath, '--repo-dir', repo.dir]);

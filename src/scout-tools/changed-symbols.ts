@@ -20,13 +20,25 @@ export const changeKeywords: readonly string[] = [
   'remove method',
 ];
 
-/** "add a `logger` parameter", "adds Logger parameter", "remove the ctx parameter", "function signature". */
-const parameterChange = /\b(?:add|adds|added|adding|remove|removes|removed|thread|threads|change|changes|update|updates)\b[^.\n]{0,60}\bparameters?\b|\bsignatures?\b/i;
+/**
+ * Up to 80 characters of one sentence between two words: a backticked span counts as one piece whatever it holds
+ * (``a `ctx context.Context` parameter``, `*slog.Logger`, `...Option`), and so does a dot inside a word (`app/security.py`):
+ * only a dot before a space or the end ends a sentence (outside round X54-03 — any dot did, and the commonest Go
+ * phrasings were not taken for a signature change).
+ */
+const sameSentence = '(?:`[^`\\n]{0,80}`|\\.(?=\\w)|[^.\\n`]){0,80}?';
+/** "add a `logger` parameter", "adds Logger parameter", "remove the ctx parameter", "an optional `timeout` argument", "function signature". */
+const parameterChange = new RegExp(
+  `\\b(?:add|adds|added|adding|remove|removes|removed|removing|drop|drops|dropped|thread|threads|threading|change|changes|changed|changing|update|updates|updated|replace|replaces|replaced|extend|extends|extended|reorder|reorders|reordered)\\b${sameSentence}\\b(?:parameters?|params?|arguments?|args?)\\b|\\bsignatures?\\b`,
+  'i',
+);
+/** "make `f()` take a `capacity int`", "change `f()` to accept …", "change `parse()` to return `Result<…>`", "make `fetchUser()` async". */
+const callableChange = new RegExp(`\\b(?:make|makes|change|changes|update|updates)\\b${sameSentence}\\b(?:take|takes|accept|accepts|return|returns|async|asynchronous|variadic|generic)\\b`, 'i');
 
 /** True when the text announces a signature change. */
 export function mentionsChange(text: string): boolean {
   const lower = text.toLowerCase();
-  return changeKeywords.some((keyword) => lower.includes(keyword)) || parameterChange.test(text);
+  return changeKeywords.some((keyword) => lower.includes(keyword)) || parameterChange.test(text) || callableChange.test(text);
 }
 
 /** A contract `location` without its `:line` suffix (`pkg/deps/types.go:6` → `pkg/deps/types.go`). */
@@ -66,7 +78,8 @@ const fileLike = /\.(go|ts|tsx|js|jsx|mjs|cjs|py|rs|md|ya?ml|json|toml|txt|sh)$/
  */
 export function symbolFromName(raw: string): { symbol: string; name: string; member: boolean; callable: boolean } | undefined {
   const callable = /\(\)$/.test(raw.trim());
-  const text = raw.trim().replace(/\(\)$/, '');
+  // (a Rust path, `Item::new()`, is written with `::`: outside round X54-07)
+  const text = raw.trim().replace(/\(\)$/, '').replace(/::/g, '.');
   if (text === '' || fileLike.test(text) || !identifierPath.test(text)) return undefined;
   const parts = text.split('.');
   const name = parts[parts.length - 1]!;

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { findReferences as engineFindReferences } from '../analysis/engine/index.js';
+import { qualifiedUse } from '../analysis/qualified-uses.js';
 import type { Reference, ReferenceKind } from '../analysis/engine/types.js';
 import { codeFamilyOf, isBinaryText, lexSource, lineAt, lineTextOf } from '../analysis/source-lexer.js';
 import { createGit } from '../git/git-cli.js';
@@ -13,6 +14,12 @@ export interface FindOptions {
   files?: readonly string[];
   /** Only member uses (`x.Name`): the symbol is a method or field (`Type.Method` in a task). */
   memberOnly?: boolean;
+  /**
+   * With memberOnly, the type the member belongs to (`Item` of `Item.new()`): the engine finder then keeps what
+   * `check-callers Item.new` keeps — method calls, fields, `x.new` and `Item::new()` (Rust), uses inside macros —
+   * instead of method calls only.
+   */
+  memberOf?: string;
 }
 
 /**
@@ -165,7 +172,11 @@ export function createEngineReferenceFinder(): ReferenceFinder {
       } catch {
         return fallback.findReferences(repoRoot, symbol, options);
       }
-      if (options.memberOnly) references = references.filter((reference) => reference.kind === 'method-call');
+      if (options.memberOnly) {
+        const memberOf = options.memberOf;
+        const lines = new Map<string, string[]>();
+        references = references.filter((reference) => (memberOf !== undefined ? qualifiedUse(repoRoot, memberOf, reference, lines) : reference.kind === 'method-call'));
+      }
       const definedIn = options.definedIn;
       if (definedIn === undefined || !definedIn.endsWith('.go')) return references;
       const kept: Reference[] = [];

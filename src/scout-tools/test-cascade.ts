@@ -89,7 +89,7 @@ export async function checkTestCascade(options: CheckTestCascadeOptions): Promis
     const definedIn = await definingFile(repoRoot, manifest, symbol);
     // A name the changing agents neither own a definition of nor have a contract for is not theirs to change (`t.TempDir()` in a task).
     if (definedIn === undefined) continue;
-    const references = await finder.findReferences(repoRoot, symbol.name, { files: candidates, ...(definedIn ? { definedIn } : {}), ...(symbol.member ? { memberOnly: true } : {}) });
+    const references = await finder.findReferences(repoRoot, symbol.name, { files: candidates, ...(definedIn ? { definedIn } : {}), ...(symbol.member ? { memberOnly: true, memberOf: symbol.symbol.split('.')[0]! } : {}) });
     for (const reference of references) {
       if (reference.line < (tests.get(reference.file) ?? 1) || reference.kind === 'import' || reference.kind === 'reexport') continue;
       errors.push({ symbol: symbol.symbol, test_file: reference.file, line: reference.line, context: reference.context, agents: symbol.agents });

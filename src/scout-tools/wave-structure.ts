@@ -71,7 +71,7 @@ export async function suggestWaveStructure(options: { manifest: ImplManifest; re
     const references = await finder.findReferences(repoRoot, changed.name, {
       files: [...new Set(callerRows.map((row) => row.file!))],
       ...(definedIn ? { definedIn } : {}),
-      ...(changed.member ? { memberOnly: true } : {}),
+      ...(changed.member ? { memberOnly: true, memberOf: changed.symbol.split('.')[0]! } : {}),
     });
     const referencing = new Set(references.map((reference) => reference.file));
     const byWave = new Map<number, string[]>();

@@ -1,6 +1,7 @@
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import path from 'node:path';
-import { findReferences, listSymbols, type Reference } from '../../analysis/engine/index.js';
+import { qualifiedUse } from '../../analysis/qualified-uses.js';
+import { findReferences, listSymbols } from '../../analysis/engine/index.js';
 import { listRepoFiles, repoContext } from '../../analysis/engine/repo-files.js';
 import { repoRelative, requireFormat, requireRepository, reportStats, configureEngine } from '../../analysis/engine/cli-support.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
@@ -8,44 +9,6 @@ import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { analysisCall } from '../../analysis/engine/scope.js';
 
 const identifier = /^[\p{L}_$][\p{L}\p{N}_$]*$/u;
-
-/**
- * `Type.Member` (a capitalised qualifier): member uses only — `x.Member()`, `x.Member` (a field, a
- * method value), a Go struct literal's key `T{Member: …}`. `pkg.Func`: uses written `pkg.Func`, or
- * any use inside a directory named `pkg` (the package itself).
- */
-function qualified(root: string, qualifier: string, reference: Reference, lineCache: Map<string, string[]>): boolean {
-  if (/^\p{Lu}/u.test(qualifier)) {
-    if (reference.kind === 'method-call' || reference.fieldKey) return true;
-    const before = textBefore(root, reference, lineCache);
-    // (a Rust associated function called through its type, `Type::method(&x)`, is the method too)
-    // (`pkg.Func()`, `pkg.Var`: a package's or module's, no object's member — the extraction tells them)
-    return (/\.\s*$/u.test(before) && !reference.packageMember && reference.kind !== 'call' && reference.kind !== 'import' && reference.kind !== 'reexport') || before.match(/([\p{L}\p{N}_]+)\s*::\s*$/u)?.[1] === qualifier;
-  }
-  if (reference.file.split('/').slice(0, -1).includes(qualifier)) return true;
-  return memberUse(root, reference, lineCache) === qualifier;
-}
-
-/** The identifier written before `.` at the reference (`a` in `a.Do`), if any. */
-function memberUse(root: string, reference: Reference, lineCache: Map<string, string[]>): string | undefined {
-  return /([\p{L}\p{N}_$]+)\s*\.\s*$/u.exec(textBefore(root, reference, lineCache))?.[1];
-}
-
-/** The reference's line up to it. */
-function textBefore(root: string, reference: Reference, lineCache: Map<string, string[]>): string {
-  let lines = lineCache.get(reference.file);
-  if (!lines) {
-    lines = (() => {
-      try {
-        return readFileSync(path.join(root, reference.file), 'utf8').split(/\r?\n/);
-      } catch {
-        return [];
-      }
-    })();
-    lineCache.set(reference.file, lines);
-  }
-  return (lines[reference.line - 1] ?? '').slice(0, reference.column - 1);
-}
 
 /**
  * `check-callers <symbol> [--repo-dir] [--defined-in file] [--format json|text]` — every real
@@ -88,7 +51,7 @@ async function runCall(args: string[], options: Record<string, unknown>, io: Com
   // File lines of this call only: a long-lived process must read an edited file again.
   const lineCache = new Map<string, string[]>();
   const qualifier = raw.includes('.') ? raw.slice(0, raw.lastIndexOf('.')).split('.').pop()! : undefined;
-  const references = qualifier === undefined ? found : found.filter((reference) => qualified(root, qualifier, reference, lineCache));
+  const references = qualifier === undefined ? found : found.filter((reference) => qualifiedUse(root, qualifier, reference, lineCache));
   if (format === 'text') {
     for (const reference of references) io.stdout(`${reference.file}:${reference.line}:${reference.column}: ${reference.context}\n`);
     reportStats(io.env, io.stderr);
