@@ -21,7 +21,7 @@ import { repoRoot, runCli, type CliResult } from './support/cli.js';
 import { runCliInProcess } from './support/cli-in-process.js';
 import { expectCodedError } from './support/cli-assert.js';
 import { analysisFixtureRepo, type AnalysisFixture } from './support/analysis-fixture.js';
-import type { TestRepo } from './support/git-repo.js';
+import { createTestRepo, type TestRepo } from './support/git-repo.js';
 import { dependencyDepths, findCycle } from '../src/cli/commands/analyze-deps.js';
 
 interface Caller {
@@ -977,6 +977,29 @@ describe('detect-cascades', () => {
       '      cascade_type: syntax',
       '      severity: high',
       '      reason: import of renamed symbol WidgetStore (now Shelf)',
+    ]);
+  });
+
+  it('with a scope, a mock.patch("pkg.mod.name") string naming a module of the scope counts in a test that imports nothing from it; one naming another module does not (outside round X54-06)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'src/shop/__init__.py': '',
+        'src/shop/services/__init__.py': '',
+        'src/shop/services/pricing.py': 'def compute_total(items):\n    return sum(items)\n',
+        'src/shop/api/__init__.py': '',
+        'src/shop/api/views.py': 'from shop.services.pricing import compute_total\n\n\ndef checkout(items):\n    return compute_total(items)\n',
+        'src/shop/other.py': 'def compute_total():\n    return 0\n',
+        'tests/test_views.py': 'from unittest import mock\n\nfrom shop.api.views import checkout\n\n\n@mock.patch("shop.api.views.compute_total")\ndef test_checkout(total):\n    checkout([1])\n\n\n@mock.patch("shop.services.pricing.compute_total", return_value=3)\ndef test_pricing(total):\n    checkout([1])\n\n\n@mock.patch("shop.other.compute_total")\ndef test_other(total):\n    checkout([1])\n',
+      },
+    });
+    const result = await runCliInProcess(['detect-cascades', repo.dir, '--renames', JSON.stringify([{ old: 'compute_total', new: 'order_total', scope: 'src/shop/services/pricing.py' }]), '--format', 'json']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(cascades(result)).toEqual([
+      'src/shop/api/views.py:1 syntax high compute_total',
+      'src/shop/api/views.py:5 syntax medium compute_total',
+      'src/shop/services/pricing.py:1 syntax high compute_total',
+      'tests/test_views.py:6 semantic low @mock.patch("shop.api.views.compute_total")',
+      'tests/test_views.py:11 semantic low @mock.patch("shop.services.pricing.compute_total", return_value=3)',
     ]);
   });
 

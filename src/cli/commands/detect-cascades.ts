@@ -126,6 +126,15 @@ async function runCall(args: string[], options: Record<string, unknown>, io: Com
     }
     // Whole-word occurrences the syntax trees do not account for: comments and strings.
     const inScope = (file: string) => rename.scope === undefined || definers === undefined || file === rename.scope || file.startsWith(`${rename.scope}/`) || references.some((reference) => reference.file === file);
+    // A dotted module path ending in the name (`mock.patch("shop.api.views.compute_total")`, `@patch("pkg.mod.name")`)
+    // names the module file it patches: the mention counts when that file is in scope (defines or uses the symbol),
+    // whichever file the string is in — a test that imports nothing from it breaks at run time (outside round X54-06).
+    const scopeFiles = definers === undefined ? [] : [...new Set([...definers, ...references.map((reference) => reference.file)])];
+    const targetsScope = (text: string): boolean =>
+      [...text.matchAll(new RegExp(`([A-Za-z_]\\w*(?:\\.[A-Za-z_]\\w*)*)\\.${rename.old.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`, 'g'))].some((match) => {
+        const modulePath = match[1]!.replace(/\./g, '/');
+        return scopeFiles.some((file) => file === `${modulePath}.py` || file.endsWith(`/${modulePath}.py`) || file === `${modulePath}/__init__.py` || file.endsWith(`/${modulePath}/__init__.py`));
+      });
     const allSymbolsPerLine = new Map<string, number>();
     for (const symbol of symbols) allSymbolsPerLine.set(`${symbol.file}:${symbol.line}`, (allSymbolsPerLine.get(`${symbol.file}:${symbol.line}`) ?? 0) + 1);
     const allRefs = await findReferences(root, rename.old, { files: filesWithWord });
@@ -148,10 +157,11 @@ async function runCall(args: string[], options: Record<string, unknown>, io: Com
     };
     for (const [key, count] of occurrences) {
       const file = key.slice(0, key.lastIndexOf(':'));
-      if (!inScope(file) || !/\.(?:[cm]?[jt]sx?|go|py|rs)$/.test(file)) continue;
+      if (!/\.(?:[cm]?[jt]sx?|go|py|rs)$/.test(file)) continue;
+      const line = Number(key.slice(key.lastIndexOf(':') + 1));
+      if (!inScope(file) && !(file.endsWith('.py') && targetsScope(lineText.get(key) ?? (await lineOf(root, file, line, rename.old))))) continue;
       const accounted = (allRefsPerLine.get(key) ?? 0) + (allSymbolsPerLine.get(key) ?? 0);
       if (count <= accounted) continue;
-      const line = Number(key.slice(key.lastIndexOf(':') + 1));
       if (count <= Math.max(accounted, (await identifiersIn(file)).get(line) ?? 0)) continue;
       const text = lineText.get(key) ?? (await lineOf(root, file, line, rename.old));
       add({ file, line, match: text, cascade_type: 'semantic', severity: 'low', reason: `comment or string mentions renamed symbol ${rename.old} (now ${rename.new})` });
