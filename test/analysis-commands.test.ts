@@ -1003,6 +1003,39 @@ describe('detect-cascades', () => {
     ]);
   });
 
+  it('an interface or trait method is a definition: check-callers --defined-in answers without a warning, the declaration is no reference, and a scoped rename lists the methods that may implement it (outside round X54-10)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'go.mod': 'module example.com/svc\n\ngo 1.22\n',
+        'store/store.go': 'package store\n\ntype Store interface {\n\tPut(key string) error\n}\n',
+        'store/mem.go': 'package store\n\ntype Mem struct{}\n\nfunc (m *Mem) Put(key string) error { return nil }\n',
+        'service/service.go': 'package service\n\nimport "example.com/svc/store"\n\nfunc Save(s store.Store) error {\n\treturn s.Put("k")\n}\n',
+        'service/service_test.go': 'package service\n\ntype fake struct{}\n\nfunc (f *fake) Put(key string) error { return nil }\n',
+        'Cargo.toml': '[package]\nname = "kv"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'pub mod kv;\n',
+        'src/kv.rs': 'pub trait Kv {\n    fn fetch(&self, key: &str) -> String;\n}\n\npub struct Mem;\n\nimpl Kv for Mem {\n    fn fetch(&self, key: &str) -> String {\n        key.to_string()\n    }\n}\n\npub fn first(kv: &dyn Kv) -> String {\n    kv.fetch("a")\n}\n',
+        'web/cache.ts': 'export interface Cache {\n  lookup(key: string): string;\n}\n\nexport function use(c: Cache): string {\n  return c.lookup(\'k\');\n}\n',
+      },
+    });
+    const go = await runCliInProcess(['check-callers', 'Put', '--defined-in', 'store/store.go', '--format', 'json'], { cwd: repo.dir });
+    expect([go.code, go.stderr]).toEqual([0, '']);
+    expect((JSON.parse(go.stdout) as Array<{ file: string; line: number }>).map((reference) => `${reference.file}:${reference.line}`)).toEqual(['service/service.go:6']);
+    const rust = await runCliInProcess(['check-callers', 'fetch', '--defined-in', 'src/kv.rs', '--format', 'json'], { cwd: repo.dir });
+    expect([rust.code, rust.stderr]).toEqual([0, '']);
+    expect((JSON.parse(rust.stdout) as Array<{ file: string; line: number }>).map((reference) => `${reference.file}:${reference.line}`)).toEqual(['src/kv.rs:14']);
+    const ts = await runCliInProcess(['check-callers', 'lookup', '--defined-in', 'web/cache.ts', '--format', 'json'], { cwd: repo.dir });
+    expect([ts.code, ts.stderr]).toEqual([0, '']);
+    expect((JSON.parse(ts.stdout) as Array<{ file: string; line: number }>).map((reference) => `${reference.file}:${reference.line}`)).toEqual(['web/cache.ts:6']);
+    const rename = await runCliInProcess(['detect-cascades', repo.dir, '--renames', JSON.stringify([{ old: 'Put', new: 'Save', scope: 'store/store.go' }]), '--format', 'json']);
+    expect(cascades(rename)).toEqual([
+      'service/service.go:6 syntax medium Put',
+      'service/service_test.go:5 syntax high Put',
+      'store/mem.go:5 syntax high Put',
+      'store/store.go:4 syntax high Put',
+    ]);
+    expect((JSON.parse(rename.stdout) as { cascade_candidates: Array<{ file: string; reason: string }> }).cascade_candidates.find((candidate) => candidate.file === 'store/mem.go')?.reason).toBe("method Put of Mem may implement Store: rename it with the interface's (now Save)");
+  });
+
   it('paths with spaces and non-ASCII letters (git grep -z, never quoted paths)', async () => {
     const repo = await analysisFixtureRepo('ts');
     repo.write('src/ü dir/x.ts', "import { WidgetStore } from '../model.js';\nnew WidgetStore(); // WidgetStore\n");

@@ -193,6 +193,24 @@ describe('check-test-cascade (E46): real references per language', () => {
     ]);
   });
 
+  it('Go: a test double implementing a changed interface method is an orphan too (outside round X54-04)', async () => {
+    const { repo, implPath } = await repoWith(
+      {
+        'go.mod': 'module example.com/svc\n\ngo 1.22\n',
+        'store/store.go': 'package store\n\ntype Store interface {\n\tPut(key string) error\n}\n',
+        'service/service_test.go': 'package service\n\nimport "example.com/svc/store"\n\ntype fake struct{}\n\nfunc (f *fake) Put(key string) error { return nil }\n\nvar _ store.Store = (*fake)(nil)\n',
+        'other/other_test.go': 'package other\n\ntype Box struct{}\n\nfunc (b *Box) Get() {}\n',
+      },
+      {
+        name: 'IMPL-fake.yaml',
+        text: 'title: f\nfeature_slug: f\nverdict: SUITABLE\nfile_ownership:\n  - file: store/store.go\n    agent: A\n    wave: 1\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: Add a `ctx context.Context` parameter to `Store.Put`.\n',
+      },
+    );
+    const result = await runCliInProcess(['check-test-cascade', implPath, '--repo-dir', repo.dir]);
+    expect(result.code, result.stderr).toBe(1);
+    expect(json(result.stdout)).toEqual([{ symbol: 'Store.Put', test_file: 'service/service_test.go', line: 7, context: 'func (f *fake) Put(key string) error { return nil }', agents: ['A'] }]);
+  });
+
   it('no changed signature → [] and exit 0; not a git repository → D011, exit 2', async () => {
     const { repo, implPath } = await repoWith({ 'a.go': 'package a\n' }, { name: 'IMPL-none.yaml', text: 'title: n\nfeature_slug: n\nverdict: SUITABLE\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: add docs\n' });
     const ok = await runCliInProcess(['check-test-cascade', implPath, '--repo-dir', repo.dir]);

@@ -1,5 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { listSymbols } from '../analysis/engine/index.js';
+import { createGit } from '../git/git-cli.js';
 import type { ImplManifest } from '../protocol/schema/impl-schema.js';
 import { agentFacts, changedSymbols, type ChangedSymbol } from './changed-symbols.js';
 import { createEngineReferenceFinder, hasInlineTests, isTestPath, listRepoFiles, type ReferenceFinder } from './references.js';
@@ -30,6 +32,25 @@ const definitionOf = (name: string) =>
 /** Function or method definitions only (a bare backticked name must be one to count as a changed signature). */
 const functionDefinitionOf = (name: string) =>
   new RegExp(`(?:\\bfunc\\s+(?:\\([^)]*\\)\\s*)?|\\bfunction\\s*\\*?\\s*|\\bdef\\s+|\\bfn\\s+)${name}\\b|\\bconst\\s+${name}\\s*=\\s*(?:async\\s*)?(?:\\(|function\\b)`);
+
+/**
+ * The methods named like `symbol` in `files` when `definedIn` declares it as a method of an interface or trait (none
+ * otherwise): the types that may implement it. Only files holding the name as a whole word are parsed.
+ */
+async function implementationsIn(repoRoot: string, definedIn: string, symbol: Pick<ChangedSymbol, 'name' | 'symbol'>, files: readonly string[]): Promise<Array<{ file: string; line: number }>> {
+  const own = await listSymbols(repoRoot, [definedIn]).catch(() => []);
+  const contracts = new Set(own.filter((entry) => entry.kind === 'interface' || entry.kind === 'trait').map((entry) => entry.name));
+  const qualifier = symbol.symbol.includes('.') ? symbol.symbol.split('.')[0] : undefined;
+  const declared = own.some((entry) => entry.kind === 'method' && entry.name === symbol.name && entry.container !== undefined && contracts.has(entry.container) && (qualifier === undefined || entry.container === qualifier));
+  if (!declared || files.length === 0) return [];
+  // (past a few hundred files the whole tree is searched and the answer filtered: a command line has a limit)
+  const wanted = new Set(files);
+  const pathspecs = files.length <= 500 ? files.map((file) => `:(literal)${file}`) : [];
+  const found = await createGit(repoRoot).run(['grep', '--untracked', '-l', '-z', '-w', '-F', '-I', '--no-color', '-e', symbol.name, '--', ...pathspecs], { allowExitCodes: [1] });
+  const holding = found.stdout.split('\0').filter((file) => wanted.has(file));
+  if (holding.length === 0) return [];
+  return (await listSymbols(repoRoot, holding)).filter((entry) => entry.kind === 'method' && entry.name === symbol.name).map((entry) => ({ file: entry.file, line: entry.line }));
+}
 
 async function readText(repoRoot: string, file: string): Promise<string | undefined> {
   return readFile(path.join(repoRoot, file), 'utf8').catch(() => undefined);
@@ -93,6 +114,13 @@ export async function checkTestCascade(options: CheckTestCascadeOptions): Promis
     for (const reference of references) {
       if (reference.line < (tests.get(reference.file) ?? 1) || reference.kind === 'import' || reference.kind === 'reexport') continue;
       errors.push({ symbol: symbol.symbol, test_file: reference.file, line: reference.line, context: reference.context, agents: symbol.agents });
+    }
+    // A method of an interface or trait: a test double's method of that name (`func (f *fakeStore) Put`) stops
+    // implementing it — the test no longer compiles (outside round X54-04). By name, as detect-cascades does.
+    for (const fake of await implementationsIn(repoRoot, definedIn, symbol, candidates)) {
+      if (fake.line < (tests.get(fake.file) ?? 1)) continue;
+      const text = (await readText(repoRoot, fake.file))?.split(/\r?\n/)[fake.line - 1]?.trim() ?? '';
+      errors.push({ symbol: symbol.symbol, test_file: fake.file, line: fake.line, context: text, agents: symbol.agents });
     }
   }
   errors.sort((a, b) => a.test_file.localeCompare(b.test_file) || a.line - b.line || a.symbol.localeCompare(b.symbol));

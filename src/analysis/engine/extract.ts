@@ -1067,9 +1067,14 @@ function jsDefinitions(root: Node, add: AddSymbol): void {
         }
         break;
       }
-      case 'interface_declaration':
+      case 'interface_declaration': {
         add(name, 'interface', isExported(name?.text));
+        // Its methods are definitions (a rename's declaration line; `check-callers put --defined-in` finds one): X54-10.
+        for (const member of declaration.childForFieldName('body')?.namedChildren ?? []) {
+          if (member?.type === 'method_signature') add(member.childForFieldName('name'), 'method', isExported(name?.text), name?.text);
+        }
         break;
+      }
       case 'type_alias_declaration':
         add(name, 'type', isExported(name?.text));
         break;
@@ -1132,6 +1137,10 @@ function goDefinitions(root: Node, add: AddSymbol): void {
           const type = typeNode?.type;
           const name = spec.childForFieldName('name');
           named(name, type === 'struct_type' ? 'struct' : type === 'interface_type' ? 'interface' : 'type');
+          // An interface's methods (X54-10: a rename's declaration line, the definition `--defined-in` names)
+          if (type === 'interface_type' && name) {
+            for (const method of typeNode!.namedChildren) if (method?.type === 'method_elem') named(method.childForFieldName('name'), 'method', name.text);
+          }
           // A struct's named fields (not embedded ones: their name is the type's, used as such)
           if (type === 'struct_type' && name) {
             // (and a nested anonymous struct's: `Server struct { Port int }` — X51-15)
@@ -1197,6 +1206,13 @@ function rustDefinitions(block: Node, add: AddSymbol): void {
       if (item.type === 'mod_item') {
         const body = item.childForFieldName('body');
         if (body) rustDefinitions(body, add);
+      }
+      if (item.type === 'trait_item') {
+        // A trait's methods, declared or with a default body, are definitions (X54-08/10): `fn get(&self)` is no reference.
+        const trait = item.childForFieldName('name')?.text;
+        for (const member of item.childForFieldName('body')?.namedChildren ?? []) {
+          if (member?.type === 'function_signature_item' || member?.type === 'function_item') add(member.childForFieldName('name'), 'method', isPub, trait);
+        }
       }
     } else if (item.type === 'impl_item') {
       const typeNode = item.childForFieldName('type');
@@ -1483,7 +1499,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 24;
+const factsFormat = 25;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {

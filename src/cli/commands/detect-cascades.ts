@@ -118,6 +118,21 @@ async function runCall(args: string[], options: Record<string, unknown>, io: Com
       add({ file: symbol.file, line: symbol.line, match: symbol.name, cascade_type: 'syntax', severity: 'high', reason: `${symbol.kind} declaration uses renamed symbol ${rename.old} (now ${rename.new})` });
       syntaxPerLine.set(`${symbol.file}:${symbol.line}`, (syntaxPerLine.get(`${symbol.file}:${symbol.line}`) ?? 0) + 1);
     }
+    // A method of an interface or trait in the scope: every method of that name elsewhere may implement it and must be
+    // renamed with it (a Go type stops satisfying the interface, a TS class its `implements`, a Rust impl fails) — by
+    // name: the engine does not type-check which types implement it (outside round X54-10).
+    const scopedFiles = [...new Set(scoped.map((symbol) => symbol.file))];
+    const abstractKinds = new Set(['interface', 'trait']);
+    const contracts = scopedFiles.length === 0 ? [] : (await listSymbols(root, scopedFiles)).filter((symbol) => abstractKinds.has(symbol.kind));
+    const implemented = scoped.filter((symbol) => symbol.kind === 'method' && contracts.some((contract) => contract.file === symbol.file && contract.name === symbol.container));
+    if (implemented.length > 0) {
+      const names = [...new Set(implemented.map((symbol) => symbol.container!))].join(', ');
+      for (const symbol of symbols) {
+        if (symbol.kind !== 'method' || scoped.includes(symbol)) continue;
+        add({ file: symbol.file, line: symbol.line, match: symbol.name, cascade_type: 'syntax', severity: 'high', reason: `method ${rename.old} of ${symbol.container ?? 'a type'} may implement ${names}: rename it with the interface's (now ${rename.new})` });
+        syntaxPerLine.set(`${symbol.file}:${symbol.line}`, (syntaxPerLine.get(`${symbol.file}:${symbol.line}`) ?? 0) + 1);
+      }
+    }
     for (const reference of references) {
       const [severity, reason] = kindReason[reference.kind];
       add({ file: reference.file, line: reference.line, match: reference.name, cascade_type: 'syntax', severity, reason: `${reason} ${rename.old} (now ${rename.new})` });
