@@ -562,6 +562,13 @@ const cases: Case[] = [
     expected: ['14:9:other', '21:9:other', '30:13:other', '32:13:other'],
   },
   {
+    name: 'Python: an augmented assignment binds like an assignment — in a class body from its statement on, its target a read (X52-10)',
+    lang: 'python',
+    source: ['class C:', '    Foo += 1', '    a = Foo', 'def f():', '    Foo += 1', '    return Foo', 'Foo += 1', 'b = Foo'].join('\n'),
+    // (the function's Foo is its local: CPython raises UnboundLocalError there, it never reads the module's)
+    expected: ['2:5:other', '7:1:other', '8:5:other'],
+  },
+  {
     name: "TS: a namespace's exported member is bound in every block of that namespace, not in another namespace",
     lang: 'typescript',
     source: [

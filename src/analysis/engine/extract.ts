@@ -133,7 +133,8 @@ const importQuery: Record<Lang, string> = {
  * - `@self` — the name of a class or function expression: bound inside that expression only;
  * - `@site` — a declaration that binds no name in any scope a use can see (an object key, a field,
  *   an enum member, a label): not a reference, nothing else dropped;
- * - `@global` — Python `global x`: the function's assignments to `x` bind the module's `x`.
+ * - `@global` — Python `global x`: the function's assignments to `x` bind the module's `x`;
+ * - `@augmented` — Python `x += 1`: binds `x` as `@var` does, but its target is a use too (it reads `x` first).
  * (Outside attack X47: each of these was reported as a reference to a module-level name.)
  */
 const tsBindings = [
@@ -218,6 +219,7 @@ const bindingQuery: Record<Lang, string> = {
     '(list_splat_pattern (identifier) @param)',
     '(dictionary_splat_pattern (identifier) @param)',
     '(assignment left: (identifier) @var)',
+    '(augmented_assignment left: (identifier) @augmented)',
     '(pattern_list (identifier) @var)',
     '(tuple_pattern (identifier) @var)',
     '(list_pattern (identifier) @var)',
@@ -317,6 +319,7 @@ function bindingSpace(lang: Lang, capture: string): number {
   switch (capture) {
     case 'param':
     case 'var':
+    case 'augmented':
     case 'pattern':
       return single ? VALUE | TYPE : VALUE;
     case 'member':
@@ -678,7 +681,8 @@ function bindingsFrom(lang: Lang, captures: readonly BindingCapture[]): Locals {
     const ranges = space === 0 ? null : bindingScope(lang, node, name, classes);
     // (an empty list: no binding at all — a TS module augmentation's declaration is a reference)
     if (ranges?.length === 0) continue;
-    sites.add(node.startIndex);
+    // (`Foo += 1` reads Foo before it binds it: a use of whatever Foo is there — X52-10)
+    if (name !== 'augmented') sites.add(node.startIndex);
     if (!ranges) continue;
     const list = scopes.get(nameOf(node)) ?? [];
     for (const [from, to] of ranges) list.push([from, to, space]);
