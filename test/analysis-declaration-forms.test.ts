@@ -569,6 +569,38 @@ const cases: Case[] = [
     expected: ['2:5:other', '7:1:other', '8:5:other'],
   },
   {
+    name: "Python class bodies: a loop's else clause does not see what the loop body or a for target bound; after the loop it does",
+    lang: 'python',
+    source: [
+      'class A:',
+      '    while c:',
+      '        Foo = 1',
+      '    else:',
+      '        a = Foo',
+      '    b = Foo',
+      'class B:',
+      '    for x in r:',
+      '        Foo = 1',
+      '    else:',
+      '        c = Foo',
+      '    d = Foo',
+      'class C:',
+      '    for Foo in r:',
+      '        e = Foo',
+      '    else:',
+      '        f = Foo',
+      '    g = Foo',
+      'class D:',
+      '    while (Foo := h()):',
+      '        pass',
+      '    else:',
+      '        i = Foo',
+    ].join('\n'),
+    // (the else runs also when the body never ran — an empty iterable, a false first test: then it reads the module's;
+    // a walrus in the `while` test has run by then)
+    expected: ['5:13:other', '11:13:other', '17:13:other'],
+  },
+  {
     name: "TS: a namespace's exported member is bound in every block of that namespace, not in another namespace",
     lang: 'typescript',
     source: [

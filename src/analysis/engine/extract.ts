@@ -639,10 +639,20 @@ function pythonClassRanges(classNode: Node, binding: Node, facts: PythonClass): 
     // is seen from its body on (X53-01/08)
     const block = statement.namedChildren.find((child) => child?.type === 'block' && child.startIndex >= binding.endIndex);
     if (block) from = block.startIndex;
+    // (a `for` target is not bound in the loop's `else` either: the else runs after an empty iterable too)
+    const target = statement.type === 'for_statement' ? statement.childForFieldName('left') : null;
+    const orElse = target && target.startIndex <= binding.startIndex && binding.endIndex <= target.endIndex ? statement.childForFieldName('alternative') : null;
+    if (orElse) own.push([orElse.startIndex, orElse.endIndex]);
   }
-  // an `if` branch's binding is not seen in the branches after it (X53-11)
+  // an `if` branch's binding is not seen in the branches after it (X53-11), nor a loop body's in the loop's `else` (which
+  // runs when the body never ran too: a false first test, an empty iterable)
   for (let block = ancestorOf(binding, new Set(['block'])); block && block.id !== body.id; block = ancestorOf(block, new Set(['block']))) {
     const owner = block.parent;
+    if ((owner?.type === 'while_statement' || owner?.type === 'for_statement') && isField(owner, 'body', block)) {
+      const orElse = owner.childForFieldName('alternative');
+      if (orElse) own.push([orElse.startIndex, orElse.endIndex]);
+      continue;
+    }
     const ifStatement = owner?.type === 'if_statement' ? owner : owner?.type === 'elif_clause' ? owner.parent : null;
     if (!ifStatement || ifStatement.type !== 'if_statement') continue;
     for (const branch of ifStatement.childrenForFieldName('alternative')) if (branch && branch.startIndex > block.startIndex) own.push([branch.startIndex, branch.endIndex]);
