@@ -797,6 +797,69 @@ describe('check-callers', () => {
     expect(only(callers(await runCliInProcess(['check-callers', 'greet'], { cwd: ts.dir })))).toEqual(expected);
   });
 
+  it('outside round X53, Python: a class body\'s own import binds in that body from the import on (X53-03); a one-line def\'s defaults and annotations are not its body\'s (X51-18)', async () => {
+    const python = await analysisFixtureRepo('python');
+    python.write('pkg/__init__.py', '');
+    python.write('pkg/models.py', 'class Foo:\n    pass\n');
+    python.write('pkg/other.py', 'class Foo:\n    pass\n');
+    python.write(
+      'scoped.py',
+      [
+        'from pkg.models import Foo',
+        'def f(x=Foo()): from pkg.other import Foo; return Foo(), x',
+        'def g(',
+        '    x=Foo(),',
+        '):',
+        '    from pkg.other import Foo',
+        '    return Foo(), x',
+        'class K:',
+        '    def m(self, y: Foo = None): from pkg.other import Foo; return Foo()',
+        'class H:',
+        '    a = Foo',
+        '    from pkg.other import Foo',
+        '    b = Foo',
+        '    def m(self):',
+        '        return Foo',
+        '    c = [Foo for _ in range(2)]',
+        'd = Foo',
+        '',
+      ].join('\n'),
+    );
+    // X53-03 as found: an import binding the name to a module — there the name is the module, `Foo.Foo` the definition
+    python.write('modules.py', 'class H:\n    import pkg.models as Foo\n    p = Foo\n    q = Foo.Foo\n');
+    // two imports in one class body bind in order (a comprehension's first iterable is read in the class body)
+    python.write('ordered.py', 'class E:\n    from pkg.other import Foo\n    f = Foo\n    from pkg.models import Foo\n    g = Foo\n    h = [x for x in Foo]\n');
+    await python.commitAll('X53-03 and X51-18 cases');
+    const run = checkCallersIn(python.dir);
+    // the class's import is not seen by its methods or comprehensions (they skip the class's names), nor after the class
+    expect(await run('Foo', '--defined-in', 'pkg/models.py')).toEqual([
+      'modules.py:4:13 other',
+      'ordered.py:4:28 import',
+      'ordered.py:5:9 other',
+      'ordered.py:6:21 other',
+      'scoped.py:1:24 import',
+      'scoped.py:2:9 call',
+      'scoped.py:4:7 call',
+      'scoped.py:9:20 type',
+      'scoped.py:11:9 other',
+      'scoped.py:15:16 other',
+      'scoped.py:16:10 other',
+      'scoped.py:17:5 other',
+    ]);
+    expect(await run('Foo', '--defined-in', 'pkg/other.py')).toEqual([
+      'ordered.py:2:27 import',
+      'ordered.py:3:9 other',
+      'scoped.py:2:39 import',
+      'scoped.py:2:51 call',
+      'scoped.py:6:27 import',
+      'scoped.py:7:12 call',
+      'scoped.py:9:55 import',
+      'scoped.py:9:67 call',
+      'scoped.py:12:27 import',
+      'scoped.py:13:9 other',
+    ]);
+  });
+
   it('a reference on a huge line carries a window of it, not the whole line (X50-07: 4,000 references on a 51 KB line printed 204 MB)', async () => {
     const ts = await analysisFixtureRepo('ts');
     ts.write('src/huge-lib.ts', 'export function hugeFn(n: number): number { return n; }\n');

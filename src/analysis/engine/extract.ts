@@ -21,11 +21,19 @@ export interface RawImport {
   level?: number;
   /** TS `declare module './m' { … }`: the lines (first, last) of the augmentation block. */
   augments?: [number, number];
-  /** Python: an import inside a function binds its names in that function only — the lines (first, last) of its body. */
-  scope?: [number, number];
+  /**
+   * Python: an import inside a function or a class body binds its names there only — the spans of text where it does:
+   * the function's body (not its defaults and annotations, read in the enclosing scope — X51-18); the class body from
+   * the import on, without the bodies of the functions and classes nested in it and its comprehensions (which skip
+   * the class's names — X53-03).
+   */
+  scope?: ImportSpan[];
   /** The statement's 1-based column (two statements on one line: which one a name is in). */
   column?: number;
 }
+
+/** A span of text: line, column, end line, end column (1-based; columns as a reference's are counted; the end excluded). */
+export type ImportSpan = [line: number, column: number, endLine: number, endColumn: number];
 
 /**
  * What the syntax says about a reference beyond its kind: `f` — a Go struct literal's key
@@ -659,15 +667,21 @@ function pythonClassRanges(classNode: Node, binding: Node, facts: PythonClass): 
   }
   // a later `del Foo` of the class body ends it
   for (const deletion of facts.deletions) if (deletion.start >= from && deletion.start < until && deletion.names.has(binding.text)) until = deletion.start;
+  const ranges = rangesWithout(from, until, [...facts.holes, ...own]);
+  return ranges.length > 0 ? ranges : none;
+}
+
+/** The text from `from` to `until` without the `holes` (any order, overlapping or not). */
+function rangesWithout(from: number, until: number, holes: readonly Range[]): Range[] {
   const ranges: Range[] = [];
-  for (const [start, end] of [...facts.holes, ...own].sort((a, b) => a[0] - b[0])) {
+  for (const [start, end] of [...holes].sort((a, b) => a[0] - b[0])) {
     if (end <= from) continue;
     if (start >= until) break;
     if (start > from) ranges.push([from, start]);
     from = Math.max(from, end);
   }
   if (from < until) ranges.push([from, until]);
-  return ranges.length > 0 ? ranges : none;
+  return ranges;
 }
 
 /** Python compound statements: a binding in their header is seen from their body on. */
@@ -774,6 +788,18 @@ export async function extractFacts(lang: Lang, source: string, part?: ExtractPar
     if (!part || !('imports' in part)) collectDefinitions(lang, root, addSymbol);
 
     const imports: RawImport[] = [];
+    // A text index's line and column, counted as a reference's are (below)
+    let lineStarts: number[] | undefined;
+    const pointAt = (index: number): [number, number] => {
+      lineStarts ??= [0, ...occurrences(source, '\n').map((at) => at + 1)];
+      let low = 0;
+      for (let high = lineStarts.length - 1; low < high; ) {
+        const middle = (low + high + 1) >> 1;
+        if (lineStarts[middle]! <= index) low = middle;
+        else high = middle - 1;
+      }
+      return [low + 1, index - lineStarts[low]! + (low === 0 && source.charCodeAt(0) === 0xfeff ? 0 : 1)];
+    };
     const importRanges: Array<{ start: number; end: number; kind: ReferenceKind }> = [];
     const skip = new Set<number>();
     const packageNames = new Set<string>();
@@ -781,7 +807,7 @@ export async function extractFacts(lang: Lang, source: string, part?: ExtractPar
       const capture = match.captures.find((entry) => entry.name === 'import' || entry.name === 'reexport' || entry.name === 'mod' || entry.name === 'require' || entry.name === 'augment');
       if (!capture) continue;
       const node = capture.node;
-      const parsed = parseImport(lang, capture.name, node, match.captures.find((entry) => entry.name === 'spec')?.node, skip);
+      const parsed = parseImport(lang, capture.name, node, match.captures.find((entry) => entry.name === 'spec')?.node, skip, pointAt);
       if (!parsed) continue;
       const statement = Array.isArray(parsed) ? parsed : [parsed];
       for (const raw of statement) {
@@ -1276,7 +1302,7 @@ export function goAssumedName(importPath: string): string {
   return cut > 0 ? base.slice(0, cut) : base;
 }
 
-function parseImport(lang: Lang, captureName: string, node: Node, spec: Node | undefined, skip: Set<number>): RawImport | RawImport[] | undefined {
+function parseImport(lang: Lang, captureName: string, node: Node, spec: Node | undefined, skip: Set<number>, pointAt: (index: number) => [number, number]): RawImport | RawImport[] | undefined {
   const line = node.startPosition.row + 1;
   if (lang === 'go') {
     const path = stringValue(node.childForFieldName('path'));
@@ -1286,13 +1312,18 @@ function parseImport(lang: Lang, captureName: string, node: Node, spec: Node | u
   }
   if (lang === 'python') {
     const parsed = parsePythonImport(node, line, skip);
-    const owner = ancestorOf(node, new Set(['function_definition']));
+    const owner = ancestorOf(node, pythonCodeBlocks);
     const body = owner?.childForFieldName('body');
     // (`global Config` then `from .cfg import Config`: the function binds the module's name — the lazy-import idiom, X51-07;
     // a module's `def __getattr__(name)` (PEP 562) imports what the module lends as its attributes — X52-11)
-    const lazyAttributes = owner?.childForFieldName('name')?.text === '__getattr__' && ancestorOf(owner, pythonCodeBlocks) === null;
+    const lazyAttributes = owner?.type === 'function_definition' && owner.childForFieldName('name')?.text === '__getattr__' && ancestorOf(owner, pythonCodeBlocks) === null;
     const globals = parsed && body && !lazyAttributes ? pythonGlobals(owner!) : undefined;
-    if (parsed && body && globals && !parsed.names.some((name) => globals.has(name.local))) parsed.scope = [body.startPosition.row + 1, body.endPosition.row + 1];
+    if (parsed && body && globals && !parsed.names.some((name) => globals.has(name.local))) {
+      // (a function's body by position, not by lines: `def f(x=Foo()): import …` on one line — X51-18; a class body from
+      // the import on, as its other bindings — X53-03)
+      const ranges: Range[] = owner!.type === 'class_definition' ? rangesWithout(node.startIndex, body.endIndex, pythonClass(owner!).holes) : [[body.startIndex, body.endIndex]];
+      parsed.scope = ranges.map(([from, to]): ImportSpan => [...pointAt(from), ...pointAt(to)]);
+    }
     return parsed;
   }
   if (lang === 'rust') return parseRustImport(captureName, node, line, skip);

@@ -11,7 +11,7 @@
 import { lstatSync } from 'node:fs';
 import path from 'node:path';
 import { cacheDir, cacheHoldsFacts, cacheReader, type CacheReader, flushPendingCache, readGraphPack, readTreePack, scheduleCacheFlush, treePackKey, writeCached, writeGraphPack, writeTreePack, type GraphPack, type HeadEntry } from './cache.js';
-import { decodeRefs, goAssumedName, type ExtractPart, type FileFacts, type RawRef, type RefFlag } from './extract.js';
+import { decodeRefs, goAssumedName, type ExtractPart, type FileFacts, type ImportSpan, type RawRef, type RefFlag } from './extract.js';
 import { languageOf } from './grammars.js';
 import { extractMany, poolSize } from './parse-pool.js';
 import { onlyInLiterals } from './lexical.js';
@@ -301,39 +301,59 @@ function statementNaming(imports: FileFacts['imports'], name: string, line: numb
   return found;
 }
 
+/** Whether `line`:`column` is inside `span` (its end excluded). */
+function inSpan([line0, column0, line1, column1]: ImportSpan, line: number, column: number): boolean {
+  return (line > line0 || (line === line0 && column >= column0)) && (line < line1 || (line === line1 && column < column1));
+}
+
+/** Whether `a` starts before `b`. */
+function startsBefore(a: ImportSpan, b: ImportSpan): boolean {
+  return a[0] < b[0] || (a[0] === b[0] && a[1] < b[1]);
+}
+
+/** Whether `inner` lies inside `outer`. */
+function within(inner: ImportSpan, outer: ImportSpan): boolean {
+  return !startsBefore(inner, outer) && (inner[2] < outer[2] || (inner[2] === outer[2] && inner[3] <= outer[3]));
+}
+
 /**
  * How a file's imports bind its names, region by region. A Python import inside a function binds its
- * names in that function only (and in the functions it encloses), where it hides the module's binding
- * of the same name: such a file is one view per function with imports of its own — its lines outside
- * the functions nested in it with imports of their own, the file's imports with the function's (and
- * its enclosing functions') in place of those they hide — and one view of the rest with the file-level
- * imports only. Any other file is one view of everything.
+ * names in that function's body only (and in the functions it encloses), an import in a class body in
+ * that body from the import on (not in its methods or comprehensions), where it hides the module's
+ * binding of the same name: such a file is one view per scope with imports of its own — the positions
+ * of its spans outside the scopes nested in it with imports of their own, the file's imports with the
+ * scope's (and its enclosing scopes') in place of those they hide — and one view of the rest with the
+ * file-level imports only. Any other file is one view of everything.
  */
-function importViews(item: Loaded): Array<{ item: Loaded; lines?: (line: number) => boolean }> {
+function importViews(item: Loaded): Array<{ item: Loaded; holds?: (line: number, column: number) => boolean }> {
   const scoped = item.facts.imports.filter((raw) => raw.scope !== undefined);
   if (scoped.length === 0) return [{ item }];
-  const key = ([first, last]: [number, number]) => `${first}:${last}`;
+  const key = (scope: ImportSpan[]) => scope.join(';');
   const scopes = [...new Map(scoped.map((raw) => [key(raw.scope!), raw.scope!])).values()];
-  const holds = ([first, last]: [number, number], line: number) => line >= first && line <= last;
-  // The innermost scope with imports holding a line (scopes nest or are apart: the narrowest one holding it).
-  const innermost = (line: number) => {
-    let best: [number, number] | undefined;
-    for (const scope of scopes) if (holds(scope, line) && (!best || scope[1] - scope[0] < best[1] - best[0])) best = scope;
+  // The innermost scope with imports holding a position (scopes nest or are apart: of those holding it, the one that starts
+  // last — two imports of a class body hold its later text with the same spans, a comprehension's first iterable)
+  const innermost = (line: number, column: number) => {
+    let best: ImportSpan[] | undefined;
+    for (const scope of scopes) if (scope.some((span) => inSpan(span, line, column)) && (!best || startsBefore(best[0]!, scope[0]!))) best = scope;
     return best === undefined ? undefined : key(best);
   };
   const fileLevel = item.facts.imports.filter((raw) => raw.scope === undefined);
-  const views: Array<{ item: Loaded; lines?: (line: number) => boolean }> = [{ item: { entry: item.entry, facts: { ...item.facts, imports: fileLevel } }, lines: (line) => innermost(line) === undefined }];
+  const views: Array<{ item: Loaded; holds?: (line: number, column: number) => boolean }> = [
+    { item: { entry: item.entry, facts: { ...item.facts, imports: fileLevel } }, holds: (line, column) => innermost(line, column) === undefined },
+  ];
   for (const scope of scopes) {
     let imports = fileLevel;
-    // the enclosing functions' imports, outermost first, each hiding the names bound before it
-    const enclosing = scopes.filter((outer) => outer[0] <= scope[0] && outer[1] >= scope[1]).sort((a, b) => b[1] - b[0] - (a[1] - a[0]));
+    // the enclosing scopes' imports (every span of this one inside one of theirs), outermost first, each hiding the names bound before it
+    const enclosing = scopes
+      .filter((outer) => scope.every((span) => outer.some((around) => within(span, around))))
+      .sort((a, b) => (startsBefore(a[0]!, b[0]!) ? -1 : startsBefore(b[0]!, a[0]!) ? 1 : within(a[0]!, b[0]!) ? 1 : -1));
     for (const outer of enclosing) {
       const own = scoped.filter((raw) => key(raw.scope!) === key(outer));
       const bound = new Set(own.flatMap((raw) => raw.names.map((name) => name.local)));
       imports = [...imports.map((raw) => ({ ...raw, names: raw.names.filter((name) => !bound.has(name.local)) })).filter((raw) => raw.names.length > 0), ...own];
     }
     const id = key(scope);
-    views.push({ item: { entry: item.entry, facts: { ...item.facts, imports } }, lines: (line) => innermost(line) === id });
+    views.push({ item: { entry: item.entry, facts: { ...item.facts, imports } }, holds: (line, column) => innermost(line, column) === id });
   }
   return views;
 }
@@ -1273,7 +1293,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   // Context lines are read afterwards, only for files that have a reference (not for every grep hit).
   const withReferences = new Map<string, RepoFile>();
   for (const view of loaded.flatMap(importViews)) {
-    const { item, lines: inView } = view;
+    const { item, holds: inView } = view;
     if (reportIn && !reportIn.has(item.entry.file)) continue;
     const inScope = reachable ? reachable(item) : true;
     // (Rust: a file that imports nothing of the definition's module may still name it by its path: `crate::defs::make()`)
@@ -1300,13 +1320,17 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     const starBound = item.facts.imports.some((raw) => !raw.reexport && raw.names.some((name) => name.local === '*') && importsSource(item, raw));
     if (importsDefault) wanted.add('default');
     const everywhere = item.facts.tooLarge ? textScan(readTexts(context, [item.entry]).get(item.entry.file) ?? '', wanted) : decodeRefs(item.facts.refs, wanted);
-    const found = inView ? everywhere.filter(([, line]) => inView(line)) : everywhere;
+    const found = inView ? everywhere.filter(([, line, column]) => inView(line, column)) : everywhere;
     // TS: a `declare module './x' { … }` block augments ./x — what it declares refers to ./x's names only (X49-07)
     const foreignAugmentations = opts.definedIn === undefined ? [] : item.facts.imports.filter((raw) => raw.augments && !importsSource(item, raw)).map((raw) => raw.augments!);
     // A file that imports the symbol's name from another module of the repository (`import { Foo } from './other'`):
     // its `Foo` is that one, outside an augmentation of the definition's module (X49-07). (Go imports name packages.)
     const importedElsewhere =
       opts.definedIn !== undefined && item.entry.lang !== 'go' && item.facts.imports.some((raw) => !raw.reexport && !raw.augments && raw.names.some((name) => name.local === symbol) && importsElsewhere(item, raw));
+    // Python: an import binding the symbol's name to a module (`import pkg.defs as LIMIT` — in a class body too, X53-03):
+    // there the name is that module, the definition only written qualified (`LIMIT.LIMIT`). (Not TS: `import greet =
+    // require('./greet')` binds what the module's `export =` is.)
+    const namesModule = opts.definedIn !== undefined && item.entry.lang === 'python' && item.facts.imports.some((raw) => !raw.reexport && raw.names.some((name) => name.imported === '*' && name.local === symbol));
     // (an import statement naming the symbol is the definition's when the file also imports it from a source: `import { Foo as F } from './defs'`)
     const importsFromSource = importedElsewhere && item.facts.imports.some((raw) => !raw.augments && raw.names.some((name) => lastSegment(name.imported) === symbol) && importsSource(item, raw));
     // Namespace imports of other modules of the repository (`import * as o from './other'`): `o.Foo` is other's.
@@ -1323,7 +1347,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       if (statement && importsElsewhere(item, statement)) continue;
       // (`export { default as x } from './m'`, `import { default as x } from './m'` name the symbol only when m's default is it)
       if (statement && name === 'default' && defaultOf && !defaultOf(item, statement)) continue;
-      const shadowed = importedElsewhere && name === symbol && !ownAugmentations.some(([first, last]) => line >= first && line <= last) && !((kind === 'import' || kind === 'reexport') && (statement ? importsSource(item, statement) : importsFromSource));
+      const shadowed = (importedElsewhere || namesModule) && name === symbol && !ownAugmentations.some(([first, last]) => line >= first && line <= last) && !((kind === 'import' || kind === 'reexport') && (statement ? importsSource(item, statement) : importsFromSource));
       let via: string | undefined;
       let viaNamespace = false;
       if (name === symbol) via = undefined;
@@ -1421,7 +1445,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     const views = new Map<string, ReturnType<typeof importViews>>();
     for (const item of loaded) if (item.entry.lang === 'python') views.set(item.entry.file, importViews(item));
     for (const reference of references) {
-      const view = views.get(reference.file)?.find((candidate) => !candidate.lines || candidate.lines(reference.line));
+      const view = views.get(reference.file)?.find((candidate) => !candidate.holds || candidate.holds(reference.line, reference.column));
       if (view === undefined || reference.kind === 'import' || reference.kind === 'reexport') continue;
       if (view.item.facts.imports.some((raw) => raw.names.some((name) => name.local === '*'))) continue;
       const root = attributeRoot(textBefore(lines.get(reference.file), reference));
