@@ -860,6 +860,37 @@ describe('check-callers', () => {
     ]);
   });
 
+  it('outside round X53, TS: a barrel\'s `export default g.default` after `import * as g` is the definition\'s default (X53-06); a module\'s own `const greet` exported as default is not it (X53-10)', async () => {
+    const ts = await analysisFixtureRepo('ts');
+    ts.write('src/x53-greet.ts', 'export default function greet(): number { return 1; }\n');
+    ts.write('src/x53-b5.ts', "import * as g from './x53-greet';\nexport default g.default;\n");
+    ts.write('src/x53-lib2.ts', "import g from './x53-greet';\nconst greet = () => g() + 1;\nexport default greet;\nexport { greet as again };\n");
+    ts.write('src/x53-app.ts', "import { default as h5 } from './x53-b5';\nimport h2 from './x53-lib2';\nexport const all = [h5(), h2()];\n");
+    await ts.commitAll('X53 TS cases');
+    const only = (lines: string[]) => lines.filter((line) => line.startsWith('src/x53-'));
+    const run = checkCallersIn(ts.dir);
+    expect(only(await run('greet', '--defined-in', 'src/x53-greet.ts'))).toEqual([
+      'src/x53-app.ts:1:10 import via default',
+      'src/x53-app.ts:3:21 call via h5',
+      'src/x53-b5.ts:2:18 reexport via default',
+      'src/x53-lib2.ts:1:8 import via g',
+      'src/x53-lib2.ts:2:21 call via g',
+    ]);
+    // (without --defined-in, by name: lib2's own greet too)
+    expect(only(await run('greet'))).toEqual([
+      'src/x53-app.ts:1:10 import via default',
+      'src/x53-app.ts:2:8 import via h2',
+      'src/x53-app.ts:3:21 call via h5',
+      'src/x53-app.ts:3:27 call via h2',
+      'src/x53-b5.ts:2:18 reexport via default',
+      'src/x53-lib2.ts:1:8 import via g',
+      'src/x53-lib2.ts:2:21 call via g',
+      'src/x53-lib2.ts:3:16 other',
+      'src/x53-lib2.ts:4:10 other',
+    ]);
+    expect(only(await run('greet', '--defined-in', 'src/x53-lib2.ts'))).toEqual(['src/x53-app.ts:2:8 import via h2', 'src/x53-app.ts:3:27 call via h2', 'src/x53-lib2.ts:3:16 other', 'src/x53-lib2.ts:4:10 other']);
+  });
+
   it('a reference on a huge line carries a window of it, not the whole line (X50-07: 4,000 references on a 51 KB line printed 204 MB)', async () => {
     const ts = await analysisFixtureRepo('ts');
     ts.write('src/huge-lib.ts', 'export function hugeFn(n: number): number { return n; }\n');

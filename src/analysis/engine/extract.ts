@@ -819,7 +819,7 @@ export async function extractFacts(lang: Lang, source: string, part?: ExtractPar
       if (capture.name === 'require' || capture.name === 'mod' || capture.name === 'augment') continue;
       importRanges.push({ start: node.startIndex, end: node.endIndex, kind: statement[0]!.reexport ? 'reexport' : 'import' });
     }
-    if (lang === 'typescript' || lang === 'tsx' || lang === 'javascript') imports.push(...localReexports(root, imports));
+    if (lang === 'typescript' || lang === 'tsx' || lang === 'javascript') imports.push(...localReexports(root, imports, importRanges));
     const goPackage = lang === 'go' ? root.namedChildren.find((child) => child?.type === 'package_clause')?.namedChild(0)?.text : undefined;
     const withPackage = <T extends FileFacts>(facts: T): T => (goPackage === undefined ? facts : { ...facts, package: goPackage });
     if (part && 'imports' in part) return withPackage({ symbols, imports, refs: '' });
@@ -1405,9 +1405,12 @@ function parseImport(lang: Lang, captureName: string, node: Node, spec: Node | u
 
 /**
  * TS/JS `export { b as c }` / `export default b` without `from`, where `b` is bound by an import (`import { a as b }
- * from './m'`): a re-export of `./m`'s `a` as `c` (or `default`), as `export { a as c } from './m'` would be.
+ * from './m'`): a re-export of `./m`'s `a` as `c` (or `default`), as `export { a as c } from './m'` would be; and
+ * `export default ns.a` with `ns` a namespace import (`import * as ns from './m'`), a re-export of `./m`'s `a` as
+ * `default` whose names are a re-export statement's (added to `ranges` — X53-06). Only an imported binding: a module's
+ * own `const b` exported is no re-export.
  */
-function localReexports(root: Node, imports: readonly RawImport[]): RawImport[] {
+function localReexports(root: Node, imports: readonly RawImport[], ranges: Array<{ start: number; end: number; kind: ReferenceKind }>): RawImport[] {
   const bound = new Map<string, { module: string; imported: string }>();
   for (const raw of imports) if (!raw.reexport) for (const name of raw.names) if (name.local !== '*') bound.set(name.local, { module: raw.module, imported: name.imported });
   const result: RawImport[] = [];
@@ -1426,6 +1429,13 @@ function localReexports(root: Node, imports: readonly RawImport[]): RawImport[] 
     }
     const value = statement.childForFieldName('value');
     if (value?.type === 'identifier') add(value.text, 'default', line);
+    const object = value?.type === 'member_expression' ? value.childForFieldName('object') : null;
+    const property = value?.childForFieldName('property');
+    const namespace = object?.type === 'identifier' ? bound.get(object.text) : undefined;
+    if (namespace?.imported === '*' && property?.type === 'property_identifier') {
+      result.push({ module: namespace.module, line, names: [{ imported: property.text, local: 'default' }], reexport: true });
+      ranges.push({ start: value!.startIndex, end: value!.endIndex, kind: 'reexport' });
+    }
   }
   return result;
 }

@@ -1102,6 +1102,9 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   let pythonRootReaches: (item: Loaded, raw: FileFacts['imports'][number], local: string) => boolean = () => true;
   // Whether an import of a file can bind the definition's exports (with definedIn: it resolves to a source of them).
   let importsSource: (item: Loaded, raw: FileFacts['imports'][number]) => boolean = () => true;
+  // TS/JS, with definedIn: a module that is no source of the definition and declares the name itself (`const greet = …`
+  // beside `import g from './greet'`): its unqualified uses are of its own (X53-10).
+  let declaresOwn: (item: Loaded) => boolean = () => false;
   // Whether an import of a file resolves to a file of the repository that is no source of the definition.
   let importsElsewhere: (item: Loaded, raw: FileFacts['imports'][number]) => boolean = () => false;
   // TS/JS default export: importers bind it under any name (`import x from './m'`, `export { default as x } from './m'`).
@@ -1242,6 +1245,10 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       }
     }
     importsSource = (item, raw) => resolver.resolve(item.entry.file, item.entry.lang, raw).some((file) => sources.has(file));
+    declaresOwn = (item) =>
+      (item.entry.lang === 'typescript' || item.entry.lang === 'tsx' || item.entry.lang === 'javascript') &&
+      !sources.has(item.entry.file) &&
+      item.facts.symbols.some((def) => def.name === symbol && def.container === undefined);
     importsElsewhere = (item, raw) => {
       const targets = resolver.resolve(item.entry.file, item.entry.lang, raw);
       return targets.length > 0 && !targets.some((file) => sources.has(file));
@@ -1331,6 +1338,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     // there the name is that module, the definition only written qualified (`LIMIT.LIMIT`). (Not TS: `import greet =
     // require('./greet')` binds what the module's `export =` is.)
     const namesModule = opts.definedIn !== undefined && item.entry.lang === 'python' && item.facts.imports.some((raw) => !raw.reexport && raw.names.some((name) => name.imported === '*' && name.local === symbol));
+    const ownDeclaration = declaresOwn(item);
     // (an import statement naming the symbol is the definition's when the file also imports it from a source: `import { Foo as F } from './defs'`)
     const importsFromSource = importedElsewhere && item.facts.imports.some((raw) => !raw.augments && raw.names.some((name) => lastSegment(name.imported) === symbol) && importsSource(item, raw));
     // Namespace imports of other modules of the repository (`import * as o from './other'`): `o.Foo` is other's.
@@ -1347,7 +1355,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       if (statement && importsElsewhere(item, statement)) continue;
       // (`export { default as x } from './m'`, `import { default as x } from './m'` name the symbol only when m's default is it)
       if (statement && name === 'default' && defaultOf && !defaultOf(item, statement)) continue;
-      const shadowed = (importedElsewhere || namesModule) && name === symbol && !ownAugmentations.some(([first, last]) => line >= first && line <= last) && !((kind === 'import' || kind === 'reexport') && (statement ? importsSource(item, statement) : importsFromSource));
+      const shadowed = (importedElsewhere || namesModule || ownDeclaration) && name === symbol && !ownAugmentations.some(([first, last]) => line >= first && line <= last) && !((kind === 'import' || kind === 'reexport') && (statement ? importsSource(item, statement) : importsFromSource));
       let via: string | undefined;
       let viaNamespace = false;
       if (name === symbol) via = undefined;
