@@ -860,19 +860,24 @@ describe('check-callers', () => {
     ]);
   });
 
-  it('outside round X53, TS: a barrel\'s `export default g.default` after `import * as g` is the definition\'s default (X53-06); a module\'s own `const greet` exported as default is not it (X53-10)', async () => {
+  it('outside round X53, TS: a barrel\'s `export default g.default` after `import * as g` is the definition\'s default (X53-06); a module\'s own `const greet` exported as default is not it, `ns.default()` of a namespace whose default is the definition is (X53-10)', async () => {
     const ts = await analysisFixtureRepo('ts');
     ts.write('src/x53-greet.ts', 'export default function greet(): number { return 1; }\n');
     ts.write('src/x53-b5.ts', "import * as g from './x53-greet';\nexport default g.default;\n");
     ts.write('src/x53-lib2.ts', "import g from './x53-greet';\nconst greet = () => g() + 1;\nexport default greet;\nexport { greet as again };\n");
-    ts.write('src/x53-app.ts', "import { default as h5 } from './x53-b5';\nimport h2 from './x53-lib2';\nexport const all = [h5(), h2()];\n");
+    ts.write('src/x53-lib.ts', "import greet from './x53-greet';\nexport default greet;\n");
+    ts.write('src/x53-app.ts', "import { default as h5 } from './x53-b5';\nimport h2 from './x53-lib2';\nimport * as ns from './x53-lib';\nexport const all = [h5(), h2(), ns.default()];\n");
     await ts.commitAll('X53 TS cases');
     const only = (lines: string[]) => lines.filter((line) => line.startsWith('src/x53-'));
     const run = checkCallersIn(ts.dir);
+    // (and X53-10's `ns.default()`: the namespace's default member, the definition through lib's `export default greet`)
     expect(only(await run('greet', '--defined-in', 'src/x53-greet.ts'))).toEqual([
       'src/x53-app.ts:1:10 import via default',
-      'src/x53-app.ts:3:21 call via h5',
+      'src/x53-app.ts:4:21 call via h5',
+      'src/x53-app.ts:4:36 method-call via default',
       'src/x53-b5.ts:2:18 reexport via default',
+      'src/x53-lib.ts:1:8 import',
+      'src/x53-lib.ts:2:16 other',
       'src/x53-lib2.ts:1:8 import via g',
       'src/x53-lib2.ts:2:21 call via g',
     ]);
@@ -880,15 +885,18 @@ describe('check-callers', () => {
     expect(only(await run('greet'))).toEqual([
       'src/x53-app.ts:1:10 import via default',
       'src/x53-app.ts:2:8 import via h2',
-      'src/x53-app.ts:3:21 call via h5',
-      'src/x53-app.ts:3:27 call via h2',
+      'src/x53-app.ts:4:21 call via h5',
+      'src/x53-app.ts:4:27 call via h2',
+      'src/x53-app.ts:4:36 method-call via default',
       'src/x53-b5.ts:2:18 reexport via default',
+      'src/x53-lib.ts:1:8 import',
+      'src/x53-lib.ts:2:16 other',
       'src/x53-lib2.ts:1:8 import via g',
       'src/x53-lib2.ts:2:21 call via g',
       'src/x53-lib2.ts:3:16 other',
       'src/x53-lib2.ts:4:10 other',
     ]);
-    expect(only(await run('greet', '--defined-in', 'src/x53-lib2.ts'))).toEqual(['src/x53-app.ts:2:8 import via h2', 'src/x53-app.ts:3:27 call via h2', 'src/x53-lib2.ts:3:16 other', 'src/x53-lib2.ts:4:10 other']);
+    expect(only(await run('greet', '--defined-in', 'src/x53-lib2.ts'))).toEqual(['src/x53-app.ts:2:8 import via h2', 'src/x53-app.ts:4:27 call via h2', 'src/x53-lib2.ts:3:16 other', 'src/x53-lib2.ts:4:10 other']);
   });
 
   it('a reference on a huge line carries a window of it, not the whole line (X50-07: 4,000 references on a 51 KB line printed 204 MB)', async () => {

@@ -1081,6 +1081,8 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   const defaultAliases = new Map<string, string[]>();
   // Files whose imports or re-exports name `default` of a module whose default is the definition (`default` there is it).
   const defaultImporters = new Set<string>();
+  // Per file: its namespace imports of a module whose default is the definition (`import * as ns`: `ns.default` is it — X53-10).
+  const defaultNamespaces = new Map<string, Set<string>>();
   let memberAnywhere = false;
   // Go: the definition is (or includes) a struct field — a struct literal's key `S{Name: …}` uses it, nothing else's.
   let fieldDefinition = false;
@@ -1125,8 +1127,15 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
         await follow([base === 'index' ? path.posix.basename(path.posix.dirname(file)) : base], false);
       }
       const carried: string[] = [];
+      const namespaced: string[] = [];
       for (const item of loadedFiles.values()) {
         for (const raw of item.facts.imports) {
+          const namespace = raw.reexport ? undefined : raw.names.find((name) => name.imported === '*' && name.local !== '*');
+          if (namespace && resolver.resolve(item.entry.file, item.entry.lang, raw).some((file) => defaultModules.has(file))) {
+            const locals = defaultNamespaces.get(item.entry.file) ?? new Set<string>();
+            if (locals.size === 0) namespaced.push(item.entry.file);
+            defaultNamespaces.set(item.entry.file, locals.add(namespace.local));
+          }
           const importsDefault = raw.names.some((name) => name.imported === 'default');
           if (!importsDefault || !resolver.resolve(item.entry.file, item.entry.lang, raw).some((file) => defaultModules.has(file))) continue;
           defaultImporters.add(item.entry.file);
@@ -1144,6 +1153,8 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
           }
         }
       }
+      // (their `default` members were not extracted: read again for that word)
+      if (namespaced.length > 0) await load(namespaced, undefined, [symbol, 'default']);
       if (carried.length > 0) await follow(carried);
     }
   };
@@ -1322,10 +1333,11 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     for (const raw of item.facts.imports) if (!raw.reexport) for (const name of raw.names) if (name.imported === '*' && name.local !== '*' && importsSource(item, raw)) namespaces.add(name.local);
     const wanted = new Set([symbol, ...aliases.keys(), ...exportedNames]);
     const importsDefault = defaultImporters.has(item.entry.file);
+    const defaultNamespace = defaultNamespaces.get(item.entry.file);
     // A star import of a module exporting the symbol under an alias binds that alias (`from pkg import *` of a package
     // whose __init__ has `from .core import f as g`: g() is f; `use m::*` in Rust) — outside attack X47.
     const starBound = item.facts.imports.some((raw) => !raw.reexport && raw.names.some((name) => name.local === '*') && importsSource(item, raw));
-    if (importsDefault) wanted.add('default');
+    if (importsDefault || defaultNamespace) wanted.add('default');
     const everywhere = item.facts.tooLarge ? textScan(readTexts(context, [item.entry]).get(item.entry.file) ?? '', wanted) : decodeRefs(item.facts.refs, wanted);
     const found = inView ? everywhere.filter(([, line, column]) => inView(line, column)) : everywhere;
     // TS: a `declare module './x' { … }` block augments ./x — what it declares refers to ./x's names only (X49-07)
@@ -1362,6 +1374,10 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       else if (aliases.has(name)) via = name;
       else if ((exportedNames.has(name) || (importsDefault && name === 'default')) && (kind === 'reexport' || kind === 'import')) via = name;
       else if (exportedNames.has(name) && starBound && name !== 'default') via = name;
+      else if (name === 'default' && defaultNamespace && kind !== 'import' && kind !== 'reexport' && kind !== 'type') {
+        via = name;
+        viaNamespace = true;
+      }
       else if (exportedNames.has(name) && namespaces.size > 0 && kind !== 'type') {
         via = name;
         viaNamespace = true;
@@ -1374,7 +1390,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       references.push(reference);
       // (unless written qualified — `d.Foo`, `crate::defs::Foo`: decided below, on the line's text)
       if (shadowed) importShadowed.add(reference);
-      if (viaNamespace) throughNamespace.set(reference, namespaces);
+      if (viaNamespace) throughNamespace.set(reference, name === 'default' && defaultNamespace ? defaultNamespace : namespaces);
       if (name === symbol && foreignNamespaces.size > 0 && kind !== 'import') foreignNamespaceUses.set(reference, foreignNamespaces);
       if (pathDecides) rustChecked.set(reference, inScope);
       withReferences.set(item.entry.file, item.entry);
