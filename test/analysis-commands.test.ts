@@ -1138,6 +1138,36 @@ describe('detect-cascades', () => {
     expect((JSON.parse(rename.stdout) as { cascade_candidates: Array<{ file: string; reason: string }> }).cascade_candidates.find((candidate) => candidate.file === 'store/mem.go')?.reason).toBe("method Put of Mem may implement Store: rename it with the interface's (now Save)");
   });
 
+  it('CommonJS `exports.x = function x` and `module.exports.y = …` define x and y: --defined-in answers without a warning, the assignment is no reference (outside round X54-01)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'legacy/logger.js': "exports.createLogger = function createLogger(name) {\n  return name;\n};\nmodule.exports.level = 'info';\n",
+        'legacy/server.js': "const logger = require('./logger');\nconst { createLogger, level } = require('./logger');\n\nlogger.createLogger('a');\ncreateLogger(level);\n",
+      },
+    });
+    const result = await runCliInProcess(['check-callers', 'createLogger', '--defined-in', 'legacy/logger.js', '--format', 'json'], { cwd: repo.dir });
+    expect([result.code, result.stderr]).toEqual([0, '']);
+    expect((JSON.parse(result.stdout) as Array<{ file: string; line: number }>).map((reference) => `${reference.file}:${reference.line}`)).toEqual(['legacy/server.js:2', 'legacy/server.js:4', 'legacy/server.js:5']);
+    const level = await runCliInProcess(['check-callers', 'level', '--defined-in', 'legacy/logger.js', '--format', 'json'], { cwd: repo.dir });
+    expect([level.code, level.stderr]).toEqual([0, '']);
+    expect((JSON.parse(level.stdout) as Array<{ file: string; line: number }>).map((reference) => `${reference.file}:${reference.line}`)).toEqual(['legacy/server.js:2', 'legacy/server.js:5']);
+  });
+
+  it('Python: a class method called through a module (`shop.Product.from_dict()`, `pm.Product.from_dict()`) is a method call, kept by `Product.from_dict` (outside round X54-05)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'shop/__init__.py': 'from .models import Product\n',
+        'shop/models.py': 'class Product:\n    @classmethod\n    def from_dict(cls, data):\n        return cls()\n',
+        'shop/tools.py': 'def from_dict(data):\n    return data\n',
+        'tests/test_product.py': 'import shop\nimport shop.models as pm\nimport shop.tools as tools\n\n\ndef test_variants():\n    a = shop.Product.from_dict({})\n    b = pm.Product.from_dict({})\n    c = tools.from_dict({})\n',
+      },
+    });
+    const plain = await runCliInProcess(['check-callers', 'from_dict', '--format', 'json'], { cwd: repo.dir });
+    expect((JSON.parse(plain.stdout) as Array<{ file: string; line: number; kind: string }>).map((reference) => `${reference.file}:${reference.line} ${reference.kind}`)).toEqual(['tests/test_product.py:7 method-call', 'tests/test_product.py:8 method-call', 'tests/test_product.py:9 call']);
+    const qualified = await runCliInProcess(['check-callers', 'Product.from_dict', '--format', 'json'], { cwd: repo.dir });
+    expect((JSON.parse(qualified.stdout) as Array<{ file: string; line: number }>).map((reference) => `${reference.file}:${reference.line}`)).toEqual(['tests/test_product.py:7', 'tests/test_product.py:8']);
+  });
+
   it('paths with spaces and non-ASCII letters (git grep -z, never quoted paths)', async () => {
     const repo = await analysisFixtureRepo('ts');
     repo.write('src/ü dir/x.ts', "import { WidgetStore } from '../model.js';\nnew WidgetStore(); // WidgetStore\n");

@@ -1034,8 +1034,13 @@ function classify(lang: Lang, node: Node, isPackage: (object: Node) => boolean):
   if (field !== undefined && isField(parent, field, node)) {
     if (!calleeOf(parent)) return node.type === 'type_identifier' ? 'type' : 'other';
     let object = parent.childForFieldName(parent.type === 'selector_expression' ? 'operand' : 'object');
-    // `pkg.Func()` (Go) and `module.func()` / `pkg.module.func()` (Python) call a function, not a method.
-    while (lang === 'python' && object?.type === 'attribute') object = object.childForFieldName('object');
+    // `pkg.Func()` (Go) and `module.func()` / `pkg.module.func()` (Python) call a function, not a method — but
+    // `shop.Product.from_dict()` / `pm.Product.from_dict()` call a class's method (a capitalised segment: a class, as
+    // packageMember reads the chain; outside round X54-05).
+    while (lang === 'python' && object?.type === 'attribute') {
+      if (/^[A-Z]/.test(object.childForFieldName('attribute')?.text ?? '')) return 'method-call';
+      object = object.childForFieldName('object');
+    }
     if ((lang === 'go' || lang === 'python') && object?.type === 'identifier' && isPackage(object)) return 'call';
     return 'method-call';
   }
@@ -1138,6 +1143,21 @@ function jsDefinitions(root: Node, add: AddSymbol): void {
       case 'ambient_declaration':
         for (const child of declaration.namedChildren) if (child) start(child, exported);
         break;
+      case 'expression_statement': {
+        // CommonJS: `exports.x = …`, `module.exports.x = …` define x (outside round X54-01: `--defined-in` the file warned
+        // "no definition", `exports.x` was a reference). (`module.exports = function start() {}` does not: its importers'
+        // `const start = require('./m')` binds the module, which nothing here follows as a definition's name.)
+        const assignment = declaration.namedChild(0);
+        if (assignment?.type !== 'assignment_expression') break;
+        const left = assignment.childForFieldName('left');
+        const right = assignment.childForFieldName('right');
+        if (left?.type !== 'member_expression') break;
+        const object = left.childForFieldName('object');
+        const property = left.childForFieldName('property');
+        const kind: SymbolKind = right && /^(?:function_expression|function|arrow_function|generator_function)$/.test(right.type) ? 'function' : right?.type === 'class' ? 'class' : 'variable';
+        if (property?.type === 'property_identifier' && (object?.text === 'exports' || object?.text === 'module.exports')) add(property, kind, true);
+        break;
+      }
       default:
         break;
     }
@@ -1554,7 +1574,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 25;
+const factsFormat = 28;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {
