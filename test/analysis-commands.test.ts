@@ -1168,6 +1168,35 @@ describe('detect-cascades', () => {
     expect((JSON.parse(qualified.stdout) as Array<{ file: string; line: number }>).map((reference) => `${reference.file}:${reference.line}`)).toEqual(['tests/test_product.py:7', 'tests/test_product.py:8']);
   });
 
+  it('pytest fixtures are used by parameter name: requests in the conftest\'s subtree, usefixtures strings, a closer override taking its subtree; a parameter of another function is none (outside round X54-09)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'app/db.py': 'def connect(db):\n    return db\n',
+        'tests/conftest.py': 'import pytest\n\n\n@pytest.fixture\ndef db():\n    return {}\n\n\n@pytest.fixture(scope="session")\ndef client(db):\n    return db\n',
+        'tests/test_api.py': 'import pytest\n\n\ndef test_get(client, db):\n    assert db == {}\n\n\n@pytest.mark.usefixtures("db")\ndef test_ping():\n    pass\n',
+        'tests/slow/conftest.py': 'import pytest\n\n\n@pytest.fixture\ndef db(db):\n    return dict(db, slow=True)\n',
+        'tests/slow/test_big.py': 'def test_big(db):\n    assert db["slow"]\n',
+        'other/test_misc.py': 'def test_misc(db):\n    assert db\n',
+      },
+    });
+    const refs = async (...args: string[]) => {
+      const result = await runCliInProcess(['check-callers', ...args, '--format', 'json'], { cwd: repo.dir });
+      expect(result.code, result.stderr).toBe(0);
+      return (JSON.parse(result.stdout) as Array<{ file: string; line: number; column: number }>).map((reference) => `${reference.file}:${reference.line}:${reference.column}`);
+    };
+    // The outer fixture: its own conftest's client, test_api's parameter and usefixtures string, and the override's
+    // `def db(db):` (it asks for the outer one) — not test_big (the override's), not other/ (no conftest reaches it),
+    // not app/db.py's parameter (no test file).
+    expect(await refs('db', '--defined-in', 'tests/conftest.py')).toEqual(['tests/conftest.py:10:12', 'tests/slow/conftest.py:5:8', 'tests/test_api.py:4:22', 'tests/test_api.py:8:27']);
+    expect(await refs('db', '--defined-in', 'tests/conftest.py'), 'a second call (facts cached)').toEqual(['tests/conftest.py:10:12', 'tests/slow/conftest.py:5:8', 'tests/test_api.py:4:22', 'tests/test_api.py:8:27']);
+    expect(await refs('db', '--defined-in', 'tests/slow/conftest.py')).toEqual(['tests/slow/test_big.py:1:14']);
+    expect(await refs('client', '--defined-in', 'tests/conftest.py')).toEqual(['tests/test_api.py:4:14']);
+    // No fixture of that name: nothing (a plain function's parameters are no uses of anything).
+    expect(await refs('connect')).toEqual([]);
+    const rename = await runCliInProcess(['detect-cascades', repo.dir, '--renames', JSON.stringify([{ old: 'client', new: 'api', scope: 'tests/conftest.py' }]), '--format', 'json']);
+    expect(cascades(rename)).toEqual(['tests/conftest.py:10 syntax high client', 'tests/test_api.py:4 syntax medium client']);
+  });
+
   it('paths with spaces and non-ASCII letters (git grep -z, never quoted paths)', async () => {
     const repo = await analysisFixtureRepo('ts');
     repo.write('src/ü dir/x.ts', "import { WidgetStore } from '../model.js';\nnew WidgetStore(); // WidgetStore\n");

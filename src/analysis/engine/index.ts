@@ -15,6 +15,7 @@ import { decodeRefs, goAssumedName, type ExtractPart, type FileFacts, type Impor
 import { languageOf } from './grammars.js';
 import { extractMany, poolSize } from './parse-pool.js';
 import { onlyInLiterals } from './lexical.js';
+import { fixtureUsesIn } from '../pytest-fixtures.js';
 import { blobId, directoriesOf, isAnalysable as analysable, listRepo, readRegularFile, listRepoFiles, readTexts, repoContext, type RepoContext, type RepoFile, type RepoListing } from './repo-files.js';
 import { cargoCrateName, goModulePath, ModuleResolver } from './resolve.js';
 import { afterCallHooks, beforeCallHooks, currentIdleRunner, currentScope, factsCost, fixedProbes, insideCall, type IdleRunner, memory, memoryKey } from './scope.js';
@@ -1480,6 +1481,11 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   }
   if (unqualified.size > 0) references.splice(0, references.length, ...references.filter((reference) => !unqualified.has(reference)));
   for (const reference of references) reference.context = lineAt(lines.get(reference.file), reference.line, reference.column);
+  // A Python function of that name may be a pytest fixture: its uses are parameters named like it (pytest-fixtures.ts).
+  if (loaded.some((item) => item.entry.lang === 'python' && item.facts.symbols.some((def) => def.name === symbol && def.kind === 'function'))) {
+    const python = loaded.filter((item) => item.entry.lang === 'python').map((item) => item.entry.file);
+    for (const use of fixtureUsesIn(context.root, python, symbol, opts.definedIn?.replace(/^\.\//, ''))) if (!reportIn || reportIn.has(use.file)) references.push(use);
+  }
   references.sort((a, b) => (a.file !== b.file ? (a.file < b.file ? -1 : 1) : a.line - b.line || a.column - b.column));
   return references;
 }
