@@ -1197,6 +1197,37 @@ describe('detect-cascades', () => {
     expect(cascades(rename)).toEqual(['tests/conftest.py:10 syntax high client', 'tests/test_api.py:4 syntax medium client']);
   });
 
+  it('Rust `new --defined-in item.rs`: `Item::new()`, `Self::new()` and the type under an alias, not another type\'s `Store::new()` (outside round X54-08)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "shop"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'pub mod item;\npub mod store;\n',
+        'src/item.rs': 'pub struct Item;\n\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n    pub fn twice() -> (Item, Item) {\n        (Self::new(), Item::new())\n    }\n}\n',
+        'src/store.rs': 'use crate::item::Item as Thing;\n\npub struct Store;\n\nimpl Store {\n    pub fn new() -> Store {\n        let _t = Thing::new();\n        Store\n    }\n}\n\npub fn make() -> Store {\n    Store::new()\n}\n',
+      },
+    });
+    const result = await runCliInProcess(['check-callers', 'new', '--defined-in', 'src/item.rs', '--format', 'json'], { cwd: repo.dir });
+    expect([result.code, result.stderr]).toEqual([0, '']);
+    expect((JSON.parse(result.stdout) as Array<{ file: string; line: number; column: number }>).map((reference) => `${reference.file}:${reference.line}:${reference.column}`)).toEqual(['src/item.rs:8:16', 'src/item.rs:8:29', 'src/store.rs:7:25']);
+    const store = await runCliInProcess(['check-callers', 'new', '--defined-in', 'src/store.rs', '--format', 'json'], { cwd: repo.dir });
+    expect((JSON.parse(store.stdout) as Array<{ file: string; line: number }>).map((reference) => `${reference.file}:${reference.line}`)).toEqual(['src/store.rs:13']);
+  });
+
+  it('Rust: a #[macro_export] macro is an item of the crate root — its imports and invocations with --defined-in its file, not a field named like it (outside round X54-11)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "inv"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'mod macros;\npub mod store;\n',
+        'src/macros.rs': '#[macro_export]\nmacro_rules! items {\n    ($($x:expr),*) => { vec![$($x),*] };\n}\n',
+        'src/store.rs': 'pub struct Store {\n    pub items: Vec<i32>,\n}\n\nimpl Store {\n    pub fn len(&self) -> usize {\n        self.items.len()\n    }\n}\n',
+        'tests/it.rs': 'use inv::items;\n\n#[test]\nfn builds() {\n    assert_eq!(items![1, 2].len(), 2);\n}\n',
+      },
+    });
+    const result = await runCliInProcess(['check-callers', 'items', '--defined-in', 'src/macros.rs', '--format', 'json'], { cwd: repo.dir });
+    expect([result.code, result.stderr]).toEqual([0, '']);
+    expect((JSON.parse(result.stdout) as Array<{ file: string; line: number }>).map((reference) => `${reference.file}:${reference.line}`)).toEqual(['tests/it.rs:1', 'tests/it.rs:5']);
+  });
+
   it('paths with spaces and non-ASCII letters (git grep -z, never quoted paths)', async () => {
     const repo = await analysisFixtureRepo('ts');
     repo.write('src/ü dir/x.ts', "import { WidgetStore } from '../model.js';\nnew WidgetStore(); // WidgetStore\n");

@@ -1085,6 +1085,8 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   // Per file: its namespace imports of a module whose default is the definition (`import * as ns`: `ns.default` is it — X53-10).
   const defaultNamespaces = new Map<string, Set<string>>();
   let memberAnywhere = false;
+  // With definedIn: the definitions of its file.
+  let definerSymbols: FileFacts['symbols'] = [];
   // Go: the definition is (or includes) a struct field — a struct literal's key `S{Name: …}` uses it, nothing else's.
   let fieldDefinition = false;
   // Go: the definition is a type — an embedded field is named by it.
@@ -1168,6 +1170,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     const definedIn = opts.definedIn.replace(/^\.\//, '');
     const definerEntry = byPath.get(definedIn);
     const definer = loadedFiles.get(definedIn) ?? (definerEntry ? (await loadFacts(context, [definerEntry], stats))[0] : undefined);
+    definerSymbols = definer?.facts.symbols ?? [];
     memberAnywhere = definer?.facts.symbols.some((def) => def.name === symbol && (def.kind === 'method' || def.kind === 'field')) ?? false;
     fieldDefinition = definer?.facts.symbols.some((def) => def.name === symbol && def.kind === 'field') ?? false;
     typeDefinition = definer?.facts.symbols.some((def) => def.name === symbol && (def.kind === 'struct' || def.kind === 'interface' || def.kind === 'type')) ?? false;
@@ -1179,6 +1182,21 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     defaultOf = (item, raw) => resolver.resolve(item.entry.file, item.entry.lang, raw).some((file) => defaultModules.has(file));
     loaded = [...loadedFiles.values()].sort(byFile);
     const sources = new Set([definedIn]);
+    // Rust: a `#[macro_export]` macro is an item of its crate's root (`use shop::items;`), wherever it is written (X54-11)
+    if (definer?.entry.lang === 'rust' && definerSymbols.some((def) => def.name === symbol && def.kind === 'macro')) {
+      const text = readTexts(context, [definer.entry]).get(definedIn) ?? '';
+      if (new RegExp(`#\\[\\s*macro_export\\s*\\][\\s\\S]{0,400}?macro_rules!\\s*${symbol}\\b`).test(text)) {
+        const paths = new Set(listing!.allPaths);
+        for (let dir = path.posix.dirname(definedIn); ; dir = path.posix.dirname(dir)) {
+          const at = (file: string) => (dir === '.' ? file : `${dir}/${file}`);
+          if (paths.has(at('Cargo.toml'))) {
+            for (const root of [at('src/lib.rs'), at('src/main.rs')]) if (paths.has(root)) sources.add(root);
+            break;
+          }
+          if (dir === '.') break;
+        }
+      }
+    }
     // Barrels re-export without naming the symbol (`export * from`, `pub use x::*`, Python
     // `from x import *`): the word search misses them, so files with a star re-export are read too.
     const barrels = (await filesWithFixed(context, [...fixedProbes], searchOptions, index)).filter((file) => !loadedFiles.has(file)).flatMap((file) => byPath.get(file) ?? []);
@@ -1417,6 +1435,17 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     const before = textBefore(lines.get(reference.file), reference).trimEnd();
     if (reference.kind === 'import' || !(before.endsWith('.') || before.endsWith('::'))) unqualified.add(reference);
   }
+  // Rust, a method definition: whether `T::name` names it — T its type (`impl T`), a trait it is declared in, `Self`, or a
+  // type the definition's file does not tell (no method container known: as before, any type's)
+  const rustContainers = new Set(definerSymbols.filter((def) => def.name === symbol && def.kind === 'method' && def.container !== undefined).map((def) => lastSegment(def.container!.replace(/<.*$/, '').replace(/::/g, '.'))));
+  const associatedOf = (modulePath: string, file: string): boolean => {
+    const type = /([A-Za-z_][A-Za-z0-9_]*)$/.exec(modulePath)?.[1];
+    if (rustContainers.size === 0 || type === undefined || !/^[A-Z]/.test(type) || rustContainers.has(type)) return true;
+    // (`Self::new()`: in a file with an impl of the definition's type — the impl a reference is in is not known here)
+    if (type === 'Self') return loadedFiles.get(file)?.facts.symbols.some((def) => def.kind === 'method' && def.container !== undefined && rustContainers.has(lastSegment(def.container.replace(/<.*$/, '')))) ?? true;
+    // (`use crate::model::Item as Thing;` … `Thing::new()`: the type under the file's own name for it)
+    return loadedFiles.get(file)?.facts.imports.some((raw) => raw.names.some((name) => name.local === type && rustContainers.has(lastSegment(name.imported)))) ?? false;
+  };
   for (const [reference, imported] of rustChecked) {
     const before = textBefore(lines.get(reference.file), reference);
     const modulePath = rustPath(before);
@@ -1429,8 +1458,10 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
           ? imported
           : modulePath === null
             ? imported || memberAnywhere
-            : // `W::make()`, `crate::defs::W::make()`: a type's associated function (types are CamelCase, modules snake_case)
-              memberAnywhere || (!/(?:^|::)[A-Z][A-Za-z0-9_]*$/.test(modulePath) && rustPathReaches!(reference.file, modulePath));
+            : // `W::make()`, `crate::defs::W::make()`: a type's associated function (types are CamelCase, modules snake_case) —
+              // the definition's type's, `Self`'s or a trait's (`Tr::make`), not another type's (`MemoryStore::new()` is no
+              // use of `Item::new`: outside round X54-08)
+              (memberAnywhere && associatedOf(modulePath, reference.file)) || (!/(?:^|::)[A-Z][A-Za-z0-9_]*$/.test(modulePath) && rustPathReaches!(reference.file, modulePath));
     if (!keep) unqualified.add(reference);
   }
   if (goNaming) {
@@ -1477,6 +1508,15 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       if (root === undefined || root === null) continue;
       const binding = view.item.facts.imports.find((raw) => raw.names.some((name) => name.local === root));
       if (!binding || !pythonRootReaches(view.item, binding, root)) unqualified.add(reference);
+    }
+  }
+  // Rust, a macro definition (with definedIn): its invocations `items!(…)` and the paths that import it, not a field or
+  // a function named like it (`self.items`: outside round X54-11)
+  if (definerSymbols.length > 0 && definerSymbols.some((def) => def.name === symbol && def.kind === 'macro') && !definerSymbols.some((def) => def.name === symbol && def.kind !== 'macro')) {
+    for (const reference of references) {
+      if (reference.kind === 'import' || reference.kind === 'reexport' || !reference.file.endsWith('.rs')) continue;
+      const after = (lines.get(reference.file)?.[reference.line - 1] ?? '').slice(reference.column - 1 + reference.name.length);
+      if (!/^\s*!/.test(after)) unqualified.add(reference);
     }
   }
   if (unqualified.size > 0) references.splice(0, references.length, ...references.filter((reference) => !unqualified.has(reference)));
