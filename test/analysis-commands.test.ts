@@ -1153,7 +1153,7 @@ describe('detect-cascades', () => {
     expect((JSON.parse(level.stdout) as Array<{ file: string; line: number }>).map((reference) => `${reference.file}:${reference.line}`)).toEqual(['legacy/server.js:2', 'legacy/server.js:5']);
   });
 
-  it('Python: a class method called through a module (`shop.Product.from_dict()`, `pm.Product.from_dict()`) is a method call, kept by `Product.from_dict` (outside round X54-05)', async () => {
+  it('Python: a class method called through a module (`shop.Product.from_dict()`, `pm.Product.from_dict()`) is a method call, kept by `Product.from_dict` and by --defined-in (outside round X54-05)', async () => {
     const repo = await createTestRepo({
       files: {
         'shop/__init__.py': 'from .models import Product\n',
@@ -1164,6 +1164,9 @@ describe('detect-cascades', () => {
     });
     const plain = await runCliInProcess(['check-callers', 'from_dict', '--format', 'json'], { cwd: repo.dir });
     expect((JSON.parse(plain.stdout) as Array<{ file: string; line: number; kind: string }>).map((reference) => `${reference.file}:${reference.line} ${reference.kind}`)).toEqual(['tests/test_product.py:7 method-call', 'tests/test_product.py:8 method-call', 'tests/test_product.py:9 call']);
+    // (with --defined-in too: the chain's root `shop` is no source of `from_dict`, but the call is the class's method's)
+    const defined = await runCliInProcess(['check-callers', 'from_dict', '--defined-in', 'shop/models.py', '--format', 'json'], { cwd: repo.dir });
+    expect((JSON.parse(defined.stdout) as Array<{ file: string; line: number }>).map((reference) => `${reference.file}:${reference.line}`)).toEqual(['tests/test_product.py:7', 'tests/test_product.py:8']);
     const qualified = await runCliInProcess(['check-callers', 'Product.from_dict', '--format', 'json'], { cwd: repo.dir });
     expect((JSON.parse(qualified.stdout) as Array<{ file: string; line: number }>).map((reference) => `${reference.file}:${reference.line}`)).toEqual(['tests/test_product.py:7', 'tests/test_product.py:8']);
   });

@@ -1428,6 +1428,9 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     if (root === undefined || root === null || !namespaces.has(root)) unqualified.add(reference);
   }
   for (const [reference, foreign] of foreignNamespaceUses) {
+    // (a method definition: `shop.Product.from_dict()` calls a class's method whatever module the chain starts at —
+    // method calls are kept by name anywhere; only `other.from_dict()`, a foreign module's own, is not it: X54-05)
+    if (memberAnywhere && reference.kind === 'method-call' && /[\p{L}\p{N}_]\s*\.\s*[\p{L}_][\p{L}\p{N}_]*\s*\.\s*$/u.test(textBefore(lines.get(reference.file), reference))) continue;
     const root = namespaceRoot(reference);
     if (root !== undefined && root !== null && foreign.has(root)) unqualified.add(reference);
   }
