@@ -1109,12 +1109,16 @@ describe('detect-cascades', () => {
     const repo = await createTestRepo({
       files: {
         'go.mod': 'module example.com/svc\n\ngo 1.22\n',
-        'store/store.go': 'package store\n\ntype Store interface {\n\tPut(key string) error\n}\n',
-        'store/mem.go': 'package store\n\ntype Mem struct{}\n\nfunc (m *Mem) Put(key string) error { return nil }\n',
+        'store/store.go': 'package store\n\ntype Store interface {\n\tPut(key string) error\n\tGet(key string) string\n}\n',
+        'store/mem.go': 'package store\n\ntype Mem struct{}\n\nfunc (m *Mem) Put(key string) error { return nil }\n\nfunc (m *Mem) Get(key string) string { return "" }\n',
         'service/service.go': 'package service\n\nimport "example.com/svc/store"\n\nfunc Save(s store.Store) error {\n\treturn s.Put("k")\n}\n',
-        'service/service_test.go': 'package service\n\ntype fake struct{}\n\nfunc (f *fake) Put(key string) error { return nil }\n',
+        'service/service_test.go': 'package service\n\ntype fake struct{}\n\nfunc (f *fake) Put(key string) error { return nil }\n\nfunc (f *fake) Get(key string) string { return "" }\n',
+        // (a type with a Put but no Get does not implement Store: not listed — outside round X55-04)
+        'cache/cache.go': 'package cache\n\ntype Cache struct{}\n\nfunc (c *Cache) Put(key string) error { return nil }\n',
         'Cargo.toml': '[package]\nname = "kv"\nversion = "0.1.0"\nedition = "2021"\n',
-        'src/lib.rs': 'pub mod kv;\n',
+        'src/lib.rs': 'pub mod kv;\npub mod other;\n',
+        // (another trait declaring `fetch`, its impl, and a plain method: none implements Kv)
+        'src/other.rs': 'pub trait Source {\n    fn fetch(&self, key: &str) -> String;\n}\n\npub struct Web;\n\nimpl Source for Web {\n    fn fetch(&self, key: &str) -> String {\n        key.into()\n    }\n}\n\nimpl Web {\n    pub fn fetch_all(&self) {}\n}\n',
         'src/kv.rs': 'pub trait Kv {\n    fn fetch(&self, key: &str) -> String;\n}\n\npub struct Mem;\n\nimpl Kv for Mem {\n    fn fetch(&self, key: &str) -> String {\n        key.to_string()\n    }\n}\n\npub fn first(kv: &dyn Kv) -> String {\n    kv.fetch("a")\n}\n',
         'web/cache.ts': 'export interface Cache {\n  lookup(key: string): string;\n}\n\nexport function use(c: Cache): string {\n  return c.lookup(\'k\');\n}\n',
       },
@@ -1135,6 +1139,8 @@ describe('detect-cascades', () => {
       'store/mem.go:5 syntax high Put',
       'store/store.go:4 syntax high Put',
     ]);
+    const trait = await runCliInProcess(['detect-cascades', repo.dir, '--renames', JSON.stringify([{ old: 'fetch', new: 'load', scope: 'src/kv.rs' }]), '--format', 'json']);
+    expect(cascades(trait).filter((line) => line.includes(' syntax high '))).toEqual(['src/kv.rs:2 syntax high fetch', 'src/kv.rs:8 syntax high fetch']);
     expect((JSON.parse(rename.stdout) as { cascade_candidates: Array<{ file: string; reason: string }> }).cascade_candidates.find((candidate) => candidate.file === 'store/mem.go')?.reason).toBe("method Put of Mem may implement Store: rename it with the interface's (now Save)");
   });
 
@@ -1143,8 +1149,14 @@ describe('detect-cascades', () => {
       files: {
         'legacy/logger.js': "exports.createLogger = function createLogger(name) {\n  return name;\n};\nmodule.exports.level = 'info';\n",
         'legacy/server.js': "const logger = require('./logger');\nconst { createLogger, level } = require('./logger');\n\nlogger.createLogger('a');\ncreateLogger(level);\n",
+        'legacy/app.js': 'module.exports = function start() {\n  return 1;\n};\n',
+        'legacy/app.test.js': "const start = require('./app');\n\ntest('starts', () => {\n  start();\n});\n",
       },
     });
+    // `const start = require('./app')` binds the module's export, no declaration of the test's own (outside round X55-06:
+    // it was taken for one, and the call was dropped).
+    const start = await runCliInProcess(['check-callers', 'start', '--defined-in', 'legacy/app.js', '--format', 'json'], { cwd: repo.dir });
+    expect((JSON.parse(start.stdout) as Array<{ file: string; line: number }>).map((reference) => `${reference.file}:${reference.line}`)).toEqual(['legacy/app.test.js:4']);
     const result = await runCliInProcess(['check-callers', 'createLogger', '--defined-in', 'legacy/logger.js', '--format', 'json'], { cwd: repo.dir });
     expect([result.code, result.stderr]).toEqual([0, '']);
     expect((JSON.parse(result.stdout) as Array<{ file: string; line: number }>).map((reference) => `${reference.file}:${reference.line}`)).toEqual(['legacy/server.js:2', 'legacy/server.js:4', 'legacy/server.js:5']);
@@ -1229,6 +1241,19 @@ describe('detect-cascades', () => {
     const result = await runCliInProcess(['check-callers', 'items', '--defined-in', 'src/macros.rs', '--format', 'json'], { cwd: repo.dir });
     expect([result.code, result.stderr]).toEqual([0, '']);
     expect((JSON.parse(result.stdout) as Array<{ file: string; line: number }>).map((reference) => `${reference.file}:${reference.line}`)).toEqual(['tests/it.rs:1', 'tests/it.rs:5']);
+  });
+
+  it('a qualified check-callers on a file with a 200 KB line answers in well under a second per use (outside round X55-03: seconds per reference)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "big"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': `pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\npub fn all() -> Vec<(Item, &'static str)> {\n    vec![(Item::new(), "${'x'.repeat(200_000)}"), (Item::new(), ""), (Item::new(), "")]\n}\n`,
+      },
+    });
+    const started = performance.now();
+    const result = await runCliInProcess(['check-callers', 'Item.new', '--format', 'json'], { cwd: repo.dir });
+    expect((JSON.parse(result.stdout) as unknown[]).length).toBe(3);
+    expect(performance.now() - started).toBeLessThan(5_000);
   });
 
   it('paths with spaces and non-ASCII letters (git grep -z, never quoted paths)', async () => {

@@ -69,6 +69,12 @@ describe('a directory\'s repository without git rev-parse', () => {
     await bare.run(['config', 'core.bare', 'true']);
     expect(plainRepositoryAt(bare.dir)).toBeUndefined();
     expect(gitAnswer(bare.dir)).toBe('error');
+    // A key on its section header's line, a format version or an extension git may not know: git decides (X55-01).
+    for (const config of ['[core] bare = true\n', '[core]\n\trepositoryformatversion = 2\n', '[core]\n\trepositoryformatversion = 1\n[extensions]\n\tnoop = true\n']) {
+      const odd = await createTestRepo();
+      writeFileSync(path.join(odd.dir, '.git', 'config'), config);
+      expect(plainRepositoryAt(odd.dir), config).toBeUndefined();
+    }
     // An include (it could set either).
     const included = await createTestRepo();
     writeFileSync(included.sibling('extra.cfg'), '[core]\n\tbare = false\n');

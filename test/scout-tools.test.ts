@@ -142,7 +142,7 @@ describe('check-test-cascade (E46): real references per language', () => {
     expect(json(result.stdout)).toEqual([{ symbol: 'slugify', test_file: 'lib/index.spec.js', line: 4, context: "slugify('A');", agents: ['A'] }]);
   });
 
-  it('ordinary task wordings of a signature change are taken for one: a qualified type in backticks, a file path, take / accept / argument / to return / async (outside round X54-03)', async () => {
+  it('ordinary task wordings of a signature change are taken for one: a qualified type in backticks, a file path, take / argument / to return / async (outside round X54-03); everyday wordings do not (X55-02)', async () => {
     const files = {
       'go.mod': 'module example.com/m\n\ngo 1.22\n',
       'store/store.go': 'package store\n\ntype Mem struct{}\n\nfunc NewMemStore() *Mem { return &Mem{} }\n',
@@ -152,7 +152,7 @@ describe('check-test-cascade (E46): real references per language', () => {
       'Add a `ctx context.Context` parameter to `NewMemStore()`.',
       'Add a `logger *slog.Logger` parameter to `NewMemStore()` in store/store.go.',
       'Make `NewMemStore()` take a `capacity int`.',
-      'Change `NewMemStore()` to accept a capacity.',
+      'Make `NewMemStore()` take a capacity parameter.',
       'Add an optional `capacity` argument to `NewMemStore()`.',
       'Change `NewMemStore()` in store/store.go to return `(*Mem, error)`.',
     ];
@@ -164,10 +164,23 @@ describe('check-test-cascade (E46): real references per language', () => {
       const result = await runCliInProcess(['check-test-cascade', implPath, '--repo-dir', repo.dir]);
       expect([result.code, json(result.stdout)], task).toEqual([1, [{ symbol: 'NewMemStore', test_file: 'store/mem_test.go', line: 6, context: '_ = NewMemStore()', agents: ['A'] }]]);
     }
-    // Two sentences, the second naming a parameter of nothing: no change announced.
-    const { repo, implPath } = await repoWith(files, { name: 'IMPL-none.yaml', text: 'title: w\nfeature_slug: w\nverdict: SUITABLE\nfile_ownership:\n  - file: store/store.go\n    agent: A\n    wave: 1\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: "Add logging to `NewMemStore()`. Document every parameter."\n' });
-    const none = await runCliInProcess(['check-test-cascade', implPath, '--repo-dir', repo.dir]);
-    expect([none.code, none.stdout]).toEqual([0, '[]\n']);
+    // Everyday wordings that change no signature (outside round X55-02: they failed a wave): two sentences, a clause
+    // after `;` or `:`, a negation, "make sure", "return early", "take the lock", the argument parser.
+    const unchanged = [
+      'Add logging to `NewMemStore()`. Document every parameter.',
+      'Make `NewMemStore()` return early when the map is already allocated.',
+      'Add a doc comment to `NewMemStore()`; its arguments stay the same.',
+      'Refactor `NewMemStore()` internals without changing its parameters.',
+      'Change `NewMemStore()` to take the lock before allocating.',
+      'Make sure `NewMemStore()` still returns the same value.',
+      'Update `NewMemStore()` docs: it returns a *Mem.',
+      'Update `NewMemStore()` to handle edge cases for the argument parser.',
+    ];
+    for (const [index, task] of unchanged.entries()) {
+      const { repo, implPath } = await repoWith(files, { name: `IMPL-none${index}.yaml`, text: `title: w\nfeature_slug: w\nverdict: SUITABLE\nfile_ownership:\n  - file: store/store.go\n    agent: A\n    wave: 1\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: ${JSON.stringify(task)}\n` });
+      const none = await runCliInProcess(['check-test-cascade', implPath, '--repo-dir', repo.dir]);
+      expect([none.code, none.stdout], task).toEqual([0, '[]\n']);
+    }
   });
 
   it('Rust `Type::new()` in a task: its calls through the type and inside assert_eq! are orphaned callers, as check-callers Type.new lists them (outside round X54-07)', async () => {
@@ -197,8 +210,10 @@ describe('check-test-cascade (E46): real references per language', () => {
     const { repo, implPath } = await repoWith(
       {
         'go.mod': 'module example.com/svc\n\ngo 1.22\n',
-        'store/store.go': 'package store\n\ntype Store interface {\n\tPut(key string) error\n}\n',
-        'service/service_test.go': 'package service\n\nimport "example.com/svc/store"\n\ntype fake struct{}\n\nfunc (f *fake) Put(key string) error { return nil }\n\nvar _ store.Store = (*fake)(nil)\n',
+        'store/store.go': 'package store\n\ntype Store interface {\n\tPut(key string) error\n\tLen() int\n}\n',
+        'service/service_test.go': 'package service\n\nimport "example.com/svc/store"\n\ntype fake struct{}\n\nfunc (f *fake) Put(key string) error { return nil }\n\nfunc (f *fake) Len() int { return 0 }\n\nvar _ store.Store = (*fake)(nil)\n',
+        // (a fake of another interface with a Put and no Len: not Store's — outside round X55-05)
+        'client/client_test.go': 'package client\n\ntype fakeSink struct{}\n\nfunc (f fakeSink) Put(key string) error { return nil }\n',
         'other/other_test.go': 'package other\n\ntype Box struct{}\n\nfunc (b *Box) Get() {}\n',
       },
       {

@@ -23,22 +23,45 @@ export const changeKeywords: readonly string[] = [
 /**
  * Up to 80 characters of one sentence between two words: a backticked span counts as one piece whatever it holds
  * (``a `ctx context.Context` parameter``, `*slog.Logger`, `...Option`), and so does a dot inside a word (`app/security.py`):
- * only a dot before a space or the end ends a sentence (outside round X54-03 — any dot did, and the commonest Go
- * phrasings were not taken for a signature change).
+ * a dot before a space or the end, `;`, `:`, `!`, `?` or a line break end a sentence (outside round X54-03 — any dot did,
+ * and the commonest Go phrasings were not taken for a signature change; X55-02 — `;`/`:` did not, and the next clause
+ * was read as the same one).
  */
-const sameSentence = '(?:`[^`\\n]{0,80}`|\\.(?=\\w)|[^.\\n`]){0,80}?';
+const sameSentence = '(?:`[^`\\n]{0,80}`|\\.(?=\\w)|[^.;:!?\\n`]){0,80}?';
 /** "add a `logger` parameter", "adds Logger parameter", "remove the ctx parameter", "an optional `timeout` argument", "function signature". */
 const parameterChange = new RegExp(
-  `\\b(?:add|adds|added|adding|remove|removes|removed|removing|drop|drops|dropped|thread|threads|threading|change|changes|changed|changing|update|updates|updated|replace|replaces|replaced|extend|extends|extended|reorder|reorders|reordered)\\b${sameSentence}\\b(?:parameters?|params?|arguments?|args?)\\b|\\bsignatures?\\b`,
-  'i',
+  `\\b(add|adds|added|adding|remove|removes|removed|removing|drop|drops|dropped|thread|threads|threading|change|changes|changed|changing|update|updates|updated|replace|replaces|replaced|extend|extends|extended|reorder|reorders|reordered)\\b${sameSentence}\\b(?:parameters?|params?|arguments?|args?)\\b(?!\\s*(?:parser|parsing|stays?|remains?|are unchanged|is unchanged))|\\bsignatures?\\b`,
+  'gi',
 );
-/** "make `f()` take a `capacity int`", "change `f()` to accept …", "change `parse()` to return `Result<…>`", "make `fetchUser()` async". */
-const callableChange = new RegExp(`\\b(?:make|makes|change|changes|update|updates)\\b${sameSentence}\\b(?:take|takes|accept|accepts|return|returns|async|asynchronous|variadic|generic)\\b`, 'i');
+/**
+ * "make `f()` take a `capacity int`" / "… take a `ctx` parameter", "change `parse()` to return `Result<…>`", "make
+ * `fetchUser()` async": the callable in backticks, then take/accept with a backticked or named parameter, return(s)
+ * with a backticked type, or async — not "return early", "take the lock", "make sure `f()` still returns" (X55-02).
+ */
+const callableChange = new RegExp(
+  `\\b(make|makes|change|changes|update|updates)\\s+\`[^\`\\n]+\`${sameSentence}\\b(?:(?:take|takes|accept|accepts)\\s+(?:(?:an?|the|one|two|an? extra|an? new|an? optional|extra|new|optional)\\s+)?(?:\`[^\`\\n]+\`|[\\w-]+\\s+(?:parameters?|arguments?|options?)\\b)|(?:to\\s+)?returns?\\s+(?:an?\\s+|the\\s+)?\`[^\`\\n]+\`|async\\b|asynchronous\\b)`,
+  'gi',
+);
+/** A negation just before a match's verb: "without changing its parameters", "do not change the signature", "never update …". */
+const negated = /\b(?:without|not|never|no|nor)\s+(?:\w+\s+){0,2}$|n't\s+(?:\w+\s+){0,2}$/i;
+/** "make sure `f()` …", "make certain …": an instruction, not a change. */
+const assurance = /^make\s+(?:sure|certain)\b/i;
+
+/** Whether one of `pattern`'s matches in `text` stands (not negated, no assurance). */
+function affirmed(pattern: RegExp, text: string): boolean {
+  for (const match of text.matchAll(pattern)) {
+    const sentenceStart = Math.max(text.lastIndexOf('\n', match.index), ...['. ', '; ', ': ', '! ', '? '].map((end) => text.lastIndexOf(end, match.index)));
+    const before = text.slice(sentenceStart < 0 ? 0 : sentenceStart, match.index);
+    if (negated.test(before) || assurance.test(match[0])) continue;
+    return true;
+  }
+  return false;
+}
 
 /** True when the text announces a signature change. */
 export function mentionsChange(text: string): boolean {
   const lower = text.toLowerCase();
-  return changeKeywords.some((keyword) => lower.includes(keyword)) || parameterChange.test(text) || callableChange.test(text);
+  return changeKeywords.some((keyword) => lower.includes(keyword)) || affirmed(parameterChange, text) || affirmed(callableChange, text);
 }
 
 /** A contract `location` without its `:line` suffix (`pkg/deps/types.go:6` → `pkg/deps/types.go`). */

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { listSymbols } from '../analysis/engine/index.js';
+import { contractsOf, mayImplement } from '../analysis/implementers.js';
 import { createGit } from '../git/git-cli.js';
 import type { ImplManifest } from '../protocol/schema/impl-schema.js';
 import { agentFacts, changedSymbols, type ChangedSymbol } from './changed-symbols.js';
@@ -34,22 +35,28 @@ const functionDefinitionOf = (name: string) =>
   new RegExp(`(?:\\bfunc\\s+(?:\\([^)]*\\)\\s*)?|\\bfunction\\s*\\*?\\s*|\\bdef\\s+|\\bfn\\s+)${name}\\b|\\bconst\\s+${name}\\s*=\\s*(?:async\\s*)?(?:\\(|function\\b)`);
 
 /**
- * The methods named like `symbol` in `files` when `definedIn` declares it as a method of an interface or trait (none
- * otherwise): the types that may implement it. Only files holding the name as a whole word are parsed.
+ * The methods named like `symbol` in `files` that may implement the interface or trait `definedIn` declares it in
+ * (none when it is no such method): a type with every method the interface declares, a Rust `impl Trait for`
+ * (implementers.ts; X55-05: any same-named method was taken). Only files holding the name as a whole word are parsed.
  */
 async function implementationsIn(repoRoot: string, definedIn: string, symbol: Pick<ChangedSymbol, 'name' | 'symbol'>, files: readonly string[]): Promise<Array<{ file: string; line: number }>> {
-  const own = await listSymbols(repoRoot, [definedIn]).catch(() => []);
-  const contracts = new Set(own.filter((entry) => entry.kind === 'interface' || entry.kind === 'trait').map((entry) => entry.name));
   const qualifier = symbol.symbol.includes('.') ? symbol.symbol.split('.')[0] : undefined;
-  const declared = own.some((entry) => entry.kind === 'method' && entry.name === symbol.name && entry.container !== undefined && contracts.has(entry.container) && (qualifier === undefined || entry.container === qualifier));
-  if (!declared || files.length === 0) return [];
+  const contracts = contractsOf(await listSymbols(repoRoot, [definedIn]).catch(() => [])).filter((contract) => contract.methods.has(symbol.name) && (qualifier === undefined || contract.name === qualifier));
+  if (contracts.length === 0 || files.length === 0) return [];
   // (past a few hundred files the whole tree is searched and the answer filtered: a command line has a limit)
   const wanted = new Set(files);
   const pathspecs = files.length <= 500 ? files.map((file) => `:(literal)${file}`) : [];
   const found = await createGit(repoRoot).run(['grep', '--untracked', '-l', '-z', '-w', '-F', '-I', '--no-color', '-e', symbol.name, '--', ...pathspecs], { allowExitCodes: [1] });
   const holding = found.stdout.split('\0').filter((file) => wanted.has(file));
   if (holding.length === 0) return [];
-  return (await listSymbols(repoRoot, holding)).filter((entry) => entry.kind === 'method' && entry.name === symbol.name).map((entry) => ({ file: entry.file, line: entry.line }));
+  const symbols = await listSymbols(repoRoot, holding);
+  const result: Array<{ file: string; line: number }> = [];
+  for (const method of symbols.filter((entry) => entry.kind === 'method' && entry.name === symbol.name)) {
+    const own = symbols.filter((entry) => entry.file === method.file);
+    const text = method.file.endsWith('.rs') ? ((await readText(repoRoot, method.file)) ?? '') : '';
+    if (contracts.some((contract) => mayImplement(contract, method, own, text))) result.push({ file: method.file, line: method.line });
+  }
+  return result;
 }
 
 async function readText(repoRoot: string, file: string): Promise<string | undefined> {

@@ -1278,7 +1278,9 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     declaresOwn = (item) =>
       (item.entry.lang === 'typescript' || item.entry.lang === 'tsx' || item.entry.lang === 'javascript') &&
       !sources.has(item.entry.file) &&
-      item.facts.symbols.some((def) => def.name === symbol && def.container === undefined);
+      // (`const start = require('./server')` binds what the module exports — CommonJS's `module.exports = function start`
+      // included —, no declaration of the file's own: outside round X55-06)
+      item.facts.symbols.some((def) => def.name === symbol && def.container === undefined && !item.facts.imports.some((raw) => raw.line === def.line && !raw.reexport));
     importsElsewhere = (item, raw) => {
       const targets = resolver.resolve(item.entry.file, item.entry.lang, raw);
       return targets.length > 0 && !targets.some((file) => sources.has(file));

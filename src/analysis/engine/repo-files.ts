@@ -186,10 +186,14 @@ export function plainRepositoryAt(key: string): { root: string; commonDir: strin
     const config = lstatSync(path.join(gitDir, 'config'), { throwIfNoEntry: false });
     if (config) {
       if (!config.isFile() || config.size > 1024 * 1024) return undefined;
+      // (git refuses a repository whose format version or extensions it does not know: its error, not ours — X55-01;
+      // a key may follow its section header on one line: `[core] bare = true`)
       for (const line of readFileSync(path.join(gitDir, 'config'), 'utf8').split(/\r?\n/)) {
-        if (/worktree|include/i.test(line)) return undefined;
-        const bare = /^\s*bare\s*(?:=\s*(.*?))?\s*$/i.exec(line);
-        if (bare && !/^(?:false|no|off|0)$/i.test(bare[1] ?? 'true')) return undefined;
+        if (/worktree|include|extensions/i.test(line)) return undefined;
+        if (/bare/i.test(line) && !/^\s*bare\s*=\s*(?:false|no|off|0)\s*$/i.test(line)) return undefined;
+        const version = /repositoryformatversion\s*=\s*(\S*)/i.exec(line);
+        if (version && !/^[01]$/.test(version[1]!) ) return undefined;
+        if (/^\s*\[[^\]]*\]\s*\S/.test(line)) return undefined;
       }
     }
     return { root: key, commonDir: gitDir };

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { contractsOf, mayImplement } from '../../analysis/implementers.js';
 import { findReferences, languageOf, listSymbols, referenceContext, type Reference } from '../../analysis/engine/index.js';
 import { identifierLines } from '../../analysis/engine/extract.js';
 import { requireFormat, requireRepository, toYaml, reportStats, configureEngine } from '../../analysis/engine/cli-support.js';
@@ -118,18 +119,22 @@ async function runCall(args: string[], options: Record<string, unknown>, io: Com
       add({ file: symbol.file, line: symbol.line, match: symbol.name, cascade_type: 'syntax', severity: 'high', reason: `${symbol.kind} declaration uses renamed symbol ${rename.old} (now ${rename.new})` });
       syntaxPerLine.set(`${symbol.file}:${symbol.line}`, (syntaxPerLine.get(`${symbol.file}:${symbol.line}`) ?? 0) + 1);
     }
-    // A method of an interface or trait in the scope: every method of that name elsewhere may implement it and must be
+    // A method of an interface or trait in the scope: the methods of that name elsewhere that may implement it must be
     // renamed with it (a Go type stops satisfying the interface, a TS class its `implements`, a Rust impl fails) — by
-    // name: the engine does not type-check which types implement it (outside round X54-10).
+    // name and shape: a type with every method the interface declares, a Rust `impl Trait for` (implementers.ts;
+    // outside rounds X54-10, X55-04).
     const scopedFiles = [...new Set(scoped.map((symbol) => symbol.file))];
-    const abstractKinds = new Set(['interface', 'trait']);
-    const contracts = scopedFiles.length === 0 ? [] : (await listSymbols(root, scopedFiles)).filter((symbol) => abstractKinds.has(symbol.kind));
-    const implemented = scoped.filter((symbol) => symbol.kind === 'method' && contracts.some((contract) => contract.file === symbol.file && contract.name === symbol.container));
-    if (implemented.length > 0) {
-      const names = [...new Set(implemented.map((symbol) => symbol.container!))].join(', ');
-      for (const symbol of symbols) {
-        if (symbol.kind !== 'method' || scoped.includes(symbol)) continue;
-        add({ file: symbol.file, line: symbol.line, match: symbol.name, cascade_type: 'syntax', severity: 'high', reason: `method ${rename.old} of ${symbol.container ?? 'a type'} may implement ${names}: rename it with the interface's (now ${rename.new})` });
+    const contracts = scopedFiles.length === 0 ? [] : contractsOf(await listSymbols(root, scopedFiles)).filter((contract) => contract.methods.has(rename.old));
+    if (contracts.length > 0) {
+      const candidates = symbols.filter((symbol) => symbol.kind === 'method' && !scoped.includes(symbol));
+      const candidateFiles = [...new Set(candidates.map((symbol) => symbol.file))];
+      const fileSymbols = candidateFiles.length === 0 ? [] : await listSymbols(root, candidateFiles);
+      for (const symbol of candidates) {
+        const own = fileSymbols.filter((entry) => entry.file === symbol.file);
+        const text = symbol.file.endsWith('.rs') ? await readFile(path.join(root, symbol.file), 'utf8').catch(() => '') : '';
+        const implemented = contracts.filter((contract) => mayImplement(contract, symbol, own, text)).map((contract) => contract.name);
+        if (implemented.length === 0) continue;
+        add({ file: symbol.file, line: symbol.line, match: symbol.name, cascade_type: 'syntax', severity: 'high', reason: `method ${rename.old} of ${symbol.container ?? 'a type'} may implement ${implemented.join(', ')}: rename it with the interface's (now ${rename.new})` });
         syntaxPerLine.set(`${symbol.file}:${symbol.line}`, (syntaxPerLine.get(`${symbol.file}:${symbol.line}`) ?? 0) + 1);
       }
     }
