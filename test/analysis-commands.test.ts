@@ -44,6 +44,11 @@ function callers(result: CliResult): string[] {
   return (JSON.parse(result.stdout) as Caller[]).map((caller) => `${caller.file}:${caller.line}:${caller.column} ${caller.kind}${caller.via ? ` via ${caller.via}` : ''}`);
 }
 
+/** `file:line` of each reference a JSON check-callers answer lists. */
+function fileLines(result: CliResult): string[] {
+  return (JSON.parse(result.stdout) as Array<{ file: string; line: number }>).map((reference) => `${reference.file}:${reference.line}`);
+}
+
 function cascades(result: CliResult): string[] {
   expect(result.code).toBe(0);
   const parsed = JSON.parse(result.stdout) as { cascade_candidates: Array<{ file: string; line: number; cascade_type: string; severity: string; match: string; reason: string }> };
@@ -1125,13 +1130,13 @@ describe('detect-cascades', () => {
     });
     const go = await runCliInProcess(['check-callers', 'Put', '--defined-in', 'store/store.go', '--format', 'json'], { cwd: repo.dir });
     expect([go.code, go.stderr]).toEqual([0, '']);
-    expect((JSON.parse(go.stdout) as Array<{ file: string; line: number }>).map((reference) => `${reference.file}:${reference.line}`)).toEqual(['service/service.go:6']);
+    expect(fileLines(go)).toEqual(['service/service.go:6']);
     const rust = await runCliInProcess(['check-callers', 'fetch', '--defined-in', 'src/kv.rs', '--format', 'json'], { cwd: repo.dir });
     expect([rust.code, rust.stderr]).toEqual([0, '']);
-    expect((JSON.parse(rust.stdout) as Array<{ file: string; line: number }>).map((reference) => `${reference.file}:${reference.line}`)).toEqual(['src/kv.rs:14']);
+    expect(fileLines(rust)).toEqual(['src/kv.rs:14']);
     const ts = await runCliInProcess(['check-callers', 'lookup', '--defined-in', 'web/cache.ts', '--format', 'json'], { cwd: repo.dir });
     expect([ts.code, ts.stderr]).toEqual([0, '']);
-    expect((JSON.parse(ts.stdout) as Array<{ file: string; line: number }>).map((reference) => `${reference.file}:${reference.line}`)).toEqual(['web/cache.ts:6']);
+    expect(fileLines(ts)).toEqual(['web/cache.ts:6']);
     const rename = await runCliInProcess(['detect-cascades', repo.dir, '--renames', JSON.stringify([{ old: 'Put', new: 'Save', scope: 'store/store.go' }]), '--format', 'json']);
     expect(cascades(rename)).toEqual([
       'service/service.go:6 syntax medium Put',
@@ -1156,13 +1161,13 @@ describe('detect-cascades', () => {
     // `const start = require('./app')` binds the module's export, no declaration of the test's own (outside round X55-06:
     // it was taken for one, and the call was dropped).
     const start = await runCliInProcess(['check-callers', 'start', '--defined-in', 'legacy/app.js', '--format', 'json'], { cwd: repo.dir });
-    expect((JSON.parse(start.stdout) as Array<{ file: string; line: number }>).map((reference) => `${reference.file}:${reference.line}`)).toEqual(['legacy/app.test.js:4']);
+    expect(fileLines(start)).toEqual(['legacy/app.test.js:4']);
     const result = await runCliInProcess(['check-callers', 'createLogger', '--defined-in', 'legacy/logger.js', '--format', 'json'], { cwd: repo.dir });
     expect([result.code, result.stderr]).toEqual([0, '']);
-    expect((JSON.parse(result.stdout) as Array<{ file: string; line: number }>).map((reference) => `${reference.file}:${reference.line}`)).toEqual(['legacy/server.js:2', 'legacy/server.js:4', 'legacy/server.js:5']);
+    expect(fileLines(result)).toEqual(['legacy/server.js:2', 'legacy/server.js:4', 'legacy/server.js:5']);
     const level = await runCliInProcess(['check-callers', 'level', '--defined-in', 'legacy/logger.js', '--format', 'json'], { cwd: repo.dir });
     expect([level.code, level.stderr]).toEqual([0, '']);
-    expect((JSON.parse(level.stdout) as Array<{ file: string; line: number }>).map((reference) => `${reference.file}:${reference.line}`)).toEqual(['legacy/server.js:2', 'legacy/server.js:5']);
+    expect(fileLines(level)).toEqual(['legacy/server.js:2', 'legacy/server.js:5']);
   });
 
   it('Python: a class method called through a module (`shop.Product.from_dict()`, `pm.Product.from_dict()`) is a method call, kept by `Product.from_dict` and by --defined-in (outside round X54-05)', async () => {
@@ -1178,9 +1183,9 @@ describe('detect-cascades', () => {
     expect((JSON.parse(plain.stdout) as Array<{ file: string; line: number; kind: string }>).map((reference) => `${reference.file}:${reference.line} ${reference.kind}`)).toEqual(['tests/test_product.py:7 method-call', 'tests/test_product.py:8 method-call', 'tests/test_product.py:9 call']);
     // (with --defined-in too: the chain's root `shop` is no source of `from_dict`, but the call is the class's method's)
     const defined = await runCliInProcess(['check-callers', 'from_dict', '--defined-in', 'shop/models.py', '--format', 'json'], { cwd: repo.dir });
-    expect((JSON.parse(defined.stdout) as Array<{ file: string; line: number }>).map((reference) => `${reference.file}:${reference.line}`)).toEqual(['tests/test_product.py:7', 'tests/test_product.py:8']);
+    expect(fileLines(defined)).toEqual(['tests/test_product.py:7', 'tests/test_product.py:8']);
     const qualified = await runCliInProcess(['check-callers', 'Product.from_dict', '--format', 'json'], { cwd: repo.dir });
-    expect((JSON.parse(qualified.stdout) as Array<{ file: string; line: number }>).map((reference) => `${reference.file}:${reference.line}`)).toEqual(['tests/test_product.py:7', 'tests/test_product.py:8']);
+    expect(fileLines(qualified)).toEqual(['tests/test_product.py:7', 'tests/test_product.py:8']);
   });
 
   it('pytest fixtures are used by parameter name: requests in the conftest\'s subtree, usefixtures strings, a closer override taking its subtree; a parameter of another function is none (outside round X54-09)', async () => {
@@ -1225,7 +1230,7 @@ describe('detect-cascades', () => {
     expect([result.code, result.stderr]).toEqual([0, '']);
     expect((JSON.parse(result.stdout) as Array<{ file: string; line: number; column: number }>).map((reference) => `${reference.file}:${reference.line}:${reference.column}`)).toEqual(['src/item.rs:8:16', 'src/item.rs:8:29', 'src/store.rs:7:25']);
     const store = await runCliInProcess(['check-callers', 'new', '--defined-in', 'src/store.rs', '--format', 'json'], { cwd: repo.dir });
-    expect((JSON.parse(store.stdout) as Array<{ file: string; line: number }>).map((reference) => `${reference.file}:${reference.line}`)).toEqual(['src/store.rs:13']);
+    expect(fileLines(store)).toEqual(['src/store.rs:13']);
   });
 
   it('Rust: a #[macro_export] macro is an item of the crate root — its imports and invocations with --defined-in its file, not a field named like it (outside round X54-11)', async () => {
@@ -1240,7 +1245,7 @@ describe('detect-cascades', () => {
     });
     const result = await runCliInProcess(['check-callers', 'items', '--defined-in', 'src/macros.rs', '--format', 'json'], { cwd: repo.dir });
     expect([result.code, result.stderr]).toEqual([0, '']);
-    expect((JSON.parse(result.stdout) as Array<{ file: string; line: number }>).map((reference) => `${reference.file}:${reference.line}`)).toEqual(['tests/it.rs:1', 'tests/it.rs:5']);
+    expect(fileLines(result)).toEqual(['tests/it.rs:1', 'tests/it.rs:5']);
   });
 
   it('a qualified check-callers on a file with a 200 KB line answers in well under a second per use (outside round X55-03: seconds per reference)', async () => {
