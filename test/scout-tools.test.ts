@@ -226,6 +226,22 @@ describe('check-test-cascade (E46): real references per language', () => {
     expect(json(result.stdout)).toEqual([{ symbol: 'Store.Put', test_file: 'service/service_test.go', line: 7, context: 'func (f *fake) Put(key string) error { return nil }', agents: ['A'] }]);
   });
 
+  it('TS names with `$` and Unicode letters, and a one-line interface\'s methods, are changed symbols too (outside round X55-07)', async () => {
+    const { repo, implPath } = await repoWith(
+      {
+        'src/api.ts': 'export function $get(key: string): string {\n  return key;\n}\nexport interface Störe { put(k: string): void; get(k: string): string; }\n',
+        'test/api.test.ts': "import { $get, type Störe } from '../src/api';\n\nclass Fake implements Störe { put(k: string): void {} get(k: string): string { return k; } }\ntest('x', () => { $get('a'); new Fake().put('b'); });\n",
+      },
+      {
+        name: 'IMPL-odd.yaml',
+        text: 'title: o\nfeature_slug: o\nverdict: SUITABLE\nfile_ownership:\n  - file: src/api.ts\n    agent: A\n    wave: 1\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: "Add a `strict` parameter to `$get()` and to `Störe.put`."\n',
+      },
+    );
+    const result = await runCliInProcess(['check-test-cascade', implPath, '--repo-dir', repo.dir]);
+    expect(result.code, result.stderr).toBe(1);
+    expect((json(result.stdout) as Array<{ symbol: string; line: number }>).map((error) => `${error.symbol}:${error.line}`)).toEqual(['Störe.put:3', '$get:4']);
+  });
+
   it('no changed signature → [] and exit 0; not a git repository → D011, exit 2', async () => {
     const { repo, implPath } = await repoWith({ 'a.go': 'package a\n' }, { name: 'IMPL-none.yaml', text: 'title: n\nfeature_slug: n\nverdict: SUITABLE\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: add docs\n' });
     const ok = await runCliInProcess(['check-test-cascade', implPath, '--repo-dir', repo.dir]);

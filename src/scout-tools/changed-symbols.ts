@@ -91,7 +91,8 @@ export interface ChangedSymbol {
   confirmed: boolean;
 }
 
-const identifierPath = /^[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*$/;
+/** Identifiers as JS/TS, Go, Python and Rust write them: Unicode letters, digits, `_`, and `$` (JS/TS; X55-07). */
+const identifierPath = /^[\p{L}_$][\p{L}\p{N}_$]*(?:\.[\p{L}_$][\p{L}\p{N}_$]*)*$/u;
 const fileLike = /\.(go|ts|tsx|js|jsx|mjs|cjs|py|rs|md|ya?ml|json|toml|txt|sh)$/i;
 
 /**
@@ -109,7 +110,7 @@ export function symbolFromName(raw: string): { symbol: string; name: string; mem
   if (name.length < 2) return undefined;
   if (parts.length === 1) return { symbol: text, name, member: false, callable };
   const qualifier = parts[parts.length - 2]!;
-  const member = /^[A-Z]/.test(qualifier) && /^[A-Z]/.test(parts[0]!);
+  const member = /^\p{Lu}/u.test(qualifier) && /^\p{Lu}/u.test(parts[0]!);
   return { symbol: member ? `${qualifier}.${name}` : name, name, member, callable };
 }
 

@@ -24,15 +24,18 @@ export interface CheckTestCascadeOptions {
   finder?: ReferenceFinder;
 }
 
+/** `name` as a whole identifier in a pattern: escaped (`$get`), bounded by non-identifier characters (Unicode letters and `$` count: X55-07). */
+const word = (name: string) => `(?<![\\p{L}\\p{N}_$])${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\p{L}\\p{N}_$])`;
+
 const definitionOf = (name: string) =>
   new RegExp(
-    `(?:\\bfunc\\s+(?:\\([^)]*\\)\\s*)?|\\bfunction\\s*\\*?\\s*|\\bdef\\s+|\\bclass\\s+|\\btype\\s+|\\binterface\\s+|\\bstruct\\s+|\\benum\\s+|\\btrait\\s+|\\bfn\\s+|\\b(?:export\\s+)?(?:const|let)\\s+)${name}\\b|^\\s*(?:(?:public|private|protected|static|async|readonly)\\s+)*${name}\\s*\\(`,
-    'm',
+    `(?:\\bfunc\\s+(?:\\([^)]*\\)\\s*)?|\\bfunction\\s*\\*?\\s*|\\bdef\\s+|\\bclass\\s+|\\btype\\s+|\\binterface\\s+|\\bstruct\\s+|\\benum\\s+|\\btrait\\s+|\\bfn\\s+|\\b(?:export\\s+)?(?:const|let)\\s+)${word(name)}|^\\s*(?:(?:public|private|protected|static|async|readonly)\\s+)*${word(name)}\\s*\\(|[{;]\\s*${word(name)}\\s*\\([^()]*\\)\\s*:`,
+    'mu',
   );
 
 /** Function or method definitions only (a bare backticked name must be one to count as a changed signature). */
 const functionDefinitionOf = (name: string) =>
-  new RegExp(`(?:\\bfunc\\s+(?:\\([^)]*\\)\\s*)?|\\bfunction\\s*\\*?\\s*|\\bdef\\s+|\\bfn\\s+)${name}\\b|\\bconst\\s+${name}\\s*=\\s*(?:async\\s*)?(?:\\(|function\\b)`);
+  new RegExp(`(?:\\bfunc\\s+(?:\\([^)]*\\)\\s*)?|\\bfunction\\s*\\*?\\s*|\\bdef\\s+|\\bfn\\s+)${word(name)}|\\bconst\\s+${word(name)}\\s*=\\s*(?:async\\s*)?(?:\\(|function\\b)`, 'u');
 
 /**
  * The methods named like `symbol` in `files` that may implement the interface or trait `definedIn` declares it in
