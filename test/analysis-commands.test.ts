@@ -1123,7 +1123,7 @@ describe('detect-cascades', () => {
         'Cargo.toml': '[package]\nname = "kv"\nversion = "0.1.0"\nedition = "2021"\n',
         'src/lib.rs': 'pub mod kv;\npub mod other;\n',
         // (another trait declaring `fetch`, its impl, and a plain method: none implements Kv)
-        'src/other.rs': 'pub trait Source {\n    fn fetch(&self, key: &str) -> String;\n}\n\npub struct Web;\n\nimpl Source for Web {\n    fn fetch(&self, key: &str) -> String {\n        key.into()\n    }\n}\n\nimpl Web {\n    pub fn fetch_all(&self) {}\n}\n',
+        'src/other.rs': 'use crate::kv::Kv;\n\npub trait Source {\n    fn fetch(&self, key: &str) -> String;\n}\n\npub struct Web;\n\nimpl Source for Web {\n    fn fetch(&self, key: &str) -> String {\n        key.into()\n    }\n}\n\npub struct Cached<S>(S);\n\nimpl<S: Kv> Source for Cached<S> {\n    fn fetch(&self, key: &str) -> String {\n        self.0.fetch(key)\n    }\n}\n\nimpl Kv for Web {\n    fn fetch(&self, key: &str) -> String {\n        key.into()\n    }\n}\n',
         'src/kv.rs': 'pub trait Kv {\n    fn fetch(&self, key: &str) -> String;\n}\n\npub struct Mem;\n\nimpl Kv for Mem {\n    fn fetch(&self, key: &str) -> String {\n        key.to_string()\n    }\n}\n\npub fn first(kv: &dyn Kv) -> String {\n    kv.fetch("a")\n}\n',
         'web/cache.ts': 'export interface Cache {\n  lookup(key: string): string;\n}\n\nexport function use(c: Cache): string {\n  return c.lookup(\'k\');\n}\n',
       },
@@ -1133,7 +1133,8 @@ describe('detect-cascades', () => {
     expect(fileLines(go)).toEqual(['service/service.go:6']);
     const rust = await runCliInProcess(['check-callers', 'fetch', '--defined-in', 'src/kv.rs', '--format', 'json'], { cwd: repo.dir });
     expect([rust.code, rust.stderr]).toEqual([0, '']);
-    expect(fileLines(rust)).toEqual(['src/kv.rs:14']);
+    // (other.rs:19 `self.0.fetch(key)` calls Kv's fetch: `S: Kv`)
+    expect(fileLines(rust)).toEqual(['src/kv.rs:14', 'src/other.rs:19']);
     const ts = await runCliInProcess(['check-callers', 'lookup', '--defined-in', 'web/cache.ts', '--format', 'json'], { cwd: repo.dir });
     expect([ts.code, ts.stderr]).toEqual([0, '']);
     expect(fileLines(ts)).toEqual(['web/cache.ts:6']);
@@ -1145,7 +1146,8 @@ describe('detect-cascades', () => {
       'store/store.go:4 syntax high Put',
     ]);
     const trait = await runCliInProcess(['detect-cascades', repo.dir, '--renames', JSON.stringify([{ old: 'fetch', new: 'load', scope: 'src/kv.rs' }]), '--format', 'json']);
-    expect(cascades(trait).filter((line) => line.includes(' syntax high '))).toEqual(['src/kv.rs:2 syntax high fetch', 'src/kv.rs:8 syntax high fetch']);
+    // (another trait's impl — also one bounded by Kv, `impl<S: Kv> Source for Cached<S>` — is not Kv's: X56-09)
+    expect(cascades(trait).filter((line) => line.includes(' syntax high '))).toEqual(['src/kv.rs:2 syntax high fetch', 'src/kv.rs:8 syntax high fetch', 'src/other.rs:24 syntax high fetch']);
     expect((JSON.parse(rename.stdout) as { cascade_candidates: Array<{ file: string; reason: string }> }).cascade_candidates.find((candidate) => candidate.file === 'store/mem.go')?.reason).toBe("method Put of Mem may implement Store: rename it with the interface's (now Save)");
   });
 
@@ -1259,6 +1261,24 @@ describe('detect-cascades', () => {
     const result = await runCliInProcess(['check-callers', 'Item.new', '--format', 'json'], { cwd: repo.dir });
     expect((JSON.parse(result.stdout) as unknown[]).length).toBe(3);
     expect(performance.now() - started).toBeLessThan(5_000);
+  });
+
+  it('a rename lists the key of a module mock\'s factory for the renamed module, not for another module (outside round X54-02)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'src/crypto.ts': 'export function hashPassword(text: string): string {\n  return text;\n}\n',
+        'src/other.ts': 'export function hashPassword(): string {\n  return "";\n}\n',
+        'src/users.ts': "import { hashPassword } from './crypto';\n\nexport function save(p: string): string {\n  return hashPassword(p);\n}\n",
+        'test/users.test.ts': "import { save } from '../src/users';\n\nvi.mock('../src/crypto', () => ({\n  hashPassword: vi.fn(() => 'h'),\n}));\nvi.mock('../src/other', () => ({ hashPassword: () => 'x' }));\n\ntest('saves', () => {\n  save('a');\n});\n",
+      },
+    });
+    const result = await runCliInProcess(['detect-cascades', repo.dir, '--renames', JSON.stringify([{ old: 'hashPassword', new: 'hashSecret', scope: 'src/crypto.ts' }]), '--format', 'json']);
+    expect(cascades(result)).toEqual([
+      'src/crypto.ts:1 syntax high hashPassword',
+      'src/users.ts:1 syntax high hashPassword',
+      'src/users.ts:4 syntax medium hashPassword',
+      "test/users.test.ts:4 semantic medium hashPassword: vi.fn(() => 'h'),",
+    ]);
   });
 
   it('paths with spaces and non-ASCII letters (git grep -z, never quoted paths)', async () => {

@@ -153,6 +153,11 @@ describe('check-test-cascade (E46): real references per language', () => {
       'Add a `logger *slog.Logger` parameter to `NewMemStore()` in store/store.go.',
       'Make `NewMemStore()` take a `capacity int`.',
       'Make `NewMemStore()` take a capacity parameter.',
+      // (outside round X56-02/12: missed by the X55 fix)
+      'Make `NewMemStore()` take a capacity.',
+      'Make `NewMemStore()` return an error as well.',
+      '`NewMemStore()` should now take a context as its first argument.',
+      "Fix `NewMemStore()` so it doesn't panic and add a `ctx` parameter.",
       'Add an optional `capacity` argument to `NewMemStore()`.',
       'Change `NewMemStore()` in store/store.go to return `(*Mem, error)`.',
     ];
@@ -175,6 +180,11 @@ describe('check-test-cascade (E46): real references per language', () => {
       'Make sure `NewMemStore()` still returns the same value.',
       'Update `NewMemStore()` docs: it returns a *Mem.',
       'Update `NewMemStore()` to handle edge cases for the argument parser.',
+      // (outside round X56-04: values are no types, and kept signatures are kept)
+      'Make `NewMemStore()` return `nil` when closed.',
+      'Do not add parameters to `NewMemStore()`.',
+      '`NewMemStore()` must keep its current signature.',
+      'Have `NewMemStore()` take a snapshot before writing.',
     ];
     for (const [index, task] of unchanged.entries()) {
       const { repo, implPath } = await repoWith(files, { name: `IMPL-none${index}.yaml`, text: `title: w\nfeature_slug: w\nverdict: SUITABLE\nfile_ownership:\n  - file: store/store.go\n    agent: A\n    wave: 1\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: ${JSON.stringify(task)}\n` });
@@ -214,6 +224,10 @@ describe('check-test-cascade (E46): real references per language', () => {
         'service/service_test.go': 'package service\n\nimport "example.com/svc/store"\n\ntype fake struct{}\n\nfunc (f *fake) Put(key string) error { return nil }\n\nfunc (f *fake) Len() int { return 0 }\n\nvar _ store.Store = (*fake)(nil)\n',
         // (a fake of another interface with a Put and no Len: not Store's — outside round X55-05)
         'client/client_test.go': 'package client\n\ntype fakeSink struct{}\n\nfunc (f fakeSink) Put(key string) error { return nil }\n',
+        // (a fake embedding the interface, and one whose methods are in two files of the package: both Store's — X56-05)
+        'service/stub_test.go': 'package service\n\nimport "example.com/svc/store"\n\ntype stub struct{ store.Store }\n\nfunc (s stub) Put(key string) error { return nil }\n',
+        'service/rec_test.go': 'package service\n\ntype rec struct{}\n\nfunc (r *rec) Put(key string) error { return nil }\n',
+        'service/rec_len_test.go': 'package service\n\nfunc (r *rec) Len() int { return 0 }\n',
         'other/other_test.go': 'package other\n\ntype Box struct{}\n\nfunc (b *Box) Get() {}\n',
       },
       {
@@ -223,7 +237,7 @@ describe('check-test-cascade (E46): real references per language', () => {
     );
     const result = await runCliInProcess(['check-test-cascade', implPath, '--repo-dir', repo.dir]);
     expect(result.code, result.stderr).toBe(1);
-    expect(json(result.stdout)).toEqual([{ symbol: 'Store.Put', test_file: 'service/service_test.go', line: 7, context: 'func (f *fake) Put(key string) error { return nil }', agents: ['A'] }]);
+    expect((json(result.stdout) as Array<{ test_file: string; line: number }>).map((error) => `${error.test_file}:${error.line}`)).toEqual(['service/rec_test.go:5', 'service/service_test.go:7', 'service/stub_test.go:7']);
   });
 
   it('TS names with `$` and Unicode letters, and a one-line interface\'s methods, are changed symbols too (outside round X55-07)', async () => {

@@ -30,38 +30,64 @@ export const changeKeywords: readonly string[] = [
 const sameSentence = '(?:`[^`\\n]{0,80}`|\\.(?=\\w)|[^.;:!?\\n`]){0,80}?';
 /** "add a `logger` parameter", "adds Logger parameter", "remove the ctx parameter", "an optional `timeout` argument", "function signature". */
 const parameterChange = new RegExp(
-  `\\b(add|adds|added|adding|remove|removes|removed|removing|drop|drops|dropped|thread|threads|threading|change|changes|changed|changing|update|updates|updated|replace|replaces|replaced|extend|extends|extended|reorder|reorders|reordered)\\b${sameSentence}\\b(?:parameters?|params?|arguments?|args?)\\b(?!\\s*(?:parser|parsing|stays?|remains?|are unchanged|is unchanged))|\\bsignatures?\\b`,
+  `\\b(add|adds|added|adding|make|makes|give|gives|remove|removes|removed|removing|drop|drops|dropped|thread|threads|threading|change|changes|changed|changing|update|updates|updated|replace|replaces|replaced|extend|extends|extended|reorder|reorders|reordered)\\b${sameSentence}\\b(?:parameters?|params?|arguments?|args?)\\b(?!\\s*(?:parser|parsing|stays?|remains?|are unchanged|is unchanged))|\\bsignatures?\\b`,
+  'gi',
+);
+/** A backticked span that is a value, not a type or parameter: `nil`, `0`, `None`, `'\n'`, `O(n)`, `--verbose`, `ErrNotFound`, `<br>`, `2 * n`. */
+const VALUE_SPAN = String.raw`\x60(?:nil|null|None|undefined|true|false|True|False|NaN|-?\d[^\x60]*|O\([^\x60]*\)|-[^\x60]*|'[^\x60]*'|"[^\x60]*"|<[^\x60]*>|Err(?!ors?\x60)\w+|[^\x60]*\s\*\s[^\x60]*)\x60`;
+/** What a callable is made to take or accept: a backticked parameter (not a value), or "a/an <noun>" that is no lock, snapshot… */
+const TAKEN = String.raw`(?:(?:an?|one|two|an? extra|an? new|an? optional|an? required|extra|new|optional|required)\s+)?(?:(?!${VALUE_SPAN})\x60[^\x60\n]+\x60(?!\s+into\s+account)|[\w-]+\s+(?:parameters?|arguments?|options?|struct)\b)|(?:an?|one)\s+(?!(?:lock|mutex|snapshot|look|while|moment|note|break|copy|backup|second|bit)\b)(?!\d)[\w-]+`;
+/** What a callable is made to return: a backticked type (not a value), "a/an <noun>", "both …", "an error as well". */
+const RETURNED = String.raw`(?:(?:an?\s+)?(?!${VALUE_SPAN})\x60[^\x60\n]+\x60|(?:an?)\s+(?!\d)[\w-]+|both\b)`;
+/**
+ * "make `f()` take a `capacity int`" / "… take a context", "change `parse()` to return `Result<…>`", "make `load()`
+ * also return an error", "make `fetchUser()` async / generic / variadic / a coroutine", "let `connect()` accept a
+ * `*tls.Config`", and the callable first: "`fetch()` should now take a context", "`get()` gains a `ctx` parameter" —
+ * not "return early", "return `nil`", "take the lock", "take a snapshot", "make sure `f()` still returns" (X55-02, X56-02/04).
+ */
+const callableChange = new RegExp(
+  String.raw`\b(make|makes|change|changes|update|updates|have|has|let|lets|give|gives|turn|turns|convert|converts)\s+\x60[^\x60\n]+\x60${sameSentence}\b(?:(?:also\s+)?(?:take|takes|accept|accepts)\s+(?:${TAKEN})|(?:to\s+|so\s+(?:that\s+)?it\s+)?(?:also\s+)?returns?\s+${RETURNED}|async\b|asynchronous\b|generic\b|variadic\b|(?:an?\s+)?coroutine\b|keyword-only\b|an?\s+(?:async|generic)\s+function\b|into\s+an?\s+(?:async|generic)\b)` +
+    String.raw`|\x60[^\x60\n]+\(\)\x60\s+(?:function\s+)?(?:(?:(?:should|must|will)\s+(?:now\s+)?|now\s+)(?:takes?|accepts?|returns?)|gains?)\s+(?:${TAKEN}|${RETURNED})`,
   'gi',
 );
 /**
- * "make `f()` take a `capacity int`" / "… take a `ctx` parameter", "change `parse()` to return `Result<…>`", "make
- * `fetchUser()` async": the callable in backticks, then take/accept with a backticked or named parameter, return(s)
- * with a backticked type, or async — not "return early", "take the lock", "make sure `f()` still returns" (X55-02).
+ * A negation or a promise to keep what the match names, in the same clause just before it (no "and", "but", "so", a
+ * comma between): "without changing its parameters", "do not rename", "must keep its current signature", "leave the
+ * signature … alone", "make sure nobody adds parameters" — but "doesn't panic and add a parameter" is a change (X56-12).
  */
-const callableChange = new RegExp(
-  `\\b(make|makes|change|changes|update|updates)\\s+\`[^\`\\n]+\`${sameSentence}\\b(?:(?:take|takes|accept|accepts)\\s+(?:(?:an?|the|one|two|an? extra|an? new|an? optional|extra|new|optional)\\s+)?(?:\`[^\`\\n]+\`|[\\w-]+\\s+(?:parameters?|arguments?|options?)\\b)|(?:to\\s+)?returns?\\s+(?:an?\\s+|the\\s+)?\`[^\`\\n]+\`|async\\b|asynchronous\\b)`,
-  'gi',
-);
-/** A negation just before a match's verb: "without changing its parameters", "do not change the signature", "never update …". */
-const negated = /\b(?:without|not|never|no|nor)\s+(?:\w+\s+){0,2}$|n't\s+(?:\w+\s+){0,2}$/i;
+const negated = /(?:\b(?:without|not|never|no|nor|nobody|keep|keeps|keeping|leave|leaves|preserve|preserves|retain|retains)|n't)\s+(?:(?!and\b|or\b|but\b|so\b|then\b)[\w`'()*.-]+\s+){0,3}$/i;
+/** After the match, in its clause: "the signature stays", "… is unchanged". */
+const keptAfter = /^[^,;.!?\n]{0,40}?\b(?:stays?|remains?|(?:is|are)\s+unchanged|unchanged|alone)\b/i;
 /** "make sure `f()` …", "make certain …": an instruction, not a change. */
 const assurance = /^make\s+(?:sure|certain)\b/i;
 
 /** Whether one of `pattern`'s matches in `text` stands (not negated, no assurance). */
 function affirmed(pattern: RegExp, text: string): boolean {
   for (const match of text.matchAll(pattern)) {
-    const sentenceStart = Math.max(text.lastIndexOf('\n', match.index), ...['. ', '; ', ': ', '! ', '? '].map((end) => text.lastIndexOf(end, match.index)));
-    const before = text.slice(sentenceStart < 0 ? 0 : sentenceStart, match.index);
-    if (negated.test(before) || assurance.test(match[0])) continue;
-    return true;
+    if (standsAt(text, match.index, match[0])) return true;
   }
   return false;
+}
+
+/** Whether the change announced by `matched` at `index` of `text` is not negated or kept in its clause. */
+function standsAt(text: string, index: number, matched: string): boolean {
+  const sentenceStart = Math.max(text.lastIndexOf('\n', index), ...['. ', '; ', ': ', '! ', '? '].map((end) => text.lastIndexOf(end, index)));
+  const before = text.slice(sentenceStart < 0 ? 0 : sentenceStart, index);
+  const after = text.slice(index + matched.length);
+  return !negated.test(before) && !assurance.test(matched) && !keptAfter.test(after);
 }
 
 /** True when the text announces a signature change. */
 export function mentionsChange(text: string): boolean {
   const lower = text.toLowerCase();
-  return changeKeywords.some((keyword) => lower.includes(keyword)) || affirmed(parameterChange, text) || affirmed(callableChange, text);
+  for (const keyword of changeKeywords) {
+    for (let at = lower.indexOf(keyword); at >= 0; at = lower.indexOf(keyword, at + 1)) {
+      // (a keyword inside a word or naming something else: "rename the local variable" is not a signature's)
+      if (/\w/.test(lower[at - 1] ?? '') || /^rename the local\b/.test(lower.slice(at))) continue;
+      if (standsAt(text, at, keyword)) return true;
+    }
+  }
+  return affirmed(parameterChange, text) || affirmed(callableChange, text);
 }
 
 /** A contract `location` without its `:line` suffix (`pkg/deps/types.go:6` → `pkg/deps/types.go`). */

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { listSymbols } from '../analysis/engine/index.js';
-import { contractsOf, mayImplement } from '../analysis/implementers.js';
+import { contractsOf, implementerView, mayImplement } from '../analysis/implementers.js';
 import { createGit } from '../git/git-cli.js';
 import type { ImplManifest } from '../protocol/schema/impl-schema.js';
 import { agentFacts, changedSymbols, type ChangedSymbol } from './changed-symbols.js';
@@ -55,9 +55,8 @@ async function implementationsIn(repoRoot: string, definedIn: string, symbol: Pi
   const symbols = await listSymbols(repoRoot, holding);
   const result: Array<{ file: string; line: number }> = [];
   for (const method of symbols.filter((entry) => entry.kind === 'method' && entry.name === symbol.name)) {
-    const own = symbols.filter((entry) => entry.file === method.file);
-    const text = method.file.endsWith('.rs') ? ((await readText(repoRoot, method.file)) ?? '') : '';
-    if (contracts.some((contract) => mayImplement(contract, method, own, text))) result.push({ file: method.file, line: method.line });
+    const view = await implementerView(repoRoot, method.file);
+    if (contracts.some((contract) => mayImplement(contract, method, view.symbols, view.text))) result.push({ file: method.file, line: method.line });
   }
   return result;
 }

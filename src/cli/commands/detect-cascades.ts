@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { contractsOf, mayImplement } from '../../analysis/implementers.js';
+import { contractsOf, implementerView, mayImplement } from '../../analysis/implementers.js';
 import { findReferences, languageOf, listSymbols, referenceContext, type Reference } from '../../analysis/engine/index.js';
+import type { FileSymbol } from '../../analysis/engine/types.js';
 import { identifierLines } from '../../analysis/engine/extract.js';
 import { requireFormat, requireRepository, toYaml, reportStats, configureEngine } from '../../analysis/engine/cli-support.js';
 import { repoContext } from '../../analysis/engine/repo-files.js';
@@ -127,12 +128,11 @@ async function runCall(args: string[], options: Record<string, unknown>, io: Com
     const contracts = scopedFiles.length === 0 ? [] : contractsOf(await listSymbols(root, scopedFiles)).filter((contract) => contract.methods.has(rename.old));
     if (contracts.length > 0) {
       const candidates = symbols.filter((symbol) => symbol.kind === 'method' && !scoped.includes(symbol));
-      const candidateFiles = [...new Set(candidates.map((symbol) => symbol.file))];
-      const fileSymbols = candidateFiles.length === 0 ? [] : await listSymbols(root, candidateFiles);
+      const views = new Map<string, Promise<{ symbols: FileSymbol[]; text: string }>>();
       for (const symbol of candidates) {
-        const own = fileSymbols.filter((entry) => entry.file === symbol.file);
-        const text = symbol.file.endsWith('.rs') ? await readFile(path.join(root, symbol.file), 'utf8').catch(() => '') : '';
-        const implemented = contracts.filter((contract) => mayImplement(contract, symbol, own, text)).map((contract) => contract.name);
+        if (!views.has(symbol.file)) views.set(symbol.file, implementerView(root, symbol.file));
+        const view = await views.get(symbol.file)!;
+        const implemented = contracts.filter((contract) => mayImplement(contract, symbol, view.symbols, view.text)).map((contract) => contract.name);
         if (implemented.length === 0) continue;
         add({ file: symbol.file, line: symbol.line, match: symbol.name, cascade_type: 'syntax', severity: 'high', reason: `method ${rename.old} of ${symbol.container ?? 'a type'} may implement ${implemented.join(', ')}: rename it with the interface's (now ${rename.new})` });
         syntaxPerLine.set(`${symbol.file}:${symbol.line}`, (syntaxPerLine.get(`${symbol.file}:${symbol.line}`) ?? 0) + 1);
@@ -175,7 +175,22 @@ async function runCall(args: string[], options: Record<string, unknown>, io: Com
       }
       return found;
     };
+    // A module mock's factory (`jest.mock('../crypto', () => ({ hashPassword: jest.fn() }))`, `vi.mock`): its keys stand
+    // for the module's exports — after a rename the mocked module lacks the new name and the test breaks at run time.
+    // Listed when the mocked path resolves to a file defining the name (the scope's, or any without one): X54-02.
+    const definingFiles = new Set((definers ?? symbols.map((symbol) => symbol.file)).map((file) => file.replace(/\.(?:[cm]?[jt]sx?)$/, '')));
+    const mocked = new Set<string>();
+    for (const file of filesWithWord.filter((name) => /\.(?:[cm]?[jt]sx?)$/.test(name))) {
+      const text = await readFile(path.join(root, file), 'utf8').catch(() => '');
+      for (const line of mockFactoryKeyLines(text, file, rename.old, definingFiles)) {
+        const key = `${file}:${line}`;
+        if (mocked.has(key)) continue;
+        mocked.add(key);
+        add({ file, line, match: (text.split(/\r?\n/)[line - 1] ?? '').trim(), cascade_type: 'semantic', severity: 'medium', reason: `module mock's factory provides renamed symbol ${rename.old} (now ${rename.new})` });
+      }
+    }
     for (const [key, count] of occurrences) {
+      if (mocked.has(key)) continue;
       const file = key.slice(0, key.lastIndexOf(':'));
       if (!/\.(?:[cm]?[jt]sx?|go|py|rs)$/.test(file)) continue;
       const line = Number(key.slice(key.lastIndexOf(':') + 1));
@@ -192,6 +207,37 @@ async function runCall(args: string[], options: Record<string, unknown>, io: Com
   else io.stdout(toYaml({ cascade_candidates: candidates }));
   reportStats(io.env, io.stderr);
   return 0;
+}
+
+/**
+ * The lines of `text` (a TS/JS file at `file`) where a `jest.mock`/`vi.mock` (`doMock` too) factory provides `name` as
+ * a key (`name:`, `name(`, `name,` shorthand), for a mocked relative path that resolves to one of `modules` (repo paths
+ * without extension; `dir/index` stands for `dir`).
+ */
+function mockFactoryKeyLines(text: string, file: string, name: string, modules: ReadonlySet<string>): number[] {
+  const lines: number[] = [];
+  const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  for (const call of text.matchAll(/\b(?:jest|vi)\s*\.\s*(?:do)?[mM]ock\s*\(\s*(['"`])(\.{1,2}\/[^'"`]*)\1\s*,/g)) {
+    const target = path.posix.normalize(path.posix.join(path.posix.dirname(file), call[2]!)).replace(/\.(?:[cm]?[jt]sx?)$/, '');
+    if (!modules.has(target) && !modules.has(`${target}/index`)) continue;
+    // The factory: from the comma to the call's closing parenthesis (brackets counted, strings skipped).
+    let depth = 1;
+    let end = call.index + call[0].length;
+    for (; end < text.length && depth > 0; end += 1) {
+      const char = text[end]!;
+      if (char === '"' || char === "'" || char === '`') {
+        const close = text.indexOf(char, end + 1);
+        if (close < 0) break;
+        end = close;
+      } else if (char === '(' || char === '[' || char === '{') depth += 1;
+      else if (char === ')' || char === ']' || char === '}') depth -= 1;
+    }
+    const factory = text.slice(call.index, end);
+    for (const key of factory.matchAll(new RegExp(`(?<![\\p{L}\\p{N}_$.])${escaped}(?=\\s*[:(,}])`, 'gu'))) {
+      lines.push(text.slice(0, call.index + key.index).split('\n').length);
+    }
+  }
+  return lines;
 }
 
 async function lineOf(root: string, file: string, line: number, word: string): Promise<string> {
