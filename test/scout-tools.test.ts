@@ -256,6 +256,22 @@ describe('check-test-cascade (E46): real references per language', () => {
     expect((json(result.stdout) as Array<{ symbol: string; line: number }>).map((error) => `${error.symbol}:${error.line}`)).toEqual(['Störe.put:3', '$get:4']);
   });
 
+  it('Python: a changed pytest fixture of a conftest.py — the unowned tests that request it are orphans (outside round X57-06)', async () => {
+    const { repo, implPath } = await repoWith(
+      {
+        'tests/conftest.py': 'import pytest\n\n\n@pytest.fixture\ndef db():\n    return {}\n',
+        'tests/test_models.py': 'def test_save(db):\n    assert db == {}\n',
+      },
+      {
+        name: 'IMPL-fixture.yaml',
+        text: 'title: f\nfeature_slug: f\nverdict: SUITABLE\nfile_ownership:\n  - file: tests/conftest.py\n    agent: A\n    wave: 1\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: Make `db()` in tests/conftest.py return a `Session` instead of a dict.\n',
+      },
+    );
+    const result = await runCliInProcess(['check-test-cascade', implPath, '--repo-dir', repo.dir]);
+    expect(result.code, result.stderr).toBe(1);
+    expect(json(result.stdout)).toEqual([{ symbol: 'db', test_file: 'tests/test_models.py', line: 1, context: 'def test_save(db):', agents: ['A'] }]);
+  });
+
   it('no changed signature → [] and exit 0; not a git repository → D011, exit 2', async () => {
     const { repo, implPath } = await repoWith({ 'a.go': 'package a\n' }, { name: 'IMPL-none.yaml', text: 'title: n\nfeature_slug: n\nverdict: SUITABLE\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: add docs\n' });
     const ok = await runCliInProcess(['check-test-cascade', implPath, '--repo-dir', repo.dir]);

@@ -75,7 +75,8 @@ export async function definingFile(repoRoot: string, manifest: ImplManifest, sym
   const owned = agentFacts(manifest)
     .filter((fact) => symbol.agents.includes(fact.id))
     .flatMap((fact) => fact.files)
-    .filter((file) => !isTestPath(file));
+    // (a conftest.py is a test path but where pytest fixtures are defined: outside round X57-06)
+    .filter((file) => !isTestPath(file) || /(?:^|\/)conftest\.py$/.test(file));
   for (const file of owned) {
     const text = await readText(repoRoot, file);
     if (text !== undefined && (symbol.confirmed ? definitionOf(symbol.name) : functionDefinitionOf(symbol.name)).test(text)) return file;
