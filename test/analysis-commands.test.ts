@@ -1235,6 +1235,28 @@ describe('detect-cascades', () => {
     expect(fileLines(store)).toEqual(['src/store.rs:13']);
   });
 
+  it('Rust `build --defined-in` a trait: `T::build()` on a type parameter bounded by it and `Item::build()` on a type that implements it, not another type\'s own `build` (outside round X57-13)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "mk"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'pub mod item;\npub mod make;\npub mod widgets;\n',
+        'src/item.rs': 'pub struct Item(pub u32);\n',
+        'src/make.rs': 'pub trait Make {\n    fn build(id: u32) -> Self;\n}\n\npub fn twice<T: Clone + Make>() -> (T, T) {\n    (T::build(1), T::build(2))\n}\n\npub fn via<M>() -> M where M: ?Sized + crate::make::Make {\n    M::build(3)\n}\n\npub fn other<U: Clone, V: Make>() -> V {\n    let _u: Option<U> = None;\n    U::build(7)\n}\n',
+        'src/widgets.rs': 'use crate::make::Make as Mk;\nuse crate::item::Item;\n\nimpl Mk for Item {\n    fn build(id: u32) -> Self { Item(id) }\n}\n\npub struct Gadget;\nimpl Gadget {\n    pub fn build(_x: u32) -> Self { Gadget }\n}\n\npub fn go() -> Item {\n    let _g = Gadget::build(0);\n    let _c = Item::build(6);\n    Item::build(8)\n}\n',
+      },
+    });
+    const result = await runCliInProcess(['check-callers', 'build', '--defined-in', 'src/make.rs', '--format', 'json'], { cwd: repo.dir });
+    expect([result.code, result.stderr]).toEqual([0, '']);
+    // (make.rs:15 `U::build(7)`: U is bounded by Clone only — no use; widgets.rs:14 `Gadget::build`: Gadget's own)
+    expect(fileLines(result)).toEqual(['src/make.rs:6', 'src/make.rs:6', 'src/make.rs:10', 'src/widgets.rs:15', 'src/widgets.rs:16']);
+    const cascades = await runCliInProcess(['detect-cascades', '--renames', JSON.stringify([{ old: 'build', new: 'make', scope: 'src/make.rs' }]), '--format', 'json'], { cwd: repo.dir });
+    expect([cascades.code, cascades.stderr]).toEqual([0, '']);
+    const listed = (JSON.parse(cascades.stdout) as { cascade_candidates: Array<{ file: string; line: number }> }).cascade_candidates.map((candidate) => `${candidate.file}:${candidate.line}`);
+    expect(listed).toEqual(expect.arrayContaining(['src/make.rs:6', 'src/make.rs:10', 'src/widgets.rs:15', 'src/widgets.rs:16']));
+    expect(listed).not.toContain('src/widgets.rs:14');
+    expect(listed).not.toContain('src/make.rs:15');
+  });
+
   it('Rust: a #[macro_export] macro is an item of the crate root — its imports and invocations with --defined-in its file, not a field named like it (outside round X54-11)', async () => {
     const repo = await createTestRepo({
       files: {

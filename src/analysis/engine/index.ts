@@ -1443,13 +1443,39 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   // Rust, a method definition: whether `T::name` names it — T its type (`impl T`), a trait it is declared in, `Self`, or a
   // type the definition's file does not tell (no method container known: as before, any type's)
   const rustContainers = new Set(definerSymbols.filter((def) => def.name === symbol && def.kind === 'method' && def.container !== undefined).map((def) => lastSegment(def.container!.replace(/<.*$/, '').replace(/::/g, '.'))));
+  // (the traits among them, and the types with an `impl Trait for Type` of one in the files read: X57-13)
+  const rustTraits = new Set(definerSymbols.filter((def) => def.kind === 'trait' && rustContainers.has(def.name)).map((def) => def.name));
+  const rustTraitNamesIn = (file: string): string => {
+    const names = new Set(rustTraits);
+    for (const raw of loadedFiles.get(file)?.facts.imports ?? []) for (const name of raw.names) if (rustTraits.has(lastSegment(name.imported))) names.add(name.local);
+    return [...names].filter((name) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(name)).join('|') || '(?!)';
+  };
+  let implementers: Set<string> | undefined;
+  const rustImplementers = (): Set<string> => {
+    if (implementers) return implementers;
+    implementers = new Set();
+    const rustFiles = [...loadedFiles.values()].filter((item) => item.entry.file.endsWith('.rs')).map((item) => item.entry);
+    for (const [file, text] of readTexts(context, rustFiles)) {
+      const pattern = new RegExp(`\\bimpl\\s*(?:<[^{};]*?>\\s*)?(?:[A-Za-z_][A-Za-z0-9_]*::)*(?:${rustTraitNamesIn(file)})\\s*(?:<[^{};]*?>\\s*)?for\\s+(?:[A-Za-z_][A-Za-z0-9_]*::)*([A-Za-z_][A-Za-z0-9_]*)`, 'g');
+      for (const match of text.matchAll(pattern)) implementers.add(match[1]!);
+    }
+    return implementers;
+  };
   const associatedOf = (modulePath: string, file: string): boolean => {
     const type = /([A-Za-z_][A-Za-z0-9_]*)$/.exec(modulePath)?.[1];
     if (rustContainers.size === 0 || type === undefined || !/^[A-Z]/.test(type) || rustContainers.has(type)) return true;
     // (`Self::new()`: in a file with an impl of the definition's type — the impl a reference is in is not known here)
     if (type === 'Self') return loadedFiles.get(file)?.facts.symbols.some((def) => def.kind === 'method' && def.container !== undefined && rustContainers.has(lastSegment(def.container.replace(/<.*$/, '')))) ?? true;
     // (`use crate::model::Item as Thing;` … `Thing::new()`: the type under the file's own name for it)
-    return loadedFiles.get(file)?.facts.imports.some((raw) => raw.names.some((name) => name.local === type && rustContainers.has(lastSegment(name.imported)))) ?? false;
+    if (loadedFiles.get(file)?.facts.imports.some((raw) => raw.names.some((name) => name.local === type && rustContainers.has(lastSegment(name.imported))))) return true;
+    // A trait's method (outside round X57-13): `T::build()` on a type parameter bounded by the trait (`<T: Make>`,
+    // `where T: Clone + Make` — in the reference's file, not its item: per file), or `Item::build()` on a type with an
+    // `impl Make for Item` in a file that names the method (the impl's own `fn build`, unless the trait's default is used)
+    if (rustTraits.size === 0) return false;
+    const traitNames = rustTraitNamesIn(file);
+    const text = (lines.get(file) ?? []).join('\n');
+    if (new RegExp(`(?<![\\w:])${type}\\s*:(?!:)[\\w\\s:+?']*?(?<![\\w])(?:${traitNames})\\b(?!\\s*::)`).test(text)) return true;
+    return rustImplementers().has(type);
   };
   for (const [reference, imported] of rustChecked) {
     const before = textBefore(lines.get(reference.file), reference);
