@@ -1257,6 +1257,37 @@ describe('detect-cascades', () => {
     expect(listed).not.toContain('src/make.rs:15');
   });
 
+  it('Rust `new --defined-in item.rs`: another module\'s own `struct Item` is another type — its `Item::new()` is no use, `crate::item::Item::new()` there is (outside round X57-11)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "shelf"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod store;\n',
+        'src/item.rs': 'pub struct Item { pub id: u32 }\n\nimpl Item {\n    pub fn new(id: u32) -> Self { Item { id } }\n}\n',
+        'src/util.rs': 'pub struct Item;\nimpl Item { pub fn new(_id: u32) -> Self { Item } }\npub fn make() -> Item { Item::new(9) }\npub fn real() -> crate::item::Item { crate::item::Item::new(1) }\n',
+        'src/store.rs': 'use crate::item::Item;\n\npub fn one() -> Item {\n    Item::new(2)\n}\n',
+      },
+    });
+    const result = await runCliInProcess(['check-callers', 'new', '--defined-in', 'src/item.rs', '--format', 'json'], { cwd: repo.dir });
+    expect([result.code, result.stderr]).toEqual([0, '']);
+    expect(fileLines(result)).toEqual(['src/store.rs:4', 'src/util.rs:4']);
+  });
+
+  it('Rust: `#[macro_use] mod macros;` puts the macros in textual scope — bare invocations in the crate\'s later modules are uses with --defined-in, not another crate\'s (outside round X57-12)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "shelf"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': '#[macro_use]\nmod macros;\npub mod store;\n\npub fn demo() -> Vec<u32> {\n    items![1, 2]\n}\n',
+        'src/macros.rs': 'macro_rules! items {\n    ($($x:expr),*) => { vec![$($x),*] };\n}\n',
+        'src/store.rs': 'pub struct Store { pub items: Vec<u32> }\n\npub fn fill(s: &mut Store) {\n    s.items.extend(items![8]);\n}\n',
+        'other/Cargo.toml': '[package]\nname = "other"\nversion = "0.1.0"\nedition = "2021"\n',
+        'other/src/lib.rs': 'macro_rules! items {\n    () => { Vec::<u32>::new() };\n}\n\npub fn none() -> Vec<u32> {\n    items![]\n}\n',
+      },
+    });
+    const result = await runCliInProcess(['check-callers', 'items', '--defined-in', 'src/macros.rs', '--format', 'json'], { cwd: repo.dir });
+    expect([result.code, result.stderr]).toEqual([0, '']);
+    expect(fileLines(result)).toEqual(['src/lib.rs:6', 'src/store.rs:4']);
+  });
+
   it('Rust: a #[macro_export] macro is an item of the crate root — its imports and invocations with --defined-in its file, not a field named like it (outside round X54-11)', async () => {
     const repo = await createTestRepo({
       files: {

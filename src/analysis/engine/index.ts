@@ -1087,6 +1087,9 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   let memberAnywhere = false;
   // With definedIn: the definitions of its file.
   let definerSymbols: FileFacts['symbols'] = [];
+  const definedInFile = opts.definedIn?.replace(/^\.\//, '');
+  // (Rust: the directory whose files have the definition's `#[macro_use]` macros in textual scope)
+  let macroUseScope: string | undefined;
   // Go: the definition is (or includes) a struct field — a struct literal's key `S{Name: …}` uses it, nothing else's.
   let fieldDefinition = false;
   // Go: the definition is a type — an embedded field is named by it.
@@ -1196,6 +1199,25 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
           if (dir === '.') break;
         }
       }
+    }
+    // Rust: `#[macro_use] mod macros;` puts the module's macros in textual scope for the rest of the declaring module and
+    // the modules under it (the Reference, "macro_use"): bare invocations there need no import (outside round X57-12) —
+    // here every file of the declaring module's directory (a module declared before the `mod` line counts too)
+    if (definer?.entry.lang === 'rust' && definerSymbols.some((def) => def.name === symbol && def.kind === 'macro')) {
+      let dir = path.posix.dirname(definedIn);
+      let name = path.posix.basename(definedIn, '.rs');
+      if (name === 'mod') [name, dir] = [path.posix.basename(dir), path.posix.dirname(dir)];
+      const crateSrc = (() => {
+        for (let up = dir; ; up = path.posix.dirname(up)) {
+          const at = (file: string) => (up === '.' ? file : `${up}/${file}`);
+          if (byPath.has(at('src/lib.rs')) || byPath.has(at('src/main.rs'))) return at('src');
+          if (up === '.' || up === '/') return undefined;
+        }
+      })();
+      const parents = dir === crateSrc ? [`${dir}/lib.rs`, `${dir}/main.rs`] : [`${dir}.rs`, `${dir}/mod.rs`];
+      const declaring = parents.flatMap((file) => byPath.get(file) ?? []);
+      const declares = new RegExp(`#\\[\\s*macro_use\\s*\\]\\s*(?:#\\[[^\\]]*\\]\\s*)*(?:pub(?:\\s*\\([^)]*\\))?\\s+)?mod\\s+${name}\\s*;`);
+      if (crateSrc !== undefined && [...readTexts(context, declaring).values()].some((text) => declares.test(text))) macroUseScope = `${dir}/`;
     }
     // Barrels re-export without naming the symbol (`export * from`, `pub use x::*`, Python
     // `from x import *`): the word search misses them, so files with a star re-export are read too.
@@ -1463,7 +1485,13 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   };
   const associatedOf = (modulePath: string, file: string): boolean => {
     const type = /([A-Za-z_][A-Za-z0-9_]*)$/.exec(modulePath)?.[1];
-    if (rustContainers.size === 0 || type === undefined || !/^[A-Z]/.test(type) || rustContainers.has(type)) return true;
+    if (rustContainers.size === 0 || type === undefined || !/^[A-Z]/.test(type)) return true;
+    if (rustContainers.has(type)) {
+      // (a module's own type of that name is another type — `util::Item`, whose `new` is not `item::Item::new` — unless
+      // the path leads elsewhere, `crate::item::Item::new()`: outside round X57-11)
+      const ownType = file !== definedInFile && (loadedFiles.get(file)?.facts.symbols.some((def) => def.name === type && def.container === undefined && (def.kind === 'struct' || def.kind === 'enum' || def.kind === 'type' || def.kind === 'trait')) ?? false);
+      return !ownType || (modulePath.includes('::') && (rustPathReaches?.(file, modulePath.replace(/::[A-Za-z_][A-Za-z0-9_]*$/, '')) ?? false));
+    }
     // (`Self::new()`: in a file with an impl of the definition's type — the impl a reference is in is not known here)
     if (type === 'Self') return loadedFiles.get(file)?.facts.symbols.some((def) => def.kind === 'method' && def.container !== undefined && rustContainers.has(lastSegment(def.container.replace(/<.*$/, '')))) ?? true;
     // (`use crate::model::Item as Thing;` … `Thing::new()`: the type under the file's own name for it)
@@ -1493,7 +1521,9 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
               // the definition's type's, `Self`'s or a trait's (`Tr::make`), not another type's (`MemoryStore::new()` is no
               // use of `Item::new`: outside round X54-08)
               (memberAnywhere && associatedOf(modulePath, reference.file)) || (!/(?:^|::)[A-Z][A-Za-z0-9_]*$/.test(modulePath) && rustPathReaches!(reference.file, modulePath));
-    if (!keep) unqualified.add(reference);
+    // (a bare `items!` where `#[macro_use] mod macros;` put the macro in scope: X57-12)
+    const macroInScope = modulePath === undefined && macroUseScope !== undefined && reference.file.startsWith(macroUseScope) && /^\s*!/.test((lines.get(reference.file)?.[reference.line - 1] ?? '').slice(reference.column - 1 + reference.name.length));
+    if (!keep && !macroInScope) unqualified.add(reference);
   }
   if (goNaming) {
     for (const reference of references) {
