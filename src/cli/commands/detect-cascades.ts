@@ -7,6 +7,7 @@ import type { FileSymbol } from '../../analysis/engine/types.js';
 import { identifierLines } from '../../analysis/engine/extract.js';
 import { requireFormat, requireRepository, toYaml, reportStats, configureEngine } from '../../analysis/engine/cli-support.js';
 import { repoContext } from '../../analysis/engine/repo-files.js';
+import { ModuleTargets } from '../../analysis/ts-module-targets.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { analysisCall } from '../../analysis/engine/scope.js';
@@ -89,6 +90,7 @@ async function runCall(args: string[], options: Record<string, unknown>, io: Com
     if (rename.scope === undefined) delete rename.scope;
   }
   const context = await repoContext(root);
+  const moduleTargets = new ModuleTargets(root);
   const candidates: CascadeCandidate[] = [];
   const seen = new Set<string>();
   const add = (candidate: CascadeCandidate) => {
@@ -177,12 +179,14 @@ async function runCall(args: string[], options: Record<string, unknown>, io: Com
     };
     // A module mock's factory (`jest.mock('../crypto', () => ({ hashPassword: jest.fn() }))`, `vi.mock`): its keys stand
     // for the module's exports — after a rename the mocked module lacks the new name and the test breaks at run time.
-    // Listed when the mocked path resolves to a file defining the name (the scope's, or any without one): X54-02.
+    // Listed when the mocked path resolves to a file defining the name (the scope's, or any without one): X54-02; or to
+    // a barrel re-exporting it from one, through a tsconfig/jsconfig `paths` alias, `vi.mock(import('./x'), …)`: X57-08/09/10.
     const definingFiles = new Set((definers ?? symbols.map((symbol) => symbol.file)).map((file) => file.replace(/\.(?:[cm]?[jt]sx?)$/, '')));
+    const provides = (file: string, specifier: string) => moduleTargets.resolve(file, specifier).some((target) => moduleTargets.provides(target, rename.old, definingFiles));
     const mocked = new Set<string>();
     for (const file of filesWithWord.filter((name) => /\.(?:[cm]?[jt]sx?)$/.test(name))) {
       const text = await readFile(path.join(root, file), 'utf8').catch(() => '');
-      for (const line of mockFactoryKeyLines(text, file, rename.old, definingFiles)) {
+      for (const line of mockFactoryKeyLines(text, rename.old, (specifier) => provides(file, specifier))) {
         const key = `${file}:${line}`;
         if (mocked.has(key)) continue;
         mocked.add(key);
@@ -210,16 +214,15 @@ async function runCall(args: string[], options: Record<string, unknown>, io: Com
 }
 
 /**
- * The lines of `text` (a TS/JS file at `file`) where a `jest.mock`/`vi.mock` (`doMock` too) factory provides `name` as
- * a key (`name:`, `name(`, `name,` shorthand), for a mocked relative path that resolves to one of `modules` (repo paths
- * without extension; `dir/index` stands for `dir`).
+ * The lines of `text` (a TS/JS file) where a `jest.mock`/`vi.mock` (`doMock`, `jest.unstable_mockModule` too) factory
+ * provides `name` as a key (`name:`, `name(`, `name,` shorthand), for a mocked module — a string, or Vitest's
+ * `import('./x')` — whose specifier `mocks` accepts (it resolves to a module providing `name`).
  */
-function mockFactoryKeyLines(text: string, file: string, name: string, modules: ReadonlySet<string>): number[] {
+function mockFactoryKeyLines(text: string, name: string, mocks: (specifier: string) => boolean): number[] {
   const lines: number[] = [];
   const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  for (const call of text.matchAll(/\b(?:jest|vi)\s*\.\s*(?:do)?[mM]ock\s*\(\s*(['"`])(\.{1,2}\/[^'"`]*)\1\s*,/g)) {
-    const target = path.posix.normalize(path.posix.join(path.posix.dirname(file), call[2]!)).replace(/\.(?:[cm]?[jt]sx?)$/, '');
-    if (!modules.has(target) && !modules.has(`${target}/index`)) continue;
+  for (const call of text.matchAll(/\b(?:jest|vi)\s*\.\s*(?:(?:do)?[mM]ock|unstable_mockModule)\s*\(\s*(?:import\s*\(\s*(['"`])([^'"`]+)\1\s*\)|(['"`])([^'"`]+)\3)\s*,/g)) {
+    if (!mocks(call[2] ?? call[4]!)) continue;
     // The factory: from the comma to the call's closing parenthesis (brackets counted, strings skipped).
     let depth = 1;
     let end = call.index + call[0].length;

@@ -1,0 +1,163 @@
+/**
+ * Which repository modules a TS/JS module specifier names, and whether a module provides a name — by text, for
+ * detect-cascades' module-mock factories (`jest.mock('@/services', () => ({ hash: … }))`; outside round X57-08/09):
+ *  - a relative specifier (`../src/services`) is joined to the importing file's directory;
+ *  - a bare one goes through the `compilerOptions.paths` (and `baseUrl`) of the nearest tsconfig.json or jsconfig.json
+ *    above the importing file (comments and trailing commas allowed; a relative `extends` followed) — jest's
+ *    `moduleNameMapper` and package.json `imports` are not read;
+ *  - a module provides a name when it defines it, or re-exports it from a module that does: `export * from './x'`,
+ *    `export { name } from './x'`, `import { name } from './x'; export { name }` (a barrel; followed through barrels).
+ * Paths are repository-relative without extension (`src/services/index` for the barrel `src/services/index.ts`).
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+
+const sourceExtensions = ['.ts', '.tsx', '.mts', '.cts', '.js', '.jsx', '.mjs', '.cjs'];
+const extension = /\.(?:d\.ts|[cm]?[jt]sx?)$/;
+
+interface PathConfig {
+  /** The directory `paths` targets are relative to (repo-relative, '' for the top level). */
+  base: string;
+  paths: Array<[pattern: string, targets: string[]]>;
+  /** `baseUrl` (repo-relative): bare specifiers resolve against it too. */
+  baseUrl?: string;
+}
+
+/** `text` (JSON with comments and trailing commas, as tsconfig.json allows) parsed; undefined when it is not JSON. */
+function parseJsonc(text: string): unknown {
+  let out = '';
+  for (let index = 0; index < text.length; index += 1) {
+    const char = text[index]!;
+    if (char === '"') {
+      let end = index + 1;
+      while (end < text.length && text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
+      out += text.slice(index, end + 1);
+      index = end;
+    } else if (char === '/' && text[index + 1] === '/') {
+      while (index < text.length && text[index] !== '\n') index += 1;
+      out += '\n';
+    } else if (char === '/' && text[index + 1] === '*') {
+      const close = text.indexOf('*/', index + 2);
+      index = close < 0 ? text.length : close + 1;
+      out += ' ';
+    } else out += char;
+  }
+  try {
+    return JSON.parse(out.replace(/,(\s*[}\]])/g, '$1'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Resolves module specifiers of TS/JS files in the repository at `root` (absolute), with memoised reads. */
+export class ModuleTargets {
+  private readonly texts = new Map<string, string | undefined>();
+  private readonly configs = new Map<string, PathConfig | undefined>();
+
+  constructor(private readonly root: string) {}
+
+  /** The repo-relative text of `file`, undefined when it cannot be read. */
+  private read(file: string): string | undefined {
+    if (!this.texts.has(file)) {
+      let text: string | undefined;
+      try {
+        text = readFileSync(path.join(this.root, file), 'utf8');
+      } catch {
+        text = undefined;
+      }
+      this.texts.set(file, text);
+    }
+    return this.texts.get(file);
+  }
+
+  /** The `paths`/`baseUrl` of the config file `file` (repo-relative), following a relative `extends` (5 deep). */
+  private configFile(file: string, depth = 0): PathConfig | undefined {
+    const text = this.read(file);
+    const parsed = text === undefined ? undefined : (parseJsonc(text) as { extends?: unknown; compilerOptions?: { baseUrl?: unknown; paths?: unknown } } | undefined);
+    if (!parsed || typeof parsed !== 'object') return undefined;
+    const dir = path.posix.dirname(file);
+    const inherited = typeof parsed.extends === 'string' && parsed.extends.startsWith('.') && depth < 5
+      ? this.configFile(path.posix.normalize(path.posix.join(dir, parsed.extends.endsWith('.json') ? parsed.extends : `${parsed.extends}.json`)), depth + 1)
+      : undefined;
+    const options = parsed.compilerOptions ?? {};
+    const ownBaseUrl = typeof options.baseUrl === 'string' ? path.posix.normalize(path.posix.join(dir, options.baseUrl)) : undefined;
+    const baseUrl = ownBaseUrl ?? inherited?.baseUrl;
+    // (`paths` targets are relative to the effective baseUrl, else to the config file declaring them)
+    let paths: Array<[string, string[]]> = [];
+    let base = baseUrl ?? dir;
+    if (options.paths && typeof options.paths === 'object') {
+      paths = Object.entries(options.paths as Record<string, unknown>).map(([pattern, targets]): [string, string[]] => [pattern, Array.isArray(targets) ? targets.filter((target): target is string => typeof target === 'string') : []]);
+    } else if (inherited) {
+      paths = inherited.paths;
+      base = ownBaseUrl ?? inherited.base;
+    }
+    if (paths.length === 0 && baseUrl === undefined) return undefined;
+    return { base, paths, ...(baseUrl !== undefined ? { baseUrl } : {}) };
+  }
+
+  /** The path configuration of the nearest tsconfig.json or jsconfig.json in `dir` (repo-relative) or above. */
+  private configFor(dir: string): PathConfig | undefined {
+    const key = dir === '.' ? '' : dir;
+    if (this.configs.has(key)) return this.configs.get(key);
+    let found: PathConfig | undefined;
+    const prefix = key === '' ? '' : `${key}/`;
+    if (this.read(`${prefix}tsconfig.json`) !== undefined) found = this.configFile(`${prefix}tsconfig.json`);
+    else if (this.read(`${prefix}jsconfig.json`) !== undefined) found = this.configFile(`${prefix}jsconfig.json`);
+    else if (key !== '') found = this.configFor(path.posix.dirname(key));
+    this.configs.set(key, found);
+    return found;
+  }
+
+  /** The repo-relative module paths (without extension) `specifier`, written in `file`, may name. */
+  resolve(file: string, specifier: string): string[] {
+    const inRepo = (target: string) => {
+      const normalized = path.posix.normalize(target).replace(extension, '');
+      return normalized === '..' || normalized.startsWith('../') || path.posix.isAbsolute(normalized) ? [] : [normalized.replace(/^\.\//, '')];
+    };
+    if (/^\.{1,2}(?:\/|$)/.test(specifier)) return inRepo(path.posix.join(path.posix.dirname(file), specifier));
+    const config = this.configFor(path.posix.dirname(file));
+    if (!config) return [];
+    const targets: string[] = [];
+    for (const [pattern, replacements] of config.paths) {
+      const star = pattern.indexOf('*');
+      let captured: string | undefined;
+      if (star < 0) captured = pattern === specifier ? '' : undefined;
+      else if (specifier.length >= pattern.length - 1 && specifier.startsWith(pattern.slice(0, star)) && specifier.endsWith(pattern.slice(star + 1))) {
+        captured = specifier.slice(star, specifier.length - (pattern.length - star - 1));
+      }
+      if (captured === undefined) continue;
+      for (const replacement of replacements) targets.push(...inRepo(path.posix.join(config.base, replacement.replace('*', captured))));
+    }
+    if (config.baseUrl !== undefined) targets.push(...inRepo(path.posix.join(config.baseUrl, specifier)));
+    return targets;
+  }
+
+  /** The repo-relative source file (with extension) of module `target` (a path without extension), if any. */
+  private fileOf(target: string): string | undefined {
+    for (const candidate of [target, `${target}/index`]) {
+      for (const ext of sourceExtensions) if (this.read(`${candidate}${ext}`) !== undefined) return `${candidate}${ext}`;
+    }
+    return undefined;
+  }
+
+  /**
+   * Whether module `target` (repo-relative, without extension) provides `name`: it is one of `definers` (paths without
+   * extension; `dir/index` stands for `dir`) or re-exports `name` from one that does (through barrels).
+   */
+  provides(target: string, name: string, definers: ReadonlySet<string>, seen = new Set<string>()): boolean {
+    if (definers.has(target) || definers.has(`${target}/index`)) return true;
+    const file = this.fileOf(target);
+    if (file === undefined || seen.has(file)) return false;
+    seen.add(file);
+    const text = this.read(file) ?? '';
+    const from = (specifier: string) => this.resolve(file, specifier).some((module) => this.provides(module, name, definers, seen));
+    const lists = (names: string) => names.split(',').some((entry) => new RegExp(`^\\s*(?:type\\s+)?${name.replace(/\$/g, '\\$')}(?:\\s+as\\s+${name.replace(/\$/g, '\\$')})?\\s*$`).test(entry.replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, '')));
+    for (const match of text.matchAll(/\bexport\s*\*\s*from\s*(['"])([^'"]+)\1/g)) if (from(match[2]!)) return true;
+    for (const match of text.matchAll(/\bexport\s*(?:type\s*)?\{([^}]*)\}\s*from\s*(['"])([^'"]+)\2/g)) if (lists(match[1]!) && from(match[3]!)) return true;
+    // `import { name } from './x'; export { name };`
+    if ([...text.matchAll(/\bexport\s*(?:type\s*)?\{([^}]*)\}(?!\s*from)/g)].some((match) => lists(match[1]!))) {
+      for (const match of text.matchAll(/\bimport\s*(?:type\s*)?\{([^}]*)\}\s*from\s*(['"])([^'"]+)\2/g)) if (lists(match[1]!) && from(match[3]!)) return true;
+    }
+    return false;
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * detect-cascades on TS/JS test doubles (outside round X57): the key of a module mock's factory for a module that
+ * provides the renamed function — through a barrel that re-exports it, a tsconfig `paths` alias, Vitest's
+ * `vi.mock(import('./x'), …)` — and the class properties holding functions that may implement a renamed interface
+ * method. Through the CLI's main() in this process (test/support/cli-in-process.ts); every answer asserted exactly.
+ * Run `npm run build` first.
+ */
+import { describe, expect, it } from 'vitest';
+import type { CliResult } from './support/cli.js';
+import { runCliInProcess } from './support/cli-in-process.js';
+import { createTestRepo } from './support/git-repo.js';
+
+/** detect-cascades JSON as `file:line type severity match` lines. */
+function cascades(result: CliResult): string[] {
+  expect([result.code, result.stderr]).toEqual([0, '']);
+  const parsed = JSON.parse(result.stdout) as { cascade_candidates: Array<{ file: string; line: number; cascade_type: string; severity: string; match: string }> };
+  return parsed.cascade_candidates.map((candidate) => `${candidate.file}:${candidate.line} ${candidate.cascade_type} ${candidate.severity} ${candidate.match}`);
+}
+
+const rename = (old: string, renamed: string, scope?: string) => JSON.stringify([{ old, new: renamed, ...(scope ? { scope } : {}) }]);
+
+/** A services package: `hashPassword` in crypto.ts, a barrel re-exporting it, another module defining its own. */
+const services = {
+  'src/services/crypto.ts': 'export function hashPassword(text: string): string {\n  return text;\n}\n',
+  'src/services/mail.ts': 'export function sendMail(to: string): string {\n  return to;\n}\n',
+  'src/services/index.ts': "export * from './crypto';\nexport { sendMail } from './mail';\n",
+  'src/lib/auth.ts': "import { hashPassword } from '../services';\n\nexport function register(p: string): string {\n  return hashPassword(p);\n}\n",
+  'src/other/index.ts': "export * as crypto from '../services/crypto';\nexport { sendMail } from '../services/mail';\n",
+  'src/legacy/hash.ts': 'export function hashPassword(): string {\n  return "";\n}\n',
+  'src/legacy/index.ts': "export { hashPassword } from './hash';\n",
+};
+
+const sourceLines = [
+  'src/lib/auth.ts:1 syntax high hashPassword',
+  'src/lib/auth.ts:4 syntax medium hashPassword',
+  'src/services/crypto.ts:1 syntax high hashPassword',
+];
+
+describe('detect-cascades: module mock factories (outside round X57)', () => {
+  it('lists the key of a mock of a barrel that re-exports the renamed function, not of a barrel that does not (X57-08)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        ...services,
+        'src/reexport/index.ts': "import { hashPassword, type Other } from '../services/crypto';\nexport { hashPassword };\nexport type { Other };\n",
+        'test/barrel.test.ts': "import { register } from '../src/lib/auth';\n\njest.mock('../src/services', () => ({\n  hashPassword: jest.fn(() => 'h'),\n  sendMail: jest.fn(),\n}));\n\ntest('r', () => {\n  expect(register('a')).toBe('h');\n});\n",
+        // the barrel's own file named, a barrel importing then exporting the name
+        'test/index.test.ts': "vi.mock('../src/services/index.ts', () => ({ hashPassword: vi.fn() }));\nvi.mock('../src/reexport', () => ({ hashPassword: vi.fn() }));\n",
+        // a namespace re-export (`export * as crypto`) provides `crypto`, not `hashPassword`; another module's barrel
+        'test/other.test.ts': "jest.mock('../src/other', () => ({ hashPassword: jest.fn(), sendMail: jest.fn() }));\njest.mock('../src/legacy', () => ({ hashPassword: jest.fn() }));\n",
+      },
+    });
+    const result = await runCliInProcess(['detect-cascades', repo.dir, '--renames', rename('hashPassword', 'hashSecret', 'src/services/crypto.ts'), '--format', 'json']);
+    expect(cascades(result)).toEqual([
+      'src/lib/auth.ts:1 syntax high hashPassword',
+      'src/lib/auth.ts:4 syntax medium hashPassword',
+      'src/reexport/index.ts:1 syntax high hashPassword',
+      'src/reexport/index.ts:2 syntax medium hashPassword',
+      'src/services/crypto.ts:1 syntax high hashPassword',
+      "test/barrel.test.ts:4 semantic medium hashPassword: jest.fn(() => 'h'),",
+      "test/index.test.ts:1 semantic medium vi.mock('../src/services/index.ts', () => ({ hashPassword: vi.fn() }));",
+      "test/index.test.ts:2 semantic medium vi.mock('../src/reexport', () => ({ hashPassword: vi.fn() }));",
+    ]);
+  });
+
+  it('lists the key of a mock named through a tsconfig `paths` alias or `baseUrl`, not of an alias to another module (X57-09)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        ...services,
+        'tsconfig.base.json': '{\n  // shared\n  "compilerOptions": { "baseUrl": ".", "paths": { "@/*": ["src/*"], "#legacy": ["src/legacy/index.ts",], }, },\n}\n',
+        'tsconfig.json': '{ "extends": "./tsconfig.base.json", "compilerOptions": { "strict": true } }\n',
+        'test/alias.test.ts': "import { register } from '@/lib/auth';\n\njest.mock('@/services/crypto', () => ({\n  ...jest.requireActual('@/services/crypto'),\n  hashPassword: jest.fn(() => 'x'),\n}));\njest.mock('@/services', () => ({ hashPassword: jest.fn() }));\njest.mock('src/services/crypto', () => ({ hashPassword: jest.fn() }));\njest.mock('#legacy', () => ({ hashPassword: jest.fn() }));\njest.mock('@/legacy/hash', () => ({ hashPassword: jest.fn() }));\njest.mock('hash-lib', () => ({ hashPassword: jest.fn() }));\n",
+        // a package with its own jsconfig.json: `~/` is its src
+        'web/jsconfig.json': '{ "compilerOptions": { "paths": { "~/*": ["./src/*"] } } }\n',
+        'web/src/crypto.js': 'export function hashPassword() {\n  return 1;\n}\n',
+        'web/test/a.test.js': "vi.mock('~/crypto', () => ({ hashPassword: vi.fn() }));\nvi.mock('@/services/crypto', () => ({ hashPassword: vi.fn() }));\n",
+      },
+    });
+    const result = await runCliInProcess(['detect-cascades', repo.dir, '--renames', rename('hashPassword', 'hashSecret', 'src/services/crypto.ts'), '--format', 'json']);
+    expect(cascades(result)).toEqual([
+      ...sourceLines,
+      "test/alias.test.ts:5 semantic medium hashPassword: jest.fn(() => 'x'),",
+      "test/alias.test.ts:7 semantic medium jest.mock('@/services', () => ({ hashPassword: jest.fn() }));",
+      "test/alias.test.ts:8 semantic medium jest.mock('src/services/crypto', () => ({ hashPassword: jest.fn() }));",
+    ]);
+    const web = await runCliInProcess(['detect-cascades', repo.dir, '--renames', rename('hashPassword', 'hashSecret', 'web/src/crypto.js'), '--format', 'json']);
+    expect(cascades(web)).toEqual([
+      'web/src/crypto.js:1 syntax high hashPassword',
+      "web/test/a.test.js:1 semantic medium vi.mock('~/crypto', () => ({ hashPassword: vi.fn() }));",
+    ]);
+  });
+
+  it("lists the key of Vitest's typed `vi.mock(import('./x'), …)` factory, not of another module's (X57-10)", async () => {
+    const repo = await createTestRepo({
+      files: {
+        ...services,
+        'test/vi-import.test.ts': "import { vi, test } from 'vitest';\n\nvi.mock(import('../src/services/crypto'), async (importOriginal) => {\n  const mod = await importOriginal();\n  return { ...mod, hashPassword: vi.fn(() => 'y') };\n});\nvi.doMock(import(\"../src/services\"), () => ({ hashPassword: vi.fn() }));\nvi.mock(import('../src/legacy/hash'), () => ({ hashPassword: vi.fn() }));\n\ntest('v', () => {});\n",
+      },
+    });
+    const result = await runCliInProcess(['detect-cascades', repo.dir, '--renames', rename('hashPassword', 'hashSecret', 'src/services/crypto.ts'), '--format', 'json']);
+    expect(cascades(result)).toEqual([
+      ...sourceLines,
+      "test/vi-import.test.ts:5 semantic medium return { ...mod, hashPassword: vi.fn(() => 'y') };",
+      'test/vi-import.test.ts:7 semantic medium vi.doMock(import("../src/services"), () => ({ hashPassword: vi.fn() }));',
+    ]);
+  });
+});
