@@ -1,9 +1,9 @@
 /**
- * detect-cascades on TS/JS test doubles (outside round X57): the key of a module mock's factory for a module that
- * provides the renamed function — through a barrel that re-exports it, a tsconfig `paths` alias, Vitest's
- * `vi.mock(import('./x'), …)` — and the class properties holding functions that may implement a renamed interface
- * method. Through the CLI's main() in this process (test/support/cli-in-process.ts); every answer asserted exactly.
- * Run `npm run build` first.
+ * detect-cascades and check-test-cascade on TS/JS test doubles (outside round X57): the key of a module mock's factory
+ * for a module that provides the renamed function — through a barrel that re-exports it, a tsconfig `paths` alias,
+ * Vitest's `vi.mock(import('./x'), …)` — and the class properties holding functions and object literals typed as an
+ * interface that may implement a renamed (changed) interface method. Through the CLI's main() in this process
+ * (test/support/cli-in-process.ts); every answer asserted exactly. Run `npm run build` first.
  */
 import { describe, expect, it } from 'vitest';
 import type { CliResult } from './support/cli.js';
@@ -102,5 +102,53 @@ describe('detect-cascades: module mock factories (outside round X57)', () => {
       "test/vi-import.test.ts:5 semantic medium return { ...mod, hashPassword: vi.fn(() => 'y') };",
       'test/vi-import.test.ts:7 semantic medium vi.doMock(import("../src/services"), () => ({ hashPassword: vi.fn() }));',
     ]);
+  });
+});
+
+/** An interface `Cache` and its implementations by class properties and object literals, and look-alikes that are not. */
+const caches = {
+  'src/cache.ts': 'export interface Cache {\n  get(key: string): string | undefined;\n  put(key: string, value: string): void;\n}\n',
+  'src/memory.ts': "import type { Cache } from './cache';\n\nexport class MemoryCache implements Cache {\n  private m = new Map<string, string>();\n  get = (key: string) => this.m.get(key);\n  put(key: string, value: string) {\n    this.m.set(key, value);\n  }\n}\n\nexport class Bound {\n  private readonly get: (key: string) => string | undefined = function (key) {\n    return key;\n  };\n  public put = async (key: string, value: string): Promise<void> => {\n    void key;\n    void value;\n  };\n}\n\nexport class Lazy {\n  get = () => 1;\n  value = { put: 1 };\n}\n",
+  // (implements Cache, its `put` inherited: Cache's `get` whatever the other members)
+  'src/typed.ts': "import type { Cache } from './cache';\n\nexport class Typed extends Base implements Iterable<Map<string, number>>, Cache {\n  get = (key: string) => key;\n}\n",
+  'src/objects.ts': "import type { Cache } from './cache';\n\nexport const noop: Cache = {\n  get(key) {\n    return key;\n  },\n  put: (key, value) => {\n    void [key, value];\n  },\n};\nexport const checked = {\n  get: (key: string) => key,\n  put() {},\n} satisfies Cache;\nconst options: RequestInit = { get: () => 1, put() {} } as unknown as RequestInit;\nconst plain = { get: () => 1, put: () => 2 };\nvoid [options, plain];\n",
+};
+
+describe('may implement: TS function-valued properties and object literals typed as the interface (outside round X57-14)', () => {
+  it('detect-cascades: a class `implements Cache` with `get = (…) => …`, a class matching by shape with properties, object literals typed or `satisfies` Cache', async () => {
+    const repo = await createTestRepo({ files: caches });
+    const result = await runCliInProcess(['detect-cascades', repo.dir, '--renames', rename('get', 'read', 'src/cache.ts'), '--format', 'json']);
+    expect(cascades(result)).toEqual([
+      'src/cache.ts:2 syntax high get',
+      'src/memory.ts:5 syntax high get',
+      'src/memory.ts:12 syntax high get',
+      'src/objects.ts:4 syntax high get',
+      'src/objects.ts:12 syntax high get',
+      'src/typed.ts:4 syntax high get',
+    ]);
+    expect((JSON.parse(result.stdout) as { cascade_candidates: Array<{ reason: string }> }).cascade_candidates[1]!.reason).toBe("member get of MemoryCache may implement Cache: rename it with the interface's (now read)");
+    const put = await runCliInProcess(['detect-cascades', repo.dir, '--renames', rename('put', 'store', 'src/cache.ts'), '--format', 'json']);
+    expect(cascades(put)).toEqual([
+      'src/cache.ts:3 syntax high put',
+      'src/memory.ts:6 syntax high put',
+      'src/memory.ts:15 syntax high put',
+      'src/objects.ts:7 syntax high put',
+      'src/objects.ts:13 syntax high put',
+    ]);
+  });
+
+  it('check-test-cascade: a test double with a function property implementing a changed interface method is an orphan', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'src/cache.ts': caches['src/cache.ts'],
+        'test/fake.test.ts': "import type { Cache } from '../src/cache';\n\nclass FakeCache implements Cache {\n  get = (key: string) => key;\n  put = () => {};\n}\nconst stub: Cache = { get: () => undefined, put() {} };\ntest('x', () => {\n  void [new FakeCache(), stub];\n});\n",
+      },
+    });
+    const implPath = repo.path('docs/IMPL/IMPL-cache.yaml');
+    repo.write('docs/IMPL/IMPL-cache.yaml', 'title: c\nfeature_slug: c\nverdict: SUITABLE\nfile_ownership:\n  - file: src/cache.ts\n    agent: A\n    wave: 1\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: Add a `ttl` parameter to `Cache.put`.\n');
+    await repo.commitAll('impl');
+    const result = await runCliInProcess(['check-test-cascade', implPath, '--repo-dir', repo.dir]);
+    expect(result.code, result.stderr).toBe(1);
+    expect((JSON.parse(result.stdout) as Array<{ symbol: string; test_file: string; line: number }>).map((error) => `${error.symbol} ${error.test_file}:${error.line}`)).toEqual(['Cache.put test/fake.test.ts:5', 'Cache.put test/fake.test.ts:7']);
   });
 });

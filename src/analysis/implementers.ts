@@ -3,10 +3,13 @@
  * checking (nothing here resolves types): a Go or TS type (or class) implements an interface when it has a method of
  * every name the interface declares (one-method interfaces: any method of that name); a Rust type only through an
  * `impl Trait for Type` block in the method's file. Another interface's or trait's own declaration implements nothing.
+ * TS/JS: a class's function-valued properties are its methods, a class that `implements` the interface (an object
+ * literal in a variable typed as it, or `satisfies` it) may implement it whatever its other members (X57-14).
  * Used by a scoped detect-cascades rename and by check-test-cascade's test doubles (outside rounds X54-10/04, and
  * X55-04/05: every same-named method was listed, an HTTP client's `Get` for a store's).
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { listSymbols } from './engine/index.js';
 import type { FileSymbol } from './engine/types.js';
@@ -34,7 +37,131 @@ export async function implementerView(root: string, file: string): Promise<{ sym
       return '';
     }
   });
-  return { symbols, text: text.join('\n') };
+  // (TS/JS: a class's function-valued properties and the members of an object literal typed as an interface count as
+  // its methods — X57-14)
+  const members = tsLike.test(file) ? tsMemberFunctions(file, text[0]!).filter((member) => !symbols.some((symbol) => symbol.kind === 'method' && symbol.line === member.line && symbol.name === member.name)) : [];
+  return { symbols: [...symbols, ...members], text: text.join('\n') };
+}
+
+/**
+ * TS/JS: the members named `name` in `files` (repo-relative, of the repository at `root`) the engine lists no method
+ * for — a class's function-valued property (`get = (key) => …`, `get: Fn = function …`, `get!: (key) => V`) and a
+ * member of an object literal typed as an interface (`const c: Cache = { get(key) {…}, put: (…) => … }`, `{…}
+ * satisfies Cache`) — as method symbols whose container is the class or the variable (outside round X57-14).
+ */
+export async function tsFunctionMembers(root: string, files: readonly string[], name: string): Promise<FileSymbol[]> {
+  const found: FileSymbol[] = [];
+  const mention = new RegExp(`(?<![\\p{L}\\p{N}_$])${name.replace(/\$/g, '\\$')}\\s*[?!]?\\s*[:=(,}]`, 'u');
+  for (const file of files.filter((entry) => tsLike.test(entry))) {
+    const text = await readFile(path.join(root, file), 'utf8').catch(() => '');
+    if (mention.test(text)) found.push(...tsMemberFunctions(file, text).filter((member) => member.name === name));
+  }
+  return found;
+}
+
+const tsLike = /\.(?:[cm]?[jt]sx?)$/;
+const identifierPattern = '[\\p{L}_$][\\p{L}\\p{N}_$]*';
+
+/** Per position of `text` (TS/JS), the depth of braces around it; strings, template literals and comments skipped. */
+function braceDepths(text: string): { depth: Uint16Array; close: Map<number, number> } {
+  const depth = new Uint16Array(text.length + 1);
+  const close = new Map<number, number>();
+  const open: number[] = [];
+  for (let index = 0; index < text.length; index += 1) {
+    const char = text[index]!;
+    depth[index] = open.length;
+    let skipTo = -1;
+    if (char === '"' || char === "'" || char === '`') {
+      let end = index + 1;
+      while (end < text.length && text[end] !== char && !(char !== '`' && text[end] === '\n')) end += text[end] === '\\' ? 2 : 1;
+      skipTo = end;
+    } else if (char === '/' && text[index + 1] === '/') skipTo = text.indexOf('\n', index) < 0 ? text.length : text.indexOf('\n', index);
+    else if (char === '/' && text[index + 1] === '*') skipTo = text.indexOf('*/', index + 2) < 0 ? text.length : text.indexOf('*/', index + 2) + 1;
+    else if (char === '{') open.push(index);
+    else if (char === '}' && open.length > 0) {
+      close.set(open.pop()!, index);
+      depth[index] = open.length;
+    }
+    if (skipTo >= 0) {
+      for (let at = index + 1; at <= Math.min(skipTo, text.length - 1); at += 1) depth[at] = open.length;
+      index = skipTo;
+    }
+  }
+  depth[text.length] = open.length;
+  return { depth, close };
+}
+
+/** The contracts each class (`implements`) or variable (a type annotation, `satisfies`) of a TS/JS text declares. */
+interface Declared {
+  contracts: Map<string, Set<string>>;
+  /** The variables holding an object literal (their members implement only the declared contract). */
+  objects: Set<string>;
+  members: Array<{ container: string; name: string; offset: number }>;
+}
+
+let lastDeclared: { text: string; declared: Declared } | undefined;
+
+function declaredIn(text: string): Declared {
+  if (lastDeclared?.text === text) return lastDeclared.declared;
+  const { depth, close } = braceDepths(text);
+  const contracts = new Map<string, Set<string>>();
+  const objects = new Set<string>();
+  const members: Declared['members'] = [];
+  // (`A, ns.B<Map<K, V>>` → A, B: type arguments dropped, innermost first, then the last segment of each name)
+  const typeNames = (list: string) => {
+    let bare = list;
+    for (let previous = ''; previous !== bare; ) [previous, bare] = [bare, bare.replace(/<[^<>]*>/g, '')];
+    return bare.split(',').map((entry) => /([\p{L}_$][\p{L}\p{N}_$]*)\s*$/u.exec(entry.trim())?.[1]).filter((entry): entry is string => entry !== undefined);
+  };
+  const declare = (container: string, names: string[]) => {
+    const set = contracts.get(container) ?? new Set<string>();
+    for (const name of names) set.add(name);
+    contracts.set(container, set);
+  };
+  // The direct members of the body `{` at `start`: `name = …`, `name: …`, `name(…) {`, shorthand `name,`.
+  const membersOf = (container: string, start: number, object: boolean) => {
+    const end = close.get(start);
+    if (end === undefined) return;
+    const body = text.slice(start + 1, end);
+    const level = depth[start]! + 1;
+    const member = object
+      ? new RegExp(`(?:^|[{,])\\s*(?:async\\s+)?\\*?\\s*(${identifierPattern})\\s*(?=[:(,}]|$)`, 'dgu')
+      : new RegExp(`(?:^|[;{}\\n])\\s*(?:@[^\\n]*\\n\\s*)*(?:(?:public|private|protected|readonly|override|declare)\\s+)*(${identifierPattern})\\s*[?!]?\\s*(?::\\s*\\(|(?::[^=;\\n]*)?=\\s*(?:async\\b\\s*)?(?:function\\b|\\(|${identifierPattern}\\s*=>))`, 'dgu');
+    for (const match of body.matchAll(member)) {
+      const offset = start + 1 + match.indices![1]![0];
+      if (depth[offset] !== level) continue;
+      members.push({ container, name: match[1]!, offset });
+    }
+  };
+  for (const match of text.matchAll(new RegExp(`\\bclass\\s+(${identifierPattern})([^{]*)\\{`, 'gu'))) {
+    const start = match.index + match[0].length - 1;
+    const implemented = /\bimplements\b([\s\S]*)$/.exec(match[2]!);
+    if (implemented) declare(match[1]!, typeNames(implemented[1]!));
+    membersOf(match[1]!, start, false);
+  }
+  for (const match of text.matchAll(new RegExp(`\\b(?:const|let|var)\\s+(${identifierPattern})\\s*(?::\\s*([^=;{]+?)\\s*)?=\\s*\\{`, 'gu'))) {
+    const start = match.index + match[0].length - 1;
+    const end = close.get(start);
+    const satisfied = end === undefined ? undefined : /^\s*(?:satisfies|as)\s+([^;,)\n]+)/.exec(text.slice(end + 1));
+    const names = [...(match[2] ? typeNames(match[2]) : []), ...(satisfied ? typeNames(satisfied[1]!) : [])];
+    if (names.length === 0) continue;
+    objects.add(match[1]!);
+    declare(match[1]!, names);
+    membersOf(match[1]!, start, true);
+  }
+  const declared = { contracts, objects, members };
+  lastDeclared = { text, declared };
+  return declared;
+}
+
+/** The members of {@link tsFunctionMembers} in `text` (the file `file`), every name. */
+function tsMemberFunctions(file: string, text: string): FileSymbol[] {
+  const { members } = declaredIn(text);
+  return members.map(({ container, name, offset }) => {
+    const before = text.slice(0, offset);
+    const line = before.split('\n').length;
+    return { file, name, kind: 'method', line, column: offset - before.lastIndexOf('\n'), exported: false, container } satisfies FileSymbol;
+  });
 }
 
 export interface Contract {
@@ -61,6 +188,13 @@ export function mayImplement(contract: Contract, method: FileSymbol, fileSymbols
   const container = method.container.replace(/<.*$/, '');
   if (fileSymbols.some((symbol) => symbol.name === container && (symbol.kind === 'interface' || symbol.kind === 'trait'))) return false;
   if (method.file.endsWith('.rs')) return rustImplBlockOf(text, method.line, contract.name);
+  if (tsLike.test(method.file)) {
+    // (TS: a class that `implements` the interface, an object literal typed as it — X57-14; an object typed otherwise
+    // implements nothing by shape)
+    const declared = declaredIn(text);
+    if (declared.contracts.get(container)?.has(contract.name)) return true;
+    if (declared.objects.has(container)) return false;
+  }
   const own = new Set(fileSymbols.filter((symbol) => symbol.kind === 'method' && symbol.container?.replace(/<.*$/, '') === container).map((symbol) => symbol.name));
   if ([...contract.methods].every((name) => own.has(name))) return true;
   // (Go: a struct embedding a type — `struct{ *MemStore }`, a fake `struct{ store.Store }` — has that type's methods too)

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { listSymbols } from '../analysis/engine/index.js';
-import { contractsOf, implementerView, mayImplement } from '../analysis/implementers.js';
+import { contractsOf, implementerView, mayImplement, tsFunctionMembers } from '../analysis/implementers.js';
 import { createGit } from '../git/git-cli.js';
 import type { ImplManifest } from '../protocol/schema/impl-schema.js';
 import { agentFacts, changedSymbols, type ChangedSymbol } from './changed-symbols.js';
@@ -54,7 +54,9 @@ async function implementationsIn(repoRoot: string, definedIn: string, symbol: Pi
   if (holding.length === 0) return [];
   const symbols = await listSymbols(repoRoot, holding);
   const result: Array<{ file: string; line: number }> = [];
-  for (const method of symbols.filter((entry) => entry.kind === 'method' && entry.name === symbol.name)) {
+  // (with a TS class's function-valued properties and the members of object literals typed as an interface: X57-14)
+  const members = (await tsFunctionMembers(repoRoot, holding, symbol.name)).filter((member) => !symbols.some((entry) => entry.file === member.file && entry.line === member.line && entry.name === member.name));
+  for (const method of [...symbols.filter((entry) => entry.kind === 'method' && entry.name === symbol.name), ...members]) {
     const view = await implementerView(repoRoot, method.file);
     if (contracts.some((contract) => mayImplement(contract, method, view.symbols, view.text))) result.push({ file: method.file, line: method.line });
   }

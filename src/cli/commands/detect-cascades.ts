@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { contractsOf, implementerView, mayImplement } from '../../analysis/implementers.js';
+import { contractsOf, implementerView, mayImplement, tsFunctionMembers } from '../../analysis/implementers.js';
 import { findReferences, languageOf, listSymbols, referenceContext, type Reference } from '../../analysis/engine/index.js';
 import type { FileSymbol } from '../../analysis/engine/types.js';
 import { identifierLines } from '../../analysis/engine/extract.js';
@@ -129,14 +129,17 @@ async function runCall(args: string[], options: Record<string, unknown>, io: Com
     const scopedFiles = [...new Set(scoped.map((symbol) => symbol.file))];
     const contracts = scopedFiles.length === 0 ? [] : contractsOf(await listSymbols(root, scopedFiles)).filter((contract) => contract.methods.has(rename.old));
     if (contracts.length > 0) {
-      const candidates = symbols.filter((symbol) => symbol.kind === 'method' && !scoped.includes(symbol));
+      // (with a TS class's function-valued properties and the members of object literals typed as an interface: X57-14)
+      const methods = symbols.filter((symbol) => symbol.kind === 'method' && !scoped.includes(symbol));
+      const members = (await tsFunctionMembers(root, filesWithWord, rename.old)).filter((member) => !symbols.some((symbol) => symbol.file === member.file && symbol.line === member.line && symbol.name === member.name));
+      const candidates = [...methods, ...members];
       const views = new Map<string, Promise<{ symbols: FileSymbol[]; text: string }>>();
       for (const symbol of candidates) {
         if (!views.has(symbol.file)) views.set(symbol.file, implementerView(root, symbol.file));
         const view = await views.get(symbol.file)!;
         const implemented = contracts.filter((contract) => mayImplement(contract, symbol, view.symbols, view.text)).map((contract) => contract.name);
         if (implemented.length === 0) continue;
-        add({ file: symbol.file, line: symbol.line, match: symbol.name, cascade_type: 'syntax', severity: 'high', reason: `method ${rename.old} of ${symbol.container ?? 'a type'} may implement ${implemented.join(', ')}: rename it with the interface's (now ${rename.new})` });
+        add({ file: symbol.file, line: symbol.line, match: symbol.name, cascade_type: 'syntax', severity: 'high', reason: `${members.includes(symbol) ? 'member' : 'method'} ${rename.old} of ${symbol.container ?? 'a type'} may implement ${implemented.join(', ')}: rename it with the interface's (now ${rename.new})` });
         syntaxPerLine.set(`${symbol.file}:${symbol.line}`, (syntaxPerLine.get(`${symbol.file}:${symbol.line}`) ?? 0) + 1);
       }
     }
