@@ -5,8 +5,10 @@
  * `impl Trait for Type` block in the method's file. Another interface's or trait's own declaration implements nothing.
  * TS/JS: a class's function-valued properties are its methods, a class that `implements` the interface (an object
  * literal in a variable typed as it, or `satisfies` it) may implement it whatever its other members (X57-14).
- * Used by a scoped detect-cascades rename and by check-test-cascade's test doubles (outside rounds X54-10/04, and
- * X55-04/05: every same-named method was listed, an HTTP client's `Get` for a store's).
+ * Used by a scoped detect-cascades rename (the Scout's cascade candidates: a renamed interface method breaks every
+ * implementation) and by check-test-cascade's test doubles (E46: a test double implementing the changed interface is
+ * an orphaned caller) — outside rounds X54-10/04, and X55-04/05: every same-named method was listed, an HTTP client's
+ * `Get` for a store's.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
