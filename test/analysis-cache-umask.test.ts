@@ -5,7 +5,7 @@
  * Two calls back to back, the second starting before the first's queued write went out: each pack
  * still has its own caller's mode.
  */
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { findReferences } from '../src/analysis/engine/index.js';
@@ -53,4 +53,19 @@ describe('the analysis cache and the umask', () => {
     flushCache();
     expect(packModes(repo.dir)).toEqual([0o600, 0o664]);
   }, 60_000);
+
+  it('a queued write whose repository was removed before it went out makes nothing (the repository is not made again)', async () => {
+    const repo = await createTestRepo({ files: { 'src/a.ts': 'export function shared() {}\n', 'src/b.ts': "import { shared } from './a';\nshared();\n" } });
+    const refs = await analysisCall(process.env, () => findReferences(repo.dir, 'shared'));
+    expect(refs.length).toBeGreaterThan(0);
+    // The call answered; its facts are queued. The repository is deleted before they are written.
+    rmSync(repo.root, { recursive: true, force: true });
+    flushCache();
+    expect(existsSync(repo.root)).toBe(false);
+    // A live repository still gets its pack.
+    const live = await createTestRepo({ files: { 'src/a.ts': 'export function shared(x: number) { return x; }\n' } });
+    await analysisCall(process.env, () => findReferences(live.dir, 'shared'));
+    flushCache();
+    expect(packModes(live.dir).length).toBeGreaterThan(0);
+  });
 });

@@ -232,11 +232,24 @@ function mergePacks(folder: string, packs: readonly string[]): void {
   }
 }
 
+/**
+ * Makes a cache folder, but never the repository's git directory: facts queued by a call are written after it answered,
+ * and a repository removed in between (a deleted clone or worktree, a test's temporary repository) must not be made
+ * again as a directory tree holding only the cache. False when the git directory is gone.
+ */
+function makeCacheFolder(folder: string): boolean {
+  const marker = `${path.sep}polywave${path.sep}analysis-cache${path.sep}`;
+  const at = folder.lastIndexOf(marker);
+  if (at > 0 && !(statSync(folder.slice(0, at), { throwIfNoEntry: false })?.isDirectory() ?? false)) return false;
+  mkdirSync(folder, { recursive: true });
+  return true;
+}
+
 function writeAtomically(folder: string, name: string, bytes: Buffer): void {
   const target = path.join(folder, name);
   const temporary = `${target}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   try {
-    mkdirSync(folder, { recursive: true });
+    if (!makeCacheFolder(folder)) return;
     writeFileSync(temporary, bytes);
     renameSync(temporary, target);
   } catch {
@@ -307,7 +320,7 @@ function writePacked(folder: string, name: string, text: string): void {
   const target = path.join(folder, name);
   const temporary = `${target}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   try {
-    mkdirSync(folder, { recursive: true });
+    if (!makeCacheFolder(folder)) return;
     writeFileSync(temporary, text);
     renameSync(temporary, target);
     const packs = readdirSync(folder)
