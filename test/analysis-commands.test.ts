@@ -1288,6 +1288,37 @@ describe('detect-cascades', () => {
     expect(fileLines(result)).toEqual(['src/lib.rs:6', 'src/store.rs:4']);
   });
 
+  it('Rust macros with --defined-in: a macro_rules! in lib.rs reaches its later modules, #[macro_use] chains up, #[macro_use] extern crate brings exported macros, a module\'s own macro shadows (outside round X58-04/05/06/07)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[workspace]\nmembers = ["shelfcore", "app"]\nresolver = "2"\n',
+        'shelfcore/Cargo.toml': '[package]\nname = "shelfcore"\nversion = "0.1.0"\nedition = "2021"\n',
+        'shelfcore/src/lib.rs': 'macro_rules! log_line {\n    ($($t:tt)*) => { println!($($t)*) };\n}\n\n#[macro_use]\nmod checks;\n#[macro_use]\nmod util;\npub mod engine;\npub mod report;\n\npub fn start() {\n    log_line!("start");\n}\n',
+        'shelfcore/src/engine.rs': 'pub fn run(id: u32) -> u32 {\n    log_line!("run {}", id);\n    ensure_id!(id);\n    quick!(id)\n}\n',
+        'shelfcore/src/report.rs': 'macro_rules! log_line {\n    ($($t:tt)*) => {};\n}\n\npub fn report() {\n    log_line!("quiet");\n}\n',
+        'shelfcore/src/util/mod.rs': '#[macro_use]\nmod helpers;\n\npub fn twice(x: u32) -> u32 {\n    quick!(x) * 2\n}\n',
+        'shelfcore/src/util/helpers.rs': 'macro_rules! quick {\n    ($x:expr) => { $x + 1 };\n}\n',
+        'shelfcore/src/checks.rs': '#[macro_export]\nmacro_rules! ensure_id {\n    ($id:expr) => { assert!($id > 0, "bad id") };\n}\n',
+        'shelfcore/tests/it.rs': '#[macro_use]\nextern crate shelfcore;\n\n#[test]\nfn ids() {\n    ensure_id!(3);\n}\n',
+        'app/Cargo.toml': '[package]\nname = "app"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\nshelfcore = { path = "../shelfcore" }\n',
+        'app/src/main.rs': '#[macro_use]\nextern crate shelfcore;\n\nmod cmd;\n\nfn main() {\n    ensure_id!(1);\n    cmd::go();\n}\n',
+        'app/src/cmd.rs': 'pub fn go() {\n    ensure_id!(2);\n}\n',
+        'other/Cargo.toml': '[package]\nname = "other"\nversion = "0.1.0"\nedition = "2021"\n',
+        'other/src/main.rs': 'macro_rules! ensure_id {\n    ($id:expr) => {};\n}\n\nfn main() {\n    ensure_id!(4);\n}\n',
+      },
+    });
+    const callers = async (symbol: string, definedIn: string) => {
+      const result = await runCliInProcess(['check-callers', symbol, '--defined-in', definedIn, '--format', 'json'], { cwd: repo.dir });
+      expect([result.code, result.stderr]).toEqual([0, '']);
+      return fileLines(result);
+    };
+    // (report.rs's own log_line shadows lib.rs's there: X58-04)
+    expect(await callers('log_line', 'shelfcore/src/lib.rs')).toEqual(['shelfcore/src/engine.rs:2', 'shelfcore/src/lib.rs:13']);
+    expect(await callers('quick', 'shelfcore/src/util/helpers.rs')).toEqual(['shelfcore/src/engine.rs:4', 'shelfcore/src/util/mod.rs:5']);
+    // (other/ defines its own ensure_id and has no extern crate: not a use)
+    expect(await callers('ensure_id', 'shelfcore/src/checks.rs')).toEqual(['app/src/cmd.rs:2', 'app/src/main.rs:7', 'shelfcore/src/engine.rs:3', 'shelfcore/tests/it.rs:6']);
+  });
+
   it('Rust: a #[macro_export] macro is an item of the crate root — its imports and invocations with --defined-in its file, not a field named like it (outside round X54-11)', async () => {
     const repo = await createTestRepo({
       files: {

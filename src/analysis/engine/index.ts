@@ -1089,7 +1089,9 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   let definerSymbols: FileFacts['symbols'] = [];
   const definedInFile = opts.definedIn?.replace(/^\.\//, '');
   // (Rust: the directory whose files have the definition's `#[macro_use]` macros in textual scope)
-  let macroUseScope: string | undefined;
+  const macroUseScope: string[] = [];
+  // (Rust: the crate of a `#[macro_export]` definition, by its Cargo.toml name)
+  let exportedMacroCrate: string | undefined;
   // Go: the definition is (or includes) a struct field — a struct literal's key `S{Name: …}` uses it, nothing else's.
   let fieldDefinition = false;
   // Go: the definition is a type — an embedded field is named by it.
@@ -1194,30 +1196,44 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
           const at = (file: string) => (dir === '.' ? file : `${dir}/${file}`);
           if (paths.has(at('Cargo.toml'))) {
             for (const root of [at('src/lib.rs'), at('src/main.rs')]) if (paths.has(root)) sources.add(root);
+            // (its crate's name, for `#[macro_use] extern crate shelfcore;` in other crates: X58-07)
+            const manifest = byPath.get(at('Cargo.toml')) ?? { file: at('Cargo.toml'), lang: 'rust' as Lang, blob: '', fromWorktree: true };
+            const cargo = readTexts(context, [manifest]).get(at('Cargo.toml')) ?? '';
+            const crate = /^\s*\[package\][^[]*?^\s*name\s*=\s*"([^"]+)"/m.exec(cargo)?.[1];
+            if (crate !== undefined) exportedMacroCrate = crate.replace(/-/g, '_');
             break;
           }
           if (dir === '.') break;
         }
       }
     }
-    // Rust: `#[macro_use] mod macros;` puts the module's macros in textual scope for the rest of the declaring module and
-    // the modules under it (the Reference, "macro_use"): bare invocations there need no import (outside round X57-12) —
-    // here every file of the declaring module's directory (a module declared before the `mod` line counts too)
+    // Rust, a `macro_rules!` macro: its textual scope (the Reference, "Macros by example → textual scope"), where a bare
+    // `items!` needs no import — the rest of its module and the child modules declared after it (outside round X58-05:
+    // a macro at the top of lib.rs, used in its modules), and with `#[macro_use] mod macros;` the declaring module's rest
+    // and children too, up a chain of such declarations (X57-12, X58-06). By file and directory, not by declaration
+    // order (a module declared before the macro or the `mod` line counts too).
     if (definer?.entry.lang === 'rust' && definerSymbols.some((def) => def.name === symbol && def.kind === 'macro')) {
-      let dir = path.posix.dirname(definedIn);
-      let name = path.posix.basename(definedIn, '.rs');
-      if (name === 'mod') [name, dir] = [path.posix.basename(dir), path.posix.dirname(dir)];
       const crateSrc = (() => {
-        for (let up = dir; ; up = path.posix.dirname(up)) {
+        for (let up = path.posix.dirname(definedIn); ; up = path.posix.dirname(up)) {
           const at = (file: string) => (up === '.' ? file : `${up}/${file}`);
           if (byPath.has(at('src/lib.rs')) || byPath.has(at('src/main.rs'))) return at('src');
           if (up === '.' || up === '/') return undefined;
         }
       })();
-      const parents = dir === crateSrc ? [`${dir}/lib.rs`, `${dir}/main.rs`] : [`${dir}.rs`, `${dir}/mod.rs`];
-      const declaring = parents.flatMap((file) => byPath.get(file) ?? []);
-      const declares = new RegExp(`#\\[\\s*macro_use\\s*\\]\\s*(?:#\\[[^\\]]*\\]\\s*)*(?:pub(?:\\s*\\([^)]*\\))?\\s+)?mod\\s+${name}\\s*;`);
-      if (crateSrc !== undefined && [...readTexts(context, declaring).values()].some((text) => declares.test(text))) macroUseScope = `${dir}/`;
+      // (a module's own file, and the directory of its child modules)
+      const moduleScope = (file: string): string[] => (/(?:^|\/)(?:lib|main|mod)\.rs$/.test(file) ? [`${path.posix.dirname(file)}/`] : [file, `${file.slice(0, -'.rs'.length)}/`]);
+      macroUseScope.push(...moduleScope(definedIn));
+      for (let current = definedIn; crateSrc !== undefined && !/^(?:lib|main)\.rs$/.test(path.posix.relative(crateSrc, current)); ) {
+        let dir = path.posix.dirname(current);
+        let name = path.posix.basename(current, '.rs');
+        if (name === 'mod') [name, dir] = [path.posix.basename(dir), path.posix.dirname(dir)];
+        const parents = dir === crateSrc ? [`${dir}/lib.rs`, `${dir}/main.rs`] : [`${dir}.rs`, `${dir}/mod.rs`];
+        const declares = new RegExp(`#\\[\\s*macro_use\\s*\\]\\s*(?:#\\[[^\\]]*\\]\\s*)*(?:pub(?:\\s*\\([^)]*\\))?\\s+)?mod\\s+${name}\\s*;`);
+        const declaring = [...readTexts(context, parents.flatMap((file) => byPath.get(file) ?? [])).entries()].find(([, text]) => declares.test(text))?.[0];
+        if (declaring === undefined) break;
+        macroUseScope.push(...moduleScope(declaring));
+        current = declaring;
+      }
     }
     // Barrels re-export without naming the symbol (`export * from`, `pub use x::*`, Python
     // `from x import *`): the word search misses them, so files with a star re-export are read too.
@@ -1505,6 +1521,32 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     if (new RegExp(`(?<![\\w:])${type}\\s*:(?!:)[\\w\\s:+?']*?(?<![\\w])(?:${traitNames})\\b(?!\\s*::)`).test(text)) return true;
     return rustImplementers().has(type);
   };
+  // `#[macro_use] extern crate shelfcore;` in a crate's root brings its exported macros into every module of that crate
+  // (X58-07): the root of a file's crate — an integration test or `src/bin/` file is its own — read for that line
+  const externRoots = new Map<string, boolean>();
+  let allPathSet: Set<string> | undefined;
+  const externMacroUse = (file: string): boolean => {
+    if (exportedMacroCrate === undefined || !file.endsWith('.rs')) return false;
+    allPathSet ??= new Set(listing?.allPaths ?? []);
+    let root: string | undefined;
+    for (let dir = path.posix.dirname(file); ; dir = path.posix.dirname(dir)) {
+      const at = (name: string) => (dir === '.' ? name : `${dir}/${name}`);
+      if (allPathSet.has(at('Cargo.toml'))) {
+        const relative = dir === '.' ? file : file.slice(dir.length + 1);
+        root = /^(?:tests|benches|examples)\/[^/]+\.rs$|^src\/bin\/[^/]+\.rs$/.test(relative) ? file : [at('src/lib.rs'), at('src/main.rs')].find((candidate) => byPath.has(candidate));
+        break;
+      }
+      if (dir === '.' || dir === '/') break;
+    }
+    if (root === undefined) return false;
+    let answer = externRoots.get(root);
+    if (answer === undefined) {
+      const text = readTexts(context, byPath.has(root) ? [byPath.get(root)!] : []).get(root) ?? '';
+      answer = new RegExp(`#\\[\\s*macro_use\\s*\\]\\s*extern\\s+crate\\s+${exportedMacroCrate}\\b`).test(text);
+      externRoots.set(root, answer);
+    }
+    return answer;
+  };
   for (const [reference, imported] of rustChecked) {
     const before = textBefore(lines.get(reference.file), reference);
     const modulePath = rustPath(before);
@@ -1522,7 +1564,12 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
               // use of `Item::new`: outside round X54-08)
               (memberAnywhere && associatedOf(modulePath, reference.file)) || (!/(?:^|::)[A-Z][A-Za-z0-9_]*$/.test(modulePath) && rustPathReaches!(reference.file, modulePath));
     // (a bare `items!` where `#[macro_use] mod macros;` put the macro in scope: X57-12)
-    const macroInScope = modulePath === undefined && macroUseScope !== undefined && reference.file.startsWith(macroUseScope) && /^\s*!/.test((lines.get(reference.file)?.[reference.line - 1] ?? '').slice(reference.column - 1 + reference.name.length));
+    // (not in a file with a `macro_rules!` of its own of that name, which shadows it there: X58-04)
+    const macroInScope =
+      modulePath === undefined &&
+      (macroUseScope.some((scope) => (scope.endsWith('/') ? reference.file.startsWith(scope) : reference.file === scope)) || externMacroUse(reference.file)) &&
+      (reference.file === definedInFile || !(loadedFiles.get(reference.file)?.facts.symbols.some((def) => def.name === symbol && def.kind === 'macro') ?? false)) &&
+      /^\s*!/.test((lines.get(reference.file)?.[reference.line - 1] ?? '').slice(reference.column - 1 + reference.name.length));
     if (!keep && !macroInScope) unqualified.add(reference);
   }
   if (goNaming) {
