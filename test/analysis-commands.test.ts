@@ -1272,6 +1272,31 @@ describe('detect-cascades', () => {
     expect(fileLines(result)).toEqual(['src/store.rs:4', 'src/util.rs:4']);
   });
 
+  it('Rust --defined-in: the type a file means by `Item` decides — its import, a path to another module, `super::`, an inline module\'s own type (outside round X58-03/19/21)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "shelf"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'pub mod item;\npub mod make;\npub mod util;\npub mod report;\npub mod store;\npub mod convert;\npub mod shop;\n',
+        'src/item.rs': 'use crate::make::Make;\n\npub struct Item(pub u32);\n\nimpl Item {\n    pub fn new(id: u32) -> Self { Item(id) }\n}\n\nimpl Make for Item {\n    fn build(id: u32) -> Self { Item::new(id) }\n}\n',
+        'src/make.rs': 'pub trait Make {\n    fn build(id: u32) -> Self;\n}\n',
+        'src/util.rs': 'pub struct Item(pub u32);\n\nimpl Item {\n    pub fn new(id: u32) -> Self { Item(id) }\n    pub fn build(id: u32) -> Self { Item(id) }\n}\n',
+        'src/report.rs': 'use crate::util::Item;\n\npub fn report() -> Item {\n    let _a = Item::new(7);\n    Item::build(8)\n}\n',
+        'src/store.rs': 'use crate::item::Item;\nuse crate::make::Make;\n\npub fn fill() -> Vec<Item> {\n    let _other = crate::util::Item::new(5);\n    let _other2 = crate::util::Item::build(6);\n    vec![Item::new(3), Item::build(4)]\n}\n',
+        'src/convert.rs': 'use crate::item::Item;\n\npub fn convert(old: legacy::Item) -> Item {\n    Item::new(old.0)\n}\n\npub mod legacy {\n    pub struct Item(pub u32);\n\n    impl Item {\n        pub fn new(id: u32) -> Self {\n            Item(id)\n        }\n    }\n}\n',
+        'src/shop/mod.rs': 'pub mod cart;\n\npub struct Item;\n\nimpl Item {\n    pub fn new(_id: u32) -> Self { Item }\n}\n',
+        'src/shop/cart.rs': 'pub fn both() -> (super::Item, crate::item::Item) {\n    (super::Item::new(1), crate::item::Item::new(2))\n}\n',
+      },
+    });
+    const callers = async (symbol: string, definedIn: string) => {
+      const result = await runCliInProcess(['check-callers', symbol, '--defined-in', definedIn, '--format', 'json'], { cwd: repo.dir });
+      expect([result.code, result.stderr]).toEqual([0, '']);
+      return (JSON.parse(result.stdout) as Array<{ file: string; line: number; column: number }>).map((reference) => `${reference.file}:${reference.line}:${reference.column}`);
+    };
+    // (util's Item through report.rs's import and store.rs's path, shop's Item through super:: — not item.rs's)
+    expect(await callers('new', 'src/item.rs')).toEqual(['src/convert.rs:4:11', 'src/item.rs:10:39', 'src/shop/cart.rs:2:46', 'src/store.rs:7:16']);
+    expect(await callers('build', 'src/make.rs')).toEqual(['src/store.rs:7:30']);
+  });
+
   it('Rust: `#[macro_use] mod macros;` puts the macros in textual scope — bare invocations in the crate\'s later modules are uses with --defined-in, not another crate\'s (outside round X57-12)', async () => {
     const repo = await createTestRepo({
       files: {

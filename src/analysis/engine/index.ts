@@ -1105,6 +1105,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   let goTopLevel = false;
   // Rust: whether a path (`crate::defs`, `super::defs`) names a module that is, or re-exports from, the definition's.
   let rustPathReaches: ((file: string, path: string) => boolean) | undefined;
+  let rustResolve: ((file: string, raw: FileFacts['imports'][number]) => string[]) | undefined;
   // Python, a module-level definition: an attribute `x.name` names it only when `x` is bound by an import.
   let pythonModuleLevel = false;
   // Python, with definedIn: whether the name an import binds (`import pkg.defs as d`, `from pkg import defs`) is a module that
@@ -1324,6 +1325,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       return targets.length > 0 && !targets.some((file) => sources.has(file));
     };
     if (definedIn.endsWith('.rs')) {
+      rustResolve = (file, raw) => resolver.resolve(file, 'rust', raw, true);
       rustPathReaches = (file, modulePath) => {
         // A path may start with a module a `use` binds (`use crate::net::conn;` / `{self}` / `as c`, then `conn::dial()`):
         // that segment stands for the `use`'s path (outside attack X50-04).
@@ -1488,25 +1490,59 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     for (const raw of loadedFiles.get(file)?.facts.imports ?? []) for (const name of raw.names) if (rustTraits.has(lastSegment(name.imported))) names.add(name.local);
     return [...names].filter((name) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(name)).join('|') || '(?!)';
   };
-  let implementers: Set<string> | undefined;
-  const rustImplementers = (): Set<string> => {
+  // (each implementing type's name → the files defining it as its impl's file names it, undefined when not known: X58-03)
+  let implementers: Map<string, (string | undefined)[]> | undefined;
+  const rustImplementers = (): Map<string, (string | undefined)[]> => {
     if (implementers) return implementers;
-    implementers = new Set();
+    implementers = new Map();
     const rustFiles = [...loadedFiles.values()].filter((item) => item.entry.file.endsWith('.rs')).map((item) => item.entry);
     for (const [file, text] of readTexts(context, rustFiles)) {
-      const pattern = new RegExp(`\\bimpl\\s*(?:<[^{};]*?>\\s*)?(?:[A-Za-z_][A-Za-z0-9_]*::)*(?:${rustTraitNamesIn(file)})\\s*(?:<[^{};]*?>\\s*)?for\\s+(?:[A-Za-z_][A-Za-z0-9_]*::)*([A-Za-z_][A-Za-z0-9_]*)`, 'g');
-      for (const match of text.matchAll(pattern)) implementers.add(match[1]!);
+      const pattern = new RegExp(`\\bimpl\\s*(?:<[^{};]*?>\\s*)?(?:[A-Za-z_][A-Za-z0-9_]*::)*(?:${rustTraitNamesIn(file)})\\s*(?:<[^{};]*?>\\s*)?for\\s+((?:[A-Za-z_][A-Za-z0-9_]*::)*([A-Za-z_][A-Za-z0-9_]*))`, 'g');
+      for (const match of text.matchAll(pattern)) {
+        const homes = implementers.get(match[2]!) ?? implementers.set(match[2]!, []).get(match[2]!)!;
+        homes.push(rustTypeHome(file, match[2]!, match[1]!));
+      }
     }
     return implementers;
+  };
+  /**
+   * Rust: the file defining the type `type` as `file` names it — `crate::util::Item` / `super::Item` (the path's module),
+   * a top-level `struct Item` of the file's own (rustfmt's layout: not indented — one in an inline `mod legacy { … }` is
+   * `legacy::Item`, X58-19), or its `use …::Item` (the module the `use` names). undefined when not known (a glob import,
+   * a re-export, an unread file): then the name decides, as before.
+   */
+  const rustTypeHome = (file: string, type: string, modulePath: string): string | undefined => {
+    const isType = (def: FileFacts['symbols'][number]) => def.name === type && def.container === undefined && (def.kind === 'struct' || def.kind === 'enum' || def.kind === 'type' || def.kind === 'trait');
+    const definesTopLevel = (where: string) => {
+      const text = where === file ? lines.get(where) : undefined;
+      return loadedFiles.get(where)?.facts.symbols.some((def) => isType(def) && (text === undefined || !/^\s/.test(text[def.line - 1] ?? ''))) ?? false;
+    };
+    const home = (target: string | undefined) => (target !== undefined && loadedFiles.get(target)?.facts.symbols.some(isType) ? target : undefined);
+    const qualifier = modulePath.replace(/(?:^|::)[A-Za-z_][A-Za-z0-9_]*$/, '');
+    if (qualifier !== '' && qualifier !== '<' && !qualifier.startsWith('<')) {
+      if (qualifier === 'Self' || !rustResolve) return undefined;
+      const [first, ...rest] = qualifier.split('::');
+      const bound = rustUseBindings(loadedFiles.get(file)?.facts.imports ?? []).get(first!);
+      const full = bound === undefined ? qualifier : [bound, ...rest].join('::');
+      const targets = rustResolve(file, { module: full, line: 0, names: [{ imported: type, local: type }], reexport: false });
+      // (a path that leads nowhere in the repository — another crate's: not the definition's)
+      return targets.length === 0 ? '' : (home(targets[0]) ?? (targets.includes(definedInFile!) ? definedInFile : undefined));
+    }
+    if (file === definedInFile && rustContainers.has(type)) return file;
+    if (definesTopLevel(file)) return file;
+    const raw = loadedFiles.get(file)?.facts.imports.find((candidate) => candidate.names.some((name) => name.local === type && name.imported !== '*'));
+    if (!raw || !rustResolve) return undefined;
+    const targets = rustResolve(file, raw);
+    if (targets.includes(definedInFile!)) return definedInFile;
+    return home(targets[0]);
   };
   const associatedOf = (modulePath: string, file: string): boolean => {
     const type = /([A-Za-z_][A-Za-z0-9_]*)$/.exec(modulePath)?.[1];
     if (rustContainers.size === 0 || type === undefined || !/^[A-Z]/.test(type)) return true;
     if (rustContainers.has(type)) {
-      // (a module's own type of that name is another type — `util::Item`, whose `new` is not `item::Item::new` — unless
-      // the path leads elsewhere, `crate::item::Item::new()`: outside round X57-11)
-      const ownType = file !== definedInFile && (loadedFiles.get(file)?.facts.symbols.some((def) => def.name === type && def.container === undefined && (def.kind === 'struct' || def.kind === 'enum' || def.kind === 'type' || def.kind === 'trait')) ?? false);
-      return !ownType || (modulePath.includes('::') && (rustPathReaches?.(file, modulePath.replace(/::[A-Za-z_][A-Za-z0-9_]*$/, '')) ?? false));
+      // (the type the reference's file means by that name must be the definition's: outside rounds X57-11, X58-03/19/21)
+      const home = rustTypeHome(file, type, modulePath);
+      return home === undefined || home === definedInFile;
     }
     // (`Self::new()`: in a file with an impl of the definition's type — the impl a reference is in is not known here)
     if (type === 'Self') return loadedFiles.get(file)?.facts.symbols.some((def) => def.kind === 'method' && def.container !== undefined && rustContainers.has(lastSegment(def.container.replace(/<.*$/, '')))) ?? true;
@@ -1519,7 +1555,10 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     const traitNames = rustTraitNamesIn(file);
     const text = (lines.get(file) ?? []).join('\n');
     if (new RegExp(`(?<![\\w:])${type}\\s*:(?!:)[\\w\\s:+?']*?(?<![\\w])(?:${traitNames})\\b(?!\\s*::)`).test(text)) return true;
-    return rustImplementers().has(type);
+    const homes = rustImplementers().get(type);
+    if (!homes) return false;
+    const home = rustTypeHome(file, type, modulePath);
+    return home === undefined || homes.some((implemented) => implemented === undefined || implemented === home);
   };
   // `#[macro_use] extern crate shelfcore;` in a crate's root brings its exported macros into every module of that crate
   // (X58-07): the root of a file's crate — an integration test or `src/bin/` file is its own — read for that line
