@@ -1669,7 +1669,9 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   if (unqualified.size > 0) references.splice(0, references.length, ...references.filter((reference) => !unqualified.has(reference)));
   for (const reference of references) reference.context = lineAt(lines.get(reference.file), reference.line, reference.column);
   // A Python function of that name may be a pytest fixture: its uses are parameters named like it (pytest-fixtures.ts).
-  if (loaded.some((item) => item.entry.lang === 'python' && item.facts.symbols.some((def) => def.name === symbol && def.kind === 'function'))) {
+  // So may another function registered under the name by `@pytest.fixture(name="…")` (outside round X57-02): when a
+  // test file or conftest.py holds the name, the files are read for one.
+  if (loaded.some((item) => item.entry.lang === 'python' && (item.facts.symbols.some((def) => def.name === symbol && def.kind === 'function') || /(?:^|\/)(?:test_[^/]*|[^/]*_test|conftest)\.py$/.test(item.entry.file)))) {
     const python = loaded.filter((item) => item.entry.lang === 'python').map((item) => item.entry.file);
     for (const use of fixtureUsesIn(context.root, python, symbol, opts.definedIn?.replace(/^\.\//, ''))) if (!reportIn || reportIn.has(use.file)) references.push(use);
   }

@@ -1,6 +1,7 @@
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { qualifiedUse } from '../../analysis/qualified-uses.js';
+import { fixtureDefinitionLines } from '../../analysis/pytest-fixtures.js';
 import { findReferences, listSymbols } from '../../analysis/engine/index.js';
 import { listRepoFiles, repoContext } from '../../analysis/engine/repo-files.js';
 import { repoRelative, requireFormat, requireRepository, reportStats, configureEngine } from '../../analysis/engine/cli-support.js';
@@ -24,6 +25,14 @@ export function run(args: string[], options: Record<string, unknown>, io: Comman
   return analysisCall(io.env, () => runCall(args, options, io));
 }
 
+function readPython(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
 async function runCall(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
   configureEngine(io.env);
   const format = requireFormat(options.format, ['json', 'text'] as const, 'json');
@@ -45,7 +54,8 @@ async function runCall(args: string[], options: Record<string, unknown>, io: Com
   }
   const found = await findReferences(root, symbol, definedIn === undefined ? {} : { definedIn });
   // Outside attack X47-24: a --defined-in that names the wrong file answered a confident "no callers".
-  if (definedIn !== undefined && !(await listSymbols(root, [definedIn])).some((definition) => definition.name === symbol)) {
+  // (a pytest fixture registered under another name by `@pytest.fixture(name="client")` is a definition of that name: X57-02)
+  if (definedIn !== undefined && !(await listSymbols(root, [definedIn])).some((definition) => definition.name === symbol) && !(definedIn.endsWith('.py') && fixtureDefinitionLines(readPython(path.join(root, definedIn)), symbol).length > 0)) {
     io.stderr(`check-callers: warning: ${definedIn} has no definition of ${symbol}; only what it imports or re-exports under that name is followed — check the path\n`);
   }
   // File lines of this call only: a long-lived process must read an edited file again.
