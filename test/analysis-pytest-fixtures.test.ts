@@ -184,4 +184,23 @@ describe('pytest fixtures (outside round X57)', () => {
     expect(await refs('user', '--defined-in', 'tests/conftest.py')).toEqual(['tests/api/test_users.py:3:40', 'tests/api/test_users.py:11:20', 'tests/api/test_users.py:21:27', 'tests/api/test_users.py:23:26', 'tests/api/test_users.py:26:16', 'tests/api/test_users.py:29:16']);
     expect(await refs('user', '--defined-in', 'tests/api/test_users.py')).toEqual(['tests/api/test_users.py:14:25', 'tests/api/test_users.py:18:29']);
   });
+
+  it('a segment of an import\'s module path (`from app.db import connect`, `import app.db`) is no use of a function `db` (X57-05)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'app/__init__.py': '',
+        'app/db.py': 'def connect():\n    return 1\n',
+        'main.py': 'from app.db import connect\nimport app.db, app.db as dbm\nfrom .db import connect as c2\nfrom app import db as d3\n\n\ndef db():\n    return 2\n\n\ndef use():\n    return db()\n',
+        'conftest.py': 'import pytest\nfrom app.db import connect\n\n\n@pytest.fixture\ndef db():\n    return connect()\n',
+        'tests/test_x.py': 'def test_x(db):\n    assert db\n',
+      },
+    });
+    const refs = refsIn(repo.dir);
+    expect(await refs('db', '--defined-in', 'main.py')).toEqual(['main.py:12:12']);
+    expect(await refs('db', '--defined-in', 'conftest.py')).toEqual(['tests/test_x.py:1:12']);
+    const rename = await runCliInProcess(['detect-cascades', '--renames', JSON.stringify([{ old: 'db', new: 'database', scope: 'conftest.py' }]), '--format', 'json'], { cwd: repo.dir });
+    expect(rename.code).toBe(0);
+    const listed = (JSON.parse(rename.stdout) as { cascade_candidates: Array<{ file: string; line: number; severity: string }> }).cascade_candidates.map((candidate) => `${candidate.file}:${candidate.line} ${candidate.severity}`);
+    expect(listed).toEqual(['conftest.py:6 high', 'tests/test_x.py:1 medium']);
+  });
 });

@@ -1666,6 +1666,16 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       if (!/^\s*!/.test(after)) unqualified.add(reference);
     }
   }
+  // Python, with definedIn: a segment of an import's module path (`from app.db import connect`, `import app.db`) names a
+  // module or package, never a function or class defined somewhere (outside round X57-05: a use of main.py's `db`, and
+  // detect-cascades proposed a high "import of renamed symbol" edit of the module path)
+  if (opts.definedIn !== undefined) {
+    for (const reference of references) {
+      if (reference.kind !== 'import' || !reference.file.endsWith('.py')) continue;
+      const before = textBefore(lines.get(reference.file), reference);
+      if (/(?:^|;)\s*from\s+\.*(?:[\p{L}_][\p{L}\p{N}_]*\s*\.\s*)*$/u.test(before) || /(?:^|;)\s*import\s+(?:[^#;]*,\s*)?(?:[\p{L}_][\p{L}\p{N}_]*\s*\.\s*)+$/u.test(before)) unqualified.add(reference);
+    }
+  }
   if (unqualified.size > 0) references.splice(0, references.length, ...references.filter((reference) => !unqualified.has(reference)));
   for (const reference of references) reference.context = lineAt(lines.get(reference.file), reference.line, reference.column);
   // A Python function of that name may be a pytest fixture: its uses are parameters named like it (pytest-fixtures.ts).
