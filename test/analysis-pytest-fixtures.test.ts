@@ -203,4 +203,31 @@ describe('pytest fixtures (outside round X57)', () => {
     const listed = (JSON.parse(rename.stdout) as { cascade_candidates: Array<{ file: string; line: number; severity: string }> }).cascade_candidates.map((candidate) => `${candidate.file}:${candidate.line} ${candidate.severity}`);
     expect(listed).toEqual(['conftest.py:6 high', 'tests/test_x.py:1 medium']);
   });
+
+  it('with --defined-in another module, a Python module\'s own `def db` beside an import of that module keeps its uses (X57-05)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'app/__init__.py': '',
+        'app/db.py': 'def connect():\n    return 1\n\n\ndef db():\n    return connect()\n',
+        'main.py': 'from app.db import connect\n\n\ndef db():\n    return 2\n\n\ndef use():\n    return db() + connect()\n',
+        'other.py': 'from app.db import db\nimport app.db as dbm\n\n\ndef run():\n    return db() + dbm.db()\n',
+      },
+    });
+    const refs = refsIn(repo.dir);
+    expect(await refs('db', '--defined-in', 'app/db.py')).toEqual(['other.py:1:20', 'other.py:6:12', 'other.py:6:23']);
+    expect(await refs('db', '--defined-in', 'main.py')).toEqual(['main.py:9:12']);
+  });
+
+  it('an overriding fixture whose signature spreads over lines (`def db(\\n    db,\\n)`) asks for the outer one', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'tests/conftest.py': 'import pytest\n\n\n@pytest.fixture\ndef db():\n    return {}\n',
+        'tests/slow/conftest.py': 'import pytest\n\n\n@pytest.fixture\ndef db(\n    db,\n):\n    return db\n',
+        'tests/slow/test_a.py': 'def test_a(db):\n    pass\n',
+      },
+    });
+    const refs = refsIn(repo.dir);
+    expect(await refs('db', '--defined-in', 'tests/conftest.py')).toEqual(['tests/slow/conftest.py:6:5']);
+    expect(await refs('db', '--defined-in', 'tests/slow/conftest.py')).toEqual(['tests/slow/test_a.py:1:12']);
+  });
 });

@@ -1113,8 +1113,9 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   let pythonRootReaches: (item: Loaded, raw: FileFacts['imports'][number], local: string) => boolean = () => true;
   // Whether an import of a file can bind the definition's exports (with definedIn: it resolves to a source of them).
   let importsSource: (item: Loaded, raw: FileFacts['imports'][number]) => boolean = () => true;
-  // TS/JS, with definedIn: a module that is no source of the definition and declares the name itself (`const greet = …`
-  // beside `import g from './greet'`): its unqualified uses are of its own (X53-10).
+  // TS/JS/Python, with definedIn: a module that is no source of the definition and declares the name itself (`const greet = …`
+  // beside `import g from './greet'`; Python `def db():` beside `from app.db import connect`): its unqualified uses are
+  // of its own (X53-10, outside round X57-05).
   let declaresOwn: (item: Loaded) => boolean = () => false;
   // Whether an import of a file resolves to a file of the repository that is no source of the definition.
   let importsElsewhere: (item: Loaded, raw: FileFacts['imports'][number]) => boolean = () => false;
@@ -1315,7 +1316,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     }
     importsSource = (item, raw) => resolver.resolve(item.entry.file, item.entry.lang, raw).some((file) => sources.has(file));
     declaresOwn = (item) =>
-      (item.entry.lang === 'typescript' || item.entry.lang === 'tsx' || item.entry.lang === 'javascript') &&
+      (item.entry.lang === 'typescript' || item.entry.lang === 'tsx' || item.entry.lang === 'javascript' || item.entry.lang === 'python') &&
       !sources.has(item.entry.file) &&
       // (`const start = require('./server')` binds what the module exports — CommonJS's `module.exports = function start`
       // included —, no declaration of the file's own: outside round X55-06)
