@@ -28,11 +28,11 @@ const identifier = /^[\p{L}_][\p{L}\p{N}_]*$/u;
 /** The offset of the last character of the string literal whose opening quote is at `at` (its line's end when unterminated). */
 function stringEnd(text: string, at: number): number {
   const quote = text[at]!;
-  const triple = text.startsWith(quote.repeat(3), at);
+  const triple = text[at + 1] === quote && text[at + 2] === quote;
   for (let index = at + (triple ? 3 : 1); index < text.length; index += 1) {
     const char = text[index]!;
     if (char === '\\') index += 1;
-    else if (triple ? text.startsWith(quote.repeat(3), index) : char === quote) return triple ? index + 2 : index;
+    else if (char === quote && (!triple || (text[index + 1] === quote && text[index + 2] === quote))) return triple ? index + 2 : index;
     else if (!triple && char === '\n') return index - 1;
   }
   return text.length - 1;
@@ -173,7 +173,9 @@ function outline(text: string): Outline {
   const result: Outline = { definitions: [], usefixtures: [], imports: [] };
   const stack: Array<{ kind: 'def' | 'class'; name: string; indent: number }> = [];
   let decorators: Array<{ start: number; source: string }> = [];
+  let nextUse = text.indexOf('usefixtures');
   const usefixturesIn = (start: number, source: string, classes: string[]) => {
+    if (!source.includes('usefixtures')) return;
     for (const call of source.matchAll(/\busefixtures\s*\(([^)]*)\)/g)) {
       for (const literal of literals(call[1]!)) {
         result.usefixtures.push({ name: literal.value, ...position(start + call.index + call[0].indexOf(call[1]!) + literal.offset + 1), classes });
@@ -182,14 +184,17 @@ function outline(text: string): Outline {
   };
   for (const statement of statements(text)) {
     while (stack.length > 0 && stack[stack.length - 1]!.indent >= statement.indent) stack.pop();
-    const source = text.slice(statement.start, statement.end);
-    const classes = stack.filter((entry) => entry.kind === 'class').map((entry) => entry.name);
-    const nested = stack.some((entry) => entry.kind === 'def');
-    if (source.startsWith('@')) {
-      decorators.push({ start: statement.start, source });
+    const first = text[statement.start];
+    if (first === '@') {
+      decorators.push({ start: statement.start, source: text.slice(statement.start, statement.end) });
       continue;
     }
-    const header = /^(?:(async\s+)?def|class)\s+([\p{L}_][\p{L}\p{N}_]*)\s*(\[[^\]]*\]\s*)?/u.exec(source);
+    // (only a def, a class, an import or a statement naming usefixtures matters)
+    const header = first === 'a' || first === 'd' || first === 'c' ? /^(?:(async\s+)?def|class)\s+([\p{L}_][\p{L}\p{N}_]*)\s*(\[[^\]]*\]\s*)?/u.exec(text.slice(statement.start, Math.min(statement.end, statement.start + 2000))) : null;
+    while (nextUse >= 0 && nextUse < statement.start) nextUse = text.indexOf('usefixtures', nextUse + 1);
+    const source = header || first === 'f' || (nextUse >= 0 && nextUse < statement.end) ? text.slice(statement.start, statement.end) : '';
+    const classes = header || source !== '' ? stack.filter((entry) => entry.kind === 'class').map((entry) => entry.name) : [];
+    const nested = header ? stack.some((entry) => entry.kind === 'def') : false;
     if (header) {
       const kind = header[0].startsWith('class') ? 'class' : 'def';
       const name = header[2]!;
@@ -363,7 +368,8 @@ export function fixtureUsesIn(root: string, files: readonly string[], name: stri
   for (const file of files) {
     if (!file.endsWith('.py')) continue;
     const text = textOf(file);
-    if (!new RegExp(`\\b${name}\\b`, 'u').test(text)) continue;
+    // (requests are parameters of tests and fixtures: in a test file, or a module defining fixtures)
+    if (!new RegExp(`\\b${name}\\b`, 'u').test(text) || (!testFile.test(file) && !text.includes('fixture'))) continue;
     const { definitions: functions, usefixtures } = outlineOf(file);
     const requests: Array<{ line: number; column: number; classes: string[]; outer?: string }> = [];
     for (const definition of functions) {
