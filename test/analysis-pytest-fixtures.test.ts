@@ -211,10 +211,12 @@ describe('pytest fixtures (outside round X57)', () => {
         'app/db.py': 'def connect():\n    return 1\n\n\ndef db():\n    return connect()\n',
         'main.py': 'from app.db import connect\n\n\ndef db():\n    return 2\n\n\ndef use():\n    return db() + connect()\n',
         'other.py': 'from app.db import db\nimport app.db as dbm\n\n\ndef run():\n    return db() + dbm.db()\n',
+        'fallback.py': 'try:\n    from app.db import db\nexcept ImportError:\n    def db():\n        return None\n\n\ndef run():\n    return db()\n',
       },
     });
     const refs = refsIn(repo.dir);
-    expect(await refs('db', '--defined-in', 'app/db.py')).toEqual(['other.py:1:20', 'other.py:6:12', 'other.py:6:23']);
+    // (fallback.py: its own `def db()` beside an import of db is a fallback of the definition — its uses stay the definition's)
+    expect(await refs('db', '--defined-in', 'app/db.py')).toEqual(['fallback.py:2:24', 'fallback.py:9:12', 'other.py:1:20', 'other.py:6:12', 'other.py:6:23']);
     expect(await refs('db', '--defined-in', 'main.py')).toEqual(['main.py:9:12']);
   });
 
