@@ -34,16 +34,17 @@ describe('pytest fixtures (outside round X57)', () => {
   it('`@pytest.fixture(name="client")` is requested as `client`, not by its function\'s name (X57-02)', async () => {
     const repo = await createTestRepo({
       files: {
-        'conftest.py': 'import pytest\n\n\n@pytest.fixture(name="client")\ndef _client_fixture():\n    return object()\n',
-        'tests/test_api.py': 'def test_get(client):\n    assert client\n\n\ndef test_other(_client_fixture):\n    pass\n',
+        'conftest.py': 'import pytest\n\n\n@pytest.fixture(name="client")\ndef _client_fixture():\n    return object()\n\n\n@pytest.fixture(params=[dict(name="a"), {"name": "b"}], ids=lambda p: p["name"])\ndef backend(request):\n    return request.param\n',
+        'tests/test_api.py': 'def test_get(client):\n    assert client\n\n\ndef test_other(_client_fixture, backend):\n    pass\n',
       },
     });
     const refs = refsIn(repo.dir);
     expect(await refs('client')).toEqual(['tests/test_api.py:1:14']);
     // (with --defined-in its file: no "no definition of client" warning — refsIn wants an empty stderr)
     expect(await refs('client', '--defined-in', 'conftest.py')).toEqual(['tests/test_api.py:1:14']);
-    // (the function's own name is no fixture name: nothing requests it)
+    // (the function's own name is no fixture name: nothing requests it; a `name=` inside an argument is none of the fixture's)
     expect(await refs('_client_fixture', '--defined-in', 'conftest.py')).toEqual([]);
+    expect(await refs('backend', '--defined-in', 'conftest.py')).toEqual(['tests/test_api.py:5:33']);
     const rename = await runCliInProcess(['detect-cascades', '--renames', JSON.stringify([{ old: 'client', new: 'api', scope: 'conftest.py' }]), '--format', 'json'], { cwd: repo.dir });
     expect(rename.code).toBe(0);
     const listed = (JSON.parse(rename.stdout) as { cascade_candidates: Array<{ file: string; line: number; cascade_type: string }> }).cascade_candidates.map((candidate) => `${candidate.file}:${candidate.line} ${candidate.cascade_type}`);

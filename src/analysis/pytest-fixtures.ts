@@ -225,7 +225,13 @@ function fixtureName(definition: Definition): string | undefined {
   if (definition.kind !== 'def' || definition.nested) return undefined;
   const decorator = definition.decorators.find((source) => fixtureDecorator.test(source));
   if (decorator === undefined) return undefined;
-  return /\bname\s*=\s*(['"])([^'"]*)\1/.exec(decorator)?.[2] ?? definition.name;
+  // (`name=` among the decorator's own arguments, not inside one: `params=[dict(name="x")]`)
+  let topLevel = decorator.slice(decorator.indexOf('(') + 1);
+  for (let previous = ''; previous !== topLevel; ) {
+    previous = topLevel;
+    topLevel = topLevel.replace(/\([^()]*\)|\[[^[\]]*\]|\{[^{}]*\}/g, '0');
+  }
+  return /(?:^|,)\s*name\s*=\s*(['"])([^'"]*)\1/.exec(decorator.includes('(') ? topLevel : '')?.[2] ?? definition.name;
 }
 
 /** The argnames a function's `@pytest.mark.parametrize` decorators give directly (not `indirect`): pytest fills them with the values, not fixtures. */
