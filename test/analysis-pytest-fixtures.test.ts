@@ -233,4 +233,48 @@ describe('pytest fixtures (outside round X57)', () => {
     expect(await refs('db', '--defined-in', 'tests/conftest.py')).toEqual(['tests/slow/conftest.py:6:5']);
     expect(await refs('db', '--defined-in', 'tests/slow/conftest.py')).toEqual(['tests/slow/test_a.py:1:12']);
   });
+
+  it('a fixture of a test class\'s base class in the same module is seen by the subclass\'s tests; an override in the subclass asks for the base\'s (X57-15)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'tests/conftest.py': 'import pytest\n\n\n@pytest.fixture\ndef user():\n    return "conftest"\n',
+        'tests/test_inherit.py': [
+          'import pytest',
+          '',
+          '',
+          'class Base(object, metaclass=type):',
+          '    @pytest.fixture',
+          '    def user(self):',
+          '        return "base"',
+          '',
+          '',
+          'class TestChild(Base):',
+          '    def test_a(self, user):',
+          '        assert user == "base"',
+          '',
+          '',
+          'class TestOverride(Base):',
+          '    @pytest.fixture',
+          '    def user(self, user):',
+          '        return user + "!"',
+          '',
+          '    def test_b(self, user):',
+          '        pass',
+          '',
+          '',
+          'class TestPlain:',
+          '    def test_d(self, user):',
+          '        pass',
+          '',
+          '',
+          'def test_c(user):',
+          '    pass',
+          '',
+        ].join('\n'),
+      },
+    });
+    const refs = refsIn(repo.dir);
+    expect(await refs('user', '--defined-in', 'tests/conftest.py')).toEqual(['tests/test_inherit.py:25:22', 'tests/test_inherit.py:29:12']);
+    expect(await refs('user', '--defined-in', 'tests/test_inherit.py')).toEqual(['tests/test_inherit.py:11:22', 'tests/test_inherit.py:17:20', 'tests/test_inherit.py:20:22']);
+  });
 });

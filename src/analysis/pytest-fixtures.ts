@@ -101,6 +101,8 @@ interface Definition {
   /** Inside a function: not seen by pytest. */
   nested: boolean;
   parameters: Parameter[];
+  /** A class's bases, by their last name (`mod.Base[T]` → Base). */
+  bases: string[];
 }
 
 /** A `from module import …` statement at module level. */
@@ -168,6 +170,28 @@ function literals(source: string): Array<{ value: string; offset: number }> {
   return [...source.matchAll(/(['"])([^'"\n]*)\1/g)].map((match) => ({ value: match[2]!, offset: match.index }));
 }
 
+/** The last names of the bases listed in `source` (a class header after its `(`), keyword arguments left out. */
+function baseNames(source: string): string[] {
+  let depth = 0;
+  let end = source.length;
+  for (let at = 0; at < source.length; at += 1) {
+    const char = source[at]!;
+    if (char === '(' || char === '[' || char === '{') depth += 1;
+    else if (char === ')' || char === ']' || char === '}') {
+      if (depth === 0) {
+        end = at;
+        break;
+      }
+      depth -= 1;
+    }
+  }
+  return source
+    .slice(0, end)
+    .replace(/\[[^\]]*\]/g, '')
+    .split(',')
+    .flatMap((item) => (item.includes('=') ? [] : (/(?:^|\.)\s*([\p{L}_][\p{L}\p{N}_]*)\s*$/u.exec(item)?.slice(1) ?? [])));
+}
+
 function outline(text: string): Outline {
   const position = lineColumn(text);
   const result: Outline = { definitions: [], usefixtures: [], imports: [] };
@@ -200,7 +224,8 @@ function outline(text: string): Outline {
       const name = header[2]!;
       const open = statement.start + header[0].length;
       const parameters = kind === 'def' && text[open] === '(' ? parametersAt(text, open, position) : [];
-      result.definitions.push({ kind, name, line: statement.line, decorators: decorators.map((decorator) => decorator.source), classes, nested, parameters });
+      const bases = kind === 'class' && text[open] === '(' ? baseNames(text.slice(open + 1, statement.end)) : [];
+      result.definitions.push({ kind, name, line: statement.line, decorators: decorators.map((decorator) => decorator.source), classes, nested, parameters, bases });
       for (const decorator of decorators) usefixturesIn(decorator.start, decorator.source, kind === 'class' ? [...classes, name] : classes);
       stack.push({ kind, name, indent: statement.indent });
     } else {
@@ -351,9 +376,34 @@ export function fixtureUsesIn(root: string, files: readonly string[], name: stri
    * The definition a request in `file` seen from `classes` gets (its file); `outer`: the request is the fixture's own
    * parameter, at the class path `outer` — it asks for the next definition out.
    */
+  /** Per file, the classes (by path) and the paths of their bases in the file (a sibling class, else a module-level one). */
+  const basesIn = new Map<string, Map<string, string[]>>();
+  const basesOf = (file: string): Map<string, string[]> => {
+    let found = basesIn.get(file);
+    if (found === undefined) {
+      found = new Map();
+      const classDefinitions = outlineOf(file).definitions.filter((definition) => definition.kind === 'class');
+      const paths = new Set(classDefinitions.map((definition) => [...definition.classes, definition.name].join('.')));
+      for (const definition of classDefinitions) {
+        const bases = definition.bases.flatMap((base) => [[...definition.classes, base].join('.'), base].filter((candidate) => paths.has(candidate)).slice(0, 1));
+        found.set([...definition.classes, definition.name].join('.'), bases);
+      }
+      basesIn.set(file, found);
+    }
+    return found;
+  };
   const resolve = (file: string, classes: readonly string[], outer?: string): string | undefined => {
     const holders: Array<{ file: string; scope: string }> = [];
-    for (let depth = classes.length; depth >= 0; depth -= 1) holders.push({ file, scope: classes.slice(0, depth).join('.') });
+    // (a class's own fixtures, then its bases' in the same file — depth first —, then the enclosing class's, then the module's)
+    const seen = new Set<string>();
+    const addClass = (scope: string) => {
+      if (seen.has(scope)) return;
+      seen.add(scope);
+      holders.push({ file, scope });
+      for (const base of basesOf(file).get(scope) ?? []) addClass(base);
+    };
+    for (let depth = classes.length; depth >= 1; depth -= 1) addClass(classes.slice(0, depth).join('.'));
+    holders.push({ file, scope: '' });
     for (let dir = path.posix.dirname(file); ; dir = path.posix.dirname(dir)) {
       const conftest = dir === '.' ? 'conftest.py' : `${dir}/conftest.py`;
       if (conftest !== file) holders.push({ file: conftest, scope: '' });
