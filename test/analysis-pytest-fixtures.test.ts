@@ -277,4 +277,18 @@ describe('pytest fixtures (outside round X57)', () => {
     expect(await refs('user', '--defined-in', 'tests/conftest.py')).toEqual(['tests/test_inherit.py:25:22', 'tests/test_inherit.py:29:12']);
     expect(await refs('user', '--defined-in', 'tests/test_inherit.py')).toEqual(['tests/test_inherit.py:11:22', 'tests/test_inherit.py:17:20', 'tests/test_inherit.py:20:22']);
   });
+
+  it('check-test-cascade: a changed fixture registered as `client` by `@pytest.fixture(name="client")` — its unowned requesting tests are orphans (X57-02)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'tests/conftest.py': 'import pytest\n\n\n@pytest.fixture(name="client")\ndef _client_fixture():\n    return {}\n',
+        'tests/test_api.py': 'def test_get(client):\n    assert client == {}\n\n\ndef helper(client):\n    return client\n',
+        'docs/IMPL/IMPL-client.yaml':
+          'title: f\nfeature_slug: f\nverdict: SUITABLE\nfile_ownership:\n  - file: tests/conftest.py\n    agent: A\n    wave: 1\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: Make `client()` in tests/conftest.py return a `Session` instead of a dict.\n',
+      },
+    });
+    const result = await runCliInProcess(['check-test-cascade', repo.path('docs/IMPL/IMPL-client.yaml'), '--repo-dir', repo.dir]);
+    expect(result.code, result.stderr).toBe(1);
+    expect(JSON.parse(result.stdout)).toEqual([{ symbol: 'client', test_file: 'tests/test_api.py', line: 1, context: 'def test_get(client):', agents: ['A'] }]);
+  });
 });

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { listSymbols } from '../analysis/engine/index.js';
 import { contractsOf, implementerView, mayImplement, tsFunctionMembers } from '../analysis/implementers.js';
+import { fixtureDefinitionLines } from '../analysis/pytest-fixtures.js';
 import { createGit } from '../git/git-cli.js';
 import type { ImplManifest } from '../protocol/schema/impl-schema.js';
 import { agentFacts, changedSymbols, type ChangedSymbol } from './changed-symbols.js';
@@ -82,6 +83,8 @@ export async function definingFile(repoRoot: string, manifest: ImplManifest, sym
   for (const file of owned) {
     const text = await readText(repoRoot, file);
     if (text !== undefined && (symbol.confirmed ? definitionOf(symbol.name) : functionDefinitionOf(symbol.name)).test(text)) return file;
+    // (a pytest fixture registered under the name by `@pytest.fixture(name="client")`: X57-02)
+    if (text !== undefined && file.endsWith('.py') && fixtureDefinitionLines(text, symbol.name).length > 0) return file;
   }
   return undefined;
 }
