@@ -1257,6 +1257,24 @@ describe('detect-cascades', () => {
     expect(listed).not.toContain('src/make.rs:15');
   });
 
+  it('Rust `build --defined-in` a trait: bounds through a subtrait, a re-exported alias of the trait and a bound list with generic traits (outside round X58-01/02/22)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "mk"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'pub mod make;\npub mod named;\npub mod generic;\npub mod parse;\npub mod other;\n\npub use make::Make as Buildable;\n',
+        'src/make.rs': 'pub trait Make {\n    fn build(id: u32) -> Self;\n}\n\npub trait MakeNamed: Make + Clone {\n    fn name() -> String;\n}\n',
+        'src/named.rs': 'use crate::make::MakeNamed;\n\npub fn named<N: MakeNamed>() -> N {\n    N::build(6)\n}\n',
+        'src/generic.rs': 'use crate::Buildable;\n\npub fn one<B: Buildable>() -> B {\n    B::build(5)\n}\n',
+        'src/parse.rs': 'use crate::make::Make;\n\npub fn many<U>(n: u32) -> Vec<U>\nwhere\n    U: Into<String> + Make,\n{\n    (0..n).map(U::build).collect()\n}\n',
+        'src/other.rs': 'pub trait Other {\n    fn build(id: u32) -> Self;\n}\n\npub fn other<O: Other + Clone>() -> O {\n    O::build(7)\n}\n',
+      },
+    });
+    const result = await runCliInProcess(['check-callers', 'build', '--defined-in', 'src/make.rs', '--format', 'json'], { cwd: repo.dir });
+    expect([result.code, result.stderr]).toEqual([0, '']);
+    // (other.rs: O is bounded by another trait with a build of its own — not a use)
+    expect(fileLines(result)).toEqual(['src/generic.rs:4', 'src/named.rs:4', 'src/parse.rs:7']);
+  });
+
   it('Rust `new --defined-in item.rs`: another module\'s own `struct Item` is another type — its `Item::new()` is no use, `crate::item::Item::new()` there is (outside round X57-11)', async () => {
     const repo = await createTestRepo({
       files: {

@@ -1486,9 +1486,35 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   const rustContainers = new Set(definerSymbols.filter((def) => def.name === symbol && def.kind === 'method' && def.container !== undefined).map((def) => lastSegment(def.container!.replace(/<.*$/, '').replace(/::/g, '.'))));
   // (the traits among them, and the types with an `impl Trait for Type` of one in the files read: X57-13)
   const rustTraits = new Set(definerSymbols.filter((def) => def.kind === 'trait' && rustContainers.has(def.name)).map((def) => def.name));
+  // (the trait family: the traits, their subtraits — `trait MakeNamed: Make`, whose bound implies the trait's: X58-01 —
+  // and the names they are re-exported under in a crate root, `pub use make::Make as Buildable;`: X58-02; read from the
+  // Rust files loaded and the crates' roots, to a fixed point)
+  let traitFamily: Set<string> | undefined;
+  const rustTraitFamily = (): Set<string> => {
+    if (traitFamily) return traitFamily;
+    traitFamily = new Set(rustTraits);
+    if (rustTraits.size === 0) return traitFamily;
+    const roots = [...byPath.values()].filter((entry) => /(?:^|\/)src\/(?:lib|main)\.rs$/.test(entry.file) && !loadedFiles.has(entry.file));
+    const texts = [...readTexts(context, [...[...loadedFiles.values()].filter((item) => item.entry.file.endsWith('.rs')).map((item) => item.entry), ...roots]).values()];
+    for (let grew = true; grew; ) {
+      grew = false;
+      const names = [...traitFamily].join('|');
+      const subtrait = new RegExp(`\\btrait\\s+([A-Za-z_][A-Za-z0-9_]*)\\s*(?:<[^{};]*?>\\s*)?:[^{;]*?(?<![A-Za-z0-9_])(?:${names})\\b`, 'g');
+      const alias = new RegExp(`\\buse\\s+[A-Za-z0-9_:]*?(?<![A-Za-z0-9_])(?:${names})\\s+as\\s+([A-Za-z_][A-Za-z0-9_]*)\\s*;`, 'g');
+      for (const text of texts) {
+        for (const match of [...text.matchAll(subtrait), ...text.matchAll(alias)]) {
+          if (match[1] === '_' || traitFamily.has(match[1]!)) continue;
+          traitFamily.add(match[1]!);
+          grew = true;
+        }
+      }
+    }
+    return traitFamily;
+  };
   const rustTraitNamesIn = (file: string): string => {
-    const names = new Set(rustTraits);
-    for (const raw of loadedFiles.get(file)?.facts.imports ?? []) for (const name of raw.names) if (rustTraits.has(lastSegment(name.imported))) names.add(name.local);
+    const family = rustTraitFamily();
+    const names = new Set(family);
+    for (const raw of loadedFiles.get(file)?.facts.imports ?? []) for (const name of raw.names) if (family.has(lastSegment(name.imported))) names.add(name.local);
     return [...names].filter((name) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(name)).join('|') || '(?!)';
   };
   // (each implementing type's name → the files defining it as its impl's file names it, undefined when not known: X58-03)
@@ -1555,7 +1581,8 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     if (rustTraits.size === 0) return false;
     const traitNames = rustTraitNamesIn(file);
     const text = (lines.get(file) ?? []).join('\n');
-    if (new RegExp(`(?<![\\w:])${type}\\s*:(?!:)[\\w\\s:+?']*?(?<![\\w])(?:${traitNames})\\b(?!\\s*::)`).test(text)) return true;
+    // (a bound list's other traits may take generic arguments: `U: Into<String> + Make`, X58-22)
+    if (new RegExp(`(?<![\\w:])${type}\\s*:(?!:)(?:[\\w\\s:+?']|<[^<>{};=]*(?:<[^<>{};=]*>[^<>{};=]*)*>)*?(?<![\\w])(?:${traitNames})\\b(?!\\s*::)`).test(text)) return true;
     const homes = rustImplementers().get(type);
     if (!homes) return false;
     const home = rustTypeHome(file, type, modulePath);
