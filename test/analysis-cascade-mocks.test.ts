@@ -152,3 +152,19 @@ describe('may implement: TS function-valued properties and object literals typed
     expect((JSON.parse(result.stdout) as Array<{ symbol: string; test_file: string; line: number }>).map((error) => `${error.symbol} ${error.test_file}:${error.line}`)).toEqual(['Cache.put test/fake.test.ts:5', 'Cache.put test/fake.test.ts:7']);
   });
 });
+
+describe('may implement: test doubles of any form in a class that implements the interface (outside round X58-12/15)', () => {
+  it('detect-cascades: `get = jest.fn()`, `vi.fn()`, a bound method, `get!: Mock`, and a class whose type parameters hold braces', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'src/cache.ts': 'export interface Cache {\n  get(key: string): string | undefined;\n  put(key: string, value: string): void;\n}\n',
+        'test/doubles.test.ts': "import type { Cache } from '../src/cache';\n\nclass FakeCache implements Cache {\n  get = jest.fn();\n  put = vi.fn();\n}\nclass BoundCache implements Cache {\n  get = this.read.bind(this);\n  put!: (key: string, value: string) => void;\n  read(key: string) {\n    return key;\n  }\n}\nclass Memo<T extends { id: string } = { id: string }> implements Cache {\n  get = (key: string) => key;\n  put = () => {};\n  touch(item: T) {\n    return item;\n  }\n}\nclass Plain {\n  get = jest.fn();\n}\ntest('x', () => {\n  void [new FakeCache(), new BoundCache(), new Memo(), new Plain()];\n});\n",
+      },
+    });
+    const result = await runCliInProcess(['detect-cascades', repo.dir, '--renames', rename('get', 'read', 'src/cache.ts'), '--format', 'json']);
+    // (Plain implements nothing: its jest.fn() property is no implementation)
+    expect(cascades(result)).toEqual(['src/cache.ts:2 syntax high get', 'test/doubles.test.ts:4 syntax high get', 'test/doubles.test.ts:8 syntax high get', 'test/doubles.test.ts:15 syntax high get']);
+    const put = await runCliInProcess(['detect-cascades', repo.dir, '--renames', rename('put', 'store', 'src/cache.ts'), '--format', 'json']);
+    expect(cascades(put)).toEqual(['src/cache.ts:3 syntax high put', 'test/doubles.test.ts:5 syntax high put', 'test/doubles.test.ts:9 syntax high put', 'test/doubles.test.ts:16 syntax high put']);
+  });
+});

@@ -121,25 +121,30 @@ function declaredIn(text: string): Declared {
     contracts.set(container, set);
   };
   // The direct members of the body `{` at `start`: `name = …`, `name: …`, `name(…) {`, shorthand `name,`.
-  const membersOf = (container: string, start: number, object: boolean) => {
+  // (`anyValue`: a class that declares `implements` — any property is a member there, whatever holds it: `get =
+  // jest.fn()`, `vi.fn()`, `sinon.stub()`, `this.read.bind(this)`, `get!: jest.Mock` — the test double's form, X58-12)
+  const membersOf = (container: string, start: number, object: boolean, anyValue = false) => {
     const end = close.get(start);
     if (end === undefined) return;
     const body = text.slice(start + 1, end);
     const level = depth[start]! + 1;
     const member = object
       ? new RegExp(`(?:^|[{,])\\s*(?:async\\s+)?\\*?\\s*(${identifierPattern})\\s*(?=[:(,}]|$)`, 'dgu')
-      : new RegExp(`(?:^|[;{}\\n])\\s*(?:@[^\\n]*\\n\\s*)*(?:(?:public|private|protected|readonly|override|declare)\\s+)*(${identifierPattern})\\s*[?!]?\\s*(?::\\s*\\(|(?::[^=;\\n]*)?=\\s*(?:async\\b\\s*)?(?:function\\b|\\(|${identifierPattern}\\s*=>))`, 'dgu');
+      : anyValue
+        ? new RegExp(`(?:^|[;{}\\n])\\s*(?:@[^\\n]*\\n\\s*)*(?:(?:public|private|protected|readonly|override|declare|static)\\s+)*(${identifierPattern})\\s*[?!]?\\s*(?::(?!:)|=(?![=>]))`, 'dgu')
+        : new RegExp(`(?:^|[;{}\\n])\\s*(?:@[^\\n]*\\n\\s*)*(?:(?:public|private|protected|readonly|override|declare)\\s+)*(${identifierPattern})\\s*[?!]?\\s*(?::\\s*\\(|(?::[^=;\\n]*)?=\\s*(?:async\\b\\s*)?(?:function\\b|\\(|${identifierPattern}\\s*=>))`, 'dgu');
     for (const match of body.matchAll(member)) {
       const offset = start + 1 + match.indices![1]![0];
       if (depth[offset] !== level) continue;
       members.push({ container, name: match[1]!, offset });
     }
   };
-  for (const match of text.matchAll(new RegExp(`\\bclass\\s+(${identifierPattern})([^{]*)\\{`, 'gu'))) {
+  // (type parameters may hold braces: `class Memo<T extends { id: string }> implements Cache {`, X58-15)
+  for (const match of text.matchAll(new RegExp(`\\bclass\\s+(${identifierPattern})\\s*(?:<(?:[^<>]|<(?:[^<>]|<[^<>]*>)*>)*>)?([^{]*)\\{`, 'gu'))) {
     const start = match.index + match[0].length - 1;
     const implemented = /\bimplements\b([\s\S]*)$/.exec(match[2]!);
     if (implemented) declare(match[1]!, typeNames(implemented[1]!));
-    membersOf(match[1]!, start, false);
+    membersOf(match[1]!, start, false, implemented !== null);
   }
   for (const match of text.matchAll(new RegExp(`\\b(?:const|let|var)\\s+(${identifierPattern})\\s*(?::\\s*([^=;{]+?)\\s*)?=\\s*\\{`, 'gu'))) {
     const start = match.index + match[0].length - 1;
