@@ -1275,6 +1275,22 @@ describe('detect-cascades', () => {
     expect(fileLines(result)).toEqual(['src/generic.rs:4', 'src/named.rs:4', 'src/parse.rs:7']);
   });
 
+  it('check-test-cascade: a task naming a Rust trait\'s method `Make::build()` finds the tests calling it through `T::build()`, a subtrait bound and an implementing type (outside round X58-16: a false pass)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "mk"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'pub mod make;\npub mod item;\n',
+        'src/make.rs': 'pub trait Make {\n    fn build(id: u32) -> Self;\n}\n\npub trait MakeNamed: Make {}\n',
+        'src/item.rs': 'use crate::make::Make;\n\npub struct Item {\n    pub id: u32,\n}\n\nimpl Make for Item {\n    fn build(id: u32) -> Self {\n        Item { id }\n    }\n}\n',
+        'tests/it.rs': 'use mk::item::Item;\nuse mk::make::{Make, MakeNamed};\n\nfn one<T: Make>() -> T {\n    T::build(1)\n}\n\nfn two<N: MakeNamed>() -> N {\n    N::build(2)\n}\n\n#[test]\nfn builds() {\n    assert_eq!(Item::build(4).id, 4);\n    let _ = (one::<Item>(), two::<Item>);\n}\n',
+        'docs/IMPL/IMPL-mk.yaml': 'title: t\nfeature_slug: mk\nverdict: SUITABLE\nfile_ownership:\n  - file: src/make.rs\n    agent: A\n    wave: 1\n  - file: src/item.rs\n    agent: A\n    wave: 1\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: "Change `Make::build()` to take a `&Config` parameter and update every impl."\n',
+      },
+    });
+    const result = await runCliInProcess(['check-test-cascade', repo.path('docs/IMPL/IMPL-mk.yaml'), '--repo-dir', repo.dir]);
+    expect(result.code, result.stderr).toBe(1);
+    expect((JSON.parse(result.stdout) as Array<{ symbol: string; test_file: string; line: number }>).map((error) => `${error.symbol} ${error.test_file}:${error.line}`)).toEqual(['Make.build tests/it.rs:5', 'Make.build tests/it.rs:9', 'Make.build tests/it.rs:14']);
+  });
+
   it('Rust `new --defined-in item.rs`: another module\'s own `struct Item` is another type — its `Item::new()` is no use, `crate::item::Item::new()` there is (outside round X57-11)', async () => {
     const repo = await createTestRepo({
       files: {

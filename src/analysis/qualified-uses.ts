@@ -13,10 +13,12 @@ import type { Reference } from './engine/types.js';
  * method value), a Go struct literal's key `T{Member: …}`. `pkg.Func`: uses written `pkg.Func`, or
  * any use inside a directory named `pkg` (the package itself).
  */
-export function qualifiedUse(root: string, qualifier: string, reference: Reference, lineCache: Map<string, string[]>): boolean {
+export function qualifiedUse(root: string, qualifier: string, reference: Reference, lineCache: Map<string, string[]>, rustPathsChecked = false): boolean {
   if (/^\p{Lu}/u.test(qualifier)) {
     if (reference.kind === 'method-call' || reference.fieldKey) return true;
     const before = textBefore(root, reference, lineCache);
+    // (`rustPathsChecked`: the engine resolved the path's type against the definition — any `X::member` is its)
+    if (rustPathsChecked && reference.file.endsWith('.rs') && /::\s*$/u.test(before)) return true;
     // (a Rust associated function called through its type, `Type::method(&x)`, is the method too)
     // (`pkg.Func()`, `pkg.Var`: a package's or module's, no object's member — the extraction tells them)
     return (/\.\s*$/u.test(before) && !reference.packageMember && reference.kind !== 'call' && reference.kind !== 'import' && reference.kind !== 'reexport') || before.match(/([\p{L}\p{N}_]+)\s*::\s*$/u)?.[1] === qualifier;

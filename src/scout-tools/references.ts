@@ -175,7 +175,11 @@ export function createEngineReferenceFinder(): ReferenceFinder {
       if (options.memberOnly) {
         const memberOf = options.memberOf;
         const lines = new Map<string, string[]>();
-        references = references.filter((reference) => (memberOf !== undefined ? qualifiedUse(repoRoot, memberOf, reference, lines) : reference.kind === 'method-call'));
+        // (Rust, with the definition's file: the engine has checked the type a `T::build()` names — a type parameter
+        // bounded by the trait, an implementing type, the trait itself — so any `X::` path is the member's: outside
+        // round X58-16, where a task's `Make::build()` found no caller written `T::build()`)
+        const rustChecked = options.definedIn?.endsWith('.rs') === true;
+        references = references.filter((reference) => (memberOf !== undefined ? qualifiedUse(repoRoot, memberOf, reference, lines, rustChecked) : reference.kind === 'method-call'));
       }
       const definedIn = options.definedIn;
       if (definedIn === undefined || !definedIn.endsWith('.go')) return references;
