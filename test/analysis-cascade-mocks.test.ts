@@ -168,3 +168,43 @@ describe('may implement: test doubles of any form in a class that implements the
     expect(cascades(put)).toEqual(['src/cache.ts:3 syntax high put', 'test/doubles.test.ts:5 syntax high put', 'test/doubles.test.ts:9 syntax high put', 'test/doubles.test.ts:16 syntax high put']);
   });
 });
+
+describe('tsconfig paths in the engine: real imports through an alias (outside round X58-08/09/10)', () => {
+  const app = {
+    'apps/web/src/lib/session.ts': 'export function signIn(user: string): string {\n  return user;\n}\n',
+    'apps/web/src/lib/index.ts': "export { signIn } from './session';\n",
+    'apps/web/src/lib/form.ts': "import { signIn } from '@/lib';\n\nexport async function submit(user: string) {\n  return signIn(user);\n}\n",
+    'apps/web/src/other.ts': "import { signIn } from 'next-auth/react';\n\nexport const go = () => signIn('x');\n",
+  };
+
+  it('a solution-style tsconfig.json whose referenced tsconfig.app.json holds `paths` (create-vite): --defined-in and a scoped rename list the aliased import and its call', async () => {
+    const repo = await createTestRepo({
+      files: {
+        ...app,
+        'apps/web/tsconfig.json': '{\n  "files": [],\n  "references": [{ "path": "./tsconfig.app.json" }, { "path": "./tsconfig.node.json" }]\n}\n',
+        'apps/web/tsconfig.app.json': '{\n  // the app\n  "compilerOptions": { "baseUrl": ".", "paths": { "@/*": ["./src/*"] }, },\n  "include": ["src"]\n}\n',
+        'apps/web/tsconfig.node.json': '{ "compilerOptions": { "module": "ESNext" }, "include": ["vite.config.ts"] }\n',
+      },
+    });
+    const result = await runCliInProcess(['check-callers', 'signIn', '--defined-in', 'apps/web/src/lib/session.ts', '--format', 'json'], { cwd: repo.dir });
+    expect([result.code, result.stderr]).toEqual([0, '']);
+    // (other.ts: next-auth's signIn, a package — not the definition's)
+    expect((JSON.parse(result.stdout) as Array<{ file: string; line: number }>).map((reference) => `${reference.file}:${reference.line}`)).toEqual(['apps/web/src/lib/form.ts:1', 'apps/web/src/lib/form.ts:4', 'apps/web/src/lib/index.ts:1']);
+    const renamed = await runCliInProcess(['detect-cascades', repo.dir, '--renames', rename('signIn', 'logIn', 'apps/web/src/lib/session.ts'), '--format', 'json']);
+    expect(cascades(renamed)).toEqual(['apps/web/src/lib/form.ts:1 syntax high signIn', 'apps/web/src/lib/form.ts:4 syntax medium signIn', 'apps/web/src/lib/index.ts:1 syntax high signIn', 'apps/web/src/lib/session.ts:1 syntax high signIn']);
+  });
+
+  it('`extends` listing several configs (TypeScript 5): the paths of the last that has them', async () => {
+    const repo = await createTestRepo({
+      files: {
+        ...app,
+        'tsconfig.base.json': '{ "compilerOptions": { "strict": true } }\n',
+        'tsconfig.paths.json': '{ "compilerOptions": { "baseUrl": "apps/web", "paths": { "@/*": ["src/*"] } } }\n',
+        'apps/web/tsconfig.json': '{ "extends": ["../../tsconfig.base.json", "../../tsconfig.paths.json"], "include": ["src"] }\n',
+      },
+    });
+    const result = await runCliInProcess(['check-callers', 'signIn', '--defined-in', 'apps/web/src/lib/session.ts', '--format', 'json'], { cwd: repo.dir });
+    expect([result.code, result.stderr]).toEqual([0, '']);
+    expect((JSON.parse(result.stdout) as Array<{ file: string; line: number }>).map((reference) => `${reference.file}:${reference.line}`)).toEqual(['apps/web/src/lib/form.ts:1', 'apps/web/src/lib/form.ts:4', 'apps/web/src/lib/index.ts:1']);
+  });
+});

@@ -76,9 +76,16 @@ export class ModuleTargets {
     const parsed = text === undefined ? undefined : (parseJsonc(text) as { extends?: unknown; compilerOptions?: { baseUrl?: unknown; paths?: unknown } } | undefined);
     if (!parsed || typeof parsed !== 'object') return undefined;
     const dir = path.posix.dirname(file);
-    const inherited = typeof parsed.extends === 'string' && parsed.extends.startsWith('.') && depth < 5
-      ? this.configFile(path.posix.normalize(path.posix.join(dir, parsed.extends.endsWith('.json') ? parsed.extends : `${parsed.extends}.json`)), depth + 1)
-      : undefined;
+    // (`extends` may list several configs, TypeScript ≥ 5.0: a later one overrides an earlier one — X58-08)
+    const bases = (Array.isArray(parsed.extends) ? parsed.extends : [parsed.extends]).filter((entry): entry is string => typeof entry === 'string' && entry.startsWith('.'));
+    let inherited: PathConfig | undefined;
+    if (depth < 5) {
+      for (const entry of bases) {
+        const config = this.configFile(path.posix.normalize(path.posix.join(dir, entry.endsWith('.json') ? entry : `${entry}.json`)), depth + 1);
+        if (!config) continue;
+        inherited = { base: config.paths.length > 0 ? config.base : (inherited?.base ?? config.base), paths: config.paths.length > 0 ? config.paths : (inherited?.paths ?? []), ...((config.baseUrl ?? inherited?.baseUrl) !== undefined ? { baseUrl: config.baseUrl ?? inherited?.baseUrl } : {}) };
+      }
+    }
     const options = parsed.compilerOptions ?? {};
     const ownBaseUrl = typeof options.baseUrl === 'string' ? path.posix.normalize(path.posix.join(dir, options.baseUrl)) : undefined;
     const baseUrl = ownBaseUrl ?? inherited?.baseUrl;
@@ -95,13 +102,33 @@ export class ModuleTargets {
     return { base, paths, ...(baseUrl !== undefined ? { baseUrl } : {}) };
   }
 
+  /**
+   * A solution-style tsconfig.json (`"files": [], "references": [{ "path": "./tsconfig.app.json" }, …]`, create-vite's
+   * layout): the `paths` of the configs it references, together (X58-09).
+   */
+  private referencedConfigs(file: string): PathConfig | undefined {
+    const text = this.read(file);
+    const parsed = text === undefined ? undefined : (parseJsonc(text) as { references?: unknown } | undefined);
+    if (!parsed || !Array.isArray(parsed.references)) return undefined;
+    const dir = path.posix.dirname(file);
+    let merged: PathConfig | undefined;
+    for (const reference of parsed.references as Array<{ path?: unknown }>) {
+      if (typeof reference?.path !== 'string') continue;
+      const target = path.posix.normalize(path.posix.join(dir, reference.path));
+      const config = this.configFile(target.endsWith('.json') ? target : `${target}/tsconfig.json`, 1);
+      if (!config) continue;
+      merged = merged ? { base: merged.base, paths: [...merged.paths, ...config.paths.map(([pattern, targets]): [string, string[]] => [pattern, targets.map((entry) => path.posix.join(path.posix.relative(merged!.base, config.base) || '.', entry))])], ...((merged.baseUrl ?? config.baseUrl) !== undefined ? { baseUrl: merged.baseUrl ?? config.baseUrl } : {}) } : config;
+    }
+    return merged;
+  }
+
   /** The path configuration of the nearest tsconfig.json or jsconfig.json in `dir` (repo-relative) or above. */
   private configFor(dir: string): PathConfig | undefined {
     const key = dir === '.' ? '' : dir;
     if (this.configs.has(key)) return this.configs.get(key);
     let found: PathConfig | undefined;
     const prefix = key === '' ? '' : `${key}/`;
-    if (this.read(`${prefix}tsconfig.json`) !== undefined) found = this.configFile(`${prefix}tsconfig.json`);
+    if (this.read(`${prefix}tsconfig.json`) !== undefined) found = this.configFile(`${prefix}tsconfig.json`) ?? this.referencedConfigs(`${prefix}tsconfig.json`);
     else if (this.read(`${prefix}jsconfig.json`) !== undefined) found = this.configFile(`${prefix}jsconfig.json`);
     else if (key !== '') found = this.configFor(path.posix.dirname(key));
     this.configs.set(key, found);

@@ -16,6 +16,7 @@ import { languageOf } from './grammars.js';
 import { extractMany, poolSize } from './parse-pool.js';
 import { onlyInLiterals } from './lexical.js';
 import { fixtureUsesIn } from '../pytest-fixtures.js';
+import { ModuleTargets } from '../ts-module-targets.js';
 import { blobId, directoriesOf, isAnalysable as analysable, listRepo, readRegularFile, listRepoFiles, readTexts, repoContext, type RepoContext, type RepoFile, type RepoListing } from './repo-files.js';
 import { cargoCrateName, goModulePath, ModuleResolver } from './resolve.js';
 import { afterCallHooks, beforeCallHooks, currentIdleRunner, currentScope, factsCost, fixedProbes, insideCall, type IdleRunner, memory, memoryKey } from './scope.js';
@@ -226,7 +227,10 @@ async function resolverFor(context: RepoContext, allPaths?: readonly string[]): 
     const name = text === undefined ? undefined : cargoCrateName(text);
     if (name) rustCrates.push({ dir: path.posix.dirname(file) === '.' ? '' : path.posix.dirname(file), name });
   }
-  return new ModuleResolver({ files, goModules, rustCrates });
+  // (tsconfig/jsconfig `paths` and `baseUrl`, read when a bare specifier is first resolved: X58-10)
+  let targets: ModuleTargets | undefined;
+  const tsPaths = (from: string, specifier: string) => (targets ??= new ModuleTargets(context.root)).resolve(from, specifier);
+  return new ModuleResolver({ files, goModules, rustCrates, tsPaths });
 }
 
 /** The text of a reference's line before it (a byte order mark on line 1 is not counted: columns never count it). */

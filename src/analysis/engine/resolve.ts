@@ -1,7 +1,8 @@
 /**
  * Module resolution: from an import as written to the repository files it names.
  *
- * - TS/JS: relative specifiers only (bare specifiers are packages): the exact file, TypeScript's
+ * - TS/JS: relative specifiers, and bare ones through the nearest tsconfig/jsconfig `paths`/`baseUrl`
+ *   (other bare specifiers are packages): the exact file, TypeScript's
  *   `.js`→`.ts`/`.tsx` (`.mjs`→`.mts`, `.cjs`→`.cts`, `.jsx`→`.tsx`) mapping, then each extension,
  *   then `<dir>/index.<ext>`.
  * - Go: an import path under a `go.mod` module path names that package directory: every non-test
@@ -26,6 +27,11 @@ export interface ResolverInput {
   goModules: Array<{ dir: string; module: string }>;
   /** Cargo.toml packages: directory and crate name (`-` as `_`), for `use <crate>::…` inside the crate (tests, examples). */
   rustCrates?: Array<{ dir: string; name: string }>;
+  /**
+   * TS/JS: the repository modules (repo-relative paths without extension) a bare specifier written in `from` names
+   * through the nearest tsconfig/jsconfig `paths`/`baseUrl` (`@/lib` → `src/lib`); none for a package.
+   */
+  tsPaths?: (from: string, specifier: string) => string[];
 }
 
 const jsExtensions = ['.ts', '.tsx', '.mts', '.cts', '.d.ts', '.js', '.jsx', '.mjs', '.cjs'];
@@ -79,9 +85,21 @@ export class ModuleResolver {
   }
 
   private resolveJs(from: string, specifier: string): string[] {
-    if (!specifier.startsWith('.') && !specifier.startsWith('/')) return [];
+    if (!specifier.startsWith('.') && !specifier.startsWith('/')) {
+      // (a tsconfig `paths` alias or `baseUrl` module: outside round X58-10 — `import { signIn } from '@/lib'`)
+      for (const target of this.input.tsPaths?.(from, specifier) ?? []) {
+        const found = this.jsFile(target);
+        if (found.length > 0) return found;
+      }
+      return [];
+    }
     const base = posix.normalize(posix.join(posix.dirname(from), specifier));
     if (base.startsWith('../')) return [];
+    return this.jsFile(base);
+  }
+
+  /** The file a module path `base` (repo-relative, as written: with or without an extension) names, if any. */
+  private jsFile(base: string): string[] {
     const candidates = [base];
     for (const [extension, replacements] of jsMapped) {
       if (base.endsWith(extension)) for (const replacement of replacements) candidates.push(base.slice(0, -extension.length) + replacement);
