@@ -169,6 +169,22 @@ describe('may implement: test doubles of any form in a class that implements the
   });
 });
 
+describe('may implement: wrapped and property-held object literals, a same-named interface of another module (outside round X58-11/13/14/24)', () => {
+  it('detect-cascades: `Partial<Cache>`, `jest.Mocked<Cache>`, `Object.freeze({…})`, a class property typed Cache are listed; a `Record<string, Cache>` and another module\'s `Cache` are not', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'src/cache.ts': 'export interface Cache {\n  get(key: string): string | undefined;\n  put(key: string, value: string): void;\n}\n',
+        'src/external.ts': 'export interface Cache {\n  get(key: string): Promise<string | null>;\n  set(key: string, value: string): Promise<void>;\n}\n',
+        'src/redis.ts': "import type { Cache } from './external';\n\nexport const redisCache: Cache = {\n  async get(key: string) {\n    return key;\n  },\n  async set() {},\n};\nexport class RedisCache implements Cache {\n  async get(key: string) {\n    return key;\n  }\n  async set() {}\n}\n",
+        'src/service.ts': "import type { Cache } from './cache';\n\nexport class UserService {\n  private fallback: Cache = {\n    get: (_key: string) => undefined,\n    put: () => {},\n  };\n  name() {\n    return this.fallback;\n  }\n}\n",
+        'test/doubles.test.ts': "import type { Cache } from '../src/cache';\n\nconst partial: Partial<Cache> = {\n  get: () => 'x',\n};\nconst mocked: jest.Mocked<Cache> = {\n  get: jest.fn(),\n  put: jest.fn(),\n};\nexport const frozen: Cache = Object.freeze({\n  get: (key: string) => key,\n  put: () => {},\n});\nconst table: Record<string, Cache> = {\n  get: frozen,\n};\ntest('x', () => {\n  void [partial, mocked, table];\n});\n",
+      },
+    });
+    const result = await runCliInProcess(['detect-cascades', repo.dir, '--renames', rename('get', 'read', 'src/cache.ts'), '--format', 'json']);
+    expect(cascades(result).filter((line) => !line.includes('medium'))).toEqual(['src/cache.ts:2 syntax high get', 'src/service.ts:5 syntax high get', 'test/doubles.test.ts:4 syntax high get', 'test/doubles.test.ts:7 syntax high get', 'test/doubles.test.ts:11 syntax high get']);
+  });
+});
+
 describe('tsconfig paths in the engine: real imports through an alias (outside round X58-08/09/10)', () => {
   const app = {
     'apps/web/src/lib/session.ts': 'export function signIn(user: string): string {\n  return user;\n}\n',

@@ -14,6 +14,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { listSymbols } from './engine/index.js';
+import type { ModuleTargets } from './ts-module-targets.js';
 import type { FileSymbol } from './engine/types.js';
 
 /**
@@ -110,8 +111,10 @@ function declaredIn(text: string): Declared {
   const objects = new Set<string>();
   const members: Declared['members'] = [];
   // (`A, ns.B<Map<K, V>>` → A, B: type arguments dropped, innermost first, then the last segment of each name)
+  // (a test double's wrapper types name the interface in their argument: `Partial<Cache>`, `jest.Mocked<Cache>`,
+  // `DeepMockProxy<Cache>` — X58-13; other generics, `Record<string, Cache>`, do not make the literal a Cache)
   const typeNames = (list: string) => {
-    let bare = list;
+    let bare = list.replace(new RegExp(`(?:[\\p{L}_$][\\p{L}\\p{N}_$]*\\s*\\.\\s*)*\\b(?:Partial|Required|Readonly|Mocked|MockedObject|MockedClass|DeepPartial|PartialDeep|DeepMocked|DeepMockProxy|MockProxy|Mock)\\s*<\\s*((?:[\\p{L}_$][\\p{L}\\p{N}_$]*\\s*\\.\\s*)*[\\p{L}_$][\\p{L}\\p{N}_$]*)\\s*>`, 'gu'), '$1');
     for (let previous = ''; previous !== bare; ) [previous, bare] = [bare, bare.replace(/<[^<>]*>/g, '')];
     return bare.split(',').map((entry) => /([\p{L}_$][\p{L}\p{N}_$]*)\s*$/u.exec(entry.trim())?.[1]).filter((entry): entry is string => entry !== undefined);
   };
@@ -146,15 +149,18 @@ function declaredIn(text: string): Declared {
     if (implemented) declare(match[1]!, typeNames(implemented[1]!));
     membersOf(match[1]!, start, false, implemented !== null);
   }
-  for (const match of text.matchAll(new RegExp(`\\b(?:const|let|var)\\s+(${identifierPattern})\\s*(?::\\s*([^=;{]+?)\\s*)?=\\s*\\{`, 'gu'))) {
+  // (`const c: Cache = {`, `Object.freeze({` around it — X58-24 —, and a class property typed as the interface,
+  // `private fallback: Cache = {` — X58-14)
+  for (const match of text.matchAll(new RegExp(`(?:\\b(?:const|let|var)\\s+(${identifierPattern})\\s*(?::\\s*([^=;{]+?)\\s*)?|(?:^|[;{}\\n])[ \\t]*(?:(?:public|private|protected|readonly|static|override)\\s+)*(${identifierPattern})\\s*[?!]?\\s*:\\s*([^=;{()]+?)\\s*)=\\s*(?:Object\\s*\\.\\s*freeze\\s*\\(\\s*)?\\{`, 'gu'))) {
+    const [holder, annotation] = match[3] !== undefined ? [match[3], match[4]] : [match[1]!, match[2]];
     const start = match.index + match[0].length - 1;
     const end = close.get(start);
     const satisfied = end === undefined ? undefined : /^\s*(?:satisfies|as)\s+([^;,)\n]+)/.exec(text.slice(end + 1));
-    const names = [...(match[2] ? typeNames(match[2]) : []), ...(satisfied ? typeNames(satisfied[1]!) : [])];
+    const names = [...(annotation ? typeNames(annotation) : []), ...(satisfied ? typeNames(satisfied[1]!) : [])];
     if (names.length === 0) continue;
-    objects.add(match[1]!);
-    declare(match[1]!, names);
-    membersOf(match[1]!, start, true);
+    objects.add(holder);
+    declare(holder, names);
+    membersOf(holder, start, true);
   }
   const declared = { contracts, objects, members };
   lastDeclared = { text, declared };
@@ -169,6 +175,24 @@ function tsMemberFunctions(file: string, text: string): FileSymbol[] {
     const line = before.split('\n').length;
     return { file, name, kind: 'method', line, column: offset - before.lastIndexOf('\n'), exported: false, container } satisfies FileSymbol;
   });
+}
+
+/** Where a contract is defined, for {@link mayImplement}: the module reader and its files (repo-relative, no extension). */
+export interface ContractOrigin {
+  targets: ModuleTargets;
+  files: ReadonlySet<string>;
+}
+
+/** Whether `text` (the file `file`) imports `name` from a repository module that does not provide the contract's. */
+function importsNameElsewhere(text: string, file: string, name: string, origin: ContractOrigin): boolean {
+  const escaped = name.replace(/\$/g, '\\$');
+  for (const match of text.matchAll(/\bimport\s+(?:type\s+)?(?:[\p{L}_$][\p{L}\p{N}_$]*\s*,\s*)?\{([^}]*)\}\s*from\s*(['"])([^'"]+)\2/gu)) {
+    const binds = match[1]!.split(',').some((entry) => new RegExp(`^\\s*(?:type\\s+)?(?:[\\p{L}_$][\\p{L}\\p{N}_$]*\\s+as\\s+)?${escaped}\\s*$`, 'u').test(entry));
+    if (!binds) continue;
+    const targets = origin.targets.resolve(file, match[3]!);
+    return targets.length > 0 && !targets.some((target) => origin.targets.provides(target, name, origin.files));
+  }
+  return false;
 }
 
 export interface Contract {
@@ -190,12 +214,15 @@ export function contractsOf(symbols: readonly FileSymbol[]): Contract[] {
  * file, or for Go every file of its package (a type's methods may be spread over them: X56-05); `text`: those files'
  * text (a Go struct embedding another type gets its methods; a Rust method must sit in an `impl Trait for` block).
  */
-export function mayImplement(contract: Contract, method: FileSymbol, fileSymbols: readonly FileSymbol[], text: string): boolean {
+export function mayImplement(contract: Contract, method: FileSymbol, fileSymbols: readonly FileSymbol[], text: string, origin?: ContractOrigin): boolean {
   if (method.kind !== 'method' || method.container === undefined || !contract.methods.has(method.name)) return false;
   const container = method.container.replace(/<.*$/, '');
   if (fileSymbols.some((symbol) => symbol.name === container && (symbol.kind === 'interface' || symbol.kind === 'trait'))) return false;
   if (method.file.endsWith('.rs')) return rustImplBlockOf(text, method.line, contract.name);
   if (tsLike.test(method.file)) {
+    // (the file's own `Cache` imported from a module that leads elsewhere — another library's interface of that name —
+    // is not the contract: outside round X58-11; a package or an unresolved alias leaves it to the name)
+    if (origin && importsNameElsewhere(text, method.file, contract.name, origin)) return false;
     // (TS: a class that `implements` the interface, an object literal typed as it — X57-14; an object typed otherwise
     // implements nothing by shape)
     const declared = declaredIn(text);

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { listSymbols } from '../analysis/engine/index.js';
 import { contractsOf, implementerView, mayImplement, tsFunctionMembers } from '../analysis/implementers.js';
 import { fixtureDefinitionLines } from '../analysis/pytest-fixtures.js';
+import { ModuleTargets } from '../analysis/ts-module-targets.js';
 import { createGit } from '../git/git-cli.js';
 import type { ImplManifest } from '../protocol/schema/impl-schema.js';
 import { agentFacts, changedSymbols, type ChangedSymbol } from './changed-symbols.js';
@@ -57,9 +58,10 @@ async function implementationsIn(repoRoot: string, definedIn: string, symbol: Pi
   const result: Array<{ file: string; line: number }> = [];
   // (with a TS class's function-valued properties and the members of object literals typed as an interface: X57-14)
   const members = (await tsFunctionMembers(repoRoot, holding, symbol.name)).filter((member) => !symbols.some((entry) => entry.file === member.file && entry.line === member.line && entry.name === member.name));
+  const origin = { targets: new ModuleTargets(repoRoot), files: new Set([definedIn.replace(/\.(?:[cm]?[jt]sx?)$/, '')]) };
   for (const method of [...symbols.filter((entry) => entry.kind === 'method' && entry.name === symbol.name), ...members]) {
     const view = await implementerView(repoRoot, method.file);
-    if (contracts.some((contract) => mayImplement(contract, method, view.symbols, view.text))) result.push({ file: method.file, line: method.line });
+    if (contracts.some((contract) => mayImplement(contract, method, view.symbols, view.text, origin))) result.push({ file: method.file, line: method.line });
   }
   return result;
 }

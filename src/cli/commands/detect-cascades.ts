@@ -134,10 +134,11 @@ async function runCall(args: string[], options: Record<string, unknown>, io: Com
       const members = (await tsFunctionMembers(root, filesWithWord, rename.old)).filter((member) => !symbols.some((symbol) => symbol.file === member.file && symbol.line === member.line && symbol.name === member.name));
       const candidates = [...methods, ...members];
       const views = new Map<string, Promise<{ symbols: FileSymbol[]; text: string }>>();
+      const contractOrigin = { targets: moduleTargets, files: new Set(scopedFiles.map((file) => file.replace(/\.(?:[cm]?[jt]sx?)$/, ''))) };
       for (const symbol of candidates) {
         if (!views.has(symbol.file)) views.set(symbol.file, implementerView(root, symbol.file));
         const view = await views.get(symbol.file)!;
-        const implemented = contracts.filter((contract) => mayImplement(contract, symbol, view.symbols, view.text)).map((contract) => contract.name);
+        const implemented = contracts.filter((contract) => mayImplement(contract, symbol, view.symbols, view.text, contractOrigin)).map((contract) => contract.name);
         if (implemented.length === 0) continue;
         add({ file: symbol.file, line: symbol.line, match: symbol.name, cascade_type: 'syntax', severity: 'high', reason: `${members.includes(symbol) ? 'member' : 'method'} ${rename.old} of ${symbol.container ?? 'a type'} may implement ${implemented.join(', ')}: rename it with the interface's (now ${rename.new})` });
         syntaxPerLine.set(`${symbol.file}:${symbol.line}`, (syntaxPerLine.get(`${symbol.file}:${symbol.line}`) ?? 0) + 1);
