@@ -89,11 +89,11 @@ describe('detect-cascades: module mock factories (outside round X57)', () => {
     ]);
   });
 
-  it("lists the key of Vitest's typed `vi.mock(import('./x'), …)` factory, not of another module's (X57-10)", async () => {
+  it("lists the key of Vitest's typed `vi.mock(import('./x'), …)` factory, not of another module's (X57-10), and a quoted key (X58-23)", async () => {
     const repo = await createTestRepo({
       files: {
         ...services,
-        'test/vi-import.test.ts': "import { vi, test } from 'vitest';\n\nvi.mock(import('../src/services/crypto'), async (importOriginal) => {\n  const mod = await importOriginal();\n  return { ...mod, hashPassword: vi.fn(() => 'y') };\n});\nvi.doMock(import(\"../src/services\"), () => ({ hashPassword: vi.fn() }));\nvi.mock(import('../src/legacy/hash'), () => ({ hashPassword: vi.fn() }));\n\ntest('v', () => {});\n",
+        'test/vi-import.test.ts': "import { vi, test } from 'vitest';\n\nvi.mock(import('../src/services/crypto'), async (importOriginal) => {\n  const mod = await importOriginal();\n  return { ...mod, hashPassword: vi.fn(() => 'y') };\n});\nvi.doMock(import(\"../src/services\"), () => ({ hashPassword: vi.fn() }));\nvi.mock(import('../src/legacy/hash'), () => ({ hashPassword: vi.fn() }));\nvi.doMock('../src/services', () => ({ 'hashPassword': vi.fn() }));\n\ntest('v', () => {});\n",
       },
     });
     const result = await runCliInProcess(['detect-cascades', repo.dir, '--renames', rename('hashPassword', 'hashSecret', 'src/services/crypto.ts'), '--format', 'json']);
@@ -101,6 +101,8 @@ describe('detect-cascades: module mock factories (outside round X57)', () => {
       ...sourceLines,
       "test/vi-import.test.ts:5 semantic medium return { ...mod, hashPassword: vi.fn(() => 'y') };",
       'test/vi-import.test.ts:7 semantic medium vi.doMock(import("../src/services"), () => ({ hashPassword: vi.fn() }));',
+      // (a quoted key: outside round X58-23)
+      "test/vi-import.test.ts:9 semantic medium vi.doMock('../src/services', () => ({ 'hashPassword': vi.fn() }));",
     ]);
   });
 });

@@ -240,7 +240,8 @@ function mockFactoryKeyLines(text: string, name: string, mocks: (specifier: stri
       else if (char === ')' || char === ']' || char === '}') depth -= 1;
     }
     const factory = text.slice(call.index, end);
-    for (const key of factory.matchAll(new RegExp(`(?<![\\p{L}\\p{N}_$.])${escaped}(?=\\s*[:(,}])`, 'gu'))) {
+    // (a quoted key is the same property: `'hashPassword': vi.fn()` — outside round X58-23)
+    for (const key of factory.matchAll(new RegExp(`(?<![\\p{L}\\p{N}_$.])(?:${escaped}|(['"])${escaped}\\1)(?=\\s*[:(,}])`, 'gu'))) {
       lines.push(text.slice(0, call.index + key.index).split('\n').length);
     }
   }
