@@ -1291,6 +1291,31 @@ describe('detect-cascades', () => {
     expect((JSON.parse(result.stdout) as Array<{ symbol: string; test_file: string; line: number }>).map((error) => `${error.symbol} ${error.test_file}:${error.line}`)).toEqual(['Make.build tests/it.rs:5', 'Make.build tests/it.rs:9', 'Make.build tests/it.rs:14']);
   });
 
+  it('Rust --defined-in: Self:: in a subtrait\'s default method, calls through a blanket impl, and a module path segment named like the function (outside round X58-25/26/27)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "mk"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'pub mod make;\npub mod named;\npub mod seed;\npub mod settings;\npub mod render;\npub mod page;\n',
+        'src/make.rs': 'pub trait Make {\n    fn build(id: u32) -> Self;\n}\n',
+        'src/named.rs': 'use crate::make::Make;\n\npub trait MakeNamed: Make + Sized {\n    fn fresh() -> Self {\n        Self::build(0)\n    }\n}\n',
+        'src/seed.rs': 'pub trait Seed {\n    fn seed(n: u32) -> Self;\n}\n\nimpl<T: Default> Seed for T {\n    fn seed(_n: u32) -> Self {\n        T::default()\n    }\n}\n',
+        'src/settings.rs': 'use crate::seed::Seed;\n\n#[derive(Default)]\npub struct Settings;\n\npub fn both() -> (Settings, String) {\n    (Settings::seed(1), String::seed(2))\n}\n',
+        'src/render.rs': 'pub fn render(x: u32) -> String {\n    x.to_string()\n}\n',
+        'src/page.rs': 'use crate::render;\n\npub fn page() -> String {\n    render::render(1)\n}\n',
+      },
+    });
+    const callers = async (symbol: string, definedIn: string) => {
+      const result = await runCliInProcess(['check-callers', symbol, '--defined-in', definedIn, '--format', 'json'], { cwd: repo.dir });
+      expect([result.code, result.stderr]).toEqual([0, '']);
+      return (JSON.parse(result.stdout) as Array<{ file: string; line: number; column: number }>).map((reference) => `${reference.file}:${reference.line}:${reference.column}`);
+    };
+    expect(await callers('build', 'src/make.rs')).toEqual(['src/named.rs:5:15']);
+    // (settings.rs:1 `crate::seed::Seed`: the module seed, not the method)
+    expect(await callers('seed', 'src/seed.rs')).toEqual(['src/settings.rs:7:16', 'src/settings.rs:7:33']);
+    // (page.rs:1 `use crate::render;` imports the module; page.rs:4's first `render` is that module)
+    expect(await callers('render', 'src/render.rs')).toEqual(['src/page.rs:4:13']);
+  });
+
   it('Rust `new --defined-in item.rs`: another module\'s own `struct Item` is another type — its `Item::new()` is no use, `crate::item::Item::new()` there is (outside round X57-11)', async () => {
     const repo = await createTestRepo({
       files: {

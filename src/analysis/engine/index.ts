@@ -1528,10 +1528,13 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     implementers = new Map();
     const rustFiles = [...loadedFiles.values()].filter((item) => item.entry.file.endsWith('.rs')).map((item) => item.entry);
     for (const [file, text] of readTexts(context, rustFiles)) {
-      const pattern = new RegExp(`\\bimpl\\s*(?:<[^{};]*?>\\s*)?(?:[A-Za-z_][A-Za-z0-9_]*::)*(?:${rustTraitNamesIn(file)})\\s*(?:<[^{};]*?>\\s*)?for\\s+((?:[A-Za-z_][A-Za-z0-9_]*::)*([A-Za-z_][A-Za-z0-9_]*))`, 'g');
+      const pattern = new RegExp(`\\bimpl\\s*(<[^{};]*?>\\s*)?(?:[A-Za-z_][A-Za-z0-9_]*::)*(?:${rustTraitNamesIn(file)})\\s*(?:<[^{};]*?>\\s*)?for\\s+((?:[A-Za-z_][A-Za-z0-9_]*::)*([A-Za-z_][A-Za-z0-9_]*))`, 'g');
       for (const match of text.matchAll(pattern)) {
-        const homes = implementers.get(match[2]!) ?? implementers.set(match[2]!, []).get(match[2]!)!;
-        homes.push(rustTypeHome(file, match[2]!, match[1]!));
+        // (a blanket impl, `impl<T: Default> Seed for T`: any type may implement it — outside round X58-27)
+        const blanket = match[1] !== undefined && new RegExp(`[<,]\\s*${match[3]!}\\b`).test(match[1]);
+        const type = blanket ? '*' : match[3]!;
+        const homes = implementers.get(type) ?? implementers.set(type, []).get(type)!;
+        homes.push(blanket ? undefined : rustTypeHome(file, type, match[2]!));
       }
     }
     return implementers;
@@ -1576,7 +1579,9 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       return home === undefined || home === definedInFile;
     }
     // (`Self::new()`: in a file with an impl of the definition's type — the impl a reference is in is not known here)
-    if (type === 'Self') return loadedFiles.get(file)?.facts.symbols.some((def) => def.kind === 'method' && def.container !== undefined && rustContainers.has(lastSegment(def.container.replace(/<.*$/, '')))) ?? true;
+    // (also a subtrait's default method calling the trait's: `trait MakeNamed: Make { fn fresh() -> Self { Self::build(0) } }`,
+    // outside round X58-25)
+    if (type === 'Self') return loadedFiles.get(file)?.facts.symbols.some((def) => def.kind === 'method' && def.container !== undefined && (rustContainers.has(lastSegment(def.container.replace(/<.*$/, ''))) || rustTraitFamily().has(lastSegment(def.container.replace(/<.*$/, ''))))) ?? true;
     // (`use crate::model::Item as Thing;` … `Thing::new()`: the type under the file's own name for it)
     if (loadedFiles.get(file)?.facts.imports.some((raw) => raw.names.some((name) => name.local === type && rustContainers.has(lastSegment(name.imported))))) return true;
     // A trait's method (outside round X57-13): `T::build()` on a type parameter bounded by the trait (`<T: Make>`,
@@ -1587,7 +1592,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     const text = (lines.get(file) ?? []).join('\n');
     // (a bound list's other traits may take generic arguments: `U: Into<String> + Make`, X58-22)
     if (new RegExp(`(?<![\\w:])${type}\\s*:(?!:)(?:[\\w\\s:+?']|<[^<>{};=]*(?:<[^<>{};=]*>[^<>{};=]*)*>)*?(?<![\\w])(?:${traitNames})\\b(?!\\s*::)`).test(text)) return true;
-    const homes = rustImplementers().get(type);
+    const homes = rustImplementers().get(type) ?? rustImplementers().get('*');
     if (!homes) return false;
     const home = rustTypeHome(file, type, modulePath);
     return home === undefined || homes.some((implemented) => implemented === undefined || implemented === home);
@@ -1618,6 +1623,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     }
     return answer;
   };
+  const rustValueDefinition = definerSymbols.some((def) => def.name === symbol && (def.kind === 'function' || def.kind === 'method' || def.kind === 'macro' || def.kind === 'constant' || def.kind === 'variable')) && !definerSymbols.some((def) => def.name === symbol && (def.kind === 'module' || def.kind === 'struct' || def.kind === 'enum' || def.kind === 'trait' || def.kind === 'type'));
   for (const [reference, imported] of rustChecked) {
     const before = textBefore(lines.get(reference.file), reference);
     const modulePath = rustPath(before);
@@ -1641,7 +1647,33 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       (macroUseScope.some((scope) => (scope.endsWith('/') ? reference.file.startsWith(scope) : reference.file === scope)) || externMacroUse(reference.file)) &&
       (reference.file === definedInFile || !(loadedFiles.get(reference.file)?.facts.symbols.some((def) => def.name === symbol && def.kind === 'macro') ?? false)) &&
       /^\s*!/.test((lines.get(reference.file)?.[reference.line - 1] ?? '').slice(reference.column - 1 + reference.name.length));
+    // (a path segment of the definition's name — `crate::seed::Seed`, `render::render(…)`'s first `render` — is the
+    // module of that name, not a function, method, macro or constant: outside round X58-26; `seed::<T>()` is a call)
     if (!keep && !macroInScope) unqualified.add(reference);
+  }
+  // (a path segment of the definition's name — `crate::seed::Seed`, `render::render(…)`'s first `render` — is the module
+  // of that name, not the function, method, macro or constant; `seed::<T>()` is a call — and `use crate::render;` in a
+  // path that does not reach the definition's file imports the module `render`: outside round X58-26)
+  if (rustValueDefinition && definedInFile !== undefined) {
+    const moduleName = path.posix.basename(definedInFile) === 'mod.rs' ? path.posix.basename(path.posix.dirname(definedInFile)) : path.posix.basename(definedInFile, '.rs');
+    for (const reference of references) {
+      if (!reference.file.endsWith('.rs') || unqualified.has(reference)) continue;
+      const line = lines.get(reference.file)?.[reference.line - 1] ?? '';
+      const after = line.slice(reference.column - 1 + reference.name.length);
+      if (/^\s*::\s*(?!<)/.test(after)) {
+        unqualified.add(reference);
+        continue;
+      }
+      if (reference.kind !== 'import' || moduleName !== symbol) continue;
+      const prefix = rustPath(textBefore(lines.get(reference.file), reference));
+      if (typeof prefix !== 'string' || prefix === '' || !rustResolve) continue;
+      const [first, ...rest] = prefix.split('::');
+      const bound = rustUseBindings(loadedFiles.get(reference.file)?.facts.imports ?? []).get(first!);
+      const parents = rustResolve(reference.file, { module: bound === undefined ? prefix : [bound, ...rest].join('::'), line: 0, names: [], reexport: false });
+      // (the path's module is a file that neither is the definition's nor re-exports the name: the name is its child module)
+      const reexports = (file: string) => loadedFiles.get(file)?.facts.imports.some((raw) => raw.reexport && raw.names.some((name) => name.local === symbol)) ?? false;
+      if (parents.length > 0 && !parents.includes(definedInFile) && !parents.some(reexports)) unqualified.add(reference);
+    }
   }
   if (goNaming) {
     for (const reference of references) {
