@@ -116,6 +116,21 @@ const caches = {
   'src/objects.ts': "import type { Cache } from './cache';\n\nexport const noop: Cache = {\n  get(key) {\n    return key;\n  },\n  put: (key, value) => {\n    void [key, value];\n  },\n};\nexport const checked = {\n  get: (key: string) => key,\n  put() {},\n} satisfies Cache;\nconst options: RequestInit = { get: () => 1, put() {} } as unknown as RequestInit;\nconst plain = { get: () => 1, put: () => 2 };\nvoid [options, plain];\n",
 };
 
+describe('detect-cascades: a jest manual mock of the renamed module (outside round X58-18)', () => {
+  it("lists the name's definition in `__mocks__/` beside a module that provides it, not beside one that does not", async () => {
+    const repo = await createTestRepo({
+      files: {
+        ...services,
+        'src/services/__mocks__/crypto.ts': 'export const hashPassword = jest.fn((text: string) => `mock:${text}`);\n',
+        'src/legacy/__mocks__/hash.ts': 'export const hashPassword = jest.fn();\n',
+        'test/manual.test.ts': "import { register } from '../src/lib/auth';\n\njest.mock('../src/services/crypto');\n\ntest('m', () => {\n  expect(register('p')).toBe('mock:p');\n});\n",
+      },
+    });
+    const result = await runCliInProcess(['detect-cascades', repo.dir, '--renames', rename('hashPassword', 'hashSecret', 'src/services/crypto.ts'), '--format', 'json']);
+    expect(cascades(result)).toEqual(['src/lib/auth.ts:1 syntax high hashPassword', 'src/lib/auth.ts:4 syntax medium hashPassword', 'src/services/__mocks__/crypto.ts:1 syntax high hashPassword', 'src/services/crypto.ts:1 syntax high hashPassword']);
+  });
+});
+
 describe('may implement: TS function-valued properties and object literals typed as the interface (outside round X57-14)', () => {
   it('detect-cascades: a class `implements Cache` with `get = (…) => …`, a class matching by shape with properties, object literals typed or `satisfies` Cache', async () => {
     const repo = await createTestRepo({ files: caches });

@@ -197,6 +197,20 @@ async function runCall(args: string[], options: Record<string, unknown>, io: Com
         add({ file, line, match: (text.split(/\r?\n/)[line - 1] ?? '').trim(), cascade_type: 'semantic', severity: 'medium', reason: `module mock's factory provides renamed symbol ${rename.old} (now ${rename.new})` });
       }
     }
+    // A jest manual mock beside a module that provides the name (`src/services/__mocks__/crypto.ts` stands for
+    // `src/services/crypto.ts` wherever a test calls `jest.mock('…/crypto')` without a factory): its definition of the
+    // name is that module's export in the tests and must be renamed with it (outside round X58-18)
+    for (const symbol of symbols) {
+      const manual = /^(?:(.*)\/)?__mocks__\/([^/]+?)\.(?:[cm]?[jt]sx?)$/.exec(symbol.file);
+      if (!manual || symbol.container !== undefined) continue;
+      const mockedModule = manual[1] === undefined ? manual[2]! : `${manual[1]}/${manual[2]!}`;
+      if (!moduleTargets.provides(mockedModule, rename.old, definingFiles)) continue;
+      const key = `${symbol.file}:${symbol.line}`;
+      if (mocked.has(key)) continue;
+      mocked.add(key);
+      add({ file: symbol.file, line: symbol.line, match: symbol.name, cascade_type: 'syntax', severity: 'high', reason: `${symbol.kind} ${rename.old} of the manual mock of ${mockedModule} stands for the renamed symbol in tests: rename it with it (now ${rename.new})` });
+      syntaxPerLine.set(key, (syntaxPerLine.get(key) ?? 0) + 1);
+    }
     for (const [key, count] of occurrences) {
       if (mocked.has(key)) continue;
       const file = key.slice(0, key.lastIndexOf(':'));
