@@ -1316,6 +1316,21 @@ describe('detect-cascades', () => {
     expect(await callers('render', 'src/render.rs')).toEqual(['src/page.rs:4:13']);
   });
 
+  it('detect-cascades (Rust): an impl of the trait under the file\'s alias for it (`use crate::make::Make as Constructible;`) may implement it (outside rounds X56-10, X58-20)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "mk"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'pub mod make;\npub mod gadget;\n',
+        'src/make.rs': 'pub trait Make {\n    fn build(id: u32) -> Self;\n}\n',
+        'src/gadget.rs': 'use crate::make::Make as Constructible;\n\npub struct Gadget;\n\nimpl Constructible for Gadget {\n    fn build(_id: u32) -> Self {\n        Gadget\n    }\n}\n\npub struct Other;\n\nimpl Other {\n    pub fn build(_id: u32) -> Self {\n        Other\n    }\n}\n',
+      },
+    });
+    const result = await runCliInProcess(['detect-cascades', '--renames', JSON.stringify([{ old: 'build', new: 'make', scope: 'src/make.rs' }]), '--format', 'json'], { cwd: repo.dir });
+    expect([result.code, result.stderr]).toEqual([0, '']);
+    const listed = (JSON.parse(result.stdout) as { cascade_candidates: Array<{ file: string; line: number; severity: string }> }).cascade_candidates.map((candidate) => `${candidate.file}:${candidate.line} ${candidate.severity}`);
+    expect(listed).toEqual(['src/gadget.rs:6 high', 'src/make.rs:2 high']);
+  });
+
   it('Rust `new --defined-in item.rs`: another module\'s own `struct Item` is another type — its `Item::new()` is no use, `crate::item::Item::new()` there is (outside round X57-11)', async () => {
     const repo = await createTestRepo({
       files: {

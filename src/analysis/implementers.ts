@@ -241,8 +241,10 @@ function rustImplBlockOf(text: string, line: number, trait: string): boolean {
   for (let index = Math.min(line, lines.length) - 1; index >= 0; index -= 1) {
     if (!/^\s*(?:unsafe\s+)?impl\b/.test(lines[index]!)) continue;
     const header = lines.slice(index, index + 5).join(' ').split('{')[0]!;
-    const name = trait.replace(/[$]/g, '\\$');
-    return new RegExp(`^\\s*(?:unsafe\\s+)?impl\\s*(?:<[^{]*?>)?\\s*(?:[A-Za-z_][\\w]*::)*${name}\\s*(?:<[^{]*?>)?\\s+for\\s`).test(header);
+    // (the trait under the file's own name for it, `use crate::make::Make as Constructible;`: outside rounds X56-10, X58-20)
+    const aliases = [...text.matchAll(new RegExp(`\\buse\\s+[\\w:]*?\\b${trait}\\s+as\\s+([A-Za-z_]\\w*)\\s*;`, 'g'))].map((match) => match[1]!);
+    const name = [trait, ...aliases].map((entry) => entry.replace(/[$]/g, '\\$')).join('|');
+    return new RegExp(`^\\s*(?:unsafe\\s+)?impl\\s*(?:<[^{]*?>)?\\s*(?:[A-Za-z_][\\w]*::)*(?:${name})\\s*(?:<[^{]*?>)?\\s+for\\s`).test(header);
   }
   return false;
 }
