@@ -49,6 +49,16 @@ function fileLines(result: CliResult): string[] {
   return (JSON.parse(result.stdout) as Array<{ file: string; line: number }>).map((reference) => `${reference.file}:${reference.line}`);
 }
 
+/**
+ * `check-callers <symbol> --defined-in <file> --format json` in `dir` (exit 0, nothing on stderr): `file:line` of each
+ * reference, or `file:line:column` with `columns`.
+ */
+async function definedInCallers(dir: string, symbol: string, definedIn: string, columns = false): Promise<string[]> {
+  const result = await runCliInProcess(['check-callers', symbol, '--defined-in', definedIn, '--format', 'json'], { cwd: dir });
+  expect([result.code, result.stderr]).toEqual([0, '']);
+  return (JSON.parse(result.stdout) as Array<{ file: string; line: number; column: number }>).map((reference) => `${reference.file}:${reference.line}${columns ? `:${reference.column}` : ''}`);
+}
+
 function cascades(result: CliResult): string[] {
   expect(result.code).toBe(0);
   const parsed = JSON.parse(result.stdout) as { cascade_candidates: Array<{ file: string; line: number; cascade_type: string; severity: string; match: string; reason: string }> };
@@ -1269,10 +1279,8 @@ describe('detect-cascades', () => {
         'src/other.rs': 'pub trait Other {\n    fn build(id: u32) -> Self;\n}\n\npub fn other<O: Other + Clone>() -> O {\n    O::build(7)\n}\n',
       },
     });
-    const result = await runCliInProcess(['check-callers', 'build', '--defined-in', 'src/make.rs', '--format', 'json'], { cwd: repo.dir });
-    expect([result.code, result.stderr]).toEqual([0, '']);
     // (other.rs: O is bounded by another trait with a build of its own — not a use)
-    expect(fileLines(result)).toEqual(['src/generic.rs:4', 'src/named.rs:4', 'src/parse.rs:7']);
+    expect(await definedInCallers(repo.dir, 'build', 'src/make.rs')).toEqual(['src/generic.rs:4', 'src/named.rs:4', 'src/parse.rs:7']);
   });
 
   it('check-test-cascade: a task naming a Rust trait\'s method `Make::build()` finds the tests calling it through `T::build()`, a subtrait bound and an implementing type (outside round X58-16: a false pass)', async () => {
@@ -1304,11 +1312,7 @@ describe('detect-cascades', () => {
         'src/page.rs': 'use crate::render;\n\npub fn page() -> String {\n    render::render(1)\n}\n',
       },
     });
-    const callers = async (symbol: string, definedIn: string) => {
-      const result = await runCliInProcess(['check-callers', symbol, '--defined-in', definedIn, '--format', 'json'], { cwd: repo.dir });
-      expect([result.code, result.stderr]).toEqual([0, '']);
-      return (JSON.parse(result.stdout) as Array<{ file: string; line: number; column: number }>).map((reference) => `${reference.file}:${reference.line}:${reference.column}`);
-    };
+    const callers = (symbol: string, definedIn: string) => definedInCallers(repo.dir, symbol, definedIn, true);
     expect(await callers('build', 'src/make.rs')).toEqual(['src/named.rs:5:15']);
     // (settings.rs:1 `crate::seed::Seed`: the module seed, not the method)
     expect(await callers('seed', 'src/seed.rs')).toEqual(['src/settings.rs:7:16', 'src/settings.rs:7:33']);
@@ -1361,11 +1365,7 @@ describe('detect-cascades', () => {
         'src/shop/cart.rs': 'pub fn both() -> (super::Item, crate::item::Item) {\n    (super::Item::new(1), crate::item::Item::new(2))\n}\n',
       },
     });
-    const callers = async (symbol: string, definedIn: string) => {
-      const result = await runCliInProcess(['check-callers', symbol, '--defined-in', definedIn, '--format', 'json'], { cwd: repo.dir });
-      expect([result.code, result.stderr]).toEqual([0, '']);
-      return (JSON.parse(result.stdout) as Array<{ file: string; line: number; column: number }>).map((reference) => `${reference.file}:${reference.line}:${reference.column}`);
-    };
+    const callers = (symbol: string, definedIn: string) => definedInCallers(repo.dir, symbol, definedIn, true);
     // (util's Item through report.rs's import and store.rs's path, shop's Item through super:: — not item.rs's)
     expect(await callers('new', 'src/item.rs')).toEqual(['src/convert.rs:4:11', 'src/item.rs:10:39', 'src/shop/cart.rs:2:46', 'src/store.rs:7:16']);
     expect(await callers('build', 'src/make.rs')).toEqual(['src/store.rs:7:30']);
@@ -1406,11 +1406,7 @@ describe('detect-cascades', () => {
         'other/src/main.rs': 'macro_rules! ensure_id {\n    ($id:expr) => {};\n}\n\nfn main() {\n    ensure_id!(4);\n}\n',
       },
     });
-    const callers = async (symbol: string, definedIn: string) => {
-      const result = await runCliInProcess(['check-callers', symbol, '--defined-in', definedIn, '--format', 'json'], { cwd: repo.dir });
-      expect([result.code, result.stderr]).toEqual([0, '']);
-      return fileLines(result);
-    };
+    const callers = (symbol: string, definedIn: string) => definedInCallers(repo.dir, symbol, definedIn);
     // (report.rs's own log_line shadows lib.rs's there: X58-04)
     expect(await callers('log_line', 'shelfcore/src/lib.rs')).toEqual(['shelfcore/src/engine.rs:2', 'shelfcore/src/lib.rs:13']);
     expect(await callers('quick', 'shelfcore/src/util/helpers.rs')).toEqual(['shelfcore/src/engine.rs:4', 'shelfcore/src/util/mod.rs:5']);
