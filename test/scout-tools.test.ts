@@ -1,11 +1,11 @@
-import { copyFileSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { copyFileSync, lstatSync, mkdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { corpusRoot, runCli } from './support/cli.js';
 import { runCliInProcess } from './support/cli-in-process.js';
 import { expectCodedError } from './support/cli-assert.js';
 import { createTestRepo, type TestRepo } from './support/git-repo.js';
+import { makeTempDir } from './support/temp.js';
 
 // Commands run through the CLI's main() in this process (test/support/cli-in-process.ts: the same
 // commander, command table and one-line errors as the binary, grammars compiled once); the real
@@ -582,7 +582,7 @@ ${rows}waves:
 
 describe('scout tools under attack (regressions)', () => {
   it('analyze-suitability: a Location outside --repo-root (absolute, .. escaping, symlinked file or directory) is TODO "location outside the repository", nothing read', async () => {
-    const outside = mkdtempSync(path.join(os.tmpdir(), 'polywave-outside-'));
+    const outside = makeTempDir('polywave-outside-');
     const secret = `def secret():\n${'    x = 1\n'.repeat(30)}`;
     writeFileSync(path.join(outside, 'secret.py'), secret);
     writeFileSync(path.join(outside, 'test_ok.py'), '# long test\n'.repeat(150));

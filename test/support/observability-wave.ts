@@ -1,8 +1,8 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createTestRepo, type TestRepo } from './git-repo.js';
 import { runCli, type CliResult } from './cli.js';
+import { makeTempDir } from './temp.js';
 
 // A two-agent script wave on a real repository, run through the real `polywave run-wave` CLI
 // (real worktrees, jailed tools, reports, gates, merges) — what the observability tests record.
@@ -65,7 +65,7 @@ export interface ObservedWave {
 
 export async function createObservedWave(slug = 'observed'): Promise<ObservedWave> {
   const repo = await createTestRepo({ files: { [`docs/IMPL/IMPL-${slug}.yaml`]: implYaml(slug), 'src/index.ts': 'export {};\n' } });
-  const scriptPath = path.join(mkdtempSync(path.join(os.tmpdir(), 'pw-obs-script-')), 'agents.yaml');
+  const scriptPath = path.join(makeTempDir('pw-obs-script-'), 'agents.yaml');
   writeFileSync(scriptPath, script());
   const implPath = repo.path(`docs/IMPL/IMPL-${slug}.yaml`);
   return {
