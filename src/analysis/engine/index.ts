@@ -236,7 +236,10 @@ async function resolverFor(context: RepoContext, allPaths?: readonly string[]): 
 /** The text of a reference's line before it (a byte order mark on line 1 is not counted: columns never count it). */
 function textBefore(lines: string[] | undefined, reference: Reference): string {
   const text = lines?.[reference.line - 1] ?? '';
-  const before = (reference.line === 1 ? text.replace(/^\uFEFF/, '') : text).slice(0, reference.column - 1);
+  // (the last 512 characters: a qualifier or path is short, and the patterns run on this text took seconds per reference
+  // on a 200 KB line — outside round X55-03's case through --defined-in)
+  const start = Math.max(0, reference.column - 1 - 512);
+  const before = (reference.line === 1 && start === 0 ? text.replace(/^\uFEFF/, '') : text).slice(start, reference.column - 1);
   if (before.trim() !== '' || reference.line === 1) return before;
   // A selector or path continued from the line before (`sa.\n\tDo()`, `crate::defs::\n make()`): that line's end.
   for (let line = reference.line - 2; line >= 0 && line >= reference.line - 4; line -= 1) {
@@ -1570,6 +1573,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     if (targets.includes(definedInFile!)) return definedInFile;
     return home(targets[0]);
   };
+  const boundedParameters = new Map<string, boolean>();
   const associatedOf = (modulePath: string, file: string): boolean => {
     const type = /([A-Za-z_][A-Za-z0-9_]*)$/.exec(modulePath)?.[1];
     if (rustContainers.size === 0 || type === undefined || !/^[A-Z]/.test(type)) return true;
@@ -1589,9 +1593,16 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     // `impl Make for Item` in a file that names the method (the impl's own `fn build`, unless the trait's default is used)
     if (rustTraits.size === 0) return false;
     const traitNames = rustTraitNamesIn(file);
-    const text = (lines.get(file) ?? []).join('\n');
-    // (a bound list's other traits may take generic arguments: `U: Into<String> + Make`, X58-22)
-    if (new RegExp(`(?<![\\w:])${type}\\s*:(?!:)(?:[\\w\\s:+?']|<[^<>{};=]*(?:<[^<>{};=]*>[^<>{};=]*)*>)*?(?<![\\w])(?:${traitNames})\\b(?!\\s*::)`).test(text)) return true;
+    // (once per file and type: the file's text, searched whole)
+    const boundKey = `${file}\0${type}`;
+    let bounded = boundedParameters.get(boundKey);
+    if (bounded === undefined) {
+      const text = (lines.get(file) ?? []).join('\n');
+      // (a bound list's other traits may take generic arguments: `U: Into<String> + Make`, X58-22)
+      bounded = new RegExp(`(?<![\\w:])${type}\\s*:(?!:)(?:[\\w\\s:+?']|<[^<>{};=]*(?:<[^<>{};=]*>[^<>{};=]*)*>)*?(?<![\\w])(?:${traitNames})\\b(?!\\s*::)`).test(text);
+      boundedParameters.set(boundKey, bounded);
+    }
+    if (bounded) return true;
     const homes = rustImplementers().get(type) ?? rustImplementers().get('*');
     if (!homes) return false;
     const home = rustTypeHome(file, type, modulePath);

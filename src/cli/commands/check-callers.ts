@@ -6,6 +6,7 @@ import { findReferences, listSymbols } from '../../analysis/engine/index.js';
 import { listRepoFiles, repoContext } from '../../analysis/engine/repo-files.js';
 import { repoRelative, requireFormat, requireRepository, reportStats, configureEngine } from '../../analysis/engine/cli-support.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
+import { createGit } from '../../git/git-cli.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { analysisCall } from '../../analysis/engine/scope.js';
 
@@ -52,7 +53,13 @@ async function runCall(args: string[], options: Record<string, unknown>, io: Com
   if (definedIn !== undefined && (await listRepoFiles(await repoContext(root), { only: [definedIn] })).length === 0) {
     throw new PolywaveError({ code: 'X002_FILE_READ', message: `--defined-in ${definedIn}: not a tracked TypeScript/JavaScript/Go/Python/Rust file of ${root}` });
   }
-  const found = await findReferences(root, symbol, definedIn === undefined ? {} : { definedIn });
+  const qualifier = raw.includes('.') ? raw.slice(0, raw.lastIndexOf('.')).split('.').pop()! : undefined;
+  // Rust `Make.build` without --defined-in: the one file that declares a trait, struct or enum `Make` with a method
+  // `build` stands in for it — its uses are written `T::build()`, `Item::build()`, `Self::build()`, which only the
+  // definition's file lets the engine resolve (outside round X58-16: `check-callers Make.build` listed none of them)
+  const rustOwner = definedIn === undefined && qualifier !== undefined && /^\p{Lu}/u.test(qualifier) ? await rustDeclarer(root, qualifier, symbol) : undefined;
+  const lookup = definedIn ?? rustOwner;
+  const found = await findReferences(root, symbol, lookup === undefined ? {} : { definedIn: lookup });
   // Outside attack X47-24: a --defined-in that names the wrong file answered a confident "no callers".
   // (a pytest fixture registered under another name by `@pytest.fixture(name="client")` is a definition of that name: X57-02)
   if (definedIn !== undefined && !(await listSymbols(root, [definedIn])).some((definition) => definition.name === symbol) && !(definedIn.endsWith('.py') && fixtureDefinitionLines(readPython(path.join(root, definedIn)), symbol).length > 0)) {
@@ -60,8 +67,9 @@ async function runCall(args: string[], options: Record<string, unknown>, io: Com
   }
   // File lines of this call only: a long-lived process must read an edited file again.
   const lineCache = new Map<string, string[]>();
-  const qualifier = raw.includes('.') ? raw.slice(0, raw.lastIndexOf('.')).split('.').pop()! : undefined;
-  const references = qualifier === undefined ? found : found.filter((reference) => qualifiedUse(root, qualifier, reference, lineCache));
+  // (with a Rust definition's file, the engine has resolved each `X::build` path's type: any of them is the member's)
+  const rustChecked = lookup?.endsWith('.rs') === true;
+  const references = qualifier === undefined ? found : found.filter((reference) => qualifiedUse(root, qualifier, reference, lineCache, rustChecked));
   if (format === 'text') {
     for (const reference of references) io.stdout(`${reference.file}:${reference.line}:${reference.column}: ${reference.context}\n`);
     reportStats(io.env, io.stderr);
@@ -80,4 +88,19 @@ async function runCall(args: string[], options: Record<string, unknown>, io: Com
   );
   reportStats(io.env, io.stderr);
   return 0;
+}
+
+/** The one Rust file declaring a trait, struct or enum `owner` with a method `member` (undefined: none, or several). */
+async function rustDeclarer(root: string, owner: string, member: string): Promise<string | undefined> {
+  const found = await createGit(root).run(['grep', '-l', '-z', '-I', '-E', '--no-color', '-e', `(trait|struct|enum)[[:space:]]+${owner}([^A-Za-z0-9_]|$)`, '--', '*.rs'], { allowExitCodes: [1] });
+  const files = found.stdout.split('\0').filter((file) => file !== '' && !file.startsWith('.claude/worktrees/'));
+  if (files.length === 0 || files.length > 50) return undefined;
+  const symbols = await listSymbols(root, files);
+  const owners = new Set(
+    symbols
+      .filter((definition) => definition.name === member && definition.kind === 'method' && definition.container?.replace(/<.*$/, '') === owner)
+      .filter((definition) => symbols.some((type) => type.file === definition.file && type.name === owner && (type.kind === 'trait' || type.kind === 'struct' || type.kind === 'enum')))
+      .map((definition) => definition.file),
+  );
+  return owners.size === 1 ? [...owners][0] : undefined;
 }
