@@ -240,4 +240,24 @@ describe('tsconfig paths in the engine: real imports through an alias (outside r
     expect([result.code, result.stderr]).toEqual([0, '']);
     expect((JSON.parse(result.stdout) as Array<{ file: string; line: number }>).map((reference) => `${reference.file}:${reference.line}`)).toEqual(['apps/web/src/lib/form.ts:1', 'apps/web/src/lib/form.ts:4', 'apps/web/src/lib/index.ts:1']);
   });
+
+  it('analyze-deps --files on a cold cache finds the importers writing an alias without the file\'s name (`@auth`, `@acme/core`: outside round X59-18)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'tsconfig.json': '{ "compilerOptions": { "baseUrl": "src", "paths": { "@auth": ["lib/session.ts"], "@acme/core": ["../packages/core/src/index.ts"] } } }\n',
+        'src/lib/session.ts': 'export function signIn(user: string): string {\n  return user;\n}\n',
+        'src/app.ts': "import { signIn } from '@auth';\n\nexport const go = () => signIn('a');\n",
+        'src/other.ts': "export const other = 1;\n",
+        'packages/core/src/index.ts': 'export function verify(p: string): boolean {\n  return p.length > 0;\n}\n',
+        'packages/a/test/login.test.ts': "import { verify } from '@acme/core';\n\ntest('v', () => expect(verify('x')).toBe(true));\n",
+      },
+    });
+    const importers = async (file: string) => {
+      const result = await runCliInProcess(['analyze-deps', repo.dir, '--files', file, '--format', 'json']);
+      expect([result.code, result.stderr]).toEqual([0, '']);
+      return (JSON.parse(result.stdout) as { cascade_candidates?: Array<{ file: string }> }).cascade_candidates?.map((candidate) => candidate.file) ?? [];
+    };
+    expect(await importers('src/lib/session.ts')).toEqual(['src/app.ts']);
+    expect(await importers('packages/core/src/index.ts')).toEqual(['packages/a/test/login.test.ts']);
+  });
 });

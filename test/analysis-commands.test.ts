@@ -1339,6 +1339,37 @@ describe('detect-cascades', () => {
     expect(listed).toEqual(['src/gadget.rs:6 high', 'src/make.rs:2 high']);
   });
 
+  it('Rust --defined-in: `Self::` is the enclosing impl\'s type, a facade\'s `pub use item::Item` is followed, an inline module\'s own `use` decides inside it (outside round X59-03/15/16)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "rs5"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'pub mod util;\npub mod shop;\npub mod b;\n',
+        'src/util.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Self {\n        Item\n    }\n}\npub struct Other;\nimpl Other {\n    pub fn make() -> (Self, Item) {\n        (Self::new(), Item::new())\n    }\n    fn new() -> Self {\n        Other\n    }\n}\n',
+        'src/shop/mod.rs': 'mod item;\npub use item::Item;\n',
+        'src/shop/item.rs': 'pub struct Item {\n    pub id: u32,\n}\nimpl Item {\n    pub fn new(id: u32) -> Self {\n        Self { id }\n    }\n    pub fn copy(&self) -> Self {\n        Self::new(self.id)\n    }\n}\n',
+        'src/b.rs': 'use crate::shop::Item;\nuse crate::util;\npub fn b() -> (Item, util::Item) {\n    (Item::new(1), util::Item::new())\n}\n#[cfg(test)]\nmod tests {\n    use crate::util::Item;\n    #[test]\n    fn t() {\n        let _ = Item::new();\n    }\n}\n',
+      },
+    });
+    // (util.rs:10 `Self::new()` is Other's own `new` — util.rs defines both: by the file, it counts; shop's Self::new does not)
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/b.rs:4:32', 'src/b.rs:11:23', 'src/util.rs:10:16', 'src/util.rs:10:29']);
+    expect(await definedInCallers(repo.dir, 'new', 'src/shop/item.rs', true)).toEqual(['src/b.rs:4:12', 'src/shop/item.rs:9:15']);
+  });
+
+  it('Rust --defined-in: the definition\'s type re-exported under another name or aliased (`pub use item::Item as Thing;`, `pub type ItemAlias = item::Item;`), for its own method and a trait\'s (outside round X59-02)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "kit"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'pub mod item;\npub mod make;\npub mod alias;\n\npub use item::Item as Thing;\npub type ItemAlias = item::Item;\n',
+        'src/make.rs': 'pub trait Make {\n    fn build(id: u32) -> Self;\n}\n',
+        'src/item.rs': 'use crate::make::Make;\n\npub struct Item(pub u32);\n\nimpl Item {\n    pub fn new(id: u32) -> Self {\n        Item(id)\n    }\n}\n\nimpl Make for Item {\n    fn build(id: u32) -> Self {\n        Item(id)\n    }\n}\n',
+        'src/alias.rs': 'use crate::Thing;\nuse crate::ItemAlias;\n\npub fn all() -> (Thing, ItemAlias) {\n    (Thing::new(1), ItemAlias::new(2))\n}\n',
+        'tests/it.rs': 'use kit::make::Make;\nuse kit::Thing;\n\n#[test]\nfn t() {\n    let _a = Thing::build(1);\n    let _b = kit::ItemAlias::build(2);\n}\n',
+      },
+    });
+    expect(await definedInCallers(repo.dir, 'new', 'src/item.rs')).toEqual(['src/alias.rs:5', 'src/alias.rs:5']);
+    expect(await definedInCallers(repo.dir, 'build', 'src/make.rs')).toEqual(['tests/it.rs:6', 'tests/it.rs:7']);
+  });
+
   it('Rust `new --defined-in item.rs`: another module\'s own `struct Item` is another type — its `Item::new()` is no use, `crate::item::Item::new()` there is (outside round X57-11)', async () => {
     const repo = await createTestRepo({
       files: {

@@ -135,6 +135,29 @@ export class ModuleTargets {
     return found;
   }
 
+  /**
+   * The words of every `paths` alias (in the config files `configs`, repo-relative) that can name the module `target`
+   * (a repo-relative path without extension): `"@auth": ["lib/session.ts"]` → `auth` for `lib/session`,
+   * `"@acme/core": ["packages/core/src"]` → `acme`, `core` for `packages/core/src/index`. An importer writing the alias
+   * contains them where the file's own name may be absent (analyze-deps' lexical pre-filter: outside round X59-18).
+   */
+  aliasWords(target: string, configs: readonly string[]): string[] {
+    const words = new Set<string>();
+    const names = [target, ...(/(?:^|\/)index$/.test(target) ? [target.replace(/\/?index$/, '')] : [])];
+    for (const file of configs) {
+      const config = this.configFile(file) ?? this.referencedConfigs(file);
+      for (const [pattern, replacements] of config?.paths ?? []) {
+        const matches = replacements.some((replacement) => {
+          const full = path.posix.normalize(path.posix.join(config!.base, replacement)).replace(extension, '').replace(/^\.\//, '');
+          const star = full.indexOf('*');
+          return names.some((name) => (star < 0 ? full === name : name.startsWith(full.slice(0, star)) && name.endsWith(full.slice(star + 1))));
+        });
+        if (matches) for (const word of pattern.split(/[^A-Za-z0-9_]+/)) if (word !== '') words.add(word);
+      }
+    }
+    return [...words];
+  }
+
   /** The repo-relative module paths (without extension) `specifier`, written in `file`, may name. */
   resolve(file: string, specifier: string): string[] {
     const inRepo = (target: string) => {

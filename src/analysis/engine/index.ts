@@ -622,8 +622,12 @@ async function importersOf(context: RepoContext, listing: RepoListing, files: re
   const plain = new Set<string>();
   const texts = new Set<string>();
   const patterns = new Set<string>();
+  // (TS/JS: a tsconfig/jsconfig `paths` alias naming a target without its file name — `@auth`, `@acme/core`: X59-18)
+  const configs = listing.allPaths.filter((file) => /(?:^|\/)(?:tsconfig[^/]*|jsconfig)\.json$/.test(file));
+  const aliases = configs.length > 0 ? new ModuleTargets(context.root) : undefined;
   for (const target of targets) {
     const { words, jsDots, pythonRelative } = importerWords(target, dirs, resolver.goModuleList(), resolver.crateNames());
+    if (aliases && /\.(?:[cm]?[jt]sx?)$/.test(target)) for (const word of aliases.aliasWords(target.replace(/\.(?:d\.ts|[cm]?[jt]sx?)$/, ''), configs)) words.add(word);
     // A name with other characters (`my-lib`, `types.generated`) is searched as plain text: more files, never fewer.
     for (const word of words) (/^\w+$/.test(word) ? plain : texts).add(word);
     // A quoted specifier whose last segment is `.` or `..` (`'..'`, `'./x/..'`, `"../"`).
@@ -1518,6 +1522,25 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     }
     return traitFamily;
   };
+  // (the definition's types under other names — `pub use item::Item as Thing;`, `pub type ItemAlias = item::Item;` — read
+  // from the Rust files loaded and the crates' roots: outside round X59-02)
+  const typeAliasMemo = new Map<string, Set<string>>();
+  const rustTypeAliases = (types: readonly string[] = [...rustContainers].filter((name) => !rustTraits.has(name))): Set<string> => {
+    const containers = types.filter((name) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(name));
+    const key = containers.join('|');
+    let typeAliases = typeAliasMemo.get(key);
+    if (typeAliases) return typeAliases;
+    typeAliases = new Set();
+    typeAliasMemo.set(key, typeAliases);
+    if (containers.length === 0) return typeAliases;
+    const roots = [...byPath.values()].filter((entry) => /(?:^|\/)src\/(?:lib|main)\.rs$/.test(entry.file) && !loadedFiles.has(entry.file));
+    const texts = [...readTexts(context, [...[...loadedFiles.values()].filter((item) => item.entry.file.endsWith('.rs')).map((item) => item.entry), ...roots]).values()];
+    const names = containers.join('|');
+    const reexport = new RegExp(`\\buse\\s+[A-Za-z0-9_:]*?(?<![A-Za-z0-9_])(?:${names})\\s+as\\s+([A-Za-z_][A-Za-z0-9_]*)\\s*;`, 'g');
+    const alias = new RegExp(`\\btype\\s+([A-Za-z_][A-Za-z0-9_]*)\\s*=\\s*(?:[A-Za-z_][A-Za-z0-9_]*::)*(?:${names})\\s*(?:<[^;]*>)?\\s*;`, 'g');
+    for (const text of texts) for (const match of [...text.matchAll(reexport), ...text.matchAll(alias)]) if (match[1] !== '_') typeAliases.add(match[1]!);
+    return typeAliases;
+  };
   const rustTraitNamesIn = (file: string): string => {
     const family = rustTraitFamily();
     const names = new Set(family);
@@ -1548,13 +1571,26 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
    * `legacy::Item`, X58-19), or its `use …::Item` (the module the `use` names). undefined when not known (a glob import,
    * a re-export, an unread file): then the name decides, as before.
    */
-  const rustTypeHome = (file: string, type: string, modulePath: string): string | undefined => {
+  const rustTypeHome = (file: string, type: string, modulePath: string, line = 0): string | undefined => {
     const isType = (def: FileFacts['symbols'][number]) => def.name === type && def.container === undefined && (def.kind === 'struct' || def.kind === 'enum' || def.kind === 'type' || def.kind === 'trait');
     const definesTopLevel = (where: string) => {
       const text = where === file ? lines.get(where) : undefined;
       return loadedFiles.get(where)?.facts.symbols.some((def) => isType(def) && (text === undefined || !/^\s/.test(text[def.line - 1] ?? ''))) ?? false;
     };
-    const home = (target: string | undefined) => (target !== undefined && loadedFiles.get(target)?.facts.symbols.some(isType) ? target : undefined);
+    // (a module that re-exports the type — `mod item; pub use item::Item;` — is followed to the file defining it, three
+    // hops at most, from its text: such a facade need not name the searched method, so it may not be loaded — X59-16)
+    const home = (target: string | undefined, depth = 0): string | undefined => {
+      if (target === undefined) return undefined;
+      if (loadedFiles.get(target)?.facts.symbols.some(isType)) return target;
+      if (depth >= 3 || !rustResolve || !target.endsWith('.rs')) return undefined;
+      const entry = byPath.get(target);
+      const text = entry ? (readTexts(context, [entry]).get(target) ?? '') : '';
+      if (new RegExp(`^(?:pub(?:\\([^)]*\\))?\\s+)?(?:struct|enum|type|trait|union)\\s+${type}\\b`, 'm').test(text)) return target;
+      const reexport = new RegExp(`^\\s*pub(?:\\([^)]*\\))?\\s+use\\s+((?:[A-Za-z_][A-Za-z0-9_]*::)*)${type}\\s*;`, 'm').exec(text);
+      if (!reexport || reexport[1] === '') return undefined;
+      const next = rustResolve(target, { module: reexport[1]!.replace(/::$/, ''), line: 0, names: [{ imported: type, local: type }], reexport: false });
+      return next.includes(definedInFile!) ? definedInFile : home(next[0], depth + 1);
+    };
     const qualifier = modulePath.replace(/(?:^|::)[A-Za-z_][A-Za-z0-9_]*$/, '');
     if (qualifier !== '' && qualifier !== '<' && !qualifier.startsWith('<')) {
       if (qualifier === 'Self' || !rustResolve) return undefined;
@@ -1567,27 +1603,66 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     }
     if (file === definedInFile && rustContainers.has(type)) return file;
     if (definesTopLevel(file)) return file;
-    const raw = loadedFiles.get(file)?.facts.imports.find((candidate) => candidate.names.some((name) => name.local === type && name.imported !== '*'));
+    // (the `use` in scope at the reference: an inline module's own — `mod tests { use crate::util::Item; … }` — before the
+    // file's: the nearest one above the line and indented less than it, else one at the top level: X59-03)
+    const texts = lines.get(file);
+    const indent = (at: number) => /^\s*/.exec(texts?.[at - 1] ?? '')![0].length;
+    const binding = (loadedFiles.get(file)?.facts.imports ?? []).filter((candidate) => candidate.names.some((name) => name.local === type && name.imported !== '*'));
+    const inScope = line > 0 && texts ? binding.filter((candidate) => candidate.line <= line && (indent(candidate.line) === 0 || indent(candidate.line) < indent(line))).sort((a, b) => indent(b.line) - indent(a.line) || b.line - a.line) : [];
+    const raw = inScope[0] ?? binding.find((candidate) => !texts || indent(candidate.line) === 0) ?? (line > 0 ? undefined : binding[0]);
     if (!raw || !rustResolve) return undefined;
     const targets = rustResolve(file, raw);
     if (targets.includes(definedInFile!)) return definedInFile;
     return home(targets[0]);
   };
   const boundedParameters = new Map<string, boolean>();
-  const associatedOf = (modulePath: string, file: string): boolean => {
+  /**
+   * Rust: the `impl` or `trait` item around line `line` (1-based) of `file` — the nearest header above it indented less
+   * than the line — as its trait and type (`impl Make for Item` → Make, Item; `impl Item` → Item; `trait T: Make` → T).
+   */
+  const enclosingItem = (file: string, line: number): { trait?: string; type?: string; path?: string } | undefined => {
+    const text = lines.get(file);
+    if (!text) return undefined;
+    const indent = (entry: string) => /^\s*/.exec(entry)![0].length;
+    const own = indent(text[line - 1] ?? '');
+    for (let index = line - 2; index >= 0; index -= 1) {
+      const entry = text[index]!;
+      if (entry.trim() === '' || indent(entry) >= own) continue;
+      if (!/^\s*(?:pub(?:\s*\([^)]*\))?\s+)?(?:unsafe\s+)?(?:impl|trait)\b/.test(entry)) continue;
+      const header = text.slice(index, index + 6).join(' ').split('{')[0]!;
+      const traitItem = /\btrait\s+([A-Za-z_][A-Za-z0-9_]*)/.exec(header);
+      if (traitItem && !/\bimpl\b/.test(header)) return { trait: traitItem[1]! };
+      const implItem = /\bimpl\s*(?:<(?:[^<>]|<[^<>]*>)*>)?\s*(?:((?:[A-Za-z_][A-Za-z0-9_]*::)*[A-Za-z_][A-Za-z0-9_]*)\s*(?:<(?:[^<>]|<[^<>]*>)*>)?\s+for\s+)?((?:[A-Za-z_][A-Za-z0-9_]*::)*)([A-Za-z_][A-Za-z0-9_]*)/.exec(header);
+      return implItem ? { ...(implItem[1] ? { trait: lastSegment(implItem[1].replace(/::/g, '.')) } : {}), type: implItem[3]!, path: `${implItem[2]!}${implItem[3]!}` } : undefined;
+    }
+    return undefined;
+  };
+  const associatedOf = (modulePath: string, file: string, line = 0): boolean => {
     const type = /([A-Za-z_][A-Za-z0-9_]*)$/.exec(modulePath)?.[1];
     if (rustContainers.size === 0 || type === undefined || !/^[A-Z]/.test(type)) return true;
     if (rustContainers.has(type)) {
       // (the type the reference's file means by that name must be the definition's: outside rounds X57-11, X58-03/19/21)
-      const home = rustTypeHome(file, type, modulePath);
+      const home = rustTypeHome(file, type, modulePath, line);
       return home === undefined || home === definedInFile;
     }
     // (`Self::new()`: in a file with an impl of the definition's type — the impl a reference is in is not known here)
     // (also a subtrait's default method calling the trait's: `trait MakeNamed: Make { fn fresh() -> Self { Self::build(0) } }`,
     // outside round X58-25)
+    // (`Self` is the type of the enclosing `impl` — or the trait, in a trait's default method: outside round X59-15)
+    if (type === 'Self' && line > 0) {
+      const item = enclosingItem(file, line);
+      if (item?.trait !== undefined && (rustContainers.has(item.trait) || rustTraitFamily().has(item.trait))) return true;
+      if (item?.type !== undefined) {
+        if (!rustContainers.has(item.type)) return false;
+        const home = rustTypeHome(file, item.type, item.path!);
+        return home === undefined || home === definedInFile;
+      }
+      if (item?.trait !== undefined) return false;
+    }
     if (type === 'Self') return loadedFiles.get(file)?.facts.symbols.some((def) => def.kind === 'method' && def.container !== undefined && (rustContainers.has(lastSegment(def.container.replace(/<.*$/, ''))) || rustTraitFamily().has(lastSegment(def.container.replace(/<.*$/, ''))))) ?? true;
     // (`use crate::model::Item as Thing;` … `Thing::new()`: the type under the file's own name for it)
     if (loadedFiles.get(file)?.facts.imports.some((raw) => raw.names.some((name) => name.local === type && rustContainers.has(lastSegment(name.imported))))) return true;
+    if (rustTypeAliases().has(type)) return true;
     // A trait's method (outside round X57-13): `T::build()` on a type parameter bounded by the trait (`<T: Make>`,
     // `where T: Clone + Make` — in the reference's file, not its item: per file), or `Item::build()` on a type with an
     // `impl Make for Item` in a file that names the method (the impl's own `fn build`, unless the trait's default is used)
@@ -1603,9 +1678,11 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       boundedParameters.set(boundKey, bounded);
     }
     if (bounded) return true;
+    // (an implementing type under another name, `pub use item::Item as Thing;`: X59-02)
+    if (!rustImplementers().has(type) && rustTypeAliases([...rustImplementers().keys()].filter((name) => name !== '*')).has(type)) return true;
     const homes = rustImplementers().get(type) ?? rustImplementers().get('*');
     if (!homes) return false;
-    const home = rustTypeHome(file, type, modulePath);
+    const home = rustTypeHome(file, type, modulePath, line);
     return home === undefined || homes.some((implemented) => implemented === undefined || implemented === home);
   };
   // `#[macro_use] extern crate shelfcore;` in a crate's root brings its exported macros into every module of that crate
@@ -1650,7 +1727,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
             : // `W::make()`, `crate::defs::W::make()`: a type's associated function (types are CamelCase, modules snake_case) —
               // the definition's type's, `Self`'s or a trait's (`Tr::make`), not another type's (`MemoryStore::new()` is no
               // use of `Item::new`: outside round X54-08)
-              (memberAnywhere && associatedOf(modulePath, reference.file)) || (!/(?:^|::)[A-Z][A-Za-z0-9_]*$/.test(modulePath) && rustPathReaches!(reference.file, modulePath));
+              (memberAnywhere && associatedOf(modulePath, reference.file, reference.line)) || (!/(?:^|::)[A-Z][A-Za-z0-9_]*$/.test(modulePath) && rustPathReaches!(reference.file, modulePath));
     // (a bare `items!` where `#[macro_use] mod macros;` put the macro in scope: X57-12)
     // (not in a file with a `macro_rules!` of its own of that name, which shadows it there: X58-04)
     const macroInScope =
