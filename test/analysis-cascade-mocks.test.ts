@@ -260,4 +260,22 @@ describe('tsconfig paths in the engine: real imports through an alias (outside r
     expect(await importers('src/lib/session.ts')).toEqual(['src/app.ts']);
     expect(await importers('packages/core/src/index.ts')).toEqual(['packages/a/test/login.test.ts']);
   });
+
+  it('`paths`: the pattern with the longest prefix decides (`@/lib/*` over `@/*`: outside round X59-09)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'app/tsconfig.json': '{ "compilerOptions": { "baseUrl": ".", "paths": { "@/*": ["src/*"], "@/lib/*": ["gen/lib/*"] } } }\n',
+        'app/src/lib/auth.ts': 'export function token(): string {\n  return "src";\n}\n',
+        'app/gen/lib/auth.ts': 'export function token(): string {\n  return "gen";\n}\n',
+        'app/src/app.ts': "import { token } from '@/lib/auth';\n\nexport const t = token();\n",
+      },
+    });
+    const callers = async (definedIn: string) => {
+      const result = await runCliInProcess(['check-callers', 'token', '--defined-in', definedIn, '--format', 'json'], { cwd: repo.dir });
+      expect([result.code, result.stderr]).toEqual([0, '']);
+      return (JSON.parse(result.stdout) as Array<{ file: string; line: number }>).map((reference) => `${reference.file}:${reference.line}`);
+    };
+    expect(await callers('app/gen/lib/auth.ts')).toEqual(['app/src/app.ts:1', 'app/src/app.ts:3']);
+    expect(await callers('app/src/lib/auth.ts')).toEqual([]);
+  });
 });

@@ -1370,6 +1370,20 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'build', 'src/make.rs')).toEqual(['tests/it.rs:6', 'tests/it.rs:7']);
   });
 
+  it('Rust macros: `src/lib.rs` and `src/main.rs` are two crates — each one\'s `macro_rules!` reaches its own modules, not the other\'s (outside round X59-05)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "mac"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'macro_rules! trace {\n    ($($t:tt)*) => { let _ = format!($($t)*); };\n}\npub mod core;\n\npub fn lib_fn() {\n    trace!("lib");\n}\n',
+        'src/core.rs': 'pub fn core() {\n    trace!("core");\n}\n',
+        'src/main.rs': 'macro_rules! trace {\n    ($($t:tt)*) => { println!($($t)*) };\n}\nmod cli;\n\nfn main() {\n    trace!("main");\n    cli::go();\n}\n',
+        'src/cli.rs': 'pub fn go() {\n    trace!("cli");\n}\n',
+      },
+    });
+    expect(await definedInCallers(repo.dir, 'trace', 'src/lib.rs')).toEqual(['src/core.rs:2', 'src/lib.rs:7']);
+    expect(await definedInCallers(repo.dir, 'trace', 'src/main.rs')).toEqual(['src/cli.rs:2', 'src/main.rs:7']);
+  });
+
   it('Rust `new --defined-in item.rs`: another module\'s own `struct Item` is another type — its `Item::new()` is no use, `crate::item::Item::new()` there is (outside round X57-11)', async () => {
     const repo = await createTestRepo({
       files: {

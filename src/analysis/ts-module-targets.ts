@@ -168,6 +168,9 @@ export class ModuleTargets {
     const config = this.configFor(path.posix.dirname(file));
     if (!config) return [];
     const targets: string[] = [];
+    // (TypeScript takes the one pattern that matches with the longest prefix before its `*` — an exact pattern first —
+    // and tries its substitutions in order: `@/lib/*` beats `@/*`, outside round X59-09)
+    let best: { prefix: number; replacements: string[]; captured: string } | undefined;
     for (const [pattern, replacements] of config.paths) {
       const star = pattern.indexOf('*');
       let captured: string | undefined;
@@ -176,8 +179,10 @@ export class ModuleTargets {
         captured = specifier.slice(star, specifier.length - (pattern.length - star - 1));
       }
       if (captured === undefined) continue;
-      for (const replacement of replacements) targets.push(...inRepo(path.posix.join(config.base, replacement.replace('*', captured))));
+      const prefix = star < 0 ? Number.MAX_SAFE_INTEGER : star;
+      if (!best || prefix > best.prefix) best = { prefix, replacements, captured };
     }
+    for (const replacement of best?.replacements ?? []) targets.push(...inRepo(path.posix.join(config.base, replacement.replace('*', best!.captured))));
     if (config.baseUrl !== undefined) targets.push(...inRepo(path.posix.join(config.baseUrl, specifier)));
     return targets;
   }

@@ -1101,6 +1101,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   const definedInFile = opts.definedIn?.replace(/^\.\//, '');
   // (Rust: the directory whose files have the definition's `#[macro_use]` macros in textual scope)
   const macroUseScope: string[] = [];
+  const macroExcluded: string[] = [];
   // (Rust: the crate of a `#[macro_export]` definition, by its Cargo.toml name)
   let exportedMacroCrate: string | undefined;
   // Go: the definition is (or includes) a struct field — a struct literal's key `S{Name: …}` uses it, nothing else's.
@@ -1236,6 +1237,17 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       // (a module's own file, and the directory of its child modules)
       const moduleScope = (file: string): string[] => (/(?:^|\/)(?:lib|main|mod)\.rs$/.test(file) ? [`${path.posix.dirname(file)}/`] : [file, `${file.slice(0, -'.rs'.length)}/`]);
       macroUseScope.push(...moduleScope(definedIn));
+      // (`src/lib.rs` and `src/main.rs` are two crates in one directory: the other root and the modules it declares are
+      // out of the macro's textual scope — outside round X59-05)
+      const roots = crateSrc === undefined ? [] : [`${crateSrc}/lib.rs`, `${crateSrc}/main.rs`].filter((file) => byPath.has(file));
+      if (roots.length === 2) {
+        const rootTexts = readTexts(context, roots.map((file) => byPath.get(file)!));
+        const declared = (root: string) => [...(rootTexts.get(root) ?? '').matchAll(/^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+([A-Za-z_][A-Za-z0-9_]*)\s*;/gm)].map((match) => match[1]!);
+        const first = path.posix.relative(crateSrc!, definedIn).split('/')[0]!.replace(/\.rs$/, '');
+        const own = roots.includes(definedIn) ? definedIn : declared(`${crateSrc!}/main.rs`).includes(first) ? `${crateSrc!}/main.rs` : `${crateSrc!}/lib.rs`;
+        const other = roots.find((root) => root !== own)!;
+        macroExcluded.push(other, ...declared(other).flatMap((name) => [`${crateSrc!}/${name}.rs`, `${crateSrc!}/${name}/`]));
+      }
       for (let current = definedIn; crateSrc !== undefined && !/^(?:lib|main)\.rs$/.test(path.posix.relative(crateSrc, current)); ) {
         let dir = path.posix.dirname(current);
         let name = path.posix.basename(current, '.rs');
@@ -1732,12 +1744,19 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     // (not in a file with a `macro_rules!` of its own of that name, which shadows it there: X58-04)
     const macroInScope =
       modulePath === undefined &&
-      (macroUseScope.some((scope) => (scope.endsWith('/') ? reference.file.startsWith(scope) : reference.file === scope)) || externMacroUse(reference.file)) &&
+      ((macroUseScope.some((scope) => (scope.endsWith('/') ? reference.file.startsWith(scope) : reference.file === scope)) && !macroExcluded.some((scope) => (scope.endsWith('/') ? reference.file.startsWith(scope) : reference.file === scope))) || externMacroUse(reference.file)) &&
       (reference.file === definedInFile || !(loadedFiles.get(reference.file)?.facts.symbols.some((def) => def.name === symbol && def.kind === 'macro') ?? false)) &&
       /^\s*!/.test((lines.get(reference.file)?.[reference.line - 1] ?? '').slice(reference.column - 1 + reference.name.length));
     // (a path segment of the definition's name — `crate::seed::Seed`, `render::render(…)`'s first `render` — is the
     // module of that name, not a function, method, macro or constant: outside round X58-26; `seed::<T>()` is a call)
     if (!keep && !macroInScope) unqualified.add(reference);
+  }
+  // (a bare invocation in the other crate of the directory — `src/main.rs` and its modules for a lib.rs macro — is that
+  // crate's own macro or none: X59-05)
+  for (const reference of macroExcluded.length > 0 ? references : []) {
+    if (!macroExcluded.some((scope) => (scope.endsWith('/') ? reference.file.startsWith(scope) : reference.file === scope)) || reference.kind === 'import') continue;
+    const line = lines.get(reference.file)?.[reference.line - 1] ?? '';
+    if (/^\s*!/.test(line.slice(reference.column - 1 + reference.name.length)) && rustPath(textBefore(lines.get(reference.file), reference)) === undefined) unqualified.add(reference);
   }
   // (a path segment of the definition's name — `crate::seed::Seed`, `render::render(…)`'s first `render` — is the module
   // of that name, not the function, method, macro or constant; `seed::<T>()` is a call — and `use crate::render;` in a
