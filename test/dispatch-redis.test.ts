@@ -1,14 +1,17 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Job, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
+import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queueNameFor, remoteKey } from '../src/dispatch/job.js';
 import { listWorkers } from '../src/dispatch/registry.js';
 import { journalPaths } from '../src/engine/journal.js';
 import { parseImpl } from '../src/protocol/parse-impl.js';
+import { runProgramDemo } from '../src/demo/run-program-demo.js';
 import { repoRoot, runCli } from './support/cli.js';
 import { createDispatchRepo, createGuardedRemote, produceJob, type DispatchRepo, freePort, gitEnv, lettersScript, mergeOrder, runWaveCli, startRedis, startWorker, treeWithoutManifest, waveAgents, waveResult, type TestRedis, type TestWorker } from './dispatch-support.js';
 
@@ -327,6 +330,43 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
     expect(parseImpl(readFileSync(target.implPath, 'utf8')).manifest!.completion_reports?.A?.status).toBe('complete');
     expect((await merges(target.repo, before)).filter((subject) => subject.includes('agent-A'))).toHaveLength(1);
   }, 120_000);
+
+  // Issue 17 on the PROGRAM layer (issue 12): a tier's IMPLs run at once, their wave agents on the workers.
+  it.concurrent('program-execute --dispatch: the wave agents of every IMPL of each tier run on the workers; the Scouts, merges and tier gates here; COMPLETE with every agent merged once', async ({ expect }) => {
+    const demo = await runProgramDemo({ env: { ...process.env, ...gitEnv }, dir: path.join(scratch, 'program'), setupOnly: true });
+    const gitOut = (args: string[]) => execFileSync('git', args, { cwd: demo.repo, encoding: 'utf8', env: { ...process.env, ...gitEnv } });
+    // Checked before anything runs: Redis unreachable, a remote without a Redis URL — one coded line, exit 2, nothing changed.
+    const head = gitOut(['rev-parse', 'HEAD']);
+    const program = readFileSync(path.join(demo.repo, 'docs/PROGRAM/PROGRAM-shop.yaml'), 'utf8');
+    const refused = await Promise.all([
+      runCli(['program-execute', 'docs/PROGRAM/PROGRAM-shop.yaml', '--auto', '--model', `script:${demo.script}`, '--dispatch', `redis://127.0.0.1:${await freePort()}`, '--dispatch-remote', remote], { cwd: demo.repo, env: gitEnv }),
+      runCli(['run', 'docs/PROGRAM/PROGRAM-shop.yaml', '--auto', '--model', `script:${demo.script}`, '--dispatch-remote', remote], { cwd: demo.repo, env: gitEnv }),
+    ]);
+    expect(refused.map((result) => [result.code, result.stderr.match(/^polywave: error\[(\w+)\]/)?.[1], result.stderr.split('\n').length])).toEqual([[2, 'DISPATCH_REDIS_UNREACHABLE', 2], [2, 'DISPATCH_NO_URL', 2]]);
+    expect([gitOut(['rev-parse', 'HEAD']), gitOut(['status', '--porcelain']), readFileSync(path.join(demo.repo, 'docs/PROGRAM/PROGRAM-shop.yaml'), 'utf8')]).toEqual([head, '', program]);
+    const run = await runCli(['program-execute', 'docs/PROGRAM/PROGRAM-shop.yaml', '--auto', '--model', `script:${demo.script}`, '--no-critic', '--json', '--dispatch', redis.url, '--dispatch-remote', remote], { cwd: demo.repo, env: gitEnv, timeoutMs: 240_000 });
+    expect(run.code, run.stderr.slice(-3000)).toBe(0);
+    const events = run.stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string; slug?: string; agent?: string; dispatcher?: string; worker?: string; result?: { state: string } });
+    expect(events.at(-1)).toMatchObject({ type: 'program-result', result: { state: 'COMPLETE' } });
+    const waveAgents = new Set(['P', 'C', 'D', 'K']);
+    const launched = events.filter((event) => event.type === 'agent-launch' && waveAgents.has(event.agent ?? ''));
+    expect(launched.map((event) => `${event.slug}:${event.agent}:${event.dispatcher}`).sort()).toEqual(['catalog:C:redis', 'catalog:D:redis', 'checkout:K:redis', 'pricing:P:redis']);
+    // Each ran on one of the pool's workers (its log names the job), and that worker is what the run reported.
+    const running = events.filter((event) => event.type === 'agent-running' && waveAgents.has(event.agent ?? ''));
+    expect(running.map((event) => event.agent).sort()).toEqual(['C', 'D', 'K', 'P']);
+    for (const event of running) expect(pool.map((worker) => worker.id)).toContain(event.worker);
+    const subjects = gitOut(['log', '--format=%s', 'main']).split('\n');
+    for (const merge of ['Merge polywave/pricing/wave1-agent-P', 'Merge polywave/catalog/wave1-agent-C', 'Merge polywave/catalog/wave2-agent-D', 'Merge polywave/checkout/wave1-agent-K', 'Merge program tier 1 impl pricing', 'Merge program tier 1 impl catalog', 'Merge program tier 2 impl checkout']) {
+      expect(subjects.filter((subject) => subject.startsWith(merge)), merge).toHaveLength(1);
+    }
+    // The tree is what the agents' scripts write (the same as the in-process run: test/program-execute.test.ts).
+    const script = parseYaml(readFileSync(demo.script, 'utf8')) as { agents: Record<string, { steps: Array<{ write?: { path: string; content: string } }> }> };
+    for (const agent of waveAgents) {
+      for (const step of script.agents[agent]!.steps) if (step.write) expect(readFileSync(path.join(demo.repo, step.write.path), 'utf8'), `${agent}: ${step.write.path}`).toBe(step.write.content);
+    }
+    expect(readFileSync(path.join(demo.repo, 'docs/PROGRAM/complete/PROGRAM-shop.yaml'), 'utf8')).toMatch(/^state: COMPLETE$/m);
+    expect(gitOut(['status', '--porcelain'])).toBe('');
+  }, 240_000);
 
   it('Redis stopped mid-run: attempts fail as DISPATCH_REDIS_LOST, the wave is BLOCKED with the manifest intact; with Redis back, retry completes it', async () => {
     const target = await createDispatchRepo('outage', lettersScript({ A: ['sleep_ms: 1500'], B: ['sleep_ms: 1500'] }), { remoteDir, waves: [['A', 'B']], config: { dispatch: { outage_seconds: 1 } } });

@@ -4,6 +4,11 @@ import { eventStoreOptions, storeOption } from './event-store-options.js';
 
 const repoDirOption = { flags: '--repo-dir <dir>', description: 'repository root (default: current directory)' };
 /** Issue 11: agents run in the OS sandbox; this runs them with the static checks only (a warning is printed). */
+/** With --dispatch (issue 17): where the workers' jobs go. */
+const dispatchTargetOptions = [
+  { flags: '--dispatch-remote <git-url>', description: 'with --dispatch: the shared git remote workers clone (default: dispatch.remote)' },
+  { flags: '--dispatch-queue <name>', description: "with --dispatch: a named queue; only workers started with the same --queue take the jobs (default: dispatch.queue, else the remote's default queues)" },
+];
 const unsafeNoSandboxOption = { flags: '--unsafe-no-sandbox', description: 'run agents WITHOUT the OS sandbox (bubblewrap/Seatbelt): only the static checks confine them' };
 
 /**
@@ -285,6 +290,8 @@ export const commandTable: CommandSpec[] = [
       { flags: '--max-turns <n>', description: 'model turns per agent' },
       { flags: '--no-critic', description: 'skip the E37 critic review' },
       { flags: '--json', description: 'NDJSON events on stdout, ending with a program-result line' },
+      { flags: '--dispatch <url>', description: 'run the wave agents of every IMPL on `polywave worker`s through BullMQ on Redis (redis://host:port; default: polywave.config.json dispatch.url; inprocess forces local; Scouts, merges and tier gates stay here)' },
+      ...dispatchTargetOptions,
       repoDirOption,
       ...budgetOptions,
       unsafeNoSandboxOption,
@@ -683,8 +690,7 @@ export const commandTable: CommandSpec[] = [
       { flags: '--json', description: 'NDJSON events on stdout, ending with a run-result line' },
       { flags: '--repo-dir <dir>', description: 'repository root (default: current directory)' },
       { flags: '--dispatch <url>', description: 'run wave agents on `polywave worker`s through BullMQ on Redis (see run-wave --help)' },
-      { flags: '--dispatch-remote <git-url>', description: 'with --dispatch: the shared git remote workers clone (default: dispatch.remote)' },
-      { flags: '--dispatch-queue <name>', description: 'with --dispatch: a named queue; only workers started with the same --queue take the jobs (default: dispatch.queue, else the remote\'s default queues)' },
+      ...dispatchTargetOptions,
       ...budgetOptions,
       unsafeNoSandboxOption,
       ...eventStoreOptions,
@@ -818,8 +824,7 @@ export const commandTable: CommandSpec[] = [
       { flags: '--strict-ownership', description: 'finalize-wave --strict-ownership: an agent whose writes the jail refused blocks the merge (default: a warning in check-jail-denials)' },
       { flags: '--repo-dir <dir>', description: 'primary repository root (default: the repository holding the IMPL)' },
       { flags: '--dispatch <url>', description: 'run agents on `polywave worker`s through BullMQ on Redis (redis://host:port; default: polywave.config.json dispatch.url, else in this process; inprocess forces local)' },
-      { flags: '--dispatch-remote <git-url>', description: 'with --dispatch: the shared git remote workers clone (default: dispatch.remote)' },
-      { flags: '--dispatch-queue <name>', description: 'with --dispatch: a named queue; only workers started with the same --queue take the jobs (default: dispatch.queue, else the remote\'s default queues)' },
+      ...dispatchTargetOptions,
       ...budgetOptions,
       unsafeNoSandboxOption,
       ...eventStoreOptions,
@@ -914,8 +919,7 @@ export const commandTable: CommandSpec[] = [
       { flags: '--skip-critic', description: 'E37: proceed without a critic review' },
       { flags: '--repo-dir <dir>', description: 'primary repository root (default: the repository holding the IMPL)' },
       { flags: '--dispatch <url>', description: 'run the relaunched agents on `polywave worker`s through BullMQ on Redis (see run-wave --help)' },
-      { flags: '--dispatch-remote <git-url>', description: 'with --dispatch: the shared git remote workers clone (default: dispatch.remote)' },
-      { flags: '--dispatch-queue <name>', description: 'with --dispatch: a named queue; only workers started with the same --queue take the jobs (default: dispatch.queue, else the remote\'s default queues)' },
+      ...dispatchTargetOptions,
       unsafeNoSandboxOption,
       ...eventStoreOptions,
     ],

@@ -25,6 +25,7 @@ import type { Finding } from '../errors/finding.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { labelEvents, type EventBus } from '../engine/events.js';
 import type { BudgetTracker } from '../agents/budget.js';
+import type { Dispatcher } from '../dispatch/dispatcher.js';
 import { activityEvent } from '../protocol/e40.js';
 import { freezeContracts, setProgramImplStatus, setProgramImplStatuses, setProgramState } from '../engine/program/program-edits.js';
 import { createProgramWorktrees } from '../engine/program/tier-worktrees.js';
@@ -92,6 +93,12 @@ export interface ProgramExecuteOptions {
   retryBackoffMs?: number;
   /** Cost budgets (issue 14), shared by every IMPL and wave of the run. */
   budget?: BudgetTracker;
+  /**
+   * Issue 17: where the wave agents of every IMPL of a tier run (`polywave worker`s through BullMQ on
+   * Redis); one dispatcher for the whole run, its jobs named by IMPL slug. Scouts, the Planner, merges
+   * and tier gates stay here. Absent: in this process.
+   */
+  dispatcher?: Dispatcher;
 }
 
 /**
@@ -614,6 +621,7 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
             ...(options.maxTurns ? { maxTurns: options.maxTurns } : {}),
             ...(options.noCritic ? { noCritic: true } : {}),
             ...(options.retryBackoffMs !== undefined ? { retryBackoffMs: options.retryBackoffMs } : {}),
+            ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
             onPhase: (phase) => progress(`tier ${tier}: ${slug} ${phase.phase}${phase.wave ? ` ${phase.wave}` : ''}: ${phase.status} — ${phase.detail}`),
           });
           addUsage(usage, autopilot.usage);

@@ -14,6 +14,8 @@ import { readFile } from 'node:fs/promises';
 import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { acquireRunLock } from '../run-lock.js';
 import { notePendingStep, onUnsettled } from '../unsettled-guard.js';
+import { dispatchFlagsFrom, dispatcherFromConfig } from '../../dispatch/from-config.js';
+import type { Dispatcher } from '../../dispatch/dispatcher.js';
 
 function text(options: Record<string, unknown>, name: string): string | undefined {
   const value = options[name];
@@ -81,20 +83,29 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const maxTurns = positiveOption(options, 'maxTurns', '--max-turns', true);
   const repoDir = repoDirOption(options, io) ?? io.cwd;
   const programPath = path.resolve(io.cwd, target);
-  await requireProgramAgentsReady(programPath, options, io);
-  // One run of a PROGRAM at a time, across processes (the lock `polywave run` takes per plan), held for the
-  // loop's life; each IMPL's own lock is taken while its tier runs it (a `polywave run <IMPL>` meanwhile is refused).
-  // (A path that names no file takes no lock: the loop's own not-found error, nothing written.)
-  const releaseLock = existsSync(programPath) ? acquireRunLock(repoDir, programPath) : () => undefined;
+  // Issue 17: --dispatch redis://… (or polywave.config.json `dispatch`): the wave agents of every IMPL run
+  // on `polywave worker`s — checked (Redis, the shared remote) before anything runs, only when a launch is
+  // possible (a missing manifest or a COMPLETE PROGRAM gets the loop's own answer, nothing contacted).
+  const launching = await launchableProgram(programPath);
+  const dispatcher = launching ? await dispatcherFromConfig(dispatchFlagsFrom(options), { startDir: repoDir, env: io.env }) : undefined;
   try {
-    return await execute(programPath, repoDir, options, io, { concurrency, timeout, maxTurns });
+    if (launching) await requireProgramAgentsReady(options, io, dispatcher !== undefined);
+    // One run of a PROGRAM at a time, across processes (the lock `polywave run` takes per plan), held for the
+    // loop's life; each IMPL's own lock is taken while its tier runs it (a `polywave run <IMPL>` meanwhile is refused).
+    // (A path that names no file takes no lock: the loop's own not-found error, nothing written.)
+    const releaseLock = existsSync(programPath) ? acquireRunLock(repoDir, programPath) : () => undefined;
+    try {
+      return await execute(programPath, repoDir, options, io, { concurrency, timeout, maxTurns, ...(dispatcher ? { dispatcher } : {}) });
+    } finally {
+      releaseLock();
+    }
   } finally {
-    releaseLock();
+    await dispatcher?.close();
   }
 }
 
-async function execute(programPath: string, repoDir: string, options: Record<string, unknown>, io: CommandIo, limits: { concurrency: number | undefined; timeout: number | undefined; maxTurns: number | undefined }): Promise<CommandResult> {
-  const { concurrency, timeout, maxTurns } = limits;
+async function execute(programPath: string, repoDir: string, options: Record<string, unknown>, io: CommandIo, limits: { concurrency: number | undefined; timeout: number | undefined; maxTurns: number | undefined; dispatcher?: Dispatcher }): Promise<CommandResult> {
+  const { concurrency, timeout, maxTurns, dispatcher } = limits;
   const budget = await budgetFrom(options, repoDir);
   const json = options.json === true;
   const auto = options.auto === true;
@@ -137,6 +148,7 @@ async function execute(programPath: string, repoDir: string, options: Record<str
       ...(maxTurns !== undefined ? { maxTurns } : {}),
       ...(options.critic === false ? { noCritic: true } : {}),
       ...(budget ? { budget } : {}),
+      ...(dispatcher ? { dispatcher } : {}),
       approve: async (question) => {
         if (yes) return true;
         if (json) return false;
@@ -169,27 +181,28 @@ async function execute(programPath: string, repoDir: string, options: Record<str
   }
 }
 
+/** Whether a run of this PROGRAM may launch anything: a readable, parseable manifest not yet COMPLETE. */
+async function launchableProgram(programPath: string): Promise<boolean> {
+  try {
+    const parsed = parseProgram(await readFile(programPath, 'utf8'));
+    if (parsed.fatal || !parsed.manifest) return false;
+    return (parsed.manifest.state ?? '').trim() !== 'COMPLETE';
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Issue 13 (N4): the roles a PROGRAM run may launch (Planner, Scouts, wave agents) must have their
  * credentials, backend package and model server before anything changes — exit 2, as run and
- * run-wave. A missing or unreadable manifest, or a COMPLETE PROGRAM, is left to executeProgram's
- * own answer (nothing would launch).
+ * run-wave. Dispatched wave agents use the workers' credentials: only the other roles' count here.
  */
-async function requireProgramAgentsReady(programPath: string, options: Record<string, unknown>, io: CommandIo): Promise<void> {
-  let state: string;
-  try {
-    const parsed = parseProgram(await readFile(programPath, 'utf8'));
-    if (parsed.fatal || !parsed.manifest) return;
-    state = (parsed.manifest.state ?? '').trim();
-  } catch {
-    return;
-  }
-  if (state === 'COMPLETE') return;
+async function requireProgramAgentsReady(options: Record<string, unknown>, io: CommandIo, dispatched: boolean): Promise<void> {
   const model = (name: string) => text(options, name) ?? text(options, 'model');
   const roles = [
     { role: 'the Planner', model: model('plannerModel') },
     { role: 'the Scouts', model: model('scoutModel') },
-    { role: 'the wave agents', model: model('waveModel') },
+    { role: 'the wave agents', model: model('waveModel'), ...(dispatched ? { remote: true } : {}) },
   ];
   requireAgentScripts(await requireAgentsReady(roles, io.env), roles, repoDirOption(options, io) ?? io.cwd, io.env);
 }
