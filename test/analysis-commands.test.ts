@@ -1370,6 +1370,31 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'build', 'src/make.rs')).toEqual(['tests/it.rs:6', 'tests/it.rs:7']);
   });
 
+  it('Rust --defined-in, detect-cascades, check-test-cascade: a second trait of the same name in another module (`other::Make`) is not the definition\'s — by the file\'s own items and its `use` (outside rounds X59-01/08)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "kit"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'pub mod make;\npub mod other;\npub mod engine;\npub mod bounds;\npub mod more;\n',
+        'src/make.rs': 'pub trait Make {\n    fn build(id: u32) -> Self;\n}\n',
+        'src/other.rs': 'pub trait Make {\n    fn build(id: u32) -> Self;\n}\nimpl Make for u32 {\n    fn build(id: u32) -> Self {\n        id\n    }\n}\npub fn twice<T: Make>() -> T {\n    T::build(2)\n}\n',
+        'src/engine.rs': 'use crate::other::Make;\npub fn run<T: Make>() -> T {\n    T::build(9)\n}\npub fn as_trait<T: Make>() -> T {\n    <T as Make>::build(8)\n}\n',
+        'src/bounds.rs': 'use crate::make::Make;\npub fn one<T: Make>() -> T {\n    T::build(1)\n}\npub fn two<T: Make>() -> T {\n    <T as Make>::build(2)\n}\n',
+        'src/more.rs': 'use crate::make::Make as M;\nuse crate::other::Make as O;\npub fn m<T: M>() -> T {\n    T::build(3)\n}\npub fn o<U: O>() -> U {\n    U::build(4)\n}\n',
+        'tests/other.rs': 'use kit::other::Make;\n#[test]\nfn t3() {\n    assert_eq!(u32::build(7), 7);\n}\n',
+        'docs/IMPL/IMPL-kit.yaml': 'title: t\nfeature_slug: kit\nverdict: SUITABLE\nfile_ownership:\n  - file: src/make.rs\n    agent: A\n    wave: 1\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: "Change `Make::build()` to take a `&Config` parameter and update every impl."\n',
+      },
+    });
+    // (a bound is read per file and type parameter name: more.rs's `U: O` is other's, `T: M` make's)
+    expect(await definedInCallers(repo.dir, 'build', 'src/make.rs')).toEqual(['src/bounds.rs:3', 'src/bounds.rs:6', 'src/more.rs:4']);
+    expect(await definedInCallers(repo.dir, 'build', 'src/other.rs')).toEqual(['src/engine.rs:3', 'src/engine.rs:6', 'src/more.rs:7', 'src/other.rs:10', 'tests/other.rs:4']);
+    // (other.rs:5 implements other.rs's own Make: no "may implement" for make.rs's)
+    const result = await runCliInProcess(['detect-cascades', '--renames', JSON.stringify([{ old: 'build', new: 'make', scope: 'src/make.rs' }]), '--format', 'json'], { cwd: repo.dir });
+    expect(cascades(result).filter((entry) => entry.includes(' syntax ')).map((entry) => entry.split(' ')[0])).toEqual(['src/bounds.rs:3', 'src/bounds.rs:6', 'src/make.rs:2', 'src/more.rs:4']);
+    // (check-test-cascade: tests/other.rs calls other's Make, unaffected — no stop)
+    const cascade = await runCliInProcess(['check-test-cascade', repo.path('docs/IMPL/IMPL-kit.yaml'), '--repo-dir', repo.dir]);
+    expect([cascade.code, cascade.stdout.trim()]).toEqual([0, '[]']);
+  });
+
   it('Rust macros: `src/lib.rs` and `src/main.rs` are two crates — each one\'s `macro_rules!` reaches its own modules, not the other\'s (outside round X59-05)', async () => {
     const repo = await createTestRepo({
       files: {

@@ -10,7 +10,7 @@
  * an orphaned caller) — outside rounds X54-10/04, and X55-04/05: every same-named method was listed, an HTTP client's
  * `Get` for a store's.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { listSymbols } from './engine/index.js';
@@ -181,6 +181,8 @@ function tsMemberFunctions(file: string, text: string): FileSymbol[] {
 export interface ContractOrigin {
   targets: ModuleTargets;
   files: ReadonlySet<string>;
+  /** The repository's directory (Rust: to read the module a `use` names). */
+  root?: string;
 }
 
 /** Whether `text` (the file `file`) imports `name` from a repository module that does not provide the contract's. */
@@ -198,6 +200,8 @@ function importsNameElsewhere(text: string, file: string, name: string, origin: 
 export interface Contract {
   /** The interface or trait. */
   name: string;
+  /** The file declaring it (repo-relative), when known. */
+  file?: string;
   /** The names of the methods it declares. */
   methods: ReadonlySet<string>;
 }
@@ -206,7 +210,7 @@ export interface Contract {
 export function contractsOf(symbols: readonly FileSymbol[]): Contract[] {
   return symbols
     .filter((symbol) => symbol.kind === 'interface' || symbol.kind === 'trait')
-    .map((contract) => ({ name: contract.name, methods: new Set(symbols.filter((symbol) => symbol.kind === 'method' && symbol.container === contract.name).map((symbol) => symbol.name)) }));
+    .map((contract) => ({ name: contract.name, file: contract.file, methods: new Set(symbols.filter((symbol) => symbol.kind === 'method' && symbol.container === contract.name).map((symbol) => symbol.name)) }));
 }
 
 /**
@@ -218,7 +222,7 @@ export function mayImplement(contract: Contract, method: FileSymbol, fileSymbols
   if (method.kind !== 'method' || method.container === undefined || !contract.methods.has(method.name)) return false;
   const container = method.container.replace(/<.*$/, '');
   if (fileSymbols.some((symbol) => symbol.name === container && (symbol.kind === 'interface' || symbol.kind === 'trait'))) return false;
-  if (method.file.endsWith('.rs')) return rustImplBlockOf(text, method.line, contract.name);
+  if (method.file.endsWith('.rs')) return rustImplBlockOf(text, method.line, contract.name) && !rustNamesOtherTrait(contract, method.file, fileSymbols, text, origin?.root);
   if (tsLike.test(method.file)) {
     // (the file's own `Cache` imported from a module that leads elsewhere — another library's interface of that name —
     // is not the contract: outside round X58-11; a package or an unresolved alias leaves it to the name)
@@ -247,6 +251,83 @@ function rustImplBlockOf(text: string, line: number, trait: string): boolean {
     return new RegExp(`^\\s*(?:unsafe\\s+)?impl\\s*(?:<[^{]*?>)?\\s*(?:[A-Za-z_][\\w]*::)*(?:${name})\\s*(?:<[^{]*?>)?\\s+for\\s`).test(header);
   }
   return false;
+}
+
+/**
+ * Rust: whether the file `file` (its definitions `fileSymbols`, its text `text`) means another trait by the contract's
+ * name — it defines a trait of that name of its own, or its `use` names a module of the repository that does (`use
+ * crate::other::Make;`, `use kit::other::{Make, …};`): outside round X59-01. A `use` of a re-export, of another crate,
+ * a glob, or a path in the `impl` header are not followed (the name decides, as before).
+ */
+function rustNamesOtherTrait(contract: Contract, file: string, fileSymbols: readonly FileSymbol[], text: string, root: string | undefined): boolean {
+  if (contract.file === undefined || file === contract.file) return false;
+  if (fileSymbols.some((symbol) => symbol.file === file && symbol.kind === 'trait' && symbol.name === contract.name && symbol.container === undefined)) return true;
+  if (root === undefined) return false;
+  const name = contract.name.replace(/[$]/g, '\\$');
+  for (const match of text.matchAll(new RegExp(`^\\s*(?:pub(?:\\([^)]*\\))?\\s+)?use\\s+((?:[A-Za-z_]\\w*::)+)(?:${name}\\s*;|\\{[^}]*(?<![\\w:])${name}\\s*[,}])`, 'gm'))) {
+    const modulePath = match[1]!.replace(/::$/, '').split('::');
+    const target = rustModuleFile(root, file, modulePath);
+    if (target === undefined || target === contract.file) return false;
+    let targetText: string;
+    try {
+      targetText = readFileSync(path.join(root, target), 'utf8');
+    } catch {
+      return false;
+    }
+    return new RegExp(`^(?:pub(?:\\([^)]*\\))?\\s+)?(?:unsafe\\s+)?trait\\s+${name}\\b`, 'm').test(targetText);
+  }
+  return false;
+}
+
+/** Rust: the file (repo-relative) of the module `segments` names from `file` (`crate::a::b`, `kit::a`, `super::a`), undefined when not found. */
+function rustModuleFile(root: string, file: string, segments: readonly string[]): string | undefined {
+  const exists = (relative: string) => existsSync(path.join(root, relative));
+  // (the crate's `src/`: the nearest directory up with a Cargo.toml)
+  let crateDir: string | undefined;
+  let crateName: string | undefined;
+  for (let dir = path.posix.dirname(file); ; dir = path.posix.dirname(dir)) {
+    const manifest = dir === '.' ? 'Cargo.toml' : `${dir}/Cargo.toml`;
+    if (exists(manifest)) {
+      crateDir = dir === '.' ? 'src' : `${dir}/src`;
+      try {
+        crateName = /^\s*name\s*=\s*["']([^"']+)["']/m.exec(readFileSync(path.join(root, manifest), 'utf8'))?.[1]?.replace(/-/g, '_');
+      } catch {
+        crateName = undefined;
+      }
+      break;
+    }
+    if (dir === '.' || dir === '/' || dir === '') break;
+  }
+  if (crateDir === undefined) return undefined;
+  // (the directory of the file's own module's children: `src/a.rs` → src/a, `src/a/mod.rs` → src/a, a crate root → src)
+  const moduleDir = (of: string) => (/(?:^|\/)(?:mod|lib|main)\.rs$/.test(of) ? path.posix.dirname(of) : of.replace(/\.rs$/, ''));
+  let dir: string;
+  let rest = [...segments];
+  if (rest[0] === 'crate') {
+    dir = crateDir;
+    rest = rest.slice(1);
+  } else if (rest[0] === 'self') {
+    dir = moduleDir(file);
+    rest = rest.slice(1);
+  } else if (rest[0] === 'super') {
+    dir = moduleDir(file);
+    while (rest[0] === 'super') {
+      dir = path.posix.dirname(dir);
+      rest = rest.slice(1);
+    }
+  } else {
+    // (the crate's own name — another crate's path leads nowhere here)
+    if (rest[0] !== crateName) return undefined;
+    dir = crateDir;
+    rest = rest.slice(1);
+  }
+  let found: string | undefined = rest.length === 0 ? undefined : '';
+  for (const segment of rest) {
+    found = [`${dir}/${segment}.rs`, `${dir}/${segment}/mod.rs`].find(exists);
+    if (found === undefined) return undefined;
+    dir = `${dir}/${segment}`;
+  }
+  return found === '' ? undefined : found;
 }
 
 /** Whether `text` (Go) declares `type <name> struct { … }` with an embedded field (a line that is a type alone). */

@@ -58,7 +58,7 @@ async function implementationsIn(repoRoot: string, definedIn: string, symbol: Pi
   const result: Array<{ file: string; line: number }> = [];
   // (with a TS class's function-valued properties and the members of object literals typed as an interface: X57-14)
   const members = (await tsFunctionMembers(repoRoot, holding, symbol.name)).filter((member) => !symbols.some((entry) => entry.file === member.file && entry.line === member.line && entry.name === member.name));
-  const origin = { targets: new ModuleTargets(repoRoot), files: new Set([definedIn.replace(/\.(?:[cm]?[jt]sx?)$/, '')]) };
+  const origin = { targets: new ModuleTargets(repoRoot), files: new Set([definedIn.replace(/\.(?:[cm]?[jt]sx?)$/, '')]), root: repoRoot };
   for (const method of [...symbols.filter((entry) => entry.kind === 'method' && entry.name === symbol.name), ...members]) {
     const view = await implementerView(repoRoot, method.file);
     if (contracts.some((contract) => mayImplement(contract, method, view.symbols, view.text, origin))) result.push({ file: method.file, line: method.line });

@@ -272,6 +272,9 @@ function rustUseBindings(imports: FileFacts['imports']): Map<string, string> {
  * Rust: the path before the name `before` (a line up to the name) ends in — `crate::defs` for `x = crate::defs::` —
  * undefined when the name has no path, null when the path is not one of plain segments (`<T as Tr>::`, `Vec::<u8>::`).
  */
+/** Rust's primitive types (`u32::build(7)` names a type, though lowercase). */
+const rustPrimitive = /^(?:[iu](?:8|16|32|64|128|size)|f32|f64|bool|char|str)$/;
+
 function rustPath(before: string): string | null | undefined {
   const rest = before.trimEnd();
   if (!rest.endsWith('::')) return undefined;
@@ -1513,26 +1516,75 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   // and the names they are re-exported under in a crate root, `pub use make::Make as Buildable;`: X58-02; read from the
   // Rust files loaded and the crates' roots, to a fixed point)
   let traitFamily: Set<string> | undefined;
+  // (the files defining each member of the family — the definition's file for its traits, a subtrait's file; none
+  // recorded for a name a `use … as` gives: any file's then — so that a trait of the same name defined elsewhere,
+  // `other::Make`, is not taken for it: outside round X59-01)
+  const traitHomes = new Map<string, Set<string>>();
   const rustTraitFamily = (): Set<string> => {
     if (traitFamily) return traitFamily;
     traitFamily = new Set(rustTraits);
+    for (const name of rustTraits) traitHomes.set(name, new Set([definedInFile!]));
     if (rustTraits.size === 0) return traitFamily;
     const roots = [...byPath.values()].filter((entry) => /(?:^|\/)src\/(?:lib|main)\.rs$/.test(entry.file) && !loadedFiles.has(entry.file));
-    const texts = [...readTexts(context, [...[...loadedFiles.values()].filter((item) => item.entry.file.endsWith('.rs')).map((item) => item.entry), ...roots]).values()];
+    const texts = [...readTexts(context, [...[...loadedFiles.values()].filter((item) => item.entry.file.endsWith('.rs')).map((item) => item.entry), ...roots]).entries()];
     for (let grew = true; grew; ) {
       grew = false;
       const names = [...traitFamily].join('|');
-      const subtrait = new RegExp(`\\btrait\\s+([A-Za-z_][A-Za-z0-9_]*)\\s*(?:<[^{};]*?>\\s*)?:[^{;]*?(?<![A-Za-z0-9_])(?:${names})\\b`, 'g');
+      const subtrait = new RegExp(`\\btrait\\s+([A-Za-z_][A-Za-z0-9_]*)\\s*(?:<[^{};]*?>\\s*)?:[^{;]*?(?<![A-Za-z0-9_])(${names})\\b`, 'g');
       const alias = new RegExp(`\\buse\\s+[A-Za-z0-9_:]*?(?<![A-Za-z0-9_])(?:${names})\\s+as\\s+([A-Za-z_][A-Za-z0-9_]*)\\s*;`, 'g');
-      for (const text of texts) {
-        for (const match of [...text.matchAll(subtrait), ...text.matchAll(alias)]) {
-          if (match[1] === '_' || traitFamily.has(match[1]!)) continue;
+      for (const [file, text] of texts) {
+        for (const match of text.matchAll(subtrait)) {
+          // (a subtrait of the other trait of that name, `trait Mid: Make` where the file's Make is other's, is not one)
+          if (match[1] === '_' || traitFamily.has(match[1]!) || !rustTraitHomeOk(file, match[2]!, match[2]!)) continue;
+          traitFamily.add(match[1]!);
+          traitHomes.set(match[1]!, new Set([file]));
+          grew = true;
+        }
+        for (const match of text.matchAll(alias)) {
+          if (match[1] === '_' || traitFamily.has(match[1]!) || !rustImportHomeOk(file, match[1]!)) continue;
           traitFamily.add(match[1]!);
           grew = true;
         }
       }
     }
     return traitFamily;
+  };
+  /**
+   * Rust: whether the trait `name` (a member of the trait family), as `file` names it by `modulePath` (`Make`,
+   * `crate::other::Make`), may be the family's — the file defining the trait it names by its own items and `use`
+   * declarations is the family member's, or is not known (a glob import, a re-export, another crate): X59-01.
+   */
+  /**
+   * Rust: whether the `use` of `file` binding `local` to a member of the trait family (`use crate::make::Make as M;`)
+   * may name the family's — not when the module it names defines a trait of that name of its own (`use
+   * crate::other::Make as M;`: X59-01). No such `use` read: true.
+   */
+  const rustImportHomeOk = (file: string, local: string): boolean => {
+    if (!rustResolve) return true;
+    rustTraitFamily();
+    for (const raw of loadedFiles.get(file)?.facts.imports ?? []) {
+      for (const name of raw.names) {
+        if (name.local !== local || name.imported === '*') continue;
+        const imported = lastSegment(name.imported);
+        const homes = traitHomes.get(imported);
+        if (homes === undefined) return true;
+        const targets = rustResolve(file, { ...raw, names: [name] });
+        return targets.length === 0 || targets.some((target) => homes.has(target)) || !targets.some((target) => loadedFiles.get(target)?.facts.symbols.some((def) => def.kind === 'trait' && def.name === imported && def.container === undefined));
+      }
+    }
+    return true;
+  };
+  const traitHomeMemo = new Map<string, boolean>();
+  const rustTraitHomeOk = (file: string, name: string, modulePath: string, line = 0): boolean => {
+    const key = `${file}\0${modulePath}\0${line}`;
+    let answer = traitHomeMemo.get(key);
+    if (answer !== undefined) return answer;
+    rustTraitFamily();
+    const homes = traitHomes.get(name);
+    const home = homes === undefined ? undefined : rustTypeHome(file, name, modulePath, line);
+    answer = home === undefined || homes === undefined || homes.has(home);
+    traitHomeMemo.set(key, answer);
+    return answer;
   };
   // (the definition's types under other names — `pub use item::Item as Thing;`, `pub type ItemAlias = item::Item;` — read
   // from the Rust files loaded and the crates' roots: outside round X59-02)
@@ -1553,11 +1605,17 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     for (const text of texts) for (const match of [...text.matchAll(reexport), ...text.matchAll(alias)]) if (match[1] !== '_') typeAliases.add(match[1]!);
     return typeAliases;
   };
+  // (the family's names the file means by them: not a name its own items or its `use` give another trait — X59-01)
+  const traitNamesMemo = new Map<string, string>();
   const rustTraitNamesIn = (file: string): string => {
+    let answer = traitNamesMemo.get(file);
+    if (answer !== undefined) return answer;
     const family = rustTraitFamily();
-    const names = new Set(family);
-    for (const raw of loadedFiles.get(file)?.facts.imports ?? []) for (const name of raw.names) if (family.has(lastSegment(name.imported))) names.add(name.local);
-    return [...names].filter((name) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(name)).join('|') || '(?!)';
+    const names = new Set([...family].filter((name) => rustTraitHomeOk(file, name, name)));
+    for (const raw of loadedFiles.get(file)?.facts.imports ?? []) for (const name of raw.names) if (family.has(lastSegment(name.imported)) && name.local !== lastSegment(name.imported) && rustImportHomeOk(file, name.local)) names.add(name.local);
+    answer = [...names].filter((name) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(name)).join('|') || '(?!)';
+    traitNamesMemo.set(file, answer);
+    return answer;
   };
   // (each implementing type's name → the files defining it as its impl's file names it, undefined when not known: X58-03)
   let implementers: Map<string, (string | undefined)[]> | undefined;
@@ -1566,8 +1624,12 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     implementers = new Map();
     const rustFiles = [...loadedFiles.values()].filter((item) => item.entry.file.endsWith('.rs')).map((item) => item.entry);
     for (const [file, text] of readTexts(context, rustFiles)) {
-      const pattern = new RegExp(`\\bimpl\\s*(<[^{};]*?>\\s*)?(?:[A-Za-z_][A-Za-z0-9_]*::)*(?:${rustTraitNamesIn(file)})\\s*(?:<[^{};]*?>\\s*)?for\\s+((?:[A-Za-z_][A-Za-z0-9_]*::)*([A-Za-z_][A-Za-z0-9_]*))`, 'g');
-      for (const match of text.matchAll(pattern)) {
+      const pattern = new RegExp(`\\bimpl\\s*(<[^{};]*?>\\s*)?((?:[A-Za-z_][A-Za-z0-9_]*::)*(?:${rustTraitNamesIn(file)}))\\s*(?:<[^{};]*?>\\s*)?for\\s+((?:[A-Za-z_][A-Za-z0-9_]*::)*([A-Za-z_][A-Za-z0-9_]*))`, 'g');
+      for (const rawMatch of text.matchAll(pattern)) {
+        // (`impl other::Make for u32`: a path to another trait of that name — X59-01)
+        const traitPath = rawMatch[2]!;
+        if (traitPath.includes('::') && !rustTraitHomeOk(file, lastSegment(traitPath.replace(/::/g, '.')), traitPath)) continue;
+        const match = [rawMatch[0], rawMatch[1], rawMatch[3], rawMatch[4]] as const;
         // (a blanket impl, `impl<T: Default> Seed for T`: any type may implement it — outside round X58-27)
         const blanket = match[1] !== undefined && new RegExp(`[<,]\\s*${match[3]!}\\b`).test(match[1]);
         const type = blanket ? '*' : match[3]!;
@@ -1651,7 +1713,8 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   };
   const associatedOf = (modulePath: string, file: string, line = 0): boolean => {
     const type = /([A-Za-z_][A-Za-z0-9_]*)$/.exec(modulePath)?.[1];
-    if (rustContainers.size === 0 || type === undefined || !/^[A-Z]/.test(type)) return true;
+    // (a primitive type's, `u32::build(7)`, is a trait's method like any type's: outside round X59-08)
+    if (rustContainers.size === 0 || type === undefined || (!/^[A-Z]/.test(type) && !rustPrimitive.test(modulePath))) return true;
     if (rustContainers.has(type)) {
       // (the type the reference's file means by that name must be the definition's: outside rounds X57-11, X58-03/19/21)
       const home = rustTypeHome(file, type, modulePath, line);
@@ -1663,7 +1726,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     // (`Self` is the type of the enclosing `impl` — or the trait, in a trait's default method: outside round X59-15)
     if (type === 'Self' && line > 0) {
       const item = enclosingItem(file, line);
-      if (item?.trait !== undefined && (rustContainers.has(item.trait) || rustTraitFamily().has(item.trait))) return true;
+      if (item?.trait !== undefined && (rustContainers.has(item.trait) || rustTraitFamily().has(item.trait)) && rustTraitHomeOk(file, item.trait, item.trait, line)) return true;
       if (item?.type !== undefined) {
         if (!rustContainers.has(item.type)) return false;
         const home = rustTypeHome(file, item.type, item.path!);
@@ -1673,7 +1736,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     }
     if (type === 'Self') return loadedFiles.get(file)?.facts.symbols.some((def) => def.kind === 'method' && def.container !== undefined && (rustContainers.has(lastSegment(def.container.replace(/<.*$/, ''))) || rustTraitFamily().has(lastSegment(def.container.replace(/<.*$/, ''))))) ?? true;
     // (`use crate::model::Item as Thing;` … `Thing::new()`: the type under the file's own name for it)
-    if (loadedFiles.get(file)?.facts.imports.some((raw) => raw.names.some((name) => name.local === type && rustContainers.has(lastSegment(name.imported))))) return true;
+    if (loadedFiles.get(file)?.facts.imports.some((raw) => raw.names.some((name) => name.local === type && rustContainers.has(lastSegment(name.imported))))) return rustImportHomeOk(file, type);
     if (rustTypeAliases().has(type)) return true;
     // A trait's method (outside round X57-13): `T::build()` on a type parameter bounded by the trait (`<T: Make>`,
     // `where T: Clone + Make` — in the reference's file, not its item: per file), or `Item::build()` on a type with an
@@ -1723,6 +1786,21 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     }
     return answer;
   };
+  // (`<T as Make>::build`: the trait named must be the family's as the file names it — not another trait of that name,
+  // `other::Make`, nor another trait: X59-01; undefined when the path is no such qualified path)
+  const rustAsTrait = (file: string, before: string, line: number): boolean | undefined => {
+    if (rustTraits.size === 0 || !memberAnywhere) return undefined;
+    // (`<T>::build`: T's, like `T::build`)
+    const bare = /<\s*([A-Za-z_][A-Za-z0-9_]*)\s*>\s*::\s*$/.exec(before);
+    if (bare && (before.length === bare.index || !/[\w>:]/.test(before.charAt(bare.index - 1)))) return associatedOf(bare[1]!, file, line);
+    const named = /\bas\s+((?:[A-Za-z_][A-Za-z0-9_]*\s*::\s*)*)([A-Za-z_][A-Za-z0-9_]*)\s*(?:<[^<>]*>\s*)?>\s*::\s*$/.exec(before);
+    if (!named) return undefined;
+    const trait = named[2]!;
+    const path = `${named[1]!.replace(/\s+/g, '')}${trait}`;
+    // (a qualified path, `<T as crate::make::Make>`, decides by itself; an unqualified name must be one the file gives the family)
+    if (named[1] !== '' && rustTraitFamily().has(trait)) return rustTraitHomeOk(file, trait, path, line);
+    return new RegExp(`^(?:${rustTraitNamesIn(file)})$`).test(trait);
+  };
   const rustValueDefinition = definerSymbols.some((def) => def.name === symbol && (def.kind === 'function' || def.kind === 'method' || def.kind === 'macro' || def.kind === 'constant' || def.kind === 'variable')) && !definerSymbols.some((def) => def.name === symbol && (def.kind === 'module' || def.kind === 'struct' || def.kind === 'enum' || def.kind === 'trait' || def.kind === 'type'));
   for (const [reference, imported] of rustChecked) {
     const before = textBefore(lines.get(reference.file), reference);
@@ -1735,7 +1813,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
         : modulePath === undefined
           ? imported
           : modulePath === null
-            ? imported || memberAnywhere
+            ? (rustAsTrait(reference.file, before, reference.line) ?? (imported || memberAnywhere))
             : // `W::make()`, `crate::defs::W::make()`: a type's associated function (types are CamelCase, modules snake_case) —
               // the definition's type's, `Self`'s or a trait's (`Tr::make`), not another type's (`MemoryStore::new()` is no
               // use of `Item::new`: outside round X54-08)

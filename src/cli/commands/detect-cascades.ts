@@ -134,7 +134,7 @@ async function runCall(args: string[], options: Record<string, unknown>, io: Com
       const members = (await tsFunctionMembers(root, filesWithWord, rename.old)).filter((member) => !symbols.some((symbol) => symbol.file === member.file && symbol.line === member.line && symbol.name === member.name));
       const candidates = [...methods, ...members];
       const views = new Map<string, Promise<{ symbols: FileSymbol[]; text: string }>>();
-      const contractOrigin = { targets: moduleTargets, files: new Set(scopedFiles.map((file) => file.replace(/\.(?:[cm]?[jt]sx?)$/, ''))) };
+      const contractOrigin = { targets: moduleTargets, files: new Set(scopedFiles.map((file) => file.replace(/\.(?:[cm]?[jt]sx?)$/, ''))), root };
       for (const symbol of candidates) {
         if (!views.has(symbol.file)) views.set(symbol.file, implementerView(root, symbol.file));
         const view = await views.get(symbol.file)!;
