@@ -202,6 +202,29 @@ describe('may implement: wrapped and property-held object literals, a same-named
   });
 });
 
+describe('may implement: an abstract class\'s abstract method, a subclass of a class that implements the interface (outside rounds X59-17, X56-13)', () => {
+  it('detect-cascades and check-test-cascade list `class SqlRepo extends Repo { find() }` for Repo\'s `abstract find`, not another class\'s `find`; `Child extends Base` (Base implements Cache) overriding `get`', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'src/abstract.ts': 'export abstract class Repo {\n  abstract find(id: string): string;\n  describe(): string {\n    return "repo";\n  }\n}\n',
+        'src/sqlrepo.ts': "import { Repo } from './abstract';\nexport class SqlRepo extends Repo {\n  find(id: string) {\n    return id;\n  }\n}\nexport class Finder {\n  find(id: string) {\n    return id;\n  }\n}\n",
+        'src/useRepo.ts': "import { SqlRepo } from './sqlrepo';\nexport const found = new SqlRepo().find('1');\n",
+        'src/cache.ts': caches['src/cache.ts'],
+        'src/sub.ts': "import { Cache } from './cache';\nexport class Base implements Cache {\n  get(key: string): string | undefined {\n    return key;\n  }\n  put(_k: string, _v: string) {}\n}\nexport class Child extends Base {\n  override get(key: string) {\n    return 'x' + key;\n  }\n}\n",
+        'test/repo.test.ts': "import { Repo } from '../src/abstract';\nexport class FakeRepo extends Repo {\n  find(id: string) {\n    return id;\n  }\n}\n",
+        'docs/IMPL/IMPL-repo.yaml': 'title: t\nfeature_slug: repo\nverdict: SUITABLE\nfile_ownership:\n  - file: src/abstract.ts\n    agent: A\n    wave: 1\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: "Change `Repo.find()` to take a second `options` parameter."\n',
+      },
+    });
+    const result = await runCliInProcess(['detect-cascades', repo.dir, '--renames', rename('find', 'lookup', 'src/abstract.ts'), '--format', 'json']);
+    expect(cascades(result).filter((entry) => entry.includes(' syntax '))).toEqual(['src/abstract.ts:2 syntax high find', 'src/sqlrepo.ts:3 syntax high find', 'src/useRepo.ts:2 syntax medium find', 'test/repo.test.ts:3 syntax high find']);
+    const get = await runCliInProcess(['detect-cascades', repo.dir, '--renames', rename('get', 'read', 'src/cache.ts'), '--format', 'json']);
+    expect(cascades(get).filter((entry) => entry.includes(' syntax '))).toEqual(['src/cache.ts:2 syntax high get', 'src/sub.ts:3 syntax high get', 'src/sub.ts:9 syntax high get']);
+    const cascade = await runCliInProcess(['check-test-cascade', repo.path('docs/IMPL/IMPL-repo.yaml'), '--repo-dir', repo.dir]);
+    expect(cascade.code, cascade.stderr).toBe(1);
+    expect((JSON.parse(cascade.stdout) as Array<{ test_file: string; line: number }>).map((error) => `${error.test_file}:${error.line}`)).toEqual(['test/repo.test.ts:3']);
+  });
+});
+
 describe('tsconfig paths in the engine: real imports through an alias (outside round X58-08/09/10)', () => {
   const app = {
     'apps/web/src/lib/session.ts': 'export function signIn(user: string): string {\n  return user;\n}\n',

@@ -97,6 +97,8 @@ function braceDepths(text: string): { depth: Uint16Array; close: Map<number, num
 /** The contracts each class (`implements`) or variable (a type annotation, `satisfies`) of a TS/JS text declares. */
 interface Declared {
   contracts: Map<string, Set<string>>;
+  /** The classes each class `extends` (last segment of the name). */
+  bases: Map<string, Set<string>>;
   /** The variables holding an object literal (their members implement only the declared contract). */
   objects: Set<string>;
   members: Array<{ container: string; name: string; offset: number }>;
@@ -108,6 +110,7 @@ function declaredIn(text: string): Declared {
   if (lastDeclared?.text === text) return lastDeclared.declared;
   const { depth, close } = braceDepths(text);
   const contracts = new Map<string, Set<string>>();
+  const bases = new Map<string, Set<string>>();
   const objects = new Set<string>();
   const members: Declared['members'] = [];
   // (`A, ns.B<Map<K, V>>` → A, B: type arguments dropped, innermost first, then the last segment of each name)
@@ -147,7 +150,24 @@ function declaredIn(text: string): Declared {
     const start = match.index + match[0].length - 1;
     const implemented = /\bimplements\b([\s\S]*)$/.exec(match[2]!);
     if (implemented) declare(match[1]!, typeNames(implemented[1]!));
+    // (`extends Repo`, `extends base.Repo<T>`: the class it inherits from — X59-17)
+    const extended = /\bextends\b([\s\S]*?)(?:\bimplements\b|$)/.exec(match[2]!);
+    if (extended) bases.set(match[1]!, new Set(typeNames(extended[1]!)));
     membersOf(match[1]!, start, false, implemented !== null);
+  }
+  // (a subclass of a class of the same text that `implements` an interface implements it too — its override of a
+  // member must be renamed with it: X56-13; to a fixed point, over chains of subclasses)
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [child, parents] of bases) {
+      for (const parent of parents) {
+        for (const name of contracts.get(parent) ?? []) {
+          if (contracts.get(child)?.has(name)) continue;
+          declare(child, [name]);
+          grew = true;
+        }
+      }
+    }
   }
   // (`const c: Cache = {`, `Object.freeze({` around it — X58-24 —, and a class property typed as the interface,
   // `private fallback: Cache = {` — X58-14)
@@ -162,7 +182,7 @@ function declaredIn(text: string): Declared {
     declare(holder, names);
     membersOf(holder, start, true);
   }
-  const declared = { contracts, objects, members };
+  const declared = { contracts, bases, objects, members };
   lastDeclared = { text, declared };
   return declared;
 }
@@ -202,15 +222,39 @@ export interface Contract {
   name: string;
   /** The file declaring it (repo-relative), when known. */
   file?: string;
+  /** A TS abstract class (its abstract methods): implemented only by a class that `extends` it (X59-17). */
+  abstract?: boolean;
   /** The names of the methods it declares. */
   methods: ReadonlySet<string>;
 }
 
-/** The contracts among `symbols` (one file's definitions): each interface or trait with its declared method names. */
-export function contractsOf(symbols: readonly FileSymbol[]): Contract[] {
-  return symbols
+/**
+ * The contracts among `symbols` (one file's definitions): each interface or trait with its declared method names — and,
+ * with `root` (the repository the files are read from), each TS abstract class with its abstract methods (outside
+ * round X59-17: a subclass's implementation of an abstract member must be renamed with it).
+ */
+export function contractsOf(symbols: readonly FileSymbol[], root?: string): Contract[] {
+  const contracts: Contract[] = symbols
     .filter((symbol) => symbol.kind === 'interface' || symbol.kind === 'trait')
     .map((contract) => ({ name: contract.name, file: contract.file, methods: new Set(symbols.filter((symbol) => symbol.kind === 'method' && symbol.container === contract.name).map((symbol) => symbol.name)) }));
+  if (root === undefined) return contracts;
+  const texts = new Map<string, string[]>();
+  const lineOf = (file: string, line: number): string => {
+    if (!texts.has(file)) {
+      try {
+        texts.set(file, readFileSync(path.join(root, file), 'utf8').split(/\r?\n/));
+      } catch {
+        texts.set(file, []);
+      }
+    }
+    return texts.get(file)![line - 1] ?? '';
+  };
+  for (const symbol of symbols) {
+    if (symbol.kind !== 'class' || !tsLike.test(symbol.file) || !/\babstract\s+class\b/.test(lineOf(symbol.file, symbol.line))) continue;
+    const methods = symbols.filter((member) => member.kind === 'method' && member.container === symbol.name && member.file === symbol.file && new RegExp(`\\babstract\\b[^(]*?(?<![\\p{L}\\p{N}_$])${member.name.replace(/\$/g, '\\$')}\\s*[?!]?\\s*[(<:]`, 'u').test(lineOf(member.file, member.line)));
+    if (methods.length > 0) contracts.push({ name: symbol.name, file: symbol.file, abstract: true, methods: new Set(methods.map((member) => member.name)) });
+  }
+  return contracts;
 }
 
 /**
@@ -220,6 +264,7 @@ export function contractsOf(symbols: readonly FileSymbol[]): Contract[] {
  */
 export function mayImplement(contract: Contract, method: FileSymbol, fileSymbols: readonly FileSymbol[], text: string, origin?: ContractOrigin): boolean {
   if (method.kind !== 'method' || method.container === undefined || !contract.methods.has(method.name)) return false;
+  if (contract.abstract && !tsLike.test(method.file)) return false;
   const container = method.container.replace(/<.*$/, '');
   if (fileSymbols.some((symbol) => symbol.name === container && (symbol.kind === 'interface' || symbol.kind === 'trait'))) return false;
   if (method.file.endsWith('.rs')) return rustImplBlockOf(text, method.line, contract.name) && !rustNamesOtherTrait(contract, method.file, fileSymbols, text, origin?.root);
@@ -230,6 +275,8 @@ export function mayImplement(contract: Contract, method: FileSymbol, fileSymbols
     // (TS: a class that `implements` the interface, an object literal typed as it — X57-14; an object typed otherwise
     // implements nothing by shape)
     const declared = declaredIn(text);
+    // (an abstract class's abstract method: implemented by a class that `extends` it — by name, not by shape: X59-17)
+    if (contract.abstract) return declared.bases.get(container)?.has(contract.name) ?? false;
     if (declared.contracts.get(container)?.has(contract.name)) return true;
     if (declared.objects.has(container)) return false;
   }

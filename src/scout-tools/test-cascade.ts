@@ -31,7 +31,7 @@ const word = (name: string) => `(?<![\\p{L}\\p{N}_$])${name.replace(/[.*+?^${}()
 
 const definitionOf = (name: string) =>
   new RegExp(
-    `(?:\\bfunc\\s+(?:\\([^)]*\\)\\s*)?|\\bfunction\\s*\\*?\\s*|\\bdef\\s+|\\bclass\\s+|\\btype\\s+|\\binterface\\s+|\\bstruct\\s+|\\benum\\s+|\\btrait\\s+|\\bfn\\s+|\\b(?:export\\s+)?(?:const|let)\\s+)${word(name)}|^\\s*(?:(?:public|private|protected|static|async|readonly)\\s+)*${word(name)}\\s*\\(|[{;]\\s*${word(name)}\\s*\\([^()]*\\)\\s*:`,
+    `(?:\\bfunc\\s+(?:\\([^)]*\\)\\s*)?|\\bfunction\\s*\\*?\\s*|\\bdef\\s+|\\bclass\\s+|\\btype\\s+|\\binterface\\s+|\\bstruct\\s+|\\benum\\s+|\\btrait\\s+|\\bfn\\s+|\\b(?:export\\s+)?(?:const|let)\\s+)${word(name)}|^\\s*(?:(?:public|private|protected|static|async|readonly|abstract|override)\\s+)*${word(name)}\\s*\\(|[{;]\\s*${word(name)}\\s*\\([^()]*\\)\\s*:`,
     'mu',
   );
 
@@ -46,7 +46,7 @@ const functionDefinitionOf = (name: string) =>
  */
 async function implementationsIn(repoRoot: string, definedIn: string, symbol: Pick<ChangedSymbol, 'name' | 'symbol'>, files: readonly string[]): Promise<Array<{ file: string; line: number }>> {
   const qualifier = symbol.symbol.includes('.') ? symbol.symbol.split('.')[0] : undefined;
-  const contracts = contractsOf(await listSymbols(repoRoot, [definedIn]).catch(() => [])).filter((contract) => contract.methods.has(symbol.name) && (qualifier === undefined || contract.name === qualifier));
+  const contracts = contractsOf(await listSymbols(repoRoot, [definedIn]).catch(() => []), repoRoot).filter((contract) => contract.methods.has(symbol.name) && (qualifier === undefined || contract.name === qualifier));
   if (contracts.length === 0 || files.length === 0) return [];
   // (past a few hundred files the whole tree is searched and the answer filtered: a command line has a limit)
   const wanted = new Set(files);

@@ -127,7 +127,7 @@ async function runCall(args: string[], options: Record<string, unknown>, io: Com
     // name and shape: a type with every method the interface declares, a Rust `impl Trait for` (implementers.ts;
     // outside rounds X54-10, X55-04).
     const scopedFiles = [...new Set(scoped.map((symbol) => symbol.file))];
-    const contracts = scopedFiles.length === 0 ? [] : contractsOf(await listSymbols(root, scopedFiles)).filter((contract) => contract.methods.has(rename.old));
+    const contracts = scopedFiles.length === 0 ? [] : contractsOf(await listSymbols(root, scopedFiles), root).filter((contract) => contract.methods.has(rename.old));
     if (contracts.length > 0) {
       // (with a TS class's function-valued properties and the members of object literals typed as an interface: X57-14)
       const methods = symbols.filter((symbol) => symbol.kind === 'method' && !scoped.includes(symbol));
