@@ -250,6 +250,36 @@ describe('tsconfig paths in the engine: real imports through an alias (outside r
     expect(cascades(renamed)).toEqual(['apps/web/src/lib/form.ts:1 syntax high signIn', 'apps/web/src/lib/form.ts:4 syntax medium signIn', 'apps/web/src/lib/index.ts:1 syntax high signIn', 'apps/web/src/lib/session.ts:1 syntax high signIn']);
   });
 
+  it('a solution-style tsconfig.json: each file gets the `paths` of the referenced project whose `include`/`files` holds it — `include` globs, `exclude`, the default include (outside round X59-10)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'app/tsconfig.json': '{ "files": [], "references": [{ "path": "./tsconfig.app.json" }, { "path": "./tsconfig.e2e.json" }, { "path": "./tsconfig.tools.json" }] }\n',
+        'app/tsconfig.app.json': '{ "compilerOptions": { "baseUrl": ".", "paths": { "@/*": ["src/*"] } }, "include": ["src/**/*.ts"], "exclude": ["src/**/*.spec.ts"] }\n',
+        'app/tsconfig.e2e.json': '{ "compilerOptions": { "baseUrl": ".", "paths": { "@/*": ["e2e/helpers/*"] } }, "include": ["e2e"], "files": ["src/app.spec.ts"] }\n',
+        'app/tsconfig.tools.json': '{ "compilerOptions": { "baseUrl": ".", "paths": { "@/*": ["scripts/lib/*"] } } }\n',
+        'app/src/session.ts': 'export function signIn(user: string): string {\n  return user;\n}\n',
+        'app/src/app.ts': "import { signIn } from '@/session';\nexport const a = signIn('x');\n",
+        'app/src/app.spec.ts': "import { signIn } from '@/session';\nexport const s = signIn('s');\n",
+        'app/e2e/helpers/session.ts': 'export function signIn(user: string, password: string): string {\n  return user + password;\n}\n',
+        'app/e2e/login.spec.ts': "import { signIn } from '@/session';\nexport const ok = signIn('u', 'p');\n",
+        'app/scripts/lib/session.ts': 'export function signIn(): string {\n  return "";\n}\n',
+        'app/scripts/run.ts': "import { signIn } from '@/session';\nexport const r = signIn();\n",
+      },
+    });
+    const callers = async (definedIn: string) => {
+      const result = await runCliInProcess(['check-callers', 'signIn', '--defined-in', definedIn, '--format', 'json'], { cwd: repo.dir });
+      expect([result.code, result.stderr]).toEqual([0, '']);
+      return (JSON.parse(result.stdout) as Array<{ file: string; line: number }>).map((reference) => `${reference.file}:${reference.line}`);
+    };
+    // (src/app.spec.ts: excluded from the app project, listed in the e2e one's `files`)
+    expect(await callers('app/src/session.ts')).toEqual(['app/src/app.ts:1', 'app/src/app.ts:2']);
+    expect(await callers('app/e2e/helpers/session.ts')).toEqual(['app/e2e/login.spec.ts:1', 'app/e2e/login.spec.ts:2', 'app/src/app.spec.ts:1', 'app/src/app.spec.ts:2']);
+    // (scripts/: in neither, but in tsconfig.tools.json's default include — everything under its directory)
+    expect(await callers('app/scripts/lib/session.ts')).toEqual(['app/scripts/run.ts:1', 'app/scripts/run.ts:2']);
+    const renamed = await runCliInProcess(['detect-cascades', repo.dir, '--renames', rename('signIn', 'logIn', 'app/src/session.ts'), '--format', 'json']);
+    expect(cascades(renamed)).toEqual(['app/src/app.ts:1 syntax high signIn', 'app/src/app.ts:2 syntax medium signIn', 'app/src/session.ts:1 syntax high signIn']);
+  });
+
   it('`extends` listing several configs (TypeScript 5): the paths of the last that has them', async () => {
     const repo = await createTestRepo({
       files: {

@@ -49,10 +49,31 @@ function parseJsonc(text: string): unknown {
   }
 }
 
+/** A tsconfig `include`/`exclude` pattern (repo-relative) as a RegExp over repo-relative paths (see ModuleTargets.compiles). */
+const patternMemo = new Map<string, RegExp>();
+function tsconfigPattern(pattern: string): RegExp {
+  let compiled = patternMemo.get(pattern);
+  if (compiled) return compiled;
+  let source = '';
+  for (let index = 0; index < pattern.length; index += 1) {
+    const char = pattern[index]!;
+    if (char === '*' && pattern[index + 1] === '*' && (index === 0 || pattern[index - 1] === '/') && (pattern[index + 2] === '/' || index + 2 === pattern.length)) {
+      source += index + 2 === pattern.length ? '.*' : '(?:[^/]+/)*';
+      index += 2;
+    } else if (char === '*') source += '[^/]*';
+    else if (char === '?') source += '[^/]';
+    else source += char.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+  }
+  compiled = new RegExp(`^${source}$`);
+  patternMemo.set(pattern, compiled);
+  return compiled;
+}
+
 /** Resolves module specifiers of TS/JS files in the repository at `root` (absolute), with memoised reads. */
 export class ModuleTargets {
   private readonly texts = new Map<string, string | undefined>();
   private readonly configs = new Map<string, PathConfig | undefined>();
+  private readonly nearest = new Map<string, string | undefined>();
 
   constructor(private readonly root: string) {}
 
@@ -102,37 +123,106 @@ export class ModuleTargets {
     return { base, paths, ...(baseUrl !== undefined ? { baseUrl } : {}) };
   }
 
-  /**
-   * A solution-style tsconfig.json (`"files": [], "references": [{ "path": "./tsconfig.app.json" }, …]`, create-vite's
-   * layout): the `paths` of the configs it references, together (X58-09).
-   */
-  private referencedConfigs(file: string): PathConfig | undefined {
+  /** The config files (repo-relative) a solution-style tsconfig.json `file` references, in order. */
+  private references(file: string): string[] {
     const text = this.read(file);
     const parsed = text === undefined ? undefined : (parseJsonc(text) as { references?: unknown } | undefined);
-    if (!parsed || !Array.isArray(parsed.references)) return undefined;
+    if (!parsed || !Array.isArray(parsed.references)) return [];
     const dir = path.posix.dirname(file);
-    let merged: PathConfig | undefined;
-    for (const reference of parsed.references as Array<{ path?: unknown }>) {
-      if (typeof reference?.path !== 'string') continue;
+    return (parsed.references as Array<{ path?: unknown }>).flatMap((reference) => {
+      if (typeof reference?.path !== 'string') return [];
       const target = path.posix.normalize(path.posix.join(dir, reference.path));
-      const config = this.configFile(target.endsWith('.json') ? target : `${target}/tsconfig.json`, 1);
+      return [target.endsWith('.json') ? target : `${target}/tsconfig.json`];
+    });
+  }
+
+  /**
+   * The `files`/`include`/`exclude` of the config file `file` (its own, else inherited through a relative `extends`,
+   * relative to the config declaring them), as `[files, include, exclude]` of repo-relative paths and patterns.
+   */
+  private fileSet(file: string, depth = 0): { files?: string[]; include?: string[]; exclude?: string[] } {
+    const text = this.read(file);
+    const parsed = text === undefined ? undefined : (parseJsonc(text) as { extends?: unknown; files?: unknown; include?: unknown; exclude?: unknown } | undefined);
+    if (!parsed || typeof parsed !== 'object') return {};
+    const dir = path.posix.dirname(file);
+    const list = (value: unknown) => (Array.isArray(value) ? value.filter((entry): entry is string => typeof entry === 'string').map((entry) => path.posix.normalize(path.posix.join(dir, entry)).replace(/^\.\//, '')) : undefined);
+    let inherited: { files?: string[]; include?: string[]; exclude?: string[] } = {};
+    if (depth < 5) {
+      const bases = (Array.isArray(parsed.extends) ? parsed.extends : [parsed.extends]).filter((entry): entry is string => typeof entry === 'string' && entry.startsWith('.'));
+      for (const entry of bases) {
+        const base = this.fileSet(path.posix.normalize(path.posix.join(dir, entry.endsWith('.json') ? entry : `${entry}.json`)), depth + 1);
+        inherited = { ...inherited, ...Object.fromEntries(Object.entries(base).filter(([, value]) => value !== undefined)) };
+      }
+    }
+    const files = list(parsed.files) ?? inherited.files;
+    const include = list(parsed.include) ?? inherited.include ?? (files === undefined && depth === 0 ? [dir === '.' ? '**/*' : `${dir}/**/*`] : undefined);
+    const exclude = list(parsed.exclude) ?? inherited.exclude;
+    return { ...(files ? { files } : {}), ...(include ? { include } : {}), ...(exclude ? { exclude } : {}) };
+  }
+
+  /**
+   * Whether the config file `config` compiles `file` (repo-relative): listed in its `files`, or matched by an `include`
+   * pattern (everything under its directory when it has neither) and no `exclude` one — tsc's wildcards: `*` and `?`
+   * inside a segment, `**` and a slash any directories, a pattern without a wildcard in its last segment naming a directory or a
+   * file. (A tsconfig-only matcher: analysis/ may not import agents/' globs, and no glob package is a dependency.)
+   */
+  private compiles(config: string, file: string): boolean {
+    const { files, include, exclude } = this.fileSet(config);
+    if (files?.includes(file)) return true;
+    const matches = (pattern: string) => {
+      const last = pattern.slice(pattern.lastIndexOf('/') + 1);
+      const patterns = /[*?]/.test(last) ? [pattern] : [pattern, `${pattern}/**/*`];
+      return patterns.some((entry) => tsconfigPattern(entry).test(file));
+    };
+    return (include ?? []).some(matches) && !(exclude ?? []).some(matches);
+  }
+
+  /**
+   * A solution-style tsconfig.json (`"files": [], "references": [{ "path": "./tsconfig.app.json" }, …]`, create-vite's
+   * layout): the `paths` of the referenced config that compiles `from` (its `files`/`include`/`exclude`: tsserver's
+   * project for a file — outside round X59-10); when none does (or no file is given), the referenced configs' together
+   * (X58-09).
+   */
+  private referencedConfigs(file: string, from?: string): PathConfig | undefined {
+    const referenced = this.references(file);
+    if (referenced.length === 0) return undefined;
+    if (from !== undefined) {
+      const owner = referenced.find((config) => this.read(config) !== undefined && this.compiles(config, from));
+      if (owner !== undefined) return this.configFile(owner, 1);
+    }
+    let merged: PathConfig | undefined;
+    for (const target of referenced) {
+      const config = this.configFile(target, 1);
       if (!config) continue;
       merged = merged ? { base: merged.base, paths: [...merged.paths, ...config.paths.map(([pattern, targets]): [string, string[]] => [pattern, targets.map((entry) => path.posix.join(path.posix.relative(merged!.base, config.base) || '.', entry))])], ...((merged.baseUrl ?? config.baseUrl) !== undefined ? { baseUrl: merged.baseUrl ?? config.baseUrl } : {}) } : config;
     }
     return merged;
   }
 
-  /** The path configuration of the nearest tsconfig.json or jsconfig.json in `dir` (repo-relative) or above. */
-  private configFor(dir: string): PathConfig | undefined {
+  /** The nearest tsconfig.json or jsconfig.json (repo-relative) in `dir` (repo-relative) or above. */
+  private nearestConfig(dir: string): string | undefined {
     const key = dir === '.' ? '' : dir;
-    if (this.configs.has(key)) return this.configs.get(key);
-    let found: PathConfig | undefined;
+    if (this.nearest.has(key)) return this.nearest.get(key);
+    let found: string | undefined;
     const prefix = key === '' ? '' : `${key}/`;
-    if (this.read(`${prefix}tsconfig.json`) !== undefined) found = this.configFile(`${prefix}tsconfig.json`) ?? this.referencedConfigs(`${prefix}tsconfig.json`);
-    else if (this.read(`${prefix}jsconfig.json`) !== undefined) found = this.configFile(`${prefix}jsconfig.json`);
-    else if (key !== '') found = this.configFor(path.posix.dirname(key));
-    this.configs.set(key, found);
+    if (this.read(`${prefix}tsconfig.json`) !== undefined) found = `${prefix}tsconfig.json`;
+    else if (this.read(`${prefix}jsconfig.json`) !== undefined) found = `${prefix}jsconfig.json`;
+    else if (key !== '') found = this.nearestConfig(path.posix.dirname(key));
+    this.nearest.set(key, found);
     return found;
+  }
+
+  /**
+   * The path configuration of the nearest tsconfig.json or jsconfig.json above the file `file` (repo-relative): its own,
+   * else — a solution-style one — the referenced project's that compiles the file (X59-10).
+   */
+  private configFor(file: string): PathConfig | undefined {
+    const config = this.nearestConfig(path.posix.dirname(file));
+    if (config === undefined) return undefined;
+    const own = this.configs.has(config) ? this.configs.get(config) : this.configFile(config);
+    this.configs.set(config, own);
+    if (own !== undefined || !config.endsWith('tsconfig.json') || this.references(config).length === 0) return own;
+    return this.referencedConfigs(config, file);
   }
 
   /**
@@ -165,7 +255,7 @@ export class ModuleTargets {
       return normalized === '..' || normalized.startsWith('../') || path.posix.isAbsolute(normalized) ? [] : [normalized.replace(/^\.\//, '')];
     };
     if (/^\.{1,2}(?:\/|$)/.test(specifier)) return inRepo(path.posix.join(path.posix.dirname(file), specifier));
-    const config = this.configFor(path.posix.dirname(file));
+    const config = this.configFor(file);
     if (!config) return [];
     const targets: string[] = [];
     // (TypeScript takes the one pattern that matches with the longest prefix before its `*` — an exact pattern first —
