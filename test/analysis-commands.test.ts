@@ -1374,7 +1374,8 @@ describe('detect-cascades', () => {
     const repo = await createTestRepo({
       files: {
         'Cargo.toml': '[package]\nname = "kit"\nversion = "0.1.0"\nedition = "2021"\n',
-        'src/lib.rs': 'pub mod make;\npub mod other;\npub mod engine;\npub mod bounds;\npub mod more;\n',
+        'src/lib.rs': 'pub mod make;\npub mod other;\npub mod engine;\npub mod bounds;\npub mod more;\npub mod impls;\n',
+        'src/impls.rs': 'use crate::other::Make as O;\npub struct W;\nimpl O for W {\n    fn build(_id: u32) -> Self {\n        W\n    }\n}\npub struct Q;\nimpl crate::other::Make for Q {\n    fn build(_id: u32) -> Self {\n        Q\n    }\n}\npub struct G;\nimpl crate::make::Make for G {\n    fn build(_id: u32) -> Self {\n        G\n    }\n}\n',
         'src/make.rs': 'pub trait Make {\n    fn build(id: u32) -> Self;\n}\n',
         'src/other.rs': 'pub trait Make {\n    fn build(id: u32) -> Self;\n}\nimpl Make for u32 {\n    fn build(id: u32) -> Self {\n        id\n    }\n}\npub fn twice<T: Make>() -> T {\n    T::build(2)\n}\n',
         'src/engine.rs': 'use crate::other::Make;\npub fn run<T: Make>() -> T {\n    T::build(9)\n}\npub fn as_trait<T: Make>() -> T {\n    <T as Make>::build(8)\n}\n',
@@ -1387,9 +1388,12 @@ describe('detect-cascades', () => {
     // (a bound is read per file and type parameter name: more.rs's `U: O` is other's, `T: M` make's)
     expect(await definedInCallers(repo.dir, 'build', 'src/make.rs')).toEqual(['src/bounds.rs:3', 'src/bounds.rs:6', 'src/more.rs:4']);
     expect(await definedInCallers(repo.dir, 'build', 'src/other.rs')).toEqual(['src/engine.rs:3', 'src/engine.rs:6', 'src/more.rs:7', 'src/other.rs:10', 'tests/other.rs:4']);
-    // (other.rs:5 implements other.rs's own Make: no "may implement" for make.rs's)
+    // (other.rs:5 implements other.rs's own Make, impls.rs:4 and :10 too — through an alias and a path: no "may
+    // implement" for make.rs's; impls.rs:16, `impl crate::make::Make for G`, does)
     const result = await runCliInProcess(['detect-cascades', '--renames', JSON.stringify([{ old: 'build', new: 'make', scope: 'src/make.rs' }]), '--format', 'json'], { cwd: repo.dir });
-    expect(cascades(result).filter((entry) => entry.includes(' syntax ')).map((entry) => entry.split(' ')[0])).toEqual(['src/bounds.rs:3', 'src/bounds.rs:6', 'src/make.rs:2', 'src/more.rs:4']);
+    expect(cascades(result).filter((entry) => entry.includes(' syntax ')).map((entry) => entry.split(' ')[0])).toEqual(['src/bounds.rs:3', 'src/bounds.rs:6', 'src/impls.rs:16', 'src/make.rs:2', 'src/more.rs:4']);
+    const other = await runCliInProcess(['detect-cascades', '--renames', JSON.stringify([{ old: 'build', new: 'make', scope: 'src/other.rs' }]), '--format', 'json'], { cwd: repo.dir });
+    expect(cascades(other).filter((entry) => entry.includes(' high ')).map((entry) => entry.split(' ')[0])).toEqual(['src/impls.rs:4', 'src/impls.rs:10', 'src/other.rs:2', 'src/other.rs:5']);
     // (check-test-cascade: tests/other.rs calls other's Make, unaffected — no stop)
     const cascade = await runCliInProcess(['check-test-cascade', repo.path('docs/IMPL/IMPL-kit.yaml'), '--repo-dir', repo.dir]);
     expect([cascade.code, cascade.stdout.trim()]).toEqual([0, '[]']);

@@ -267,7 +267,10 @@ export function mayImplement(contract: Contract, method: FileSymbol, fileSymbols
   if (contract.abstract && !tsLike.test(method.file)) return false;
   const container = method.container.replace(/<.*$/, '');
   if (fileSymbols.some((symbol) => symbol.name === container && (symbol.kind === 'interface' || symbol.kind === 'trait'))) return false;
-  if (method.file.endsWith('.rs')) return rustImplBlockOf(text, method.line, contract.name) && !rustNamesOtherTrait(contract, method.file, fileSymbols, text, origin?.root);
+  if (method.file.endsWith('.rs')) {
+    const impl = rustImplBlockOf(text, method.line, contract.name);
+    return impl !== undefined && !rustNamesOtherTrait(contract, method.file, fileSymbols, text, impl, origin?.root);
+  }
   if (tsLike.test(method.file)) {
     // (the file's own `Cache` imported from a module that leads elsewhere — another library's interface of that name —
     // is not the contract: outside round X58-11; a package or an unresolved alias leaves it to the name)
@@ -286,34 +289,41 @@ export function mayImplement(contract: Contract, method: FileSymbol, fileSymbols
   return method.file.endsWith('.go') && goEmbeds(text, container);
 }
 
-/** Whether the `impl` block holding line `line` of `text` (a Rust file) implements `trait` (`impl<T> Trait<U> for X`). */
-function rustImplBlockOf(text: string, line: number, trait: string): boolean {
+/**
+ * The `impl` block holding line `line` of `text` (a Rust file), when it implements `trait` (`impl<T> Trait<U> for X`,
+ * or the file's alias for it): the trait as the header writes it (`Make`, `crate::make::Make`, `Constructible`) and the
+ * module path of the `use` that gives an alias (`crate::make`). undefined when it implements no such trait.
+ */
+function rustImplBlockOf(text: string, line: number, trait: string): { written: string; aliasOf?: string } | undefined {
   const lines = text.split(/\r?\n/);
   for (let index = Math.min(line, lines.length) - 1; index >= 0; index -= 1) {
     if (!/^\s*(?:unsafe\s+)?impl\b/.test(lines[index]!)) continue;
     const header = lines.slice(index, index + 5).join(' ').split('{')[0]!;
     // (the trait under the file's own name for it, `use crate::make::Make as Constructible;`: outside rounds X56-10, X58-20)
-    const aliases = [...text.matchAll(new RegExp(`\\buse\\s+[\\w:]*?\\b${trait}\\s+as\\s+([A-Za-z_]\\w*)\\s*;`, 'g'))].map((match) => match[1]!);
-    const name = [trait, ...aliases].map((entry) => entry.replace(/[$]/g, '\\$')).join('|');
-    return new RegExp(`^\\s*(?:unsafe\\s+)?impl\\s*(?:<[^{]*?>)?\\s*(?:[A-Za-z_][\\w]*::)*(?:${name})\\s*(?:<[^{]*?>)?\\s+for\\s`).test(header);
+    const aliases = new Map([...text.matchAll(new RegExp(`\\buse\\s+([\\w:]*?)\\b${trait}\\s+as\\s+([A-Za-z_]\\w*)\\s*;`, 'g'))].map((match) => [match[2]!, match[1]!.replace(/::$/, '')]));
+    const name = [trait, ...aliases.keys()].map((entry) => entry.replace(/[$]/g, '\\$')).join('|');
+    const match = new RegExp(`^\\s*(?:unsafe\\s+)?impl\\s*(?:<[^{]*?>)?\\s*((?:[A-Za-z_][\\w]*::)*(${name}))\\s*(?:<[^{]*?>)?\\s+for\\s`).exec(header);
+    if (!match) return undefined;
+    const alias = match[2] !== trait ? aliases.get(match[2]!) : undefined;
+    return { written: match[1]!, ...(alias !== undefined ? { aliasOf: alias } : {}) };
   }
-  return false;
+  return undefined;
 }
 
 /**
- * Rust: whether the file `file` (its definitions `fileSymbols`, its text `text`) means another trait by the contract's
- * name — it defines a trait of that name of its own, or its `use` names a module of the repository that does (`use
- * crate::other::Make;`, `use kit::other::{Make, …};`): outside round X59-01. A `use` of a re-export, of another crate,
- * a glob, or a path in the `impl` header are not followed (the name decides, as before).
+ * Rust: whether the impl found by {@link rustImplBlockOf} in `file` (its definitions `fileSymbols`, its text `text`)
+ * names another trait than the contract — a path to a module of the repository defining a trait of that name of its own
+ * (`impl other::Make for`, an alias `use crate::other::Make as O;`), or the bare name where the file defines that trait
+ * itself or its `use` names such a module (`use crate::other::Make;`, `use kit::other::{Make, …};`): outside round
+ * X59-01. A re-export, another crate's path, a glob are not followed (the name decides, as before).
  */
-function rustNamesOtherTrait(contract: Contract, file: string, fileSymbols: readonly FileSymbol[], text: string, root: string | undefined): boolean {
+function rustNamesOtherTrait(contract: Contract, file: string, fileSymbols: readonly FileSymbol[], text: string, impl: { written: string; aliasOf?: string }, root: string | undefined): boolean {
   if (contract.file === undefined || file === contract.file) return false;
-  if (fileSymbols.some((symbol) => symbol.file === file && symbol.kind === 'trait' && symbol.name === contract.name && symbol.container === undefined)) return true;
-  if (root === undefined) return false;
   const name = contract.name.replace(/[$]/g, '\\$');
-  for (const match of text.matchAll(new RegExp(`^\\s*(?:pub(?:\\([^)]*\\))?\\s+)?use\\s+((?:[A-Za-z_]\\w*::)+)(?:${name}\\s*;|\\{[^}]*(?<![\\w:])${name}\\s*[,}])`, 'gm'))) {
-    const modulePath = match[1]!.replace(/::$/, '').split('::');
-    const target = rustModuleFile(root, file, modulePath);
+  // (whether the module `segments` names is a repository file other than the contract's that defines the trait)
+  const otherModule = (segments: readonly string[]): boolean => {
+    if (root === undefined || segments.length === 0) return false;
+    const target = rustModuleFile(root, file, segments);
     if (target === undefined || target === contract.file) return false;
     let targetText: string;
     try {
@@ -322,6 +332,12 @@ function rustNamesOtherTrait(contract: Contract, file: string, fileSymbols: read
       return false;
     }
     return new RegExp(`^(?:pub(?:\\([^)]*\\))?\\s+)?(?:unsafe\\s+)?trait\\s+${name}\\b`, 'm').test(targetText);
+  };
+  if (impl.written.includes('::')) return otherModule(impl.written.split('::').slice(0, -1));
+  if (impl.aliasOf !== undefined) return otherModule(impl.aliasOf === '' ? [] : impl.aliasOf.split('::'));
+  if (fileSymbols.some((symbol) => symbol.file === file && symbol.kind === 'trait' && symbol.name === contract.name && symbol.container === undefined)) return true;
+  for (const match of text.matchAll(new RegExp(`^\\s*(?:pub(?:\\([^)]*\\))?\\s+)?use\\s+((?:[A-Za-z_]\\w*::)+)(?:${name}\\s*;|\\{[^}]*(?<![\\w:])${name}\\s*[,}])`, 'gm'))) {
+    return otherModule(match[1]!.replace(/::$/, '').split('::'));
   }
   return false;
 }
