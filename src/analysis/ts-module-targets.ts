@@ -9,6 +9,7 @@
  *    `export { name } from './x'`, `import { name } from './x'; export { name }` (a barrel; followed through barrels).
  * Paths are repository-relative without extension (`src/services/index` for the barrel `src/services/index.ts`).
  */
+import picomatch from 'picomatch';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -49,23 +50,14 @@ function parseJsonc(text: string): unknown {
   }
 }
 
-/** A tsconfig `include`/`exclude` pattern (repo-relative) as a RegExp over repo-relative paths (see ModuleTargets.compiles). */
+/** A tsconfig `include`/`exclude` pattern (repo-relative) as a RegExp over repo-relative paths (picomatch; see ModuleTargets.compiles). */
 const patternMemo = new Map<string, RegExp>();
 function tsconfigPattern(pattern: string): RegExp {
   let compiled = patternMemo.get(pattern);
-  if (compiled) return compiled;
-  let source = '';
-  for (let index = 0; index < pattern.length; index += 1) {
-    const char = pattern[index]!;
-    if (char === '*' && pattern[index + 1] === '*' && (index === 0 || pattern[index - 1] === '/') && (pattern[index + 2] === '/' || index + 2 === pattern.length)) {
-      source += index + 2 === pattern.length ? '.*' : '(?:[^/]+/)*';
-      index += 2;
-    } else if (char === '*') source += '[^/]*';
-    else if (char === '?') source += '[^/]';
-    else source += char.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+  if (!compiled) {
+    compiled = picomatch.makeRe(pattern, { dot: true });
+    patternMemo.set(pattern, compiled);
   }
-  compiled = new RegExp(`^${source}$`);
-  patternMemo.set(pattern, compiled);
   return compiled;
 }
 
@@ -164,7 +156,7 @@ export class ModuleTargets {
    * Whether the config file `config` compiles `file` (repo-relative): listed in its `files`, or matched by an `include`
    * pattern (everything under its directory when it has neither) and no `exclude` one — tsc's wildcards: `*` and `?`
    * inside a segment, `**` and a slash any directories, a pattern without a wildcard in its last segment naming a directory or a
-   * file. (A tsconfig-only matcher: analysis/ may not import agents/' globs, and no glob package is a dependency.)
+   * file.
    */
   private compiles(config: string, file: string): boolean {
     const { files, include, exclude } = this.fileSet(config);
