@@ -1370,6 +1370,20 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'build', 'src/make.rs')).toEqual(['tests/it.rs:6', 'tests/it.rs:7']);
   });
 
+  it('Rust --defined-in: a renaming `use crate::item::Item as It;` names the module it leads to — `It::new` is item.rs\'s, not that of another file\'s `Item` (outside round X59-04)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "rs3"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod alias;\n',
+        'src/item.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(id: u32) -> Self {\n        Item(id)\n    }\n}\n',
+        'src/util.rs': 'pub struct Item;\nimpl Item {\n    pub fn new(_id: u32) -> Self {\n        Item\n    }\n}\n',
+        'src/alias.rs': 'use crate::item::Item as It;\nuse crate::util::Item as Ut;\nuse crate::item;\npub fn all() -> (It, Ut, item::Item) {\n    (It::new(3), Ut::new(4), item::Item::new(5))\n}\n',
+      },
+    });
+    expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/alias.rs:5:10', 'src/alias.rs:5:42']);
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/alias.rs:5:22']);
+  });
+
   it('Rust --defined-in, detect-cascades, check-test-cascade: a second trait of the same name in another module (`other::Make`) is not the definition\'s — by the file\'s own items and its `use` (outside rounds X59-01/08)', async () => {
     const repo = await createTestRepo({
       files: {

@@ -1645,7 +1645,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
    * `legacy::Item`, X58-19), or its `use …::Item` (the module the `use` names). undefined when not known (a glob import,
    * a re-export, an unread file): then the name decides, as before.
    */
-  const rustTypeHome = (file: string, type: string, modulePath: string, line = 0): string | undefined => {
+  const rustTypeHome = (file: string, type: string, modulePath: string, line = 0, local = type): string | undefined => {
     const isType = (def: FileFacts['symbols'][number]) => def.name === type && def.container === undefined && (def.kind === 'struct' || def.kind === 'enum' || def.kind === 'type' || def.kind === 'trait');
     const definesTopLevel = (where: string) => {
       const text = where === file ? lines.get(where) : undefined;
@@ -1675,17 +1675,19 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       // (a path that leads nowhere in the repository — another crate's: not the definition's)
       return targets.length === 0 ? '' : (home(targets[0]) ?? (targets.includes(definedInFile!) ? definedInFile : undefined));
     }
-    if (file === definedInFile && rustContainers.has(type)) return file;
-    if (definesTopLevel(file)) return file;
+    // (`local`: the file's own name for the type by a renaming `use crate::item::Item as It;` — the module that `use`
+    // names decides, not an item of the file named like the type: outside round X59-04)
+    if (local === type && file === definedInFile && rustContainers.has(type)) return file;
+    if (local === type && definesTopLevel(file)) return file;
     // (the `use` in scope at the reference: an inline module's own — `mod tests { use crate::util::Item; … }` — before the
     // file's: the nearest one above the line and indented less than it, else one at the top level: X59-03)
     const texts = lines.get(file);
     const indent = (at: number) => /^\s*/.exec(texts?.[at - 1] ?? '')![0].length;
-    const binding = (loadedFiles.get(file)?.facts.imports ?? []).filter((candidate) => candidate.names.some((name) => name.local === type && name.imported !== '*'));
+    const binding = (loadedFiles.get(file)?.facts.imports ?? []).filter((candidate) => candidate.names.some((name) => name.local === local && name.imported !== '*'));
     const inScope = line > 0 && texts ? binding.filter((candidate) => candidate.line <= line && (indent(candidate.line) === 0 || indent(candidate.line) < indent(line))).sort((a, b) => indent(b.line) - indent(a.line) || b.line - a.line) : [];
     const raw = inScope[0] ?? binding.find((candidate) => !texts || indent(candidate.line) === 0) ?? (line > 0 ? undefined : binding[0]);
     if (!raw || !rustResolve) return undefined;
-    const targets = rustResolve(file, raw);
+    const targets = rustResolve(file, local === type ? raw : { ...raw, names: raw.names.filter((name) => name.local === local) });
     if (targets.includes(definedInFile!)) return definedInFile;
     return home(targets[0]);
   };
@@ -1736,7 +1738,15 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     }
     if (type === 'Self') return loadedFiles.get(file)?.facts.symbols.some((def) => def.kind === 'method' && def.container !== undefined && (rustContainers.has(lastSegment(def.container.replace(/<.*$/, ''))) || rustTraitFamily().has(lastSegment(def.container.replace(/<.*$/, ''))))) ?? true;
     // (`use crate::model::Item as Thing;` … `Thing::new()`: the type under the file's own name for it)
-    if (loadedFiles.get(file)?.facts.imports.some((raw) => raw.names.some((name) => name.local === type && rustContainers.has(lastSegment(name.imported))))) return rustImportHomeOk(file, type);
+    const renamed = loadedFiles.get(file)?.facts.imports.flatMap((raw) => raw.names).find((name) => name.local === type && rustContainers.has(lastSegment(name.imported)));
+    if (renamed) {
+      const imported = lastSegment(renamed.imported);
+      if (rustTraits.has(imported) || rustTraitFamily().has(imported)) return rustImportHomeOk(file, type);
+      // (a type: the file the `use` leads to must be the definition's — `use crate::item::Item as It;` is item.rs's
+      // `Item`, not util.rs's: outside round X59-04)
+      const home = rustTypeHome(file, imported, imported, line, type);
+      return home === undefined || home === definedInFile;
+    }
     if (rustTypeAliases().has(type)) return true;
     // A trait's method (outside round X57-13): `T::build()` on a type parameter bounded by the trait (`<T: Make>`,
     // `where T: Clone + Make` — in the reference's file, not its item: per file), or `Item::build()` on a type with an
