@@ -225,6 +225,23 @@ describe('may implement: an abstract class\'s abstract method, a subclass of a c
   });
 });
 
+describe('may implement: object literals typed through a type alias, an array, a parameter default, an angle-bracket assertion (outside round X59-12)', () => {
+  it('detect-cascades lists `const c: C = {…}` (`type C = Cache`), `const all: Cache[] = [{…}, {…}]`, `(c: Cache = {…})`, `<Cache>{…}` — not the same forms typed as another interface', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'src/cache.ts': caches['src/cache.ts'],
+        'src/forms.ts': "import type { Cache } from './cache';\ninterface Options {\n  get(): number;\n}\ntype C = Cache;\nexport const c: C = {\n  get: (key: string) => key,\n  put: () => {},\n};\nexport const all: Cache[] = [\n  { get: (key: string) => key, put: () => {} },\n  {\n    get(key: string) {\n      return key;\n    },\n    put() {},\n  },\n];\nexport function mk(cache: Cache = { get: (key: string) => key, put: () => {} }): Cache {\n  return cache;\n}\nexport const viaAs = <Cache>{ get: (key: string) => key, put: () => {} };\ntype O = Options;\nexport const o: O = { get: () => 1 };\nexport const os: Options[] = [{ get: () => 1 }];\nexport function mo(options: Options = { get: () => 1 }): Options {\n  return options;\n}\nexport const oAs = <Options>{ get: () => 1 };\nexport const nested: Array<Cache> = [{ get: (key: string) => key, put: () => {} }];\nexport const pairs: [string, number][] = [['get', 1]];\n",
+        // (another library's `Cache`, installed: X59-11 — not the contract, in any of the forms)
+        'node_modules/cache-manager/package.json': '{ "name": "cache-manager", "types": "index.d.ts" }\n',
+        'node_modules/cache-manager/index.d.ts': 'export interface Cache {\n  get(key: string): Promise<unknown>;\n  set(key: string, value: unknown): Promise<void>;\n}\n',
+        'src/pkg.ts': "import type { Cache } from 'cache-manager';\nexport const remote: Cache = { get: async () => 1, set() {} };\nexport const remotes: Cache[] = [{ get: async () => 1, set() {} }];\nexport function mr(cache: Cache = { get: async () => 1, set() {} }) {\n  return cache;\n}\n",
+      },
+    });
+    const get = await runCliInProcess(['detect-cascades', repo.dir, '--renames', rename('get', 'read', 'src/cache.ts'), '--format', 'json']);
+    expect(cascades(get).filter((entry) => entry.includes(' syntax '))).toEqual(['src/cache.ts:2 syntax high get', 'src/forms.ts:7 syntax high get', 'src/forms.ts:11 syntax high get', 'src/forms.ts:13 syntax high get', 'src/forms.ts:19 syntax high get', 'src/forms.ts:22 syntax high get', 'src/forms.ts:30 syntax high get']);
+  });
+});
+
 describe('tsconfig paths in the engine: real imports through an alias (outside round X58-08/09/10)', () => {
   const app = {
     'apps/web/src/lib/session.ts': 'export function signIn(user: string): string {\n  return user;\n}\n',

@@ -10,7 +10,7 @@
  * an orphaned caller) — outside rounds X54-10/04, and X55-04/05: every same-named method was listed, an HTTP client's
  * `Get` for a store's.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { listSymbols } from './engine/index.js';
@@ -119,8 +119,16 @@ function declaredIn(text: string): Declared {
   const typeNames = (list: string) => {
     let bare = list.replace(new RegExp(`(?:[\\p{L}_$][\\p{L}\\p{N}_$]*\\s*\\.\\s*)*\\b(?:Partial|Required|Readonly|Mocked|MockedObject|MockedClass|DeepPartial|PartialDeep|DeepMocked|DeepMockProxy|MockProxy|Mock)\\s*<\\s*((?:[\\p{L}_$][\\p{L}\\p{N}_$]*\\s*\\.\\s*)*[\\p{L}_$][\\p{L}\\p{N}_$]*)\\s*>`, 'gu'), '$1');
     for (let previous = ''; previous !== bare; ) [previous, bare] = [bare, bare.replace(/<[^<>]*>/g, '')];
-    return bare.split(',').map((entry) => /([\p{L}_$][\p{L}\p{N}_$]*)\s*$/u.exec(entry.trim())?.[1]).filter((entry): entry is string => entry !== undefined);
+    // (`Cache[]`, `readonly Cache[]`, `Array<Cache>`: the element's type, for an array literal's elements — X59-12)
+    bare = bare.replace(/\s*\[\s*\]/g, '');
+    const names = bare.split(',').map((entry) => /([\p{L}_$][\p{L}\p{N}_$]*)\s*$/u.exec(entry.trim())?.[1]).filter((entry): entry is string => entry !== undefined);
+    // (a type alias of the same text, `type C = Cache;`, names the interface it stands for: outside round X59-12)
+    return names.flatMap((entry) => aliases.get(entry) ?? [entry]);
   };
+  const aliases = new Map<string, string[]>();
+  for (const match of text.matchAll(new RegExp(`\\btype\\s+(${identifierPattern})\\s*=\\s*((?:${identifierPattern}\\s*\\.\\s*)*${identifierPattern}(?:\\s*<[^;=\\n]*>)?)\\s*;`, 'gu'))) {
+    if (match[1] !== match[2]) aliases.set(match[1]!, typeNames(match[2]!));
+  }
   const declare = (container: string, names: string[]) => {
     const set = contracts.get(container) ?? new Set<string>();
     for (const name of names) set.add(name);
@@ -171,16 +179,35 @@ function declaredIn(text: string): Declared {
   }
   // (`const c: Cache = {`, `Object.freeze({` around it — X58-24 —, and a class property typed as the interface,
   // `private fallback: Cache = {` — X58-14)
-  for (const match of text.matchAll(new RegExp(`(?:\\b(?:const|let|var)\\s+(${identifierPattern})\\s*(?::\\s*([^=;{]+?)\\s*)?|(?:^|[;{}\\n])[ \\t]*(?:(?:public|private|protected|readonly|static|override)\\s+)*(${identifierPattern})\\s*[?!]?\\s*:\\s*([^=;{()]+?)\\s*)=\\s*(?:Object\\s*\\.\\s*freeze\\s*\\(\\s*)?\\{`, 'gu'))) {
+  // (also a parameter's default, `function mk(cache: Cache = {`, an angle-bracket assertion, `= <Cache>{`, and the
+  // elements of an array literal typed as an array of it, `const all: Cache[] = [{ … }, { … }]`: outside round X59-12)
+  for (const match of text.matchAll(new RegExp(`(?:\\b(?:const|let|var)\\s+(${identifierPattern})\\s*(?::\\s*([^=;{]+?)\\s*)?|(?:^|[;{}\\n(,])[ \\t]*(?:(?:public|private|protected|readonly|static|override)\\s+)*(${identifierPattern})\\s*[?!]?\\s*:\\s*([^=;{()]+?)\\s*)=\\s*(?:<\\s*([^<>=;{}()]+?)\\s*>\\s*)?(?:Object\\s*\\.\\s*freeze\\s*\\(\\s*)?([{[])`, 'gu'))) {
     const [holder, annotation] = match[3] !== undefined ? [match[3], match[4]] : [match[1]!, match[2]];
-    const start = match.index + match[0].length - 1;
-    const end = close.get(start);
-    const satisfied = end === undefined ? undefined : /^\s*(?:satisfies|as)\s+([^;,)\n]+)/.exec(text.slice(end + 1));
-    const names = [...(annotation ? typeNames(annotation) : []), ...(satisfied ? typeNames(satisfied[1]!) : [])];
-    if (names.length === 0) continue;
+    const opening = match.index + match[0].length - 1;
+    // (an array literal: its elements that are object literals, `[{` / `, {` at its own level)
+    const starts: number[] = [];
+    if (match[6] === '[') {
+      if (!annotation || !/\[\s*\]\s*$|^\s*(?:Readonly)?Array\s*</u.test(annotation)) continue;
+      let level = 0;
+      for (let at = opening; at < text.length; at += 1) {
+        const char = text[at]!;
+        if (char === '{') {
+          if (level === 1 && /[[,]\s*$/.test(text.slice(opening, at))) starts.push(at);
+          at = close.get(at) ?? text.length;
+        } else if (char === '[' || char === '(') level += 1;
+        else if (char === ']' || char === ')') level -= 1;
+        if (level <= 0 || char === ';') break;
+      }
+    } else starts.push(opening);
+    const start = starts[0];
+    const end = start === undefined ? undefined : close.get(start);
+    const satisfied = end === undefined || match[6] === '[' ? undefined : /^\s*(?:satisfies|as)\s+([^;,)\n]+)/.exec(text.slice(end + 1));
+    const annotated = annotation ? (match[6] === '[' ? typeNames(annotation.replace(/^\s*(?:Readonly)?Array\s*<([\s\S]*)>\s*$/u, '$1')) : typeNames(annotation)) : [];
+    const names = [...annotated, ...(match[5] !== undefined ? typeNames(match[5]) : []), ...(satisfied ? typeNames(satisfied[1]!) : [])];
+    if (names.length === 0 || starts.length === 0) continue;
     objects.add(holder);
     declare(holder, names);
-    membersOf(holder, start, true);
+    for (const at of starts) membersOf(holder, at, true);
   }
   const declared = { contracts, bases, objects, members };
   lastDeclared = { text, declared };
@@ -205,6 +232,23 @@ export interface ContractOrigin {
   root?: string;
 }
 
+/** Whether the bare specifier `specifier` names a package installed under `root`'s node_modules (or its `@types`). */
+function installedPackage(root: string, specifier: string): boolean {
+  if (/^[./]/.test(specifier) || /^[a-z]+:/.test(specifier)) return false;
+  const name = /^(@[^/]+\/[^/]+|[^/]+)/.exec(specifier)?.[1];
+  if (name === undefined) return false;
+  const types = name.startsWith('@') ? name.slice(1).replace('/', '__') : name;
+  // (a workspace package linked into node_modules — `@acme/core` → packages/core — is the repository's own: not a package)
+  const installed = (where: string) => {
+    try {
+      return /(?:^|[\\/])node_modules[\\/]/.test(path.relative(root, realpathSync(where)));
+    } catch {
+      return false;
+    }
+  };
+  return installed(path.join(root, 'node_modules', name)) || installed(path.join(root, 'node_modules', '@types', types));
+}
+
 /** Whether `text` (the file `file`) imports `name` from a repository module that does not provide the contract's. */
 function importsNameElsewhere(text: string, file: string, name: string, origin: ContractOrigin): boolean {
   const escaped = name.replace(/\$/g, '\\$');
@@ -212,7 +256,10 @@ function importsNameElsewhere(text: string, file: string, name: string, origin: 
     const binds = match[1]!.split(',').some((entry) => new RegExp(`^\\s*(?:type\\s+)?(?:[\\p{L}_$][\\p{L}\\p{N}_$]*\\s+as\\s+)?${escaped}\\s*$`, 'u').test(entry));
     if (!binds) continue;
     const targets = origin.targets.resolve(file, match[3]!);
-    return targets.length > 0 && !targets.some((target) => origin.targets.provides(target, name, origin.files));
+    // (a bare specifier no tsconfig `paths` resolves that names a package installed under node_modules —
+    // `import type { Cache } from 'cache-manager'` — is that package's interface, not the contract: outside round X59-11)
+    if (targets.length === 0) return origin.root !== undefined && installedPackage(origin.root, match[3]!);
+    return !targets.some((target) => origin.targets.provides(target, name, origin.files));
   }
   return false;
 }
@@ -273,7 +320,7 @@ export function mayImplement(contract: Contract, method: FileSymbol, fileSymbols
   }
   if (tsLike.test(method.file)) {
     // (the file's own `Cache` imported from a module that leads elsewhere — another library's interface of that name —
-    // is not the contract: outside round X58-11; a package or an unresolved alias leaves it to the name)
+    // is not the contract: outside round X58-11; an unresolved alias or a package not installed leaves it to the name)
     if (origin && importsNameElsewhere(text, method.file, contract.name, origin)) return false;
     // (TS: a class that `implements` the interface, an object literal typed as it — X57-14; an object typed otherwise
     // implements nothing by shape)
