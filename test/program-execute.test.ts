@@ -750,6 +750,54 @@ describe('a failing tier gate, the Planner (E34), approval, and the loop resumed
 
 // ---------------------------------------------------------------------------------------------
 
+describe('a wave agent that fails BLOCKs the tier, and the printed advice, followed word for word, finishes the PROGRAM (outside attack X60-01/02)', () => {
+  it('a dirty main checkout is refused before any Scout runs (G005, nothing changed); a failing agent → BLOCKED; the Next: commands, run as printed, resume it → COMPLETE, each merge once', async () => {
+    const demo = await setupDemo();
+    // X60-02: an untracked file in the main checkout — found before the Scouts, not after they committed.
+    writeFileSync(path.join(demo.repo, 'notes.txt'), 'mine\n');
+    await expectRefusal(demo, executeArgs(demo), { code: 1, message: /G005_DIRTY_WORKTREE: the main checkout has uncommitted changes: notes\.txt/, programState: 'REVIEWED' });
+    execFileSync('rm', [path.join(demo.repo, 'notes.txt')]);
+
+    // Agent C of catalog fails (fatal) on its first run: catalog's wave 1 BLOCKED, so the tier and the PROGRAM.
+    const good = readFileSync(demo.script, 'utf8');
+    const broken = good.replace('  C:\n    steps:\n', '  C:\n    steps:\n      - fail: { kind: fatal, message: "C-BREAKS-77" }\n');
+    expect(broken).not.toBe(good);
+    writeFileSync(demo.script, broken);
+    const blocked = await cli(demo, executeArgs(demo));
+    expect(blocked.code, blocked.stderr.slice(-3000)).toBe(1);
+    expect(resultOf(blocked).stopped ?? '').toMatch(/catalog: wave 1 BLOCKED: C: failed: C-BREAKS-77/);
+    expect(readFileSync(demo.program, 'utf8')).toMatch(/^state: BLOCKED$/m);
+    expect(readFileSync(path.join(demo.repo, 'docs/IMPL/IMPL-catalog.yaml'), 'utf8')).toMatch(/^state: BLOCKED$/m);
+
+    // A plain re-run repeats the stop and says the way out again (it said "re-run the same command to resume").
+    const again = await cli(demo, executeArgs(demo));
+    expect(again.code, again.stderr).toBe(1);
+    expect(again.stderr).toMatch(/Next: fix the cause above, then `polywave update-program-state /);
+    // "Fix the cause" (the agent works again), then every command of the advice exactly as printed (X60-01: the
+    // IMPL doc left BLOCKED was refused V032, then the loop's own BLOCKED commit on main TAMPER_DETECTED).
+    writeFileSync(demo.script, good);
+    const next = /Next: (.*)$/m.exec(blocked.stderr)?.[1] ?? '';
+    const commands = [...next.split('; or re-plan')[0]!.matchAll(/`polywave ([^`]+)`/g)].map((match) => match[1]!);
+    expect(commands).toEqual([
+      `update-program-state ${programRelative} --state TIER_EXECUTING`,
+      `update-program-impl ${programRelative} --impl catalog --status reviewed`,
+      `program-execute ${programRelative}`,
+    ]);
+    for (const command of commands.slice(0, -1)) {
+      const step = await cli(demo, command.split(' '));
+      expect(step.code, `${command}\n${step.stderr}`).toBe(0);
+    }
+    const resumed = await cli(demo, [...commands.at(-1)!.split(' '), '--auto', '--model', `script:${demo.script}`, '--no-critic']);
+    expect(resumed.code, resumed.stderr.slice(-4000)).toBe(0);
+    expect(resumed.stderr).toMatch(/resuming catalog \(IMPL doc BLOCKED → WAVE_EXECUTING/);
+    expect(resultOf(resumed).state).toBe('COMPLETE');
+    expect(countMerges(demo.repo, [...agentMerges, ...implMerges], '--all')).toEqual(once([...agentMerges, ...implMerges]));
+    expectClean(demo.repo);
+  }, 400_000);
+});
+
+// ---------------------------------------------------------------------------------------------
+
 describe('two IMPLs of one tier whose agents have the same ids (agent A in wave 1 of both)', () => {
   let demo: Demo;
   let run: CliResult;

@@ -502,3 +502,32 @@ export async function vouchForTargetCommit(options: { git: Git; slug: string; wa
   await writeTamperRecord(recordPath, record);
   return true;
 }
+
+/**
+ * The orchestrator's own commit on a branch that is not the waves' merge target — a PROGRAM loop's
+ * BLOCKED state commit on main while its tier's IMPL waves stay prepared on their IMPL branches
+ * (outside attack X60-01: the resumed wave was refused TAMPER_DETECTED for the loop's own commit).
+ * Every record of a wave of `slugs` that holds `ref` at `parent` follows it to `commit`, and nothing
+ * else: any other change since a record (hooks, config, other refs, `ref` moved elsewhere) is still
+ * found by the next check. Returns the records moved (file names).
+ */
+export async function vouchForRefMove(options: { git: Git; slugs: readonly string[]; ref: string; commit: string; parent: string }): Promise<string[]> {
+  if (options.commit === options.parent || options.slugs.length === 0) return [];
+  const location = await locateRepository(options.git);
+  const directory = tamperDirectory(location.commonDir);
+  const names = await readdir(directory).catch(() => [] as string[]);
+  const moved: string[] = [];
+  for (const slug of options.slugs) {
+    const escaped = slug.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    const pattern = new RegExp(`^tamper-${escaped}-wave(\\d+)\\.json$`);
+    for (const name of names.filter((candidate) => pattern.test(candidate))) {
+      const recordPath = path.join(directory, name);
+      const record = await readTamperRecord(recordPath).catch(() => undefined);
+      if (record === undefined || record.refs[options.ref] !== options.parent) continue;
+      record.refs[options.ref] = options.commit;
+      await writeTamperRecord(recordPath, record);
+      moved.push(name);
+    }
+  }
+  return moved;
+}

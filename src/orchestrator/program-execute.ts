@@ -46,7 +46,7 @@ import type { ProgramImpl, ProgramManifest, ProgramState } from '../protocol/sch
 import { createGit } from '../git/git-cli.js';
 import { offloadGitSpawns } from '../git/spawn-server.js';
 import { removeStaleIndexLock } from '../git/stale-index-lock.js';
-import { loadManifest } from '../store/manifest-file.js';
+import { editImpl, loadManifest } from '../store/manifest-file.js';
 import { readProgramImplDocs, waveProgressOf } from '../store/program-impl-docs.js';
 import { runAutopilot, type AutopilotResult } from './autopilot.js';
 import { createAgentSlots } from './run-wave.js';
@@ -259,7 +259,20 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
       });
       if (moved) {
         const { commitManifest } = await import('./run-critic.js');
-        await commitManifest(repoDir, programPath, `chore: program ${result.program_slug || path.basename(programPath)} ${state}: ${reason.slice(0, 120)}`, options.env).catch((error: unknown) => progress(`warning: the PROGRAM manifest was not committed: ${error instanceof Error ? error.message : String(error)}`));
+        const git = createGit(repoDir, { env: options.env as NodeJS.ProcessEnv });
+        const head = async () => ({ ref: await git.run(['symbolic-ref', '-q', 'HEAD'], { allowExitCodes: [1] }).then((out) => out.stdout.trim(), () => ''), commit: await git.tryRevParse('HEAD') });
+        const before = await head().catch(() => undefined);
+        const commit = await commitManifest(repoDir, programPath, `chore: program ${result.program_slug || path.basename(programPath)} ${state}: ${reason.slice(0, 120)}`, options.env).catch((error: unknown) => {
+          progress(`warning: the PROGRAM manifest was not committed: ${error instanceof Error ? error.message : String(error)}`);
+          return undefined;
+        });
+        // That commit moved main under the tier's prepared IMPL waves: it is the loop's own, not a tamper —
+        // their records follow it, so the resumed waves are not refused for it (X60-01).
+        if (commit && before?.ref && before.commit) {
+          const slugs = ((await readProgram(programPath).catch(() => undefined))?.impls ?? []).map((impl) => impl.slug ?? '').filter(Boolean);
+          const { vouchForRefMove } = await import('../engine/tamper-record.js');
+          await vouchForRefMove({ git, slugs, ref: before.ref, commit, parent: before.commit }).catch((error: unknown) => progress(`warning: ${error instanceof Error ? error.message : String(error)}`));
+        }
       }
     }
     result.stopped = reason;
@@ -341,6 +354,10 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
         ? `the plan is not approved (state ${state}): review ${path.relative(repoDir, programPath)} and approve it with \`polywave update-program-state ${path.relative(repoDir, programPath)} --state REVIEWED\` (PROGRAM_REVIEWED is never skipped, not even by --auto)`
         : `the PROGRAM is ${state || 'without a state'}: a human must decide (program-status, program-replan, update-program-state)`;
     result.stopped = why;
+    // X60-01: "re-run the same command" only repeats this stop — the way out of BLOCKED/REPLANNING is said.
+    if (state === 'BLOCKED' || state === 'REPLANNING') result.next = await nextStep();
+    else if (state === 'PLANNING' || state === 'VALIDATING') result.next = `approve the plan with \`polywave update-program-state ${relativeProgram} --state REVIEWED\`, then re-run \`polywave program-execute ${relativeProgram}\``;
+    else result.next = `decide with \`polywave program-status ${relativeProgram}\` (then \`polywave update-program-state\` or \`polywave program-replan\`)`;
     progress(`stopped: ${why}`);
     return finish();
   }
@@ -426,13 +443,42 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
       if ((manifest.state ?? '') === 'TIER_EXECUTING') return stop(`tier ${tier}: ${run.detail}`, 'BLOCKED');
       return refuse(`tier ${tier}: ${run.detail}`, `decide on ${partition.held.map((impl) => impl.slug).join(', ')} (\`polywave update-program-impl ${relativeProgram} --impl <slug> --status reviewed\` once its IMPL doc is ready)`);
     }
-    const preDocs = await readProgramImplDocs(repoDir, manifest);
+    let preDocs = await readProgramImplDocs(repoDir, manifest);
+    // X60-01: an IMPL whose wave BLOCKED in this tier (its doc left BLOCKED, its IMPL branch of this tier kept)
+    // that a human put back to `reviewed` after fixing the cause is resumed: its doc goes back to the
+    // state the wave was in (BLOCKED → WAVE_EXECUTING), and the waves already merged on its branch are kept.
+    const unblocked: string[] = [];
+    for (const impl of partition.preExisting.filter((candidate) => candidate.status === 'reviewed')) {
+      const doc = preDocs.get(impl.slug ?? '');
+      if (!doc?.manifest || (doc.manifest.state ?? '').trim() !== 'BLOCKED') continue;
+      if ((await mainGit.tryRevParse(`refs/heads/${programBranchName(manifest.program_slug ?? '', tier, impl.slug ?? '')}`)) === undefined) continue;
+      const moved = await editImpl(doc.path, (parsed) => ((parsed.manifest?.state ?? '').trim() === 'BLOCKED' ? { edits: [{ path: ['state'], value: 'WAVE_EXECUTING' }], outcome: true } : { edits: [], outcome: false }));
+      if (moved) unblocked.push(impl.slug ?? '');
+    }
+    if (unblocked.length > 0) {
+      progress(`tier ${tier}: resuming ${unblocked.join(', ')} (IMPL doc BLOCKED → WAVE_EXECUTING; its merged waves are kept)`);
+      preDocs = await readProgramImplDocs(repoDir, manifest);
+    }
     const preFindings = scopedImportFindings(manifest, preDocs, partition.preExisting);
     if (preFindings.length > 0) {
       run.status = 'blocked';
       run.detail = preFindings.map((finding) => `${finding.code}: ${finding.message}`).join('; ');
       done();
       return refuse(`tier ${tier}: ${run.detail}`, 'fix the pre-existing IMPL doc(s) named above (E28A: the file, its state, P1 file ownership, P2 frozen contracts) or their status in the PROGRAM');
+    }
+    // X60-02: the tier's waves need a clean main checkout (prepare-wave's working_dir_check); found only there, a
+    // dirty tree stopped the tier BLOCKED after its Scouts had run and committed. Checked before anything of the
+    // tier runs — only while none of its IMPL branches exists yet (a resumed tier's finalize-tier may be mid-merge).
+    const wavesBegun = (await Promise.all(tierImpls(manifest, tier).map((impl) => mainGit.tryRevParse(`refs/heads/${programBranchName(manifest.program_slug ?? '', tier, impl.slug ?? '')}`)))).some((sha) => sha !== undefined);
+    if (!wavesBegun) {
+      const { classifyDirtyTree } = await import('../engine/prepare/tree-steps.js');
+      const dirty = await classifyDirtyTree({ git: mainGit, root: await canonicalPath(repoDir) }, programPath);
+      if (dirty.blocking.length > 0) {
+        run.status = 'blocked';
+        run.detail = `G005_DIRTY_WORKTREE: the main checkout has uncommitted changes: ${dirty.blocking.slice(0, 10).join(', ')}${dirty.blocking.length > 10 ? ` (+${dirty.blocking.length - 10} more)` : ''} — the tier's waves start from a clean checkout`;
+        done();
+        return refuse(`tier ${tier}: ${run.detail}`, 'commit or stash them');
+      }
     }
     if ((manifest.state ?? '') !== 'TIER_EXECUTING') await setProgramState(programPath, 'TIER_EXECUTING');
 

@@ -55,7 +55,7 @@ export interface DirtyTree {
 }
 
 /** Splits `status()` (ignored files already excluded) into user files and Polywave's own. */
-export async function classifyDirtyTree(repo: RepoContext, implPath: string): Promise<DirtyTree> {
+export async function classifyDirtyTree(repo: Pick<RepoContext, 'git' | 'root'> & Partial<RepoContext>, implPath: string): Promise<DirtyTree> {
   const entries = await repo.git.status();
   const implCanonical = await canonicalPath(implPath);
   const relative = path.relative(repo.root, implCanonical).split(path.sep).join('/');
