@@ -751,7 +751,7 @@ describe('a failing tier gate, the Planner (E34), approval, and the loop resumed
 // ---------------------------------------------------------------------------------------------
 
 describe('a wave agent that fails BLOCKs the tier, and the printed advice, followed word for word, finishes the PROGRAM (outside attack X60-01/02)', () => {
-  it('a dirty main checkout is refused before any Scout runs (G005, nothing changed); a failing agent → BLOCKED; the Next: commands, run as printed, resume it → COMPLETE, each merge once', async () => {
+  it('a dirty main checkout is refused before any Scout runs (G005, nothing changed); a failing agent → BLOCKED; the Next: commands, run as printed, resume it (again BLOCKED while it fails; --accept-changes after a human commit on main) → COMPLETE, each merge once', async () => {
     const demo = await setupDemo();
     // X60-02: an untracked file in the main checkout — found before the Scouts, not after they committed.
     writeFileSync(path.join(demo.repo, 'notes.txt'), 'mine\n');
@@ -773,25 +773,42 @@ describe('a wave agent that fails BLOCKs the tier, and the printed advice, follo
     const again = await cli(demo, executeArgs(demo));
     expect(again.code, again.stderr).toBe(1);
     expect(again.stderr).toMatch(/Next: fix the cause above, then `polywave update-program-state /);
-    // "Fix the cause" (the agent works again), then every command of the advice exactly as printed (X60-01: the
-    // IMPL doc left BLOCKED was refused V032, then the loop's own BLOCKED commit on main TAMPER_DETECTED).
+
+    /** Runs every `polywave …` command of a stop's "Next:" advice exactly as printed (the re-run with the test's model). */
+    const follow = async (stopped: CliResult): Promise<{ commands: string[]; run: CliResult }> => {
+      const next = /Next: (.*)$/m.exec(stopped.stderr)?.[1] ?? '';
+      const commands = [...next.split('; or re-plan')[0]!.split('; if not')[0]!.matchAll(/`polywave ([^`]+)`/g)].map((match) => match[1]!);
+      for (const command of commands.slice(0, -1)) {
+        const step = await cli(demo, command.split(' '));
+        expect(step.code, `${command}\n${step.stderr}`).toBe(0);
+      }
+      return { commands, run: await cli(demo, [...commands.at(-1)!.split(' '), '--auto', '--model', `script:${demo.script}`, '--no-critic']) };
+    };
+    const resumeCommands = [`update-program-state ${programRelative} --state TIER_EXECUTING`, `update-program-impl ${programRelative} --impl catalog --status reviewed`];
+
+    // The advice followed while C still fails: the same BLOCKED stop again, not TAMPER_DETECTED for the loop's own
+    // BLOCKED commit on main (X60-01), nor V032 for the IMPL doc left BLOCKED.
+    const second = await follow(blocked);
+    expect(second.commands).toEqual([...resumeCommands, `program-execute ${programRelative}`]);
+    expect(second.run.code, second.run.stderr.slice(-3000)).toBe(1);
+    expect(second.run.stderr).toMatch(/resuming catalog \(IMPL doc BLOCKED → WAVE_EXECUTING/);
+    expect(resultOf(second.run).stopped ?? '').toMatch(/catalog: wave 1 BLOCKED: C: failed: C-BREAKS-77/);
+
+    // "Fix the cause": the agent works again, and a fix committed on main by the human — which the prepared wave's
+    // tamper check reports; the advice then names --accept-changes, and following it finishes the PROGRAM.
     writeFileSync(demo.script, good);
-    const next = /Next: (.*)$/m.exec(blocked.stderr)?.[1] ?? '';
-    const commands = [...next.split('; or re-plan')[0]!.matchAll(/`polywave ([^`]+)`/g)].map((match) => match[1]!);
-    expect(commands).toEqual([
-      `update-program-state ${programRelative} --state TIER_EXECUTING`,
-      `update-program-impl ${programRelative} --impl catalog --status reviewed`,
-      `program-execute ${programRelative}`,
-    ]);
-    for (const command of commands.slice(0, -1)) {
-      const step = await cli(demo, command.split(' '));
-      expect(step.code, `${command}\n${step.stderr}`).toBe(0);
-    }
-    const resumed = await cli(demo, [...commands.at(-1)!.split(' '), '--auto', '--model', `script:${demo.script}`, '--no-critic']);
-    expect(resumed.code, resumed.stderr.slice(-4000)).toBe(0);
-    expect(resumed.stderr).toMatch(/resuming catalog \(IMPL doc BLOCKED → WAVE_EXECUTING/);
-    expect(resultOf(resumed).state).toBe('COMPLETE');
+    writeFileSync(path.join(demo.repo, 'FIX.md'), 'the human fix\n');
+    git(demo.repo, ['add', 'FIX.md']);
+    git(demo.repo, ['-c', 'user.name=Human', '-c', 'user.email=human@example.com', 'commit', '-q', '-m', 'fix: the human fix']);
+    const third = await follow(second.run);
+    expect(third.run.code, third.run.stderr.slice(-3000)).toBe(1);
+    expect(resultOf(third.run).stopped ?? '').toMatch(/TAMPER_DETECTED: .*ref refs\/heads\/main/);
+    const resumed = await follow(third.run);
+    expect(resumed.commands).toEqual([...resumeCommands, `program-execute ${programRelative} --accept-changes`]);
+    expect(resumed.run.code, resumed.run.stderr.slice(-4000)).toBe(0);
+    expect(resultOf(resumed.run).state).toBe('COMPLETE');
     expect(countMerges(demo.repo, [...agentMerges, ...implMerges], '--all')).toEqual(once([...agentMerges, ...implMerges]));
+    expect(git(demo.repo, ['ls-files', 'FIX.md']).trim()).toBe('FIX.md');
     expectClean(demo.repo);
   }, 400_000);
 });

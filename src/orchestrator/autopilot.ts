@@ -88,6 +88,8 @@ export interface AutopilotOptions {
   orchestratorFiles?: string[];
   /** Ref prefixes other IMPLs of the tier move meanwhile (the tamper check leaves them out). */
   concurrentRefs?: string[];
+  /** `--accept-changes`: the changes the tamper check reports are the caller's own (see run-wave). */
+  acceptChanges?: boolean;
 }
 
 export interface AutopilotResult {
@@ -300,6 +302,7 @@ async function autopilotSteps(options: AutopilotOptions, lock: (implPath: string
       ...(options.agentSlots ? { agentSlots: options.agentSlots } : {}),
       ...(options.orchestratorFiles ? { orchestratorFiles: options.orchestratorFiles } : {}),
       ...(options.concurrentRefs ? { concurrentRefs: options.concurrentRefs } : {}),
+      ...(options.acceptChanges ? { acceptChanges: true } : {}),
       ...(options.budget ? { budget: options.budget } : {}),
       ...(options.backends?.wave ? { backend: options.backends.wave } : {}),
       ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),

@@ -99,6 +99,8 @@ export interface ProgramExecuteOptions {
    * and tier gates stay here. Absent: in this process.
    */
   dispatcher?: Dispatcher;
+  /** `--accept-changes`: the changes the tamper check of a tier's prepared waves reports are the caller's own (a fix committed on main while the tier was BLOCKED). */
+  acceptChanges?: boolean;
 }
 
 /**
@@ -236,7 +238,10 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
     const rerun = `polywave program-execute ${relativeProgram}`;
     if (current === 'BLOCKED') {
       const blocked = (latest?.impls ?? []).filter((impl) => impl.status === 'blocked').map((impl) => impl.slug ?? '');
-      return `fix the cause above, then \`polywave update-program-state ${relativeProgram} --state TIER_EXECUTING\`${blocked.length > 0 ? `, ${blocked.map((slug) => `\`polywave update-program-impl ${relativeProgram} --impl ${slug} --status reviewed\``).join(', ')}` : ''} and re-run \`${rerun}\`; or re-plan: \`polywave program-replan ${relativeProgram} --reason "…"\``;
+      // A prepared wave refused for changes made since (a fix committed on main meanwhile): the re-run can take them as the caller's.
+      const resume = `\`polywave update-program-state ${relativeProgram} --state TIER_EXECUTING\`${blocked.length > 0 ? `, ${blocked.map((slug) => `\`polywave update-program-impl ${relativeProgram} --impl ${slug} --status reviewed\``).join(', ')}` : ''}`;
+      if (/TAMPER_DETECTED/.test(result.stopped ?? '')) return `look at the changes named above: if they are yours and intended (a fix you committed), ${resume} and re-run \`${rerun} --accept-changes\`; if not, undo them first and re-run without it`;
+      return `fix the cause above, then ${resume} and re-run \`${rerun}\`; or re-plan: \`polywave program-replan ${relativeProgram} --reason "…"\``;
     }
     if (current === 'REPLANNING') return `review the revised ${relativeProgram}, approve it with \`polywave update-program-state ${relativeProgram} --state REVIEWED\`, then re-run \`${rerun}\``;
     return `re-run \`${rerun}\` to resume`;
@@ -668,6 +673,7 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
             ...(options.noCritic ? { noCritic: true } : {}),
             ...(options.retryBackoffMs !== undefined ? { retryBackoffMs: options.retryBackoffMs } : {}),
             ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
+            ...(options.acceptChanges ? { acceptChanges: true } : {}),
             onPhase: (phase) => progress(`tier ${tier}: ${slug} ${phase.phase}${phase.wave ? ` ${phase.wave}` : ''}: ${phase.status} — ${phase.detail}`),
           });
           addUsage(usage, autopilot.usage);

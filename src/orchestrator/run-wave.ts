@@ -104,6 +104,13 @@ export interface RunWaveOptions extends EngineRunOptions {
    * left out of the tamper record; the state files then stay uncommitted in the main checkout.
    */
   concurrentRefs?: string[];
+  /**
+   * The changes the tamper check reports since the wave was prepared are the caller's own (a human's commit on main
+   * while a BLOCKED wave waited): prepare-wave's re-entry, or the finalize of a wave whose agents were all done before
+   * this run, records the repository as it is now (`--accept-changes`). Never the finalize after agents ran in this
+   * run: what they changed is checked as always.
+   */
+  acceptChanges?: boolean;
   /** Cost budgets of the run (issue 14): agents over a limit are stopped, no launch once the run's money is spent. */
   budget?: BudgetTracker;
   /** The backend of the wave's agents instead of the one their model names (tests: ai-sdk with a mock model). */
@@ -394,7 +401,7 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
 
   // A crash during the merge (E9), or a wave reported but never finalized (F1): the agents are done; finish the merge.
   if ((manifest.state ?? '').trim() === 'WAVE_MERGING' || finishState === 'unmerged') {
-    const finalized = await finalizeWave({ ...engine, ...remoteGatesOf(options.dispatcher), implPath, wave: options.wave, ...(options.concurrentRefs ? { concurrentRefs: options.concurrentRefs } : {}), ...(options.orchestratorFiles ? { orchestratorFiles: options.orchestratorFiles } : {}), ...(options.repoDir ? { repoDir: options.repoDir } : {}), ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}), ...(options.strictOwnership ? { strictOwnership: true } : {}) });
+    const finalized = await finalizeWave({ ...engine, ...remoteGatesOf(options.dispatcher), implPath, wave: options.wave, ...(options.concurrentRefs ? { concurrentRefs: options.concurrentRefs } : {}), ...(options.orchestratorFiles ? { orchestratorFiles: options.orchestratorFiles } : {}), ...(options.repoDir ? { repoDir: options.repoDir } : {}), ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}), ...(options.strictOwnership ? { strictOwnership: true } : {}), ...(options.acceptChanges ? { acceptChanges: true } : {}) });
     result.finalize = finalized;
     result.state = finalized.state || result.state;
     result.success = finalized.success;
@@ -447,7 +454,7 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
     }
     result.prepare = { steps, success: true };
   } else {
-    const prepared = await prepareWave({ ...engine, implPath, wave: options.wave, ...(options.concurrentRefs ? { concurrentRefs: options.concurrentRefs, leaveStateUncommitted: true } : {}), ...(options.repoDir ? { repoDir: options.repoDir } : {}), ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}), ...(options.portOffset ? { portOffset: options.portOffset } : {}), ...(options.noCache ? { noCache: true } : {}), ...(options.skipCritic ? { skipCritic: true } : {}), ...(options.rerun ? { rerun: true } : {}) });
+    const prepared = await prepareWave({ ...engine, implPath, wave: options.wave, ...(options.concurrentRefs ? { concurrentRefs: options.concurrentRefs, leaveStateUncommitted: true } : {}), ...(options.repoDir ? { repoDir: options.repoDir } : {}), ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}), ...(options.portOffset ? { portOffset: options.portOffset } : {}), ...(options.noCache ? { noCache: true } : {}), ...(options.skipCritic ? { skipCritic: true } : {}), ...(options.rerun ? { rerun: true } : {}), ...(options.acceptChanges ? { acceptChanges: true } : {}) });
     result.prepare = prepared;
     if (!prepared.success) return finish();
     const preparedManifest = await readManifest(implPath);

@@ -149,6 +149,7 @@ async function execute(programPath: string, repoDir: string, options: Record<str
       ...(options.critic === false ? { noCritic: true } : {}),
       ...(budget ? { budget } : {}),
       ...(dispatcher ? { dispatcher } : {}),
+      ...(options.acceptChanges === true ? { acceptChanges: true } : {}),
       approve: async (question) => {
         if (yes) return true;
         if (json) return false;

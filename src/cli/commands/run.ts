@@ -174,6 +174,7 @@ async function runPlan(target: string, asPath: string, isImpl: boolean, repoDir:
       ...(Number.isFinite(timeout) && timeout > 0 ? { agentTimeoutMs: Math.round(timeout * 1000) } : {}),
       ...(Number.isFinite(maxTurns) && maxTurns > 0 ? { maxTurns: Math.floor(maxTurns) } : {}),
       ...(options.critic === false ? { noCritic: true } : {}),
+      ...(options.acceptChanges === true ? { acceptChanges: true } : {}),
       ...(budget ? { budget } : {}),
       ...(dispatcher ? { dispatcher } : {}),
       // A feature's plan is locked from before its Scout (an IMPL's already is, above; the take nests).
