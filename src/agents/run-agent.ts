@@ -78,6 +78,12 @@ export interface RunAgentOptions {
   unsafeNoSandbox?: boolean;
   /** Sandbox settings instead of those of polywave.config.json (tests). */
   sandboxSettings?: SandboxSettings;
+  /**
+   * Directories around the agent's root its sandbox hides whole, what appears there later too, but for its root
+   * (writable) and the repository's git directory (read-only; its `worktrees/` shows the agent's own entry only):
+   * a dispatch worker's `--dir`, where its other jobs' worktrees, journals, scripts and gate checkouts live.
+   */
+  sandboxHiddenAround?: readonly string[];
   /** `cli:<name>` command templates instead of polywave.config.json's `agent_clis` (tests). */
   cliTemplates?: Record<string, CliTemplate>;
 }
@@ -256,7 +262,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
       // The Scout and the critic read code and write the plan: the checkout's `.env` and other untracked secret-named
       // files stay hidden from them although they work in the checkout (outside attack X19-09).
       const hideCheckoutSecrets = isCheckoutReader(options.role);
-      sandbox = await buildAgentSandboxPlan({ root: jail.root, home, tmp, env: options.env, readOnly, userHome: options.env.HOME ?? os.homedir(), ...(options.sandboxSettings ? { settings: options.sandboxSettings } : {}), ...(hideCheckoutSecrets ? { hideCheckoutSecrets } : {}) });
+      sandbox = await buildAgentSandboxPlan({ root: jail.root, home, tmp, env: options.env, readOnly, userHome: options.env.HOME ?? os.homedir(), ...(options.sandboxSettings ? { settings: options.sandboxSettings } : {}), ...(hideCheckoutSecrets ? { hideCheckoutSecrets } : {}), ...(options.sandboxHiddenAround ? { hiddenAround: options.sandboxHiddenAround } : {}) });
       // X30-09: an untracked nested repository (your clone inside the checkout) is opaque to every git listing the plan
       // hides secrets by (its .env, keys, the token in its .git/config): unreadable to these roles whole.
       if (hideCheckoutSecrets && untrackedAtStart) {

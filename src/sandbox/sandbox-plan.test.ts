@@ -67,6 +67,33 @@ describe('agentSandboxPlan', () => {
     expect(agentSandboxPlan({ ...base, scratchDirs: ['/repo'] }).unreadable).not.toContain('/repo');
   });
 
+  it('hiddenAround (a dispatch worker\'s --dir): hidden whole but the root (writable) and the git directory (read-only), whose worktrees/ shows the own entry only', () => {
+    const dir = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'pw-hidden-around-')));
+    try {
+      const clone = path.join(dir, 'repo.git');
+      const root = path.join(dir, 'work', 'job-A');
+      mkdirSync(path.join(clone, 'worktrees', 'job-A'), { recursive: true });
+      mkdirSync(path.join(clone, 'worktrees', 'job-B'), { recursive: true });
+      mkdirSync(root, { recursive: true });
+      writeFileSync(path.join(root, '.git'), `gitdir: ${path.join(clone, 'worktrees', 'job-A')}\n`);
+      const input = { root, home: base.home, tmp: base.tmp, gitCommonDir: clone, mainCheckout: root, otherWorktrees: [path.join(dir, 'work', 'job-B')], userHome: base.userHome, scratchDirs: [] };
+      const plan = agentSandboxPlan({ ...input, hiddenAround: [dir] });
+      expect(plan.unreadable).toEqual(expect.arrayContaining([dir, path.join(clone, 'worktrees')]));
+      // (covered by the hidden directory: not one mount more)
+      expect(plan.unreadable).not.toContain(path.join(dir, 'work', 'job-B'));
+      expect(plan.readable).toEqual(expect.arrayContaining([clone, path.join(clone, 'worktrees', 'job-A')]));
+      expect(plan.readable).not.toContain(path.join(clone, 'worktrees', 'job-B'));
+      expect(plan.writable).toContain(root);
+      // an entry that is (or lies in) the root or the git directory hides nothing
+      const none = agentSandboxPlan({ ...input, hiddenAround: [root, clone, path.join(root, 'src')] });
+      expect(none.unreadable).not.toContain(root);
+      expect(none.unreadable).not.toContain(clone);
+      expect(none.unreadable).not.toContain(path.join(clone, 'worktrees'));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('every path is absolute', () => {
     const plan = agentSandboxPlan({ ...base, config: { writable: ['~/x'] }, readOnly: ['a/b'] });
     for (const entry of [...plan.writable, ...plan.readOnlyWithin, ...plan.unreadable]) expect(path.isAbsolute(entry)).toBe(true);

@@ -1256,6 +1256,67 @@ export interface AgentSandboxPlanInput {
    * readable and writable (bound back over the denied parent).
    */
   scratchDirs?: readonly string[];
+  /**
+   * Directories around the agent's root hidden whole, what they hold now and what appears there later alike (a
+   * dispatch worker's `--dir`: its other jobs' worktrees, journals, scripts and gate checkouts). Inside them the agent
+   * keeps its root (writable) and the repository's git directory (read-only, as everywhere), whose `worktrees/` then
+   * shows the agent's own entry only (see {@link hiddenAroundRoot}).
+   */
+  hiddenAround?: readonly string[];
+}
+
+/** The git directory of the linked worktree `root` (`<common dir>/worktrees/<name>`, as its `.git` file names it), or undefined. */
+function linkedGitDirOf(root: string): string | undefined {
+  try {
+    const dotGit = path.join(root, '.git');
+    if (!statSync(dotGit).isFile()) return undefined;
+    const pointer = /^gitdir: *(.+?)[ \t\r]*$/m.exec(readFileSync(dotGit, 'utf8'));
+    return pointer ? realOrResolved(path.resolve(root, pointer[1]!)) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What {@link AgentSandboxPlanInput.hiddenAround} hides and puts back, and the hidden directories carve-outs may lie in. */
+interface HiddenAround {
+  unreadable: string[];
+  readable: string[];
+  roots: string[];
+  /** Whether `entry` lies in what is hidden (and not in what is put back). */
+  hides: (entry: string) => boolean;
+}
+
+/**
+ * The directories `around` hidden whole from a sandbox whose root is `root` (issue 17: a dispatched agent read its
+ * worker's other jobs' journals, scripts, gate checkouts and worktrees in `--dir`). An entry that is or lies inside
+ * the root, or is or lies inside the git directory, is left out. Put back: the git directory when it lies inside one
+ * (read-only: git works in the worktree); its `worktrees/` is hidden then, except the root's own entry (the other
+ * worktrees' HEAD, index and logs are theirs).
+ */
+function hiddenAroundRoot(around: readonly string[], root: string, gitCommonDir: string): HiddenAround | undefined {
+  const dirs = unique(around.map(realOrResolved)).filter((entry) => !isInside(entry, root) && !isInside(entry, gitCommonDir));
+  if (dirs.length === 0) return undefined;
+  const readable: string[] = [];
+  const roots = [...dirs];
+  const unreadable = [...dirs];
+  let worktrees: string | undefined;
+  let own: string | undefined;
+  if (dirs.some((dir) => isInside(gitCommonDir, dir))) {
+    readable.push(gitCommonDir);
+    worktrees = path.join(gitCommonDir, 'worktrees');
+    unreadable.push(worktrees);
+    roots.push(worktrees);
+    own = linkedGitDirOf(root);
+    if (own !== undefined && isInside(own, worktrees) && own !== worktrees) readable.push(own);
+    else own = undefined;
+  }
+  const hides = (entry: string): boolean => {
+    const resolved = path.resolve(entry);
+    if (!dirs.some((dir) => isInside(resolved, dir)) || isInside(resolved, root)) return false;
+    if (worktrees !== undefined && isInside(resolved, worktrees)) return own === undefined || !isInside(resolved, own);
+    return !readable.some((open) => isInside(resolved, open));
+  };
+  return { unreadable, readable, roots, hides };
 }
 
 /** Denied scratch paths, except one that is or contains a path the plan writes as its working directory. */
@@ -1270,8 +1331,9 @@ function scratchDenials(scratchDirs: readonly string[], root: string): string[] 
  * roots, the repository and `sandbox.readable` ({@link homeView}; where the home cannot be hidden
  * whole, {@link homeSecrets}), the main checkout's untracked secret files (`.env*`, `.dev.vars`,
  * `secrets.*`, keys: unless it is the agent's own root) and its parents', the files credential
- * variables name, and the scratch directories of other agents and gates, present and future (outside
- * attack #12); network: `sandbox.network.allow`.
+ * variables name, the scratch directories of other agents and gates, present and future (outside
+ * attack #12), and the directories `hiddenAround` names, whole but for the root and the git directory
+ * ({@link hiddenAroundRoot}); network: `sandbox.network.allow`.
  */
 export function agentSandboxPlan(input: AgentSandboxPlanInput): SandboxPlan {
   const userHome = input.userHome ?? os.homedir();
@@ -1285,6 +1347,7 @@ export function agentSandboxPlan(input: AgentSandboxPlanInput): SandboxPlan {
   ]);
   const env = input.env ?? process.env;
   const gitCommonDir = path.resolve(input.gitCommonDir);
+  const around = input.hiddenAround && input.hiddenAround.length > 0 ? hiddenAroundRoot(input.hiddenAround, root, gitCommonDir) : undefined;
   // an agent in a worktree reads nothing of the main checkout but its git directory and dependency directories
   const hidden = hiddenCheckout(mainCheckout, root, writable, gitCommonDir, configReadable(input.config, userHome, mainCheckout));
   const view = homeView({ userHome, needed: [root, ...(hidden ? hidden.readable : [mainCheckout]), gitCommonDir, ...(input.config?.readable ?? []).map((entry) => expandHome(entry, userHome))], writable, env });
@@ -1307,8 +1370,17 @@ export function agentSandboxPlan(input: AgentSandboxPlanInput): SandboxPlan {
     ...scratchDenials(input.scratchDirs ?? foreignScratchDirs(input.env), root),
     ...residentSocketDirs(),
     ...(input.env ? residentSocketDirs(input.env) : []),
+    ...(around?.unreadable ?? []),
   ]);
-  return { ...finishPlan(writable, readOnlyWithin, unreadable, view, input.config, hidden, true), ...maskedFilesOf(gitCommonDir, userHome, hidden) };
+  const masked = maskedFilesOf(gitCommonDir, userHome, hidden);
+  if (around) {
+    // (a mask or a copy bound over a file of a hidden directory would show it: another worktree's `config.worktree`)
+    if (masked.maskedFiles) masked.maskedFiles = masked.maskedFiles.filter((entry) => !around.hides(entry.path));
+    if (masked.boundCopies) masked.boundCopies = masked.boundCopies.filter((entry) => !around.hides(entry.path));
+    if (masked.maskedFiles?.length === 0) delete masked.maskedFiles;
+    if (masked.boundCopies?.length === 0) delete masked.boundCopies;
+  }
+  return { ...finishPlan(writable, readOnlyWithin, unreadable, view, input.config, hidden, true, around), ...masked };
 }
 
 function maskedFilesOf(gitCommonDir: string | undefined, userHome: string, hidden?: HiddenCheckout): Pick<SandboxPlan, 'maskedFiles' | 'boundCopies'> {
@@ -1412,9 +1484,9 @@ export function gatePlan(input: GatePlanInput): SandboxPlan {
 }
 
 /** A plan's last step, the same for agents and gates: what the home view puts back is bound read-only, what it covers is not listed twice. */
-function finishPlan(writable: string[], readOnlyWithin: string[], unreadable: string[], view: { readable: string[]; unreadable: string[] }, config: SandboxSettings | undefined, hidden?: HiddenCheckout, readOnlyHomeView = false): SandboxPlan {
+function finishPlan(writable: string[], readOnlyWithin: string[], unreadable: string[], view: { readable: string[]; unreadable: string[] }, config: SandboxSettings | undefined, hidden?: HiddenCheckout, readOnlyHomeView = false, around?: HiddenAround): SandboxPlan {
   // a hidden main checkout's carve-outs are the home view's already when it lies in the hidden home
-  const readable = unique([...view.readable, ...(hidden?.readable ?? []).filter((entry) => !view.readable.some((open) => isInside(entry, open)))]);
+  const readable = unique([...view.readable, ...(hidden?.readable ?? []).filter((entry) => !view.readable.some((open) => isInside(entry, open))), ...(around?.readable ?? [])]);
   // The hidden checkout's empty view is read-only (EROFS rather than a write that vanishes). Inside the hidden
   // home it has no view of its own (the home's covers it): for an agent (its HOME is a private directory) the
   // home's view is made read-only instead; a gate keeps a writable home view (tools write ~/.cache there).
@@ -1424,7 +1496,7 @@ function finishPlan(writable: string[], readOnlyWithin: string[], unreadable: st
     writable,
     readOnlyWithin,
     unreadable: pruneCovered(unreadable, [...readable, ...writable]),
-    ...(readable.length > 0 ? { readable: bindable(readable, writable, unreadable, [...view.unreadable, ...(hidden ? [hidden.root] : [])]) } : {}),
+    ...(readable.length > 0 ? { readable: bindable(readable, writable, unreadable, [...view.unreadable, ...(hidden ? [hidden.root] : []), ...(around?.roots ?? [])]) } : {}),
     allowedHosts: unique(config?.network?.allow ?? []),
     ...(emptyReadOnly.length > 0 ? { emptyReadOnly } : {}),
   };

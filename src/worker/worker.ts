@@ -625,6 +625,9 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         baseCommit: data.base_commit,
         ...(implPath ? { implPath } : {}),
         policy: { root: worktree, ownedFiles: data.owned_files, frozenPaths: data.frozen_paths, branch: data.branch, readablePaths: [] },
+        // Its sandbox sees nothing of --dir but its own worktree and the clone (whose `worktrees/` shows its own entry
+        // only): not the other jobs' worktrees, journals, scripts or gate checkouts, those of jobs started later included.
+        sandboxHiddenAround: [dir],
         limits: data.limits,
         env: { ...env, POLYWAVE_REPO_ROOT: worktree },
         signal: controller.signal,

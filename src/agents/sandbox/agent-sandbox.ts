@@ -105,6 +105,8 @@ export interface BuildAgentSandboxPlanInput {
   userHome?: string;
   /** Hide the main checkout's untracked secret-named files even when the root IS the checkout (the Scout and critic read code, never `.env`). */
   hideCheckoutSecrets?: boolean;
+  /** Directories around the root hidden whole but for the root and the git directory (a dispatch worker's `--dir`: see AgentSandboxPlanInput.hiddenAround). */
+  hiddenAround?: readonly string[];
 }
 
 /** The agent's {@link SandboxPlan}, with the repository facts read from git. */
@@ -139,6 +141,7 @@ export async function buildAgentSandboxPlan(input: BuildAgentSandboxPlanInput): 
     ...(input.readOnly ? { readOnly: input.readOnly } : {}),
     ...(input.userHome ? { userHome: input.userHome } : {}),
     ...(input.hideCheckoutSecrets ? { hideCheckoutSecrets: true } : {}),
+    ...(input.hiddenAround && input.hiddenAround.length > 0 ? { hiddenAround: input.hiddenAround } : {}),
     env: input.env,
   });
 }
