@@ -9,8 +9,9 @@
  * OS sandbox, a real `run-wave --dispatch` of agents A (the reader) and B (a victim that keeps uncommitted work in its
  * worktree until told to go on), and a job C of another run put on the queue after A started (its paths appear after
  * A's sandbox was made). A walks `<dir>` with python (the static check refuses paths out of the root; an interpreter
- * computing them at run time is what reaches the OS sandbox) and commits what it saw into its own file. Needs
- * `npm run build` (the worker and run-wave run bin/polywave.js).
+ * computing them at run time is what reaches the OS sandbox) and commits what it saw into its own file. Then a gate
+ * job (`dispatch.gates: "workers"`) on the same worker cats the planted files. Needs `npm run build` (the worker and
+ * run-wave run bin/polywave.js).
  */
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -18,7 +19,8 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectedJobId, type AgentJobData } from '../src/dispatch/job.js';
-import { createDispatchRepo, lettersScript, produceJob, runWaveCli, startRedis, startWorker, waveResult, type DispatchRepo, type TestRedis, type TestWorker } from './dispatch-support.js';
+import { createRedisDispatcher } from '../src/dispatch/redis-dispatcher.js';
+import { createDispatchRepo, gitEnv, lettersScript, produceJob, runWaveCli, startRedis, startWorker, waveResult, type DispatchRepo, type TestRedis, type TestWorker } from './dispatch-support.js';
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-worker-dir-hidden-'));
 const workerDir = path.join(scratch, 'worker');
@@ -151,4 +153,23 @@ describe('a dispatched agent and its worker’s --dir', () => {
     expect(['VICTIM-42-UNCOMMITTED', 'LATE-42-UNCOMMITTED', ...Object.values(planted)].filter((secret) => seen.includes(secret))).toEqual([]);
     expect(seen.split('\n').filter((line) => [path.basename(victimB), path.basename(lateC), 'planted-'].some((other) => line.startsWith('/') && line.includes(other)))).toEqual([]);
   }, 120_000);
+
+  it('a gate job there (the agent branch\'s code) reads nothing of it either but its checkout and the clone; git works', async () => {
+    const base = (await target.repo.git.headCommit()).trim();
+    const branch = 'polywave/wdg/wave1-agent-G';
+    await target.repo.run(['push', '--quiet', target.remote, `${base}:refs/heads/${branch}`]);
+    // No static check in a gate: plain absolute paths.
+    const command = `cat ${Object.keys(planted).map((file) => path.join(workerDir, file)).join(' ')} 2>&1; ls -a ${path.join(workerDir, 'repo.git', 'worktrees')} ${path.join(workerDir, 'work')}; git log -1 --format=GATE-GIT-%h; true`;
+    const dispatcher = await createRedisDispatcher({ url: redis.url, remote: target.remote, gates: 'workers', env: { ...process.env, ...gitEnv }, labelWaitMs: 10_000, pollMs: 200 });
+    try {
+      const ran = await dispatcher.runGateJob!({ slug: 'wdg', wave: 1, agentId: 'G', branch, head: base, repoRoot: target.repo.dir, gates: [{ type: 'test', command, required: true }], docsOnly: false });
+      const output = ran.run.phases.flatMap((phase) => phase.results.map((result) => result.output)).join('\n');
+      if (process.env.WDH_DEBUG) console.log(output);
+      expect(ran.run.passed, output).toBe(true);
+      expect(output).toMatch(/GATE-GIT-[0-9a-f]{7}/);
+      expect(Object.values(planted).filter((secret) => output.includes(secret))).toEqual([]);
+    } finally {
+      await dispatcher.close();
+    }
+  }, 60_000);
 });

@@ -81,6 +81,8 @@ export interface GateRunContext {
   throwawayCheckout?: boolean;
   /** The run's throwaway checkouts, one per directory, shared by its gates (disposed by runGates). */
   checkouts?: CheckoutSet;
+  /** Directories around the gate's directory its sandbox hides whole (a dispatch worker's `--dir`: see GatePlanInput.hiddenAround). */
+  hiddenAround?: readonly string[];
 }
 
 /** Gate types that a docs-only wave skips (reference §4.3 step 3). */
@@ -303,6 +305,8 @@ export interface SandboxGateOptions {
   allowHosts?: readonly string[];
   /** A new sandbox wrapper even when one for the same plan is reused (a retry after vanishedMountPoint). */
   fresh?: boolean;
+  /** Directories around the gate's directory its sandbox hides whole (see GatePlanInput.hiddenAround). */
+  hiddenAround?: readonly string[];
 }
 
 /** A gate command ready to run in the sandbox: where, and how to give its output back. */
@@ -357,6 +361,7 @@ export async function sandboxGateCommand(command: string, cwd: string, context: 
       env,
       // The throwaway checkout (its cwd inside it: a gate routed by `repo:` to a subdirectory) is a scratch directory itself: the scratch parent stays hidden around it.
       ...(checkout ? { directoryIsScratch: true } : {}),
+      ...(context.hiddenAround && context.hiddenAround.length > 0 ? { hiddenAround: context.hiddenAround } : {}),
     });
     if (context.allowHosts && context.allowHosts.length > 0) plan.allowedHosts = [...new Set([...plan.allowedHosts, ...context.allowHosts])];
     // Gate code is the agents' code: no model keys or other credentials (X3 #17; workers strip them too).

@@ -58,6 +58,11 @@ export interface RunGatesOptions {
    */
   throwawayCheckout?: boolean;
   /**
+   * Directories around `repoDir` the gates' sandbox hides whole, later entries too, but for the gate's directory and the
+   * repository's git directory (a dispatch worker's `--dir`: the other jobs' worktrees, journals, scripts, gate checkouts).
+   */
+  sandboxHiddenAround?: readonly string[];
+  /**
    * Labels of the E40 `gate_executed`/`gate_failed` activity events emitted on `events` after the
    * run, one per gate that ran (IMPL slug, wave, agent, PROGRAM, tier; `scope` = pre-merge,
    * post-merge, tier, baseline). Without labels no E40 event is emitted (a bare `run-gates`).
@@ -99,6 +104,7 @@ export async function runGates(options: RunGatesOptions): Promise<GateRunResult>
     sandbox: options.sandbox ?? true,
     sandboxSettings: new Map(),
     throwawayCheckout: options.throwawayCheckout ?? false,
+    ...(options.sandboxHiddenAround && options.sandboxHiddenAround.length > 0 ? { hiddenAround: options.sandboxHiddenAround } : {}),
     checkouts: new Map(),
   };
   const concurrency = options.concurrency ?? defaultConcurrency();

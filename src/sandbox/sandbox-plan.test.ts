@@ -84,6 +84,10 @@ describe('agentSandboxPlan', () => {
       expect(plan.readable).toEqual(expect.arrayContaining([clone, path.join(clone, 'worktrees', 'job-A')]));
       expect(plan.readable).not.toContain(path.join(clone, 'worktrees', 'job-B'));
       expect(plan.writable).toContain(root);
+      // a gate job's checkout on the worker: the same
+      const gate = gatePlan({ directory: root, tmp: base.tmp, gitCommonDir: clone, userHome: base.userHome, scratchDirs: [], hiddenAround: [dir] });
+      expect(gate.unreadable).toEqual(expect.arrayContaining([dir, path.join(clone, 'worktrees')]));
+      expect(gate.readable).toEqual(expect.arrayContaining([clone, path.join(clone, 'worktrees', 'job-A')]));
       // an entry that is (or lies in) the root or the git directory hides nothing
       const none = agentSandboxPlan({ ...input, hiddenAround: [root, clone, path.join(root, 'src')] });
       expect(none.unreadable).not.toContain(root);

@@ -1372,15 +1372,15 @@ export function agentSandboxPlan(input: AgentSandboxPlanInput): SandboxPlan {
     ...(input.env ? residentSocketDirs(input.env) : []),
     ...(around?.unreadable ?? []),
   ]);
-  const masked = maskedFilesOf(gitCommonDir, userHome, hidden);
-  if (around) {
-    // (a mask or a copy bound over a file of a hidden directory would show it: another worktree's `config.worktree`)
-    if (masked.maskedFiles) masked.maskedFiles = masked.maskedFiles.filter((entry) => !around.hides(entry.path));
-    if (masked.boundCopies) masked.boundCopies = masked.boundCopies.filter((entry) => !around.hides(entry.path));
-    if (masked.maskedFiles?.length === 0) delete masked.maskedFiles;
-    if (masked.boundCopies?.length === 0) delete masked.boundCopies;
-  }
-  return { ...finishPlan(writable, readOnlyWithin, unreadable, view, input.config, hidden, true, around), ...masked };
+  return { ...finishPlan(writable, readOnlyWithin, unreadable, view, input.config, hidden, true, around), ...withoutHidden(maskedFilesOf(gitCommonDir, userHome, hidden), around) };
+}
+
+/** `masked` without the files {@link hiddenAroundRoot} hides (a mask or a copy bound over one would show it: another worktree's `config.worktree`). */
+function withoutHidden(masked: Pick<SandboxPlan, 'maskedFiles' | 'boundCopies'>, around: HiddenAround | undefined): Pick<SandboxPlan, 'maskedFiles' | 'boundCopies'> {
+  if (!around) return masked;
+  const maskedFiles = (masked.maskedFiles ?? []).filter((entry) => !around.hides(entry.path));
+  const boundCopies = (masked.boundCopies ?? []).filter((entry) => !around.hides(entry.path));
+  return { ...(maskedFiles.length > 0 ? { maskedFiles } : {}), ...(boundCopies.length > 0 ? { boundCopies } : {}) };
 }
 
 function maskedFilesOf(gitCommonDir: string | undefined, userHome: string, hidden?: HiddenCheckout): Pick<SandboxPlan, 'maskedFiles' | 'boundCopies'> {
@@ -1417,6 +1417,8 @@ export interface GatePlanInput {
    * included — `directory` itself is bound back writable over it, as the gate's TMPDIR is.
    */
   directoryIsScratch?: boolean;
+  /** As for agents ({@link AgentSandboxPlanInput.hiddenAround}), around `directory`: a dispatch worker's `--dir` for its gate jobs. */
+  hiddenAround?: readonly string[];
 }
 
 /**
@@ -1446,13 +1448,15 @@ export function configFilesOf(directory: string): string[] {
  * writable, `<dir>/.git` (and the common git dir inside it) read-only; the user's home (except its
  * tool roots and the repository, as for agents), the main checkout's untracked secret files (unless
  * the gate runs in it) and its parents', the files credential variables name and the scratch
- * directories of agents and other gates unreadable; network = `sandbox.network.allow`.
+ * directories of agents and other gates unreadable, and the directories `hiddenAround` names (whole but for the
+ * gate's directory and the git directory: {@link hiddenAroundRoot}); network = `sandbox.network.allow`.
  */
 export function gatePlan(input: GatePlanInput): SandboxPlan {
   const userHome = input.userHome ?? os.homedir();
   const directory = path.resolve(input.directory);
   const writable = unique([directory, path.resolve(input.tmp), ...(input.caches ?? []).map((entry) => path.resolve(entry)), ...(input.config?.writable ?? []).map((entry) => expandHome(entry, userHome))]);
   const gitCommonDir = input.gitCommonDir !== undefined ? path.resolve(input.gitCommonDir) : undefined;
+  const around = input.hiddenAround && input.hiddenAround.length > 0 && gitCommonDir !== undefined ? hiddenAroundRoot(input.hiddenAround, directory, gitCommonDir) : undefined;
   const readOnlyWithin = unique([
     path.join(directory, '.git'),
     ...(gitCommonDir !== undefined && isInside(gitCommonDir, directory) ? [gitCommonDir] : []),
@@ -1479,8 +1483,9 @@ export function gatePlan(input: GatePlanInput): SandboxPlan {
     ...(input.directoryIsScratch === true ? (input.scratchDirs ?? foreignScratchDirs(input.env)).map((entry) => path.resolve(entry)) : scratchDenials(input.scratchDirs ?? foreignScratchDirs(input.env), directory)),
     ...residentSocketDirs(),
     ...(input.env ? residentSocketDirs(input.env) : []),
+    ...(around?.unreadable ?? []),
   ]);
-  return { ...finishPlan(writable, readOnlyWithin, unreadable, view, input.config, hidden), ...maskedFilesOf(gitCommonDir, userHome, hidden) };
+  return { ...finishPlan(writable, readOnlyWithin, unreadable, view, input.config, hidden, false, around), ...withoutHidden(maskedFilesOf(gitCommonDir, userHome, hidden), around) };
 }
 
 /** A plan's last step, the same for agents and gates: what the home view puts back is bound read-only, what it covers is not listed twice. */

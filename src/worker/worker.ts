@@ -399,6 +399,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         configSearchDirs: [scratch],
         signal: controller.signal,
         ...(options.unsafeNoSandbox ? { sandbox: false } : {}),
+        // (as for agent jobs: nothing of --dir but its checkout and the clone)
+        sandboxHiddenAround: [dir],
       });
       if (controller.signal.aborted) {
         log(`gate job ${data.job_id}: handed back`);
