@@ -165,6 +165,13 @@ describe('dispatch commands: bad input', () => {
     expect(readFileSync(target.implPath, 'utf8')).toBe(before);
   });
 
+  it('a redis:// --dispatch that does not parse (a port that is no number, a db that is no number) gets the same --dispatch: line and code as any other bad URL (exit 2)', async () => {
+    const target = await createDispatchRepo('badport', lettersScript());
+    const [port, db] = await Promise.all([runWaveCli(target, 1, { extra: ['--dispatch', 'redis://127.0.0.1:notaport'] }), runWaveCli(target, 1, { extra: ['--dispatch', 'redis://127.0.0.1:6379/abc'] })]);
+    expect(port).toMatchObject({ code: 2, stdout: '', stderr: 'polywave: error[DISPATCH_INVALID_URL]: --dispatch: not a Redis URL: "redis://127.0.0.1:notaport" (expected redis://host:port, or inprocess)\n' });
+    expect(db).toMatchObject({ code: 2, stdout: '', stderr: 'polywave: error[DISPATCH_INVALID_URL]: --dispatch: redis://127.0.0.1:6379/abc: the database must be a number (redis://host:port/0)\n' });
+  });
+
   it('refuses a bad dispatch config, a lone --dispatch-remote, a leaky URL and an unreachable remote before anything changes (attack F8, F9, F11, F16, F17)', async () => {
     const target = await createDispatchRepo('badcfg', lettersScript(), { config: { dispatch: { url: 'redis://127.0.0.1:1', remote: 'file:///nonexistent/r.git', labels: { A: ['Bad Label'] }, label_wait_seconds: -1 } } });
     const plain = await createDispatchRepo('plain', lettersScript());
@@ -183,7 +190,7 @@ describe('dispatch commands: bad input', () => {
     expect(lone).toMatchObject({ code: 2, stderr: 'polywave: error[DISPATCH_NO_URL]: --dispatch-remote needs a Redis URL: --dispatch redis://host:port or dispatch.url in polywave.config.json; nothing was started\n' });
     expect(loneQueue).toMatchObject({ code: 2, stderr: 'polywave: error[DISPATCH_NO_URL]: --dispatch-queue needs a Redis URL: --dispatch redis://host:port or dispatch.url in polywave.config.json; nothing was started\n' });
     expect(inprocess).toMatchObject({ code: 2, stderr: 'polywave: error[DISPATCH_NO_URL]: --dispatch-remote needs the Redis dispatcher, not --dispatch inprocess; nothing was started\n' });
-    expect(password).toMatchObject({ code: 2, stderr: 'polywave: error[DISPATCH_INVALID_URL]: not a Redis URL: "redis://***@127.0.0.1:99999" (expected redis://host:port)\n' });
+    expect(password).toMatchObject({ code: 2, stderr: 'polywave: error[DISPATCH_INVALID_URL]: --dispatch: not a Redis URL: "redis://***@127.0.0.1:99999" (expected redis://host:port, or inprocess)\n' });
     expect(remote.code).toBe(2);
     expect(remote.stderr).toMatch(/^polywave: error\[DISPATCH_REMOTE_UNREACHABLE\]: the shared remote https:\/\/\*\*\*@127\.0\.0\.1:1\/repo\.git is unreachable \(git ls-remote: .+\); nothing was started\n$/);
     for (const result of [config, lone, loneQueue, inprocess, password, remote]) expect(`${result.stdout}${result.stderr}`).not.toMatch(/hunter2|ghp_SECRET123/);

@@ -60,8 +60,15 @@ export async function dispatcherFromConfig(flags: DispatchFlags, options: { star
     return undefined;
   }
   if (!/^rediss?:\/\//.test(url)) throw new PolywaveError({ code: dispatchCodes.invalidUrl, message: `--dispatch: not a Redis URL: ${JSON.stringify(redactRedisUrl(url))} (expected redis://host:port, or inprocess)` });
-  // A malformed URL (bad port, db) is refused before the remote is asked anything.
-  redisOptionsFromUrl(url);
+  // A malformed URL (bad port, db) is refused before the remote is asked anything — with the same `--dispatch:` as above.
+  try {
+    redisOptionsFromUrl(url);
+  } catch (error) {
+    if (PolywaveError.isInstance(error) && error.code === dispatchCodes.invalidUrl) {
+      throw new PolywaveError({ code: dispatchCodes.invalidUrl, message: error.message.startsWith('not a Redis URL') ? `--dispatch: not a Redis URL: ${JSON.stringify(redactRedisUrl(url))} (expected redis://host:port, or inprocess)` : `--dispatch: ${error.message}` });
+    }
+    throw error;
+  }
   const remote = flags.dispatchRemote ?? config.remote ?? '';
   const queue = flags.dispatchQueue ?? config.queue;
   const { createRedisDispatcher } = await import('./redis-dispatcher.js');
