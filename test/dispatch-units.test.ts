@@ -172,6 +172,16 @@ describe('dispatch commands: bad input', () => {
     expect(db).toMatchObject({ code: 2, stdout: '', stderr: 'polywave: error[DISPATCH_INVALID_URL]: --dispatch: redis://127.0.0.1:6379/abc: the database must be a number (redis://host:port/0)\n' });
   });
 
+  it('a dispatch.labels entry with an invalid label names the label and the allowed pattern (not "must be an array"); a non-array says what it found (exit 2)', async () => {
+    const [invalid, notArray] = await Promise.all([
+      createDispatchRepo('badlabel', lettersScript(), { config: { dispatch: { url: 'redis://127.0.0.1:1', labels: { P: ['gpu', 'GPU!'] } } } }),
+      createDispatchRepo('notarray', lettersScript(), { config: { dispatch: { url: 'redis://127.0.0.1:1', labels: { P: 'gpu' } } } }),
+    ]);
+    const [first, second] = await Promise.all([runWaveCli(invalid, 1), runWaveCli(notArray, 1)]);
+    expect(first).toMatchObject({ code: 2, stdout: '', stderr: `polywave: error[DISPATCH_INVALID_CONFIG]: ${invalid.repo.path('polywave.config.json')}: dispatch.labels.P: "GPU!" is not a valid label: a label must match ^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$ (letters, digits, - and _); nothing was started\n` });
+    expect(second).toMatchObject({ code: 2, stdout: '', stderr: `polywave: error[DISPATCH_INVALID_CONFIG]: ${notArray.repo.path('polywave.config.json')}: dispatch.labels.P: must be an array of labels, found string; nothing was started\n` });
+  });
+
   it('refuses a bad dispatch config, a lone --dispatch-remote, a leaky URL and an unreachable remote before anything changes (attack F8, F9, F11, F16, F17)', async () => {
     const target = await createDispatchRepo('badcfg', lettersScript(), { config: { dispatch: { url: 'redis://127.0.0.1:1', remote: 'file:///nonexistent/r.git', labels: { A: ['Bad Label'] }, label_wait_seconds: -1 } } });
     const plain = await createDispatchRepo('plain', lettersScript());
@@ -186,7 +196,7 @@ describe('dispatch commands: bad input', () => {
       // Redis at port 1 is never asked: the remote is checked first.
       runWaveCli(plain, 1, { extra: ['--dispatch', 'redis://127.0.0.1:1', '--dispatch-remote', secret] }),
     ]);
-    expect(config).toMatchObject({ code: 2, stderr: `polywave: error[DISPATCH_INVALID_CONFIG]: ${target.repo.path('polywave.config.json')}: dispatch.label_wait_seconds: must be a number of seconds from 0 to 86400; dispatch.labels.A: must be an array of labels (letters, digits, - and _); nothing was started\n` });
+    expect(config).toMatchObject({ code: 2, stderr: `polywave: error[DISPATCH_INVALID_CONFIG]: ${target.repo.path('polywave.config.json')}: dispatch.label_wait_seconds: must be a number of seconds from 0 to 86400; dispatch.labels.A: "Bad Label" is not a valid label: a label must match ^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$ (letters, digits, - and _); nothing was started\n` });
     expect(lone).toMatchObject({ code: 2, stderr: 'polywave: error[DISPATCH_NO_URL]: --dispatch-remote needs a Redis URL: --dispatch redis://host:port or dispatch.url in polywave.config.json; nothing was started\n' });
     expect(loneQueue).toMatchObject({ code: 2, stderr: 'polywave: error[DISPATCH_NO_URL]: --dispatch-queue needs a Redis URL: --dispatch redis://host:port or dispatch.url in polywave.config.json; nothing was started\n' });
     expect(inprocess).toMatchObject({ code: 2, stderr: 'polywave: error[DISPATCH_NO_URL]: --dispatch-remote needs the Redis dispatcher, not --dispatch inprocess; nothing was started\n' });

@@ -9,6 +9,9 @@ import { codes } from '../errors/codes.js';
 import { writeFileAtomic } from './locked-write.js';
 import { readTextFile } from './read-text.js';
 
+/** A label in `dispatch.labels` (compared in lower case, as the workers' `--label`). */
+const configLabelPattern = /^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/;
+
 /** The file name shared with the Go tool (reference/engine-cli.md §8.1). */
 export const projectConfigFileName = 'polywave.config.json';
 
@@ -302,7 +305,10 @@ export function parseProjectConfig(text: string): ProjectConfigParse {
       if (dispatch.labels !== undefined && dispatch.labels !== null) {
         if (!isRecord(dispatch.labels)) problem('dispatch.labels', `must be an object {agent: [labels]}, found ${typeName(dispatch.labels)}`);
         else for (const [agent, labels] of Object.entries(dispatch.labels)) {
-          if (!Array.isArray(labels) || labels.some((label) => typeof label !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/.test(label))) problem(`dispatch.labels.${agent}`, 'must be an array of labels (letters, digits, - and _)');
+          // (the real reason: an array with an invalid label was reported as "must be an array")
+          const invalid = Array.isArray(labels) ? (labels as unknown[]).find((label) => typeof label !== 'string' || !configLabelPattern.test(label)) : undefined;
+          if (!Array.isArray(labels)) problem(`dispatch.labels.${agent}`, `must be an array of labels, found ${typeName(labels)}`);
+          else if (invalid !== undefined) problem(`dispatch.labels.${agent}`, `${String(JSON.stringify(invalid)).slice(0, 80)} is not a valid label: a label must match ${configLabelPattern.source} (letters, digits, - and _)`);
           // A worker takes at most 6 labels: a job with more could never run.
           else if (new Set(labels.map((label: string) => label.toLowerCase())).size > 6) problem(`dispatch.labels.${agent}`, `has ${new Set(labels.map((label: string) => label.toLowerCase())).size} labels; a worker takes at most 6, so no worker could run it`);
         }
