@@ -129,6 +129,36 @@ describe('detect-cascades: a jest manual mock of the renamed module (outside rou
     const result = await runCliInProcess(['detect-cascades', repo.dir, '--renames', rename('hashPassword', 'hashSecret', 'src/services/crypto.ts'), '--format', 'json']);
     expect(cascades(result)).toEqual(['src/lib/auth.ts:1 syntax high hashPassword', 'src/lib/auth.ts:4 syntax medium hashPassword', 'src/services/__mocks__/crypto.ts:1 syntax high hashPassword', 'src/services/crypto.ts:1 syntax high hashPassword']);
   });
+
+  it('lists a CommonJS manual mock: `module.exports = { name: … }`, `{ name }` shorthand, `{ name() {} }`, `module.exports.name =` (outside round X59-13)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        ...services,
+        'src/services/__mocks__/crypto.js': 'module.exports = {\n  hashPassword: (text) => `mock:${text}`,\n  sendMail: jest.fn(),\n};\n',
+        // (the barrel re-exports it: its mock stands for it too)
+        'src/services/__mocks__/index.js': 'const hashPassword = jest.fn();\nmodule.exports = { hashPassword, sendMail: jest.fn() };\n',
+        'src/reexport/index.ts': "export { hashPassword } from '../services/crypto';\n",
+        'src/reexport/__mocks__/index.js': "module.exports = {\n  'other': 1,\n  hashPassword() {\n    return 'm';\n  },\n};\n",
+        'src/lib/__mocks__/auth.js': 'module.exports.hashPassword = jest.fn();\n',
+        // another module's own hashPassword (legacy/hash.ts): its mock is not the renamed one's
+        'src/legacy/__mocks__/hash.js': 'module.exports = { hashPassword: jest.fn() };\n',
+      },
+    });
+    repo.write('src/lib/auth.ts', "import { hashPassword } from '../services';\n\nexport { hashPassword };\n");
+    await repo.commitAll('auth re-exports');
+    const result = await runCliInProcess(['detect-cascades', repo.dir, '--renames', rename('hashPassword', 'hashSecret', 'src/services/crypto.ts'), '--format', 'json']);
+    expect(cascades(result)).toEqual([
+      'src/lib/__mocks__/auth.js:1 syntax high hashPassword',
+      'src/lib/auth.ts:1 syntax high hashPassword',
+      'src/lib/auth.ts:3 syntax medium hashPassword',
+      'src/reexport/__mocks__/index.js:3 syntax high hashPassword',
+      'src/reexport/index.ts:1 syntax high hashPassword',
+      'src/services/__mocks__/crypto.js:2 syntax high hashPassword',
+      'src/services/__mocks__/index.js:1 syntax high hashPassword',
+      'src/services/__mocks__/index.js:2 syntax high hashPassword',
+      'src/services/crypto.ts:1 syntax high hashPassword',
+    ]);
+  });
 });
 
 describe('may implement: TS function-valued properties and object literals typed as the interface (outside round X57-14)', () => {

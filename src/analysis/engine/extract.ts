@@ -779,7 +779,8 @@ export async function extractFacts(lang: Lang, source: string, part?: ExtractPar
     const definitionSites = new Set<number>();
     const addSymbol = (nameNode: Node | null, kind: SymbolKind, exported: boolean, container?: string, defaultExport?: boolean): void => {
       if (!nameNode) return;
-      definitionSites.add(nameNode.startIndex);
+      // (`module.exports = { name }` defines the export and uses the local `name`: both — X59-13)
+      if (nameNode.type !== 'shorthand_property_identifier') definitionSites.add(nameNode.startIndex);
       const symbol: SymbolDef = { name: nameOf(nameNode), kind, line: nameNode.startPosition.row + 1, column: nameNode.startPosition.column + 1, exported };
       if (container !== undefined) symbol.container = container;
       if (defaultExport) symbol.defaultExport = true;
@@ -1156,6 +1157,22 @@ function jsDefinitions(root: Node, add: AddSymbol): void {
         const property = left.childForFieldName('property');
         const kind: SymbolKind = right && /^(?:function_expression|function|arrow_function|generator_function)$/.test(right.type) ? 'function' : right?.type === 'class' ? 'class' : 'variable';
         if (property?.type === 'property_identifier' && (object?.text === 'exports' || object?.text === 'module.exports')) add(property, kind, true);
+        // `module.exports = { x: …, y, z() {} }` defines x, y and z — the common form of a hand-written CommonJS jest
+        // manual mock (outside round X59-13). A shorthand `{ y }` is the export of the local y (defined here too).
+        if (object?.text === 'module' && property?.text === 'exports' && right?.type === 'object') {
+          for (const entry of right.namedChildren) {
+            if (entry?.type === 'shorthand_property_identifier') add(entry, 'variable', true);
+            else if (entry?.type === 'method_definition') add(entry.childForFieldName('name'), 'function', true);
+            else if (entry?.type === 'pair') {
+              const key = entry.childForFieldName('key');
+              const value = entry.childForFieldName('value');
+              const valueKind: SymbolKind = value && /^(?:function_expression|function|arrow_function|generator_function)$/.test(value.type) ? 'function' : value?.type === 'class' ? 'class' : 'variable';
+              // (a quoted key is the same property: `'x': …`)
+              const keyName = key?.type === 'string' ? key.namedChildren.find((child) => child?.type === 'string_fragment') : key;
+              if (keyName?.type === 'property_identifier' || keyName?.type === 'string_fragment') add(keyName, valueKind, true);
+            }
+          }
+        }
         break;
       }
       default:
@@ -1574,7 +1591,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 28;
+const factsFormat = 29;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {
