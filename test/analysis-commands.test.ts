@@ -1427,6 +1427,23 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'trace', 'src/main.rs')).toEqual(['src/cli.rs:2', 'src/main.rs:7']);
   });
 
+  it('Rust macros: a child module that redefines the macro before its `mod` lines — its child modules\' uses are its own, the parent\'s own uses never its (outside round X59-06)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "mac"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'macro_rules! trace {\n    ($($t:tt)*) => { let _ = format!($($t)*); };\n}\npub mod core;\npub mod net;\n\npub fn lib_fn() {\n    trace!("lib");\n}\n',
+        'src/core.rs': 'pub fn core() {\n    trace!("core");\n}\n',
+        // (`mod early;` before the redefinition: early.rs still sees lib's macro)
+        'src/net/mod.rs': 'pub mod early;\nmacro_rules! trace {\n    ($($t:tt)*) => { let _ = ($($t)*); };\n}\npub mod conn;\n\npub fn net() {\n    trace!("net");\n}\n',
+        'src/net/conn.rs': 'pub fn conn() {\n    trace!("conn");\n}\n',
+        'src/net/early.rs': 'pub fn early() {\n    trace!("early");\n}\n',
+      },
+    });
+    expect(await definedInCallers(repo.dir, 'trace', 'src/lib.rs')).toEqual(['src/core.rs:2', 'src/lib.rs:8', 'src/net/early.rs:2']);
+    // (net's own children by directory, as before: early.rs, declared before net's macro, is still counted — a limit)
+    expect((await definedInCallers(repo.dir, 'trace', 'src/net/mod.rs')).filter((line) => !line.startsWith('src/net/early.rs'))).toEqual(['src/net/conn.rs:2', 'src/net/mod.rs:8']);
+  });
+
   it('Rust `new --defined-in item.rs`: another module\'s own `struct Item` is another type — its `Item::new()` is no use, `crate::item::Item::new()` there is (outside round X57-11)', async () => {
     const repo = await createTestRepo({
       files: {

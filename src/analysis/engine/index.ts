@@ -1105,6 +1105,8 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   // (Rust: the directory whose files have the definition's `#[macro_use]` macros in textual scope)
   const macroUseScope: string[] = [];
   const macroExcluded: string[] = [];
+  // (Rust: modules of the scope redefining the macro — their children declared after the redefinition are theirs)
+  const macroShadows: Array<{ file: string; children: string; line: number }> = [];
   // (Rust: the crate of a `#[macro_export]` definition, by its Cargo.toml name)
   let exportedMacroCrate: string | undefined;
   // Go: the definition is (or includes) a struct field — a struct literal's key `S{Name: …}` uses it, nothing else's.
@@ -1132,6 +1134,8 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   // beside `import g from './greet'`; Python `def db():` beside `from app.db import connect`): its unqualified uses are
   // of its own (X53-10, outside round X57-05).
   let declaresOwn: (item: Loaded) => boolean = () => false;
+  // (with definedIn: whether a file is a source — the definition's, or one re-exporting it)
+  let isSource: (file: string) => boolean = () => false;
   // Whether an import of a file resolves to a file of the repository that is no source of the definition.
   let importsElsewhere: (item: Loaded, raw: FileFacts['imports'][number]) => boolean = () => false;
   // TS/JS default export: importers bind it under any name (`import x from './m'`, `export { default as x } from './m'`).
@@ -1204,6 +1208,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     defaultOf = (item, raw) => resolver.resolve(item.entry.file, item.entry.lang, raw).some((file) => defaultModules.has(file));
     loaded = [...loadedFiles.values()].sort(byFile);
     const sources = new Set([definedIn]);
+    isSource = (file) => sources.has(file);
     // Rust: a `#[macro_export]` macro is an item of its crate's root (`use shop::items;`), wherever it is written (X54-11)
     if (definer?.entry.lang === 'rust' && definerSymbols.some((def) => def.name === symbol && def.kind === 'macro')) {
       const text = readTexts(context, [definer.entry]).get(definedIn) ?? '';
@@ -1261,6 +1266,17 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
         if (declaring === undefined) break;
         macroUseScope.push(...moduleScope(declaring));
         current = declaring;
+      }
+      // (a module of the scope with a `macro_rules!` of that name of its own shadows the definition in its child modules
+      // declared after it — `macro_rules! trace` in net/mod.rs before `mod conn;`: conn.rs's `trace!` is net's; outside
+      // round X59-06. Not a module whose subtree holds the definition.)
+      for (const item of loadedFiles.values()) {
+        const file = item.entry.file;
+        if (item.entry.lang !== 'rust' || file === definedIn) continue;
+        const lines = item.facts.symbols.filter((def) => def.name === symbol && def.kind === 'macro').map((def) => def.line);
+        const children = moduleScope(file).find((scope) => scope.endsWith('/'))!;
+        if (lines.length === 0 || definedIn.startsWith(children)) continue;
+        macroShadows.push({ file, children, line: Math.min(...lines) });
       }
     }
     // Barrels re-export without naming the symbol (`export * from`, `pub use x::*`, Python
@@ -1812,9 +1828,27 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     return new RegExp(`^(?:${rustTraitNamesIn(file)})$`).test(trait);
   };
   const rustValueDefinition = definerSymbols.some((def) => def.name === symbol && (def.kind === 'function' || def.kind === 'method' || def.kind === 'macro' || def.kind === 'constant' || def.kind === 'variable')) && !definerSymbols.some((def) => def.name === symbol && (def.kind === 'module' || def.kind === 'struct' || def.kind === 'enum' || def.kind === 'trait' || def.kind === 'type'));
-  for (const [reference, imported] of rustChecked) {
+  // (a child module of a module redefining the macro, declared after the redefinition: X59-06)
+  const macroShadowed = (file: string): boolean =>
+    macroShadows.some((shadow) => {
+      if (!file.startsWith(shadow.children)) return false;
+      const child = file.slice(shadow.children.length).split('/')[0]!.replace(/\.rs$/, '');
+      const text = readTexts(context, byPath.has(shadow.file) ? [byPath.get(shadow.file)!] : []).get(shadow.file) ?? '';
+      const declared = new RegExp(`^[ \\t]*(?:#\\[[^\\]]*\\]\\s*)*(?:pub(?:\\s*\\([^)]*\\))?\\s+)?mod\\s+${child}\\s*;`, 'm').exec(text);
+      return declared === null || text.slice(0, declared.index).split('\n').length > shadow.line;
+    });
+  // (a bare invocation of a `macro_rules!` macro reaches it by textual scope — below — or by a `use` of it, never by a
+  // `mod` declaration: `pub mod net;` in lib.rs does not bring net/mod.rs's macro into lib.rs — X59-06)
+  const macroDefinition = definerSymbols.some((def) => def.name === symbol && def.kind === 'macro');
+  const importedByUse = (file: string): boolean => {
+    const item = loadedFiles.get(file);
+    return isSource(file) || (item?.facts.imports.some((raw) => !raw.modDecl && raw.names.some((name) => name.imported === '*' || lastSegment(name.imported) === symbol) && importsSource(item, raw)) ?? false);
+  };
+  for (const [reference, checkedImported] of rustChecked) {
     const before = textBefore(lines.get(reference.file), reference);
     const modulePath = rustPath(before);
+    const invoked = /^\s*!/.test((lines.get(reference.file)?.[reference.line - 1] ?? '').slice(reference.column - 1 + reference.name.length));
+    const imported = macroDefinition && modulePath === undefined && invoked ? checkedImported && importedByUse(reference.file) : checkedImported;
     // `crate::defs::make`: the path decides (an associated function `Type::make` of a method definition: any type's);
     // an unqualified `make`: the file's imports do; `<T as Tr>::make`: only for a method, or where the imports reach it.
     const keep =
@@ -1834,6 +1868,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       modulePath === undefined &&
       ((macroUseScope.some((scope) => (scope.endsWith('/') ? reference.file.startsWith(scope) : reference.file === scope)) && !macroExcluded.some((scope) => (scope.endsWith('/') ? reference.file.startsWith(scope) : reference.file === scope))) || externMacroUse(reference.file)) &&
       (reference.file === definedInFile || !(loadedFiles.get(reference.file)?.facts.symbols.some((def) => def.name === symbol && def.kind === 'macro') ?? false)) &&
+      !macroShadowed(reference.file) &&
       /^\s*!/.test((lines.get(reference.file)?.[reference.line - 1] ?? '').slice(reference.column - 1 + reference.name.length));
     // (a path segment of the definition's name — `crate::seed::Seed`, `render::render(…)`'s first `render` — is the
     // module of that name, not a function, method, macro or constant: outside round X58-26; `seed::<T>()` is a call)
