@@ -145,6 +145,11 @@ async function runCall(args: string[], options: Record<string, unknown>, io: Com
       }
     }
     for (const reference of references) {
+      // A use that does not spell the name — through a local alias (`import { hashToken as other }` … `other('c')`, `use
+      // m::hash as h;`) or a re-export under another name (`export { hashToken as createToken }`) — needs no edit: the
+      // alias survives the rename, and the import or re-export naming the old name is listed on its own line. Listing it
+      // as "call of renamed symbol" sent an agent to the line's other, unrelated token of that name (outside round X59-14).
+      if (reference.name !== rename.old) continue;
       const [severity, reason] = kindReason[reference.kind];
       add({ file: reference.file, line: reference.line, match: reference.name, cascade_type: 'syntax', severity, reason: `${reason} ${rename.old} (now ${rename.new})` });
       lineText.set(`${reference.file}:${reference.line}`, reference.context);
