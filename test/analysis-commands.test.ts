@@ -1455,6 +1455,26 @@ describe('detect-cascades', () => {
     expect((await definedInCallers(repo.dir, 'trace', 'src/net/mod.rs')).filter((line) => !line.startsWith('src/net/early.rs'))).toEqual(['src/net/conn.rs:2', 'src/net/mod.rs:8']);
   });
 
+  it('Rust macros: `#[macro_use(ensure)] extern crate mac;` imports `ensure` — the name in the list is listed; `src/bin/*.rs` are crates of their own, reached by an import only (outside round X59-07)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "mac"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': '#[macro_export]\nmacro_rules! ensure {\n    ($e:expr) => { assert!($e) };\n}\nmacro_rules! trace {\n    ($($t:tt)*) => {};\n}\npub mod core;\n',
+        'src/core.rs': 'pub fn run() {\n    ensure!(1 > 0);\n    trace!("core");\n}\n',
+        'src/main.rs': 'use mac::ensure;\n\nfn main() {\n    ensure!(true);\n}\n',
+        'src/bin/tool.rs': '#[macro_use(ensure)]\nextern crate mac;\n\nfn main() {\n    ensure!(true);\n}\n',
+        'src/bin/all.rs': '#[macro_use]\nextern crate mac;\n\nfn main() {\n    ensure!(true);\n}\n',
+        // (its own `trace`, from its `#[macro_use] mod macros;`: not lib.rs's, whose `trace` is no export)
+        'src/bin/own/main.rs': '#[macro_use]\nmod macros;\n\nfn main() {\n    trace!("own");\n}\n',
+        'src/bin/own/macros.rs': 'macro_rules! trace {\n    ($($t:tt)*) => {};\n}\n',
+      },
+    });
+    expect(await definedInCallers(repo.dir, 'trace', 'src/lib.rs')).toEqual(['src/core.rs:3']);
+    expect(await definedInCallers(repo.dir, 'ensure', 'src/lib.rs')).toEqual(['src/bin/all.rs:5', 'src/bin/tool.rs:1', 'src/bin/tool.rs:5', 'src/core.rs:2', 'src/main.rs:1', 'src/main.rs:4']);
+    const rename = await runCliInProcess(['detect-cascades', repo.dir, '--renames', JSON.stringify([{ old: 'ensure', new: 'ensure2', scope: 'src/lib.rs' }]), '--format', 'json']);
+    expect(cascades(rename).filter((line) => line.startsWith('src/bin/'))).toEqual(['src/bin/all.rs:5 syntax medium ensure', 'src/bin/tool.rs:1 syntax high ensure', 'src/bin/tool.rs:5 syntax medium ensure']);
+  });
+
   it('Rust `new --defined-in item.rs`: another module\'s own `struct Item` is another type — its `Item::new()` is no use, `crate::item::Item::new()` there is (outside round X57-11)', async () => {
     const repo = await createTestRepo({
       files: {

@@ -125,7 +125,7 @@ const importQuery: Record<Lang, string> = {
   javascript: `(import_statement) @import (export_statement source: (_)) @reexport ${dynamicImport} ${requireCall}`,
   go: '(import_spec) @import',
   python: '(import_statement) @import (import_from_statement) @import',
-  rust: '(use_declaration) @import (mod_item name: (identifier) !body) @mod',
+  rust: '(use_declaration) @import (mod_item name: (identifier) !body) @mod (attribute_item (attribute (identifier) arguments: (token_tree))) @macroUse',
 };
 
 /**
@@ -805,7 +805,7 @@ export async function extractFacts(lang: Lang, source: string, part?: ExtractPar
     const skip = new Set<number>();
     const packageNames = new Set<string>();
     for (const match of importsQuery.matches(root)) {
-      const capture = match.captures.find((entry) => entry.name === 'import' || entry.name === 'reexport' || entry.name === 'mod' || entry.name === 'require' || entry.name === 'augment');
+      const capture = match.captures.find((entry) => entry.name === 'import' || entry.name === 'reexport' || entry.name === 'mod' || entry.name === 'require' || entry.name === 'augment' || entry.name === 'macroUse');
       if (!capture) continue;
       const node = capture.node;
       const parsed = parseImport(lang, capture.name, node, match.captures.find((entry) => entry.name === 'spec')?.node, skip, pointAt);
@@ -1524,6 +1524,19 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
     const name = node.childForFieldName('name');
     return name ? { module: name.text, line, names: [], reexport: false, modDecl: true } : undefined;
   }
+  if (captureName === 'macroUse') {
+    // `#[macro_use(ensure, other)] extern crate mac;` imports those macros of mac, like `use mac::ensure;` (the
+    // Reference, "The macro_use attribute": the list names the macros to import — outside round X59-07)
+    const attribute = node.namedChildren.find((child) => child?.type === 'attribute');
+    if (attribute?.namedChild(0)?.text !== 'macro_use') return undefined;
+    let item = node.nextNamedSibling;
+    while (item && (item.type === 'attribute_item' || item.type === 'line_comment' || item.type === 'block_comment')) item = item.nextNamedSibling;
+    const crate = item?.type === 'extern_crate_declaration' ? item.childForFieldName('name')?.text : undefined;
+    const list = attribute.childForFieldName('arguments');
+    if (crate === undefined || !list) return undefined;
+    const names = list.namedChildren.filter((child) => child?.type === 'identifier').map((child) => ({ imported: nameOf(child!), local: nameOf(child!) }));
+    return names.length === 0 ? undefined : { module: crate.replace(/^r#/, ''), line, names, reexport: false };
+  }
   const isPub = node.namedChildren.some((child) => child?.type === 'visibility_modifier');
   const argument = node.childForFieldName('argument');
   if (!argument) return undefined;
@@ -1591,7 +1604,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 29;
+const factsFormat = 30;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {

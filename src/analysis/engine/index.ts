@@ -1256,6 +1256,9 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
         const other = roots.find((root) => root !== own)!;
         macroExcluded.push(other, ...declared(other).flatMap((name) => [`${crateSrc!}/${name}.rs`, `${crateSrc!}/${name}/`]));
       }
+      // (so is each `src/bin/*.rs`, a crate of its own: a macro reaches it only by an import — `#[macro_use(name)] extern
+      // crate`, `#[macro_use] extern crate`, `use` of a `#[macro_export]` macro — X59-07)
+      if (crateSrc !== undefined && !definedIn.startsWith(`${crateSrc}/bin/`)) macroExcluded.push(`${crateSrc}/bin/`);
       for (let current = definedIn; crateSrc !== undefined && !/^(?:lib|main)\.rs$/.test(path.posix.relative(crateSrc, current)); ) {
         let dir = path.posix.dirname(current);
         let name = path.posix.basename(current, '.rs');
@@ -1840,10 +1843,11 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   // (a bare invocation of a `macro_rules!` macro reaches it by textual scope — below — or by a `use` of it, never by a
   // `mod` declaration: `pub mod net;` in lib.rs does not bring net/mod.rs's macro into lib.rs — X59-06)
   const macroDefinition = definerSymbols.some((def) => def.name === symbol && def.kind === 'macro');
-  const importedByUse = (file: string): boolean => {
+  const usesDefinition = (file: string): boolean => {
     const item = loadedFiles.get(file);
-    return isSource(file) || (item?.facts.imports.some((raw) => !raw.modDecl && raw.names.some((name) => name.imported === '*' || lastSegment(name.imported) === symbol) && importsSource(item, raw)) ?? false);
+    return item?.facts.imports.some((raw) => !raw.modDecl && raw.names.some((name) => name.imported === '*' || lastSegment(name.imported) === symbol) && importsSource(item, raw)) ?? false;
   };
+  const importedByUse = (file: string): boolean => isSource(file) || usesDefinition(file);
   for (const [reference, checkedImported] of rustChecked) {
     const before = textBefore(lines.get(reference.file), reference);
     const modulePath = rustPath(before);
@@ -1877,7 +1881,9 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   // (a bare invocation in the other crate of the directory — `src/main.rs` and its modules for a lib.rs macro — is that
   // crate's own macro or none: X59-05)
   for (const reference of macroExcluded.length > 0 ? references : []) {
-    if (!macroExcluded.some((scope) => (scope.endsWith('/') ? reference.file.startsWith(scope) : reference.file === scope)) || reference.kind === 'import') continue;
+    // (unless that file imports the definition by a `use`: `use mac::ensure;` in main.rs then `ensure!` — a
+    // `#[macro_export]` macro of lib.rs: X59-05 follow-up, found with X59-07)
+    if (!macroExcluded.some((scope) => (scope.endsWith('/') ? reference.file.startsWith(scope) : reference.file === scope)) || reference.kind === 'import' || usesDefinition(reference.file) || externMacroUse(reference.file)) continue;
     const line = lines.get(reference.file)?.[reference.line - 1] ?? '';
     if (/^\s*!/.test(line.slice(reference.column - 1 + reference.name.length)) && rustPath(textBefore(lines.get(reference.file), reference)) === undefined) unqualified.add(reference);
   }
