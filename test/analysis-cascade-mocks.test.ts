@@ -105,6 +105,22 @@ describe('detect-cascades: module mock factories (outside round X57)', () => {
       "test/vi-import.test.ts:9 semantic medium vi.doMock('../src/services', () => ({ 'hashPassword': vi.fn() }));",
     ]);
   });
+
+  it('lists a computed key of a string literal, `[\'hashPassword\']: vi.fn()` / `["hashPassword"]() {}`, not an array element `[\'hashPassword\']` (outside round X59-19)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        ...services,
+        'test/computed.test.ts': "vi.mock('../src/services/crypto', () => ({ ['hashPassword']: vi.fn(), sendMail: vi.fn() }));\njest.mock('../src/services', () => ({\n  [\"hashPassword\"]() {\n    return 'x';\n  },\n}));\nvi.doMock('../src/services/crypto', () => ({\n  names: ['hashPassword'],\n}));\n",
+      },
+    });
+    const result = await runCliInProcess(['detect-cascades', repo.dir, '--renames', rename('hashPassword', 'hashSecret', 'src/services/crypto.ts'), '--format', 'json']);
+    expect(cascades(result)).toEqual([
+      ...sourceLines,
+      "test/computed.test.ts:1 semantic medium vi.mock('../src/services/crypto', () => ({ ['hashPassword']: vi.fn(), sendMail: vi.fn() }));",
+      'test/computed.test.ts:3 semantic medium ["hashPassword"]() {',
+      // (not line 8: a string in an array is no key)
+    ]);
+  });
 });
 
 /** An interface `Cache` and its implementations by class properties and object literals, and look-alikes that are not. */

@@ -259,8 +259,9 @@ function mockFactoryKeyLines(text: string, name: string, mocks: (specifier: stri
       else if (char === ')' || char === ']' || char === '}') depth -= 1;
     }
     const factory = text.slice(call.index, end);
-    // (a quoted key is the same property: `'hashPassword': vi.fn()` — outside round X58-23)
-    for (const key of factory.matchAll(new RegExp(`(?<![\\p{L}\\p{N}_$.])(?:${escaped}|(['"])${escaped}\\1)(?=\\s*[:(,}])`, 'gu'))) {
+    // (a quoted key is the same property: `'hashPassword': vi.fn()` — outside round X58-23; so is a computed key of a
+    // string literal, `['hashPassword']: vi.fn()` or `['hashPassword']() {}` — X59-19)
+    for (const key of factory.matchAll(new RegExp(`(?<![\\p{L}\\p{N}_$.])(?:${escaped}|(['"])${escaped}\\1)(?=\\s*[:(,}])|\\[\\s*(['"\`])${escaped}\\2\\s*\\](?=\\s*[:(])`, 'gu'))) {
       lines.push(text.slice(0, call.index + key.index).split('\n').length);
     }
   }
