@@ -1832,13 +1832,21 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   };
   const rustValueDefinition = definerSymbols.some((def) => def.name === symbol && (def.kind === 'function' || def.kind === 'method' || def.kind === 'macro' || def.kind === 'constant' || def.kind === 'variable')) && !definerSymbols.some((def) => def.name === symbol && (def.kind === 'module' || def.kind === 'struct' || def.kind === 'enum' || def.kind === 'trait' || def.kind === 'type'));
   // (a child module of a module redefining the macro, declared after the redefinition: X59-06)
+  // (one answer per redefining module and child: its text is read once)
+  const shadowedChildren = new Map<string, boolean>();
   const macroShadowed = (file: string): boolean =>
     macroShadows.some((shadow) => {
       if (!file.startsWith(shadow.children)) return false;
       const child = file.slice(shadow.children.length).split('/')[0]!.replace(/\.rs$/, '');
-      const text = readTexts(context, byPath.has(shadow.file) ? [byPath.get(shadow.file)!] : []).get(shadow.file) ?? '';
-      const declared = new RegExp(`^[ \\t]*(?:#\\[[^\\]]*\\]\\s*)*(?:pub(?:\\s*\\([^)]*\\))?\\s+)?mod\\s+${child}\\s*;`, 'm').exec(text);
-      return declared === null || text.slice(0, declared.index).split('\n').length > shadow.line;
+      const key = `${shadow.file}\0${child}`;
+      let answer = shadowedChildren.get(key);
+      if (answer === undefined) {
+        const text = readTexts(context, byPath.has(shadow.file) ? [byPath.get(shadow.file)!] : []).get(shadow.file) ?? '';
+        const declared = new RegExp(`^[ \\t]*(?:#\\[[^\\]]*\\]\\s*)*(?:pub(?:\\s*\\([^)]*\\))?\\s+)?mod\\s+${child}\\s*;`, 'm').exec(text);
+        answer = declared === null || text.slice(0, declared.index).split('\n').length > shadow.line;
+        shadowedChildren.set(key, answer);
+      }
+      return answer;
     });
   // (a bare invocation of a `macro_rules!` macro reaches it by textual scope — below — or by a `use` of it, never by a
   // `mod` declaration: `pub mod net;` in lib.rs does not bring net/mod.rs's macro into lib.rs — X59-06)
