@@ -86,6 +86,31 @@ describe.skipIf(!available)('paths that appear after an agent sandbox started st
     }
   }, 60_000);
 
+  it('a worktree added inside the hidden main checkout (.claude/worktrees/, as polywave makes them) is not seen, without a new sandbox; one outside still gets one', async () => {
+    const { repo, executor, run, plan } = await agentExecutor('polywave/x39k/wave1-agent-A');
+    try {
+      expect(await run('echo started')).toBe('started\n');
+      expect(executor.starts).toBe(1);
+      const inside = path.join(repo.dir, '.claude', 'worktrees', 'polywave', 'x39k', 'wave1-agent-D');
+      await repo.git.worktreeAdd({ path: inside, branch: 'polywave/x39k/wave1-agent-D', base: 'HEAD', createBranch: true });
+      writeFileSync(path.join(inside, 'README.md'), 'SECRET-13 agent D uncommitted work\n');
+      const out = await run(`cat ${inside}/README.md 2>&1; ls -a ${repo.dir} 2>&1; echo two`);
+      expect(out).not.toContain('SECRET-13');
+      expect(out).toContain('two');
+      // the main checkout's view is empty and stays so: nothing to restart for
+      expect(executor.starts).toBe(1);
+      expect(plan.unreadable).not.toContain(inside);
+      // a worktree outside every hidden directory still gets a new sandbox that hides it (X39-12)
+      const outside = repo.sibling('wt-E');
+      await repo.git.worktreeAdd({ path: outside, branch: 'polywave/x39k/wave1-agent-E', base: 'HEAD', createBranch: true });
+      writeFileSync(path.join(outside, 'README.md'), 'SECRET-14 agent E uncommitted work\n');
+      expect(await run(`cat ${outside}/README.md 2>&1; echo three`)).not.toContain('SECRET-14');
+      expect(executor.starts).toBe(2);
+    } finally {
+      await executor.stop();
+    }
+  }, 60_000);
+
   it('X39-03: a hidden directory removed (or renamed away) and made again between two requests', async () => {
     for (const mode of ['rm', 'mv'] as const) {
       const layout = await createAgentLayout(`polywave/x39c${mode}/wave1-agent-A`);

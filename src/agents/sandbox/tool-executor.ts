@@ -83,6 +83,8 @@ export interface ToolExecutor {
   stop(): Promise<void>;
   /** Whether a process is running now (tests). */
   readonly running: boolean;
+  /** How many processes (sandboxes) it has started so far (tests: a new sandbox per change of what it must hide). */
+  readonly starts: number;
   /** The sandbox plan the executor runs with. */
   readonly plan: SandboxPlan;
 }
@@ -293,6 +295,7 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
   let session: Session | undefined;
   let starting: Promise<Session> | undefined;
   let nextId = 1;
+  let starts = 0;
 
   const start = async (fresh = false): Promise<Session> => {
     const command = executorCommand(toolExecutorProgram(options.program));
@@ -305,6 +308,7 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
     // (taken before the wrap: a path that changes after this moment is seen at the next request)
     const hiddenAtStart = hiddenIdentity(plan.unreadable);
     const held = holdHiddenDirectories(plan.unreadable);
+    starts += 1;
     let wrapped: Awaited<ReturnType<typeof wrapInSandbox>>;
     let child: PipedChild;
     try {
@@ -452,6 +456,19 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
   const ownRoot = path.resolve(options.cwd);
   let worktreesSeen: string | undefined;
   let worktreesAbsent: string[] = [];
+  /**
+   * A worktree inside a directory the plan hides whole — the main checkout seen from a worktree (its
+   * `.claude/worktrees/`), a dispatch worker's `--dir` — with nothing of the plan's readable or writable paths in
+   * it or around it, is not in this sandbox's view however late it appears (that directory's view is empty and
+   * stays so): no new sandbox for it. Before, every worktree another IMPL of a PROGRAM tier or another job on the
+   * worker added restarted each running agent's sandbox at its next tool call. A hidden directory that itself
+   * appeared after the start is caught by `hiddenPathAppeared` as before.
+   */
+  const hiddenByConstruction = (root: string): boolean => {
+    if (!plan.unreadable.some((dir) => dir !== root && isInsideDir(dir, root))) return false;
+    const open = [...plan.writable, ...plan.readOnlyWithin, ...(plan.readable ?? [])];
+    return !open.some((entry) => isInsideDir(entry, root) || isInsideDir(root, entry));
+  };
   const newWorktrees = (): string[] => {
     if (worktreesDir === undefined) return [];
     const { stamp, roots } = linkedWorktrees(worktreesDir);
@@ -460,7 +477,7 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
     worktreesAbsent = [];
     const fresh: string[] = [];
     for (const root of candidates) {
-      if (root === ownRoot || isInsideDir(ownRoot, root) || isInsideDir(root, ownRoot) || plan.unreadable.includes(root)) continue;
+      if (root === ownRoot || isInsideDir(ownRoot, root) || isInsideDir(root, ownRoot) || plan.unreadable.includes(root) || hiddenByConstruction(root)) continue;
       if (existsSync(root)) fresh.push(root);
       else worktreesAbsent.push(root);
     }
@@ -553,6 +570,9 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
   };
 
   return {
+    get starts() {
+      return starts;
+    },
     get running() {
       return session !== undefined;
     },
