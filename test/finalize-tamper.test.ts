@@ -138,6 +138,15 @@ describe('finalize-wave refuses a tampered repository (TAMPER_DETECTED, nothing 
     await expectRefused(wave, /ref refs\/heads\/feature: \w{12} → \w{12}; ref refs\/heads\/planted: \(absent\) → \w{12}; ref refs\/tags\/v1: \w{12} → \w{12}/);
   });
 
+  it('a non-target branch moved forward: the refusal lists the commits it gained, the one under a familiar-looking tip too (X61-01)', async () => {
+    const wave = await preparedWaveWithRefs();
+    const repo = wave.fixture.repo;
+    const foreign = (await repo.run(['commit-tree', 'feature^{tree}', '-p', 'feature', '-m', 'evil: planted under the tip'])).trim();
+    const tip = (await repo.run(['commit-tree', 'feature^{tree}', '-p', foreign, '-m', 'chore: program shop BLOCKED: looks like ours'])).trim();
+    await repo.run(['update-ref', 'refs/heads/feature', tip]);
+    await expectRefused(wave, /ref refs\/heads\/feature: \w{12} → \w{12} \(2 new commit\(s\), newest first: \w+ chore: program shop BLOCKED: looks like ours; \w+ evil: planted under the tip\)/);
+  });
+
   it('the merge target moved by a commit that is not a merge of the wave', async () => {
     const wave = await preparedWave();
     const repo = wave.fixture.repo;

@@ -178,6 +178,33 @@ function checkRefs(record: TamperRecord, now: Readonly<Record<string, string>>, 
   return findings;
 }
 
+/** Commits listed per moved ref (the rest counted). */
+const movedCommitsShown = 5;
+
+/**
+ * A branch that moved forward since the record: its finding lists the commits it gained (short id and subject;
+ * outside round X61-01: "main: 3b9a0a0 → 53e11c7" named only polywave's own BLOCKED commit on top, not the foreign
+ * commit beneath it, and steered a human towards --accept-changes). A ref that moved elsewhere keeps its line.
+ */
+async function withMovedCommits(git: Git, findings: TamperFinding[], before: Readonly<Record<string, string>>, after: Readonly<Record<string, string>>): Promise<TamperFinding[]> {
+  return Promise.all(
+    findings.map(async (finding) => {
+      const name = finding.what.startsWith('ref refs/heads/') ? finding.what.slice('ref '.length) : undefined;
+      const from = name ? before[name] : undefined;
+      const to = name ? after[name] : undefined;
+      if (!from || !to) return finding;
+      const listed = await git
+        .run(['log', '--no-color', `--max-count=${movedCommitsShown + 1}`, '--format=%h %s', `${from}..${to}`, '--'])
+        .then((out) => out.stdout.split('\n').filter(Boolean), () => undefined);
+      const ancestor = listed !== undefined && listed.length > 0 && (await git.run(['merge-base', '--is-ancestor', from, to], { allowExitCodes: [1] }).then((out) => out.exitCode === 0, () => false));
+      if (!ancestor || listed === undefined) return finding;
+      const shown = listed.slice(0, movedCommitsShown).map((line) => (line.length > 72 ? `${line.slice(0, 71)}…` : line));
+      const more = listed.length > movedCommitsShown ? '; and more' : '';
+      return { ...finding, change: `${finding.change} (${listed.length > movedCommitsShown ? `${movedCommitsShown}+` : listed.length} new commit(s), newest first: ${shown.join('; ')}${more})` };
+    }),
+  );
+}
+
 /** One commit of the target's first-parent history since the record. */
 interface TargetCommit {
   commit: string;
@@ -291,7 +318,7 @@ export async function judgeRepository(options: JudgeRepositoryOptions): Promise<
   const findings = [...(await judgeGitFiles(record, observation.files, git)), ...judgeHooks(record, observation)];
   let accepted: string[] = [];
   if (observation.refs !== undefined) {
-    findings.push(...checkRefs(record, observation.refs, targetRef));
+    findings.push(...(await withMovedCommits(git, checkRefs(record, observation.refs, targetRef), record.refs, observation.refs)));
     if (options.target && targetRef) {
       const target = await checkTarget(git, options.target, record.refs[targetRef], observation.refs[targetRef]);
       findings.push(...target.findings);
