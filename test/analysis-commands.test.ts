@@ -1381,6 +1381,24 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'build', 'src/make.rs')).toEqual(['tests/it.rs:6', 'tests/it.rs:7']);
   });
 
+  it('Rust --defined-in: a crate root\'s `pub use item::Item as Thing;` / `pub type ItemAlias = item::Item;` names the module its path leads to — another module\'s `Item` (`pub type UtilAlias = util::Item;`) is not the definition\'s, for its own method and a trait\'s (outside round X59-02; cargo check --all-targets clean)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "kit"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod make;\npub mod alias;\n\npub use item::Item as Thing;\npub type ItemAlias = item::Item;\npub type UtilAlias = util::Item;\n',
+        'src/make.rs': 'pub trait Make {\n    fn build(id: u32) -> Self;\n}\n',
+        'src/item.rs': 'use crate::make::Make;\n\npub struct Item(pub u32);\n\nimpl Item {\n    pub fn new(id: u32) -> Self {\n        Item(id)\n    }\n}\n\nimpl Make for Item {\n    fn build(id: u32) -> Self {\n        Item(id)\n    }\n}\n',
+        'src/util.rs': 'pub struct Item;\n\nimpl Item {\n    pub fn new(_id: u32) -> Self {\n        Item\n    }\n    pub fn build(_id: u32) -> Self {\n        Item\n    }\n}\n',
+        'src/alias.rs': 'use crate::Thing;\nuse crate::ItemAlias;\nuse crate::UtilAlias;\n\npub fn all() -> (Thing, ItemAlias, UtilAlias, UtilAlias) {\n    (Thing::new(1), ItemAlias::new(2), UtilAlias::new(3), UtilAlias::build(4))\n}\n',
+        'tests/it.rs': 'use kit::make::Make;\nuse kit::Thing;\n\n#[test]\nfn t() {\n    let _a = Thing::build(1);\n    let _b = kit::ItemAlias::build(2);\n    let _c = kit::UtilAlias::new(3);\n}\n',
+      },
+    });
+    expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/alias.rs:6:13', 'src/alias.rs:6:32']);
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/alias.rs:6:51', 'tests/it.rs:8:30']);
+    expect(await definedInCallers(repo.dir, 'build', 'src/make.rs', true)).toEqual(['tests/it.rs:6:21', 'tests/it.rs:7:30']);
+    expect(await definedInCallers(repo.dir, 'build', 'src/util.rs', true)).toEqual(['src/alias.rs:6:70']);
+  });
+
   it('Rust --defined-in: a renaming `use crate::item::Item as It;` names the module it leads to — `It::new` is item.rs\'s, not that of another file\'s `Item` (outside round X59-04)', async () => {
     const repo = await createTestRepo({
       files: {

@@ -1606,24 +1606,50 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     return answer;
   };
   // (the definition's types under other names — `pub use item::Item as Thing;`, `pub type ItemAlias = item::Item;` — read
-  // from the Rust files loaded and the crates' roots: outside round X59-02)
-  const typeAliasMemo = new Map<string, Set<string>>();
-  const rustTypeAliases = (types: readonly string[] = [...rustContainers].filter((name) => !rustTraits.has(name))): Set<string> => {
+  // from the Rust files loaded and the crates' roots: outside round X59-02; each alias with the file declaring it, the
+  // line and the path it names, so that the path is resolved from there to the module it leads to — `Thing` is item.rs's
+  // `Item`, not util.rs's: X59-02 as X59-04 for `use … as`)
+  type RustTypeAlias = { file: string; line: number; path: string; type: string };
+  const typeAliasMemo = new Map<string, Map<string, RustTypeAlias[]>>();
+  const rustTypeAliases = (types: readonly string[] = [...rustContainers].filter((name) => !rustTraits.has(name))): Map<string, RustTypeAlias[]> => {
     const containers = types.filter((name) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(name));
     const key = containers.join('|');
     let typeAliases = typeAliasMemo.get(key);
     if (typeAliases) return typeAliases;
-    typeAliases = new Set();
+    typeAliases = new Map();
     typeAliasMemo.set(key, typeAliases);
     if (containers.length === 0) return typeAliases;
     const roots = [...byPath.values()].filter((entry) => /(?:^|\/)src\/(?:lib|main)\.rs$/.test(entry.file) && !loadedFiles.has(entry.file));
-    const texts = [...readTexts(context, [...[...loadedFiles.values()].filter((item) => item.entry.file.endsWith('.rs')).map((item) => item.entry), ...roots]).values()];
+    const texts = readTexts(context, [...[...loadedFiles.values()].filter((item) => item.entry.file.endsWith('.rs')).map((item) => item.entry), ...roots]);
     const names = containers.join('|');
-    const reexport = new RegExp(`\\buse\\s+[A-Za-z0-9_:]*?(?<![A-Za-z0-9_])(?:${names})\\s+as\\s+([A-Za-z_][A-Za-z0-9_]*)\\s*;`, 'g');
-    const alias = new RegExp(`\\btype\\s+([A-Za-z_][A-Za-z0-9_]*)\\s*=\\s*(?:[A-Za-z_][A-Za-z0-9_]*::)*(?:${names})\\s*(?:<[^;]*>)?\\s*;`, 'g');
-    for (const text of texts) for (const match of [...text.matchAll(reexport), ...text.matchAll(alias)]) if (match[1] !== '_') typeAliases.add(match[1]!);
+    const reexport = new RegExp(`\\buse\\s+((?:[A-Za-z_][A-Za-z0-9_]*::)*)(${names})\\s+as\\s+([A-Za-z_][A-Za-z0-9_]*)\\s*;`, 'g');
+    const alias = new RegExp(`\\btype\\s+([A-Za-z_][A-Za-z0-9_]*)\\s*=\\s*((?:[A-Za-z_][A-Za-z0-9_]*::)*)(${names})\\s*(?:<[^;]*>)?\\s*;`, 'g');
+    const lineAt = (text: string, index: number) => text.slice(0, index).split('\n').length;
+    for (const [file, text] of texts) {
+      const found: [string, RustTypeAlias][] = [
+        ...[...text.matchAll(reexport)].map((match): [string, RustTypeAlias] => [match[3]!, { file, line: lineAt(text, match.index), path: `${match[1]!}${match[2]!}`, type: match[2]! }]),
+        ...[...text.matchAll(alias)].map((match): [string, RustTypeAlias] => [match[1]!, { file, line: lineAt(text, match.index), path: `${match[2]!}${match[3]!}`, type: match[3]! }]),
+      ];
+      for (const [name, declared] of found) if (name !== '_') (typeAliases.get(name) ?? typeAliases.set(name, []).get(name)!).push(declared);
+    }
     return typeAliases;
   };
+  // (the declarations the file's name `alias` may mean: one of the file's own, else those in the file its `use` or the
+  // path written before it leads to, else all of them — X59-02)
+  const rustAliasDeclarations = (file: string, alias: string, modulePath: string, declared: readonly RustTypeAlias[]): readonly RustTypeAlias[] => {
+    const own = declared.filter((declaration) => declaration.file === file);
+    if (own.length > 0 || !rustResolve) return own.length > 0 ? own : declared;
+    const qualifier = modulePath.replace(/(?:^|::)[A-Za-z_][A-Za-z0-9_]*$/, '');
+    const raw = qualifier !== '' && !qualifier.startsWith('<')
+      ? { module: qualifier, line: 0, names: [{ imported: alias, local: alias }], reexport: false }
+      : (loadedFiles.get(file)?.facts.imports ?? []).find((candidate) => candidate.names.some((name) => name.local === alias && name.imported !== '*'));
+    if (!raw) return declared;
+    const targets = new Set(rustResolve(file, qualifier !== '' ? raw : { ...raw, names: raw.names.filter((name) => name.local === alias) }));
+    const reached = declared.filter((declaration) => targets.has(declaration.file));
+    return reached.length > 0 ? reached : declared;
+  };
+  // (the file defining the type an alias declaration names, from the declaring file; undefined when not known)
+  const rustAliasHome = (declaration: RustTypeAlias): string | undefined => rustTypeHome(declaration.file, declaration.type, declaration.path, declaration.line);
   // (the family's names the file means by them: not a name its own items or its `use` give another trait — X59-01)
   const traitNamesMemo = new Map<string, string>();
   const rustTraitNamesIn = (file: string): string => {
@@ -1766,7 +1792,13 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       const home = rustTypeHome(file, imported, imported, line, type);
       return home === undefined || home === definedInFile;
     }
-    if (rustTypeAliases().has(type)) return true;
+    const aliased = rustTypeAliases().get(type);
+    if (aliased) {
+      return rustAliasDeclarations(file, type, modulePath, aliased).some((declaration) => {
+        const home = rustAliasHome(declaration);
+        return home === undefined || home === definedInFile;
+      });
+    }
     // A trait's method (outside round X57-13): `T::build()` on a type parameter bounded by the trait (`<T: Make>`,
     // `where T: Clone + Make` — in the reference's file, not its item: per file), or `Item::build()` on a type with an
     // `impl Make for Item` in a file that names the method (the impl's own `fn build`, unless the trait's default is used)
@@ -1783,7 +1815,14 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     }
     if (bounded) return true;
     // (an implementing type under another name, `pub use item::Item as Thing;`: X59-02)
-    if (!rustImplementers().has(type) && rustTypeAliases([...rustImplementers().keys()].filter((name) => name !== '*')).has(type)) return true;
+    const implementedAliases = rustImplementers().has(type) ? undefined : rustTypeAliases([...rustImplementers().keys()].filter((name) => name !== '*')).get(type);
+    if (implementedAliases) {
+      return rustAliasDeclarations(file, type, modulePath, implementedAliases).some((declaration) => {
+        const home = rustAliasHome(declaration);
+        const implemented = rustImplementers().get(declaration.type) ?? [];
+        return home === undefined || implemented.some((candidate) => candidate === undefined || candidate === home);
+      });
+    }
     const homes = rustImplementers().get(type) ?? rustImplementers().get('*');
     if (!homes) return false;
     const home = rustTypeHome(file, type, modulePath, line);
