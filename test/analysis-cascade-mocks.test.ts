@@ -288,6 +288,26 @@ describe('may implement: object literals typed through a type alias, an array, a
   });
 });
 
+describe('may implement: an interface of the same name from a package not installed (outside round X59-11)', () => {
+  it('a fresh clone (no node_modules): `import type { Cache } from \'cache-manager\'` (and a scoped package, a `node:` builtin) is that package\'s, not the contract; a workspace package of the repository (`@acme/store`, not installed) stays the name\'s', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'package.json': '{ "name": "app", "private": true, "workspaces": ["packages/*"] }\n',
+        'tsconfig.json': '{ "compilerOptions": { "strict": true, "noEmit": true, "moduleResolution": "node" } }\n',
+        'src/cache.ts': caches['src/cache.ts'],
+        'src/pkg.ts': "import type { Cache } from 'cache-manager';\nexport class RemoteCache implements Cache {\n  async get(key: string) {\n    return key;\n  }\n  async set() {}\n}\nexport const remote: Cache = { get: async () => 1, set() {} };\n",
+        'src/nest.ts': "import { type Cache } from '@nestjs/cache-manager';\nexport class NestCache implements Cache {\n  get(key: string) {\n    return key;\n  }\n}\n",
+        'src/events.ts': "import type { EventEmitter as Cache } from 'node:events';\nexport class Emitter implements Cache {\n  get() {\n    return 1;\n  }\n}\n",
+        'packages/store/package.json': '{ "name": "@acme/store", "types": "index.ts" }\n',
+        'packages/store/index.ts': "export type { Cache } from '../../src/cache';\n",
+        'src/ws.ts': "import type { Cache } from '@acme/store';\nexport class StoreCache implements Cache {\n  get(key: string) {\n    return key;\n  }\n  put() {}\n}\n",
+      },
+    });
+    const get = await runCliInProcess(['detect-cascades', repo.dir, '--renames', rename('get', 'read', 'src/cache.ts'), '--format', 'json']);
+    expect(cascades(get).filter((entry) => entry.includes(' syntax '))).toEqual(['src/cache.ts:2 syntax high get', 'src/ws.ts:3 syntax high get']);
+  });
+});
+
 describe('tsconfig paths in the engine: real imports through an alias (outside round X58-08/09/10)', () => {
   const app = {
     'apps/web/src/lib/session.ts': 'export function signIn(user: string): string {\n  return user;\n}\n',

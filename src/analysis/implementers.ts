@@ -10,7 +10,7 @@
  * an orphaned caller) — outside rounds X54-10/04, and X55-04/05: every same-named method was listed, an HTTP client's
  * `Get` for a store's.
  */
-import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, realpathSync, type Dirent } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { listSymbols } from './engine/index.js';
@@ -249,6 +249,58 @@ function installedPackage(root: string, specifier: string): boolean {
   return installed(path.join(root, 'node_modules', name)) || installed(path.join(root, 'node_modules', '@types', types));
 }
 
+/**
+ * The `name`s of the repository's own package.json files — the root's (a self-reference) and every workspace member's,
+ * wherever it sits (four directories deep at most; node_modules and dot-directories skipped) — memoised per root;
+ * undefined when the repository is too large to read them all (then no bare specifier is known to be another package's).
+ */
+const repositoryPackageNames = new Map<string, ReadonlySet<string> | undefined>();
+function repositoryPackages(root: string): ReadonlySet<string> | undefined {
+  if (repositoryPackageNames.has(root)) return repositoryPackageNames.get(root);
+  const names = new Set<string>();
+  let budget = 20000;
+  const visit = (dir: string, depth: number): boolean => {
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(path.join(root, dir), { withFileTypes: true });
+    } catch {
+      return true;
+    }
+    if ((budget -= entries.length) < 0) return false;
+    if (entries.some((entry) => entry.name === 'package.json' && entry.isFile())) {
+      try {
+        const name = (JSON.parse(readFileSync(path.join(root, dir, 'package.json'), 'utf8')) as { name?: unknown }).name;
+        if (typeof name === 'string') names.add(name);
+      } catch {
+        // (an unreadable manifest names no package)
+      }
+    }
+    if (depth >= 4) return true;
+    return entries.every((entry) => !entry.isDirectory() || entry.name === 'node_modules' || entry.name.startsWith('.') || visit(path.join(dir, entry.name), depth + 1));
+  };
+  const answer = visit('.', 0) ? names : undefined;
+  repositoryPackageNames.set(root, answer);
+  return answer;
+}
+
+/**
+ * Whether the bare specifier `specifier`, which no tsconfig `paths`/`baseUrl` resolves, is another package's — installed
+ * under node_modules or not (a fresh clone before `npm install`): a package name (or a `node:` builtin) that is no package
+ * of the repository (a workspace member, the root's own name) and whose first segment names no directory or file at the
+ * repository's top or in its `src/` (a bundler's module directories). A specifier that may be the repository's is left to
+ * the name (outside round X59-11).
+ */
+function otherPackage(root: string, specifier: string): boolean {
+  if (specifier.startsWith('node:')) return true;
+  if (installedPackage(root, specifier)) return true;
+  const name = /^((?:@[a-z0-9][a-z0-9._~-]*\/)?[a-z0-9][a-z0-9._~-]*)(?:\/|$)/i.exec(specifier)?.[1];
+  if (name === undefined) return false;
+  const packages = repositoryPackages(root);
+  if (packages === undefined || packages.has(name)) return false;
+  const first = name.split('/')[0]!;
+  return !existsSync(path.join(root, first)) && !existsSync(path.join(root, 'src', first));
+}
+
 /** Whether `text` (the file `file`) imports `name` from a repository module that does not provide the contract's. */
 function importsNameElsewhere(text: string, file: string, name: string, origin: ContractOrigin): boolean {
   const escaped = name.replace(/\$/g, '\\$');
@@ -256,9 +308,9 @@ function importsNameElsewhere(text: string, file: string, name: string, origin: 
     const binds = match[1]!.split(',').some((entry) => new RegExp(`^\\s*(?:type\\s+)?(?:[\\p{L}_$][\\p{L}\\p{N}_$]*\\s+as\\s+)?${escaped}\\s*$`, 'u').test(entry));
     if (!binds) continue;
     const targets = origin.targets.resolve(file, match[3]!);
-    // (a bare specifier no tsconfig `paths` resolves that names a package installed under node_modules —
+    // (a bare specifier no tsconfig `paths` resolves that names another package, installed under node_modules or not —
     // `import type { Cache } from 'cache-manager'` — is that package's interface, not the contract: outside round X59-11)
-    if (targets.length === 0) return origin.root !== undefined && installedPackage(origin.root, match[3]!);
+    if (targets.length === 0) return origin.root !== undefined && !/^\.{0,2}\//.test(match[3]!) && otherPackage(origin.root, match[3]!);
     return !targets.some((target) => origin.targets.provides(target, name, origin.files));
   }
   return false;
