@@ -757,6 +757,15 @@ describe('a wave agent that fails BLOCKs the tier, and the printed advice, follo
     writeFileSync(path.join(demo.repo, 'notes.txt'), 'mine\n');
     await expectRefusal(demo, executeArgs(demo), { code: 1, message: /G005_DIRTY_WORKTREE: the main checkout has uncommitted changes: notes\.txt/, programState: 'REVIEWED' });
     execFileSync('rm', [path.join(demo.repo, 'notes.txt')]);
+    // In polywave's own folders only the loop's files pass: a user's note there (X61-02), and a file at a pending
+    // IMPL's doc path, which its Scout would write over (X61-04: the user's file was lost).
+    for (const [file, shown] of [['docs/IMPL/notes.md', /docs\/IMPL\/notes\.md/], ['docs/IMPL/IMPL-pricing.yaml', /docs\/IMPL\/IMPL-pricing\.yaml/]] as const) {
+      execFileSync('mkdir', ['-p', path.join(demo.repo, 'docs/IMPL')]);
+      writeFileSync(path.join(demo.repo, file), 'the user\'s own\n');
+      await expectRefusal(demo, executeArgs(demo), { code: 1, message: new RegExp(`G005_DIRTY_WORKTREE: .*${shown.source}`), programState: 'REVIEWED' });
+      expect(readFileSync(path.join(demo.repo, file), 'utf8')).toBe('the user\'s own\n');
+      execFileSync('rm', [path.join(demo.repo, file)]);
+    }
 
     // Agent C of catalog fails (fatal) on its first run: catalog's wave 1 BLOCKED, so the tier and the PROGRAM.
     const good = readFileSync(demo.script, 'utf8');

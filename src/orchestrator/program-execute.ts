@@ -240,6 +240,8 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
       const blocked = (latest?.impls ?? []).filter((impl) => impl.status === 'blocked').map((impl) => impl.slug ?? '');
       // A prepared wave refused for changes made since (a fix committed on main meanwhile): the re-run can take them as the caller's.
       const resume = `\`polywave update-program-state ${relativeProgram} --state TIER_EXECUTING\`${blocked.length > 0 ? `, ${blocked.map((slug) => `\`polywave update-program-impl ${relativeProgram} --impl ${slug} --status reviewed\``).join(', ')}` : ''}`;
+      // finalize-wave's check of the main checkout: such changes are never accepted, only committed or removed.
+      if (/uncommitted changes that are not the orchestrator's/.test(result.stopped ?? '')) return `commit or remove the uncommitted changes named above (they are not the orchestrator's), then ${resume} and re-run \`${rerun}\``;
       if (/TAMPER_DETECTED/.test(result.stopped ?? '')) return `look at the changes named above: if they are yours and intended (a fix you committed), ${resume} and re-run \`${rerun} --accept-changes\`; if not, undo them first and re-run without it`;
       return `fix the cause above, then ${resume} and re-run \`${rerun}\`; or re-plan: \`polywave program-replan ${relativeProgram} --reason "…"\``;
     }
@@ -478,6 +480,19 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
     if (!wavesBegun) {
       const { classifyDirtyTree } = await import('../engine/prepare/tree-steps.js');
       const dirty = await classifyDirtyTree({ git: mainGit, root: await canonicalPath(repoDir) }, programPath);
+      // Of polywave's folders only the loop's own files: this PROGRAM's manifest and the IMPL docs of its IMPLs
+      // whose Scout has started (or that were imported) — what finalize-wave's check counts as the orchestrator's.
+      // A user's file there (docs/IMPL/notes.md) stopped the tier later (X61-02), and a doc at a pending IMPL's
+      // path was written over by its Scout, lost (X61-04).
+      const programFile = relativeProgram.split(path.sep).join('/');
+      const statusOf = new Map(manifest.impls.map((impl) => [impl.slug ?? '', (impl.status ?? '').trim()]));
+      const theLoops = (file: string): boolean => {
+        if (file === programFile || file === 'docs/CONTEXT.md') return true;
+        const doc = /^docs\/IMPL\/(?:complete\/)?IMPL-(.+)\.ya?ml$/.exec(file);
+        const status = doc ? statusOf.get(doc[1]!) : undefined;
+        return status !== undefined && status !== 'pending';
+      };
+      dirty.blocking.push(...dirty.owned.filter((file) => !theLoops(file)));
       if (dirty.blocking.length > 0) {
         run.status = 'blocked';
         run.detail = `G005_DIRTY_WORKTREE: the main checkout has uncommitted changes: ${dirty.blocking.slice(0, 10).join(', ')}${dirty.blocking.length > 10 ? ` (+${dirty.blocking.length - 10} more)` : ''} — the tier's waves start from a clean checkout`;
