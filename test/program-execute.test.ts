@@ -750,35 +750,55 @@ describe('a failing tier gate, the Planner (E34), approval, and the loop resumed
 
 // ---------------------------------------------------------------------------------------------
 
-describe('a wave agent that fails BLOCKs the tier, and the printed advice, followed word for word, finishes the PROGRAM (outside attack X60-01/02)', () => {
-  it('a dirty main checkout is refused before any Scout runs (G005, nothing changed); a failing agent → BLOCKED; the Next: commands, run as printed, resume it (again BLOCKED while it fails; --accept-changes after a human commit on main) → COMPLETE, each merge once', async () => {
+describe('a wave agent that fails BLOCKs the tier, and the printed advice, followed word for word, finishes the PROGRAM (outside rounds X60, X61)', () => {
+  it('a dirty checkout is refused before the Scouts (G005); a plan edited during the waves is not committed (X61-05); a failing agent → BLOCKED; the Next: commands run as printed (--accept-changes after a human commit on main) → COMPLETE, each merge once', async () => {
     const demo = await setupDemo();
-    // X60-02: an untracked file in the main checkout — found before the Scouts, not after they committed.
-    writeFileSync(path.join(demo.repo, 'notes.txt'), 'mine\n');
-    await expectRefusal(demo, executeArgs(demo), { code: 1, message: /G005_DIRTY_WORKTREE: the main checkout has uncommitted changes: notes\.txt/, programState: 'REVIEWED' });
-    execFileSync('rm', [path.join(demo.repo, 'notes.txt')]);
-    // In polywave's own folders only the loop's files pass: a user's note there (X61-02), and a file at a pending
-    // IMPL's doc path, which its Scout would write over (X61-04: the user's file was lost).
-    for (const [file, shown] of [['docs/IMPL/notes.md', /docs\/IMPL\/notes\.md/], ['docs/IMPL/IMPL-pricing.yaml', /docs\/IMPL\/IMPL-pricing\.yaml/]] as const) {
-      execFileSync('mkdir', ['-p', path.join(demo.repo, 'docs/IMPL')]);
-      writeFileSync(path.join(demo.repo, file), 'the user\'s own\n');
-      await expectRefusal(demo, executeArgs(demo), { code: 1, message: new RegExp(`G005_DIRTY_WORKTREE: .*${shown.source}`), programState: 'REVIEWED' });
+    // X60-02: user files in the main checkout are found before the Scouts, not after they committed — also in
+    // polywave's own folders: a note there (X61-02) and a file at a pending IMPL's doc path, which its Scout would
+    // write over (X61-04: the user's file was lost).
+    const userFiles = ['notes.txt', 'docs/IMPL/notes.md', 'docs/IMPL/IMPL-pricing.yaml'];
+    execFileSync('mkdir', ['-p', path.join(demo.repo, 'docs/IMPL')]);
+    for (const file of userFiles) writeFileSync(path.join(demo.repo, file), 'the user\'s own\n');
+    const refused = await expectRefusal(demo, executeArgs(demo), { code: 1, message: /G005_DIRTY_WORKTREE: the main checkout has uncommitted changes: /, programState: 'REVIEWED' });
+    const listed = /G005_DIRTY_WORKTREE: the main checkout has uncommitted changes: ([^—]*) —/.exec(refused.stderr)?.[1] ?? '';
+    expect(listed.split(', ').sort()).toEqual([...userFiles].sort());
+    for (const file of userFiles) {
       expect(readFileSync(path.join(demo.repo, file), 'utf8')).toBe('the user\'s own\n');
       execFileSync('rm', [path.join(demo.repo, file)]);
     }
 
-    // Agent C of catalog fails (fatal) on its first run: catalog's wave 1 BLOCKED, so the tier and the PROGRAM.
+    // Agent C of catalog fails (fatal) after a moment; meanwhile a writer outside the sandbox weakens the tier gate in
+    // the PROGRAM manifest (X61-05: the loop's BLOCKED commit carried the edit, then vouched for it, and the resumed
+    // tier ran `echo …` as its gate).
     const good = readFileSync(demo.script, 'utf8');
-    const broken = good.replace('  C:\n    steps:\n', '  C:\n    steps:\n      - fail: { kind: fatal, message: "C-BREAKS-77" }\n');
+    const broken = good.replace('  C:\n    steps:\n', '  C:\n    steps:\n      - sleep_ms: 1500\n      - fail: { kind: fatal, message: "C-BREAKS-77" }\n');
     expect(broken).not.toBe(good);
     writeFileSync(demo.script, broken);
-    const blocked = await cli(demo, executeArgs(demo));
-    expect(blocked.code, blocked.stderr.slice(-3000)).toBe(1);
-    expect(resultOf(blocked).stopped ?? '').toMatch(/catalog: wave 1 BLOCKED: C: failed: C-BREAKS-77/);
-    expect(readFileSync(demo.program, 'utf8')).toMatch(/^state: BLOCKED$/m);
+    const gateLine = '      command: node --test';
+    const planned = readFileSync(demo.program, 'utf8');
+    expect(planned).toContain(gateLine);
+    let edited = false;
+    const first = await runKillable(demo, executeArgs(demo), (observed) => {
+      if (!edited && observed.lines.some((line) => /\[C\] launched/.test(line.text))) {
+        edited = true;
+        writeFileSync(demo.program, readFileSync(demo.program, 'utf8').replace(gateLine, '      command: echo EVILGATE-61'));
+      }
+      return false;
+    });
+    expect(edited).toBe(true);
+    expect(first.code, first.stderr.slice(-3000)).toBe(1);
+    expect(first.stderr).toMatch(/C: failed: C-BREAKS-77.*PROGRAM_PLAN_CHANGED: the plan in docs\/PROGRAM\/PROGRAM-shop\.yaml .* was changed during this run, not by polywave/);
+    expect(first.stderr).toMatch(/Next: review the change \(`git diff -- docs\/PROGRAM\/PROGRAM-shop\.yaml`\) and undo what is not yours — nothing was committed/);
+    expect(git(demo.repo, ['log', '--all', '-S', 'EVILGATE-61', '--format=%s']).trim()).toBe('');
+    expect(git(demo.repo, ['log', '-1', '--format=%s']).trim()).toMatch(/^chore: scout IMPL/);
     expect(readFileSync(path.join(demo.repo, 'docs/IMPL/IMPL-catalog.yaml'), 'utf8')).toMatch(/^state: BLOCKED$/m);
 
-    // A plain re-run repeats the stop and says the way out again (it said "re-run the same command to resume").
+    // The human undoes the edit; a plain re-run stops on the blocked IMPL (BLOCKED, committed) and says the way out,
+    // and so does another plain re-run of the BLOCKED PROGRAM (it said "re-run the same command to resume").
+    writeFileSync(demo.program, readFileSync(demo.program, 'utf8').replace('      command: echo EVILGATE-61', gateLine));
+    const blocked = await cli(demo, executeArgs(demo));
+    expect(blocked.code, blocked.stderr.slice(-3000)).toBe(1);
+    expect(readFileSync(demo.program, 'utf8')).toMatch(/^state: BLOCKED$/m);
     const again = await cli(demo, executeArgs(demo));
     expect(again.code, again.stderr).toBe(1);
     expect(again.stderr).toMatch(/Next: fix the cause above, then `polywave update-program-state /);
@@ -795,32 +815,30 @@ describe('a wave agent that fails BLOCKs the tier, and the printed advice, follo
     };
     const resumeCommands = [`update-program-state ${programRelative} --state TIER_EXECUTING`, `update-program-impl ${programRelative} --impl catalog --status reviewed`];
 
-    // The advice followed while C still fails: the same BLOCKED stop again, not TAMPER_DETECTED for the loop's own
-    // BLOCKED commit on main (X60-01), nor V032 for the IMPL doc left BLOCKED.
-    const second = await follow(blocked);
-    expect(second.commands).toEqual([...resumeCommands, `program-execute ${programRelative}`]);
-    expect(second.run.code, second.run.stderr.slice(-3000)).toBe(1);
-    expect(second.run.stderr).toMatch(/resuming catalog \(IMPL doc BLOCKED → WAVE_EXECUTING/);
-    expect(resultOf(second.run).stopped ?? '').toMatch(/catalog: wave 1 BLOCKED: C: failed: C-BREAKS-77/);
-
-    // "Fix the cause": the agent works again, and a fix committed on main by the human — which the prepared wave's
-    // tamper check reports; the advice then names --accept-changes, and following it finishes the PROGRAM.
+    // "Fix the cause": the agent works again, and the human commits a fix on main. The advice, followed as printed:
+    // the IMPL doc left BLOCKED is resumed (it was refused V032, X60-01), and the prepared wave's tamper check finds
+    // only the human's commit — the loop's own BLOCKED commit under it is vouched for (it was TAMPER_DETECTED, X60-01).
     writeFileSync(demo.script, good);
     writeFileSync(path.join(demo.repo, 'FIX.md'), 'the human fix\n');
     git(demo.repo, ['add', 'FIX.md']);
     git(demo.repo, ['-c', 'user.name=Human', '-c', 'user.email=human@example.com', 'commit', '-q', '-m', 'fix: the human fix']);
-    const third = await follow(second.run);
+    const third = await follow(blocked);
+    expect(third.commands).toEqual([...resumeCommands, `program-execute ${programRelative}`]);
     expect(third.run.code, third.run.stderr.slice(-3000)).toBe(1);
-    expect(resultOf(third.run).stopped ?? '').toMatch(/TAMPER_DETECTED: .*ref refs\/heads\/main/);
+    expect(third.run.stderr).toMatch(/resuming catalog \(IMPL doc BLOCKED → WAVE_EXECUTING/);
+    expect(resultOf(third.run).stopped ?? '').toMatch(/TAMPER_DETECTED: .*ref refs\/heads\/main: \w+ → \w+ \(1 new commit\(s\), newest first: \w+ fix: the human fix\)/);
     const resumed = await follow(third.run);
     expect(resumed.commands).toEqual([...resumeCommands, `program-execute ${programRelative} --accept-changes`]);
     expect(resumed.run.code, resumed.run.stderr.slice(-4000)).toBe(0);
     expect(resultOf(resumed.run).state).toBe('COMPLETE');
     expect(countMerges(demo.repo, [...agentMerges, ...implMerges], '--all')).toEqual(once([...agentMerges, ...implMerges]));
     expect(git(demo.repo, ['ls-files', 'FIX.md']).trim()).toBe('FIX.md');
+    expect(git(demo.repo, ['log', '--all', '-S', 'EVILGATE-61', '--format=%s']).trim()).toBe('');
     expectClean(demo.repo);
   }, 400_000);
 });
+
+// ---------------------------------------------------------------------------------------------
 
 // ---------------------------------------------------------------------------------------------
 

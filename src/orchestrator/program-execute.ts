@@ -183,6 +183,20 @@ function killedByInterrupt(error: unknown): boolean {
   return /killed by SIGINT\b|interrupted \(SIG/.test(error instanceof Error ? error.message : String(error));
 }
 
+/**
+ * The PROGRAM's plan (outside round X61-05): the manifest without what the loop itself writes while it runs — its
+ * state, `updated`, the completion block and date, the IMPLs' statuses and the contracts' freeze records. A change
+ * of anything else during a run (the tier gates, the tiers, a contract's definition) is not the loop's.
+ */
+export function programPlanFingerprint(manifest: ProgramManifest): string {
+  const { state: _state, updated: _updated, completion: _completion, completion_date: _date, ...plan } = manifest;
+  return JSON.stringify({
+    ...plan,
+    impls: manifest.impls.map(({ status: _status, ...impl }) => impl),
+    program_contracts: manifest.program_contracts.map(({ frozen_at_tier: _tier, frozen_commit: _commit, frozen_blob: _blob, ...contract }) => contract),
+  });
+}
+
 /** Runs (or resumes) a PROGRAM to COMPLETE, or until a human must act. */
 export async function executeProgram(options: ProgramExecuteOptions): Promise<ProgramExecuteResult> {
   // The sandbox probe runs while the first steps do (issue 12's bench:program: ~0.3 s off the tier's start).
@@ -248,12 +262,30 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
     if (current === 'REPLANNING') return `review the revised ${relativeProgram}, approve it with \`polywave update-program-state ${relativeProgram} --state REVIEWED\`, then re-run \`${rerun}\``;
     return `re-run \`${rerun}\` to resume`;
   };
+  /** The plan as this run started it (see {@link programPlanFingerprint}); set once the PROGRAM is known to run. */
+  const planAt: { start?: string } = {};
+  /** Why the plan is no longer the one this run started with, or undefined. */
+  const planChanged = async (): Promise<string | undefined> => {
+    if (planAt.start === undefined) return undefined;
+    const now = await readProgram(programPath).catch(() => undefined);
+    if (now === undefined || programPlanFingerprint(now) === planAt.start) return undefined;
+    return `PROGRAM_PLAN_CHANGED: the plan in ${relativeProgram} (its tiers, tier gates, contracts or IMPLs) was changed during this run, not by polywave`;
+  };
   const stop = async (reason: string, state?: ProgramState): Promise<ProgramExecuteResult> => {
     if (interrupted()) {
       // A user's stop: no BLOCKED, no commit — the PROGRAM as a kill at this point leaves it (resumable).
       result.interrupted = true;
       result.stopped = `interrupted — re-run to resume (${reason})`;
       result.next = `re-run \`polywave program-execute ${relativeProgram}\` to resume`;
+      progress(`stopped: ${result.stopped}`);
+      return finish();
+    }
+    // X61-05: a plan edited during the run is never committed under the loop's state commit (then vouched for in
+    // the tier's tamper records): the stop commits nothing, and the human reviews the edit first.
+    const edited = state ? await planChanged() : undefined;
+    if (edited) {
+      result.stopped = reason.includes('PROGRAM_PLAN_CHANGED') ? reason : `${reason}; ${edited}`;
+      result.next = `review the change (\`git diff -- ${relativeProgram}\`) and undo what is not yours — nothing was committed; re-running takes the plan in the file as the one to run`;
       progress(`stopped: ${result.stopped}`);
       return finish();
     }
@@ -368,6 +400,8 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
     progress(`stopped: ${why}`);
     return finish();
   }
+
+  planAt.start = programPlanFingerprint(manifest);
 
   // A git process of a killed run (a Scout's `git add`, a state commit) may have left index.lock in
   // the main checkout: every later index write there would fail. Removed only when no process has it open.
@@ -719,7 +753,15 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
     }
     await showStatus();
 
-    // 4. finalize-tier: IMPL branches into main in order, the tier gate (E29), the IMPLs closed.
+    // 4. finalize-tier: IMPL branches into main in order, the tier gate (E29), the IMPLs closed — with the plan this
+    // run started with: an edit of its tier gates meanwhile is not run, nor swept into finalize-tier's commit (X61-05).
+    const edited = await planChanged();
+    if (edited) {
+      run.status = 'blocked';
+      run.detail = edited;
+      done();
+      return stop(`tier ${tier}: ${edited}`, 'BLOCKED');
+    }
     progress(`tier ${tier}: merging ${runs.length} IMPL branch(es) into the main line, then the tier gate`);
     const finalized = await finalizeTier({ programPath, repoRoot: repoDir, tier, env: options.env as NodeJS.ProcessEnv, ...(options.now ? { now: options.now } : {}), ...(options.signal ? { signal: options.signal } : {}), ...(events ? { events } : {}) });
     run.finalize = finalized;
