@@ -1366,6 +1366,22 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'new', 'src/shop/item.rs', true)).toEqual(['src/b.rs:4:12', 'src/shop/item.rs:9:15']);
   });
 
+  it('Rust --defined-in: an inline module\'s `use` ends with its module (`mod sub { use crate::util::Item; }` then `mod tests2 { use super::*; Item::new(3) }`); a multi-line grouped `use crate::{ util::{self as u, Item}, };` is in scope (found beside outside round X59)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "rs3"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod make;\npub mod inner;\npub mod nest;\n',
+        'src/make.rs': 'pub trait Make {\n    fn build(id: u32) -> Self;\n}\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new(_id: u32) -> Self {\n        Item\n    }\n}\n',
+        'src/util.rs': 'pub struct Item;\nimpl Item {\n    pub fn new(_id: u32) -> Self {\n        Item\n    }\n}\n',
+        'src/inner.rs': 'use crate::item::Item;\npub fn top() -> Item {\n    Item::new(1)\n}\npub mod sub {\n    use crate::util::Item;\n    pub fn low() -> Item {\n        Item::new(2)\n    }\n}\npub mod tests2 {\n    use super::*;\n    pub fn again() -> Item {\n        Item::new(3)\n    }\n}\n',
+        'src/nest.rs': 'use crate::{\n    make::{Make as Mk},\n    util::{self as u, Item},\n};\npub fn n<T: Mk>() -> (T, Item, u::Item) {\n    (T::build(1), Item::new(2), u::Item::new(3))\n}\n',
+      },
+    });
+    expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/inner.rs:3:11', 'src/inner.rs:14:15']);
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/inner.rs:8:15', 'src/nest.rs:6:25', 'src/nest.rs:6:42']);
+  });
+
   it('Rust --defined-in: the definition\'s type re-exported under another name or aliased (`pub use item::Item as Thing;`, `pub type ItemAlias = item::Item;`), for its own method and a trait\'s (outside round X59-02)', async () => {
     const repo = await createTestRepo({
       files: {

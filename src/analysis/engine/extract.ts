@@ -30,6 +30,11 @@ export interface RawImport {
   scope?: ImportSpan[];
   /** The statement's 1-based column (two statements on one line: which one a name is in). */
   column?: number;
+  /**
+   * Rust: the line the `use` declaration starts on, where a group of a use tree reaching into several modules starts on
+   * a later line (`use crate::{\n    util::{self as u, Item},\n};`): the declaration's indentation is its scope's.
+   */
+  statementLine?: number;
 }
 
 /** A span of text: line, column, end line, end column (1-based; columns as a reference's are counted; the end excluded). */
@@ -1600,11 +1605,11 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
     groups.set(module, [...(groups.get(module) ?? []), leaf]);
   }
   if (groups.size <= 1) return raw;
-  return [...groups].map(([module, group]) => ({ module, line: group[0]!.at[0], column: group[0]!.at[1], names: group.map((leaf) => ({ imported: leaf.path.at(-1)!, local: leaf.local })), reexport: isPub }));
+  return [...groups].map(([module, group]) => ({ module, line: group[0]!.at[0], column: group[0]!.at[1], names: group.map((leaf) => ({ imported: leaf.path.at(-1)!, local: leaf.local })), reexport: isPub, ...(group[0]!.at[0] === line ? {} : { statementLine: line }) }));
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 30;
+const factsFormat = 31;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {
