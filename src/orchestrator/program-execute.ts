@@ -262,14 +262,17 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
     if (current === 'REPLANNING') return `review the revised ${relativeProgram}, approve it with \`polywave update-program-state ${relativeProgram} --state REVIEWED\`, then re-run \`${rerun}\``;
     return `re-run \`${rerun}\` to resume`;
   };
+  const mainGit = createGit(repoDir, { env: options.env as NodeJS.ProcessEnv });
   /** The plan as this run started it (see {@link programPlanFingerprint}); set once the PROGRAM is known to run. */
   const planAt: { start?: string } = {};
-  /** Why the plan is no longer the one this run started with, or undefined. */
-  const planChanged = async (): Promise<string | undefined> => {
-    if (planAt.start === undefined) return undefined;
+  /**
+   * Why the plan is no longer the one this run started with (`changed`), and the manifest as read. The plan is the
+   * one a human approved (PROGRAM_REVIEWED, E28): the tier loop advances (E33) only on it.
+   */
+  const planCheck = async (): Promise<{ changed?: string; now?: ProgramManifest }> => {
     const now = await readProgram(programPath).catch(() => undefined);
-    if (now === undefined || programPlanFingerprint(now) === planAt.start) return undefined;
-    return `PROGRAM_PLAN_CHANGED: the plan in ${relativeProgram} (its tiers, tier gates, contracts or IMPLs) was changed during this run, not by polywave`;
+    if (planAt.start === undefined || now === undefined || programPlanFingerprint(now) === planAt.start) return { now };
+    return { now, changed: `PROGRAM_PLAN_CHANGED: the plan in ${relativeProgram} (its tiers, tier gates, contracts or IMPLs) was changed during this run, not by polywave` };
   };
   const stop = async (reason: string, state?: ProgramState): Promise<ProgramExecuteResult> => {
     if (interrupted()) {
@@ -282,7 +285,8 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
     }
     // X61-05: a plan edited during the run is never committed under the loop's state commit (then vouched for in
     // the tier's tamper records): the stop commits nothing, and the human reviews the edit first.
-    const edited = state ? await planChanged() : undefined;
+    const check = state ? await planCheck() : {};
+    const edited = check.changed;
     if (edited) {
       result.stopped = reason.includes('PROGRAM_PLAN_CHANGED') ? reason : `${reason}; ${edited}`;
       result.next = `review the change (\`git diff -- ${relativeProgram}\`) and undo what is not yours — nothing was committed; re-running takes the plan in the file as the one to run`;
@@ -298,8 +302,7 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
       });
       if (moved) {
         const { commitManifest } = await import('./run-critic.js');
-        const git = createGit(repoDir, { env: options.env as NodeJS.ProcessEnv });
-        const head = async () => ({ ref: await git.run(['symbolic-ref', '-q', 'HEAD'], { allowExitCodes: [1] }).then((out) => out.stdout.trim(), () => ''), commit: await git.tryRevParse('HEAD') });
+        const head = async () => ({ ref: await mainGit.run(['symbolic-ref', '-q', 'HEAD'], { allowExitCodes: [1] }).then((out) => out.stdout.trim(), () => ''), commit: await mainGit.tryRevParse('HEAD') });
         const before = await head().catch(() => undefined);
         const commit = await commitManifest(repoDir, programPath, `chore: program ${result.program_slug || path.basename(programPath)} ${state}: ${reason.slice(0, 120)}`, options.env).catch((error: unknown) => {
           progress(`warning: the PROGRAM manifest was not committed: ${error instanceof Error ? error.message : String(error)}`);
@@ -308,9 +311,9 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
         // That commit moved main under the tier's prepared IMPL waves: it is the loop's own, not a tamper —
         // their records follow it, so the resumed waves are not refused for it (X60-01).
         if (commit && before?.ref && before.commit) {
-          const slugs = ((await readProgram(programPath).catch(() => undefined))?.impls ?? []).map((impl) => impl.slug ?? '').filter(Boolean);
+          const slugs = (check.now?.impls ?? []).map((impl) => impl.slug ?? '').filter(Boolean);
           const { vouchForRefMove } = await import('../engine/tamper-record.js');
-          await vouchForRefMove({ git, slugs, ref: before.ref, commit, parent: before.commit }).catch((error: unknown) => progress(`warning: ${error instanceof Error ? error.message : String(error)}`));
+          await vouchForRefMove({ git: mainGit, slugs, ref: before.ref, commit, parent: before.commit }).catch((error: unknown) => progress(`warning: ${error instanceof Error ? error.message : String(error)}`));
         }
       }
     }
@@ -356,7 +359,7 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
     const archived = path.join(path.dirname(programPath), 'complete', path.basename(programPath));
     if (existsSync(archived) && ((await readProgram(archived).catch(() => undefined))?.state ?? '') === 'COMPLETE') {
       // A run killed inside mark-program-complete (archived, not yet committed): finish it (idempotent).
-      const mainGitDirty = (await createGit(repoDir, { env: options.env as NodeJS.ProcessEnv }).run(['status', '--porcelain', '--', path.dirname(programPath)]).catch(() => ({ stdout: '' }))).stdout.trim() !== '';
+      const mainGitDirty = (await mainGit.run(['status', '--porcelain', '--', path.dirname(programPath)]).catch(() => ({ stdout: '' }))).stdout.trim() !== '';
       if (mainGitDirty) {
         const { markProgramComplete } = await import('../engine/program/program-edits.js');
         const date = (options.now ?? (() => new Date()))().toISOString().slice(0, 10);
@@ -405,7 +408,6 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
 
   // A git process of a killed run (a Scout's `git add`, a state commit) may have left index.lock in
   // the main checkout: every later index write there would fail. Removed only when no process has it open.
-  const mainGit = createGit(repoDir, { env: options.env as NodeJS.ProcessEnv });
   // A commit killed between its ref updates leaves HEAD.lock or the branch's ref lock the same way
   // ("HEAD.lock: File exists" on every resume): the same rule removes them.
   const mainGitDir = path.resolve(repoDir, await mainGit.gitDir());
@@ -440,8 +442,7 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
         const slugs = impls.map((impl) => impl.slug ?? '');
         // A run killed after finalize-tier marked the tier complete but before it removed the
         // merged IMPL worktrees/branches: finish finalize-tier (idempotent: nothing is merged twice).
-        const git = createGit(repoDir, { env: options.env as NodeJS.ProcessEnv });
-        const leftovers = (await Promise.all(slugs.map(async (slug) => existsSync(programWorktreePath(repoDir, manifest.program_slug ?? '', tier, slug)) || (await git.tryRevParse(`refs/heads/${programBranchName(manifest.program_slug ?? '', tier, slug)}`)) !== undefined))).some(Boolean);
+        const leftovers = (await Promise.all(slugs.map(async (slug) => existsSync(programWorktreePath(repoDir, manifest.program_slug ?? '', tier, slug)) || (await mainGit.tryRevParse(`refs/heads/${programBranchName(manifest.program_slug ?? '', tier, slug)}`)) !== undefined))).some(Boolean);
         if (leftovers) {
           const finalized = await finalizeTier({ programPath, repoRoot: repoDir, tier, env: options.env as NodeJS.ProcessEnv, ...(options.now ? { now: options.now } : {}), ...(options.signal ? { signal: options.signal } : {}) });
           run.finalize = finalized;
@@ -485,14 +486,16 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
       return refuse(`tier ${tier}: ${run.detail}`, `decide on ${partition.held.map((impl) => impl.slug).join(', ')} (\`polywave update-program-impl ${relativeProgram} --impl <slug> --status reviewed\` once its IMPL doc is ready)`);
     }
     let preDocs = await readProgramImplDocs(repoDir, manifest);
-    // X60-01: an IMPL whose wave BLOCKED in this tier (its doc left BLOCKED, its IMPL branch of this tier kept)
+    // The tier's IMPL branches (E28B) that exist: a tier whose waves have begun.
+    const tierBranchTips = new Map(await Promise.all(tierImpls(manifest, tier).map(async (impl) => [impl.slug ?? '', await mainGit.tryRevParse(`refs/heads/${programBranchName(manifest.program_slug ?? '', tier, impl.slug ?? '')}`)] as const)));
+    // X60-01 (program-manifest's BLOCKED → TIER_EXECUTING recovery, "issue resolved"): an IMPL whose wave BLOCKED in this tier (its doc left BLOCKED, its IMPL branch of this tier kept)
     // that a human put back to `reviewed` after fixing the cause is resumed: its doc goes back to the
     // state the wave was in (BLOCKED → WAVE_EXECUTING), and the waves already merged on its branch are kept.
     const unblocked: string[] = [];
     for (const impl of partition.preExisting.filter((candidate) => candidate.status === 'reviewed')) {
       const doc = preDocs.get(impl.slug ?? '');
       if (!doc?.manifest || (doc.manifest.state ?? '').trim() !== 'BLOCKED') continue;
-      if ((await mainGit.tryRevParse(`refs/heads/${programBranchName(manifest.program_slug ?? '', tier, impl.slug ?? '')}`)) === undefined) continue;
+      if (tierBranchTips.get(impl.slug ?? '') === undefined) continue;
       const moved = await editImpl(doc.path, (parsed) => ((parsed.manifest?.state ?? '').trim() === 'BLOCKED' ? { edits: [{ path: ['state'], value: 'WAVE_EXECUTING' }], outcome: true } : { edits: [], outcome: false }));
       if (moved) unblocked.push(impl.slug ?? '');
     }
@@ -510,7 +513,7 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
     // X60-02: the tier's waves need a clean main checkout (prepare-wave's working_dir_check); found only there, a
     // dirty tree stopped the tier BLOCKED after its Scouts had run and committed. Checked before anything of the
     // tier runs — only while none of its IMPL branches exists yet (a resumed tier's finalize-tier may be mid-merge).
-    const wavesBegun = (await Promise.all(tierImpls(manifest, tier).map((impl) => mainGit.tryRevParse(`refs/heads/${programBranchName(manifest.program_slug ?? '', tier, impl.slug ?? '')}`)))).some((sha) => sha !== undefined);
+    const wavesBegun = [...tierBranchTips.values()].some((sha) => sha !== undefined);
     if (!wavesBegun) {
       const { classifyDirtyTree } = await import('../engine/prepare/tree-steps.js');
       const dirty = await classifyDirtyTree({ git: mainGit, root: await canonicalPath(repoDir) }, programPath);
@@ -755,7 +758,7 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
 
     // 4. finalize-tier: IMPL branches into main in order, the tier gate (E29), the IMPLs closed — with the plan this
     // run started with: an edit of its tier gates meanwhile is not run, nor swept into finalize-tier's commit (X61-05).
-    const edited = await planChanged();
+    const edited = (await planCheck()).changed;
     if (edited) {
       run.status = 'blocked';
       run.detail = edited;
