@@ -1366,20 +1366,28 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'new', 'src/shop/item.rs', true)).toEqual(['src/b.rs:4:12', 'src/shop/item.rs:9:15']);
   });
 
-  it('Rust --defined-in: an inline module\'s `use` ends with its module (`mod sub { use crate::util::Item; }` then `mod tests2 { use super::*; Item::new(3) }`); a multi-line grouped `use crate::{ util::{self as u, Item}, };` is in scope (found beside outside round X59)', async () => {
+  it('Rust --defined-in: a `use` binds in the block it is in, by the syntax tree (a closed `mod sub { use crate::util::Item; }` is not a later `mod tests2 { use super::*; … }`\'s; a multi-line grouped `use crate::{ util::{self as u, Item}, };`; strings, comments and attributes at column 0, one-line and unindented modules, a function body\'s `use`, a `use` after its reference: outside round X62)', async () => {
     const repo = await createTestRepo({
       files: {
         'Cargo.toml': '[package]\nname = "rs3"\nversion = "0.1.0"\nedition = "2021"\n',
-        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod make;\npub mod inner;\npub mod nest;\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod make;\npub mod inner;\npub mod nest;\npub mod a2;\npub mod a3;\npub mod a4;\npub mod a5;\npub mod a10;\npub mod c1;\npub mod d1;\n',
         'src/make.rs': 'pub trait Make {\n    fn build(id: u32) -> Self;\n}\n',
         'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new(_id: u32) -> Self {\n        Item\n    }\n}\n',
         'src/util.rs': 'pub struct Item;\nimpl Item {\n    pub fn new(_id: u32) -> Self {\n        Item\n    }\n}\n',
         'src/inner.rs': 'use crate::item::Item;\npub fn top() -> Item {\n    Item::new(1)\n}\npub mod sub {\n    use crate::util::Item;\n    pub fn low() -> Item {\n        Item::new(2)\n    }\n}\npub mod tests2 {\n    use super::*;\n    pub fn again() -> Item {\n        Item::new(3)\n    }\n}\n',
         'src/nest.rs': 'use crate::{\n    make::{Make as Mk},\n    util::{self as u, Item},\n};\npub fn n<T: Mk>() -> (T, Item, u::Item) {\n    (T::build(1), Item::new(2), u::Item::new(3))\n}\n',
+        'src/a2.rs': 'use crate::item::Item;\npub fn f() -> u32 {\n    use crate::util::Item;\n    let _x = Item::new(20);\n    0\n}\npub fn g() -> Item {\n    Item::new(21)\n}\n',
+        'src/a3.rs': 'use crate::item::Item;\npub mod sub {\n    use crate::util::Item;\n    pub const HELP: &str = "first\nsecond";\n    pub fn low() -> Item {\n        Item::new(30)\n    }\n}\npub fn top() -> Item {\n    Item::new(31)\n}\n',
+        'src/a4.rs': 'use crate::item::Item;\n#[cfg(test)]\nmod tests {\n    use crate::util::Item;\n// a note at column 0\n    #[test]\n    fn t() {\n        let _ = Item::new(40);\n    }\n}\npub mod more {\n    use crate::util::Item;\n#[allow(dead_code)]\n    pub fn h() -> Item {\n        Item::new(41)\n    }\n}\npub fn top() -> Item {\n    Item::new(42)\n}\n',
+        'src/a5.rs': 'use crate::item::Item;\npub mod sub {\n    pub fn low() -> Item {\n        Item::new(50)\n    }\n    use crate::util::Item;\n}\npub fn top() -> Item {\n    Item::new(51)\n}\n',
+        'src/a10.rs': 'use crate::item::Item;\npub mod sub {\nuse crate::util::Item;\npub fn low() -> Item { Item::new(100) }\n}\npub fn top() -> Item {\n    Item::new(101)\n}\n',
+        'src/c1.rs': 'use crate::item::Item;\n\npub struct Holder;\n\nimpl Holder {\n    pub fn make() -> u32 {\n        use crate::util::Item;\n        let _ = Item::new(300);\n        0\n    }\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n    use crate::util::Item;\n\n    const INPUT: &str = r#"\nname = "x"\nid = 1\n"#;\n\n    #[test]\n    fn parses() {\n        assert!(!INPUT.is_empty());\n        let _ = Item::new(301);\n    }\n}\n',
+        'src/d1.rs': 'use crate::item::Item;\npub mod sub { use crate::util::Item; pub fn low() -> Item { Item::new(500) } }\npub mod tests2 {\n    use super::*;\n    pub fn again() -> Item {\n        Item::new(501)\n    }\n}\n',
       },
     });
-    expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/inner.rs:3:11', 'src/inner.rs:14:15']);
-    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/inner.rs:8:15', 'src/nest.rs:6:25', 'src/nest.rs:6:42']);
+    // (the right answers checked with cargo: util.rs's `new` renamed, E0599 exactly at the calls listed for util.rs)
+    expect(await definedInCallers(repo.dir, 'new', 'src/item.rs')).toEqual(['src/a10.rs:7', 'src/a2.rs:8', 'src/a3.rs:11', 'src/a4.rs:19', 'src/a5.rs:9', 'src/d1.rs:6', 'src/inner.rs:3', 'src/inner.rs:14']);
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs')).toEqual(['src/a10.rs:4', 'src/a2.rs:4', 'src/a3.rs:7', 'src/a4.rs:8', 'src/a4.rs:15', 'src/a5.rs:4', 'src/c1.rs:8', 'src/c1.rs:26', 'src/d1.rs:2', 'src/inner.rs:8', 'src/nest.rs:6', 'src/nest.rs:6']);
   });
 
   it('Rust --defined-in: the definition\'s type re-exported under another name or aliased (`pub use item::Item as Thing;`, `pub type ItemAlias = item::Item;`), for its own method and a trait\'s (outside round X59-02)', async () => {

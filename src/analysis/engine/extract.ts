@@ -31,10 +31,10 @@ export interface RawImport {
   /** The statement's 1-based column (two statements on one line: which one a name is in). */
   column?: number;
   /**
-   * Rust: the line the `use` declaration starts on, where a group of a use tree reaching into several modules starts on
-   * a later line (`use crate::{\n    util::{self as u, Item},\n};`): the declaration's indentation is its scope's.
+   * Rust: the lines (first, last) of the block a `use` declaration is in — an inline module's body, a function's —
+   * where it binds its names (from the syntax tree: not its indentation); absent for one at the top of the file.
    */
-  statementLine?: number;
+  block?: [number, number];
 }
 
 /** A span of text: line, column, end line, end column (1-based; columns as a reference's are counted; the end excluded). */
@@ -1544,6 +1544,8 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
   }
   const isPub = node.namedChildren.some((child) => child?.type === 'visibility_modifier');
   const argument = node.childForFieldName('argument');
+  const enclosing = node.parent;
+  const block: { block?: [number, number] } = enclosing && enclosing.type !== 'source_file' ? { block: [enclosing.startPosition.row + 1, enclosing.endPosition.row + 1] } : {};
   if (!argument) return undefined;
   // Flatten the use tree into (path, name, alias) leaves; the module is the common path prefix.
   const leaves: Array<{ path: string[]; local: string; at: [number, number] }> = [];
@@ -1597,7 +1599,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
     common = common.slice(0, length);
   }
   const names = leaves.map((leaf) => ({ imported: leaf.path.slice(common.length).join('::'), local: leaf.local }));
-  const raw: RawImport = { module: common.join('::'), line, names, reexport: isPub };
+  const raw: RawImport = { module: common.join('::'), line, names, reexport: isPub, ...block };
   // (a use tree reaching into several modules: one import per module, where its first name is — X51-10)
   const groups = new Map<string, typeof leaves>();
   for (const leaf of leaves) {
@@ -1605,11 +1607,11 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
     groups.set(module, [...(groups.get(module) ?? []), leaf]);
   }
   if (groups.size <= 1) return raw;
-  return [...groups].map(([module, group]) => ({ module, line: group[0]!.at[0], column: group[0]!.at[1], names: group.map((leaf) => ({ imported: leaf.path.at(-1)!, local: leaf.local })), reexport: isPub, ...(group[0]!.at[0] === line ? {} : { statementLine: line }) }));
+  return [...groups].map(([module, group]) => ({ module, line: group[0]!.at[0], column: group[0]!.at[1], names: group.map((leaf) => ({ imported: leaf.path.at(-1)!, local: leaf.local })), reexport: isPub, ...block }));
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 31;
+const factsFormat = 32;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {

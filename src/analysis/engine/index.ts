@@ -1724,22 +1724,15 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     // names decides, not an item of the file named like the type: outside round X59-04)
     if (local === type && file === definedInFile && rustContainers.has(type)) return file;
     if (local === type && definesTopLevel(file)) return file;
-    // (the `use` in scope at the reference: an inline module's own — `mod tests { use crate::util::Item; … }` — before the
-    // file's: the nearest one above the line and indented less than it, else one at the top level: X59-03; the inline
-    // module must still be open at the line — no line between them indented less than the `use`, like the `}` closing
-    // `mod sub { use crate::util::Item; }` before a later `mod tests2 { use super::*; Item::new(3) }`; a multi-line
-    // `use crate::{ util::{self as u, Item}, };` is where its declaration starts, not its group's line)
-    const texts = lines.get(file);
-    const indent = (at: number) => /^\s*/.exec(texts?.[at - 1] ?? '')![0].length;
-    const start = (candidate: FileFacts['imports'][number]) => candidate.statementLine ?? candidate.line;
-    const stillOpen = (from: number, to: number) => {
-      const own = indent(from);
-      for (let at = from + 1; at < to && own > 0; at += 1) if (texts![at - 1]!.trim() !== '' && indent(at) < own) return false;
-      return true;
-    };
+    // (the `use` in scope at the reference: one in the innermost block around it — an inline module's body, a function's
+    // (`mod tests { use crate::util::Item; … }`: X59-03) — before the file's top-level one. The blocks are the syntax
+    // tree's, not the indentation: a closed `mod sub { use crate::util::Item; }` is not a later module's, and strings,
+    // comments or attributes at column 0 inside a module do not end it (outside round X62-01/02); a `use` binds in its
+    // whole block, before or after the reference, on the line that opens it too (X62-05/07/08))
     const binding = (loadedFiles.get(file)?.facts.imports ?? []).filter((candidate) => candidate.names.some((name) => name.local === local && name.imported !== '*'));
-    const inScope = line > 0 && texts ? binding.filter((candidate) => start(candidate) <= line && (indent(start(candidate)) === 0 || (indent(start(candidate)) < indent(line) && stillOpen(start(candidate), line)))).sort((a, b) => indent(start(b)) - indent(start(a)) || start(b) - start(a)) : [];
-    const raw = inScope[0] ?? binding.find((candidate) => !texts || indent(start(candidate)) === 0) ?? (line > 0 ? undefined : binding[0]);
+    const span = (candidate: FileFacts['imports'][number]) => candidate.block![1] - candidate.block![0];
+    const inBlock = line > 0 ? binding.filter((candidate) => candidate.block !== undefined && candidate.block[0] <= line && line <= candidate.block[1]).sort((a, b) => span(a) - span(b) || b.line - a.line) : [];
+    const raw = inBlock[0] ?? binding.find((candidate) => candidate.block === undefined) ?? (line > 0 ? undefined : binding[0]);
     if (!raw || !rustResolve) return undefined;
     const targets = rustResolve(file, local === type ? raw : { ...raw, names: raw.names.filter((name) => name.local === local) });
     if (targets.includes(definedInFile!)) return definedInFile;
