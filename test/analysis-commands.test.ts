@@ -1314,6 +1314,21 @@ describe('detect-cascades', () => {
     expect(fileLines(callers)).toEqual(['tests/it.rs:5', 'tests/it.rs:9', 'tests/it.rs:14']);
   });
 
+  it('check-test-cascade: library code after a closed `#[cfg(test)] mod tests { … }` is not test code; the module\'s own lines are, braces in its strings and comments too (outside round X62-10)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "tc"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'pub mod util;\npub mod app;\n',
+        'src/util.rs': 'pub fn parse(x: u32) -> u32 {\n    x\n}\n',
+        'src/app.rs': 'use crate::util::parse;\n\npub fn early() -> u32 {\n    parse(1)\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n    const FIXTURE: &str = "}}} {";\n    // a closing brace in a comment: }\n    #[test]\n    fn t() {\n        assert_eq!(parse(2), 2);\n    }\n}\n\npub fn late<\'a>(_s: &\'a str) -> u32 {\n    parse(3)\n}\n',
+        'docs/IMPL/IMPL-tc.yaml': 'title: t\nfeature_slug: tc\nverdict: SUITABLE\nfile_ownership:\n  - file: src/util.rs\n    agent: A\n    wave: 1\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: "Change `parse()` to take a `&str` parameter."\n',
+      },
+    });
+    const result = await runCliInProcess(['check-test-cascade', repo.path('docs/IMPL/IMPL-tc.yaml'), '--repo-dir', repo.dir]);
+    expect(result.code, result.stderr).toBe(1);
+    expect((JSON.parse(result.stdout) as Array<{ symbol: string; test_file: string; line: number }>).map((error) => `${error.symbol} ${error.test_file}:${error.line}`)).toEqual(['parse src/app.rs:14']);
+  });
+
   it('Rust --defined-in: Self:: in a subtrait\'s default method, calls through a blanket impl, and a module path segment named like the function (outside round X58-25/26/27)', async () => {
     const repo = await createTestRepo({
       files: {
@@ -1366,11 +1381,11 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'new', 'src/shop/item.rs', true)).toEqual(['src/b.rs:4:12', 'src/shop/item.rs:9:15']);
   });
 
-  it('Rust --defined-in: a `use` binds in the block it is in, by the syntax tree (a closed `mod sub { use crate::util::Item; }` is not a later `mod tests2 { use super::*; … }`\'s; a multi-line grouped `use crate::{ util::{self as u, Item}, };`; strings, comments and attributes at column 0, one-line and unindented modules, a function body\'s `use`, a `use` after its reference: outside round X62)', async () => {
+  it('Rust --defined-in: a `use` binds in the block it is in, by the syntax tree (a closed `mod sub { use crate::util::Item; }` is not a later `mod tests2 { use super::*; … }`\'s; a multi-line grouped `use crate::{ util::{self as u, Item}, };`; strings, comments and attributes at column 0, one-line and unindented modules, a function body\'s `use`, a `use` after its reference, `use super::Item` in an inline module: outside round X62)', async () => {
     const repo = await createTestRepo({
       files: {
         'Cargo.toml': '[package]\nname = "rs3"\nversion = "0.1.0"\nedition = "2021"\n',
-        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod make;\npub mod inner;\npub mod nest;\npub mod a2;\npub mod a3;\npub mod a4;\npub mod a5;\npub mod a10;\npub mod c1;\npub mod d1;\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod make;\npub mod inner;\npub mod nest;\npub mod a2;\npub mod a3;\npub mod a4;\npub mod a5;\npub mod a10;\npub mod c1;\npub mod d1;\npub mod a8;\n',
         'src/make.rs': 'pub trait Make {\n    fn build(id: u32) -> Self;\n}\n',
         'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new(_id: u32) -> Self {\n        Item\n    }\n}\n',
         'src/util.rs': 'pub struct Item;\nimpl Item {\n    pub fn new(_id: u32) -> Self {\n        Item\n    }\n}\n',
@@ -1381,13 +1396,14 @@ describe('detect-cascades', () => {
         'src/a4.rs': 'use crate::item::Item;\n#[cfg(test)]\nmod tests {\n    use crate::util::Item;\n// a note at column 0\n    #[test]\n    fn t() {\n        let _ = Item::new(40);\n    }\n}\npub mod more {\n    use crate::util::Item;\n#[allow(dead_code)]\n    pub fn h() -> Item {\n        Item::new(41)\n    }\n}\npub fn top() -> Item {\n    Item::new(42)\n}\n',
         'src/a5.rs': 'use crate::item::Item;\npub mod sub {\n    pub fn low() -> Item {\n        Item::new(50)\n    }\n    use crate::util::Item;\n}\npub fn top() -> Item {\n    Item::new(51)\n}\n',
         'src/a10.rs': 'use crate::item::Item;\npub mod sub {\nuse crate::util::Item;\npub fn low() -> Item { Item::new(100) }\n}\npub fn top() -> Item {\n    Item::new(101)\n}\n',
+        'src/a8.rs': 'use crate::util::Item;\npub mod a {\n    use crate::item::Item;\n    pub mod b {\n        use super::Item;\n        pub fn f() -> Item {\n            Item::new(80)\n        }\n    }\n}\n#[cfg(test)]\nmod tests {\n    use super::{Item};\n    #[test]\n    fn t() {\n        let _ = Item::new(81);\n    }\n}\npub mod c {\n    pub mod util2 {\n        pub use crate::item::Item;\n    }\n    use self::util2::Item;\n    pub fn g() -> Item {\n        Item::new(82)\n    }\n}\npub fn top() -> Item {\n    Item::new(83)\n}\n',
         'src/c1.rs': 'use crate::item::Item;\n\npub struct Holder;\n\nimpl Holder {\n    pub fn make() -> u32 {\n        use crate::util::Item;\n        let _ = Item::new(300);\n        0\n    }\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n    use crate::util::Item;\n\n    const INPUT: &str = r#"\nname = "x"\nid = 1\n"#;\n\n    #[test]\n    fn parses() {\n        assert!(!INPUT.is_empty());\n        let _ = Item::new(301);\n    }\n}\n',
         'src/d1.rs': 'use crate::item::Item;\npub mod sub { use crate::util::Item; pub fn low() -> Item { Item::new(500) } }\npub mod tests2 {\n    use super::*;\n    pub fn again() -> Item {\n        Item::new(501)\n    }\n}\n',
       },
     });
     // (the right answers checked with cargo: util.rs's `new` renamed, E0599 exactly at the calls listed for util.rs)
-    expect(await definedInCallers(repo.dir, 'new', 'src/item.rs')).toEqual(['src/a10.rs:7', 'src/a2.rs:8', 'src/a3.rs:11', 'src/a4.rs:19', 'src/a5.rs:9', 'src/d1.rs:6', 'src/inner.rs:3', 'src/inner.rs:14']);
-    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs')).toEqual(['src/a10.rs:4', 'src/a2.rs:4', 'src/a3.rs:7', 'src/a4.rs:8', 'src/a4.rs:15', 'src/a5.rs:4', 'src/c1.rs:8', 'src/c1.rs:26', 'src/d1.rs:2', 'src/inner.rs:8', 'src/nest.rs:6', 'src/nest.rs:6']);
+    expect(await definedInCallers(repo.dir, 'new', 'src/item.rs')).toEqual(['src/a10.rs:7', 'src/a2.rs:8', 'src/a3.rs:11', 'src/a4.rs:19', 'src/a5.rs:9', 'src/a8.rs:7', 'src/a8.rs:25', 'src/d1.rs:6', 'src/inner.rs:3', 'src/inner.rs:14']);
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs')).toEqual(['src/a10.rs:4', 'src/a2.rs:4', 'src/a3.rs:7', 'src/a4.rs:8', 'src/a4.rs:15', 'src/a5.rs:4', 'src/a8.rs:16', 'src/a8.rs:29', 'src/c1.rs:8', 'src/c1.rs:26', 'src/d1.rs:2', 'src/inner.rs:8', 'src/nest.rs:6', 'src/nest.rs:6']);
   });
 
   it('Rust --defined-in: the definition\'s type re-exported under another name or aliased (`pub use item::Item as Thing;`, `pub type ItemAlias = item::Item;`), for its own method and a trait\'s (outside round X59-02)', async () => {

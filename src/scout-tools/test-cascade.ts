@@ -3,6 +3,7 @@ import path from 'node:path';
 import { listSymbols } from '../analysis/engine/index.js';
 import { contractsOf, implementerView, mayImplement, tsFunctionMembers } from '../analysis/implementers.js';
 import { fixtureDefinitionLines } from '../analysis/pytest-fixtures.js';
+import { lexSource, lineAt } from '../analysis/source-lexer.js';
 import { ModuleTargets } from '../analysis/ts-module-targets.js';
 import { createGit } from '../git/git-cli.js';
 import type { ImplManifest } from '../protocol/schema/impl-schema.js';
@@ -91,17 +92,47 @@ export async function definingFile(repoRoot: string, manifest: ImplManifest, sym
   return undefined;
 }
 
-/** Test files of the repository: test paths, and Rust sources with an inline `#[cfg(test)]` module (from that line on). */
-async function testFiles(repoRoot: string): Promise<Map<string, number>> {
-  const result = new Map<string, number>();
+/**
+ * Rust: the lines (first, last) of each `#[cfg(test)]` item of a source file — the attribute through the item's
+ * closing brace (or its `;`), matched on the text with comments and string contents blanked. Library code after a
+ * closed `#[cfg(test)] mod tests { … }` is not test code (outside round X62-10: it was counted to the end of the file).
+ */
+export function inlineTestRanges(file: string, text: string): Array<[number, number]> {
+  const lexed = lexSource(file, text);
+  const code = lexed.code;
+  const ranges: Array<[number, number]> = [];
+  for (const match of code.matchAll(/#\[cfg\(test\)\]/g)) {
+    const from = match.index + match[0].length;
+    const brace = code.indexOf('{', from);
+    const semicolon = code.indexOf(';', from);
+    let end = code.length;
+    if (semicolon !== -1 && (brace === -1 || semicolon < brace)) end = semicolon;
+    else if (brace !== -1) {
+      let depth = 0;
+      for (let at = brace; at < code.length; at += 1) {
+        if (code[at] === '{') depth += 1;
+        else if (code[at] === '}' && --depth === 0) {
+          end = at;
+          break;
+        }
+      }
+    }
+    ranges.push([lineAt(lexed, match.index), lineAt(lexed, Math.min(end, Math.max(0, code.length - 1)))]);
+  }
+  return ranges;
+}
+
+/** Test files of the repository: test paths (every line), and Rust sources with inline `#[cfg(test)]` items (their lines). */
+async function testFiles(repoRoot: string): Promise<Map<string, 'all' | Array<[number, number]>>> {
+  const result = new Map<string, 'all' | Array<[number, number]>>();
   for (const file of await listRepoFiles(repoRoot)) {
     if (isTestPath(file)) {
-      result.set(file, 1);
+      result.set(file, 'all');
       continue;
     }
     if (!file.endsWith('.rs')) continue;
     const text = await readText(repoRoot, file);
-    if (text !== undefined && hasInlineTests(file, text)) result.set(file, text.slice(0, text.search(/#\[cfg\(test\)\]/)).split('\n').length);
+    if (text !== undefined && hasInlineTests(file, text)) result.set(file, inlineTestRanges(file, text));
   }
   return result;
 }
@@ -120,6 +151,10 @@ export async function checkTestCascade(options: CheckTestCascadeOptions): Promis
   const finder = options.finder ?? createEngineReferenceFinder();
   const owned = new Set(manifest.file_ownership.map((row) => row.file ?? ''));
   const tests = await testFiles(repoRoot);
+  const testLine = (file: string, line: number) => {
+    const lines = tests.get(file);
+    return lines === 'all' || (lines ?? []).some(([first, last]) => first <= line && line <= last);
+  };
   const candidates = [...tests.keys()].filter((file) => !owned.has(file));
   if (candidates.length === 0) return [];
   const errors: TestCascadeError[] = [];
@@ -129,13 +164,13 @@ export async function checkTestCascade(options: CheckTestCascadeOptions): Promis
     if (definedIn === undefined) continue;
     const references = await finder.findReferences(repoRoot, symbol.name, { files: candidates, ...(definedIn ? { definedIn } : {}), ...(symbol.member ? { memberOnly: true, memberOf: symbol.symbol.split('.')[0]! } : {}) });
     for (const reference of references) {
-      if (reference.line < (tests.get(reference.file) ?? 1) || reference.kind === 'import' || reference.kind === 'reexport') continue;
+      if (!testLine(reference.file, reference.line) || reference.kind === 'import' || reference.kind === 'reexport') continue;
       errors.push({ symbol: symbol.symbol, test_file: reference.file, line: reference.line, context: reference.context, agents: symbol.agents });
     }
     // A method of an interface or trait: a test double's method of that name (`func (f *fakeStore) Put`) stops
     // implementing it — the test no longer compiles (outside round X54-04). By name, as detect-cascades does.
     for (const fake of await implementationsIn(repoRoot, definedIn, symbol, candidates)) {
-      if (fake.line < (tests.get(fake.file) ?? 1)) continue;
+      if (!testLine(fake.file, fake.line)) continue;
       const text = (await readText(repoRoot, fake.file))?.split(/\r?\n/)[fake.line - 1]?.trim() ?? '';
       errors.push({ symbol: symbol.symbol, test_file: fake.file, line: fake.line, context: text, agents: symbol.agents });
     }

@@ -35,6 +35,8 @@ export interface RawImport {
    * where it binds its names (from the syntax tree: not its indentation); absent for one at the top of the file.
    */
   block?: [number, number];
+  /** Rust: that block is an inline module's body (`mod tests { use super::Item; }`: `super` is the module around it). */
+  inlineModule?: boolean;
 }
 
 /** A span of text: line, column, end line, end column (1-based; columns as a reference's are counted; the end excluded). */
@@ -1545,7 +1547,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
   const isPub = node.namedChildren.some((child) => child?.type === 'visibility_modifier');
   const argument = node.childForFieldName('argument');
   const enclosing = node.parent;
-  const block: { block?: [number, number] } = enclosing && enclosing.type !== 'source_file' ? { block: [enclosing.startPosition.row + 1, enclosing.endPosition.row + 1] } : {};
+  const block: { block?: [number, number]; inlineModule?: boolean } = enclosing && enclosing.type !== 'source_file' ? { block: [enclosing.startPosition.row + 1, enclosing.endPosition.row + 1], ...(enclosing.type === 'declaration_list' && enclosing.parent?.type === 'mod_item' ? { inlineModule: true } : {}) } : {};
   if (!argument) return undefined;
   // Flatten the use tree into (path, name, alias) leaves; the module is the common path prefix.
   const leaves: Array<{ path: string[]; local: string; at: [number, number] }> = [];
@@ -1611,7 +1613,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 32;
+const factsFormat = 33;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {

@@ -1732,9 +1732,21 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     const binding = (loadedFiles.get(file)?.facts.imports ?? []).filter((candidate) => candidate.names.some((name) => name.local === local && name.imported !== '*'));
     const span = (candidate: FileFacts['imports'][number]) => candidate.block![1] - candidate.block![0];
     const inBlock = line > 0 ? binding.filter((candidate) => candidate.block !== undefined && candidate.block[0] <= line && line <= candidate.block[1]).sort((a, b) => span(a) - span(b) || b.line - a.line) : [];
-    const raw = inBlock[0] ?? binding.find((candidate) => candidate.block === undefined) ?? (line > 0 ? undefined : binding[0]);
+    let raw = inBlock[0] ?? binding.find((candidate) => candidate.block === undefined) ?? (line > 0 ? undefined : binding[0]);
+    // (`use super::Item;` in an inline module names the `Item` of the module around it — that module's own `use`, or
+    // the file's — not one of the file's parent module, as `super::` in the file's own scope would: outside round X62-09)
+    let named = local;
+    for (let hops = 0; raw?.inlineModule === true && raw.module === 'super' && hops < 8; hops += 1) {
+      const inner = raw.block!;
+      named = raw.names.find((name) => name.local === named)?.imported ?? named;
+      const around = (loadedFiles.get(file)?.facts.imports ?? []).filter((candidate) => candidate.names.some((name) => name.local === named && name.imported !== '*'));
+      const outer = around.filter((candidate) => candidate.block !== undefined && candidate.block[0] <= inner[0] && inner[1] <= candidate.block[1] && (candidate.block[0] !== inner[0] || candidate.block[1] !== inner[1])).sort((a, b) => span(a) - span(b));
+      const next = outer[0] ?? around.find((candidate) => candidate.block === undefined);
+      if (next === undefined) return named === type && definesTopLevel(file) ? file : undefined;
+      raw = next;
+    }
     if (!raw || !rustResolve) return undefined;
-    const targets = rustResolve(file, local === type ? raw : { ...raw, names: raw.names.filter((name) => name.local === local) });
+    const targets = rustResolve(file, named === type ? raw : { ...raw, names: raw.names.filter((name) => name.local === named) });
     if (targets.includes(definedInFile!)) return definedInFile;
     return home(targets[0]);
   };
