@@ -59,6 +59,13 @@ async function definedInCallers(dir: string, symbol: string, definedIn: string, 
   return (JSON.parse(result.stdout) as Array<{ file: string; line: number; column: number }>).map((reference) => `${reference.file}:${reference.line}${columns ? `:${reference.column}` : ''}`);
 }
 
+/** check-test-cascade's stops (exit 1) as `symbol test_file:line`. */
+async function testCascadeLines(dir: string, implPath: string): Promise<string[]> {
+  const result = await runCliInProcess(['check-test-cascade', implPath, '--repo-dir', dir]);
+  expect(result.code, result.stderr).toBe(1);
+  return (JSON.parse(result.stdout) as Array<{ symbol: string; test_file: string; line: number }>).map((error) => `${error.symbol} ${error.test_file}:${error.line}`);
+}
+
 function cascades(result: CliResult): string[] {
   expect(result.code).toBe(0);
   const parsed = JSON.parse(result.stdout) as { cascade_candidates: Array<{ file: string; line: number; cascade_type: string; severity: string; match: string; reason: string }> };
@@ -1305,9 +1312,7 @@ describe('detect-cascades', () => {
         'docs/IMPL/IMPL-mk.yaml': 'title: t\nfeature_slug: mk\nverdict: SUITABLE\nfile_ownership:\n  - file: src/make.rs\n    agent: A\n    wave: 1\n  - file: src/item.rs\n    agent: A\n    wave: 1\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: "Change `Make::build()` to take a `&Config` parameter and update every impl."\n',
       },
     });
-    const result = await runCliInProcess(['check-test-cascade', repo.path('docs/IMPL/IMPL-mk.yaml'), '--repo-dir', repo.dir]);
-    expect(result.code, result.stderr).toBe(1);
-    expect((JSON.parse(result.stdout) as Array<{ symbol: string; test_file: string; line: number }>).map((error) => `${error.symbol} ${error.test_file}:${error.line}`)).toEqual(['Make.build tests/it.rs:5', 'Make.build tests/it.rs:9', 'Make.build tests/it.rs:14']);
+    expect(await testCascadeLines(repo.dir, repo.path('docs/IMPL/IMPL-mk.yaml'))).toEqual(['Make.build tests/it.rs:5', 'Make.build tests/it.rs:9', 'Make.build tests/it.rs:14']);
     // check-callers Make.build without --defined-in: the one file declaring trait Make with a build stands in for it
     const callers = await runCliInProcess(['check-callers', 'Make.build', '--format', 'json'], { cwd: repo.dir });
     expect([callers.code, callers.stderr]).toEqual([0, '']);
@@ -1324,9 +1329,7 @@ describe('detect-cascades', () => {
         'docs/IMPL/IMPL-tc.yaml': 'title: t\nfeature_slug: tc\nverdict: SUITABLE\nfile_ownership:\n  - file: src/util.rs\n    agent: A\n    wave: 1\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: "Change `parse()` to take a `&str` parameter."\n',
       },
     });
-    const result = await runCliInProcess(['check-test-cascade', repo.path('docs/IMPL/IMPL-tc.yaml'), '--repo-dir', repo.dir]);
-    expect(result.code, result.stderr).toBe(1);
-    expect((JSON.parse(result.stdout) as Array<{ symbol: string; test_file: string; line: number }>).map((error) => `${error.symbol} ${error.test_file}:${error.line}`)).toEqual(['parse src/app.rs:14']);
+    expect(await testCascadeLines(repo.dir, repo.path('docs/IMPL/IMPL-tc.yaml'))).toEqual(['parse src/app.rs:14']);
   });
 
   it('Rust --defined-in: Self:: in a subtrait\'s default method, calls through a blanket impl, and a module path segment named like the function (outside round X58-25/26/27)', async () => {
@@ -1404,6 +1407,27 @@ describe('detect-cascades', () => {
     // (the right answers checked with cargo: util.rs's `new` renamed, E0599 exactly at the calls listed for util.rs)
     expect(await definedInCallers(repo.dir, 'new', 'src/item.rs')).toEqual(['src/a10.rs:7', 'src/a2.rs:8', 'src/a3.rs:11', 'src/a4.rs:19', 'src/a5.rs:9', 'src/a8.rs:7', 'src/a8.rs:25', 'src/d1.rs:6', 'src/inner.rs:3', 'src/inner.rs:14']);
     expect(await definedInCallers(repo.dir, 'new', 'src/util.rs')).toEqual(['src/a10.rs:4', 'src/a2.rs:4', 'src/a3.rs:7', 'src/a4.rs:8', 'src/a4.rs:15', 'src/a5.rs:4', 'src/a8.rs:16', 'src/a8.rs:29', 'src/c1.rs:8', 'src/c1.rs:26', 'src/d1.rs:2', 'src/inner.rs:8', 'src/nest.rs:6', 'src/nest.rs:6']);
+  });
+
+  it('Rust: in an inline module `self::`/`super::` start at that module — `use super::item::Item;` in lib.rs\'s `mod tests` is crate::item, a function\'s `use super::Item;` there is the file module\'s Item; `mod outer { pub mod deep; }` is outer/deep.rs below the module\'s directory', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "rs4"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod s1;\n#[cfg(test)]\nmod tests {\n    use super::item::Item;\n    #[test]\n    fn t() {\n        let _ = Item::new(1);\n    }\n}\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new(_id: u32) -> Self {\n        Item\n    }\n}\n',
+        'src/util.rs': 'pub struct Item;\nimpl Item {\n    pub fn new(_id: u32) -> Self {\n        Item\n    }\n}\n',
+        'src/s1.rs': 'pub mod item;\nuse crate::util::Item;\npub fn top() -> Item {\n    Item::new(2)\n}\n#[cfg(test)]\nmod tests {\n    use super::item::Item;\n    #[test]\n    fn t() {\n        let _ = Item::new(3);\n    }\n    #[test]\n    fn u() {\n        use super::Item;\n        let _ = Item::new(4);\n    }\n}\npub mod outer {\n    pub mod deep;\n}\n',
+        'src/s1/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new(_id: u32) -> Self {\n        Item\n    }\n}\n',
+        'src/s1/outer/deep.rs': 'pub fn d() -> u32 {\n    5\n}\n',
+      },
+    });
+    expect(await definedInCallers(repo.dir, 'new', 'src/item.rs')).toEqual(['src/lib.rs:9']);
+    expect(await definedInCallers(repo.dir, 'new', 'src/s1/item.rs')).toEqual(['src/s1.rs:11']);
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs')).toEqual(['src/s1.rs:4', 'src/s1.rs:16']);
+    const deps = await runCliInProcess(['analyze-deps', repo.dir, '--files', 'src/s1.rs,src/s1/outer/deep.rs', '--format', 'json']);
+    expect(deps.code).toBe(0);
+    const graph = JSON.parse(deps.stdout) as { nodes: Array<{ file: string; depends_on: string[] }> };
+    expect(graph.nodes.find((node) => node.file === 'src/s1.rs')?.depends_on).toEqual(['src/s1/outer/deep.rs']);
   });
 
   it('Rust --defined-in: the definition\'s type re-exported under another name or aliased (`pub use item::Item as Thing;`, `pub type ItemAlias = item::Item;`), for its own method and a trait\'s (outside round X59-02)', async () => {

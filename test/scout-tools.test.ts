@@ -527,6 +527,20 @@ waves:
     repo.write('EMPTY.md', '# nothing\n');
     expectCodedError(await runCli(['analyze-suitability', '--requirements', 'EMPTY.md'], { cwd: repo.dir }), { code: 'S003_NO_REQUIREMENTS' });
   });
+
+  it('analyze-suitability: a Rust file\'s inline tests count their own lines — library code after a closed `#[cfg(test)] mod tests { … }` is not test coverage', async () => {
+    const library = (name: string) => Array.from({ length: 70 }, (_, index) => `pub fn ${name}${index}() -> u32 {\n    ${index}\n}`).join('\n');
+    repo.write('rs/small.rs', `pub fn f() -> u32 {\n    1\n}\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn t() {\n        assert_eq!(super::f(), 1);\n    }\n}\n${library('g')}\n`);
+    repo.write('rs/big.rs', `pub fn f() -> u32 {\n    1\n}\n#[cfg(test)]\nmod tests {\n${Array.from({ length: 40 }, (_, index) => `    #[test]\n    fn t${index}() {\n        assert_eq!(super::f(), 1);\n    }`).join('\n')}\n}\n${library('h')}\n`);
+    repo.write('REQ-RS.md', '## R1: small tests\nLocation: rs/small.rs\n\n## R2: big tests\nLocation: rs/big.rs\n');
+    const result = await runCliInProcess(['analyze-suitability', '--requirements', 'REQ-RS.md', '--repo-root', '.'], { cwd: repo.dir });
+    expect(result.code, result.stderr).toBe(0);
+    const output = json(result.stdout) as { pre_implementation: { item_status: Array<{ id: string; status: string; test_coverage: string; evidence: string[] }> } };
+    expect(output.pre_implementation.item_status.map((item) => [item.id, item.status, item.test_coverage, item.evidence.find((entry) => entry.startsWith('inline'))])).toEqual([
+      ['R1', 'PARTIAL', 'low', 'inline #[cfg(test)] module (7 lines)'],
+      ['R2', 'DONE', 'high', 'inline #[cfg(test)] module (163 lines)'],
+    ]);
+  });
 });
 
 describe('E11b conflict-pattern classification', () => {

@@ -62,6 +62,36 @@ export function hasInlineTests(file: string, text: string): boolean {
   return file.endsWith('.rs') && /#\[cfg\(test\)\]/.test(text);
 }
 
+/**
+ * Rust: the lines (first, last) of each `#[cfg(test)]` item of a source file — the attribute through the item's
+ * closing brace (or its `;`), matched on the text with comments and string contents blanked. Library code after a
+ * closed `#[cfg(test)] mod tests { … }` is not test code (outside round X62-10: it was counted to the end of the file).
+ */
+export function inlineTestRanges(file: string, text: string): Array<[number, number]> {
+  const lexed = lexSource(file, text);
+  const code = lexed.code;
+  const ranges: Array<[number, number]> = [];
+  for (const match of code.matchAll(/#\[cfg\(test\)\]/g)) {
+    const from = match.index + match[0].length;
+    const brace = code.indexOf('{', from);
+    const semicolon = code.indexOf(';', from);
+    let end = code.length;
+    if (semicolon !== -1 && (brace === -1 || semicolon < brace)) end = semicolon;
+    else if (brace !== -1) {
+      let depth = 0;
+      for (let at = brace; at < code.length; at += 1) {
+        if (code[at] === '{') depth += 1;
+        else if (code[at] === '}' && --depth === 0) {
+          end = at;
+          break;
+        }
+      }
+    }
+    ranges.push([lineAt(lexed, match.index), lineAt(lexed, Math.min(end, Math.max(0, code.length - 1)))]);
+  }
+  return ranges;
+}
+
 const definitionBefore = /(?:\bfunc\s+(?:\([^)]*\)\s*)?|\bfunction\s*\*?\s*|\bdef\s+|\bclass\s+|\btype\s+|\binterface\s+|\bstruct\s+|\benum\s+|\btrait\s+|\bfn\s+|\bconst\s+|\blet\s+|\bvar\s+)$/;
 
 function withoutExtension(file: string): string {

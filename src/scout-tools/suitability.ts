@@ -2,6 +2,7 @@ import { readFile, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { extractTopLevelSymbols } from '../analysis/symbols.js';
 import { codeFamilyOf, lexSource } from '../analysis/source-lexer.js';
+import { hasInlineTests, inlineTestRanges } from './references.js';
 
 /** One requirement of a requirements/audit doc. */
 export interface Requirement {
@@ -123,7 +124,7 @@ export async function pathInsideRepo(repoRoot: string, file: string): Promise<st
  * any of the four languages) and fewer than 5 code lines → TODO; TODO/FIXME/HACK/XXX in a
  * comment or stub markers in code (`not implemented`, `NotImplementedError`, `todo!()`,
  * `unimplemented!()`, placeholder) → PARTIAL 0.6; test coverage by the conventional test file's
- * size (>100 lines high, ≥50 medium, else low; inline `#[cfg(test)]` counts for Rust) — none
+ * size (>100 lines high, ≥50 medium, else low; for Rust, the lines of its inline `#[cfg(test)]` items) — none
  * or low → PARTIAL 0.7; else DONE.
  */
 export async function classifyFile(repoRoot: string, requirement: Requirement, file: string): Promise<ItemStatus> {
@@ -152,8 +153,9 @@ export async function classifyFile(repoRoot: string, requirement: Requirement, f
     status.evidence.push(`test file ${candidate} (${lines} lines)`);
     break;
   }
-  if (coverage === 'none' && file.endsWith('.rs') && /#\[cfg\(test\)\]/.test(text)) {
-    const lines = text.slice(text.search(/#\[cfg\(test\)\]/)).split('\n').length;
+  if (coverage === 'none' && hasInlineTests(file, text)) {
+    // (the `#[cfg(test)]` items' own lines: library code after a closed `mod tests { … }` is not test code)
+    const lines = inlineTestRanges(file, text).reduce((sum, [first, last]) => sum + last - first + 1, 0);
     coverage = lines > 100 ? 'high' : lines >= 50 ? 'medium' : 'low';
     status.evidence.push(`inline #[cfg(test)] module (${lines} lines)`);
   }

@@ -3,12 +3,11 @@ import path from 'node:path';
 import { listSymbols } from '../analysis/engine/index.js';
 import { contractsOf, implementerView, mayImplement, tsFunctionMembers } from '../analysis/implementers.js';
 import { fixtureDefinitionLines } from '../analysis/pytest-fixtures.js';
-import { lexSource, lineAt } from '../analysis/source-lexer.js';
 import { ModuleTargets } from '../analysis/ts-module-targets.js';
 import { createGit } from '../git/git-cli.js';
 import type { ImplManifest } from '../protocol/schema/impl-schema.js';
 import { agentFacts, changedSymbols, type ChangedSymbol } from './changed-symbols.js';
-import { createEngineReferenceFinder, hasInlineTests, isTestPath, listRepoFiles, type ReferenceFinder } from './references.js';
+import { createEngineReferenceFinder, hasInlineTests, inlineTestRanges, isTestPath, listRepoFiles, type ReferenceFinder } from './references.js';
 
 /** One orphaned test caller (Go `TestCascadeError` keys). */
 export interface TestCascadeError {
@@ -92,37 +91,7 @@ export async function definingFile(repoRoot: string, manifest: ImplManifest, sym
   return undefined;
 }
 
-/**
- * Rust: the lines (first, last) of each `#[cfg(test)]` item of a source file — the attribute through the item's
- * closing brace (or its `;`), matched on the text with comments and string contents blanked. Library code after a
- * closed `#[cfg(test)] mod tests { … }` is not test code (outside round X62-10: it was counted to the end of the file).
- */
-export function inlineTestRanges(file: string, text: string): Array<[number, number]> {
-  const lexed = lexSource(file, text);
-  const code = lexed.code;
-  const ranges: Array<[number, number]> = [];
-  for (const match of code.matchAll(/#\[cfg\(test\)\]/g)) {
-    const from = match.index + match[0].length;
-    const brace = code.indexOf('{', from);
-    const semicolon = code.indexOf(';', from);
-    let end = code.length;
-    if (semicolon !== -1 && (brace === -1 || semicolon < brace)) end = semicolon;
-    else if (brace !== -1) {
-      let depth = 0;
-      for (let at = brace; at < code.length; at += 1) {
-        if (code[at] === '{') depth += 1;
-        else if (code[at] === '}' && --depth === 0) {
-          end = at;
-          break;
-        }
-      }
-    }
-    ranges.push([lineAt(lexed, match.index), lineAt(lexed, Math.min(end, Math.max(0, code.length - 1)))]);
-  }
-  return ranges;
-}
-
-/** Test files of the repository: test paths (every line), and Rust sources with inline `#[cfg(test)]` items (their lines). */
+/** E46's test files of the repository: test paths (every line), and Rust sources with inline `#[cfg(test)]` items (their lines). */
 async function testFiles(repoRoot: string): Promise<Map<string, 'all' | Array<[number, number]>>> {
   const result = new Map<string, 'all' | Array<[number, number]>>();
   for (const file of await listRepoFiles(repoRoot)) {

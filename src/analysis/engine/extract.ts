@@ -37,6 +37,11 @@ export interface RawImport {
   block?: [number, number];
   /** Rust: that block is an inline module's body (`mod tests { use super::Item; }`: `super` is the module around it). */
   inlineModule?: boolean;
+  /**
+   * Rust: the inline modules the declaration is in, outermost first (`mod a { mod tests { fn f() { use super::x::Y; } } }`:
+   * a, tests) — where its `self::`/`super::` paths start, not at the file's module.
+   */
+  modulePath?: string[];
 }
 
 /** A span of text: line, column, end line, end column (1-based; columns as a reference's are counted; the end excluded). */
@@ -1526,10 +1531,20 @@ function pathParts(text: string): string[] {
   return text.split('::').map((part) => part.trim().replace(/^r#/, ''));
 }
 
+/** Rust: the names of the inline modules around `node`, outermost first (`mod a { mod b { … } }` → a, b). */
+function inlineModulesAround(node: Node): string[] {
+  const names: string[] = [];
+  for (let around = node.parent; around; around = around.parent) {
+    if (around.type === 'mod_item') names.unshift(around.childForFieldName('name')?.text.replace(/^r#/, '') ?? '');
+  }
+  return names;
+}
+
 function parseRustImport(captureName: string, node: Node, line: number, skip: Set<number>): RawImport | RawImport[] | undefined {
   if (captureName === 'mod') {
     const name = node.childForFieldName('name');
-    return name ? { module: name.text, line, names: [], reexport: false, modDecl: true } : undefined;
+    const modulePath = inlineModulesAround(node);
+    return name ? { module: name.text, line, names: [], reexport: false, modDecl: true, ...(modulePath.length > 0 ? { modulePath } : {}) } : undefined;
   }
   if (captureName === 'macroUse') {
     // `#[macro_use(ensure, other)] extern crate mac;` imports those macros of mac, like `use mac::ensure;` (the
@@ -1547,7 +1562,9 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
   const isPub = node.namedChildren.some((child) => child?.type === 'visibility_modifier');
   const argument = node.childForFieldName('argument');
   const enclosing = node.parent;
-  const block: { block?: [number, number]; inlineModule?: boolean } = enclosing && enclosing.type !== 'source_file' ? { block: [enclosing.startPosition.row + 1, enclosing.endPosition.row + 1], ...(enclosing.type === 'declaration_list' && enclosing.parent?.type === 'mod_item' ? { inlineModule: true } : {}) } : {};
+  const block: { block?: [number, number]; inlineModule?: boolean; modulePath?: string[] } = enclosing && enclosing.type !== 'source_file' ? { block: [enclosing.startPosition.row + 1, enclosing.endPosition.row + 1], ...(enclosing.type === 'declaration_list' && enclosing.parent?.type === 'mod_item' ? { inlineModule: true } : {}) } : {};
+  const modulePath = inlineModulesAround(node);
+  if (modulePath.length > 0) block.modulePath = modulePath;
   if (!argument) return undefined;
   // Flatten the use tree into (path, name, alias) leaves; the module is the common path prefix.
   const leaves: Array<{ path: string[]; local: string; at: [number, number] }> = [];
@@ -1613,7 +1630,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 33;
+const factsFormat = 34;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {

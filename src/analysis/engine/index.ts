@@ -1729,20 +1729,23 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     // tree's, not the indentation: a closed `mod sub { use crate::util::Item; }` is not a later module's, and strings,
     // comments or attributes at column 0 inside a module do not end it (outside round X62-01/02); a `use` binds in its
     // whole block, before or after the reference, on the line that opens it too (X62-05/07/08))
-    const binding = (loadedFiles.get(file)?.facts.imports ?? []).filter((candidate) => candidate.names.some((name) => name.local === local && name.imported !== '*'));
+    const bindingsOf = (name: string) => (loadedFiles.get(file)?.facts.imports ?? []).filter((candidate) => candidate.names.some((entry) => entry.local === name && entry.imported !== '*'));
+    const binding = bindingsOf(local);
     const span = (candidate: FileFacts['imports'][number]) => candidate.block![1] - candidate.block![0];
     const inBlock = line > 0 ? binding.filter((candidate) => candidate.block !== undefined && candidate.block[0] <= line && line <= candidate.block[1]).sort((a, b) => span(a) - span(b) || b.line - a.line) : [];
     let raw = inBlock[0] ?? binding.find((candidate) => candidate.block === undefined) ?? (line > 0 ? undefined : binding[0]);
-    // (`use super::Item;` in an inline module names the `Item` of the module around it — that module's own `use`, or
-    // the file's — not one of the file's parent module, as `super::` in the file's own scope would: outside round X62-09)
+    // (`use super::Item;` in an inline module — in its body or a function's there — names the `Item` of the module
+    // around it: that module's own `use`, or the file's — not one of the file's parent module, as `super::` in the
+    // file's own scope would: outside round X62-09)
     let named = local;
-    for (let hops = 0; raw?.inlineModule === true && raw.module === 'super' && hops < 8; hops += 1) {
-      const inner = raw.block!;
-      named = raw.names.find((name) => name.local === named)?.imported ?? named;
-      const around = (loadedFiles.get(file)?.facts.imports ?? []).filter((candidate) => candidate.names.some((name) => name.local === named && name.imported !== '*'));
-      const outer = around.filter((candidate) => candidate.block !== undefined && candidate.block[0] <= inner[0] && inner[1] <= candidate.block[1] && (candidate.block[0] !== inner[0] || candidate.block[1] !== inner[1])).sort((a, b) => span(a) - span(b));
-      const next = outer[0] ?? around.find((candidate) => candidate.block === undefined);
-      if (next === undefined) return named === type && definesTopLevel(file) ? file : undefined;
+    for (let hops = 0; raw?.modulePath !== undefined && raw.module === 'super' && hops < 8; hops += 1) {
+      const inner = raw;
+      const around = inner.modulePath!.slice(0, -1).join('::');
+      named = inner.names.find((name) => name.local === named)?.imported ?? named;
+      const next = bindingsOf(named).find((candidate) => around === ''
+        ? candidate.block === undefined
+        : candidate.inlineModule === true && candidate.modulePath?.join('::') === around && candidate.block![0] <= inner.block![0] && inner.block![1] <= candidate.block![1]);
+      if (next === undefined) return named === type && around === '' && definesTopLevel(file) ? file : undefined;
       raw = next;
     }
     if (!raw || !rustResolve) return undefined;

@@ -213,7 +213,9 @@ export class ModuleResolver {
 
   private resolveRust(from: string, raw: RawImport): string[] {
     if (raw.modDecl) {
-      const found = this.rustModuleFile(this.rustModuleDir(from), raw.module);
+      // (`mod outer { mod item; }`: outer/item.rs below this module's directory)
+      const dir = [this.rustModuleDir(from), ...(raw.modulePath ?? [])].filter((part) => part !== '').join('/');
+      const found = this.rustModuleFile(dir, raw.module);
       return found ? [found] : [];
     }
     const segments = raw.module === '' ? [] : raw.module.split('::');
@@ -232,8 +234,13 @@ export class ModuleResolver {
       } else if (full[0] === 'self' || full[0] === 'super') {
         dir = this.rustModuleDir(from);
         file = from;
+        // (in an inline module, `self` is that module and `super` the one around it — the file's module only once
+        // the path has climbed out of the inline ones; an inline module `m` of this file is the directory `m` below
+        // its module's, its items in this file: `mod tests { use super::item::Item; }` in lib.rs is src/item.rs)
+        const inline = [...(raw.modulePath ?? [])];
         while (full[index] === 'self' || full[index] === 'super') {
-          if (full[index] === 'super') {
+          if (full[index] === 'super' && inline.length > 0) inline.pop();
+          else if (full[index] === 'super') {
             const parent = posix.dirname(dir === '' ? '.' : dir);
             const parentDir = parent === '.' ? '' : parent;
             file = this.rustModuleFile(posix.dirname(parentDir === '' ? '.' : parentDir).replace(/^\.$/, ''), posix.basename(parentDir)) ?? this.rustCrateRootFile(parentDir);
@@ -241,6 +248,7 @@ export class ModuleResolver {
           }
           index += 1;
         }
+        for (const name of inline) dir = dir === '' ? name : `${dir}/${name}`;
       } else {
         const crate = this.input.rustCrates?.find((entry) => entry.name === full[0] && (entry.dir === '' || from.startsWith(`${entry.dir}/`)));
         const crateRoot = crate ? (crate.dir === '' ? 'src' : `${crate.dir}/src`) : undefined;
