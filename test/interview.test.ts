@@ -217,16 +217,14 @@ function hasPython(): boolean {
 /** Reproducible: no timestamps in the documents. */
 const noClock = { SOURCE_DATE_EPOCH: 'none' };
 
-function cli(repo: TestRepo, args: string[], input = '', env: Record<string, string> = noClock) {
+/** The real binary, for what is about the process: one answer per process, stdin closing, exit codes and stderr as printed. */
+function cliProcess(repo: TestRepo, args: string[], input = '', env: Record<string, string> = noClock) {
   return runCli(args, { cwd: repo.dir, input, env: { ...(repo.env as Record<string, string>), ...env } });
 }
 
-/**
- * The same command through main() in this process (no Node start): only for calls that never read
- * stdin (the interview reads process.stdin itself) — --validate, and refusals made before any question.
- */
-function inProcess(repo: TestRepo, args: string[], env: Record<string, string> = noClock) {
-  return runCliInProcess(args, { cwd: repo.dir, env: { ...(repo.env as Record<string, string>), ...env } });
+/** The same command through main() in this process, its piped answers on the io's stdin (no Node start per call). */
+function cli(repo: TestRepo, args: string[], input = '', env: Record<string, string> = noClock) {
+  return runCliInProcess(args, { cwd: repo.dir, input, env: { ...(repo.env as Record<string, string>), ...env } });
 }
 
 function readDoc(repo: TestRepo): InterviewDoc {
@@ -276,13 +274,13 @@ async function savedAfterTwoAnswers(repo: TestRepo): Promise<string> {
 describe('interview (E39) through the CLI', () => {
   it('a scripted session through all six phases, one answer per process: the INTERVIEW file validates after every answer, REQUIREMENTS.md has the six sections', async () => {
     const repo = await repository();
-    const first = await cli(repo, ['interview', description], lines(answers.slice(0, 1)));
+    const first = await cliProcess(repo, ['interview', description], lines(answers.slice(0, 1)));
     expect(first.code).toBe(2);
     expect(first.stderr).toContain('[Phase 1/6 · Overview · question 1/4 (1/16)] What is the title of this feature?');
     expect(readDoc(repo).question_cursor).toBe(1);
     const phasesSeen = new Set<string>();
     for (let index = 1; index < answers.length; index += 1) {
-      const step = await cli(repo, ['interview', '--resume', docRelative], lines(answers.slice(index, index + 1)));
+      const step = await cliProcess(repo, ['interview', '--resume', docRelative], lines(answers.slice(index, index + 1)));
       const doc = readDoc(repo); // validates (throws otherwise)
       phasesSeen.add(doc.history.at(-1)!.phase);
       if (index < answers.length - 1) {
@@ -300,12 +298,12 @@ describe('interview (E39) through the CLI', () => {
     expectCompleteHistory(readDoc(repo));
     expect(repo.read('docs/REQUIREMENTS.md')).toBe(expectedRequirements);
     // The validator as a command: valid → exit 0.
-    const validate = await inProcess(repo, ['interview', '--validate', docRelative]);
+    const validate = await cli(repo, ['interview', '--validate', docRelative]);
     expect(validate.code).toBe(0);
     expect(JSON.parse(validate.stdout)).toEqual({ valid: true, findings: [] });
     // Resuming a finished interview changes nothing.
     const before = repo.read(docRelative);
-    const again = await cli(repo, ['interview', '--resume', docRelative]);
+    const again = await cliProcess(repo, ['interview', '--resume', docRelative]);
     expect(again.code).toBe(0);
     expect(again.stdout).toBe(`interview: ${docRelative} is already complete (state SCOUT_PENDING); requirements: docs/REQUIREMENTS.md\n`);
     expect(repo.read(docRelative)).toBe(before);
@@ -345,7 +343,7 @@ describe('interview (E39) through the CLI', () => {
 
   it('stdin closed mid-interview → state saved, the exact resume command printed, exit 2; running that command finishes it', async () => {
     const repo = await repository();
-    const closed = await cli(repo, ['interview', description, '--json'], lines(answers.slice(0, 7)));
+    const closed = await cliProcess(repo, ['interview', description, '--json'], lines(answers.slice(0, 7)));
     expect(closed.code).toBe(2);
     const tail = closed.stderr.slice(closed.stderr.lastIndexOf('\ninterview: '));
     expect(tail).toBe(`\ninterview: input ended at question 8/16; state saved in ${docRelative} (7 of 16 answered)\nResume with: polywave interview --resume ${docRelative}\n`);
@@ -364,7 +362,7 @@ describe('interview (E39) through the CLI', () => {
     });
     expect(existsSync(repo.path('docs/REQUIREMENTS.md'))).toBe(false);
     const command = /Resume with: polywave (.+)\n/.exec(closed.stderr)![1]!.split(' ');
-    const resumed = await cli(repo, command, lines(answers.slice(7)));
+    const resumed = await cliProcess(repo, command, lines(answers.slice(7)));
     expect(resumed.code, resumed.stderr).toBe(0);
     expectCompleteHistory(readDoc(repo));
     expect(repo.read('docs/REQUIREMENTS.md')).toBe(expectedRequirements);
@@ -566,7 +564,7 @@ describe('interview (E39) through the CLI', () => {
     ];
     // Two of them through the binary (its exit status, one line, no stack trace), the rest through main() in this process.
     for (const [index, [args, code]] of cases.entries()) {
-      const run = index === 0 || index === 8 ? await cli(repo, args, lines(answers)) : await inProcess(repo, args);
+      const run = index === 0 || index === 8 ? await cliProcess(repo, args, lines(answers)) : await cli(repo, args);
       expect(run.code, `${args.join(' ')}: ${run.stderr}`).toBe(2);
       expect(run.stderr, args.join(' ')).toMatch(new RegExp(`^polywave: error\\[${code}\\]: [^\\n]+\\n$`));
       expect(existsSync(repo.path('docs/REQUIREMENTS.md'))).toBe(false);
@@ -574,18 +572,18 @@ describe('interview (E39) through the CLI', () => {
       expect(repo.read(impl)).toBe(implBefore);
     }
     // --model without its credentials: refused before the interview file exists.
-    const noKey = await cli(repo, ['interview', description, '--model', 'anthropic:claude-sonnet-4-5'], lines(answers), { ...noClock, ANTHROPIC_API_KEY: '', ANTHROPIC_AUTH_TOKEN: '' });
+    const noKey = await cliProcess(repo, ['interview', description, '--model', 'anthropic:claude-sonnet-4-5'], lines(answers), { ...noClock, ANTHROPIC_API_KEY: '', ANTHROPIC_AUTH_TOKEN: '' });
     expect(noKey.code, noKey.stderr).toBe(2);
     expect(noKey.stderr).toMatch(/^polywave: error\[AGENT_CREDENTIALS_MISSING\]: [^\n]+\n$/);
     expect(readdirSync(repo.path('docs'))).toEqual(['IMPL']);
 
-    const invalid = await inProcess(repo, ['interview', '--validate', impl]);
+    const invalid = await cli(repo, ['interview', '--validate', impl]);
     expect(invalid.code).toBe(1);
     expect((JSON.parse(invalid.stdout) as { valid: boolean; findings: Array<{ code: string }> }).findings[0]!.code).toBe('INTERVIEW_INVALID');
 
     // An interview that exists is resumed, not started again.
     const before = await savedAfterTwoAnswers(repo);
-    const twice = await cli(repo, ['interview', description], lines(answers));
+    const twice = await cliProcess(repo, ['interview', description], lines(answers));
     expect(twice.code).toBe(2);
     expect(twice.stderr).toBe(`polywave: error[X001_INVALID_INPUT]: ${repo.path(docRelative)} exists: resume it with polywave interview --resume ${repo.path(docRelative)}, or delete it to start over\n`);
     expect(repo.read(docRelative)).toBe(before);
@@ -655,7 +653,7 @@ describe('interview attacks', () => {
       expect(resumed.stderr, target).toMatch(oneLine('INTERVIEW_INVALID'));
       expect(resumed.stderr, target).toContain('requirements_path');
       expect(repo.read(docRelative), target).toBe(before);
-      const validated = await inProcess(repo, ['interview', '--validate', docRelative]);
+      const validated = await cli(repo, ['interview', '--validate', docRelative]);
       expect(validated.code, target).toBe(1);
       expect(validated.stdout, target).toContain('requirements_path');
       unlinkSync(repo.path(docRelative));

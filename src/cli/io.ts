@@ -25,6 +25,11 @@ export interface CommandIo {
   terminalControl?: (sequence: string) => void;
   /** Asks a question on the terminal; absent when stdin is not a terminal. */
   ask?: (question: string) => Promise<string>;
+  /**
+   * Standard input as a stream, for a command that reads it line by line as it goes (the interview's
+   * piped answers); `process.stdin` when absent. An embedder (a test calling main()) gives its own.
+   */
+  stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
 }
 
 /** A command's outcome: the exit code (0 success, 1 "no", 2 bad input/fatal). */

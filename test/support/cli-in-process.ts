@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { main } from '../../src/cli/main.js';
 import type { CommandIo } from '../../src/cli/io.js';
 import { repoRoot, type CliResult } from './cli.js';
@@ -28,6 +29,8 @@ export async function runCliInProcess(args: string[], options: { cwd?: string; i
       stderr += text;
     },
     readStdin: async () => options.input ?? '',
+    // (a command reading its input line by line — the interview's piped answers — gets the same text, then its end)
+    stdin: Readable.from([options.input ?? '']),
   };
   const start = performance.now();
   const code = await main(args, io);

@@ -92,7 +92,7 @@ function currentText(value: QuestionContext['current']): string | undefined {
  */
 async function lineSource(io: CommandIo): Promise<{ source: AnswerSource; close: () => void }> {
   const { createInterface } = await import('node:readline');
-  const reader = createInterface({ input: process.stdin, terminal: false, crlfDelay: Infinity });
+  const reader = createInterface({ input: io.stdin ?? process.stdin, terminal: false, crlfDelay: Infinity });
   const lines = reader[Symbol.asyncIterator]();
   return {
     source: {
@@ -305,7 +305,7 @@ export async function conductInterview(args: string[], options: Record<string, u
     await createInterviewFile(docPath, doc);
   }
 
-  const interactive = answers === undefined && options.nonInteractive !== true && process.stdin.isTTY === true && process.stderr.isTTY === true;
+  const interactive = answers === undefined && options.nonInteractive !== true && (io.stdin ?? process.stdin).isTTY === true && process.stderr.isTTY === true;
   const input = answers ? { source: answersFileSource(answers), close: () => undefined } : interactive ? await terminalSource(doc.slug) : await lineSource(io);
   let result: SessionResult;
   try {
