@@ -1332,6 +1332,24 @@ describe('detect-cascades', () => {
     expect(await testCascadeLines(repo.dir, repo.path('docs/IMPL/IMPL-tc.yaml'))).toEqual(['parse src/app.rs:14']);
   });
 
+  it('check-test-cascade: a Rust item is test code when its cfg can only hold under test — `#[cfg(all(test, feature = "x"))]`, `#[cfg( test )]` — through the item\'s end, a `;` in its signature too (outside round X63-05/06)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "tc"\nversion = "0.1.0"\nedition = "2021"\n\n[features]\nx = []\n',
+        'src/lib.rs': 'pub mod util;\npub mod a;\npub mod b;\npub mod f;\n',
+        'src/util.rs': 'pub fn parse() -> u32 {\n    1\n}\n',
+        'src/a.rs': 'pub fn lib_a() {}\n\n#[cfg(all(test, feature = "x"))]\nmod tests {\n    #[test]\n    fn t() {\n        crate::util::parse();\n    }\n}\n',
+        'src/b.rs': 'pub fn lib_b() {}\n\n#[cfg( test )]\nfn helper() -> [u32; 1] {\n    [crate::util::parse()]\n}\n\npub fn late() -> u32 {\n    crate::util::parse()\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn t() {\n        assert_eq!(super::helper()[0], 1);\n    }\n}\n',
+        'src/f.rs': '#[cfg(any(test, feature = "x"))]\npub fn helper() -> u32 {\n    crate::util::parse()\n}\n\n#[cfg(not(test))]\npub fn prod() -> u32 {\n    crate::util::parse()\n}\n',
+        'docs/IMPL/IMPL-tc.yaml': 'title: t\nfeature_slug: tc\nverdict: SUITABLE\nfile_ownership:\n  - file: src/util.rs\n    agent: A\n    wave: 1\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: "Change `parse()` to take a `&str` parameter."\n',
+      },
+    });
+    // = cargo: with parse renamed, `cargo check --lib --tests --features x` errors at a.rs:7, b.rs:5, b.rs:9, f.rs:3,
+    // f.rs:8 and `cargo check --lib --features x` at b.rs:9, f.rs:3, f.rs:8 — the test build's own are a.rs:7, b.rs:5
+    // (`any(test, feature = "x")` is library code behind a feature as well: not test code)
+    expect(await testCascadeLines(repo.dir, repo.path('docs/IMPL/IMPL-tc.yaml'))).toEqual(['parse src/a.rs:7', 'parse src/b.rs:5']);
+  });
+
   it('Rust --defined-in: Self:: in a subtrait\'s default method, calls through a blanket impl, and a module path segment named like the function (outside round X58-25/26/27)', async () => {
     const repo = await createTestRepo({
       files: {

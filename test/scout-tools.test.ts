@@ -541,6 +541,22 @@ waves:
       ['R2', 'DONE', 'high', 'inline #[cfg(test)] module (163 lines)'],
     ]);
   });
+
+  it('analyze-suitability: a Rust file\'s test-only items from the syntax tree — `cfg(all(test, …))`, a `;` in the signature, nested `#[cfg(test)]` items counted once (outside round X63-05/06/10)', async () => {
+    const tests = (indent: string) => Array.from({ length: 5 }, (_, index) => `${indent}#[test]\n${indent}fn t${index}() {\n${indent}    assert_eq!(crate::util::parse("a"), 1);\n${indent}}`).join('\n');
+    // (lines 5–53 of 53 are test code: `cargo test` runs the 10 tests of m1 and m2)
+    repo.write('rs2/nested.rs', `pub fn parse(s: &str) -> u32 {\n    s.len() as u32\n}\n\n#[cfg(test)]\nmod tests {\n${[1, 2].map((k) => `    #[cfg(test)]\n    mod m${k} {\n${tests('        ')}\n    }`).join('\n')}\n}\n`);
+    // (a 4-line helper with `[&'static str; 3]` in its signature, and a 51-line `cfg(all(test, not(miri)))` module: 55 lines)
+    repo.write('rs2/conv.rs', `pub fn conv() -> u32 {\n    1\n}\n\n#[cfg(test)]\nfn table() -> [&'static str; 3] {\n    ["a", "b", "c"]\n}\n\n#[cfg(all(test, not(miri)))]\nmod tests {\n${Array.from({ length: 12 }, (_, index) => `    #[test]\n    fn t${index}() {\n        assert_eq!(super::conv(), 1);\n    }\n`).join('')}}\n`);
+    repo.write('REQ-RS2.md', '## R1: nested\nLocation: rs2/nested.rs\n\n## R2: conv\nLocation: rs2/conv.rs\n');
+    const result = await runCliInProcess(['analyze-suitability', '--requirements', 'REQ-RS2.md', '--repo-root', '.'], { cwd: repo.dir });
+    expect(result.code, result.stderr).toBe(0);
+    const output = json(result.stdout) as { pre_implementation: { item_status: Array<{ id: string; status: string; test_coverage: string; evidence: string[] }> } };
+    expect(output.pre_implementation.item_status.map((item) => [item.id, item.status, item.test_coverage, item.evidence.find((entry) => entry.startsWith('inline'))])).toEqual([
+      ['R1', 'PARTIAL', 'low', 'inline #[cfg(test)] module (49 lines)'],
+      ['R2', 'DONE', 'medium', 'inline #[cfg(test)] module (55 lines)'],
+    ]);
+  });
 });
 
 describe('E11b conflict-pattern classification', () => {

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { findReferences as engineFindReferences } from '../analysis/engine/index.js';
+import { rustTestItems, type RustTestItems } from '../analysis/engine/extract.js';
 import { qualifiedUse } from '../analysis/qualified-uses.js';
 import type { Reference, ReferenceKind } from '../analysis/engine/types.js';
 import { codeFamilyOf, isBinaryText, lexSource, lineAt, lineTextOf } from '../analysis/source-lexer.js';
@@ -57,39 +58,53 @@ export function isTestPath(file: string): boolean {
   return /\.[cm]?[jt]sx?$/.test(base) && /(^|\/)(test|tests)\//.test(normalized);
 }
 
-/** A Rust file holding a `#[cfg(test)]` module: its test code lives in the source file itself. */
+/**
+ * A Rust file that may hold test-only items — a `cfg` attribute and the word `test` in its text: a cheap look before
+ * {@link rustTestCode} asks the syntax tree (`#[cfg(test)]`, `#[cfg(all(test, feature = "x"))]`, `#![cfg(test)]`).
+ */
 export function hasInlineTests(file: string, text: string): boolean {
-  return file.endsWith('.rs') && /#\[cfg\(test\)\]/.test(text);
+  return file.endsWith('.rs') && /#!?\s*\[\s*cfg\s*\(/.test(text) && /\btest\b/.test(text);
+}
+
+/** Rust test code of one source file: its test-only lines, and the module files that are test code in full. */
+export interface RustTestCode {
+  /** The lines (first, last) of the test-only items, merged (nested items are not counted twice: X63-10). */
+  ranges: Array<[number, number]>;
+  /** The files of the file's test-only `mod x;` declarations (`#[cfg(test)] mod tests;` → `src/util/tests.rs`: X63-07). */
+  moduleFiles: string[];
+}
+
+/** Where the module of a `mod x;` declaration of `file` may be (the first that exists is it). */
+function rustModuleCandidates(file: string, decl: RustTestItems['modDecls'][number]): string[] {
+  const dir = path.posix.dirname(file);
+  const stem = path.posix.basename(file, '.rs');
+  const moduleDir = [stem === 'mod' || stem === 'lib' || stem === 'main' ? dir : `${dir}/${stem}`, ...decl.modulePath].join('/');
+  // (`#[path = "…"]`: beside the file, or below the inline modules it is in)
+  if (decl.path !== undefined) return [path.posix.normalize(path.posix.join(decl.modulePath.length === 0 ? dir : moduleDir, decl.path))];
+  return [`${moduleDir}/${decl.name}.rs`, `${moduleDir}/${decl.name}/mod.rs`].map((candidate) => path.posix.normalize(candidate));
 }
 
 /**
- * Rust: the lines (first, last) of each `#[cfg(test)]` item of a source file — the attribute through the item's
- * closing brace (or its `;`), matched on the text with comments and string contents blanked. Library code after a
- * closed `#[cfg(test)] mod tests { … }` is not test code (outside round X62-10: it was counted to the end of the file).
+ * Rust: the test code of a source file, from its syntax tree (extract.ts's rustTestItems): each item whose `cfg` can
+ * only hold under `cfg(test)` — `#[cfg(test)]`, `#[cfg(all(test, …))]`, `#[cfg( test )]` (X63-06; `any(test, …)` is
+ * library code behind a feature too, not test code) — from its attribute through the item's end (X63-05: a `;` in the
+ * signature does not end it), merged; an inner `#![cfg(test)]` at the top of the file: every line. The files of its
+ * test-only `mod x;` declarations (every one when `allTest`: the file is itself a test module) are test code in full
+ * (X63-07). `exists` says whether a repo-relative file is there.
  */
-export function inlineTestRanges(file: string, text: string): Array<[number, number]> {
-  const lexed = lexSource(file, text);
-  const code = lexed.code;
-  const ranges: Array<[number, number]> = [];
-  for (const match of code.matchAll(/#\[cfg\(test\)\]/g)) {
-    const from = match.index + match[0].length;
-    const brace = code.indexOf('{', from);
-    const semicolon = code.indexOf(';', from);
-    let end = code.length;
-    if (semicolon !== -1 && (brace === -1 || semicolon < brace)) end = semicolon;
-    else if (brace !== -1) {
-      let depth = 0;
-      for (let at = brace; at < code.length; at += 1) {
-        if (code[at] === '{') depth += 1;
-        else if (code[at] === '}' && --depth === 0) {
-          end = at;
-          break;
-        }
-      }
+export async function rustTestCode(file: string, text: string, exists: (file: string) => boolean | Promise<boolean>, allTest = false): Promise<RustTestCode> {
+  const items = await rustTestItems(text);
+  const inRange = (line: number) => allTest || items.ranges.some(([first, last]) => first <= line && line <= last);
+  const moduleFiles: string[] = [];
+  for (const decl of items.modDecls) {
+    if (!inRange(decl.line)) continue;
+    for (const candidate of rustModuleCandidates(file, decl)) {
+      if (candidate.startsWith('../') || !(await exists(candidate))) continue;
+      moduleFiles.push(candidate);
+      break;
     }
-    ranges.push([lineAt(lexed, match.index), lineAt(lexed, Math.min(end, Math.max(0, code.length - 1)))]);
   }
-  return ranges;
+  return { ranges: items.ranges, moduleFiles };
 }
 
 const definitionBefore = /(?:\bfunc\s+(?:\([^)]*\)\s*)?|\bfunction\s*\*?\s*|\bdef\s+|\bclass\s+|\btype\s+|\binterface\s+|\bstruct\s+|\benum\s+|\btrait\s+|\bfn\s+|\bconst\s+|\blet\s+|\bvar\s+)$/;

@@ -2,7 +2,7 @@ import { readFile, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { extractTopLevelSymbols } from '../analysis/symbols.js';
 import { codeFamilyOf, lexSource } from '../analysis/source-lexer.js';
-import { hasInlineTests, inlineTestRanges } from './references.js';
+import { hasInlineTests, rustTestCode } from './references.js';
 
 /** One requirement of a requirements/audit doc. */
 export interface Requirement {
@@ -154,10 +154,14 @@ export async function classifyFile(repoRoot: string, requirement: Requirement, f
     break;
   }
   if (coverage === 'none' && hasInlineTests(file, text)) {
-    // (the `#[cfg(test)]` items' own lines: library code after a closed `mod tests { … }` is not test code)
-    const lines = inlineTestRanges(file, text).reduce((sum, [first, last]) => sum + last - first + 1, 0);
-    coverage = lines > 100 ? 'high' : lines >= 50 ? 'medium' : 'low';
-    status.evidence.push(`inline #[cfg(test)] module (${lines} lines)`);
+    // (the test-only items' own lines, merged: library code after a closed `mod tests { … }` is not test code, a nested
+    // `#[cfg(test)]` item is not counted twice — X63-10)
+    const code = await rustTestCode(file, text, () => false);
+    const lines = code.ranges.reduce((sum, [first, last]) => sum + last - first + 1, 0);
+    if (lines > 0) {
+      coverage = lines > 100 ? 'high' : lines >= 50 ? 'medium' : 'low';
+      status.evidence.push(`inline #[cfg(test)] module (${lines} lines)`);
+    }
   }
   status.test_coverage = coverage;
   const comments = source.comments.map((comment) => text.slice(comment.start, comment.end)).join('\n');

@@ -7,7 +7,7 @@ import { ModuleTargets } from '../analysis/ts-module-targets.js';
 import { createGit } from '../git/git-cli.js';
 import type { ImplManifest } from '../protocol/schema/impl-schema.js';
 import { agentFacts, changedSymbols, type ChangedSymbol } from './changed-symbols.js';
-import { createEngineReferenceFinder, hasInlineTests, inlineTestRanges, isTestPath, listRepoFiles, type ReferenceFinder } from './references.js';
+import { createEngineReferenceFinder, hasInlineTests, isTestPath, rustTestCode, listRepoFiles, type ReferenceFinder } from './references.js';
 
 /** One orphaned test caller (Go `TestCascadeError` keys). */
 export interface TestCascadeError {
@@ -91,7 +91,7 @@ export async function definingFile(repoRoot: string, manifest: ImplManifest, sym
   return undefined;
 }
 
-/** E46's test files of the repository: test paths (every line), and Rust sources with inline `#[cfg(test)]` items (their lines). */
+/** E46's test files of the repository: test paths (every line), and Rust sources with test-only items (their lines). */
 async function testFiles(repoRoot: string): Promise<Map<string, 'all' | Array<[number, number]>>> {
   const result = new Map<string, 'all' | Array<[number, number]>>();
   for (const file of await listRepoFiles(repoRoot)) {
@@ -101,7 +101,9 @@ async function testFiles(repoRoot: string): Promise<Map<string, 'all' | Array<[n
     }
     if (!file.endsWith('.rs')) continue;
     const text = await readText(repoRoot, file);
-    if (text !== undefined && hasInlineTests(file, text)) result.set(file, inlineTestRanges(file, text));
+    if (text === undefined || !hasInlineTests(file, text)) continue;
+    const code = await rustTestCode(file, text, () => false);
+    if (code.ranges.length > 0) result.set(file, code.ranges);
   }
   return result;
 }

@@ -1009,6 +1009,141 @@ export async function identifierLines(lang: Lang, source: string, name: string):
   }
 }
 
+/** A `cfg` predicate: `test`, `all(…)`, `any(…)`, `not(…)`, or anything else (`feature = "x"`, `unix`). */
+type CfgPredicate = { op: 'test' | 'other' } | { op: 'all' | 'any'; items: CfgPredicate[] } | { op: 'not'; item: CfgPredicate };
+
+/** Parses the text of a `cfg` attribute's arguments (`(all(test, feature = "x"))`); undefined when it is not one predicate. */
+function cfgPredicate(text: string): CfgPredicate | undefined {
+  const tokens = [...text.matchAll(/r(#*)"[\s\S]*?"\1|"(?:[^"\\]|\\[\s\S])*"|[A-Za-z_][A-Za-z0-9_]*|\S/g)].map((match) => match[0]);
+  let at = 0;
+  const predicate = (): CfgPredicate => {
+    const word = tokens[at++] ?? '';
+    if (tokens[at] === '(') {
+      at += 1;
+      const items: CfgPredicate[] = [];
+      while (at < tokens.length && tokens[at] !== ')') {
+        items.push(predicate());
+        if (tokens[at] === ',') at += 1;
+      }
+      at += 1;
+      if (word === 'all' || word === 'any') return { op: word, items };
+      if (word === 'not' && items.length === 1) return { op: 'not', item: items[0]! };
+      return { op: 'other' };
+    }
+    if (tokens[at] === '=') at += 2;
+    return { op: word === 'test' ? 'test' : 'other' };
+  };
+  if (tokens[0] !== '(') return undefined;
+  at = 1;
+  const result = predicate();
+  return tokens[at] === ')' ? result : undefined;
+}
+
+/** True when the predicate can only hold under `cfg(test)`: `test`, `all(test, …)`, `any(all(test, a), test)`, `not(not(test))`. */
+function requiresTest(predicate: CfgPredicate): boolean {
+  if (predicate.op === 'test') return true;
+  if (predicate.op === 'all') return predicate.items.some(requiresTest);
+  if (predicate.op === 'any') return predicate.items.length > 0 && predicate.items.every(requiresTest);
+  if (predicate.op === 'not') return forbidsTest(predicate.item);
+  return false;
+}
+
+/** True when the predicate cannot hold under `cfg(test)` (`not(test)`). */
+function forbidsTest(predicate: CfgPredicate): boolean {
+  if (predicate.op === 'all') return predicate.items.some(forbidsTest);
+  if (predicate.op === 'any') return predicate.items.every(forbidsTest);
+  if (predicate.op === 'not') return requiresTest(predicate.item);
+  return false;
+}
+
+/** Rust test code of one file (see {@link rustTestItems}). */
+export interface RustTestItems {
+  /** A `#![cfg(test)]` at the top of the file: every line is test code. */
+  whole: boolean;
+  /** The lines (first, last) of the test-only items, merged: nested and adjacent items are one range, none counted twice. */
+  ranges: Array<[number, number]>;
+  /** Every `mod x;` declaration of the file: its line, the inline modules it is in (outermost first), its `#[path]`. */
+  modDecls: Array<{ name: string; line: number; modulePath: string[]; path?: string }>;
+}
+
+const rustNonItems = new Set(['attribute_item', 'line_comment', 'block_comment']);
+
+/** The `#[name = "value"]`/`#[name(…)]` attributes written before `node` (its preceding attribute siblings). */
+function rustAttributesBefore(node: Node): Node[] {
+  const result: Node[] = [];
+  for (let sibling = node.previousNamedSibling; sibling && rustNonItems.has(sibling.type); sibling = sibling.previousNamedSibling) {
+    if (sibling.type === 'attribute_item') result.push(sibling);
+  }
+  return result;
+}
+
+/**
+ * Rust: the test-only code of a source file, from its syntax tree — every item whose `cfg` attribute can only hold under
+ * `cfg(test)` (`#[cfg(test)]`, `#[cfg(all(test, feature = "x"))]`, `#[cfg( test )]`; not `any(test, feature = "x")`,
+ * which is library code behind a feature as well), from the attribute to the end of the item the attribute is on (the
+ * item's node: a `;` in its signature, `-> [u32; 1]`, does not end it); an inner `#![cfg(test)]` makes its module test
+ * code (at the top of the file: the whole file). The `mod x;` declarations come with it: a test-only one's module file
+ * is test code (references.ts).
+ */
+export async function rustTestItems(source: string): Promise<RustTestItems> {
+  const { parser } = await langTools('rust');
+  const tree = parser.parse(source);
+  if (!tree) throw new Error('tree-sitter returned no tree');
+  try {
+    const root = tree.rootNode;
+    let whole = false;
+    const ranges: Array<[number, number]> = [];
+    for (const at of occurrences(source, 'cfg')) {
+      const name = root.descendantForIndex(at, at + 3);
+      const attribute = name?.parent;
+      const holder = attribute?.parent;
+      if (!name || name.type !== 'identifier' || name.text !== 'cfg' || attribute?.type !== 'attribute' || attribute.firstNamedChild?.id !== name.id || !holder) continue;
+      const predicate = cfgPredicate(attribute.namedChildren.find((child) => child.type === 'token_tree')?.text ?? '');
+      if (!predicate || !requiresTest(predicate)) continue;
+      if (holder.type === 'inner_attribute_item') {
+        const scope = holder.parent;
+        if (!scope || scope.type === 'source_file') whole = true;
+        else ranges.push([(scope.parent ?? scope).startPosition.row + 1, scope.endPosition.row + 1]);
+        continue;
+      }
+      if (holder.type !== 'attribute_item') continue;
+      let item = holder.nextNamedSibling;
+      while (item && rustNonItems.has(item.type)) item = item.nextNamedSibling;
+      ranges.push([holder.startPosition.row + 1, (item ?? holder).endPosition.row + 1]);
+    }
+    const lineCount = root.endPosition.row + 1;
+    if (whole) ranges.splice(0, ranges.length, [1, lineCount]);
+    ranges.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    const merged: Array<[number, number]> = [];
+    for (const range of ranges) {
+      const last = merged.at(-1);
+      if (last && range[0] <= last[1] + 1) last[1] = Math.max(last[1], range[1]);
+      else merged.push([range[0], range[1]]);
+    }
+    const modDecls: RustTestItems['modDecls'] = [];
+    for (const at of occurrences(source, 'mod')) {
+      const keyword = root.descendantForIndex(at, at + 3);
+      const item = keyword?.parent;
+      if (!keyword || keyword.type !== 'mod' || item?.type !== 'mod_item' || item.childForFieldName('body')) continue;
+      const name = item.childForFieldName('name')?.text;
+      if (!name) continue;
+      const modulePath: string[] = [];
+      for (let around = item.parent; around; around = around.parent) {
+        if (around.type === 'mod_item') modulePath.unshift(around.childForFieldName('name')?.text ?? '');
+      }
+      const decl: RustTestItems['modDecls'][number] = { name: name.replace(/^r#/, ''), line: item.startPosition.row + 1, modulePath };
+      for (const attribute of rustAttributesBefore(item)) {
+        const path = /^#\[\s*path\s*=\s*"((?:[^"\\]|\\.)*)"\s*\]$/.exec(attribute.text)?.[1];
+        if (path !== undefined) decl.path = path;
+      }
+      modDecls.push(decl);
+    }
+    return { whole, ranges: merged, modDecls };
+  } finally {
+    tree.delete();
+  }
+}
+
 /** An identifier's name: its text, without Rust's raw-identifier prefix (`r#match` is the name `match`). */
 function nameOf(node: Node): string {
   const text = node.text;
