@@ -1350,6 +1350,24 @@ describe('detect-cascades', () => {
     expect(await testCascadeLines(repo.dir, repo.path('docs/IMPL/IMPL-tc.yaml'))).toEqual(['parse src/a.rs:7', 'parse src/b.rs:5']);
   });
 
+  it('check-test-cascade: the file of a `#[cfg(test)] mod unit;` is test code, every line — the modules it declares too — and so is a file starting with `#![cfg(test)]` (outside round X63-07)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "tc"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'pub mod util;\npub mod c;\nmod g;\n',
+        'src/util.rs': 'pub fn parse() -> u32 {\n    1\n}\n',
+        'src/c.rs': 'pub fn lib_c() -> u32 {\n    crate::util::parse()\n}\n\n#[cfg(test)]\nmod unit;\n',
+        'src/c/unit.rs': 'mod deep;\n\n#[test]\nfn t() {\n    crate::util::parse();\n}\n',
+        'src/c/unit/deep.rs': '#[test]\nfn d() {\n    assert_eq!(crate::util::parse(), 1);\n}\n',
+        'src/g.rs': '#![cfg(test)]\n\n#[test]\nfn g() {\n    crate::util::parse();\n}\n',
+        'docs/IMPL/IMPL-tc.yaml': 'title: t\nfeature_slug: tc\nverdict: SUITABLE\nfile_ownership:\n  - file: src/util.rs\n    agent: A\n    wave: 1\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: "Change `parse()` to take a `&str` parameter."\n',
+      },
+    });
+    // = cargo: with parse renamed, `cargo check --lib --tests` errors at c.rs:2, c/unit.rs:5, c/unit/deep.rs:3, g.rs:5;
+    // `cargo check --lib` at c.rs:2 only
+    expect(await testCascadeLines(repo.dir, repo.path('docs/IMPL/IMPL-tc.yaml'))).toEqual(['parse src/c/unit.rs:5', 'parse src/c/unit/deep.rs:3', 'parse src/g.rs:5']);
+  });
+
   it('Rust --defined-in: Self:: in a subtrait\'s default method, calls through a blanket impl, and a module path segment named like the function (outside round X58-25/26/27)', async () => {
     const repo = await createTestRepo({
       files: {

@@ -557,6 +557,19 @@ waves:
       ['R2', 'DONE', 'medium', 'inline #[cfg(test)] module (55 lines)'],
     ]);
   });
+
+  it('analyze-suitability: a Rust `#[cfg(test)] mod tests;` counts its module file\'s lines (outside round X63-07)', async () => {
+    // (`cargo test` runs the 30 tests of rs3/parse/tests.rs)
+    repo.write('rs3/parse.rs', 'pub fn parse(s: &str) -> u32 {\n    s.len() as u32\n}\n\n#[cfg(test)]\nmod tests;\n');
+    repo.write('rs3/parse/tests.rs', Array.from({ length: 30 }, (_, index) => `#[test]\nfn t${index}() {\n    assert_eq!(super::parse("a"), 1);\n}\n`).join(''));
+    repo.write('REQ-RS3.md', '## R1: parse\nLocation: rs3/parse.rs\n');
+    const result = await runCliInProcess(['analyze-suitability', '--requirements', 'REQ-RS3.md', '--repo-root', '.'], { cwd: repo.dir });
+    expect(result.code, result.stderr).toBe(0);
+    const output = json(result.stdout) as { pre_implementation: { item_status: Array<{ id: string; status: string; test_coverage: string; evidence: string[] }> } };
+    expect(output.pre_implementation.item_status.map((item) => [item.id, item.status, item.test_coverage, item.evidence.filter((entry) => entry.includes('cfg(test)'))])).toEqual([
+      ['R1', 'DONE', 'high', ['inline #[cfg(test)] module (2 lines)', '#[cfg(test)] module file rs3/parse/tests.rs (121 lines)']],
+    ]);
+  });
 });
 
 describe('E11b conflict-pattern classification', () => {

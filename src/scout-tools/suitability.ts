@@ -154,14 +154,21 @@ export async function classifyFile(repoRoot: string, requirement: Requirement, f
     break;
   }
   if (coverage === 'none' && hasInlineTests(file, text)) {
-    // (the test-only items' own lines, merged: library code after a closed `mod tests { … }` is not test code, a nested
-    // `#[cfg(test)]` item is not counted twice — X63-10)
-    const code = await rustTestCode(file, text, () => false);
-    const lines = code.ranges.reduce((sum, [first, last]) => sum + last - first + 1, 0);
-    if (lines > 0) {
-      coverage = lines > 100 ? 'high' : lines >= 50 ? 'medium' : 'low';
-      status.evidence.push(`inline #[cfg(test)] module (${lines} lines)`);
+    // (the test-only items' own lines, merged — library code after a closed `mod tests { … }` is not test code, a
+    // nested `#[cfg(test)]` item is not counted twice (X63-10) —, and every line of a `#[cfg(test)] mod tests;`'s file: X63-07)
+    const textOf = async (candidate: string) => {
+      const candidatePath = await pathInsideRepo(repoRoot, candidate);
+      return candidatePath === undefined ? undefined : readText(candidatePath);
+    };
+    const code = await rustTestCode(path.posix.normalize(file.replace(/\\/g, '/')), text, async (candidate) => (await textOf(candidate)) !== undefined);
+    let lines = code.ranges.reduce((sum, [first, last]) => sum + last - first + 1, 0);
+    if (lines > 0) status.evidence.push(`inline #[cfg(test)] module (${lines} lines)`);
+    for (const moduleFile of code.moduleFiles) {
+      const moduleLines = (await textOf(moduleFile))?.split('\n').length ?? 0;
+      lines += moduleLines;
+      status.evidence.push(`#[cfg(test)] module file ${moduleFile} (${moduleLines} lines)`);
     }
+    if (lines > 0) coverage = lines > 100 ? 'high' : lines >= 50 ? 'medium' : 'low';
   }
   status.test_coverage = coverage;
   const comments = source.comments.map((comment) => text.slice(comment.start, comment.end)).join('\n');

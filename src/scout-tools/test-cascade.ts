@@ -91,10 +91,17 @@ export async function definingFile(repoRoot: string, manifest: ImplManifest, sym
   return undefined;
 }
 
-/** E46's test files of the repository: test paths (every line), and Rust sources with test-only items (their lines). */
+/**
+ * E46's test files of the repository: test paths (every line), Rust sources with test-only items (their lines), and
+ * the module files of test-only `mod x;` declarations and of `#![cfg(test)]` files (every line: X63-07).
+ */
 async function testFiles(repoRoot: string): Promise<Map<string, 'all' | Array<[number, number]>>> {
   const result = new Map<string, 'all' | Array<[number, number]>>();
-  for (const file of await listRepoFiles(repoRoot)) {
+  const files = await listRepoFiles(repoRoot);
+  const known = new Set(files);
+  const exists = (file: string) => known.has(file);
+  const modules: string[] = [];
+  for (const file of files) {
     if (isTestPath(file)) {
       result.set(file, 'all');
       continue;
@@ -102,8 +109,18 @@ async function testFiles(repoRoot: string): Promise<Map<string, 'all' | Array<[n
     if (!file.endsWith('.rs')) continue;
     const text = await readText(repoRoot, file);
     if (text === undefined || !hasInlineTests(file, text)) continue;
-    const code = await rustTestCode(file, text, () => false);
+    const code = await rustTestCode(file, text, exists);
     if (code.ranges.length > 0) result.set(file, code.ranges);
+    modules.push(...code.moduleFiles);
+  }
+  // (a test module's file is test code, and so are the modules it declares)
+  const seen = new Set<string>();
+  for (let file = modules.shift(); file !== undefined; file = modules.shift()) {
+    if (seen.has(file)) continue;
+    seen.add(file);
+    result.set(file, 'all');
+    const text = await readText(repoRoot, file);
+    if (text !== undefined && /\bmod\b/.test(text)) modules.push(...(await rustTestCode(file, text, exists, true)).moduleFiles);
   }
   return result;
 }
