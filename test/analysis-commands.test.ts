@@ -1466,6 +1466,20 @@ describe('detect-cascades', () => {
     expect(graph.nodes.find((node) => node.file === 'src/s1.rs')?.depends_on).toEqual(['src/s1/outer/deep.rs']);
   });
 
+  it('Rust --defined-in: a `use` block ends at its closing brace, not its line — `} else if Item::new(1).0 > 0 {` after a branch with its own `use` is the outer `use`\'s Item (outside round X63-13)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod other;\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/other.rs': 'use crate::util::Item;\n\npub fn f(flag: bool) -> u32 {\n    if flag {\n        use crate::item::Item;\n        let _ = Item::new();\n        0\n    } else if Item::new(1).0 > 0 {\n        1\n    } else {\n        2\n    }\n}\n\npub fn g() -> u32 {\n    let c = || {\n        use crate::item::Item;\n        Item::new()\n    }; let v = Item::new(2).0;\n    let _ = c();\n    v\n}\n',
+      },
+    });
+    // = cargo: with util.rs's `fn new` renamed, E0599 at other.rs:8:21 and other.rs:19:22
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/other.rs:8:21', 'src/other.rs:19:22']);
+  });
+
   it('Rust --defined-in: the definition\'s type re-exported under another name or aliased (`pub use item::Item as Thing;`, `pub type ItemAlias = item::Item;`), for its own method and a trait\'s (outside round X59-02)', async () => {
     const repo = await createTestRepo({
       files: {

@@ -31,10 +31,12 @@ export interface RawImport {
   /** The statement's 1-based column (two statements on one line: which one a name is in). */
   column?: number;
   /**
-   * Rust: the lines (first, last) of the block a `use` declaration is in — an inline module's body, a function's —
-   * where it binds its names (from the syntax tree: not its indentation); absent for one at the top of the file.
+   * Rust: the span (line, column, end line, end column: the end excluded) of the block a `use` declaration is in — an
+   * inline module's body, a function's — where it binds its names (from the syntax tree: not its indentation; by
+   * position, not whole lines: `} else if Item::new(1)… {` on the line closing a branch is outside it — X63-13);
+   * absent for one at the top of the file.
    */
-  block?: [number, number];
+  block?: ImportSpan;
   /** Rust: that block is an inline module's body (`mod tests { use super::Item; }`: `super` is the module around it). */
   inlineModule?: boolean;
   /**
@@ -1510,7 +1512,7 @@ function parseImport(lang: Lang, captureName: string, node: Node, spec: Node | u
     }
     return parsed;
   }
-  if (lang === 'rust') return parseRustImport(captureName, node, line, skip);
+  if (lang === 'rust') return parseRustImport(captureName, node, line, skip, pointAt);
   // TS / JS
   if (captureName === 'augment') {
     const module = stringValue(spec);
@@ -1675,7 +1677,7 @@ function inlineModulesAround(node: Node): string[] {
   return names;
 }
 
-function parseRustImport(captureName: string, node: Node, line: number, skip: Set<number>): RawImport | RawImport[] | undefined {
+function parseRustImport(captureName: string, node: Node, line: number, skip: Set<number>, pointAt: (index: number) => [number, number]): RawImport | RawImport[] | undefined {
   if (captureName === 'mod') {
     const name = node.childForFieldName('name');
     const modulePath = inlineModulesAround(node);
@@ -1697,7 +1699,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
   const isPub = node.namedChildren.some((child) => child?.type === 'visibility_modifier');
   const argument = node.childForFieldName('argument');
   const enclosing = node.parent;
-  const block: { block?: [number, number]; inlineModule?: boolean; modulePath?: string[] } = enclosing && enclosing.type !== 'source_file' ? { block: [enclosing.startPosition.row + 1, enclosing.endPosition.row + 1], ...(enclosing.type === 'declaration_list' && enclosing.parent?.type === 'mod_item' ? { inlineModule: true } : {}) } : {};
+  const block: { block?: ImportSpan; inlineModule?: boolean; modulePath?: string[] } = enclosing && enclosing.type !== 'source_file' ? { block: [...pointAt(enclosing.startIndex), ...pointAt(enclosing.endIndex)], ...(enclosing.type === 'declaration_list' && enclosing.parent?.type === 'mod_item' ? { inlineModule: true } : {}) } : {};
   const modulePath = inlineModulesAround(node);
   if (modulePath.length > 0) block.modulePath = modulePath;
   if (!argument) return undefined;
@@ -1765,7 +1767,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 34;
+const factsFormat = 35;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {

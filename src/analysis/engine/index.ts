@@ -251,6 +251,15 @@ function textBefore(lines: string[] | undefined, reference: Reference): string {
 }
 
 /** Rust: the names a file's `use` declarations bind to paths (`use crate::net::conn;` → conn: crate::net::conn). */
+/**
+ * Whether a span (line, column, end line, end column: the end excluded) holds a position (line, column); a position
+ * without a column (0) is taken to be on the span's lines.
+ */
+function spanHolds(span: ImportSpan, [line, column]: [number, number]): boolean {
+  if (column === 0) return span[0] <= line && line <= span[2];
+  return (line > span[0] || (line === span[0] && column >= span[1])) && (line < span[2] || (line === span[2] && column < span[3]));
+}
+
 function rustUseBindings(imports: FileFacts['imports']): Map<string, string> {
   const bindings = new Map<string, string>();
   for (const raw of imports) {
@@ -1690,7 +1699,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
    * `legacy::Item`, X58-19), or its `use …::Item` (the module the `use` names). undefined when not known (a glob import,
    * a re-export, an unread file): then the name decides, as before.
    */
-  const rustTypeHome = (file: string, type: string, modulePath: string, line = 0, local = type): string | undefined => {
+  const rustTypeHome = (file: string, type: string, modulePath: string, line = 0, local = type, column = 0): string | undefined => {
     const isType = (def: FileFacts['symbols'][number]) => def.name === type && def.container === undefined && (def.kind === 'struct' || def.kind === 'enum' || def.kind === 'type' || def.kind === 'trait');
     const definesTopLevel = (where: string) => {
       const text = where === file ? lines.get(where) : undefined;
@@ -1731,8 +1740,8 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     // whole block, before or after the reference, on the line that opens it too (X62-05/07/08))
     const bindingsOf = (name: string) => (loadedFiles.get(file)?.facts.imports ?? []).filter((candidate) => candidate.names.some((entry) => entry.local === name && entry.imported !== '*'));
     const binding = bindingsOf(local);
-    const span = (candidate: FileFacts['imports'][number]) => candidate.block![1] - candidate.block![0];
-    const inBlock = line > 0 ? binding.filter((candidate) => candidate.block !== undefined && candidate.block[0] <= line && line <= candidate.block[1]).sort((a, b) => span(a) - span(b) || b.line - a.line) : [];
+    // (by position, not whole lines: `} else if Item::new(1).0 > 0 {` on the line closing a branch is outside it — X63-13)
+    const inBlock = line > 0 ? binding.filter((candidate) => candidate.block !== undefined && spanHolds(candidate.block, [line, column])).sort((a, b) => b.block![0] - a.block![0] || b.block![1] - a.block![1] || b.line - a.line) : [];
     let raw = inBlock[0] ?? binding.find((candidate) => candidate.block === undefined) ?? (line > 0 ? undefined : binding[0]);
     // (`use super::Item;` in an inline module — in its body or a function's there — names the `Item` of the module
     // around it: that module's own `use`, or the file's — not one of the file's parent module, as `super::` in the
@@ -1744,7 +1753,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       named = inner.names.find((name) => name.local === named)?.imported ?? named;
       const next = bindingsOf(named).find((candidate) => around === ''
         ? candidate.block === undefined
-        : candidate.inlineModule === true && candidate.modulePath?.join('::') === around && candidate.block![0] <= inner.block![0] && inner.block![1] <= candidate.block![1]);
+        : candidate.inlineModule === true && candidate.modulePath?.join('::') === around && spanHolds(candidate.block!, [inner.block![0], inner.block![1]]));
       if (next === undefined) return named === type && around === '' && definesTopLevel(file) ? file : undefined;
       raw = next;
     }
@@ -1775,13 +1784,13 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     }
     return undefined;
   };
-  const associatedOf = (modulePath: string, file: string, line = 0): boolean => {
+  const associatedOf = (modulePath: string, file: string, line = 0, column = 0): boolean => {
     const type = /([A-Za-z_][A-Za-z0-9_]*)$/.exec(modulePath)?.[1];
     // (a primitive type's, `u32::build(7)`, is a trait's method like any type's: outside round X59-08)
     if (rustContainers.size === 0 || type === undefined || (!/^[A-Z]/.test(type) && !rustPrimitive.test(modulePath))) return true;
     if (rustContainers.has(type)) {
       // (the type the reference's file means by that name must be the definition's: outside rounds X57-11, X58-03/19/21)
-      const home = rustTypeHome(file, type, modulePath, line);
+      const home = rustTypeHome(file, type, modulePath, line, type, column);
       return home === undefined || home === definedInFile;
     }
     // (`Self::new()`: in a file with an impl of the definition's type — the impl a reference is in is not known here)
@@ -1806,7 +1815,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       if (rustTraits.has(imported) || rustTraitFamily().has(imported)) return rustImportHomeOk(file, type);
       // (a type: the file the `use` leads to must be the definition's — `use crate::item::Item as It;` is item.rs's
       // `Item`, not util.rs's: outside round X59-04)
-      const home = rustTypeHome(file, imported, imported, line, type);
+      const home = rustTypeHome(file, imported, imported, line, type, column);
       return home === undefined || home === definedInFile;
     }
     const aliased = rustTypeAliases().get(type);
@@ -1929,7 +1938,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
             : // `W::make()`, `crate::defs::W::make()`: a type's associated function (types are CamelCase, modules snake_case) —
               // the definition's type's, `Self`'s or a trait's (`Tr::make`), not another type's (`MemoryStore::new()` is no
               // use of `Item::new`: outside round X54-08)
-              (memberAnywhere && associatedOf(modulePath, reference.file, reference.line)) || (!/(?:^|::)[A-Z][A-Za-z0-9_]*$/.test(modulePath) && rustPathReaches!(reference.file, modulePath));
+              (memberAnywhere && associatedOf(modulePath, reference.file, reference.line, reference.column)) || (!/(?:^|::)[A-Z][A-Za-z0-9_]*$/.test(modulePath) && rustPathReaches!(reference.file, modulePath));
     // (a bare `items!` where `#[macro_use] mod macros;` put the macro in scope: X57-12)
     // (not in a file with a `macro_rules!` of its own of that name, which shadows it there: X58-04)
     const macroInScope =
