@@ -1480,6 +1480,50 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/other.rs:8:21', 'src/other.rs:19:22']);
   });
 
+  it('Rust --defined-in: a `use` in an inline module or a function body wins over the file\'s own top-level item of that name (outside round X63-01)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n\n#[cfg(test)]\nmod tests {\n    use crate::item::Item;\n    #[test]\n    fn t() {\n        let _ = Item::new();\n    }\n}\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n\n#[cfg(test)]\nmod tests {\n    use crate::util::Item;\n    #[test]\n    fn t() {\n        let _ = Item::new(3);\n    }\n}\n\npub fn other() -> u32 {\n    use crate::util::Item;\n    Item::new(4).0\n}\n',
+      },
+    });
+    // = cargo: with util.rs's `fn new` renamed, E0599 at item.rs:13:23 and item.rs:19:11 (none in util.rs's tests)
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/item.rs:13:23', 'src/item.rs:19:11']);
+  });
+
+  it('Rust --defined-in: an inline module does not see the file\'s `use`; an inner glob `use crate::item::*;` or an inner item of the name shadows the outer `use`; `use super::*;` brings the file\'s (outside round X63-08)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod other;\npub mod other2;\npub mod other3;\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/other.rs': 'use crate::util::Item;\n\npub fn lib() -> Item {\n    Item::new(1)\n}\n\n#[cfg(test)]\nmod tests {\n    use crate::item::*;\n    #[test]\n    fn t() {\n        let _ = Item::new();\n    }\n}\n',
+        'src/other2.rs': 'use crate::util::Item;\n\npub fn lib() -> Item {\n    Item::new(1)\n}\n\npub fn f() {\n    use crate::item::*;\n    let _ = Item::new();\n}\n',
+        'src/other3.rs': 'use crate::util::Item;\n\npub fn lib() -> Item {\n    Item::new(1)\n}\n\npub mod legacy {\n    pub struct Item;\n    impl Item {\n        pub fn new() -> Item {\n            Item\n        }\n    }\n    pub fn f() {\n        let _ = Item::new();\n    }\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n    #[test]\n    fn t() {\n        let _ = Item::new(2);\n    }\n}\n',
+      },
+    });
+    // = cargo: with util.rs's `fn new` renamed, E0599 at other.rs:4:11, other2.rs:4:11, other3.rs:4:11 and other3.rs:24:23
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/other.rs:4:11', 'src/other2.rs:4:11', 'src/other3.rs:4:11', 'src/other3.rs:24:23']);
+  });
+
+  it('Rust --defined-in: `use super::super::X;` in a nested inline module is the file\'s `use` of X (outside round X63-09)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod other;\npub mod other2;\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/other.rs': 'use crate::item::Item;\n\npub fn lib() -> Item {\n    Item::new()\n}\n\n#[cfg(test)]\nmod tests {\n    mod deeper {\n        use super::super::Item;\n        #[test]\n        fn t() {\n            let _ = Item::new();\n        }\n    }\n}\n',
+        'src/other2.rs': 'use crate::util::Item as Thing;\n\npub fn lib() -> Thing {\n    Thing::new(1)\n}\n\n#[cfg(test)]\nmod tests {\n    use super::Thing;\n    #[test]\n    fn t() {\n        let _ = Thing::new(2);\n    }\n    mod deeper {\n        use super::super::Thing;\n        #[test]\n        fn t() {\n            let _ = Thing::new(3);\n        }\n    }\n}\n',
+      },
+    });
+    // = cargo: with util.rs's `fn new` renamed, E0599 at other2.rs:4:12, 12:24 and 18:28 (none in other.rs: item.rs's Item)
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/other2.rs:4:12', 'src/other2.rs:12:24', 'src/other2.rs:18:28']);
+  });
+
   it('Rust --defined-in: the definition\'s type re-exported under another name or aliased (`pub use item::Item as Thing;`, `pub type ItemAlias = item::Item;`), for its own method and a trait\'s (outside round X59-02)', async () => {
     const repo = await createTestRepo({
       files: {

@@ -74,6 +74,11 @@ export interface FileFacts {
   tooLarge?: true;
   /** Go: the name in the file's `package` clause (an external test package `x_test` is another package than `x`). */
   package?: string;
+  /**
+   * Rust: the file's inline modules with a body (`mod tests { … }`) — their names from the file's module down (a, tests)
+   * and their bodies' spans: where a reference is, which module's names are in scope there (X63-01/02/08).
+   */
+  rustModules?: Array<{ path: string[]; span: ImportSpan }>;
 }
 
 const kindCode: Record<ReferenceKind, string> = { call: 'c', 'method-call': 'm', type: 't', import: 'i', reexport: 'r', other: 'o' };
@@ -836,7 +841,18 @@ export async function extractFacts(lang: Lang, source: string, part?: ExtractPar
     }
     if (lang === 'typescript' || lang === 'tsx' || lang === 'javascript') imports.push(...localReexports(root, imports, importRanges));
     const goPackage = lang === 'go' ? root.namedChildren.find((child) => child?.type === 'package_clause')?.namedChild(0)?.text : undefined;
-    const withPackage = <T extends FileFacts>(facts: T): T => (goPackage === undefined ? facts : { ...facts, package: goPackage });
+    const rustModules: NonNullable<FileFacts['rustModules']> = [];
+    if (lang === 'rust') {
+      for (const module of root.descendantsOfType('mod_item')) {
+        const body = module?.childForFieldName('body');
+        if (!module || !body) continue;
+        rustModules.push({ path: [...inlineModulesAround(module), module.childForFieldName('name')?.text.replace(/^r#/, '') ?? ''], span: [...pointAt(body.startIndex), ...pointAt(body.endIndex)] });
+      }
+    }
+    const withPackage = <T extends FileFacts>(facts: T): T => {
+      const withModules = rustModules.length === 0 ? facts : { ...facts, rustModules };
+      return goPackage === undefined ? withModules : { ...withModules, package: goPackage };
+    };
     if (part && 'imports' in part) return withPackage({ symbols, imports, refs: '' });
 
     let locals: Locals;
@@ -1767,7 +1783,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 35;
+const factsFormat = 36;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {

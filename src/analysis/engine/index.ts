@@ -1131,6 +1131,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   let goTopLevel = false;
   // Rust: whether a path (`crate::defs`, `super::defs`) names a module that is, or re-exports from, the definition's.
   let rustPathReaches: ((file: string, path: string) => boolean) | undefined;
+  let rustPathEnd: ((file: string, raw: FileFacts['imports'][number]) => { file: string; rest: string[] } | undefined) | undefined;
   let rustResolve: ((file: string, raw: FileFacts['imports'][number]) => string[]) | undefined;
   // Python, a module-level definition: an attribute `x.name` names it only when `x` is bound by an import.
   let pythonModuleLevel = false;
@@ -1381,6 +1382,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     };
     if (definedIn.endsWith('.rs')) {
       rustResolve = (file, raw) => resolver.resolve(file, 'rust', raw, true);
+      rustPathEnd = (file, raw) => resolver.rustPathEnd(file, raw);
       rustPathReaches = (file, modulePath) => {
         // A path may start with a module a `use` binds (`use crate::net::conn;` / `{self}` / `as c`, then `conn::dial()`):
         // that segment stands for the `use`'s path (outside attack X50-04).
@@ -1701,10 +1703,6 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
    */
   const rustTypeHome = (file: string, type: string, modulePath: string, line = 0, local = type, column = 0): string | undefined => {
     const isType = (def: FileFacts['symbols'][number]) => def.name === type && def.container === undefined && (def.kind === 'struct' || def.kind === 'enum' || def.kind === 'type' || def.kind === 'trait');
-    const definesTopLevel = (where: string) => {
-      const text = where === file ? lines.get(where) : undefined;
-      return loadedFiles.get(where)?.facts.symbols.some((def) => isType(def) && (text === undefined || !/^\s/.test(text[def.line - 1] ?? ''))) ?? false;
-    };
     // (a module that re-exports the type — `mod item; pub use item::Item;` — is followed to the file defining it, three
     // hops at most, from its text: such a facade need not name the searched method, so it may not be loaded — X59-16)
     const home = (target: string | undefined, depth = 0): string | undefined => {
@@ -1719,6 +1717,84 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       const next = rustResolve(target, { module: reexport[1]!.replace(/::$/, ''), line: 0, names: [{ imported: type, local: type }], reexport: false });
       return next.includes(definedInFile!) ? definedInFile : home(next[0], depth + 1);
     };
+    // The names in scope at a position are the syntax tree's: the inline module around it (`mod tests { … }` inherits
+    // none of the file's names — only what it declares, `use`s, or globs in: X63-01/08), the blocks around it
+    // (innermost first: a block's `use` or glob shadows the outer one's, X63-08), then the module's own; positions are
+    // (line, column), not whole lines (X63-13). A lookup answers a file, '' or `file#module` (another type than the
+    // definition's), undefined (not known: the name decides), or null (the scope does not bind the name).
+    const at: [number, number] = [line, column];
+    const modules = (where: string) => loadedFiles.get(where)?.facts.rustModules ?? [];
+    const same = (a: readonly string[] | undefined, b: readonly string[]) => (a ?? []).length === b.length && b.every((part, index) => a![index] === part);
+    const moduleAt = (where: string, position: [number, number]): string[] => {
+      let best: string[] = [];
+      for (const module of modules(where)) if (module.path.length > best.length && spanHolds(module.span, position)) best = module.path;
+      return best;
+    };
+    const definition = definerSymbols.find((def) => def.name === symbol && def.kind === 'method' && def.container !== undefined && lastSegment(def.container.replace(/<.*$/, '').replace(/::/g, '.')) === type);
+    const itemHome = (where: string, path: readonly string[]): string =>
+      path.length === 0 || (where === definedInFile && definition !== undefined && same(moduleAt(where, [definition.line, definition.column]), path)) ? where : `${where}#${path.join('::')}`;
+    const definesIn = (where: string, path: readonly string[], publicOnly: boolean): boolean =>
+      loadedFiles.get(where)?.facts.symbols.some((def) => isType(def) && (!publicOnly || def.exported) && same(moduleAt(where, [def.line, def.column]), path)) ?? false;
+    // (a path that stays in the file — `super::Item` in `mod tests`, `a::Item` for an inline `mod a`: the inline module's
+    // names; undefined when it leaves the file's inline modules)
+    const navigate = (where: string, start: readonly string[], segments: readonly string[]): { path: string[]; rest: string[] } | undefined => {
+      const path = [...start];
+      let index = 0;
+      const isModule = (candidate: string[]) => modules(where).some((module) => same(module.path, candidate));
+      if (segments[index] !== 'self' && segments[index] !== 'super' && !(index < segments.length - 1 && isModule([...path, segments[index]!]))) return undefined;
+      for (; segments[index] === 'self' || segments[index] === 'super'; index += 1) {
+        if (segments[index] === 'super' && path.length === 0) return undefined;
+        if (segments[index] === 'super') path.pop();
+      }
+      for (; index < segments.length - 1 && isModule([...path, segments[index]!]); index += 1) path.push(segments[index]!);
+      return { path, rest: segments.slice(index) };
+    };
+    // (what a module file or one of its inline modules binds `name` to, its text followed when it is not loaded)
+    const lookupIn = (target: string, path: readonly string[], name: string, depth: number, publicOnly: boolean): string | undefined | null => {
+      if (loadedFiles.has(target)) {
+        const found = lookup(target, path, name, depth, publicOnly);
+        if (found !== null || name !== type) return found;
+      }
+      if (target === definedInFile && name === type && path.length === 0) return definedInFile;
+      // (an unread file — a facade, `pub mod prelude { pub use crate::item::Item; }` in lib.rs —: its text, as before)
+      return name === type ? home(target) : undefined;
+    };
+    const followUse = (where: string, raw: FileFacts['imports'][number], name: string, depth: number): string | undefined | null => {
+      const entry = raw.names.find((candidate) => candidate.local === name)!;
+      const segments = [...(raw.module === '' ? [] : raw.module.split('::')), ...entry.imported.split('::')];
+      const inFile = navigate(where, raw.modulePath ?? [], segments);
+      if (inFile && inFile.rest.length === 1) return lookup(where, inFile.path, inFile.rest[0]!, depth + 1, false);
+      if (!rustPathEnd) return undefined;
+      const end = rustPathEnd(where, { ...raw, names: [entry] });
+      if (!end || end.rest.length === 0) return undefined;
+      return lookupIn(end.file, end.rest.slice(0, -1), end.rest.at(-1)!, depth + 1, end.file !== where);
+    };
+    const followGlob = (where: string, raw: FileFacts['imports'][number], name: string, depth: number): string | undefined | null => {
+      const segments = raw.module === '' ? [] : raw.module.split('::');
+      const inFile = navigate(where, raw.modulePath ?? [], [...segments, '*']);
+      if (inFile && inFile.rest.length === 1) return lookup(where, inFile.path, name, depth + 1, false);
+      if (!rustPathEnd) return undefined;
+      const end = rustPathEnd(where, raw);
+      // (another crate's glob, `use std::collections::*;`: it brings no type of this repository)
+      if (!end) return null;
+      if (end.file === where && end.rest.length === 0) return undefined;
+      return lookupIn(end.file, end.rest, name, depth + 1, true);
+    };
+    const lookup = (where: string, path: readonly string[], name: string, depth: number, publicOnly: boolean): string | undefined | null => {
+      if (depth > 8) return undefined;
+      if (path.length === 0 && name === type && local === type && where === definedInFile && where === file && rustContainers.has(type)) return where;
+      const uses = (loadedFiles.get(where)?.facts.imports ?? []).filter((raw) => !raw.modDecl && (path.length === 0 ? raw.block === undefined : raw.inlineModule === true && same(raw.modulePath, path)) && (!publicOnly || raw.reexport));
+      const explicit = uses.find((raw) => raw.names.some((entry) => entry.local === name && entry.imported !== '*'));
+      if (explicit) return followUse(where, explicit, name, depth);
+      if (name === type && definesIn(where, path, publicOnly)) return itemHome(where, path);
+      for (const raw of uses) {
+        if (!raw.names.some((entry) => entry.imported === '*')) continue;
+        const found = followGlob(where, raw, name, depth);
+        if (found !== null) return found;
+      }
+      return null;
+    };
+    const here = line > 0 ? moduleAt(file, at) : [];
     const qualifier = modulePath.replace(/(?:^|::)[A-Za-z_][A-Za-z0-9_]*$/, '');
     if (qualifier !== '' && qualifier !== '<' && !qualifier.startsWith('<')) {
       if (qualifier === 'Self' || !rustResolve) return undefined;
@@ -1731,36 +1807,28 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     }
     // (`local`: the file's own name for the type by a renaming `use crate::item::Item as It;` — the module that `use`
     // names decides, not an item of the file named like the type: outside round X59-04)
-    if (local === type && file === definedInFile && rustContainers.has(type)) return file;
-    if (local === type && definesTopLevel(file)) return file;
-    // (the `use` in scope at the reference: one in the innermost block around it — an inline module's body, a function's
-    // (`mod tests { use crate::util::Item; … }`: X59-03) — before the file's top-level one. The blocks are the syntax
-    // tree's, not the indentation: a closed `mod sub { use crate::util::Item; }` is not a later module's, and strings,
-    // comments or attributes at column 0 inside a module do not end it (outside round X62-01/02); a `use` binds in its
-    // whole block, before or after the reference, on the line that opens it too (X62-05/07/08))
-    const bindingsOf = (name: string) => (loadedFiles.get(file)?.facts.imports ?? []).filter((candidate) => candidate.names.some((entry) => entry.local === name && entry.imported !== '*'));
-    const binding = bindingsOf(local);
-    // (by position, not whole lines: `} else if Item::new(1).0 > 0 {` on the line closing a branch is outside it — X63-13)
-    const inBlock = line > 0 ? binding.filter((candidate) => candidate.block !== undefined && spanHolds(candidate.block, [line, column])).sort((a, b) => b.block![0] - a.block![0] || b.block![1] - a.block![1] || b.line - a.line) : [];
-    let raw = inBlock[0] ?? binding.find((candidate) => candidate.block === undefined) ?? (line > 0 ? undefined : binding[0]);
-    // (`use super::Item;` in an inline module — in its body or a function's there — names the `Item` of the module
-    // around it: that module's own `use`, or the file's — not one of the file's parent module, as `super::` in the
-    // file's own scope would: outside round X62-09)
-    let named = local;
-    for (let hops = 0; raw?.modulePath !== undefined && raw.module === 'super' && hops < 8; hops += 1) {
-      const inner = raw;
-      const around = inner.modulePath!.slice(0, -1).join('::');
-      named = inner.names.find((name) => name.local === named)?.imported ?? named;
-      const next = bindingsOf(named).find((candidate) => around === ''
-        ? candidate.block === undefined
-        : candidate.inlineModule === true && candidate.modulePath?.join('::') === around && spanHolds(candidate.block!, [inner.block![0], inner.block![1]]));
-      if (next === undefined) return named === type && around === '' && definesTopLevel(file) ? file : undefined;
-      raw = next;
+    // (the blocks around the reference that hold a `use` — a function's body, a closure's —, innermost first, then the
+    // inline module around it, whose lookup is final: it does not see the file's names)
+    if (line > 0) {
+      const imports = loadedFiles.get(file)?.facts.imports ?? [];
+      const blocks = new Map<string, Array<FileFacts['imports'][number]>>();
+      for (const raw of imports) {
+        if (raw.modDecl || raw.block === undefined || raw.inlineModule || !spanHolds(raw.block, at) || !same(raw.modulePath, here)) continue;
+        const key = raw.block.join(':');
+        (blocks.get(key) ?? blocks.set(key, []).get(key)!).push(raw);
+      }
+      const inner = [...blocks.values()].sort((a, b) => b[0]!.block![0] - a[0]!.block![0] || b[0]!.block![1] - a[0]!.block![1]);
+      for (const uses of inner) {
+        const explicit = uses.find((raw) => raw.names.some((entry) => entry.local === local && entry.imported !== '*'));
+        if (explicit) return followUse(file, explicit, local, 0) ?? undefined;
+        for (const raw of uses) {
+          if (!raw.names.some((entry) => entry.imported === '*')) continue;
+          const found = followGlob(file, raw, local, 0);
+          if (found !== null) return found;
+        }
+      }
     }
-    if (!raw || !rustResolve) return undefined;
-    const targets = rustResolve(file, named === type ? raw : { ...raw, names: raw.names.filter((name) => name.local === named) });
-    if (targets.includes(definedInFile!)) return definedInFile;
-    return home(targets[0]);
+    return lookup(file, here, local, 0, false) ?? undefined;
   };
   const boundedParameters = new Map<string, boolean>();
   /**

@@ -222,56 +222,73 @@ export class ModuleResolver {
     const result: string[] = [];
     const paths = raw.names.length === 0 ? [segments] : raw.names.map((name) => [...segments, ...name.imported.split('::').filter((part) => part !== '*')]);
     for (const full of paths) {
-      let dir: string | undefined;
-      let index = 0;
-      let file: string | undefined;
-      if (full[0] === 'crate') {
-        const root = this.rustCrateRoot(from);
-        if (root === undefined) continue;
-        dir = root;
-        index = 1;
-        file = ['lib.rs', 'main.rs'].map((name) => (root === '' ? name : `${root}/${name}`)).find((candidate) => this.has(candidate));
-      } else if (full[0] === 'self' || full[0] === 'super') {
-        dir = this.rustModuleDir(from);
-        file = from;
-        // (in an inline module, `self` is that module and `super` the one around it — the file's module only once
-        // the path has climbed out of the inline ones; an inline module `m` of this file is the directory `m` below
-        // its module's, its items in this file: `mod tests { use super::item::Item; }` in lib.rs is src/item.rs)
-        const inline = [...(raw.modulePath ?? [])];
-        while (full[index] === 'self' || full[index] === 'super') {
-          if (full[index] === 'super' && inline.length > 0) inline.pop();
-          else if (full[index] === 'super') {
-            const parent = posix.dirname(dir === '' ? '.' : dir);
-            const parentDir = parent === '.' ? '' : parent;
-            file = this.rustModuleFile(posix.dirname(parentDir === '' ? '.' : parentDir).replace(/^\.$/, ''), posix.basename(parentDir)) ?? this.rustCrateRootFile(parentDir);
-            dir = parentDir;
-          }
-          index += 1;
-        }
-        for (const name of inline) dir = dir === '' ? name : `${dir}/${name}`;
-      } else {
-        const crate = this.input.rustCrates?.find((entry) => entry.name === full[0] && (entry.dir === '' || from.startsWith(`${entry.dir}/`)));
-        const crateRoot = crate ? (crate.dir === '' ? 'src' : `${crate.dir}/src`) : undefined;
-        if (crateRoot !== undefined && (this.has(`${crateRoot}/lib.rs`) || this.has(`${crateRoot}/main.rs`))) {
-          // `use <this crate>::…` from tests/, examples/, benches/ (or the crate itself).
-          dir = crateRoot;
-          index = 1;
-          file = this.has(`${crateRoot}/lib.rs`) ? `${crateRoot}/lib.rs` : `${crateRoot}/main.rs`;
-        } else if (this.rustModuleFile(this.rustModuleDir(from), full[0]!)) {
-          // 2018 uniform paths: `use model::x` where `model` is a child module of this one.
-          dir = this.rustModuleDir(from);
-          file = from;
-        } else continue;
-      }
-      for (; index < full.length; index += 1) {
-        const next = this.rustModuleFile(dir, full[index]!);
-        if (!next) break;
-        file = next;
-        dir = this.rustModuleDir(next);
-      }
-      if (file) result.push(file);
+      const end = this.rustWalk(from, raw, full);
+      if (end) result.push(end.file);
     }
     return result;
+  }
+
+  /**
+   * Rust: the module file the path `raw` names (its module and its first name: `crate::item::a::Item`) leads to, and the
+   * segments left after it (`a`, `Item`: an inline module of that file, an item) — undefined when it leaves the
+   * repository (another crate's).
+   */
+  rustPathEnd(from: string, raw: RawImport): { file: string; rest: string[] } | undefined {
+    const segments = raw.module === '' ? [] : raw.module.split('::');
+    const full = [...segments, ...(raw.names[0]?.imported.split('::').filter((part) => part !== '*') ?? [])];
+    const end = this.rustWalk(from, raw, full);
+    return end ? { file: end.file, rest: full.slice(end.index) } : undefined;
+  }
+
+  private rustWalk(from: string, raw: RawImport, full: string[]): { file: string; index: number } | undefined {
+    let dir: string | undefined;
+    let index = 0;
+    let file: string | undefined;
+    if (full[0] === 'crate') {
+      const root = this.rustCrateRoot(from);
+      if (root === undefined) return undefined;
+      dir = root;
+      index = 1;
+      file = ['lib.rs', 'main.rs'].map((name) => (root === '' ? name : `${root}/${name}`)).find((candidate) => this.has(candidate));
+    } else if (full[0] === 'self' || full[0] === 'super') {
+      dir = this.rustModuleDir(from);
+      file = from;
+      // (in an inline module, `self` is that module and `super` the one around it — the file's module only once
+      // the path has climbed out of the inline ones; an inline module `m` of this file is the directory `m` below
+      // its module's, its items in this file: `mod tests { use super::item::Item; }` in lib.rs is src/item.rs)
+      const inline = [...(raw.modulePath ?? [])];
+      while (full[index] === 'self' || full[index] === 'super') {
+        if (full[index] === 'super' && inline.length > 0) inline.pop();
+        else if (full[index] === 'super') {
+          const parent = posix.dirname(dir === '' ? '.' : dir);
+          const parentDir = parent === '.' ? '' : parent;
+          file = this.rustModuleFile(posix.dirname(parentDir === '' ? '.' : parentDir).replace(/^\.$/, ''), posix.basename(parentDir)) ?? this.rustCrateRootFile(parentDir);
+          dir = parentDir;
+        }
+        index += 1;
+      }
+      for (const name of inline) dir = dir === '' ? name : `${dir}/${name}`;
+    } else {
+      const crate = this.input.rustCrates?.find((entry) => entry.name === full[0] && (entry.dir === '' || from.startsWith(`${entry.dir}/`)));
+      const crateRoot = crate ? (crate.dir === '' ? 'src' : `${crate.dir}/src`) : undefined;
+      if (crateRoot !== undefined && (this.has(`${crateRoot}/lib.rs`) || this.has(`${crateRoot}/main.rs`))) {
+        // `use <this crate>::…` from tests/, examples/, benches/ (or the crate itself).
+        dir = crateRoot;
+        index = 1;
+        file = this.has(`${crateRoot}/lib.rs`) ? `${crateRoot}/lib.rs` : `${crateRoot}/main.rs`;
+      } else if (this.rustModuleFile(this.rustModuleDir(from), full[0]!)) {
+        // 2018 uniform paths: `use model::x` where `model` is a child module of this one.
+        dir = this.rustModuleDir(from);
+        file = from;
+      } else return undefined;
+    }
+    for (; index < full.length; index += 1) {
+      const next = this.rustModuleFile(dir, full[index]!);
+      if (!next) break;
+      file = next;
+      dir = this.rustModuleDir(next);
+    }
+    return file ? { file, index } : undefined;
   }
 
   private rustCrateRootFile(dir: string): string | undefined {
