@@ -1524,6 +1524,43 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/other2.rs:4:12', 'src/other2.rs:12:24', 'src/other2.rs:18:28']);
   });
 
+  it('Rust --defined-in: a `super::Item::new()` path expression in an inline module starts at that module (outside round X63-02)', async () => {
+    const first = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub use item::Item;\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn a() {\n        let _ = super::Item::new(1);\n    }\n    mod deeper {\n        #[test]\n        fn b() {\n            let _ = super::super::Item::new(2);\n        }\n    }\n}\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+      },
+    });
+    // = cargo: with util.rs's `fn new` renamed, E0599 at util.rs:12:30 and util.rs:17:41
+    expect(await definedInCallers(first.dir, 'new', 'src/util.rs', true)).toEqual(['src/util.rs:12:30', 'src/util.rs:17:41']);
+    const second = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub use util::Item;\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn a() {\n        let _ = super::Item::new();\n    }\n}\n',
+      },
+    });
+    // = cargo: no error (item.rs's tests call item.rs's Item, although lib.rs re-exports util.rs's)
+    expect(await definedInCallers(second.dir, 'new', 'src/util.rs', true)).toEqual([]);
+  });
+
+  it('Rust --defined-in: a path through an inline module of a non-root file (`a::Item`, `crate::item::a::Item`, `use self::reexp::Item;`) is that module\'s, not another crate\'s (outside round X63-03)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod other;\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n\npub mod a {\n    pub use crate::util::Item;\n}\n\npub fn g() {\n    let _ = a::Item::new(5);\n    let _ = self::a::Item::new(6);\n}\n\npub mod wrap {\n    pub mod reexp {\n        pub use crate::util::Item;\n    }\n    use self::reexp::Item;\n    pub fn f() {\n        let _ = Item::new(1);\n    }\n}\n',
+        'src/other.rs': 'pub fn h() {\n    let _ = crate::item::a::Item::new(6);\n    let _ = crate::item::Item::new();\n}\n',
+      },
+    });
+    // = cargo: with util.rs's `fn new` renamed, E0599 at item.rs:13:22, item.rs:14:28, item.rs:23:23 and other.rs:2:35
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/item.rs:13:22', 'src/item.rs:14:28', 'src/item.rs:23:23', 'src/other.rs:2:35']);
+  });
+
   it('Rust --defined-in: the definition\'s type re-exported under another name or aliased (`pub use item::Item as Thing;`, `pub type ItemAlias = item::Item;`), for its own method and a trait\'s (outside round X59-02)', async () => {
     const repo = await createTestRepo({
       files: {

@@ -1797,13 +1797,20 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     const here = line > 0 ? moduleAt(file, at) : [];
     const qualifier = modulePath.replace(/(?:^|::)[A-Za-z_][A-Za-z0-9_]*$/, '');
     if (qualifier !== '' && qualifier !== '<' && !qualifier.startsWith('<')) {
-      if (qualifier === 'Self' || !rustResolve) return undefined;
-      const [first, ...rest] = qualifier.split('::');
+      if (qualifier === 'Self' || !rustResolve || !rustPathEnd) return undefined;
+      const segments = qualifier.split('::');
+      // (`super::Item::new()` in `mod tests`: from that module — X63-02; `a::Item` through an inline `mod a`: X63-03)
+      const inFile = navigate(file, here, [...segments, type]);
+      if (inFile && inFile.rest.length === 1) return lookup(file, inFile.path, type, 0, false) ?? undefined;
+      const [first, ...rest] = segments;
       const bound = rustUseBindings(loadedFiles.get(file)?.facts.imports ?? []).get(first!);
       const full = bound === undefined ? qualifier : [bound, ...rest].join('::');
-      const targets = rustResolve(file, { module: full, line: 0, names: [{ imported: type, local: type }], reexport: false });
+      const end = rustPathEnd(file, { module: full, line: 0, names: [{ imported: type, local: type }], reexport: false, ...(here.length > 0 ? { modulePath: here } : {}) });
       // (a path that leads nowhere in the repository — another crate's: not the definition's)
-      return targets.length === 0 ? '' : (home(targets[0]) ?? (targets.includes(definedInFile!) ? definedInFile : undefined));
+      if (!end) return '';
+      if (end.rest.length <= 1) return end.file === definedInFile ? (home(end.file) ?? definedInFile) : home(end.file);
+      // (`crate::item::a::Item`: an inline module of item.rs — X63-03)
+      return lookupIn(end.file, end.rest.slice(0, -1), type, 0, true) ?? undefined;
     }
     // (`local`: the file's own name for the type by a renaming `use crate::item::Item as It;` — the module that `use`
     // names decides, not an item of the file named like the type: outside round X59-04)
