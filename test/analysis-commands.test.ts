@@ -1561,6 +1561,22 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/item.rs:13:22', 'src/item.rs:14:28', 'src/item.rs:23:23', 'src/other.rs:2:35']);
   });
 
+  it('Rust --defined-in: renamed re-exports — `pub use crate::util::Item as Inner;` in a facade module that does not name the method, a `use … as X` of lib.rs\'s alias, `use super::super::Thing as T2;` of a renamed `use` — are the type\'s names (outside round X63-14, X63-09)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'pub mod util;\npub mod item;\npub mod kind;\npub mod other;\npub mod other2;\npub use util::Item as UtilItem;\npub use item::Item as ItemItem;\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/kind.rs': 'pub use crate::util::Item as Inner;\npub use crate::item::Item as Inner2;\n',
+        'src/other.rs': 'use crate::kind::Inner;\nuse crate::UtilItem as X;\nuse crate::ItemItem as Y;\n\npub fn t() {\n    let _ = Inner::new(4);\n    let _ = crate::kind::Inner::new(5);\n    let _ = X::new(3);\n    let _ = Y::new();\n    let _ = crate::kind::Inner2::new();\n}\n',
+        'src/other2.rs': 'use crate::util::Item as Thing;\n\npub fn lib() -> Thing {\n    Thing::new(1)\n}\n\n#[cfg(test)]\nmod tests {\n    use super::Thing;\n    #[test]\n    fn t() {\n        let _ = Thing::new(2);\n    }\n    mod deeper {\n        use super::super::Thing as T2;\n        #[test]\n        fn t() {\n            let _ = T2::new(3);\n        }\n    }\n}\n',
+      },
+    });
+    // = cargo: with util.rs's `fn new` renamed, E0599 at other.rs:6:20, 7:33, 8:16 and other2.rs:4:12, 12:24, 18:25
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/other.rs:6:20', 'src/other.rs:7:33', 'src/other.rs:8:16', 'src/other2.rs:4:12', 'src/other2.rs:12:24', 'src/other2.rs:18:25']);
+  });
+
   it('Rust --defined-in: the definition\'s type re-exported under another name or aliased (`pub use item::Item as Thing;`, `pub type ItemAlias = item::Item;`), for its own method and a trait\'s (outside round X59-02)', async () => {
     const repo = await createTestRepo({
       files: {

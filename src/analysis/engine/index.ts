@@ -1631,17 +1631,44 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     typeAliasMemo.set(key, typeAliases);
     if (containers.length === 0) return typeAliases;
     const roots = [...byPath.values()].filter((entry) => /(?:^|\/)src\/(?:lib|main)\.rs$/.test(entry.file) && !loadedFiles.has(entry.file));
-    const texts = readTexts(context, [...[...loadedFiles.values()].filter((item) => item.entry.file.endsWith('.rs')).map((item) => item.entry), ...roots]);
-    const names = containers.join('|');
-    const reexport = new RegExp(`\\buse\\s+((?:[A-Za-z_][A-Za-z0-9_]*::)*)(${names})\\s+as\\s+([A-Za-z_][A-Za-z0-9_]*)\\s*;`, 'g');
-    const alias = new RegExp(`\\btype\\s+([A-Za-z_][A-Za-z0-9_]*)\\s*=\\s*((?:[A-Za-z_][A-Za-z0-9_]*::)*)(${names})\\s*(?:<[^;]*>)?\\s*;`, 'g');
+    // (and the unread files a loaded file's `use` of another type name leads to — a facade, `pub use crate::util::Item
+    // as Inner;` in kind.rs, need not name the method: X63-14)
+    const facades = new Map<string, RepoFile>();
+    for (const item of rustResolve ? loadedFiles.values() : []) {
+      if (!item.entry.file.endsWith('.rs')) continue;
+      for (const raw of item.facts.imports) {
+        if (raw.modDecl) continue;
+        for (const name of raw.names) {
+          const imported = name.imported.split('::').at(-1)!;
+          if (!/^[A-Z]/.test(imported) || containers.includes(imported)) continue;
+          for (const target of rustResolve!(item.entry.file, { ...raw, names: [name] })) if (!loadedFiles.has(target) && byPath.has(target)) facades.set(target, byPath.get(target)!);
+        }
+      }
+    }
+    const texts = readTexts(context, [...[...loadedFiles.values()].filter((item) => item.entry.file.endsWith('.rs')).map((item) => item.entry), ...roots, ...[...facades.values()].filter((entry) => !roots.includes(entry))]);
     const lineAt = (text: string, index: number) => text.slice(0, index).split('\n').length;
-    for (const [file, text] of texts) {
-      const found: [string, RustTypeAlias][] = [
-        ...[...text.matchAll(reexport)].map((match): [string, RustTypeAlias] => [match[3]!, { file, line: lineAt(text, match.index), path: `${match[1]!}${match[2]!}`, type: match[2]! }]),
-        ...[...text.matchAll(alias)].map((match): [string, RustTypeAlias] => [match[1]!, { file, line: lineAt(text, match.index), path: `${match[2]!}${match[3]!}`, type: match[3]! }]),
-      ];
-      for (const [name, declared] of found) if (name !== '_') (typeAliases.get(name) ?? typeAliases.set(name, []).get(name)!).push(declared);
+    // (an alias of an alias — `use crate::UtilItem as X;`, `use super::super::Thing as T2;` — is one too: to a fixed point, X63-09/14)
+    const known = new Set(containers);
+    for (let round = 0, names = containers; names.length > 0 && round < 4; round += 1) {
+      const pattern = names.join('|');
+      const reexport = new RegExp(`\\buse\\s+((?:[A-Za-z_][A-Za-z0-9_]*::)*)(${pattern})\\s+as\\s+([A-Za-z_][A-Za-z0-9_]*)\\s*;`, 'g');
+      const alias = new RegExp(`\\btype\\s+([A-Za-z_][A-Za-z0-9_]*)\\s*=\\s*((?:[A-Za-z_][A-Za-z0-9_]*::)*)(${pattern})\\s*(?:<[^;]*>)?\\s*;`, 'g');
+      const added: string[] = [];
+      for (const [file, text] of texts) {
+        const found: [string, RustTypeAlias][] = [
+          ...[...text.matchAll(reexport)].map((match): [string, RustTypeAlias] => [match[3]!, { file, line: lineAt(text, match.index), path: `${match[1]!}${match[2]!}`, type: match[2]! }]),
+          ...[...text.matchAll(alias)].map((match): [string, RustTypeAlias] => [match[1]!, { file, line: lineAt(text, match.index), path: `${match[2]!}${match[3]!}`, type: match[3]! }]),
+        ];
+        for (const [name, declared] of found) {
+          if (name === '_') continue;
+          (typeAliases.get(name) ?? typeAliases.set(name, []).get(name)!).push(declared);
+          if (!known.has(name)) {
+            known.add(name);
+            added.push(name);
+          }
+        }
+      }
+      names = added;
     }
     return typeAliases;
   };
@@ -1702,20 +1729,22 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
    * a re-export, an unread file): then the name decides, as before.
    */
   const rustTypeHome = (file: string, type: string, modulePath: string, line = 0, local = type, column = 0): string | undefined => {
-    const isType = (def: FileFacts['symbols'][number]) => def.name === type && def.container === undefined && (def.kind === 'struct' || def.kind === 'enum' || def.kind === 'type' || def.kind === 'trait');
+    const isType = (def: FileFacts['symbols'][number], name = type) => def.name === name && def.container === undefined && (def.kind === 'struct' || def.kind === 'enum' || def.kind === 'type' || def.kind === 'trait');
     // (a module that re-exports the type — `mod item; pub use item::Item;` — is followed to the file defining it, three
     // hops at most, from its text: such a facade need not name the searched method, so it may not be loaded — X59-16)
-    const home = (target: string | undefined, depth = 0): string | undefined => {
+    // (`name`: the type's name there — `pub use util::Item as UtilItem;` in lib.rs is followed to util.rs's `Item`: X63-14)
+    const home = (target: string | undefined, depth = 0, name = type): string | undefined => {
       if (target === undefined) return undefined;
-      if (loadedFiles.get(target)?.facts.symbols.some(isType)) return target;
+      if (loadedFiles.get(target)?.facts.symbols.some((def) => isType(def, name))) return target;
       if (depth >= 3 || !rustResolve || !target.endsWith('.rs')) return undefined;
       const entry = byPath.get(target);
       const text = entry ? (readTexts(context, [entry]).get(target) ?? '') : '';
-      if (new RegExp(`^(?:pub(?:\\([^)]*\\))?\\s+)?(?:struct|enum|type|trait|union)\\s+${type}\\b`, 'm').test(text)) return target;
-      const reexport = new RegExp(`^\\s*pub(?:\\([^)]*\\))?\\s+use\\s+((?:[A-Za-z_][A-Za-z0-9_]*::)*)${type}\\s*;`, 'm').exec(text);
+      if (new RegExp(`^(?:pub(?:\\([^)]*\\))?\\s+)?(?:struct|enum|type|trait|union)\\s+${name}\\b`, 'm').test(text)) return target;
+      const reexport = new RegExp(`^\\s*pub(?:\\([^)]*\\))?\\s+use\\s+((?:[A-Za-z_][A-Za-z0-9_]*::)*)(?:${name}|([A-Za-z_][A-Za-z0-9_]*)\\s+as\\s+${name})\\s*;`, 'm').exec(text);
       if (!reexport || reexport[1] === '') return undefined;
-      const next = rustResolve(target, { module: reexport[1]!.replace(/::$/, ''), line: 0, names: [{ imported: type, local: type }], reexport: false });
-      return next.includes(definedInFile!) ? definedInFile : home(next[0], depth + 1);
+      const imported = reexport[2] ?? name;
+      const next = rustResolve(target, { module: reexport[1]!.replace(/::$/, ''), line: 0, names: [{ imported, local: imported }], reexport: false });
+      return next.includes(definedInFile!) && rustContainers.has(imported) ? definedInFile : home(next[0], depth + 1, imported);
     };
     // The names in scope at a position are the syntax tree's: the inline module around it (`mod tests { … }` inherits
     // none of the file's names — only what it declares, `use`s, or globs in: X63-01/08), the blocks around it
@@ -1733,8 +1762,8 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     const definition = definerSymbols.find((def) => def.name === symbol && def.kind === 'method' && def.container !== undefined && lastSegment(def.container.replace(/<.*$/, '').replace(/::/g, '.')) === type);
     const itemHome = (where: string, path: readonly string[]): string =>
       path.length === 0 || (where === definedInFile && definition !== undefined && same(moduleAt(where, [definition.line, definition.column]), path)) ? where : `${where}#${path.join('::')}`;
-    const definesIn = (where: string, path: readonly string[], publicOnly: boolean): boolean =>
-      loadedFiles.get(where)?.facts.symbols.some((def) => isType(def) && (!publicOnly || def.exported) && same(moduleAt(where, [def.line, def.column]), path)) ?? false;
+    const definesIn = (where: string, path: readonly string[], publicOnly: boolean, name: string): boolean =>
+      loadedFiles.get(where)?.facts.symbols.some((def) => isType(def, name) && (!publicOnly || def.exported) && same(moduleAt(where, [def.line, def.column]), path)) ?? false;
     // (a path that stays in the file — `super::Item` in `mod tests`, `a::Item` for an inline `mod a`: the inline module's
     // names; undefined when it leaves the file's inline modules)
     const navigate = (where: string, start: readonly string[], segments: readonly string[]): { path: string[]; rest: string[] } | undefined => {
@@ -1753,11 +1782,11 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     const lookupIn = (target: string, path: readonly string[], name: string, depth: number, publicOnly: boolean): string | undefined | null => {
       if (loadedFiles.has(target)) {
         const found = lookup(target, path, name, depth, publicOnly);
-        if (found !== null || name !== type) return found;
+        if (found !== null) return found;
       }
-      if (target === definedInFile && name === type && path.length === 0) return definedInFile;
+      if (target === definedInFile && rustContainers.has(name) && path.length === 0) return definedInFile;
       // (an unread file — a facade, `pub mod prelude { pub use crate::item::Item; }` in lib.rs —: its text, as before)
-      return name === type ? home(target) : undefined;
+      return home(target, 0, name);
     };
     const followUse = (where: string, raw: FileFacts['imports'][number], name: string, depth: number): string | undefined | null => {
       const entry = raw.names.find((candidate) => candidate.local === name)!;
@@ -1786,7 +1815,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       const uses = (loadedFiles.get(where)?.facts.imports ?? []).filter((raw) => !raw.modDecl && (path.length === 0 ? raw.block === undefined : raw.inlineModule === true && same(raw.modulePath, path)) && (!publicOnly || raw.reexport));
       const explicit = uses.find((raw) => raw.names.some((entry) => entry.local === name && entry.imported !== '*'));
       if (explicit) return followUse(where, explicit, name, depth);
-      if (name === type && definesIn(where, path, publicOnly)) return itemHome(where, path);
+      if (definesIn(where, path, publicOnly, name)) return itemHome(where, path);
       for (const raw of uses) {
         if (!raw.names.some((entry) => entry.imported === '*')) continue;
         const found = followGlob(where, raw, name, depth);
@@ -1808,7 +1837,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       const end = rustPathEnd(file, { module: full, line: 0, names: [{ imported: type, local: type }], reexport: false, ...(here.length > 0 ? { modulePath: here } : {}) });
       // (a path that leads nowhere in the repository — another crate's: not the definition's)
       if (!end) return '';
-      if (end.rest.length <= 1) return end.file === definedInFile ? (home(end.file) ?? definedInFile) : home(end.file);
+      if (end.rest.length <= 1) return end.file === definedInFile ? (home(end.file) ?? definedInFile) : (lookupIn(end.file, [], type, 0, false) ?? undefined);
       // (`crate::item::a::Item`: an inline module of item.rs — X63-03)
       return lookupIn(end.file, end.rest.slice(0, -1), type, 0, true) ?? undefined;
     }
