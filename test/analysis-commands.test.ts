@@ -1577,6 +1577,20 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/other.rs:6:20', 'src/other.rs:7:33', 'src/other.rs:8:16', 'src/other2.rs:4:12', 'src/other2.rs:12:24', 'src/other2.rs:18:25']);
   });
 
+  it('Rust --defined-in: a Cargo.toml `[lib] name` is the crate\'s name in its tests (`use corelib::…`), not the package name (outside round X63-04)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n\n[lib]\nname = "corelib"\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'tests/it.rs': 'use corelib::item::Item;\nuse corelib::util::Item as U;\n\n#[test]\nfn t() {\n    let _ = Item::new();\n    let _ = U::new(1);\n    let _ = corelib::util::Item::new(2);\n    let _ = corelib::item::Item::new();\n}\n',
+      },
+    });
+    // = cargo: with util.rs's `fn new` renamed, E0599 at tests/it.rs:7:16 and tests/it.rs:8:34
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['tests/it.rs:7:16', 'tests/it.rs:8:34']);
+  });
+
   it('Rust --defined-in: the definition\'s type re-exported under another name or aliased (`pub use item::Item as Thing;`, `pub type ItemAlias = item::Item;`), for its own method and a trait\'s (outside round X59-02)', async () => {
     const repo = await createTestRepo({
       files: {

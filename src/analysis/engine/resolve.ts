@@ -297,10 +297,17 @@ export class ModuleResolver {
   }
 }
 
-/** The package name declared by a Cargo.toml text, as code names the crate (`-` → `_`). */
+/**
+ * The library crate's name declared by a Cargo.toml text, as code names the crate (`-` → `_`): its `[lib] name` when
+ * it has one (`[package] name = "cr"` with `[lib] name = "corelib"`: tests say `use corelib::…` — X63-04), else the
+ * package name.
+ */
 export function cargoCrateName(text: string): string | undefined {
-  const section = /^\[package\]([\s\S]*?)(?=^\[|(?![\s\S]))/m.exec(text)?.[1] ?? '';
-  return /^\s*name\s*=\s*["']([^"']+)["']/m.exec(section)?.[1]?.replace(/-/g, '_');
+  const name = (table: string) => {
+    const section = new RegExp(`^\\s*\\[${table}\\][^\\n]*\\n([\\s\\S]*?)(?=^\\s*\\[|(?![\\s\\S]))`, 'm').exec(text)?.[1] ?? '';
+    return /^\s*name\s*=\s*["']([^"']+)["']/m.exec(section)?.[1]?.replace(/-/g, '_');
+  };
+  return name('lib') ?? name('package');
 }
 
 /** The module path declared by a go.mod text. */
