@@ -1591,6 +1591,21 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['tests/it.rs:7:16', 'tests/it.rs:8:34']);
   });
 
+  it('Rust --defined-in: a leading `::` (`use ::cr::item::Item as Other;`, `::cr::util::Item::new(7)`) names the crate, and so does an `extern crate cr as c2;` alias (outside round X63-15)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'tests/it.rs': 'use ::cr::item::Item as Other;\n\n#[test]\nfn t() {\n    let _ = Other::new();\n    let _ = ::cr::util::Item::new(7);\n    let _ = ::cr::item::Item::new();\n}\n',
+        'tests/it2.rs': 'extern crate cr as c2;\n\n#[test]\nfn t() {\n    let _ = c2::util::Item::new(7);\n    let _ = c2::item::Item::new();\n}\n',
+      },
+    });
+    // = cargo: with util.rs's `fn new` renamed, E0599 at tests/it.rs:6:31 and tests/it2.rs:5:29
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['tests/it.rs:6:31', 'tests/it2.rs:5:29']);
+  });
+
   it('Rust --defined-in: the definition\'s type re-exported under another name or aliased (`pub use item::Item as Thing;`, `pub type ItemAlias = item::Item;`), for its own method and a trait\'s (outside round X59-02)', async () => {
     const repo = await createTestRepo({
       files: {

@@ -144,7 +144,7 @@ const importQuery: Record<Lang, string> = {
   javascript: `(import_statement) @import (export_statement source: (_)) @reexport ${dynamicImport} ${requireCall}`,
   go: '(import_spec) @import',
   python: '(import_statement) @import (import_from_statement) @import',
-  rust: '(use_declaration) @import (mod_item name: (identifier) !body) @mod (attribute_item (attribute (identifier) arguments: (token_tree))) @macroUse',
+  rust: '(use_declaration) @import (mod_item name: (identifier) !body) @mod (attribute_item (attribute (identifier) arguments: (token_tree))) @macroUse (extern_crate_declaration alias: (identifier)) @externCrate',
 };
 
 /**
@@ -824,7 +824,7 @@ export async function extractFacts(lang: Lang, source: string, part?: ExtractPar
     const skip = new Set<number>();
     const packageNames = new Set<string>();
     for (const match of importsQuery.matches(root)) {
-      const capture = match.captures.find((entry) => entry.name === 'import' || entry.name === 'reexport' || entry.name === 'mod' || entry.name === 'require' || entry.name === 'augment' || entry.name === 'macroUse');
+      const capture = match.captures.find((entry) => entry.name === 'import' || entry.name === 'reexport' || entry.name === 'mod' || entry.name === 'require' || entry.name === 'augment' || entry.name === 'macroUse' || entry.name === 'externCrate');
       if (!capture) continue;
       const node = capture.node;
       const parsed = parseImport(lang, capture.name, node, match.captures.find((entry) => entry.name === 'spec')?.node, skip, pointAt);
@@ -836,7 +836,7 @@ export async function extractFacts(lang: Lang, source: string, part?: ExtractPar
         // (TS/JS: `import * as ns` — its members are flagged, its calls stay `method-call`s)
         for (const name of raw.names) if ((name.imported === '*' && name.local !== '*' && !raw.reexport) || lang === 'go') packageNames.add(name.local);
       }
-      if (capture.name === 'require' || capture.name === 'mod' || capture.name === 'augment') continue;
+      if (capture.name === 'require' || capture.name === 'mod' || capture.name === 'augment' || capture.name === 'externCrate') continue;
       importRanges.push({ start: node.startIndex, end: node.endIndex, kind: statement[0]!.reexport ? 'reexport' : 'import' });
     }
     if (lang === 'typescript' || lang === 'tsx' || lang === 'javascript') imports.push(...localReexports(root, imports, importRanges));
@@ -1699,6 +1699,12 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
     const modulePath = inlineModulesAround(node);
     return name ? { module: name.text, line, names: [], reexport: false, modDecl: true, ...(modulePath.length > 0 ? { modulePath } : {}) } : undefined;
   }
+  if (captureName === 'externCrate') {
+    // (`extern crate cr as c2;`: `c2::util::Item` is `cr::util::Item` — like a `use cr as c2;`: X63-15)
+    const name = node.childForFieldName('name')?.text.replace(/^r#/, '');
+    const alias = node.childForFieldName('alias')?.text.replace(/^r#/, '');
+    return name && alias ? { module: '', line, names: [{ imported: name, local: alias }], reexport: false } : undefined;
+  }
   if (captureName === 'macroUse') {
     // `#[macro_use(ensure, other)] extern crate mac;` imports those macros of mac, like `use mac::ensure;` (the
     // Reference, "The macro_use attribute": the list names the macros to import — outside round X59-07)
@@ -1783,7 +1789,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 36;
+const factsFormat = 37;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {

@@ -235,12 +235,15 @@ export class ModuleResolver {
    */
   rustPathEnd(from: string, raw: RawImport): { file: string; rest: string[] } | undefined {
     const segments = raw.module === '' ? [] : raw.module.split('::');
-    const full = [...segments, ...(raw.names[0]?.imported.split('::').filter((part) => part !== '*') ?? [])];
+    const written = [...segments, ...(raw.names[0]?.imported.split('::').filter((part) => part !== '*') ?? [])];
+    const full = written[0] === '' && written.length > 1 ? written.slice(1) : written;
     const end = this.rustWalk(from, raw, full);
     return end ? { file: end.file, rest: full.slice(end.index) } : undefined;
   }
 
-  private rustWalk(from: string, raw: RawImport, full: string[]): { file: string; index: number } | undefined {
+  private rustWalk(from: string, raw: RawImport, path: string[]): { file: string; index: number } | undefined {
+    // (`::cr::item::Item`: the 2018 extern-crate path — a crate's name follows: X63-15)
+    const full = path[0] === '' && path.length > 1 ? path.slice(1) : path;
     let dir: string | undefined;
     let index = 0;
     let file: string | undefined;
