@@ -1606,6 +1606,20 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['tests/it.rs:6:31', 'tests/it2.rs:5:29']);
   });
 
+  it('Rust --defined-in: `Self::new()` in a one-line impl or an unindented impl body is the impl\'s type, from the syntax tree (outside round X63-12)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod other;\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\nimpl Default for Item { fn default() -> Self { Self::new() } }\n',
+        'src/other.rs': 'pub struct Item;\nimpl Item {\nfn new() -> Item {\n    Item\n}\n}\nimpl Default for Item {\nfn default() -> Self { Self::new() }\n}\n\npub struct Wrap(pub u32);\nimpl Wrap {\n    pub fn make() -> crate::util::Item { crate::util::Item::new(1) }\n}\nimpl From<u32> for crate::util::Item { fn from(v: u32) -> Self { Self::new(v) } }\n',
+      },
+    });
+    // = cargo: with util.rs's `fn new` renamed, E0599 at other.rs:13:61 and other.rs:15:72 (none in item.rs, other.rs:8)
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/other.rs:13:61', 'src/other.rs:15:72']);
+  });
+
   it('Rust --defined-in: the definition\'s type re-exported under another name or aliased (`pub use item::Item as Thing;`, `pub type ItemAlias = item::Item;`), for its own method and a trait\'s (outside round X59-02)', async () => {
     const repo = await createTestRepo({
       files: {

@@ -79,6 +79,11 @@ export interface FileFacts {
    * and their bodies' spans: where a reference is, which module's names are in scope there (X63-01/02/08).
    */
   rustModules?: Array<{ path: string[]; span: ImportSpan }>;
+  /**
+   * Rust: the file's `impl` and `trait` items — their spans, the trait's name (last segment), the implementing type's
+   * name and path as written (`impl Default for Item { … }` → Default, Item): what `Self` is at a reference (X63-12).
+   */
+  rustImpls?: Array<{ span: ImportSpan; trait?: string; type?: string; path?: string }>;
 }
 
 const kindCode: Record<ReferenceKind, string> = { call: 'c', 'method-call': 'm', type: 't', import: 'i', reexport: 'r', other: 'o' };
@@ -841,19 +846,44 @@ export async function extractFacts(lang: Lang, source: string, part?: ExtractPar
     }
     if (lang === 'typescript' || lang === 'tsx' || lang === 'javascript') imports.push(...localReexports(root, imports, importRanges));
     const goPackage = lang === 'go' ? root.namedChildren.find((child) => child?.type === 'package_clause')?.namedChild(0)?.text : undefined;
+    // (Rust scopes: not for the imports-only part — a dependency graph reads none)
+    const importsOnly = part !== undefined && 'imports' in part;
     const rustModules: NonNullable<FileFacts['rustModules']> = [];
-    if (lang === 'rust') {
+    if (lang === 'rust' && !importsOnly) {
       for (const module of root.descendantsOfType('mod_item')) {
         const body = module?.childForFieldName('body');
         if (!module || !body) continue;
         rustModules.push({ path: [...inlineModulesAround(module), module.childForFieldName('name')?.text.replace(/^r#/, '') ?? ''], span: [...pointAt(body.startIndex), ...pointAt(body.endIndex)] });
       }
     }
+    const rustImpls: NonNullable<FileFacts['rustImpls']> = [];
+    if (lang === 'rust' && !importsOnly) {
+      const bare = (node: Node | null) => node?.text.replace(/<[\s\S]*$/, '').replace(/\s+/g, '').replace(/r#/g, '');
+      for (const item of root.descendantsOfType(['impl_item', 'trait_item'])) {
+        if (!item) continue;
+        const span: ImportSpan = [...pointAt(item.startIndex), ...pointAt(item.endIndex)];
+        if (item.type === 'trait_item') {
+          const name = bare(item.childForFieldName('name'));
+          if (name) rustImpls.push({ span, trait: name });
+          continue;
+        }
+        const entry: NonNullable<FileFacts['rustImpls']>[number] = { span };
+        const trait = bare(item.childForFieldName('trait'));
+        if (trait) entry.trait = trait.split('::').at(-1)!;
+        const typeNode = item.childForFieldName('type');
+        const path = bare(typeNode?.type === 'generic_type' ? typeNode.childForFieldName('type') : typeNode);
+        if (path && /^(?:[A-Za-z_][A-Za-z0-9_]*::)*[A-Za-z_][A-Za-z0-9_]*$/.test(path)) {
+          entry.path = path;
+          entry.type = path.split('::').at(-1)!;
+        }
+        rustImpls.push(entry);
+      }
+    }
     const withPackage = <T extends FileFacts>(facts: T): T => {
-      const withModules = rustModules.length === 0 ? facts : { ...facts, rustModules };
+      const withModules = rustModules.length === 0 && rustImpls.length === 0 ? facts : { ...facts, ...(rustModules.length > 0 ? { rustModules } : {}), ...(rustImpls.length > 0 ? { rustImpls } : {}) };
       return goPackage === undefined ? withModules : { ...withModules, package: goPackage };
     };
-    if (part && 'imports' in part) return withPackage({ symbols, imports, refs: '' });
+    if (importsOnly) return withPackage({ symbols, imports, refs: '' });
 
     let locals: Locals;
     let identifierNodes: Node[];
@@ -1789,7 +1819,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 37;
+const factsFormat = 38;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {

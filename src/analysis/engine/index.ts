@@ -1873,7 +1873,16 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
    * Rust: the `impl` or `trait` item around line `line` (1-based) of `file` — the nearest header above it indented less
    * than the line — as its trait and type (`impl Make for Item` → Make, Item; `impl Item` → Item; `trait T: Make` → T).
    */
-  const enclosingItem = (file: string, line: number): { trait?: string; type?: string; path?: string } | undefined => {
+  const enclosingItem = (file: string, line: number, column = 0): { trait?: string; type?: string; path?: string } | undefined => {
+    // (from the syntax tree when the file's facts have its impls: a one-line `impl Default for Item { fn default() -> Self
+    // { Self::new() } }` or an unindented body is the impl around the reference — X63-12)
+    const impls = loadedFiles.get(file)?.facts.rustImpls;
+    if (impls) {
+      let inner: (typeof impls)[number] | undefined;
+      for (const impl of impls) if (spanHolds(impl.span, [line, column]) && (!inner || impl.span[0] > inner.span[0] || (impl.span[0] === inner.span[0] && impl.span[1] > inner.span[1]))) inner = impl;
+      if (!inner) return undefined;
+      return { ...(inner.trait !== undefined ? { trait: inner.trait } : {}), ...(inner.type !== undefined ? { type: inner.type, path: inner.path! } : {}) };
+    }
     const text = lines.get(file);
     if (!text) return undefined;
     const indent = (entry: string) => /^\s*/.exec(entry)![0].length;
@@ -1904,7 +1913,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     // outside round X58-25)
     // (`Self` is the type of the enclosing `impl` — or the trait, in a trait's default method: outside round X59-15)
     if (type === 'Self' && line > 0) {
-      const item = enclosingItem(file, line);
+      const item = enclosingItem(file, line, column);
       if (item?.trait !== undefined && (rustContainers.has(item.trait) || rustTraitFamily().has(item.trait)) && rustTraitHomeOk(file, item.trait, item.trait, line)) return true;
       if (item?.type !== undefined) {
         if (!rustContainers.has(item.type)) return false;
