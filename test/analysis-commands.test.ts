@@ -1620,6 +1620,22 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/other.rs:13:61', 'src/other.rs:15:72']);
   });
 
+  it('Rust --defined-in: `#[path = "other/helpers.rs"] pub mod util;` makes crate::util that file, not a stale src/util.rs (outside round X63-11)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'pub mod item;\n#[path = "other/helpers.rs"]\npub mod util;\npub mod user;\n',
+        'src/other/helpers.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/user.rs': 'use crate::util::Item;\nuse crate::item::Item as Other;\npub fn f() {\n    let _ = Item::new(2);\n    let _ = Other::new();\n    let _ = crate::util::Item::new(3);\n}\n',
+      },
+    });
+    // = cargo: with helpers.rs's `fn new` renamed, E0599 at user.rs:4:19 and user.rs:6:32; with util.rs's, none (not compiled)
+    expect(await definedInCallers(repo.dir, 'new', 'src/other/helpers.rs', true)).toEqual(['src/user.rs:4:19', 'src/user.rs:6:32']);
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual([]);
+  });
+
   it('Rust --defined-in: the definition\'s type re-exported under another name or aliased (`pub use item::Item as Thing;`, `pub type ItemAlias = item::Item;`), for its own method and a trait\'s (outside round X59-02)', async () => {
     const repo = await createTestRepo({
       files: {

@@ -230,7 +230,8 @@ async function resolverFor(context: RepoContext, allPaths?: readonly string[]): 
   // (tsconfig/jsconfig `paths` and `baseUrl`, read when a bare specifier is first resolved: X58-10)
   let targets: ModuleTargets | undefined;
   const tsPaths = (from: string, specifier: string) => (targets ??= new ModuleTargets(context.root)).resolve(from, specifier);
-  return new ModuleResolver({ files, goModules, rustCrates, tsPaths });
+  const readText = (file: string) => (file.endsWith('.rs') && files.has(file) ? readRegularFile(path.join(context.root, file))?.toString('utf8') : undefined);
+  return new ModuleResolver({ files, goModules, rustCrates, tsPaths, readText });
 }
 
 /** The text of a reference's line before it (a byte order mark on line 1 is not counted: columns never count it). */

@@ -32,6 +32,8 @@ export interface ResolverInput {
    * through the nearest tsconfig/jsconfig `paths`/`baseUrl` (`@/lib` → `src/lib`); none for a package.
    */
   tsPaths?: (from: string, specifier: string) => string[];
+  /** Rust: a repository file's text (for the `#[path = "…"]` attributes of its `mod x;` declarations); none: not read. */
+  readText?: (file: string) => string | undefined;
 }
 
 const jsExtensions = ['.ts', '.tsx', '.mts', '.cts', '.d.ts', '.js', '.jsx', '.mjs', '.cjs'];
@@ -193,6 +195,34 @@ export class ModuleResolver {
     return base === '.' ? '' : base.replace(/^\.\//, '');
   }
 
+  private readonly rustPathAttributes = new Map<string, Map<string, string>>();
+
+  /**
+   * Rust: the file of the child module `name` of the module file `parent` — by its `#[path = "…"]` attribute when
+   * `parent` declares `mod name;` with one (relative to `parent`'s directory: X63-11), else `x.rs`/`x/mod.rs` in `dir`.
+   * The module file of a `#[path]` is read like a `mod.rs`: its own children are beside it.
+   */
+  private rustChild(parent: string | undefined, dir: string, name: string): { file: string; dir: string } | undefined {
+    if (parent !== undefined && this.input.readText) {
+      let attributes = this.rustPathAttributes.get(parent);
+      if (!attributes) {
+        attributes = new Map();
+        const text = this.input.readText(parent) ?? '';
+        if (text.includes('path')) {
+          for (const match of text.matchAll(/#\[\s*path\s*=\s*"([^"\\]+)"\s*\]\s*(?:#\[[^\]]*\]\s*)*(?:pub(?:\s*\([^)]*\))?\s+)?mod\s+(?:r#)?([A-Za-z_][A-Za-z0-9_]*)\s*;/g)) attributes.set(match[2]!, match[1]!);
+        }
+        this.rustPathAttributes.set(parent, attributes);
+      }
+      const written = attributes.get(name);
+      if (written !== undefined) {
+        const target = posix.normalize(posix.join(posix.dirname(parent), written));
+        if (this.has(target)) return { file: target, dir: posix.dirname(target) === '.' ? '' : posix.dirname(target) };
+      }
+    }
+    const file = this.rustModuleFile(dir, name);
+    return file ? { file, dir: this.rustModuleDir(file) } : undefined;
+  }
+
   private rustModuleFile(dir: string, name: string): string | undefined {
     const prefix = dir === '' ? '' : `${dir}/`;
     if (this.has(`${prefix}${name}.rs`)) return `${prefix}${name}.rs`;
@@ -215,8 +245,8 @@ export class ModuleResolver {
     if (raw.modDecl) {
       // (`mod outer { mod item; }`: outer/item.rs below this module's directory)
       const dir = [this.rustModuleDir(from), ...(raw.modulePath ?? [])].filter((part) => part !== '').join('/');
-      const found = this.rustModuleFile(dir, raw.module);
-      return found ? [found] : [];
+      const found = this.rustChild((raw.modulePath ?? []).length === 0 ? from : undefined, dir, raw.module);
+      return found ? [found.file] : [];
     }
     const segments = raw.module === '' ? [] : raw.module.split('::');
     const result: string[] = [];
@@ -286,10 +316,11 @@ export class ModuleResolver {
       } else return undefined;
     }
     for (; index < full.length; index += 1) {
-      const next = this.rustModuleFile(dir, full[index]!);
+      // (an inline module's child, `mod tests { mod deep; }`: not the file's `#[path]`s)
+      const next = this.rustChild(file !== undefined && (file !== from || (raw.modulePath ?? []).length === 0) ? file : undefined, dir, full[index]!);
       if (!next) break;
-      file = next;
-      dir = this.rustModuleDir(next);
+      file = next.file;
+      dir = next.dir;
     }
     return file ? { file, index } : undefined;
   }
