@@ -1,3 +1,4 @@
+// vitest: own process — checks that git spawns are not offloaded before it turns offloading on (a shared worker may have done both already).
 import { describe, expect, it } from 'vitest';
 import { createTestRepo } from '../../test/support/git-repo.js';
 import { createGit } from './git-cli.js';

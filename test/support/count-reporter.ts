@@ -10,14 +10,16 @@ export default class CountReporter implements Reporter {
     let failed = 0;
     let skipped = 0;
     for (const testModule of testModules) {
-      // A module that failed to load has no tests but must count as a failure.
-      if (testModule.state() === 'failed' && [...testModule.children.allTests()].length === 0) failed += 1;
+      let failedHere = 0;
       for (const testCase of testModule.children.allTests()) {
         const state = testCase.result().state;
         if (state === 'passed') passed += 1;
-        else if (state === 'failed') failed += 1;
+        else if (state === 'failed') failedHere += 1;
         else skipped += 1;
       }
+      // A module that failed with no failed test — it did not load, or a beforeAll/afterAll hook threw
+      // (test/support/shared-process-guard.ts) — must count as a failure too.
+      failed += failedHere > 0 ? failedHere : testModule.state() === 'failed' ? 1 : 0;
     }
     failed += unhandledErrors.length;
     const tail = skipped > 0 ? `, ${skipped} skipped` : '';

@@ -1,3 +1,4 @@
+// vitest: own process — checks that the parser is not loaded before the first bash check (a shared worker may have done both already).
 import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

@@ -1,0 +1,38 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll } from 'vitest';
+
+/**
+ * For the test files that share a worker process (vitest.config.ts, project "shared-process"): a
+ * file that leaves the process changed — an environment variable, the working directory, the umask —
+ * would change the files that run after it in the same worker, in an order that differs between runs.
+ * Such a file fails here, deterministically, naming what it changed; it belongs in its own process
+ * (`// vitest: own process`, or the patterns vitest.config.ts looks for).
+ */
+let environment: Map<string, string | undefined>;
+let workingDirectory: string;
+let mask: string | undefined;
+
+/** The process's umask as /proc tells it (`process.umask()` without an argument is deprecated: it sets it to read it). */
+function currentUmask(): string | undefined {
+  try {
+    return /^Umask:\s*(\d+)/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1];
+  } catch {
+    return undefined;
+  }
+}
+
+beforeAll(() => {
+  environment = new Map(Object.entries(process.env));
+  workingDirectory = process.cwd();
+  mask = currentUmask();
+});
+
+afterAll(() => {
+  const changed = [...new Set([...environment.keys(), ...Object.keys(process.env)])].filter((name) => environment.get(name) !== process.env[name]).sort();
+  const problems = [
+    ...(changed.length > 0 ? [`process.env changed: ${changed.join(', ')}`] : []),
+    ...(process.cwd() !== workingDirectory ? [`the working directory changed to ${process.cwd()}`] : []),
+    ...(currentUmask() !== mask ? [`the umask changed to ${currentUmask()}`] : []),
+  ];
+  if (problems.length > 0) throw new Error(`this test file shares its worker process with others but left it changed (${problems.join('; ')}): restore it, or give the file its own process (// vitest: own process)`);
+});
