@@ -1,3 +1,4 @@
+// vitest: own process — the Claude Agent SDK, loaded in-process here, sets process.env (CLAUDE_AGENT_SDK_VERSION, NoDefaultCurrentDirectoryInExePath).
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';

@@ -1,3 +1,4 @@
+// vitest: own process — the Claude Agent SDK, loaded in-process here, sets process.env (CLAUDE_AGENT_SDK_VERSION, NoDefaultCurrentDirectoryInExePath).
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
