@@ -79,7 +79,9 @@ describe('outside attack X21-13: a filter run as `python3 -m <tool>` never impor
     await repo.run(['branch', 'wave1-a']);
     await repo.run(['branch', 'wave1-b']);
     const env = { ...repo.env, GITHUB_TOKEN: 'ghp_SECRETX23tokenaaaaaaaaaaaaaaaaaaaaaaaaa', ANTHROPIC_API_KEY: 'sk-ant-SECRET-X23', PLAIN_SETTING: 'kept-x23', GIT_DIR: '/nonexistent/elsewhere' };
-    const outcomes = await addWorktreesBatch({ cwd: repo.dir, items: [{ path: repo.sibling('wt-a'), branch: 'wave1-a' }, { path: repo.sibling('wt-b'), branch: 'wave1-b' }], concurrency: 2, env });
+    // (one add at a time in the one shell: two at once can meet git's own race between concurrent adds — "failed to
+    // read .git/worktrees/wt-b/commondir" — which prepare-wave retries through the port (isLockContention))
+    const outcomes = await addWorktreesBatch({ cwd: repo.dir, items: [{ path: repo.sibling('wt-a'), branch: 'wave1-a' }, { path: repo.sibling('wt-b'), branch: 'wave1-b' }], concurrency: 1, env });
     expect(outcomes).toEqual([undefined, undefined]);
     expect(readFileSync(path.join(repo.sibling('wt-a'), 'notes.txt'), 'utf8')).toBe('tracked\n');
     const seen = readFileSync(dump, 'utf8');

@@ -8,6 +8,14 @@ import { afterAll, beforeAll } from 'vitest';
  * Such a file fails here, deterministically, naming what it changed; it belongs in its own process
  * (`// vitest: own process`, or the patterns vitest.config.ts looks for).
  */
+/**
+ * Variables a library sets in the process that loads it, always to the same value, which nothing polywave runs
+ * reads on Linux: the Claude Agent SDK sets NoDefaultCurrentDirectoryInExePath=1 on import (a Windows
+ * executable-search setting) and CLAUDE_AGENT_SDK_VERSION=<its version> on each query. Whichever shared file
+ * loads the SDK first would otherwise fail here, a different one from run to run.
+ */
+const setByLibraries = new Set(['NoDefaultCurrentDirectoryInExePath', 'CLAUDE_AGENT_SDK_VERSION']);
+
 let environment: Map<string, string | undefined>;
 let workingDirectory: string;
 let mask: string | undefined;
@@ -28,7 +36,7 @@ beforeAll(() => {
 });
 
 afterAll(() => {
-  const changed = [...new Set([...environment.keys(), ...Object.keys(process.env)])].filter((name) => environment.get(name) !== process.env[name]).sort();
+  const changed = [...new Set([...environment.keys(), ...Object.keys(process.env)])].filter((name) => environment.get(name) !== process.env[name] && !(setByLibraries.has(name) && environment.get(name) === undefined)).sort();
   const problems = [
     ...(changed.length > 0 ? [`process.env changed: ${changed.join(', ')}`] : []),
     ...(process.cwd() !== workingDirectory ? [`the working directory changed to ${process.cwd()}`] : []),
