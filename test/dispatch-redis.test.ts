@@ -389,4 +389,35 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
     expect((JSON.parse(line!) as { result: { final_state: string } }).result.final_state).toBe('passed');
     expect(await merges(target.repo, before)).toHaveLength(2);
   }, 120_000);
+
+  // Outside attack A17-16: a Redis that stops answering with its connections still open (SIGSTOP: a hung server, a
+  // network partition) never made `outage_seconds` apply — run-wave waited for as long as Redis hung.
+  it('Redis hung mid-run (connections open, no answers): DISPATCH_REDIS_LOST after outage_seconds, BLOCKED, manifest intact; once it answers again, retry completes the wave', async () => {
+    const target = await createDispatchRepo('hung', lettersScript({ A: ['sleep_ms: 1500'], B: ['sleep_ms: 1500'] }), { remoteDir, waves: [['A', 'B']], config: { dispatch: { outage_seconds: 2 } } });
+    const before = await target.repo.git.headCommit();
+    const running = runWaveCli(target, 1, { redisUrl: redis.url, timeoutMs: 90_000 });
+    await workerRunning('', 30_000);
+    redis.pause();
+    const pausedAt = Date.now();
+    let run: Awaited<typeof running>;
+    try {
+      run = await running;
+    } finally {
+      redis.resume();
+    }
+    // the limit (2 s) and E19's relaunches, which fail at once while Redis is silent — not the 90 s of the test's bound
+    expect(Date.now() - pausedAt).toBeLessThan(45_000);
+    expect(run.code, run.stderr.slice(-1000)).toBe(1);
+    const result = waveResult(run);
+    expect(result.state).toBe('BLOCKED');
+    expect(result.blocked!.agents.some((agent) => agent.explanation.includes('DISPATCH_REDIS_LOST') && agent.explanation.includes('has not answered'))).toBe(true);
+    expect(await merges(target.repo, before)).toEqual([]);
+    expect(parseImpl(readFileSync(target.implPath, 'utf8')).manifest!.state).toBe('BLOCKED');
+    // Redis answers again (with its data: the first jobs may finish meanwhile); `retry` relaunches and merges each agent once.
+    const again = await runCli(['retry', target.implPath, '--wave', '1', '--model', `script:${target.scriptPath}`, '--skip-critic', '--json', '--dispatch', redis.url, '--dispatch-remote', remote], { cwd: target.repo.dir, env: gitEnv, timeoutMs: 60_000 });
+    expect(again.code, again.stderr.slice(-2000)).toBe(0);
+    const line = again.stdout.split('\n').find((entry) => entry.includes('"retry-result"'));
+    expect((JSON.parse(line!) as { result: { final_state: string } }).result.final_state).toBe('passed');
+    expect(await merges(target.repo, before)).toHaveLength(2);
+  }, 150_000);
 });

@@ -39,6 +39,10 @@ export interface TestRedis {
   stop(): Promise<void>;
   /** Starts it again on the same port (after `stop`). */
   restart(): Promise<void>;
+  /** Stops the process (SIGSTOP): its connections stay open, nothing answers — a hung server or a network partition. */
+  pause(): void;
+  /** Lets a paused server go on (SIGCONT). */
+  resume(): void;
 }
 
 export async function startRedis(dir: string, port?: number): Promise<TestRedis> {
@@ -68,6 +72,8 @@ export async function startRedis(dir: string, port?: number): Promise<TestRedis>
       await exited;
     },
     restart: launch,
+    pause: () => child?.kill('SIGSTOP'),
+    resume: () => child?.kill('SIGCONT'),
   };
 }
 

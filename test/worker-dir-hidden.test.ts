@@ -26,16 +26,26 @@ const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-worker-dir-hidden-'));
 const workerDir = path.join(scratch, 'worker');
 let redis: TestRedis;
 let worker: TestWorker;
+// Outside attack A17-12: other workers of the same host (own --dir each, another queue: they take none of these jobs),
+// one started before the wave and one after A's sandbox was made.
+const siblingEarly = path.join(scratch, 'sibling-early');
+const siblingLate = path.join(scratch, 'sibling-late');
+const siblings: TestWorker[] = [];
+const siblingSecrets = (dir: string, tag: string) => {
+  for (const file of ['work/job.x/src/wip.js', 'scripts/job.x.yaml', 'journals/job.x/journal.md', 'repo.git/unpushed.txt']) {
+    mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
+    writeFileSync(path.join(dir, file), `SIBLING-${tag}-SECRET\n`);
+  }
+};
 let target: DispatchRepo;
 
-// What A does: wait for `go-a` in its worktree, walk the worker's directory (all but its own worktree and the object
-// store), read every file it can, check that git works, and append it all (base64) to its own src/a.js.
+// What A does (after waiting for `go-a` in its worktree): walk the worker's directory and its neighbours (all but its
+// own worktree and the object store), read every file it can, check that git works, and append it all (base64) to its own src/a.js.
 const reader = [
   'import os, subprocess, base64, time',
   "me = os.path.abspath('.')",
-  'top = os.path.dirname(os.path.dirname(me))',
-  "while not os.path.exists('go-a'): time.sleep(0.05)",
-  "os.remove('go-a')",
+  // the worker's --dir and, beside it, other workers' (A17-12)
+  'top = os.path.dirname(os.path.dirname(os.path.dirname(me)))',
   'seen = []',
   'for at, dirs, files in os.walk(top):',
   "    if at == me or at.startswith(me + '/') or os.path.basename(at) == 'objects':",
@@ -51,7 +61,10 @@ const reader = [
   "loot = base64.b64encode('\\n'.join(seen).encode()).decode()",
   "open('src/a.js', 'a').write(\"export const seen = '%s';\\nexport const git = '%s';\\n\" % (loot, 'GIT-WORKS' if works else 'GIT-BROKEN'))",
 ].join('\n');
-const readStep = `bash: ${JSON.stringify(`python3 -c "import base64; exec(base64.b64decode('${Buffer.from(reader).toString('base64')}'))"`)}\n        expect: ok`;
+// (waiting for `go-a` is a bash call of its own: a worker started meanwhile registers its --dir, and the next call — the
+// reader — must find it hidden; one long call sees what appears during it, README's X39-01)
+const waitForGo = "import os, time\nwhile not os.path.exists('go-a'): time.sleep(0.05)\nos.remove('go-a')";
+const readStep = `bash: ${JSON.stringify(`python3 -c "import base64; exec(base64.b64decode('${Buffer.from(waitForGo).toString('base64')}'))"`)}\n        expect: ok\n      - bash: ${JSON.stringify(`python3 -c "import base64; exec(base64.b64decode('${Buffer.from(reader).toString('base64')}'))"`)}\n        expect: ok`;
 // B (and C) keep a marker in their worktree, never in their script or journal (printf builds it), until the test
 // writes `go-on` into their file `go` (an owned one: a write elsewhere is refused).
 const holdStep = (file: string, tag: string, go: string) => `bash: ${JSON.stringify(`printf '${tag}-%s-UNCOMMITTED' 42 > ${file}; until grep -q go-on ${go}; do sleep 0.1; done`)}\n        expect: ok`;
@@ -67,6 +80,8 @@ beforeAll(async () => {
   redis = await startRedis(path.join(scratch, 'redis'));
   target = await createDispatchRepo('wdh', lettersScript({ A: [readStep], B: [holdStep('src/b.test.js', 'VICTIM', 'src/b.js'), 'write: { path: src/b.js, content: "export const b = \'b\';\\n" }', 'write: { path: src/b.test.js, content: "export {};\\n" }'] }), { waves: [['A', 'B']] });
   worker = await startWorker({ id: 'wdh-worker', redisUrl: redis.url, remote: target.remote, dir: workerDir, extra: ['--concurrency', '3'] });
+  siblings.push(await startWorker({ id: 'wdh-sibling-early', redisUrl: redis.url, remote: target.remote, dir: siblingEarly, extra: ['--queue', 'elsewhere'] }));
+  siblingSecrets(siblingEarly, 'EARLY');
   // (after the start, which empties these directories)
   for (const [file, content] of Object.entries(planted)) {
     mkdirSync(path.dirname(path.join(workerDir, file)), { recursive: true });
@@ -77,6 +92,7 @@ beforeAll(async () => {
 afterAll(async () => {
   if (process.env.WDH_DEBUG) console.log(worker?.log());
   worker?.child.kill('SIGKILL');
+  for (const sibling of siblings) sibling.child.kill('SIGKILL');
   await redis?.stop();
   target?.repo.cleanup();
   rmSync(scratch, { recursive: true, force: true });
@@ -130,8 +146,11 @@ describe('a dispatched agent and its worker’s --dir', () => {
     late.job_id = expectedJobId(late);
     const lateDone = produceJob(redis.port, late, late.job_id, 60_000);
     const lateC = await worktreeWith('late.w1.C.', 'src/c.js', 'LATE-42-UNCOMMITTED', 40_000);
+    // A worker started on this host after A's sandbox was made.
+    siblings.push(await startWorker({ id: 'wdh-sibling-late', redisUrl: redis.url, remote: target.remote, dir: siblingLate, extra: ['--queue', 'elsewhere'] }));
+    siblingSecrets(siblingLate, 'LATE');
     // Everything is in place: the journals and scripts of A, B and C, the planted files. A reads now.
-    expect(readdirSync(path.join(workerDir, 'journals')).filter((name) => name !== 'planted-job')).toHaveLength(3);
+    expect(readdirSync(path.join(workerDir, 'journals')).filter((name) => name !== 'planted-job'), worker.log()).toHaveLength(3);
     writeFileSync(path.join(mineA, 'go-a'), '');
     await worktreeWith('wdh.w1.A.', 'src/a.js', 'export const git', 40_000);
     appendFileSync(path.join(victimB, 'src/b.js'), '// go-on\n');
@@ -141,6 +160,8 @@ describe('a dispatched agent and its worker’s --dir', () => {
     const [lateAnswer, summary] = [await lateDone, waveResult(result)];
     expect(summary.state, result.stderr.slice(-2000)).toBe('WAVE_VERIFIED');
     expect(lateAnswer.error).toBeUndefined();
+    // A17-12: a job's script goes with it (the worker kept every past job's)
+    expect(readdirSync(path.join(workerDir, 'scripts')).filter((name) => name !== 'planted-job.yaml')).toEqual([]);
     // A's work, merged: what it saw of the worker's directory.
     const merged = target.repo.read('src/a.js');
     expect(merged).toContain("export const git = 'GIT-WORKS'");
@@ -152,6 +173,11 @@ describe('a dispatched agent and its worker’s --dir', () => {
     // Nothing of the other jobs, present (B) or started later (C), nor what was planted.
     expect(['VICTIM-42-UNCOMMITTED', 'LATE-42-UNCOMMITTED', ...Object.values(planted)].filter((secret) => seen.includes(secret))).toEqual([]);
     expect(seen.split('\n').filter((line) => [path.basename(victimB), path.basename(lateC), 'planted-'].some((other) => line.startsWith('/') && line.includes(other)))).toEqual([]);
+    // A17-12: nothing of the other workers' directories, the one started before the wave or after A's sandbox was made.
+    // (the walk went beside the worker's directory: a hidden sibling is empty or cannot be listed, and is skipped then)
+    expect(seen).toContain(`${path.join(scratch, 'redis')}/\n`);
+    expect(['SIBLING-EARLY-SECRET', 'SIBLING-LATE-SECRET'].filter((secret) => seen.includes(secret))).toEqual([]);
+    expect(seen.split('\n').filter((line) => line.startsWith(`${siblingEarly}/`) || line.startsWith(`${siblingLate}/`)).filter((line) => line !== `${siblingEarly}/` && line !== `${siblingLate}/`)).toEqual([]);
   }, 120_000);
 
   it('a gate job there (the agent branch\'s code) reads nothing of it either but its checkout and the clone; git works', async () => {
@@ -159,7 +185,7 @@ describe('a dispatched agent and its worker’s --dir', () => {
     const branch = 'polywave/wdg/wave1-agent-G';
     await target.repo.run(['push', '--quiet', target.remote, `${base}:refs/heads/${branch}`]);
     // No static check in a gate: plain absolute paths.
-    const command = `cat ${Object.keys(planted).map((file) => path.join(workerDir, file)).join(' ')} 2>&1; ls -a ${path.join(workerDir, 'repo.git', 'worktrees')} ${path.join(workerDir, 'work')}; git log -1 --format=GATE-GIT-%h; true`;
+    const command = `cat ${[...Object.keys(planted).map((file) => path.join(workerDir, file)), path.join(siblingEarly, 'work/job.x/src/wip.js'), path.join(siblingLate, 'scripts/job.x.yaml'), path.join(siblingEarly, 'repo.git/unpushed.txt')].join(' ')} 2>&1; ls -a ${path.join(workerDir, 'repo.git', 'worktrees')} ${path.join(workerDir, 'work')}; git log -1 --format=GATE-GIT-%h; true`;
     const dispatcher = await createRedisDispatcher({ url: redis.url, remote: target.remote, gates: 'workers', env: { ...process.env, ...gitEnv }, labelWaitMs: 10_000, pollMs: 200 });
     try {
       const ran = await dispatcher.runGateJob!({ slug: 'wdg', wave: 1, agentId: 'G', branch, head: base, repoRoot: target.repo.dir, gates: [{ type: 'test', command, required: true }], docsOnly: false });
@@ -168,6 +194,8 @@ describe('a dispatched agent and its worker’s --dir', () => {
       expect(ran.run.passed, output).toBe(true);
       expect(output).toMatch(/GATE-GIT-[0-9a-f]{7}/);
       expect(Object.values(planted).filter((secret) => output.includes(secret))).toEqual([]);
+      // A17-12: nor of the other workers' directories
+      expect(output).not.toContain('SIBLING-');
     } finally {
       await dispatcher.close();
     }

@@ -28,6 +28,8 @@ export const dispatchCodes = {
   invalidQueue: 'DISPATCH_INVALID_QUEUE',
   /** `polywave worker --id` names a worker that is live now (attack F15; exit 2, nothing started). */
   workerIdInUse: 'DISPATCH_WORKER_ID_IN_USE',
+  /** The worker's `--dir` could not be registered (the /tmp scratch parent unusable), so other workers' sandboxes of this host would not hide it (A17-12): the worker does not start (exit 2). */
+  dirUnregistered: 'DISPATCH_WORKER_DIR_UNREGISTERED',
   /** The job's base commit is not on the shared remote, even after fetching its base ref (attack F18: the ref was moved meanwhile; transient). */
   baseMissing: 'DISPATCH_BASE_MISSING',
   /** The job's lock was lost before its push (it ran past its lock; another worker has it): nothing pushed (attack F12; transient). */

@@ -187,20 +187,57 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
   // Once an outage outlasted the limit, later attempts fail at once while Redis is still down
   // (each would only wait the limit again); the first moment it answers clears it.
   let lostSince: number | undefined;
-  /** Rejects with OutageError once the connection has been down for longer than the outage limit. */
+  // A17-16: a Redis that stops answering while its connection stays up (a stopped or hung server, packets dropped on
+  // the way, an overloaded host) keeps the client `ready` for ever. While a watch runs, a PING goes out every
+  // {@link probeMs}; one unanswered since `probeSince` counts as the connection being down from that moment.
+  const probeMs = 500;
+  let probeSince: number | undefined;
+  let probeTimer: NodeJS.Timeout | undefined;
+  let watching = 0;
+  const probe = () => {
+    if (probeSince !== undefined || client.status !== 'ready') return;
+    const sent = Date.now();
+    probeSince = sent;
+    client.ping().then(
+      () => {
+        if (probeSince === sent) probeSince = undefined;
+      },
+      () => {
+        if (probeSince === sent) probeSince = undefined;
+      },
+    );
+  };
+  const startProbing = () => {
+    watching += 1;
+    if (probeTimer === undefined) {
+      probeTimer = setInterval(probe, probeMs);
+      probeTimer.unref();
+    }
+  };
+  const stopProbing = () => {
+    watching -= 1;
+    if (watching === 0 && probeTimer !== undefined) {
+      clearInterval(probeTimer);
+      probeTimer = undefined;
+    }
+  };
+  /** Rejects with OutageError once the connection has been down — or its Redis silent — for longer than the outage limit. */
   const outageWatch = (): { promise: Promise<never>; stop: () => void } => {
     let downSince: number | undefined;
     let timer: NodeJS.Timeout | undefined;
+    startProbing();
     const promise = new Promise<never>((_, reject) => {
       const check = () => {
-        if (client.status === 'ready') {
+        // (a PING unanswered for a moment is a busy server; only one unanswered for over a second counts)
+        const silentSince = probeSince !== undefined && Date.now() - probeSince > 1000 ? probeSince : undefined;
+        if (client.status === 'ready' && silentSince === undefined) {
           downSince = undefined;
           lostSince = undefined;
         } else {
-          downSince ??= Date.now();
+          downSince ??= silentSince ?? Date.now();
           if (lostSince !== undefined || Date.now() - downSince > outageMs) {
             lostSince ??= Date.now();
-            reject(new OutageError(`Redis at ${redactRedisUrl(options.url)} unreachable for more than ${Math.round(outageMs / 1000)} s`));
+            reject(new OutageError(`Redis at ${redactRedisUrl(options.url)} ${silentSince !== undefined && client.status === 'ready' ? 'has not answered' : 'unreachable'} for more than ${Math.round(outageMs / 1000)} s`));
           }
         }
       };
@@ -208,7 +245,17 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       check();
     });
     promise.catch(() => undefined);
-    return { promise, stop: () => clearInterval(timer) };
+    let stopped = false;
+    return {
+      promise,
+      stop: () => {
+        clearInterval(timer);
+        if (!stopped) {
+          stopped = true;
+          stopProbing();
+        }
+      },
+    };
   };
   const guarded = async <T>(work: Promise<T>, signal?: AbortSignal): Promise<T> => {
     const watch = outageWatch();

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { privateUserDir } from './private-dir.js';
 import { isCredentialVariable, withoutCredentials } from './credential-variables.js';
-import { foreignScratchDirs } from './scratch-dirs.js';
+import { foreignScratchDirs, registeredWorkerDirs } from './scratch-dirs.js';
 import { withAbsolutePath } from './search-path.js';
 
 /** The boundary the OS enforces for one agent or gate. */
@@ -1263,6 +1263,8 @@ export interface AgentSandboxPlanInput {
    * shows the agent's own entry only (see {@link hiddenAroundRoot}).
    */
   hiddenAround?: readonly string[];
+  /** The `polywave worker` directories of this host (default: {@link registeredWorkerDirs}): see {@link foreignWorkerDirs}. */
+  workerDirs?: readonly string[];
 }
 
 /** The git directory of the linked worktree `root` (`<common dir>/worktrees/<name>`, as its `.git` file names it), or undefined. */
@@ -1319,6 +1321,17 @@ function hiddenAroundRoot(around: readonly string[], root: string, gitCommonDir:
   return { unreadable, readable, roots, hides };
 }
 
+/**
+ * The other `polywave worker` directories of this host, hidden whole (outside attack A17-12: an agent on one worker read
+ * a sibling worker's running worktree, its unpushed commits in the clone and its jobs' scripts). Left out: one that
+ * holds the sandbox's root or git directory, and those `around` names — the sandbox's own worker's `--dir`, which
+ * {@link hiddenAroundRoot} hides but for the root and the clone.
+ */
+function foreignWorkerDirs(dirs: readonly string[], root: string, gitCommonDir: string | undefined, around: readonly string[] = []): string[] {
+  const own = around.map(realOrResolved);
+  return dirs.map((entry) => path.resolve(entry)).filter((entry) => !own.includes(entry) && !isInside(root, entry) && (gitCommonDir === undefined || !isInside(gitCommonDir, entry)));
+}
+
 /** Denied scratch paths, except one that is or contains a path the plan writes as its working directory. */
 function scratchDenials(scratchDirs: readonly string[], root: string): string[] {
   return scratchDirs.map((entry) => path.resolve(entry)).filter((entry) => !isInside(root, entry));
@@ -1368,6 +1381,7 @@ export function agentSandboxPlan(input: AgentSandboxPlanInput): SandboxPlan {
     ...credentialPathsOf({ ...process.env, ...env }, [...writable, root, mainCheckout, gitCommonDir, ...view.readable]),
     ...hostCredentialStores({ ...process.env, ...env }, [mainCheckout, gitCommonDir, ...view.readable, ...(input.config?.readable ?? []).map((entry) => expandHome(entry, userHome))]),
     ...scratchDenials(input.scratchDirs ?? foreignScratchDirs(input.env), root),
+    ...foreignWorkerDirs(input.workerDirs ?? registeredWorkerDirs(), root, gitCommonDir, input.hiddenAround),
     ...residentSocketDirs(),
     ...(input.env ? residentSocketDirs(input.env) : []),
     ...(around?.unreadable ?? []),
@@ -1419,6 +1433,8 @@ export interface GatePlanInput {
   directoryIsScratch?: boolean;
   /** As for agents ({@link AgentSandboxPlanInput.hiddenAround}), around `directory`: a dispatch worker's `--dir` for its gate jobs. */
   hiddenAround?: readonly string[];
+  /** As for agents ({@link AgentSandboxPlanInput.workerDirs}). */
+  workerDirs?: readonly string[];
 }
 
 /**
@@ -1481,6 +1497,7 @@ export function gatePlan(input: GatePlanInput): SandboxPlan {
     ...credentialPathsOf({ ...process.env, ...env }, [...writable, ...(gitCommonDir !== undefined ? [gitCommonDir] : []), ...(mainCheckout !== undefined ? [mainCheckout] : []), ...view.readable]),
     ...hostCredentialStores({ ...process.env, ...env }, [...(gitCommonDir !== undefined ? [gitCommonDir] : []), ...(mainCheckout !== undefined ? [mainCheckout] : []), ...view.readable, ...(input.config?.readable ?? []).map((entry) => expandHome(entry, userHome))]),
     ...(input.directoryIsScratch === true ? (input.scratchDirs ?? foreignScratchDirs(input.env)).map((entry) => path.resolve(entry)) : scratchDenials(input.scratchDirs ?? foreignScratchDirs(input.env), directory)),
+    ...foreignWorkerDirs(input.workerDirs ?? registeredWorkerDirs(), directory, gitCommonDir, input.hiddenAround),
     ...residentSocketDirs(),
     ...(input.env ? residentSocketDirs(input.env) : []),
     ...(around?.unreadable ?? []),

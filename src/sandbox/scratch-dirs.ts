@@ -66,47 +66,77 @@ function ensureParentIn(tmp: string): string {
  * (issue 11, X3 #8 rest): `/tmp/polywave-scratch-<uid>/parents`, one absolute path a line. It lives
  * in the /tmp scratch parent, which every sandbox hides, so no agent or gate can read or edit it; a
  * run whose TMPDIR is `/srv/t` registers `/srv/t/polywave-scratch-<uid>` there, and every plan made
- * afterwards — by any polywave process of this user, whatever its own TMPDIR — hides it too.
+ * afterwards — by any polywave process of this user, whatever its own TMPDIR — hides it too. The
+ * `workers` registry beside it works the same way for `polywave worker` directories.
  */
-const registryName = 'parents';
 const registryLimit = 256;
 
-function registryPath(): string {
-  return path.join(parentIn('/tmp'), registryName);
+function registryPath(name: RegistryName): string {
+  return path.join(parentIn('/tmp'), name);
 }
 
-/** The registered scratch parents (absolute paths; an unreadable or missing registry is empty). */
-export function registeredScratchParents(): string[] {
+/**
+ * The registries kept in the /tmp scratch parent: `parents` (scratch parents under other TMPDIRs) and `workers`
+ * (the `--dir` of every `polywave worker` of this user on this host: what one worker's agents and gates must not
+ * read of another's — its jobs' worktrees, scripts, journals, gate checkouts and clone; outside attack A17-12).
+ */
+type RegistryName = 'parents' | 'workers';
+
+/** The lines of a registry (absolute paths; an unreadable or missing registry is empty). */
+function registered(name: RegistryName): string[] {
   try {
-    const text = readFileSync(registryPath(), 'utf8');
+    const text = readFileSync(registryPath(name), 'utf8');
     return [...new Set(text.split('\n').filter((line) => line.startsWith('/') && !line.includes('\0')))];
   } catch {
     return [];
   }
 }
 
-/** Adds `parent` to the registry (made 0600, never through a symlink; at most {@link registryLimit} lines). */
-function register(parent: string): void {
-  const known = registeredScratchParents();
-  if (known.includes(parent)) return;
+/** The registered scratch parents (absolute paths; an unreadable or missing registry is empty). */
+export function registeredScratchParents(): string[] {
+  return registered('parents');
+}
+
+/**
+ * The registered worker directories (`polywave worker --dir`, real paths) that exist now. Every sandbox plan hides
+ * them whole but for what its own `hiddenAround` puts back (a worker's own `--dir` for its own jobs).
+ */
+export function registeredWorkerDirs(): string[] {
+  return registered('workers').filter((entry) => existsSync(entry));
+}
+
+/** Adds `entry` to a registry (made 0600, never through a symlink; at most {@link registryLimit} lines). */
+function register(name: RegistryName, entry: string): void {
+  const known = registered(name);
+  if (known.includes(entry)) return;
   ensureParentIn('/tmp');
+  const file = registryPath(name);
   if (known.length >= registryLimit) {
-    // Full: keep the parents that still exist (a gone one hides nothing), written whole and renamed into place.
-    const kept = known.filter((entry) => existsSync(entry)).slice(-(registryLimit - 1));
-    const temporary = `${registryPath()}.${process.pid}.tmp`;
-    writeFileSync(temporary, kept.map((entry) => `${entry}\n`).join(''), { mode: 0o600, flag: 'wx' });
-    renameSync(temporary, registryPath());
+    // Full: keep the entries that still exist (a gone one hides nothing), written whole and renamed into place.
+    const kept = known.filter((line) => existsSync(line)).slice(-(registryLimit - 1));
+    const temporary = `${file}.${process.pid}.tmp`;
+    writeFileSync(temporary, kept.map((line) => `${line}\n`).join(''), { mode: 0o600, flag: 'wx' });
+    renameSync(temporary, file);
   }
-  const descriptor = openSync(registryPath(), constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
+  const descriptor = openSync(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
   try {
     const stat = fstatSync(descriptor);
     const uid = typeof process.getuid === 'function' ? process.getuid() : undefined;
-    if (!stat.isFile() || (uid !== undefined && stat.uid !== uid) || stat.nlink !== 1) throw new Error(`${registryPath()} is not a plain file of this user`);
+    if (!stat.isFile() || (uid !== undefined && stat.uid !== uid) || stat.nlink !== 1) throw new Error(`${file} is not a plain file of this user`);
     if (stat.size > registryLimit * 4096) return;
-    appendFileSync(descriptor, `${parent}\n`);
+    appendFileSync(descriptor, `${entry}\n`);
   } finally {
     closeSync(descriptor);
   }
+}
+
+/**
+ * Registers a `polywave worker`'s `--dir` (by its real path) so that the sandboxes of every other polywave process of
+ * this user — another worker's agents and gates, a local run's — hide it whole (A17-12). Throws when /tmp's scratch
+ * parent is unusable: the worker refuses to start rather than run with its directory readable to its neighbours.
+ */
+export function registerWorkerDir(dir: string): void {
+  register('workers', realTemp(dir));
 }
 
 /**
@@ -123,7 +153,7 @@ export function ensureScratchParent(): string {
   }
   if (process.platform !== 'win32' && !wellKnownTemps().includes(tmp)) {
     try {
-      register(parent);
+      register('parents', parent);
     } catch {
       // /tmp unusable (another user's name, read-only): this run works, other runs' sandboxes do not hide it
     }

@@ -12,7 +12,7 @@ import { dispatchCodes } from '../dispatch/codes.js';
 import { agentJobDataSchema, assertGateJobIdentity, assertJobBranch, assertJobIdentity, assertJobModel, checkQueueName, expectedJobId, gateJobDataSchema, jobLimits, jobRole, labelSubsets, normalizeLabels, queueNameFor, remoteKey, worktreeToken, type AgentJobData, type AgentJobReturn, type GateJobReturn } from '../dispatch/job.js';
 import { withoutCredentials } from '../agents/credentials.js';
 import { runGates } from '../gates/run-gates.js';
-import { sandboxInstallHint, sandboxStatus } from '../sandbox/index.js';
+import { registerWorkerDir, sandboxInstallHint, sandboxStatus } from '../sandbox/index.js';
 import { pinSandboxSettings } from '../sandbox/sandbox-settings.js';
 import { assertRedisReachable, bullConnectionFromUrl, redactUserinfo, redisOptionsFromUrl } from '../dispatch/redis-url.js';
 import { claimWorkerId, removeWorkerRecord, workerIdPattern, writeWorkerRecord, type WorkerRecord } from '../dispatch/registry.js';
@@ -182,6 +182,13 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   };
   const createdDir = !existsSync(dir);
   await mkdir(dir, { recursive: true });
+  // A17-12: every other polywave sandbox of this user on this host (another worker's agents and gates, a local run's)
+  // hides this directory whole — its jobs' worktrees, scripts, journals and the clone with their unpushed commits.
+  try {
+    registerWorkerDir(dir);
+  } catch (error) {
+    await giveUp(new PolywaveError({ code: dispatchCodes.dirUnregistered, message: `cannot register --dir ${dir} for other sandboxes of this host to hide: ${firstLine(error)}` }), createdDir);
+  }
   const cloneGit = createGit(clone, { env });
   if (!existsSync(path.join(clone, 'HEAD'))) {
     try {
@@ -465,6 +472,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     const seenAtStart = remoteHeadAtStart(data.branch);
     let added = false;
     let journalDir: string | undefined;
+    // A17-12: the script goes with its job (it was kept for every past job of the worker)
+    let scriptWritten = false;
     let relay: JournalRelay | undefined;
     let unpinSettings: (() => void) | undefined;
     try {
@@ -507,6 +516,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       if (data.script_text !== undefined) {
         await mkdir(path.dirname(scriptFile), { recursive: true });
         await writeFile(scriptFile, data.script_text);
+        scriptWritten = true;
         model = `script:${scriptFile}`;
       }
       const localize = (text: string) => text.split(worktreeToken).join(worktree);
@@ -696,6 +706,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         const finished = journalDir;
         void gone.then(() => journalCleanups.get(finished) === gone && journalCleanups.delete(finished));
       }
+      if (scriptWritten) await rm(scriptFile, { force: true }).catch(() => undefined);
       runningWorktrees.delete(worktree);
       release(data.job_id, controller);
     }

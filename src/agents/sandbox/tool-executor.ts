@@ -10,7 +10,7 @@
  * POLYWAVE_EXECUTOR=node is set in polywave's own environment.
  */
 import { accessSync, closeSync, constants as fsConstants, existsSync, fstatSync, lstatSync, openSync, readdirSync, readFileSync } from 'node:fs';
-import { registeredScratchParents } from '../../sandbox/scratch-dirs.js';
+import { registeredScratchParents, registeredWorkerDirs } from '../../sandbox/scratch-dirs.js';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawnPiped, type PipedChild } from '../../sandbox/piped-spawn.js';
@@ -484,13 +484,17 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
     return fresh;
   };
 
+  // A17-12: a `polywave worker` of this host started after the plan was made: its `--dir` is hidden like those that
+  // were registered before (src/sandbox/sandbox-plan.ts foreignWorkerDirs) — read from the registry per request.
+  const newWorkerDirs = (): string[] => registeredWorkerDirs().filter((dir) => !plan.unreadable.includes(dir) && dir !== ownRoot && !isInsideDir(dir, ownRoot));
+
   const ensure = async (): Promise<Session> => {
     // X38-03/X38-09/X39: before anything else runs — only between requests, none in flight — a new sandbox when a
     // path the plan hides appeared, changed (removed and made again: X39-03) or another run registered a scratch parent
     // or added a worktree since (nothing covers those in this sandbox). Also before the first start, so that the plan
     // has what appeared since it was made. (The plan's list grows in place: the bash tool knows this executor by its plan.)
     if (!session || session.pending.size === 0) {
-      const added = [...newlyRegistered(), ...newWorktrees()];
+      const added = [...newlyRegistered(), ...newWorktrees(), ...newWorkerDirs()];
       if (added.length > 0) plan.unreadable.push(...added);
       if (session && (added.length > 0 || session.hiddenPathAppeared() || heldDirectoryRemoved(session.held) || hiddenIdentity(plan.unreadable) !== session.hiddenAtStart)) await end(session);
     }
