@@ -153,6 +153,23 @@ describe('ai-sdk backend over HTTP (loopback OpenAI chat-completions server)', (
     expect(outcome.usage.costUsd).toBe(0);
   });
 
+  // Outside attack A17-29: the OpenAI key went to whatever listened on the local ports (any user's process on a shared host).
+  it.each([
+    ['ollama:qwen', 'OLLAMA_API_KEY'],
+    ['lmstudio:qwen', 'LMSTUDIO_API_KEY'],
+  ])('%s never sends OPENAI_API_KEY to the local server; its own key variable when set', async (model, ownKey) => {
+    const f = await fixture();
+    const server = await loopback(() => ({ text: 'done' }));
+    const spec = { ...parseModelSpec(model)!, baseURL: server.baseURL } as ModelSpec;
+    const run = await request(f, spec, { OPENAI_API_KEY: 'sk-openai-secret' });
+    expect((await createAiSdkBackend().run(run.request)).status).toBe('finished');
+    expect(server.headers[0]!.authorization).toBe('Bearer none');
+    const own = await request(f, spec, { OPENAI_API_KEY: 'sk-openai-secret', [ownKey]: 'local-key' });
+    expect((await createAiSdkBackend().run(own.request)).status).toBe('finished');
+    expect(server.headers.at(-1)!.authorization).toBe('Bearer local-key');
+    expect(JSON.stringify(server.headers)).not.toContain('sk-openai-secret');
+  });
+
   it('openai: OPENAI_BASE_URL and OPENAI_API_KEY from the request env; the key is sent, cost is priced', async () => {
     const f = await fixture();
     const server = await loopback(() => ({ text: 'hello', usage: { promptTokens: 1000, completionTokens: 100 } }));

@@ -12,6 +12,7 @@ import { expectedJobId, queueNameFor, remoteKey, type AgentJobData, type AgentJo
 import { createRedisDispatcher } from '../src/dispatch/redis-dispatcher.js';
 import { assertRedisReachable } from '../src/dispatch/redis-url.js';
 import { listWorkers, writeWorkerRecord } from '../src/dispatch/registry.js';
+import { startWorker as startWorkerInProcess } from '../src/worker/worker.js';
 import { journalPaths, readJournal } from '../src/engine/journal.js';
 import { createGit } from '../src/git/git-cli.js';
 import { runCli } from './support/cli.js';
@@ -166,6 +167,20 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
   it('F10: a database Redis does not have is refused at the start check, never silently db 0', async () => {
     await expect(assertRedisReachable(`${redis.url}/99`)).rejects.toMatchObject({ code: 'DISPATCH_INVALID_URL', exitCode: 2, message: `${redis.url}/99: Redis refuses database 99 (ERR DB index is out of range); nothing was started` });
     await expect(assertRedisReachable(`${redis.url}/15`)).resolves.toBeUndefined();
+  });
+
+  // Outside attack A17-18: a worker started against a remote that never answers (a black-holed ssh host) printed
+  // nothing and ran for ever, its new --dir left behind. Here the "host" is an ssh command that never answers.
+  it('A17-18: a remote that does not answer → DISPATCH_REMOTE_UNREACHABLE within the bound, no --dir left', async () => {
+    const silent = path.join(scratch, 'silent-ssh');
+    writeFileSync(silent, '#!/bin/sh\nexec sleep 60\n', { mode: 0o755 });
+    const dir = path.join(scratch, 'worker-blackhole');
+    const began = Date.now();
+    await expect(
+      startWorkerInProcess({ redisUrl: redis.url, remote: 'ssh://git:tok3n@blackhole.invalid/repo.git', dir, concurrency: 1, labels: [], id: 'blackhole', env: { ...process.env, ...gitEnv, GIT_SSH_COMMAND: silent }, remoteCheckMs: 1500, log: () => undefined }),
+    ).rejects.toMatchObject({ code: 'DISPATCH_REMOTE_UNREACHABLE', message: expect.stringMatching(/no answer within 1500 ms/) });
+    expect(Date.now() - began).toBeLessThan(15_000);
+    expect(existsSync(dir)).toBe(false);
   });
 
   // First and alone: it kills the only worker with the label (which also serves the unlabelled queue).
@@ -548,7 +563,7 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
     expect([duplicate.code, duplicate.stderr.trim()]).toEqual([2, 'polywave: error[DISPATCH_WORKER_ID_IN_USE]: worker id h-main is in use by a live worker (polywave workers lists it); choose another --id']);
     expect([label.code, label.stderr.trim()]).toEqual([2, 'polywave: error[DISPATCH_INVALID_LABEL]: label "bad+l" must match ^[a-z0-9][a-z0-9_-]{0,31}$']);
     expect(badRemote.code).toBe(2);
-    expect(badRemote.stderr).toMatch(/^polywave: error\[DISPATCH_REMOTE_UNREACHABLE\]: cannot clone the shared remote file:\/\/.*missing\.git: /);
+    expect(badRemote.stderr).toMatch(/^polywave: error\[DISPATCH_REMOTE_UNREACHABLE\]: the shared remote file:\/\/.*missing\.git is unreachable \(git ls-remote: .*\); nothing was started\n$/);
     expect(existsSync(fresh)).toBe(false);
     expect(existsSync(path.join(scratch, 'worker-dup'))).toBe(false);
     expect(main.log()).not.toContain('stopped');

@@ -1,5 +1,6 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -11,6 +12,7 @@ import { queueNameFor, remoteKey } from '../src/dispatch/job.js';
 import { listWorkers } from '../src/dispatch/registry.js';
 import { journalPaths } from '../src/engine/journal.js';
 import { parseImpl } from '../src/protocol/parse-impl.js';
+import { worktreePath } from '../src/protocol/names.js';
 import { runProgramDemo } from '../src/demo/run-program-demo.js';
 import { repoRoot, runCli } from './support/cli.js';
 import { createDispatchRepo, createGuardedRemote, produceJob, type DispatchRepo, freePort, gitEnv, lettersScript, mergeOrder, runWaveCli, startRedis, startWorker, treeWithoutManifest, waveAgents, waveResult, type TestRedis, type TestWorker } from './dispatch-support.js';
@@ -217,6 +219,121 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
     await Promise.all([addWorker(`${victim}b`), addWorker(`${graceful.id}b`)]);
   }, 90_000);
 
+  // Outside attack A17-26: the worker that ran A reported (the orchestrator wrote that report from the job's progress) and
+  // then hung; the job moved to another worker, whose run failed without a report. run-wave failed the attempt, but the
+  // lost run's report stayed `complete` in the manifest: after the BLOCKED wave `retry` found nothing to retry and
+  // finalize-wave refused A (I5). Two workers of their own (a named queue), so the pool's stay untouched.
+  it('a lost run’s early report is withdrawn when the run that finished reported nothing: BLOCKED with A retryable, and retry completes the wave', async () => {
+    const marker = path.join(scratch, 'lost-marker');
+    rmSync(marker, { force: true });
+    const checkA = ['      - write: { path: src/a.test.js, content: ' + JSON.stringify(`test ! -e ${marker}\n`) + ' }', '        expect: ok', '      - bash: "bash src/a.test.js"', '        expect: ok'];
+    const steps = ['      - write: { path: src/a.js, content: "export const a = \'a\';\\n" }', '        expect: ok', '      - write: { path: src/a.test.js, content: "export {};\\n" }', '        expect: ok', '      - commit: "feat(A): letter a"', '      - report: { status: complete, verification: PASS, notes: "stale run" }', '      - sleep_ms: 8000'];
+    const script = lettersScript().replace(/ {2}A:\n[\s\S]*?(?=\n {2}B:)/, ['  A:', '    steps:', ...checkA, ...steps].join('\n'));
+    const target = await createDispatchRepo('lost', script, { remoteDir, waves: [['A', 'B']] });
+    const own = await Promise.all(['lost1', 'lost2'].map((id) => startWorker({ id, redisUrl: redis.url, remote, dir: path.join(scratch, `worker-${id}`), extra: ['--queue', 'lost'] })));
+    try {
+      const before = await target.repo.git.headCommit();
+      const running = runWaveCli(target, 1, { redisUrl: redis.url, extra: ['--dispatch-queue', 'lost'], timeoutMs: 90_000 });
+      // A reported (written here from its job's progress): its worker stops answering; the next run of the job will fail.
+      const deadline = Date.now() + 45_000;
+      while (!readFileSync(target.implPath, 'utf8').includes('stale run') && Date.now() < deadline) await sleep(50);
+      const client = new Redis(redis.url);
+      const holder = (await listWorkers(client)).find((worker) => worker.current.some((job) => job.startsWith('lost.w1.A.')));
+      client.disconnect();
+      const hung = own.find((worker) => worker.id === holder?.id);
+      expect(hung, 'the worker running A').toBeDefined();
+      hung!.child.kill('SIGSTOP');
+      writeFileSync(marker, '');
+      const run = await running;
+      hung!.child.kill('SIGCONT');
+      const result = waveResult(run);
+      expect(result.state, run.stderr.slice(-1500)).toBe('BLOCKED');
+      expect(await merges(target.repo, before)).toEqual([]);
+      // The lost run's report is withdrawn, not left complete.
+      const report = parseImpl(readFileSync(target.implPath, 'utf8')).manifest!.completion_reports?.A;
+      expect(report?.status).toBe('blocked');
+      expect(String(report?.notes)).toContain('withdrawn by the orchestrator');
+      // The cause fixed: retry relaunches A (before: R001_NOTHING_TO_RETRY) and the wave completes, one merge per agent.
+      rmSync(marker, { force: true });
+      const again = await runCli(['retry', target.implPath, '--wave', '1', '--model', `script:${target.scriptPath}`, '--skip-critic', '--json', '--dispatch', redis.url, '--dispatch-remote', remote, '--dispatch-queue', 'lost'], { cwd: target.repo.dir, env: gitEnv, timeoutMs: 60_000 });
+      expect(again.code, `${again.stderr.slice(-2000)}\n${again.stdout.slice(-3000)}`).toBe(0);
+      const subjects = await merges(target.repo, before);
+      expect(subjects).toHaveLength(2);
+      expect(subjects.filter((subject) => subject.includes('agent-A'))).toHaveLength(1);
+    } finally {
+      for (const worker of own) worker.child.kill('SIGKILL');
+    }
+  }, 150_000);
+
+  // Outside attack A17-35: the orchestrator was killed after a dispatched agent's early report was written here and before
+  // its commits arrived (too large for the progress's pack, the push slow). The re-run awaited the same job, whose result
+  // filed that report again — identical to the one on record, so taken for "no report": the agent ran a second time,
+  // with a fix prompt. A remote (and two workers) of its own, whose update hook holds this slug's pushes for 4 s.
+  it('an orchestrator killed after an early report, before the commits: the re-run takes the same job’s result — the agent runs once', async () => {
+    const slowDir = path.join(scratch, 'slow-remote.git');
+    const hook = readFileSync(path.join(repoRoot, 'scripts', 'remote-guard-hook'), 'utf8').replace('#!/bin/sh\n', '#!/bin/sh\ncase "$1" in refs/heads/polywave/relost/*) sleep 4;; esac\n');
+    const slow = await createGuardedRemote(slowDir, hook);
+    // 200 KB of a.js: past the 64 KB pack that carries small commits in the job's progress.
+    const big = `export const noise = '${randomBytes(120_000).toString('hex')}';`;
+    const script = lettersScript().replace(/ {2}A:\n[\s\S]*?(?=\n {2}B:)/, ['  A:', '    steps:', `      - write: { path: src/a.js, content: "${big}\\nexport const a = 'a';\\n" }`, '        expect: ok', '      - write: { path: src/a.test.js, content: "export {};\\n" }', '        expect: ok', '      - commit: "feat(A): letter a"', '      - report: { status: complete, verification: PASS, notes: "once" }', '      - sleep_ms: 1500'].join('\n'));
+    const target = await createDispatchRepo('relost', script, { remoteDir: slowDir, waves: [['A', 'B']] });
+    const own = await Promise.all(['slow1', 'slow2'].map((id) => startWorker({ id, redisUrl: redis.url, remote: slow, dir: path.join(scratch, `worker-${id}`), extra: ['--queue', 'relost'] })));
+    try {
+      const before = await target.repo.git.headCommit();
+      const args = [path.join(repoRoot, 'bin', 'polywave.js'), 'run-wave', target.implPath, '--wave', '1', '--model', `script:${target.scriptPath}`, '--skip-critic', '--json', '--dispatch', redis.url, '--dispatch-remote', slow, '--dispatch-queue', 'relost'];
+      const first = spawn(process.execPath, args, { cwd: target.repo.dir, env: { ...process.env, ...gitEnv }, stdio: 'ignore' });
+      const exited = new Promise((resolve) => first.once('exit', resolve));
+      // The report is written (from the job's progress); the commits are still on their way (the push waits in the hook).
+      const deadline = Date.now() + 45_000;
+      while (!readFileSync(target.implPath, 'utf8').includes('notes: once') && Date.now() < deadline) await sleep(25);
+      expect(readFileSync(target.implPath, 'utf8')).toContain('notes: once');
+      first.kill('SIGKILL');
+      await exited;
+      const run = await runWaveCli(target, 1, { redisUrl: redis.url, extra: ['--dispatch-remote', slow, '--dispatch-queue', 'relost'], timeoutMs: 90_000 });
+      const result = waveResult(run);
+      expect(result.success, JSON.stringify(result.blocked ?? run.stderr.slice(-1500))).toBe(true);
+      const agentA = result.agents.find((agent) => agent.agent === 'A')!;
+      expect(agentA.status).toBe('complete');
+      expect(agentA.attempts.map((attempt) => attempt.attempt ?? 1)).toEqual([1]);
+      // One run of A's job on the workers, one merge.
+      const runsOfA = own.flatMap((worker) => worker.log().split('\n')).filter((line) => /job relost\.w1\.A\.[^ ]+: agent A /.test(line));
+      expect(runsOfA).toHaveLength(1);
+      const subjects = await merges(target.repo, before);
+      expect(subjects.filter((subject) => subject.includes('agent-A'))).toHaveLength(1);
+      expect(target.repo.read('src/a.js')).toContain("export const a = 'a';");
+    } finally {
+      for (const worker of own) worker.child.kill('SIGKILL');
+    }
+  }, 150_000);
+
+  // Outside attack A17-34: killed once the early report AND the early commits had arrived, the orchestrator's re-run took
+  // the agent as complete (E9) without awaiting its job, still running on its worker: what the agent committed after
+  // reporting (a model's closing turn) was pushed to its branch and never merged — the tree differed from a run left alone.
+  it('an orchestrator killed after an early report and its commits: the re-run awaits the still-running job and merges what the agent committed after reporting', async () => {
+    const script = lettersScript().replace(/ {2}A:\n[\s\S]*?(?=\n {2}B:)/, ['  A:', '    steps:', '      - write: { path: src/a.js, content: "export const a = \'first\';\\n" }', '        expect: ok', '      - write: { path: src/a.test.js, content: "export {};\\n" }', '        expect: ok', '      - commit: "feat(A): first"', '      - report: { status: complete, verification: PASS, notes: "early" }', '      - sleep_ms: 2500', '      - write: { path: src/a.js, content: "export const a = \'after-report\';\\n" }', '        expect: ok', '      - commit: "feat(A): after the report"'].join('\n'));
+    const target = await createDispatchRepo('latecommit', script, { remoteDir, waves: [['A', 'B']] });
+    const before = await target.repo.git.headCommit();
+    const args = [path.join(repoRoot, 'bin', 'polywave.js'), 'run-wave', target.implPath, '--wave', '1', '--model', `script:${target.scriptPath}`, '--skip-critic', '--json', '--dispatch', redis.url, '--dispatch-remote', remote];
+    const first = spawn(process.execPath, args, { cwd: target.repo.dir, env: { ...process.env, ...gitEnv }, stdio: 'ignore' });
+    const exited = new Promise((resolve) => first.once('exit', resolve));
+    // The report is written here and the first commit is in A's local worktree (the progress's pack): kill.
+    const worktreeA = () => path.join(worktreePath(target.repo.dir, 'latecommit', 1, 'A'), 'src', 'a.js');
+    const deadline = Date.now() + 45_000;
+    while (!(readFileSync(target.implPath, 'utf8').includes('notes: early') && existsSync(worktreeA()) && readFileSync(worktreeA(), 'utf8').includes('first')) && Date.now() < deadline) await sleep(25);
+    expect(readFileSync(worktreeA(), 'utf8')).toContain('first');
+    first.kill('SIGKILL');
+    await exited;
+    const run = await runWaveCli(target, 1, { redisUrl: redis.url, timeoutMs: 90_000 });
+    const result = waveResult(run);
+    expect(result.success, JSON.stringify(result.blocked ?? run.stderr.slice(-1500))).toBe(true);
+    const agentA = result.agents.find((agent) => agent.agent === 'A')!;
+    expect(agentA.status).toBe('complete');
+    // Awaited (attempt 1, the same job), not "already complete".
+    expect(agentA.attempts.map((attempt) => attempt.attempt ?? 1)).toEqual([1]);
+    expect(target.repo.read('src/a.js')).toContain('after-report');
+    expect((await merges(target.repo, before)).filter((subject) => subject.includes('agent-A'))).toHaveLength(1);
+  }, 150_000);
+
   // The next three are independent of one another (own slugs; a refused job takes no worker slot): run together.
   it.concurrent('refuses a job whose branch is not its agent branch (DISPATCH_REF_REFUSED); the remote guard refuses foreign refs', async ({ expect }) => {
     const target = shared.guarded;
@@ -292,7 +409,7 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
     expect(worker.code).toBe(2);
     expect(worker.stderr).toMatch(/^polywave: error\[DISPATCH_REDIS_UNREACHABLE\]/);
     expect(badRemote.code).toBe(2);
-    expect(badRemote.stderr).toMatch(/^polywave: error\[DISPATCH_REMOTE_UNREACHABLE\]: cannot clone the shared remote file:\/\/\/nonexistent\/remote\.git: /);
+    expect(badRemote.stderr).toMatch(/^polywave: error\[DISPATCH_REMOTE_UNREACHABLE\]: the shared remote file:\/\/\/nonexistent\/remote\.git is unreachable \(git ls-remote: .*\); nothing was started\n$/);
   }, 60_000);
 
   it.concurrent('retry of an agent that failed on a worker runs it again as the next attempt (attack F20), never the failed job', async ({ expect }) => {

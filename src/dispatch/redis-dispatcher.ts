@@ -670,7 +670,13 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
         dispatch.report_ms = Date.now() - received;
         // A report written from a run that was lost (its worker died after the agent reported), and
         // the run that finished reported nothing: that report is not this result's — never judged as it.
-        if (!value.report && writtenEarly && !sameRun) return fail('transient', dispatchCodes.workerFailed, `job ${jobId}: the report in the manifest came from an earlier run of the job that was lost; the run that finished (on ${value.worker}) reported nothing`);
+        if (!value.report && writtenEarly && !sameRun) {
+          const message = `job ${jobId}: the report in the manifest came from an earlier run of the job that was lost; the run that finished (on ${value.worker}) reported nothing`;
+          // A17-26: and it is withdrawn — left `complete`, it outlived the attempt: after a BLOCKED wave `retry` found
+          // nothing to retry and finalize-wave refused the agent (I5: its branch at the base).
+          if (request.reportCompletion) await request.reportCompletion({ status: 'blocked', failure_type: 'transient', commit: context.baseCommit, notes: `withdrawn by the orchestrator: ${message}`, worktree: request.cwd, branch }).catch(() => undefined);
+          return fail('transient', dispatchCodes.workerFailed, message);
+        }
         return undefined;
       };
       let failure: AgentJobResult | undefined;
@@ -778,6 +784,19 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
   return {
     name: 'redis',
     ...(options.gates === 'workers' ? { runGateJob } : {}),
+    // A17-34: attempts of this agent (same slug, wave, base) queued or running now.
+    inFlight: async (context) => {
+      const prefix = `${agentJobId({ ...context, attempt: 1 }).replace(/\.a1$/, '')}.a`;
+      try {
+        const queue = queueFor(queueNameFor(labelsOf(context.slug, context.agentId), remoteKeyOf, queueName)).queue;
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const ids = await Promise.race([queue.getRanges(['active', 'wait', 'delayed', 'prioritized'], 0, -1), new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), 3000)))]).finally(() => clearTimeout(timer));
+        const attempts = (ids ?? []).filter((id): id is string => typeof id === 'string' && id.startsWith(prefix)).map((id) => Number(id.slice(prefix.length).split('.')[0])).filter((n) => Number.isInteger(n) && n > 0);
+        return attempts.length > 0 ? Math.max(...attempts) : undefined;
+      } catch {
+        return undefined;
+      }
+    },
     // E23A: the tool journal the job's workers relayed (its progress) joins the orchestrator's journal of the agent.
     runAgentJob: (job) => (job.context.solo || !job.context.branch ? inProcessDispatcher.runAgentJob(job) : run(job).then((result) => keepJobJournal(result, job.options.journal, (id) => Job.fromId(queueFor(queueNameFor(labelsOf(job.context.slug, job.context.agentId), remoteKeyOf, queueName)).queue, id)))),
     close: async () => {

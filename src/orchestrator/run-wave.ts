@@ -515,7 +515,10 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
     let retry: WaveRetryContext | undefined = options.initialRetry?.[plan.id];
     // E9 re-entry: an agent whose complete report still passes E42 is not launched again.
     const existing = manifest.completion_reports?.[plan.id] as CompletionReportRecord | undefined;
-    if (existing?.status === 'complete') {
+    // A17-34: a report a dispatched agent sent early, whose job still runs on a worker (the orchestrator was killed
+    // after the report arrived): that job is awaited — the agent may commit more after reporting — not taken as done.
+    const stillRunning = existing?.status === 'complete' && options.dispatcher?.inFlight && !plan.solo && plan.branch ? await options.dispatcher.inFlight({ slug, wave: options.wave, agentId: plan.id, baseCommit: plan.base }) : undefined;
+    if (existing?.status === 'complete' && stillRunning === undefined) {
       const jail = await createJail({ root: plan.cwd, ownedFiles: owned, ...(plan.branch ? { branch: plan.branch } : {}), ...(plan.orchestratorPaths ? { orchestratorPaths: plan.orchestratorPaths } : {}) }, { env });
       const check = await checkAgentStop({ git: plan.git, jail, baseCommit: plan.base, report: existing });
       if (check.ok) {
@@ -532,9 +535,13 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
       summary.explanation = `not relaunched (retry of ${options.onlyAgents.join(', ')} only); report: ${status ?? 'none'}`;
       return summary;
     }
-    // `retry` continues the agent's numbering (attack F20: a dispatched relaunch numbered 1 again was the first run's job).
-    const firstAttempt = retry?.attempt ?? 1;
+    // `retry` continues the agent's numbering (attack F20: a dispatched relaunch numbered 1 again was the first run's job);
+    // a job still in flight is that attempt's (E9: the same request is the same job, awaited).
+    const firstAttempt = stillRunning ?? retry?.attempt ?? 1;
+    // Whether the current attempt filed a report (the agent's set_completion, or the dispatcher for a job's result).
+    let filedThisAttempt = false;
     for (let attempt = firstAttempt; ; attempt += 1) {
+      filedThisAttempt = false;
       if (options.signal?.aborted) {
         summary.status = 'failed';
         summary.explanation = 'the run was interrupted before this agent finished';
@@ -653,19 +660,23 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
           reportCompletion: async (input): Promise<ReportCompletionResult> => {
             try {
               const report = await saveCompletionReport(implPath, plan.id, { worktree: plan.cwd, ...(plan.branch ? { branch: plan.branch } : {}), ...input }, { editor: reportEditor });
+              filedThisAttempt = true;
               return { ok: true, status: report.status ?? '' };
             } catch (error) {
               return PolywaveError.isInstance(error) ? { ok: false, code: error.code, message: error.message } : { ok: false, code: 'X001_INVALID_INPUT', message: String(error) };
             }
           },
-          hasCompletionReport: async () => JSON.stringify((await readManifest(implPath)).completion_reports?.[plan.id] ?? null) !== previousReport,
+          hasCompletionReport: async () => filedThisAttempt || JSON.stringify((await readManifest(implPath)).completion_reports?.[plan.id] ?? null) !== previousReport,
           ...(options.keepScratch ? { keepScratch: true } : {}),
         }, onWorkerEvent: onEvent, onPlaced: (placed) => events?.emit({ v: 1, type: 'agent-running', slug, wave: options.wave, agent: plan.id, attempt, dispatcher: 'redis', job_id: placed.job_id, worker: placed.worker, ...(placed.host ? { host: placed.host } : {}) }) });
         outcome = run.outcome;
         // E42 whatever the backend: ownership, commit, report, stubs.
         const after = await readManifest(implPath);
         const reportValue = after.completion_reports?.[plan.id] as CompletionReportRecord | undefined;
-        const fresh = JSON.stringify(reportValue ?? null) !== previousReport;
+        // Filed in this attempt, even when it reads exactly as the one on record (A17-35: an orchestrator restarted after a
+        // dispatched agent's early report awaits the same job, whose result files that report again — taken for "no
+        // report", the agent was run a second time with a fix prompt).
+        const fresh = filedThisAttempt || JSON.stringify(reportValue ?? null) !== previousReport;
         const report = fresh ? reportValue : undefined;
         if (fresh) previousReport = JSON.stringify(reportValue ?? null);
         const check = await checkAgentStop({ git: plan.git, jail: run.jail, baseCommit: plan.base, report });

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -15,6 +15,7 @@ import { runGates } from '../gates/run-gates.js';
 import { registerWorkerDir, sandboxInstallHint, sandboxStatus } from '../sandbox/index.js';
 import { pinSandboxSettings } from '../sandbox/sandbox-settings.js';
 import { assertRedisReachable, bullConnectionFromUrl, redactUserinfo, redisOptionsFromUrl } from '../dispatch/redis-url.js';
+import { assertRemoteReachable } from '../dispatch/redis-dispatcher.js';
 import { claimWorkerId, removeWorkerRecord, workerIdPattern, writeWorkerRecord, type WorkerRecord } from '../dispatch/registry.js';
 import { journalPaths } from '../engine/journal.js';
 import { codes } from '../errors/codes.js';
@@ -46,6 +47,8 @@ export interface WorkerOptions {
   stalledIntervalMs?: number;
   /** Registry heartbeat (ms; the record expires after 3 beats). Default 2 s. */
   heartbeatMs?: number;
+  /** How long the start waits for the shared remote to answer `git ls-remote` (ms). Default 20 s, as the orchestrator's check. */
+  remoteCheckMs?: number;
   /**
    * Run agents and gates without the OS sandbox — this worker's decision, never the job's. Without
    * it, where the sandbox cannot run, model-backed agent jobs and every gate job are refused
@@ -190,17 +193,18 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     await giveUp(new PolywaveError({ code: dispatchCodes.dirUnregistered, message: `cannot register --dir ${dir} for other sandboxes of this host to hide: ${firstLine(error)}` }), createdDir);
   }
   const cloneGit = createGit(clone, { env });
+  // A17-18: a remote that does not answer (a black-holed host) is a coded refusal within the bound the orchestrator's
+  // own check has (20 s, no credential prompt), not a start that hangs for ever; the clone follows only once it answered.
+  try {
+    await assertRemoteReachable(options.remote, { cwd: dir, env, ...(options.remoteCheckMs !== undefined ? { timeoutMs: options.remoteCheckMs } : {}) });
+  } catch (error) {
+    await giveUp(PolywaveError.isInstance(error) ? error : new PolywaveError({ code: dispatchCodes.remoteUnreachable, message: `the shared remote ${shownRemote} is unreachable: ${firstLine(error)}` }), createdDir);
+  }
   if (!existsSync(path.join(clone, 'HEAD'))) {
     try {
-      await createGit(dir, { env }).run(['clone', '--quiet', '--bare', '--no-tags', options.remote, clone]);
+      await createGit(dir, { env }).run(['clone', '--quiet', '--bare', '--no-tags', options.remote, clone], { env: { GIT_TERMINAL_PROMPT: '0' } });
     } catch (error) {
       await giveUp(new PolywaveError({ code: dispatchCodes.remoteUnreachable, message: `cannot clone the shared remote ${shownRemote}: ${firstLine(error)}` }), createdDir);
-    }
-  } else {
-    try {
-      await cloneGit.run(['ls-remote', '--quiet', options.remote, 'HEAD']);
-    } catch (error) {
-      await giveUp(new PolywaveError({ code: dispatchCodes.remoteUnreachable, message: `the shared remote ${shownRemote} is unreachable: ${firstLine(error)}` }), createdDir);
     }
   }
   // F13: nothing runs here yet — worktrees and scripts left by a killed run of this worker go, and
@@ -706,7 +710,14 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         const finished = journalDir;
         void gone.then(() => journalCleanups.get(finished) === gone && journalCleanups.delete(finished));
       }
-      if (scriptWritten) await rm(scriptFile, { force: true }).catch(() => undefined);
+      // (synchronous: an `await` here would leave a rejected hand-back promise unhandled for a tick, which ends the process)
+      if (scriptWritten) {
+        try {
+          rmSync(scriptFile, { force: true });
+        } catch {
+          // left for the next start's sweep of scripts/
+        }
+      }
       runningWorktrees.delete(worktree);
       release(data.job_id, controller);
     }

@@ -90,7 +90,10 @@ async function resolveLanguageModel(spec: AiSdkModelSpec, env: AgentRunRequest['
       const provider = createOpenAICompatible({
         name: spec.provider,
         baseURL: spec.baseURL,
-        apiKey: nonEmpty(env.OPENAI_API_KEY) ?? 'none',
+        // A local server gets its own key or none (outside attack A17-29: every ollama:/lmstudio: agent sent the
+        // OpenAI key to whatever listened on localhost:11434/1234 — on a shared host, any user's process); the
+        // endpoint of openai-compatible: is the user's (and gated on workers), and gets OPENAI_API_KEY as documented.
+        apiKey: (spec.provider === 'ollama' ? nonEmpty(env.OLLAMA_API_KEY) : spec.provider === 'lmstudio' ? nonEmpty(env.LMSTUDIO_API_KEY) : nonEmpty(env.OPENAI_API_KEY)) ?? 'none',
         includeUsage: true,
         ...fetchOption,
       });
