@@ -286,7 +286,7 @@ function rustUseBindings(imports: FileFacts['imports']): Map<string, string> {
 const rustPrimitive = /^(?:[iu](?:8|16|32|64|128|size)|f32|f64|bool|char|str)$/;
 
 function rustPath(before: string): string | null | undefined {
-  const rest = before.trimEnd();
+  const rest = withoutTurbofish(before.trimEnd());
   if (!rest.endsWith('::')) return undefined;
   const match = /((?:[A-Za-z_][A-Za-z0-9_]*\s*::\s*)+)$/.exec(rest);
   if (!match) return null;
@@ -295,6 +295,56 @@ function rustPath(before: string): string | null | undefined {
   if (start >= 2 && rest.slice(start - 2, start) === '::' && (start === 2 || !/[\w>:]/.test(rest.charAt(start - 3)))) return match[1]!.replace(/\s+/g, '').replace(/::$/, '');
   if (start > 0 && /[\w>:]/.test(rest.charAt(start - 1))) return null;
   return match[1]!.replace(/\s+/g, '').replace(/::$/, '');
+}
+
+/**
+ * Rust: a path's text (a line up to a name, ending in `::`) without the generic arguments of its turbofish segments —
+ * `Vec::<Item>::`, `HashMap::<u32, Item>::`, `RefCell::<Option<Item>>::` are `Vec::`, `HashMap::`, `RefCell::`: the
+ * path names the type written before the `::<…>`, never its last argument (outside round X64-14). Other text as is.
+ */
+function withoutTurbofish(rest: string): string {
+  if (!rest.endsWith('::') || !rest.includes('>')) return rest;
+  let tail = '';
+  let at = rest.length;
+  for (;;) {
+    const head = rest.slice(0, at).trimEnd();
+    if (head.endsWith('::')) {
+      tail = `::${tail}`;
+      at = head.length - 2;
+      continue;
+    }
+    const name = /[A-Za-z_][A-Za-z0-9_]*$/.exec(head);
+    if (name) {
+      tail = `${name[0]}${tail}`;
+      at = head.length - name[0].length;
+      continue;
+    }
+    if (!head.endsWith('>') || !tail.startsWith('::')) break;
+    // (the `<` that opens the arguments: nested ones counted, `->` of a `Fn() -> T` argument is no bracket)
+    let depth = 0;
+    let open = -1;
+    for (let index = head.length - 1; index >= 0 && open < 0; index -= 1) {
+      const char = head.charAt(index);
+      if (char === '>' && head.charAt(index - 1) !== '-') depth += 1;
+      else if (char === '<' && --depth === 0) open = index;
+      else if (char === ';' || char === '{' || char === '}') break;
+    }
+    if (open < 0) break;
+    const turbofish = /::\s*$/.exec(head.slice(0, open));
+    if (!turbofish) {
+      // (`<Vec<Item>>::new()`: a qualified path without `as` names its type — `Vec::new()`; `<T as Tr>::` stays)
+      let type = head.slice(open + 1, -1);
+      if (/\bas\b/.test(type) || /[\w>]\s*$/.test(head.slice(0, open))) break;
+      for (let previous = ''; previous !== type; ) [previous, type] = [type, type.replace(/<[^<>]*>/g, '')];
+      type = type.replace(/\s+/g, '');
+      if (!/^(?:::)?(?:[A-Za-z_][A-Za-z0-9_]*::)*[A-Za-z_][A-Za-z0-9_]*$/.test(type) || type === head.slice(open + 1, -1).replace(/\s+/g, '')) break;
+      tail = `${type}${tail}`;
+      at = open;
+      break;
+    }
+    at = turbofish.index;
+  }
+  return at === rest.length ? rest : `${rest.slice(0, at)}${tail}`;
 }
 
 /**
