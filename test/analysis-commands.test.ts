@@ -1483,6 +1483,23 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'new', 'src/gen.rs', true)).toEqual(['src/user.rs:10:27', 'src/user.rs:11:44', 'src/user.rs:12:43']);
   });
 
+  it('Rust --defined-in: 600 nested inline modules, each with `use super::*;`, answer in well under 5 s (outside round X64-16: the modules around each `use` asked level by level of the tree, cubic — 400 levels took 5.4 s, 800 took 39 s)', async () => {
+    const depth = 600;
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod deep;\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/deep.rs': `use crate::util::Item;\n${'pub mod m {\n    use super::*;\n'.repeat(depth)}pub fn f() { let _ = Item::new(1); }\n${'}'.repeat(depth)}\n`,
+      },
+    });
+    const started = performance.now();
+    // = cargo (checked at 400 levels): with util.rs's `fn new` renamed, E0599 at the one call, deep.rs:1202:28
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual([`src/deep.rs:${2 * depth + 2}:28`]);
+    expect(performance.now() - started).toBeLessThan(5_000);
+  });
+
   it('Rust --defined-in: a `use` block ends at its closing brace, not its line — `} else if Item::new(1).0 > 0 {` after a branch with its own `use` is the outer `use`\'s Item (outside round X63-13)', async () => {
     const repo = await createTestRepo({
       files: {
