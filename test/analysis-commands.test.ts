@@ -1483,6 +1483,42 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'new', 'src/gen.rs', true)).toEqual(['src/user.rs:10:27', 'src/user.rs:11:44', 'src/user.rs:12:43']);
   });
 
+  it('Rust --defined-in: a `type` alias named like its target (`type Item = util::Item;`, lib.rs\'s `pub type Item = …`, a facade\'s) stands for the target, in the module and through `use`s and paths (outside round X64-03)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod user;\npub mod user2;\npub mod facade;\npub type Item = util::Item;\n',
+        'src/facade.rs': 'pub type Item = crate::item::Item;\n',
+        'src/user.rs': 'use crate::util;\ntype Item = util::Item;\npub type Alias2 = crate::item::Item;\npub fn f() {\n    let _ = Item::new(1);\n    let _ = Alias2::new();\n}\npub mod inner {\n    use super::Item as X;\n    type Y = super::Alias2;\n    pub fn g() {\n        let _ = X::new(1);\n        let _ = Y::new();\n        let _ = super::Item::new(2);\n    }\n    pub mod deeper {\n        pub type Item = crate::item::Item;\n        pub fn h() {\n            let _ = Item::new();\n        }\n    }\n}\n',
+        'src/user2.rs': 'use crate::facade::Item;\nuse crate::Item as Top;\npub fn k() {\n    let _ = Item::new();\n    let _ = Top::new(5);\n    let _ = crate::facade::Item::new();\n    let _ = crate::Item::new(6);\n    let _ = crate::user::inner::deeper::Item::new();\n}\n',
+      },
+    });
+    // = cargo: with util.rs's `fn new` renamed, E0599 at user.rs:5:19, 12:20, 14:30, user2.rs:5:18 and 7:26; with item.rs's,
+    // at user.rs:6:21, 13:20, 19:27, user2.rs:4:19, 6:34 and 8:47
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/user.rs:5:19', 'src/user.rs:12:20', 'src/user.rs:14:30', 'src/user2.rs:5:18', 'src/user2.rs:7:26']);
+    expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/user.rs:6:21', 'src/user.rs:13:20', 'src/user.rs:19:27', 'src/user2.rs:4:19', 'src/user2.rs:6:34', 'src/user2.rs:8:47']);
+  });
+
+  it('Rust --defined-in: a generic parameter named like the type (`fn f<Item: Make>()`, `impl<Item: Make>`), a struct or enum declared in a function, a function\'s `type Item = …;` and an impl\'s associated type (`Self::Item::new()`) shadow the module\'s `use` (outside round X64-01/02/04/05)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod gen;\npub mod local;\npub mod assoc;\n',
+        'src/gen.rs': 'use crate::util::Item;\npub trait Make {\n    fn new() -> Self;\n}\nimpl Make for crate::item::Item {\n    fn new() -> Self {\n        crate::item::Item\n    }\n}\npub fn f<Item: Make>() -> Item {\n    Item::new()\n}\npub fn g() {\n    let _ = Item::new(1);\n}\npub fn h() -> crate::item::Item {\n    f::<crate::item::Item>()\n}\npub struct Holder<Item> {\n    pub x: Item,\n}\nimpl<Item: Make> Holder<Item> {\n    pub fn mk() -> Self {\n        Holder { x: Item::new() }\n    }\n    pub fn other() -> u32 {\n        use crate::util::Item;\n        Item::new(2).0\n    }\n}\npub fn w<T>() -> crate::util::Item\nwhere\n    T: Make,\n{\n    let _ = T::new();\n    Item::new(3)\n}\n',
+        'src/local.rs': 'use crate::item::Item;\npub fn f() {\n    type Item = crate::util::Item;\n    let _ = Item::new(1);\n}\npub fn g() {\n    let _ = Item::new();\n}\npub fn h() {\n    struct Item;\n    impl Item {\n        fn new() -> Item {\n            Item\n        }\n    }\n    let _ = Item::new();\n    {\n        use crate::util::Item;\n        let _ = Item::new(2);\n    }\n}\npub fn k() {\n    enum Item {\n        A,\n    }\n    impl Item {\n        fn new(_v: u32) -> Item {\n            Item::A\n        }\n    }\n    let _ = Item::new(5);\n    let c = || {\n        type Item = crate::util::Item;\n        Item::new(6)\n    };\n    let _ = c();\n}\npub mod inner {\n    pub fn m() {\n        type U = crate::util::Item;\n        let _ = U::new(7);\n        mod nested {\n            pub fn n() {\n                let _ = crate::item::Item::new();\n            }\n        }\n        nested::n();\n    }\n}\n',
+        'src/assoc.rs': 'use crate::util::Item;\npub trait Tr {\n    type Item;\n    fn go() -> u32;\n}\npub struct Z;\nimpl Tr for Z {\n    type Item = crate::item::Item;\n    fn go() -> u32 {\n        let _ = Self::Item::new();\n        let _ = Item::new(3);\n        0\n    }\n}\npub struct Y;\nimpl Tr for Y {\n    type Item = crate::util::Item;\n    fn go() -> u32 {\n        Self::Item::new(4).0\n    }\n}\npub trait Tr2 {\n    type Item: Default;\n    fn go2() -> Self::Item {\n        Self::Item::default()\n    }\n}\n',
+      },
+    });
+    // = cargo: with util.rs's `fn new` renamed, E0599 at assoc.rs:11:23, 19:21, gen.rs:14:19, 28:15, 36:11, local.rs:4:19,
+    // 19:23, 34:15 and 41:20; with item.rs's, at assoc.rs:10:29, local.rs:7:19 and 44:44
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/assoc.rs:11:23', 'src/assoc.rs:19:21', 'src/gen.rs:14:19', 'src/gen.rs:28:15', 'src/gen.rs:36:11', 'src/local.rs:4:19', 'src/local.rs:19:23', 'src/local.rs:34:15', 'src/local.rs:41:20']);
+    expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/assoc.rs:10:29', 'src/local.rs:7:19', 'src/local.rs:44:44']);
+  });
+
   it('Rust --defined-in: 600 nested inline modules, each with `use super::*;`, answer in well under 5 s (outside round X64-16: the modules around each `use` asked level by level of the tree, cubic — 400 levels took 5.4 s, 800 took 39 s)', async () => {
     const depth = 600;
     const repo = await createTestRepo({

@@ -84,6 +84,27 @@ export interface FileFacts {
    * name and path as written (`impl Default for Item { … }` → Default, Item): what `Self` is at a reference (X63-12).
    */
   rustImpls?: Array<{ span: ImportSpan; trait?: string; type?: string; path?: string }>;
+  /**
+   * Rust: the type names bound where the file's module does not bind them, and every `type` alias — `param`, a generic
+   * parameter (`fn f<Item: Make>()`, `impl<Item> …`: span = the item owning it, X64-01); `item`, a struct, enum, union
+   * or trait declared in a block (`fn f() { struct Item; … }`: span = the block, X64-04); `alias`, `type Item = …;`
+   * with its target path as written, generic arguments dropped (`crate::util::Item`; absent when no plain path) — in a
+   * block (span = the block, X64-02), in an impl or a trait (span = the impl: `Self::Item`, `assoc`, X64-05) or at a
+   * module's level (no span: the module binds it, X64-03). Line and column are the name's.
+   */
+  rustLocals?: RustLocal[];
+}
+
+/** One entry of {@link FileFacts.rustLocals}. */
+export interface RustLocal {
+  name: string;
+  kind: 'param' | 'item' | 'alias';
+  line: number;
+  column: number;
+  span?: ImportSpan;
+  target?: string;
+  /** An impl's or a trait's associated type (`Self::Item` names it). */
+  assoc?: true;
 }
 
 const kindCode: Record<ReferenceKind, string> = { call: 'c', 'method-call': 'm', type: 't', import: 'i', reexport: 'r', other: 'o' };
@@ -879,8 +900,48 @@ export async function extractFacts(lang: Lang, source: string, part?: ExtractPar
         rustImpls.push(entry);
       }
     }
+    const rustLocals: RustLocal[] = [];
+    if (lang === 'rust' && !importsOnly) {
+      const spanOf = (node: Node): ImportSpan => [...pointAt(node.startIndex), ...pointAt(node.endIndex)];
+      const local = (name: Node | null, kind: RustLocal['kind'], span?: ImportSpan): RustLocal | undefined => {
+        if (!name) return undefined;
+        const entry: RustLocal = { name: nameOf(name), kind, line: name.startPosition.row + 1, column: pointAt(name.startIndex)[1] };
+        if (span) entry.span = span;
+        rustLocals.push(entry);
+        return entry;
+      };
+      for (const node of root.descendantsOfType(['type_parameters', 'struct_item', 'enum_item', 'union_item', 'trait_item', 'type_item', 'associated_type'])) {
+        if (!node) continue;
+        const holder = node.parent;
+        if (!holder) continue;
+        if (node.type === 'type_parameters') {
+          const span = spanOf(holder);
+          for (const parameter of node.namedChildren) if (parameter?.type === 'type_parameter') local(parameter.childForFieldName('name'), 'param', span);
+          continue;
+        }
+        const owner = holder.type === 'declaration_list' ? holder.parent : null;
+        const assoc = owner?.type === 'impl_item' || owner?.type === 'trait_item';
+        if (node.type === 'associated_type') {
+          // (a trait's `type Item: Make;`: a type parameter of each impl, not a module's type)
+          if (assoc) local(node.childForFieldName('name'), 'param', spanOf(owner!))!.assoc = true;
+          continue;
+        }
+        const inBlock = holder.type === 'block';
+        if (node.type !== 'type_item') {
+          if (inBlock) local(node.childForFieldName('name'), 'item', spanOf(holder));
+          continue;
+        }
+        const entry = local(node.childForFieldName('name'), 'alias', inBlock ? spanOf(holder) : assoc ? spanOf(owner!) : undefined);
+        if (!entry) continue;
+        if (assoc) entry.assoc = true;
+        let target = node.childForFieldName('type');
+        if (target?.type === 'generic_type') target = target.childForFieldName('type');
+        const path = target?.text.replace(/\s+/g, '').replace(/r#/g, '').replace(/^::/, '');
+        if (path && /^(?:[A-Za-z_][A-Za-z0-9_]*::)*[A-Za-z_][A-Za-z0-9_]*$/.test(path)) entry.target = path;
+      }
+    }
     const withPackage = <T extends FileFacts>(facts: T): T => {
-      const withModules = rustModules.length === 0 && rustImpls.length === 0 ? facts : { ...facts, ...(rustModules.length > 0 ? { rustModules } : {}), ...(rustImpls.length > 0 ? { rustImpls } : {}) };
+      const withModules = rustModules.length === 0 && rustImpls.length === 0 && rustLocals.length === 0 ? facts : { ...facts, ...(rustModules.length > 0 ? { rustModules } : {}), ...(rustImpls.length > 0 ? { rustImpls } : {}), ...(rustLocals.length > 0 ? { rustLocals } : {}) };
       return goPackage === undefined ? withModules : { ...withModules, package: goPackage };
     };
     if (importsOnly) return withPackage({ symbols, imports, refs: '' });

@@ -11,7 +11,7 @@
 import { lstatSync } from 'node:fs';
 import path from 'node:path';
 import { cacheDir, cacheHoldsFacts, cacheReader, type CacheReader, flushPendingCache, readGraphPack, readTreePack, scheduleCacheFlush, treePackKey, writeCached, writeGraphPack, writeTreePack, type GraphPack, type HeadEntry } from './cache.js';
-import { decodeRefs, goAssumedName, type ExtractPart, type FileFacts, type ImportSpan, type RawRef, type RefFlag } from './extract.js';
+import { decodeRefs, goAssumedName, type ExtractPart, type FileFacts, type ImportSpan, type RawRef, type RefFlag, type RustLocal } from './extract.js';
 import { languageOf } from './grammars.js';
 import { extractMany, poolSize } from './parse-pool.js';
 import { onlyInLiterals } from './lexical.js';
@@ -1775,6 +1775,74 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     }
     return implementers;
   };
+  // (Rust: the file defining the type an alias `type Item = crate::util::Item;` of `where` stands for, its target's path
+  // read from the alias's place — X64-02/03/05; another type's name: another type, unless a known alias of the
+  // definition's type: not known then; an alias being followed (`type A = B; type B = A;`): not known)
+  const aliasesFollowed = new Set<string>();
+  // (Rust, per file: the blocks holding a `use` — a function's body, a closure's —, by start, each with the block around
+  // it: the blocks around a reference are one walk up from the last block starting before it, not a scan of every `use`
+  // of the file per reference — 1 500 of them in a 20 000-line file, for each of its 4 000 references)
+  type RustUseBlock = { span: ImportSpan; uses: Array<FileFacts['imports'][number]>; parent: number };
+  const useBlocksMemo = new Map<string, RustUseBlock[]>();
+  const rustUseBlocksAround = (file: string, at: [number, number]): RustUseBlock[] => {
+    let blocks = useBlocksMemo.get(file);
+    if (!blocks) {
+      const byKey = new Map<string, RustUseBlock>();
+      for (const raw of loadedFiles.get(file)?.facts.imports ?? []) {
+        if (raw.modDecl || raw.block === undefined || raw.inlineModule) continue;
+        const key = raw.block.join(':');
+        (byKey.get(key) ?? byKey.set(key, { span: raw.block, uses: [], parent: -1 }).get(key)!).uses.push(raw);
+      }
+      const sorted = [...byKey.values()].sort((a, b) => a.span[0] - b.span[0] || a.span[1] - b.span[1] || b.span[2] - a.span[2] || b.span[3] - a.span[3]);
+      const open: number[] = [];
+      sorted.forEach((block, index) => {
+        while (open.length > 0 && !spanHolds(sorted[open.at(-1)!]!.span, [block.span[0], block.span[1]])) open.pop();
+        block.parent = open.at(-1) ?? -1;
+        open.push(index);
+      });
+      useBlocksMemo.set(file, (blocks = sorted));
+    }
+    // (a position without a column is on the spans' lines: every block that holds it)
+    if (at[1] === 0) return blocks.filter((block) => spanHolds(block.span, at));
+    let low = 0;
+    for (let high = blocks.length; low < high; ) {
+      const middle = (low + high) >> 1;
+      const start = blocks[middle]!.span;
+      if (start[0] < at[0] || (start[0] === at[0] && start[1] <= at[1])) low = middle + 1;
+      else high = middle;
+    }
+    // (the innermost block holding the position is the last one starting before it or one around that one)
+    let index = low - 1;
+    while (index >= 0 && !spanHolds(blocks[index]!.span, at)) index = blocks[index]!.parent;
+    const around: RustUseBlock[] = [];
+    for (; index >= 0; index = blocks[index]!.parent) around.push(blocks[index]!);
+    return around;
+  };
+  // (Rust, per file and name: its rustLocals with a span — the generic parameters, block items and aliases of the name)
+  const localsMemo = new Map<string, Map<string, RustLocal[]>>();
+  const rustLocalsNamed = (file: string, name: string): RustLocal[] => {
+    let byName = localsMemo.get(file);
+    if (!byName) {
+      byName = new Map();
+      for (const entry of loadedFiles.get(file)?.facts.rustLocals ?? []) if (entry.span !== undefined) (byName.get(entry.name) ?? byName.set(entry.name, []).get(entry.name)!).push(entry);
+      localsMemo.set(file, byName);
+    }
+    return byName.get(name) ?? [];
+  };
+  const rustAliasTarget = (where: string, alias: RustLocal): string | undefined => {
+    const target = alias.target;
+    if (target === undefined || target === alias.name) return undefined;
+    const name = target.slice(target.lastIndexOf(':') + 1);
+    if (!rustContainers.has(name)) return rustTypeAliases().has(name) ? undefined : `${where}#${alias.name}@${alias.line}:${alias.column}`;
+    const key = `${where}\0${alias.line}\0${alias.column}`;
+    if (aliasesFollowed.has(key)) return undefined;
+    aliasesFollowed.add(key);
+    try {
+      return rustTypeHome(where, name, target, alias.line, name, alias.column);
+    } finally {
+      aliasesFollowed.delete(key);
+    }
+  };
   /**
    * Rust: the file defining the type `type` as `file` names it — `crate::util::Item` / `super::Item` (the path's module),
    * a top-level `struct Item` of the file's own (rustfmt's layout: not indented — one in an inline `mod legacy { … }` is
@@ -1788,11 +1856,16 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     // (`name`: the type's name there — `pub use util::Item as UtilItem;` in lib.rs is followed to util.rs's `Item`: X63-14)
     const home = (target: string | undefined, depth = 0, name = type): string | undefined => {
       if (target === undefined) return undefined;
+      // (`pub type Item = crate::util::Item;` at the module's level: the alias's target — X64-03)
+      const alias = loadedFiles.get(target)?.facts.rustLocals?.find((entry) => entry.kind === 'alias' && entry.span === undefined && entry.name === name && moduleAt(target, [entry.line, entry.column]).length === 0);
+      if (alias) return rustAliasTarget(target, alias);
       if (loadedFiles.get(target)?.facts.symbols.some((def) => isType(def, name))) return target;
       if (depth >= 3 || !rustResolve || !target.endsWith('.rs')) return undefined;
       const entry = byPath.get(target);
       const text = entry ? (readTexts(context, [entry]).get(target) ?? '') : '';
-      if (new RegExp(`^(?:pub(?:\\([^)]*\\))?\\s+)?(?:struct|enum|type|trait|union)\\s+${name}\\b`, 'm').test(text)) return target;
+      const declared = new RegExp(`^(?:pub(?:\\([^)]*\\))?\\s+)?(?:struct|enum|type|trait|union)\\s+${name}\\b(?:\\s*(?:<[^=;{]*>)?\\s*=\\s*((?:::)?(?:[A-Za-z_][A-Za-z0-9_]*::)*[A-Za-z_][A-Za-z0-9_]*)\\s*(?:<[^;]*>)?\\s*;)?`, 'm').exec(text);
+      if (declared?.[1] !== undefined) return rustAliasTarget(target, { name, kind: 'alias', line: text.slice(0, declared.index).split('\n').length, column: declared[0].indexOf(name) + 1, target: declared[1].replace(/^::/, '') });
+      if (declared) return target;
       const reexport = new RegExp(`^\\s*pub(?:\\([^)]*\\))?\\s+use\\s+((?:[A-Za-z_][A-Za-z0-9_]*::)*)(?:${name}|([A-Za-z_][A-Za-z0-9_]*)\\s+as\\s+${name})\\s*;`, 'm').exec(text);
       if (!reexport || reexport[1] === '') return undefined;
       const imported = reexport[2] ?? name;
@@ -1868,7 +1941,11 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       const uses = (loadedFiles.get(where)?.facts.imports ?? []).filter((raw) => !raw.modDecl && (path.length === 0 ? raw.block === undefined : raw.inlineModule === true && same(raw.modulePath, path)) && (!publicOnly || raw.reexport));
       const explicit = uses.find((raw) => raw.names.some((entry) => entry.local === name && entry.imported !== '*'));
       if (explicit) return followUse(where, explicit, name, depth);
-      if (definesIn(where, path, publicOnly, name)) return itemHome(where, path);
+      if (definesIn(where, path, publicOnly, name)) {
+        // (`type Item = util::Item;`: the alias's target, not a type of the module's own — X64-03)
+        const alias = loadedFiles.get(where)?.facts.rustLocals?.find((entry) => entry.kind === 'alias' && entry.span === undefined && entry.name === name && same(moduleAt(where, [entry.line, entry.column]), path));
+        return alias ? rustAliasTarget(where, alias) : itemHome(where, path);
+      }
       for (const raw of uses) {
         if (!raw.names.some((entry) => entry.imported === '*')) continue;
         const found = followGlob(where, raw, name, depth);
@@ -1877,8 +1954,23 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       return null;
     };
     const here = line > 0 ? moduleAt(file, at) : [];
+    // (a name bound around the reference, not by its module: a generic parameter or an item declared in a block is
+    // another type than the definition's — X64-01/04 —, an alias stands for its target — X64-02/05)
+    const localHome = (entry: RustLocal): string | undefined => {
+      if (entry.kind === 'alias') return rustAliasTarget(file, entry);
+      if (entry.kind === 'item' && file === definedInFile && definition !== undefined && spanHolds(entry.span!, [definition.line, definition.column])) return definedInFile;
+      return `${file}#${entry.kind === 'param' ? '<' : ''}${entry.name}@${entry.line}:${entry.column}`;
+    };
+    const byStart = (a: { span: ImportSpan }, b: { span: ImportSpan }) => b.span[0] - a.span[0] || b.span[1] - a.span[1];
     const qualifier = modulePath.replace(/(?:^|::)[A-Za-z_][A-Za-z0-9_]*$/, '');
     if (qualifier !== '' && qualifier !== '<' && !qualifier.startsWith('<')) {
+      // (`Self::Item::new()`: the associated type of the impl around it, `type Item = crate::item::Item;` — or a trait's
+      // `type Item;`, which each impl chooses —, not the module's `Item`: X64-05)
+      if (qualifier === 'Self' && line > 0) {
+        const associated = rustLocalsNamed(file, type).filter((entry) => entry.assoc && spanHolds(entry.span!, at)).map((entry) => ({ span: entry.span!, entry }));
+        const innermost = associated.sort(byStart)[0];
+        if (innermost) return localHome(innermost.entry);
+      }
       if (qualifier === 'Self' || !rustResolve || !rustPathEnd) return undefined;
       const segments = qualifier.split('::');
       // (`super::Item::new()` in `mod tests`: from that module — X63-02; `a::Item` through an inline `mod a`: X63-03)
@@ -1899,15 +1991,17 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     // (the blocks around the reference that hold a `use` — a function's body, a closure's —, innermost first, then the
     // inline module around it, whose lookup is final: it does not see the file's names)
     if (line > 0) {
-      const imports = loadedFiles.get(file)?.facts.imports ?? [];
       const blocks = new Map<string, Array<FileFacts['imports'][number]>>();
-      for (const raw of imports) {
-        if (raw.modDecl || raw.block === undefined || raw.inlineModule || !spanHolds(raw.block, at) || !same(raw.modulePath, here)) continue;
-        const key = raw.block.join(':');
-        (blocks.get(key) ?? blocks.set(key, []).get(key)!).push(raw);
+      for (const block of rustUseBlocksAround(file, at)) {
+        const uses = block.uses.filter((raw) => same(raw.modulePath, here));
+        if (uses.length > 0) blocks.set(block.span.join(':'), uses);
       }
-      const inner = [...blocks.values()].sort((a, b) => b[0]!.block![0] - a[0]!.block![0] || b[0]!.block![1] - a[0]!.block![1]);
-      for (const uses of inner) {
+      // (and the generic parameters, block items and block aliases around it, in the same order: X64-01/02/04)
+      const locals = rustLocalsNamed(file, local).filter((entry) => !entry.assoc && spanHolds(entry.span!, at) && same(moduleAt(file, [entry.line, entry.column]), here));
+      const inner = [...[...blocks.values()].map((uses) => ({ span: uses[0]!.block!, uses })), ...locals.map((entry) => ({ span: entry.span!, entry }))].sort(byStart);
+      for (const scope of inner) {
+        if ('entry' in scope) return localHome(scope.entry);
+        const uses = scope.uses;
         const explicit = uses.find((raw) => raw.names.some((entry) => entry.local === local && entry.imported !== '*'));
         if (explicit) return followUse(file, explicit, local, 0) ?? undefined;
         for (const raw of uses) {
@@ -1950,6 +2044,20 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     }
     return undefined;
   };
+  // (whether the file bounds a type parameter `type` by a trait of the family — `<T: Make>`, `where T: Clone + Make`, a
+  // trait's `type Item: Make;` — in the file, not its item: once per file and type, the file's text searched whole)
+  const boundedByTrait = (file: string, type: string): boolean => {
+    const boundKey = `${file}\0${type}`;
+    let bounded = boundedParameters.get(boundKey);
+    if (bounded === undefined) {
+      const traitNames = rustTraitNamesIn(file);
+      const text = (lines.get(file) ?? []).join('\n');
+      // (a bound list's other traits may take generic arguments: `U: Into<String> + Make`, X58-22)
+      bounded = new RegExp(`(?<![\\w:])${type}\\s*:(?!:)(?:[\\w\\s:+?']|<[^<>{};=]*(?:<[^<>{};=]*>[^<>{};=]*)*>)*?(?<![\\w])(?:${traitNames})\\b(?!\\s*::)`).test(text);
+      boundedParameters.set(boundKey, bounded);
+    }
+    return bounded;
+  };
   const associatedOf = (modulePath: string, file: string, line = 0, column = 0): boolean => {
     const type = /([A-Za-z_][A-Za-z0-9_]*)$/.exec(modulePath)?.[1];
     // (a primitive type's, `u32::build(7)`, is a trait's method like any type's: outside round X59-08)
@@ -1957,6 +2065,9 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     if (rustContainers.has(type)) {
       // (the type the reference's file means by that name must be the definition's: outside rounds X57-11, X58-03/19/21)
       const home = rustTypeHome(file, type, modulePath, line, type, column);
+      // (a type parameter named like the type, `fn f<Item: Make>()`, `Self::Item` of a trait's `type Item: Make;`: the
+      // trait's method when bounded by it, no type's own — X64-01/05)
+      if (home !== undefined && home.includes('#<')) return rustTraits.size > 0 && boundedByTrait(file, type);
       return home === undefined || home === definedInFile;
     }
     // (`Self::new()`: in a file with an impl of the definition's type — the impl a reference is in is not known here)
@@ -1995,17 +2106,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     // `where T: Clone + Make` — in the reference's file, not its item: per file), or `Item::build()` on a type with an
     // `impl Make for Item` in a file that names the method (the impl's own `fn build`, unless the trait's default is used)
     if (rustTraits.size === 0) return false;
-    const traitNames = rustTraitNamesIn(file);
-    // (once per file and type: the file's text, searched whole)
-    const boundKey = `${file}\0${type}`;
-    let bounded = boundedParameters.get(boundKey);
-    if (bounded === undefined) {
-      const text = (lines.get(file) ?? []).join('\n');
-      // (a bound list's other traits may take generic arguments: `U: Into<String> + Make`, X58-22)
-      bounded = new RegExp(`(?<![\\w:])${type}\\s*:(?!:)(?:[\\w\\s:+?']|<[^<>{};=]*(?:<[^<>{};=]*>[^<>{};=]*)*>)*?(?<![\\w])(?:${traitNames})\\b(?!\\s*::)`).test(text);
-      boundedParameters.set(boundKey, bounded);
-    }
-    if (bounded) return true;
+    if (boundedByTrait(file, type)) return true;
     // (an implementing type under another name, `pub use item::Item as Thing;`: X59-02)
     const implementedAliases = rustImplementers().has(type) ? undefined : rustTypeAliases([...rustImplementers().keys()].filter((name) => name !== '*')).get(type);
     if (implementedAliases) {
