@@ -1519,6 +1519,28 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/assoc.rs:10:29', 'src/local.rs:7:19', 'src/local.rs:44:44']);
   });
 
+  it('Rust --defined-in: `#[cfg(test)] use A::Item;` beside `#[cfg(not(test))] use B::Item;` — test-only code sees the first, code without test the second, code in both builds either (check-callers counts both builds), in either order and in a block; check-test-cascade lists the test caller (outside round X64-13)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod user;\npub mod user2;\n',
+        'src/user.rs': '#[cfg(not(test))]\nuse crate::item::Item;\n#[cfg(test)]\nuse crate::util::Item;\npub fn both() {\n    let _ = Item::new;\n}\n#[cfg(test)]\nmod tests {\n    use super::*;\n    #[test]\n    fn t() {\n        let _ = Item::new(1);\n    }\n}\n#[cfg(not(test))]\npub fn lib_only() {\n    let _ = Item::new();\n}\npub fn block() {\n    #[cfg(test)]\n    use crate::item::Item as B;\n    #[cfg(not(test))]\n    use crate::util::Item as B;\n    let _ = B::new;\n}\n',
+        'src/user2.rs': '#[cfg(test)]\nuse crate::util::Item;\n#[cfg(not(test))]\nuse crate::item::Item;\n#[cfg(test)]\npub fn f() {\n    let _ = Item::new(1);\n}\n#[cfg(not(test))]\npub fn f() {\n    let _ = Item::new();\n}\n',
+        'tests/it.rs': '#[test]\nfn t() {\n    cr::user::both();\n    cr::user::block();\n}\n',
+        'docs/IMPL/IMPL-tc.yaml': 'title: t\nfeature_slug: tc\nverdict: SUITABLE\nfile_ownership:\n  - file: src/util.rs\n    agent: A\n    wave: 1\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: "Change `Item::new()` to take a `&str` parameter."\n',
+      },
+    });
+    // = cargo (`cargo check --tests`: the test build and, for tests/it.rs, the library's): with util.rs's `fn new` renamed,
+    // errors at user.rs:6:19, 13:23, 25:16 and user2.rs:7:19; with item.rs's, at user.rs:6:19, 18:19, 25:16 and user2.rs:11:19
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/user.rs:6:19', 'src/user.rs:13:23', 'src/user.rs:25:16', 'src/user2.rs:7:19']);
+    expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/user.rs:6:19', 'src/user.rs:18:19', 'src/user.rs:25:16', 'src/user2.rs:11:19']);
+    // (`--tests` errors less `--lib` errors: user.rs:6, 13 and user2.rs:7 — of which 13 and user2.rs:7 are in test code, user.rs's
+    // `mod tests` and user2.rs's `#[cfg(test)] fn f`; user.rs:6 is library code, `both()`, whose Item differs under test)
+    expect(await testCascadeLines(repo.dir, repo.path('docs/IMPL/IMPL-tc.yaml'))).toEqual(['Item.new src/user.rs:13', 'Item.new src/user2.rs:7']);
+  });
+
   it('Rust --defined-in: 600 nested inline modules, each with `use super::*;`, answer in well under 5 s (outside round X64-16: the modules around each `use` asked level by level of the tree, cubic — 400 levels took 5.4 s, 800 took 39 s)', async () => {
     const depth = 600;
     const repo = await createTestRepo({

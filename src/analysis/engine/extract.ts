@@ -44,6 +44,11 @@ export interface RawImport {
    * a, tests) — where its `self::`/`super::` paths start, not at the file's module.
    */
   modulePath?: string[];
+  /**
+   * Rust: the declaration's `#[cfg(…)]` holds only under `cfg(test)` (true: `#[cfg(test)] use mock::Clock;`) or never
+   * under it (false: `#[cfg(not(test))] use real::Clock;`) — a test build sees the one, the other build the other (X64-13).
+   */
+  cfgTest?: boolean;
 }
 
 /** A span of text: line, column, end line, end column (1-based; columns as a reference's are counted; the end excluded). */
@@ -93,6 +98,11 @@ export interface FileFacts {
    * module's level (no span: the module binds it, X64-03). Line and column are the name's.
    */
   rustLocals?: RustLocal[];
+  /**
+   * Rust: the items (and modules with an inner `#![cfg(…)]`) whose `cfg` holds only under `cfg(test)` (`test`: true) or
+   * never under it (false), with their spans: which `#[cfg(test)]`/`#[cfg(not(test))]` declarations a reference sees (X64-13).
+   */
+  rustCfg?: Array<{ span: ImportSpan; test: boolean }>;
 }
 
 /** One entry of {@link FileFacts.rustLocals}. */
@@ -940,8 +950,12 @@ export async function extractFacts(lang: Lang, source: string, part?: ExtractPar
         if (path && /^(?:[A-Za-z_][A-Za-z0-9_]*::)*[A-Za-z_][A-Za-z0-9_]*$/.test(path)) entry.target = path;
       }
     }
+    const rustCfg = lang === 'rust' && !importsOnly ? rustCfgItems(root, source, pointAt) : [];
     const withPackage = <T extends FileFacts>(facts: T): T => {
-      const withModules = rustModules.length === 0 && rustImpls.length === 0 && rustLocals.length === 0 ? facts : { ...facts, ...(rustModules.length > 0 ? { rustModules } : {}), ...(rustImpls.length > 0 ? { rustImpls } : {}), ...(rustLocals.length > 0 ? { rustLocals } : {}) };
+      const withModules =
+        rustModules.length === 0 && rustImpls.length === 0 && rustLocals.length === 0 && rustCfg.length === 0
+          ? facts
+          : { ...facts, ...(rustModules.length > 0 ? { rustModules } : {}), ...(rustImpls.length > 0 ? { rustImpls } : {}), ...(rustLocals.length > 0 ? { rustLocals } : {}), ...(rustCfg.length > 0 ? { rustCfg } : {}) };
       return goPackage === undefined ? withModules : { ...withModules, package: goPackage };
     };
     if (importsOnly) return withPackage({ symbols, imports, refs: '' });
@@ -1814,6 +1828,43 @@ function rustInlineModules(root: Node): Array<{ start: number; end: number; path
   return modules;
 }
 
+/** Rust: whether `#[cfg(…)]` attributes make what they are on test-only (true), absent under test (false), or neither. */
+function cfgUnderTest(attributes: readonly Node[]): boolean | undefined {
+  let answer: boolean | undefined;
+  for (const attribute of attributes) {
+    const text = /^#!?\[\s*cfg\s*(\([\s\S]*\))\s*\]$/.exec(attribute.text)?.[1];
+    const predicate = text === undefined ? undefined : cfgPredicate(text);
+    if (!predicate) continue;
+    if (requiresTest(predicate)) answer = true;
+    else if (forbidsTest(predicate) && answer === undefined) answer = false;
+  }
+  return answer;
+}
+
+/**
+ * Rust: the items whose `#[cfg(…)]` holds only under test or never under it, and the modules (or the file) an inner
+ * `#![cfg(…)]` of that kind is at the top of — {@link FileFacts.rustCfg} (X64-13).
+ */
+function rustCfgItems(root: Node, source: string, pointAt: (index: number) => [number, number]): NonNullable<FileFacts['rustCfg']> {
+  const items: NonNullable<FileFacts['rustCfg']> = [];
+  for (const at of occurrences(source, 'cfg')) {
+    const name = root.descendantForIndex(at, at + 3);
+    const attribute = name?.parent;
+    const holder = attribute?.parent;
+    if (!name || name.type !== 'identifier' || name.text !== 'cfg' || attribute?.type !== 'attribute' || attribute.firstNamedChild?.id !== name.id || !holder) continue;
+    const test = cfgUnderTest([holder]);
+    if (test === undefined) continue;
+    let item: Node | null;
+    if (holder.type === 'inner_attribute_item') item = holder.parent?.type === 'declaration_list' ? holder.parent.parent : holder.parent;
+    else if (holder.type === 'attribute_item') {
+      item = holder.nextNamedSibling;
+      while (item && rustNonItems.has(item.type)) item = item.nextNamedSibling;
+    } else continue;
+    if (item) items.push({ span: [...pointAt(item.startIndex), ...pointAt(item.endIndex)], test });
+  }
+  return items;
+}
+
 function parseRustImport(captureName: string, node: Node, line: number, skip: Set<number>, pointAt: (index: number) => [number, number]): RawImport | RawImport[] | undefined {
   if (captureName === 'mod') {
     const name = node.childForFieldName('name');
@@ -1846,6 +1897,9 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
   const modulePath = inlineModulesAround(node);
   if (modulePath.length > 0) block.modulePath = modulePath;
   if (!argument) return undefined;
+  // (`#[cfg(test)] use mock::Clock;` beside `#[cfg(not(test))] use real::Clock;`: X64-13)
+  const cfgTest = cfgUnderTest(rustAttributesBefore(node));
+  const cfg = cfgTest === undefined ? {} : { cfgTest };
   // Flatten the use tree into (path, name, alias) leaves; the module is the common path prefix.
   const leaves: Array<{ path: string[]; local: string; at: [number, number] }> = [];
   const at = (tree: Node): [number, number] => [tree.startPosition.row + 1, tree.startPosition.column + 1];
@@ -1898,7 +1952,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
     common = common.slice(0, length);
   }
   const names = leaves.map((leaf) => ({ imported: leaf.path.slice(common.length).join('::'), local: leaf.local }));
-  const raw: RawImport = { module: common.join('::'), line, names, reexport: isPub, ...block };
+  const raw: RawImport = { module: common.join('::'), line, names, reexport: isPub, ...block, ...cfg };
   // (a use tree reaching into several modules: one import per module, where its first name is — X51-10)
   const groups = new Map<string, typeof leaves>();
   for (const leaf of leaves) {
@@ -1906,7 +1960,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
     groups.set(module, [...(groups.get(module) ?? []), leaf]);
   }
   if (groups.size <= 1) return raw;
-  return [...groups].map(([module, group]) => ({ module, line: group[0]!.at[0], column: group[0]!.at[1], names: group.map((leaf) => ({ imported: leaf.path.at(-1)!, local: leaf.local })), reexport: isPub, ...block }));
+  return [...groups].map(([module, group]) => ({ module, line: group[0]!.at[0], column: group[0]!.at[1], names: group.map((leaf) => ({ imported: leaf.path.at(-1)!, local: leaf.local })), reexport: isPub, ...block, ...cfg }));
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */

@@ -1818,6 +1818,12 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     for (; index >= 0; index = blocks[index]!.parent) around.push(blocks[index]!);
     return around;
   };
+  // (Rust: whether a position of a file is in code only under test (true), only without it (false), or in both)
+  const rustCfgAt = (file: string, at: [number, number]): boolean | undefined => {
+    let answer: boolean | undefined;
+    for (const item of loadedFiles.get(file)?.facts.rustCfg ?? []) if (spanHolds(item.span, at)) answer = item.test || answer === true;
+    return answer;
+  };
   // (Rust, per file and name: its rustLocals with a span — the generic parameters, block items and aliases of the name)
   const localsMemo = new Map<string, Map<string, RustLocal[]>>();
   const rustLocalsNamed = (file: string, name: string): RustLocal[] => {
@@ -1938,9 +1944,9 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     const lookup = (where: string, path: readonly string[], name: string, depth: number, publicOnly: boolean): string | undefined | null => {
       if (depth > 8) return undefined;
       if (path.length === 0 && name === type && local === type && where === definedInFile && where === file && rustContainers.has(type)) return where;
-      const uses = (loadedFiles.get(where)?.facts.imports ?? []).filter((raw) => !raw.modDecl && (path.length === 0 ? raw.block === undefined : raw.inlineModule === true && same(raw.modulePath, path)) && (!publicOnly || raw.reexport));
-      const explicit = uses.find((raw) => raw.names.some((entry) => entry.local === name && entry.imported !== '*'));
-      if (explicit) return followUse(where, explicit, name, depth);
+      const uses = (loadedFiles.get(where)?.facts.imports ?? []).filter((raw) => !raw.modDecl && (path.length === 0 ? raw.block === undefined : raw.inlineModule === true && same(raw.modulePath, path)) && (!publicOnly || raw.reexport) && inBuild(raw));
+      const explicit = uses.filter((raw) => raw.names.some((entry) => entry.local === name && entry.imported !== '*'));
+      if (explicit.length > 0) return eitherBuild(explicit.map((raw) => followUse(where, raw, name, depth)));
       if (definesIn(where, path, publicOnly, name)) {
         // (`type Item = util::Item;`: the alias's target, not a type of the module's own — X64-03)
         const alias = loadedFiles.get(where)?.facts.rustLocals?.find((entry) => entry.kind === 'alias' && entry.span === undefined && entry.name === name && same(moduleAt(where, [entry.line, entry.column]), path));
@@ -1954,6 +1960,12 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       return null;
     };
     const here = line > 0 ? moduleAt(file, at) : [];
+    // (the builds the reference is in — only under test, only without it, or both: `#[cfg(test)] fn f()` sees the
+    // `#[cfg(test)] use …`, not the `#[cfg(not(test))] use …` of the name; code in both builds sees either, and names the
+    // definition when one of them does — check-callers counts both builds: X64-13)
+    const underTest = line > 0 && column > 0 ? rustCfgAt(file, at) : undefined;
+    const inBuild = (raw: FileFacts['imports'][number]) => raw.cfgTest === undefined || underTest === undefined || raw.cfgTest === underTest;
+    const eitherBuild = (answers: Array<string | undefined | null>) => (answers.includes(definedInFile) ? definedInFile : answers.includes(undefined) ? undefined : answers[0]);
     // (a name bound around the reference, not by its module: a generic parameter or an item declared in a block is
     // another type than the definition's — X64-01/04 —, an alias stands for its target — X64-02/05)
     const localHome = (entry: RustLocal): string | undefined => {
@@ -1993,7 +2005,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     if (line > 0) {
       const blocks = new Map<string, Array<FileFacts['imports'][number]>>();
       for (const block of rustUseBlocksAround(file, at)) {
-        const uses = block.uses.filter((raw) => same(raw.modulePath, here));
+        const uses = block.uses.filter((raw) => same(raw.modulePath, here) && inBuild(raw));
         if (uses.length > 0) blocks.set(block.span.join(':'), uses);
       }
       // (and the generic parameters, block items and block aliases around it, in the same order: X64-01/02/04)
@@ -2002,8 +2014,8 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       for (const scope of inner) {
         if ('entry' in scope) return localHome(scope.entry);
         const uses = scope.uses;
-        const explicit = uses.find((raw) => raw.names.some((entry) => entry.local === local && entry.imported !== '*'));
-        if (explicit) return followUse(file, explicit, local, 0) ?? undefined;
+        const explicit = uses.filter((raw) => raw.names.some((entry) => entry.local === local && entry.imported !== '*'));
+        if (explicit.length > 0) return eitherBuild(explicit.map((raw) => followUse(file, raw, local, 0))) ?? undefined;
         for (const raw of uses) {
           if (!raw.names.some((entry) => entry.imported === '*')) continue;
           const found = followGlob(file, raw, local, 0);
