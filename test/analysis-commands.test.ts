@@ -1466,7 +1466,7 @@ describe('detect-cascades', () => {
     expect(graph.nodes.find((node) => node.file === 'src/s1.rs')?.depends_on).toEqual(['src/s1/outer/deep.rs']);
   });
 
-  it('Rust --defined-in: a turbofish\'s generic arguments are not the path\'s type — `Vec::<Item>::new()`, `HashMap::<u32, Item>::new()`, `RefCell::<Option<Item>>::new(None)`, `<Vec<Item>>::new()` are Vec\'s, HashMap\'s, RefCell\'s `new`; `Wrap::<Item>::new(…)` is Wrap\'s (outside round X64-14)', async () => {
+  it('Rust --defined-in: a turbofish\'s generic arguments are not the path\'s type — `Vec::<Item>::new()`, `HashMap::<u32, Item>::new()`, `RefCell::<Option<Item>>::new(None)`, `<Vec<Item>>::new()` are Vec\'s, HashMap\'s, RefCell\'s `new`; `Wrap::<Item>::new(…)` is Wrap\'s; `<crate::item::Item>::new()` is item.rs\'s (outside round X64-14)', async () => {
     const repo = await createTestRepo({
       files: {
         'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
@@ -1474,13 +1474,14 @@ describe('detect-cascades', () => {
         'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
         'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
         'src/gen.rs': 'pub struct Wrap<T>(pub T);\nimpl<T> Wrap<T> {\n    pub fn new(v: T) -> Self {\n        Wrap(v)\n    }\n}\npub mod inner {\n    pub struct G<T>(pub T);\n    impl<T> G<T> {\n        pub fn new(v: T) -> Self {\n            G(v)\n        }\n    }\n}\n',
-        'src/user.rs': 'use crate::util::Item;\nuse std::collections::HashMap;\nuse crate::gen::Wrap;\npub fn f() {\n    let _ = Vec::<Item>::new();\n    let _: HashMap<u32, Item> = HashMap::<u32, Item>::new();\n    let _ = std::cell::RefCell::<Option<Item>>::new(None);\n    let _ = Box::<Option<Item>>::new(Some(Item::new(1)));\n    let _ = Box::<fn() -> Item>::new(|| Item::new(4));\n    let _ = Wrap::<Item>::new(Item::new(2));\n    let _ = crate::gen::Wrap::<Vec<Item>>::new(Vec::<Item>::new());\n    let _ = crate::gen::inner::G::<Item>::new(Item::new(3));\n    let _ = Vec::<Item>::with_capacity(3);\n    let _ = <Vec<Item>>::new();\n    let _ = Vec :: < Item > :: new();\n}\n',
+        'src/user.rs': 'use crate::util::Item;\nuse std::collections::HashMap;\nuse crate::gen::Wrap;\npub fn f() {\n    let _ = Vec::<Item>::new();\n    let _: HashMap<u32, Item> = HashMap::<u32, Item>::new();\n    let _ = std::cell::RefCell::<Option<Item>>::new(None);\n    let _ = Box::<Option<Item>>::new(Some(Item::new(1)));\n    let _ = Box::<fn() -> Item>::new(|| Item::new(4));\n    let _ = Wrap::<Item>::new(Item::new(2));\n    let _ = crate::gen::Wrap::<Vec<Item>>::new(Vec::<Item>::new());\n    let _ = crate::gen::inner::G::<Item>::new(Item::new(3));\n    let _ = Vec::<Item>::with_capacity(3);\n    let _ = <Vec<Item>>::new();\n    let _ = Vec :: < Item > :: new();\n    let _ = <crate::util::Item>::new(5);\n    let _ = <crate::item::Item>::new();\n}\n',
       },
     });
-    // = cargo: with util.rs's `fn new` renamed, E0599 at user.rs:8:49, 9:47, 10:37 and 12:53 (the calls inside the arguments);
-    // with gen.rs's two `fn new`s renamed, at user.rs:10:27, 11:44 and 12:43
-    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/user.rs:8:49', 'src/user.rs:9:47', 'src/user.rs:10:37', 'src/user.rs:12:53']);
+    // = cargo: with util.rs's `fn new` renamed, E0599 at user.rs:8:49, 9:47, 10:37 and 12:53 (the calls inside the arguments)
+    // and 16:34; with gen.rs's two `fn new`s renamed, at user.rs:10:27, 11:44 and 12:43; with item.rs's, at user.rs:17:34
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/user.rs:8:49', 'src/user.rs:9:47', 'src/user.rs:10:37', 'src/user.rs:12:53', 'src/user.rs:16:34']);
     expect(await definedInCallers(repo.dir, 'new', 'src/gen.rs', true)).toEqual(['src/user.rs:10:27', 'src/user.rs:11:44', 'src/user.rs:12:43']);
+    expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/user.rs:17:34']);
   });
 
   it('Rust --defined-in: a `type` alias named like its target (`type Item = util::Item;`, lib.rs\'s `pub type Item = …`, a facade\'s) stands for the target, in the module and through `use`s and paths (outside round X64-03)', async () => {

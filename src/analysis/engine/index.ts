@@ -332,12 +332,13 @@ function withoutTurbofish(rest: string): string {
     if (open < 0) break;
     const turbofish = /::\s*$/.exec(head.slice(0, open));
     if (!turbofish) {
-      // (`<Vec<Item>>::new()`: a qualified path without `as` names its type — `Vec::new()`; `<T as Tr>::` stays)
+      // (`<Vec<Item>>::new()`, `<crate::item::Item>::new()`: a qualified path without `as` names its type — `Vec::new()`,
+      // `crate::item::Item::new()`; `<T as Tr>::` stays)
       let type = head.slice(open + 1, -1);
       if (/\bas\b/.test(type) || /[\w>]\s*$/.test(head.slice(0, open))) break;
       for (let previous = ''; previous !== type; ) [previous, type] = [type, type.replace(/<[^<>]*>/g, '')];
       type = type.replace(/\s+/g, '');
-      if (!/^(?:::)?(?:[A-Za-z_][A-Za-z0-9_]*::)*[A-Za-z_][A-Za-z0-9_]*$/.test(type) || type === head.slice(open + 1, -1).replace(/\s+/g, '')) break;
+      if (!/^(?:::)?(?:[A-Za-z_][A-Za-z0-9_]*::)*[A-Za-z_][A-Za-z0-9_]*$/.test(type)) break;
       tail = `${type}${tail}`;
       at = open;
       break;
