@@ -1542,6 +1542,25 @@ describe('detect-cascades', () => {
     expect(await testCascadeLines(repo.dir, repo.path('docs/IMPL/IMPL-tc.yaml'))).toEqual(['Item.new src/user.rs:13', 'Item.new src/user2.rs:7']);
   });
 
+  it('Rust --defined-in: the file of a `#[cfg(test)] mod tests;` is in test builds only — its `use super::*;` sees the parent\'s `#[cfg(test)] use`, not its `#[cfg(not(test))] use` — and `use super::*;` brings the parent\'s private `use`s (outside round X64-13)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod other;\n#[cfg(not(test))]\nuse crate::item::Item;\n#[cfg(test)]\nuse crate::util::Item;\npub fn lib_fn() {\n    let _ = Item::new;\n}\n#[cfg(test)]\nmod tests;\n',
+        'src/tests.rs': 'use super::*;\n#[test]\nfn t() {\n    let _ = Item::new(1);\n    lib_fn();\n}\n',
+        'src/other.rs': 'use crate::item::Item;\npub fn o() -> Item {\n    Item::new()\n}\n#[cfg(test)]\nmod tests;\n',
+        'src/other/tests.rs': 'use super::*;\n#[test]\nfn t() {\n    let _ = Item::new();\n    let _ = o();\n}\n',
+        'tests/it.rs': '#[test]\nfn t() {\n    cr::lib_fn();\n}\n',
+      },
+    });
+    // = cargo (`cargo check --tests`: the test build and, for tests/it.rs, the library's): with util.rs's `fn new` renamed,
+    // errors at lib.rs:9:19 and tests.rs:4:19; with item.rs's, at lib.rs:9:19, other.rs:3:11 and other/tests.rs:4:19
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/lib.rs:9:19', 'src/tests.rs:4:19']);
+    expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/lib.rs:9:19', 'src/other.rs:3:11', 'src/other/tests.rs:4:19']);
+  });
+
   it('Rust --defined-in: 600 nested inline modules, each with `use super::*;`, answer in well under 5 s (outside round X64-16: the modules around each `use` asked level by level of the tree, cubic — 400 levels took 5.4 s, 800 took 39 s)', async () => {
     const depth = 600;
     const repo = await createTestRepo({

@@ -1869,7 +1869,9 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
   if (captureName === 'mod') {
     const name = node.childForFieldName('name');
     const modulePath = inlineModulesAround(node);
-    return name ? { module: name.text, line, names: [], reexport: false, modDecl: true, ...(modulePath.length > 0 ? { modulePath } : {}) } : undefined;
+    // (`#[cfg(test)] mod tests;`: the module's file is in test builds only — X64-13)
+    const cfgTest = cfgUnderTest(rustAttributesBefore(node));
+    return name ? { module: name.text, line, names: [], reexport: false, modDecl: true, ...(modulePath.length > 0 ? { modulePath } : {}), ...(cfgTest === undefined ? {} : { cfgTest }) } : undefined;
   }
   if (captureName === 'externCrate') {
     // (`extern crate cr as c2;`: `c2::util::Item` is `cr::util::Item` — like a `use cr as c2;`: X63-15)

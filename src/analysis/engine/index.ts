@@ -1821,8 +1821,20 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   };
   // (Rust: whether a position of a file is in code only under test (true), only without it (false), or in both)
   const rustCfgAt = (file: string, at: [number, number]): boolean | undefined => {
-    let answer: boolean | undefined;
+    let answer = rustFileCfg(file);
     for (const item of loadedFiles.get(file)?.facts.rustCfg ?? []) if (spanHolds(item.span, at)) answer = item.test || answer === true;
+    return answer;
+  };
+  // (a module file declared by a `#[cfg(test)] mod tests;` of a file read — or a `#[cfg(not(test))]` one: every line's)
+  const fileCfgMemo = new Map<string, boolean | undefined>();
+  const rustFileCfg = (file: string): boolean | undefined => {
+    if (fileCfgMemo.has(file)) return fileCfgMemo.get(file);
+    fileCfgMemo.set(file, undefined);
+    let answer: boolean | undefined;
+    for (const item of rustResolve ? loadedFiles.values() : []) {
+      for (const raw of item.facts.imports) if (raw.modDecl && raw.cfgTest !== undefined && rustResolve!(item.entry.file, raw).includes(file)) answer = raw.cfgTest || answer === true;
+    }
+    fileCfgMemo.set(file, answer);
     return answer;
   };
   // (Rust, per file and name: its rustLocals with a span — the generic parameters, block items and aliases of the name)
@@ -1940,7 +1952,9 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       // (another crate's glob, `use std::collections::*;`: it brings no type of this repository)
       if (!end) return null;
       if (end.file === where && end.rest.length === 0) return undefined;
-      return lookupIn(end.file, end.rest, name, depth + 1, true);
+      // (`use super::*;` in a module file — `#[cfg(test)] mod tests;`'s —: a glob of a module around it brings its private
+      // names too, its `use`s included; another module's glob its public ones)
+      return lookupIn(end.file, end.rest, name, depth + 1, !segments.every((segment) => segment === 'super' || segment === 'self' || segment === 'crate'));
     };
     const lookup = (where: string, path: readonly string[], name: string, depth: number, publicOnly: boolean): string | undefined | null => {
       if (depth > 8) return undefined;
