@@ -1518,6 +1518,9 @@ describe('detect-cascades', () => {
     // 19:23, 34:15 and 41:20; with item.rs's, at assoc.rs:10:29, local.rs:7:19 and 44:44
     expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/assoc.rs:11:23', 'src/assoc.rs:19:21', 'src/gen.rs:14:19', 'src/gen.rs:28:15', 'src/gen.rs:36:11', 'src/local.rs:4:19', 'src/local.rs:19:23', 'src/local.rs:34:15', 'src/local.rs:41:20']);
     expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/assoc.rs:10:29', 'src/local.rs:7:19', 'src/local.rs:44:44']);
+    // (gen.rs's trait `Make` and its `impl Make for crate::item::Item`, both renamed: the bounded parameters' calls gen.rs:11:11,
+    // 24:27 and 35:16 — not gen.rs's `Item::new(1)`, util.rs's by its `use`, though the impl's type is named Item too)
+    expect(await definedInCallers(repo.dir, 'new', 'src/gen.rs', true)).toEqual(['src/gen.rs:11:11', 'src/gen.rs:24:27', 'src/gen.rs:35:16']);
   });
 
   it('Rust --defined-in: `#[cfg(test)] use A::Item;` beside `#[cfg(not(test))] use B::Item;` — test-only code sees the first, code without test the second, code in both builds either (check-callers counts both builds), in either order and in a block; check-test-cascade lists the test caller (outside round X64-13)', async () => {
@@ -1559,6 +1562,22 @@ describe('detect-cascades', () => {
     // errors at lib.rs:9:19 and tests.rs:4:19; with item.rs's, at lib.rs:9:19, other.rs:3:11 and other/tests.rs:4:19
     expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/lib.rs:9:19', 'src/tests.rs:4:19']);
     expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/lib.rs:9:19', 'src/other.rs:3:11', 'src/other/tests.rs:4:19']);
+  });
+
+  it('Rust --defined-in: an inherent impl in another file than its type (`use crate::model::Item; impl Item { pub fn new… }` in imp.rs) is model.rs\'s Item\'s method — its callers name model.rs\'s Item; in the definition\'s file a `use` of the name is the type\'s, not the definition\'s by its name alone', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'pub mod model;\npub mod imp;\npub mod user;\npub mod other;\n',
+        'src/model.rs': 'pub struct Item(pub u32);\n',
+        'src/imp.rs': 'use crate::model::Item;\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n    pub fn twice(v: u32) -> Item {\n        Self::new(v * 2)\n    }\n}\npub fn here() -> Item {\n    Item::new(3)\n}\n',
+        'src/other.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/user.rs': 'use crate::model::Item;\nuse crate::other::Item as Other;\npub fn f() {\n    let _ = Item::new(1);\n    let _ = crate::model::Item::new(2);\n    let _ = Other::new();\n    let _ = crate::other::Item::new();\n}\n',
+      },
+    });
+    // = cargo: with imp.rs's `fn new` renamed, E0599 at imp.rs:7:15, 11:11, user.rs:4:19 and 5:33; with other.rs's, at user.rs:6:20 and 7:33
+    expect(await definedInCallers(repo.dir, 'new', 'src/imp.rs', true)).toEqual(['src/imp.rs:7:15', 'src/imp.rs:11:11', 'src/user.rs:4:19', 'src/user.rs:5:33']);
+    expect(await definedInCallers(repo.dir, 'new', 'src/other.rs', true)).toEqual(['src/user.rs:6:20', 'src/user.rs:7:33']);
   });
 
   it('Rust --defined-in: 600 nested inline modules, each with `use super::*;`, answer in well under 5 s (outside round X64-16: the modules around each `use` asked level by level of the tree, cubic — 400 levels took 5.4 s, 800 took 39 s)', async () => {

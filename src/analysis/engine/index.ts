@@ -1958,9 +1958,11 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     };
     const lookup = (where: string, path: readonly string[], name: string, depth: number, publicOnly: boolean): string | undefined | null => {
       if (depth > 8) return undefined;
-      if (path.length === 0 && name === type && local === type && where === definedInFile && where === file && rustContainers.has(type)) return where;
       const uses = (loadedFiles.get(where)?.facts.imports ?? []).filter((raw) => !raw.modDecl && (path.length === 0 ? raw.block === undefined : raw.inlineModule === true && same(raw.modulePath, path)) && (!publicOnly || raw.reexport) && inBuild(raw));
       const explicit = uses.filter((raw) => raw.names.some((entry) => entry.local === name && entry.imported !== '*'));
+      // (the definition's file names its type by it — unless a `use` of the file binds the name: `use crate::model::Item;
+      // impl Item { … }` in imp.rs is model.rs's Item)
+      if (path.length === 0 && name === type && local === type && where === definedInFile && where === file && rustContainers.has(type) && explicit.length === 0) return where;
       if (explicit.length > 0) return eitherBuild(explicit.map((raw) => followUse(where, raw, name, depth)));
       if (definesIn(where, path, publicOnly, name)) {
         // (`type Item = util::Item;`: the alias's target, not a type of the module's own — X64-03)
@@ -2085,6 +2087,21 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     }
     return bounded;
   };
+  // (Rust: the file defining the type of the definition's inherent impl when it is not the definition's file — `use
+  // crate::model::Item; impl Item { pub fn new… }` in imp.rs: model.rs — the type a use names by its file; a trait's impl
+  // — `impl Make for crate::item::Item` — is not the type's own method)
+  const definitionTypeHomes = new Map<string, string | undefined>();
+  const isDefinitionHome = (home: string, type: string): boolean => {
+    if (home === definedInFile) return true;
+    if (!definitionTypeHomes.has(type)) {
+      definitionTypeHomes.set(type, undefined);
+      const definition = definerSymbols.find((def) => def.name === symbol && def.kind === 'method' && def.container !== undefined && lastSegment(def.container.replace(/<.*$/, '').replace(/::/g, '.')) === type);
+      let impl: NonNullable<FileFacts['rustImpls']>[number] | undefined;
+      for (const candidate of loadedFiles.get(definedInFile!)?.facts.rustImpls ?? []) if (definition && spanHolds(candidate.span, [definition.line, definition.column]) && (!impl || candidate.span[0] > impl.span[0] || (candidate.span[0] === impl.span[0] && candidate.span[1] > impl.span[1]))) impl = candidate;
+      if (definition && impl && impl.trait === undefined) definitionTypeHomes.set(type, rustTypeHome(definedInFile!, type, impl.path ?? type, definition.line, type, definition.column));
+    }
+    return definitionTypeHomes.get(type) === home;
+  };
   const associatedOf = (modulePath: string, file: string, line = 0, column = 0): boolean => {
     const type = /([A-Za-z_][A-Za-z0-9_]*)$/.exec(modulePath)?.[1];
     // (a primitive type's, `u32::build(7)`, is a trait's method like any type's: outside round X59-08)
@@ -2095,7 +2112,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       // (a type parameter named like the type, `fn f<Item: Make>()`, `Self::Item` of a trait's `type Item: Make;`: the
       // trait's method when bounded by it, no type's own — X64-01/05)
       if (home !== undefined && home.includes('#<')) return rustTraits.size > 0 && boundedByTrait(file, type);
-      return home === undefined || home === definedInFile;
+      return home === undefined || isDefinitionHome(home, type);
     }
     // (`Self::new()`: in a file with an impl of the definition's type — the impl a reference is in is not known here)
     // (also a subtrait's default method calling the trait's: `trait MakeNamed: Make { fn fresh() -> Self { Self::build(0) } }`,
@@ -2107,7 +2124,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       if (item?.type !== undefined) {
         if (!rustContainers.has(item.type)) return false;
         const home = rustTypeHome(file, item.type, item.path!);
-        return home === undefined || home === definedInFile;
+        return home === undefined || isDefinitionHome(home, item.type);
       }
       if (item?.trait !== undefined) return false;
     }
@@ -2120,13 +2137,13 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       // (a type: the file the `use` leads to must be the definition's — `use crate::item::Item as It;` is item.rs's
       // `Item`, not util.rs's: outside round X59-04)
       const home = rustTypeHome(file, imported, imported, line, type, column);
-      return home === undefined || home === definedInFile;
+      return home === undefined || isDefinitionHome(home, imported);
     }
     const aliased = rustTypeAliases().get(type);
     if (aliased) {
       return rustAliasDeclarations(file, type, modulePath, aliased).some((declaration) => {
         const home = rustAliasHome(declaration);
-        return home === undefined || home === definedInFile;
+        return home === undefined || isDefinitionHome(home, declaration.type);
       });
     }
     // A trait's method (outside round X57-13): `T::build()` on a type parameter bounded by the trait (`<T: Make>`,
