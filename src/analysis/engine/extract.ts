@@ -1966,7 +1966,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 39;
+const factsFormat = 40;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {
