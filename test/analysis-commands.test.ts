@@ -1767,6 +1767,25 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual([]);
   });
 
+  it('Rust --defined-in: `crate::` in src/main.rs, src/bin/*.rs, tests/*.rs and tests/common/mod.rs is that binary\'s or test\'s crate (its inline `mod util`), and `super::` in tests/common/mod.rs is the test crate\'s root (X64-07, X64-08)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/main.rs': 'mod util {\n    pub use cr::item::Item;\n}\nfn main() {\n    let _ = util::Item::new();\n    let _ = crate::util::Item::new();\n    let _ = cr::util::Item::new(1);\n}\n',
+        'src/bin/tool.rs': 'mod item {\n    pub use cr::util::Item;\n}\nuse item::Item;\nfn main() {\n    let _ = Item::new(1);\n    let _ = crate::item::Item::new(2);\n    let _ = cr::item::Item::new();\n}\n',
+        'tests/it.rs': 'mod common;\nmod util {\n    pub struct Item;\n    impl Item {\n        pub fn new() -> Item {\n            Item\n        }\n    }\n}\n#[test]\nfn t() {\n    let _ = crate::util::Item::new();\n    let _ = util::Item::new();\n    let _ = cr::util::Item::new(1);\n    let _ = common::f();\n}\n',
+        'tests/common/mod.rs': 'use super::util::Item;\npub fn f() -> u32 {\n    let _ = Item::new();\n    let _ = crate::util::Item::new();\n    let _ = self::g();\n    0\n}\nfn g() -> u32 {\n    use cr::util::Item;\n    let _ = Item::new(7);\n    0\n}\n',
+        'tests/other.rs': 'use cr::util::Item;\nmod util {\n    pub use cr::item::Item;\n}\n#[test]\nfn t() {\n    let _ = Item::new(1);\n    let _ = crate::util::Item::new();\n    let _ = util::Item::new();\n}\n',
+      },
+    });
+    // = cargo (`cargo check --tests --keep-going`): with util.rs's `fn new` renamed, E0599 at bin/tool.rs:6:19, 7:32,
+    // main.rs:7:29, tests/common/mod.rs:10:19, tests/it.rs:14:29, tests/other.rs:7:19
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/bin/tool.rs:6:19', 'src/bin/tool.rs:7:32', 'src/main.rs:7:29', 'tests/common/mod.rs:10:19', 'tests/it.rs:14:29', 'tests/other.rs:7:19']);
+  });
+
   it('Rust --defined-in: the definition\'s type re-exported under another name or aliased (`pub use item::Item as Thing;`, `pub type ItemAlias = item::Item;`), for its own method and a trait\'s (outside round X59-02)', async () => {
     const repo = await createTestRepo({
       files: {

@@ -187,15 +187,85 @@ export class ModuleResolver {
     return this.pythonRootsCache;
   }
 
-  /** The directory holding a Rust module file's child modules. */
+  /** The directory holding a Rust module file's child modules (a crate root's are beside it: `tests/it.rs`'s `mod common;`). */
   private rustModuleDir(file: string): string {
     const dir = posix.dirname(file);
     const stem = posix.basename(file, '.rs');
-    const base = stem === 'mod' || stem === 'lib' || stem === 'main' ? dir : `${dir}/${stem}`;
+    const base = stem === 'mod' || stem === 'lib' || stem === 'main' || this.rustTargetRoot(file) ? dir : `${dir}/${stem}`;
     return base === '.' ? '' : base.replace(/^\.\//, '');
   }
 
+  /** The directory of the Cargo.toml nearest above `file` ('' for the repository's top level), undefined when none. */
+  private rustPackageDir(file: string): string | undefined {
+    for (let dir = posix.dirname(file); ; dir = posix.dirname(dir)) {
+      const prefix = dir === '.' ? '' : `${dir}/`;
+      if (this.has(`${prefix}Cargo.toml`)) return dir === '.' ? '' : dir;
+      if (dir === '.' || dir === '' || dir === '/') return undefined;
+    }
+  }
+
+  /**
+   * Rust: whether `file` is the root of a crate of its package by Cargo's target auto-discovery — src/lib.rs,
+   * src/main.rs, src/bin/*.rs, src/bin/x/main.rs, tests/*.rs, examples/*.rs, benches/*.rs (or their x/main.rs),
+   * build.rs: each binary, integration test, example and bench is a crate of its own (X64-07).
+   */
+  private rustTargetRoot(file: string): boolean {
+    const pkg = this.rustPackageDir(file);
+    if (pkg === undefined) return false;
+    const rel = pkg === '' ? file : file.slice(pkg.length + 1);
+    return /^(?:src\/(?:lib|main)\.rs|build\.rs|(?:src\/bin|tests|examples|benches)\/[^/]+\.rs|(?:src\/bin|tests|examples|benches)\/[^/]+\/main\.rs)$/.test(rel);
+  }
+
+  private readonly rustRoots = new Map<string, { dir: string; file: string } | undefined>();
+
+  /**
+   * Rust: the root file of the crate `from` is a module of, and the directory of its child modules. A crate root is its
+   * own; a module below tests/, examples/, benches/ or src/bin/ (`tests/common/mod.rs`) belongs to the target that
+   * declares it (`mod common;` in tests/it.rs — the first such file: X64-07/08); the rest of src/ to the library
+   * (src/lib.rs, else src/main.rs), as does a file outside any Cargo package with a lib.rs/main.rs above it.
+   */
+  private rustCrateRoot(from: string): { dir: string; file: string } | undefined {
+    if (this.rustRoots.has(from)) return this.rustRoots.get(from);
+    let found: { dir: string; file: string } | undefined;
+    const pkg = this.rustPackageDir(from);
+    if (this.rustTargetRoot(from)) found = { dir: posix.dirname(from) === '.' ? '' : posix.dirname(from), file: from };
+    else if (pkg !== undefined) {
+      const prefix = pkg === '' ? '' : `${pkg}/`;
+      const area = /^((?:src\/bin|tests|examples|benches))\/([^/]+)\//.exec(from.slice(prefix.length));
+      if (area) {
+        const areaDir = `${prefix}${area[1]!}`;
+        const own = `${areaDir}/${area[2]!}/main.rs`;
+        if (this.has(own)) found = { dir: posix.dirname(own), file: own };
+        else {
+          const declares = new RegExp(`\\bmod\\s+(?:r#)?${area[2]!.replace(/\.rs$/, '')}\\s*;`);
+          const owner = [...this.input.files].filter((file) => posix.dirname(file) === areaDir && file.endsWith('.rs')).sort().find((file) => declares.test(this.input.readText?.(file) ?? ''));
+          if (owner) found = { dir: areaDir, file: owner };
+        }
+      }
+    }
+    if (!found) {
+      let dir = posix.dirname(from);
+      for (;;) {
+        const prefix = dir === '.' ? '' : `${dir}/`;
+        const root = dir === '.' ? '' : dir;
+        if (this.has(`${prefix}lib.rs`) || this.has(`${prefix}main.rs`)) {
+          found = { dir: root, file: this.has(`${prefix}lib.rs`) ? `${prefix}lib.rs` : `${prefix}main.rs` };
+          break;
+        }
+        if (this.has(`${prefix}Cargo.toml`) && (this.has(`${prefix}src/lib.rs`) || this.has(`${prefix}src/main.rs`))) {
+          found = { dir: `${prefix}src`, file: this.has(`${prefix}src/lib.rs`) ? `${prefix}src/lib.rs` : `${prefix}src/main.rs` };
+          break;
+        }
+        if (dir === '.' || dir === '') break;
+        dir = posix.dirname(dir);
+      }
+    }
+    this.rustRoots.set(from, found);
+    return found;
+  }
+
   private readonly rustPathAttributes = new Map<string, Map<string, string>>();
+  private readonly rustInlineOnly = new Map<string, Set<string>>();
 
   /**
    * Rust: the file of the child module `name` of the module file `parent` — by its `#[path = "…"]` attribute when
@@ -213,6 +283,17 @@ export class ModuleResolver {
         }
         this.rustPathAttributes.set(parent, attributes);
       }
+      // (a module the parent writes inline only, `mod util { pub use cr::item::Item; }` in src/main.rs: its items are
+      // in that file, not src/util.rs — the library's — X64-07)
+      let inline = this.rustInlineOnly.get(parent);
+      if (!inline) {
+        inline = new Set();
+        const text = this.input.readText(parent) ?? '';
+        const declared = new Set([...text.matchAll(/\bmod\s+(?:r#)?([A-Za-z_][A-Za-z0-9_]*)\s*;/g)].map((match) => match[1]!));
+        for (const match of text.matchAll(/\bmod\s+(?:r#)?([A-Za-z_][A-Za-z0-9_]*)\s*\{/g)) if (!declared.has(match[1]!)) inline.add(match[1]!);
+        this.rustInlineOnly.set(parent, inline);
+      }
+      if (inline.has(name)) return undefined;
       const written = attributes.get(name);
       if (written !== undefined) {
         const target = posix.normalize(posix.join(posix.dirname(parent), written));
@@ -228,17 +309,6 @@ export class ModuleResolver {
     if (this.has(`${prefix}${name}.rs`)) return `${prefix}${name}.rs`;
     if (this.has(`${prefix}${name}/mod.rs`)) return `${prefix}${name}/mod.rs`;
     return undefined;
-  }
-
-  private rustCrateRoot(from: string): string | undefined {
-    let dir = posix.dirname(from);
-    for (;;) {
-      const prefix = dir === '.' ? '' : `${dir}/`;
-      if (this.has(`${prefix}lib.rs`) || this.has(`${prefix}main.rs`)) return dir === '.' ? '' : dir;
-      if (this.has(`${prefix}Cargo.toml`) && (this.has(`${prefix}src/lib.rs`) || this.has(`${prefix}src/main.rs`))) return `${prefix}src`;
-      if (dir === '.' || dir === '') return undefined;
-      dir = posix.dirname(dir);
-    }
   }
 
   private resolveRust(from: string, raw: RawImport): string[] {
@@ -280,9 +350,9 @@ export class ModuleResolver {
     if (full[0] === 'crate') {
       const root = this.rustCrateRoot(from);
       if (root === undefined) return undefined;
-      dir = root;
+      dir = root.dir;
       index = 1;
-      file = ['lib.rs', 'main.rs'].map((name) => (root === '' ? name : `${root}/${name}`)).find((candidate) => this.has(candidate));
+      file = root.file;
     } else if (full[0] === 'self' || full[0] === 'super') {
       dir = this.rustModuleDir(from);
       file = from;
@@ -295,7 +365,9 @@ export class ModuleResolver {
         else if (full[index] === 'super') {
           const parent = posix.dirname(dir === '' ? '.' : dir);
           const parentDir = parent === '.' ? '' : parent;
-          file = this.rustModuleFile(posix.dirname(parentDir === '' ? '.' : parentDir).replace(/^\.$/, ''), posix.basename(parentDir)) ?? this.rustCrateRootFile(parentDir);
+          // (climbing out to the crate root's directory: that root — tests/it.rs for `super` in tests/common/mod.rs, X64-08)
+          const root = this.rustCrateRoot(from);
+          file = root !== undefined && root.dir === parentDir ? root.file : (this.rustModuleFile(posix.dirname(parentDir === '' ? '.' : parentDir).replace(/^\.$/, ''), posix.basename(parentDir)) ?? this.rustCrateRootFile(parentDir));
           dir = parentDir;
         }
         index += 1;
