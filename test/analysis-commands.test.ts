@@ -1737,6 +1737,20 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['tests/it.rs:6:31', 'tests/it2.rs:5:29']);
   });
 
+  it('Rust --defined-in: `extern crate self as cr2;` in lib.rs makes `cr2::util::Item` the crate\'s own path in its modules (X64-15)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod user;\nextern crate self as cr2;\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/user.rs': 'use cr2::util::Item as W;\npub fn f() {\n    let _ = cr2::util::Item::new(6);\n    let _ = cr2::item::Item::new();\n    let _ = W::new(8);\n}\n',
+      },
+    });
+    // = cargo: with util.rs's `fn new` renamed, E0599 at user.rs:3:30 and user.rs:5:16
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/user.rs:3:30', 'src/user.rs:5:16']);
+  });
+
   it('Rust --defined-in: `Self::new()` in a one-line impl or an unindented impl body is the impl\'s type, from the syntax tree (outside round X63-12)', async () => {
     const repo = await createTestRepo({
       files: {

@@ -209,11 +209,16 @@ export class ModuleResolver {
    * src/main.rs, src/bin/*.rs, src/bin/x/main.rs, tests/*.rs, examples/*.rs, benches/*.rs (or their x/main.rs),
    * build.rs: each binary, integration test, example and bench is a crate of its own (X64-07).
    */
+  private readonly rustTargetRoots = new Map<string, boolean>();
+
   private rustTargetRoot(file: string): boolean {
+    let answer = this.rustTargetRoots.get(file);
+    if (answer !== undefined) return answer;
     const pkg = this.rustPackageDir(file);
-    if (pkg === undefined) return false;
-    const rel = pkg === '' ? file : file.slice(pkg.length + 1);
-    return /^(?:src\/(?:lib|main)\.rs|build\.rs|(?:src\/bin|tests|examples|benches)\/[^/]+\.rs|(?:src\/bin|tests|examples|benches)\/[^/]+\/main\.rs)$/.test(rel);
+    const rel = pkg === undefined ? undefined : pkg === '' ? file : file.slice(pkg.length + 1);
+    answer = rel !== undefined && /^(?:src\/(?:lib|main)\.rs|build\.rs|(?:src\/bin|tests|examples|benches)\/[^/]+\.rs|(?:src\/bin|tests|examples|benches)\/[^/]+\/main\.rs)$/.test(rel);
+    this.rustTargetRoots.set(file, answer);
+    return answer;
   }
 
   private readonly rustRoots = new Map<string, { dir: string; file: string } | undefined>();
@@ -374,6 +379,11 @@ export class ModuleResolver {
       }
       for (const name of inline) dir = dir === '' ? name : `${dir}/${name}`;
     } else {
+      // (`extern crate self as cr2;` in the crate's root: `cr2::…` is `crate::…` in each of its modules; `extern crate
+      // cr as c2;` there: `c2::…` is `cr::…` — the root's extern crates are in every module's scope: X64-15)
+      const root = this.rustCrateRoot(from);
+      const alias = root === undefined ? undefined : this.rustExternAliases(root.file).get(full[0]!);
+      if (alias !== undefined && alias !== full[0]) return this.rustWalk(from, raw, [alias === 'self' ? 'crate' : alias, ...full.slice(1)]);
       const crate = this.input.rustCrates?.find((entry) => entry.name === full[0] && (entry.dir === '' || from.startsWith(`${entry.dir}/`)));
       const crateRoot = crate ? (crate.dir === '' ? 'src' : `${crate.dir}/src`) : undefined;
       if (crateRoot !== undefined && (this.has(`${crateRoot}/lib.rs`) || this.has(`${crateRoot}/main.rs`))) {
@@ -395,6 +405,20 @@ export class ModuleResolver {
       dir = next.dir;
     }
     return file ? { file, index } : undefined;
+  }
+
+  private readonly rustExterns = new Map<string, Map<string, string>>();
+
+  /** Rust: the `extern crate x as y;` declarations of a (crate root) file, alias → crate name (`self` for its own crate). */
+  private rustExternAliases(file: string): Map<string, string> {
+    let aliases = this.rustExterns.get(file);
+    if (!aliases) {
+      aliases = new Map();
+      const text = this.input.readText?.(file) ?? '';
+      if (text.includes('extern')) for (const match of text.matchAll(/\bextern\s+crate\s+(?:r#)?([A-Za-z_][A-Za-z0-9_]*)\s+as\s+(?:r#)?([A-Za-z_][A-Za-z0-9_]*)\s*;/g)) aliases.set(match[2]!, match[1]!);
+      this.rustExterns.set(file, aliases);
+    }
+    return aliases;
   }
 
   private rustCrateRootFile(dir: string): string | undefined {
