@@ -1751,6 +1751,25 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/user.rs:3:30', 'src/user.rs:5:16']);
   });
 
+  it('Rust --defined-in: a renamed re-export chain is followed to its end — six `pub use self::A4 as A5;` in one file, a facade per file over four files, lib.rs\'s `pub use l4::D as Top;`, the path `crate::l3::C::new(3)` (X64-12)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/big.rs': 'pub use crate::util::Item as A0;\npub use self::A0 as A1;\npub use self::A1 as A2;\npub use self::A2 as A3;\npub use self::A3 as A4;\npub use self::A4 as A5;\npub fn f() {\n    let _ = A0::new(0);\n    let _ = A1::new(1);\n    let _ = A2::new(2);\n    let _ = A3::new(3);\n    let _ = A4::new(4);\n    let _ = A5::new(5);\n}\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod l1;\npub mod l2;\npub mod l3;\npub mod l4;\npub mod user;\npub mod big;\npub use l4::D as Top;\n',
+        'src/l1.rs': 'pub use crate::util::Item as A;\n',
+        'src/l2.rs': 'pub use crate::l1::A as B;\n',
+        'src/l3.rs': 'pub use crate::l2::B as C;\n',
+        'src/l4.rs': 'pub use crate::l3::C as D;\n',
+        'src/user.rs': 'use crate::l4::D;\nuse crate::Top;\nuse crate::item::Item;\npub fn f() {\n    let _ = D::new(1);\n    let _ = Top::new(2);\n    let _ = crate::l3::C::new(3);\n    let _ = Item::new();\n}\n',
+      },
+    });
+    // = cargo: with util.rs's `fn new` renamed, E0599 at big.rs:8:17 … big.rs:13:17 and user.rs:5:16, 6:18, 7:27
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/big.rs:8:17', 'src/big.rs:9:17', 'src/big.rs:10:17', 'src/big.rs:11:17', 'src/big.rs:12:17', 'src/big.rs:13:17', 'src/user.rs:5:16', 'src/user.rs:6:18', 'src/user.rs:7:27']);
+  });
+
   it('Rust --defined-in: `Self::new()` in a one-line impl or an unindented impl body is the impl\'s type, from the syntax tree (outside round X63-12)', async () => {
     const repo = await createTestRepo({
       files: {

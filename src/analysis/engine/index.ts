@@ -282,6 +282,12 @@ function rustUseBindings(imports: FileFacts['imports']): Map<string, string> {
  * Rust: the path before the name `before` (a line up to the name) ends in — `crate::defs` for `x = crate::defs::` —
  * undefined when the name has no path, null when the path is not one of plain segments (`<T as Tr>::`, `Vec::<u8>::`).
  */
+/**
+ * Rust: how deep a chain of re-exports, `use`s and globs is followed — not a hop count (cycles end at the names under
+ * way: X64-12) but a bound that keeps the recursion within the stack on a generated chain of thousands.
+ */
+const rustChainLimit = 1000;
+
 /** Rust's primitive types (`u32::build(7)` names a type, though lowercase). */
 const rustPrimitive = /^(?:[iu](?:8|16|32|64|128|size)|f32|f64|bool|char|str)$/;
 
@@ -1700,20 +1706,64 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       }
     }
     const texts = readTexts(context, [...[...loadedFiles.values()].filter((item) => item.entry.file.endsWith('.rs')).map((item) => item.entry), ...roots, ...[...facades.values()].filter((entry) => !roots.includes(entry))]);
-    const lineAt = (text: string, index: number) => text.slice(0, index).split('\n').length;
-    // (an alias of an alias — `use crate::UtilItem as X;`, `use super::super::Thing as T2;` — is one too: to a fixed point, X63-09/14)
+    // (and the files those facades' own `use`s of a type name lead to, to the end of the chain — l4.rs's `pub use
+    // crate::l3::C as D;`, l3.rs's `pub use crate::l2::B as C;`, …; and the facades a path names, `crate::l3::C::new(3)`
+    // in a loaded file or `pub use l4::D as Top;` in lib.rs: X64-12)
+    const pathTypes = /(?<![\w:])((?:[A-Za-z_][A-Za-z0-9_]*::)+)([A-Z][A-Za-z0-9_]*)\s*::/g;
+    const useTypes = /\buse\s+((?:[A-Za-z_][A-Za-z0-9_]*::)+)([A-Z][A-Za-z0-9_]*)(?:\s+as\s+[A-Za-z_][A-Za-z0-9_]*)?\s*;/g;
+    for (let added = [...texts.keys()], first = true; added.length > 0 && rustResolve; first = false) {
+      const next: RepoFile[] = [];
+      for (const file of added) {
+        const text = texts.get(file) ?? '';
+        const seen = new Set<string>();
+        for (const match of first ? [...text.matchAll(pathTypes), ...(facades.has(file) || roots.some((entry) => entry.file === file) ? text.matchAll(useTypes) : [])] : text.matchAll(useTypes)) {
+          if (seen.has(`${match[1]!}${match[2]!}`)) continue;
+          seen.add(`${match[1]!}${match[2]!}`);
+          for (const target of rustResolve(file, { module: match[1]!.replace(/::$/, ''), line: 0, names: [{ imported: match[2]!, local: match[2]! }], reexport: false })) {
+            if (loadedFiles.has(target) || texts.has(target) || !byPath.has(target) || next.includes(byPath.get(target)!)) continue;
+            next.push(byPath.get(target)!);
+          }
+        }
+      }
+      for (const [file, text] of readTexts(context, next)) texts.set(file, text);
+      added = next.map((entry) => entry.file);
+    }
+    // (a match's line: by the text's line starts, found once per text)
+    const lineStarts = new Map<string, number[]>();
+    const lineAt = (text: string, index: number) => {
+      let starts = lineStarts.get(text);
+      if (!starts) {
+        starts = [0];
+        for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) starts.push(at + 1);
+        lineStarts.set(text, starts);
+      }
+      let low = 0;
+      let high = starts.length - 1;
+      while (low < high) {
+        const middle = (low + high + 1) >> 1;
+        if (starts[middle]! <= index) low = middle;
+        else high = middle - 1;
+      }
+      return low + 1;
+    };
+    // (an alias of an alias — `use crate::UtilItem as X;`, `use super::super::Thing as T2;` — is one too: every
+    // renaming `use` and `type` of the texts read once, then followed from the types to a fixed point — no hop limit,
+    // the names already known end it: X63-09/14, X64-12)
+    const renamings = new Map<string, Array<[string, RustTypeAlias]>>();
+    const reexport = /\buse\s+((?:[A-Za-z_][A-Za-z0-9_]*::)*)([A-Za-z_][A-Za-z0-9_]*)\s+as\s+([A-Za-z_][A-Za-z0-9_]*)\s*;/g;
+    const alias = /\btype\s+([A-Za-z_][A-Za-z0-9_]*)\s*=\s*((?:[A-Za-z_][A-Za-z0-9_]*::)*)([A-Za-z_][A-Za-z0-9_]*)\s*(?:<[^;]*>)?\s*;/g;
+    for (const [file, text] of texts) {
+      const found: Array<[string, string, RustTypeAlias]> = [
+        ...[...text.matchAll(reexport)].map((match): [string, string, RustTypeAlias] => [match[2]!, match[3]!, { file, line: lineAt(text, match.index), path: `${match[1]!}${match[2]!}`, type: match[2]! }]),
+        ...[...text.matchAll(alias)].map((match): [string, string, RustTypeAlias] => [match[3]!, match[1]!, { file, line: lineAt(text, match.index), path: `${match[2]!}${match[3]!}`, type: match[3]! }]),
+      ];
+      for (const [source, name, declared] of found) (renamings.get(source) ?? renamings.set(source, []).get(source)!).push([name, declared]);
+    }
     const known = new Set(containers);
-    for (let round = 0, names = containers; names.length > 0 && round < 4; round += 1) {
-      const pattern = names.join('|');
-      const reexport = new RegExp(`\\buse\\s+((?:[A-Za-z_][A-Za-z0-9_]*::)*)(${pattern})\\s+as\\s+([A-Za-z_][A-Za-z0-9_]*)\\s*;`, 'g');
-      const alias = new RegExp(`\\btype\\s+([A-Za-z_][A-Za-z0-9_]*)\\s*=\\s*((?:[A-Za-z_][A-Za-z0-9_]*::)*)(${pattern})\\s*(?:<[^;]*>)?\\s*;`, 'g');
+    for (let names = containers; names.length > 0; ) {
       const added: string[] = [];
-      for (const [file, text] of texts) {
-        const found: [string, RustTypeAlias][] = [
-          ...[...text.matchAll(reexport)].map((match): [string, RustTypeAlias] => [match[3]!, { file, line: lineAt(text, match.index), path: `${match[1]!}${match[2]!}`, type: match[2]! }]),
-          ...[...text.matchAll(alias)].map((match): [string, RustTypeAlias] => [match[1]!, { file, line: lineAt(text, match.index), path: `${match[2]!}${match[3]!}`, type: match[3]! }]),
-        ];
-        for (const [name, declared] of found) {
+      for (const source of names) {
+        for (const [name, declared] of renamings.get(source) ?? []) {
           if (name === '_') continue;
           (typeAliases.get(name) ?? typeAliases.set(name, []).get(name)!).push(declared);
           if (!known.has(name)) {
@@ -1868,18 +1918,23 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
    * `legacy::Item`, X58-19), or its `use …::Item` (the module the `use` names). undefined when not known (a glob import,
    * a re-export, an unread file): then the name decides, as before.
    */
+  // (what a module's scope binds a name to, across the lookups of every reference — a generated chain of 3000
+  // `pub use self::A2 as A3;` is walked once, not once per reference: X64-12; keyed by all the lookup depends on)
+  const rustLookups = new Map<string, string | undefined | null>();
   const rustTypeHome = (file: string, type: string, modulePath: string, line = 0, local = type, column = 0): string | undefined => {
     const isType = (def: FileFacts['symbols'][number], name = type) => def.name === name && def.container === undefined && (def.kind === 'struct' || def.kind === 'enum' || def.kind === 'type' || def.kind === 'trait');
     // (a module that re-exports the type — `mod item; pub use item::Item;` — is followed to the file defining it, three
     // hops at most, from its text: such a facade need not name the searched method, so it may not be loaded — X59-16)
     // (`name`: the type's name there — `pub use util::Item as UtilItem;` in lib.rs is followed to util.rs's `Item`: X63-14)
-    const home = (target: string | undefined, depth = 0, name = type): string | undefined => {
+    // (a chain of facades is followed to its end: the files already on it end a cycle, not a hop count — X64-12)
+    const home = (target: string | undefined, depth = 0, name = type, seen = new Set<string>()): string | undefined => {
       if (target === undefined) return undefined;
       // (`pub type Item = crate::util::Item;` at the module's level: the alias's target — X64-03)
       const alias = loadedFiles.get(target)?.facts.rustLocals?.find((entry) => entry.kind === 'alias' && entry.span === undefined && entry.name === name && moduleAt(target, [entry.line, entry.column]).length === 0);
       if (alias) return rustAliasTarget(target, alias);
       if (loadedFiles.get(target)?.facts.symbols.some((def) => isType(def, name))) return target;
-      if (depth >= 3 || !rustResolve || !target.endsWith('.rs')) return undefined;
+      if (seen.has(`${target}\0${name}`) || depth > rustChainLimit || !rustResolve || !target.endsWith('.rs')) return undefined;
+      seen.add(`${target}\0${name}`);
       const entry = byPath.get(target);
       const text = entry ? (readTexts(context, [entry]).get(target) ?? '') : '';
       const declared = new RegExp(`^(?:pub(?:\\([^)]*\\))?\\s+)?(?:struct|enum|type|trait|union)\\s+${name}\\b(?:\\s*(?:<[^=;{]*>)?\\s*=\\s*((?:::)?(?:[A-Za-z_][A-Za-z0-9_]*::)*[A-Za-z_][A-Za-z0-9_]*)\\s*(?:<[^;]*>)?\\s*;)?`, 'm').exec(text);
@@ -1889,7 +1944,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       if (!reexport || reexport[1] === '') return undefined;
       const imported = reexport[2] ?? name;
       const next = rustResolve(target, { module: reexport[1]!.replace(/::$/, ''), line: 0, names: [{ imported, local: imported }], reexport: false });
-      return next.includes(definedInFile!) && rustContainers.has(imported) ? definedInFile : home(next[0], depth + 1, imported);
+      return next.includes(definedInFile!) && rustContainers.has(imported) ? definedInFile : home(next[0], depth + 1, imported, seen);
     };
     // The names in scope at a position are the syntax tree's: the inline module around it (`mod tests { … }` inherits
     // none of the file's names — only what it declares, `use`s, or globs in: X63-01/08), the blocks around it
@@ -1956,8 +2011,30 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       // names too, its `use`s included; another module's glob its public ones)
       return lookupIn(end.file, end.rest, name, depth + 1, !segments.every((segment) => segment === 'super' || segment === 'self' || segment === 'crate'));
     };
+    // (a chain of `use`s and globs is followed to its end — `pub use self::A3 as A4;` five deep, a facade per file: the
+    // lookups under way end a cycle (`pub use super::*;` both ways), not a hop count — X64-12)
+    const visiting = new Set<string>();
+    let cuts = 0;
+    // (the lookup depends on the type only through the definition's module (itemHome) and the definition's own file)
+    const typeKey = `${definition !== undefined ? type : ''}\0${file === definedInFile && local === type && rustContainers.has(type) ? type : ''}`;
     const lookup = (where: string, path: readonly string[], name: string, depth: number, publicOnly: boolean): string | undefined | null => {
-      if (depth > 8) return undefined;
+      const key = `${where}\0${path.join('::')}\0${name}\0${publicOnly}`;
+      // (and on the reference's build: a `#[cfg(test)] use` counts only in test code — X64-13)
+      const memoKey = `${typeKey}\0${String(underTest)}\0${key}`;
+      if (rustLookups.has(memoKey)) return rustLookups.get(memoKey);
+      if (visiting.has(key) || depth > rustChainLimit) {
+        cuts += 1;
+        return undefined;
+      }
+      visiting.add(key);
+      const before = cuts;
+      const found = lookupOnce(where, path, name, depth, publicOnly);
+      visiting.delete(key);
+      // (an answer cut short by a cycle is this walk's only)
+      if (cuts === before) rustLookups.set(memoKey, found);
+      return found;
+    };
+    const lookupOnce = (where: string, path: readonly string[], name: string, depth: number, publicOnly: boolean): string | undefined | null => {
       const uses = (loadedFiles.get(where)?.facts.imports ?? []).filter((raw) => !raw.modDecl && (path.length === 0 ? raw.block === undefined : raw.inlineModule === true && same(raw.modulePath, path)) && (!publicOnly || raw.reexport) && inBuild(raw));
       const explicit = uses.filter((raw) => raw.names.some((entry) => entry.local === name && entry.imported !== '*'));
       // (the definition's file names its type by it — unless a `use` of the file binds the name: `use crate::model::Item;
