@@ -1770,6 +1770,27 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/big.rs:8:17', 'src/big.rs:9:17', 'src/big.rs:10:17', 'src/big.rs:11:17', 'src/big.rs:12:17', 'src/big.rs:13:17', 'src/user.rs:5:16', 'src/user.rs:6:18', 'src/user.rs:7:27']);
   });
 
+  it('Rust --defined-in: a workspace sibling crate by its path — `a::util::Item::new(2)`, `::a::util::…`, `a::Item::new(5)`, `use a::util;` then `util::Item::new(7)` — and a renamed dependency (`alpha.workspace = true`, `alpha = { path = "a", package = "a" }`) (X64-11)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[workspace]\nmembers = ["a", "b", "c"]\nresolver = "2"\n\n[workspace.dependencies]\nalpha = { path = "a", package = "a" }\n',
+        'a/Cargo.toml': '[package]\nname = "a"\nversion = "0.1.0"\nedition = "2021"\n',
+        'a/src/lib.rs': 'pub mod util;\npub use util::Item;\npub fn f() {\n    let _ = crate::util::Item::new(1);\n}\n',
+        'a/src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'b/Cargo.toml': '[package]\nname = "b"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\na = { path = "../a" }\n',
+        'b/src/lib.rs': 'pub mod util;\npub mod user;\npub fn g() {\n    let _ = crate::util::Item::new();\n    let _ = a::util::Item::new(2);\n    let _ = util::Item::new();\n}\npub mod user2;\n',
+        'b/src/user.rs': 'use a::Item as AItem;\nuse crate::util::Item;\npub fn h() {\n    let _ = Item::new();\n    let _ = AItem::new(3);\n    let _ = ::a::util::Item::new(4);\n}\n',
+        'b/src/user2.rs': 'use a::util::Item;\nuse a::util;\npub fn k() {\n    let _ = Item::new(6);\n    let _ = util::Item::new(7);\n}\n',
+        'b/src/util.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'b/tests/it.rs': 'use b::util::Item;\n#[test]\nfn t() {\n    let _ = Item::new();\n    let _ = a::Item::new(5);\n}\n',
+        'c/Cargo.toml': '[package]\nname = "c"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\nalpha.workspace = true\n',
+        'c/src/lib.rs': 'pub fn k() {\n    let _ = alpha::util::Item::new(8);\n    let _ = ::alpha::Item::new(9);\n}\n',
+      },
+    });
+    // = cargo (`#[deprecated]` on a/src/util.rs's `new`, `cargo check --tests`: the "use of deprecated" locations)
+    expect(await definedInCallers(repo.dir, 'new', 'a/src/util.rs', true)).toEqual(['a/src/lib.rs:4:32', 'b/src/lib.rs:5:28', 'b/src/user.rs:5:20', 'b/src/user.rs:6:30', 'b/src/user2.rs:4:19', 'b/src/user2.rs:5:25', 'b/tests/it.rs:5:22', 'c/src/lib.rs:2:32', 'c/src/lib.rs:3:28']);
+  });
+
   it('Rust --defined-in: `Self::new()` in a one-line impl or an unindented impl body is the impl\'s type, from the syntax tree (outside round X63-12)', async () => {
     const repo = await createTestRepo({
       files: {

@@ -18,7 +18,7 @@ import { onlyInLiterals } from './lexical.js';
 import { fixtureUsesIn } from '../pytest-fixtures.js';
 import { ModuleTargets } from '../ts-module-targets.js';
 import { blobId, directoriesOf, isAnalysable as analysable, listRepo, readRegularFile, listRepoFiles, readTexts, repoContext, type RepoContext, type RepoFile, type RepoListing } from './repo-files.js';
-import { cargoCrateName, goModulePath, ModuleResolver } from './resolve.js';
+import { cargoCrateName, cargoDependencies, goModulePath, ModuleResolver } from './resolve.js';
 import { afterCallHooks, beforeCallHooks, currentIdleRunner, currentScope, factsCost, fixedProbes, insideCall, type IdleRunner, memory, memoryKey } from './scope.js';
 import type {
   AnalysisStats,
@@ -220,12 +220,42 @@ async function resolverFor(context: RepoContext, allPaths?: readonly string[]): 
     const module = text === undefined ? undefined : goModulePath(text);
     if (module) goModules.push({ dir: path.posix.dirname(file) === '.' ? '' : path.posix.dirname(file), module });
   }
-  const rustCrates: Array<{ dir: string; name: string }> = [];
+  const rustCrates: Array<{ dir: string; name: string; dependencies?: Array<{ name: string; dir: string }> }> = [];
+  const manifests: Array<{ dir: string; dependencies: ReturnType<typeof cargoDependencies> }> = [];
   for (const file of files) {
     if (file !== 'Cargo.toml' && !file.endsWith('/Cargo.toml')) continue;
     const text = readRegularFile(path.join(context.root, file))?.toString('utf8');
     const name = text === undefined ? undefined : cargoCrateName(text);
-    if (name) rustCrates.push({ dir: path.posix.dirname(file) === '.' ? '' : path.posix.dirname(file), name });
+    const dir = path.posix.dirname(file) === '.' ? '' : path.posix.dirname(file);
+    if (text !== undefined && text.includes('dependencies')) manifests.push({ dir, dependencies: cargoDependencies(text) });
+    if (name) rustCrates.push({ dir, name });
+  }
+  // (a package's path dependencies in the repository, by the name its code gives them — a renamed one's key, else the
+  // crate's own name; `a.workspace = true` through the nearest [workspace.dependencies] above it: X64-11)
+  const at = (dir: string, relative: string) => path.posix.normalize(path.posix.join(dir === '' ? '.' : dir, relative)).replace(/^\.$/, '').replace(/\/$/, '');
+  for (const crate of rustCrates) {
+    const declared = manifests.find((manifest) => manifest.dir === crate.dir)?.dependencies ?? [];
+    const dependencies: Array<{ name: string; dir: string }> = [];
+    for (const dependency of declared) {
+      if (dependency.workspace) continue;
+      let target: string | undefined;
+      let renamed = dependency.package;
+      if (dependency.path !== undefined) target = at(crate.dir, dependency.path);
+      else if (dependency.inherited) {
+        const root = manifests
+          .filter((manifest) => (manifest.dir === '' || crate.dir === manifest.dir || crate.dir.startsWith(`${manifest.dir}/`)) && manifest.dependencies.some((entry) => entry.workspace && entry.name === dependency.name && entry.path !== undefined))
+          .sort((a, b) => b.dir.length - a.dir.length)[0];
+        const entry = root?.dependencies.find((candidate) => candidate.workspace && candidate.name === dependency.name && candidate.path !== undefined);
+        if (root && entry) {
+          target = at(root.dir, entry.path!);
+          renamed ??= entry.package;
+        }
+      }
+      const crateThere = target === undefined ? undefined : rustCrates.find((candidate) => candidate.dir === target);
+      if (target === undefined || !crateThere) continue;
+      dependencies.push({ name: renamed !== undefined ? dependency.name.replace(/-/g, '_') : crateThere.name, dir: target });
+    }
+    if (dependencies.length > 0) crate.dependencies = dependencies;
   }
   // (tsconfig/jsconfig `paths` and `baseUrl`, read when a bare specifier is first resolved: X58-10)
   let targets: ModuleTargets | undefined;

@@ -25,8 +25,12 @@ export interface ResolverInput {
   files: ReadonlySet<string>;
   /** go.mod files: directory (repo-relative, '' for the root) and module path. */
   goModules: Array<{ dir: string; module: string }>;
-  /** Cargo.toml packages: directory and crate name (`-` as `_`), for `use <crate>::…` inside the crate (tests, examples). */
-  rustCrates?: Array<{ dir: string; name: string }>;
+  /**
+   * Cargo.toml packages: directory and crate name (`-` as `_`), for `use <crate>::…` inside the crate (tests, examples);
+   * and the repository packages it depends on by a path (`a = { path = "../a" }`, renamed `alpha = { …, package = "a" }`,
+   * `a.workspace = true`): the name its code gives each, and the package's directory (X64-11).
+   */
+  rustCrates?: Array<{ dir: string; name: string; dependencies?: Array<{ name: string; dir: string }> }>;
   /**
    * TS/JS: the repository modules (repo-relative paths without extension) a bare specifier written in `from` names
    * through the nearest tsconfig/jsconfig `paths`/`baseUrl` (`@/lib` → `src/lib`); none for a package.
@@ -384,7 +388,7 @@ export class ModuleResolver {
       const root = this.rustCrateRoot(from);
       const alias = root === undefined ? undefined : this.rustExternAliases(root.file).get(full[0]!);
       if (alias !== undefined && alias !== full[0]) return this.rustWalk(from, raw, [alias === 'self' ? 'crate' : alias, ...full.slice(1)]);
-      const crate = this.input.rustCrates?.find((entry) => entry.name === full[0] && (entry.dir === '' || from.startsWith(`${entry.dir}/`)));
+      const crate = this.input.rustCrates?.find((entry) => entry.name === full[0] && (entry.dir === '' || from.startsWith(`${entry.dir}/`))) ?? this.rustDependency(from, full[0]!);
       const crateRoot = crate ? (crate.dir === '' ? 'src' : `${crate.dir}/src`) : undefined;
       if (crateRoot !== undefined && (this.has(`${crateRoot}/lib.rs`) || this.has(`${crateRoot}/main.rs`))) {
         // `use <this crate>::…` from tests/, examples/, benches/ (or the crate itself).
@@ -405,6 +409,20 @@ export class ModuleResolver {
       dir = next.dir;
     }
     return file ? { file, index } : undefined;
+  }
+
+  /**
+   * Rust: the repository crate `name` names in `from` as a dependency — its package's path dependency of that name (a
+   * renamed one by its new name), else a workspace member of that crate name (`a::util::Item::new(2)` in crate b: X64-11).
+   */
+  private rustDependency(from: string, name: string): { dir: string } | undefined {
+    const crates = this.input.rustCrates ?? [];
+    const pkg = this.rustPackageDir(from);
+    const own = pkg === undefined ? undefined : crates.find((entry) => entry.dir === pkg);
+    const declared = own?.dependencies?.find((dependency) => dependency.name === name);
+    if (declared) return { dir: declared.dir };
+    if (own?.dependencies?.some((dependency) => crates.find((entry) => entry.dir === dependency.dir)?.name === name)) return undefined;
+    return crates.find((entry) => entry.name === name && entry !== own);
   }
 
   private readonly rustExterns = new Map<string, Map<string, string>>();
@@ -438,6 +456,52 @@ export function cargoCrateName(text: string): string | undefined {
     return /^\s*name\s*=\s*["']([^"']+)["']/m.exec(section)?.[1]?.replace(/-/g, '_');
   };
   return name('lib') ?? name('package');
+}
+
+/**
+ * The dependencies a Cargo.toml text declares (any `[dependencies]`, `[dev-dependencies]`, `[build-dependencies]`,
+ * `[target.….dependencies]` table, inline `a = { path = "../a" }` / `a.path = "../a"` or `[dependencies.a]`), and its
+ * `[workspace.dependencies]` (`workspace: true` on those): the key as written, its `path`, `package`, `workspace = true`.
+ */
+export function cargoDependencies(text: string): Array<{ name: string; path?: string; package?: string; inherited?: boolean; workspace?: boolean }> {
+  const found: Array<{ name: string; path?: string; package?: string; inherited?: boolean; workspace?: boolean }> = [];
+  const fields = (body: string, into: { path?: string; package?: string; inherited?: boolean }) => {
+    const path = /(?:^|[\s{,])path\s*=\s*["']([^"']+)["']/.exec(body)?.[1];
+    const pkg = /(?:^|[\s{,])package\s*=\s*["']([^"']+)["']/.exec(body)?.[1];
+    if (path !== undefined) into.path = path;
+    if (pkg !== undefined) into.package = pkg;
+    if (/(?:^|[\s{,])workspace\s*=\s*true\b/.test(body)) into.inherited = true;
+  };
+  const table = /^(?:target\.(?:'[^']*'|"[^"]*"|[^.\]]+)\.)?(?:dev-|build-)?dependencies$/;
+  let section = '';
+  let current: { name: string; path?: string; package?: string; inherited?: boolean; workspace?: boolean } | undefined;
+  for (const line of text.split(/\r?\n/)) {
+    const header = /^\s*\[\s*([^\]]+?)\s*\]\s*(?:#.*)?$/.exec(line);
+    if (header) {
+      section = header[1]!;
+      current = undefined;
+      const dotted = /^(.*)\.([A-Za-z0-9_-]+)$/.exec(section);
+      if (dotted && (table.test(dotted[1]!) || dotted[1] === 'workspace.dependencies')) {
+        current = { name: dotted[2]!, ...(dotted[1] === 'workspace.dependencies' ? { workspace: true } : {}) };
+        found.push(current);
+      }
+      continue;
+    }
+    if (current) {
+      fields(line, current);
+      continue;
+    }
+    if (!table.test(section) && section !== 'workspace.dependencies') continue;
+    const entry = /^\s*([A-Za-z0-9_-]+)\s*(?:\.\s*(path|package|workspace)\s*)?=\s*(.*)$/.exec(line);
+    if (!entry) continue;
+    let dependency = found.find((candidate) => candidate.name === entry[1] && (candidate.workspace === true) === (section === 'workspace.dependencies'));
+    if (!dependency) {
+      dependency = { name: entry[1]!, ...(section === 'workspace.dependencies' ? { workspace: true } : {}) };
+      found.push(dependency);
+    }
+    fields(entry[2] === undefined ? entry[3]! : `${entry[2]} = ${entry[3]!}`, dependency);
+  }
+  return found;
 }
 
 /** The module path declared by a go.mod text. */
