@@ -1368,6 +1368,22 @@ describe('detect-cascades', () => {
     expect(await testCascadeLines(repo.dir, repo.path('docs/IMPL/IMPL-tc.yaml'))).toEqual(['parse src/c/unit.rs:5', 'parse src/c/unit/deep.rs:3', 'parse src/g.rs:5']);
   });
 
+  it('check-test-cascade: a cfg that is false whenever `test` is — `not(any(not(test), feature = "x"))` — is test code (not `any()`, which holds in no build), and so is the file a `#[cfg_attr(test, path = "h_test.rs")] mod h;` makes the module under test (X64-09, X64-10)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "tc"\nversion = "0.1.0"\nedition = "2021"\n\n[features]\nx = []\n',
+        'src/lib.rs': 'pub mod util;\npub mod a;\n#[cfg_attr(test, path = "h_test.rs")]\nmod h;\npub fn use_h() -> u32 {\n    h::h()\n}\n',
+        'src/util.rs': 'pub fn parse() -> u32 {\n    1\n}\n',
+        'src/a.rs': 'pub fn lib_a() {}\n\n#[cfg(not(any(not(test), feature = "x")))]\nfn neg() -> u32 {\n    crate::util::parse()\n}\n\n#[cfg(any())]\nfn never() -> u32 {\n    crate::util::parse()\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn t() {\n        assert_eq!(super::neg(), 1);\n    }\n}\n',
+        'src/h.rs': 'pub fn h() -> u32 {\n    crate::util::parse()\n}\n',
+        'src/h_test.rs': 'pub fn h() -> u32 {\n    crate::util::parse() + 1\n}\n',
+        'docs/IMPL/IMPL-tc.yaml': 'title: t\nfeature_slug: tc\nverdict: SUITABLE\nfile_ownership:\n  - file: src/util.rs\n    agent: A\n    wave: 1\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: "Change `parse()` to take a `&str` parameter."\n',
+      },
+    });
+    // = cargo: with parse renamed, `cargo check --tests` errors minus `cargo check --lib` errors: a.rs:5, h_test.rs:2
+    expect(await testCascadeLines(repo.dir, repo.path('docs/IMPL/IMPL-tc.yaml'))).toEqual(['parse src/a.rs:5', 'parse src/h_test.rs:2']);
+  });
+
   it('Rust --defined-in: Self:: in a subtrait\'s default method, calls through a blanket impl, and a module path segment named like the function (outside round X58-25/26/27)', async () => {
     const repo = await createTestRepo({
       files: {

@@ -63,7 +63,7 @@ export function isTestPath(file: string): boolean {
  * {@link rustTestCode} asks the syntax tree (`#[cfg(test)]`, `#[cfg(all(test, feature = "x"))]`, `#![cfg(test)]`).
  */
 export function hasInlineTests(file: string, text: string): boolean {
-  return file.endsWith('.rs') && /#!?\s*\[\s*cfg\s*\(/.test(text) && /\btest\b/.test(text);
+  return file.endsWith('.rs') && /#!?\s*\[\s*cfg(?:_attr)?\s*\(/.test(text) && /\btest\b/.test(text);
 }
 
 /** Rust test code of one source file: its test-only lines, and the module files that are test code in full. */
@@ -75,7 +75,7 @@ export interface RustTestCode {
 }
 
 /** Where the module of a `mod x;` declaration of `file` may be (the first that exists is it). */
-function rustModuleCandidates(file: string, decl: RustTestItems['modDecls'][number]): string[] {
+function rustModuleCandidates(file: string, decl: Pick<RustTestItems['modDecls'][number], 'name' | 'modulePath' | 'path'>): string[] {
   const dir = path.posix.dirname(file);
   const stem = path.posix.basename(file, '.rs');
   const moduleDir = [stem === 'mod' || stem === 'lib' || stem === 'main' ? dir : `${dir}/${stem}`, ...decl.modulePath].join('/');
@@ -97,6 +97,11 @@ export async function rustTestCode(file: string, text: string, exists: (file: st
   const inRange = (line: number) => allTest || items.ranges.some(([first, last]) => first <= line && line <= last);
   const moduleFiles: string[] = [];
   for (const decl of items.modDecls) {
+    // (the file a `#[cfg_attr(test, path = "…")]` names is the module under test only: test code — X64-10)
+    if (decl.testPath !== undefined) {
+      const [candidate] = rustModuleCandidates(file, { ...decl, path: decl.testPath });
+      if (candidate !== undefined && !candidate.startsWith('../') && (await exists(candidate))) moduleFiles.push(candidate);
+    }
     if (!inRange(decl.line)) continue;
     for (const candidate of rustModuleCandidates(file, decl)) {
       if (candidate.startsWith('../') || !(await exists(candidate))) continue;

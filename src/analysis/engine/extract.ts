@@ -1132,8 +1132,8 @@ export async function identifierLines(lang: Lang, source: string, name: string):
   }
 }
 
-/** A `cfg` predicate: `test`, `all(…)`, `any(…)`, `not(…)`, or anything else (`feature = "x"`, `unix`). */
-type CfgPredicate = { op: 'test' | 'other' } | { op: 'all' | 'any'; items: CfgPredicate[] } | { op: 'not'; item: CfgPredicate };
+/** A `cfg` predicate: `test`, `all(…)`, `any(…)`, `not(…)`, or anything else (`feature = "x"`, `unix`: its text is its `key`). */
+type CfgPredicate = { op: 'test' } | { op: 'other'; key: string } | { op: 'all' | 'any'; items: CfgPredicate[] } | { op: 'not'; item: CfgPredicate };
 
 /** Parses the text of a `cfg` attribute's arguments (`(all(test, feature = "x"))`); undefined when it is not one predicate. */
 function cfgPredicate(text: string): CfgPredicate | undefined {
@@ -1151,10 +1151,14 @@ function cfgPredicate(text: string): CfgPredicate | undefined {
       at += 1;
       if (word === 'all' || word === 'any') return { op: word, items };
       if (word === 'not' && items.length === 1) return { op: 'not', item: items[0]! };
-      return { op: 'other' };
+      // (an unknown form: an option of its own — it may hold or not)
+      return { op: 'other', key: `${word}(${at})` };
     }
-    if (tokens[at] === '=') at += 2;
-    return { op: word === 'test' ? 'test' : 'other' };
+    if (tokens[at] === '=') {
+      at += 2;
+      return { op: 'other', key: `${word}=${tokens[at - 1] ?? ''}` };
+    }
+    return word === 'test' ? { op: 'test' } : { op: 'other', key: word };
   };
   if (tokens[0] !== '(') return undefined;
   at = 1;
@@ -1162,11 +1166,44 @@ function cfgPredicate(text: string): CfgPredicate | undefined {
   return tokens[at] === ')' ? result : undefined;
 }
 
-/** True when the predicate can only hold under `cfg(test)`: `test`, `all(test, …)`, `any(all(test, a), test)`, `not(not(test))`. */
+/**
+ * True when the predicate can only hold under `cfg(test)` — it is false whenever `test` is, whatever the other options
+ * (features, `unix`, …) are: `test`, `all(test, …)`, `any(all(test, a), test)`, `not(not(test))`,
+ * `not(any(not(test), feature = "x"))` (X64-09), and true in some test build. Decided by evaluating it under every
+ * assignment of `test` and its other options (a cfg names a handful); past 12 of them, by its form alone (X63-06).
+ */
 function requiresTest(predicate: CfgPredicate): boolean {
+  const keys: string[] = [];
+  const collect = (node: CfgPredicate): void => {
+    if (node.op === 'other') {
+      if (!keys.includes(node.key)) keys.push(node.key);
+    } else if (node.op === 'all' || node.op === 'any') node.items.forEach(collect);
+    else if (node.op === 'not') collect(node.item);
+  };
+  collect(predicate);
+  if (keys.length > 12) return requiresTestByForm(predicate);
+  // (bit 0 of `options`: test; a predicate that holds in no build, `any()`, is no test code either)
+  const holds = (node: CfgPredicate, options: number): boolean => {
+    if (node.op === 'test') return (options & 1) !== 0;
+    if (node.op === 'other') return (options & (2 << keys.indexOf(node.key))) !== 0;
+    if (node.op === 'not') return !holds(node.item, options);
+    return node.op === 'all' ? node.items.every((item) => holds(item, options)) : node.items.some((item) => holds(item, options));
+  };
+  let underTest = false;
+  for (let options = 0; options < 2 << keys.length; options += 1) {
+    if (holds(predicate, options)) {
+      if ((options & 1) === 0) return false;
+      underTest = true;
+    }
+  }
+  return underTest;
+}
+
+/** {@link requiresTest} by the predicate's form: `test`, `all(test, …)`, `any(all(test, a), test)`, `not(not(test))`. */
+function requiresTestByForm(predicate: CfgPredicate): boolean {
   if (predicate.op === 'test') return true;
-  if (predicate.op === 'all') return predicate.items.some(requiresTest);
-  if (predicate.op === 'any') return predicate.items.length > 0 && predicate.items.every(requiresTest);
+  if (predicate.op === 'all') return predicate.items.some(requiresTestByForm);
+  if (predicate.op === 'any') return predicate.items.length > 0 && predicate.items.every(requiresTestByForm);
   if (predicate.op === 'not') return forbidsTest(predicate.item);
   return false;
 }
@@ -1175,7 +1212,7 @@ function requiresTest(predicate: CfgPredicate): boolean {
 function forbidsTest(predicate: CfgPredicate): boolean {
   if (predicate.op === 'all') return predicate.items.some(forbidsTest);
   if (predicate.op === 'any') return predicate.items.every(forbidsTest);
-  if (predicate.op === 'not') return requiresTest(predicate.item);
+  if (predicate.op === 'not') return requiresTestByForm(predicate.item);
   return false;
 }
 
@@ -1185,8 +1222,11 @@ export interface RustTestItems {
   whole: boolean;
   /** The lines (first, last) of the test-only items, merged: nested and adjacent items are one range, none counted twice. */
   ranges: Array<[number, number]>;
-  /** Every `mod x;` declaration of the file: its line, the inline modules it is in (outermost first), its `#[path]`. */
-  modDecls: Array<{ name: string; line: number; modulePath: string[]; path?: string }>;
+  /**
+   * Every `mod x;` declaration of the file: its line, the inline modules it is in (outermost first), its `#[path]`, and
+   * the path a test-only `#[cfg_attr(test, path = "x_test.rs")]` gives it under test (X64-10).
+   */
+  modDecls: Array<{ name: string; line: number; modulePath: string[]; path?: string; testPath?: string }>;
 }
 
 const rustNonItems = new Set(['attribute_item', 'line_comment', 'block_comment']);
@@ -1258,6 +1298,10 @@ export async function rustTestItems(source: string): Promise<RustTestItems> {
       for (const attribute of rustAttributesBefore(item)) {
         const path = /^#\[\s*path\s*=\s*"((?:[^"\\]|\\.)*)"\s*\]$/.exec(attribute.text)?.[1];
         if (path !== undefined) decl.path = path;
+        // (`#[cfg_attr(test, path = "h_test.rs")] mod h;`: that file is the module in test builds only — test code)
+        const conditional = /^#\[\s*cfg_attr\s*\(([\s\S]*),\s*path\s*=\s*"((?:[^"\\]|\\.)*)"\s*\)\s*\]$/.exec(attribute.text);
+        const condition = conditional ? cfgPredicate(`(${conditional[1]!})`) : undefined;
+        if (conditional && condition && requiresTest(condition)) decl.testPath = conditional[2]!;
       }
       modDecls.push(decl);
     }
