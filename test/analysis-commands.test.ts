@@ -23,6 +23,7 @@ import { expectCodedError } from './support/cli-assert.js';
 import { analysisFixtureRepo, type AnalysisFixture } from './support/analysis-fixture.js';
 import { createTestRepo, type TestRepo } from './support/git-repo.js';
 import { dependencyDepths, findCycle } from '../src/cli/commands/analyze-deps.js';
+import { engineCounters, rustTestFacts } from '../src/analysis/engine/index.js';
 
 interface Caller {
   file: string;
@@ -1382,6 +1383,24 @@ describe('detect-cascades', () => {
     });
     // = cargo: with parse renamed, `cargo check --tests` errors minus `cargo check --lib` errors: a.rs:5, h_test.rs:2
     expect(await testCascadeLines(repo.dir, repo.path('docs/IMPL/IMPL-tc.yaml'))).toEqual(['parse src/a.rs:5', 'parse src/h_test.rs:2']);
+  });
+
+  it('check-test-cascade (rule E46): a Rust file\'s test-only lines and `mod x;` declarations come from the per-blob facts cache — parsed once per content, not on every call', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "tc"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'pub mod a;\n#[cfg_attr(test, path = "h_test.rs")]\nmod h;\n',
+        'src/a.rs': 'pub fn lib_a() {}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn t() {}\n}\n\n#[cfg(test)]\nmod unit;\n',
+      },
+    });
+    const first = await rustTestFacts(repo.dir, ['src/a.rs', 'src/lib.rs']);
+    expect([...first.entries()].sort()).toEqual([
+      ['src/a.rs', { whole: false, ranges: [[3, 7], [9, 10]], modDecls: [{ name: 'unit', line: 10, modulePath: [] }] }],
+      ['src/lib.rs', { whole: false, ranges: [], modDecls: [{ name: 'a', line: 1, modulePath: [] }, { name: 'h', line: 3, modulePath: [], testPath: 'h_test.rs' }] }],
+    ]);
+    const parsed = engineCounters.parsed;
+    expect([...(await rustTestFacts(repo.dir, ['src/a.rs', 'src/lib.rs'])).entries()].sort()).toEqual([...first.entries()].sort());
+    expect(engineCounters.parsed).toBe(parsed);
   });
 
   it('Rust --defined-in: Self:: in a subtrait\'s default method, calls through a blanket impl, and a module path segment named like the function (outside round X58-25/26/27)', async () => {

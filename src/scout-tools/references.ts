@@ -90,10 +90,12 @@ function rustModuleCandidates(file: string, decl: Pick<RustTestItems['modDecls']
  * library code behind a feature too, not test code) — from its attribute through the item's end (X63-05: a `;` in the
  * signature does not end it), merged; an inner `#![cfg(test)]` at the top of the file: every line. The files of its
  * test-only `mod x;` declarations (every one when `allTest`: the file is itself a test module) are test code in full
- * (X63-07). `exists` says whether a repo-relative file is there.
+ * (X63-07). `exists` says whether a repo-relative file is there; `known`, the file's test items when the caller has
+ * them from the facts cache (rule E46 reads them there: one parse per file content, not per call).
  */
-export async function rustTestCode(file: string, text: string, exists: (file: string) => boolean | Promise<boolean>, allTest = false): Promise<RustTestCode> {
-  const items = await rustTestItems(text);
+export async function rustTestCode(file: string, text: string, exists: (file: string) => boolean | Promise<boolean>, allTest = false, known?: RustTestItems): Promise<RustTestCode> {
+  // (`known`: the file's test items from the cached facts — engine rustTestFacts —, else parsed here)
+  const items = known ?? (await rustTestItems(text));
   const inRange = (line: number) => allTest || items.ranges.some(([first, last]) => first <= line && line <= last);
   const moduleFiles: string[] = [];
   for (const decl of items.modDecls) {

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { listSymbols } from '../analysis/engine/index.js';
+import { listSymbols, rustTestFacts } from '../analysis/engine/index.js';
+import type { RustTestItems } from '../analysis/engine/extract.js';
 import { contractsOf, implementerView, mayImplement, tsFunctionMembers } from '../analysis/implementers.js';
 import { fixtureDefinitionLines } from '../analysis/pytest-fixtures.js';
 import { ModuleTargets } from '../analysis/ts-module-targets.js';
@@ -101,6 +102,8 @@ async function testFiles(repoRoot: string): Promise<Map<string, 'all' | Array<[n
   const known = new Set(files);
   const exists = (file: string) => known.has(file);
   const modules: string[] = [];
+  // (E46's Rust test code from the per-blob facts cache — rustTestFacts —, one batch: not a parse per file per call)
+  const inline: Array<[string, string]> = [];
   for (const file of files) {
     if (isTestPath(file)) {
       result.set(file, 'all');
@@ -109,7 +112,11 @@ async function testFiles(repoRoot: string): Promise<Map<string, 'all' | Array<[n
     if (!file.endsWith('.rs')) continue;
     const text = await readText(repoRoot, file);
     if (text === undefined || !hasInlineTests(file, text)) continue;
-    const code = await rustTestCode(file, text, exists);
+    inline.push([file, text]);
+  }
+  const cached = await rustTestFacts(repoRoot, inline.map(([file]) => file)).catch(() => new Map<string, RustTestItems>());
+  for (const [file, text] of inline) {
+    const code = await rustTestCode(file, text, exists, false, cached.get(file));
     if (code.ranges.length > 0) result.set(file, code.ranges);
     modules.push(...code.moduleFiles);
   }
@@ -120,7 +127,7 @@ async function testFiles(repoRoot: string): Promise<Map<string, 'all' | Array<[n
     seen.add(file);
     result.set(file, 'all');
     const text = await readText(repoRoot, file);
-    if (text !== undefined && /\bmod\b/.test(text)) modules.push(...(await rustTestCode(file, text, exists, true)).moduleFiles);
+    if (text !== undefined && /\bmod\b/.test(text)) modules.push(...(await rustTestCode(file, text, exists, true, (await rustTestFacts(repoRoot, [file]).catch(() => undefined))?.get(file))).moduleFiles);
   }
   return result;
 }

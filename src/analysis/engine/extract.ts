@@ -103,6 +103,12 @@ export interface FileFacts {
    * never under it (false), with their spans: which `#[cfg(test)]`/`#[cfg(not(test))]` declarations a reference sees (X64-13).
    */
   rustCfg?: Array<{ span: ImportSpan; test: boolean }>;
+  /**
+   * Rust: the file's test-only lines and its `mod x;` declarations ({@link rustTestItems}) — rule E46's test code, kept
+   * with the facts so check-test-cascade does not parse each file again per call; absent when it has neither and no
+   * `cfg` (or when the facts are of an older format: then they are parsed again).
+   */
+  rustTests?: RustTestItems;
 }
 
 /** One entry of {@link FileFacts.rustLocals}. */
@@ -951,11 +957,14 @@ export async function extractFacts(lang: Lang, source: string, part?: ExtractPar
       }
     }
     const rustCfg = lang === 'rust' && !importsOnly ? rustCfgItems(root, source, pointAt) : [];
+    // (E46's test code: the test-only items and the `mod x;` declarations)
+    const testItems = lang === 'rust' && !importsOnly ? rustTestItemsOf(root, source) : undefined;
+    const rustTests = testItems && (testItems.ranges.length > 0 || testItems.modDecls.length > 0 || source.includes('cfg')) ? testItems : undefined;
     const withPackage = <T extends FileFacts>(facts: T): T => {
       const withModules =
-        rustModules.length === 0 && rustImpls.length === 0 && rustLocals.length === 0 && rustCfg.length === 0
+        rustModules.length === 0 && rustImpls.length === 0 && rustLocals.length === 0 && rustCfg.length === 0 && !rustTests
           ? facts
-          : { ...facts, ...(rustModules.length > 0 ? { rustModules } : {}), ...(rustImpls.length > 0 ? { rustImpls } : {}), ...(rustLocals.length > 0 ? { rustLocals } : {}), ...(rustCfg.length > 0 ? { rustCfg } : {}) };
+          : { ...facts, ...(rustModules.length > 0 ? { rustModules } : {}), ...(rustImpls.length > 0 ? { rustImpls } : {}), ...(rustLocals.length > 0 ? { rustLocals } : {}), ...(rustCfg.length > 0 ? { rustCfg } : {}), ...(rustTests ? { rustTests } : {}) };
       return goPackage === undefined ? withModules : { ...withModules, package: goPackage };
     };
     if (importsOnly) return withPackage({ symbols, imports, refs: '' });
@@ -1253,62 +1262,66 @@ export async function rustTestItems(source: string): Promise<RustTestItems> {
   const tree = parser.parse(source);
   if (!tree) throw new Error('tree-sitter returned no tree');
   try {
-    const root = tree.rootNode;
-    let whole = false;
-    const ranges: Array<[number, number]> = [];
-    for (const at of occurrences(source, 'cfg')) {
-      const name = root.descendantForIndex(at, at + 3);
-      const attribute = name?.parent;
-      const holder = attribute?.parent;
-      if (!name || name.type !== 'identifier' || name.text !== 'cfg' || attribute?.type !== 'attribute' || attribute.firstNamedChild?.id !== name.id || !holder) continue;
-      const predicate = cfgPredicate(attribute.namedChildren.find((child) => child.type === 'token_tree')?.text ?? '');
-      if (!predicate || !requiresTest(predicate)) continue;
-      if (holder.type === 'inner_attribute_item') {
-        const scope = holder.parent;
-        if (!scope || scope.type === 'source_file') whole = true;
-        else ranges.push([(scope.parent ?? scope).startPosition.row + 1, scope.endPosition.row + 1]);
-        continue;
-      }
-      if (holder.type !== 'attribute_item') continue;
-      let item = holder.nextNamedSibling;
-      while (item && rustNonItems.has(item.type)) item = item.nextNamedSibling;
-      ranges.push([holder.startPosition.row + 1, (item ?? holder).endPosition.row + 1]);
-    }
-    const lineCount = root.endPosition.row + 1;
-    if (whole) ranges.splice(0, ranges.length, [1, lineCount]);
-    ranges.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-    const merged: Array<[number, number]> = [];
-    for (const range of ranges) {
-      const last = merged.at(-1);
-      if (last && range[0] <= last[1] + 1) last[1] = Math.max(last[1], range[1]);
-      else merged.push([range[0], range[1]]);
-    }
-    const modDecls: RustTestItems['modDecls'] = [];
-    for (const at of occurrences(source, 'mod')) {
-      const keyword = root.descendantForIndex(at, at + 3);
-      const item = keyword?.parent;
-      if (!keyword || keyword.type !== 'mod' || item?.type !== 'mod_item' || item.childForFieldName('body')) continue;
-      const name = item.childForFieldName('name')?.text;
-      if (!name) continue;
-      const modulePath: string[] = [];
-      for (let around = item.parent; around; around = around.parent) {
-        if (around.type === 'mod_item') modulePath.unshift(around.childForFieldName('name')?.text ?? '');
-      }
-      const decl: RustTestItems['modDecls'][number] = { name: name.replace(/^r#/, ''), line: item.startPosition.row + 1, modulePath };
-      for (const attribute of rustAttributesBefore(item)) {
-        const path = /^#\[\s*path\s*=\s*"((?:[^"\\]|\\.)*)"\s*\]$/.exec(attribute.text)?.[1];
-        if (path !== undefined) decl.path = path;
-        // (`#[cfg_attr(test, path = "h_test.rs")] mod h;`: that file is the module in test builds only — test code)
-        const conditional = /^#\[\s*cfg_attr\s*\(([\s\S]*),\s*path\s*=\s*"((?:[^"\\]|\\.)*)"\s*\)\s*\]$/.exec(attribute.text);
-        const condition = conditional ? cfgPredicate(`(${conditional[1]!})`) : undefined;
-        if (conditional && condition && requiresTest(condition)) decl.testPath = conditional[2]!;
-      }
-      modDecls.push(decl);
-    }
-    return { whole, ranges: merged, modDecls };
+    return rustTestItemsOf(tree.rootNode, source);
   } finally {
     tree.delete();
   }
+}
+
+/** {@link rustTestItems} of a parsed file (extractFacts keeps them in the cached facts: rule E46's test code). */
+function rustTestItemsOf(root: Node, source: string): RustTestItems {
+  let whole = false;
+  const ranges: Array<[number, number]> = [];
+  for (const at of occurrences(source, 'cfg')) {
+    const name = root.descendantForIndex(at, at + 3);
+    const attribute = name?.parent;
+    const holder = attribute?.parent;
+    if (!name || name.type !== 'identifier' || name.text !== 'cfg' || attribute?.type !== 'attribute' || attribute.firstNamedChild?.id !== name.id || !holder) continue;
+    const predicate = cfgPredicate(attribute.namedChildren.find((child) => child.type === 'token_tree')?.text ?? '');
+    if (!predicate || !requiresTest(predicate)) continue;
+    if (holder.type === 'inner_attribute_item') {
+      const scope = holder.parent;
+      if (!scope || scope.type === 'source_file') whole = true;
+      else ranges.push([(scope.parent ?? scope).startPosition.row + 1, scope.endPosition.row + 1]);
+      continue;
+    }
+    if (holder.type !== 'attribute_item') continue;
+    let item = holder.nextNamedSibling;
+    while (item && rustNonItems.has(item.type)) item = item.nextNamedSibling;
+    ranges.push([holder.startPosition.row + 1, (item ?? holder).endPosition.row + 1]);
+  }
+  const lineCount = root.endPosition.row + 1;
+  if (whole) ranges.splice(0, ranges.length, [1, lineCount]);
+  ranges.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  const merged: Array<[number, number]> = [];
+  for (const range of ranges) {
+    const last = merged.at(-1);
+    if (last && range[0] <= last[1] + 1) last[1] = Math.max(last[1], range[1]);
+    else merged.push([range[0], range[1]]);
+  }
+  const modDecls: RustTestItems['modDecls'] = [];
+  for (const at of occurrences(source, 'mod')) {
+    const keyword = root.descendantForIndex(at, at + 3);
+    const item = keyword?.parent;
+    if (!keyword || keyword.type !== 'mod' || item?.type !== 'mod_item' || item.childForFieldName('body')) continue;
+    const name = item.childForFieldName('name')?.text;
+    if (!name) continue;
+    const modulePath: string[] = [];
+    for (let around = item.parent; around; around = around.parent) {
+      if (around.type === 'mod_item') modulePath.unshift(around.childForFieldName('name')?.text ?? '');
+    }
+    const decl: RustTestItems['modDecls'][number] = { name: name.replace(/^r#/, ''), line: item.startPosition.row + 1, modulePath };
+    for (const attribute of rustAttributesBefore(item)) {
+      const path = /^#\[\s*path\s*=\s*"((?:[^"\\]|\\.)*)"\s*\]$/.exec(attribute.text)?.[1];
+      if (path !== undefined) decl.path = path;
+      // (`#[cfg_attr(test, path = "h_test.rs")] mod h;`: that file is the module in test builds only — test code)
+      const conditional = /^#\[\s*cfg_attr\s*\(([\s\S]*),\s*path\s*=\s*"((?:[^"\\]|\\.)*)"\s*\)\s*\]$/.exec(attribute.text);
+      const condition = conditional ? cfgPredicate(`(${conditional[1]!})`) : undefined;
+      if (conditional && condition && requiresTest(condition)) decl.testPath = conditional[2]!;
+    }
+    modDecls.push(decl);
+  }
+  return { whole, ranges: merged, modDecls };
 }
 
 /** An identifier's name: its text, without Rust's raw-identifier prefix (`r#match` is the name `match`). */

@@ -11,7 +11,7 @@
 import { lstatSync } from 'node:fs';
 import path from 'node:path';
 import { cacheDir, cacheHoldsFacts, cacheReader, type CacheReader, flushPendingCache, readGraphPack, readTreePack, scheduleCacheFlush, treePackKey, writeCached, writeGraphPack, writeTreePack, type GraphPack, type HeadEntry } from './cache.js';
-import { decodeRefs, goAssumedName, type ExtractPart, type FileFacts, type ImportSpan, type RawRef, type RefFlag, type RustLocal } from './extract.js';
+import { decodeRefs, goAssumedName, rustTestItems, type ExtractPart, type FileFacts, type ImportSpan, type RawRef, type RefFlag, type RustLocal, type RustTestItems } from './extract.js';
 import { languageOf } from './grammars.js';
 import { extractMany, poolSize } from './parse-pool.js';
 import { onlyInLiterals } from './lexical.js';
@@ -586,6 +586,28 @@ export async function listSymbols(repoRoot: string, files?: string[]): Promise<F
   const entries = await listRepoFiles(context, { only: files });
   const heads = files ? (await loadFacts(context, entries, { parsed: 0, cached: 0 })).map(({ entry, facts }) => ({ file: entry.file, symbols: facts.symbols })) : await loadHeads(context, entries);
   return heads.flatMap((head) => head.symbols.map((symbol) => ({ file: head.file, ...symbol })));
+}
+
+/**
+ * Rust: the test code of `files` (repo-relative `.rs` files) — rule E46's test-only lines and `mod x;` declarations —
+ * from the per-blob facts cache: a file is parsed once per content, not on every check-test-cascade call. A file
+ * without them there (too large for facts, no `cfg` in it, facts of an older format) is parsed here; a file not
+ * found is absent from the answer.
+ */
+export async function rustTestFacts(repoRoot: string, files: readonly string[]): Promise<Map<string, RustTestItems>> {
+  const result = new Map<string, RustTestItems>();
+  if (files.length === 0) return result;
+  const context = await repoContext(repoRoot);
+  const entries = (await listRepoFiles(context, { only: [...files] })).filter((entry) => entry.lang === 'rust');
+  for (const { entry, facts } of await loadFacts(context, entries, { parsed: 0, cached: 0 })) {
+    if (facts.rustTests) {
+      result.set(entry.file, facts.rustTests);
+      continue;
+    }
+    const text = readTexts(context, [entry]).get(entry.file);
+    if (text !== undefined) result.set(entry.file, await rustTestItems(text));
+  }
+  return result;
 }
 
 /** Cold-path dependency answers of this process (memory scope), keyed by cache dir, listing fingerprint and files. */
