@@ -1403,6 +1403,21 @@ describe('detect-cascades', () => {
     expect(engineCounters.parsed).toBe(parsed);
   });
 
+  it('Rust --defined-in: a `macro_rules!` body naming the method (a generated `mod` calling `Item::new(1)`) is not expanded — check-callers warns on stderr instead of answering silently (X64-06)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\nuse crate::item::Item;\nmacro_rules! gen {\n    ($name:ident) => {\n        pub mod $name {\n            use crate::util::Item;\n            pub fn f() {\n                let _ = Item::new(1);\n            }\n        }\n    };\n}\ngen!(g1);\npub fn g() {\n    let _ = Item::new();\n}\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+      },
+    });
+    // (cargo: with util.rs's `fn new` renamed, E0599 at lib.rs:9:31 — inside the macro's expansion, which is not analysed)
+    const result = await runCliInProcess(['check-callers', 'new', '--defined-in', 'src/util.rs', '--format', 'json'], { cwd: repo.dir });
+    expect([result.code, JSON.parse(result.stdout)]).toEqual([0, []]);
+    expect(result.stderr).toBe('check-callers: warning: src/lib.rs:4: macro_rules! gen names new — what a macro expands to (its modules, items and calls) is not analysed; callers there are not listed\n');
+  });
+
   it('Rust --defined-in: Self:: in a subtrait\'s default method, calls through a blanket impl, and a module path segment named like the function (outside round X58-25/26/27)', async () => {
     const repo = await createTestRepo({
       files: {

@@ -1268,6 +1268,33 @@ export async function rustTestItems(source: string): Promise<RustTestItems> {
   }
 }
 
+/**
+ * Rust: the `macro_rules!` definitions of a source whose body names `word` as a token (not the macro's own name): what
+ * such a macro generates — a `mod`, an `impl`, a call `Item::new(1)` — is no syntax until it is expanded, and the engine
+ * does not expand macros: check-callers says so rather than answer silently (X64-06). Each as the macro's name and line.
+ */
+export async function rustMacroBodiesNaming(source: string, word: string): Promise<Array<{ name: string; line: number }>> {
+  if (!source.includes('macro_rules') || !source.includes(word)) return [];
+  const { parser } = await langTools('rust');
+  const tree = parser.parse(source);
+  if (!tree) return [];
+  try {
+    const found: Array<{ name: string; line: number }> = [];
+    for (const definition of tree.rootNode.descendantsOfType('macro_definition')) {
+      const name = definition?.childForFieldName('name');
+      if (!definition || !name || nameOf(name) === word) continue;
+      const named = occurrences(source.slice(definition.startIndex, definition.endIndex), word).some((at) => {
+        const leaf = definition.descendantForIndex(definition.startIndex + at, definition.startIndex + at + word.length);
+        return leaf !== null && leaf.startIndex === definition.startIndex + at && leaf.endIndex === definition.startIndex + at + word.length && leaf.type === 'identifier';
+      });
+      if (named) found.push({ name: nameOf(name), line: definition.startPosition.row + 1 });
+    }
+    return found;
+  } finally {
+    tree.delete();
+  }
+}
+
 /** {@link rustTestItems} of a parsed file (extractFacts keeps them in the cached facts: rule E46's test code). */
 function rustTestItemsOf(root: Node, source: string): RustTestItems {
   let whole = false;

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { qualifiedUse } from '../../analysis/qualified-uses.js';
 import { fixtureDefinitionLines } from '../../analysis/pytest-fixtures.js';
 import { findReferences, listSymbols } from '../../analysis/engine/index.js';
+import { rustMacroBodiesNaming } from '../../analysis/engine/extract.js';
 import { listRepoFiles, repoContext } from '../../analysis/engine/repo-files.js';
 import { repoRelative, requireFormat, requireRepository, reportStats, configureEngine } from '../../analysis/engine/cli-support.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
@@ -64,6 +65,21 @@ async function runCall(args: string[], options: Record<string, unknown>, io: Com
   // (a pytest fixture registered under another name by `@pytest.fixture(name="client")` is a definition of that name: X57-02)
   if (definedIn !== undefined && !(await listSymbols(root, [definedIn])).some((definition) => definition.name === symbol) && !(definedIn.endsWith('.py') && fixtureDefinitionLines(readPython(path.join(root, definedIn)), symbol).length > 0)) {
     io.stderr(`check-callers: warning: ${definedIn} has no definition of ${symbol}; only what it imports or re-exports under that name is followed — check the path\n`);
+  }
+  // (Rust: code a `macro_rules!` body generates — a `mod`, a call — is not analysed: say so, X64-06)
+  if (lookup?.endsWith('.rs') === true) {
+    const holding = await createGit(root).run(['grep', '-l', '-z', '-I', '-w', '--no-color', '--all-match', '-e', 'macro_rules', '-e', symbol, '--', '*.rs'], { allowExitCodes: [1] });
+    for (const file of holding.stdout.split('\0').filter((entry) => entry !== '').sort()) {
+      let text: string;
+      try {
+        text = readFileSync(path.join(root, file), 'utf8');
+      } catch {
+        continue;
+      }
+      for (const macro of await rustMacroBodiesNaming(text, symbol)) {
+        io.stderr(`check-callers: warning: ${file}:${macro.line}: macro_rules! ${macro.name} names ${symbol} — what a macro expands to (its modules, items and calls) is not analysed; callers there are not listed\n`);
+      }
+    }
   }
   // File lines of this call only: a long-lived process must read an edited file again.
   const lineCache = new Map<string, string[]>();
