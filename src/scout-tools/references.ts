@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { findReferences as engineFindReferences } from '../analysis/engine/index.js';
 import { rustTestItems, type RustTestItems } from '../analysis/engine/extract.js';
+import { cargoTargetRoot, rustModuleCandidates } from '../analysis/engine/resolve.js';
 import { qualifiedUse } from '../analysis/qualified-uses.js';
 import type { Reference, ReferenceKind } from '../analysis/engine/types.js';
 import { codeFamilyOf, isBinaryText, lexSource, lineAt, lineTextOf } from '../analysis/source-lexer.js';
@@ -74,14 +75,16 @@ export interface RustTestCode {
   moduleFiles: string[];
 }
 
-/** Where the module of a `mod x;` declaration of `file` may be (the first that exists is it). */
-function rustModuleCandidates(file: string, decl: Pick<RustTestItems['modDecls'][number], 'name' | 'modulePath' | 'path'>): string[] {
-  const dir = path.posix.dirname(file);
-  const stem = path.posix.basename(file, '.rs');
-  const moduleDir = [stem === 'mod' || stem === 'lib' || stem === 'main' ? dir : `${dir}/${stem}`, ...decl.modulePath].join('/');
-  // (`#[path = "…"]`: beside the file, or below the inline modules it is in)
-  if (decl.path !== undefined) return [path.posix.normalize(path.posix.join(decl.modulePath.length === 0 ? dir : moduleDir, decl.path))];
-  return [`${moduleDir}/${decl.name}.rs`, `${moduleDir}/${decl.name}/mod.rs`].map((candidate) => path.posix.normalize(candidate));
+/**
+ * Whether `file` is a crate root of its package (the nearest Cargo.toml above it) by Cargo's target auto-discovery
+ * (tests/it.rs, src/bin/tool.rs): its `mod x;` files are beside it — resolve.ts's rule.
+ */
+async function rustCrateRootFile(file: string, exists: (file: string) => boolean | Promise<boolean>): Promise<boolean> {
+  for (let dir = path.posix.dirname(file); ; dir = path.posix.dirname(dir)) {
+    const prefix = dir === '.' ? '' : `${dir}/`;
+    if (await exists(`${prefix}Cargo.toml`)) return cargoTargetRoot(file.slice(prefix.length));
+    if (dir === '.' || dir === '' || dir === '/') return false;
+  }
 }
 
 /**
@@ -98,14 +101,17 @@ export async function rustTestCode(file: string, text: string, exists: (file: st
   const items = known ?? (await rustTestItems(text));
   const inRange = (line: number) => allTest || items.ranges.some(([first, last]) => first <= line && line <= last);
   const moduleFiles: string[] = [];
+  // (where a `mod x;`'s file is: the resolver's rule — resolve.ts rustModuleCandidates)
+  let crateRoot: boolean | undefined;
+  const candidates = async (decl: RustTestItems['modDecls'][number], attributePath: string | undefined) => rustModuleCandidates(file, decl.name, decl.modulePath, attributePath, (crateRoot ??= await rustCrateRootFile(file, exists)));
   for (const decl of items.modDecls) {
     // (the file a `#[cfg_attr(test, path = "…")]` names is the module under test only: test code — X64-10)
     if (decl.testPath !== undefined) {
-      const [candidate] = rustModuleCandidates(file, { ...decl, path: decl.testPath });
+      const [candidate] = await candidates(decl, decl.testPath);
       if (candidate !== undefined && !candidate.startsWith('../') && (await exists(candidate))) moduleFiles.push(candidate);
     }
     if (!inRange(decl.line)) continue;
-    for (const candidate of rustModuleCandidates(file, decl)) {
+    for (const candidate of await candidates(decl, decl.path)) {
       if (candidate.startsWith('../') || !(await exists(candidate))) continue;
       moduleFiles.push(candidate);
       break;

@@ -193,10 +193,7 @@ export class ModuleResolver {
 
   /** The directory holding a Rust module file's child modules (a crate root's are beside it: `tests/it.rs`'s `mod common;`). */
   private rustModuleDir(file: string): string {
-    const dir = posix.dirname(file);
-    const stem = posix.basename(file, '.rs');
-    const base = stem === 'mod' || stem === 'lib' || stem === 'main' || this.rustTargetRoot(file) ? dir : `${dir}/${stem}`;
-    return base === '.' ? '' : base.replace(/^\.\//, '');
+    return rustChildDir(file, this.rustTargetRoot(file));
   }
 
   /** The directory of the Cargo.toml nearest above `file` ('' for the repository's top level), undefined when none. */
@@ -220,7 +217,7 @@ export class ModuleResolver {
     if (answer !== undefined) return answer;
     const pkg = this.rustPackageDir(file);
     const rel = pkg === undefined ? undefined : pkg === '' ? file : file.slice(pkg.length + 1);
-    answer = rel !== undefined && /^(?:src\/(?:lib|main)\.rs|build\.rs|(?:src\/bin|tests|examples|benches)\/[^/]+\.rs|(?:src\/bin|tests|examples|benches)\/[^/]+\/main\.rs)$/.test(rel);
+    answer = rel !== undefined && cargoTargetRoot(rel);
     this.rustTargetRoots.set(file, answer);
     return answer;
   }
@@ -281,17 +278,23 @@ export class ModuleResolver {
    * `parent` declares `mod name;` with one (relative to `parent`'s directory: X63-11), else `x.rs`/`x/mod.rs` in `dir`.
    * The module file of a `#[path]` is read like a `mod.rs`: its own children are beside it.
    */
+  /** Rust: the `#[path = "…"]` of the top-level `mod name;` of `parent` (from its text), if any. */
+  private rustPathAttribute(parent: string, name: string): string | undefined {
+    if (!this.input.readText) return undefined;
+    let attributes = this.rustPathAttributes.get(parent);
+    if (!attributes) {
+      attributes = new Map();
+      const text = this.input.readText(parent) ?? '';
+      if (text.includes('path')) {
+        for (const match of text.matchAll(/#\[\s*path\s*=\s*"([^"\\]+)"\s*\]\s*(?:#\[[^\]]*\]\s*)*(?:pub(?:\s*\([^)]*\))?\s+)?mod\s+(?:r#)?([A-Za-z_][A-Za-z0-9_]*)\s*;/g)) attributes.set(match[2]!, match[1]!);
+      }
+      this.rustPathAttributes.set(parent, attributes);
+    }
+    return attributes.get(name);
+  }
+
   private rustChild(parent: string | undefined, dir: string, name: string): { file: string; dir: string } | undefined {
     if (parent !== undefined && this.input.readText) {
-      let attributes = this.rustPathAttributes.get(parent);
-      if (!attributes) {
-        attributes = new Map();
-        const text = this.input.readText(parent) ?? '';
-        if (text.includes('path')) {
-          for (const match of text.matchAll(/#\[\s*path\s*=\s*"([^"\\]+)"\s*\]\s*(?:#\[[^\]]*\]\s*)*(?:pub(?:\s*\([^)]*\))?\s+)?mod\s+(?:r#)?([A-Za-z_][A-Za-z0-9_]*)\s*;/g)) attributes.set(match[2]!, match[1]!);
-        }
-        this.rustPathAttributes.set(parent, attributes);
-      }
       // (a module the parent writes inline only, `mod util { pub use cr::item::Item; }` in src/main.rs: its items are
       // in that file, not src/util.rs — the library's — X64-07)
       let inline = this.rustInlineOnly.get(parent);
@@ -303,7 +306,7 @@ export class ModuleResolver {
         this.rustInlineOnly.set(parent, inline);
       }
       if (inline.has(name)) return undefined;
-      const written = attributes.get(name);
+      const written = this.rustPathAttribute(parent, name);
       if (written !== undefined) {
         const target = posix.normalize(posix.join(posix.dirname(parent), written));
         if (this.has(target)) return { file: target, dir: posix.dirname(target) === '.' ? '' : posix.dirname(target) };
@@ -322,10 +325,14 @@ export class ModuleResolver {
 
   private resolveRust(from: string, raw: RawImport): string[] {
     if (raw.modDecl) {
-      // (`mod outer { mod item; }`: outer/item.rs below this module's directory)
-      const dir = [this.rustModuleDir(from), ...(raw.modulePath ?? [])].filter((part) => part !== '').join('/');
-      const found = this.rustChild((raw.modulePath ?? []).length === 0 ? from : undefined, dir, raw.module);
-      return found ? [found.file] : [];
+      // (`mod outer { mod item; }`: outer/item.rs below this module's directory; the rule E46's test module files
+      // follow too — rustModuleCandidates; a `#[path]` naming no file: the default place, as before)
+      const inline = raw.modulePath ?? [];
+      const attribute = inline.length === 0 ? this.rustPathAttribute(from, raw.module) : undefined;
+      const found = rustModuleCandidates(from, raw.module, inline, attribute, this.rustTargetRoot(from)).find((candidate) => this.has(candidate));
+      if (found !== undefined || attribute === undefined) return found === undefined ? [] : [found];
+      const fallback = rustModuleCandidates(from, raw.module, inline, undefined, this.rustTargetRoot(from)).find((candidate) => this.has(candidate));
+      return fallback === undefined ? [] : [fallback];
     }
     const segments = raw.module === '' ? [] : raw.module.split('::');
     const result: string[] = [];
@@ -443,6 +450,37 @@ export class ModuleResolver {
     const prefix = dir === '' ? '' : `${dir}/`;
     return ['lib.rs', 'main.rs', 'mod.rs'].map((name) => `${prefix}${name}`).find((candidate) => this.has(candidate));
   }
+}
+
+/**
+ * Rust: whether a path relative to its package's directory is a crate root by Cargo's target auto-discovery — src/lib.rs,
+ * src/main.rs, src/bin/*.rs, src/bin/x/main.rs, tests/*.rs, examples/*.rs, benches/*.rs (or their x/main.rs),
+ * build.rs: each binary, integration test, example and bench is a crate of its own (X64-07).
+ */
+export function cargoTargetRoot(relative: string): boolean {
+  return /^(?:src\/(?:lib|main)\.rs|build\.rs|(?:src\/bin|tests|examples|benches)\/[^/]+\.rs|(?:src\/bin|tests|examples|benches)\/[^/]+\/main\.rs)$/.test(relative);
+}
+
+/** Rust: the directory of a module file's child modules — beside a crate root (`crateRoot`) or a mod.rs/lib.rs/main.rs, else named like the file. */
+function rustChildDir(file: string, crateRoot: boolean): string {
+  const dir = posix.dirname(file);
+  const stem = posix.basename(file, '.rs');
+  const base = stem === 'mod' || stem === 'lib' || stem === 'main' || crateRoot ? dir : `${dir}/${stem}`;
+  return base === '.' ? '' : base.replace(/^\.\//, '');
+}
+
+/**
+ * Rust: where the module of a `mod name;` written in `file` (inside its inline modules `modulePath`, outermost first)
+ * may be, the first that exists being it: by its `#[path = "…"]` (`attributePath`: relative to the file's directory at
+ * its top level, to the inline modules' directory inside them — X63-11), else `name.rs` or `name/mod.rs` in the
+ * module's directory ({@link rustChildDir}; `crateRoot`: `file` is a crate root). One rule for the resolver's `mod x;`
+ * and E46's test module files (references.ts).
+ */
+export function rustModuleCandidates(file: string, name: string, modulePath: readonly string[], attributePath: string | undefined, crateRoot: boolean): string[] {
+  const moduleDir = [rustChildDir(file, crateRoot), ...modulePath].filter((part) => part !== '').join('/');
+  if (attributePath !== undefined) return [posix.normalize(posix.join(modulePath.length === 0 ? posix.dirname(file) : moduleDir === '' ? '.' : moduleDir, attributePath))];
+  const prefix = moduleDir === '' ? '' : `${moduleDir}/`;
+  return [`${prefix}${name}.rs`, `${prefix}${name}/mod.rs`];
 }
 
 /**
