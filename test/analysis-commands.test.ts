@@ -1820,10 +1820,10 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/big.rs:8:17', 'src/big.rs:9:17', 'src/big.rs:10:17', 'src/big.rs:11:17', 'src/big.rs:12:17', 'src/big.rs:13:17', 'src/user.rs:5:16', 'src/user.rs:6:18', 'src/user.rs:7:27']);
   });
 
-  it('Rust --defined-in: a workspace sibling crate by its path — `a::util::Item::new(2)`, `::a::util::…`, `a::Item::new(5)`, `use a::util;` then `util::Item::new(7)` — and a renamed dependency (`alpha.workspace = true`, `alpha = { path = "a", package = "a" }`) (X64-11)', async () => {
+  it('Rust --defined-in: a workspace sibling crate by its path — `a::util::Item::new(2)`, `::a::util::…`, `a::Item::new(5)`, `use a::util;` then `util::Item::new(7)` — and a renamed dependency (`alpha.workspace = true`, `alpha = { path = "a", package = "a" }`); a local `mod a` shadows the dependency `a` (X64-11)', async () => {
     const repo = await createTestRepo({
       files: {
-        'Cargo.toml': '[workspace]\nmembers = ["a", "b", "c"]\nresolver = "2"\n\n[workspace.dependencies]\nalpha = { path = "a", package = "a" }\n',
+        'Cargo.toml': '[workspace]\nmembers = ["a", "b", "c", "d"]\nresolver = "2"\n\n[workspace.dependencies]\nalpha = { path = "a", package = "a" }\n',
         'a/Cargo.toml': '[package]\nname = "a"\nversion = "0.1.0"\nedition = "2021"\n',
         'a/src/lib.rs': 'pub mod util;\npub use util::Item;\npub fn f() {\n    let _ = crate::util::Item::new(1);\n}\n',
         'a/src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
@@ -1835,6 +1835,9 @@ describe('detect-cascades', () => {
         'b/tests/it.rs': 'use b::util::Item;\n#[test]\nfn t() {\n    let _ = Item::new();\n    let _ = a::Item::new(5);\n}\n',
         'c/Cargo.toml': '[package]\nname = "c"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\nalpha.workspace = true\n',
         'c/src/lib.rs': 'pub fn k() {\n    let _ = alpha::util::Item::new(8);\n    let _ = ::alpha::Item::new(9);\n}\n',
+        'd/Cargo.toml': '[package]\nname = "d"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\na = { path = "../a" }\n',
+        'd/src/a.rs': 'pub mod util {\n    pub struct Item;\n    impl Item {\n        pub fn new() -> Item {\n            Item\n        }\n    }\n}\n',
+        'd/src/lib.rs': 'pub mod a;\npub fn k() {\n    let _ = a::util::Item::new();\n}\n',
       },
     });
     // = cargo (`#[deprecated]` on a/src/util.rs's `new`, `cargo check --tests`: the "use of deprecated" locations)

@@ -395,7 +395,8 @@ export class ModuleResolver {
       const root = this.rustCrateRoot(from);
       const alias = root === undefined ? undefined : this.rustExternAliases(root.file).get(full[0]!);
       if (alias !== undefined && alias !== full[0]) return this.rustWalk(from, raw, [alias === 'self' ? 'crate' : alias, ...full.slice(1)]);
-      const crate = this.input.rustCrates?.find((entry) => entry.name === full[0] && (entry.dir === '' || from.startsWith(`${entry.dir}/`))) ?? this.rustDependency(from, full[0]!);
+      // (a dependency only when no child module of this one has the name: the module's items shadow the extern prelude)
+      const crate = this.input.rustCrates?.find((entry) => entry.name === full[0] && (entry.dir === '' || from.startsWith(`${entry.dir}/`))) ?? (this.rustModuleFile(this.rustModuleDir(from), full[0]!) ? undefined : this.rustDependency(from, full[0]!));
       const crateRoot = crate ? (crate.dir === '' ? 'src' : `${crate.dir}/src`) : undefined;
       if (crateRoot !== undefined && (this.has(`${crateRoot}/lib.rs`) || this.has(`${crateRoot}/main.rs`))) {
         // `use <this crate>::…` from tests/, examples/, benches/ (or the crate itself).
