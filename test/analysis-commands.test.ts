@@ -1787,6 +1787,23 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['tests/it.rs:6:31', 'tests/it2.rs:5:29']);
   });
 
+  it('Rust --defined-in: a binary-only crate (src/main.rs declaring the modules), src/bin/tool/main.rs\'s `mod helper;` beside it, and a child module by its `#[path = "../../util.rs"]` named by a bare path `util::Item::new(5)` (outside round X64, beside X64-07)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/main.rs': 'mod item;\nmod util;\nmod user;\nfn main() {\n    let _ = crate::util::Item::new(1);\n    let _ = user::f();\n}\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/user.rs': 'use crate::item::Item;\nuse super::util;\npub fn f() -> u32 {\n    let _ = Item::new();\n    let _ = util::Item::new(2);\n    let _ = crate::util::Item::new(3);\n    0\n}\n#[cfg(test)]\nmod tests {\n    use super::super::util::Item;\n    #[test]\n    fn t() {\n        let _ = Item::new(4);\n    }\n}\n',
+        'src/bin/tool/main.rs': 'mod helper;\nfn main() {\n    let _ = helper::g();\n}\n',
+        'src/bin/tool/helper.rs': '#[path = "../../util.rs"]\nmod util;\npub fn g() -> u32 {\n    let _ = util::Item::new(5);\n    let _ = self::util::Item::new(6);\n    let _ = crate::helper::util::Item::new(7);\n    0\n}\n',
+      },
+    });
+    // = cargo (`cargo check --tests --keep-going`): with util.rs's `fn new` renamed, E0599 at bin/tool/helper.rs:4:25,
+    // 5:31, 6:40, main.rs:5:32, user.rs:5:25, 6:32, 14:23
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/bin/tool/helper.rs:4:25', 'src/bin/tool/helper.rs:5:31', 'src/bin/tool/helper.rs:6:40', 'src/main.rs:5:32', 'src/user.rs:5:25', 'src/user.rs:6:32', 'src/user.rs:14:23']);
+  });
+
   it('Rust --defined-in: `extern crate self as cr2;` in lib.rs makes `cr2::util::Item` the crate\'s own path in its modules (X64-15)', async () => {
     const repo = await createTestRepo({
       files: {

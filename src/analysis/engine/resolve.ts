@@ -396,15 +396,17 @@ export class ModuleResolver {
       const alias = root === undefined ? undefined : this.rustExternAliases(root.file).get(full[0]!);
       if (alias !== undefined && alias !== full[0]) return this.rustWalk(from, raw, [alias === 'self' ? 'crate' : alias, ...full.slice(1)]);
       // (a dependency only when no child module of this one has the name: the module's items shadow the extern prelude)
-      const crate = this.input.rustCrates?.find((entry) => entry.name === full[0] && (entry.dir === '' || from.startsWith(`${entry.dir}/`))) ?? (this.rustModuleFile(this.rustModuleDir(from), full[0]!) ? undefined : this.rustDependency(from, full[0]!));
+      const child = this.rustChild((raw.modulePath ?? []).length === 0 ? from : undefined, this.rustModuleDir(from), full[0]!);
+      const crate = this.input.rustCrates?.find((entry) => entry.name === full[0] && (entry.dir === '' || from.startsWith(`${entry.dir}/`))) ?? (child ? undefined : this.rustDependency(from, full[0]!));
       const crateRoot = crate ? (crate.dir === '' ? 'src' : `${crate.dir}/src`) : undefined;
       if (crateRoot !== undefined && (this.has(`${crateRoot}/lib.rs`) || this.has(`${crateRoot}/main.rs`))) {
         // `use <this crate>::…` from tests/, examples/, benches/ (or the crate itself).
         dir = crateRoot;
         index = 1;
         file = this.has(`${crateRoot}/lib.rs`) ? `${crateRoot}/lib.rs` : `${crateRoot}/main.rs`;
-      } else if (this.rustModuleFile(this.rustModuleDir(from), full[0]!)) {
-        // 2018 uniform paths: `use model::x` where `model` is a child module of this one.
+      } else if (child) {
+        // 2018 uniform paths: `use model::x` where `model` is a child module of this one (by its `#[path]` too:
+        // `#[path = "../../util.rs"] mod util;` then `util::Item::new(5)`).
         dir = this.rustModuleDir(from);
         file = from;
       } else return undefined;
