@@ -8,7 +8,7 @@ import { assertRemoteReachable } from '../src/dispatch/redis-dispatcher.js';
 import { createGit } from '../src/git/git-cli.js';
 import { gitSpawnsOffloaded, offloadGitSpawns } from '../src/git/spawn-server.js';
 import type { Git } from '../src/git/git-port.js';
-import { agentJobId, assertGateJobIdentity, assertJobBranch, assertJobIdentity, assertJobModel, checkQueueName, expectedGateJobId, expectedJobId, gateJobDataSchema, jobContentDigest, jobIdPattern, labelSubsets, normalizeRemote, queueNameFor, remoteKey, type AgentJobData, type GateJobData } from '../src/dispatch/job.js';
+import { agentJobId, assertGateJobIdentity, assertJobBaseRef, assertJobBranch, assertJobIdentity, assertJobModel, checkQueueName, expectedGateJobId, expectedJobId, gateJobDataSchema, jobContentDigest, jobIdPattern, labelSubsets, normalizeRemote, queueNameFor, remoteKey, type AgentJobData, type GateJobData } from '../src/dispatch/job.js';
 import { redactRedisUrl, redactUserinfo, redisOptionsFromUrl, remoteWithoutUserinfo } from '../src/dispatch/redis-url.js';
 import { servesLabels } from '../src/dispatch/registry.js';
 import { checkRelayedEvent, createLiveEventInbox, createLiveEventOutbox } from '../src/dispatch/live-events.js';
@@ -96,6 +96,14 @@ describe('dispatch jobs', () => {
     }
   });
 
+  // Outside attack A17-07: a forged base_ref (an option, another ref) failed later as DISPATCH_REMOTE_UNREACHABLE.
+  it('takes only the wave base of the job as its base_ref (DISPATCH_INVALID_JOB otherwise)', () => {
+    expect(() => assertJobBaseRef({ slug: 'billing', wave: 2, base_ref: 'refs/polywave/base/billing/wave2' })).not.toThrow();
+    for (const base_ref of ['--upload-pack=touch /tmp/x', '../../../../etc/passwd', 'refs/heads/main', 'refs/polywave/base/other/wave2', 'refs/polywave/base/billing/wave1', 'refs/polywave/base/billing/wave2:refs/heads/main']) {
+      expect(() => assertJobBaseRef({ slug: 'billing', wave: 2, base_ref })).toThrow(expect.objectContaining({ code: 'DISPATCH_INVALID_JOB' }));
+    }
+  });
+
   it('reads redis:// URLs and hides passwords in messages', () => {
     expect(redisOptionsFromUrl('redis://:s3cret@queue:6380/2')).toMatchObject({ host: 'queue', port: 6380, password: 's3cret', db: 2, maxRetriesPerRequest: null });
     expect(redisOptionsFromUrl('redis://127.0.0.1')).toMatchObject({ host: '127.0.0.1', port: 6379 });
@@ -137,6 +145,12 @@ describe('dispatch jobs', () => {
     expect(parseProjectConfig(JSON.stringify({ repos: [{ name: 'r', path: '.' }], dispatch: { label_wait_seconds: 0, outage_seconds: 0 } })).findings).toEqual([]);
     const more = parseProjectConfig(JSON.stringify({ repos: [{ name: 'r', path: '.' }], dispatch: { label_wait_seconds: -5, labels: { A: ['a', 'b', 'c', 'd', 'e', 'f', 'g'] } } }));
     expect(more.findings.map((finding) => finding.message)).toEqual(['dispatch.label_wait_seconds: must be a number of seconds from 0 to 86400', 'dispatch.labels.A: has 7 labels; a worker takes at most 6, so no worker could run it']);
+    // A17-30: a key that names no agent (a typo of A) is refused, not silently ignored; an IMPL-scoped key is an agent.
+    const keys = parseProjectConfig(JSON.stringify({ repos: [{ name: 'r', path: '.' }], dispatch: { labels: { a: ['gpu'], 'Agent A': ['gpu'], 'billing/B2': ['gpu'], C: ['gpu'] } } }));
+    expect(keys.findings.map((finding) => finding.message)).toEqual([
+      'dispatch.labels.a: is not an agent: a key is an agent ID (A, B2) or <impl-slug>/<agent ID>',
+      'dispatch.labels.Agent A: is not an agent: a key is an agent ID (A, B2) or <impl-slug>/<agent ID>',
+    ]);
   });
 });
 

@@ -246,6 +246,16 @@ export interface AgentJobReturn {
 }
 
 /** The agent branch a job may push — and nothing else (E5 name of its slug, wave and agent). */
+/**
+ * The wave base a job may name (`refs/polywave/base/<slug>/wave<N>`, what the orchestrator pushes): the worker fetches
+ * it as a refspec when the base commit is missing, so anything else — an option, another ref — is refused as a
+ * malformed job, DISPATCH_INVALID_JOB (outside attack A17-07: it failed as DISPATCH_REMOTE_UNREACHABLE, a config error).
+ */
+export function assertJobBaseRef(data: Pick<AgentJobData, 'slug' | 'wave' | 'base_ref'>): void {
+  const expected = `refs/polywave/base/${data.slug}/wave${data.wave}`;
+  if (data.base_ref !== expected) throw new PolywaveError({ code: dispatchCodes.invalidJob, message: `job base_ref ${JSON.stringify(data.base_ref.slice(0, 120))} is not ${expected}` });
+}
+
 export function assertJobBranch(data: Pick<AgentJobData, 'slug' | 'wave' | 'agent' | 'branch'>): string {
   let expected: string;
   try {

@@ -307,7 +307,9 @@ export function parseProjectConfig(text: string): ProjectConfigParse {
         else for (const [agent, labels] of Object.entries(dispatch.labels)) {
           // (the real reason: an array with an invalid label was reported as "must be an array")
           const invalid = Array.isArray(labels) ? (labels as unknown[]).find((label) => typeof label !== 'string' || !configLabelPattern.test(label)) : undefined;
-          if (!Array.isArray(labels)) problem(`dispatch.labels.${agent}`, `must be an array of labels, found ${typeName(labels)}`);
+          // (A17-30: a key that names no agent — `a` for A — silently dropped the label requirement)
+          if (!/^(?:[a-z0-9][-a-z0-9]*\/)?[A-Z][2-9]?$/.test(agent)) problem(`dispatch.labels.${agent.slice(0, 80)}`, 'is not an agent: a key is an agent ID (A, B2) or <impl-slug>/<agent ID>');
+          else if (!Array.isArray(labels)) problem(`dispatch.labels.${agent}`, `must be an array of labels, found ${typeName(labels)}`);
           else if (invalid !== undefined) problem(`dispatch.labels.${agent}`, `${String(JSON.stringify(invalid)).slice(0, 80)} is not a valid label: a label must match ${configLabelPattern.source} (letters, digits, - and _)`);
           // A worker takes at most 6 labels: a job with more could never run.
           else if (new Set(labels.map((label: string) => label.toLowerCase())).size > 6) problem(`dispatch.labels.${agent}`, `has ${new Set(labels.map((label: string) => label.toLowerCase())).size} labels; a worker takes at most 6, so no worker could run it`);

@@ -9,7 +9,7 @@ import type { AgentEvent } from '../agents/contract.js';
 import { parseModelSpec } from '../agents/model-spec.js';
 import { runAgent } from '../agents/run-agent.js';
 import { dispatchCodes } from '../dispatch/codes.js';
-import { agentJobDataSchema, assertGateJobIdentity, assertJobBranch, assertJobIdentity, assertJobModel, checkQueueName, expectedJobId, gateJobDataSchema, jobLimits, jobRole, labelSubsets, normalizeLabels, queueNameFor, remoteKey, worktreeToken, type AgentJobData, type AgentJobReturn, type GateJobReturn } from '../dispatch/job.js';
+import { agentJobDataSchema, assertGateJobIdentity, assertJobBaseRef, assertJobBranch, assertJobIdentity, assertJobModel, checkQueueName, expectedJobId, gateJobDataSchema, jobLimits, jobRole, labelSubsets, normalizeLabels, queueNameFor, remoteKey, worktreeToken, type AgentJobData, type AgentJobReturn, type GateJobReturn } from '../dispatch/job.js';
 import { withoutCredentials } from '../agents/credentials.js';
 import { runGates } from '../gates/run-gates.js';
 import { registerWorkerDir, sandboxInstallHint, sandboxStatus } from '../sandbox/index.js';
@@ -443,6 +443,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     let scriptFile: string;
     try {
       assertJobBranch(data);
+      assertJobBaseRef(data);
       assertJobIdentity(data, job.id);
       assertJobModel(data, options.modelAllow ?? []);
       worktree = inside(path.join(dir, 'work'), data.job_id);
@@ -831,11 +832,12 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
 /** Runs the job checks of a start on a made-up job (its result is dropped): see its call. */
 function warmJobChecks(): void {
   const base = '0'.repeat(40);
-  const data: AgentJobData = { v: 1, job_id: '', slug: 'warm-up', wave: 1, agent: 'A', attempt: 1, role: 'wave', model: 'script:', script_text: 'version: 1\n', system_prompt: '', prompt: '', base_commit: base, branch: 'polywave/warm-up/wave1-agent-A', base_ref: 'refs/polywave/bases/warm-up/wave1', owned_files: ['a'], frozen_paths: [], limits: {}, labels: [], remote: 'file:///warm-up', enqueued_at: 0 };
+  const data: AgentJobData = { v: 1, job_id: '', slug: 'warm-up', wave: 1, agent: 'A', attempt: 1, role: 'wave', model: 'script:', script_text: 'version: 1\n', system_prompt: '', prompt: '', base_commit: base, branch: 'polywave/warm-up/wave1-agent-A', base_ref: 'refs/polywave/base/warm-up/wave1', owned_files: ['a'], frozen_paths: [], limits: {}, labels: [], remote: 'file:///warm-up', enqueued_at: 0 };
   try {
     data.job_id = expectedJobId(data);
     agentJobDataSchema.safeParse(data);
     assertJobBranch(data);
+    assertJobBaseRef(data);
     assertJobIdentity(data, data.job_id);
   } catch {
     // a made-up job: only the work matters
