@@ -61,6 +61,10 @@ async function definedInCallers(dir: string, symbol: string, definedIn: string, 
 }
 
 /** check-test-cascade's stops (exit 1) as `symbol test_file:line`. */
+// The Rust crate `tc` of the check-test-cascade cases: its manifest, and an IMPL whose agent A changes `parse()` in src/util.rs.
+const tcCargo = '[package]\nname = "tc"\nversion = "0.1.0"\nedition = "2021"\n';
+const tcImpl = 'title: t\nfeature_slug: tc\nverdict: SUITABLE\nfile_ownership:\n  - file: src/util.rs\n    agent: A\n    wave: 1\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: "Change `parse()` to take a `&str` parameter."\n';
+
 async function testCascadeLines(dir: string, implPath: string): Promise<string[]> {
   const result = await runCliInProcess(['check-test-cascade', implPath, '--repo-dir', dir]);
   expect(result.code, result.stderr).toBe(1);
@@ -1323,11 +1327,11 @@ describe('detect-cascades', () => {
   it('check-test-cascade: library code after a closed `#[cfg(test)] mod tests { … }` is not test code; the module\'s own lines are, braces in its strings and comments too (outside round X62-10)', async () => {
     const repo = await createTestRepo({
       files: {
-        'Cargo.toml': '[package]\nname = "tc"\nversion = "0.1.0"\nedition = "2021"\n',
+        'Cargo.toml': tcCargo,
         'src/lib.rs': 'pub mod util;\npub mod app;\n',
         'src/util.rs': 'pub fn parse(x: u32) -> u32 {\n    x\n}\n',
         'src/app.rs': 'use crate::util::parse;\n\npub fn early() -> u32 {\n    parse(1)\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n    const FIXTURE: &str = "}}} {";\n    // a closing brace in a comment: }\n    #[test]\n    fn t() {\n        assert_eq!(parse(2), 2);\n    }\n}\n\npub fn late<\'a>(_s: &\'a str) -> u32 {\n    parse(3)\n}\n',
-        'docs/IMPL/IMPL-tc.yaml': 'title: t\nfeature_slug: tc\nverdict: SUITABLE\nfile_ownership:\n  - file: src/util.rs\n    agent: A\n    wave: 1\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: "Change `parse()` to take a `&str` parameter."\n',
+        'docs/IMPL/IMPL-tc.yaml': tcImpl,
       },
     });
     expect(await testCascadeLines(repo.dir, repo.path('docs/IMPL/IMPL-tc.yaml'))).toEqual(['parse src/app.rs:14']);
@@ -1342,7 +1346,7 @@ describe('detect-cascades', () => {
         'src/a.rs': 'pub fn lib_a() {}\n\n#[cfg(all(test, feature = "x"))]\nmod tests {\n    #[test]\n    fn t() {\n        crate::util::parse();\n    }\n}\n',
         'src/b.rs': 'pub fn lib_b() {}\n\n#[cfg( test )]\nfn helper() -> [u32; 1] {\n    [crate::util::parse()]\n}\n\npub fn late() -> u32 {\n    crate::util::parse()\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn t() {\n        assert_eq!(super::helper()[0], 1);\n    }\n}\n',
         'src/f.rs': '#[cfg(any(test, feature = "x"))]\npub fn helper() -> u32 {\n    crate::util::parse()\n}\n\n#[cfg(not(test))]\npub fn prod() -> u32 {\n    crate::util::parse()\n}\n',
-        'docs/IMPL/IMPL-tc.yaml': 'title: t\nfeature_slug: tc\nverdict: SUITABLE\nfile_ownership:\n  - file: src/util.rs\n    agent: A\n    wave: 1\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: "Change `parse()` to take a `&str` parameter."\n',
+        'docs/IMPL/IMPL-tc.yaml': tcImpl,
       },
     });
     // = cargo: with parse renamed, `cargo check --lib --tests --features x` errors at a.rs:7, b.rs:5, b.rs:9, f.rs:3,
@@ -1354,14 +1358,14 @@ describe('detect-cascades', () => {
   it('check-test-cascade: the file of a `#[cfg(test)] mod unit;` is test code, every line — the modules it declares too — and so is a file starting with `#![cfg(test)]` (outside round X63-07)', async () => {
     const repo = await createTestRepo({
       files: {
-        'Cargo.toml': '[package]\nname = "tc"\nversion = "0.1.0"\nedition = "2021"\n',
+        'Cargo.toml': tcCargo,
         'src/lib.rs': 'pub mod util;\npub mod c;\nmod g;\n',
         'src/util.rs': 'pub fn parse() -> u32 {\n    1\n}\n',
         'src/c.rs': 'pub fn lib_c() -> u32 {\n    crate::util::parse()\n}\n\n#[cfg(test)]\nmod unit;\n',
         'src/c/unit.rs': 'mod deep;\n\n#[test]\nfn t() {\n    crate::util::parse();\n}\n',
         'src/c/unit/deep.rs': '#[test]\nfn d() {\n    assert_eq!(crate::util::parse(), 1);\n}\n',
         'src/g.rs': '#![cfg(test)]\n\n#[test]\nfn g() {\n    crate::util::parse();\n}\n',
-        'docs/IMPL/IMPL-tc.yaml': 'title: t\nfeature_slug: tc\nverdict: SUITABLE\nfile_ownership:\n  - file: src/util.rs\n    agent: A\n    wave: 1\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: "Change `parse()` to take a `&str` parameter."\n',
+        'docs/IMPL/IMPL-tc.yaml': tcImpl,
       },
     });
     // = cargo: with parse renamed, `cargo check --lib --tests` errors at c.rs:2, c/unit.rs:5, c/unit/deep.rs:3, g.rs:5;
@@ -1378,7 +1382,7 @@ describe('detect-cascades', () => {
         'src/a.rs': 'pub fn lib_a() {}\n\n#[cfg(not(any(not(test), feature = "x")))]\nfn neg() -> u32 {\n    crate::util::parse()\n}\n\n#[cfg(any())]\nfn never() -> u32 {\n    crate::util::parse()\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn t() {\n        assert_eq!(super::neg(), 1);\n    }\n}\n',
         'src/h.rs': 'pub fn h() -> u32 {\n    crate::util::parse()\n}\n',
         'src/h_test.rs': 'pub fn h() -> u32 {\n    crate::util::parse() + 1\n}\n',
-        'docs/IMPL/IMPL-tc.yaml': 'title: t\nfeature_slug: tc\nverdict: SUITABLE\nfile_ownership:\n  - file: src/util.rs\n    agent: A\n    wave: 1\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: "Change `parse()` to take a `&str` parameter."\n',
+        'docs/IMPL/IMPL-tc.yaml': tcImpl,
       },
     });
     // = cargo: with parse renamed, `cargo check --tests` errors minus `cargo check --lib` errors: a.rs:5, h_test.rs:2
@@ -1388,7 +1392,7 @@ describe('detect-cascades', () => {
   it('check-test-cascade (rule E46): a Rust file\'s test-only lines and `mod x;` declarations come from the per-blob facts cache — parsed once per content, not on every call', async () => {
     const repo = await createTestRepo({
       files: {
-        'Cargo.toml': '[package]\nname = "tc"\nversion = "0.1.0"\nedition = "2021"\n',
+        'Cargo.toml': tcCargo,
         'src/lib.rs': 'pub mod a;\n#[cfg_attr(test, path = "h_test.rs")]\nmod h;\n',
         'src/a.rs': 'pub fn lib_a() {}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn t() {}\n}\n\n#[cfg(test)]\nmod unit;\n',
       },
