@@ -8,7 +8,7 @@ import { assertRemoteReachable } from '../src/dispatch/redis-dispatcher.js';
 import { createGit } from '../src/git/git-cli.js';
 import { gitSpawnsOffloaded, offloadGitSpawns } from '../src/git/spawn-server.js';
 import type { Git } from '../src/git/git-port.js';
-import { agentJobId, assertGateJobIdentity, assertJobBaseRef, assertJobBranch, assertJobIdentity, assertJobModel, checkQueueName, expectedGateJobId, expectedJobId, gateJobDataSchema, jobContentDigest, jobIdPattern, labelSubsets, normalizeRemote, queueNameFor, remoteKey, type AgentJobData, type GateJobData } from '../src/dispatch/job.js';
+import { agentJobId, assertGateJobIdentity, assertJobBaseRef, assertJobBranch, assertJobSize, assertJobIdentity, assertJobModel, checkQueueName, expectedGateJobId, expectedJobId, gateJobDataSchema, jobContentDigest, jobIdPattern, labelSubsets, normalizeRemote, queueNameFor, remoteKey, type AgentJobData, type GateJobData } from '../src/dispatch/job.js';
 import { redactRedisUrl, redactUserinfo, redisOptionsFromUrl, remoteWithoutUserinfo } from '../src/dispatch/redis-url.js';
 import { servesLabels } from '../src/dispatch/registry.js';
 import { checkRelayedEvent, createLiveEventInbox, createLiveEventOutbox } from '../src/dispatch/live-events.js';
@@ -102,6 +102,13 @@ describe('dispatch jobs', () => {
     for (const base_ref of ['--upload-pack=touch /tmp/x', '../../../../etc/passwd', 'refs/heads/main', 'refs/polywave/base/other/wave2', 'refs/polywave/base/billing/wave1', 'refs/polywave/base/billing/wave2:refs/heads/main']) {
       expect(() => assertJobBaseRef({ slug: 'billing', wave: 2, base_ref })).toThrow(expect.objectContaining({ code: 'DISPATCH_INVALID_JOB' }));
     }
+  });
+
+  // Outside attack A17-10: 10,000 owned and 10,000 frozen paths of ~4,000 characters each (within the per-field limits).
+  it('bounds the owned and frozen paths of a job together', () => {
+    expect(() => assertJobSize({ owned_files: ['src/a.ts'], frozen_paths: Array.from({ length: 2000 }, (_, index) => `src/contracts/c${index}.ts`) })).not.toThrow();
+    const long = (tag: string) => Array.from({ length: 10_000 }, (_, index) => `${tag}/${String(index).padStart(5, '0')}${'x'.repeat(3990)}`);
+    expect(() => assertJobSize({ owned_files: long('src'), frozen_paths: long('lib') })).toThrow(expect.objectContaining({ code: 'DISPATCH_INVALID_JOB', message: expect.stringMatching(/^job paths hold 79980000 characters \(owned and frozen together\), more than 1000000$/) }));
   });
 
   it('reads redis:// URLs and hides passwords in messages', () => {

@@ -170,6 +170,8 @@ export const jobLimits = {
   path: 4096,
   /** Owned / frozen files per job. */
   files: 10_000,
+  /** The owned and frozen paths of a job together, in characters (A17-10: 10,000 × 4,096 each was 80 MB a job). */
+  pathsTotal: 1_000_000,
   remote: 2048,
   /** A result's outcome text. */
   resultText: 20_000,
@@ -254,6 +256,16 @@ export interface AgentJobReturn {
 export function assertJobBaseRef(data: Pick<AgentJobData, 'slug' | 'wave' | 'base_ref'>): void {
   const expected = `refs/polywave/base/${data.slug}/wave${data.wave}`;
   if (data.base_ref !== expected) throw new PolywaveError({ code: dispatchCodes.invalidJob, message: `job base_ref ${JSON.stringify(data.base_ref.slice(0, 120))} is not ${expected}` });
+}
+
+/**
+ * A job's owned and frozen paths together within {@link jobLimits}.pathsTotal characters (outside attack A17-10: within
+ * the per-field limits a job held 80 MB of paths and stalled the worker that took it): DISPATCH_INVALID_JOB otherwise.
+ */
+export function assertJobSize(data: Pick<AgentJobData, 'owned_files' | 'frozen_paths'>): void {
+  let total = 0;
+  for (const entry of [...data.owned_files, ...data.frozen_paths]) total += entry.length;
+  if (total > jobLimits.pathsTotal) throw new PolywaveError({ code: dispatchCodes.invalidJob, message: `job paths hold ${total} characters (owned and frozen together), more than ${jobLimits.pathsTotal}` });
 }
 
 export function assertJobBranch(data: Pick<AgentJobData, 'slug' | 'wave' | 'agent' | 'branch'>): string {

@@ -9,7 +9,7 @@ import type { AgentEvent } from '../agents/contract.js';
 import { parseModelSpec } from '../agents/model-spec.js';
 import { runAgent } from '../agents/run-agent.js';
 import { dispatchCodes } from '../dispatch/codes.js';
-import { agentJobDataSchema, assertGateJobIdentity, assertJobBaseRef, assertJobBranch, assertJobIdentity, assertJobModel, checkQueueName, expectedJobId, gateJobDataSchema, jobLimits, jobRole, labelSubsets, normalizeLabels, queueNameFor, remoteKey, worktreeToken, type AgentJobData, type AgentJobReturn, type GateJobReturn } from '../dispatch/job.js';
+import { agentJobDataSchema, assertGateJobIdentity, assertJobBaseRef, assertJobBranch, assertJobSize, assertJobIdentity, assertJobModel, checkQueueName, expectedJobId, gateJobDataSchema, jobLimits, jobRole, labelSubsets, normalizeLabels, queueNameFor, remoteKey, worktreeToken, type AgentJobData, type AgentJobReturn, type GateJobReturn } from '../dispatch/job.js';
 import { withoutCredentials } from '../agents/credentials.js';
 import { runGates } from '../gates/run-gates.js';
 import { registerWorkerDir, sandboxInstallHint, sandboxStatus } from '../sandbox/index.js';
@@ -444,6 +444,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     try {
       assertJobBranch(data);
       assertJobBaseRef(data);
+      assertJobSize(data);
       assertJobIdentity(data, job.id);
       assertJobModel(data, options.modelAllow ?? []);
       worktree = inside(path.join(dir, 'work'), data.job_id);
