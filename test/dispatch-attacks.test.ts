@@ -169,6 +169,37 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
     await expect(assertRedisReachable(`${redis.url}/15`)).resolves.toBeUndefined();
   });
 
+  // Outside attack A18-14 / A18-01: a second worker on the --dir of a live one emptied its running job's worktree and
+  // script at its start; one whose --dir lay inside another's could not be hidden from (and read the outer one's work).
+  it('A18-14/A18-01: a --dir a live worker holds, or one inside or around it, is refused (DISPATCH_WORKER_DIR_IN_USE) and nothing of it touched; a dead holder does not count', async () => {
+    const dir = path.join(scratch, 'worker-held');
+    const remote = `file://${remoteDir}`;
+    const holder = await startWorker({ id: 'h-held', redisUrl: redis.url, remote, dir });
+    try {
+      const planted = path.join(dir, 'work', 'running-job', 'src', 'wip.js');
+      mkdirSync(path.dirname(planted), { recursive: true });
+      writeFileSync(planted, 'work in progress\n');
+      const args = (at: string, id: string) => ['worker', '--redis', redis.url, '--remote', remote, '--dir', at, '--id', id];
+      const [same, inner, outer] = await Promise.all([
+        runCli(args(dir, 'h-same'), { env: gitEnv, timeoutMs: 20_000 }),
+        runCli(args(path.join(dir, 'inner'), 'h-inner'), { env: gitEnv, timeoutMs: 20_000 }),
+        runCli(args(scratch, 'h-outer'), { env: gitEnv, timeoutMs: 20_000 }),
+      ]);
+      expect([same.code, same.stderr]).toEqual([2, expect.stringMatching(/^polywave: error\[DISPATCH_WORKER_DIR_IN_USE\]: --dir \S+worker-held is the --dir of a live worker \(pid \d+\): give each worker its own\n$/)]);
+      expect([inner.code, inner.stderr]).toEqual([2, expect.stringMatching(/^polywave: error\[DISPATCH_WORKER_DIR_IN_USE\]: --dir \S+worker-held\/inner lies inside \S+worker-held, the --dir of a live worker/)]);
+      expect([outer.code, outer.stderr]).toEqual([2, expect.stringMatching(/^polywave: error\[DISPATCH_WORKER_DIR_IN_USE\]: --dir \S+ lies around \S+, the --dir of a live worker/)]);
+      expect(readFileSync(planted, 'utf8')).toBe('work in progress\n');
+      expect(existsSync(path.join(dir, 'inner'))).toBe(false);
+    } finally {
+      holder.child.kill('SIGKILL');
+      await holder.exited;
+    }
+    // Killed: its hold is gone with it — a new worker takes the directory.
+    const next = await startWorker({ id: 'h-held2', redisUrl: redis.url, remote, dir });
+    next.child.kill('SIGKILL');
+    await next.exited;
+  }, 60_000);
+
   // Outside attack A17-18: a worker started against a remote that never answers (a black-holed ssh host) printed
   // nothing and ran for ever, its new --dir left behind. Here the "host" is an ssh command that never answers.
   it('A17-18: a remote that does not answer → DISPATCH_REMOTE_UNREACHABLE within the bound, no --dir left', async () => {

@@ -265,6 +265,42 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
     }
   }, 150_000);
 
+  // Outside attack A18-04: the same lost report, when the job's next run FAILS on its worker (here: its clone broken)
+  // instead of finishing without a report, was not withdrawn — and, its commits here already, it was merged.
+  it('a lost run’s early report is withdrawn when the job then fails on another worker: BLOCKED, nothing merged', async () => {
+    const steps = ['      - write: { path: src/a.js, content: "export const a = \'a\';\\n" }', '        expect: ok', '      - write: { path: src/a.test.js, content: "export {};\\n" }', '        expect: ok', '      - commit: "feat(A): letter a"', '      - report: { status: complete, verification: PASS, notes: "stale run" }', '      - sleep_ms: 8000'];
+    const script = lettersScript().replace(/ {2}A:\n[\s\S]*?(?=\n {2}B:)/, ['  A:', '    steps:', ...steps].join('\n'));
+    const target = await createDispatchRepo('lostfail', script, { remoteDir, waves: [['A', 'B']] });
+    const own = await Promise.all(['lf1', 'lf2'].map((id) => startWorker({ id, redisUrl: redis.url, remote, dir: path.join(scratch, `worker-${id}`), extra: ['--queue', 'lostfail'] })));
+    try {
+      const before = await target.repo.git.headCommit();
+      const running = runWaveCli(target, 1, { redisUrl: redis.url, extra: ['--dispatch-queue', 'lostfail'], timeoutMs: 90_000 });
+      const deadline = Date.now() + 45_000;
+      while (!readFileSync(target.implPath, 'utf8').includes('stale run') && Date.now() < deadline) await sleep(50);
+      const client = new Redis(redis.url);
+      const holder = (await listWorkers(client)).find((worker) => worker.current.some((job) => job.startsWith('lostfail.w1.A.')));
+      client.disconnect();
+      const hung = own.find((worker) => worker.id === holder?.id)!;
+      const other = own.find((worker) => worker !== hung)!;
+      expect(hung, 'the worker running A').toBeDefined();
+      hung.child.kill('SIGSTOP');
+      // the job's next run, on the other worker, fails there (not a git repository)
+      const objects = path.join(scratch, `worker-${other.id}`, 'repo.git', 'objects');
+      execFileSync('mv', [objects, `${objects}.away`]);
+      const run = await running;
+      hung.child.kill('SIGCONT');
+      execFileSync('mv', [`${objects}.away`, objects]);
+      const result = waveResult(run);
+      expect(result.state, run.stderr.slice(-1500)).toBe('BLOCKED');
+      expect(await merges(target.repo, before)).toEqual([]);
+      const report = parseImpl(readFileSync(target.implPath, 'utf8')).manifest!.completion_reports?.A;
+      expect(report?.status).toBe('blocked');
+      expect(String(report?.notes)).toMatch(/^withdrawn by the orchestrator: job lostfail\.w1\.A\.\S+ failed on its worker/);
+    } finally {
+      for (const worker of own) worker.child.kill('SIGKILL');
+    }
+  }, 150_000);
+
   // Outside attack A17-35: the orchestrator was killed after a dispatched agent's early report was written here and before
   // its commits arrived (too large for the progress's pack, the push slow). The re-run awaited the same job, whose result
   // filed that report again — identical to the one on record, so taken for "no report": the agent ran a second time,

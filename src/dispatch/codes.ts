@@ -30,6 +30,8 @@ export const dispatchCodes = {
   workerIdInUse: 'DISPATCH_WORKER_ID_IN_USE',
   /** The worker's `--dir` could not be registered (the /tmp scratch parent unusable), so other workers' sandboxes of this host would not hide it (A17-12): the worker does not start (exit 2). */
   dirUnregistered: 'DISPATCH_WORKER_DIR_UNREGISTERED',
+  /** The worker's `--dir` is a live worker's, or lies inside or around one (A18-01/14): the worker does not start (exit 2). */
+  dirInUse: 'DISPATCH_WORKER_DIR_IN_USE',
   /** The job's base commit is not on the shared remote, even after fetching its base ref (attack F18: the ref was moved meanwhile; transient). */
   baseMissing: 'DISPATCH_BASE_MISSING',
   /** The job's lock was lost before its push (it ran past its lock; another worker has it): nothing pushed (attack F12; transient). */

@@ -581,8 +581,23 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
           }
         } catch (error) {
           if (error instanceof OutageError || error instanceof AbortedError) throw error;
-          if (error instanceof WatchError) return { outcome: error.outcome, spec, jail, dispatch: { ...dispatch, stalls: stalls.get(jobId) ?? 0 } };
+          // A18-04: a report written early, from the job's progress, belongs to a run that did not finish: the job
+          // failed. Withdrawn, as for a finished run that reported nothing (A17-26) — else, its commits here already,
+          // the failed attempt was judged on it and merged.
+          // (its E19 type that of the job's failure: a worker's transient trouble is relaunched, anything else escalates)
+          // (only when the job moved between runs — stalled: a job that ran once and failed after its own report, its
+          // push refused as another run of it pushed first, keeps that report, judged by E42 as before)
+          const withdrawEarly = async (why: string, kind: AgentFailureKind | undefined): Promise<void> => {
+            await earlyChain;
+            if (early === undefined || (stalls.get(jobId) ?? 0) === 0 || !(await early.ok) || !request.reportCompletion) return;
+            await request.reportCompletion({ status: 'blocked', failure_type: kind === 'transient' ? 'transient' : 'escalate', commit: context.baseCommit, notes: `withdrawn by the orchestrator: job ${jobId} ${why}; the report came from a run of it that did not finish`, worktree: request.cwd, branch }).catch(() => undefined);
+          };
+          if (error instanceof WatchError) {
+            await withdrawEarly(`failed (${error.message.slice(0, 200)})`, error.outcome.failure?.kind);
+            return { outcome: error.outcome, spec, jail, dispatch: { ...dispatch, stalls: stalls.get(jobId) ?? 0 } };
+          }
           const reason = redactUserinfo(error instanceof Error ? error.message : String(error));
+          await withdrawEarly(`failed on its worker (${reason.slice(0, 200)})`, kindOfFailure(reason));
           stored = (await guarded(Job.fromId<AgentJobData, AgentJobReturn>(queue, jobId))) ?? stored;
           dispatch.stalls = stalls.get(jobId) ?? 0;
           const code = /^[A-Z][A-Z0-9_]+:/.exec(reason) ? '' : 'DISPATCH_WORKER_FAILED: ';

@@ -105,15 +105,25 @@ export function registeredWorkerDirs(): string[] {
   return registered('workers').filter((entry) => existsSync(entry));
 }
 
-/** Adds `entry` to a registry (made 0600, never through a symlink; at most {@link registryLimit} lines). */
-function register(name: RegistryName, entry: string): void {
+/**
+ * Adds `entry` to a registry (made 0600, never through a symlink; at most {@link registryLimit} lines). When full (or
+ * the file grew past its bound) the registry is written again with what `keep` keeps (default: the entries that still
+ * exist — a gone one hides nothing); still full then, this throws: an entry is never dropped to make room for another.
+ */
+function register(name: RegistryName, entry: string, keep: (line: string) => boolean = (line) => existsSync(line)): void {
   const known = registered(name);
   if (known.includes(entry)) return;
   ensureParentIn('/tmp');
   const file = registryPath(name);
-  if (known.length >= registryLimit) {
-    // Full: keep the entries that still exist (a gone one hides nothing), written whole and renamed into place.
-    const kept = known.filter((line) => existsSync(line)).slice(-(registryLimit - 1));
+  let size = 0;
+  try {
+    size = lstatSync(file).size;
+  } catch {
+    // no registry yet
+  }
+  if (known.length >= registryLimit || size > registryLimit * 4096) {
+    const kept = known.filter(keep);
+    if (kept.length >= registryLimit) throw new Error(`${file} holds ${kept.length} entries in use (at most ${registryLimit})`);
     const temporary = `${file}.${process.pid}.tmp`;
     writeFileSync(temporary, kept.map((line) => `${line}\n`).join(''), { mode: 0o600, flag: 'wx' });
     renameSync(temporary, file);
@@ -123,20 +133,73 @@ function register(name: RegistryName, entry: string): void {
     const stat = fstatSync(descriptor);
     const uid = typeof process.getuid === 'function' ? process.getuid() : undefined;
     if (!stat.isFile() || (uid !== undefined && stat.uid !== uid) || stat.nlink !== 1) throw new Error(`${file} is not a plain file of this user`);
-    if (stat.size > registryLimit * 4096) return;
     appendFileSync(descriptor, `${entry}\n`);
   } finally {
     closeSync(descriptor);
   }
 }
 
+/** The file in a worker's `--dir` naming the live worker that holds it (its pid). */
+const workerOwnerFile = '.polywave-worker.pid';
+
+/** The pid of the live process holding worker directory `dir`, if one does (not this process). */
+function liveOwnerOf(dir: string): number | undefined {
+  try {
+    const pid = Number(readFileSync(path.join(dir, workerOwnerFile), 'utf8').trim());
+    return Number.isInteger(pid) && pid > 0 && pid !== process.pid && processExists(pid) ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Why a worker directory cannot be taken (see {@link registerWorkerDir}). */
+export class WorkerDirError extends Error {
+  constructor(
+    readonly reason: 'in-use' | 'nested' | 'registry',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const inside = (outer: string, inner: string): boolean => inner === outer || inner.startsWith(`${outer}/`);
+
 /**
- * Registers a `polywave worker`'s `--dir` (by its real path) so that the sandboxes of every other polywave process of
- * this user — another worker's agents and gates, a local run's — hide it whole (A17-12). Throws when /tmp's scratch
- * parent is unusable: the worker refuses to start rather than run with its directory readable to its neighbours.
+ * Takes a `polywave worker`'s `--dir` (by its real path) for this process and registers it, so that the sandboxes of
+ * every other polywave process of this user — another worker's agents and gates, a local run's — hide it whole
+ * (A17-12). Refused (a {@link WorkerDirError}): a directory a live worker holds (A18-14: the second one's start emptied
+ * the first's running job), one inside or around another live worker's (A18-01: the inner worker's sandboxes could not
+ * hide the outer one, which holds their own root), and a registry that is full of live workers' directories or
+ * unusable — a worker never starts unregistered and never evicts a live one's entry (A18-08). The hold ends with
+ * {@link releaseWorkerDir}, or with the process.
  */
 export function registerWorkerDir(dir: string): void {
-  register('workers', realTemp(dir));
+  const real = realTemp(dir);
+  for (const entry of registered('workers')) {
+    if (!(inside(entry, real) || inside(real, entry)) || liveOwnerOf(entry) === undefined) continue;
+    if (entry === real) throw new WorkerDirError('in-use', `${real} is the --dir of a live worker (pid ${liveOwnerOf(entry)}): give each worker its own`);
+    throw new WorkerDirError('nested', `${real} lies ${inside(entry, real) ? 'inside' : 'around'} ${entry}, the --dir of a live worker (pid ${liveOwnerOf(entry)}): worker directories must not nest`);
+  }
+  const owner = liveOwnerOf(real);
+  if (owner !== undefined) throw new WorkerDirError('in-use', `${real} is the --dir of a live worker (pid ${owner}): give each worker its own`);
+  writeFileSync(path.join(real, workerOwnerFile), `${process.pid}\n`, { mode: 0o600 });
+  try {
+    // (when full: the directories of workers that are gone make room; a live one's entry is never dropped)
+    register('workers', real, (line) => existsSync(line) && liveOwnerOf(line) !== undefined);
+  } catch (error) {
+    rmSync(path.join(real, workerOwnerFile), { force: true });
+    throw new WorkerDirError('registry', error instanceof Error ? error.message : String(error));
+  }
+}
+
+/** Ends this process's hold of worker directory `dir` (its entry stays: the directory is hidden while it exists). */
+export function releaseWorkerDir(dir: string): void {
+  const file = path.join(realTemp(dir), workerOwnerFile);
+  try {
+    if (Number(readFileSync(file, 'utf8').trim()) === process.pid) rmSync(file, { force: true });
+  } catch {
+    // gone already
+  }
 }
 
 /**

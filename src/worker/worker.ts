@@ -12,7 +12,7 @@ import { dispatchCodes } from '../dispatch/codes.js';
 import { agentJobDataSchema, assertGateJobIdentity, assertJobBaseRef, assertJobBranch, assertJobSize, assertJobIdentity, assertJobModel, checkQueueName, expectedJobId, gateJobDataSchema, jobLimits, jobRole, labelSubsets, normalizeLabels, queueNameFor, remoteKey, worktreeToken, type AgentJobData, type AgentJobReturn, type GateJobReturn } from '../dispatch/job.js';
 import { withoutCredentials } from '../agents/credentials.js';
 import { runGates } from '../gates/run-gates.js';
-import { registerWorkerDir, sandboxInstallHint, sandboxStatus } from '../sandbox/index.js';
+import { registerWorkerDir, releaseWorkerDir, sandboxInstallHint, sandboxStatus, WorkerDirError } from '../sandbox/index.js';
 import { pinSandboxSettings } from '../sandbox/sandbox-settings.js';
 import { assertRedisReachable, bullConnectionFromUrl, redactUserinfo, redisOptionsFromUrl } from '../dispatch/redis-url.js';
 import { assertRemoteReachable } from '../dispatch/redis-dispatcher.js';
@@ -190,6 +190,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   try {
     registerWorkerDir(dir);
   } catch (error) {
+    if (error instanceof WorkerDirError && error.reason !== 'registry') await giveUp(new PolywaveError({ code: dispatchCodes.dirInUse, message: `--dir ${error.message}` }), createdDir);
     await giveUp(new PolywaveError({ code: dispatchCodes.dirUnregistered, message: `cannot register --dir ${dir} for other sandboxes of this host to hide: ${firstLine(error)}` }), createdDir);
   }
   const cloneGit = createGit(clone, { env });
@@ -812,6 +813,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     clearInterval(timer);
     loopDelay.disable();
     await bounded(removeWorkerRecord(client, id, { pid: process.pid, started_at: startedAt }), force ? 2_000 : 10_000);
+    releaseWorkerDir(dir);
     client.disconnect();
     if (force) for (const worker of workers) void worker.disconnect().catch(() => undefined);
     resolveClosed();
