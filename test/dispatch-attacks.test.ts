@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -196,8 +196,20 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
     }
     // Killed: its hold is gone with it — a new worker takes the directory.
     const next = await startWorker({ id: 'h-held2', redisUrl: redis.url, remote, dir });
-    next.child.kill('SIGKILL');
-    await next.exited;
+    try {
+      // A18-18: its entry gone from the registry (the file cleaned away or re-created), the running worker puts it back
+      // with its next heartbeat — until then the sandboxes planned elsewhere would not hide it.
+      const registry = path.join('/tmp', `polywave-scratch-${process.getuid!()}`, 'workers');
+      const real = realpathSync(dir);
+      expect(readFileSync(registry, 'utf8').split('\n')).toContain(real);
+      const rest = readFileSync(registry, 'utf8').split('\n').filter((line) => line !== '' && line !== real);
+      writeFileSync(`${registry}.a18`, rest.map((line) => `${line}\n`).join(''), { mode: 0o600 });
+      renameSync(`${registry}.a18`, registry);
+      await until(() => readFileSync(registry, 'utf8').split('\n').includes(real), 10_000, 'the worker to register its --dir again');
+    } finally {
+      next.child.kill('SIGKILL');
+      await next.exited;
+    }
   }, 60_000);
 
   // Outside attack A17-18: a worker started against a remote that never answers (a black-holed ssh host) printed

@@ -219,6 +219,30 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
     await Promise.all([addWorker(`${victim}b`), addWorker(`${graceful.id}b`)]);
   }, 90_000);
 
+  // Outside attack A18-15: a Redis whose writes are paused (`CLIENT PAUSE … WRITE`: a failover, an operator) still answers
+  // PING, so the A17-16 watch saw it alive while every job's move waited: the run waited as long as the pause.
+  it('Redis with its writes paused mid-run: DISPATCH_REDIS_LOST after outage_seconds, BLOCKED, nothing merged', async () => {
+    const target = await createDispatchRepo('wpause', lettersScript({ A: ['sleep_ms: 1500'], B: ['sleep_ms: 1500'] }), { remoteDir, waves: [['A', 'B']], config: { dispatch: { outage_seconds: 2 } } });
+    const before = await target.repo.git.headCommit();
+    const running = runWaveCli(target, 1, { redisUrl: redis.url, timeoutMs: 90_000 });
+    await workerRunning('', 30_000);
+    const admin = new Redis(redis.url);
+    let run: Awaited<typeof running>;
+    const pausedAt = Date.now();
+    try {
+      await admin.call('CLIENT', 'PAUSE', '40000', 'WRITE');
+      run = await running;
+    } finally {
+      await admin.call('CLIENT', 'UNPAUSE').catch(() => undefined);
+      admin.disconnect();
+    }
+    expect(Date.now() - pausedAt).toBeLessThan(35_000);
+    const result = waveResult(run);
+    expect(result.state, run.stderr.slice(-1500)).toBe('BLOCKED');
+    expect(result.blocked!.agents.some((agent) => agent.explanation.includes('DISPATCH_REDIS_LOST') && agent.explanation.includes('has not answered'))).toBe(true);
+    expect(await merges(target.repo, before)).toEqual([]);
+  }, 150_000);
+
   // Outside attack A17-26: the worker that ran A reported (the orchestrator wrote that report from the job's progress) and
   // then hung; the job moved to another worker, whose run failed without a report. run-wave failed the attempt, but the
   // lost run's report stayed `complete` in the manifest: after the BLOCKED wave `retry` found nothing to retry and

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import os from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import path from 'node:path';
 import { Job, Queue, QueueEvents } from 'bullmq';
@@ -188,9 +189,11 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
   // (each would only wait the limit again); the first moment it answers clears it.
   let lostSince: number | undefined;
   // A17-16: a Redis that stops answering while its connection stays up (a stopped or hung server, packets dropped on
-  // the way, an overloaded host) keeps the client `ready` for ever. While a watch runs, a PING goes out every
-  // {@link probeMs}; one unanswered since `probeSince` counts as the connection being down from that moment.
+  // the way, an overloaded host) keeps the client `ready` for ever. While a watch runs, a probe (a short-lived key
+  // written) goes out every {@link probeMs}; one unanswered since `probeSince` counts as the connection being down
+  // from that moment.
   const probeMs = 500;
+  const probeKey = `polywave:probe:${os.hostname()}:${process.pid}`;
   let probeSince: number | undefined;
   let probeTimer: NodeJS.Timeout | undefined;
   let watching = 0;
@@ -198,7 +201,9 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
     if (probeSince !== undefined || client.status !== 'ready') return;
     const sent = Date.now();
     probeSince = sent;
-    client.ping().then(
+    // (a write, not a PING: a Redis whose writes are paused — `CLIENT PAUSE … WRITE`, a failover — still answers PING,
+    // while every job's move waits: A18-15)
+    client.set(probeKey, String(sent), 'PX', 10_000).then(
       () => {
         if (probeSince === sent) probeSince = undefined;
       },

@@ -192,6 +192,22 @@ export function registerWorkerDir(dir: string): void {
   }
 }
 
+/**
+ * Puts a held worker directory back into the registry when it is no longer listed (the file removed with /tmp's
+ * cleaning, or re-created): a running worker calls it with its heartbeat, so its directory is hidden again from the
+ * sandboxes planned from then on (A18-18). Quiet when the registry cannot take it now (the next beat tries again).
+ */
+export function keepWorkerDirRegistered(dir: string): void {
+  const real = realTemp(dir);
+  if (registered('workers').includes(real)) return;
+  try {
+    if (!existsSync(path.join(real, workerOwnerFile))) writeFileSync(path.join(real, workerOwnerFile), `${process.pid}\n`, { mode: 0o600 });
+    register('workers', real, (line) => existsSync(line) && liveOwnerOf(line) !== undefined);
+  } catch {
+    // tried again at the next beat
+  }
+}
+
 /** Ends this process's hold of worker directory `dir` (its entry stays: the directory is hidden while it exists). */
 export function releaseWorkerDir(dir: string): void {
   const file = path.join(realTemp(dir), workerOwnerFile);

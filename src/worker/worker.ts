@@ -12,7 +12,7 @@ import { dispatchCodes } from '../dispatch/codes.js';
 import { agentJobDataSchema, assertGateJobIdentity, assertJobBaseRef, assertJobBranch, assertJobSize, assertJobIdentity, assertJobModel, checkQueueName, expectedJobId, gateJobDataSchema, jobLimits, jobRole, labelSubsets, normalizeLabels, queueNameFor, remoteKey, worktreeToken, type AgentJobData, type AgentJobReturn, type GateJobReturn } from '../dispatch/job.js';
 import { withoutCredentials } from '../agents/credentials.js';
 import { runGates } from '../gates/run-gates.js';
-import { registerWorkerDir, releaseWorkerDir, sandboxInstallHint, sandboxStatus, WorkerDirError } from '../sandbox/index.js';
+import { keepWorkerDirRegistered, registerWorkerDir, releaseWorkerDir, sandboxInstallHint, sandboxStatus, WorkerDirError } from '../sandbox/index.js';
 import { pinSandboxSettings } from '../sandbox/sandbox-settings.js';
 import { assertRedisReachable, bullConnectionFromUrl, redactUserinfo, redisOptionsFromUrl } from '../dispatch/redis-url.js';
 import { assertRemoteReachable } from '../dispatch/redis-dispatcher.js';
@@ -794,7 +794,11 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   }
   await Promise.all(workers.map((worker) => worker.waitUntilReady()));
   await beat();
-  const timer = setInterval(() => void beat(), heartbeatMs);
+  // (and the directory stays in the registry of worker directories every sandbox hides: A18-18)
+  const timer = setInterval(() => {
+    void beat();
+    keepWorkerDirRegistered(dir);
+  }, heartbeatMs);
   log(`worker ${id} ready: remote ${shownRemote} (key ${key})${queue ? `, queue ${queue}` : ''}, labels [${labels.join(', ')}], concurrency ${options.concurrency}, queues ${queueNames.join(', ')}${options.modelAllow?.length ? `, models also allowed: ${options.modelAllow.join(' ')}` : ''}`);
 
   let resolveClosed: () => void = () => undefined;
