@@ -87,6 +87,19 @@ function gateResultsOf(result: unknown): Array<{ agent: string; passed: boolean;
   return Object.values(data?.gate_results ?? {}).flat() as ReturnType<typeof gateResultsOf>;
 }
 
+/** The letters script with agent A's steps replaced by `steps` (YAML lines at the steps' indentation). */
+const withAgentA = (steps: readonly string[]) => lettersScript().replace(/ {2}A:\n[\s\S]*?(?=\n {2}B:)/, ['  A:', '    steps:', ...steps].join('\n'));
+
+/** The live worker whose current jobs include one whose id starts with `prefix`. */
+async function holderOf(prefix: string): Promise<string | undefined> {
+  const client = new Redis(redis.url);
+  try {
+    return (await listWorkers(client)).find((worker) => worker.current.some((job) => job.startsWith(prefix)))?.id;
+  } finally {
+    client.disconnect();
+  }
+}
+
 const merges = async (repo: { run(args: readonly string[]): Promise<string> }, since: string) => (await repo.run(['log', '--merges', '--format=%s', `${since}..HEAD`])).split('\n').filter(Boolean);
 
 describe('run-wave --dispatch redis:// with polywave workers', () => {
@@ -252,7 +265,7 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
     rmSync(marker, { force: true });
     const checkA = ['      - write: { path: src/a.test.js, content: ' + JSON.stringify(`test ! -e ${marker}\n`) + ' }', '        expect: ok', '      - bash: "bash src/a.test.js"', '        expect: ok'];
     const steps = ['      - write: { path: src/a.js, content: "export const a = \'a\';\\n" }', '        expect: ok', '      - write: { path: src/a.test.js, content: "export {};\\n" }', '        expect: ok', '      - commit: "feat(A): letter a"', '      - report: { status: complete, verification: PASS, notes: "stale run" }', '      - sleep_ms: 8000'];
-    const script = lettersScript().replace(/ {2}A:\n[\s\S]*?(?=\n {2}B:)/, ['  A:', '    steps:', ...checkA, ...steps].join('\n'));
+    const script = withAgentA([...checkA, ...steps]);
     const target = await createDispatchRepo('lost', script, { remoteDir, waves: [['A', 'B']] });
     const own = await Promise.all(['lost1', 'lost2'].map((id) => startWorker({ id, redisUrl: redis.url, remote, dir: path.join(scratch, `worker-${id}`), extra: ['--queue', 'lost'] })));
     try {
@@ -261,10 +274,8 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
       // A reported (written here from its job's progress): its worker stops answering; the next run of the job will fail.
       const deadline = Date.now() + 45_000;
       while (!readFileSync(target.implPath, 'utf8').includes('stale run') && Date.now() < deadline) await sleep(50);
-      const client = new Redis(redis.url);
-      const holder = (await listWorkers(client)).find((worker) => worker.current.some((job) => job.startsWith('lost.w1.A.')));
-      client.disconnect();
-      const hung = own.find((worker) => worker.id === holder?.id);
+      const holder = await holderOf('lost.w1.A.');
+      const hung = own.find((worker) => worker.id === holder);
       expect(hung, 'the worker running A').toBeDefined();
       hung!.child.kill('SIGSTOP');
       writeFileSync(marker, '');
@@ -293,7 +304,7 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
   // instead of finishing without a report, was not withdrawn — and, its commits here already, it was merged.
   it('a lost run’s early report is withdrawn when the job then fails on another worker: BLOCKED, nothing merged', async () => {
     const steps = ['      - write: { path: src/a.js, content: "export const a = \'a\';\\n" }', '        expect: ok', '      - write: { path: src/a.test.js, content: "export {};\\n" }', '        expect: ok', '      - commit: "feat(A): letter a"', '      - report: { status: complete, verification: PASS, notes: "stale run" }', '      - sleep_ms: 8000'];
-    const script = lettersScript().replace(/ {2}A:\n[\s\S]*?(?=\n {2}B:)/, ['  A:', '    steps:', ...steps].join('\n'));
+    const script = withAgentA(steps);
     const target = await createDispatchRepo('lostfail', script, { remoteDir, waves: [['A', 'B']] });
     const own = await Promise.all(['lf1', 'lf2'].map((id) => startWorker({ id, redisUrl: redis.url, remote, dir: path.join(scratch, `worker-${id}`), extra: ['--queue', 'lostfail'] })));
     try {
@@ -301,10 +312,8 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
       const running = runWaveCli(target, 1, { redisUrl: redis.url, extra: ['--dispatch-queue', 'lostfail'], timeoutMs: 90_000 });
       const deadline = Date.now() + 45_000;
       while (!readFileSync(target.implPath, 'utf8').includes('stale run') && Date.now() < deadline) await sleep(50);
-      const client = new Redis(redis.url);
-      const holder = (await listWorkers(client)).find((worker) => worker.current.some((job) => job.startsWith('lostfail.w1.A.')));
-      client.disconnect();
-      const hung = own.find((worker) => worker.id === holder?.id)!;
+      const holder = await holderOf('lostfail.w1.A.');
+      const hung = own.find((worker) => worker.id === holder)!;
       const other = own.find((worker) => worker !== hung)!;
       expect(hung, 'the worker running A').toBeDefined();
       hung.child.kill('SIGSTOP');
@@ -335,7 +344,7 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
     const slow = await createGuardedRemote(slowDir, hook);
     // 200 KB of a.js: past the 64 KB pack that carries small commits in the job's progress.
     const big = `export const noise = '${randomBytes(120_000).toString('hex')}';`;
-    const script = lettersScript().replace(/ {2}A:\n[\s\S]*?(?=\n {2}B:)/, ['  A:', '    steps:', `      - write: { path: src/a.js, content: "${big}\\nexport const a = 'a';\\n" }`, '        expect: ok', '      - write: { path: src/a.test.js, content: "export {};\\n" }', '        expect: ok', '      - commit: "feat(A): letter a"', '      - report: { status: complete, verification: PASS, notes: "once" }', '      - sleep_ms: 1500'].join('\n'));
+    const script = withAgentA([`      - write: { path: src/a.js, content: "${big}\\nexport const a = 'a';\\n" }`, '        expect: ok', '      - write: { path: src/a.test.js, content: "export {};\\n" }', '        expect: ok', '      - commit: "feat(A): letter a"', '      - report: { status: complete, verification: PASS, notes: "once" }', '      - sleep_ms: 1500']);
     const target = await createDispatchRepo('relost', script, { remoteDir: slowDir, waves: [['A', 'B']] });
     const own = await Promise.all(['slow1', 'slow2'].map((id) => startWorker({ id, redisUrl: redis.url, remote: slow, dir: path.join(scratch, `worker-${id}`), extra: ['--queue', 'relost'] })));
     try {
@@ -370,7 +379,7 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
   // the agent as complete (E9) without awaiting its job, still running on its worker: what the agent committed after
   // reporting (a model's closing turn) was pushed to its branch and never merged — the tree differed from a run left alone.
   it('an orchestrator killed after an early report and its commits: the re-run awaits the still-running job and merges what the agent committed after reporting', async () => {
-    const script = lettersScript().replace(/ {2}A:\n[\s\S]*?(?=\n {2}B:)/, ['  A:', '    steps:', '      - write: { path: src/a.js, content: "export const a = \'first\';\\n" }', '        expect: ok', '      - write: { path: src/a.test.js, content: "export {};\\n" }', '        expect: ok', '      - commit: "feat(A): first"', '      - report: { status: complete, verification: PASS, notes: "early" }', '      - sleep_ms: 2500', '      - write: { path: src/a.js, content: "export const a = \'after-report\';\\n" }', '        expect: ok', '      - commit: "feat(A): after the report"'].join('\n'));
+    const script = withAgentA(['      - write: { path: src/a.js, content: "export const a = \'first\';\\n" }', '        expect: ok', '      - write: { path: src/a.test.js, content: "export {};\\n" }', '        expect: ok', '      - commit: "feat(A): first"', '      - report: { status: complete, verification: PASS, notes: "early" }', '      - sleep_ms: 2500', '      - write: { path: src/a.js, content: "export const a = \'after-report\';\\n" }', '        expect: ok', '      - commit: "feat(A): after the report"']);
     const target = await createDispatchRepo('latecommit', script, { remoteDir, waves: [['A', 'B']] });
     const before = await target.repo.git.headCommit();
     const args = [path.join(repoRoot, 'bin', 'polywave.js'), 'run-wave', target.implPath, '--wave', '1', '--model', `script:${target.scriptPath}`, '--skip-critic', '--json', '--dispatch', redis.url, '--dispatch-remote', remote];

@@ -472,6 +472,13 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       // Likewise the agent's commits: the worker pushes them when the agent reports (progress
       // `pushed`), and they are fetched and fast-forwarded into the local worktree right away.
       let early: { key: string; run: string; ok: Promise<boolean> } | undefined;
+      /**
+       * E9/E19: a report written early that is not this attempt's result — a lost run's (A17-26, A18-04) — is withdrawn:
+       * a `blocked` report at the base saying why, so `retry` relaunches the agent and finalize-wave never merges on it.
+       */
+      const withdrawReport = async (notes: string, failureType: 'transient' | 'escalate'): Promise<void> => {
+        if (request.reportCompletion) await request.reportCompletion({ status: 'blocked', failure_type: failureType, commit: context.baseCommit, notes: `withdrawn by the orchestrator: ${notes}`, worktree: request.cwd, branch }).catch(() => undefined);
+      };
       let earlyCommits: { head: string; applied: Promise<boolean>; fetchedAfterPush?: boolean } | undefined;
       // When the early path's steps happened here (the dispatch record's *_rel_ms, relative to the worker's finish).
       const earlyAt: { reportSeen?: number; packSeen?: number; pushedSeen?: number; fetched?: number; applied?: number; written?: number } = {};
@@ -594,8 +601,8 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
           // push refused as another run of it pushed first, keeps that report, judged by E42 as before)
           const withdrawEarly = async (why: string, kind: AgentFailureKind | undefined): Promise<void> => {
             await earlyChain;
-            if (early === undefined || (stalls.get(jobId) ?? 0) === 0 || !(await early.ok) || !request.reportCompletion) return;
-            await request.reportCompletion({ status: 'blocked', failure_type: kind === 'transient' ? 'transient' : 'escalate', commit: context.baseCommit, notes: `withdrawn by the orchestrator: job ${jobId} ${why}; the report came from a run of it that did not finish`, worktree: request.cwd, branch }).catch(() => undefined);
+            if (early === undefined || (stalls.get(jobId) ?? 0) === 0 || !(await early.ok)) return;
+            await withdrawReport(`job ${jobId} ${why}; the report came from a run of it that did not finish`, kind === 'transient' ? 'transient' : 'escalate');
           };
           if (error instanceof WatchError) {
             await withdrawEarly(`failed (${error.message.slice(0, 200)})`, error.outcome.failure?.kind);
@@ -694,7 +701,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
           const message = `job ${jobId}: the report in the manifest came from an earlier run of the job that was lost; the run that finished (on ${value.worker}) reported nothing`;
           // A17-26: and it is withdrawn — left `complete`, it outlived the attempt: after a BLOCKED wave `retry` found
           // nothing to retry and finalize-wave refused the agent (I5: its branch at the base).
-          if (request.reportCompletion) await request.reportCompletion({ status: 'blocked', failure_type: 'transient', commit: context.baseCommit, notes: `withdrawn by the orchestrator: ${message}`, worktree: request.cwd, branch }).catch(() => undefined);
+          await withdrawReport(message, 'transient');
           return fail('transient', dispatchCodes.workerFailed, message);
         }
         return undefined;

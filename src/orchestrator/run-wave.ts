@@ -677,7 +677,7 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
         // E42 whatever the backend: ownership, commit, report, stubs.
         const after = await readManifest(implPath);
         const reportValue = after.completion_reports?.[plan.id] as CompletionReportRecord | undefined;
-        // Filed in this attempt, even when it reads exactly as the one on record (A17-35: an orchestrator restarted after a
+        // E42/I4: filed in this attempt, even when it reads exactly as the one on record (A17-35: an orchestrator restarted after a
         // dispatched agent's early report awaits the same job, whose result files that report again — taken for "no
         // report", the agent was run a second time with a fix prompt).
         const fresh = filedThisAttempt || JSON.stringify(reportValue ?? null) !== previousReport;
