@@ -1332,6 +1332,18 @@ function foreignWorkerDirs(dirs: readonly string[], root: string, gitCommonDir: 
   return dirs.map((entry) => path.resolve(entry)).filter((entry) => !own.includes(entry) && !isInside(root, entry) && (gitCommonDir === undefined || !isInside(gitCommonDir, entry)));
 }
 
+/**
+ * The directories hidden whole around a sandbox's root ({@link hiddenAroundRoot}): those `around` names (its own worker's
+ * `--dir`) and the other registered worker directories that hold its root or git directory — a local repository placed
+ * inside a worker's `--dir` (outside attack A18-07: its agents read that worker's clone and running jobs, because
+ * {@link foreignWorkerDirs} must leave out a directory around the root).
+ */
+function aroundDirsOf(workerDirs: readonly string[], root: string, gitCommonDir: string | undefined, around: readonly string[] = []): string[] {
+  const own = around.map(realOrResolved);
+  const holding = workerDirs.map((entry) => path.resolve(entry)).filter((entry) => !own.includes(entry) && (isInside(root, entry) || (gitCommonDir !== undefined && isInside(gitCommonDir, entry))));
+  return [...around, ...holding];
+}
+
 /** Denied scratch paths, except one that is or contains a path the plan writes as its working directory. */
 function scratchDenials(scratchDirs: readonly string[], root: string): string[] {
   return scratchDirs.map((entry) => path.resolve(entry)).filter((entry) => !isInside(root, entry));
@@ -1360,7 +1372,9 @@ export function agentSandboxPlan(input: AgentSandboxPlanInput): SandboxPlan {
   ]);
   const env = input.env ?? process.env;
   const gitCommonDir = path.resolve(input.gitCommonDir);
-  const around = input.hiddenAround && input.hiddenAround.length > 0 ? hiddenAroundRoot(input.hiddenAround, root, gitCommonDir) : undefined;
+  const workerDirs = input.workerDirs ?? registeredWorkerDirs();
+  const aroundDirs = aroundDirsOf(workerDirs, root, gitCommonDir, input.hiddenAround);
+  const around = aroundDirs.length > 0 ? hiddenAroundRoot(aroundDirs, root, gitCommonDir) : undefined;
   // an agent in a worktree reads nothing of the main checkout but its git directory and dependency directories
   const hidden = hiddenCheckout(mainCheckout, root, writable, gitCommonDir, configReadable(input.config, userHome, mainCheckout));
   const view = homeView({ userHome, needed: [root, ...(hidden ? hidden.readable : [mainCheckout]), gitCommonDir, ...(input.config?.readable ?? []).map((entry) => expandHome(entry, userHome))], writable, env });
@@ -1381,7 +1395,7 @@ export function agentSandboxPlan(input: AgentSandboxPlanInput): SandboxPlan {
     ...credentialPathsOf({ ...process.env, ...env }, [...writable, root, mainCheckout, gitCommonDir, ...view.readable]),
     ...hostCredentialStores({ ...process.env, ...env }, [mainCheckout, gitCommonDir, ...view.readable, ...(input.config?.readable ?? []).map((entry) => expandHome(entry, userHome))]),
     ...scratchDenials(input.scratchDirs ?? foreignScratchDirs(input.env), root),
-    ...foreignWorkerDirs(input.workerDirs ?? registeredWorkerDirs(), root, gitCommonDir, input.hiddenAround),
+    ...foreignWorkerDirs(workerDirs, root, gitCommonDir, input.hiddenAround),
     ...residentSocketDirs(),
     ...(input.env ? residentSocketDirs(input.env) : []),
     ...(around?.unreadable ?? []),
@@ -1472,7 +1486,9 @@ export function gatePlan(input: GatePlanInput): SandboxPlan {
   const directory = path.resolve(input.directory);
   const writable = unique([directory, path.resolve(input.tmp), ...(input.caches ?? []).map((entry) => path.resolve(entry)), ...(input.config?.writable ?? []).map((entry) => expandHome(entry, userHome))]);
   const gitCommonDir = input.gitCommonDir !== undefined ? path.resolve(input.gitCommonDir) : undefined;
-  const around = input.hiddenAround && input.hiddenAround.length > 0 && gitCommonDir !== undefined ? hiddenAroundRoot(input.hiddenAround, directory, gitCommonDir) : undefined;
+  const workerDirs = input.workerDirs ?? registeredWorkerDirs();
+  const aroundDirs = aroundDirsOf(workerDirs, directory, gitCommonDir, input.hiddenAround);
+  const around = aroundDirs.length > 0 && gitCommonDir !== undefined ? hiddenAroundRoot(aroundDirs, directory, gitCommonDir) : undefined;
   const readOnlyWithin = unique([
     path.join(directory, '.git'),
     ...(gitCommonDir !== undefined && isInside(gitCommonDir, directory) ? [gitCommonDir] : []),
@@ -1497,7 +1513,7 @@ export function gatePlan(input: GatePlanInput): SandboxPlan {
     ...credentialPathsOf({ ...process.env, ...env }, [...writable, ...(gitCommonDir !== undefined ? [gitCommonDir] : []), ...(mainCheckout !== undefined ? [mainCheckout] : []), ...view.readable]),
     ...hostCredentialStores({ ...process.env, ...env }, [...(gitCommonDir !== undefined ? [gitCommonDir] : []), ...(mainCheckout !== undefined ? [mainCheckout] : []), ...view.readable, ...(input.config?.readable ?? []).map((entry) => expandHome(entry, userHome))]),
     ...(input.directoryIsScratch === true ? (input.scratchDirs ?? foreignScratchDirs(input.env)).map((entry) => path.resolve(entry)) : scratchDenials(input.scratchDirs ?? foreignScratchDirs(input.env), directory)),
-    ...foreignWorkerDirs(input.workerDirs ?? registeredWorkerDirs(), directory, gitCommonDir, input.hiddenAround),
+    ...foreignWorkerDirs(workerDirs, directory, gitCommonDir, input.hiddenAround),
     ...residentSocketDirs(),
     ...(input.env ? residentSocketDirs(input.env) : []),
     ...(around?.unreadable ?? []),
