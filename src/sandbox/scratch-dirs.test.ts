@@ -1,8 +1,10 @@
-import { mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { foreignScratchDirs, setScratchListingSettleMsForTests, sweepStaleStatusFiles } from './scratch-dirs.js';
+import { processStartTime } from '../store/process-alive.js';
+import { foreignScratchDirs, registerWorkerDir, releaseWorkerDir, setScratchListingSettleMsForTests, sweepStaleStatusFiles, WorkerDirError } from './scratch-dirs.js';
 
 describe('foreignScratchDirs', () => {
   it.runIf(process.platform !== 'win32')('lists the scratch parent in /tmp, /var/tmp, /dev/shm and both TMPDIRs (a concurrent run may keep its agents there: outside attack X3 #8)', () => {
@@ -59,6 +61,35 @@ describe('sweepStaleStatusFiles (X39-14)', () => {
       for (const kept of [files.own, files.parent, files.other, files.odd]) expect(left.has(kept)).toBe(true);
     } finally {
       rmSync(parent, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('registerWorkerDir: the hold of a worker directory', () => {
+  // Final read of session 37: the hold was a bare pid — after a crash, the pid taken by any other process made the
+  // directory look held ("in use") for as long as that process lived. The start time beside the pid tells them apart.
+  it.runIf(process.platform === 'linux')('a pid another process took after the worker died does not hold the directory; the same process does', async () => {
+    const dir = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'polywave-worker-hold-')));
+    const other = spawn('sleep', ['30'], { stdio: 'ignore' });
+    try {
+      await new Promise((resolve) => other.once('spawn', resolve));
+      const start = processStartTime(other.pid!);
+      expect(start).toMatch(/^\d+$/);
+      // the same process (pid and start time): held
+      writeFileSync(path.join(dir, '.polywave-worker.pid'), `${other.pid} ${start}\n`);
+      expect(() => registerWorkerDir(dir)).toThrow(WorkerDirError);
+      // a pid file of an older worker whose pid the live process reuses (another start time): free
+      writeFileSync(path.join(dir, '.polywave-worker.pid'), `${other.pid} ${Number(start) - 1}\n`);
+      registerWorkerDir(dir);
+      expect(readFileSync(path.join(dir, '.polywave-worker.pid'), 'utf8')).toBe(`${process.pid} ${processStartTime(process.pid)}\n`);
+      releaseWorkerDir(dir);
+      expect(() => readFileSync(path.join(dir, '.polywave-worker.pid'))).toThrow();
+      // a pid file of an earlier version (the pid alone) of a live process: held, as before
+      writeFileSync(path.join(dir, '.polywave-worker.pid'), `${other.pid}\n`);
+      expect(() => registerWorkerDir(dir)).toThrow(/is the --dir of a live worker/);
+    } finally {
+      other.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -13,7 +13,7 @@ import { appendFileSync, chmodSync, closeSync, constants, existsSync, fstatSync,
 import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { processExists } from '../store/process-alive.js';
+import { processExists, processStartTime, processStillRuns } from '../store/process-alive.js';
 
 /**
  * `tmp` with its symlinks resolved (as it is when missing or unreadable: `path.resolve`). A TMPDIR
@@ -142,14 +142,30 @@ function register(name: RegistryName, entry: string, keep: (line: string) => boo
 /** The file in a worker's `--dir` naming the live worker that holds it (its pid). */
 const workerOwnerFile = '.polywave-worker.pid';
 
-/** The pid of the live process holding worker directory `dir`, if one does (not this process). */
-function liveOwnerOf(dir: string): number | undefined {
+/** What {@link workerOwnerFile} holds: the pid and, where it can be read, the start time of the holding process. */
+const ownerLine = (): string => {
+  const start = processStartTime(process.pid);
+  return `${process.pid}${start !== undefined ? ` ${start}` : ''}\n`;
+};
+
+/** The pid in a worker directory's {@link workerOwnerFile} and the start time beside it (if any). */
+function ownerOf(dir: string): { pid: number; start: string | undefined } | undefined {
   try {
-    const pid = Number(readFileSync(path.join(dir, workerOwnerFile), 'utf8').trim());
-    return Number.isInteger(pid) && pid > 0 && pid !== process.pid && processExists(pid) ? pid : undefined;
+    const [pid, start] = readFileSync(path.join(dir, workerOwnerFile), 'utf8').trim().split(/\s+/);
+    const number = Number(pid);
+    return Number.isInteger(number) && number > 0 ? { pid: number, start: start !== undefined && /^\d+$/.test(start) ? start : undefined } : undefined;
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The pid of the live process holding worker directory `dir`, if one does (not this process). The start time beside
+ * the pid tells a worker that died and whose pid another process now has (the directory is free) from a live one.
+ */
+function liveOwnerOf(dir: string): number | undefined {
+  const owner = ownerOf(dir);
+  return owner !== undefined && owner.pid !== process.pid && processStillRuns(owner.pid, owner.start) ? owner.pid : undefined;
 }
 
 /** Why a worker directory cannot be taken (see {@link registerWorkerDir}). */
@@ -182,7 +198,7 @@ export function registerWorkerDir(dir: string): void {
   }
   const owner = liveOwnerOf(real);
   if (owner !== undefined) throw new WorkerDirError('in-use', `${real} is the --dir of a live worker (pid ${owner}): give each worker its own`);
-  writeFileSync(path.join(real, workerOwnerFile), `${process.pid}\n`, { mode: 0o600 });
+  writeFileSync(path.join(real, workerOwnerFile), ownerLine(), { mode: 0o600 });
   try {
     // (when full: the directories of workers that are gone make room; a live one's entry is never dropped)
     register('workers', real, (line) => existsSync(line) && liveOwnerOf(line) !== undefined);
@@ -201,7 +217,7 @@ export function keepWorkerDirRegistered(dir: string): void {
   const real = realTemp(dir);
   if (registered('workers').includes(real)) return;
   try {
-    if (!existsSync(path.join(real, workerOwnerFile))) writeFileSync(path.join(real, workerOwnerFile), `${process.pid}\n`, { mode: 0o600 });
+    if (!existsSync(path.join(real, workerOwnerFile))) writeFileSync(path.join(real, workerOwnerFile), ownerLine(), { mode: 0o600 });
     register('workers', real, (line) => existsSync(line) && liveOwnerOf(line) !== undefined);
   } catch {
     // tried again at the next beat
@@ -212,7 +228,7 @@ export function keepWorkerDirRegistered(dir: string): void {
 export function releaseWorkerDir(dir: string): void {
   const file = path.join(realTemp(dir), workerOwnerFile);
   try {
-    if (Number(readFileSync(file, 'utf8').trim()) === process.pid) rmSync(file, { force: true });
+    if (Number(readFileSync(file, 'utf8').trim().split(/\s+/)[0]) === process.pid) rmSync(file, { force: true });
   } catch {
     // gone already
   }

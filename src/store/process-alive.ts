@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+
 /**
  * Whether a process id names a process on this machine — the one check behind every "is the writer /
  * owner / holder still there" decision (lock holders, temp files of atomic writes, scratch and warm-up
@@ -13,4 +15,28 @@ export function processExists(pid: number): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code !== 'ESRCH';
   }
+}
+
+/**
+ * When process `pid` started, in clock ticks since boot (`/proc/<pid>/stat`, field 22), or undefined where that cannot
+ * be read (not Linux, no such process). With the pid it names one process for good: a pid is reused after its process
+ * ended, a (pid, start) pair is not.
+ */
+export function processStartTime(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // (the command name, in parentheses, may hold spaces and parentheses: the fields after its last `)`)
+    const start = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+    return start !== undefined && /^\d+$/.test(start) ? start : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether the process that was `pid` when it started at `start` (see {@link processStartTime}) still runs; without a start, {@link processExists}. */
+export function processStillRuns(pid: number, start: string | undefined): boolean {
+  if (!processExists(pid)) return false;
+  if (start === undefined) return true;
+  const now = processStartTime(pid);
+  return now === undefined || now === start;
 }
