@@ -1,5 +1,5 @@
 import { existsSync, rmSync } from 'node:fs';
-import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import path from 'node:path';
@@ -49,6 +49,12 @@ export interface WorkerOptions {
   heartbeatMs?: number;
   /** How long the start waits for the shared remote to answer `git ls-remote` (ms). Default 20 s, as the orchestrator's check. */
   remoteCheckMs?: number;
+  /**
+   * How long the start's clone may go without receiving anything (ms) before it is given up (A18-11: a remote that
+   * answered `ls-remote`, then went silent, hung the start for ever). Default 120 s: a large repository's server may
+   * count and compress for a while before the first byte arrives.
+   */
+  cloneStallMs?: number;
   /**
    * Run agents and gates without the OS sandbox — this worker's decision, never the job's. Without
    * it, where the sandbox cannot run, model-backed agent jobs and every gate job are refused
@@ -203,9 +209,9 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   }
   if (!existsSync(path.join(clone, 'HEAD'))) {
     try {
-      await createGit(dir, { env }).run(['clone', '--quiet', '--bare', '--no-tags', options.remote, clone], { env: { GIT_TERMINAL_PROMPT: '0' } });
+      await cloneWatched(createGit(dir, { env }), ['clone', '--quiet', '--bare', '--no-tags', options.remote, clone], clone, options.cloneStallMs ?? 120_000);
     } catch (error) {
-      await giveUp(new PolywaveError({ code: dispatchCodes.remoteUnreachable, message: `cannot clone the shared remote ${shownRemote}: ${firstLine(error)}` }), createdDir);
+      await giveUp(new PolywaveError({ code: dispatchCodes.remoteUnreachable, message: `cannot clone the shared remote ${shownRemote}: ${error instanceof CloneStalled ? error.message : firstLine(error)}` }), createdDir);
     }
   }
   // F13: nothing runs here yet — worktrees and scripts left by a killed run of this worker go, and
@@ -848,5 +854,45 @@ function warmJobChecks(): void {
     assertJobIdentity(data, data.job_id);
   } catch {
     // a made-up job: only the work matters
+  }
+}
+
+/** The start's clone received nothing for the bound ({@link cloneWatched}). */
+class CloneStalled extends Error {}
+
+/** Bytes under `directory` (files only; what is there is what the clone received so far). */
+async function bytesUnder(directory: string): Promise<number> {
+  let total = 0;
+  const entries = await readdir(directory, { recursive: true, withFileTypes: true }).catch(() => []);
+  await Promise.all(entries.filter((entry) => entry.isFile()).map(async (entry) => {
+    total += (await stat(path.join(entry.parentPath ?? entry.path, entry.name)).catch(() => ({ size: 0 }))).size;
+  }));
+  return total;
+}
+
+/**
+ * `git clone` into `target`, given up when nothing arrives for `stallMs` (A18-11): the size of what it has written is
+ * looked at every second (any transport — ssh, https, file — grows the pack it receives); a clone that makes progress
+ * runs as long as it needs.
+ */
+async function cloneWatched(git: ReturnType<typeof createGit>, args: string[], target: string, stallMs: number): Promise<void> {
+  const controller = new AbortController();
+  let size = -1;
+  let changedAt = Date.now();
+  const timer = setInterval(() => {
+    void bytesUnder(target).then((now) => {
+      if (now !== size) {
+        size = now;
+        changedAt = Date.now();
+      } else if (Date.now() - changedAt >= stallMs && !controller.signal.aborted) controller.abort();
+    });
+  }, Math.max(100, Math.min(1000, Math.floor(stallMs / 4))));
+  try {
+    await git.run(args, { env: { GIT_TERMINAL_PROMPT: '0' }, signal: controller.signal });
+  } catch (error) {
+    if (controller.signal.aborted) throw new CloneStalled(`nothing received for ${stallMs % 1000 === 0 ? `${stallMs / 1000} s` : `${stallMs} ms`} (the remote answered, then went silent); nothing was started`);
+    throw error;
+  } finally {
+    clearInterval(timer);
   }
 }
