@@ -226,6 +226,24 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
     expect(existsSync(dir)).toBe(false);
   });
 
+  // Outside attack A18-11: a remote that answered `ls-remote`, then went silent on the clone (it died, or stalls sending
+  // the pack) hung the worker's start for ever with no word, its new --dir left behind. The "host" here is an ssh
+  // command that serves the first call (the check) from the real bare remote and never answers the next (the clone).
+  it('A18-11: a remote that answers the check, then stalls the clone → DISPATCH_REMOTE_UNREACHABLE once nothing arrived for the bound, no --dir left', async () => {
+    const count = path.join(scratch, 'stall-ssh.count');
+    const stalling = path.join(scratch, 'stall-ssh');
+    writeFileSync(stalling, `#!/bin/sh\n[ "$1" = "-G" ] && exit 0\nn=$(( $(cat ${count} 2>/dev/null || echo 0) + 1 )); echo $n > ${count}\nshift $(( $# - 1 ))\nif [ $n -le 1 ]; then exec sh -c "$1"; else exec sleep 60; fi\n`, { mode: 0o755 });
+    const dir = path.join(scratch, 'worker-stalled-clone');
+    const began = Date.now();
+    await expect(
+      startWorkerInProcess({ redisUrl: redis.url, remote: `ssh://git@stalls.invalid${remoteDir}`, dir, concurrency: 1, labels: [], id: 'stalled-clone', env: { ...process.env, ...gitEnv, GIT_SSH_COMMAND: stalling }, remoteCheckMs: 10_000, cloneStallMs: 1500, log: () => undefined }),
+    ).rejects.toMatchObject({ code: "DISPATCH_REMOTE_UNREACHABLE", message: expect.stringMatching(/^cannot clone the shared remote ssh:\/\/\S*stalls\.invalid\S+: nothing received for 1500 ms \(the remote answered, then went silent\); nothing was started$/) });
+    // the check was answered (one call), the clone was the second
+    expect(readFileSync(count, 'utf8').trim()).toBe('2');
+    expect(Date.now() - began).toBeLessThan(15_000);
+    expect(existsSync(dir)).toBe(false);
+  });
+
   // First and alone: it kills the only worker with the label (which also serves the unlabelled queue).
   it('F4: the only worker with a job’s label dies mid-job → DISPATCH_NO_WORKER within seconds, the job removed (no hang)', async () => {
     const target = await createDispatchRepo('rare', lettersScript({ A: ['sleep_ms: 30000'] }), { remoteDir, waves: [['A', 'B']], config: { dispatch: { labels: { A: ['rare'] }, label_wait_seconds: 1 } } });
@@ -690,6 +708,83 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
     } finally {
       await dispatcher.close();
       await queue.close();
+      client.disconnect();
+    }
+  }, 120_000);
+
+  // Outside attack A17-20: a worker stalled past its lock (SIGSTOP, a long pause) and came back while the job's next run
+  // went on elsewhere: its progress kept arriving, "runs on" flipped back to it and its events counted as the job's.
+  // Here a worker of our own plays the runs' messages in the order that happens: run `wa`, then `wb` (the job handed on),
+  // then `wa` again (resumed, stale), then `wz` (a run that started before `wb`, first heard of now).
+  it.concurrent('A17-20: once a job is handed on to another run, the earlier run’s messages are ignored — where it runs never flips back, its events are not the job’s', async ({ expect }) => {
+    const connection = { host: '127.0.0.1', port: redis.port };
+    const remote = `file://${remoteDir}`;
+    const turn = (number: number) => [{ type: 'turn-end', turn: number, usage: { inputTokens: 1, outputTokens: 1 }, seq: number - 1, at: Date.now() }];
+    const player = new Worker(queueNameFor(['flip'], remoteKey(remote)), async (bullJob) => {
+      for (const [run, worker, events] of [['wa:1000', 'wa', turn(1)], ['wb:2000', 'wb', turn(1)], ['wa:1000', 'wa', turn(2)], ['wz:500', 'wz', turn(3)], ['wb:2000', 'wb', turn(2)]] as const) {
+        await bullJob.updateProgress({ run, worker, host: 'h', events });
+        await sleep(250);
+      }
+      return { v: 1, job_id: bullJob.id, worker: 'wb', outcome: { status: 'failed', failure: { kind: 'fatal', message: 'played' }, text: '', turns: 2, usage: { inputTokens: 0, outputTokens: 0 }, durationMs: 1, denials: [] }, events: [], started_at: 2000, finished_at: Date.now() };
+    }, { connection });
+    const client = new Redis(redis.url);
+    await writeWorkerRecord(client, { id: 'h-flip', host: 'test', pid: 1, labels: ['flip'], concurrency: 1, current: [], done: 0, started_at: '', heartbeat_at: '', remote_key: remoteKey(remote) }, 60_000);
+    const branch = 'polywave/hostile/wave1-agent-G';
+    const worktree = hostile.repo.sibling('wt-flip-G');
+    await hostile.repo.git.worktreeAdd({ path: worktree, branch, base, createBranch: true });
+    const env = { ...process.env, ...gitEnv };
+    const dispatcher = await createRedisDispatcher({ url: redis.url, remote, cwd: scratch, env, labels: { G: ['flip'] }, pollMs: 200 });
+    const placed: string[] = [];
+    const delivered: string[] = [];
+    try {
+      const result = await dispatcher.runAgentJob({
+        options: { agentId: 'G', role: 'wave', wave: 1, model: `script:${hostile.scriptPath}`, systemPrompt: 's', prompt: 'flip', cwd: worktree, branch, baseCommit: base, policy: { root: worktree, ownedFiles: ['src/g.js'], branch }, env },
+        context: { slug: 'hostile', wave: 1, agentId: 'G', attempt: 1, baseCommit: base, branch, repoRoot: hostile.repo.dir, solo: false },
+        onPlaced: (where) => placed.push(where.worker),
+        onWorkerEvent: (event, meta) => delivered.push(`${meta.worker}:${event.type === 'turn-end' ? event.turn : event.type}`),
+      });
+      expect(result.outcome.failure?.message).toContain('played');
+      expect(placed).toEqual(['wa', 'wb']);
+      expect(delivered).toEqual(['wa:1', 'wb:1', 'wb:2']);
+    } finally {
+      await dispatcher.close();
+      await player.close(true);
+      await client.del('polywave:workers:h-flip');
+      client.disconnect();
+    }
+  }, 120_000);
+
+  // Outside attack A18-17 (its second half): a run of a job whose push was refused because another run of the agent had
+  // moved the branch failed — yet its report, written early from its progress, stayed, and its early commits were merged.
+  it.concurrent('A18-17: a run that failed with DISPATCH_BRANCH_MOVED has its early report withdrawn (blocked, at the base)', async ({ expect }) => {
+    const connection = { host: '127.0.0.1', port: redis.port };
+    const remote = `file://${remoteDir}`;
+    const report = { status: 'complete', commit: base, files_changed: ['src/f.js'], verification: 'PASS', notes: 'early, from the refused run' };
+    const refused = new Worker(queueNameFor(['moved'], remoteKey(remote)), async (bullJob) => {
+      await bullJob.updateProgress({ run: 'wm:1000', worker: 'wm', host: 'h', report });
+      await sleep(500);
+      throw new Error(`DISPATCH_BRANCH_MOVED: polywave/hostile/wave1-agent-F on the shared remote ${remote} moved while job ${bullJob.id} ran (another run of it pushed); not pushed over it`);
+    }, { connection });
+    const client = new Redis(redis.url);
+    await writeWorkerRecord(client, { id: 'h-moved', host: 'test', pid: 1, labels: ['moved'], concurrency: 1, current: [], done: 0, started_at: '', heartbeat_at: '', remote_key: remoteKey(remote) }, 60_000);
+    const branch = 'polywave/hostile/wave1-agent-F';
+    const worktree = hostile.repo.sibling('wt-moved-F');
+    await hostile.repo.git.worktreeAdd({ path: worktree, branch, base, createBranch: true });
+    const env = { ...process.env, ...gitEnv };
+    const dispatcher = await createRedisDispatcher({ url: redis.url, remote, cwd: scratch, env, labels: { F: ['moved'] }, pollMs: 200 });
+    const written: Array<Record<string, unknown>> = [];
+    try {
+      const result = await dispatcher.runAgentJob({
+        options: { agentId: 'F', role: 'wave', wave: 1, model: `script:${hostile.scriptPath}`, systemPrompt: 's', prompt: 'moved', cwd: worktree, branch, baseCommit: base, policy: { root: worktree, ownedFiles: ['src/f.js'], branch }, env, reportCompletion: async (entry) => (written.push(entry), { ok: true, status: String(entry.status) }) },
+        context: { slug: 'hostile', wave: 1, agentId: 'F', attempt: 1, baseCommit: base, branch, repoRoot: hostile.repo.dir, solo: false },
+      });
+      expect(result.outcome.failure?.message).toMatch(/^DISPATCH_BRANCH_MOVED: /);
+      expect(written.map((entry) => [entry.status, entry.commit])).toEqual([['complete', base], ['blocked', base]]);
+      expect(written[1]!.notes).toMatch(/^withdrawn by the orchestrator: job \S+ failed on its worker \(DISPATCH_BRANCH_MOVED: /);
+    } finally {
+      await dispatcher.close();
+      await refused.close(true);
+      await client.del('polywave:workers:h-moved');
       client.disconnect();
     }
   }, 120_000);

@@ -403,6 +403,70 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
     expect((await merges(target.repo, before)).filter((subject) => subject.includes('agent-A'))).toHaveLength(1);
   }, 150_000);
 
+  // Outside attack A18-09: killed after an early report of attempt 2 (a fix prompt after attempt 1 reported nothing), the
+  // re-run's request for attempt 2 had no fix context — another job: it ran beside the one in flight (the agent twice),
+  // or, restricted to attempt 1, the early report was taken as final (what the agent committed after it never merged).
+  it('an orchestrator killed after attempt 2’s early report: the re-run awaits that job (adopted), the agent runs once more in all, its later commit merged', async () => {
+    const stepsA = ['      - write: { path: src/a.js, content: "export const a = \'first\';\\n" }', '        expect: ok', '      - write: { path: src/a.test.js, content: "export {};\\n" }', '        expect: ok', '      - commit: "feat(A): first"', '      - report: { status: complete, verification: PASS, notes: "early2" }', '      - sleep_ms: 2500', '      - write: { path: src/a.js, content: "export const a = \'after-report\';\\n" }', '        expect: ok', '      - commit: "feat(A): after the report"'];
+    const firstAttempt = ['      1:', '        - write: { path: src/a.js, content: "export const a = \'no report\';\\n" }', '        - commit: "feat(A): no report"'];
+    const script = lettersScript().replace(/ {2}A:\n[\s\S]*?(?=\n {2}B:)/, ['  A:', '    attempts:', ...firstAttempt, '    steps:', ...stepsA].join('\n'));
+    const target = await createDispatchRepo('adopt2', script, { remoteDir, waves: [['A', 'B']] });
+    const before = await target.repo.git.headCommit();
+    const args = [path.join(repoRoot, 'bin', 'polywave.js'), 'run-wave', target.implPath, '--wave', '1', '--model', `script:${target.scriptPath}`, '--skip-critic', '--json', '--dispatch', redis.url, '--dispatch-remote', remote];
+    const first = spawn(process.execPath, args, { cwd: target.repo.dir, env: { ...process.env, ...gitEnv }, stdio: 'ignore' });
+    const exited = new Promise((resolve) => first.once('exit', resolve));
+    const worktreeA = () => path.join(worktreePath(target.repo.dir, 'adopt2', 1, 'A'), 'src', 'a.js');
+    const deadline = Date.now() + 60_000;
+    // (attempt 2's early commits do not fast-forward the worktree, which holds attempt 1's: its report is the sign)
+    while (!readFileSync(target.implPath, 'utf8').includes('notes: early2') && Date.now() < deadline) await sleep(25);
+    expect(readFileSync(target.implPath, 'utf8')).toContain('notes: early2');
+    expect(existsSync(worktreeA())).toBe(true);
+    first.kill('SIGKILL');
+    await exited;
+    const run = await runWaveCli(target, 1, { redisUrl: redis.url, timeoutMs: 90_000 });
+    const result = waveResult(run);
+    expect(result.success, JSON.stringify(result.blocked ?? run.stderr.slice(-1500))).toBe(true);
+    const agentA = result.agents.find((agent) => agent.agent === 'A')!;
+    expect(agentA.status).toBe('complete');
+    // The attempt-2 job in flight, awaited: adopted, not a new job beside it.
+    expect(agentA.attempts.map((attempt) => [attempt.attempt, attempt.dispatch?.adopted_attempt, attempt.dispatch?.job_id.split('.')[4]])).toEqual([[2, 2, 'a2']]);
+    const runsOfA2 = pool.flatMap((worker) => worker.log().split('\n')).filter((line) => /job adopt2\.w1\.A\.[0-9a-f]{12}\.a2\.[^ ]+: agent A /.test(line));
+    expect(runsOfA2).toHaveLength(1);
+    expect(target.repo.read('src/a.js')).toContain('after-report');
+    expect((await merges(target.repo, before)).filter((subject) => subject.includes('agent-A'))).toHaveLength(1);
+  }, 150_000);
+
+  // Outside attack A18-17: `polywave retry` right after the orchestrator was killed while a dispatched agent ran (no report
+  // yet) started attempt 2 beside attempt 1 — the agent ran twice at once; attempt 2's push was refused (the branch moved),
+  // its attempt failed, yet its early commit was merged while the shared remote held attempt 1's.
+  it('`retry` after the orchestrator was killed mid-job, before the agent reported: the running job is awaited — the agent runs once, what it pushed is what is merged', async () => {
+    const script = withAgentA(['      - sleep_ms: 3000', '      - write: { path: src/a.js, content: "export const a = \'once\';\\n" }', '        expect: ok', '      - write: { path: src/a.test.js, content: "export {};\\n" }', '        expect: ok', '      - commit: "feat(A): once"', '      - report: { status: complete, verification: PASS, notes: "once" }']);
+    const target = await createDispatchRepo('retrykill', script, { remoteDir, waves: [['A', 'B']] });
+    const before = await target.repo.git.headCommit();
+    const args = [path.join(repoRoot, 'bin', 'polywave.js'), 'run-wave', target.implPath, '--wave', '1', '--model', `script:${target.scriptPath}`, '--skip-critic', '--json', '--dispatch', redis.url, '--dispatch-remote', remote];
+    const first = spawn(process.execPath, args, { cwd: target.repo.dir, env: { ...process.env, ...gitEnv }, stdio: 'ignore' });
+    const exited = new Promise((resolve) => first.once('exit', resolve));
+    const deadline = Date.now() + 45_000;
+    while ((await holderOf('retrykill.w1.A.')) === undefined && Date.now() < deadline) await sleep(50);
+    expect(await holderOf('retrykill.w1.A.')).toBeDefined();
+    first.kill('SIGKILL');
+    await exited;
+    const again = await runCli(['retry', target.implPath, '--wave', '1', '--model', `script:${target.scriptPath}`, '--skip-critic', '--json', '--dispatch', redis.url, '--dispatch-remote', remote], { cwd: target.repo.dir, env: gitEnv, timeoutMs: 90_000 });
+    expect(again.code, again.stderr.slice(-2000)).toBe(0);
+    const line = again.stdout.split('\n').find((entry) => entry.includes('"retry-result"'));
+    const retried = (JSON.parse(line!) as { result: { final_state: string; run: { agents: Array<{ agent: string; attempts: Array<{ attempt: number; dispatch?: { job_id: string; adopted_attempt?: number } }> }> } } }).result;
+    expect(retried.final_state).toBe('passed');
+    // attempt 1's job, still running when retry began, awaited
+    expect(retried.run.agents.find((agent) => agent.agent === 'A')!.attempts.map((attempt) => [attempt.attempt, attempt.dispatch?.adopted_attempt])).toEqual([[1, 1]]);
+    const runsOfA = pool.flatMap((worker) => worker.log().split('\n')).filter((line) => /job retrykill\.w1\.A\.[^ ]+: agent A /.test(line));
+    expect(runsOfA).toHaveLength(1);
+    expect((await merges(target.repo, before)).filter((subject) => subject.includes('agent-A'))).toHaveLength(1);
+    expect(target.repo.read('src/a.js')).toContain("'once'");
+    // what main merged for A is what the shared remote's agent branch holds
+    const pushed = (await target.repo.run(['ls-remote', remote, 'refs/heads/polywave/retrykill/wave1-agent-A'])).split('\t')[0];
+    expect((await target.repo.run(['log', '--format=%P', '-1', '--merges', '--grep', 'agent-A', 'HEAD'])).trim().split(' ')).toContain(pushed);
+  }, 150_000);
+
   // The next three are independent of one another (own slugs; a refused job takes no worker slot): run together.
   it.concurrent('refuses a job whose branch is not its agent branch (DISPATCH_REF_REFUSED); the remote guard refuses foreign refs', async ({ expect }) => {
     const target = shared.guarded;

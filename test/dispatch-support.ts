@@ -211,7 +211,7 @@ export function runWaveCli(target: DispatchRepo, wave: number, options: { redisU
 }
 
 /** The run-wave-result line of a `--json` run. */
-export function waveResult(result: CliResult): { success: boolean; state: string; blocked?: { reason: string; agents: Array<{ agent: string; explanation: string }> }; agents: Array<{ agent: string; status: string; attempts: Array<{ attempt?: number; dispatch?: { job_id: string; worker?: string; stalls: number; enqueue_to_start_ms?: number; finish_to_result_ms?: number } }> }> } {
+export function waveResult(result: CliResult): { success: boolean; state: string; blocked?: { reason: string; agents: Array<{ agent: string; explanation: string }> }; agents: Array<{ agent: string; status: string; attempts: Array<{ attempt?: number; dispatch?: { job_id: string; worker?: string; stalls: number; enqueue_to_start_ms?: number; finish_to_result_ms?: number; adopted_attempt?: number } }> }> } {
   const line = result.stdout.split('\n').filter((entry) => entry.includes('"run-wave-result"')).at(-1);
   if (!line) throw new Error(`no run-wave-result (exit ${result.code}): ${result.stderr.slice(-2000)}`);
   return (JSON.parse(line) as { result: ReturnType<typeof waveResult> }).result;

@@ -45,6 +45,11 @@ export interface DispatchRecord {
   host?: string;
   /** Times the job stalled (its worker died) and BullMQ handed it to another worker: E19 transient failures. */
   stalls: number;
+  /**
+   * The job of this agent that was in flight when this attempt began, left by an orchestrator that was killed (its
+   * attempt number, and its id in `job_id`): awaited as this attempt's run instead of starting another beside it (E9).
+   */
+  adopted_attempt?: number;
   /** Enqueue → a worker started the job (ms): its processor took the job, before the worktree is made (the in-process path has no queue: its clock starts at the launch, also before the worktree's agent run). */
   enqueue_to_start_ms?: number;
   /** Its parts: enqueue → BullMQ moved the job to active for the worker; then → the worker's processor ran it (its event loop's wait). */

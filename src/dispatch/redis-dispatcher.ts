@@ -18,7 +18,7 @@ import { dispatchCodes } from './codes.js';
 import { keepJobJournal } from './dispatched-journal.js';
 import type { GateRunResult } from '../gates/types.js';
 import { inProcessDispatcher, type AgentJob, type AgentJobResult, type Dispatcher, type DispatchRecord, type GateJob, type GateJobResult } from './dispatcher.js';
-import { agentJobId, checkQueueName, expectedGateJobId, jobLimits, expectedJobId, jobContentDigest, queueNameFor, remoteKey, worktreeToken, type AgentJobData, type AgentJobReturn, type GateJobData, type GateJobReturn } from './job.js';
+import { agentJobDataSchema, agentJobId, checkQueueName, expectedGateJobId, jobLimits, expectedJobId, jobContentDigest, queueNameFor, remoteKey, worktreeToken, type AgentJobData, type AgentJobReturn, type GateJobData, type GateJobReturn } from './job.js';
 import { assertRedisReachable, bullConnectionFromUrl, redactRedisUrl, redactUserinfo, redisOptionsFromUrl, remoteWithoutUserinfo } from './redis-url.js';
 import { listWorkers, servesLabels, type WorkerRecord } from './registry.js';
 
@@ -77,6 +77,11 @@ export async function assertRemoteReachable(remote: string, options: { cwd: stri
   }
 }
 
+/** A list of paths as one comparable text (order aside). */
+function canonicalList(list: readonly string[]): string {
+  return JSON.stringify([...list].sort());
+}
+
 /** E19 kind of a job a worker failed with `reason` (`CODE: message`). */
 function kindOfFailure(reason: string): AgentFailureKind {
   if (reason.startsWith(dispatchCodes.remoteUnreachable) || reason.startsWith(dispatchCodes.noWorker)) return 'config';
@@ -125,6 +130,29 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
   client.on('error', () => undefined);
   const queues = new Map<string, { queue: Queue; events?: QueueEvents; ready: Promise<QueueEvents> }>();
   const stalls = new Map<string, number>();
+  /** The agent jobs this process added (an in-flight job of an agent that is not among them was left by another orchestrator). */
+  const addedHere = new Set<string>();
+  /** The agent's job ids in flight now (queued, delayed or running) on `queue`: same slug, wave and base, any attempt; undefined when Redis does not answer within 3 s. */
+  const inFlightIds = async (queue: Queue, context: { slug: string; wave: number; agentId: string; baseCommit: string }): Promise<string[] | undefined> => {
+    const prefix = `${agentJobId({ ...context, attempt: 1 }).replace(/\.a1$/, '')}.a`;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const ids = await Promise.race([queue.getRanges(['active', 'wait', 'delayed', 'prioritized'], 0, -1), new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), 3000)))]).finally(() => clearTimeout(timer));
+    return ids?.filter((id): id is string => typeof id === 'string' && id.startsWith(prefix));
+  };
+  /** A18-09/A18-17: the latest in-flight job of the agent, other than `jobId`, that this process did not add (with its data), if any. */
+  const orphanJobOf = async (queue: Queue, context: { slug: string; wave: number; agentId: string; baseCommit: string }, jobId: string, mine: AgentJobData): Promise<{ id: string; data: AgentJobData } | undefined> => {
+    const ids = ((await inFlightIds(queue, context)) ?? []).filter((id) => id !== jobId && !addedHere.has(id));
+    const attemptOf = (id: string) => Number(/\.a(\d+)\.[^.]*$/.exec(id)?.[1] ?? 0);
+    for (const id of ids.sort((a, b) => attemptOf(b) - attemptOf(a))) {
+      const job = await Job.fromId<AgentJobData, AgentJobReturn>(queue, id);
+      // (only a job whose data is what its id says — never content someone put there under another id)
+      // (only a job whose data is what its id says, for this agent's branch, files and remote — never content someone put
+      // there for something else)
+      const data = job?.data;
+      if (data && agentJobDataSchema.safeParse(data).success && expectedJobId(data) === id && data.branch === mine.branch && data.remote === mine.remote && data.base_ref === mine.base_ref && canonicalList(data.owned_files) === canonicalList(mine.owned_files)) return { id, data };
+    }
+    return undefined;
+  };
   const labelWaitMs = options.labelWaitMs ?? 30_000;
   const outageMs = options.outageMs ?? 60_000;
   const keep = options.keepFinishedSeconds ?? 24 * 3600;
@@ -434,7 +462,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
         return fail('config', dispatchCodes.remoteUnreachable, redactUserinfo(`cannot push the wave's base to the shared remote ${options.remote}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`));
       }
       const text = await scriptText(spec, job);
-      const data: AgentJobData = {
+      let data: AgentJobData = {
         v: 1,
         job_id: '',
         slug: context.slug,
@@ -459,11 +487,22 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
         enqueued_at: 0,
       };
       // F5: the id names the content (prompts, model, script, files, remote): other input is another job.
-      const digest = jobContentDigest(data);
+      let digest = jobContentDigest(data);
       jobId = data.job_id = expectedJobId(data);
       dispatch.job_id = jobId;
       const { queue, ready } = queueFor(queueNameFor(labels, remoteKeyOf, queueName));
       const events = await guarded(ready);
+      // A18-09/A18-17: a job of this agent (same IMPL, wave and base) still queued or running that this process did not
+      // add — its orchestrator was killed — is this attempt's run: awaited, never a second run of the agent beside it
+      // (a re-run rebuilds another prompt for it: the killed run's fix context is gone; `retry` numbers it anew).
+      const orphan = await guarded(orphanJobOf(queue, context, jobId, data));
+      if (orphan) {
+        data = orphan.data;
+        digest = jobContentDigest(data);
+        jobId = orphan.id;
+        dispatch.job_id = jobId;
+        dispatch.adopted_attempt = data.attempt;
+      }
       // The report, written when the agent reports (as in-process), from the job's progress: the
       // worker publishes it there at once (it validated it with the writer's rules). Written one at a
       // time, in order; ignored once the job's result is here (a late copy from a lost run).
@@ -486,11 +525,19 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       const deliver = job.onWorkerEvent ?? ((event: AgentEvent) => request.onEvent?.(event));
       const inbox = createLiveEventInbox((event, meta) => deliver(event, meta));
       let placedRun: string | undefined;
+      const supersededRuns = new Set<string>();
+      const runStart = (run: string): number => Number(run.slice(run.lastIndexOf(':') + 1)) || 0;
       const onProgress = ({ jobId: id, data: progress }: { jobId: string; data: unknown }) => {
         if (id !== jobId || resultHere || typeof progress !== 'object' || progress === null) return;
         const { report, run: runId, pushed, packed, pack, worker: runWorker, host: runHost, events: relayed } = progress as { report?: unknown; run?: unknown; pushed?: unknown; packed?: unknown; pack?: unknown; worker?: unknown; host?: unknown; events?: unknown };
+        // A17-20: a run the job was handed on from (its worker stalled, then came back: SIGSTOP, a long pause) is over —
+        // what it still sends (events, reports, commits) is not the job's; "runs on" never flips back to it.
+        // (A run id is `<worker>:<start ms>`: one that started before the run placed here is an earlier one, whichever
+        // of their messages came first.)
+        if (typeof runId === 'string' && (supersededRuns.has(runId) || (placedRun !== undefined && runId !== placedRun && runStart(runId) < runStart(placedRun)))) return;
         // Where it runs, before the result: the worker puts its id in the progress when it takes the job.
         if (typeof runId === 'string' && typeof runWorker === 'string' && runWorker !== '' && runId !== placedRun) {
+          if (placedRun !== undefined && supersededRuns.size < 1000) supersededRuns.add(placedRun);
           placedRun = runId;
           const worker = runWorker.slice(0, 128);
           dispatch.worker = worker;
@@ -549,6 +596,8 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       data.enqueued_at = Date.now();
       // E9: the same attempt on the same base with the same content is one job, however often it is enqueued.
       const add = () => queue.add('agent', data, { jobId, attempts: 1, removeOnComplete: { age: keep }, removeOnFail: { age: keep } });
+      addedHere.add(jobId);
+      if (addedHere.size > 10_000) addedHere.delete(addedHere.values().next().value!);
       await guarded(add());
       let stored = await guarded(Job.fromId<AgentJobData, AgentJobReturn>(queue, jobId));
       // Gone already (a worker took it at once and the key was then deleted — a non-persistent Redis,
@@ -599,9 +648,11 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
           // (its E19 type that of the job's failure: a worker's transient trouble is relaunched, anything else escalates)
           // (only when the job moved between runs — stalled: a job that ran once and failed after its own report, its
           // push refused as another run of it pushed first, keeps that report, judged by E42 as before)
-          const withdrawEarly = async (why: string, kind: AgentFailureKind | undefined): Promise<void> => {
+          // (A18-17: and when the run's push was refused as another run of the job had moved the branch: the report's
+          // commits, brought here early, are not what the shared remote holds)
+          const withdrawEarly = async (why: string, kind: AgentFailureKind | undefined, branchMoved = false): Promise<void> => {
             await earlyChain;
-            if (early === undefined || (stalls.get(jobId) ?? 0) === 0 || !(await early.ok)) return;
+            if (early === undefined || ((stalls.get(jobId) ?? 0) === 0 && !branchMoved) || !(await early.ok)) return;
             await withdrawReport(`job ${jobId} ${why}; the report came from a run of it that did not finish`, kind === 'transient' ? 'transient' : 'escalate');
           };
           if (error instanceof WatchError) {
@@ -609,7 +660,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
             return { outcome: error.outcome, spec, jail, dispatch: { ...dispatch, stalls: stalls.get(jobId) ?? 0 } };
           }
           const reason = redactUserinfo(error instanceof Error ? error.message : String(error));
-          await withdrawEarly(`failed on its worker (${reason.slice(0, 200)})`, kindOfFailure(reason));
+          await withdrawEarly(`failed on its worker (${reason.slice(0, 200)})`, kindOfFailure(reason), reason.startsWith(dispatchCodes.branchMoved));
           stored = (await guarded(Job.fromId<AgentJobData, AgentJobReturn>(queue, jobId))) ?? stored;
           dispatch.stalls = stalls.get(jobId) ?? 0;
           const code = /^[A-Z][A-Z0-9_]+:/.exec(reason) ? '' : 'DISPATCH_WORKER_FAILED: ';
@@ -816,9 +867,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       const prefix = `${agentJobId({ ...context, attempt: 1 }).replace(/\.a1$/, '')}.a`;
       try {
         const queue = queueFor(queueNameFor(labelsOf(context.slug, context.agentId), remoteKeyOf, queueName)).queue;
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        const ids = await Promise.race([queue.getRanges(['active', 'wait', 'delayed', 'prioritized'], 0, -1), new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), 3000)))]).finally(() => clearTimeout(timer));
-        const attempts = (ids ?? []).filter((id): id is string => typeof id === 'string' && id.startsWith(prefix)).map((id) => Number(id.slice(prefix.length).split('.')[0])).filter((n) => Number.isInteger(n) && n > 0);
+        const attempts = ((await inFlightIds(queue, context)) ?? []).map((id) => Number(id.slice(prefix.length).split('.')[0])).filter((n) => Number.isInteger(n) && n > 0);
         return attempts.length > 0 ? Math.max(...attempts) : undefined;
       } catch {
         return undefined;

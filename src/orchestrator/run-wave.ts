@@ -517,11 +517,10 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
     const existing = manifest.completion_reports?.[plan.id] as CompletionReportRecord | undefined;
     // A17-34: a report a dispatched agent sent early, whose job still runs on a worker (the orchestrator was killed
     // after the report arrived): that job is awaited — the agent may commit more after reporting — not taken as done.
-    // Only an attempt this run would make the same request for (the first, or the one `retry` names): a later attempt's
-    // prompt carries the fix context of the killed run, which is not here — another request is another job, and the
-    // agent would run twice (A18-09); such a report is taken as before.
-    const inFlight = existing?.status === 'complete' && options.dispatcher?.inFlight && !plan.solo && plan.branch ? await options.dispatcher.inFlight({ slug, wave: options.wave, agentId: plan.id, baseCommit: plan.base }) : undefined;
-    const stillRunning = inFlight !== undefined && inFlight === (retry?.attempt ?? 1) ? inFlight : undefined;
+    // And whatever the report (none yet: A18-17, `retry` after the kill), an attempt of the agent still in flight is
+    // the one this run goes on with: the dispatcher awaits that job (A18-09: a re-run's request for it differs — the
+    // killed run's fix context is gone — yet it is the same run of the agent), never a second run beside it.
+    const stillRunning = options.dispatcher?.inFlight && !plan.solo && plan.branch ? await options.dispatcher.inFlight({ slug, wave: options.wave, agentId: plan.id, baseCommit: plan.base }) : undefined;
     if (existing?.status === 'complete' && stillRunning === undefined) {
       const jail = await createJail({ root: plan.cwd, ownedFiles: owned, ...(plan.branch ? { branch: plan.branch } : {}), ...(plan.orchestratorPaths ? { orchestratorPaths: plan.orchestratorPaths } : {}) }, { env });
       const check = await checkAgentStop({ git: plan.git, jail, baseCommit: plan.base, report: existing });
