@@ -224,4 +224,18 @@ describe('X7 finding 7: the freeze record is part of a frozen contract', () => {
     expect(replan.stdout).toMatch(/P2_FROZEN_CONTRACT_CHANGED: the frozen contract priceWithTax was changed or removed/);
     expect(readFileSync(demo.program, 'utf8')).toBe(original);
   });
+  // Outside attack P12-09: a Planner that rewrote a consumer's `usage` of a frozen contract was accepted — a frozen
+  // contract's consumers may only grow (a re-plan may add IMPLs that consume it), those it had stay as they were.
+  it('program-replan: a revision that changes a frozen contract’s consumer is refused (P2_FROZEN_CONTRACT_CHANGED), the manifest restored', async () => {
+    const demo = await tier1Frozen({}, {}, 'BLOCKED');
+    const original = readFileSync(demo.program, 'utf8');
+    const rewritten = original.replace('usage: line totals', 'usage: anything at all');
+    expect(rewritten).not.toBe(original);
+    const script = readFileSync(demo.script, 'utf8');
+    writeFileSync(demo.script, `${script.replace(/\n*$/, '\n')}  planner:\n    steps:\n      - write: { path: ${programRelative}, content: ${JSON.stringify(rewritten)} }\n      - text: "revised"\n`);
+    const replan = await cli(demo, ['program-replan', programRelative, '--reason', 'p12-09', '--tier', '2', '--model', `script:${demo.script}`]);
+    expect(replan.code, `${replan.stdout}\n${replan.stderr}`).toBe(1);
+    expect(replan.stdout).toMatch(/P2_FROZEN_CONTRACT_CHANGED: a consumer of the frozen contract priceWithTax was changed or removed \(consumers may only be added\)/);
+    expect(readFileSync(demo.program, 'utf8')).toBe(original);
+  });
 });

@@ -189,9 +189,10 @@ function stableJson(value: unknown): string {
 export const replannableStates: readonly string[] = ['BLOCKED', 'TIER_EXECUTING', 'REPLANNING'];
 
 /** What a revision must keep: the contracts frozen so far and the complete IMPLs (P2, E34). */
-function preserved(manifest: ProgramManifest): { contracts: Map<string, string>; complete: Map<string, string> } {
+function preserved(manifest: ProgramManifest): { contracts: Map<string, string>; consumersOf: Map<string, string[]>; complete: Map<string, string> } {
   const frozen = frozenProgramContracts(manifest);
   const contracts = new Map<string, string>();
+  const consumersOf = new Map<string, string[]>();
   for (const contract of manifest.program_contracts ?? []) {
     // Frozen by the tier statuses, or by the engine's freeze record — which is the evidence the
     // tier gate checks the file against (P2): dropping or editing it is a change of the contract.
@@ -199,14 +200,16 @@ function preserved(manifest: ProgramManifest): { contracts: Map<string, string>;
     if (contract.name && (frozen.has(contract.name) || recorded)) {
       // Every field of it (definition, location, freeze_at, the freeze record…): moving freeze_at to a
       // later tier would report it unfrozen and let a later IMPL own its file (V030). Only the list of
-      // consumers may grow or change: a re-plan may add IMPLs that consume it.
-      const { consumers: _consumers, ...fields } = contract as typeof contract & { consumers?: unknown };
+      // consumers may grow: a re-plan may add IMPLs that consume it; the consumers it had stay as they were
+      // (outside attack P12-09: a Planner rewrote a consumer's `usage` of a frozen contract unrefused).
+      const { consumers, ...fields } = contract as typeof contract & { consumers?: unknown };
       contracts.set(contract.name, stableJson(fields));
+      consumersOf.set(contract.name, Array.isArray(consumers) ? consumers.map((consumer) => stableJson(consumer)) : []);
     }
   }
   const complete = new Map<string, string>();
   for (const impl of manifest.impls) if (impl.status === 'complete' && impl.slug) complete.set(impl.slug, JSON.stringify({ tier: impl.tier }));
-  return { contracts, complete };
+  return { contracts, consumersOf, complete };
 }
 
 /** E34: the Planner revises the PROGRAM after a failure; P2 and completed tiers are enforced. */
@@ -248,6 +251,10 @@ export async function replanProgram(options: ReplanProgramOptions): Promise<Repl
     const kept = preserved(before);
     const now = preserved(after);
     for (const [name, value] of kept.contracts) if (now.contracts.get(name) !== value) errors.push(`P2_FROZEN_CONTRACT_CHANGED: the frozen contract ${name} was changed or removed (its definition, location, freeze_at or freeze record frozen_at_tier/frozen_commit/frozen_blob)`);
+    for (const [name, entries] of kept.consumersOf) {
+      const revised = now.consumersOf.get(name);
+      if (revised !== undefined && entries.some((entry) => !revised.includes(entry))) errors.push(`P2_FROZEN_CONTRACT_CHANGED: a consumer of the frozen contract ${name} was changed or removed (consumers may only be added)`);
+    }
     for (const [slug, value] of kept.complete) {
       const revised = after.impls.find((impl) => impl.slug === slug);
       if (!revised || revised.status !== 'complete' || JSON.stringify({ tier: revised.tier }) !== value) errors.push(`E34_COMPLETED_IMPL_CHANGED: the complete IMPL ${slug} was changed or removed`);
