@@ -9,7 +9,7 @@
  * repeats the kill-and-resume sequence on n repositories (default 1).
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -216,11 +216,23 @@ function scoutDocStaged(repo: string): boolean {
   }
 }
 
+/** Whether `file` exists and is empty. */
+function emptyFile(file: string): boolean {
+  try {
+    return statSync(file).size === 0;
+  } catch {
+    return false;
+  }
+}
+
 /** The kill points, in the order a run reaches them. */
 // optional: a window of a few ms that a loaded machine may let pass (then the run goes on to COMPLETE, and the later
 // points of the same run are not reached either): not counted in the kills a run must make.
 const killPoints: Array<{ name: string; trigger: (observed: Observed) => boolean; optional?: boolean }> = [
   { name: 'tier 1: both Scouts running (parallel scouting)', trigger: (observed) => since(observed, /program: tier 1: scouting pricing/) >= 0 && since(observed, /program: tier 1: scouting catalog/) >= 800 },
+  // A Scout's output placeholder made (empty, untracked) and not written yet: every re-run stopped BLOCKED on it as
+  // "not a usable manifest" (outside attack P12-05). Optional: the demo's scripted Scout writes it within milliseconds.
+  { name: "tier 1: a Scout's empty output placeholder on disk", trigger: (observed) => emptyFile(path.join(observed.repo, 'docs/IMPL/IMPL-pricing.yaml')) || emptyFile(path.join(observed.repo, 'docs/IMPL/IMPL-catalog.yaml')), optional: true },
   {
     name: 'tier 1: the first agent merged into an IMPL branch while the other IMPL is mid-wave',
     trigger: (observed) => [...subjectsOf(observed, watchedRefs[1]!), ...subjectsOf(observed, watchedRefs[2]!)].some((subject) => subject.startsWith('Merge polywave/')),
@@ -577,6 +589,28 @@ describe('program-execute refuses, with a coded error and nothing changed', () =
     await expectRefusal(demo, ['update-program-state', programRelative, '--state', 'COMPLETE'], { code: 1, message: /N008_STATE_TRANSITION.*REVIEWED -> COMPLETE/, programState: 'REVIEWED' });
     expect(readFileSync(demo.program, 'utf8')).toBe(programDemoManifest('REVIEWED'));
   });
+
+  // Outside attack P12-13: started from a subdirectory, the loop looked for the Scouts' IMPL docs (written at the top
+  // of the work tree) under the current directory, stopped BLOCKED and committed that on main.
+  it('`polywave run` of the PROGRAM from a subdirectory of the work tree reaches COMPLETE, as from the top', async () => {
+    const demo = await setupDemo();
+    const result = await runCli(['run', path.join('..', programRelative), '--auto', '--model', `script:${demo.script}`, '--no-critic'], { cwd: path.join(demo.repo, 'docs'), env: gitEnv, timeoutMs: 240_000 });
+    expect(result.code, result.stderr.slice(-3000)).toBe(0);
+    expect(resultOf(result)).toMatchObject({ state: 'COMPLETE', success: true });
+    expect(existsSync(path.join(demo.repo, 'docs/PROGRAM/complete/PROGRAM-shop.yaml'))).toBe(true);
+    expect(existsSync(path.join(demo.repo, 'docs/docs'))).toBe(false);
+    expect(git(demo.repo, ['log', '--format=%s', 'main'])).not.toMatch(/BLOCKED/);
+    // P12-06: git's partial-commit index left by a git process killed with an earlier run goes with the next run; one of
+    // a git still running stays.
+    const dead = path.join(demo.repo, '.git', 'next-index-999999.lock');
+    const live = path.join(demo.repo, '.git', `next-index-${process.pid}.lock`);
+    writeFileSync(dead, '');
+    writeFileSync(live, '');
+    const again = await cli(demo, executeArgs(demo));
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toMatch(/already COMPLETE/);
+    expect([existsSync(dead), existsSync(live)]).toEqual([false, true]);
+  }, 300_000);
 
   it('program-execute on a missing file: exit 2, one line, no stack trace', async () => {
     const demo = await setupDemo();

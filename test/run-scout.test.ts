@@ -763,6 +763,25 @@ describe('run-scout (issue 6): E16 correction loop, critic gate, one commit', ()
     expect(other.read(implRelative)).toContain('state: SCOUT_VALIDATING');
   });
 
+  // Outside attack P12-05: a Scout run killed (SIGKILL, OOM, a closed terminal) leaves the empty placeholder of its output;
+  // every re-run refused it as "not a usable manifest". An empty file not in HEAD is scouted over; a committed one is not.
+  it('resume: the empty placeholder a killed Scout run left (untracked) is scouted over; an empty committed IMPL is refused', async () => {
+    const repo = await repository();
+    repo.write(implRelative, '');
+    const model = scripted([writeManifest(validManifest), say('done')]);
+    const result = await runScout({ feature: 'Greeting formatters', repoDir: repo.dir, model: mockModelString, env: repo.env, backend: backendFor(model) });
+    expect(result).toMatchObject({ state: 'REVIEWED', success: true, committed: true });
+
+    const other = await repository();
+    other.write(implRelative, '');
+    await other.run(['add', implRelative]);
+    await other.run(['commit', '-q', '-m', 'an empty plan, committed']);
+    const refused = scripted([]);
+    await expect(runScout({ feature: 'Greeting formatters', repoDir: other.dir, model: mockModelString, env: other.env, backend: backendFor(refused) })).rejects.toMatchObject({ code: 'N019_SCOUT_INVALID_OPTS', exitCode: 2, message: expect.stringContaining('is not a usable manifest') });
+    expect(refused.doGenerateCalls).toHaveLength(0);
+    expect(other.read(implRelative)).toBe('');
+  });
+
   it('E37: three agents in wave 1 → the critic runs read-only; PASS → REVIEWED, one commit with the critic_report', async () => {
     const repo = await repository();
     const name = 'three-agents';

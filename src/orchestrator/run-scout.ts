@@ -21,7 +21,7 @@
  * (`agent-launch`, `agent-tool-call`, `agent-progress`, `agent-end`, wave 0, agent `scout`).
  */
 import { existsSync, realpathSync, statSync } from 'node:fs';
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { extractCommands, type CommandSet } from '../analysis/extract-commands.js';
 import { addUsage, emptyUsage, type AgentBackend, type AgentEvent, type AgentOutcome, type AgentUsage } from '../agents/contract.js';
@@ -297,6 +297,13 @@ async function refuseExisting(implPath: string, repoDir: string, relative: strin
     text = await readTextFile(implPath);
   } catch (error) {
     throw new PolywaveError({ code: 'N019_SCOUT_INVALID_OPTS', message: `${implPath} exists and cannot be read (${error instanceof Error ? error.message : String(error)}); fix or remove it first` });
+  }
+  // An empty file not in HEAD is the placeholder a Scout's run makes for its own output (src/agents/run-agent.ts) and
+  // removes when nothing was written — unless the run was killed (outside attack P12-05: every re-run of a PROGRAM
+  // killed during scouting stopped BLOCKED on it): nothing of anyone's is in it, so it goes, and the Scout runs again.
+  if (text.trim() === '' && (await uncommitted(repoDir, relative, env))) {
+    await rm(implPath, { force: true });
+    return;
   }
   const parsed = parseImpl(text);
   if (!parsed.manifest) {

@@ -8,10 +8,13 @@ import { unsafeNoSandboxFrom } from '../sandbox-option.js';
 import { budgetFrom } from '../budget-option.js';
 import { createWaveProgress } from '../wave-progress.js';
 import { repoDirOption } from './prepare-wave.js';
+import { sayRecovered } from '../replan-recovery.js';
+import { runGit } from '../../git/run-git.js';
 import { requireAgentsReady } from '../../agents/model-preflight.js';
 import { parseProgram } from '../../protocol/parse-program.js';
 import { readFile } from 'node:fs/promises';
-import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { processExists } from '../../store/process-alive.js';
 import { acquireRunLock } from '../run-lock.js';
 import { notePendingStep, onUnsettled } from '../unsettled-guard.js';
 import { dispatchFlagsFrom, dispatcherFromConfig } from '../../dispatch/from-config.js';
@@ -81,8 +84,12 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const concurrency = positiveOption(options, 'concurrency', '--concurrency', true);
   const timeout = positiveOption(options, 'timeout', '--timeout', false);
   const maxTurns = positiveOption(options, 'maxTurns', '--max-turns', true);
-  const repoDir = repoDirOption(options, io) ?? io.cwd;
-  const programPath = path.resolve(io.cwd, target);
+  // From a subdirectory of the work tree too (outside attack P12-13: the loop looked for the Scouts' IMPL docs, which
+  // run-scout writes at the top level, under the current directory and stopped BLOCKED): the top of the work tree.
+  const repoDir = repoDirOption(options, io) ?? (await topLevelOf(io.cwd, io.env)) ?? io.cwd;
+  // (its real path, as git names the top: a directory reached through a symlink stays inside the repository)
+  const given = path.resolve(io.cwd, target);
+  const programPath = existsSync(given) ? realpathSync(given) : given;
   // Issue 17: --dispatch redis://… (or polywave.config.json `dispatch`): the wave agents of every IMPL run
   // on `polywave worker`s — checked (Redis, the shared remote) before anything runs, only when a launch is
   // possible (a missing manifest or a COMPLETE PROGRAM gets the loop's own answer, nothing contacted).
@@ -95,6 +102,8 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     // (A path that names no file takes no lock: the loop's own not-found error, nothing written.)
     const releaseLock = existsSync(programPath) ? acquireRunLock(repoDir, programPath) : () => undefined;
     try {
+      if (existsSync(programPath)) await sayRecovered(repoDir, programPath, io);
+      removeStaleNextIndexLocks(repoDir);
       return await execute(programPath, repoDir, options, io, { concurrency, timeout, maxTurns, ...(dispatcher ? { dispatcher } : {}) });
     } finally {
       releaseLock();
@@ -226,4 +235,32 @@ export function requireAgentScripts(specs: ReadonlyArray<{ backend: string; scri
       throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `${roles[index]?.role ?? 'an agent'} (${spec.raw}): agent script ${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error instanceof Error ? error.message : String(error))}) — nothing was started or changed`, exitCode: 2 });
     }
   });
+}
+
+/** The top of the git work tree holding `directory` (its real path), or undefined outside one (the loop's own error then). */
+async function topLevelOf(directory: string, env: Readonly<Record<string, string | undefined>>): Promise<string | undefined> {
+  try {
+    const top = (await runGit(['rev-parse', '--show-toplevel'], { cwd: directory, env })).trim();
+    return top === '' ? undefined : top;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Outside attack P12-06: git's temporary index of a partial commit (`<git dir>/next-index-<pid>.lock`), left by a git
+ * process killed with an earlier run (a commit of the PROGRAM manifest), stayed for good. Removed once its git is gone.
+ */
+function removeStaleNextIndexLocks(repoDir: string): void {
+  const gitDir = path.join(repoDir, '.git');
+  let names: string[];
+  try {
+    names = readdirSync(gitDir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = Number(/^next-index-(\d+)\.lock$/.exec(name)?.[1] ?? NaN);
+    if (Number.isInteger(pid) && pid > 0 && !processExists(pid)) rmSync(path.join(gitDir, name), { force: true });
+  }
 }
