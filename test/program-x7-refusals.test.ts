@@ -4,7 +4,7 @@
  * "shop", set up without running it), no agents run — every case is a refusal or a tier command
  * on a crafted state, so the file takes seconds.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,7 +12,8 @@ import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { programDemoImpl, programDemoManifest, programDemoScript } from '../src/demo/program-project.js';
 import { runProgramDemo } from '../src/demo/run-program-demo.js';
-import { runCli, type CliResult } from './support/cli.js';
+import { acquireRunLock } from '../src/cli/run-lock.js';
+import { binPath, runCli, type CliResult } from './support/cli.js';
 import { makeTempDir } from './support/temp.js';
 
 const programRelative = 'docs/PROGRAM/PROGRAM-shop.yaml';
@@ -236,6 +237,55 @@ describe('X7 finding 7: the freeze record is part of a frozen contract', () => {
     const replan = await cli(demo, ['program-replan', programRelative, '--reason', 'p12-09', '--tier', '2', '--model', `script:${demo.script}`]);
     expect(replan.code, `${replan.stdout}\n${replan.stderr}`).toBe(1);
     expect(replan.stdout).toMatch(/P2_FROZEN_CONTRACT_CHANGED: a consumer of the frozen contract priceWithTax was changed or removed \(consumers may only be added\)/);
+    expect(readFileSync(demo.program, 'utf8')).toBe(original);
+  });
+  // Outside attack P12-15: program-replan killed while its Planner's edit (a frozen contract changed) sat in the manifest,
+  // unvalidated: the printed Next: (update-program-state, program-execute) took the edit as the plan, and a second
+  // program-replan's P2 check compared against it. The next command on the PROGRAM now puts the backup back first.
+  it('program-replan killed mid-revision: the next command on the PROGRAM undoes the unvalidated edit (E34_REPLAN_INTERRUPTED); a second re-plan starts from the original', async () => {
+    const demo = await tier1Frozen({}, {}, 'BLOCKED');
+    const original = readFileSync(demo.program, 'utf8');
+    const script = readFileSync(demo.script, 'utf8');
+    const killed = `${script.replace(/\n*$/, '\n')}  planner:\n    steps:\n      - edit: { path: ${programRelative}, old: "rounded to cents", new: "CHANGED BY A KILLED PLANNER" }\n      - sleep_ms: 30000\n`;
+    const args = [binPath, 'program-replan', programRelative, '--reason', 'p12-15', '--tier', '2', '--model', `script:${demo.script}`];
+    for (const next of [['update-program-state', programRelative, '--state', 'TIER_EXECUTING'], ['program-replan', programRelative, '--reason', 'again', '--tier', '2', '--model', `script:${demo.script}`]]) {
+      writeFileSync(demo.program, original);
+      writeFileSync(demo.script, killed);
+      const child = spawn(process.execPath, args, { cwd: demo.repo, env: { ...process.env, ...gitEnv }, stdio: 'ignore' });
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      const deadline = Date.now() + 60_000;
+      while (!readFileSync(demo.program, 'utf8').includes('CHANGED BY A KILLED PLANNER') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(readFileSync(demo.program, 'utf8')).toContain('CHANGED BY A KILLED PLANNER');
+      child.kill('SIGKILL');
+      await exited;
+      if (next[0] === 'program-replan') {
+        // (the second Planner changes nothing of its own: what it finds is what it leaves, so the check is on its input)
+        writeFileSync(demo.script, `${script.replace(/\n*$/, '\n')}  planner:\n    steps:\n      - text: "no change"\n`);
+      }
+      const after = await cli(demo, next);
+      expect(after.stderr, after.stdout).toMatch(/^polywave: warning\[E34_REPLAN_INTERRUPTED\]: an interrupted program-replan \(pid \d+\) was undone: docs\/PROGRAM\/PROGRAM-shop\.yaml is as it was before it \(backup \S+\)$/m);
+      const text = readFileSync(demo.program, 'utf8');
+      expect(text).not.toContain('CHANGED BY A KILLED PLANNER');
+      if (next[0] === 'update-program-state') {
+        expect(after.code, after.stderr).toBe(0);
+        expect(text).toBe(original.replace(/^state: BLOCKED$/m, 'state: TIER_EXECUTING'));
+      } else {
+        expect(text).toContain('rounded to cents');
+      }
+    }
+  }, 240_000);
+  // Outside attack P12-10: program-replan ran its Planner and rewrote the manifest while a tier loop held the PROGRAM's
+  // run lock (the loop then stopped PROGRAM_PLAN_CHANGED). It takes the same lock now: RUN_IN_PROGRESS, nothing changed.
+  it('program-replan while another run holds the PROGRAM (a live program-execute): RUN_IN_PROGRESS, exit 2, nothing changed', async () => {
+    const demo = await tier1Frozen({}, {}, 'BLOCKED');
+    const original = readFileSync(demo.program, 'utf8');
+    const release = acquireRunLock(demo.repo, demo.program);
+    try {
+      const replan = await cli(demo, ['program-replan', programRelative, '--reason', 'p12-10', '--tier', '2', '--model', `script:${demo.script}`]);
+      expect([replan.code, replan.stderr]).toEqual([2, expect.stringMatching(/^polywave: error\[RUN_IN_PROGRESS\]: /)]);
+    } finally {
+      release();
+    }
     expect(readFileSync(demo.program, 'utf8')).toBe(original);
   });
 });

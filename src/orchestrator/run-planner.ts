@@ -22,8 +22,8 @@ import { frozenProgramContracts, validateProgram } from '../protocol/program/ind
 import { slugPattern } from '../protocol/schema/impl-schema.js';
 import type { ProgramManifest } from '../protocol/schema/program-schema.js';
 import { writeFileAtomic } from '../store/locked-write.js';
-import { createGit } from '../git/git-cli.js';
 import { requireTier } from '../engine/program/program-file.js';
+import { clearReplanMarker, markReplanRunning, replanBackupDir } from '../engine/program/replan-marker.js';
 import { readTextFile } from '../store/read-text.js';
 import { slugOfFeature } from './autopilot.js';
 
@@ -232,52 +232,57 @@ export async function replanProgram(options: ReplanProgramOptions): Promise<Repl
   if (options.tier !== undefined) requireTier(before, options.tier, programPath);
   const stamp = (options.now ?? (() => new Date()))().toISOString().replace(/[:.]/g, '-');
   // The backup lives in git's own directory (never an untracked file in the work tree).
-  const commonDir = await createGit(repoDir, { env: options.env }).run(['rev-parse', '--path-format=absolute', '--git-common-dir']).then((out) => out.stdout.trim(), () => '');
-  const backupDir = commonDir !== '' ? path.join(commonDir, 'polywave', 'program-replan') : path.join(os.tmpdir(), 'polywave-program-replan');
+  const backupDir = (await replanBackupDir(repoDir, options.env)) ?? path.join(os.tmpdir(), 'polywave-program-replan');
   await mkdir(backupDir, { recursive: true });
   const backupPath = path.join(backupDir, `PROGRAM-${before.program_slug ?? 'program'}-${stamp}.yaml`);
   await copyFile(programPath, backupPath);
-  const loop = await plannerLoop({
-    ...options,
-    repoDir,
-    outputPath: programPath,
-    description: before.title ?? before.program_slug ?? 'the program',
-    replan: { currentManifest: original, reason: options.reason, ...(options.tier !== undefined ? { failedTier: options.tier } : {}) },
-  });
-  const errors = loop.findings.map((finding) => `${finding.code}: ${finding.message}`);
-  const revisedText = existsSync(programPath) ? await readTextFile(programPath).catch(() => undefined) : undefined;
-  const after = revisedText !== undefined ? (parseProgram(revisedText).manifest as ProgramManifest | null) : null;
-  if (after) {
-    const kept = preserved(before);
-    const now = preserved(after);
-    for (const [name, value] of kept.contracts) if (now.contracts.get(name) !== value) errors.push(`P2_FROZEN_CONTRACT_CHANGED: the frozen contract ${name} was changed or removed (its definition, location, freeze_at or freeze record frozen_at_tier/frozen_commit/frozen_blob)`);
-    for (const [name, entries] of kept.consumersOf) {
-      const revised = now.consumersOf.get(name);
-      if (revised !== undefined && entries.some((entry) => !revised.includes(entry))) errors.push(`P2_FROZEN_CONTRACT_CHANGED: a consumer of the frozen contract ${name} was changed or removed (consumers may only be added)`);
+  // P12-15: killed from here until the revision is judged, the next command on the PROGRAM puts the backup back.
+  const marker = markReplanRunning(backupDir, programPath, backupPath);
+  try {
+    const loop = await plannerLoop({
+      ...options,
+      repoDir,
+      outputPath: programPath,
+      description: before.title ?? before.program_slug ?? 'the program',
+      replan: { currentManifest: original, reason: options.reason, ...(options.tier !== undefined ? { failedTier: options.tier } : {}) },
+    });
+    const errors = loop.findings.map((finding) => `${finding.code}: ${finding.message}`);
+    const revisedText = existsSync(programPath) ? await readTextFile(programPath).catch(() => undefined) : undefined;
+    const after = revisedText !== undefined ? (parseProgram(revisedText).manifest as ProgramManifest | null) : null;
+    if (after) {
+      const kept = preserved(before);
+      const now = preserved(after);
+      for (const [name, value] of kept.contracts) if (now.contracts.get(name) !== value) errors.push(`P2_FROZEN_CONTRACT_CHANGED: the frozen contract ${name} was changed or removed (its definition, location, freeze_at or freeze record frozen_at_tier/frozen_commit/frozen_blob)`);
+      for (const [name, entries] of kept.consumersOf) {
+        const revised = now.consumersOf.get(name);
+        if (revised !== undefined && entries.some((entry) => !revised.includes(entry))) errors.push(`P2_FROZEN_CONTRACT_CHANGED: a consumer of the frozen contract ${name} was changed or removed (consumers may only be added)`);
+      }
+      for (const [slug, value] of kept.complete) {
+        const revised = after.impls.find((impl) => impl.slug === slug);
+        if (!revised || revised.status !== 'complete' || JSON.stringify({ tier: revised.tier }) !== value) errors.push(`E34_COMPLETED_IMPL_CHANGED: the complete IMPL ${slug} was changed or removed`);
+      }
     }
-    for (const [slug, value] of kept.complete) {
-      const revised = after.impls.find((impl) => impl.slug === slug);
-      if (!revised || revised.status !== 'complete' || JSON.stringify({ tier: revised.tier }) !== value) errors.push(`E34_COMPLETED_IMPL_CHANGED: the complete IMPL ${slug} was changed or removed`);
+    const valid = loop.valid && errors.length === 0;
+    if (!valid) {
+      // Nothing half-revised stays behind: the manifest as it was, in the state it had.
+      await writeFileAtomic(programPath, original);
+    } else {
+      const { setProgramState } = await import('../engine/program/program-edits.js');
+      if ((after?.state ?? '') !== 'REPLANNING') await setProgramState(programPath, 'REPLANNING', { force: true });
     }
+    const changed = after ? summarizeChanges(before, after) : undefined;
+    return {
+      revised_manifest_path: programPath,
+      validation_passed: valid,
+      ...(changed ? { changes_summary: changed } : {}),
+      planner_agent_id: 'planner',
+      backup_path: backupPath,
+      ...(errors.length > 0 ? { errors } : {}),
+      usage: loop.usage,
+    };
+  } finally {
+    clearReplanMarker(marker);
   }
-  const valid = loop.valid && errors.length === 0;
-  if (!valid) {
-    // Nothing half-revised stays behind: the manifest as it was, in the state it had.
-    await writeFileAtomic(programPath, original);
-  } else {
-    const { setProgramState } = await import('../engine/program/program-edits.js');
-    if ((after?.state ?? '') !== 'REPLANNING') await setProgramState(programPath, 'REPLANNING', { force: true });
-  }
-  const changed = after ? summarizeChanges(before, after) : undefined;
-  return {
-    revised_manifest_path: programPath,
-    validation_passed: valid,
-    ...(changed ? { changes_summary: changed } : {}),
-    planner_agent_id: 'planner',
-    backup_path: backupPath,
-    ...(errors.length > 0 ? { errors } : {}),
-    usage: loop.usage,
-  };
 }
 
 function summarizeChanges(before: ProgramManifest, after: ProgramManifest): string {

@@ -1,4 +1,7 @@
+import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { sayRecovered } from '../replan-recovery.js';
+import { acquireRunLock } from '../run-lock.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { replanProgram } from '../../orchestrator/run-planner.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
@@ -23,16 +26,26 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   // (The PROGRAM's state and --tier are checked by replanProgram, before its backup.)
   const roles = [{ role: 'the Planner', model: typeof options.model === 'string' && options.model.trim() !== '' ? options.model.trim() : undefined }];
   requireAgentScripts(await requireAgentsReady(roles, io.env), roles, repoDir, io.env);
-  const result = await replanProgram({
-    programPath: path.resolve(io.cwd, target),
-    repoDir,
-    reason: options.reason,
-    env: io.env,
-    now: io.now,
-    ...(tier !== undefined ? { tier } : {}),
-    ...(typeof options.model === 'string' ? { model: options.model } : {}),
-    ...(unsafeNoSandboxFrom(options, io) ? { unsafeNoSandbox: true } : {}),
-  });
-  printJson(io, result);
-  return result.validation_passed ? 0 : 1;
+  const programPath = path.resolve(io.cwd, target);
+  // One run on a PROGRAM at a time (outside attack P12-10: a re-plan rewrote the manifest under a running tier loop):
+  // the lock program-execute holds; RUN_IN_PROGRESS (exit 2, nothing changed) while it runs.
+  const releaseLock = existsSync(programPath) ? acquireRunLock(repoDir, programPath) : () => undefined;
+  try {
+    await sayRecovered(repoDir, programPath, io);
+    const result = await replanProgram({
+      programPath,
+      repoDir,
+      reason: options.reason,
+      env: io.env,
+      now: io.now,
+      ...(tier !== undefined ? { tier } : {}),
+      ...(typeof options.model === 'string' ? { model: options.model } : {}),
+      ...(unsafeNoSandboxFrom(options, io) ? { unsafeNoSandbox: true } : {}),
+    });
+    printJson(io, result);
+    return result.validation_passed ? 0 : 1;
+  } finally {
+    releaseLock();
+  }
 }
+

@@ -4,6 +4,7 @@ import { PolywaveError } from '../../errors/polywave-error.js';
 import { programImplStatuses } from '../../protocol/schema/program-schema.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { programPathFrom, requireOption } from './shared.js';
+import { sayRecovered } from '../replan-recovery.js';
 
 /**
  * `update-program-impl <program> --impl SLUG --status S` — sets one IMPL entry's status (E32) and
@@ -21,6 +22,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   if (!isProgramImplStatus(status)) {
     throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `invalid IMPL status "${status}" — must be one of: ${programImplStatuses.join(', ')}` });
   }
+  await sayRecovered(path.dirname(filePath), filePath, io);
   const outcome = await updateProgramImplStatus(filePath, slug, status, { force: options.force === true });
   if (outcome.forced !== undefined) io.stderr(`polywave: warning[N008_STATE_TRANSITION]: --force: ${outcome.forced}\n`);
   printJson(io, { updated: true, manifest_path: path.relative(io.cwd, filePath) || filePath, impl_slug: slug, previous_status: outcome.previous ?? '', new_status: status });

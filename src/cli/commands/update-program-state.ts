@@ -5,6 +5,7 @@ import { isProgramState } from '../../protocol/program/program-state-machine.js'
 import { programStates } from '../../protocol/schema/program-schema.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { programPathFrom, requireOption } from './shared.js';
+import { sayRecovered } from '../replan-recovery.js';
 
 /**
  * `update-program-state <program> --state S [--force]` — moves the PROGRAM to state S, checked
@@ -18,6 +19,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   if (!isProgramState(state)) {
     throw new PolywaveError({ code: 'V008_INVALID_STATE', message: `unknown PROGRAM state "${state}" — must be one of: ${programStates.join(', ')}` });
   }
+  await sayRecovered(path.dirname(filePath), filePath, io);
   const outcome = await updateProgramState(filePath, state, { force: options.force === true });
   if (outcome.forced !== undefined) io.stderr(`polywave: warning[N008_STATE_TRANSITION]: --force: ${outcome.forced}\n`);
   printJson(io, { updated: outcome.changed, manifest_path: path.relative(io.cwd, filePath) || filePath, previous_state: outcome.previous ?? '', new_state: state });

@@ -1,0 +1,82 @@
+/**
+ * E34 / P2: an interrupted `program-replan` (outside attack P12-15). The Planner edits the PROGRAM manifest in place;
+ * killed before its revision was validated, it left the edit behind — an unvalidated one, a frozen contract changed
+ * among it — and the next `update-program-state` / `program-execute` (or another re-plan, whose P2 check read the file
+ * as found) took it as the plan. A re-plan now leaves a marker beside its backup while it runs; whoever touches the
+ * PROGRAM next and finds the marker of a process that is gone puts the backup back first: the plan as it was before the
+ * re-plan, never half a revision.
+ */
+import { existsSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { runGit } from '../../git/run-git.js';
+import { writeFileAtomic } from '../../store/locked-write.js';
+import { processStartTime, processStillRuns } from '../../store/process-alive.js';
+
+/** Where program-replan keeps its backups (in git's own directory, never an untracked file of the work tree). */
+export async function replanBackupDir(repoDir: string, env?: Readonly<Record<string, string | undefined>>): Promise<string | undefined> {
+  try {
+    const common = (await runGit(['rev-parse', '--path-format=absolute', '--git-common-dir'], { cwd: repoDir, ...(env ? { env } : {}) })).trim();
+    return common === '' ? undefined : path.join(common, 'polywave', 'program-replan');
+  } catch {
+    return undefined;
+  }
+}
+
+interface Marker {
+  program: string;
+  backup: string;
+  pid: number;
+  start?: string;
+}
+
+const markerSuffix = '.replanning.json';
+const real = (file: string): string => {
+  try {
+    return realpathSync(file);
+  } catch {
+    return path.resolve(file);
+  }
+};
+
+/** Records that a re-plan of `programPath` (backed up at `backupPath`) runs in this process; returns the marker's path. */
+export function markReplanRunning(backupDir: string, programPath: string, backupPath: string): string {
+  const marker = path.join(backupDir, `${path.basename(backupPath, path.extname(backupPath))}${markerSuffix}`);
+  const start = processStartTime(process.pid);
+  const record: Marker = { program: real(programPath), backup: backupPath, pid: process.pid, ...(start !== undefined ? { start } : {}) };
+  writeFileSync(marker, `${JSON.stringify(record)}\n`, { mode: 0o600 });
+  return marker;
+}
+
+/** The re-plan is over (its revision accepted or the original restored). */
+export function clearReplanMarker(marker: string): void {
+  rmSync(marker, { force: true });
+}
+
+/**
+ * Puts back the manifest a killed re-plan of `programPath` left half-revised (see the module comment). Returns what was
+ * done, for the caller to say, or undefined when there was nothing to do. A re-plan still running is left alone.
+ */
+export async function recoverInterruptedReplan(repoDir: string, programPath: string, env?: Readonly<Record<string, string | undefined>>, shown = path.relative(repoDir, programPath) || programPath): Promise<string | undefined> {
+  const directory = await replanBackupDir(repoDir, env);
+  if (directory === undefined || !existsSync(directory)) return undefined;
+  const target = real(programPath);
+  const notes: string[] = [];
+  for (const name of readdirSync(directory).filter((entry) => entry.endsWith(markerSuffix)).sort()) {
+    const file = path.join(directory, name);
+    let marker: Marker;
+    try {
+      marker = JSON.parse(readFileSync(file, 'utf8')) as Marker;
+    } catch {
+      continue;
+    }
+    if (marker.program !== target || processStillRuns(marker.pid, marker.start)) continue;
+    if (!existsSync(marker.backup)) {
+      clearReplanMarker(file);
+      continue;
+    }
+    await writeFileAtomic(programPath, readFileSync(marker.backup, 'utf8'));
+    clearReplanMarker(file);
+    notes.push(`an interrupted program-replan (pid ${marker.pid}) was undone: ${shown} is as it was before it (backup ${marker.backup})`);
+  }
+  return notes.length > 0 ? notes.join('; ') : undefined;
+}
