@@ -288,4 +288,22 @@ describe('X7 finding 7: the freeze record is part of a frozen contract', () => {
     }
     expect(readFileSync(demo.program, 'utf8')).toBe(original);
   });
+  // Outside attack P12-09 (its minors): a Planner added an IMPL to tier 1, complete and frozen (the loop then re-opened it),
+  // or renamed the PROGRAM (program_slug ≠ its file name: V052 for validate-program, yet accepted here).
+  it('program-replan: an IMPL added to a complete tier (E34_COMPLETED_TIER_CHANGED) or a renamed PROGRAM (E34_PROGRAM_SLUG_CHANGED) is refused, the manifest restored', async () => {
+    const demo = await tier1Frozen({}, {}, 'BLOCKED');
+    const original = readFileSync(demo.program, 'utf8');
+    const script = readFileSync(demo.script, 'utf8');
+    const extra = ['    - slug: extra', '      title: An extra', '      tier: 1', '      estimated_agents: 1', '      estimated_waves: 1', '      key_outputs: [src/extra.js]', '      status: pending', ''].join('\n');
+    const added = original.replace('    - slug: checkout\n', `${extra}    - slug: checkout\n`).replace('impls: [pricing, catalog]', 'impls: [pricing, catalog, extra]');
+    const renamed = original.replace(/^program_slug: shop$/m, 'program_slug: shop2');
+    for (const [revision, code] of [[added, /E34_COMPLETED_TIER_CHANGED: tier 1 is complete; extra cannot join it/], [renamed, /E34_PROGRAM_SLUG_CHANGED: program_slug .{1,3}shop.{1,3} was changed to .{1,3}shop2/]] as const) {
+      expect(revision).not.toBe(original);
+      writeFileSync(demo.script, `${script.replace(/\n*$/, '\n')}  planner:\n    steps:\n      - write: { path: ${programRelative}, content: ${JSON.stringify(revision)} }\n      - text: "revised"\n`);
+      const replan = await cli(demo, ['program-replan', programRelative, '--reason', 'p12-09', '--tier', '2', '--model', `script:${demo.script}`]);
+      expect(replan.code, `${replan.stdout}\n${replan.stderr}`).toBe(1);
+      expect(replan.stdout).toMatch(code);
+      expect(readFileSync(demo.program, 'utf8')).toBe(original);
+    }
+  });
 });

@@ -261,6 +261,16 @@ export async function replanProgram(options: ReplanProgramOptions): Promise<Repl
         const revised = after.impls.find((impl) => impl.slug === slug);
         if (!revised || revised.status !== 'complete' || JSON.stringify({ tier: revised.tier }) !== value) errors.push(`E34_COMPLETED_IMPL_CHANGED: the complete IMPL ${slug} was changed or removed`);
       }
+      // Outside attack P12-09: E34 revises the failed tier and the ones after it — a tier whose IMPLs are all complete
+      // is done (its gate passed, its contracts frozen): no IMPL joins it; and the PROGRAM keeps its name (its file,
+      // branches and archive are named by it).
+      for (const tier of before.tiers ?? []) {
+        const members = before.impls.filter((impl) => impl.tier === tier.number);
+        if (members.length === 0 || !members.every((impl) => impl.status === 'complete')) continue;
+        const added = after.impls.filter((impl) => impl.tier === tier.number && !members.some((member) => member.slug === impl.slug)).map((impl) => impl.slug);
+        if (added.length > 0) errors.push(`E34_COMPLETED_TIER_CHANGED: tier ${tier.number} is complete; ${added.join(', ')} cannot join it (a re-plan revises the failed tier and the ones after it)`);
+      }
+      if ((after.program_slug ?? '') !== (before.program_slug ?? '')) errors.push(`E34_PROGRAM_SLUG_CHANGED: program_slug ${JSON.stringify(before.program_slug ?? '')} was changed to ${JSON.stringify(after.program_slug ?? '')} (the PROGRAM's file, branches and archive are named by it)`);
     }
     const valid = loop.valid && errors.length === 0;
     if (!valid) {
