@@ -4,7 +4,7 @@
  * `polywave plan` closed — exit 1 with SANDBOX_LEFTOVER_STAYED — not pass as a valid plan. Real git, the real CLI, a
  * scripted Planner (its bash in the OS sandbox where it runs).
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { programDemoManifest } from '../src/demo/program-project.js';
@@ -46,5 +46,24 @@ describe('polywave plan and what the Planner leaves behind (X29-08)', () => {
     expect(existsSync(repo.path('helpers.test.js'))).toBe(false);
     expect(existsSync(repo.path('docs/PROGRAM/PROGRAM-shop.yaml'))).toBe(true);
     expect(`${run.stdout}\n${run.stderr}`).not.toContain('SANDBOX_SOLO_LEFTOVER_QUARANTINED');
+  }, 150_000);
+  // Outside attacks P12-19 / P12-27: a Planner that wrote `state: TIER_EXECUTING` skipped the approval (program-execute
+  // ran it), and the README's approval step (`--state REVIEWED`) failed on the PLANNING a Planner should write. A valid
+  // plan now waits in VALIDATING, whatever the Planner wrote, and the printed approval works as printed.
+  it('a valid plan waits in VALIDATING whatever state the Planner wrote; the printed approval (REVIEWED) works; unapproved, program-execute refuses', async () => {
+    const repo = await createTestRepo({ files: { 'README.md': '# shop\n' } });
+    const script = path.join(makeTempDir('polywave-plan-state-'), 'agents.yaml');
+    writeFileSync(script, ['version: 1', 'agents:', '  planner:', '    steps:', `      - write: { path: docs/PROGRAM/PROGRAM-shop.yaml, content: ${JSON.stringify(programDemoManifest('TIER_EXECUTING'))} }`, '      - text: "planned"', ''].join('\n'));
+    const run = await runCli(['plan', 'A shop with a catalog and checkout', '--slug', 'shop', '--model', `script:${script}`], { cwd: repo.dir, env: repo.env as Record<string, string>, timeoutMs: 120_000 });
+    expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
+    expect(readFileSync(repo.path('docs/PROGRAM/PROGRAM-shop.yaml'), 'utf8')).toMatch(/^state: VALIDATING$/m);
+    const approve = /approve: (polywave update-program-state docs\/PROGRAM\/PROGRAM-shop\.yaml --state REVIEWED)/.exec(run.stderr)?.[1];
+    expect(approve, run.stderr).toBeDefined();
+    const refused = await runCli(['program-execute', 'docs/PROGRAM/PROGRAM-shop.yaml', '--auto', '--model', `script:${script}`], { cwd: repo.dir, env: repo.env as Record<string, string>, timeoutMs: 60_000 });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/the plan is not approved \(state VALIDATING\)/);
+    const approved = await runCli(approve!.split(' ').slice(1), { cwd: repo.dir, env: repo.env as Record<string, string>, timeoutMs: 60_000 });
+    expect(approved.code, approved.stderr).toBe(0);
+    expect(readFileSync(repo.path('docs/PROGRAM/PROGRAM-shop.yaml'), 'utf8')).toMatch(/^state: REVIEWED$/m);
   }, 150_000);
 });

@@ -313,7 +313,7 @@ export const commandTable: CommandSpec[] = [
       repoDirOption,
       unsafeNoSandboxOption,
     ],
-    help: 'Exit: 0 a valid PROGRAM was written (state PLANNING), 1 the Planner did not produce a valid one, 2 bad input.',
+    help: 'Exit: 0 a valid PROGRAM was written (state VALIDATING: validated, awaiting approval — update-program-state --state REVIEWED), 1 the Planner did not produce a valid one, 2 bad input.',
     load: () => import('./commands/plan.js'),
   },
   {

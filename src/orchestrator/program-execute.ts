@@ -393,7 +393,7 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
   if (!approvedStates.has(state)) {
     const why =
       state === 'PLANNING' || state === 'VALIDATING'
-        ? `the plan is not approved (state ${state}): review ${path.relative(repoDir, programPath)} and approve it with \`polywave update-program-state ${path.relative(repoDir, programPath)} --state REVIEWED\` (PROGRAM_REVIEWED is never skipped, not even by --auto)`
+        ? `the plan is not approved (state ${state}): review ${path.relative(repoDir, programPath)} and approve it with ${state === 'PLANNING' ? `\`polywave update-program-state ${path.relative(repoDir, programPath)} --state VALIDATING\`, then ` : ''}\`polywave update-program-state ${path.relative(repoDir, programPath)} --state REVIEWED\` (PROGRAM_REVIEWED is never skipped, not even by --auto)`
         : `the PROGRAM is ${state || 'without a state'}: a human must decide (program-status, program-replan, update-program-state)`;
     result.stopped = why;
     // X60-01: "re-run the same command" only repeats this stop — the way out of BLOCKED/REPLANNING is said.

@@ -175,6 +175,13 @@ export async function runPlanner(options: RunPlannerOptions): Promise<PlannerRes
     requirements = { path: path.relative(repoDir, file), text: await readTextFile(file) };
   }
   const loop = await plannerLoop({ ...options, repoDir, outputPath, description: options.description, ...(requirements ? { requirements } : {}) });
+  // A valid plan waits for the human's approval in VALIDATING (validated by the orchestrator; VALIDATING → REVIEWED is
+  // the approval), whatever state the Planner wrote (outside attack P12-19: `state: TIER_EXECUTING` skipped the approval;
+  // P12-27: the PLANNING it was meant to write could not be approved — PLANNING → REVIEWED is not a transition).
+  if (loop.valid && existsSync(outputPath)) {
+    const { setProgramState } = await import('../engine/program/program-edits.js');
+    await setProgramState(outputPath, 'VALIDATING', { force: true });
+  }
   const text = existsSync(outputPath) ? await readTextFile(outputPath).catch(() => undefined) : undefined;
   const state = text !== undefined ? ((parseProgram(text).manifest as ProgramManifest | null)?.state ?? '') : '';
   return { program_path: outputPath, program_slug: slug, success: loop.valid, state, attempts: loop.attempts, usage: loop.usage };

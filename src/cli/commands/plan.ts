@@ -8,7 +8,7 @@ import { repoDirOption } from './prepare-wave.js';
 /**
  * `polywave plan "<large feature>" [--slug S] [--requirements FILE] [--model M]` — the Planner
  * writes docs/PROGRAM/PROGRAM-<slug>.yaml (validated, corrected up to 3 attempts) in state
- * PLANNING; a human approves it with `update-program-state --state REVIEWED`.
+ * VALIDATING once validated; a human approves it with `update-program-state --state REVIEWED`.
  */
 export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
   const description = args.join(' ').trim();
@@ -26,7 +26,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   });
   printJson(io, result);
   const relative = path.relative(io.cwd, result.program_path);
-  if (result.success) io.stderr(`plan: ${relative} written (state ${result.state || '?'}). Review it, then approve: polywave update-program-state ${relative} --state REVIEWED, and run: polywave program-execute ${relative}\n`);
+  if (result.success) io.stderr(`plan: ${relative} written and validated (state ${result.state || '?'}). Review it, then approve: polywave update-program-state ${relative} --state REVIEWED, and run: polywave program-execute ${relative}\n`);
   else io.stderr(`plan: the Planner did not produce a valid PROGRAM after ${result.attempts.length} attempt(s); see the errors above\n`);
   return result.success ? 0 : 1;
 }
