@@ -610,6 +610,16 @@ describe('program-execute refuses, with a coded error and nothing changed', () =
     expect(again.code, again.stderr).toBe(0);
     expect(again.stderr).toMatch(/already COMPLETE/);
     expect([existsSync(dead), existsSync(live)]).toEqual([false, true]);
+    // P12-18: killed inside mark-program-complete's commit (the archive staged, index.lock left): the re-run said
+    // "finished archiving", exit 0, and committed nothing. Now the stale lock goes and the archive is committed.
+    git(demo.repo, ['reset', '--soft', 'HEAD~1']);
+    writeFileSync(path.join(demo.repo, '.git', 'index.lock'), '');
+    const finish = await cli(demo, executeArgs(demo));
+    expect(finish.code, finish.stderr).toBe(0);
+    expect(finish.stderr).toMatch(/finished archiving docs\/PROGRAM\/complete\/PROGRAM-shop\.yaml/);
+    expect(git(demo.repo, ['log', '-1', '--format=%s']).trim()).toBe('chore: mark PROGRAM shop complete');
+    expect(existsSync(path.join(demo.repo, '.git', 'index.lock'))).toBe(false);
+    expect(git(demo.repo, ['status', '--porcelain']).trim()).toBe('');
   }, 300_000);
 
   it('program-execute on a missing file: exit 2, one line, no stack trace', async () => {

@@ -5,7 +5,7 @@
  * on a crafted state, so the file takes seconds.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -306,4 +306,35 @@ describe('X7 finding 7: the freeze record is part of a frozen contract', () => {
       expect(readFileSync(demo.program, 'utf8')).toBe(original);
     }
   });
+  // Outside attack P12-17: a run killed inside the freeze commit left the freeze record written and staged, never
+  // committed; the resume took tier 1 for done, ran tier 2 and its merge into main refused to run over the manifest.
+  it('a freeze record a killed run left staged, not committed: the resume commits it, then tier 2 runs to COMPLETE', async () => {
+    const demo = await craft({ ...tier1Built(), [programRelative]: withStatuses({ pricing: 'complete', catalog: 'complete' }, 'REVIEWED') });
+    const freeze = await cli(demo, ['freeze-contracts', programRelative, '--tier', '1']);
+    expect(freeze.code, freeze.stderr).toBe(0);
+    git(demo.repo, ['add', programRelative]);
+    expect(git(demo.repo, ['status', '--porcelain'])).toMatch(/^M {2}docs\/PROGRAM\/PROGRAM-shop\.yaml$/m);
+    const run = await cli(demo, executeArgs(demo));
+    expect(run.code, run.stderr.slice(-3000)).toBe(0);
+    expect(run.stderr).toMatch(/tier 1: committed the freeze record a killed run had left uncommitted \(priceWithTax\)/);
+    expect(git(demo.repo, ['log', '--format=%s', 'main'])).toMatch(/^chore: freeze program contracts of tier 1 \(priceWithTax\)$/m);
+    expect(readFileSync(path.join(demo.repo, 'docs/PROGRAM/complete/PROGRAM-shop.yaml'), 'utf8')).toMatch(/frozen_at_tier: 1/);
+    expect(git(demo.repo, ['status', '--porcelain']).trim()).toBe('');
+  }, 240_000);
+
+  // Outside attack P12-16: a run killed while git held a ref lock of the PROGRAM (the `update-ref` of a tier's IMPL
+  // branches, a merge into an IMPL branch) left the lock file: every re-run stopped BLOCKED on "File exists".
+  it('stale ref locks of the PROGRAM (an IMPL branch, packed-refs, an IMPL worktree) left by a killed git: removed, the run reaches COMPLETE', async () => {
+    const demo = await setupDemo();
+    const gitDir = path.join(demo.repo, '.git');
+    const locks = ['refs/heads/polywave/program/shop/tier1-impl-pricing.lock', 'packed-refs.lock', 'worktrees/tier1-impl-catalog/HEAD.lock'];
+    for (const lock of locks) {
+      mkdirSync(path.dirname(path.join(gitDir, lock)), { recursive: true });
+      writeFileSync(path.join(gitDir, lock), '');
+    }
+    const run = await cli(demo, executeArgs(demo));
+    expect(run.code, run.stderr.slice(-3000)).toBe(0);
+    for (const lock of locks) expect(existsSync(path.join(gitDir, lock)), lock).toBe(false);
+    expect(run.stderr).toMatch(/removed \.git\/refs\/heads\/polywave\/program\/shop\/tier1-impl-pricing\.lock, left by a git process of a killed run/);
+  }, 240_000);
 });

@@ -19,6 +19,7 @@
  */
 import { prewarmSandboxStatus } from '../sandbox/sandbox-status.js';
 import { existsSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { addUsage, emptyUsage, type AgentBackend, type AgentUsage } from '../agents/contract.js';
 import type { Finding } from '../errors/finding.js';
@@ -354,6 +355,33 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
     return undefined;
   };
 
+  // A git process of a killed run (a Scout's `git add`, a state commit) may have left index.lock in
+  // the main checkout: every later index write there would fail. Removed only when no process has it open.
+  // A commit killed between its ref updates leaves HEAD.lock or the branch's ref lock the same way
+  // ("HEAD.lock: File exists" on every resume): the same rule removes them — and (outside attack P12-16) the locks of
+  // the PROGRAM's IMPL branches (`update-ref` of a tier's branches, a merge into an IMPL branch), packed-refs.lock and
+  // those of the IMPL worktrees (`worktrees/<name>/HEAD.lock`, index.lock…), on which every re-run stopped BLOCKED.
+  const removeStaleGitLocks = async (): Promise<void> => {
+    const mainGitDir = path.resolve(repoDir, await mainGit.gitDir());
+    const branch = await mainGit.currentBranch().catch(() => undefined);
+    const names = ['index.lock', 'HEAD.lock', 'ORIG_HEAD.lock', 'packed-refs.lock', ...(branch ? [`refs/heads/${branch}.lock`] : [])];
+    const locksUnder = async (relative: string, depth: number): Promise<string[]> => {
+      const entries = await readdir(path.join(mainGitDir, relative), { withFileTypes: true }).catch(() => []);
+      const found: string[] = [];
+      for (const entry of entries) {
+        const child = path.posix.join(relative, entry.name);
+        if (entry.isDirectory() && depth > 0) found.push(...(await locksUnder(child, depth - 1)));
+        else if (entry.isFile() && entry.name.endsWith('.lock')) found.push(child);
+      }
+      return found;
+    };
+    names.push(...(await locksUnder('refs/heads/polywave', 6)), ...(await locksUnder('worktrees', 1)));
+    for (const name of [...new Set(names)]) {
+      const staleLock = await removeStaleIndexLock(mainGitDir, { name });
+      if (staleLock) progress(`removed ${path.relative(repoDir, staleLock)}, left by a git process of a killed run (no process had it open)`);
+    }
+  };
+
   if (!existsSync(programPath)) {
     // A finished PROGRAM is archived by mark-program-complete: re-running the command says so.
     const archived = path.join(path.dirname(programPath), 'complete', path.basename(programPath));
@@ -361,12 +389,24 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
       // A run killed inside mark-program-complete (archived, not yet committed): finish it (idempotent).
       const mainGitDirty = (await mainGit.run(['status', '--porcelain', '--', path.dirname(programPath)]).catch(() => ({ stdout: '' }))).stdout.trim() !== '';
       if (mainGitDirty) {
+        await removeStaleGitLocks();
         const { markProgramComplete } = await import('../engine/program/program-edits.js');
         const date = (options.now ?? (() => new Date()))().toISOString().slice(0, 10);
-        await markProgramComplete({ programPath: archived, repoRoot: repoDir, date, env: options.env as NodeJS.ProcessEnv }).then(
-          () => progress(`finished archiving ${path.relative(repoDir, archived)} (a killed run had left it uncommitted)`),
-          (error: unknown) => progress(`warning: the archived PROGRAM is not committed: ${error instanceof Error ? error.message : String(error)}`),
+        // (outside attack P12-18: a commit that failed was said "finished", exit 0, the archive left staged)
+        const notCommitted = await markProgramComplete({ programPath: archived, repoRoot: repoDir, date, env: options.env as NodeJS.ProcessEnv }).then(
+          (marked) => (marked.commit_sha === undefined ? (marked.warnings ?? []).find((warning) => warning.startsWith('commit failed')) : undefined),
+          (error: unknown) => (error instanceof Error ? error.message : String(error)),
         );
+        if (notCommitted !== undefined) {
+          result.program_path = archived;
+          result.state = 'COMPLETE';
+          result.stopped = `the archived PROGRAM is not committed: ${notCommitted}`;
+          result.next = `commit it (\`git status\` shows it), or re-run \`polywave program-execute ${path.relative(repoDir, programPath)}\``;
+          progress(`stopped: ${result.stopped}`);
+          result.duration_ms = Math.round(performance.now() - started);
+          return result;
+        }
+        progress(`finished archiving ${path.relative(repoDir, archived)} (a killed run had left it uncommitted)`);
       }
       result.program_path = archived;
       result.state = 'COMPLETE';
@@ -406,16 +446,7 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
 
   planAt.start = programPlanFingerprint(manifest);
 
-  // A git process of a killed run (a Scout's `git add`, a state commit) may have left index.lock in
-  // the main checkout: every later index write there would fail. Removed only when no process has it open.
-  // A commit killed between its ref updates leaves HEAD.lock or the branch's ref lock the same way
-  // ("HEAD.lock: File exists" on every resume): the same rule removes them.
-  const mainGitDir = path.resolve(repoDir, await mainGit.gitDir());
-  const branch = await mainGit.currentBranch().catch(() => undefined);
-  for (const name of ['index.lock', 'HEAD.lock', ...(branch ? [`refs/heads/${branch}.lock`] : [])]) {
-    const staleLock = await removeStaleIndexLock(mainGitDir, { name });
-    if (staleLock) progress(`removed ${path.relative(repoDir, staleLock)}, left by a git process of a killed run (no process had it open)`);
-  }
+  await removeStaleGitLocks();
 
   const slots = createAgentSlots(Math.max(1, options.concurrency ?? 8));
   const modelFor = (role: 'scout' | 'critic' | 'scaffold' | 'wave' | 'integration' | 'planner') => options.models?.[role] ?? options.model;
@@ -462,6 +493,17 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
             return stop(failed, 'BLOCKED');
           }
           progress(`tier ${tier}: complete; frozen now: ${(run.frozen ?? []).join(', ')}`);
+        } else {
+          // P12-17: a run killed inside the freeze commit left the freeze record written (and staged) but not committed:
+          // the next tier's merges then refused to run over the manifest. Committed now, as the killed run meant to.
+          const relative = path.relative(repoDir, programPath).split(path.sep).join('/');
+          const committed = parseProgram(await mainGit.run(['show', `HEAD:${relative}`]).then((out) => out.stdout, () => '')).manifest as ProgramManifest | null;
+          const unrecorded = (manifest.program_contracts ?? []).filter((contract) => freezesAtTier(manifest, contract, tier, slugs) && (contract.frozen_blob ?? '').trim() !== '' && !(committed?.program_contracts ?? []).some((other) => other.name === contract.name && (other.frozen_blob ?? '').trim() !== ''));
+          if (unrecorded.length > 0) {
+            const { commitManifest } = await import('./run-critic.js');
+            await commitManifest(repoDir, programPath, `chore: freeze program contracts of tier ${tier} (${unrecorded.map((contract) => contract.name ?? '').join(', ')})`, options.env);
+            progress(`tier ${tier}: committed the freeze record a killed run had left uncommitted (${unrecorded.map((contract) => contract.name ?? '').join(', ')})`);
+          }
         }
         run.status = 'skipped';
         run.detail = 'already complete';
@@ -809,7 +851,10 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
   const { markProgramComplete } = await import('../engine/program/program-edits.js');
   const date = (options.now ?? (() => new Date()))().toISOString().slice(0, 10);
   const completed = await markProgramComplete({ programPath, repoRoot: repoDir, date, env: options.env as NodeJS.ProcessEnv });
-  result.success = completed.completed;
+  // (P12-18: an archive whose commit failed is not a finished PROGRAM — re-running commits it)
+  const commitFailed = completed.commit_sha === undefined ? (completed.warnings ?? []).find((warning) => warning.startsWith('commit failed')) : undefined;
+  result.success = completed.completed && commitFailed === undefined;
+  if (commitFailed !== undefined) result.stopped = `the archived PROGRAM is not committed: ${commitFailed}`;
   result.state = 'COMPLETE';
   if (completed.archived_path) result.program_path = completed.archived_path;
   for (const warning of completed.warnings ?? []) progress(`warning: ${warning}`);
