@@ -622,6 +622,20 @@ describe('program-execute refuses, with a coded error and nothing changed', () =
     expect(git(demo.repo, ['status', '--porcelain']).trim()).toBe('');
   }, 300_000);
 
+  // Outside attack P12-25: the tier's Scouts ignored --concurrency (12 Scouts at once with --concurrency 2); they share
+  // the run's one agent budget now — with 1, tier 1's two Scouts run one after the other, as its agents do.
+  it('--concurrency 1: the tier-1 Scouts run one at a time (the one agent budget), and the PROGRAM completes', async () => {
+    const demo = await setupDemo();
+    const result = await cli(demo, [...executeArgs(demo), '--concurrency', '1', '--json']);
+    expect(result.code, result.stderr.slice(-3000)).toBe(0);
+    const events = result.stdout.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as { type: string; agent?: string; slug?: string; seq?: number });
+    const windowOf = (slug: string) => [events.findIndex((event) => event.type === 'agent-launch' && /scout/i.test(String(event.agent)) && event.slug === slug), events.findIndex((event) => event.type === 'agent-end' && /scout/i.test(String(event.agent)) && event.slug === slug)] as const;
+    const [pricing, catalog] = [windowOf('pricing'), windowOf('catalog')];
+    for (const window of [pricing, catalog]) expect(window[0] >= 0 && window[1] > window[0], JSON.stringify(window)).toBe(true);
+    // (in the order the events were written: one Scout ended before the other launched)
+    expect(pricing[1] < catalog[0] || catalog[1] < pricing[0], JSON.stringify({ pricing, catalog })).toBe(true);
+  }, 300_000);
+
   it('program-execute on a missing file: exit 2, one line, no stack trace', async () => {
     const demo = await setupDemo();
     const result = await expectRefusal(demo, ['program-execute', 'docs/PROGRAM/PROGRAM-nope.yaml', '--auto'], { code: 2, message: /error\[N005_IMPL_NOT_FOUND\]: PROGRAM manifest not found/ });

@@ -605,6 +605,9 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
       const scouted = await Promise.all(
         partition.needsScout.map(async (impl) => {
           const slug = impl.slug ?? '';
+          // The tier's Scouts share the one agent budget (--concurrency) with every agent of the run (outside attack
+          // P12-25: a tier of 12 IMPLs started 12 Scouts at once with --concurrency 2).
+          const releaseSlot = await slots.acquire();
           await setProgramImplStatus(programPath, slug, 'scouting');
           progress(`tier ${tier}: scouting ${slug}`);
           const scout = await runScout({
@@ -621,7 +624,9 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
             ...(modelFor('critic') ? { criticModel: modelFor('critic')! } : {}),
             ...(options.noCritic ? { critic: false } : {}),
             ...(options.auto ? { auto: true } : {}),
-          }).catch((error: unknown) => ({ success: false as const, state: 'FAILED', impl_path: '', error: error instanceof Error ? error.message : String(error), usage: emptyUsage() }));
+          })
+            .catch((error: unknown) => ({ success: false as const, state: 'FAILED', impl_path: '', error: error instanceof Error ? error.message : String(error), usage: emptyUsage() }))
+            .finally(releaseSlot);
           addUsage(usage, scout.usage);
           if (scout.success) await setProgramImplStatus(programPath, slug, 'reviewed');
           return { slug, scout };
