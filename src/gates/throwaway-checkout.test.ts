@@ -93,4 +93,22 @@ describe('throwaway checkout (issue 11, X3 #18)', () => {
     }
     expect((await repo.run(['status', '--porcelain', '--', '.env', 'local'])).trim().split('\n').sort()).toEqual(['?? .env', '?? local/']);
   });
+  // Outside attack P12-22: another `git worktree add` of the same repository at that instant (a PROGRAM tier's IMPLs
+  // verify at once) leaves a record half-written for a moment — git then fails "failed to read …/commondir". Here the
+  // half-written record is made by the test and completed 150 ms later: the checkout is made once it is.
+  it('a worktree record another add is still writing (commondir empty) is waited out, not a failure', async () => {
+    const repo = await createTestRepo({ files: { 'src/a.ts': 'a\n' } });
+    const admin = repo.path('.git/worktrees/tree-racing');
+    mkdirSync(admin, { recursive: true });
+    writeFileSync(path.join(admin, 'gitdir'), `${repo.sibling('racing')}/.git\n`);
+    writeFileSync(path.join(admin, 'commondir'), '');
+    const done = setTimeout(() => writeFileSync(path.join(admin, 'commondir'), '../..\n'), 150);
+    try {
+      const checkout = (await makeThrowawayCheckout(repo.dir, repo.env))!;
+      expect(readFileSync(path.join(checkout.root, 'src/a.ts'), 'utf8')).toBe('a\n');
+      await checkout.dispose();
+    } finally {
+      clearTimeout(done);
+    }
+  });
 });

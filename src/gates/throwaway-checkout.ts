@@ -285,8 +285,21 @@ export async function makeThrowawayCheckout(directory: string, env: Env): Promis
     }
     const tree = (await git(['write-tree'], source, env, withIndex)).trim();
     removeTree(tempIndex);
-    root = path.join(scratch, `tree-${randomBytes(4).toString('hex')}`);
-    await git(['worktree', 'add', '--detach', '--no-checkout', '--quiet', root, 'HEAD'], source, env);
+    // Outside attack P12-22: the IMPLs of a PROGRAM tier verify at once, each making a checkout of the same repository;
+    // an add that read the other's worktree record while git was still writing it ("failed to read …/worktrees/<name>/
+    // commondir") stopped a correct plan BLOCKED. Such a read is tried again (a new name each time), a few times.
+    for (let attempt = 1; ; attempt += 1) {
+      root = path.join(scratch, `tree-${randomBytes(4).toString('hex')}`);
+      try {
+        await git(['worktree', 'add', '--detach', '--no-checkout', '--quiet', root, 'HEAD'], source, env);
+        break;
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        if (attempt >= 5 || !/failed to read \S*worktrees\/[^/\s]+\/(commondir|gitdir|HEAD)\b/.test(message)) throw error;
+        removeTree(root);
+        await new Promise((resolve) => setTimeout(resolve, 40 * attempt));
+      }
+    }
     registered = true;
     const admin = /^gitdir: (.+)$/m.exec(readFileSync(path.join(root, '.git'), 'utf8'))?.[1];
     if (admin !== undefined && path.isAbsolute(admin) && path.basename(path.dirname(admin)) === 'worktrees') adminDir = admin;
