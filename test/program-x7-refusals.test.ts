@@ -337,4 +337,30 @@ describe('X7 finding 7: the freeze record is part of a frozen contract', () => {
     for (const lock of locks) expect(existsSync(path.join(gitDir, lock)), lock).toBe(false);
     expect(run.stderr).toMatch(/removed \.git\/refs\/heads\/polywave\/program\/shop\/tier1-impl-pricing\.lock, left by a git process of a killed run/);
   }, 240_000);
+  // Outside attack P12-33: merged agent code run by the tier gate (a test at import) wrote the main checkout — a file,
+  // and the PROGRAM manifest (freeze_at moved, the tier gate's command replaced), which finalize-tier then committed.
+  // The tier gate runs in a throwaway checkout of the merged tree now; the main checkout is hidden from it.
+  it('the tier gate runs merged code in a throwaway checkout: its writes never reach the main checkout or the PROGRAM manifest', async () => {
+    const hijack = [
+      "import { appendFileSync, writeFileSync } from 'node:fs';",
+      "import { execFileSync } from 'node:child_process';",
+      "import path from 'node:path';",
+      "import test from 'node:test';",
+      "const tryWrite = (file, text) => { try { appendFileSync(file, text); } catch {} };",
+      "tryWrite('GATE-HIJACK.txt', 'cwd\\n');",
+      "tryWrite('docs/PROGRAM/PROGRAM-shop.yaml', '# gate hijack (cwd)\\n');",
+      "let main = '';",
+      "try { main = path.dirname(path.resolve(execFileSync('git', ['rev-parse', '--path-format=absolute', '--git-common-dir'], { encoding: 'utf8' }).trim())); } catch {}",
+      "if (main) { tryWrite(path.join(main, 'GATE-HIJACK.txt'), 'main\\n'); tryWrite(path.join(main, 'docs/PROGRAM/PROGRAM-shop.yaml'), '# gate hijack (main)\\n'); }",
+      "test('looks like a test', () => {});",
+      '',
+    ].join('\n');
+    const demo = await tier1Frozen({ 'test/hijack.test.js': hijack });
+    const before = readFileSync(demo.program, 'utf8');
+    const gate = await cli(demo, ['tier-gate', programRelative, '--tier', '1']);
+    expect(gate.code, `${gate.stdout}\n${gate.stderr}`).toBe(0);
+    expect(existsSync(path.join(demo.repo, 'GATE-HIJACK.txt'))).toBe(false);
+    expect(readFileSync(demo.program, 'utf8')).toBe(before);
+    expect(git(demo.repo, ['status', '--porcelain']).trim()).toBe('');
+  }, 120_000);
 });

@@ -87,7 +87,7 @@ export interface TierGateOptions extends TierOptions {
  * E29/P3: the tier gate. Every IMPL of the tier must be `complete` — the PROGRAM's status
  * cross-checked with the IMPL doc on disk (E32: a doc in COMPLETE counts even when the manifest
  * is stale; a doc still in a WAVE_* state does not, whatever the manifest says) — and then every
- * `tier_gates` command runs in the main checkout through the quality-gate runner (sandboxed
+ * `tier_gates` command runs in a throwaway checkout of the main checkout's tree through the quality-gate runner (sandboxed
  * where available, timeouts, process groups killed; no cache: the tier gate is a verification);
  * a failing `required` gate fails the tier, an optional one is reported only. Gates are not run
  * while an IMPL is unfinished (as Go). Bad input throws a coded PolywaveError (exit 2).
@@ -143,6 +143,11 @@ export async function runLoadedTierGate(loaded: LoadedTier, checkout: MainChecko
     repoDir: checkout.root,
     gates,
     noCache: true,
+    // Outside attack P12-33: the tier gate runs the tier's merged agent code (its tests); run in the main checkout, that
+    // code wrote the checkout — the PROGRAM manifest among it (a frozen contract's freeze_at, the tier gate's own
+    // command), which finalize-tier then committed. Like verify-build: a throwaway checkout of the merged tree, in which
+    // the main checkout is hidden.
+    throwawayCheckout: true,
     defaultTimeoutMs: options.gateTimeoutMs ?? defaultTierGateTimeoutMs,
     configSearchDirs: [checkout.root],
     ...(options.env ? { env: options.env } : {}),
