@@ -795,6 +795,23 @@ describe('a failing tier gate, the Planner (E34), approval, and the loop resumed
     expectClean(demo.repo);
   }, 400_000);
 
+  // Outside attack P12-28: under --auto, a failing tier gate and then a Planner that failed left the PROGRAM in
+  // REPLANNING (uncommitted), asking to "approve the revised plan" — with nothing revised. It stops BLOCKED now.
+  it('--auto: the tier gate fails and the Planner fails too → BLOCKED (committed), no "approve the revision"', async () => {
+    const failingLine = `command: ${JSON.stringify(failing)}`;
+    const demo = await craft({ ...tier1Built(), [programRelative]: withStatuses({ pricing: 'complete', catalog: 'complete' }).replace('      command: node --test', `      ${failingLine}`) });
+    addPlanner(demo, { fail: 'the model is down' });
+    const blocked = await cli(demo, executeArgs(demo, ['--auto']));
+    expect(blocked.code, blocked.stderr.slice(-3000)).toBe(1);
+    const stopped = resultOf(blocked).stopped ?? '';
+    expect(stopped).toMatch(/GATE-BROKEN-42/);
+    expect(stopped).toMatch(/the Planner's revision is not valid/);
+    expect(stopped).not.toMatch(/approve/);
+    expect(readFileSync(demo.program, 'utf8')).toMatch(/^state: BLOCKED$/m);
+    expect(git(demo.repo, ['log', '-1', '--format=%s']).trim()).toMatch(/^chore: program shop BLOCKED: /);
+    expect(git(demo.repo, ['status', '--porcelain', '--', programRelative]).trim()).toBe('');
+  }, 300_000);
+
   it('a Planner that fails (writes nothing) is not a valid revision: exit 1, manifest unchanged', async () => {
     const program = withStatuses({}, 'BLOCKED');
     const demo = await craft({ [programRelative]: program });

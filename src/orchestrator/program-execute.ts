@@ -824,7 +824,7 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
       const p2 = (finalized.errors ?? []).some((error) => error.code === 'P2_FROZEN_CONTRACT_CHANGED');
       if (!p2 && (options.auto || options.replan)) {
         const replanned = await replanAfterFailure(options, programPath, repoDir, tier, run.detail, usage);
-        return stop(`tier ${tier}: ${run.detail}; ${replanned}`);
+        return stop(`tier ${tier}: ${run.detail}; ${replanned.message}`, replanned.revised ? undefined : 'BLOCKED');
       }
       return stop(`tier ${tier}: ${run.detail} — fix it and re-run, or re-plan with \`polywave program-replan ${path.relative(repoDir, programPath)} --reason "…" --tier ${tier}\``, 'BLOCKED');
     }
@@ -931,10 +931,12 @@ function describeFinalizeFailure(finalized: FinalizeTierResult): string {
 }
 
 /** E34 after a failed tier: the Planner revises the PROGRAM, which then waits for approval. */
-async function replanAfterFailure(options: ProgramExecuteOptions, programPath: string, repoDir: string, tier: number, reason: string, usage: AgentUsage): Promise<string> {
+async function replanAfterFailure(options: ProgramExecuteOptions, programPath: string, repoDir: string, tier: number, reason: string, usage: AgentUsage): Promise<{ message: string; revised: boolean }> {
   try {
     const { replanProgram } = await import('./run-planner.js');
-    await setProgramState(programPath, 'REPLANNING').catch(() => undefined);
+    // (from TIER_EXECUTING: a valid revision moves the PROGRAM to REPLANNING; an invalid one leaves it as it was, and the
+    // loop then stops BLOCKED — outside attack P12-28: a failed Planner left REPLANNING and "approve the revised plan"
+    // with nothing revised)
     const replan = await replanProgram({
       programPath,
       repoDir,
@@ -947,10 +949,9 @@ async function replanAfterFailure(options: ProgramExecuteOptions, programPath: s
     });
     addUsage(usage, replan.usage);
     return replan.validation_passed
-      ? `the Planner revised the PROGRAM (${path.relative(repoDir, replan.revised_manifest_path)}): review it and approve with \`polywave update-program-state … --state REVIEWED\``
-      : `the Planner's revision is not valid: ${(replan.errors ?? []).join('; ')}`;
+      ? { message: `the Planner revised the PROGRAM (${path.relative(repoDir, replan.revised_manifest_path)}): review it and approve with \`polywave update-program-state … --state REVIEWED\``, revised: true }
+      : { message: `the Planner's revision is not valid: ${(replan.errors ?? []).join('; ')}`, revised: false };
   } catch (error) {
-    await setProgramState(programPath, 'BLOCKED').catch(() => undefined);
-    return `re-planning failed: ${error instanceof Error ? error.message : String(error)}`;
+    return { message: `re-planning failed: ${error instanceof Error ? error.message : String(error)}`, revised: false };
   }
 }
