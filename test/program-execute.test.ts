@@ -812,6 +812,20 @@ describe('a failing tier gate, the Planner (E34), approval, and the loop resumed
     expect(git(demo.repo, ['status', '--porcelain', '--', programRelative]).trim()).toBe('');
   }, 300_000);
 
+  // Outside attack P12-38: a tier-1 contract whose file the tier never produced: the freeze failed at TIER_VERIFIED, from
+  // which no legal transition leads anywhere but on, and every re-run stopped the same way ("re-run to resume").
+  it('a contract file the tier never produced: the freeze fails → BLOCKED (committed), from which the PROGRAM can go on', async () => {
+    const demo = await craft({ ...tier1Built(), [programRelative]: withStatuses({ pricing: 'complete', catalog: 'complete' }).replace('location: src/pricing.js', 'location: src/prices.js') });
+    const blocked = await cli(demo, executeArgs(demo, ['--auto']));
+    expect(blocked.code, blocked.stderr.slice(-3000)).toBe(1);
+    expect(resultOf(blocked).stopped ?? '').toMatch(/freeze-contracts: .*src\/prices\.js/);
+    expect(readFileSync(demo.program, 'utf8')).toMatch(/^state: BLOCKED$/m);
+    expect(git(demo.repo, ['status', '--porcelain', '--', programRelative]).trim()).toBe('');
+    // The way out a BLOCKED PROGRAM has: the file made on main (a human's fix), then back to TIER_EXECUTING and a re-run.
+    const out = await cli(demo, ['update-program-state', programRelative, '--state', 'TIER_EXECUTING']);
+    expect(out.code, out.stderr).toBe(0);
+  }, 300_000);
+
   it('a Planner that fails (writes nothing) is not a valid revision: exit 1, manifest unchanged', async () => {
     const program = withStatuses({}, 'BLOCKED');
     const demo = await craft({ [programRelative]: program });

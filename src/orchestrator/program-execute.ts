@@ -275,7 +275,7 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
     if (planAt.start === undefined || now === undefined || programPlanFingerprint(now) === planAt.start) return { now };
     return { now, changed: `PROGRAM_PLAN_CHANGED: the plan in ${relativeProgram} (its tiers, tier gates, contracts or IMPLs) was changed during this run, not by polywave` };
   };
-  const stop = async (reason: string, state?: ProgramState): Promise<ProgramExecuteResult> => {
+  const stop = async (reason: string, state?: ProgramState, force = false): Promise<ProgramExecuteResult> => {
     if (interrupted()) {
       // A user's stop: no BLOCKED, no commit — the PROGRAM as a kill at this point leaves it (resumable).
       result.interrupted = true;
@@ -297,7 +297,7 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
     if (state) {
       // Only through a legal transition (a failure while the tier executes: TIER_EXECUTING → BLOCKED),
       // and committed: the stop must not leave the main checkout dirty with the PROGRAM's state.
-      const moved = await setProgramState(programPath, state).then(() => true, (error: unknown) => {
+      const moved = await setProgramState(programPath, state, { force }).then(() => true, (error: unknown) => {
         progress(`the PROGRAM state stays as it is: ${error instanceof Error ? error.message : String(error)}`);
         return false;
       });
@@ -490,7 +490,9 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
           const failed = await freezeTier(tier, run);
           if (failed !== undefined) {
             done();
-            return stop(failed, 'BLOCKED');
+            // (P12-38: a freeze that fails after the tier verified — TIER_VERIFIED, from which no legal transition leads to
+            // BLOCKED — was a dead end of "re-run to resume": BLOCKED by the loop itself, so a fix or program-replan can follow)
+            return stop(failed, 'BLOCKED', true);
           }
           progress(`tier ${tier}: complete; frozen now: ${(run.frozen ?? []).join(', ')}`);
         } else {
@@ -833,7 +835,7 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
     const failed = await freezeTier(tier, run);
     if (failed !== undefined) {
       done();
-      return stop(failed, 'BLOCKED');
+      return stop(failed, 'BLOCKED', true);
     }
     const frozenNow = run.frozen ?? [];
     run.detail = `${runs.length} IMPL(s) merged; tier gate passed${frozenNow.length > 0 ? `; frozen: ${frozenNow.join(', ')}` : ''}`;
