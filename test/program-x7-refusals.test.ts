@@ -363,4 +363,19 @@ describe('X7 finding 7: the freeze record is part of a frozen contract', () => {
     expect(readFileSync(demo.program, 'utf8')).toBe(before);
     expect(git(demo.repo, ['status', '--porcelain']).trim()).toBe('');
   }, 120_000);
+  // Outside attack P12-39: a PROGRAM at the legacy docs/PROGRAM-<slug>.yaml (or any other path through `run --program`)
+  // ran its Scouts, then every IMPL stopped on the manifest's own status updates and the PROGRAM went BLOCKED. Refused
+  // before anything runs now, naming the move.
+  it('a PROGRAM outside docs/PROGRAM/ (the legacy docs/PROGRAM-<slug>.yaml, another path): refused up front with the move, nothing changed', async () => {
+    const demo = await setupDemo();
+    git(demo.repo, ['mv', programRelative, 'docs/PROGRAM-shop.yaml']);
+    commitAll(demo.repo, 'test: the legacy location');
+    const head = git(demo.repo, ['rev-parse', 'HEAD']);
+    for (const args of [['program-execute', 'docs/PROGRAM-shop.yaml', '--auto', '--model', `script:${demo.script}`, '--no-critic'], ['run', '--program', 'docs/PROGRAM-shop.yaml', '--auto', '--model', `script:${demo.script}`, '--no-critic']]) {
+      const refused = await cli(demo, args);
+      expect([refused.code, refused.stderr]).toEqual([2, 'polywave: error[X001_INVALID_INPUT]: the tier loop runs a PROGRAM at docs/PROGRAM/PROGRAM-<slug>.yaml, not docs/PROGRAM-shop.yaml: move it (git mv docs/PROGRAM-shop.yaml docs/PROGRAM/PROGRAM-shop.yaml, then commit); nothing changed\n']);
+    }
+    expect(git(demo.repo, ['rev-parse', 'HEAD'])).toBe(head);
+    expect(git(demo.repo, ['status', '--porcelain']).trim()).toBe('');
+  });
 });

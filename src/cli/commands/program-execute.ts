@@ -90,6 +90,14 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   // (its real path, as git names the top: a directory reached through a symlink stays inside the repository)
   const given = path.resolve(io.cwd, target);
   const programPath = existsSync(given) ? realpathSync(given) : given;
+  // Outside attack P12-39: a PROGRAM elsewhere (the legacy docs/PROGRAM-<slug>.yaml, a `--program plans/…` path) ran its
+  // Scouts, then every IMPL stopped on the manifest's own uncommitted status updates (only docs/PROGRAM/ is the loop's).
+  // Refused before anything runs, with the move that makes it run.
+  const relativeProgram = path.relative(repoDir, programPath).split(path.sep).join('/');
+  if (!/^docs\/PROGRAM\/(complete\/)?PROGRAM-[^/]+\.ya?ml$/.test(relativeProgram) && !relativeProgram.startsWith('../')) {
+    const slug = /PROGRAM-([^/]+?)\.ya?ml$/.exec(relativeProgram)?.[1];
+    throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `the tier loop runs a PROGRAM at docs/PROGRAM/PROGRAM-<slug>.yaml, not ${relativeProgram}${slug ? `: move it (git mv ${relativeProgram} docs/PROGRAM/PROGRAM-${slug}.yaml, then commit)` : ''}; nothing changed` });
+  }
   // Issue 17: --dispatch redis://… (or polywave.config.json `dispatch`): the wave agents of every IMPL run
   // on `polywave worker`s — checked (Redis, the shared remote) before anything runs, only when a launch is
   // possible (a missing manifest or a COMPLETE PROGRAM gets the loop's own answer, nothing contacted).
