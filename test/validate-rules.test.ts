@@ -1092,6 +1092,15 @@ describe('paths (V037_INVALID_PATH)', () => {
     expect(findingsWith('V037_INVALID_PATH', text).map((finding) => finding.message)).toEqual(['scaffolds[0].file_path: path must not contain null bytes']);
   });
 
+  // Outside attack P12-14: a trailing-slash file validated clean and was dropped from the agent's owned files.
+  it('a path ending in / (src/a.ts/) names no file ⇒ V037', () => {
+    const text = manifestText({ ownership: ownership + '  - {file: src/pricing.js/, agent: A, wave: 1}\n', waves: waves.replace('files: [src/a.ts]', 'files: [src/a.ts, src/pricing.js/]') });
+    expect(findingsWith('V037_INVALID_PATH', text).map((finding) => finding.message)).toEqual([
+      `file_ownership[3].file: path "src/pricing.js/" must name a file, not end with '/'`,
+      `waves[0].agents[0].files[1]: path "src/pricing.js/" must name a file, not end with '/'`,
+    ]);
+  });
+
   it('pkg/foo.../bar.go is not a traversal (§10.16)', () => {
     const text = manifestText({
       ownership: ownership + '  - {file: pkg/foo.../bar.go, agent: A, wave: 1}\n',

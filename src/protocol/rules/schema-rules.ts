@@ -200,7 +200,7 @@ export const enumFieldValues: ImplRule = {
 
 /**
  * Paths are repository-relative with forward slashes (V037): no leading `/`, no `..` segment
- * (`foo.../x` is fine), no NUL byte, no backslash — on ownership rows, agent `files` and
+ * (`foo.../x` is fine), no NUL byte, no backslash, no trailing `/` — on ownership rows, agent `files` and
  * scaffold paths. Each violation is its own finding.
  */
 export const relativePaths: ImplRule = {
@@ -217,6 +217,9 @@ export const relativePaths: ImplRule = {
       if (value.split('/').includes('..')) problems.push(`${label}: path ${goQuote(value)} must not contain '..' traversal segments`);
       if (value.includes('\u0000')) problems.push(`${label}: path must not contain null bytes`);
       if (value.includes('\\')) problems.push(`${label}: path ${goQuote(value)} must not contain backslashes (use forward slashes)`);
+      // Outside attack P12-14: `src/pricing.js/` validated clean and was then dropped from the agent's owned files
+      // (the jail grants files, not directories) — an agent planned to own nothing.
+      if (value.endsWith('/')) problems.push(`${label}: path ${goQuote(value)} must name a file, not end with '/'`);
       for (const message of problems) findings.push(report(context, { code: 'V037_INVALID_PATH', message, path }));
     };
     manifest.file_ownership.forEach((row, index) => checkPath(row.file, ['file_ownership', index, 'file'], `file_ownership[${index}].file`));
