@@ -66,4 +66,20 @@ describe('polywave plan and what the Planner leaves behind (X29-08)', () => {
     expect(approved.code, approved.stderr).toBe(0);
     expect(readFileSync(repo.path('docs/PROGRAM/PROGRAM-shop.yaml'), 'utf8')).toMatch(/^state: REVIEWED$/m);
   }, 150_000);
+  // Outside attack P12-42: `plan` killed while its Planner ran left the empty placeholder of its output; the re-run was
+  // refused ("exists already: use program-replan") and program-replan could not read it. An empty, untracked file is
+  // no plan: the re-run plans. (P12-41: program-status on a file that is not a PROGRAM manifest printed an empty one.)
+  it('a killed plan’s empty placeholder does not block the re-run; program-status refuses a file that is not a PROGRAM', async () => {
+    const repo = await createTestRepo({ files: { 'README.md': '# shop\n', 'docs/IMPL/IMPL-x.yaml': 'title: X\nfeature_slug: x\nstate: COMPLETE\n' } });
+    mkdirSync(repo.path('docs/PROGRAM'), { recursive: true });
+    writeFileSync(repo.path('docs/PROGRAM/PROGRAM-shop.yaml'), '');
+    const script = path.join(makeTempDir('polywave-plan-rerun-'), 'agents.yaml');
+    writeFileSync(script, ['version: 1', 'agents:', '  planner:', '    steps:', `      - write: { path: docs/PROGRAM/PROGRAM-shop.yaml, content: ${JSON.stringify(programDemoManifest('PLANNING'))} }`, '      - text: "planned"', ''].join('\n'));
+    const run = await runCli(['plan', 'A shop with a catalog and checkout', '--slug', 'shop', '--model', `script:${script}`], { cwd: repo.dir, env: repo.env as Record<string, string>, timeoutMs: 120_000 });
+    expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
+    expect(readFileSync(repo.path('docs/PROGRAM/PROGRAM-shop.yaml'), 'utf8')).toMatch(/^program_slug: shop$/m);
+    const status = await runCli(['program-status', 'docs/IMPL/IMPL-x.yaml'], { cwd: repo.dir, env: repo.env as Record<string, string>, timeoutMs: 30_000 });
+    expect([status.code, status.stderr]).toEqual([2, expect.stringMatching(/^polywave: error\[V005_REQUIRED_FIELDS_MISSING\]: docs\/IMPL\/IMPL-x\.yaml is not a PROGRAM manifest: program_slug is required/)]);
+    expect(status.stdout).toBe('');
+  }, 150_000);
 });

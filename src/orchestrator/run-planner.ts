@@ -5,7 +5,7 @@
  * come back unchanged (P2), otherwise the original is restored. A revised PROGRAM waits in
  * REPLANNING until a human approves it (`update-program-state --state REVIEWED`).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync, statSync } from 'node:fs';
 import { copyFile, mkdir, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,6 +22,7 @@ import { frozenProgramContracts, validateProgram } from '../protocol/program/ind
 import { slugPattern } from '../protocol/schema/impl-schema.js';
 import type { ProgramManifest } from '../protocol/schema/program-schema.js';
 import { writeFileAtomic } from '../store/locked-write.js';
+import { runGit } from '../git/run-git.js';
 import { requireTier } from '../engine/program/program-file.js';
 import { clearReplanMarker, markReplanRunning, replanBackupDir } from '../engine/program/replan-marker.js';
 import { readTextFile } from '../store/read-text.js';
@@ -168,6 +169,11 @@ export async function runPlanner(options: RunPlannerOptions): Promise<PlannerRes
   const slug = options.slug ?? slugOfFeature(options.description);
   if (!slugPattern.test(slug)) throw new PolywaveError({ code: 'V018_INVALID_SLUG_FORMAT', message: `slug "${slug}" is not kebab-case (a-z, 0-9, single hyphens)` });
   const outputPath = path.join(repoDir, 'docs', 'PROGRAM', `PROGRAM-${slug}.yaml`);
+  // P12-42: the empty placeholder a killed `plan` left for its Planner's output (untracked, nothing in it) is not a plan.
+  if (existsSync(outputPath) && statSync(outputPath).size === 0) {
+    const tracked = await runGit(['ls-files', '--', path.relative(repoDir, outputPath)], { cwd: repoDir, env: options.env }).then((out) => out.trim() !== '', () => true);
+    if (!tracked) rmSync(outputPath, { force: true });
+  }
   if (existsSync(outputPath)) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `${path.relative(repoDir, outputPath)} exists already: use program-replan to revise it, or remove it first` });
   let requirements: { path: string; text: string } | undefined;
   if (options.requirementsPath) {

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { parseProgram } from '../../protocol/parse-program.js';
+import { PolywaveError } from '../../errors/polywave-error.js';
 import { formatProgramStatus, programStatus } from '../../protocol/program/index.js';
 import { loadManifest } from '../../store/manifest-file.js';
 import { projectRootOf, readProgramImplDocs, waveProgressOf } from '../../store/program-impl-docs.js';
@@ -15,6 +16,8 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const filePath = programPathFrom(args, io);
   const { parsed } = await loadManifest(filePath, parseProgram);
   const manifest = requireProgram(parsed, filePath);
+  // Outside attack P12-41: an IMPL doc (or any YAML without a program_slug) printed an empty PROGRAM "COMPLETE" with exit 0.
+  if ((manifest.program_slug ?? '').trim() === '') throw new PolywaveError({ code: 'V005_REQUIRED_FIELDS_MISSING', message: `${path.relative(io.cwd, filePath) || filePath} is not a PROGRAM manifest: program_slug is required (run: polywave validate-program ${path.basename(filePath)})` });
   const repoRoot = typeof options.repoDir === 'string' ? path.resolve(io.cwd, options.repoDir) : projectRootOf(filePath, io.cwd);
   const docs = await readProgramImplDocs(repoRoot, manifest);
   const states = new Map<string, string | undefined>();
