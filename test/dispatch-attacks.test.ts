@@ -754,6 +754,101 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
     }
   }, 120_000);
 
+  // Outside attack A19-01/A19-08: adoption (A18-09) took ANY in-flight job of the agent whose id matched its own data —
+  // a job put on the queue with another script was adopted on a first run and its work merged; one delayed for a day
+  // was awaited for ever. Only a run of the same request but for its prompt, no later attempt, not held back long, is.
+  it.concurrent('A19-01/A19-08: an in-flight job of the agent with other content (or delayed for a day) is not adopted: this attempt runs its own job', async ({ expect }) => {
+    const connection = { host: '127.0.0.1', port: redis.port };
+    const remote = `file://${remoteDir}`;
+    const queueName = queueNameFor(['forged'], remoteKey(remote));
+    const queue = new Queue(queueName, { connection });
+    const branch = 'polywave/hostile/wave1-agent-H';
+    const forgedData = (attempt: number, text: string) => job({ agent: 'H', attempt, branch, owned_files: ['src/h.js'], labels: ['forged'], script_text: text, prompt: 'forged' });
+    const forged = forgedData(3, lettersScript().replace("export const a = 'a'", "export const a = 'FORGED'"));
+    const delayed = forgedData(1, lettersScript());
+    await queue.add('agent', forged, { jobId: forged.job_id });
+    await queue.add('agent', delayed, { jobId: delayed.job_id, delay: 86_400_000 });
+    const client = new Redis(redis.url);
+    await writeWorkerRecord(client, { id: 'h-forged', host: 'test', pid: 1, labels: ['forged'], concurrency: 1, current: [], done: 0, started_at: '', heartbeat_at: '', remote_key: remoteKey(remote) }, 60_000);
+    const worktree = hostile.repo.sibling('wt-forged-H');
+    await hostile.repo.git.worktreeAdd({ path: worktree, branch, base, createBranch: true });
+    const env = { ...process.env, ...gitEnv };
+    const dispatcher = await createRedisDispatcher({ url: redis.url, remote, cwd: scratch, env, labels: { H: ['forged'] }, pollMs: 200 });
+    const ran: string[] = [];
+    let player: Worker | undefined;
+    const starting = sleep(1500).then(() => {
+      player = new Worker(queueName, async (bullJob) => {
+        ran.push(String(bullJob.id));
+        return { v: 1, job_id: bullJob.id, worker: 'h-forged', outcome: { status: 'failed', failure: { kind: 'fatal', message: `ran ${(bullJob.data as AgentJobData).prompt}` }, text: '', turns: 1, usage: { inputTokens: 0, outputTokens: 0 }, durationMs: 1, denials: [] }, events: [], started_at: Date.now(), finished_at: Date.now() };
+      }, { connection });
+    });
+    try {
+      const result = await dispatcher.runAgentJob({
+        options: { agentId: 'H', role: 'wave', wave: 1, model: `script:${hostile.scriptPath}`, systemPrompt: 's', prompt: 'mine', cwd: worktree, branch, baseCommit: base, policy: { root: worktree, ownedFiles: ['src/h.js'], branch }, env },
+        context: { slug: 'hostile', wave: 1, agentId: 'H', attempt: 1, baseCommit: base, branch, repoRoot: hostile.repo.dir, solo: false },
+      });
+      expect(result.outcome.failure?.message).toContain('ran mine');
+      expect(result.dispatch?.adopted_attempt).toBeUndefined();
+      expect(result.dispatch?.job_id).toMatch(/^hostile\.w1\.H\.[0-9a-f]{12}\.a1\.[0-9a-f]{12}$/);
+      expect([forged.job_id, delayed.job_id]).not.toContain(result.dispatch?.job_id);
+    } finally {
+      await starting;
+      await dispatcher.close();
+      await player?.close(true);
+      await queue.obliterate({ force: true }).catch(() => undefined);
+      await queue.close();
+      await client.del('polywave:workers:h-forged');
+      client.disconnect();
+    }
+  }, 120_000);
+
+  // Outside attack A19-13: a second LIVE orchestrator of the same IMPL (another copy of the repository, the same Redis and
+  // remote) adopted the first's running jobs and merged their work as its own. A job another orchestrator awaits is
+  // refused now (DISPATCH_JOB_OWNED); a killed one's claim lapses and the job is adopted (test/dispatch-redis.test.ts).
+  it.concurrent('A19-13: a job of the agent another live orchestrator awaits is refused (DISPATCH_JOB_OWNED), never run beside or adopted', async ({ expect }) => {
+    const connection = { host: '127.0.0.1', port: redis.port };
+    const remote = `file://${remoteDir}`;
+    const queueName = queueNameFor(['owned'], remoteKey(remote));
+    let finish: (() => void) | undefined;
+    const held = new Promise<void>((resolve) => (finish = resolve));
+    const ran: string[] = [];
+    const player = new Worker(queueName, async (bullJob) => {
+      ran.push(String(bullJob.id));
+      await held;
+      return { v: 1, job_id: bullJob.id, worker: 'h-owned', outcome: { status: 'failed', failure: { kind: 'fatal', message: 'first' }, text: '', turns: 1, usage: { inputTokens: 0, outputTokens: 0 }, durationMs: 1, denials: [] }, events: [], started_at: Date.now(), finished_at: Date.now() };
+    }, { connection });
+    const client = new Redis(redis.url);
+    await writeWorkerRecord(client, { id: 'h-owned', host: 'test', pid: 1, labels: ['owned'], concurrency: 1, current: [], done: 0, started_at: '', heartbeat_at: '', remote_key: remoteKey(remote) }, 60_000);
+    const branch = 'polywave/hostile/wave1-agent-J';
+    const worktree = hostile.repo.sibling('wt-owned-J');
+    await hostile.repo.git.worktreeAdd({ path: worktree, branch, base, createBranch: true });
+    const env = { ...process.env, ...gitEnv };
+    const [first, second] = await Promise.all([0, 1].map(() => createRedisDispatcher({ url: redis.url, remote, cwd: scratch, env, labels: { J: ['owned'] }, pollMs: 200, awaitingTtlMs: 1500 })));
+    const request = (prompt: string) => ({
+      options: { agentId: 'J', role: 'wave' as const, wave: 1, model: `script:${hostile.scriptPath}`, systemPrompt: 's', prompt, cwd: worktree, branch, baseCommit: base, policy: { root: worktree, ownedFiles: ['src/j.js'], branch }, env },
+      context: { slug: 'hostile', wave: 1, agentId: 'J', attempt: 1, baseCommit: base, branch, repoRoot: hostile.repo.dir, solo: false },
+    });
+    try {
+      const running = first!.runAgentJob(request('first'));
+      const deadline = Date.now() + 30_000;
+      while (ran.length === 0 && Date.now() < deadline) await sleep(50);
+      expect(ran).toHaveLength(1);
+      const began = Date.now();
+      const refused = await second!.runAgentJob(request('second'));
+      expect(refused.outcome.failure?.message).toMatch(/^DISPATCH_JOB_OWNED: job hostile\.w1\.J\.\S+ of agent J is awaited by another orchestrator \(\S+ pid \d+\): two runs of wave 1 of hostile at once; nothing started$/);
+      expect(Date.now() - began).toBeLessThan(15_000);
+      expect(ran).toHaveLength(1);
+      finish!();
+      expect((await running).outcome.failure?.message).toContain('first');
+    } finally {
+      finish!();
+      await Promise.all([first?.close(), second?.close()]);
+      await player.close(true);
+      await client.del('polywave:workers:h-owned');
+      client.disconnect();
+    }
+  }, 120_000);
+
   // Outside attack A18-17 (its second half): a run of a job whose push was refused because another run of the agent had
   // moved the branch failed — yet its report, written early from its progress, stayed, and its early commits were merged.
   it.concurrent('A18-17: a run that failed with DISPATCH_BRANCH_MOVED has its early report withdrawn (blocked, at the base)', async ({ expect }) => {

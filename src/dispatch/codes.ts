@@ -14,6 +14,8 @@ export const dispatchCodes = {
   remoteUnreachable: 'DISPATCH_REMOTE_UNREACHABLE',
   /** The agent branch on the remote is not at the commit the job result names (a second run overwrote it). */
   branchMismatch: 'DISPATCH_BRANCH_MISMATCH',
+  /** A job of the agent left in flight is awaited by another live orchestrator: two runs of one wave at once (A19-13). */
+  jobOwned: 'DISPATCH_JOB_OWNED',
   /** A malformed job (bad fields, unknown version). */
   invalidJob: 'DISPATCH_INVALID_JOB',
   /** The dispatcher needs a remote (`--dispatch-remote` or `dispatch.remote`). */

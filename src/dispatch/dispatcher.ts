@@ -139,10 +139,11 @@ export interface Dispatcher {
   runAgentJob(job: AgentJob): Promise<AgentJobResult>;
   /**
    * The attempt number of a job of this agent (same slug, wave and base) that is still queued or running on a worker,
-   * if any (A17-34: a re-run after the orchestrator was killed awaits it instead of taking the report it sent early as
-   * final). Undefined when none is, or when the queue cannot be read now.
+   * or finished a moment ago with a result nobody may have collected, if any (A17-34: a re-run after the orchestrator
+   * was killed awaits it instead of taking the report it sent early as final). Undefined when none is; rejects when the
+   * queue cannot be read in time (A19-21: the caller then fails closed).
    */
-  inFlight?(context: { slug: string; wave: number; agentId: string; baseCommit: string }): Promise<number | undefined>;
+  inFlight?(context: { slug: string; wave: number; agentId: string; baseCommit: string; /** The agent's local worktree: a finished job whose commits it holds was collected. */ worktree?: string }): Promise<number | undefined>;
   /** Present when pre-merge gates run on workers (`dispatch.gates: "workers"`); finalize-wave runs them locally otherwise. Rejects when the gates could not run there. */
   runGateJob?(job: GateJob): Promise<GateJobResult>;
   close(): Promise<void>;

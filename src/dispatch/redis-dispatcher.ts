@@ -48,6 +48,8 @@ export interface RedisDispatcherOptions {
   pollMs?: number;
   /** Beyond the agent's own time limit, how long a running job may take before it fails as a timeout (lock lapse, stalls, push). Default 120 s. */
   runMarginMs?: number;
+  /** How long this orchestrator's claim on a job it awaits lives without a refresh (ms; default 6000): a re-run after a kill waits at most this long before it adopts the killed run's job. */
+  awaitingTtlMs?: number;
   /** Where finalize-wave runs the E21 pre-merge gates of dispatched agents: `local` (default) or `workers` (gate jobs). */
   gates?: 'local' | 'workers';
 }
@@ -75,11 +77,6 @@ export async function assertRemoteReachable(remote: string, options: { cwd: stri
     const reason = timedOut ? `no answer within ${timeoutMs % 1000 === 0 ? `${timeoutMs / 1000} s` : `${timeoutMs} ms`}` : (stderr.split('\n').find((line) => line.trim() !== '') ?? (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? 'failed');
     throw new PolywaveError({ code: dispatchCodes.remoteUnreachable, message: redactUserinfo(`the shared remote ${remote} is unreachable (git ls-remote: ${reason.trim()}); nothing was started`) });
   }
-}
-
-/** A list of paths as one comparable text (order aside). */
-function canonicalList(list: readonly string[]): string {
-  return JSON.stringify([...list].sort());
 }
 
 /** E19 kind of a job a worker failed with `reason` (`CODE: message`). */
@@ -130,28 +127,83 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
   client.on('error', () => undefined);
   const queues = new Map<string, { queue: Queue; events?: QueueEvents; ready: Promise<QueueEvents> }>();
   const stalls = new Map<string, number>();
+  /** How long an orchestrator's claim on a job it awaits lives without a refresh (ms; refreshed every third of it). */
+  const awaitingTtlMs = options.awaitingTtlMs ?? 6000;
+  /** A job of an agent that finished within this (ms) counts as in flight for a re-run (its result may be uncollected). */
+  const recentlyFinishedMs = 10 * 60_000;
+  /** A delayed job (handed back by a worker, due again soon) is adopted only when due within this (ms). */
+  const adoptDelayedMs = 120_000;
   /** The agent jobs this process added (an in-flight job of an agent that is not among them was left by another orchestrator). */
   const addedHere = new Set<string>();
   /** The agent's job ids in flight now (queued, delayed or running) on `queue`: same slug, wave and base, any attempt; undefined when Redis does not answer within 3 s. */
-  const inFlightIds = async (queue: Queue, context: { slug: string; wave: number; agentId: string; baseCommit: string }): Promise<string[] | undefined> => {
+  const inFlightIds = async (queue: Queue, context: { slug: string; wave: number; agentId: string; baseCommit: string }, boundMs = 3000, collectedHead?: string): Promise<string[] | undefined> => {
     const prefix = `${agentJobId({ ...context, attempt: 1 }).replace(/\.a1$/, '')}.a`;
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const ids = await Promise.race([queue.getRanges(['active', 'wait', 'delayed', 'prioritized'], 0, -1), new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), 3000)))]).finally(() => clearTimeout(timer));
-    return ids?.filter((id): id is string => typeof id === 'string' && id.startsWith(prefix));
+    const listing = Promise.all([queue.getRanges(['active', 'wait', 'delayed', 'prioritized'], 0, -1), queue.getRanges(['completed'], 0, -1)]);
+    const lists = await Promise.race([listing, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), boundMs)))]).finally(() => clearTimeout(timer));
+    if (!lists) return undefined;
+    const [running, completed] = lists.map((ids) => ids.filter((id): id is string => typeof id === 'string' && id.startsWith(prefix)));
+    // A job of the agent that finished a moment ago — while its orchestrator was dead, or while a re-run waited for the
+    // dead one's claim to lapse — holds a result nobody collected (commits made after the early report): it counts.
+    const recent = await Promise.all(
+      completed!.map(async (id) => {
+        const finished = await Job.fromId<AgentJobData, AgentJobReturn>(queue, id).catch(() => undefined);
+        // (not one whose commits the local worktree holds already: its result was collected)
+        return finished && succeeded(finished.returnvalue) && (finished.finishedOn ?? 0) >= Date.now() - recentlyFinishedMs && (collectedHead === undefined || finished.returnvalue.head !== collectedHead) ? id : undefined;
+      }),
+    );
+    return [...running!, ...recent.filter((id): id is string => id !== undefined)];
   };
-  /** A18-09/A18-17: the latest in-flight job of the agent, other than `jobId`, that this process did not add (with its data), if any. */
+  /**
+   * A18-09/A18-17: the latest in-flight job of the agent, other than `jobId`, that this process did not add (with its
+   * data), if any — a run of THIS request but for its prompt (a killed run's fix context is not rebuilt): the same model,
+   * script, system prompt, files, branch, remote and limits, an attempt no later than `mine`'s (A19-01: a job put there
+   * with other content, or a later attempt on a first run, is never adopted), and not one held back for long (A19-08: a
+   * job delayed for a day was awaited for ever).
+   */
   const orphanJobOf = async (queue: Queue, context: { slug: string; wave: number; agentId: string; baseCommit: string }, jobId: string, mine: AgentJobData): Promise<{ id: string; data: AgentJobData } | undefined> => {
     const ids = ((await inFlightIds(queue, context)) ?? []).filter((id) => id !== jobId && !addedHere.has(id));
     const attemptOf = (id: string) => Number(/\.a(\d+)\.[^.]*$/.exec(id)?.[1] ?? 0);
-    for (const id of ids.sort((a, b) => attemptOf(b) - attemptOf(a))) {
+    const sameRequest = (data: AgentJobData): boolean => {
+      const { prompt: _prompt, attempt: _attempt, job_id: _id, enqueued_at: _at, ...rest } = data;
+      const { prompt: _myPrompt, attempt: _myAttempt, job_id: _myId, enqueued_at: _myAt, ...myRest } = mine;
+      return jobContentDigest({ ...rest, prompt: '', attempt: 1, job_id: '', enqueued_at: 0 } as AgentJobData) === jobContentDigest({ ...myRest, prompt: '', attempt: 1, job_id: '', enqueued_at: 0 } as AgentJobData);
+    };
+    for (const id of ids.filter((candidate) => attemptOf(candidate) <= mine.attempt).sort((a, b) => attemptOf(b) - attemptOf(a))) {
       const job = await Job.fromId<AgentJobData, AgentJobReturn>(queue, id);
-      // (only a job whose data is what its id says — never content someone put there under another id)
-      // (only a job whose data is what its id says, for this agent's branch, files and remote — never content someone put
-      // there for something else)
       const data = job?.data;
-      if (data && agentJobDataSchema.safeParse(data).success && expectedJobId(data) === id && data.branch === mine.branch && data.remote === mine.remote && data.base_ref === mine.base_ref && canonicalList(data.owned_files) === canonicalList(mine.owned_files)) return { id, data };
+      if (!job || !data || !agentJobDataSchema.safeParse(data).success || expectedJobId(data) !== id || data.attempt > mine.attempt || !sameRequest(data)) continue;
+      if ((await job.getState()) === 'delayed' && job.timestamp + (job.delay ?? 0) - Date.now() > adoptDelayedMs) continue;
+      return { id, data };
     }
     return undefined;
+  };
+  /**
+   * Which orchestrator awaits a job: `polywave:awaiting:<job id>` names it (host, pid, a token of this process) while it
+   * does, refreshed as it waits and gone soon after it died. A job another live orchestrator awaits is not adopted
+   * (A19-13: a second orchestrator on the same IMPL took the first's running jobs as its own).
+   */
+  const awaitingKey = (id: string) => `polywave:awaiting:${id}`;
+  const awaiter = `${os.hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 10)}`;
+  const claimAwaiting = (id: string): (() => void) => {
+    const claim = () => client.set(awaitingKey(id), awaiter, 'PX', awaitingTtlMs).catch(() => undefined);
+    void claim();
+    const timer = setInterval(() => void claim(), Math.floor(awaitingTtlMs / 3));
+    timer.unref();
+    return () => {
+      clearInterval(timer);
+      void client.get(awaitingKey(id)).then((value) => (value === awaiter ? client.del(awaitingKey(id)) : 0)).catch(() => undefined);
+    };
+  };
+  /** The other orchestrator that awaits job `id`, once that claim has not lapsed within `waitMs` (a killed one's lapses), else undefined. */
+  const otherAwaiter = async (id: string, waitMs: number): Promise<string | undefined> => {
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      const holder = await client.get(awaitingKey(id)).catch(() => null);
+      if (holder === null || holder === awaiter) return undefined;
+      if (Date.now() >= deadline) return holder.split(':').slice(0, 2).join(' pid ');
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
   };
   const labelWaitMs = options.labelWaitMs ?? 30_000;
   const outageMs = options.outageMs ?? 60_000;
@@ -451,6 +503,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
     const fail = (kind: AgentFailureKind, code: string, message: string): AgentJobResult => ({ outcome: failedOutcome(kind, code, message), spec, jail, dispatch });
     const labels = labelsOf(context.slug, context.agentId);
     const branch = context.branch!;
+    let releaseAwaiting: (() => void) | undefined;
 
     try {
       if (!(await guarded(waitForWorker(labels)))) {
@@ -495,6 +548,13 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       // A18-09/A18-17: a job of this agent (same IMPL, wave and base) still queued or running that this process did not
       // add — its orchestrator was killed — is this attempt's run: awaited, never a second run of the agent beside it
       // (a re-run rebuilds another prompt for it: the killed run's fix context is gone; `retry` numbers it anew).
+      // A19-13: a job of this agent that another LIVE orchestrator awaits (the same IMPL run from another copy of the
+      // repository, or a second run here) — whatever its content: refused, never a second run beside it. (A killed
+      // orchestrator's claim lapses within its TTL: a re-run after a kill waits that long, then goes on.)
+      for (const id of ((await guarded(inFlightIds(queue, context))) ?? []).filter((candidate) => !addedHere.has(candidate))) {
+        const other = await guarded(otherAwaiter(id, awaitingTtlMs + 1000));
+        if (other !== undefined) return fail('config', dispatchCodes.jobOwned, `job ${id} of agent ${context.agentId} is awaited by another orchestrator (${other}): two runs of wave ${context.wave} of ${context.slug} at once; nothing started`);
+      }
       const orphan = await guarded(orphanJobOf(queue, context, jobId, data));
       if (orphan) {
         data = orphan.data;
@@ -503,6 +563,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
         dispatch.job_id = jobId;
         dispatch.adopted_attempt = data.attempt;
       }
+      releaseAwaiting = claimAwaiting(jobId);
       // The report, written when the agent reports (as in-process), from the job's progress: the
       // worker publishes it there at once (it validated it with the writer's rules). Written one at a
       // time, in order; ignored once the job's result is here (a late copy from a lost run).
@@ -781,6 +842,8 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       // Interrupted here: the job may still finish on its worker; its result is reused by the next run (same job id).
       if (error instanceof AbortedError) return { outcome: { ...failedOutcome('transient', '', ''), status: 'aborted', failure: { kind: 'transient', message: `interrupted while job ${jobId} ran on a worker: ${error.message}` } }, spec, jail, dispatch };
       throw error;
+    } finally {
+      releaseAwaiting?.();
     }
   };
 
@@ -865,13 +928,14 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
     // A17-34: attempts of this agent (same slug, wave, base) queued or running now.
     inFlight: async (context) => {
       const prefix = `${agentJobId({ ...context, attempt: 1 }).replace(/\.a1$/, '')}.a`;
-      try {
-        const queue = queueFor(queueNameFor(labelsOf(context.slug, context.agentId), remoteKeyOf, queueName)).queue;
-        const attempts = ((await inFlightIds(queue, context)) ?? []).map((id) => Number(id.slice(prefix.length).split('.')[0])).filter((n) => Number.isInteger(n) && n > 0);
-        return attempts.length > 0 ? Math.max(...attempts) : undefined;
-      } catch {
-        return undefined;
-      }
+      const queue = queueFor(queueNameFor(labelsOf(context.slug, context.agentId), remoteKeyOf, queueName)).queue;
+      // A19-21: a listing that does not come back (a slow Redis, a huge queue) is not "nothing in flight": tried once
+      // more with a longer bound, then the caller is told it cannot be known (it fails closed).
+      const head = context.worktree !== undefined ? await gitOf(context.worktree).run(['rev-parse', '--verify', '--quiet', 'HEAD'], { allowExitCodes: [1, 128] }).then((out) => out.stdout.trim() || undefined, () => undefined) : undefined;
+      const ids = (await inFlightIds(queue, context, 3000, head)) ?? (await inFlightIds(queue, context, 30_000, head));
+      if (ids === undefined) throw new Error(`the jobs in flight of agent ${context.agentId} could not be listed in time`);
+      const attempts = ids.map((id) => Number(id.slice(prefix.length).split('.')[0])).filter((n) => Number.isInteger(n) && n > 0);
+      return attempts.length > 0 ? Math.max(...attempts) : undefined;
     },
     // E23A: the tool journal the job's workers relayed (its progress) joins the orchestrator's journal of the agent.
     runAgentJob: (job) => (job.context.solo || !job.context.branch ? inProcessDispatcher.runAgentJob(job) : run(job).then((result) => keepJobJournal(result, job.options.journal, (id) => Job.fromId(queueFor(queueNameFor(labelsOf(job.context.slug, job.context.agentId), remoteKeyOf, queueName)).queue, id)))),

@@ -520,7 +520,9 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
     // And whatever the report (none yet: A18-17, `retry` after the kill), an attempt of the agent still in flight is
     // the one this run goes on with: the dispatcher awaits that job (A18-09: a re-run's request for it differs — the
     // killed run's fix context is gone — yet it is the same run of the agent), never a second run beside it.
-    const stillRunning = options.dispatcher?.inFlight && !plan.solo && plan.branch ? await options.dispatcher.inFlight({ slug, wave: options.wave, agentId: plan.id, baseCommit: plan.base }) : undefined;
+    // (A19-21: when it cannot be told, the agent counts as in flight at the attempt this run would make — never an early
+    // report taken as final because a listing was slow)
+    const stillRunning = options.dispatcher?.inFlight && !plan.solo && plan.branch ? await options.dispatcher.inFlight({ slug, wave: options.wave, agentId: plan.id, baseCommit: plan.base, worktree: plan.cwd }).catch(() => retry?.attempt ?? 1) : undefined;
     if (existing?.status === 'complete' && stillRunning === undefined) {
       const jail = await createJail({ root: plan.cwd, ownedFiles: owned, ...(plan.branch ? { branch: plan.branch } : {}), ...(plan.orchestratorPaths ? { orchestratorPaths: plan.orchestratorPaths } : {}) }, { env });
       const check = await checkAgentStop({ git: plan.git, jail, baseCommit: plan.base, report: existing });
@@ -532,7 +534,8 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
         return summary;
       }
     }
-    if (options.onlyAgents && !options.onlyAgents.includes(plan.id)) {
+    // (an agent outside the retry whose job is still in flight is awaited all the same: its work is not dropped)
+    if (options.onlyAgents && !options.onlyAgents.includes(plan.id) && stillRunning === undefined) {
       const status = existing?.status;
       summary.status = status === 'blocked' ? 'blocked' : status === 'partial' ? 'partial' : 'failed';
       summary.explanation = `not relaunched (retry of ${options.onlyAgents.join(', ')} only); report: ${status ?? 'none'}`;
