@@ -1618,6 +1618,28 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/lib.rs:9:19', 'src/other.rs:3:11', 'src/other/tests.rs:4:19']);
   });
 
+  it('Rust --defined-in: a `#[test]`/`#[tokio::test]` fn outside `cfg(test)` and every line of an integration test exist in the test build only — they see the `#[cfg(test)] use`, not the `#[cfg(not(test))] use`; check-test-cascade lists them, and the default file of `#[cfg_attr(not(test), path = "h_real.rs")] mod h;` (outside round X65-02, X65-10, X65-38)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\n#[cfg_attr(not(test), path = "h_real.rs")]\nmod h;\npub use h::hh;\n#[cfg(not(test))]\nuse crate::util::Item;\n#[cfg(test)]\nuse crate::item::Item;\n#[cfg(not(test))]\npub fn f() -> Item {\n    Item::new(1)\n}\n#[test]\nfn t() {\n    let _ = Item::new();\n    let _ = crate::util::Item::new(2);\n}\nmod m {\n    #[tokio::test]\n    async fn t2() {\n        let _ = super::Item::new();\n    }\n}\n',
+        'src/h.rs': 'pub fn hh() -> u32 {\n    crate::util::Item::new(4).0\n}\n',
+        'src/h_real.rs': 'pub fn hh() -> u32 {\n    crate::util::Item::new(5).0 + 1\n}\n',
+        'tests/it.rs': '#[cfg(not(test))]\nuse cr::util::Item;\n#[cfg(test)]\nuse cr::item::Item;\npub fn helper() {\n    let _f = Item::new;\n}\n#[test]\nfn t() {\n    helper();\n}\n',
+        'docs/IMPL/IMPL-tc.yaml': 'title: t\nfeature_slug: tc\nverdict: SUITABLE\nfile_ownership:\n  - file: src/util.rs\n    agent: A\n    wave: 1\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: "Change `Item::new()` to take a `&str` parameter."\n',
+      },
+    });
+    // = cargo (`check --all-targets`; `#[tokio::test]` as `#[test]`): with util.rs's `fn new` renamed, errors at h.rs:2:24,
+    // h_real.rs:2:24, lib.rs:12:11 and 17:32 — not lib.rs:16 or 22 (the `#[test]` fns see item.rs's Item) nor tests/it.rs:6
+    // (never built without `cfg(test)`); with item.rs's, at lib.rs:16:19, 22:30 and tests/it.rs:6:20
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/h.rs:2:24', 'src/h_real.rs:2:24', 'src/lib.rs:12:11', 'src/lib.rs:17:32']);
+    expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/lib.rs:16:19', 'src/lib.rs:22:30', 'tests/it.rs:6:20']);
+    // (`check --tests` errors less `check --lib --bins` errors: h.rs:2 — the module under test — and lib.rs:17, in the `#[test] fn`)
+    expect(await testCascadeLines(repo.dir, repo.path('docs/IMPL/IMPL-tc.yaml'))).toEqual(['Item.new src/h.rs:2', 'Item.new src/lib.rs:17']);
+  });
+
   it('Rust --defined-in: an inherent impl in another file than its type (`use crate::model::Item; impl Item { pub fn new… }` in imp.rs) is model.rs\'s Item\'s method — its callers name model.rs\'s Item; in the definition\'s file a `use` of the name is the type\'s, not the definition\'s by its name alone', async () => {
     const repo = await createTestRepo({
       files: {

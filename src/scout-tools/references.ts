@@ -60,11 +60,13 @@ export function isTestPath(file: string): boolean {
 }
 
 /**
- * A Rust file that may hold test-only items — a `cfg` attribute and the word `test` in its text: a cheap look before
- * {@link rustTestCode} asks the syntax tree (`#[cfg(test)]`, `#[cfg(all(test, feature = "x"))]`, `#![cfg(test)]`).
+ * A Rust file that may hold test-only items — a `cfg` attribute and the word `test` in its text, or a `#[test]`-style
+ * attribute: a cheap look before {@link rustTestCode} asks the syntax tree (`#[cfg(test)]`, `#[cfg(all(test, feature =
+ * "x"))]`, `#![cfg(test)]`, `#[test]`).
  */
 export function hasInlineTests(file: string, text: string): boolean {
-  return file.endsWith('.rs') && /#!?\s*\[\s*cfg(?:_attr)?\s*\(/.test(text) && /\btest\b/.test(text);
+  // (or a `#[test]`/`#[bench]`/`#[tokio::test]` fn outside any `cfg(test)`: test code too — X65-10)
+  return file.endsWith('.rs') && ((/#!?\s*\[\s*cfg(?:_attr)?\s*\(/.test(text) && /\btest\b/.test(text)) || /#\s*\[\s*(?:(?:r#)?[A-Za-z_][A-Za-z0-9_]*\s*::\s*)*(?:test|bench)\s*[\](]/.test(text));
 }
 
 /** Rust test code of one source file: its test-only lines, and the module files that are test code in full. */
@@ -110,7 +112,7 @@ export async function rustTestCode(file: string, text: string, exists: (file: st
       const [candidate] = await candidates(decl, decl.testPath);
       if (candidate !== undefined && !candidate.startsWith('../') && (await exists(candidate))) moduleFiles.push(candidate);
     }
-    if (!inRange(decl.line)) continue;
+    if (!inRange(decl.line) && !decl.testDefault) continue;
     for (const candidate of await candidates(decl, decl.path)) {
       if (candidate.startsWith('../') || !(await exists(candidate))) continue;
       moduleFiles.push(candidate);

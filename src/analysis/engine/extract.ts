@@ -1233,9 +1233,10 @@ export interface RustTestItems {
   ranges: Array<[number, number]>;
   /**
    * Every `mod x;` declaration of the file: its line, the inline modules it is in (outermost first), its `#[path]`, and
-   * the path a test-only `#[cfg_attr(test, path = "x_test.rs")]` gives it under test (X64-10).
+   * the path a test-only `#[cfg_attr(test, path = "x_test.rs")]` gives it under test (X64-10), and whether a
+   * `#[cfg_attr(not(test), path = "x_real.rs")]` leaves it its other file under test only (`testDefault`: X65-10).
    */
-  modDecls: Array<{ name: string; line: number; modulePath: string[]; path?: string; testPath?: string }>;
+  modDecls: Array<{ name: string; line: number; modulePath: string[]; path?: string; testPath?: string; testDefault?: boolean }>;
 }
 
 const rustNonItems = new Set(['attribute_item', 'line_comment', 'block_comment']);
@@ -1317,6 +1318,8 @@ function rustTestItemsOf(root: Node, source: string): RustTestItems {
     while (item && rustNonItems.has(item.type)) item = item.nextNamedSibling;
     ranges.push([holder.startPosition.row + 1, (item ?? holder).endPosition.row + 1]);
   }
+  // (and each `#[test]`/`#[bench]`/`#[tokio::test]` fn: test code without a `cfg` — X65-10)
+  for (const holder of rustTestAttributes(root, source)) ranges.push([holder.startPosition.row + 1, (rustItemAfter(holder) ?? holder).endPosition.row + 1]);
   const lineCount = root.endPosition.row + 1;
   if (whole) ranges.splice(0, ranges.length, [1, lineCount]);
   ranges.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
@@ -1345,6 +1348,9 @@ function rustTestItemsOf(root: Node, source: string): RustTestItems {
       const conditional = /^#\[\s*cfg_attr\s*\(([\s\S]*),\s*path\s*=\s*"((?:[^"\\]|\\.)*)"\s*\)\s*\]$/.exec(attribute.text);
       const condition = conditional ? cfgPredicate(`(${conditional[1]!})`) : undefined;
       if (conditional && condition && requiresTest(condition)) decl.testPath = conditional[2]!;
+      // (`#[cfg_attr(not(test), path = "h_real.rs")] mod h;`: the file without that path, h.rs, is the module under test
+      // only — X65-10)
+      if (conditional && condition && forbidsTest(condition)) decl.testDefault = true;
     }
     modDecls.push(decl);
   }
@@ -1946,7 +1952,41 @@ function rustCfgItems(root: Node, source: string, pointAt: (index: number) => [n
     } else continue;
     if (item) items.push({ span: [...pointAt(item.startIndex), ...pointAt(item.endIndex)], test });
   }
+  // (a `#[test]`/`#[bench]`/`#[tokio::test]` fn exists in the test build only, like a `#[cfg(test)]` one: X65-02/38)
+  for (const holder of rustTestAttributes(root, source)) {
+    const item = rustItemAfter(holder);
+    if (item) items.push({ span: [...pointAt(item.startIndex), ...pointAt(item.endIndex)], test: true });
+  }
   return items;
+}
+
+/** Rust: the item an outer attribute is on (the next sibling that is not an attribute or a comment). */
+function rustItemAfter(holder: Node): Node | null {
+  let item = holder.nextNamedSibling;
+  while (item && rustNonItems.has(item.type)) item = item.nextNamedSibling;
+  return item;
+}
+
+/**
+ * Rust: the outer attributes that make a fn test-only without a `cfg` — `#[test]`, `#[bench]`, and a test macro's
+ * `#[tokio::test]`, `#[tokio::test(flavor = "multi_thread")]` (a path ending in `test`): libtest's harness keeps such
+ * fns in the test build only (X65-02/10/38).
+ */
+function rustTestAttributes(root: Node, source: string): Node[] {
+  const result: Node[] = [];
+  for (const word of ['test', 'bench']) {
+    for (const at of occurrences(source, word)) {
+      const name = root.descendantForIndex(at, at + word.length);
+      if (!name || name.type !== 'identifier' || name.startIndex !== at || name.text !== word) continue;
+      const scoped = name.parent?.type === 'scoped_identifier' && name.parent.childForFieldName('name')?.id === name.id ? name.parent : undefined;
+      if (scoped && word !== 'test') continue;
+      const head = scoped ?? name;
+      const attribute = head.parent;
+      if (attribute?.type !== 'attribute' || attribute.firstNamedChild?.id !== head.id || attribute.parent?.type !== 'attribute_item') continue;
+      result.push(attribute.parent);
+    }
+  }
+  return result;
 }
 
 function parseRustImport(captureName: string, node: Node, line: number, skip: Set<number>, pointAt: (index: number) => [number, number]): RawImport | RawImport[] | undefined {

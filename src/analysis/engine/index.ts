@@ -1245,6 +1245,8 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   let rustPathReaches: ((file: string, path: string) => boolean) | undefined;
   let rustPathEnd: ((file: string, raw: FileFacts['imports'][number]) => { file: string; rest: string[] } | undefined) | undefined;
   let rustResolve: ((file: string, raw: FileFacts['imports'][number]) => string[]) | undefined;
+  // (Rust: whether a file's crate is an integration test's)
+  let rustTestTarget: ((file: string) => boolean) | undefined;
   // Python, a module-level definition: an attribute `x.name` names it only when `x` is bound by an import.
   let pythonModuleLevel = false;
   // Python, with definedIn: whether the name an import binds (`import pkg.defs as d`, `from pkg import defs`) is a module that
@@ -1495,6 +1497,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     if (definedIn.endsWith('.rs')) {
       rustResolve = (file, raw) => resolver.resolve(file, 'rust', raw, true);
       rustPathEnd = (file, raw) => resolver.rustPathEnd(file, raw);
+      rustTestTarget = (file) => resolver.rustTestTarget(file);
       rustPathReaches = (file, modulePath) => {
         // A path may start with a module a `use` binds (`use crate::net::conn;` / `{self}` / `as c`, then `conn::dial()`):
         // that segment stands for the `use`'s path (outside attack X50-04).
@@ -1932,7 +1935,8 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   const rustFileCfg = (file: string): boolean | undefined => {
     if (fileCfgMemo.has(file)) return fileCfgMemo.get(file);
     fileCfgMemo.set(file, undefined);
-    let answer: boolean | undefined;
+    // (an integration test's files: cargo builds them under test only — X65-38)
+    let answer: boolean | undefined = rustTestTarget?.(file) ? true : undefined;
     for (const item of rustResolve ? loadedFiles.values() : []) {
       for (const raw of item.facts.imports) if (raw.modDecl && raw.cfgTest !== undefined && rustResolve!(item.entry.file, raw).includes(file)) answer = raw.cfgTest || answer === true;
     }

@@ -270,6 +270,16 @@ export class ModuleResolver {
     return found;
   }
 
+  /**
+   * Rust: whether `file` is in an integration test's crate (tests/it.rs, tests/x/main.rs and the modules they declare):
+   * cargo builds it with `--test` only, so every line of it is under `cfg(test)` (X65-38).
+   */
+  rustTestTarget(file: string): boolean {
+    const root = this.rustCrateRoot(file)?.file;
+    const pkg = root === undefined ? undefined : this.rustPackageDir(root);
+    return root !== undefined && pkg !== undefined && /^tests\//.test(pkg === '' ? root : root.slice(pkg.length + 1)) && this.rustTargetRoot(root);
+  }
+
   private readonly rustPathAttributes = new Map<string, Map<string, string>>();
   private readonly rustInlineOnly = new Map<string, Set<string>>();
 
