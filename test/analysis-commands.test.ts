@@ -1640,6 +1640,23 @@ describe('detect-cascades', () => {
     expect(await testCascadeLines(repo.dir, repo.path('docs/IMPL/IMPL-tc.yaml'))).toEqual(['Item.new src/h.rs:2', 'Item.new src/lib.rs:17']);
   });
 
+  it('Rust --defined-in: an integration test and a binary link the library\'s non-test build — its `#[cfg(test)] pub use crate::util::Item;` is not there for them, `#[cfg(not(test))] pub use crate::item::Item;` is (outside round X65-01)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\n#[cfg(test)]\npub use crate::util::Item;\n#[cfg(not(test))]\npub use crate::item::Item;\npub struct Other;\nimpl Other {\n    pub fn new() -> Other {\n        Other\n    }\n}\n',
+        'src/main.rs': 'fn main() {\n    let _ = cr::Item::new();\n}\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn t() {\n        let _ = cr::Item::new();\n    }\n}\n',
+        'tests/it.rs': 'use cr::Item;\n#[test]\nfn t() {\n    let _ = Item::new();\n    let _ = cr::Item::new();\n}\n',
+      },
+    });
+    // = cargo (`check --all-targets`): with util.rs's `fn new` renamed, no error; with item.rs's, main.rs:2:23, 8:27 and
+    // tests/it.rs:4:19, 5:23 — `cfg(test)` is set for the crate under test only, not for the library they link
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual([]);
+    expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/main.rs:2:23', 'src/main.rs:8:27', 'tests/it.rs:4:19', 'tests/it.rs:5:23']);
+  });
+
   it('Rust --defined-in: an inherent impl in another file than its type (`use crate::model::Item; impl Item { pub fn new… }` in imp.rs) is model.rs\'s Item\'s method — its callers name model.rs\'s Item; in the definition\'s file a `use` of the name is the type\'s, not the definition\'s by its name alone', async () => {
     const repo = await createTestRepo({
       files: {

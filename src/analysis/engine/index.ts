@@ -1245,7 +1245,8 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   let rustPathReaches: ((file: string, path: string) => boolean) | undefined;
   let rustPathEnd: ((file: string, raw: FileFacts['imports'][number]) => { file: string; rest: string[] } | undefined) | undefined;
   let rustResolve: ((file: string, raw: FileFacts['imports'][number]) => string[]) | undefined;
-  // (Rust: whether a file's crate is an integration test's)
+  // (Rust: the root file of a file's crate, and whether that crate is an integration test's)
+  let rustCrateOf: ((file: string) => string | undefined) | undefined;
   let rustTestTarget: ((file: string) => boolean) | undefined;
   // Python, a module-level definition: an attribute `x.name` names it only when `x` is bound by an import.
   let pythonModuleLevel = false;
@@ -1497,6 +1498,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     if (definedIn.endsWith('.rs')) {
       rustResolve = (file, raw) => resolver.resolve(file, 'rust', raw, true);
       rustPathEnd = (file, raw) => resolver.rustPathEnd(file, raw);
+      rustCrateOf = (file) => resolver.rustCrateOf(file);
       rustTestTarget = (file) => resolver.rustTestTarget(file);
       rustPathReaches = (file, modulePath) => {
         // A path may start with a module a `use` binds (`use crate::net::conn;` / `{self}` / `as c`, then `conn::dial()`):
@@ -2076,7 +2078,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     const lookup = (where: string, path: readonly string[], name: string, depth: number, publicOnly: boolean): string | undefined | null => {
       const key = `${where}\0${path.join('::')}\0${name}\0${publicOnly}`;
       // (and on the reference's build: a `#[cfg(test)] use` counts only in test code — X64-13)
-      const memoKey = `${typeKey}\0${String(underTest)}\0${key}`;
+      const memoKey = `${typeKey}\0${String(buildIn(where))}\0${key}`;
       if (rustLookups.has(memoKey)) return rustLookups.get(memoKey);
       if (visiting.has(key) || depth > rustChainLimit) {
         cuts += 1;
@@ -2091,7 +2093,8 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       return found;
     };
     const lookupOnce = (where: string, path: readonly string[], name: string, depth: number, publicOnly: boolean): string | undefined | null => {
-      const uses = (loadedFiles.get(where)?.facts.imports ?? []).filter((raw) => !raw.modDecl && (path.length === 0 ? raw.block === undefined : raw.inlineModule === true && same(raw.modulePath, path)) && (!publicOnly || raw.reexport) && inBuild(raw));
+      const build = buildIn(where);
+      const uses = (loadedFiles.get(where)?.facts.imports ?? []).filter((raw) => !raw.modDecl && (path.length === 0 ? raw.block === undefined : raw.inlineModule === true && same(raw.modulePath, path)) && (!publicOnly || raw.reexport) && inBuild(raw, build));
       const explicit = uses.filter((raw) => raw.names.some((entry) => entry.local === name && entry.imported !== '*'));
       // (the definition's file names its type by it — unless a `use` of the file binds the name: `use crate::model::Item;
       // impl Item { … }` in imp.rs is model.rs's Item)
@@ -2114,7 +2117,11 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     // `#[cfg(test)] use …`, not the `#[cfg(not(test))] use …` of the name; code in both builds sees either, and names the
     // definition when one of them does — check-callers counts both builds: X64-13)
     const underTest = line > 0 && column > 0 ? rustCfgAt(file, at) : undefined;
-    const inBuild = (raw: FileFacts['imports'][number]) => raw.cfgTest === undefined || underTest === undefined || raw.cfgTest === underTest;
+    const inBuild = (raw: FileFacts['imports'][number], build = underTest) => raw.cfgTest === undefined || build === undefined || raw.cfgTest === build;
+    // (another crate's module — the library seen from an integration test, a binary or a dependent crate — is in its
+    // non-test build: `cfg(test)` is set for the crate under test only — X65-01)
+    const crateOfFile = rustCrateOf?.(file);
+    const buildIn = (where: string): boolean | undefined => (where === file || !rustCrateOf || rustCrateOf(where) === crateOfFile ? underTest : false);
     const eitherBuild = (answers: Array<string | undefined | null>) => (answers.includes(definedInFile) ? definedInFile : answers.includes(undefined) ? undefined : answers[0]);
     // (a name bound around the reference, not by its module: a generic parameter or an item declared in a block is
     // another type than the definition's — X64-01/04 —, an alias stands for its target — X64-02/05)

@@ -270,6 +270,11 @@ export class ModuleResolver {
     return found;
   }
 
+  /** Rust: the root file of the crate `file` is a module of (see rustCrateRoot), undefined when none. */
+  rustCrateOf(file: string): string | undefined {
+    return this.rustCrateRoot(file)?.file;
+  }
+
   /**
    * Rust: whether `file` is in an integration test's crate (tests/it.rs, tests/x/main.rs and the modules they declare):
    * cargo builds it with `--test` only, so every line of it is under `cfg(test)` (X65-38).
