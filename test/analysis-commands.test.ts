@@ -1657,6 +1657,24 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/main.rs:2:23', 'src/main.rs:8:27', 'tests/it.rs:4:19', 'tests/it.rs:5:23']);
   });
 
+  it('Rust --defined-in: code in both builds names the definition when either build does — a cfg(test)/cfg(not(test)) pair of globs, a `#[cfg(test)] use` beside an unconditional glob, a cfg(test)/cfg(not(test)) pair of type aliases (outside round X65-41, X65-42, X65-60)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod user;\npub mod user2;\npub mod user3;\n',
+        'src/user.rs': '#[cfg(test)]\nuse crate::item::*;\n#[cfg(not(test))]\nuse crate::util::*;\npub fn both() {\n    let _f = Item::new;\n}\npub mod inner {\n    #[cfg(not(test))]\n    pub use crate::util::Item;\n    #[cfg(test)]\n    pub use crate::item::*;\n    pub fn both2() {\n        let _g = Item::new;\n    }\n}\n',
+        'src/user2.rs': '#[cfg(test)]\nuse crate::item::Item;\nuse crate::util::*;\npub fn both() {\n    let _f = Item::new;\n}\n',
+        'src/user3.rs': '#[cfg(test)]\ntype Item = crate::item::Item;\n#[cfg(not(test))]\ntype Item = crate::util::Item;\npub fn both() {\n    let _f = Item::new;\n}\n#[cfg(not(test))]\npub fn nt() -> u32 {\n    Item::new(1).0\n}\n#[cfg(test)]\npub fn t() {\n    let _ = Item::new();\n}\n',
+      },
+    });
+    // = cargo (`check --all-targets`): with util.rs's `fn new` renamed, errors at user.rs:6:20, 14:24, user2.rs:5:20, user3.rs:6:20
+    // and 10:11; with item.rs's, at user.rs:6:20, 14:24, user2.rs:5:20, user3.rs:6:20 and 14:19
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/user.rs:6:20', 'src/user.rs:14:24', 'src/user2.rs:5:20', 'src/user3.rs:6:20', 'src/user3.rs:10:11']);
+    expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/user.rs:6:20', 'src/user.rs:14:24', 'src/user2.rs:5:20', 'src/user3.rs:6:20', 'src/user3.rs:14:19']);
+  });
+
   it('Rust --defined-in: an inherent impl in another file than its type (`use crate::model::Item; impl Item { pub fn new… }` in imp.rs) is model.rs\'s Item\'s method — its callers name model.rs\'s Item; in the definition\'s file a `use` of the name is the type\'s, not the definition\'s by its name alone', async () => {
     const repo = await createTestRepo({
       files: {

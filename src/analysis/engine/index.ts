@@ -1979,7 +1979,25 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   // (what a module's scope binds a name to, across the lookups of every reference — a generated chain of 3000
   // `pub use self::A2 as A3;` is walked once, not once per reference: X64-12; keyed by all the lookup depends on)
   const rustLookups = new Map<string, string | undefined | null>();
+  // (code in both builds: one lookup for both, unless a choice on the way depends on the build — a cfg(test)/cfg(not(test))
+  // pair of globs or of type aliases, a `#[cfg(test)] use` beside a glob: then each build's, the definition's when either
+  // names it — X65-41/42/60; `cfgChoices` counts such choices, the memo keeps which lookups made one)
+  let cfgChoices = 0;
+  const cfgChoiceLookups = new Set<string>();
   const rustTypeHome = (file: string, type: string, modulePath: string, line = 0, local = type, column = 0): string | undefined => {
+    const before = cfgChoices;
+    const answer = rustTypeHomeIn(file, type, modulePath, line, local, column);
+    if (cfgChoices === before || line === 0 || column === 0 || rustCfgAt(file, [line, column]) !== undefined) return answer;
+    const answers = [rustTypeHomeIn(file, type, modulePath, line, local, column, false), rustTypeHomeIn(file, type, modulePath, line, local, column, true)];
+    return answers.includes(definedInFile) ? definedInFile : answers.includes(undefined) ? undefined : answers[0];
+  };
+  // (the item `cfg` at a position of a file — its `#[cfg(…)]`/`#[test]` items', not its file's: true, false or neither)
+  const rustItemCfg = (where: string, position: [number, number]): boolean | undefined => {
+    let answer: boolean | undefined;
+    for (const item of loadedFiles.get(where)?.facts.rustCfg ?? []) if (spanHolds(item.span, position)) answer = item.test || answer === true;
+    return answer;
+  };
+  const rustTypeHomeIn = (file: string, type: string, modulePath: string, line = 0, local = type, column = 0, build?: boolean): string | undefined => {
     const isType = (def: FileFacts['symbols'][number], name = type) => def.name === name && def.container === undefined && (def.kind === 'struct' || def.kind === 'enum' || def.kind === 'type' || def.kind === 'trait');
     // (a module that re-exports the type — `mod item; pub use item::Item;` — is followed to the file defining it, three
     // hops at most, from its text: such a facade need not name the searched method, so it may not be loaded — X59-16)
@@ -2079,31 +2097,44 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       const key = `${where}\0${path.join('::')}\0${name}\0${publicOnly}`;
       // (and on the reference's build: a `#[cfg(test)] use` counts only in test code — X64-13)
       const memoKey = `${typeKey}\0${String(buildIn(where))}\0${key}`;
-      if (rustLookups.has(memoKey)) return rustLookups.get(memoKey);
+      if (rustLookups.has(memoKey)) {
+        if (cfgChoiceLookups.has(memoKey)) cfgChoices += 1;
+        return rustLookups.get(memoKey);
+      }
       if (visiting.has(key) || depth > rustChainLimit) {
         cuts += 1;
         return undefined;
       }
       visiting.add(key);
       const before = cuts;
+      const choicesBefore = cfgChoices;
       const found = lookupOnce(where, path, name, depth, publicOnly);
       visiting.delete(key);
       // (an answer cut short by a cycle is this walk's only)
       if (cuts === before) rustLookups.set(memoKey, found);
+      if (cuts === before && cfgChoices !== choicesBefore) cfgChoiceLookups.add(memoKey);
       return found;
     };
     const lookupOnce = (where: string, path: readonly string[], name: string, depth: number, publicOnly: boolean): string | undefined | null => {
       const build = buildIn(where);
       const uses = (loadedFiles.get(where)?.facts.imports ?? []).filter((raw) => !raw.modDecl && (path.length === 0 ? raw.block === undefined : raw.inlineModule === true && same(raw.modulePath, path)) && (!publicOnly || raw.reexport) && inBuild(raw, build));
       const explicit = uses.filter((raw) => raw.names.some((entry) => entry.local === name && entry.imported !== '*'));
+      // (code in both builds: explicit `use`s that do not bind the name in each build — `#[cfg(test)] use …` alone —, or
+      // a cfg'd glob, make the answer the builds')
+      if (build === undefined && (explicit.length > 0 ? !(explicit.some((raw) => raw.cfgTest !== true) && explicit.some((raw) => raw.cfgTest !== false)) : uses.some((raw) => raw.cfgTest !== undefined && raw.names.some((entry) => entry.imported === '*')))) cfgChoices += 1;
       // (the definition's file names its type by it — unless a `use` of the file binds the name: `use crate::model::Item;
       // impl Item { … }` in imp.rs is model.rs's Item)
       if (path.length === 0 && name === type && local === type && where === definedInFile && where === file && rustContainers.has(type) && explicit.length === 0) return where;
       if (explicit.length > 0) return eitherBuild(explicit.map((raw) => followUse(where, raw, name, depth)));
       if (definesIn(where, path, publicOnly, name)) {
         // (`type Item = util::Item;`: the alias's target, not a type of the module's own — X64-03)
-        const alias = loadedFiles.get(where)?.facts.rustLocals?.find((entry) => entry.kind === 'alias' && entry.span === undefined && entry.name === name && same(moduleAt(where, [entry.line, entry.column]), path));
-        return alias ? rustAliasTarget(where, alias) : itemHome(where, path);
+        // (a cfg(test)/cfg(not(test)) pair of aliases: the build's — X65-60)
+        const aliases = loadedFiles.get(where)?.facts.rustLocals?.filter((entry) => entry.kind === 'alias' && entry.span === undefined && entry.name === name && same(moduleAt(where, [entry.line, entry.column]), path)) ?? [];
+        const cfgs = aliases.map((entry) => rustItemCfg(where, [entry.line, entry.column]));
+        if (build === undefined && cfgs.some((cfg) => cfg !== undefined)) cfgChoices += 1;
+        const alias = aliases.find((_, index) => cfgs[index] === undefined || build === undefined || cfgs[index] === build);
+        if (alias) return rustAliasTarget(where, alias);
+        if (aliases.length === 0 || loadedFiles.get(where)?.facts.symbols.some((def) => isType(def, name) && !aliases.some((entry) => entry.line === def.line) && same(moduleAt(where, [def.line, def.column]), path))) return itemHome(where, path);
       }
       for (const raw of uses) {
         if (!raw.names.some((entry) => entry.imported === '*')) continue;
@@ -2116,7 +2147,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     // (the builds the reference is in — only under test, only without it, or both: `#[cfg(test)] fn f()` sees the
     // `#[cfg(test)] use …`, not the `#[cfg(not(test))] use …` of the name; code in both builds sees either, and names the
     // definition when one of them does — check-callers counts both builds: X64-13)
-    const underTest = line > 0 && column > 0 ? rustCfgAt(file, at) : undefined;
+    const underTest = build !== undefined ? build : line > 0 && column > 0 ? rustCfgAt(file, at) : undefined;
     const inBuild = (raw: FileFacts['imports'][number], build = underTest) => raw.cfgTest === undefined || build === undefined || raw.cfgTest === build;
     // (another crate's module — the library seen from an integration test, a binary or a dependent crate — is in its
     // non-test build: `cfg(test)` is set for the crate under test only — X65-01)
