@@ -1675,6 +1675,27 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/user.rs:6:20', 'src/user.rs:14:24', 'src/user2.rs:5:20', 'src/user3.rs:6:20', 'src/user3.rs:14:19']);
   });
 
+  it('Rust --defined-in: module files only src/main.rs declares (`mod helpers;`, `#[cfg(test)] mod tests;`) are in the binary\'s crate — `crate::` there is main.rs, `super::` in src/tests.rs main.rs — not the library\'s; check-test-cascade follows (outside round X65-63)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\n',
+        'src/main.rs': 'mod util {\n    pub use cr::item::Item;\n}\n#[cfg(test)]\nmod tests;\nmod helpers;\nfn main() {\n    helpers::h();\n}\n',
+        'src/helpers.rs': 'use crate::util::Item;\npub fn h() {\n    let _ = Item::new();\n}\n',
+        'src/tests.rs': '#[test]\nfn t() {\n    let _ = crate::util::Item::new();\n    let _ = super::util::Item::new();\n    let _ = cr::util::Item::new(1);\n}\n',
+        'docs/IMPL/IMPL-tc.yaml': 'title: t\nfeature_slug: tc\nverdict: SUITABLE\nfile_ownership:\n  - file: src/util.rs\n    agent: A\n    wave: 1\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: "Change `Item::new()` to take a `&str` parameter."\n',
+      },
+    });
+    // = cargo (`check --all-targets`): with util.rs's `fn new` renamed, an error at tests.rs:5:29 only (main.rs's inline `mod util`
+    // is item.rs's Item); with item.rs's, at helpers.rs:3:19, tests.rs:3:32 and 4:32
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/tests.rs:5:29']);
+    expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/helpers.rs:3:19', 'src/tests.rs:3:32', 'src/tests.rs:4:32']);
+    // (`check --tests` errors less `check --lib --bins` errors: tests.rs:5)
+    expect(await testCascadeLines(repo.dir, repo.path('docs/IMPL/IMPL-tc.yaml'))).toEqual(['Item.new src/tests.rs:5']);
+  });
+
   it('Rust --defined-in: an inherent impl in another file than its type (`use crate::model::Item; impl Item { pub fn new… }` in imp.rs) is model.rs\'s Item\'s method — its callers name model.rs\'s Item; in the definition\'s file a `use` of the name is the type\'s, not the definition\'s by its name alone', async () => {
     const repo = await createTestRepo({
       files: {

@@ -249,6 +249,13 @@ export class ModuleResolver {
         }
       }
     }
+    // (a module file only src/main.rs declares beside a src/lib.rs — `mod helpers;`, `#[cfg(test)] mod tests;` in main.rs —
+    // is in the binary's crate, not the library's: X65-63)
+    if (!found && pkg !== undefined) {
+      const prefix = pkg === '' ? '' : `${pkg}/`;
+      const top = this.rustMainModules(prefix).get(from);
+      if (top !== undefined && !this.rustDeclares(`${prefix}src/lib.rs`, top)) found = { dir: `${prefix}src`, file: `${prefix}src/main.rs` };
+    }
     if (!found) {
       let dir = posix.dirname(from);
       for (;;) {
@@ -283,6 +290,43 @@ export class ModuleResolver {
     const root = this.rustCrateRoot(file)?.file;
     const pkg = root === undefined ? undefined : this.rustPackageDir(root);
     return root !== undefined && pkg !== undefined && /^tests\//.test(pkg === '' ? root : root.slice(pkg.length + 1)) && this.rustTargetRoot(root);
+  }
+
+  private readonly rustMainTrees = new Map<string, Map<string, string>>();
+
+  /**
+   * Rust: the module files of a package's src/main.rs when it has a src/lib.rs beside it (none otherwise), each with the
+   * file of the main.rs module it is under — its `mod x;` declarations followed from main.rs's text, once per package.
+   */
+  private rustMainModules(prefix: string): Map<string, string> {
+    let tree = this.rustMainTrees.get(prefix);
+    if (tree) return tree;
+    tree = new Map();
+    this.rustMainTrees.set(prefix, tree);
+    const main = `${prefix}src/main.rs`;
+    if (!this.input.readText || !this.has(main) || !this.has(`${prefix}src/lib.rs`)) return tree;
+    const pending: Array<[string, string | undefined]> = [[main, undefined]];
+    for (let next = pending.pop(); next; next = pending.pop()) {
+      const [parent, top] = next;
+      for (const name of this.rustModDeclarations(parent)) {
+        const child = this.rustChild(parent, this.rustModuleDir(parent), name);
+        if (!child || child.file === main || tree.has(child.file)) continue;
+        tree.set(child.file, top ?? child.file);
+        pending.push([child.file, top ?? child.file]);
+      }
+    }
+    return tree;
+  }
+
+  /** Rust: the names of the `mod x;` declarations in a file's text. */
+  private rustModDeclarations(file: string): string[] {
+    const text = this.input.readText?.(file) ?? '';
+    return text.includes('mod') ? [...text.matchAll(/\bmod\s+(?:r#)?([A-Za-z_][A-Za-z0-9_]*)\s*;/g)].map((match) => match[1]!) : [];
+  }
+
+  /** Rust: whether a module file `parent` declares the module file `child` by a `mod x;` of its own. */
+  private rustDeclares(parent: string, child: string): boolean {
+    return this.has(parent) && this.rustModDeclarations(parent).some((name) => this.rustChild(parent, this.rustModuleDir(parent), name)?.file === child);
   }
 
   private readonly rustPathAttributes = new Map<string, Map<string, string>>();
