@@ -1696,6 +1696,23 @@ describe('detect-cascades', () => {
     expect(await testCascadeLines(repo.dir, repo.path('docs/IMPL/IMPL-tc.yaml'))).toEqual(['Item.new src/tests.rs:5']);
   });
 
+  it('Rust --defined-in: a module file both src/lib.rs and src/main.rs declare (`mod user;` in each) is read in both crates — in the binary\'s, `crate::item`/`super::item` is main.rs\'s inline `mod item` (outside round X65-23)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod user;\n',
+        'src/main.rs': 'mod user;\nmod item {\n    pub use cr::util::Item;\n}\nfn main() {\n    user::f();\n}\n',
+        'src/user.rs': 'use crate::item::Item as It;\npub fn f() {\n    let _f = crate::item::Item::new;\n    let _g = super::item::Item::new;\n    let _h = It::new;\n}\n',
+      },
+    });
+    // = cargo (`check --all-targets`): with util.rs's `fn new` renamed, errors at user.rs:3:33, 4:33 and 5:18 (the binary's build);
+    // with item.rs's, at the same three (the library's build)
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/user.rs:3:33', 'src/user.rs:4:33', 'src/user.rs:5:18']);
+    expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/user.rs:3:33', 'src/user.rs:4:33', 'src/user.rs:5:18']);
+  });
+
   it('Rust --defined-in: an inherent impl in another file than its type (`use crate::model::Item; impl Item { pub fn new… }` in imp.rs) is model.rs\'s Item\'s method — its callers name model.rs\'s Item; in the definition\'s file a `use` of the name is the type\'s, not the definition\'s by its name alone', async () => {
     const repo = await createTestRepo({
       files: {

@@ -1248,6 +1248,9 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   // (Rust: the root file of a file's crate, and whether that crate is an integration test's)
   let rustCrateOf: ((file: string) => string | undefined) | undefined;
   let rustTestTarget: ((file: string) => boolean) | undefined;
+  // (Rust: the other crates a file is a module of, and an answer asked in one of them — X65-23)
+  let rustOtherCrates: ((file: string) => string[]) | undefined;
+  let rustInCrate: (<T>(root: string, run: () => T) => T) | undefined;
   // Python, a module-level definition: an attribute `x.name` names it only when `x` is bound by an import.
   let pythonModuleLevel = false;
   // Python, with definedIn: whether the name an import binds (`import pkg.defs as d`, `from pkg import defs`) is a module that
@@ -1500,6 +1503,8 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       rustPathEnd = (file, raw) => resolver.rustPathEnd(file, raw);
       rustCrateOf = (file) => resolver.rustCrateOf(file);
       rustTestTarget = (file) => resolver.rustTestTarget(file);
+      rustOtherCrates = (file) => resolver.rustOtherCrates(file);
+      rustInCrate = (root, run) => resolver.rustInCrate(root, run);
       rustPathReaches = (file, modulePath) => {
         // A path may start with a module a `use` binds (`use crate::net::conn;` / `{self}` / `as c`, then `conn::dial()`):
         // that segment stands for the `use`'s path (outside attack X50-04).
@@ -1984,7 +1989,24 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   // names it — X65-41/42/60; `cfgChoices` counts such choices, the memo keeps which lookups made one)
   let cfgChoices = 0;
   const cfgChoiceLookups = new Set<string>();
+  // (a module file of several crates — `mod user;` in both src/lib.rs and src/main.rs —: each crate's answer, the
+  // definition's when one of them names it — X65-23; `crateContext`: the crate asked in, beside the library's)
+  let crateContext = '';
   const rustTypeHome = (file: string, type: string, modulePath: string, line = 0, local = type, column = 0): string | undefined => {
+    const others = crateContext === '' ? (rustOtherCrates?.(file) ?? []) : [];
+    if (others.length === 0) return rustTypeHomeBuilds(file, type, modulePath, line, local, column);
+    const answers = [rustTypeHomeBuilds(file, type, modulePath, line, local, column)];
+    for (const root of others) {
+      crateContext = root;
+      try {
+        answers.push(rustInCrate!(root, () => rustTypeHomeBuilds(file, type, modulePath, line, local, column)));
+      } finally {
+        crateContext = '';
+      }
+    }
+    return answers.includes(definedInFile) ? definedInFile : answers.includes(undefined) ? undefined : answers[0];
+  };
+  const rustTypeHomeBuilds = (file: string, type: string, modulePath: string, line = 0, local = type, column = 0): string | undefined => {
     const before = cfgChoices;
     const answer = rustTypeHomeIn(file, type, modulePath, line, local, column);
     if (cfgChoices === before || line === 0 || column === 0 || rustCfgAt(file, [line, column]) !== undefined) return answer;
@@ -2096,7 +2118,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     const lookup = (where: string, path: readonly string[], name: string, depth: number, publicOnly: boolean): string | undefined | null => {
       const key = `${where}\0${path.join('::')}\0${name}\0${publicOnly}`;
       // (and on the reference's build: a `#[cfg(test)] use` counts only in test code — X64-13)
-      const memoKey = `${typeKey}\0${String(buildIn(where))}\0${key}`;
+      const memoKey = `${crateContext}\0${typeKey}\0${String(buildIn(where))}\0${key}`;
       if (rustLookups.has(memoKey)) {
         if (cfgChoiceLookups.has(memoKey)) cfgChoices += 1;
         return rustLookups.get(memoKey);

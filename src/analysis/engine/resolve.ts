@@ -231,6 +231,8 @@ export class ModuleResolver {
    * (src/lib.rs, else src/main.rs), as does a file outside any Cargo package with a lib.rs/main.rs above it.
    */
   private rustCrateRoot(from: string): { dir: string; file: string } | undefined {
+    // (a module file of both src/lib.rs and src/main.rs read as the binary's: rustInCrate — X65-23)
+    if (this.rustContext !== undefined && this.rustContext.modules.has(from)) return this.rustContext.root;
     if (this.rustRoots.has(from)) return this.rustRoots.get(from);
     let found: { dir: string; file: string } | undefined;
     const pkg = this.rustPackageDir(from);
@@ -293,6 +295,30 @@ export class ModuleResolver {
   }
 
   private readonly rustMainTrees = new Map<string, Map<string, string>>();
+  private rustContext: { root: { dir: string; file: string }; modules: ReadonlyMap<string, string> } | undefined;
+
+  /**
+   * Rust: the other crates a file is a module of — src/main.rs for a module file both src/lib.rs and src/main.rs declare
+   * (`mod user;` in each: X65-23); rustCrateRoot gives the library's.
+   */
+  rustOtherCrates(file: string): string[] {
+    const pkg = this.rustPackageDir(file);
+    if (pkg === undefined || this.rustContext !== undefined) return [];
+    const prefix = pkg === '' ? '' : `${pkg}/`;
+    const top = this.rustMainModules(prefix).get(file);
+    return top !== undefined && this.rustDeclares(`${prefix}src/lib.rs`, top) ? [`${prefix}src/main.rs`] : [];
+  }
+
+  /** Rust: `run`'s answer with the module files of `root` (a src/main.rs of rustOtherCrates) read in that crate. */
+  rustInCrate<T>(root: string, run: () => T): T {
+    const prefix = root.slice(0, -'src/main.rs'.length);
+    this.rustContext = { root: { dir: `${prefix}src`, file: root }, modules: this.rustMainModules(prefix) };
+    try {
+      return run();
+    } finally {
+      this.rustContext = undefined;
+    }
+  }
 
   /**
    * Rust: the module files of a package's src/main.rs when it has a src/lib.rs beside it (none otherwise), each with the
