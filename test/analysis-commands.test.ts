@@ -1713,6 +1713,24 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/user.rs:3:33', 'src/user.rs:4:33', 'src/user.rs:5:18']);
   });
 
+  it('Rust --defined-in: a `tests/common/mod.rs` two integration tests declare is read in each test\'s crate — `super::util` is a.rs\'s inline `mod util` in one, b.rs\'s in the other (outside round X65-15)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\n',
+        'tests/a.rs': 'mod common;\nmod util {\n    pub use cr::item::Item;\n}\n#[test]\nfn t() {\n    let _ = common::f();\n}\n',
+        'tests/b.rs': 'mod common;\nmod util {\n    pub use cr::util::Item;\n}\n#[test]\nfn t() {\n    let _ = common::f();\n}\n',
+        'tests/common/mod.rs': 'pub fn f() -> u32 {\n    let g = super::util::Item::new;\n    let _ = g;\n    0\n}\n',
+      },
+    });
+    // = cargo (`check --all-targets`): with util.rs's `fn new` renamed, an error at tests/common/mod.rs:2:32 (in b's build); with
+    // item.rs's, the same (in a's build)
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['tests/common/mod.rs:2:32']);
+    expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['tests/common/mod.rs:2:32']);
+  });
+
   it('Rust --defined-in: an inherent impl in another file than its type (`use crate::model::Item; impl Item { pub fn new… }` in imp.rs) is model.rs\'s Item\'s method — its callers name model.rs\'s Item; in the definition\'s file a `use` of the name is the type\'s, not the definition\'s by its name alone', async () => {
     const repo = await createTestRepo({
       files: {

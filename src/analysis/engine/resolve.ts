@@ -245,8 +245,7 @@ export class ModuleResolver {
         const own = `${areaDir}/${area[2]!}/main.rs`;
         if (this.has(own)) found = { dir: posix.dirname(own), file: own };
         else {
-          const declares = new RegExp(`\\bmod\\s+(?:r#)?${area[2]!.replace(/\.rs$/, '')}\\s*;`);
-          const owner = [...this.input.files].filter((file) => posix.dirname(file) === areaDir && file.endsWith('.rs')).sort().find((file) => declares.test(this.input.readText?.(file) ?? ''));
+          const owner = this.rustAreaOwners(areaDir, area[2]!)[0];
           if (owner) found = { dir: areaDir, file: owner };
         }
       }
@@ -295,7 +294,20 @@ export class ModuleResolver {
   }
 
   private readonly rustMainTrees = new Map<string, Map<string, string>>();
-  private rustContext: { root: { dir: string; file: string }; modules: ReadonlyMap<string, string> } | undefined;
+  private rustContext: { root: { dir: string; file: string }; modules: { has(file: string): boolean } } | undefined;
+  private readonly rustOwners = new Map<string, string[]>();
+
+  /** Rust: the crate roots directly in `areaDir` (tests/, examples/, …) that declare `mod <name>;`, sorted. */
+  private rustAreaOwners(areaDir: string, name: string): string[] {
+    const key = `${areaDir}\0${name}`;
+    let owners = this.rustOwners.get(key);
+    if (!owners) {
+      const declares = new RegExp(`\\bmod\\s+(?:r#)?${name.replace(/\.rs$/, '')}\\s*;`);
+      owners = [...this.input.files].filter((file) => posix.dirname(file) === areaDir && file.endsWith('.rs')).sort().filter((file) => declares.test(this.input.readText?.(file) ?? ''));
+      this.rustOwners.set(key, owners);
+    }
+    return owners;
+  }
 
   /**
    * Rust: the other crates a file is a module of — src/main.rs for a module file both src/lib.rs and src/main.rs declare
@@ -305,14 +317,21 @@ export class ModuleResolver {
     const pkg = this.rustPackageDir(file);
     if (pkg === undefined || this.rustContext !== undefined) return [];
     const prefix = pkg === '' ? '' : `${pkg}/`;
+    // (`tests/common/mod.rs`, `mod common;` in tests/a.rs and tests/b.rs: a module of each — X65-15)
+    const area = /^((?:src\/bin|tests|examples|benches))\/([^/]+)\//.exec(file.slice(prefix.length));
+    if (area && !this.rustTargetRoot(file) && !this.has(`${prefix}${area[1]!}/${area[2]!}/main.rs`)) return this.rustAreaOwners(`${prefix}${area[1]!}`, area[2]!).slice(1);
     const top = this.rustMainModules(prefix).get(file);
     return top !== undefined && this.rustDeclares(`${prefix}src/lib.rs`, top) ? [`${prefix}src/main.rs`] : [];
   }
 
-  /** Rust: `run`'s answer with the module files of `root` (a src/main.rs of rustOtherCrates) read in that crate. */
+  /** Rust: `run`'s answer with the module files of `root` (a crate root of rustOtherCrates) read in that crate. */
   rustInCrate<T>(root: string, run: () => T): T {
-    const prefix = root.slice(0, -'src/main.rs'.length);
-    this.rustContext = { root: { dir: `${prefix}src`, file: root }, modules: this.rustMainModules(prefix) };
+    const prefix = root.endsWith('src/main.rs') ? root.slice(0, -'src/main.rs'.length) : undefined;
+    const dir = posix.dirname(root);
+    this.rustContext =
+      prefix !== undefined && this.has(`${prefix}src/lib.rs`)
+        ? { root: { dir: `${prefix}src`, file: root }, modules: this.rustMainModules(prefix) }
+        : { root: { dir, file: root }, modules: { has: (file: string) => file.startsWith(`${dir}/`) && !this.rustTargetRoot(file) && !/\/main\.rs$/.test(file.slice(dir.length + 1)) && this.rustAreaOwners(dir, file.slice(dir.length + 1).split('/')[0]!).includes(root) } };
     try {
       return run();
     } finally {
