@@ -1731,6 +1731,24 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['tests/common/mod.rs:2:32']);
   });
 
+  it('check-test-cascade: a module file declared twice — `#[cfg(test)] #[path = "shared.rs"] mod shared_t;` and `#[path = "shared.rs"] pub mod shared;` — is library code too, not test code (outside round X65-20)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\n#[cfg(test)]\n#[path = "shared.rs"]\nmod shared_t;\n#[path = "shared.rs"]\npub mod shared;\n',
+        'src/shared.rs': '#[cfg(not(test))]\nuse crate::util::Item;\n#[cfg(test)]\nuse crate::item::Item;\npub fn g() -> u32 {\n    let _f = Item::new;\n    let _ = crate::util::Item::new(1);\n    0\n}\n',
+        'docs/IMPL/IMPL-tc.yaml': 'title: t\nfeature_slug: tc\nverdict: SUITABLE\nfile_ownership:\n  - file: src/util.rs\n    agent: A\n    wave: 1\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: "Change `Item::new()` to take a `&str` parameter."\n',
+      },
+    });
+    // = cargo: with util.rs's `fn new` renamed, `check --all-targets` errors at shared.rs:6:20 and 7:32, in the non-test build
+    // (`pub mod shared`) — `check --tests` errors less `check --lib --bins` errors: none, no orphaned test caller
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/shared.rs:6:20', 'src/shared.rs:7:32']);
+    const cascade = await runCliInProcess(['check-test-cascade', repo.path('docs/IMPL/IMPL-tc.yaml'), '--repo-dir', repo.dir]);
+    expect(cascade.code, cascade.stdout).toBe(0);
+  });
+
   it('Rust --defined-in: an inherent impl in another file than its type (`use crate::model::Item; impl Item { pub fn new… }` in imp.rs) is model.rs\'s Item\'s method — its callers name model.rs\'s Item; in the definition\'s file a `use` of the name is the type\'s, not the definition\'s by its name alone', async () => {
     const repo = await createTestRepo({
       files: {

@@ -75,6 +75,8 @@ export interface RustTestCode {
   ranges: Array<[number, number]>;
   /** The files of the file's test-only `mod x;` declarations (`#[cfg(test)] mod tests;` → `src/util/tests.rs`: X63-07). */
   moduleFiles: string[];
+  /** The files of its other `mod x;` declarations: in the non-test build too, whatever another declaration says (X65-20). */
+  buildFiles?: string[];
 }
 
 /**
@@ -103,6 +105,7 @@ export async function rustTestCode(file: string, text: string, exists: (file: st
   const items = known ?? (await rustTestItems(text));
   const inRange = (line: number) => allTest || items.ranges.some(([first, last]) => first <= line && line <= last);
   const moduleFiles: string[] = [];
+  const buildFiles: string[] = [];
   // (where a `mod x;`'s file is: the resolver's rule — resolve.ts rustModuleCandidates)
   let crateRoot: boolean | undefined;
   const candidates = async (decl: RustTestItems['modDecls'][number], attributePath: string | undefined) => rustModuleCandidates(file, decl.name, decl.modulePath, attributePath, (crateRoot ??= await rustCrateRootFile(file, exists)));
@@ -112,14 +115,16 @@ export async function rustTestCode(file: string, text: string, exists: (file: st
       const [candidate] = await candidates(decl, decl.testPath);
       if (candidate !== undefined && !candidate.startsWith('../') && (await exists(candidate))) moduleFiles.push(candidate);
     }
-    if (!inRange(decl.line) && !decl.testDefault) continue;
+    const test = inRange(decl.line) || decl.testDefault === true;
+    // (`#[path = "shared.rs"] pub mod shared;` beside `#[cfg(test)] #[path = "shared.rs"] mod shared_t;`: the file is
+    // library code too — X65-20)
     for (const candidate of await candidates(decl, decl.path)) {
       if (candidate.startsWith('../') || !(await exists(candidate))) continue;
-      moduleFiles.push(candidate);
+      (test ? moduleFiles : buildFiles).push(candidate);
       break;
     }
   }
-  return { ranges: items.ranges, moduleFiles };
+  return { ranges: items.ranges, moduleFiles, ...(buildFiles.length > 0 ? { buildFiles } : {}) };
 }
 
 const definitionBefore = /(?:\bfunc\s+(?:\([^)]*\)\s*)?|\bfunction\s*\*?\s*|\bdef\s+|\bclass\s+|\btype\s+|\binterface\s+|\bstruct\s+|\benum\s+|\btrait\s+|\bfn\s+|\bconst\s+|\blet\s+|\bvar\s+)$/;

@@ -102,6 +102,7 @@ async function testFiles(repoRoot: string): Promise<Map<string, 'all' | Array<[n
   const known = new Set(files);
   const exists = (file: string) => known.has(file);
   const modules: string[] = [];
+  const nonTest = new Set<string>();
   // (E46's Rust test code from the per-blob facts cache — rustTestFacts —, one batch: not a parse per file per call)
   const inline: Array<[string, string]> = [];
   for (const file of files) {
@@ -119,9 +120,11 @@ async function testFiles(repoRoot: string): Promise<Map<string, 'all' | Array<[n
     const code = await rustTestCode(file, text, exists, false, cached.get(file));
     if (code.ranges.length > 0) result.set(file, code.ranges);
     modules.push(...code.moduleFiles);
+    for (const built of code.buildFiles ?? []) nonTest.add(built);
   }
-  // (a test module's file is test code, and so are the modules it declares)
-  const seen = new Set<string>();
+  // (a test module's file is test code, and so are the modules it declares — not a file another declaration of these
+  // files puts in the non-test build: X65-20)
+  const seen = new Set<string>(nonTest);
   for (let file = modules.shift(); file !== undefined; file = modules.shift()) {
     if (seen.has(file)) continue;
     seen.add(file);
