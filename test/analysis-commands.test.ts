@@ -1749,6 +1749,36 @@ describe('detect-cascades', () => {
     expect(cascade.code, cascade.stdout).toBe(0);
   });
 
+  it('Rust --defined-in: `#[cfg(test)] #[path = "mock_util.rs"] pub mod util;` + `#[cfg(not(test))] pub mod util;`, and `#[cfg_attr(test, path = "mock_util.rs")] pub mod util;` — `crate::util` is the mock in the test build, util.rs in the other; code in both builds calls both (outside round X65-61)', async () => {
+    const pair = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'src/mock_util.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/lib.rs': 'pub mod item;\n#[cfg(test)]\n#[path = "mock_util.rs"]\npub mod util;\n#[cfg(not(test))]\npub mod util;\npub mod user;\n',
+        'src/user.rs': 'use crate::util::Item;\npub fn both() {\n    let _f = Item::new;\n    let _g = crate::util::Item::new;\n}\n#[cfg(not(test))]\npub fn nt() -> u32 {\n    Item::new(1).0\n}\n',
+      },
+    });
+    // = cargo (`check --all-targets`): with util.rs's `fn new` renamed, errors at user.rs:3:20, 4:33 and 8:11 (the
+    // `cfg(not(test))` fn); with mock_util.rs's, at user.rs:3:20 and 4:33
+    expect(await definedInCallers(pair.dir, 'new', 'src/util.rs', true)).toEqual(['src/user.rs:3:20', 'src/user.rs:4:33', 'src/user.rs:8:11']);
+    expect(await definedInCallers(pair.dir, 'new', 'src/mock_util.rs', true)).toEqual(['src/user.rs:3:20', 'src/user.rs:4:33']);
+    const attribute = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'src/mock_util.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/lib.rs': 'pub mod item;\n#[cfg_attr(test, path = "mock_util.rs")]\npub mod util;\npub mod user;\n',
+        'src/user.rs': 'use crate::util::Item;\npub fn both() {\n    let _f = Item::new;\n    let _g = crate::util::Item::new;\n}\n#[cfg(not(test))]\npub fn nt() -> u32 {\n    Item::new(1).0\n}\n',
+      },
+    });
+    // = cargo: the same with `cfg_attr(test, path = …)`
+    expect(await definedInCallers(attribute.dir, 'new', 'src/util.rs', true)).toEqual(['src/user.rs:3:20', 'src/user.rs:4:33', 'src/user.rs:8:11']);
+    expect(await definedInCallers(attribute.dir, 'new', 'src/mock_util.rs', true)).toEqual(['src/user.rs:3:20', 'src/user.rs:4:33']);
+  });
+
   it('Rust --defined-in: an inherent impl in another file than its type (`use crate::model::Item; impl Item { pub fn new… }` in imp.rs) is model.rs\'s Item\'s method — its callers name model.rs\'s Item; in the definition\'s file a `use` of the name is the type\'s, not the definition\'s by its name alone', async () => {
     const repo = await createTestRepo({
       files: {

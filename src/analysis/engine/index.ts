@@ -1251,6 +1251,10 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   // (Rust: the other crates a file is a module of, and an answer asked in one of them — X65-23)
   let rustOtherCrates: ((file: string) => string[]) | undefined;
   let rustInCrate: (<T>(root: string, run: () => T) => T) | undefined;
+  // (Rust: an answer asked in one build — the module file of a cfg'd `mod` pair —, and how many such files were met
+  // outside one: X65-61)
+  let rustInBuild: (<T>(build: boolean | undefined, run: () => T) => T) | undefined;
+  let rustBuildChoices: (() => number) | undefined;
   // Python, a module-level definition: an attribute `x.name` names it only when `x` is bound by an import.
   let pythonModuleLevel = false;
   // Python, with definedIn: whether the name an import binds (`import pkg.defs as d`, `from pkg import defs`) is a module that
@@ -1505,6 +1509,8 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       rustTestTarget = (file) => resolver.rustTestTarget(file);
       rustOtherCrates = (file) => resolver.rustOtherCrates(file);
       rustInCrate = (root, run) => resolver.rustInCrate(root, run);
+      rustInBuild = (build, run) => resolver.rustInBuild(build, run);
+      rustBuildChoices = () => resolver.rustBuildChoices();
       rustPathReaches = (file, modulePath) => {
         // A path may start with a module a `use` binds (`use crate::net::conn;` / `{self}` / `as c`, then `conn::dial()`):
         // that segment stands for the `use`'s path (outside attack X50-04).
@@ -2006,11 +2012,15 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     }
     return answers.includes(definedInFile) ? definedInFile : answers.includes(undefined) ? undefined : answers[0];
   };
+  const choices = () => cfgChoices + (rustBuildChoices?.() ?? 0);
   const rustTypeHomeBuilds = (file: string, type: string, modulePath: string, line = 0, local = type, column = 0): string | undefined => {
-    const before = cfgChoices;
-    const answer = rustTypeHomeIn(file, type, modulePath, line, local, column);
-    if (cfgChoices === before || line === 0 || column === 0 || rustCfgAt(file, [line, column]) !== undefined) return answer;
-    const answers = [rustTypeHomeIn(file, type, modulePath, line, local, column, false), rustTypeHomeIn(file, type, modulePath, line, local, column, true)];
+    // (the reference's build decides the module files of cfg'd `mod` pairs too — X65-61)
+    const underTest = line > 0 && column > 0 ? rustCfgAt(file, [line, column]) : undefined;
+    const inBuild = (build: boolean | undefined) => (rustInBuild ? rustInBuild(build, () => rustTypeHomeIn(file, type, modulePath, line, local, column, build)) : rustTypeHomeIn(file, type, modulePath, line, local, column, build));
+    const before = choices();
+    const answer = inBuild(underTest);
+    if (choices() === before || underTest !== undefined || line === 0 || column === 0) return answer;
+    const answers = [inBuild(false), inBuild(true)];
     return answers.includes(definedInFile) ? definedInFile : answers.includes(undefined) ? undefined : answers[0];
   };
   // (the item `cfg` at a position of a file — its `#[cfg(…)]`/`#[test]` items', not its file's: true, false or neither)
@@ -2129,12 +2139,12 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       }
       visiting.add(key);
       const before = cuts;
-      const choicesBefore = cfgChoices;
+      const choicesBefore = choices();
       const found = lookupOnce(where, path, name, depth, publicOnly);
       visiting.delete(key);
       // (an answer cut short by a cycle is this walk's only)
       if (cuts === before) rustLookups.set(memoKey, found);
-      if (cuts === before && cfgChoices !== choicesBefore) cfgChoiceLookups.add(memoKey);
+      if (cuts === before && choices() !== choicesBefore) cfgChoiceLookups.add(memoKey);
       return found;
     };
     const lookupOnce = (where: string, path: readonly string[], name: string, depth: number, publicOnly: boolean): string | undefined | null => {

@@ -394,7 +394,72 @@ export class ModuleResolver {
       }
       this.rustPathAttributes.set(parent, attributes);
     }
+    // (a declaration per build — `#[cfg(test)] #[path = "mock_util.rs"] mod util;` + `#[cfg(not(test))] mod util;`, or
+    // `#[cfg_attr(test, path = "mock_util.rs")] mod util;` —: the build's file — X65-61)
+    const builds = this.rustBuildPaths(parent, name);
+    if (builds !== undefined) {
+      if (this.rustBuild !== undefined) return builds[this.rustBuild ? 1 : 0] ?? undefined;
+      this.rustBuildChoiceCount += 1;
+    }
     return attributes.get(name);
+  }
+
+  private readonly rustBuildDeclarations = new Map<string, Map<string, [string | null | undefined, string | null | undefined]>>();
+  /** Rust: the build lookups are asked in (rustInBuild), and how many build-dependent module files were met without one. */
+  private rustBuild: boolean | undefined;
+  private rustBuildChoiceCount = 0;
+
+  /**
+   * Rust: the `#[path]` of the module `name` of `parent` in the non-test and in the test build (null: the default
+   * file) when they differ — a cfg(test)/cfg(not(test)) pair of `mod name;` declarations, or a `cfg_attr(test, path = …)`
+   * / `cfg_attr(not(test), path = …)` —, else undefined (one file in both).
+   */
+  private rustBuildPaths(parent: string, name: string): [string | null | undefined, string | null | undefined] | undefined {
+    let declarations = this.rustBuildDeclarations.get(parent);
+    if (!declarations) {
+      declarations = new Map();
+      const text = this.input.readText?.(parent) ?? '';
+      if (text.includes('test')) {
+        for (const match of text.matchAll(/((?:#\[[^\]]*\]\s*)+)(?:pub(?:\s*\([^)]*\))?\s+)?mod\s+(?:r#)?([A-Za-z_][A-Za-z0-9_]*)\s*;/g)) {
+          const attributes = match[1]!;
+          if (!attributes.includes('test')) {
+            if (!declarations.has(match[2]!)) declarations.set(match[2]!, [undefined, undefined]);
+            const entry = declarations.get(match[2]!)!;
+            const path = /#\[\s*path\s*=\s*"([^"\\]+)"\s*\]/.exec(attributes)?.[1] ?? null;
+            if (entry[0] === undefined) entry[0] = path;
+            if (entry[1] === undefined) entry[1] = path;
+            continue;
+          }
+          const cfg = /#\[\s*cfg\s*\(\s*test\s*\)\s*\]/.test(attributes) ? true : /#\[\s*cfg\s*\(\s*not\s*\(\s*test\s*\)\s*\)\s*\]/.test(attributes) ? false : undefined;
+          const path = /#\[\s*path\s*=\s*"([^"\\]+)"\s*\]/.exec(attributes)?.[1] ?? null;
+          const testPath = /#\[\s*cfg_attr\s*\(\s*test\s*,\s*path\s*=\s*"([^"\\]+)"\s*\)\s*\]/.exec(attributes)?.[1];
+          const otherPath = /#\[\s*cfg_attr\s*\(\s*not\s*\(\s*test\s*\)\s*,\s*path\s*=\s*"([^"\\]+)"\s*\)\s*\]/.exec(attributes)?.[1];
+          if (!declarations.has(match[2]!)) declarations.set(match[2]!, [undefined, undefined]);
+          const entry = declarations.get(match[2]!)!;
+          if (cfg !== true && entry[0] === undefined) entry[0] = otherPath ?? path;
+          if (cfg !== false && entry[1] === undefined) entry[1] = testPath ?? path;
+        }
+      }
+      this.rustBuildDeclarations.set(parent, declarations);
+    }
+    const entry = declarations.get(name);
+    return entry !== undefined && entry[0] !== entry[1] ? entry : undefined;
+  }
+
+  /** Rust: `run`'s answer with the module files of cfg'd `mod` pairs taken in one build (undefined: both, as before). */
+  rustInBuild<T>(build: boolean | undefined, run: () => T): T {
+    const before = this.rustBuild;
+    this.rustBuild = build;
+    try {
+      return run();
+    } finally {
+      this.rustBuild = before;
+    }
+  }
+
+  /** Rust: how many build-dependent module files were met outside rustInBuild's one build (X65-61). */
+  rustBuildChoices(): number {
+    return this.rustBuildChoiceCount;
   }
 
   private rustChild(parent: string | undefined, dir: string, name: string): { file: string; dir: string } | undefined {
