@@ -1779,6 +1779,35 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(attribute.dir, 'new', 'src/mock_util.rs', true)).toEqual(['src/user.rs:3:20', 'src/user.rs:4:33']);
   });
 
+  it('Rust --defined-in: a module file\'s build passes down through `mod x;` files — `#[cfg(not(test))] pub mod real;` (or `#[cfg(test)]`) in lib.rs, a plain `pub mod deeper;` in real.rs: deeper.rs is in that build only and sees its `use` (outside round X65-22)', async () => {
+    const nonTest = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\n#[cfg(not(test))]\npub mod real;\n',
+        'src/real.rs': 'pub mod deeper;\n',
+        'src/real/deeper.rs': '#[cfg(test)]\nuse crate::util::Item;\n#[cfg(not(test))]\nuse crate::item::Item;\npub fn g() {\n    let _f = Item::new;\n}\n',
+      },
+    });
+    // = cargo (`check --all-targets`): with util.rs's `fn new` renamed, no error; with item.rs's, real/deeper.rs:6:20
+    expect(await definedInCallers(nonTest.dir, 'new', 'src/util.rs', true)).toEqual([]);
+    expect(await definedInCallers(nonTest.dir, 'new', 'src/item.rs', true)).toEqual(['src/real/deeper.rs:6:20']);
+    const test = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\n#[cfg(test)]\npub mod real;\n',
+        'src/real.rs': 'pub mod deeper;\n',
+        'src/real/deeper.rs': '#[cfg(not(test))]\nuse crate::util::Item;\n#[cfg(test)]\nuse crate::item::Item;\npub fn g() {\n    let _f = Item::new;\n}\n',
+      },
+    });
+    // = cargo: the mirror (`#[cfg(test)] pub mod real;`, deeper.rs `#[cfg(not(test))] use crate::util::Item; #[cfg(test)] use crate::item::Item;`)
+    expect(await definedInCallers(test.dir, 'new', 'src/util.rs', true)).toEqual([]);
+    expect(await definedInCallers(test.dir, 'new', 'src/item.rs', true)).toEqual(['src/real/deeper.rs:6:20']);
+  });
+
   it('Rust --defined-in: an inherent impl in another file than its type (`use crate::model::Item; impl Item { pub fn new… }` in imp.rs) is model.rs\'s Item\'s method — its callers name model.rs\'s Item; in the definition\'s file a `use` of the name is the type\'s, not the definition\'s by its name alone', async () => {
     const repo = await createTestRepo({
       files: {

@@ -1248,6 +1248,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   // (Rust: the root file of a file's crate, and whether that crate is an integration test's)
   let rustCrateOf: ((file: string) => string | undefined) | undefined;
   let rustTestTarget: ((file: string) => boolean) | undefined;
+  let rustModuleBuild: ((file: string) => boolean | undefined) | undefined;
   // (Rust: the other crates a file is a module of, and an answer asked in one of them — X65-23)
   let rustOtherCrates: ((file: string) => string[]) | undefined;
   let rustInCrate: (<T>(root: string, run: () => T) => T) | undefined;
@@ -1507,6 +1508,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       rustPathEnd = (file, raw) => resolver.rustPathEnd(file, raw);
       rustCrateOf = (file) => resolver.rustCrateOf(file);
       rustTestTarget = (file) => resolver.rustTestTarget(file);
+      rustModuleBuild = (file) => resolver.rustModuleBuild(file);
       rustOtherCrates = (file) => resolver.rustOtherCrates(file);
       rustInCrate = (root, run) => resolver.rustInCrate(root, run);
       rustInBuild = (build, run) => resolver.rustInBuild(build, run);
@@ -1948,8 +1950,9 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   const rustFileCfg = (file: string): boolean | undefined => {
     if (fileCfgMemo.has(file)) return fileCfgMemo.get(file);
     fileCfgMemo.set(file, undefined);
-    // (an integration test's files: cargo builds them under test only — X65-38)
-    let answer: boolean | undefined = rustTestTarget?.(file) ? true : undefined;
+    // (an integration test's files: cargo builds them under test only — X65-38; a module file's build passes down
+    // through the plain `mod x;` below a cfg'd one — X65-22)
+    let answer: boolean | undefined = rustTestTarget?.(file) ? true : rustModuleBuild?.(file);
     for (const item of rustResolve ? loadedFiles.values() : []) {
       for (const raw of item.facts.imports) if (raw.modDecl && raw.cfgTest !== undefined && rustResolve!(item.entry.file, raw).includes(file)) answer = raw.cfgTest || answer === true;
     }

@@ -420,7 +420,7 @@ export class ModuleResolver {
       declarations = new Map();
       const text = this.input.readText?.(parent) ?? '';
       if (text.includes('test')) {
-        for (const match of text.matchAll(/((?:#\[[^\]]*\]\s*)+)(?:pub(?:\s*\([^)]*\))?\s+)?mod\s+(?:r#)?([A-Za-z_][A-Za-z0-9_]*)\s*;/g)) {
+        for (const match of text.matchAll(/((?:#\[[^\]]*\]\s*)*)(?:pub(?:\s*\([^)]*\))?\s+)?\bmod\s+(?:r#)?([A-Za-z_][A-Za-z0-9_]*)\s*;/g)) {
           const attributes = match[1]!;
           if (!attributes.includes('test')) {
             if (!declarations.has(match[2]!)) declarations.set(match[2]!, [undefined, undefined]);
@@ -444,6 +444,39 @@ export class ModuleResolver {
     }
     const entry = declarations.get(name);
     return entry !== undefined && entry[0] !== entry[1] ? entry : undefined;
+  }
+
+  private readonly rustModuleBuilds = new Map<string, boolean | undefined>();
+
+  /**
+   * Rust: whether a module file is in the test build only (true), the non-test build only (false) or both (undefined) by
+   * the `mod x;` declarations above it — `#[cfg(not(test))] pub mod real;` in lib.rs, then a plain `pub mod deeper;` in
+   * real.rs: deeper.rs is non-test only (X65-22). Its parent is the module file its directory belongs to (x.rs, x/mod.rs,
+   * a crate root beside it); a file whose parent declares it under another name (`#[path]`) or is not found: undefined.
+   */
+  rustModuleBuild(file: string): boolean | undefined {
+    if (this.rustModuleBuilds.has(file)) return this.rustModuleBuilds.get(file);
+    this.rustModuleBuilds.set(file, undefined);
+    let answer: boolean | undefined;
+    if (!this.rustTargetRoot(file) && file.endsWith('.rs')) {
+      const dir = posix.dirname(file) === '.' ? '' : posix.dirname(file);
+      const stem = posix.basename(file, '.rs');
+      const name = stem === 'mod' ? posix.basename(dir) : stem;
+      const parentDir = stem === 'mod' ? (posix.dirname(dir) === '.' ? '' : posix.dirname(dir)) : dir;
+      const prefix = parentDir === '' ? '' : `${parentDir}/`;
+      const candidates = [...(parentDir === '' ? [] : [`${parentDir}.rs`]), `${prefix}mod.rs`, `${prefix}lib.rs`, `${prefix}main.rs`];
+      const parent = candidates.find((candidate) => this.has(candidate) && this.rustChild(candidate, this.rustModuleDir(candidate), name)?.file === file && this.rustModDeclarations(candidate).includes(name));
+      if (parent !== undefined) {
+        this.rustBuildPaths(parent, name);
+        const entry = this.rustBuildDeclarations.get(parent)?.get(name);
+        const up = this.rustModuleBuild(parent);
+        const nonTest = (entry === undefined || entry[0] !== undefined) && up !== true;
+        const test = (entry === undefined || entry[1] !== undefined) && up !== false;
+        answer = nonTest && !test ? false : test && !nonTest ? true : undefined;
+      }
+    }
+    this.rustModuleBuilds.set(file, answer);
+    return answer;
   }
 
   /** Rust: `run`'s answer with the module files of cfg'd `mod` pairs taken in one build (undefined: both, as before). */
