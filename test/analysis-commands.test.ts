@@ -1808,6 +1808,21 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(test.dir, 'new', 'src/item.rs', true)).toEqual(['src/real/deeper.rs:6:20']);
   });
 
+  it('Rust --defined-in: `<Self as Tr>::Item::new()` / `<Z as Tr>::Item::new()` is the associated type of the impl of Tr for that type (`type Item = crate::item::Item;`), not the module\'s `Item` (outside round X65-04)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\nuse crate::util::Item;\npub trait Tr {\n    type Item;\n    fn go() -> u32;\n}\npub struct Z;\nimpl Tr for Z {\n    type Item = crate::item::Item;\n    fn go() -> u32 {\n        let _ = <Self as Tr>::Item::new();\n        let _ = <Z as Tr>::Item::new();\n        let _: <Self as Tr>::Item = <Self as Tr>::Item::new();\n        0\n    }\n}\npub fn f() {\n    let _ = <Z as Tr>::Item::new();\n    let _ = Item::new(1);\n}\n',
+      },
+    });
+    // = cargo (`check --all-targets`): with util.rs's `fn new` renamed, an error at lib.rs:20:19 only; with item.rs's, at
+    // lib.rs:12:37, 13:34, 14:57 and 19:30
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/lib.rs:20:19']);
+    expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/lib.rs:12:37', 'src/lib.rs:13:34', 'src/lib.rs:14:57', 'src/lib.rs:19:30']);
+  });
+
   it('Rust --defined-in: an inherent impl in another file than its type (`use crate::model::Item; impl Item { pub fn new… }` in imp.rs) is model.rs\'s Item\'s method — its callers name model.rs\'s Item; in the definition\'s file a `use` of the name is the type\'s, not the definition\'s by its name alone', async () => {
     const repo = await createTestRepo({
       files: {

@@ -2412,6 +2412,28 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     if (named[1] !== '' && rustTraitFamily().has(trait)) return rustTraitHomeOk(file, trait, path, line);
     return new RegExp(`^(?:${rustTraitNamesIn(file)})$`).test(trait);
   };
+  // (`<Self as Tr>::Item::new()`, `<Z as Tr>::Item::new()`: the associated type `Item` of the impl of Tr for that type —
+  // its `type Item = crate::item::Item;` —, not the module's `Item`; undefined when no such impl or alias is read: X65-04)
+  const rustProjected = (file: string, before: string, line: number, column: number): boolean | undefined => {
+    const projected = /<\s*([A-Za-z_][A-Za-z0-9_]*)\s+as\s+(?:[A-Za-z_][A-Za-z0-9_]*\s*::\s*)*([A-Za-z_][A-Za-z0-9_]*)\s*(?:<[^<>]*>\s*)?>\s*::\s*([A-Za-z_][A-Za-z0-9_]*)\s*::\s*$/.exec(before);
+    if (!projected || !rustContainers.has(projected[3]!)) return undefined;
+    const [, self, trait, assoc] = projected as unknown as [string, string, string, string];
+    const impls: Array<{ file: string; span: ImportSpan }> = [];
+    if (self === 'Self') {
+      let inner: { span: ImportSpan; trait?: string } | undefined;
+      for (const impl of loadedFiles.get(file)?.facts.rustImpls ?? []) if (spanHolds(impl.span, [line, column]) && (!inner || impl.span[0] > inner.span[0] || (impl.span[0] === inner.span[0] && impl.span[1] > inner.span[1]))) inner = impl;
+      if (inner?.trait === trait) impls.push({ file, span: inner.span });
+    } else {
+      for (const item of loadedFiles.values()) for (const impl of item.facts.rustImpls ?? []) if (impl.trait === trait && impl.type === self) impls.push({ file: item.entry.file, span: impl.span });
+    }
+    for (const impl of impls.sort((a, b) => Number(b.file === file) - Number(a.file === file))) {
+      const alias = rustLocalsNamed(impl.file, assoc).find((entry) => entry.assoc === true && entry.kind === 'alias' && spanHolds(impl.span, [entry.line, entry.column]));
+      if (!alias) continue;
+      const home = rustAliasTarget(impl.file, alias);
+      return home === undefined ? undefined : isDefinitionHome(home, assoc);
+    }
+    return undefined;
+  };
   const rustValueDefinition = definerSymbols.some((def) => def.name === symbol && (def.kind === 'function' || def.kind === 'method' || def.kind === 'macro' || def.kind === 'constant' || def.kind === 'variable')) && !definerSymbols.some((def) => def.name === symbol && (def.kind === 'module' || def.kind === 'struct' || def.kind === 'enum' || def.kind === 'trait' || def.kind === 'type'));
   // (a child module of a module redefining the macro, declared after the redefinition: X59-06)
   // (one answer per redefining module and child: its text is read once)
@@ -2451,7 +2473,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
         : modulePath === undefined
           ? imported
           : modulePath === null
-            ? (rustAsTrait(reference.file, before, reference.line) ?? (imported || memberAnywhere))
+            ? (rustProjected(reference.file, before, reference.line, reference.column) ?? rustAsTrait(reference.file, before, reference.line) ?? (imported || memberAnywhere))
             : // `W::make()`, `crate::defs::W::make()`: a type's associated function (types are CamelCase, modules snake_case) —
               // the definition's type's, `Self`'s or a trait's (`Tr::make`), not another type's (`MemoryStore::new()` is no
               // use of `Item::new`: outside round X54-08)
