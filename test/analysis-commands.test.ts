@@ -1823,6 +1823,23 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/lib.rs:12:37', 'src/lib.rs:13:34', 'src/lib.rs:14:57', 'src/lib.rs:19:30']);
   });
 
+  it('Rust --defined-in: `super::Item` and `use super::*;` in a module file whose parent is an inline module of another file (`pub mod inner { use crate::util::Item; mod tests2; }` in src/m/mod.rs) are that inline module\'s, its private `use` included (outside round X65-25)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod m;\n',
+        'src/m/mod.rs': 'pub mod inner {\n    use crate::util::Item;\n    mod tests2;\n    pub fn v() {\n        let _f = Item::new;\n    }\n}\n',
+        'src/m/inner/tests2.rs': 'use super::*;\npub fn t() {\n    let _ = Item::new(1);\n    let _ = super::Item::new(2);\n}\n',
+      },
+    });
+    // = cargo (`check --all-targets`): with util.rs's `fn new` renamed, errors at m/inner/tests2.rs:3:19, 4:26 and m/mod.rs:5:24;
+    // with item.rs's, none
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/m/inner/tests2.rs:3:19', 'src/m/inner/tests2.rs:4:26', 'src/m/mod.rs:5:24']);
+    expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual([]);
+  });
+
   it('Rust --defined-in: an inherent impl in another file than its type (`use crate::model::Item; impl Item { pub fn new… }` in imp.rs) is model.rs\'s Item\'s method — its callers name model.rs\'s Item; in the definition\'s file a `use` of the name is the type\'s, not the definition\'s by its name alone', async () => {
     const repo = await createTestRepo({
       files: {

@@ -2219,7 +2219,9 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       if (!end) return '';
       if (end.rest.length <= 1) return end.file === definedInFile ? (home(end.file) ?? definedInFile) : (lookupIn(end.file, [], type, 0, false) ?? undefined);
       // (`crate::item::a::Item`: an inline module of item.rs — X63-03)
-      return lookupIn(end.file, end.rest.slice(0, -1), type, 0, true) ?? undefined;
+      // (`super::Item` in a module file of an inline `mod inner { use crate::util::Item; mod tests2; }`: a module around
+      // the reference — its private `use`s too, like `use super::*;` — X65-25)
+      return lookupIn(end.file, end.rest.slice(0, -1), type, 0, !segments.every((segment) => segment === 'super' || segment === 'self')) ?? undefined;
     }
     // (`local`: the file's own name for the type by a renaming `use crate::item::Item as It;` — the module that `use`
     // names decides, not an item of the file named like the type: outside round X59-04)

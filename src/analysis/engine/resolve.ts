@@ -556,15 +556,17 @@ export class ModuleResolver {
     const written = [...segments, ...(raw.names[0]?.imported.split('::').filter((part) => part !== '*') ?? [])];
     const full = written[0] === '' && written.length > 1 ? written.slice(1) : written;
     const end = this.rustWalk(from, raw, full);
-    return end ? { file: end.file, rest: full.slice(end.index) } : undefined;
+    return end ? { file: end.file, rest: [...(end.inline ?? []), ...full.slice(end.index)] } : undefined;
   }
 
-  private rustWalk(from: string, raw: RawImport, path: string[]): { file: string; index: number } | undefined {
+  private rustWalk(from: string, raw: RawImport, path: string[]): { file: string; index: number; inline?: string[] } | undefined {
     // (`::cr::item::Item`: the 2018 extern-crate path — a crate's name follows: X63-15)
     const full = path[0] === '' && path.length > 1 ? path.slice(1) : path;
     let dir: string | undefined;
     let index = 0;
     let file: string | undefined;
+    // (the inline modules of `file` the path's `super` climbed into: `mod inner { mod tests2; }` in src/m/mod.rs)
+    let inlineUp: string[] = [];
     if (full[0] === 'crate') {
       const root = this.rustCrateRoot(from);
       if (root === undefined) return undefined;
@@ -586,6 +588,16 @@ export class ModuleResolver {
           // (climbing out to the crate root's directory: that root — tests/it.rs for `super` in tests/common/mod.rs, X64-08)
           const root = this.rustCrateRoot(from);
           file = root !== undefined && root.dir === parentDir ? root.file : (this.rustModuleFile(posix.dirname(parentDir === '' ? '.' : parentDir).replace(/^\.$/, ''), posix.basename(parentDir)) ?? this.rustCrateRootFile(parentDir));
+          inlineUp = [];
+          // (no module file there: the parent is an inline module of a file above — `pub mod inner { mod tests2; }` in
+          // src/m/mod.rs: `super::Item` in src/m/inner/tests2.rs is that inline module's — X65-25)
+          for (let up = parentDir, names: string[] = []; file === undefined && up !== ''; ) {
+            names.unshift(posix.basename(up));
+            const above = posix.dirname(up) === '.' ? '' : posix.dirname(up);
+            file = root !== undefined && root.dir === above ? root.file : (this.rustModuleFile(posix.dirname(above === '' ? '.' : above).replace(/^\.$/, ''), posix.basename(above)) ?? this.rustCrateRootFile(above));
+            if (file !== undefined) inlineUp = [...names];
+            up = above;
+          }
           dir = parentDir;
         }
         index += 1;
@@ -619,8 +631,9 @@ export class ModuleResolver {
       if (!next) break;
       file = next.file;
       dir = next.dir;
+      inlineUp = [];
     }
-    return file ? { file, index } : undefined;
+    return file ? { file, index, ...(inlineUp.length > 0 ? { inline: inlineUp } : {}) } : undefined;
   }
 
   /**
