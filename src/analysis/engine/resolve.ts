@@ -363,10 +363,17 @@ export class ModuleResolver {
     return tree;
   }
 
-  /** Rust: the names of the `mod x;` declarations in a file's text. */
+  private readonly rustModNames = new Map<string, string[]>();
+
+  /** Rust: the names of the `mod x;` declarations in a file's text (read once per file). */
   private rustModDeclarations(file: string): string[] {
-    const text = this.input.readText?.(file) ?? '';
-    return text.includes('mod') ? [...text.matchAll(/\bmod\s+(?:r#)?([A-Za-z_][A-Za-z0-9_]*)\s*;/g)].map((match) => match[1]!) : [];
+    let names = this.rustModNames.get(file);
+    if (!names) {
+      const text = this.input.readText?.(file) ?? '';
+      names = text.includes('mod') ? [...text.matchAll(/\bmod\s+(?:r#)?([A-Za-z_][A-Za-z0-9_]*)\s*;/g)].map((match) => match[1]!) : [];
+      this.rustModNames.set(file, names);
+    }
+    return names;
   }
 
   /** Rust: whether a module file `parent` declares the module file `child` by a `mod x;` of its own. */
