@@ -1840,6 +1840,21 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual([]);
   });
 
+  it('Rust --defined-in: a generic parameter\'s associated type bound in its item — `fn f<T: Tr<Item = crate::util::Item>>()` — is the bound type for `T::Item::new()` and `<T as Tr>::Item::new()`; `<Z as Tr>::Item` is the impl\'s (outside round X65-51)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\nuse crate::item::Item;\npub trait Tr {\n    type Item;\n}\npub struct Z;\nimpl Tr for Z {\n    type Item = crate::util::Item;\n}\npub fn f<T: Tr<Item = crate::util::Item>>() {\n    let _ = T::Item::new(1);\n    let _ = <T as Tr>::Item::new(2);\n    let _ = <Z as Tr>::Item::new(3);\n    let _ = Item::new();\n}\n',
+      },
+    });
+    // = cargo (`check --all-targets`): with util.rs's `fn new` renamed, errors at lib.rs:12:22, 13:30 and 14:30; with item.rs's,
+    // at lib.rs:15:19
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/lib.rs:12:22', 'src/lib.rs:13:30', 'src/lib.rs:14:30']);
+    expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/lib.rs:15:19']);
+  });
+
   it('Rust --defined-in: an inherent impl in another file than its type (`use crate::model::Item; impl Item { pub fn new… }` in imp.rs) is model.rs\'s Item\'s method — its callers name model.rs\'s Item; in the definition\'s file a `use` of the name is the type\'s, not the definition\'s by its name alone', async () => {
     const repo = await createTestRepo({
       files: {

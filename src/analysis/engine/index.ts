@@ -2206,6 +2206,9 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
         const innermost = associated.sort(byStart)[0];
         if (innermost) return localHome(innermost.entry);
       }
+      // (`T::Item::new()` with a generic parameter bounded `T: Tr<Item = crate::util::Item>`: the binding's type — X65-51)
+      const binding = line > 0 ? rustParamBinding(file, qualifier, type, at) : undefined;
+      if (binding !== undefined) return binding;
       if (qualifier === 'Self' || !rustResolve || !rustPathEnd) return undefined;
       const segments = qualifier.split('::');
       // (`super::Item::new()` in `mod tests`: from that module — X63-02; `a::Item` through an inline `mod a`: X63-03)
@@ -2414,6 +2417,18 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     if (named[1] !== '' && rustTraitFamily().has(trait)) return rustTraitHomeOk(file, trait, path, line);
     return new RegExp(`^(?:${rustTraitNamesIn(file)})$`).test(trait);
   };
+  // (a generic parameter's associated type bound in its item — `fn f<T: Tr<Item = crate::util::Item>>()`, a `where`
+  // clause —: the file defining the bound type, from the parameter's place; undefined when `param` is no generic
+  // parameter around the position or binds no `name =`: X65-51)
+  const rustParamBinding = (file: string, param: string, name: string, at: [number, number]): string | undefined => {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(param)) return undefined;
+    const entry = rustLocalsNamed(file, param).find((candidate) => candidate.kind === 'param' && candidate.assoc !== true && spanHolds(candidate.span!, at));
+    if (!entry) return undefined;
+    const text = (lines.get(file) ?? []).slice(entry.span![0] - 1, entry.span![2]).join('\n');
+    const binding = new RegExp(`(?<![\\w:])${param}\\s*:[^{;]*?(?<![\\w:])${name}\\s*=\\s*((?:[A-Za-z_][A-Za-z0-9_]*::)*([A-Za-z_][A-Za-z0-9_]*))`).exec(text);
+    if (!binding) return undefined;
+    return rustTypeHome(file, binding[2]!, binding[1]!, entry.line, binding[2]!, entry.column);
+  };
   // (`<Self as Tr>::Item::new()`, `<Z as Tr>::Item::new()`: the associated type `Item` of the impl of Tr for that type —
   // its `type Item = crate::item::Item;` —, not the module's `Item`; undefined when no such impl or alias is read: X65-04)
   const rustProjected = (file: string, before: string, line: number, column: number): boolean | undefined => {
@@ -2427,6 +2442,10 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       if (inner?.trait === trait) impls.push({ file, span: inner.span });
     } else {
       for (const item of loadedFiles.values()) for (const impl of item.facts.rustImpls ?? []) if (impl.trait === trait && impl.type === self) impls.push({ file: item.entry.file, span: impl.span });
+    }
+    if (impls.length === 0 && self !== 'Self') {
+      const bound = rustParamBinding(file, self, assoc, [line, column]);
+      if (bound !== undefined) return isDefinitionHome(bound, assoc);
     }
     for (const impl of impls.sort((a, b) => Number(b.file === file) - Number(a.file === file))) {
       const alias = rustLocalsNamed(impl.file, assoc).find((entry) => entry.assoc === true && entry.kind === 'alias' && spanHolds(impl.span, [entry.line, entry.column]));
