@@ -2090,7 +2090,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 40;
+const factsFormat = 41;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {
