@@ -1946,16 +1946,27 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     return answer;
   };
   // (a module file declared by a `#[cfg(test)] mod tests;` of a file read — or a `#[cfg(not(test))]` one: every line's)
+  // (every cfg'd `mod` declaration of the files read resolved once, to an index by the file it declares — not every
+  // declaration resolved again for each file asked about: 2,000 `#[cfg(test)] mod tests;` files, X65-64)
+  let fileCfgIndex: Map<string, boolean> | undefined;
   const fileCfgMemo = new Map<string, boolean | undefined>();
   const rustFileCfg = (file: string): boolean | undefined => {
     if (fileCfgMemo.has(file)) return fileCfgMemo.get(file);
     fileCfgMemo.set(file, undefined);
+    if (!fileCfgIndex) {
+      fileCfgIndex = new Map();
+      for (const item of rustResolve ? loadedFiles.values() : []) {
+        for (const raw of item.facts.imports) {
+          if (!raw.modDecl || raw.cfgTest === undefined) continue;
+          for (const target of new Set(rustResolve!(item.entry.file, raw))) fileCfgIndex.set(target, raw.cfgTest || fileCfgIndex.get(target) === true);
+        }
+      }
+    }
     // (an integration test's files: cargo builds them under test only — X65-38; a module file's build passes down
     // through the plain `mod x;` below a cfg'd one — X65-22)
-    let answer: boolean | undefined = rustTestTarget?.(file) ? true : rustModuleBuild?.(file);
-    for (const item of rustResolve ? loadedFiles.values() : []) {
-      for (const raw of item.facts.imports) if (raw.modDecl && raw.cfgTest !== undefined && rustResolve!(item.entry.file, raw).includes(file)) answer = raw.cfgTest || answer === true;
-    }
+    const base: boolean | undefined = rustTestTarget?.(file) ? true : rustModuleBuild?.(file);
+    const indexed = fileCfgIndex.get(file);
+    const answer = indexed === undefined ? base : indexed || base === true;
     fileCfgMemo.set(file, answer);
     return answer;
   };
