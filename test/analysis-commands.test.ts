@@ -2101,6 +2101,137 @@ describe('detect-cascades', () => {
     expect(performance.now() - started).toBeLessThan(5_000);
   }, 120_000);
 
+  it('Rust --defined-in: a facade that does not name the method is read from its syntax tree — a prelude glob `pub use crate::item::*;`, `#[doc(inline)] pub use …` on one line, a `pub use crate::item::{ Item, };` over lines (X65-47)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod prelude;\npub mod p2;\npub mod p3;\npub mod user;\n',
+        'src/p2.rs': '#[doc(inline)] pub use crate::item::Item;\n',
+        'src/p3.rs': 'pub use crate::item::{\n    Item,\n};\n',
+        'src/prelude.rs': 'pub use crate::item::*;\n',
+        'src/user.rs': 'pub fn f() {\n    let _ = crate::prelude::Item::new();\n    let _ = crate::p2::Item::new();\n    let _ = crate::p3::Item::new();\n}\npub mod g {\n    use crate::prelude::*;\n    pub fn h() {\n        let _ = Item::new();\n    }\n}\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+      },
+    });
+    // = cargo (rename `fn new` in util.rs: nothing; in item.rs: these four)
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual([]);
+    expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/user.rs:2:35', 'src/user.rs:3:30', 'src/user.rs:4:30', 'src/user.rs:9:23']);
+  });
+
+  it('Rust --defined-in: an unloaded file\'s inline modules — `crate::m::n::Item`, a glob of `m::n`, an indented alias in `mod a { mod b { … } }`, a re-export in `pub mod n` that is not the file\'s own (X65-18/19)', async () => {
+    const c04 = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod m;\npub mod user;\npub mod a {\n    pub type Item = super::util::Item;\n    pub mod b {\n        pub type Item = super::super::item::Item;\n    }\n}\n',
+        'src/m.rs': 'pub type Item = crate::util::Item;\npub mod n {\n    pub type Item = crate::item::Item;\n}\n',
+        'src/user.rs': 'use crate::m::Item as X;\nuse crate::m::n::*;\npub fn f() {\n    let _ = X::new(1);\n    let _ = Item::new();\n    let _ = crate::a::Item::new(2);\n    let _ = crate::a::b::Item::new();\n    let _ = crate::m::n::Item::new();\n    let _ = super::m::Item::new(3);\n}\npub mod inner {\n    use crate::a::*;\n    pub fn g() {\n        let _ = Item::new(4);\n        let _ = b::Item::new();\n        let _ = self::super::X::new(5);\n    }\n}\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+      },
+    });
+    // = cargo (rename util.rs's `fn new`)
+    expect(await definedInCallers(c04.dir, 'new', 'src/util.rs', true)).toEqual(['src/user.rs:4:16', 'src/user.rs:6:29', 'src/user.rs:9:29', 'src/user.rs:14:23', 'src/user.rs:16:33']);
+    const c05 = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod m;\npub mod user;\n',
+        'src/m.rs': 'pub mod n {\n    pub use crate::item::Item;\n}\npub use crate::util::Item;\n',
+        'src/user.rs': 'pub fn f() {\n    let _ = crate::m::Item::new(1);\n    let _ = crate::m::n::Item::new();\n}\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+      },
+    });
+    // = cargo, both ways
+    expect(await definedInCallers(c05.dir, 'new', 'src/util.rs', true)).toEqual(['src/user.rs:2:29']);
+    expect(await definedInCallers(c05.dir, 'new', 'src/item.rs', true)).toEqual(['src/user.rs:3:32']);
+  });
+
+  it('Rust --defined-in: an unloaded facade\'s grouped re-export `pub use crate::item::{self as it, Item};` and `pub use crate::{item::Item as Other, util::Item};` (X65-29)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod m;\npub mod n;\npub mod o;\npub mod user;\n',
+        'src/m.rs': 'pub use crate::item::{self as it, Item};\n',
+        'src/n.rs': 'mod inner {\n    pub use crate::item::Item;\n}\npub use self::inner::Item;\n',
+        'src/o.rs': 'pub use crate::{item::Item as Other, util::Item};\n',
+        'src/user.rs': 'pub fn f() {\n    let _ = crate::m::Item::new();\n    let _ = crate::n::Item::new();\n    let _ = crate::o::Item::new(1);\n    let _ = crate::o::Other::new();\n}\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+      },
+    });
+    // = cargo (rename util.rs's `fn new`)
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/user.rs:4:29']);
+  });
+
+  it('Rust --defined-in: a glob of a module without the name, or a glob cycle, before the glob that has it — the next glob decides (X65-06/49)', async () => {
+    const a06 = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/a.rs': 'pub use crate::b::*;\n',
+        'src/b.rs': 'pub use crate::a::*;\n',
+        'src/c.rs': 'pub use crate::d::*;\npub use crate::util::Item;\n',
+        'src/d.rs': 'pub use crate::c::*;\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod a;\npub mod b;\npub mod c;\npub mod d;\npub mod user;\n',
+        'src/user.rs': 'use crate::a::*;\nuse crate::item::*;\npub fn f() {\n    let _ = Item::new();\n}\npub mod m {\n    use crate::b::*;\n    use crate::d::*;\n    pub fn g() {\n        let _ = Item::new(1);\n        let _ = crate::d::Item::new(2);\n    }\n}\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+      },
+    });
+    // = cargo, both ways: the a↔b glob cycle binds no `Item`; user.rs:4 is item.rs's
+    expect(await definedInCallers(a06.dir, 'new', 'src/util.rs', true)).toEqual(['src/user.rs:10:23', 'src/user.rs:11:33']);
+    expect(await definedInCallers(a06.dir, 'new', 'src/item.rs', true)).toEqual(['src/user.rs:4:19']);
+    const a06c = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/a.rs': 'pub use crate::b::*;\n',
+        'src/b.rs': 'pub fn z() {}\n',
+        'src/c.rs': 'pub use crate::d::*;\npub use crate::util::Item;\n',
+        'src/d.rs': 'pub use crate::c::*;\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod a;\npub mod b;\npub mod c;\npub mod d;\npub mod user;\n',
+        'src/user.rs': 'use crate::b::*;\nuse crate::item::*;\npub fn f() {\n    let _ = Item::new();\n}\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+      },
+    });
+    expect(await definedInCallers(a06c.dir, 'new', 'src/util.rs', true)).toEqual([]);
+    expect(await definedInCallers(a06c.dir, 'new', 'src/item.rs', true)).toEqual(['src/user.rs:4:19']);
+    const a18 = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/a.rs': '// new\npub use crate::b::*;\npub use crate::util::*;\n',
+        'src/b.rs': '// new\npub use crate::a::*;\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod a;\npub mod b;\npub mod user;\n',
+        'src/user.rs': 'use crate::a::*;\npub fn f() {\n    let _ = Item::new(1);\n}\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+      },
+    });
+    // (a's `Item` comes from its second glob, `crate::util::*`, after the cycle through b is cut)
+    expect(await definedInCallers(a18.dir, 'new', 'src/util.rs', true)).toEqual(['src/user.rs:3:19']);
+    expect(await definedInCallers(a18.dir, 'new', 'src/item.rs', true)).toEqual([]);
+  });
+
+  it('Rust --defined-in: a chain of 1,500 facade files that do not name the method, `pub use crate::f{i-1}::Item;` each, is followed once per file — right both ways past 1,000 hops, in linear time (X65-48)', async () => {
+    const count = 1_500;
+    const files: Record<string, string> = {
+      'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+      'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+      'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+      'src/f0.rs': 'pub use crate::util::Item;\n',
+      'src/lib.rs': `pub mod item;\npub mod util;\npub mod user;\n${Array.from({ length: count }, (_, index) => `pub mod f${index};\n`).join('')}`,
+      // (the deepest first: no shorter chain is known when it is walked)
+      'src/user.rs': `pub fn g() {\n${Array.from({ length: count / 5 }, (_, index) => `    let _ = crate::f${count - 1 - 5 * index}::Item::new(${index});\n`).join('')}}\n`,
+    };
+    for (let index = 1; index < count; index += 1) files[`src/f${index}.rs`] = `pub use crate::f${index - 1}::Item;\n`;
+    const repo = await createTestRepo({ files });
+    // = cargo (p04 of X65: every reference is util.rs's `Item`)
+    expect((await definedInCallers(repo.dir, 'new', 'src/util.rs')).length).toBe(count / 5);
+    const started = performance.now();
+    expect(await definedInCallers(repo.dir, 'new', 'src/item.rs')).toEqual([]);
+    expect(performance.now() - started).toBeLessThan(5_000);
+  }, 120_000);
+
   it('Rust --defined-in: a workspace sibling crate by its path — `a::util::Item::new(2)`, `::a::util::…`, `a::Item::new(5)`, `use a::util;` then `util::Item::new(7)` — and a renamed dependency (`alpha.workspace = true`, `alpha = { path = "a", package = "a" }`); a local `mod a` shadows the dependency `a` (X64-11)', async () => {
     const repo = await createTestRepo({
       files: {

@@ -784,6 +784,8 @@ interface LangTools {
 }
 
 const tools = new Map<Lang, Promise<LangTools>>();
+/** The languages whose tools are loaded: what {@link extractFactsNow} can parse without waiting. */
+const readyTools = new Map<Lang, LangTools>();
 
 function langTools(lang: Lang): Promise<LangTools> {
   let loading = tools.get(lang);
@@ -791,12 +793,14 @@ function langTools(lang: Lang): Promise<LangTools> {
     loading = (async () => {
       const QueryClass = await queryClass();
       const language = await loadLanguage(lang);
-      return {
+      const loaded: LangTools = {
         parser: await createParser(lang),
         identifiers: new QueryClass(language, identifierQuery[lang]),
         imports: new QueryClass(language, importQuery[lang]),
         bindings: new QueryClass(language, bindingQuery[lang]),
       };
+      readyTools.set(lang, loaded);
+      return loaded;
     })();
     loading.catch(() => tools.delete(lang));
     tools.set(lang, loading);
@@ -831,7 +835,22 @@ export type ExtractPart = { imports: true } | { refsFor: readonly string[] };
 
 /** Parses `source` as `lang` and extracts its facts (or the `part` of them asked for). */
 export async function extractFacts(lang: Lang, source: string, part?: ExtractPart): Promise<FileFacts> {
-  const { parser, identifiers, imports: importsQuery, bindings } = await langTools(lang);
+  return extractWith(await langTools(lang), lang, source, part);
+}
+
+/** Loads `lang`'s tools (grammar, queries) if not loaded yet: then {@link extractFactsNow} parses it. */
+export async function loadLanguageTools(lang: Lang): Promise<void> {
+  await langTools(lang);
+}
+
+/** {@link extractFacts} without waiting: undefined when `lang`'s tools are not loaded yet. */
+export function extractFactsNow(lang: Lang, source: string, part?: ExtractPart): FileFacts | undefined {
+  const ready = readyTools.get(lang);
+  return ready ? extractWith(ready, lang, source, part) : undefined;
+}
+
+function extractWith(ready: LangTools, lang: Lang, source: string, part?: ExtractPart): FileFacts {
+  const { parser, identifiers, imports: importsQuery, bindings } = ready;
   const tree = parser.parse(source);
   if (!tree) throw new Error('tree-sitter returned no tree');
   try {

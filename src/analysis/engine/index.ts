@@ -11,7 +11,7 @@
 import { lstatSync } from 'node:fs';
 import path from 'node:path';
 import { cacheDir, cacheHoldsFacts, cacheReader, type CacheReader, flushPendingCache, readGraphPack, readTreePack, scheduleCacheFlush, treePackKey, writeCached, writeGraphPack, writeTreePack, type GraphPack, type HeadEntry } from './cache.js';
-import { decodeRefs, goAssumedName, rustTestItems, type ExtractPart, type FileFacts, type ImportSpan, type RawRef, type RefFlag, type RustLocal, type RustTestItems } from './extract.js';
+import { decodeRefs, extractFactsNow, goAssumedName, loadLanguageTools, rustTestItems, type ExtractPart, type FileFacts, type ImportSpan, type RawRef, type RefFlag, type RustLocal, type RustTestItems } from './extract.js';
 import { languageOf } from './grammars.js';
 import { extractMany, poolSize } from './parse-pool.js';
 import { onlyInLiterals } from './lexical.js';
@@ -183,6 +183,35 @@ async function loadFacts(context: RepoContext, entries: readonly RepoFile[], sta
   return result;
 }
 
+/**
+ * One entry's facts at once, without waiting ({@link loadFacts} for a file found in the middle of a synchronous walk —
+ * a Rust facade a lookup reaches): from the cache, or parsed (and stored) on a miss when its language's tools are
+ * loaded; undefined otherwise (or unreadable, or too large to parse).
+ */
+function factsNow(context: RepoContext, entry: RepoFile, part: ExtractPart): FileFacts | undefined {
+  const dir = cacheDir(context.commonDir);
+  const useMemory = currentScope().memory;
+  const partKey = memoryKey(entry.blob, partLang(entry.lang, part));
+  const known = useMemory ? (memory.get(memoryKey(entry.blob, entry.lang))?.facts ?? memory.get(partKey)?.facts) : undefined;
+  if (known) return known;
+  const reader = readerOf(dir);
+  const full = reader.read(entry.blob, entry.lang);
+  const read = full ?? reader.read(entry.blob, partLang(entry.lang, part));
+  if (read) {
+    if (useMemory) memory.update(full ? memoryKey(entry.blob, entry.lang) : partKey, { facts: read }, factsCost(read));
+    return read;
+  }
+  const exact = new Set<string>();
+  const text = readTexts(context, [entry], exact).get(entry.file);
+  if (text === undefined || text.length > maxSourceChars) return undefined;
+  const facts = extractFactsNow(entry.lang, text, part);
+  if (!facts || !exact.has(entry.file)) return facts;
+  writeCached(dir, entry.blob, partLang(entry.lang, part), facts);
+  if (useMemory) memory.update(partKey, { facts }, factsCost(facts));
+  if (!insideCall()) scheduleCacheFlush();
+  return facts;
+}
+
 /** Definitions and imports of every entry (a whole listing): one tree pack read when the tree is unchanged. */
 async function loadHeads(context: RepoContext, entries: readonly RepoFile[]): Promise<HeadEntry[]> {
   const dir = cacheDir(context.commonDir);
@@ -302,7 +331,7 @@ function rustUseBindings(imports: FileFacts['imports']): Map<string, string> {
       if (name.local === 'self' && full.endsWith('::self')) {
         const module = full.slice(0, -'::self'.length);
         bindings.set(module.slice(module.lastIndexOf(':') + 1), module);
-      } else bindings.set(name.local, full);
+      } else bindings.set(name.local, full.endsWith('::self') ? full.slice(0, -'::self'.length) : full); // (`b::{self as c}`: c is a::b)
     }
   }
   return bindings;
@@ -313,10 +342,11 @@ function rustUseBindings(imports: FileFacts['imports']): Map<string, string> {
  * undefined when the name has no path, null when the path is not one of plain segments (`<T as Tr>::`, `Vec::<u8>::`).
  */
 /**
- * Rust: how deep a chain of re-exports, `use`s and globs is followed — not a hop count (cycles end at the names under
- * way: X64-12) but a bound that keeps the recursion within the stack on a generated chain of thousands.
+ * Rust: how deep a chain of re-exports, `use`s and globs is followed in one walk — not a hop count (cycles end at the
+ * names under way: X64-12) but a bound that keeps the recursion within the stack on a generated chain of thousands: a
+ * walk cut there is taken up again from the cut, on a fresh stack, until the chain's end (X65-48).
  */
-const rustChainLimit = 1000;
+const rustChainLimit = 200;
 
 /** Rust's primitive types (`u32::build(7)` names a type, though lowercase). */
 const rustPrimitive = /^(?:[iu](?:8|16|32|64|128|size)|f32|f64|bool|char|str)$/;
@@ -1054,6 +1084,9 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   // Names under which the symbol is exported: itself plus re-export aliases, found iteratively.
   const exportedNames = new Set([symbol]);
   const loadedFiles = new Map<string, Loaded>();
+  // (Rust with --defined-in: the grammar, so that a file a lookup reaches — a facade that does not name the symbol — is
+  // parsed then; loaded while git searches)
+  const rustGrammar = opts.definedIn?.endsWith('.rs') ? loadLanguageTools('rust').catch(() => undefined) : undefined;
   // The first call on a tree with nothing cached (no facts on disk, a repository this process has not searched):
   // every file the word search finds is read anyway (to parse it), so its blob id is hashed from those bytes
   // and the listing (`ls-files -s` + `diff-files` over the whole tree, ~half of such a call's git time on
@@ -1209,6 +1242,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   }
   if (currentScope().memory) memory.searched.add(context.commonDir);
   await follow(aliases);
+  await rustGrammar;
   const byFile = (a: Loaded, b: Loaded) => (a.entry.file < b.entry.file ? -1 : 1);
   let loaded = [...loadedFiles.values()].sort(byFile);
 
@@ -2012,6 +2046,19 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   // (a module file of several crates — `mod user;` in both src/lib.rs and src/main.rs —: each crate's answer, the
   // definition's when one of them names it — X65-23; `crateContext`: the crate asked in, beside the library's)
   let crateContext = '';
+  // (Rust: a file's facts for the lookups — a loaded file's, else parsed when a lookup first reaches it: a facade that
+  // does not name the method — `pub use crate::item::*;`, `#[doc(inline)] pub use …`, braces over lines, inline modules
+  // — is read from its syntax tree as the loaded files are, not from line patterns: X65-06/18/19/29/47/48)
+  const reachedFacts = new Map<string, FileFacts | undefined>();
+  const rustFactsOf = (file: string): FileFacts | undefined => {
+    const item = loadedFiles.get(file);
+    if (item) return item.facts;
+    if (reachedFacts.has(file)) return reachedFacts.get(file);
+    const entry = file.endsWith('.rs') ? byPath.get(file) : undefined;
+    const facts = entry ? factsNow(context, entry, { refsFor: [] }) : undefined;
+    reachedFacts.set(file, facts);
+    return facts;
+  };
   const rustTypeHome = (file: string, type: string, modulePath: string, line = 0, local = type, column = 0): string | undefined => {
     const others = crateContext === '' ? (rustOtherCrates?.(file) ?? []) : [];
     if (others.length === 0) return rustTypeHomeBuilds(file, type, modulePath, line, local, column);
@@ -2040,33 +2087,18 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   // (the item `cfg` at a position of a file — its `#[cfg(…)]`/`#[test]` items', not its file's: true, false or neither)
   const rustItemCfg = (where: string, position: [number, number]): boolean | undefined => {
     let answer: boolean | undefined;
-    for (const item of loadedFiles.get(where)?.facts.rustCfg ?? []) if (spanHolds(item.span, position)) answer = item.test || answer === true;
+    for (const item of rustFactsOf(where)?.rustCfg ?? []) if (spanHolds(item.span, position)) answer = item.test || answer === true;
     return answer;
   };
   const rustTypeHomeIn = (file: string, type: string, modulePath: string, line = 0, local = type, column = 0, build?: boolean): string | undefined => {
     const isType = (def: FileFacts['symbols'][number], name = type) => def.name === name && def.container === undefined && (def.kind === 'struct' || def.kind === 'enum' || def.kind === 'type' || def.kind === 'trait');
-    // (a module that re-exports the type — `mod item; pub use item::Item;` — is followed to the file defining it, three
-    // hops at most, from its text: such a facade need not name the searched method, so it may not be loaded — X59-16)
-    // (`name`: the type's name there — `pub use util::Item as UtilItem;` in lib.rs is followed to util.rs's `Item`: X63-14)
-    // (a chain of facades is followed to its end: the files already on it end a cycle, not a hop count — X64-12)
-    const home = (target: string | undefined, depth = 0, name = type, seen = new Set<string>()): string | undefined => {
-      if (target === undefined) return undefined;
+    // (the top level of a module file: its `type Item = …` alias's target, or the file for a type of its own)
+    const home = (target: string, name = type): string | undefined => {
       // (`pub type Item = crate::util::Item;` at the module's level: the alias's target — X64-03)
-      const alias = loadedFiles.get(target)?.facts.rustLocals?.find((entry) => entry.kind === 'alias' && entry.span === undefined && entry.name === name && moduleAt(target, [entry.line, entry.column]).length === 0);
+      const alias = rustFactsOf(target)?.rustLocals?.find((entry) => entry.kind === 'alias' && entry.span === undefined && entry.name === name && moduleAt(target, [entry.line, entry.column]).length === 0);
       if (alias) return rustAliasTarget(target, alias);
-      if (loadedFiles.get(target)?.facts.symbols.some((def) => isType(def, name))) return target;
-      if (seen.has(`${target}\0${name}`) || depth > rustChainLimit || !rustResolve || !target.endsWith('.rs')) return undefined;
-      seen.add(`${target}\0${name}`);
-      const entry = byPath.get(target);
-      const text = entry ? (readTexts(context, [entry]).get(target) ?? '') : '';
-      const declared = new RegExp(`^(?:pub(?:\\([^)]*\\))?\\s+)?(?:struct|enum|type|trait|union)\\s+${name}\\b(?:\\s*(?:<[^=;{]*>)?\\s*=\\s*((?:::)?(?:[A-Za-z_][A-Za-z0-9_]*::)*[A-Za-z_][A-Za-z0-9_]*)\\s*(?:<[^;]*>)?\\s*;)?`, 'm').exec(text);
-      if (declared?.[1] !== undefined) return rustAliasTarget(target, { name, kind: 'alias', line: text.slice(0, declared.index).split('\n').length, column: declared[0].indexOf(name) + 1, target: declared[1].replace(/^::/, '') });
-      if (declared) return target;
-      const reexport = new RegExp(`^\\s*pub(?:\\([^)]*\\))?\\s+use\\s+((?:[A-Za-z_][A-Za-z0-9_]*::)*)(?:${name}|([A-Za-z_][A-Za-z0-9_]*)\\s+as\\s+${name})\\s*;`, 'm').exec(text);
-      if (!reexport || reexport[1] === '') return undefined;
-      const imported = reexport[2] ?? name;
-      const next = rustResolve(target, { module: reexport[1]!.replace(/::$/, ''), line: 0, names: [{ imported, local: imported }], reexport: false });
-      return next.includes(definedInFile!) && rustContainers.has(imported) ? definedInFile : home(next[0], depth + 1, imported, seen);
+      if (rustFactsOf(target)?.symbols.some((def) => isType(def, name) && moduleAt(target, [def.line, def.column]).length === 0)) return target;
+      return undefined;
     };
     // The names in scope at a position are the syntax tree's: the inline module around it (`mod tests { … }` inherits
     // none of the file's names — only what it declares, `use`s, or globs in: X63-01/08), the blocks around it
@@ -2074,7 +2106,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     // (line, column), not whole lines (X63-13). A lookup answers a file, '' or `file#module` (another type than the
     // definition's), undefined (not known: the name decides), or null (the scope does not bind the name).
     const at: [number, number] = [line, column];
-    const modules = (where: string) => loadedFiles.get(where)?.facts.rustModules ?? [];
+    const modules = (where: string) => rustFactsOf(where)?.rustModules ?? [];
     const same = (a: readonly string[] | undefined, b: readonly string[]) => (a ?? []).length === b.length && b.every((part, index) => a![index] === part);
     const moduleAt = (where: string, position: [number, number]): string[] => {
       let best: string[] = [];
@@ -2085,7 +2117,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     const itemHome = (where: string, path: readonly string[]): string =>
       path.length === 0 || (where === definedInFile && definition !== undefined && same(moduleAt(where, [definition.line, definition.column]), path)) ? where : `${where}#${path.join('::')}`;
     const definesIn = (where: string, path: readonly string[], publicOnly: boolean, name: string): boolean =>
-      loadedFiles.get(where)?.facts.symbols.some((def) => isType(def, name) && (!publicOnly || def.exported) && same(moduleAt(where, [def.line, def.column]), path)) ?? false;
+      rustFactsOf(where)?.symbols.some((def) => isType(def, name) && (!publicOnly || def.exported) && same(moduleAt(where, [def.line, def.column]), path)) ?? false;
     // (a path that stays in the file — `super::Item` in `mod tests`, `a::Item` for an inline `mod a`: the inline module's
     // names; undefined when it leaves the file's inline modules)
     const navigate = (where: string, start: readonly string[], segments: readonly string[]): { path: string[]; rest: string[] } | undefined => {
@@ -2100,15 +2132,13 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       for (; index < segments.length - 1 && isModule([...path, segments[index]!]); index += 1) path.push(segments[index]!);
       return { path, rest: segments.slice(index) };
     };
-    // (what a module file or one of its inline modules binds `name` to, its text followed when it is not loaded)
+    // (what a module file or one of its inline modules binds `name` to — a file not loaded parsed now: null when it
+    // binds no such name, undefined when it cannot be read)
     const lookupIn = (target: string, path: readonly string[], name: string, depth: number, publicOnly: boolean): string | undefined | null => {
-      if (loadedFiles.has(target)) {
-        const found = lookup(target, path, name, depth, publicOnly);
-        if (found !== null) return found;
-      }
+      const found = rustFactsOf(target) ? lookup(target, path, name, depth, publicOnly) : undefined;
+      if (found !== null && found !== undefined) return found;
       if (target === definedInFile && rustContainers.has(name) && path.length === 0) return definedInFile;
-      // (an unread file — a facade, `pub mod prelude { pub use crate::item::Item; }` in lib.rs —: its text, as before)
-      return home(target, 0, name);
+      return found;
     };
     const followUse = (where: string, raw: FileFacts['imports'][number], name: string, depth: number): string | undefined | null => {
       const entry = raw.names.find((candidate) => candidate.local === name)!;
@@ -2137,6 +2167,20 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     // lookups under way end a cycle (`pub use super::*;` both ways), not a hop count — X64-12)
     const visiting = new Set<string>();
     let cuts = 0;
+    // (the first lookup a walk cut at the hop limit: settled from a fresh stack — memoized —, then the walk again)
+    let deepest: [string, readonly string[], string, boolean] | undefined;
+    const settled = (walk: () => string | undefined | null): string | undefined | null => {
+      for (;;) {
+        deepest = undefined;
+        const found = walk();
+        // (set by the walk: not the `undefined` assigned above)
+        const cut = deepest as [string, readonly string[], string, boolean] | undefined;
+        if (cut === undefined) return found;
+        const memoKey = `${crateContext}\0${typeKey}\0${String(buildIn(cut[0]))}\0${cut[0]}\0${cut[1].join('::')}\0${cut[2]}\0${cut[3]}`;
+        settled(() => lookup(cut[0], cut[1], cut[2], 0, cut[3]));
+        if (!rustLookups.has(memoKey)) return found;
+      }
+    };
     // (the lookup depends on the type only through the definition's module (itemHome) and the definition's own file)
     const typeKey = `${definition !== undefined ? type : ''}\0${file === definedInFile && local === type && rustContainers.has(type) ? type : ''}`;
     const lookup = (where: string, path: readonly string[], name: string, depth: number, publicOnly: boolean): string | undefined | null => {
@@ -2147,8 +2191,12 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
         if (cfgChoiceLookups.has(memoKey)) cfgChoices += 1;
         return rustLookups.get(memoKey);
       }
+      // (a cycle — `pub use crate::b::*;` in a, `pub use crate::a::*;` in b — binds nothing along it: null, so that the
+      // glob after it is looked at — X65-06/49; past the hop limit: not known)
       if (visiting.has(key) || depth > rustChainLimit) {
         cuts += 1;
+        if (visiting.has(key)) return null;
+        deepest ??= [where, path, name, publicOnly];
         return undefined;
       }
       visiting.add(key);
@@ -2163,7 +2211,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     };
     const lookupOnce = (where: string, path: readonly string[], name: string, depth: number, publicOnly: boolean): string | undefined | null => {
       const build = buildIn(where);
-      const uses = (loadedFiles.get(where)?.facts.imports ?? []).filter((raw) => !raw.modDecl && (path.length === 0 ? raw.block === undefined : raw.inlineModule === true && same(raw.modulePath, path)) && (!publicOnly || raw.reexport) && inBuild(raw, build));
+      const uses = (rustFactsOf(where)?.imports ?? []).filter((raw) => !raw.modDecl && (path.length === 0 ? raw.block === undefined : raw.inlineModule === true && same(raw.modulePath, path)) && (!publicOnly || raw.reexport) && inBuild(raw, build));
       const explicit = uses.filter((raw) => raw.names.some((entry) => entry.local === name && entry.imported !== '*'));
       // (code in both builds: explicit `use`s that do not bind the name in each build — `#[cfg(test)] use …` alone —, or
       // a cfg'd glob, make the answer the builds')
@@ -2175,12 +2223,12 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       if (definesIn(where, path, publicOnly, name)) {
         // (`type Item = util::Item;`: the alias's target, not a type of the module's own — X64-03)
         // (a cfg(test)/cfg(not(test)) pair of aliases: the build's — X65-60)
-        const aliases = loadedFiles.get(where)?.facts.rustLocals?.filter((entry) => entry.kind === 'alias' && entry.span === undefined && entry.name === name && same(moduleAt(where, [entry.line, entry.column]), path)) ?? [];
+        const aliases = rustFactsOf(where)?.rustLocals?.filter((entry) => entry.kind === 'alias' && entry.span === undefined && entry.name === name && same(moduleAt(where, [entry.line, entry.column]), path)) ?? [];
         const cfgs = aliases.map((entry) => rustItemCfg(where, [entry.line, entry.column]));
         if (build === undefined && cfgs.some((cfg) => cfg !== undefined)) cfgChoices += 1;
         const alias = aliases.find((_, index) => cfgs[index] === undefined || build === undefined || cfgs[index] === build);
         if (alias) return rustAliasTarget(where, alias);
-        if (aliases.length === 0 || loadedFiles.get(where)?.facts.symbols.some((def) => isType(def, name) && !aliases.some((entry) => entry.line === def.line) && same(moduleAt(where, [def.line, def.column]), path))) return itemHome(where, path);
+        if (aliases.length === 0 || rustFactsOf(where)?.symbols.some((def) => isType(def, name) && !aliases.some((entry) => entry.line === def.line) && same(moduleAt(where, [def.line, def.column]), path))) return itemHome(where, path);
       }
       for (const raw of uses) {
         if (!raw.names.some((entry) => entry.imported === '*')) continue;
@@ -2224,18 +2272,18 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       const segments = qualifier.split('::');
       // (`super::Item::new()` in `mod tests`: from that module — X63-02; `a::Item` through an inline `mod a`: X63-03)
       const inFile = navigate(file, here, [...segments, type]);
-      if (inFile && inFile.rest.length === 1) return lookup(file, inFile.path, type, 0, false) ?? undefined;
+      if (inFile && inFile.rest.length === 1) return settled(() => lookup(file, inFile.path, type, 0, false)) ?? undefined;
       const [first, ...rest] = segments;
       const bound = rustUseBindings(loadedFiles.get(file)?.facts.imports ?? []).get(first!);
       const full = bound === undefined ? qualifier : [bound, ...rest].join('::');
       const end = rustPathEnd(file, { module: full, line: 0, names: [{ imported: type, local: type }], reexport: false, ...(here.length > 0 ? { modulePath: here } : {}) });
       // (a path that leads nowhere in the repository — another crate's: not the definition's)
       if (!end) return '';
-      if (end.rest.length <= 1) return end.file === definedInFile ? (home(end.file) ?? definedInFile) : (lookupIn(end.file, [], type, 0, false) ?? undefined);
+      if (end.rest.length <= 1) return end.file === definedInFile ? (home(end.file) ?? definedInFile) : (settled(() => lookupIn(end.file, [], type, 0, false)) ?? undefined);
       // (`crate::item::a::Item`: an inline module of item.rs — X63-03)
       // (`super::Item` in a module file of an inline `mod inner { use crate::util::Item; mod tests2; }`: a module around
       // the reference — its private `use`s too, like `use super::*;` — X65-25)
-      return lookupIn(end.file, end.rest.slice(0, -1), type, 0, !segments.every((segment) => segment === 'super' || segment === 'self')) ?? undefined;
+      return settled(() => lookupIn(end.file, end.rest.slice(0, -1), type, 0, !segments.every((segment) => segment === 'super' || segment === 'self'))) ?? undefined;
     }
     // (`local`: the file's own name for the type by a renaming `use crate::item::Item as It;` — the module that `use`
     // names decides, not an item of the file named like the type: outside round X59-04)
@@ -2254,15 +2302,15 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
         if ('entry' in scope) return localHome(scope.entry);
         const uses = scope.uses;
         const explicit = uses.filter((raw) => raw.names.some((entry) => entry.local === local && entry.imported !== '*'));
-        if (explicit.length > 0) return eitherBuild(explicit.map((raw) => followUse(file, raw, local, 0))) ?? undefined;
+        if (explicit.length > 0) return eitherBuild(explicit.map((raw) => settled(() => followUse(file, raw, local, 0)))) ?? undefined;
         for (const raw of uses) {
           if (!raw.names.some((entry) => entry.imported === '*')) continue;
-          const found = followGlob(file, raw, local, 0);
+          const found = settled(() => followGlob(file, raw, local, 0));
           if (found !== null) return found;
         }
       }
     }
-    return lookup(file, here, local, 0, false) ?? undefined;
+    return settled(() => lookup(file, here, local, 0, false)) ?? undefined;
   };
   const boundedParameters = new Map<string, boolean>();
   /**
