@@ -2232,6 +2232,21 @@ describe('detect-cascades', () => {
     expect(performance.now() - started).toBeLessThan(5_000);
   }, 120_000);
 
+  it('Rust --defined-in: a path\'s first segment is the module the scope around the reference binds it to — a block\'s or an inline module\'s `use crate::item as util;`, not the file\'s `use crate::util;` (X65-56)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod user;\n',
+        'src/user.rs': 'pub fn f() {\n    let _ = util::Item::new(1);\n}\nuse crate::util;\npub fn g() {\n    use crate::item as util;\n    let _ = util::Item::new();\n}\npub mod m {\n    use crate::item as util;\n    pub fn h() {\n        let _ = util::Item::new();\n    }\n    pub fn k() {\n        use crate::util as util;\n        let _ = util::Item::new(2);\n    }\n}\npub fn z() {\n    let _ = util::Item::new(3);\n}\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+      },
+    });
+    // = cargo, both ways
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/user.rs:2:25', 'src/user.rs:16:29', 'src/user.rs:20:25']);
+    expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/user.rs:7:25', 'src/user.rs:12:29']);
+  });
+
   it('Rust --defined-in: a workspace sibling crate by its path — `a::util::Item::new(2)`, `::a::util::…`, `a::Item::new(5)`, `use a::util;` then `util::Item::new(7)` — and a renamed dependency (`alpha.workspace = true`, `alpha = { path = "a", package = "a" }`); a local `mod a` shadows the dependency `a` (X64-11)', async () => {
     const repo = await createTestRepo({
       files: {

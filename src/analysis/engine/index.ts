@@ -2274,7 +2274,14 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       const inFile = navigate(file, here, [...segments, type]);
       if (inFile && inFile.rest.length === 1) return settled(() => lookup(file, inFile.path, type, 0, false)) ?? undefined;
       const [first, ...rest] = segments;
-      const bound = rustUseBindings(loadedFiles.get(file)?.facts.imports ?? []).get(first!);
+      // (the path's first segment as the scope around the reference binds it — a block's `use crate::item as util;`, the
+      // inline module's —, innermost first, not by the file's first `use` of the name: X65-56)
+      const inScope = (uses: Array<FileFacts['imports'][number]>) => rustUseBindings(uses.filter((raw) => same(raw.modulePath, here) && inBuild(raw))).get(first!);
+      let bound: string | undefined;
+      if (line > 0) {
+        for (const block of rustUseBlocksAround(file, at)) if ((bound = inScope(block.uses)) !== undefined) break;
+        bound ??= inScope((loadedFiles.get(file)?.facts.imports ?? []).filter((raw) => (here.length === 0 ? raw.block === undefined : raw.inlineModule === true)));
+      } else bound = rustUseBindings(loadedFiles.get(file)?.facts.imports ?? []).get(first!);
       const full = bound === undefined ? qualifier : [bound, ...rest].join('::');
       const end = rustPathEnd(file, { module: full, line: 0, names: [{ imported: type, local: type }], reexport: false, ...(here.length > 0 ? { modulePath: here } : {}) });
       // (a path that leads nowhere in the repository — another crate's: not the definition's)
