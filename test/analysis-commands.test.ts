@@ -2247,6 +2247,32 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/user.rs:7:25', 'src/user.rs:12:29']);
   });
 
+  it('Rust --defined-in: `Self::new()` in an impl whose type is a renamed import or a type alias (`impl U`, `impl Al`, `impl Default for U`) is that type\'s, and `impl super::super::u::Item` is read from the inline module it is written in (X65-30/39)', async () => {
+    const c11 = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod user;\n',
+        'src/user.rs': 'use crate::util::Item as U;\npub type Al = crate::util::Item;\ntype Bl = crate::item::Item;\nimpl Al {\n    pub fn mk() -> Self {\n        Self::new(1)\n    }\n}\nimpl U {\n    pub fn mk2() -> Self {\n        Self::new(2)\n    }\n}\nimpl Bl {\n    pub fn mk3() -> Self {\n        Self::new()\n    }\n}\nimpl Default for U {\n    fn default() -> Self {\n        Self::new(3)\n    }\n}\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+      },
+    });
+    // = cargo, both ways
+    expect(await definedInCallers(c11.dir, 'new', 'src/util.rs', true)).toEqual(['src/user.rs:6:15', 'src/user.rs:11:15', 'src/user.rs:21:15']);
+    expect(await definedInCallers(c11.dir, 'new', 'src/item.rs', true)).toEqual(['src/user.rs:16:15']);
+    const c15 = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod user;\npub use crate::util as u2;\n',
+        'src/user.rs': 'use crate::util as u;\nuse crate::item as util;\nimpl u::Item {\n    pub fn z1() -> Self {\n        Self::new(1)\n    }\n}\nimpl crate::u2::Item {\n    pub fn z2() -> Self {\n        Self::new(2)\n    }\n}\nimpl util::Item {\n    pub fn z3() -> Self {\n        Self::new()\n    }\n}\npub mod a {\n    pub mod b {\n        impl super::super::u::Item {\n            pub fn z4() -> Self {\n                Self::new(4)\n            }\n        }\n        impl super::super::util::Item {\n            pub fn z5() -> Self {\n                Self::new()\n            }\n        }\n    }\n}\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+      },
+    });
+    // = cargo (rename util.rs's `fn new`)
+    expect(await definedInCallers(c15.dir, 'new', 'src/util.rs', true)).toEqual(['src/user.rs:5:15', 'src/user.rs:10:15', 'src/user.rs:22:23']);
+  });
+
   it('Rust --defined-in: a workspace sibling crate by its path — `a::util::Item::new(2)`, `::a::util::…`, `a::Item::new(5)`, `use a::util;` then `util::Item::new(7)` — and a renamed dependency (`alpha.workspace = true`, `alpha = { path = "a", package = "a" }`); a local `mod a` shadows the dependency `a` (X64-11)', async () => {
     const repo = await createTestRepo({
       files: {

@@ -2273,17 +2273,22 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       // (`super::Item::new()` in `mod tests`: from that module — X63-02; `a::Item` through an inline `mod a`: X63-03)
       const inFile = navigate(file, here, [...segments, type]);
       if (inFile && inFile.rest.length === 1) return settled(() => lookup(file, inFile.path, type, 0, false)) ?? undefined;
-      const [first, ...rest] = segments;
+      // (`super::super::u::Item` from `mod a { mod b { … } }`: its first segment after the climb, `u`, as the module it
+      // climbs to binds it — X65-39)
+      const climbed = inFile !== undefined && (segments[0] === 'self' || segments[0] === 'super');
+      const scope = climbed ? inFile.path : here;
+      const [first, ...rest] = climbed ? inFile.rest.slice(0, -1) : segments;
       // (the path's first segment as the scope around the reference binds it — a block's `use crate::item as util;`, the
       // inline module's —, innermost first, not by the file's first `use` of the name: X65-56)
-      const inScope = (uses: Array<FileFacts['imports'][number]>) => rustUseBindings(uses.filter((raw) => same(raw.modulePath, here) && inBuild(raw))).get(first!);
+      const inScope = (uses: Array<FileFacts['imports'][number]>) => rustUseBindings(uses.filter((raw) => same(raw.modulePath, scope) && inBuild(raw))).get(first!);
       let bound: string | undefined;
       if (line > 0) {
-        for (const block of rustUseBlocksAround(file, at)) if ((bound = inScope(block.uses)) !== undefined) break;
-        bound ??= inScope((loadedFiles.get(file)?.facts.imports ?? []).filter((raw) => (here.length === 0 ? raw.block === undefined : raw.inlineModule === true)));
+        for (const block of climbed ? [] : rustUseBlocksAround(file, at)) if ((bound = inScope(block.uses)) !== undefined) break;
+        bound ??= inScope((loadedFiles.get(file)?.facts.imports ?? []).filter((raw) => (scope.length === 0 ? raw.block === undefined : raw.inlineModule === true)));
       } else bound = rustUseBindings(loadedFiles.get(file)?.facts.imports ?? []).get(first!);
       const full = bound === undefined ? qualifier : [bound, ...rest].join('::');
-      const end = rustPathEnd(file, { module: full, line: 0, names: [{ imported: type, local: type }], reexport: false, ...(here.length > 0 ? { modulePath: here } : {}) });
+      const from = bound === undefined ? here : scope;
+      const end = rustPathEnd(file, { module: full, line: 0, names: [{ imported: type, local: type }], reexport: false, ...(from.length > 0 ? { modulePath: from } : {}) });
       // (a path that leads nowhere in the repository — another crate's: not the definition's)
       if (!end) return '';
       if (end.rest.length <= 1) return end.file === definedInFile ? (home(end.file) ?? definedInFile) : (settled(() => lookupIn(end.file, [], type, 0, false)) ?? undefined);
@@ -2399,8 +2404,10 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       const item = enclosingItem(file, line, column);
       if (item?.trait !== undefined && (rustContainers.has(item.trait) || rustTraitFamily().has(item.trait)) && rustTraitHomeOk(file, item.trait, item.trait, line)) return true;
       if (item?.type !== undefined) {
-        if (!rustContainers.has(item.type)) return false;
-        const home = rustTypeHome(file, item.type, item.path!);
+        // (`impl U` / `impl Al` for `use crate::util::Item as U;` / `type Al = crate::util::Item;`: as `U::new()` is — X65-30)
+        if (!rustContainers.has(item.type)) return /^[A-Z]/.test(item.type) && item.type !== 'Self' && associatedOf(item.path!, file, line, column);
+        // (the impl's path from where it is written: `impl super::super::u::Item` in `mod a { mod b { … } }` — X65-39)
+        const home = rustTypeHome(file, item.type, item.path!, line, item.type, column);
         return home === undefined || isDefinitionHome(home, item.type);
       }
       if (item?.trait !== undefined) return false;
