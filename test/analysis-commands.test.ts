@@ -2273,6 +2273,44 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(c15.dir, 'new', 'src/util.rs', true)).toEqual(['src/user.rs:5:15', 'src/user.rs:10:15', 'src/user.rs:22:23']);
   });
 
+  it('Rust --defined-in: `type Item = Item;` in a trait impl is the module\'s `Item` (X65-13); an alias of an alias or of a renamed import, `type A = crate::item::Item; type Item = A;`, is followed to its end (X65-03)', async () => {
+    const c03 = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/imp.rs': 'use crate::item::Item;\nuse crate::tr::Tr;\nimpl Tr for crate::util::Item {\n    type Item = Item;\n    fn go() -> u32 {\n        let _ = Self::new(1);\n        let _ = Self::Item::new();\n        let _ = Item::new();\n        let f = || Self::Item::new();\n        let _ = f();\n        0\n    }\n}\npub struct Z;\nimpl Tr for Z {\n    type Item = crate::util::Item;\n    fn go() -> u32 {\n        let _ = Self::Item::new(2);\n        let _ = Item::new();\n        {\n            use crate::util::Item;\n            let _ = Item::new(3);\n        }\n        0\n    }\n}\nimpl Z {\n    pub fn k() -> Item {\n        Item::new()\n    }\n}\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod tr;\npub mod imp;\n',
+        'src/tr.rs': 'pub trait Tr {\n    type Item;\n    fn go() -> u32;\n}\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+      },
+    });
+    // = cargo, both ways
+    expect(await definedInCallers(c03.dir, 'new', 'src/util.rs', true)).toEqual(['src/imp.rs:6:23', 'src/imp.rs:18:29', 'src/imp.rs:22:27']);
+    expect(await definedInCallers(c03.dir, 'new', 'src/item.rs', true)).toEqual(['src/imp.rs:7:29', 'src/imp.rs:8:23', 'src/imp.rs:9:32', 'src/imp.rs:19:23', 'src/imp.rs:29:15']);
+    const a03 = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\nuse crate::util::Item;\npub fn f() {\n    type A = crate::item::Item;\n    type Item = A;\n    let _ = Item::new();\n}\npub fn g<const Item: usize>() -> usize {\n    let _ = Item::new(1);\n    Item\n}\npub fn h() {\n    let _ = Item::new(2);\n    let _ = g::<3>();\n}\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+      },
+    });
+    expect(await definedInCallers(a03.dir, 'new', 'src/util.rs', true)).toEqual(['src/lib.rs:10:19', 'src/lib.rs:14:19']);
+    expect(await definedInCallers(a03.dir, 'new', 'src/item.rs', true)).toEqual(['src/lib.rs:7:19']);
+    const a03b = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod user;\npub mod user2;\n',
+        'src/user.rs': 'type A = crate::item::Item;\ntype Item = A;\npub fn f() {\n    let _ = Item::new();\n}\n',
+        'src/user2.rs': 'use crate::item::Item as B;\npub type Item = B;\npub fn f() {\n    let _ = Item::new();\n}\npub mod inner {\n    use crate::util::Item as C;\n    pub fn g() {\n        type Item = C;\n        let _ = Item::new(1);\n    }\n}\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+      },
+    });
+    expect(await definedInCallers(a03b.dir, 'new', 'src/util.rs', true)).toEqual(['src/user2.rs:10:23']);
+    expect(await definedInCallers(a03b.dir, 'new', 'src/item.rs', true)).toEqual(['src/user.rs:4:19', 'src/user2.rs:4:19']);
+  });
+
   it('Rust --defined-in: a workspace sibling crate by its path — `a::util::Item::new(2)`, `::a::util::…`, `a::Item::new(5)`, `use a::util;` then `util::Item::new(7)` — and a renamed dependency (`alpha.workspace = true`, `alpha = { path = "a", package = "a" }`); a local `mod a` shadows the dependency `a` (X64-11)', async () => {
     const repo = await createTestRepo({
       files: {

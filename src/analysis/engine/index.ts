@@ -2017,9 +2017,12 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   };
   const rustAliasTarget = (where: string, alias: RustLocal): string | undefined => {
     const target = alias.target;
-    if (target === undefined || target === alias.name) return undefined;
+    // (`type Item = Item;` in an impl: the associated type is the module's `Item` — X65-13; elsewhere a cycle)
+    if (target === undefined || (target === alias.name && !alias.assoc)) return undefined;
     const name = target.slice(target.lastIndexOf(':') + 1);
-    if (!rustContainers.has(name)) return rustTypeAliases().has(name) ? undefined : `${where}#${alias.name}@${alias.line}:${alias.column}`;
+    // (an alias of an alias or of a renamed import — `type A = crate::item::Item; type Item = A;`: followed — X65-03)
+    const renaming = !rustContainers.has(name) && rustTypeAliases().has(name);
+    if (!rustContainers.has(name) && !renaming) return `${where}#${alias.name}@${alias.line}:${alias.column}`;
     const key = `${where}\0${alias.line}\0${alias.column}`;
     if (aliasesFollowed.has(key)) return undefined;
     aliasesFollowed.add(key);
