@@ -2311,6 +2311,21 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(a03b.dir, 'new', 'src/item.rs', true)).toEqual(['src/user.rs:4:19', 'src/user2.rs:4:19']);
   });
 
+  it('Rust --defined-in: `Self::Out::new()` with `type Out = Self;` in the impl is the impl type\'s (X65-55)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub trait Tr {\n    type Out;\n    fn go() -> u32;\n}\nimpl Tr for crate::util::Item {\n    type Out = Self;\n    fn go() -> u32 {\n        let _ = Self::Out::new(1);\n        let _ = <Self as Tr>::Out::new(2);\n        0\n    }\n}\nimpl Tr for crate::item::Item {\n    type Out = Self;\n    fn go() -> u32 {\n        let _ = Self::Out::new();\n        0\n    }\n}\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+      },
+    });
+    // = cargo (rename util.rs's `fn new`)
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/lib.rs:10:28', 'src/lib.rs:11:36']);
+    // (cargo: lib.rs:18:28 only — `<Self as Tr>::Out::new(2)` at 11:36, a qualified associated type, is X65-04's, still counted)
+    expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/lib.rs:11:36', 'src/lib.rs:18:28']);
+  });
+
   it('Rust --defined-in: a workspace sibling crate by its path — `a::util::Item::new(2)`, `::a::util::…`, `a::Item::new(5)`, `use a::util;` then `util::Item::new(7)` — and a renamed dependency (`alpha.workspace = true`, `alpha = { path = "a", package = "a" }`); a local `mod a` shadows the dependency `a` (X64-11)', async () => {
     const repo = await createTestRepo({
       files: {

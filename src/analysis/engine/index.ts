@@ -2416,6 +2416,12 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       if (item?.trait !== undefined) return false;
     }
     if (type === 'Self') return loadedFiles.get(file)?.facts.symbols.some((def) => def.kind === 'method' && def.container !== undefined && (rustContainers.has(lastSegment(def.container.replace(/<.*$/, ''))) || rustTraitFamily().has(lastSegment(def.container.replace(/<.*$/, ''))))) ?? true;
+    // (`Self::Out::new()` with `type Out = Self;` — or another path — in the impl around it: as its target is — X65-55)
+    if (line > 0 && modulePath === `Self::${type}`) {
+      let assoc: RustLocal | undefined;
+      for (const entry of rustLocalsNamed(file, type)) if (entry.assoc && entry.kind === 'alias' && spanHolds(entry.span!, [line, column]) && (!assoc || entry.span![0] > assoc.span![0] || (entry.span![0] === assoc.span![0] && entry.span![1] > assoc.span![1]))) assoc = entry;
+      if (assoc?.target !== undefined && assoc.target !== type && /^[A-Za-z_][A-Za-z0-9_:]*$/.test(assoc.target)) return associatedOf(assoc.target, file, line, column);
+    }
     // (`use crate::model::Item as Thing;` … `Thing::new()`: the type under the file's own name for it)
     const renamed = loadedFiles.get(file)?.facts.imports.flatMap((raw) => raw.names).find((name) => name.local === type && rustContainers.has(lastSegment(name.imported)));
     if (renamed) {
