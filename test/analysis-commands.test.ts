@@ -2326,6 +2326,21 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/lib.rs:11:36', 'src/lib.rs:18:28']);
   });
 
+  it('Rust --defined-in: a `mod util { … }` declared in a function\'s body names `util::` in that body only — elsewhere the file\'s `use crate::util;` does (X65-57)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod user;\n',
+        'src/user.rs': 'use crate::util;\npub fn g() {\n    mod util {\n        pub use crate::item::Item;\n    }\n    let _ = util::Item::new();\n}\npub fn h() {\n    let _ = util::Item::new(1);\n}\npub mod m {\n    pub fn k() {\n        let _ = super::util::Item::new(2);\n        let _ = crate::util::Item::new(3);\n    }\n}\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+      },
+    });
+    // = cargo, both ways
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/user.rs:9:25', 'src/user.rs:13:36', 'src/user.rs:14:36']);
+    expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/user.rs:6:25']);
+  });
+
   it('Rust --defined-in: a workspace sibling crate by its path — `a::util::Item::new(2)`, `::a::util::…`, `a::Item::new(5)`, `use a::util;` then `util::Item::new(7)` — and a renamed dependency (`alpha.workspace = true`, `alpha = { path = "a", package = "a" }`); a local `mod a` shadows the dependency `a` (X64-11)', async () => {
     const repo = await createTestRepo({
       files: {

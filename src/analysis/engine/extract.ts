@@ -83,7 +83,7 @@ export interface FileFacts {
    * Rust: the file's inline modules with a body (`mod tests { … }`) — their names from the file's module down (a, tests)
    * and their bodies' spans: where a reference is, which module's names are in scope there (X63-01/02/08).
    */
-  rustModules?: Array<{ path: string[]; span: ImportSpan }>;
+  rustModules?: Array<{ path: string[]; span: ImportSpan; block?: ImportSpan }>;
   /**
    * Rust: the file's `impl` and `trait` items — their spans, the trait's name (last segment), the implementing type's
    * name and path as written (`impl Default for Item { … }` → Default, Item): what `Self` is at a reference (X63-12).
@@ -909,7 +909,9 @@ function extractWith(ready: LangTools, lang: Lang, source: string, part?: Extrac
       for (const module of root.descendantsOfType('mod_item')) {
         const body = module?.childForFieldName('body');
         if (!module || !body) continue;
-        rustModules.push({ path: [...inlineModulesAround(module), module.childForFieldName('name')?.text.replace(/^r#/, '') ?? ''], span: [...pointAt(body.startIndex), ...pointAt(body.endIndex)] });
+        // (`block`: a module declared in a function's body — `fn g() { mod util { … } }` — is a name of that block only: X65-57)
+        const around = module.parent?.type === 'block' ? module.parent : undefined;
+        rustModules.push({ path: [...inlineModulesAround(module), module.childForFieldName('name')?.text.replace(/^r#/, '') ?? ''], span: [...pointAt(body.startIndex), ...pointAt(body.endIndex)], ...(around ? { block: [...pointAt(around.startIndex), ...pointAt(around.endIndex)] as ImportSpan } : {}) });
       }
     }
     const rustImpls: NonNullable<FileFacts['rustImpls']> = [];

@@ -2123,10 +2123,11 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       rustFactsOf(where)?.symbols.some((def) => isType(def, name) && (!publicOnly || def.exported) && same(moduleAt(where, [def.line, def.column]), path)) ?? false;
     // (a path that stays in the file — `super::Item` in `mod tests`, `a::Item` for an inline `mod a`: the inline module's
     // names; undefined when it leaves the file's inline modules)
-    const navigate = (where: string, start: readonly string[], segments: readonly string[]): { path: string[]; rest: string[] } | undefined => {
+    // (`position`: where the path is written — a module declared in a block is a name there only, X65-57)
+    const navigate = (where: string, start: readonly string[], segments: readonly string[], position?: [number, number]): { path: string[]; rest: string[] } | undefined => {
       const path = [...start];
       let index = 0;
-      const isModule = (candidate: string[]) => modules(where).some((module) => same(module.path, candidate));
+      const isModule = (candidate: string[]) => modules(where).some((module) => same(module.path, candidate) && (module.block === undefined || (position !== undefined && spanHolds(module.block, position))));
       if (segments[index] !== 'self' && segments[index] !== 'super' && !(index < segments.length - 1 && isModule([...path, segments[index]!]))) return undefined;
       for (; segments[index] === 'self' || segments[index] === 'super'; index += 1) {
         if (segments[index] === 'super' && path.length === 0) return undefined;
@@ -2146,7 +2147,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     const followUse = (where: string, raw: FileFacts['imports'][number], name: string, depth: number): string | undefined | null => {
       const entry = raw.names.find((candidate) => candidate.local === name)!;
       const segments = [...(raw.module === '' ? [] : raw.module.split('::')), ...entry.imported.split('::')];
-      const inFile = navigate(where, raw.modulePath ?? [], segments);
+      const inFile = navigate(where, raw.modulePath ?? [], segments, [raw.line, raw.column ?? 1]);
       if (inFile && inFile.rest.length === 1) return lookup(where, inFile.path, inFile.rest[0]!, depth + 1, false);
       if (!rustPathEnd) return undefined;
       const end = rustPathEnd(where, { ...raw, names: [entry] });
@@ -2155,7 +2156,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     };
     const followGlob = (where: string, raw: FileFacts['imports'][number], name: string, depth: number): string | undefined | null => {
       const segments = raw.module === '' ? [] : raw.module.split('::');
-      const inFile = navigate(where, raw.modulePath ?? [], [...segments, '*']);
+      const inFile = navigate(where, raw.modulePath ?? [], [...segments, '*'], [raw.line, raw.column ?? 1]);
       if (inFile && inFile.rest.length === 1) return lookup(where, inFile.path, name, depth + 1, false);
       if (!rustPathEnd) return undefined;
       const end = rustPathEnd(where, raw);
@@ -2274,7 +2275,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       if (qualifier === 'Self' || !rustResolve || !rustPathEnd) return undefined;
       const segments = qualifier.split('::');
       // (`super::Item::new()` in `mod tests`: from that module — X63-02; `a::Item` through an inline `mod a`: X63-03)
-      const inFile = navigate(file, here, [...segments, type]);
+      const inFile = navigate(file, here, [...segments, type], at);
       if (inFile && inFile.rest.length === 1) return settled(() => lookup(file, inFile.path, type, 0, false)) ?? undefined;
       // (`super::super::u::Item` from `mod a { mod b { … } }`: its first segment after the climb, `u`, as the module it
       // climbs to binds it — X65-39)
