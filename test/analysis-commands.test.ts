@@ -2341,6 +2341,22 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/user.rs:6:25']);
   });
 
+  it('Rust --defined-in: a renaming `use crate::item::Item as Other;` inside one block is that block\'s only — `Other::new()` elsewhere and `super::Other::new()` are what their scope binds (X65-62)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod user;\npub mod user2;\n',
+        'src/user.rs': 'use crate::item::Item as Other;\nuse crate::util::Other as Item;\npub fn f() {\n    let _ = Item::new();\n    let _ = Other::new();\n    let _ = crate::util::Item::new(1);\n}\n',
+        'src/user2.rs': 'use crate::util::*;\npub fn g() {\n    let _ = Item::new(2);\n    let _ = Other::new();\n    {\n        use crate::item::Item as Other;\n        let _ = Other::new();\n    }\n}\npub mod m {\n    use crate::item::*;\n    pub fn h() {\n        let _ = Item::new();\n        let _ = super::Other::new();\n    }\n}\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\npub struct Other;\nimpl Other {\n    pub fn new() -> Other {\n        Other\n    }\n}\n',
+      },
+    });
+    // = cargo, both ways (util.rs's `new`s of Item and Other renamed / item.rs's)
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/user.rs:4:19', 'src/user.rs:6:32', 'src/user2.rs:3:19', 'src/user2.rs:4:20', 'src/user2.rs:14:31']);
+    expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/user.rs:5:20', 'src/user2.rs:7:24', 'src/user2.rs:13:23']);
+  });
+
   it('Rust --defined-in: a workspace sibling crate by its path — `a::util::Item::new(2)`, `::a::util::…`, `a::Item::new(5)`, `use a::util;` then `util::Item::new(7)` — and a renamed dependency (`alpha.workspace = true`, `alpha = { path = "a", package = "a" }`); a local `mod a` shadows the dependency `a` (X64-11)', async () => {
     const repo = await createTestRepo({
       files: {

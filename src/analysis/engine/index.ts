@@ -1882,7 +1882,14 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   };
   // (the declarations the file's name `alias` may mean: one of the file's own, else those in the file its `use` or the
   // path written before it leads to, else all of them — X59-02)
-  const rustAliasDeclarations = (file: string, alias: string, modulePath: string, declared: readonly RustTypeAlias[]): readonly RustTypeAlias[] => {
+  const rustAliasDeclarations = (file: string, alias: string, modulePath: string, all: readonly RustTypeAlias[], line = 0, column = 0): readonly RustTypeAlias[] => {
+    // (not the file's declarations in a block that is not around the reference — a path names none: X65-62)
+    const facts = loadedFiles.get(file)?.facts;
+    const elsewhere = (declaration: RustTypeAlias) =>
+      declaration.file === file &&
+      ((facts?.imports.some((raw) => raw.line === declaration.line && !raw.inlineModule && rustBlockElsewhere(raw.block, modulePath, line, column) && raw.names.some((name) => name.local === alias)) ?? false) ||
+        (facts?.rustLocals?.some((entry) => entry.kind === 'alias' && !entry.assoc && entry.line === declaration.line && entry.name === alias && rustBlockElsewhere(entry.span, modulePath, line, column)) ?? false));
+    const declared = all.filter((declaration) => !elsewhere(declaration));
     const own = declared.filter((declaration) => declaration.file === file);
     if (own.length > 0 || !rustResolve) return own.length > 0 ? own : declared;
     const qualifier = modulePath.replace(/(?:^|::)[A-Za-z_][A-Za-z0-9_]*$/, '');
@@ -1894,6 +1901,9 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     const reached = declared.filter((declaration) => targets.has(declaration.file));
     return reached.length > 0 ? reached : declared;
   };
+  // (Rust: whether a declaration in the block `block` is out of scope at a reference by `modulePath` at line:column — a
+  // path leads through modules, which see no block's names: X65-62)
+  const rustBlockElsewhere = (block: ImportSpan | undefined, modulePath: string, line: number, column: number): boolean => block !== undefined && line > 0 && (modulePath.includes('::') || !spanHolds(block, [line, column]));
   // (the file defining the type an alias declaration names, from the declaring file; undefined when not known)
   const rustAliasHome = (declaration: RustTypeAlias): string | undefined => rustTypeHome(declaration.file, declaration.type, declaration.path, declaration.line);
   // (the family's names the file means by them: not a name its own items or its `use` give another trait — X59-01)
@@ -2424,7 +2434,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       if (assoc?.target !== undefined && assoc.target !== type && /^[A-Za-z_][A-Za-z0-9_:]*$/.test(assoc.target)) return associatedOf(assoc.target, file, line, column);
     }
     // (`use crate::model::Item as Thing;` … `Thing::new()`: the type under the file's own name for it)
-    const renamed = loadedFiles.get(file)?.facts.imports.flatMap((raw) => raw.names).find((name) => name.local === type && rustContainers.has(lastSegment(name.imported)));
+    const renamed = loadedFiles.get(file)?.facts.imports.filter((raw) => raw.inlineModule || !rustBlockElsewhere(raw.block, modulePath, line, column)).flatMap((raw) => raw.names).find((name) => name.local === type && rustContainers.has(lastSegment(name.imported)));
     if (renamed) {
       const imported = lastSegment(renamed.imported);
       if (rustTraits.has(imported) || rustTraitFamily().has(imported)) return rustImportHomeOk(file, type);
@@ -2435,7 +2445,11 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     }
     const aliased = rustTypeAliases().get(type);
     if (aliased) {
-      return rustAliasDeclarations(file, type, modulePath, aliased).some((declaration) => {
+      // (the name as the scope around the reference binds it — a glob's, a block's renaming —, when that is known and is
+      // no file of the definition's type: another type, whatever other files call by that name — X65-62)
+      const bound = line > 0 ? rustTypeHome(file, type, modulePath, line, type, column) : undefined;
+      if (bound !== undefined && bound !== '' && ![...rustContainers].some((name) => isDefinitionHome(bound, name))) return false;
+      return rustAliasDeclarations(file, type, modulePath, aliased, line, column).some((declaration) => {
         const home = rustAliasHome(declaration);
         return home === undefined || isDefinitionHome(home, declaration.type);
       });
