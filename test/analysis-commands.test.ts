@@ -2357,6 +2357,22 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/user.rs:5:20', 'src/user2.rs:7:24', 'src/user2.rs:13:23']);
   });
 
+  it('Rust --defined-in: a renamed import reached by a path, `self::super::X::new(5)` in `mod inner` for the file\'s `use crate::m::Item as X;`, is looked up by its own name X where the path leads (X65-45, c04)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod m;\npub mod user;\npub mod a {\n    pub type Item = super::util::Item;\n    pub mod b {\n        pub type Item = super::super::item::Item;\n    }\n}\n',
+        'src/m.rs': 'pub type Item = crate::util::Item;\npub mod n {\n    pub type Item = crate::item::Item;\n}\n',
+        'src/user.rs': 'use crate::m::Item as X;\nuse crate::m::n::*;\npub fn f() {\n    let _ = X::new(1);\n    let _ = Item::new();\n    let _ = crate::a::Item::new(2);\n    let _ = crate::a::b::Item::new();\n    let _ = crate::m::n::Item::new();\n    let _ = super::m::Item::new(3);\n}\npub mod inner {\n    use crate::a::*;\n    pub fn g() {\n        let _ = Item::new(4);\n        let _ = b::Item::new();\n        let _ = self::super::X::new(5);\n    }\n}\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+      },
+    });
+    // (cargo: 5:19, 7:32, 8:32 and 15:26 — `b::Item::new()` with `b` a module the glob `use crate::a::*;` brings, not
+    // followed yet; 16:33 is util.rs's Item through m.rs's alias)
+    expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/user.rs:5:19', 'src/user.rs:7:32', 'src/user.rs:8:32']);
+  });
+
   it('Rust --defined-in: a workspace sibling crate by its path — `a::util::Item::new(2)`, `::a::util::…`, `a::Item::new(5)`, `use a::util;` then `util::Item::new(7)` — and a renamed dependency (`alpha.workspace = true`, `alpha = { path = "a", package = "a" }`); a local `mod a` shadows the dependency `a` (X64-11)', async () => {
     const repo = await createTestRepo({
       files: {

@@ -2285,8 +2285,9 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       if (qualifier === 'Self' || !rustResolve || !rustPathEnd) return undefined;
       const segments = qualifier.split('::');
       // (`super::Item::new()` in `mod tests`: from that module — X63-02; `a::Item` through an inline `mod a`: X63-03)
-      const inFile = navigate(file, here, [...segments, type], at);
-      if (inFile && inFile.rest.length === 1) return settled(() => lookup(file, inFile.path, type, 0, false)) ?? undefined;
+      // (`local`: the name the path ends in — `self::super::X` for `use crate::m::Item as X;`: X65-45)
+      const inFile = navigate(file, here, [...segments, local], at);
+      if (inFile && inFile.rest.length === 1) return settled(() => lookup(file, inFile.path, local, 0, false)) ?? undefined;
       // (`super::super::u::Item` from `mod a { mod b { … } }`: its first segment after the climb, `u`, as the module it
       // climbs to binds it — X65-39)
       const climbed = inFile !== undefined && (segments[0] === 'self' || segments[0] === 'super');
@@ -2302,14 +2303,14 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       } else bound = rustUseBindings(loadedFiles.get(file)?.facts.imports ?? []).get(first!);
       const full = bound === undefined ? qualifier : [bound, ...rest].join('::');
       const from = bound === undefined ? here : scope;
-      const end = rustPathEnd(file, { module: full, line: 0, names: [{ imported: type, local: type }], reexport: false, ...(from.length > 0 ? { modulePath: from } : {}) });
+      const end = rustPathEnd(file, { module: full, line: 0, names: [{ imported: local, local }], reexport: false, ...(from.length > 0 ? { modulePath: from } : {}) });
       // (a path that leads nowhere in the repository — another crate's: not the definition's)
       if (!end) return '';
-      if (end.rest.length <= 1) return end.file === definedInFile ? (home(end.file) ?? definedInFile) : (settled(() => lookupIn(end.file, [], type, 0, false)) ?? undefined);
+      if (end.rest.length <= 1) return end.file === definedInFile && local === type ? (home(end.file) ?? definedInFile) : (settled(() => lookupIn(end.file, [], local, 0, false)) ?? undefined);
       // (`crate::item::a::Item`: an inline module of item.rs — X63-03)
       // (`super::Item` in a module file of an inline `mod inner { use crate::util::Item; mod tests2; }`: a module around
       // the reference — its private `use`s too, like `use super::*;` — X65-25)
-      return settled(() => lookupIn(end.file, end.rest.slice(0, -1), type, 0, !segments.every((segment) => segment === 'super' || segment === 'self'))) ?? undefined;
+      return settled(() => lookupIn(end.file, end.rest.slice(0, -1), local, 0, !segments.every((segment) => segment === 'super' || segment === 'self'))) ?? undefined;
     }
     // (`local`: the file's own name for the type by a renaming `use crate::item::Item as It;` — the module that `use`
     // names decides, not an item of the file named like the type: outside round X59-04)
@@ -2440,7 +2441,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       if (rustTraits.has(imported) || rustTraitFamily().has(imported)) return rustImportHomeOk(file, type);
       // (a type: the file the `use` leads to must be the definition's — `use crate::item::Item as It;` is item.rs's
       // `Item`, not util.rs's: outside round X59-04)
-      const home = rustTypeHome(file, imported, imported, line, type, column);
+      const home = rustTypeHome(file, imported, modulePath, line, type, column);
       return home === undefined || isDefinitionHome(home, imported);
     }
     const aliased = rustTypeAliases().get(type);
