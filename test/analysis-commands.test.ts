@@ -2373,6 +2373,35 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/user.rs:5:19', 'src/user.rs:7:32', 'src/user.rs:8:32']);
   });
 
+  it('Rust --defined-in: a module re-exported under another name — `pub use crate::item as util;` in a facade, `pub use self::u2 as u3;` at the root — is followed in a path and through a glob that brings it (X65-34)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/fac.rs': 'pub use crate::item as util;\npub use crate::u3 as item;\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod user;\npub mod fac;\npub use crate::util as u2;\npub use self::u2 as u3;\n',
+        'src/user.rs': 'use crate::item as util;\nuse crate::u3::Item as I3;\npub fn f() {\n    let _ = util::Item::new();\n    let _ = crate::u2::Item::new(1);\n    let _ = crate::u3::Item::new(2);\n    let _ = I3::new(3);\n    let _ = crate::fac::util::Item::new();\n    let _ = crate::fac::item::Item::new(4);\n    let _ = super::fac::item::Item::new(5);\n}\npub mod inner {\n    use crate::fac::*;\n    pub fn g() {\n        let _ = item::Item::new(6);\n        let _ = util::Item::new();\n    }\n}\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+      },
+    });
+    // = cargo (rename util.rs's `fn new`)
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/user.rs:5:30', 'src/user.rs:6:30', 'src/user.rs:7:17', 'src/user.rs:9:37', 'src/user.rs:10:37', 'src/user.rs:15:29']);
+    // (cargo: 4:25, 8:37, 16:29 — `I3::new(3)` at 7:17, `use crate::u3::Item as I3;` through the root's re-exported
+    // module, is still "not known" and counted)
+    expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/user.rs:4:25', 'src/user.rs:7:17', 'src/user.rs:8:37', 'src/user.rs:16:29']);
+    const c15 = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod user;\npub use crate::util as u2;\n',
+        'src/user.rs': 'use crate::util as u;\nuse crate::item as util;\nimpl u::Item {\n    pub fn z1() -> Self {\n        Self::new(1)\n    }\n}\nimpl crate::u2::Item {\n    pub fn z2() -> Self {\n        Self::new(2)\n    }\n}\nimpl util::Item {\n    pub fn z3() -> Self {\n        Self::new()\n    }\n}\npub mod a {\n    pub mod b {\n        impl super::super::u::Item {\n            pub fn z4() -> Self {\n                Self::new(4)\n            }\n        }\n        impl super::super::util::Item {\n            pub fn z5() -> Self {\n                Self::new()\n            }\n        }\n    }\n}\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+      },
+    });
+    // = cargo (rename item.rs's `fn new`: `impl crate::u2::Item` is util.rs's)
+    expect(await definedInCallers(c15.dir, 'new', 'src/item.rs', true)).toEqual(['src/user.rs:15:15', 'src/user.rs:27:23']);
+  });
+
   it('Rust --defined-in: a workspace sibling crate by its path — `a::util::Item::new(2)`, `::a::util::…`, `a::Item::new(5)`, `use a::util;` then `util::Item::new(7)` — and a renamed dependency (`alpha.workspace = true`, `alpha = { path = "a", package = "a" }`); a local `mod a` shadows the dependency `a` (X64-11)', async () => {
     const repo = await createTestRepo({
       files: {

@@ -2301,9 +2301,34 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
         for (const block of climbed ? [] : rustUseBlocksAround(file, at)) if ((bound = inScope(block.uses)) !== undefined) break;
         bound ??= inScope((loadedFiles.get(file)?.facts.imports ?? []).filter((raw) => (scope.length === 0 ? raw.block === undefined : raw.inlineModule === true)));
       } else bound = rustUseBindings(loadedFiles.get(file)?.facts.imports ?? []).get(first!);
+      // (a module a glob in scope brings under another name — `use crate::fac::*;` with fac.rs's `pub use crate::item as
+      // util;`: `util::Item` is item.rs's, from fac.rs — X65-34)
+      let boundIn = file;
+      if (bound === undefined && line > 0 && !climbed && !modules(file).some((module) => same(module.path, [...scope, first!]))) {
+        const scoped = [...rustUseBlocksAround(file, at).map((block) => block.uses), (loadedFiles.get(file)?.facts.imports ?? []).filter((raw) => (scope.length === 0 ? raw.block === undefined : raw.inlineModule === true))];
+        for (const raw of scoped.flat()) {
+          if (!same(raw.modulePath, scope) || !inBuild(raw) || !raw.names.some((name) => name.imported === '*')) continue;
+          const glob = rustPathEnd(file, raw);
+          if (!glob || glob.rest.length > 0 || glob.file === file) continue;
+          const named = rustUseBindings((rustFactsOf(glob.file)?.imports ?? []).filter((entry) => entry.reexport && entry.block === undefined)).get(first!);
+          if (named === undefined) continue;
+          bound = named;
+          boundIn = glob.file;
+          break;
+        }
+      }
       const full = bound === undefined ? qualifier : [bound, ...rest].join('::');
-      const from = bound === undefined ? here : scope;
-      const end = rustPathEnd(file, { module: full, line: 0, names: [{ imported: local, local }], reexport: false, ...(from.length > 0 ? { modulePath: from } : {}) });
+      const from = boundIn !== file ? [] : bound === undefined ? here : scope;
+      let end = rustPathEnd(boundIn, { module: full, line: 0, names: [{ imported: local, local }], reexport: false, ...(from.length > 0 ? { modulePath: from } : {}) });
+      // (through a module a file re-exports under a name — `pub use crate::item as util;` in fac.rs, `pub use self::u2 as
+      // u3;` in lib.rs: `crate::fac::util::Item` is item.rs's — X65-34)
+      for (let hops = 0; end && end.rest.length > 1 && hops < 16; hops += 1) {
+        const [segment] = end.rest;
+        if (modules(end.file).some((module) => same(module.path, [segment!]))) break;
+        const named = rustUseBindings((rustFactsOf(end.file)?.imports ?? []).filter((raw) => raw.block === undefined && !raw.modDecl)).get(segment!);
+        if (named === undefined) break;
+        end = rustPathEnd(end.file, { module: [named, ...end.rest.slice(1, -1)].join('::'), line: 0, names: [{ imported: local, local }], reexport: false });
+      }
       // (a path that leads nowhere in the repository — another crate's: not the definition's)
       if (!end) return '';
       if (end.rest.length <= 1) return end.file === definedInFile && local === type ? (home(end.file) ?? definedInFile) : (settled(() => lookupIn(end.file, [], local, 0, false)) ?? undefined);
