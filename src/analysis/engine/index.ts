@@ -2304,7 +2304,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       // (a module a glob in scope brings under another name — `use crate::fac::*;` with fac.rs's `pub use crate::item as
       // util;`: `util::Item` is item.rs's, from fac.rs — X65-34)
       let boundIn = file;
-      if (bound === undefined && line > 0 && !climbed && !modules(file).some((module) => same(module.path, [...scope, first!]))) {
+      if (bound === undefined && line > 0 && !climbed && first !== 'crate' && first !== '' && !modules(file).some((module) => same(module.path, [...scope, first!]))) {
         const scoped = [...rustUseBlocksAround(file, at).map((block) => block.uses), (loadedFiles.get(file)?.facts.imports ?? []).filter((raw) => (scope.length === 0 ? raw.block === undefined : raw.inlineModule === true))];
         for (const raw of scoped.flat()) {
           if (!same(raw.modulePath, scope) || !inBuild(raw) || !raw.names.some((name) => name.imported === '*')) continue;
