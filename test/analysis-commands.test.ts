@@ -2357,7 +2357,7 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/user.rs:5:20', 'src/user2.rs:7:24', 'src/user2.rs:13:23']);
   });
 
-  it('Rust --defined-in: a renamed import reached by a path, `self::super::X::new(5)` in `mod inner` for the file\'s `use crate::m::Item as X;`, is looked up by its own name X where the path leads (X65-45, c04)', async () => {
+  it('Rust --defined-in: a renamed import reached by a path, `self::super::X::new(5)` in `mod inner` for the file\'s `use crate::m::Item as X;`, is looked up by its own name X where the path leads; `b::` for an inline module a glob brings (X65-45, c04)', async () => {
     const repo = await createTestRepo({
       files: {
         'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
@@ -2368,9 +2368,9 @@ describe('detect-cascades', () => {
         'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
       },
     });
-    // (cargo: 5:19, 7:32, 8:32 and 15:26 — `b::Item::new()` with `b` a module the glob `use crate::a::*;` brings, not
-    // followed yet; 16:33 is util.rs's Item through m.rs's alias)
-    expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/user.rs:5:19', 'src/user.rs:7:32', 'src/user.rs:8:32']);
+    // (= cargo: 16:33 is util.rs's Item through m.rs's alias; 15:26 `b::Item::new()` is the inline module `a::b` the glob
+    // `use crate::a::*;` brings)
+    expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/user.rs:5:19', 'src/user.rs:7:32', 'src/user.rs:8:32', 'src/user.rs:15:26']);
   });
 
   it('Rust --defined-in: a module re-exported under another name — `pub use crate::item as util;` in a facade, `pub use self::u2 as u3;` at the root — is followed in a path and through a glob that brings it (X65-34)', async () => {

@@ -2309,6 +2309,10 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
         for (const raw of scoped.flat()) {
           if (!same(raw.modulePath, scope) || !inBuild(raw) || !raw.names.some((name) => name.imported === '*')) continue;
           const glob = rustPathEnd(file, raw);
+          // (an inline module the glob's module declares — `use crate::a::*;` then `b::Item`, lib.rs's `pub mod a { pub mod
+          // b { … } }`: that module's names, X65-45 c04)
+          const inline = glob ? [...glob.rest, first!] : [];
+          if (glob && (rustFactsOf(glob.file)?.rustModules ?? []).some((module) => module.block === undefined && same(module.path, inline))) return settled(() => lookupIn(glob.file, [...inline, ...rest], local, 0, true)) ?? undefined;
           if (!glob || glob.rest.length > 0 || glob.file === file) continue;
           const named = rustUseBindings((rustFactsOf(glob.file)?.imports ?? []).filter((entry) => entry.reexport && entry.block === undefined)).get(first!);
           if (named === undefined) continue;
