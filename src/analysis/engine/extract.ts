@@ -2111,7 +2111,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 41;
+const factsFormat = 42;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {
