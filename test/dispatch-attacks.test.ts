@@ -212,6 +212,18 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
     }
   }, 60_000);
 
+  // Outside attack A19-12: a closed session's SIGHUP (node drops `nohup`'s ignore) killed a worker at once with no word,
+  // its running job left to stall and its --dir held. It stops as on the first SIGTERM now: said, clean, the hold released.
+  it('A19-12: SIGHUP stops a worker as the first SIGTERM does (said, exit 0, its --dir free again)', async () => {
+    const dir = path.join(scratch, 'worker-hup');
+    const hup = await startWorker({ id: 'h-hup', redisUrl: redis.url, remote: `file://${remoteDir}`, dir });
+    hup.child.kill('SIGHUP');
+    expect(await hup.exited).toBe(0);
+    expect(hup.log()).toMatch(/SIGHUP: finishing the running job\(s\), then stopping/);
+    expect(hup.log()).toMatch(/stopped/);
+    expect(existsSync(path.join(dir, '.polywave-worker.pid'))).toBe(false);
+  }, 60_000);
+
   // Outside attack A17-18: a worker started against a remote that never answers (a black-holed ssh host) printed
   // nothing and ran for ever, its new --dir left behind. Here the "host" is an ssh command that never answers.
   it('A17-18: a remote that does not answer → DISPATCH_REMOTE_UNREACHABLE within the bound, no --dir left', async () => {

@@ -84,6 +84,12 @@ describe('registerWorkerDir: the hold of a worker directory', () => {
       expect(readFileSync(path.join(dir, '.polywave-worker.pid'), 'utf8')).toBe(`${process.pid} ${processStartTime(process.pid)}\n`);
       releaseWorkerDir(dir);
       expect(() => readFileSync(path.join(dir, '.polywave-worker.pid'))).toThrow();
+      // A19-04: a pid no process can have (past 2^31: `kill` throws a type error, once read as "exists") holds nothing
+      for (const junk of ['99999999999 1', '2147483648', '-5 1', 'junk']) {
+        writeFileSync(path.join(dir, '.polywave-worker.pid'), `${junk}\n`);
+        registerWorkerDir(dir);
+        releaseWorkerDir(dir);
+      }
       // a pid file of an earlier version (the pid alone) of a live process: held, as before
       writeFileSync(path.join(dir, '.polywave-worker.pid'), `${other.pid}\n`);
       expect(() => registerWorkerDir(dir)).toThrow(/is the --dir of a live worker/);

@@ -35,8 +35,11 @@ export function processStartTime(pid: number): string | undefined {
 
 /** Whether the process that was `pid` when it started at `start` (see {@link processStartTime}) still runs; without a start, {@link processExists}. */
 export function processStillRuns(pid: number, start: string | undefined): boolean {
-  if (!processExists(pid)) return false;
+  // (A19-04: a pid no process can have — past 2^22, Linux's largest pid_max — is nobody's; `kill` throws a type error
+  // for one past 2^31, which processExists takes for "exists")
+  if (!Number.isSafeInteger(pid) || pid <= 0 || pid > 4_194_304 || !processExists(pid)) return false;
   if (start === undefined) return true;
   const now = processStartTime(pid);
-  return now === undefined || now === start;
+  // (with a start time given, a process whose start cannot be read on Linux is not proof of life)
+  return now === undefined ? process.platform !== 'linux' : now === start;
 }

@@ -14,7 +14,7 @@ function positiveInteger(value: unknown, flag: string, fallback: number): number
 
 /**
  * `worker --redis URL --remote GIT_URL [--dir DIR] [--concurrency N] [--label L …] [--queue NAME]` (issue 17): runs
- * agent jobs from Redis until SIGTERM/SIGINT (the first finishes the running jobs, a second hands
+ * agent jobs from Redis until SIGTERM/SIGINT/SIGHUP (the first finishes the running jobs, a second hands
  * them back). Log lines on stderr. Exit 0 after a graceful stop, 2 when it cannot start.
  */
 export async function run(_args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
@@ -53,6 +53,9 @@ export async function run(_args: string[], options: Record<string, unknown>, io:
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  // Outside attack A19-12: a closed session's SIGHUP (node drops `nohup`'s ignore) killed the worker at once, silently,
+  // its running job left to stall and its --dir held. It stops as on the first SIGTERM: the running jobs finish first.
+  process.on('SIGHUP', onSignal);
   try {
     await worker.closed;
     log('stopped');
@@ -62,5 +65,6 @@ export async function run(_args: string[], options: Record<string, unknown>, io:
   } finally {
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
+    process.off('SIGHUP', onSignal);
   }
 }
