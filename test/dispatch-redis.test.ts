@@ -251,7 +251,8 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
     }
     expect(Date.now() - pausedAt).toBeLessThan(35_000);
     const result = waveResult(run);
-    expect(result.state, run.stderr.slice(-1500)).toBe('BLOCKED');
+    console.log(JSON.stringify(result.agents.find((agent) => agent.agent === "A")), run.stdout.split("\n").filter((line) => line.includes("lost_run") || line.includes("E9")).join("\n").slice(0, 1500));
+    expect(result.state, run.stderr.slice(-1500)).toBe("BLOCKED");
     expect(result.blocked!.agents.some((agent) => agent.explanation.includes('DISPATCH_REDIS_LOST') && agent.explanation.includes('has not answered'))).toBe(true);
     expect(await merges(target.repo, before)).toEqual([]);
   }, 150_000);
@@ -282,7 +283,8 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
       const run = await running;
       hung!.child.kill('SIGCONT');
       const result = waveResult(run);
-      expect(result.state, run.stderr.slice(-1500)).toBe('BLOCKED');
+      console.log(JSON.stringify(result.agents.find((agent) => agent.agent === "A")), run.stdout.split("\n").filter((line) => line.includes("lost_run") || line.includes("E9")).join("\n").slice(0, 1500));
+    expect(result.state, run.stderr.slice(-1500)).toBe("BLOCKED");
       expect(await merges(target.repo, before)).toEqual([]);
       // The lost run's report is withdrawn, not left complete.
       const report = parseImpl(readFileSync(target.implPath, 'utf8')).manifest!.completion_reports?.A;
@@ -324,7 +326,8 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
       hung.child.kill('SIGCONT');
       execFileSync('mv', [`${objects}.away`, objects]);
       const result = waveResult(run);
-      expect(result.state, run.stderr.slice(-1500)).toBe('BLOCKED');
+      console.log(JSON.stringify(result.agents.find((agent) => agent.agent === "A")), run.stdout.split("\n").filter((line) => line.includes("lost_run") || line.includes("E9")).join("\n").slice(0, 1500));
+    expect(result.state, run.stderr.slice(-1500)).toBe("BLOCKED");
       expect(await merges(target.repo, before)).toEqual([]);
       const report = parseImpl(readFileSync(target.implPath, 'utf8')).manifest!.completion_reports?.A;
       expect(report?.status).toBe('blocked');
@@ -435,6 +438,38 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
     expect(target.repo.read('src/a.js')).toContain('after-report');
     expect((await merges(target.repo, before)).filter((subject) => subject.includes('agent-A'))).toHaveLength(1);
   }, 150_000);
+
+  // Outside attack A19-11: the orchestrator killed after an agent's early report; the job then FAILS while no
+  // orchestrator runs (the run dies after its report). The re-run took the early report as final (E9) and merged the
+  // lost run's commit without running the agent. It is not final now: the agent runs again, and that run is judged (here
+  // it files the same complete report and fails after it, as the lost one did: the report decides, as in-process).
+  it('a report whose job then failed while no orchestrator ran is not taken as final: the re-run launches the agent again', async () => {
+    const script = withAgentA(['      - write: { path: src/a.js, content: "export const a = \'lost\';\\n" }', '        expect: ok', '      - write: { path: src/a.test.js, content: "export {};\\n" }', '        expect: ok', '      - commit: "feat(A): lost"', '      - report: { status: complete, verification: PASS, notes: "lost" }', '      - sleep_ms: 2500', '      - fail: { kind: fatal, message: "the run dies after its report" }']);
+    const target = await createDispatchRepo('lostfail', script, { remoteDir, waves: [['A', 'B']] });
+    const before = await target.repo.git.headCommit();
+    const args = [path.join(repoRoot, 'bin', 'polywave.js'), 'run-wave', target.implPath, '--wave', '1', '--model', `script:${target.scriptPath}`, '--skip-critic', '--json', '--dispatch', redis.url, '--dispatch-remote', remote];
+    const first = spawn(process.execPath, args, { cwd: target.repo.dir, env: { ...process.env, ...gitEnv }, stdio: 'ignore' });
+    const exited = new Promise((resolve) => first.once('exit', resolve));
+    const deadline = Date.now() + 45_000;
+    while (!readFileSync(target.implPath, 'utf8').includes('notes: lost') && Date.now() < deadline) await sleep(25);
+    expect(readFileSync(target.implPath, 'utf8')).toContain('notes: lost');
+    first.kill('SIGKILL');
+    await exited;
+    // The job fails on its worker while no orchestrator listens.
+    const gone = Date.now() + 30_000;
+    while ((await holderOf('lostfail.w1.A.')) !== undefined && Date.now() < gone) await sleep(100);
+    await sleep(500);
+    const run = await runWaveCli(target, 1, { redisUrl: redis.url, timeoutMs: 120_000 });
+    const result = waveResult(run);
+    expect(run.stdout).toMatch(/"step":"lost_run","status":"warning","detail":"agent A: its report is not taken as final — job lostfail\.w1\.A\.\S+ (failed|ended without a complete result)/);
+    const agentA = result.agents.find((agent) => agent.agent === 'A')!;
+    expect(agentA.attempts.length, JSON.stringify(agentA)).toBe(1);
+    // Two runs of A's job on the workers: the lost one and the one this re-run launched (not "already complete (E9)").
+    const runsOfA = pool.flatMap((worker) => worker.log().split('\n')).filter((line) => /job lostfail\.w1\.A\.[^ ]+: agent A /.test(line));
+    expect(runsOfA).toHaveLength(2);
+    expect(result.state, run.stderr.slice(-1500)).toBe('WAVE_VERIFIED');
+    expect((await merges(target.repo, before)).filter((subject) => subject.includes('agent-A'))).toHaveLength(1);
+  }, 180_000);
 
   // Outside attack A18-17: `polywave retry` right after the orchestrator was killed while a dispatched agent ran (no report
   // yet) started attempt 2 beside attempt 1 — the agent ran twice at once; attempt 2's push was refused (the branch moved),

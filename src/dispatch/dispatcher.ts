@@ -144,6 +144,11 @@ export interface Dispatcher {
    * queue cannot be read in time (A19-21: the caller then fails closed).
    */
   inFlight?(context: { slug: string; wave: number; agentId: string; baseCommit: string; /** The agent's local worktree: a finished job whose commits it holds was collected. */ worktree?: string }): Promise<number | undefined>;
+  /**
+   * Why the report of this agent may be a lost run's: its latest job (same slug, wave, base; none in flight) failed or
+   * ended without a complete result a moment ago — while no orchestrator listened (A19-11/A19-19). Undefined when not.
+   */
+  lostRun?(context: { slug: string; wave: number; agentId: string; baseCommit: string }): Promise<string | undefined>;
   /** Present when pre-merge gates run on workers (`dispatch.gates: "workers"`); finalize-wave runs them locally otherwise. Rejects when the gates could not run there. */
   runGateJob?(job: GateJob): Promise<GateJobResult>;
   close(): Promise<void>;

@@ -937,6 +937,19 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       const attempts = ids.map((id) => Number(id.slice(prefix.length).split('.')[0])).filter((n) => Number.isInteger(n) && n > 0);
       return attempts.length > 0 ? Math.max(...attempts) : undefined;
     },
+    // A19-11/A19-19: the agent's latest job (none in flight) ended without a complete result — it failed, or its push was
+    // refused — within the last minutes: the report an early progress of it wrote is a lost run's, not to be taken as final.
+    lostRun: async (context) => {
+      const prefix = `${agentJobId({ ...context, attempt: 1 }).replace(/\.a1$/, '')}.a`;
+      const queue = queueFor(queueNameFor(labelsOf(context.slug, context.agentId), remoteKeyOf, queueName)).queue;
+      const ids = (await queue.getRanges(['failed', 'completed'], 0, -1)).filter((id): id is string => typeof id === 'string' && id.startsWith(prefix));
+      const jobs = (await Promise.all(ids.map((id) => Job.fromId<AgentJobData, AgentJobReturn>(queue, id).catch(() => undefined)))).filter((job): job is Job<AgentJobData, AgentJobReturn> => job !== undefined && (job.finishedOn ?? 0) >= Date.now() - recentlyFinishedMs);
+      const latest = jobs.sort((a, b) => (b.finishedOn ?? 0) - (a.finishedOn ?? 0))[0];
+      if (!latest) return undefined;
+      const value = latest.returnvalue as AgentJobReturn | null | undefined;
+      const why = latest.failedReason ? `failed (${redactUserinfo(latest.failedReason).slice(0, 200)})` : `ended without a complete result (${String(value?.outcome?.failure?.message ?? value?.outcome?.status ?? 'no outcome').slice(0, 200)})`;
+      return succeeded(value) ? undefined : `job ${latest.id} ${why}`;
+    },
     // E23A: the tool journal the job's workers relayed (its progress) joins the orchestrator's journal of the agent.
     runAgentJob: (job) => (job.context.solo || !job.context.branch ? inProcessDispatcher.runAgentJob(job) : run(job).then((result) => keepJobJournal(result, job.options.journal, (id) => Job.fromId(queueFor(queueNameFor(labelsOf(job.context.slug, job.context.agentId), remoteKeyOf, queueName)).queue, id)))),
     close: async () => {

@@ -523,7 +523,11 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
     // (A19-21: when it cannot be told, the agent counts as in flight at the attempt this run would make — never an early
     // report taken as final because a listing was slow)
     const stillRunning = options.dispatcher?.inFlight && !plan.solo && plan.branch ? await options.dispatcher.inFlight({ slug, wave: options.wave, agentId: plan.id, baseCommit: plan.base, worktree: plan.cwd }).catch(() => retry?.attempt ?? 1) : undefined;
-    if (existing?.status === 'complete' && stillRunning === undefined) {
+    // A19-11/A19-19: a complete report whose job then failed (or was refused) while no orchestrator ran is a lost run's:
+    // not taken as final — the agent is launched again (the failed job runs again, E9 never reuses a failure).
+    const lostRun = existing?.status === 'complete' && stillRunning === undefined && options.dispatcher?.lostRun && !plan.solo && plan.branch ? await options.dispatcher.lostRun({ slug, wave: options.wave, agentId: plan.id, baseCommit: plan.base }).catch(() => undefined) : undefined;
+    if (lostRun !== undefined) events?.emit({ v: 1, type: 'step-end', command: 'run-wave', slug, step: { step: 'lost_run', status: 'warning', detail: `agent ${plan.id}: its report is not taken as final — ${lostRun}`, duration_ms: 0 } });
+    if (existing?.status === 'complete' && stillRunning === undefined && lostRun === undefined) {
       const jail = await createJail({ root: plan.cwd, ownedFiles: owned, ...(plan.branch ? { branch: plan.branch } : {}), ...(plan.orchestratorPaths ? { orchestratorPaths: plan.orchestratorPaths } : {}) }, { env });
       const check = await checkAgentStop({ git: plan.git, jail, baseCommit: plan.base, report: existing });
       if (check.ok) {
@@ -535,7 +539,7 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
       }
     }
     // (an agent outside the retry whose job is still in flight is awaited all the same: its work is not dropped)
-    if (options.onlyAgents && !options.onlyAgents.includes(plan.id) && stillRunning === undefined) {
+    if (options.onlyAgents && !options.onlyAgents.includes(plan.id) && stillRunning === undefined && lostRun === undefined) {
       const status = existing?.status;
       summary.status = status === 'blocked' ? 'blocked' : status === 'partial' ? 'partial' : 'failed';
       summary.explanation = `not relaunched (retry of ${options.onlyAgents.join(', ')} only); report: ${status ?? 'none'}`;
