@@ -90,6 +90,19 @@ function gateResultsOf(result: unknown): Array<{ agent: string; passed: boolean;
 /** The letters script with agent A's steps replaced by `steps` (YAML lines at the steps' indentation). */
 const withAgentA = (steps: readonly string[]) => lettersScript().replace(/ {2}A:\n[\s\S]*?(?=\n {2}B:)/, ['  A:', '    steps:', ...steps].join('\n'));
 
+/** `run-wave --dispatch` of `target`'s wave 1 in the background (`remoteFlags`: what follows `--dispatch-remote`), to be SIGKILLed by the test. */
+function runWaveInBackground(target: DispatchRepo, remoteFlags: string[]): { kill: () => Promise<void> } {
+  const args = [path.join(repoRoot, 'bin', 'polywave.js'), 'run-wave', target.implPath, '--wave', '1', '--model', `script:${target.scriptPath}`, '--skip-critic', '--json', '--dispatch', redis.url, '--dispatch-remote', ...remoteFlags];
+  const child = spawn(process.execPath, args, { cwd: target.repo.dir, env: { ...process.env, ...gitEnv }, stdio: 'ignore' });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  return {
+    kill: async () => {
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
 /** The live worker whose current jobs include one whose id starts with `prefix`. */
 async function holderOf(prefix: string): Promise<string | undefined> {
   const client = new Redis(redis.url);
@@ -352,15 +365,12 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
     const own = await Promise.all(['slow1', 'slow2'].map((id) => startWorker({ id, redisUrl: redis.url, remote: slow, dir: path.join(scratch, `worker-${id}`), extra: ['--queue', 'relost'] })));
     try {
       const before = await target.repo.git.headCommit();
-      const args = [path.join(repoRoot, 'bin', 'polywave.js'), 'run-wave', target.implPath, '--wave', '1', '--model', `script:${target.scriptPath}`, '--skip-critic', '--json', '--dispatch', redis.url, '--dispatch-remote', slow, '--dispatch-queue', 'relost'];
-      const first = spawn(process.execPath, args, { cwd: target.repo.dir, env: { ...process.env, ...gitEnv }, stdio: 'ignore' });
-      const exited = new Promise((resolve) => first.once('exit', resolve));
+      const first = runWaveInBackground(target, [slow, '--dispatch-queue', 'relost']);
       // The report is written (from the job's progress); the commits are still on their way (the push waits in the hook).
       const deadline = Date.now() + 45_000;
       while (!readFileSync(target.implPath, 'utf8').includes('notes: once') && Date.now() < deadline) await sleep(25);
       expect(readFileSync(target.implPath, 'utf8')).toContain('notes: once');
-      first.kill('SIGKILL');
-      await exited;
+      await first.kill();
       const run = await runWaveCli(target, 1, { redisUrl: redis.url, extra: ['--dispatch-remote', slow, '--dispatch-queue', 'relost'], timeoutMs: 90_000 });
       const result = waveResult(run);
       expect(result.success, JSON.stringify(result.blocked ?? run.stderr.slice(-1500))).toBe(true);
@@ -385,16 +395,13 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
     const script = withAgentA(['      - write: { path: src/a.js, content: "export const a = \'first\';\\n" }', '        expect: ok', '      - write: { path: src/a.test.js, content: "export {};\\n" }', '        expect: ok', '      - commit: "feat(A): first"', '      - report: { status: complete, verification: PASS, notes: "early" }', '      - sleep_ms: 2500', '      - write: { path: src/a.js, content: "export const a = \'after-report\';\\n" }', '        expect: ok', '      - commit: "feat(A): after the report"']);
     const target = await createDispatchRepo('latecommit', script, { remoteDir, waves: [['A', 'B']] });
     const before = await target.repo.git.headCommit();
-    const args = [path.join(repoRoot, 'bin', 'polywave.js'), 'run-wave', target.implPath, '--wave', '1', '--model', `script:${target.scriptPath}`, '--skip-critic', '--json', '--dispatch', redis.url, '--dispatch-remote', remote];
-    const first = spawn(process.execPath, args, { cwd: target.repo.dir, env: { ...process.env, ...gitEnv }, stdio: 'ignore' });
-    const exited = new Promise((resolve) => first.once('exit', resolve));
+    const first = runWaveInBackground(target, [remote]);
     // The report is written here and the first commit is in A's local worktree (the progress's pack): kill.
     const worktreeA = () => path.join(worktreePath(target.repo.dir, 'latecommit', 1, 'A'), 'src', 'a.js');
     const deadline = Date.now() + 45_000;
     while (!(readFileSync(target.implPath, 'utf8').includes('notes: early') && existsSync(worktreeA()) && readFileSync(worktreeA(), 'utf8').includes('first')) && Date.now() < deadline) await sleep(25);
     expect(readFileSync(worktreeA(), 'utf8')).toContain('first');
-    first.kill('SIGKILL');
-    await exited;
+    await first.kill();
     const run = await runWaveCli(target, 1, { redisUrl: redis.url, timeoutMs: 90_000 });
     const result = waveResult(run);
     expect(result.success, JSON.stringify(result.blocked ?? run.stderr.slice(-1500))).toBe(true);
@@ -415,17 +422,14 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
     const script = lettersScript().replace(/ {2}A:\n[\s\S]*?(?=\n {2}B:)/, ['  A:', '    attempts:', ...firstAttempt, '    steps:', ...stepsA].join('\n'));
     const target = await createDispatchRepo('adopt2', script, { remoteDir, waves: [['A', 'B']] });
     const before = await target.repo.git.headCommit();
-    const args = [path.join(repoRoot, 'bin', 'polywave.js'), 'run-wave', target.implPath, '--wave', '1', '--model', `script:${target.scriptPath}`, '--skip-critic', '--json', '--dispatch', redis.url, '--dispatch-remote', remote];
-    const first = spawn(process.execPath, args, { cwd: target.repo.dir, env: { ...process.env, ...gitEnv }, stdio: 'ignore' });
-    const exited = new Promise((resolve) => first.once('exit', resolve));
+    const first = runWaveInBackground(target, [remote]);
     const worktreeA = () => path.join(worktreePath(target.repo.dir, 'adopt2', 1, 'A'), 'src', 'a.js');
     const deadline = Date.now() + 60_000;
     // (attempt 2's early commits do not fast-forward the worktree, which holds attempt 1's: its report is the sign)
     while (!readFileSync(target.implPath, 'utf8').includes('notes: early2') && Date.now() < deadline) await sleep(25);
     expect(readFileSync(target.implPath, 'utf8')).toContain('notes: early2');
     expect(existsSync(worktreeA())).toBe(true);
-    first.kill('SIGKILL');
-    await exited;
+    await first.kill();
     const run = await runWaveCli(target, 1, { redisUrl: redis.url, timeoutMs: 90_000 });
     const result = waveResult(run);
     expect(result.success, JSON.stringify(result.blocked ?? run.stderr.slice(-1500))).toBe(true);
@@ -447,14 +451,11 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
     const script = withAgentA(['      - write: { path: src/a.js, content: "export const a = \'lost\';\\n" }', '        expect: ok', '      - write: { path: src/a.test.js, content: "export {};\\n" }', '        expect: ok', '      - commit: "feat(A): lost"', '      - report: { status: complete, verification: PASS, notes: "lost" }', '      - sleep_ms: 2500', '      - fail: { kind: fatal, message: "the run dies after its report" }']);
     const target = await createDispatchRepo('lostfail', script, { remoteDir, waves: [['A', 'B']] });
     const before = await target.repo.git.headCommit();
-    const args = [path.join(repoRoot, 'bin', 'polywave.js'), 'run-wave', target.implPath, '--wave', '1', '--model', `script:${target.scriptPath}`, '--skip-critic', '--json', '--dispatch', redis.url, '--dispatch-remote', remote];
-    const first = spawn(process.execPath, args, { cwd: target.repo.dir, env: { ...process.env, ...gitEnv }, stdio: 'ignore' });
-    const exited = new Promise((resolve) => first.once('exit', resolve));
+    const first = runWaveInBackground(target, [remote]);
     const deadline = Date.now() + 45_000;
     while (!readFileSync(target.implPath, 'utf8').includes('notes: lost') && Date.now() < deadline) await sleep(25);
     expect(readFileSync(target.implPath, 'utf8')).toContain('notes: lost');
-    first.kill('SIGKILL');
-    await exited;
+    await first.kill();
     // The job fails on its worker while no orchestrator listens.
     const gone = Date.now() + 30_000;
     while ((await holderOf('lostfail.w1.A.')) !== undefined && Date.now() < gone) await sleep(100);
@@ -478,14 +479,11 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
     const script = withAgentA(['      - sleep_ms: 3000', '      - write: { path: src/a.js, content: "export const a = \'once\';\\n" }', '        expect: ok', '      - write: { path: src/a.test.js, content: "export {};\\n" }', '        expect: ok', '      - commit: "feat(A): once"', '      - report: { status: complete, verification: PASS, notes: "once" }']);
     const target = await createDispatchRepo('retrykill', script, { remoteDir, waves: [['A', 'B']] });
     const before = await target.repo.git.headCommit();
-    const args = [path.join(repoRoot, 'bin', 'polywave.js'), 'run-wave', target.implPath, '--wave', '1', '--model', `script:${target.scriptPath}`, '--skip-critic', '--json', '--dispatch', redis.url, '--dispatch-remote', remote];
-    const first = spawn(process.execPath, args, { cwd: target.repo.dir, env: { ...process.env, ...gitEnv }, stdio: 'ignore' });
-    const exited = new Promise((resolve) => first.once('exit', resolve));
+    const first = runWaveInBackground(target, [remote]);
     const deadline = Date.now() + 45_000;
     while ((await holderOf('retrykill.w1.A.')) === undefined && Date.now() < deadline) await sleep(50);
     expect(await holderOf('retrykill.w1.A.')).toBeDefined();
-    first.kill('SIGKILL');
-    await exited;
+    await first.kill();
     const again = await runCli(['retry', target.implPath, '--wave', '1', '--model', `script:${target.scriptPath}`, '--skip-critic', '--json', '--dispatch', redis.url, '--dispatch-remote', remote], { cwd: target.repo.dir, env: gitEnv, timeoutMs: 90_000 });
     expect(again.code, again.stderr.slice(-2000)).toBe(0);
     const line = again.stdout.split('\n').find((entry) => entry.includes('"retry-result"'));
