@@ -412,6 +412,23 @@ describe('freeze-contracts', () => {
   });
 });
 
+describe('freeze-contracts: the orchestrator\'s own files (P12-02)', () => {
+  it('a contract located at the PROGRAM manifest itself is refused (V055), nothing written', async () => {
+    const repo = await repoWith({ [programPath]: programText('TIER_VERIFIED').replace('location: src/session.ts', `location: ${programPath}`), 'src/api.ts': 'export type Api = () => void;\n' });
+    const before = repo.read(programPath);
+    const result = await cli(repo, ['freeze-contracts', programPath, '--tier', '1']);
+    expect(result.code).toBe(1);
+    const output = parseStdoutJson<{ errors: string[]; manifest_updated: boolean }>(result);
+    expect(output.errors).toEqual([`contract Session: location ${programPath} is a file polywave writes (manifests, CONTEXT.md, worktrees, state), not a contract's file (V055)`]);
+    expect(output.manifest_updated).toBe(false);
+    expect(repo.read(programPath)).toBe(before);
+    // validate-program says so too.
+    const validated = await cli(repo, ['validate-program', programPath]);
+    expect(validated.code).toBe(1);
+    expect(validated.stdout).toContain('V055_CONTRACT_LOCATION_CONFLICT');
+  });
+});
+
 describe('mark-program-complete', () => {
   const allComplete = { alpha: 'complete', gamma: 'complete', beta: 'complete' };
 

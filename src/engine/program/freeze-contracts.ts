@@ -3,7 +3,7 @@ import path from 'node:path';
 import { createGit } from '../../git/git-cli.js';
 import type { Git } from '../../git/git-port.js';
 import { resolveFreezeAt } from '../../protocol/program/freeze-at.js';
-import { contractLocationFile } from '../../protocol/program/program-rules.js';
+import { contractLocationFile, orchestratorOwnedPlace } from '../../protocol/program/program-rules.js';
 import type { ProgramContract, ProgramManifest } from '../../protocol/schema/program-schema.js';
 import type { YamlEdit } from '../../protocol/yaml/index.js';
 import { editProgram, loadProgramManifest, requireTier } from './program-file.js';
@@ -99,6 +99,12 @@ export async function freezeContracts(options: { programPath: string; repoRoot: 
     const relative = path.relative(options.repoRoot, absolute);
     if (location === '' || path.isAbsolute(location) || relative === '' || relative.startsWith('..') || path.isAbsolute(relative)) {
       errors.push(`contract ${name}: location ${JSON.stringify(contract.location ?? '')} is not a file path inside the repository`);
+      continue;
+    }
+    const owned = orchestratorOwnedPlace(location);
+    if (owned !== undefined) {
+      // P12-02: the PROGRAM manifest (or any file polywave writes) changes at every state write: a freeze of it is stale at once.
+      errors.push(`contract ${name}: location ${location} is ${owned}, not a contract's file (V055)`);
       continue;
     }
     entry.file_exists = isFile(absolute);

@@ -439,6 +439,26 @@ describe('§15.4 program contracts', () => {
     ]);
   });
 
+  it('a contract on the orchestrator\'s own files or in .git is refused (V055, P12-02)', () => {
+    for (const [location, file, where] of [
+      ['docs/PROGRAM/PROGRAM-shop.yaml', 'docs/PROGRAM/PROGRAM-shop.yaml', "a file polywave writes (manifests, CONTEXT.md, worktrees, state)"],
+      ['./docs/IMPL/IMPL-a.yaml#State', 'docs/IMPL/IMPL-a.yaml', "a file polywave writes (manifests, CONTEXT.md, worktrees, state)"],
+      ['.git/config', '.git/config', 'inside the git directory'],
+      ['.claude/worktrees/x/types.ts', '.claude/worktrees/x/types.ts', "a file polywave writes (manifests, CONTEXT.md, worktrees, state)"],
+    ]) {
+      const findings = check((data) => void (data.program_contracts[0]!.location = location));
+      expect(findings.map(({ code, message, field }) => ({ code, message, field }))).toEqual([
+        {
+          code: 'V055_CONTRACT_LOCATION_CONFLICT',
+          message: `program contract "UserSession" has location "${file}", ${where} — a contract's file is one an IMPL's agents write and commit`,
+          field: 'program_contracts[0].location',
+        },
+      ]);
+    }
+    // A source file under docs/ that is not polywave's is fine.
+    expect(check((data) => void (data.program_contracts[0]!.location = 'docs/api/types.md'))).toEqual([]);
+  });
+
   it('freeze_at names a tier boundary (V053)', () => {
     expect(check((data) => void (data.program_contracts[0]!.freeze_at = 'Tier 9 completion'))).toEqual([
       {

@@ -647,6 +647,16 @@ export function contractLocationFile(location: string | undefined): string {
   return normalizeRelativePath((location ?? '').replace(/#[^/]*$/, '').replace(/:\d+(?::\d+)?$/, ''));
 }
 
+/** Why `file` (normalised, repo-relative) cannot hold a program contract: the orchestrator's or git's own place. */
+export function orchestratorOwnedPlace(file: string): string | undefined {
+  const first = file.split('/')[0]!;
+  if (first === '.git') return 'inside the git directory';
+  if (file.startsWith('docs/PROGRAM/') || file.startsWith('docs/IMPL/') || file === 'docs/CONTEXT.md' || first === '.polywave-state' || first === '.claude') {
+    return 'a file polywave writes (manifests, CONTEXT.md, worktrees, state)';
+  }
+  return undefined;
+}
+
 // §15.4: no two program contracts materialize to the same file.
 const contractLocations: ProgramRule = {
   name: 'program-contract-locations',
@@ -658,6 +668,22 @@ const contractLocations: ProgramRule = {
     manifest.program_contracts.forEach((contract, index) => {
       if (blank(contract.location)) return;
       const location = contractLocationFile(contract.location!);
+      const owner = orchestratorOwnedPlace(location);
+      if (owner !== undefined) {
+        // P12-02: a contract on the orchestrator's own files (the PROGRAM manifest itself: its blob changes at
+        // every state write, so the freeze is stale at once and every later tier gate fails P2).
+        findings.push(
+          programFinding(
+            locate,
+            programCodes.contractLocation,
+            `program contract ${quote(contract.name)} has location ${quote(location)}, ${owner} — a contract's file is one an IMPL's agents write and commit`,
+            ['program_contracts', index, 'location'],
+            'error',
+            'put the contract in a source file (e.g. src/types.ts, pkg/api/types.go)',
+          ),
+        );
+        return;
+      }
       const first = owners.get(location);
       if (first === undefined) {
         owners.set(location, index);
