@@ -429,6 +429,42 @@ describe('freeze-contracts: the orchestrator\'s own files (P12-02)', () => {
   });
 });
 
+describe('an IMPL of a running PROGRAM tier, run by hand on the main checkout (P12-11)', () => {
+  it('run, run-wave, prepare-wave, finalize-wave, merge-agents, retry and close-impl refuse it naming program-execute; nothing changed', async () => {
+    const repo = await repoWith({ [programPath]: programText('TIER_EXECUTING') });
+    const branch = 'polywave/program/suite/tier1-impl-gamma';
+    await repo.run(['branch', branch]);
+    const snapshot = async () => [await repo.run(['status', '--porcelain', '--untracked-files=all']), await repo.run(['for-each-ref']), await repo.run(['worktree', 'list', '--porcelain']), repo.read('docs/IMPL/IMPL-gamma.yaml'), repo.read(programPath)].join('\n--\n');
+    const before = await snapshot();
+    const impl = 'docs/IMPL/IMPL-gamma.yaml';
+    for (const args of [
+      ['run', impl, '--auto'],
+      ['run-wave', impl, '--wave', '1'],
+      ['prepare-wave', impl, '--wave', '1'],
+      ['finalize-wave', impl, '--wave', '1'],
+      ['finalize-wave', impl, '--wave', '1', '--dry-run'],
+      ['merge-agents', impl, '--wave', '1'],
+      ['retry', impl, '--wave', '1'],
+      ['close-impl', impl],
+    ]) {
+      const result = await cli(repo, args);
+      expectCodedError(result, { exitCode: 2, code: 'E28B_IMPL_OF_PROGRAM' });
+      expect(result.stderr).toContain(`${args[0]}: IMPL gamma belongs to tier 1 of PROGRAM suite`);
+      expect(result.stderr).toContain(`its IMPL branch ${branch}`);
+      expect(result.stderr).toContain('polywave program-execute docs/PROGRAM/PROGRAM-suite.yaml');
+      expect(result.stderr).not.toMatch(/data loss|deleted without merging/);
+      expect(await snapshot()).toBe(before);
+    }
+    // --merge-target says where: not refused (finalize-wave's dry run answers for that branch).
+    const targeted = await cli(repo, ['finalize-wave', impl, '--wave', '1', '--dry-run', '--merge-target', branch]);
+    expect(targeted.stderr).not.toContain('E28B_IMPL_OF_PROGRAM');
+    // An IMPL the PROGRAM lists as complete, and one whose IMPL branch is gone, are the user's to run.
+    expect((await cli(repo, ['close-impl', 'docs/IMPL/IMPL-beta.yaml'])).stderr).not.toContain('E28B_IMPL_OF_PROGRAM');
+    await repo.run(['branch', '-D', branch]);
+    expect((await cli(repo, ['finalize-wave', impl, '--wave', '1', '--dry-run'])).stderr).not.toContain('E28B_IMPL_OF_PROGRAM');
+  });
+});
+
 describe('mark-program-complete', () => {
   const allComplete = { alpha: 'complete', gamma: 'complete', beta: 'complete' };
 

@@ -5,6 +5,7 @@ import { PolywaveError } from '../../errors/polywave-error.js';
 import { resolveManifestPath } from '../../store/resolve-path.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { repoDirOption } from './prepare-wave.js';
+import { refuseImplOfRunningProgram } from '../program-impl-guard.js';
 
 /** `--date YYYY-MM-DD` (a real calendar date), default: today in local time. */
 export function dateOption(options: Record<string, unknown>, io: CommandIo): string {
@@ -49,6 +50,8 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const implPath = closeTarget(args, io);
   const date = dateOption(options, io);
   const repoDir = repoDirOption(options, io);
+  // --force closes it on the current branch anyway (a PROGRAM's IMPL is closed by finalize-tier).
+  if (options.force !== true) await refuseImplOfRunningProgram(implPath, { command: 'close-impl', cwd: io.cwd, env: io.env, ...(repoDir ? { repoDir } : {}) });
   const result = await closeImpl({
     implPath,
     date,

@@ -10,6 +10,7 @@ import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { interruptSignal, progressPrinter, repoDirOption, waveOption } from './prepare-wave.js';
 import { implPathFrom, requireManifest } from './shared.js';
 import { unsafeNoSandboxFrom } from '../sandbox-option.js';
+import { refuseImplOfRunningProgram } from '../program-impl-guard.js';
 
 /**
  * Test hook for crash safety (read here, in the CLI, and passed down as an option):
@@ -124,6 +125,7 @@ async function finalizeWaveCommand(args: string[], options: Record<string, unkno
 export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
   const implPath = implPathFrom(args, io);
   waveOption(options);
+  await refuseImplOfRunningProgram(implPath, { command: 'finalize-wave', cwd: io.cwd, mergeTarget: options.mergeTarget, env: io.env });
   if (options.dryRun === true) return finalizeWaveCommand(args, options, io);
   return withRunLock(repoDirOption(options, io) ?? io.cwd, implPath, () => finalizeWaveCommand(args, options, io));
 }

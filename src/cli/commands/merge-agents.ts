@@ -4,6 +4,7 @@ import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { crashHookFromEnv, finalizeOptionsFrom } from './finalize-wave.js';
 import { interruptSignal, repoDirOption, waveOption } from './prepare-wave.js';
 import { implPathFrom } from './shared.js';
+import { refuseImplOfRunningProgram } from '../program-impl-guard.js';
 
 /**
  * `merge-agents <impl> --wave N [--merge-target B]` — the merge step alone: WAVE_MERGING, one
@@ -28,5 +29,6 @@ async function mergeAgentsCommand(args: string[], options: Record<string, unknow
 export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
   const implPath = implPathFrom(args, io);
   waveOption(options);
+  await refuseImplOfRunningProgram(implPath, { command: 'merge-agents', cwd: io.cwd, mergeTarget: options.mergeTarget, env: io.env });
   return withRunLock(repoDirOption(options, io) ?? io.cwd, implPath, () => mergeAgentsCommand(args, options, io));
 }

@@ -6,6 +6,7 @@ import { acquireRunLock } from '../run-lock.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { implPathFrom, requireManifest } from './shared.js';
 import { repoDirOption } from './repo-dir-option.js';
+import { refuseImplOfRunningProgram } from '../program-impl-guard.js';
 
 /** Reads `--wave` (commander already parsed it as a non-negative integer). */
 export function waveOption(options: Record<string, unknown>): number {
@@ -39,6 +40,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const implPath = implPathFrom(args, io);
   const wave = waveOption(options);
   requireManifest((await loadImpl(implPath)).parsed, implPath);
+  await refuseImplOfRunningProgram(implPath, { command: 'prepare-wave', cwd: io.cwd, mergeTarget: options.mergeTarget, env: io.env });
   const jsonOnly = options.jsonOnly === true;
   const repoDir = repoDirOption(options, io);
   // The plan's run lock (the one run, run-wave and finalize-wave take): a prepare-wave while another process

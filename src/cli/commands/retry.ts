@@ -14,6 +14,7 @@ import { loadImpl } from '../../store/manifest-file.js';
 import { agentsOfWave } from '../../protocol/waves.js';
 import { requireAgentsReady } from '../../agents/model-preflight.js';
 import { waveAgentRoles } from './run-wave.js';
+import { refuseImplOfRunningProgram } from '../program-impl-guard.js';
 
 function positive(options: Record<string, unknown>, name: string, flag: string, allowZero = false): number | undefined {
   const value = options[name];
@@ -105,5 +106,6 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const implPath = implPathFrom(args, io);
   waveOption(options);
   const repoDir = typeof options.repoRoot === 'string' && options.repoRoot.trim() !== '' ? path.resolve(io.cwd, options.repoRoot) : repoDirOption(options, io);
+  await refuseImplOfRunningProgram(implPath, { command: 'retry', cwd: io.cwd, mergeTarget: options.mergeTarget, env: io.env });
   return withRunLock(repoDir ?? io.cwd, implPath, () => retryCommand(args, options, io));
 }

@@ -16,6 +16,7 @@ import type { ImplManifest } from '../../protocol/schema/impl-schema.js';
 import { agentsOfWave, isWaveFinished } from '../../protocol/waves.js';
 import { dispatchFlagsFrom, dispatcherFromConfig } from '../../dispatch/from-config.js';
 import path from 'node:path';
+import { refuseImplOfRunningProgram } from '../program-impl-guard.js';
 
 function positiveNumber(options: Record<string, unknown>, name: string, flag: string): number | undefined {
   const value = options[name];
@@ -47,6 +48,7 @@ async function runWaveCommand(args: string[], options: Record<string, unknown>, 
   const implPath = implPathFrom(args, io);
   const wave = waveOption(options);
   const manifest = requireManifest((await loadImpl(implPath)).parsed, implPath);
+  await refuseImplOfRunningProgram(implPath, { command: 'run-wave', cwd: io.cwd, mergeTarget: options.mergeTarget, env: io.env });
   // Bad budget amounts are refused before anything starts (polywave.config.json is found upward from the IMPL).
   const budget = await budgetFrom(options, implPath);
   const timeout = positiveNumber(options, 'timeout', '--timeout');

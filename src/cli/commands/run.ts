@@ -13,6 +13,7 @@ import { dispatchFlagsFrom, dispatcherFromConfig } from '../../dispatch/from-con
 import { requireModelCredentials } from '../../agents/credentials.js';
 import { requireAgentsReady } from '../../agents/model-preflight.js';
 import { acquireRunLock } from '../run-lock.js';
+import { refuseImplOfRunningProgram } from '../program-impl-guard.js';
 
 function formatPlan(plan: PlanSummary): string {
   const lines = [`Plan: ${plan.title || plan.slug} — verdict ${plan.verdict || '?'}, ${plan.waves.length} wave(s), ${plan.estimated_agents} agent(s)`];
@@ -96,6 +97,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   if (!isImpl && looksLikeManifestPath(target)) throw missingManifest(target, asPath, repoDir);
   // attack-serve-15 N1: one run per plan at a time, across processes (terminals, `polywave serve`s) — taken
   // before anything is checked or written, held for the run's life; a second run is RUN_IN_PROGRESS (exit 2).
+  if (isImpl) await refuseImplOfRunningProgram(asPath, { command: 'run', cwd: io.cwd, mergeTarget: options.mergeTarget, env: io.env });
   const releaseLock = isImpl ? acquireRunLock(repoDir, asPath) : undefined;
   try {
     return await runPlan(target, asPath, isImpl, repoDir, options, io);

@@ -1,0 +1,62 @@
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { PolywaveError } from '../errors/polywave-error.js';
+import { createGit } from '../git/git-cli.js';
+import { parseProgram } from '../protocol/parse-program.js';
+import { programBranchName } from '../protocol/names.js';
+import { readTextFile } from '../store/read-text.js';
+import { projectRootOf } from '../store/program-impl-docs.js';
+
+/**
+ * P12-11: an IMPL of a PROGRAM tier runs its waves on its IMPL branch
+ * (`polywave/program/<program>/tier<N>-impl-<slug>`, E28B/P5), merged into main only by finalize-tier.
+ * Run on the main checkout without `--merge-target` (`polywave run docs/IMPL/IMPL-x.yaml`,
+ * run-wave, finalize-wave, close-impl…), the wave engine looks for the merges on main and finds
+ * none: finalize-wave called the merged agent commits lost ("deleted without merging"), close-impl
+ * "not merged — use --force". Refused up front instead, naming the PROGRAM command that resumes it.
+ *
+ * Only while the PROGRAM is not COMPLETE, the IMPL is not `complete` there and its IMPL branch
+ * exists. Costs one `readdir` when no PROGRAM is there (the usual case).
+ */
+export async function refuseImplOfRunningProgram(implPath: string, options: { command: string; cwd: string; repoDir?: string; mergeTarget?: unknown; env?: NodeJS.ProcessEnv }): Promise<void> {
+  if (typeof options.mergeTarget === 'string' && options.mergeTarget.trim() !== '') return;
+  const slug = /^IMPL-(.+)\.ya?ml$/i.exec(path.basename(implPath))?.[1];
+  if (slug === undefined) return;
+  const root = options.repoDir ?? projectRootOf(implPath, path.dirname(path.resolve(implPath)));
+  const directory = path.join(root, 'docs', 'PROGRAM');
+  let names: string[];
+  try {
+    names = readdirSync(directory).filter((name) => /^PROGRAM-.+\.ya?ml$/i.test(name)).sort();
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    let text: string;
+    try {
+      text = await readTextFile(path.join(directory, name));
+    } catch {
+      continue;
+    }
+    const manifest = parseProgram(text).manifest;
+    if (!manifest || manifest.state === 'COMPLETE') continue;
+    const entry = manifest.impls.find((impl) => impl.slug === slug);
+    if (entry === undefined || entry.status === 'complete') continue;
+    const tier = manifest.tiers.find((candidate) => candidate.impls.includes(slug))?.number ?? entry.tier;
+    if (typeof tier !== 'number' || typeof manifest.program_slug !== 'string') continue;
+    let branch: string;
+    try {
+      branch = programBranchName(manifest.program_slug, tier, slug);
+    } catch {
+      continue;
+    }
+    const git = createGit(root, options.env ? { env: options.env } : {});
+    if ((await git.tryRevParse(`refs/heads/${branch}`)) === undefined) continue;
+    const programPath = path.relative(options.cwd, path.join(directory, name)) || path.join(directory, name);
+    throw new PolywaveError({
+      code: 'E28B_IMPL_OF_PROGRAM',
+      exitCode: 2,
+      message: `${options.command}: IMPL ${slug} belongs to tier ${tier} of PROGRAM ${manifest.program_slug} (${programPath}): its waves merge into its IMPL branch ${branch}, not the current branch (nothing is lost) — resume it with \`polywave program-execute ${programPath}\`, or pass --merge-target ${branch} to work on that branch by hand`,
+      details: { program: programPath, impl: slug, tier, branch },
+    });
+  }
+}
