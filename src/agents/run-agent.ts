@@ -37,7 +37,7 @@ import { guardIgnoredPaths, ignoredQuarantineCode, type IgnoredGuard, type Quara
 import { configFilesOf, realOrResolved, type SandboxPlan, type SandboxSettings } from '../sandbox/sandbox-plan.js';
 import { sandboxStatus, type SandboxStatus } from '../sandbox/sandbox-status.js';
 import { sandboxUnavailableError } from '../sandbox/sandbox-unavailable-error.js';
-import { makeScratchDir } from '../sandbox/scratch-dirs.js';
+import { makeScratchDir, releaseScratchDir } from '../sandbox/scratch-dirs.js';
 import { createToolExecutor, type ToolExecutor } from './sandbox/tool-executor.js';
 import { bashEnvironment } from './tools/bash-tool.js';
 
@@ -245,7 +245,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
       // Each is a mount of its own: bubblewrap takes ~3,000 in all and 1,000 cost ~0.7 s per start. Past the limit the
       // agent is not started rather than run with some of them writable unseen.
       if (hidden.length > hiddenFromStatusLimit) {
-        await rm(scratchDir, { recursive: true, force: true }).catch(() => undefined);
+        await releaseScratchDir(scratchDir);
         throw hiddenTooMany(hidden.length);
       }
       readOnly.push(...hidden);
@@ -298,7 +298,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
       }
     } catch (error) {
       await planFiles?.restore().catch(() => undefined);
-      await rm(scratchDir, { recursive: true, force: true }).catch(() => undefined);
+      await releaseScratchDir(scratchDir);
       throw error;
     }
     // The user's npm cache is read-only in the sandbox unless sandbox.writable lists it: use a private one.
@@ -459,7 +459,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
       leftovers.push(...left);
     }
     if (options.journal) await appendDenials(options.journal.dir, denied.map((record) => ({ ...record, ...(record.target ? { target: repoRelative(record.target, jail.root) } : {}) }))).catch(() => undefined);
-    if (!options.keepScratch) await rm(scratchDir, { recursive: true, force: true }).catch(() => undefined);
+    await releaseScratchDir(scratchDir, { keep: options.keepScratch === true });
   }
   if (timedOut && outcome.status !== 'finished') outcome = { ...outcome, status: 'timeout', failure: { kind: 'transient', message: `wall-clock limit of ${Math.round(limits.timeoutMs / 1000)} s reached` } };
   // What the after-run checks undid (tool 'sandbox') belongs to the outcome's denials too: callers without a journal

@@ -2,7 +2,7 @@ import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { runGit } from '../git/run-git.js';
-import { gatePlan, makeScratchDir, readSandboxSettings, sandboxStatus, vanishedMountAttempts, wrapInSandbox, type SandboxedCommand } from '../sandbox/index.js';
+import { gatePlan, makeScratchDir, readSandboxSettings, releaseScratchDir, sandboxStatus, vanishedMountAttempts, wrapInSandbox, type SandboxedCommand } from '../sandbox/index.js';
 import { ensureScratchParent } from '../sandbox/scratch-dirs.js';
 import type { SandboxSettings } from '../sandbox/index.js';
 import { withoutCredentials } from '../sandbox/credential-variables.js';
@@ -389,7 +389,7 @@ export async function sandboxGateCommand(command: string, cwd: string, context: 
       },
     };
   } catch (error) {
-    if (tmp !== undefined) await rm(tmp, { recursive: true, force: true }).catch(() => undefined);
+    if (tmp !== undefined) await releaseScratchDir(tmp);
     if (!context.checkouts) await checkout?.dispose();
     return { error: `cannot start the sandbox for this gate: ${error instanceof Error ? error.message : String(error)}` };
   }

@@ -22,14 +22,13 @@
  * copy, but it needs bubblewrap ≥ 0.10; Debian bookworm ships 0.8.0, which has no overlay options.
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { runGit } from '../git/run-git.js';
 import { createCheckoutPins } from '../sandbox/checkout-pins.js';
 import { secretFileName } from '../sandbox/sandbox-plan.js';
 import { pinnedCommitsOf } from '../sandbox/sandbox-settings.js';
-import { makeScratchDir, scratchParent } from '../sandbox/scratch-dirs.js';
-import { processExists } from '../store/process-alive.js';
+import { makeScratchDir, scratchOwnerAlive, scratchOwnerLine, scratchParent } from '../sandbox/scratch-dirs.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -133,46 +132,6 @@ const treeName = /^tree-[0-9a-f]{8}$/;
 /** A checkout directory an older polywave made (no `owner` file) counts as dead once it is this old. */
 const unownedMaxAgeMs = 24 * 60 * 60 * 1000;
 
-/** The start time of process `pid` (clock ticks since boot, /proc/<pid>/stat field 22), where /proc has it. */
-function processStart(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
-  } catch {
-    return undefined;
-  }
-}
-
-/** This process's PID namespace (`pid:[4026531836]`), where /proc has it: a pid means nothing in another one. */
-function pidNamespace(): string | undefined {
-  try {
-    return readlinkSync('/proc/self/ns/pid');
-  } catch {
-    return undefined;
-  }
-}
-
-/** This process, as an `owner` file holds it: `<pid>[ <start time>[ <pid namespace>]]`. */
-function ownerLine(): string {
-  const started = processStart(process.pid);
-  const namespace = started !== undefined ? pidNamespace() : undefined;
-  return `${process.pid}${started !== undefined ? ` ${started}` : ''}${namespace !== undefined ? ` ${namespace}` : ''}\n`;
-}
-
-/**
- * Whether the owner an `owner` file names still runs. Unreadable lines, and owners in another PID
- * namespace (a container sharing this /tmp), count as alive: never remove what is not provably dead.
- */
-function ownerAlive(text: string): boolean {
-  const match = /^(\d+)(?: (\d+)(?: (\S+))?)?$/.exec(text.trim());
-  if (!match) return true;
-  if (match[3] !== undefined && match[3] !== pidNamespace()) return true;
-  const pid = Number(match[1]);
-  if (!processExists(pid)) return false;
-  const started = match[2] !== undefined ? processStart(pid) : undefined;
-  return started === undefined || started === match[2];
-}
-
 /**
  * Removes the throwaway checkouts (`<scratch parent>/polywave-checkout-*`) whose owner process is
  * gone, with their worktree registrations in whichever repository they were made from. Only
@@ -200,7 +159,7 @@ export function pruneDeadCheckouts(parent: string = scratchParent()): string[] {
       } catch {
         owner = undefined;
       }
-      if (owner !== undefined ? ownerAlive(owner) : Date.now() - lstatSync(scratch).mtimeMs < unownedMaxAgeMs) continue;
+      if (owner !== undefined ? scratchOwnerAlive(owner) : Date.now() - lstatSync(scratch).mtimeMs < unownedMaxAgeMs) continue;
       for (const tree of readdirSync(scratch).filter((entry) => treeName.test(entry))) {
         const root = path.join(scratch, tree);
         let admin: string | undefined;
@@ -261,7 +220,7 @@ export async function makeThrowawayCheckout(directory: string, env: Env): Promis
   pruneDeadCheckouts();
   try {
     scratch = await makeScratchDir(checkoutDirPrefix);
-    writeFileSync(path.join(scratch, ownerFileName), ownerLine());
+    writeFileSync(path.join(scratch, ownerFileName), scratchOwnerLine());
     // Which installed-dependency directories to link: listed while the tree is made (a walk of the checkout).
     const ignoredListing = git(['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory'], source, env);
     ignoredListing.catch(() => undefined);

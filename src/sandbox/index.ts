@@ -14,5 +14,5 @@ export { sandboxOverrideVariable, sandboxStatus, type SandboxStatus } from './sa
 export { sandboxInstallHint, sandboxUnavailableError, sandboxUnavailableMessage } from './sandbox-unavailable-error.js';
 export { resetSandboxManager as resetSandbox } from './sandbox-manager.js';
 export { readSandboxSettings } from './sandbox-settings.js';
-export { ensureScratchParent, foreignScratchDirs, makeScratchDir, registeredScratchParents, keepWorkerDirRegistered, registeredWorkerDirs, registerWorkerDir, releaseWorkerDir, scratchParent, WorkerDirError } from './scratch-dirs.js';
+export { ensureScratchParent, foreignScratchDirs, makeScratchDir, releaseScratchDir, registeredScratchParents, keepWorkerDirRegistered, registeredWorkerDirs, registerWorkerDir, releaseWorkerDir, scratchParent, WorkerDirError } from './scratch-dirs.js';
 export { sandboxCommandVariable, shellQuote, vanishedMountAttempts, vanishedMountPoint, wrapInSandbox, type SandboxedCommand, type WrapInSandboxOptions } from './wrap-in-sandbox.js';

@@ -9,8 +9,8 @@
  * later (its tool executor is one long-lived sandbox). Agents all run as the same uid: 0700 alone
  * does not keep one agent out of another's directory.
  */
-import { appendFileSync, chmodSync, closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { mkdtemp } from 'node:fs/promises';
+import { appendFileSync, chmodSync, closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { processExists, processStartTime, processStillRuns } from '../store/process-alive.js';
@@ -245,6 +245,7 @@ export function ensureScratchParent(): string {
   if (!swept.has(parent)) {
     swept.add(parent);
     sweepStaleStatusFiles(parent);
+    sweepDeadScratchDirs(parent);
   }
   if (process.platform !== 'win32' && !wellKnownTemps().includes(tmp)) {
     try {
@@ -285,7 +286,108 @@ export function sweepStaleStatusFiles(parent: string): number {
 
 /** A new scratch directory `<parent>/<prefix>XXXXXX` (prefix such as `polywave-agent-A-`). */
 export async function makeScratchDir(prefix: string): Promise<string> {
-  return mkdtemp(path.join(ensureScratchParent(), prefix));
+  const directory = await mkdtemp(path.join(ensureScratchParent(), prefix));
+  if (ownedScratchName.test(path.basename(directory))) {
+    // P12-31: who made it, beside it in the parent (which every sandbox hides: the agent or gate using the directory
+    // cannot change it), so that a later run removes it once that process is gone (a SIGKILLed orchestrator's).
+    try {
+      writeFileSync(`${directory}${ownerSuffix}`, scratchOwnerLine());
+    } catch {
+      // no record: the directory is then removed by age alone (see sweepDeadScratchDirs)
+    }
+  }
+  return directory;
+}
+
+/** Removes a scratch directory made by {@link makeScratchDir} and its owner record. `keep`: the directory stays, for good (`keepScratch`). */
+export async function releaseScratchDir(directory: string, options: { keep?: boolean } = {}): Promise<void> {
+  if (options.keep === true) {
+    try {
+      renameSync(`${directory}${ownerSuffix}`, `${directory}${keepSuffix}`);
+    } catch {
+      // no owner record: nothing to turn into a keep record
+    }
+    return;
+  }
+  await rm(directory, { recursive: true, force: true }).catch(() => undefined);
+  rmSync(`${directory}${ownerSuffix}`, { force: true });
+}
+
+/** Agents' HOME/TMPDIR and gates' TMPDIR (throwaway checkouts keep their own `owner` file: src/gates/throwaway-checkout.ts). */
+const ownedScratchName = /^polywave-(agent|gate)-[^/]+$/;
+const ownerSuffix = '.owner';
+const keepSuffix = '.keep';
+/** A scratch directory with no owner record (made by an older polywave, or the record's write failed) counts as dead once it is this old. */
+const unownedScratchMaxAgeMs = 24 * 60 * 60 * 1000;
+
+/** This process's PID namespace (`pid:[4026531836]`), where /proc has it: a pid means nothing in another one. */
+function pidNamespace(): string | undefined {
+  try {
+    return readlinkSync('/proc/self/ns/pid');
+  } catch {
+    return undefined;
+  }
+}
+
+/** This process, as an owner record holds it: `<pid>[ <start time>[ <pid namespace>]]`. */
+export function scratchOwnerLine(): string {
+  const started = processStartTime(process.pid);
+  const namespace = started !== undefined ? pidNamespace() : undefined;
+  return `${process.pid}${started !== undefined ? ` ${started}` : ''}${namespace !== undefined ? ` ${namespace}` : ''}\n`;
+}
+
+/**
+ * Whether the owner a record of {@link scratchOwnerLine} names still runs. Unreadable lines, and owners in another
+ * PID namespace (a container sharing this /tmp), count as alive: never remove what is not provably dead.
+ */
+export function scratchOwnerAlive(text: string): boolean {
+  const match = /^(\d+)(?: (\d+)(?: (\S+))?)?$/.exec(text.trim());
+  if (!match) return true;
+  if (match[3] !== undefined && match[3] !== pidNamespace()) return true;
+  return processStillRuns(Number(match[1]), match[2]);
+}
+
+/**
+ * P12-31: the agents' and gates' scratch directories whose maker is gone — a SIGKILLed orchestrator, CLI or worker
+ * never removes them (normal exits do): one `home`/`tmp` pair per killed agent, for ever. Removed once per process and
+ * scratch parent, at its first use, with their owner records; a live owner's (or one in another PID namespace),
+ * a kept one (`.keep`) and, without a record, one younger than a day are left alone. Returns the names removed.
+ */
+export function sweepDeadScratchDirs(parent: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(parent);
+  } catch {
+    return [];
+  }
+  const present = new Set(names);
+  const removed: string[] = [];
+  for (const name of names) {
+    const full = path.join(parent, name);
+    if (name.endsWith(ownerSuffix)) {
+      // a record whose directory is gone (killed between the directory's removal and the record's)
+      if (!present.has(name.slice(0, -ownerSuffix.length))) rmSync(full, { force: true });
+      continue;
+    }
+    if (!ownedScratchName.test(name) || name.endsWith(keepSuffix) || present.has(`${name}${keepSuffix}`)) continue;
+    try {
+      const stat = lstatSync(full);
+      if (!stat.isDirectory() || (typeof process.getuid === 'function' && stat.uid !== process.getuid())) continue;
+      let owner: string | undefined;
+      try {
+        owner = readFileSync(`${full}${ownerSuffix}`, 'utf8');
+      } catch {
+        owner = undefined;
+      }
+      if (owner !== undefined ? scratchOwnerAlive(owner) : Date.now() - stat.mtimeMs < unownedScratchMaxAgeMs) continue;
+      rmSync(full, { recursive: true, force: true });
+      rmSync(`${full}${ownerSuffix}`, { force: true });
+      removed.push(name);
+    } catch {
+      // gone meanwhile, or not ours to remove
+    }
+  }
+  return removed;
 }
 
 /** Names of scratch directories that older polywave versions made directly in the temp directory. */
