@@ -69,8 +69,11 @@ export interface ProgramExecuteOptions {
   env: Readonly<Record<string, string | undefined>>;
   /** E33: no human gate between tiers and before a tier's waves (never before PROGRAM_REVIEWED). */
   auto?: boolean;
-  /** Asked at the tier review and before advancing (unless `auto`); false pauses the loop. */
-  approve?: (question: ProgramQuestion) => Promise<boolean>;
+  /**
+   * Asked at the tier review and before advancing (unless `auto`); false pauses the loop. At the tier review the answer
+   * may reject IMPLs instead (E28A: "the reviewer … can reject any IMPL"): `{ reject: [slugs] }`.
+   */
+  approve?: (question: ProgramQuestion) => Promise<boolean | { reject: string[] }>;
   /** Default model for every role; `models.<role>` overrides it. */
   model?: string;
   models?: Partial<Record<'scout' | 'critic' | 'scaffold' | 'wave' | 'integration' | 'planner', string>>;
@@ -713,7 +716,17 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
       const approved = options.approve
         ? await options.approve({ kind: 'tier-review', tier, impls: toRun.map((impl) => ({ slug: impl.slug ?? '', impl_path: docs.get(impl.slug ?? '')?.path ?? '', title: impl.title ?? '' })), stale_briefs: stale })
         : false;
-      if (!approved) {
+      // P12-29 (E28A): IMPLs the reviewer rejected are held for a human (`blocked` in the PROGRAM, one locked write); the
+      // tier runs none of its IMPLs until each is decided (revised and set `reviewed` again, or re-planned).
+      const rejected = typeof approved === 'object' ? [...new Set(approved.reject)].filter((slug) => toRun.some((impl) => impl.slug === slug)) : [];
+      if (rejected.length > 0) {
+        await setProgramImplStatuses(programPath, rejected, 'blocked');
+        run.status = 'paused';
+        run.detail = `the review rejected ${rejected.join(', ')} (now \`blocked\` in the PROGRAM; nothing ran): revise ${rejected.map((slug) => path.relative(repoDir, docs.get(slug)?.path ?? `docs/IMPL/IMPL-${slug}.yaml`)).join(', ')} and set ${rejected.length > 1 ? 'each' : 'it'} \`reviewed\` again (\`polywave update-program-impl ${relativeProgram} --impl <slug> --status reviewed\`), or re-plan (\`polywave program-replan ${relativeProgram} --reason …\`)`;
+        done();
+        return stop(`tier ${tier}: ${run.detail}`);
+      }
+      if (approved !== true) {
         run.status = 'paused';
         run.detail = 'waiting for the review of the tier\'s IMPLs (re-run with --auto, or answer yes)';
         done();

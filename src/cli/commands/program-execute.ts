@@ -175,7 +175,18 @@ async function execute(programPath: string, repoDir: string, options: Record<str
           io.stderr('Not a terminal: re-run with --yes to approve (or --auto for no pauses between tiers).\n');
           return false;
         }
-        const answer = (await io.ask(question.kind === 'tier-review' ? 'Run these IMPLs? [y/N] ' : 'Start the next tier? [y/N] ')).trim().toLowerCase();
+        const answer = (await io.ask(question.kind === 'tier-review' ? 'Run these IMPLs? [y/N, r = reject some] ' : 'Start the next tier? [y/N] ')).trim().toLowerCase();
+        if (question.kind === 'tier-review' && (answer === 'r' || answer === 'reject')) {
+          // P12-29 (E28A): the reviewer can reject any IMPL of the tier, new or imported.
+          const slugs = question.impls.map((impl) => impl.slug);
+          const named = (await io.ask(`Reject which IMPLs (${slugs.join(', ')}; comma-separated)? `)).split(/[\s,]+/).filter((slug) => slug !== '');
+          const unknown = named.filter((slug) => !slugs.includes(slug));
+          if (unknown.length > 0 || named.length === 0) {
+            io.stderr(`${named.length === 0 ? 'No IMPL named' : `Not an IMPL of tier ${question.tier}: ${unknown.join(', ')}`} — nothing rejected, the tier waits for its review.\n`);
+            return false;
+          }
+          return { reject: named };
+        }
         return answer === 'y' || answer === 'yes';
       },
       onProgress: (line) => {
