@@ -368,7 +368,7 @@ describe('finalize-wave with an untampered repository', () => {
     expect(readFileSync(wave.fixture.repo.path('src/a.ts'), 'utf8')).toBe('export const a = 1;\n');
     const result = await wave.fixture.finalize(1);
     expect(result.success, JSON.stringify(failed(result))).toBe(true);
-    expect(result.steps.find((item) => item.step === 'check-tamper')?.detail).toMatch(/a merge killed before MERGE_HEAD left src\/a\.ts in .* put back as HEAD has it/);
+    expect(result.steps.find((item) => item.step === 'check-tamper')?.detail).toMatch(/a killed merge of an agent branch left src\/a\.ts in .* put back as HEAD has it/);
     expect(await mergeCommits(wave.fixture.repo)).toHaveLength(2);
     expect(await wave.fixture.repo.run(['status', '--porcelain', '--untracked-files=all', '--', 'src'])).toBe('');
   });
@@ -426,6 +426,56 @@ describe('finalize-wave with an untampered repository', () => {
     expect(result.steps.find((item) => item.step === 'check-tamper')?.detail).toMatch(/left src\/b\.ts in .*impl-branch/);
     expect(await mergeCommits(fixture.repo, 'feature')).toHaveLength(2);
     expect(await fixture.repo.run(['-C', implWorktree, 'status', '--porcelain', '--untracked-files=all'])).toBe('');
+  });
+
+  // Outside attack P13-23: killed AFTER git wrote MERGE_HEAD (between the merged index/files and the merge commit) —
+  // the checkout was left mid-merge with the agent's files staged, and every re-run refused them as foreign
+  // (TAMPER_DETECTED, for ever). An interrupted merge of one of the wave's own agent tips is aborted and made again.
+  it("killed mid-merge (MERGE_HEAD = agent A's tip, its files staged) in the main checkout and in a --merge-target worktree: aborted, then merged", async () => {
+    const wave = await preparedWave();
+    await wave.fixture.repo.run(['-c', 'core.hooksPath=/dev/null', 'merge', '--no-ff', '--no-commit', wave.fixture.branch('A')]);
+    expect(existsSync(wave.fixture.repo.path('.git/MERGE_HEAD'))).toBe(true);
+    const result = await wave.fixture.finalize(1);
+    expect(result.success, JSON.stringify(failed(result))).toBe(true);
+    expect(result.steps.find((item) => item.step === 'check-tamper')?.detail).toMatch(/a killed merge of an agent branch left src\/a\.ts in /);
+    expect(await mergeCommits(wave.fixture.repo)).toHaveLength(2);
+    expect(existsSync(wave.fixture.repo.path('.git/MERGE_HEAD'))).toBe(false);
+
+    const fixture = await createWaveFixture(spec);
+    const implWorktree = fixture.repo.sibling('impl-branch-mid-merge');
+    await fixture.repo.run(['worktree', 'add', '-q', '-b', 'feature', implWorktree, 'HEAD']);
+    const prepared = await prepareWave({ implPath: fixture.implPath, wave: 1, env: fixture.repo.env, gitAt: fixture.gitAt, mergeTarget: 'feature', now: () => new Date('2026-05-12T09:00:00Z') });
+    expect(prepared.success, JSON.stringify(prepared.steps.find((item) => item.status === 'failed'))).toBe(true);
+    for (const id of ['A', 'B']) await fixture.complete(id, { [`src/${id.toLowerCase()}.ts`]: `export const ${id.toLowerCase()} = 1;\n` });
+    await fixture.repo.run(['-C', implWorktree, '-c', 'core.hooksPath=/dev/null', 'merge', '--no-ff', '--no-commit', fixture.branch('B')]);
+    const merged = await fixture.finalize(1, { mergeTarget: 'feature' });
+    expect(merged.success, JSON.stringify(failed(merged))).toBe(true);
+    expect(await mergeCommits(fixture.repo, 'feature')).toHaveLength(2);
+    expect(await fixture.repo.run(['-C', implWorktree, 'status', '--porcelain', '--untracked-files=all'])).toBe('');
+  });
+
+  it("our agent's merge in progress plus a staged change of someone else's: not aborted (the reset would take it), TAMPER_DETECTED", async () => {
+    const wave = await preparedWave();
+    await wave.fixture.repo.run(['-c', 'core.hooksPath=/dev/null', 'merge', '--no-ff', '--no-commit', wave.fixture.branch('A')]);
+    wave.fixture.repo.write('notes.txt', 'mine\n');
+    await wave.fixture.repo.run(['add', 'notes.txt']);
+    await expectRefused(wave, /notes\.txt/);
+    expect(existsSync(wave.fixture.repo.path('.git/MERGE_HEAD'))).toBe(true);
+    expect(await wave.fixture.repo.run(['diff', '--cached', '--name-only'])).toMatch(/notes\.txt/);
+  });
+
+  it('a merge in progress of a branch that is not an agent tip of the wave: TAMPER_DETECTED, not aborted', async () => {
+    const wave = await preparedWave();
+    // A commit of someone else's (no ref: made with a scratch index), merged half-way into the checkout.
+    const { execFileSync } = await import('node:child_process');
+    const env = { ...process.env, ...wave.fixture.repo.env, GIT_INDEX_FILE: wave.fixture.repo.sibling('scratch-index') };
+    const plumb = (args: string[], input?: string) => execFileSync('git', args, { cwd: wave.fixture.repo.dir, env, encoding: 'utf8', ...(input !== undefined ? { input } : {}) }).trim();
+    plumb(['read-tree', 'HEAD']);
+    plumb(['update-index', '--add', '--cacheinfo', `100644,${plumb(['hash-object', '-w', '--stdin'], 'mine\n')},notes.txt`]);
+    const other = plumb(['commit-tree', plumb(['write-tree']), '-p', 'HEAD', '-m', 'other work']);
+    await wave.fixture.repo.run(['-c', 'core.hooksPath=/dev/null', 'merge', '--no-ff', '--no-commit', other]);
+    await expectRefused(wave, /notes\.txt/);
+    expect(existsSync(wave.fixture.repo.path('.git/MERGE_HEAD'))).toBe(true);
   });
 
   it('without a record from prepare-wave: a warning, a fresh record, and no repository hook runs', async () => {

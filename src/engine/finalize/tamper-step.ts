@@ -140,7 +140,31 @@ function isTargetCheckout(repo: FinalizeRepo, directory: string): boolean {
  * committed for it (nothing can be lost); anything else stays a finding for a human.
  */
 async function restoreTornWaveMerge(context: FinalizeContext, repo: FinalizeRepo, git: FinalizeRepo['git'], directory: string): Promise<string[]> {
-  if ((await git.tryRevParse('MERGE_HEAD')) !== undefined) return [];
+  const mergeHead = await git.tryRevParse('MERGE_HEAD');
+  if (mergeHead !== undefined) {
+    // P13-23: killed after git wrote MERGE_HEAD, before the merge commit — the merge of one of this wave's own agent
+    // tips (ours to undo: the merge step makes it again). `merge --abort` puts the checkout back at its HEAD; the
+    // checkout was clean when the merge began (this check refuses a dirty one), so only the merge's own changes go.
+    // A merge of anything else stays a finding for a human.
+    if (!(await mergeableTips(context, repo)).has(mergeHead)) return [];
+    // Only when everything staged is the merge's: each path as the agent tip has it (or a conflict entry of the merge)
+    // — `merge --abort` resets the index, so a staged change of anyone else's would go with it.
+    const staged = (await git.run(['diff', '--cached', '--name-only', '-z', '--no-renames'])).stdout.split('\0').filter((file) => file !== '');
+    if (staged.length === 0) return [];
+    const indexed = new Map<string, string>();
+    for (const line of (await git.run(['ls-files', '--stage', '-z', '--', ...staged.map((file) => `:(literal)${file}`)])).stdout.split('\0')) {
+      const match = /^\d+ ([0-9a-f]+) (\d)\t(.+)$/s.exec(line);
+      if (match) indexed.set(match[3]!, match[2] === '0' ? match[1]! : 'conflict');
+    }
+    const inTip = new Map<string, string>();
+    for (const line of (await git.run(['ls-tree', '-r', '-z', mergeHead, '--', ...staged.map((file) => `:(literal)${file}`)])).stdout.split('\0')) {
+      const match = /^\d+ blob ([0-9a-f]+)\t(.+)$/s.exec(line);
+      if (match) inTip.set(match[2]!, match[1]!);
+    }
+    if (!staged.every((file) => indexed.get(file) === 'conflict' || indexed.get(file) === inTip.get(file))) return [];
+    await git.mergeAbort();
+    return staged;
+  }
   return restoreTornMerge({ git, root: directory }, await mergeableTips(context, repo));
 }
 
@@ -258,7 +282,7 @@ export async function verifyRepositories(context: FinalizeContext, phase: 'start
     if (probe.foreign && probe.foreign.length > 0 && askGit && !context.dryRun && isTargetCheckout(repo, repo.root)) {
       const restored = await restoreTornWaveMerge(context, repo, repo.git, repo.root);
       if (restored.length > 0) {
-        notes.push(`${repoName(context, repo)}a merge killed before MERGE_HEAD left ${listForDetail(restored, 5)} in ${repo.root} — each held an agent tip's committed content; put back as HEAD has it`);
+        notes.push(`${repoName(context, repo)}a killed merge of an agent branch left ${listForDetail(restored, 5)} in ${repo.root} — each held an agent tip's committed content; put back as HEAD has it`);
         probe.foreign = await foreignChanges(repo.git, repo.root, context.implPath, context.options.orchestratorFiles);
       }
     }
@@ -268,7 +292,7 @@ export async function verifyRepositories(context: FinalizeContext, phase: 'start
       if (changes.length > 0 && !context.dryRun) {
         const restored = await restoreTornWaveMerge(context, repo, repo.targetGit, repo.targetDir);
         if (restored.length > 0) {
-          notes.push(`${repoName(context, repo)}a merge killed before MERGE_HEAD left ${listForDetail(restored, 5)} in ${repo.targetDir} — each held an agent tip's committed content; put back as HEAD has it`);
+          notes.push(`${repoName(context, repo)}a killed merge of an agent branch left ${listForDetail(restored, 5)} in ${repo.targetDir} — each held an agent tip's committed content; put back as HEAD has it`);
           changes = await foreignChanges(repo.targetGit, repo.targetDir, context.implPath, context.options.orchestratorFiles);
         }
       }
