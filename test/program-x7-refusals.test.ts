@@ -263,7 +263,7 @@ describe('X7 finding 7: the freeze record is part of a frozen contract', () => {
         writeFileSync(demo.script, `${script.replace(/\n*$/, '\n')}  planner:\n    steps:\n      - text: "no change"\n`);
       }
       const after = await cli(demo, next);
-      expect(after.stderr, after.stdout).toMatch(/^polywave: warning\[E34_REPLAN_INTERRUPTED\]: an interrupted program-replan \(pid \d+\) was undone: docs\/PROGRAM\/PROGRAM-shop\.yaml is as it was before it \(backup \S+\)$/m);
+      expect(after.stderr, after.stdout).toMatch(/^polywave: warning\[E34_REPLAN_INTERRUPTED\]: an interrupted program-replan \(pid \d+\) was undone: docs\/PROGRAM\/PROGRAM-shop\.yaml is as it was before it \(backup \S+\); the interrupted revision is kept at \S+$/m);
       const text = readFileSync(demo.program, 'utf8');
       expect(text).not.toContain('CHANGED BY A KILLED PLANNER');
       if (next[0] === 'update-program-state') {
@@ -288,6 +288,69 @@ describe('X7 finding 7: the freeze record is part of a frozen contract', () => {
     }
     expect(readFileSync(demo.program, 'utf8')).toBe(original);
   });
+  // Outside attack P13-07: the manifest-writing program commands did not take the PROGRAM's run lock: an
+  // update-program-state during a running re-plan overwrote the Planner's revision, which program-replan still reported
+  // as made (and during a live loop, REPLANNING killed it with a bare N008). They take the lock now; update-program-impl
+  // (a human holding an IMPL during a live loop, P12-32) still works.
+  it('while a re-plan or the loop holds the PROGRAM, the commands that write it are RUN_IN_PROGRESS (exit 2), nothing changed', async () => {
+    const demo = await tier1Frozen({}, {}, 'BLOCKED');
+    const original = readFileSync(demo.program, 'utf8');
+    const head = git(demo.repo, ['rev-parse', 'HEAD']);
+    const release = acquireRunLock(demo.repo, demo.program);
+    try {
+      for (const args of [
+        ['update-program-state', programRelative, '--state', 'TIER_EXECUTING'],
+        ['import-impls', '--program', programRelative, '--discover'],
+        ['freeze-contracts', programRelative, '--tier', '1', '--commit'],
+        ['mark-program-complete', programRelative, '--force'],
+        ['create-program-worktrees', programRelative, '--tier', '2'],
+        ['prepare-tier', programRelative, '--tier', '2'],
+        ['finalize-tier', programRelative, '--tier', '1'],
+      ]) {
+        const refused = await cli(demo, args);
+        expect([args[0], refused.code, refused.stderr]).toEqual([args[0], 2, expect.stringMatching(/^polywave: error\[RUN_IN_PROGRESS\]: a run of PROGRAM-shop\.yaml is already in progress/)]);
+        expect(readFileSync(demo.program, 'utf8')).toBe(original);
+        expect(git(demo.repo, ['rev-parse', 'HEAD'])).toBe(head);
+        expect(git(demo.repo, ['status', '--porcelain'])).toBe('');
+      }
+      const held = await cli(demo, ['update-program-impl', programRelative, '--impl', 'checkout', '--status', 'blocked']);
+      expect(held.code, held.stderr).toBe(0);
+    } finally {
+      release();
+    }
+    const after = await cli(demo, ['update-program-state', programRelative, '--state', 'TIER_EXECUTING']);
+    expect(after.code, after.stderr).toBe(0);
+  }, 120_000);
+  // Outside attack P13-05: the marker of a killed re-plan named the PROGRAM by its absolute path — after the project was
+  // moved (or copied) no command recognised it and the edited frozen contract went through to COMPLETE; and freeze-contracts,
+  // finalize-tier, validate-program, program-status… did not look at all (finalize-tier committed the edit).
+  it('a re-plan killed mid-revision, then the project moved: every program command undoes it first, the revision kept aside', async () => {
+    const demo = await tier1Frozen({}, {}, 'BLOCKED');
+    const original = readFileSync(demo.program, 'utf8');
+    const script = readFileSync(demo.script, 'utf8');
+    writeFileSync(demo.script, `${script.replace(/\n*$/, '\n')}  planner:\n    steps:\n      - edit: { path: ${programRelative}, old: "rounded to cents", new: "CHANGED BY A KILLED PLANNER" }\n      - sleep_ms: 30000\n`);
+    const child = spawn(process.execPath, [binPath, 'program-replan', programRelative, '--reason', 'p13-05', '--tier', '2', '--model', `script:${demo.script}`], { cwd: demo.repo, env: { ...process.env, ...gitEnv }, stdio: 'ignore' });
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    const deadline = Date.now() + 60_000;
+    while (!readFileSync(demo.program, 'utf8').includes('CHANGED BY A KILLED PLANNER') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    child.kill('SIGKILL');
+    await exited;
+    const moved = `${path.dirname(demo.repo)}-moved`;
+    execFileSync('mv', [path.dirname(demo.repo), moved]);
+    const repo = path.join(moved, path.basename(demo.repo));
+    const program = path.join(repo, programRelative);
+    expect(readFileSync(program, 'utf8')).toContain('CHANGED BY A KILLED PLANNER');
+    // A read-only command (validate-program said "valid" on the edit before) and then a writing one.
+    const validated = await runCli(['validate-program', programRelative], { cwd: repo, env: gitEnv, timeoutMs: 120_000 });
+    expect(validated.stderr).toMatch(/^polywave: warning\[E34_REPLAN_INTERRUPTED\]: an interrupted program-replan \(pid \d+\) was undone: docs\/PROGRAM\/PROGRAM-shop\.yaml is as it was before it \(backup \S+\); the interrupted revision is kept at (\S+)$/m);
+    const keptAt = /the interrupted revision is kept at (\S+)$/m.exec(validated.stderr)![1]!;
+    expect(keptAt.startsWith(path.join(repo, '.git', 'polywave', 'program-replan'))).toBe(true);
+    expect(readFileSync(keptAt, 'utf8')).toContain('CHANGED BY A KILLED PLANNER');
+    expect(readFileSync(program, 'utf8')).toBe(original);
+    const frozen = await runCli(['freeze-contracts', programRelative, '--tier', '1'], { cwd: repo, env: gitEnv, timeoutMs: 120_000 });
+    expect(frozen.stderr).not.toContain('E34_REPLAN_INTERRUPTED');
+    expect(readFileSync(program, 'utf8')).toBe(original);
+  }, 240_000);
   // Outside attack P12-09 (its minors): a Planner added an IMPL to tier 1, complete and frozen (the loop then re-opened it),
   // or renamed the PROGRAM (program_slug ≠ its file name: V052 for validate-program, yet accepted here).
   it('program-replan: an IMPL added to a complete tier (E34_COMPLETED_TIER_CHANGED) or a renamed PROGRAM (E34_PROGRAM_SLUG_CHANGED) is refused, the manifest restored', async () => {

@@ -7,6 +7,8 @@ import type { ImplManifest } from '../../protocol/schema/impl-schema.js';
 import { readProgramImplDocs } from '../../store/program-impl-docs.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { tierOptionsFrom } from './tier-options.js';
+import { withProgram } from '../replan-recovery.js';
+import { programPathFrom } from './shared.js';
 
 /**
  * `create-program-worktrees <program> --tier N [--repo-dir D]` — E28B/P5: each IMPL's long-lived
@@ -16,7 +18,7 @@ import { tierOptionsFrom } from './tier-options.js';
  * program-execute refuse it (E28A import validation of its pre-existing IMPLs, P1 across the IMPL docs
  * there are; nothing created), 2 bad input.
  */
-export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+async function runCommand(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
   const tierOptions = tierOptionsFrom(args, options, io);
   await refuseUnstartableTier(tierOptions.programPath, tierOptions.repoRoot, tierOptions.tier);
   const result = await createProgramWorktrees(tierOptions);
@@ -38,4 +40,9 @@ async function refuseUnstartableTier(programPath: string, repoRoot: string, tier
   if (conflicts.conflicts.length > 0) {
     throw new PolywaveError({ code: 'V029_P1_FILE_OVERLAP', message: `create-program-worktrees --tier ${tier}: P1: IMPLs of tier ${tier} own the same files: ${conflicts.conflicts.map((conflict) => `${conflict.file} (${conflict.impls.join(', ')})`).join('; ')} — nothing was created`, exitCode: 1 });
   }
+}
+
+/** P13-05/P13-07: the PROGRAM's run lock for the command's life (RUN_IN_PROGRESS while program-execute or program-replan runs), after a killed re-plan's half revision is put back first (src/cli/replan-recovery.ts). */
+export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  return withProgram(programPathFrom(args, io), io, { lock: true }, () => runCommand(args, options, io));
 }

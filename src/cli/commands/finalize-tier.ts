@@ -4,6 +4,8 @@ import { PolywaveError } from '../../errors/polywave-error.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { interruptSignal, progressPrinter } from './prepare-wave.js';
 import { tierOptionsFrom } from './tier-options.js';
+import { withProgram } from '../replan-recovery.js';
+import { programPathFrom } from './shared.js';
 
 /**
  * Test hook for crash safety (read here, in the CLI, and passed down): `POLYWAVE_TEST_CRASH_AFTER_TIER_MERGE=k`
@@ -29,7 +31,7 @@ export function tierCrashHookFromEnv(env: CommandIo['env']): ((event: TierMergeP
  * tier's contracts (E30) and advance (E33). Prints the FinalizeTierResult JSON (also on failure);
  * exit 1 when a step failed, 2 bad input (nothing changed).
  */
-export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+async function runCommand(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
   const base = tierOptionsFrom(args, options, io);
   const afterMerge = tierCrashHookFromEnv(io.env);
   const interrupt = interruptSignal();
@@ -49,4 +51,9 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   } finally {
     interrupt.dispose();
   }
+}
+
+/** P13-05/P13-07: the PROGRAM's run lock for the command's life (RUN_IN_PROGRESS while program-execute or program-replan runs), after a killed re-plan's half revision is put back first (src/cli/replan-recovery.ts). */
+export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  return withProgram(programPathFrom(args, io), io, { lock: true }, () => runCommand(args, options, io));
 }

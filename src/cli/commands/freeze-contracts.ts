@@ -4,6 +4,7 @@ import { projectRootOf } from '../../store/program-impl-docs.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { repoDirOption } from './repo-dir-option.js';
 import { programPathFrom } from './shared.js';
+import { withProgram } from '../replan-recovery.js';
 
 /**
  * `freeze-contracts <program> --tier N [--repo-dir D] [--commit]` — E30: the program contracts
@@ -14,7 +15,7 @@ import { programPathFrom } from './shared.js';
  * success, errors?, manifest_updated, commit_sha?}`. Exit 0 frozen, 1 freeze errors (nothing
  * written), 2 bad input (tier not in the manifest, unreadable manifest).
  */
-export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+async function runCommand(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
   const programPath = programPathFrom(args, io);
   const repoRoot = repoDirOption(options, io) ?? projectRootOf(programPath, io.cwd);
   const tier = Number(options.tier);
@@ -29,4 +30,9 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     return 1;
   }
   return 0;
+}
+
+/** P13-05/P13-07: the PROGRAM's run lock for the command's life (RUN_IN_PROGRESS while program-execute or program-replan runs), after a killed re-plan's half revision is put back first (src/cli/replan-recovery.ts). */
+export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  return withProgram(programPathFrom(args, io), io, { lock: true }, () => runCommand(args, options, io));
 }

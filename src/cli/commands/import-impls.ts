@@ -6,6 +6,7 @@ import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { dateOption } from './close-impl.js';
 import { repoDirOption } from './repo-dir-option.js';
 import { requireOption } from './shared.js';
+import { withProgram } from '../replan-recovery.js';
 
 /**
  * The `--program` value: an existing manifest (path, file name or slug), else the file to create —
@@ -30,7 +31,7 @@ function programTarget(reference: string, repoRoot: string, io: CommandIo): stri
  * impls_discovered?, tier_assignments, p1_conflicts?, p2_conflicts?, created, updated, skipped?,
  * warnings?}`. Exit 0; 1 no IMPL docs found; 2 bad input.
  */
-export async function run(_args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+async function runCommand(_args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
   const reference = requireOption(options, 'program', '--program');
   const references = Array.isArray(options.fromImpls) ? (options.fromImpls as string[]) : [];
   const discover = options.discover === true;
@@ -43,4 +44,11 @@ export async function run(_args: string[], options: Record<string, unknown>, io:
   for (const warning of result.warnings ?? []) io.stderr(`polywave: warning: ${warning}\n`);
   printJson(io, { ...result, manifest_path: path.relative(io.cwd, programPath) || programPath });
   return 0;
+}
+
+/** P13-07: the PROGRAM's run lock for the command's life (RUN_IN_PROGRESS while program-execute or program-replan runs), after a killed re-plan's half revision is put back. */
+export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  if (typeof options.program !== 'string' || options.program.trim() === '') return runCommand(args, options, io);
+  const programPath = programTarget(options.program, repoDirOption(options, io) ?? io.cwd, io);
+  return withProgram(programPath, io, { lock: true }, () => runCommand(args, options, io));
 }

@@ -6,6 +6,7 @@ import { projectRootOf } from '../../store/program-impl-docs.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { dateOption } from './close-impl.js';
 import { repoDirOption } from './repo-dir-option.js';
+import { withProgram } from '../replan-recovery.js';
 
 /** The `<program>` argument, or the original path of a manifest an interrupted run already archived. */
 function programTarget(args: string[], io: CommandIo): string {
@@ -27,7 +28,7 @@ function programTarget(args: string[], io: CommandIo): string {
  * warnings?}`. Exit 0; 1 an IMPL not complete (N039) or the state is not TIER_VERIFIED (N008,
  * without --force) — nothing changed; 2 bad input.
  */
-export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+async function runCommand(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
   const programPath = programTarget(args, io);
   const date = dateOption(options, io);
   const repoRoot = repoDirOption(options, io) ?? projectRootOf(programPath, io.cwd);
@@ -35,4 +36,9 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   for (const warning of result.warnings ?? []) io.stderr(`polywave: warning: ${warning}\n`);
   printJson(io, { ...result, manifest_path: path.relative(io.cwd, programPath) || programPath });
   return 0;
+}
+
+/** P13-05/P13-07: the PROGRAM's run lock for the command's life (RUN_IN_PROGRESS while program-execute or program-replan runs), after a killed re-plan's half revision is put back first (src/cli/replan-recovery.ts). */
+export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  return withProgram(programTarget(args, io), io, { lock: true }, () => runCommand(args, options, io));
 }

@@ -2,6 +2,8 @@ import { prepareTier } from '../../engine/program/prepare-tier.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { interruptSignal } from './prepare-wave.js';
 import { tierOptionsFrom } from './tier-options.js';
+import { withProgram } from '../replan-recovery.js';
+import { programPathFrom } from './shared.js';
 
 /**
  * `prepare-tier <program> --tier N [--skip-critic] [--run-prepare-wave [--wave W] [--merge-target B]]
@@ -10,7 +12,7 @@ import { tierOptionsFrom } from './tier-options.js';
  * `{tier, conflict_check{conflicts, disjoint}, validations[], branches[], success, errors?}`;
  * exit 1 unless success, 2 bad input.
  */
-export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+async function runCommand(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
   const base = tierOptionsFrom(args, options, io);
   const interrupt = interruptSignal();
   try {
@@ -30,4 +32,9 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   } finally {
     interrupt.dispose();
   }
+}
+
+/** P13-05/P13-07: the PROGRAM's run lock for the command's life (RUN_IN_PROGRESS while program-execute or program-replan runs), after a killed re-plan's half revision is put back first (src/cli/replan-recovery.ts). */
+export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  return withProgram(programPathFrom(args, io), io, { lock: true }, () => runCommand(args, options, io));
 }

@@ -6,13 +6,14 @@ import { loadManifest } from '../../store/manifest-file.js';
 import { projectRootOf, readProgramImplDocs, waveProgressOf } from '../../store/program-impl-docs.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { programPathFrom, requireProgram } from './shared.js';
+import { withProgram } from '../replan-recovery.js';
 
 /**
  * `program-status <program> [--json] [--repo-dir DIR]` — E32 tier-by-tier summary; IMPL statuses
  * are cross-checked against the IMPL docs on disk, with each running IMPL's live wave progress
  * (`waves: {total, complete}`); the manifest is not rewritten: reading the status changes no file.
  */
-export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+async function runCommand(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
   const filePath = programPathFrom(args, io);
   const { parsed } = await loadManifest(filePath, parseProgram);
   const manifest = requireProgram(parsed, filePath);
@@ -26,4 +27,9 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   if (options.json) printJson(io, status);
   else io.stdout(`${formatProgramStatus(status).replace(/\n*$/, '')}\n`);
   return 0;
+}
+
+/** P13-05/P13-07: a killed re-plan's half revision is put back first (src/cli/replan-recovery.ts). */
+export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  return withProgram(programPathFrom(args, io), io, { lock: false }, () => runCommand(args, options, io));
 }

@@ -6,12 +6,13 @@ import { loadManifest } from '../../store/manifest-file.js';
 import { projectRootOf, readProgramImplDocs } from '../../store/program-impl-docs.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { programPathFrom, requireContent } from './shared.js';
+import { withProgram } from '../replan-recovery.js';
 
 /**
  * `validate-program <program> [--import-mode] [--repo-dir DIR]` — program-manifest.txt §15
  * (plus E28A state mapping, P1, P2 against the IMPL docs on disk with --import-mode).
  */
-export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+async function runCommand(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
   const filePath = programPathFrom(args, io);
   const { text, parsed } = await loadManifest(filePath, parseProgram);
   requireContent(text, filePath);
@@ -27,4 +28,9 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const summary = summarizeFindings(findings);
   printJson(io, summary);
   return summary.valid ? 0 : 1;
+}
+
+/** P13-05/P13-07: a killed re-plan's half revision is put back first (src/cli/replan-recovery.ts). */
+export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  return withProgram(programPathFrom(args, io), io, { lock: false }, () => runCommand(args, options, io));
 }

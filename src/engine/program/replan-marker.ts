@@ -6,7 +6,7 @@
  * PROGRAM next and finds the marker of a process that is gone puts the backup back first: the plan as it was before the
  * re-plan, never half a revision.
  */
-import { existsSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { runGit } from '../../git/run-git.js';
 import { writeFileAtomic } from '../../store/locked-write.js';
@@ -23,10 +23,25 @@ export async function replanBackupDir(repoDir: string, env?: Readonly<Record<str
 }
 
 interface Marker {
+  /** The PROGRAM's real path when the re-plan ran. */
   program: string;
+  /** The PROGRAM's path in its work tree (P13-05: a repository moved or copied since still finds its marker). */
+  program_in_repo?: string;
+  /** The backup's path when the re-plan ran (its name, in the marker's own directory, after a move). */
   backup: string;
   pid: number;
   start?: string;
+}
+
+/**
+ * `file`'s path in the work tree whose git directory holds `backupDir` (`<top>/.git/polywave/program-replan`): the top
+ * is the git directory's parent for an ordinary repository; undefined when that is not the layout.
+ */
+function inRepo(backupDir: string, file: string): string | undefined {
+  const common = path.dirname(path.dirname(backupDir));
+  if (path.basename(common) !== '.git') return undefined;
+  const relative = path.relative(real(path.dirname(common)), real(file));
+  return relative === '' || relative.startsWith('..') || path.isAbsolute(relative) ? undefined : relative.split(path.sep).join('/');
 }
 
 const markerSuffix = '.replanning.json';
@@ -38,11 +53,26 @@ const real = (file: string): string => {
   }
 };
 
+/** The git directory of an ordinary repository above `directory` (`<top>/.git`, a directory), if there is one. */
+function gitDirUpwards(directory: string): string | undefined {
+  for (let current = directory; ; current = path.dirname(current)) {
+    const candidate = path.join(current, '.git');
+    try {
+      if (statSync(candidate).isDirectory()) return candidate;
+      return undefined;
+    } catch {
+      // not here
+    }
+    if (path.dirname(current) === current) return undefined;
+  }
+}
+
 /** Records that a re-plan of `programPath` (backed up at `backupPath`) runs in this process; returns the marker's path. */
 export function markReplanRunning(backupDir: string, programPath: string, backupPath: string): string {
   const marker = path.join(backupDir, `${path.basename(backupPath, path.extname(backupPath))}${markerSuffix}`);
   const start = processStartTime(process.pid);
-  const record: Marker = { program: real(programPath), backup: backupPath, pid: process.pid, ...(start !== undefined ? { start } : {}) };
+  const relative = inRepo(backupDir, programPath);
+  const record: Marker = { program: real(programPath), ...(relative !== undefined ? { program_in_repo: relative } : {}), backup: backupPath, pid: process.pid, ...(start !== undefined ? { start } : {}) };
   writeFileSync(marker, `${JSON.stringify(record)}\n`, { mode: 0o600 });
   return marker;
 }
@@ -57,9 +87,13 @@ export function clearReplanMarker(marker: string): void {
  * done, for the caller to say, or undefined when there was nothing to do. A re-plan still running is left alone.
  */
 export async function recoverInterruptedReplan(repoDir: string, programPath: string, env?: Readonly<Record<string, string | undefined>>, shown = path.relative(repoDir, programPath) || programPath): Promise<string | undefined> {
+  // (the usual case, a repository with no re-plan's directory, without a git process: `.git` found upwards)
+  const quick = gitDirUpwards(path.dirname(path.resolve(programPath)));
+  if (quick !== undefined && !existsSync(path.join(quick, 'polywave', 'program-replan'))) return undefined;
   const directory = await replanBackupDir(repoDir, env);
   if (directory === undefined || !existsSync(directory)) return undefined;
   const target = real(programPath);
+  const targetInRepo = inRepo(directory, programPath);
   const notes: string[] = [];
   for (const name of readdirSync(directory).filter((entry) => entry.endsWith(markerSuffix)).sort()) {
     const file = path.join(directory, name);
@@ -69,14 +103,24 @@ export async function recoverInterruptedReplan(repoDir: string, programPath: str
     } catch {
       continue;
     }
-    if (marker.program !== target || processStillRuns(marker.pid, marker.start)) continue;
-    if (!existsSync(marker.backup)) {
+    const same = marker.program === target || (targetInRepo !== undefined && marker.program_in_repo === targetInRepo);
+    if (!same || processStillRuns(marker.pid, marker.start)) continue;
+    // (a repository moved or copied since: the backup by its name in this directory)
+    const backup = existsSync(marker.backup) ? marker.backup : path.join(directory, path.basename(marker.backup));
+    if (!existsSync(backup)) {
       clearReplanMarker(file);
       continue;
     }
-    await writeFileAtomic(programPath, readFileSync(marker.backup, 'utf8'));
+    // The interrupted revision is kept beside the backup (never lost), then the backup put back.
+    let kept = '';
+    if (existsSync(programPath)) {
+      const keptPath = path.join(directory, `${path.basename(backup, path.extname(backup))}.interrupted${path.extname(backup) || '.yaml'}`);
+      writeFileSync(keptPath, readFileSync(programPath));
+      kept = `; the interrupted revision is kept at ${keptPath}`;
+    }
+    await writeFileAtomic(programPath, readFileSync(backup, 'utf8'));
     clearReplanMarker(file);
-    notes.push(`an interrupted program-replan (pid ${marker.pid}) was undone: ${shown} is as it was before it (backup ${marker.backup})`);
+    notes.push(`an interrupted program-replan (pid ${marker.pid}) was undone: ${shown} is as it was before it (backup ${backup})${kept}`);
   }
   return notes.length > 0 ? notes.join('; ') : undefined;
 }
