@@ -11,9 +11,23 @@ export function processExists(pid: number): boolean {
   if (!Number.isInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+  // A zombie (ended, not yet reaped: its parent was killed too and the container's pid 1 does not reap) answers
+  // `kill(pid, 0)` but runs nothing and holds nothing — P13-25: a killed git's next-index lock stayed for good.
+  return !isZombie(pid);
+}
+
+/** Whether process `pid` has ended and waits to be reaped (`/proc/<pid>/stat` state Z or X); false where /proc has no answer. */
+function isZombie(pid: number): boolean {
+  if (process.platform !== 'linux') return false;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state === 'Z' || state === 'X';
+  } catch {
+    return false;
   }
 }
 
