@@ -37,7 +37,7 @@ let lost: DispatchRepo;
 // Attacks F6, F7, F12–F14: shared remotes of their own (copies of `remoteDir` with the base), each
 // served by the workers of one test only (a worker takes only its remote's jobs), so the tests that
 // kill, stop and signal workers run concurrently with the others.
-const mirrors: Record<'r6' | 'r12' | 'r17', string> = { r6: '', r12: '', r17: '' };
+const mirrors: Record<'r6' | 'r12' | 'r17' | 'r20', string> = { r6: '', r12: '', r17: '', r20: '' };
 const extraWorkers: TestWorker[] = [];
 
 beforeAll(async () => {
@@ -426,6 +426,39 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
       client.disconnect();
     }
   }, 60_000);
+
+  // Outside attack A19-20: the watch measured a job's run time from BullMQ's `processedOn` — the WORKER's clock: a worker
+  // whose clock is behind by more than the agent's limit + the margin made every job it took "time out" at the first
+  // poll (and the agent run again beside it). Now on the orchestrator's own clock. A real worker 10 min behind (a
+  // `--require` preload moving Date.now), on a remote of its own.
+  it.concurrent('A19-20: a worker whose clock is 10 min behind runs its job to the end — no "timeout" (the run time is the orchestrator\'s clock)', async ({ expect }) => {
+    const remote = mirrors.r20;
+    const preload = path.join(scratch, 'clock-behind.cjs');
+    writeFileSync(preload, 'const real = Date.now;\nconst skew = Number(process.env.PW_TEST_SKEW_MS || 0);\nDate.now = () => real() + skew;\n');
+    const lagging = await startWorker({ id: 'lag', redisUrl: redis.url, remote, dir: path.join(scratch, 'worker-lag'), env: { NODE_OPTIONS: `--require ${preload}`, PW_TEST_SKEW_MS: '-600000' } });
+    extraWorkers.push(lagging);
+    const branch = 'polywave/hostile/wave1-agent-K';
+    const worktree = hostile.repo.sibling('wt-lag-K');
+    await hostile.repo.git.worktreeAdd({ path: worktree, branch, base, createBranch: true });
+    const scriptPath = hostile.repo.sibling('lag-K.yaml');
+    writeFileSync(scriptPath, ['version: 1', 'steps:', '  - write: { path: src/k.js, content: "export const k = 1;\\n" }', '  - bash: "sleep 1"', '  - commit: "feat(K): k"', '  - report: { status: complete, verification: PASS, notes: "done" }', ''].join('\n'));
+    const env = { ...process.env, ...gitEnv };
+    // The agent's limit 60 s + 1 s: a worker 600 s behind read as having run for 600 s at the first poll.
+    const dispatcher = await createRedisDispatcher({ url: redis.url, remote, cwd: scratch, env, pollMs: 200, runMarginMs: 1000 });
+    try {
+      const result = await dispatcher.runAgentJob({
+        options: { agentId: 'K', role: 'wave', wave: 1, model: `script:${scriptPath}`, systemPrompt: 's', prompt: 'lag', cwd: worktree, branch, baseCommit: base, policy: { root: worktree, ownedFiles: ['src/k.js'], branch }, limits: { timeoutMs: 60_000 }, env },
+        context: { slug: 'hostile', wave: 1, agentId: 'K', attempt: 1, baseCommit: base, branch, repoRoot: hostile.repo.dir, solo: false },
+      });
+      expect(result.outcome.failure).toBeUndefined();
+      expect(result.outcome.status).toBe('finished');
+      expect(result.dispatch?.worker).toBe('lag');
+      expect(lagging.log().split('\n').filter((line) => /job hostile\.w1\.K\.\S+: agent K /.test(line))).toHaveLength(1);
+    } finally {
+      await dispatcher.close();
+      lagging.child.kill('SIGKILL');
+    }
+  }, 120_000);
 
   // One pool of two workers on a remote of its own, one attack after the other (3 worker starts in all, not 6).
   it.concurrent('F7, F12, F14, F13: a busy labelled worker holds no other job; a resumed worker never pushes over the accepted branch; the second SIGTERM hands the job back unpushed; a worker SIGKILLed and restarted on its --dir runs later jobs of the branch', async ({ expect }) => {

@@ -433,13 +433,15 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
    * the same id, E9-safe, at most 3 times, then DISPATCH_REDIS_LOST); it finished (its result,
    * should the event have been missed); a live worker serves its labels (none for
    * `labelWaitMs`: DISPATCH_NO_WORKER and the job is removed); running longer than the agent's
-   * limit + `runMarginMs`: a timeout (transient). Redis errors here are left to the outage watch.
+   * limit + `runMarginMs` (on this process's clock, A19-20): a timeout (transient). Redis errors here are left to the outage watch.
    */
   const watchJob = (queue: Queue, jobId: string, add: () => Promise<unknown>, labels: string[], timeoutMs: number): { promise: Promise<AgentJobReturn>; stop: () => void } => {
     let stopped = false;
     let timer: NodeJS.Timeout | undefined;
     let readded = 0;
     let servedAt = Date.now();
+    /** The run of the job seen active now (its `processedOn` as stored, an identity only) and since when, on this process's clock. */
+    let activeRun: { stamp: string; since: number } | undefined;
     const promise = new Promise<AgentJobReturn>((resolve, reject) => {
       const check = async (): Promise<void> => {
         // Its state only (the job's data — prompts, script — is read once it finished): a wave of 64
@@ -462,8 +464,17 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
           await queue.remove(jobId).catch(() => undefined);
           throw new WatchError(failedOutcome('config', dispatchCodes.noWorker, `no live worker ${labels.length > 0 ? `has the label(s) ${labels.join(', ')}` : 'is connected'} any more (waited ${Math.round(labelWaitMs / 1000)} s); job ${jobId} was removed`));
         }
-        const processedOn = state === 'active' ? Number(await client.hget(queue.toKey(jobId), 'processedOn')) : 0;
-        if (processedOn > 0 && Date.now() - processedOn > timeoutMs + runMarginMs) {
+        // A19-20: how long the job has run is measured on THIS process's clock, from the poll that first saw this run of
+        // it active — never from BullMQ's `processedOn`, which is the worker's clock (a worker whose clock was behind by
+        // more than the bound made every job it took "time out" at the first poll, and the agent ran again beside it).
+        // `processedOn` only tells one run from the next (a job moved on after a stall starts its bound again).
+        if (state !== 'active') activeRun = undefined;
+        else {
+          const stamp = String((await client.hget(queue.toKey(jobId), 'processedOn')) ?? '');
+          if (stopped) return;
+          if (activeRun === undefined || activeRun.stamp !== stamp) activeRun = { stamp, since: Date.now() };
+        }
+        if (activeRun !== undefined && Date.now() - activeRun.since > timeoutMs + runMarginMs) {
           const seconds = Math.round((timeoutMs + runMarginMs) / 1000);
           throw new WatchError({ ...failedOutcome('transient', '', ''), status: 'timeout', failure: { kind: 'transient', message: `job ${jobId} ran for more than ${seconds} s on a worker (the agent's limit + ${Math.round(runMarginMs / 1000)} s) without a result` } });
         }
