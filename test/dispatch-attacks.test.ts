@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Job, Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectedJobId, queueNameFor, remoteKey, type AgentJobData, type AgentJobReturn } from '../src/dispatch/job.js';
+import { expectedJobId, queueNameFor, remoteKey, runCounterKey, type AgentJobData, type AgentJobReturn } from '../src/dispatch/job.js';
 import { createRedisDispatcher } from '../src/dispatch/redis-dispatcher.js';
 import { assertRedisReachable } from '../src/dispatch/redis-url.js';
 import { listWorkers, writeWorkerRecord } from '../src/dispatch/registry.js';
@@ -454,6 +454,13 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
       expect(result.outcome.status).toBe('finished');
       expect(result.dispatch?.worker).toBe('lag');
       expect(lagging.log().split('\n').filter((line) => /job hostile\.w1\.K\.\S+: agent K /.test(line))).toHaveLength(1);
+      // A19-05: the run's number, handed out by Redis, in its progress (the job's first run: 1)
+      const queue = new Queue(queueNameFor([], remoteKey(remote)), { connection: { host: '127.0.0.1', port: redis.port } });
+      try {
+        expect(((await Job.fromId(queue, result.dispatch!.job_id))?.progress as { run_no?: unknown } | undefined)?.run_no).toBe(1);
+      } finally {
+        await queue.close();
+      }
     } finally {
       await dispatcher.close();
       lagging.child.kill('SIGKILL');
@@ -765,9 +772,13 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
     const connection = { host: '127.0.0.1', port: redis.port };
     const remote = `file://${remoteDir}`;
     const turn = (number: number) => [{ type: 'turn-end', turn: number, usage: { inputTokens: 1, outputTokens: 1 }, seq: number - 1, at: Date.now() }];
-    const player = new Worker(queueNameFor(['flip'], remoteKey(remote)), async (bullJob) => {
-      for (const [run, worker, events] of [['wa:1000', 'wa', turn(1)], ['wb:2000', 'wb', turn(1)], ['wa:1000', 'wa', turn(2)], ['wz:500', 'wz', turn(3)], ['wb:2000', 'wb', turn(2)]] as const) {
-        await bullJob.updateProgress({ run, worker, host: 'h', events });
+    const queueName = queueNameFor(['flip'], remoteKey(remote));
+    const numbers = new Redis(redis.url);
+    const player = new Worker(queueName, async (bullJob) => {
+      // The runs' numbers, as their workers take them from Redis: wa 1, wz 2, wb 3 (A19-05: the order is Redis's).
+      for (let count = 0; count < 3; count += 1) await numbers.incr(runCounterKey(queueName, String(bullJob.id)));
+      for (const [run, worker, number, events] of [['wa:1000', 'wa', 1, turn(1)], ['wb:2000', 'wb', 3, turn(1)], ['wa:1000', 'wa', 1, turn(2)], ['wz:500', 'wz', 2, turn(3)], ['wb:2000', 'wb', 3, turn(2)]] as const) {
+        await bullJob.updateProgress({ run, run_no: number, worker, host: 'h', events });
         await sleep(250);
       }
       return { v: 1, job_id: bullJob.id, worker: 'wb', outcome: { status: 'failed', failure: { kind: 'fatal', message: 'played' }, text: '', turns: 2, usage: { inputTokens: 0, outputTokens: 0 }, durationMs: 1, denials: [] }, events: [], started_at: 2000, finished_at: Date.now() };
@@ -796,6 +807,57 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
       await player.close(true);
       await client.del('polywave:workers:h-flip');
       client.disconnect();
+      numbers.disconnect();
+    }
+  }, 120_000);
+
+  // Outside attacks A19-05/A19-03: A17-20 ordered a job's runs by the start time in the run id — the worker's clock. A
+  // stalled worker whose clock is 10 min ahead kept "runs on" (its later report and commits were taken, the real run's
+  // dropped), and one forged message `evil:9999999999999` silenced the real run. Now the order is the run's number,
+  // handed out by Redis (the job's run counter); a number Redis never handed out, or none, never takes the job.
+  it.concurrent('A19-05/A19-03: runs are ordered by the number Redis hands out — a worker whose clock is ahead, a far-future or forged run never takes the job from the real run', async ({ expect }) => {
+    const connection = { host: '127.0.0.1', port: redis.port };
+    const remote = `file://${remoteDir}`;
+    const queueName = queueNameFor(['skew'], remoteKey(remote));
+    const turn = (number: number) => [{ type: 'turn-end', turn: number, usage: { inputTokens: 1, outputTokens: 1 }, seq: number - 1, at: Date.now() }];
+    const numbers = new Redis(redis.url);
+    const ahead = `wahead:${Date.now() + 600_000}`;
+    const fast = `wfast:${Date.now()}`;
+    const player = new Worker(queueName, async (bullJob) => {
+      // wahead (clock 10 min ahead) started the job, stalled; wfast (true clock) took it over: numbers 1 and 2.
+      for (let count = 0; count < 2; count += 1) await numbers.incr(runCounterKey(queueName, String(bullJob.id)));
+      const plays: Array<[string, string, number | undefined, unknown[]]> = [[ahead, 'wahead', 1, turn(1)], [fast, 'wfast', 2, turn(1)], [ahead, 'wahead', 1, turn(2)], ['evil:9999999999999', 'evil-worker', undefined, turn(3)], ['evil2:9999999999999', 'evil2', 7, turn(4)], [fast, 'wfast', 2, turn(2)]];
+      for (const [run, worker, number, events] of plays) {
+        await bullJob.updateProgress({ run, ...(number !== undefined ? { run_no: number } : {}), worker, host: 'h', events });
+        await sleep(250);
+      }
+      return { v: 1, job_id: bullJob.id, worker: 'wfast', outcome: { status: 'failed', failure: { kind: 'fatal', message: 'played' }, text: '', turns: 2, usage: { inputTokens: 0, outputTokens: 0 }, durationMs: 1, denials: [] }, events: [], started_at: 2000, finished_at: Date.now() };
+    }, { connection });
+    const client = new Redis(redis.url);
+    await writeWorkerRecord(client, { id: 'h-skew', host: 'test', pid: 1, labels: ['skew'], concurrency: 1, current: [], done: 0, started_at: '', heartbeat_at: '', remote_key: remoteKey(remote) }, 60_000);
+    const branch = 'polywave/hostile/wave1-agent-L';
+    const worktree = hostile.repo.sibling('wt-skew-L');
+    await hostile.repo.git.worktreeAdd({ path: worktree, branch, base, createBranch: true });
+    const env = { ...process.env, ...gitEnv };
+    const dispatcher = await createRedisDispatcher({ url: redis.url, remote, cwd: scratch, env, labels: { L: ['skew'] }, pollMs: 200 });
+    const placed: string[] = [];
+    const delivered: string[] = [];
+    try {
+      const result = await dispatcher.runAgentJob({
+        options: { agentId: 'L', role: 'wave', wave: 1, model: `script:${hostile.scriptPath}`, systemPrompt: 's', prompt: 'skew', cwd: worktree, branch, baseCommit: base, policy: { root: worktree, ownedFiles: ['src/l.js'], branch }, env },
+        context: { slug: 'hostile', wave: 1, agentId: 'L', attempt: 1, baseCommit: base, branch, repoRoot: hostile.repo.dir, solo: false },
+        onPlaced: (where) => placed.push(where.worker),
+        onWorkerEvent: (event, meta) => delivered.push(`${meta.worker}:${event.type === 'turn-end' ? event.turn : event.type}`),
+      });
+      expect(result.outcome.failure?.message).toContain('played');
+      expect(placed).toEqual(['wahead', 'wfast']);
+      expect(delivered).toEqual(['wahead:1', 'wfast:1', 'wfast:2']);
+    } finally {
+      await dispatcher.close();
+      await player.close(true);
+      await client.del('polywave:workers:h-skew');
+      client.disconnect();
+      numbers.disconnect();
     }
   }, 120_000);
 

@@ -66,6 +66,18 @@ export function queueNameFor(labels: readonly string[], remote: string, queue?: 
   return set.length === 0 ? base : `${base}@${set.join('+')}`;
 }
 
+/**
+ * A19-05/A19-03: the counter of a job's runs (`polywave:run:<queue>:<job id>`): a worker INCRs it when it starts a run
+ * and puts the number in the run's progress (`run_no`); the orchestrator orders the job's runs by it — never by a
+ * worker's clock — and ignores a run whose number Redis never handed out.
+ */
+export function runCounterKey(queueName: string, jobId: string): string {
+  return `polywave:run:${queueName}:${jobId}`;
+}
+
+/** How long a job's run counter is kept after its last run started (s): longer than a finished job is kept (24 h). */
+export const runCounterTtlSeconds = 7 * 24 * 3600;
+
 /** Every subset of `labels` (a worker with at most 6 labels serves at most 64 queues). */
 export function labelSubsets(labels: readonly string[]): string[][] {
   const set = normalizeLabels(labels);

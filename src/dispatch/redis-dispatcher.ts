@@ -18,7 +18,7 @@ import { dispatchCodes } from './codes.js';
 import { keepJobJournal } from './dispatched-journal.js';
 import type { GateRunResult } from '../gates/types.js';
 import { inProcessDispatcher, type AgentJob, type AgentJobResult, type Dispatcher, type DispatchRecord, type GateJob, type GateJobResult } from './dispatcher.js';
-import { agentJobDataSchema, agentJobId, checkQueueName, expectedGateJobId, jobLimits, expectedJobId, jobContentDigest, queueNameFor, remoteKey, worktreeToken, type AgentJobData, type AgentJobReturn, type GateJobData, type GateJobReturn } from './job.js';
+import { agentJobDataSchema, agentJobId, checkQueueName, expectedGateJobId, jobLimits, expectedJobId, jobContentDigest, queueNameFor, remoteKey, runCounterKey, worktreeToken, type AgentJobData, type AgentJobReturn, type GateJobData, type GateJobReturn } from './job.js';
 import { assertRedisReachable, bullConnectionFromUrl, redactRedisUrl, redactUserinfo, redisOptionsFromUrl, remoteWithoutUserinfo } from './redis-url.js';
 import { listWorkers, servesLabels, type WorkerRecord } from './registry.js';
 
@@ -597,16 +597,40 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       const deliver = job.onWorkerEvent ?? ((event: AgentEvent) => request.onEvent?.(event));
       const inbox = createLiveEventInbox((event, meta) => deliver(event, meta));
       let placedRun: string | undefined;
+      /** The number (`run_no`) of the run placed here: 0 for a run without one (an older worker's, or a forged message). */
+      let placedNo = 0;
       const supersededRuns = new Set<string>();
-      const runStart = (run: string): number => Number(run.slice(run.lastIndexOf(':') + 1)) || 0;
+      /** The highest run number Redis had handed out for the job when last read. */
+      let handedOut = 0;
+      const counterNow = async (): Promise<number> => {
+        let timer: NodeJS.Timeout | undefined;
+        const read = client.get(runCounterKey(queue.name, jobId)).then((value) => Number(value) || 0, () => 0);
+        return Promise.race([read, new Promise<number>((resolve) => (timer = setTimeout(() => resolve(0), 2000)))]).finally(() => clearTimeout(timer));
+      };
+      // The job's progress messages are handled one at a time, in order (a new run's number is checked with Redis first).
+      let progressChain: Promise<unknown> = Promise.resolve();
       const onProgress = ({ jobId: id, data: progress }: { jobId: string; data: unknown }) => {
         if (id !== jobId || resultHere || typeof progress !== 'object' || progress === null) return;
-        const { report, run: runId, pushed, packed, pack, worker: runWorker, host: runHost, events: relayed } = progress as { report?: unknown; run?: unknown; pushed?: unknown; packed?: unknown; pack?: unknown; worker?: unknown; host?: unknown; events?: unknown };
+        progressChain = progressChain.then(() => handleProgress(progress)).catch(() => undefined);
+      };
+      const handleProgress = async (progress: object): Promise<void> => {
+        if (resultHere) return;
+        const { report, run: runId, run_no: runNumber, pushed, packed, pack, worker: runWorker, host: runHost, events: relayed } = progress as { report?: unknown; run?: unknown; run_no?: unknown; pushed?: unknown; packed?: unknown; pack?: unknown; worker?: unknown; host?: unknown; events?: unknown };
         // A17-20: a run the job was handed on from (its worker stalled, then came back: SIGSTOP, a long pause) is over —
         // what it still sends (events, reports, commits) is not the job's; "runs on" never flips back to it.
-        // (A run id is `<worker>:<start ms>`: one that started before the run placed here is an earlier one, whichever
-        // of their messages came first.)
-        if (typeof runId === 'string' && (supersededRuns.has(runId) || (placedRun !== undefined && runId !== placedRun && runStart(runId) < runStart(placedRun)))) return;
+        // A19-05/A19-03: runs are ordered by their number, which Redis hands out (the job's run counter, INCR'd by the
+        // worker that starts a run) — never by a start time the worker's clock chose (a worker whose clock was ahead kept
+        // the job after a stall, and a forged `evil:9999999999999` silenced the real run). A run with no higher number
+        // than the one placed is an earlier one (or a forgery), whichever of their messages came first; a number Redis
+        // never handed out is ignored; a run without a number (an older worker) never takes the job from a numbered one.
+        if (typeof runId === 'string' && runId !== placedRun) {
+          if (supersededRuns.has(runId)) return;
+          const number = typeof runNumber === 'number' && Number.isSafeInteger(runNumber) && runNumber > 0 ? runNumber : 0;
+          if (placedRun !== undefined && number <= placedNo) return;
+          if (number > handedOut) handedOut = Math.max(handedOut, await counterNow());
+          if (number > handedOut || resultHere) return;
+          if (typeof runWorker === 'string' && runWorker !== '') placedNo = number;
+        }
         // Where it runs, before the result: the worker puts its id in the progress when it takes the job.
         if (typeof runId === 'string' && typeof runWorker === 'string' && runWorker !== '' && runId !== placedRun) {
           if (placedRun !== undefined && supersededRuns.size < 1000) supersededRuns.add(placedRun);
@@ -723,6 +747,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
           // (A18-17: and when the run's push was refused as another run of the job had moved the branch: the report's
           // commits, brought here early, are not what the shared remote holds)
           const withdrawEarly = async (why: string, kind: AgentFailureKind | undefined, branchMoved = false): Promise<void> => {
+            await progressChain;
             await earlyChain;
             if (early === undefined || ((stalls.get(jobId) ?? 0) === 0 && !branchMoved) || !(await early.ok)) return;
             await withdrawReport(`job ${jobId} ${why}; the report came from a run of it that did not finish`, kind === 'transient' ? 'transient' : 'escalate');
@@ -739,6 +764,8 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
           return { outcome: { ...failedOutcome(kindOfFailure(reason), '', ''), failure: { kind: kindOfFailure(reason), message: `${code}${reason}` } }, spec, jail, dispatch };
         }
       }
+      // (the progress that came before the result handled first, as it was before a new run's number was checked)
+      await progressChain;
       const received = Date.now();
       resultHere = true;
       dispatch.worker = value.worker;

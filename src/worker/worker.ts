@@ -9,7 +9,7 @@ import type { AgentEvent } from '../agents/contract.js';
 import { parseModelSpec } from '../agents/model-spec.js';
 import { runAgent } from '../agents/run-agent.js';
 import { dispatchCodes } from '../dispatch/codes.js';
-import { agentJobDataSchema, assertGateJobIdentity, assertJobBaseRef, assertJobBranch, assertJobSize, assertJobIdentity, assertJobModel, checkQueueName, expectedJobId, gateJobDataSchema, jobLimits, jobRole, labelSubsets, normalizeLabels, queueNameFor, remoteKey, worktreeToken, type AgentJobData, type AgentJobReturn, type GateJobReturn } from '../dispatch/job.js';
+import { agentJobDataSchema, assertGateJobIdentity, assertJobBaseRef, assertJobBranch, assertJobSize, assertJobIdentity, assertJobModel, checkQueueName, expectedJobId, gateJobDataSchema, jobLimits, jobRole, labelSubsets, normalizeLabels, queueNameFor, remoteKey, runCounterKey, runCounterTtlSeconds, worktreeToken, type AgentJobData, type AgentJobReturn, type GateJobReturn } from '../dispatch/job.js';
 import { withoutCredentials } from '../agents/credentials.js';
 import { runGates } from '../gates/run-gates.js';
 import { keepWorkerDirRegistered, registerWorkerDir, releaseWorkerDir, sandboxInstallHint, sandboxStatus, WorkerDirError } from '../sandbox/index.js';
@@ -471,9 +471,13 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     // events since the last update and, once the agent reported, its report — which the orchestrator
     // writes at once, as an in-process agent's report is written when it reports.
     const runId = `${id}:${startedAtMs}`;
+    // A19-05/A19-03: the run's number, handed out by Redis (one INCR of the job's run counter per run): the orchestrator
+    // orders the job's runs by it, never by this worker's clock. (No answer within 5 s: sent without one — such a run
+    // never takes "runs on" from a numbered one, its result still counts.)
+    const runNo = await numberThisRun(client, runCounterKey(job.queueName, String(job.id)));
     const earlier = job.progress;
     const earlierJournal = earlier && typeof earlier === 'object' && !Array.isArray(earlier) ? (earlier as { journal?: unknown }).journal : undefined;
-    let progress: Record<string, unknown> = { ...(Array.isArray(earlierJournal) ? { journal: earlierJournal } : {}), run: runId, worker: id, host: os.hostname() };
+    let progress: Record<string, unknown> = { ...(Array.isArray(earlierJournal) ? { journal: earlierJournal } : {}), run: runId, ...(runNo !== undefined ? { run_no: runNo } : {}), worker: id, host: os.hostname() };
     const publish = (patch: Record<string, unknown>) => {
       const { events: _sent, pack: _pack, packed: _packed, ...rest } = progress;
       // (events and a pack travel once: an update without new ones does not repeat the last ones)
@@ -855,6 +859,21 @@ function warmJobChecks(): void {
   } catch {
     // a made-up job: only the work matters
   }
+}
+
+/** INCR of a job's run counter (kept {@link runCounterTtlSeconds}), or undefined when Redis does not answer within 5 s. */
+async function numberThisRun(client: Redis, key: string): Promise<number | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const answer = client
+    .multi()
+    .incr(key)
+    .expire(key, runCounterTtlSeconds)
+    .exec()
+    .then((replies) => {
+      const value = Number(replies?.[0]?.[1]);
+      return Number.isSafeInteger(value) && value > 0 ? value : undefined;
+    }, () => undefined);
+  return Promise.race([answer, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), 5000)))]).finally(() => clearTimeout(timer));
 }
 
 /** The start's clone received nothing for the bound ({@link cloneWatched}). */
