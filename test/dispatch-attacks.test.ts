@@ -37,7 +37,7 @@ let lost: DispatchRepo;
 // Attacks F6, F7, F12–F14: shared remotes of their own (copies of `remoteDir` with the base), each
 // served by the workers of one test only (a worker takes only its remote's jobs), so the tests that
 // kill, stop and signal workers run concurrently with the others.
-const mirrors: Record<'r6' | 'r12' | 'r17' | 'r20', string> = { r6: '', r12: '', r17: '', r20: '' };
+const mirrors: Record<'r6' | 'r12' | 'r16' | 'r17' | 'r20', string> = { r6: '', r12: '', r16: '', r17: '', r20: '' };
 const extraWorkers: TestWorker[] = [];
 
 beforeAll(async () => {
@@ -255,6 +255,55 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
     expect(Date.now() - began).toBeLessThan(15_000);
     expect(existsSync(dir)).toBe(false);
   });
+
+  // Outside attack A19-16: a worker SIGKILLed during its start clone left the `git clone` running, orphaned, into
+  // `<dir>/repo.git` — the directory the restarted worker then used (it saw `HEAD` there and took the half-made clone).
+  // The clone now runs into a name of its own and is renamed into place once complete; a half-made `repo.git` from
+  // before (no mark, no ref) and a killed start's part are removed, not used.
+  it('A19-16: the start clone runs into a temporary name (never repo.git while it runs); a half-made repo.git and a killed start\'s part are replaced, not used', async () => {
+    // 1. While the clone runs (here: a remote that answers the check, then stalls the clone), repo.git does not exist.
+    const count = path.join(scratch, 'part-ssh.count');
+    const stalling = path.join(scratch, 'part-ssh');
+    writeFileSync(stalling, `#!/bin/sh\n[ "$1" = "-G" ] && exit 0\nn=$(( $(cat ${count} 2>/dev/null || echo 0) + 1 )); echo $n > ${count}\nshift $(( $# - 1 ))\nif [ $n -le 1 ]; then exec sh -c "$1"; else exec sleep 60; fi\n`, { mode: 0o755 });
+    const stalled = path.join(scratch, 'worker-part-clone');
+    const seen = new Set<string>();
+    let watching = true;
+    const watcher = (async () => {
+      while (watching) {
+        for (const entry of existsSync(stalled) ? readdirSync(stalled) : []) seen.add(entry.replace(/\.part-.*$/, '.part-*'));
+        await sleep(20);
+      }
+    })();
+    await expect(
+      startWorkerInProcess({ redisUrl: redis.url, remote: `ssh://git@stalls.invalid${remoteDir}`, dir: stalled, concurrency: 1, labels: [], id: 'part-clone', env: { ...process.env, ...gitEnv, GIT_SSH_COMMAND: stalling }, remoteCheckMs: 10_000, cloneStallMs: 1500, log: () => undefined }),
+    ).rejects.toMatchObject({ code: 'DISPATCH_REMOTE_UNREACHABLE' });
+    watching = false;
+    await watcher;
+    expect(seen.has('repo.git.part-*')).toBe(true);
+    expect(seen.has('repo.git')).toBe(false);
+    // 2. A --dir left by a worker killed during its clone (before the fix: `repo.git` with HEAD, a pack being received,
+    // no ref) and by one killed during a clone into its part: both go, the remote is cloned anew.
+    const remoteGitDir = mirrors.r16.slice('file://'.length);
+    spawnSync('git', ['--git-dir', remoteGitDir, 'update-ref', 'refs/heads/h16', base], { env: { ...process.env, ...gitEnv } });
+    const dir = path.join(scratch, 'worker-half-clone');
+    const half = path.join(dir, 'repo.git');
+    const init = spawnSync('git', ['init', '--quiet', '--bare', half], { env: { ...process.env, ...gitEnv }, encoding: 'utf8' });
+    expect(init.status, init.stderr).toBe(0);
+    mkdirSync(path.join(half, 'objects', 'pack'), { recursive: true });
+    writeFileSync(path.join(half, 'objects', 'pack', 'tmp_pack_orphan'), 'half a pack');
+    mkdirSync(path.join(dir, 'repo.git.part-1-orphan', 'objects'), { recursive: true });
+    const logged: string[] = [];
+    const started = await startWorkerInProcess({ redisUrl: redis.url, remote: mirrors.r16, dir, concurrency: 1, labels: ['half-clone'], id: 'half-clone', env: { ...process.env, ...gitEnv }, log: (line) => logged.push(line) });
+    try {
+      const head = spawnSync('git', ['--git-dir', half, 'rev-parse', '--verify', 'refs/heads/h16'], { env: { ...process.env, ...gitEnv }, encoding: 'utf8' });
+      expect(head.stdout.trim(), head.stderr).toBe(base);
+      expect(existsSync(path.join(half, 'objects', 'pack', 'tmp_pack_orphan'))).toBe(false);
+      expect(readdirSync(dir).filter((entry) => entry.startsWith('repo.git'))).toEqual(['repo.git']);
+      expect(logged.join('\n')).toContain('a clone that never completed');
+    } finally {
+      await started.close(true);
+    }
+  }, 60_000);
 
   // First and alone: it kills the only worker with the label (which also serves the unlabelled queue).
   it('F4: the only worker with a job’s label dies mid-job → DISPATCH_NO_WORKER within seconds, the job removed (no hang)', async () => {

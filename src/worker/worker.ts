@@ -1,5 +1,5 @@
 import { existsSync, rmSync } from 'node:fs';
-import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import path from 'node:path';
@@ -159,7 +159,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   if (!workerIdPattern.test(id)) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `worker: --id ${JSON.stringify(id.slice(0, 140))} must match ${workerIdPattern.source}` });
   await assertRedisReachable(options.redisUrl);
   const dir = path.resolve(options.dir);
-  const clone = path.join(dir, 'repo.git');
+  const cloneBase = 'repo.git';
+  const clone = path.join(dir, cloneBase);
   const env = options.env;
   const key = remoteKey(options.remote);
   // F8: messages name the remote without its credentials.
@@ -207,10 +208,32 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   } catch (error) {
     await giveUp(PolywaveError.isInstance(error) ? error : new PolywaveError({ code: dispatchCodes.remoteUnreachable, message: `the shared remote ${shownRemote} is unreachable: ${firstLine(error)}` }), createdDir);
   }
-  if (!existsSync(path.join(clone, 'HEAD'))) {
+  // A19-16: the start's clone runs into a name of its own (`repo.git.part-<pid>-<random>`) and is renamed to `repo.git`
+  // once complete (marked by a `polywave-clone-complete` file): a worker SIGKILLed during it leaves its `git clone`
+  // running into that name only — never into the directory the next worker uses. What such a start left (a clone's
+  // part, a half-made `repo.git` of a worker from before: no mark and no ref) is removed, not used.
+  for (const entry of await readdir(dir).catch(() => [] as string[])) {
+    if (entry.startsWith(`${cloneBase}.part-`) || entry.startsWith(`${cloneBase}.stale-`)) await rm(path.join(dir, entry), { recursive: true, force: true }).catch(() => undefined);
+  }
+  if (existsSync(path.join(clone, 'HEAD')) && !existsSync(path.join(clone, cloneCompleteMark))) {
+    // (a clone made before the mark existed: complete when it holds a ref — then marked)
+    const refs = await cloneGit.run(['for-each-ref', '--count=1', '--format=%(refname)'], { allowExitCodes: [1, 128] }).catch(() => ({ stdout: '' }));
+    if (refs.stdout.trim() !== '') await writeFile(path.join(clone, cloneCompleteMark), '').catch(() => undefined);
+  }
+  if (!existsSync(path.join(clone, cloneCompleteMark))) {
+    const unique = `${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+    if (existsSync(clone)) {
+      log(`${clone}: a clone that never completed (its worker was killed during it); replaced`);
+      const stale = path.join(dir, `${cloneBase}.stale-${unique}`);
+      await rename(clone, stale).then(() => rm(stale, { recursive: true, force: true }), () => rm(clone, { recursive: true, force: true })).catch(() => undefined);
+    }
+    const part = path.join(dir, `${cloneBase}.part-${unique}`);
     try {
-      await cloneWatched(createGit(dir, { env }), ['clone', '--quiet', '--bare', '--no-tags', options.remote, clone], clone, options.cloneStallMs ?? 120_000);
+      await cloneWatched(createGit(dir, { env }), ['clone', '--quiet', '--bare', '--no-tags', options.remote, part], part, options.cloneStallMs ?? 120_000);
+      await writeFile(path.join(part, cloneCompleteMark), '');
+      await rename(part, clone);
     } catch (error) {
+      await rm(part, { recursive: true, force: true }).catch(() => undefined);
       await giveUp(new PolywaveError({ code: dispatchCodes.remoteUnreachable, message: `cannot clone the shared remote ${shownRemote}: ${error instanceof CloneStalled ? error.message : firstLine(error)}` }), createdDir);
     }
   }
@@ -875,6 +898,9 @@ async function numberThisRun(client: Redis, key: string): Promise<number | undef
     }, () => undefined);
   return Promise.race([answer, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), 5000)))]).finally(() => clearTimeout(timer));
 }
+
+/** In `<dir>/repo.git`: the start's clone completed there (A19-16: one without it, and without a ref, is a half-made clone). */
+const cloneCompleteMark = 'polywave-clone-complete';
 
 /** The start's clone received nothing for the bound ({@link cloneWatched}). */
 class CloneStalled extends Error {}
