@@ -500,6 +500,52 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
     expect((await target.repo.run(['log', '--format=%P', '-1', '--merges', '--grep', 'agent-A', 'HEAD'])).trim().split(' ')).toContain(pushed);
   }, 150_000);
 
+  // Outside attack A19-09: `retry --model M2` right after the orchestrator was killed while the agent's job ran model M1.
+  // (Since A19-01 a job of another request is never adopted: M2 runs as a new job.) The record and the events name M2,
+  // which ran and was merged; the killed run's M1 job is named in `dispatch.not_adopted` with its model, and retry's
+  // stderr says it was not adopted — no record names one model for the other's work.
+  it('A19-09: `retry --model M2` after a kill while the agent\'s job runs M1: M2 runs and is named; the M1 job, not adopted, is named with its model on stderr and in the record', async () => {
+    const script = withAgentA(['      - sleep_ms: 2000', '      - write: { path: src/a.js, content: "export const a = \'one\';\\n" }', '        expect: ok', '      - write: { path: src/a.test.js, content: "export {};\\n" }', '        expect: ok', '      - commit: "feat(A): one"', '      - report: { status: complete, verification: PASS, notes: "one" }']);
+    const target = await createDispatchRepo('remodel', script, { remoteDir, waves: [['A', 'B']] });
+    const before = await target.repo.git.headCommit();
+    const second = target.repo.sibling('agents-two.yaml');
+    writeFileSync(second, script.replace("'one'", "'MODEL_TWO'"));
+    const first = runWaveInBackground(target, [remote]);
+    const client = new Redis(redis.url);
+    let killedJob: string | undefined;
+    try {
+      const deadline = Date.now() + 45_000;
+      while (killedJob === undefined && Date.now() < deadline) {
+        killedJob = (await listWorkers(client)).flatMap((worker) => worker.current).find((job) => job.startsWith('remodel.w1.A.'));
+        if (killedJob === undefined) await sleep(50);
+      }
+    } finally {
+      client.disconnect();
+    }
+    expect(killedJob).toBeDefined();
+    await first.kill();
+    const again = await runCli(['retry', target.implPath, '--wave', '1', '--model', `script:${second}`, '--skip-critic', '--json', '--dispatch', redis.url, '--dispatch-remote', remote], { cwd: target.repo.dir, env: gitEnv, timeoutMs: 90_000 });
+    expect(again.code, again.stderr.slice(-2000)).toBe(0);
+    const line = again.stdout.split('\n').find((entry) => entry.includes('"retry-result"'));
+    const retried = (JSON.parse(line!) as { result: { final_state: string; run: { agents: Array<{ agent: string; model: string; attempts: Array<{ attempt: number; dispatch?: { job_id: string; adopted_attempt?: number; not_adopted?: Array<{ job_id: string; model: string; differs: string[] }> } }> }> } } }).result;
+    expect(retried.final_state).toBe('passed');
+    const agentA = retried.run.agents.find((agent) => agent.agent === 'A')!;
+    expect(agentA.model).toBe(`script:${second}`);
+    expect(agentA.attempts).toHaveLength(1);
+    const record = agentA.attempts[0]!.dispatch!;
+    expect(record.adopted_attempt).toBeUndefined();
+    expect(record.job_id).not.toBe(killedJob);
+    expect(record.not_adopted).toEqual([{ job_id: killedJob, model: 'script:', differs: ['script'] }]);
+    expect(again.stderr).toContain(`retry: warning: agent A: job ${killedJob} of an earlier run (model script:; its script differs from this attempt's) was left in flight by a killed orchestrator and not adopted — this attempt ran script:${second} as a new job beside it`);
+    const warned = again.stdout.split('\n').filter((entry) => entry.startsWith('{"v":1,"type":"step-end"') && entry.includes('"step":"not_adopted"') && entry.includes('"detail":"agent A: '));
+    expect(warned, warned.join("\n")).toHaveLength(1);
+    // what ran for the record is what main holds: M2's work, merged once
+    expect(target.repo.read('src/a.js')).toContain("'MODEL_TWO'");
+    expect((await merges(target.repo, before)).filter((subject) => subject.includes('agent-A'))).toHaveLength(1);
+    const launches = again.stdout.split('\n').filter((entry) => entry.includes('"type":"agent-launch"') && entry.includes('"agent":"A"')).map((entry) => (JSON.parse(entry) as { model: string }).model);
+    expect(launches).toEqual([`script:${second}`]);
+  }, 150_000);
+
   // The next three are independent of one another (own slugs; a refused job takes no worker slot): run together.
   it.concurrent('refuses a job whose branch is not its agent branch (DISPATCH_REF_REFUSED); the remote guard refuses foreign refs', async ({ expect }) => {
     const target = shared.guarded;

@@ -50,6 +50,12 @@ export interface DispatchRecord {
    * attempt number, and its id in `job_id`): awaited as this attempt's run instead of starting another beside it (E9).
    */
   adopted_attempt?: number;
+  /**
+   * A19-09: jobs of this agent a killed orchestrator left in flight (or finished, their result uncollected) that this
+   * attempt did NOT adopt — another request (`differs`: e.g. `script`, `model` after `retry --model`); each ran (or runs)
+   * beside this attempt with its own `model`, and nothing of it is this attempt's.
+   */
+  not_adopted?: Array<{ job_id: string; model: string; differs: string[] }>;
   /** Enqueue → a worker started the job (ms): its processor took the job, before the worktree is made (the in-process path has no queue: its clock starts at the launch, also before the worktree's agent run). */
   enqueue_to_start_ms?: number;
   /** Its parts: enqueue → BullMQ moved the job to active for the worker; then → the worker's processor ran it (its event loop's wait). */

@@ -179,6 +179,23 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
     return undefined;
   };
   /**
+   * A19-09: the in-flight jobs of the agent (not `jobId`, not added here) that were not adopted for this attempt — a killed
+   * run's job with another request (another `--model`, script, …) — with the model each runs and what differs (at most 5).
+   */
+  const notAdoptedOf = async (queue: Queue, context: { slug: string; wave: number; agentId: string; baseCommit: string }, jobId: string, mine: AgentJobData): Promise<Array<{ job_id: string; model: string; differs: string[] }>> => {
+    const ids = ((await inFlightIds(queue, context)) ?? []).filter((id) => id !== jobId && !addedHere.has(id)).slice(0, 5);
+    const fields: Array<[keyof AgentJobData, string]> = [['model', 'model'], ['script_text', 'script'], ['system_prompt', 'system prompt'], ['role', 'role'], ['owned_files', 'files'], ['frozen_paths', 'frozen paths'], ['limits', 'limits'], ['labels', 'labels'], ['attempt', 'attempt']];
+    const found = await Promise.all(
+      ids.map(async (id) => {
+        const data = (await Job.fromId<AgentJobData, AgentJobReturn>(queue, id).catch(() => undefined))?.data;
+        if (!data || typeof data !== 'object') return undefined;
+        const differs = fields.filter(([key]) => JSON.stringify(data[key] ?? null) !== JSON.stringify(mine[key] ?? null)).map(([, name]) => name);
+        return { job_id: id.slice(0, 200), model: String(data.model ?? '').slice(0, 200), differs };
+      }),
+    );
+    return found.filter((entry): entry is { job_id: string; model: string; differs: string[] } => entry !== undefined);
+  };
+  /**
    * Which orchestrator awaits a job: `polywave:awaiting:<job id>` names it (host, pid, a token of this process) while it
    * does, refreshed as it waits and gone soon after it died. A job another live orchestrator awaits is not adopted
    * (A19-13: a second orchestrator on the same IMPL took the first's running jobs as its own).
@@ -562,7 +579,8 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       // A19-13: a job of this agent that another LIVE orchestrator awaits (the same IMPL run from another copy of the
       // repository, or a second run here) — whatever its content: refused, never a second run beside it. (A killed
       // orchestrator's claim lapses within its TTL: a re-run after a kill waits that long, then goes on.)
-      for (const id of ((await guarded(inFlightIds(queue, context))) ?? []).filter((candidate) => !addedHere.has(candidate))) {
+      const foreign = ((await guarded(inFlightIds(queue, context))) ?? []).filter((candidate) => !addedHere.has(candidate));
+      for (const id of foreign) {
         const other = await guarded(otherAwaiter(id, awaitingTtlMs + 1000));
         if (other !== undefined) return fail('config', dispatchCodes.jobOwned, `job ${id} of agent ${context.agentId} is awaited by another orchestrator (${other}): two runs of wave ${context.wave} of ${context.slug} at once; nothing started`);
       }
@@ -573,6 +591,11 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
         jobId = orphan.id;
         dispatch.job_id = jobId;
         dispatch.adopted_attempt = data.attempt;
+      } else if (foreign.length > 0) {
+        // A19-09: a killed run's job of the agent with another request (`retry --model` another model) is not adopted —
+        // this attempt runs its own job beside it; the record says so (run-wave warns), never naming one for the other.
+        const left = await guarded(notAdoptedOf(queue, context, jobId, data));
+        if (left.length > 0) dispatch.not_adopted = left;
       }
       releaseAwaiting = claimAwaiting(jobId);
       // The report, written when the agent reports (as in-process), from the job's progress: the

@@ -11,7 +11,7 @@ import { journalPaths } from '../engine/journal.js';
 import { lastAttempt } from './attempt-record.js';
 import { implSlugFromPath } from '../protocol/names.js';
 import { buildRetryContext, type ErrorClass } from './retry-context.js';
-import { runWave, type RunWaveOptions, type RunWaveResult } from './run-wave.js';
+import { notAdoptedWarning, runWave, type RunWaveOptions, type RunWaveResult } from './run-wave.js';
 
 /** Options of {@link retryWave}: run-wave's, plus which agents and how many retries. */
 export interface RetryWaveOptions extends Omit<RunWaveOptions, 'onlyAgents' | 'initialRetry'> {
@@ -134,6 +134,8 @@ export async function retryWave(options: RetryWaveOptions): Promise<RetryWaveRes
   if (resumed) warnings.push('state BLOCKED → WAVE_EXECUTING (E7: the failing agents are re-run)');
   const { agent: _agent, gateType: _gateType, maxRetries: _maxRetries, ...runOptions } = options;
   const run = await runWave({ ...runOptions, onlyAgents: relaunched, initialRetry });
+  // A19-09: `retry --model` another model while a killed run's job of the agent was in flight: that job is not adopted.
+  for (const agent of run.agents) for (const attempt of agent.attempts) for (const left of attempt.dispatch?.not_adopted ?? []) warnings.push(notAdoptedWarning(agent.agent, agent.model, left));
   if (run.success) return { ...base, final_state: 'passed', run, success: true };
   const exhausted = agents.every((agent) => !agent.relaunched || agent.attempt >= maxRetries);
   return { ...base, final_state: exhausted ? 'blocked' : 'retrying', run, success: false };

@@ -680,6 +680,8 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
           ...(options.keepScratch ? { keepScratch: true } : {}),
         }, onWorkerEvent: onEvent, onPlaced: (placed) => events?.emit({ v: 1, type: 'agent-running', slug, wave: options.wave, agent: plan.id, attempt, dispatcher: 'redis', job_id: placed.job_id, worker: placed.worker, ...(placed.host ? { host: placed.host } : {}) }) });
         outcome = run.outcome;
+        // A19-09: a killed run's job of this agent with another request (another --model) was not adopted: said, with its model.
+        for (const left of run.dispatch?.not_adopted ?? []) events?.emit({ v: 1, type: 'step-end', command: 'run-wave', slug, step: { step: 'not_adopted', status: 'warning', detail: notAdoptedWarning(plan.id, plan.spec.raw, left), duration_ms: 0 } });
         // E42 whatever the backend: ownership, commit, report, stubs.
         const after = await readManifest(implPath);
         const reportValue = after.completion_reports?.[plan.id] as CompletionReportRecord | undefined;
@@ -942,4 +944,12 @@ async function uncommittedManifests(git: Git, repoDir: string, implPath: string)
     if (digest !== undefined) found.set(file, digest);
   }
   return found;
+}
+
+/**
+ * A19-09: the warning for a killed run's job of `agent` that an attempt did not adopt (another request): the model it ran
+ * is named, and that this attempt's model ran as a new job beside it (its work is not this attempt's).
+ */
+export function notAdoptedWarning(agent: string, model: string, left: { job_id: string; model: string; differs: readonly string[] }): string {
+  return `agent ${agent}: job ${left.job_id} of an earlier run (model ${left.model}${left.differs.length > 0 ? `; its ${left.differs.join(', ')} ${left.differs.length === 1 ? 'differs' : 'differ'} from this attempt's` : ''}) was left in flight by a killed orchestrator and not adopted — this attempt ran ${model} as a new job beside it; nothing of that job is this attempt's`;
 }
