@@ -110,6 +110,34 @@ describe('polywave.config.json trust (X10)', () => {
     expect(after.steps.find((step) => step.step === 'config_trust')?.status, JSON.stringify(after.steps)).toBe('success');
   }, 120_000);
 
+  // Outside attack P13-03: a PROGRAM's IMPL wave merges into its IMPL branch, checked out in its own worktree; a blocked
+  // config change lives there, not at HEAD — accept-config said "no longer at HEAD (reverted)", dropped the record, and
+  // the re-run blocked again for ever. The record names the branch; --check and the acceptance read it there.
+  it('P13-03: a change blocked on a --merge-target branch checked out elsewhere is shown and accepted there; the re-run merges', async () => {
+    const fixture = await createWaveFixture({ waves: [[{ id: 'A', files: ['polywave.config.json', 'src/a.ts'] }, { id: 'B', files: ['src/b.ts'] }]] });
+    const { repo } = fixture;
+    const implWorktree = repo.sibling('impl-branch-config');
+    await repo.run(['worktree', 'add', '-q', '-b', 'feature', implWorktree, 'HEAD']);
+    const prepared = await prepareWave({ implPath: fixture.implPath, wave: 1, env: repo.env, gitAt: fixture.gitAt, mergeTarget: 'feature' });
+    expect(prepared.success, JSON.stringify(prepared.steps.find((item) => item.status === 'failed'))).toBe(true);
+    await fixture.complete('A', { 'polywave.config.json': `${JSON.stringify({ sandbox: { network: { allow: ['registry.example.com'] } } })}\n`, 'src/a.ts': 'export const a = 1;\n' });
+    await fixture.complete('B', { 'src/b.ts': 'export const b = 1;\n' });
+    const blocked = await fixture.finalize(1, { mergeTarget: 'feature' });
+    expect(blocked.success).toBe(false);
+    expect(blocked.failed_step?.detail, JSON.stringify(blocked.failed_step)).toContain('SANDBOX_CONFIG_CHANGED');
+    expect(JSON.parse(readFileSync(repo.path('.git/polywave/config-block.json'), 'utf8'))).toMatchObject({ target_branch: 'feature' });
+    const cli = (args: string[]) => runCliInProcess(args, { cwd: repo.dir, env: repo.env as Record<string, string> });
+    const check = await cli(['accept-config', '--check', '--json']);
+    expect(check.code, check.stdout).toBe(1);
+    expect(JSON.parse(check.stdout)).toMatchObject({ blocked: true, wave: 1 });
+    const accept = await cli(['accept-config', '--json']);
+    expect(accept.code, accept.stderr).toBe(0);
+    expect(JSON.parse(accept.stdout)).toMatchObject({ accepted: true });
+    const finished = await fixture.finalize(1, { mergeTarget: 'feature' });
+    expect(finished.success, JSON.stringify(finished.steps.filter((step) => step.status === 'failed'))).toBe(true);
+    expect(finished.steps.find((step) => step.step === 'check-config-change')?.detail).toContain('accepted with polywave accept-config');
+  }, 120_000);
+
   it('N6: a nested (committed or untracked) config never sets dispatch or sandbox; only the root committed one does', async () => {
     const connections: string[] = [];
     const server: Server = createServer((socket) => {

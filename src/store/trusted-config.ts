@@ -387,6 +387,19 @@ export interface ConfigBlockRecord {
   /** What changed (the finalize-wave detail). */
   changed: string;
   blocked_at: string;
+  /**
+   * The branch the wave merged into when it is not the one checked out in the repository (a PROGRAM's IMPL branch:
+   * P13-03): the change lives there, so that is where it is read and accepted — HEAD's config knows nothing of it.
+   */
+  target_branch?: string;
+}
+
+/** Where a record's change is read: its target branch while that exists, else HEAD. */
+async function blockRef(repository: RepositoryPaths, record: ConfigBlockRecord | undefined): Promise<string> {
+  if (record?.target_branch === undefined || !/^[A-Za-z0-9._/-]+$/.test(record.target_branch)) return 'HEAD';
+  const ref = `refs/heads/${record.target_branch}`;
+  const exists = await runGit(['rev-parse', '--verify', '--quiet', ref], { cwd: repository.toplevel }).then(() => true, () => false);
+  return exists ? ref : 'HEAD';
 }
 
 /** The record's path for a repository. */
@@ -418,7 +431,7 @@ export async function readConfigBlock(repository: RepositoryPaths): Promise<Conf
  * Records a blocked change of `repoRoot`'s config: the config at `acceptedCommit` stays the accepted
  * one. An existing record is kept (its accepted config is older than this wave's base).
  */
-export async function recordConfigBlock(repoRoot: string, entry: { impl: string; wave: number; acceptedCommit: string; changed: string; now?: Date }): Promise<string | undefined> {
+export async function recordConfigBlock(repoRoot: string, entry: { impl: string; wave: number; acceptedCommit: string; changed: string; now?: Date; targetBranch?: string }): Promise<string | undefined> {
   const repository = await repositoryOf(repoRoot);
   if (repository === undefined) return undefined;
   if ((await readConfigBlock(repository)) !== undefined) return configBlockPath(repository);
@@ -431,6 +444,7 @@ export async function recordConfigBlock(repoRoot: string, entry: { impl: string;
     accepted_config: accepted,
     changed: entry.changed,
     blocked_at: (entry.now ?? new Date()).toISOString(),
+    ...(entry.targetBranch !== undefined ? { target_branch: entry.targetBranch } : {}),
   };
   const file = configBlockPath(repository);
   await mkdir(path.dirname(file), { recursive: true });
@@ -469,7 +483,7 @@ export async function acceptHeadConfig(repoRoot: string, now: Date = new Date())
   const repository = await repositoryOf(repoRoot);
   if (repository === undefined) return undefined;
   const record = await readConfigBlock(repository);
-  const head = (await committedFile(repository.toplevel, 'HEAD', projectConfigFileName, repository.commonDir)) ?? null;
+  const head = (await committedFile(repository.toplevel, await blockRef(repository, record), projectConfigFileName, repository.commonDir)) ?? null;
   const acceptance: ConfigAcceptance = { accepted_config: head, accepted_at: now.toISOString(), ...(record ? { impl: record.impl, wave: record.wave } : {}) };
   await mkdir(path.dirname(acceptancePath(repository)), { recursive: true });
   await writeFileAtomic(acceptancePath(repository), `${JSON.stringify(acceptance, null, 2)}\n`);
@@ -525,7 +539,7 @@ export async function configBlockInEffect(directory: string): Promise<ConfigBloc
   if (repository === undefined) return undefined;
   const record = await readConfigBlock(repository);
   if (record === undefined) return undefined;
-  const head = await committedFile(repository.toplevel, 'HEAD', projectConfigFileName, repository.commonDir);
+  const head = await committedFile(repository.toplevel, await blockRef(repository, record), projectConfigFileName, repository.commonDir);
   const accepted = record.accepted_config === null ? undefined : parseProjectConfig(record.accepted_config).config;
   const now = head === undefined ? undefined : parseProjectConfig(head).config;
   const changes = securityConfigChanges(accepted, now);

@@ -101,7 +101,9 @@ export const configChangeStep: StepDefinition<FinalizeContext> = {
       } else {
         blocked.push(what);
         // Persistent (X10 N9): later commands of any IMPL refuse, or read the accepted (base) config, until accepted.
-        await recordConfigBlock(repo.root, { impl: context.implPath, wave: context.wave, acceptedCommit: base, changed: what, now: context.now() }).catch(() => undefined);
+        // (P13-03: a target checked out elsewhere — a PROGRAM's IMPL branch — is where accept-config reads the change)
+        const elsewhere = repo.targetBranch !== '' && (repo.scratchTarget !== undefined || (repo.targetDir !== '' && path.resolve(repo.targetDir) !== path.resolve(repo.root)));
+        await recordConfigBlock(repo.root, { impl: context.implPath, wave: context.wave, acceptedCommit: base, changed: what, now: context.now(), ...(elsewhere ? { targetBranch: repo.targetBranch } : {}) }).catch(() => undefined);
       }
     }
     const only = Object.keys(data).length === 1 ? Object.values(data)[0] : undefined;
