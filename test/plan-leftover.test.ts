@@ -83,3 +83,32 @@ describe('polywave plan and what the Planner leaves behind (X29-08)', () => {
     expect(status.stdout).toBe('');
   }, 150_000);
 });
+
+// Outside attack P13-34: `plan` and `program-replan` from a subdirectory of the work tree worked in that subdirectory —
+// plan wrote src/deep/docs/PROGRAM/PROGRAM-big.yaml and printed docs/PROGRAM/…, and a re-plan's Planner edited nothing
+// (its paths missed) while the re-plan reported "validation_passed". Both work on the top of the work tree now.
+describe('plan and program-replan from a subdirectory (P13-34)', () => {
+  it('plan writes docs/PROGRAM/ at the top of the work tree; program-replan lands the Planner’s edit', async () => {
+    const repo = await createTestRepo({ files: { 'README.md': '# shop\n', 'src/deep/keep.txt': 'x\n' } });
+    const script = path.join(makeTempDir('polywave-plan-subdir-'), 'agents.yaml');
+    const planned = programDemoManifest('PLANNING');
+    writeFileSync(script, ['version: 1', 'agents:', '  planner:', '    steps:', `      - write: { path: docs/PROGRAM/PROGRAM-shop.yaml, content: ${JSON.stringify(planned)} }`, '        expect: ok', '      - text: "planned"', ''].join('\n'));
+    const deep = repo.path('src/deep');
+    const run = await runCli(['plan', 'A shop with a catalog and checkout', '--slug', 'shop', '--model', `script:${script}`], { cwd: deep, env: repo.env as Record<string, string>, timeoutMs: 120_000 });
+    expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
+    expect(existsSync(repo.path('docs/PROGRAM/PROGRAM-shop.yaml'))).toBe(true);
+    expect(existsSync(path.join(deep, 'docs'))).toBe(false);
+
+    // A BLOCKED PROGRAM re-planned from the subdirectory: the Planner's edit is in the file.
+    const program = repo.path('docs/PROGRAM/PROGRAM-shop.yaml');
+    writeFileSync(program, programDemoManifest('BLOCKED'));
+    await repo.run(['add', '-A']);
+    await repo.run(['commit', '-qm', 'plan', '--no-verify']);
+    const described = /description: (.+)\n/.exec(readFileSync(program, 'utf8'))?.[1];
+    expect(described).toBeDefined();
+    writeFileSync(script, ['version: 1', 'agents:', '  planner:', '    steps:', `      - edit: { path: docs/PROGRAM/PROGRAM-shop.yaml, old: ${JSON.stringify(described)}, new: "REVISED FROM A SUBDIRECTORY" }`, '        expect: ok', '      - text: "revised"', ''].join('\n'));
+    const replan = await runCli(['program-replan', path.relative(deep, program), '--reason', 'p13-34', '--model', `script:${script}`], { cwd: deep, env: repo.env as Record<string, string>, timeoutMs: 120_000 });
+    expect(replan.code, `${replan.stdout}\n${replan.stderr}`).toBe(0);
+    expect(readFileSync(program, 'utf8')).toContain('REVISED FROM A SUBDIRECTORY');
+  }, 180_000);
+});

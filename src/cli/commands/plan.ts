@@ -3,7 +3,7 @@ import { PolywaveError } from '../../errors/polywave-error.js';
 import { runPlanner } from '../../orchestrator/run-planner.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { unsafeNoSandboxFrom } from '../sandbox-option.js';
-import { repoDirOption } from './prepare-wave.js';
+import { projectDirOf } from './repo-dir-option.js';
 
 /**
  * `polywave plan "<large feature>" [--slug S] [--requirements FILE] [--model M]` — the Planner
@@ -13,7 +13,7 @@ import { repoDirOption } from './prepare-wave.js';
 export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
   const description = args.join(' ').trim();
   if (description === '') throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: 'plan needs a description of the project, e.g. polywave plan "an invoicing system with billing, PDFs and email"' });
-  const repoDir = repoDirOption(options, io) ?? io.cwd;
+  const repoDir = await projectDirOf(options, io);
   const result = await runPlanner({
     description,
     repoDir,

@@ -8,8 +8,8 @@ import { unsafeNoSandboxFrom } from '../sandbox-option.js';
 import { budgetFrom } from '../budget-option.js';
 import { createWaveProgress } from '../wave-progress.js';
 import { repoDirOption } from './prepare-wave.js';
+import { topLevelOf } from './repo-dir-option.js';
 import { sayRecovered } from '../replan-recovery.js';
-import { runGit } from '../../git/run-git.js';
 import { requireAgentsReady } from '../../agents/model-preflight.js';
 import { parseProgram } from '../../protocol/parse-program.js';
 import { readFile } from 'node:fs/promises';
@@ -256,15 +256,6 @@ export function requireAgentScripts(specs: ReadonlyArray<{ backend: string; scri
   });
 }
 
-/** The top of the git work tree holding `directory` (its real path), or undefined outside one (the loop's own error then). */
-async function topLevelOf(directory: string, env: Readonly<Record<string, string | undefined>>): Promise<string | undefined> {
-  try {
-    const top = (await runGit(['rev-parse', '--show-toplevel'], { cwd: directory, env })).trim();
-    return top === '' ? undefined : top;
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * Outside attack P12-06: git's temporary index of a partial commit (`<git dir>/next-index-<pid>.lock`), left by a git

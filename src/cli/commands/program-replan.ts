@@ -6,7 +6,7 @@ import { PolywaveError } from '../../errors/polywave-error.js';
 import { replanProgram } from '../../orchestrator/run-planner.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { unsafeNoSandboxFrom } from '../sandbox-option.js';
-import { repoDirOption } from './prepare-wave.js';
+import { projectDirOf } from './repo-dir-option.js';
 import { requireAgentsReady } from '../../agents/model-preflight.js';
 import { requireAgentScripts } from './program-execute.js';
 
@@ -21,7 +21,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   if (typeof options.reason !== 'string' || options.reason.trim() === '') throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: 'program-replan needs --reason "<what failed or what must change>"' });
   const tier = options.tier === undefined ? undefined : Number(options.tier);
   if (tier !== undefined && (!Number.isInteger(tier) || tier < 1)) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `--tier must be a positive integer, got ${String(options.tier)}` });
-  const repoDir = repoDirOption(options, io) ?? io.cwd;
+  const repoDir = await projectDirOf(options, io);
   // The Planner's model before anything: credentials, backend, server, agent script (exit 2).
   // (The PROGRAM's state and --tier are checked by replanProgram, before its backup.)
   const roles = [{ role: 'the Planner', model: typeof options.model === 'string' && options.model.trim() !== '' ? options.model.trim() : undefined }];
