@@ -351,6 +351,19 @@ describe('X7 finding 7: the freeze record is part of a frozen contract', () => {
     expect(frozen.stderr).not.toContain('E34_REPLAN_INTERRUPTED');
     expect(readFileSync(program, 'utf8')).toBe(original);
   }, 240_000);
+  // Outside attack P13-30: a PROGRAM under another name was run as an IMPL (and failed at close-impl: issue 12's first symptom).
+  it('polywave run on a PROGRAM not named PROGRAM-*.yaml: the tier loop\'s refusal naming the move, nothing changed', async () => {
+    const demo = await setupDemo();
+    const text = readFileSync(demo.program, 'utf8');
+    writeFiles(demo.repo, { 'docs/PROGRAM/shop.yaml': text });
+    commitAll(demo.repo, 'test: a PROGRAM under another name');
+    const head = git(demo.repo, ['rev-parse', 'HEAD']);
+    const run = await cli(demo, ['run', 'docs/PROGRAM/shop.yaml', '--auto', '--model', `script:${demo.script}`]);
+    expect([run.code, run.stderr]).toEqual([2, expect.stringMatching(/^polywave: error\[X001_INVALID_INPUT\]: the tier loop runs a PROGRAM at docs\/PROGRAM\/PROGRAM-<slug>\.yaml, not docs\/PROGRAM\/shop\.yaml/)]);
+    expect(run.stderr).not.toContain('close');
+    expect(git(demo.repo, ['rev-parse', 'HEAD'])).toBe(head);
+    expect(git(demo.repo, ['status', '--porcelain'])).toBe('');
+  }, 120_000);
   // Outside attack P12-09 (its minors): a Planner added an IMPL to tier 1, complete and frozen (the loop then re-opened it),
   // or renamed the PROGRAM (program_slug ≠ its file name: V052 for validate-program, yet accepted here).
   it('program-replan: an IMPL added to a complete tier (E34_COMPLETED_TIER_CHANGED) or a renamed PROGRAM (E34_PROGRAM_SLUG_CHANGED) is refused, the manifest restored', async () => {

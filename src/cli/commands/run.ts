@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, rmdirSync } from 'node:fs';
+import { existsSync, readdirSync, rmdirSync, readFileSync } from 'node:fs';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { startRecording } from '../event-recording.js';
 import path from 'node:path';
@@ -89,7 +89,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const asPath = path.resolve(io.cwd, target);
   const isImpl = /\.ya?ml$/i.test(target) && existsSync(asPath);
   // A PROGRAM manifest (docs/PROGRAM/PROGRAM-x.yaml, or --program) runs the tier loop.
-  if (options.program === true || (isImpl && /(^|[/\\])PROGRAM-[^/\\]+\.ya?ml$/i.test(asPath))) {
+  if (options.program === true || (isImpl && (/(^|[/\\])PROGRAM-[^/\\]+\.ya?ml$/i.test(asPath) || looksLikeProgram(asPath)))) {
     const { run: runProgram } = await import('./program-execute.js');
     return runProgram(args, { ...options, auto: options.auto === true }, io);
   }
@@ -216,5 +216,19 @@ async function runPlan(target: string, asPath: string, isImpl: boolean, repoDir:
     recorder?.close();
     progress?.stop();
     interrupt.dispose();
+  }
+}
+
+/**
+ * P13-30: a PROGRAM manifest under another name (`docs/PROGRAM/shop.yaml`, `plans/shop.yaml`) was run as an IMPL and
+ * failed at close-impl ("the manifest has no agents: use --force"), issue 12's first symptom. Known by its top-level
+ * keys (`program_slug`, `tiers`), it goes to the tier loop, which says where a PROGRAM must be.
+ */
+function looksLikeProgram(file: string): boolean {
+  try {
+    const text = readFileSync(file, 'utf8').slice(0, 1 << 20);
+    return /^program_slug\s*:/m.test(text) && /^tiers\s*:/m.test(text) && !/^waves\s*:/m.test(text);
+  } catch {
+    return false;
   }
 }
