@@ -351,6 +351,21 @@ describe('X7 finding 7: the freeze record is part of a frozen contract', () => {
     expect(frozen.stderr).not.toContain('E34_REPLAN_INTERRUPTED');
     expect(readFileSync(program, 'utf8')).toBe(original);
   }, 240_000);
+  // Outside attack P13-38: a human's `blocked` on the IMPL a live loop runs was accepted, then overwritten by the loop.
+  it('update-program-impl on an IMPL the live loop is running: RUN_IN_PROGRESS, nothing written; after the run it is the human\'s', async () => {
+    const demo = await craft({ [programRelative]: withStatuses({ pricing: 'executing', catalog: 'executing' }, 'TIER_EXECUTING') });
+    const original = readFileSync(demo.program, 'utf8');
+    const release = acquireRunLock(demo.repo, demo.program);
+    try {
+      const refused = await cli(demo, ['update-program-impl', programRelative, '--impl', 'pricing', '--status', 'blocked']);
+      expect([refused.code, refused.stderr]).toEqual([2, expect.stringMatching(/^polywave: error\[RUN_IN_PROGRESS\]: IMPL pricing is being run by a live program-execute of PROGRAM-shop\.yaml/)]);
+      expect(readFileSync(demo.program, 'utf8')).toBe(original);
+    } finally {
+      release();
+    }
+    const after = await cli(demo, ['update-program-impl', programRelative, '--impl', 'pricing', '--status', 'blocked']);
+    expect(after.code, after.stderr).toBe(0);
+  }, 120_000);
   // Outside attack P13-30: a PROGRAM under another name was run as an IMPL (and failed at close-impl: issue 12's first symptom).
   it('polywave run on a PROGRAM not named PROGRAM-*.yaml: the tier loop\'s refusal naming the move, nothing changed', async () => {
     const demo = await setupDemo();
