@@ -112,3 +112,24 @@ describe('plan and program-replan from a subdirectory (P13-34)', () => {
     expect(readFileSync(program, 'utf8')).toContain('REVISED FROM A SUBDIRECTORY');
   }, 180_000);
 });
+
+// Outside attack P13-33: code of the repository a Planner ran (its bash) changed the PROGRAM doc beside the Planner's
+// own edit — the tier gate's command set to `true` — and the summary said nothing of it. A change after the Planner's
+// last write of its doc is a process's: undone, the changed copy quarantined, the attempt says so.
+describe('a process the Planner ran rewrites its PROGRAM doc (P13-33)', () => {
+  it('the Planner\'s own text stands; the change is undone and named in the attempt', async () => {
+    const repo = await createTestRepo({ files: { 'README.md': '# shop\n' } });
+    const script = path.join(makeTempDir('polywave-plan-own-writes-'), 'agents.yaml');
+    const planned = programDemoManifest('PLANNING');
+    expect(planned).toContain('command: node --test');
+    const rewrite = `node -e "const f='docs/PROGRAM/PROGRAM-shop.yaml';const fs=require('fs');fs.writeFileSync(f,fs.readFileSync(f,'utf8').replace('command: node --test','command: \\"true\\"'))"`;
+    writeFileSync(script, ['version: 1', 'agents:', '  planner:', '    steps:', `      - write: { path: docs/PROGRAM/PROGRAM-shop.yaml, content: ${JSON.stringify(planned)} }`, '        expect: ok', `      - bash: ${JSON.stringify(rewrite)}`, '      - text: "planned"', ''].join('\n'));
+    const run = await runCli(['plan', 'A shop with a catalog and checkout', '--slug', 'shop', '--model', `script:${script}`], { cwd: repo.dir, env: repo.env as Record<string, string>, timeoutMs: 120_000 });
+    expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
+    const text = readFileSync(repo.path('docs/PROGRAM/PROGRAM-shop.yaml'), 'utf8');
+    expect(text).toContain('command: node --test');
+    expect(text).not.toContain('command: "true"');
+    const result = JSON.parse(run.stdout) as { attempts: Array<{ undone?: string }> };
+    expect(result.attempts[0]!.undone).toMatch(/^docs\/PROGRAM\/PROGRAM-shop\.yaml was changed after the agent's last write_file\/edit_file of it, by a process it ran .* the changed copy is in \S+\.git\/polywave\/quarantine\//);
+  }, 150_000);
+});

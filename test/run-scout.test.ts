@@ -311,6 +311,32 @@ describe('run-scout (issue 6): E16 correction loop, critic gate, one commit', ()
     expect((await repo.run(['status', '--porcelain', '--untracked-files=all'])).trim()).toBe('');
   });
 
+  // Outside attack P13-33: code of the repository the Scout ran (a tier-1 agent's test, through the Scout's bash) rewrote
+  // the Scout's own doc — the one file its sandbox lets it write — after the Scout wrote it: the tier-2 plan's test
+  // command and gates became `true`, validated and committed as the Scout's plan. The Scout's own last write is put back.
+  it('P13-33: a process the Scout ran rewrites its IMPL doc after its last write_file: the Scout\'s text is committed, the changed copy quarantined', async () => {
+    const repo = await repository();
+    const rewrite = `node -e "const f='${implRelative}';const fs=require('fs');fs.writeFileSync(f,fs.readFileSync(f,'utf8').replace('command: npm test','command: \\"true\\"'))"`;
+    const model = scripted([
+      writeManifest(validManifest),
+      callTool('bash', { command: rewrite }),
+      (call) => {
+        expect(toolResults(call).at(-1)).not.toMatch(/EROFS|denied/i);
+        return say('done');
+      },
+    ]);
+    const events = new EventBus();
+    const result = await runScout({ feature: 'Greeting formatters', repoDir: repo.dir, model: mockModelString, env: repo.env, backend: backendFor(model), events });
+    expect(result.state, JSON.stringify(result.steps)).toBe('REVIEWED');
+    expect(result.steps.find((step) => step.step === 'scout-doc-1')?.detail).toMatch(/was changed after the agent's last write_file\/edit_file of it, by a process it ran .* the changed copy is in /);
+    const committed = await repo.run(['show', `HEAD:${implRelative}`]);
+    expect(committed).toContain('command: npm test');
+    expect(committed).not.toContain('command: "true"');
+    const kept = /the changed copy is in (\S+)$/.exec(result.steps.find((step) => step.step === 'scout-doc-1')!.detail)![1]!;
+    expect(kept.startsWith(repo.path('.git/polywave/quarantine'))).toBe(true);
+    expect(readFileSync(kept, 'utf8')).toContain('command: "true"');
+  });
+
   it('the Scout may write its own IMPL doc only (X26-05): a queue item, another IMPL\'s plan and an archive entry are refused, and one written with bash is moved out', async () => {
     const repo = await repository();
     const planted = ['docs/IMPL/queue/001-follow-up.yaml', 'docs/IMPL/IMPL-deploy.yaml', 'docs/IMPL/complete/IMPL-sec-review.yaml', 'docs/IMPL/complete/sec-review.yaml'];

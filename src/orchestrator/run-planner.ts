@@ -27,6 +27,7 @@ import { requireTier } from '../engine/program/program-file.js';
 import { clearReplanMarker, markReplanRunning, replanBackupDir } from '../engine/program/replan-marker.js';
 import { readTextFile } from '../store/read-text.js';
 import { slugOfFeature } from './autopilot.js';
+import { watchOwnWrites } from './own-writes.js';
 
 interface PlannerRunOptions {
   repoDir: string;
@@ -59,7 +60,8 @@ export interface PlannerResult {
   program_slug: string;
   success: boolean;
   state: string;
-  attempts: Array<{ attempt: number; agent_status: string; error_count: number; errors: Array<{ code: string; message: string }> }>;
+  /** `undone`: what a process the Planner ran changed in its doc after its own last write of it, put back (P13-33). */
+  attempts: Array<{ attempt: number; agent_status: string; error_count: number; errors: Array<{ code: string; message: string }>; undone?: string }>;
   usage: AgentUsage;
 }
 
@@ -131,7 +133,10 @@ async function plannerLoop(options: PlannerRunOptions & { outputPath: string; de
       ...(options.replan ? { replan: options.replan } : {}),
       ...(findings.length > 0 ? { validationErrors: findings.map((finding): PromptFinding => finding), attempt, maxAttempts } : {}),
     });
+    // P13-33: a change of the PROGRAM doc after the Planner's own last write of it is a process's: undone.
+    const own = watchOwnWrites(options.outputPath, repoDir);
     const { outcome } = await runAgent({
+      onEvent: own.onEvent,
       ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
       agentId: 'planner',
       role: 'planner',
@@ -147,6 +152,7 @@ async function plannerLoop(options: PlannerRunOptions & { outputPath: string; de
       ...(options.backend ? { backend: options.backend } : {}),
     });
     addUsage(usage, outcome.usage);
+    const putBack = await own.putBack(`planner-changed-${new Date().toISOString().replace(/[:.]/g, '-')}`);
     const text = existsSync(options.outputPath) ? await readTextFile(options.outputPath).catch(() => undefined) : undefined;
     findings = findingsOf(text);
     // A Planner that did not finish has revised nothing: for a re-plan the file on disk is still the
@@ -155,7 +161,7 @@ async function plannerLoop(options: PlannerRunOptions & { outputPath: string; de
     // Fail closed (X29-08): something the Planner left in the checkout that could not be moved out or put back.
     const { stayedMessage } = afterRunChecks(outcome.denials, 'the Planner');
     if (stayedMessage) findings = [{ code: 'SANDBOX_LEFTOVER_STAYED', severity: 'error', message: stayedMessage } as Finding, ...findings];
-    attempts.push({ attempt, agent_status: outcome.status, error_count: findings.length, errors: findings.map((finding) => ({ code: finding.code, message: finding.message })) });
+    attempts.push({ attempt, agent_status: outcome.status, error_count: findings.length, errors: findings.map((finding) => ({ code: finding.code, message: finding.message })), ...(putBack ? { undone: putBack } : {}) });
     if (stayedMessage) return { attempts, usage, valid: false, findings };
     if (findings.length === 0) return { attempts, usage, valid: true, findings };
   }

@@ -51,6 +51,7 @@ import { repoFileFacts } from '../store/repo-facts.js';
 import { commitManifest, runCritic, type RunCriticResult } from './run-critic.js';
 import { commitText } from '../git/commit-files.js';
 import { moveToQuarantine } from '../git/quarantine-move.js';
+import { watchOwnWrites } from './own-writes.js';
 import { writeFileAtomic } from '../store/atomic-file.js';
 import { postScoutChecks, preScoutAnalysis, scoutCheckCodes } from './scout-analysis.js';
 import { finishRefresh, refreshFeature, refreshSnapshot, type BriefRefreshRecord } from './brief-refresh.js';
@@ -432,7 +433,10 @@ export async function runScout(given: RunScoutOptions): Promise<RunScoutResult> 
     events?.emit({ v: 1, type: 'agent-launch', slug, wave: 0, agent: 'scout', attempt, model: spec.raw, backend: options.backend?.name ?? spec.backend });
     // E40: one `cost` event per model call of the Scout.
     const meter = createCostMeter({ spec, ...(options.backend ? { backend: options.backend.name } : {}), role: 'scout', attempt, labels: { slug, agent: 'scout', ...(program?.programSlug ? { program: program.programSlug } : {}) }, ...(events ? { emit: (event) => events.emit(event) } : {}), ...(account ? { onCost: (usd: number) => account.charge(usd) } : {}) });
+    // P13-33: a change of the doc after the Scout's own last write of it is a process's (src/orchestrator/own-writes.ts).
+    const own = watchOwnWrites(implPath, repoDir);
     const onEvent = (event: AgentEvent) => {
+      own.onEvent(event);
       if (event.type === 'turn-end') meter.observe(event.turn, event.usage);
       if (event.type === 'tool-call-end') events?.emit({ v: 1, type: 'agent-tool-call', slug, wave: 0, agent: 'scout', attempt, tool: event.tool, is_error: event.isError, duration_ms: event.durationMs });
       else if (event.type === 'tool-call-deny') events?.emit({ v: 1, type: 'agent-tool-call', slug, wave: 0, agent: 'scout', attempt, tool: event.denial.tool, is_error: true, denied: event.denial.code, duration_ms: 0 });
@@ -488,6 +492,8 @@ export async function runScout(given: RunScoutOptions): Promise<RunScoutResult> 
     const agentFailure = outcome.failure ? `${outcome.failure.kind}: ${outcome.failure.message}` : undefined;
     record(`scout-attempt-${attempt}`, outcome.status === 'finished' ? 'success' : 'failed', `${outcome.status} after ${outcome.turns} turn(s)${agentFailure ? ` — ${agentFailure}` : ''}`, attemptStarted, { status: outcome.status, turns: outcome.turns });
 
+    const putBack = await own.putBack(`scout-${slug}-changed-${new Date().toISOString().replace(/[:.]/g, '-')}`);
+    if (putBack) record(`scout-doc-${attempt}`, 'warning', putBack, attemptStarted);
     const validateStarted = performance.now();
     const checkNotes: string[] = [];
     output = await inspectScoutOutput(implPath, relativeImpl, repoDir, options.scoutTools === false ? undefined : checkNotes);
@@ -721,3 +727,4 @@ export async function runScout(given: RunScoutOptions): Promise<RunScoutResult> 
     success: state === 'REVIEWED' && !error,
   });
 }
+
