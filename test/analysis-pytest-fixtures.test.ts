@@ -6,6 +6,7 @@
  * Run `npm run build` first.
  */
 import { describe, expect, it } from 'vitest';
+import { fixtureUsesIn } from '../src/analysis/pytest-fixtures.js';
 import { runCliInProcess } from './support/cli-in-process.js';
 import { createTestRepo } from './support/git-repo.js';
 
@@ -290,5 +291,15 @@ describe('pytest fixtures (outside round X57)', () => {
     const result = await runCliInProcess(['check-test-cascade', repo.path('docs/IMPL/IMPL-client.yaml'), '--repo-dir', repo.dir]);
     expect(result.code, result.stderr).toBe(1);
     expect(JSON.parse(result.stdout)).toEqual([{ symbol: 'client', test_file: 'tests/test_api.py', line: 1, context: 'def test_get(client):', agents: ['A'] }]);
+  });
+  it('texts the caller already read are not read again (findReferences\' first call on a tree passes them: issue 15, h15p)', () => {
+    // (the files are not on disk: only the given texts can answer)
+    const known = new Map([
+      ['conftest.py', 'import pytest\n\n\n@pytest.fixture\ndef session():\n    return 1\n'],
+      ['tests/test_a.py', 'def test_a(session):\n    assert session\n'],
+    ]);
+    const uses = fixtureUsesIn('/nonexistent-h15p-root', [...known.keys()], 'session', undefined, known);
+    expect(uses.map((use) => `${use.file}:${use.line}:${use.column}`)).toEqual(['tests/test_a.py:1:12']);
+    expect(fixtureUsesIn('/nonexistent-h15p-root', [...known.keys()], 'session')).toEqual([]);
   });
 });

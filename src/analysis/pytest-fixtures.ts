@@ -292,13 +292,15 @@ export function fixtureDefinitionLines(text: string, name: string): number[] {
 
 /**
  * The uses of the fixtures named `name` among `files` (repo-relative Python files of the repository at `root` holding
- * the name; with `definedIn`: of that file's fixture only — none when it defines no fixture of that name).
+ * the name; with `definedIn`: of that file's fixture only — none when it defines no fixture of that name). `read`:
+ * texts of (some of) those files already read, by repo-relative path (read from disk otherwise).
  */
-export function fixtureUsesIn(root: string, files: readonly string[], name: string, definedIn?: string): Reference[] {
+export function fixtureUsesIn(root: string, files: readonly string[], name: string, definedIn?: string, read?: ReadonlyMap<string, string>): Reference[] {
   if (!identifier.test(name) || (definedIn !== undefined && !definedIn.endsWith('.py'))) return [];
+  // (`read`: texts the caller read in this call — findReferences' first call on a tree —, not read again: ~250 files a call)
   const texts = new Map<string, string>();
   const textOf = (file: string): string => {
-    let text = texts.get(file);
+    let text = texts.get(file) ?? read?.get(file);
     if (text === undefined) {
       try {
         text = readFileSync(path.join(root, file), 'utf8');

@@ -2743,7 +2743,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   // test file or conftest.py holds the name, the files are read for one.
   if (loaded.some((item) => item.entry.lang === 'python' && (item.facts.symbols.some((def) => def.name === symbol && def.kind === 'function') || /(?:^|\/)(?:test_[^/]*|[^/]*_test|conftest)\.py$/.test(item.entry.file)))) {
     const python = loaded.filter((item) => item.entry.lang === 'python').map((item) => item.entry.file);
-    for (const use of fixtureUsesIn(context.root, python, symbol, opts.definedIn?.replace(/^\.\//, ''))) if (!reportIn || reportIn.has(use.file)) references.push(use);
+    for (const use of fixtureUsesIn(context.root, python, symbol, opts.definedIn?.replace(/^\.\//, ''), prefetched)) if (!reportIn || reportIn.has(use.file)) references.push(use);
   }
   references.sort((a, b) => (a.file !== b.file ? (a.file < b.file ? -1 : 1) : a.line - b.line || a.column - b.column));
   return references;
