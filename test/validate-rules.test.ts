@@ -1101,6 +1101,18 @@ describe('paths (V037_INVALID_PATH)', () => {
     ]);
   });
 
+  // Outside attack P13-22: `src/pricing.js/.` passed V037, V030 and P2's frozen-file check as a file other than
+  // src/pricing.js, while the jail let the agent write src/pricing.js through it.
+  it("a path with '.' or empty segments (src/x.js/., src/./x.js, src//x.js, ./x.js) ⇒ V037", () => {
+    for (const spelling of ['src/pricing.js/.', 'src/./pricing.js', 'src//pricing.js', './src/pricing.js']) {
+      const text = manifestText({ ownership: ownership + `  - {file: "${spelling}", agent: A, wave: 1}\n`, waves: waves.replace('files: [src/a.ts]', `files: [src/a.ts, "${spelling}"]`) });
+      expect(findingsWith('V037_INVALID_PATH', text).map((finding) => finding.message)).toEqual([
+        `file_ownership[3].file: path "${spelling}" must be written plainly (no '.' or empty segments)`,
+        `waves[0].agents[0].files[1]: path "${spelling}" must be written plainly (no '.' or empty segments)`,
+      ]);
+    }
+  });
+
   it('pkg/foo.../bar.go is not a traversal (§10.16)', () => {
     const text = manifestText({
       ownership: ownership + '  - {file: pkg/foo.../bar.go, agent: A, wave: 1}\n',

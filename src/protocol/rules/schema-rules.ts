@@ -220,6 +220,11 @@ export const relativePaths: ImplRule = {
       // Outside attack P12-14: `src/pricing.js/` validated clean and was then dropped from the agent's owned files
       // (the jail grants files, not directories) — an agent planned to own nothing.
       if (value.endsWith('/')) problems.push(`${label}: path ${goQuote(value)} must name a file, not end with '/'`);
+      // P13-22: `src/x.js/.`, `src/./x.js`, `src//x.js` passed as files other than src/x.js (V030, P2's frozen-file check)
+      // while the jail took them for src/x.js: a path is written in its one normal form.
+      else if (value.split('/').some((segment, index, all) => segment === '.' || (segment === '' && index > 0 && index < all.length - 1))) {
+        problems.push(`${label}: path ${goQuote(value)} must be written plainly (no '.' or empty segments)`);
+      }
       for (const message of problems) findings.push(report(context, { code: 'V037_INVALID_PATH', message, path }));
     };
     manifest.file_ownership.forEach((row, index) => checkPath(row.file, ['file_ownership', index, 'file'], `file_ownership[${index}].file`));
