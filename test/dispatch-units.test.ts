@@ -372,6 +372,13 @@ describe('job identity and models (attack F1, F2, F5)', () => {
     expect(() => assertJobModel({ model: 'openai-compatible:http://gateway:4000/v1#m' }, ['openai-compatible:http://gateway:4000/'])).not.toThrow();
     expect(refused('cli:my-agent')).toThrow(/names an agent CLI this worker does not run/);
     expect(() => assertJobModel({ model: 'cli:my-agent' }, ['cli:my-agent'])).not.toThrow();
+    // Outside round A20: an entry allows at a boundary, never as a bare string prefix.
+    expect(() => assertJobModel({ model: 'openai-compatible:http://gateway:4000/v1#m' }, ['openai-compatible:http://gateway:4000'])).not.toThrow();
+    expect(() => assertJobModel({ model: 'openai-compatible:http://gateway:4000#m' }, ['openai-compatible:http://gateway:4000'])).not.toThrow();
+    expect(refused('openai-compatible:http://gateway:40001/v1#m', ['openai-compatible:http://gateway:4000'])).toThrow(/names its own endpoint/);
+    expect(refused('openai-compatible:http://gateway:4000.evil.example/v1#m', ['openai-compatible:http://gateway:4000'])).toThrow(/names its own endpoint/);
+    expect(refused('cli:my-agent-evil', ['cli:my-agent'])).toThrow(/names an agent CLI/);
+    expect(() => assertJobModel({ model: 'cli:my-agent:opus' }, ['cli:my-agent'])).not.toThrow();
     expect(refused('script:/etc/passwd', [], 'x')).toThrow(/never a path on the worker/);
     expect(refused('script:')).toThrow(/needs script_text/);
     expect(refused('anthropic:claude-sonnet-4-5', [], 'version: 1\n')).toThrow(/script_text is only for the script: model/);

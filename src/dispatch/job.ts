@@ -160,12 +160,25 @@ export function assertJobModel(data: Pick<AgentJobData, 'model' | 'script_text'>
   if (data.script_text !== undefined) refuse('script_text is only for the script: model');
   const named = prefix === 'openai-compatible' || (prefix === 'cli' && !/^(claude|codex)(:|$)/.test(rest));
   if (!named) return;
-  if (allow.some((entry) => entry !== '' && model.startsWith(entry))) return;
+  if (allow.some((entry) => allowedBy(entry, model))) return;
   refuse(
     prefix === 'cli'
       ? 'names an agent CLI this worker does not run for jobs (built-in: cli:claude, cli:codex); start the worker with --model-allow cli:<name> to allow it'
       : "names its own endpoint, which would receive this worker's credentials; start the worker with --model-allow <prefix> (e.g. --model-allow openai-compatible:http://gateway:4000/) to allow it",
   );
+}
+
+/**
+ * Whether a `--model-allow` entry allows `model`: the model is the entry, or goes on past it at a boundary — the entry
+ * ends in one of `/ # ? :` or a space, or the model's next character is one. Outside round A20: a plain prefix let
+ * `…gateway:4000` allow `…gateway:40001` and `…gateway:4000.evil.example` (the worker's keys went there), and
+ * `cli:my-agent` allow `cli:my-agent-evil`.
+ */
+function allowedBy(entry: string, model: string): boolean {
+  if (entry === '' || !model.startsWith(entry)) return false;
+  if (model.length === entry.length) return true;
+  const boundary = '/#?: ';
+  return boundary.includes(entry.at(-1)!) || boundary.includes(model[entry.length]!);
 }
 
 /**
