@@ -3,6 +3,7 @@
  * shared by agents and gates.
  */
 import { realpathSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { runGit } from '../git/run-git.js';
 import { configuredSandbox, parseProjectConfig } from '../store/project-config.js';
@@ -22,6 +23,39 @@ import type { SandboxSettings } from './sandbox-plan.js';
  * it, no one accepted it), the settings are the narrower of HEAD's and the accepted config's.
  */
 export async function readSandboxSettings(directory: string): Promise<SandboxSettings> {
+  const settings = await readProjectSandboxSettings(directory);
+  return confinedToProject ? confine(settings, directory) : settings;
+}
+
+/**
+ * Outside round A20-45: on a `polywave worker` the project's committed settings are a job producer's, not the worker
+ * operator's — `sandbox.writable: ["~"]` let a dispatched agent write the worker user's home (a shell rc file: code
+ * outside any sandbox), `readable` read the operator's files, `network.allow: ["localhost"]` reach the worker host's
+ * own Redis. A worker confines them: writable and readable paths only inside the job's own checkout, no loopback host.
+ */
+let confinedToProject = false;
+
+/** Turns the worker's confinement of the project's sandbox settings on (for this process; `false` for tests). */
+export function confineProjectSandboxSettings(on = true): void {
+  confinedToProject = on;
+}
+
+function confine(settings: SandboxSettings, directory: string): SandboxSettings {
+  const top = path.resolve(directory);
+  const inside = (entry: string): boolean => {
+    const absolute = path.resolve(top, entry.replace(/^~(?=\/|$)/, os.homedir()));
+    const relative = path.relative(top, absolute);
+    return !relative.startsWith('..') && !path.isAbsolute(relative);
+  };
+  const loopback = (host: string): boolean => /^(localhost|127\.\d+\.\d+\.\d+|0\.0\.0\.0|\[?::1?\]?|.*\.localhost)(:\d+)?$/i.test(host.trim());
+  return {
+    ...(settings.network ? { network: { ...settings.network, allow: (settings.network.allow ?? []).filter((host) => !loopback(host)) } } : {}),
+    ...(settings.writable ? { writable: settings.writable.filter(inside) } : {}),
+    ...(settings.readable ? { readable: settings.readable.filter(inside) } : {}),
+  };
+}
+
+async function readProjectSandboxSettings(directory: string): Promise<SandboxSettings> {
   try {
     const trusted = await readTrustedConfigText(directory);
     if (trusted.path === undefined) return {};

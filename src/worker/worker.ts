@@ -13,7 +13,7 @@ import { agentJobDataSchema, assertGateJobIdentity, assertJobBaseRef, assertJobB
 import { withoutCredentials } from '../agents/credentials.js';
 import { runGates } from '../gates/run-gates.js';
 import { keepWorkerDirRegistered, registerWorkerDir, releaseWorkerDir, sandboxInstallHint, sandboxStatus, WorkerDirError } from '../sandbox/index.js';
-import { pinSandboxSettings } from '../sandbox/sandbox-settings.js';
+import { confineProjectSandboxSettings, pinSandboxSettings } from '../sandbox/sandbox-settings.js';
 import { assertRedisReachable, bullConnectionFromUrl, redactUserinfo, redisOptionsFromUrl } from '../dispatch/redis-url.js';
 import { assertRemoteReachable } from '../dispatch/redis-dispatcher.js';
 import { claimWorkerId, removeWorkerRecord, workerIdPattern, writeWorkerRecord, type WorkerRecord } from '../dispatch/registry.js';
@@ -152,6 +152,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   // Its jobs run at once, each creating a worktree, auditing the agent and pushing: git started by a small
   // helper process keeps this process's event loop (job progress, lease renewals, results) free of forks.
   offloadGitSpawns();
+  // A20-45: a job's repository never widens this machine's sandbox beyond the job's own checkout.
+  confineProjectSandboxSettings();
   const labels = normalizeLabels(options.labels);
   const subsets = labelSubsets(labels);
   const queue = options.queue === undefined || options.queue === '' ? undefined : checkQueueName(options.queue);
