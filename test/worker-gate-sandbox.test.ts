@@ -5,7 +5,7 @@
  * (SANDBOX_UNAVAILABLE, naming the worker, nothing checked out or run) unless it was started with
  * `--unsafe-no-sandbox`, the opt-out agent jobs already have. A model-backed agent job is refused the
  * same way now, before its checkout (it failed inside runAgent, after the checkout, with a message that
- * named neither the code nor the worker).
+ * named neither the code nor the worker). A20-19: so is a `script:` agent job (it ran unsandboxed there).
  *
  * Real parts: a redis-server on loopback, a bare `file://` remote, two real `polywave worker`
  * processes with the sandbox turned off (POLYWAVE_SANDBOX=off), each on its own named queue, and
@@ -123,7 +123,17 @@ describe('gate jobs (and model-backed agent jobs) on a worker without the OS san
     };
     agentJob.job_id = expectedJobId(agentJob);
     const answer = await produceJob(redis.port, agentJob, agentJob.job_id, 30_000, queueNameFor([], remoteKey(remote), 'gsb-off'));
-    expect(answer.error).toMatch(new RegExp(`^SANDBOX_UNAVAILABLE: worker gsb-off on .+ refused agent job ${agentJob.job_id.replace(/[.]/g, '\\.')}: the OS sandbox is unavailable there \\(disabled by POLYWAVE_SANDBOX=off\\), and model-backed agents run only sandboxed; .*--unsafe-no-sandbox$`));
+    expect(answer.error).toMatch(new RegExp(`^SANDBOX_UNAVAILABLE: worker gsb-off on .+ refused agent job ${agentJob.job_id.replace(/[.]/g, '\\.')}: the OS sandbox is unavailable there \\(disabled by POLYWAVE_SANDBOX=off\\), and .*run only sandboxed.*; .*--unsafe-no-sandbox$`));
+    expect(existsSync(path.join(scratch, 'worker-off', 'work')) ? readdirSync(path.join(scratch, 'worker-off', 'work')) : []).toEqual([]);
+
+    // A20-19: a `script:` job (any job producer may send one, no --model-allow needed) is refused the same
+    // way — the job's model never decides that it runs outside the sandbox. Before the fix it ran there unsandboxed.
+    const scriptJob: AgentJobData = { ...agentJob, agent: 'D', branch: branchOf('D'), owned_files: ['src/d.js'], model: 'script:', script_text: 'version: 1\nsteps:\n  - write: { path: src/d.js, content: "x" }\n  - commit: "D"\n  - report: { status: complete, verification: PASS, notes: "ran" }\n' };
+    scriptJob.job_id = expectedJobId(scriptJob);
+    const scriptAnswer = await produceJob(redis.port, scriptJob, scriptJob.job_id, 30_000, queueNameFor([], remoteKey(remote), 'gsb-off'));
+    expect(scriptAnswer.value, 'the script job ran on the sandbox-less worker').toBeUndefined();
+    expect(scriptAnswer.error).toMatch(new RegExp(`^SANDBOX_UNAVAILABLE: worker gsb-off on .+ refused agent job ${scriptJob.job_id.replace(/[.]/g, '\\.')}: .*--unsafe-no-sandbox$`));
+    expect(workers[0]!.log()).toMatch(new RegExp(`job ${scriptJob.job_id.replace(/[.]/g, '\\.')}: refused, the OS sandbox is unavailable here`));
     expect(existsSync(path.join(scratch, 'worker-off', 'work')) ? readdirSync(path.join(scratch, 'worker-off', 'work')) : []).toEqual([]);
   }, 60_000);
 });

@@ -6,7 +6,6 @@ import path from 'node:path';
 import { DelayedError, UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { AgentEvent } from '../agents/contract.js';
-import { parseModelSpec } from '../agents/model-spec.js';
 import { runAgent } from '../agents/run-agent.js';
 import { dispatchCodes } from '../dispatch/codes.js';
 import { agentJobDataSchema, assertGateJobIdentity, assertJobBaseRef, assertJobBranch, assertJobSize, assertJobIdentity, assertJobModel, checkQueueName, expectedJobId, gateJobDataSchema, jobLimits, jobRole, labelSubsets, normalizeLabels, queueNameFor, remoteKey, runCounterKey, runCounterTtlSeconds, worktreeToken, type AgentJobData, type AgentJobReturn, type GateJobReturn } from '../dispatch/job.js';
@@ -76,15 +75,6 @@ export interface RunningWorker {
   close(force?: boolean): Promise<void>;
   /** Resolves when the worker has closed. */
   closed: Promise<void>;
-}
-
-/** The backend a job's model names (a bare model name, resolved later from the environment, or an invalid one: undefined). */
-function backendOf(model: string): string | undefined {
-  try {
-    return parseModelSpec(model)?.backend;
-  } catch {
-    return undefined;
-  }
 }
 
 /** The agent-only tool events a job result carries back (the text of tool output stays here). */
@@ -375,8 +365,10 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   /**
    * Where the OS sandbox cannot run and this worker was not started with --unsafe-no-sandbox: the
    * job is refused before anything is checked out (SANDBOX_UNAVAILABLE, naming this worker — the
-   * orchestrator shows the reason as it is). Gate jobs always need the sandbox (they run the agent
-   * branch's code), agent jobs when their model is not a script (runAgent's rule).
+   * orchestrator shows the reason as it is). Gate jobs (they run the agent branch's code) and every
+   * agent job, whatever its model (A20-19: a `script:` job — which any job producer may send — ran
+   * unsandboxed here, reading this worker's keys from /proc and writing its home): whether anything
+   * runs outside the sandbox is this worker's operator's decision, never the job's.
    */
   const refuseWithoutSandbox = async (what: 'agent' | 'gate', jobId: string): Promise<void> => {
     if (options.unsafeNoSandbox) return;
@@ -384,7 +376,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     if (status.available) return;
     log(`${what === 'gate' ? 'gate job' : 'job'} ${jobId}: refused, the OS sandbox is unavailable here (${status.detail})`);
     const install = status.missing.length > 0 ? `install ${status.missing.join(', ')} there` : `install the sandbox's packages there (Debian/Ubuntu: ${sandboxInstallHint})`;
-    const why = what === 'gate' ? "gates run the agent branch's code only sandboxed" : 'model-backed agents run only sandboxed';
+    const why = what === 'gate' ? "gates run the agent branch's code only sandboxed" : 'agent jobs (script agents too) run only sandboxed unless the worker opted out';
     throw new UnrecoverableError(`${codes.sandboxUnavailable}: worker ${id} on ${os.hostname()} refused ${what} job ${jobId}: the OS sandbox is unavailable there (${status.detail}), and ${why}; ${install}, or start that worker with --unsafe-no-sandbox`);
   };
 
@@ -485,7 +477,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       throw new UnrecoverableError(PolywaveError.isInstance(error) ? `${error.code}: ${error.message}` : String(error));
     }
     step('checked');
-    if (data.script_text === undefined && backendOf(data.model) !== 'script') await refuseWithoutSandbox('agent', data.job_id);
+    await refuseWithoutSandbox('agent', data.job_id);
     const admitted = admit(data.job_id);
     if ('handBackMs' in admitted) return handBack(job, token, admitted.handBackMs);
     const { controller, startedAtMs } = admitted;
