@@ -40,6 +40,11 @@ export interface AgentJob {
 export interface DispatchRecord {
   dispatcher: 'redis';
   job_id: string;
+  /**
+   * A20-33/A20-28/A20-17: true only when the job's result reached this orchestrator and its commits and report were
+   * taken (the job ended with a result, its push done). Without it, a report the job's progress wrote early is not final.
+   */
+  job_result?: boolean;
   worker?: string;
   /** The worker's host (as its result names it; the dashboard's "runs on"). */
   host?: string;
@@ -152,7 +157,8 @@ export interface Dispatcher {
   inFlight?(context: { slug: string; wave: number; agentId: string; baseCommit: string; /** The agent's local worktree: a finished job whose commits it holds was collected. */ worktree?: string }): Promise<number | undefined>;
   /**
    * Why the report of this agent may be a lost run's: its latest job (same slug, wave, base; none in flight) failed or
-   * ended without a complete result a moment ago — while no orchestrator listened (A19-11/A19-19). Undefined when not.
+   * ended without a complete result — while no orchestrator listened (A19-11/A19-19) — or no job of it is on record at
+   * all (A20-22/A20-39: fail closed). Undefined only when its latest job ended with a complete result.
    */
   lostRun?(context: { slug: string; wave: number; agentId: string; baseCommit: string }): Promise<string | undefined>;
   /** Present when pre-merge gates run on workers (`dispatch.gates: "workers"`); finalize-wave runs them locally otherwise. Rejects when the gates could not run there. */

@@ -897,6 +897,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
         const ms = relative(at);
         if (ms !== undefined) dispatch[field] = ms;
       }
+      dispatch.job_result = true;
       return { outcome: value.outcome, spec, jail, dispatch };
     } catch (error) {
       if (error instanceof OutageError) return fail('transient', dispatchCodes.redisLost, `${error.message}; the manifest is intact — re-run when Redis is back (E9 resumes)`);
@@ -999,14 +1000,17 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       return attempts.length > 0 ? Math.max(...attempts) : undefined;
     },
     // A19-11/A19-19: the agent's latest job (none in flight) ended without a complete result — it failed, or its push was
-    // refused — within the last minutes: the report an early progress of it wrote is a lost run's, not to be taken as final.
+    // refused: the report an early progress of it wrote is a lost run's, not to be taken as final.
+    // A20-22/A20-39: whatever its age (it counted only within 10 min of the failure), and fail closed: no job of the agent
+    // at all (Redis restarted — persistence is optional — or BullMQ let it age out) proves nothing, so the report is not
+    // taken as final either: the agent runs again.
     lostRun: async (context) => {
       const prefix = `${agentJobId({ ...context, attempt: 1 }).replace(/\.a1$/, '')}.a`;
       const queue = queueFor(queueNameFor(labelsOf(context.slug, context.agentId), remoteKeyOf, queueName)).queue;
       const ids = (await queue.getRanges(['failed', 'completed'], 0, -1)).filter((id): id is string => typeof id === 'string' && id.startsWith(prefix));
-      const jobs = (await Promise.all(ids.map((id) => Job.fromId<AgentJobData, AgentJobReturn>(queue, id).catch(() => undefined)))).filter((job): job is Job<AgentJobData, AgentJobReturn> => job !== undefined && (job.finishedOn ?? 0) >= Date.now() - recentlyFinishedMs);
+      const jobs = (await Promise.all(ids.map((id) => Job.fromId<AgentJobData, AgentJobReturn>(queue, id).catch(() => undefined)))).filter((job): job is Job<AgentJobData, AgentJobReturn> => job !== undefined);
       const latest = jobs.sort((a, b) => (b.finishedOn ?? 0) - (a.finishedOn ?? 0))[0];
-      if (!latest) return undefined;
+      if (!latest) return `no job of it is on record in Redis (restarted, or the job aged out), so nothing proves the run that reported ended with a complete result`;
       const value = latest.returnvalue as AgentJobReturn | null | undefined;
       const why = latest.failedReason ? `failed (${redactUserinfo(latest.failedReason).slice(0, 200)})` : `ended without a complete result (${String(value?.outcome?.failure?.message ?? value?.outcome?.status ?? 'no outcome').slice(0, 200)})`;
       return succeeded(value) ? undefined : `job ${latest.id} ${why}`;

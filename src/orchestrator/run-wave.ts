@@ -525,7 +525,7 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
     const stillRunning = options.dispatcher?.inFlight && !plan.solo && plan.branch ? await options.dispatcher.inFlight({ slug, wave: options.wave, agentId: plan.id, baseCommit: plan.base, worktree: plan.cwd }).catch(() => retry?.attempt ?? 1) : undefined;
     // A19-11/A19-19: a complete report whose job then failed (or was refused) while no orchestrator ran is a lost run's:
     // not taken as final — the agent is launched again (the failed job runs again, E9 never reuses a failure).
-    const lostRun = existing?.status === 'complete' && stillRunning === undefined && options.dispatcher?.lostRun && !plan.solo && plan.branch ? await options.dispatcher.lostRun({ slug, wave: options.wave, agentId: plan.id, baseCommit: plan.base }).catch(() => undefined) : undefined;
+    const lostRun = existing?.status === 'complete' && stillRunning === undefined && options.dispatcher?.lostRun && !plan.solo && plan.branch ? await options.dispatcher.lostRun({ slug, wave: options.wave, agentId: plan.id, baseCommit: plan.base }).catch((error: unknown) => `its jobs could not be read to prove it final (${error instanceof Error ? error.message.slice(0, 200) : String(error)})`) : undefined;
     if (lostRun !== undefined) events?.emit({ v: 1, type: 'step-end', command: 'run-wave', slug, step: { step: 'lost_run', status: 'warning', detail: `agent ${plan.id}: its report is not taken as final — ${lostRun}`, duration_ms: 0 } });
     if (existing?.status === 'complete' && stillRunning === undefined && lostRun === undefined) {
       const jail = await createJail({ root: plan.cwd, ownedFiles: owned, ...(plan.branch ? { branch: plan.branch } : {}), ...(plan.orchestratorPaths ? { orchestratorPaths: plan.orchestratorPaths } : {}) }, { env });
@@ -722,13 +722,22 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
         let failureType: string | undefined;
         let explanation = '';
         let fixDetails: string | undefined;
-        if (report?.status === 'complete' && check.ok) {
-          summary.status = 'complete';
-        } else if (report?.status === 'complete' && outcome.status === 'failed' && outcome.failure?.message.startsWith('DISPATCH_')) {
-          // Issue 17: the dispatcher wrote the report while it fetched the branch, and the branch did not
-          // arrive (remote unreachable: config; moved on the remote: transient) — the run's failure decides.
+        // A20-33/A20-28/A20-17: a dispatched attempt's report is final only when its job ended with its result (the
+        // worker's push went through, the result reached this orchestrator and its commits were taken). A report the
+        // job's progress wrote early belongs to a run that may never have finished — its job removed (the last capable
+        // worker died), Redis lost, its push refused or the remote gone after the pack brought its commits: such an
+        // attempt is judged by its failure, and the early report is withdrawn (a `blocked` report at the base), so no
+        // finalize-wave, `retry` or re-run (E9) ever merges it. Fail closed: only the dispatcher's `job_result` counts.
+        // (A job that returned its result after the agent failed past its report is judged by the report, as in-process.)
+        const earlyOnly = run.dispatch !== undefined && report?.status === 'complete' && run.dispatch.job_result !== true;
+        if (earlyOnly) {
           failureType = failureTypeOfOutcome(outcome);
-          explanation = `reported complete on ${run.dispatch?.worker ?? 'a worker'}, but ${outcome.failure.message}`;
+          const failure = outcome.failure?.message ?? outcome.status;
+          explanation = `reported complete on ${run.dispatch?.worker ?? 'a worker'}, but its job ended without a complete result: ${failure}`;
+          const withdrawn = await saveCompletionReport(implPath, plan.id, { status: 'blocked', failure_type: failureType === 'transient' ? 'transient' : 'escalate', commit: plan.base, notes: `withdrawn by the orchestrator: the report came from a run of job ${run.dispatch?.job_id ?? '?'} that did not end with a complete result (${failure.slice(0, 300)})`, worktree: plan.cwd, ...(plan.branch ? { branch: plan.branch } : {}) }, { editor: reportEditor }).catch(() => undefined);
+          if (withdrawn) previousReport = JSON.stringify((await readManifest(implPath)).completion_reports?.[plan.id] ?? null);
+        } else if (report?.status === 'complete' && check.ok) {
+          summary.status = 'complete';
         } else if (report?.status === 'complete') {
           // The agent claimed completion but E42 refused it: a fixable failure with the problems as the fix.
           failureType = 'fixable';
