@@ -60,6 +60,8 @@ export interface WorkerOptions {
    * (SANDBOX_UNAVAILABLE).
    */
   unsafeNoSandbox?: boolean;
+  /** A20-16: how often a worker whose `--dir` could not be written tries a probe write (ms). Default 5 s. */
+  diskProbeMs?: number;
   /**
    * Prefixes of job models that name their own endpoint or command (`openai-compatible:<url>#m`,
    * `cli:<template>`) this worker runs anyway (`--model-allow`); others are refused (attack F2).
@@ -75,6 +77,16 @@ export interface RunningWorker {
   close(force?: boolean): Promise<void>;
   /** Resolves when the worker has closed. */
   closed: Promise<void>;
+}
+
+/**
+ * A20-16: the reason when `error` says this machine's disk failed a write (full, over quota, read-only, I/O error) —
+ * git's words or node's codes — else undefined.
+ */
+export function localDiskTrouble(error: unknown): string | undefined {
+  const text = error instanceof Error ? `${(error as NodeJS.ErrnoException).code ?? ''} ${error.message}` : String(error);
+  const match = /No space left on device|ENOSPC|Disk quota exceeded|EDQUOT|Read-only file system|EROFS|Input\/output error|\bEIO\b/.exec(text);
+  return match ? match[0] : undefined;
 }
 
 /** The agent-only tool events a job result carries back (the text of tool output stays here). */
@@ -168,7 +180,13 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const startedAt = new Date().toISOString();
   const heartbeatMs = options.heartbeatMs ?? 2000;
   const record = (): WorkerRecord => ({ id, host: os.hostname(), pid: process.pid, labels, concurrency: options.concurrency, current: [...current].sort(), done, started_at: startedAt, heartbeat_at: new Date().toISOString(), remote_key: key, ...(queue ? { queue } : {}) });
-  const beat = () => writeWorkerRecord(client, record(), heartbeatMs * 3).catch(() => undefined);
+  /**
+   * A20-16: why this worker's `--dir` cannot be written now (its disk full, read-only, failing), if so. Meanwhile it
+   * takes no jobs and is not in the registry (no orchestrator counts it as a live worker of its labels); a probe
+   * write every few seconds brings it back.
+   */
+  let sick: string | undefined;
+  const beat = () => (sick !== undefined ? removeWorkerRecord(client, id, { pid: process.pid, started_at: startedAt }) : writeWorkerRecord(client, record(), heartbeatMs * 3)).catch(() => undefined);
 
   // F15: one live worker per id (a second `--id same` would share and delete its record).
   if (!(await claimWorkerId(client, record(), heartbeatMs * 3))) {
@@ -251,7 +269,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const workers: Worker[] = [];
   /** Full: the BullMQ Workers stop fetching (a job that still arrives is handed back at once); a free slot resumes them. */
   const adjustFetching = () => {
-    const full = active >= options.concurrency;
+    const full = active >= options.concurrency || sick !== undefined;
     if (full && fetching) {
       fetching = false;
       for (const worker of workers) void worker.pause(true).catch(() => undefined);
@@ -339,7 +357,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
    */
   const admit = (jobId: string): { controller: AbortController; startedAtMs: number } | { handBackMs: number } => {
     if (runningIds.has(jobId)) return { handBackMs: 1000 };
-    if (active >= options.concurrency || stopping) return { handBackMs: 250 };
+    if (active >= options.concurrency || stopping || sick !== undefined) return { handBackMs: 250 };
     // (the event-loop delay is measured while this worker is busy: from its first job after idling)
     if (active === 0) loopDelay.reset();
     active += 1;
@@ -360,6 +378,37 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     active -= 1;
     adjustFetching();
     void beat();
+  };
+
+  /**
+   * A20-16: a job's setup (the clone's fetch, the worktree) failed as this machine's disk cannot be written — not the
+   * remote, not the job. The job goes back to the queue for another worker, and this worker takes no jobs (out of the
+   * registry) until a probe write to its `--dir` works again.
+   */
+  const markSick = (why: string): void => {
+    if (sick !== undefined) {
+      sick = why;
+      return;
+    }
+    sick = why;
+    log(`worker ${id}: its --dir ${dir} cannot be written (${why}); taking no jobs until it can`);
+    adjustFetching();
+    void beat();
+    const probe = path.join(dir, '.write-probe');
+    const timer = setInterval(() => {
+      void writeFile(probe, Buffer.alloc(1 << 20))
+        .then(async () => {
+          await rm(probe, { force: true });
+          if (sick === undefined || stopping) return;
+          clearInterval(timer);
+          sick = undefined;
+          log(`worker ${id}: its --dir can be written again; taking jobs`);
+          adjustFetching();
+          void beat();
+        })
+        .catch(() => rm(probe, { force: true }).catch(() => undefined));
+    }, options.diskProbeMs ?? 5000);
+    timer.unref();
   };
 
   /**
@@ -721,6 +770,12 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       log(`job ${data.job_id}: ${run.outcome.status}${report ? ` (report ${String(report.status)})` : ''}`);
       return { v: 1, job_id: data.job_id, worker: id, host: os.hostname(), outcome: { ...run.outcome, text: run.outcome.text.slice(0, jobLimits.resultText) }, ...(report ? { report } : {}), ...(head !== data.base_commit ? { head } : {}), events, ...(job.processedOn ? { fetched_at: job.processedOn } : {}), started_at: startedAtMs, ready_at: readyAtMs, ...(reportedAt ? { reported_at: reportedAt } : {}), ...(pushedAt ? { pushed_at: pushedAt } : {}), agent_end_at: agentEndAt, loop_delay_ms: lateBy(), steps, finished_at: Date.now() };
     } catch (error) {
+      const trouble = !added ? localDiskTrouble(error) : undefined;
+      if (trouble !== undefined) {
+        markSick(trouble);
+        log(`job ${data.job_id}: handed back, this worker's disk failed its setup (${trouble})`);
+        return handBack(job, token, 0);
+      }
       if (error instanceof HandBack) {
         if (controller.signal.aborted) {
           log(`job ${data.job_id}: handed back (nothing pushed)`);
