@@ -138,7 +138,7 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
       const [remoteRun, localRun] = await Promise.all([runWaveCli(distributed, wave, { redisUrl: redis.url, timeoutMs: 100_000 }), runWaveCli(local, wave, { timeoutMs: 100_000 })]);
       const remoteResult = waveResult(remoteRun);
       expect(remoteResult.success, JSON.stringify(remoteResult.blocked ?? remoteRun.stderr.slice(-1500))).toBe(true);
-      expect(waveResult(localRun).success).toBe(true);
+      expect(waveResult(localRun).success, JSON.stringify(waveResult(localRun).blocked ?? localRun.stderr.slice(-1500))).toBe(true);
       expect(remoteResult.state).toBe('WAVE_VERIFIED');
       // Issue 17 gate jobs: each agent's gate ran in a scratch checkout of a worker's clone, not here.
       const gateResults = gateResultsOf(remoteResult);

@@ -1,5 +1,4 @@
 import path from 'node:path';
-import { runGit } from '../../git/run-git.js';
 import type { CommandIo } from '../io.js';
 
 /** `--repo-dir` resolved against the command's cwd, if given. */
@@ -10,6 +9,8 @@ export function repoDirOption(options: Record<string, unknown>, io: CommandIo): 
 /** The top of the git work tree holding `directory` (its real path), or undefined outside one (the command's own error then). */
 export async function topLevelOf(directory: string, env: Readonly<Record<string, string | undefined>>): Promise<string | undefined> {
   try {
+    // (loaded here: this module is on every command's path, and hook calls must not load child_process — issue 13)
+    const { runGit } = await import('../../git/run-git.js');
     const top = (await runGit(['rev-parse', '--show-toplevel'], { cwd: directory, env })).trim();
     return top === '' ? undefined : top;
   } catch {
