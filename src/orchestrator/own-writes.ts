@@ -1,12 +1,14 @@
-import { readFileSync, realpathSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { AgentEvent } from '../agents/contract.js';
 import { moveToQuarantine } from '../git/quarantine-move.js';
+import { realOrResolved } from '../sandbox/sandbox-plan.js';
 import { writeFileAtomic } from '../store/atomic-file.js';
 
 /**
- * Outside attack P13-33: a Scout's or Planner's output doc is the one file its sandbox lets it write — and so lets every
+ * Outside attack P13-33 (I6: the Scout writes its IMPL doc and nothing else): a Scout's or Planner's output doc is the
+ * one file its sandbox lets it write — and so lets every
  * process it starts write, the repository's own code included (a tier-1 agent's test, run by a tier-2 Scout's bash,
  * set that plan's test command and gates to `true`; run by a Planner's, the PROGRAM's tier gate). What the agent's own
  * write_file/edit_file left in the doc is read as each such call ends (nothing the agent started runs then: a tool
@@ -43,12 +45,5 @@ export function watchOwnWrites(docPath: string, root: string): { onEvent: (event
 
 /** Whether two paths name one file (symlinks resolved where they exist). */
 function sameFile(a: string, b: string): boolean {
-  const real = (file: string): string => {
-    try {
-      return realpathSync(file);
-    } catch {
-      return path.resolve(file);
-    }
-  };
-  return path.resolve(a) === path.resolve(b) || real(a) === real(b);
+  return path.resolve(a) === path.resolve(b) || realOrResolved(a) === realOrResolved(b);
 }
