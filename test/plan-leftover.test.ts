@@ -4,11 +4,12 @@
  * `polywave plan` closed — exit 1 with SANDBOX_LEFTOVER_STAYED — not pass as a valid plan. Real git, the real CLI, a
  * scripted Planner (its bash in the OS sandbox where it runs).
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { programDemoManifest } from '../src/demo/program-project.js';
-import { runCli } from './support/cli.js';
+import { binPath, runCli } from './support/cli.js';
 import { createTestRepo } from './support/git-repo.js';
 import { makeTempDir } from './support/temp.js';
 
@@ -82,6 +83,62 @@ describe('polywave plan and what the Planner leaves behind (X29-08)', () => {
     expect([status.code, status.stderr]).toEqual([2, expect.stringMatching(/^polywave: error\[V005_REQUIRED_FIELDS_MISSING\]: docs\/IMPL\/IMPL-x\.yaml is not a PROGRAM manifest: program_slug is required/)]);
     expect(status.stdout).toBe('');
   }, 150_000);
+});
+
+// Outside attack P13-19: `plan` SIGKILLed after its Planner wrote part of the PROGRAM (non-empty, invalid) left it, and
+// every re-run was refused ("exists already"). The re-run now finds the killed plan's record, moves the part aside (kept
+// in git's directory) and plans; a second `plan` of the same PROGRAM while one runs is refused, nothing changed.
+describe('a plan killed while its Planner wrote the PROGRAM (P13-19)', () => {
+  it('the re-run moves the partial manifest aside and plans; a concurrent plan is refused', async () => {
+    const repo = await createTestRepo({ files: { 'README.md': '# shop\n' } });
+    const dir = makeTempDir('polywave-plan-killed-');
+    const slow = path.join(dir, 'slow.yaml');
+    const partial = 'title: Shop\nprogram_slug: shop\nstate: PLANNING\nimpls:\n  - slug: cat\n';
+    writeFileSync(slow, ['version: 1', 'agents:', '  planner:', '    steps:', `      - write: { path: docs/PROGRAM/PROGRAM-shop.yaml, content: ${JSON.stringify(partial)} }`, '      - sleep_ms: 60000', ''].join('\n'));
+    const good = path.join(dir, 'good.yaml');
+    writeFileSync(good, ['version: 1', 'agents:', '  planner:', '    steps:', `      - write: { path: docs/PROGRAM/PROGRAM-shop.yaml, content: ${JSON.stringify(programDemoManifest('PLANNING'))} }`, '      - text: "planned"', ''].join('\n'));
+    const target = repo.path('docs/PROGRAM/PROGRAM-shop.yaml');
+    const child = spawn(process.execPath, [binPath, 'plan', 'A shop', '--slug', 'shop', '--model', `script:${slow}`], { cwd: repo.dir, env: repo.env as Record<string, string>, stdio: 'ignore' });
+    try {
+      const deadline = Date.now() + 60_000;
+      while (!(existsSync(target) && readFileSync(target, 'utf8') === partial) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(readFileSync(target, 'utf8')).toBe(partial);
+      // While it runs: a second plan of the same PROGRAM is refused, the partial untouched.
+      const second = await runCli(['plan', 'A shop', '--slug', 'shop', '--model', `script:${good}`], { cwd: repo.dir, env: repo.env as Record<string, string>, timeoutMs: 60_000 });
+      expect([second.code, second.stderr]).toEqual([2, expect.stringMatching(/^polywave: error\[RUN_IN_PROGRESS\]: a plan of PROGRAM-shop\.yaml is running/)]);
+      expect(readFileSync(target, 'utf8')).toBe(partial);
+    } finally {
+      child.kill('SIGKILL');
+    }
+    await new Promise((resolve) => child.once('exit', resolve));
+    const rerun = await runCli(['plan', 'A shop', '--slug', 'shop', '--model', `script:${good}`], { cwd: repo.dir, env: repo.env as Record<string, string>, timeoutMs: 120_000 });
+    expect(rerun.code, `${rerun.stdout}\n${rerun.stderr}`).toBe(0);
+    expect(rerun.stderr).toMatch(/plan: a plan killed while its Planner wrote PROGRAM-shop\.yaml .* moved aside to /);
+    expect(readFileSync(target, 'utf8')).toMatch(/^state: VALIDATING$/m);
+    const kept = readdirSync(repo.path('.git/polywave/program-replan')).filter((name) => name.includes('.interrupted-plan'));
+    expect(kept).toHaveLength(1);
+    expect(readFileSync(repo.path(`.git/polywave/program-replan/${kept[0]!}`), 'utf8')).toBe(partial);
+    expect(readdirSync(repo.path('.git/polywave/program-replan')).filter((name) => name.endsWith('.planning.json'))).toEqual([]);
+  }, 240_000);
+});
+
+// Outside attack P13-01: `plan x --model bogus:y` ran the Planner three times (exit 1, 60 lines of attempts) where
+// program-execute refuses such a model up front; `program-replan missing.yaml` said AGENT_CREDENTIALS_MISSING on a
+// machine without keys. Both are one coded line, exit 2, nothing written.
+describe('plan and program-replan check their input first (P13-01)', () => {
+  it('an unknown model backend: exit 2 before any Planner; a missing PROGRAM: N005 before the model', async () => {
+    const repo = await createTestRepo({ files: { 'README.md': '# shop\n' } });
+    const env = { ...(repo.env as Record<string, string>), ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '', CLAUDE_CODE_OAUTH_TOKEN: '' };
+    const plan = await runCli(['plan', 'do x', '--model', 'bogus:y'], { cwd: repo.dir, env, timeoutMs: 60_000 });
+    expect(plan.code, plan.stderr).toBe(2);
+    expect(plan.stderr.trim().split('\n')).toHaveLength(1);
+    expect(plan.stderr).toMatch(/^polywave: error\[[A-Z0-9_]+\]: .*bogus/);
+    expect(plan.stdout).toBe('');
+    expect(existsSync(repo.path('docs'))).toBe(false);
+    const replan = await runCli(['program-replan', 'nonexist.yaml', '--reason', 'x'], { cwd: repo.dir, env, timeoutMs: 60_000 });
+    expect([replan.code, replan.stderr]).toEqual([2, expect.stringMatching(/^polywave: error\[N005_IMPL_NOT_FOUND\]: PROGRAM manifest not found: nonexist\.yaml/)]);
+    expect(await repo.run(['status', '--porcelain', '-uall'])).toBe('');
+  }, 120_000);
 });
 
 // Outside attack P13-34: `plan` and `program-replan` from a subdirectory of the work tree worked in that subdirectory —

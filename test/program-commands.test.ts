@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
 import type { CommandIo } from '../src/cli/io.js';
@@ -275,10 +275,15 @@ describe('update-program-impl', () => {
     expect(parseProgram(repo.read(programPath)).manifest!.completion).toMatchObject({ impls_complete: 3, tiers_complete: 2 });
   });
 
-  it('unknown IMPL → exit 1 (N005), invalid status → exit 2, bytes unchanged', async () => {
+  it('unknown IMPL → exit 2 (N005) before any lock is taken (P13-01), invalid status → exit 2, bytes unchanged', async () => {
     const repo = await repoWith({ [programPath]: programText('TIER_EXECUTING') });
     const before = repo.read(programPath);
-    expectCodedError(await cli(repo, ['update-program-impl', programPath, '--impl', 'zzz', '--status', 'complete']), { exitCode: 1, code: 'N005_IMPL_NOT_FOUND' });
+    const locks = () => (existsSync(repo.path('.git/polywave/locks')) ? readdirSync(repo.path('.git/polywave/locks')) : []);
+    const locksBefore = locks();
+    const unknown = await cli(repo, ['update-program-impl', programPath, '--impl', 'zzz', '--status', 'complete']);
+    expectCodedError(unknown, { exitCode: 2, code: 'N005_IMPL_NOT_FOUND' });
+    expect(unknown.stderr).toContain('impls: alpha, gamma, beta');
+    expect(locks()).toEqual(locksBefore);
     expectCodedError(await cli(repo, ['update-program-impl', programPath, '--impl', 'alpha', '--status', 'done']), { exitCode: 2, code: 'X001_INVALID_INPUT' });
     expectCodedError(await cli(repo, ['update-program-impl', programPath, '--impl', 'alpha']), { exitCode: 2 });
     expect(repo.read(programPath)).toBe(before);

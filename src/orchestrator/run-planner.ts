@@ -24,7 +24,7 @@ import type { ProgramManifest } from '../protocol/schema/program-schema.js';
 import { writeFileAtomic } from '../store/locked-write.js';
 import { runGit } from '../git/run-git.js';
 import { requireTier } from '../engine/program/program-file.js';
-import { clearReplanMarker, markReplanRunning, replanBackupDir } from '../engine/program/replan-marker.js';
+import { clearReplanMarker, markPlanRunning, markReplanRunning, replanBackupDir } from '../engine/program/replan-marker.js';
 import { readTextFile } from '../store/read-text.js';
 import { slugOfFeature } from './autopilot.js';
 import { watchOwnWrites } from './own-writes.js';
@@ -63,6 +63,8 @@ export interface PlannerResult {
   /** `undone`: what a process the Planner ran changed in its doc after its own last write of it, put back (P13-33). */
   attempts: Array<{ attempt: number; agent_status: string; error_count: number; errors: Array<{ code: string; message: string }>; undone?: string }>;
   usage: AgentUsage;
+  /** P13-19: a killed plan's partial manifest moved aside before this plan (where to). */
+  recovered?: string;
 }
 
 /** Options of {@link replanProgram}. */
@@ -175,18 +177,23 @@ export async function runPlanner(options: RunPlannerOptions): Promise<PlannerRes
   const slug = options.slug ?? slugOfFeature(options.description);
   if (!slugPattern.test(slug)) throw new PolywaveError({ code: 'V018_INVALID_SLUG_FORMAT', message: `slug "${slug}" is not kebab-case (a-z, 0-9, single hyphens)` });
   const outputPath = path.join(repoDir, 'docs', 'PROGRAM', `PROGRAM-${slug}.yaml`);
-  // P12-42: the empty placeholder a killed `plan` left for its Planner's output (untracked, nothing in it) is not a plan.
-  if (existsSync(outputPath) && statSync(outputPath).size === 0) {
-    const tracked = await runGit(['ls-files', '--', path.relative(repoDir, outputPath)], { cwd: repoDir, env: options.env }).then((out) => out.trim() !== '', () => true);
-    if (!tracked) rmSync(outputPath, { force: true });
-  }
-  if (existsSync(outputPath)) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `${path.relative(repoDir, outputPath)} exists already: use program-replan to revise it, or remove it first` });
+  const isTracked = (): Promise<boolean> => runGit(['ls-files', '--', path.relative(repoDir, outputPath)], { cwd: repoDir, env: options.env }).then((out) => out.trim() !== '', () => true);
   let requirements: { path: string; text: string } | undefined;
   if (options.requirementsPath) {
     const file = path.resolve(repoDir, options.requirementsPath);
     requirements = { path: path.relative(repoDir, file), text: await readTextFile(file) };
   }
-  const loop = await plannerLoop({ ...options, repoDir, outputPath, description: options.description, ...(requirements ? { requirements } : {}) });
+  // P13-19: a killed plan's partial output (its record says so) is moved aside; a plan of the same PROGRAM still running refuses this one.
+  const mark = await markPlanRunning(repoDir, outputPath, isTracked, options.env);
+  let loop: Awaited<ReturnType<typeof plannerLoop>>;
+  try {
+    // P12-42: the empty placeholder a killed `plan` left for its Planner's output (untracked, nothing in it) is not a plan.
+    if (existsSync(outputPath) && statSync(outputPath).size === 0 && !(await isTracked())) rmSync(outputPath, { force: true });
+    if (existsSync(outputPath)) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `${path.relative(repoDir, outputPath)} exists already: use program-replan to revise it, or remove it first` });
+    loop = await plannerLoop({ ...options, repoDir, outputPath, description: options.description, ...(requirements ? { requirements } : {}) });
+  } finally {
+    mark.clear();
+  }
   // A valid plan waits for the human's approval in VALIDATING (validated by the orchestrator; VALIDATING → REVIEWED is
   // the approval), whatever state the Planner wrote (outside attack P12-19: `state: TIER_EXECUTING` skipped the approval;
   // P12-27: the PLANNING it was meant to write could not be approved — PLANNING → REVIEWED is not a transition).
@@ -196,7 +203,7 @@ export async function runPlanner(options: RunPlannerOptions): Promise<PlannerRes
   }
   const text = existsSync(outputPath) ? await readTextFile(outputPath).catch(() => undefined) : undefined;
   const state = text !== undefined ? ((parseProgram(text).manifest as ProgramManifest | null)?.state ?? '') : '';
-  return { program_path: outputPath, program_slug: slug, success: loop.valid, state, attempts: loop.attempts, usage: loop.usage };
+  return { program_path: outputPath, program_slug: slug, success: loop.valid, state, attempts: loop.attempts, usage: loop.usage, ...(mark.recovered !== undefined ? { recovered: mark.recovered } : {}) };
 }
 
 /** JSON with sorted keys: the same value whatever order the Planner wrote its keys in. */

@@ -4,6 +4,8 @@ import { runPlanner } from '../../orchestrator/run-planner.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { unsafeNoSandboxFrom } from '../sandbox-option.js';
 import { projectDirOf } from './repo-dir-option.js';
+import { requireAgentsReady } from '../../agents/model-preflight.js';
+import { requireAgentScripts } from './program-execute.js';
 
 /**
  * `polywave plan "<large feature>" [--slug S] [--requirements FILE] [--model M]` — the Planner
@@ -14,6 +16,10 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const description = args.join(' ').trim();
   if (description === '') throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: 'plan needs a description of the project, e.g. polywave plan "an invoicing system with billing, PDFs and email"' });
   const repoDir = await projectDirOf(options, io);
+  // P13-01: the Planner's model before anything (credentials, backend, server, agent script; exit 2, nothing written) —
+  // an unknown backend ran the Planner three times and printed 60 lines of attempts.
+  const roles = [{ role: 'the Planner', model: typeof options.model === 'string' && options.model.trim() !== '' ? options.model.trim() : undefined }];
+  requireAgentScripts(await requireAgentsReady(roles, io.env), roles, repoDir, io.env);
   const result = await runPlanner({
     description,
     repoDir,
@@ -24,6 +30,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     ...(typeof options.model === 'string' ? { model: options.model } : {}),
     ...(unsafeNoSandboxFrom(options, io) ? { unsafeNoSandbox: true } : {}),
   });
+  if (result.recovered !== undefined) io.stderr(`plan: ${result.recovered}\n`);
   printJson(io, result);
   const relative = path.relative(io.cwd, result.program_path);
   if (result.success) io.stderr(`plan: ${relative} written and validated (state ${result.state || '?'}). Review it, then approve: polywave update-program-state ${relative} --state REVIEWED, and run: polywave program-execute ${relative}\n`);

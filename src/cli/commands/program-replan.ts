@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { sayRecovered } from '../replan-recovery.js';
 import { acquireRunLock } from '../run-lock.js';
@@ -22,11 +22,13 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const tier = options.tier === undefined ? undefined : Number(options.tier);
   if (tier !== undefined && (!Number.isInteger(tier) || tier < 1)) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `--tier must be a positive integer, got ${String(options.tier)}` });
   const repoDir = await projectDirOf(options, io);
-  // The Planner's model before anything: credentials, backend, server, agent script (exit 2).
+  const programPath = path.resolve(io.cwd, target);
+  // P13-01: a PROGRAM that is not there is said first (it was AGENT_CREDENTIALS_MISSING on a machine without keys).
+  if (!existsSync(programPath) || !statSync(programPath).isFile()) throw new PolywaveError({ code: 'N005_IMPL_NOT_FOUND', message: `PROGRAM manifest not found: ${target} — nothing was started or changed`, exitCode: 2 });
+  // The Planner's model before anything else: credentials, backend, server, agent script (exit 2).
   // (The PROGRAM's state and --tier are checked by replanProgram, before its backup.)
   const roles = [{ role: 'the Planner', model: typeof options.model === 'string' && options.model.trim() !== '' ? options.model.trim() : undefined }];
   requireAgentScripts(await requireAgentsReady(roles, io.env), roles, repoDir, io.env);
-  const programPath = path.resolve(io.cwd, target);
   // One run on a PROGRAM at a time (outside attack P12-10: a re-plan rewrote the manifest under a running tier loop):
   // the lock program-execute holds; RUN_IN_PROGRESS (exit 2, nothing changed) while it runs.
   const releaseLock = existsSync(programPath) ? acquireRunLock(repoDir, programPath) : () => undefined;

@@ -14,7 +14,7 @@ import { parseProgram } from '../../protocol/parse-program.js';
  * keeps the completion counters in line. Prints `{updated, manifest_path, impl_slug,
  * previous_status, new_status}`. The move must be a legal IMPL status transition and the PROGRAM
  * not COMPLETE (N008, exit 1, nothing written) unless `--force` (repairs). `in_progress` (Go's
- * help example) is taken as `executing`. Exit 0; 1 no such IMPL or refused; 2 bad status or unreadable manifest.
+ * help example) is taken as `executing`. Exit 0; 1 refused (illegal transition); 2 no such IMPL, bad status or unreadable manifest.
  */
 export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
   const filePath = programPathFrom(args, io);
@@ -42,8 +42,14 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
 async function refuseRunningImpl(programPath: string, slug: string): Promise<void> {
   let current: string | undefined;
   try {
-    current = parseProgram(readFileSync(programPath, 'utf8')).manifest?.impls.find((impl) => impl.slug === slug)?.status;
-  } catch {
+    const manifest = parseProgram(readFileSync(programPath, 'utf8')).manifest;
+    if (manifest === undefined || manifest === null) return; // the update's own error
+    const entry = manifest.impls.find((impl) => impl.slug === slug);
+    // P13-01: an IMPL the PROGRAM does not have is bad input — exit 2 before anything is locked or written.
+    if (entry === undefined) unknownImpl(programPath, slug, manifest.impls.map((impl) => impl.slug));
+    current = entry.status;
+  } catch (error) {
+    if (PolywaveError.isInstance(error)) throw error;
     return; // the update's own error
   }
   if (current !== 'executing') return;
@@ -55,4 +61,8 @@ async function refuseRunningImpl(programPath: string, slug: string): Promise<voi
     throw new PolywaveError({ code: runInProgressCode, exitCode: 2, message: `IMPL ${slug} is being run by a live program-execute of ${path.basename(programPath)} (${error.message.replace(/^.*?\(/, '(').replace(/\).*$/, ')')}): its status is the loop's while it runs; nothing changed — stop the run (Ctrl-C) first, or wait for it to end` });
   }
   release();
+}
+function unknownImpl(programPath: string, slug: string, known: ReadonlyArray<string | undefined>): never {
+  const slugs = known.filter((value): value is string => value !== undefined);
+  throw new PolywaveError({ code: 'N005_IMPL_NOT_FOUND', exitCode: 2, message: `IMPL "${slug}" not found in ${path.basename(programPath)} (impls: ${slugs.length > 0 ? slugs.join(', ') : 'none'}) — nothing changed` });
 }

@@ -6,8 +6,9 @@
  * PROGRAM next and finds the marker of a process that is gone puts the backup back first: the plan as it was before the
  * re-plan, never half a revision.
  */
-import { existsSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { PolywaveError } from '../../errors/polywave-error.js';
 import { runGit } from '../../git/run-git.js';
 import { writeFileAtomic } from '../../store/locked-write.js';
 import { processStartTime, processStillRuns } from '../../store/process-alive.js';
@@ -123,4 +124,56 @@ export async function recoverInterruptedReplan(repoDir: string, programPath: str
     notes.push(`an interrupted program-replan (pid ${marker.pid}) was undone: ${shown} is as it was before it (backup ${backup})${kept}`);
   }
   return notes.length > 0 ? notes.join('; ') : undefined;
+}
+
+/**
+ * Outside attack P13-19: `plan` killed after its Planner wrote part of the PROGRAM (non-empty, invalid) left that part
+ * behind, and every re-run was refused ("exists already"). `plan` now records, beside program-replan's backups, that it
+ * plans `programPath`; a re-run that finds the record of a process that is gone, and the manifest still untracked, moves
+ * the half plan aside (kept, never deleted) and plans again. A `plan` of the same PROGRAM still running is refused.
+ */
+export interface PlanMark {
+  /** Clears the record (the plan is over, whatever its outcome). */
+  clear(): void;
+  /** Set when a killed plan's partial manifest was moved aside: where to, for the caller to say. */
+  recovered?: string;
+}
+
+/** Takes the plan record of `programPath` (see {@link PlanMark}); throws RUN_IN_PROGRESS while another `plan` of it runs. */
+export async function markPlanRunning(repoDir: string, programPath: string, isTracked: () => Promise<boolean>, env?: Readonly<Record<string, string | undefined>>): Promise<PlanMark> {
+  const backupDir = await replanBackupDir(repoDir, env);
+  if (backupDir === undefined) return { clear: () => undefined };
+  mkdirSync(backupDir, { recursive: true });
+  const marker = path.join(backupDir, `${path.basename(programPath, path.extname(programPath))}.planning.json`);
+  const record = (): string => {
+    const start = processStartTime(process.pid);
+    return `${JSON.stringify({ program: real(programPath), pid: process.pid, ...(start !== undefined ? { start } : {}) })}\n`;
+  };
+  let recovered: string | undefined;
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      writeFileSync(marker, record(), { mode: 0o600, flag: 'wx' });
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw error;
+    }
+    let previous: { pid?: number; start?: string } = {};
+    try {
+      previous = JSON.parse(readFileSync(marker, 'utf8')) as typeof previous;
+    } catch {
+      // unreadable (killed while writing it): a plan that is gone
+    }
+    if (typeof previous.pid === 'number' && processStillRuns(previous.pid, previous.start)) {
+      throw new PolywaveError({ code: 'RUN_IN_PROGRESS', exitCode: 2, message: `a plan of ${path.basename(programPath)} is running (pid ${previous.pid}) — nothing was started or changed; wait for it, or stop it first` });
+    }
+    // The killed plan's partial output, if git does not hold it: moved aside, then planned again.
+    if (existsSync(programPath) && !(await isTracked())) {
+      const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+      const kept = path.join(backupDir, `${path.basename(programPath, path.extname(programPath))}-${stamp}.interrupted-plan${path.extname(programPath) || '.yaml'}`);
+      renameSync(programPath, kept);
+      recovered = `a plan killed while its Planner wrote ${path.basename(programPath)} (pid ${previous.pid ?? '?'}) left part of it: moved aside to ${kept}; planning again`;
+    }
+    rmSync(marker, { force: true });
+  }
+  return { clear: () => rmSync(marker, { force: true }), ...(recovered !== undefined ? { recovered } : {}) };
 }
