@@ -80,8 +80,14 @@ describe('polywave plan and what the Planner leaves behind (X29-08)', () => {
     expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
     expect(readFileSync(repo.path('docs/PROGRAM/PROGRAM-shop.yaml'), 'utf8')).toMatch(/^program_slug: shop$/m);
     const status = await runCli(['program-status', 'docs/IMPL/IMPL-x.yaml'], { cwd: repo.dir, env: repo.env as Record<string, string>, timeoutMs: 30_000 });
-    expect([status.code, status.stderr]).toEqual([2, expect.stringMatching(/^polywave: error\[V005_REQUIRED_FIELDS_MISSING\]: docs\/IMPL\/IMPL-x\.yaml is not a PROGRAM manifest: program_slug is required/)]);
+    expect([status.code, status.stderr]).toEqual([2, expect.stringMatching(/^polywave: error\[V005_REQUIRED_FIELDS_MISSING\]: docs\/IMPL\/IMPL-x\.yaml is not a PROGRAM manifest: program_slug, impls are required \(run: polywave validate-program docs\/IMPL\/IMPL-x\.yaml\)/)]);
     expect(status.stdout).toBe('');
+    // P13-24: a program_slug alone is not a PROGRAM either (it printed "(no tiers) 0/0", exit 0); the advice names the
+    // path as given from the cwd.
+    mkdirSync(repo.path('odd'), { recursive: true });
+    writeFileSync(repo.path('odd/d.yaml'), 'program_slug: x\n');
+    const bare = await runCli(['program-status', '../odd/d.yaml'], { cwd: repo.path('docs'), env: repo.env as Record<string, string>, timeoutMs: 30_000 });
+    expect([bare.code, bare.stdout, bare.stderr]).toEqual([2, '', 'polywave: error[V005_REQUIRED_FIELDS_MISSING]: ../odd/d.yaml is not a PROGRAM manifest: state, impls are required (run: polywave validate-program ../odd/d.yaml)\n']);
   }, 150_000);
 });
 

@@ -17,8 +17,18 @@ async function runCommand(args: string[], options: Record<string, unknown>, io: 
   const filePath = programPathFrom(args, io);
   const { parsed } = await loadManifest(filePath, parseProgram);
   const manifest = requireProgram(parsed, filePath);
-  // Outside attack P12-41: an IMPL doc (or any YAML without a program_slug) printed an empty PROGRAM "COMPLETE" with exit 0.
-  if ((manifest.program_slug ?? '').trim() === '') throw new PolywaveError({ code: 'V005_REQUIRED_FIELDS_MISSING', message: `${path.relative(io.cwd, filePath) || filePath} is not a PROGRAM manifest: program_slug is required (run: polywave validate-program ${path.basename(filePath)})` });
+  // Outside attack P12-41: an IMPL doc (or any YAML without a program_slug) printed an empty PROGRAM "COMPLETE" with exit 0;
+  // P13-24: a file with a program_slug and nothing else printed "(no tiers) 0/0". A PROGRAM has a state and IMPLs or tiers.
+  const raw = (parsed.data ?? {}) as Record<string, unknown>;
+  const missing = [
+    ...((manifest.program_slug ?? '').trim() === '' ? ['program_slug'] : []),
+    ...(typeof raw.state !== 'string' || raw.state.trim() === '' ? ['state'] : []),
+    ...(raw.impls === undefined && raw.tiers === undefined ? ['impls'] : []),
+  ];
+  if (missing.length > 0) {
+    const shown = path.relative(io.cwd, filePath) || filePath;
+    throw new PolywaveError({ code: 'V005_REQUIRED_FIELDS_MISSING', message: `${shown} is not a PROGRAM manifest: ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} required (run: polywave validate-program ${shown})` });
+  }
   const repoRoot = typeof options.repoDir === 'string' ? path.resolve(io.cwd, options.repoDir) : projectRootOf(filePath, io.cwd);
   const docs = await readProgramImplDocs(repoRoot, manifest);
   const states = new Map<string, string | undefined>();
