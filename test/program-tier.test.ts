@@ -202,6 +202,29 @@ describe('create-program-worktrees (E28B/P5)', () => {
   });
 });
 
+describe('a PROGRAM renamed while its tier ran (P13-17)', () => {
+  // Outside attack P13-17: the IMPLs' work was on branches under the old program_slug; the loop made new, empty IMPL
+  // branches beside them, ran the IMPLs again and cried "data loss". Now a failure naming the old branch; nothing is
+  // made for that IMPL, the branch with the work untouched.
+  it('an IMPL whose branch exists under another program_slug fails with PROGRAM_SLUG_CHANGED; nothing made for it', async () => {
+    const repo = await tierRepo();
+    const old = 'polywave/program/shop/tier1-impl-alpha';
+    await repo.run(['branch', old]);
+    const side = repo.sibling('side-old');
+    await repo.git.worktreeAdd({ path: side, branch: old, base: 'HEAD', createBranch: false });
+    const work = await workOnImpl(repo, side, { 'src/alpha.ts': 'export const alpha = 1;\n' });
+    await repo.git.worktreeRemove(side);
+    const outcome = await cli(repo, ['create-program-worktrees', programRelative, '--tier', '1']);
+    expect(outcome.code).toBe(1);
+    const result = json<CreateProgramWorktreesResult>(outcome);
+    expect(result.failures?.map((failure) => failure.impl_slug)).toEqual(['alpha']);
+    expect(result.failures![0]!.error).toMatch(/^PROGRAM_SLUG_CHANGED: alpha's IMPL branch is polywave\/program\/shop\/tier1-impl-alpha — made under program_slug "shop", not "suite" .*set program_slug back to "shop"/);
+    expect(result.worktrees.map((worktree) => worktree.impl_slug)).toEqual(['beta']);
+    expect(await repo.run(['branch', '--list', branchOf('alpha')])).toBe('');
+    expect((await repo.run(['rev-parse', old])).trim()).toBe(work);
+  });
+});
+
 describe('bad input: a coded one-line error, exit 2, nothing changed', () => {
   const cases: Array<[string, (repo: TestRepo) => string[], RegExp]> = [
     ['unknown tier (create-program-worktrees)', () => ['create-program-worktrees', programRelative, '--tier', '7'], /^polywave: error\[X001_INVALID_INPUT\]: tier 7 not found/m],

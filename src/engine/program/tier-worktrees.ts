@@ -133,6 +133,36 @@ async function refreshStaleBranches(loaded: LoadedTier, checkout: MainCheckout, 
   return { notes, failures };
 }
 
+/**
+ * Outside attack P13-17: a PROGRAM renamed (its file and `program_slug`) while a tier ran left its IMPLs' work on
+ * branches under the old name; the loop made new, empty IMPL branches beside them, ran the IMPLs again and then cried
+ * "data loss" (E9) about work that was only elsewhere. An IMPL of the tier with no branch under this name but one under
+ * another PROGRAM name (`polywave/program/<other>/tier<N>-impl-<impl>`: an IMPL doc belongs to one PROGRAM) is a
+ * failure naming the branches and the way out; nothing is made for it.
+ */
+async function branchesOfAnotherName(loaded: LoadedTier, checkout: MainCheckout, targets: ReturnType<typeof programTargets>): Promise<ProgramWorktreeFailure[]> {
+  const listed = (await checkout.git.run(['for-each-ref', '--format=%(refname:lstrip=2)', 'refs/heads/polywave/program/'])).stdout.split('\n').filter((line) => line !== '');
+  if (listed.length === 0) return [];
+  const own = new Set(listed);
+  const failures: ProgramWorktreeFailure[] = [];
+  for (const target of targets) {
+    if (own.has(target.branch)) continue;
+    const elsewhere = listed.filter((branch) => {
+      const match = /^polywave\/program\/([^/]+)\/tier\d+-impl-(.+)$/.exec(branch);
+      return match !== null && match[2] === target.agent && match[1] !== loaded.programSlug;
+    });
+    if (elsewhere.length === 0) continue;
+    const names = [...new Set(elsewhere.map((branch) => branch.split('/')[2]!))];
+    failures.push({
+      impl_slug: target.agent,
+      path: target.path,
+      branch: target.branch,
+      error: `PROGRAM_SLUG_CHANGED: ${target.agent}'s IMPL branch is ${elsewhere.join(', ')} — made under program_slug ${names.map((name) => JSON.stringify(name)).join(', ')}, not ${JSON.stringify(loaded.programSlug)} (the PROGRAM was renamed while it ran; its branches and worktrees are named by it): set program_slug back to ${JSON.stringify(names[0])}, or finish or remove that branch first (git branch -m ${elsewhere[0]} ${target.branch}, after \`git worktree remove\` of its worktree); nothing was changed for ${target.agent}`,
+    });
+  }
+  return failures;
+}
+
 /** The IMPL branch and worktree of each IMPL of a loaded tier (used by prepare-tier too). */
 export function programTargets(loaded: LoadedTier, root: string): Array<{ agent: string; path: string; branch: string }> {
   return loaded.slugs.map((slug) => ({
@@ -147,7 +177,9 @@ export async function ensureProgramWorktrees(loaded: LoadedTier, checkout: MainC
   const allTargets = programTargets(loaded, checkout.root);
   // The worktrees live inside the main checkout: keep them out of its `git status`.
   await ensureInfoExclude(checkout.git);
-  const stale = await refreshStaleBranches(loaded, checkout, allTargets, options.env);
+  const renamed = await branchesOfAnotherName(loaded, checkout, allTargets);
+  const stale = await refreshStaleBranches(loaded, checkout, allTargets.filter((target) => !renamed.some((failure) => failure.impl_slug === target.agent)), options.env);
+  stale.failures.unshift(...renamed);
   const targets = allTargets.filter((target) => !stale.failures.some((failure) => failure.impl_slug === target.agent));
   const ensured = await ensureWorktrees({
     git: checkout.git,
