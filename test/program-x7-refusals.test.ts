@@ -115,6 +115,17 @@ describe('X7 finding 5: a refusal before anything runs leaves the PROGRAM as it 
     // Outside attack X11 #6: create-program-worktrees refuses the same tier (it made both IMPL branches).
     await expectUnchanged(overlap, ['create-program-worktrees', programRelative, '--tier', '1'], 1, /V029_P1_FILE_OVERLAP.*src\/pricing\.js.*nothing was created/s);
 
+    // Outside attack P13-18: an IMPL doc left BLOCKED by an attempt in another tier (a re-plan moved the IMPL) was
+    // refused with no command named. The advice names set-impl-state and the earlier attempt's branch (kept).
+    const moved = await craft({
+      [programRelative]: withStatuses({ pricing: 'reviewed', catalog: 'reviewed' }),
+      'docs/IMPL/IMPL-pricing.yaml': implDoc('pricing', 'REVIEWED'),
+      'docs/IMPL/IMPL-catalog.yaml': implDoc('catalog', 'BLOCKED'),
+    });
+    git(moved.repo, ['branch', 'polywave/program/shop/tier3-impl-catalog']);
+    const blocked = await expectUnchanged(moved, executeArgs(moved), 1, /V032_IMPL_STATE_MISMATCH.*catalog/s);
+    expect(blocked.stderr).toMatch(/catalog's IMPL doc is BLOCKED by an earlier attempt: once its cause is fixed, `polywave set-impl-state docs\/IMPL\/IMPL-catalog\.yaml --state REVIEWED` \(its earlier attempt's IMPL branch polywave\/program\/shop\/tier3-impl-catalog is kept/);
+
     // The same repository, pricing's doc gone: V031.
     execFileSync('rm', [path.join(overlap.repo, 'docs/IMPL/IMPL-pricing.yaml')]);
     commitAll(overlap.repo, 'test: pricing doc missing');

@@ -45,6 +45,7 @@ import { formatProgramStatus, partitionImplsByStatus, programStatus, reviewedOrL
 import type { ImplManifest } from '../protocol/schema/impl-schema.js';
 import type { ProgramImpl, ProgramManifest, ProgramState } from '../protocol/schema/program-schema.js';
 import { createGit } from '../git/git-cli.js';
+import type { Git } from '../git/git-port.js';
 import { offloadGitSpawns } from '../git/spawn-server.js';
 import { removeStaleIndexLock } from '../git/stale-index-lock.js';
 import { editImpl, loadManifest } from '../store/manifest-file.js';
@@ -555,7 +556,7 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
       run.status = 'blocked';
       run.detail = preFindings.map((finding) => `${finding.code}: ${finding.message}`).join('; ');
       done();
-      return refuse(`tier ${tier}: ${run.detail}`, 'fix the pre-existing IMPL doc(s) named above (E28A: the file, its state, P1 file ownership, P2 frozen contracts) or their status in the PROGRAM');
+      return refuse(`tier ${tier}: ${run.detail}`, `fix the pre-existing IMPL doc(s) named above (E28A: the file, its state, P1 file ownership, P2 frozen contracts) or their status in the PROGRAM${await blockedDocAdvice(mainGit, manifest, tier, preDocs, partition.preExisting, repoDir)}`);
     }
     // X60-02: the tier's waves need a clean main checkout (prepare-wave's working_dir_check); found only there, a
     // dirty tree stopped the tier BLOCKED after its Scouts had run and committed. Checked before anything of the
@@ -969,4 +970,23 @@ async function replanAfterFailure(options: ProgramExecuteOptions, programPath: s
   } catch (error) {
     return { message: `re-planning failed: ${error instanceof Error ? error.message : String(error)}`, revised: false };
   }
+}
+
+/**
+ * Outside attack P13-18: an IMPL left BLOCKED by an attempt in another tier (a re-plan moved it) was refused V032 with
+ * "fix the pre-existing IMPL doc(s)" and no command named. Names the command that makes its doc REVIEWED again and the
+ * IMPL branches its earlier attempt left (kept: they may hold work).
+ */
+async function blockedDocAdvice(git: Git, manifest: ProgramManifest, tier: number, docs: Awaited<ReturnType<typeof readProgramImplDocs>>, impls: ReadonlyArray<{ slug?: string }>, repoDir: string): Promise<string> {
+  const blocked = impls.flatMap((impl) => {
+    const doc = docs.get(impl.slug ?? '');
+    return doc?.manifest && (doc.manifest.state ?? '').trim() === 'BLOCKED' ? [{ slug: impl.slug ?? '', path: path.relative(repoDir, doc.path) }] : [];
+  });
+  if (blocked.length === 0) return '';
+  const listed: string[] = (await git.run(['for-each-ref', '--format=%(refname:lstrip=2)', `refs/heads/polywave/program/${manifest.program_slug ?? ''}/`]).catch(() => ({ stdout: '' }))).stdout.split('\n');
+  const parts = blocked.map(({ slug, path: doc }) => {
+    const earlier = listed.filter((branch) => new RegExp(`/tier(\\d+)-impl-${slug.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`).test(branch) && !branch.endsWith(`/tier${tier}-impl-${slug}`));
+    return `${slug}'s IMPL doc is BLOCKED by an earlier attempt: once its cause is fixed, \`polywave set-impl-state ${doc} --state REVIEWED\`${earlier.length > 0 ? ` (its earlier attempt's IMPL branch ${earlier.join(', ')} is kept: save what you need from it, then remove it — \`git worktree remove\` of its worktree, \`git branch -D\`)` : ''}`;
+  });
+  return `; ${parts.join('; ')}`;
 }
