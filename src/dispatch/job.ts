@@ -168,6 +168,11 @@ export function assertJobModel(data: Pick<AgentJobData, 'model' | 'script_text'>
   );
 }
 
+/** Whether one of the worker's `--model-allow` entries allows `model` (see {@link allowedBy}). */
+export function workerAllows(allow: readonly string[], model: string): boolean {
+  return allow.some((entry) => allowedBy(entry, model));
+}
+
 /**
  * Whether a `--model-allow` entry allows `model`: the model is the entry, or goes on past it at a boundary — the entry
  * ends in one of `/ # ? :` or a space, or the model's next character is one. Outside round A20: a plain prefix let

@@ -3,6 +3,7 @@
  * shared by agents and gates.
  */
 import { realpathSync } from 'node:fs';
+import { BlockList, isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { runGit } from '../git/run-git.js';
@@ -41,18 +42,111 @@ export function confineProjectSandboxSettings(on = true): void {
 }
 
 function confine(settings: SandboxSettings, directory: string): SandboxSettings {
-  const top = path.resolve(directory);
-  const inside = (entry: string): boolean => {
-    const absolute = path.resolve(top, entry.replace(/^~(?=\/|$)/, os.homedir()));
-    const relative = path.relative(top, absolute);
-    return !relative.startsWith('..') && !path.isAbsolute(relative);
-  };
-  const loopback = (host: string): boolean => /^(localhost|127\.\d+\.\d+\.\d+|0\.0\.0\.0|\[?::1?\]?|.*\.localhost)(:\d+)?$/i.test(host.trim());
+  const top = realOrResolvedPath(path.resolve(directory));
+  // Outside round A21-01/02: an entry is judged and handed on as ONE absolute, real path — a relative entry was judged
+  // against the checkout but resolved by the plan against the worker process's cwd (`.` with the worker started in `/`
+  // made `/` writable), and a committed symlink inside the checkout (`lnk -> ~/.config/tool`) was judged by its name
+  // while the sandbox followed it.
+  const confined = (entries: readonly string[]): string[] =>
+    entries.flatMap((entry) => {
+      if (entry.trim() === '' || /^~(?=\/|$)/.test(entry)) return [];
+      const real = realOrResolvedPath(path.resolve(top, entry));
+      const relative = path.relative(top, real);
+      return relative.startsWith('..') || path.isAbsolute(relative) ? [] : [real];
+    });
   return {
-    ...(settings.network ? { network: { ...settings.network, allow: (settings.network.allow ?? []).filter((host) => !loopback(host)) } } : {}),
-    ...(settings.writable ? { writable: settings.writable.filter(inside) } : {}),
-    ...(settings.readable ? { readable: settings.readable.filter(inside) } : {}),
+    ...(settings.network ? { network: { ...settings.network, allow: (settings.network.allow ?? []).filter((host) => !reachesThisHost(host)) } } : {}),
+    ...(settings.writable ? { writable: confined(settings.writable) } : {}),
+    ...(settings.readable ? { readable: confined(settings.readable) } : {}),
   };
+}
+
+/** `file`'s real path; for a path that does not exist (yet), its nearest existing ancestor's real path with the rest appended. */
+function realOrResolvedPath(file: string): string {
+  const rest: string[] = [];
+  for (let current = file; ; current = path.dirname(current)) {
+    try {
+      return path.join(realpathSync(current), ...rest.reverse());
+    } catch {
+      if (path.dirname(current) === current) return file;
+      rest.push(path.basename(current));
+    }
+  }
+}
+
+/**
+ * Whether a `sandbox.network.allow` entry names this host (A20-45, A21-03): a loopback name (`localhost`, `*.localhost`,
+ * which the sandbox lets resolve to loopback), or an IP literal — in any spelling the URL parser accepts (`127.1`,
+ * `0x7f.1`, `2130706433`, `[::ffff:127.0.0.1]`, `[0:0:0:0:0:0:0:1]`) — that is loopback, unspecified, link-local,
+ * multicast, carries such an IPv4 address (mapped, compatible, NAT64, 6to4), or is one of this host's interface
+ * addresses. The sandbox never re-judges an IP literal on its allow-list; a name is judged by its resolved address.
+ */
+export function reachesThisHost(entry: string): boolean {
+  let value = entry.trim().toLowerCase().replace(/^\*\./, '');
+  if (value.startsWith('[')) value = value.slice(1, value.indexOf(']') < 0 ? undefined : value.indexOf(']'));
+  else if ((value.match(/:/g) ?? []).length === 1) value = value.replace(/:[^:]*$/, '');
+  value = value.replace(/\.+$/, '');
+  if (value === 'localhost' || value.endsWith('.localhost') || value === '') return true;
+  let host: string;
+  try {
+    host = new URL(`http://${isIP(value) === 6 || value.includes(':') ? `[${value}]` : value}/`).hostname.replace(/^\[|\]$/g, '');
+  } catch {
+    return false; // not a host the sandbox could reach (its own check refuses the entry)
+  }
+  if (isIP(host) === 0) return false;
+  const v4 = isIP(host) === 4 ? host : embeddedIPv4(host);
+  if (isIP(host) === 6 && thisHostV6.check(host, 'ipv6')) return true;
+  if (v4 !== undefined && thisHostV4.check(v4, 'ipv4')) return true;
+  const own = ownAddresses();
+  return own.has(host) || (v4 !== undefined && own.has(v4));
+}
+
+const thisHostV4 = (() => {
+  const list = new BlockList();
+  for (const [net, prefix] of [['127.0.0.0', 8], ['0.0.0.0', 8], ['169.254.0.0', 16], ['224.0.0.0', 4], ['255.255.255.255', 32]] as const) list.addSubnet(net, prefix, 'ipv4');
+  return list;
+})();
+const thisHostV6 = (() => {
+  const list = new BlockList();
+  for (const [net, prefix] of [['::1', 128], ['::', 128], ['fe80::', 10], ['ff00::', 8]] as const) list.addSubnet(net, prefix, 'ipv6');
+  return list;
+})();
+
+/** The IPv4 address an IPv6 address carries: IPv4-mapped `::ffff:0:0/96`, IPv4-compatible `::/96`, NAT64 `64:ff9b::/96`, 6to4 `2002::/16`. */
+function embeddedIPv4(address: string): string | undefined {
+  const words = expandIPv6(address);
+  if (words === undefined) return undefined;
+  const v4 = (high: number, low: number): string => `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
+  const zero = (from: number, to: number): boolean => words.slice(from, to).every((word) => word === 0);
+  if (zero(0, 5) && (words[5] === 0xffff || words[5] === 0)) return v4(words[6]!, words[7]!);
+  if (words[0] === 0x64 && words[1] === 0xff9b && zero(2, 6)) return v4(words[6]!, words[7]!);
+  if (words[0] === 0x2002) return v4(words[1]!, words[2]!);
+  return undefined;
+}
+
+/** The eight 16-bit words of an IPv6 address (a trailing dotted IPv4 part allowed), or undefined. */
+function expandIPv6(address: string): number[] | undefined {
+  if (isIP(address) !== 6) return undefined;
+  let text = address.replace(/%.*$/, '');
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head = '', tail] = text.split('::');
+  const left = head === '' ? [] : head.split(':');
+  const right = tail === undefined || tail === '' ? [] : tail.split(':');
+  const words = tail === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
+  return words.length === 8 ? words.map((word) => Number.parseInt(word, 16)) : undefined;
+}
+
+/** This host's interface addresses (a service bound to 0.0.0.0 answers on each of them as on loopback). */
+function ownAddresses(): Set<string> {
+  try {
+    return new Set(Object.values(os.networkInterfaces()).flatMap((entries) => (entries ?? []).map((entry) => entry.address.toLowerCase().replace(/%.*$/, ''))));
+  } catch {
+    return new Set();
+  }
 }
 
 async function readProjectSandboxSettings(directory: string): Promise<SandboxSettings> {

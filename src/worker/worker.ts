@@ -7,8 +7,10 @@ import { DelayedError, UnrecoverableError, WaitingError, Worker, type Job } from
 import { Redis } from 'ioredis';
 import type { AgentEvent } from '../agents/contract.js';
 import { runAgent } from '../agents/run-agent.js';
+import { readAgentCliTemplates } from '../agents/agent-cli-templates.js';
+import type { AgentCliTemplate } from '../store/project-config.js';
 import { dispatchCodes } from '../dispatch/codes.js';
-import { agentJobDataSchema, assertGateJobIdentity, assertJobBaseRef, assertJobBranch, assertJobSize, assertJobIdentity, assertJobModel, checkQueueName, expectedJobId, gateJobDataSchema, jobLimits, jobRole, labelSubsets, normalizeLabels, queueNameFor, remoteKey, runCounterKey, runCounterTtlSeconds, worktreeToken, type AgentJobData, type AgentJobReturn, type GateJobReturn } from '../dispatch/job.js';
+import { agentJobDataSchema, assertGateJobIdentity, assertJobBaseRef, assertJobBranch, assertJobSize, assertJobIdentity, assertJobModel, workerAllows, checkQueueName, expectedJobId, gateJobDataSchema, jobLimits, jobRole, labelSubsets, normalizeLabels, queueNameFor, remoteKey, runCounterKey, runCounterTtlSeconds, worktreeToken, type AgentJobData, type AgentJobReturn, type GateJobReturn } from '../dispatch/job.js';
 import { withoutCredentials } from '../agents/credentials.js';
 import { runGates } from '../gates/run-gates.js';
 import { keepWorkerDirRegistered, registerWorkerDir, releaseWorkerDir, sandboxInstallHint, sandboxStatus, WorkerDirError } from '../sandbox/index.js';
@@ -563,7 +565,11 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       await withClone(async () => {
         step('clone_turn');
         // The base is fetched once per clone (a later wave or retry on the same base finds it here).
-        const hasBase = async () => knownBases.has(data.base_commit) || (await cloneGit.run(['cat-file', '-e', `${data.base_commit}^{commit}`], { allowExitCodes: [1, 128] })).exitCode === 0;
+        // Outside round A21-11: the base must be what the job's base ref holds on the shared remote (as fetched), not any
+        // commit the clone happens to have — a forged job named another project's commit (and its committed sandbox
+        // settings) as its base.
+        const baseKey = `${data.base_ref}\0${data.base_commit}`;
+        const hasBase = async () => knownBases.has(baseKey) || (await cloneGit.run(['rev-parse', '--verify', '--quiet', `${data.base_ref}^{commit}`], { allowExitCodes: [1, 128] })).stdout.trim() === data.base_commit;
         if (!(await hasBase())) {
           try {
             await cloneGit.run(['fetch', '--quiet', '--no-tags', options.remote, `+${data.base_ref}:${data.base_ref}`]);
@@ -573,7 +579,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
           // F18: the ref was moved to another commit meanwhile (another run of the same slug and wave).
           if (!(await hasBase())) throw new UnrecoverableError(`${dispatchCodes.baseMissing}: the base ${data.base_commit.slice(0, 12)} of job ${data.job_id} is not at ${data.base_ref} on the shared remote ${shownRemote} (the ref moved since the job was enqueued)`);
         }
-        knownBases.add(data.base_commit);
+        knownBases.add(baseKey);
         step('base');
         // Deletes still under way finish first (the same agent's branch may be checked out in one).
         await Promise.all(cleanups.values());
@@ -706,7 +712,9 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       // the worktree's HEAD is the agent's branch: a retried job's own earlier commit of polywave.config.json, or
       // another job's, must never widen its sandbox).
       unpinSettings = pinSandboxSettings(worktree, data.base_commit);
+      const cliTemplates = model.startsWith('cli:') ? workerCliTemplates(await readAgentCliTemplates(worktree, env), options.modelAllow ?? []) : undefined;
       const run = await runAgent({
+        ...(cliTemplates ? { cliTemplates } : {}),
         ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
         agentId: data.agent,
         role: jobRole(data.role),
@@ -989,4 +997,14 @@ async function cloneWatched(git: ReturnType<typeof createGit>, args: string[], t
   } finally {
     clearInterval(timer);
   }
+}
+
+/**
+ * Outside round A21-22: a template named `claude` or `codex` in the job's repository replaced the built-in `cli:claude`
+ * (which needs no `--model-allow`) and ran with the worker's environment — its output, the worker's model keys, came
+ * back as the job result. On a worker the project's template of a built-in name is used only when the operator allowed
+ * it (`--model-allow cli:claude`); otherwise the built-in runs. (Any other `cli:<name>` already needs `--model-allow`.)
+ */
+export function workerCliTemplates(templates: Readonly<Record<string, AgentCliTemplate>>, allow: readonly string[]): Record<string, AgentCliTemplate> {
+  return Object.fromEntries(Object.entries(templates).filter(([name]) => !['claude', 'codex'].includes(name) || workerAllows(allow, `cli:${name}`)));
 }

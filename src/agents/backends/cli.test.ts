@@ -262,7 +262,7 @@ describe('cli backend: claude stream-json', () => {
     expect(outcome.denials).toEqual([]);
 
     const capture = JSON.parse(readFileSync(f.capture, 'utf8')) as { argv: string[]; prompt: string; claudecode: string | null; cwd: string };
-    expect(capture.argv).toEqual(['-p', '--output-format', 'stream-json', '--verbose', '--model', 'claude-sonnet-4-5', '--max-turns', '7', '--permission-mode', 'acceptEdits']);
+    expect(capture.argv).toEqual(['-p', '--output-format', 'stream-json', '--verbose', '--model', 'claude-sonnet-4-5', '--max-turns', '7', '--permission-mode', 'acceptEdits', '--setting-sources', 'user']);
     expect(capture.prompt).toBe('SYSTEM PROMPT\n\nImplement src/a.ts');
     expect(capture.claudecode).toBeNull();
     expect(capture.cwd).toBe(f.worktree);

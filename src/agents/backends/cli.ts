@@ -80,10 +80,15 @@ export interface CliBackendOptions {
   templates?: Record<string, CliTemplate>;
 }
 
-/** The built-in templates (`cli:claude`, `cli:codex`). */
+/**
+ * The built-in templates (`cli:claude`, `cli:codex`). Claude Code reads the user's settings only (`--setting-sources
+ * user`), never the project's `.claude/settings.json` / `settings.local.json` in the agent's worktree: a committed
+ * `env.ANTHROPIC_BASE_URL` there sent the API key to a host the repository chose (outside round A21-35, on a worker:
+ * the worker's key, to a host a job producer chose; a tier-1 agent can commit such a file for tier 2's agents).
+ */
 export const builtinCliTemplates: Readonly<Record<'claude' | 'codex', Readonly<CliTemplate>>> = Object.freeze({
   claude: Object.freeze({
-    command: ['claude', '-p', '--output-format', 'stream-json', '--verbose', '--model', '{model}', '--max-turns', '{max_turns}', '--permission-mode', 'acceptEdits'],
+    command: ['claude', '-p', '--output-format', 'stream-json', '--verbose', '--model', '{model}', '--max-turns', '{max_turns}', '--permission-mode', 'acceptEdits', '--setting-sources', 'user'],
     promptVia: 'stdin',
     format: 'claude-stream-json',
   }),
@@ -105,7 +110,7 @@ export const builtinCliTemplates: Readonly<Record<'claude' | 'codex', Readonly<C
  */
 export const sandboxedCliTemplates: Readonly<Record<'claude' | 'codex', Readonly<CliTemplate>>> = Object.freeze({
   claude: Object.freeze({
-    command: ['claude', '-p', '--output-format', 'stream-json', '--verbose', '--model', '{model}', '--max-turns', '{max_turns}', '--permission-mode', 'bypassPermissions'],
+    command: ['claude', '-p', '--output-format', 'stream-json', '--verbose', '--model', '{model}', '--max-turns', '{max_turns}', '--permission-mode', 'bypassPermissions', '--setting-sources', 'user'],
     promptVia: 'stdin',
     format: 'claude-stream-json',
   }),
