@@ -69,6 +69,7 @@ import {
 } from '../contract.js';
 import type { JailDecision } from '../jail/types.js';
 import { planWritesIn, sandboxStatus, sandboxUnavailableMessage, type SandboxPlan } from '../sandbox/index.js';
+import { createStaleViewCheck, staleCheckIntervalMs, staleViewCode, type StaleViewCheck } from '../sandbox/appeared-since-start.js';
 import { gitCommitHint, isGitWriteRefusal, sandboxDenialsIn } from '../sandbox/sandbox-denials.js';
 import { fillReportFromGit, gitCommitTool } from '../tools/report-tools.js';
 import { claudeAgentSdkPackage, installCommandFor } from '../model-preflight.js';
@@ -412,6 +413,9 @@ async function runClaudeCode(request: AgentRunRequest, loadSdk: () => Promise<Cl
   let prefixDirectory: string | undefined;
   let placeholderDirectories: string[] = [];
   let filesBefore = new Set<string>();
+  let viewCheck: StaleViewCheck | undefined;
+  /** Why this run's sandbox view went stale (set once; the run then ends as a transient failure). */
+  let staleView: string | undefined;
   if (plan) {
     const status = await sandboxStatus({ env: request.env });
     if (!status.available) return outcome('failed', { failure: { kind: 'config', message: `SANDBOX_UNAVAILABLE: ${sandboxUnavailableMessage(status)}` } });
@@ -435,6 +439,8 @@ async function runClaudeCode(request: AgentRunRequest, loadSdk: () => Promise<Cl
     try {
       const [commonDir, gitDir] = await Promise.all([git.commonDir(), git.gitDir()]);
       sandboxSettings = claudeCodeSandboxSettings(plan, [commonDir], request.cwd);
+      // X39-10/11: Claude Code keeps these settings for the whole run; what appears later is checked before each call.
+      viewCheck = createStaleViewCheck(plan, request.cwd, { identities: false });
       placeholderDirectories = [commonDir, path.join(commonDir, 'info'), path.join(commonDir, 'objects', 'info'), gitDir];
       filesBefore = regularFilesIn(placeholderDirectories);
     } catch (error) {
@@ -465,6 +471,14 @@ async function runClaudeCode(request: AgentRunRequest, loadSdk: () => Promise<Cl
     request.onEvent({ type: 'tool-call-deny', toolCallId, denial });
   };
 
+  /** The view went stale: the run ends (the query is aborted right after the answer that refuses the call). */
+  const markStale = (stale: string): void => {
+    if (staleView !== undefined) return;
+    staleView = stale;
+    request.onEvent({ type: 'agent-log', level: 'warn', message: `${staleViewCode}: ${stale}; ending the run so that it is relaunched in a new sandbox` });
+    setImmediate(() => abortController.abort(new Error(`${staleViewCode}: ${stale}`)));
+  };
+
   // --- PreToolUse: the jail decides every tool call. ---------------------------------------------
   const preToolUse: HookCallback = async (input, toolUseId) => {
     if (input.hook_event_name !== 'PreToolUse') return {};
@@ -472,6 +486,18 @@ async function runClaudeCode(request: AgentRunRequest, loadSdk: () => Promise<Cl
     const toolInput = isRecord(input.tool_input) ? input.tool_input : {};
     const callId = toolUseId ?? input.tool_use_id;
     let decision: JailDecision;
+    // X39-10/11: Claude Code's sandbox settings (its deny list) were fixed when it started; a path that appeared since
+    // and that they do not hide (a worktree added outside .claude/worktrees/, another run's scratch parent registered)
+    // would be readable by this call. Refuse every call from then on and end the run (transient: relaunched in a new
+    // sandbox whose plan hides it). Checked here, in polywave's process, before Claude Code runs the call.
+    const stale = viewCheck?.check();
+    if (stale !== undefined) {
+      markStale(stale);
+      const reason = `${stale}: this sandbox does not hide it, so no more calls run in it; the run ends and is relaunched in a new sandbox`;
+      const target = targetOf(toolInput);
+      addDenial(callId, { tool, code: staleViewCode, reason, ...(target !== undefined ? { target } : {}) });
+      return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: `[polywave sandbox ${staleViewCode}] ${reason}` } };
+    }
     if ((tool === completionToolName && request.reportCompletion) || tool === gitCommitToolName) {
       // Our own in-process tools: the schema-checked, locked report writer; git_commit checks ownership itself.
       decision = { allowed: true };
@@ -802,6 +828,15 @@ async function runClaudeCode(request: AgentRunRequest, loadSdk: () => Promise<Cl
     if (abortController.signal.aborted) resolve(abortedMarker);
     else abortController.signal.addEventListener('abort', () => resolve(abortedMarker), { once: true });
   });
+  // Between calls too, every staleCheckIntervalMs: a path that appears during a long Bash call ends the run while the
+  // call runs (within that interval: a bound, not a guarantee — X39-01).
+  const watch = viewCheck
+    ? setInterval(() => {
+        const stale = viewCheck?.check();
+        if (stale !== undefined) markStale(stale);
+      }, staleCheckIntervalMs)
+    : undefined;
+  watch?.unref();
   try {
     const stream = sdk.query({ prompt: request.prompt, options: queryOptions });
     // Reads (and drops) what the stream still yields until it ends (the process is gone then).
@@ -834,6 +869,7 @@ async function runClaudeCode(request: AgentRunRequest, loadSdk: () => Promise<Cl
     // Pitfall 3: after an error result the iterator THROWS; the result already says why.
     thrown = error;
   } finally {
+    if (watch) clearInterval(watch);
     request.signal.removeEventListener('abort', onAbort);
     closeTurn();
     if (prefixDirectory !== undefined) await rm(prefixDirectory, { recursive: true, force: true }).catch(() => undefined);
@@ -860,6 +896,8 @@ async function runClaudeCode(request: AgentRunRequest, loadSdk: () => Promise<Cl
   }
 
   if (request.signal.aborted) return outcome(abortedStatus());
+  // Ended by the stale-view check (before a tool call ran with the stale view): a transient failure, relaunched (E19).
+  if (staleView !== undefined) return outcome('failed', { failure: { kind: 'transient', message: `${staleViewCode}: ${staleView} — the run was ended before its next tool call; a relaunch gets a sandbox that hides it` } });
 
   if (result) {
     if (result.subtype === 'success' && !result.is_error) {

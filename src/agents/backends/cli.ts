@@ -62,6 +62,8 @@ import { createGit } from '../../git/git-cli.js';
 import { planWritesIn, vanishedMountAttempts, wrapInSandbox, type SandboxPlan } from '../sandbox/index.js';
 import { sandboxDenialsIn } from '../sandbox/sandbox-denials.js';
 import { fillReportFromGit, gitCommitTool } from '../tools/report-tools.js';
+import { createStaleViewCheck, staleCheckIntervalMs, staleViewCode, type StaleViewCheck } from '../sandbox/appeared-since-start.js';
+import { gateTimeoutSeconds, openToolGate, type ToolGate } from '../sandbox/tool-gate.js';
 
 /** Output formats the backend can parse. */
 export type CliOutputFormat = 'claude-stream-json' | 'codex-json' | 'text';
@@ -757,11 +759,47 @@ async function runCli(request: AgentRunRequest, templates: Readonly<Record<strin
       return failedOutcome(started, 'config', `${code ? `${code}: ` : ''}cannot start agent CLI ${model.command} in the OS sandbox: ${errorMessage(error)}`);
     }
   };
+  // X39-10/11: the CLI runs in ONE sandbox for its whole run, whose mounts are bound at its start. Before each tool
+  // call, the CLI's own PreToolUse hook passes polywave's gate (sandbox/tool-gate.ts): the appeared-since-start check,
+  // run here, outside. When something appeared that this sandbox does not hide, the call never runs: the CLI is
+  // killed and the run ends as a transient failure, relaunched (E19) in a new sandbox whose plan hides it.
+  let gate: ToolGate | undefined;
+  let viewCheck: StaleViewCheck | undefined;
+  let staleView: string | undefined;
+  let killForStale: (() => void) | undefined;
+  const onStale = (reason: string): void => {
+    if (staleView !== undefined) return;
+    staleView = reason;
+    state.emit({ type: 'agent-log', level: 'warn', message: `${staleViewCode}: ${reason}; the agent CLI is stopped, to be relaunched in a new sandbox` });
+    killForStale?.();
+  };
+  const closeGate = () => {
+    gate?.close();
+    viewCheck?.close();
+  };
   if (sandboxPlan) {
     const noProxy = noProxyFor(endpoints);
+    if (!custom && (model.command === 'claude' || model.command === 'codex')) {
+      try {
+        viewCheck = createStaleViewCheck(sandboxPlan, request.cwd, { identities: true });
+        const check = viewCheck;
+        gate = openToolGate(() => check.check(), onStale);
+      } catch (error) {
+        closeGate();
+        return failedOutcome(started, 'config', `${staleViewCode}: cannot open the sandbox gate the agent CLI's tool calls pass: ${errorMessage(error)}`);
+      }
+      const hook = { type: 'command', command: shellWord(gate.hook), timeout: gateTimeoutSeconds + 30 };
+      if (model.command === 'claude') args.push('--settings', JSON.stringify({ hooks: { PreToolUse: [{ matcher: '*', hooks: [hook] }] } }));
+      // codex: the hook as a config override (a TOML value); its hooks otherwise run only once trusted by hash in
+      // config.toml, so this invocation runs them without (the agent's own hooks, if it wrote any, run inside the sandbox too)
+      else args.splice(1, 0, '--dangerously-bypass-hook-trust', '-c', `hooks.PreToolUse=[{matcher="*",hooks=[{type="command",command=${JSON.stringify(hook.command)},timeout=${hook.timeout}}]}]`);
+    }
     sandboxedCommand = `export NO_PROXY=${shellWord(noProxy)} no_proxy=${shellWord(noProxy)}; exec ${[binary, ...args].map(shellWord).join(' ')}`;
     const refused = await wrapCli(sandboxPlan, false);
-    if (refused) return refused;
+    if (refused) {
+      closeGate();
+      return refused;
+    }
     request.onEvent({ type: 'agent-log', level: 'info', message: `agent CLI ${model.command} runs in the OS sandbox (writable: ${sandboxPlan.writable.join(', ')}; network: ${sandboxPlan.allowedHosts.join(', ') || 'none'})` });
   } else {
     request.onEvent({ type: 'agent-log', level: 'warn', message: `agent CLI ${model.command} runs WITHOUT the OS sandbox: only the post-hoc ownership audit confines it` });
@@ -839,6 +877,19 @@ async function runCli(request: AgentRunRequest, templates: Readonly<Record<strin
       killTimer.unref();
     };
     request.signal.addEventListener('abort', onAbort, { once: true });
+    // the stale view: at once (the CLI is waiting on its hook, the call has not run)
+    killForStale = () => killGroup(child, 'SIGKILL');
+    if (staleView !== undefined) killForStale();
+    // Between the gate's checks too, every staleCheckIntervalMs: a hook the agent's own processes killed lets its call
+    // run without the gate's answer (a hook that dies is not a refusal to the CLI), and a path that appears during a
+    // long call is seen while it runs — the CLI is stopped within that interval (a bound, not a guarantee: X39-01).
+    const watch = viewCheck
+      ? setInterval(() => {
+          const stale = viewCheck?.check();
+          if (stale !== undefined) onStale(stale);
+        }, staleCheckIntervalMs)
+      : undefined;
+    watch?.unref();
 
     child.stdout!.setEncoding('utf8');
     child.stdout!.on('data', (chunk: string) => {
@@ -889,6 +940,7 @@ async function runCli(request: AgentRunRequest, templates: Readonly<Record<strin
     function finish(code: number | null, signal: NodeJS.Signals | null) {
       if (finished) return;
       finished = true;
+      if (watch) clearInterval(watch);
       if (killTimer) clearTimeout(killTimer);
       request.signal.removeEventListener('abort', onAbort);
       if (!dropping && pending !== '') handleLine(pending.replace(/\r$/, ''));
@@ -903,11 +955,16 @@ async function runCli(request: AgentRunRequest, templates: Readonly<Record<strin
   for (let attempt = 2; sandboxPlan && attempt <= vanishedMountAttempts && exit.code === 1 && !exit.sawOutput && ranNothing(exit.stderr) !== undefined; attempt += 1) {
     releaseSandbox();
     const refused = await wrapCli(sandboxPlan, true);
-    if (refused) return refused;
+    if (refused) {
+      closeGate();
+      return refused;
+    }
     exit = await runOnce();
   }
 
   releaseSandbox();
+  closeGate();
+  if (gate) state.emit({ type: 'agent-log', level: 'info', message: `sandbox gate: ${gate.stats().passed} tool calls checked (${gate.stats().checkMs.toFixed(1)} ms of checks in all)` });
   // Tool calls the CLI never closed (killed mid-call) are journaled as errors.
   for (const [toolCallId, open] of [...state.openToolCalls]) endTool(state, toolCallId, open.tool, '(no result: the agent CLI stopped)', true);
   if (state.streamError === undefined && state.pendingError !== undefined) state.streamError = state.pendingError;
@@ -928,6 +985,9 @@ async function runCli(request: AgentRunRequest, templates: Readonly<Record<strin
   let failure: AgentOutcome['failure'];
   if (request.signal.aborted) {
     status = abortOutcomeStatus(request.signal);
+  } else if (staleView !== undefined) {
+    status = 'failed';
+    failure = { kind: 'transient', message: `${staleViewCode}: ${staleView} — the agent CLI was stopped (before its next tool call, or during a call); a relaunch gets a sandbox that hides it` };
   } else if (state.maxTurnsHit) {
     status = 'max-turns';
   } else if (exit.code !== 0) {
@@ -966,7 +1026,7 @@ async function runCli(request: AgentRunRequest, templates: Readonly<Record<strin
 
   // Sandboxed: the agent could not write .git, so its owned work is committed here — only after a
   // clean audit (unowned changes fail the agent above and nothing of it is committed).
-  if (sandboxPlan && auditClean && !request.signal.aborted) {
+  if (sandboxPlan && auditClean && !request.signal.aborted && staleView === undefined) {
     const report = reportFile ? readReportFile(state, reportFile) : undefined;
     const committed = await commitAgentWork(request, state, model.command, typeof report?.commit_message === 'string' ? report.commit_message : undefined);
     if (!committed.ok) {

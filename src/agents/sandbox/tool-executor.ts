@@ -9,8 +9,9 @@
  * ~125–150 ms with node's, per agent — and toolExecutorMain as `node -e` otherwise, or when
  * POLYWAVE_EXECUTOR=node is set in polywave's own environment.
  */
-import { accessSync, closeSync, constants as fsConstants, existsSync, fstatSync, lstatSync, openSync, readdirSync, readFileSync } from 'node:fs';
-import { registeredScratchParents, registeredWorkerDirs } from '../../sandbox/scratch-dirs.js';
+import { accessSync, constants as fsConstants } from 'node:fs';
+export { closeHeld, heldDirectoryRemoved, holdHiddenDirectories } from './appeared-since-start.js';
+import { closeHeld, createAppearedCheck, heldDirectoryRemoved, hiddenIdentity, holdHiddenDirectories } from './appeared-since-start.js';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawnPiped, type PipedChild } from '../../sandbox/piped-spawn.js';
@@ -157,124 +158,6 @@ function executorCommand(program: 'native' | 'node'): string {
   return `exec ${shellQuote(process.execPath)} -e ${shellQuote(toolExecutorSource())}`;
 }
 
-/**
- * What each path the plan hides is on the host right now (device, inode and birth time, or absent): X39-03 — bubblewrap mounts
- * over the directory or file that is there when the sandbox starts; one removed (or renamed away) and made again
- * later is another inode, which the mount does not cover (the kernel drops a mount whose mount point another
- * namespace deleted). A change means a new sandbox.
- */
-function hiddenIdentity(paths: readonly string[]): string {
-  let identity = '';
-  for (const entry of paths) {
-    try {
-      const stat = lstatSync(entry, { bigint: true });
-      // (and its birth time: a directory removed and made again at once often gets the freed inode number back; where
-      // the file system keeps none, its change time — X40-08: still equal within one tick of a coarse clock)
-      identity += `${stat.dev}:${stat.ino}:${stat.birthtimeNs === 0n ? `c${stat.ctimeNs}` : stat.birthtimeNs}\n`;
-    } catch {
-      identity += '-\n';
-    }
-  }
-  return identity;
-}
-
-/** How many hidden paths one executor holds open at most (16 agents of a wave: 4,096 descriptors at most). */
-const heldPathsMax = 256;
-
-/**
- * Descriptors of the hidden directories and regular files whose removal {@link hiddenIdentity} cannot see, opened
- * before the sandbox starts (X40-08, X41-03/04): on a file system that keeps no birth time, a path removed and made
- * again can get the same inode number and a change time within the same clock tick; a held descriptor of the old one
- * has no links left then, whatever the file system. Where the birth time is kept the identity tells them apart and
- * nothing is held (`evenWithBirthTimes`: held anyway — tests on file systems that keep them). Never through a symbolic
- * link; no FIFO or device is opened (regular files and directories only).
- */
-export function holdHiddenDirectories(paths: readonly string[], evenWithBirthTimes = false): number[] {
-  const held: number[] = [];
-  for (const entry of paths) {
-    if (held.length >= heldPathsMax) break;
-    try {
-      const stat = lstatSync(entry, { bigint: true });
-      if ((stat.birthtimeNs !== 0n && !evenWithBirthTimes) || !(stat.isDirectory() || stat.isFile())) continue;
-      held.push(openSync(entry, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK | (stat.isDirectory() ? fsConstants.O_DIRECTORY : 0)));
-    } catch {
-      // absent, a link, not ours to open: the identity check covers it
-    }
-  }
-  return held;
-}
-
-/** True when a held hidden directory was removed (no links left). */
-export function heldDirectoryRemoved(held: readonly number[]): boolean {
-  for (const fd of held) {
-    try {
-      if (fstatSync(fd).nlink === 0) return true;
-    } catch {
-      return true;
-    }
-  }
-  return false;
-}
-
-/** Closes what {@link holdHiddenDirectories} opened (and empties the list). */
-export function closeHeld(held: number[]): void {
-  for (const fd of held.splice(0)) {
-    try {
-      closeSync(fd);
-    } catch {
-      // closed already
-    }
-  }
-}
-
-/** `<common dir>/worktrees` of the repository `root` is a worktree (or main checkout) of; undefined when not found. */
-function worktreesDirOf(root: string): string | undefined {
-  const dotGit = path.join(root, '.git');
-  try {
-    if (lstatSync(dotGit).isDirectory()) return path.join(dotGit, 'worktrees');
-    const pointer = /^gitdir:\s*(.+)$/m.exec(readFileSync(dotGit, 'utf8'))?.[1]?.trim();
-    if (!pointer) return undefined;
-    const gitDir = path.resolve(root, pointer);
-    let common = path.dirname(path.dirname(gitDir));
-    try {
-      common = path.resolve(gitDir, readFileSync(path.join(gitDir, 'commondir'), 'utf8').trim());
-    } catch {
-      // no commondir file: <common>/worktrees/<name>
-    }
-    return path.join(common, 'worktrees');
-  } catch {
-    return undefined;
-  }
-}
-
-/** The worktree roots `<common dir>/worktrees/*\/gitdir` name, with the text they were read from (the change stamp). */
-function linkedWorktrees(worktreesDir: string): { stamp: string; roots: string[] } {
-  let names: string[];
-  try {
-    names = readdirSync(worktreesDir).sort();
-  } catch {
-    return { stamp: '', roots: [] };
-  }
-  const roots: string[] = [];
-  let stamp = '';
-  for (const name of names) {
-    let pointer = '';
-    try {
-      pointer = readFileSync(path.join(worktreesDir, name, 'gitdir'), 'utf8').trim();
-    } catch {
-      // none (being added, or prunable)
-    }
-    stamp += `${name}\0${pointer}\0`;
-    if (pointer) roots.push(path.dirname(path.resolve(worktreesDir, name, pointer)));
-  }
-  return { stamp, roots };
-}
-
-/** `inner` is `outer` or inside it. */
-function isInsideDir(outer: string, inner: string): boolean {
-  const relative = path.relative(outer, inner);
-  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
-}
 
 /** Options of {@link createToolExecutor}. */
 export interface ToolExecutorOptions {
@@ -426,67 +309,7 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
     current.release();
   };
 
-  // X38-09: scratch parents other polywave runs register after this executor started (a run with another TMPDIR: its
-  // agents' HOME/TMPDIR) — the plan hides them from then on. The registry is read per request (a small file); parents
-  // listed but absent are looked at again each time — those listed before this executor existed too (X39-02: a CI job's
-  // TMPDIR registered by an earlier job, wiped, then made again by the next; X39-09: registered after the plan was made).
-  let registrySeen: string | undefined;
-  let registeredAbsent: string[] = [];
-  const newlyRegistered = (): string[] => {
-    const listed = registeredScratchParents();
-    const text = listed.join('\n');
-    const candidates = text === registrySeen ? registeredAbsent : listed;
-    registrySeen = text;
-    const fresh: string[] = [];
-    registeredAbsent = [];
-    for (const entry of candidates) {
-      if (plan.unreadable.includes(entry) || !path.basename(entry).startsWith('polywave-scratch-')) continue;
-      if (existsSync(entry)) fresh.push(entry);
-      else registeredAbsent.push(entry);
-    }
-    return fresh;
-  };
-
-  // X39-12: a worktree added to the repository after the plan was made (another IMPL's wave of a PROGRAM tier, a
-  // retry's or rework agent's worktree, a concurrent run) is hidden like those that existed: read from
-  // `<common dir>/worktrees/*/gitdir` before each request (no git process), added to the plan, a new sandbox.
-  // Listed worktrees whose directory is absent are looked at again each time (X40-09: one moved away and back, its
-  // entry unchanged).
-  const worktreesDir = worktreesDirOf(options.cwd);
-  const ownRoot = path.resolve(options.cwd);
-  let worktreesSeen: string | undefined;
-  let worktreesAbsent: string[] = [];
-  /**
-   * A worktree inside a directory the plan hides whole — the main checkout seen from a worktree (its
-   * `.claude/worktrees/`), a dispatch worker's `--dir` — with nothing of the plan's readable or writable paths in
-   * it or around it, is not in this sandbox's view however late it appears (that directory's view is empty and
-   * stays so): no new sandbox for it. Before, every worktree another IMPL of a PROGRAM tier or another job on the
-   * worker added restarted each running agent's sandbox at its next tool call. A hidden directory that itself
-   * appeared after the start is caught by `hiddenPathAppeared` as before.
-   */
-  const hiddenByConstruction = (root: string): boolean => {
-    if (!plan.unreadable.some((dir) => dir !== root && isInsideDir(dir, root))) return false;
-    const open = [...plan.writable, ...plan.readOnlyWithin, ...(plan.readable ?? [])];
-    return !open.some((entry) => isInsideDir(entry, root) || isInsideDir(root, entry));
-  };
-  const newWorktrees = (): string[] => {
-    if (worktreesDir === undefined) return [];
-    const { stamp, roots } = linkedWorktrees(worktreesDir);
-    const candidates = stamp === worktreesSeen ? worktreesAbsent : roots;
-    worktreesSeen = stamp;
-    worktreesAbsent = [];
-    const fresh: string[] = [];
-    for (const root of candidates) {
-      if (root === ownRoot || isInsideDir(ownRoot, root) || isInsideDir(root, ownRoot) || plan.unreadable.includes(root) || hiddenByConstruction(root)) continue;
-      if (existsSync(root)) fresh.push(root);
-      else worktreesAbsent.push(root);
-    }
-    return fresh;
-  };
-
-  // A17-12: a `polywave worker` of this host started after the plan was made: its `--dir` is hidden like those that
-  // were registered before (src/sandbox/sandbox-plan.ts foreignWorkerDirs) — read from the registry per request.
-  const newWorkerDirs = (): string[] => registeredWorkerDirs().filter((dir) => !plan.unreadable.includes(dir) && dir !== ownRoot && !isInsideDir(dir, ownRoot));
+  const appeared = createAppearedCheck(plan, options.cwd);
 
   const ensure = async (): Promise<Session> => {
     // X38-03/X38-09/X39: before anything else runs — only between requests, none in flight — a new sandbox when a
@@ -494,7 +317,7 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
     // or added a worktree since (nothing covers those in this sandbox). Also before the first start, so that the plan
     // has what appeared since it was made. (The plan's list grows in place: the bash tool knows this executor by its plan.)
     if (!session || session.pending.size === 0) {
-      const added = [...newlyRegistered(), ...newWorktrees(), ...newWorkerDirs()];
+      const added = appeared.added();
       if (added.length > 0) plan.unreadable.push(...added);
       if (session && (added.length > 0 || session.hiddenPathAppeared() || heldDirectoryRemoved(session.held) || hiddenIdentity(plan.unreadable) !== session.hiddenAtStart)) await end(session);
     }
