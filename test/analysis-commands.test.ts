@@ -1731,6 +1731,26 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['tests/common/mod.rs:2:32']);
   });
 
+  it('Rust --defined-in: a file loaded by `#[path = "other/thing.rs"]` is read like a mod.rs — its `mod b;` is src/other/b.rs, and src/other/thing/b.rs, like a left-over src/old.rs no module declares, is in no crate: not compiled, no caller (outside round X65-58)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/impls/a.rs': 'pub fn f() {\n    let _ = crate::util::Item::new(1);\n}\n',
+        'src/impls/mod.rs': 'pub mod a;\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\n#[path = "impls/mod.rs"]\npub mod x;\n#[path = "other/thing.rs"]\npub mod y;\n',
+        'src/old.rs': 'pub fn f() {\n    let _ = crate::util::Item::new(9);\n}\n',
+        'src/other/b.rs': 'pub fn f() {\n    let _ = crate::item::Item::new();\n}\n',
+        'src/other/thing.rs': 'pub mod b;\n',
+        'src/other/thing/b.rs': 'pub fn f() {\n    let _ = crate::util::Item::new(2);\n}\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+      },
+    });
+    // = cargo (rename util.rs's / item.rs's `fn new`)
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/impls/a.rs:2:32']);
+    expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/other/b.rs:2:32']);
+  });
+
   it('check-test-cascade: a module file declared twice — `#[cfg(test)] #[path = "shared.rs"] mod shared_t;` and `#[path = "shared.rs"] pub mod shared;` — is library code too, not test code (outside round X65-20)', async () => {
     const repo = await createTestRepo({
       files: {

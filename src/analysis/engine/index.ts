@@ -1283,6 +1283,8 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   let rustCrateOf: ((file: string) => string | undefined) | undefined;
   let rustTestTarget: ((file: string) => boolean) | undefined;
   let rustModuleBuild: ((file: string) => boolean | undefined) | undefined;
+  // (Rust: whether a module file is in no crate's module tree — cargo never compiles it: X65-58)
+  let rustOrphan: ((file: string) => boolean) | undefined;
   // (Rust: the other crates a file is a module of, and an answer asked in one of them — X65-23)
   let rustOtherCrates: ((file: string) => string[]) | undefined;
   let rustInCrate: (<T>(root: string, run: () => T) => T) | undefined;
@@ -1543,6 +1545,8 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       rustCrateOf = (file) => resolver.rustCrateOf(file);
       rustTestTarget = (file) => resolver.rustTestTarget(file);
       rustModuleBuild = (file) => resolver.rustModuleBuild(file);
+      // (not when the definition's own file is in none: then the question is about such files — a lone src/shadow.rs)
+      rustOrphan = resolver.rustOrphan(definedIn) ? undefined : (file) => resolver.rustOrphan(file);
       rustOtherCrates = (file) => resolver.rustOtherCrates(file);
       rustInCrate = (root, run) => resolver.rustInCrate(root, run);
       rustInBuild = (build, run) => resolver.rustInBuild(build, run);
@@ -1595,6 +1599,8 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   for (const view of loaded.flatMap(importViews)) {
     const { item, holds: inView } = view;
     if (reportIn && !reportIn.has(item.entry.file)) continue;
+    // (a Rust file of no crate's module tree: not compiled, its uses are no callers — X65-58)
+    if (item.entry.lang === 'rust' && rustOrphan?.(item.entry.file)) continue;
     const inScope = reachable ? reachable(item) : true;
     // (Rust: a file that imports nothing of the definition's module may still name it by its path: `crate::defs::make()`)
     const byPath = rustPathReaches !== undefined && item.entry.lang === 'rust';

@@ -193,7 +193,100 @@ export class ModuleResolver {
 
   /** The directory holding a Rust module file's child modules (a crate root's are beside it: `tests/it.rs`'s `mod common;`). */
   private rustModuleDir(file: string): string {
-    return rustChildDir(file, this.rustTargetRoot(file));
+    return rustChildDir(file, this.rustTargetRoot(file) || this.rustPathLoaded(file));
+  }
+
+  private readonly rustPathLoadedMemo = new Map<string, boolean>();
+  private readonly rustPathStrings = new Map<string, { targets: Set<string>; names: Set<string> }>();
+
+  /**
+   * Rust: whether a module file named like a non-mod-rs file (`other/thing.rs`) is loaded by a `#[path = "…"]` of a
+   * `mod x;` (the Reference: then it is read like a mod-rs file — its `mod b;` is `other/b.rs`, not `other/thing/b.rs`:
+   * X65-58). Only asked of a file its directory's module file does not declare (an ordinary crate's never are).
+   */
+  private rustPathLoaded(file: string): boolean {
+    const known = this.rustPathLoadedMemo.get(file);
+    if (known !== undefined) return known;
+    this.rustPathLoadedMemo.set(file, false);
+    const stem = posix.basename(file, '.rs');
+    const answer = file.endsWith('.rs') && stem !== 'mod' && stem !== 'lib' && stem !== 'main' && !this.rustTargetRoot(file) && this.rustLayoutParent(file) === undefined && this.rustPathStringsOf(file).targets.has(file);
+    this.rustPathLoadedMemo.set(file, answer);
+    return answer;
+  }
+
+  /**
+   * Rust: the `path = "…"` strings of the package of `file` (its .rs files' texts read once, only when a file its
+   * directory's module file does not declare is met): the files they name from their file's directory, and their base names.
+   */
+  private rustPathStringsOf(file: string): { targets: Set<string>; names: Set<string> } {
+    const pkg = this.rustPackageDir(file) ?? '';
+    let found = this.rustPathStrings.get(pkg);
+    if (found) return found;
+    found = { targets: new Set(), names: new Set() };
+    this.rustPathStrings.set(pkg, found);
+    const prefix = pkg === '' ? '' : `${pkg}/`;
+    for (const candidate of this.input.files) {
+      if (!candidate.endsWith('.rs') || !candidate.startsWith(prefix)) continue;
+      const text = this.input.readText?.(candidate) ?? '';
+      if (!text.includes('path')) continue;
+      for (const match of text.matchAll(/\bpath\s*=\s*"([^"\\]+)"/g)) {
+        found.targets.add(posix.normalize(posix.join(posix.dirname(candidate), match[1]!)));
+        found.names.add(posix.basename(match[1]!));
+      }
+    }
+    return found;
+  }
+
+  /** Rust: the module file beside or above `file` (x.rs, x/mod.rs, a crate root) that declares it by a `mod name;`, if any. */
+  private rustLayoutParent(file: string): string | undefined {
+    const dir = posix.dirname(file) === '.' ? '' : posix.dirname(file);
+    const stem = posix.basename(file, '.rs');
+    const name = stem === 'mod' ? posix.basename(dir) : stem;
+    const parentDir = stem === 'mod' ? (posix.dirname(dir) === '.' ? '' : posix.dirname(dir)) : dir;
+    const prefix = parentDir === '' ? '' : `${parentDir}/`;
+    const candidates = [...(parentDir === '' ? [] : [`${parentDir}.rs`]), `${prefix}mod.rs`, `${prefix}lib.rs`, `${prefix}main.rs`];
+    return candidates.find((candidate) => candidate !== file && this.has(candidate) && this.rustModDeclarations(candidate).includes(name) && this.rustChild(candidate, this.rustModuleDir(candidate), name)?.file === file);
+  }
+
+  private readonly rustOrphans = new Map<string, boolean>();
+  private readonly rustInTrees = new Map<string, boolean>();
+
+  /** Rust: whether a module file is known to be in a crate's module tree: a crate root, declared by one that is, or a `#[path]`'s. */
+  private rustInTree(file: string): boolean {
+    const known = this.rustInTrees.get(file);
+    if (known !== undefined) return known;
+    this.rustInTrees.set(file, false);
+    const parent = this.rustTargetRoot(file) ? undefined : this.rustLayoutParent(file);
+    const answer = this.rustTargetRoot(file) || (parent !== undefined ? this.rustInTree(parent) : this.rustPathLoaded(file));
+    this.rustInTrees.set(file, answer);
+    return answer;
+  }
+
+  /**
+   * Rust: whether a module file is in no crate's module tree — the module file of its directory (x.rs, x/mod.rs, a crate
+   * root), itself in the tree, does not declare it and no `path = "…"` names a file of its name (a left-over file, or
+   * src/other/thing/b.rs when other/thing.rs is loaded by a `#[path]`: X65-58). Cargo never compiles it. False when
+   * not known (no such module file: an inline module's directory, a `#[path]`'s).
+   */
+  rustOrphan(file: string): boolean {
+    const known = this.rustOrphans.get(file);
+    if (known !== undefined) return known;
+    this.rustOrphans.set(file, false);
+    let answer = false;
+    if (file.endsWith('.rs') && !this.rustTargetRoot(file) && this.rustPackageDir(file) !== undefined && this.input.readText) {
+      const parent = this.rustLayoutParent(file);
+      if (parent !== undefined) answer = this.rustOrphan(parent);
+      else {
+        const dir = posix.dirname(file) === '.' ? '' : posix.dirname(file);
+        const stem = posix.basename(file, '.rs');
+        const parentDir = stem === 'mod' ? (posix.dirname(dir) === '.' ? '' : posix.dirname(dir)) : dir;
+        const prefix = parentDir === '' ? '' : `${parentDir}/`;
+        const existing = [...(parentDir === '' ? [] : [`${parentDir}.rs`]), `${prefix}mod.rs`, `${prefix}lib.rs`, `${prefix}main.rs`].filter((candidate) => candidate !== file && this.has(candidate));
+        answer = existing.length > 0 && existing.every((candidate) => this.rustInTree(candidate)) && !this.rustPathStringsOf(file).names.has(posix.basename(file));
+      }
+    }
+    this.rustOrphans.set(file, answer);
+    return answer;
   }
 
   /** The directory of the Cargo.toml nearest above `file` ('' for the repository's top level), undefined when none. */
@@ -538,9 +631,9 @@ export class ModuleResolver {
       // follow too — rustModuleCandidates; a `#[path]` naming no file: the default place, as before)
       const inline = raw.modulePath ?? [];
       const attribute = inline.length === 0 ? this.rustPathAttribute(from, raw.module) : undefined;
-      const found = rustModuleCandidates(from, raw.module, inline, attribute, this.rustTargetRoot(from)).find((candidate) => this.has(candidate));
+      const found = rustModuleCandidates(from, raw.module, inline, attribute, this.rustTargetRoot(from) || this.rustPathLoaded(from)).find((candidate) => this.has(candidate));
       if (found !== undefined || attribute === undefined) return found === undefined ? [] : [found];
-      const fallback = rustModuleCandidates(from, raw.module, inline, undefined, this.rustTargetRoot(from)).find((candidate) => this.has(candidate));
+      const fallback = rustModuleCandidates(from, raw.module, inline, undefined, this.rustTargetRoot(from) || this.rustPathLoaded(from)).find((candidate) => this.has(candidate));
       return fallback === undefined ? [] : [fallback];
     }
     const segments = raw.module === '' ? [] : raw.module.split('::');
