@@ -2167,7 +2167,7 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(c05.dir, 'new', 'src/item.rs', true)).toEqual(['src/user.rs:3:32']);
   });
 
-  it('Rust --defined-in: an unloaded facade\'s grouped re-export `pub use crate::item::{self as it, Item};` and `pub use crate::{item::Item as Other, util::Item};` (X65-29)', async () => {
+  it('Rust --defined-in: an unloaded facade\'s grouped re-export `pub use crate::item::{self as it, Item};` and `pub use crate::{item::Item as Other, util::Item};` — `Other` is item.rs\'s (X65-29, X65-45 c10)', async () => {
     const repo = await createTestRepo({
       files: {
         'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
@@ -2182,6 +2182,9 @@ describe('detect-cascades', () => {
     });
     // = cargo (rename util.rs's `fn new`)
     expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/user.rs:4:29']);
+    // = cargo (rename item.rs's `fn new`): `crate::o::Other::new()` is item.rs's by the renaming inside o.rs's braces
+    // (outside round X65-45, c10)
+    expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/user.rs:2:29', 'src/user.rs:3:29', 'src/user.rs:5:30']);
   });
 
   it('Rust --defined-in: a glob of a module without the name, or a glob cycle, before the glob that has it — the next glob decides (X65-06/49)', async () => {

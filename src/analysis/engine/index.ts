@@ -1860,11 +1860,24 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     // renaming `use` and `type` of the texts read once, then followed from the types to a fixed point — no hop limit,
     // the names already known end it: X63-09/14, X64-12)
     const renamings = new Map<string, Array<[string, RustTypeAlias]>>();
-    const reexport = /\buse\s+((?:[A-Za-z_][A-Za-z0-9_]*::)*)([A-Za-z_][A-Za-z0-9_]*)\s+as\s+([A-Za-z_][A-Za-z0-9_]*)\s*;/g;
     const alias = /\btype\s+([A-Za-z_][A-Za-z0-9_]*)\s*=\s*((?:[A-Za-z_][A-Za-z0-9_]*::)*)([A-Za-z_][A-Za-z0-9_]*)\s*(?:<[^;]*>)?\s*;/g;
+    // (a renaming `use` from the file's syntax tree — inside braces too, `pub use crate::{item::Item as Other, util::Item};`
+    // in a facade that does not name the method: X65-29/45, c10)
+    const renamingUses = (file: string, text: string): Array<[string, string, RustTypeAlias]> =>
+      !/\bas\b/.test(text)
+        ? []
+        : (rustFactsOf(file)?.imports ?? []).flatMap((raw) =>
+            raw.modDecl
+              ? []
+              : raw.names.flatMap((name): Array<[string, string, RustTypeAlias]> => {
+                  const path = [...(raw.module === '' ? [] : [raw.module]), name.imported].join('::');
+                  const imported = lastSegment(path);
+                  return name.imported === '*' || name.local === imported || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(imported) ? [] : [[imported, name.local, { file, line: raw.line, path, type: imported }]];
+                }),
+          );
     for (const [file, text] of texts) {
       const found: Array<[string, string, RustTypeAlias]> = [
-        ...[...text.matchAll(reexport)].map((match): [string, string, RustTypeAlias] => [match[2]!, match[3]!, { file, line: lineAt(text, match.index), path: `${match[1]!}${match[2]!}`, type: match[2]! }]),
+        ...renamingUses(file, text),
         ...[...text.matchAll(alias)].map((match): [string, string, RustTypeAlias] => [match[3]!, match[1]!, { file, line: lineAt(text, match.index), path: `${match[2]!}${match[3]!}`, type: match[3]! }]),
       ];
       for (const [source, name, declared] of found) (renamings.get(source) ?? renamings.set(source, []).get(source)!).push([name, declared]);
