@@ -2396,7 +2396,7 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/user.rs:5:19', 'src/user.rs:7:32', 'src/user.rs:8:32', 'src/user.rs:15:26']);
   });
 
-  it('Rust --defined-in: a module re-exported under another name — `pub use crate::item as util;` in a facade, `pub use self::u2 as u3;` at the root — is followed in a path and through a glob that brings it (X65-34)', async () => {
+  it('Rust --defined-in: a module re-exported under another name — `pub use crate::item as util;` in a facade, `pub use self::u2 as u3;` at the root — is followed in a path, through a glob that brings it and in a renaming `use crate::u3::Item as I3;` (X65-34, X65-45 c12)', async () => {
     const repo = await createTestRepo({
       files: {
         'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
@@ -2409,9 +2409,9 @@ describe('detect-cascades', () => {
     });
     // = cargo (rename util.rs's `fn new`)
     expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/user.rs:5:30', 'src/user.rs:6:30', 'src/user.rs:7:17', 'src/user.rs:9:37', 'src/user.rs:10:37', 'src/user.rs:15:29']);
-    // (cargo: 4:25, 8:37, 16:29 — `I3::new(3)` at 7:17, `use crate::u3::Item as I3;` through the root's re-exported
-    // module, is still "not known" and counted)
-    expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/user.rs:4:25', 'src/user.rs:7:17', 'src/user.rs:8:37', 'src/user.rs:16:29']);
+    // = cargo (rename item.rs's `fn new`): `I3::new(3)` at 7:17, `use crate::u3::Item as I3;` through the root's
+    // re-exported module, is util.rs's (outside round X65-45, c12)
+    expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/user.rs:4:25', 'src/user.rs:8:37', 'src/user.rs:16:29']);
     const c15 = await createTestRepo({
       files: {
         'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',

@@ -2173,13 +2173,26 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       if (target === definedInFile && rustContainers.has(name) && path.length === 0) return definedInFile;
       return found;
     };
+    // (through a module a file re-exports under a name — `pub use crate::item as util;` in fac.rs, `pub use self::u2 as
+    // u3;` in lib.rs: `crate::fac::util::Item` is item.rs's — X65-34; `use crate::u3::Item as I3;` too — X65-45, c12)
+    const throughModuleReexports = (end: { file: string; rest: string[] } | undefined): { file: string; rest: string[] } | undefined => {
+      for (let hops = 0; end && end.rest.length > 1 && hops < 16; hops += 1) {
+        const [segment] = end.rest;
+        if (modules(end.file).some((module) => same(module.path, [segment!]))) break;
+        const named = rustUseBindings((rustFactsOf(end.file)?.imports ?? []).filter((raw) => raw.block === undefined && !raw.modDecl)).get(segment!);
+        if (named === undefined) break;
+        const last = end.rest.at(-1)!;
+        end = rustPathEnd!(end.file, { module: [named, ...end.rest.slice(1, -1)].join('::'), line: 0, names: [{ imported: last, local: last }], reexport: false });
+      }
+      return end;
+    };
     const followUse = (where: string, raw: FileFacts['imports'][number], name: string, depth: number): string | undefined | null => {
       const entry = raw.names.find((candidate) => candidate.local === name)!;
       const segments = [...(raw.module === '' ? [] : raw.module.split('::')), ...entry.imported.split('::')];
       const inFile = navigate(where, raw.modulePath ?? [], segments, [raw.line, raw.column ?? 1]);
       if (inFile && inFile.rest.length === 1) return lookup(where, inFile.path, inFile.rest[0]!, depth + 1, false);
       if (!rustPathEnd) return undefined;
-      const end = rustPathEnd(where, { ...raw, names: [entry] });
+      const end = throughModuleReexports(rustPathEnd(where, { ...raw, names: [entry] }));
       if (!end || end.rest.length === 0) return undefined;
       return lookupIn(end.file, end.rest.slice(0, -1), end.rest.at(-1)!, depth + 1, end.file !== where);
     };
@@ -2342,16 +2355,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       }
       const full = bound === undefined ? qualifier : [bound, ...rest].join('::');
       const from = boundIn !== file ? [] : bound === undefined ? here : scope;
-      let end = rustPathEnd(boundIn, { module: full, line: 0, names: [{ imported: local, local }], reexport: false, ...(from.length > 0 ? { modulePath: from } : {}) });
-      // (through a module a file re-exports under a name — `pub use crate::item as util;` in fac.rs, `pub use self::u2 as
-      // u3;` in lib.rs: `crate::fac::util::Item` is item.rs's — X65-34)
-      for (let hops = 0; end && end.rest.length > 1 && hops < 16; hops += 1) {
-        const [segment] = end.rest;
-        if (modules(end.file).some((module) => same(module.path, [segment!]))) break;
-        const named = rustUseBindings((rustFactsOf(end.file)?.imports ?? []).filter((raw) => raw.block === undefined && !raw.modDecl)).get(segment!);
-        if (named === undefined) break;
-        end = rustPathEnd(end.file, { module: [named, ...end.rest.slice(1, -1)].join('::'), line: 0, names: [{ imported: local, local }], reexport: false });
-      }
+      const end = throughModuleReexports(rustPathEnd(boundIn, { module: full, line: 0, names: [{ imported: local, local }], reexport: false, ...(from.length > 0 ? { modulePath: from } : {}) }));
       // (a path that leads nowhere in the repository — another crate's: not the definition's)
       if (!end) return '';
       if (end.rest.length <= 1) return end.file === definedInFile && local === type ? (home(end.file) ?? definedInFile) : (settled(() => lookupIn(end.file, [], local, 0, false)) ?? undefined);
