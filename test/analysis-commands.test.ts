@@ -2334,7 +2334,7 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(a03b.dir, 'new', 'src/item.rs', true)).toEqual(['src/user.rs:4:19', 'src/user2.rs:4:19']);
   });
 
-  it('Rust --defined-in: `Self::Out::new()` with `type Out = Self;` in the impl is the impl type\'s (X65-55)', async () => {
+  it('Rust --defined-in: `Self::Out::new()` and `<Self as Tr>::Out::new()` with `type Out = Self;` in the impl are the impl type\'s (X65-55, c20)', async () => {
     const repo = await createTestRepo({
       files: {
         'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
@@ -2345,8 +2345,9 @@ describe('detect-cascades', () => {
     });
     // = cargo (rename util.rs's `fn new`)
     expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/lib.rs:10:28', 'src/lib.rs:11:36']);
-    // (cargo: lib.rs:18:28 only — `<Self as Tr>::Out::new(2)` at 11:36, a qualified associated type, is X65-04's, still counted)
-    expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/lib.rs:11:36', 'src/lib.rs:18:28']);
+    // = cargo (rename item.rs's `fn new`): `<Self as Tr>::Out::new(2)` at 11:36 is util.rs's too — the impl's `type Out =
+    // Self;` read at the alias (outside round X65-55, c20)
+    expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/lib.rs:18:28']);
   });
 
   it('Rust --defined-in: a `mod util { … }` declared in a function\'s body names `util::` in that body only — elsewhere the file\'s `use crate::util;` does (X65-57)', async () => {

@@ -2583,7 +2583,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   // its `type Item = crate::item::Item;` —, not the module's `Item`; undefined when no such impl or alias is read: X65-04)
   const rustProjected = (file: string, before: string, line: number, column: number): boolean | undefined => {
     const projected = /<\s*([A-Za-z_][A-Za-z0-9_]*)\s+as\s+(?:[A-Za-z_][A-Za-z0-9_]*\s*::\s*)*([A-Za-z_][A-Za-z0-9_]*)\s*(?:<[^<>]*>\s*)?>\s*::\s*([A-Za-z_][A-Za-z0-9_]*)\s*::\s*$/.exec(before);
-    if (!projected || !rustContainers.has(projected[3]!)) return undefined;
+    if (!projected) return undefined;
     const [, self, trait, assoc] = projected as unknown as [string, string, string, string];
     const impls: Array<{ file: string; span: ImportSpan }> = [];
     if (self === 'Self') {
@@ -2592,6 +2592,15 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       if (inner?.trait === trait) impls.push({ file, span: inner.span });
     } else {
       for (const item of loadedFiles.values()) for (const impl of item.facts.rustImpls ?? []) if (impl.trait === trait && impl.type === self) impls.push({ file: item.entry.file, span: impl.span });
+    }
+    // (another associated type than the definition's type name — `<Self as Tr>::Out::new()` with `type Out = Self;` in that
+    // impl —: as its target is, read at the alias — X65-55, c20)
+    if (!rustContainers.has(assoc)) {
+      for (const impl of impls.sort((a, b) => Number(b.file === file) - Number(a.file === file))) {
+        const alias = rustLocalsNamed(impl.file, assoc).find((entry) => entry.assoc === true && entry.kind === 'alias' && spanHolds(impl.span, [entry.line, entry.column]));
+        if (alias?.target !== undefined && alias.target !== assoc && /^[A-Za-z_][A-Za-z0-9_:]*$/.test(alias.target)) return associatedOf(alias.target, impl.file, alias.line, alias.column);
+      }
+      return undefined;
     }
     if (impls.length === 0 && self !== 'Self') {
       const bound = rustParamBinding(file, self, assoc, [line, column]);
