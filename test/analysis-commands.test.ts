@@ -2350,6 +2350,21 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/lib.rs:18:28']);
   });
 
+  it('Rust --defined-in: `::me::util::Item::new()` for `extern crate self as me;` beside a local `mod me` is the crate\'s — a leading `::` skips the module (outside round X65-28)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod user;\nextern crate self as me;\n',
+        'src/user.rs': 'mod me {\n    pub use crate::item::Item;\n    pub mod util {\n        pub use crate::item::Item;\n    }\n}\npub fn f() {\n    let _ = me::Item::new();\n    let _ = me::util::Item::new();\n    let _ = ::me::util::Item::new(1);\n    let _ = crate::me::util::Item::new(2);\n    let _ = self::me::util::Item::new();\n}\npub mod sub {\n    pub fn g() {\n        let _ = me::util::Item::new(3);\n        let _ = super::me::util::Item::new();\n    }\n}\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+      },
+    });
+    // = cargo (rename util.rs's / item.rs's `fn new`)
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/user.rs:10:31', 'src/user.rs:11:36', 'src/user.rs:16:33']);
+    expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/user.rs:8:23', 'src/user.rs:9:29', 'src/user.rs:12:35', 'src/user.rs:17:40']);
+  });
+
   it('Rust --defined-in: a `mod util { … }` declared in a function\'s body names `util::` in that body only — elsewhere the file\'s `use crate::util;` does (X65-57)', async () => {
     const repo = await createTestRepo({
       files: {

@@ -357,8 +357,9 @@ function rustPath(before: string): string | null | undefined {
   const match = /((?:[A-Za-z_][A-Za-z0-9_]*\s*::\s*)+)$/.exec(rest);
   if (!match) return null;
   const start = rest.length - match[1]!.length;
-  // (`::cr::util::Item::new`: a leading `::` names a crate — the path as `cr::util::Item`: X63-15)
-  if (start >= 2 && rest.slice(start - 2, start) === '::' && (start === 2 || !/[\w>:]/.test(rest.charAt(start - 3)))) return match[1]!.replace(/\s+/g, '').replace(/::$/, '');
+  // (`::cr::util::Item::new`: a leading `::` names a crate — kept, `::cr::util::Item`, so that a module of the file named
+  // like it does not take the path: `::me::util::Item` for `extern crate self as me;` beside a `mod me` — X63-15, X65-28)
+  if (start >= 2 && rest.slice(start - 2, start) === '::' && (start === 2 || !/[\w>:]/.test(rest.charAt(start - 3)))) return `::${match[1]!.replace(/\s+/g, '').replace(/::$/, '')}`;
   if (start > 0 && /[\w>:]/.test(rest.charAt(start - 1))) return null;
   return match[1]!.replace(/\s+/g, '').replace(/::$/, '');
 }
