@@ -1337,6 +1337,20 @@ describe('detect-cascades', () => {
     expect(await testCascadeLines(repo.dir, repo.path('docs/IMPL/IMPL-tc.yaml'))).toEqual(['parse src/app.rs:14']);
   });
 
+  it('check-test-cascade: `#[cfg(test)]` on an element inside `vec![…]` makes that element test code, through its `,` — not the elements after it (outside round X65-17)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': tcCargo,
+        'src/lib.rs': 'pub mod util;\npub mod app;\n',
+        'src/util.rs': 'pub fn parse(x: u32) -> u32 {\n    x\n}\n',
+        'src/app.rs': 'pub fn g() -> u32 {\n    let v = vec![\n        #[cfg(test)]\n        crate::util::parse(6),\n        crate::util::parse(\n            7,\n        ),\n    ];\n    v[0]\n}\n',
+        'docs/IMPL/IMPL-tc.yaml': tcImpl,
+      },
+    });
+    // = cargo (rename util.rs's `fn parse`: errors of `cargo check --tests` minus those of `--lib --bins`): app.rs:4
+    expect(await testCascadeLines(repo.dir, repo.path('docs/IMPL/IMPL-tc.yaml'))).toEqual(['parse src/app.rs:4']);
+  });
+
   it('check-test-cascade: a Rust item is test code when its cfg can only hold under test — `#[cfg(all(test, feature = "x"))]`, `#[cfg( test )]` — through the item\'s end, a `;` in its signature too (outside round X63-05/06)', async () => {
     const repo = await createTestRepo({
       files: {

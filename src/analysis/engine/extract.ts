@@ -1325,6 +1325,16 @@ function rustTestItemsOf(root: Node, source: string): RustTestItems {
     const name = root.descendantForIndex(at, at + 3);
     const attribute = name?.parent;
     const holder = attribute?.parent;
+    // (`vec![#[cfg(test)] crate::util::Item::new(6).0, 1]`: in a macro's tokens the attribute is `#` then `[cfg(test)]`,
+    // and the element it is on the tokens after it up to the next `,` or `;` of that token tree — X65-17)
+    if (name && name.type === 'identifier' && name.text === 'cfg' && attribute?.type === 'token_tree' && attribute.firstNamedChild?.id === name.id && holder?.type === 'token_tree' && attribute.previousSibling?.type === '#') {
+      const predicate = cfgPredicate(attribute.namedChildren.find((child) => child?.type === 'token_tree')?.text ?? '');
+      if (!predicate || !requiresTest(predicate)) continue;
+      let last: Node = attribute;
+      for (let next = attribute.nextSibling; next && next.type !== ',' && next.type !== ';' && next.id !== holder.lastChild?.id; next = next.nextSibling) last = next;
+      ranges.push([attribute.previousSibling.startPosition.row + 1, last.endPosition.row + 1]);
+      continue;
+    }
     if (!name || name.type !== 'identifier' || name.text !== 'cfg' || attribute?.type !== 'attribute' || attribute.firstNamedChild?.id !== name.id || !holder) continue;
     const predicate = cfgPredicate(attribute.namedChildren.find((child) => child.type === 'token_tree')?.text ?? '');
     if (!predicate || !requiresTest(predicate)) continue;
