@@ -1839,29 +1839,10 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       for (const [file, text] of readTexts(context, next)) texts.set(file, text);
       added = next.map((entry) => entry.file);
     }
-    // (a match's line: by the text's line starts, found once per text)
-    const lineStarts = new Map<string, number[]>();
-    const lineAt = (text: string, index: number) => {
-      let starts = lineStarts.get(text);
-      if (!starts) {
-        starts = [0];
-        for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) starts.push(at + 1);
-        lineStarts.set(text, starts);
-      }
-      let low = 0;
-      let high = starts.length - 1;
-      while (low < high) {
-        const middle = (low + high + 1) >> 1;
-        if (starts[middle]! <= index) low = middle;
-        else high = middle - 1;
-      }
-      return low + 1;
-    };
     // (an alias of an alias — `use crate::UtilItem as X;`, `use super::super::Thing as T2;` — is one too: every
     // renaming `use` and `type` of the texts read once, then followed from the types to a fixed point — no hop limit,
     // the names already known end it: X63-09/14, X64-12)
     const renamings = new Map<string, Array<[string, RustTypeAlias]>>();
-    const alias = /\btype\s+([A-Za-z_][A-Za-z0-9_]*)\s*=\s*((?:[A-Za-z_][A-Za-z0-9_]*::)*)([A-Za-z_][A-Za-z0-9_]*)\s*(?:<[^;]*>)?\s*;/g;
     // (a renaming `use` from the file's syntax tree — inside braces too, `pub use crate::{item::Item as Other, util::Item};`
     // in a facade that does not name the method: X65-29/45, c10)
     const renamingUses = (file: string, text: string): Array<[string, string, RustTypeAlias]> =>
@@ -1876,11 +1857,18 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
                   return name.imported === '*' || name.local === imported || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(imported) ? [] : [[imported, name.local, { file, line: raw.line, path, type: imported }]];
                 }),
           );
+    // (and a `type Name = path::Type;` alias — generic arguments aside — from the syntax tree too: not one in a comment
+    // or a string)
+    const aliasItems = (file: string, text: string): Array<[string, string, RustTypeAlias]> =>
+      !/\btype\b/.test(text)
+        ? []
+        : (rustFactsOf(file)?.rustLocals ?? []).flatMap((entry): Array<[string, string, RustTypeAlias]> => {
+            if (entry.kind !== 'alias' || entry.target === undefined) return [];
+            const type = lastSegment(entry.target);
+            return [[type, entry.name, { file, line: entry.line, path: entry.target, type }]];
+          });
     for (const [file, text] of texts) {
-      const found: Array<[string, string, RustTypeAlias]> = [
-        ...renamingUses(file, text),
-        ...[...text.matchAll(alias)].map((match): [string, string, RustTypeAlias] => [match[3]!, match[1]!, { file, line: lineAt(text, match.index), path: `${match[2]!}${match[3]!}`, type: match[3]! }]),
-      ];
+      const found: Array<[string, string, RustTypeAlias]> = [...renamingUses(file, text), ...aliasItems(file, text)];
       for (const [source, name, declared] of found) (renamings.get(source) ?? renamings.set(source, []).get(source)!).push([name, declared]);
     }
     const known = new Set(containers);
