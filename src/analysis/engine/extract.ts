@@ -2121,7 +2121,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 42;
+const factsFormat = 43;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {
