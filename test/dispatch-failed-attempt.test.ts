@@ -1,9 +1,10 @@
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { runCli } from './support/cli.js';
+import { journalPaths } from '../src/engine/journal.js';
+import { binPath, runCli } from './support/cli.js';
 import { createDispatchRepo, gitEnv, lettersScript, runWaveCli, startRedis, startWorker, waveResult, type TestRedis, type TestWorker } from './dispatch-support.js';
 
 // Outside round A20 (issue 17): a dispatched attempt whose job did not end with a complete result had the report its
@@ -29,7 +30,7 @@ afterAll(async () => {
 const reportOf = (implPath: string, agent: string) => (parse(readFileSync(implPath, 'utf8')) as { completion_reports?: Record<string, { status?: string; notes?: string }> }).completion_reports?.[agent];
 
 /** Agent A: commits, reports complete, then works on (sleeps, commits again) — a run whose early report precedes its end. */
-const reportsEarly = (slugScript: string) =>
+const reportsEarly = (slugScript: string, sleepMs = 8000) =>
   slugScript.replace(
     / {2}A:\n[\s\S]*?(?=\n {2}B:)/,
     [
@@ -41,7 +42,7 @@ const reportsEarly = (slugScript: string) =>
       '        expect: ok',
       '      - commit: "feat(A): early"',
       '      - report: { status: complete, verification: PASS, notes: "done early" }',
-      '      - sleep_ms: 8000',
+      `      - sleep_ms: ${sleepMs}`,
       '      - write: { path: src/a.js, content: "export const a = \'after report\';\\n" }',
       '        expect: ok',
       '      - commit: "feat(A): after report"',
@@ -49,8 +50,8 @@ const reportsEarly = (slugScript: string) =>
   );
 
 /** Waits until the manifest holds A's complete report (written early, from its job's progress). */
-async function earlyReportOf(implPath: string): Promise<void> {
-  const deadline = Date.now() + 45_000;
+async function earlyReportOf(implPath: string, waitMs = 45_000): Promise<void> {
+  const deadline = Date.now() + waitMs;
   while (reportOf(implPath, 'A')?.status !== 'complete' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
   expect(reportOf(implPath, 'A')?.status).toBe('complete');
 }
@@ -95,6 +96,42 @@ describe('a dispatched attempt without a complete result (A20-17/22/28/33/39)', 
     const runsOfA = workers.at(-1)!.log().split('\n').filter((line) => /job forgot\.w1\.A\.[^ ]+: agent A /.test(line));
     expect(runsOfA).toHaveLength(2);
   }, 200_000);
+  it('A20-49: a killed dispatched run re-run in-process (--dispatch inprocess: as without --dispatch flags): the early report is withdrawn and the agent runs again here — never merged as complete', async () => {
+    // (A works on for 20 s after its report: its job is still running when the orchestrator is killed, even on a loaded machine)
+    const target = await createDispatchRepo('inproc49', reportsEarly(lettersScript(), 20_000), { waves: [['A', 'B']] });
+    const worker = await startWorker({ id: 'ip49', redisUrl: redis.url, remote: target.remote, dir: path.join(scratch, 'worker-ip49') });
+    workers.push(worker);
+    const before = (await target.repo.run(['rev-parse', 'HEAD'])).trim();
+    const { spawn } = await import('node:child_process');
+    const first = spawn(process.execPath, [binPath, 'run-wave', target.implPath, '--wave', '1', '--model', `script:${target.scriptPath}`, '--skip-critic', '--json', '--dispatch', redis.url, '--dispatch-remote', target.remote], { cwd: target.repo.dir, env: { ...process.env, ...gitEnv }, stdio: 'ignore' });
+    const exited = new Promise((resolve) => first.once('exit', resolve));
+    try {
+      // (a loaded machine — the dispatch suites at once — can take more than the 45 s of the other tests)
+      await earlyReportOf(target.implPath, 150_000);
+      // (and B's job ended, its result taken here — or it is run again by the re-run: either way B completes)
+      const recordOfB = path.join(journalPaths(target.repo.dir, 'inproc49', 1, 'B').dir, 'attempt.json');
+      const settled = () => existsSync(recordOfB) && !readFileSync(recordOfB, 'utf8').includes('dispatched');
+      const deadline = Date.now() + 8000;
+      while (!(reportOf(target.implPath, 'B')?.status === 'complete' && settled()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
+    } finally {
+      first.kill('SIGKILL');
+      await exited;
+    }
+    // A's job goes on on its worker; the re-run is made in-process.
+    const rerun = await runWaveCli(target, 1, { extra: ['--dispatch', 'inprocess'], timeoutMs: 100_000 });
+    const result = waveResult(rerun);
+    // Before the fix: A "already complete (E9: not relaunched)", the wave merged with src/a.js = 'early' (the job's later commit lost).
+    const agentA = result.agents.find((agent) => agent.agent === 'A')!;
+    expect(agentA.status, JSON.stringify(agentA)).toBe('complete');
+    expect(JSON.stringify(agentA)).not.toContain('already complete');
+    expect(rerun.stdout).toMatch(/"step":"lost_run","status":"warning","detail":"agent A: its report is not taken as final — its attempt 1 ran as a job on a worker \(--dispatch redis:\/\/127\.0\.0\.1:\d+ --dispatch-remote file:\/\/\S+\) that may still run/);
+    expect(result.success, JSON.stringify(result.blocked ?? rerun.stderr.slice(-1500))).toBe(true);
+    // Merged once, with what A's run here committed after its report.
+    expect(target.repo.read('src/a.js')).toContain('after report');
+    expect((await target.repo.run(['log', '--merges', '--format=%s', `${before}..HEAD`])).split('\n').filter((subject) => subject.includes('agent-A'))).toHaveLength(1);
+    expect(result.agents.find((agent) => agent.agent === 'B')?.status).toBe('complete');
+  }, 360_000);
+
   it('A20-33: the only worker with the agent\'s label SIGKILLed after its early report — DISPATCH_NO_WORKER, nothing merged, the report withdrawn', async () => {
     const target = await createDispatchRepo('lastworker', reportsEarly(lettersScript()), { waves: [['A', 'B']], config: { dispatch: { labels: { A: ['solo33'] }, label_wait_seconds: 2 } } });
     const solo = await startWorker({ id: 'solo33', redisUrl: redis.url, remote: target.remote, dir: path.join(scratch, 'worker-solo33'), labels: ['solo33'] });

@@ -147,6 +147,8 @@ export interface GateJobResult {
  */
 export interface Dispatcher {
   readonly name: 'in-process' | 'redis';
+  /** The flags that reach this dispatcher's queue (`--dispatch <url> --dispatch-remote <remote> …`, credentials redacted): named by a re-run that cannot check a job of it (A20-49). */
+  readonly flags?: string;
   runAgentJob(job: AgentJob): Promise<AgentJobResult>;
   /**
    * The attempt number of a job of this agent (same slug, wave and base) that is still queued or running on a worker,

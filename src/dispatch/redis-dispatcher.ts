@@ -986,6 +986,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
 
   return {
     name: 'redis',
+    flags: [`--dispatch ${redactRedisUrl(options.url)}`, `--dispatch-remote ${redactUserinfo(options.remote)}`, ...(queueName ? [`--dispatch-queue ${queueName}`] : [])].join(' '),
     ...(options.gates === 'workers' ? { runGateJob } : {}),
     // A17-34: attempts of this agent (same slug, wave, base) queued or running now.
     inFlight: async (context) => {

@@ -25,7 +25,7 @@ import { finalizeWave, type FinalizeWaveResult } from '../engine/finalize-wave.j
 import { classifyDirtyTree } from '../engine/prepare/tree-steps.js';
 import { addTestCounts, parseTestCounts } from '../gates/test-counts.js';
 import { journalPaths, recoverJournalContext } from '../engine/journal.js';
-import { recordAttempt } from './attempt-record.js';
+import { openDispatchedAttempt, recordAttempt, settleAttempt } from './attempt-record.js';
 import { prepareAgent, prepareWave, type PrepareWaveResult } from '../engine/prepare-wave.js';
 import type { EngineRunOptions } from '../engine/run-options.js';
 import type { StepResult } from '../engine/step.js';
@@ -525,12 +525,29 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
     const stillRunning = options.dispatcher?.inFlight && !plan.solo && plan.branch ? await options.dispatcher.inFlight({ slug, wave: options.wave, agentId: plan.id, baseCommit: plan.base, worktree: plan.cwd }).catch(() => retry?.attempt ?? 1) : undefined;
     // A19-11/A19-19: a complete report whose job then failed (or was refused) while no orchestrator ran is a lost run's:
     // not taken as final — the agent is launched again (the failed job runs again, E9 never reuses a failure).
-    const lostRun = existing?.status === 'complete' && stillRunning === undefined && options.dispatcher?.lostRun && !plan.solo && plan.branch ? await options.dispatcher.lostRun({ slug, wave: options.wave, agentId: plan.id, baseCommit: plan.base }).catch((error: unknown) => `its jobs could not be read to prove it final (${error instanceof Error ? error.message.slice(0, 200) : String(error)})`) : undefined;
+    // A20-49: the agent's last attempt was dispatched (a job on a worker) and never ended here — its orchestrator was
+    // killed — and this run cannot ask that job's queue (in-process: `--dispatch inprocess`, or no --dispatch flags):
+    // the job may still run, so a report its progress wrote early is not final. It is withdrawn and the agent runs again here.
+    const uncheckable = existing?.status === 'complete' && !options.dispatcher?.lostRun && !plan.solo && plan.branch ? await openDispatchedAttempt(journal.dir) : undefined;
+    const lostRun =
+      uncheckable !== undefined
+        ? `its attempt ${uncheckable.attempt} ran as a job on a worker (${uncheckable.dispatched.flags}) that may still run, and this run (in-process) cannot check it — withdrawn and run again here; re-run with those flags instead to await that job`
+        : existing?.status === 'complete' && stillRunning === undefined && options.dispatcher?.lostRun && !plan.solo && plan.branch
+          ? await options.dispatcher.lostRun({ slug, wave: options.wave, agentId: plan.id, baseCommit: plan.base }).catch((error: unknown) => `its jobs could not be read to prove it final (${error instanceof Error ? error.message.slice(0, 200) : String(error)})`)
+          : undefined;
     if (lostRun !== undefined) events?.emit({ v: 1, type: 'step-end', command: 'run-wave', slug, step: { step: 'lost_run', status: 'warning', detail: `agent ${plan.id}: its report is not taken as final — ${lostRun}`, duration_ms: 0 } });
+    if (uncheckable !== undefined) {
+      // Withdrawn before anything else is recorded (a `blocked` report at the base): whatever this run does next, no
+      // finalize-wave, `retry` or re-run (E9) takes the killed run's report for the agent's.
+      await saveCompletionReport(implPath, plan.id, { status: 'blocked', failure_type: 'transient', commit: plan.base, notes: `withdrawn by the orchestrator: the report came from attempt ${uncheckable.attempt}, a job on a worker (${uncheckable.dispatched.flags}) that an in-process run cannot check`, worktree: plan.cwd, ...(plan.branch ? { branch: plan.branch } : {}) }, { editor: reportEditor });
+      previousReport = JSON.stringify((await readManifest(implPath)).completion_reports?.[plan.id] ?? null);
+    }
     if (existing?.status === 'complete' && stillRunning === undefined && lostRun === undefined) {
       const jail = await createJail({ root: plan.cwd, ownedFiles: owned, ...(plan.branch ? { branch: plan.branch } : {}), ...(plan.orchestratorPaths ? { orchestratorPaths: plan.orchestratorPaths } : {}) }, { env });
       const check = await checkAgentStop({ git: plan.git, jail, baseCommit: plan.base, report: existing });
       if (check.ok) {
+        // (final: a dispatched attempt's job was proven to have ended with a complete result, or it ran here)
+        await settleAttempt(journal.dir).catch(() => undefined);
         summary.status = 'complete';
         summary.resumed = true;
         summary.explanation = 'already complete (E9: not relaunched)';
@@ -601,9 +618,10 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
         break;
       }
       const attemptStarted = performance.now();
-      await recordAttempt(journal.dir, attempt).catch(() => undefined);
       // Issue 17: where it runs (solo/integration agents and agents without a branch never leave this process).
       const dispatcher = options.dispatcher && !plan.solo && plan.branch ? options.dispatcher.name : 'in-process';
+      // A20-49: a dispatched attempt is recorded as such until it ends here (a re-run of a killed run reads it).
+      await recordAttempt(journal.dir, attempt, dispatcher === 'redis' ? { dispatcher: 'redis', flags: options.dispatcher?.flags ?? '--dispatch redis://…' } : undefined).catch(() => undefined);
       events?.emit({ v: 1, type: 'agent-launch', slug, wave: options.wave, agent: plan.id, attempt, model: plan.spec.raw, backend: plan.spec.backend, dispatcher });
       let turns = 0;
       const usage = emptyUsage();
@@ -729,6 +747,7 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
         // attempt is judged by its failure, and the early report is withdrawn (a `blocked` report at the base), so no
         // finalize-wave, `retry` or re-run (E9) ever merges it. Fail closed: only the dispatcher's `job_result` counts.
         // (A job that returned its result after the agent failed past its report is judged by the report, as in-process.)
+        let withdrawFailed = false;
         const earlyOnly = run.dispatch !== undefined && report?.status === 'complete' && run.dispatch.job_result !== true;
         if (earlyOnly) {
           failureType = failureTypeOfOutcome(outcome);
@@ -736,6 +755,7 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
           explanation = `reported complete on ${run.dispatch?.worker ?? 'a worker'}, but its job ended without a complete result: ${failure}`;
           const withdrawn = await saveCompletionReport(implPath, plan.id, { status: 'blocked', failure_type: failureType === 'transient' ? 'transient' : 'escalate', commit: plan.base, notes: `withdrawn by the orchestrator: the report came from a run of job ${run.dispatch?.job_id ?? '?'} that did not end with a complete result (${failure.slice(0, 300)})`, worktree: plan.cwd, ...(plan.branch ? { branch: plan.branch } : {}) }, { editor: reportEditor }).catch(() => undefined);
           if (withdrawn) previousReport = JSON.stringify((await readManifest(implPath)).completion_reports?.[plan.id] ?? null);
+          else withdrawFailed = true;
         } else if (report?.status === 'complete' && check.ok) {
           summary.status = 'complete';
         } else if (report?.status === 'complete') {
@@ -775,6 +795,9 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
             fixDetails = why !== undefined ? `Your previous run ended without an accepted completion report: ${why}. Fix that, commit, and call set_completion again.` : 'Your previous run ended without a completion report. Commit your work and call set_completion.';
           }
         }
+        // A20-49: the job's outcome was taken here and its early report judged (kept with the job's result, withdrawn
+        // otherwise): the attempt is no longer open. An interrupted run's job goes on: its attempt stays open.
+        if (dispatcher === 'redis' && outcome.status !== 'aborted' && !withdrawFailed) await settleAttempt(journal.dir).catch(() => undefined);
         events?.emit({ v: 1, type: 'agent-end', slug, wave: options.wave, agent: plan.id, attempt, status: summary.status === 'complete' ? 'complete' : (report?.status ?? outcome.status), ...(failureType !== undefined ? { failure_type: failureType } : {}), turns: outcome.turns, input_tokens: outcome.usage.inputTokens, output_tokens: outcome.usage.outputTokens, cost_usd: outcome.usage.costUsd, duration_ms: attemptSummary.duration_ms, ...(explanation ? { explanation } : {}), ...(run.dispatch ? { dispatch: run.dispatch } : {}) });
         if (summary.status === 'complete') break;
 
