@@ -17,6 +17,8 @@ export interface AgentJobContext {
   branch?: string;
   /** The repository root the agent's worktree belongs to (orchestrator side). */
   repoRoot: string;
+  /** The run's primary repository (whose committed polywave.config.json holds every repository's worktree setup); default `repoRoot`. */
+  primaryRoot?: string;
   /** Solo and integration agents work in the main checkout: never distributed. */
   solo: boolean;
 }

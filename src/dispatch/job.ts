@@ -240,6 +240,20 @@ export const agentJobDataSchema = z.strictObject({
   limits: z.strictObject({ timeoutMs: z.number().int().positive().optional(), maxTurns: z.number().int().positive().optional() }),
   labels: z.array(z.string().max(32)).max(6),
   remote: z.string().min(1).max(jobLimits.remote),
+  /**
+   * A20-26: the worktree setup the job's worktree gets on the worker, as prepare-wave gives the local one (the
+   * repository's committed `setup`, or the defaults a worker can apply; `copy` names only — never the files).
+   */
+  worktree_setup: z
+    .strictObject({
+      setup: z.union([z.string().min(1).max(10_000), z.array(z.string().min(1).max(10_000)).min(1).max(200), z.literal(false)]).optional(),
+      copy: z.array(z.string().max(jobLimits.path)).max(200),
+      defaults: z.boolean(),
+      go_work: z.boolean(),
+      port: z.number().int().min(1).max(65_535),
+      timeout_seconds: z.number().int().min(1).max(86_400),
+    })
+    .optional(),
   enqueued_at: z.number(),
 });
 

@@ -16,6 +16,7 @@ import { createLiveEventInbox } from './live-events.js';
 import { unpackCommits } from './commit-pack.js';
 import { dispatchCodes } from './codes.js';
 import { keepJobJournal } from './dispatched-journal.js';
+import { jobWorktreeSetup } from '../engine/prepare/worktree-setup.js';
 import type { GateRunResult } from '../gates/types.js';
 import { inProcessDispatcher, type AgentJob, type AgentJobResult, type Dispatcher, type DispatchRecord, type GateJob, type GateJobResult } from './dispatcher.js';
 import { agentJobDataSchema, agentJobId, checkQueueName, expectedGateJobId, jobLimits, expectedJobId, jobContentDigest, queueNameFor, remoteKey, runCounterKey, worktreeToken, type AgentJobData, type AgentJobReturn, type GateJobData, type GateJobReturn } from './job.js';
@@ -565,6 +566,11 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
         labels,
         // F8: never the remote's credentials (each worker uses its own --remote).
         remote: remoteWithoutUserinfo(options.remote),
+        // A20-26: the worktree setup prepare-wave gave the local worktree, for the worker's job worktree.
+        ...(await jobWorktreeSetup({ primaryRoot: context.primaryRoot ?? context.repoRoot, repoRoot: context.repoRoot, localWorktree: request.cwd, git: gitOf(context.repoRoot) }).then(
+          (setup) => ({ worktree_setup: setup }),
+          () => ({}),
+        )),
         enqueued_at: 0,
       };
       // F5: the id names the content (prompts, model, script, files, remote): other input is another job.

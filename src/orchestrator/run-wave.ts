@@ -657,7 +657,7 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
       };
       let outcome: AgentOutcome;
       try {
-        const run = await (options.dispatcher ?? inProcessDispatcher).runAgentJob({ context: { slug, wave: options.wave, agentId: plan.id, attempt, baseCommit: plan.base, ...(plan.branch ? { branch: plan.branch } : {}), repoRoot: plan.root, solo: plan.solo }, options: {
+        const run = await (options.dispatcher ?? inProcessDispatcher).runAgentJob({ context: { slug, wave: options.wave, agentId: plan.id, attempt, baseCommit: plan.base, ...(plan.branch ? { branch: plan.branch } : {}), repoRoot: plan.root, primaryRoot: repoDir, solo: plan.solo }, options: {
           ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
           agentId: plan.id,
           role: plan.role,

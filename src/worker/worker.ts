@@ -27,6 +27,7 @@ import { packCommits } from '../dispatch/commit-pack.js';
 import { createLiveEventOutbox, liveEventsMax, type NumberedEvent } from '../dispatch/live-events.js';
 import { createJournalRelay, seedJobJournal, toPortableJournal, withRecoveredContext, type JournalRelay } from './journal-relay.js';
 import { buildCompletionReport, type CompletionReportInput } from '../protocol/completion-report.js';
+import { setupJobWorktree, worktreeSetupCodes } from '../engine/prepare/worktree-setup.js';
 
 /** Options of {@link startWorker}. */
 export interface WorkerOptions {
@@ -713,6 +714,18 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       // another job's, must never widen its sandbox).
       unpinSettings = pinSandboxSettings(worktree, data.base_commit);
       const cliTemplates = model.startsWith('cli:') ? workerCliTemplates(await readAgentCliTemplates(worktree, env), options.modelAllow ?? []) : undefined;
+
+      // A20-26: the worktree setup prepare-wave gives a local agent's worktree (the project's `setup`, or the defaults a
+      // worker can apply), sandboxed with the base commit's settings (pinned above), before the agent runs.
+      if (data.worktree_setup) {
+        const setup = await setupJobWorktree({ worktree, commonDir: clone, agent: data.agent, slug: data.slug, wave: data.wave, branch: data.branch, setup: data.worktree_setup, env, git: worktreeGit, signal: controller.signal, hiddenAround: [dir] });
+        if (controller.signal.aborted) throw new HandBack();
+        if (!setup.ok) {
+          log(`job ${data.job_id}: worktree setup failed: ${setup.error ?? 'failed'}`);
+          throw new UnrecoverableError(`${setup.code ?? worktreeSetupCodes.failed}: worker ${id} on ${os.hostname()}: the worktree setup of agent ${data.agent} failed: ${(setup.error ?? 'failed').slice(0, 2000)}${setup.output_tail ? `\n${setup.output_tail.slice(-2000)}` : ''}`);
+        }
+        if (setup.actions.length > 0) log(`job ${data.job_id}: worktree set up: ${setup.actions.join('; ').slice(0, 1000)}`);
+      }
       const run = await runAgent({
         ...(cliTemplates ? { cliTemplates } : {}),
         ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),

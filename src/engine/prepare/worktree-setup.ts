@@ -216,7 +216,7 @@ async function isDirectory(target: string): Promise<boolean> {
  * ran on the host, and a `postinstall` an agent of an earlier wave added to package.json read ~/.ssh and
  * planted a git hook), with `allowHosts` (the package manager's public registry) allowed too.
  */
-async function runCommand(command: SetupCommand, options: { cwd: string; env: Record<string, string>; timeoutMs: number; logPath: string; signal?: AbortSignal; sandboxed?: boolean; allowHosts?: readonly string[] }): Promise<ShellCommandResult> {
+async function runCommand(command: SetupCommand, options: { cwd: string; env: Record<string, string>; timeoutMs: number; logPath: string; signal?: AbortSignal; sandboxed?: boolean; allowHosts?: readonly string[]; hiddenAround?: readonly string[] }): Promise<ShellCommandResult> {
   const text = commandText(command);
   let env = options.env;
   const shell = {
@@ -229,7 +229,7 @@ async function runCommand(command: SetupCommand, options: { cwd: string; env: Re
   if (options.sandboxed === true) {
     env = {};
     for (const [name, value] of Object.entries(withoutCredentials(options.env))) if (value !== undefined) env[name] = value;
-    const ran = await runInGateSandbox(text, options.cwd, { env, throwaway: false, ...(options.allowHosts ? { allowHosts: options.allowHosts } : {}), ...(options.signal ? { signal: options.signal } : {}) }, shell);
+    const ran = await runInGateSandbox(text, options.cwd, { env, throwaway: false, ...(options.allowHosts ? { allowHosts: options.allowHosts } : {}), ...(options.hiddenAround ? { hiddenAround: options.hiddenAround } : {}), ...(options.signal ? { signal: options.signal } : {}) }, shell);
     if (ran && 'error' in ran) {
       await writeFile(options.logPath, `${ran.error}\n`).catch(() => undefined);
       return { exitCode: -1, signal: null, timedOut: false, canceled: false, durationMs: 0, output: ran.error, outputTruncated: false, error: ran.error };
@@ -812,4 +812,92 @@ export async function createTeardownHook(options: {
       return `teardown failed: ${errorText(error)}`;
     }
   };
+}
+
+/**
+ * Issue 17 (outside round A20-26): the worktree setup of a dispatched agent, as its job carries it — the repository's
+ * committed `setup` (or `false`), its `copy` entries (names only: they are untracked files of the orchestrator's
+ * checkout, often secrets, and never travel through Redis), whether the built-in defaults apply, `POLYWAVE_PORT` and
+ * the timeout. Never a path on the orchestrator's disk.
+ */
+export interface JobWorktreeSetup {
+  setup?: SetupCommand | false;
+  copy: string[];
+  defaults: boolean;
+  go_work: boolean;
+  port: number;
+  timeout_seconds: number;
+}
+
+/**
+ * What a worker must do to the job worktree of an agent of `repoRoot` (the primary checkout's committed config, as
+ * prepare-wave reads it): `localWorktree`'s setup record (prepare-wave's) gives the agent's port.
+ */
+export async function jobWorktreeSetup(options: { primaryRoot: string; repoRoot: string; localWorktree?: string; git?: Git }): Promise<JobWorktreeSetup> {
+  const { config, configDir } = await loadConfig(options.primaryRoot);
+  const entry = configuredWorktreeSetup(config, { configDir, repoRoot: options.repoRoot, primary: path.resolve(options.primaryRoot) === path.resolve(options.repoRoot) });
+  const settings = configuredWorktreeSetupSettings(config);
+  let port = settings.basePort;
+  if (options.localWorktree && options.git) {
+    const commonDir = path.resolve(options.repoRoot, await options.git.commonDir().catch(() => '.git'));
+    const gitDir = await worktreeGitDir(options.localWorktree, commonDir);
+    const record = gitDir === undefined ? undefined : await readRecord(gitDir);
+    if (record) port = record.port;
+  }
+  return { ...(entry.setup !== undefined ? { setup: entry.setup } : {}), copy: entry.copy, defaults: settings.defaults, go_work: true, port, timeout_seconds: settings.timeoutSeconds };
+}
+
+/**
+ * A20-26: a worker's counterpart of prepare-wave's setup for one job worktree (a worktree of its bare clone at the
+ * base): the configured `setup` command, sandboxed as on the orchestrator; else the defaults a worker can apply —
+ * Node with a lockfile: the frozen install (`npm ci --prefer-offline` …) in the sandbox (no main checkout to share
+ * `node_modules` from), a go.work for multi-module Go repositories. `copy` entries are not applied (never sent), nor
+ * is a `.venv` shared (none here): each says so in the actions. What it creates is kept out of git's sight (the
+ * clone's `info/exclude`); a setup that changes the clone's git configuration or hooks fails (X21-10). Never throws.
+ */
+export async function setupJobWorktree(options: { worktree: string; commonDir: string; agent: string; slug: string; wave: number; branch: string; setup: JobWorktreeSetup; env: Readonly<Record<string, string | undefined>>; git: Git; signal?: AbortSignal; /** Directories around the worktree its sandbox hides whole (the worker's --dir: other jobs' checkouts). */ hiddenAround?: readonly string[] }): Promise<AgentSetupOutcome> {
+  const started = performance.now();
+  const actions: string[] = [];
+  const created: string[] = [];
+  const job = options.setup;
+  const outcome = (extra: Partial<AgentSetupOutcome>): AgentSetupOutcome => ({ agent: options.agent, worktree: options.worktree, port: job.port, ok: true, actions, created, duration_ms: Math.round(performance.now() - started), ...extra });
+  const logPath = path.join(options.commonDir, 'polywave', 'setup-logs', `${path.basename(options.worktree)}.log`);
+  const env = commandEnvironment(options.env, setupEnvironment({ worktree: options.worktree, root: options.worktree, agent: options.agent, slug: options.slug, wave: options.wave, port: job.port, branch: options.branch }));
+  const run: RunLabelled = async (label, command, how = {}) => {
+    const result = await runCommand(command, { cwd: options.worktree, env: { ...env, ...how.env }, timeoutMs: job.timeout_seconds * 1000, logPath, sandboxed: true, ...(how.allowHosts ? { allowHosts: how.allowHosts } : {}), ...(options.hiddenAround ? { hiddenAround: options.hiddenAround } : {}), ...(options.signal ? { signal: options.signal } : {}) });
+    if (result.exitCode !== 0 || result.timedOut || result.canceled) failedCommand(label, command, result, logPath);
+    return result;
+  };
+  try {
+    await mkdir(path.dirname(logPath), { recursive: true });
+    const before = await gitControlsOf(options.commonDir);
+    for (const pattern of job.copy) actions.push(`copy ${pattern}: not applied on a worker (an untracked file of the orchestrator's checkout; never sent)`);
+    if (job.setup !== undefined && job.setup !== false) {
+      const result = await run('setup', job.setup);
+      actions.push(`setup ${describeCommand(job.setup)} (exit 0, ${(result.durationMs / 1000).toFixed(1)} s)`);
+    } else if (job.setup === undefined && job.defaults) {
+      const tracked = trackedManifests(options.git);
+      if (await exists(path.join(options.worktree, 'package.json'))) {
+        const lock = (await Promise.all(lockfiles.map(async (candidate) => ((await exists(path.join(options.worktree, candidate[0]))) ? candidate : undefined)))).find((candidate) => candidate !== undefined);
+        if (lock === undefined) actions.push('node: package.json without a lockfile — no dependencies installed on the worker (configure a setup)');
+        else if (await exists(path.join(options.worktree, 'node_modules'))) actions.push('node: the worktree already has node_modules');
+        else {
+          const command = installCommand(lock[1], await exists(path.join(options.worktree, '.yarnrc.yml')));
+          const result = await run(`node: ${lock[0]} —`, command, { allowHosts: defaultInstallHosts[lock[1]], env: { HUSKY: '0' } });
+          actions.push(`node: ${command.join(' ')} (no main checkout on a worker to share node_modules from; ${(result.durationMs / 1000).toFixed(1)} s)`);
+          created.push('node_modules');
+        }
+      }
+      await goDefaults({ worktree: options.worktree, goWork: job.go_work } as SetupWorktreeOptions, tracked, actions, created);
+      const markers = ['pyproject.toml', 'setup.py', 'setup.cfg', 'requirements.txt'];
+      if ((await Promise.all(markers.map((marker) => exists(path.join(options.worktree, marker))))).some(Boolean)) actions.push('python: no .venv shared on a worker (configure a setup)');
+    }
+    const changed = diffFingerprints(options.commonDir, before, await gitControlsOf(options.commonDir));
+    if (changed.length > 0) throw new WorktreeSetupError(worktreeSetupCodes.tampered, `the worktree setup changed the clone's git configuration or hooks, which no setup may: ${describeFindings(changed, 5)}`);
+    await excludeCreated(options.commonDir, options.git, created);
+    return outcome({});
+  } catch (error) {
+    if (error instanceof WorktreeSetupError) return outcome({ ok: false, code: error.code, error: error.message, ...error.details });
+    return outcome({ ok: false, code: worktreeSetupCodes.failed, error: errorText(error) });
+  }
 }
