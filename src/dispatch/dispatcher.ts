@@ -125,6 +125,8 @@ export interface GateJob {
   head: string;
   /** The repository the branch is in (orchestrator side: where the push runs). */
   repoRoot: string;
+  /** The wave's base in that repository (A20-44: the gates' sandbox settings are the project's committed ones there). */
+  baseCommit?: string;
   /** The pre-merge gates of this repository, `repo:` removed. */
   gates: readonly GateSpec[];
   docsOnly: boolean;

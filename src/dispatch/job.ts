@@ -363,6 +363,11 @@ export const gateJobDataSchema = z.strictObject({
     .max(200),
   /** Per-gate timeout for gates without `timeout_seconds` (ms). */
   default_timeout_ms: z.number().int().positive().optional(),
+  /**
+   * A20-44: the wave's base commit — the gates' sandbox settings are the project's committed ones there (as finalize-wave
+   * pins a local gate's), never the agent branch's; a worker uses it only when it is an ancestor of `head`.
+   */
+  base_commit: z.string().regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/).optional(),
   docs_only: z.boolean(),
   labels: z.array(z.string().max(32)).max(6),
   remote: z.string().min(1).max(jobLimits.remote),

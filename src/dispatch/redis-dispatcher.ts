@@ -944,6 +944,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
         head: job.head,
         gates: job.gates.map(({ repo: _repo, ...gate }) => Object.fromEntries(Object.entries(gate).filter(([, value]) => value !== undefined))),
         ...(job.defaultTimeoutMs ? { default_timeout_ms: job.defaultTimeoutMs } : {}),
+        ...(job.baseCommit ? { base_commit: job.baseCommit } : {}),
         docs_only: job.docsOnly,
         labels,
         remote: remoteWithoutUserinfo(options.remote),

@@ -2,7 +2,7 @@ import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { runGit } from '../git/run-git.js';
-import { gatePlan, makeScratchDir, readSandboxSettings, releaseScratchDir, sandboxStatus, vanishedMountAttempts, wrapInSandbox, type SandboxedCommand } from '../sandbox/index.js';
+import { gatePlan, isInPinnedCheckout, makeScratchDir, readSandboxSettings, releaseScratchDir, sandboxStatus, vanishedMountAttempts, wrapInSandbox, type SandboxedCommand } from '../sandbox/index.js';
 import { ensureScratchParent } from '../sandbox/scratch-dirs.js';
 import type { SandboxSettings } from '../sandbox/index.js';
 import { withoutCredentials } from '../sandbox/credential-variables.js';
@@ -275,7 +275,10 @@ export async function untrustedLogDir(repoDir: string, kind: string): Promise<st
  */
 function gateSandboxSettings(gitCommonDir: string | undefined, cwd: string, memo?: Map<string, Promise<SandboxSettings>>): Promise<SandboxSettings> {
   const mainCheckout = gitCommonDir === undefined ? cwd : path.basename(gitCommonDir) === '.git' ? path.dirname(gitCommonDir) : undefined;
-  if (mainCheckout === undefined) return Promise.resolve({});
+  // A20-44: a checkout of a bare repository (a worker's clone) has no main checkout: its settings are those of the
+  // commit it is pinned to (a worker pins a gate job's checkout, and an agent job's worktree, to the wave's base —
+  // confined there to the checkout, A20-45), else the defaults.
+  if (mainCheckout === undefined) return isInPinnedCheckout(cwd) ? readSandboxSettings(cwd) : Promise.resolve({});
   let settings = memo?.get(mainCheckout);
   if (!settings) {
     settings = readSandboxSettings(mainCheckout);

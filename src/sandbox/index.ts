@@ -13,6 +13,6 @@ export { agentSandboxPlan, defaultBuildCaches, gatePlan, gitConfigMasks, homeSec
 export { sandboxOverrideVariable, sandboxStatus, type SandboxStatus } from './sandbox-status.js';
 export { sandboxInstallHint, sandboxUnavailableError, sandboxUnavailableMessage } from './sandbox-unavailable-error.js';
 export { resetSandboxManager as resetSandbox } from './sandbox-manager.js';
-export { readSandboxSettings } from './sandbox-settings.js';
+export { isInPinnedCheckout, readSandboxSettings } from './sandbox-settings.js';
 export { ensureScratchParent, foreignScratchDirs, makeScratchDir, releaseScratchDir, registeredScratchParents, keepWorkerDirRegistered, registeredWorkerDirs, registerWorkerDir, releaseWorkerDir, scratchParent, WorkerDirError } from './scratch-dirs.js';
 export { sandboxCommandVariable, shellQuote, vanishedMountAttempts, vanishedMountPoint, wrapInSandbox, type SandboxedCommand, type WrapInSandboxOptions } from './wrap-in-sandbox.js';

@@ -183,6 +183,17 @@ export function pinSandboxSettings(checkout: string, commit: string): () => void
   return pins.pin(checkout, commit);
 }
 
+/** Whether `directory` lies in a checkout with pinned commits ({@link pinSandboxSettings}): its settings are those commits'. */
+export function isInPinnedCheckout(directory: string): boolean {
+  if (pins.size === 0) return false;
+  const resolved = path.resolve(directory);
+  for (const [checkout] of pins.entries()) {
+    const relative = path.relative(checkout, resolved);
+    if (relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative))) return true;
+  }
+  return false;
+}
+
 /** The commits pinned for `checkout` ({@link pinSandboxSettings}): the base commits of the waves being finalized there. */
 export function pinnedCommitsOf(checkout: string): string[] {
   return pins.of(checkout);

@@ -459,6 +459,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     const { controller, startedAtMs } = admitted;
     log(`gate job ${data.job_id}: ${data.gates.length} gate(s) of agent ${data.agent} of ${data.slug} wave ${data.wave} at ${data.head.slice(0, 12)}`);
     let added = false;
+    let unpinSettings: (() => void) | undefined;
     try {
       await withClone(async () => {
         const hasHead = async () => (await cloneGit.run(['cat-file', '-e', `${data.head}^{commit}`], { allowExitCodes: [1, 128] })).exitCode === 0;
@@ -475,6 +476,11 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         await cloneGit.run(['worktree', 'add', '--quiet', '--detach', '--force', scratch, data.head]);
         added = true;
       });
+      // A20-44: the gates' sandbox settings are the project's committed ones at the wave's base (as finalize-wave's local
+      // gates get), confined to the checkout (A20-45) — only a base the gated commit builds on; else the defaults.
+      const base = data.base_commit !== undefined && (await cloneGit.run(['merge-base', '--is-ancestor', data.base_commit, data.head], { allowExitCodes: [1, 128] })).exitCode === 0 ? data.base_commit : undefined;
+      if (data.base_commit !== undefined && base === undefined) log(`gate job ${data.job_id}: its base ${data.base_commit.slice(0, 12)} is not an ancestor of ${data.head.slice(0, 12)}; the gates get the default sandbox settings`);
+      unpinSettings = base !== undefined ? pinSandboxSettings(scratch, base) : undefined;
       const run = await runGates({
         repoDir: scratch,
         gates: data.gates,
@@ -497,6 +503,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       log(`gate job ${data.job_id}: ${run.passed ? 'passed' : `${run.required_failures} required gate(s) failed`}`);
       return { v: 1, kind: 'gate', job_id: data.job_id, worker: id, host: os.hostname(), dir: scratch, run, started_at: startedAtMs, finished_at: Date.now() };
     } finally {
+      unpinSettings?.();
       if (added) discardWorktree(scratch);
       release(data.job_id, controller);
     }

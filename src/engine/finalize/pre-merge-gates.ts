@@ -73,7 +73,7 @@ export const preMergeGatesStep: StepDefinition<FinalizeContext> = {
         const gates = gatesForRepo(all, item.agent.repo, context.repos.length);
         if (gates.length === 0) return item;
         if (remote) {
-          const ran = await remote({ slug: context.slug, wave: context.wave, agentId: item.agent.id, branch: item.agent.branch, head: item.agent.tip!, repoRoot: item.agent.repo.root, gates, docsOnly, ...(context.options.gateTimeoutMs ? { defaultTimeoutMs: context.options.gateTimeoutMs } : {}), ...(context.options.signal ? { signal: context.options.signal } : {}) });
+          const ran = await remote({ slug: context.slug, wave: context.wave, agentId: item.agent.id, branch: item.agent.branch, head: item.agent.tip!, repoRoot: item.agent.repo.root, ...(item.agent.repo.base ? { baseCommit: item.agent.repo.base } : {}), gates, docsOnly, ...(context.options.gateTimeoutMs ? { defaultTimeoutMs: context.options.gateTimeoutMs } : {}), ...(context.options.signal ? { signal: context.options.signal } : {}) });
           item.run = ran.run;
           item.worker = { id: ran.worker, host: ran.host };
           // E40 as for a local run (the worker's gates emit nothing here), naming the worker.
