@@ -40,6 +40,11 @@ export const dispatchCodes = {
   lockLost: 'DISPATCH_LOCK_LOST',
   /** The agent branch on the remote moved while the job ran (another run of it pushed): nothing pushed (attack F12; transient). */
   branchMoved: 'DISPATCH_BRANCH_MOVED',
+  /**
+   * A cross-repo wave (E51: agents in several repositories) run through the Redis dispatcher (A20-34: every repository's
+   * wave base went to the one base ref of the shared remote, and the pushes raced): refused before anything starts (exit 2).
+   */
+  crossRepo: 'DISPATCH_CROSS_REPO',
   /** The job failed on its worker without a coded reason; also: the run that finished reported nothing while a lost run's report was written (transient). */
   workerFailed: 'DISPATCH_WORKER_FAILED',
 } as const;

@@ -18,6 +18,8 @@ import { inProcessDispatcher, type DispatchRecord, type Dispatcher } from '../di
 import { checkAgentStop, type StopCheck } from '../agents/stop-check.js';
 import { createJail } from '../agents/jail/jail.js';
 import { PolywaveError } from '../errors/polywave-error.js';
+import { dispatchCodes } from '../dispatch/codes.js';
+import { agentRepoKey, resolveRepoRoot } from '../engine/prepare/preflight-steps.js';
 import { ownedFiles, renderAgentBrief } from '../engine/brief.js';
 import type { EventBus } from '../engine/events.js';
 import { recordRunRepositories } from '../observability/recorder.js';
@@ -406,6 +408,25 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
     result.state = finalized.state || result.state;
     result.success = finalized.success;
     return finish();
+  }
+
+  // A20-34: a cross-repo wave (E51) through the Redis dispatcher is refused before anything is prepared: the dispatcher
+  // pushes each repository's wave base to the one `refs/polywave/base/<slug>/wave<N>` of the shared remote, where the
+  // pushes race (the loser failed as DISPATCH_REMOTE_UNREACHABLE) and a later one moves the ref under the other's jobs.
+  if (options.dispatcher?.name === 'redis' && !solo) {
+    const roots = new Map<string, string>();
+    for (const agent of waveData.agents ?? []) {
+      const key = agentRepoKey(manifest, options.wave, agent.id ?? '');
+      const root = (await resolveRepoRoot(manifest, key, repoDir, path.dirname(implPath))) ?? key;
+      if (!roots.has(root)) roots.set(root, key === '' ? path.basename(repoDir) : key);
+    }
+    if (roots.size > 1) {
+      throw new PolywaveError({
+        code: dispatchCodes.crossRepo,
+        message: `wave ${options.wave} of ${path.basename(implPath)} is a cross-repo wave (E51: its agents work in ${[...roots.values()].join(', ')}), which the Redis dispatcher does not run: each repository's wave base would go to the one ref refs/polywave/base/${slug}/wave${options.wave} of the shared remote; nothing was started — run it in-process (--dispatch inprocess)`,
+        exitCode: 2,
+      });
+    }
   }
 
   // Other IMPL and PROGRAM manifests with uncommitted changes at the start (another IMPL's BLOCKED state record, which
