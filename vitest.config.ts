@@ -34,6 +34,26 @@ const shareAll = process.env.POLYWAVE_TEST_SHARE === 'all';
 const sharedInclude = shareAll ? include : ['src/**/*.test.ts'];
 const ownInclude = shareAll ? [] : ['test/**/*.test.ts'];
 
+/**
+ * Files that run the built-in `cli:claude` / `cli:codex` or the `claude-code` backend in the OS sandbox: such an agent's
+ * run ends (SANDBOX_VIEW_STALE, relaunched by run-wave) when a path its sandbox cannot hide appears meanwhile — a
+ * scratch parent another run registers (a TMPDIR of its own, as many sandbox tests set) included. Run together with
+ * those, they would end each other's agents: they run last, one file at a time.
+ */
+const agentBackendFiles = [
+  'test/attack-x6-k2.test.ts',
+  'test/claude-code-backend.test.ts',
+  'test/e40-events.test.ts',
+  'test/sandbox-appeared-later-backends.test.ts',
+  'test/sandbox-claude-code.test.ts',
+  'test/sandbox-cli-abort.test.ts',
+  'test/sandbox-cli-claude.test.ts',
+  'test/sandbox-cli-codex.test.ts',
+  'test/sandbox-escape-claude-code.test.ts',
+  'test/sandbox-no-datagram-filter.test.ts',
+  'test/scout-readonly-backends.test.ts',
+];
+
 export default defineConfig({
   test: {
     reporters: ['default', './test/support/count-reporter.ts'],
@@ -49,8 +69,9 @@ export default defineConfig({
     // user's per-user store. Tests about the store set their own POLYWAVE_EVENTS_DB.
     env: { POLYWAVE_EVENTS_DB: process.env.POLYWAVE_EVENTS_DB ?? path.join(os.tmpdir(), `polywave-test-events-${process.pid}.db`) },
     projects: [
-      { extends: true, test: { name: 'shared-process', include: sharedInclude, exclude: [...exclude, ...ownProcess], isolate: false, setupFiles: ['./test/support/shared-process-guard.ts'] } },
-      { extends: true, test: { name: 'own-process', include: [...ownProcess, ...ownInclude], exclude, isolate: true } },
+      { extends: true, test: { name: 'shared-process', include: sharedInclude, exclude: [...exclude, ...ownProcess, ...agentBackendFiles], isolate: false, setupFiles: ['./test/support/shared-process-guard.ts'] } },
+      { extends: true, test: { name: 'own-process', include: [...ownProcess, ...ownInclude], exclude: [...exclude, ...agentBackendFiles], isolate: true } },
+      { extends: true, test: { name: 'agent-backends', include: agentBackendFiles, exclude, isolate: true, fileParallelism: false, sequence: { groupOrder: 1 } } },
     ],
   },
 });
