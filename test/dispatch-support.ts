@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -96,9 +96,36 @@ export interface TestWorker {
   exited: Promise<number | null>;
 }
 
-export async function startWorker(options: { id: string; redisUrl: string; remote: string; dir: string; labels?: string[]; extra?: string[]; env?: Record<string, string> }): Promise<TestWorker> {
+/**
+ * A worker whose `--dir` is a small disk of its own: a tmpfs of `mb` MB mounted there in a mount namespace of the worker's
+ * (`unshare -m`, root; `-Urm` otherwise), filled whole while the file `fill` exists and emptied again once `unfill`
+ * exists (a loop beside the worker, ended with it). {@link smallDiskSupported} says whether this machine can.
+ */
+export interface SmallDisk {
+  mb: number;
+  fill: string;
+  unfill: string;
+}
+
+const unshareArgs = (): string[] => (process.getuid?.() === 0 ? ['-m'] : ['-Urm']);
+
+/** Whether {@link SmallDisk} workers can run here (unshare and a tmpfs mount in a namespace of one's own). */
+export function smallDiskSupported(): boolean {
+  const result = spawnSync('unshare', [...unshareArgs(), 'sh', '-c', 'd=$(mktemp -d) && mount -t tmpfs -o size=1m tmpfs "$d" && umount "$d" && rmdir "$d"'], { encoding: 'utf8' });
+  return result.status === 0;
+}
+
+export async function startWorker(options: { id: string; redisUrl: string; remote: string; dir: string; labels?: string[]; extra?: string[]; env?: Record<string, string>; smallDisk?: SmallDisk }): Promise<TestWorker> {
   const args = [binPath, 'worker', '--redis', options.redisUrl, '--remote', options.remote, '--dir', options.dir, '--id', options.id, '--lock-duration', '2500', '--stalled-interval', '500', ...(options.labels ?? []).flatMap((label) => ['--label', label]), ...(options.extra ?? [])];
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...gitEnv, NO_COLOR: '1', ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const disk = options.smallDisk;
+  if (disk) mkdirSync(options.dir, { recursive: true });
+  // (the loop ends when the worker — `exec`ed in place of this shell, its pid — is gone)
+  const diskScript = disk
+    ? `mount -t tmpfs -o size=${disk.mb}m tmpfs "$D" || exit 3; (while kill -0 $$ 2>/dev/null; do if [ -e "$FILL" ] && [ ! -e "$D/.fill" ]; then dd if=/dev/zero of="$D/.fill" bs=64k 2>/dev/null; fi; if [ -e "$UNFILL" ] && [ -e "$D/.fill" ]; then rm -f "$D/.fill"; fi; sleep 0.1; done) & exec "$@"`
+    : '';
+  const child = disk
+    ? spawn('unshare', [...unshareArgs(), 'sh', '-c', diskScript, 'sh', process.execPath, ...args], { env: { ...process.env, ...gitEnv, NO_COLOR: '1', ...options.env, D: options.dir, FILL: disk.fill, UNFILL: disk.unfill }, stdio: ['ignore', 'pipe', 'pipe'] })
+    : spawn(process.execPath, args, { env: { ...process.env, ...gitEnv, NO_COLOR: '1', ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   process.once('exit', () => child.kill('SIGKILL'));
   let log = '';
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (log += chunk));

@@ -1,26 +1,40 @@
 /**
- * Outside round A20-16 (issue 17), the regression test of its fix: a worker whose `--dir` disk is full failed every job
- * it took as `config: DISPATCH_REMOTE_UNREACHABLE` (E19 escalate: the wave BLOCKED while healthy workers idled), and
- * went on taking jobs. Now a job whose setup fails on the worker's own disk goes back to the queue for another worker,
- * and that worker takes no jobs (out of the registry) until a probe write to its `--dir` works again.
+ * Outside rounds A20-16, A21-08, A21-25 (issue 17), the regression tests of their fixes: a worker whose `--dir` disk is
+ * full failed every job it took as `config: DISPATCH_REMOTE_UNREACHABLE` (E19 escalate: the wave BLOCKED while healthy
+ * workers idled), and went on taking jobs (A20-16); the same disk filling while the agent ran failed the job `fatal:
+ * ENOSPC` and left the worker registered (A21-08); a job whose base does not fit knocked every worker it reached out of
+ * the pool for good — the failed fetch's temporary pack stayed on the disk (A21-25).
+ * Now a disk error in a job (its setup or its agent's run) is judged by a probe write to `--dir` after the job's own
+ * files (the failed fetch's leftovers, its worktree) are removed: the disk still full → the job goes back to the queue
+ * for another worker, and this one takes no jobs (out of the registry) until a probe write works again; the disk fine
+ * again → the job goes back without pausing the worker, and after 3 such hand-backs fails as its own
+ * (DISPATCH_JOB_TOO_LARGE).
  *
  * Real parts: a redis-server on loopback, a `file://` remote, real `polywave worker` processes, run-wave through the
- * CLI. The full disk is a `git` on the sick worker's PATH that fails `fetch` and `worktree add` with git's ENOSPC words while a marker
- * file exists (a full filesystem needs root to mount). Needs `npm run build`.
+ * CLI, and a real full disk: the sick worker's `--dir` is an 8 MB tmpfs in a mount namespace of its own (`unshare`),
+ * filled on the test's signal. Needs `npm run build`; skipped where such a mount is not possible.
  */
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDispatchRepo, lettersScript, runWaveCli, startRedis, startWorker, waveResult, type TestRedis, type TestWorker } from './dispatch-support.js';
+import { createDispatchRepo, gitEnv, lettersScript, runWaveCli, smallDiskSupported, startRedis, startWorker, waveResult, type TestRedis, type TestWorker } from './dispatch-support.js';
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-worker-disk-full-'));
 let redis: TestRedis;
 const workers: TestWorker[] = [];
+const supported = smallDiskSupported();
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const waitFor = async (test: () => boolean, ms: number) => {
+  const deadline = Date.now() + ms;
+  while (!test() && Date.now() < deadline) await sleep(50);
+};
+/** The markers that fill and empty a small disk (see dispatch-support's SmallDisk). */
+const diskOf = (name: string) => ({ mb: 8, fill: path.join(scratch, `${name}.FILL`), unfill: path.join(scratch, `${name}.UNFILL`) });
 
 beforeAll(async () => {
-  redis = await startRedis(path.join(scratch, 'redis'));
+  if (supported) redis = await startRedis(path.join(scratch, 'redis'));
 }, 60_000);
 
 afterAll(async () => {
@@ -29,24 +43,18 @@ afterAll(async () => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
-describe('a worker whose --dir disk is full (A20-16)', () => {
-  it('hands the job back and stops taking jobs; a healthy worker runs it and the wave completes', async () => {
-    const realGit = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
-    const bin = path.join(scratch, 'bin');
-    const full = path.join(scratch, 'DISK-FULL');
-    mkdirSync(bin, { recursive: true });
-    // (the fetch of a base the clone lacks, and the job's `worktree add`: each writes to the --dir)
-    writeFileSync(path.join(bin, 'git'), `#!/bin/sh\nif [ -e ${full} ]; then case " $* " in *" fetch "*|*" worktree add "*) echo "fatal: unable to write loose object file: No space left on device" >&2; exit 128;; esac; fi\nexec ${realGit} "$@"\n`);
-    chmodSync(path.join(bin, 'git'), 0o755);
+describe.skipIf(!supported)('a worker whose --dir disk is full (A20-16, A21-08, A21-25)', () => {
+  it('hands the job back and stops taking jobs; a healthy worker runs it and the wave completes (A20-16: the disk full at the setup)', async () => {
+    const disk = diskOf('setup');
     const target = await createDispatchRepo('diskfull', lettersScript(), { waves: [['A', 'B']], config: { dispatch: { label_wait_seconds: 30 } } });
-    const sickWorker = await startWorker({ id: 'sick', redisUrl: redis.url, remote: target.remote, dir: path.join(scratch, 'worker-sick'), env: { PATH: `${bin}:${process.env.PATH ?? ''}` } });
+    const sickWorker = await startWorker({ id: 'sick', redisUrl: redis.url, remote: target.remote, dir: path.join(scratch, 'worker-sick'), smallDisk: disk });
     workers.push(sickWorker);
-    writeFileSync(full, '');
+    writeFileSync(disk.fill, '');
+    await sleep(1000);
     const running = runWaveCli(target, 1, { redisUrl: redis.url, timeoutMs: 120_000 });
     // The sick worker takes a job first (it is the only one); then a healthy one starts.
-    const deadline = Date.now() + 30_000;
-    while (!/job diskfull\.w1\.[AB]\.[^ ]+: agent [AB] /.test(sickWorker.log()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await waitFor(() => /job diskfull\.w1\.[AB]\.[^ ]+: agent [AB] /.test(sickWorker.log()), 30_000);
+    await sleep(1500);
     workers.push(await startWorker({ id: 'healthy', redisUrl: redis.url, remote: target.remote, dir: path.join(scratch, 'worker-healthy') }));
     const run = await running;
     const result = waveResult(run);
@@ -56,12 +64,61 @@ describe('a worker whose --dir disk is full (A20-16)', () => {
       ['A', 'complete', 'healthy'],
       ['B', 'complete', 'healthy'],
     ]);
-    expect(sickWorker.log()).toMatch(/worker sick: its --dir .* cannot be written \(No space left on device\); taking no jobs until it can/);
+    expect(sickWorker.log()).toMatch(/worker sick: its --dir .* cannot be written \((No space left on device|ENOSPC)\); taking no jobs until it can/);
     expect(sickWorker.log()).toMatch(/job diskfull\.w1\.[AB]\.[^ ]+: handed back, this worker's disk failed its setup/);
     // Space again: the worker takes jobs again.
-    rmSync(full, { force: true });
-    const back = Date.now() + 20_000;
-    while (!sickWorker.log().includes('can be written again; taking jobs') && Date.now() < back) await new Promise((resolve) => setTimeout(resolve, 100));
+    writeFileSync(disk.unfill, '');
+    await waitFor(() => sickWorker.log().includes('can be written again; taking jobs'), 20_000);
     expect(sickWorker.log()).toContain('worker sick: its --dir can be written again; taking jobs');
+    sickWorker.child.kill('SIGKILL');
   }, 180_000);
+
+  it('a disk that fills WHILE the agent runs: the job goes to a healthy worker, the sick one pauses (A21-08)', async () => {
+    const disk = diskOf('run');
+    // A writes, sleeps 4 s (the disk fills meanwhile), then writes again: ENOSPC in the agent's own write.
+    const target = await createDispatchRepo('diskrun', lettersScript({ A: ['sleep_ms: 4000', 'write: { path: src/a.js, content: "export const a = 2;\\n" }'] }), { waves: [['A', 'B']], config: { dispatch: { labels: { A: ['df'] }, label_wait_seconds: 60 } } });
+    const sickWorker = await startWorker({ id: 'sick2', redisUrl: redis.url, remote: target.remote, dir: path.join(scratch, 'worker-sick2'), labels: ['df'], smallDisk: disk });
+    workers.push(sickWorker);
+    const running = runWaveCli(target, 1, { redisUrl: redis.url, timeoutMs: 150_000 });
+    await waitFor(() => /job diskrun\.w1\.A\.[^ ]+: agent A /.test(sickWorker.log()), 60_000);
+    // (its setup done, its agent in the 4 s sleep)
+    await sleep(2000);
+    writeFileSync(disk.fill, '');
+    workers.push(await startWorker({ id: 'healthy2', redisUrl: redis.url, remote: target.remote, dir: path.join(scratch, 'worker-healthy2'), labels: ['df'] }));
+    const run = await running;
+    const result = waveResult(run);
+    // Before the fix: A's attempt failed `fatal: ENOSPC: no space left on device, write` (not retried) → BLOCKED.
+    expect(result.success, JSON.stringify(result.blocked ?? run.stderr.slice(-1500))).toBe(true);
+    expect(result.agents.map((agent) => [agent.agent, agent.status, agent.attempts.at(-1)?.dispatch?.worker]).find(([agent]) => agent === 'A')).toEqual(['A', 'complete', 'healthy2']);
+    expect(sickWorker.log()).toMatch(/job diskrun\.w1\.A\.[^ ]+: handed back, this worker's disk failed while its agent ran \(ENOSPC/);
+    expect(sickWorker.log()).toMatch(/worker sick2: its --dir .* cannot be written \(ENOSPC\); taking no jobs until it can/);
+    writeFileSync(disk.unfill, '');
+    await waitFor(() => sickWorker.log().includes('can be written again; taking jobs'), 20_000);
+    expect(sickWorker.log()).toContain('worker sick2: its --dir can be written again; taking jobs');
+    sickWorker.child.kill('SIGKILL');
+  }, 200_000);
+
+  it('a job whose base does not fit: its fetch leftovers go, the worker stays in the pool, the job fails coded after 3 runs (A21-25)', async () => {
+    const target = await createDispatchRepo('diskbig', lettersScript(), { waves: [['A', 'B']], config: { dispatch: { labels: { A: ['sm'] }, label_wait_seconds: 20 } } });
+    // A 12 MB base (random: it does not compress) for an 8 MB disk.
+    execFileSync('sh', ['-c', 'head -c 12000000 /dev/urandom > big.bin && git add big.bin && git commit -qm big'], { cwd: target.repo.dir, env: { ...process.env, ...gitEnv } });
+    const disk = diskOf('big');
+    const small = await startWorker({ id: 'small', redisUrl: redis.url, remote: target.remote, dir: path.join(scratch, 'worker-small'), labels: ['sm'], smallDisk: disk });
+    workers.push(small);
+    const run = await runWaveCli(target, 1, { redisUrl: redis.url, timeoutMs: 150_000 });
+    const result = waveResult(run);
+    expect(result.success).toBe(false);
+    const explanation = JSON.stringify(result.blocked ?? run.stderr.slice(-1500));
+    // Before the fix: the worker paused for good (the failed fetch's tmp pack kept its disk full) and the run said
+    // `DISPATCH_NO_WORKER: no live worker has the label(s) sm any more`.
+    expect(explanation).toContain('DISPATCH_JOB_TOO_LARGE');
+    expect(explanation).toMatch(/its base's fetch had written \d+\.\d MB when the disk filled/);
+    expect(explanation).not.toContain('DISPATCH_NO_WORKER');
+    expect(small.log()).toMatch(/handed back, a disk error \([^)]*\) in its setup, but this worker's --dir takes writes once the job's files are gone; removed the \d+\.\d MB a failed fetch left in the clone \(1 of 3/);
+    expect(small.log()).not.toContain('cannot be written');
+    // Still in the pool: it runs the next job (B's wave of another project needs no big base: the same worker, a small job).
+    const other = await createDispatchRepo('disksmall', lettersScript(), { waves: [['A', 'B']], config: { dispatch: { labels: { A: ['sm'] }, label_wait_seconds: 20 } } });
+    const next = await runWaveCli({ ...other, remote: target.remote }, 1, { redisUrl: redis.url, timeoutMs: 120_000 });
+    expect(waveResult(next).success, next.stderr.slice(-1500)).toBe(true);
+  }, 240_000);
 });

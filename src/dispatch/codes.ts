@@ -45,6 +45,12 @@ export const dispatchCodes = {
    * wave base went to the one base ref of the shared remote, and the pushes raced): refused before anything starts (exit 2).
    */
   crossRepo: 'DISPATCH_CROSS_REPO',
+  /**
+   * A job hit a disk error (full, over quota) on several workers in turn, each of whose `--dir` could be written again once
+   * the job's own files (a failed fetch's temporary objects, its worktree) were removed: the job does not fit there (its
+   * base, or what its agent writes) — the job's failure (config, E19 escalate), not the workers' (A21-25, A21-33).
+   */
+  jobTooLarge: 'DISPATCH_JOB_TOO_LARGE',
   /** The job failed on its worker without a coded reason; also: the run that finished reported nothing while a lost run's report was written (transient). */
   workerFailed: 'DISPATCH_WORKER_FAILED',
 } as const;

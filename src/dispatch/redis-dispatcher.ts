@@ -82,7 +82,7 @@ export async function assertRemoteReachable(remote: string, options: { cwd: stri
 
 /** E19 kind of a job a worker failed with `reason` (`CODE: message`). */
 function kindOfFailure(reason: string): AgentFailureKind {
-  if (reason.startsWith(dispatchCodes.remoteUnreachable) || reason.startsWith(dispatchCodes.noWorker)) return 'config';
+  if (reason.startsWith(dispatchCodes.remoteUnreachable) || reason.startsWith(dispatchCodes.noWorker) || reason.startsWith(dispatchCodes.jobTooLarge)) return 'config';
   if (reason.startsWith(dispatchCodes.redisLost) || reason.startsWith(dispatchCodes.baseMissing) || reason.startsWith(dispatchCodes.branchMoved) || /stalled|lock/i.test(reason)) return 'transient';
   return 'fatal';
 }

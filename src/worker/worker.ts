@@ -1,5 +1,5 @@
 import { existsSync, rmSync } from 'node:fs';
-import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat, statfs, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import path from 'node:path';
@@ -65,6 +65,11 @@ export interface WorkerOptions {
   unsafeNoSandbox?: boolean;
   /** A20-16: how often a worker whose `--dir` could not be written tries a probe write (ms). Default 5 s. */
   diskProbeMs?: number;
+  /**
+   * A21-25/A21-33: how many times one job may go back to the queue for a disk error after which the worker's `--dir` took
+   * writes again (the job's own files removed) before it fails as the job's own (DISPATCH_JOB_TOO_LARGE). Default 3.
+   */
+  diskHandBacks?: number;
   /**
    * Prefixes of job models that name their own endpoint or command (`openai-compatible:<url>#m`,
    * `cli:<template>`) this worker runs anyway (`--model-allow`); others are refused (attack F2).
@@ -141,6 +146,8 @@ const pushedMarkerSeconds = 24 * 3600;
 
 /** The job is being handed back (second signal, attack F14): its processor moves it to wait and stops. */
 class HandBack extends Error {}
+/** A21-08: the agent failed on a disk error (its message: the words found). */
+class DiskTrouble extends Error {}
 
 /**
  * `polywave worker` (issue 17): keeps a clone of the shared remote in `dir`, takes agent jobs of
@@ -414,6 +421,87 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     timer.unref();
   };
 
+  /** One probe write of 1 MB to `--dir` (removed again): undefined when this worker's disk takes writes now, else why not (its code). */
+  const probeWrite = async (): Promise<string | undefined> => {
+    const probe = path.join(dir, `.write-probe-${process.pid}-${Math.random().toString(36).slice(2, 10)}`);
+    try {
+      await writeFile(probe, Buffer.alloc(1 << 20));
+      return undefined;
+    } catch (error) {
+      return localDiskTrouble(error) ?? ((error as NodeJS.ErrnoException).code || firstLine(error));
+    } finally {
+      await rm(probe, { force: true }).catch(() => undefined);
+    }
+  };
+
+  /**
+   * A21-25: what a failed fetch (or commit) left in the clone's object store — git never removes its temporary objects
+   * and packs (`tmp_obj_*`, `tmp_pack_*`, `tmp_idx_*`, quarantine `incoming-*`), so one base that did not fit kept the
+   * disk full for ever. Run in the clone's turn (no other job's fetch writes them meanwhile). The bytes removed.
+   */
+  const removeFetchLeftovers = async (): Promise<number> => {
+    const objects = path.join(clone, 'objects');
+    let bytes = 0;
+    for (const entry of await readdir(objects).catch(() => [] as string[])) {
+      const where = path.join(objects, entry);
+      if (entry.startsWith('incoming-')) {
+        bytes += await bytesUnder(where);
+        await rm(where, { recursive: true, force: true }).catch(() => undefined);
+      } else if (entry === 'pack' || /^[0-9a-f]{2}$/.test(entry)) {
+        for (const file of await readdir(where).catch(() => [] as string[])) {
+          if (!file.startsWith('tmp_')) continue;
+          bytes += (await stat(path.join(where, file)).catch(() => ({ size: 0 }))).size;
+          await rm(path.join(where, file), { recursive: true, force: true }).catch(() => undefined);
+        }
+      }
+    }
+    return bytes;
+  };
+
+  const diskHandBacksMax = Math.max(1, options.diskHandBacks ?? 3);
+  const megabytes = (bytes: number) => `${(bytes / (1 << 20)).toFixed(1)} MB`;
+  /**
+   * A20-16, A21-08, A21-25, A21-33: a job's setup failed (the base's fetch, its worktree: git's words for a full disk
+   * are not always the disk's — `couldn't write '….lock'`), or it failed later with a disk error (`words`: the agent's
+   * writes, its commits, the push's local refs). The failed fetch's leftovers and the job's worktree go first, then a
+   * probe write to `--dir` judges the disk (never the error's words alone: A21-33):
+   * - the probe fails: this worker's disk is full (or failing) whoever filled it — the job goes back to the queue for
+   *   another worker, and this one pauses ({@link markSick}) until its probe works again;
+   * - the probe works: the job's own files filled it (a base that does not fit, an agent that writes too much) — the
+   *   job goes back to the queue WITHOUT pausing this worker, counted in Redis across workers; after
+   *   {@link diskHandBacksMax} such hand-backs it fails as the job's own (DISPATCH_JOB_TOO_LARGE, config), naming its size.
+   *   Except without disk words (the setup failed for another reason), or for a failure after the agent (`ownFiles`
+   *   false: the push — a remote's full disk speaks the same words): then undefined, and the job fails with its own
+   *   error as before.
+   */
+  const onDiskTrouble = async (job: Job, token: string | undefined, data: AgentJobData, words: string | undefined, phase: 'setup' | 'run', worktree: string, ownFiles: boolean): Promise<undefined> => {
+    const leftovers = await withClone(removeFetchLeftovers).catch(() => 0);
+    // (a worktree half made by a failed `worktree add` too)
+    await rm(worktree, { recursive: true, force: true }).catch(() => undefined);
+    const what = phase === 'setup' ? 'its setup' : 'while its agent ran';
+    const during = phase === 'setup' ? 'in its setup' : 'while its agent ran';
+    const freed = leftovers > 0 ? `; removed the ${megabytes(leftovers)} a failed fetch left in the clone` : '';
+    const probed = await probeWrite();
+    if (probed !== undefined) {
+      const trouble = words ?? probed;
+      markSick(trouble);
+      log(`job ${data.job_id}: handed back, this worker's disk failed ${what} (${trouble})${freed}`);
+      return handBack(job, token, 0);
+    }
+    if (!ownFiles || words === undefined) return undefined;
+    const trouble = words;
+    const counterKey = `polywave:disk-handbacks:${data.job_id}`;
+    const count = await client.multi().incr(counterKey).expire(counterKey, pushedMarkerSeconds).exec().then((replies) => Number(replies?.[0]?.[1]) || 1, () => 1);
+    if (count >= diskHandBacksMax) {
+      const free = await statfs(dir).then((fs) => fs.bavail * fs.bsize, () => undefined);
+      const size = leftovers > 0 ? `here its base's fetch had written ${megabytes(leftovers)} when the disk filled` : 'here its worktree filled the disk';
+      log(`job ${data.job_id}: failed, a disk error (${trouble}) ${during} on ${count} runs, each time the --dir took writes again once the job's files were gone${freed}`);
+      throw new UnrecoverableError(`${dispatchCodes.jobTooLarge}: job ${data.job_id} hit a disk error (${trouble}) ${during} on ${count} worker runs in turn, and each worker's --dir took writes again once the job's own files were removed: the job does not fit on the workers of its label(s) (${size}${free !== undefined ? `, ${megabytes(free)} free after the cleanup` : ''}); give those workers more disk, or make the base smaller`);
+    }
+    log(`job ${data.job_id}: handed back, a disk error (${trouble}) ${during}, but this worker's --dir takes writes once the job's files are gone${freed} (${count} of ${diskHandBacksMax} such hand-backs before the job fails as too large)`);
+    return handBack(job, token, 1000);
+  };
+
   /**
    * Where the OS sandbox cannot run and this worker was not started with --unsafe-no-sandbox: the
    * job is refused before anything is checked out (SANDBOX_UNAVAILABLE, naming this worker — the
@@ -580,7 +668,10 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         const hasBase = async () => knownBases.has(baseKey) || (await cloneGit.run(['rev-parse', '--verify', '--quiet', `${data.base_ref}^{commit}`], { allowExitCodes: [1, 128] })).stdout.trim() === data.base_commit;
         if (!(await hasBase())) {
           try {
-            await cloneGit.run(['fetch', '--quiet', '--no-tags', options.remote, `+${data.base_ref}:${data.base_ref}`]);
+            // A21-25: always into a pack (never loose objects: a fetch that fails on a full disk left the base's commit
+            // and trees but not its blobs — the clone then "had" the base, and every later job of it failed), so that
+            // what a failed fetch leaves is its temporary pack only (removed, see removeFetchLeftovers).
+            await cloneGit.run(['-c', 'fetch.unpackLimit=1', 'fetch', '--quiet', '--no-tags', options.remote, `+${data.base_ref}:${data.base_ref}`]);
           } catch (error) {
             throw new UnrecoverableError(`${dispatchCodes.remoteUnreachable}: cannot fetch ${data.base_ref} from the shared remote ${shownRemote}: ${firstLine(error)}`);
           }
@@ -783,6 +874,12 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       });
       const agentEndAt = Date.now();
       await relay?.close();
+      // A21-08: the agent failed on a disk error (its writes, its commits — in git's words or not: a probe write says)
+      // — judged as one in the job's setup (below).
+      if (run.outcome.status === 'failed' && !controller.signal.aborted) {
+        const runTrouble = localDiskTrouble(run.outcome.failure?.message ?? '') ?? (await probeWrite());
+        if (runTrouble !== undefined) throw new DiskTrouble(runTrouble);
+      }
       if (outbox.capped > 0) log(`job ${data.job_id}: ${outbox.capped} event(s) beyond the live relay's cap (${liveEventsMax}) travel with the result only`);
       // F14: handed back (second signal): nothing is pushed; another worker runs the job.
       if (controller.signal.aborted) throw new HandBack();
@@ -798,12 +895,10 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       log(`job ${data.job_id}: ${run.outcome.status}${report ? ` (report ${String(report.status)})` : ''}`);
       return { v: 1, job_id: data.job_id, worker: id, host: os.hostname(), outcome: { ...run.outcome, text: run.outcome.text.slice(0, jobLimits.resultText) }, ...(report ? { report } : {}), ...(head !== data.base_commit ? { head } : {}), events, ...(job.processedOn ? { fetched_at: job.processedOn } : {}), started_at: startedAtMs, ready_at: readyAtMs, ...(reportedAt ? { reported_at: reportedAt } : {}), ...(pushedAt ? { pushed_at: pushedAt } : {}), agent_end_at: agentEndAt, loop_delay_ms: lateBy(), steps, finished_at: Date.now() };
     } catch (error) {
-      const trouble = !added ? localDiskTrouble(error) : undefined;
-      if (trouble !== undefined) {
-        markSick(trouble);
-        log(`job ${data.job_id}: handed back, this worker's disk failed its setup (${trouble})`);
-        return handBack(job, token, 0);
-      }
+      // A20-16, A21-08: a disk error in the job's setup or later (the agent's writes, a commit, the push's local refs).
+      // Any failure of the setup is looked at (a probe write), a later one when it names a disk error.
+      const words = error instanceof DiskTrouble ? error.message : error instanceof HandBack ? undefined : localDiskTrouble(error);
+      if (words !== undefined || (!added && !(error instanceof HandBack))) await onDiskTrouble(job, token, data, words, added ? 'run' : 'setup', worktree, !added || error instanceof DiskTrouble);
       if (error instanceof HandBack) {
         if (controller.signal.aborted) {
           log(`job ${data.job_id}: handed back (nothing pushed)`);
