@@ -163,9 +163,31 @@ describe('finalize-wave: the whole pipeline', () => {
     await fixture.repo.run(['merge', '--no-ff', '-q', '-m', 'manual octopus', fixture.branch('A'), fixture.branch('B'), fixture.branch('C')]);
     const result = await fixture.finalize(1, { skipMerge: true });
     expect(result.success, JSON.stringify(failedStep(result))).toBe(true);
-    expect(result.steps.map((item) => item.step)).toEqual(['check-git-config', 'load-manifest', 'check-tamper', 'verify-manual-merge', 'check-config-change', 'populate-integration-checklist', 'verify-build', 'run-post-merge-gates', 'mark-wave-verified', 'cleanup', 'commit-state']);
+    expect(result.steps.map((item) => item.step)).toEqual(['check-git-config', 'load-manifest', 'check-tamper', 'check-agent-statuses', 'verify-manual-merge', 'check-config-change', 'populate-integration-checklist', 'verify-build', 'run-post-merge-gates', 'mark-wave-verified', 'cleanup', 'commit-state']);
     expect(fixture.manifest().state).toBe('WAVE_VERIFIED');
     expect(await fixture.repo.git.listBranches('polywave/')).toEqual([]);
+  });
+
+  it('A21-30: merge-agents and --skip-merge refuse an agent whose report is not complete (a withdrawn report: its commits stay unmerged)', async () => {
+    const fixture = await threeAgentWave();
+    // B's report withdrawn (as the dispatcher withdraws an early report whose job failed): blocked, at the base.
+    const base = await fixture.head();
+    await fixture.report('B', { status: 'blocked', failure_type: 'transient', commit: base, branch: fixture.branch('B'), worktree: fixture.worktree('B'), notes: 'withdrawn by the orchestrator' });
+    const env = { GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' };
+    const merged = await runCli(['merge-agents', fixture.implPath, '--wave', '1'], { cwd: fixture.repo.dir, env, timeoutMs: 60_000 });
+    // Before the fix: exit 0, "merged 3 agent branch(es)", B's commits on main while its report said blocked.
+    expect(merged.code, merged.stdout).toBe(1);
+    expect(merged.stdout).toContain('agent B has status blocked');
+    expect(await mergeCommits(fixture.repo)).toHaveLength(0);
+    expect(await fixture.head()).toBe(base);
+    // The pair's second half (E11a, a merge made by hand): refused as well.
+    const manual = await threeAgentWave();
+    await manual.report('B', { status: 'blocked', failure_type: 'transient', commit: await manual.head(), branch: manual.branch('B'), worktree: manual.worktree('B'), notes: 'withdrawn by the orchestrator' });
+    await manual.repo.run(['merge', '--no-ff', '-q', '-m', 'manual octopus', manual.branch('A'), manual.branch('B'), manual.branch('C')]);
+    const skipped = await manual.finalize(1, { skipMerge: true });
+    expect(skipped.success).toBe(false);
+    expect(failedStep(skipped)?.step).toBe('check-agent-statuses');
+    expect(manual.manifest().state).not.toBe('WAVE_VERIFIED');
   });
 });
 

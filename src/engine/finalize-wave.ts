@@ -76,7 +76,8 @@ export function finalizeSteps(mode: FinalizeMode): ReadonlyArray<StepDefinition<
     case 'full':
       return [...preMergeSteps, ...mergeAndAfterSteps];
     case 'skip-merge':
-      return [verifyManualMergeStep, ...postMergeSteps];
+      // A21-30: a merge made by hand (or by merge-agents) verifies only agents whose reports are complete.
+      return [agentStatusesStep, verifyManualMergeStep, ...postMergeSteps];
     case 'already-merged':
       return [completionReportsStep, agentStatusesStep, ...postMergeSteps];
     case 'solo':
@@ -357,7 +358,9 @@ export async function scanWaveStubs(options: FinalizeWaveOptions): Promise<{ hit
  * E9 skips; a conflict sets BLOCKED). Follow with `finalize-wave --skip-merge` to verify.
  */
 export async function mergeWave(options: FinalizeWaveOptions): Promise<{ result: MergeAgentsResult | undefined; next_state: string; success: boolean; steps: StepResult[] }> {
-  const run = await runFinalizeSteps(options, [withGitConfigCheck(absentBranchesStep), mergeStep], { command: 'merge-agents', onFailure: [markBlockedStep], tamperCheck: true });
+  // A21-30: E7 as in finalize-wave — an agent reporting partial or blocked (a withdrawn early report: its commits are
+  // still on its local branch) is never merged, by this command either.
+  const run = await runFinalizeSteps(options, [withGitConfigCheck(absentBranchesStep), agentStatusesStep, mergeStep], { command: 'merge-agents', onFailure: [markBlockedStep], tamperCheck: true });
   const result = run.result.merge_result[run.context.primary.key] as MergeAgentsResult | undefined;
   return { result, next_state: run.result.state, success: run.success, steps: stepsOf(run) };
 }

@@ -7,7 +7,8 @@ import { implPathFrom } from './shared.js';
 import { refuseImplOfRunningProgram } from '../program-impl-guard.js';
 
 /**
- * `merge-agents <impl> --wave N [--merge-target B]` — the merge step alone: WAVE_MERGING, one
+ * `merge-agents <impl> --wave N [--merge-target B]` — the merge step alone (after E7: an agent reporting partial or
+ * blocked is never merged — A21-30): WAVE_MERGING, one
  * `--no-ff` merge per agent in wave order, merge log, E9 skips; a conflict aborts that merge and
  * sets BLOCKED. Prints `{wave, merges[{agent, branch, success, error?}], next_state, …}` (also on
  * failure); exit 1 when a merge failed. Verify afterwards with `finalize-wave --skip-merge`.
