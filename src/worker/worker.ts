@@ -171,6 +171,16 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const queue = options.queue === undefined || options.queue === '' ? undefined : checkQueueName(options.queue);
   const id = options.id ?? `${os.hostname()}-${process.pid}`.replace(/[^-A-Za-z0-9._]/g, '-');
   if (!workerIdPattern.test(id)) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `worker: --id ${JSON.stringify(id.slice(0, 140))} must match ${workerIdPattern.source}` });
+  // A21-05: where the OS sandbox cannot run (the answer is the process's, for good) and the operator did not opt out, this
+  // worker could run no job at all — it refuses every agent and gate job (A20-19) — yet it registered and took its share of
+  // every wave, failing each job fatal while healthy workers idled. It does not start (exit 2, nothing registered).
+  if (!options.unsafeNoSandbox) {
+    const status = await sandboxStatus({ env: options.env });
+    if (!status.available) {
+      const install = status.missing.length > 0 ? `install ${status.missing.join(', ')}` : `install the sandbox's packages (Debian/Ubuntu: ${sandboxInstallHint})`;
+      throw new PolywaveError({ code: codes.sandboxUnavailable, message: `worker ${id} on ${os.hostname()}: the OS sandbox is unavailable here (${status.detail}), and agent jobs (script agents too) and gate jobs run on a worker only sandboxed — this worker could run none of them, so it does not start (nothing registered); ${install}, or start it with --unsafe-no-sandbox (its jobs then run unsandboxed)`, exitCode: 2 });
+    }
+  }
   await assertRedisReachable(options.redisUrl);
   const dir = path.resolve(options.dir);
   const cloneBase = 'repo.git';
