@@ -1,9 +1,10 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EventBus, type PolywaveEvent } from '../src/engine/events.js';
 import type { FinalizeWaveResult } from '../src/engine/finalize-wave.js';
 import { writeActiveWave } from '../src/engine/isolation-hook.js';
+import { journalPaths } from '../src/engine/journal.js';
 import { runCli } from './support/cli.js';
 import { createWaveFixture, mergeCommits, type FixtureSpec, type WaveFixture } from './support/wave-fixture.js';
 
@@ -166,6 +167,26 @@ describe('finalize-wave: the whole pipeline', () => {
     expect(result.steps.map((item) => item.step)).toEqual(['check-git-config', 'load-manifest', 'check-tamper', 'check-agent-statuses', 'verify-manual-merge', 'check-config-change', 'populate-integration-checklist', 'verify-build', 'run-post-merge-gates', 'mark-wave-verified', 'cleanup', 'commit-state']);
     expect(fixture.manifest().state).toBe('WAVE_VERIFIED');
     expect(await fixture.repo.git.listBranches('polywave/')).toEqual([]);
+  });
+
+  it('A21-06: a complete report whose dispatched attempt never ended in an orchestrator (run-wave killed) is not final: nothing merged', async () => {
+    const fixture = await threeAgentWave();
+    // As run-wave records a dispatched attempt (attempt.json) until its job's outcome was taken: left open by a killed run.
+    const journal = journalPaths(fixture.repo.dir, fixture.manifest().feature_slug ?? '', 1, 'A');
+    mkdirSync(journal.dir, { recursive: true });
+    writeFileSync(path.join(journal.dir, 'attempt.json'), `${JSON.stringify({ attempt: 1, dispatched: { dispatcher: 'redis', flags: '--dispatch redis://127.0.0.1:6399 --dispatch-remote file:///srv/shared.git' } })}\n`);
+    const result = await fixture.finalize(1);
+    // Before the fix: WAVE_VERIFIED, A's early report and commit merged while its job still ran.
+    expect(result.success).toBe(false);
+    expect(failedStep(result)?.step).toBe('check-agent-statuses');
+    expect(failedStep(result)?.detail).toContain("agent A's report came from attempt 1, a job on a worker (--dispatch redis://127.0.0.1:6399 --dispatch-remote file:///srv/shared.git)");
+    expect(failedStep(result)?.detail).toContain('re-run `polywave run-wave');
+    expect(await mergeCommits(fixture.repo)).toHaveLength(0);
+    expect((await fixture.repo.git.run(['log', '--format=%H', '-1', '--', 'src/a.ts'])).stdout.trim()).toBe('');
+    // merge-agents refuses it too.
+    const merged = await runCli(['merge-agents', fixture.implPath, '--wave', '1'], { cwd: fixture.repo.dir, env: { GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' }, timeoutMs: 60_000 });
+    expect(merged.code, merged.stdout).toBe(1);
+    expect(await mergeCommits(fixture.repo)).toHaveLength(0);
   });
 
   it('A21-30: merge-agents and --skip-merge refuse an agent whose report is not complete (a withdrawn report: its commits stay unmerged)', async () => {

@@ -1,4 +1,7 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { decideFailureAction } from '../../protocol/e19.js';
+import { journalPaths } from '../journal.js';
 import type { StepDefinition } from '../step.js';
 import { manifestOf, type AgentFailure, type FinalizeContext } from './context.js';
 
@@ -25,9 +28,21 @@ export const completionReportsStep: StepDefinition<FinalizeContext> = {
  */
 export const agentStatusesStep: StepDefinition<FinalizeContext> = {
   name: 'check-agent-statuses',
-  run(context) {
+  async run(context) {
     const manifest = manifestOf(context);
     const failures: AgentFailure[] = [];
+    // A21-06: a complete report whose attempt ran as a job on a worker and never ended in an orchestrator (run-wave
+    // killed: the report is the one the job's progress brought early, the job may still run and commit) is not final.
+    const unsettled = await Promise.all(context.agents.map((agent) => (agent.report?.status === 'complete' ? openDispatchedRecord(journalPaths(agent.repo.root, context.slug, context.wave, agent.id).dir) : Promise.resolve(undefined))));
+    const pending = context.agents.flatMap((agent, index) => (unsettled[index] ? [{ agent: agent.id, ...unsettled[index] }] : []));
+    if (pending.length > 0) {
+      context.block = { reason: `E7: ${pending.map((item) => `agent ${item.agent}'s report is not final (its job may still run)`).join(', ')}`, mergeState: 'idle' };
+      return {
+        status: 'failed',
+        detail: `E7: ${pending.map((item) => `agent ${item.agent}'s report came from attempt ${item.attempt}, a job on a worker (${item.flags}) whose result no orchestrator collected — the report its job sent early is not final, and the job may still be running and committing`).join('; ')} — nothing merged; re-run \`polywave run-wave ${context.implPath} --wave ${context.wave} ${pending[0]!.flags}\` (it awaits or adopts the job, then finalizes)`,
+        data: { unsettled: pending },
+      };
+    }
     for (const agent of context.agents) {
       const status = agent.report?.status;
       if (status !== 'partial' && status !== 'blocked') continue;
@@ -49,3 +64,18 @@ export const agentStatusesStep: StepDefinition<FinalizeContext> = {
     };
   },
 };
+
+/**
+ * A20-49/A21-06: the agent's latest attempt as run-wave recorded it (`attempt.json`, orchestrator/attempt-record.ts), when it was dispatched — a job on a
+ * worker — and never ended in an orchestrator (run-wave settles the record once the job's outcome was taken).
+ */
+async function openDispatchedRecord(journalDir: string): Promise<{ attempt: number; flags: string } | undefined> {
+  try {
+    const value = JSON.parse(await readFile(path.join(journalDir, 'attempt.json'), 'utf8')) as { attempt?: unknown; dispatched?: unknown };
+    if (typeof value.attempt !== 'number' || !value.dispatched || typeof value.dispatched !== 'object') return undefined;
+    const flags = (value.dispatched as { flags?: unknown }).flags;
+    return { attempt: value.attempt, flags: typeof flags === 'string' && flags !== '' ? flags : '--dispatch redis://…' };
+  } catch {
+    return undefined;
+  }
+}
