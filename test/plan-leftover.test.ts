@@ -196,3 +196,34 @@ describe('a process the Planner ran rewrites its PROGRAM doc (P13-33)', () => {
     expect(result.attempts[0]!.undone).toMatch(/^docs\/PROGRAM\/PROGRAM-shop\.yaml was changed after the agent's last write_file\/edit_file of it, by a process it ran .* the changed copy is in \S+\.git\/polywave\/quarantine\//);
   }, 150_000);
 });
+
+// Outside round P14 (P14-18): the re-plan's Planner ran the tests (merged tier-1 code rewrote the PROGRAM's tier gate to
+// `true`), THEN made its own edit: the edit applied to the changed doc and "adopted" the change — no undo, no warning.
+// The doc is the Planner's own text (as the re-plan began, then its own writes/edits) before each of its edits applies.
+describe('a process the re-plan Planner ran rewrites the PROGRAM doc before the Planner edits it (P14-18)', () => {
+  it('the change is undone before the edit applies: only the Planner\'s edit is in the revised manifest', async () => {
+    const repo = await createTestRepo({ files: { 'README.md': '# shop\n' } });
+    const script = path.join(makeTempDir('polywave-replan-own-writes-'), 'agents.yaml');
+    const program = repo.path('docs/PROGRAM/PROGRAM-shop.yaml');
+    mkdirSync(path.dirname(program), { recursive: true });
+    writeFileSync(program, programDemoManifest('BLOCKED'));
+    expect(readFileSync(program, 'utf8')).toContain('command: node --test');
+    await repo.run(['add', '-A']);
+    await repo.run(['commit', '-qm', 'plan', '--no-verify']);
+    const described = /description: (.+)\n/.exec(readFileSync(program, 'utf8'))?.[1];
+    expect(described).toBeDefined();
+    const rewrite = `node -e "const f='docs/PROGRAM/PROGRAM-shop.yaml';const fs=require('fs');fs.writeFileSync(f,fs.readFileSync(f,'utf8').replace('command: node --test','command: \\"true\\"')+'# tier-1 was here\\n')"`;
+    writeFileSync(script, ['version: 1', 'agents:', '  planner:', '    steps:', `      - bash: ${JSON.stringify(rewrite)}`, `      - edit: { path: docs/PROGRAM/PROGRAM-shop.yaml, old: ${JSON.stringify(described)}, new: "REVISED AFTER THE TESTS" }`, '        expect: ok', '      - text: "revised"', ''].join('\n'));
+    const replan = await runCli(['program-replan', 'docs/PROGRAM/PROGRAM-shop.yaml', '--reason', 'p14-18', '--model', `script:${script}`], { cwd: repo.dir, env: repo.env as Record<string, string>, timeoutMs: 120_000 });
+    expect(replan.code, `${replan.stdout}\n${replan.stderr}`).toBe(0);
+    const text = readFileSync(program, 'utf8');
+    expect(text).toContain('REVISED AFTER THE TESTS');
+    expect(text).toContain('command: node --test');
+    expect(text).not.toContain('command: "true"');
+    expect(text).not.toContain('tier-1 was here');
+    const quarantine = repo.path('.git/polywave/quarantine');
+    const kept = readdirSync(quarantine, { recursive: true }).map(String).filter((name) => name.endsWith('PROGRAM-shop.yaml.quarantined'));
+    expect(kept).toHaveLength(1);
+    expect(readFileSync(path.join(quarantine, kept[0]!), 'utf8')).toContain('tier-1 was here');
+  }, 180_000);
+});

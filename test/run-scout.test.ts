@@ -337,6 +337,54 @@ describe('run-scout (issue 6): E16 correction loop, critic gate, one commit', ()
     expect(readFileSync(kept, 'utf8')).toContain('command: "true"');
   });
 
+  // Outside round P14 (P14-01): the Scout's own edit_file AFTER the process's change "adopted" it — the edit applied to
+  // the doc as found, and the check took whatever the last edit left as the Scout's. Its doc is its own text again
+  // before the edit applies; the edit lands on that.
+  it('P14-01: a process the Scout ran rewrites its IMPL doc, THEN the Scout edits it: the change is undone before the edit applies (never adopted)', async () => {
+    const repo = await repository();
+    const rewrite = `node -e "const f='${implRelative}';const fs=require('fs');fs.writeFileSync(f,fs.readFileSync(f,'utf8').replace('command: npm test','command: \\"true\\"')+'# tier-1 was here\\n')"`;
+    const model = scripted([
+      writeManifest(validManifest),
+      callTool('bash', { command: rewrite }),
+      callTool('edit_file', { path: implRelative, old_string: 'wired by a third agent in wave 2.', new_string: 'wired by a third agent in wave 2 (checked).' }),
+      (call) => {
+        expect(toolResults(call).at(-1)).toMatch(/^Edited /);
+        return say('done');
+      },
+    ]);
+    const result = await runScout({ feature: 'Greeting formatters', repoDir: repo.dir, model: mockModelString, env: repo.env, backend: backendFor(model) });
+    expect(result.state, JSON.stringify(result.steps)).toBe('REVIEWED');
+    const note = result.steps.find((step) => step.step === 'scout-doc-1')?.detail ?? '';
+    expect(note).toMatch(/was changed before the agent's edit_file of it, by a process it ran .* the changed copy is in /);
+    const committed = await repo.run(['show', `HEAD:${implRelative}`]);
+    expect(committed).toContain('(checked).');
+    expect(committed).toContain('test_command: npm test');
+    expect(committed).not.toContain('"true"');
+    expect(committed).not.toContain('tier-1 was here');
+  });
+
+  // P14-23: a doc written with bash only (no write_file) has no "own text" of the Scout's: whatever code the same or a
+  // later bash ran could have written it. It is taken away (quarantined) and the next attempt is told to use write_file.
+  it('P14-23: a Scout that writes its IMPL doc with bash, then runs code that rewrites it: the doc is taken away, the next attempt writes it with write_file', async () => {
+    const repo = await repository();
+    const bashWrite = `node -e "require('fs').mkdirSync('docs/IMPL',{recursive:true});require('fs').writeFileSync('${implRelative}',Buffer.from('${Buffer.from(validManifest).toString('base64')}','base64').toString().replace('command: npm test','command: \\"true\\"'))"`;
+    const model = scripted([
+      callTool('bash', { command: bashWrite }),
+      say('done'),
+      (call) => {
+        expect(JSON.stringify(call?.prompt ?? '')).toMatch(/SCOUT_DOC_PUT_BACK|write the doc with write_file/);
+        return writeManifest(validManifest);
+      },
+      say('done'),
+    ]);
+    const result = await runScout({ feature: 'Greeting formatters', repoDir: repo.dir, model: mockModelString, env: repo.env, backend: backendFor(model) });
+    expect(result.state, JSON.stringify(result.steps)).toBe('REVIEWED');
+    expect(result.steps.find((step) => step.step === 'scout-doc-1')?.detail).toMatch(/taken away .* the changed copy is in /);
+    const committed = await repo.run(['show', `HEAD:${implRelative}`]);
+    expect(committed).toContain('test_command: npm test');
+    expect(committed).not.toContain('"true"');
+  });
+
   it('the Scout may write its own IMPL doc only (X26-05): a queue item, another IMPL\'s plan and an archive entry are refused, and one written with bash is moved out', async () => {
     const repo = await repository();
     const planted = ['docs/IMPL/queue/001-follow-up.yaml', 'docs/IMPL/IMPL-deploy.yaml', 'docs/IMPL/complete/IMPL-sec-review.yaml', 'docs/IMPL/complete/sec-review.yaml'];
@@ -443,9 +491,11 @@ describe('run-scout (issue 6): E16 correction loop, critic gate, one commit', ()
     expect(existsSync(repo.path('.npmrc'))).toBe(false);
     expect({ root: modeOf('.'), docs: modeOf('docs'), build: modeOf('scripts/build.sh'), pkg: modeOf('package.json') }).toEqual(modes);
     expect(modeOf('docs/IMPL/IMPL-greeting-formatters.yaml') & 0o022).toBe(0);
-    // nothing was the Scout's to undo: no step says so, nothing is quarantined
+    // nothing was the sandbox's to undo: no step says so; the one quarantined copy is the plan's "draft" its bash wrote
+    // before its write_file — not the Scout's own text (P14-01/P14-23), put back (to none) before that write applied
     expect(result.steps.find((step) => step.step === 'scout-sandbox-1')).toBeUndefined();
-    expect(existsSync(repo.path('.git/polywave/quarantine')) ? readdirSync(repo.path('.git/polywave/quarantine')) : []).toEqual([]);
+    expect(existsSync(repo.path('.git/polywave/quarantine')) ? readdirSync(repo.path('.git/polywave/quarantine')).map((name) => name.replace(/-changed-.*$/, '')) : []).toEqual(['scout-greeting-formatters']);
+    expect(result.steps.find((step) => step.step === 'scout-doc-1')?.detail).toMatch(/was changed before the agent's write_file of it/);
   });
 
   it.runIf(sandboxAvailable)('X32-07: a sandbox.writable entry of your config that holds the checkout (its parent) or lies in it does not make it writable to the Scout again', async () => {

@@ -27,7 +27,7 @@ import { requireTier } from '../engine/program/program-file.js';
 import { clearReplanMarker, markPlanRunning, markReplanRunning, replanBackupDir } from '../engine/program/replan-marker.js';
 import { readTextFile } from '../store/read-text.js';
 import { slugOfFeature } from './autopilot.js';
-import { watchOwnWrites } from './own-writes.js';
+import { ownTools, watchOwnWrites } from './own-writes.js';
 
 interface PlannerRunOptions {
   repoDir: string;
@@ -135,8 +135,9 @@ async function plannerLoop(options: PlannerRunOptions & { outputPath: string; de
       ...(options.replan ? { replan: options.replan } : {}),
       ...(findings.length > 0 ? { validationErrors: findings.map((finding): PromptFinding => finding), attempt, maxAttempts } : {}),
     });
-    // P13-33: a change of the PROGRAM doc after the Planner's own last write of it is a process's: undone.
-    const own = watchOwnWrites(options.outputPath, repoDir);
+    // P13-33/P14-18: a change of the PROGRAM doc by anything but the Planner's own write_file/edit_file is a process's:
+    // undone before its next write/edit and at its end.
+    const own = watchOwnWrites(options.outputPath, repoDir, { quarantineName: () => `planner-changed-${new Date().toISOString().replace(/[:.]/g, '-')}`, trackFromStart: ownTools(spec.backend) });
     const { outcome } = await runAgent({
       onEvent: own.onEvent,
       ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
@@ -154,7 +155,7 @@ async function plannerLoop(options: PlannerRunOptions & { outputPath: string; de
       ...(options.backend ? { backend: options.backend } : {}),
     });
     addUsage(usage, outcome.usage);
-    const putBack = await own.putBack(`planner-changed-${new Date().toISOString().replace(/[:.]/g, '-')}`);
+    const putBack = await own.putBack();
     const text = existsSync(options.outputPath) ? await readTextFile(options.outputPath).catch(() => undefined) : undefined;
     findings = findingsOf(text);
     // A Planner that did not finish has revised nothing: for a re-plan the file on disk is still the

@@ -51,7 +51,7 @@ import { repoFileFacts } from '../store/repo-facts.js';
 import { commitManifest, runCritic, type RunCriticResult } from './run-critic.js';
 import { commitText } from '../git/commit-files.js';
 import { moveToQuarantine } from '../git/quarantine-move.js';
-import { watchOwnWrites } from './own-writes.js';
+import { ownTools, watchOwnWrites } from './own-writes.js';
 import { writeFileAtomic } from '../store/atomic-file.js';
 import { postScoutChecks, preScoutAnalysis, scoutCheckCodes } from './scout-analysis.js';
 import { finishRefresh, refreshFeature, refreshSnapshot, type BriefRefreshRecord } from './brief-refresh.js';
@@ -433,8 +433,9 @@ export async function runScout(given: RunScoutOptions): Promise<RunScoutResult> 
     events?.emit({ v: 1, type: 'agent-launch', slug, wave: 0, agent: 'scout', attempt, model: spec.raw, backend: options.backend?.name ?? spec.backend });
     // E40: one `cost` event per model call of the Scout.
     const meter = createCostMeter({ spec, ...(options.backend ? { backend: options.backend.name } : {}), role: 'scout', attempt, labels: { slug, agent: 'scout', ...(program?.programSlug ? { program: program.programSlug } : {}) }, ...(events ? { emit: (event) => events.emit(event) } : {}), ...(account ? { onCost: (usd: number) => account.charge(usd) } : {}) });
-    // P13-33: a change of the doc after the Scout's own last write of it is a process's (src/orchestrator/own-writes.ts).
-    const own = watchOwnWrites(implPath, repoDir);
+    // P13-33/P14-01: a change of the doc by anything but the Scout's own write_file/edit_file is a process's, undone
+    // before its next write/edit and at its end (src/orchestrator/own-writes.ts).
+    const own = watchOwnWrites(implPath, repoDir, { quarantineName: () => `scout-${slug}-changed-${new Date().toISOString().replace(/[:.]/g, '-')}`, trackFromStart: ownTools(spec.backend) });
     const onEvent = (event: AgentEvent) => {
       own.onEvent(event);
       if (event.type === 'turn-end') meter.observe(event.turn, event.usage);
@@ -492,7 +493,7 @@ export async function runScout(given: RunScoutOptions): Promise<RunScoutResult> 
     const agentFailure = outcome.failure ? `${outcome.failure.kind}: ${outcome.failure.message}` : undefined;
     record(`scout-attempt-${attempt}`, outcome.status === 'finished' ? 'success' : 'failed', `${outcome.status} after ${outcome.turns} turn(s)${agentFailure ? ` — ${agentFailure}` : ''}`, attemptStarted, { status: outcome.status, turns: outcome.turns });
 
-    const putBack = await own.putBack(`scout-${slug}-changed-${new Date().toISOString().replace(/[:.]/g, '-')}`);
+    const putBack = await own.putBack();
     if (putBack) record(`scout-doc-${attempt}`, 'warning', putBack, attemptStarted);
     const validateStarted = performance.now();
     const checkNotes: string[] = [];
@@ -521,6 +522,8 @@ export async function runScout(given: RunScoutOptions): Promise<RunScoutResult> 
     if (verdictOutcome === 'valid') break;
     // The advisory E35 wiring findings go back with the errors (the Scout decides on them).
     previousErrors = [...blocking, ...output.findings.filter((finding) => finding.code === scoutCheckCodes.undeclaredWiring)];
+    // P14-23: what was undone goes back to the Scout too (a doc written by bash is taken away: write it with write_file).
+    if (putBack) previousErrors = [{ code: 'SCOUT_DOC_PUT_BACK', severity: 'error', message: putBack } as Finding, ...previousErrors];
 
     if (account?.breach) {
       stopped = { code: budgetExceededCode, message: `${account.breach.message}; the Scout was stopped in attempt ${attempt} (raise the budget and re-run)` };
