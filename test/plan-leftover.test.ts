@@ -5,7 +5,7 @@
  * scripted Planner (its bash in the OS sandbox where it runs).
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { programDemoManifest } from '../src/demo/program-project.js';
@@ -226,4 +226,57 @@ describe('a process the re-plan Planner ran rewrites the PROGRAM doc before the 
     expect(kept).toHaveLength(1);
     expect(readFileSync(path.join(quarantine, kept[0]!), 'utf8')).toContain('tier-1 was here');
   }, 180_000);
+});
+
+// Outside round P14 (P14-06): program-replan through --repo-dir (a subdirectory), an in-repo link to docs/ or an outside
+// link to the manifest: the Planner worked where its edit missed the file (or the link was replaced by a regular file)
+// and the re-plan still said "contracts or descriptions revised". The manifest by its real path, its own work tree; a
+// re-plan that revised nothing fails (E34_NOTHING_REVISED, the manifest as it was).
+describe('program-replan through links and --repo-dir (P14-06)', () => {
+  it('the edit lands in the real manifest through either link (the link stays a link); a wrong --repo-dir is refused; a Planner that changes nothing is no revision', async () => {
+    const repo = await createTestRepo({ files: { 'README.md': '# shop\n', 'src/deep/keep.txt': 'x\n' } });
+    const script = path.join(makeTempDir('polywave-replan-links-'), 'agents.yaml');
+    const program = repo.path('docs/PROGRAM/PROGRAM-shop.yaml');
+    mkdirSync(path.dirname(program), { recursive: true });
+    writeFileSync(program, programDemoManifest('BLOCKED'));
+    await repo.run(['add', '-A']);
+    await repo.run(['commit', '-qm', 'plan', '--no-verify']);
+    const original = readFileSync(program, 'utf8');
+    const described = /description: (.+)\n/.exec(original)?.[1];
+    expect(described).toBeDefined();
+    const env = repo.env as Record<string, string>;
+    const planner = (steps: string[]) => writeFileSync(script, ['version: 1', 'agents:', '  planner:', '    steps:', ...steps, '      - text: "revised"', ''].join('\n'));
+    const edit = (to: string) => [`      - edit: { path: docs/PROGRAM/PROGRAM-shop.yaml, old: ${JSON.stringify(described)}, new: ${JSON.stringify(to)} }`, '        expect: ok'];
+
+    // --repo-dir that is not the manifest's work-tree top: refused up front, nothing changed.
+    planner(edit('REVISED VIA REPO-DIR'));
+    const wrongDir = await runCli(['program-replan', 'docs/PROGRAM/PROGRAM-shop.yaml', '--repo-dir', 'src/deep', '--reason', 'p14-06', '--model', `script:${script}`], { cwd: repo.dir, env, timeoutMs: 120_000 });
+    expect([wrongDir.code, wrongDir.stderr]).toEqual([2, expect.stringMatching(/X001_INVALID_INPUT.*--repo-dir src\/deep is not the top of the work tree/)]);
+    expect(readFileSync(program, 'utf8')).toBe(original);
+
+    // A Planner that changes nothing: no revision (exit 1), the manifest as it was.
+    planner([]);
+    const nothing = await runCli(['program-replan', 'docs/PROGRAM/PROGRAM-shop.yaml', '--reason', 'p14-06', '--model', `script:${script}`], { cwd: repo.dir, env, timeoutMs: 120_000 });
+    expect(nothing.code, `${nothing.stdout}\n${nothing.stderr}`).toBe(1);
+    expect(nothing.stdout).toContain('E34_NOTHING_REVISED');
+    expect(nothing.stdout).not.toContain('contracts or descriptions revised');
+    expect(readFileSync(program, 'utf8')).toBe(original);
+
+    // From a subdirectory, through an in-repo link to docs/: the edit is in the real manifest.
+    symlinkSync(repo.path('docs'), repo.path('src/deep/d'));
+    planner(edit('REVISED THROUGH AN IN-REPO LINK'));
+    const inRepo = await runCli(['program-replan', 'd/PROGRAM/PROGRAM-shop.yaml', '--reason', 'p14-06', '--model', `script:${script}`], { cwd: repo.path('src/deep'), env, timeoutMs: 120_000 });
+    expect(inRepo.code, `${inRepo.stdout}\n${inRepo.stderr}`).toBe(0);
+    expect(readFileSync(program, 'utf8')).toContain('REVISED THROUGH AN IN-REPO LINK');
+
+    // From outside the repository, through a link to the manifest: the real manifest revised, the link still a link.
+    writeFileSync(program, readFileSync(program, 'utf8').replace(/^state: REPLANNING$/m, 'state: BLOCKED'));
+    const outside = makeTempDir('polywave-replan-outside-');
+    symlinkSync(program, path.join(outside, 'ext.yaml'));
+    planner([`      - edit: { path: docs/PROGRAM/PROGRAM-shop.yaml, old: "REVISED THROUGH AN IN-REPO LINK", new: "REVISED THROUGH AN OUTSIDE LINK" }`, '        expect: ok']);
+    const viaLink = await runCli(['program-replan', 'ext.yaml', '--reason', 'p14-06', '--model', `script:${script}`], { cwd: outside, env, timeoutMs: 120_000 });
+    expect(viaLink.code, `${viaLink.stdout}\n${viaLink.stderr}`).toBe(0);
+    expect(lstatSync(path.join(outside, 'ext.yaml')).isSymbolicLink()).toBe(true);
+    expect(readFileSync(program, 'utf8')).toContain('REVISED THROUGH AN OUTSIDE LINK');
+  }, 300_000);
 });

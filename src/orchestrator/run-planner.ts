@@ -297,6 +297,9 @@ export async function replanProgram(options: ReplanProgramOptions): Promise<Repl
         const added = after.impls.filter((impl) => impl.tier === tier.number && !members.some((member) => member.slug === impl.slug)).map((impl) => impl.slug);
         if (added.length > 0) errors.push(`E34_COMPLETED_TIER_CHANGED: tier ${tier.number} is complete; ${added.join(', ')} cannot join it (a re-plan revises the failed tier and the ones after it)`);
       }
+      // P14-06: a Planner whose edits missed the file (or were all undone) revised nothing: not a revision to approve.
+      const comparable = (manifest: ProgramManifest) => JSON.stringify({ ...manifest, state: undefined, updated: undefined });
+      if (loop.valid && comparable(after) === comparable(before)) errors.push(`E34_NOTHING_REVISED: the Planner changed nothing in ${path.basename(programPath)} (no revision to approve; the manifest stays as it was)`);
       if ((after.program_slug ?? '') !== (before.program_slug ?? '')) errors.push(`E34_PROGRAM_SLUG_CHANGED: program_slug ${JSON.stringify(before.program_slug ?? '')} was changed to ${JSON.stringify(after.program_slug ?? '')} (the PROGRAM's file, branches and archive are named by it)`);
     }
     const valid = loop.valid && errors.length === 0;
@@ -307,7 +310,7 @@ export async function replanProgram(options: ReplanProgramOptions): Promise<Repl
       const { setProgramState } = await import('../engine/program/program-edits.js');
       if ((after?.state ?? '') !== 'REPLANNING') await setProgramState(programPath, 'REPLANNING', { force: true });
     }
-    const changed = after ? summarizeChanges(before, after) : undefined;
+    const changed = after && !errors.some((error) => error.startsWith('E34_NOTHING_REVISED')) ? summarizeChanges(before, after) : undefined;
     return {
       revised_manifest_path: programPath,
       validation_passed: valid,
