@@ -377,6 +377,27 @@ describe('X7 finding 7: the freeze record is part of a frozen contract', () => {
     const after = await cli(demo, ['update-program-impl', programRelative, '--impl', 'pricing', '--status', 'blocked']);
     expect(after.code, after.stderr).toBe(0);
   }, 120_000);
+  // Outside round P14 (P14-08): P13-38's refusal covered `executing` only — a human's `blocked` on an IMPL of the running
+  // tier that was still `scouting` or `reviewed` (by its Scout) was accepted, then overwritten (the IMPL run, COMPLETE).
+  it('P14-08: update-program-impl on a scouting or reviewed IMPL of the tier a live loop runs: RUN_IN_PROGRESS; a later tier\'s IMPL is still the human\'s', async () => {
+    const demo = await craft({ [programRelative]: withStatuses({ pricing: 'scouting', catalog: 'reviewed' }, 'TIER_EXECUTING') });
+    const original = readFileSync(demo.program, 'utf8');
+    const release = acquireRunLock(demo.repo, demo.program);
+    try {
+      for (const slug of ['pricing', 'catalog']) {
+        const refused = await cli(demo, ['update-program-impl', programRelative, '--impl', slug, '--status', 'blocked']);
+        expect([refused.code, refused.stderr]).toEqual([2, expect.stringMatching(new RegExp(`^polywave: error\\[RUN_IN_PROGRESS\\]: IMPL ${slug} is being run by a live program-execute`))]);
+        expect(readFileSync(demo.program, 'utf8')).toBe(original);
+      }
+      // P12-32: an IMPL of a tier the loop has not reached is held for a human.
+      const held = await cli(demo, ['update-program-impl', programRelative, '--impl', 'checkout', '--status', 'blocked']);
+      expect(held.code, held.stderr).toBe(0);
+    } finally {
+      release();
+    }
+    const after = await cli(demo, ['update-program-impl', programRelative, '--impl', 'pricing', '--status', 'blocked']);
+    expect(after.code, after.stderr).toBe(0);
+  }, 120_000);
   // Outside attack P13-30: a PROGRAM under another name was run as an IMPL (and failed at close-impl: issue 12's first symptom).
   it('polywave run on a PROGRAM not named PROGRAM-*.yaml: the tier loop\'s refusal naming the move, nothing changed', async () => {
     const demo = await setupDemo();

@@ -26,41 +26,50 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `invalid IMPL status "${status}" — must be one of: ${programImplStatuses.join(', ')}` });
   }
   await sayRecovered(path.dirname(filePath), filePath, io);
-  await refuseRunningImpl(filePath, slug);
-  const outcome = await updateProgramImplStatus(filePath, slug, status, { force: options.force === true });
+  const release = await refuseRunningImpl(filePath, slug);
+  let outcome: Awaited<ReturnType<typeof updateProgramImplStatus>>;
+  try {
+    outcome = await updateProgramImplStatus(filePath, slug, status, { force: options.force === true });
+  } finally {
+    release?.();
+  }
   if (outcome.forced !== undefined) io.stderr(`polywave: warning[N008_STATE_TRANSITION]: --force: ${outcome.forced}\n`);
   printJson(io, { updated: true, manifest_path: path.relative(io.cwd, filePath) || filePath, impl_slug: slug, previous_status: outcome.previous ?? '', new_status: status });
   return 0;
 }
 
 /**
- * P13-38: while a tier loop (or a re-plan) holds the PROGRAM, an IMPL it is running (`executing`) is the loop's: a
- * human's `blocked` on it was accepted, then overwritten by the loop's `complete` without a word. Refused
- * (RUN_IN_PROGRESS, exit 2, nothing written); an IMPL the loop has not started — held for a human before its tier
- * comes (P12-32) — is still the human's to set.
+ * P13-38, P14-08: while a tier loop (or a re-plan) holds the PROGRAM, an IMPL of the tier it is running is the loop's:
+ * a human's `blocked` on it — `executing` (P13-38), or still `scouting`/`reviewed`/`pending` in that tier (P14-08) —
+ * was accepted, then overwritten by the loop's next status without a word. Refused (RUN_IN_PROGRESS, exit 2, nothing
+ * written). The running tier is the lowest with an IMPL not complete, once one of its IMPLs left `pending`. An IMPL of a
+ * tier not started yet — held for a human before its tier comes (P12-32) — is still the human's to set. With no run holding the PROGRAM, the run lock is kept through
+ * the update (no loop can start between the check and the write). Resolves the lock's release, if it was taken.
  */
-async function refuseRunningImpl(programPath: string, slug: string): Promise<void> {
-  let current: string | undefined;
+async function refuseRunningImpl(programPath: string, slug: string): Promise<(() => void) | undefined> {
+  let loops: boolean;
   try {
     const manifest = parseProgram(readFileSync(programPath, 'utf8')).manifest;
-    if (manifest === undefined || manifest === null) return; // the update's own error
+    if (manifest === undefined || manifest === null) return undefined; // the update's own error
     const entry = manifest.impls.find((impl) => impl.slug === slug);
     // P13-01: an IMPL the PROGRAM does not have is bad input — exit 2 before anything is locked or written.
     if (entry === undefined) unknownImpl(programPath, slug, manifest.impls.map((impl) => impl.slug));
-    current = entry.status;
+    const open = manifest.impls.filter((impl) => impl.status !== 'complete' && typeof impl.tier === 'number').map((impl) => impl.tier as number);
+    const running = open.length > 0 ? Math.min(...open) : undefined;
+    // (a tier whose IMPLs are all still `pending` has not been started: holding one of them is P12-32's case)
+    const started = running !== undefined && manifest.impls.some((impl) => impl.tier === running && impl.status !== 'pending');
+    loops = entry.status === 'executing' || entry.status === 'scouting' || (started && entry.tier === running && entry.status !== 'complete');
   } catch (error) {
     if (PolywaveError.isInstance(error)) throw error;
-    return; // the update's own error
+    return undefined; // the update's own error
   }
-  if (current !== 'executing') return;
-  let release: (() => void) | undefined;
   try {
-    release = acquireRunLock(path.dirname(programPath), programPath);
+    return acquireRunLock(path.dirname(programPath), programPath);
   } catch (error) {
     if (!PolywaveError.isInstance(error) || error.code !== runInProgressCode) throw error;
-    throw new PolywaveError({ code: runInProgressCode, exitCode: 2, message: `IMPL ${slug} is being run by a live program-execute of ${path.basename(programPath)} (${error.message.replace(/^.*?\(/, '(').replace(/\).*$/, ')')}): its status is the loop's while it runs; nothing changed — stop the run (Ctrl-C) first, or wait for it to end` });
+    if (!loops) return undefined;
+    throw new PolywaveError({ code: runInProgressCode, exitCode: 2, message: `IMPL ${slug} is being run by a live program-execute of ${path.basename(programPath)} (${error.message.replace(/^.*?\(/, '(').replace(/\).*$/, ')')}): its status is the loop's while it runs its tier; nothing changed — stop the run (Ctrl-C) first, or wait for it to end` });
   }
-  release();
 }
 function unknownImpl(programPath: string, slug: string, known: ReadonlyArray<string | undefined>): never {
   const slugs = known.filter((value): value is string => value !== undefined);
