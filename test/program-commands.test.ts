@@ -463,10 +463,12 @@ describe('an IMPL of a running PROGRAM tier, run by hand on the main checkout (P
     // --merge-target says where: not refused (finalize-wave's dry run answers for that branch).
     const targeted = await cli(repo, ['finalize-wave', impl, '--wave', '1', '--dry-run', '--merge-target', branch]);
     expect(targeted.stderr).not.toContain('E28B_IMPL_OF_PROGRAM');
-    // An IMPL the PROGRAM lists as complete, and one whose IMPL branch is gone, are the user's to run.
+    // An IMPL the PROGRAM lists as complete is the user's to run.
     expect((await cli(repo, ['close-impl', 'docs/IMPL/IMPL-beta.yaml'])).stderr).not.toContain('E28B_IMPL_OF_PROGRAM');
+    // P14-20: one whose IMPL branch is not (or no longer) there is still the loop's while the PROGRAM is approved and not
+    // COMPLETE: the loop (re)makes its branch; by hand it would land on main (P5).
     await repo.run(['branch', '-D', branch]);
-    expect((await cli(repo, ['finalize-wave', impl, '--wave', '1', '--dry-run'])).stderr).not.toContain('E28B_IMPL_OF_PROGRAM');
+    expect((await cli(repo, ['finalize-wave', impl, '--wave', '1', '--dry-run'])).stderr).toContain('which the tier loop has not started');
   });
 });
 

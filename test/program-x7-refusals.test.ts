@@ -398,6 +398,23 @@ describe('X7 finding 7: the freeze record is part of a frozen contract', () => {
     const after = await cli(demo, ['update-program-impl', programRelative, '--impl', 'pricing', '--status', 'blocked']);
     expect(after.code, after.stderr).toBe(0);
   }, 120_000);
+  // Outside round P14 (P14-20): a tier-2 IMPL of an approved PROGRAM, pre-existing and REVIEWED, was run by hand before
+  // tier 1 started — its code committed on main (P3/P5 bypassed) — and the loop then adopted it as complete.
+  it('P14-20: run / run-wave (even with --merge-target) of an IMPL of an approved PROGRAM whose tier has not started: E28B_IMPL_OF_PROGRAM, nothing changed', async () => {
+    const demo = await craft({ 'docs/IMPL/IMPL-checkout.yaml': implDoc('checkout', 'REVIEWED'), [programRelative]: withStatuses({ checkout: 'reviewed' }) });
+    const head = git(demo.repo, ['rev-parse', 'HEAD']);
+    for (const args of [
+      ['run', 'docs/IMPL/IMPL-checkout.yaml', '--auto', '--model', `script:${demo.script}`],
+      ['run-wave', 'docs/IMPL/IMPL-checkout.yaml', '--wave', '1', '--merge-target', 'main', '--model', `script:${demo.script}`],
+      ['prepare-wave', 'docs/IMPL/IMPL-checkout.yaml', '--wave', '1'],
+    ]) {
+      const refused = await cli(demo, args);
+      expect([refused.code, refused.stderr], args.join(' ')).toEqual([2, expect.stringMatching(/^polywave: error\[E28B_IMPL_OF_PROGRAM\]: (run|run-wave|prepare-wave): IMPL checkout belongs to tier 2 of PROGRAM shop \(docs\/PROGRAM\/PROGRAM-shop\.yaml, REVIEWED\), which the tier loop has not started/)]);
+      expect(git(demo.repo, ['rev-parse', 'HEAD'])).toBe(head);
+      expect(git(demo.repo, ['status', '--porcelain'])).toBe('');
+    }
+    expect((await cli(demo, ['run', 'docs/IMPL/IMPL-checkout.yaml', '--auto', '--model', `script:${demo.script}`])).stderr).toContain("tier 1's gate passed (P3)");
+  }, 120_000);
   // Outside attack P13-30: a PROGRAM under another name was run as an IMPL (and failed at close-impl: issue 12's first symptom).
   it('polywave run on a PROGRAM not named PROGRAM-*.yaml: the tier loop\'s refusal naming the move, nothing changed', async () => {
     const demo = await setupDemo();

@@ -17,9 +17,18 @@ import { projectRootOf } from '../store/program-impl-docs.js';
  *
  * Only while the PROGRAM is not COMPLETE, the IMPL is not `complete` there and its IMPL branch
  * exists. Costs one `readdir` when no PROGRAM is there (the usual case).
+ *
+ * Outside round P14 (P14-20): an IMPL of an approved PROGRAM (REVIEWED or later, not COMPLETE) whose tier the loop has
+ * not started (no IMPL branch yet) was run by hand on main — tier-2 code before tier 1 even began (P3: a tier starts
+ * after the previous tier's gate; P5: main is updated only by finalize-tier) — and the loop then adopted it as
+ * `complete`. Refused too (E28B_IMPL_OF_PROGRAM): the tier loop runs it. P14-03: reconcile-state and run-scaffold
+ * (no `--merge-target`) are guarded as well.
  */
-export async function refuseImplOfRunningProgram(implPath: string, options: { command: string; cwd: string; repoDir?: string; mergeTarget?: unknown; env?: NodeJS.ProcessEnv }): Promise<void> {
-  if (typeof options.mergeTarget === 'string' && options.mergeTarget.trim() !== '') return;
+/** The PROGRAM states after its plan was approved (PROGRAM_REVIEWED, E28) and before COMPLETE: its IMPLs are the loop's. */
+const approvedStates = new Set(['REVIEWED', 'SCAFFOLD', 'TIER_EXECUTING', 'TIER_VERIFIED', 'BLOCKED', 'REPLANNING']);
+
+export async function refuseImplOfRunningProgram(implPath: string, options: { command: string; cwd: string; repoDir?: string; mergeTarget?: unknown; env?: NodeJS.ProcessEnv; noMergeTarget?: boolean }): Promise<void> {
+  const mergeTarget = typeof options.mergeTarget === 'string' && options.mergeTarget.trim() !== '';
   const slug = /^IMPL-(.+)\.ya?ml$/i.exec(path.basename(implPath))?.[1];
   if (slug === undefined) return;
   const root = options.repoDir ?? projectRootOf(implPath, path.dirname(path.resolve(implPath)));
@@ -39,6 +48,9 @@ export async function refuseImplOfRunningProgram(implPath: string, options: { co
     }
     const manifest = parseProgram(text).manifest;
     if (!manifest || manifest.state === 'COMPLETE') continue;
+    const approved = approvedStates.has(String(manifest.state ?? '').trim());
+    // By hand on its IMPL branch (--merge-target) is allowed once the loop made that branch — not before (P14-20).
+    if (mergeTarget && !approved) continue;
     const entry = manifest.impls.find((impl) => impl.slug === slug);
     if (entry === undefined || entry.status === 'complete') continue;
     const tier = manifest.tiers.find((candidate) => candidate.impls.includes(slug))?.number ?? entry.tier;
@@ -50,12 +62,22 @@ export async function refuseImplOfRunningProgram(implPath: string, options: { co
       continue;
     }
     const git = createGit(root, options.env ? { env: options.env } : {});
-    if ((await git.tryRevParse(`refs/heads/${branch}`)) === undefined) continue;
     const programPath = path.relative(options.cwd, path.join(directory, name)) || path.join(directory, name);
+    const started = (await git.tryRevParse(`refs/heads/${branch}`)) !== undefined;
+    if (started && mergeTarget) continue;
+    if (!started && !approved) continue;
+    if (!started) {
+      throw new PolywaveError({
+        code: 'E28B_IMPL_OF_PROGRAM',
+        exitCode: 2,
+        message: `${options.command}: IMPL ${slug} belongs to tier ${tier} of PROGRAM ${manifest.program_slug} (${programPath}, ${String(manifest.state ?? '').trim()}), which the tier loop has not started: it runs on its IMPL branch ${branch} once ${tier > 1 ? `tier ${tier - 1}'s gate passed (P3)` : 'the loop starts it'}, and reaches main only through finalize-tier (P5); nothing changed — run \`polywave program-execute ${programPath}\`, or take the IMPL out of the PROGRAM (\`polywave program-replan\`) to run it on its own`,
+        details: { program: programPath, impl: slug, tier, branch },
+      });
+    }
     throw new PolywaveError({
       code: 'E28B_IMPL_OF_PROGRAM',
       exitCode: 2,
-      message: `${options.command}: IMPL ${slug} belongs to tier ${tier} of PROGRAM ${manifest.program_slug} (${programPath}): its waves merge into its IMPL branch ${branch}, not the current branch (nothing is lost) — resume it with \`polywave program-execute ${programPath}\`, or pass --merge-target ${branch} to work on that branch by hand`,
+      message: `${options.command}: IMPL ${slug} belongs to tier ${tier} of PROGRAM ${manifest.program_slug} (${programPath}): its waves merge into its IMPL branch ${branch}, not the current branch (nothing is lost) — resume it with \`polywave program-execute ${programPath}\`${options.noMergeTarget ? '; nothing changed' : `, or pass --merge-target ${branch} to work on that branch by hand`}`,
       details: { program: programPath, impl: slug, tier, branch },
     });
   }
