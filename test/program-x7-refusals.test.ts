@@ -415,6 +415,21 @@ describe('X7 finding 7: the freeze record is part of a frozen contract', () => {
     }
     expect((await cli(demo, ['run', 'docs/IMPL/IMPL-checkout.yaml', '--auto', '--model', `script:${demo.script}`])).stderr).toContain("tier 1's gate passed (P3)");
   }, 120_000);
+  // P14-03: reconcile-state (E49) on an IMPL of the running tier judged by main and wrote WAVE_VERIFIED → WAVE_EXECUTING on
+  // the IMPL the loop runs on its IMPL branch; run-scaffold committed on main. Both are refused like run-wave.
+  it('P14-03: reconcile-state and run-scaffold on an IMPL of the running tier (its IMPL branch exists): E28B_IMPL_OF_PROGRAM, nothing changed', async () => {
+    const demo = await craft({ 'docs/IMPL/IMPL-pricing.yaml': implDoc('pricing', 'WAVE_PENDING'), [programRelative]: withStatuses({ pricing: 'executing', catalog: 'executing' }, 'TIER_EXECUTING') });
+    git(demo.repo, ['branch', 'polywave/program/shop/tier1-impl-pricing']);
+    const head = git(demo.repo, ['rev-parse', 'HEAD']);
+    const doc = readFileSync(path.join(demo.repo, 'docs/IMPL/IMPL-pricing.yaml'), 'utf8');
+    for (const command of ['reconcile-state', 'run-scaffold']) {
+      const refused = await cli(demo, [command, 'docs/IMPL/IMPL-pricing.yaml', ...(command === 'run-scaffold' ? ['--model', `script:${demo.script}`] : [])]);
+      expect([refused.code, refused.stderr]).toEqual([2, expect.stringMatching(new RegExp(`^polywave: error\\[E28B_IMPL_OF_PROGRAM\\]: ${command}: IMPL pricing belongs to tier 1 of PROGRAM shop .*program-execute docs/PROGRAM/PROGRAM-shop\\.yaml\`; nothing changed`))]);
+      expect(readFileSync(path.join(demo.repo, 'docs/IMPL/IMPL-pricing.yaml'), 'utf8')).toBe(doc);
+      expect(git(demo.repo, ['rev-parse', 'HEAD'])).toBe(head);
+      expect(git(demo.repo, ['status', '--porcelain'])).toBe('');
+    }
+  }, 120_000);
   // Outside attack P13-30: a PROGRAM under another name was run as an IMPL (and failed at close-impl: issue 12's first symptom).
   it('polywave run on a PROGRAM not named PROGRAM-*.yaml: the tier loop\'s refusal naming the move, nothing changed', async () => {
     const demo = await setupDemo();

@@ -1,4 +1,5 @@
 import { reconcileState } from '../../engine/reconcile-state.js';
+import { refuseImplOfRunningProgram } from '../program-impl-guard.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { repoDirOption } from './prepare-wave.js';
 import { implPathFrom } from './shared.js';
@@ -12,6 +13,8 @@ import { implPathFrom } from './shared.js';
 export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
   const implPath = implPathFrom(args, io);
   const repoDir = repoDirOption(options, io);
+  // P14-03: an IMPL of a running PROGRAM tier is the tier loop's (E28B_IMPL_OF_PROGRAM, exit 2, nothing changed).
+  await refuseImplOfRunningProgram(implPath, { command: 'reconcile-state', cwd: io.cwd, env: io.env, noMergeTarget: true, ...(repoDir ? { repoDir } : {}) });
   const result = await reconcileState({ implPath, ...(repoDir ? { repoDir } : {}), env: io.env });
   io.stderr(`reconcile-state: derived state ${result.derived_state} (previous ${result.previous_state || '(none)'})${result.state_changed ? ', written' : ''}\n`);
   printJson(io, result);

@@ -3,6 +3,7 @@ import { oneTerminalLine } from '../terminal-text.js';
 import { startRecording } from '../event-recording.js';
 import { runScaffold } from '../../orchestrator/run-scaffold.js';
 import { loadImpl } from '../../store/manifest-file.js';
+import { refuseImplOfRunningProgram } from '../program-impl-guard.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { interruptSignal, repoDirOption } from './prepare-wave.js';
 import { implPathFrom, requireManifest } from './shared.js';
@@ -31,6 +32,8 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const implPath = implPathFrom(args, io);
   requireManifest((await loadImpl(implPath)).parsed, implPath);
   const repoDir = repoDirOption(options, io);
+  // P14-03: an IMPL of a running PROGRAM tier is the tier loop's (E28B_IMPL_OF_PROGRAM, exit 2, nothing changed).
+  await refuseImplOfRunningProgram(implPath, { command: 'run-scaffold', cwd: io.cwd, env: io.env, noMergeTarget: true, ...(repoDir ? { repoDir } : {}) });
   const events = agentProgressPrinter('run-scaffold', io);
   const recorder = startRecording(events, { command: 'run-scaffold', options, io });
   const interrupt = interruptSignal();
