@@ -430,6 +430,31 @@ describe('X7 finding 7: the freeze record is part of a frozen contract', () => {
       expect(git(demo.repo, ['status', '--porcelain'])).toBe('');
     }
   }, 120_000);
+  // Outside round P14 (P14-40): close-impl --force, mark-complete --force and cleanup took no run lock: during a live loop
+  // they committed on main mid-tier, archived the IMPL doc under its running wave, removed a running agent's worktree.
+  it('P14-40: close-impl --force, mark-complete --force and cleanup of an IMPL a live run holds: RUN_IN_PROGRESS, nothing changed', async () => {
+    const demo = await craft({ 'docs/IMPL/IMPL-pricing.yaml': implDoc('pricing', 'WAVE_EXECUTING'), [programRelative]: withStatuses({ pricing: 'executing', catalog: 'executing' }, 'TIER_EXECUTING') });
+    const doc = path.join(demo.repo, 'docs/IMPL/IMPL-pricing.yaml');
+    const before = readFileSync(doc, 'utf8');
+    const head = git(demo.repo, ['rev-parse', 'HEAD']);
+    const release = acquireRunLock(demo.repo, doc);
+    try {
+      for (const args of [
+        ['close-impl', 'docs/IMPL/IMPL-pricing.yaml', '--force'],
+        ['mark-complete', 'docs/IMPL/IMPL-pricing.yaml', '--force'],
+        ['cleanup', 'docs/IMPL/IMPL-pricing.yaml', '--wave', '1'],
+      ]) {
+        const refused = await cli(demo, args);
+        expect([refused.code, refused.stderr], args.join(' ')).toEqual([2, expect.stringMatching(/^polywave: error\[RUN_IN_PROGRESS\]/)]);
+        expect(readFileSync(doc, 'utf8')).toBe(before);
+        expect(existsSync(path.join(demo.repo, 'docs/IMPL/complete/IMPL-pricing.yaml'))).toBe(false);
+        expect(git(demo.repo, ['rev-parse', 'HEAD'])).toBe(head);
+        expect(git(demo.repo, ['status', '--porcelain'])).toBe('');
+      }
+    } finally {
+      release();
+    }
+  }, 120_000);
   // Outside attack P13-30: a PROGRAM under another name was run as an IMPL (and failed at close-impl: issue 12's first symptom).
   it('polywave run on a PROGRAM not named PROGRAM-*.yaml: the tier loop\'s refusal naming the move, nothing changed', async () => {
     const demo = await setupDemo();

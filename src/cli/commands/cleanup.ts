@@ -2,6 +2,7 @@ import { cleanupWaveWorktrees } from '../../engine/finalize-wave.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { finalizeOptionsFrom } from './finalize-wave.js';
+import { acquireRunLock } from '../run-lock.js';
 
 /**
  * `cleanup <impl> --wave N [--merge-target B]` — removes the wave's worktrees and branches, each
@@ -23,7 +24,16 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     return stale.run([], { ...(slug ? { slug } : { all: true }), force: options.force === true, ...(typeof options.repoDir === 'string' ? { repoDir: options.repoDir } : {}) }, io);
   }
   if (args.length === 0) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: 'cleanup needs <impl> --wave N (or --slug <slug> / --all-stale for stale worktrees)' });
-  const outcome = await cleanupWaveWorktrees(finalizeOptionsFrom('cleanup', args, { ...options, jsonOnly: true }, io));
+  const cleanupOptions = finalizeOptionsFrom('cleanup', args, { ...options, jsonOnly: true }, io);
+  // P14-40: the plan's run lock (held by `run`, run-wave and the tier loop while they run it): a cleanup during a live
+  // wave removed a running agent's worktree and branch (its tip was still the base, "in the target").
+  const releaseLock = acquireRunLock(cleanupOptions.repoDir ?? io.cwd, cleanupOptions.implPath);
+  let outcome: Awaited<ReturnType<typeof cleanupWaveWorktrees>>;
+  try {
+    outcome = await cleanupWaveWorktrees(cleanupOptions);
+  } finally {
+    releaseLock();
+  }
   printJson(io, outcome.result ?? { wave: options.wave, agents: [], steps: outcome.steps });
   return outcome.success ? 0 : 1;
 }

@@ -6,6 +6,7 @@ import { resolveManifestPath } from '../../store/resolve-path.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { repoDirOption } from './prepare-wave.js';
 import { refuseImplOfRunningProgram } from '../program-impl-guard.js';
+import { acquireRunLock } from '../run-lock.js';
 
 /** `--date YYYY-MM-DD` (a real calendar date), default: today in local time. */
 export function dateOption(options: Record<string, unknown>, io: CommandIo): string {
@@ -52,14 +53,22 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const repoDir = repoDirOption(options, io);
   // --force closes it on the current branch anyway (a PROGRAM's IMPL is closed by finalize-tier).
   if (options.force !== true) await refuseImplOfRunningProgram(implPath, { command: 'close-impl', cwd: io.cwd, env: io.env, ...(repoDir ? { repoDir } : {}) });
-  const result = await closeImpl({
-    implPath,
-    date,
-    force: options.force === true,
-    ...(repoDir ? { repoDir } : {}),
-    env: io.env,
-    onStep: (step) => io.stderr(`close-impl: [${step.step}] ${step.status} — ${step.detail}\n`),
-  });
+  // P14-40: the plan's run lock (the one `run`, run-wave and the tier loop hold while they run it): with --force too —
+  // a close while a run still runs the IMPL committed on main mid-tier and archived the doc under its wave.
+  const releaseLock = acquireRunLock(repoDir ?? io.cwd, implPath);
+  let result: Awaited<ReturnType<typeof closeImpl>>;
+  try {
+    result = await closeImpl({
+      implPath,
+      date,
+      force: options.force === true,
+      ...(repoDir ? { repoDir } : {}),
+      env: io.env,
+      onStep: (step) => io.stderr(`close-impl: [${step.step}] ${step.status} — ${step.detail}\n`),
+    });
+  } finally {
+    releaseLock();
+  }
   for (const warning of result.warnings) io.stderr(`close-impl: warning: ${warning}\n`);
   // commit_paths is for callers that commit themselves (finalize-tier); the CLI committed already.
   const { commit_paths: _commitPaths, ...output } = result;

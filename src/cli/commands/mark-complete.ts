@@ -15,6 +15,7 @@ import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { dateOption } from './close-impl.js';
 import { implRepoRoot } from './impl-repo.js';
 import { implPathFrom } from './shared.js';
+import { acquireRunLock } from '../run-lock.js';
 
 /** The manifest path relative to the project root for the advice (absolute when outside it). */
 function shownPath(root: string, implPath: string): string {
@@ -33,6 +34,20 @@ function shownPath(root: string, implPath: string): string {
  * (nothing changed), 2 bad input.
  */
 export async function run(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
+  dateOption(options, io);
+  const implPath = implPathFrom(args, io);
+  requireParsedManifest((await loadImpl(implPath)).parsed.manifest, implPath);
+  // P14-40: the plan's run lock (the one `run`, run-wave and the tier loop hold while they run it), --force or not: a
+  // mark-complete during a live run removed the running agent's worktree and archived the doc under its wave.
+  const releaseLock = acquireRunLock(await implRepoRoot(implPath, options, io), implPath);
+  try {
+    return await markComplete(args, options, io);
+  } finally {
+    releaseLock();
+  }
+}
+
+async function markComplete(args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
   const date = dateOption(options, io);
   const implPath = implPathFrom(args, io);
   const manifest = requireParsedManifest((await loadImpl(implPath)).parsed.manifest, implPath);
