@@ -61,6 +61,10 @@ describe('N4/N3: one launch pre-check (credentials, backend package, model serve
     await expect(requireAgentsReady([{ role: 'agent A', model: 'anthropic:claude-sonnet-4-5' }], { ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: `http://127.0.0.1:${listeningPort}` })).resolves.toHaveLength(1);
     // A dispatched role's package and servers are the worker's: only its credentials count here.
     await expect(requireAgentsReady([{ role: 'agent A', model: 'openai:gpt-4o', remote: true }], { OPENAI_API_KEY: 'k', OPENAI_BASE_URL: `http://127.0.0.1:${refusedPort}/v1` })).resolves.toHaveLength(1);
+    // Outside round A21-36: "workers hold the model keys; the orchestrator needs none for dispatched agents" — a
+    // dispatched role without credentials here passes (the worker checks its own); a role of this machine does not.
+    await expect(requireAgentsReady([{ role: 'agent A', model: 'anthropic:claude-sonnet-4-5', remote: true }, { role: 'agent B', model: 'claude-code:claude-sonnet-4-5', remote: true }], {})).resolves.toMatchObject([{ backend: 'ai-sdk', provider: 'anthropic' }, { backend: 'claude-code' }]);
+    await expect(requireAgentsReady([{ role: 'agent A', model: 'anthropic:claude-sonnet-4-5', remote: true }, { role: 'the critic', model: 'anthropic:claude-sonnet-4-5' }], {})).rejects.toMatchObject({ code: 'AGENT_CREDENTIALS_MISSING', message: expect.stringMatching(/^no model credentials — the critic would run/) });
     // The SDK resolves from this checkout (a devDependency).
     await expect(requireAgentsReady([{ role: 'agent A', model: 'claude-code:' }], { CLAUDE_CODE_OAUTH_TOKEN: 't' })).resolves.toHaveLength(1);
     expect(installCommandFor('@anthropic-ai/claude-agent-sdk', '/opt/pfx/lib/node_modules/polywave/dist/bundle/x.js')).toBe('npm i -g --prefix /opt/pfx @anthropic-ai/claude-agent-sdk');

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PolywaveError } from '../errors/polywave-error.js';
 import type { ModelSpec } from './contract.js';
+import { resolveModelSpec } from './model-spec.js';
 import { requireModelCredentials, type RoleModel } from './credentials.js';
 
 /** Code of the refusal when a local model server does not answer (exit 2, nothing changed). */
@@ -213,13 +214,16 @@ export interface LaunchRole extends RoleModel {
 
 /**
  * The one pre-check every command that launches agents runs before it changes anything (issue
- * 13: F10, N3, N4): credentials (`AGENT_CREDENTIALS_MISSING`), then for the roles that run on
+ * 13: F10, N3, N4): credentials of the roles that run on this machine (`AGENT_CREDENTIALS_MISSING`), then for the roles that run on
  * this machine the backend's optional package (`AGENT_BACKEND_MISSING`) and the reachability of
  * local model servers and custom base URLs (`AGENT_MODEL_UNREACHABLE`). All exit 2. Returns the
  * resolved specs, one per role.
  */
 export async function requireAgentsReady(roles: readonly LaunchRole[], env: Env, options: { timeoutMs?: number; from?: string } = {}): Promise<ModelSpec[]> {
-  const specs = requireModelCredentials(roles, env);
+  // Outside round A21-36: a role that runs on a dispatched worker uses the worker's keys ("workers hold the model keys;
+  // the orchestrator needs none"): only the roles of this machine need credentials here.
+  requireModelCredentials(roles.filter((role) => role.remote !== true), env);
+  const specs = roles.map((role) => resolveModelSpec(role.model, env));
   const local = roles.map((role, index) => ({ role, spec: specs[index]! })).filter((entry) => entry.role.remote !== true);
   const localRoles = local.map((entry) => entry.role);
   const localSpecs = local.map((entry) => entry.spec);
