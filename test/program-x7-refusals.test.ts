@@ -467,6 +467,11 @@ describe('X7 finding 7: the freeze record is part of a frozen contract', () => {
     expect(run.stderr).not.toContain('close');
     expect(git(demo.repo, ['rev-parse', 'HEAD'])).toBe(head);
     expect(git(demo.repo, ['status', '--porcelain'])).toBe('');
+    // P14-04: known by the parsed document's keys — a quoted key slipped past a column-0 pattern.
+    writeFiles(demo.repo, { 'docs/PROGRAM/quoted.yaml': text.replace(/^program_slug:/m, '"program_slug":').replace(/^tiers:/m, "'tiers':") });
+    commitAll(demo.repo, 'test: quoted keys');
+    const quoted = await cli(demo, ['run', 'docs/PROGRAM/quoted.yaml', '--auto', '--model', `script:${demo.script}`]);
+    expect([quoted.code, quoted.stderr]).toEqual([2, expect.stringMatching(/^polywave: error\[X001_INVALID_INPUT\]: the tier loop runs a PROGRAM at docs\/PROGRAM\/PROGRAM-<slug>\.yaml, not docs\/PROGRAM\/quoted\.yaml/)]);
   }, 120_000);
   // Outside attack P12-09 (its minors): a Planner added an IMPL to tier 1, complete and frozen (the loop then re-opened it),
   // or renamed the PROGRAM (program_slug ≠ its file name: V052 for validate-program, yet accepted here).

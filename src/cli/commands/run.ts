@@ -2,6 +2,7 @@ import { existsSync, readdirSync, rmdirSync, readFileSync } from 'node:fs';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { startRecording } from '../event-recording.js';
 import path from 'node:path';
+import { parse as parseYaml } from 'yaml';
 import { EventBus } from '../../engine/events.js';
 import { runAutopilot, type PlanSummary } from '../../orchestrator/autopilot.js';
 import type { CommandIo, CommandResult } from '../io.js';
@@ -226,8 +227,14 @@ async function runPlan(target: string, asPath: string, isImpl: boolean, repoDir:
  */
 function looksLikeProgram(file: string): boolean {
   try {
-    const text = readFileSync(file, 'utf8').slice(0, 1 << 20);
-    return /^program_slug\s*:/m.test(text) && /^tiers\s*:/m.test(text) && !/^waves\s*:/m.test(text);
+    const text = readFileSync(file, 'utf8');
+    if (!text.includes('program_slug') || !text.includes('tiers')) return false;
+    // P14-04: by the parsed document's top-level keys — a quoted key (`"program_slug": x`), flow style or JSON slipped
+    // past a column-0 pattern.
+    const document = parseYaml(text.replace(/^\uFEFF/, ''), { uniqueKeys: false }) as unknown;
+    if (document === null || typeof document !== 'object' || Array.isArray(document)) return false;
+    const keys = new Set(Object.keys(document));
+    return keys.has('program_slug') && keys.has('tiers') && !keys.has('waves');
   } catch {
     return false;
   }
