@@ -5,7 +5,7 @@
  * on a crafted state, so the file takes seconds.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -361,6 +361,42 @@ describe('X7 finding 7: the freeze record is part of a frozen contract', () => {
     const frozen = await runCli(['freeze-contracts', programRelative, '--tier', '1'], { cwd: repo, env: gitEnv, timeoutMs: 120_000 });
     expect(frozen.stderr).not.toContain('E34_REPLAN_INTERRUPTED');
     expect(readFileSync(program, 'utf8')).toBe(original);
+  }, 240_000);
+  // Outside round P14-30: a project copied while a re-plan ran (its marker came along, naming a live process), then a
+  // second re-plan in the copy took its backup from the half revision; killed, the undo put back the later backup — the
+  // frozen contract's half edit — and the program ran to COMPLETE with it. A re-plan beside a live marker of the same
+  // PROGRAM is refused; of several interrupted ones, the oldest backup is put back.
+  it('P14-30: a re-plan beside a copied live marker is refused; two interrupted re-plans are undone to the oldest backup', async () => {
+    const demo = await tier1Frozen({}, {}, 'BLOCKED');
+    const original = readFileSync(demo.program, 'utf8');
+    const script = readFileSync(demo.script, 'utf8');
+    writeFileSync(demo.script, `${script.replace(/\n*$/, '\n')}  planner:\n    steps:\n      - edit: { path: ${programRelative}, old: "rounded to cents", new: "CHANGED BY A KILLED PLANNER" }\n      - sleep_ms: 30000\n`);
+    const child = spawn(process.execPath, [binPath, 'program-replan', programRelative, '--reason', 'p14-30', '--tier', '2', '--model', `script:${demo.script}`], { cwd: demo.repo, env: { ...process.env, ...gitEnv }, stdio: 'ignore' });
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    const copy = `${path.dirname(demo.repo)}-copy`;
+    try {
+      const deadline = Date.now() + 60_000;
+      while (!readFileSync(demo.program, 'utf8').includes('CHANGED BY A KILLED PLANNER') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      execFileSync('cp', ['-a', path.dirname(demo.repo), copy]);
+      const repo = path.join(copy, path.basename(demo.repo));
+      const second = await runCli(['program-replan', programRelative, '--reason', 'p14-30 b', '--tier', '2', '--model', `script:${demo.script}`], { cwd: repo, env: gitEnv, timeoutMs: 120_000 });
+      expect([second.code, second.stderr]).toEqual([2, expect.stringMatching(/^polywave: error\[RUN_IN_PROGRESS\]: a program-replan of PROGRAM-shop\.yaml is running \(pid \d+/)]);
+    } finally {
+      child.kill('SIGKILL');
+      await exited;
+    }
+    // Two interrupted re-plans in the copy: the first one's marker, and a later one whose backup is the half revision.
+    const repo = path.join(copy, path.basename(demo.repo));
+    const directory = path.join(repo, '.git', 'polywave', 'program-replan');
+    const [first] = readdirSync(directory).filter((name) => name.endsWith('.replanning.json'));
+    const marker = JSON.parse(readFileSync(path.join(directory, first!), 'utf8')) as { backup: string };
+    const laterBackup = path.join(directory, 'PROGRAM-shop-9999-12-31T00-00-00-000Z.yaml');
+    writeFileSync(laterBackup, readFileSync(path.join(repo, programRelative)));
+    writeFileSync(path.join(directory, 'PROGRAM-shop-9999-12-31T00-00-00-000Z.replanning.json'), JSON.stringify({ ...marker, backup: laterBackup }));
+    const validated = await runCli(['validate-program', programRelative], { cwd: repo, env: gitEnv, timeoutMs: 120_000 });
+    expect(validated.stderr).toMatch(/E34_REPLAN_INTERRUPTED/);
+    expect(readFileSync(path.join(repo, programRelative), 'utf8')).toBe(original);
+    expect(readdirSync(directory).filter((name) => name.endsWith('.replanning.json'))).toEqual([]);
   }, 240_000);
   // Outside attack P13-38: a human's `blocked` on the IMPL a live loop runs was accepted, then overwritten by the loop.
   it('update-program-impl on an IMPL the live loop is running: RUN_IN_PROGRESS, nothing written; after the run it is the human\'s', async () => {

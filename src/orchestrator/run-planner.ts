@@ -24,7 +24,7 @@ import type { ProgramManifest } from '../protocol/schema/program-schema.js';
 import { writeFileAtomic } from '../store/locked-write.js';
 import { runGit } from '../git/run-git.js';
 import { requireTier } from '../engine/program/program-file.js';
-import { clearReplanMarker, markPlanRunning, markReplanRunning, replanBackupDir } from '../engine/program/replan-marker.js';
+import { clearReplanMarker, markPlanRunning, markReplanRunning, refuseReplanBeside, replanBackupDir } from '../engine/program/replan-marker.js';
 import { readTextFile } from '../store/read-text.js';
 import { slugOfFeature } from './autopilot.js';
 import { ownTools, watchOwnWrites } from './own-writes.js';
@@ -261,6 +261,7 @@ export async function replanProgram(options: ReplanProgramOptions): Promise<Repl
   // The backup lives in git's own directory (never an untracked file in the work tree).
   const backupDir = (await replanBackupDir(repoDir, options.env)) ?? path.join(os.tmpdir(), 'polywave-program-replan');
   await mkdir(backupDir, { recursive: true });
+  refuseReplanBeside(backupDir, programPath);
   const backupPath = path.join(backupDir, `PROGRAM-${before.program_slug ?? 'program'}-${stamp}.yaml`);
   await copyFile(programPath, backupPath);
   // P12-15: killed from here until the revision is judged, the next command on the PROGRAM puts the backup back.

@@ -93,23 +93,18 @@ export async function recoverInterruptedReplan(repoDir: string, programPath: str
   if (quick !== undefined && !existsSync(path.join(quick, 'polywave', 'program-replan'))) return undefined;
   const directory = await replanBackupDir(repoDir, env);
   if (directory === undefined || !existsSync(directory)) return undefined;
-  const target = real(programPath);
-  const targetInRepo = inRepo(directory, programPath);
   const notes: string[] = [];
-  for (const name of readdirSync(directory).filter((entry) => entry.endsWith(markerSuffix)).sort()) {
-    const file = path.join(directory, name);
-    let marker: Marker;
-    try {
-      marker = JSON.parse(readFileSync(file, 'utf8')) as Marker;
-    } catch {
-      continue;
-    }
-    const same = marker.program === target || (targetInRepo !== undefined && marker.program_in_repo === targetInRepo);
-    if (!same || processStillRuns(marker.pid, marker.start)) continue;
+  // Outside round P14-30: several interrupted re-plans of one PROGRAM (a project copied while one ran, a second one
+  // killed in the copy) — the later one's backup already holds the earlier one's half revision: the OLDEST backup is
+  // the plan as it was before any of them (markers are named by their backup's time: name order is time order).
+  const interrupted = markersOf(directory, programPath).filter(({ marker }) => !processStillRuns(marker.pid, marker.start));
+  let restored = false;
+  for (const { file, marker } of interrupted) {
     // (a repository moved or copied since: the backup by its name in this directory)
     const backup = existsSync(marker.backup) ? marker.backup : path.join(directory, path.basename(marker.backup));
-    if (!existsSync(backup)) {
+    if (restored || !existsSync(backup)) {
       clearReplanMarker(file);
+      if (restored) notes.push(`a later interrupted program-replan (pid ${marker.pid}) started from a half revision: its backup ${backup} was not used`);
       continue;
     }
     // The interrupted revision is kept beside the backup (never lost), then the backup put back.
@@ -121,9 +116,40 @@ export async function recoverInterruptedReplan(repoDir: string, programPath: str
     }
     await writeFileAtomic(programPath, readFileSync(backup, 'utf8'));
     clearReplanMarker(file);
+    restored = true;
     notes.push(`an interrupted program-replan (pid ${marker.pid}) was undone: ${shown} is as it was before it (backup ${backup})${kept}`);
   }
   return notes.length > 0 ? notes.join('; ') : undefined;
+}
+
+/** The re-plan markers in `directory` of the PROGRAM at `programPath` (by its real path or its path in the work tree), oldest first. */
+function markersOf(directory: string, programPath: string): Array<{ file: string; marker: Marker }> {
+  const target = real(programPath);
+  const targetInRepo = inRepo(directory, programPath);
+  const found: Array<{ file: string; marker: Marker }> = [];
+  for (const name of readdirSync(directory).filter((entry) => entry.endsWith(markerSuffix)).sort()) {
+    const file = path.join(directory, name);
+    let marker: Marker;
+    try {
+      marker = JSON.parse(readFileSync(file, 'utf8')) as Marker;
+    } catch {
+      continue;
+    }
+    if (marker.program === target || (targetInRepo !== undefined && marker.program_in_repo === targetInRepo)) found.push({ file, marker });
+  }
+  return found;
+}
+
+/**
+ * P14-30: a re-plan must not start while another re-plan's marker of the same PROGRAM names a process that still runs —
+ * the manifest may hold that re-plan's half revision (a project copied while it ran: its marker came along), and this
+ * re-plan's backup would keep it. Throws RUN_IN_PROGRESS (exit 2, nothing changed).
+ */
+export function refuseReplanBeside(backupDir: string, programPath: string): void {
+  if (!existsSync(backupDir)) return;
+  const live = markersOf(backupDir, programPath).find(({ marker }) => processStillRuns(marker.pid, marker.start));
+  if (live === undefined) return;
+  throw new PolywaveError({ code: 'RUN_IN_PROGRESS', exitCode: 2, message: `a program-replan of ${path.basename(programPath)} is running (pid ${live.marker.pid}; its marker ${path.basename(live.file)}) — this manifest may hold its half revision (a project copied while it ran?); nothing was started or changed: wait for it, or stop it first` });
 }
 
 /**
