@@ -479,6 +479,8 @@ describe('X7 finding 7: the freeze record is part of a frozen contract', () => {
         ['close-impl', 'docs/IMPL/IMPL-pricing.yaml', '--force'],
         ['mark-complete', 'docs/IMPL/IMPL-pricing.yaml', '--force'],
         ['cleanup', 'docs/IMPL/IMPL-pricing.yaml', '--wave', '1'],
+        // P14-16: a human's hold through the IMPL doc during the loop was overwritten by it without a word.
+        ['set-impl-state', 'docs/IMPL/IMPL-pricing.yaml', '--state', 'BLOCKED'],
       ]) {
         const refused = await cli(demo, args);
         expect([refused.code, refused.stderr], args.join(' ')).toEqual([2, expect.stringMatching(/^polywave: error\[RUN_IN_PROGRESS\]/)]);

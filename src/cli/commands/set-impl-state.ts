@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { checkTransition, e15CompletionGuard, isProtocolState } from '../../protocol/state-machine.js';
-import { protocolStates } from '../../protocol/schema/impl-schema.js';
+import { protocolStates, type ProtocolState } from '../../protocol/schema/impl-schema.js';
 import { editImpl } from '../../store/manifest-file.js';
 import { commitFiles } from '../../git/commit-files.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
@@ -18,6 +18,14 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   if (!isProtocolState(target)) {
     throw new PolywaveError({ code: 'V008_INVALID_STATE', message: `unknown state "${target}" — must be one of: ${protocolStates.join(', ')}` });
   }
+  // P14-16: the plan's run lock (the one `run`, run-wave and the tier loop hold while they run it) — a human's BLOCKED
+  // written while the loop ran the IMPL was overwritten by the loop without a word. RUN_IN_PROGRESS, nothing written.
+  const { withRunLock } = await import('../run-lock.js');
+  const { projectRootOf } = await import('../../store/program-impl-docs.js');
+  return withRunLock(projectRootOf(filePath, io.cwd), filePath, () => setState(filePath, target, options, io));
+}
+
+async function setState(filePath: string, target: ProtocolState, options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
   if (target === 'COMPLETE') await refuseUnmergedWork(filePath, options, io);
   const outcome = await editImpl(filePath, (parsed) => {
     const manifest = requireManifest(parsed, filePath);
