@@ -239,12 +239,7 @@ export class ModuleResolver {
 
   /** Rust: the module file beside or above `file` (x.rs, x/mod.rs, a crate root) that declares it by a `mod name;`, if any. */
   private rustLayoutParent(file: string): string | undefined {
-    const dir = posix.dirname(file) === '.' ? '' : posix.dirname(file);
-    const stem = posix.basename(file, '.rs');
-    const name = stem === 'mod' ? posix.basename(dir) : stem;
-    const parentDir = stem === 'mod' ? (posix.dirname(dir) === '.' ? '' : posix.dirname(dir)) : dir;
-    const prefix = parentDir === '' ? '' : `${parentDir}/`;
-    const candidates = [...(parentDir === '' ? [] : [`${parentDir}.rs`]), `${prefix}mod.rs`, `${prefix}lib.rs`, `${prefix}main.rs`];
+    const { name, candidates } = rustParentCandidates(file);
     return candidates.find((candidate) => candidate !== file && this.has(candidate) && this.rustModDeclarations(candidate).includes(name) && this.rustChild(candidate, this.rustModuleDir(candidate), name)?.file === file);
   }
 
@@ -559,12 +554,7 @@ export class ModuleResolver {
     this.rustModuleBuilds.set(file, undefined);
     let answer: boolean | undefined;
     if (!this.rustTargetRoot(file) && file.endsWith('.rs')) {
-      const dir = posix.dirname(file) === '.' ? '' : posix.dirname(file);
-      const stem = posix.basename(file, '.rs');
-      const name = stem === 'mod' ? posix.basename(dir) : stem;
-      const parentDir = stem === 'mod' ? (posix.dirname(dir) === '.' ? '' : posix.dirname(dir)) : dir;
-      const prefix = parentDir === '' ? '' : `${parentDir}/`;
-      const candidates = [...(parentDir === '' ? [] : [`${parentDir}.rs`]), `${prefix}mod.rs`, `${prefix}lib.rs`, `${prefix}main.rs`];
+      const { name, candidates } = rustParentCandidates(file);
       const parent = candidates.find((candidate) => this.has(candidate) && this.rustChild(candidate, this.rustModuleDir(candidate), name)?.file === file && this.rustModDeclarations(candidate).includes(name));
       if (parent !== undefined) {
         this.rustBuildPaths(parent, name);
@@ -863,4 +853,17 @@ export function cargoDependencies(text: string): Array<{ name: string; path?: st
 /** The module path declared by a go.mod text. */
 export function goModulePath(text: string): string | undefined {
   return /^\s*module\s+("?)([^\s"]+)\1/m.exec(text)?.[2];
+}
+
+/**
+ * Rust: the module name `file` has (its stem, or its directory's for a `mod.rs`) and the files that could declare it by
+ * a `mod name;` by the file layout — `<parent>.rs`, `<parent>/mod.rs`, `lib.rs`, `main.rs` of the directory above.
+ */
+function rustParentCandidates(file: string): { name: string; candidates: string[] } {
+  const dir = posix.dirname(file) === '.' ? '' : posix.dirname(file);
+  const stem = posix.basename(file, '.rs');
+  const name = stem === 'mod' ? posix.basename(dir) : stem;
+  const parentDir = stem === 'mod' ? (posix.dirname(dir) === '.' ? '' : posix.dirname(dir)) : dir;
+  const prefix = parentDir === '' ? '' : `${parentDir}/`;
+  return { name, candidates: [...(parentDir === '' ? [] : [`${parentDir}.rs`]), `${prefix}mod.rs`, `${prefix}lib.rs`, `${prefix}main.rs`] };
 }
