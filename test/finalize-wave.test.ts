@@ -184,9 +184,26 @@ describe('finalize-wave: the whole pipeline', () => {
     expect(await mergeCommits(fixture.repo)).toHaveLength(0);
     expect((await fixture.repo.git.run(['log', '--format=%H', '-1', '--', 'src/a.ts'])).stdout.trim()).toBe('');
     // merge-agents refuses it too.
-    const merged = await runCli(['merge-agents', fixture.implPath, '--wave', '1'], { cwd: fixture.repo.dir, env: { GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' }, timeoutMs: 60_000 });
+    const env = { GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' };
+    const merged = await runCli(['merge-agents', fixture.implPath, '--wave', '1'], { cwd: fixture.repo.dir, env, timeoutMs: 60_000 });
     expect(merged.code, merged.stdout).toBe(1);
     expect(await mergeCommits(fixture.repo)).toHaveLength(0);
+    // A22-07: the refusal blocks nothing — the run-wave re-run it names must be able to prepare the wave (its
+    // prepare-wave refuses a BLOCKED IMPL): before the fix the state was BLOCKED here and the named re-run refused.
+    expect(fixture.manifest().state).toBe('WAVE_EXECUTING');
+    expect(step(result, 'mark-blocked')).toBeUndefined();
+    // resume-detect and retry name the same re-run (before: "finalize the wave" — the command that refused —, and
+    // "nothing to retry (finalize-wave merges it)").
+    const detect = await runCli(['resume-detect'], { cwd: fixture.repo.dir, env, timeoutMs: 60_000 });
+    expect(detect.code, detect.stderr).toBe(0);
+    const candidate = (JSON.parse(detect.stdout) as Array<{ resume_command: string; suggested_action: string }>)[0]!;
+    expect(candidate.resume_command).toBe(`polywave run-wave ${fixture.implPath} --wave 1 --dispatch redis://127.0.0.1:6399 --dispatch-remote file:///srv/shared.git`);
+    expect(candidate.suggested_action).toContain('agent(s) A ran on a worker and their results were never collected');
+    const retry = await runCli(['retry', fixture.implPath, '--wave', '1', '--model', 'script:/bin/true'], { cwd: fixture.repo.dir, env, timeoutMs: 60_000 });
+    expect(retry.code, retry.stderr).toBe(1);
+    expect(retry.stderr).toContain('R001_NOTHING_TO_RETRY');
+    expect(retry.stderr).toContain('re-run `polywave run-wave');
+    expect(retry.stderr).toContain('--dispatch redis://127.0.0.1:6399');
   });
 
   it('A21-30: merge-agents and --skip-merge refuse an agent whose report is not complete (a withdrawn report: its commits stay unmerged)', async () => {

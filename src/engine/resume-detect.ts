@@ -5,6 +5,8 @@ import { isTerminalState, scanImpls } from './prepare/impl-scan.js';
 import { mapBounded } from './prepare/parallel.js';
 import { identifyAgentWorktree } from './stale-worktrees.js';
 import { canonicalPath, worktreeChanges } from './worktrees.js';
+import { openDispatchedRecord } from './finalize/completion-reports.js';
+import { journalPaths } from './journal.js';
 import { describeUnmerged, unmergedAgents } from './wave-merged.js';
 
 /** An interrupted IMPL (reference §7.4), with the keys of the issue and the Go `resume-detect` keys. */
@@ -105,9 +107,26 @@ export async function detectResumable(options: DetectResumeOptions): Promise<Res
     const missing = waveAgents.filter((id) => manifest.completion_reports?.[id] === undefined);
     const failedInWave = waveAgents.filter((id) => status.failed.includes(id));
     const implArg = impl.path;
+    // A22-07: a complete report brought early by a dispatched job whose orchestrator was killed is not final —
+    // finalize-wave refuses it; the run-wave re-run with the same dispatch flags collects the job, then finalizes.
+    const finalizeWave = unmerged[0]?.wave ?? (missing.length === 0 && failedInWave.length === 0 && resumeWave !== undefined ? waveNumber : undefined);
+    const uncollected =
+      finalizeWave === undefined
+        ? []
+        : (
+            await Promise.all(
+              ((waves.find((wave) => wave.number === finalizeWave)?.agents ?? []).map((agent) => agent.id ?? '').filter((id) => id !== '')).map(async (id) => {
+                const open = await openDispatchedRecord(journalPaths(repoRoot, impl.slug, finalizeWave, id).dir);
+                return open ? { id, ...open } : undefined;
+              }),
+            )
+          ).filter((item): item is NonNullable<typeof item> => item !== undefined);
     let action: string;
     let command: string;
-    if (unmerged.length > 0) {
+    if (uncollected.length > 0 && finalizeWave !== undefined) {
+      action = `wave ${finalizeWave}: the job(s) of agent(s) ${uncollected.map((item) => item.id).join(', ')} ran on a worker and their results were never collected (the orchestrator stopped) — re-run run-wave with the same dispatch flags (it awaits or adopts each job, then finalizes)`;
+      command = `polywave run-wave ${implArg} --wave ${finalizeWave} ${uncollected[0]!.flags}`;
+    } else if (unmerged.length > 0) {
       action = `wave ${unmerged[0]!.wave}: every agent reported complete but its work is not merged (${describeUnmerged(unmerged)}) — finalize the wave`;
       command = `polywave finalize-wave ${implArg} --wave ${unmerged[0]!.wave}`;
     } else if (resumeWave === undefined) {

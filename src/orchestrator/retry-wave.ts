@@ -8,7 +8,7 @@ import { editImpl, loadImpl } from '../store/manifest-file.js';
 import { projectRootOf } from '../store/program-impl-docs.js';
 import { waveStateDir } from '../engine/state-paths.js';
 import { journalPaths } from '../engine/journal.js';
-import { lastAttempt } from './attempt-record.js';
+import { lastAttempt, openDispatchedAttempt } from './attempt-record.js';
 import { implSlugFromPath } from '../protocol/names.js';
 import { buildRetryContext, type ErrorClass } from './retry-context.js';
 import { notAdoptedWarning, runWave, type RunWaveOptions, type RunWaveResult } from './run-wave.js';
@@ -82,15 +82,24 @@ export async function retryWave(options: RetryWaveOptions): Promise<RetryWaveRes
     throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `agent ${options.agent} is not in wave ${options.wave} (agents: ${ids.join(', ') || 'none'})` });
   }
   const failed = ids.filter((id) => manifest.completion_reports?.[id]?.status !== 'complete' && (options.agent === undefined || id === options.agent));
+  const root = options.repoDir ?? projectRootOf(options.implPath, path.dirname(options.implPath));
+  const slug = implSlugFromPath(options.implPath, manifest);
   if (failed.length === 0) {
+    // A22-07: complete reports brought early by dispatched jobs whose orchestrator was killed are not final either.
+    const open = (await Promise.all(ids.filter((id) => options.agent === undefined || id === options.agent).map(async (id) => ({ id, open: await openDispatchedAttempt(journalPaths(root, slug, options.wave, id).dir) })))).filter((item) => item.open !== undefined);
+    if (open.length > 0) {
+      throw new PolywaveError({
+        code: 'R001_NOTHING_TO_RETRY',
+        message: `wave ${options.wave}: nothing failed, but the job(s) of agent(s) ${open.map((item) => item.id).join(', ')} ran on a worker and were never collected (the orchestrator stopped): re-run \`polywave run-wave ${options.implPath} --wave ${options.wave} ${open[0]!.open!.dispatched.flags}\` (it awaits or adopts each job, then finalizes)`,
+        exitCode: 1,
+      });
+    }
     throw new PolywaveError({
       code: 'R001_NOTHING_TO_RETRY',
       message: options.agent ? `agent ${options.agent} of wave ${options.wave} has a complete report: nothing to retry` : `every agent of wave ${options.wave} has a complete report: nothing to retry (finalize-wave merges it)`,
       exitCode: 1,
     });
   }
-  const root = options.repoDir ?? projectRootOf(options.implPath, path.dirname(options.implPath));
-  const slug = implSlugFromPath(options.implPath, manifest);
   const warnings: string[] = [];
   const agents: RetriedAgent[] = [];
   const initialRetry: Record<string, WaveRetryContext> = {};

@@ -36,7 +36,8 @@ export const agentStatusesStep: StepDefinition<FinalizeContext> = {
     const unsettled = await Promise.all(context.agents.map((agent) => (agent.report?.status === 'complete' ? openDispatchedRecord(journalPaths(agent.repo.root, context.slug, context.wave, agent.id).dir) : Promise.resolve(undefined))));
     const pending = context.agents.flatMap((agent, index) => (unsettled[index] ? [{ agent: agent.id, ...unsettled[index] }] : []));
     if (pending.length > 0) {
-      context.block = { reason: `E7: ${pending.map((item) => `agent ${item.agent}'s report is not final (its job may still run)`).join(', ')}`, mergeState: 'idle' };
+      // No BLOCKED (A22-07): nothing failed — the job's result is still to be collected, by the run-wave re-run this
+      // names, whose prepare-wave refuses a BLOCKED IMPL. The state stays what the killed run left.
       return {
         status: 'failed',
         detail: `E7: ${pending.map((item) => `agent ${item.agent}'s report came from attempt ${item.attempt}, a job on a worker (${item.flags}) whose result no orchestrator collected — the report its job sent early is not final, and the job may still be running and committing`).join('; ')} — nothing merged; re-run \`polywave run-wave ${context.implPath} --wave ${context.wave} ${pending[0]!.flags}\` (it awaits or adopts the job, then finalizes)`,
@@ -69,7 +70,7 @@ export const agentStatusesStep: StepDefinition<FinalizeContext> = {
  * A20-49/A21-06: the agent's latest attempt as run-wave recorded it (`attempt.json`, orchestrator/attempt-record.ts), when it was dispatched — a job on a
  * worker — and never ended in an orchestrator (run-wave settles the record once the job's outcome was taken).
  */
-async function openDispatchedRecord(journalDir: string): Promise<{ attempt: number; flags: string } | undefined> {
+export async function openDispatchedRecord(journalDir: string): Promise<{ attempt: number; flags: string } | undefined> {
   try {
     const value = JSON.parse(await readFile(path.join(journalDir, 'attempt.json'), 'utf8')) as { attempt?: unknown; dispatched?: unknown };
     if (typeof value.attempt !== 'number' || !value.dispatched || typeof value.dispatched !== 'object') return undefined;
