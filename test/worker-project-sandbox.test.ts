@@ -60,8 +60,10 @@ describe('a worker confines the project\'s sandbox settings (A20-45)', () => {
 
   // Outside round A21-03: IPv6 and other spellings of loopback survived the filter (the sandbox never re-judges an IP
   // literal on its allow-list): the agent reached the worker host's Redis through `[::ffff:127.0.0.1]:16721`.
-  it('every spelling of this host is dropped from network.allow; other hosts stay (A21-03)', () => {
-    const local = ['localhost', 'localhost:6379', 'LOCALHOST.', 'redis.localhost', '*.localhost', '127.0.0.1', '127.1', '127.0.0.1:16721', '0x7f.1', '2130706433', '0.0.0.0', '0', '[::1]', '[::1]:16799', '[0:0:0:0:0:0:0:1]:16799', '[::0:1]', '[::ffff:127.0.0.1]:16721', '[::ffff:7f00:1]:16721', '[::]', '[fe80::1]', '169.254.169.254', '[64:ff9b::7f00:1]', '[2002:7f00:1::]', '[::127.0.0.1]'];
+  // A22-03: an IPv6 zone id (`[::1%lo]`) made the entry unparseable to this check — kept — while the sandbox dropped
+  // the zone and allowed `::1`: the agent reached the worker host's Redis again. Unreadable entries are dropped now.
+  it('every spelling of this host is dropped from network.allow; other hosts stay (A21-03, A22-03)', () => {
+    const local = ['localhost', 'localhost:6379', 'LOCALHOST.', 'redis.localhost', '*.localhost', '127.0.0.1', '127.1', '127.0.0.1:16721', '0x7f.1', '2130706433', '0.0.0.0', '0', '[::1]', '[::1]:16799', '[0:0:0:0:0:0:0:1]:16799', '[::0:1]', '[::ffff:127.0.0.1]:16721', '[::ffff:7f00:1]:16721', '[::]', '[fe80::1]', '169.254.169.254', '[64:ff9b::7f00:1]', '[2002:7f00:1::]', '[::127.0.0.1]', '[::1%lo]:17799', '[::ffff:127.0.0.1%lo]:17483', '::1%lo', '[fe80::1%25eth0]', '[::1%]', '*', '[::1', 'a b'];
     for (const entry of local) expect([entry, reachesThisHost(entry)]).toEqual([entry, true]);
     for (const own of Object.values(os.networkInterfaces()).flatMap((entries) => entries ?? [])) expect(reachesThisHost(own.family === 'IPv6' ? `[${own.address}]` : own.address)).toBe(true);
     for (const entry of ['registry.npmjs.org', 'github.com:443', '*.example.com', '10.20.30.40', '[2001:db8::1]:443', '127.0.0.1.nip.io']) expect([entry, reachesThisHost(entry)]).toEqual([entry, false]);

@@ -79,19 +79,20 @@ function realOrResolvedPath(file: string): string {
  * which the sandbox lets resolve to loopback), or an IP literal — in any spelling the URL parser accepts (`127.1`,
  * `0x7f.1`, `2130706433`, `[::ffff:127.0.0.1]`, `[0:0:0:0:0:0:0:1]`) — that is loopback, unspecified, link-local,
  * multicast, carries such an IPv4 address (mapped, compatible, NAT64, 6to4), or is one of this host's interface
- * addresses. The sandbox never re-judges an IP literal on its allow-list; a name is judged by its resolved address.
+ * addresses — with any IPv6 zone id (`%lo`) ignored; `*` and anything the URL parser cannot read count as this host. The sandbox never re-judges an IP literal on its allow-list; a name is judged by its resolved address.
  */
 export function reachesThisHost(entry: string): boolean {
   let value = entry.trim().toLowerCase().replace(/^\*\./, '');
   if (value.startsWith('[')) value = value.slice(1, value.indexOf(']') < 0 ? undefined : value.indexOf(']'));
   else if ((value.match(/:/g) ?? []).length === 1) value = value.replace(/:[^:]*$/, '');
-  value = value.replace(/\.+$/, '');
-  if (value === 'localhost' || value.endsWith('.localhost') || value === '') return true;
+  // A22-03: an IPv6 zone id (`[::1%lo]`, `%25lo`) — the URL parser refuses it, the sandbox drops it and allows `::1`.
+  value = value.replace(/%.*$/, '').replace(/\.+$/, '');
+  if (value === 'localhost' || value.endsWith('.localhost') || value === '' || value === '*') return true;
   let host: string;
   try {
     host = new URL(`http://${isIP(value) === 6 || value.includes(':') ? `[${value}]` : value}/`).hostname.replace(/^\[|\]$/g, '');
   } catch {
-    return false; // not a host the sandbox could reach (its own check refuses the entry)
+    return true; // an entry this judgement cannot read is dropped (fail closed: the sandbox may read it otherwise, A22-03)
   }
   if (isIP(host) === 0) return false;
   const v4 = isIP(host) === 4 ? host : embeddedIPv4(host);
