@@ -105,6 +105,8 @@ export interface SmallDisk {
   mb: number;
   fill: string;
   unfill: string;
+  /** Where the disk is mounted (default: the worker's `--dir`) — e.g. the worker's TMPDIR. */
+  at?: string;
 }
 
 const unshareArgs = (): string[] => (process.getuid?.() === 0 ? ['-m'] : ['-Urm']);
@@ -118,13 +120,13 @@ export function smallDiskSupported(): boolean {
 export async function startWorker(options: { id: string; redisUrl: string; remote: string; dir: string; labels?: string[]; extra?: string[]; env?: Record<string, string>; smallDisk?: SmallDisk }): Promise<TestWorker> {
   const args = [binPath, 'worker', '--redis', options.redisUrl, '--remote', options.remote, '--dir', options.dir, '--id', options.id, '--lock-duration', '2500', '--stalled-interval', '500', ...(options.labels ?? []).flatMap((label) => ['--label', label]), ...(options.extra ?? [])];
   const disk = options.smallDisk;
-  if (disk) mkdirSync(options.dir, { recursive: true });
+  if (disk) mkdirSync(disk.at ?? options.dir, { recursive: true });
   // (the loop ends when the worker — `exec`ed in place of this shell, its pid — is gone)
   const diskScript = disk
     ? `mount -t tmpfs -o size=${disk.mb}m tmpfs "$D" || exit 3; (while kill -0 $$ 2>/dev/null; do if [ -e "$FILL" ] && [ ! -e "$D/.fill" ]; then dd if=/dev/zero of="$D/.fill" bs=64k 2>/dev/null; fi; if [ -e "$UNFILL" ] && [ -e "$D/.fill" ]; then rm -f "$D/.fill"; fi; sleep 0.1; done) & exec "$@"`
     : '';
   const child = disk
-    ? spawn('unshare', [...unshareArgs(), 'sh', '-c', diskScript, 'sh', process.execPath, ...args], { env: { ...process.env, ...gitEnv, NO_COLOR: '1', ...options.env, D: options.dir, FILL: disk.fill, UNFILL: disk.unfill }, stdio: ['ignore', 'pipe', 'pipe'] })
+    ? spawn('unshare', [...unshareArgs(), 'sh', '-c', diskScript, 'sh', process.execPath, ...args], { env: { ...process.env, ...gitEnv, NO_COLOR: '1', ...options.env, D: disk.at ?? options.dir, FILL: disk.fill, UNFILL: disk.unfill }, stdio: ['ignore', 'pipe', 'pipe'] })
     : spawn(process.execPath, args, { env: { ...process.env, ...gitEnv, NO_COLOR: '1', ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   process.once('exit', () => child.kill('SIGKILL'));
   let log = '';

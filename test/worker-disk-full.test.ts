@@ -98,6 +98,50 @@ describe.skipIf(!supported)('a worker whose --dir disk is full (A20-16, A21-08, 
     sickWorker.child.kill('SIGKILL');
   }, 200_000);
 
+  // A22-09: the worker's TEMP directory (every agent's scratch HOME/TMPDIR, the sandbox host) full, its --dir fine:
+  // each job failed as its agent's (escalate: `the tool executor did not start in time`), the worker stayed in the pool.
+  it('a full temp directory: the job goes to a healthy worker, the sick one pauses (A22-09)', async () => {
+    const tmp = path.join(scratch, 'tmp-sick3');
+    const disk = { ...diskOf('tmp'), at: tmp };
+    const target = await createDispatchRepo('disktmp', lettersScript(), { waves: [['A', 'B']], config: { dispatch: { labels: { A: ['tx'] }, label_wait_seconds: 60 } } });
+    const sickWorker = await startWorker({ id: 'sick3', redisUrl: redis.url, remote: target.remote, dir: path.join(scratch, 'worker-sick3'), labels: ['tx'], smallDisk: disk, env: { TMPDIR: tmp } });
+    workers.push(sickWorker);
+    writeFileSync(disk.fill, '');
+    await sleep(1000);
+    const running = runWaveCli(target, 1, { redisUrl: redis.url, timeoutMs: 180_000 });
+    // (B needs no label: the sick worker may take either first)
+    await waitFor(() => /job disktmp\.w1\.[AB]\.[^ ]+: agent [AB] /.test(sickWorker.log()), 60_000);
+    workers.push(await startWorker({ id: 'healthy3', redisUrl: redis.url, remote: target.remote, dir: path.join(scratch, 'worker-healthy3'), labels: ['tx'] }));
+    const run = await running;
+    const result = waveResult(run);
+    // Before the fix: A's attempt failed `escalate: … the tool executor did not start in time` → BLOCKED.
+    expect(result.success, JSON.stringify(result.blocked ?? run.stderr.slice(-1500)) + sickWorker.log().slice(-1500)).toBe(true);
+    expect(result.agents.map((agent) => [agent.agent, agent.status, agent.attempts.at(-1)?.dispatch?.worker]).find(([agent]) => agent === 'A')).toEqual(['A', 'complete', 'healthy3']);
+    expect(sickWorker.log()).toMatch(/job disktmp\.w1\.[AB]\.[^ ]+: handed back, this worker's disk failed (while its agent ran|its setup) \([^)]* in the temp directory /);
+    expect(sickWorker.log()).toMatch(/worker sick3: its temp directory cannot be written/);
+    writeFileSync(disk.unfill, '');
+    await waitFor(() => sickWorker.log().includes('can be written again; taking jobs'), 20_000);
+    expect(sickWorker.log()).toContain('worker sick3: its temp directory can be written again; taking jobs');
+    sickWorker.child.kill('SIGKILL');
+  }, 240_000);
+
+  // A22-10: an agent whose own writes fill --dir — the ENOSPC thrown out of runAgent itself (its journal's flush), not a
+  // failed outcome: the job failed with the raw `ENOSPC … write` (escalate), no hand-back, nothing in the worker's log.
+  it('an agent that writes more than the disk holds: handed back and counted, then DISPATCH_JOB_TOO_LARGE (A22-10)', async () => {
+    const target = await createDispatchRepo('diskown', lettersScript({ A: ['bash: "head -c 9000000 /dev/urandom | base64 > src/a.js; true"'] }), { waves: [['A', 'B']], config: { dispatch: { labels: { A: ['lg'] }, label_wait_seconds: 20 } } });
+    const small = await startWorker({ id: 'small4', redisUrl: redis.url, remote: target.remote, dir: path.join(scratch, 'worker-small4'), labels: ['lg'], smallDisk: diskOf('own') });
+    workers.push(small);
+    const run = await runWaveCli(target, 1, { redisUrl: redis.url, timeoutMs: 200_000 });
+    const result = waveResult(run);
+    expect(result.success).toBe(false);
+    const explanation = JSON.stringify(result.blocked ?? run.stderr.slice(-1500));
+    expect(explanation + small.log().slice(-2000)).toContain('DISPATCH_JOB_TOO_LARGE');
+    expect(explanation).toContain('here its worktree filled the disk');
+    expect(small.log()).toMatch(/handed back, a disk error \([^)]*\) while its agent ran, but this worker's --dir takes writes once the job's files are gone \(1 of 3/);
+    expect(small.log()).not.toContain('cannot be written');
+    small.child.kill('SIGKILL');
+  }, 300_000);
+
   it('a job whose base does not fit: its fetch leftovers go, the worker stays in the pool, the job fails coded after 3 runs (A21-25)', async () => {
     const target = await createDispatchRepo('diskbig', lettersScript(), { waves: [['A', 'B']], config: { dispatch: { labels: { A: ['sm'] }, label_wait_seconds: 20 } } });
     // A 12 MB base (random: it does not compress) for an 8 MB disk.

@@ -186,6 +186,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const cloneBase = 'repo.git';
   const clone = path.join(dir, cloneBase);
   const env = options.env;
+  /** Where every agent's scratch HOME/TMPDIR and the sandbox host go (src/sandbox/scratch-dirs.ts): probed with `--dir`. */
+  const scratchParent = os.tmpdir();
   const key = remoteKey(options.remote);
   // F8: messages name the remote without its credentials.
   const shownRemote = redactUserinfo(options.remote);
@@ -411,36 +413,53 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       return;
     }
     sick = why;
-    log(`worker ${id}: its --dir ${dir} cannot be written (${why}); taking no jobs until it can`);
+    const where = why.includes(' in the temp directory ') ? 'temp directory' : '--dir';
+    log(`worker ${id}: its ${where === '--dir' ? `--dir ${dir}` : where} cannot be written (${why}); taking no jobs until it can`);
     adjustFetching();
     void beat();
-    const probe = path.join(dir, '.write-probe');
     const timer = setInterval(() => {
-      void writeFile(probe, Buffer.alloc(1 << 20))
-        .then(async () => {
-          await rm(probe, { force: true });
-          if (sick === undefined || stopping) return;
-          clearInterval(timer);
-          sick = undefined;
-          log(`worker ${id}: its --dir can be written again; taking jobs`);
-          adjustFetching();
-          void beat();
-        })
-        .catch(() => rm(probe, { force: true }).catch(() => undefined));
+      void probeWrite().then((trouble) => {
+        if (trouble !== undefined || sick === undefined || stopping) return;
+        clearInterval(timer);
+        sick = undefined;
+        log(`worker ${id}: its ${where} can be written again; taking jobs`);
+        adjustFetching();
+        void beat();
+      });
     }, options.diskProbeMs ?? 5000);
     timer.unref();
   };
 
-  /** One probe write of 1 MB to `--dir` (removed again): undefined when this worker's disk takes writes now, else why not (its code). */
+  /**
+   * One probe write of 1 MB to `--dir` and to the temp directory (removed again): undefined when this worker's disk takes
+   * writes now, else why not (its code, and which directory). A22-09: the temp directory holds every agent's scratch
+   * HOME/TMPDIR and the sandbox host — full there, each job failed as its agent's (`the tool executor did not start in
+   * time`) while a probe of `--dir` alone passed.
+   */
   const probeWrite = async (): Promise<string | undefined> => {
-    const probe = path.join(dir, `.write-probe-${process.pid}-${Math.random().toString(36).slice(2, 10)}`);
+    const where = [...new Set([dir, scratchParent])];
+    for (const directory of where) {
+      const probe = path.join(directory, `.polywave-write-probe-${process.pid}-${Math.random().toString(36).slice(2, 10)}`);
+      try {
+        await writeFile(probe, Buffer.alloc(1 << 20));
+      } catch (error) {
+        const why = localDiskTrouble(error) ?? ((error as NodeJS.ErrnoException).code || firstLine(error));
+        return directory === dir ? why : `${why} in the temp directory ${directory}`;
+      } finally {
+        await rm(probe, { force: true }).catch(() => undefined);
+      }
+    }
+    return undefined;
+  };
+
+  /** runAgent, with an error it throws judged like a failed outcome's (A22-10): a disk error, or a probe that fails, is {@link DiskTrouble}. */
+  const runAgentJudged = async (input: Parameters<typeof runAgent>[0]): ReturnType<typeof runAgent> => {
     try {
-      await writeFile(probe, Buffer.alloc(1 << 20));
-      return undefined;
+      return await runAgent(input);
     } catch (error) {
-      return localDiskTrouble(error) ?? ((error as NodeJS.ErrnoException).code || firstLine(error));
-    } finally {
-      await rm(probe, { force: true }).catch(() => undefined);
+      if (input.signal?.aborted) throw error;
+      const trouble = localDiskTrouble(error) ?? (await probeWrite());
+      throw trouble !== undefined ? new DiskTrouble(trouble) : error;
     }
   };
 
@@ -834,7 +853,9 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         }
         if (setup.actions.length > 0) log(`job ${data.job_id}: worktree set up: ${setup.actions.join('; ').slice(0, 1000)}`);
       }
-      const run = await runAgent({
+      // A22-10: an error THROWN out of runAgent (its journal's flush on a full --dir, the tool recorder) is judged as a
+      // failed outcome is — a disk error (or a failing probe) hands the job back — not as a failure after the agent.
+      const run = await runAgentJudged({
         ...(cliTemplates ? { cliTemplates } : {}),
         ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
         agentId: data.agent,
@@ -916,6 +937,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         }
         return handBack(job, token, 1000);
       }
+      log(`job ${data.job_id}: failed (${firstLine(error)})`);
       throw error;
     } finally {
       unpinSettings?.();
