@@ -510,6 +510,20 @@ describe('X7 finding 7: the freeze record is part of a frozen contract', () => {
     commitAll(demo.repo, 'test: quoted keys');
     const quoted = await cli(demo, ['run', 'docs/PROGRAM/quoted.yaml', '--auto', '--model', `script:${demo.script}`]);
     expect([quoted.code, quoted.stderr]).toEqual([2, expect.stringMatching(/^polywave: error\[X001_INVALID_INPUT\]: the tier loop runs a PROGRAM at docs\/PROGRAM\/PROGRAM-<slug>\.yaml, not docs\/PROGRAM\/quoted\.yaml/)]);
+    // P15-04: an escaped key (`"program\x5fslug"`, which program-status reads as a PROGRAM) was run as an IMPL (N037 at
+    // close-impl); a document with both sets of keys too — now the first is a PROGRAM, the second is neither.
+    writeFiles(demo.repo, {
+      'docs/PROGRAM/esc.yaml': text.replace(/^program_slug:/m, '"program\\x5fslug":'),
+      'docs/PROGRAM/both.yaml': `${text.replace(/\n*$/, '\n')}feature_slug: shop\nverdict: SUITABLE\nfile_ownership: []\nwaves: []\n`,
+    });
+    commitAll(demo.repo, 'test: escaped key, both readings');
+    const escaped = await cli(demo, ['run', 'docs/PROGRAM/esc.yaml', '--auto', '--model', `script:${demo.script}`]);
+    expect([escaped.code, escaped.stderr]).toEqual([2, expect.stringMatching(/^polywave: error\[X001_INVALID_INPUT\]: the tier loop runs a PROGRAM at docs\/PROGRAM\/PROGRAM-<slug>\.yaml, not docs\/PROGRAM\/esc\.yaml/)]);
+    const both = await cli(demo, ['run', 'docs/PROGRAM/both.yaml', '--auto', '--model', `script:${demo.script}`]);
+    expect([both.code, both.stderr]).toEqual([2, expect.stringMatching(/^polywave: error\[X001_INVALID_INPUT\]: docs\/PROGRAM\/both\.yaml has both a PROGRAM's keys \(program_slug, tiers\) and an IMPL's \(feature_slug, waves, file_ownership, verdict\)/)]);
+    const headNow = git(demo.repo, ['rev-parse', 'HEAD']);
+    expect(git(demo.repo, ['status', '--porcelain'])).toBe('');
+    expect(git(demo.repo, ['rev-parse', 'HEAD'])).toBe(headNow);
   }, 120_000);
   // Outside attack P12-09 (its minors): a Planner added an IMPL to tier 1, complete and frozen (the loop then re-opened it),
   // or renamed the PROGRAM (program_slug ≠ its file name: V052 for validate-program, yet accepted here).

@@ -90,7 +90,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const asPath = path.resolve(io.cwd, target);
   const isImpl = /\.ya?ml$/i.test(target) && existsSync(asPath);
   // A PROGRAM manifest (docs/PROGRAM/PROGRAM-x.yaml, or --program) runs the tier loop.
-  if (options.program === true || (isImpl && (/(^|[/\\])PROGRAM-[^/\\]+\.ya?ml$/i.test(asPath) || looksLikeProgram(asPath)))) {
+  if (options.program === true || (isImpl && (/(^|[/\\])PROGRAM-[^/\\]+\.ya?ml$/i.test(asPath) || looksLikeProgram(asPath, target)))) {
     const { run: runProgram } = await import('./program-execute.js');
     return runProgram(args, { ...options, auto: options.auto === true }, io);
   }
@@ -225,17 +225,22 @@ async function runPlan(target: string, asPath: string, isImpl: boolean, repoDir:
  * failed at close-impl ("the manifest has no agents: use --force"), issue 12's first symptom. Known by its top-level
  * keys (`program_slug`, `tiers`), it goes to the tier loop, which says where a PROGRAM must be.
  */
-function looksLikeProgram(file: string): boolean {
+function looksLikeProgram(file: string, shown: string): boolean {
+  let document: unknown;
   try {
-    const text = readFileSync(file, 'utf8');
-    if (!text.includes('program_slug') || !text.includes('tiers')) return false;
-    // P14-04: by the parsed document's top-level keys — a quoted key (`"program_slug": x`), flow style or JSON slipped
-    // past a column-0 pattern.
-    const document = parseYaml(text.replace(/^\uFEFF/, ''), { uniqueKeys: false }) as unknown;
-    if (document === null || typeof document !== 'object' || Array.isArray(document)) return false;
-    const keys = new Set(Object.keys(document));
-    return keys.has('program_slug') && keys.has('tiers') && !keys.has('waves');
+    // P14-04, P15-04: by the parsed document's top-level keys — a quoted key (`"program_slug": x`), flow style, JSON or an
+    // escaped key (`"program\x5fslug"`) slipped past text patterns; every document is parsed (a few ms).
+    document = parseYaml(readFileSync(file, 'utf8').replace(/^\uFEFF/, ''), { uniqueKeys: false }) as unknown;
   } catch {
     return false;
   }
+  if (document === null || typeof document !== 'object' || Array.isArray(document)) return false;
+  const keys = new Set(Object.keys(document));
+  if (!keys.has('program_slug')) return false;
+  // P15-04: a document with both readings (program-status shows it as a PROGRAM) is neither run.
+  const implKeys = ['feature_slug', 'waves', 'file_ownership', 'verdict'].filter((key) => keys.has(key));
+  if (implKeys.length > 0) {
+    throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `${shown} has both a PROGRAM's keys (program_slug${keys.has('tiers') ? ', tiers' : ''}) and an IMPL's (${implKeys.join(', ')}): it is neither run — keep one document's keys` });
+  }
+  return keys.has('tiers');
 }
