@@ -7,7 +7,7 @@ import { processIo, type CommandIo, type CommandResult } from './io.js';
 import { terminalSafeIo } from './terminal-text.js';
 import { readPackageVersion } from './version.js';
 import { guardUnsettled } from './unsettled-guard.js';
-import { absolutePathEntries } from '../sandbox/search-path.js';
+import { absolutePathEntries, distrustSearchRoot } from '../sandbox/search-path.js';
 
 function parseInteger(flag: string) {
   return (value: string): number => {
@@ -152,7 +152,9 @@ export async function main(argv: string[], rawIo: CommandIo = processIo()): Prom
   const io = terminalSafeIo(rawIo);
   // X40-02/X41: every program this process starts by name (git, the sandbox's bash and bwrap, gates' tools) is found
   // on PATH's absolute entries only — an empty or relative entry is searched from the command's cwd, an agent's
-  // worktree or the main checkout its work is merged into.
+  // worktree or the main checkout its work is merged into — nor from an absolute entry inside the repositories around
+  // the working directory (X42-11/12: direnv's `PATH_add bin`, an agent's planted `bin/git`).
+  distrustSearchRoot(io.cwd);
   if (process.env.PATH !== undefined) process.env.PATH = absolutePathEntries(process.env.PATH);
   if (argv.length > maxArguments) {
     io.stderr(formatErrorLine(new PolywaveError({ code: 'RESOURCE_EXHAUSTION', message: `${argv.length} arguments: at most ${maxArguments} in one call (split the list, e.g. with xargs -n ${maxArguments / 2})` })));

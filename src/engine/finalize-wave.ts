@@ -38,6 +38,7 @@ import type { ConflictPrediction } from './finalize/predict-conflicts.js';
 import type { CollisionReport, IntegrationReport, WiringReport } from '../analysis/index.js';
 
 import type { VerifyCommitsData } from './finalize/context.js';
+import { distrustSearchRoot } from '../sandbox/search-path.js';
 
 export type { AgentFailure, FinalizeMode, FinalizeWaveOptions, FinalizeWaveResult, VerifyCommitsData } from './finalize/context.js';
 export type { ConflictPrediction } from './finalize/predict-conflicts.js';
@@ -222,6 +223,8 @@ function pinWaveSandboxSettings(context: FinalizeContext): () => void {
  * are in the target; a crash mid-merge is finished by a re-run (E9).
  */
 export async function finalizeWave(options: FinalizeWaveOptions): Promise<FinalizeWaveResult> {
+  // X42-11/12: no host program is looked up inside the repository (an agent can write it).
+  distrustSearchRoot(path.dirname(path.resolve(options.implPath)));
   const context = await createFinalizeContext(options);
   context.tamper.prefetch = true;
   const recorder = new StepRecorder((step: StepResult) => {

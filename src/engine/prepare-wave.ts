@@ -49,6 +49,7 @@ import { detectResumable } from './resume-detect.js';
 import { StepRecorder, type StepDefinition, type StepResult } from './step.js';
 import { canonicalPath, type WorktreeInfo } from './worktrees.js';
 import { assertNotNestedRepository } from '../git/nested-repos.js';
+import { distrustSearchRoot } from '../sandbox/search-path.js';
 
 export type { AgentBriefInfo, PrepareWaveOptions, PrepareWaveResult } from './prepare/context.js';
 
@@ -194,6 +195,8 @@ async function runSteps(
  * input (coded, exit 2). Never prints; progress goes to `onStep` and the event bus.
  */
 export async function prepareWave(options: PrepareWaveOptions): Promise<PrepareWaveResult> {
+  // X42-11/12: no host program is looked up inside the repository (an agent can write it).
+  distrustSearchRoot(path.dirname(path.resolve(options.implPath)));
   const context = await createContext(options, false);
   options.events?.emit({ v: 1, type: 'wave-prepare-start', slug: context.slug, wave: context.wave });
   const run = await runSteps(context, prepareWaveSteps, { command: 'prepare-wave' });

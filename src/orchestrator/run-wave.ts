@@ -49,6 +49,7 @@ import { editImpl, loadImpl } from '../store/manifest-file.js';
 import { mapBounded } from '../gates/concurrency.js';
 import { assertNotNestedRepository } from '../git/nested-repos.js';
 import { offloadGitSpawns } from '../git/spawn-server.js';
+import { distrustSearchRoot } from '../sandbox/search-path.js';
 
 /** Options of {@link runWave}. */
 export interface RunWaveOptions extends EngineRunOptions {
@@ -345,6 +346,8 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
   // The sandbox probe runs while the first steps do (issue 12's bench:program: ~0.3 s off the tier's start).
   if (!options.unsafeNoSandbox) prewarmSandboxStatus(options.env);
   const started = performance.now();
+  // X42-11/12: no host program is looked up inside the repository (an agent can write it).
+  distrustSearchRoot(path.dirname(path.resolve(options.implPath)));
   // The wave's agents run at once in this process, each audited with git after its tool calls: their git
   // commands are started by a small helper process, not by this (large) one's main thread, where each fork
   // held every agent's tool calls and every event for 5–17 ms (a 16-agent wave: ~9 s of its main thread).

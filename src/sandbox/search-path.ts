@@ -1,19 +1,73 @@
+import { existsSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 
 /** The directories execvp searches when PATH is unset (glibc's default). */
 const defaultSearchPath = '/usr/local/bin:/usr/bin:/bin';
 
 /**
- * PATH with only its absolute entries (X40-02, X41-01/02/05). polywave starts host programs (git, the sandbox
- * wrapper's `bash` and the `bwrap` in it, the sandbox probe) with a cwd an agent can write — its worktree, or the main
- * checkout where its merged work lands — and an empty entry (`PATH=:$PATH`, `PATH=$EXTRA:$PATH` with EXTRA unset) or
- * a relative one (`node_modules/.bin`, `.`) is searched relative to that cwd: the agent's own `git` or `bash` ran on
- * the host, outside the sandbox. Never empty (an empty PATH is the current directory too): the default search path
- * then. Undefined when unset.
+ * Directories whose content an agent can write — the repositories polywave works on (their main checkouts, where a solo,
+ * scaffold or integration agent works and merged work lands, and the agent worktrees inside them) — real paths. X42-11/12:
+ * an ABSOLUTE PATH entry inside the main checkout (direnv's `PATH_add bin`, `layout node`'s `node_modules/.bin`) was
+ * searched for polywave's own `git` and the sandbox wrapper's `bash`/`bwrap`: an agent that planted `bin/git` there
+ * ran code on the host, and replaced the sandbox of its later calls.
+ */
+const untrustedRoots = new Set<string>();
+
+/** A path's real path; for one that does not exist (yet), its nearest existing ancestor's real path with the rest appended. */
+function realOrResolved(file: string): string {
+  const rest: string[] = [];
+  for (let current = path.resolve(file); ; current = path.dirname(current)) {
+    try {
+      return path.join(realpathSync(current), ...rest.reverse());
+    } catch {
+      if (path.dirname(current) === current) return path.resolve(file);
+      rest.push(path.basename(current));
+    }
+  }
+}
+
+/**
+ * No program is ever looked up under `dir` (and the repositories around it): entries of PATH inside it are dropped by
+ * {@link absolutePathEntries}, and this process's own PATH is filtered again now. Every repository enclosing `dir`
+ * (a directory with a `.git`) counts: an agent worktree lies inside its main checkout.
+ */
+export function distrustSearchRoot(dir: string): void {
+  const real = realOrResolved(dir);
+  const before = untrustedRoots.size;
+  untrustedRoots.add(real);
+  for (let current = real; ; current = path.dirname(current)) {
+    if (existsSync(path.join(current, '.git'))) untrustedRoots.add(current);
+    if (path.dirname(current) === current) break;
+  }
+  if (untrustedRoots.size !== before) judged.clear();
+  if (untrustedRoots.size !== before && process.env.PATH !== undefined) process.env.PATH = absolutePathEntries(process.env.PATH);
+}
+
+/** Judged entries (emptied whenever a root is added). */
+const judged = new Map<string, boolean>();
+
+function inUntrustedRoot(entry: string): boolean {
+  if (untrustedRoots.size === 0) return false;
+  const known = judged.get(entry);
+  if (known !== undefined) return known;
+  const real = realOrResolved(entry);
+  const inside = [...untrustedRoots].some((root) => real === root || real.startsWith(root.endsWith(path.sep) ? root : `${root}${path.sep}`));
+  judged.set(entry, inside);
+  return inside;
+}
+
+/**
+ * PATH with only its absolute entries outside every repository polywave works on (X40-02, X41-01/02/05, X42-11/12).
+ * polywave starts host programs (git, the sandbox wrapper's `bash` and the `bwrap` in it, the sandbox probe) with a cwd
+ * an agent can write — its worktree, or the main checkout where its merged work lands — and an empty entry
+ * (`PATH=:$PATH`, `PATH=$EXTRA:$PATH` with EXTRA unset) or a relative one (`node_modules/.bin`, `.`) is searched relative
+ * to that cwd: the agent's own `git` or `bash` ran on the host, outside the sandbox; an absolute entry inside the
+ * checkout (`<repo>/bin`, `<repo>/node_modules/.bin`) is a directory the agent can write just the same. Never empty (an
+ * empty PATH is the current directory too): the default search path then. Undefined when unset.
  */
 export function absolutePathEntries(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
-  const kept = value.split(path.delimiter).filter((entry) => path.isAbsolute(entry));
+  const kept = value.split(path.delimiter).filter((entry) => path.isAbsolute(entry) && !inUntrustedRoot(entry));
   return kept.length > 0 ? kept.join(path.delimiter) : defaultSearchPath;
 }
 

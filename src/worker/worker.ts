@@ -28,6 +28,7 @@ import { createLiveEventOutbox, liveEventsMax, type NumberedEvent } from '../dis
 import { createJournalRelay, seedJobJournal, toPortableJournal, withRecoveredContext, type JournalRelay } from './journal-relay.js';
 import { buildCompletionReport, type CompletionReportInput } from '../protocol/completion-report.js';
 import { setupJobWorktree, worktreeSetupCodes } from '../engine/prepare/worktree-setup.js';
+import { distrustSearchRoot } from '../sandbox/search-path.js';
 
 /** Options of {@link startWorker}. */
 export interface WorkerOptions {
@@ -166,6 +167,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   offloadGitSpawns();
   // A20-45: a job's repository never widens this machine's sandbox beyond the job's own checkout.
   confineProjectSandboxSettings();
+  // X42-11/12: no host program is looked up where jobs write (the clone, their worktrees).
+  distrustSearchRoot(options.dir);
   const labels = normalizeLabels(options.labels);
   const subsets = labelSubsets(labels);
   const queue = options.queue === undefined || options.queue === '' ? undefined : checkQueueName(options.queue);
