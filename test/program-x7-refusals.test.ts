@@ -525,6 +525,15 @@ describe('X7 finding 7: the freeze record is part of a frozen contract', () => {
     expect(git(demo.repo, ['status', '--porcelain'])).toBe('');
     expect(git(demo.repo, ['rev-parse', 'HEAD'])).toBe(headNow);
   }, 120_000);
+  // Outside round P15-17: without --auto and without a terminal, the loop pauses for the tier review and its Next said
+  // "re-run `polywave program-execute …` to resume" — which pauses the same way again. The Next names --yes now.
+  it('program-execute without --auto and no terminal: the review pause names --yes as the way on', async () => {
+    const demo = await setupDemo();
+    const paused = await cli(demo, ['program-execute', programRelative, '--model', `script:${demo.script}`]);
+    expect(paused.code, paused.stderr.slice(-2000)).toBe(1);
+    expect(paused.stderr).toContain("waiting for the review of the tier's IMPLs");
+    expect(paused.stderr).toMatch(/Next: review the tier's IMPLs \(docs\/IMPL\/IMPL-[a-z]+\.yaml, docs\/IMPL\/IMPL-[a-z]+\.yaml\), then re-run `polywave program-execute docs\/PROGRAM\/PROGRAM-shop\.yaml --yes`/);
+  }, 120_000);
   // Outside attack P12-09 (its minors): a Planner added an IMPL to tier 1, complete and frozen (the loop then re-opened it),
   // or renamed the PROGRAM (program_slug ≠ its file name: V052 for validate-program, yet accepted here).
   it('program-replan: an IMPL added to a complete tier (E34_COMPLETED_TIER_CHANGED) or a renamed PROGRAM (E34_PROGRAM_SLUG_CHANGED) is refused, the manifest restored', async () => {

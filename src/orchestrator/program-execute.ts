@@ -729,9 +729,12 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
       }
       if (approved !== true) {
         run.status = 'paused';
-        run.detail = 'waiting for the review of the tier\'s IMPLs (re-run with --auto, or answer yes)';
+        run.detail = 'waiting for the review of the tier\'s IMPLs (re-run with --yes or --auto, or answer yes at a terminal)';
         done();
-        return stop(`tier ${tier}: ${run.detail}`);
+        const paused = await stop(`tier ${tier}: ${run.detail}`);
+        // P15-17: a plain re-run stops here again (no terminal to answer at): the way on is named.
+        if (!paused.interrupted) paused.next = `review the tier's IMPLs (${toRun.map((impl) => path.relative(repoDir, docs.get(impl.slug ?? "")?.path ?? `docs/IMPL/IMPL-${impl.slug ?? ""}.yaml`)).join(', ')}), then re-run \`polywave program-execute ${relativeProgram} --yes\` to approve them (or with --auto, which approves every tier)`;
+        return paused;
       }
     }
 
