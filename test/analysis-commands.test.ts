@@ -1765,6 +1765,46 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/other/b.rs:2:32']);
   });
 
+  it('Rust --defined-in: a left-over file in a directory with no module file — src/impls/gone/x.rs, src/gen/deep/z.rs, tests/data/fixture.rs — is in no crate, no caller; an inline module\'s file (`pub mod inl { pub mod deep; }`) and an `include!("gen/inc.rs")` are compiled (outside round X65-58, its limit)', async () => {
+    const util = 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n';
+    const item = 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n';
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\n#[path = "impls/mod.rs"]\npub mod x;\ninclude!("gen/inc.rs");\n',
+        'src/util.rs': util,
+        'src/item.rs': item,
+        'src/impls/mod.rs': 'pub mod a;\npub mod inl {\n    pub mod deep;\n}\n',
+        'src/impls/a.rs': 'pub fn f() {\n    let _ = crate::util::Item::new(1);\n}\n',
+        'src/impls/inl/deep.rs': 'pub fn f() {\n    let _ = crate::util::Item::new(2);\n    let _ = crate::item::Item::new();\n}\n',
+        'src/impls/gone/x.rs': 'pub fn f() {\n    let _ = crate::util::Item::new(3);\n    let _ = crate::item::Item::new();\n}\n',
+        'src/gen/deep/z.rs': 'pub fn f() {\n    let _ = crate::util::Item::new(4);\n}\n',
+        'src/gen/inc.rs': 'pub fn inc() {\n    let _ = crate::util::Item::new(5);\n}\n',
+        'tests/data/fixture.rs': 'pub fn f() {\n    let _ = cr::util::Item::new(6);\n    let _ = cr::item::Item::new();\n}\n',
+      },
+    });
+    // = cargo (`check --all-targets`, util.rs's / item.rs's `fn new` renamed): errors at gen/inc.rs:2:32, impls/a.rs:2:32,
+    // impls/inl/deep.rs:2:32 / impls/inl/deep.rs:3:32 — none in impls/gone/, gen/deep/ or tests/data/ (never compiled)
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/gen/inc.rs:2:32', 'src/impls/a.rs:2:32', 'src/impls/inl/deep.rs:2:32']);
+    expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/impls/inl/deep.rs:3:32']);
+  });
+
+  it('check-test-cascade: a test in a left-over file of a directory with no module file (src/legacy/old/t.rs, tests/data/f.rs) is no orphaned test caller — cargo never compiles it (outside round X65-58, its limit)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': tcCargo,
+        'src/lib.rs': 'pub mod util;\npub mod app;\n',
+        'src/util.rs': 'pub fn parse(x: u32) -> u32 {\n    x\n}\n',
+        'src/app.rs': 'pub fn g() -> u32 {\n    crate::util::parse(1)\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn t() {\n        crate::util::parse(2);\n    }\n}\n',
+        'src/legacy/old/t.rs': '#[cfg(test)]\nmod tests {\n    #[test]\n    fn t() {\n        crate::util::parse(3);\n    }\n}\n',
+        'tests/data/f.rs': '#[test]\nfn t() {\n    tc::util::parse(4);\n}\n',
+        'docs/IMPL/IMPL-tc.yaml': tcImpl,
+      },
+    });
+    // = cargo (rename util.rs's `fn parse`: errors of `cargo check --tests` minus those of `--lib --bins`): app.rs:9
+    expect(await testCascadeLines(repo.dir, repo.path('docs/IMPL/IMPL-tc.yaml'))).toEqual(['parse src/app.rs:9']);
+  });
+
   it('check-test-cascade: a module file declared twice — `#[cfg(test)] #[path = "shared.rs"] mod shared_t;` and `#[path = "shared.rs"] pub mod shared;` — is library code too, not test code (outside round X65-20)', async () => {
     const repo = await createTestRepo({
       files: {

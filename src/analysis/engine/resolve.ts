@@ -226,10 +226,11 @@ export class ModuleResolver {
     this.rustPathStrings.set(pkg, found);
     const prefix = pkg === '' ? '' : `${pkg}/`;
     for (const candidate of this.input.files) {
-      if (!candidate.endsWith('.rs') || !candidate.startsWith(prefix)) continue;
+      // (Cargo.toml's `[[bin]] path = "tools/gen.rs"` names a crate root; `include!("gen/x.rs")` a file compiled in its includer's)
+      if (!(candidate.endsWith('.rs') || posix.basename(candidate) === 'Cargo.toml') || !candidate.startsWith(prefix)) continue;
       const text = this.input.readText?.(candidate) ?? '';
-      if (!text.includes('path')) continue;
-      for (const match of text.matchAll(/\bpath\s*=\s*"([^"\\]+)"/g)) {
+      if (!text.includes('path') && !text.includes('include')) continue;
+      for (const match of text.matchAll(/\b(?:path\s*=|include(?:_str|_bytes)?!\s*\()\s*"([^"\\]+)"/g)) {
         found.targets.add(posix.normalize(posix.join(posix.dirname(candidate), match[1]!)));
         found.names.add(posix.basename(match[1]!));
       }
@@ -277,11 +278,63 @@ export class ModuleResolver {
         const parentDir = stem === 'mod' ? (posix.dirname(dir) === '.' ? '' : posix.dirname(dir)) : dir;
         const prefix = parentDir === '' ? '' : `${parentDir}/`;
         const existing = [...(parentDir === '' ? [] : [`${parentDir}.rs`]), `${prefix}mod.rs`, `${prefix}lib.rs`, `${prefix}main.rs`].filter((candidate) => candidate !== file && this.has(candidate));
-        answer = existing.length > 0 && existing.every((candidate) => this.rustInTree(candidate)) && !this.rustPathStringsOf(file).names.has(posix.basename(file));
+        answer = existing.length > 0 ? existing.every((candidate) => this.rustInTree(candidate)) && !this.rustPathStringsOf(file).names.has(posix.basename(file)) : this.rustUnreachable(file, parentDir);
       }
     }
     this.rustOrphans.set(file, answer);
     return answer;
+  }
+
+  private readonly rustInlineNames = new Map<string, Set<string>>();
+  private rustRsByDir?: Map<string, string[]>;
+
+  /**
+   * Rust: whether a module file in a directory with no module file of its own (src/impls/gone/x.rs, tests/data/fixture.rs
+   * — no gone.rs, gone/mod.rs, lib.rs or main.rs) has no way into a crate: no crate root beside it declares it, no module
+   * file of a directory above (x.rs, x/mod.rs, a crate root, a `#[path]`-loaded file) writes an inline module of the next
+   * directory's name (`mod gone { mod x; }`), no `#[path]`-loaded file is in its directory, and no `path = "…"` /
+   * `include!("…")` string of the package names its file or a directory on the way. Cargo never compiles such a file.
+   */
+  private rustUnreachable(file: string, dir: string): boolean {
+    const strings = this.rustPathStringsOf(file);
+    const pkg = this.rustPackageDir(file) ?? '';
+    const own = posix.basename(file) === 'mod.rs' ? [posix.basename(posix.dirname(file))] : [];
+    if ([posix.basename(file), ...own].some((name) => strings.names.has(name)) || [...strings.targets].some((target) => posix.dirname(target) === (dir === '' ? '.' : dir))) return false;
+    if (!this.rustRsByDir) {
+      this.rustRsByDir = new Map();
+      for (const candidate of this.input.files) {
+        if (!candidate.endsWith('.rs')) continue;
+        const at = posix.dirname(candidate) === '.' ? '' : posix.dirname(candidate);
+        const list = this.rustRsByDir.get(at);
+        if (list) list.push(candidate);
+        else this.rustRsByDir.set(at, [candidate]);
+      }
+    }
+    // (a crate root of `dir` declaring it: tests/it.rs's `mod common;` is tests/common/mod.rs — a crate root's children are beside it)
+    const name = own[0] ?? posix.basename(file, '.rs');
+    if ((this.rustRsByDir.get(dir) ?? []).some((root) => this.rustTargetRoot(root) && this.rustModDeclarations(root).includes(name))) return false;
+    for (let at = dir; at !== pkg && at !== ''; ) {
+      const segment = posix.basename(at);
+      if (strings.names.has(segment)) return false;
+      const above = posix.dirname(at) === '.' ? '' : posix.dirname(at);
+      const prefix = above === '' ? '' : `${above}/`;
+      // (the module files whose children are in `above`: above.rs, above/mod.rs, its crate roots, `#[path]`-loaded files there)
+      const owners = [...(above === '' ? [] : [`${above}.rs`]), `${prefix}mod.rs`, ...(this.rustRsByDir.get(above) ?? []).filter((candidate) => this.rustTargetRoot(candidate) || strings.targets.has(candidate) || /^(?:lib|main)\.rs$/.test(posix.basename(candidate)))];
+      if (owners.some((owner) => this.has(owner) && this.rustInlineNamesOf(owner).has(segment))) return false;
+      at = above;
+    }
+    return true;
+  }
+
+  /** Rust: the names of the inline modules (`mod x { … }`) written anywhere in a file's text (read once per file). */
+  private rustInlineNamesOf(file: string): Set<string> {
+    let names = this.rustInlineNames.get(file);
+    if (!names) {
+      const text = this.input.readText?.(file) ?? '';
+      names = new Set(text.includes('mod') ? [...text.matchAll(/\bmod\s+(?:r#)?([A-Za-z_][A-Za-z0-9_]*)\s*\{/g)].map((match) => match[1]!) : []);
+      this.rustInlineNames.set(file, names);
+    }
+    return names;
   }
 
   /** The directory of the Cargo.toml nearest above `file` ('' for the repository's top level), undefined when none. */
