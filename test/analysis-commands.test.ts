@@ -1789,6 +1789,26 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/impls/inl/deep.rs:3:32']);
   });
 
+  it('Rust --defined-in: `pub mod inline { #[path = "other.rs"] pub mod inner; }` in src/a.rs is src/a/inline/other.rs — a src/other.rs beside it is in no crate, no caller (outside round X65-46, c01)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod a;\npub mod inl {\n    #[path = "z.rs"]\n    pub mod q;\n}\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/a.rs': 'pub mod inline {\n    #[path = "other.rs"]\n    pub mod inner;\n}\n',
+        'src/a/inline/other.rs': 'use crate::util::Item;\npub fn f() {\n    let _ = Item::new(1);\n}\n',
+        'src/other.rs': 'use crate::item::Item;\npub fn f() {\n    let _ = Item::new();\n}\n',
+        'src/inl/z.rs': 'pub fn k() {\n    let _ = super::super::util::Item::new(5);\n    let _ = crate::item::Item::new();\n}\n',
+        'src/z.rs': 'pub fn k() {\n    let _ = crate::item::Item::new();\n}\n',
+      },
+    });
+    // = cargo (`check --all-targets`, util.rs's / item.rs's `fn new` renamed): a/inline/other.rs:3:19, inl/z.rs:2:39 /
+    // inl/z.rs:3:32 — none in src/other.rs or src/z.rs (never compiled)
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/a/inline/other.rs:3:19', 'src/inl/z.rs:2:39']);
+    expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/inl/z.rs:3:32']);
+  });
+
   it('check-test-cascade: a test in a left-over file of a directory with no module file (src/legacy/old/t.rs, tests/data/f.rs) is no orphaned test caller — cargo never compiles it (outside round X65-58, its limit)', async () => {
     const repo = await createTestRepo({
       files: {

@@ -1290,6 +1290,19 @@ export async function rustTestItems(source: string): Promise<RustTestItems> {
   }
 }
 
+/** Rust: the `mod x;` declarations of a source ({@link RustTestItems}' `modDecls`) without waiting: undefined when Rust's tools are not loaded yet. */
+export function rustModDeclsNow(source: string): RustTestItems['modDecls'] | undefined {
+  const ready = readyTools.get('rust');
+  if (!ready) return undefined;
+  const tree = ready.parser.parse(source);
+  if (!tree) return undefined;
+  try {
+    return rustTestItemsOf(tree.rootNode, source).modDecls;
+  } finally {
+    tree.delete();
+  }
+}
+
 /**
  * Rust: the `macro_rules!` definitions of a source whose body names `word` as a token (not the macro's own name): what
  * such a macro generates — a `mod`, an `impl`, a call `Item::new(1)` — is no syntax until it is expanded, and the engine

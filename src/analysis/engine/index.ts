@@ -11,7 +11,7 @@
 import { lstatSync } from 'node:fs';
 import path from 'node:path';
 import { cacheDir, cacheHoldsFacts, cacheReader, type CacheReader, flushPendingCache, readGraphPack, readTreePack, scheduleCacheFlush, treePackKey, writeCached, writeGraphPack, writeTreePack, type GraphPack, type HeadEntry } from './cache.js';
-import { decodeRefs, extractFactsNow, goAssumedName, loadLanguageTools, rustTestItems, type ExtractPart, type FileFacts, type ImportSpan, type RawRef, type RefFlag, type RustLocal, type RustTestItems } from './extract.js';
+import { decodeRefs, extractFactsNow, goAssumedName, loadLanguageTools, rustModDeclsNow, rustTestItems, type ExtractPart, type FileFacts, type ImportSpan, type RawRef, type RefFlag, type RustLocal, type RustTestItems } from './extract.js';
 import { languageOf } from './grammars.js';
 import { extractMany, poolSize } from './parse-pool.js';
 import { onlyInLiterals } from './lexical.js';
@@ -290,7 +290,12 @@ async function resolverFor(context: RepoContext, allPaths?: readonly string[]): 
   let targets: ModuleTargets | undefined;
   const tsPaths = (from: string, specifier: string) => (targets ??= new ModuleTargets(context.root)).resolve(from, specifier);
   const readText = (file: string) => (file.endsWith('.rs') && files.has(file) ? readRegularFile(path.join(context.root, file))?.toString('utf8') : undefined);
-  return new ModuleResolver({ files, goModules, rustCrates, tsPaths, readText });
+  // (Rust: a file's `mod x;` declarations from its syntax tree — a `#[path]` inside an inline module: c01)
+  const rustModDecls = (file: string) => {
+    const text = readText(file);
+    return text === undefined ? undefined : rustModDeclsNow(text);
+  };
+  return new ModuleResolver({ files, goModules, rustCrates, tsPaths, readText, rustModDecls });
 }
 
 /** The text of a reference's line before it (a byte order mark on line 1 is not counted: columns never count it). */

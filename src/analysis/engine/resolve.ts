@@ -38,6 +38,11 @@ export interface ResolverInput {
   tsPaths?: (from: string, specifier: string) => string[];
   /** Rust: a repository file's text (for the `#[path = "…"]` attributes of its `mod x;` declarations); none: not read. */
   readText?: (file: string) => string | undefined;
+  /**
+   * Rust: a file's `mod x;` declarations from its syntax tree — each with the inline modules it is in and its `#[path]`
+   * (`cfg_attr(test, path = …)`'s too) —; undefined when not known (the grammar not loaded).
+   */
+  rustModDecls?: (file: string) => ReadonlyArray<{ name: string; modulePath: readonly string[]; path?: string; testPath?: string }> | undefined;
 }
 
 const jsExtensions = ['.ts', '.tsx', '.mts', '.cts', '.d.ts', '.js', '.jsx', '.mjs', '.cjs'];
@@ -197,7 +202,7 @@ export class ModuleResolver {
   }
 
   private readonly rustPathLoadedMemo = new Map<string, boolean>();
-  private readonly rustPathStrings = new Map<string, { targets: Set<string>; names: Set<string> }>();
+  private readonly rustPathStrings = new Map<string, { targets: Set<string>; names: Set<string>; exact: Set<string> }>();
 
   /**
    * Rust: whether a module file named like a non-mod-rs file (`other/thing.rs`) is loaded by a `#[path = "…"]` of a
@@ -216,13 +221,14 @@ export class ModuleResolver {
 
   /**
    * Rust: the `path = "…"` strings of the package of `file` (its .rs files' texts read once, only when a file its
-   * directory's module file does not declare is met): the files they name from their file's directory, and their base names.
+   * directory's module file does not declare is met): the files they name from their file's directory (`targets`), the
+   * files they and `include!("…")`s are known to name (`exact`), and the base names of those whose file is not known.
    */
-  private rustPathStringsOf(file: string): { targets: Set<string>; names: Set<string> } {
+  private rustPathStringsOf(file: string): { targets: Set<string>; names: Set<string>; exact: Set<string> } {
     const pkg = this.rustPackageDir(file) ?? '';
     let found = this.rustPathStrings.get(pkg);
     if (found) return found;
-    found = { targets: new Set(), names: new Set() };
+    found = { targets: new Set(), names: new Set(), exact: new Set() };
     this.rustPathStrings.set(pkg, found);
     const prefix = pkg === '' ? '' : `${pkg}/`;
     for (const candidate of this.input.files) {
@@ -230,10 +236,26 @@ export class ModuleResolver {
       if (!(candidate.endsWith('.rs') || posix.basename(candidate) === 'Cargo.toml') || !candidate.startsWith(prefix)) continue;
       const text = this.input.readText?.(candidate) ?? '';
       if (!text.includes('path') && !text.includes('include')) continue;
-      for (const match of text.matchAll(/\b(?:path\s*=|include(?:_str|_bytes)?!\s*\()\s*"([^"\\]+)"/g)) {
-        found.targets.add(posix.normalize(posix.join(posix.dirname(candidate), match[1]!)));
-        found.names.add(posix.basename(match[1]!));
-      }
+      const matches = [...text.matchAll(/\b(path\s*=|include(?:_str|_bytes)?!\s*\()\s*"([^"\\]+)"/g)].map((match) => ({ include: match[1]!.startsWith('include'), value: match[2]! }));
+      const naive = (value: string) => posix.normalize(posix.join(posix.dirname(candidate), value));
+      // (an `include!("…")` is relative to its file, inline modules or not)
+      for (const { value } of matches.filter((match) => match.include)) found.exact.add(naive(value));
+      const paths = matches.filter((match) => !match.include).map((match) => match.value);
+      if (paths.length === 0) continue;
+      for (const value of paths) found.targets.add(naive(value));
+      // (a `#[path]` outside inline modules is relative to its file's directory; inside one, to that module's directory —
+      // `pub mod inline { #[path = "other.rs"] pub mod inner; }` in src/a.rs is src/a/inline/other.rs, not src/other.rs,
+      // which is then no module of the crate (c01): read from the syntax tree's `mod x;` declarations when each string of
+      // the file is one of theirs; else only its base name is a clue)
+      const inline = /\bmod\s+(?:r#)?[A-Za-z_][A-Za-z0-9_]*\s*\{/.test(text);
+      const declared = inline && candidate.endsWith('.rs') ? this.input.rustModDecls?.(candidate) : undefined;
+      const written = (declared ?? []).flatMap((decl) => [decl.path, decl.testPath].filter((value): value is string => value !== undefined).map((value) => ({ decl, value })));
+      const rest = [...paths];
+      for (const { value } of written) if (rest.includes(value)) rest.splice(rest.indexOf(value), 1);
+      if (!inline) for (const value of paths) found.exact.add(naive(value));
+      // (a file loaded by a `#[path]` is read like a mod.rs: its inline modules' directory may be either)
+      else if (declared !== undefined && rest.length === 0) for (const { decl, value } of written) for (const root of decl.modulePath.length === 0 ? [true] : [true, false]) found.exact.add(rustModuleCandidates(candidate, decl.name, decl.modulePath, value, root)[0]!);
+      else for (const value of paths) found.names.add(posix.basename(value));
     }
     return found;
   }
@@ -278,7 +300,8 @@ export class ModuleResolver {
         const parentDir = stem === 'mod' ? (posix.dirname(dir) === '.' ? '' : posix.dirname(dir)) : dir;
         const prefix = parentDir === '' ? '' : `${parentDir}/`;
         const existing = [...(parentDir === '' ? [] : [`${parentDir}.rs`]), `${prefix}mod.rs`, `${prefix}lib.rs`, `${prefix}main.rs`].filter((candidate) => candidate !== file && this.has(candidate));
-        answer = existing.length > 0 ? existing.every((candidate) => this.rustInTree(candidate)) && !this.rustPathStringsOf(file).names.has(posix.basename(file)) : this.rustUnreachable(file, parentDir);
+        const strings = existing.length > 0 ? this.rustPathStringsOf(file) : undefined;
+        answer = strings !== undefined ? existing.every((candidate) => this.rustInTree(candidate)) && !strings.exact.has(file) && !strings.names.has(posix.basename(file)) : this.rustUnreachable(file, parentDir);
       }
     }
     this.rustOrphans.set(file, answer);
@@ -299,7 +322,7 @@ export class ModuleResolver {
     const strings = this.rustPathStringsOf(file);
     const pkg = this.rustPackageDir(file) ?? '';
     const own = posix.basename(file) === 'mod.rs' ? [posix.basename(posix.dirname(file))] : [];
-    if ([posix.basename(file), ...own].some((name) => strings.names.has(name)) || [...strings.targets].some((target) => posix.dirname(target) === (dir === '' ? '.' : dir))) return false;
+    if (strings.exact.has(file) || [posix.basename(file), ...own].some((name) => strings.names.has(name)) || [...strings.targets, ...strings.exact].some((target) => posix.dirname(target) === (dir === '' ? '.' : dir))) return false;
     if (!this.rustRsByDir) {
       this.rustRsByDir = new Map();
       for (const candidate of this.input.files) {
