@@ -2542,6 +2542,26 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'new', 'a/src/util.rs', true)).toEqual(['a/src/lib.rs:4:32', 'b/src/lib.rs:5:28', 'b/src/user.rs:5:20', 'b/src/user.rs:6:30', 'b/src/user2.rs:4:19', 'b/src/user2.rs:5:25', 'b/tests/it.rs:5:22', 'c/src/lib.rs:2:32', 'c/src/lib.rs:3:28']);
   });
 
+  it('Rust --defined-in: `::a::Item::new()` and `use ::a::util::Item;` beside a local `mod a;` (a file) name the workspace dependency `a` — a leading `::` skips the module; `a::…`, `crate::a::…`, `self::a::…` are the module (outside round X65-28, its limit)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[workspace]\nmembers = ["a", "b"]\nresolver = "2"\n',
+        'a/Cargo.toml': '[package]\nname = "a"\nversion = "0.1.0"\nedition = "2021"\n',
+        'a/src/lib.rs': 'pub mod util;\npub use util::Item;\n',
+        'a/src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'b/Cargo.toml': '[package]\nname = "b"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\na = { path = "../a" }\n',
+        'b/src/lib.rs': 'pub mod util;\npub mod a;\npub mod user;\npub fn g() {\n    let _ = a::Item::new();\n    let _ = ::a::Item::new(3);\n    let _ = ::a::util::Item::new(4);\n}\n',
+        'b/src/a.rs': 'pub use crate::util::Item;\n',
+        'b/src/user.rs': 'use ::a::util::Item;\nmod a;\npub fn h() {\n    let _ = Item::new(1);\n    let _ = a::Item::new();\n    let _ = ::a::Item::new(2);\n    let _ = crate::a::Item::new();\n    let _ = self::a::Item::new();\n}\n',
+        'b/src/user/a.rs': 'pub use crate::util::Item;\n',
+        'b/src/util.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+      },
+    });
+    // = cargo (`check --all-targets`, a/src/util.rs's / b/src/util.rs's `fn new` renamed)
+    expect(await definedInCallers(repo.dir, 'new', 'a/src/util.rs', true)).toEqual(['b/src/lib.rs:6:24', 'b/src/lib.rs:7:30', 'b/src/user.rs:4:19', 'b/src/user.rs:6:24']);
+    expect(await definedInCallers(repo.dir, 'new', 'b/src/util.rs', true)).toEqual(['b/src/lib.rs:5:22', 'b/src/user.rs:5:22', 'b/src/user.rs:7:29', 'b/src/user.rs:8:28']);
+  });
+
   it('Rust --defined-in: `Self::new()` in a one-line impl or an unindented impl body is the impl\'s type, from the syntax tree (outside round X63-12)', async () => {
     const repo = await createTestRepo({
       files: {

@@ -721,7 +721,7 @@ export class ModuleResolver {
     const segments = raw.module === '' ? [] : raw.module.split('::');
     const written = [...segments, ...(raw.names[0]?.imported.split('::').filter((part) => part !== '*') ?? [])];
     const full = written[0] === '' && written.length > 1 ? written.slice(1) : written;
-    const end = this.rustWalk(from, raw, full);
+    const end = this.rustWalk(from, raw, written);
     return end ? { file: end.file, rest: [...(end.inline ?? []), ...full.slice(end.index)] } : undefined;
   }
 
@@ -775,8 +775,9 @@ export class ModuleResolver {
       const root = this.rustCrateRoot(from);
       const alias = root === undefined ? undefined : this.rustExternAliases(root.file).get(full[0]!);
       if (alias !== undefined && alias !== full[0]) return this.rustWalk(from, raw, [alias === 'self' ? 'crate' : alias, ...full.slice(1)]);
-      // (a dependency only when no child module of this one has the name: the module's items shadow the extern prelude)
-      const child = this.rustChild((raw.modulePath ?? []).length === 0 ? from : undefined, this.rustModuleDir(from), full[0]!);
+      // (a dependency only when no child module of this one has the name: the module's items shadow the extern prelude —
+      // but not after a leading `::`, which names an extern crate only: `::a::Item` beside a local `mod a;`)
+      const child = full !== path ? undefined : this.rustChild((raw.modulePath ?? []).length === 0 ? from : undefined, this.rustModuleDir(from), full[0]!);
       const crate = this.input.rustCrates?.find((entry) => entry.name === full[0] && (entry.dir === '' || from.startsWith(`${entry.dir}/`))) ?? (child ? undefined : this.rustDependency(from, full[0]!));
       const crateRoot = crate ? (crate.dir === '' ? 'src' : `${crate.dir}/src`) : undefined;
       if (crateRoot !== undefined && (this.has(`${crateRoot}/lib.rs`) || this.has(`${crateRoot}/main.rs`))) {
