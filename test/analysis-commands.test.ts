@@ -1351,6 +1351,21 @@ describe('detect-cascades', () => {
     expect(await testCascadeLines(repo.dir, repo.path('docs/IMPL/IMPL-tc.yaml'))).toEqual(['parse src/app.rs:4']);
   });
 
+  it('Rust --defined-in: `#[cfg(test)]` / `#[cfg(not(test))]` on an element inside `vec![…]` puts that element in one build — its `Item` is the build\'s `use` (check-callers reads cfg in macro tokens as check-test-cascade does: outside round X65-17)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'pub mod item;\npub mod util;\npub mod user;\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'src/item.rs': 'pub struct Item;\nimpl Item {\n    pub fn new() -> Item {\n        Item\n    }\n}\n',
+        'src/user.rs': '#[cfg(test)]\nuse crate::item::Item;\n#[cfg(not(test))]\nuse crate::util::Item;\npub fn g() -> Vec<u32> {\n    vec![\n        #[cfg(test)]\n        {\n            let _ = Item::new();\n            1\n        },\n        #[cfg(not(test))]\n        Item::new(2).0,\n        3,\n    ]\n}\n',
+      },
+    });
+    // = cargo (`check --all-targets`, util.rs's / item.rs's `fn new` renamed): user.rs:13:15 / user.rs:9:27
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/user.rs:13:15']);
+    expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/user.rs:9:27']);
+  });
+
   it('check-test-cascade: a Rust item is test code when its cfg can only hold under test — `#[cfg(all(test, feature = "x"))]`, `#[cfg( test )]` — through the item\'s end, a `;` in its signature too (outside round X63-05/06)', async () => {
     const repo = await createTestRepo({
       files: {

@@ -1330,6 +1330,23 @@ export async function rustMacroBodiesNaming(source: string, word: string): Promi
   }
 }
 
+/**
+ * Rust: a `#[cfg(…)]` written in a macro's tokens, from its `cfg` identifier — `vec![#[cfg(test)] crate::util::Item::new(6).0,
+ * 1]`: there the attribute is `#` then `[cfg(test)]`, and the element it is on the tokens after it up to the next `,` or `;`
+ * of that token tree (X65-17): its predicate and the first (`#`) and last tokens of the attribute and its element.
+ */
+function rustMacroCfg(name: Node): { predicate: CfgPredicate; first: Node; last: Node } | undefined {
+  const attribute = name.parent;
+  const holder = attribute?.parent;
+  const hash = attribute?.previousSibling;
+  if (name.type !== 'identifier' || name.text !== 'cfg' || attribute?.type !== 'token_tree' || attribute.firstNamedChild?.id !== name.id || holder?.type !== 'token_tree' || hash?.type !== '#') return undefined;
+  const predicate = cfgPredicate(attribute.namedChildren.find((child) => child?.type === 'token_tree')?.text ?? '');
+  if (!predicate) return undefined;
+  let last: Node = attribute;
+  for (let next = attribute.nextSibling; next && next.type !== ',' && next.type !== ';' && next.id !== holder.lastChild?.id; next = next.nextSibling) last = next;
+  return { predicate, first: hash, last };
+}
+
 /** {@link rustTestItems} of a parsed file (extractFacts keeps them in the cached facts: rule E46's test code). */
 function rustTestItemsOf(root: Node, source: string): RustTestItems {
   let whole = false;
@@ -1338,14 +1355,9 @@ function rustTestItemsOf(root: Node, source: string): RustTestItems {
     const name = root.descendantForIndex(at, at + 3);
     const attribute = name?.parent;
     const holder = attribute?.parent;
-    // (`vec![#[cfg(test)] crate::util::Item::new(6).0, 1]`: in a macro's tokens the attribute is `#` then `[cfg(test)]`,
-    // and the element it is on the tokens after it up to the next `,` or `;` of that token tree — X65-17)
-    if (name && name.type === 'identifier' && name.text === 'cfg' && attribute?.type === 'token_tree' && attribute.firstNamedChild?.id === name.id && holder?.type === 'token_tree' && attribute.previousSibling?.type === '#') {
-      const predicate = cfgPredicate(attribute.namedChildren.find((child) => child?.type === 'token_tree')?.text ?? '');
-      if (!predicate || !requiresTest(predicate)) continue;
-      let last: Node = attribute;
-      for (let next = attribute.nextSibling; next && next.type !== ',' && next.type !== ';' && next.id !== holder.lastChild?.id; next = next.nextSibling) last = next;
-      ranges.push([attribute.previousSibling.startPosition.row + 1, last.endPosition.row + 1]);
+    const inMacro = name ? rustMacroCfg(name) : undefined;
+    if (inMacro) {
+      if (requiresTest(inMacro.predicate)) ranges.push([inMacro.first.startPosition.row + 1, inMacro.last.endPosition.row + 1]);
       continue;
     }
     if (!name || name.type !== 'identifier' || name.text !== 'cfg' || attribute?.type !== 'attribute' || attribute.firstNamedChild?.id !== name.id || !holder) continue;
@@ -1985,6 +1997,13 @@ function rustCfgItems(root: Node, source: string, pointAt: (index: number) => [n
     const name = root.descendantForIndex(at, at + 3);
     const attribute = name?.parent;
     const holder = attribute?.parent;
+    // (in a macro's tokens — `vec![#[cfg(test)] { Item::new() }, …]` —: the element it is on, as check-test-cascade reads it)
+    const inMacro = name ? rustMacroCfg(name) : undefined;
+    if (inMacro) {
+      const test = requiresTest(inMacro.predicate) ? true : forbidsTest(inMacro.predicate) ? false : undefined;
+      if (test !== undefined) items.push({ span: [...pointAt(inMacro.first.startIndex), ...pointAt(inMacro.last.endIndex)], test });
+      continue;
+    }
     if (!name || name.type !== 'identifier' || name.text !== 'cfg' || attribute?.type !== 'attribute' || attribute.firstNamedChild?.id !== name.id || !holder) continue;
     const test = cfgUnderTest([holder]);
     if (test === undefined) continue;
