@@ -2153,7 +2153,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 43;
+const factsFormat = 44;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {
