@@ -450,6 +450,18 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
 
   planAt.start = programPlanFingerprint(manifest);
 
+  // Outside round P14 (P14-20): an IMPL of a tier the loop has not started, whose work was done outside the loop (its doc
+  // run to a wave state or COMPLETE on main by hand, or by any path E28B's guard does not see), was adopted as done —
+  // P3/P5 bypassed. Refused up front, before any tier runs (tier 1 must not run on top of tier-2 code either).
+  const outside = await implsRunOutsideLoop(mainGit, manifest, repoDir);
+  if (outside.length > 0) {
+    const named = outside.map((item) => `${item.slug} (tier ${item.tier}, status ${item.status} in the PROGRAM, IMPL doc ${item.doc} ${item.state}, no IMPL branch ${item.branch})`).join('; ');
+    return refuse(
+      `E28A_IMPL_RUN_OUTSIDE_LOOP: IMPL(s) of a tier the loop has not started were run outside it — their work did not go through their IMPL branch and tier gate (P3, P5): ${named}`,
+      outside.map((item) => `for ${item.slug} either adopt its work as done explicitly (\`polywave update-program-impl ${relativeProgram} --impl ${item.slug} --status complete --force\`, its doc COMPLETE in docs/IMPL/complete/ — E28A's imported "complete" IMPL, checked at its tier) or undo it on main and put the doc back (\`polywave set-impl-state ${item.doc} --state REVIEWED\`) so the loop runs it on its IMPL branch`).join('; '),
+    );
+  }
+
   await removeStaleGitLocks();
 
   const slots = createAgentSlots(Math.max(1, options.concurrency ?? 8));
@@ -992,4 +1004,40 @@ async function blockedDocAdvice(git: Git, manifest: ProgramManifest, tier: numbe
     return `${slug}'s IMPL doc is BLOCKED by an earlier attempt: once its cause is fixed, \`polywave set-impl-state ${doc} --state REVIEWED\`${earlier.length > 0 ? ` (its earlier attempt's IMPL branch ${earlier.join(', ')} is kept: save what you need from it, then remove it — \`git worktree remove\` of its worktree, \`git branch -D\`)` : ''}`;
   });
   return `; ${parts.join('; ')}`;
+}
+
+/** Doc states that say an IMPL's waves ran (E28A: program status `reviewed` needs SCOUT_COMPLETE or REVIEWED). */
+const ranStates = new Set(['WAVE_EXECUTING', 'WAVE_MERGING', 'WAVE_VERIFIED', 'COMPLETE']);
+
+/**
+ * Outside round P14 (P14-20): the IMPLs of tiers the loop has not started (no IMPL branch of theirs exists) that the
+ * PROGRAM lists as `pending`, `scouting` or `reviewed` but whose IMPL doc says their waves ran — a wave state, COMPLETE,
+ * archived in docs/IMPL/complete/, or WAVE_PENDING with a complete completion report. Only the loop runs them (on their
+ * IMPL branch, E28B); such work bypassed P3/P5. An IMPL the loop started (its branch exists: a resume, X60-01) is not one.
+ */
+async function implsRunOutsideLoop(git: Git, manifest: ProgramManifest, repoDir: string): Promise<Array<{ slug: string; tier: number; status: string; doc: string; state: string; branch: string }>> {
+  const docs = await readProgramImplDocs(repoDir, manifest);
+  const found: Array<{ slug: string; tier: number; status: string; doc: string; state: string; branch: string }> = [];
+  for (const tier of manifest.tiers) {
+    if (tier.number === undefined) continue;
+    for (const slug of new Set(tier.impls)) {
+      const status = (manifest.impls.find((impl) => impl.slug === slug)?.status ?? '').trim();
+      if (status !== 'pending' && status !== 'scouting' && status !== 'reviewed') continue;
+      const doc = docs.get(slug);
+      if (!doc?.manifest) continue;
+      const state = (doc.manifest.state ?? '').trim();
+      const archived = path.basename(path.dirname(doc.path)) === 'complete';
+      const reported = Object.values(doc.manifest.completion_reports ?? {}).some((report) => (report as { status?: string } | undefined)?.status === 'complete');
+      if (!ranStates.has(state) && !archived && !(state === 'WAVE_PENDING' && reported)) continue;
+      let branch: string;
+      try {
+        branch = programBranchName(manifest.program_slug ?? '', tier.number, slug);
+      } catch {
+        continue;
+      }
+      if ((await git.tryRevParse(`refs/heads/${branch}`)) !== undefined) continue;
+      found.push({ slug, tier: tier.number, status, doc: path.relative(repoDir, doc.path), state: state || '(none)', branch });
+    }
+  }
+  return found;
 }
