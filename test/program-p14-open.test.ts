@@ -94,3 +94,50 @@ describe('P14-20: an IMPL of a tier the loop has not started, run outside the lo
     await expectUnchanged(pending, executeArgs(pending), 1, /E28A_IMPL_RUN_OUTSIDE_LOOP: .*checkout \(tier 2, status pending in the PROGRAM, IMPL doc docs\/IMPL\/IMPL-checkout\.yaml WAVE_VERIFIED/s);
   });
 });
+
+describe('P13-18: an IMPL moved to a later tier by a re-plan after its tier-1 attempt BLOCKED runs again there without --accept-changes', () => {
+  it('its earlier IMPL branch, agent branch, worktrees, prepare records and the doc\'s wave record are retired (the branches kept under refs/polywave/retired/), then the IMPL runs afresh to COMPLETE', async () => {
+    const demo = await setupDemo();
+    const script = readFileSync(demo.script, 'utf8');
+    const broken = script.replace(/\n {2}D:\n {4}steps:\n[\s\S]*?(?=\n {2}scout@checkout:)/, '\n  D:\n    steps:\n      - fail: { kind: fatal, message: "D-BROKEN-18" }');
+    expect(broken).not.toBe(script);
+    writeFileSync(demo.script, broken);
+    const first = await cli(demo, executeArgs(demo));
+    expect(first.code, first.stderr.slice(-2000)).toBe(1);
+    expect(first.stderr).toMatch(/D-BROKEN-18/);
+    const oldBranch = git(demo.repo, ['rev-parse', 'refs/heads/polywave/program/shop/tier1-impl-catalog']).trim();
+
+    // The re-plan (by hand here, as a Planner would): catalog to a tier of its own, checkout after it; approved.
+    expect((await cli(demo, ['update-program-state', programRelative, '--state', 'REPLANNING'])).code).toBe(0);
+    const revised = readFileSync(demo.program, 'utf8')
+      .replace(/(- slug: catalog\n(?: {6}.*\n)*? {6}tier: )1/, '$12')
+      .replace(/(- slug: checkout\n(?: {6}.*\n)*? {6}tier: )2/, '$13')
+      .replace('impls: [pricing, catalog]', 'impls: [pricing]')
+      .replace('    - number: 2\n      impls: [checkout]', '    - number: 2\n      impls: [catalog]\n      description: the catalog\n    - number: 3\n      impls: [checkout]')
+      .replace('tiers_total: 2', 'tiers_total: 3');
+    writeFileSync(demo.program, revised);
+    const approve = await cli(demo, ['update-program-state', programRelative, '--state', 'REVIEWED']);
+    expect(approve.code, `${approve.stdout}\n${approve.stderr}`).toBe(0);
+    writeFileSync(demo.script, script);
+
+    // Tier 1 (pricing) finishes; catalog is held for a human at tier 2.
+    const held = await cli(demo, executeArgs(demo));
+    expect(held.code, held.stderr.slice(-2000)).toBe(1);
+    expect(held.stderr).toMatch(/IMPL\(s\) held for a human: catalog \(blocked\)/);
+    expect((await cli(demo, ['update-program-impl', programRelative, '--impl', 'catalog', '--status', 'reviewed'])).code).toBe(0);
+    expect((await cli(demo, ['set-impl-state', 'docs/IMPL/IMPL-catalog.yaml', '--state', 'REVIEWED'])).code).toBe(0);
+
+    const resumed = await cli(demo, executeArgs(demo));
+    expect(resumed.code, resumed.stderr.slice(-4000)).toBe(0);
+    expect(resumed.stderr).not.toMatch(/TAMPER_DETECTED/);
+    expect(resumed.stderr).toMatch(/catalog: its earlier attempt in another tier is retired — branches kept as polywave\/program\/shop\/tier1-impl-catalog → refs\/polywave\/retired\//);
+    const retired = git(demo.repo, ['for-each-ref', '--format=%(refname) %(objectname)', 'refs/polywave/retired/']);
+    expect(retired).toMatch(new RegExp(`/polywave/program/shop/tier1-impl-catalog ${oldBranch}`));
+    expect(retired).toMatch(/\/polywave\/catalog\/wave2-agent-D /);
+    expect(git(demo.repo, ['branch', '--list']).trim()).toBe('* main');
+    expect(git(demo.repo, ['worktree', 'list', '--porcelain']).match(/^worktree /gm)).toHaveLength(1);
+    expect(readFileSync(path.join(demo.repo, 'docs/PROGRAM/complete/PROGRAM-shop.yaml'), 'utf8')).toMatch(/^state: COMPLETE$/m);
+    expect(git(demo.repo, ['log', '--format=%s', 'main']).split('\n').filter((subject) => subject.startsWith('Merge program tier 2 impl catalog'))).toHaveLength(1);
+    expect(git(demo.repo, ['status', '--porcelain']).trim()).toBe('');
+  }, 300_000);
+});

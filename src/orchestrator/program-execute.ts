@@ -574,6 +574,25 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
     // dirty tree stopped the tier BLOCKED after its Scouts had run and committed. Checked before anything of the
     // tier runs — only while none of its IMPL branches exists yet (a resumed tier's finalize-tier may be mid-merge).
     const wavesBegun = [...tierBranchTips.values()].some((sha) => sha !== undefined);
+    // P13-18: an IMPL moved here by a re-plan after an earlier tier's attempt left it BLOCKED, set REVIEWED again by a
+    // human: that attempt's IMPL branch, agent branches, worktrees, prepare records and the doc's wave record are retired
+    // (branches kept under refs/polywave/retired/) so its waves start afresh on this tier's IMPL branch.
+    if (!wavesBegun) {
+      const { retireEarlierAttempt } = await import('../engine/program/retire-attempt.js');
+      for (const impl of partition.preExisting.filter((candidate) => candidate.status === 'reviewed')) {
+        const doc = preDocs.get(impl.slug ?? '');
+        if (!doc?.manifest || !['REVIEWED', 'SCOUT_COMPLETE'].includes((doc.manifest.state ?? '').trim())) continue;
+        const retired = await retireEarlierAttempt({ git: mainGit, repoDir, programSlug: manifest.program_slug ?? '', tier, implSlug: impl.slug ?? '', implPath: doc.path, ...(options.now ? { now: options.now } : {}) });
+        if (retired.refused !== undefined) {
+          run.status = 'blocked';
+          run.detail = `E34_EARLIER_ATTEMPT_KEPT: ${impl.slug} was run before in another tier and ${retired.refused}`;
+          done();
+          return refuse(`tier ${tier}: ${run.detail}`, `keep or commit that work`);
+        }
+        if (retired.retired.length > 0) progress(`tier ${tier}: ${impl.slug}: its earlier attempt in another tier is retired — branches kept as ${retired.retired.join(', ')}${retired.worktrees.length > 0 ? `; worktrees removed (clean): ${retired.worktrees.map((worktree) => path.relative(repoDir, worktree)).join(', ')}` : ''}${retired.kept ? `; its prepare records and journals moved to ${retired.kept}` : ''}; its waves start again from this tier's base`);
+      }
+      if (partition.preExisting.length > 0) preDocs = await readProgramImplDocs(repoDir, manifest);
+    }
     if (!wavesBegun) {
       const { classifyDirtyTree } = await import('../engine/prepare/tree-steps.js');
       const dirty = await classifyDirtyTree({ git: mainGit, root: await canonicalPath(repoDir) }, programPath);
@@ -1001,7 +1020,7 @@ async function blockedDocAdvice(git: Git, manifest: ProgramManifest, tier: numbe
   const listed: string[] = (await git.run(['for-each-ref', '--format=%(refname:lstrip=2)', `refs/heads/polywave/program/${manifest.program_slug ?? ''}/`]).catch(() => ({ stdout: '' }))).stdout.split('\n');
   const parts = blocked.map(({ slug, path: doc }) => {
     const earlier = listed.filter((branch) => new RegExp(`/tier(\\d+)-impl-${slug.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`).test(branch) && !branch.endsWith(`/tier${tier}-impl-${slug}`));
-    return `${slug}'s IMPL doc is BLOCKED by an earlier attempt: once its cause is fixed, \`polywave set-impl-state ${doc} --state REVIEWED\`${earlier.length > 0 ? ` (its earlier attempt's IMPL branch ${earlier.join(', ')} is kept: save what you need from it, then remove it — \`git worktree remove\` of its worktree, \`git branch -D\`)` : ''}`;
+    return `${slug}'s IMPL doc is BLOCKED by an earlier attempt: once its cause is fixed, \`polywave set-impl-state ${doc} --state REVIEWED\`${earlier.length > 0 ? ` (its earlier attempt's IMPL branch ${earlier.join(', ')} is kept: the re-run retires it with its agent branches, worktrees and prepare records — the branches kept as refs/polywave/retired/<time>/…, a worktree holding uncommitted work refused — and runs the IMPL afresh on this tier's IMPL branch)` : ''}`;
   });
   return `; ${parts.join('; ')}`;
 }
