@@ -2,14 +2,15 @@
  * Outside round P14's open findings on the PROGRAM layer (issue 12), as regression tests: the real CLI as child
  * processes on real temporary git repositories (the demo PROGRAM "shop" set up without running it, script agents).
  */
-import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { programDemoImpl, programDemoManifest } from '../src/demo/program-project.js';
+import { parse as parseYaml } from 'yaml';
+import { programDemoImpl, programDemoManifest, programDemoScript } from '../src/demo/program-project.js';
 import { runProgramDemo } from '../src/demo/run-program-demo.js';
-import { runCli, type CliResult } from './support/cli.js';
+import { binPath, runCli, type CliResult } from './support/cli.js';
 import { makeTempDir } from './support/temp.js';
 
 const programRelative = 'docs/PROGRAM/PROGRAM-shop.yaml';
@@ -63,6 +64,24 @@ const withStatuses = (statuses: Record<string, string>, state = 'REVIEWED') => {
   return text;
 };
 const implDoc = (slug: string, state: string, edit: (text: string) => string = (text) => text) => edit(programDemoImpl(slug).replace('state: SCOUT_PENDING', `state: ${state}`));
+
+/** Tier 1 built and merged as a finished run leaves it: its agents' files and both IMPL docs archived COMPLETE. */
+function tier1Built(): Record<string, string> {
+  const script = parseYaml(programDemoScript()) as { agents: Record<string, { steps: Array<{ write?: { path: string; content: string } }> }> };
+  const files: Record<string, string> = {};
+  for (const agent of ['P', 'C', 'D']) for (const step of script.agents[agent]!.steps) if (step.write) files[step.write.path] = step.write.content;
+  return { ...files, 'docs/IMPL/complete/IMPL-pricing.yaml': implDoc('pricing', 'COMPLETE'), 'docs/IMPL/complete/IMPL-catalog.yaml': implDoc('catalog', 'COMPLETE') };
+}
+
+/** Tier 1 done and its contract priceWithTax frozen with the real command (the record committed). */
+async function tier1Frozen(extra: Record<string, string> = {}, statuses: Record<string, string> = {}, state = 'REVIEWED'): Promise<Demo> {
+  const demo = await craft({ ...tier1Built(), [programRelative]: withStatuses({ pricing: 'complete', catalog: 'complete', ...statuses }, state), ...extra });
+  const freeze = await cli(demo, ['freeze-contracts', programRelative, '--tier', '1']);
+  expect(freeze.code, `${freeze.stdout}\n${freeze.stderr}`).toBe(0);
+  commitAll(demo.repo, 'test: tier 1 contracts frozen');
+  expect(readFileSync(demo.program, 'utf8')).toMatch(/frozen_blob: [0-9a-f]{40}/);
+  return demo;
+}
 
 /** Checks a refusal with nothing changed: exit code, message, HEAD, branches, worktrees, status and the manifest's bytes. */
 async function expectUnchanged(demo: Demo, args: string[], code: number, message: RegExp): Promise<CliResult> {
@@ -140,4 +159,48 @@ describe('P13-18: an IMPL moved to a later tier by a re-plan after its tier-1 at
     expect(git(demo.repo, ['log', '--format=%s', 'main']).split('\n').filter((subject) => subject.startsWith('Merge program tier 2 impl catalog'))).toHaveLength(1);
     expect(git(demo.repo, ['status', '--porcelain']).trim()).toBe('');
   }, 300_000);
+});
+
+describe('P14-14: a human\'s own edit made after a killed re-plan is not undone as the Planner\'s', () => {
+  it('the half revision discarded and a fix of the human\'s made: kept, with a warning naming the backup; a frozen contract still changed: undone', async () => {
+    const demo = await tier1Frozen({}, {}, 'BLOCKED');
+    const original = readFileSync(demo.program, 'utf8');
+    const script = readFileSync(demo.script, 'utf8');
+    writeFileSync(demo.script, `${script.replace(/\n*$/, '\n')}  planner:\n    steps:\n      - edit: { path: ${programRelative}, old: "rounded to cents", new: "CHANGED BY A KILLED PLANNER" }\n      - sleep_ms: 30000\n`);
+    const killReplan = async () => {
+      const child = spawn(process.execPath, [binPath, 'program-replan', programRelative, '--reason', 'p14-14', '--tier', '2', '--model', `script:${demo.script}`], { cwd: demo.repo, env: { ...process.env, ...gitEnv }, stdio: 'ignore' });
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      const deadline = Date.now() + 60_000;
+      while (!readFileSync(demo.program, 'utf8').includes('CHANGED BY A KILLED PLANNER') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(readFileSync(demo.program, 'utf8')).toContain('CHANGED BY A KILLED PLANNER');
+      // (past the end of the Planner's edit call: it sleeps)
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      child.kill('SIGKILL');
+      await exited;
+    };
+    const humanFix = (text: string) => text.replace('description: the checkout, on top of tier 1', 'description: HUMAN FIX of tier 2');
+
+    await killReplan();
+    // The human discards the half revision and makes a fix of their own.
+    git(demo.repo, ['checkout', '--', programRelative]);
+    expect(readFileSync(demo.program, 'utf8')).toBe(original);
+    writeFileSync(demo.program, humanFix(original));
+    expect(readFileSync(demo.program, 'utf8')).toContain('HUMAN FIX of tier 2');
+    const kept = await cli(demo, ['update-program-state', programRelative, '--state', 'TIER_EXECUTING']);
+    expect(kept.code, kept.stderr).toBe(0);
+    expect(kept.stderr).toMatch(/warning\[E34_REPLAN_INTERRUPTED\]: an interrupted program-replan \(pid \d+\) left a marker, but docs\/PROGRAM\/PROGRAM-shop\.yaml was changed after it stopped \(not by it\): left as it is .*backup \S+/);
+    expect(readFileSync(demo.program, 'utf8')).toBe(humanFix(original).replace(/^state: BLOCKED$/m, 'state: TIER_EXECUTING'));
+    expect(readdirSync(path.join(demo.repo, '.git', 'polywave', 'program-replan')).filter((name) => name.endsWith('.replanning.json'))).toEqual([]);
+
+    // The human's fix made on top of the half revision (a frozen contract's description changed): undone all the same (P2).
+    writeFileSync(demo.program, original);
+    await killReplan();
+    writeFileSync(demo.program, humanFix(readFileSync(demo.program, 'utf8')));
+    const undone = await cli(demo, ['update-program-state', programRelative, '--state', 'TIER_EXECUTING']);
+    expect(undone.code, undone.stderr).toBe(0);
+    expect(undone.stderr).toMatch(/warning\[E34_REPLAN_INTERRUPTED\]: an interrupted program-replan \(pid \d+\) was undone/);
+    const text = readFileSync(demo.program, 'utf8');
+    expect(text).not.toContain('CHANGED BY A KILLED PLANNER');
+    expect(text).toContain('rounded to cents');
+  }, 240_000);
 });

@@ -24,7 +24,7 @@ import type { ProgramManifest } from '../protocol/schema/program-schema.js';
 import { writeFileAtomic } from '../store/locked-write.js';
 import { runGit } from '../git/run-git.js';
 import { requireTier } from '../engine/program/program-file.js';
-import { clearReplanMarker, markPlanRunning, markReplanRunning, refuseReplanBeside, replanBackupDir } from '../engine/program/replan-marker.js';
+import { clearReplanMarker, markPlanRunning, markReplanRunning, noteReplanLeft, refuseReplanBeside, replanBackupDir } from '../engine/program/replan-marker.js';
 import { readTextFile } from '../store/read-text.js';
 import { slugOfFeature } from './autopilot.js';
 import { ownTools, watchOwnWrites } from './own-writes.js';
@@ -110,7 +110,7 @@ async function existingImpls(repoDir: string): Promise<ExistingImplRef[]> {
 }
 
 /** Runs the Planner with a correction loop until `outputPath` holds a valid PROGRAM manifest. */
-async function plannerLoop(options: PlannerRunOptions & { outputPath: string; description: string; replan?: { currentManifest: string; reason: string; failedTier?: number }; requirements?: { path: string; text: string } }): Promise<{ attempts: PlannerResult['attempts']; usage: AgentUsage; valid: boolean; findings: Finding[] }> {
+async function plannerLoop(options: PlannerRunOptions & { outputPath: string; description: string; replan?: { currentManifest: string; reason: string; failedTier?: number }; requirements?: { path: string; text: string }; onTool?: (phase: 'start' | 'end') => void }): Promise<{ attempts: PlannerResult['attempts']; usage: AgentUsage; valid: boolean; findings: Finding[] }> {
   const repoDir = options.repoDir;
   const relative = path.relative(repoDir, options.outputPath).split(path.sep).join('/');
   const contextPath = path.join(repoDir, 'docs', 'CONTEXT.md');
@@ -139,7 +139,12 @@ async function plannerLoop(options: PlannerRunOptions & { outputPath: string; de
     // undone before its next write/edit and at its end.
     const own = watchOwnWrites(options.outputPath, repoDir, { quarantineName: () => `planner-changed-${new Date().toISOString().replace(/[:.]/g, '-')}`, trackFromStart: ownTools(spec.backend) });
     const { outcome } = await runAgent({
-      onEvent: own.onEvent,
+      onEvent: (event) => {
+        own.onEvent(event);
+        // P14-14: what the re-plan has left in the file so far (unknown while a tool call of the Planner runs).
+        if (event.type === 'tool-call-start') options.onTool?.('start');
+        if (event.type === 'tool-call-end') options.onTool?.('end');
+      },
       ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
       agentId: 'planner',
       role: 'planner',
@@ -273,6 +278,7 @@ export async function replanProgram(options: ReplanProgramOptions): Promise<Repl
       outputPath: programPath,
       description: before.title ?? before.program_slug ?? 'the program',
       replan: { currentManifest: original, reason: options.reason, ...(options.tier !== undefined ? { failedTier: options.tier } : {}) },
+      onTool: (phase) => noteReplanLeft(marker, programPath, phase === 'start'),
     });
     const errors = loop.findings.map((finding) => `${finding.code}: ${finding.message}`);
     const revisedText = existsSync(programPath) ? await readTextFile(programPath).catch(() => undefined) : undefined;

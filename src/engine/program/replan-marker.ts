@@ -6,10 +6,14 @@
  * PROGRAM next and finds the marker of a process that is gone puts the backup back first: the plan as it was before the
  * re-plan, never half a revision.
  */
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { runGit } from '../../git/run-git.js';
+import { parseProgram } from '../../protocol/parse-program.js';
+import { frozenProgramContracts } from '../../protocol/program/import-mode.js';
+import type { ProgramManifest } from '../../protocol/schema/program-schema.js';
 import { writeFileAtomic } from '../../store/locked-write.js';
 import { processStartTime, processStillRuns } from '../../store/process-alive.js';
 
@@ -32,6 +36,35 @@ interface Marker {
   backup: string;
   pid: number;
   start?: string;
+  /**
+   * P14-14: the sha-256 of the manifest as this re-plan last left it (at its start, then after each of its Planner's
+   * tool calls; '' = absent; `*` = unknown: a tool call of the Planner was running). A manifest that differs from a
+   * known one was changed after the re-plan stopped — not by it.
+   */
+  left?: string;
+}
+
+/** The sha-256 of `file`'s bytes, '' when it cannot be read. */
+function contentHash(file: string): string {
+  try {
+    return createHash('sha256').update(readFileSync(file)).digest('hex');
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * What a re-plan must keep and a hand edit may not slip past (P2, E34): every field of the contracts frozen so far and
+ * the complete IMPLs' tiers, as one string; undefined for a text that is not a PROGRAM.
+ */
+function keptByReplan(text: string): string | undefined {
+  const manifest = parseProgram(text).manifest as ProgramManifest | null;
+  if (!manifest) return undefined;
+  const frozen = frozenProgramContracts(manifest);
+  const stable = (value: unknown): string => JSON.stringify(value, (_key, item: unknown) => (item !== null && typeof item === 'object' && !Array.isArray(item) ? Object.fromEntries(Object.entries(item as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b))) : item));
+  const contracts = (manifest.program_contracts ?? []).filter((contract) => contract.name && (frozen.has(contract.name) || (contract.frozen_blob ?? '').trim() !== '' || contract.frozen_at_tier !== undefined)).map(stable).sort();
+  const complete = manifest.impls.filter((impl) => impl.status === 'complete').map((impl) => `${impl.slug ?? ''}@${String(impl.tier)}`).sort();
+  return JSON.stringify({ contracts, complete });
 }
 
 /**
@@ -73,9 +106,27 @@ export function markReplanRunning(backupDir: string, programPath: string, backup
   const marker = path.join(backupDir, `${path.basename(backupPath, path.extname(backupPath))}${markerSuffix}`);
   const start = processStartTime(process.pid);
   const relative = inRepo(backupDir, programPath);
-  const record: Marker = { program: real(programPath), ...(relative !== undefined ? { program_in_repo: relative } : {}), backup: backupPath, pid: process.pid, ...(start !== undefined ? { start } : {}) };
+  const record: Marker = { program: real(programPath), ...(relative !== undefined ? { program_in_repo: relative } : {}), backup: backupPath, pid: process.pid, ...(start !== undefined ? { start } : {}), left: contentHash(programPath) };
   writeFileSync(marker, `${JSON.stringify(record)}\n`, { mode: 0o600 });
   return marker;
+}
+
+/**
+ * P14-14: records in the marker what the running re-plan has left in the manifest so far (see {@link Marker.left}):
+ * unknown from the start of one of its Planner's tool calls (`running`), the file's hash after its end.
+ */
+export function noteReplanLeft(marker: string, programPath: string, running = false): void {
+  try {
+    const record = JSON.parse(readFileSync(marker, 'utf8')) as Marker;
+    const left = running ? '*' : contentHash(programPath);
+    if (record.left === left) return;
+    record.left = left;
+    const temporary = `${marker}.${process.pid}.tmp`;
+    writeFileSync(temporary, `${JSON.stringify(record)}\n`, { mode: 0o600 });
+    renameSync(temporary, marker);
+  } catch {
+    // no marker (the re-plan is over): nothing to record
+  }
 }
 
 /** The re-plan is over (its revision accepted or the original restored). */
@@ -98,14 +149,36 @@ export async function recoverInterruptedReplan(repoDir: string, programPath: str
   // killed in the copy) — the later one's backup already holds the earlier one's half revision: the OLDEST backup is
   // the plan as it was before any of them (markers are named by their backup's time: name order is time order).
   const interrupted = markersOf(directory, programPath).filter(({ marker }) => !processStillRuns(marker.pid, marker.start));
+  // P14-14: the manifest as the last of them left it. Changed since (a human's own edit after the re-plan was killed:
+  // the half revision discarded, a fix of theirs made), it is not the Planner's half revision: kept as it is — unless
+  // it differs from the plan before the re-plans in what a re-plan must keep (frozen contracts, complete IMPLs, P2),
+  // which is undone all the same (the file kept beside the backup).
+  const lastLeft = [...interrupted].reverse().find(({ marker }) => marker.left !== undefined)?.marker.left;
+  const current = existsSync(programPath) ? contentHash(programPath) : '';
   let restored = false;
+  let settled = false;
   for (const { file, marker } of interrupted) {
     // (a repository moved or copied since: the backup by its name in this directory)
     const backup = existsSync(marker.backup) ? marker.backup : path.join(directory, path.basename(marker.backup));
-    if (restored || !existsSync(backup)) {
+    if (settled || !existsSync(backup)) {
       clearReplanMarker(file);
       if (restored) notes.push(`a later interrupted program-replan (pid ${marker.pid}) started from a half revision: its backup ${backup} was not used`);
       continue;
+    }
+    if (current !== '' && current === contentHash(backup)) {
+      // Nothing of the re-plan is left in the file (discarded, or it never wrote): nothing to undo.
+      clearReplanMarker(file);
+      settled = true;
+      continue;
+    }
+    if (lastLeft !== undefined && lastLeft !== '*' && current !== '' && current !== lastLeft) {
+      const kept = keptByReplan(readFileSync(programPath, 'utf8'));
+      if (kept !== undefined && kept === keptByReplan(readFileSync(backup, 'utf8'))) {
+        clearReplanMarker(file);
+        settled = true;
+        notes.push(`an interrupted program-replan (pid ${marker.pid}) left a marker, but ${shown} was changed after it stopped (not by it): left as it is — it keeps the frozen contracts and complete IMPLs of the plan before the re-plan; that plan is the backup ${backup}, compare if in doubt`);
+        continue;
+      }
     }
     // The interrupted revision is kept beside the backup (never lost), then the backup put back.
     let kept = '';
@@ -117,6 +190,7 @@ export async function recoverInterruptedReplan(repoDir: string, programPath: str
     await writeFileAtomic(programPath, readFileSync(backup, 'utf8'));
     clearReplanMarker(file);
     restored = true;
+    settled = true;
     notes.push(`an interrupted program-replan (pid ${marker.pid}) was undone: ${shown} is as it was before it (backup ${backup})${kept}`);
   }
   return notes.length > 0 ? notes.join('; ') : undefined;
