@@ -3,13 +3,14 @@
  * processes on real temporary git repositories (the demo PROGRAM "shop" set up without running it, script agents).
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { programDemoImpl, programDemoManifest, programDemoScript } from '../src/demo/program-project.js';
 import { runProgramDemo } from '../src/demo/run-program-demo.js';
+import { recordRemoval } from '../src/store/removal-markers.js';
 import { binPath, runCli, type CliResult } from './support/cli.js';
 import { makeTempDir } from './support/temp.js';
 
@@ -203,4 +204,38 @@ describe('P14-14: a human\'s own edit made after a killed re-plan is not undone 
     expect(text).not.toContain('CHANGED BY A KILLED PLANNER');
     expect(text).toContain('rounded to cents');
   }, 240_000);
+});
+
+describe('P14-07: a run killed inside a merged wave\'s agent-worktree cleanup leaves no litter after the resume', () => {
+  it('the half-removed worktree, its branch and its removal marker are finished by the re-run that skips the wave', async () => {
+    const demo = await setupDemo();
+    const script = readFileSync(demo.script, 'utf8');
+    const broken = script.replace(/\n {2}C:\n {4}steps:\n[\s\S]*?(?=\n {2}D:)/, '\n  C:\n    steps:\n      - fail: { kind: fatal, message: "C-BROKEN-07" }');
+    expect(broken).not.toBe(script);
+    writeFileSync(demo.script, broken);
+    const first = await cli(demo, executeArgs(demo));
+    expect(first.code, first.stderr.slice(-2000)).toBe(1);
+    expect(first.stderr).toMatch(/C-BROKEN-07/);
+    // pricing's wave 1 merged on its IMPL branch; its cleanup as a SIGKILL inside `git worktree remove` leaves it:
+    // the agent's worktree back at the merged tip, its .git file already deleted, the removal marker written.
+    const tip = git(demo.repo, ['log', '--format=%H', '--grep', '^feat(P)', 'polywave/program/shop/tier1-impl-pricing']).trim().split('\n')[0]!;
+    expect(tip).toMatch(/^[0-9a-f]{40}$/);
+    const wreck = path.join(demo.repo, '.claude', 'worktrees', 'polywave', 'pricing', 'wave1-agent-P');
+    git(demo.repo, ['worktree', 'add', '-q', '-b', 'polywave/pricing/wave1-agent-P', wreck, tip]);
+    await recordRemoval(wreck, { branch: 'polywave/pricing/wave1-agent-P', tip });
+    rmSync(path.join(wreck, '.git'));
+    const markers = path.join(demo.repo, '.git', 'polywave', 'removing');
+    expect(readdirSync(markers)).toHaveLength(1);
+
+    writeFileSync(demo.script, script);
+    expect((await cli(demo, ['update-program-state', programRelative, '--state', 'TIER_EXECUTING'])).code).toBe(0);
+    expect((await cli(demo, ['update-program-impl', programRelative, '--impl', 'catalog', '--status', 'reviewed'])).code).toBe(0);
+    const resumed = await cli(demo, executeArgs(demo));
+    expect(resumed.code, resumed.stderr.slice(-4000)).toBe(0);
+    expect(resumed.stderr).toMatch(/pricing wave 1: skipped — already complete and merged; finished the cleanup a killed run left half done/);
+    expect(existsSync(wreck)).toBe(false);
+    expect(git(demo.repo, ['branch', '--list']).trim()).toBe('* main');
+    expect(git(demo.repo, ['worktree', 'list', '--porcelain']).match(/^worktree /gm)).toHaveLength(1);
+    expect(existsSync(markers) ? readdirSync(markers) : []).toEqual([]);
+  }, 300_000);
 });

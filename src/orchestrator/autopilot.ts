@@ -280,7 +280,10 @@ async function autopilotSteps(options: AutopilotOptions, lock: (implPath: string
     const number = wave.number ?? 0;
     manifest = await readManifest(implPath);
     if (isWaveComplete(manifest, number) && (await waveMerged(gitAt(options.repoDir), manifest, number, result.slug, options.mergeTarget ?? 'HEAD'))) {
-      record({ phase: 'wave', wave: number, status: 'skipped', detail: 'already complete and merged', duration_ms: 0 });
+      // P14-07: a run killed inside this wave's cleanup (an agent worktree half removed, its removal marker left) — the
+      // wave is merged, so nothing else would ever finish it: finished here (the cleanup's own rules: never forced over work).
+      const finished = await finishInterruptedCleanup(implPath, options.repoDir, manifest, number, result.slug, options.mergeTarget, base.env);
+      record({ phase: 'wave', wave: number, status: 'skipped', detail: `already complete and merged${finished ? `; ${finished}` : ''}`, duration_ms: 0 });
       continue;
     }
     const phaseStart = performance.now();
@@ -370,4 +373,30 @@ async function waveMerged(git: Git, manifest: ImplManifest, wave: number, slug: 
   const later = (manifest.waves ?? []).some((item) => (item.number ?? 0) > wave && (item.agents ?? []).some((agent) => manifest.completion_reports?.[agent.id ?? ''] !== undefined));
   if (!later && state !== 'WAVE_VERIFIED' && state !== 'COMPLETE' && !isWaveFinished(manifest, wave)) return false;
   return (await unmergedAgents(git, manifest, slug, [wave], target)).length === 0;
+}
+
+/**
+ * Outside round P14 (P14-07): a run SIGKILLed inside a wave's cleanup left an agent's worktree half removed, its branch and
+ * its removal marker (`<git common dir>/polywave/removing/`); the re-run skipped the wave ("already complete and merged")
+ * and nothing finished it. When a removal marker of one of the wave's agent worktrees is there, the wave's cleanup runs
+ * again (cleanup.ts: a wreck is removed only when what is left is the merged tip's; work is kept and reported). Returns
+ * what it did, or undefined when there was nothing to finish.
+ */
+async function finishInterruptedCleanup(implPath: string, repoDir: string, manifest: ImplManifest, wave: number, slug: string, mergeTarget: string | undefined, env: Readonly<Record<string, string | undefined>> | undefined): Promise<string | undefined> {
+  const agents = (manifest.waves ?? []).find((candidate) => candidate.number === wave)?.agents ?? [];
+  if (agents.length === 0) return undefined;
+  const { readRemovalMarkers } = await import('../store/removal-markers.js');
+  const { worktreePath } = await import('../protocol/names.js');
+  const paths = agents.flatMap((agent) => (agent.id ? [worktreePath(repoDir, slug, wave, agent.id)] : []));
+  const markers = await readRemovalMarkers(paths).catch(() => new Map());
+  if (markers.size === 0) return undefined;
+  try {
+    const { cleanupWaveWorktrees } = await import('../engine/finalize-wave.js');
+    const cleaned = await cleanupWaveWorktrees({ implPath, wave, repoDir, ...(mergeTarget ? { mergeTarget } : {}), ...(env ? { env: env as NodeJS.ProcessEnv } : {}) });
+    const removed = (cleaned.result?.agents ?? []).filter((agent) => agent.worktree_removed || agent.branch_deleted).map((agent) => agent.agent);
+    const kept = (cleaned.result?.agents ?? []).filter((agent) => agent.kept).map((agent) => `${agent.agent}: ${agent.kept}`);
+    return `finished the cleanup a killed run left half done${removed.length > 0 ? ` (removed: ${removed.join(', ')})` : ''}${kept.length > 0 ? `; kept: ${kept.join('; ')}` : ''}`;
+  } catch (error) {
+    return `the cleanup a killed run left half done could not be finished: ${error instanceof Error ? error.message : String(error)}`;
+  }
 }
