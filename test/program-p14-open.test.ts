@@ -239,3 +239,19 @@ describe('P14-07: a run killed inside a merged wave\'s agent-worktree cleanup le
     expect(existsSync(markers) ? readdirSync(markers) : []).toEqual([]);
   }, 300_000);
 });
+
+describe('P14-29: an agent owning a Claude Code project file (.claude/settings.json, .claude/hooks/…, .mcp.json) is flagged at validation', () => {
+  it('validate warns W003_AGENT_OWNS_CLAUDE_SETTINGS for each such row (the plan stays valid); .claude/worktrees/ and other files are not flagged', async () => {
+    const rows = ['.claude/settings.json', '.claude/hooks/pre.sh', '.mcp.json', 'src/claude-settings.js'];
+    const owning = implDoc('checkout', 'REVIEWED', (text) => text.replace('file_ownership:\n', `file_ownership:\n${rows.map((file) => `    - file: ${file}\n      agent: K\n      wave: 1\n      action: new\n`).join('')}`));
+    const demo = await craft({ 'docs/IMPL/IMPL-checkout.yaml': owning });
+    const result = await cli(demo, ['validate', 'docs/IMPL/IMPL-checkout.yaml']);
+    expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
+    const report = JSON.parse(result.stdout) as { valid: boolean; warnings: Array<{ code: string; message: string }> };
+    expect(report.valid).toBe(true);
+    const flagged = report.warnings.filter((warning) => warning.code === 'W003_AGENT_OWNS_CLAUDE_SETTINGS').map((warning) => warning.message);
+    expect(flagged).toHaveLength(3);
+    expect(flagged[0]).toMatch(/^agent K owns \.claude\/settings\.json: a Claude Code project file .*--setting-sources user.*read the merged change before you do$/);
+    expect(flagged.join('\n')).not.toMatch(/src\/claude-settings\.js/);
+  });
+});

@@ -37,6 +37,38 @@ export const agentOwnsProjectConfig: ImplRule = {
 };
 
 /**
+ * Outside round P14 (P14-29): an agent owns a Claude Code project file — `.claude/settings.json` or
+ * `settings.local.json` (hooks that run commands, `env`, permissions), anything else under `.claude/` (hooks,
+ * commands, agents, skills; polywave's own `.claude/worktrees/` aside) or `.mcp.json` (MCP servers). polywave's own
+ * claude agents no longer read project settings (`--setting-sources user`, A21-35), but once merged the file is read by
+ * Claude Code when a human opens the project — and by polywave itself used as a Claude Code plugin (`init --claude`) —
+ * with no review step (unlike polywave.config.json, W002). A warning at validation (so at the plan's review and
+ * pre-wave-validate), naming what to check after the merge; not an error: a project may mean to ship such settings.
+ */
+export const agentOwnsClaudeSettings: ImplRule = {
+  name: 'agent-owns-claude-settings',
+  reference: 'P14-29',
+  codes: ['W003_AGENT_OWNS_CLAUDE_SETTINGS'],
+  check(context) {
+    const findings: Finding[] = [];
+    context.manifest.file_ownership.forEach((row, index) => {
+      const file = normalizedParts(row.file ?? '');
+      const claude = /^\.claude(\/|$)/i.test(file) && !/^\.claude\/worktrees(\/|$)/i.test(file);
+      if (!claude && !/^\.mcp\.json$/i.test(file)) return;
+      findings.push(
+        report(context, {
+          code: 'W003_AGENT_OWNS_CLAUDE_SETTINGS',
+          message: `agent ${row.agent ?? '?'} owns ${row.file}: a Claude Code project file (settings with command hooks, env and permissions; hooks, commands, agents; MCP servers) — polywave's own claude agents do not read it (--setting-sources user), but once merged Claude Code does when you open the project, polywave as a Claude Code plugin included, with no review by polywave: read the merged change before you do`,
+          severity: 'warning',
+          path: ['file_ownership', index, 'file'],
+        }),
+      );
+    });
+    return findings;
+  },
+};
+
+/**
  * An agent owns a protocol manifest (errors, issue 11): a file under `docs/PROGRAM/` (V057, X23-05),
  * an item of the IMPL queue (V058, X24-03) or an IMPL manifest (V059, X24-05). The PROGRAM
  * manifests are the orchestrator's (P4: it is their single writer). An agent given the running

@@ -16,7 +16,7 @@ import {
   requiredTopLevelFields,
 } from './schema-rules.js';
 import { agentLocBudget, agentScopeSize, nonTrivialScope } from './complexity-rules.js';
-import { agentOwnsProgramManifest, agentOwnsProjectConfig } from './config-ownership-rule.js';
+import { agentOwnsClaudeSettings, agentOwnsProgramManifest, agentOwnsProjectConfig } from './config-ownership-rule.js';
 import { contextSourceRecorded, injectionMethodRecorded } from './observability-rules.js';
 import { conflictPatternClassification } from './conflict-pattern-rules.js';
 
@@ -66,11 +66,13 @@ export const implRules: readonly ImplRule[] = [
   modifiedFilesExist,
   agentLocBudget,
   agentOwnsProjectConfig,
+  agentOwnsClaudeSettings,
   agentOwnsProgramManifest,
 ];
 
 export {
   agentFilesOwned,
+  agentOwnsClaudeSettings,
   agentOwnsProgramManifest,
   agentOwnsProjectConfig,
   agentIdFormat,
