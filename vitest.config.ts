@@ -67,7 +67,9 @@ export default defineConfig({
     maxWorkers: Number(process.env.POLYWAVE_TEST_WORKERS) || Math.max(3, os.availableParallelism() - 1),
     // The commands the tests run record events (issue 14): into a store of this test run, never the
     // user's per-user store. Tests about the store set their own POLYWAVE_EVENTS_DB.
-    env: { POLYWAVE_EVENTS_DB: process.env.POLYWAVE_EVENTS_DB ?? path.join(os.tmpdir(), `polywave-test-events-${process.pid}.db`) },
+    // Dispatch over Redis needs a key shared by the orchestrator and its workers (outside round A21-43); the tests' workers
+    // and CLI runs inherit this one (test/dispatch-support.ts signs with it where a test plays a worker or orchestrator).
+    env: { POLYWAVE_EVENTS_DB: process.env.POLYWAVE_EVENTS_DB ?? path.join(os.tmpdir(), `polywave-test-events-${process.pid}.db`), POLYWAVE_DISPATCH_KEY: process.env.POLYWAVE_DISPATCH_KEY ?? `polywave-test-dispatch-key-${'0123456789abcdef'.repeat(2)}` },
     projects: [
       { extends: true, test: { name: 'shared-process', include: sharedInclude, exclude: [...exclude, ...ownProcess, ...agentBackendFiles], isolate: false, setupFiles: ['./test/support/shared-process-guard.ts'] } },
       { extends: true, test: { name: 'own-process', include: [...ownProcess, ...ownInclude], exclude: [...exclude, ...agentBackendFiles], isolate: true } },

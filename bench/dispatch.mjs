@@ -18,7 +18,11 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { benchEnv, measureScriptWave, percentile, root } from './support/script-wave.mjs';
+import { randomBytes } from 'node:crypto';
+import { benchEnv as baseEnv, measureScriptWave, percentile, root } from './support/script-wave.mjs';
+
+// The orchestrator and the workers share a dispatch key (A21-43): one of this run's own.
+const benchEnv = { ...baseEnv, POLYWAVE_DISPATCH_KEY: baseEnv.POLYWAVE_DISPATCH_KEY ?? randomBytes(32).toString('hex') };
 
 const { createRedisDispatcher } = await import(path.join(root, 'dist/dispatch/redis-dispatcher.js'));
 const count = Number(process.env.BENCH_AGENTS ?? 16);

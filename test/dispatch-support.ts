@@ -4,6 +4,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Job, Queue } from 'bullmq';
+import { dispatchKeyOf } from '../src/dispatch/auth.js';
 import { queueNameFor, remoteKey } from '../src/dispatch/job.js';
 import { binPath, runCli, type CliResult } from './support/cli.js';
 import { createTestRepo, type TestRepo } from './support/git-repo.js';
@@ -262,6 +263,12 @@ export async function mergeOrder(repo: TestRepo, since: string): Promise<string[
 export const workersRoot = (repo: TestRepo, id: string) => path.join(repo.root, `worker-${id}`);
 
 /** The queue the orchestrator would put `data` in: its labels, its remote's key (attack F6). */
+/**
+ * The test run's dispatch key (A21-43): vitest.config.ts puts POLYWAVE_DISPATCH_KEY in every test process's environment,
+ * which the workers and CLI runs the tests start inherit; tests that play a worker or an orchestrator sign with it.
+ */
+export const testDispatchKey = dispatchKeyOf(process.env.POLYWAVE_DISPATCH_KEY ?? '');
+
 export function queueOf(data: unknown): string {
   const { labels, remote } = data as { labels?: string[]; remote: string };
   return queueNameFor(labels ?? [], remoteKey(remote));
@@ -274,10 +281,11 @@ export function queueOf(data: unknown): string {
  * job within milliseconds can fail it before a busy test process issued its first read — the event
  * is then never seen (a flake the CI hit).
  */
-export async function produceJob(redisPort: number, data: unknown, jobId: string, timeoutMs: number, queueName = queueOf(data)): Promise<{ value?: unknown; error?: string }> {
+export async function produceJob(redisPort: number, data: unknown, jobId: string, timeoutMs: number, queueName = queueOf(data), options: { unsigned?: boolean } = {}): Promise<{ value?: unknown; error?: string }> {
   const queue = new Queue(queueName, { connection: { host: '127.0.0.1', port: redisPort } });
   try {
-    await queue.add('agent', data, { jobId });
+    // Signed with the test run's dispatch key, as an orchestrator signs (A21-43), unless the test forges one.
+    await queue.add('agent', options.unsigned ? data : testDispatchKey.sign('agent-job', jobId, data as object), { jobId });
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
       const seen = await Job.fromId(queue, jobId);

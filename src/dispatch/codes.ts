@@ -51,6 +51,17 @@ export const dispatchCodes = {
    * base, or what its agent writes) — the job's failure (config, E19 escalate), not the workers' (A21-25, A21-33).
    */
   jobTooLarge: 'DISPATCH_JOB_TOO_LARGE',
+  /**
+   * Outside round A21-43: dispatch over Redis without a dispatch key (POLYWAVE_DISPATCH_KEY, POLYWAVE_DISPATCH_KEY_FILE, a
+   * worker's --dispatch-key-file), or one too short or unreadable: nothing starts (exit 2).
+   */
+  keyMissing: 'DISPATCH_KEY_MISSING',
+  /**
+   * A21-43/A21-11: a job, a progress record or a result in Redis without a valid signature of the dispatch key (forged by
+   * a Redis writer, or signed with another key): a worker refuses the job, an orchestrator the result (the attempt
+   * fails, nothing of it merged) and ignores the progress record.
+   */
+  forged: 'DISPATCH_FORGED',
   /** The job failed on its worker without a coded reason; also: the run that finished reported nothing while a lost run's report was written (transient). */
   workerFailed: 'DISPATCH_WORKER_FAILED',
 } as const;

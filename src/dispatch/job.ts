@@ -102,7 +102,7 @@ export function agentJobId(context: { slug: string; wave: number; agentId: strin
 export const jobIdPattern = /^[a-z0-9][-a-z0-9]*\.w[1-9][0-9]*\.[A-Z][2-9]?\.[0-9a-f]{12}\.a[1-9][0-9]*\.[0-9a-f]{12}$/;
 
 /** JSON with object keys sorted at every level (one text for one value, whatever the key order). */
-function canonicalJson(value: unknown): string {
+export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item)).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>).filter(([, item]) => item !== undefined);
@@ -115,8 +115,8 @@ function canonicalJson(value: unknown): string {
 }
 
 /** First 12 hex of the SHA-256 of what a job asks for: every field but its id and enqueue time. */
-export function jobContentDigest(data: Omit<AgentJobData, 'job_id' | 'enqueued_at'> & Partial<Pick<AgentJobData, 'job_id' | 'enqueued_at'>>): string {
-  const { job_id: _id, enqueued_at: _at, ...content } = data;
+export function jobContentDigest(data: Omit<AgentJobData, 'job_id' | 'enqueued_at' | 'sig'> & Partial<Pick<AgentJobData, 'job_id' | 'enqueued_at' | 'sig'>>): string {
+  const { job_id: _id, enqueued_at: _at, sig: _sig, ...content } = data;
   return createHash('sha256').update(canonicalJson(content)).digest('hex').slice(0, 12);
 }
 
@@ -254,6 +254,8 @@ export const agentJobDataSchema = z.strictObject({
       timeout_seconds: z.number().int().min(1).max(86_400),
     })
     .optional(),
+  /** A21-43: the orchestrator's HMAC-SHA256 of the job with the dispatch key (src/dispatch/auth.ts); a worker refuses a job without a valid one. */
+  sig: z.string().max(64).optional(),
   enqueued_at: z.number(),
 });
 
@@ -289,6 +291,8 @@ export interface AgentJobReturn {
   /** When each step of the job's start was done (the worker's clock, ms since the epoch): active (BullMQ handed it over), processor, checked, clone_turn, base, cleaned, worktree, seeded, lease (the agent branch's lease read), first_event. */
   steps?: Record<string, number>;
   finished_at: number;
+  /** A21-43: the worker's HMAC-SHA256 of the result with the dispatch key (src/dispatch/auth.ts). */
+  sig?: string;
 }
 
 /** The agent branch a job may push — and nothing else (E5 name of its slug, wave and agent). */
@@ -371,6 +375,8 @@ export const gateJobDataSchema = z.strictObject({
   docs_only: z.boolean(),
   labels: z.array(z.string().max(32)).max(6),
   remote: z.string().min(1).max(jobLimits.remote),
+  /** A21-43: the orchestrator's HMAC-SHA256 of the job with the dispatch key (src/dispatch/auth.ts); a worker refuses a job without a valid one. */
+  sig: z.string().max(64).optional(),
   enqueued_at: z.number(),
 });
 
@@ -382,7 +388,7 @@ export const gateJobIdPattern = /^[a-z0-9][-a-z0-9]*\.w[1-9][0-9]*\.[A-Z][2-9]?\
 
 /** The id of a gate job: the same gates on the same commit are one job (E9), other content another. */
 export function expectedGateJobId(data: GateJobData): string {
-  const { job_id: _id, enqueued_at: _at, ...content } = data;
+  const { job_id: _id, enqueued_at: _at, sig: _sig, ...content } = data;
   const digest = createHash('sha256').update(canonicalJson(content)).digest('hex').slice(0, 12);
   return `${data.slug}.w${data.wave}.${data.agent}.gate.${data.head.slice(0, 12)}.${digest}`;
 }
@@ -408,4 +414,6 @@ export interface GateJobReturn {
   run: unknown;
   started_at: number;
   finished_at: number;
+  /** A21-43: the worker's HMAC-SHA256 of the result with the dispatch key. */
+  sig?: string;
 }

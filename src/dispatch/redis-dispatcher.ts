@@ -20,6 +20,7 @@ import { jobWorktreeSetup } from '../engine/prepare/worktree-setup.js';
 import type { GateRunResult } from '../gates/types.js';
 import { inProcessDispatcher, type AgentJob, type AgentJobResult, type Dispatcher, type DispatchRecord, type GateJob, type GateJobResult } from './dispatcher.js';
 import { agentJobDataSchema, agentJobId, checkQueueName, expectedGateJobId, jobLimits, expectedJobId, jobContentDigest, queueNameFor, remoteKey, runCounterKey, worktreeToken, type AgentJobData, type AgentJobReturn, type GateJobData, type GateJobReturn } from './job.js';
+import { loadDispatchKey, type DispatchKey } from './auth.js';
 import { assertRedisReachable, bullConnectionFromUrl, redactRedisUrl, redactUserinfo, redisOptionsFromUrl, remoteWithoutUserinfo } from './redis-url.js';
 import { listWorkers, servesLabels, type WorkerRecord } from './registry.js';
 
@@ -27,6 +28,8 @@ import { listWorkers, servesLabels, type WorkerRecord } from './registry.js';
 export interface RedisDispatcherOptions {
   /** `redis://host:port` */
   url: string;
+  /** The dispatch key (A21-43); default: loaded from `env` (POLYWAVE_DISPATCH_KEY, POLYWAVE_DISPATCH_KEY_FILE). */
+  key?: DispatchKey;
   /** The shared git remote every worker clones (any git URL); the orchestrator pushes bases and fetches agent branches there. */
   remote: string;
   /** A named queue (`--dispatch-queue`, `dispatch.queue`): only workers started with the same `--queue` take this run's jobs. */
@@ -121,6 +124,8 @@ class WatchError extends Error {
 export async function createRedisDispatcher(options: RedisDispatcherOptions): Promise<Dispatcher> {
   if (!options.remote) throw new PolywaveError({ code: dispatchCodes.noRemote, message: 'the Redis dispatcher needs the shared git remote workers clone (--dispatch-remote <git-url> or dispatch.remote in polywave.config.json)' });
   const queueName = options.queue === undefined || options.queue === '' ? undefined : checkQueueName(options.queue, '--dispatch-queue');
+  // A21-43: jobs are signed, progress and results verified, with the key shared with the workers (never in Redis).
+  const key: DispatchKey = options.key ?? loadDispatchKey({ env: options.env, who: 'the orchestrator' });
   await assertRemoteReachable(options.remote, { cwd: options.cwd ?? '/', env: options.env, ...(options.remoteCheckMs !== undefined ? { timeoutMs: options.remoteCheckMs } : {}) });
   await assertRedisReachable(options.url);
   const connection = bullConnectionFromUrl(options.url);
@@ -150,7 +155,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       completed!.map(async (id) => {
         const finished = await Job.fromId<AgentJobData, AgentJobReturn>(queue, id).catch(() => undefined);
         // (not one whose commits the local worktree holds already: its result was collected)
-        return finished && succeeded(finished.returnvalue) && (finished.finishedOn ?? 0) >= Date.now() - recentlyFinishedMs && (collectedHead === undefined || finished.returnvalue.head !== collectedHead) ? id : undefined;
+        return finished && succeeded(finished.returnvalue, id) && (finished.finishedOn ?? 0) >= Date.now() - recentlyFinishedMs && (collectedHead === undefined || finished.returnvalue.head !== collectedHead) ? id : undefined;
       }),
     );
     return [...running!, ...recent.filter((id): id is string => id !== undefined)];
@@ -173,7 +178,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
     for (const id of ids.filter((candidate) => attemptOf(candidate) <= mine.attempt).sort((a, b) => attemptOf(b) - attemptOf(a))) {
       const job = await Job.fromId<AgentJobData, AgentJobReturn>(queue, id);
       const data = job?.data;
-      if (!job || !data || !agentJobDataSchema.safeParse(data).success || expectedJobId(data) !== id || data.attempt > mine.attempt || !sameRequest(data)) continue;
+      if (!job || !data || !key.verify('agent-job', id, data) || !agentJobDataSchema.safeParse(data).success || expectedJobId(data) !== id || data.attempt > mine.attempt || !sameRequest(data)) continue;
       if ((await job.getState()) === 'delayed' && job.timestamp + (job.delay ?? 0) - Date.now() > adoptDelayedMs) continue;
       return { id, data };
     }
@@ -436,7 +441,8 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
   };
 
   /** A result worth reusing (E9): the agent finished and reported complete. */
-  const succeeded = (value: AgentJobReturn | null | undefined): value is AgentJobReturn => value?.outcome?.status === 'finished' && value.report?.status === 'complete';
+  /** A complete result a worker signed (A21-43: one forged in Redis never counts). */
+  const succeeded = (value: AgentJobReturn | null | undefined, jobId: string): value is AgentJobReturn => value?.outcome?.status === 'finished' && value.report?.status === 'complete' && key.verify('agent-result', jobId, value);
 
   const sameContent = (stored: unknown, digest: string): boolean => {
     try {
@@ -640,6 +646,11 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       let progressChain: Promise<unknown> = Promise.resolve();
       const onProgress = ({ jobId: id, data: progress }: { jobId: string; data: unknown }) => {
         if (id !== jobId || resultHere || typeof progress !== 'object' || progress === null) return;
+        // A21-43: a progress record its worker did not sign (forged in Redis) is ignored: no report, commit or event of it.
+        if (!key.verify('progress', jobId, progress)) {
+          dispatch.forged_progress = (dispatch.forged_progress ?? 0) + 1;
+          return;
+        }
         progressChain = progressChain.then(() => handleProgress(progress)).catch(() => undefined);
       };
       const handleProgress = async (progress: object): Promise<void> => {
@@ -719,6 +730,8 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       };
       events.on('progress', onProgress);
       data.enqueued_at = Date.now();
+      // A21-43/A21-11: signed with the dispatch key; a worker runs no job without a valid signature.
+      data = key.sign('agent-job', jobId, data);
       // E9: the same attempt on the same base with the same content is one job, however often it is enqueued.
       const add = () => queue.add('agent', data, { jobId, attempts: 1, removeOnComplete: { age: keep }, removeOnFail: { age: keep } });
       addedHere.add(jobId);
@@ -733,7 +746,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       }
       if (!stored) return fail('transient', dispatchCodes.redisLost, `job ${jobId} vanished from Redis (added again 3 times)`);
       // A job stored under this id with other content (put there by someone else): never reuse it — replace it.
-      if (!sameContent(stored.data, digest)) {
+      if (!sameContent(stored.data, digest) || !key.verify('agent-job', jobId, stored.data)) {
         const removed = await guarded(stored.remove().then(() => true, () => false));
         if (!removed) return fail('fatal', dispatchCodes.invalidJob, `job ${jobId} in Redis holds other content than this attempt and is running; not reused`);
         await guarded(add());
@@ -748,7 +761,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       if (state === 'failed') {
         await guarded(stored.retry());
         state = 'waiting';
-      } else if (state === 'completed' && !succeeded(stored.returnvalue)) {
+      } else if (state === 'completed' && !succeeded(stored.returnvalue, jobId)) {
         if (!(await guarded(stored.remove().then(() => true, () => false)))) return fail('transient', dispatchCodes.redisLost, `job ${jobId}: its earlier failed result could not be removed to run it again`);
         await guarded(add());
         stored = await guarded(Job.fromId<AgentJobData, AgentJobReturn>(queue, jobId));
@@ -797,6 +810,14 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       await progressChain;
       const received = Date.now();
       resultHere = true;
+      // A21-43: a result no worker signed (written into Redis by someone else, for this running job) is not the job's:
+      // the attempt fails, and a report its progress wrote early is withdrawn — nothing of it is merged.
+      if (!key.verify('agent-result', jobId, value)) {
+        await earlyChain;
+        const message = `job ${jobId}: its result in Redis carries no valid signature of the dispatch key (forged by a writer to the Redis, or a worker with another key); not taken, nothing of the attempt is merged`;
+        if (early !== undefined && (await early.ok)) await withdrawReport(`${dispatchCodes.forged}: ${message}`, 'escalate');
+        return fail('fatal', dispatchCodes.forged, message);
+      }
       dispatch.worker = value.worker;
       if (typeof value.host === 'string' && value.host !== '') dispatch.host = value.host.slice(0, 255);
       dispatch.stalls = stalls.get(jobId) ?? 0;
@@ -954,7 +975,8 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       const { queue, ready } = queueFor(queueNameFor(labels, remoteKeyOf, queueName));
       const events = await guarded(ready, job.signal);
       data.enqueued_at = Date.now();
-      const add = () => queue.add('gate', data, { jobId, attempts: 1, removeOnComplete: { age: keep }, removeOnFail: { age: keep } });
+      const signed = key.sign('gate-job', jobId, data);
+      const add = () => queue.add('gate', signed, { jobId, attempts: 1, removeOnComplete: { age: keep }, removeOnFail: { age: keep } });
       await guarded(add(), job.signal);
       let stored = await guarded(Job.fromId<GateJobData, GateJobReturn>(queue, jobId), job.signal);
       if (!stored) return failWith(dispatchCodes.redisLost, `gate job ${jobId} vanished from Redis`);
@@ -980,6 +1002,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       } finally {
         watch.stop();
       }
+      if (!key.verify('gate-result', jobId, value)) return failWith(dispatchCodes.forged, `gate job ${jobId}: its result in Redis carries no valid signature of the dispatch key (forged by a writer to the Redis, or a worker with another key); not taken`);
       const run = value.run as GateRunResult;
       if (!run || !Array.isArray(run.results)) return failWith(dispatchCodes.invalidJob, `gate job ${jobId}: its result holds no gate results`);
       // (Anyone on the Redis can write a result: the worker's id and host, which go into events and the store, are bounded.)
@@ -1021,10 +1044,11 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       if (!latest) return `no job of it is on record in Redis (restarted, or the job aged out), so nothing proves the run that reported ended with a complete result`;
       const value = latest.returnvalue as AgentJobReturn | null | undefined;
       const why = latest.failedReason ? `failed (${redactUserinfo(latest.failedReason).slice(0, 200)})` : `ended without a complete result (${String(value?.outcome?.failure?.message ?? value?.outcome?.status ?? 'no outcome').slice(0, 200)})`;
-      return succeeded(value) ? undefined : `job ${latest.id} ${why}`;
+      if (value && !latest.failedReason && !key.verify('agent-result', String(latest.id), value)) return `job ${latest.id} holds a result no worker signed (forged in Redis: ${dispatchCodes.forged})`;
+      return succeeded(value, String(latest.id)) ? undefined : `job ${latest.id} ${why}`;
     },
     // E23A: the tool journal the job's workers relayed (its progress) joins the orchestrator's journal of the agent.
-    runAgentJob: (job) => (job.context.solo || !job.context.branch ? inProcessDispatcher.runAgentJob(job) : run(job).then((result) => keepJobJournal(result, job.options.journal, (id) => Job.fromId(queueFor(queueNameFor(labelsOf(job.context.slug, job.context.agentId), remoteKeyOf, queueName)).queue, id)))),
+    runAgentJob: (job) => (job.context.solo || !job.context.branch ? inProcessDispatcher.runAgentJob(job) : run(job).then((result) => keepJobJournal(result, job.options.journal, (id) => Job.fromId(queueFor(queueNameFor(labelsOf(job.context.slug, job.context.agentId), remoteKeyOf, queueName)).queue, id).then((stored) => (stored && key.verify('progress', id, stored.progress) ? stored : undefined))))),
     close: async () => {
       clearInterval(loopWindow);
       loopDelay.disable();

@@ -10,6 +10,7 @@ import { runAgent } from '../agents/run-agent.js';
 import { readAgentCliTemplates } from '../agents/agent-cli-templates.js';
 import type { AgentCliTemplate } from '../store/project-config.js';
 import { dispatchCodes } from '../dispatch/codes.js';
+import { dispatchKeyEnv, loadDispatchKey, type DispatchKey } from '../dispatch/auth.js';
 import { agentJobDataSchema, assertGateJobIdentity, assertJobBaseRef, assertJobBranch, assertJobSize, assertJobIdentity, assertJobModel, workerAllows, checkQueueName, expectedJobId, gateJobDataSchema, jobLimits, jobRole, labelSubsets, normalizeLabels, queueNameFor, remoteKey, runCounterKey, runCounterTtlSeconds, worktreeToken, type AgentJobData, type AgentJobReturn, type GateJobReturn } from '../dispatch/job.js';
 import { withoutCredentials } from '../agents/credentials.js';
 import { runGates } from '../gates/run-gates.js';
@@ -76,6 +77,10 @@ export interface WorkerOptions {
    * `cli:<template>`) this worker runs anyway (`--model-allow`); others are refused (attack F2).
    */
   modelAllow?: readonly string[];
+  /** A21-43: the dispatch key file (`--dispatch-key-file`); default POLYWAVE_DISPATCH_KEY / POLYWAVE_DISPATCH_KEY_FILE of `env`. */
+  dispatchKeyFile?: string;
+  /** The dispatch key itself (tests); wins over `dispatchKeyFile` and `env`. */
+  dispatchKey?: DispatchKey;
   log?: (line: string) => void;
 }
 
@@ -174,6 +179,9 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const queue = options.queue === undefined || options.queue === '' ? undefined : checkQueueName(options.queue);
   const id = options.id ?? `${os.hostname()}-${process.pid}`.replace(/[^-A-Za-z0-9._]/g, '-');
   if (!workerIdPattern.test(id)) throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `worker: --id ${JSON.stringify(id.slice(0, 140))} must match ${workerIdPattern.source}` });
+  // A21-43/A21-11: only jobs the orchestrator signed with the shared dispatch key run; progress and results are signed.
+  // None: the worker does not start (DISPATCH_KEY_MISSING, exit 2, nothing registered or made).
+  const dispatchKey = options.dispatchKey ?? loadDispatchKey({ env: options.env, ...(options.dispatchKeyFile !== undefined ? { file: options.dispatchKeyFile } : {}), who: `worker ${id}` });
   // A21-05: where the OS sandbox cannot run (the answer is the process's, for good) and the operator did not opt out, this
   // worker could run no job at all — it refuses every agent and gate job (A20-19) — yet it registered and took its share of
   // every wave, failing each job fatal while healthy workers idled. It does not start (exit 2, nothing registered).
@@ -188,7 +196,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const dir = path.resolve(options.dir);
   const cloneBase = 'repo.git';
   const clone = path.join(dir, cloneBase);
-  const env = options.env;
+  // (the key never reaches what this worker runs: a CLI backend gets the environment whole)
+  const { [dispatchKeyEnv]: _dispatchKey, ...env } = options.env;
   /** Where every agent's scratch HOME/TMPDIR and the sandbox host go (src/sandbox/scratch-dirs.ts): probed with `--dir`. */
   const scratchParent = os.tmpdir();
   const key = remoteKey(options.remote);
@@ -366,6 +375,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   // F14: each running job's abort (the second signal hands the jobs back) and its processor.
   const aborts = new Set<AbortController>();
   const inflight = new Set<Promise<unknown>>();
+  const forgedJob = (what: string, job: Job): string =>
+    `${dispatchCodes.forged}: ${what} ${String(job.id).slice(0, 120)} carries no valid signature of the dispatch key (written into Redis by someone other than an orchestrator holding this worker's key); refused, nothing run`;
   const handBack = async (job: Job, token: string | undefined, delayMs: number): Promise<never> => {
     if (delayMs > 0) await job.moveToDelayed(Date.now() + delayMs, token);
     else await job.moveToWait(token).catch(() => undefined);
@@ -562,6 +573,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
    * started with --unsafe-no-sandbox (outside attack #14: it ran unsandboxed).
    */
   const processGateJob = async (job: Job, token?: string): Promise<GateJobReturn> => {
+    if (!dispatchKey.verify('gate-job', String(job.id), job.data)) throw new UnrecoverableError(forgedJob('gate job', job));
     const parsed = gateJobDataSchema.safeParse(job.data);
     if (!parsed.success) throw new UnrecoverableError(`${dispatchCodes.invalidJob}: gate job ${String(job.id).slice(0, 120)}: ${parsed.error.issues[0]?.path.join('.') ?? ''} ${parsed.error.issues[0]?.message ?? 'invalid'}`);
     const data = parsed.data;
@@ -621,7 +633,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       }
       done += 1;
       log(`gate job ${data.job_id}: ${run.passed ? 'passed' : `${run.required_failures} required gate(s) failed`}`);
-      return { v: 1, kind: 'gate', job_id: data.job_id, worker: id, host: os.hostname(), dir: scratch, run, started_at: startedAtMs, finished_at: Date.now() };
+      return dispatchKey.sign('gate-result', data.job_id, { v: 1, kind: 'gate', job_id: data.job_id, worker: id, host: os.hostname(), dir: scratch, run, started_at: startedAtMs, finished_at: Date.now() } satisfies GateJobReturn);
     } finally {
       unpinSettings?.();
       if (added) discardWorktree(scratch);
@@ -636,6 +648,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     // The job's start, step by step (the worker's clock, ms since the epoch): bench:dispatch's breakdown.
     const steps: Record<string, number> = { ...(handedOverAt !== undefined ? { active: handedOverAt } : {}), processor: Date.now() };
     const step = (name: string) => (steps[name] ??= Date.now());
+    // A21-43/A21-11: a job the orchestrator did not sign (written into Redis by someone else) runs nothing here.
+    if (!dispatchKey.verify('agent-job', String(job.id), job.data)) throw new UnrecoverableError(forgedJob('job', job));
     const parsed = agentJobDataSchema.safeParse(job.data);
     if (!parsed.success) throw new UnrecoverableError(`${dispatchCodes.invalidJob}: job ${String(job.id).slice(0, 120)}: ${parsed.error.issues[0]?.path.join('.') ?? ''} ${parsed.error.issues[0]?.message ?? 'invalid'}`);
     const data: AgentJobData = parsed.data;
@@ -671,14 +685,15 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     // orders the job's runs by it, never by this worker's clock. (No answer within 5 s: sent without one — such a run
     // never takes "runs on" from a numbered one, its result still counts.)
     const runNo = await numberThisRun(client, runCounterKey(job.queueName, String(job.id)));
-    const earlier = job.progress;
+    // (an earlier run's journal only from a progress record a worker signed: a forged one would write this run's prompt)
+    const earlier = dispatchKey.verify('progress', data.job_id, job.progress) ? job.progress : undefined;
     const earlierJournal = earlier && typeof earlier === 'object' && !Array.isArray(earlier) ? (earlier as { journal?: unknown }).journal : undefined;
     let progress: Record<string, unknown> = { ...(Array.isArray(earlierJournal) ? { journal: earlierJournal } : {}), run: runId, ...(runNo !== undefined ? { run_no: runNo } : {}), worker: id, host: os.hostname() };
     const publish = (patch: Record<string, unknown>) => {
       const { events: _sent, pack: _pack, packed: _packed, ...rest } = progress;
       // (events and a pack travel once: an update without new ones does not repeat the last ones)
       progress = { ...rest, ...patch };
-      return job.updateProgress(progress);
+      return job.updateProgress(dispatchKey.sign('progress', data.job_id, progress));
     };
     void publish({}).catch(() => undefined);
     // F12: the agent branch on the remote as this job found it; the push leases it.
@@ -927,7 +942,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       }
       done += 1;
       log(`job ${data.job_id}: ${run.outcome.status}${report ? ` (report ${String(report.status)})` : ''}`);
-      return { v: 1, job_id: data.job_id, worker: id, host: os.hostname(), outcome: { ...run.outcome, text: run.outcome.text.slice(0, jobLimits.resultText) }, ...(report ? { report } : {}), ...(head !== data.base_commit ? { head } : {}), events, ...(job.processedOn ? { fetched_at: job.processedOn } : {}), started_at: startedAtMs, ready_at: readyAtMs, ...(reportedAt ? { reported_at: reportedAt } : {}), ...(pushedAt ? { pushed_at: pushedAt } : {}), agent_end_at: agentEndAt, loop_delay_ms: lateBy(), steps, finished_at: Date.now() };
+      return dispatchKey.sign('agent-result', data.job_id, { v: 1, job_id: data.job_id, worker: id, host: os.hostname(), outcome: { ...run.outcome, text: run.outcome.text.slice(0, jobLimits.resultText) }, ...(report ? { report } : {}), ...(head !== data.base_commit ? { head } : {}), events, ...(job.processedOn ? { fetched_at: job.processedOn } : {}), started_at: startedAtMs, ready_at: readyAtMs, ...(reportedAt ? { reported_at: reportedAt } : {}), ...(pushedAt ? { pushed_at: pushedAt } : {}), agent_end_at: agentEndAt, loop_delay_ms: lateBy(), steps, finished_at: Date.now() } satisfies AgentJobReturn);
     } catch (error) {
       // A20-16, A21-08: a disk error in the job's setup or later (the agent's writes, a commit, the push's local refs).
       // Any failure of the setup is looked at (a probe write), a later one when it names a disk error.

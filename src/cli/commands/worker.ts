@@ -37,6 +37,7 @@ export async function run(_args: string[], options: Record<string, unknown>, io:
     ...(options.lockDuration !== undefined ? { lockDurationMs: positiveInteger(options.lockDuration, '--lock-duration', 30_000) } : {}),
     ...(options.stalledInterval !== undefined ? { stalledIntervalMs: positiveInteger(options.stalledInterval, '--stalled-interval', 15_000) } : {}),
     ...(unsafeNoSandboxFrom(options, io) ? { unsafeNoSandbox: true } : {}),
+    ...(typeof options.dispatchKeyFile === 'string' && options.dispatchKeyFile !== '' ? { dispatchKeyFile: path.resolve(io.cwd, options.dispatchKeyFile) } : {}),
     ...(Array.isArray(options.modelAllow) && options.modelAllow.length > 0 ? { modelAllow: (options.modelAllow as string[]).filter((prefix) => prefix !== '') } : {}),
     log,
   });
