@@ -4,6 +4,8 @@ export const dispatchCodes = {
   invalidUrl: 'DISPATCH_INVALID_URL',
   /** Redis did not answer at start (exit 2, nothing changed). */
   redisUnreachable: 'DISPATCH_REDIS_UNREACHABLE',
+  /** Redis evicts any key under memory pressure (`maxmemory-policy allkeys-*`): it would drop running jobs (A21-41); nothing starts (exit 2). */
+  redisEvicts: 'DISPATCH_REDIS_EVICTS',
   /** Redis went away mid-run for longer than the outage limit: the attempt fails as E19 transient. */
   redisLost: 'DISPATCH_REDIS_LOST',
   /** No live worker has the job's labels (after a bounded wait). */

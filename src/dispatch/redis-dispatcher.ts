@@ -127,7 +127,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
   // A21-43: jobs are signed, progress and results verified, with the key shared with the workers (never in Redis).
   const key: DispatchKey = options.key ?? loadDispatchKey({ env: options.env, who: 'the orchestrator' });
   await assertRemoteReachable(options.remote, { cwd: options.cwd ?? '/', env: options.env, ...(options.remoteCheckMs !== undefined ? { timeoutMs: options.remoteCheckMs } : {}) });
-  await assertRedisReachable(options.url);
+  await assertRedisReachable(options.url, undefined, { keepsKeys: true });
   const connection = bullConnectionFromUrl(options.url);
   const client = new Redis(redisOptionsFromUrl(options.url));
   client.on('error', () => undefined);

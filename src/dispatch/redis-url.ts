@@ -65,13 +65,14 @@ export function remoteWithoutUserinfo(remote: string): string {
  * Checks that Redis answers within `timeoutMs` — before anything is enqueued or changed — and
  * throws DISPATCH_REDIS_UNREACHABLE (exit 2) with one line when it does not.
  */
-export async function assertRedisReachable(url: string, timeoutMs = 3000): Promise<void> {
+export async function assertRedisReachable(url: string, timeoutMs = 3000, check: { keepsKeys?: boolean } = {}): Promise<void> {
   const options = redisOptionsFromUrl(url);
   // F10: the database is SELECTed explicitly (ioredis only reports a failed SELECT as an event and goes on in db 0).
   const { db, ...withoutDb } = options;
   const client = new Redis({ ...withoutDb, lazyConnect: true, connectTimeout: timeoutMs, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
   client.on('error', () => undefined);
   let selecting = false;
+  let policy: string | undefined;
   try {
     await Promise.race([
       client.connect().then(async () => {
@@ -79,7 +80,10 @@ export async function assertRedisReachable(url: string, timeoutMs = 3000): Promi
         if (db !== undefined) {
           selecting = true;
           await client.select(db);
+          selecting = false;
         }
+        // A21-41: INFO answers where CONFIG is renamed away (managed Redis); a server that refuses INFO is not judged.
+        if (check.keepsKeys) policy = /^maxmemory_policy:(\S+)/m.exec(await client.info('memory').catch(() => ''))?.[1];
       }),
       new Promise((_, reject) => setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs).unref()),
     ]);
@@ -89,6 +93,13 @@ export async function assertRedisReachable(url: string, timeoutMs = 3000): Promi
     throw new PolywaveError({ code: dispatchCodes.redisUnreachable, message: `Redis at ${redactRedisUrl(url)} is unreachable (${reason}); nothing was started` });
   } finally {
     client.disconnect();
+  }
+  // Outside round A21-41: a Redis that evicts any key under memory pressure (`allkeys-*`: a shared Redis run as a cache)
+  // drops a job's hash while it runs; a later write recreates it without its data, and the job failed as malformed
+  // (DISPATCH_INVALID_JOB, escalate) instead of being added again. BullMQ's keys have no TTL, so `volatile-*` policies
+  // never evict them (A21-45): those are accepted.
+  if (policy !== undefined && policy.startsWith('allkeys-')) {
+    throw new PolywaveError({ code: dispatchCodes.redisEvicts, message: `Redis at ${redactRedisUrl(url)} evicts keys under memory pressure (maxmemory-policy ${policy}): it would drop running jobs; nothing was started — set \`maxmemory-policy noeviction\` (or a volatile-* policy), or use a Redis of its own for polywave` });
   }
 }
 

@@ -192,7 +192,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       throw new PolywaveError({ code: codes.sandboxUnavailable, message: `worker ${id} on ${os.hostname()}: the OS sandbox is unavailable here (${status.detail}), and agent jobs (script agents too) and gate jobs run on a worker only sandboxed — this worker could run none of them, so it does not start (nothing registered); ${install}, or start it with --unsafe-no-sandbox (its jobs then run unsandboxed)`, exitCode: 2 });
     }
   }
-  await assertRedisReachable(options.redisUrl);
+  await assertRedisReachable(options.redisUrl, undefined, { keepsKeys: true });
   const dir = path.resolve(options.dir);
   const cloneBase = 'repo.git';
   const clone = path.join(dir, cloneBase);
