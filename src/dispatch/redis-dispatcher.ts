@@ -950,6 +950,8 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       if (!(await guarded(waitForWorker(labels), job.signal))) failWith(dispatchCodes.noWorker, `no live worker of the shared remote ${options.remote}${queueName ? ` (queue ${queueName})` : ''} ${labels.length > 0 ? `has the label(s) ${labels.join(', ')}` : 'is connected'} to run the gates of agent ${job.agentId} (waited ${Math.round(labelWaitMs / 1000)} s)`);
       try {
         await gitOf(job.repoRoot).run(['push', '--quiet', '--force', options.remote, `${job.head}:refs/heads/${job.branch}`]);
+        // (the worker checks the gated commit against the branch and the base against the wave's base ref: A21-11's class)
+        if (job.baseCommit) await pushBase(job.repoRoot, job.slug, job.wave, job.baseCommit);
       } catch (error) {
         failWith(dispatchCodes.remoteUnreachable, `cannot push ${job.branch} to the shared remote ${options.remote} for its gates: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
       }

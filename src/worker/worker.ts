@@ -594,15 +594,21 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     let unpinSettings: (() => void) | undefined;
     try {
       await withClone(async () => {
-        const hasHead = async () => (await cloneGit.run(['cat-file', '-e', `${data.head}^{commit}`], { allowExitCodes: [1, 128] })).exitCode === 0;
-        if (!(await hasHead())) {
-          try {
-            await cloneGit.run(['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--no-auto-maintenance', options.remote, `refs/heads/${data.branch}`]);
-          } catch (error) {
-            throw new UnrecoverableError(`${dispatchCodes.remoteUnreachable}: cannot fetch ${data.branch} from the shared remote ${shownRemote}: ${firstLine(error)}`);
-          }
-          if (!(await hasHead())) throw new UnrecoverableError(`${dispatchCodes.branchMismatch}: ${data.branch} on the shared remote ${shownRemote} does not hold ${data.head.slice(0, 12)}, the commit gate job ${data.job_id} names`);
+        // A21-11's class for gates: the gated commit must be what the agent branch holds on the shared remote (the
+        // orchestrator pushes it there right before it enqueues the job), and the base the gates' sandbox settings come
+        // from (A20-44) what the wave's base ref holds there — never just any commit the clone happens to have (a commit of
+        // another project, with its committed settings).
+        const gatedRef = `refs/polywave/gated/${data.branch}`;
+        const baseRef = `refs/polywave/base/${data.slug}/wave${data.wave}`;
+        try {
+          await cloneGit.run(['-c', 'fetch.unpackLimit=1', 'fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--no-auto-maintenance', options.remote, `+refs/heads/${data.branch}:${gatedRef}`, ...(data.base_commit !== undefined ? [`+${baseRef}:${baseRef}`] : [])]);
+        } catch (error) {
+          throw new UnrecoverableError(`${dispatchCodes.remoteUnreachable}: cannot fetch ${data.branch}${data.base_commit !== undefined ? ` and ${baseRef}` : ''} from the shared remote ${shownRemote}: ${firstLine(error)}`);
         }
+        const at = async (ref: string) => (await cloneGit.run(['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], { allowExitCodes: [1, 128] })).stdout.trim();
+        const tip = await at(gatedRef);
+        if (tip !== data.head) throw new UnrecoverableError(`${dispatchCodes.branchMismatch}: ${data.branch} on the shared remote ${shownRemote} is at ${tip.slice(0, 12) || 'nothing'}, not at ${data.head.slice(0, 12)}, the commit gate job ${data.job_id} names; not gated`);
+        if (data.base_commit !== undefined && (await at(baseRef)) !== data.base_commit) throw new UnrecoverableError(`${dispatchCodes.baseMissing}: the base ${data.base_commit.slice(0, 12)} gate job ${data.job_id} names is not at ${baseRef} on the shared remote ${shownRemote}; not gated`);
         await Promise.all(cleanups.values());
         await removeWorktree(scratch);
         await cloneGit.run(['worktree', 'add', '--quiet', '--detach', '--force', scratch, data.head]);
