@@ -362,7 +362,7 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
     try {
       const port = (server.address() as AddressInfo).port;
       const answer = await produce(job({ model: `openai-compatible:http://127.0.0.1:${port}/v1#gpt`, script_text: undefined }));
-      expect(answer.error).toBe(`DISPATCH_INVALID_JOB: model "openai-compatible:http://127.0.0.1:${port}/v1#gpt": names its own endpoint, which would receive this worker's credentials; start the worker with --model-allow <prefix> (e.g. --model-allow openai-compatible:http://gateway:4000/) to allow it`);
+      expect(answer.error).toBe(`DISPATCH_INVALID_JOB: model "openai-compatible:http://127.0.0.1:${port}/v1#gpt": names its own endpoint, which would receive this worker's credentials; start the worker with --model-allow <prefix> (e.g. --model-allow openai-compatible:http://gateway:4000/) to allow it; no live worker of its label(s) allows it`);
       const scriptPath = await produce(job({ model: 'script:/etc/passwd', script_text: undefined }));
       expect(scriptPath.error).toBe('DISPATCH_INVALID_JOB: model "script:/etc/passwd": a script job carries its script as text (script_text), never a path on the worker');
       expect(requests).toEqual([]);

@@ -18,7 +18,7 @@ import { keepWorkerDirRegistered, registerWorkerDir, releaseWorkerDir, sandboxIn
 import { confineProjectSandboxSettings, pinSandboxSettings } from '../sandbox/sandbox-settings.js';
 import { assertRedisReachable, bullConnectionFromUrl, redactUserinfo, redisOptionsFromUrl } from '../dispatch/redis-url.js';
 import { assertRemoteReachable } from '../dispatch/redis-dispatcher.js';
-import { claimWorkerId, removeWorkerRecord, workerIdPattern, writeWorkerRecord, type WorkerRecord } from '../dispatch/registry.js';
+import { claimWorkerId, listWorkers, removeWorkerRecord, servesLabels, workerIdPattern, writeWorkerRecord, type WorkerRecord } from '../dispatch/registry.js';
 import { journalPaths } from '../engine/journal.js';
 import { codes } from '../errors/codes.js';
 import { PolywaveError } from '../errors/polywave-error.js';
@@ -375,6 +375,20 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   // F14: each running job's abort (the second signal hands the jobs back) and its processor.
   const aborts = new Set<AbortController>();
   const inflight = new Set<Promise<unknown>>();
+  /**
+   * A21-39: records that this worker refused the job's model and says whether a live worker of its labels (and this
+   * worker's remote and queue) has not refused it yet (Redis not answering: no, the job fails as before).
+   */
+  const othersMayAllow = async (jobId: string, queueName: string, labels: readonly string[]): Promise<boolean> => {
+    try {
+      const refusedKey = `polywave:model-refused:${queueName}:${jobId}`;
+      await client.multi().sadd(refusedKey, id).expire(refusedKey, 3600).exec();
+      const refused = new Set(await client.smembers(refusedKey));
+      return (await listWorkers(client)).some((worker) => !refused.has(worker.id) && servesLabels(worker, labels, key, queue));
+    } catch {
+      return false;
+    }
+  };
   const forgedJob = (what: string, job: Job): string =>
     `${dispatchCodes.forged}: ${what} ${String(job.id).slice(0, 120)} carries no valid signature of the dispatch key (written into Redis by someone other than an orchestrator holding this worker's key); refused, nothing run`;
   const handBack = async (job: Job, token: string | undefined, delayMs: number): Promise<never> => {
@@ -669,11 +683,31 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       assertJobBaseRef(data);
       assertJobSize(data);
       assertJobIdentity(data, job.id);
-      assertJobModel(data, options.modelAllow ?? []);
       worktree = inside(path.join(dir, 'work'), data.job_id);
       scriptFile = inside(path.join(dir, 'scripts'), `${data.job_id}.yaml`);
     } catch (error) {
       throw new UnrecoverableError(PolywaveError.isInstance(error) ? `${error.code}: ${error.message}` : String(error));
+    }
+    try {
+      assertJobModel(data, options.modelAllow ?? []);
+    } catch (error) {
+      // Outside round A21-39: a model only SOME workers allow (--model-allow) was failed fatal by whichever other worker
+      // took the job first, while an allowing one idled. It goes back to the queue for another worker; only once every
+      // live worker of its labels refused it does it fail (DISPATCH_INVALID_JOB, as before).
+      const message = PolywaveError.isInstance(error) ? `${error.code}: ${error.message}` : String(error);
+      // (a model no --model-allow can allow — a script path — fails at once)
+      const allowable = (() => {
+        try {
+          assertJobModel(data, [data.model]);
+          return true;
+        } catch {
+          return false;
+        }
+      })();
+      if (!allowable) throw new UnrecoverableError(message);
+      if (!(await othersMayAllow(String(job.id), job.queueName, data.labels))) throw new UnrecoverableError(`${message}; no live worker of its label(s) allows it`);
+      log(`job ${data.job_id}: handed back, its model is not allowed here (--model-allow); another worker of its labels may run it`);
+      return handBack(job, token, 1000);
     }
     step('checked');
     await refuseWithoutSandbox('agent', data.job_id);
