@@ -98,10 +98,18 @@ export interface RunningWorker {
  * git's words or node's codes — else undefined.
  */
 export function localDiskTrouble(error: unknown): string | undefined {
-  const text = error instanceof Error ? `${(error as NodeJS.ErrnoException).code ?? ''} ${error.message}` : String(error);
-  const match = /No space left on device|ENOSPC|Disk quota exceeded|EDQUOT|Read-only file system|EROFS|Input\/output error|\bEIO\b/.exec(text);
-  return match ? match[0] : undefined;
+  const code = error instanceof Error ? (error as NodeJS.ErrnoException).code : undefined;
+  if (code !== undefined && diskCodes.has(code)) return code;
+  const text = error instanceof Error ? error.message : String(error);
+  // Outside round A21-33: only where the system's error text stands — last on a line after `: ` (git and most tools
+  // print `<what>: <strerror>`), or a node error's message (`ENOSPC: no space left on device, write`) — never the words anywhere: a path of the job's
+  // base named "No space left on device" made every worker that took it declare its own disk full.
+  const match = /: (No space left on device|Disk quota exceeded|Read-only file system|Input\/output error)\s*$/m.exec(text) ?? /(?:^|: )(?:Error: )?(ENOSPC(?=: no space left on device)|EDQUOT(?=: disk quota exceeded)|EROFS(?=: read-only file system)|EIO(?=: i\/o error))/m.exec(text);
+  return match ? match[1] : undefined;
 }
+
+/** The errno codes of a disk that cannot be written (full, over quota, read-only, failing). */
+const diskCodes = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EIO']);
 
 /** The agent-only tool events a job result carries back (the text of tool output stays here). */
 function keepEvent(event: AgentEvent): AgentEvent | undefined {
