@@ -319,6 +319,8 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
     expect(result.state).toBe('BLOCKED');
     expect(result.blocked!.agents.map((agent) => agent.agent)).toEqual(['A']);
     expect(result.blocked!.agents[0]!.explanation).toContain(`DISPATCH_NO_WORKER: no live worker has the label(s) rare any more (waited 1 s); job ${jobId} was removed`);
+    // A21-23: nor only "start one": a worker of the labels may be paused on its disk.
+    expect(result.blocked!.agents[0]!.explanation).toContain('a worker of them may also be paused, its --dir full or read-only');
     // Well before the agent's 30 s sleep would have ended (registry expiry ~6 s + label wait + poll).
     expect(Date.now() - killedAt).toBeLessThan(20_000);
     const queue = new Queue(queueNameFor(['rare'], remoteKey(remoteDir)), { connection: { host: '127.0.0.1', port: redis.port } });

@@ -459,6 +459,11 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
    * `labelWaitMs`: DISPATCH_NO_WORKER and the job is removed); running longer than the agent's
    * limit + `runMarginMs` (on this process's clock, A19-20): a timeout (transient). Redis errors here are left to the outage watch.
    */
+  /**
+   * Outside round A21-23: the worker of the labels may not be gone — a worker whose `--dir` cannot be written leaves the
+   * registry until a probe write works again — so the message does not only send the operator to start another one.
+   */
+  const pausedHint = `; a worker of them may also be paused, its --dir full or read-only (its log: "cannot be written …; taking no jobs until it can"): free its disk and it takes jobs again within 5 s`;
   const watchJob = (queue: Queue, jobId: string, add: () => Promise<unknown>, labels: string[], timeoutMs: number): { promise: Promise<AgentJobReturn>; stop: () => void } => {
     let stopped = false;
     let timer: NodeJS.Timeout | undefined;
@@ -486,7 +491,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
         if ((await liveWorkers()).some((worker) => servesLabels(worker, labels, remoteKeyOf, queueName))) servedAt = Date.now();
         else if (Date.now() - servedAt > labelWaitMs) {
           await queue.remove(jobId).catch(() => undefined);
-          throw new WatchError(failedOutcome('config', dispatchCodes.noWorker, `no live worker ${labels.length > 0 ? `has the label(s) ${labels.join(', ')}` : 'is connected'} any more (waited ${Math.round(labelWaitMs / 1000)} s); job ${jobId} was removed`));
+          throw new WatchError(failedOutcome('config', dispatchCodes.noWorker, `no live worker ${labels.length > 0 ? `has the label(s) ${labels.join(', ')}` : 'is connected'} any more (waited ${Math.round(labelWaitMs / 1000)} s); job ${jobId} was removed${pausedHint}`));
         }
         // A19-20: how long the job has run is measured on THIS process's clock, from the poll that first saw this run of
         // it active — never from BullMQ's `processedOn`, which is the worker's clock (a worker whose clock was behind by
