@@ -24,6 +24,7 @@ import {
   type ToolDenial,
 } from '../contract.js';
 import { estimateCostUsd } from '../pricing.js';
+import { staleViewCode } from '../sandbox/appeared-since-start.js';
 import type { AgentTool, ToolResult } from '../tools/types.js';
 
 /** A model string that the ai-sdk backend runs. */
@@ -224,6 +225,19 @@ async function runAgent(request: AgentRunRequest, options: AiSdkBackendOptions):
     return outcome('failed', { failure: { kind: error instanceof ConfigError ? 'config' : classifyProviderError(message), message } });
   }
 
+  // X39-01: a command killed because the sandbox's view went stale during it ends the whole run (transient): the
+  // model's loop is aborted right after that call, before the model sees anything more.
+  const staleAbort = new AbortController();
+  const staleView = (): string | undefined => request.toolExecutor?.staleView;
+  const staleOutcome = (): AgentOutcome => {
+    const why = staleView() ?? 'the sandbox view went stale';
+    emit({ type: 'agent-log', level: 'warn', message: `${staleViewCode}: ${why}; ending the run so that it is relaunched in a new sandbox` });
+    return outcome('failed', { failure: { kind: 'transient', message: `${staleViewCode}: ${why} — the command was killed during the call; a relaunch gets a sandbox that hides it` } });
+  };
+  const afterCall = (result: ToolResult): ToolResult => {
+    if (staleView() !== undefined) staleAbort.abort(new Error(staleViewCode));
+    return result;
+  };
   const { context, observer } = toolsModule.toolRunContext(request, emit, denials);
   const agentTools: AgentTool[] = toolsModule.createAgentTools().filter((tool) => tool.name !== 'set_completion' || request.reportCompletion !== undefined);
   const toolsByName = new Map<string, AgentTool>(agentTools.map((tool) => [tool.name, tool]));
@@ -236,7 +250,7 @@ async function runAgent(request: AgentRunRequest, options: AiSdkBackendOptions):
       // The JSON Schema of the zod schema, but no validation in the SDK: runToolCall validates the
       // raw input itself, so a malformed call is journaled and answered like every other call.
       inputSchema: ai.jsonSchema(() => ai.zodSchema(agentTool.inputSchema).jsonSchema),
-      execute: async (input, { toolCallId }) => asModelText(await toolsModule.runToolCall(agentTool, input, context, observer, toolCallId)),
+      execute: async (input, { toolCallId }) => asModelText(afterCall(await toolsModule.runToolCall(agentTool, input, context, observer, toolCallId))),
     };
     tools[agentTool.name] = sdkTool;
   }
@@ -309,10 +323,11 @@ async function runAgent(request: AgentRunRequest, options: AiSdkBackendOptions):
         tools,
         ...(forceFinalAnswer ? { toolChoice: { type: 'tool' as const, toolName: finalAnswerToolName } } : {}),
         stopWhen: [ai.stepCountIs(forceFinalAnswer ? 1 : remaining), ...(wantsStructured ? [ai.hasToolCall(finalAnswerToolName)] : [])],
-        abortSignal: request.signal,
+        abortSignal: AbortSignal.any([request.signal, staleAbort.signal]),
         ...(maxRetries !== undefined ? { maxRetries } : {}),
         onStepFinish,
       });
+      if (staleView() !== undefined) return staleOutcome();
       messages.push(...result.response.messages);
       forceFinalAnswer = false;
       if (structured !== undefined) return outcome('finished', { structured });
@@ -327,6 +342,7 @@ async function runAgent(request: AgentRunRequest, options: AiSdkBackendOptions):
       if (contentCall && contentTool) {
         emit({ type: 'agent-log', level: 'info', message: `content-mode tool call: ${contentCall.name} (the model wrote the call as text)` });
         const toolResult = await toolsModule.runToolCall(contentTool, contentCall.input, context, observer, `content-${turns}`);
+        if (staleView() !== undefined) return staleOutcome();
         messages.push({ role: 'user', content: `Function result: ${asModelText(toolResult)}` });
         continue;
       }
@@ -350,6 +366,7 @@ async function runAgent(request: AgentRunRequest, options: AiSdkBackendOptions):
     }
   } catch (error) {
     if (request.signal.aborted) return outcome('aborted');
+    if (staleView() !== undefined) return staleOutcome();
     const { message, retryable } = describeError(ai, error);
     const kind = retryable ? 'transient' : classifyProviderError(message);
     return outcome('failed', { failure: { kind, message: `${spec.provider} model ${spec.modelId}: ${message}` } });

@@ -68,6 +68,7 @@ import {
   type AgentRunRequest,
   type ToolDenial,
 } from '../contract.js';
+import { staleViewCode } from '../sandbox/appeared-since-start.js';
 import { createAgentTools, runToolCall, toolRunContext } from '../tools/index.js';
 import { reportGitFacts, type ReportGitFacts } from '../tools/report-tools.js';
 import type { AgentTool, AgentToolName, ToolContext, ToolResult } from '../tools/types.js';
@@ -425,6 +426,12 @@ async function runScript(request: AgentRunRequest): Promise<AgentOutcome> {
     }
     endTurn();
     if (request.signal.aborted) return outcome(abortOutcomeStatus(request.signal));
+    // X39-01: the sandbox's view went stale during a command (killed, output withheld): the run ends, to be relaunched
+    const staleView = request.toolExecutor?.staleView;
+    if (staleView !== undefined) {
+      emit({ type: 'agent-log', level: 'warn', message: `${staleViewCode}: ${staleView}; ending the run so that it is relaunched in a new sandbox` });
+      return outcome('failed', { kind: 'transient', message: `${staleViewCode}: ${staleView} — the command was killed during the call; a relaunch gets a sandbox that hides it` });
+    }
     if (step.expect === 'ok' && result.isError) {
       return outcome('failed', { kind: 'fatal', message: `script ${label} was expected to succeed: ${result.denial ? `${result.denial.code}: ${result.denial.reason}` : result.output.slice(0, 2_000)}` });
     }

@@ -11,7 +11,8 @@
  */
 import { accessSync, constants as fsConstants } from 'node:fs';
 export { closeHeld, heldDirectoryRemoved, holdHiddenDirectories } from './appeared-since-start.js';
-import { closeHeld, createAppearedCheck, heldDirectoryRemoved, hiddenIdentity, holdHiddenDirectories } from './appeared-since-start.js';
+import { closeHeld, createAppearedCheck, heldDirectoryRemoved, hiddenIdentity, holdHiddenDirectories, staleCheckIntervalMs, staleViewCode } from './appeared-since-start.js';
+import { registeredWorkerDirs } from '../../sandbox/scratch-dirs.js';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawnPiped, type PipedChild } from '../../sandbox/piped-spawn.js';
@@ -84,6 +85,13 @@ export interface ToolExecutor {
   stop(): Promise<void>;
   /** Whether a process is running now (tests). */
   readonly running: boolean;
+  /**
+   * Why this executor's sandbox view went stale DURING a command (X39-01): a path it does not hide appeared while the
+   * command ran, so the command's processes (the whole sandbox) were killed and its output withheld. Once set, every
+   * later request fails with {@link staleViewCode}: the backend ends the run as a transient failure (a relaunch gets a
+   * new sandbox that hides it), the model never sees what the call may have read.
+   */
+  readonly staleView: string | undefined;
   /** How many processes (sandboxes) it has started so far (tests: a new sandbox per change of what it must hide). */
   readonly starts: number;
   /** The sandbox plan the executor runs with. */
@@ -110,6 +118,10 @@ interface Session {
   /** Host-side deadlines running for this session (X31-12), and why one fired. */
   timers: Set<NodeJS.Timeout>;
   deadlineReason?: string;
+  /** The plan's unreadable paths when this sandbox was made, each with its {@link hiddenIdentity} then (X39-01). */
+  watched: Array<{ entry: string; identity: string }>;
+  /** Set when the check during a command found the view stale (X39-01): the executor was killed for it. */
+  staleReason?: string;
 }
 
 /** The program text `node -e` runs inside the sandbox. */
@@ -189,7 +201,8 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
     const executorEnv = { ...options.env };
     delete executorEnv.NODE_EXTRA_CA_CERTS;
     // (taken before the wrap: a path that changes after this moment is seen at the next request)
-    const hiddenAtStart = hiddenIdentity(plan.unreadable);
+    const watched = plan.unreadable.map((entry) => ({ entry, identity: hiddenIdentity([entry]) }));
+    const hiddenAtStart = watched.map((item) => item.identity).join('');
     const held = holdHiddenDirectories(plan.unreadable);
     starts += 1;
     let wrapped: Awaited<ReturnType<typeof wrapInSandbox>>;
@@ -221,6 +234,7 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
       stderr: '',
       sandboxEnv: { set: {}, unset: [] },
       timers: new Set(),
+      watched,
     };
     child.stderr.on('data', (chunk: Buffer) => {
       if (current.stderr.length < 8192) current.stderr += chunk.toString('utf8');
@@ -261,7 +275,9 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
       if (session === current) session = undefined;
       for (const timer of current.timers) clearTimeout(timer);
       current.timers.clear();
-      const reason = current.deadlineReason
+      const reason = current.staleReason
+        ? new ToolExecutorError(staleViewCode, `${staleViewCode}: ${current.staleReason} — the command and everything it started were killed, its output withheld`)
+        : current.deadlineReason
         ? new ToolExecutorError('ETIMEDOUT', `the tool executor was killed: ${current.deadlineReason}; the next call starts another`)
         : overflowed
         ? new ToolExecutorError('E2BIG', `the tool executor's answer was larger than ${Math.round(answerLimit / 1024 / 1024)} MiB (a directory listing or output too large to pass back): the executor was stopped, the next call starts another`)
@@ -311,7 +327,56 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
 
   const appeared = createAppearedCheck(plan, options.cwd);
 
+  /**
+   * X39-01: the check DURING a command (every {@link staleCheckIntervalMs} while one runs). bubblewrap's mounts are fixed
+   * for the sandbox's life, so a path that appears while a command runs — another agent's worktree added, another run's
+   * scratch parent registered or made again, a hidden path made again or absent at the start and there now — is
+   * readable to that command until it ends; nothing can be mounted over it from outside. The same cases as the check
+   * of the one-sandbox backends (createStaleViewCheck): not a `polywave worker`'s directory started since (the check
+   * between requests still hides it; killing every running command of the host whenever a worker starts or re-makes
+   * its directory was judged too dear), and a hidden path that is merely gone hides nothing (no stale view).
+   */
+  const duringCall = createAppearedCheck(plan, options.cwd, { workerDirs: false });
+  let staleView: string | undefined;
+  const staleDuringCall = (current: Session): string | undefined => {
+    const added = duringCall.added();
+    if (added.length > 0) {
+      // (the plan hides them from now on: the bash tool knows this executor by its plan, a relaunch builds its own)
+      for (const entry of added) if (!plan.unreadable.includes(entry)) plan.unreadable.push(entry);
+      return `${added.length === 1 ? 'a path' : 'paths'} this sandbox does not hide appeared during a command: ${added.join(', ')}`;
+    }
+    let workers: Set<string> | undefined;
+    for (const { entry, identity } of current.watched) {
+      const now = hiddenIdentity([entry]);
+      if (now === identity || now === '-\n') continue;
+      workers ??= new Set(registeredWorkerDirs());
+      if (workers.has(entry)) continue;
+      return identity === '-\n' ? `a hidden path absent when this sandbox started appeared during a command: ${entry}` : `a hidden path was removed and made again during a command (its mount no longer covers it): ${entry}`;
+    }
+    return undefined;
+  };
+  /** Runs {@link staleDuringCall} every {@link staleCheckIntervalMs} while `current` runs a command; stale: kills it all. */
+  const watchDuringCall = (current: Session): (() => void) => {
+    const interval = setInterval(() => {
+      if (current.staleReason !== undefined || session !== current) return;
+      let why: string | undefined;
+      try {
+        why = staleDuringCall(current);
+      } catch (error) {
+        why = `the check of what appeared during a command failed: ${error instanceof Error ? error.message : String(error)}`;
+      }
+      if (why === undefined) return;
+      current.staleReason = why;
+      staleView ??= why;
+      killGroup(current.child.pid);
+    }, staleCheckIntervalMs);
+    interval.unref();
+    return () => clearInterval(interval);
+  };
+
   const ensure = async (): Promise<Session> => {
+    // X39-01: once a command was killed for a stale view, nothing more runs in this executor (fail closed)
+    if (staleView !== undefined) throw new ToolExecutorError(staleViewCode, `${staleViewCode}: ${staleView}; this agent's run ends, a relaunch gets a sandbox that hides it`);
     // X38-03/X38-09/X39: before anything else runs — only between requests, none in flight — a new sandbox when a
     // path the plan hides appeared, changed (removed and made again: X39-03) or another run registered a scratch parent
     // or added a worktree since (nothing covers those in this sandbox). Also before the first start, so that the plan
@@ -378,10 +443,22 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
         current.child.stdin.write(`${JSON.stringify({ id, op: 'run', command, cwd: runOptions.cwd, env })}\n`);
       });
       started = { current, id };
+      const unwatch = watchDuringCall(current);
       const result = await answer.finally(() => {
         finished = true;
+        unwatch();
         clearDeadline(current, killTimer);
       });
+      // (and once more as it ends: what appeared in the last interval of the call is not handed back either)
+      if (current.staleReason === undefined) {
+        const why = staleDuringCall(current);
+        if (why !== undefined) {
+          current.staleReason = why;
+          staleView ??= why;
+          killGroup(current.child.pid);
+        }
+      }
+      if (current.staleReason !== undefined) throw new ToolExecutorError(staleViewCode, `${staleViewCode}: ${current.staleReason} — the command and everything it started were killed, its output withheld`);
       if (!result.ok) throw new ToolExecutorError(result.code ?? 'EIO', result.message ?? 'run failed');
       if (typeof result.spawnError === 'string') return { exitCode: null, signal: null, spawnError: result.spawnError };
       return { exitCode: typeof result.exitCode === 'number' ? result.exitCode : null, signal: typeof result.signal === 'string' ? (result.signal as NodeJS.Signals) : null };
@@ -402,6 +479,9 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
     },
     get running() {
       return session !== undefined;
+    },
+    get staleView() {
+      return staleView;
     },
     plan,
     run,

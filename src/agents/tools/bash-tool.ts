@@ -15,6 +15,7 @@ import { z } from 'zod';
 import { createGit } from '../../git/git-cli.js';
 import { statusWithBranch } from '../../git/status-with-branch.js';
 import { isCredentialVariable } from '../credentials.js';
+import { staleViewCode } from '../sandbox/appeared-since-start.js';
 import { gitCommitHint, isGitWriteRefusal, sandboxDenialsIn } from '../sandbox/sandbox-denials.js';
 import { vanishedMountAttempts, wrapInSandbox } from '../../sandbox/wrap-in-sandbox.js';
 import { denialResult, defineTool, errorMessage, errorResult } from './shared.js';
@@ -223,6 +224,12 @@ export const bashTool: AgentTool = defineTool<z.infer<typeof bashInput>>({
         }
         if (!context.sandbox || attempt >= vanishedMountAttempts || run.exitCode !== 1 || run.timedOut || run.aborted || ranNothing(run.output) === undefined) break;
       }
+    }
+    // X39-01: a path the sandbox does not hide appeared while the command ran: it was killed, and what it printed is
+    // withheld (it may hold what it read there); the backend ends the run (transient) after this call.
+    if (executor?.staleView !== undefined) {
+      const reason = `${executor.staleView} — the command and everything it started were killed and its output withheld; this run ends and is relaunched in a sandbox that hides it`;
+      return { output: `[${staleViewCode}] ${reason}`, isError: true, denial: { tool: 'bash', code: staleViewCode, reason, target: input.command } };
     }
     if (run.spawnError !== undefined) return errorResult(`cannot run bash: ${run.spawnError}`);
     let output = run.output;
