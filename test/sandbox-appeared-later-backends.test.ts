@@ -1,11 +1,11 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createClaudeCodeBackend } from '../src/agents/backends/claude-code.js';
 import { createCliBackend } from '../src/agents/backends/cli.js';
 import type { AgentOutcome, ModelSpec } from '../src/agents/contract.js';
-import { resetSandbox, sandboxStatus } from '../src/agents/sandbox/index.js';
+import { makeScratchDir, resetSandbox, sandboxStatus } from '../src/agents/sandbox/index.js';
 import { startAnthropicLoopback, toolResults, type LoopbackToolUse } from './support/anthropic-loopback.js';
 import { functionCallOutputs, loopbackKeyVariable, startResponsesLoopback, writeCodexConfig } from './support/openai-responses-loopback.js';
 import { createEscapeLayout, escapeRequest, type EscapeLayout, type RunRecord } from './support/sandbox-escapes.js';
@@ -193,5 +193,57 @@ describe.skipIf(skipReason !== undefined)(`paths that appear after a backend's o
     expect(elapsed).toBeLessThan(25_000);
     expect(allOutput(record)).not.toContain('slept');
     expect(record.results.some((result) => result.toolCallId === 'toolu_after')).toBe(false);
+  }, 180_000);
+  it('cli:claude: a scratch parent another run registers inside a directory the sandbox hides whole (the user\'s home) does not end the run (h11b, relaunch cost)', async () => {
+    const uid = typeof process.getuid === 'function' ? process.getuid() : 'user';
+    const registry = `/tmp/polywave-scratch-${uid}/parents`;
+    const dropLine = (line: string) => {
+      try {
+        writeFileSync(registry, readFileSync(registry, 'utf8').split('\n').filter((entry) => entry !== line).join('\n'));
+      } catch {
+        // no registry
+      }
+    };
+    const { outcome, record } = await withoutOtherRuns(async () => {
+      const layout = await createEscapeLayout();
+      const homeTmp = path.join(layout.userHome, 'tmp');
+      mkdirSync(homeTmp, { recursive: true });
+      const parent = path.join(homeTmp, `polywave-scratch-${uid}`);
+      expect(layout.plan.unreadable).toContain(layout.userHome);
+      const steps: LoopbackToolUse[] = [
+        { id: 'toolu_first', name: 'Bash', input: { command: 'echo started' } },
+        { id: 'toolu_second', name: 'Bash', input: { command: 'echo second' } },
+      ];
+      let registered = false;
+      const api = await startAnthropicLoopback(async (body) => {
+        const done = toolResults(body).length;
+        if (done === 1 && !registered) {
+          // another run with TMPDIR=<user home>/tmp: it registers its scratch parent (hidden whole in this sandbox)
+          const saved = process.env.TMPDIR;
+          process.env.TMPDIR = homeTmp;
+          try {
+            await makeScratchDir('polywave-agent-B-');
+          } finally {
+            if (saved === undefined) delete process.env.TMPDIR;
+            else process.env.TMPDIR = saved;
+          }
+          registered = true;
+        }
+        const step = steps[done];
+        return step ? { toolUses: [step] } : { text: 'Done.' };
+      });
+      try {
+        const { request, record } = await escapeRequest(layout, claudeModel, claudeCliEnv(api.baseURL));
+        const outcome = await createCliBackend().run(request);
+        expect(registered).toBe(true);
+        return { outcome, record, late: parent };
+      } finally {
+        await api.close();
+        dropLine(parent);
+      }
+    });
+    expect(outcome.failure?.message ?? '').not.toMatch(/SANDBOX_VIEW_STALE/);
+    expect(outcome.status).toBe('finished');
+    expect(record.results.find((result) => result.toolCallId === 'toolu_second')?.output).toContain('second');
   }, 180_000);
 });

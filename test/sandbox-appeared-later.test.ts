@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, wri
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildAgentSandboxPlan } from '../src/agents/sandbox/agent-sandbox.js';
+import { createStaleViewCheck } from '../src/agents/sandbox/appeared-since-start.js';
 import { closeHeld, createToolExecutor, heldDirectoryRemoved, holdHiddenDirectories, type ToolExecutor } from '../src/agents/sandbox/tool-executor.js';
 import { makeScratchDir, resetSandbox, sandboxStatus } from '../src/sandbox/index.js';
 import { createAgentLayout } from './support/agent-layout.js';
@@ -175,6 +176,52 @@ describe.skipIf(!available)('paths that appear after an agent sandbox started st
         await executor.stop();
       }
     });
+  }, 60_000);
+
+  it('issue 11 (h11b): a scratch parent registered inside a directory the sandbox hides whole (the user\'s home) leaves the view as it was; one the view exposes still makes it stale', async () => {
+    const layout = await createAgentLayout('polywave/h11b/wave1-agent-A');
+    const userHome = layout.repo.sibling('user-home');
+    mkdirSync(userHome, { recursive: true });
+    const plan = await buildAgentSandboxPlan({ root: layout.worktree, home: layout.home, tmp: layout.tmp, env: layout.repo.env, userHome });
+    expect(plan.unreadable).toContain(userHome);
+    const env = { ...layout.repo.env, HOME: layout.home, TMPDIR: layout.tmp } as Record<string, string>;
+    const executor = createToolExecutor(plan, { cwd: layout.worktree, env });
+    const run = outputOf(executor, layout.worktree, env);
+    // (the checks the claude-code and cli backends run; made at the start, as they do)
+    const unrelated = createStaleViewCheck(plan, layout.worktree, { identities: true });
+    let exposing: ReturnType<typeof createStaleViewCheck> | undefined;
+    const homeTmp = path.join(userHome, 'tmp');
+    mkdirSync(homeTmp);
+    const hiddenParent = path.join(homeTmp, `polywave-scratch-${uid}`);
+    try {
+      expect(await run('echo started')).toBe('started\n');
+      // a run whose TMPDIR is under the user's home (hidden whole: its view is empty and stays so)
+      const hiddenAgentDir = await withTmp(homeTmp, () => makeScratchDir('polywave-agent-B-'));
+      writeFileSync(path.join(hiddenAgentDir, 'credentials.json'), 'SECRET-H11B-in-home\n');
+      expect(readFileSync(registry, 'utf8').split('\n')).toContain(hiddenParent);
+      // not stale for it (another run of this machine may end it for ITS path, never for this one)
+      expect(unrelated.check() ?? '').not.toContain(hiddenParent);
+      const two = await run(`cat ${hiddenAgentDir}/credentials.json 2>&1; echo two`);
+      expect(two).not.toContain('SECRET-H11B');
+      expect(two).toContain('two');
+      expect(plan.unreadable).not.toContain(hiddenParent);
+      // a run whose TMPDIR the view exposes (a directory under /tmp): stale, and hidden from the next call on
+      await withOtherRun('polywave-h11b-', async (laterTmp, parent) => {
+        exposing = createStaleViewCheck(plan, layout.worktree, { identities: true });
+        const agentDir = await withTmp(laterTmp, () => makeScratchDir('polywave-agent-C-'));
+        writeFileSync(path.join(agentDir, 'credentials.json'), 'SECRET-H11B-exposed\n');
+        expect(exposing.check()).toContain(parent);
+        const three = await run(`cat ${agentDir}/credentials.json 2>&1; echo three`);
+        expect(three).not.toContain('SECRET-H11B');
+        expect(three).toContain('three');
+        expect(plan.unreadable).toContain(parent);
+      });
+    } finally {
+      unrelated.close();
+      exposing?.close();
+      dropRegistryLine(hiddenParent);
+      await executor.stop();
+    }
   }, 60_000);
 
   it('X40-09: a worktree whose directory was gone at the start (its entry kept) and comes back at the same path', async () => {

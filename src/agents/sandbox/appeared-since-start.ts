@@ -5,7 +5,7 @@
  * `cli:codex`: the whole CLI in one bubblewrap), which refuse the call and end the run instead (X39-10/11).
  * Cheap: a small registry file, one directory listing of `<common dir>/worktrees` and an lstat per hidden path.
  */
-import { closeSync, constants as fsConstants, existsSync, fstatSync, lstatSync, openSync, readdirSync, readFileSync } from 'node:fs';
+import { closeSync, constants as fsConstants, existsSync, fstatSync, lstatSync, openSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { registeredScratchParents, registeredWorkerDirs } from '../../sandbox/scratch-dirs.js';
 import type { SandboxPlan } from '../../sandbox/sandbox-plan.js';
@@ -152,6 +152,37 @@ export interface AppearedCheck {
 
 /** The appeared-since-start check of an agent whose sandbox follows `plan`, working in `cwd` (its root). */
 export function createAppearedCheck(plan: SandboxPlan, cwd: string, options: { workerDirs?: boolean } = {}): AppearedCheck {
+  /**
+   * A worktree inside a directory the plan hides whole — the main checkout seen from a worktree (its
+   * `.claude/worktrees/`), a dispatch worker's `--dir` — with nothing of the plan's readable or writable paths in
+   * it or around it, is not in this sandbox's view however late it appears (that directory's view is empty and
+   * stays so): no new sandbox for it. Before, every worktree another IMPL of a PROGRAM tier or another job on the
+   * worker added restarted each running agent's sandbox at its next tool call. A hidden directory that itself
+   * appeared after the start is caught by `hiddenPathAppeared` as before.
+   * The same holds for a scratch parent another run registers there (a TMPDIR under your home, in the main checkout
+   * seen from a worktree, in another hidden scratch area): before, every such registration ended every `claude-code`
+   * and `cli:*` agent of the host (and restarted every tool executor's sandbox); now only one the view exposes does.
+   * (A hidden directory removed and made again is no longer covered by its mount: that is the identity check's case —
+   * the tool executor's and the CLIs'; Claude Code makes a new sandbox per Bash call.)
+   */
+  const hiddenByConstruction = (root: string): boolean => {
+    if (!plan.unreadable.some((dir) => dir !== root && isInsideDir(dir, root))) return false;
+    const open = [...plan.writable, ...plan.readOnlyWithin, ...(plan.readable ?? [])];
+    return !open.some((entry) => isInsideDir(entry, root) || isInsideDir(root, entry));
+  };
+  /**
+   * {@link hiddenByConstruction} for a registered scratch parent, by its written path AND its real path (a registry line
+   * through a link inside a hidden directory that points out of it is reachable by the real path): absent, or its real
+   * path unknown → not hidden (looked at again next time).
+   */
+  const parentHiddenByConstruction = (entry: string): boolean => {
+    if (!hiddenByConstruction(entry)) return false;
+    try {
+      return hiddenByConstruction(realpathSync(entry));
+    } catch {
+      return false;
+    }
+  };
   // X38-09: scratch parents other polywave runs register after this executor started (a run with another TMPDIR: its
   // agents' HOME/TMPDIR) — the plan hides them from then on. The registry is read per request (a small file); parents
   // listed but absent are looked at again each time — those listed before this executor existed too (X39-02: a CI job's
@@ -167,7 +198,9 @@ export function createAppearedCheck(plan: SandboxPlan, cwd: string, options: { w
     registeredAbsent = [];
     for (const entry of candidates) {
       if (plan.unreadable.includes(entry) || !path.basename(entry).startsWith('polywave-scratch-')) continue;
-      if (existsSync(entry)) fresh.push(entry);
+      // (hidden by construction now: looked at again each time, as an absent one — its real path can change)
+      if (parentHiddenByConstruction(entry)) registeredAbsent.push(entry);
+      else if (existsSync(entry)) fresh.push(entry);
       else registeredAbsent.push(entry);
     }
     return fresh;
@@ -182,19 +215,6 @@ export function createAppearedCheck(plan: SandboxPlan, cwd: string, options: { w
   const ownRoot = path.resolve(cwd);
   let worktreesSeen: string | undefined;
   let worktreesAbsent: string[] = [];
-  /**
-   * A worktree inside a directory the plan hides whole — the main checkout seen from a worktree (its
-   * `.claude/worktrees/`), a dispatch worker's `--dir` — with nothing of the plan's readable or writable paths in
-   * it or around it, is not in this sandbox's view however late it appears (that directory's view is empty and
-   * stays so): no new sandbox for it. Before, every worktree another IMPL of a PROGRAM tier or another job on the
-   * worker added restarted each running agent's sandbox at its next tool call. A hidden directory that itself
-   * appeared after the start is caught by `hiddenPathAppeared` as before.
-   */
-  const hiddenByConstruction = (root: string): boolean => {
-    if (!plan.unreadable.some((dir) => dir !== root && isInsideDir(dir, root))) return false;
-    const open = [...plan.writable, ...plan.readOnlyWithin, ...(plan.readable ?? [])];
-    return !open.some((entry) => isInsideDir(entry, root) || isInsideDir(root, entry));
-  };
   const newWorktrees = (): string[] => {
     if (worktreesDir === undefined) return [];
     const { stamp, roots } = linkedWorktrees(worktreesDir);
