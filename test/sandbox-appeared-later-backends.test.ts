@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createClaudeCodeBackend } from '../src/agents/backends/claude-code.js';
-import { createCliBackend } from '../src/agents/backends/cli.js';
+import { createCliBackend, type CliTemplate } from '../src/agents/backends/cli.js';
 import type { AgentOutcome, ModelSpec } from '../src/agents/contract.js';
 import { makeScratchDir, resetSandbox, sandboxStatus } from '../src/agents/sandbox/index.js';
 import { startAnthropicLoopback, toolResults, type LoopbackToolUse } from './support/anthropic-loopback.js';
@@ -245,5 +245,48 @@ describe.skipIf(skipReason !== undefined)(`paths that appear after a backend's o
     expect(outcome.failure?.message ?? '').not.toMatch(/SANDBOX_VIEW_STALE/);
     expect(outcome.status).toBe('finished');
     expect(record.results.find((result) => result.toolCallId === 'toolu_second')?.output).toContain('second');
+  }, 180_000);
+  it('a custom agent_clis template (no hook): a worktree added while it runs stops it within about 0.5 s, the run ends transient (h11b)', async () => {
+    let elapsed = 0;
+    const { outcome, late, text } = await withoutOtherRuns(async () => {
+      const layout = await createEscapeLayout();
+      const late = layout.repo.sibling('wt-late-custom');
+      // a CLI polywave knows nothing of: it marks its start in its own file, then polls the late worktree's .env for 20 s
+      const script = [
+        'cat >/dev/null',
+        `p="$(dirname "$PWD")/wt-late-custom/.env"`,
+        "echo 'export const a = 0;' > src/a.ts",
+        'end=$((SECONDS + 20))',
+        'while [ "$SECONDS" -lt "$end" ]; do if [ -r "$p" ]; then echo "seen"; fi; sleep 0.1; done',
+        'echo "loop""-done"',
+      ].join('\n');
+      const templates: Record<string, CliTemplate> = { latecli: { command: ['bash', '-c', script], promptVia: 'stdin', format: 'text' } };
+      const { request } = await escapeRequest(layout, { backend: 'cli', command: 'latecli', raw: 'cli:latecli' }, {});
+      const started = Date.now();
+      const running = createCliBackend({ templates }).run(request);
+      let ended = false;
+      void running.finally(() => (ended = true));
+      const marked = () => {
+        try {
+          return readFileSync(path.join(layout.worktree, 'src', 'a.ts'), 'utf8').includes('a = 0');
+        } catch {
+          return false;
+        }
+      };
+      while (!ended && !marked() && Date.now() - started < 60_000) await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(marked()).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await addLateWorktree(layout, 'wt-late-custom');
+      const outcome = await running;
+      elapsed = Date.now() - started;
+      return { outcome, late, text: outcome.text };
+    });
+    expect(outcome.status).toBe('failed');
+    expect(outcome.failure?.kind).toBe('transient');
+    expect(outcome.failure?.message).toMatch(/^SANDBOX_VIEW_STALE: /);
+    expect(outcome.failure?.message).toContain(late);
+    // stopped long before its 20 s loop ended
+    expect(text).not.toContain('loop-done');
+    expect(elapsed).toBeLessThan(15_000);
   }, 180_000);
 });

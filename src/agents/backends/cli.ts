@@ -779,9 +779,17 @@ async function runCli(request: AgentRunRequest, templates: Readonly<Record<strin
   };
   if (sandboxPlan) {
     const noProxy = noProxyFor(endpoints);
+    // Issue 11 (h11b): every sandboxed CLI gets the stale-view check, a custom `agent_clis` template too — it runs every
+    // staleCheckIntervalMs below and stops the CLI when its view went stale. Only the built-in claude and codex also
+    // get the gate before each tool call (their hook mechanisms are known; a custom CLI's are not).
+    try {
+      viewCheck = createStaleViewCheck(sandboxPlan, request.cwd, { identities: true });
+    } catch (error) {
+      closeGate();
+      return failedOutcome(started, 'config', `${staleViewCode}: cannot start the check of what appears after the agent CLI's sandbox started: ${errorMessage(error)}`);
+    }
     if (!custom && (model.command === 'claude' || model.command === 'codex')) {
       try {
-        viewCheck = createStaleViewCheck(sandboxPlan, request.cwd, { identities: true });
         const check = viewCheck;
         gate = openToolGate(() => check.check(), onStale);
       } catch (error) {
