@@ -24,7 +24,7 @@ let prompt = '';
 process.stdin.setEncoding('utf8');
 process.stdin.on('data', (chunk) => { prompt += chunk; });
 process.stdin.on('end', () => {
-  fs.writeFileSync(process.env.STANDIN_CAPTURE, JSON.stringify({ argv: process.argv.slice(2), prompt, claudecode: process.env.CLAUDECODE ?? null, cwd: process.cwd() }));
+  fs.writeFileSync(process.env.STANDIN_CAPTURE, JSON.stringify({ argv: process.argv.slice(2), prompt, claudecode: process.env.CLAUDECODE ?? null, dispatchKey: process.env.POLYWAVE_DISPATCH_KEY ?? null, dispatchKeyFile: process.env.POLYWAVE_DISPATCH_KEY_FILE ?? null, cwd: process.cwd() }));
   const mode = process.env.STANDIN_MODE || 'ok';
   out({ type: 'system', subtype: 'init', session_id: 'sess-123', model: 'claude-sonnet-4-5', tools: ['Write', 'Bash'] });
   if (mode === 'sleep') {
@@ -250,7 +250,8 @@ describe('sandboxed CLI agents: endpoints and templates', () => {
 describe('cli backend: claude stream-json', () => {
   it('runs the stand-in in the worktree, streams events, journals tool calls, and reports usage, cost and session', async () => {
     const f = await fixture();
-    const { request: req, events, journal } = await request(f, claudeModel, { env: { POLYWAVE_CLAUDE_BIN: path.join(f.bin, 'claude-standin') } });
+    // (the dispatch key of an orchestrator that dispatches other waves: whoever holds it signs jobs and results — h17j's A21-43)
+    const { request: req, events, journal } = await request(f, claudeModel, { env: { POLYWAVE_CLAUDE_BIN: path.join(f.bin, 'claude-standin'), POLYWAVE_DISPATCH_KEY: 'k'.repeat(40), POLYWAVE_DISPATCH_KEY_FILE: '/srv/dispatch.key' } });
     const outcome = await createCliBackend().run(req);
 
     expect(outcome.failure).toBeUndefined();
@@ -261,10 +262,11 @@ describe('cli backend: claude stream-json', () => {
     expect(outcome.usage).toEqual({ inputTokens: 1200, outputTokens: 340, cacheReadTokens: 800, cacheWriteTokens: 60, costUsd: 0.0421 });
     expect(outcome.denials).toEqual([]);
 
-    const capture = JSON.parse(readFileSync(f.capture, 'utf8')) as { argv: string[]; prompt: string; claudecode: string | null; cwd: string };
+    const capture = JSON.parse(readFileSync(f.capture, 'utf8')) as { argv: string[]; prompt: string; claudecode: string | null; dispatchKey: string | null; dispatchKeyFile: string | null; cwd: string };
     expect(capture.argv).toEqual(['-p', '--output-format', 'stream-json', '--verbose', '--model', 'claude-sonnet-4-5', '--max-turns', '7', '--permission-mode', 'acceptEdits', '--setting-sources', 'user']);
     expect(capture.prompt).toBe('SYSTEM PROMPT\n\nImplement src/a.ts');
     expect(capture.claudecode).toBeNull();
+    expect([capture.dispatchKey, capture.dispatchKeyFile]).toEqual([null, null]);
     expect(capture.cwd).toBe(f.worktree);
 
     expect(events.filter((event) => event.type === 'agent-text').map((event) => event.text)).toEqual(['I will write src/a.ts', 'Done.']);

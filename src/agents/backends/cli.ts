@@ -729,7 +729,8 @@ async function runCli(request: AgentRunRequest, templates: Readonly<Record<strin
 
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(request.env)) {
-    if (value !== undefined && key !== 'CLAUDECODE') env[key] = value;
+    // (never the dispatch key — src/dispatch/auth.ts: whoever holds it can sign jobs and results — nor where it is)
+    if (value !== undefined && key !== 'CLAUDECODE' && key !== 'POLYWAVE_DISPATCH_KEY' && key !== 'POLYWAVE_DISPATCH_KEY_FILE') env[key] = value;
   }
   if (plan && !custom) Object.assign(env, sandboxedTemplateEnv[model.command]);
   if (reportFile) {
