@@ -8,7 +8,7 @@
 import { closeSync, constants as fsConstants, existsSync, fstatSync, lstatSync, openSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { registeredScratchParents, registeredWorkerDirs } from '../../sandbox/scratch-dirs.js';
-import type { SandboxPlan } from '../../sandbox/sandbox-plan.js';
+import { secretFileName, type SandboxPlan } from '../../sandbox/sandbox-plan.js';
 
 /**
  * What each path the plan hides is on the host right now (device, inode and birth time, or absent): X39-03 — bubblewrap mounts
@@ -234,8 +234,46 @@ export function createAppearedCheck(plan: SandboxPlan, cwd: string, options: { w
   // were registered before (src/sandbox/sandbox-plan.ts foreignWorkerDirs) — read from the registry per request.
   const newWorkerDirs = (): string[] => registeredWorkerDirs().filter((dir) => !plan.unreadable.includes(dir) && dir !== ownRoot && !isInsideDir(dir, ownRoot));
 
+  // X42-03: a secret-named file that appears directly in a directory above the agent's root (`<parent>/.env.late`,
+  // `id_rsa`) after the plan was made — the plan hides those there at its start only. One directory listing per parent
+  // (no cache: a file made a moment ago must be seen); a directory the plan hides whole shows nothing new.
+  // Those there when this check is made are the plan's decision (hidden, or the project's own: a tracked `.env.example`
+  // in the main checkout above a worktree).
+  const parentDirs: string[] = [];
+  for (let dir = path.dirname(ownRoot); ; dir = path.dirname(dir)) {
+    if (!plan.unreadable.some((hidden) => isInsideDir(hidden, dir))) parentDirs.push(dir);
+    if (path.dirname(dir) === dir) break;
+  }
+  const secretsIn = (dir: string): string[] => {
+    try {
+      return readdirSync(dir).filter((name) => secretFileName.test(name)).map((name) => path.join(dir, name));
+    } catch {
+      return [];
+    }
+  };
+  const known = new Set([...plan.unreadable, ...parentDirs.flatMap(secretsIn)]);
+  // A directory is listed again only when its change time moved (a stat per parent per check; /tmp holds thousands).
+  const listed = new Map<string, { stamp: string; fresh: string[] }>();
+  const stampOf = (dir: string): string => {
+    try {
+      const stat = lstatSync(dir, { bigint: true });
+      return `${stat.ino}:${stat.mtimeNs}:${stat.ctimeNs}`;
+    } catch {
+      return '-';
+    }
+  };
+  const newParentSecrets = (): string[] =>
+    parentDirs.flatMap((dir) => {
+      const stamp = stampOf(dir);
+      const seen = listed.get(dir);
+      if (seen?.stamp === stamp) return seen.fresh;
+      const fresh = secretsIn(dir).filter((file) => !known.has(file));
+      listed.set(dir, { stamp, fresh });
+      return fresh;
+    });
+
   const workerDirs = options.workerDirs !== false;
-  return { added: () => [...newlyRegistered(), ...newWorktrees(), ...(workerDirs ? newWorkerDirs() : [])] };
+  return { added: () => [...newlyRegistered(), ...newWorktrees(), ...(workerDirs ? newWorkerDirs() : []), ...newParentSecrets()] };
 }
 
 /**
