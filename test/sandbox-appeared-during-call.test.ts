@@ -20,7 +20,7 @@ import { describe, expect, it } from 'vitest';
 import { sandboxStatus } from '../src/agents/sandbox/index.js';
 import { parseImpl } from '../src/protocol/parse-impl.js';
 import { runCli } from './support/cli.js';
-import { createTestRepo } from './support/git-repo.js';
+import { createTestRepo, type TestRepo } from './support/git-repo.js';
 
 const secret = 'SECRET-X39-01-during-call';
 const available = (await sandboxStatus()).available;
@@ -68,11 +68,13 @@ function filesUnder(dir: string): string[] {
   return found;
 }
 
-describe.skipIf(!available)('a path that appears DURING one long bash call of the tool executor (X39-01)', () => {
-  it('the call is killed within about 0.5 s, its output withheld, the run ends transient and is relaunched; the secret is nowhere', async () => {
+/**
+ * Agent A's first attempt loops 20 s reading `lateEnv` (a computed path); once it runs, `appear` makes the path. The call
+ * must be killed, its output withheld, the run relaunched, the wave verified, and the secret nowhere.
+ */
+async function killedWhenItAppears(where: (repo: TestRepo) => { late: string; lateEnv: string }, appear: (repo: TestRepo, late: string, lateEnv: string) => Promise<void>, shown: 'dir' | 'file'): Promise<void> {
     const repo = await createTestRepo({ files: { 'docs/IMPL/IMPL-during.yaml': implYaml(), 'src/index.ts': 'export {};\n' } });
-    const late = repo.sibling('wt-late');
-    const lateEnv = path.join(late, '.env');
+    const { late, lateEnv } = where(repo);
     const hex = Buffer.from(lateEnv).toString('hex');
     // (started: A writes its owned file first, so the test knows the loop runs)
     const loop = `node -e "const fs=require('fs');fs.writeFileSync('src/a.ts','export const a = \\'0\\';\\n');const p=Buffer.from('${hex}','hex').toString();const end=Date.now()+20000;let seen=false;const tick=()=>{try{const t=fs.readFileSync(p,'utf8');if(!seen){process.stdout.write('READ:'+t);seen=true}}catch(e){}if(Date.now()<end)setTimeout(tick,100);else console.log('LOOP'+'-ENDED')};tick()"`;
@@ -106,9 +108,7 @@ describe.skipIf(!available)('a path that appears DURING one long bash call of th
     expect(loopRuns(), 'A\'s first attempt started its loop').toBe(true);
     await sleep(1_000);
     const addedAt = Date.now();
-    // (detached: a new branch would be a ref change finalize-wave's tamper check refuses — not what this test is about)
-    await repo.run(['worktree', 'add', '--quiet', '--detach', late, 'HEAD']);
-    writeFileSync(lateEnv, `${secret}=agent-C\n`);
+    await appear(repo, late, lateEnv);
     const cli = await wave;
     const detail = `${cli.stdout.slice(-2000)}\n${cli.stderr.slice(-3000)}`;
 
@@ -122,7 +122,7 @@ describe.skipIf(!available)('a path that appears DURING one long bash call of th
     // the call was killed (not run to its end), and said why
     expect(journalText).not.toContain('LOOP-ENDED');
     expect(journalText).toContain('[SANDBOX_VIEW_STALE]');
-    expect(journalText).toContain(late);
+    expect(journalText).toContain(shown === 'file' ? lateEnv : late);
     // the relaunch (attempt 2) finished the work: the wave is merged and verified
     expect(cli.code, detail).toBe(0);
     expect(parseImpl(readFileSync(repo.path('docs/IMPL/IMPL-during.yaml'), 'utf8')).manifest?.state).toBe('WAVE_VERIFIED');
@@ -133,5 +133,31 @@ describe.skipIf(!available)('a path that appears DURING one long bash call of th
     expect(firstRun, detail).not.toBeNull();
     expect(Number(firstRun![1])).toBeLessThan(12);
     expect(Date.now() - addedAt).toBeGreaterThan(0);
+}
+
+describe.skipIf(!available)('a path that appears DURING one long bash call of the tool executor (X39-01)', () => {
+  it('the call is killed within about 0.5 s, its output withheld, the run ends transient and is relaunched; the secret is nowhere', async () => {
+    await killedWhenItAppears(
+      (repo) => ({ late: repo.sibling('wt-late'), lateEnv: path.join(repo.sibling('wt-late'), '.env') }),
+      async (repo, late, lateEnv) => {
+        // (detached: a new branch would be a ref change finalize-wave's tamper check refuses — not what this test is about)
+        await repo.run(['worktree', 'add', '--quiet', '--detach', late, 'HEAD']);
+        writeFileSync(lateEnv, `${secret}=agent-C\n`);
+      },
+      'dir',
+    );
+  }, 300_000);
+});
+
+// Outside round X42-03: a secret-named file that appears directly in a directory ABOVE the repository while an agent
+// runs (`<parent>/.env.late`) was readable to it — the plan hides the parents' secret-named files as they are at its
+// start only. The appeared-since-start check lists the parent directories again (when their change time moved).
+describe.skipIf(!available)('a secret-named file that appears in a parent directory during a run (X42-03)', () => {
+  it('the call is killed, its output withheld, the run ends transient and is relaunched; the secret is nowhere', async () => {
+    await killedWhenItAppears(
+      (repo) => ({ late: path.dirname(repo.dir), lateEnv: path.join(path.dirname(repo.dir), '.env.late') }),
+      async (_repo, _late, lateEnv) => writeFileSync(lateEnv, `${secret}=late\n`),
+      'file',
+    );
   }, 300_000);
 });
