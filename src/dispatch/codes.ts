@@ -16,6 +16,8 @@ export const dispatchCodes = {
   remoteUnreachable: 'DISPATCH_REMOTE_UNREACHABLE',
   /** The agent branch on the remote is not at the commit the job result names (a second run overwrote it). */
   branchMismatch: 'DISPATCH_BRANCH_MISMATCH',
+  /** The job's commit is here but the orchestrator's local worktree of the agent refused the fast-forward to it (its own untracked files in the way; A22-18). */
+  worktreeUpdate: 'DISPATCH_WORKTREE_UPDATE_FAILED',
   /** A job of the agent left in flight is awaited by another live orchestrator: two runs of one wave at once (A19-13). */
   jobOwned: 'DISPATCH_JOB_OWNED',
   /** A malformed job (bad fields, unknown version). */

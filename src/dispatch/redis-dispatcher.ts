@@ -885,6 +885,10 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
           // a lost run of the job, or an earlier attempt's — a job always starts from the base). The
           // worktree goes to exactly the result's commit; without that commit here, that fails too.
           if (merged.exitCode !== 0) merged = await gitOf(request.cwd).run(['reset', '--quiet', '--keep', value.head], { allowExitCodes: [1, 128] });
+          // A22-18: the commit is here (fetched) and only this worktree refused it (its own files in the way): say so.
+          if (merged.exitCode !== 0 && (await gitOf(context.repoRoot).run(['cat-file', '-e', `${value.head}^{commit}`], { allowExitCodes: [1, 128] })).exitCode === 0) {
+            return fail('fatal', dispatchCodes.worktreeUpdate, `job ${jobId}: the local worktree ${request.cwd} cannot be brought to ${value.head.slice(0, 12)}, the commit the job's result names (fetched from ${branch}): ${merged.stderr.trim().split('\n')[0] ?? ''} — files in that worktree (not the job's) are in the way; remove them and re-run`);
+          }
           if (merged.exitCode !== 0) return fail('transient', dispatchCodes.branchMismatch, redactUserinfo(`${branch} on ${options.remote} does not hold ${value.head.slice(0, 12)}, the commit the job's result names (another run of the job pushed over it): ${merged.stderr.trim().split('\n')[0] ?? ''}`));
         }
         dispatch.fetch_ms = Date.now() - received;

@@ -478,7 +478,7 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
     }
     result.prepare = { steps, success: true };
   } else {
-    const prepared = await prepareWave({ ...engine, implPath, wave: options.wave, ...(options.concurrentRefs ? { concurrentRefs: options.concurrentRefs, leaveStateUncommitted: true } : {}), ...(options.repoDir ? { repoDir: options.repoDir } : {}), ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}), ...(options.portOffset ? { portOffset: options.portOffset } : {}), ...(options.noCache ? { noCache: true } : {}), ...(options.skipCritic ? { skipCritic: true } : {}), ...(options.rerun ? { rerun: true } : {}), ...(options.acceptChanges ? { acceptChanges: true } : {}) });
+    const prepared = await prepareWave({ ...engine, implPath, wave: options.wave, ...(options.dispatcher?.name === 'redis' ? { setupOnWorkers: true } : {}), ...(options.concurrentRefs ? { concurrentRefs: options.concurrentRefs, leaveStateUncommitted: true } : {}), ...(options.repoDir ? { repoDir: options.repoDir } : {}), ...(options.mergeTarget ? { mergeTarget: options.mergeTarget } : {}), ...(options.portOffset ? { portOffset: options.portOffset } : {}), ...(options.noCache ? { noCache: true } : {}), ...(options.skipCritic ? { skipCritic: true } : {}), ...(options.rerun ? { rerun: true } : {}), ...(options.acceptChanges ? { acceptChanges: true } : {}) });
     result.prepare = prepared;
     if (!prepared.success) return finish();
     const preparedManifest = await readManifest(implPath);

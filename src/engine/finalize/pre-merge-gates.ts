@@ -5,6 +5,7 @@ import { emitGateActivities, filterGatesByTiming, runGates } from '../../gates/r
 import type { GateRunResult, GateSpec } from '../../gates/types.js';
 import { repoKey } from '../../protocol/waves.js';
 import { mapBounded, retryOnLockContention } from '../prepare/parallel.js';
+import { setupDeferredWorktree, worktreeSetupCodes } from '../prepare/worktree-setup.js';
 import type { StepDefinition } from '../step.js';
 import { errorText, listForDetail, manifestOf, type FinalizeAgent, type FinalizeContext, type FinalizeRepo } from './context.js';
 
@@ -60,6 +61,13 @@ export const preMergeGatesStep: StepDefinition<FinalizeContext> = {
       let dir = agent.worktreePath;
       let scratch = !agent.worktree;
       if (agent.worktree) {
+        // A22-23: a dispatched agent's worktree was not set up by prepare-wave (its worker set up its job's): set up here,
+        // now that the job's commits are in it, as prepare-wave would have before the agent ran.
+        const setup = await setupDeferredWorktree({ primaryRoot: context.primary.root, repoRoot: agent.repo.root, worktree: agent.worktreePath, rootGit: context.rawGitAt(agent.repo.root), git: context.rawGitAt(agent.worktreePath), env: context.env ?? process.env, now: context.now, ...(context.options.signal ? { signal: context.options.signal } : {}) });
+        if (setup && !setup.ok) {
+          runs.push({ agent, dir, scratch, error: `${setup.code ?? worktreeSetupCodes.failed}: the worktree setup deferred from prepare-wave (the agent ran on a worker) failed here: ${(setup.error ?? 'failed').slice(0, 500)}${setup.output_tail ? `\n${setup.output_tail.slice(-1000)}` : ''}` });
+          continue;
+        }
         const dirty = (await context.gitAt(agent.worktreePath).status()).filter((entry) => !entry.path.startsWith('.polywave'));
         if (dirty.length > 0) scratch = true;
       }
@@ -71,7 +79,7 @@ export const preMergeGatesStep: StepDefinition<FinalizeContext> = {
       context.options.gateConcurrency ?? 2,
       async (item) => {
         const gates = gatesForRepo(all, item.agent.repo, context.repos.length);
-        if (gates.length === 0) return item;
+        if (gates.length === 0 || item.error) return item;
         if (remote) {
           const ran = await remote({ slug: context.slug, wave: context.wave, agentId: item.agent.id, branch: item.agent.branch, head: item.agent.tip!, repoRoot: item.agent.repo.root, ...(item.agent.repo.base ? { baseCommit: item.agent.repo.base } : {}), gates, docsOnly, ...(context.options.gateTimeoutMs ? { defaultTimeoutMs: context.options.gateTimeoutMs } : {}), ...(context.options.signal ? { signal: context.options.signal } : {}) });
           item.run = ran.run;

@@ -53,6 +53,8 @@ export interface PrepareWaveOptions extends EngineRunOptions {
   concurrency?: number;
   /** Issue 13: `--no-workspace-setup` (false) skips the worktree setup (copies, setup commands, shared dependencies). */
   workspaceSetup?: boolean;
+  /** A22-23: the agents run as jobs on workers (run-wave `--dispatch redis://…`), which set their worktrees up: no setup here (deferred). */
+  setupOnWorkers?: boolean;
   /** Issue 13: `--no-gowork` (false) skips the go.work the worktree setup writes for multi-module Go repositories. */
   goWork?: boolean;
 }

@@ -118,6 +118,8 @@ interface SetupRecord {
   branch: string;
   root: string;
   updated_at: string;
+  /** A22-23: not set up here — the agent runs as a job on a worker, which sets up its own worktree; a local setup runs only before local pre-merge gates. */
+  deferred?: true;
 }
 
 /** Options of {@link setupWorktree}. */
@@ -528,8 +530,8 @@ async function readRecord(gitDir: string): Promise<SetupRecord | undefined> {
   }
 }
 
-async function writeRecord(options: SetupWorktreeOptions, status: SetupRecord['status']): Promise<void> {
-  const record: SetupRecord = { v: 1, status, agent: options.agent, slug: options.slug, wave: options.wave, port: options.port, branch: options.branch, root: options.root, updated_at: options.now().toISOString() };
+async function writeRecord(options: SetupWorktreeOptions, status: SetupRecord['status'], deferred = false): Promise<void> {
+  const record: SetupRecord = { v: 1, status, agent: options.agent, slug: options.slug, wave: options.wave, port: options.port, branch: options.branch, root: options.root, updated_at: options.now().toISOString(), ...(deferred ? { deferred: true as const } : {}) };
   await writeTextAtomic(path.join(options.gitDir, recordName), `${JSON.stringify(record, null, 2)}\n`);
 }
 
@@ -729,6 +731,14 @@ export const worktreeSetupStep: StepDefinition<PrepareContext> = {
       const why = idleCount > 0 ? `nothing to set up in ${idleCount} new worktree(s): no setup, copy or teardown configured, no Node/Go/Python default applies` : 'no new worktree to set up';
       return { status: 'skipped', detail: `${why}${skipped.length > 0 ? ` (${skipped.join(', ')})` : ''}` };
     }
+    // A22-23/A22-18: the agents run as jobs on workers, each of which sets up its own job worktree: nothing runs here (it
+    // cost this machine what scale-out offloads, failed a setup that works only on the labelled workers, and its output,
+    // untracked here, blocked the fast-forward to the job's commit). The record (pending, deferred) keeps the agent's
+    // port for its job; local pre-merge gates set the worktree up once the job's commits are in it.
+    if (context.options.setupOnWorkers) {
+      for (const job of jobs) await writeRecord(job, 'pending', true);
+      return { status: 'success', detail: `${jobs.length} worktree(s) not set up here: their agents run as jobs on workers, which set them up (ports ${jobs.map((job) => `${job.agent}=${job.port}`).join(', ')}); local pre-merge gates set a worktree up after its job's commits`, data: { deferred: jobs.map((job) => ({ agent: job.agent, port: job.port })), base_port: settings.basePort } };
+    }
     const limit = settings.concurrency ?? Math.max(1, Math.min(4, availableParallelism()));
     // The repositories' git controls as they were before any setup ran (outside attack X21-10: an install's
     // lifecycle script planted a hook, which the tamper record, made after this step, then took as the baseline).
@@ -772,6 +782,52 @@ export const worktreeSetupStep: StepDefinition<PrepareContext> = {
 };
 
 /**
+ * A22-23/A22-18: the setup prepare-wave deferred for a dispatched agent's local worktree (its record `pending`,
+ * `deferred`), run now that the job's commits are in it — before local pre-merge gates, which may need its output.
+ * Undefined when the worktree's setup was not deferred (set up already, or nothing to do). Never throws.
+ */
+export async function setupDeferredWorktree(options: { primaryRoot: string; repoRoot: string; worktree: string; rootGit: Git; git: Git; env: Readonly<Record<string, string | undefined>>; now: () => Date; signal?: AbortSignal }): Promise<AgentSetupOutcome | undefined> {
+  try {
+    const commonDir = path.resolve(options.repoRoot, await options.rootGit.commonDir());
+    const gitDir = await worktreeGitDir(options.worktree, commonDir);
+    const record = gitDir === undefined ? undefined : await readRecord(gitDir);
+    if (gitDir === undefined || record === undefined || record.deferred !== true || record.status !== 'pending') return undefined;
+    const { config, configDir, problems } = await loadConfig(options.primaryRoot);
+    if (problems.length > 0) return { agent: record.agent, worktree: options.worktree, port: record.port, ok: false, actions: [], created: [], duration_ms: 0, code: worktreeSetupCodes.configInvalid, error: problems.join('; ') };
+    const job: SetupWorktreeOptions = {
+      worktree: options.worktree,
+      root: options.repoRoot,
+      gitDir,
+      agent: record.agent,
+      slug: record.slug,
+      wave: record.wave,
+      branch: record.branch,
+      port: record.port,
+      entry: configuredWorktreeSetup(config, { configDir, repoRoot: options.repoRoot, primary: path.resolve(options.primaryRoot) === path.resolve(options.repoRoot) }),
+      settings: configuredWorktreeSetupSettings(config),
+      goWork: true,
+      env: options.env,
+      git: options.git,
+      rootGit: options.rootGit,
+      now: options.now,
+      ...(options.signal ? { signal: options.signal } : {}),
+    };
+    const before = await gitControlsOf(commonDir);
+    const clean = (await options.git.run(['status', '--porcelain', '--untracked-files=no'])).stdout.trim() === '';
+    const outcome = await setupWorktree(job);
+    const changed = diffFingerprints(commonDir, before, await gitControlsOf(commonDir));
+    if (changed.length > 0) return { ...outcome, ok: false, code: worktreeSetupCodes.tampered, error: `the worktree setup changed the repository's git configuration or hooks, which no setup may: ${describeFindings(changed, 5)}` };
+    if (outcome.ok) await excludeCreated(commonDir, job.git, outcome.created);
+    // It ran after the agent (in-process: before): a tracked file it rewrote (codegen the agent then committed) goes
+    // back to the job's commit, which is what the gates test.
+    if (outcome.ok && clean) await options.git.run(['checkout', '-q', '--', '.']);
+    return outcome;
+  } catch (error) {
+    return { agent: '', worktree: options.worktree, port: 0, ok: false, actions: [], created: [], duration_ms: 0, code: worktreeSetupCodes.failed, error: errorText(error) };
+  }
+}
+
+/**
  * Teardown before a worktree is removed (cleanup, finalize-wave): the repository's configured
  * `teardown`, run in the worktree with the env its setup had (same `POLYWAVE_PORT`), only in
  * worktrees whose setup ran. Best effort: never throws, returns one line for the cleanup report.
@@ -802,7 +858,8 @@ export async function createTeardownHook(options: {
     try {
       const gitDir = await worktreeGitDir(worktree, commonDir);
       const record = gitDir === undefined ? undefined : await readRecord(gitDir);
-      if (gitDir === undefined || record === undefined) return undefined;
+      // (A22-23: nor where the setup was deferred to a worker and never ran here)
+      if (gitDir === undefined || record === undefined || (record.deferred === true && record.status === 'pending')) return undefined;
       const env = commandEnvironment(options.env ?? process.env, setupEnvironment({ worktree, root: options.root, agent, slug: record.slug, wave: record.wave, port: record.port, branch: record.branch }));
       const result = await runCommand(teardown, { cwd: worktree, env, timeoutMs: settings.timeoutSeconds * 1000, logPath: path.join(gitDir, 'polywave-teardown.log'), sandboxed: true, ...(options.signal ? { signal: options.signal } : {}) });
       if (result.exitCode === 0 && !result.timedOut) return `teardown ok (${(result.durationMs / 1000).toFixed(1)} s)`;
@@ -855,7 +912,7 @@ export async function jobWorktreeSetup(options: { primaryRoot: string; repoRoot:
  * is a `.venv` shared (none here): each says so in the actions. What it creates is kept out of git's sight (the
  * clone's `info/exclude`); a setup that changes the clone's git configuration or hooks fails (X21-10). Never throws.
  */
-export async function setupJobWorktree(options: { worktree: string; commonDir: string; agent: string; slug: string; wave: number; branch: string; setup: JobWorktreeSetup; env: Readonly<Record<string, string | undefined>>; git: Git; signal?: AbortSignal; /** Directories around the worktree its sandbox hides whole (the worker's --dir: other jobs' checkouts). */ hiddenAround?: readonly string[] }): Promise<AgentSetupOutcome> {
+export async function setupJobWorktree(options: { worktree: string; commonDir: string; agent: string; slug: string; wave: number; branch: string; setup: JobWorktreeSetup; env: Readonly<Record<string, string | undefined>>; git: Git; signal?: AbortSignal; /** Directories around the worktree its sandbox hides whole (the worker's --dir: other jobs' checkouts). */ hiddenAround?: readonly string[]}): Promise<AgentSetupOutcome> {
   const started = performance.now();
   const actions: string[] = [];
   const created: string[] = [];
