@@ -15,7 +15,7 @@
  * filled on the test's signal. Needs `npm run build`; skipped where such a mount is not possible.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -29,6 +29,30 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const waitFor = async (test: () => boolean, ms: number) => {
   const deadline = Date.now() + ms;
   while (!test() && Date.now() < deadline) await sleep(50);
+};
+/** The command lines of `pid`'s descendants (A22-37: a handed-back job's tool-executor sandbox stayed under the worker). */
+const descendants = (pid: number): string[] => {
+  const children = new Map<number, number[]>();
+  const lines = new Map<number, string>();
+  for (const entry of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
+      lines.set(Number(entry), readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' '));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const found: string[] = [];
+  const walk = (at: number) => {
+    for (const child of children.get(at) ?? []) {
+      found.push(lines.get(child) ?? '');
+      walk(child);
+    }
+  };
+  walk(pid);
+  return found;
 };
 /** The markers that fill and empty a small disk (see dispatch-support's SmallDisk). */
 const diskOf = (name: string) => ({ mb: 8, fill: path.join(scratch, `${name}.FILL`), unfill: path.join(scratch, `${name}.UNFILL`) });
@@ -92,6 +116,9 @@ describe.skipIf(!supported)('a worker whose --dir disk is full (A20-16, A21-08, 
     expect(result.agents.map((agent) => [agent.agent, agent.status, agent.attempts.at(-1)?.dispatch?.worker]).find(([agent]) => agent === 'A')).toEqual(['A', 'complete', 'healthy2']);
     expect(sickWorker.log()).toMatch(/job diskrun\.w1\.A\.[^ ]+: handed back, this worker's disk failed while its agent ran \(ENOSPC/);
     expect(sickWorker.log()).toMatch(/worker sick2: its --dir .* cannot be written \(ENOSPC\); taking no jobs until it can/);
+    // A22-37: the handed-back job's tool executor (bwrap and its node helper) is gone, the worker still running.
+    await waitFor(() => !descendants(sickWorker.child.pid!).some((line) => line.includes('bwrap')), 5000);
+    expect(descendants(sickWorker.child.pid!).filter((line) => line.includes('bwrap'))).toEqual([]);
     writeFileSync(disk.unfill, '');
     await waitFor(() => sickWorker.log().includes('can be written again; taking jobs'), 20_000);
     expect(sickWorker.log()).toContain('worker sick2: its --dir can be written again; taking jobs');

@@ -368,6 +368,9 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
   } finally {
     clearTimeout(timer);
     options.signal?.removeEventListener('abort', onAbort);
+    // A22-37: stopped before the journal's flush, which throws on a full or read-only disk (the executor and its
+    // sandbox then stayed under the worker for as long as it ran); its stop below is then a no-op.
+    await toolExecutor?.stop().catch(() => undefined);
     recorder?.flush();
     if (recorder?.refused !== undefined) {
       // A journal file swapped for a symlink (or a directory leading out): the recorder stopped writing
