@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -44,6 +44,11 @@ describe('worktree setup on a worker (A20-26)', () => {
     // The worker ran the setup for the job (with the agent's POLYWAVE_* variables), and nothing it made was committed.
     expect(worker.log()).toMatch(/job setupjob\.w1\.A\.\S+: worktree set up: setup mkdir -p node_modules\/leftpad/);
     expect(await target.repo.run(['ls-tree', '-r', '--name-only', 'HEAD'])).not.toContain('node_modules');
+    // A22-21: its log was not in the clone (every later job's agent reads the clone), and went with the job.
+    const workerDir = path.join(scratch, 'worker-setup1');
+    expect(existsSync(path.join(workerDir, 'repo.git', 'polywave', 'setup-logs'))).toBe(false);
+    for (let tries = 0; tries < 50 && readdirSync(path.join(workerDir, 'setup-logs')).length > 0; tries += 1) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(readdirSync(path.join(workerDir, 'setup-logs'))).toEqual([]);
   }, 200_000);
 });
 

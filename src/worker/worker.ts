@@ -291,7 +291,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   }
   // F13: nothing runs here yet — worktrees and scripts left by a killed run of this worker go, and
   // so does the clone's record of them (a stale one keeps its agent branch checked out).
-  for (const sub of ['work', 'scripts', 'journals', 'gates']) {
+  for (const sub of ['work', 'scripts', 'journals', 'gates', 'setup-logs']) {
     const entries = await readdir(path.join(dir, sub)).catch(() => [] as string[]);
     await Promise.all(entries.map((entry) => rm(path.join(dir, sub, entry), { recursive: true, force: true })));
   }
@@ -911,7 +911,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       // A20-26: the worktree setup prepare-wave gives a local agent's worktree (the project's `setup`, or the defaults a
       // worker can apply), sandboxed with the base commit's settings (pinned above), before the agent runs.
       if (data.worktree_setup) {
-        const setup = await setupJobWorktree({ worktree, commonDir: clone, agent: data.agent, slug: data.slug, wave: data.wave, branch: data.branch, setup: data.worktree_setup, env, git: worktreeGit, signal: controller.signal, hiddenAround: [dir] });
+        const setup = await setupJobWorktree({ worktree, commonDir: clone, agent: data.agent, slug: data.slug, wave: data.wave, branch: data.branch, setup: data.worktree_setup, env, git: worktreeGit, signal: controller.signal, hiddenAround: [dir], logDir: path.join(dir, 'setup-logs') });
         if (controller.signal.aborted) throw new HandBack();
         if (!setup.ok) {
           log(`job ${data.job_id}: worktree setup failed: ${setup.error ?? 'failed'}`);
@@ -1024,6 +1024,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
           // left for the next start's sweep of scripts/
         }
       }
+      // A22-21: its setup log (beside the journals, hidden from every job's sandbox) goes with the job.
+      void rm(path.join(dir, 'setup-logs', `${path.basename(worktree)}.log`), { force: true }).catch(() => undefined);
       runningWorktrees.delete(worktree);
       release(data.job_id, controller);
     }

@@ -912,13 +912,13 @@ export async function jobWorktreeSetup(options: { primaryRoot: string; repoRoot:
  * is a `.venv` shared (none here): each says so in the actions. What it creates is kept out of git's sight (the
  * clone's `info/exclude`); a setup that changes the clone's git configuration or hooks fails (X21-10). Never throws.
  */
-export async function setupJobWorktree(options: { worktree: string; commonDir: string; agent: string; slug: string; wave: number; branch: string; setup: JobWorktreeSetup; env: Readonly<Record<string, string | undefined>>; git: Git; signal?: AbortSignal; /** Directories around the worktree its sandbox hides whole (the worker's --dir: other jobs' checkouts). */ hiddenAround?: readonly string[]}): Promise<AgentSetupOutcome> {
+export async function setupJobWorktree(options: { worktree: string; commonDir: string; agent: string; slug: string; wave: number; branch: string; setup: JobWorktreeSetup; env: Readonly<Record<string, string | undefined>>; git: Git; signal?: AbortSignal; /** Directories around the worktree its sandbox hides whole (the worker's --dir: other jobs' checkouts). */ hiddenAround?: readonly string[]; /** Where its log goes (A22-21: not in the clone, which every later job's agent reads). */ logDir: string }): Promise<AgentSetupOutcome> {
   const started = performance.now();
   const actions: string[] = [];
   const created: string[] = [];
   const job = options.setup;
   const outcome = (extra: Partial<AgentSetupOutcome>): AgentSetupOutcome => ({ agent: options.agent, worktree: options.worktree, port: job.port, ok: true, actions, created, duration_ms: Math.round(performance.now() - started), ...extra });
-  const logPath = path.join(options.commonDir, 'polywave', 'setup-logs', `${path.basename(options.worktree)}.log`);
+  const logPath = path.join(options.logDir, `${path.basename(options.worktree)}.log`);
   const env = commandEnvironment(options.env, setupEnvironment({ worktree: options.worktree, root: options.worktree, agent: options.agent, slug: options.slug, wave: options.wave, port: job.port, branch: options.branch }));
   const run: RunLabelled = async (label, command, how = {}) => {
     const result = await runCommand(command, { cwd: options.worktree, env: { ...env, ...how.env }, timeoutMs: job.timeout_seconds * 1000, logPath, sandboxed: true, ...(how.allowHosts ? { allowHosts: how.allowHosts } : {}), ...(options.hiddenAround ? { hiddenAround: options.hiddenAround } : {}), ...(options.signal ? { signal: options.signal } : {}) });
