@@ -447,6 +447,31 @@ describe('X7 finding 7: the freeze record is part of a frozen contract', () => {
     expect(paused.stderr).toContain("waiting for the review of the tier's IMPLs");
     expect(paused.stderr).toMatch(/Next: review the tier's IMPLs \(docs\/IMPL\/IMPL-[a-z]+\.yaml, docs\/IMPL\/IMPL-[a-z]+\.yaml\), then re-run `polywave program-execute docs\/PROGRAM\/PROGRAM-shop\.yaml --yes`/);
   }, 120_000);
+  // Outside round P15-06: a human's `blocked` written while every IMPL of a starting tier was still `pending` (which
+  // update-program-impl accepts) was overwritten by the loop's own `scouting` write: the IMPL ran to complete and the
+  // hold was lost. The human's write is made here straight into the file while the other Scout runs (--concurrency 1:
+  // the second IMPL still waits, `pending`), the same moment the race reaches.
+  it('a human\'s blocked on an IMPL of the tier being started is honoured, never overwritten by the loop (P15-06)', async () => {
+    const demo = await setupDemo();
+    const script = readFileSync(demo.script, 'utf8').replace(/( {2}scout@(pricing|catalog):\n {4}steps:\n)/g, '$1      - sleep_ms: 3000\n');
+    writeFileSync(demo.script, script);
+    const running = cli(demo, [...executeArgs(demo), '--concurrency', '1']);
+    let held: string | undefined;
+    for (let tries = 0; tries < 1200 && held === undefined; tries += 1) {
+      const text = readFileSync(demo.program, 'utf8');
+      const scouting = /- slug: (pricing|catalog)\n(?: {6}.*\n)*? {6}status: scouting/.exec(text)?.[1];
+      if (scouting) {
+        held = scouting === 'pricing' ? 'catalog' : 'pricing';
+        writeFileSync(demo.program, text.replace(new RegExp(`(- slug: ${held}\\n(?: {6}.*\\n)*? {6}status: )pending`), '$1blocked'));
+      } else await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(held).toBeDefined();
+    const result = await running;
+    // Before the fix: exit 0, the PROGRAM COMPLETE, the held IMPL scouted and run.
+    expect(result.code, result.stderr.slice(-2000)).toBe(1);
+    expect(result.stderr).toContain(`IMPL(s) held for a human: ${held}`);
+    expect(readFileSync(demo.program, 'utf8')).toMatch(new RegExp(`- slug: ${held}\\n(?: {6}.*\\n)*? {6}status: blocked`));
+  }, 180_000);
   // Outside attack P12-09 (its minors): a Planner added an IMPL to tier 1, complete and frozen (the loop then re-opened it),
   // or renamed the PROGRAM (program_slug ≠ its file name: V052 for validate-program, yet accepted here).
   it('program-replan: an IMPL added to a complete tier (E34_COMPLETED_TIER_CHANGED) or a renamed PROGRAM (E34_PROGRAM_SLUG_CHANGED) is refused, the manifest restored', async () => {

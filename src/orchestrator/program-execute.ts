@@ -250,6 +250,17 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
     return result;
   };
   const relativeProgram = path.relative(repoDir, programPath);
+  /**
+   * P15-06: the loop's own status writes (`reviewed`, `scouting`, `executing`) never overwrite a human's hold — an IMPL
+   * set `blocked` after the loop read the PROGRAM (update-program-impl accepts it while every IMPL of a starting tier is
+   * still `pending`): the write throws PROGRAM_IMPL_HELD instead, and the tier stops held for a human.
+   */
+  const setLoopStatuses = (slugs: readonly string[], status: 'reviewed' | 'scouting' | 'executing') =>
+    setProgramImplStatuses(programPath, slugs, status, (current) => {
+      const held = current.impls.filter((impl) => slugs.includes(impl.slug ?? '') && impl.status === 'blocked').map((impl) => impl.slug ?? '');
+      if (held.length > 0) throw new PolywaveError({ code: 'PROGRAM_IMPL_HELD', exitCode: 1, message: `IMPL(s) held for a human: ${held.join(', ')} (set blocked while this run started the tier; not overwritten)` });
+    });
+  const heldError = (error: unknown): string | undefined => (error instanceof PolywaveError && error.code === 'PROGRAM_IMPL_HELD' ? error.message : undefined);
   /** The next step from the PROGRAM's state after a stop (a re-run alone only repeats a BLOCKED or REPLANNING stop). */
   const nextStep = async (): Promise<string> => {
     const latest = await readProgram(programPath).catch(() => undefined);
@@ -633,7 +644,16 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
           const sha = await commitManifest(repoDir, doc.path, `chore: scout IMPL for ${impl.slug ?? ''} (${state}) [Polywave:scout:${impl.slug ?? ''}]`, options.env);
           if (sha) progress(`tier ${tier}: committed ${relative}, which its Scout wrote but did not commit (interrupted)`);
         }
-        await setProgramImplStatus(programPath, impl.slug ?? '', 'reviewed');
+        const hold = await setLoopStatuses([impl.slug ?? ''], 'reviewed').then(() => undefined, (error: unknown) => {
+          if (heldError(error) === undefined) throw error;
+          return heldError(error);
+        });
+        if (hold !== undefined) {
+          run.status = 'blocked';
+          run.detail = hold;
+          done();
+          return stop(`tier ${tier}: ${run.detail}`, 'BLOCKED');
+        }
         partition.needsScout.splice(partition.needsScout.indexOf(impl), 1);
       }
     }
@@ -645,7 +665,12 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
           // The tier's Scouts share the one agent budget (--concurrency) with every agent of the run (outside attack
           // P12-25: a tier of 12 IMPLs started 12 Scouts at once with --concurrency 2).
           const releaseSlot = await slots.acquire();
-          await setProgramImplStatus(programPath, slug, 'scouting');
+          const hold = await setLoopStatuses([slug], 'scouting').then(() => undefined, (error: unknown) => {
+            releaseSlot();
+            if (heldError(error) === undefined) throw error;
+            return heldError(error);
+          });
+          if (hold !== undefined) return { slug, scout: { success: false as const, state: 'HELD', impl_path: '', error: hold, usage: emptyUsage() } };
           progress(`tier ${tier}: scouting ${slug}`);
           const scout = await runScout({
             feature: [impl.title ?? slug, impl.key_outputs.length > 0 ? `Key outputs: ${impl.key_outputs.join(', ')}` : '', impl.depends_on.length > 0 ? `Builds on: ${impl.depends_on.join(', ')}` : ''].filter(Boolean).join('\n\n'),
@@ -665,7 +690,13 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
             .catch((error: unknown) => ({ success: false as const, state: 'FAILED', impl_path: '', error: error instanceof Error ? error.message : String(error), usage: emptyUsage() }))
             .finally(releaseSlot);
           addUsage(usage, scout.usage);
-          if (scout.success) await setProgramImplStatus(programPath, slug, 'reviewed');
+          if (scout.success) {
+            const held = await setLoopStatuses([slug], 'reviewed').then(() => undefined, (error: unknown) => {
+              if (heldError(error) === undefined) throw error;
+              return heldError(error);
+            });
+            if (held !== undefined) return { slug, scout: { success: false as const, state: 'HELD', impl_path: scout.impl_path, error: held, usage: emptyUsage() } };
+          }
           return { slug, scout };
         }),
       );
@@ -787,7 +818,16 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
     const branchOf = new Map(worktrees.worktrees.map((entry) => [entry.impl_slug, entry.branch]));
     const manifestPaths = current.flatMap((impl) => docs.get(impl.slug ?? '')?.path ?? []);
     // E32: every IMPL about to run is `executing`, in one locked write of the PROGRAM manifest.
-    await setProgramImplStatuses(programPath, toRun.filter((impl) => impl.status !== 'executing').map((impl) => impl.slug ?? ''), 'executing');
+    const held = await setLoopStatuses(toRun.filter((impl) => impl.status !== 'executing').map((impl) => impl.slug ?? ''), 'executing').then(() => undefined, (error: unknown) => {
+      if (heldError(error) === undefined) throw error;
+      return heldError(error);
+    });
+    if (held !== undefined) {
+      run.status = 'blocked';
+      run.detail = held;
+      done();
+      return stop(`tier ${tier}: ${run.detail}`, 'BLOCKED');
+    }
     const runs = await Promise.all(
       toRun.map(async (impl): Promise<ProgramImplRun & { autopilot?: AutopilotResult }> => {
         const slug = impl.slug ?? '';
