@@ -1,4 +1,4 @@
-import { existsSync, realpathSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 
 /** The directories execvp searches when PATH is unset (glibc's default). */
@@ -26,17 +26,39 @@ function realOrResolved(file: string): string {
   }
 }
 
+/** The main checkout of a linked worktree whose `.git` file is `dotGit` (`gitdir:` → its `commondir`), or undefined. */
+function mainCheckoutOf(dotGit: string): string | undefined {
+  try {
+    if (lstatSync(dotGit).isDirectory()) return undefined;
+    const pointer = /^gitdir:\s*(.+)$/m.exec(readFileSync(dotGit, 'utf8'))?.[1]?.trim();
+    if (!pointer) return undefined;
+    const gitDir = path.resolve(path.dirname(dotGit), pointer);
+    const common = path.resolve(gitDir, readFileSync(path.join(gitDir, 'commondir'), 'utf8').trim());
+    return realOrResolved(path.dirname(common));
+  } catch {
+    return undefined;
+  }
+}
+
 /**
- * No program is ever looked up under `dir` (and the repositories around it): entries of PATH inside it are dropped by
- * {@link absolutePathEntries}, and this process's own PATH is filtered again now. Every repository enclosing `dir`
- * (a directory with a `.git`) counts: an agent worktree lies inside its main checkout.
+ * No program is ever looked up in the repository around `dir` (the nearest directory with a `.git`, and a linked
+ * worktree's main checkout: an agent worktree lies inside it) — nor under `dir` itself with `self` (a worker's `--dir`, where its jobs
+ * write): entries of PATH inside them are dropped by {@link absolutePathEntries}, and this process's own PATH is
+ * filtered again now. A directory in no repository adds nothing (the resident server answers calls from many).
  */
-export function distrustSearchRoot(dir: string): void {
+export function distrustSearchRoot(dir: string, options: { self?: boolean } = {}): void {
   const real = realOrResolved(dir);
   const before = untrustedRoots.size;
-  untrustedRoots.add(real);
+  if (options.self) untrustedRoots.add(real);
+  // The nearest repository (the checkout agents work in or merge into); from a linked worktree, its main checkout too.
   for (let current = real; ; current = path.dirname(current)) {
-    if (existsSync(path.join(current, '.git'))) untrustedRoots.add(current);
+    const dotGit = path.join(current, '.git');
+    if (existsSync(dotGit)) {
+      untrustedRoots.add(current);
+      const main = mainCheckoutOf(dotGit);
+      if (main !== undefined) untrustedRoots.add(main);
+      break;
+    }
     if (path.dirname(current) === current) break;
   }
   if (untrustedRoots.size !== before) judged.clear();

@@ -181,7 +181,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   // A20-45: a job's repository never widens this machine's sandbox beyond the job's own checkout.
   confineProjectSandboxSettings();
   // X42-11/12: no host program is looked up where jobs write (the clone, their worktrees).
-  distrustSearchRoot(options.dir);
+  distrustSearchRoot(options.dir, { self: true });
   const labels = normalizeLabels(options.labels);
   const subsets = labelSubsets(labels);
   const queue = options.queue === undefined || options.queue === '' ? undefined : checkQueueName(options.queue);
