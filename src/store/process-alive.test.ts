@@ -20,13 +20,14 @@ describe('processExists', () => {
 describe.runIf(process.platform === 'linux')('processExists: a zombie is gone (P13-25)', () => {
   it('a child that ended but was never reaped (its parent exec-ed into something that does not wait) does not exist', async () => {
     const { spawn } = await import('node:child_process');
-    // `true` runs in the background, ends; its parent becomes `sleep`, which never reaps it: a zombie.
-    const parent = spawn('sh', ['-c', 'true & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    // A short `sleep` runs in the background and ends once its parent has become `sleep 30`, which never reaps it: a
+    // zombie. (With `true &` the child could end before the exec and the shell reap it: /proc/<pid> gone, CI flake.)
+    const parent = spawn('sh', ['-c', 'sleep 0.3 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
     try {
       const pid = Number(await new Promise<string>((resolve) => parent.stdout!.once('data', (chunk: Buffer) => resolve(chunk.toString().trim()))));
       const { readFileSync } = await import('node:fs');
       let state = '';
-      for (let tries = 0; tries < 200 && state !== 'Z'; tries += 1) {
+      for (let tries = 0; tries < 500 && state !== 'Z'; tries += 1) {
         const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
         state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
         if (state !== 'Z') await new Promise((resolve) => setTimeout(resolve, 10));
