@@ -310,10 +310,12 @@ describe.skipIf(!enabled)('resident mode (native client + warm server)', () => {
     expect(own).toMatchObject({ as: expect.any(Number), nofile: expect.any(Number), nice: expect.any(Number) });
     expect([callerLimitsTighter('as=inf data=inf cpu=inf nofile=inf nice=0', { ...own, nice: 0 }), callerLimitsTighter('as=1000000 nice=0', { ...own, as: Infinity, nice: 0 }), callerLimitsTighter(`nofile=${own.nofile!} nice=${own.nice! + 1}`, own), callerLimitsTighter(undefined, own)]).toEqual([false, true, true, false]);
     // (virtual memory by callerLimitsTighter above; end to end the subtle one, open files' hard limit, and nice)
-    const limited = [`ulimit -n ${Math.min(own.nofile! - 1, 4096)}`, 'renice -n 3 -p $$ >/dev/null'];
+    // (`nice -n 3` raises the caller's nice level by 3 relative to the test's own, as the server inherits it: util-linux's
+    // `renice -n 3` sets 3 absolutely — under a test run started with `nice` (10) that is LOWER than the server's)
+    const limited = [`ulimit -n ${Math.min(own.nofile! - 1, 4096)} && exec`, 'exec nice -n 3'];
     for (const limit of limited) {
       const result = await new Promise<Result>((resolve) => {
-        const child = spawn('sh', ['-c', `${limit} && exec "$0" validate "$1"`, client, valid], { env: { ...process.env, ...noCi, POLYWAVE_RESIDENT_SOCKET: socketPath }, stdio: ['ignore', 'pipe', 'pipe'] });
+        const child = spawn('sh', ['-c', `${limit} "$0" validate "$1"`, client, valid], { env: { ...process.env, ...noCi, POLYWAVE_RESIDENT_SOCKET: socketPath }, stdio: ['ignore', 'pipe', 'pipe'] });
         let stdout = '';
         let stderr = '';
         child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
