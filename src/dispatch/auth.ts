@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { dispatchCodes } from './codes.js';
 import { canonicalJson } from './job.js';
+import { hideFromEverySandbox } from '../sandbox/sandbox-plan.js';
 
 /**
  * Outside round A21-43 (and A21-11's class): what crosses Redis is authenticated with a key the orchestrator and its
@@ -43,6 +44,8 @@ export function loadDispatchKey(options: { env: Readonly<Record<string, string |
     source = `the key file ${file}`;
     try {
       text = readFileSync(file, 'utf8').trim();
+      // A23-02: no sandbox this process makes (agents, gates, setups: the same user) reads it.
+      hideFromEverySandbox(file);
     } catch (error) {
       throw new PolywaveError({ code: dispatchCodes.keyMissing, message: `${options.who}: cannot read ${source} (${error instanceof Error ? error.message.split('\n')[0] : String(error)}); ${fix}` });
     }

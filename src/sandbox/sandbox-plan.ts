@@ -1065,6 +1065,28 @@ export function parentSecretFiles(checkout: string, skip: (dir: string) => boole
  * Absolute existing paths that hold none of `keep` (the sandbox's writable and needed paths: a
  * variable naming a directory above the repository or a tool root must not hide them).
  */
+/** Files this process was given a secret in (the dispatch key's file): unreadable to every sandbox it makes ({@link hideFromEverySandbox}). */
+const processSecretFiles = new Set<string>();
+
+/**
+ * Outside round A23-02: `file` holds a secret this process read (a worker's `--dispatch-key-file`, the orchestrator's
+ * POLYWAVE_DISPATCH_KEY_FILE) — every sandbox it makes from now on (agents, gates, setups) hides it, by the path it
+ * was given and by its real path. The agents run as the same user: a mode-600 file is no protection from them.
+ */
+export function hideFromEverySandbox(file: string): void {
+  processSecretFiles.add(path.resolve(file));
+  try {
+    processSecretFiles.add(realpathSync(file));
+  } catch {
+    // (only the given path, when it cannot be resolved)
+  }
+}
+
+/** The files {@link hideFromEverySandbox} named that exist now. */
+function processSecrets(): string[] {
+  return [...processSecretFiles].filter((file) => existsSync(file));
+}
+
 export function credentialPathsOf(env: Readonly<Record<string, string | undefined>>, keep: readonly string[]): string[] {
   const paths: string[] = [];
   for (const [name, value] of Object.entries(env)) {
@@ -1393,6 +1415,7 @@ export function agentSandboxPlan(input: AgentSandboxPlanInput): SandboxPlan {
     ...(ownCheckoutHidden ? untrackedSecretFiles(mainCheckout) : []),
     // the orchestrator's own environment too: a gate's or tool's is already stripped of the variable (X10: verify-build read GOOGLE_APPLICATION_CREDENTIALS' file)
     ...credentialPathsOf({ ...process.env, ...env }, [...writable, root, mainCheckout, gitCommonDir, ...view.readable]),
+    ...processSecrets(),
     ...hostCredentialStores({ ...process.env, ...env }, [mainCheckout, gitCommonDir, ...view.readable, ...(input.config?.readable ?? []).map((entry) => expandHome(entry, userHome))]),
     ...scratchDenials(input.scratchDirs ?? foreignScratchDirs(input.env), root),
     ...foreignWorkerDirs(workerDirs, root, gitCommonDir, input.hiddenAround),
@@ -1511,6 +1534,7 @@ export function gatePlan(input: GatePlanInput): SandboxPlan {
     ...(hidden ? [hidden.root, ...hidden.privates] : []),
     ...secretFilesAround(mainCheckout, directory, view, [...writable, ...(gitCommonDir !== undefined ? [gitCommonDir] : []), ...(mainCheckout !== undefined ? configReadable(input.config, userHome, mainCheckout) : [])], hidden !== undefined),
     ...credentialPathsOf({ ...process.env, ...env }, [...writable, ...(gitCommonDir !== undefined ? [gitCommonDir] : []), ...(mainCheckout !== undefined ? [mainCheckout] : []), ...view.readable]),
+    ...processSecrets(),
     ...hostCredentialStores({ ...process.env, ...env }, [...(gitCommonDir !== undefined ? [gitCommonDir] : []), ...(mainCheckout !== undefined ? [mainCheckout] : []), ...view.readable, ...(input.config?.readable ?? []).map((entry) => expandHome(entry, userHome))]),
     ...(input.directoryIsScratch === true ? (input.scratchDirs ?? foreignScratchDirs(input.env)).map((entry) => path.resolve(entry)) : scratchDenials(input.scratchDirs ?? foreignScratchDirs(input.env), directory)),
     ...foreignWorkerDirs(workerDirs, directory, gitCommonDir, input.hiddenAround),
