@@ -68,4 +68,12 @@ describe('a worker confines the project\'s sandbox settings (A20-45)', () => {
     for (const own of Object.values(os.networkInterfaces()).flatMap((entries) => entries ?? [])) expect(reachesThisHost(own.family === 'IPv6' ? `[${own.address}]` : own.address)).toBe(true);
     for (const entry of ['registry.npmjs.org', 'github.com:443', '*.example.com', '10.20.30.40', '[2001:db8::1]:443', '127.0.0.1.nip.io']) expect([entry, reachesThisHost(entry)]).toEqual([entry, false]);
   });
+
+  // Outside round A23-03: the cloud metadata endpoints outside link-local (the worker instance's credentials) were kept
+  // as IP literals, and the sandbox dialed them (its own guard refuses only a NAME that resolves there).
+  it('cloud metadata addresses are dropped from network.allow in every spelling (A23-03)', () => {
+    const metadata = ['100.100.100.200:80', '100.100.100.200', '168.63.129.16:80', '192.0.0.192', '[fd00:ec2::254]:80', '[fd00:ec2::23]', '[FD00:EC2:0:0:0:0:0:254]', '[fd20:ce::254]:80', '[fd00:c1::a9fe:a9fe]', '[fd00:42::42]', '[fd00:a9fe:a9fe::1]', '[fd00:100::100:200]', '[::ffff:100.100.100.200]:80', '[::ffff:a83f:8110]', '0x64.0x64.0x64.0xc8', '1684301000'];
+    for (const entry of metadata) expect([entry, reachesThisHost(entry)]).toEqual([entry, true]);
+    for (const entry of ['100.100.100.201:80', '168.63.129.17', '[fd00:ec3::254]']) expect([entry, reachesThisHost(entry)]).toEqual([entry, false]);
+  });
 });

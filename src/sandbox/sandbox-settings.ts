@@ -6,6 +6,8 @@ import { realpathSync } from 'node:fs';
 import { BlockList, isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+// (no export map: the guard's module by its path — the version is pinned in package.json)
+import { createResolvedAddressGuard, type ResolvedAddressGuard } from '@anthropic-ai/sandbox-runtime/dist/sandbox/resolved-address-guard.js';
 import { runGit } from '../git/run-git.js';
 import { configuredSandbox, parseProjectConfig } from '../store/project-config.js';
 import { configBlockInEffect, readTrustedConfigText } from '../store/trusted-config.js';
@@ -95,11 +97,22 @@ export function reachesThisHost(entry: string): boolean {
     return true; // an entry this judgement cannot read is dropped (fail closed: the sandbox may read it otherwise, A22-03)
   }
   if (isIP(host) === 0) return false;
+  // A23-03: the cloud metadata endpoints outside link-local (100.100.100.200, 168.63.129.16, fd00:ec2::/32, …) serve the
+  // worker's instance credentials — sandbox-runtime refuses a NAME resolving to them but never re-judges a literal
+  // on the allow-list, so its own judgement of a resolved address decides (every class it denies: metadata, loopback…).
+  if (!metadataGuard().permits('allow-list-entry.polywave.invalid', host, 80)) return true;
   const v4 = isIP(host) === 4 ? host : embeddedIPv4(host);
   if (isIP(host) === 6 && thisHostV6.check(host, 'ipv6')) return true;
   if (v4 !== undefined && thisHostV4.check(v4, 'ipv4')) return true;
   const own = ownAddresses();
   return own.has(host) || (v4 !== undefined && own.has(v4));
+}
+
+let guard: ResolvedAddressGuard | undefined;
+/** sandbox-runtime's guard of resolved addresses (its denied classes; this host's own addresses are judged below). */
+function metadataGuard(): ResolvedAddressGuard {
+  guard ??= createResolvedAddressGuard({ localAddresses: () => [] });
+  return guard;
 }
 
 const thisHostV4 = (() => {
