@@ -171,4 +171,41 @@ describe('a dispatched attempt without a complete result (A20-17/22/28/33/39)', 
     expect(await target.repo.run(['log', '--merges', '--format=%s', `${before}..HEAD`])).toBe('');
     expect(reportOf(target.implPath, 'A')?.status).toBe('blocked');
   }, 150_000);
+
+  it('A23-04: a killed dispatched run re-run with ANOTHER model (the job in flight is not adopted) whose attempt fails: the early report was withdrawn first — finalize-wave merges nothing; the refusal named the run\'s --model', async () => {
+    // (A works on for 45 s after its report: its job still runs when the orchestrator is killed, even on a loaded machine;
+    // two slots: the re-run's job of A runs beside it)
+    const target = await createDispatchRepo('othermodel', reportsEarly(lettersScript(), 45_000), { waves: [['A', 'B']] });
+    workers.push(await startWorker({ id: 'om1', redisUrl: redis.url, remote: target.remote, dir: path.join(scratch, 'worker-om1'), extra: ['--concurrency', '2'] }));
+    const before = (await target.repo.run(['rev-parse', 'HEAD'])).trim();
+    const { spawn } = await import('node:child_process');
+    const first = spawn(process.execPath, [binPath, 'run-wave', target.implPath, '--wave', '1', '--model', `script:${target.scriptPath}`, '--skip-critic', '--json', '--dispatch', redis.url, '--dispatch-remote', target.remote], { cwd: target.repo.dir, env: { ...process.env, ...gitEnv }, stdio: 'ignore' });
+    const exited = new Promise((resolve) => first.once('exit', resolve));
+    try {
+      await earlyReportOf(target.implPath, 150_000);
+      // (and B's job ended, its result taken here: the refusal below is about A alone)
+      const recordOfB = path.join(journalPaths(target.repo.dir, 'othermodel', 1, 'B').dir, 'attempt.json');
+      const deadline = Date.now() + 90_000;
+      while (!(reportOf(target.implPath, 'B')?.status === 'complete' && existsSync(recordOfB) && !readFileSync(recordOfB, 'utf8').includes('dispatched')) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
+    } finally {
+      first.kill('SIGKILL');
+      await exited;
+    }
+    // The refusal names the re-run WITH the run's --model (before: without it — another request, not the job in flight).
+    const refused = await runCli(['finalize-wave', target.implPath, '--wave', '1'], { cwd: target.repo.dir, env: gitEnv, timeoutMs: 60_000 });
+    expect(refused.code, refused.stdout).toBe(1);
+    expect(refused.stdout).toContain('whose result no orchestrator collected');
+    expect(refused.stdout).toContain(`--model script:${target.scriptPath}`);
+    // The user re-runs with another model anyway: a script in which A files no report (its attempts fail).
+    const other = path.join(scratch, 'othermodel-agents.yaml');
+    writeFileSync(other, lettersScript().replace(/ {2}A:\n[\s\S]*?(?=\n {2}B:)/, '  A:\n    steps: []'));
+    const rerun = await runCli(['run-wave', target.implPath, '--wave', '1', '--model', `script:${other}`, '--skip-critic', '--json', '--dispatch', redis.url, '--dispatch-remote', target.remote], { cwd: target.repo.dir, env: gitEnv, timeoutMs: 150_000 });
+    expect(waveResult(rerun).success).toBe(false);
+    // Before the fix: A's report on record was still the killed run's early `complete` one — finalize-wave merged it
+    // (src/a.js = 'early') while the job's later commit was lost.
+    expect(reportOf(target.implPath, 'A')?.status).toBe('blocked');
+    const finalized = await runCli(['finalize-wave', target.implPath, '--wave', '1'], { cwd: target.repo.dir, env: gitEnv, timeoutMs: 60_000 });
+    expect(finalized.code, finalized.stdout).not.toBe(0);
+    expect(await target.repo.run(['log', '--merges', '--format=%s', `${before}..HEAD`])).toBe('');
+  }, 360_000);
 });

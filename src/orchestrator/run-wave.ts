@@ -50,6 +50,7 @@ import { mapBounded } from '../gates/concurrency.js';
 import { assertNotNestedRepository } from '../git/nested-repos.js';
 import { offloadGitSpawns } from '../git/spawn-server.js';
 import { distrustSearchRoot } from '../sandbox/search-path.js';
+import { shellQuote } from '../sandbox/wrap-in-sandbox.js';
 
 /** Options of {@link runWave}. */
 export interface RunWaveOptions extends EngineRunOptions {
@@ -560,10 +561,13 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
           ? await options.dispatcher.lostRun({ slug, wave: options.wave, agentId: plan.id, baseCommit: plan.base }).catch((error: unknown) => `its jobs could not be read to prove it final (${error instanceof Error ? error.message.slice(0, 200) : String(error)})`)
           : undefined;
     if (lostRun !== undefined) events?.emit({ v: 1, type: 'step-end', command: 'run-wave', slug, step: { step: 'lost_run', status: 'warning', detail: `agent ${plan.id}: its report is not taken as final — ${lostRun}`, duration_ms: 0 } });
-    if (uncheckable !== undefined) {
+    if (lostRun !== undefined) {
       // Withdrawn before anything else is recorded (a `blocked` report at the base): whatever this run does next, no
-      // finalize-wave, `retry` or re-run (E9) takes the killed run's report for the agent's.
-      await saveCompletionReport(implPath, plan.id, { status: 'blocked', failure_type: 'transient', commit: plan.base, notes: `withdrawn by the orchestrator: the report came from attempt ${uncheckable.attempt}, a job on a worker (${uncheckable.dispatched.flags}) that an in-process run cannot check`, worktree: plan.cwd, ...(plan.branch ? { branch: plan.branch } : {}) }, { editor: reportEditor });
+      // finalize-wave, `retry` or re-run (E9) takes the killed run's report for the agent's. (A23-04: also when the
+      // dispatcher judged it — a job of another request left in flight, not adopted: the attempt run instead failed
+      // without filing a report, and finalize-wave then merged the early one while the job's later commits were lost.)
+      const notes = uncheckable !== undefined ? `withdrawn by the orchestrator: the report came from attempt ${uncheckable.attempt}, a job on a worker (${uncheckable.dispatched.flags}) that an in-process run cannot check` : `withdrawn by the orchestrator: the report is not final — ${lostRun.slice(0, 300)}`;
+      await saveCompletionReport(implPath, plan.id, { status: 'blocked', failure_type: 'transient', commit: plan.base, notes, worktree: plan.cwd, ...(plan.branch ? { branch: plan.branch } : {}) }, { editor: reportEditor });
       previousReport = JSON.stringify((await readManifest(implPath)).completion_reports?.[plan.id] ?? null);
     }
     if (existing?.status === 'complete' && stillRunning === undefined && lostRun === undefined) {
@@ -645,7 +649,9 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
       // Issue 17: where it runs (solo/integration agents and agents without a branch never leave this process).
       const dispatcher = options.dispatcher && !plan.solo && plan.branch ? options.dispatcher.name : 'in-process';
       // A20-49: a dispatched attempt is recorded as such until it ends here (a re-run of a killed run reads it).
-      await recordAttempt(journal.dir, attempt, dispatcher === 'redis' ? { dispatcher: 'redis', flags: options.dispatcher?.flags ?? '--dispatch redis://…' } : undefined).catch(() => undefined);
+      // (A23-04: with the run's `--model`, which the re-run a refusal names must give again — another model is another
+      // request, whose job is not the one in flight)
+      await recordAttempt(journal.dir, attempt, dispatcher === 'redis' ? { dispatcher: 'redis', flags: `${options.dispatcher?.flags ?? '--dispatch redis://…'}${options.model ? ` --model ${/^[\w@%+=:,./-]+$/.test(options.model) ? options.model : shellQuote(options.model)}` : ''}` } : undefined).catch(() => undefined);
       events?.emit({ v: 1, type: 'agent-launch', slug, wave: options.wave, agent: plan.id, attempt, model: plan.spec.raw, backend: plan.spec.backend, dispatcher });
       let turns = 0;
       const usage = emptyUsage();
@@ -724,6 +730,16 @@ export async function runWave(options: RunWaveOptions): Promise<RunWaveResult> {
         outcome = run.outcome;
         // A19-09: a killed run's job of this agent with another request (another --model) was not adopted: said, with its model.
         for (const left of run.dispatch?.not_adopted ?? []) events?.emit({ v: 1, type: 'step-end', command: 'run-wave', slug, step: { step: 'not_adopted', status: 'warning', detail: notAdoptedWarning(plan.id, plan.spec.raw, left), duration_ms: 0 } });
+        // A23-04: a report on record that this attempt did not file, beside a job it did not adopt, is that job's early
+        // report (the killed run wrote it from the job's progress): never final — the job may still commit, and nothing
+        // here will collect its result. Withdrawn, so that no finalize-wave merges it once this attempt failed.
+        if ((run.dispatch?.not_adopted?.length ?? 0) > 0 && !filedThisAttempt) {
+          const onRecord = (await readManifest(implPath)).completion_reports?.[plan.id] as CompletionReportRecord | undefined;
+          if (onRecord?.status === 'complete' && JSON.stringify(onRecord) === previousReport) {
+            await saveCompletionReport(implPath, plan.id, { status: 'blocked', failure_type: 'transient', commit: plan.base, notes: `withdrawn by the orchestrator: the report came from job ${run.dispatch!.not_adopted![0]!.job_id} of a killed run, left in flight and not adopted (another request) — its result is never collected`, worktree: plan.cwd, ...(plan.branch ? { branch: plan.branch } : {}) }, { editor: reportEditor });
+            previousReport = JSON.stringify((await readManifest(implPath)).completion_reports?.[plan.id] ?? null);
+          }
+        }
         // E42 whatever the backend: ownership, commit, report, stubs.
         const after = await readManifest(implPath);
         const reportValue = after.completion_reports?.[plan.id] as CompletionReportRecord | undefined;
