@@ -7,7 +7,8 @@
  * repositories polywave works on. Real parts: run-wave through the CLI, a solo wave of a script agent in bubblewrap,
  * stand-ins that append to a file outside the repository (read-only to the sandbox: only a host process can write it).
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -41,9 +42,35 @@ const planter = (dir: string, marker: string) =>
     '',
   ].join('\n');
 
-describe('no host program comes from a PATH entry inside the checkout (X42-11/12)', () => {
-  for (const [name, dir] of [['X42-11: <checkout>/bin', 'bin'], ['X42-12: <checkout>/node_modules/.bin (absent at the start)', 'node_modules/.bin']] as const) {
-    it.skipIf(!available)(name, async () => {
+/** A case: where the agent plants (relative to the checkout), the PATH entry it reaches, and how run-wave is started. */
+interface PlantCase {
+  name: string;
+  dir: string;
+  entry: (repo: string, outside: string) => string;
+  /** Where the IMPL is given from (X43-03: outside the repository, with --repo-dir). */
+  implOutside?: boolean;
+}
+
+const cases: PlantCase[] = [
+  { name: 'X42-11: <checkout>/bin', dir: 'bin', entry: (repo) => path.join(repo, 'bin') },
+  { name: 'X42-12: <checkout>/node_modules/.bin (absent at the start)', dir: 'node_modules/.bin', entry: (repo) => path.join(repo, 'node_modules/.bin') },
+  // X43-01: `~/linkbin -> <checkout>/bin`, dangling at the start, was judged by the link's own name (outside)
+  {
+    name: 'X43-01: a symlink outside the checkout to <checkout>/bin, dangling at the start',
+    dir: 'bin',
+    entry: (repo, outside) => {
+      symlinkSync(path.join(repo, 'bin'), path.join(outside, 'linkbin'));
+      return path.join(outside, 'linkbin');
+    },
+  },
+  // X43-03: `cd ~/plans && polywave run-wave IMPL.yaml --repo-dir ~/proj` — no directory polywave distrusted was the repository
+  { name: 'X43-03: run-wave --repo-dir <checkout> from outside it, the IMPL outside', dir: 'bin', entry: (repo) => path.join(repo, 'bin'), implOutside: true },
+];
+
+describe('no host program comes from a PATH entry inside the checkout (X42-11/12, X43-01/03)', () => {
+  for (const plant of cases) {
+    it.skipIf(!available)(plant.name, async () => {
+      const dir = plant.dir;
       const repo = await createTestRepo({ files: { 'docs/IMPL/IMPL-solo.yaml': impl, 'src/index.ts': 'export {};\n', '.gitignore': '.polywave-state/\n' } });
       const outside = repo.sibling('outside');
       mkdirSync(outside);
@@ -67,12 +94,61 @@ describe('no host program comes from a PATH entry inside the checkout (X42-11/12
       };
       const scriptPath = path.join(realpathSync(mkdtempSync(path.join(os.tmpdir(), 'x42-path-'))), 'agents.json');
       writeFileSync(scriptPath, JSON.stringify(script));
-      const env = { ...(repo.env as Record<string, string>), PATH: `${path.join(repo.dir, dir)}:${process.env.PATH ?? '/usr/bin:/bin'}` };
-      const run = await runCli(['run-wave', repo.path('docs/IMPL/IMPL-solo.yaml'), '--wave', '1', '--model', `script:${scriptPath}`, '--skip-critic', '--timeout', '300'], { cwd: repo.dir, env, timeoutMs: 300_000 });
+      const env = { ...(repo.env as Record<string, string>), PATH: `${plant.entry(repo.dir, outside)}:${process.env.PATH ?? '/usr/bin:/bin'}` };
+      let implArg = repo.path('docs/IMPL/IMPL-solo.yaml');
+      let cwd = repo.dir;
+      const extra: string[] = [];
+      if (plant.implOutside) {
+        const plans = path.join(outside, 'plans');
+        mkdirSync(plans);
+        implArg = path.join(plans, 'IMPL-solo.yaml');
+        writeFileSync(implArg, impl);
+        cwd = outside;
+        extra.push('--repo-dir', repo.dir);
+      }
+      const run = await runCli(['run-wave', implArg, '--wave', '1', '--model', `script:${scriptPath}`, '--skip-critic', '--timeout', '300', ...extra], { cwd, env, timeoutMs: 300_000 });
       // The agent did plant them (its own bash saw them), and none ran on the host.
       expect(existsSync(path.join(repo.dir, dir, 'git')) || run.stdout.includes('bwrap') || run.code !== 0, run.stderr.slice(-1500)).toBe(true);
       // Before the fix: "git ran in <checkout>" (polywave's own status) and "bash ran …", "bwrap ran …" (the wrapper).
       expect(existsSync(marker) ? readFileSync(marker, 'utf8') : '(nothing ran)').toBe('(nothing ran)');
     }, 320_000);
   }
+});
+
+// X43-10/11/14/21: run-scaffold, serve --repo, the resident server's --repo-dir and run-wave before its own distrust all
+// ran git in a repository no directory polywave distrusted was — with `<repo>/bin/git` already there (a merged file, a
+// killed run's leftover). Every git instance now distrusts its repository before its first command; X43-02: a PATH entry
+// reaching the checkout through a bind mount (realpath does not see mounts) is judged by device and inode.
+describe('every git polywave starts distrusts its repository first (X43-02/10/11/14/21)', () => {
+  const gitPlanted = async () => {
+    const repo = await createTestRepo({ files: { 'src/index.ts': 'export {};\n' } });
+    const outside = repo.sibling('outside');
+    mkdirSync(outside);
+    const marker = path.join(outside, 'HOST-RAN');
+    mkdirSync(path.join(repo.dir, 'bin'));
+    writeFileSync(path.join(repo.dir, 'bin', 'git'), `#!/bin/sh\necho "git ran in $PWD" >> ${marker}\nexec /usr/bin/git "$@"\n`, { mode: 0o755 });
+    // (a program of node's: createGit from dist, started outside the repository, runs `git status` in it)
+    const probe = path.join(outside, 'probe.mjs');
+    writeFileSync(probe, `const { createGit } = await import(${JSON.stringify(path.resolve('dist/git/git-cli.js'))});\nawait createGit(process.argv[2]).run(['status', '--porcelain']);\nconsole.log('status ran');\n`);
+    return { repo, outside, marker, probe };
+  };
+
+  it('a PATH entry inside the repository, the caller outside it', async () => {
+    const { repo, outside, marker, probe } = await gitPlanted();
+    const result = spawnSync(process.execPath, [probe, repo.dir], { cwd: outside, env: { ...process.env, PATH: `${path.join(repo.dir, 'bin')}:${process.env.PATH ?? '/usr/bin:/bin'}` }, encoding: 'utf8' });
+    expect(result.stdout + result.stderr).toContain('status ran');
+    // Before the fix: "git ran in <repo>" — the planted git, on the host.
+    expect(existsSync(marker) ? readFileSync(marker, 'utf8') : '(nothing ran)').toBe('(nothing ran)');
+  });
+
+  const canBind = spawnSync('unshare', ['-m', 'true']).status === 0;
+  it.skipIf(!canBind)('a PATH entry reaching the repository through a bind mount (X43-02)', async () => {
+    const { repo, outside, marker, probe } = await gitPlanted();
+    const mount = path.join(outside, 'mnt');
+    mkdirSync(mount);
+    // (a mount namespace of its own: the bind is seen by this process only)
+    const result = spawnSync('unshare', ['-m', 'sh', '-c', 'mount --bind "$1" "$2" && exec "$3" "$4" "$1"', 'sh', repo.dir, mount, process.execPath, probe], { cwd: outside, env: { ...process.env, PATH: `${path.join(mount, 'bin')}:${process.env.PATH ?? '/usr/bin:/bin'}` }, encoding: 'utf8' });
+    expect(result.stdout + result.stderr).toContain('status ran');
+    expect(existsSync(marker) ? readFileSync(marker, 'utf8') : '(nothing ran)').toBe('(nothing ran)');
+  });
 });

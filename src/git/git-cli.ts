@@ -5,6 +5,7 @@ import { PolywaveError } from '../errors/polywave-error.js';
 import { GitError } from './git-error.js';
 import { absolutePathEntries, hardenGitArgs, hostGitEnvironment, pathspecVariables, remoteGitCommand, repositoryLocatingVariables } from './harden.js';
 import { withoutCredentials } from '../sandbox/credential-variables.js';
+import { distrustSearchRoot } from '../sandbox/search-path.js';
 import { clearDeadHalfWrittenWorktree, indexLockRetryDelaysMs, retriableIndexLockFailure } from './index-lock-retry.js';
 import { execFileOffloaded, gitSpawnsOffloaded, type OffloadedError } from './spawn-server.js';
 import type { CommitOptions, Git, MergeTreeResult, StatusEntry, WorktreeEntry } from './git-port.js';
@@ -120,6 +121,9 @@ const versionCache = new Map<string, Promise<GitVersion>>();
  * G000_GIT_MISSING, G000_GIT_TOO_OLD (all exit 2 unless noted).
  */
 export function createGit(cwd: string, options: CreateGitOptions = {}): Git {
+  // X43-03/10/11/14/21: the repository this git runs in is distrusted for PATH lookups before its first command — from
+  // whatever entry point (`--repo-dir`, run-scaffold, serve, the resident server) and before anything else ran there.
+  distrustSearchRoot(cwd);
   const baseEnvironment = buildEnvironment(options.env ?? process.env);
   let localEnvironment: Record<string, string> | undefined;
   let layout: Promise<RepositoryLayout> | undefined;

@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 
 /** The directories execvp searches when PATH is unset (glibc's default). */
@@ -13,16 +13,37 @@ const defaultSearchPath = '/usr/local/bin:/usr/bin:/bin';
  */
 const untrustedRoots = new Set<string>();
 
-/** A path's real path; for one that does not exist (yet), its nearest existing ancestor's real path with the rest appended. */
-function realOrResolved(file: string): string {
+/**
+ * A path's real path; for one that does not exist (yet), its nearest existing ancestor's real path with the rest
+ * appended — through a dangling symlink on the way, by its target (X43-01: `~/linkbin -> <repo>/bin`, `bin` absent at the
+ * start, was judged by the link's own name, outside every repository — then the agent made `<repo>/bin/git`).
+ */
+function realOrResolved(file: string, depth = 0): string {
   const rest: string[] = [];
   for (let current = path.resolve(file); ; current = path.dirname(current)) {
     try {
-      return path.join(realpathSync(current), ...rest.reverse());
+      return path.join(realpathSync(current), ...[...rest].reverse());
     } catch {
+      if (depth < 40) {
+        try {
+          if (lstatSync(current).isSymbolicLink()) return realOrResolved(path.join(path.resolve(path.dirname(current), readlinkSync(current)), ...[...rest].reverse()), depth + 1);
+        } catch {
+          // (absent: its parent is judged)
+        }
+      }
       if (path.dirname(current) === current) return path.resolve(file);
       rest.push(path.basename(current));
     }
+  }
+}
+
+/** `dev:ino` of a directory, or undefined. */
+function identityOf(dir: string): string | undefined {
+  try {
+    const stat = statSync(dir, { bigint: true });
+    return `${stat.dev}:${stat.ino}`;
+  } catch {
+    return undefined;
   }
 }
 
@@ -47,6 +68,11 @@ function mainCheckoutOf(dotGit: string): string | undefined {
  * filtered again now. A directory in no repository adds nothing (the resident server answers calls from many).
  */
 export function distrustSearchRoot(dir: string, options: { self?: boolean } = {}): void {
+  // (every git instance calls this for its directory: once per directory)
+  const seenKey = `${options.self ? 'self\0' : ''}${dir}`;
+  if (seen.has(seenKey)) return;
+  if (seen.size > 10_000) seen.clear();
+  seen.add(seenKey);
   const real = realOrResolved(dir);
   const before = untrustedRoots.size;
   if (options.self) untrustedRoots.add(real);
@@ -61,20 +87,40 @@ export function distrustSearchRoot(dir: string, options: { self?: boolean } = {}
     }
     if (path.dirname(current) === current) break;
   }
-  if (untrustedRoots.size !== before) judged.clear();
+  if (untrustedRoots.size !== before) {
+    judged.clear();
+    rootIdentities.clear();
+    for (const root of untrustedRoots) {
+      const id = identityOf(root);
+      if (id !== undefined) rootIdentities.add(id);
+    }
+  }
   if (untrustedRoots.size !== before && process.env.PATH !== undefined) process.env.PATH = absolutePathEntries(process.env.PATH);
 }
 
-/** Judged entries (emptied whenever a root is added). */
+/** Directories {@link distrustSearchRoot} was called for (by the caller's spelling). */
+const seen = new Set<string>();
+
+/** Judged entries that exist (emptied whenever a root is added); an entry absent now is judged again each time. */
 const judged = new Map<string, boolean>();
+
+/** `dev:ino` of each untrusted root: the same directory mounted elsewhere (a bind mount) is the same directory. */
+const rootIdentities = new Set<string>();
 
 function inUntrustedRoot(entry: string): boolean {
   if (untrustedRoots.size === 0) return false;
   const known = judged.get(entry);
   if (known !== undefined) return known;
   const real = realOrResolved(entry);
-  const inside = [...untrustedRoots].some((root) => real === root || real.startsWith(root.endsWith(path.sep) ? root : `${root}${path.sep}`));
-  judged.set(entry, inside);
+  let inside = [...untrustedRoots].some((root) => real === root || real.startsWith(root.endsWith(path.sep) ? root : `${root}${path.sep}`));
+  // X43-02: a PATH entry reaching the checkout through a bind mount (`/src` and `/workspaces/x` of one tree): realpath
+  // does not see mounts — the entry's existing directories are compared with the roots by device and inode.
+  for (let current = real; !inside; current = path.dirname(current)) {
+    const id = identityOf(current);
+    if (id !== undefined && rootIdentities.has(id)) inside = true;
+    if (path.dirname(current) === current) break;
+  }
+  if (existsSync(entry)) judged.set(entry, inside);
   return inside;
 }
 

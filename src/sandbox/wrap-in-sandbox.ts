@@ -13,7 +13,7 @@ import { realOrResolved, type SandboxPlan } from './sandbox-plan.js';
 import { releaseWrapped, sandboxSessionGeneration, wrapInHost } from './sandbox-manager.js';
 import { noDatagramFilterVariable, sandboxStatus } from './sandbox-status.js';
 import { sandboxUnavailableError } from './sandbox-unavailable-error.js';
-import { withAbsolutePath } from './search-path.js';
+import { distrustSearchRoot, withAbsolutePath } from './search-path.js';
 import { codes } from '../errors/codes.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 
@@ -412,6 +412,8 @@ function tmpfsLandings(command: string): Set<string> {
  * Throws SANDBOX_UNAVAILABLE when the sandbox cannot run here.
  */
 export async function wrapInSandbox(plan: SandboxPlan, command: string, options: WrapInSandboxOptions): Promise<SandboxedCommand> {
+  // (the wrapper's `bash`/`bwrap` start with the agent's directory as cwd: its repository is distrusted first, X43-03)
+  distrustSearchRoot(options.cwd);
   const status = await sandboxStatus({ env: options.env });
   if (!status.available) throw sandboxUnavailableError(status);
   // A wrapper belongs to one sandbox host (session): a new host means new wrappers.
