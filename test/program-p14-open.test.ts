@@ -26,6 +26,16 @@ describe('P14-20: an IMPL of a tier the loop has not started, run outside the lo
     const pending = await craft({ 'docs/IMPL/IMPL-checkout.yaml': implDoc('checkout', 'WAVE_VERIFIED') });
     await expectUnchanged(pending, executeArgs(pending), 1, /E28A_IMPL_RUN_OUTSIDE_LOOP: .*checkout \(tier 2, status pending in the PROGRAM, IMPL doc docs\/IMPL\/IMPL-checkout\.yaml WAVE_VERIFIED/s);
   });
+
+  it('P16-04: a hand-made branch with the loop\'s IMPL-branch name for a tier the loop cannot have started does not make the work the loop\'s', async () => {
+    // Before the fix: the branch's mere existence skipped the check — the tier-2 IMPL done by hand was adopted as
+    // complete, tier 1 ran on top of it and the tier-2 agent never ran (exit 0, PROGRAM COMPLETE).
+    const branched = await craft({ [programRelative]: withStatuses({ checkout: 'reviewed' }), 'docs/IMPL/complete/IMPL-checkout.yaml': implDoc('checkout', 'COMPLETE') });
+    git(branched.repo, ['branch', 'polywave/program/shop/tier2-impl-checkout']);
+    const refused = await expectUnchanged(branched, executeArgs(branched), 1, /E28A_IMPL_RUN_OUTSIDE_LOOP: .*checkout \(tier 2, .*IMPL branch polywave\/program\/shop\/tier2-impl-checkout present though the loop cannot have started tier 2 \(tier 1 is not complete\)/s);
+    expect(refused.stderr).toMatch(/git branch -m polywave\/program\/shop\/tier2-impl-checkout polywave\/program\/shop\/tier2-impl-checkout-outside/);
+    expect(git(branched.repo, ['log', '--format=%s']).split('\n').filter((subject) => /scout/i.test(subject))).toEqual([]);
+  });
 });
 
 describe('P13-18: an IMPL moved to a later tier by a re-plan after its tier-1 attempt BLOCKED runs again there without --accept-changes', () => {

@@ -451,7 +451,8 @@ describe('X7 finding 7: the freeze record is part of a frozen contract', () => {
   // update-program-impl accepts) was overwritten by the loop's own `scouting` write: the IMPL ran to complete and the
   // hold was lost. The human's write is made here straight into the file while the other Scout runs (--concurrency 1:
   // the second IMPL still waits, `pending`), the same moment the race reaches.
-  it('a human\'s blocked on an IMPL of the tier being started is honoured, never overwritten by the loop (P15-06)', async () => {
+  // P16-24: `not-suitable` too — the start check holds it for a human, but the loop's write overwrote it.
+  for (const status of ['blocked', 'not-suitable'] as const) it(`a human's ${status} on an IMPL of the tier being started is honoured, never overwritten by the loop (P15-06, P16-24)`, async () => {
     const demo = await setupDemo();
     const script = readFileSync(demo.script, 'utf8').replace(/( {2}scout@(pricing|catalog):\n {4}steps:\n)/g, '$1      - sleep_ms: 3000\n');
     writeFileSync(demo.script, script);
@@ -462,7 +463,7 @@ describe('X7 finding 7: the freeze record is part of a frozen contract', () => {
       const scouting = /- slug: (pricing|catalog)\n(?: {6}.*\n)*? {6}status: scouting/.exec(text)?.[1];
       if (scouting) {
         held = scouting === 'pricing' ? 'catalog' : 'pricing';
-        writeFileSync(demo.program, text.replace(new RegExp(`(- slug: ${held}\\n(?: {6}.*\\n)*? {6}status: )pending`), '$1blocked'));
+        writeFileSync(demo.program, text.replace(new RegExp(`(- slug: ${held}\\n(?: {6}.*\\n)*? {6}status: )pending`), `$1${status}`));
       } else await new Promise((resolve) => setTimeout(resolve, 50));
     }
     expect(held).toBeDefined();
@@ -470,7 +471,7 @@ describe('X7 finding 7: the freeze record is part of a frozen contract', () => {
     // Before the fix: exit 0, the PROGRAM COMPLETE, the held IMPL scouted and run.
     expect(result.code, result.stderr.slice(-2000)).toBe(1);
     expect(result.stderr).toContain(`IMPL(s) held for a human: ${held}`);
-    expect(readFileSync(demo.program, 'utf8')).toMatch(new RegExp(`- slug: ${held}\\n(?: {6}.*\\n)*? {6}status: blocked`));
+    expect(readFileSync(demo.program, 'utf8')).toMatch(new RegExp(`- slug: ${held}\\n(?: {6}.*\\n)*? {6}status: ${status}`));
   }, 180_000);
   // Outside attack P12-09 (its minors): a Planner added an IMPL to tier 1, complete and frozen (the loop then re-opened it),
   // or renamed the PROGRAM (program_slug ≠ its file name: V052 for validate-program, yet accepted here).

@@ -257,8 +257,9 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
    */
   const setLoopStatuses = (slugs: readonly string[], status: 'reviewed' | 'scouting' | 'executing') =>
     setProgramImplStatuses(programPath, slugs, status, (current) => {
-      const held = current.impls.filter((impl) => slugs.includes(impl.slug ?? '') && impl.status === 'blocked').map((impl) => impl.slug ?? '');
-      if (held.length > 0) throw new PolywaveError({ code: 'PROGRAM_IMPL_HELD', exitCode: 1, message: `IMPL(s) held for a human: ${held.join(', ')} (set blocked while this run started the tier; not overwritten)` });
+      // (P16-24: every status the start check holds for a human — `not-suitable` too, which was overwritten)
+      const held = current.impls.filter((impl) => slugs.includes(impl.slug ?? '') && (impl.status === 'blocked' || impl.status === 'not-suitable')).map((impl) => `${impl.slug ?? ''} (${impl.status})`);
+      if (held.length > 0) throw new PolywaveError({ code: 'PROGRAM_IMPL_HELD', exitCode: 1, message: `IMPL(s) held for a human: ${held.join(', ')} (set while this run started the tier; not overwritten)` });
     });
   const heldError = (error: unknown): string | undefined => (error instanceof PolywaveError && error.code === 'PROGRAM_IMPL_HELD' ? error.message : undefined);
   /** The next step from the PROGRAM's state after a stop (a re-run alone only repeats a BLOCKED or REPLANNING stop). */
@@ -466,10 +467,10 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
   // P3/P5 bypassed. Refused up front, before any tier runs (tier 1 must not run on top of tier-2 code either).
   const outside = await implsRunOutsideLoop(mainGit, manifest, repoDir);
   if (outside.length > 0) {
-    const named = outside.map((item) => `${item.slug} (tier ${item.tier}, status ${item.status} in the PROGRAM, IMPL doc ${item.doc} ${item.state}, no IMPL branch ${item.branch})`).join('; ');
+    const named = outside.map((item) => `${item.slug} (tier ${item.tier}, status ${item.status} in the PROGRAM, IMPL doc ${item.doc} ${item.state}, ${item.branchExists ? `IMPL branch ${item.branch} present though the loop cannot have started tier ${item.tier} (tier ${item.lowestOpen} is not complete): not the loop's` : `no IMPL branch ${item.branch}`})`).join('; ');
     return refuse(
       `E28A_IMPL_RUN_OUTSIDE_LOOP: IMPL(s) of a tier the loop has not started were run outside it — their work did not go through their IMPL branch and tier gate (P3, P5): ${named}`,
-      outside.map((item) => `for ${item.slug} either adopt its work as done explicitly (\`polywave update-program-impl ${relativeProgram} --impl ${item.slug} --status complete --force\`, its doc COMPLETE in docs/IMPL/complete/ — E28A's imported "complete" IMPL, checked at its tier) or undo it on main and put the doc back (\`polywave set-impl-state ${item.doc} --state REVIEWED\`) so the loop runs it on its IMPL branch`).join('; '),
+      outside.map((item) => `for ${item.slug} either adopt its work as done explicitly (\`polywave update-program-impl ${relativeProgram} --impl ${item.slug} --status complete --force\`, its doc COMPLETE in docs/IMPL/complete/ — E28A's imported "complete" IMPL, checked at its tier) or undo it on main and put the doc back (\`polywave set-impl-state ${item.doc} --state REVIEWED\`) so the loop runs it on its IMPL branch${item.branchExists ? ` — and move the IMPL branch made outside the loop aside (\`git branch -m ${item.branch} ${item.branch}-outside\`: kept, not the loop's)` : ''}`).join('; '),
     );
   }
 
@@ -1074,9 +1075,14 @@ const ranStates = new Set(['WAVE_EXECUTING', 'WAVE_MERGING', 'WAVE_VERIFIED', 'C
  * archived in docs/IMPL/complete/, or WAVE_PENDING with a complete completion report. Only the loop runs them (on their
  * IMPL branch, E28B); such work bypassed P3/P5. An IMPL the loop started (its branch exists: a resume, X60-01) is not one.
  */
-async function implsRunOutsideLoop(git: Git, manifest: ProgramManifest, repoDir: string): Promise<Array<{ slug: string; tier: number; status: string; doc: string; state: string; branch: string }>> {
+async function implsRunOutsideLoop(git: Git, manifest: ProgramManifest, repoDir: string): Promise<Array<{ slug: string; tier: number; status: string; doc: string; state: string; branch: string; branchExists: boolean; lowestOpen: number }>> {
   const docs = await readProgramImplDocs(repoDir, manifest);
-  const found: Array<{ slug: string; tier: number; status: string; doc: string; state: string; branch: string }> = [];
+  const found: Array<{ slug: string; tier: number; status: string; doc: string; state: string; branch: string; branchExists: boolean; lowestOpen: number }> = [];
+  // P16-04: the loop starts a tier only once every lower one is complete (P3) — an IMPL branch of a tier above the lowest
+  // open one was not made by it (a hand-made branch with the loop's name let a tier-2 IMPL done by hand be adopted).
+  const statusOf = (slug: string) => (manifest.impls.find((impl) => impl.slug === slug)?.status ?? '').trim();
+  const openTiers = manifest.tiers.filter((tier) => tier.number !== undefined && tier.impls.some((slug) => statusOf(slug) !== 'complete' && statusOf(slug) !== 'not-suitable')).map((tier) => tier.number!);
+  const lowestOpen = openTiers.length > 0 ? Math.min(...openTiers) : Number.POSITIVE_INFINITY;
   for (const tier of manifest.tiers) {
     if (tier.number === undefined) continue;
     for (const slug of new Set(tier.impls)) {
@@ -1094,8 +1100,9 @@ async function implsRunOutsideLoop(git: Git, manifest: ProgramManifest, repoDir:
       } catch {
         continue;
       }
-      if ((await git.tryRevParse(`refs/heads/${branch}`)) !== undefined) continue;
-      found.push({ slug, tier: tier.number, status, doc: path.relative(repoDir, doc.path), state: state || '(none)', branch });
+      const branchExists = (await git.tryRevParse(`refs/heads/${branch}`)) !== undefined;
+      if (branchExists && tier.number <= lowestOpen) continue;
+      found.push({ slug, tier: tier.number, status, doc: path.relative(repoDir, doc.path), state: state || '(none)', branch, branchExists, lowestOpen });
     }
   }
   return found;
