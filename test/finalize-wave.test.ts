@@ -72,6 +72,7 @@ describe('finalize-wave: the whole pipeline', () => {
       'check-agent-statuses',
       'check-jail-denials',
       'predict-conflicts',
+      'check-attributes',
       'check-type-collisions',
       'scan-stubs',
       'run-gates',

@@ -20,6 +20,7 @@ import { mergeStep } from './finalize/merge-step.js';
 import { populateChecklistStep } from './finalize/populate-checklist.js';
 import { cascadeHotfixStep, postMergeGatesStep } from './finalize/post-merge-gates.js';
 import { configChangeStep } from './finalize/config-change-step.js';
+import { attributesStep } from './finalize/attributes-step.js';
 import { pinSandboxSettings } from '../sandbox/sandbox-settings.js';
 import { preMergeGatesStep } from './finalize/pre-merge-gates.js';
 import { predictConflictsStep } from './finalize/predict-conflicts.js';
@@ -50,6 +51,7 @@ const preMergeSteps: ReadonlyArray<StepDefinition<FinalizeContext>> = [
   agentStatusesStep, // 1.2 E7 / E19
   jailDenialsStep, // 1.25 issue 13: writes the jail refused
   predictConflictsStep, // 1.3 E11 / I1
+  attributesStep, // 1.35 I1 (X42-07): an agent's .gitattributes must not change how others' files are checked out
   typeCollisionsStep, // 1.5 E41
   scanStubsStep, // 2   E20
   preMergeGatesStep, // 3   E21

@@ -78,3 +78,17 @@ describe('agent-owns-impl-manifest (V059, outside attack X24-05)', () => {
     }
   });
 });
+
+describe('agent-owns-gitattributes (W004, outside round X42: X42-07)', () => {
+  it('warns, at the ownership row, when an agent owns a .gitattributes file in any directory; not for other files', () => {
+    for (const file of ['.gitattributes', 'src/.gitattributes', './lib//.gitattributes']) {
+      const parsed = parseImpl(manifest(file));
+      const findings = validateImpl({ manifest: parsed.manifest!, locate: parsed.locate }).filter((finding) => finding.code === 'W004_AGENT_OWNS_GITATTRIBUTES');
+      expect(findings, file).toHaveLength(1);
+      expect(findings[0]).toMatchObject({ severity: 'warning', field: 'file_ownership[1].file' });
+      expect(findings[0]!.message).toContain('E11_ATTRIBUTES_OUTSIDE_OWNERSHIP');
+    }
+    const other = parseImpl(manifest('src/gitattributes.md'));
+    expect(validateImpl({ manifest: other.manifest!, locate: other.locate }).filter((finding) => finding.code.startsWith('W004'))).toEqual([]);
+  });
+});

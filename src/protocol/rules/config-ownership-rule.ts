@@ -69,6 +69,35 @@ export const agentOwnsClaudeSettings: ImplRule = {
 };
 
 /**
+ * Outside round X42 (X42-07): an agent owns a `.gitattributes` file (any directory). Its patterns decide how git writes
+ * every file they match into the main checkout after the merge — another agent's file re-encoded, given CRLF, expanded
+ * or handed to a filter/merge driver. finalize-wave refuses a merged change that sets a byte-changing attribute (text,
+ * eol, crlf, working-tree-encoding, ident, filter, merge) on a file the agent does not own
+ * (E11_ATTRIBUTES_OUTSIDE_OWNERSHIP, nothing merged); said here as a warning, before any agent runs.
+ */
+export const agentOwnsGitattributes: ImplRule = {
+  name: 'agent-owns-gitattributes',
+  reference: 'I1, issue 11 (X42-07)',
+  codes: ['W004_AGENT_OWNS_GITATTRIBUTES'],
+  check(context) {
+    const findings: Finding[] = [];
+    context.manifest.file_ownership.forEach((row, index) => {
+      const file = normalizedParts(row.file ?? '');
+      if (!/(^|\/)\.gitattributes$/i.test(file)) return;
+      findings.push(
+        report(context, {
+          code: 'W004_AGENT_OWNS_GITATTRIBUTES',
+          message: `agent ${row.agent ?? '?'} owns ${row.file}: its patterns decide how git checks out every file they match — it may set text, eol, crlf, working-tree-encoding, ident, filter or merge on its own files only; finalize-wave refuses a change that reaches a file it does not own (E11_ATTRIBUTES_OUTSIDE_OWNERSHIP, nothing merged)`,
+          severity: 'warning',
+          path: ['file_ownership', index, 'file'],
+        }),
+      );
+    });
+    return findings;
+  },
+};
+
+/**
  * An agent owns a protocol manifest (errors, issue 11): a file under `docs/PROGRAM/` (V057, X23-05),
  * an item of the IMPL queue (V058, X24-03) or an IMPL manifest (V059, X24-05). The PROGRAM
  * manifests are the orchestrator's (P4: it is their single writer). An agent given the running

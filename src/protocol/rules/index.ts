@@ -16,7 +16,7 @@ import {
   requiredTopLevelFields,
 } from './schema-rules.js';
 import { agentLocBudget, agentScopeSize, nonTrivialScope } from './complexity-rules.js';
-import { agentOwnsClaudeSettings, agentOwnsProgramManifest, agentOwnsProjectConfig } from './config-ownership-rule.js';
+import { agentOwnsClaudeSettings, agentOwnsGitattributes, agentOwnsProgramManifest, agentOwnsProjectConfig } from './config-ownership-rule.js';
 import { contextSourceRecorded, injectionMethodRecorded } from './observability-rules.js';
 import { conflictPatternClassification } from './conflict-pattern-rules.js';
 
@@ -67,12 +67,14 @@ export const implRules: readonly ImplRule[] = [
   agentLocBudget,
   agentOwnsProjectConfig,
   agentOwnsClaudeSettings,
+  agentOwnsGitattributes,
   agentOwnsProgramManifest,
 ];
 
 export {
   agentFilesOwned,
   agentOwnsClaudeSettings,
+  agentOwnsGitattributes,
   agentOwnsProgramManifest,
   agentOwnsProjectConfig,
   agentIdFormat,
