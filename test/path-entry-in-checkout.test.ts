@@ -152,3 +152,56 @@ describe('every git polywave starts distrusts its repository first (X43-02/10/11
     expect(existsSync(marker) ? readFileSync(marker, 'utf8') : '(nothing ran)').toBe('(nothing ran)');
   });
 });
+
+const twoAgents = [
+  'title: Two agents', 'feature_slug: two', 'verdict: SUITABLE', 'state: WAVE_PENDING', 'test_command: "hello-tool && nm-tool"',
+  'file_ownership:',
+  '    - file: src/a.ts', '      agent: A', '      wave: 1', '      action: new',
+  '    - file: src/tools.txt', '      agent: A', '      wave: 1', '      action: new',
+  '    - file: src/b.ts', '      agent: B', '      wave: 1', '      action: new',
+  'interface_contracts:', '    - name: Letter', '      description: A letter constant.', '      definition: "export const a: string"', '      location: src/a.ts',
+  'waves:', '    - number: 1', '      agents:',
+  '        - id: A', '          task: Implement src/a.ts.', '          files:', '            - src/a.ts', '            - src/tools.txt',
+  '        - id: B', '          task: Implement src/b.ts.', '          files:', '            - src/b.ts', '',
+].join('\n');
+
+/** A project tool: says its name; on the host it would also write `marker` (read-only inside every sandbox). */
+const tool = (name: string, marker: string) => `#!/bin/sh\necho ${name}-ran\n{ echo "${name} ran on the host in $PWD" >> ${marker}; } 2>/dev/null || true\n`;
+
+describe('inside the sandbox, the checkout\'s PATH entries are searched again (X42-11/12 follow-up)', () => {
+  it.skipIf(!available)("an agent in a worktree and the gates find <checkout>/bin (as the worktree's bin) and <checkout>/node_modules/.bin; the host never runs them", async () => {
+    const repo = await createTestRepo({ files: { 'docs/IMPL/IMPL-two.yaml': twoAgents, 'src/index.ts': 'export {};\n', '.gitignore': '.polywave-state/\nnode_modules/\n' } });
+    const outside = repo.sibling('outside');
+    mkdirSync(outside);
+    const marker = path.join(outside, 'HOST-RAN');
+    mkdirSync(repo.path('bin'));
+    writeFileSync(repo.path('bin/hello-tool'), tool('hello-tool', marker), { mode: 0o755 });
+    await repo.run(['add', 'bin/hello-tool']);
+    await repo.run(['commit', '-qm', 'project tool']);
+    mkdirSync(repo.path('node_modules/.bin'), { recursive: true });
+    writeFileSync(repo.path('node_modules/.bin/nm-tool'), tool('nm-tool', marker), { mode: 0o755 });
+    const script = {
+      version: 1,
+      agents: {
+        A: {
+          steps: [
+            { write: { path: 'src/a.ts', content: "export const a = 'a';\n" } },
+            { bash: '(hello-tool; nm-tool) > src/tools.txt 2>&1; cat src/tools.txt' },
+            { commit: 'feat(A): a' },
+            { report: { status: 'complete', verification: 'PASS', notes: 'done' } },
+          ],
+        },
+        B: { steps: [{ write: { path: 'src/b.ts', content: "export const b = 'b';\n" } }, { commit: 'feat(B): b' }, { report: { status: 'complete', verification: 'PASS', notes: 'done' } }] },
+      },
+    };
+    const scriptPath = path.join(realpathSync(mkdtempSync(path.join(os.tmpdir(), 'x42-path-'))), 'agents.json');
+    writeFileSync(scriptPath, JSON.stringify(script));
+    const env = { ...(repo.env as Record<string, string>), PATH: `${repo.path('bin')}:${repo.path('node_modules/.bin')}:${process.env.PATH ?? '/usr/bin:/bin'}` };
+    const run = await runCli(['run-wave', repo.path('docs/IMPL/IMPL-two.yaml'), '--wave', '1', '--model', `script:${scriptPath}`, '--skip-critic', '--timeout', '300'], { cwd: repo.dir, env, timeoutMs: 300_000 });
+    // The agent's command found both (before: "hello-tool: command not found", "nm-tool: command not found").
+    expect(existsSync(repo.path('src/tools.txt')) ? readFileSync(repo.path('src/tools.txt'), 'utf8') : `(not merged) ${run.stdout.slice(-1500)} ${run.stderr.slice(-1500)}`).toBe('hello-tool-ran\nnm-tool-ran\n');
+    // The verify-build gate (test_command) found them too, and the wave verified.
+    expect(run.code, `${run.stdout.slice(-2000)}\n${run.stderr.slice(-1500)}`).toBe(0);
+    expect(existsSync(marker) ? readFileSync(marker, 'utf8') : '(nothing ran)').toBe('(nothing ran)');
+  }, 320_000);
+});

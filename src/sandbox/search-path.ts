@@ -13,6 +13,9 @@ const defaultSearchPath = '/usr/local/bin:/usr/bin:/bin';
  */
 const untrustedRoots = new Set<string>();
 
+/** This process's PATH as it was given, before any entry was dropped from it (the sandbox-side PATH starts from it). */
+const givenPath = process.env.PATH;
+
 /**
  * A path's real path; for one that does not exist (yet), its nearest existing ancestor's real path with the rest
  * appended — through a dangling symlink on the way, by its target (X43-01: `~/linkbin -> <repo>/bin`, `bin` absent at the
@@ -145,3 +148,66 @@ export function withAbsolutePath<T extends Readonly<Record<string, string | unde
   const kept = absolutePathEntries(value);
   return kept === value ? env : ({ ...env, PATH: kept } as T);
 }
+
+/** The nearest directory at or above `dir` (a real path) holding a `.git`, or undefined. */
+function repositoryAround(dir: string): string | undefined {
+  for (let current = dir; ; current = path.dirname(current)) {
+    if (existsSync(path.join(current, '.git'))) return current;
+    if (path.dirname(current) === current) return undefined;
+  }
+}
+
+function inside(file: string, root: string): boolean {
+  return file === root || file.startsWith(root.endsWith(path.sep) ? root : `${root}${path.sep}`);
+}
+
+/**
+ * The PATH for a command run INSIDE a sandbox whose working directory is `cwd` (follow-up of X42-11/12). The host never
+ * searches an entry inside a repository polywave works on ({@link absolutePathEntries}), but inside the sandbox such an
+ * entry is the agent's own (its worktree, writable) or read-only (the main checkout's view): a binary there is code the
+ * agent could run anyway, so a project's `<checkout>/node_modules/.bin` (direnv's `layout node`) or `<checkout>/bin`
+ * (`PATH_add bin`) is searched again there, at its place in the PATH polywave was given. An entry inside the main
+ * checkout of the linked worktree `cwd` lies in (an agent worktree, which sees the main checkout as an empty view) is
+ * searched in the worktree first (`<worktree>/bin` for `<checkout>/bin`: the same tracked files, the agent's branch),
+ * then as it is. Relative and empty entries stay dropped (searched from a cwd the agent chose). `value` (the host-side
+ * PATH the command is given) keeps its own entries; undefined when unset. Never used to start a host program: the
+ * sandbox wrapper hands it in {@link sandboxPathVariable}, and the runner inside the sandbox exports it.
+ */
+export function sandboxSearchPath(value: string | undefined, cwd: string, given: string | undefined = givenPath): string | undefined {
+  if (value === undefined) return undefined;
+  const current = value.split(path.delimiter);
+  const present = new Set(current);
+  const realCwd = realOrResolved(cwd);
+  const repository = repositoryAround(realCwd);
+  const main = repository === undefined ? undefined : mainCheckoutOf(path.join(repository, '.git'));
+  // The checkout's entries of the given PATH, each put before the next given entry the command's PATH has (its own
+  // order kept as it is), or at its end.
+  const before = new Map<string, string[]>();
+  let pending: string[] = [];
+  for (const entry of (given ?? '').split(path.delimiter)) {
+    if (!path.isAbsolute(entry)) continue;
+    if (!inUntrustedRoot(entry)) {
+      if (present.has(entry) && pending.length > 0) {
+        before.set(entry, [...(before.get(entry) ?? []), ...pending]);
+        pending = [];
+      }
+      continue;
+    }
+    const real = realOrResolved(entry);
+    if (repository !== undefined && main !== undefined && main !== repository && inside(real, main) && !inside(real, repository)) pending.push(path.join(repository, path.relative(main, real)));
+    pending.push(entry);
+  }
+  const result: string[] = [];
+  const add = (entry: string) => {
+    if (!result.includes(entry)) result.push(entry);
+  };
+  for (const entry of current) {
+    for (const inserted of before.get(entry) ?? []) add(inserted);
+    add(entry);
+  }
+  for (const inserted of pending) add(inserted);
+  return result.join(path.delimiter);
+}
+
+/** The variable the sandbox wrapper hands {@link sandboxSearchPath} in; the runner inside the sandbox exports it as PATH. */
+export const sandboxPathVariable = 'POLYWAVE_SANDBOX_PATH';

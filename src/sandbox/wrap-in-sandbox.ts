@@ -13,7 +13,7 @@ import { realOrResolved, type SandboxPlan } from './sandbox-plan.js';
 import { releaseWrapped, sandboxSessionGeneration, wrapInHost } from './sandbox-manager.js';
 import { noDatagramFilterVariable, sandboxStatus } from './sandbox-status.js';
 import { sandboxUnavailableError } from './sandbox-unavailable-error.js';
-import { distrustSearchRoot, withAbsolutePath } from './search-path.js';
+import { distrustSearchRoot, sandboxPathVariable, sandboxSearchPath, withAbsolutePath } from './search-path.js';
 import { codes } from '../errors/codes.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 
@@ -186,7 +186,11 @@ async function buildWrapper(key: string, plan: SandboxPlan, options: WrapInSandb
   // Every descriptor above stderr is closed first (outside attack X18-03/04): one that polywave's own launcher left
   // open without close-on-exec (a directory: write anywhere through /proc/self/fd/N/) would reach every command.
   const closeInherited = 'for _pw_fd in /proc/self/fd/*; do _pw_fd=${_pw_fd##*/}; case $_pw_fd in 0|1|2) ;; *) eval "exec $_pw_fd>&-" 2>/dev/null;; esac; done; unset _pw_fd; ';
-  const runner = `export SANDBOX_RUNTIME=1; unset ${bwrapStatusVariable}; ${closeInherited}${tmpdir !== undefined && tmpdir !== '' ? `export TMPDIR=${shellQuote(tmpdir)}; ` : ''}exec ${filter ? `${shellQuote(filter)} ` : ''}bash -c "$${sandboxCommandVariable}"`;
+  // The sandbox-side PATH (search-path.ts sandboxSearchPath: the checkout's own bin directories, never searched on the
+  // host) is exported only here, inside the sandbox; the command's shell is the one running this runner (`$BASH`, found
+  // with the host-side PATH), not one the sandbox PATH finds (an agent's own `bin/bash` still runs only inside).
+  const sandboxPath = `if [ -n "\${${sandboxPathVariable}+x}" ]; then export PATH="$${sandboxPathVariable}"; unset ${sandboxPathVariable}; fi; `;
+  const runner = `export SANDBOX_RUNTIME=1; unset ${bwrapStatusVariable}; ${closeInherited}${sandboxPath}${tmpdir !== undefined && tmpdir !== '' ? `export TMPDIR=${shellQuote(tmpdir)}; ` : ''}exec ${filter ? `${shellQuote(filter)} ` : ''}"\${BASH:-bash}" -c "$${sandboxCommandVariable}"`;
   const sharedTemp = runtimeSharedTemp.filter((entry) => existsSync(entry));
   // A writable directory inside an unreadable one (the own HOME/TMPDIR inside the denied scratch
   // parent, scratch-dirs.ts) is readable again: on Linux the write bind already restores it over the
@@ -458,7 +462,17 @@ export async function wrapInSandbox(plan: SandboxPlan, command: string, options:
   };
   // (the wrapper's `bash` and the `bwrap` in it are found on PATH's absolute entries only: started with an agent's
   // worktree as cwd, an empty or relative entry ran the agent's own `bash` on the host, X41-02/05)
-  return { file: used.file, args: [...used.args], isolated: used.isolated, env: withAbsolutePath({ ...options.env, [sandboxCommandVariable]: command, [bwrapStatusVariable]: statusFile }), release, ranNothing, hiddenPathAppeared: () => used.deniedAbsent.some((entry) => existsSync(entry)) };
+  return { file: used.file, args: [...used.args], isolated: used.isolated, env: withSandboxPath(withAbsolutePath({ ...options.env, [sandboxCommandVariable]: command, [bwrapStatusVariable]: statusFile }), options.env.PATH, options.cwd), release, ranNothing, hiddenPathAppeared: () => used.deniedAbsent.some((entry) => existsSync(entry)) };
+}
+
+/**
+ * `env` (the host-side environment of the wrapper: PATH's absolute entries outside the repositories only) with the
+ * sandbox-side PATH in {@link sandboxPathVariable} when it differs: the runner inside the sandbox exports it.
+ */
+function withSandboxPath(env: Record<string, string>, requested: string | undefined, cwd: string): Record<string, string> {
+  const inner = sandboxSearchPath(requested, cwd);
+  if (inner === undefined || inner === env.PATH) return env;
+  return { ...env, [sandboxPathVariable]: inner };
 }
 
 /**

@@ -1,0 +1,32 @@
+import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { absolutePathEntries, distrustSearchRoot, sandboxSearchPath } from './search-path.js';
+
+describe('sandboxSearchPath (follow-up of X42-11/12)', () => {
+  const root = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'pw-search-path-')));
+  const main = path.join(root, 'main');
+  const worktree = path.join(main, '.claude', 'worktrees', 'w');
+  mkdirSync(path.join(main, '.git', 'worktrees', 'w'), { recursive: true });
+  writeFileSync(path.join(main, '.git', 'worktrees', 'w', 'commondir'), '../..\n');
+  mkdirSync(worktree, { recursive: true });
+  writeFileSync(path.join(worktree, '.git'), `gitdir: ${path.join(main, '.git', 'worktrees', 'w')}\n`);
+  distrustSearchRoot(worktree);
+  const given = [`${main}/bin`, 'node_modules/.bin', '', `${main}/node_modules/.bin`, '/usr/bin'].join(':');
+
+  it('host side: no entry inside the checkout or the worktree, nor a relative or empty one, is searched', () => {
+    expect(absolutePathEntries(given)).toBe('/usr/bin');
+    expect(absolutePathEntries(`${worktree}/bin:/bin`)).toBe('/bin');
+  });
+
+  it("sandbox side: the checkout's entries come back at their place, mapped into the agent's worktree first; relative ones stay out", () => {
+    expect(sandboxSearchPath('/usr/bin', worktree, given)).toBe([`${worktree}/bin`, `${main}/bin`, `${worktree}/node_modules/.bin`, `${main}/node_modules/.bin`, '/usr/bin'].join(':'));
+    // In the main checkout itself (a solo agent, a gate there): as given.
+    expect(sandboxSearchPath('/usr/bin', main, given)).toBe([`${main}/bin`, `${main}/node_modules/.bin`, '/usr/bin'].join(':'));
+    // Entries of the command's own PATH are kept; nothing when PATH is unset.
+    expect(sandboxSearchPath('/opt/x/bin:/usr/bin', worktree, `/usr/bin:${main}/bin`)).toBe(`/opt/x/bin:/usr/bin:${worktree}/bin:${main}/bin`);
+    expect(sandboxSearchPath('/opt/x/bin:/usr/bin', worktree, `${main}/bin:/usr/bin`)).toBe(`/opt/x/bin:${worktree}/bin:${main}/bin:/usr/bin`);
+    expect(sandboxSearchPath(undefined, worktree, given)).toBeUndefined();
+  });
+});
