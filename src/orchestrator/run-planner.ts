@@ -304,6 +304,12 @@ export async function replanProgram(options: ReplanProgramOptions): Promise<Repl
         const added = after.impls.filter((impl) => impl.tier === tier.number && !members.some((member) => member.slug === impl.slug)).map((impl) => impl.slug);
         if (added.length > 0) errors.push(`E34_COMPLETED_TIER_CHANGED: tier ${tier.number} is complete; ${added.join(', ')} cannot join it (a re-plan revises the failed tier and the ones after it)`);
       }
+      // Outside round P15 (P15-02): an IMPL's status is the loop's record of what was done (P4), not the plan's — a
+      // Planner that set a never-built IMPL `complete` passed "validation" and the human approved unbuilt work as done
+      // (only the loop refused it later, V031). An IMPL the revision adds, or whose status it changes, to `reviewed` or
+      // `complete` is checked against its IMPL doc as the loop's E28A checks an imported one (V031/V032, and P1/P2 for
+      // its doc); `scouting`/`executing` are the loop's own statuses for work it started, never the Planner's to set.
+      errors.push(...(await statusRevisionErrors(repoDir, before, after)));
       // P14-06: a Planner whose edits missed the file (or were all undone) revised nothing: not a revision to approve.
       const comparable = (manifest: ProgramManifest) => JSON.stringify({ ...manifest, state: undefined, updated: undefined });
       if (loop.valid && comparable(after) === comparable(before)) errors.push(`E34_NOTHING_REVISED: the Planner changed nothing in ${path.basename(programPath)} (no revision to approve; the manifest stays as it was)`);
@@ -330,6 +336,28 @@ export async function replanProgram(options: ReplanProgramOptions): Promise<Repl
   } finally {
     clearReplanMarker(marker);
   }
+}
+
+/**
+ * P15-02: what a revision's IMPL statuses claim that the repository does not hold. Only the IMPLs the revision adds or
+ * whose status it changes: `reviewed`/`complete` are judged by E28A's import checks against their IMPL docs on disk
+ * (V031_IMPL_FILE_MISSING, V032_IMPL_STATE_MISMATCH, V029/V030 for that doc — what program-execute would refuse at
+ * the tier); `scouting`/`executing` (work the loop started) → E34_IMPL_STATUS_CHANGED.
+ */
+async function statusRevisionErrors(repoDir: string, before: ProgramManifest, after: ProgramManifest): Promise<string[]> {
+  const old = new Map(before.impls.map((impl) => [impl.slug ?? '', impl.status ?? '']));
+  const changed = after.impls.filter((impl) => (impl.slug ?? '') !== '' && old.get(impl.slug!) !== (impl.status ?? ''));
+  const errors = changed
+    .filter((impl) => impl.status === 'scouting' || impl.status === 'executing')
+    .map((impl) => `E34_IMPL_STATUS_CHANGED: IMPL ${impl.slug} set to \`${impl.status}\` (was \`${old.get(impl.slug!) ?? 'not in the plan'}\`): \`scouting\`/\`executing\` record work the tier loop started — a re-plan leaves them to it (use \`pending\`)`);
+  const claimed = changed.filter((impl) => impl.status === 'reviewed' || impl.status === 'complete');
+  if (claimed.length === 0) return errors;
+  const { readProgramImplDocs } = await import('../store/program-impl-docs.js');
+  const { scopedImportFindings } = await import('./program-execute.js');
+  for (const finding of scopedImportFindings(after, await readProgramImplDocs(repoDir, after), claimed)) {
+    errors.push(`${finding.code}: ${finding.message}${finding.code === 'V031_IMPL_FILE_MISSING' || finding.code === 'V032_IMPL_STATE_MISMATCH' ? ' — a re-plan may not mark work done (or reviewed) that its IMPL doc does not show; leave it `pending` for the tier loop to scout and run' : ''}`);
+  }
+  return errors;
 }
 
 function summarizeChanges(before: ProgramManifest, after: ProgramManifest): string {

@@ -1,0 +1,45 @@
+/**
+ * Outside round P15's open findings on the PROGRAM layer (issue 12), as regression tests: the real CLI as child
+ * processes on real temporary git repositories (the demo PROGRAM "shop" set up without running it, script agents).
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+
+import { programRelative, git, cli, tier1Frozen, type Demo } from './support/program-crafted.js';
+
+/** The demo's agent script with a scripted Planner (its steps) added. */
+function withPlanner(demo: Demo, steps: string[]): void {
+  const script = readFileSync(demo.script, 'utf8').replace(/\n {2}planner:\n[\s\S]*$/, '\n');
+  writeFileSync(demo.script, `${script.replace(/\n*$/, '\n')}  planner:\n    steps:\n${steps.map((step) => `      ${step}\n`).join('')}`);
+}
+
+const replanArgs = (demo: Demo) => ['program-replan', programRelative, '--reason', 'p15', '--tier', '2', '--model', `script:${demo.script}`];
+
+describe('P15-02: a re-plan that marks unbuilt work done is not a valid revision', () => {
+  it('the never-built tier-2 IMPL set `complete` (no IMPL doc): V031 in the re-plan\'s own validation, exit 1, the plan as it was (BLOCKED); `executing` likewise; a description edit still passes', async () => {
+    const demo = await tier1Frozen({}, {}, 'BLOCKED');
+    const original = readFileSync(demo.program, 'utf8');
+    const edit = (old: string, to: string) => `- edit: { path: ${programRelative}, old: ${JSON.stringify(old)}, new: ${JSON.stringify(to)} }`;
+    const statusOf = (to: string) => edit('      key_outputs: [src/checkout.js]\n      status: pending', `      key_outputs: [src/checkout.js]\n      status: ${to}`);
+
+    withPlanner(demo, [statusOf('complete'), '- text: "revised"']);
+    const complete = await cli(demo, replanArgs(demo));
+    expect(complete.code, `${complete.stdout}\n${complete.stderr}`).toBe(1);
+    const result = JSON.parse(complete.stdout) as { validation_passed: boolean; errors?: string[] };
+    expect(result.validation_passed).toBe(false);
+    expect(result.errors?.join('\n')).toMatch(/^V031_IMPL_FILE_MISSING: IMPL "checkout" has status "complete" but IMPL-checkout\.yaml not found .* a re-plan may not mark work done/m);
+    expect(readFileSync(demo.program, 'utf8')).toBe(original);
+    expect(git(demo.repo, ['status', '--porcelain']).trim()).toBe('');
+
+    withPlanner(demo, [statusOf('executing'), '- text: "revised"']);
+    const executing = await cli(demo, replanArgs(demo));
+    expect(executing.code, `${executing.stdout}\n${executing.stderr}`).toBe(1);
+    expect(executing.stdout).toMatch(/E34_IMPL_STATUS_CHANGED: IMPL checkout set to `executing` \(was `pending`\)/);
+    expect(readFileSync(demo.program, 'utf8')).toBe(original);
+
+    withPlanner(demo, [edit('the checkout, on top of tier 1', 'the checkout, REVISED'), '- text: "revised"']);
+    const revised = await cli(demo, replanArgs(demo));
+    expect(revised.code, `${revised.stdout}\n${revised.stderr}`).toBe(0);
+    expect(readFileSync(demo.program, 'utf8')).toMatch(/^state: REPLANNING$/m);
+  }, 240_000);
+});
