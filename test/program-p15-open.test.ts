@@ -2,7 +2,7 @@
  * Outside round P15's open findings on the PROGRAM layer (issue 12), as regression tests: the real CLI as child
  * processes on real temporary git repositories (the demo PROGRAM "shop" set up without running it, script agents).
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
 import { programRelative, git, cli, tier1Frozen, type Demo } from './support/program-crafted.js';
@@ -42,4 +42,25 @@ describe('P15-02: a re-plan that marks unbuilt work done is not a valid revision
     expect(revised.code, `${revised.stdout}\n${revised.stderr}`).toBe(0);
     expect(readFileSync(demo.program, 'utf8')).toMatch(/^state: REPLANNING$/m);
   }, 240_000);
+});
+
+describe('P15-22: program-replan tells the approving human what it undid of a process\'s change of the PROGRAM', () => {
+  it('the Planner\'s bash (the repository\'s code) sets the tier gate to `true`, then the Planner edits a description: the change is undone and named — the lines and the kept copy — on stderr and in the JSON', async () => {
+    const demo = await tier1Frozen({}, {}, 'BLOCKED');
+    const rewrite = `node -e "const f='${programRelative}';const fs=require('fs');fs.writeFileSync(f,fs.readFileSync(f,'utf8').replace('command: node --test','command: \\"true\\"'))"`;
+    withPlanner(demo, [`- bash: ${JSON.stringify(rewrite)}`, `- edit: { path: ${programRelative}, old: "the checkout, on top of tier 1", new: "the checkout, REVISED" }`, '  expect: ok', '- text: "revised"']);
+    const replan = await cli(demo, replanArgs(demo));
+    expect(replan.code, `${replan.stdout}\n${replan.stderr}`).toBe(0);
+    const text = readFileSync(demo.program, 'utf8');
+    expect(text).toContain('the checkout, REVISED');
+    expect(text).toContain('command: node --test');
+    const line = /^program-replan: warning\[PLANNER_DOC_CHANGED_BY_PROCESS\]: attempt 1: (.*)$/m.exec(replan.stderr)?.[1];
+    expect(line, replan.stderr).toMatch(/^docs\/PROGRAM\/PROGRAM-shop\.yaml was changed before the agent's edit_file of it, by a process it ran \(code of the repository\), not by its own write_file\/edit_file: its own text is put back \(undone: -" {6}command: node --test", \+" {6}command: \\"true\\""\); the changed copy is in (\S+)$/);
+    const kept = /the changed copy is in (\S+)$/.exec(line!)![1]!;
+    expect(existsSync(kept)).toBe(true);
+    expect(readFileSync(kept, 'utf8')).toContain('command: "true"');
+    const result = JSON.parse(replan.stdout) as { validation_passed: boolean; warnings?: string[] };
+    expect(result.validation_passed).toBe(true);
+    expect(result.warnings).toEqual([`PLANNER_DOC_CHANGED_BY_PROCESS: attempt 1: ${line}`]);
+  }, 180_000);
 });

@@ -67,7 +67,9 @@ export function watchOwnWrites(
       // the caller's validation reads what is there
     }
     const what = !ownText ? 'taken away (none of it was written with write_file/edit_file: write the doc with write_file)' : "its own text is put back";
-    notes.push(`${relative} was changed ${when}, by a process it ran (code of the repository), not by its own write_file/edit_file: ${what}${kept ? `; the changed copy is in ${kept}` : ''}`);
+    // P15-22: what the process changed, in a few lines (the whole changed copy is kept).
+    const change = ownText ? changedLines(ownText, now ?? '') : '';
+    notes.push(`${relative} was changed ${when}, by a process it ran (code of the repository), not by its own write_file/edit_file: ${what}${change ? ` (undone: ${change})` : ''}${kept ? `; the changed copy is in ${kept}` : ''}`);
   };
   return {
     onEvent: (event) => {
@@ -86,6 +88,29 @@ export function watchOwnWrites(
       return notes.length > 0 ? notes.join('; ') : undefined;
     },
   };
+}
+
+/** The lines `changed` has that `own` has not (+) and the other way round (-): a few, shortened, quoted. */
+export function changedLines(own: string, changed: string): string {
+  const count = (text: string) => {
+    const lines = new Map<string, number>();
+    for (const line of text.split('\n')) lines.set(line, (lines.get(line) ?? 0) + 1);
+    return lines;
+  };
+  const only = (text: string, other: Map<string, number>) => {
+    const left = new Map(other);
+    return text.split('\n').filter((line) => {
+      const seen = left.get(line) ?? 0;
+      if (seen > 0) {
+        left.set(line, seen - 1);
+        return false;
+      }
+      return line.trim() !== '';
+    });
+  };
+  const quote = (line: string) => JSON.stringify(line.length > 80 ? `${line.slice(0, 77)}...` : line);
+  const list = (sign: string, lines: string[]) => [...lines.slice(0, 3).map((line) => `${sign}${quote(line)}`), ...(lines.length > 3 ? [`${sign}${lines.length - 3} more line(s)`] : [])];
+  return [...list('-', only(own, count(changed))), ...list('+', only(changed, count(own)))].join(', ');
 }
 
 /** Whether agents of `backend` run polywave's own tools (write_file, edit_file, bash: each call reported as it starts). */

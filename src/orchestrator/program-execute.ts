@@ -1024,7 +1024,7 @@ function describeFinalizeFailure(finalized: FinalizeTierResult): string {
 /** E34 after a failed tier: the Planner revises the PROGRAM, which then waits for approval. */
 async function replanAfterFailure(options: ProgramExecuteOptions, programPath: string, repoDir: string, tier: number, reason: string, usage: AgentUsage): Promise<{ message: string; revised: boolean }> {
   try {
-    const { replanProgram } = await import('./run-planner.js');
+    const { replanProgram, warningLine } = await import('./run-planner.js');
     // (from TIER_EXECUTING: a valid revision moves the PROGRAM to REPLANNING; an invalid one leaves it as it was, and the
     // loop then stops BLOCKED — outside attack P12-28: a failed Planner left REPLANNING and "approve the revised plan"
     // with nothing revised)
@@ -1040,7 +1040,7 @@ async function replanAfterFailure(options: ProgramExecuteOptions, programPath: s
     });
     addUsage(usage, replan.usage);
     return replan.validation_passed
-      ? { message: `the Planner revised the PROGRAM (${path.relative(repoDir, replan.revised_manifest_path)}): review it and approve with \`polywave update-program-state … --state REVIEWED\``, revised: true }
+      ? { message: `the Planner revised the PROGRAM (${path.relative(repoDir, replan.revised_manifest_path)})${(replan.warnings ?? []).map((warning) => ` — ${warningLine(warning)}`).join('')}: review it and approve with \`polywave update-program-state … --state REVIEWED\``, revised: true }
       : { message: `the Planner's revision is not valid: ${(replan.errors ?? []).join('; ')}`, revised: false };
   } catch (error) {
     return { message: `re-planning failed: ${error instanceof Error ? error.message : String(error)}`, revised: false };

@@ -83,6 +83,11 @@ export interface ReplanResult {
   /** Where the manifest before the revision was kept. */
   backup_path?: string;
   errors?: string[];
+  /**
+   * P15-22: what the re-plan undid that a process its Planner ran (code of the repository) changed in the PROGRAM — the
+   * change, and where the changed copy was kept — for the human who approves the revision.
+   */
+  warnings?: string[];
   usage: AgentUsage;
 }
 
@@ -212,6 +217,15 @@ export async function runPlanner(options: RunPlannerOptions): Promise<PlannerRes
   return { program_path: outputPath, program_slug: slug, success: loop.valid, state, attempts: loop.attempts, usage: loop.usage, ...(mark.recovered !== undefined ? { recovered: mark.recovered } : {}) };
 }
 
+/** The code of the warning a Planner run's undone process change is reported with (P15-22). */
+export const plannerDocChanged = 'PLANNER_DOC_CHANGED_BY_PROCESS';
+
+/** A warning of {@link ReplanResult} (`CODE: text`) as a line's `warning[CODE]: text`. */
+export function warningLine(warning: string): string {
+  const at = warning.indexOf(': ');
+  return at < 0 ? `warning: ${warning}` : `warning[${warning.slice(0, at)}]: ${warning.slice(at + 2)}`;
+}
+
 /** JSON with sorted keys: the same value whatever order the Planner wrote its keys in. */
 function stableJson(value: unknown): string {
   return JSON.stringify(value, (_key, item: unknown) => (item !== null && typeof item === 'object' && !Array.isArray(item) ? Object.fromEntries(Object.entries(item as Record<string, unknown>).sort(([left], [right]) => left.localeCompare(right))) : item));
@@ -324,6 +338,8 @@ export async function replanProgram(options: ReplanProgramOptions): Promise<Repl
       if ((after?.state ?? '') !== 'REPLANNING') await setProgramState(programPath, 'REPLANNING', { force: true });
     }
     const changed = after && !errors.some((error) => error.startsWith('E34_NOTHING_REVISED')) ? summarizeChanges(before, after) : undefined;
+    // P15-22: a process's change of the PROGRAM, undone while the Planner ran, was said nowhere (the Scout's is a warning).
+    const warnings = loop.attempts.flatMap((attempt) => (attempt.undone ? [`${plannerDocChanged}: attempt ${attempt.attempt}: ${attempt.undone}`] : []));
     return {
       revised_manifest_path: programPath,
       validation_passed: valid,
@@ -331,6 +347,7 @@ export async function replanProgram(options: ReplanProgramOptions): Promise<Repl
       planner_agent_id: 'planner',
       backup_path: backupPath,
       ...(errors.length > 0 ? { errors } : {}),
+      ...(warnings.length > 0 ? { warnings } : {}),
       usage: loop.usage,
     };
   } finally {

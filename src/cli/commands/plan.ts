@@ -32,6 +32,7 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   });
   if (result.recovered !== undefined) io.stderr(`plan: ${result.recovered}\n`);
   printJson(io, result);
+  for (const attempt of result.attempts) if (attempt.undone) io.stderr(`plan: warning[PLANNER_DOC_CHANGED_BY_PROCESS]: attempt ${attempt.attempt}: ${attempt.undone}\n`);
   const relative = path.relative(io.cwd, result.program_path);
   if (result.success) io.stderr(`plan: ${relative} written and validated (state ${result.state || '?'}). Review it, then approve: polywave update-program-state ${relative} --state REVIEWED, and run: polywave program-execute ${relative}\n`);
   else io.stderr(`plan: the Planner did not produce a valid PROGRAM after ${result.attempts.length} attempt(s); see the errors above\n`);

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { sayRecovered } from '../replan-recovery.js';
 import { acquireRunLock } from '../run-lock.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
-import { replanProgram } from '../../orchestrator/run-planner.js';
+import { replanProgram, warningLine } from '../../orchestrator/run-planner.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { unsafeNoSandboxFrom } from '../sandbox-option.js';
 import { projectDirOf, repoDirOption, topLevelOf } from './repo-dir-option.js';
@@ -57,6 +57,8 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
       ...(unsafeNoSandboxFrom(options, io) ? { unsafeNoSandbox: true } : {}),
     });
     printJson(io, result);
+    // P15-22: the human approving the revision is told what the Planner's processes changed in the PROGRAM (undone).
+    for (const warning of result.warnings ?? []) io.stderr(`program-replan: ${warningLine(warning)}\n`);
     return result.validation_passed ? 0 : 1;
   } finally {
     releaseLock();
