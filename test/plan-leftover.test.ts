@@ -111,7 +111,8 @@ describe('a plan killed while its Planner wrote the PROGRAM (P13-19)', () => {
       expect(readFileSync(target, 'utf8')).toBe(partial);
       // While it runs: a second plan of the same PROGRAM is refused, the partial untouched.
       const second = await runCli(['plan', 'A shop', '--slug', 'shop', '--model', `script:${good}`], { cwd: repo.dir, env: repo.env as Record<string, string>, timeoutMs: 60_000 });
-      expect([second.code, second.stderr]).toEqual([2, expect.stringMatching(/^polywave: error\[RUN_IN_PROGRESS\]: a plan of PROGRAM-shop\.yaml is running/)]);
+      // (refused by the PROGRAM's run lock the plan holds, P15-09)
+      expect([second.code, second.stderr]).toEqual([2, expect.stringMatching(/^polywave: error\[RUN_IN_PROGRESS\]: a run of PROGRAM-shop\.yaml is already in progress \(pid \d+/)]);
       expect(readFileSync(target, 'utf8')).toBe(partial);
     } finally {
       child.kill('SIGKILL');

@@ -2,8 +2,15 @@
  * Outside round P15's open findings on the PROGRAM layer (issue 12), as regression tests: the real CLI as child
  * processes on real temporary git repositories (the demo PROGRAM "shop" set up without running it, script agents).
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { acquireRunLock } from '../src/cli/run-lock.js';
+import { programDemoManifest } from '../src/demo/program-project.js';
+import { runCli } from './support/cli.js';
+import { createTestRepo } from './support/git-repo.js';
+import { makeTempDir } from './support/temp.js';
 
 import { programRelative, git, cli, tier1Frozen, type Demo } from './support/program-crafted.js';
 
@@ -63,4 +70,53 @@ describe('P15-22: program-replan tells the approving human what it undid of a pr
     expect(result.validation_passed).toBe(true);
     expect(result.warnings).toEqual([`PLANNER_DOC_CHANGED_BY_PROCESS: attempt 1: ${line}`]);
   }, 180_000);
+});
+
+describe('P15-09: two plans of one PROGRAM after a killed plan', () => {
+  it('the PROGRAM\'s run lock decides before the killed plan\'s record is read: a plan while another holds it is RUN_IN_PROGRESS (the partial untouched); two at once: one plans, the other RUN_IN_PROGRESS — never INTERNAL', async () => {
+    const repo = await createTestRepo({ files: { 'README.md': '# big\n' } });
+    const env = repo.env as Record<string, string>;
+    const script = path.join(makeTempDir('polywave-plan-p15-09-'), 'agents.yaml');
+    const planned = programDemoManifest('PLANNING').replace('program_slug: shop', 'program_slug: big');
+    writeFileSync(script, ['version: 1', 'agents:', '  planner:', '    steps:', `      - write: { path: docs/PROGRAM/PROGRAM-big.yaml, content: ${JSON.stringify(planned)} }`, '      - text: "planned"', ''].join('\n'));
+    const program = repo.path('docs/PROGRAM/PROGRAM-big.yaml');
+    const backups = repo.path('.git/polywave/program-replan');
+    // What a plan SIGKILLed while its Planner wrote leaves: its record (a pid that is gone) and part of the PROGRAM.
+    const killed = () => {
+      const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout;
+      mkdirSync(path.dirname(program), { recursive: true });
+      writeFileSync(program, 'title: Big\nprogram_slug: big\nstate: PLA');
+      mkdirSync(backups, { recursive: true });
+      writeFileSync(path.join(backups, 'PROGRAM-big.planning.json'), `${JSON.stringify({ program: realpathSync(program), pid: Number(gone) })}\n`);
+    };
+    const plan = () => runCli(['plan', 'a big thing', '--slug', 'big', '--model', `script:${script}`], { cwd: repo.dir, env, timeoutMs: 120_000 });
+
+    // Another command holds the PROGRAM's run lock (as the first of two plans does while it reads the record and moves
+    // the partial aside): refused before the record is read, nothing changed.
+    killed();
+    const release = acquireRunLock(repo.dir, program);
+    let refused;
+    try {
+      refused = await plan();
+    } finally {
+      release();
+    }
+    expect(refused.code, `${refused.stdout}\n${refused.stderr}`).toBe(2);
+    expect(refused.stderr).toMatch(/error\[RUN_IN_PROGRESS\]/);
+    expect(readFileSync(program, 'utf8')).toBe('title: Big\nprogram_slug: big\nstate: PLA');
+    expect(readdirSync(backups).filter((name) => name.includes('interrupted-plan'))).toEqual([]);
+
+    // Two plans started at the same instant after the kill: one moves the partial aside and plans, the other is refused.
+    {
+      spawnSync('rm', ['-rf', program, backups]);
+      killed();
+      const both = await Promise.all([plan(), plan()]);
+      const outcomes = both.map((run) => `${run.code} ${/error\[([A-Z0-9_]+)\]/.exec(run.stderr)?.[1] ?? ''}`).sort();
+      expect(outcomes, both.map((run) => run.stderr).join('\n----\n')).toEqual(['0 ', '2 RUN_IN_PROGRESS']);
+      expect(readFileSync(program, 'utf8')).toMatch(/^state: VALIDATING$/m);
+      const moved = readdirSync(backups).filter((name) => name.includes('interrupted-plan'));
+      expect(moved).toHaveLength(1);
+      expect(readFileSync(path.join(backups, moved[0]!), 'utf8')).toBe('title: Big\nprogram_slug: big\nstate: PLA');
+    }
+  }, 240_000);
 });

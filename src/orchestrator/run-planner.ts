@@ -52,6 +52,11 @@ export interface RunPlannerOptions extends PlannerRunOptions {
   slug?: string;
   /** A requirements document (repository-relative or absolute). */
   requirementsPath?: string;
+  /**
+   * Takes the run lock of the PROGRAM path the plan writes, for the plan's life (the CLI: the lock program-execute and
+   * program-replan hold); throws RUN_IN_PROGRESS when another command holds it. Returns the release.
+   */
+  lock?: (programPath: string) => () => void;
 }
 
 /** The result of a Planner run (printed as JSON). */
@@ -194,6 +199,18 @@ export async function runPlanner(options: RunPlannerOptions): Promise<PlannerRes
     const file = path.resolve(repoDir, options.requirementsPath);
     requirements = { path: path.relative(repoDir, file), text: await readTextFile(file) };
   }
+  // P15-09: one plan of a PROGRAM at a time, decided by the kernel's run lock before the killed plan's record is read —
+  // two plans started at once after a killed one both took its record for dead and raced to move its partial output
+  // aside (the loser: INTERNAL ENOENT … rename); now the loser is RUN_IN_PROGRESS (exit 2), nothing changed.
+  const releaseLock = options.lock?.(outputPath) ?? (() => undefined);
+  try {
+    return await planHoldingLock(options, repoDir, slug, outputPath, isTracked, requirements);
+  } finally {
+    releaseLock();
+  }
+}
+
+async function planHoldingLock(options: RunPlannerOptions, repoDir: string, slug: string, outputPath: string, isTracked: () => Promise<boolean>, requirements: { path: string; text: string } | undefined): Promise<PlannerResult> {
   // P13-19: a killed plan's partial output (its record says so) is moved aside; a plan of the same PROGRAM still running refuses this one.
   const mark = await markPlanRunning(repoDir, outputPath, isTracked, options.env);
   let loop: Awaited<ReturnType<typeof plannerLoop>>;

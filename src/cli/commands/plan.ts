@@ -2,6 +2,7 @@ import path from 'node:path';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { runPlanner } from '../../orchestrator/run-planner.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
+import { acquireRunLock } from '../run-lock.js';
 import { unsafeNoSandboxFrom } from '../sandbox-option.js';
 import { projectDirOf } from './repo-dir-option.js';
 import { requireAgentsReady } from '../../agents/model-preflight.js';
@@ -29,6 +30,8 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     ...(typeof options.requirements === 'string' ? { requirementsPath: options.requirements } : {}),
     ...(typeof options.model === 'string' ? { model: options.model } : {}),
     ...(unsafeNoSandboxFrom(options, io) ? { unsafeNoSandbox: true } : {}),
+    // P15-09: the PROGRAM's run lock for the plan's life (RUN_IN_PROGRESS for a second plan of it, decided by the kernel).
+    lock: (programPath) => acquireRunLock(repoDir, programPath),
   });
   if (result.recovered !== undefined) io.stderr(`plan: ${result.recovered}\n`);
   printJson(io, result);
