@@ -3,7 +3,7 @@
  * processes on real temporary git repositories (the demo PROGRAM "shop" set up without running it, script agents).
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { acquireRunLock } from '../src/cli/run-lock.js';
@@ -12,7 +12,7 @@ import { runCli } from './support/cli.js';
 import { createTestRepo } from './support/git-repo.js';
 import { makeTempDir } from './support/temp.js';
 
-import { programRelative, git, cli, tier1Frozen, type Demo } from './support/program-crafted.js';
+import { programRelative, git, cli, commitAll, expectUnchanged, executeArgs, setupDemo, tier1Frozen, type Demo } from './support/program-crafted.js';
 
 /** The demo's agent script with a scripted Planner (its steps) added. */
 function withPlanner(demo: Demo, steps: string[]): void {
@@ -118,5 +118,39 @@ describe('P15-09: two plans of one PROGRAM after a killed plan', () => {
       expect(moved).toHaveLength(1);
       expect(readFileSync(path.join(backups, moved[0]!), 'utf8')).toBe('title: Big\nprogram_slug: big\nstate: PLA');
     }
+  }, 240_000);
+});
+
+describe('P15-20: a committed docs/PROGRAM or docs/IMPL symlink is named, with commands that work', () => {
+  it('docs/PROGRAM → ../programs: program-execute and program-replan name the link and advise `git rm docs/PROGRAM && mkdir -p docs && git mv programs docs/PROGRAM`, which works; docs/IMPL → ../plans: refused before any Scout, named', async () => {
+    const demo = await setupDemo();
+    renameSync(`${demo.repo}/docs/PROGRAM`, `${demo.repo}/programs`);
+    symlinkSync('../programs', `${demo.repo}/docs/PROGRAM`);
+    commitAll(demo.repo, 'test: docs/PROGRAM as a link');
+    const named = /docs\/PROGRAM is a symbolic link \(to \.\.\/programs, \S+\): polywave writes the PROGRAM manifests only as real files under docs\/PROGRAM\/ of the repository, never through a link — replace the link by a directory \(git rm docs\/PROGRAM && mkdir -p docs && git mv programs docs\/PROGRAM\), then commit; nothing changed/;
+    const refused = await expectUnchanged(demo, executeArgs(demo), 2, named);
+    expect(refused.stderr).toMatch(/error\[X001_INVALID_INPUT\]: the tier loop cannot run docs\/PROGRAM\/PROGRAM-shop\.yaml: docs\/PROGRAM is a symbolic link/);
+    expect(refused.stderr).not.toMatch(/git mv programs\/PROGRAM-shop\.yaml docs\/PROGRAM/);
+    const replan = await cli(demo, replanArgs(demo));
+    expect(replan.code, replan.stderr).toBe(2);
+    expect(replan.stderr).toMatch(named);
+    // The advice as printed: the link replaced by the directory, the PROGRAM a real file there; the link check passes.
+    git(demo.repo, ['rm', '-q', 'docs/PROGRAM']);
+    mkdirSync(`${demo.repo}/docs`, { recursive: true });
+    git(demo.repo, ['mv', 'programs', 'docs/PROGRAM']);
+    commitAll(demo.repo, 'test: the advice');
+    expect(lstatSync(`${demo.repo}/docs/PROGRAM`).isDirectory()).toBe(true);
+    expect(lstatSync(demo.program).isFile()).toBe(true);
+    const after = await cli(demo, replanArgs(demo));
+    expect(after.stderr).not.toMatch(/symbolic link/);
+    expect(after.stderr).toMatch(/N008_STATE_TRANSITION/);
+
+    const impl = await setupDemo();
+    mkdirSync(`${impl.repo}/plans`, { recursive: true });
+    writeFileSync(`${impl.repo}/plans/.keep`, '');
+    symlinkSync('../plans', `${impl.repo}/docs/IMPL`);
+    commitAll(impl.repo, 'test: docs/IMPL as a link');
+    await expectUnchanged(impl, executeArgs(impl), 2, /the tier loop cannot run docs\/PROGRAM\/PROGRAM-shop\.yaml: docs\/IMPL is a symbolic link \(to \.\.\/plans, \S+\): polywave writes the IMPL docs \(each Scout its own\) only as real files under docs\/IMPL\/ .*\(git rm docs\/IMPL && mkdir -p docs && git mv plans docs\/IMPL\)/);
+    expect(git(impl.repo, ['log', '--format=%s']).split('\n').filter((subject) => /scout/i.test(subject))).toEqual([]);
   }, 240_000);
 });

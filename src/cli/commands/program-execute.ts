@@ -8,7 +8,7 @@ import { unsafeNoSandboxFrom } from '../sandbox-option.js';
 import { budgetFrom } from '../budget-option.js';
 import { createWaveProgress } from '../wave-progress.js';
 import { repoDirOption } from './prepare-wave.js';
-import { topLevelOf } from './repo-dir-option.js';
+import { linkedDocsDirectory, topLevelOf } from './repo-dir-option.js';
 import { sayRecovered } from '../replan-recovery.js';
 import { requireAgentsReady } from '../../agents/model-preflight.js';
 import { parseProgram } from '../../protocol/parse-program.js';
@@ -94,6 +94,10 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   // Scouts, then every IMPL stopped on the manifest's own uncommitted status updates (only docs/PROGRAM/ is the loop's).
   // Refused before anything runs, with the move that makes it run.
   const relativeProgram = path.relative(repoDir, programPath).split(path.sep).join('/');
+  // P15-20: a committed `docs/PROGRAM` (or `docs`) link is named, with the commands that replace it (the advised
+  // `git mv … docs/PROGRAM/…` went through it); so is a `docs/IMPL` link, where every Scout's IMPL doc was refused.
+  const linked = linkedDocsDirectory(repoDir, 'PROGRAM', 'the PROGRAM manifests') ?? (existsSync(programPath) ? linkedDocsDirectory(repoDir, 'IMPL', 'the IMPL docs (each Scout its own)') : undefined);
+  if (linked !== undefined) throw new PolywaveError({ code: 'X001_INVALID_INPUT', exitCode: 2, message: `the tier loop cannot run ${target}: ${linked}` });
   if (!/^docs\/PROGRAM\/(complete\/)?PROGRAM-[^/]+\.ya?ml$/.test(relativeProgram) && !relativeProgram.startsWith('../')) {
     const slug = /PROGRAM-([^/]+?)\.ya?ml$/.exec(relativeProgram)?.[1];
     throw new PolywaveError({ code: 'X001_INVALID_INPUT', message: `the tier loop runs a PROGRAM at docs/PROGRAM/PROGRAM-<slug>.yaml, not ${relativeProgram}${slug ? `: move it (git mv ${relativeProgram} docs/PROGRAM/PROGRAM-${slug}.yaml, then commit)` : ''}; nothing changed` });

@@ -6,7 +6,7 @@ import { PolywaveError } from '../../errors/polywave-error.js';
 import { replanProgram, warningLine } from '../../orchestrator/run-planner.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
 import { unsafeNoSandboxFrom } from '../sandbox-option.js';
-import { projectDirOf, repoDirOption, topLevelOf } from './repo-dir-option.js';
+import { linkedDocsDirectory, projectDirOf, repoDirOption, topLevelOf } from './repo-dir-option.js';
 import { requireAgentsReady } from '../../agents/model-preflight.js';
 import { requireAgentScripts } from './program-execute.js';
 
@@ -34,6 +34,9 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     throw new PolywaveError({ code: 'X001_INVALID_INPUT', exitCode: 2, message: `--repo-dir ${String(options.repoDir)} is not the top of the work tree holding ${target} (${repoDir}): a re-plan works there; nothing was started or changed` });
   }
   const relativeProgram = path.relative(repoDir, programPath).split(path.sep).join('/');
+  // P15-20: a committed docs/PROGRAM (or docs) link named, with the commands that replace it.
+  const linked = linkedDocsDirectory(repoDir, 'PROGRAM', 'the PROGRAM manifests');
+  if (linked !== undefined) throw new PolywaveError({ code: 'X001_INVALID_INPUT', exitCode: 2, message: `a re-plan cannot revise ${target}: ${linked}` });
   if (!/^docs\/PROGRAM\/PROGRAM-[^/]+\.ya?ml$/.test(relativeProgram)) {
     throw new PolywaveError({ code: 'X001_INVALID_INPUT', exitCode: 2, message: `a re-plan revises a PROGRAM at docs/PROGRAM/PROGRAM-<slug>.yaml of its repository, not ${relativeProgram.startsWith('../') ? programPath : relativeProgram}; nothing was started or changed` });
   }
