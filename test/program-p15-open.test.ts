@@ -154,3 +154,35 @@ describe('P15-20: a committed docs/PROGRAM or docs/IMPL symlink is named, with c
     expect(git(impl.repo, ['log', '--format=%s']).split('\n').filter((subject) => /scout/i.test(subject))).toEqual([]);
   }, 240_000);
 });
+
+describe('P15-05: amend-impl and update-agent-prompt during a live loop', () => {
+  it('while the tier loop runs catalog\'s wave 1 (agent C working): redirecting wave-2 agent D, re-prompting the running C and adding a wave are RUN_IN_PROGRESS, nothing written; the loop completes with its plan', async () => {
+    const demo = await setupDemo();
+    const script = readFileSync(demo.script, 'utf8');
+    const slow = script.replace(/(\n {2}C:\n {4}steps:\n)/, '$1      - sleep_ms: 6000\n');
+    expect(slow).not.toBe(script);
+    writeFileSync(demo.script, slow);
+    const doc = `${demo.repo}/docs/IMPL/IMPL-catalog.yaml`;
+    const running = cli(demo, executeArgs(demo));
+    let seen = false;
+    for (let tries = 0; tries < 1200 && !seen; tries += 1) {
+      seen = existsSync(doc) && /^state: WAVE_EXECUTING$/m.test(readFileSync(doc, 'utf8'));
+      if (!seen) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(seen).toBe(true);
+    for (const args of [
+      ['amend-impl', 'docs/IMPL/IMPL-catalog.yaml', '--redirect-agent', 'D', '--wave', '2', '--new-task', 'HUMAN TASK FOR D'],
+      ['update-agent-prompt', 'docs/IMPL/IMPL-catalog.yaml', '--agent', 'C', '--prompt', 'HUMAN PROMPT FOR C'],
+      ['amend-impl', 'docs/IMPL/IMPL-catalog.yaml', '--add-wave', '--agent', 'Z', '--new-task', 'HUMAN WAVE'],
+    ]) {
+      const refused = await cli(demo, args);
+      expect([refused.code, refused.stderr], args.join(' ')).toEqual([2, expect.stringMatching(/^polywave: error\[RUN_IN_PROGRESS\]: a run of IMPL-catalog\.yaml is already in progress/)]);
+      expect(readFileSync(doc, 'utf8')).not.toMatch(/HUMAN/);
+    }
+    const result = await running;
+    expect(result.code, result.stderr.slice(-3000)).toBe(0);
+    const archived = readFileSync(`${demo.repo}/docs/IMPL/complete/IMPL-catalog.yaml`, 'utf8');
+    expect(archived).not.toMatch(/HUMAN/);
+    expect(archived).toMatch(/^state: COMPLETE$/m);
+  }, 300_000);
+});

@@ -41,6 +41,20 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   const implPath = implPathFrom(args, io);
   const operation = await operationFrom(options, io);
   const repoDir = repoDirOption(options, io);
+  // Outside round P15 (P15-05): E36 is the orchestrator's amendment between its steps. While a run holds the plan (`run`,
+  // run-wave, the tier loop) a redirect of an agent it has launched never reached the agent — "success", and the old
+  // task's work merged — so add-wave and redirect-agent take the plan's run lock as set-impl-state does (P14-16):
+  // RUN_IN_PROGRESS (exit 2), nothing written; stop the run (Ctrl-C is an interruption), amend, run again.
+  // (extend-scope writes nothing: no lock.)
+  if (operation.kind !== 'extend-scope') {
+    const { withRunLock } = await import('../run-lock.js');
+    const { projectRootOf } = await import('../../store/program-impl-docs.js');
+    return withRunLock(projectRootOf(implPath, repoDir ?? io.cwd), implPath, () => amend(implPath, operation, repoDir, io));
+  }
+  return amend(implPath, operation, repoDir, io);
+}
+
+async function amend(implPath: string, operation: AmendOperation, repoDir: string | undefined, io: CommandIo): Promise<CommandResult> {
   const result = await amendImpl({ implPath, operation, ...(repoDir ? { repoDir } : {}), env: io.env });
   for (const warning of result.warnings) io.stderr(`amend-impl: warning: ${warning}\n`);
   printJson(io, result);

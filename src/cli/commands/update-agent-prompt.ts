@@ -28,8 +28,16 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
     }
   }
   const implPath = implPathFrom(args, io);
-  const result = await updateAgentPrompt({ implPath, agent, prompt: prompt.replace(/\s+$/, '') });
-  for (const warning of result.warnings) io.stderr(`update-agent-prompt: warning: ${warning}\n`);
-  printJson(io, result);
-  return 0;
+  // P15-05: E6 — the orchestrator edits a prompt the agent reads at launch. While a run holds the plan, an agent it has
+  // launched never saw the edit ("updated", and the old prompt's work merged): the plan's run lock, as set-impl-state
+  // takes it (P14-16) — RUN_IN_PROGRESS (exit 2), nothing written; stop the run, update, run again.
+  const { withRunLock } = await import('../run-lock.js');
+  const { projectRootOf } = await import('../../store/program-impl-docs.js');
+  return withRunLock(projectRootOf(implPath, io.cwd), implPath, async (): Promise<CommandResult> => {
+    const result = await updateAgentPrompt({ implPath, agent, prompt: prompt.replace(/\s+$/, '') });
+    for (const warning of result.warnings) io.stderr(`update-agent-prompt: warning: ${warning}\n`);
+    printJson(io, result);
+    return 0;
+  });
 }
+
