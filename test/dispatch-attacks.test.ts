@@ -829,10 +829,10 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
       // The runs' numbers, as their workers take them from Redis: wa 1, wz 2, wb 3 (A19-05: the order is Redis's).
       for (let count = 0; count < 3; count += 1) await numbers.incr(runCounterKey(queueName, String(bullJob.id)));
       for (const [run, worker, number, events] of [['wa:1000', 'wa', 1, turn(1)], ['wb:2000', 'wb', 3, turn(1)], ['wa:1000', 'wa', 1, turn(2)], ['wz:500', 'wz', 2, turn(3)], ['wb:2000', 'wb', 3, turn(2)]] as const) {
-        await bullJob.updateProgress(testDispatchKey.sign('progress', String(bullJob.id), { run, run_no: number, worker, host: 'h', events }));
+        await bullJob.updateProgress(testDispatchKey.sign('progress', String(bullJob.id), { job_sig: (bullJob.data as { sig?: string }).sig, run, run_no: number, worker, host: 'h', events }));
         await sleep(250);
       }
-      return testDispatchKey.sign('agent-result', String(bullJob.id), { v: 1, job_id: bullJob.id, worker: 'wb', outcome: { status: 'failed', failure: { kind: 'fatal', message: 'played' }, text: '', turns: 2, usage: { inputTokens: 0, outputTokens: 0 }, durationMs: 1, denials: [] }, events: [], started_at: 2000, finished_at: Date.now() });
+      return testDispatchKey.sign('agent-result', String(bullJob.id), { v: 1, job_sig: (bullJob.data as { sig?: string }).sig, run: 'wb:2000', run_no: 3, job_id: bullJob.id, worker: 'wb', outcome: { status: 'failed', failure: { kind: 'fatal', message: 'played' }, text: '', turns: 2, usage: { inputTokens: 0, outputTokens: 0 }, durationMs: 1, denials: [] }, events: [], started_at: 2000, finished_at: Date.now() });
     }, { connection });
     const client = new Redis(redis.url);
     await writeWorkerRecord(client, { id: 'h-flip', host: 'test', pid: 1, labels: ['flip'], concurrency: 1, current: [], done: 0, started_at: '', heartbeat_at: '', remote_key: remoteKey(remote) }, 60_000);
@@ -879,10 +879,10 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
       for (let count = 0; count < 2; count += 1) await numbers.incr(runCounterKey(queueName, String(bullJob.id)));
       const plays: Array<[string, string, number | undefined, unknown[]]> = [[ahead, 'wahead', 1, turn(1)], [fast, 'wfast', 2, turn(1)], [ahead, 'wahead', 1, turn(2)], ['evil:9999999999999', 'evil-worker', undefined, turn(3)], ['evil2:9999999999999', 'evil2', 7, turn(4)], [fast, 'wfast', 2, turn(2)]];
       for (const [run, worker, number, events] of plays) {
-        await bullJob.updateProgress(testDispatchKey.sign('progress', String(bullJob.id), { run, ...(number !== undefined ? { run_no: number } : {}), worker, host: 'h', events }));
+        await bullJob.updateProgress(testDispatchKey.sign('progress', String(bullJob.id), { job_sig: (bullJob.data as { sig?: string }).sig, run, ...(number !== undefined ? { run_no: number } : {}), worker, host: 'h', events }));
         await sleep(250);
       }
-      return testDispatchKey.sign('agent-result', String(bullJob.id), { v: 1, job_id: bullJob.id, worker: 'wfast', outcome: { status: 'failed', failure: { kind: 'fatal', message: 'played' }, text: '', turns: 2, usage: { inputTokens: 0, outputTokens: 0 }, durationMs: 1, denials: [] }, events: [], started_at: 2000, finished_at: Date.now() });
+      return testDispatchKey.sign('agent-result', String(bullJob.id), { v: 1, job_sig: (bullJob.data as { sig?: string }).sig, run: fast, run_no: 2, job_id: bullJob.id, worker: 'wfast', outcome: { status: 'failed', failure: { kind: 'fatal', message: 'played' }, text: '', turns: 2, usage: { inputTokens: 0, outputTokens: 0 }, durationMs: 1, denials: [] }, events: [], started_at: 2000, finished_at: Date.now() });
     }, { connection });
     const client = new Redis(redis.url);
     await writeWorkerRecord(client, { id: 'h-skew', host: 'test', pid: 1, labels: ['skew'], concurrency: 1, current: [], done: 0, started_at: '', heartbeat_at: '', remote_key: remoteKey(remote) }, 60_000);
@@ -937,7 +937,7 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
     const starting = sleep(1500).then(() => {
       player = new Worker(queueName, async (bullJob) => {
         ran.push(String(bullJob.id));
-        return testDispatchKey.sign('agent-result', String(bullJob.id), { v: 1, job_id: bullJob.id, worker: 'h-forged', outcome: { status: 'failed', failure: { kind: 'fatal', message: `ran ${(bullJob.data as AgentJobData).prompt}` }, text: '', turns: 1, usage: { inputTokens: 0, outputTokens: 0 }, durationMs: 1, denials: [] }, events: [], started_at: Date.now(), finished_at: Date.now() });
+        return testDispatchKey.sign('agent-result', String(bullJob.id), { v: 1, job_sig: (bullJob.data as { sig?: string }).sig, run: 'hand-made:1', job_id: bullJob.id, worker: 'h-forged', outcome: { status: 'failed', failure: { kind: 'fatal', message: `ran ${(bullJob.data as AgentJobData).prompt}` }, text: '', turns: 1, usage: { inputTokens: 0, outputTokens: 0 }, durationMs: 1, denials: [] }, events: [], started_at: Date.now(), finished_at: Date.now() });
       }, { connection });
     });
     try {
@@ -973,7 +973,7 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
     const player = new Worker(queueName, async (bullJob) => {
       ran.push(String(bullJob.id));
       await held;
-      return testDispatchKey.sign('agent-result', String(bullJob.id), { v: 1, job_id: bullJob.id, worker: 'h-owned', outcome: { status: 'failed', failure: { kind: 'fatal', message: 'first' }, text: '', turns: 1, usage: { inputTokens: 0, outputTokens: 0 }, durationMs: 1, denials: [] }, events: [], started_at: Date.now(), finished_at: Date.now() });
+      return testDispatchKey.sign('agent-result', String(bullJob.id), { v: 1, job_sig: (bullJob.data as { sig?: string }).sig, run: 'hand-made:1', job_id: bullJob.id, worker: 'h-owned', outcome: { status: 'failed', failure: { kind: 'fatal', message: 'first' }, text: '', turns: 1, usage: { inputTokens: 0, outputTokens: 0 }, durationMs: 1, denials: [] }, events: [], started_at: Date.now(), finished_at: Date.now() });
     }, { connection });
     const client = new Redis(redis.url);
     await writeWorkerRecord(client, { id: 'h-owned', host: 'test', pid: 1, labels: ['owned'], concurrency: 1, current: [], done: 0, started_at: '', heartbeat_at: '', remote_key: remoteKey(remote) }, 60_000);
@@ -1014,7 +1014,7 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
     const remote = `file://${remoteDir}`;
     const report = { status: 'complete', commit: base, files_changed: ['src/f.js'], verification: 'PASS', notes: 'early, from the refused run' };
     const refused = new Worker(queueNameFor(['moved'], remoteKey(remote)), async (bullJob) => {
-      await bullJob.updateProgress(testDispatchKey.sign('progress', String(bullJob.id), { run: 'wm:1000', worker: 'wm', host: 'h', report }));
+      await bullJob.updateProgress(testDispatchKey.sign('progress', String(bullJob.id), { job_sig: (bullJob.data as { sig?: string }).sig, run: 'wm:1000', worker: 'wm', host: 'h', report }));
       await sleep(500);
       throw new Error(`DISPATCH_BRANCH_MOVED: polywave/hostile/wave1-agent-F on the shared remote ${remote} moved while job ${bullJob.id} ran (another run of it pushed); not pushed over it`);
     }, { connection });
@@ -1045,7 +1045,7 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
   it.concurrent('F15: a result whose head is not a commit id is refused by the orchestrator (never given to git)', async ({ expect }) => {
     const connection = { host: '127.0.0.1', port: redis.port };
     const remote = `file://${remoteDir}`;
-    const liar = new Worker(queueNameFor(['liar'], remoteKey(remote)), async (bullJob) => testDispatchKey.sign('agent-result', String(bullJob.id), { v: 1, job_id: bullJob.id, worker: 'h-liar', outcome: { status: 'complete', text: '', turns: 1, usage: { inputTokens: 0, outputTokens: 0 }, durationMs: 1, denials: [] }, head: '--help', events: [], started_at: Date.now(), finished_at: Date.now() }), { connection });
+    const liar = new Worker(queueNameFor(['liar'], remoteKey(remote)), async (bullJob) => testDispatchKey.sign('agent-result', String(bullJob.id), { v: 1, job_sig: (bullJob.data as { sig?: string }).sig, run: 'hand-made:1', job_id: bullJob.id, worker: 'h-liar', outcome: { status: 'complete', text: '', turns: 1, usage: { inputTokens: 0, outputTokens: 0 }, durationMs: 1, denials: [] }, head: '--help', events: [], started_at: Date.now(), finished_at: Date.now() }), { connection });
     const client = new Redis(redis.url);
     await writeWorkerRecord(client, { id: 'h-liar', host: 'test', pid: 1, labels: ['liar'], concurrency: 1, current: [], done: 0, started_at: '', heartbeat_at: '', remote_key: remoteKey(remote) }, 60_000);
     const branch = 'polywave/hostile/wave1-agent-C';

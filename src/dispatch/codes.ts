@@ -66,6 +66,12 @@ export const dispatchCodes = {
    * fails, nothing of it merged) and ignores the progress record.
    */
   forged: 'DISPATCH_FORGED',
+  /**
+   * Issue 17 (replays): a result signed with the dispatch key, but by another run or for another enqueue of the same job
+   * id than the one this orchestrator awaits (an earlier run's result re-delivered, an earlier job's answer): refused as
+   * a forged one is (the attempt fails, nothing of it merged).
+   */
+  replayed: 'DISPATCH_REPLAYED',
   /** The job failed on its worker without a coded reason; also: the run that finished reported nothing while a lost run's report was written (transient). */
   workerFailed: 'DISPATCH_WORKER_FAILED',
 } as const;

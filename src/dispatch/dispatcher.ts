@@ -65,6 +65,8 @@ export interface DispatchRecord {
   not_adopted?: Array<{ job_id: string; model: string; differs: string[] }>;
   /** A21-43: progress records of the job that carried no valid signature of the dispatch key (forged in Redis), ignored. */
   forged_progress?: number;
+  /** Progress records of this job signed by a worker but for another enqueue of the job id (a replay, issue 17): ignored. */
+  replayed_progress?: number;
   /** Enqueue → a worker started the job (ms): its processor took the job, before the worktree is made (the in-process path has no queue: its clock starts at the launch, also before the worktree's agent run). */
   enqueue_to_start_ms?: number;
   /** Its parts: enqueue → BullMQ moved the job to active for the worker; then → the worker's processor ran it (its event loop's wait). */

@@ -291,6 +291,14 @@ export interface AgentJobReturn {
   /** When each step of the job's start was done (the worker's clock, ms since the epoch): active (BullMQ handed it over), processor, checked, clone_turn, base, cleaned, worktree, seeded, lease (the agent branch's lease read), first_event. */
   steps?: Record<string, number>;
   finished_at: number;
+  /**
+   * Replays (issue 17): the run that made the result (its id and the number Redis handed it, as in its progress) and the
+   * signature of the job it ran (`sig` of the job data: one per enqueue). Signed with the rest, so a genuine result of
+   * another run or another enqueue of the same job id is told from this one's (`DISPATCH_REPLAYED`).
+   */
+  run?: string;
+  run_no?: number;
+  job_sig?: string;
   /** A21-43: the worker's HMAC-SHA256 of the result with the dispatch key (src/dispatch/auth.ts). */
   sig?: string;
 }
@@ -414,6 +422,8 @@ export interface GateJobReturn {
   run: unknown;
   started_at: number;
   finished_at: number;
+  /** Replays (issue 17): the signature of the gate job it answers (one per enqueue); an answer to another enqueue is refused. */
+  job_sig?: string;
   /** A21-43: the worker's HMAC-SHA256 of the result with the dispatch key. */
   sig?: string;
 }

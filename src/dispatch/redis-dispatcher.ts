@@ -637,6 +637,14 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       const deliver = job.onWorkerEvent ?? ((event: AgentEvent) => request.onEvent?.(event));
       const inbox = createLiveEventInbox((event, meta) => deliver(event, meta));
       let placedRun: string | undefined;
+      /**
+       * Replays (issue 17): the signatures of the enqueues of this job id this attempt awaits — its own, and the one it
+       * found stored (E9: an interrupted run's, adopted). A progress record or result of any other enqueue of the id (an
+       * earlier job's, genuine and signed, put back into Redis) is not this attempt's.
+       */
+      const acceptedSigs = new Set<string>();
+      let sigsKnown: () => void = () => undefined;
+      const sigsReady = new Promise<void>((resolve) => (sigsKnown = resolve));
       /** The number (`run_no`) of the run placed here: 0 for a run without one (an older worker's, or a forged message). */
       let placedNo = 0;
       const supersededRuns = new Set<string>();
@@ -659,7 +667,13 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
         progressChain = progressChain.then(() => handleProgress(progress)).catch(() => undefined);
       };
       const handleProgress = async (progress: object): Promise<void> => {
+        await Promise.race([sigsReady, new Promise((resolve) => setTimeout(resolve, 10_000).unref())]);
         if (resultHere) return;
+        const progressSig = (progress as { job_sig?: unknown }).job_sig;
+        if (typeof progressSig !== 'string' || !acceptedSigs.has(progressSig)) {
+          dispatch.replayed_progress = (dispatch.replayed_progress ?? 0) + 1;
+          return;
+        }
         const { report, run: runId, run_no: runNumber, pushed, packed, pack, worker: runWorker, host: runHost, events: relayed } = progress as { report?: unknown; run?: unknown; run_no?: unknown; pushed?: unknown; packed?: unknown; pack?: unknown; worker?: unknown; host?: unknown; events?: unknown };
         // A17-20: a run the job was handed on from (its worker stalled, then came back: SIGSTOP, a long pause) is over —
         // what it still sends (events, reports, commits) is not the job's; "runs on" never flips back to it.
@@ -737,6 +751,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       data.enqueued_at = Date.now();
       // A21-43/A21-11: signed with the dispatch key; a worker runs no job without a valid signature.
       data = key.sign('agent-job', jobId, data);
+      if (data.sig !== undefined) acceptedSigs.add(data.sig);
       // E9: the same attempt on the same base with the same content is one job, however often it is enqueued.
       const add = () => queue.add('agent', data, { jobId, attempts: 1, removeOnComplete: { age: keep }, removeOnFail: { age: keep } });
       addedHere.add(jobId);
@@ -758,6 +773,8 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
         stored = await guarded(Job.fromId<AgentJobData, AgentJobReturn>(queue, jobId));
         if (!stored || !sameContent(stored.data, digest)) return fail('fatal', dispatchCodes.invalidJob, `job ${jobId} in Redis holds other content than this attempt; not reused`);
       }
+      if (typeof stored.data.sig === 'string') acceptedSigs.add(stored.data.sig);
+      sigsKnown();
       let state = await guarded(stored.getState());
       // E9 reuses a job still queued or running (its orchestrator was interrupted) and a success (a
       // finished run with a complete report). A failure of this very attempt is never reused (attack
@@ -822,6 +839,23 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
         const message = `job ${jobId}: its result in Redis carries no valid signature of the dispatch key (forged by a writer to the Redis, or a worker with another key); not taken, nothing of the attempt is merged`;
         if (early !== undefined && (await early.ok)) await withdrawReport(`${dispatchCodes.forged}: ${message}`, 'escalate');
         return fail('fatal', dispatchCodes.forged, message);
+      }
+      // Replays (issue 17): a genuine result, but of another enqueue of this job id (an earlier job's, put back), or of
+      // another run than the one placed here — one the job was handed on from, or a copy of it run elsewhere — while the
+      // run placed here is the job's: not this attempt's result. Refused as a forged one (nothing of it merged).
+      const replayedWhy = ((): string | undefined => {
+        if (typeof value.job_sig !== 'string' || !acceptedSigs.has(value.job_sig)) return 'it answers another enqueue of the job id (an earlier job\'s, replayed), not the job this attempt awaits';
+        const resultNo = typeof value.run_no === 'number' && Number.isSafeInteger(value.run_no) && value.run_no > 0 ? value.run_no : 0;
+        if (typeof value.run !== 'string' || supersededRuns.has(value.run)) return `it comes from ${typeof value.run === 'string' ? `run ${value.run.slice(0, 120)}, one the job was handed on from` : 'no named run'}`;
+        // (a run Redis gave no number — its INCR unanswered — still counts, as its progress never took the job: A19-05)
+        if (placedRun !== undefined && value.run !== placedRun && resultNo > 0 && resultNo <= placedNo) return `it comes from run ${value.run.slice(0, 120)}${resultNo ? ` (#${resultNo})` : ''}, not the run ${placedRun.slice(0, 120)}${placedNo ? ` (#${placedNo})` : ''} that has the job`;
+        return undefined;
+      })();
+      if (replayedWhy !== undefined) {
+        await earlyChain;
+        const message = `job ${jobId}: its result in Redis is signed, but ${replayedWhy}; not taken, nothing of the attempt is merged`;
+        if (early !== undefined && (await early.ok)) await withdrawReport(`${dispatchCodes.replayed}: ${message}`, 'escalate');
+        return fail('fatal', dispatchCodes.replayed, message);
       }
       dispatch.worker = value.worker;
       if (typeof value.host === 'string' && value.host !== '') dispatch.host = value.host.slice(0, 255);
@@ -1014,6 +1048,9 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
         watch.stop();
       }
       if (!key.verify('gate-result', jobId, value)) return failWith(dispatchCodes.forged, `gate job ${jobId}: its result in Redis carries no valid signature of the dispatch key (forged by a writer to the Redis, or a worker with another key); not taken`);
+      // Replays (issue 17): a genuine answer to another enqueue of this gate job id (an earlier finalize's) is not this one's
+      // (the one found running, a concurrent finalize's, is awaited as this one).
+      if (value.job_sig !== signed.sig && (typeof value.job_sig !== 'string' || value.job_sig !== stored.data?.sig)) return failWith(dispatchCodes.replayed, `gate job ${jobId}: its result in Redis is signed, but it answers another enqueue of the job id (an earlier gate job's, replayed); not taken`);
       const run = value.run as GateRunResult;
       if (!run || !Array.isArray(run.results)) return failWith(dispatchCodes.invalidJob, `gate job ${jobId}: its result holds no gate results`);
       // (Anyone on the Redis can write a result: the worker's id and host, which go into events and the store, are bounded.)

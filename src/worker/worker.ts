@@ -661,7 +661,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       }
       done += 1;
       log(`gate job ${data.job_id}: ${run.passed ? 'passed' : `${run.required_failures} required gate(s) failed`}`);
-      return dispatchKey.sign('gate-result', data.job_id, { v: 1, kind: 'gate', job_id: data.job_id, worker: id, host: os.hostname(), dir: scratch, run, started_at: startedAtMs, finished_at: Date.now() } satisfies GateJobReturn);
+      return dispatchKey.sign('gate-result', data.job_id, { v: 1, kind: 'gate', job_id: data.job_id, worker: id, host: os.hostname(), dir: scratch, run, started_at: startedAtMs, finished_at: Date.now(), ...(data.sig ? { job_sig: data.sig } : {}) } satisfies GateJobReturn);
     } finally {
       unpinSettings?.();
       if (added) discardWorktree(scratch);
@@ -733,10 +733,11 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     // orders the job's runs by it, never by this worker's clock. (No answer within 5 s: sent without one — such a run
     // never takes "runs on" from a numbered one, its result still counts.)
     const runNo = await numberThisRun(client, runCounterKey(job.queueName, String(job.id)));
-    // (an earlier run's journal only from a progress record a worker signed: a forged one would write this run's prompt)
-    const earlier = dispatchKey.verify('progress', data.job_id, job.progress) ? job.progress : undefined;
+    // (an earlier run's journal only from a progress record a worker signed: a forged one would write this run's prompt;
+    // and only of this very enqueue of the job — its `job_sig` — not one of an earlier job of the same id replayed)
+    const earlier = dispatchKey.verify('progress', data.job_id, job.progress) && data.sig !== undefined && (job.progress as { job_sig?: unknown }).job_sig === data.sig ? job.progress : undefined;
     const earlierJournal = earlier && typeof earlier === 'object' && !Array.isArray(earlier) ? (earlier as { journal?: unknown }).journal : undefined;
-    let progress: Record<string, unknown> = { ...(Array.isArray(earlierJournal) ? { journal: earlierJournal } : {}), run: runId, ...(runNo !== undefined ? { run_no: runNo } : {}), worker: id, host: os.hostname() };
+    let progress: Record<string, unknown> = { ...(Array.isArray(earlierJournal) ? { journal: earlierJournal } : {}), run: runId, ...(runNo !== undefined ? { run_no: runNo } : {}), ...(data.sig ? { job_sig: data.sig } : {}), worker: id, host: os.hostname() };
     const publish = (patch: Record<string, unknown>) => {
       const { events: _sent, pack: _pack, packed: _packed, ...rest } = progress;
       // (events and a pack travel once: an update without new ones does not repeat the last ones)
@@ -990,7 +991,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       }
       done += 1;
       log(`job ${data.job_id}: ${run.outcome.status}${report ? ` (report ${String(report.status)})` : ''}`);
-      return dispatchKey.sign('agent-result', data.job_id, { v: 1, job_id: data.job_id, worker: id, host: os.hostname(), outcome: { ...run.outcome, text: run.outcome.text.slice(0, jobLimits.resultText) }, ...(report ? { report } : {}), ...(head !== data.base_commit ? { head } : {}), events, ...(job.processedOn ? { fetched_at: job.processedOn } : {}), started_at: startedAtMs, ready_at: readyAtMs, ...(reportedAt ? { reported_at: reportedAt } : {}), ...(pushedAt ? { pushed_at: pushedAt } : {}), agent_end_at: agentEndAt, loop_delay_ms: lateBy(), steps, finished_at: Date.now() } satisfies AgentJobReturn);
+      return dispatchKey.sign('agent-result', data.job_id, { v: 1, job_id: data.job_id, worker: id, host: os.hostname(), outcome: { ...run.outcome, text: run.outcome.text.slice(0, jobLimits.resultText) }, ...(report ? { report } : {}), ...(head !== data.base_commit ? { head } : {}), events, ...(job.processedOn ? { fetched_at: job.processedOn } : {}), started_at: startedAtMs, ready_at: readyAtMs, ...(reportedAt ? { reported_at: reportedAt } : {}), ...(pushedAt ? { pushed_at: pushedAt } : {}), agent_end_at: agentEndAt, loop_delay_ms: lateBy(), steps, finished_at: Date.now(), run: runId, ...(runNo !== undefined ? { run_no: runNo } : {}), ...(data.sig ? { job_sig: data.sig } : {}) } satisfies AgentJobReturn);
     } catch (error) {
       // A20-16, A21-08: a disk error in the job's setup or later (the agent's writes, a commit, the push's local refs).
       // Any failure of the setup is looked at (a probe write), a later one when it names a disk error.
