@@ -43,4 +43,24 @@ describe('polywave worker stops with Redis gone (X24-12)', () => {
       await redis.stop();
     }
   }, 90_000);
+
+  it('A22-35: ONE SIGTERM stops an idle worker within a bound while Redis stays gone', async () => {
+    const redis = await startRedis(path.join(scratch, 'redis-one'));
+    try {
+      const { remote } = await createDispatchRepo('goneone', lettersScript());
+      const worker = await startWorker({ id: 'gone-2', redisUrl: redis.url, remote, dir: path.join(scratch, 'worker-one') });
+      workers.push(worker);
+      await redis.stop();
+      const sent = Date.now();
+      worker.child.kill('SIGTERM');
+      // Before the fix: still running after 46 s (a22), until Redis came back. Now: 10 s without Redis, then the bounded stop.
+      const outcome = await Promise.race([worker.exited.then(() => 'exited'), sleep(40_000).then(() => 'running')]);
+      expect(outcome, worker.log()).toBe('exited');
+      expect(Date.now() - sent).toBeLessThan(40_000);
+      // (its log says so when the wait was what ended it; BullMQ's close may also give up on a connection that is gone)
+      expect(worker.log()).toMatch(/Redis has not answered for 10 s: stopping without it\n[\s\S]*stopped|\] stopped/);
+    } finally {
+      await redis.stop();
+    }
+  }, 90_000);
 });

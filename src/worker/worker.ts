@@ -49,6 +49,8 @@ export interface WorkerOptions {
   lockDurationMs?: number;
   /** How often workers look for stalled jobs (ms). Default 15 s. */
   stalledIntervalMs?: number;
+  /** A22-35: how long a graceful stop waits while Redis does not answer before it stops without it (ms; default 10 s). */
+  redisGoneStopMs?: number;
   /** Registry heartbeat (ms; the record expires after 3 beats). Default 2 s. */
   heartbeatMs?: number;
   /** How long the start waits for the shared remote to answer `git ls-remote` (ms). Default 20 s, as the orchestrator's check. */
@@ -1113,13 +1115,43 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   let forced: Promise<void> | undefined;
   // X24-12: what waits on Redis (BullMQ's close, the worker record) never ends while it is gone — bounded when forced.
   const bounded = (work: Promise<unknown>, ms: number): Promise<unknown> => Promise.race([work.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, ms).unref())]);
+  const abortAll = (why: string) => {
+    for (const controller of aborts) controller.abort(new Error(why));
+  };
+  const redisGoneStopMs = options.redisGoneStopMs ?? 10_000;
+  /**
+   * Outside round A22-35: resolves once Redis has not answered for `ms` on end (the worker's own connection not ready,
+   * looked at every 250 ms) — a graceful stop (which waits on BullMQ, whose close needs Redis) then stops without it.
+   */
+  const redisGoneFor = (ms: number): { gone: Promise<void>; stop: () => void } => {
+    let downSince: number | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    const gone = new Promise<void>((resolve) => {
+      timer = setInterval(() => {
+        if (client.status === 'ready') downSince = undefined;
+        else if ((downSince ??= Date.now()) + ms <= Date.now()) resolve();
+      }, 250);
+    });
+    return { gone, stop: () => clearInterval(timer) };
+  };
   const finish = async (force: boolean): Promise<void> => {
     // Forced: the aborted jobs move themselves back to the queue while the connection is still open.
     if (force) await bounded(Promise.all(inflight), 10_000);
     if (force) await bounded(Promise.all(workers.map((worker) => worker.close(true))), 5_000);
-    else await Promise.all(workers.map((worker) => worker.close(false)));
+    else {
+      // A22-35: with Redis gone neither BullMQ's close nor a job's result can finish; hand the running jobs back (their
+      // locks lapse and they stall over to another worker, nothing pushed) and stop, bounded, as a second signal does.
+      const watch = redisGoneFor(redisGoneStopMs);
+      const first = await Promise.race([Promise.all(workers.map((worker) => worker.close(false))).then(() => 'closed' as const), watch.gone.then(() => 'gone' as const)]);
+      watch.stop();
+      if (first === 'gone') {
+        log(`Redis has not answered for ${Math.round(redisGoneStopMs / 1000)} s: stopping without it${aborts.size > 0 ? ` — the running job(s) handed back (nothing pushed; their locks lapse and they stall over to another worker)` : ''}`);
+        abortAll('handed back: the worker stops while Redis does not answer');
+        return (forced ??= finish(true));
+      }
+    }
     await (force ? bounded(Promise.all(cleanups.values()), 5_000) : Promise.all(cleanups.values()));
-    await withClone(() => removeWorktree()).catch(() => undefined);
+    await (force ? bounded(withClone(() => removeWorktree()), 5_000) : withClone(() => removeWorktree()).catch(() => undefined));
     clearInterval(timer);
     loopDelay.disable();
     await bounded(removeWorkerRecord(client, id, { pid: process.pid, started_at: startedAt }), force ? 2_000 : 10_000);
@@ -1134,7 +1166,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     close: (force = false) => {
       stopping = true;
       // F14: the running agents stop now; their jobs go back to the queue unpushed (another worker runs them).
-      if (force) for (const controller of aborts) controller.abort(new Error('handed back by a second signal'));
+      if (force) abortAll('handed back by a second signal');
       // A second signal while the graceful stop waits (on Redis, perhaps gone: X24-12) stops it, bounded, instead of joining it.
       if (force) return (forced ??= finish(true));
       return (closing ??= finish(false));
