@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Job, Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectedJobId, queueNameFor, remoteKey, runCounterKey, type AgentJobData, type AgentJobReturn } from '../src/dispatch/job.js';
+import { expectedJobId, givenUpKey, queueNameFor, remoteKey, runCounterKey, type AgentJobData, type AgentJobReturn } from '../src/dispatch/job.js';
 import { createRedisDispatcher } from '../src/dispatch/redis-dispatcher.js';
 import { assertRedisReachable } from '../src/dispatch/redis-url.js';
 import { listWorkers, writeWorkerRecord } from '../src/dispatch/registry.js';
@@ -471,6 +471,8 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
       expect(result.outcome.status).toBe('timeout');
       expect(result.outcome.failure).toEqual({ kind: 'transient', message: `job ${result.dispatch!.job_id} ran for more than 2 s on a worker (the agent's limit + 1 s) without a result` });
       expect(Date.now() - started).toBeLessThan(15_000);
+      // A22-24: the run given up on is marked, so its worker stops it (test/worker-given-up.test.ts) instead of running on.
+      expect(await client.exists(givenUpKey(queueNameFor(['hung'], remoteKey(remoteDir)), result.dispatch!.job_id))).toBe(1);
     } finally {
       await dispatcher.close();
       await hung.close(true);

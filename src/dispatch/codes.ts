@@ -72,6 +72,11 @@ export const dispatchCodes = {
    * a forged one is (the attempt fails, nothing of it merged).
    */
   replayed: 'DISPATCH_REPLAYED',
+  /**
+   * Outside round A22-24: a job the orchestrator gave up on (its watch's timeout: the agent's limit + 120 s), or one that
+   * ran past that bound on its worker: the worker stops it and fails it with this code, never handing it back.
+   */
+  givenUp: 'DISPATCH_GIVEN_UP',
   /** The job failed on its worker without a coded reason; also: the run that finished reported nothing while a lost run's report was written (transient). */
   workerFailed: 'DISPATCH_WORKER_FAILED',
 } as const;

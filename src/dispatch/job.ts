@@ -75,6 +75,21 @@ export function runCounterKey(queueName: string, jobId: string): string {
   return `polywave:run:${queueName}:${jobId}`;
 }
 
+/**
+ * Outside round A22-24: the mark an orchestrator leaves on a job its watch gave up on (`polywave:given-up:<queue>:<job
+ * id>`, kept {@link givenUpTtlSeconds}): the worker running it stops it within seconds and fails it
+ * (`DISPATCH_GIVEN_UP`), never handing it back to the queue.
+ */
+export function givenUpKey(queueName: string, jobId: string): string {
+  return `polywave:given-up:${queueName}:${jobId}`;
+}
+
+/** How long that mark is kept (s). */
+export const givenUpTtlSeconds = 24 * 3600;
+
+/** How long past the agent's own time limit a job may run on a worker (its setup, fetch and push) before both sides give up on it (ms). */
+export const jobRunMarginMs = 120_000;
+
 /** How long a job's run counter is kept after its last run started (s): longer than a finished job is kept (24 h). */
 export const runCounterTtlSeconds = 7 * 24 * 3600;
 

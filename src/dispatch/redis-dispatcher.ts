@@ -19,7 +19,7 @@ import { keepJobJournal } from './dispatched-journal.js';
 import { jobWorktreeSetup } from '../engine/prepare/worktree-setup.js';
 import type { GateRunResult } from '../gates/types.js';
 import { inProcessDispatcher, type AgentJob, type AgentJobResult, type Dispatcher, type DispatchRecord, type GateJob, type GateJobResult } from './dispatcher.js';
-import { agentJobDataSchema, agentJobId, checkQueueName, expectedGateJobId, jobLimits, expectedJobId, jobContentDigest, queueNameFor, remoteKey, runCounterKey, worktreeToken, type AgentJobData, type AgentJobReturn, type GateJobData, type GateJobReturn } from './job.js';
+import { agentJobDataSchema, agentJobId, checkQueueName, expectedGateJobId, jobLimits, expectedJobId, givenUpKey, givenUpTtlSeconds, jobContentDigest, queueNameFor, remoteKey, runCounterKey, worktreeToken, type AgentJobData, type AgentJobReturn, type GateJobData, type GateJobReturn } from './job.js';
 import { loadDispatchKey, type DispatchKey } from './auth.js';
 import { assertRedisReachable, bullConnectionFromUrl, redactRedisUrl, redactUserinfo, redisOptionsFromUrl, remoteWithoutUserinfo } from './redis-url.js';
 import { listWorkers, servesLabels, type WorkerRecord } from './registry.js';
@@ -505,6 +505,9 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
         }
         if (activeRun !== undefined && Date.now() - activeRun.since > timeoutMs + runMarginMs) {
           const seconds = Math.round((timeoutMs + runMarginMs) / 1000);
+          // A22-24: the run given up on here stops on its worker (which fails it, DISPATCH_GIVEN_UP, never handing it back
+          // to the queue): it held that worker — up to a setup's 24 h — while the relaunch waited for one.
+          await client.set(givenUpKey(queue.name, jobId), '1', 'EX', givenUpTtlSeconds).catch(() => undefined);
           throw new WatchError({ ...failedOutcome('transient', '', ''), status: 'timeout', failure: { kind: 'transient', message: `job ${jobId} ran for more than ${seconds} s on a worker (the agent's limit + ${Math.round(runMarginMs / 1000)} s) without a result` } });
         }
       };
@@ -754,6 +757,8 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       if (data.sig !== undefined) acceptedSigs.add(data.sig);
       // E9: the same attempt on the same base with the same content is one job, however often it is enqueued.
       const add = () => queue.add('agent', data, { jobId, attempts: 1, removeOnComplete: { age: keep }, removeOnFail: { age: keep } });
+      // (a mark of an earlier watch that gave up on this very job id is not this attempt's: A22-24)
+      await guarded(client.del(givenUpKey(queue.name, jobId)).catch(() => 0));
       addedHere.add(jobId);
       if (addedHere.size > 10_000) addedHere.delete(addedHere.values().next().value!);
       await guarded(add());

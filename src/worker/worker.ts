@@ -5,13 +5,13 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import path from 'node:path';
 import { DelayedError, UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
-import type { AgentEvent } from '../agents/contract.js';
+import { defaultAgentLimits, type AgentEvent } from '../agents/contract.js';
 import { runAgent } from '../agents/run-agent.js';
 import { readAgentCliTemplates } from '../agents/agent-cli-templates.js';
 import type { AgentCliTemplate } from '../store/project-config.js';
 import { dispatchCodes } from '../dispatch/codes.js';
 import { dispatchKeyEnv, loadDispatchKey, type DispatchKey } from '../dispatch/auth.js';
-import { agentJobDataSchema, assertGateJobIdentity, assertJobBaseRef, assertJobBranch, assertJobSize, assertJobIdentity, assertJobModel, workerAllows, checkQueueName, expectedJobId, gateJobDataSchema, jobLimits, jobRole, labelSubsets, normalizeLabels, queueNameFor, remoteKey, runCounterKey, runCounterTtlSeconds, worktreeToken, type AgentJobData, type AgentJobReturn, type GateJobReturn } from '../dispatch/job.js';
+import { agentJobDataSchema, assertGateJobIdentity, assertJobBaseRef, assertJobBranch, assertJobSize, assertJobIdentity, assertJobModel, workerAllows, checkQueueName, expectedJobId, gateJobDataSchema, givenUpKey, jobRunMarginMs, jobLimits, jobRole, labelSubsets, normalizeLabels, queueNameFor, remoteKey, runCounterKey, runCounterTtlSeconds, worktreeToken, type AgentJobData, type AgentJobReturn, type GateJobReturn } from '../dispatch/job.js';
 import { withoutCredentials } from '../agents/credentials.js';
 import { runGates } from '../gates/run-gates.js';
 import { keepWorkerDirRegistered, registerWorkerDir, releaseWorkerDir, sandboxInstallHint, sandboxStatus, WorkerDirError } from '../sandbox/index.js';
@@ -724,6 +724,22 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     const admitted = admit(data.job_id);
     if ('handBackMs' in admitted) return handBack(job, token, admitted.handBackMs);
     const { controller, startedAtMs } = admitted;
+    // Outside round A22-24: a job the orchestrator gave up on (its mark in Redis, looked at every 2 s), or one that ran
+    // past the agent's limit + the margin here (a setup bounded only by the project's timeout, up to 24 h), stops now
+    // and fails DISPATCH_GIVEN_UP — it held this worker while its relaunch waited, and was then handed back to the queue.
+    let givenUp: string | undefined;
+    const giveUp = (why: string) => {
+      if (givenUp !== undefined || controller.signal.aborted) return;
+      givenUp = why;
+      controller.abort(new Error(why));
+    };
+    const jobBoundMs = (data.limits.timeoutMs ?? defaultAgentLimits.timeoutMs) + jobRunMarginMs;
+    const boundTimer = setTimeout(() => giveUp(`it ran for more than ${Math.round(jobBoundMs / 1000)} s here (the agent's limit + ${Math.round(jobRunMarginMs / 1000)} s)`), jobBoundMs);
+    const givenUpWatch = setInterval(() => {
+      void client.exists(givenUpKey(job.queueName, String(job.id))).then((found) => {
+        if (found === 1) giveUp('the orchestrator gave up on it (its watch timed out)');
+      }, () => undefined);
+    }, 2000);
     log(`job ${data.job_id}: agent ${data.agent} of ${data.slug} wave ${data.wave} (attempt ${data.attempt})`);
     // The job's progress is one object (each update replaces it): which run has the job (this worker,
     // published now, so the orchestrator shows where the agent runs before its result), the journal
@@ -999,6 +1015,10 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       // Any failure of the setup is looked at (a probe write), a later one when it names a disk error.
       const words = error instanceof DiskTrouble ? error.message : error instanceof HandBack ? undefined : localDiskTrouble(error);
       if (words !== undefined || (!added && !(error instanceof HandBack))) await onDiskTrouble(job, token, data, words, added ? 'run' : 'setup', worktree, !added || error instanceof DiskTrouble);
+      if (givenUp !== undefined && (error instanceof HandBack || controller.signal.aborted)) {
+        log(`job ${data.job_id}: stopped, ${givenUp} (nothing pushed; not handed back)`);
+        throw new UnrecoverableError(`${dispatchCodes.givenUp}: worker ${id} on ${os.hostname()} stopped job ${data.job_id}: ${givenUp}; nothing pushed`);
+      }
       if (error instanceof HandBack) {
         if (controller.signal.aborted) {
           log(`job ${data.job_id}: handed back (nothing pushed)`);
@@ -1009,6 +1029,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       log(`job ${data.job_id}: failed (${firstLine(error)})`);
       throw error;
     } finally {
+      clearTimeout(boundTimer);
+      clearInterval(givenUpWatch);
       unpinSettings?.();
       if (added) discardWorktree(worktree);
       relay?.stop();
