@@ -452,11 +452,13 @@ function localBindings(lang: Lang, root: Node, query: Query): Locals {
  * identifier, so it starts at one of its name's occurrences in the text — the query runs on each
  * occurrence's range instead of the whole tree.
  */
-function localBindingsOf(lang: Lang, root: Node, query: Query, source: string, names: ReadonlySet<string>): Locals {
+function localBindingsOf(lang: Lang, root: Node, query: Query, source: string, names: ReadonlySet<string>, bindless: readonly Span[] = []): Locals {
   const captures: BindingCapture[] = [];
   const seen = new Set<string>();
   for (const name of names) {
     for (const at of occurrences(source, name)) {
+      // (inside a statement that binds nothing the query captures: an error-free Python import)
+      if (within(bindless, at - 2, at + name.length)) continue;
       for (const capture of query.captures(root, byteRange(Math.max(0, at - 2), at + name.length))) {
         const node = capture.node;
         const key = `${node.id}:${capture.name}`;
@@ -467,6 +469,55 @@ function localBindingsOf(lang: Lang, root: Node, query: Query, source: string, n
     }
   }
   return bindingsFrom(lang, captures);
+}
+
+/**
+ * Python: what the import query (`(import_statement) @import (import_from_statement) @import`) matches, found from the
+ * text — each statement holds an `import` keyword, whose parent it is — instead of a query over the whole tree;
+ * undefined for a tree with a syntax error (a statement's keyword may be missing there: the query decides).
+ */
+function pythonImportMatches(root: Node, source: string): Array<{ captures: Array<{ name: string; node: Node }> }> | undefined {
+  if (!pythonImportQueryIs || root.hasError) return undefined;
+  const matches: Array<{ captures: Array<{ name: string; node: Node }> }> = [];
+  for (const at of occurrences(source, 'import')) {
+    const keyword = root.descendantForIndex(at, at + 6);
+    if (!keyword || keyword.type !== 'import' || keyword.isNamed || keyword.startIndex !== at || keyword.endIndex !== at + 6) continue;
+    const statement = keyword.parent;
+    if (statement && pythonStatements.has(statement.type)) matches.push({ captures: [{ name: 'import', node: statement }] });
+  }
+  return matches;
+}
+
+/** A text range (node indices): `[start, end)`. */
+interface Span {
+  start: number;
+  end: number;
+}
+
+/** Python's import statements (the import query's captures). */
+const pythonStatements = new Set(['import_statement', 'import_from_statement']);
+/** The import query {@link pythonImportMatches} answers for. */
+const pythonImportQueryIs = importQuery.python === '(import_statement) @import (import_from_statement) @import';
+
+/**
+ * The ranges in text order, overlapping ones and those with only blanks (spaces, tabs, line ends) between them
+ * joined: no node starts in such a gap, so a query over a joined span finds the nodes starting in its ranges and
+ * no other.
+ */
+function blankJoined(ranges: readonly Span[], source: string): Span[] {
+  const spans: Span[] = [];
+  for (const range of [...ranges].sort((a, b) => a.start - b.start)) {
+    const last = spans.at(-1);
+    if (last && (range.start <= last.end || /^[ \t\r\n]*$/.test(source.slice(last.end, range.start)))) last.end = Math.max(last.end, range.end);
+    else spans.push({ start: range.start, end: range.end });
+  }
+  return spans;
+}
+
+/** Whether `[start, end)` lies inside one of the spans. */
+function within(spans: readonly Span[], start: number, end: number): boolean {
+  for (const span of spans) if (span.start <= start && end <= span.end) return true;
+  return false;
 }
 
 /**
@@ -881,10 +932,10 @@ function extractWith(ready: LangTools, lang: Lang, source: string, part?: Extrac
       }
       return [low + 1, index - lineStarts[low]! + (low === 0 && source.charCodeAt(0) === 0xfeff ? 0 : 1)];
     };
-    const importRanges: Array<{ start: number; end: number; kind: ReferenceKind }> = [];
+    const importRanges: Array<{ start: number; end: number; kind: ReferenceKind; bindsNothing?: boolean }> = [];
     const skip = new Set<number>();
     const packageNames = new Set<string>();
-    for (const match of importsQuery.matches(root)) {
+    for (const match of lang === 'python' ? (pythonImportMatches(root, source) ?? importsQuery.matches(root)) : importsQuery.matches(root)) {
       const capture = match.captures.find((entry) => entry.name === 'import' || entry.name === 'reexport' || entry.name === 'mod' || entry.name === 'require' || entry.name === 'augment' || entry.name === 'macroUse' || entry.name === 'externCrate');
       if (!capture) continue;
       const node = capture.node;
@@ -898,7 +949,10 @@ function extractWith(ready: LangTools, lang: Lang, source: string, part?: Extrac
         for (const name of raw.names) if ((name.imported === '*' && name.local !== '*' && !raw.reexport) || lang === 'go') packageNames.add(name.local);
       }
       if (capture.name === 'require' || capture.name === 'mod' || capture.name === 'augment' || capture.name === 'externCrate') continue;
-      importRanges.push({ start: node.startIndex, end: node.endIndex, kind: statement[0]!.reexport ? 'reexport' : 'import' });
+      // (Python: an import statement parsed without an error holds dotted names, aliases and their identifiers only —
+      // never a node the binding query captures: {@link localBindingsOf} skips its occurrences)
+      const bindsNothing = lang === 'python' && pythonStatements.has(node.type) && !node.hasError;
+      importRanges.push({ start: node.startIndex, end: node.endIndex, kind: statement[0]!.reexport ? 'reexport' : 'import', ...(bindsNothing ? { bindsNothing } : {}) });
     }
     if (lang === 'typescript' || lang === 'tsx' || lang === 'javascript') imports.push(...localReexports(root, imports, importRanges));
     const goPackage = lang === 'go' ? root.namedChildren.find((child) => child?.type === 'package_clause')?.namedChild(0)?.text : undefined;
@@ -1000,12 +1054,22 @@ function extractWith(ready: LangTools, lang: Lang, source: string, part?: Extrac
       const keep = (node: Node) => {
         if (!found.has(node.id)) found.set(node.id, node);
       };
+      // Every identifier of the import statements is kept (one query per run of statements with only blanks between
+      // them): an occurrence inside one needs no query of its own.
+      const spans = blankJoined(importRanges, source);
       for (const name of names) {
-        for (const at of occurrences(source, name)) for (const capture of identifiers.captures(root, byteRange(Math.max(0, at - 2), at + name.length))) if (isOccurrence(capture.node, source, at, name.length)) keep(capture.node);
+        for (const at of occurrences(source, name)) {
+          if (within(spans, at - 2, at + name.length)) continue;
+          for (const capture of identifiers.captures(root, byteRange(Math.max(0, at - 2), at + name.length))) if (isOccurrence(capture.node, source, at, name.length)) keep(capture.node);
+        }
       }
-      for (const range of importRanges) for (const capture of identifiers.captures(root, byteRange(range.start, range.end))) if (capture.node.startIndex >= range.start && capture.node.startIndex < range.end) keep(capture.node);
+      for (const span of spans) for (const capture of identifiers.captures(root, byteRange(span.start, span.end))) if (capture.node.startIndex >= span.start && capture.node.startIndex < span.end) keep(capture.node);
       identifierNodes = [...found.values()].sort((a, b) => a.startIndex - b.startIndex || a.endIndex - b.endIndex);
-      locals = localBindingsOf(lang, root, bindings, source, new Set(identifierNodes.map(nameOf)));
+      const bindless = blankJoined(
+        importRanges.filter((range) => range.bindsNothing === true),
+        source,
+      );
+      locals = localBindingsOf(lang, root, bindings, source, new Set(identifierNodes.map(nameOf)), bindless);
     } else {
       locals = localBindings(lang, root, bindings);
       identifierNodes = identifiers.captures(root).map((capture) => capture.node);
