@@ -186,3 +186,28 @@ describe('P15-05: amend-impl and update-agent-prompt during a live loop', () => 
     expect(archived).toMatch(/^state: COMPLETE$/m);
   }, 300_000);
 });
+
+describe('P16-01: set-impl-state on an IMPL doc of the tier the loop is scouting', () => {
+  it('pricing scouted and `reviewed`, catalog\'s Scout still running: a human\'s BLOCKED on IMPL-pricing is RUN_IN_PROGRESS (the PROGRAM\'s run lock), nothing written — not accepted and then undone as "another Scout\'s" change', async () => {
+    const demo = await setupDemo();
+    const script = readFileSync(demo.script, 'utf8');
+    const slow = script.replace(/( {2}scout@catalog:\n {4}steps:\n)/, '$1      - sleep_ms: 6000\n');
+    expect(slow).not.toBe(script);
+    writeFileSync(demo.script, slow);
+    const doc = `${demo.repo}/docs/IMPL/IMPL-pricing.yaml`;
+    const running = cli(demo, executeArgs(demo));
+    let seen = false;
+    for (let tries = 0; tries < 1200 && !seen; tries += 1) {
+      seen = /- slug: pricing\n(?: {6}.*\n)*? {6}status: reviewed/.test(readFileSync(demo.program, 'utf8'));
+      if (!seen) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(seen).toBe(true);
+    const before = readFileSync(doc, 'utf8');
+    const refused = await cli(demo, ['set-impl-state', 'docs/IMPL/IMPL-pricing.yaml', '--state', 'BLOCKED']);
+    expect([refused.code, refused.stderr]).toEqual([2, expect.stringMatching(/^polywave: error\[RUN_IN_PROGRESS\]: a run of PROGRAM-shop\.yaml is already in progress/)]);
+    expect(readFileSync(doc, 'utf8')).toBe(before);
+    const result = await running;
+    expect(result.code, result.stderr.slice(-3000)).toBe(0);
+    expect(result.stderr).not.toMatch(/was changed after its Scout committed it/);
+  }, 300_000);
+});

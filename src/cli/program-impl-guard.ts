@@ -82,3 +82,41 @@ export async function refuseImplOfRunningProgram(implPath: string, options: { co
     });
   }
 }
+
+/**
+ * Outside round P16 (P16-01): a human's edit of an IMPL doc of a PROGRAM (set-impl-state, amend-impl,
+ * update-agent-prompt) takes the IMPL's run lock — which the tier loop holds only while it runs the IMPL's waves, not
+ * while its tier is scouted and reviewed: a BLOCKED written then (its Scout done, the tier's other Scout still running)
+ * was put back by the loop as "another Scout's" change and the IMPL run to COMPLETE. Runs `body` holding the run lock of
+ * every PROGRAM (not COMPLETE) in `docs/PROGRAM/` that lists the IMPL too — RUN_IN_PROGRESS (exit 2, nothing written)
+ * while the tier loop (or a re-plan) holds one. One `readdir` when no PROGRAM is there.
+ */
+export async function withProgramsOfImpl<T>(implPath: string, cwd: string, body: () => Promise<T>): Promise<T> {
+  const slug = /^IMPL-(.+)\.ya?ml$/i.exec(path.basename(implPath))?.[1];
+  const root = projectRootOf(implPath, cwd);
+  const directory = path.join(root, 'docs', 'PROGRAM');
+  let names: string[];
+  try {
+    names = slug === undefined ? [] : readdirSync(directory).filter((name) => /^PROGRAM-.+\.ya?ml$/i.test(name)).sort();
+  } catch {
+    names = [];
+  }
+  const programs: string[] = [];
+  for (const name of names) {
+    try {
+      const manifest = parseProgram(await readTextFile(path.join(directory, name))).manifest;
+      if (manifest && manifest.state !== 'COMPLETE' && manifest.impls.some((impl) => impl.slug === slug)) programs.push(path.join(directory, name));
+    } catch {
+      // unreadable: not a PROGRAM that lists it
+    }
+  }
+  if (programs.length === 0) return body();
+  const { acquireRunLock } = await import('./run-lock.js');
+  const releases: Array<() => void> = [];
+  try {
+    for (const program of programs) releases.push(acquireRunLock(root, program));
+    return await body();
+  } finally {
+    for (const release of releases.reverse()) release();
+  }
+}

@@ -49,7 +49,8 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   if (operation.kind !== 'extend-scope') {
     const { withRunLock } = await import('../run-lock.js');
     const { projectRootOf } = await import('../../store/program-impl-docs.js');
-    return withRunLock(projectRootOf(implPath, repoDir ?? io.cwd), implPath, () => amend(implPath, operation, repoDir, io));
+    const { withProgramsOfImpl } = await import('../program-impl-guard.js');
+    return withRunLock(projectRootOf(implPath, repoDir ?? io.cwd), implPath, () => withProgramsOfImpl(implPath, repoDir ?? io.cwd, () => amend(implPath, operation, repoDir, io)));
   }
   return amend(implPath, operation, repoDir, io);
 }

@@ -22,7 +22,9 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   // written while the loop ran the IMPL was overwritten by the loop without a word. RUN_IN_PROGRESS, nothing written.
   const { withRunLock } = await import('../run-lock.js');
   const { projectRootOf } = await import('../../store/program-impl-docs.js');
-  return withRunLock(projectRootOf(filePath, io.cwd), filePath, () => setState(filePath, target, options, io));
+  // P16-01: and the run lock of the PROGRAM listing it (the tier loop holds that one while it scouts and reviews the tier).
+  const { withProgramsOfImpl } = await import('../program-impl-guard.js');
+  return withRunLock(projectRootOf(filePath, io.cwd), filePath, () => withProgramsOfImpl(filePath, io.cwd, () => setState(filePath, target, options, io)));
 }
 
 async function setState(filePath: string, target: ProtocolState, options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {

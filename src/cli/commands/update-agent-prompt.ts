@@ -33,11 +33,14 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
   // takes it (P14-16) — RUN_IN_PROGRESS (exit 2), nothing written; stop the run, update, run again.
   const { withRunLock } = await import('../run-lock.js');
   const { projectRootOf } = await import('../../store/program-impl-docs.js');
-  return withRunLock(projectRootOf(implPath, io.cwd), implPath, async (): Promise<CommandResult> => {
-    const result = await updateAgentPrompt({ implPath, agent, prompt: prompt.replace(/\s+$/, '') });
-    for (const warning of result.warnings) io.stderr(`update-agent-prompt: warning: ${warning}\n`);
-    printJson(io, result);
-    return 0;
-  });
+  const { withProgramsOfImpl } = await import('../program-impl-guard.js');
+  return withRunLock(projectRootOf(implPath, io.cwd), implPath, () =>
+    withProgramsOfImpl(implPath, io.cwd, async (): Promise<CommandResult> => {
+      const result = await updateAgentPrompt({ implPath, agent, prompt: prompt.replace(/\s+$/, '') });
+      for (const warning of result.warnings) io.stderr(`update-agent-prompt: warning: ${warning}\n`);
+      printJson(io, result);
+      return 0;
+    }),
+  );
 }
 
