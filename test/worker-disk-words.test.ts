@@ -1,5 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { localDiskTrouble } from '../src/worker/worker.js';
+import { createDispatchRepo, lettersScript, runWaveCli, startRedis, startWorker, waveResult, type TestRedis, type TestWorker } from './dispatch-support.js';
 
 // Outside round A21-33: the classifier of a worker's disk trouble matched its words anywhere in an error's text, so a
 // job whose base holds a path named "No space left on device" (too long to check out) made every worker that took it
@@ -20,4 +24,38 @@ describe('localDiskTrouble (A21-33)', () => {
     expect(localDiskTrouble(new Error("fatal: cannot stat 'src/ENOSPC: x/Input/output error'"))).toBeUndefined();
     expect(localDiskTrouble(new Error('error: unable to create file ENOSPC: x: File name too long'))).toBeUndefined();
   });
+});
+
+// Outside round A23-30: a failed agent was judged by the disk words in its failure's text — which the agent writes. An
+// agent whose own step printed `ENOSPC: no space left on device` and exited 1 (its failure, the worker's disk fine) ran
+// three times through the pool and failed DISPATCH_JOB_TOO_LARGE (`give those workers more disk`); in-process it is its
+// own failed step. Now a probe write judges the worker's disk (and errors the worker's own operations throw), never the
+// agent's words. Real redis-server, a real worker process, run-wave through the CLI.
+describe('an agent that prints disk words (A23-30)', () => {
+  const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-worker-disk-words-'));
+  let redis: TestRedis | undefined;
+  let worker: TestWorker | undefined;
+  afterAll(async () => {
+    worker?.child.kill('SIGKILL');
+    await redis?.stop();
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  it("fails as its own failed step, once, the worker's disk untouched — not DISPATCH_JOB_TOO_LARGE after three runs", async () => {
+    redis = await startRedis(path.join(scratch, 'redis'));
+    const step = `bash: "echo 'cannot write out/x: ENOSPC: no space left on device, write'; echo 'EROFS: read-only file system, open x' >&2; exit 1"\n        expect: ok`;
+    const target = await createDispatchRepo('diskwords', lettersScript({ A: [step] }), { waves: [['A', 'B']] });
+    worker = await startWorker({ id: 'dw1', redisUrl: redis.url, remote: target.remote, dir: path.join(scratch, 'worker-dw1') });
+    const run = await runWaveCli(target, 1, { redisUrl: redis.url, timeoutMs: 150_000 });
+    const result = waveResult(run);
+    expect(result.success).toBe(false);
+    const explanation = JSON.stringify(result.blocked ?? run.stderr.slice(-1500));
+    // Before the fix: `DISPATCH_JOB_TOO_LARGE: job diskwords.w1.A… hit a disk error (ENOSPC) while its agent ran on 3 worker runs`.
+    expect(explanation).not.toContain('DISPATCH_JOB_TOO_LARGE');
+    expect(explanation).toMatch(/script step 3 \(bash\) was expected to succeed/);
+    expect(worker.log()).not.toContain('handed back');
+    expect(worker.log()).not.toContain('cannot be written');
+    expect(worker.log().match(/job diskwords\.w1\.A\.[^ ]+: agent A /g) ?? []).toHaveLength(1);
+    expect(result.agents.find((agent) => agent.agent === 'B')?.status).toBe('complete');
+  }, 200_000);
 });

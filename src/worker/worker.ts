@@ -991,9 +991,11 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       const agentEndAt = Date.now();
       await relay?.close();
       // A21-08: the agent failed on a disk error (its writes, its commits — in git's words or not: a probe write says)
-      // — judged as one in the job's setup (below).
+      // — judged as one in the job's setup (below). A23-30: by the probe alone, never by the failure's words — the agent
+      // writes them (a step that printed `ENOSPC: no space left on device` and exited 1 ran three times and failed
+      // DISPATCH_JOB_TOO_LARGE); a disk its writes filled is still full when it fails, and the probe says so.
       if (run.outcome.status === 'failed' && !controller.signal.aborted) {
-        const runTrouble = localDiskTrouble(run.outcome.failure?.message ?? '') ?? (await probeWrite());
+        const runTrouble = await probeWrite();
         if (runTrouble !== undefined) throw new DiskTrouble(runTrouble);
       }
       if (outbox.capped > 0) log(`job ${data.job_id}: ${outbox.capped} event(s) beyond the live relay's cap (${liveEventsMax}) travel with the result only`);
