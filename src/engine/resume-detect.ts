@@ -123,7 +123,11 @@ export async function detectResumable(options: DetectResumeOptions): Promise<Res
           ).filter((item): item is NonNullable<typeof item> => item !== undefined);
     let action: string;
     let command: string;
-    if (uncollected.length > 0 && finalizeWave !== undefined) {
+    if (uncollected.length > 0 && finalizeWave !== undefined && manifest.state === 'BLOCKED') {
+      // A23-41: the run BLOCKED on another error with a job still out — run-wave refuses a BLOCKED IMPL; retry re-runs it.
+      action = `wave ${finalizeWave}: the job(s) of agent(s) ${uncollected.map((item) => item.id).join(', ')} ran on a worker and their results were never collected (the run BLOCKED on another error) — retry the wave with the same dispatch flags (it resumes the wave, awaits or adopts each job, then finalizes)`;
+      command = `polywave retry ${implArg} --wave ${finalizeWave} ${uncollected[0]!.flags}`;
+    } else if (uncollected.length > 0 && finalizeWave !== undefined) {
       action = `wave ${finalizeWave}: the job(s) of agent(s) ${uncollected.map((item) => item.id).join(', ')} ran on a worker and their results were never collected (the orchestrator stopped) — re-run run-wave with the same dispatch flags (it awaits or adopts each job, then finalizes)`;
       command = `polywave run-wave ${implArg} --wave ${finalizeWave} ${uncollected[0]!.flags}`;
     } else if (unmerged.length > 0) {

@@ -87,6 +87,24 @@ export async function retryWave(options: RetryWaveOptions): Promise<RetryWaveRes
   if (failed.length === 0) {
     // A22-07: complete reports brought early by dispatched jobs whose orchestrator was killed are not final either.
     const open = (await Promise.all(ids.filter((id) => options.agent === undefined || id === options.agent).map(async (id) => ({ id, open: await openDispatchedAttempt(journalPaths(root, slug, options.wave, id).dir) })))).filter((item) => item.open !== undefined);
+    if (open.length > 0 && manifest.state === 'BLOCKED') {
+      // A23-41: the run BLOCKED on an error of its own (an orchestrator error while collecting — e.g. the agent's local
+      // worktree removed mid-run) with a job still out: run-wave's prepare-wave refuses a BLOCKED IMPL, so naming it was a
+      // dead end (only set-impl-state got out). retry resumes the wave and makes that re-run itself: it awaits or adopts
+      // each job (in-process: withdraws the early report and runs the agent again), then finalizes.
+      const resumed = await editImpl(options.implPath, (current) => {
+        const state = current.manifest?.state;
+        if (state !== 'BLOCKED' || !checkTransition(state, 'WAVE_EXECUTING', current.manifest ?? undefined).ok) return { edits: [], outcome: false };
+        return { edits: [{ path: ['state'], value: 'WAVE_EXECUTING' }], outcome: true };
+      });
+      const warnings = [`the job(s) of agent(s) ${open.map((item) => item.id).join(', ')} ran on a worker and were never collected: re-running the wave to collect them`];
+      if (resumed) warnings.push('state BLOCKED → WAVE_EXECUTING (E7: the wave is re-run)');
+      const { agent: _agent, gateType: _gateType, maxRetries: _maxRetries, ...runOptions } = options;
+      const run = await runWave({ ...runOptions, ...(options.agent !== undefined ? { onlyAgents: [options.agent] } : {}) });
+      for (const agent of run.agents) for (const attempt of agent.attempts) for (const left of attempt.dispatch?.not_adopted ?? []) warnings.push(notAdoptedWarning(agent.agent, agent.model, left));
+      const base = { wave: options.wave, max_retries: maxRetries, ...(options.gateType ? { gate_type: options.gateType } : {}), agents: [], warnings };
+      return run.success ? { ...base, final_state: 'passed', run, success: true } : { ...base, final_state: 'blocked', run, success: false };
+    }
     if (open.length > 0) {
       throw new PolywaveError({
         code: 'R001_NOTHING_TO_RETRY',
