@@ -33,6 +33,16 @@ export function tempPathFor(filePath: string): string {
   return path.join(path.dirname(filePath), `.${path.basename(filePath)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
 }
 
+/** Whether `relativePath` is a temp file of an atomic write of `filePath` (`.<name>.<pid>.<12 hex>.tmp` beside it; both relative to one root). */
+export function isTempOf(relativePath: string, filePath: string): boolean {
+  const normalized = relativePath.replace(/\\/g, '/');
+  const target = filePath.replace(/\\/g, '/');
+  if (path.posix.dirname(normalized) !== path.posix.dirname(target)) return false;
+  const name = path.posix.basename(normalized);
+  const base = `.${path.posix.basename(target)}.`;
+  return name.startsWith(base) && /^\d+\.[0-9a-f]{12}\.tmp$/.test(name.slice(base.length));
+}
+
 /** A temp file left this long by a dead writer is removed (an atomic write takes milliseconds). */
 export const staleTempAgeMs = 10_000;
 

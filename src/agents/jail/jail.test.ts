@@ -248,6 +248,19 @@ describe('audit', () => {
     expect(await j.audit()).toMatchObject({ ok: true, violations: [], changedFiles: ['src/a.ts', 'src/new/c.ts'], uncommittedFiles: ['src/a.ts', 'src/new/c.ts'] });
   });
 
+  // The x28 sibling-Scout test under load: the orchestrator's atomic write of the PROGRAM (an orchestrator path of the
+  // Scout's policy) had its temp file there for a moment — the Scout's stop listed it as its leftover, which was gone
+  // before it could be moved out: SANDBOX_LEFTOVER_STAYED, the Scout failed.
+  it("an orchestrator path's atomic-write temp file is the orchestrator's, not the agent's; another dot file is not", async () => {
+    const { wt, jail } = await setup();
+    const j = await jail({ orchestratorPaths: ['docs/IMPL/IMPL-demo.yaml'] });
+    writeFileSync(path.join(wt, 'docs/IMPL/.IMPL-demo.yaml.745.339dc52c8b11.tmp'), 'title: demo\n');
+    expect(await j.audit()).toMatchObject({ ok: true, violations: [], changedFiles: [] });
+    writeFileSync(path.join(wt, 'docs/IMPL/.IMPL-other.yaml.745.339dc52c8b11.tmp'), 'x\n');
+    writeFileSync(path.join(wt, 'docs/IMPL/.IMPL-demo.yaml.745.339dc52c8b11.tmp.x'), 'x\n');
+    expect((await j.audit()).violations.map((violation) => violation.path)).toEqual(['docs/IMPL/.IMPL-demo.yaml.745.339dc52c8b11.tmp.x', 'docs/IMPL/.IMPL-other.yaml.745.339dc52c8b11.tmp']);
+  });
+
   it('detects unowned changes: modified, untracked, staged, deleted, renamed (both sides), committed', async () => {
     const { repo, wt, jail } = await setup();
     const j = await jail();

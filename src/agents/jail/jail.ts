@@ -19,6 +19,7 @@ import { createGit } from '../../git/git-cli.js';
 import type { Git } from '../../git/git-port.js';
 import { changedGitlinkRepos, gitlinkRepoSignatures, type GitlinkRepoSignatures } from '../../git/nested-repos.js';
 import { statusWithBranch } from '../../git/status-with-branch.js';
+import { isTempOf } from '../../store/atomic-file.js';
 import { checkBashCommand } from './bash-policy.js';
 import type { Jail, JailAudit, JailCode, JailDecision, JailPolicy, PathDecision } from './types.js';
 
@@ -380,7 +381,9 @@ export async function createJail(policy: JailPolicy, options: CreateJailOptions 
         }
       }
       const orchestratorOwned = new Set(policy.orchestratorPaths ?? []);
-      const keep = (file: string) => !isAgentSupportPath(file) && !orchestratorOwned.has(file);
+      // (and the temp file of the orchestrator's atomic write of one, there for a moment: a sibling Scout's stop listed
+      // `docs/PROGRAM/.PROGRAM-x.yaml.<pid>.<hex>.tmp` as its leftover, and it was gone before it could be moved out)
+      const keep = (file: string) => !isAgentSupportPath(file) && !orchestratorOwned.has(file) && ![...orchestratorOwned].some((owned) => isTempOf(file, owned));
       changedFiles = [...changed].filter(keep).sort();
       uncommittedFiles = [...uncommitted].filter(keep).sort();
       for (const file of changedFiles) {
