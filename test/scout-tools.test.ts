@@ -349,6 +349,52 @@ describe('historical cases from the corpus (the real IMPL manifests, source slic
       { type_name: 'CallerCascadeError', agents: ['B', 'C'], files: ['pkg/engine/caller_cascade.go', 'pkg/engine/finalize_steps.go'] },
     ]);
   });
+  it('X66-23: English words after a type keyword are no types — IMPL-engine-unification ("… the canonical unified type" / "The CLI must …"), IMPL-integration-agent ("## Changes to IMPLManifest struct" / "Add these fields …"), IMPL-suitability-review-fixes ("… zero-initialized struct" / "All three cases …")', async () => {
+    const sharedTypes = async (name: string) => {
+      const result = await runCliInProcess(['detect-shared-types', corpus(name), '--format', 'json']);
+      expect(result.code, result.stderr).toBe(0);
+      return (json(result.stdout) as { shared_types: Array<{ type_name: string; referencing_agents: string[] }> }).shared_types.map((type) => [type.type_name, type.referencing_agents]);
+    };
+    expect(await sharedTypes('IMPL-engine-unification.yaml')).toEqual([]);
+    expect(await sharedTypes('IMPL-integration-agent.yaml')).toEqual([]);
+    expect(await sharedTypes('IMPL-suitability-review-fixes.yaml')).toEqual([['Requirement', ['A', 'B', 'C']]]);
+    const scaffolds = await runCliInProcess(['detect-scaffolds', corpus('IMPL-integration-agent.yaml'), '--stage', 'pre-agent']);
+    expect(scaffolds.code, scaffolds.stderr).toBe(0);
+    expect(json(scaffolds.stdout)).toEqual({ scaffolds_needed: [] });
+  });
+
+  it('X66-23: a capitalised sentence start in a TypeScript agent\'s task ("Status updates are logged.") does not share a Rust contract\'s `enum Status` — that file cannot import it', async () => {
+    const { implPath } = await repoWith(
+      {},
+      {
+        name: 'IMPL-shared-types.yaml',
+        text: [
+          'title: shared types',
+          'feature_slug: shared-types',
+          'verdict: SUITABLE',
+          'file_ownership:',
+          '  - { file: src/models.ts, agent: A, wave: 1 }',
+          '  - { file: src/service.ts, agent: B, wave: 1 }',
+          '  - { file: src/cart.rs, agent: E, wave: 1 }',
+          '  - { file: src/cart_view.rs, agent: F, wave: 1 }',
+          'interface_contracts:',
+          '  - { name: User, description: the user record, definition: "export interface User { id: string }", location: src/models.ts }',
+          '  - { name: Status, description: order status, definition: "pub enum Status { Open, Closed }", location: src/cart.rs }',
+          'waves:',
+          '  - number: 1',
+          '    agents:',
+          '      - { id: A, task: Create the `User` interface in src/models.ts. }',
+          '      - { id: B, task: Implement `UserService` in src/service.ts for a `User`. Status updates are logged. }',
+          '      - { id: E, task: Implement the cart in src/cart.rs with its Status enum. }',
+          '      - { id: F, task: Render the cart and its Status in src/cart_view.rs. }',
+          '',
+        ].join('\n'),
+      },
+    );
+    const result = await runCliInProcess(['detect-shared-types', implPath, '--format', 'json']);
+    expect(result.code, result.stderr).toBe(0);
+    expect((json(result.stdout) as { shared_types: Array<{ type_name: string; referencing_agents: string[] }> }).shared_types.map((type) => [type.type_name, type.referencing_agents])).toEqual([['Status', ['E', 'F']], ['User', ['A', 'B']]]);
+  });
 });
 
 describe('detect-scaffolds pre-agent: the code side (real references between two agents of a wave)', () => {

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { codeFamilyOf } from '../analysis/source-lexer.js';
 import type { ImplManifest } from '../protocol/schema/impl-schema.js';
 import { scaffoldPath } from '../protocol/schema/impl-schema.js';
 import { agentFacts, backtickNames, locationFile } from './changed-symbols.js';
@@ -14,16 +15,57 @@ export interface SharedTypeCandidate {
   reason: string;
 }
 
-/** Type definitions in prose or snippets: Go `type X struct`, TS `interface X`/`type X =`/`class X`, Python `class X`, Rust `struct X`/`enum X`/`trait X`. */
-const typeDefinition = /\b(?:type|interface|class|enum|struct|trait|dataclass)\s+`?([A-Z][A-Za-z0-9_]*)`?/g;
+/** Type definitions in code (contracts, scaffolds, code spans and fenced blocks of a task): Go `type X struct`, TS `interface X`/`type X =`/`class X`, Python `class X`, Rust `struct X`/`enum X`/`trait X` — keyword and name on one line. */
+const typeDefinition = /\b(?:type|interface|class|enum|struct|trait|dataclass)[ \t]+`?([A-Z][A-Za-z0-9_]*)`?/g;
 /** "create/define/add `X` struct|type|…" in a task. */
 const createdType = /\b(?:create|creates|define|defines|add|adds|introduce|introduces|new)\s+(?:a\s+|an\s+|the\s+)?(?:new\s+)?`([A-Z][A-Za-z0-9_]*)`\s*(?:struct|type|interface|class|enum|trait|dataclass|record)\b/gi;
+/** Go's `type X struct|interface` written in prose without backticks. */
+const goTypeInProse = /\btype[ \t]+([A-Z][A-Za-z0-9_]*)[ \t]+(?:struct|interface)\b/g;
 
 function definedTypes(text: string): Set<string> {
   const names = new Set<string>();
   for (const match of text.matchAll(typeDefinition)) names.add(match[1]!);
   for (const match of text.matchAll(createdType)) names.add(match[1]!);
   return names;
+}
+
+/**
+ * Types a task (prose with code in it) defines. In code — fenced blocks and `code spans` — as in
+ * a contract; in the prose around it only a backticked name, Go's `type X struct` shape, or a
+ * compound identifier (`class UserServiceFactory`): a plain capitalised word after a type keyword is
+ * English ("… the canonical unified type\n\nThe CLI must …", "zero-initialized struct All three …").
+ */
+function definedTypesInTask(task: string): Set<string> {
+  const code: string[] = [];
+  let fence: string | undefined;
+  const prose = task
+    .split('\n')
+    .map((line) => {
+      const marker = /^[ \t]*(```|~~~)/.exec(line)?.[1];
+      if (fence !== undefined) {
+        if (marker === fence) fence = undefined;
+        else code.push(line);
+        return '';
+      }
+      if (marker !== undefined) {
+        fence = marker;
+        return '';
+      }
+      return line;
+    })
+    .join('\n');
+  for (const match of prose.matchAll(/`([^`\n]+)`/g)) code.push(match[1]!);
+  const names = definedTypes(code.join('\n'));
+  for (const match of prose.matchAll(typeDefinition)) if (match[0].endsWith('`') || /[A-Z0-9_]/.test(match[1]!.slice(1))) names.add(match[1]!);
+  for (const match of prose.matchAll(goTypeInProse)) names.add(match[1]!);
+  for (const match of prose.matchAll(createdType)) names.add(match[1]!);
+  return names;
+}
+
+/** The code family of a file, TypeScript and JavaScript as one (they import each other). */
+function languageFamily(file: string): string | undefined {
+  const family = codeFamilyOf(file);
+  return family === 'javascript' ? 'typescript' : family;
 }
 
 function mentions(text: string, name: string): boolean {
@@ -60,7 +102,7 @@ export function detectSharedTypes(manifest: ImplManifest): SharedTypeCandidate[]
   }
   for (const fact of facts) {
     const sourceFiles = fact.files.filter((file) => !isTestPath(file));
-    for (const name of definedTypes(fact.task)) addDefiner(name, fact.id, sourceFiles.find((file) => mentions(fact.task, path.posix.basename(file))) ?? sourceFiles[0] ?? '');
+    for (const name of definedTypesInTask(fact.task)) addDefiner(name, fact.id, sourceFiles.find((file) => mentions(fact.task, path.posix.basename(file))) ?? sourceFiles[0] ?? '');
   }
 
   const candidates: SharedTypeCandidate[] = [];
@@ -69,7 +111,13 @@ export function detectSharedTypes(manifest: ImplManifest): SharedTypeCandidate[]
     // Agents of the defining agent's wave: later waves build on the merged type (E45 is about parallel agents).
     const definerWaves = new Set([...byAgent.keys()].map((agent) => waveOf.get(agent)));
     const referencing = new Set(byAgent.keys());
-    for (const fact of facts) if (definerWaves.has(fact.wave) && mentions(fact.task, name)) referencing.add(fact.id);
+    // A mention from an agent whose code is all in another language is a word, not a use: it cannot import the type.
+    const definerLanguages = new Set([...byAgent.values()].map(languageFamily).filter((family) => family !== undefined));
+    const canImport = (files: readonly string[]) => {
+      const languages = files.map(languageFamily).filter((family) => family !== undefined);
+      return definerLanguages.size === 0 || languages.length === 0 || languages.some((family) => definerLanguages.has(family));
+    };
+    for (const fact of facts) if (definerWaves.has(fact.wave) && mentions(fact.task, name) && canImport(fact.files)) referencing.add(fact.id);
     if (referencing.size < 2) continue;
     const definingAgents = [...byAgent.keys()].sort();
     const definingAgent = definingAgents[0]!;
