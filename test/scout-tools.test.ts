@@ -545,6 +545,50 @@ waves:
     expectCodedError(await runCli(['detect-wiring', implPath, '--format', 'xml']), { code: 'X001_INVALID_INPUT' });
   });
 
+  it('X66-22: detect-wiring — "must not call `saveUser`", "does not use `loadUser`", "instead of calling" are no obligations; "replace the calls to `legacyLoad` with `loadUser`" is one', async () => {
+    const { implPath: wiringImpl } = await repoWith(
+      {},
+      {
+        name: 'IMPL-wiring.yaml',
+        text: [
+          'title: wiring',
+          'feature_slug: wiring',
+          'verdict: SUITABLE',
+          'file_ownership:',
+          '  - { file: src/store.ts, agent: A, wave: 1 }',
+          '  - { file: src/service.ts, agent: B, wave: 2 }',
+          '  - { file: src/c.ts, agent: C, wave: 2 }',
+          '  - { file: src/d.ts, agent: D, wave: 2 }',
+          '  - { file: src/e.ts, agent: E, wave: 2 }',
+          '  - { file: src/f.ts, agent: F, wave: 2 }',
+          'interface_contracts:',
+          '  - { name: loadUser, description: loads, definition: "export function loadUser(id: string): Promise<User>", location: src/store.ts }',
+          '  - { name: saveUser, description: saves, definition: "export function saveUser(u: User): Promise<void>", location: src/store.ts }',
+          '  - { name: legacyLoad, description: old, definition: "export function legacyLoad(id: string): User", location: src/store.ts }',
+          'waves:',
+          '  - number: 1',
+          '    agents:',
+          '      - { id: A, task: "Add `loadUser` and `saveUser` to src/store.ts and remove `legacyLoad`." }',
+          '  - number: 2',
+          '    agents:',
+          '      - { id: B, task: "Implement `UserService` in src/service.ts. It must not call `saveUser` directly; it delegates persistence to the queue." }',
+          '      - { id: C, task: "In src/c.ts, replace the calls to `legacyLoad` with `loadUser`." }',
+          '      - { id: D, task: "src/d.ts delegates to `loadUser` for fetching; if the cache is not warm, it calls `saveUser`." }',
+          '      - { id: E, task: "src/e.ts does not use `loadUser` (it is server-only)." }',
+          '      - { id: F, task: "In src/f.ts, read from the cache instead of calling `loadUser`; never invokes saveUser()." }',
+          '',
+        ].join('\n'),
+      },
+    );
+    const result = await runCliInProcess(['detect-wiring', wiringImpl, '--format', 'json']);
+    expect(result.code, result.stderr).toBe(0);
+    expect((json(result.stdout) as { wiring: Array<{ symbol: string; agent: string }> }).wiring.map((row) => [row.agent, row.symbol])).toEqual([
+      ['C', 'loadUser'],
+      ['D', 'loadUser'],
+      ['D', 'saveUser'],
+    ]);
+  });
+
   it('pre-wave-validate step 3: the unowned test file is a test_cascade error and makes the exit 1', async () => {
     const result = await runCliInProcess(['pre-wave-validate', implPath, '--wave', '1', '--repo-dir', repo.dir]);
     expect(result.code).toBe(1);

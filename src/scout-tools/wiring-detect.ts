@@ -17,7 +17,17 @@ const callPhrases: ReadonlyArray<{ pattern: RegExp; integration: WiringDeclarati
   { pattern: /\b(?:calls?|invokes?|uses?|delegates?\s+to|wires?\s+(?:in|up)?)\s+`([A-Za-z_][\w.]*)(?:\(\))?`/gi, integration: 'call' },
   { pattern: /\b(?:calls?|invokes?|delegates?\s+to)\s+([A-Za-z_][\w.]*)\(\)/gi, integration: 'call' },
   { pattern: /\bregisters?\s+`([A-Za-z_][\w.]*)(?:\(\))?`/gi, integration: 'register' },
+  // "replace the calls to `old` with `New`": the new name is called.
+  { pattern: /\breplac(?:e|es|ing)\s[^.;:!?\n]*?\bwith\s+`([A-Za-z_][\w.]*)(?:\(\))?`/gi, integration: 'call' },
 ];
+
+/** A negation in the clause just before a call phrase: "must not call", "does not use", "never invokes", "instead of calling". */
+const negation = /\b(?:not|never|no\s+longer|without|instead\s+of|rather\s+than|avoids?|stops?)\b|n't\b/i;
+
+function negated(text: string, index: number): boolean {
+  const clause = text.slice(0, index).split(/[.;:!?,()\n]/).pop() ?? '';
+  return negation.test(clause.trim().split(/\s+/).slice(-4).join(' '));
+}
 
 /**
  * E35 detect-wiring: for each agent, the functions its task says it calls that another agent
@@ -41,7 +51,7 @@ export function detectWiring(manifest: ImplManifest): WiringDeclaration[] {
     for (const phrase of callPhrases) {
       for (const match of fact.task.matchAll(phrase.pattern)) {
         const parsed = symbolFromName(match[1]!);
-        if (!parsed || seen.has(parsed.name)) continue;
+        if (!parsed || seen.has(parsed.name) || negated(fact.task, match.index)) continue;
         const definition = located.get(parsed.name);
         if (!definition || definition.agent === fact.id) continue;
         const caller = fact.files.find((file) => !isTestPath(file)) ?? fact.files[0];
