@@ -27,6 +27,35 @@ async function repoWith(files: Record<string, string>, impl: { name: string; tex
 const json = (stdout: string): unknown => JSON.parse(stdout);
 
 describe('check-test-cascade (E46): real references per language', () => {
+  it('X66-62: Django `tests.py`, `tests_*.py` (unittest discover\'s `test*.py`), Cypress `*.cy.ts`, Angular `*.e2e-spec.ts` are test files — pytest/unittest and tsc fail each after the change', async () => {
+    const { repo, implPath } = await repoWith(
+      {
+        'shop/__init__.py': '',
+        'shop/db.py': 'def connect():\n    return 1\n',
+        'orders/__init__.py': '',
+        'orders/tests.py': 'from unittest import TestCase\nfrom shop.db import connect\n\n\nclass T(TestCase):\n    def test_c(self):\n        self.assertEqual(connect(), 1)\n',
+        'orders/tests_models.py': 'from shop.db import connect\n\n\ndef test_y():\n    assert connect() == 1\n',
+        'orders/testing_utils_test.py': 'from shop.db import connect\n\n\ndef test_x():\n    assert connect() == 1\n',
+        'src/config.ts': 'export function loadConfig(name: string): string {\n  return name;\n}\n',
+        'cypress/e2e/login.cy.ts': "import { loadConfig } from '../../src/config';\n\nloadConfig('a');\n",
+        'src/app.e2e-spec.ts': "import { loadConfig } from './config';\n\nloadConfig('b');\n",
+      },
+      {
+        name: 'IMPL-test-names.yaml',
+        text: 'title: t\nfeature_slug: t\nverdict: SUITABLE\nfile_ownership:\n  - file: shop/db.py\n    agent: A\n    wave: 1\n  - file: src/config.ts\n    agent: A\n    wave: 1\nwaves:\n  - number: 1\n    agents:\n      - id: A\n        task: Add a `timeout` parameter to `connect()` in shop/db.py and an `options` parameter to `loadConfig()` in src/config.ts.\n',
+      },
+    );
+    const result = await runCliInProcess(['check-test-cascade', implPath, '--repo-dir', repo.dir]);
+    expect(result.code, result.stderr).toBe(1);
+    expect((json(result.stdout) as Array<{ test_file: string; line: number }>).map((error) => `${error.test_file}:${error.line}`).sort()).toEqual([
+      'cypress/e2e/login.cy.ts:3',
+      'orders/testing_utils_test.py:5',
+      'orders/tests.py:7',
+      'orders/tests_models.py:5',
+      'src/app.e2e-spec.ts:3',
+    ]);
+  });
+
   it('Go: a method whose interface changes — member calls in unowned test files of the package, not comments, not owned tests', async () => {
     const { repo, implPath } = await repoWith(
       {

@@ -62,15 +62,16 @@ export function codeFamilyOf(filePath: string): CodeFamily | undefined {
 
 /**
  * True for test files of the four families: Go `_test.go`; TS/JS `*.test.*`, `*.spec.*`,
- * `__tests__/`, `__mocks__/`; Python `test_*.py`, `*_test.py`, `conftest.py`; and anything under a
+ * Cypress `*.cy.*`, Angular `*.e2e-spec.*`, `__tests__/`, `__mocks__/`; Python `test_*.py`, `*_test.py`, `conftest.py`,
+ * Django's `tests.py` and `tests_*.py`; and anything under a
  * `test/`, `tests/`, `testdata/`, `e2e/` or `benches/` directory.
  */
 export function isTestFile(filePath: string): boolean {
   const normalized = filePath.replace(/\\/g, '/');
   const base = normalized.slice(normalized.lastIndexOf('/') + 1);
   if (/_test\.go$/.test(base)) return true;
-  if (/\.(test|spec)\.[cm]?[jt]sx?$/i.test(base)) return true;
-  if (/^test_.*\.pyi?$/.test(base) || /_test\.pyi?$/.test(base) || base === 'conftest.py') return true;
+  if (/\.(test|spec|cy|e2e-spec)\.[cm]?[jt]sx?$/i.test(base)) return true;
+  if (/^test_.*\.pyi?$/.test(base) || /_test\.pyi?$/.test(base) || base === 'conftest.py' || /^tests(_.*)?\.py$/.test(base)) return true;
   return /(^|\/)(test|tests|testdata|__tests__|__mocks__|e2e|benches)\//.test(normalized);
 }
 

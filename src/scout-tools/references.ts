@@ -53,8 +53,8 @@ export function isTestPath(file: string): boolean {
   const normalized = file.replace(/\\/g, '/');
   const base = normalized.slice(normalized.lastIndexOf('/') + 1);
   if (/_test\.go$/.test(base)) return true;
-  if (/\.(test|spec)\.[cm]?[jt]sx?$/i.test(base) || /(^|\/)__tests__\//.test(normalized)) return true;
-  if (/\.pyi?$/.test(base) && (/^test_/.test(base) || /_test\.pyi?$/.test(base) || base === 'conftest.py' || /(^|\/)tests?\//.test(normalized))) return true;
+  if (/\.(test|spec|cy|e2e-spec)\.[cm]?[jt]sx?$/i.test(base) || /(^|\/)__tests__\//.test(normalized)) return true;
+  if (/\.pyi?$/.test(base) && (/^test_/.test(base) || /_test\.pyi?$/.test(base) || base === 'conftest.py' || /^tests(_.*)?\.py$/.test(base) || /(^|\/)tests?\//.test(normalized))) return true;
   if (/\.rs$/.test(base) && /(^|\/)tests\//.test(normalized)) return true;
   return /\.[cm]?[jt]sx?$/.test(base) && /(^|\/)(test|tests)\//.test(normalized);
 }
