@@ -1,10 +1,12 @@
-import { existsSync, lstatSync } from 'node:fs';
-import { chmod, mkdir, rm, rmdir, writeFile } from 'node:fs/promises';
+import { existsSync, lstatSync, readFileSync } from 'node:fs';
+import { chmod, mkdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { JournalPaths } from '../engine/journal.js';
 import { appendDenials, outOfScopeLine, ownershipDenials, type DenialRecord } from '../engine/jail-denials.js';
 import { stateDirName } from '../engine/state-paths.js';
+import { atomicWriteSequence, lastAtomicWrite, writeFileAtomic } from '../store/atomic-file.js';
+import { withFileLock } from '../store/locked-write.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { createGit } from '../git/git-cli.js';
 import { hostHomeVariable } from '../git/harden.js';
@@ -196,6 +198,9 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
   const tmp = path.join(scratchDir, 'tmp');
   await Promise.all([mkdir(home, { recursive: true }), mkdir(tmp, { recursive: true })]);
   const env = agentEnvironment({ env: options.env, scratchDir, agentId: options.agentId, cwd: options.cwd, ...(options.wave !== undefined ? { wave: options.wave } : {}), ...(options.implPath ? { implPath: options.implPath } : {}), ...(options.branch ? { branch: options.branch } : {}) });
+  // X43-19: the manifest and the other files the orchestrator writes while an agent in the main checkout runs, as they
+  // are now; at the agent's stop each must hold the orchestrator's last write (or this text), or it is put back.
+  const orchestratorFiles = orchestratorFilesAtStart(jail.root, options);
   let sandbox: SandboxPlan | undefined;
   let toolExecutor: ToolExecutor | undefined;
   let ignoredGuard: IgnoredGuard | undefined;
@@ -217,7 +222,9 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
   if (decision.sandboxed) {
     // A solo/integration agent works in the main checkout: the manifest the orchestrator writes stays
     // read-only. The Scout's job is to write that manifest (its jail keeps it to docs/IMPL/).
-    const readOnly = options.role !== 'scout' && options.implPath && isInside(options.implPath, jail.root) ? [options.implPath] : [];
+    // X43-19: bound by their directory where the agent owns nothing in it — the orchestrator saves them by renaming a new
+    // file over the old, which a bind of the file itself no longer covers (the agent's next call wrote the manifest).
+    const readOnly = options.role !== 'scout' && options.implPath && isInside(options.implPath, jail.root) ? enclosingReadOnly(jail.root, [options.implPath], options.policy.ownedFiles) : [];
     // An agent whose root holds polywave's state (solo, integration, scaffold, hotfix agents: the main
     // checkout) must not reach it: its own journal swapped for a symlink made the orchestrator append
     // to ~/.bashrc (outside attack X3 #21); gate cache, merge logs and markers live there too. Every
@@ -232,7 +239,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
     // other IMPL docs of a tier's concurrent Scouts): the audit leaves them out, so its sandbox must not let
     // it write them at all (outside attack X28-06: a tier Scout's bash rewrote the approved PROGRAM's tier
     // gate, unseen). Those that exist now are bound read-only; one created later is its own writer's.
-    if (isMainCheckout(jail.root)) readOnly.push(...existingRegularFiles(jail.root, options.policy.orchestratorPaths ?? []));
+    if (isMainCheckout(jail.root)) readOnly.push(...enclosingReadOnly(jail.root, existingRegularFiles(jail.root, options.policy.orchestratorPaths ?? []), options.policy.ownedFiles));
     // X28-03: a submodule path (a gitlink) is invisible to git status — files planted in an uninitialised one
     // (an empty directory, as a clone without --recurse-submodules leaves it) or in an initialised one (polywave's
     // git ignores submodules) were seen by no audit, and the user's own `npm test` ran them. Read-only in the
@@ -333,6 +340,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
   else options.signal?.addEventListener('abort', onAbort, { once: true });
 
   const recorder = options.journal ? createJournalRecorder(options.journal) : undefined;
+  const tampered: Array<{ path: string; reason: string }> = [];
   let outcome: AgentOutcome;
   try {
     const backend = options.backend ?? (await loadBackend(spec.backend, cliTemplates ? { templates: cliTemplates } : {}));
@@ -391,6 +399,15 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
         denied.push({ ts: new Date().toISOString(), attempt: options.attempt ?? 1, tool: 'sandbox', code: planCopyRefusedCode, reason: `"${entry.path}": ${entry.reason}`, target: entry.path });
         forward({ type: 'agent-log', level: 'warn', message: `${planCopyRefusedCode}: "${entry.path}": ${entry.reason}` });
       }
+    }
+    // X43-19: its processes are gone: the manifest (and the other files the orchestrator writes) must be what the
+    // orchestrator last wrote; any other text is the agent's and is put back (the agent fails its audit below).
+    for (const entry of await restoreOrchestratorFiles(orchestratorFiles)) {
+      const relative = repoRelative(entry.path, jail.root);
+      const reason = `"${relative}" is written by polywave only, and changed while the agent ran: ${entry.error ? `could not be put back: ${entry.error}` : "put back as polywave last wrote it"}`;
+      denied.push({ ts: new Date().toISOString(), attempt: options.attempt ?? 1, tool: 'sandbox', code: orchestratorFileRestoredCode, reason, target: entry.path, ...stayedIf(entry.error !== undefined) });
+      forward({ type: 'agent-log', level: 'warn', message: `${orchestratorFileRestoredCode}: ${reason}` });
+      tampered.push({ path: relative, reason });
     }
     // Before any git listing of the checkout (X30-13: a FIFO `.gitignore` holds git): FIFOs, sockets, devices it made.
     if (leftoverBaseline) {
@@ -470,7 +487,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
   const undone = denied.filter((record) => record.tool === 'sandbox').map(({ tool, code, reason, target, stayed }) => ({ tool, code, reason, ...(target ? { target: repoRelative(target, jail.root) } : {}), ...(stayed ? { stayed } : {}) }));
   outcome = { ...outcome, durationMs: Math.round(performance.now() - started), ...(undone.length > 0 ? { denials: [...outcome.denials, ...undone] } : {}) };
   // A planted repository fails the agent's stop audit (E42, like an unowned change) though it was moved out.
-  const audited = withLeftovers(planted.length === 0 ? jail : withPlantedRepos(jail, planted), leftovers);
+  const audited = withOrchestratorFilesRestored(withLeftovers(planted.length === 0 ? jail : withPlantedRepos(jail, planted), leftovers), tampered);
   return { outcome, spec, jail: audited, ...(sandbox ? { sandbox } : {}) };
 }
 
@@ -532,6 +549,93 @@ function withPlantedRepos(jail: Jail, planted: readonly QuarantinedGitlinkRepo[]
       return { ...audit, ok: false, violations };
     },
   });
+}
+
+/** The code of a file polywave writes (the IMPL doc, the PROGRAM manifest, a tier's other docs) the agent changed (X43-19). */
+export const orchestratorFileRestoredCode = 'SANDBOX_ORCHESTRATOR_FILE_RESTORED';
+
+/** `jail` whose audit also fails for each orchestrator-written file the agent changed (JAIL_UNOWNED_CHANGE, X43-19). */
+function withOrchestratorFilesRestored(jail: Jail, tampered: ReadonlyArray<{ path: string; reason: string }>): Jail {
+  if (tampered.length === 0) return jail;
+  return Object.freeze({
+    ...jail,
+    async audit(auditOptions?: { baseCommit?: string }) {
+      const audit = await jail.audit(auditOptions);
+      const violations = [...audit.violations, ...tampered.map((entry) => ({ code: 'JAIL_UNOWNED_CHANGE' as const, path: entry.path, reason: `${entry.reason} (${orchestratorFileRestoredCode}).` }))];
+      return { ...audit, ok: false, violations };
+    },
+  });
+}
+
+interface OrchestratorFileBaseline {
+  path: string;
+  text: string | undefined;
+  sequence: number;
+}
+
+/**
+ * The files polywave writes while an agent in the main checkout runs (its IMPL doc unless it is the Scout, the
+ * `orchestratorPaths`), with their text now. Not for the roles that read the checkout (their sandbox holds it all
+ * read-only) nor for an agent in a worktree (the manifest is outside its root).
+ */
+function orchestratorFilesAtStart(root: string, options: RunAgentOptions): OrchestratorFileBaseline[] {
+  if (!isMainCheckout(root) || isCheckoutReader(options.role)) return [];
+  const own = options.role !== 'scout' && options.implPath ? [options.implPath] : [];
+  const files = [...new Set(existingRegularFiles(root, [...own, ...(options.policy.orchestratorPaths ?? [])]))];
+  const sequence = atomicWriteSequence();
+  return files.map((file) => {
+    try {
+      return { path: file, text: readFileSync(file, 'utf8'), sequence };
+    } catch {
+      return { path: file, text: undefined, sequence };
+    }
+  });
+}
+
+/**
+ * Puts back each of `files` whose text is not polywave's: the last text this process wrote to it since the agent
+ * started (store/atomic-file.ts), else its text at the start. Returns those that differed.
+ */
+async function restoreOrchestratorFiles(files: readonly OrchestratorFileBaseline[]): Promise<Array<{ path: string; error?: string }>> {
+  const changed: Array<{ path: string; error?: string }> = [];
+  for (const file of files) {
+    const written = lastAtomicWrite(file.path);
+    const expected = written && written.sequence > file.sequence ? written.text : file.text;
+    if (expected === undefined) continue;
+    const current = await readFile(file.path, 'utf8').catch(() => undefined);
+    const isFile = (() => {
+      try {
+        return lstatSync(file.path).isFile();
+      } catch {
+        return false;
+      }
+    })();
+    if (isFile && current === expected) continue;
+    try {
+      await withFileLock(file.path, () => writeFileAtomic(file.path, expected));
+      changed.push({ path: file.path });
+    } catch (error) {
+      changed.push({ path: file.path, error: error instanceof Error ? error.message : String(error) });
+    }
+  }
+  return changed;
+}
+
+/**
+ * What binds `files` read-only in the sandbox of an agent in the main checkout: the directory holding each, when the
+ * agent owns nothing in it (a save by rename replaces the file, never the directory: X43-19), else the file itself.
+ */
+function enclosingReadOnly(root: string, files: readonly string[], ownedFiles: readonly string[]): string[] {
+  const owned = ownedFiles.map((entry) => path.resolve(root, entry.split(/[*?[{]/, 1)[0] ?? ''));
+  return [
+    ...new Set(
+      files.map((file) => {
+        const directory = path.dirname(file);
+        if (directory === root || !isInside(directory, root)) return file;
+        return owned.some((entry) => isInside(entry, directory) || isInside(directory, entry)) ? file : directory;
+      }),
+    ),
+  ];
 }
 
 /** A denial target as a repository-relative path when it is inside the agent's root. */

@@ -123,6 +123,24 @@ export async function writeFileAtomic(filePath: string, text: string, options: {
   await writeViaTemp(filePath, text, options.mode ?? (await fileMode(filePath)));
 }
 
+/**
+ * The last text this process wrote to each file by {@link writeViaTemp} (outside attack X43-19): a write by rename
+ * replaces the file a running agent's sandbox had bound read-only, so the agent's stop audit compares the manifest with
+ * the orchestrator's own last write and puts that back over any other change (run-agent.ts).
+ */
+const lastWrites = new Map<string, { text: string; sequence: number }>();
+let writeSequence = 0;
+
+/** The number of atomic writes this process has made so far (compare with {@link lastAtomicWrite}'s `sequence`). */
+export function atomicWriteSequence(): number {
+  return writeSequence;
+}
+
+/** The text this process last wrote to `filePath` by an atomic write, and that write's sequence number. */
+export function lastAtomicWrite(filePath: string): { text: string; sequence: number } | undefined {
+  return lastWrites.get(path.resolve(filePath));
+}
+
 /** The atomic write itself (see {@link writeFileAtomic}); `mode` undefined = default mode. */
 export async function writeViaTemp(filePath: string, text: string, mode: number | undefined, hooks: AtomicWriteHooks = {}): Promise<void> {
   const temporary = tempPathFor(filePath);
@@ -138,6 +156,7 @@ export async function writeViaTemp(filePath: string, text: string, mode: number 
     if (mode !== undefined) await chmod(temporary, mode);
     await hooks.beforeRename?.();
     await rename(temporary, filePath);
+    lastWrites.set(path.resolve(filePath), { text, sequence: ++writeSequence });
   } catch (error) {
     await unlink(temporary).catch(() => undefined);
     const reason = (error as NodeJS.ErrnoException).code ?? (error instanceof Error ? error.message : String(error));
