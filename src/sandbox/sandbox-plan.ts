@@ -48,6 +48,13 @@ export interface SandboxPlan {
    * Each `path` is in `unreadable` too, so a platform without the bind keeps it hidden.
    */
   boundCopies?: Array<{ path: string; source: string }>;
+  /**
+   * Files the sandbox shows as they were when it started and whose replacement it would not see (outside attack X43-18):
+   * the repository's git configuration files, masked or not — git writes one by renaming a new file over it, and the
+   * mask (a bind of the file as it was) no longer covers the path, so a credential set meanwhile (`git remote set-url`)
+   * was read in clear. Watched like the hidden paths: one replaced, or absent and there now, means a new sandbox.
+   */
+  watchedFiles?: string[];
 }
 
 /** The `sandbox` section of polywave.config.json (see store/project-config.ts). */
@@ -1423,7 +1430,19 @@ export function agentSandboxPlan(input: AgentSandboxPlanInput): SandboxPlan {
     ...(input.env ? residentSocketDirs(input.env) : []),
     ...(around?.unreadable ?? []),
   ]);
-  return { ...finishPlan(writable, readOnlyWithin, unreadable, view, input.config, hidden, true, around), ...withoutHidden(maskedFilesOf(gitCommonDir, userHome, hidden), around) };
+  const watchedFiles = gitConfigIdentityPaths(gitCommonDir, userHome).filter((entry) => !unreadable.includes(entry) && !around?.hides(entry));
+  return { ...finishPlan(writable, readOnlyWithin, unreadable, view, input.config, hidden, true, around), ...withoutHidden(maskedFilesOf(gitCommonDir, userHome, hidden), around), ...(watchedFiles.length > 0 ? { watchedFiles } : {}) };
+}
+
+/**
+ * The git configuration files of the git directory that exist now (X43-18: see {@link SandboxPlan.watchedFiles}), its
+ * `config` even when absent, and its `modules` directory when absent (a submodule's config made during a run).
+ */
+function gitConfigIdentityPaths(gitCommonDir: string, userHome: string): string[] {
+  const root = path.resolve(gitCommonDir);
+  const existing = gitConfigFiles(root, userHome).filter((entry) => isInside(entry, root) && existsSync(entry));
+  const modules = path.join(root, 'modules');
+  return unique([path.join(root, 'config'), ...existing, ...(existsSync(modules) ? [] : [modules])]);
 }
 
 /** `masked` without the files {@link hiddenAroundRoot} hides (a mask or a copy bound over one would show it: another worktree's `config.worktree`). */

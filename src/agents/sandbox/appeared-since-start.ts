@@ -296,7 +296,7 @@ export function createStaleViewCheck(plan: SandboxPlan, cwd: string, options: { 
   // Per hidden path (workers' directories left out, as above): what it was at the start. A path that is merely gone
   // now hides nothing; one that is there again as another inode (or was absent and is there now) is not covered.
   const workers = new Set(registeredWorkerDirs());
-  const watched = options.identities ? plan.unreadable.filter((entry) => !workers.has(entry)) : [];
+  const watched = options.identities ? [...plan.unreadable, ...(plan.watchedFiles ?? [])].filter((entry) => !workers.has(entry)) : [];
   const atStart = watched.map((entry) => hiddenIdentity([entry]));
   const heldPaths: string[] = [];
   const held: number[] = [];

@@ -201,7 +201,8 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
     const executorEnv = { ...options.env };
     delete executorEnv.NODE_EXTRA_CA_CERTS;
     // (taken before the wrap: a path that changes after this moment is seen at the next request)
-    const watched = plan.unreadable.map((entry) => ({ entry, identity: hiddenIdentity([entry]) }));
+    // (X43-18: and the files it shows as they were, the git config above all: one replaced is no longer what it shows)
+    const watched = [...plan.unreadable, ...(plan.watchedFiles ?? [])].map((entry) => ({ entry, identity: hiddenIdentity([entry]) }));
     const hiddenAtStart = watched.map((item) => item.identity).join('');
     const held = holdHiddenDirectories(plan.unreadable);
     starts += 1;
@@ -374,6 +375,17 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
     return () => clearInterval(interval);
   };
 
+  /** X43-18: why `current`'s view of a {@link SandboxPlan.watchedFiles} file is stale (replaced, or made), or undefined. */
+  const replacedWatchedFile = (current: Session): string | undefined => {
+    const files = new Set(plan.watchedFiles ?? []);
+    for (const { entry, identity } of current.watched) {
+      if (!files.has(entry)) continue;
+      const now = hiddenIdentity([entry]);
+      if (now !== identity && now !== '-\n') return `a file this sandbox shows as it was when it started (masked) was replaced since: ${entry}`;
+    }
+    return undefined;
+  };
+
   const ensure = async (): Promise<Session> => {
     // X39-01: once a command was killed for a stale view, nothing more runs in this executor (fail closed)
     if (staleView !== undefined) throw new ToolExecutorError(staleViewCode, `${staleViewCode}: ${staleView}; this agent's run ends, a relaunch gets a sandbox that hides it`);
@@ -382,9 +394,17 @@ export function createToolExecutor(plan: SandboxPlan, options: ToolExecutorOptio
     // or added a worktree since (nothing covers those in this sandbox). Also before the first start, so that the plan
     // has what appeared since it was made. (The plan's list grows in place: the bash tool knows this executor by its plan.)
     if (!session || session.pending.size === 0) {
+      // X43-18: a file it shows as it was (a git config, masked or not) replaced since it started: a new sandbox from
+      // this plan would show the new one as the plan judged the old (a credential set since, unmasked): the run ends.
+      const replaced = session ? replacedWatchedFile(session) : undefined;
+      if (replaced !== undefined) {
+        staleView ??= replaced;
+        await end(session!);
+        throw new ToolExecutorError(staleViewCode, `${staleViewCode}: ${staleView}; this agent's run ends, a relaunch gets a sandbox that hides it`);
+      }
       const added = appeared.added();
       if (added.length > 0) plan.unreadable.push(...added);
-      if (session && (added.length > 0 || session.hiddenPathAppeared() || heldDirectoryRemoved(session.held) || hiddenIdentity(plan.unreadable) !== session.hiddenAtStart)) await end(session);
+      if (session && (added.length > 0 || session.hiddenPathAppeared() || heldDirectoryRemoved(session.held) || hiddenIdentity([...plan.unreadable, ...(plan.watchedFiles ?? [])]) !== session.hiddenAtStart)) await end(session);
     }
     if (session) return session;
     starting ??= startTried().then(
