@@ -72,7 +72,7 @@ function filesUnder(dir: string): string[] {
  * Agent A's first attempt loops 20 s reading `lateEnv` (a computed path); once it runs, `appear` makes the path. The call
  * must be killed, its output withheld, the run relaunched, the wave verified, and the secret nowhere.
  */
-async function killedWhenItAppears(where: (repo: TestRepo) => { late: string; lateEnv: string }, appear: (repo: TestRepo, late: string, lateEnv: string) => Promise<void>, shown: 'dir' | 'file'): Promise<void> {
+async function killedWhenItAppears(where: (repo: TestRepo) => { late: string; lateEnv: string }, appear: (repo: TestRepo, late: string, lateEnv: string) => Promise<void>, shown: 'dir' | 'file', options: { retryReads?: boolean } = {}): Promise<void> {
     const repo = await createTestRepo({ files: { 'docs/IMPL/IMPL-during.yaml': implYaml(), 'src/index.ts': 'export {};\n' } });
     const { late, lateEnv } = where(repo);
     const hex = Buffer.from(lateEnv).toString('hex');
@@ -86,7 +86,8 @@ async function killedWhenItAppears(where: (repo: TestRepo) => { late: string; la
     const script = {
       version: 1,
       agents: {
-        A: { attempts: { 1: [{ bash: loop }, ...finish] }, steps: finish },
+        // (retryReads, X43-07: the relaunch reads the path again for 3 s — a model retries what it was doing)
+        A: { attempts: { 1: [{ bash: loop }, ...finish] }, steps: options.retryReads ? [{ bash: loop.replace('20000', '3000').replace("'LOOP'+'-ENDED'", "'RETRY'+'-ENDED'") }, ...finish] : finish },
         B: { steps: [{ write: { path: 'src/b.ts', content: "export const b = 'b';\n" } }, { commit: 'feat(B): b' }, { report: { status: 'complete', verification: 'PASS', notes: 'done' } }] },
       },
     };
@@ -158,6 +159,7 @@ describe.skipIf(!available)('a secret-named file that appears in a parent direct
       (repo) => ({ late: path.dirname(repo.dir), lateEnv: path.join(path.dirname(repo.dir), '.env.late') }),
       async (_repo, _late, lateEnv) => writeFileSync(lateEnv, `${secret}=late\n`),
       'file',
+      { retryReads: true },
     );
   }, 300_000);
 });

@@ -1035,12 +1035,24 @@ function hiddenCheckout(mainCheckout: string | undefined, own: string, writable:
   return { root: mainCheckout, readable, privates: dependencies.flatMap(dependencyDirectoryPrivates), masks: dependencies.flatMap(dependencyStateMasks) };
 }
 
-const dirSecretsCache = new Map<string, { at: number; files: string[] }>();
+const dirSecretsCache = new Map<string, { stamp: string; files: string[] }>();
 
-/** {@link secretFileName} files directly in `dir` (remembered for a few seconds: `/tmp` may hold thousands of entries). */
+/**
+ * {@link secretFileName} files directly in `dir` (remembered while the directory is unchanged: `/tmp` may hold thousands
+ * of entries). Outside attack X43-07/24: a listing kept 10 s by the clock made the plan of a relaunch (and of the next
+ * agent) miss a `.env` made meanwhile — the listing is reused only while the directory's inode, modification and change
+ * times are what they were, and those are at least 2 s old (a file made within the same clock tick is not missed).
+ */
 function secretFilesIn(dir: string): string[] {
+  let stamp: string | undefined;
+  try {
+    const stat = statSync(dir, { bigint: true });
+    if (Date.now() - Number(stat.ctimeNs / 1_000_000n) > 2_000) stamp = `${stat.ino}:${stat.mtimeNs}:${stat.ctimeNs}`;
+  } catch {
+    stamp = undefined;
+  }
   const cached = dirSecretsCache.get(dir);
-  if (cached && Date.now() - cached.at < 10_000) return cached.files;
+  if (cached && stamp !== undefined && cached.stamp === stamp) return cached.files;
   const files: string[] = [];
   try {
     for (const dirent of readdirSync(dir, { withFileTypes: true })) if ((dirent.isFile() || dirent.isSymbolicLink()) && secretFileName.test(dirent.name)) files.push(path.join(dir, dirent.name));
@@ -1048,7 +1060,8 @@ function secretFilesIn(dir: string): string[] {
     // unreadable
   }
   if (dirSecretsCache.size > 256) dirSecretsCache.clear();
-  dirSecretsCache.set(dir, { at: Date.now(), files });
+  if (stamp !== undefined) dirSecretsCache.set(dir, { stamp, files });
+  else dirSecretsCache.delete(dir);
   return files;
 }
 
