@@ -121,10 +121,11 @@ describe('a dispatched attempt without a complete result (A20-17/22/28/33/39)', 
     const rerun = await runWaveCli(target, 1, { extra: ['--dispatch', 'inprocess'], timeoutMs: 100_000 });
     const result = waveResult(rerun);
     // Before the fix: A "already complete (E9: not relaunched)", the wave merged with src/a.js = 'early' (the job's later commit lost).
+    // (the recorded flags name the run's --model since A23-04)
     const agentA = result.agents.find((agent) => agent.agent === 'A')!;
     expect(agentA.status, JSON.stringify(agentA)).toBe('complete');
     expect(JSON.stringify(agentA)).not.toContain('already complete');
-    expect(rerun.stdout).toMatch(/"step":"lost_run","status":"warning","detail":"agent A: its report is not taken as final — its attempt 1 ran as a job on a worker \(--dispatch redis:\/\/127\.0\.0\.1:\d+ --dispatch-remote file:\/\/\S+\) that may still run/);
+    expect(rerun.stdout).toMatch(/"step":"lost_run","status":"warning","detail":"agent A: its report is not taken as final — its attempt 1 ran as a job on a worker \(--dispatch redis:\/\/127\.0\.0\.1:\d+ --dispatch-remote file:\/\/\S+ --model script:\S+\) that may still run/);
     expect(result.success, JSON.stringify(result.blocked ?? rerun.stderr.slice(-1500))).toBe(true);
     // Merged once, with what A's run here committed after its report.
     expect(target.repo.read('src/a.js')).toContain('after report');

@@ -23,12 +23,14 @@ import { findFile, soloEscapeRepo } from './support/solo-escape.js';
 
 const available = (await sandboxStatus()).available;
 
-/** What the agent runs (with `sh`): docs/IMPL becomes a git dir whose fsmonitor writes a marker; an unowned script; its own file a link into .git. */
+// (`pkg/`, not `docs/IMPL/` as first written: the directory of the IMPL doc is read-only to a solo agent that owns nothing
+// in it since X43-19 — a planted git dir there is refused before it exists)
+/** What the agent runs (with `sh`): `pkg/` becomes a git dir whose fsmonitor writes a marker; an unowned script; its own file a link into .git. */
 const plant = (marker: string): string =>
   [
     'set -e',
-    'T=$(mktemp -d) && git init -q "$T" && cp -r "$T/.git/HEAD" "$T/.git/objects" "$T/.git/refs" docs/IMPL/',
-    `printf '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n\\tworktree = ../..\\n\\tfsmonitor = "echo PWNED >> ${marker}"\\n' > docs/IMPL/config`,
+    'T=$(mktemp -d) && git init -q "$T" && mkdir -p pkg && cp -r "$T/.git/HEAD" "$T/.git/objects" "$T/.git/refs" pkg/',
+    `printf '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n\\tworktree = ..\\n\\tfsmonitor = "echo PWNED >> ${marker}"\\n' > pkg/config`,
     'mkdir -p tools && echo "echo PWNED" > tools/run.sh',
     'ln -sf ../.git/hooks/pre-commit src/a.ts',
     'echo planted',
@@ -56,25 +58,27 @@ describe('leftovers of an agent in the main checkout (X14 #3/#5)', () => {
     expect(wave.stdout + wave.stderr).toContain('BLOCKED');
 
     // Out of the checkout: the git-dir entries, the script, the link; the plan stays, and so does the user's file.
-    for (const gone of ['docs/IMPL/HEAD', 'docs/IMPL/objects', 'docs/IMPL/refs', 'docs/IMPL/config', 'tools/run.sh', 'src/a.ts']) expect(existsSync(repo.path(gone)) || isLink(repo.path(gone)), gone).toBe(false);
+    for (const gone of ['pkg/HEAD', 'pkg/objects', 'pkg/refs', 'pkg/config', 'tools/run.sh', 'src/a.ts']) expect(existsSync(repo.path(gone)) || isLink(repo.path(gone)), gone).toBe(false);
     expect(existsSync(impl)).toBe(true);
     expect(readFileSync(repo.path('mine.txt'), 'utf8')).toContain('own untracked');
     // nothing left but the manifest the orchestrator updates
     expect((await runGit(['status', '--porcelain'], { cwd: repo.dir, env: repo.env })).split('\n').filter((line) => line !== '' && !line.endsWith('docs/IMPL/IMPL-solo.yaml'))).toEqual([]);
-    // git from docs/IMPL finds the real repository again, and runs nothing of the agent's
-    expect(path.resolve(repo.path('docs/IMPL'), (await runGit(['rev-parse', '--git-dir'], { cwd: repo.path('docs/IMPL'), env: repo.env })).trim())).toBe(realpathSync(repo.path('.git')));
-    await runGit(['status', '--porcelain'], { cwd: repo.path('docs/IMPL'), env: repo.env });
+    // git from pkg/ finds the real repository again, and runs nothing of the agent's
+    mkdirSync(repo.path('pkg'), { recursive: true });
+    expect(path.resolve(repo.path('pkg'), (await runGit(['rev-parse', '--git-dir'], { cwd: repo.path('pkg'), env: repo.env })).trim())).toBe(realpathSync(repo.path('.git')));
+    await runGit(['status', '--porcelain'], { cwd: repo.path('pkg'), env: repo.env });
     expect(existsSync(marker)).toBe(false);
 
     // Kept in the quarantine, recorded as denials.
     const quarantine = repo.path('.git/polywave/quarantine');
     const batch = readdirSync(quarantine).find((name) => name.endsWith('-leftover'));
     expect(batch).toBeDefined();
-    for (const kept of ['docs/IMPL/HEAD', 'docs/IMPL/config', 'tools/run.sh']) expect(existsSync(path.join(quarantine, batch!, `${kept}.quarantined`)), kept).toBe(true);
+    // (the planted git dir is a directory of its own: recorded as one leftover, its entries kept one by one)
+    for (const kept of ['pkg/HEAD.quarantined', 'pkg/config.quarantined', 'tools/run.sh.quarantined']) expect(existsSync(path.join(quarantine, batch!, kept)), `${kept} in ${JSON.stringify(readdirSync(path.join(quarantine, batch!), { recursive: true }))}`).toBe(true);
     expect(isLink(path.join(quarantine, batch!, 'src/a.ts.quarantined'))).toBe(true);
     const denials = readFileSync(findFile(repo.path('.polywave-state'), 'denials.jsonl')!, 'utf8');
     const targets = denials.trim().split('\n').map((line) => JSON.parse(line) as { code: string; target?: string }).filter((record) => record.code === 'SANDBOX_SOLO_LEFTOVER_QUARANTINED').map((record) => record.target);
-    expect(new Set(targets)).toEqual(new Set(['docs/IMPL/HEAD', 'docs/IMPL/objects', 'docs/IMPL/refs', 'docs/IMPL/config', 'tools/run.sh', 'src/a.ts']));
+    expect(new Set(targets)).toEqual(new Set(['pkg', 'tools/run.sh', 'src/a.ts']));
   }, 240_000);
 });
 

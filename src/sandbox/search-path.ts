@@ -175,7 +175,9 @@ function inside(file: string, root: string): boolean {
  */
 export function sandboxSearchPath(value: string | undefined, cwd: string, given: string | undefined = givenPath): string | undefined {
   if (value === undefined) return undefined;
-  const current = value.split(path.delimiter);
+  // (absolute entries only, as on the host: an empty or relative one is the cwd's — X41-02's planted `bash` ran as the
+  // sandbox runner's shell)
+  const current = value.split(path.delimiter).filter((entry) => path.isAbsolute(entry));
   const present = new Set(current);
   const realCwd = realOrResolved(cwd);
   const repository = repositoryAround(realCwd);
@@ -206,7 +208,7 @@ export function sandboxSearchPath(value: string | undefined, cwd: string, given:
     add(entry);
   }
   for (const inserted of pending) add(inserted);
-  return result.join(path.delimiter);
+  return result.length > 0 ? result.join(path.delimiter) : undefined;
 }
 
 /** The variable the sandbox wrapper hands {@link sandboxSearchPath} in; the runner inside the sandbox exports it as PATH. */
