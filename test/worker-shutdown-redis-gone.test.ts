@@ -56,9 +56,11 @@ describe('polywave worker stops with Redis gone (X24-12)', () => {
       // Before the fix: still running after 46 s (a22), until Redis came back. Now: 10 s without Redis, then the bounded stop.
       const outcome = await Promise.race([worker.exited.then(() => 'exited'), sleep(40_000).then(() => 'running')]);
       expect(outcome, worker.log()).toBe('exited');
-      expect(Date.now() - sent).toBeLessThan(40_000);
-      // (its log says so when the wait was what ended it; BullMQ's close may also give up on a connection that is gone)
-      expect(worker.log()).toMatch(/Redis has not answered for 10 s: stopping without it\n[\s\S]*stopped|\] stopped/);
+      const took = Date.now() - sent;
+      expect(took).toBeLessThan(40_000);
+      // (its log says so when the wait was what ended it; BullMQ's close may also give up at once on a connection that is
+      // gone — in CI the worker then exited within ~1 s before its last line reached the pipe)
+      if (took >= 10_000) expect(worker.log()).toMatch(/Redis has not answered for 10 s: stopping without it\n[\s\S]*stopped|\] stopped/);
     } finally {
       await redis.stop();
     }
