@@ -141,6 +141,29 @@ describe('every git polywave starts distrusts its repository first (X43-02/10/11
     expect(existsSync(marker) ? readFileSync(marker, 'utf8') : '(nothing ran)').toBe('(nothing ran)');
   });
 
+  // X44-02: `/proc/self/cwd/bin` is the CLI's cwd (outside) to polywave, and `<repo>/bin` to a git child started in the
+  // repository; X44-16: `<link>/../<repo>/bin` with `link -> <a directory beside the repo>/deep` is `<repo>/bin` to the
+  // kernel (the symlink is followed before the `..`), while `path.resolve` made it `<link's dir>/<repo>/bin`.
+  it('a PATH entry through /proc/self/cwd, the caller outside it (X44-02)', async () => {
+    const { repo, outside, marker, probe } = await gitPlanted();
+    const result = spawnSync(process.execPath, [probe, repo.dir], { cwd: outside, env: { ...process.env, PATH: `/proc/self/cwd/bin:${process.env.PATH ?? '/usr/bin:/bin'}` }, encoding: 'utf8' });
+    expect(result.stdout + result.stderr).toContain('status ran');
+    expect(existsSync(marker) ? readFileSync(marker, 'utf8') : '(nothing ran)').toBe('(nothing ran)');
+  });
+
+  it('a PATH entry with `..` after a symlink (X44-16)', async () => {
+    const { repo, outside, marker, probe } = await gitPlanted();
+    const deep = path.join(path.dirname(repo.dir), 'deep');
+    mkdirSync(deep, { recursive: true });
+    const links = path.join(outside, 'links');
+    mkdirSync(links);
+    symlinkSync(deep, path.join(links, 'lnk'));
+    const entry = `${path.join(links, 'lnk')}/../${path.basename(repo.dir)}/bin`;
+    const result = spawnSync(process.execPath, [probe, repo.dir], { cwd: repo.dir, env: { ...process.env, PATH: `${entry}:${process.env.PATH ?? '/usr/bin:/bin'}` }, encoding: 'utf8' });
+    expect(result.stdout + result.stderr).toContain('status ran');
+    expect(existsSync(marker) ? readFileSync(marker, 'utf8') : '(nothing ran)').toBe('(nothing ran)');
+  });
+
   const canBind = spawnSync('unshare', ['-m', 'true']).status === 0;
   it.skipIf(!canBind)('a PATH entry reaching the repository through a bind mount (X43-02)', async () => {
     const { repo, outside, marker, probe } = await gitPlanted();

@@ -12,7 +12,7 @@
  * sandbox can hide it). The test adds that worktree once the loop runs. Before the fix the loop printed the secret
  * into A's journal and ran its full 20 s.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -20,6 +20,7 @@ import { describe, expect, it } from 'vitest';
 import { sandboxStatus } from '../src/agents/sandbox/index.js';
 import { parseImpl } from '../src/protocol/parse-impl.js';
 import { runCli } from './support/cli.js';
+import { filesUnder } from './support/files-under.js';
 import { createTestRepo, type TestRepo } from './support/git-repo.js';
 
 const secret = 'SECRET-X39-01-during-call';
@@ -46,26 +47,6 @@ function implYaml(): string {
     ...Object.entries(owned).flatMap(([id, file]) => [`        - id: ${id}`, `          task: Implement ${file}.`, '          files:', `            - ${file}`]),
     '',
   ].join('\n');
-}
-
-/** Every file under `dir` (no symbolic links followed). */
-function filesUnder(dir: string): string[] {
-  const found: string[] = [];
-  const walk = (current: string) => {
-    let entries;
-    try {
-      entries = readdirSync(current, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const entry of entries) {
-      const full = path.join(current, entry.name);
-      if (entry.isDirectory()) walk(full);
-      else if (entry.isFile()) found.push(full);
-    }
-  };
-  walk(dir);
-  return found;
 }
 
 /**

@@ -9,13 +9,14 @@
  * once the loop runs. Expected (fixed): the replaced config is a stale view — the call is killed, its output withheld,
  * the run ends (SANDBOX_VIEW_STALE) — and the token is nowhere in A's journal.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { sandboxStatus } from '../src/agents/sandbox/index.js';
 import { runCli } from './support/cli.js';
+import { filesUnder } from './support/files-under.js';
 import { createTestRepo } from './support/git-repo.js';
 
 const token = 'X43TOKENNEWxyz18';
@@ -35,25 +36,6 @@ const impl = [
   ...['A', 'B'].flatMap((id) => [`        - id: ${id}`, `          task: Implement src/${id.toLowerCase()}.ts.`, '          files:', `            - src/${id.toLowerCase()}.ts`]),
   '',
 ].join('\n');
-
-function filesUnder(dir: string): string[] {
-  const found: string[] = [];
-  const walk = (current: string) => {
-    let entries;
-    try {
-      entries = readdirSync(current, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const entry of entries) {
-      const full = path.join(current, entry.name);
-      if (entry.isDirectory()) walk(full);
-      else if (entry.isFile()) found.push(full);
-    }
-  };
-  walk(dir);
-  return found;
-}
 
 describe.skipIf(!available)("the masked .git/config rewritten during a worktree agent's run (X43-18)", () => {
   it('a token set with git remote set-url meanwhile is never read: the replaced config ends the run', async () => {

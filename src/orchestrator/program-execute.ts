@@ -41,7 +41,7 @@ import { validateImpl } from '../protocol/validate-impl.js';
 import { writeFileAtomic } from '../store/atomic-file.js';
 import { readTextFile } from '../store/read-text.js';
 import { parseProgram } from '../protocol/parse-program.js';
-import { formatProgramStatus, partitionImplsByStatus, programStatus, reviewedOrLaterStates, validateProgram, validateProgramImport } from '../protocol/program/index.js';
+import { formatProgramStatus, isHeldForHuman, partitionImplsByStatus, programStatus, reviewedOrLaterStates, validateProgram, validateProgramImport } from '../protocol/program/index.js';
 import type { ImplManifest } from '../protocol/schema/impl-schema.js';
 import type { ProgramImpl, ProgramManifest, ProgramState } from '../protocol/schema/program-schema.js';
 import { createGit } from '../git/git-cli.js';
@@ -258,7 +258,7 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
   const setLoopStatuses = (slugs: readonly string[], status: 'reviewed' | 'scouting' | 'executing') =>
     setProgramImplStatuses(programPath, slugs, status, (current) => {
       // (P16-24: every status the start check holds for a human — `not-suitable` too, which was overwritten)
-      const held = current.impls.filter((impl) => slugs.includes(impl.slug ?? '') && (impl.status === 'blocked' || impl.status === 'not-suitable')).map((impl) => `${impl.slug ?? ''} (${impl.status})`);
+      const held = current.impls.filter((impl) => slugs.includes(impl.slug ?? '') && isHeldForHuman(impl.status)).map((impl) => `${impl.slug ?? ''} (${impl.status})`);
       if (held.length > 0) throw new PolywaveError({ code: 'PROGRAM_IMPL_HELD', exitCode: 1, message: `IMPL(s) held for a human: ${held.join(', ')} (set while this run started the tier; not overwritten)` });
     });
   const heldError = (error: unknown): string | undefined => (error instanceof PolywaveError && error.code === 'PROGRAM_IMPL_HELD' ? error.message : undefined);

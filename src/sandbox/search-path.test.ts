@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -28,5 +28,21 @@ describe('sandboxSearchPath (follow-up of X42-11/12)', () => {
     expect(sandboxSearchPath('/opt/x/bin:/usr/bin', worktree, `/usr/bin:${main}/bin`)).toBe(`/opt/x/bin:/usr/bin:${worktree}/bin:${main}/bin`);
     expect(sandboxSearchPath('/opt/x/bin:/usr/bin', worktree, `${main}/bin:/usr/bin`)).toBe(`/opt/x/bin:${worktree}/bin:${main}/bin:/usr/bin`);
     expect(sandboxSearchPath(undefined, worktree, given)).toBeUndefined();
+  });
+
+  it('an entry is judged as the kernel resolves it: `..` after a symlink physically (X44-16), nothing through /proc (X44-02)', () => {
+    const deep = path.join(root, 'deep');
+    mkdirSync(deep);
+    symlinkSync(deep, path.join(root, 'lnk'));
+    symlinkSync('/proc/self/cwd', path.join(root, 'here'));
+    // (lexically `<root>/lnk/../main/bin` is `<root>/main/bin` too; through `lnk2 -> <root>/deep/x` it is `<root>/deep/main/bin`)
+    mkdirSync(path.join(deep, 'x'));
+    symlinkSync(path.join(deep, 'x'), path.join(root, 'lnk2'));
+    expect(absolutePathEntries(`${root}/lnk/../main/bin:/usr/bin`)).toBe('/usr/bin');
+    expect(absolutePathEntries(`${root}/deep/x/y/../../../main/node_modules/.bin:/usr/bin`)).toBe('/usr/bin');
+    expect(absolutePathEntries(`${root}/lnk2/../../main/bin:/usr/bin`)).toBe('/usr/bin');
+    expect(absolutePathEntries(`/proc/self/cwd/bin:/proc/thread-self/cwd:/dev/fd/3:${root}/here/bin:/usr/bin`)).toBe('/usr/bin');
+    // An entry whose `..` leads outside every repository stays.
+    expect(absolutePathEntries(`${root}/lnk/../deep:/usr/local/../bin`)).toBe(`${root}/lnk/../deep:/usr/local/../bin`);
   });
 });

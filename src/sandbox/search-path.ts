@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import path from 'node:path';
 
 /** The directories execvp searches when PATH is unset (glibc's default). */
@@ -17,27 +17,49 @@ const untrustedRoots = new Set<string>();
 const givenPath = process.env.PATH;
 
 /**
- * A path's real path; for one that does not exist (yet), its nearest existing ancestor's real path with the rest
- * appended — through a dangling symlink on the way, by its target (X43-01: `~/linkbin -> <repo>/bin`, `bin` absent at the
- * start, was judged by the link's own name, outside every repository — then the agent made `<repo>/bin/git`).
+ * A path's real path, resolved as the kernel resolves it: component by component, each symlink followed before the `..`
+ * after it (X44-16: `path.resolve` and Node's `realpathSync` drop `<link>/..` as text — `/tmp/lnk/../repo/bin`, with
+ * `lnk -> <repo's parent>/deep`, is `<repo>/bin` to execvp). For one that does not exist (yet), its existing part's real
+ * path with the rest appended — through a dangling symlink on the way, by its target (X43-01: `~/linkbin -> <repo>/bin`,
+ * `bin` absent at the start, was judged by the link's own name, outside every repository — then the agent made
+ * `<repo>/bin/git`). Undefined for a path that goes through `/proc` (X44-02: `/proc/self/cwd/bin`, `/dev/fd/…`,
+ * `/proc/<pid>/root/…` name another directory in each process — a git child started in the repository searched
+ * `<repo>/bin`, while this process saw its own cwd) or through more than 40 symlinks.
  */
-function realOrResolved(file: string, depth = 0): string {
-  const rest: string[] = [];
-  for (let current = path.resolve(file); ; current = path.dirname(current)) {
-    try {
-      return path.join(realpathSync(current), ...[...rest].reverse());
-    } catch {
-      if (depth < 40) {
-        try {
-          if (lstatSync(current).isSymbolicLink()) return realOrResolved(path.join(path.resolve(path.dirname(current), readlinkSync(current)), ...[...rest].reverse()), depth + 1);
-        } catch {
-          // (absent: its parent is judged)
-        }
-      }
-      if (path.dirname(current) === current) return path.resolve(file);
-      rest.push(path.basename(current));
+function physicalPath(file: string): string | undefined {
+  // (a relative path — polywave's own directories, never a PATH entry: relative entries are dropped — resolved as text)
+  const pending = (path.isAbsolute(file) ? file : path.resolve(file)).split(path.sep);
+  let current: string = path.sep;
+  let links = 0;
+  while (pending.length > 0) {
+    const part = pending.shift()!;
+    if (part === '' || part === '.') continue;
+    if (part === '..') {
+      current = path.dirname(current);
+      continue;
     }
+    const next = path.join(current, part);
+    if (current === path.sep && part === 'proc') return undefined;
+    let link: string | undefined;
+    try {
+      link = lstatSync(next).isSymbolicLink() ? readlinkSync(next) : undefined;
+    } catch {
+      // (absent: the rest is appended as it is written)
+    }
+    if (link === undefined) {
+      current = next;
+      continue;
+    }
+    if (++links > 40) return undefined;
+    pending.unshift(...link.split(path.sep));
+    if (path.isAbsolute(link)) current = path.sep;
   }
+  return current;
+}
+
+/** {@link physicalPath}, or the path resolved as text where it has none (a path through `/proc`: judged as untrusted by its callers). */
+function realOrResolved(file: string): string {
+  return physicalPath(file) ?? path.resolve(file);
 }
 
 /** `dev:ino` of a directory, or undefined. */
@@ -114,7 +136,9 @@ function inUntrustedRoot(entry: string): boolean {
   if (untrustedRoots.size === 0) return false;
   const known = judged.get(entry);
   if (known !== undefined) return known;
-  const real = realOrResolved(entry);
+  const real = physicalPath(entry);
+  // (a path through /proc names another directory in each process: never searched)
+  if (real === undefined) return true;
   let inside = [...untrustedRoots].some((root) => real === root || real.startsWith(root.endsWith(path.sep) ? root : `${root}${path.sep}`));
   // X43-02: a PATH entry reaching the checkout through a bind mount (`/src` and `/workspaces/x` of one tree): realpath
   // does not see mounts — the entry's existing directories are compared with the roots by device and inode.

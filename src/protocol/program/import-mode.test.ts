@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { implModel } from '../schema/impl-schema.js';
 import { programModel, type ProgramManifest } from '../schema/program-schema.js';
-import { frozenProgramContracts, partitionImplsByStatus, validateProgramImport, type ProgramImplDoc } from './import-mode.js';
+import { frozenProgramContracts, isHeldForHuman, partitionImplsByStatus, validateProgramImport, type ProgramImplDoc } from './import-mode.js';
 
 function program(overrides: { statuses?: Record<string, string>; freezeAt?: string } = {}): ProgramManifest {
   const status = (slug: string, fallback: string) => overrides.statuses?.[slug] ?? fallback;
@@ -198,5 +198,16 @@ describe('partitionImplsByStatus (E28A)', () => {
     expect(tier2.preExisting.map((impl) => impl.slug)).toEqual(['views']);
     expect(partitionImplsByStatus(program({ statuses: { auth: 'blocked' } }), 1).held.map((impl) => impl.slug)).toEqual(['auth']);
     expect(partitionImplsByStatus(manifest, 9)).toEqual({ needsScout: [], preExisting: [], held: [] });
+  });
+
+  it('holds for a human exactly what the loop\'s own status writes keep (one list: isHeldForHuman)', () => {
+    expect(isHeldForHuman('on-hold')).toBe(true);
+    expect(isHeldForHuman(undefined)).toBe(true);
+    for (const status of ['blocked', 'not-suitable']) {
+      expect(isHeldForHuman(status)).toBe(true);
+      const manifest = program({ statuses: { auth: status } });
+      expect(partitionImplsByStatus(manifest, 1).held.map((impl) => impl.slug)).toEqual(['auth']);
+    }
+    for (const status of ['pending', 'scouting', 'reviewed', 'executing', 'complete']) expect(isHeldForHuman(status)).toBe(false);
   });
 });

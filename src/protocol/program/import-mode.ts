@@ -243,6 +243,9 @@ export function validateProgramImport(
   return findings;
 }
 
+/** The statuses the tier loop itself writes or runs from; see {@link isHeldForHuman}. */
+const loopImplStatuses: ReadonlySet<string> = new Set(['pending', 'scouting', 'reviewed', 'complete', 'executing']);
+
 /** The E28A partition of one tier's IMPLs (see {@link partitionImplsByStatus}). */
 export interface TierPartition {
   /** `pending` / `scouting`: run the Scout (E31). */
@@ -265,19 +268,18 @@ export function partitionImplsByStatus(manifest: ProgramManifest, tierNumber: nu
   for (const slug of new Set(tier.impls)) {
     const impl = manifest.impls.find((candidate) => candidate.slug === slug);
     if (!impl) continue;
-    switch (impl.status) {
-      case 'pending':
-      case 'scouting':
-        partition.needsScout.push(impl);
-        break;
-      case 'reviewed':
-      case 'complete':
-      case 'executing':
-        partition.preExisting.push(impl);
-        break;
-      default:
-        partition.held.push(impl);
-    }
+    if (impl.status === 'pending' || impl.status === 'scouting') partition.needsScout.push(impl);
+    else if (isHeldForHuman(impl.status)) partition.held.push(impl);
+    else partition.preExisting.push(impl);
   }
   return partition;
+}
+
+/**
+ * A status the tier loop leaves to a human: anything but the loop's own (`blocked`, `not-suitable`, an unknown value).
+ * The start partition holds these, and the loop's own status writes never overwrite them (P15-06, P16-24): one list, so
+ * the two cannot drift apart.
+ */
+export function isHeldForHuman(status: string | undefined): boolean {
+  return !loopImplStatuses.has(status ?? '');
 }

@@ -7,6 +7,7 @@ export { resolveFreezeAt, tierOfImpl, type FreezePoint } from './freeze-at.js';
 export {
   completedTiers,
   frozenProgramContracts,
+  isHeldForHuman,
   partitionImplsByStatus,
   reviewedOrLaterStates,
   validateProgramImport,
