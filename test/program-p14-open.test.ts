@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { recordRemoval } from '../src/store/removal-markers.js';
 import { binPath } from './support/cli.js';
 
-import { programRelative, gitEnv, setupDemo, git, craft, cli, withStatuses, implDoc, tier1Frozen, expectUnchanged, executeArgs } from './support/program-crafted.js';
+import { programRelative, gitEnv, setupDemo, git, craft, cli, withStatuses, implDoc, tier1Built, tier1Frozen, expectUnchanged, executeArgs } from './support/program-crafted.js';
 
 describe('P14-20: an IMPL of a tier the loop has not started, run outside the loop, is not adopted as done', () => {
   it('a tier-2 IMPL `reviewed` in the PROGRAM whose doc is COMPLETE (archived), or `pending` with its doc WAVE_VERIFIED: E28A_IMPL_RUN_OUTSIDE_LOOP before tier 1 runs, nothing changed', async () => {
@@ -35,6 +35,26 @@ describe('P14-20: an IMPL of a tier the loop has not started, run outside the lo
     const refused = await expectUnchanged(branched, executeArgs(branched), 1, /E28A_IMPL_RUN_OUTSIDE_LOOP: .*checkout \(tier 2, .*IMPL branch polywave\/program\/shop\/tier2-impl-checkout present though the loop cannot have started tier 2 \(tier 1 is not complete\)/s);
     expect(refused.stderr).toMatch(/git branch -m polywave\/program\/shop\/tier2-impl-checkout polywave\/program\/shop\/tier2-impl-checkout-outside/);
     expect(git(branched.repo, ['log', '--format=%s']).split('\n').filter((subject) => /scout/i.test(subject))).toEqual([]);
+  });
+});
+
+describe('P17-03: at the lowest open tier, an empty hand-made IMPL branch or an `executing` status does not make work done by hand the loop\'s', () => {
+  // Before the fix: each was adopted as complete — the IMPL's agent never ran and the PROGRAM ended COMPLETE without its
+  // code (exit 0), or tier 1 was finalized on top of a hand-made "complete".
+  it('tier 2 (tier 1 built): an empty branch made by hand at main\'s tip, and `executing` with no branch', async () => {
+    const branched = await craft({ ...tier1Built(), [programRelative]: withStatuses({ pricing: 'complete', catalog: 'complete', checkout: 'reviewed' }), 'docs/IMPL/complete/IMPL-checkout.yaml': implDoc('checkout', 'COMPLETE') });
+    git(branched.repo, ['branch', 'polywave/program/shop/tier2-impl-checkout']);
+    const refused = await expectUnchanged(branched, executeArgs(branched), 1, /E28A_IMPL_RUN_OUTSIDE_LOOP: .*checkout \(tier 2, status reviewed .*IMPL branch polywave\/program\/shop\/tier2-impl-checkout holds no work of its own/s);
+    expect(refused.stderr).toMatch(/git branch -m polywave\/program\/shop\/tier2-impl-checkout/);
+
+    const executing = await craft({ ...tier1Built(), [programRelative]: withStatuses({ pricing: 'complete', catalog: 'complete', checkout: 'executing' }), 'docs/IMPL/complete/IMPL-checkout.yaml': implDoc('checkout', 'COMPLETE') });
+    await expectUnchanged(executing, executeArgs(executing), 1, /E28A_IMPL_RUN_OUTSIDE_LOOP: .*checkout \(tier 2, status executing in the PROGRAM, IMPL doc docs\/IMPL\/complete\/IMPL-checkout\.yaml COMPLETE, no IMPL branch/s);
+  });
+
+  it('tier 1: `executing` with an empty hand-made branch at an older commit of main', async () => {
+    const older = await craft({ [programRelative]: withStatuses({ pricing: 'executing' }), 'docs/IMPL/complete/IMPL-pricing.yaml': implDoc('pricing', 'COMPLETE') });
+    git(older.repo, ['branch', 'polywave/program/shop/tier1-impl-pricing', 'HEAD~1']);
+    await expectUnchanged(older, executeArgs(older), 1, /E28A_IMPL_RUN_OUTSIDE_LOOP: .*pricing \(tier 1, status executing .*holds no work of its own/s);
   });
 });
 

@@ -467,7 +467,7 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
   // P3/P5 bypassed. Refused up front, before any tier runs (tier 1 must not run on top of tier-2 code either).
   const outside = await implsRunOutsideLoop(mainGit, manifest, repoDir);
   if (outside.length > 0) {
-    const named = outside.map((item) => `${item.slug} (tier ${item.tier}, status ${item.status} in the PROGRAM, IMPL doc ${item.doc} ${item.state}, ${item.branchExists ? `IMPL branch ${item.branch} present though the loop cannot have started tier ${item.tier} (tier ${item.lowestOpen} is not complete): not the loop's` : `no IMPL branch ${item.branch}`})`).join('; ');
+    const named = outside.map((item) => `${item.slug} (tier ${item.tier}, status ${item.status} in the PROGRAM, IMPL doc ${item.doc} ${item.state}, ${item.empty ? `IMPL branch ${item.branch} holds no work of its own (no commit off main's first-parent line): not the loop's` : item.branchExists ? `IMPL branch ${item.branch} present though the loop cannot have started tier ${item.tier} (tier ${item.lowestOpen} is not complete): not the loop's` : `no IMPL branch ${item.branch}`})`).join('; ');
     return refuse(
       `E28A_IMPL_RUN_OUTSIDE_LOOP: IMPL(s) of a tier the loop has not started were run outside it — their work did not go through their IMPL branch and tier gate (P3, P5): ${named}`,
       outside.map((item) => `for ${item.slug} either adopt its work as done explicitly (\`polywave update-program-impl ${relativeProgram} --impl ${item.slug} --status complete --force\`, its doc COMPLETE in docs/IMPL/complete/ — E28A's imported "complete" IMPL, checked at its tier) or undo it on main and put the doc back (\`polywave set-impl-state ${item.doc} --state REVIEWED\`) so the loop runs it on its IMPL branch${item.branchExists ? ` — and move the IMPL branch made outside the loop aside (\`git branch -m ${item.branch} ${item.branch}-outside\`: kept, not the loop's)` : ''}`).join('; '),
@@ -1069,15 +1069,45 @@ async function blockedDocAdvice(git: Git, manifest: ProgramManifest, tier: numbe
 /** Doc states that say an IMPL's waves ran (E28A: program status `reviewed` needs SCOUT_COMPLETE or REVIEWED). */
 const ranStates = new Set(['WAVE_EXECUTING', 'WAVE_MERGING', 'WAVE_VERIFIED', 'COMPLETE']);
 
+/** An IMPL whose waves ran outside the tier loop (see {@link implsRunOutsideLoop}); `empty`: its IMPL branch holds no work of its own. */
+interface RunOutsideLoop {
+  slug: string;
+  tier: number;
+  status: string;
+  doc: string;
+  state: string;
+  branch: string;
+  branchExists: boolean;
+  empty: boolean;
+  lowestOpen: number;
+}
+
+/**
+ * Whether the branch at `tip` holds commits of its own: not merged into HEAD, or merged by a merge commit (`--no-ff`,
+ * as finalize-tier merges) — anything but a commit on HEAD's first-parent line (a branch made by hand at main's tip).
+ */
+async function carriesWorkOfItsOwn(git: Git, tip: string): Promise<boolean> {
+  const head = await git.tryRevParse('HEAD');
+  if (head === undefined || head === tip) return head === undefined;
+  const merged = await git.run(['merge-base', '--is-ancestor', tip, 'HEAD'], { allowExitCodes: [1] }).then((run) => run.exitCode === 0, () => false);
+  if (!merged) return true;
+  // (the first-parent walk stops where tip's history starts: tip is on the line iff the oldest commit listed is its child)
+  const line = (await git.run(['rev-list', '--first-parent', 'HEAD', `^${tip}`])).stdout.trim().split('\n').filter(Boolean);
+  const oldest = line.at(-1);
+  if (oldest === undefined) return true;
+  const parent = await git.tryRevParse(`${oldest}^1`);
+  return parent !== tip;
+}
+
 /**
  * Outside round P14 (P14-20): the IMPLs of tiers the loop has not started (no IMPL branch of theirs exists) that the
  * PROGRAM lists as `pending`, `scouting` or `reviewed` but whose IMPL doc says their waves ran — a wave state, COMPLETE,
  * archived in docs/IMPL/complete/, or WAVE_PENDING with a complete completion report. Only the loop runs them (on their
  * IMPL branch, E28B); such work bypassed P3/P5. An IMPL the loop started (its branch exists: a resume, X60-01) is not one.
  */
-async function implsRunOutsideLoop(git: Git, manifest: ProgramManifest, repoDir: string): Promise<Array<{ slug: string; tier: number; status: string; doc: string; state: string; branch: string; branchExists: boolean; lowestOpen: number }>> {
+async function implsRunOutsideLoop(git: Git, manifest: ProgramManifest, repoDir: string): Promise<RunOutsideLoop[]> {
   const docs = await readProgramImplDocs(repoDir, manifest);
-  const found: Array<{ slug: string; tier: number; status: string; doc: string; state: string; branch: string; branchExists: boolean; lowestOpen: number }> = [];
+  const found: RunOutsideLoop[] = [];
   // P16-04: the loop starts a tier only once every lower one is complete (P3) — an IMPL branch of a tier above the lowest
   // open one was not made by it (a hand-made branch with the loop's name let a tier-2 IMPL done by hand be adopted).
   const statusOf = (slug: string) => (manifest.impls.find((impl) => impl.slug === slug)?.status ?? '').trim();
@@ -1087,7 +1117,9 @@ async function implsRunOutsideLoop(git: Git, manifest: ProgramManifest, repoDir:
     if (tier.number === undefined) continue;
     for (const slug of new Set(tier.impls)) {
       const status = (manifest.impls.find((impl) => impl.slug === slug)?.status ?? '').trim();
-      if (status !== 'pending' && status !== 'scouting' && status !== 'reviewed') continue;
+      // (P17-03: `executing` too — two plain update-program-impl calls reach it; the loop leaves its IMPL docs on main
+      // as the Scout wrote them until finalize-tier merges the IMPL branch)
+      if (status !== 'pending' && status !== 'scouting' && status !== 'reviewed' && status !== 'executing') continue;
       const doc = docs.get(slug);
       if (!doc?.manifest) continue;
       const state = (doc.manifest.state ?? '').trim();
@@ -1100,9 +1132,14 @@ async function implsRunOutsideLoop(git: Git, manifest: ProgramManifest, repoDir:
       } catch {
         continue;
       }
-      const branchExists = (await git.tryRevParse(`refs/heads/${branch}`)) !== undefined;
-      if (branchExists && tier.number <= lowestOpen) continue;
-      found.push({ slug, tier: tier.number, status, doc: path.relative(repoDir, doc.path), state: state || '(none)', branch, branchExists, lowestOpen });
+      const tip = await git.tryRevParse(`refs/heads/${branch}`);
+      const branchExists = tip !== undefined;
+      // P17-03: a branch with the loop's name is the loop's only with work of its own — the loop's IMPL branch holds the
+      // IMPL's waves (agent merges, a solo agent's commits) before its doc on main can say they ran; an empty branch made
+      // by hand at main's tip (or anywhere on main's first-parent line) holds none.
+      const loops = branchExists && tier.number <= lowestOpen && (await carriesWorkOfItsOwn(git, tip));
+      if (loops) continue;
+      found.push({ slug, tier: tier.number, status, doc: path.relative(repoDir, doc.path), state: state || '(none)', branch, branchExists, empty: branchExists && tier.number <= lowestOpen, lowestOpen });
     }
   }
   return found;
