@@ -15,6 +15,13 @@
  *
  * If the helper cannot start, or dies, the child is spawned here as before. The helper ends with
  * this process (its IPC channel closes); while nothing is being started it keeps nothing alive.
+ *
+ * It also outlives this process by the moment it takes to clean up (outside round A23-54): when its IPC channel closes
+ * — this process exited, or was SIGKILLed — it SIGKILLs the process group of every child it started that still runs
+ * and of every group registered with {@link killWithThisProcess} (an agent's bash command or CLI spawned here, in a
+ * group of its own: `detached`). A SIGKILLed `polywave worker` left them running, orphaned: its agents' commands kept
+ * running (and spending) after the job had moved to another worker. (A bubblewrap sandbox also dies with its parent,
+ * `--die-with-parent`; a command run without the OS sandbox has nothing else.)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
@@ -39,10 +46,28 @@ export interface PipedSpawnOptions {
 // three pipe handles, then the exit.
 const helperSource = `
 const { spawn } = require('node:child_process');
-process.on('disconnect', () => process.exit(0));
+// The process groups to end with the parent (A23-54): the children started here and the groups it registered.
+const groups = new Set();
+const reap = () => {
+  for (const group of groups) {
+    try { process.kill(-group, 'SIGKILL'); } catch {}
+  }
+};
+process.on('disconnect', () => {
+  reap();
+  process.exit(0);
+});
 // Ctrl-C reaches the process group: the helper stays for the orchestrator's own shutdown.
 process.on('SIGINT', () => {});
 process.on('message', (request) => {
+  if (typeof request.reap === 'number') {
+    groups.add(request.reap);
+    return;
+  }
+  if (typeof request.release === 'number') {
+    groups.delete(request.release);
+    return;
+  }
   const fail = (error) => process.send({ id: request.id, error: { message: String(error && error.message), code: error && error.code } });
   let child;
   try {
@@ -56,6 +81,7 @@ process.on('message', (request) => {
     return;
   }
   child.on('error', () => {});
+  groups.add(child.pid);
   // Node starts reading a child's output pipes into their stream buffers at once; what this process
   // read before the handle went over would stay here (an executor's first line, lost under load).
   // Stopped now, before the event loop could read anything: the orchestrator reads it all.
@@ -63,7 +89,10 @@ process.on('message', (request) => {
   process.send({ id: request.id, pid: child.pid, pipe: 'stdin' }, child.stdin);
   process.send({ id: request.id, pipe: 'stdout' }, child.stdout);
   process.send({ id: request.id, pipe: 'stderr' }, child.stderr);
-  child.once('exit', (code, signal) => process.send({ id: request.id, exit: { code, signal } }));
+  child.once('exit', (code, signal) => {
+    groups.delete(child.pid);
+    process.send({ id: request.id, exit: { code, signal } });
+  });
 });
 `;
 
@@ -214,9 +243,45 @@ function startHelper(): Helper | undefined {
   return current;
 }
 
-/** Spawns `file args` here (the fallback): the same child, started by this process. */
+/** Spawns `file args` here (the fallback): the same child, started by this process (its group ends with this process all the same). */
 function spawnHere(file: string, args: readonly string[], options: PipedSpawnOptions): PipedChild {
-  return spawn(file, [...args], { cwd: options.cwd, env: options.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(file, [...args], { cwd: options.cwd, env: options.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+  const release = killWithThisProcess(child.pid);
+  child.once('exit', release);
+  return child;
+}
+
+/** Starts the helper now (a `polywave worker` at its start: {@link killWithThisProcess} then never waits for it to boot). */
+export function startProcessReaper(): void {
+  if (process.platform !== 'win32') helper ??= startHelper();
+}
+
+/**
+ * Outside round A23-54: the process group `pid` (a child spawned `detached`, so its pid is its group's id) is SIGKILLed
+ * when this process ends, however it ends — SIGKILL included — by the helper, which sees its IPC channel close. Call
+ * the function returned once the group has ended (its child exited and its group was killed), so that a later group of
+ * that id is left alone. Nothing is done where the helper cannot run (Windows, a helper that cannot start).
+ */
+export function killWithThisProcess(pid: number | undefined): () => void {
+  if (pid === undefined || process.platform === 'win32') return () => undefined;
+  helper ??= startHelper();
+  const current = helper;
+  if (!current) return () => undefined;
+  const send = (message: { reap: number } | { release: number }) => {
+    if (helper !== current || !current.child.connected) return;
+    try {
+      current.child.send(message, () => undefined);
+    } catch {
+      // the helper is gone: nothing is left to release
+    }
+  };
+  send({ reap: pid });
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    send({ release: pid });
+  };
 }
 
 /**

@@ -24,6 +24,7 @@ import { codes } from '../errors/codes.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { createGit } from '../git/git-cli.js';
 import { offloadGitSpawns } from '../git/spawn-server.js';
+import { startProcessReaper } from '../sandbox/piped-spawn.js';
 import { packCommits } from '../dispatch/commit-pack.js';
 import { createLiveEventOutbox, liveEventsMax, type NumberedEvent } from '../dispatch/live-events.js';
 import { createJournalRelay, seedJobJournal, toPortableJournal, withRecoveredContext, type JournalRelay } from './journal-relay.js';
@@ -180,6 +181,9 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   // Its jobs run at once, each creating a worktree, auditing the agent and pushing: git started by a small
   // helper process keeps this process's event loop (job progress, lease renewals, results) free of forks.
   offloadGitSpawns();
+  // A23-54: the helper that kills its agents' processes when this worker dies (SIGKILL included) runs from the start:
+  // started with a job's first command, a worker killed while it still started up left that command running.
+  startProcessReaper();
   // A20-45: a job's repository never widens this machine's sandbox beyond the job's own checkout.
   confineProjectSandboxSettings();
   // X42-11/12: no host program is looked up where jobs write (the clone, their worktrees).

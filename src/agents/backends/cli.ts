@@ -60,6 +60,7 @@ import {
 } from '../contract.js';
 import { createGit } from '../../git/git-cli.js';
 import { planWritesIn, vanishedMountAttempts, wrapInSandbox, type SandboxPlan } from '../sandbox/index.js';
+import { killWithThisProcess } from '../../sandbox/piped-spawn.js';
 import { sandboxDenialsIn } from '../sandbox/sandbox-denials.js';
 import { fillReportFromGit, gitCommitTool } from '../tools/report-tools.js';
 import { createStaleViewCheck, staleCheckIntervalMs, staleViewCode, type StaleViewCheck } from '../sandbox/appeared-since-start.js';
@@ -933,10 +934,13 @@ async function runCli(request: AgentRunRequest, templates: Readonly<Record<strin
       spawnError = error;
       if (child.pid === undefined) finish(null, null);
     });
+    // A23-54: the CLI's group also ends with this process, SIGKILLed or not (a killed worker left it running).
+    const releaseGroup = killWithThisProcess(child.pid);
     child.on('exit', () => {
       // Leftovers of the agent's process group (background servers, sleeping children) go with it,
       // which also releases stdout pipes they may hold.
       killGroup(child, 'SIGKILL');
+      releaseGroup();
       // A descendant that left the group (setsid) may still hold the pipes: stop waiting for them.
       const closeTimer = setTimeout(() => {
         child.stdout?.destroy();

@@ -18,6 +18,7 @@ import { isCredentialVariable } from '../credentials.js';
 import { staleViewCode } from '../sandbox/appeared-since-start.js';
 import { gitCommitHint, isGitWriteRefusal, sandboxDenialsIn } from '../sandbox/sandbox-denials.js';
 import { vanishedMountAttempts, wrapInSandbox } from '../../sandbox/wrap-in-sandbox.js';
+import { killWithThisProcess } from '../../sandbox/piped-spawn.js';
 import { denialResult, defineTool, errorMessage, errorResult } from './shared.js';
 import type { AgentTool, ToolResult } from './types.js';
 
@@ -101,6 +102,8 @@ interface StartedCommand {
 /** `bash -c` spawned here in a process group of its own (no sandbox, or a sandbox per call). */
 function spawnLocal(spawnSpec: { file: string; args: string[] }, options: { cwd: string; env: Record<string, string> }, onOutput: (chunk: Buffer) => void): StartedCommand {
   const child = spawn(spawnSpec.file, spawnSpec.args, { cwd: options.cwd, env: options.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  // A23-54: the command's group also ends with this process, SIGKILLed or not (a killed worker left it running).
+  const releaseGroup = killWithThisProcess(child.pid);
   const kill = (signal: NodeJS.Signals) => {
     if (child.pid === undefined) return;
     try {
@@ -124,6 +127,7 @@ function spawnLocal(spawnSpec: { file: string; args: string[] }, options: { cwd:
       exit = { exitCode: code, signal };
       // Background children of the command must not outlive the call.
       kill('SIGKILL');
+      releaseGroup();
       const fallback = setTimeout(() => {
         child.stdout.destroy();
         child.stderr.destroy();
