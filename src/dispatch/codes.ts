@@ -61,6 +61,11 @@ export const dispatchCodes = {
    */
   keyMissing: 'DISPATCH_KEY_MISSING',
   /**
+   * Outside round A23-37: the dispatch key's file is readable by other users of the machine (mode `o+r`): refused, exit 2,
+   * naming the file and `chmod 600` (a file its group can read is taken with a warning).
+   */
+  keyExposed: 'DISPATCH_KEY_EXPOSED',
+  /**
    * A21-43/A21-11: a job, a progress record or a result in Redis without a valid signature of the dispatch key (forged by
    * a Redis writer, or signed with another key): a worker refuses the job, an orchestrator the result (the attempt
    * fails, nothing of it merged) and ignores the progress record.
