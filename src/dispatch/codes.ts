@@ -8,6 +8,12 @@ export const dispatchCodes = {
   redisEvicts: 'DISPATCH_REDIS_EVICTS',
   /** Redis went away mid-run for longer than the outage limit: the attempt fails as E19 transient. */
   redisLost: 'DISPATCH_REDIS_LOST',
+  /**
+   * Outside round A23-25: Redis is full — maxmemory reached with no key it may evict (`noeviction`) — and refuses writes
+   * ("OOM command not allowed…"): at start, nothing starts (exit 2); mid-run, the attempt fails with it (escalate:
+   * Redis stays full until its operator acts), nothing merged.
+   */
+  redisFull: 'DISPATCH_REDIS_FULL',
   /** No live worker has the job's labels (after a bounded wait). */
   noWorker: 'DISPATCH_NO_WORKER',
   /** A worker was asked to push a ref outside `polywave/<slug>/wave<N>-agent-<id>`. */

@@ -21,7 +21,7 @@ import type { GateRunResult } from '../gates/types.js';
 import { inProcessDispatcher, type AgentJob, type AgentJobResult, type Dispatcher, type DispatchRecord, type GateJob, type GateJobResult } from './dispatcher.js';
 import { agentJobDataSchema, agentJobId, checkQueueName, expectedGateJobId, jobLimits, expectedJobId, givenUpKey, givenUpTtlSeconds, jobContentDigest, queueNameFor, remoteKey, runCounterKey, worktreeToken, type AgentJobData, type AgentJobReturn, type GateJobData, type GateJobReturn } from './job.js';
 import { loadDispatchKey, type DispatchKey } from './auth.js';
-import { assertRedisReachable, bullConnectionFromUrl, redactRedisUrl, redactUserinfo, redisOptionsFromUrl, remoteWithoutUserinfo } from './redis-url.js';
+import { assertRedisReachable, bullConnectionFromUrl, isRedisFull, redactRedisUrl, redactUserinfo, redisOptionsFromUrl, redisRefusedWrite, remoteWithoutUserinfo } from './redis-url.js';
 import { listWorkers, servesLabels, type WorkerRecord } from './registry.js';
 
 /** Options of {@link createRedisDispatcher}. */
@@ -85,7 +85,7 @@ export async function assertRemoteReachable(remote: string, options: { cwd: stri
 
 /** E19 kind of a job a worker failed with `reason` (`CODE: message`). */
 export function kindOfFailure(reason: string): AgentFailureKind {
-  if (reason.startsWith(dispatchCodes.remoteUnreachable) || reason.startsWith(dispatchCodes.noWorker) || reason.startsWith(dispatchCodes.jobTooLarge)) return 'config';
+  if (reason.startsWith(dispatchCodes.remoteUnreachable) || reason.startsWith(dispatchCodes.noWorker) || reason.startsWith(dispatchCodes.jobTooLarge) || reason.startsWith(dispatchCodes.redisFull)) return 'config';
   // A23-52: by the leading code, or BullMQ's own stall/lock errors as they begin — never a word inside the text (`/stalled|lock/i`
   // made a setup failing on `yarn.lock` transient, three runs on three workers, and any failure of a slug like `clock`).
   if (reason.startsWith(dispatchCodes.redisLost) || reason.startsWith(dispatchCodes.baseMissing) || reason.startsWith(dispatchCodes.branchMoved) || reason.startsWith(dispatchCodes.lockLost) || /^(job stalled more than allowable limit|Missing lock for job |Lock mismatch for job |could not renew lock for job )/.test(reason)) return 'transient';
@@ -978,6 +978,9 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       return { outcome: value.outcome, spec, jail, dispatch };
     } catch (error) {
       if (error instanceof OutageError) return fail('transient', dispatchCodes.redisLost, `${error.message}; the manifest is intact — re-run when Redis is back (E9 resumes)`);
+      // A23-25: a full Redis (maxmemory, noeviction) refused a write (the enqueue, a claim, a mark): a coded config failure
+      // (escalate: it stays full until its operator acts), not BullMQ's raw reply as an INTERNAL error.
+      if (error instanceof Error && isRedisFull(error.message)) return fail('config', dispatchCodes.redisFull, `${redisRefusedWrite(options.url, error.message, `job ${jobId} could not be enqueued or followed`).message}; the manifest is intact — re-run when Redis has room (E9 resumes)`);
       // Interrupted here: the job may still finish on its worker; its result is reused by the next run (same job id).
       if (error instanceof AbortedError) return { outcome: { ...failedOutcome('transient', '', ''), status: 'aborted', failure: { kind: 'transient', message: `interrupted while job ${jobId} ran on a worker: ${error.message}` } }, spec, jail, dispatch };
       throw error;
@@ -1065,6 +1068,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
     } catch (error) {
       if (error instanceof OutageError) failWith(dispatchCodes.redisLost, error.message);
       if (error instanceof AbortedError) failWith(dispatchCodes.workerFailed, `interrupted: ${error.message}`);
+      if (error instanceof Error && isRedisFull(error.message)) failWith(dispatchCodes.redisFull, redisRefusedWrite(options.url, error.message, `the gate job of agent ${job.agentId} could not be enqueued or followed`).message);
       throw error;
     }
   };

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
 import type { ConnectionOptions } from 'bullmq';
 import { PolywaveError } from '../errors/polywave-error.js';
@@ -73,6 +74,7 @@ export async function assertRedisReachable(url: string, timeoutMs = 3000, check:
   client.on('error', () => undefined);
   let selecting = false;
   let policy: string | undefined;
+  let refusal: string | undefined;
   try {
     await Promise.race([
       client.connect().then(async () => {
@@ -84,6 +86,9 @@ export async function assertRedisReachable(url: string, timeoutMs = 3000, check:
         }
         // A21-41: INFO answers where CONFIG is renamed away (managed Redis); a server that refuses INFO is not judged.
         if (check.keepsKeys) policy = /^maxmemory_policy:(\S+)/m.exec(await client.info('memory').catch(() => ''))?.[1];
+        // A23-25: one write, as every job needs (a short-lived key of its own): a full Redis (maxmemory reached under
+        // noeviction) answers PING and INFO but refuses every write with "OOM command not allowed…".
+        if (check.keepsKeys) refusal = await client.set(`polywave:probe:start:${randomBytes(6).toString('hex')}`, '1', 'PX', 5000).then(() => undefined, (error: unknown) => (error instanceof Error ? error.message : String(error)));
       }),
       new Promise((_, reject) => setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs).unref()),
     ]);
@@ -98,9 +103,26 @@ export async function assertRedisReachable(url: string, timeoutMs = 3000, check:
   // drops a job's hash while it runs; a later write recreates it without its data, and the job failed as malformed
   // (DISPATCH_INVALID_JOB, escalate) instead of being added again. BullMQ's keys have no TTL, so `volatile-*` policies
   // never evict them (A21-45): those are accepted.
+  if (refusal !== undefined) throw redisRefusedWrite(url, refusal, 'nothing was started');
   if (policy !== undefined && policy.startsWith('allkeys-')) {
     throw new PolywaveError({ code: dispatchCodes.redisEvicts, message: `Redis at ${redactRedisUrl(url)} evicts keys under memory pressure (maxmemory-policy ${policy}): it would drop running jobs; nothing was started — set \`maxmemory-policy noeviction\` (or a volatile-* policy), or use a Redis of its own for polywave` });
   }
+}
+
+/** Whether `message` is Redis refusing a write because it is full (maxmemory reached, no eviction possible). */
+export function isRedisFull(message: string): boolean {
+  return /\bOOM command not allowed\b/.test(message);
+}
+
+/**
+ * Outside round A23-25: Redis refused a write (`reason`, its reply). Full (maxmemory reached under noeviction):
+ * DISPATCH_REDIS_FULL, one line naming the fix; any other refusal (a read-only replica, a missing permission):
+ * DISPATCH_REDIS_UNREACHABLE with Redis's own first line. `then`: what was (not) done.
+ */
+export function redisRefusedWrite(url: string, reason: string, then: string): PolywaveError {
+  const first = reason.split('\n')[0]!.trim();
+  if (isRedisFull(first)) return new PolywaveError({ code: dispatchCodes.redisFull, message: `Redis at ${redactRedisUrl(url)} is full: it refuses writes (used memory above its maxmemory, with no key it may evict); ${then} — raise \`maxmemory\` or free memory there, docs/scale-out.md "Failures"` });
+  return new PolywaveError({ code: dispatchCodes.redisUnreachable, message: `Redis at ${redactRedisUrl(url)} refuses writes (${first}); ${then}` });
 }
 
 /** The same options typed for BullMQ (its own structural type of ioredis options). */
