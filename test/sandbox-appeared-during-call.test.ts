@@ -53,8 +53,8 @@ function implYaml(): string {
  * Agent A's first attempt loops 20 s reading `lateEnv` (a computed path); once it runs, `appear` makes the path. The call
  * must be killed, its output withheld, the run relaunched, the wave verified, and the secret nowhere.
  */
-async function killedWhenItAppears(where: (repo: TestRepo) => { late: string; lateEnv: string }, appear: (repo: TestRepo, late: string, lateEnv: string) => Promise<void>, shown: 'dir' | 'file', options: { retryReads?: boolean } = {}): Promise<void> {
-    const repo = await createTestRepo({ files: { 'docs/IMPL/IMPL-during.yaml': implYaml(), 'src/index.ts': 'export {};\n' } });
+async function killedWhenItAppears(where: (repo: TestRepo) => { late: string; lateEnv: string }, appear: (repo: TestRepo, late: string, lateEnv: string) => Promise<void>, shown: 'dir' | 'file', options: { retryReads?: boolean; files?: Record<string, string> } = {}): Promise<void> {
+    const repo = await createTestRepo({ files: { 'docs/IMPL/IMPL-during.yaml': implYaml(), 'src/index.ts': 'export {};\n', ...options.files } });
     const { late, lateEnv } = where(repo);
     const hex = Buffer.from(lateEnv).toString('hex');
     // (started: A writes its owned file first, so the test knows the loop runs)
@@ -141,6 +141,33 @@ describe.skipIf(!available)('a secret-named file that appears in a parent direct
       async (_repo, _late, lateEnv) => writeFileSync(lateEnv, `${secret}=late\n`),
       'file',
       { retryReads: true },
+    );
+  }, 300_000);
+});
+
+// Outside round X43-15/16: the plan hides what is not git's own at the top of the git directory and the secret-named files
+// at the top of the main checkout's `node_modules` (bound back into every worktree agent's sandbox) by name, as listed
+// when it is made; one made there during a run was readable. The appeared-since-start check lists those places again.
+describe.skipIf(!available)('a credential file that appears at the top of .git or of the shared node_modules during a run (X43-15/16)', () => {
+  it('.git/.git-credentials (a credential store made during the run): the call is killed, its output withheld, the relaunch cannot read it', async () => {
+    await killedWhenItAppears(
+      (repo) => ({ late: repo.path('.git'), lateEnv: repo.path('.git/.git-credentials') }),
+      async (_repo, _late, lateEnv) => writeFileSync(lateEnv, `https://user:${secret}@example.invalid\n`),
+      'file',
+      { retryReads: true },
+    );
+  }, 300_000);
+
+  it('node_modules/.env.production in the main checkout (ignored, bound back read-only): the call is killed, its output withheld, the relaunch cannot read it', async () => {
+    await killedWhenItAppears(
+      (repo) => {
+        mkdirSync(repo.path('node_modules/left-pad'), { recursive: true });
+        writeFileSync(repo.path('node_modules/left-pad/index.js'), 'module.exports = 1;\n');
+        return { late: repo.path('node_modules'), lateEnv: repo.path('node_modules/.env.production') };
+      },
+      async (_repo, _late, lateEnv) => writeFileSync(lateEnv, `${secret}=late\n`),
+      'file',
+      { retryReads: true, files: { '.gitignore': 'node_modules/\n' } },
     );
   }, 300_000);
 });

@@ -55,6 +55,15 @@ export interface SandboxPlan {
    * was read in clear. Watched like the hidden paths: one replaced, or absent and there now, means a new sandbox.
    */
   watchedFiles?: string[];
+  /**
+   * Directories where the plan hid entries BY NAME from a listing taken when it was made (outside attack X43-15/16): the
+   * git directory — what is not git's own at its top, in its `info/` and in each submodule's git directory
+   * ({@link gitDirectoryForeignEntries}) — and the main checkout's dependency directories bound back into a sandbox
+   * working elsewhere — the secret-named files at their top ({@link dependencyDirectoryPrivates}). A file made there
+   * later (`.git/.git-credentials`, `node_modules/.env.production`) was readable: the appeared-since-start check lists
+   * them again ({@link relistedPrivates}) and a new one means a new sandbox, as for a parent's `.env` (X42-03).
+   */
+  relisted?: { gitDir?: string; dependencyDirs?: string[] };
 }
 
 /** The `sandbox` section of polywave.config.json (see store/project-config.ts). */
@@ -950,8 +959,12 @@ function nonEmpty(dir: string): boolean {
 const gitInfoEntries: ReadonlySet<string> = new Set(['exclude', 'attributes', 'sparse-checkout', 'grafts', 'refs', 'packs']);
 const gitDirectoryEntryPattern = /^(?:polywave.*|.*\.lock|sharedindex\..*|BISECT_.*|NOTES_MERGE_.*|fsmonitor--daemon.*)$/;
 
-/** The entries at the top of the git directory (and of each submodule's) that are not git's ({@link gitDirectoryEntries}): unreadable in every sandbox. */
-export function gitDirectoryForeignEntries(gitCommonDir: string | undefined, userHome: string = os.homedir()): string[] {
+/**
+ * The entries at the top of the git directory (and of each submodule's) that are not git's ({@link gitDirectoryEntries}): unreadable in every sandbox.
+ * `foreignOnly`: only what git never makes there (X43-15/16, the check of what appeared later: git's own private entries —
+ * a merge's `MERGE_MSG`, a new worktree's `worktrees/<name>/logs`, made by polywave's own git while agents run — left out).
+ */
+export function gitDirectoryForeignEntries(gitCommonDir: string | undefined, userHome: string = os.homedir(), foreignOnly = false): string[] {
   if (gitCommonDir === undefined) return [];
   // A file the configuration includes stays (masked where it holds a credential): git inside reads it.
   const configFiles = new Set(gitConfigFiles(path.resolve(gitCommonDir), userHome));
@@ -965,6 +978,7 @@ export function gitDirectoryForeignEntries(gitCommonDir: string | undefined, use
     }
     for (const name of names) {
       if (gitDirectoryPrivateEntries.has(name)) {
+        if (foreignOnly) continue;
         // (git init makes an empty `branches/`: nothing to hide, no mount)
         if (name === 'logs' || nonEmpty(path.join(dir, name))) found.push(path.join(dir, name));
       }
@@ -982,6 +996,11 @@ export function gitDirectoryForeignEntries(gitCommonDir: string | undefined, use
       for (const name of info) if (!gitInfoEntries.has(name) && !configFiles.has(path.join(dir, 'info', name))) found.push(path.join(dir, 'info', name));
     }
     if (names.includes('annex') && existsSync(path.join(dir, 'annex', 'creds'))) found.push(path.join(dir, 'annex', 'creds'));
+    if (foreignOnly) {
+      if (depth > 3 || !names.includes('modules')) return;
+      for (const name of entriesOf(path.join(dir, 'modules'))) visit(path.join(dir, 'modules', name), depth + 1);
+      return;
+    }
     for (const name of workingTreePrivateEntries) if (name !== 'logs' && names.includes(name)) found.push(path.join(dir, name));
     if (names.includes('lfs') && existsSync(path.join(dir, 'lfs', 'tmp'))) found.push(path.join(dir, 'lfs', 'tmp'));
     // each linked worktree's own (X21-01: the user's linked worktree's reflog and merge message)
@@ -1010,6 +1029,45 @@ export function gitDirectoryForeignEntries(gitCommonDir: string | undefined, use
   const inModules = found.filter((entry) => isInside(entry, modules) && entry !== modules);
   if (inModules.length > moduleEntriesLimit) return [...found.filter((entry) => !isInside(entry, modules)), modules];
   return found;
+}
+
+/**
+ * The directories whose listing {@link relistedPrivates} takes again, with a stamp of each (inode, modification and change
+ * times: a file made, removed or renamed in it changes them): the git directory's top, `info/`, `annex/`, `modules/` and
+ * each submodule's git directory and its `info/` (one level: deeper nesting is listed when `modules/` changes); each
+ * dependency directory, and Prisma's `.prisma/client/` in a `node_modules`.
+ */
+function relistedStamp(relisted: NonNullable<SandboxPlan['relisted']>): string {
+  const dirs: string[] = [];
+  if (relisted.gitDir !== undefined) {
+    const root = relisted.gitDir;
+    dirs.push(root, path.join(root, 'info'), path.join(root, 'annex'), path.join(root, 'modules'));
+    for (const name of entriesOf(path.join(root, 'modules'))) dirs.push(path.join(root, 'modules', name), path.join(root, 'modules', name, 'info'));
+  }
+  for (const dir of relisted.dependencyDirs ?? []) dirs.push(dir, ...(path.basename(dir) === 'node_modules' ? [path.join(dir, '.prisma', 'client')] : []));
+  let stamp = '';
+  for (const dir of dirs) {
+    try {
+      const stat = statSync(dir, { bigint: true });
+      stamp += `${stat.ino}:${stat.mtimeNs}:${stat.ctimeNs}\n`;
+    } catch {
+      stamp += '-\n';
+    }
+  }
+  return stamp;
+}
+
+/**
+ * What a plan's {@link SandboxPlan.relisted} directories hold now that a plan made now would hide (X43-15/16): the git
+ * directory's entries git never makes ({@link gitDirectoryForeignEntries}, `foreignOnly`) and the dependency directories'
+ * private files ({@link dependencyDirectoryPrivates}). `previous` (from an earlier call) is reused while no listed
+ * directory changed: a stat per directory per check.
+ */
+export function relistedPrivates(relisted: NonNullable<SandboxPlan['relisted']>, previous?: { stamp: string; entries: string[] }, userHome: string = os.homedir()): { stamp: string; entries: string[] } {
+  const stamp = relistedStamp(relisted);
+  if (previous !== undefined && previous.stamp === stamp) return previous;
+  const entries = [...gitDirectoryForeignEntries(relisted.gitDir, userHome, true), ...(relisted.dependencyDirs ?? []).flatMap(dependencyDirectoryPrivates)];
+  return { stamp, entries };
 }
 
 /** The main checkout hidden whole from a sandbox working elsewhere, and what of it stays readable ({@link checkoutCarveOuts}). */
@@ -1444,7 +1502,9 @@ export function agentSandboxPlan(input: AgentSandboxPlanInput): SandboxPlan {
     ...(around?.unreadable ?? []),
   ]);
   const watchedFiles = gitConfigIdentityPaths(gitCommonDir, userHome).filter((entry) => !unreadable.includes(entry) && !around?.hides(entry));
-  return { ...finishPlan(writable, readOnlyWithin, unreadable, view, input.config, hidden, true, around), ...withoutHidden(maskedFilesOf(gitCommonDir, userHome, hidden), around), ...(watchedFiles.length > 0 ? { watchedFiles } : {}) };
+  const dependencyDirs = hidden ? hidden.readable.filter((dir) => linkedDependencyNames.has(path.basename(dir))) : [];
+  const relisted = { gitDir: gitCommonDir, ...(dependencyDirs.length > 0 ? { dependencyDirs } : {}) };
+  return { ...finishPlan(writable, readOnlyWithin, unreadable, view, input.config, hidden, true, around), ...withoutHidden(maskedFilesOf(gitCommonDir, userHome, hidden), around), ...(watchedFiles.length > 0 ? { watchedFiles } : {}), relisted };
 }
 
 /**

@@ -8,7 +8,7 @@
 import { closeSync, constants as fsConstants, existsSync, fstatSync, lstatSync, openSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { registeredScratchParents, registeredWorkerDirs } from '../../sandbox/scratch-dirs.js';
-import { secretFileName, type SandboxPlan } from '../../sandbox/sandbox-plan.js';
+import { relistedPrivates, secretFileName, type SandboxPlan } from '../../sandbox/sandbox-plan.js';
 
 /**
  * What each path the plan hides is on the host right now (device, inode and birth time, or absent): X39-03 — bubblewrap mounts
@@ -272,8 +272,28 @@ export function createAppearedCheck(plan: SandboxPlan, cwd: string, options: { w
       return fresh;
     });
 
+  // X43-15/16: what appears in the places the plan hid entries of by name — at the top of the git directory (a credential
+  // store `.git/.git-credentials`, `.git/id_rsa`), in its `info/`, in a submodule's git directory, and at the top of the
+  // main checkout's dependency directories bound back into a sandbox working elsewhere (`node_modules/.env.production`)
+  // — after the plan was made: listed again whenever one of those directories changed (a stat each per check). Those
+  // there when this check is made are the plan's decision, as for the parents above.
+  const relisted = plan.relisted;
+  let relistedSeen = relisted !== undefined ? relistedPrivates(relisted) : undefined;
+  const relistedKnown = new Set(relistedSeen?.entries ?? []);
+  // hidden by the plan: itself, or inside a hidden directory with nothing readable again between (the main checkout is
+  // hidden whole from a worktree, its `.git` and `node_modules` bound back)
+  const coveredByPlan = (entry: string): boolean => {
+    const open = [...plan.writable, ...plan.readOnlyWithin, ...(plan.readable ?? [])];
+    return plan.unreadable.some((hidden) => isInsideDir(hidden, entry) && !open.some((reopened) => reopened !== hidden && isInsideDir(hidden, reopened) && isInsideDir(reopened, entry)));
+  };
+  const newRelisted = (): string[] => {
+    if (relisted === undefined) return [];
+    relistedSeen = relistedPrivates(relisted, relistedSeen);
+    return relistedSeen.entries.filter((entry) => !relistedKnown.has(entry) && !coveredByPlan(entry));
+  };
+
   const workerDirs = options.workerDirs !== false;
-  return { added: () => [...newlyRegistered(), ...newWorktrees(), ...(workerDirs ? newWorkerDirs() : []), ...newParentSecrets()] };
+  return { added: () => [...newlyRegistered(), ...newWorktrees(), ...(workerDirs ? newWorkerDirs() : []), ...newParentSecrets(), ...newRelisted()] };
 }
 
 /**

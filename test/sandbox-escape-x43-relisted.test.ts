@@ -1,0 +1,106 @@
+/**
+ * Outside round X43-15/16 (issue 11): the plan hides, BY NAME from a listing taken when it is made, what is not git's
+ * own at the top of the git directory (a credential store `.git/.git-credentials`, `info/` files git never reads, a
+ * submodule's git directory's), and the secret-named files at the top of the main checkout's dependency directories
+ * bound back into a sandbox working elsewhere (`node_modules/.env.production`). One made there AFTER the plan was
+ * readable to the agent. Now the appeared-since-start check lists those directories again when they change: the tool
+ * executor's next request gets a sandbox that hides the new file, and (sandbox-appeared-during-call.test.ts) one made
+ * during a call ends the run as a stale view. From the agent's side: its bash reads each file by a computed path.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { buildAgentSandboxPlan } from '../src/agents/sandbox/agent-sandbox.js';
+import { createStaleViewCheck } from '../src/agents/sandbox/appeared-since-start.js';
+import { createToolExecutor, type ToolExecutor } from '../src/agents/sandbox/tool-executor.js';
+import { resetSandbox, sandboxStatus } from '../src/sandbox/index.js';
+import { createTestRepo } from './support/git-repo.js';
+
+const available = (await sandboxStatus()).available;
+
+afterAll(async () => {
+  await resetSandbox();
+});
+
+function outputOf(executor: ToolExecutor, cwd: string, env: Record<string, string>) {
+  return async (command: string) => {
+    const chunks: Buffer[] = [];
+    await executor.run(command, { cwd, env, onOutput: (chunk) => chunks.push(chunk) }).done;
+    return Buffer.concat(chunks).toString('utf8');
+  };
+}
+
+/** A command that prints each file of `files` (absolute) through a path computed at run time, then `marker`. */
+const readAll = (files: readonly string[], marker: string) =>
+  `node -e "const fs=require('fs');for(const h of process.argv.slice(1)){const p=Buffer.from(h,'hex').toString();try{process.stdout.write(fs.readFileSync(p,'utf8'))}catch(e){console.log(e.code)}}" ${files.map((file) => Buffer.from(file).toString('hex')).join(' ')}; echo ${marker}`;
+
+/** A repository with an ignored, installed `node_modules` and a submodule's git directory; agent A's worktree beside it. */
+async function layout(branch: string) {
+  const repo = await createTestRepo({ files: { 'src/a.ts': 'export const a = 1;\n', '.gitignore': 'node_modules/\n' } });
+  mkdirSync(repo.path('node_modules/left-pad'), { recursive: true });
+  writeFileSync(repo.path('node_modules/left-pad/index.js'), 'module.exports = "PACKAGE-CODE";\n');
+  // a submodule's git directory as `git submodule update` leaves it (only its layout matters here)
+  mkdirSync(repo.path('.git/modules/lib/info'), { recursive: true });
+  writeFileSync(repo.path('.git/modules/lib/HEAD'), 'ref: refs/heads/main\n');
+  const worktree = repo.sibling('wt-A');
+  await repo.git.worktreeAdd({ path: worktree, branch, base: 'HEAD', createBranch: true });
+  const home = repo.sibling('scratch/home');
+  const tmp = repo.sibling('scratch/tmp');
+  mkdirSync(home, { recursive: true });
+  mkdirSync(tmp, { recursive: true });
+  const plan = await buildAgentSandboxPlan({ root: worktree, home, tmp, env: repo.env, userHome: repo.sibling('user-home') });
+  const env = { ...repo.env, HOME: home, TMPDIR: tmp } as Record<string, string>;
+  return { repo, worktree, plan, env };
+}
+
+describe.skipIf(!available)('files made after the plan where it hides by name: the git directory, the shared node_modules (X43-15/16)', () => {
+  it('a worktree agent cannot read a credential store, a key or a .env made later at the top of .git, in info/, in a submodule\'s git dir, or at the top of the main checkout\'s node_modules', async () => {
+    const { repo, worktree, plan, env } = await layout('polywave/x43r/wave1-agent-A');
+    const executor = createToolExecutor(plan, { cwd: worktree, env });
+    const run = outputOf(executor, worktree, env);
+    try {
+      const late = [
+        repo.path('.git/.git-credentials'),
+        repo.path('.git/id_ed25519'),
+        repo.path('.git/info/cookies'),
+        repo.path('.git/modules/lib/.git-credentials'),
+        repo.path('node_modules/.env.production'),
+        repo.path('node_modules/deploy.pem'),
+        repo.path('node_modules/.npmrc'),
+      ];
+      // before: the package's code is readable (bound back), none of the late files exists
+      expect(await run(readAll([repo.path('node_modules/left-pad/index.js')], 'one'))).toBe('module.exports = "PACKAGE-CODE";\none\n');
+      expect(executor.starts).toBe(1);
+      for (const [index, file] of late.entries()) writeFileSync(file, `SECRET-X43-16-${index}\n`);
+      const out = await run(readAll([...late, repo.path('node_modules/left-pad/index.js'), repo.path('.git/HEAD')], 'two'));
+      expect(out).not.toContain('SECRET-X43-16');
+      // still there: the package's code and git's own files
+      expect(out).toContain('PACKAGE-CODE');
+      expect(out).toContain('ref: refs/heads/');
+      expect(out).toContain('two');
+      for (const file of late) expect(plan.unreadable).toContain(file);
+      expect(executor.starts).toBe(2);
+      // git in the worktree still works
+      expect(await run('git status --porcelain >/dev/null && echo git-ok')).toContain('git-ok');
+      // a git-own file made later (a merge's message by the orchestrator's git) is no reason for a new sandbox
+      writeFileSync(repo.path('.git/ORIG_HEAD'), '0000000000000000000000000000000000000000\n');
+      expect(await run('echo three')).toBe('three\n');
+      expect(executor.starts).toBe(2);
+    } finally {
+      await executor.stop();
+    }
+  }, 90_000);
+
+  it('the backends with one sandbox per run (cli:*, claude-code) see the view go stale when such a file appears', async () => {
+    const { repo, worktree, plan } = await layout('polywave/x43s/wave1-agent-A');
+    for (const file of [repo.path('.git/.git-credentials'), repo.path('node_modules/.env.local')]) {
+      const check = createStaleViewCheck(structuredClone(plan), worktree, { identities: true });
+      try {
+        expect(check.check()).toBeUndefined();
+        writeFileSync(file, 'SECRET\n');
+        expect(check.check()).toContain(file);
+      } finally {
+        check.close();
+      }
+    }
+  }, 60_000);
+});
