@@ -7,7 +7,8 @@
  * executor's next request gets a sandbox that hides the new file, and (sandbox-appeared-during-call.test.ts) one made
  * during a call ends the run as a stale view. From the agent's side: its bash reads each file by a computed path.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildAgentSandboxPlan } from '../src/agents/sandbox/agent-sandbox.js';
 import { createStaleViewCheck } from '../src/agents/sandbox/appeared-since-start.js';
@@ -103,4 +104,38 @@ describe.skipIf(!available)('files made after the plan where it hides by name: t
       }
     }
   }, 60_000);
+});
+
+// Issue 11 (h11d's limit, h11e): a submodule config made in an EXISTING `.git/modules/<name>/` during a run is not watched
+// as `.git/config` is (X43-18). It cannot come from an agent: the git directory is read-only in every agent's sandbox, the
+// solo agent's (its root is the main checkout) and a worktree agent's alike, and each linked worktree's own git directory
+// too. (And polywave's own git never runs a repository's hook or fsmonitor: `core.hooksPath=/dev/null`,
+// `core.fsmonitor=false` on every command, src/git/harden.ts — test/sandbox-escape-x8-git.test.ts.)
+describe.skipIf(!available)('a submodule config an agent makes during its run (h11d\'s limit)', () => {
+  const attempt = (gitDir: string) =>
+    readAll([], 'x').replace(/^node -e "[^"]*"/, `node -e "const fs=require('fs');const g=Buffer.from('${Buffer.from(gitDir).toString('hex')}','hex').toString();for(const f of [g+'/modules/lib/config',g+'/modules/lib/hooks/post-checkout',g+'/modules/new/config']){try{fs.mkdirSync(require('path').dirname(f),{recursive:true});fs.writeFileSync(f,'[core]\\\\n\\\\tfsmonitor = touch /tmp/h11e-pwned\\\\n\\\\thooksPath = /tmp\\\\n');console.log('WROTE '+f)}catch(e){console.log(e.code)}}"`);
+
+  it('neither a worktree agent nor a solo agent can write .git/modules/<name>/config (or a hook there, or a new module)', async () => {
+    const { repo, worktree, plan, env } = await layout('polywave/x43m/wave1-agent-A');
+    const solo = await buildAgentSandboxPlan({ root: repo.dir, home: repo.sibling('scratch/home'), tmp: repo.sibling('scratch/tmp'), env: repo.env, userHome: repo.sibling('user-home') });
+    const linkedGitDir = repo.path('.git/worktrees/wt-A');
+    for (const [who, sandboxPlan, cwd, gitDirs] of [
+      ['worktree', plan, worktree, [repo.path('.git'), linkedGitDir]],
+      ['solo', solo, repo.dir, [repo.path('.git')]],
+    ] as const) {
+      const executor = createToolExecutor(sandboxPlan, { cwd, env });
+      try {
+        for (const gitDir of gitDirs) {
+          const out = await outputOf(executor, cwd, env)(attempt(gitDir));
+          expect(out, `${who}: ${gitDir}`).not.toContain('WROTE');
+          expect(out, `${who}: ${gitDir}`).toMatch(/EROFS|EACCES|EPERM|ENOENT/);
+        }
+      } finally {
+        await executor.stop();
+      }
+    }
+    expect(existsSync(repo.path('.git/modules/lib/config'))).toBe(false);
+    expect(existsSync(repo.path('.git/modules/new'))).toBe(false);
+    expect(existsSync(path.join(linkedGitDir, 'modules'))).toBe(false);
+  }, 90_000);
 });
