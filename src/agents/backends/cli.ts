@@ -799,7 +799,15 @@ async function runCli(request: AgentRunRequest, templates: Readonly<Record<strin
         return failedOutcome(started, 'config', `${staleViewCode}: cannot open the sandbox gate the agent CLI's tool calls pass: ${errorMessage(error)}`);
       }
       const hook = { type: 'command', command: shellWord(gate.hook), timeout: gateTimeoutSeconds + 30 };
-      if (model.command === 'claude') args.push('--settings', JSON.stringify({ hooks: { PreToolUse: [{ matcher: '*', hooks: [hook] }] } }));
+      if (model.command === 'claude') {
+        // Issue 11 (h11c/h11e): a hook that dies — killed by a job an earlier call left behind, or never started — is no
+        // refusal to Claude Code (a non-blocking error: the call runs), and under bypassPermissions the call then ran
+        // unchecked. The gate's pass is now Claude Code's permission itself: the hook answers `permissionDecision: allow`
+        // after a clean check, and the CLI runs in `dontAsk`, where a call nobody allowed is refused — fail closed.
+        const mode = args.indexOf('--permission-mode');
+        if (mode >= 0 && args[mode + 1] === 'bypassPermissions') args[mode + 1] = 'dontAsk';
+        args.push('--settings', JSON.stringify({ hooks: { PreToolUse: [{ matcher: '*', hooks: [{ ...hook, command: `${hook.command} --allow-json` }] }] } }));
+      }
       // codex: the hook as a config override (a TOML value); its hooks otherwise run only once trusted by hash in
       // config.toml, so this invocation runs them without (the agent's own hooks, if it wrote any, run inside the sandbox too)
       else args.splice(1, 0, '--dangerously-bypass-hook-trust', '-c', `hooks.PreToolUse=[{matcher="*",hooks=[{type="command",command=${JSON.stringify(hook.command)},timeout=${hook.timeout}}]}]`);

@@ -52,6 +52,8 @@ function hookScript(dir: string): string {
     `  if [ "$SECONDS" -ge "$end" ]; then echo 'polywave: no answer from the sandbox gate (the run is ending, or the gate was tampered with): the call is refused' >&2; exit 2; fi`,
     '  read -r -t 0.002 -u 3 _',
     'done',
+    // (claude: the allow is the pass — a hook that dies answers nothing, and the CLI, in dontAsk, refuses the call)
+    `if [ "\${1-}" = --allow-json ]; then printf '%s\\n' '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"polywave sandbox gate: view checked"}}'; fi`,
     'exit 0',
     '',
   ].join('\n');
