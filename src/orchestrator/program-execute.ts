@@ -590,11 +590,12 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
     // human: that attempt's IMPL branch, agent branches, worktrees, prepare records and the doc's wave record are retired
     // (branches kept under refs/polywave/retired/) so its waves start afresh on this tier's IMPL branch.
     if (!wavesBegun) {
-      const { retireEarlierAttempt } = await import('../engine/program/retire-attempt.js');
+      const { retireEarlierAttempt, retirementCrashHookFromEnv } = await import('../engine/program/retire-attempt.js');
+      const onStep = retirementCrashHookFromEnv(options.env);
       for (const impl of partition.preExisting.filter((candidate) => candidate.status === 'reviewed')) {
         const doc = preDocs.get(impl.slug ?? '');
         if (!doc?.manifest || !['REVIEWED', 'SCOUT_COMPLETE'].includes((doc.manifest.state ?? '').trim())) continue;
-        const retired = await retireEarlierAttempt({ git: mainGit, repoDir, programSlug: manifest.program_slug ?? '', tier, implSlug: impl.slug ?? '', implPath: doc.path, ...(options.now ? { now: options.now } : {}) });
+        const retired = await retireEarlierAttempt({ git: mainGit, repoDir, programSlug: manifest.program_slug ?? '', tier, implSlug: impl.slug ?? '', implPath: doc.path, ...(options.now ? { now: options.now } : {}), ...(onStep ? { onStep } : {}) });
         if (retired.refused !== undefined) {
           run.status = 'blocked';
           run.detail = `E34_EARLIER_ATTEMPT_KEPT: ${impl.slug} was run before in another tier and ${retired.refused}`;

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, rename } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Git } from '../../git/git-port.js';
 import type { YamlEdit } from '../../protocol/yaml/edit.js';
@@ -38,7 +38,46 @@ const attemptFields = ['worktrees_created_at', 'frozen_contracts_hash', 'frozen_
  *
  * Runs only when such a branch exists and the doc is REVIEWED (or SCOUT_COMPLETE) — the human's decision to run it again.
  */
-export async function retireEarlierAttempt(options: { git: Git; repoDir: string; programSlug: string; tier: number; implSlug: string; implPath: string; now?: () => Date }): Promise<RetiredAttempt> {
+/** One step of a retirement, reported after it changed something (before, for `worktree-removing`). */
+export type RetirementStep = { kind: 'intent' | 'worktree-removing' | 'worktree-removed' | 'pruned' | 'kept-ref' | 'branch-deleted' | 'record-moved' | 'journal-moved' | 'doc-cleared' | 'done'; path?: string };
+
+/**
+ * Test hook for crash safety (P16-06): `POLYWAVE_TEST_CRASH_IN_RETIREMENT=<k>` SIGKILLs this process right after the k-th
+ * step of an earlier attempt's retirement that changed something; `<k>:torn` right before git removes the k-th worktree,
+ * after deleting every other file of it as a `git worktree remove` killed half way leaves it (`.git` kept); `<k>:torn-git`
+ * the same with the worktree's `.git` file deleted too.
+ */
+export function retirementCrashHookFromEnv(env: Readonly<Record<string, string | undefined>>): ((step: RetirementStep) => Promise<void>) | undefined {
+  const value = env.POLYWAVE_TEST_CRASH_IN_RETIREMENT?.trim();
+  if (!value) return undefined;
+  const match = /^(\d+)(?::(torn|torn-git))?$/.exec(value);
+  if (!match) throw new Error(`POLYWAVE_TEST_CRASH_IN_RETIREMENT must be <k>, <k>:torn or <k>:torn-git, got "${value}"`);
+  const wanted = Number(match[1]);
+  const mode = match[2];
+  let count = 0;
+  return async (step) => {
+    if ((mode === undefined) === (step.kind === 'worktree-removing')) return;
+    count += 1;
+    if (count !== wanted) return;
+    if (mode !== undefined && step.path) {
+      const files: string[] = [];
+      const walk = async (directory: string): Promise<void> => {
+        for (const entry of (await readdir(directory, { withFileTypes: true })).sort((left, right) => left.name.localeCompare(right.name))) {
+          const full = path.join(directory, entry.name);
+          if (entry.isDirectory()) await walk(full);
+          else if (full !== path.join(step.path!, '.git')) files.push(full);
+        }
+      };
+      await walk(step.path);
+      for (const [index, file] of files.entries()) if (index % 2 === 0) await rm(file, { force: true });
+      if (mode === 'torn-git') await rm(path.join(step.path, '.git'), { force: true });
+    }
+    process.kill(process.pid, 'SIGKILL');
+  };
+}
+
+export async function retireEarlierAttempt(options: { git: Git; repoDir: string; programSlug: string; tier: number; implSlug: string; implPath: string; now?: () => Date; onStep?: (step: RetirementStep) => Promise<void> }): Promise<RetiredAttempt> {
+  const step = options.onStep ?? (async () => undefined);
   const { git, programSlug, tier, implSlug } = options;
   const escaped = implSlug.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   const listed = (await git.run(['for-each-ref', '--format=%(refname)', `refs/heads/polywave/program/${programSlug}/`, `refs/heads/polywave/${implSlug}/`])).stdout.split('\n').filter(Boolean);
@@ -68,10 +107,15 @@ export async function retireEarlierAttempt(options: { git: Git; repoDir: string;
   const stamp = (options.now ?? (() => new Date()))().toISOString().replace(/[:.]/g, '-');
   const removed: string[] = [];
   for (const entry of worktrees) {
-    if (existsSync(entry.path)) await git.worktreeRemove(entry.path, { force: true });
+    if (existsSync(entry.path)) {
+      await step({ kind: 'worktree-removing', path: entry.path });
+      await git.worktreeRemove(entry.path, { force: true });
+      await step({ kind: 'worktree-removed', path: entry.path });
+    }
     removed.push(entry.path);
   }
   await git.worktreePrune().catch(() => undefined);
+  await step({ kind: 'pruned' });
   const retired: string[] = [];
   for (const branch of branches) {
     const sha = (await git.run(['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], { allowExitCodes: [1] })).stdout.trim();
@@ -79,7 +123,9 @@ export async function retireEarlierAttempt(options: { git: Git; repoDir: string;
     const keep = `refs/polywave/retired/${stamp}/${branch}`;
     // Kept first, then removed only if it still is that commit (nothing lost if either step fails).
     await git.run(['update-ref', keep, sha, '']);
+    await step({ kind: 'kept-ref', path: keep });
     await git.run(['update-ref', '-d', `refs/heads/${branch}`, sha]);
+    await step({ kind: 'branch-deleted', path: branch });
     retired.push(`${branch} → ${keep}`);
   }
 
@@ -90,10 +136,14 @@ export async function retireEarlierAttempt(options: { git: Git; repoDir: string;
   const records = (await readdir(directory).catch(() => [] as string[])).filter((name) => new RegExp(`^(?:tamper-${escaped}-wave\\d+\\.json|hooks-${escaped}-wave\\d+)$`).test(name));
   const journal = path.join(options.repoDir, '.polywave-state', implSlug);
   if (records.length > 0 || existsSync(journal)) await mkdir(keptDir, { recursive: true });
-  for (const name of records) await rename(path.join(directory, name), path.join(keptDir, name));
+  for (const name of records) {
+    await rename(path.join(directory, name), path.join(keptDir, name));
+    await step({ kind: 'record-moved', path: name });
+  }
   if (existsSync(journal)) {
     await mkdir(path.join(keptDir, 'polywave-state'), { recursive: true });
     await rename(journal, path.join(keptDir, 'polywave-state', implSlug));
+    await step({ kind: 'journal-moved' });
   }
 
   // The doc's record of the attempt: its waves start again from this tier's base.
@@ -107,5 +157,6 @@ export async function retireEarlierAttempt(options: { git: Git; repoDir: string;
     });
     return { edits, outcome: undefined };
   });
+  await step({ kind: 'doc-cleared' });
   return { retired, worktrees: removed, kept: path.relative(options.repoDir, keptDir) };
 }

@@ -1,0 +1,94 @@
+/**
+ * P16-06 (issue 12): the retirement of an earlier attempt (P13-18) — an IMPL moved to another tier by a re-plan after its
+ * attempt BLOCKED, set REVIEWED again — killed (SIGKILL) at every step, re-run each time: the re-run goes on where the
+ * killed one stopped and the PROGRAM reaches COMPLETE, every branch kept under refs/polywave/retired/ (one stamp),
+ * nothing lost, no TAMPER_DETECTED and no E9. The real CLI as child processes on a real temporary repository, the kills
+ * made by the CLI's test hook POLYWAVE_TEST_CRASH_IN_RETIREMENT (src/engine/program/retire-attempt.ts): `1` kills each
+ * run right after the first step of the retirement that changed something, so a chain of runs goes through every step;
+ * `<k>:torn` / `<k>:torn-git` leave the k-th worktree half removed as a `git worktree remove` killed half way does
+ * (every other file gone; its `.git` file kept, or gone too).
+ */
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from './support/cli.js';
+import { programRelative, gitEnv, setupDemo, git, cli, executeArgs, type Demo } from './support/program-crafted.js';
+
+/** The P13-18 state: catalog's tier-1 attempt BLOCKED (agent D failed), re-planned to tier 2, tier 1 done, catalog REVIEWED again. */
+async function earlierAttemptToRetire(): Promise<{ demo: Demo; oldBranch: string }> {
+  const demo = await setupDemo();
+  const script = readFileSync(demo.script, 'utf8');
+  const broken = script.replace(/\n {2}D:\n {4}steps:\n[\s\S]*?(?=\n {2}scout@checkout:)/, '\n  D:\n    steps:\n      - fail: { kind: fatal, message: "D-BROKEN-06" }');
+  expect(broken).not.toBe(script);
+  writeFileSync(demo.script, broken);
+  const first = await cli(demo, executeArgs(demo));
+  expect(first.code, first.stderr.slice(-2000)).toBe(1);
+  expect(first.stderr).toMatch(/D-BROKEN-06/);
+  const oldBranch = git(demo.repo, ['rev-parse', 'refs/heads/polywave/program/shop/tier1-impl-catalog']).trim();
+  expect((await cli(demo, ['update-program-state', programRelative, '--state', 'REPLANNING'])).code).toBe(0);
+  const revised = readFileSync(demo.program, 'utf8')
+    .replace(/(- slug: catalog\n(?: {6}.*\n)*? {6}tier: )1/, '$12')
+    .replace(/(- slug: checkout\n(?: {6}.*\n)*? {6}tier: )2/, '$13')
+    .replace('impls: [pricing, catalog]', 'impls: [pricing]')
+    .replace('    - number: 2\n      impls: [checkout]', '    - number: 2\n      impls: [catalog]\n      description: the catalog\n    - number: 3\n      impls: [checkout]')
+    .replace('tiers_total: 2', 'tiers_total: 3');
+  writeFileSync(demo.program, revised);
+  const approve = await cli(demo, ['update-program-state', programRelative, '--state', 'REVIEWED']);
+  expect(approve.code, `${approve.stdout}\n${approve.stderr}`).toBe(0);
+  writeFileSync(demo.script, script);
+  const held = await cli(demo, executeArgs(demo));
+  expect(held.code, held.stderr.slice(-2000)).toBe(1);
+  expect(held.stderr).toMatch(/IMPL\(s\) held for a human: catalog \(blocked\)/);
+  expect((await cli(demo, ['update-program-impl', programRelative, '--impl', 'catalog', '--status', 'reviewed'])).code).toBe(0);
+  expect((await cli(demo, ['set-impl-state', 'docs/IMPL/IMPL-catalog.yaml', '--state', 'REVIEWED'])).code).toBe(0);
+  return { demo, oldBranch };
+}
+
+const killed = (code: number | null, stderr: string) => code === null || code === 137 || /SIGKILL/.test(stderr);
+
+describe('P16-06: program-execute killed inside the retirement of an earlier attempt', () => {
+  it('killed after each of its steps in turn (and twice inside a `git worktree remove`), every re-run goes on from there: COMPLETE, every branch kept, no TAMPER_DETECTED, no E9', async () => {
+    const { demo, oldBranch } = await earlierAttemptToRetire();
+    const agentBranches = git(demo.repo, ['for-each-ref', '--format=%(refname:short) %(objectname)', 'refs/heads/polywave/catalog/']).trim().split('\n').filter(Boolean);
+    expect(agentBranches.length).toBeGreaterThan(0);
+    const worktreesBefore = git(demo.repo, ['worktree', 'list', '--porcelain']).match(/^worktree /gm)!.length;
+    expect(worktreesBefore).toBeGreaterThanOrEqual(3); // main, the tier-1 IMPL worktree, D's worktree
+
+    const hooks = ['1:torn', '2:torn-git', ...Array.from({ length: 40 }, () => '1')];
+    const runs: string[] = [];
+    let last: { code: number | null; stdout: string; stderr: string } | undefined;
+    for (const hook of hooks) {
+      const result = await runCli(executeArgs(demo), { cwd: demo.repo, env: { ...gitEnv, POLYWAVE_TEST_CRASH_IN_RETIREMENT: hook }, timeoutMs: 240_000 });
+      const wasKilled = killed(result.code, result.stderr);
+      runs.push(`${hook}: ${wasKilled ? 'killed' : `exit ${result.code}`}`);
+      expect(result.stderr, runs.join('\n')).not.toMatch(/TAMPER_DETECTED|E9|data loss|E34_EARLIER_ATTEMPT_KEPT/);
+      last = result;
+      if (!wasKilled) break;
+    }
+    // Each hook kills a run at most once: the two torn worktrees and at least every branch's two steps were reached.
+    expect(runs.filter((line) => line.endsWith('killed')).length, runs.join('\n')).toBeGreaterThanOrEqual(2 + 2 * (agentBranches.length + 1));
+    expect(last!.code, `${runs.join('\n')}\n${last!.stderr.slice(-4000)}`).toBe(0);
+
+    // One retirement: every branch kept under one stamp, at the commit it had.
+    const retired = git(demo.repo, ['for-each-ref', '--format=%(refname) %(objectname)', 'refs/polywave/retired/']).trim().split('\n');
+    const stamps = new Set(retired.map((line) => line.split('/')[3]));
+    expect(stamps.size, retired.join('\n')).toBe(1);
+    expect(retired.join('\n')).toMatch(new RegExp(`/polywave/program/shop/tier1-impl-catalog ${oldBranch}$`, 'm'));
+    for (const line of agentBranches) {
+      const [name, sha] = line.split(' ');
+      expect(retired.join('\n')).toMatch(new RegExp(`/${name!.replace(/[/.]/g, '\\$&')} ${sha}$`, 'm'));
+    }
+    expect(git(demo.repo, ['branch', '--list']).trim()).toBe('* main');
+    expect(git(demo.repo, ['worktree', 'list', '--porcelain']).match(/^worktree /gm)).toHaveLength(1);
+    // The earlier attempt's prepare records and journal moved aside, under the same stamp; no intent record left.
+    const polywaveDir = path.join(demo.repo, '.git', 'polywave');
+    expect(readdirSync(polywaveDir).filter((name) => /^(?:tamper|hooks)-catalog-wave/.test(name) && name.includes('wave2'))).toEqual([]);
+    expect(readdirSync(path.join(polywaveDir, 'retired'))).toEqual([...stamps]);
+    expect(existsSync(path.join(polywaveDir, 'retiring')) ? readdirSync(path.join(polywaveDir, 'retiring')) : []).toEqual([]);
+    expect(readFileSync(path.join(demo.repo, 'docs/PROGRAM/complete/PROGRAM-shop.yaml'), 'utf8')).toMatch(/^state: COMPLETE$/m);
+    expect(git(demo.repo, ['log', '--format=%s', 'main']).split('\n').filter((subject) => subject.startsWith('Merge program tier 2 impl catalog'))).toHaveLength(1);
+    expect(git(demo.repo, ['status', '--porcelain']).trim()).toBe('');
+    // The work of the earlier attempt is still there: its IMPL branch's commits reachable from the kept ref.
+    expect(git(demo.repo, ['cat-file', '-t', oldBranch]).trim()).toBe('commit');
+  }, 900_000);
+});
