@@ -275,7 +275,7 @@ async function directoryExists(directory: string): Promise<boolean> {
  * byte-identical to the file at the same path in `tip` (blob hash and symlink-ness), or ignored by
  * the repository (git worktree remove deletes ignored files too). `foreign` lists the others.
  */
-async function disposableLeftovers(git: Git, directory: string, tip: string): Promise<{ disposable: boolean; foreign: string[] }> {
+export async function disposableLeftovers(git: Git, directory: string, tip: string): Promise<{ disposable: boolean; foreign: string[] }> {
   const files = await listFiles(directory);
   if (files.length === 0) return { disposable: true, foreign: [] };
   const tree = new Map<string, { mode: string; oid: string }>();

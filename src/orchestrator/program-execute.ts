@@ -602,7 +602,7 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
           done();
           return refuse(`tier ${tier}: ${run.detail}`, `keep or commit that work`);
         }
-        if (retired.retired.length > 0) progress(`tier ${tier}: ${impl.slug}: its earlier attempt in another tier is retired — branches kept as ${retired.retired.join(', ')}${retired.worktrees.length > 0 ? `; worktrees removed (clean): ${retired.worktrees.map((worktree) => path.relative(repoDir, worktree)).join(', ')}` : ''}${retired.kept ? `; its prepare records and journals moved to ${retired.kept}` : ''}; its waves start again from this tier's base`);
+        if (retired.retired.length > 0) progress(`tier ${tier}: ${impl.slug}: its earlier attempt in another tier is retired${retired.resumed ? ' (an interrupted retirement finished)' : ''} — branches kept as ${retired.retired.join(', ')}${retired.worktrees.length > 0 ? `; worktrees removed (clean): ${retired.worktrees.map((worktree) => path.relative(repoDir, worktree)).join(', ')}` : ''}${retired.kept ? `; its prepare records and journals moved to ${retired.kept}` : ''}; its waves start again from this tier's base`);
       }
       if (partition.preExisting.length > 0) preDocs = await readProgramImplDocs(repoDir, manifest);
     }
