@@ -373,6 +373,27 @@ describe('finalize-wave with an untampered repository', () => {
     expect(await wave.fixture.repo.run(['status', '--porcelain', '--untracked-files=all', '--', 'src'])).toBe('');
   });
 
+  // CI of the PROGRAM kill-and-resume test (point 10, the tier-2 wave): TAMPER_DETECTED "uncommitted changes that are not
+  // the orchestrator's: src/checkout.js" in the IMPL worktree — git creates a file, then writes it, and a SIGKILL in
+  // between leaves it empty (or cut off) beside an index.lock: no agent tip's blob, so the restore refused it all.
+  it("a merge killed inside git's write of a file (src/a.ts left empty, or cut off, with index.lock): restored, then merged; a shorter file that is not the tip's start is not", async () => {
+    for (const torn of ['', 'export const a']) {
+      const wave = await preparedWave();
+      wave.fixture.repo.write('src/a.ts', torn);
+      writeFileSync(wave.fixture.repo.path('.git/index.lock'), '');
+      const result = await wave.fixture.finalize(1);
+      expect(result.success, JSON.stringify(failed(result))).toBe(true);
+      expect(result.steps.find((item) => item.step === 'check-tamper')?.detail).toMatch(/a killed merge of an agent branch left src\/a\.ts in .* put back as HEAD has it/);
+      expect(await mergeCommits(wave.fixture.repo)).toHaveLength(2);
+      expect(await wave.fixture.repo.run(['status', '--porcelain', '--untracked-files=all', '--', 'src'])).toBe('');
+      expect(readFileSync(wave.fixture.repo.path('src/a.ts'), 'utf8')).toBe('export const a = 1;\n');
+    }
+    const foreign = await preparedWave();
+    foreign.fixture.repo.write('src/a.ts', 'export const b');
+    await expectRefused(foreign, /uncommitted changes that are not the orchestrator's: src\/a\.ts \(untracked\)/);
+    expect(readFileSync(foreign.fixture.repo.path('src/a.ts'), 'utf8')).toBe('export const b');
+  });
+
   it("an index.lock left by a killed git (with the orchestrator's manifest edited: git merge said 'stash failed') is removed and the wave merges; one a live process holds is left alone", async () => {
     const held = await preparedWave();
     const heldLock = held.fixture.repo.path('.git/index.lock');

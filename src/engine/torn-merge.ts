@@ -1,4 +1,4 @@
-import { rm } from 'node:fs/promises';
+import { lstat, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Git } from '../git/git-port.js';
 import { removeStaleIndexLock } from '../git/stale-index-lock.js';
@@ -12,9 +12,9 @@ function isOrchestratorPath(file: string): boolean {
  * A `git merge` killed before it wrote MERGE_HEAD (a SIGKILL of the whole process group) leaves
  * the incoming branch's files in the checkout it merged into (the main checkout, or an IMPL branch's worktree for a PROGRAM's waves), modified or untracked, with no merge to abort;
  * the next merge then refuses ("local changes would be overwritten"). When EVERY such file holds
- * exactly the content one of `tips` has for it — a committed blob, so nothing can be lost — they
- * are put back as HEAD has them (removed when HEAD has none). Anything else is left for a human.
- * Returns the paths restored.
+ * exactly the content one of `tips` has for it — a committed blob, so nothing can be lost — or the start of it (the
+ * file git was writing when it was killed: created, then cut off or still empty), they are put back as HEAD has them
+ * (removed when HEAD has none). Anything else is left for a human. Returns the paths restored.
  */
 export async function restoreTornMerge(checkout: { git: Git; root: string }, tips: ReadonlySet<string>): Promise<string[]> {
   if (tips.size === 0) return [];
@@ -33,7 +33,7 @@ export async function restoreTornMerge(checkout: { git: Git; root: string }, tip
         (result) => result.stdout.trim(),
         () => '',
       );
-      if (blob !== '' && blob === hashes[index]) {
+      if (blob !== '' && (blob === hashes[index] || (await tornWriteOf(checkout, file, blob)))) {
         matched = true;
         break;
       }
@@ -53,4 +53,21 @@ export async function restoreTornMerge(checkout: { git: Git; root: string }, tip
   }
   if (tracked.length > 0) await checkout.git.run(['checkout', 'HEAD', '--', ...tracked]);
   return dirty;
+}
+
+/**
+ * Whether `file` is a write of `blob` that git did not finish: a regular file shorter than the blob whose bytes are its
+ * first ones (empty included). A SIGKILL inside `git merge` leaves one — git creates a file, then writes it — and the
+ * CI's kill-and-resume run of a PROGRAM saw it (src/checkout.js of size 0 in the IMPL worktree, TAMPER_DETECTED on the
+ * re-run). Its content is part of a committed blob: nothing can be lost by putting it back.
+ */
+async function tornWriteOf(checkout: { git: Git; root: string }, file: string, blob: string): Promise<boolean> {
+  const absolute = path.join(checkout.root, file);
+  const info = await lstat(absolute).catch(() => undefined);
+  if (!info?.isFile()) return false;
+  const size = Number((await checkout.git.run(['cat-file', '-s', blob])).stdout.trim());
+  if (!(info.size < size)) return false;
+  if (info.size === 0) return true;
+  const [content, committed] = await Promise.all([readFile(absolute), checkout.git.run(['cat-file', 'blob', blob]).then((result) => Buffer.from(result.stdout, 'utf8'))]);
+  return content.length < committed.length && committed.subarray(0, content.length).equals(content);
 }
