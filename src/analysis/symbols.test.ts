@@ -168,6 +168,16 @@ describe('extractTopLevelSymbols — Python', () => {
     ]);
     expect(summary('m.py', '__all__ = [\n    "public",\n]\ndef public(): pass\ndef other(): pass\n')).toEqual(['4:function:public*', '5:function:other']);
   });
+
+  it('X66-27: `__all__` as a tuple (with or without parentheses), grown by `+=`, `= __all__ + [...]`, `.append`, `.extend`', () => {
+    const defs = 'def foo(): pass\ndef bar(): pass\ndef baz(): pass\ndef qux(): pass\ndef ext(): pass\n';
+    const exported = (text: string) => summary('m.py', text).filter((entry) => entry.endsWith('*')).map((entry) => entry.split(':')[2]);
+    expect(exported(`__all__ = ('foo',)\n__all__ += ['bar']\n__all__.append('baz')\n__all__.extend(\n    ['ext'],\n)\n${defs}`)).toEqual(['foo*', 'bar*', 'baz*', 'ext*']);
+    expect(exported(`__all__ = 'foo', 'bar'\n${defs}`)).toEqual(['foo*', 'bar*']);
+    expect(exported(`__all__ = ['foo']\n__all__ = __all__ + ['bar']\n${defs}`)).toEqual(['foo*', 'bar*']);
+    // (a plain assignment starts over)
+    expect(exported(`__all__ = ['foo']\n__all__ = ['qux']\n${defs}`)).toEqual(['qux*']);
+  });
 });
 
 describe('extractTopLevelSymbols — Rust', () => {

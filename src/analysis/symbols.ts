@@ -380,6 +380,14 @@ function extractPython(context: ExtractionContext): TopLevelSymbol[] {
     if (depths[line - 1] !== 0) continue;
     const text = context.codeLine(line);
     if (text === '' || /^\s/.test(text)) continue;
+    // `__all__` by any of its usual forms (outside round X66-27): `= [...]`, a tuple `= ('a',)` or `= 'a', 'b'`, `+= [...]`,
+    // `= __all__ + [...]`, `.append('a')`, `.extend([...])` — the names are the string literals of the statement.
+    const all = /^__all__\s*(?:(\+=)|=(?!=)\s*(__all__\s*\+)?|\.\s*(?:append|extend)\s*(\())/.exec(text);
+    if (all) {
+      const names = pythonAllNames(source, line, all[0].length - (all[3] ? 1 : 0));
+      allNames = all[1] || all[2] || all[3] ? new Set([...(allNames ?? []), ...names]) : names;
+      continue;
+    }
     const definition = /^(?:async\s+)?def\s+([A-Za-z_]\w*)/.exec(text);
     if (definition) {
       symbols.push({ name: definition[1]!, kind: 'function', line, exported: false });
@@ -399,10 +407,6 @@ function extractPython(context: ExtractionContext): TopLevelSymbol[] {
     if (assignment && !/^[A-Za-z_]\w*\s*:\s*$/.test(text)) {
       const names = assignment[1]!.split(',').map((name) => name.trim());
       if (names.some((name) => pythonKeywords.has(name))) continue;
-      if (names.length === 1 && names[0] === '__all__') {
-        allNames = pythonAllNames(source, line);
-        continue;
-      }
       // A bare annotation `x: int` declares; a bare expression `x` does not.
       if (!text.includes('=') && !text.includes(':')) continue;
       for (const name of names) symbols.push({ name, kind: 'const', line, exported: false });
@@ -412,27 +416,26 @@ function extractPython(context: ExtractionContext): TopLevelSymbol[] {
   return symbols;
 }
 
-/** The names listed in `__all__ = [...]` starting at `line` (string literals up to the closing bracket). */
-function pythonAllNames(source: LexedSource, line: number): Set<string> {
+/**
+ * The names of the `__all__` statement of `line` whose value starts `column` characters into it: the string literals up
+ * to the end of the statement (its line, or the bracket opened on it that closes last).
+ */
+function pythonAllNames(source: LexedSource, line: number, column: number): Set<string> {
   const names = new Set<string>();
-  const start = source.lineStarts[line - 1]!;
-  const open = source.code.slice(start).search(/[[(]/);
-  if (open === -1) return names;
+  const start = source.lineStarts[line - 1]! + column;
   let depth = 0;
   let end = source.code.length;
-  for (let index = start + open; index < source.code.length; index += 1) {
+  for (let index = start; index < source.code.length; index += 1) {
     const char = source.code[index];
-    if (char === '[' || char === '(') depth += 1;
-    else if (char === ']' || char === ')') {
-      depth -= 1;
-      if (depth === 0) {
-        end = index;
-        break;
-      }
+    if (char === '[' || char === '(' || char === '{') depth += 1;
+    else if (char === ']' || char === ')' || char === '}') depth -= 1;
+    else if (char === '\n' && depth <= 0 && !/\\\s*$/.test(source.code.slice(Math.max(start, index - 4), index))) {
+      end = index;
+      break;
     }
   }
   for (const literal of source.strings) {
-    if (literal.start < start + open) continue;
+    if (literal.start < start) continue;
     if (literal.start > end) break;
     names.add(source.text.slice(literal.contentStart, literal.contentEnd));
   }
