@@ -1491,8 +1491,23 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
         const submodule = { ...raw, module: raw.module === '' ? name.imported : `${raw.module}.${name.imported}`, names: [{ imported: '*', local: name.local }] };
         return resolver.resolve(item.entry.file, item.entry.lang, submodule).some((file) => sources.has(file));
       });
+    // TS/JS: a module's own exports of a name shadow what its `export * from` brings under that name (ECMAScript's
+    // ResolveExport: local and explicitly re-exported names first) — `export * from './a'; export { foo } from './b'` exports
+    // b's foo (outside round X66-13)
+    // (the names it can bring: those of the exported names its sources export by name — the symbol where they export it
+    // by a star of their own)
+    const exportsName = (item: Loaded, name: string) =>
+      item.facts.imports.some((other) => other.reexport && other.names.some((entry) => entry.local === name)) ||
+      item.facts.symbols.some((def) => def.name === name && def.exported && def.container === undefined);
+    const starShadowed = (item: Loaded, raw: FileFacts['imports'][number]) => {
+      if (item.entry.lang !== 'typescript' && item.entry.lang !== 'tsx' && item.entry.lang !== 'javascript') return false;
+      if (!raw.names.every((name) => name.imported === '*' && name.local === '*')) return false;
+      const targets = resolver.resolve(item.entry.file, item.entry.lang, raw).flatMap((file) => (sources.has(file) ? (loadedFiles.get(file) ?? []) : []));
+      const brought = [...exportedNames].filter((name) => targets.some((target) => exportsName(target, name)));
+      return (brought.length > 0 ? brought : [symbol]).every((name) => exportsName(item, name));
+    };
     const reexporting = (item: Loaded, raw: FileFacts['imports'][number]) =>
-      raw.reexport ||
+      (raw.reexport && !starShadowed(item, raw)) ||
       (item.entry.lang === 'python' &&
         raw.scope === undefined &&
         (raw.names.some((name) => name.imported === '*' || exportedNames.has(lastSegment(name.imported))) || bindsSourceModule(item, raw)));
