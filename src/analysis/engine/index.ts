@@ -1080,6 +1080,16 @@ function textScan(text: string, names: ReadonlySet<string>): RawRef[] {
  * definition is a method. `files` limits where references are reported (the search for re-exports
  * still covers the repository). Sorted by file, line, column.
  */
+/** Python: one module-level binding of a name (an import, a star import, a definition of the file's own). */
+interface PythonBinding {
+  line: number;
+  indent: number;
+  raw?: FileFacts['imports'][number];
+  star?: true;
+  /** In another branch of the same `if`/`try` statement as the binding before it. */
+  alternativeToPrevious?: boolean;
+}
+
 export async function findReferences(repoRoot: string, symbol: string, opts: FindReferencesOptions = {}): Promise<Reference[]> {
   const context = await repoContext(repoRoot);
   const stats: AnalysisStats = { parsed: 0, cached: 0 };
@@ -1303,12 +1313,19 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
   // Python, with definedIn: whether the name an import binds (`import pkg.defs as d`, `from pkg import defs`) is a module that
   // is a source of the definition — `from pkg import other as m` binds pkg.other when that is a module, whatever pkg re-exports.
   let pythonRootReaches: (item: Loaded, raw: FileFacts['imports'][number], local: string) => boolean = () => true;
+  // Python, with definedIn: `a.b.foo` where `a` is bound by an unaliased `import a.b` (it binds the package `a`, every
+  // `import a.x` the same name): the chain names the module — whether it is a source (undefined: no such import, or a
+  // chain naming no file of the repository). Outside round X66-51.
+  let pythonChainReaches: (item: Loaded, before: string) => boolean | undefined = () => undefined;
   // Whether an import of a file can bind the definition's exports (with definedIn: it resolves to a source of them).
   let importsSource: (item: Loaded, raw: FileFacts['imports'][number]) => boolean = () => true;
   // TS/JS/Python, with definedIn: a module that is no source of the definition and declares the name itself (`const greet = …`
   // beside `import g from './greet'`; Python `def db():` beside `from app.db import connect`): its unqualified uses are
   // of its own (X53-10, outside round X57-05).
   let declaresOwn: (item: Loaded) => boolean = () => false;
+  // Python, with definedIn: whether the bindings of the symbol a use at a line of a file sees include the definition
+  // (undefined: the file binds no such name at module level).
+  let pythonSeesDefinition: (item: Loaded, line: number) => boolean | undefined = () => undefined;
   // (with definedIn: whether a file is a source — the definition's, or one re-exporting it)
   let isSource: (file: string) => boolean = () => false;
   // Whether an import of a file resolves to a file of the repository that is no source of the definition.
@@ -1506,11 +1523,80 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       const brought = [...exportedNames].filter((name) => targets.some((target) => exportsName(target, name)));
       return (brought.length > 0 ? brought : [symbol]).every((name) => exportsName(item, name));
     };
+    // Python: the module-level bindings of a name in a file — its imports (a star import of a source binds the symbol) and
+    // its own definitions —, and which of them a use at a line sees: the last one before it, with the ones it is an
+    // alternative to (`if …: from fast import load` / `else: from slow import load`, `try:` / `except ImportError:`).
+    // A later import or definition shadows an earlier one: `from .a import foo` then `from .b import foo` binds b's foo
+    // (outside round X66-14, X66-08).
+    const pythonBindingMemo = new Map<string, PythonBinding[]>();
+    const pythonBindings = (item: Loaded, name: string): PythonBinding[] => {
+      const key = `${item.entry.file}\0${name}`;
+      let bindings = pythonBindingMemo.get(key);
+      if (bindings !== undefined) return bindings;
+      bindings = [];
+      for (const raw of item.facts.imports) {
+        if (raw.reexport || raw.scope !== undefined) continue;
+        if (raw.names.some((entry) => entry.local === name)) bindings.push({ line: raw.line, indent: 0, raw });
+        else if (name === symbol && raw.names.some((entry) => entry.local === '*')) bindings.push({ line: raw.line, indent: 0, raw, star: true });
+      }
+      const importLines = new Set(item.facts.imports.map((raw) => raw.line));
+      const defs = item.facts.symbols.filter((def) => def.name === name && def.container === undefined && !importLines.has(def.line));
+      const lines = bindings.length + defs.length > 1 ? (readTexts(context, [item.entry]).get(item.entry.file) ?? '').split(/\r?\n/) : [];
+      // (not `foo = wrap(foo)`: a binding made from the one before)
+      const rebinding = new RegExp(`=[^=].*(?<![\\p{L}\\p{N}_.])${name}(?![\\p{L}\\p{N}_])`, 'u');
+      for (const def of defs) if (!((def.kind === 'variable' || def.kind === 'constant') && rebinding.test(lines[def.line - 1] ?? ''))) bindings.push({ line: def.line, indent: 0 });
+      if (bindings.length > 1) {
+        const indentOf = (line: number) => /^[ \t]*/.exec(lines[line - 1] ?? '')![0].length;
+        for (const binding of bindings) binding.indent = indentOf(binding.line);
+        bindings.sort((a, b) => a.line - b.line);
+        // (whether two bindings are in different branches of one `if`/`try` statement: a branch keyword less indented than both
+        // between them, and no other statement as little indented before it)
+        const alternatives = (earlier: PythonBinding, later: PythonBinding): boolean => {
+          if (earlier.indent === 0 || later.indent === 0) return false;
+          const limit = Math.min(earlier.indent, later.indent);
+          for (let line = earlier.line + 1; line < later.line; line += 1) {
+            const text = lines[line - 1] ?? '';
+            if (/^\s*(?:#.*)?$/.test(text)) continue;
+            const indent = indentOf(line);
+            if (indent >= limit) continue;
+            if (/^\s*(?:else|elif\b[^:]*|except\b[^:]*)\s*:/.test(text)) return true;
+            return false;
+          }
+          return false;
+        };
+        for (let index = 1; index < bindings.length; index += 1) bindings[index]!.alternativeToPrevious = alternatives(bindings[index - 1]!, bindings[index]!);
+      }
+      pythonBindingMemo.set(key, bindings);
+      return bindings;
+    };
+    /** The bindings of `name` a use at `line` sees (Infinity: the module's, at its end); none when the file binds no such name. */
+    const pythonSeen = (item: Loaded, name: string, line: number): PythonBinding[] => {
+      // (a star import of no source may not bind the name at all)
+      const bindings = pythonBindings(item, name).filter((binding) => !binding.star || pythonBindsDefinition(item, binding));
+      let last = bindings.findLastIndex((binding) => binding.line < line);
+      // (a use before every binding — a function body run later —: the module's final ones)
+      if (last < 0) last = bindings.length - 1;
+      const seen: PythonBinding[] = [];
+      for (let index = last; index >= 0; index -= 1) {
+        seen.push(bindings[index]!);
+        if (!bindings[index]!.alternativeToPrevious) break;
+      }
+      return seen;
+    };
+    // (whether a binding is of the definition: an import resolving to a source, the definition's own file's definition)
+    const pythonBindsDefinition = (item: Loaded, binding: PythonBinding): boolean =>
+      binding.raw === undefined ? item.entry.file === definedIn : resolver.resolve(item.entry.file, item.entry.lang, binding.raw).some((file) => sources.has(file));
+    // Whether the module's own binding of `name` at its end can be the one `raw` makes (then its importers get it).
+    const pythonFinal = (item: Loaded, raw: FileFacts['imports'][number], name: string): boolean => {
+      const seen = pythonSeen(item, name, Infinity);
+      return seen.length === 0 || seen.some((binding) => binding.raw === raw || (binding.raw !== undefined && binding.star === true && pythonBindsDefinition(item, binding)));
+    };
     const reexporting = (item: Loaded, raw: FileFacts['imports'][number]) =>
       (raw.reexport && !starShadowed(item, raw)) ||
       (item.entry.lang === 'python' &&
         raw.scope === undefined &&
-        (raw.names.some((name) => name.imported === '*' || exportedNames.has(lastSegment(name.imported))) || bindsSourceModule(item, raw)));
+        (raw.names.some((name) => (name.imported === '*' || exportedNames.has(lastSegment(name.imported))) && pythonFinal(item, raw, name.local === '*' ? symbol : name.local)) ||
+          bindsSourceModule(item, raw)));
     for (let changed = true; changed; ) {
       changed = false;
       for (const item of candidates) {
@@ -1549,6 +1635,10 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
         goNaming.set(item.entry.file, naming);
       }
     }
+    pythonSeesDefinition = (item, line) => {
+      const seen = pythonSeen(item, symbol, line);
+      return seen.length === 0 ? undefined : seen.some((binding) => pythonBindsDefinition(item, binding));
+    };
     importsSource = (item, raw) => resolver.resolve(item.entry.file, item.entry.lang, raw).some((file) => sources.has(file));
     declaresOwn = (item) =>
       (item.entry.lang === 'typescript' || item.entry.lang === 'tsx' || item.entry.lang === 'javascript' || item.entry.lang === 'python') &&
@@ -1582,6 +1672,17 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       };
     }
     reachable = (item) => sources.has(item.entry.file) || samePackage(item) || item.facts.imports.some((raw) => importsSource(item, raw));
+    pythonChainReaches = (item, before) => {
+      if (item.entry.lang !== 'python') return undefined;
+      const chain = /(?<![\p{L}\p{N}_.]\s*)((?:[\p{L}_][\p{L}\p{N}_]*\s*\.\s*){2,})$/u.exec(before.trimEnd())?.[1];
+      if (chain === undefined) return undefined;
+      const segments = chain.split('.').map((segment) => segment.trim()).filter((segment) => segment !== '');
+      const module = segments.join('.');
+      const dotted = item.facts.imports.find((raw) => !raw.reexport && raw.level === 0 && (raw.module === module || raw.module.startsWith(`${module}.`)) && raw.names.some((name) => name.imported === '*' && name.local === segments[0]));
+      if (dotted === undefined) return undefined;
+      const files = resolver.resolve(item.entry.file, item.entry.lang, { ...dotted, module, names: [{ imported: '*', local: segments[0]! }] });
+      return files.length === 0 ? undefined : files.some((file) => sources.has(file));
+    };
     pythonRootReaches = (item, raw, local) => {
       const name = raw.names.find((entry) => entry.local === local);
       if (!name) return false;
@@ -1676,7 +1777,10 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       if (statement && importsElsewhere(item, statement)) continue;
       // (`export { default as x } from './m'`, `import { default as x } from './m'` name the symbol only when m's default is it)
       if (statement && name === 'default' && defaultOf && !defaultOf(item, statement)) continue;
-      const shadowed = (importedElsewhere || namesModule || ownDeclaration) && name === symbol && !ownAugmentations.some(([first, last]) => line >= first && line <= last) && !((kind === 'import' || kind === 'reexport') && (statement ? importsSource(item, statement) : importsFromSource));
+      // (Python: the binding the use sees decides — a later import shadows an earlier one, an `if`/`else` pair is either:
+      // X66-08/14)
+      const pythonSees = item.entry.lang === 'python' && name === symbol && kind !== 'import' && !namesModule ? pythonSeesDefinition(item, line) : undefined;
+      const shadowed = (pythonSees === undefined ? importedElsewhere || namesModule || ownDeclaration : !pythonSees) && name === symbol && !ownAugmentations.some(([first, last]) => line >= first && line <= last) && !((kind === 'import' || kind === 'reexport') && (statement ? importsSource(item, statement) : importsFromSource));
       let via: string | undefined;
       let viaNamespace = false;
       if (name === symbol) via = undefined;
@@ -1722,7 +1826,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     // method calls are kept by name anywhere; only `other.from_dict()`, a foreign module's own, is not it: X54-05)
     if (memberAnywhere && reference.kind === 'method-call' && /[\p{L}\p{N}_]\s*\.\s*[\p{L}_][\p{L}\p{N}_]*\s*\.\s*$/u.test(textBefore(lines.get(reference.file), reference))) continue;
     const root = namespaceRoot(reference);
-    if (root !== undefined && root !== null && foreign.has(root)) unqualified.add(reference);
+    if (root !== undefined && root !== null && foreign.has(root) && !pythonChainReaches(loadedFiles.get(reference.file)!, textBefore(lines.get(reference.file), reference))) unqualified.add(reference);
   }
   for (const reference of importShadowed) {
     const before = textBefore(lines.get(reference.file), reference).trimEnd();
