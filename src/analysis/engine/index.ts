@@ -1635,9 +1635,14 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
         goNaming.set(item.entry.file, naming);
       }
     }
+    // (asked per reference once the sources are known: each file's bindings answered once)
+    const seesMemo = new Map<PythonBinding, boolean>();
     pythonSeesDefinition = (item, line) => {
       const seen = pythonSeen(item, symbol, line);
-      return seen.length === 0 ? undefined : seen.some((binding) => pythonBindsDefinition(item, binding));
+      if (seen.length === 0) return undefined;
+      let answer = seesMemo.get(seen[0]!);
+      if (answer === undefined) seesMemo.set(seen[0]!, (answer = seen.some((binding) => pythonBindsDefinition(item, binding))));
+      return answer;
     };
     importsSource = (item, raw) => resolver.resolve(item.entry.file, item.entry.lang, raw).some((file) => sources.has(file));
     declaresOwn = (item) =>
