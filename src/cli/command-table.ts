@@ -231,7 +231,7 @@ export const commandTable: CommandSpec[] = [
       { flags: '--status <status>', description: 'pending | scouting | reviewed | executing (Go\'s in_progress) | complete | blocked | not-suitable', required: true },
       { flags: '--force', description: 'write an illegal status transition anyway (repairs; a warning says why it was illegal)' },
     ],
-    help: 'Prints {updated, manifest_path, impl_slug, previous_status, new_status}.\nExit: 0, 1 no such IMPL in the PROGRAM or an illegal transition / COMPLETE PROGRAM (N008, nothing written), 2 invalid status or unreadable manifest.',
+    help: 'Prints {updated, manifest_path, impl_slug, previous_status, new_status}.\nExit: 0, 1 an illegal transition / COMPLETE PROGRAM (N008, nothing written), 2 no such IMPL in the PROGRAM (N005; Go: 1), invalid status or unreadable manifest (nothing written).',
     load: () => import('./commands/update-program-impl.js'),
   },
   {

@@ -1,4 +1,5 @@
 import type { ImplManifest } from './schema/impl-schema.js';
+import { normalizeRelativePath } from './program/program-rules.js';
 import { repoKey } from './waves.js';
 
 /** A file owned by more than one IMPL (P1). */
@@ -23,7 +24,7 @@ export interface ImplConflictReport {
  * P1 across IMPLs: files claimed by two or more of the given IMPLs (per repository: a row's
  * `repo`, compared by its last path segment), the groups of IMPLs that transitively share files,
  * and the earliest tier for each IMPL in which it conflicts with no IMPL already placed there.
- * Pure, deterministic (conflicts sorted by file).
+ * Paths are compared normalised (`./`, `//`, `/./` dropped, as V029 does). Pure, deterministic (conflicts sorted by file).
  */
 export function checkImplConflicts(impls: ReadonlyArray<{ slug: string; manifest: ImplManifest }>): ImplConflictReport {
   const owners = new Map<string, { file: string; repo: string; slugs: string[] }>();
@@ -31,10 +32,13 @@ export function checkImplConflicts(impls: ReadonlyArray<{ slug: string; manifest
   for (const { slug, manifest } of impls) {
     if (!slugs.includes(slug)) slugs.push(slug);
     for (const row of manifest.file_ownership) {
-      if (!row.file) continue;
+      // Outside round P17 (P17-09a): compared as the loop's V029 compares them — `./src/x`, `src//x`, `src/./x` are
+      // `src/x` (normalizeRelativePath); unnormalised, check-program-conflicts called such a tier disjoint.
+      const file = row.file ? normalizeRelativePath(row.file) : '';
+      if (!file) continue;
       const repo = repoKey(row.repo);
-      const key = `${repo}\0${row.file}`;
-      const entry = owners.get(key) ?? { file: row.file, repo, slugs: [] };
+      const key = `${repo}\0${file}`;
+      const entry = owners.get(key) ?? { file, repo, slugs: [] };
       if (!entry.slugs.includes(slug)) entry.slugs.push(slug);
       owners.set(key, entry);
     }

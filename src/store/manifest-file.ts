@@ -1,3 +1,5 @@
+import { lstat, realpath } from 'node:fs/promises';
+import { codes } from '../errors/codes.js';
 import type { Finding } from '../errors/finding.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { parseImpl, type ImplParseResult } from '../protocol/parse-impl.js';
@@ -58,6 +60,12 @@ export async function editManifest<Result extends { fatal: boolean; findings: Fi
 ): Promise<Outcome> {
   let outcome: Outcome | undefined;
   await updateFileLocked(filePath, async (current) => {
+    // P17-01a: the save renames a temp file over `filePath` — over a symbolic link that replaces the link by a regular
+    // file and leaves the manifest it points to as it was. CLI paths arrive resolved (resolve-path.ts); any other
+    // link is refused here, nothing written.
+    if ((await lstat(filePath).catch(() => undefined))?.isSymbolicLink()) {
+      throw new PolywaveError({ code: codes.saveFailed, message: `cannot write ${filePath}: it is a symbolic link (to ${await realpath(filePath).catch(() => '?')}) — a save would replace the link, not the manifest it points to; give the manifest's own path; nothing written`, exitCode: 2 });
+    }
     const parsed = parse(current, { document: true });
     if (parsed.fatal) throw unreadableManifestError(filePath, parsed.findings);
     const planned = await plan(parsed, current);
