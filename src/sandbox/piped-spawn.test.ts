@@ -104,6 +104,42 @@ describe.runIf(process.platform === 'linux')('long-lived piped children started 
       }
     }
   });
+
+  // P17-13: the helper outlived a SIGKILLed program-execute for 23 minutes (its 'disconnect' never came), and with it an
+  // agent's sandbox. Here another process keeps the orchestrator's end of the channel open: the helper still ends once
+  // its parent is gone (its parent pid changed).
+  it('the helper ends with its parent even when the channel stays open elsewhere (P17-13)', async () => {
+    const built = fileURLToPath(new URL('../../dist/sandbox/piped-spawn.js', import.meta.url));
+    expect(existsSync(built), 'npm run build first').toBe(true);
+    const program = `import { spawnPiped } from ${JSON.stringify(built)};
+      import { spawn } from 'node:child_process';
+      import { readdirSync, readlinkSync } from 'node:fs';
+      const child = await spawnPiped('sh', ['-c', 'sleep 60'], { cwd: '/', env: { PATH: process.env.PATH } });
+      const sockets = readdirSync('/proc/self/fd').map(Number).filter((fd) => fd > 2 && /^socket:/.test((() => { try { return readlinkSync('/proc/self/fd/' + fd); } catch { return ''; } })()));
+      const holder = spawn('sleep', ['60'], { detached: true, stdio: ['ignore', 'ignore', 'ignore', ...sockets] });
+      console.log(JSON.stringify({ child: child.pid, holder: holder.pid, sockets: sockets.length }));
+      setInterval(() => {}, 1000);`;
+    const orchestrator = spawn(process.execPath, ['--input-type=module', '-e', program], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const started = await new Promise<{ child: number; holder: number; sockets: number }>((resolve) => orchestrator.stdout.setEncoding('utf8').once('data', (line: string) => resolve(JSON.parse(line) as { child: number; holder: number; sockets: number })));
+    const alive = (pid: number) => existsSync(`/proc/${pid}`) && !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    try {
+      expect(started.sockets).toBeGreaterThan(0);
+      const helperPid = Number(/^PPid:\s+(\d+)$/m.exec(readFileSync(`/proc/${started.child}/status`, 'utf8'))?.[1]);
+      expect(helperPid).not.toBe(orchestrator.pid);
+      expect(alive(helperPid)).toBe(true);
+      orchestrator.kill('SIGKILL');
+      for (let tries = 0; tries < 100 && alive(helperPid); tries += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(alive(helperPid), 'the helper').toBe(false);
+    } finally {
+      for (const pid of [started.holder, started.child]) {
+        try {
+          process.kill(-pid, 'SIGKILL');
+        } catch {
+          // gone
+        }
+      }
+    }
+  });
 });
 
 /** The command lines of `pid`'s descendants (the shell runs cat, then sleep, as its children). */

@@ -57,6 +57,13 @@ process.on('disconnect', () => {
   reap();
   process.exit(0);
 });
+// Outside round P17 (P17-13): after a SIGKILL of program-execute mid-wave this helper (and under it an agent's
+// bubblewrap sandbox, which dies only with it: --die-with-parent) lived on for good, reparented, 'disconnect' never
+// seen — the channel's other end was still open somewhere. Its parent gone (reparented: ppid changed) is the same end.
+const parentPid = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parentPid) process.emit('disconnect');
+}, 500).unref();
 // Ctrl-C reaches the process group: the helper stays for the orchestrator's own shutdown.
 process.on('SIGINT', () => {});
 process.on('message', (request) => {
